@@ -1,0 +1,1 @@
+int pto__compiler_placeholder;

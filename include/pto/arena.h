@@ -1,0 +1,31 @@
+/* pto arena: bump allocation for IR nodes and other data freed all at once.
+ *
+ * Allocation failure returns NULL (never aborts). A test can make the n-th allocation fail with
+ * pto_arena_fail_after, so out-of-memory paths are testable. Not thread-safe: one owner. */
+#ifndef PTO_ARENA_H
+#define PTO_ARENA_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pto_arena pto_arena;
+
+pto_arena *pto_arena_create(void);
+void pto_arena_destroy(pto_arena *a);
+/* Zeroed memory aligned to 16 bytes; NULL on failure. */
+void *pto_arena_alloc(pto_arena *a, size_t size);
+/* Grows an array allocated from the arena (old contents copied; old block is not reclaimed). */
+void *pto_arena_realloc(pto_arena *a, void *old, size_t old_size, size_t new_size);
+char *pto_arena_strndup(pto_arena *a, const char *s, size_t n);
+char *pto_arena_strdup(pto_arena *a, const char *s);
+size_t pto_arena_bytes(const pto_arena *a);
+/* Testing: the n-th following allocation (0 = the next) and all after it fail; -1 disables. */
+void pto_arena_fail_after(pto_arena *a, long n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,396 @@
+/* pto IR: the in-memory form of a PTIR program (see shared/design/PTIR.md).
+ *
+ * A program owns every node through one arena: nodes are created by the builder (which the parser
+ * drives, so text and C API produce the same IR), never freed one by one, and all go away with
+ * pto_ir_program_destroy. After pto_ir_builder_finish a program is immutable and may be read from
+ * several threads at once.
+ *
+ * Shape of the IR: SSA values (pto_ir_value) with types (pto_ir_type); statements (pto_ir_stmt)
+ * in blocks; scalar expressions (pto_ir_expr) as trees in operand positions, exactly as the
+ * grammar allows them (three-address: never a nested op call). Every expression has a deduced
+ * dtype after building; integer and float literals already carry the dtype their context gave.
+ *
+ * Names (of values and dynamic symbols) and source positions are for people: structural hash
+ * and equality ignore them. Function names are part of the ABI (exported kernel symbols, task
+ * names) and are hashed. */
+#ifndef PTO_IR_H
+#define PTO_IR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pto/status.h"
+#include "pto/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pto_loc {
+  int line; /* 1-based; 0 = unknown (built by the C API without a position) */
+  int col;  /* 1-based */
+} pto_loc;
+
+typedef struct pto_ir_expr pto_ir_expr;
+typedef struct pto_ir_value pto_ir_value;
+typedef struct pto_ir_stmt pto_ir_stmt;
+typedef struct pto_ir_func pto_ir_func;
+typedef struct pto_ir_program pto_ir_program;
+
+/* ---- types ---------------------------------------------------------------------------- */
+
+typedef enum pto_type_kind {
+  PTO_TYPE_SCALAR = 0,
+  PTO_TYPE_TENSOR,
+  PTO_TYPE_DTENSOR,
+  PTO_TYPE_TILE,
+} pto_type_kind;
+
+typedef struct pto_ir_type {
+  pto_type_kind kind;
+  pto_dtype dtype;
+  /* Tensor/dtensor/tile: 1..5 (tiles: 2). Scalar: 0. An unshaped entry tensor ('tensor f32'):
+   * -1, dims unused. */
+  int rank;
+  /* Each dim is an expression of dtype index: an INT literal (static) or a SYM (dynamic) for
+   * tensors; INT literals for tile shapes. Tile valid dims may be any index expression. */
+  pto_ir_expr *dims[PTO_MAX_RANK];
+  pto_space space;      /* tile only; PTO_SPACE_VEC when not written */
+  int has_valid;        /* tile only */
+  pto_ir_expr *valid[PTO_MAX_RANK];
+} pto_ir_type;
+
+/* ---- expressions ---------------------------------------------------------------------- */
+
+typedef enum pto_expr_kind {
+  PTO_EXPR_INT = 0, /* literal; dtype = the int or float dtype its context gave it */
+  PTO_EXPR_FLOAT,   /* literal; f.. dtype */
+  PTO_EXPR_BOOL,    /* true / false */
+  PTO_EXPR_VALUE,   /* a use of an SSA value (any type: scalar, tensor, tile) */
+  PTO_EXPR_SYM,     /* a dynamic dim symbol, dtype index */
+  PTO_EXPR_UNARY,   /* op: NEG NOT */
+  PTO_EXPR_BINARY,  /* op: ADD..OR, MIN MAX MOD */
+  PTO_EXPR_CAST,    /* dtype(x) */
+} pto_expr_kind;
+
+typedef enum pto_expr_op {
+  PTO_EOP_NONE = 0,
+  PTO_EOP_NEG,
+  PTO_EOP_NOT,
+  PTO_EOP_ADD,
+  PTO_EOP_SUB,
+  PTO_EOP_MUL,
+  PTO_EOP_DIV, /* floors on integers */
+  PTO_EOP_MOD, /* mod(a,b): sign of b */
+  PTO_EOP_MIN,
+  PTO_EOP_MAX,
+  PTO_EOP_EQ,
+  PTO_EOP_NE,
+  PTO_EOP_LT,
+  PTO_EOP_LE,
+  PTO_EOP_GT,
+  PTO_EOP_GE,
+  PTO_EOP_AND,
+  PTO_EOP_OR,
+} pto_expr_op;
+
+struct pto_ir_expr {
+  pto_expr_kind kind;
+  pto_expr_op op;
+  pto_dtype dtype; /* scalar dtype of the result; for VALUE of a non-scalar: the value's dtype */
+  pto_loc loc;
+  union {
+    int64_t i;            /* INT (also the bits of u64 literals) */
+    double f;             /* FLOAT */
+    int b;                /* BOOL */
+    pto_ir_value *value;  /* VALUE */
+    int sym;              /* SYM: index into program->syms */
+    pto_ir_expr *a;       /* UNARY, CAST operand */
+    struct {
+      pto_ir_expr *lhs, *rhs; /* BINARY */
+    };
+  };
+};
+
+/* ---- values --------------------------------------------------------------------------- */
+
+typedef enum pto_dir {
+  PTO_DIR_IN = 0, /* also a tensor parameter written without a direction */
+  PTO_DIR_OUT,
+  PTO_DIR_INOUT,
+} pto_dir;
+
+struct pto_ir_value {
+  const char *name;        /* without '%' */
+  const pto_ir_type *type;
+  int id;                  /* dense per function, in definition order (params first) */
+  pto_loc loc;
+  pto_ir_stmt *def;        /* NULL for parameters and loop/iter variables */
+  int param_index;         /* >= 0 for a parameter */
+  /* A write result (tile.store, call with out/inout) aliases its target: the target's value.
+   * NULL otherwise. */
+  pto_ir_value *alias_of;
+};
+
+/* ---- ops ------------------------------------------------------------------------------ */
+
+typedef enum pto_opcode {
+  PTO_OP_TILE_LOAD = 0,
+  PTO_OP_TILE_STORE,
+  PTO_OP_TILE_CREATE,
+  PTO_OP_TILE_FULL,
+  PTO_OP_TILE_MOVE,
+  PTO_OP_TILE_ADD,
+  PTO_OP_TILE_SUB,
+  PTO_OP_TILE_MUL,
+  PTO_OP_TILE_DIV,
+  PTO_OP_TILE_MAX,
+  PTO_OP_TILE_MIN,
+  PTO_OP_TILE_ADDS,
+  PTO_OP_TILE_SUBS,
+  PTO_OP_TILE_MULS,
+  PTO_OP_TILE_DIVS,
+  PTO_OP_TILE_MAXS,
+  PTO_OP_TILE_MINS,
+  PTO_OP_TILE_EXP,
+  PTO_OP_TILE_LOG,
+  PTO_OP_TILE_SQRT,
+  PTO_OP_TILE_RSQRT,
+  PTO_OP_TILE_RECIP,
+  PTO_OP_TILE_RELU,
+  PTO_OP_TILE_NEG,
+  PTO_OP_TILE_ABS,
+  PTO_OP_TILE_CAST,
+  PTO_OP_TILE_ROW_SUM,
+  PTO_OP_TILE_ROW_MAX,
+  PTO_OP_TILE_ROW_MIN,
+  PTO_OP_TILE_COL_SUM,
+  PTO_OP_TILE_COL_MAX,
+  PTO_OP_TILE_COL_MIN,
+  PTO_OP_TILE_ROW_EXPAND_ADD,
+  PTO_OP_TILE_ROW_EXPAND_SUB,
+  PTO_OP_TILE_ROW_EXPAND_MUL,
+  PTO_OP_TILE_ROW_EXPAND_DIV,
+  PTO_OP_TILE_COL_EXPAND_ADD,
+  PTO_OP_TILE_COL_EXPAND_SUB,
+  PTO_OP_TILE_COL_EXPAND_MUL,
+  PTO_OP_TILE_COL_EXPAND_DIV,
+  PTO_OP_TILE_MATMUL,
+  PTO_OP_TILE_MATMUL_ACC,
+  PTO_OP_TENSOR_CREATE,
+  PTO_OP_TENSOR_SLICE,
+  PTO_OP_TENSOR_DIM,
+  PTO_OP_TENSOR_READ,
+  PTO_OP_DIST_WORLD_SIZE,
+  PTO_OP_DIST_ALLOC_WINDOW,
+  PTO_OP_DIST_WINDOW,
+  PTO_OP_DIST_COMM_CTX,
+  PTO_OP_DIST_RANK,
+  PTO_OP_DIST_NRANKS,
+  PTO_OP_DIST_NOTIFY,
+  PTO_OP_DIST_WAIT,
+  PTO_OP_DIST_REMOTE_LOAD,
+  PTO_OP_DIST_REMOTE_STORE,
+  PTO_OP_COUNT
+} pto_opcode;
+
+/* Bits of pto_op_info.allowed_in. */
+enum { PTO_IN_KERNEL = 1, PTO_IN_ORCH = 2, PTO_IN_HOST = 4 };
+
+typedef enum pto_arg_kind {
+  PTO_ARG_EXPR = 0, /* a scalar expression or a value (tensor, tile, scalar) */
+  PTO_ARG_DTYPE,
+  PTO_ARG_LIST,     /* [a, b, ...] */
+  PTO_ARG_STRING,
+  PTO_ARG_WORD,     /* a plain word: pad=min, space=vec, op=set, cmp=ge */
+} pto_arg_kind;
+
+typedef struct pto_ir_arg {
+  pto_arg_kind kind;
+  const char *kw; /* NULL for a positional argument */
+  pto_loc loc;
+  union {
+    pto_ir_expr *expr;
+    pto_dtype dtype;
+    struct {
+      pto_ir_expr **items;
+      int n;
+    } list;
+    const char *str; /* STRING (unescaped) or WORD */
+  };
+} pto_ir_arg;
+
+typedef struct pto_op_info {
+  const char *name;     /* "tile.load" */
+  int allowed_in;       /* PTO_IN_* bits */
+  int min_pos, max_pos; /* positional argument count range */
+  const char *keywords; /* space-separated allowed keywords in canonical print order, "" none */
+  int nresults;         /* 0 or 1 */
+  /* Per positional argument: 1 if the op writes that operand (tile.store's target, dist writes).
+   * Bit i of write_mask is positional argument i. */
+  unsigned write_mask;
+} pto_op_info;
+
+const pto_op_info *pto_op_info_get(pto_opcode op);
+/* Returns -1 when name[0..len) names no op. */
+int pto_op_lookup(const char *name, size_t len);
+
+/* ---- statements ----------------------------------------------------------------------- */
+
+typedef struct pto_ir_block {
+  pto_ir_stmt **stmts;
+  int n, cap;
+} pto_ir_block;
+
+typedef enum pto_stmt_kind {
+  PTO_STMT_ASSIGN = 0, /* %x = sexpr */
+  PTO_STMT_OP,         /* [results =] ns.name(args) */
+  PTO_STMT_CALL,       /* [results =] call @f(args) [device=e] */
+  PTO_STMT_FOR,
+  PTO_STMT_IF,
+  PTO_STMT_INCORE,
+  PTO_STMT_YIELD,
+  PTO_STMT_RETURN,
+} pto_stmt_kind;
+
+struct pto_ir_stmt {
+  pto_stmt_kind kind;
+  pto_loc loc;
+  pto_ir_value **results;
+  int nresults;
+  union {
+    pto_ir_expr *expr; /* ASSIGN */
+    struct {
+      pto_opcode opc;
+      pto_ir_arg *args; /* positional first, then keywords in canonical order */
+      int nargs;
+    } op;
+    struct {
+      pto_ir_func *callee;
+      pto_ir_expr **args;
+      int nargs;
+      pto_ir_expr *device; /* NULL unless device= */
+    } call;
+    struct {
+      pto_ir_value *iv; /* dtype index */
+      int parallel;
+      pto_ir_expr *lo, *hi, *step; /* step NULL when not written (1) */
+      pto_ir_value **iters;        /* loop-carried values, visible in the body */
+      pto_ir_expr **inits;
+      int niters;
+      pto_ir_block body; /* ends with a yield of niters values when niters > 0 */
+    } loop;
+    struct {
+      pto_ir_expr *cond;
+      pto_ir_block then_body;
+      pto_ir_block else_body;
+      int has_else;
+    } branch;
+    struct {
+      const char *name; /* the optional STRING, or NULL */
+      pto_ir_block body;
+    } incore;
+    struct {
+      pto_ir_expr **vals;
+      int n;
+    } ret; /* YIELD and RETURN */
+  };
+};
+
+/* ---- functions and programs ------------------------------------------------------------ */
+
+typedef enum pto_func_kind { PTO_FUNC_KERNEL = 0, PTO_FUNC_ORCH, PTO_FUNC_HOST } pto_func_kind;
+
+typedef enum pto_bind_kind {
+  PTO_BIND_NONE = 0, /* no default: must be bound at compile time (entry scalars) */
+  PTO_BIND_LITERAL,  /* '= literal': specialized */
+  PTO_BIND_RUNTIME,  /* '= runtime' */
+} pto_bind_kind;
+
+typedef struct pto_ir_param {
+  pto_ir_value *value;
+  pto_dir dir;         /* scalars: IN */
+  int dir_written;     /* the direction word was present in the source */
+  pto_bind_kind bind;  /* scalars only */
+  pto_ir_expr *literal; /* BIND_LITERAL: a literal expr of the parameter's dtype */
+} pto_ir_param;
+
+struct pto_ir_func {
+  pto_func_kind kind;
+  const char *name; /* without '@' */
+  pto_loc loc;
+  int index;        /* position in program->funcs */
+  pto_ir_param *params;
+  int nparams;
+  const pto_ir_type **rets; /* the '->' list */
+  int nrets;
+  pto_ir_block body;
+  int nvalues; /* values defined in this function; ids are 0..nvalues-1 */
+};
+
+struct pto_ir_program {
+  const char *name;
+  const char *file; /* source path for messages; "<builder>" for the C API */
+  const char **syms; /* dynamic dim symbols in declaration order */
+  int nsyms;
+  pto_ir_func **funcs;
+  int nfuncs;
+  struct pto_arena *arena; /* owns every node */
+};
+
+/* ---- reading, printing, checking ------------------------------------------------------- */
+
+pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program);
+/* filename is used in messages only. */
+pto_status pto_ir_parse_string(const char *text, size_t len, const char *filename,
+                               pto_ir_program **out_program);
+void pto_ir_program_destroy(pto_ir_program *p);
+
+/* Canonical text. print(parse(print(p))) == print(p) byte for byte. *out_text is malloc'd. */
+pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
+pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
+/* The text of one type / expression (malloc'd), for messages. */
+char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t);
+char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
+
+/* Every static rule of PTIR.md. Messages: "file:line:col: what is wrong". The builder already
+ * checks types as statements are added; this adds the whole-function rules and re-checks
+ * programs assembled through the C API. */
+pto_status pto_ir_verify(const pto_ir_program *p);
+
+/* Structural hash (XXH3-128) and equality: ignore value and symbol names and positions. */
+typedef struct pto_ir_hash128 {
+  uint64_t lo, hi;
+} pto_ir_hash128;
+pto_ir_hash128 pto_ir_program_hash(const pto_ir_program *p);
+int pto_ir_program_equal(const pto_ir_program *a, const pto_ir_program *b);
+
+pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const char *name);
+/* The entry: the named function if name != NULL, else the single host, else the single orch. */
+pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_ir_func **out_func);
+
+/* Returns the keyword argument named kw of an op statement, or NULL. */
+const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
+/* Evaluates an index expression made of INT literals only; returns 0 and sets *out if static. */
+int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out);
+
+/* ---- the reference interpreter -------------------------------------------------------- */
+
+/* One argument of an interpreted launch, in parameter order: a host tensor for a tensor
+ * parameter (written in place for out/inout), a scalar for a scalar parameter (ignored for a
+ * specialized one, whose literal wins). */
+typedef struct pto_ir_interp_arg {
+  int is_tensor;
+  pto_host_tensor tensor;
+  pto_scalar scalar;
+} pto_ir_interp_arg;
+
+/* Runs func (an orch or kernel; host is [distributed]) on host memory, written for obvious
+ * correctness. Dynamic dims are bound from the tensor arguments. */
+pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
+                             pto_ir_interp_arg *args, int nargs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,51 @@
+/* The kernel ABI: how the runtime calls a compiled kernel.
+ *
+ * A kernel is an exported function of kernels.so named "pto_kernel_<name>" with the signature
+ * pto_kernel_fn. It receives its tensor parameters' descriptors (in declaration order, which is
+ * the add_* order of the task), then its scalar parameters as 64-bit slots (pto_scalar_to_slot
+ * encoding, in declaration order), then a per-core context. Dynamic dims are read from the
+ * descriptors. A kernel returns 0, or a PTO_KERNEL_ERR_* code after which the launch fails.
+ * kernels.so also exports "pto_kernel_abi_version" (an int32 equal to PTO_KERNEL_ABI_VERSION). */
+#ifndef PTO_KERNEL_ABI_H
+#define PTO_KERNEL_ABI_H
+
+#include <stdint.h>
+
+#include "pto/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PTO_KERNEL_ABI_VERSION 1
+
+typedef struct pto_kernel_tensor {
+  void *data;                    /* host-visible address of the view's element [0,..,0] */
+  int64_t shape[PTO_MAX_RANK];   /* extents of the view */
+  int64_t stride[PTO_MAX_RANK];  /* in elements */
+  int32_t rank;
+  int32_t dtype;                 /* pto_dtype */
+} pto_kernel_tensor;
+
+typedef struct pto_core_ctx {
+  int32_t core_id;
+  int32_t ncores;
+  void *scratch;          /* this core's tile arena, 64-byte aligned */
+  uint64_t scratch_size;  /* bytes */
+  int64_t err_detail[2];  /* filled by a kernel that fails: e.g. the two disagreeing dim values */
+} pto_core_ctx;
+
+enum {
+  PTO_KERNEL_OK = 0,
+  PTO_KERNEL_ERR_DIV_ZERO = 1,     /* integer division by a runtime zero */
+  PTO_KERNEL_ERR_DIM_MISMATCH = 2, /* a dynamic symbol bound twice with different values */
+  PTO_KERNEL_ERR_SCRATCH = 3,      /* scratch arena smaller than the kernel's footprint */
+};
+
+typedef int32_t (*pto_kernel_fn)(const pto_kernel_tensor *tensors, const uint64_t *scalars,
+                                 pto_core_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,79 @@
+/* The orchestration ABI: the versioned C function table between the runtime and an
+ * orchestration shared object.
+ *
+ * Generated orchestration C++ includes pto_orchestration_api.h, which implements PyPTO's PTO2
+ * names (ChipTaskArgs, CoreTaskArgs, rt_submit_aiv_task, ...) over this table. The shared object
+ * exports:
+ *   uint32_t pto_orch_abi_version(void);                        returns PTO_ORCH_ABI_VERSION
+ *   void     pto_orch_bind(const pto_orch_api *api);            sets the calling thread's table
+ *   OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs &);
+ *   void     aicpu_orchestration_entry(const ChipTaskArgs &);
+ * The runtime calls pto_orch_bind on the dispatching thread before each entry call. ChipTaskArgs
+ * and ChipTensor are standard-layout C++ types with exactly the layouts of pto_orch_args and
+ * pto_orch_tensor below, so C passes a pointer where C++ takes a reference. */
+#ifndef PTO_ORCH_ABI_H
+#define PTO_ORCH_ABI_H
+
+#include <stdint.h>
+
+#include "pto/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PTO_ORCH_ABI_VERSION 1
+
+typedef struct pto_orch_tensor {
+  uint64_t buffer;               /* device address of the whole allocation (dependency tracking) */
+  uint64_t addr;                 /* device address of the view's element [0,..,0] */
+  int64_t shape[PTO_MAX_RANK];
+  int64_t stride[PTO_MAX_RANK];  /* elements */
+  int32_t rank;
+  int32_t dtype;                 /* pto_dtype */
+} pto_orch_tensor;
+
+typedef struct pto_orch_args {
+  const pto_orch_tensor *tensors; /* the entry's tensor parameters, declaration order */
+  const uint64_t *scalars;        /* the entry's scalar parameters as slots, declaration order */
+  int32_t ntensors;
+  int32_t nscalars;
+} pto_orch_args;
+
+enum { PTO_ORCH_ARG_IN = 0, PTO_ORCH_ARG_OUT = 1, PTO_ORCH_ARG_INOUT = 2, PTO_ORCH_ARG_SCALAR = 3 };
+enum { PTO_CORE_AIV = 0, PTO_CORE_AIC = 1 };
+
+typedef struct pto_orch_task_arg {
+  int32_t kind; /* PTO_ORCH_ARG_* */
+  int32_t reserved;
+  pto_orch_tensor tensor;
+  uint64_t scalar;
+} pto_orch_task_arg;
+
+typedef struct pto_orch_api {
+  uint32_t version; /* PTO_ORCH_ABI_VERSION */
+  uint32_t size;    /* sizeof(pto_orch_api): the table may grow at its end */
+  void *ctx;
+  /* One task of kernel kernel_id. Returns 0, or nonzero once the launch has failed (the
+   * orchestration should then return; further calls are ignored). */
+  int32_t (*submit)(void *ctx, int32_t kernel_id, int32_t core_type, const pto_orch_task_arg *args,
+                    int32_t nargs);
+  /* tensor.create: a new device buffer owned by the innermost open scope. */
+  int32_t (*create_tensor)(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
+                           pto_orch_tensor *out_tensor);
+  void (*scope_begin)(void *ctx);
+  void (*scope_end)(void *ctx);
+  /* tensor.read: waits for the tasks that write the element, then copies it to out_elem. */
+  int32_t (*read_element)(void *ctx, const pto_orch_tensor *t, const int64_t *idx, void *out_elem);
+  void (*report_fatal)(void *ctx, int32_t code, const char *msg);
+  int32_t (*is_fatal)(void *ctx);
+} pto_orch_api;
+
+typedef uint32_t (*pto_orch_abi_version_fn)(void);
+typedef void (*pto_orch_bind_fn)(const pto_orch_api *api);
+typedef void (*pto_orch_entry_fn)(const pto_orch_args *args);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

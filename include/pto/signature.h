@@ -1,0 +1,54 @@
+/* pto signature: the entry point's parameters as the compiler specialized them. It is what the
+ * manifest records, what the cache key is built from, and what the runtime validates a launch
+ * against. Plain data, independent of the IR arena; owned by whoever created it. */
+#ifndef PTO_SIGNATURE_H
+#define PTO_SIGNATURE_H
+
+#include <stdint.h>
+
+#include "pto/ir.h"
+#include "pto/status.h"
+#include "pto/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pto_sig_dim {
+  int64_t value; /* static extent; -1 when dynamic */
+  int sym;       /* index into pto_signature.syms when dynamic, else -1 */
+} pto_sig_dim;
+
+typedef struct pto_sig_param {
+  char *name;    /* without '%' */
+  int is_tensor;
+  pto_dir dir;   /* tensors; scalars are IN */
+  pto_dtype dtype;
+  int rank;      /* tensors */
+  pto_sig_dim dims[PTO_MAX_RANK];
+  pto_bind_kind bind;  /* scalars: LITERAL (specialized, value below) or RUNTIME */
+  pto_scalar value;    /* the specialized value */
+} pto_sig_param;
+
+typedef struct pto_signature {
+  char *entry;   /* entry function name */
+  int nparams;
+  pto_sig_param *params;
+  int nsyms;
+  char **syms;   /* dynamic symbols used by the entry's parameters */
+  int nrets;     /* the entry's '->' count (outputs are out/inout params) */
+} pto_signature;
+
+/* From a specialized entry function: every tensor shaped, every scalar bound (fails otherwise,
+ * naming the parameter and both fixes). */
+pto_status pto_signature_from_func(const pto_ir_program *p, const pto_ir_func *f,
+                                   pto_signature *out_sig);
+pto_status pto_signature_copy(const pto_signature *src, pto_signature *out_sig);
+void pto_signature_clear(pto_signature *sig);
+/* Index of the named parameter, or -1. */
+int pto_signature_find(const pto_signature *sig, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
