@@ -39,10 +39,21 @@ typedef struct pto_signature {
   int nrets;     /* the entry's '->' count (outputs are out/inout params) */
 } pto_signature;
 
-/* From a specialized entry function: every tensor shaped, every scalar bound (fails otherwise,
- * naming the parameter and both fixes). */
-pto_status pto_signature_from_func(const pto_ir_program *p, const pto_ir_func *f,
-                                   pto_signature *out_sig);
+/* A compile-time binding: -D NAME=VALUE|runtime (value "128", "1.5", "true", "runtime") or a
+ * sample shape --arg NAME=64x128 (value "64x128"). */
+typedef struct pto_binding {
+  const char *name;
+  const char *value;
+} pto_binding;
+
+/* The signature of entry function f once compile-time bindings are applied: every tensor shaped
+ * (annotation or sample), every scalar bound (default, -D value, or runtime). Fails naming the
+ * parameter and both fixes ("scalar parameter 'n' has no value: pass -D n=VALUE or -D n=runtime",
+ * "tensor parameter 'x' has no shape: annotate it (tensor[64,128] f32) or pass --arg x=64x128"),
+ * or naming a binding that matches no parameter or does not fit its dtype. */
+pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
+                               const pto_binding *scalars, int nscalars,
+                               const pto_binding *samples, int nsamples, pto_signature *out_sig);
 pto_status pto_signature_copy(const pto_signature *src, pto_signature *out_sig);
 void pto_signature_clear(pto_signature *sig);
 /* Index of the named parameter, or -1. */

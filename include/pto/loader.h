@@ -1,0 +1,68 @@
+/* pto loader: loaded programs, work dirs, manifests and Build-IDs.
+ *
+ * A pto_program is a compiled program ready to bind to a worker: its entry signature, the
+ * orchestration entry of its orchestration shared object, and its kernels. It is reference
+ * counted (create = 1 reference; the runtime retains what it registers) and immutable, so several
+ * workers may share it. Loading verifies every binary against the manifest before dlopen. */
+#ifndef PTO_LOADER_H
+#define PTO_LOADER_H
+
+#include <stdint.h>
+
+#include "pto/kernel_abi.h"
+#include "pto/orch_abi.h"
+#include "pto/signature.h"
+#include "pto/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pto_program pto_program;
+
+/* ---- ELF Build-ID ---------------------------------------------------------------------- */
+
+/* The GNU Build-ID of an ELF file: *out_len bytes (up to 64) in out_id. Fails with
+ * PTO_STATUS_NOT_FOUND when the file has no NT_GNU_BUILD_ID note. */
+pto_status pto_elf_build_id(const char *path, uint8_t out_id[64], size_t *out_len);
+/* hid: the first 8 bytes of the Build-ID read little-endian; without a note, FNV-1a-64 of the
+ * whole file. */
+pto_status pto_elf_hid(const char *path, uint64_t *out_hid);
+uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len);
+/* hid as lowercase hex without 0x or padding; buf of at least 17 bytes. */
+void pto_hid_format(uint64_t hid, char buf[17]);
+
+/* ---- programs -------------------------------------------------------------------------- */
+
+/* Loads a work dir: reads DIR/manifest.json, verifies each binary's checksum and Build-ID,
+ * rebuilds stale binaries when rebuild_stale (else fails naming the stale file), dlopens. */
+pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program);
+
+/* For embedders and tests with functions in hand (no shared objects): a program whose
+ * orchestration and kernels are the given function pointers. sig is copied; names copied. */
+pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_bind_fn bind,
+                                             pto_orch_entry_fn entry, int nkernels,
+                                             const pto_kernel_fn *kernels,
+                                             const char *const *kernel_names,
+                                             uint64_t scratch_bytes, pto_program **out_program);
+
+void pto_program_retain(pto_program *p);
+void pto_program_release(pto_program *p);
+
+const pto_signature *pto_program_signature(const pto_program *p);
+/* hid of the orchestration shared object (0 for programs made from functions). */
+uint64_t pto_program_hid(const pto_program *p);
+pto_orch_bind_fn pto_program_orch_bind(const pto_program *p);
+pto_orch_entry_fn pto_program_orch_entry(const pto_program *p);
+int pto_program_kernel_count(const pto_program *p);
+pto_kernel_fn pto_program_kernel(const pto_program *p, int kernel_id);
+const char *pto_program_kernel_name(const pto_program *p, int kernel_id);
+/* The largest per-core tile footprint of any kernel, bytes: the runtime's scratch size. */
+uint64_t pto_program_scratch_bytes(const pto_program *p);
+/* The work dir it was loaded from, or NULL. */
+const char *pto_program_work_dir(const pto_program *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
