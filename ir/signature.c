@@ -1,0 +1,267 @@
+#include "pto/signature.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pto_status oom(void) { return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building a signature"); }
+
+void pto_signature_clear(pto_signature *sig) {
+  if (!sig) return;
+  for (int i = 0; i < sig->nparams; i++) free(sig->params[i].name);
+  free(sig->params);
+  for (int i = 0; i < sig->nsyms; i++) free(sig->syms[i]);
+  free(sig->syms);
+  free(sig->entry);
+  memset(sig, 0, sizeof *sig);
+}
+
+pto_status pto_signature_copy(const pto_signature *src, pto_signature *out) {
+  memset(out, 0, sizeof *out);
+  out->entry = strdup(src->entry ? src->entry : "");
+  out->params = calloc((size_t)src->nparams + 1, sizeof *out->params);
+  out->syms = calloc((size_t)src->nsyms + 1, sizeof *out->syms);
+  if (!out->entry || !out->params || !out->syms) goto fail;
+  out->nrets = src->nrets;
+  for (int i = 0; i < src->nparams; i++) {
+    out->params[i] = src->params[i];
+    out->params[i].name = strdup(src->params[i].name);
+    out->nparams = i + 1;
+    if (!out->params[i].name) goto fail;
+  }
+  for (int i = 0; i < src->nsyms; i++) {
+    out->syms[i] = strdup(src->syms[i]);
+    out->nsyms = i + 1;
+    if (!out->syms[i]) goto fail;
+  }
+  return PTO_OK;
+fail:
+  pto_signature_clear(out);
+  return oom();
+}
+
+int pto_signature_find(const pto_signature *sig, const char *name) {
+  for (int i = 0; i < sig->nparams; i++)
+    if (strcmp(sig->params[i].name, name) == 0) return i;
+  return -1;
+}
+
+static const pto_binding *find_binding(const pto_binding *b, int n, const char *name) {
+  const pto_binding *found = NULL;
+  for (int i = 0; i < n; i++)
+    if (strcmp(b[i].name, name) == 0) found = &b[i]; /* the last one wins, as on a command line */
+  return found;
+}
+
+/* Parses a scalar value for dtype dt. Returns 0 on success. */
+static int parse_scalar(const char *text, pto_dtype dt, pto_scalar *out) {
+  out->dtype = dt;
+  char *end = NULL;
+  errno = 0;
+  if (dt == PTO_DTYPE_BOOL) {
+    if (!strcmp(text, "true") || !strcmp(text, "1")) out->i = 1;
+    else if (!strcmp(text, "false") || !strcmp(text, "0")) out->i = 0;
+    else return -1;
+    return 0;
+  }
+  if (pto_dtype_is_float(dt)) {
+    double v = strtod(text, &end);
+    if (end == text || *end || errno) return -1;
+    out->f = dt == PTO_DTYPE_F64 ? v : (double)(float)v;
+    return 0;
+  }
+  if (!pto_dtype_is_signed(dt)) {
+    if (text[0] == '-') return -1;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (end == text || *end || errno) return -1;
+    size_t bits = pto_dtype_size(dt) * 8;
+    if (bits < 64 && v >> bits) return -1;
+    out->u = v;
+    return 0;
+  }
+  long long v = strtoll(text, &end, 0);
+  if (end == text || *end || errno) return -1;
+  size_t bits = pto_dtype_size(dt) * 8;
+  if (bits < 64) {
+    long long lo = -(1LL << (bits - 1)), hi = (1LL << (bits - 1)) - 1;
+    if (v < lo || v > hi) return -1;
+  }
+  out->i = v;
+  return 0;
+}
+
+/* Parses "64x128" into dims; returns the rank or -1. */
+static int parse_shape(const char *text, int64_t *dims) {
+  int rank = 0;
+  const char *p = text;
+  while (*p) {
+    if (rank == PTO_MAX_RANK) return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno || v <= 0) return -1;
+    dims[rank++] = v;
+    if (*end == 'x' || *end == 'X' || *end == ',') {
+      p = end + 1;
+      if (!*p) return -1;
+    } else if (*end) {
+      return -1;
+    } else {
+      p = end;
+    }
+  }
+  return rank ? rank : -1;
+}
+
+static int sym_index(pto_signature *sig, const char *name) {
+  for (int i = 0; i < sig->nsyms; i++)
+    if (!strcmp(sig->syms[i], name)) return i;
+  char **syms = realloc(sig->syms, sizeof *syms * (size_t)(sig->nsyms + 1));
+  if (!syms) return -1;
+  sig->syms = syms;
+  syms[sig->nsyms] = strdup(name);
+  if (!syms[sig->nsyms]) return -1;
+  return sig->nsyms++;
+}
+
+static const char *loc_file(const pto_ir_program *p) { return p->file ? p->file : "<program>"; }
+
+pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
+                               const pto_binding *scalars, int nscalars,
+                               const pto_binding *samples, int nsamples, pto_signature *out) {
+  memset(out, 0, sizeof *out);
+  for (int i = 0; i < nscalars; i++) {
+    int found = 0;
+    for (int j = 0; j < f->nparams; j++) found |= !strcmp(f->params[j].value->name, scalars[i].name);
+    if (!found)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "-D %s: @%s has no parameter named '%s'", scalars[i].name, f->name,
+                             scalars[i].name);
+  }
+  for (int i = 0; i < nsamples; i++) {
+    int found = 0;
+    for (int j = 0; j < f->nparams; j++) found |= !strcmp(f->params[j].value->name, samples[i].name);
+    if (!found)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "--arg %s: @%s has no parameter named '%s'", samples[i].name, f->name,
+                             samples[i].name);
+  }
+  out->entry = strdup(f->name);
+  out->params = calloc((size_t)f->nparams + 1, sizeof *out->params);
+  if (!out->entry || !out->params) goto oom_fail;
+  out->nrets = f->nrets;
+  pto_status err = PTO_OK;
+  for (int j = 0; j < f->nparams; j++) {
+    const pto_ir_param *ip = &f->params[j];
+    const pto_ir_type *t = ip->value->type;
+    const char *name = ip->value->name;
+    pto_sig_param *sp = &out->params[j];
+    out->nparams = j + 1;
+    sp->name = strdup(name);
+    if (!sp->name) goto oom_fail;
+    sp->dtype = t->dtype;
+    sp->dir = ip->dir;
+    if (t->kind == PTO_TYPE_SCALAR) {
+      const pto_binding *b = find_binding(scalars, nscalars, name);
+      if (find_binding(samples, nsamples, name)) {
+        err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                              "--arg %s: '%s' is a scalar parameter; bind it with -D %s=VALUE", name,
+                              name, name);
+        goto fail;
+      }
+      if (b && !strcmp(b->value, "runtime")) {
+        sp->bind = PTO_BIND_RUNTIME;
+      } else if (b) {
+        sp->bind = PTO_BIND_LITERAL;
+        if (parse_scalar(b->value, t->dtype, &sp->value)) {
+          err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                                "-D %s=%s: not a valid %s value", name, b->value,
+                                pto_dtype_name(t->dtype));
+          goto fail;
+        }
+      } else if (ip->bind == PTO_BIND_RUNTIME) {
+        sp->bind = PTO_BIND_RUNTIME;
+      } else if (ip->bind == PTO_BIND_LITERAL) {
+        sp->bind = PTO_BIND_LITERAL;
+        const pto_ir_expr *e = ip->literal;
+        sp->value.dtype = t->dtype;
+        if (e->kind == PTO_EXPR_FLOAT) sp->value.f = e->f;
+        else if (e->kind == PTO_EXPR_BOOL) sp->value.i = e->b;
+        else if (pto_dtype_is_float(t->dtype)) sp->value.f = (double)e->i;
+        else sp->value.i = e->i;
+      } else {
+        err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                              "%s:%d:%d: scalar parameter '%s' has no value: pass -D %s=VALUE or "
+                              "-D %s=runtime",
+                              loc_file(p), ip->value->loc.line, ip->value->loc.col, name, name, name);
+        goto fail;
+      }
+      continue;
+    }
+    sp->is_tensor = 1;
+    if (find_binding(scalars, nscalars, name)) {
+      err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                            "-D %s: '%s' is a tensor parameter; give a sample shape with --arg %s=64x128",
+                            name, name, name);
+      goto fail;
+    }
+    const pto_binding *sample = find_binding(samples, nsamples, name);
+    int64_t sdims[PTO_MAX_RANK];
+    int srank = -1;
+    if (sample) {
+      srank = parse_shape(sample->value, sdims);
+      if (srank < 0) {
+        err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                              "--arg %s=%s: a shape is 1 to 5 positive extents like 64x128", name,
+                              sample->value);
+        goto fail;
+      }
+    }
+    if (t->rank < 0) {
+      if (!sample) {
+        err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                              "%s:%d:%d: tensor parameter '%s' has no shape: annotate it "
+                              "(tensor[64,128] %s) or pass --arg %s=64x128",
+                              loc_file(p), ip->value->loc.line, ip->value->loc.col, name,
+                              pto_dtype_name(t->dtype), name);
+        goto fail;
+      }
+      sp->rank = srank;
+      for (int d = 0; d < srank; d++) sp->dims[d] = (pto_sig_dim){sdims[d], -1};
+      continue;
+    }
+    sp->rank = t->rank;
+    if (sample && srank != t->rank) {
+      err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                            "--arg %s=%s: rank %d, but '%s' is declared with rank %d", name,
+                            sample->value, srank, name, t->rank);
+      goto fail;
+    }
+    for (int d = 0; d < t->rank; d++) {
+      const pto_ir_expr *e = t->dims[d];
+      if (e->kind == PTO_EXPR_SYM) {
+        int si = sym_index(out, p->syms[e->sym]);
+        if (si < 0) goto oom_fail;
+        /* A sample of an annotated dynamic dim does not specialize it: the key stays the same. */
+        sp->dims[d] = (pto_sig_dim){-1, si};
+      } else {
+        int64_t v = 0;
+        pto_ir_expr_static_int(e, &v);
+        if (sample && sdims[d] != v) {
+          err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                                "--arg %s=%s: dim %d is %lld, but '%s' is declared with %lld", name,
+                                sample->value, d, (long long)sdims[d], name, (long long)v);
+          goto fail;
+        }
+        sp->dims[d] = (pto_sig_dim){v, -1};
+      }
+    }
+  }
+  return PTO_OK;
+oom_fail:
+  err = oom();
+fail:
+  pto_signature_clear(out);
+  return err;
+}

@@ -1,1 +1,0 @@
-int pto__loader_placeholder;

@@ -1,0 +1,80 @@
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader_internal.h"
+
+pto_program *pto__loader_program_alloc(int nkernels) {
+  pto_program *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  atomic_init(&p->refs, 1);
+  p->nkernels = nkernels;
+  p->kernels = calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernels);
+  p->kernel_names = calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernel_names);
+  if (!p->kernels || !p->kernel_names) {
+    free(p->kernels);
+    free(p->kernel_names);
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
+pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_bind_fn bind,
+                                             pto_orch_entry_fn entry, int nkernels,
+                                             const pto_kernel_fn *kernels,
+                                             const char *const *kernel_names,
+                                             uint64_t scratch_bytes, pto_program **out_program) {
+  *out_program = NULL;
+  if (!entry) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "program has no orchestration entry");
+  pto_program *p = pto__loader_program_alloc(nkernels);
+  if (!p) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a program");
+  pto_status s = pto_signature_copy(sig, &p->sig);
+  if (s) {
+    pto_program_release(p);
+    return s;
+  }
+  p->orch_bind = bind;
+  p->orch_entry = entry;
+  p->scratch_bytes = scratch_bytes;
+  for (int i = 0; i < nkernels; i++) {
+    p->kernels[i] = kernels[i];
+    p->kernel_names[i] = strdup(kernel_names && kernel_names[i] ? kernel_names[i] : "kernel");
+    if (!p->kernel_names[i]) {
+      pto_program_release(p);
+      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a program");
+    }
+  }
+  *out_program = p;
+  return PTO_OK;
+}
+
+void pto_program_retain(pto_program *p) {
+  if (p) atomic_fetch_add(&p->refs, 1);
+}
+
+void pto_program_release(pto_program *p) {
+  if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
+  pto_signature_clear(&p->sig);
+  for (int i = 0; i < p->nkernels; i++) free(p->kernel_names[i]);
+  free(p->kernel_names);
+  free(p->kernels);
+  if (p->kernels_dl) dlclose(p->kernels_dl);
+  if (p->orch_dl) dlclose(p->orch_dl);
+  free(p->work_dir);
+  free(p);
+}
+
+const pto_signature *pto_program_signature(const pto_program *p) { return &p->sig; }
+uint64_t pto_program_hid(const pto_program *p) { return p->hid; }
+pto_orch_bind_fn pto_program_orch_bind(const pto_program *p) { return p->orch_bind; }
+pto_orch_entry_fn pto_program_orch_entry(const pto_program *p) { return p->orch_entry; }
+int pto_program_kernel_count(const pto_program *p) { return p->nkernels; }
+pto_kernel_fn pto_program_kernel(const pto_program *p, int id) {
+  return id >= 0 && id < p->nkernels ? p->kernels[id] : NULL;
+}
+const char *pto_program_kernel_name(const pto_program *p, int id) {
+  return id >= 0 && id < p->nkernels ? p->kernel_names[id] : "?";
+}
+uint64_t pto_program_scratch_bytes(const pto_program *p) { return p->scratch_bytes; }
+const char *pto_program_work_dir(const pto_program *p) { return p->work_dir; }
