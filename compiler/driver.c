@@ -1,1 +1,281 @@
-int pto__compiler_placeholder;
+/* The compile driver: program -> work dir binaries.
+ *
+ * Order matters for speed: the orchestration C++ is emitted first and the C++ compiler started
+ * in the background, so that its (dominant) run overlaps kernel lowering in this process. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler_internal.h"
+#include "lower.h"
+#include "pto/kernel_abi.h"
+#include "pto/orch_abi.h"
+
+void pto_compile_options_init(pto_compile_options *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->sz = sizeof *opt;
+  opt->platform = "sim";
+  opt->opt_level = 2;
+}
+
+void pto_compile_output_clear(pto_compile_output *out) {
+  if (!out) return;
+  pto_signature_clear(&out->sig);
+  for (int i = 0; i < out->nkernels; i++) {
+    free(out->kernels[i].name);
+    free(out->kernels[i].symbol);
+    free(out->kernels[i].source);
+    free(out->kernels[i].object);
+  }
+  free(out->kernels);
+  free(out->program_name);
+  free(out->orch_name);
+  free(out->orch_source);
+  free(out->orch_binary);
+  free(out->kernels_binary);
+  free(out->abi_object);
+  free(out->platform);
+  memset(out, 0, sizeof *out);
+}
+
+static char g_identity[2048]; /* written once under g_identity_once */
+static pthread_once_t g_identity_once = PTHREAD_ONCE_INIT;
+
+/* The first line of `CXX --version` names the compiler and its version. */
+static void cxx_version(char *buf, size_t n) {
+  char cmd[PATH_MAX + 32];
+  snprintf(cmd, sizeof cmd, "'%s' --version 2>/dev/null", pto__compiler_cxx());
+  snprintf(buf, n, "%s", pto__compiler_cxx());
+  FILE *f = popen(cmd, "r");
+  if (!f) return;
+  if (fgets(buf, (int)n, f)) buf[strcspn(buf, "\n")] = 0;
+  pclose(f);
+}
+
+static void make_identity(void) {
+  char cxx[256];
+  cxx_version(cxx, sizeof cxx);
+  snprintf(g_identity, sizeof g_identity,
+           "pto=%s;llvm=%s;cxx=%s;orch_abi=%d;kernel_abi=%d;%s", PTO_VERSION, PTO_LLVM_VERSION,
+           cxx, PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION, pto__llvm_target_identity());
+}
+
+const char *pto_compiler_toolchain_identity(void) {
+  pthread_once(&g_identity_once, make_identity);
+  return g_identity;
+}
+
+static char *path_join(const char *dir, const char *rel) {
+  size_t n = strlen(dir) + strlen(rel) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", dir, rel);
+  return p;
+}
+
+static char *xstrdupf(const char *fmt, const char *a) {
+  size_t n = strlen(fmt) + strlen(a) + 1;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, fmt, a);
+  return p;
+}
+
+static pto_status start_orchestration(const char *cpp_path, const char *so_path, int opt_level,
+                                      pto_exec *out) {
+  static const char *const levels[] = {"-O0", "-O1", "-O2", "-O3"};
+  const char *argv[] = {pto__compiler_cxx(), "-std=c++17", levels[opt_level], "-fPIC", "-shared",
+                        "-Wl,--build-id=sha1", "-I", pto__compiler_include_dir(), "-o", so_path,
+                        cpp_path, NULL};
+  return pto__compiler_exec_start(argv, out);
+}
+
+pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so_path) {
+  pto_exec e;
+  PTO_RETURN_IF_ERROR(start_orchestration(cpp_path, so_path, 2, &e));
+  return pto__compiler_exec_wait(&e);
+}
+
+pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, const char *obj_path) {
+  return pto__compile_ll(ll_path, opt_level, obj_path);
+}
+
+pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path) {
+  const char **argv = calloc((size_t)nobjects + 8, sizeof *argv);
+  if (!argv) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory linking kernels");
+  int n = 0;
+  argv[n++] = pto__compiler_cc();
+  argv[n++] = "-shared";
+  argv[n++] = "-Wl,--build-id=sha1";
+  argv[n++] = "-o";
+  argv[n++] = so_path;
+  for (int i = 0; i < nobjects; i++) argv[n++] = objects[i];
+  argv[n++] = "-lm";
+  argv[n] = NULL;
+  pto_status s = pto__compiler_exec(argv);
+  free(argv);
+  return s;
+}
+
+static int uses_matmul(const pto_ir_block *b) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    if (s->kind == PTO_STMT_OP && (s->op.opc == PTO_OP_TILE_MATMUL || s->op.opc == PTO_OP_TILE_MATMUL_ACC))
+      return 1;
+    if (s->kind == PTO_STMT_FOR && uses_matmul(&s->loop.body)) return 1;
+    if (s->kind == PTO_STMT_IF && (uses_matmul(&s->branch.then_body) || uses_matmul(&s->branch.else_body)))
+      return 1;
+  }
+  return 0;
+}
+
+pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile_options *opt,
+                                  const char *dir, pto_compile_output *out) {
+  memset(out, 0, sizeof *out);
+  pto_compile_options defaults;
+  pto_compile_options_init(&defaults);
+  if (!opt) opt = &defaults;
+  if (opt->platform && strcmp(opt->platform, "sim") != 0)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "--platform %s: unknown platform; the platforms are: sim", opt->platform);
+  int opt_level = opt->opt_level;
+  if (opt_level < 0 || opt_level > 3)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "-O%d: the levels are -O0 to -O3", opt_level);
+
+  pto_status s = pto_ir_verify(input);
+  if (s) return s;
+  pto_ir_program *outlined = NULL;
+  s = pto__outline_incore(input, &outlined);
+  if (s) return s;
+  const pto_ir_program *p = outlined ? outlined : input;
+  pto_ir_func *entry = NULL;
+  char *ptir = NULL, *cpp = NULL, *orch_cpp = NULL, *orch_so = NULL, *kso = NULL, *abi = NULL;
+  const char **objs = NULL;
+  int *kernel_ids = NULL;
+  int exec_started = 0;
+  pto_exec orch_exec;
+
+  s = pto_ir_program_entry(p, opt->entry, &entry);
+  if (s) goto done;
+  if (entry->kind == PTO_FUNC_HOST) {
+    s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
+                        "entry @%s is a host function: distributed (L3) programs are not supported yet",
+                        entry->name);
+    goto done;
+  }
+  if (entry->kind != PTO_FUNC_ORCH) {
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "entry @%s is a kernel: the entry must be an orch (or host) function; name one "
+                        "with --entry",
+                        entry->name);
+    goto done;
+  }
+  s = pto_signature_build(p, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples, &out->sig);
+  if (s) goto done;
+
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/orchestration", dir);
+  if ((s = pto__compiler_mkdirs(path))) goto done;
+  snprintf(path, sizeof path, "%s/kernels", dir);
+  if ((s = pto__compiler_mkdirs(path))) goto done;
+
+  snprintf(path, sizeof path, "%s/program.ptir", dir);
+  if ((s = pto_ir_print(p, &ptir))) goto done;
+  if ((s = pto__compiler_write_file(path, ptir))) goto done;
+
+  kernel_ids = calloc((size_t)p->nfuncs + 1, sizeof *kernel_ids);
+  out->kernels = calloc((size_t)p->nfuncs + 1, sizeof *out->kernels);
+  objs = calloc((size_t)p->nfuncs + 2, sizeof *objs);
+  if (!kernel_ids || !out->kernels || !objs) goto oom;
+  for (int i = 0; i < p->nfuncs; i++)
+    kernel_ids[i] = p->funcs[i]->kind == PTO_FUNC_KERNEL ? out->nkernels++ : -1;
+
+  out->program_name = strdup(p->name);
+  out->orch_name = strdup(entry->name);
+  out->orch_source = xstrdupf("orchestration/%s.cpp", entry->name);
+  out->orch_binary = xstrdupf("orchestration/%s.so", entry->name);
+  out->kernels_binary = strdup("kernels/kernels.so");
+  out->abi_object = strdup("kernels/pto_abi.o");
+  out->platform = strdup("sim");
+  out->opt_level = opt_level;
+  if (!out->program_name || !out->orch_name || !out->orch_source || !out->orch_binary ||
+      !out->kernels_binary || !out->abi_object || !out->platform)
+    goto oom;
+
+  if ((s = pto__emit_orchestration(p, entry, &out->sig, kernel_ids, &cpp))) goto done;
+  orch_cpp = path_join(dir, out->orch_source);
+  orch_so = path_join(dir, out->orch_binary);
+  kso = path_join(dir, out->kernels_binary);
+  abi = path_join(dir, out->abi_object);
+  if (!orch_cpp || !orch_so || !kso || !abi) goto oom;
+  if ((s = pto__compiler_write_file(orch_cpp, cpp))) goto done;
+  if ((s = start_orchestration(orch_cpp, orch_so, opt_level, &orch_exec))) goto done;
+  exec_started = 1;
+
+  int k = 0;
+  for (int i = 0; i < p->nfuncs; i++) {
+    const pto_ir_func *f = p->funcs[i];
+    if (f->kind != PTO_FUNC_KERNEL) continue;
+    pto_compiled_kernel *ck = &out->kernels[k];
+    ck->name = strdup(f->name);
+    ck->symbol = xstrdupf("pto_kernel_%s", f->name);
+    ck->source = xstrdupf("kernels/%s.ll", f->name);
+    ck->object = xstrdupf("kernels/%s.o", f->name);
+    if (!ck->name || !ck->symbol || !ck->source || !ck->object) goto oom;
+    ck->core_type = uses_matmul(&f->body) ? PTO_CORE_AIC : PTO_CORE_AIV;
+    char *ll = path_join(dir, ck->source);
+    char *obj = path_join(dir, ck->object);
+    if (!ll || !obj) {
+      free(ll);
+      free(obj);
+      goto oom;
+    }
+    s = pto__lower_kernel(p, f, opt_level, ll, obj, &ck->scratch_bytes);
+    free(ll);
+    objs[k++] = obj;
+    if (s) goto done;
+  }
+  if ((s = pto__emit_abi_object(abi))) goto done;
+  objs[k] = abi; /* borrowed for the link only: freed below as abi */
+  s = pto_compiler_link_kernels(objs, k + 1, kso);
+  objs[k] = NULL;
+  if (s) goto done;
+  exec_started = 0;
+  if ((s = pto__compiler_exec_wait(&orch_exec))) {
+    s = pto_status_annotate(s, "compiling the orchestration %s", orch_cpp);
+    goto done;
+  }
+  goto done;
+oom:
+  s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", p->name);
+done:
+  if (exec_started) {
+    pto_status w = pto__compiler_exec_wait(&orch_exec);
+    pto_status_free(w);
+  }
+  if (objs)
+    for (int i = 0; objs[i]; i++) free((void *)objs[i]);
+  free(objs);
+  free(kernel_ids);
+  free(ptir);
+  free(cpp);
+  free(orch_cpp);
+  free(orch_so);
+  free(kso);
+  free(abi);
+  pto_ir_program_destroy(outlined);
+  if (s) pto_compile_output_clear(out);
+  return s;
+}
+
+const pto_compiler_api pto_compiler_api_table = {
+    .version = PTO_COMPILER_API_VERSION,
+    .size = sizeof(pto_compiler_api),
+    .toolchain_identity = pto_compiler_toolchain_identity,
+    .build_dir = pto_compiler_build_dir,
+    .output_clear = pto_compile_output_clear,
+    .build_orchestration = pto_compiler_build_orchestration,
+    .build_kernel_object = pto_compiler_build_kernel_object,
+    .link_kernels = pto_compiler_link_kernels,
+};

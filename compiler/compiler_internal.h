@@ -1,0 +1,43 @@
+/* Internal to the compiler module. */
+#ifndef PTO_COMPILER_INTERNAL_H
+#define PTO_COMPILER_INTERNAL_H
+
+#include "pto/compiler.h"
+
+#include <limits.h>
+#include <sys/types.h>
+
+/* A running tool. */
+typedef struct pto_exec {
+  pid_t pid;
+  char log[PATH_MAX];
+  char cmd[1024];
+} pto_exec;
+
+/* Runs argv[0] with argv (no shell), waits; on failure the status carries the command line and
+ * the end of the tool's output. */
+pto_status pto__compiler_exec(const char *const *argv);
+/* The same in two halves, so other work can overlap the tool. Every started exec must be
+ * waited for. */
+pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out);
+pto_status pto__compiler_exec_wait(pto_exec *e);
+
+/* The C and C++ compilers pto invokes ($PTO_CC / $PTO_CXX override the build-time ones). */
+const char *pto__compiler_cc(void);
+const char *pto__compiler_cxx(void);
+/* -I directory holding pto/pto_orchestration_api.h. */
+const char *pto__compiler_include_dir(void);
+
+/* Emits the orchestration C++ of orch function f (kernel ids by kernel_ids[func->index]). */
+pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
+                                   const pto_signature *sig, const int *kernel_ids, char **out_text);
+
+/* Outlines every incore scope of p into a kernel (PTIR.md "Functions and parameters"). Sets
+ * *out_program to a new program, or to NULL when p has no incore scope (use p as it is). */
+pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_program);
+
+/* mkdir -p */
+pto_status pto__compiler_mkdirs(const char *path);
+pto_status pto__compiler_write_file(const char *path, const char *text);
+
+#endif

@@ -1,0 +1,513 @@
+/* The orchestration emitter: an orch function becomes C++ against pto_orchestration_api.h.
+ *
+ * The output is meant to be read and hand-edited (work dirs are rebuilt from it), so it keeps
+ * the PTIR names (v<id>_<name>), one C++ statement per PTIR statement, and a comment with the
+ * source line of each call. Tensors are ChipTensor values (views), scalars native C++ types;
+ * index is int64_t. Integer '/' floors and mod takes the sign of the divisor, as in PTIR. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "compiler_internal.h"
+#include "pto/orch_abi.h"
+#include "sbuf.h"
+
+typedef struct emitter {
+  const pto_ir_program *p;
+  const pto_ir_func *f;
+  const pto_signature *sig;
+  const int *kernel_ids;
+  sbuf out;
+  int tmp;           /* counter for emitter temporaries */
+  pto_status err;
+} emitter;
+
+static const char *ctype(pto_dtype dt) {
+  switch (dt) {
+  case PTO_DTYPE_BOOL: return "bool";
+  case PTO_DTYPE_I8: return "int8_t";
+  case PTO_DTYPE_I16: return "int16_t";
+  case PTO_DTYPE_I32: return "int32_t";
+  case PTO_DTYPE_I64: return "int64_t";
+  case PTO_DTYPE_U8: return "uint8_t";
+  case PTO_DTYPE_U16: return "uint16_t";
+  case PTO_DTYPE_U32: return "uint32_t";
+  case PTO_DTYPE_U64: return "uint64_t";
+  case PTO_DTYPE_F16:
+  case PTO_DTYPE_BF16:
+  case PTO_DTYPE_F32: return "float";
+  case PTO_DTYPE_F64: return "double";
+  case PTO_DTYPE_INDEX: return "int64_t";
+  default: return "void";
+  }
+}
+
+static void fail(emitter *e, pto_loc loc, const char *what) {
+  if (e->err) return;
+  e->err = pto_status_make(PTO_STATUS_UNIMPLEMENTED, "%s:%d:%d: orchestration codegen: %s",
+                           e->p->file ? e->p->file : "<program>", loc.line, loc.col, what);
+}
+
+static void vname(emitter *e, const pto_ir_value *v) { sb_printf(&e->out, "v%d_%s", v->id, v->name); }
+
+static const char *binop_str(pto_expr_op op) {
+  switch (op) {
+  case PTO_EOP_ADD: return "+";
+  case PTO_EOP_SUB: return "-";
+  case PTO_EOP_MUL: return "*";
+  case PTO_EOP_EQ: return "==";
+  case PTO_EOP_NE: return "!=";
+  case PTO_EOP_LT: return "<";
+  case PTO_EOP_LE: return "<=";
+  case PTO_EOP_GT: return ">";
+  case PTO_EOP_GE: return ">=";
+  case PTO_EOP_AND: return "&&";
+  case PTO_EOP_OR: return "||";
+  default: return NULL;
+  }
+}
+
+static void emit_expr(emitter *e, const pto_ir_expr *x) {
+  sbuf *b = &e->out;
+  switch (x->kind) {
+  case PTO_EXPR_INT:
+    if (pto_dtype_is_float(x->dtype)) sb_printf(b, "%s(%" PRId64 ")", ctype(x->dtype), x->i);
+    else if (!pto_dtype_is_signed(x->dtype) && x->dtype != PTO_DTYPE_BOOL)
+      sb_printf(b, "%s(UINT64_C(%" PRIu64 "))", ctype(x->dtype), (uint64_t)x->i);
+    else sb_printf(b, "%s(INT64_C(%" PRId64 "))", ctype(x->dtype), x->i);
+    return;
+  case PTO_EXPR_FLOAT:
+    if (isnan(x->f)) sb_printf(b, "%s(__builtin_nan(\"\"))", ctype(x->dtype));
+    else if (isinf(x->f)) sb_printf(b, "%s(%s__builtin_inf())", ctype(x->dtype), x->f < 0 ? "-" : "");
+    else sb_printf(b, "%s(%a)", ctype(x->dtype), x->f);
+    return;
+  case PTO_EXPR_BOOL: sb_printf(b, "%s", x->b ? "true" : "false"); return;
+  case PTO_EXPR_VALUE: vname(e, x->value); return;
+  case PTO_EXPR_SYM: sb_printf(b, "s_%s", e->p->syms[x->sym]); return;
+  case PTO_EXPR_UNARY:
+    sb_printf(b, "(%s", x->op == PTO_EOP_NOT ? "!" : "-");
+    emit_expr(e, x->a);
+    sb_printf(b, ")");
+    return;
+  case PTO_EXPR_CAST:
+    sb_printf(b, "static_cast<%s>(", ctype(x->dtype));
+    emit_expr(e, x->a);
+    sb_printf(b, ")");
+    return;
+  case PTO_EXPR_BINARY: {
+    const char *op = binop_str(x->op);
+    if (op) {
+      sb_printf(b, "(");
+      emit_expr(e, x->lhs);
+      sb_printf(b, " %s ", op);
+      emit_expr(e, x->rhs);
+      sb_printf(b, ")");
+      return;
+    }
+    const char *fn = x->op == PTO_EOP_DIV ? "pto_div"
+                     : x->op == PTO_EOP_MOD ? "pto_mod"
+                     : x->op == PTO_EOP_MIN ? "pto_min"
+                                            : "pto_max";
+    sb_printf(b, "%s<%s>(", fn, ctype(x->dtype));
+    emit_expr(e, x->lhs);
+    sb_printf(b, ", ");
+    emit_expr(e, x->rhs);
+    sb_printf(b, ")");
+    return;
+  }
+  }
+}
+
+static void emit_list(emitter *e, const pto_ir_arg *a) {
+  sb_printf(&e->out, "{");
+  for (int i = 0; i < a->list.n; i++) {
+    if (i) sb_printf(&e->out, ", ");
+    sb_printf(&e->out, "int64_t(");
+    emit_expr(e, a->list.items[i]);
+    sb_printf(&e->out, ")");
+  }
+  sb_printf(&e->out, "}");
+}
+
+static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
+                       pto_ir_value *const *yield_to, int nyield);
+
+/* Assigns the yielded values of a for/if body to the carried variables. */
+static void emit_yield(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *to, int n) {
+  for (int i = 0; i < s->ret.n && i < n; i++) {
+    sb_indent(&e->out, depth);
+    vname(e, to[i]);
+    sb_printf(&e->out, " = ");
+    emit_expr(e, s->ret.vals[i]);
+    sb_printf(&e->out, ";\n");
+  }
+}
+
+static void emit_decl(emitter *e, const pto_ir_value *v) {
+  if (v->type->kind == PTO_TYPE_SCALAR) sb_printf(&e->out, "%s ", ctype(v->type->dtype));
+  else sb_printf(&e->out, "ChipTensor ");
+  vname(e, v);
+}
+
+static void emit_call(emitter *e, const pto_ir_stmt *s, int depth) {
+  const pto_ir_func *k = s->call.callee;
+  if (k->kind != PTO_FUNC_KERNEL) {
+    fail(e, s->loc, "calls from an orch to a non-kernel function are not supported yet");
+    return;
+  }
+  sbuf *b = &e->out;
+  int t = e->tmp++;
+  sb_indent(b, depth);
+  sb_printf(b, "{  // %s:%d call @%s\n", e->p->file ? e->p->file : "", s->loc.line, k->name);
+  sb_indent(b, depth + 1);
+  sb_printf(b, "CoreTaskArgs t%d;\n", t);
+  for (int i = 0; i < s->call.nargs && i < k->nparams; i++) {
+    const pto_ir_param *kp = &k->params[i];
+    sb_indent(b, depth + 1);
+    if (kp->value->type->kind == PTO_TYPE_SCALAR) {
+      sb_printf(b, "t%d.add_scalar(pto_slot(static_cast<%s>(", t, ctype(kp->value->type->dtype));
+      emit_expr(e, s->call.args[i]);
+      sb_printf(b, "), %d));\n", (int)kp->value->type->dtype);
+    } else {
+      const char *fn = kp->dir == PTO_DIR_OUT ? "add_output" : kp->dir == PTO_DIR_INOUT ? "add_inout" : "add_input";
+      sb_printf(b, "t%d.%s(", t, fn);
+      emit_expr(e, s->call.args[i]);
+      sb_printf(b, ");\n");
+    }
+  }
+  int core = PTO_CORE_AIV;
+  for (int i = 0; i < k->body.n; i++) {
+    const pto_ir_stmt *ks = k->body.stmts[i];
+    if (ks->kind == PTO_STMT_OP &&
+        (ks->op.opc == PTO_OP_TILE_MATMUL || ks->op.opc == PTO_OP_TILE_MATMUL_ACC))
+      core = PTO_CORE_AIC;
+  }
+  sb_indent(b, depth + 1);
+  sb_printf(b, "%s(%d, t%d);\n", core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
+            e->kernel_ids[k->index], t);
+  sb_indent(b, depth);
+  sb_printf(b, "}\n");
+  /* Results alias the out/inout arguments in order. */
+  int r = 0;
+  for (int i = 0; i < s->call.nargs && i < k->nparams && r < s->nresults; i++) {
+    if (k->params[i].dir == PTO_DIR_IN || k->params[i].value->type->kind == PTO_TYPE_SCALAR) continue;
+    sb_indent(b, depth);
+    sb_printf(b, "const ChipTensor &");
+    vname(e, s->results[r++]);
+    sb_printf(b, " = ");
+    emit_expr(e, s->call.args[i]);
+    sb_printf(b, ";\n");
+  }
+}
+
+static void emit_op(emitter *e, const pto_ir_stmt *s, int depth) {
+  sbuf *b = &e->out;
+  const pto_ir_arg *a = s->op.args;
+  const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
+  switch (s->op.opc) {
+  case PTO_OP_TENSOR_SLICE:
+    sb_indent(b, depth);
+    sb_printf(b, "const ChipTensor ");
+    vname(e, r);
+    sb_printf(b, " = pto_slice(");
+    emit_expr(e, a[0].expr);
+    sb_printf(b, ", ");
+    emit_list(e, &a[1]);
+    sb_printf(b, ", ");
+    emit_list(e, &a[2]);
+    sb_printf(b, ");\n");
+    return;
+  case PTO_OP_TENSOR_CREATE:
+    sb_indent(b, depth);
+    sb_printf(b, "const ChipTensor ");
+    vname(e, r);
+    sb_printf(b, " = pto_create(");
+    emit_list(e, &a[0]);
+    sb_printf(b, ", %d);\n", (int)a[1].dtype);
+    return;
+  case PTO_OP_TENSOR_DIM:
+    sb_indent(b, depth);
+    sb_printf(b, "const int64_t ");
+    vname(e, r);
+    sb_printf(b, " = pto_view(");
+    emit_expr(e, a[0].expr);
+    sb_printf(b, ").shape[");
+    emit_expr(e, a[1].expr);
+    sb_printf(b, "];\n");
+    return;
+  case PTO_OP_TENSOR_READ:
+    sb_indent(b, depth);
+    sb_printf(b, "const %s ", ctype(r->type->dtype));
+    vname(e, r);
+    sb_printf(b, " = pto_read<%s>(", ctype(r->type->dtype));
+    emit_expr(e, a[0].expr);
+    sb_printf(b, ", ");
+    emit_list(e, &a[1]);
+    sb_printf(b, ");\n");
+    return;
+  default: {
+    const pto_op_info *info = pto_op_info_get(s->op.opc);
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s is not an orchestration op", info ? info->name : "op");
+    fail(e, s->loc, msg);
+  }
+  }
+}
+
+static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *yield_to,
+                      int nyield) {
+  sbuf *b = &e->out;
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN:
+    sb_indent(b, depth);
+    sb_printf(b, "const ");
+    emit_decl(e, s->results[0]);
+    sb_printf(b, " = ");
+    emit_expr(e, s->expr);
+    sb_printf(b, ";\n");
+    return;
+  case PTO_STMT_OP: emit_op(e, s, depth); return;
+  case PTO_STMT_CALL: emit_call(e, s, depth); return;
+  case PTO_STMT_FOR: {
+    for (int i = 0; i < s->loop.niters; i++) {
+      sb_indent(b, depth);
+      emit_decl(e, s->loop.iters[i]);
+      sb_printf(b, " = ");
+      emit_expr(e, s->loop.inits[i]);
+      sb_printf(b, ";\n");
+    }
+    sb_indent(b, depth);
+    sb_printf(b, "for (int64_t ");
+    vname(e, s->loop.iv);
+    sb_printf(b, " = ");
+    emit_expr(e, s->loop.lo);
+    sb_printf(b, "; ");
+    vname(e, s->loop.iv);
+    sb_printf(b, " < ");
+    emit_expr(e, s->loop.hi);
+    sb_printf(b, "; ");
+    vname(e, s->loop.iv);
+    sb_printf(b, " += ");
+    if (s->loop.step) emit_expr(e, s->loop.step);
+    else sb_printf(b, "1");
+    sb_printf(b, ") {\n");
+    emit_block(e, &s->loop.body, depth + 1, s->loop.iters, s->loop.niters);
+    sb_indent(b, depth);
+    sb_printf(b, "}\n");
+    for (int i = 0; i < s->nresults; i++) {
+      sb_indent(b, depth);
+      sb_printf(b, "const ");
+      emit_decl(e, s->results[i]);
+      sb_printf(b, " = ");
+      vname(e, s->loop.iters[i]);
+      sb_printf(b, ";\n");
+    }
+    return;
+  }
+  case PTO_STMT_IF:
+    for (int i = 0; i < s->nresults; i++) {
+      sb_indent(b, depth);
+      emit_decl(e, s->results[i]);
+      sb_printf(b, "{};\n");
+    }
+    sb_indent(b, depth);
+    sb_printf(b, "if (");
+    emit_expr(e, s->branch.cond);
+    sb_printf(b, ") {\n");
+    emit_block(e, &s->branch.then_body, depth + 1, s->results, s->nresults);
+    sb_indent(b, depth);
+    sb_printf(b, "}");
+    if (s->branch.has_else) {
+      sb_printf(b, " else {\n");
+      emit_block(e, &s->branch.else_body, depth + 1, s->results, s->nresults);
+      sb_indent(b, depth);
+      sb_printf(b, "}");
+    }
+    sb_printf(b, "\n");
+    return;
+  case PTO_STMT_YIELD: emit_yield(e, s, depth, yield_to, nyield); return;
+  case PTO_STMT_RETURN: return; /* outputs are the out/inout parameters themselves */
+  case PTO_STMT_INCORE: fail(e, s->loc, "incore scope was not outlined"); return;
+  }
+}
+
+static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
+                       pto_ir_value *const *yield_to, int nyield) {
+  for (int i = 0; i < blk->n && !e->err; i++) emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
+}
+
+/* Helpers every generated file carries; they work on the C layout of ChipTensor
+ * (pto_orch_tensor), which the header guarantees. */
+static const char k_prelude[] =
+    "namespace {\n"
+    "\n"
+    "static_assert(sizeof(ChipTensor) == sizeof(pto_orch_tensor), \"ChipTensor layout\");\n"
+    "\n"
+    "inline const pto_orch_tensor &pto_view(const ChipTensor &t) {\n"
+    "  return *reinterpret_cast<const pto_orch_tensor *>(&t);\n"
+    "}\n"
+    "\n"
+    "inline ChipTensor pto_chip(const pto_orch_tensor &t) {\n"
+    "  ChipTensor c;\n"
+    "  std::memcpy(static_cast<void *>(&c), &t, sizeof t);\n"
+    "  return c;\n"
+    "}\n"
+    "\n"
+    "// tensor.slice: a view clamped at the tensor's edge (only the extent is clamped).\n"
+    "template <size_t N>\n"
+    "ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int64_t (&shape)[N]) {\n"
+    "  pto_orch_tensor v = pto_view(src);\n"
+    "  int64_t elem_offset = 0;\n"
+    "  for (size_t d = 0; d < N; ++d) {\n"
+    "    int64_t off = offs[d] < 0 ? 0 : offs[d];\n"
+    "    int64_t room = v.shape[d] - off;\n"
+    "    if (room < 0) room = 0;\n"
+    "    if (off > v.shape[d]) off = v.shape[d];\n"
+    "    elem_offset += off * v.stride[d];\n"
+    "    v.shape[d] = shape[d] < room ? shape[d] : room;\n"
+    "  }\n"
+    "  v.addr += static_cast<uint64_t>(elem_offset) * pto_dtype_bytes(v.dtype);\n"
+    "  return pto_chip(v);\n"
+    "}\n"
+    "\n"
+    "inline uint64_t pto_dtype_bytes(int32_t dt) {\n"
+    "  static const uint8_t bytes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8};\n"
+    "  return bytes[dt];\n"
+    "}\n"
+    "\n"
+    "// Scalars travel as 64-bit slots: ints sign/zero-extended, f32 bits low, f16/bf16 16 bits.\n"
+    "template <typename T> uint64_t pto_slot(T v, int dt) {\n"
+    "  switch (dt) {\n"
+    "  case PTO_DTYPE_F32: { float f = static_cast<float>(v); uint32_t u; std::memcpy(&u, &f, 4); return u; }\n"
+    "  case PTO_DTYPE_F64: { double f = static_cast<double>(v); uint64_t u; std::memcpy(&u, &f, 8); return u; }\n"
+    "  case PTO_DTYPE_F16: { _Float16 h = static_cast<_Float16>(static_cast<float>(v)); uint16_t u; std::memcpy(&u, &h, 2); return u; }\n"
+    "  case PTO_DTYPE_BF16: {\n"
+    "    float f = static_cast<float>(v); uint32_t x; std::memcpy(&x, &f, 4);\n"
+    "    if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;\n"
+    "    return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;\n"
+    "  }\n"
+    "  case PTO_DTYPE_BOOL: return v ? 1 : 0;\n"
+    "  case PTO_DTYPE_U8: case PTO_DTYPE_U16: case PTO_DTYPE_U32: case PTO_DTYPE_U64:\n"
+    "    return static_cast<uint64_t>(v);\n"
+    "  default: return static_cast<uint64_t>(static_cast<int64_t>(v));\n"
+    "  }\n"
+    "}\n"
+    "template <typename T> T pto_unslot(uint64_t s, int dt) {\n"
+    "  switch (dt) {\n"
+    "  case PTO_DTYPE_F32: { uint32_t u = static_cast<uint32_t>(s); float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }\n"
+    "  case PTO_DTYPE_F64: { double f; std::memcpy(&f, &s, 8); return static_cast<T>(f); }\n"
+    "  case PTO_DTYPE_F16: { uint16_t u = static_cast<uint16_t>(s); _Float16 h; std::memcpy(&h, &u, 2); return static_cast<T>(static_cast<float>(h)); }\n"
+    "  case PTO_DTYPE_BF16: { uint32_t u = static_cast<uint32_t>(s & 0xffffu) << 16; float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }\n"
+    "  case PTO_DTYPE_I8: return static_cast<T>(static_cast<int8_t>(s));\n"
+    "  case PTO_DTYPE_I16: return static_cast<T>(static_cast<int16_t>(s));\n"
+    "  case PTO_DTYPE_I32: return static_cast<T>(static_cast<int32_t>(s));\n"
+    "  default: return static_cast<T>(s);\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "template <typename T> T pto_div(T a, T b) {\n"
+    "  if constexpr (static_cast<T>(0.5) != 0) {\n"
+    "    return a / b;\n"
+    "  } else {\n"
+    "    if (b == 0) { rt_report_fatal(1, \"integer division by zero\"); return 0; }\n"
+    "    T q = a / b;\n"
+    "    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;\n"
+    "    return q;\n"
+    "  }\n"
+    "}\n"
+    "template <typename T> T pto_mod(T a, T b) {\n"
+    "  if constexpr (static_cast<T>(0.5) != 0) {\n"
+    "    T r = __builtin_fmod(a, b);\n"
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
+    "    return r;\n"
+    "  } else {\n"
+    "    if (b == 0) { rt_report_fatal(1, \"integer division by zero\"); return 0; }\n"
+    "    T r = a % b;\n"
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
+    "    return r;\n"
+    "  }\n"
+    "}\n"
+    "template <typename T> T pto_min(T a, T b) { return b < a ? b : a; }\n"
+    "template <typename T> T pto_max(T a, T b) { return a < b ? b : a; }\n"
+    "\n"
+    "}  // namespace\n";
+
+pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
+                                   const pto_signature *sig, const int *kernel_ids, char **out_text) {
+  *out_text = NULL;
+  emitter e = {.p = p, .f = f, .sig = sig, .kernel_ids = kernel_ids};
+  sbuf *b = &e.out;
+  int ntensors = 0, nscalars = 0;
+  for (int i = 0; i < f->nparams; i++)
+    (f->params[i].value->type->kind == PTO_TYPE_SCALAR ? nscalars : ntensors)++;
+  sb_printf(b, "// Orchestration of @%s, program %s. Generated by pto from %s; edit freely, then run\n"
+               "// `pto rebuild` on the work dir.\n",
+            f->name, p->name, p->file ? p->file : "<builder>");
+  sb_printf(b, "#include \"pto/pto_orchestration_api.h\"\n\n");
+  sb_printf(b, "%s\n", k_prelude);
+  sb_printf(b, "extern \"C\" {\n\n");
+  sb_printf(b, "__attribute__((visibility(\"default\"))) OrchestrationConfig\n"
+               "aicpu_orchestration_config(const ChipTaskArgs &args) {\n"
+               "  (void)args;\n"
+               "  return OrchestrationConfig{.expected_arg_count = %d};\n}\n\n",
+            ntensors + nscalars);
+  sb_printf(b, "__attribute__((visibility(\"default\"))) void aicpu_orchestration_entry(const ChipTaskArgs &args) {\n");
+  int ti = 0, si = 0;
+  for (int i = 0; i < f->nparams; i++) {
+    const pto_ir_param *pp = &f->params[i];
+    const pto_ir_value *v = pp->value;
+    const pto_sig_param *sp = &sig->params[i];
+    if (v->type->kind != PTO_TYPE_SCALAR) {
+      sb_printf(b, "  const ChipTensor &");
+      vname(&e, v);
+      sb_printf(b, " = args.tensor(%d).ref();\n", ti++);
+      continue;
+    }
+    if (sp->bind == PTO_BIND_LITERAL) {
+      /* Specialized: the value is baked in; its slot stays in the ABI. */
+      pto_ir_expr lit = {.kind = pto_dtype_is_float(sp->dtype) ? PTO_EXPR_FLOAT : PTO_EXPR_INT,
+                         .dtype = sp->dtype};
+      if (lit.kind == PTO_EXPR_FLOAT) lit.f = sp->value.f;
+      else lit.i = sp->value.i;
+      if (sp->dtype == PTO_DTYPE_BOOL) {
+        lit.kind = PTO_EXPR_BOOL;
+        lit.b = sp->value.i != 0;
+      }
+      sb_printf(b, "  const %s ", ctype(sp->dtype));
+      vname(&e, v);
+      sb_printf(b, " = ");
+      emit_expr(&e, &lit);
+      sb_printf(b, ";  // specialized at compile time (slot %d)\n", si++);
+    } else {
+      sb_printf(b, "  const %s ", ctype(sp->dtype));
+      vname(&e, v);
+      sb_printf(b, " = pto_unslot<%s>(args.scalar(%d), %d);\n", ctype(sp->dtype), si++, (int)sp->dtype);
+    }
+  }
+  /* Dynamic symbols: bound from the first tensor parameter that declares them (the runtime has
+   * already checked that every declaration agrees). */
+  for (int s = 0; s < p->nsyms; s++) {
+    for (int i = 0; i < f->nparams; i++) {
+      const pto_ir_type *t = f->params[i].value->type;
+      int found = -1;
+      for (int d = 0; t->kind != PTO_TYPE_SCALAR && d < t->rank; d++)
+        if (t->dims[d]->kind == PTO_EXPR_SYM && t->dims[d]->sym == s) found = d;
+      if (found < 0) continue;
+      sb_printf(b, "  const int64_t s_%s = pto_view(", p->syms[s]);
+      vname(&e, f->params[i].value);
+      sb_printf(b, ").shape[%d];\n", found);
+      break;
+    }
+  }
+  sb_printf(b, "\n");
+  emit_block(&e, &f->body, 1, NULL, 0);
+  sb_printf(b, "}\n\n}  // extern \"C\"\n");
+  char *text = sb_finish(b);
+  if (e.err) {
+    free(text);
+    return e.err;
+  }
+  if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory emitting orchestration");
+  *out_text = text;
+  return PTO_OK;
+}

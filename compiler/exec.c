@@ -1,0 +1,147 @@
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compiler_internal.h"
+
+extern char **environ;
+
+/* The tool's output goes to a temporary file rather than a pipe, so a chatty tool can never
+ * block on a full pipe while we are busy with other work (pto__compiler_exec_start). */
+pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out) {
+  memset(out, 0, sizeof *out);
+  const char *tmp = getenv("TMPDIR");
+  snprintf(out->log, sizeof out->log, "%s/pto-exec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  int fd = mkstemp(out->log);
+  if (fd < 0) return pto_status_make(PTO_STATUS_IO, "cannot create a temporary file: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, fd, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  int rc = posix_spawnp(&out->pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd);
+  size_t off = 0;
+  for (int i = 0; argv[i] && off < sizeof out->cmd - 1; i++)
+    off += (size_t)snprintf(out->cmd + off, sizeof out->cmd - off, "%s%s", i ? " " : "", argv[i]);
+  if (rc != 0) {
+    unlink(out->log);
+    return pto_status_make(PTO_STATUS_IO, "cannot run %s: %s", argv[0], strerror(rc));
+  }
+  return PTO_OK;
+}
+
+pto_status pto__compiler_exec_wait(pto_exec *e) {
+  int st = 0;
+  while (waitpid(e->pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  pto_status s = PTO_OK;
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    char buf[4096] = {0};
+    FILE *f = fopen(e->log, "rb");
+    if (f) {
+      fseek(f, 0, SEEK_END);
+      long n = ftell(f);
+      /* The end of the output holds the error that stopped the tool. */
+      fseek(f, n > (long)sizeof buf - 1 ? n - (long)sizeof buf + 1 : 0, SEEK_SET);
+      size_t got = fread(buf, 1, sizeof buf - 1, f);
+      buf[got] = 0;
+      fclose(f);
+    }
+    size_t len = strlen(buf);
+    while (len && buf[len - 1] == '\n') buf[--len] = 0;
+    s = pto_status_make(PTO_STATUS_IO, "command failed (%s %d): %s\n%s",
+                        WIFEXITED(st) ? "exit status" : "signal",
+                        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), e->cmd, buf);
+  }
+  unlink(e->log);
+  return s;
+}
+
+pto_status pto__compiler_exec(const char *const *argv) {
+  pto_exec e;
+  PTO_RETURN_IF_ERROR(pto__compiler_exec_start(argv, &e));
+  return pto__compiler_exec_wait(&e);
+}
+
+const char *pto__compiler_cc(void) {
+  const char *e = getenv("PTO_CC");
+  return e && *e ? e : PTO_C_COMPILER;
+}
+
+const char *pto__compiler_cxx(void) {
+  const char *e = getenv("PTO_CXX");
+  return e && *e ? e : PTO_CXX_COMPILER;
+}
+
+static char g_include_dir[PATH_MAX]; /* written once under g_include_once */
+static pthread_once_t g_include_once = PTHREAD_ONCE_INIT;
+
+static int has_header(const char *dir) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s/pto/pto_orchestration_api.h", dir);
+  return access(p, R_OK) == 0;
+}
+
+static void find_include_dir(void) {
+  const char *e = getenv("PTO_INCLUDE_DIR");
+  if (e && *e) {
+    snprintf(g_include_dir, sizeof g_include_dir, "%s", e);
+    return;
+  }
+  /* Installed layout: <prefix>/lib/libpto_compiler.so next to <prefix>/include. */
+  Dl_info info;
+  if (dladdr((void *)&find_include_dir, &info) && info.dli_fname) {
+    char lib[PATH_MAX];
+    snprintf(lib, sizeof lib, "%s", info.dli_fname);
+    char cand[PATH_MAX];
+    snprintf(cand, sizeof cand, "%s/../include", dirname(lib));
+    if (has_header(cand) && realpath(cand, g_include_dir)) return;
+  }
+  if (has_header(PTO_SOURCE_INCLUDE_DIR)) {
+    snprintf(g_include_dir, sizeof g_include_dir, "%s", PTO_SOURCE_INCLUDE_DIR);
+    return;
+  }
+  snprintf(g_include_dir, sizeof g_include_dir, "%s", PTO_INSTALL_INCLUDE_DIR);
+}
+
+const char *pto__compiler_include_dir(void) {
+  pthread_once(&g_include_once, find_include_dir);
+  return g_include_dir;
+}
+
+pto_status pto__compiler_mkdirs(const char *path) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+      return pto_status_make(PTO_STATUS_IO, "cannot create directory %s: %s", tmp, strerror(errno));
+    *p = '/';
+  }
+  if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+    return pto_status_make(PTO_STATUS_IO, "cannot create directory %s: %s", tmp, strerror(errno));
+  return PTO_OK;
+}
+
+pto_status pto__compiler_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+  size_t n = strlen(text);
+  int ok = fwrite(text, 1, n, f) == n;
+  if (fclose(f) != 0) ok = 0;
+  if (!ok) return pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+  return PTO_OK;
+}

@@ -1,0 +1,49 @@
+/* Kernel lowering: PTIR kernel functions to native objects through the LLVM C API.
+ *
+ * Each kernel becomes its own LLVM module exporting "pto_kernel_<name>" with the pto_kernel_fn
+ * signature of pto/kernel_abi.h. The lowered IR is written before optimization (a .ll a user can
+ * read, edit and rebuild with pto__compile_ll); the object is optimized with the new pass
+ * manager's "default<On>" pipeline for the host CPU and its features, position independent, so
+ * the driver can link every kernel object plus the ABI object into kernels.so.
+ *
+ * Tiles live in the per-core scratch arena (pto_core_ctx.scratch) at offsets fixed at compile
+ * time, 64-byte aligned, dense row-major [rows][cols] in their dtype; buffers of tiles whose
+ * lifetimes do not overlap are shared, and elementwise ops may run in place over a dead operand.
+ *
+ * Every call uses its own LLVM context, so kernels may be lowered from several threads at once.
+ * LLVM's target registry is initialised once (pthread_once). */
+#ifndef PTO_COMPILER_LOWER_H
+#define PTO_COMPILER_LOWER_H
+
+#include <stdint.h>
+
+#include "pto/ir.h"
+#include "pto/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Lowers kernel function k of p into its own LLVM module: writes ll_path (the IR as lowered,
+ * before optimization; may be NULL) and obj_path (optimized at opt_level 0..3, PIC, host CPU and
+ * features). *out_scratch_bytes (may be NULL) receives the kernel's tile footprint in the
+ * per-core scratch arena. dist.* ops fail with PTO_STATUS_UNIMPLEMENTED. */
+pto_status pto__lower_kernel(const pto_ir_program *p, const pto_ir_func *k, int opt_level,
+                             const char *ll_path, const char *obj_path,
+                             uint64_t *out_scratch_bytes);
+
+/* Compiles a (possibly hand-edited) .ll file into an object: the rebuild path. A parse error
+ * comes back as PTO_STATUS_INVALID_ARGUMENT with LLVM's message (file:line:col). */
+pto_status pto__compile_ll(const char *ll_path, int opt_level, const char *obj_path);
+
+/* Writes a tiny object exporting the int32 "pto_kernel_abi_version" = PTO_KERNEL_ABI_VERSION. */
+pto_status pto__emit_abi_object(const char *obj_path);
+
+/* "triple=...;cpu=...;features=..." of the host target, for the cache key. Static storage,
+ * computed once. */
+const char *pto__llvm_target_identity(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,96 @@
+/* pto compiler: turns a verified PTIR program into the binaries of a work dir.
+ *
+ * libpto_compiler is the only library that links LLVM. The loader dlopens it on a cache miss and
+ * calls pto_compiler_build_dir through the pto_compiler_api table, so a cache hit never maps
+ * LLVM; tests and tools that always compile may link it directly.
+ *
+ * pto_compiler_build_dir writes DIR/program.ptir, DIR/orchestration/<orch>.cpp and .so,
+ * DIR/kernels/<k>.ll and .o, DIR/kernels/kernels.so, and describes them in a pto_compile_output.
+ * It does not write the manifest: the loader does, last and atomically, after hashing the files
+ * and reading their Build-IDs. */
+#ifndef PTO_COMPILER_H
+#define PTO_COMPILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pto/ir.h"
+#include "pto/signature.h"
+#include "pto/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pto_compile_options {
+  size_t sz;                  /* sizeof(pto_compile_options): older callers keep working */
+  const char *entry;          /* NULL: the single host, else the single orch */
+  const char *platform;       /* NULL or "sim" */
+  int opt_level;              /* 0..3 */
+  const pto_binding *scalars; /* -D NAME=VALUE|runtime */
+  int nscalars;
+  const pto_binding *samples; /* --arg NAME=64x128 */
+  int nsamples;
+} pto_compile_options;
+
+/* Fills defaults: sz set, platform "sim", opt_level 2. */
+void pto_compile_options_init(pto_compile_options *opt);
+
+typedef struct pto_compiled_kernel {
+  char *name;           /* PTIR function name */
+  char *symbol;         /* exported symbol in kernels.so */
+  char *source;         /* "kernels/<name>.ll" relative to the work dir */
+  char *object;         /* "kernels/<name>.o" */
+  int core_type;        /* PTO_CORE_AIV / PTO_CORE_AIC */
+  uint64_t scratch_bytes;
+} pto_compiled_kernel;
+
+typedef struct pto_compile_output {
+  pto_signature sig;       /* the entry's specialized signature */
+  char *program_name;
+  char *orch_name;         /* the entry function's name */
+  char *orch_source;       /* "orchestration/<orch>.cpp" */
+  char *orch_binary;       /* "orchestration/<orch>.so" */
+  char *kernels_binary;    /* "kernels/kernels.so" */
+  char *abi_object;        /* "kernels/pto_abi.o" */
+  int nkernels;
+  pto_compiled_kernel *kernels; /* kernel id = index */
+  int opt_level;
+  char *platform;
+} pto_compile_output;
+
+void pto_compile_output_clear(pto_compile_output *out);
+
+/* The identity of everything that changes generated code: pto version, LLVM version, C++
+ * compiler, runtime ABI versions, target triple, CPU and features. Static string. */
+const char *pto_compiler_toolchain_identity(void);
+
+pto_status pto_compiler_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
+                                  const char *dir, pto_compile_output *out);
+
+/* Rebuild path for hand-edited sources: .cpp -> .so, .ll -> .o, objects -> kernels.so. */
+pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so_path);
+pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, const char *obj_path);
+pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path);
+
+/* The table the loader reads from the dlopen'ed library via the exported symbol
+ * "pto_compiler_api". */
+#define PTO_COMPILER_API_VERSION 1
+typedef struct pto_compiler_api {
+  uint32_t version;
+  uint32_t size;
+  const char *(*toolchain_identity)(void);
+  pto_status (*build_dir)(const pto_ir_program *, const pto_compile_options *, const char *,
+                          pto_compile_output *);
+  void (*output_clear)(pto_compile_output *);
+  pto_status (*build_orchestration)(const char *, const char *);
+  pto_status (*build_kernel_object)(const char *, int, const char *);
+  pto_status (*link_kernels)(const char *const *, int, const char *);
+} pto_compiler_api;
+
+extern const pto_compiler_api pto_compiler_api_table;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
