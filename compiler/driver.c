@@ -14,13 +14,6 @@
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
 
-void pto_compile_options_init(pto_compile_options *opt) {
-  memset(opt, 0, sizeof *opt);
-  opt->sz = sizeof *opt;
-  opt->platform = "sim";
-  opt->opt_level = 2;
-}
-
 void pto_compile_output_clear(pto_compile_output *out) {
   if (!out) return;
   pto_signature_clear(&out->sig);

@@ -78,8 +78,8 @@ static void set_module_target(LLVMModuleRef mod, LLVMTargetMachineRef tm) {
 static pto_status verify_module(LLVMModuleRef mod, const char *what) {
   char *err = NULL;
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
-    pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "%s: invalid LLVM IR: %s", what,
-                                   err ? err : "?");
+    pto_status s =
+        pto_status_make(PTO_STATUS_INTERNAL, "%s: invalid LLVM IR: %s", what, err ? err : "?");
     LLVMDisposeMessage(err);
     return s;
   }
@@ -87,26 +87,12 @@ static pto_status verify_module(LLVMModuleRef mod, const char *what) {
   return PTO_OK;
 }
 
+static pto_status optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level);
+
 /* Runs default<On> and writes the object. */
 static pto_status optimize_and_emit(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level,
                                     const char *obj_path) {
-  if (opt_level < 0) opt_level = 0;
-  if (opt_level > 3) opt_level = 3;
-  char pipeline[32];
-  snprintf(pipeline, sizeof pipeline, "default<O%d>", opt_level);
-  LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-  LLVMPassBuilderOptionsSetLoopVectorization(opts, opt_level >= 2);
-  LLVMPassBuilderOptionsSetSLPVectorization(opts, opt_level >= 2);
-  LLVMPassBuilderOptionsSetLoopInterleaving(opts, opt_level >= 2);
-  LLVMPassBuilderOptionsSetLoopUnrolling(opts, opt_level >= 2);
-  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, opts);
-  LLVMDisposePassBuilderOptions(opts);
-  if (e) {
-    char *m = LLVMGetErrorMessage(e);
-    pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "LLVM passes '%s': %s", pipeline, m);
-    LLVMDisposeErrorMessage(m);
-    return s;
-  }
+  PTO_RETURN_IF_ERROR(optimize(mod, tm, opt_level));
   char *err = NULL;
   /* LLVMTargetMachineEmitToFile takes a non-const path. */
   char *path = strdup(obj_path);
@@ -114,8 +100,8 @@ static pto_status optimize_and_emit(LLVMModuleRef mod, LLVMTargetMachineRef tm, 
   LLVMBool bad = LLVMTargetMachineEmitToFile(tm, mod, path, LLVMObjectFile, &err);
   free(path);
   if (bad) {
-    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot write object '%s': %s", obj_path,
-                                   err ? err : "?");
+    pto_status s =
+        pto_status_make(PTO_STATUS_IO, "cannot write object '%s': %s", obj_path, err ? err : "?");
     LLVMDisposeMessage(err);
     return s;
   }
@@ -154,41 +140,90 @@ pto_status pto__lower_kernel(const pto_ir_program *p, const pto_ir_func *k, int 
   return s;
 }
 
+/* Parses and verifies a .ll file into a fresh context; errors are the user's (a hand edit). */
+static pto_status parse_ll(const char *ll_path, LLVMTargetMachineRef tm, LLVMContextRef ctx,
+                           LLVMModuleRef *out_mod) {
+  LLVMMemoryBufferRef buf = NULL;
+  char *err = NULL;
+  if (LLVMCreateMemoryBufferWithContentsOfFile(ll_path, &buf, &err)) {
+    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot read '%s': %s", ll_path, err ? err : "?");
+    LLVMDisposeMessage(err);
+    return s;
+  }
+  LLVMModuleRef mod = NULL;
+  /* LLVMParseIRInContext takes ownership of buf, success or not. */
+  if (LLVMParseIRInContext(ctx, buf, &mod, &err)) {
+    pto_status s =
+        pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %s", ll_path, err ? err : "parse error");
+    LLVMDisposeMessage(err);
+    return s;
+  }
+  set_module_target(mod, tm);
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
+    pto_status s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: invalid LLVM IR: %s", ll_path,
+                                   err ? err : "?");
+    LLVMDisposeMessage(err);
+    LLVMDisposeModule(mod);
+    return s;
+  }
+  LLVMDisposeMessage(err);
+  *out_mod = mod;
+  return PTO_OK;
+}
+
+/* Runs default<On> over mod. */
+static pto_status optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level) {
+  if (opt_level < 0) opt_level = 0;
+  if (opt_level > 3) opt_level = 3;
+  char pipeline[32];
+  snprintf(pipeline, sizeof pipeline, "default<O%d>", opt_level);
+  LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(opts, opt_level >= 2);
+  LLVMPassBuilderOptionsSetSLPVectorization(opts, opt_level >= 2);
+  LLVMPassBuilderOptionsSetLoopInterleaving(opts, opt_level >= 2);
+  LLVMPassBuilderOptionsSetLoopUnrolling(opts, opt_level >= 2);
+  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, opts);
+  LLVMDisposePassBuilderOptions(opts);
+  if (e) {
+    char *m = LLVMGetErrorMessage(e);
+    pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "LLVM passes '%s': %s", pipeline, m);
+    LLVMDisposeErrorMessage(m);
+    return s;
+  }
+  return PTO_OK;
+}
+
 pto_status pto__compile_ll(const char *ll_path, int opt_level, const char *obj_path) {
   if (!ll_path || !obj_path)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto__compile_ll: NULL argument");
   LLVMTargetMachineRef tm;
   PTO_RETURN_IF_ERROR(make_tm(opt_level, &tm));
-  LLVMMemoryBufferRef buf = NULL;
-  char *err = NULL;
-  if (LLVMCreateMemoryBufferWithContentsOfFile(ll_path, &buf, &err)) {
-    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot read '%s': %s", ll_path,
-                                   err ? err : "?");
-    LLVMDisposeMessage(err);
-    LLVMDisposeTargetMachine(tm);
-    return s;
-  }
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
-  pto_status s = PTO_OK;
-  /* LLVMParseIRInContext takes ownership of buf, success or not. */
-  if (LLVMParseIRInContext(ctx, buf, &mod, &err)) {
-    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %s", ll_path, err ? err : "parse error");
-    LLVMDisposeMessage(err);
-    mod = NULL;
-  }
-  if (!s) {
-    set_module_target(mod, tm);
-    s = verify_module(mod, ll_path);
-    if (s) pto_status_annotate(s, "%s", ll_path);
-    if (s && pto_status_code_of(s) == PTO_STATUS_INTERNAL) {
-      /* A hand edit broke the IR: the user's input, not our bug. */
-      pto_status s2 = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s", pto_status_message(s));
-      pto_status_free(s);
-      s = s2;
-    }
-  }
+  pto_status s = parse_ll(ll_path, tm, ctx, &mod);
   if (!s) s = optimize_and_emit(mod, tm, opt_level, obj_path);
+  if (mod) LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  LLVMDisposeTargetMachine(tm);
+  return s;
+}
+
+pto_status pto__optimize_ll_text(const char *ll_path, int opt_level, char **out_text) {
+  if (!ll_path || !out_text)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto__optimize_ll_text: NULL argument");
+  *out_text = NULL;
+  LLVMTargetMachineRef tm;
+  PTO_RETURN_IF_ERROR(make_tm(opt_level, &tm));
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = NULL;
+  pto_status s = parse_ll(ll_path, tm, ctx, &mod);
+  if (!s) s = optimize(mod, tm, opt_level);
+  if (!s) {
+    char *text = LLVMPrintModuleToString(mod);
+    *out_text = text ? strdup(text) : NULL;
+    LLVMDisposeMessage(text);
+    if (!*out_text) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
   if (mod) LLVMDisposeModule(mod);
   LLVMContextDispose(ctx);
   LLVMDisposeTargetMachine(tm);

@@ -10,6 +10,14 @@
  * time, 64-byte aligned, dense row-major [rows][cols] in their dtype; buffers of tiles whose
  * lifetimes do not overlap are shared, and elementwise ops may run in place over a dead operand.
  *
+ * Numerics match the reference interpreter (ir/interp.c) bit for bit: same formulas and order,
+ * f16/bf16 computed in f32 and rounded to nearest even, exp/log through libm's expf/logf/exp/log
+ * (so kernel objects need -lm when linked; those loops stay scalar, every other elementwise,
+ * load/store, reduction and matmul loop vectorizes). A kernel returns PTO_KERNEL_ERR_DIV_ZERO for
+ * an integer division by a runtime zero, PTO_KERNEL_ERR_DIM_MISMATCH (err_detail: the two
+ * extents) when a dynamic symbol is bound twice with different values, PTO_KERNEL_ERR_SCRATCH
+ * (err_detail: needed, given) when the arena is smaller than the footprint.
+ *
  * Every call uses its own LLVM context, so kernels may be lowered from several threads at once.
  * LLVM's target registry is initialised once (pthread_once). */
 #ifndef PTO_COMPILER_LOWER_H
@@ -35,6 +43,10 @@ pto_status pto__lower_kernel(const pto_ir_program *p, const pto_ir_func *k, int 
 /* Compiles a (possibly hand-edited) .ll file into an object: the rebuild path. A parse error
  * comes back as PTO_STATUS_INVALID_ARGUMENT with LLVM's message (file:line:col). */
 pto_status pto__compile_ll(const char *ll_path, int opt_level, const char *obj_path);
+
+/* The optimized IR of a .ll file at opt_level, as text (malloc'd): what pto__compile_ll turns
+ * into an object. For tests and for looking at what the vectorizer did. */
+pto_status pto__optimize_ll_text(const char *ll_path, int opt_level, char **out_text);
 
 /* Writes a tiny object exporting the int32 "pto_kernel_abi_version" = PTO_KERNEL_ABI_VERSION. */
 pto_status pto__emit_abi_object(const char *obj_path);

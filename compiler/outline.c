@@ -1,25 +1,383 @@
-#include "compiler_internal.h"
+/* Outlining incore scopes (PTIR.md "Functions and parameters").
+ *
+ * Each `incore ["name"] { ... }` of an orch becomes a kernel whose parameters are the tensors
+ * and scalars the scope uses from outside, in order of first use: a tensor only stored to is
+ * `out`, one read and written `inout`, one only read (or only asked for its dims) `in`. The scope
+ * is replaced by a call of that kernel, so the runtime orders it like any other task.
+ *
+ * A captured tensor's dims keep their static extents and dynamic symbols; an extent that is an
+ * expression of orch values (a clamped tensor.slice) becomes a fresh dynamic symbol of the
+ * kernel, bound from the argument at each call, as every kernel dim is. The new program is built
+ * through the builder's copy helpers, so every check runs again on it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-static int has_incore(const pto_ir_block *b) {
-  for (int i = 0; i < b->n; i++) {
-    const pto_ir_stmt *s = b->stmts[i];
+#include "compiler_internal.h"
+#include "pto/ir_builder.h"
+
+typedef struct capture {
+  const pto_ir_value *v;
+  int read, written;
+} capture;
+
+typedef struct scope {
+  const pto_ir_stmt *stmt;
+  const pto_ir_func *orch;
+  char name[128];
+  capture *caps;
+  int ncaps, cap_cap;
+  pto_ir_func *kernel;
+} scope;
+
+typedef struct outliner {
+  const pto_ir_program *src;
+  pto_ir_builder *b;
+  scope *scopes;
+  int nscopes, cap;
+  unsigned char *inside; /* per value id of the orch being scanned: defined inside the scope */
+  pto_status err;
+} outliner;
+
+static pto_status oom(void) { return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory outlining incore scopes"); }
+
+/* ---- finding scopes and what they capture ---------------------------------------------- */
+
+static int add_capture(scope *sc, const pto_ir_value *v, int read, int written) {
+  for (int i = 0; i < sc->ncaps; i++)
+    if (sc->caps[i].v == v) {
+      sc->caps[i].read |= read;
+      sc->caps[i].written |= written;
+      return 0;
+    }
+  if (sc->ncaps == sc->cap_cap) {
+    int n = sc->cap_cap ? sc->cap_cap * 2 : 8;
+    capture *c = realloc(sc->caps, sizeof *c * (size_t)n);
+    if (!c) return -1;
+    sc->caps = c;
+    sc->cap_cap = n;
+  }
+  sc->caps[sc->ncaps++] = (capture){v, read, written};
+  return 0;
+}
+
+/* Records the uses of outside values in e; read/written say how the value is used. */
+static int scan_expr(outliner *o, scope *sc, const pto_ir_expr *e, int read, int written) {
+  if (!e) return 0;
+  switch (e->kind) {
+  case PTO_EXPR_VALUE:
+    if (o->inside[e->value->id]) return 0;
+    return add_capture(sc, e->value, read, written);
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return scan_expr(o, sc, e->a, 1, 0);
+  case PTO_EXPR_BINARY: return scan_expr(o, sc, e->lhs, 1, 0) || scan_expr(o, sc, e->rhs, 1, 0);
+  default: return 0;
+  }
+}
+
+static void mark_inside(outliner *o, pto_ir_value *const *vals, int n) {
+  for (int i = 0; i < n; i++) o->inside[vals[i]->id] = 1;
+}
+
+static int scan_block(outliner *o, scope *sc, const pto_ir_block *blk);
+
+static int scan_stmt(outliner *o, scope *sc, const pto_ir_stmt *s) {
+  int r = 0;
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN: r = scan_expr(o, sc, s->expr, 1, 0); break;
+  case PTO_STMT_OP: {
+    const pto_op_info *info = pto_op_info_get(s->op.opc);
+    int pos = 0;
+    for (int i = 0; i < s->op.nargs && !r; i++) {
+      const pto_ir_arg *a = &s->op.args[i];
+      int is_pos = a->kw == NULL;
+      int written = is_pos && info && (info->write_mask >> pos & 1u);
+      /* tensor.dim asks for a dim: the data is neither read nor written. */
+      int read = !written && !(s->op.opc == PTO_OP_TENSOR_DIM && is_pos && pos == 0);
+      if (a->kind == PTO_ARG_EXPR) r = scan_expr(o, sc, a->expr, read, written);
+      else if (a->kind == PTO_ARG_LIST)
+        for (int k = 0; k < a->list.n && !r; k++) r = scan_expr(o, sc, a->list.items[k], 1, 0);
+      if (is_pos) pos++;
+    }
+    break;
+  }
+  case PTO_STMT_CALL:
+    for (int i = 0; i < s->call.nargs && !r; i++) r = scan_expr(o, sc, s->call.args[i], 1, 0);
+    break;
+  case PTO_STMT_FOR:
+    r = scan_expr(o, sc, s->loop.lo, 1, 0) || scan_expr(o, sc, s->loop.hi, 1, 0) ||
+        scan_expr(o, sc, s->loop.step, 1, 0);
+    for (int i = 0; i < s->loop.niters && !r; i++) r = scan_expr(o, sc, s->loop.inits[i], 1, 0);
+    o->inside[s->loop.iv->id] = 1;
+    mark_inside(o, s->loop.iters, s->loop.niters);
+    if (!r) r = scan_block(o, sc, &s->loop.body);
+    break;
+  case PTO_STMT_IF:
+    r = scan_expr(o, sc, s->branch.cond, 1, 0) || scan_block(o, sc, &s->branch.then_body) ||
+        scan_block(o, sc, &s->branch.else_body);
+    break;
+  case PTO_STMT_INCORE: r = scan_block(o, sc, &s->incore.body); break;
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN:
+    for (int i = 0; i < s->ret.n && !r; i++) r = scan_expr(o, sc, s->ret.vals[i], 1, 0);
+    break;
+  }
+  mark_inside(o, s->results, s->nresults);
+  return r;
+}
+
+static int scan_block(outliner *o, scope *sc, const pto_ir_block *blk) {
+  for (int i = 0; i < blk->n; i++)
+    if (scan_stmt(o, sc, blk->stmts[i])) return -1;
+  return 0;
+}
+
+static int name_taken(const outliner *o, const char *name) {
+  if (pto_ir_program_find_func(o->src, name)) return 1;
+  for (int i = 0; i < o->nscopes; i++)
+    if (!strcmp(o->scopes[i].name, name)) return 1;
+  return 0;
+}
+
+static pto_status add_scope(outliner *o, const pto_ir_func *orch, const pto_ir_stmt *s) {
+  if (o->nscopes == o->cap) {
+    int n = o->cap ? o->cap * 2 : 4;
+    scope *sc = realloc(o->scopes, sizeof *sc * (size_t)n);
+    if (!sc) return oom();
+    o->scopes = sc;
+    o->cap = n;
+  }
+  scope *sc = &o->scopes[o->nscopes];
+  memset(sc, 0, sizeof *sc);
+  sc->stmt = s;
+  sc->orch = orch;
+  /* The scope's string names the kernel (made an identifier); else <orch>_incore<k>. */
+  char base[100];
+  if (s->incore.name && *s->incore.name) {
+    size_t k = 0;
+    for (const char *c = s->incore.name; *c && k < sizeof base - 1; c++)
+      base[k++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_');
+    base[k] = 0;
+    if (base[0] >= '0' && base[0] <= '9') base[0] = '_';
+  } else {
+    snprintf(base, sizeof base, "%s_incore", orch->name);
+  }
+  snprintf(sc->name, sizeof sc->name, "%s", base);
+  for (int k = 0; name_taken(o, sc->name); k++) snprintf(sc->name, sizeof sc->name, "%s%d", base, k);
+  memset(o->inside, 0, (size_t)orch->nvalues);
+  if (scan_block(o, sc, &s->incore.body)) return oom();
+  o->nscopes++;
+  return PTO_OK;
+}
+
+static pto_status find_scopes(outliner *o, const pto_ir_func *f, const pto_ir_block *blk) {
+  for (int i = 0; i < blk->n; i++) {
+    const pto_ir_stmt *s = blk->stmts[i];
+    if (s->kind == PTO_STMT_INCORE) PTO_RETURN_IF_ERROR(add_scope(o, f, s));
+    else if (s->kind == PTO_STMT_FOR) PTO_RETURN_IF_ERROR(find_scopes(o, f, &s->loop.body));
+    else if (s->kind == PTO_STMT_IF) {
+      PTO_RETURN_IF_ERROR(find_scopes(o, f, &s->branch.then_body));
+      PTO_RETURN_IF_ERROR(find_scopes(o, f, &s->branch.else_body));
+    }
+  }
+  return PTO_OK;
+}
+
+/* ---- building the new program ---------------------------------------------------------- */
+
+/* The kernel parameter type of a captured tensor: static dims and symbols kept, any other extent
+ * a fresh symbol. */
+static pto_status param_type(outliner *o, scope *sc, int ci, const pto_ir_type **out) {
+  const pto_ir_type *t = sc->caps[ci].v->type;
+  pto_ir_value_map none = {0};
+  if (t->kind == PTO_TYPE_SCALAR || t->rank < 0) return pto_ir_builder_copy_type(o->b, o->src, t, &none, out);
+  pto_ir_expr *dims[PTO_MAX_RANK];
+  for (int d = 0; d < t->rank; d++) {
+    const pto_ir_expr *e = t->dims[d];
+    if (e->kind == PTO_EXPR_INT || e->kind == PTO_EXPR_SYM) {
+      PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, e, &none, &dims[d]));
+      continue;
+    }
+    char name[160];
+    snprintf(name, sizeof name, "%s_%s_d%d", sc->name, sc->caps[ci].v->name, d);
+    int sym = pto_ir_builder_find_sym(o->b, name, strlen(name));
+    if (sym < 0) PTO_RETURN_IF_ERROR(pto_ir_builder_dynamic(o->b, name, &sym));
+    PTO_RETURN_IF_ERROR(pto_ir_builder_sym(o->b, sym, &dims[d]));
+  }
+  if (t->kind == PTO_TYPE_DTENSOR) return pto_ir_builder_dtensor_type(o->b, t->dtype, t->rank, dims, out);
+  return pto_ir_builder_tensor_type(o->b, t->dtype, t->rank, dims, out);
+}
+
+static pto_dir cap_dir(const capture *c) {
+  if (c->v->type->kind == PTO_TYPE_SCALAR || !c->written) return PTO_DIR_IN;
+  return c->read ? PTO_DIR_INOUT : PTO_DIR_OUT;
+}
+
+static pto_status kernel_header(outliner *o, scope *sc) {
+  pto_ir_builder_set_loc(o->b, sc->stmt->loc);
+  PTO_RETURN_IF_ERROR(pto_ir_builder_func_begin(o->b, PTO_FUNC_KERNEL, sc->name, &sc->kernel));
+  const pto_ir_type *rets[64];
+  int nrets = 0;
+  for (int i = 0; i < sc->ncaps; i++) {
+    const pto_ir_type *t;
+    PTO_RETURN_IF_ERROR(param_type(o, sc, i, &t));
+    pto_dir dir = cap_dir(&sc->caps[i]);
+    pto_ir_value *pv;
+    PTO_RETURN_IF_ERROR(pto_ir_builder_param(o->b, sc->caps[i].v->name, t, dir, dir != PTO_DIR_IN,
+                                             PTO_BIND_NONE, NULL, &pv));
+    if (dir != PTO_DIR_IN) {
+      if (nrets == 64) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "incore scope writes more than 64 tensors");
+      rets[nrets++] = t;
+    }
+  }
+  if (nrets) PTO_RETURN_IF_ERROR(pto_ir_builder_func_rets(o->b, rets, nrets));
+  return pto_ir_builder_header_end(o->b);
+}
+
+static pto_status kernel_body(outliner *o, scope *sc) {
+  pto_ir_value_map m;
+  PTO_RETURN_IF_ERROR(pto_ir_value_map_init(&m, sc->orch->nvalues));
+  for (int i = 0; i < sc->ncaps; i++) m.values[sc->caps[i].v->id] = sc->kernel->params[i].value;
+  pto_status s = pto_ir_builder_body_begin(o->b, sc->kernel);
+  if (!s) s = pto_ir_builder_copy_block(o->b, o->src, &sc->stmt->incore.body, &m);
+  pto_ir_expr *rets[64];
+  int nrets = 0;
+  for (int i = 0; i < sc->ncaps && !s; i++)
+    if (cap_dir(&sc->caps[i]) != PTO_DIR_IN) s = pto_ir_builder_use(o->b, sc->kernel->params[i].value, &rets[nrets++]);
+  if (!s) s = pto_ir_builder_return(o->b, rets, nrets);
+  if (!s) s = pto_ir_builder_body_end(o->b);
+  pto_ir_value_map_clear(&m);
+  return s;
+}
+
+static scope *scope_of(outliner *o, const pto_ir_stmt *s) {
+  for (int i = 0; i < o->nscopes; i++)
+    if (o->scopes[i].stmt == s) return &o->scopes[i];
+  return NULL;
+}
+
+static int contains_incore(const pto_ir_block *blk) {
+  for (int i = 0; i < blk->n; i++) {
+    const pto_ir_stmt *s = blk->stmts[i];
     if (s->kind == PTO_STMT_INCORE) return 1;
-    if (s->kind == PTO_STMT_FOR && has_incore(&s->loop.body)) return 1;
-    if (s->kind == PTO_STMT_IF && (has_incore(&s->branch.then_body) || has_incore(&s->branch.else_body)))
+    if (s->kind == PTO_STMT_FOR && contains_incore(&s->loop.body)) return 1;
+    if (s->kind == PTO_STMT_IF && (contains_incore(&s->branch.then_body) || contains_incore(&s->branch.else_body)))
       return 1;
   }
   return 0;
 }
 
+static pto_status copy_exprs(outliner *o, pto_ir_expr *const *src, int n, pto_ir_value_map *m, pto_ir_expr **out) {
+  for (int i = 0; i < n; i++) PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, src[i], m, &out[i]));
+  return PTO_OK;
+}
+
+static void results_of(pto_ir_value *const *vals, int n, pto_ir_result *out) {
+  for (int i = 0; i < n; i++) out[i] = (pto_ir_result){vals[i]->name, vals[i]->type, vals[i]->loc};
+}
+
+static pto_status rewrite_block(outliner *o, const pto_ir_block *blk, pto_ir_value_map *m);
+
+static pto_status rewrite_stmt(outliner *o, const pto_ir_stmt *s, pto_ir_value_map *m) {
+  pto_ir_builder_set_loc(o->b, s->loc);
+  if (s->kind == PTO_STMT_INCORE) {
+    scope *sc = scope_of(o, s);
+    pto_ir_expr *args[256];
+    if (sc->ncaps > 256) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "incore scope uses more than 256 values");
+    for (int i = 0; i < sc->ncaps; i++) {
+      const pto_ir_value *v = sc->caps[i].v;
+      if (m->values[v->id]) PTO_RETURN_IF_ERROR(pto_ir_builder_use(o->b, m->values[v->id], &args[i]));
+      else PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, m->exprs[v->id], m, &args[i]));
+    }
+    pto_ir_stmt *call;
+    return pto_ir_builder_call(o->b, sc->kernel, args, sc->ncaps, NULL, NULL, 0, &call);
+  }
+  if (s->kind == PTO_STMT_FOR && contains_incore(&s->loop.body)) {
+    pto_ir_expr *lo, *hi, *step = NULL, *inits[64];
+    pto_ir_result iters[64], results[64];
+    if (s->loop.niters > 64) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "more than 64 loop-carried values");
+    PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->loop.lo, m, &lo));
+    PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->loop.hi, m, &hi));
+    if (s->loop.step) PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->loop.step, m, &step));
+    PTO_RETURN_IF_ERROR(copy_exprs(o, s->loop.inits, s->loop.niters, m, inits));
+    results_of(s->loop.iters, s->loop.niters, iters);
+    results_of(s->results, s->nresults, results);
+    pto_ir_stmt *ns;
+    PTO_RETURN_IF_ERROR(pto_ir_builder_for_begin(o->b, s->loop.iv->name, s->loop.parallel, lo, hi, step,
+                                                 iters, inits, s->loop.niters, results, s->nresults, &ns));
+    m->values[s->loop.iv->id] = ns->loop.iv;
+    for (int i = 0; i < s->loop.niters; i++) m->values[s->loop.iters[i]->id] = ns->loop.iters[i];
+    PTO_RETURN_IF_ERROR(rewrite_block(o, &s->loop.body, m));
+    PTO_RETURN_IF_ERROR(pto_ir_builder_for_end(o->b));
+    for (int i = 0; i < s->nresults; i++) m->values[s->results[i]->id] = ns->results[i];
+    return PTO_OK;
+  }
+  if (s->kind == PTO_STMT_IF && (contains_incore(&s->branch.then_body) || contains_incore(&s->branch.else_body))) {
+    pto_ir_expr *cond;
+    pto_ir_result results[64];
+    if (s->nresults > 64) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "more than 64 if results");
+    PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->branch.cond, m, &cond));
+    results_of(s->results, s->nresults, results);
+    pto_ir_stmt *ns;
+    PTO_RETURN_IF_ERROR(pto_ir_builder_if_begin(o->b, cond, results, s->nresults, &ns));
+    PTO_RETURN_IF_ERROR(rewrite_block(o, &s->branch.then_body, m));
+    if (s->branch.has_else) {
+      PTO_RETURN_IF_ERROR(pto_ir_builder_else(o->b));
+      PTO_RETURN_IF_ERROR(rewrite_block(o, &s->branch.else_body, m));
+    }
+    PTO_RETURN_IF_ERROR(pto_ir_builder_if_end(o->b));
+    for (int i = 0; i < s->nresults; i++) m->values[s->results[i]->id] = ns->results[i];
+    return PTO_OK;
+  }
+  return pto_ir_builder_copy_stmt(o->b, o->src, s, m);
+}
+
+static pto_status rewrite_block(outliner *o, const pto_ir_block *blk, pto_ir_value_map *m) {
+  for (int i = 0; i < blk->n; i++) PTO_RETURN_IF_ERROR(rewrite_stmt(o, blk->stmts[i], m));
+  return PTO_OK;
+}
+
+static pto_status rewrite_func(outliner *o, const pto_ir_func *f, pto_ir_func *nf) {
+  if (!contains_incore(&f->body)) return pto_ir_builder_copy_func_body(o->b, o->src, f, nf);
+  pto_ir_value_map m;
+  PTO_RETURN_IF_ERROR(pto_ir_value_map_init(&m, f->nvalues));
+  for (int i = 0; i < f->nparams; i++) m.values[f->params[i].value->id] = nf->params[i].value;
+  pto_status s = pto_ir_builder_body_begin(o->b, nf);
+  if (!s) s = rewrite_block(o, &f->body, &m);
+  if (!s) s = pto_ir_builder_body_end(o->b);
+  pto_ir_value_map_clear(&m);
+  return s;
+}
+
 pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_program) {
   *out_program = NULL;
+  int any = 0, maxvals = 1;
   for (int i = 0; i < p->nfuncs; i++) {
-    if (has_incore(&p->funcs[i]->body))
-      return pto_status_make(PTO_STATUS_UNIMPLEMENTED,
-                             "%s:%d:%d: incore scopes are not outlined yet; write the scope as a kernel "
-                             "and call it",
-                             p->file ? p->file : "<program>", p->funcs[i]->loc.line,
-                             p->funcs[i]->loc.col);
+    any |= contains_incore(&p->funcs[i]->body);
+    if (p->funcs[i]->nvalues > maxvals) maxvals = p->funcs[i]->nvalues;
   }
-  return PTO_OK;
+  if (!any) return PTO_OK;
+  outliner o = {.src = p};
+  o.inside = calloc((size_t)maxvals, 1);
+  pto_ir_func **nfs = calloc((size_t)p->nfuncs, sizeof *nfs);
+  pto_status s = (!o.inside || !nfs) ? oom() : PTO_OK;
+  for (int i = 0; i < p->nfuncs && !s; i++)
+    if (p->funcs[i]->kind != PTO_FUNC_KERNEL) s = find_scopes(&o, p->funcs[i], &p->funcs[i]->body);
+  if (!s) s = pto_ir_builder_create(p->name, p->file, &o.b);
+  for (int i = 0; i < p->nsyms && !s; i++) {
+    int sym;
+    s = pto_ir_builder_dynamic(o.b, p->syms[i], &sym);
+  }
+  for (int i = 0; i < p->nfuncs && !s; i++) s = pto_ir_builder_copy_func_header(o.b, p, p->funcs[i], &nfs[i]);
+  for (int i = 0; i < o.nscopes && !s; i++) s = kernel_header(&o, &o.scopes[i]);
+  for (int i = 0; i < o.nscopes && !s; i++) s = kernel_body(&o, &o.scopes[i]);
+  for (int i = 0; i < p->nfuncs && !s; i++) s = rewrite_func(&o, p->funcs[i], nfs[i]);
+  if (!s) s = pto_ir_builder_finish(o.b, out_program);
+  if (s) s = pto_status_annotate(s, "outlining incore scopes");
+  pto_ir_builder_destroy(o.b);
+  for (int i = 0; i < o.nscopes; i++) free(o.scopes[i].caps);
+  free(o.scopes);
+  free(o.inside);
+  free(nfs);
+  return s;
 }

@@ -53,7 +53,8 @@ static void feed(sink *s, const void *p, size_t n) {
   case SINK_BUFFER:
     if (s->len + n > s->cap) {
       size_t cap = s->cap ? s->cap : 4096;
-      while (cap < s->len + n) cap *= 2;
+      while (cap < s->len + n)
+        cap *= 2;
       unsigned char *nb = realloc(s->buf, cap);
       if (!nb) {
         s->failed = 1;
@@ -78,7 +79,8 @@ static void feed(sink *s, const void *p, size_t n) {
 /* Integers go in little-endian, fixed width, so the stream is the same on every host. */
 static void put_u64(sink *s, uint64_t v) {
   unsigned char b[8];
-  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+  for (int i = 0; i < 8; i++)
+    b[i] = (unsigned char)(v >> (8 * i));
   feed(s, b, 8);
 }
 static void put_u8(sink *s, unsigned v) {
@@ -119,12 +121,14 @@ static void put_type(sink *s, const pto_ir_type *t) {
   put_u8(s, t->kind);
   put_u8(s, t->dtype);
   put_int(s, t->rank);
-  for (int i = 0; i < t->rank && i < PTO_MAX_RANK; i++) put_expr(s, t->dims[i]);
+  for (int i = 0; i < t->rank && i < PTO_MAX_RANK; i++)
+    put_expr(s, t->dims[i]);
   if (t->kind == PTO_TYPE_TILE) {
     put_u8(s, t->space);
     put_u8(s, t->has_valid ? 1 : 0);
     if (t->has_valid)
-      for (int i = 0; i < t->rank && i < PTO_MAX_RANK; i++) put_expr(s, t->valid[i]);
+      for (int i = 0; i < t->rank && i < PTO_MAX_RANK; i++)
+        put_expr(s, t->valid[i]);
   }
 }
 
@@ -179,7 +183,8 @@ static void put_arg(sink *s, const pto_ir_arg *a) {
   case PTO_ARG_DTYPE: put_u8(s, a->dtype); break;
   case PTO_ARG_LIST:
     put_int(s, a->list.n);
-    for (int i = 0; i < a->list.n; i++) put_expr(s, a->list.items[i]);
+    for (int i = 0; i < a->list.n; i++)
+      put_expr(s, a->list.items[i]);
     break;
   case PTO_ARG_STRING:
   case PTO_ARG_WORD: put_str(s, a->str); break;
@@ -192,18 +197,21 @@ static void put_stmt(sink *s, const pto_ir_stmt *st) {
   put_u8(s, TAG_STMT);
   put_u8(s, st->kind);
   put_int(s, st->nresults);
-  for (int i = 0; i < st->nresults; i++) put_value_def(s, st->results[i]);
+  for (int i = 0; i < st->nresults; i++)
+    put_value_def(s, st->results[i]);
   switch (st->kind) {
   case PTO_STMT_ASSIGN: put_expr(s, st->expr); break;
   case PTO_STMT_OP:
     put_int(s, st->op.opc);
     put_int(s, st->op.nargs);
-    for (int i = 0; i < st->op.nargs; i++) put_arg(s, &st->op.args[i]);
+    for (int i = 0; i < st->op.nargs; i++)
+      put_arg(s, &st->op.args[i]);
     break;
   case PTO_STMT_CALL:
     put_int(s, st->call.callee ? st->call.callee->index : -1);
     put_int(s, st->call.nargs);
-    for (int i = 0; i < st->call.nargs; i++) put_expr(s, st->call.args[i]);
+    for (int i = 0; i < st->call.nargs; i++)
+      put_expr(s, st->call.args[i]);
     put_expr(s, st->call.device);
     break;
   case PTO_STMT_FOR:
@@ -232,7 +240,8 @@ static void put_stmt(sink *s, const pto_ir_stmt *st) {
   case PTO_STMT_YIELD:
   case PTO_STMT_RETURN:
     put_int(s, st->ret.n);
-    for (int i = 0; i < st->ret.n; i++) put_expr(s, st->ret.vals[i]);
+    for (int i = 0; i < st->ret.n; i++)
+      put_expr(s, st->ret.vals[i]);
     break;
   }
 }
@@ -240,7 +249,8 @@ static void put_stmt(sink *s, const pto_ir_stmt *st) {
 static void put_block(sink *s, const pto_ir_block *b) {
   put_u8(s, TAG_BLOCK);
   put_int(s, b->n);
-  for (int i = 0; i < b->n; i++) put_stmt(s, b->stmts[i]);
+  for (int i = 0; i < b->n; i++)
+    put_stmt(s, b->stmts[i]);
 }
 
 static void put_func(sink *s, const pto_ir_func *f) {
@@ -258,7 +268,8 @@ static void put_func(sink *s, const pto_ir_func *f) {
     put_expr(s, pa->bind == PTO_BIND_LITERAL ? pa->literal : NULL);
   }
   put_int(s, f->nrets);
-  for (int i = 0; i < f->nrets; i++) put_type(s, f->rets[i]);
+  for (int i = 0; i < f->nrets; i++)
+    put_type(s, f->rets[i]);
   put_int(s, f->nvalues);
   put_block(s, &f->body);
 }
@@ -268,7 +279,8 @@ static void put_program(sink *s, const pto_ir_program *p) {
   put_u64(s, 1); /* serialization format version */
   put_int(s, p->nsyms);
   put_int(s, p->nfuncs);
-  for (int i = 0; i < p->nfuncs; i++) put_func(s, p->funcs[i]);
+  for (int i = 0; i < p->nfuncs; i++)
+    put_func(s, p->funcs[i]);
 }
 
 pto_ir_hash128 pto_ir_program_hash(const pto_ir_program *p) {

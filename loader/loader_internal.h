@@ -4,6 +4,8 @@
 #define PTO_LOADER_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "pto/loader.h"
 
@@ -20,9 +22,38 @@ struct pto_program {
   pto_kernel_fn *kernels;
   char **kernel_names;
   uint64_t scratch_bytes;
+  uint64_t kernels_hid;    /* kernels .so hid (0 for programs made from functions) */
 };
 
 /* An empty program with one reference and nkernels zeroed kernel slots; NULL on OOM. */
 pto_program *pto__loader_program_alloc(int nkernels);
+
+/* ---- files, hashes and ELF (build_id.c, manifest.c) ------------------------------------- */
+
+/* Reads a regular file whole: *out_buf is malloc'd with one NUL byte past *out_len. */
+pto_status pto__loader_read_file(const char *path, uint8_t **out_buf, size_t *out_len);
+/* Lowercase hex of len bytes into out (2 * len + 1 bytes). */
+void pto__loader_hex(const uint8_t *bytes, size_t len, char *out);
+uint64_t pto__loader_fnv1a64(const uint8_t *data, size_t len);
+/* XXH3-128 of a buffer as 32 lowercase hex digits (canonical, big-endian byte order). */
+void pto__loader_hash_mem(const void *data, size_t len, char out_hex[33]);
+/* The Build-ID / hid of an ELF image held in memory; name is used in messages. Same results
+ * and errors as pto_elf_build_id / pto_elf_hid. */
+pto_status pto__loader_build_id_mem(const char *name, const uint8_t *buf, size_t size,
+                                    uint8_t out_id[64], size_t *out_len);
+pto_status pto__loader_hid_mem(const char *name, const uint8_t *buf, size_t size, uint64_t *out_hid);
+/* The Build-ID of an image the dynamic loader mapped for handle (from its PT_NOTE segments in
+ * memory): what actually runs, whatever file is at its path now. */
+pto_status pto__loader_loaded_build_id(void *handle, const char *name, uint8_t out_id[64],
+                                       size_t *out_len);
+
+/* ---- compiling (compile.c) --------------------------------------------------------------- */
+
+/* The dlopen'ed compiler library's table. */
+pto_status pto__loader_compiler(const pto_compiler_api **out_api);
+int pto__loader_compiler_loaded(void);
+/* Compiles p into dir and writes its manifest last. */
+pto_status pto__loader_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
+                                 const char *dir, const char *cache_key);
 
 #endif

@@ -1,1 +1,552 @@
-int pto__runtime_placeholder;
+/* Workers: open/close, device tensors, copies, registration handles and launches. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+
+/* The [STRACE] inv: a process-wide launch counter, so (pid, inv) names one launch across
+ * workers. Process-global, lock-free (an atomic counter). */
+static atomic_ullong g_launch_counter;
+
+#define PTO__RT_DEFAULT_DEVICE_MEMORY (1ull << 30)
+#define PTO__RT_DEFAULT_SCRATCH (256u * 1024u)
+#define PTO__RT_DEFAULT_SPIN_US 40u
+#define PTO__RT_MAX_CORES 1024
+
+void pto_run_config_init(pto_run_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->sz = sizeof *cfg;
+}
+
+static pto_status fail(pto_status_code code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static pto_status fail(pto_status_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pto_status s = pto_status_makev(code, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+/* The worker a token names, or a status saying why there is none. */
+static pto_status get_worker(const pto_worker *wt, const char *fn, pto__rt_worker **out) {
+  pto__rt_gone gone;
+  *out = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, &gone);
+  if (*out) return PTO_OK;
+  return fail(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
+              pto__rt_gone_text(gone, PTO__RT_OBJ_WORKER));
+}
+
+static pto_status not_in_launch(const pto__rt_worker *w, const char *fn) {
+  if (!w->in_launch) return PTO_OK;
+  return fail(PTO_STATUS_FAILED_PRECONDITION,
+              "%s: a launch is running on this worker; call it between launches, not from a "
+              "kernel or the orchestration",
+              fn);
+}
+
+static pto_status normalize_config(const pto_run_config *in, pto_run_config *out) {
+  pto_run_config_init(out);
+  if (in) {
+    if (in->sz < sizeof(size_t) || in->sz > (1u << 20))
+      return fail(PTO_STATUS_INVALID_ARGUMENT,
+                  "pto_run_config.sz is %zu: initialise the config with pto_run_config_init",
+                  in->sz);
+    memcpy(out, in, in->sz < sizeof *out ? in->sz : sizeof *out);
+    out->sz = sizeof *out;
+  }
+  if (out->platform && strcmp(out->platform, "sim") != 0)
+    return fail(PTO_STATUS_UNIMPLEMENTED, "platform '%s' is not available (available: sim)",
+                out->platform);
+  out->platform = "sim";
+  if (out->ncores < 0 || out->ncores > PTO__RT_MAX_CORES)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "ncores %d is out of range (0 for the CPU count, or 1 to %d)",
+                out->ncores, PTO__RT_MAX_CORES);
+  if (out->ncores == 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    out->ncores = n < 1 ? 1 : n > PTO__RT_MAX_CORES ? PTO__RT_MAX_CORES : (int)n;
+  }
+  if (!out->device_memory_bytes) out->device_memory_bytes = PTO__RT_DEFAULT_DEVICE_MEMORY;
+  if (!out->scratch_bytes) out->scratch_bytes = PTO__RT_DEFAULT_SCRATCH;
+  if (!out->idle_spin_us) out->idle_spin_us = PTO__RT_DEFAULT_SPIN_US;
+  if (!out->max_inflight_tasks)
+    out->max_inflight_tasks = out->ncores * 32u > 256u ? (uint32_t)out->ncores * 32u : 256u;
+  if (out->max_inflight_tasks < 2) out->max_inflight_tasks = 2;
+  return PTO_OK;
+}
+
+static int strace_enabled(void) {
+  const char *v = getenv("PTO_LOG_LEVEL");
+  return v && strcasecmp(v, "timing") == 0;
+}
+
+static void destroy_worker(pto__rt_worker *w) {
+  pto__rt_pool_stop(&w->pool);
+  for (pto__rt_handle *h = w->handles; h;) {
+    pto__rt_handle *n = h->next;
+    pto__rt_obj_remove(h->token, PTO__RT_GONE_WORKER_CLOSED);
+    free(h);
+    h = n;
+  }
+  for (pto__rt_dtensor *d = w->tensors; d;) {
+    pto__rt_dtensor *n = d->next;
+    pto__rt_obj_remove(d->token, PTO__RT_GONE_WORKER_CLOSED);
+    free(d);
+    d = n;
+  }
+  for (pto__rt_callable *c = w->callables; c;) {
+    pto__rt_callable *n = c->next;
+    pto_program_release((pto_program *)c->prog);
+    free(c);
+    c = n;
+  }
+  pto__rt_launch_fini(&w->launch);
+  pto__rt_devmem_fini(&w->mem);
+  if (w->token) pto__rt_obj_remove(w->token, PTO__RT_GONE_CLOSED);
+  free(w);
+}
+
+pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
+  if (!out_worker) return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_worker_open: out_worker is NULL");
+  *out_worker = NULL;
+  pto__rt_worker *w = calloc(1, sizeof *w);
+  if (!w) return fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
+  pto_status s = normalize_config(cfg, &w->cfg);
+  if (s) {
+    free(w);
+    return pto_status_annotate(s, "pto_worker_open");
+  }
+  w->scratch_bytes = w->cfg.scratch_bytes;
+  w->strace = strace_enabled();
+  w->next_callable_id = 1;
+  s = pto__rt_devmem_init(&w->mem, w->cfg.device_memory_bytes);
+  if (s) {
+    free(w);
+    return pto_status_annotate(s, "pto_worker_open");
+  }
+  s = pto__rt_launch_init(&w->launch, w);
+  if (!s) {
+    w->token = pto__rt_obj_add(PTO__RT_OBJ_WORKER, w);
+    if (!w->token) s = fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
+  }
+  if (!s) s = pto__rt_pool_start(w, w->cfg.ncores);
+  if (s) {
+    destroy_worker(w);
+    return pto_status_annotate(s, "pto_worker_open");
+  }
+  *out_worker = w->token;
+  return PTO_OK;
+}
+
+void pto_worker_close(pto_worker *wt) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  /* Closed already (idempotent), or called from inside a launch (not allowed: ignored). */
+  if (!w || w->in_launch) return;
+  destroy_worker(w);
+}
+
+int pto_worker_core_count(const pto_worker *wt) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  return w ? w->pool.ncores : -1;
+}
+
+pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *out_info) {
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_memory_info", &w));
+  pto__rt_devmem_info(&w->mem, out_info);
+  return PTO_OK;
+}
+
+/* ---- device tensors ---------------------------------------------------------------------- */
+
+pto_status pto_worker_alloc_tensor(pto_worker *wt, int ndim, const int64_t *shape, pto_dtype dt,
+                                   const void *init, pto_device_tensor **out_tensor) {
+  static const char fn[] = "pto_worker_alloc_tensor";
+  if (!out_tensor) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_tensor is NULL", fn);
+  *out_tensor = NULL;
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
+  if (ndim < 1 || ndim > PTO_MAX_RANK)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: rank %d is out of range (1 to %d)", fn, ndim,
+                PTO_MAX_RANK);
+  if (!shape) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: shape is NULL", fn);
+  if ((unsigned)dt >= PTO_DTYPE_COUNT)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: dtype %d is not a dtype", fn, (int)dt);
+  uint64_t nbytes = pto_dtype_size(dt);
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] < 0)
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: dim %d is negative (%lld)", fn, d,
+                  (long long)shape[d]);
+    if (__builtin_mul_overflow(nbytes, (uint64_t)shape[d], &nbytes))
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: the tensor's size overflows", fn);
+  }
+  uint64_t addr;
+  pto_status s = pto__rt_devmem_alloc(&w->mem, nbytes, 64, "a device tensor", &addr);
+  if (s) return pto_status_annotate(s, "%s", fn);
+  pto__rt_dtensor *d = calloc(1, sizeof *d);
+  if (d) d->token = pto__rt_obj_add(PTO__RT_OBJ_TENSOR, d);
+  if (!d || !d->token) {
+    free(d);
+    pto__rt_devmem_free(&w->mem, addr);
+    return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  d->w = w;
+  d->addr = addr;
+  d->nbytes = nbytes;
+  d->dtype = dt;
+  d->rank = ndim;
+  memcpy(d->shape, shape, (size_t)ndim * sizeof *shape);
+  void *host = pto__rt_devmem_host(&w->mem, addr);
+  if (init)
+    memcpy(host, init, (size_t)nbytes);
+  else
+    memset(host, 0, (size_t)nbytes);
+  d->next = w->tensors;
+  if (w->tensors) w->tensors->prev = d;
+  w->tensors = d;
+  *out_tensor = d->token;
+  return PTO_OK;
+}
+
+pto_status pto_worker_free_tensor(pto_worker *wt, pto_device_tensor *t) {
+  static const char fn[] = "pto_worker_free_tensor";
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
+  pto__rt_gone gone;
+  pto__rt_dtensor *d = pto__rt_obj_get(t, PTO__RT_OBJ_TENSOR, &gone);
+  if (!d) {
+    if (gone == PTO__RT_GONE_FREED) return PTO_OK; /* freed already: a no-op */
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: %s", fn,
+                pto__rt_gone_text(gone, PTO__RT_OBJ_TENSOR));
+  }
+  if (d->w != w)
+    return fail(PTO_STATUS_INVALID_ARGUMENT,
+                "%s: the device tensor belongs to another worker; free it on the worker that "
+                "allocated it",
+                fn);
+  pto__rt_devmem_free(&w->mem, d->addr);
+  if (d->prev)
+    d->prev->next = d->next;
+  else
+    w->tensors = d->next;
+  if (d->next) d->next->prev = d->prev;
+  pto__rt_obj_remove(d->token, PTO__RT_GONE_FREED);
+  free(d);
+  return PTO_OK;
+}
+
+pto_status pto_device_tensor_describe(const pto_device_tensor *t,
+                                      pto_device_tensor_info *out_info) {
+  pto__rt_gone gone;
+  const pto__rt_dtensor *d = pto__rt_obj_get(t, PTO__RT_OBJ_TENSOR, &gone);
+  if (!d)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_device_tensor_describe: %s",
+                pto__rt_gone_text(gone, PTO__RT_OBJ_TENSOR));
+  memset(out_info, 0, sizeof *out_info);
+  out_info->addr = d->addr;
+  out_info->nbytes = d->nbytes;
+  out_info->dtype = d->dtype;
+  out_info->rank = d->rank;
+  memcpy(out_info->shape, d->shape, sizeof d->shape);
+  return PTO_OK;
+}
+
+uint64_t pto_device_tensor_addr(const pto_device_tensor *t) {
+  const pto__rt_dtensor *d = pto__rt_obj_get(t, PTO__RT_OBJ_TENSOR, NULL);
+  return d ? d->addr : 0;
+}
+
+pto_dtype pto_device_tensor_dtype(const pto_device_tensor *t) {
+  const pto__rt_dtensor *d = pto__rt_obj_get(t, PTO__RT_OBJ_TENSOR, NULL);
+  return d ? d->dtype : PTO_DTYPE_COUNT;
+}
+
+int pto_device_tensor_rank(const pto_device_tensor *t) {
+  const pto__rt_dtensor *d = pto__rt_obj_get(t, PTO__RT_OBJ_TENSOR, NULL);
+  return d ? d->rank : -1;
+}
+
+int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis) {
+  const pto__rt_dtensor *d = pto__rt_obj_get(t, PTO__RT_OBJ_TENSOR, NULL);
+  return d && axis >= 0 && axis < d->rank ? d->shape[axis] : -1;
+}
+
+static pto_status check_copy(pto__rt_worker *w, const char *fn, uint64_t dev_ptr,
+                             const void *host, size_t n) {
+  PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
+  if (n && !host) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
+  uint64_t nbytes;
+  if (!pto__rt_devmem_size(&w->mem, dev_ptr, &nbytes))
+    return fail(PTO_STATUS_INVALID_ARGUMENT,
+                "%s: device address 0x%llx is not the start of an allocation of this worker", fn,
+                (unsigned long long)dev_ptr);
+  if (n > nbytes)
+    return fail(PTO_STATUS_INVALID_ARGUMENT,
+                "%s: %zu bytes exceed the allocation at 0x%llx, which has %llu bytes", fn, n,
+                (unsigned long long)dev_ptr, (unsigned long long)nbytes);
+  return PTO_OK;
+}
+
+pto_status pto_worker_copy_to(pto_worker *wt, uint64_t dev_ptr, const void *host, size_t n) {
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_copy_to", &w));
+  PTO_RETURN_IF_ERROR(check_copy(w, "pto_worker_copy_to", dev_ptr, host, n));
+  if (n) memcpy(pto__rt_devmem_host(&w->mem, dev_ptr), host, n);
+  return PTO_OK;
+}
+
+pto_status pto_worker_copy_from(pto_worker *wt, void *host, uint64_t dev_ptr, size_t n) {
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_copy_from", &w));
+  PTO_RETURN_IF_ERROR(check_copy(w, "pto_worker_copy_from", dev_ptr, host, n));
+  if (n) memcpy(host, pto__rt_devmem_host(&w->mem, dev_ptr), n);
+  return PTO_OK;
+}
+
+/* ---- registration ------------------------------------------------------------------------ */
+
+static pto_status validate_program(const pto_program *p) {
+  const pto_signature *sig = pto_program_signature(p);
+  const char *entry = sig->entry ? sig->entry : "?";
+  if (sig->nparams < 0 || (sig->nparams > 0 && !sig->params))
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': malformed signature (%d parameters)",
+                entry, sig->nparams);
+  for (int i = 0; i < sig->nparams; i++) {
+    const pto_sig_param *q = &sig->params[i];
+    const char *name = q->name ? q->name : "?";
+    if (!q->name)
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': parameter %d has no name", entry, i);
+    if ((unsigned)q->dtype >= PTO_DTYPE_COUNT)
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': parameter '%s' has dtype %d", entry,
+                  name, (int)q->dtype);
+    if (!q->is_tensor) continue;
+    if (q->rank < 1 || q->rank > PTO_MAX_RANK)
+      return fail(PTO_STATUS_INVALID_ARGUMENT,
+                  "program '%s': parameter '%s' has rank %d (1 to %d)", entry, name, q->rank,
+                  PTO_MAX_RANK);
+    if (q->dir != PTO_DIR_IN && q->dir != PTO_DIR_OUT && q->dir != PTO_DIR_INOUT)
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': parameter '%s' has direction %d",
+                  entry, name, (int)q->dir);
+    for (int d = 0; d < q->rank; d++) {
+      int sym = q->dims[d].sym;
+      if (sym >= sig->nsyms || (sym < 0 && q->dims[d].value < 0))
+        return fail(PTO_STATUS_INVALID_ARGUMENT,
+                    "program '%s': parameter '%s' dim %d is neither static nor a known symbol",
+                    entry, name, d);
+    }
+  }
+  if (!pto_program_orch_entry(p))
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s' has no orchestration entry", entry);
+  int nk = pto_program_kernel_count(p);
+  for (int k = 0; k < nk; k++)
+    if (!pto_program_kernel(p, k))
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': kernel %d ('%s') has no function",
+                  entry, k, pto_program_kernel_name(p, k));
+  return PTO_OK;
+}
+
+static pto__rt_callable *find_callable(pto__rt_worker *w, const pto_program *p) {
+  for (pto__rt_callable *c = w->callables; c; c = c->next)
+    if (c->prog == p) return c;
+  return NULL;
+}
+
+static pto_status get_callable(pto__rt_worker *w, const pto_program *p, const char *fn,
+                               pto__rt_callable **out) {
+  *out = find_callable(w, p);
+  if (*out) return PTO_OK;
+  pto_status s = validate_program(p);
+  if (s) return pto_status_annotate(s, "%s", fn);
+  uint64_t scratch = pto_program_scratch_bytes(p);
+  if (scratch > w->scratch_bytes) {
+    s = pto__rt_pool_grow_scratch(&w->pool, scratch);
+    if (s) return pto_status_annotate(s, "%s", fn);
+    w->scratch_bytes = scratch;
+  }
+  pto__rt_callable *c = calloc(1, sizeof *c);
+  if (!c) return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  pto_program_retain((pto_program *)p);
+  c->prog = p;
+  c->id = w->next_callable_id++;
+  c->next = w->callables;
+  if (w->callables) w->callables->prev = c;
+  w->callables = c;
+  *out = c;
+  return PTO_OK;
+}
+
+static void release_callable(pto__rt_worker *w, pto__rt_callable *c) {
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    w->callables = c->next;
+  if (c->next) c->next->prev = c->prev;
+  pto_program_release((pto_program *)c->prog);
+  free(c);
+}
+
+pto_status pto_worker_register(pto_worker *wt, const pto_program *p, pto_handle **out_handle) {
+  static const char fn[] = "pto_worker_register";
+  if (!out_handle) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_handle is NULL", fn);
+  *out_handle = NULL;
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
+  if (!p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
+  pto__rt_callable *c;
+  PTO_RETURN_IF_ERROR(get_callable(w, p, fn, &c));
+  pto__rt_handle *h = calloc(1, sizeof *h);
+  if (h) h->token = pto__rt_obj_add(PTO__RT_OBJ_HANDLE, h);
+  if (!h || !h->token) {
+    free(h);
+    if (!c->nhandles && !c->implicit) release_callable(w, c);
+    return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  h->w = w;
+  h->callable = c;
+  c->nhandles++;
+  h->next = w->handles;
+  if (w->handles) w->handles->prev = h;
+  w->handles = h;
+  *out_handle = h->token;
+  return PTO_OK;
+}
+
+int64_t pto_handle_callable_id(const pto_handle *ht) {
+  const pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, NULL);
+  return h ? h->callable->id : -1;
+}
+
+void pto_handle_unregister(pto_handle *ht) {
+  pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, NULL);
+  if (!h || h->w->in_launch) return;
+  pto__rt_worker *w = h->w;
+  pto__rt_callable *c = h->callable;
+  if (h->prev)
+    h->prev->next = h->next;
+  else
+    w->handles = h->next;
+  if (h->next) h->next->prev = h->prev;
+  pto__rt_obj_remove(h->token, PTO__RT_GONE_UNREGISTERED);
+  free(h);
+  if (--c->nhandles == 0 && !c->implicit) release_callable(w, c);
+}
+
+/* ---- launches ---------------------------------------------------------------------------- */
+
+static void set_span(pto_launch_record *r, const char *name, int depth, uint64_t ts, uint64_t end,
+                     bool dev) {
+  pto_span *s = &r->spans[r->nspans++];
+  s->name = name;
+  s->depth = depth;
+  s->ts_ns = ts;
+  s->dur_ns = end > ts ? end - ts : 0;
+  s->is_device = dev;
+}
+
+static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *args,
+                         size_t nargs) {
+  const pto_program *prog = c->prog;
+  const pto_signature *sig = pto_program_signature(prog);
+  const char *entry = sig->entry && *sig->entry ? sig->entry : "entry";
+  if (w->in_launch)
+    return fail(PTO_STATUS_FAILED_PRECONDITION,
+                "launch of '%s': a launch is already running on this worker (called from a "
+                "kernel or the orchestration?)",
+                entry);
+  if (nargs && !args)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "launch of '%s': args is NULL", entry);
+  uint64_t t0 = pto__rt_now_ns();
+  pto_status s = pto__rt_validate_args(w, sig, args, nargs);
+  if (s) return pto_status_annotate(s, "launch of '%s'", entry);
+  /* Cores asleep since the last launch start spinning now, while the arguments are copied, so
+   * the first task does not pay for a wake-up. */
+  pto__rt_pool_wake(&w->pool);
+  w->in_launch = 1;
+  pto__rt_bound b;
+  s = pto__rt_bind_args(w, sig, args, &b);
+  if (s) {
+    w->in_launch = 0;
+    return pto_status_annotate(s, "launch of '%s'", entry);
+  }
+  uint64_t t_bind = pto__rt_now_ns();
+  pto__rt_launch *L = &w->launch;
+  pto__rt_launch_begin(L, prog);
+  uint64_t t_run0 = pto__rt_now_ns();
+  pto_orch_bind_fn bindfn = pto_program_orch_bind(prog);
+  if (bindfn) bindfn(&L->api);
+  pto_orch_args oa;
+  oa.tensors = b.tensors;
+  oa.scalars = b.scalars;
+  oa.ntensors = b.ntensors;
+  oa.nscalars = b.nscalars;
+  uint64_t t_orch0 = pto__rt_now_ns();
+  pto_program_orch_entry(prog)(&oa);
+  uint64_t t_orch1 = pto__rt_now_ns();
+  uint64_t first, last;
+  s = pto__rt_launch_finish(L, &first, &last);
+  uint64_t t_run1 = pto__rt_now_ns();
+  pto__rt_unbind_args(w, &b, s == PTO_OK);
+  uint64_t t_end = pto__rt_now_ns();
+  w->in_launch = 0;
+
+  pto_launch_record *r = &w->last;
+  memset(r, 0, sizeof *r);
+  r->inv = atomic_fetch_add(&g_launch_counter, 1) + 1;
+  r->hid = pto_program_hid(prog);
+  r->callable_id = c->id;
+  r->ntasks = L->ntasks;
+  r->ok = s == PTO_OK;
+  uint64_t dev0 = first && first < t_orch0 ? first : t_orch0;
+  uint64_t dev1 = last > t_orch1 ? last : t_orch1;
+  set_span(r, "chip.run", 0, t0, t_end, false);
+  set_span(r, "chip.run.bind", 1, t0, t_bind, false);
+  set_span(r, "chip.run.runner_run", 1, t_run0, t_run1, false);
+  set_span(r, "chip.run.runner_run.device_wall", 2, dev0, dev1, true);
+  set_span(r, "chip.run.runner_run.device_wall.orch", 3, t_orch0, t_orch1, true);
+  set_span(r, "chip.run.runner_run.device_wall.sched", 3, first ? first : t_orch0,
+           first ? last : t_orch0, true);
+  set_span(r, "chip.run.copy_back", 1, t_run1, t_end, false);
+  w->have_last = 1;
+  if (w->strace) pto__rt_emit_strace(r);
+  if (s) return pto_status_annotate(s, "launch of '%s'", entry);
+  return PTO_OK;
+}
+
+pto_status pto_handle_call(pto_handle *ht, const pto_arg *args, size_t nargs) {
+  pto__rt_gone gone;
+  pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, &gone);
+  if (!h)
+    return fail(PTO_STATUS_FAILED_PRECONDITION, "pto_handle_call: %s",
+                pto__rt_gone_text(gone, PTO__RT_OBJ_HANDLE));
+  return launch(h->w, h->callable, args, nargs);
+}
+
+pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *args,
+                          size_t nargs) {
+  static const char fn[] = "pto_worker_run";
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  if (!p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
+  if (w->in_launch) return not_in_launch(w, fn);
+  pto__rt_callable *c;
+  PTO_RETURN_IF_ERROR(get_callable(w, p, fn, &c));
+  c->implicit = 1;
+  return launch(w, c, args, nargs);
+}
+
+pto_status pto_worker_last_launch(const pto_worker *wt, pto_launch_record *out_record) {
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_last_launch", &w));
+  if (!w->have_last)
+    return fail(PTO_STATUS_NOT_FOUND, "pto_worker_last_launch: no launch has run on this worker");
+  *out_record = w->last;
+  return PTO_OK;
+}

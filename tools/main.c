@@ -1,2 +1,93 @@
+/* pto: compile, run and inspect tile-kernel programs (shared/design/CLI.md). */
+#include <stdarg.h>
 #include <stdio.h>
-int main(void) { puts("pto"); return 0; }
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+static const pto_cmd *const k_cmds[] = {&cli_cmd_compile, &cli_cmd_run,      &cli_cmd_fmt,
+                                        &cli_cmd_check,   &cli_cmd_build_id, &cli_cmd_cache,
+                                        &cli_cmd_rebuild};
+enum { NCMDS = sizeof k_cmds / sizeof k_cmds[0] };
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: pto <command> [options]\n"
+          "\n"
+          "pto compiles PTIR tile-kernel programs ahead of time, caches the binaries and runs them\n"
+          "on the sim platform (a CPU device).\n"
+          "\n"
+          "commands:\n");
+  for (int i = 0; i < NCMDS; i++) fprintf(f, "  %-10s %s\n", k_cmds[i]->name, k_cmds[i]->summary);
+  fprintf(f,
+          "\n"
+          "'pto <command> --help' explains a command, with an example.\n"
+          "\n"
+          "example:\n"
+          "  pto run examples/add.ptir --dim M=100 --check\n");
+}
+
+int cli_is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cli_fail(const char *cmd, pto_status s) {
+  pto_status_code c = pto_status_code_of(s);
+  fprintf(stderr, "pto %s: %s\n", cmd, pto_status_message(s));
+  pto_status_free(s);
+  return c == PTO_STATUS_INVALID_ARGUMENT || c == PTO_STATUS_NOT_FOUND ? PTO_EXIT_USAGE
+                                                                       : PTO_EXIT_FAILED;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "pto %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nsee 'pto %s --help'\n", cmd);
+  va_end(ap);
+  return PTO_EXIT_USAGE;
+}
+
+int cli_wants_help(const pto_cmd *cmd, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) break;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      fputs(cmd->usage, stdout);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return PTO_EXIT_USAGE;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    if (argc > 2 && strcmp(argv[1], "help") == 0) {
+      for (int i = 0; i < NCMDS; i++)
+        if (!strcmp(argv[2], k_cmds[i]->name)) {
+          fputs(k_cmds[i]->usage, stdout);
+          return PTO_EXIT_OK;
+        }
+    }
+    usage(stdout);
+    return PTO_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("pto %s\n", PTO_VERSION_STRING);
+    return PTO_EXIT_OK;
+  }
+  for (int i = 0; i < NCMDS; i++) {
+    if (strcmp(argv[1], k_cmds[i]->name) != 0) continue;
+    if (cli_wants_help(k_cmds[i], argc - 1, argv + 1)) return PTO_EXIT_OK;
+    return k_cmds[i]->run(argc - 1, argv + 1);
+  }
+  fprintf(stderr, "pto: '%s' is not a pto command\n\n", argv[1]);
+  usage(stderr);
+  return PTO_EXIT_USAGE;
+}

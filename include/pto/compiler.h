@@ -33,8 +33,15 @@ typedef struct pto_compile_options {
   int nsamples;
 } pto_compile_options;
 
-/* Fills defaults: sz set, platform "sim", opt_level 2. */
-void pto_compile_options_init(pto_compile_options *opt);
+/* Fills defaults: sz set, platform "sim", opt_level 2. Inline: the loader and tools use it
+ * without linking the compiler. */
+static inline void pto_compile_options_init(pto_compile_options *opt) {
+  pto_compile_options zero = {0};
+  *opt = zero;
+  opt->sz = sizeof *opt;
+  opt->platform = "sim";
+  opt->opt_level = 2;
+}
 
 typedef struct pto_compiled_kernel {
   char *name;           /* PTIR function name */

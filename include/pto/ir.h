@@ -53,7 +53,11 @@ typedef struct pto_ir_type {
    * -1, dims unused. */
   int rank;
   /* Each dim is an expression of dtype index: an INT literal (static) or a SYM (dynamic) for
-   * tensors; INT literals for tile shapes. Tile valid dims may be any index expression. */
+   * tensors; INT literals for tile shapes. Tile valid dims may be any index expression.
+   * Parameter and '->' types hold only INT and SYM dims. The type deduced for an op result may
+   * hold a derived extent, any index expression over symbols and values in scope: tensor.slice
+   * gives min(extent, dim - offset) where that is not static (e.g. min(32, M - %row0)), and
+   * tensor.create its shape list's expressions. Such an extent is dynamic, bound at launch. */
   pto_ir_expr *dims[PTO_MAX_RANK];
   pto_space space;      /* tile only; PTO_SPACE_VEC when not written */
   int has_valid;        /* tile only */
@@ -225,7 +229,7 @@ typedef struct pto_op_info {
   int allowed_in;       /* PTO_IN_* bits */
   int min_pos, max_pos; /* positional argument count range */
   const char *keywords; /* space-separated allowed keywords in canonical print order, "" none */
-  int nresults;         /* 0 or 1 */
+  int nresults;         /* 0 or 1; optional (0 or 1 named) for ops with a write_mask */
   /* Per positional argument: 1 if the op writes that operand (tile.store's target, dist writes).
    * Bit i of write_mask is positional argument i. */
   unsigned write_mask;
@@ -336,6 +340,11 @@ struct pto_ir_program {
   pto_ir_func **funcs;
   int nfuncs;
   struct pto_arena *arena; /* owns every node */
+  /* pto_compile's memo of pto_ir_program_hash (loader/cache.c): valid while the arena still
+   * holds memo_arena_bytes, so a program grown through the builder is hashed again. Guarded by
+   * the loader's cache lock; zero in a new program. Do not edit nodes in place after compiling. */
+  uint64_t memo_hash_lo, memo_hash_hi;
+  size_t memo_arena_bytes;
 };
 
 /* ---- reading, printing, checking ------------------------------------------------------- */
@@ -373,6 +382,9 @@ pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_i
 const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
 /* Evaluates an index expression made of INT literals only; returns 0 and sets *out if static. */
 int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out);
+/* Bytes of tiles per space that f's ops allocate (nested blocks included; in-place results such
+ * as tile.matmul_acc's add nothing). The verifier checks kernels against the sim capacities. */
+void pto_ir_kernel_footprint(const pto_ir_func *f, uint64_t out_bytes[PTO_SPACE_COUNT]);
 
 /* ---- the reference interpreter -------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "pto/compiler.h" /* pto_compile_options only: the loader never links the compiler */
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
 #include "pto/signature.h"
@@ -38,6 +39,15 @@ void pto_hid_format(uint64_t hid, char buf[17]);
  * rebuilds stale binaries when rebuild_stale (else fails naming the stale file), dlopens. */
 pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program);
 
+/* Rebuilds what hand edits made stale in a work dir (ARCHITECTURE.md "Work dir"): an edited
+ * orchestration/<orch>.cpp -> its .so; an edited kernels/<k>.ll -> its .o, then kernels.so
+ * relinked; a binary that is missing or no longer matches its recorded hash is rebuilt from its
+ * source too. Records the new content hashes and Build-IDs and writes the manifest last and
+ * atomically. *out_rebuilt (may be NULL) counts the files rebuilt: 0 when nothing was stale, in
+ * which case the compiler library (and LLVM) is not loaded. A program loaded from the dir before
+ * keeps running its old binaries; pto_program_load_dir afterwards loads the new ones. */
+pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt);
+
 /* For embedders and tests with functions in hand (no shared objects): a program whose
  * orchestration and kernels are the given function pointers. sig is copied; names copied. */
 pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_bind_fn bind,
@@ -61,6 +71,24 @@ const char *pto_program_kernel_name(const pto_program *p, int kernel_id);
 uint64_t pto_program_scratch_bytes(const pto_program *p);
 /* The work dir it was loaded from, or NULL. */
 const char *pto_program_work_dir(const pto_program *p);
+
+/* ---- compiling (the compiler library is dlopen'ed on demand) ----------------------------- */
+
+/* Compiles through the binary cache and loads the result: a hit loads the cached entry without
+ * loading the compiler (or LLVM); a miss compiles, publishes and loads. */
+pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
+                       pto_program **out_program);
+/* Compiles without touching the cache (a temporary work dir, removed after loading). */
+pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
+                                pto_program **out_program);
+/* Writes a complete work dir at dir (created if missing); the manifest is written last. */
+pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
+                              const char *dir, int use_cache);
+/* The cache key (32 hex digits) and, if out_text, the text that was hashed (malloc'd). */
+pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt, char out_hex[33],
+                         char **out_text);
+/* $PTO_CACHE_DIR, else $XDG_CACHE_HOME/pto, else ~/.cache/pto. */
+pto_status pto_cache_dir(char *out, size_t n);
 
 #ifdef __cplusplus
 }

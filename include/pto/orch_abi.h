@@ -67,6 +67,10 @@ typedef struct pto_orch_api {
   int32_t (*read_element)(void *ctx, const pto_orch_tensor *t, const int64_t *idx, void *out_elem);
   void (*report_fatal)(void *ctx, int32_t code, const char *msg);
   int32_t (*is_fatal)(void *ctx);
+  /* Present when size covers it. set_tensor_data: waits for the tasks that read or write the
+   * element, then copies elem (one element of t's dtype) into it. */
+  int32_t (*write_element)(void *ctx, const pto_orch_tensor *t, const int64_t *idx,
+                           const void *elem);
 } pto_orch_api;
 
 typedef uint32_t (*pto_orch_abi_version_fn)(void);

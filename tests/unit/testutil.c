@@ -49,8 +49,10 @@ int tu_write_file(const char *path, const char *text) {
 char *tu_mkdtemp(const char *tag) {
   const char *tmp = getenv("TMPDIR");
   if (!tmp || !*tmp) tmp = "/tmp";
-  char *p = malloc(strlen(tmp) + strlen(tag) + 32);
-  sprintf(p, "%s/pto-%s-XXXXXX", tmp, tag);
+  size_t n = strlen(tmp) + strlen(tag) + 32;
+  char *p = malloc(n);
+  if (!p) return NULL;
+  snprintf(p, n, "%s/pto-%s-XXXXXX", tmp, tag);
   if (!mkdtemp(p)) {
     free(p);
     return NULL;
@@ -59,8 +61,10 @@ char *tu_mkdtemp(const char *tag) {
 }
 
 void tu_rmtree(const char *path) {
-  char *cmd = malloc(strlen(path) + 16);
-  sprintf(cmd, "rm -rf '%s'", path);
+  size_t n = strlen(path) + 16;
+  char *cmd = malloc(n);
+  if (!cmd) return;
+  snprintf(cmd, n, "rm -rf '%s'", path);
   if (system(cmd) != 0) {
   }
   free(cmd);
@@ -73,8 +77,13 @@ int tu_run(char **out_output, const char *fmt, ...) {
   if (vasprintf(&cmd, fmt, ap) < 0) cmd = NULL;
   va_end(ap);
   if (!cmd) return -1;
-  char *full = malloc(strlen(cmd) + 16);
-  sprintf(full, "(%s) 2>&1", cmd);
+  size_t full_len = strlen(cmd) + 16;
+  char *full = malloc(full_len);
+  if (!full) {
+    free(cmd);
+    return -1;
+  }
+  snprintf(full, full_len, "(%s) 2>&1", cmd);
   free(cmd);
   FILE *p = popen(full, "r");
   free(full);

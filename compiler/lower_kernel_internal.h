@@ -1,0 +1,160 @@
+/* Shared state of the kernel code generator (lower_kernel.c, lower_plan.c, lower_ops.c).
+ *
+ * The planner runs first over the kernel body: it numbers statements in pre-order, computes each
+ * tile's live range (a tile defined outside a loop and used inside lives to the loop's end), puts
+ * aliases (tile.move, loop-carried values and their results) into one buffer group, lets
+ * elementwise ops take over a dying operand's buffer, and assigns 64-byte aligned offsets so that
+ * groups whose ranges overlap never share bytes. Code generation then walks the body in the same
+ * order. */
+#ifndef PTO_COMPILER_LOWER_KERNEL_INTERNAL_H
+#define PTO_COMPILER_LOWER_KERNEL_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include <llvm-c/Core.h>
+
+#include "lower_internal.h"
+#include "pto/ir.h"
+#include "pto/kernel_abi.h"
+
+typedef struct lw_group {
+  int64_t bytes;
+  int start, end; /* statement positions, inclusive */
+  int64_t offset;
+  int parent;     /* union-find; itself when a root */
+  int iter;       /* a loop-carried buffer: taken over in place only by its own next value */
+  int loop_pos;   /* iter: position of the for statement */
+  int iter_index; /* iter: which carried value */
+  int dead;       /* no storage: every value of it lives inside one fused loop */
+} lw_group;
+
+typedef struct lw_tile {
+  LLVMValueRef base; /* element 0 in the scratch arena; NULL while fused away */
+  int64_t rows, cols;
+  pto_dtype dt;
+  LLVMValueRef vr, vc; /* runtime valid extents (i64), within [0, rows] x [0, cols] */
+} lw_tile;
+
+typedef struct lw_tensor {
+  LLVMValueRef data;
+  int rank;
+  pto_dtype dt;
+  LLVMValueRef shape[PTO_MAX_RANK];  /* i64 */
+  LLVMValueRef stride[PTO_MAX_RANK]; /* i64, elements */
+} lw_tensor;
+
+enum { LW_V_NONE = 0, LW_V_SCALAR, LW_V_TILE, LW_V_TENSOR };
+
+/* group_of value of a tile that exists only inside a fused elementwise loop. */
+#define LW_FUSED (-2)
+
+typedef struct lw_value {
+  int kind;
+  LLVMValueRef v; /* scalar, in its compute type */
+  lw_tile tile;
+  int tensor; /* index into lw.tensors */
+} lw_value;
+
+typedef struct lw_loop {
+  LLVMBasicBlockRef pre, header, body, exit;
+  LLVMValueRef iv, lo;
+} lw_loop;
+
+typedef enum lw_bin { LW_ADD, LW_SUB, LW_MUL, LW_DIV, LW_MOD, LW_MIN, LW_MAX } lw_bin;
+typedef enum lw_un { LW_EXP, LW_LOG, LW_SQRT, LW_RSQRT, LW_RECIP, LW_RELU, LW_NEG, LW_ABS } lw_un;
+
+/* Per statement position, what the planner decided. */
+typedef struct lw_stmt_plan {
+  const pto_ir_stmt *s;
+  const pto_ir_block *blk; /* the block holding s */
+  int end;                 /* last position inside a for/if body; the position itself otherwise */
+  int fuse_len;            /* >1: this elementwise statement starts a fused run of that many */
+  int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
+} lw_stmt_plan;
+
+typedef struct lw {
+  const pto_ir_program *p;
+  const pto_ir_func *k;
+  int is_entry;
+  pto_status err;
+
+  LLVMContextRef c;
+  LLVMModuleRef m;
+  LLVMBuilderRef b;
+  LLVMValueRef fn;
+  LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
+  LLVMTypeRef t_desc, t_ctx;
+  LLVMValueRef arg_tensors, arg_scalars, arg_ctx;
+  LLVMValueRef scratch;
+  LLVMValueRef divzero; /* i8 alloca: a tile op met an integer zero divisor */
+
+  LLVMValueRef md_scratch, md_tensor;
+  unsigned kind_scope, kind_noalias;
+
+  LLVMValueRef *syms; /* per program symbol, i64, or NULL when unbound */
+  lw_value *vals;     /* per value id */
+  lw_tensor *tensors;
+  int ntensors;
+
+  /* plan */
+  lw_stmt_plan *plan; /* per position */
+  int npos;
+  int *def_pos;  /* per value id: the position that defines it; -1 for parameters */
+  int *group_of; /* per value id: buffer group, -1 when none, LW_FUSED when fused away */
+  int *last_use; /* per value id: last position that reads it (loops extend), -1 unused */
+  lw_group *groups;
+  int ngroups, capgroups;
+  int64_t footprint;
+  LLVMValueRef *group_base; /* per group root: its address */
+  int cur_pos;              /* codegen: position of the statement being lowered */
+} lw;
+
+void pto__lower_fail(lw *L, pto_status_code code, pto_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+LLVMValueRef pto__lower_i64(lw *L, int64_t v);
+LLVMTypeRef pto__lower_storage_type(lw *L, pto_dtype dt);
+LLVMTypeRef pto__lower_compute_type(lw *L, pto_dtype dt);
+LLVMValueRef pto__lower_call_intrinsic(lw *L, const char *name, LLVMTypeRef *over, int nover,
+                                       LLVMValueRef *args, int nargs, const char *vname);
+LLVMAttributeRef pto__lower_enum_attr(lw *L, const char *name);
+LLVMValueRef pto__lower_to_compute(lw *L, pto_dtype dt, LLVMValueRef raw);
+LLVMValueRef pto__lower_to_storage(lw *L, pto_dtype dt, LLVMValueRef v);
+LLVMValueRef pto__lower_round(lw *L, pto_dtype dt, LLVMValueRef v);
+LLVMValueRef pto__lower_convert(lw *L, LLVMValueRef v, pto_dtype from, pto_dtype to);
+void pto__lower_tag(lw *L, LLVMValueRef inst, int is_tensor);
+LLVMValueRef pto__lower_tile_load(lw *L, LLVMValueRef base, pto_dtype dt, LLVMValueRef idx);
+void pto__lower_tile_store(lw *L, LLVMValueRef base, pto_dtype dt, LLVMValueRef idx,
+                           LLVMValueRef raw);
+LLVMValueRef pto__lower_loop_begin(lw *L, lw_loop *lp, LLVMValueRef lo, LLVMValueRef hi,
+                                   const char *name);
+void pto__lower_loop_end(lw *L, lw_loop *lp);
+void pto__lower_fail_if(lw *L, LLVMValueRef cond, int code, LLVMValueRef d0, LLVMValueRef d1);
+LLVMValueRef pto__lower_smin(lw *L, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef pto__lower_smax(lw *L, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b,
+                              LLVMValueRef divzero_flag);
+LLVMValueRef pto__lower_unop(lw *L, lw_un op, pto_dtype dt, LLVMValueRef a);
+/* Scalar expression in its compute type; NULL after a failure. */
+LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e);
+
+/* lower_plan.c */
+int pto__lower_static_int(const pto_ir_expr *e, int64_t *out);
+const pto_ir_arg *pto__lower_kwarg(const pto_ir_stmt *s, const char *kw);
+int pto__lower_group_find(lw *L, int g);
+/* Classifies elementwise tile ops (fusable, may run in place): 1 binary, 2 with a scalar,
+ * 3 unary, 4 cast; 0 otherwise. */
+int pto__lower_elementwise_kind(pto_opcode op);
+pto_status pto__lower_plan(lw *L);
+void pto__lower_plan_free(lw *L);
+
+/* lower_ops.c */
+void pto__lower_op(lw *L, const pto_ir_stmt *s);
+/* Lowers the fused run of n elementwise statements starting at s[0] (consecutive in a block). */
+void pto__lower_fused(lw *L, pto_ir_stmt *const *s, int n);
+/* Copies a whole tile buffer. */
+void pto__lower_copy_tile(lw *L, LLVMValueRef dst, LLVMValueRef src, const lw_tile *t);
+/* Address of a buffer group's storage. */
+LLVMValueRef pto__lower_value_base(lw *L, const pto_ir_value *v);
+
+#endif

@@ -1,0 +1,855 @@
+/* Tile op lowering: loads and stores with valid regions and padding, elementwise ops (fused
+ * runs), reductions, broadcasts and matmul. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lower_kernel_internal.h"
+
+/* ---- operands ------------------------------------------------------------------------------ */
+
+static int npositional(const pto_ir_stmt *s) {
+  int n = 0;
+  while (n < s->op.nargs && !s->op.args[n].kw)
+    n++;
+  return n;
+}
+
+static const pto_ir_arg *pos_arg(lw *L, const pto_ir_stmt *s, int i) {
+  if (i >= npositional(s)) {
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s: missing argument %d",
+                    pto_op_info_get(s->op.opc)->name, i + 1);
+    return NULL;
+  }
+  return &s->op.args[i];
+}
+
+static lw_tile *tile_arg(lw *L, const pto_ir_stmt *s, int i) {
+  const pto_ir_arg *a = pos_arg(L, s, i);
+  if (!a) return NULL;
+  if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE ||
+      L->vals[a->expr->value->id].kind != LW_V_TILE) {
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, a->loc, "%s: argument %d is not a tile",
+                    pto_op_info_get(s->op.opc)->name, i + 1);
+    return NULL;
+  }
+  return &L->vals[a->expr->value->id].tile;
+}
+
+static lw_tensor *tensor_arg(lw *L, const pto_ir_stmt *s, int i) {
+  const pto_ir_arg *a = pos_arg(L, s, i);
+  if (!a) return NULL;
+  if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE ||
+      L->vals[a->expr->value->id].kind != LW_V_TENSOR) {
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, a->loc, "%s: argument %d is not a tensor",
+                    pto_op_info_get(s->op.opc)->name, i + 1);
+    return NULL;
+  }
+  return &L->tensors[L->vals[a->expr->value->id].tensor];
+}
+
+/* A scalar argument converted to the compute type of dt. */
+static LLVMValueRef scalar_arg(lw *L, const pto_ir_arg *a, pto_dtype dt) {
+  if (!a || a->kind != PTO_ARG_EXPR) {
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, a ? a->loc : (pto_loc){0, 0},
+                    "expected a scalar argument");
+    return NULL;
+  }
+  LLVMValueRef v = pto__lower_expr(L, a->expr);
+  return v ? pto__lower_convert(L, v, a->expr->dtype, dt) : NULL;
+}
+
+static int64_t tile_dim(const pto_ir_type *t, int d) {
+  int64_t v = 1;
+  if (t->rank == 2) pto__lower_static_int(t->dims[d], &v);
+  return v;
+}
+
+static LLVMValueRef clamp(lw *L, LLVMValueRef v, int64_t hi) {
+  return pto__lower_smax(L, pto__lower_smin(L, v, pto__lower_i64(L, hi)), pto__lower_i64(L, 0));
+}
+
+/* Defines the tile result r of the current statement: its buffer and valid extents (the type's
+ * valid dims when written, else vr/vc, else the whole tile). */
+static lw_tile *def_tile(lw *L, const pto_ir_value *r, LLVMValueRef vr, LLVMValueRef vc) {
+  lw_value *x = &L->vals[r->id];
+  x->kind = LW_V_TILE;
+  lw_tile *t = &x->tile;
+  t->base = pto__lower_value_base(L, r);
+  t->rows = tile_dim(r->type, 0);
+  t->cols = tile_dim(r->type, 1);
+  t->dt = r->type->dtype;
+  if (r->type->has_valid) {
+    LLVMValueRef a = pto__lower_expr(L, r->type->valid[0]);
+    LLVMValueRef b = a ? pto__lower_expr(L, r->type->valid[1]) : NULL;
+    if (b) {
+      vr = clamp(L, pto__lower_convert(L, a, r->type->valid[0]->dtype, PTO_DTYPE_INDEX), t->rows);
+      vc = clamp(L, pto__lower_convert(L, b, r->type->valid[1]->dtype, PTO_DTYPE_INDEX), t->cols);
+    }
+  }
+  t->vr = vr ? vr : pto__lower_i64(L, t->rows);
+  t->vc = vc ? vc : pto__lower_i64(L, t->cols);
+  if (!t->base && !L->err && L->group_of[r->id] != LW_FUSED)
+    pto__lower_fail(L, PTO_STATUS_INTERNAL, r->loc, "tile '%%%s' has no buffer", r->name);
+  return t;
+}
+
+static LLVMValueRef mul(lw *L, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildMul(L->b, a, b, "");
+}
+static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildAdd(L->b, a, b, "");
+}
+
+static void check_divzero_flag(lw *L) {
+  LLVMValueRef f = LLVMBuildLoad2(L->b, L->t_i8, L->divzero, "");
+  LLVMValueRef z = LLVMBuildICmp(L->b, LLVMIntNE, f, LLVMConstInt(L->t_i8, 0, 0), "");
+  pto__lower_fail_if(L, z, PTO_KERNEL_ERR_DIV_ZERO, NULL, NULL);
+}
+
+void pto__lower_copy_tile(lw *L, LLVMValueRef dst, LLVMValueRef src, const lw_tile *t) {
+  int64_t bytes = t->rows * t->cols * (int64_t)pto_dtype_size(t->dt);
+  LLVMBuildMemCpy(L->b, dst, 64, src, 64, pto__lower_i64(L, bytes));
+}
+
+/* Fills elements [lo, hi) of a tile buffer with the storage value raw. */
+static void fill(lw *L, LLVMValueRef base, pto_dtype dt, LLVMValueRef lo, LLVMValueRef hi,
+                 LLVMValueRef raw, const char *name) {
+  lw_loop lp;
+  LLVMValueRef k = pto__lower_loop_begin(L, &lp, lo, hi, name);
+  pto__lower_tile_store(L, base, dt, k, raw);
+  pto__lower_loop_end(L, &lp);
+}
+
+/* ---- tensor addressing ---------------------------------------------------------------------- */
+
+typedef struct lw_window {
+  LLVMValueRef ptr;    /* tensor element at the tile's [0,0] */
+  LLVMValueRef sr, sc; /* row and column strides, elements */
+  LLVMValueRef nr, nc; /* rows and columns inside both the valid region and the tensor */
+} lw_window;
+
+/* Where a tile at offs sits in T, clipped to the tensor and to the valid extents vr x vc. */
+static int tensor_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T, const pto_ir_arg *offs,
+                         LLVMValueRef vr, LLVMValueRef vc, int64_t rows, int64_t cols,
+                         lw_window *w) {
+  if (!offs || offs->kind != PTO_ARG_LIST || offs->list.n != T->rank) {
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s: offsets need %d entries",
+                    pto_op_info_get(s->op.opc)->name, T->rank);
+    return -1;
+  }
+  LLVMValueRef o[PTO_MAX_RANK];
+  for (int d = 0; d < T->rank; d++) {
+    LLVMValueRef v = pto__lower_expr(L, offs->list.items[d]);
+    if (!v) return -1;
+    o[d] = pto__lower_convert(L, v, offs->list.items[d]->dtype, PTO_DTYPE_INDEX);
+  }
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef zero = pto__lower_i64(L, 0);
+  LLVMValueRef lin = zero, inb = LLVMConstInt(L->t_i1, 1, 0);
+  int rd = T->rank - 2, cd = T->rank - 1;
+  for (int d = 0; d < T->rank; d++) {
+    lin = add(L, lin, mul(L, o[d], T->stride[d]));
+    inb = LLVMBuildAnd(b, inb, LLVMBuildICmp(b, LLVMIntSGE, o[d], zero, ""), "");
+    if (d < rd) inb = LLVMBuildAnd(b, inb, LLVMBuildICmp(b, LLVMIntSLT, o[d], T->shape[d], ""), "");
+  }
+  LLVMValueRef avail_r = rd >= 0 ? LLVMBuildSub(b, T->shape[rd], o[rd], "") : pto__lower_i64(L, 1);
+  LLVMValueRef avail_c = LLVMBuildSub(b, T->shape[cd], o[cd], "");
+  LLVMValueRef nr = clamp(L, pto__lower_smin(L, vr, avail_r), rows);
+  LLVMValueRef nc = clamp(L, pto__lower_smin(L, vc, avail_c), cols);
+  w->nr = LLVMBuildSelect(b, inb, nr, zero, "nr");
+  w->nc = LLVMBuildSelect(b, inb, nc, zero, "nc");
+  w->sr = rd >= 0 ? T->stride[rd] : zero;
+  w->sc = T->stride[cd];
+  LLVMTypeRef et = pto__lower_storage_type(L, T->dt);
+  /* Out-of-range offsets leave nr = 0: the address is then never dereferenced. */
+  w->ptr = LLVMBuildGEP2(b, et, T->data, &lin, 1, "win");
+  return 0;
+}
+
+static LLVMValueRef tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx) {
+  LLVMTypeRef et = pto__lower_storage_type(L, dt);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, et, ptr, &idx, 1, "");
+  LLVMValueRef v = LLVMBuildLoad2(L->b, et, p, "");
+  LLVMSetAlignment(v, (unsigned)pto_dtype_size(dt));
+  pto__lower_tag(L, v, 1);
+  return v;
+}
+
+static void tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
+                         LLVMValueRef raw) {
+  LLVMTypeRef et = pto__lower_storage_type(L, dt);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, et, ptr, &idx, 1, "");
+  LLVMValueRef st = LLVMBuildStore(L->b, raw, p);
+  LLVMSetAlignment(st, (unsigned)pto_dtype_size(dt));
+  pto__lower_tag(L, st, 1);
+}
+
+/* Storage value of dt converted from storage value of from. */
+static LLVMValueRef convert_raw(lw *L, LLVMValueRef raw, pto_dtype from, pto_dtype to) {
+  if (from == to || (pto_dtype_size(from) == pto_dtype_size(to) && !pto_dtype_is_float(from) &&
+                     !pto_dtype_is_float(to) && from != PTO_DTYPE_BOOL && to != PTO_DTYPE_BOOL))
+    return raw;
+  return pto__lower_to_storage(
+      L, to, pto__lower_convert(L, pto__lower_to_compute(L, from, raw), from, to));
+}
+
+static LLVMValueRef pad_value(lw *L, pto_dtype dt, const char *pad) {
+  LLVMTypeRef st = pto__lower_storage_type(L, dt);
+  int kind = !pad || strcmp(pad, "zero") == 0 ? 0 : strcmp(pad, "min") == 0 ? -1 : 1;
+  if (kind == 0) return LLVMConstNull(st);
+  switch (dt) {
+  case PTO_DTYPE_F16:
+  case PTO_DTYPE_F32:
+  case PTO_DTYPE_F64: return LLVMConstReal(st, kind < 0 ? -INFINITY : INFINITY);
+  case PTO_DTYPE_BF16: return LLVMConstInt(st, kind < 0 ? 0xff80u : 0x7f80u, 0);
+  case PTO_DTYPE_BOOL: return LLVMConstInt(st, kind > 0, 0);
+  case PTO_DTYPE_U8:
+  case PTO_DTYPE_U16:
+  case PTO_DTYPE_U32:
+  case PTO_DTYPE_U64: return kind < 0 ? LLVMConstNull(st) : LLVMConstAllOnes(st);
+  default: {
+    unsigned w = LLVMGetIntTypeWidth(st);
+    uint64_t minv = (uint64_t)1 << (w - 1);
+    return LLVMConstInt(st, kind < 0 ? minv : minv - 1, 0);
+  }
+  }
+}
+
+/* ---- tile.load / tile.store ------------------------------------------------------------------ */
+
+static void lower_load(lw *L, const pto_ir_stmt *s) {
+  lw_tensor *T = tensor_arg(L, s, 0);
+  const pto_ir_arg *offs = pos_arg(L, s, 1);
+  if (!T || !offs || s->nresults != 1) return;
+  const pto_ir_value *r = s->results[0];
+  int64_t R = tile_dim(r->type, 0), C = tile_dim(r->type, 1);
+  LLVMValueRef vr = pto__lower_i64(L, R), vc = pto__lower_i64(L, C);
+  const pto_ir_arg *valid = pto__lower_kwarg(s, "valid");
+  if (valid) {
+    if (valid->kind != PTO_ARG_LIST || valid->list.n != 2) {
+      pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, valid->loc,
+                      "tile.load: valid= needs [rows, cols]");
+      return;
+    }
+    LLVMValueRef a = pto__lower_expr(L, valid->list.items[0]);
+    LLVMValueRef b = a ? pto__lower_expr(L, valid->list.items[1]) : NULL;
+    if (!b) return;
+    vr = clamp(L, pto__lower_convert(L, a, valid->list.items[0]->dtype, PTO_DTYPE_INDEX), R);
+    vc = clamp(L, pto__lower_convert(L, b, valid->list.items[1]->dtype, PTO_DTYPE_INDEX), C);
+  }
+  const pto_ir_arg *pad = pto__lower_kwarg(s, "pad");
+  lw_tile *t = def_tile(L, r, vr, vc);
+  if (L->err) return;
+  lw_window w;
+  if (tensor_window(L, s, T, offs, vr, vc, R, C, &w)) return;
+  LLVMValueRef padv = pad_value(L, t->dt, pad && pad->kind == PTO_ARG_WORD ? pad->str : NULL);
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef Cv = pto__lower_i64(L, C);
+  /* Two copies of the row loop: unit column stride (vectorizable) and general. */
+  LLVMValueRef unit = LLVMBuildICmp(b, LLVMIntEQ, w.sc, pto__lower_i64(L, 1), "unit");
+  LLVMBasicBlockRef bb_unit = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.unit");
+  LLVMBasicBlockRef bb_gen = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.strided");
+  LLVMBasicBlockRef bb_pad = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.padrows");
+  LLVMBuildCondBr(b, unit, bb_unit, bb_gen);
+  for (int general = 0; general < 2; general++) {
+    LLVMPositionBuilderAtEnd(b, general ? bb_gen : bb_unit);
+    lw_loop li, lj;
+    LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), w.nr, "ld.i");
+    LLVMValueRef srow = mul(L, i, w.sr);
+    LLVMValueRef drow = mul(L, i, Cv);
+    LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), w.nc, "ld.j");
+    LLVMValueRef sidx = add(L, srow, general ? mul(L, j, w.sc) : j);
+    LLVMValueRef raw = tensor_load(L, T->dt, w.ptr, sidx);
+    pto__lower_tile_store(L, t->base, t->dt, add(L, drow, j), convert_raw(L, raw, T->dt, t->dt));
+    pto__lower_loop_end(L, &lj);
+    fill(L, t->base, t->dt, add(L, drow, w.nc), add(L, drow, Cv), padv, "ld.padc");
+    pto__lower_loop_end(L, &li);
+    LLVMBuildBr(b, bb_pad);
+  }
+  LLVMPositionBuilderAtEnd(b, bb_pad);
+  fill(L, t->base, t->dt, mul(L, w.nr, Cv), pto__lower_i64(L, R * C), padv, "ld.padr");
+}
+
+static void lower_store(lw *L, const pto_ir_stmt *s) {
+  lw_tile *t = tile_arg(L, s, 0);
+  const pto_ir_arg *offs = pos_arg(L, s, 1);
+  lw_tensor *T = offs ? tensor_arg(L, s, 2) : NULL;
+  if (!t || !T) return;
+  lw_window w;
+  if (tensor_window(L, s, T, offs, t->vr, t->vc, t->rows, t->cols, &w)) return;
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef Cv = pto__lower_i64(L, t->cols);
+  LLVMValueRef unit = LLVMBuildICmp(b, LLVMIntEQ, w.sc, pto__lower_i64(L, 1), "unit");
+  LLVMBasicBlockRef bb_unit = LLVMAppendBasicBlockInContext(L->c, L->fn, "store.unit");
+  LLVMBasicBlockRef bb_gen = LLVMAppendBasicBlockInContext(L->c, L->fn, "store.strided");
+  LLVMBasicBlockRef bb_done = LLVMAppendBasicBlockInContext(L->c, L->fn, "store.done");
+  LLVMBuildCondBr(b, unit, bb_unit, bb_gen);
+  for (int general = 0; general < 2; general++) {
+    LLVMPositionBuilderAtEnd(b, general ? bb_gen : bb_unit);
+    lw_loop li, lj;
+    LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), w.nr, "st.i");
+    LLVMValueRef drow = mul(L, i, w.sr);
+    LLVMValueRef srow = mul(L, i, Cv);
+    LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), w.nc, "st.j");
+    LLVMValueRef raw = pto__lower_tile_load(L, t->base, t->dt, add(L, srow, j));
+    LLVMValueRef didx = add(L, drow, general ? mul(L, j, w.sc) : j);
+    tensor_store(L, T->dt, w.ptr, didx, convert_raw(L, raw, t->dt, T->dt));
+    pto__lower_loop_end(L, &lj);
+    pto__lower_loop_end(L, &li);
+    LLVMBuildBr(b, bb_done);
+  }
+  LLVMPositionBuilderAtEnd(b, bb_done);
+  if (s->nresults == 1) {
+    const pto_ir_arg *ta = &s->op.args[2];
+    L->vals[s->results[0]->id] = L->vals[ta->expr->value->id];
+  }
+}
+
+/* ---- elementwise ------------------------------------------------------------------------------
+ */
+
+static int bin_of(pto_opcode op, lw_bin *out) {
+  switch (op) {
+  case PTO_OP_TILE_ADD:
+  case PTO_OP_TILE_ADDS: *out = LW_ADD; return 1;
+  case PTO_OP_TILE_SUB:
+  case PTO_OP_TILE_SUBS: *out = LW_SUB; return 1;
+  case PTO_OP_TILE_MUL:
+  case PTO_OP_TILE_MULS: *out = LW_MUL; return 1;
+  case PTO_OP_TILE_DIV:
+  case PTO_OP_TILE_DIVS: *out = LW_DIV; return 1;
+  case PTO_OP_TILE_MAX:
+  case PTO_OP_TILE_MAXS: *out = LW_MAX; return 1;
+  case PTO_OP_TILE_MIN:
+  case PTO_OP_TILE_MINS: *out = LW_MIN; return 1;
+  default: return 0;
+  }
+}
+
+static int un_of(pto_opcode op, lw_un *out) {
+  switch (op) {
+  case PTO_OP_TILE_EXP: *out = LW_EXP; return 1;
+  case PTO_OP_TILE_LOG: *out = LW_LOG; return 1;
+  case PTO_OP_TILE_SQRT: *out = LW_SQRT; return 1;
+  case PTO_OP_TILE_RSQRT: *out = LW_RSQRT; return 1;
+  case PTO_OP_TILE_RECIP: *out = LW_RECIP; return 1;
+  case PTO_OP_TILE_RELU: *out = LW_RELU; return 1;
+  case PTO_OP_TILE_NEG: *out = LW_NEG; return 1;
+  case PTO_OP_TILE_ABS: *out = LW_ABS; return 1;
+  default: return 0;
+  }
+}
+
+typedef struct fused_stmt {
+  const pto_ir_stmt *s;
+  int kind;                  /* pto__lower_elementwise_kind */
+  const pto_ir_value *a, *b; /* tile operands (b: binary only) */
+  LLVMValueRef scalar;       /* kind 2: the scalar operand, compute type of the tile */
+  pto_dtype in_dt, out_dt;
+  lw_tile *out;
+  LLVMValueRef cur; /* this iteration's result, compute type */
+} fused_stmt;
+
+static LLVMValueRef fused_operand(lw *L, fused_stmt *f, int n, int upto, const pto_ir_value *v,
+                                  LLVMValueRef k) {
+  for (int i = upto - 1; i >= 0; i--)
+    if (f[i].s->results[0] == v) return f[i].cur;
+  const lw_tile *t = &L->vals[v->id].tile;
+  (void)n;
+  return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, k));
+}
+
+static const pto_ir_value *value_arg(const pto_ir_stmt *s, int i) {
+  const pto_ir_arg *a = &s->op.args[i];
+  if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE) return NULL;
+  return a->expr->value;
+}
+
+void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
+  fused_stmt f[64];
+  if (n > 64) n = 64;
+  int64_t count = -1;
+  int any_div = 0;
+  for (int i = 0; i < n; i++) {
+    const pto_ir_stmt *s = ss[i];
+    fused_stmt *x = &f[i];
+    memset(x, 0, sizeof *x);
+    x->s = s;
+    x->kind = pto__lower_elementwise_kind(s->op.opc);
+    lw_tile *ta = tile_arg(L, s, 0);
+    if (!ta || s->nresults != 1) return;
+    x->a = value_arg(s, 0);
+    x->in_dt = ta->dt;
+    x->out_dt = s->results[0]->type->dtype;
+    LLVMValueRef vr = ta->vr, vc = ta->vc;
+    if (x->kind == 1) {
+      lw_tile *tb = tile_arg(L, s, 1);
+      if (!tb) return;
+      x->b = value_arg(s, 1);
+    } else if (x->kind == 2) {
+      x->scalar = scalar_arg(L, pos_arg(L, s, 1), ta->dt);
+      if (!x->scalar) return;
+    }
+    lw_bin bop;
+    if (bin_of(s->op.opc, &bop) && (bop == LW_DIV) && !pto_dtype_is_float(ta->dt)) any_div = 1;
+    lw_un uop;
+    if (un_of(s->op.opc, &uop) && !pto_dtype_is_float(ta->dt) &&
+        (uop == LW_EXP || uop == LW_LOG || uop == LW_SQRT || uop == LW_RSQRT || uop == LW_RECIP)) {
+      pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s on %s tiles is not defined",
+                      pto_op_info_get(s->op.opc)->name, pto_dtype_name(ta->dt));
+      return;
+    }
+    /* valid extents: the first operand's unless the type says otherwise; a result
+     * the planner left without a buffer lives only inside the fused loop. */
+    x->out = def_tile(L, s->results[0], vr, vc);
+    int64_t cnt = ta->rows * ta->cols;
+    if (count >= 0 && cnt != count) {
+      pto__lower_fail(L, PTO_STATUS_INTERNAL, s->loc, "fused run with different tile sizes");
+      return;
+    }
+    count = cnt;
+  }
+  if (L->err) return;
+  lw_loop lp;
+  LLVMValueRef k =
+      pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count), "ew");
+  for (int i = 0; i < n; i++) {
+    fused_stmt *x = &f[i];
+    LLVMValueRef a = fused_operand(L, f, n, i, x->a, k);
+    LLVMValueRef r = NULL;
+    lw_bin bop;
+    lw_un uop;
+    switch (x->kind) {
+    case 1:
+    case 2: {
+      LLVMValueRef b = x->kind == 1 ? fused_operand(L, f, n, i, x->b, k) : x->scalar;
+      bin_of(x->s->op.opc, &bop);
+      r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
+      break;
+    }
+    case 3:
+      un_of(x->s->op.opc, &uop);
+      r = pto__lower_unop(L, uop, x->in_dt, a);
+      break;
+    case 4: r = pto__lower_convert(L, a, x->in_dt, x->out_dt); break;
+    }
+    if (!r) {
+      pto__lower_fail(L, PTO_STATUS_UNIMPLEMENTED, x->s->loc, "%s on %s not lowered",
+                      pto_op_info_get(x->s->op.opc)->name, pto_dtype_name(x->in_dt));
+      return;
+    }
+    x->cur = r;
+    if (x->out->base)
+      pto__lower_tile_store(L, x->out->base, x->out_dt, k, pto__lower_to_storage(L, x->out_dt, r));
+  }
+  pto__lower_loop_end(L, &lp);
+  if (any_div) check_divzero_flag(L);
+}
+
+/* ---- reductions and broadcasts ----------------------------------------------------------------
+ */
+
+/* An alloca in the entry block (allocas elsewhere would grow the stack per iteration). */
+static LLVMValueRef entry_alloca(lw *L, LLVMTypeRef ty, const char *name) {
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(L->fn);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(L->c);
+  LLVMValueRef first = LLVMGetFirstInstruction(entry);
+  if (first)
+    LLVMPositionBuilderBefore(b, first);
+  else
+    LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef a = LLVMBuildAlloca(b, ty, name);
+  LLVMDisposeBuilder(b);
+  return a;
+}
+
+static LLVMValueRef load_c(lw *L, const lw_tile *t, LLVMValueRef idx) {
+  return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, idx));
+}
+
+static LLVMValueRef gep_f(lw *L, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef idx) {
+  return LLVMBuildInBoundsGEP2(L->b, ty, base, &idx, 1, "");
+}
+
+/* row (rows=1: [R,C] -> [R,1]) or column ([R,C] -> [1,C]) reduction. Each output element folds
+ * its inputs in index order: sums from +0, max/min from the first element; 16-bit floats
+ * accumulate in f32 and round once (the interpreter's order and rounding). Rows go in blocks
+ * of 8 with independent accumulators (the chains overlap in the CPU); columns run with the
+ * column index innermost, so they vectorize. */
+static void lower_reduce(lw *L, const pto_ir_stmt *s, int rows, lw_bin op) {
+  lw_tile *a = tile_arg(L, s, 0);
+  if (!a || s->nresults != 1) return;
+  pto_dtype dt = a->dt;
+  lw_tile *t = def_tile(L, s->results[0], rows ? a->vr : pto__lower_i64(L, 1),
+                        rows ? pto__lower_i64(L, 1) : a->vc);
+  if (L->err) return;
+  pto_dtype acc_dt = (dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16) ? PTO_DTYPE_F32 : dt;
+  LLVMTypeRef ct = pto__lower_compute_type(L, dt);
+  int sum = op == LW_ADD;
+  int64_t R = a->rows, C = a->cols;
+  LLVMValueRef Cv = pto__lower_i64(L, C);
+  if (rows) {
+    int rb = R >= 8 ? 8 : R >= 4 ? 4 : 1;
+    int64_t nblk = R / rb;
+    LLVMValueRef accs[8];
+    for (int r = 0; r < rb; r++)
+      accs[r] = entry_alloca(L, ct, "acc");
+    for (int pass = 0; pass < 2; pass++) {
+      /* pass 0: whole blocks of rb rows; pass 1: the remaining rows one by one */
+      int width = pass == 0 ? rb : 1;
+      int64_t lo = pass == 0 ? 0 : nblk * rb, hi = pass == 0 ? nblk : R;
+      if (lo >= hi) continue;
+      lw_loop lb, lj;
+      LLVMValueRef ib =
+          pto__lower_loop_begin(L, &lb, pto__lower_i64(L, lo), pto__lower_i64(L, hi), "red.row");
+      LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, width));
+      LLVMValueRef rowbase[8];
+      for (int r = 0; r < width; r++) {
+        rowbase[r] = mul(L, add(L, i0, pto__lower_i64(L, r)), Cv);
+        LLVMBuildStore(L->b, sum ? LLVMConstNull(ct) : load_c(L, a, rowbase[r]), accs[r]);
+      }
+      LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, sum ? 0 : 1), Cv, "red.j");
+      for (int r = 0; r < width; r++) {
+        LLVMValueRef x = load_c(L, a, add(L, rowbase[r], j));
+        LLVMValueRef acc = LLVMBuildLoad2(L->b, ct, accs[r], "");
+        LLVMBuildStore(L->b, pto__lower_binop(L, op, acc_dt, acc, x, NULL), accs[r]);
+      }
+      pto__lower_loop_end(L, &lj);
+      for (int r = 0; r < width; r++) {
+        LLVMValueRef res = LLVMBuildLoad2(L->b, ct, accs[r], "");
+        pto__lower_tile_store(L, t->base, dt, add(L, i0, pto__lower_i64(L, r)),
+                              pto__lower_to_storage(L, dt, res));
+      }
+      pto__lower_loop_end(L, &lb);
+    }
+    return;
+  }
+  /* columns: accumulate a whole row of partial results, row by row */
+  int wide = acc_dt != dt;
+  LLVMValueRef tmp = wide ? entry_alloca(L, LLVMArrayType2(L->t_f32, (uint64_t)C), "colacc") : NULL;
+  lw_loop l0, li, lj, l2;
+  LLVMValueRef j0 = pto__lower_loop_begin(L, &l0, pto__lower_i64(L, 0), Cv, "red.init");
+  LLVMValueRef init = sum ? LLVMConstNull(ct) : load_c(L, a, j0);
+  if (wide)
+    LLVMBuildStore(L->b, init, gep_f(L, L->t_f32, tmp, j0));
+  else
+    pto__lower_tile_store(L, t->base, dt, j0, pto__lower_to_storage(L, dt, init));
+  pto__lower_loop_end(L, &l0);
+  LLVMValueRef i =
+      pto__lower_loop_begin(L, &li, pto__lower_i64(L, sum ? 0 : 1), pto__lower_i64(L, R), "red.i");
+  LLVMValueRef rowbase = mul(L, i, Cv);
+  LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), Cv, "red.j");
+  LLVMValueRef x = load_c(L, a, add(L, rowbase, j));
+  if (wide) {
+    LLVMValueRef p = gep_f(L, L->t_f32, tmp, j);
+    LLVMValueRef acc = LLVMBuildLoad2(L->b, L->t_f32, p, "");
+    LLVMBuildStore(L->b, pto__lower_binop(L, op, acc_dt, acc, x, NULL), p);
+  } else {
+    LLVMValueRef acc = load_c(L, t, j);
+    pto__lower_tile_store(
+        L, t->base, dt, j,
+        pto__lower_to_storage(L, dt, pto__lower_binop(L, op, acc_dt, acc, x, NULL)));
+  }
+  pto__lower_loop_end(L, &lj);
+  pto__lower_loop_end(L, &li);
+  if (wide) {
+    LLVMValueRef j2 = pto__lower_loop_begin(L, &l2, pto__lower_i64(L, 0), Cv, "red.out");
+    LLVMValueRef v = LLVMBuildLoad2(L->b, L->t_f32, gep_f(L, L->t_f32, tmp, j2), "");
+    pto__lower_tile_store(L, t->base, dt, j2, pto__lower_to_storage(L, dt, v));
+    pto__lower_loop_end(L, &l2);
+  }
+}
+
+/* out[i,j] = a[i,j] op v[i,0] (row) or a[i,j] op v[0,j] (col). */
+static void lower_expand(lw *L, const pto_ir_stmt *s, int row, lw_bin op) {
+  lw_tile *a = tile_arg(L, s, 0);
+  lw_tile *v = a ? tile_arg(L, s, 1) : NULL;
+  if (!v || s->nresults != 1) return;
+  pto_dtype dt = a->dt;
+  lw_tile *t = def_tile(L, s->results[0], a->vr, a->vc);
+  if (L->err) return;
+  lw_loop li, lj;
+  LLVMValueRef Cv = pto__lower_i64(L, a->cols);
+  LLVMValueRef i =
+      pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, a->rows), "bc.i");
+  LLVMValueRef vrow = row ? load_c(L, v, i) : NULL;
+  LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), Cv, "bc.j");
+  LLVMValueRef idx = add(L, mul(L, i, Cv), j);
+  LLVMValueRef x = load_c(L, a, idx);
+  LLVMValueRef y = row ? vrow : load_c(L, v, j);
+  LLVMValueRef r = pto__lower_binop(L, op, dt, x, y, L->divzero);
+  pto__lower_tile_store(L, t->base, dt, idx, pto__lower_to_storage(L, dt, r));
+  pto__lower_loop_end(L, &lj);
+  pto__lower_loop_end(L, &li);
+  if (op == LW_DIV && !pto_dtype_is_float(dt)) check_divzero_flag(L);
+}
+
+/* ---- matmul ---------------------------------------------------------------------------------- */
+
+/* out[i, j_lo..j_hi) += l[i,:] x r[:, j_lo..j_hi) for i in [i_lo, i_hi): k outer, j inner, each
+ * element summing in k order. */
+static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int64_t i_lo,
+                      int64_t i_hi, int64_t j_lo, int64_t j_hi) {
+  if (i_lo >= i_hi || j_lo >= j_hi) return;
+  pto_dtype odt = t->dt;
+  LLVMValueRef Nv = pto__lower_i64(L, r->cols), Kv = pto__lower_i64(L, l->cols);
+  lw_loop li, lk, lj;
+  LLVMValueRef i =
+      pto__lower_loop_begin(L, &li, pto__lower_i64(L, i_lo), pto__lower_i64(L, i_hi), "mm.i");
+  LLVMValueRef orow = mul(L, i, Nv);
+  LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
+  LLVMValueRef lv = pto__lower_convert(L, load_c(L, l, add(L, mul(L, i, Kv), k)), l->dt, odt);
+  LLVMValueRef rrow = mul(L, k, Nv);
+  LLVMValueRef j =
+      pto__lower_loop_begin(L, &lj, pto__lower_i64(L, j_lo), pto__lower_i64(L, j_hi), "mm.j");
+  LLVMValueRef rv = pto__lower_convert(L, load_c(L, r, add(L, rrow, j)), r->dt, odt);
+  LLVMValueRef oidx = add(L, orow, j);
+  LLVMValueRef ov = load_c(L, t, oidx);
+  LLVMValueRef prod = pto__lower_binop(L, LW_MUL, odt, lv, rv, NULL);
+  LLVMValueRef sum = pto__lower_binop(L, LW_ADD, odt, ov, prod, NULL);
+  pto__lower_tile_store(L, t->base, odt, oidx, pto__lower_to_storage(L, odt, sum));
+  pto__lower_loop_end(L, &lj);
+  pto__lower_loop_end(L, &lk);
+  pto__lower_loop_end(L, &li);
+}
+
+#define MM_MR 4 /* rows of a register block */
+#define MM_VW 8 /* lanes of one accumulator vector */
+#define MM_NV 2 /* accumulator vectors per row: the block is MM_MR x (MM_NV * MM_VW) */
+
+/* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
+ * integers of up to 32 bits into i32. */
+static int mm_vector_ok(pto_dtype in, pto_dtype out) {
+  if (out == PTO_DTYPE_F32)
+    return in == PTO_DTYPE_F32 || in == PTO_DTYPE_F16 || in == PTO_DTYPE_BF16;
+  if (out == PTO_DTYPE_I32)
+    return in == PTO_DTYPE_I8 || in == PTO_DTYPE_U8 || in == PTO_DTYPE_I16 || in == PTO_DTYPE_U16 ||
+           in == PTO_DTYPE_I32 || in == PTO_DTYPE_U32;
+  return 0;
+}
+
+static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx) {
+  LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
+  LLVMTypeRef vt = LLVMVectorType(st, MM_VW);
+  LLVMValueRef v = LLVMBuildLoad2(L->b, vt, gep_f(L, st, t->base, idx), "");
+  LLVMSetAlignment(v, (unsigned)pto_dtype_size(t->dt));
+  pto__lower_tag(L, v, 0);
+  return v;
+}
+
+static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
+  LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
+  LLVMValueRef x = LLVMBuildStore(L->b, v, gep_f(L, st, t->base, idx));
+  LLVMSetAlignment(x, (unsigned)pto_dtype_size(t->dt));
+  pto__lower_tag(L, x, 0);
+}
+
+/* A vector of storage values of dt to the accumulation dtype odt (see mm_vector_ok). */
+static LLVMValueRef vconvert(lw *L, LLVMValueRef v, pto_dtype dt, pto_dtype odt) {
+  LLVMBuilderRef b = L->b;
+  LLVMTypeRef of = LLVMVectorType(pto__lower_compute_type(L, odt), MM_VW);
+  switch (dt) {
+  case PTO_DTYPE_F16: return LLVMBuildFPExt(b, v, of, "");
+  case PTO_DTYPE_BF16: {
+    LLVMTypeRef vi = LLVMVectorType(L->t_i32, MM_VW);
+    LLVMValueRef w = LLVMBuildZExt(b, v, vi, "");
+    LLVMValueRef sixteen[MM_VW];
+    for (int i = 0; i < MM_VW; i++)
+      sixteen[i] = LLVMConstInt(L->t_i32, 16, 0);
+    w = LLVMBuildShl(b, w, LLVMConstVector(sixteen, MM_VW), "");
+    return LLVMBuildBitCast(b, w, of, "");
+  }
+  case PTO_DTYPE_I8:
+  case PTO_DTYPE_I16: return LLVMBuildSExt(b, v, of, "");
+  case PTO_DTYPE_U8:
+  case PTO_DTYPE_U16: return LLVMBuildZExt(b, v, of, "");
+  default: return v;
+  }
+}
+
+static LLVMValueRef splat(lw *L, LLVMValueRef x) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), MM_VW);
+  LLVMValueRef v =
+      LLVMBuildInsertElement(L->b, LLVMGetPoison(vt), x, LLVMConstInt(L->t_i32, 0, 0), "");
+  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(L->t_i32, MM_VW));
+  return LLVMBuildShuffleVector(L->b, v, LLVMGetPoison(vt), mask, "");
+}
+
+/* out[M,N] = (acc ? acc : 0) + l[M,K] x r[K,N]: each output element sums its products in k
+ * order (the interpreter's order, no fused multiply-add), in the result dtype. Whole
+ * MM_MR x (MM_NV*MM_VW) blocks keep their accumulators in vector registers across k; the edges
+ * run the simple loop. */
+static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
+  int base = with_acc ? 1 : 0;
+  lw_tile *acc = with_acc ? tile_arg(L, s, 0) : NULL;
+  lw_tile *l = (!with_acc || acc) ? tile_arg(L, s, base) : NULL;
+  lw_tile *r = l ? tile_arg(L, s, base + 1) : NULL;
+  if (!r || s->nresults != 1) return;
+  lw_tile *t = def_tile(L, s->results[0], with_acc ? acc->vr : NULL, with_acc ? acc->vc : NULL);
+  if (L->err) return;
+  pto_dtype odt = t->dt;
+  int64_t M = l->rows, K = l->cols, N = r->cols;
+  if (r->rows != K || t->rows != M || t->cols != N || (acc && acc->dt != odt)) {
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc,
+                    "matmul shapes [%lld,%lld] x [%lld,%lld] -> [%lld,%lld] %s", (long long)M,
+                    (long long)K, (long long)r->rows, (long long)N, (long long)t->rows,
+                    (long long)t->cols, pto_dtype_name(odt));
+    return;
+  }
+  if (with_acc) {
+    if (acc->base != t->base) pto__lower_copy_tile(L, t->base, acc->base, acc);
+  } else {
+    LLVMBuildMemSet(L->b, t->base, LLVMConstInt(L->t_i8, 0, 0),
+                    pto__lower_i64(L, M * N * (int64_t)pto_dtype_size(odt)), 64);
+  }
+  int64_t NB = MM_NV * MM_VW;
+  int64_t M4 = M / MM_MR * MM_MR, N16 = N / NB * NB;
+  if (!mm_vector_ok(l->dt, odt) || !mm_vector_ok(r->dt, odt) || M4 == 0 || N16 == 0) {
+    mm_simple(L, l, r, t, 0, M, 0, N);
+    return;
+  }
+  int fl = pto_dtype_is_float(odt);
+  LLVMTypeRef vt = LLVMVectorType(pto__lower_compute_type(L, odt), MM_VW);
+  LLVMValueRef accs[MM_MR][MM_NV];
+  for (int ii = 0; ii < MM_MR; ii++)
+    for (int h = 0; h < MM_NV; h++)
+      accs[ii][h] = entry_alloca(L, vt, "mmacc");
+  LLVMValueRef Nv = pto__lower_i64(L, N), Kv = pto__lower_i64(L, K);
+  /* Column slabs outside: the K x NB slab of r stays in L1 while the row blocks pass. */
+  lw_loop lb, ljb, lk;
+  LLVMValueRef jb =
+      pto__lower_loop_begin(L, &ljb, pto__lower_i64(L, 0), pto__lower_i64(L, N16 / NB), "mm.jb");
+  LLVMValueRef j0 = mul(L, jb, pto__lower_i64(L, NB));
+  LLVMValueRef ib =
+      pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0), pto__lower_i64(L, M4 / MM_MR), "mm.ib");
+  LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, MM_MR));
+  LLVMValueRef oidx[MM_MR][MM_NV];
+  for (int ii = 0; ii < MM_MR; ii++)
+    for (int h = 0; h < MM_NV; h++) {
+      oidx[ii][h] = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Nv),
+                        add(L, j0, pto__lower_i64(L, h * MM_VW)));
+      LLVMBuildStore(L->b, vload(L, t, oidx[ii][h]), accs[ii][h]);
+    }
+  LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
+  LLVMValueRef bv[MM_NV];
+  for (int h = 0; h < MM_NV; h++)
+    bv[h] =
+        vconvert(L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * MM_VW)))),
+                 r->dt, odt);
+  for (int ii = 0; ii < MM_MR; ii++) {
+    LLVMValueRef lidx = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Kv), k);
+    LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt));
+    for (int h = 0; h < MM_NV; h++) {
+      LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, accs[ii][h], "");
+      LLVMValueRef prod =
+          fl ? LLVMBuildFMul(L->b, av, bv[h], "") : LLVMBuildMul(L->b, av, bv[h], "");
+      LLVMValueRef sum =
+          fl ? LLVMBuildFAdd(L->b, cur, prod, "") : LLVMBuildAdd(L->b, cur, prod, "");
+      LLVMBuildStore(L->b, sum, accs[ii][h]);
+    }
+  }
+  pto__lower_loop_end(L, &lk);
+  for (int ii = 0; ii < MM_MR; ii++)
+    for (int h = 0; h < MM_NV; h++)
+      vstore(L, t, oidx[ii][h], LLVMBuildLoad2(L->b, vt, accs[ii][h], ""));
+  pto__lower_loop_end(L, &lb);
+  pto__lower_loop_end(L, &ljb);
+  mm_simple(L, l, r, t, 0, M4, N16, N);
+  mm_simple(L, l, r, t, M4, M, 0, N);
+}
+
+/* ---- the dispatcher ----------------------------------------------------------------------------
+ */
+
+void pto__lower_op(lw *L, const pto_ir_stmt *s) {
+  pto_opcode op = s->op.opc;
+  lw_bin bop;
+  if (pto__lower_elementwise_kind(op)) {
+    pto__lower_fused(L, (pto_ir_stmt *const *)&s, 1);
+    return;
+  }
+  switch (op) {
+  case PTO_OP_TILE_LOAD: lower_load(L, s); return;
+  case PTO_OP_TILE_STORE: lower_store(L, s); return;
+  case PTO_OP_TILE_CREATE:
+    if (s->nresults == 1) def_tile(L, s->results[0], NULL, NULL);
+    return;
+  case PTO_OP_TILE_FULL: {
+    if (s->nresults != 1) return;
+    const pto_ir_value *r = s->results[0];
+    LLVMValueRef v = scalar_arg(L, pos_arg(L, s, 2), r->type->dtype);
+    if (!v) return;
+    lw_tile *t = def_tile(L, r, NULL, NULL);
+    if (L->err) return;
+    fill(L, t->base, t->dt, pto__lower_i64(L, 0), pto__lower_i64(L, t->rows * t->cols),
+         pto__lower_to_storage(L, t->dt, v), "full");
+    return;
+  }
+  case PTO_OP_TILE_MOVE: {
+    lw_tile *a = tile_arg(L, s, 0);
+    if (!a || s->nresults != 1) return;
+    lw_tile *t = def_tile(L, s->results[0], a->vr, a->vc);
+    if (!L->err && t->base != a->base) pto__lower_copy_tile(L, t->base, a->base, a);
+    return;
+  }
+  case PTO_OP_TILE_ROW_SUM: lower_reduce(L, s, 1, LW_ADD); return;
+  case PTO_OP_TILE_ROW_MAX: lower_reduce(L, s, 1, LW_MAX); return;
+  case PTO_OP_TILE_ROW_MIN: lower_reduce(L, s, 1, LW_MIN); return;
+  case PTO_OP_TILE_COL_SUM: lower_reduce(L, s, 0, LW_ADD); return;
+  case PTO_OP_TILE_COL_MAX: lower_reduce(L, s, 0, LW_MAX); return;
+  case PTO_OP_TILE_COL_MIN: lower_reduce(L, s, 0, LW_MIN); return;
+  case PTO_OP_TILE_ROW_EXPAND_ADD:
+  case PTO_OP_TILE_ROW_EXPAND_SUB:
+  case PTO_OP_TILE_ROW_EXPAND_MUL:
+  case PTO_OP_TILE_ROW_EXPAND_DIV:
+    bop = (lw_bin)(LW_ADD + (op - PTO_OP_TILE_ROW_EXPAND_ADD));
+    lower_expand(L, s, 1, bop);
+    return;
+  case PTO_OP_TILE_COL_EXPAND_ADD:
+  case PTO_OP_TILE_COL_EXPAND_SUB:
+  case PTO_OP_TILE_COL_EXPAND_MUL:
+  case PTO_OP_TILE_COL_EXPAND_DIV:
+    bop = (lw_bin)(LW_ADD + (op - PTO_OP_TILE_COL_EXPAND_ADD));
+    lower_expand(L, s, 0, bop);
+    return;
+  case PTO_OP_TILE_MATMUL: lower_matmul(L, s, 0); return;
+  case PTO_OP_TILE_MATMUL_ACC: lower_matmul(L, s, 1); return;
+  case PTO_OP_TENSOR_DIM: {
+    lw_tensor *T = tensor_arg(L, s, 0);
+    const pto_ir_arg *ax = T ? pos_arg(L, s, 1) : NULL;
+    int64_t axis;
+    if (!ax) return;
+    if (ax->kind != PTO_ARG_EXPR || pto__lower_static_int(ax->expr, &axis) || axis < 0 ||
+        axis >= T->rank) {
+      pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, ax->loc,
+                      "tensor.dim: axis must be a constant in [0, %d)", T->rank);
+      return;
+    }
+    if (s->nresults == 1) {
+      L->vals[s->results[0]->id].kind = LW_V_SCALAR;
+      L->vals[s->results[0]->id].v =
+          pto__lower_convert(L, T->shape[axis], PTO_DTYPE_INDEX, s->results[0]->type->dtype);
+    }
+    return;
+  }
+  case PTO_OP_DIST_WORLD_SIZE:
+  case PTO_OP_DIST_ALLOC_WINDOW:
+  case PTO_OP_DIST_WINDOW:
+  case PTO_OP_DIST_COMM_CTX:
+  case PTO_OP_DIST_RANK:
+  case PTO_OP_DIST_NRANKS:
+  case PTO_OP_DIST_NOTIFY:
+  case PTO_OP_DIST_WAIT:
+  case PTO_OP_DIST_REMOTE_LOAD:
+  case PTO_OP_DIST_REMOTE_STORE:
+    pto__lower_fail(L, PTO_STATUS_UNIMPLEMENTED, s->loc,
+                    "%s: distributed kernel ops are not lowered to native code yet",
+                    pto_op_info_get(op)->name);
+    return;
+  default:
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s is not allowed in a kernel",
+                    pto_op_info_get(op) ? pto_op_info_get(op)->name : "op");
+    return;
+  }
+}

@@ -1,0 +1,639 @@
+/* Kernel planning: statement positions, tile live ranges, buffer groups and scratch offsets.
+ * See lower_kernel_internal.h for the model. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_kernel_internal.h"
+
+int pto__lower_static_int(const pto_ir_expr *e, int64_t *out) {
+  if (!e) return -1;
+  switch (e->kind) {
+  case PTO_EXPR_INT: *out = e->i; return 0;
+  case PTO_EXPR_UNARY:
+    if (e->op == PTO_EOP_NEG && !pto__lower_static_int(e->a, out)) {
+      *out = -*out;
+      return 0;
+    }
+    return -1;
+  default: return -1;
+  }
+}
+
+const pto_ir_arg *pto__lower_kwarg(const pto_ir_stmt *s, const char *kw) {
+  for (int i = 0; i < s->op.nargs; i++)
+    if (s->op.args[i].kw && strcmp(s->op.args[i].kw, kw) == 0) return &s->op.args[i];
+  return NULL;
+}
+
+int pto__lower_elementwise_kind(pto_opcode op) {
+  switch (op) {
+  case PTO_OP_TILE_ADD:
+  case PTO_OP_TILE_SUB:
+  case PTO_OP_TILE_MUL:
+  case PTO_OP_TILE_DIV:
+  case PTO_OP_TILE_MAX:
+  case PTO_OP_TILE_MIN: return 1;
+  case PTO_OP_TILE_ADDS:
+  case PTO_OP_TILE_SUBS:
+  case PTO_OP_TILE_MULS:
+  case PTO_OP_TILE_DIVS:
+  case PTO_OP_TILE_MAXS:
+  case PTO_OP_TILE_MINS: return 2;
+  case PTO_OP_TILE_EXP:
+  case PTO_OP_TILE_LOG:
+  case PTO_OP_TILE_SQRT:
+  case PTO_OP_TILE_RSQRT:
+  case PTO_OP_TILE_RECIP:
+  case PTO_OP_TILE_RELU:
+  case PTO_OP_TILE_NEG:
+  case PTO_OP_TILE_ABS: return 3;
+  case PTO_OP_TILE_CAST: return 4;
+  default: return 0;
+  }
+}
+
+int pto__lower_group_find(lw *L, int g) {
+  if (g < 0) return -1;
+  while (L->groups[g].parent != g) {
+    L->groups[g].parent = L->groups[L->groups[g].parent].parent;
+    g = L->groups[g].parent;
+  }
+  return g;
+}
+
+static int tile_bytes(const pto_ir_type *t, int64_t *out) {
+  int64_t r, c;
+  if (t->kind != PTO_TYPE_TILE || t->rank != 2 || pto__lower_static_int(t->dims[0], &r) ||
+      pto__lower_static_int(t->dims[1], &c) || r <= 0 || c <= 0)
+    return -1;
+  *out = r * c * (int64_t)pto_dtype_size(t->dtype);
+  return 0;
+}
+
+static int new_group(lw *L, int64_t bytes, int start, int end) {
+  if (L->ngroups == L->capgroups) {
+    int cap = L->capgroups ? L->capgroups * 2 : 16;
+    lw_group *g = realloc(L->groups, (size_t)cap * sizeof *g);
+    if (!g) return -1;
+    L->groups = g;
+    L->capgroups = cap;
+  }
+  int id = L->ngroups++;
+  lw_group *g = &L->groups[id];
+  memset(g, 0, sizeof *g);
+  g->bytes = bytes;
+  g->start = start;
+  g->end = end;
+  g->parent = id;
+  return id;
+}
+
+static void group_union(lw *L, int a, int b) {
+  a = pto__lower_group_find(L, a);
+  b = pto__lower_group_find(L, b);
+  if (a == b) return;
+  lw_group *ga = &L->groups[a], *gb = &L->groups[b];
+  gb->parent = a;
+  if (gb->start < ga->start) ga->start = gb->start;
+  if (gb->end > ga->end) ga->end = gb->end;
+  if (gb->bytes > ga->bytes) ga->bytes = gb->bytes;
+  ga->iter |= gb->iter;
+}
+
+/* ---- positions ---------------------------------------------------------------------------- */
+
+static int count_block(const pto_ir_block *b) {
+  int n = 0;
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    n++;
+    if (s->kind == PTO_STMT_FOR) n += count_block(&s->loop.body);
+    if (s->kind == PTO_STMT_IF)
+      n += count_block(&s->branch.then_body) + count_block(&s->branch.else_body);
+    if (s->kind == PTO_STMT_INCORE) n += count_block(&s->incore.body);
+  }
+  return n;
+}
+
+static void number_block(lw *L, const pto_ir_block *b, int *pos) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    int me = (*pos)++;
+    L->plan[me].s = s;
+    L->plan[me].blk = b;
+    L->plan[me].yield_tmp = -1;
+    L->plan[me].fuse_len = 1;
+    if (s->kind == PTO_STMT_FOR) number_block(L, &s->loop.body, pos);
+    if (s->kind == PTO_STMT_IF) {
+      number_block(L, &s->branch.then_body, pos);
+      number_block(L, &s->branch.else_body, pos);
+    }
+    if (s->kind == PTO_STMT_INCORE) number_block(L, &s->incore.body, pos);
+    L->plan[me].end = *pos - 1;
+  }
+}
+
+/* ---- uses and definitions --------------------------------------------------------------- */
+
+typedef struct plan_walk {
+  int loops[64]; /* positions of the enclosing for statements */
+  int nloops;
+} plan_walk;
+
+static void use_value(lw *L, plan_walk *w, const pto_ir_value *v, int pos) {
+  int eff = pos;
+  for (int i = 0; i < w->nloops; i++) {
+    int lp = w->loops[i];
+    if (L->def_pos[v->id] < lp) {
+      if (L->plan[lp].end > eff) eff = L->plan[lp].end;
+      break;
+    }
+  }
+  if (eff > L->last_use[v->id]) L->last_use[v->id] = eff;
+  int g = pto__lower_group_find(L, L->group_of[v->id]);
+  if (g >= 0 && eff > L->groups[g].end) L->groups[g].end = eff;
+}
+
+static void use_expr(lw *L, plan_walk *w, const pto_ir_expr *e, int pos) {
+  if (!e) return;
+  switch (e->kind) {
+  case PTO_EXPR_VALUE: use_value(L, w, e->value, pos); break;
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: use_expr(L, w, e->a, pos); break;
+  case PTO_EXPR_BINARY:
+    use_expr(L, w, e->lhs, pos);
+    use_expr(L, w, e->rhs, pos);
+    break;
+  default: break;
+  }
+}
+
+static const pto_ir_value *first_tile_operand(const pto_ir_stmt *s) {
+  for (int i = 0; i < s->op.nargs; i++) {
+    const pto_ir_arg *a = &s->op.args[i];
+    if (a->kind == PTO_ARG_EXPR && a->expr->kind == PTO_EXPR_VALUE &&
+        a->expr->value->type->kind == PTO_TYPE_TILE)
+      return a->expr->value;
+  }
+  return NULL;
+}
+
+static int define_tile(lw *L, const pto_ir_value *v, int pos) {
+  int64_t bytes;
+  if (tile_bytes(v->type, &bytes)) return 0;
+  int g = new_group(L, bytes, pos, pos);
+  if (g < 0) return -1;
+  L->group_of[v->id] = g;
+  return 0;
+}
+
+static int walk_block(lw *L, plan_walk *w, const pto_ir_block *b, int *pos);
+
+static int walk_stmt(lw *L, plan_walk *w, const pto_ir_stmt *s, int *pos) {
+  int me = (*pos)++;
+  int end = L->plan[me].end;
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN:
+    use_expr(L, w, s->expr, me);
+    for (int i = 0; i < s->nresults; i++)
+      L->def_pos[s->results[i]->id] = me;
+    if (s->nresults == 1 && s->results[0]->type->kind == PTO_TYPE_TILE) {
+      if (s->expr->kind == PTO_EXPR_VALUE && L->group_of[s->expr->value->id] >= 0) {
+        L->group_of[s->results[0]->id] = L->group_of[s->expr->value->id];
+      } else if (define_tile(L, s->results[0], me)) {
+        return -1;
+      }
+    }
+    break;
+  case PTO_STMT_OP:
+    for (int i = 0; i < s->op.nargs; i++) {
+      const pto_ir_arg *a = &s->op.args[i];
+      if (a->kind == PTO_ARG_EXPR) use_expr(L, w, a->expr, me);
+      if (a->kind == PTO_ARG_LIST)
+        for (int j = 0; j < a->list.n; j++)
+          use_expr(L, w, a->list.items[j], me);
+    }
+    for (int i = 0; i < s->nresults; i++) {
+      const pto_ir_value *r = s->results[i];
+      L->def_pos[r->id] = me;
+      if (r->type->kind != PTO_TYPE_TILE) continue;
+      const pto_ir_value *src = first_tile_operand(s);
+      if (s->op.opc == PTO_OP_TILE_MOVE && src && L->group_of[src->id] >= 0) {
+        L->group_of[r->id] = L->group_of[src->id];
+        use_value(L, w, src, me);
+      } else if (define_tile(L, r, me)) {
+        return -1;
+      }
+    }
+    break;
+  case PTO_STMT_CALL:
+    for (int i = 0; i < s->call.nargs; i++)
+      use_expr(L, w, s->call.args[i], me);
+    for (int i = 0; i < s->nresults; i++)
+      L->def_pos[s->results[i]->id] = me;
+    break;
+  case PTO_STMT_FOR: {
+    use_expr(L, w, s->loop.lo, me);
+    use_expr(L, w, s->loop.hi, me);
+    use_expr(L, w, s->loop.step, me);
+    L->def_pos[s->loop.iv->id] = me;
+    for (int i = 0; i < s->loop.niters; i++) {
+      use_expr(L, w, s->loop.inits[i], me);
+      const pto_ir_value *it = s->loop.iters[i];
+      L->def_pos[it->id] = me;
+      if (it->type->kind == PTO_TYPE_TILE) {
+        if (define_tile(L, it, me)) return -1;
+        int g = L->group_of[it->id];
+        L->groups[g].end = end;
+        L->groups[g].iter = 1;
+        L->groups[g].loop_pos = me;
+        L->groups[g].iter_index = i;
+        if (i < s->nresults) L->group_of[s->results[i]->id] = g;
+      }
+    }
+    for (int i = 0; i < s->nresults; i++)
+      L->def_pos[s->results[i]->id] = end;
+    if (w->nloops == (int)(sizeof w->loops / sizeof w->loops[0])) return -2;
+    w->loops[w->nloops++] = me;
+    if (walk_block(L, w, &s->loop.body, pos)) return -1;
+    w->nloops--;
+    break;
+  }
+  case PTO_STMT_IF:
+    use_expr(L, w, s->branch.cond, me);
+    for (int i = 0; i < s->nresults; i++) {
+      const pto_ir_value *r = s->results[i];
+      if (r->type->kind == PTO_TYPE_TILE) {
+        if (define_tile(L, r, me)) return -1;
+        L->groups[L->group_of[r->id]].end = end;
+      }
+    }
+    if (walk_block(L, w, &s->branch.then_body, pos)) return -1;
+    if (walk_block(L, w, &s->branch.else_body, pos)) return -1;
+    for (int i = 0; i < s->nresults; i++)
+      L->def_pos[s->results[i]->id] = end;
+    break;
+  case PTO_STMT_INCORE:
+    if (walk_block(L, w, &s->incore.body, pos)) return -1;
+    break;
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN:
+    for (int i = 0; i < s->ret.n; i++)
+      use_expr(L, w, s->ret.vals[i], me);
+    break;
+  }
+  return 0;
+}
+
+static int walk_block(lw *L, plan_walk *w, const pto_ir_block *b, int *pos) {
+  for (int i = 0; i < b->n; i++) {
+    int r = walk_stmt(L, w, b->stmts[i], pos);
+    if (r) return r;
+  }
+  return 0;
+}
+
+/* A yield that hands one loop-carried tile to another carried position would overwrite a buffer
+ * it still reads: such sources go through temporaries first. */
+static int plan_yield_temps(lw *L, const pto_ir_block *b) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    if (s->kind == PTO_STMT_FOR) {
+      if (plan_yield_temps(L, &s->loop.body)) return -1;
+      const pto_ir_block *body = &s->loop.body;
+      if (body->n == 0 || body->stmts[body->n - 1]->kind != PTO_STMT_YIELD) continue;
+      const pto_ir_stmt *y = body->stmts[body->n - 1];
+      int ypos = -1;
+      for (int p = 0; p < L->npos; p++)
+        if (L->plan[p].s == y) ypos = p;
+      int need = 0;
+      for (int j = 0; j < y->ret.n && j < s->loop.niters; j++) {
+        const pto_ir_expr *e = y->ret.vals[j];
+        if (e->kind != PTO_EXPR_VALUE) continue;
+        int gs = pto__lower_group_find(L, L->group_of[e->value->id]);
+        if (gs < 0) continue;
+        for (int q = 0; q < s->loop.niters; q++) {
+          int gi = pto__lower_group_find(L, L->group_of[s->loop.iters[q]->id]);
+          if (q != j && gi == gs) need = 1;
+        }
+      }
+      if (need && ypos >= 0) {
+        int first = -1;
+        for (int j = 0; j < y->ret.n; j++) {
+          const pto_ir_expr *e = y->ret.vals[j];
+          int64_t bytes = 64;
+          if (e->kind == PTO_EXPR_VALUE) tile_bytes(e->value->type, &bytes);
+          int g = new_group(L, bytes, ypos, ypos);
+          if (g < 0) return -1;
+          if (first < 0) first = g;
+        }
+        L->plan[ypos].yield_tmp = first;
+      }
+    }
+    if (s->kind == PTO_STMT_IF) {
+      if (plan_yield_temps(L, &s->branch.then_body)) return -1;
+      if (plan_yield_temps(L, &s->branch.else_body)) return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- fusion ------------------------------------------------------------------------------ */
+
+static int tile_result_count(const pto_ir_stmt *s, int64_t *out) {
+  if (s->kind != PTO_STMT_OP || s->nresults != 1) return -1;
+  const pto_ir_type *t = s->results[0]->type;
+  int64_t r, c;
+  if (t->kind != PTO_TYPE_TILE || pto__lower_static_int(t->dims[0], &r) ||
+      pto__lower_static_int(t->dims[1], &c))
+    return -1;
+  *out = r * c;
+  return 0;
+}
+
+/* Elementwise statements that may share one loop. exp and log call libm, which keeps a loop
+ * scalar: they stay alone so the ops around them still vectorize. */
+static int fusable(const pto_ir_stmt *s, int64_t *count) {
+  if (s->kind != PTO_STMT_OP || !pto__lower_elementwise_kind(s->op.opc)) return 0;
+  if (s->op.opc == PTO_OP_TILE_EXP || s->op.opc == PTO_OP_TILE_LOG) return 0;
+  return tile_result_count(s, count) == 0;
+}
+
+#define LW_MAX_FUSE 16
+
+/* Consecutive elementwise statements of one block over tiles of one size become one loop; a
+ * result used only inside its run needs no buffer. */
+static void plan_fusion(lw *L) {
+  for (int p = 0; p < L->npos;) {
+    int64_t count, c2;
+    if (!fusable(L->plan[p].s, &count)) {
+      p++;
+      continue;
+    }
+    int q = p + 1;
+    while (q < L->npos && q - p < LW_MAX_FUSE && L->plan[q].blk == L->plan[p].blk &&
+           fusable(L->plan[q].s, &c2) && c2 == count)
+      q++;
+    int n = q - p;
+    if (n > 1) {
+      L->plan[p].fuse_len = n;
+      for (int m = p; m < q; m++) {
+        const pto_ir_value *r = L->plan[m].s->results[0];
+        int g = pto__lower_group_find(L, L->group_of[r->id]);
+        if (g >= 0 && L->groups[g].end < q && !L->groups[g].iter) {
+          L->groups[g].dead = 1;
+          L->group_of[r->id] = LW_FUSED;
+        }
+      }
+    }
+    p = q;
+  }
+}
+
+/* Inside a fused loop every statement touches element k before any touches k+1: buffers the run
+ * reads or writes must not share bytes with each other for the whole run, so their ranges are
+ * widened to it. */
+static void widen_fused_runs(lw *L) {
+  for (int p = 0; p < L->npos; p++) {
+    int n = L->plan[p].fuse_len;
+    if (n <= 1) continue;
+    for (int m = p; m < p + n; m++) {
+      const pto_ir_stmt *s = L->plan[m].s;
+      for (int i = -1; i < s->op.nargs; i++) {
+        const pto_ir_value *v = NULL;
+        if (i < 0) {
+          v = s->results[0];
+        } else {
+          const pto_ir_arg *a = &s->op.args[i];
+          if (a->kind == PTO_ARG_EXPR && a->expr->kind == PTO_EXPR_VALUE) v = a->expr->value;
+        }
+        int g = v ? pto__lower_group_find(L, L->group_of[v->id]) : -1;
+        if (g < 0) continue;
+        if (L->groups[g].start > p) L->groups[g].start = p;
+        if (L->groups[g].end < p + n - 1) L->groups[g].end = p + n - 1;
+      }
+    }
+  }
+}
+
+/* ---- in-place reuse --------------------------------------------------------------------- */
+
+/* The final yield of the for statement at loop_pos, or NULL. */
+static const pto_ir_stmt *loop_yield(lw *L, int loop_pos) {
+  const pto_ir_block *body = &L->plan[loop_pos].s->loop.body;
+  if (body->n == 0 || body->stmts[body->n - 1]->kind != PTO_STMT_YIELD) return NULL;
+  return body->stmts[body->n - 1];
+}
+
+/* May group g (values of one loop body) share the loop-carried buffer G? Every value of g is
+ * defined after every body value held in G was last read (at the same statement too when
+ * same_stmt_ok: an elementwise op reads each element before writing it), none outlives the body,
+ * and g's values reach the yield only at G's index (and at least one does: else nothing is
+ * gained). Then the yield's copy disappears. */
+static int may_join_iter(lw *L, int G, int g, int same_stmt_ok) {
+  const lw_group *GG = &L->groups[G];
+  int lp = GG->loop_pos, end = L->plan[lp].end;
+  const pto_ir_stmt *y = loop_yield(L, lp);
+  if (!y) return 0;
+  int first_def = end + 1, yielded = 0;
+  for (int v = 0; v < L->k->nvalues; v++) {
+    if (pto__lower_group_find(L, L->group_of[v]) != g) continue;
+    if (L->def_pos[v] <= lp || L->def_pos[v] >= end || L->last_use[v] > end) return 0;
+    if (L->def_pos[v] < first_def) first_def = L->def_pos[v];
+    for (int j = 0; j < y->ret.n; j++) {
+      const pto_ir_expr *e = y->ret.vals[j];
+      if (e->kind != PTO_EXPR_VALUE || e->value->id != v) continue;
+      if (j != GG->iter_index) return 0;
+      yielded = 1;
+    }
+  }
+  if (!yielded) return 0;
+  for (int v = 0; v < L->k->nvalues; v++) {
+    if (pto__lower_group_find(L, L->group_of[v]) != G) continue;
+    if (L->def_pos[v] >= end) continue; /* the loop's result, after the body */
+    if (L->last_use[v] > first_def || (!same_stmt_ok && L->last_use[v] == first_def)) return 0;
+  }
+  return 1;
+}
+
+/* An elementwise op (any operand) or matmul_acc (its accumulator) whose operand dies at this
+ * statement writes into that operand's buffer: each element is read before it is written, so
+ * the reuse is invisible. */
+static void plan_in_place(lw *L) {
+  for (int pos = 0; pos < L->npos; pos++) {
+    const pto_ir_stmt *s = L->plan[pos].s;
+    if (s->kind != PTO_STMT_OP || s->nresults != 1) continue;
+    int acc_only = s->op.opc == PTO_OP_TILE_MATMUL_ACC;
+    if (!pto__lower_elementwise_kind(s->op.opc) && !acc_only) continue;
+    const pto_ir_value *r = s->results[0];
+    int gr = pto__lower_group_find(L, L->group_of[r->id]);
+    if (gr < 0 || L->groups[gr].iter) continue;
+    for (int i = 0; i < (acc_only ? 1 : s->op.nargs); i++) {
+      const pto_ir_arg *a = &s->op.args[i];
+      if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE) continue;
+      const pto_ir_value *v = a->expr->value;
+      int g = pto__lower_group_find(L, L->group_of[v->id]);
+      if (g < 0 || g == gr || L->groups[g].bytes != L->groups[gr].bytes) continue;
+      if (pto_dtype_size(v->type->dtype) != pto_dtype_size(r->type->dtype)) continue;
+      if (L->groups[g].iter) {
+        if (!may_join_iter(L, g, gr, 1)) continue;
+        /* The carried group already spans the loop; r joins it. */
+        group_union(L, g, gr);
+        break;
+      }
+      if (L->groups[g].end != pos) continue;
+      /* Both groups are live at pos, so no other group took either's bytes here: merge. */
+      group_union(L, g, gr);
+      break;
+    }
+  }
+}
+
+static int find_pos(lw *L, const pto_ir_stmt *s, int from, int to) {
+  for (int q = from; q <= to && q < L->npos; q++)
+    if (L->plan[q].s == s) return q;
+  return -1;
+}
+
+static int same_size(lw *L, int g1, int g2) { return L->groups[g1].bytes == L->groups[g2].bytes; }
+
+/* Buffers that carried values and if results can take over instead of being copied into: a
+ * loop's init that dies at the loop becomes its carried buffer; a yielded value defined in the
+ * body (or branch) that dies at the yield is computed directly in the destination buffer. */
+static void plan_takeovers(lw *L) {
+  for (int pos = 0; pos < L->npos; pos++) {
+    const pto_ir_stmt *s = L->plan[pos].s;
+    if (s->kind == PTO_STMT_FOR) {
+      const pto_ir_stmt *y = loop_yield(L, pos);
+      for (int i = 0; i < s->loop.niters; i++) {
+        int gi = pto__lower_group_find(L, L->group_of[s->loop.iters[i]->id]);
+        if (gi < 0) continue;
+        const pto_ir_expr *e = s->loop.inits[i];
+        if (e->kind == PTO_EXPR_VALUE) {
+          int g = pto__lower_group_find(L, L->group_of[e->value->id]);
+          if (g >= 0 && g != gi && !L->groups[g].iter && L->groups[g].end == pos &&
+              same_size(L, g, gi))
+            group_union(L, gi, g);
+        }
+        if (y && i < y->ret.n && y->ret.vals[i]->kind == PTO_EXPR_VALUE) {
+          int g = pto__lower_group_find(L, L->group_of[y->ret.vals[i]->value->id]);
+          if (g >= 0 && g != gi && !L->groups[g].iter && same_size(L, g, gi) &&
+              may_join_iter(L, gi, g, 0))
+            group_union(L, gi, g);
+        }
+      }
+    }
+    if (s->kind == PTO_STMT_IF && s->nresults > 0) {
+      for (int side = 0; side < 2; side++) {
+        const pto_ir_block *body = side ? &s->branch.else_body : &s->branch.then_body;
+        if (body->n == 0 || body->stmts[body->n - 1]->kind != PTO_STMT_YIELD) continue;
+        const pto_ir_stmt *y = body->stmts[body->n - 1];
+        int ypos = find_pos(L, y, pos + 1, L->plan[pos].end);
+        for (int i = 0; i < s->nresults && i < y->ret.n; i++) {
+          int gr = pto__lower_group_find(L, L->group_of[s->results[i]->id]);
+          const pto_ir_expr *e = y->ret.vals[i];
+          if (gr < 0 || e->kind != PTO_EXPR_VALUE) continue;
+          int g = pto__lower_group_find(L, L->group_of[e->value->id]);
+          if (g < 0 || g == gr || L->groups[g].iter || !same_size(L, g, gr)) continue;
+          if (L->groups[g].start <= pos || L->groups[g].end != ypos) continue;
+          int twice = 0;
+          for (int j = 0; j < y->ret.n; j++)
+            if (j != i && y->ret.vals[j]->kind == PTO_EXPR_VALUE &&
+                pto__lower_group_find(L, L->group_of[y->ret.vals[j]->value->id]) == g)
+              twice = 1;
+          if (!twice) group_union(L, gr, g);
+        }
+      }
+    }
+  }
+}
+
+/* ---- offsets ------------------------------------------------------------------------------ */
+
+static int cmp_start(const lw_group *g, int x, int y) {
+  if (g[x].start != g[y].start) return g[x].start < g[y].start ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+static void assign_offsets(lw *L, int *order) {
+  int n = 0;
+  for (int g = 0; g < L->ngroups; g++)
+    if (pto__lower_group_find(L, g) == g && !L->groups[g].dead) order[n++] = g;
+  /* insertion sort by start: kernels have few tiles */
+  for (int i = 1; i < n; i++) {
+    int x = order[i], j = i - 1;
+    while (j >= 0 && cmp_start(L->groups, order[j], x) > 0) {
+      order[j + 1] = order[j];
+      j--;
+    }
+    order[j + 1] = x;
+  }
+  int64_t top = 0;
+  for (int i = 0; i < n; i++) {
+    lw_group *g = &L->groups[order[i]];
+    int64_t size = (g->bytes + 63) & ~(int64_t)63;
+    int64_t off = 0;
+    for (int again = 1; again;) {
+      again = 0;
+      for (int j = 0; j < i; j++) {
+        lw_group *h = &L->groups[order[j]];
+        int64_t hsize = (h->bytes + 63) & ~(int64_t)63;
+        if (h->end < g->start || g->end < h->start) continue; /* not live together */
+        if (off < h->offset + hsize && h->offset < off + size) {
+          off = h->offset + hsize;
+          again = 1;
+        }
+      }
+    }
+    g->offset = off;
+    if (off + size > top) top = off + size;
+  }
+  L->footprint = top;
+}
+
+pto_status pto__lower_plan(lw *L) {
+  const pto_ir_func *k = L->k;
+  L->npos = count_block(&k->body);
+  int nv = k->nvalues > 0 ? k->nvalues : 1;
+  L->plan = calloc((size_t)(L->npos + 1), sizeof *L->plan);
+  L->def_pos = malloc((size_t)nv * sizeof *L->def_pos);
+  L->group_of = malloc((size_t)nv * sizeof *L->group_of);
+  L->last_use = malloc((size_t)nv * sizeof *L->last_use);
+  if (!L->plan || !L->def_pos || !L->group_of || !L->last_use)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
+  for (int i = 0; i < nv; i++) {
+    L->def_pos[i] = -1;
+    L->group_of[i] = -1;
+    L->last_use[i] = -1;
+  }
+  int pos = 0;
+  number_block(L, &k->body, &pos);
+  plan_walk w = {.nloops = 0};
+  pos = 0;
+  int r = walk_block(L, &w, &k->body, &pos);
+  if (r == -2)
+    return pto_status_make(PTO_STATUS_UNIMPLEMENTED, "@%s: loops nested deeper than 64", k->name);
+  if (r || plan_yield_temps(L, &k->body))
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
+  plan_fusion(L);
+  plan_in_place(L);
+  plan_takeovers(L);
+  widen_fused_runs(L);
+  int *order = malloc((size_t)(L->ngroups + 1) * sizeof *order);
+  if (!order)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
+  assign_offsets(L, order);
+  free(order);
+  return PTO_OK;
+}
+
+void pto__lower_plan_free(lw *L) {
+  free(L->plan);
+  free(L->def_pos);
+  free(L->group_of);
+  free(L->last_use);
+  free(L->groups);
+  L->plan = NULL;
+  L->def_pos = L->group_of = L->last_use = NULL;
+  L->groups = NULL;
+}

@@ -1,0 +1,251 @@
+/* pto bench: launch statistics, from a benchmark loop or from a [STRACE] log.
+ *
+ * pto_benchmark registers a program once on a worker, dispatches warmup + rounds launches through
+ * the handle and reads each launch's span record (pto_worker_last_launch) directly. pto_trace_parse
+ * builds the same statistics from [STRACE] v=1 text (what PTO_LOG_LEVEL=timing writes, or any
+ * runtime that writes the same format), so a log of a benchmark and the benchmark itself give the
+ * same numbers.
+ *
+ * Per measured launch three samples are kept, in microseconds:
+ *   device wall  <root>.runner_run.device_wall (device clock: first task start to last task end)
+ *   host wall    the root span (chip.run: the whole launch on the host)
+ *   effective    the union of <root>.runner_run.device_wall.orch and .sched: the time the device
+ *                was orchestrating or executing (equal to PyPTO's merged "Effective" window when
+ *                the two overlap; a gap between them is not counted)
+ * with min/median/mean/max/stdev of each (median of an even count: the mean of the middle two;
+ * stdev: sample standard deviation, 0 for one sample). A launch without one of those spans gives
+ * NAN for that sample, and the summary counts only the others.
+ *
+ * Span trees nest by dotted names (a span's parent is the longest proper dotted prefix that is
+ * itself a span), show names relative to their parent, order siblings by start and mark spans on
+ * the device clock "[dev]". The mean tree averages every span over the measured launches and
+ * renders, with spread "both":
+ *   chip.run                   71784.1us  ±6797.5  [66482.4..89832.6]
+ *   |- bind                    27943.6us  ±4163.7  [24836.7..37713.3]
+ *   `- runner_run               3030.8us   ±184.4    [2822.3..3694.7]
+ *      `- device_wall [dev]     2005.2us    ±74.6    [1875.1..2173.2]
+ * (labels left-aligned to the widest, each value column right-aligned to its widest, two spaces
+ * between columns, widths in characters, no trailing blanks; the same layout as PyPTO's
+ * format_mean_tree).
+ *
+ * Everything here returns text or data; nothing prints. Results are owned by the caller and
+ * released with the matching _destroy / free(). */
+#ifndef PTO_BENCH_H
+#define PTO_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pto/loader.h"
+#include "pto/runtime.h"
+#include "pto/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PTO_BENCH_DEFAULT_ROUNDS 100
+#define PTO_BENCH_DEFAULT_WARMUP 3
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+/* Called after every launch of pto_benchmark (warmup included): done of total launches. */
+typedef void (*pto_bench_progress_fn)(void *ctx, int done, int total);
+
+/* Options of pto_benchmark. Begins with its own size so a caller built against an older header
+ * keeps working: fields past sz take their defaults. pto_bench_options_init gives every default;
+ * within sz, rounds 0 means the default and warmup 0 means none. */
+typedef struct pto_bench_options {
+  size_t sz;                          /* sizeof(pto_bench_options) */
+  int rounds;                         /* measured launches; 0: 100 */
+  int warmup;                         /* launches before them, not measured; default 3 */
+  const pto_run_config *run_config;   /* the worker pto_benchmark opens when given none (NULL:
+                                         defaults) */
+  pto_bench_progress_fn progress;     /* NULL: none */
+  void *progress_ctx;
+} pto_bench_options;
+
+void pto_bench_options_init(pto_bench_options *opt);
+
+/* Options of pto_trace_parse, same conventions. */
+typedef struct pto_trace_options {
+  size_t sz;   /* sizeof(pto_trace_options) */
+  int warmup;  /* invocations dropped from the start of the chosen hid's bucket; default 3 (the
+                  benchmark's), 0: none */
+} pto_trace_options;
+
+void pto_trace_options_init(pto_trace_options *opt);
+
+/* ---- statistics ------------------------------------------------------------------------- */
+
+typedef enum pto_bench_metric {
+  PTO_BENCH_DEVICE_WALL = 0,
+  PTO_BENCH_HOST_WALL,
+  PTO_BENCH_EFFECTIVE,
+  PTO_BENCH_METRIC_COUNT
+} pto_bench_metric;
+
+/* "device_wall", "host_wall", "effective"; NULL for anything else. */
+const char *pto_bench_metric_name(pto_bench_metric m);
+
+typedef struct pto_bench_summary {
+  int count; /* samples that are not NAN; the other fields are 0 when count is 0 */
+  double min, median, mean, max, stdev;
+} pto_bench_summary;
+
+/* One measured launch. Spans are in record order with names owned by the stats. */
+typedef struct pto_bench_launch {
+  uint64_t pid, tid; /* of a parsed log; pto_benchmark: this process and thread */
+  uint64_t inv, hid;
+  int nspans;
+  const pto_span *spans;
+  double sample[PTO_BENCH_METRIC_COUNT]; /* us; NAN where the span is missing */
+} pto_bench_launch;
+
+/* What pto_trace_parse saw; zeros for a benchmark. */
+typedef struct pto_trace_info {
+  size_t records;      /* complete v=1 records */
+  size_t skipped;      /* "[STRACE]" markers without a complete record: truncated or malformed */
+  size_t unsupported;  /* complete records of another format version (v != 1), ignored */
+  size_t invocations;  /* (pid, inv) groups, every hid */
+  size_t hids;         /* distinct hids */
+  size_t bucket;       /* invocations of the chosen hid, warmup included */
+} pto_trace_info;
+
+/* Read-only to the caller; made by pto_benchmark or pto_trace_parse, freed by
+ * pto_bench_stats_destroy. */
+typedef struct pto_bench_stats {
+  int rounds;  /* measured launches (= nlaunches) */
+  int warmup;  /* launches dropped before them */
+  uint64_t hid;
+  uint64_t ntasks; /* tasks of the last measured launch (pto_benchmark; 0 for a log) */
+  int ncores;      /* cores of the worker (pto_benchmark; 0 for a log) */
+  int nlaunches;
+  const pto_bench_launch *launches;
+  const double *samples[PTO_BENCH_METRIC_COUNT]; /* nlaunches each, launch order, us */
+  pto_bench_summary summary[PTO_BENCH_METRIC_COUNT];
+  pto_trace_info trace;
+  struct pto__bench_data *priv;
+} pto_bench_stats;
+
+void pto_bench_stats_destroy(pto_bench_stats *stats);
+
+/* Summary of n values (NANs skipped). */
+pto_bench_summary pto_bench_summarize(const double *values, int n);
+
+/* ---- measuring -------------------------------------------------------------------------- */
+
+/* Registers p on w (or on a worker it opens with opt->run_config and closes again when w is
+ * NULL), runs opt->warmup + opt->rounds launches with args through that one handle and collects
+ * the measured launches' spans. A failed launch fails the whole call, naming the launch. opt may
+ * be NULL (defaults). */
+pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *args, size_t nargs,
+                         const pto_bench_options *opt, pto_bench_stats **out_stats);
+
+/* ---- [STRACE] logs ---------------------------------------------------------------------- */
+
+/* Statistics from [STRACE] v=1 text (len bytes; need not be NUL-terminated):
+ *   - a record is "[STRACE] v=1 pid=N tid=N inv=N hid=HEX depth=N name=NAME ts=N dur=N" followed
+ *     by optional key=value attributes up to the next "[STRACE]" or the end of the line; text
+ *     before the marker (a logger's prefix) is ignored and several records may share a line;
+ *     "clk=dev" among the attributes marks a device-clock span; %XX escapes in names are decoded
+ *   - a marker without a complete record (a truncated line) is skipped and counted
+ *   - records are grouped into invocations by (pid, inv); the hid with the most invocations is
+ *     the benchmarked program (ties: the hid of the first invocation in (pid, inv) order); its
+ *     invocations are ordered by (inv, pid) and the first opt->warmup are dropped
+ * Fails with PTO_STATUS_INVALID_ARGUMENT when the text holds no complete record, or when every
+ * invocation of the chosen hid is warmup: a log without measurements is an error, never zeros. */
+pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options *opt,
+                           pto_bench_stats **out_stats);
+/* pto_trace_parse of a file's contents; errors name the file. */
+pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
+                                pto_bench_stats **out_stats);
+
+/* ---- span trees ------------------------------------------------------------------------- */
+
+typedef enum pto_bench_spread {
+  PTO_BENCH_SPREAD_STDEV = 0, /* ±stdev */
+  PTO_BENCH_SPREAD_MINMAX,    /* [min..max] */
+  PTO_BENCH_SPREAD_BOTH,      /* ±stdev [min..max] */
+  PTO_BENCH_SPREAD_NONE,      /* the mean alone */
+} pto_bench_spread;
+
+/* "stdev", "minmax", "both", "none" → the spread; -1 for anything else. */
+int pto_bench_spread_from_name(const char *name);
+
+/* One node of a tree, in display order (pre-order, siblings by start). */
+typedef struct pto_bench_node {
+  const char *name;  /* full dotted name */
+  const char *label; /* relative to the parent (the full name for a root) */
+  int level;         /* 0 for a root, parent's level + 1 */
+  int depth;         /* the span's own depth field (as in the record) */
+  int parent;        /* index of the parent node, -1 for a root */
+  bool is_device;
+  int count;         /* launches that have this span */
+  double mean_us, stdev_us, min_us, max_us; /* of its durations over those launches */
+  double start_ns;   /* mean start relative to the launch's first span of the same clock */
+} pto_bench_node;
+
+typedef struct pto_bench_tree {
+  int nnodes;
+  pto_bench_node *nodes;
+  struct pto__bench_tree_data *priv;
+} pto_bench_tree;
+
+/* The mean tree over every measured launch. */
+pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats, pto_bench_tree **out_tree);
+/* The tree of measured launch i (0 <= i < nlaunches): every node's count is 1. */
+pto_status pto_bench_stats_launch_tree(const pto_bench_stats *stats, int i,
+                                       pto_bench_tree **out_tree);
+void pto_bench_tree_destroy(pto_bench_tree *tree);
+
+/* The tree as text, one line per node, each ending in '\n' (see the header comment): the mean as
+ * "%.1fus", then per spread "±%.1f" and/or "[%.1f..%.1f]". max_level >= 0 keeps the nodes of
+ * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is malloc'd. */
+pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread,
+                                 int max_level, char **out_text);
+
+/* The statistics table (one row per metric: n, min, median, mean, max, stdev in us), malloc'd. */
+pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats, char **out_text);
+
+/* The statistics as one JSON object (malloc'd, ends in '\n'): rounds, warmup, hid, ntasks,
+ * ncores, "unit": "us", "samples" {metric: [..]} (null where NAN), "summary" {metric: {count,
+ * min, median, mean, max, stdev}}, "mean_tree" [{name, label, level, depth, device, count, mean,
+ * stdev, min, max}], and "trace" {records, skipped, unsupported, invocations, hids, bucket}. */
+pto_status pto_bench_stats_to_json(const pto_bench_stats *stats, char **out_json);
+
+/* ---- swimlanes -------------------------------------------------------------------------- */
+
+/* One task of a launch, as a swimlane shows it. Times are CLOCK_MONOTONIC ns (the clock of the
+ * launch's spans). */
+typedef struct pto_swimlane_task {
+  int core;               /* lane */
+  const char *kernel;     /* kernel name */
+  uint64_t task_id;
+  const uint64_t *deps;   /* ids of the tasks it waited for */
+  int ndeps;
+  uint64_t ready_ns;      /* inputs ready */
+  uint64_t start_ns;
+  uint64_t end_ns;
+} pto_swimlane_task;
+
+/* Writes a Chrome trace-event JSON file (Perfetto, chrome://tracing): the launch's spans as
+ * nested slices on a host track (device-clock spans on a device track of their own), every task
+ * as a slice on its core's track of the device process with its id, kernel, ready time and
+ * dependencies in args, and one flow arrow per dependency. Timestamps are microseconds from the
+ * earliest time given. Every event carries ph, ts, dur, pid, tid and name. Fails on a task that
+ * ends before it starts or starts before it is ready. spans may be NULL with nspans 0. */
+pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspans,
+                              const pto_swimlane_task *tasks, size_t ntasks);
+
+/* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose
+ * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,
+ * and where no two "task" slices (cat "task") on one (pid, tid) overlap. *out_nevents (may be
+ * NULL) gets the event count. Fails naming the first offending event. */
+pto_status pto_swimlane_validate(const char *path, size_t *out_nevents);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

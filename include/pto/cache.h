@@ -1,0 +1,119 @@
+/* pto cache: administration of the binary cache, and the loader's warning hook.
+ *
+ * Programs go through the cache with pto_compile and pto_compile_to_dir (pto/loader.h); this
+ * header is for inspecting and maintaining it (`pto cache ...`). The cache root ROOT is
+ * $PTO_CACHE_DIR, else $XDG_CACHE_HOME/pto, else ~/.cache/pto, created 0700 and used only when
+ * it is owned by this user and not group/world-writable. Layout:
+ *
+ *   ROOT/<k[0:2]>/<k[2:32]>/  one entry per key k: a complete work dir (manifest.json last); its
+ *                             directory mtime is the entry's last use, refreshed on every hit;
+ *                             key.txt (the text that was hashed) when PTO_CACHE_DEBUG=1
+ *   ROOT/tmp/                 private build dirs "<key>-<pid>-XXXXXX", renamed into place whole
+ *   ROOT/stats                counters of every process, updated under flock(2)
+ *   ROOT/lock                 flock(2)ed by the one cleaner that evicts at a time
+ *
+ * Readers take no lock: an entry appears by rename(2) and disappears by rename(2) into ROOT/tmp
+ * before it is deleted, so a reader sees a whole entry or none. Every file of an entry is checked
+ * against the XXH3-128 hashes and Build-IDs of its manifest before use; a mismatch is reported
+ * through the warning hook, counted as a corruption, and the entry is discarded and rebuilt.
+ * Entries still in use may be evicted: dlopen'ed files stay mapped after they are deleted.
+ *
+ * Environment: PTO_CACHE_MAX_SIZE (bytes, or with a K/M/G/T suffix: 512M, 2G) bounds the cache;
+ * after each store the least recently used entries are evicted until it fits.
+ * PTO_CACHE_DEBUG=1 writes key.txt into each new entry (and into work dirs written from the
+ * cache), so that two misses can be explained by a diff.
+ * For tests only: PTO_CACHE_TARGET_OVERRIDE replaces the host CPU identity in the key;
+ * PTO_CACHE_TEST_PAUSE=SECONDS sleeps between building an entry and publishing it;
+ * PTO_CACHE_TEST_FAIL_PUBLISH=ENOSPC|EROFS|EACCES makes publishing fail with that error. The
+ * toolchain and target identity (and these variables) are read once per process. */
+#ifndef PTO_CACHE_H
+#define PTO_CACHE_H
+
+#include <stdint.h>
+
+#include "pto/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- warnings --------------------------------------------------------------------------- */
+
+/* The loader reports what it recovers from (a corrupt entry discarded, a cache it cannot write)
+ * through one hook instead of printing. The default writes "pto: warning: MESSAGE\n" to stderr.
+ * fn == NULL restores the default. The hook may be called from any thread that compiles. */
+typedef void (*pto_warning_fn)(void *ctx, const char *message);
+void pto_loader_set_warning_hook(pto_warning_fn fn, void *ctx);
+
+/* ---- statistics ------------------------------------------------------------------------- */
+
+typedef struct pto_cache_stats {
+  /* Persisted in ROOT/stats, summed over every process that used the cache. */
+  uint64_t hits;        /* a request served from a disk entry */
+  uint64_t misses;      /* no entry: compiled */
+  uint64_t stores;      /* entries published */
+  uint64_t evictions;   /* entries removed to fit PTO_CACHE_MAX_SIZE or by gc */
+  uint64_t corruptions; /* entries that failed verification (discarded) */
+  uint64_t races;       /* publications that lost to another process's equal entry */
+  uint64_t uncached;    /* compiles that could not be cached (read-only, full, refused dir) */
+  /* This process only: requests answered by the in-process map without touching disk. */
+  uint64_t memory_hits;
+  /* A scan of ROOT now. */
+  uint64_t entries;
+  uint64_t bytes;
+  uint64_t max_bytes; /* PTO_CACHE_MAX_SIZE, 0 when unset */
+} pto_cache_stats;
+
+pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
+
+/* ---- entries ---------------------------------------------------------------------------- */
+
+typedef struct pto_cache_entry {
+  char key[33];
+  char *path;           /* the entry dir, absolute */
+  char *program;        /* from the manifest; NULL when the manifest does not read */
+  char *entry;          /* entry function; NULL likewise */
+  uint64_t bytes;       /* sum of its files' sizes */
+  int64_t last_use_ns;  /* CLOCK_REALTIME of the last hit (or of the store) */
+  int64_t created_ns;   /* mtime of its manifest */
+} pto_cache_entry;
+
+/* Every entry, most recently used first. */
+pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count);
+void pto_cache_list_free(pto_cache_entry *entries, int count);
+
+/* The entry whose key starts with prefix (1 to 32 hex digits): NOT_FOUND when none does,
+ * INVALID_ARGUMENT naming the count when several do. *out_path is malloc'd. */
+pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path);
+
+/* Checks one entry dir completely: the manifest reads and names this key, every listed file has
+ * its recorded hash, both shared objects their recorded Build-ID, the dir belongs to this user
+ * and is not group/world-writable. Loads nothing. */
+pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
+
+/* Verifies every entry; a bad one is reported to fn (which may be NULL), counted as a corruption
+ * and discarded. */
+typedef void (*pto_cache_verify_fn)(void *ctx, const char *key, pto_status problem);
+pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked,
+                            int *out_corrupt);
+
+typedef struct pto_cache_gc_result {
+  uint64_t evicted, evicted_bytes; /* entries removed, least recently used first */
+  uint64_t entries, bytes;         /* what is left */
+  uint64_t stale_tmp;              /* build dirs of dead processes removed */
+} pto_cache_gc_result;
+
+/* Evicts least recently used entries until the cache holds at most max_bytes (0: evict nothing)
+ * and removes build dirs left by processes that died. Waits for a concurrent cleaner. */
+pto_status pto_cache_gc(uint64_t max_bytes, pto_cache_gc_result *out_result);
+
+/* Removes every entry (counters are kept). */
+pto_status pto_cache_clear(uint64_t *out_removed);
+
+/* "4096", "512K", "512M", "2G", "1T" (powers of 1024; an optional trailing "B" or "iB"). */
+pto_status pto_cache_parse_size(const char *text, uint64_t *out_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,266 @@
+/* pto runtime: workers, device memory, registration handles and launches (L2, one chip).
+ *
+ * A worker owns a device (the embedded "sim" platform: a memory arena with its own address range
+ * and a persistent pool of core threads), the programs registered on it and the device tensors
+ * it allocated. Device addresses are not host pointers: they are only meaningful to the worker
+ * that made them. A launch binds arguments (validation against the program's signature, host to
+ * device copies), runs the program's orchestration on the calling thread while the cores execute
+ * its tasks as soon as their inputs are ready, waits for every task, then copies outputs back.
+ * Task order comes from the tensor regions tasks access and their directions, never from the
+ * order of submission. Fresh device memory (out parameters' copies, tensor.create, tensors
+ * allocated without init) reads as zeros, so runs are deterministic. An orchestration that runs
+ * far ahead of the cores waits (max_inflight_tasks), as does a tensor.create that finds no
+ * memory while running tasks can still give some back.
+ *
+ * Lifetime: pto_worker, pto_handle and pto_device_tensor values are tokens, not pointers. Closing
+ * a worker frees every handle and device tensor it made; a token that outlived its object (after
+ * close, unregister or free) is reported as a clear error by every call, never dereferenced.
+ * pto_worker_close is idempotent. A worker and its handles and tensors are used by one thread at
+ * a time (the core threads are internal); different workers are independent.
+ *
+ * Every launch records spans (pto_worker_last_launch); with PTO_LOG_LEVEL=timing in the
+ * environment when the worker opens, each span is also written to stderr as one line
+ *   [STRACE] v=1 pid=<pid> tid=<tid> inv=<n> hid=<hex> depth=<d> name=<dotted> ts=<ns> dur=<ns>
+ * followed by " clk=dev" for spans on the device clock. */
+#ifndef PTO_RUNTIME_H
+#define PTO_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pto/loader.h"
+#include "pto/status.h"
+#include "pto/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pto_worker pto_worker;
+typedef struct pto_handle pto_handle;
+typedef struct pto_device_tensor pto_device_tensor;
+
+/* ---- configuration ------------------------------------------------------------------- */
+
+/* Options of pto_worker_open. Begins with its own size so a caller built against an older
+ * header keeps working: fields past sz take their defaults. A zero field means its default. */
+typedef struct pto_run_config {
+  size_t sz;                    /* sizeof(pto_run_config) */
+  const char *platform;         /* "sim" (NULL: "sim") */
+  int ncores;                   /* core threads; 0: the machine's online CPUs */
+  uint64_t device_memory_bytes; /* device arena; 0: 1 GiB (address space, committed lazily) */
+  uint64_t scratch_bytes;       /* per-core scratch floor; 0: 256 KiB. Grown to each registered
+                                   program's pto_program_scratch_bytes */
+  uint32_t idle_spin_us;        /* how long an idle core spins before it blocks; 0: 40 */
+  int shuffle;                  /* test mode: ready tasks start in a random order */
+  uint64_t shuffle_seed;        /* seed of that order */
+  uint32_t max_inflight_tasks;  /* submitted, unfinished tasks before a submit waits (flow
+                                   control); 0: max(256, 32 * ncores) */
+} pto_run_config;
+
+/* Zeroes cfg and sets cfg->sz: every option at its default. */
+void pto_run_config_init(pto_run_config *cfg);
+
+/* ---- arguments ----------------------------------------------------------------------- */
+
+typedef enum pto_arg_type {
+  PTO_ARG_NONE = 0,
+  PTO_ARG_HOST_TENSOR = 1, /* copied to the device before the launch, back after it */
+  PTO_ARG_DEVICE_TENSOR,   /* resident: never copied */
+  PTO_ARG_SCALAR,
+} pto_arg_type;
+
+typedef struct pto_arg {
+  pto_arg_type kind;
+  bool readonly; /* host tensors: must not be written (an out/inout parameter rejects it) */
+  union {
+    pto_host_tensor host;
+    pto_device_tensor *device;
+    pto_scalar scalar;
+  };
+} pto_arg;
+
+static inline pto_arg pto_arg_host(const pto_host_tensor *t) {
+  pto_arg a;
+  a.kind = PTO_ARG_HOST_TENSOR;
+  a.readonly = false;
+  a.host = *t;
+  return a;
+}
+static inline pto_arg pto_arg_host_readonly(const pto_host_tensor *t) {
+  pto_arg a = pto_arg_host(t);
+  a.readonly = true;
+  return a;
+}
+static inline pto_arg pto_arg_device(pto_device_tensor *t) {
+  pto_arg a;
+  a.kind = PTO_ARG_DEVICE_TENSOR;
+  a.readonly = false;
+  a.device = t;
+  return a;
+}
+static inline pto_arg pto_arg_scalar(pto_scalar s) {
+  pto_arg a;
+  a.kind = PTO_ARG_SCALAR;
+  a.readonly = false;
+  a.scalar = s;
+  return a;
+}
+static inline pto_arg pto_arg_i32(int32_t v) {
+  pto_scalar s;
+  s.dtype = PTO_DTYPE_I32;
+  s.i = v;
+  return pto_arg_scalar(s);
+}
+static inline pto_arg pto_arg_i64(int64_t v) {
+  pto_scalar s;
+  s.dtype = PTO_DTYPE_I64;
+  s.i = v;
+  return pto_arg_scalar(s);
+}
+static inline pto_arg pto_arg_index(int64_t v) {
+  pto_scalar s;
+  s.dtype = PTO_DTYPE_INDEX;
+  s.i = v;
+  return pto_arg_scalar(s);
+}
+static inline pto_arg pto_arg_u32(uint32_t v) {
+  pto_scalar s;
+  s.dtype = PTO_DTYPE_U32;
+  s.u = v;
+  return pto_arg_scalar(s);
+}
+static inline pto_arg pto_arg_u64(uint64_t v) {
+  pto_scalar s;
+  s.dtype = PTO_DTYPE_U64;
+  s.u = v;
+  return pto_arg_scalar(s);
+}
+static inline pto_arg pto_arg_bool(bool v) {
+  pto_scalar s;
+  s.dtype = PTO_DTYPE_BOOL;
+  s.i = v ? 1 : 0;
+  return pto_arg_scalar(s);
+}
+static inline pto_arg pto_arg_f32(float v) {
+  pto_scalar s;
+  s.dtype = PTO_DTYPE_F32;
+  s.f = (double)v;
+  return pto_arg_scalar(s);
+}
+static inline pto_arg pto_arg_f64(double v) {
+  pto_scalar s;
+  s.dtype = PTO_DTYPE_F64;
+  s.f = v;
+  return pto_arg_scalar(s);
+}
+
+/* ---- workers ------------------------------------------------------------------------- */
+
+/* Opens a worker: reserves its device memory, starts its core threads. cfg may be NULL. */
+pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker);
+/* Stops the core threads and frees every handle, callable and device tensor of the worker.
+ * Idempotent: closing a closed worker does nothing. Must not be called during a launch. */
+void pto_worker_close(pto_worker *w);
+/* Core threads of an open worker, or -1. */
+int pto_worker_core_count(const pto_worker *w);
+
+typedef struct pto_device_memory_info {
+  uint64_t base;       /* device address of the arena's first byte */
+  uint64_t total;      /* bytes */
+  uint64_t used;       /* bytes in live allocations (rounded to 64) */
+  uint64_t peak;       /* high-water mark of used */
+  uint64_t nallocs;    /* live allocations */
+  uint64_t largest_free;
+} pto_device_memory_info;
+pto_status pto_worker_memory_info(const pto_worker *w, pto_device_memory_info *out_info);
+
+/* ---- device memory and tensors --------------------------------------------------------- */
+
+/* A device tensor of rank 1..PTO_MAX_RANK, row-major, 64-byte aligned. init (NULL: zeros) holds
+ * numel * dtype-size bytes, row-major. */
+pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
+                                   const void *init, pto_device_tensor **out_tensor);
+/* Frees t. Freeing a tensor a second time is a no-op; a tensor of another worker, or a stale
+ * token, is an error. */
+pto_status pto_worker_free_tensor(pto_worker *w, pto_device_tensor *t);
+
+typedef struct pto_device_tensor_info {
+  uint64_t addr;   /* device address */
+  uint64_t nbytes; /* numel * dtype size */
+  pto_dtype dtype;
+  int rank;
+  int64_t shape[PTO_MAX_RANK];
+} pto_device_tensor_info;
+pto_status pto_device_tensor_describe(const pto_device_tensor *t,
+                                      pto_device_tensor_info *out_info);
+/* Accessors of a live tensor; a stale token gives 0, PTO_DTYPE_COUNT, -1, -1. */
+uint64_t pto_device_tensor_addr(const pto_device_tensor *t);
+pto_dtype pto_device_tensor_dtype(const pto_device_tensor *t);
+int pto_device_tensor_rank(const pto_device_tensor *t);
+int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis);
+
+/* Copies n bytes between host memory and the start of one of this worker's allocations
+ * (dev_ptr must be an allocation's base address; n at most its size). */
+pto_status pto_worker_copy_to(pto_worker *w, uint64_t dev_ptr, const void *host, size_t n);
+pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_ptr, size_t n);
+
+/* ---- registration and launches -------------------------------------------------------- */
+
+/* Validates p (signature, entry, kernels) and makes it callable on w; retains p. Registering
+ * the same program again gives another handle to the same callable (same callable id); the
+ * callable is released when its last handle is unregistered, or once at close. */
+pto_status pto_worker_register(pto_worker *w, const pto_program *p, pto_handle **out_handle);
+/* The callable id of a live handle, or -1. */
+int64_t pto_handle_callable_id(const pto_handle *h);
+/* One launch. args are the entry's parameters in declaration order. Fails without launching
+ * when an argument does not match the signature (the message names the parameter), and with
+ * PTO_STATUS_LAUNCH when a kernel or the orchestration fails. */
+pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t nargs);
+/* Unregisters h (a stale handle is ignored). */
+void pto_handle_unregister(pto_handle *h);
+/* A launch of p, registering it on first use (kept until close). */
+pto_status pto_worker_run(pto_worker *w, const pto_program *p, const pto_arg *args,
+                          size_t nargs);
+
+/* ---- spans --------------------------------------------------------------------------- */
+
+#define PTO_LAUNCH_MAX_SPANS 8
+
+typedef struct pto_span {
+  const char *name;   /* dotted, static storage */
+  int depth;          /* 0 for chip.run */
+  uint64_t ts_ns;     /* start, CLOCK_MONOTONIC (the sim device clock is the host clock) */
+  uint64_t dur_ns;
+  bool is_device;     /* on the device clock (clk=dev) */
+} pto_span;
+
+/* The spans of one launch, in this order:
+ *   chip.run                               host: the whole pto_handle_call
+ *   chip.run.bind                          host: validation and host-to-device copies
+ *   chip.run.runner_run                    host: orchestration and waiting for every task
+ *   chip.run.runner_run.device_wall        device: from the orchestration's start (or the first
+ *                                          task's, if earlier) to the last task's end
+ *   chip.run.runner_run.device_wall.orch   device: the orchestration entry
+ *   chip.run.runner_run.device_wall.sched  device: first task start to last task end (empty,
+ *                                          at the orchestration's start, when no task ran)
+ *   chip.run.copy_back                     host: device-to-host copies and freeing the copies */
+typedef struct pto_launch_record {
+  uint64_t inv;       /* process-wide launch counter, from 1 */
+  uint64_t hid;       /* pto_program_hid of the program */
+  int64_t callable_id;
+  uint64_t ntasks;
+  bool ok;            /* the launch succeeded (a failed one copies nothing back) */
+  int nspans;
+  pto_span spans[PTO_LAUNCH_MAX_SPANS];
+} pto_launch_record;
+
+/* The spans of the worker's last launch that got past argument validation. Fails with
+ * PTO_STATUS_NOT_FOUND before the first one. */
+pto_status pto_worker_last_launch(const pto_worker *w, pto_launch_record *out_record);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

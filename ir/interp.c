@@ -1,0 +1,1845 @@
+/* The reference interpreter: runs IR directly on host memory. It is the golden model that
+ * `pto run --check` compares compiled code against, so it is written for obvious correctness,
+ * never for speed: every element goes through the same scalar conversion and arithmetic helpers
+ * as the scalar expression language.
+ *
+ * Execution model
+ * - A function invocation gets a frame: one runtime value per IR value id, and the dynamic
+ *   symbols bound from that invocation's tensor arguments (so a kernel sees a different R per
+ *   call). An orch runs its statements in program order; sequential execution is the reference
+ *   for the data-ordered runtime. `call` runs the callee at once; `incore` runs inline.
+ * - Tensors are views (data pointer, shape, strides in elements) over the caller's memory or over
+ *   a buffer made by tensor.create. Tiles are dense row-major arrays in their dtype. Both are
+ *   reference counted so a value that is overwritten (a loop body runs again), yielded out of a
+ *   scope or dropped at the end of a frame is freed exactly once: nothing leaks, on success or on
+ *   an error path.
+ * - A tile carries its valid region at run time: the region of its IR type when the type has one,
+ *   else the valid= of its load, else the operand's region for ops that map elements one to one,
+ *   else the whole tile. Only loads (what is filled) and stores (what is written) look at it;
+ *   every op computes every element, pad included, as PTIR.md says reductions must.
+ *
+ * Numerics (chosen so compiled code can match bit for bit)
+ * - f32 arithmetic in float, f64 in double, f16/bf16 computed in float and rounded to nearest
+ *   even when the result is stored into a 16-bit value. expf/logf/sqrtf; rsqrt = 1/sqrtf(x);
+ *   recip = 1/x; max/min = fmaxf/fminf (a NaN operand yields the other one); relu = x > 0 ? x : 0.
+ *   No fused multiply-add: products are rounded before they are added (ISO C mode does not
+ *   contract).
+ * - Integers wrap in their dtype's width. Integer `/` floors and `mod` takes the sign of the
+ *   divisor; INT_MIN / -1 wraps to INT_MIN and INT_MIN mod -1 is 0. A zero divisor is a launch
+ *   error naming the op and its position.
+ * - Conversions: float→int truncates toward zero. Out of range is undefined in PTIR; here the
+ *   value is clamped to the target's range first (NaN → 0), then converted by C. int→int wraps;
+ *   anything→bool is `x != 0`. Literals and scalars (doubles) convert to f16/bf16 with a single
+ *   rounding (round to odd into f32, then to nearest even). A 64-bit integer → f16/bf16 of a
+ *   magnitude ≥ 2^53 may round twice (through double); no program relies on that.
+ * - Reductions run in index order in the accumulation dtype (f32 for f16/bf16/f32, the input
+ *   dtype otherwise); sums start from +0. Matmul accumulates in the result dtype (f32, or i32 for
+ *   integer inputs) in k order, starting from 0 (matmul) or the accumulator (matmul_acc).
+ *
+ * Not covered: dist.* ops and host functions (UNIMPLEMENTED errors). */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pto/ir.h"
+
+/* Calls nest at most this deep; a recursive program fails cleanly instead of overflowing the
+ * host stack. */
+#define INTERP_MAX_DEPTH 64
+
+/* ---- runtime values --------------------------------------------------------------------- */
+
+typedef struct ibuf {
+  long refs;
+  void *data;
+} ibuf;
+
+typedef struct itensor {
+  ibuf *owner; /* NULL: memory borrowed from the launch's caller */
+  char *data;  /* element [0,..,0] */
+  pto_dtype dtype;
+  int rank;
+  int64_t shape[PTO_MAX_RANK];
+  int64_t strides[PTO_MAX_RANK]; /* elements */
+  int writable;                  /* 0 when reached through an 'in' parameter */
+} itensor;
+
+typedef struct itile {
+  long refs;
+  pto_dtype dtype;
+  pto_space space;
+  int64_t rows, cols;
+  int64_t vr, vc; /* valid region, within [0,rows] x [0,cols] */
+  void *data;
+} itile;
+
+typedef enum rv_kind { RV_NONE = 0, RV_SCALAR, RV_TENSOR, RV_TILE } rv_kind;
+
+typedef struct rv {
+  rv_kind kind;
+  pto_scalar s;
+  itensor t;
+  itile *tile;
+} rv;
+
+typedef struct rvlist {
+  rv *v;
+  int n;
+} rvlist;
+
+static void rv_release(rv *v) {
+  if (v->kind == RV_TENSOR && v->t.owner && --v->t.owner->refs == 0) {
+    free(v->t.owner->data);
+    free(v->t.owner);
+  } else if (v->kind == RV_TILE && v->tile && --v->tile->refs == 0) {
+    free(v->tile->data);
+    free(v->tile);
+  }
+  memset(v, 0, sizeof *v);
+}
+
+static rv rv_copy(const rv *v) {
+  rv c = *v;
+  if (c.kind == RV_TENSOR && c.t.owner) c.t.owner->refs++;
+  if (c.kind == RV_TILE && c.tile) c.tile->refs++;
+  return c;
+}
+
+static void rvlist_clear(rvlist *l) {
+  for (int i = 0; i < l->n; i++)
+    rv_release(&l->v[i]);
+  free(l->v);
+  l->v = NULL;
+  l->n = 0;
+}
+
+static rv rv_scalar(pto_scalar s) {
+  rv v = {.kind = RV_SCALAR, .s = s};
+  return v;
+}
+
+/* ---- interpreter state and errors ------------------------------------------------------- */
+
+typedef struct interp {
+  const pto_ir_program *p;
+  int depth;
+} interp;
+
+typedef struct frame {
+  interp *in;
+  const pto_ir_func *f;
+  rv *vals;         /* by value id */
+  int64_t *sym_val; /* by symbol index */
+  int *sym_param;   /* the parameter that bound the symbol; -1 while unbound */
+} frame;
+
+static const char *file_of(const pto_ir_program *p) { return p && p->file ? p->file : "<input>"; }
+
+/* Prefixes s with "file:line:col", or "file: @func" when the node has no position. */
+static pto_status locate(const frame *fr, pto_loc loc, pto_status s) {
+  const pto_ir_program *p = fr ? fr->in->p : NULL;
+  if (loc.line > 0) return pto_status_annotate(s, "%s:%d:%d", file_of(p), loc.line, loc.col);
+  if (fr && fr->f) return pto_status_annotate(s, "%s: @%s", file_of(p), fr->f->name);
+  return pto_status_annotate(s, "%s", file_of(p));
+}
+
+static pto_status fail_v(const frame *fr, pto_loc loc, pto_status_code code, const char *fmt,
+                         va_list ap) {
+  return locate(fr, loc, pto_status_makev(code, fmt, ap));
+}
+
+__attribute__((format(printf, 4, 5))) static pto_status
+fail(const frame *fr, pto_loc loc, pto_status_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pto_status s = fail_v(fr, loc, code, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+static pto_status oom(const frame *fr, pto_loc loc, const char *what) {
+  return fail(fr, loc, PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
+}
+
+static const char *op_name(pto_opcode opc) {
+  const pto_op_info *info = pto_op_info_get(opc);
+  return info && info->name ? info->name : "op";
+}
+
+static const char *vname(const pto_ir_value *v) { return v && v->name ? v->name : "?"; }
+
+/* ---- scalar conversions ------------------------------------------------------------------ */
+
+/* Rounds d to float toward zero and marks inexactness in the lowest bit ("round to odd"). A
+ * second rounding from that float to f16/bf16 (which have far fewer bits) is then exactly the
+ * single correct rounding of d. */
+static float round_to_odd_f32(double d) {
+  float f = (float)d;
+  if (isnan(d) || (double)f == d) return f;
+  if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  b |= 1u;
+  memcpy(&f, &b, 4);
+  return f;
+}
+
+/* The value x rounded to float dtype dt, as the double pto_scalar holds. */
+static double round_float(pto_dtype dt, double x) {
+  switch (dt) {
+  case PTO_DTYPE_F16: return pto_f16_to_f32(pto_f32_to_f16(round_to_odd_f32(x)));
+  case PTO_DTYPE_BF16: return pto_bf16_to_f32(pto_f32_to_bf16(round_to_odd_f32(x)));
+  case PTO_DTYPE_F32: return (double)(float)x;
+  default: return x;
+  }
+}
+
+static pto_scalar mk_float(pto_dtype dt, double x) {
+  pto_scalar s = {.dtype = dt};
+  s.f = round_float(dt, x);
+  return s;
+}
+
+static int dtype_bits(pto_dtype dt) { return (int)pto_dtype_size(dt) * 8; }
+
+/* The integer of dtype dt whose low bits are `bits`: wraps to the width, sign-extends signed. */
+static pto_scalar mk_int(pto_dtype dt, uint64_t bits) {
+  pto_scalar s = {.dtype = dt};
+  if (dt == PTO_DTYPE_BOOL) {
+    s.u = bits != 0;
+    return s;
+  }
+  int w = dtype_bits(dt);
+  if (w < 64) {
+    bits &= (UINT64_C(1) << w) - 1;
+    if (pto_dtype_is_signed(dt) && (bits >> (w - 1)) & 1u) bits |= ~((UINT64_C(1) << w) - 1);
+  }
+  s.u = bits;
+  return s;
+}
+
+static pto_scalar mk_bool(int b) {
+  pto_scalar s = {.dtype = PTO_DTYPE_BOOL};
+  s.i = b != 0;
+  return s;
+}
+
+static pto_scalar mk_index(int64_t v) {
+  pto_scalar s = {.dtype = PTO_DTYPE_INDEX};
+  s.i = v;
+  return s;
+}
+
+static int is_unsigned_int(pto_dtype dt) {
+  return pto_dtype_is_int(dt) && !pto_dtype_is_signed(dt);
+}
+
+/* Float → integer: truncate toward zero after clamping to the target range; NaN → 0. */
+static pto_scalar float_to_int(double x, pto_dtype to) {
+  if (isnan(x)) return mk_int(to, 0);
+  double t = trunc(x);
+  int w = dtype_bits(to);
+  if (is_unsigned_int(to)) {
+    if (t <= 0) return mk_int(to, 0);
+    if (w == 64) return mk_int(to, t >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)t);
+    double hi = ldexp(1.0, w) - 1;
+    return mk_int(to, (uint64_t)(t > hi ? hi : t));
+  }
+  if (w == 64) {
+    if (t >= 9223372036854775808.0) return mk_int(to, (uint64_t)INT64_MAX);
+    if (t < -9223372036854775808.0) return mk_int(to, (uint64_t)INT64_MIN);
+    return mk_int(to, (uint64_t)(int64_t)t);
+  }
+  double hi = ldexp(1.0, w - 1) - 1, lo = -ldexp(1.0, w - 1);
+  if (t > hi) t = hi;
+  if (t < lo) t = lo;
+  return mk_int(to, (uint64_t)(int64_t)t);
+}
+
+/* Converts a canonical scalar (of its own dtype) into dtype `to` by PTIR's rules. */
+static pto_scalar conv(pto_scalar v, pto_dtype to) {
+  pto_dtype from = v.dtype;
+  int ffloat = pto_dtype_is_float(from);
+  if (pto_dtype_is_float(to)) {
+    if (ffloat) return mk_float(to, v.f);
+    if (to == PTO_DTYPE_F32) { /* one rounding, straight from the integer */
+      float f = is_unsigned_int(from) ? (float)v.u : (float)v.i;
+      return mk_float(to, (double)f);
+    }
+    return mk_float(to, is_unsigned_int(from) ? (double)v.u : (double)v.i);
+  }
+  if (to == PTO_DTYPE_BOOL) return mk_bool(ffloat ? v.f != 0 : v.u != 0);
+  if (ffloat) return float_to_int(v.f, to);
+  return mk_int(to, v.u);
+}
+
+static pto_scalar lowest_of(pto_dtype dt) {
+  if (pto_dtype_is_float(dt)) return mk_float(dt, -INFINITY);
+  if (dt == PTO_DTYPE_BOOL || is_unsigned_int(dt)) return mk_int(dt, 0);
+  int w = dtype_bits(dt);
+  return mk_int(dt, (uint64_t)1 << (w - 1)); /* sign bit only: the most negative value */
+}
+
+static pto_scalar highest_of(pto_dtype dt) {
+  if (pto_dtype_is_float(dt)) return mk_float(dt, INFINITY);
+  if (dt == PTO_DTYPE_BOOL) return mk_int(dt, 1);
+  int w = dtype_bits(dt);
+  if (is_unsigned_int(dt)) return mk_int(dt, UINT64_MAX);
+  return mk_int(dt, (UINT64_C(1) << (w - 1)) - 1);
+}
+
+/* ---- scalar arithmetic ------------------------------------------------------------------- */
+
+typedef enum arith_op { AR_ADD, AR_SUB, AR_MUL, AR_DIV, AR_MOD, AR_MIN, AR_MAX } arith_op;
+
+/* Computes a op b in dtype dt (both canonical in dt). Returns -1 for an integer division or
+ * mod by zero, else 0. */
+static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scalar *out) {
+  if (dt == PTO_DTYPE_F64) {
+    double x = a.f, y = b.f, r = 0;
+    switch (op) {
+    case AR_ADD: r = x + y; break;
+    case AR_SUB: r = x - y; break;
+    case AR_MUL: r = x * y; break;
+    case AR_DIV: r = x / y; break;
+    case AR_MOD:
+      r = fmod(x, y);
+      if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      break;
+    case AR_MIN: r = fmin(x, y); break;
+    case AR_MAX: r = fmax(x, y); break;
+    }
+    *out = mk_float(dt, r);
+    return 0;
+  }
+  if (pto_dtype_is_float(dt)) { /* f32, and f16/bf16 computed in f32 */
+    float x = (float)a.f, y = (float)b.f, r = 0;
+    switch (op) {
+    case AR_ADD: r = x + y; break;
+    case AR_SUB: r = x - y; break;
+    case AR_MUL: r = x * y; break;
+    case AR_DIV: r = x / y; break;
+    case AR_MOD:
+      r = fmodf(x, y);
+      if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      break;
+    case AR_MIN: r = fminf(x, y); break;
+    case AR_MAX: r = fmaxf(x, y); break;
+    }
+    *out = mk_float(dt, (double)r);
+    return 0;
+  }
+  if (dt == PTO_DTYPE_BOOL || is_unsigned_int(dt)) {
+    uint64_t x = a.u, y = b.u, r = 0;
+    switch (op) {
+    case AR_ADD: r = x + y; break;
+    case AR_SUB: r = x - y; break;
+    case AR_MUL: r = x * y; break;
+    case AR_DIV:
+      if (y == 0) return -1;
+      r = x / y;
+      break;
+    case AR_MOD:
+      if (y == 0) return -1;
+      r = x % y;
+      break;
+    case AR_MIN: r = x < y ? x : y; break;
+    case AR_MAX: r = x > y ? x : y; break;
+    }
+    *out = mk_int(dt, r);
+    return 0;
+  }
+  /* Signed: add/sub/mul in uint64 (defined wrap-around), then wrapped to the width. */
+  int64_t x = a.i, y = b.i;
+  uint64_t r = 0;
+  switch (op) {
+  case AR_ADD: r = (uint64_t)x + (uint64_t)y; break;
+  case AR_SUB: r = (uint64_t)x - (uint64_t)y; break;
+  case AR_MUL: r = (uint64_t)x * (uint64_t)y; break;
+  case AR_DIV:
+    if (y == 0) return -1;
+    if (y == -1) {
+      r = 0 - (uint64_t)x; /* INT_MIN / -1 wraps */
+    } else {
+      int64_t q = x / y;
+      if ((x % y != 0) && ((x < 0) != (y < 0))) q--; /* floor */
+      r = (uint64_t)q;
+    }
+    break;
+  case AR_MOD:
+    if (y == 0) return -1;
+    if (y == -1) {
+      r = 0;
+    } else {
+      int64_t m = x % y;
+      if (m != 0 && ((m < 0) != (y < 0))) m += y; /* sign of the divisor */
+      r = (uint64_t)m;
+    }
+    break;
+  case AR_MIN: r = (uint64_t)(x < y ? x : y); break;
+  case AR_MAX: r = (uint64_t)(x > y ? x : y); break;
+  }
+  *out = mk_int(dt, r);
+  return 0;
+}
+
+/* a cmp b for canonical scalars of the same dtype; C semantics (NaN compares unequal). */
+static int compare(pto_expr_op op, pto_dtype dt, pto_scalar a, pto_scalar b) {
+  if (pto_dtype_is_float(dt)) {
+    switch (op) {
+    case PTO_EOP_EQ: return a.f == b.f;
+    case PTO_EOP_NE: return a.f != b.f;
+    case PTO_EOP_LT: return a.f < b.f;
+    case PTO_EOP_LE: return a.f <= b.f;
+    case PTO_EOP_GT: return a.f > b.f;
+    case PTO_EOP_GE: return a.f >= b.f;
+    default: return 0;
+    }
+  }
+  if (dt == PTO_DTYPE_BOOL || is_unsigned_int(dt)) {
+    switch (op) {
+    case PTO_EOP_EQ: return a.u == b.u;
+    case PTO_EOP_NE: return a.u != b.u;
+    case PTO_EOP_LT: return a.u < b.u;
+    case PTO_EOP_LE: return a.u <= b.u;
+    case PTO_EOP_GT: return a.u > b.u;
+    case PTO_EOP_GE: return a.u >= b.u;
+    default: return 0;
+    }
+  }
+  switch (op) {
+  case PTO_EOP_EQ: return a.i == b.i;
+  case PTO_EOP_NE: return a.i != b.i;
+  case PTO_EOP_LT: return a.i < b.i;
+  case PTO_EOP_LE: return a.i <= b.i;
+  case PTO_EOP_GT: return a.i > b.i;
+  case PTO_EOP_GE: return a.i >= b.i;
+  default: return 0;
+  }
+}
+
+static pto_scalar negate(pto_scalar a) {
+  if (pto_dtype_is_float(a.dtype)) return mk_float(a.dtype, -a.f); /* exact; keeps -0.0 */
+  return mk_int(a.dtype, 0 - a.u);
+}
+
+/* ---- element access ---------------------------------------------------------------------- */
+
+/* Elements are read and written through memcpy: a host tensor's data need not be aligned. */
+static pto_scalar elem_get(pto_dtype dt, const void *base, int64_t i) {
+  const char *p = (const char *)base + (size_t)i * pto_dtype_size(dt);
+  pto_scalar s = {.dtype = dt};
+  switch (dt) {
+  case PTO_DTYPE_BOOL: {
+    uint8_t x;
+    memcpy(&x, p, 1);
+    s.i = x != 0;
+    break;
+  }
+  case PTO_DTYPE_I8: {
+    int8_t x;
+    memcpy(&x, p, 1);
+    s.i = x;
+    break;
+  }
+  case PTO_DTYPE_I16: {
+    int16_t x;
+    memcpy(&x, p, 2);
+    s.i = x;
+    break;
+  }
+  case PTO_DTYPE_I32: {
+    int32_t x;
+    memcpy(&x, p, 4);
+    s.i = x;
+    break;
+  }
+  case PTO_DTYPE_U8: {
+    uint8_t x;
+    memcpy(&x, p, 1);
+    s.u = x;
+    break;
+  }
+  case PTO_DTYPE_U16: {
+    uint16_t x;
+    memcpy(&x, p, 2);
+    s.u = x;
+    break;
+  }
+  case PTO_DTYPE_U32: {
+    uint32_t x;
+    memcpy(&x, p, 4);
+    s.u = x;
+    break;
+  }
+  case PTO_DTYPE_F16: {
+    uint16_t x;
+    memcpy(&x, p, 2);
+    s.f = pto_f16_to_f32(x);
+    break;
+  }
+  case PTO_DTYPE_BF16: {
+    uint16_t x;
+    memcpy(&x, p, 2);
+    s.f = pto_bf16_to_f32(x);
+    break;
+  }
+  case PTO_DTYPE_F32: {
+    float x;
+    memcpy(&x, p, 4);
+    s.f = x;
+    break;
+  }
+  case PTO_DTYPE_F64: memcpy(&s.f, p, 8); break;
+  default: memcpy(&s.i, p, 8); break; /* i64, u64, index */
+  }
+  return s;
+}
+
+/* v must already be canonical in dt (see conv). */
+static void elem_put(pto_dtype dt, void *base, int64_t i, pto_scalar v) {
+  char *p = (char *)base + (size_t)i * pto_dtype_size(dt);
+  switch (dt) {
+  case PTO_DTYPE_BOOL:
+  case PTO_DTYPE_I8:
+  case PTO_DTYPE_U8: {
+    uint8_t x = (uint8_t)v.u;
+    memcpy(p, &x, 1);
+    break;
+  }
+  case PTO_DTYPE_I16:
+  case PTO_DTYPE_U16: {
+    uint16_t x = (uint16_t)v.u;
+    memcpy(p, &x, 2);
+    break;
+  }
+  case PTO_DTYPE_I32:
+  case PTO_DTYPE_U32: {
+    uint32_t x = (uint32_t)v.u;
+    memcpy(p, &x, 4);
+    break;
+  }
+  case PTO_DTYPE_F16: {
+    uint16_t x = pto_f32_to_f16((float)v.f); /* exact: v.f is already an f16 value */
+    memcpy(p, &x, 2);
+    break;
+  }
+  case PTO_DTYPE_BF16: {
+    uint16_t x = pto_f32_to_bf16((float)v.f);
+    memcpy(p, &x, 2);
+    break;
+  }
+  case PTO_DTYPE_F32: {
+    float x = (float)v.f;
+    memcpy(p, &x, 4);
+    break;
+  }
+  case PTO_DTYPE_F64: memcpy(p, &v.f, 8); break;
+  default: memcpy(p, &v.u, 8); break;
+  }
+}
+
+static pto_scalar tile_get(const itile *t, int64_t r, int64_t c) {
+  return elem_get(t->dtype, t->data, r * t->cols + c);
+}
+
+static void tile_put(itile *t, int64_t r, int64_t c, pto_scalar v) {
+  elem_put(t->dtype, t->data, r * t->cols + c, conv(v, t->dtype));
+}
+
+/* ---- frames ---------------------------------------------------------------------------- */
+
+static void frame_set(frame *fr, const pto_ir_value *v, rv val) {
+  rv *slot = &fr->vals[v->id];
+  rv_release(slot);
+  *slot = val;
+}
+
+static pto_status frame_check_value(const frame *fr, const pto_ir_value *v, pto_loc loc) {
+  if (!v || v->id < 0 || v->id >= fr->f->nvalues)
+    return fail(fr, loc, PTO_STATUS_INTERNAL, "value %%%s has no valid id in @%s", vname(v),
+                fr->f->name);
+  return PTO_OK;
+}
+
+/* ---- expressions ----------------------------------------------------------------------- */
+
+static pto_status eval(frame *fr, const pto_ir_expr *e, rv *out);
+
+static pto_status eval_scalar(frame *fr, const pto_ir_expr *e, pto_scalar *out) {
+  rv v = {0};
+  PTO_RETURN_IF_ERROR(eval(fr, e, &v));
+  if (v.kind != RV_SCALAR) {
+    rv_release(&v);
+    return fail(fr, e->loc, PTO_STATUS_INVALID_ARGUMENT, "expected a scalar here");
+  }
+  *out = v.s;
+  return PTO_OK;
+}
+
+/* An index-valued expression (offsets, shapes, bounds), whatever integer dtype it has. */
+static pto_status eval_index(frame *fr, const pto_ir_expr *e, int64_t *out) {
+  pto_scalar s;
+  PTO_RETURN_IF_ERROR(eval_scalar(fr, e, &s));
+  if (pto_dtype_is_float(s.dtype))
+    return fail(fr, e->loc, PTO_STATUS_INVALID_ARGUMENT, "expected an integer, got %s",
+                pto_dtype_name(s.dtype));
+  *out = s.i;
+  return PTO_OK;
+}
+
+static pto_status eval(frame *fr, const pto_ir_expr *e, rv *out) {
+  memset(out, 0, sizeof *out);
+  if (!e) return fail(fr, (pto_loc){0, 0}, PTO_STATUS_INTERNAL, "missing expression");
+  switch (e->kind) {
+  case PTO_EXPR_INT: {
+    pto_scalar lit = {.dtype = PTO_DTYPE_I64, .i = e->i};
+    if (e->dtype == PTO_DTYPE_U64) lit.dtype = PTO_DTYPE_U64; /* the bits of a u64 literal */
+    *out = rv_scalar(conv(lit, e->dtype));
+    return PTO_OK;
+  }
+  case PTO_EXPR_FLOAT: {
+    pto_scalar lit = {.dtype = PTO_DTYPE_F64, .f = e->f};
+    *out = rv_scalar(conv(lit, e->dtype));
+    return PTO_OK;
+  }
+  case PTO_EXPR_BOOL: *out = rv_scalar(mk_bool(e->b)); return PTO_OK;
+  case PTO_EXPR_VALUE: {
+    PTO_RETURN_IF_ERROR(frame_check_value(fr, e->value, e->loc));
+    const rv *slot = &fr->vals[e->value->id];
+    if (slot->kind == RV_NONE)
+      return fail(fr, e->loc, PTO_STATUS_INTERNAL, "%%%s is used before it is defined",
+                  vname(e->value));
+    *out = rv_copy(slot);
+    return PTO_OK;
+  }
+  case PTO_EXPR_SYM: {
+    const pto_ir_program *p = fr->in->p;
+    if (e->sym < 0 || e->sym >= p->nsyms)
+      return fail(fr, e->loc, PTO_STATUS_INTERNAL, "dynamic symbol #%d is not declared", e->sym);
+    if (fr->sym_param[e->sym] < 0)
+      return fail(fr, e->loc, PTO_STATUS_LAUNCH,
+                  "dynamic dim %s has no value in @%s: no tensor parameter of @%s has it",
+                  p->syms[e->sym], fr->f->name, fr->f->name);
+    *out = rv_scalar(mk_index(fr->sym_val[e->sym]));
+    return PTO_OK;
+  }
+  case PTO_EXPR_UNARY: {
+    pto_scalar a;
+    PTO_RETURN_IF_ERROR(eval_scalar(fr, e->a, &a));
+    if (e->op == PTO_EOP_NOT) {
+      *out = rv_scalar(mk_bool(a.u == 0));
+    } else {
+      *out = rv_scalar(conv(negate(a), e->dtype));
+    }
+    return PTO_OK;
+  }
+  case PTO_EXPR_CAST: {
+    pto_scalar a;
+    PTO_RETURN_IF_ERROR(eval_scalar(fr, e->a, &a));
+    *out = rv_scalar(conv(a, e->dtype));
+    return PTO_OK;
+  }
+  case PTO_EXPR_BINARY: {
+    pto_scalar a, b;
+    PTO_RETURN_IF_ERROR(eval_scalar(fr, e->lhs, &a));
+    if (e->op == PTO_EOP_AND || e->op == PTO_EOP_OR) {
+      /* Short-circuit, as C does: the right side may be guarded by the left. */
+      int la = a.u != 0;
+      if ((e->op == PTO_EOP_AND && !la) || (e->op == PTO_EOP_OR && la)) {
+        *out = rv_scalar(mk_bool(la));
+        return PTO_OK;
+      }
+      PTO_RETURN_IF_ERROR(eval_scalar(fr, e->rhs, &b));
+      *out = rv_scalar(mk_bool(b.u != 0));
+      return PTO_OK;
+    }
+    PTO_RETURN_IF_ERROR(eval_scalar(fr, e->rhs, &b));
+    pto_dtype dt = a.dtype; /* operands share a dtype (the builder converts literals) */
+    b = conv(b, dt);
+    switch (e->op) {
+    case PTO_EOP_EQ:
+    case PTO_EOP_NE:
+    case PTO_EOP_LT:
+    case PTO_EOP_LE:
+    case PTO_EOP_GT:
+    case PTO_EOP_GE: *out = rv_scalar(mk_bool(compare(e->op, dt, a, b))); return PTO_OK;
+    default: break;
+    }
+    arith_op op;
+    const char *sym;
+    switch (e->op) {
+    case PTO_EOP_ADD: op = AR_ADD, sym = "+"; break;
+    case PTO_EOP_SUB: op = AR_SUB, sym = "-"; break;
+    case PTO_EOP_MUL: op = AR_MUL, sym = "*"; break;
+    case PTO_EOP_DIV: op = AR_DIV, sym = "/"; break;
+    case PTO_EOP_MOD: op = AR_MOD, sym = "mod"; break;
+    case PTO_EOP_MIN: op = AR_MIN, sym = "min"; break;
+    case PTO_EOP_MAX: op = AR_MAX, sym = "max"; break;
+    default: return fail(fr, e->loc, PTO_STATUS_INTERNAL, "unknown binary operator %d", (int)e->op);
+    }
+    pto_scalar r;
+    if (arith(op, dt, a, b, &r) != 0)
+      return fail(fr, e->loc, PTO_STATUS_LAUNCH, "integer division by zero in '%s'", sym);
+    *out = rv_scalar(conv(r, e->dtype));
+    return PTO_OK;
+  }
+  }
+  return fail(fr, e->loc, PTO_STATUS_INTERNAL, "unknown expression kind %d", (int)e->kind);
+}
+
+/* ---- tensors and tiles ------------------------------------------------------------------ */
+
+static pto_status tile_new(const frame *fr, pto_loc loc, const char *what, pto_dtype dt,
+                           int64_t rows, int64_t cols, pto_space space, itile **out) {
+  *out = NULL;
+  if (rows <= 0 || cols <= 0 || rows > (INT64_C(1) << 24) || cols > (INT64_C(1) << 24))
+    return fail(fr, loc, PTO_STATUS_INVALID_ARGUMENT, "%s: tile shape [%lld,%lld] is not valid",
+                what, (long long)rows, (long long)cols);
+  itile *t = calloc(1, sizeof *t);
+  void *data = t ? calloc((size_t)(rows * cols), pto_dtype_size(dt)) : NULL;
+  if (!data) {
+    free(t);
+    return oom(fr, loc, what);
+  }
+  t->refs = 1;
+  t->dtype = dt;
+  t->space = space;
+  t->rows = rows;
+  t->cols = cols;
+  t->vr = rows;
+  t->vc = cols;
+  t->data = data;
+  *out = t;
+  return PTO_OK;
+}
+
+static rv rv_tile(itile *t) {
+  rv v = {.kind = RV_TILE, .tile = t};
+  return v;
+}
+
+static void tile_drop(itile *t) {
+  rv v = rv_tile(t);
+  rv_release(&v);
+}
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* The statement's result type, when it has one and it is a tile. */
+static const pto_ir_type *result_tile_type(const pto_ir_stmt *s) {
+  if (s->nresults < 1 || !s->results[0] || !s->results[0]->type) return NULL;
+  const pto_ir_type *t = s->results[0]->type;
+  return t->kind == PTO_TYPE_TILE ? t : NULL;
+}
+
+/* The valid region of a new tile: its IR type's, when the type has one (evaluated now, clamped to
+ * the shape); else the fallback the op gives. */
+static pto_status tile_set_valid(frame *fr, const pto_ir_stmt *s, itile *t, int64_t vr,
+                                 int64_t vc) {
+  const pto_ir_type *ty = result_tile_type(s);
+  if (ty && ty->has_valid && ty->rank == 2) {
+    PTO_RETURN_IF_ERROR(eval_index(fr, ty->valid[0], &vr));
+    PTO_RETURN_IF_ERROR(eval_index(fr, ty->valid[1], &vc));
+  }
+  t->vr = clamp64(vr, 0, t->rows);
+  t->vc = clamp64(vc, 0, t->cols);
+  return PTO_OK;
+}
+
+/* The interpreter derives every result's dtype and shape from the operands, as PTIR.md defines
+ * them; the builder did too. A disagreement is a bug in one of them, reported rather than run. */
+static pto_status check_result_type(frame *fr, const pto_ir_stmt *s, const itile *t) {
+  const pto_ir_type *ty = result_tile_type(s);
+  if (!ty) return PTO_OK;
+  int64_t r = -1, c = -1;
+  if (ty->rank == 2) {
+    PTO_RETURN_IF_ERROR(eval_index(fr, ty->dims[0], &r));
+    PTO_RETURN_IF_ERROR(eval_index(fr, ty->dims[1], &c));
+  }
+  if (ty->dtype != t->dtype || r != t->rows || c != t->cols)
+    return fail(fr, s->loc, PTO_STATUS_INTERNAL,
+                "%s: result type is tile[%lld,%lld] %s but the operands give tile[%lld,%lld] %s",
+                op_name(s->op.opc), (long long)r, (long long)c, pto_dtype_name(ty->dtype),
+                (long long)t->rows, (long long)t->cols, pto_dtype_name(t->dtype));
+  return PTO_OK;
+}
+
+/* ---- op arguments ----------------------------------------------------------------------- */
+
+static const pto_ir_arg *pos_arg(const pto_ir_stmt *s, int i) {
+  int k = 0;
+  for (int j = 0; j < s->op.nargs; j++) {
+    if (s->op.args[j].kw) continue;
+    if (k++ == i) return &s->op.args[j];
+  }
+  return NULL;
+}
+
+static const pto_ir_arg *kw_arg(const pto_ir_stmt *s, const char *kw) {
+  for (int j = 0; j < s->op.nargs; j++)
+    if (s->op.args[j].kw && strcmp(s->op.args[j].kw, kw) == 0) return &s->op.args[j];
+  return NULL;
+}
+
+static pto_status missing_arg(frame *fr, const pto_ir_stmt *s, int i, const char *what) {
+  return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT, "%s: argument %d must be %s",
+              op_name(s->op.opc), i + 1, what);
+}
+
+/* Borrows the runtime value a positional VALUE argument names; it must have kind `want`. */
+static pto_status arg_value(frame *fr, const pto_ir_stmt *s, int i, rv_kind want, const rv **out) {
+  const pto_ir_arg *a = pos_arg(s, i);
+  const char *what = want == RV_TILE ? "a tile" : "a tensor";
+  if (!a || a->kind != PTO_ARG_EXPR || !a->expr || a->expr->kind != PTO_EXPR_VALUE)
+    return missing_arg(fr, s, i, what);
+  PTO_RETURN_IF_ERROR(frame_check_value(fr, a->expr->value, a->loc));
+  const rv *v = &fr->vals[a->expr->value->id];
+  if (v->kind != want)
+    return fail(fr, a->loc, PTO_STATUS_INVALID_ARGUMENT, "%s: %%%s is not %s", op_name(s->op.opc),
+                vname(a->expr->value), what);
+  *out = v;
+  return PTO_OK;
+}
+
+static pto_status arg_tile(frame *fr, const pto_ir_stmt *s, int i, const itile **out) {
+  const rv *v;
+  PTO_RETURN_IF_ERROR(arg_value(fr, s, i, RV_TILE, &v));
+  *out = v->tile;
+  return PTO_OK;
+}
+
+static pto_status arg_tensor(frame *fr, const pto_ir_stmt *s, int i, const rv **out) {
+  return arg_value(fr, s, i, RV_TENSOR, out);
+}
+
+static pto_status arg_scalar(frame *fr, const pto_ir_stmt *s, int i, pto_scalar *out) {
+  const pto_ir_arg *a = pos_arg(s, i);
+  if (!a || a->kind != PTO_ARG_EXPR) return missing_arg(fr, s, i, "a scalar");
+  return eval_scalar(fr, a->expr, out);
+}
+
+static pto_status arg_dtype(frame *fr, const pto_ir_stmt *s, int i, pto_dtype *out) {
+  const pto_ir_arg *a = pos_arg(s, i);
+  if (!a || a->kind != PTO_ARG_DTYPE) return missing_arg(fr, s, i, "a dtype");
+  *out = a->dtype;
+  return PTO_OK;
+}
+
+/* Evaluates a list argument of exactly n index expressions. */
+static pto_status list_values(frame *fr, const pto_ir_stmt *s, const pto_ir_arg *a,
+                              const char *what, int n, int64_t *out) {
+  if (!a || a->kind != PTO_ARG_LIST)
+    return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT, "%s: %s must be a list",
+                op_name(s->op.opc), what);
+  if (a->list.n != n)
+    return fail(fr, a->loc, PTO_STATUS_INVALID_ARGUMENT, "%s: %s has %d entries, expected %d",
+                op_name(s->op.opc), what, a->list.n, n);
+  for (int i = 0; i < n; i++)
+    PTO_RETURN_IF_ERROR(eval_index(fr, a->list.items[i], &out[i]));
+  return PTO_OK;
+}
+
+static pto_status arg_space(frame *fr, const pto_ir_stmt *s, pto_space dflt, pto_space *out) {
+  const pto_ir_type *ty = result_tile_type(s);
+  *out = ty ? ty->space : dflt;
+  const pto_ir_arg *a = kw_arg(s, "space");
+  if (!a) return PTO_OK;
+  int sp = (a->kind == PTO_ARG_WORD && a->str) ? pto_space_from_name(a->str, strlen(a->str)) : -1;
+  if (sp < 0)
+    return fail(fr, a->loc, PTO_STATUS_INVALID_ARGUMENT, "%s: space= needs a space name",
+                op_name(s->op.opc));
+  *out = (pto_space)sp;
+  return PTO_OK;
+}
+
+/* ---- tensor views ---------------------------------------------------------------------- */
+
+/* The element address of a view at full index idx (rank entries, each in range). */
+static char *tensor_at(const itensor *t, const int64_t *idx) {
+  int64_t off = 0;
+  for (int d = 0; d < t->rank; d++)
+    off += idx[d] * t->strides[d];
+  return t->data + off * (int64_t)pto_dtype_size(t->dtype);
+}
+
+/* How a tile maps onto a tensor at `offs`: the leading dims are fixed by the offsets (and must
+ * be in range), the last two are the tile's rows and columns. A rank-1 tensor is one row. */
+typedef struct tile_window {
+  int64_t idx[PTO_MAX_RANK]; /* the full index of tile element [0,0] */
+  int rdim, cdim;            /* tensor dims addressed by rows / columns; rdim -1 for rank 1 */
+  int64_t rext, cext;        /* rows / columns of the tensor from the window's origin */
+} tile_window;
+
+static pto_status window_of(frame *fr, const pto_ir_stmt *s, const itensor *t, const int64_t *offs,
+                            tile_window *w) {
+  memset(w, 0, sizeof *w);
+  for (int d = 0; d < t->rank; d++) {
+    if (offs[d] < 0)
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH, "%s: offset %lld of dim %d is negative",
+                  op_name(s->op.opc), (long long)offs[d], d);
+    w->idx[d] = offs[d];
+  }
+  w->cdim = t->rank - 1;
+  w->rdim = t->rank - 2;
+  for (int d = 0; d < w->rdim; d++)
+    if (offs[d] >= t->shape[d])
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "%s: offset %lld of dim %d is outside the tensor's extent %lld",
+                  op_name(s->op.opc), (long long)offs[d], d, (long long)t->shape[d]);
+  w->cext = t->shape[w->cdim] - offs[w->cdim];
+  w->rext = w->rdim >= 0 ? t->shape[w->rdim] - offs[w->rdim] : 1;
+  if (w->cext < 0) w->cext = 0;
+  if (w->rext < 0) w->rext = 0;
+  return PTO_OK;
+}
+
+static char *window_at(const itensor *t, const tile_window *w, int64_t r, int64_t c) {
+  int64_t idx[PTO_MAX_RANK];
+  memcpy(idx, w->idx, sizeof idx);
+  if (w->rdim >= 0) idx[w->rdim] += r;
+  idx[w->cdim] += c;
+  return tensor_at(t, idx);
+}
+
+/* ---- ops: load, store, create ----------------------------------------------------------- */
+
+static pto_status op_tile_load(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const rv *tv;
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &tv));
+  const itensor *t = &tv->t;
+  int64_t offs[PTO_MAX_RANK], shape[2], valid[2];
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the offsets", t->rank, offs));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 2), "the shape", 2, shape));
+  const pto_ir_arg *va = kw_arg(s, "valid");
+  if (va) {
+    PTO_RETURN_IF_ERROR(list_values(fr, s, va, "valid=", 2, valid));
+  } else {
+    valid[0] = shape[0];
+    valid[1] = shape[1];
+  }
+  pto_scalar pad = conv(mk_int(PTO_DTYPE_I64, 0), t->dtype);
+  const pto_ir_arg *pa = kw_arg(s, "pad");
+  if (pa) {
+    const char *w = pa->kind == PTO_ARG_WORD ? pa->str : NULL;
+    if (w && strcmp(w, "min") == 0)
+      pad = lowest_of(t->dtype);
+    else if (w && strcmp(w, "max") == 0)
+      pad = highest_of(t->dtype);
+    else if (!w || strcmp(w, "zero") != 0)
+      return fail(fr, pa->loc, PTO_STATUS_INVALID_ARGUMENT,
+                  "tile.load: pad= must be zero, min or max");
+  }
+  pto_space space;
+  PTO_RETURN_IF_ERROR(arg_space(fr, s, PTO_SPACE_VEC, &space));
+  tile_window w;
+  PTO_RETURN_IF_ERROR(window_of(fr, s, t, offs, &w));
+  itile *tl;
+  PTO_RETURN_IF_ERROR(tile_new(fr, s->loc, "tile.load", t->dtype, shape[0], shape[1], space, &tl));
+  pto_status st = tile_set_valid(fr, s, tl, valid[0], valid[1]);
+  if (!st) st = check_result_type(fr, s, tl);
+  if (st) {
+    tile_drop(tl);
+    return st;
+  }
+  /* Fill from the valid= region (not the type's: that is the same expression when the builder
+   * copies it), clipped at the tensor's edge; everything else is the pad value. */
+  int64_t vr = clamp64(valid[0], 0, tl->rows), vc = clamp64(valid[1], 0, tl->cols);
+  for (int64_t r = 0; r < tl->rows; r++)
+    for (int64_t c = 0; c < tl->cols; c++) {
+      int inside = r < vr && c < vc && r < w.rext && c < w.cext;
+      tile_put(tl, r, c, inside ? elem_get(t->dtype, window_at(t, &w, r, c), 0) : pad);
+    }
+  *out = rv_tile(tl);
+  return PTO_OK;
+}
+
+static pto_status op_tile_store(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *tl;
+  const rv *tv;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &tl));
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 2, &tv));
+  const itensor *t = &tv->t;
+  if (!t->writable) {
+    const pto_ir_arg *a = pos_arg(s, 2);
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "tile.store: %%%s is read-only (it is reached through an 'in' parameter)",
+                vname(a->expr->value));
+  }
+  int64_t offs[PTO_MAX_RANK];
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the offsets", t->rank, offs));
+  tile_window w;
+  PTO_RETURN_IF_ERROR(window_of(fr, s, t, offs, &w));
+  int64_t nr = tl->vr < w.rext ? tl->vr : w.rext;
+  int64_t nc = tl->vc < w.cext ? tl->vc : w.cext;
+  for (int64_t r = 0; r < nr; r++)
+    for (int64_t c = 0; c < nc; c++)
+      elem_put(t->dtype, window_at(t, &w, r, c), 0, conv(tile_get(tl, r, c), t->dtype));
+  *out = rv_copy(tv); /* the result aliases the target */
+  return PTO_OK;
+}
+
+static pto_status op_tile_create_full(frame *fr, const pto_ir_stmt *s, int full, rv *out) {
+  int64_t shape[2];
+  pto_dtype dt;
+  pto_scalar value = mk_int(PTO_DTYPE_I64, 0);
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 0), "the shape", 2, shape));
+  PTO_RETURN_IF_ERROR(arg_dtype(fr, s, 1, &dt));
+  if (full) PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 2, &value));
+  pto_space space;
+  PTO_RETURN_IF_ERROR(arg_space(fr, s, PTO_SPACE_VEC, &space));
+  itile *tl;
+  PTO_RETURN_IF_ERROR(tile_new(fr, s->loc, op_name(s->op.opc), dt, shape[0], shape[1], space, &tl));
+  pto_status st = tile_set_valid(fr, s, tl, shape[0], shape[1]);
+  if (!st) st = check_result_type(fr, s, tl);
+  if (st) {
+    tile_drop(tl);
+    return st;
+  }
+  /* tile.create is "uninitialised" in PTIR; zero keeps the reference deterministic. */
+  pto_scalar v = conv(value, dt);
+  for (int64_t r = 0; r < tl->rows; r++)
+    for (int64_t c = 0; c < tl->cols; c++)
+      tile_put(tl, r, c, v);
+  *out = rv_tile(tl);
+  return PTO_OK;
+}
+
+/* ---- ops: elementwise, reductions, matmul ----------------------------------------------- */
+
+/* A new result tile shaped like `like` (dtype dt), valid region inherited unless the result
+ * type says otherwise. */
+static pto_status new_result_like(frame *fr, const pto_ir_stmt *s, const itile *like, pto_dtype dt,
+                                  pto_space space, itile **out) {
+  PTO_RETURN_IF_ERROR(
+      tile_new(fr, s->loc, op_name(s->op.opc), dt, like->rows, like->cols, space, out));
+  pto_status st = tile_set_valid(fr, s, *out, like->vr, like->vc);
+  if (!st) st = check_result_type(fr, s, *out);
+  if (st) {
+    tile_drop(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+static pto_status div_zero(frame *fr, const pto_ir_stmt *s, int64_t r, int64_t c) {
+  return fail(fr, s->loc, PTO_STATUS_LAUNCH, "%s: integer division by zero at [%lld,%lld]",
+              op_name(s->op.opc), (long long)r, (long long)c);
+}
+
+static pto_status same_shape(frame *fr, const pto_ir_stmt *s, const itile *a, const itile *b) {
+  if (a->rows != b->rows || a->cols != b->cols || a->dtype != b->dtype)
+    return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT,
+                "%s: operands tile[%lld,%lld] %s and tile[%lld,%lld] %s differ", op_name(s->op.opc),
+                (long long)a->rows, (long long)a->cols, pto_dtype_name(a->dtype),
+                (long long)b->rows, (long long)b->cols, pto_dtype_name(b->dtype));
+  return PTO_OK;
+}
+
+static arith_op arith_of(pto_opcode opc) {
+  switch (opc) {
+  case PTO_OP_TILE_ADD:
+  case PTO_OP_TILE_ADDS:
+  case PTO_OP_TILE_ROW_EXPAND_ADD:
+  case PTO_OP_TILE_COL_EXPAND_ADD: return AR_ADD;
+  case PTO_OP_TILE_SUB:
+  case PTO_OP_TILE_SUBS:
+  case PTO_OP_TILE_ROW_EXPAND_SUB:
+  case PTO_OP_TILE_COL_EXPAND_SUB: return AR_SUB;
+  case PTO_OP_TILE_MUL:
+  case PTO_OP_TILE_MULS:
+  case PTO_OP_TILE_ROW_EXPAND_MUL:
+  case PTO_OP_TILE_COL_EXPAND_MUL: return AR_MUL;
+  case PTO_OP_TILE_DIV:
+  case PTO_OP_TILE_DIVS:
+  case PTO_OP_TILE_ROW_EXPAND_DIV:
+  case PTO_OP_TILE_COL_EXPAND_DIV: return AR_DIV;
+  case PTO_OP_TILE_MAX:
+  case PTO_OP_TILE_MAXS:
+  case PTO_OP_TILE_ROW_MAX:
+  case PTO_OP_TILE_COL_MAX: return AR_MAX;
+  case PTO_OP_TILE_MIN:
+  case PTO_OP_TILE_MINS:
+  case PTO_OP_TILE_ROW_MIN:
+  case PTO_OP_TILE_COL_MIN: return AR_MIN;
+  default: return AR_ADD; /* the sums */
+  }
+}
+
+/* Binary elementwise, scalar forms and row/col expansions: out[r,c] = a[r,c] op b(r,c) where b
+ * is the other tile, the scalar, v[r,0] or v[0,c]. */
+typedef enum bin_form { BIN_TILE, BIN_SCALAR, BIN_ROW, BIN_COL } bin_form;
+
+static pto_status op_tile_binary(frame *fr, const pto_ir_stmt *s, bin_form form, rv *out) {
+  const itile *a, *b = NULL;
+  pto_scalar sc = {0};
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  if (form == BIN_SCALAR) {
+    PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 1, &sc));
+    sc = conv(sc, a->dtype);
+  } else {
+    PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &b));
+    if (form == BIN_TILE) PTO_RETURN_IF_ERROR(same_shape(fr, s, a, b));
+    int bad = b->dtype != a->dtype || (form == BIN_ROW && (b->rows != a->rows || b->cols != 1)) ||
+              (form == BIN_COL && (b->cols != a->cols || b->rows != 1));
+    if (bad)
+      return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT,
+                  "%s: tile[%lld,%lld] %s does not fit tile[%lld,%lld] %s", op_name(s->op.opc),
+                  (long long)b->rows, (long long)b->cols, pto_dtype_name(b->dtype),
+                  (long long)a->rows, (long long)a->cols, pto_dtype_name(a->dtype));
+  }
+  itile *o;
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, a->dtype, a->space, &o));
+  arith_op op = arith_of(s->op.opc);
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t c = 0; c < a->cols; c++) {
+      pto_scalar y = form == BIN_SCALAR ? sc
+                     : form == BIN_TILE ? tile_get(b, r, c)
+                     : form == BIN_ROW  ? tile_get(b, r, 0)
+                                        : tile_get(b, 0, c);
+      pto_scalar z;
+      if (arith(op, a->dtype, tile_get(a, r, c), y, &z) != 0) {
+        tile_drop(o);
+        return div_zero(fr, s, r, c);
+      }
+      tile_put(o, r, c, z);
+    }
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  pto_opcode opc = s->op.opc;
+  int isf = pto_dtype_is_float(a->dtype);
+  if (!isf && opc != PTO_OP_TILE_RELU && opc != PTO_OP_TILE_NEG && opc != PTO_OP_TILE_ABS)
+    return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT, "%s: needs a float tile, got %s",
+                op_name(opc), pto_dtype_name(a->dtype));
+  itile *o;
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, a->dtype, a->space, &o));
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t c = 0; c < a->cols; c++) {
+      pto_scalar x = tile_get(a, r, c), z;
+      if (a->dtype == PTO_DTYPE_F64) {
+        double v = x.f, y = 0;
+        switch (opc) {
+        case PTO_OP_TILE_EXP: y = exp(v); break;
+        case PTO_OP_TILE_LOG: y = log(v); break;
+        case PTO_OP_TILE_SQRT: y = sqrt(v); break;
+        case PTO_OP_TILE_RSQRT: y = 1.0 / sqrt(v); break;
+        case PTO_OP_TILE_RECIP: y = 1.0 / v; break;
+        case PTO_OP_TILE_RELU: y = v > 0 ? v : 0.0; break;
+        case PTO_OP_TILE_NEG: y = -v; break;
+        default: y = fabs(v); break;
+        }
+        z = mk_float(a->dtype, y);
+      } else if (isf) { /* f32, and f16/bf16 computed in f32 */
+        float v = (float)x.f, y = 0;
+        switch (opc) {
+        case PTO_OP_TILE_EXP: y = expf(v); break;
+        case PTO_OP_TILE_LOG: y = logf(v); break;
+        case PTO_OP_TILE_SQRT: y = sqrtf(v); break;
+        case PTO_OP_TILE_RSQRT: y = 1.0f / sqrtf(v); break;
+        case PTO_OP_TILE_RECIP: y = 1.0f / v; break;
+        case PTO_OP_TILE_RELU: y = v > 0 ? v : 0.0f; break;
+        case PTO_OP_TILE_NEG: y = -v; break;
+        default: y = fabsf(v); break;
+        }
+        z = mk_float(a->dtype, (double)y);
+      } else if (opc == PTO_OP_TILE_NEG) {
+        z = negate(x);
+      } else if (is_unsigned_int(a->dtype) || a->dtype == PTO_DTYPE_BOOL) {
+        z = x; /* relu and abs of an unsigned value are the value */
+      } else if (opc == PTO_OP_TILE_RELU) {
+        z = x.i > 0 ? x : mk_int(a->dtype, 0);
+      } else {
+        z = x.i < 0 ? negate(x) : x; /* abs(INT_MIN) wraps to INT_MIN */
+      }
+      tile_put(o, r, c, z);
+    }
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_cast(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a;
+  pto_dtype dt;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  PTO_RETURN_IF_ERROR(arg_dtype(fr, s, 1, &dt));
+  itile *o;
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, dt, a->space, &o));
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t c = 0; c < a->cols; c++)
+      tile_put(o, r, c, tile_get(a, r, c));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_move(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  pto_space space;
+  PTO_RETURN_IF_ERROR(arg_space(fr, s, a->space, &space));
+  itile *o;
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, a->dtype, space, &o));
+  memcpy(o->data, a->data, (size_t)(a->rows * a->cols) * pto_dtype_size(a->dtype));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_dtype accum_dtype(pto_dtype dt) {
+  if (dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16 || dt == PTO_DTYPE_F32) return PTO_DTYPE_F32;
+  return dt;
+}
+
+/* row_* reduce each row to [R,1]; col_* each column to [1,C]. */
+static pto_status op_tile_reduce(frame *fr, const pto_ir_stmt *s, int by_row, rv *out) {
+  const itile *a;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  arith_op op = arith_of(s->op.opc);
+  pto_dtype acc_dt = accum_dtype(a->dtype);
+  int64_t n_out = by_row ? a->rows : a->cols, n_in = by_row ? a->cols : a->rows;
+  itile *o;
+  PTO_RETURN_IF_ERROR(tile_new(fr, s->loc, op_name(s->op.opc), a->dtype, by_row ? a->rows : 1,
+                               by_row ? 1 : a->cols, a->space, &o));
+  pto_status st = tile_set_valid(fr, s, o, by_row ? a->vr : 1, by_row ? 1 : a->vc);
+  if (!st) st = check_result_type(fr, s, o);
+  if (st) {
+    tile_drop(o);
+    return st;
+  }
+  for (int64_t i = 0; i < n_out; i++) {
+    pto_scalar acc = op == AR_ADD ? conv(mk_int(PTO_DTYPE_I64, 0), acc_dt)
+                                  : conv(by_row ? tile_get(a, i, 0) : tile_get(a, 0, i), acc_dt);
+    for (int64_t k = op == AR_ADD ? 0 : 1; k < n_in; k++) {
+      pto_scalar x = conv(by_row ? tile_get(a, i, k) : tile_get(a, k, i), acc_dt);
+      arith(op, acc_dt, acc, x, &acc); /* add/max/min cannot fail */
+    }
+    if (by_row)
+      tile_put(o, i, 0, acc);
+    else
+      tile_put(o, 0, i, acc);
+  }
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+/* matmul: acc[M,N] = l[M,K] x r[K,N]; matmul_acc adds onto a copy of acc. */
+static pto_status op_tile_matmul(frame *fr, const pto_ir_stmt *s, int with_acc, rv *out) {
+  const itile *acc = NULL, *l, *r;
+  int k0 = with_acc ? 1 : 0;
+  if (with_acc) PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &acc));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, k0, &l));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, k0 + 1, &r));
+  pto_dtype dt = with_acc                       ? acc->dtype
+                 : pto_dtype_is_float(l->dtype) ? PTO_DTYPE_F32
+                                                : PTO_DTYPE_I32;
+  int64_t M = l->rows, K = l->cols, N = r->cols;
+  if (r->rows != K || l->dtype != r->dtype || (acc && (acc->rows != M || acc->cols != N)))
+    return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT,
+                "%s: shapes do not chain: [%lld,%lld] x [%lld,%lld]", op_name(s->op.opc),
+                (long long)M, (long long)K, (long long)r->rows, (long long)N);
+  itile *o;
+  PTO_RETURN_IF_ERROR(tile_new(fr, s->loc, op_name(s->op.opc), dt, M, N, PTO_SPACE_ACC, &o));
+  pto_status st = tile_set_valid(fr, s, o, acc ? acc->vr : M, acc ? acc->vc : N);
+  if (!st) st = check_result_type(fr, s, o);
+  if (st) {
+    tile_drop(o);
+    return st;
+  }
+  /* The operands converted once to the accumulation dtype: exact for every float input to an f32
+   * accumulator except f64, and the same conversion the element loop would do. */
+  pto_scalar *lv = malloc(sizeof *lv * (size_t)(M * K));
+  pto_scalar *rv_ = malloc(sizeof *rv_ * (size_t)(K * N));
+  if (!lv || !rv_) {
+    free(lv);
+    free(rv_);
+    tile_drop(o);
+    return oom(fr, s->loc, op_name(s->op.opc));
+  }
+  for (int64_t i = 0; i < M * K; i++)
+    lv[i] = conv(tile_get(l, i / K, i % K), dt);
+  for (int64_t i = 0; i < K * N; i++)
+    rv_[i] = conv(tile_get(r, i / N, i % N), dt);
+  if (dt == PTO_DTYPE_F32) {
+    /* Same arithmetic as arith(): product rounded to float, then added, in k order. */
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        float sum = acc ? (float)conv(tile_get(acc, i, j), dt).f : 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+          float prod = (float)lv[i * K + k].f * (float)rv_[k * N + j].f;
+          sum = sum + prod;
+        }
+        tile_put(o, i, j, mk_float(dt, (double)sum));
+      }
+  } else {
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        pto_scalar sum = acc ? conv(tile_get(acc, i, j), dt) : conv(mk_int(PTO_DTYPE_I64, 0), dt);
+        for (int64_t k = 0; k < K; k++) {
+          pto_scalar prod;
+          arith(AR_MUL, dt, lv[i * K + k], rv_[k * N + j], &prod);
+          arith(AR_ADD, dt, sum, prod, &sum);
+        }
+        tile_put(o, i, j, sum);
+      }
+  }
+  free(lv);
+  free(rv_);
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+/* ---- ops: tensors --------------------------------------------------------------------- */
+
+static pto_status op_tensor_create(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const pto_ir_arg *la = pos_arg(s, 0);
+  if (!la || la->kind != PTO_ARG_LIST || la->list.n < 1 || la->list.n > PTO_MAX_RANK)
+    return missing_arg(fr, s, 0, "a shape list of 1 to 5 extents");
+  int rank = la->list.n;
+  int64_t shape[PTO_MAX_RANK];
+  pto_dtype dt;
+  PTO_RETURN_IF_ERROR(list_values(fr, s, la, "the shape", rank, shape));
+  PTO_RETURN_IF_ERROR(arg_dtype(fr, s, 1, &dt));
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) {
+    if (shape[d] < 0 || (shape[d] > 0 && n > (INT64_C(1) << 40) / shape[d]))
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "tensor.create: extent %lld of dim %d is not valid", (long long)shape[d], d);
+    n *= shape[d];
+  }
+  ibuf *b = calloc(1, sizeof *b);
+  void *data = b ? calloc((size_t)(n ? n : 1), pto_dtype_size(dt)) : NULL;
+  if (!data) {
+    free(b);
+    return oom(fr, s->loc, "tensor.create");
+  }
+  b->refs = 1;
+  b->data = data;
+  rv v = {.kind = RV_TENSOR};
+  v.t.owner = b;
+  v.t.data = data;
+  v.t.dtype = dt;
+  v.t.rank = rank;
+  v.t.writable = 1;
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    v.t.shape[d] = shape[d];
+    v.t.strides[d] = stride;
+    stride *= shape[d];
+  }
+  *out = v;
+  return PTO_OK;
+}
+
+static pto_status op_tensor_slice(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const rv *tv;
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &tv));
+  const itensor *t = &tv->t;
+  int64_t offs[PTO_MAX_RANK], shape[PTO_MAX_RANK];
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the offsets", t->rank, offs));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 2), "the shape", t->rank, shape));
+  for (int d = 0; d < t->rank; d++) {
+    if (offs[d] < 0 || offs[d] >= t->shape[d])
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "tensor.slice: offset %lld of dim %d is outside the extent %lld",
+                  (long long)offs[d], d, (long long)t->shape[d]);
+    if (shape[d] < 0)
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH, "tensor.slice: extent %lld of dim %d is negative",
+                  (long long)shape[d], d);
+  }
+  rv v = rv_copy(tv);
+  v.t.data = tensor_at(t, offs);
+  for (int d = 0; d < t->rank; d++) /* clamped at the edge: only the extent shrinks */
+    v.t.shape[d] = shape[d] < t->shape[d] - offs[d] ? shape[d] : t->shape[d] - offs[d];
+  *out = v;
+  return PTO_OK;
+}
+
+static pto_status op_tensor_dim(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const rv *tv;
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &tv));
+  pto_scalar ax;
+  PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 1, &ax));
+  if (pto_dtype_is_float(ax.dtype) || ax.i < 0 || ax.i >= tv->t.rank)
+    return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT,
+                "tensor.dim: axis %lld is outside the rank %d", (long long)ax.i, tv->t.rank);
+  *out = rv_scalar(mk_index(tv->t.shape[ax.i]));
+  return PTO_OK;
+}
+
+static pto_status op_tensor_read(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const rv *tv;
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &tv));
+  const itensor *t = &tv->t;
+  int64_t idx[PTO_MAX_RANK];
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the index", t->rank, idx));
+  for (int d = 0; d < t->rank; d++)
+    if (idx[d] < 0 || idx[d] >= t->shape[d])
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "tensor.read: index %lld of dim %d is outside the extent %lld", (long long)idx[d],
+                  d, (long long)t->shape[d]);
+  *out = rv_scalar(elem_get(t->dtype, tensor_at(t, idx), 0));
+  return PTO_OK;
+}
+
+static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
+  rv res = {0};
+  pto_status st;
+  pto_opcode opc = s->op.opc;
+  switch (opc) {
+  case PTO_OP_TILE_LOAD: st = op_tile_load(fr, s, &res); break;
+  case PTO_OP_TILE_STORE: st = op_tile_store(fr, s, &res); break;
+  case PTO_OP_TILE_CREATE: st = op_tile_create_full(fr, s, 0, &res); break;
+  case PTO_OP_TILE_FULL: st = op_tile_create_full(fr, s, 1, &res); break;
+  case PTO_OP_TILE_MOVE: st = op_tile_move(fr, s, &res); break;
+  case PTO_OP_TILE_ADD:
+  case PTO_OP_TILE_SUB:
+  case PTO_OP_TILE_MUL:
+  case PTO_OP_TILE_DIV:
+  case PTO_OP_TILE_MAX:
+  case PTO_OP_TILE_MIN: st = op_tile_binary(fr, s, BIN_TILE, &res); break;
+  case PTO_OP_TILE_ADDS:
+  case PTO_OP_TILE_SUBS:
+  case PTO_OP_TILE_MULS:
+  case PTO_OP_TILE_DIVS:
+  case PTO_OP_TILE_MAXS:
+  case PTO_OP_TILE_MINS: st = op_tile_binary(fr, s, BIN_SCALAR, &res); break;
+  case PTO_OP_TILE_EXP:
+  case PTO_OP_TILE_LOG:
+  case PTO_OP_TILE_SQRT:
+  case PTO_OP_TILE_RSQRT:
+  case PTO_OP_TILE_RECIP:
+  case PTO_OP_TILE_RELU:
+  case PTO_OP_TILE_NEG:
+  case PTO_OP_TILE_ABS: st = op_tile_unary(fr, s, &res); break;
+  case PTO_OP_TILE_CAST: st = op_tile_cast(fr, s, &res); break;
+  case PTO_OP_TILE_ROW_SUM:
+  case PTO_OP_TILE_ROW_MAX:
+  case PTO_OP_TILE_ROW_MIN: st = op_tile_reduce(fr, s, 1, &res); break;
+  case PTO_OP_TILE_COL_SUM:
+  case PTO_OP_TILE_COL_MAX:
+  case PTO_OP_TILE_COL_MIN: st = op_tile_reduce(fr, s, 0, &res); break;
+  case PTO_OP_TILE_ROW_EXPAND_ADD:
+  case PTO_OP_TILE_ROW_EXPAND_SUB:
+  case PTO_OP_TILE_ROW_EXPAND_MUL:
+  case PTO_OP_TILE_ROW_EXPAND_DIV: st = op_tile_binary(fr, s, BIN_ROW, &res); break;
+  case PTO_OP_TILE_COL_EXPAND_ADD:
+  case PTO_OP_TILE_COL_EXPAND_SUB:
+  case PTO_OP_TILE_COL_EXPAND_MUL:
+  case PTO_OP_TILE_COL_EXPAND_DIV: st = op_tile_binary(fr, s, BIN_COL, &res); break;
+  case PTO_OP_TILE_MATMUL: st = op_tile_matmul(fr, s, 0, &res); break;
+  case PTO_OP_TILE_MATMUL_ACC: st = op_tile_matmul(fr, s, 1, &res); break;
+  case PTO_OP_TENSOR_CREATE: st = op_tensor_create(fr, s, &res); break;
+  case PTO_OP_TENSOR_SLICE: st = op_tensor_slice(fr, s, &res); break;
+  case PTO_OP_TENSOR_DIM: st = op_tensor_dim(fr, s, &res); break;
+  case PTO_OP_TENSOR_READ: st = op_tensor_read(fr, s, &res); break;
+  default:
+    if (opc >= PTO_OP_DIST_WORLD_SIZE && opc < PTO_OP_COUNT)
+      return fail(fr, s->loc, PTO_STATUS_UNIMPLEMENTED,
+                  "%s: distributed ops are not implemented by the reference interpreter",
+                  op_name(opc));
+    return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)opc);
+  }
+  if (st) {
+    rv_release(&res);
+    return st;
+  }
+  if (s->nresults >= 1) {
+    pto_status cs = frame_check_value(fr, s->results[0], s->loc);
+    if (cs) {
+      rv_release(&res);
+      return cs;
+    }
+    frame_set(fr, s->results[0], res);
+  } else {
+    rv_release(&res);
+  }
+  return PTO_OK;
+}
+
+/* ---- statements and functions ----------------------------------------------------------- */
+
+static pto_status exec_block(frame *fr, const pto_ir_block *b, rvlist *out);
+static pto_status invoke(interp *in, const pto_ir_func *f, rv *args, int nargs, int is_entry,
+                         const frame *caller, const pto_ir_stmt *call, rvlist *out_ret);
+
+/* Moves the values of `vals` into the result values of s. */
+static pto_status bind_results(frame *fr, const pto_ir_stmt *s, rvlist *vals, const char *what) {
+  if (vals->n < s->nresults) {
+    pto_status st = fail(fr, s->loc, PTO_STATUS_INTERNAL, "%s gives %d values for %d results", what,
+                         vals->n, s->nresults);
+    rvlist_clear(vals);
+    return st;
+  }
+  for (int i = 0; i < s->nresults; i++) {
+    pto_status st = frame_check_value(fr, s->results[i], s->loc);
+    if (st) {
+      rvlist_clear(vals);
+      return st;
+    }
+  }
+  for (int i = 0; i < s->nresults; i++) {
+    frame_set(fr, s->results[i], vals->v[i]);
+    memset(&vals->v[i], 0, sizeof vals->v[i]);
+  }
+  rvlist_clear(vals);
+  return PTO_OK;
+}
+
+static pto_status exec_call(frame *fr, const pto_ir_stmt *s) {
+  const pto_ir_func *callee = s->call.callee;
+  if (!callee) return fail(fr, s->loc, PTO_STATUS_INTERNAL, "call without a callee");
+  if (s->call.device)
+    return fail(fr, s->loc, PTO_STATUS_UNIMPLEMENTED,
+                "call @%s device=: distributed dispatch is not implemented by the reference "
+                "interpreter",
+                callee->name);
+  int n = s->call.nargs;
+  rv *args = calloc((size_t)n + 1, sizeof *args);
+  if (!args) return oom(fr, s->loc, "call");
+  pto_status st = PTO_OK;
+  for (int i = 0; i < n && !st; i++)
+    st = eval(fr, s->call.args[i], &args[i]);
+  rvlist ret = {0};
+  if (!st) st = invoke(fr->in, callee, args, n, 0, fr, s, &ret);
+  for (int i = 0; i < n; i++)
+    rv_release(&args[i]);
+  free(args);
+  if (st) {
+    rvlist_clear(&ret);
+    return st;
+  }
+  /* A call's results are aliases of the tensors passed to the callee's out/inout parameters
+   * (the builder records which in alias_of): take the caller's own views, so a result is the
+   * argument whatever the callee returned. */
+  for (int i = 0; i < s->nresults && i < ret.n; i++) {
+    const pto_ir_value *al = s->results[i] ? s->results[i]->alias_of : NULL;
+    if (!al || al->id < 0 || al->id >= fr->f->nvalues || fr->vals[al->id].kind != RV_TENSOR)
+      continue;
+    rv_release(&ret.v[i]);
+    ret.v[i] = rv_copy(&fr->vals[al->id]);
+  }
+  return bind_results(fr, s, &ret, "the call");
+}
+
+static pto_status exec_for(frame *fr, const pto_ir_stmt *s) {
+  int64_t lo, hi, step = 1;
+  PTO_RETURN_IF_ERROR(eval_index(fr, s->loop.lo, &lo));
+  PTO_RETURN_IF_ERROR(eval_index(fr, s->loop.hi, &hi));
+  if (s->loop.step) PTO_RETURN_IF_ERROR(eval_index(fr, s->loop.step, &step));
+  if (step == 0) return fail(fr, s->loc, PTO_STATUS_LAUNCH, "for: the step is zero");
+  PTO_RETURN_IF_ERROR(frame_check_value(fr, s->loop.iv, s->loc));
+  int ni = s->loop.niters;
+  for (int k = 0; k < ni; k++)
+    PTO_RETURN_IF_ERROR(frame_check_value(fr, s->loop.iters[k], s->loc));
+  /* Evaluate every init before binding any: an init may read a value an iter shadows. */
+  rvlist init = {calloc((size_t)ni + 1, sizeof(rv)), ni};
+  if (!init.v) return oom(fr, s->loc, "for");
+  for (int k = 0; k < ni; k++) {
+    pto_status st = eval(fr, s->loop.inits[k], &init.v[k]);
+    if (st) {
+      rvlist_clear(&init);
+      return st;
+    }
+  }
+  for (int k = 0; k < ni; k++) {
+    frame_set(fr, s->loop.iters[k], init.v[k]);
+    memset(&init.v[k], 0, sizeof init.v[k]);
+  }
+  rvlist_clear(&init);
+  /* range and parallel alike run in order here; like Python's range, a negative step counts
+   * down. */
+  for (int64_t i = lo; step > 0 ? i < hi : i > hi;) {
+    frame_set(fr, s->loop.iv, rv_scalar(mk_index(i)));
+    rvlist y = {0};
+    pto_status st = exec_block(fr, &s->loop.body, &y);
+    if (!st && y.n != ni)
+      st = fail(fr, s->loc, PTO_STATUS_INTERNAL, "for body yields %d values for %d iter values",
+                y.n, ni);
+    if (st) {
+      rvlist_clear(&y);
+      return st;
+    }
+    for (int k = 0; k < ni; k++) {
+      frame_set(fr, s->loop.iters[k], y.v[k]);
+      memset(&y.v[k], 0, sizeof y.v[k]);
+    }
+    rvlist_clear(&y);
+    if (__builtin_add_overflow(i, step, &i)) break;
+  }
+  rvlist res = {calloc((size_t)ni + 1, sizeof(rv)), ni};
+  if (!res.v) return oom(fr, s->loc, "for");
+  for (int k = 0; k < ni; k++)
+    res.v[k] = rv_copy(&fr->vals[s->loop.iters[k]->id]);
+  return bind_results(fr, s, &res, "the for");
+}
+
+static pto_status exec_if(frame *fr, const pto_ir_stmt *s) {
+  pto_scalar c;
+  PTO_RETURN_IF_ERROR(eval_scalar(fr, s->branch.cond, &c));
+  rvlist y = {0};
+  int take_then = pto_dtype_is_float(c.dtype) ? c.f != 0 : c.u != 0;
+  if (take_then)
+    PTO_RETURN_IF_ERROR(exec_block(fr, &s->branch.then_body, &y));
+  else if (s->branch.has_else)
+    PTO_RETURN_IF_ERROR(exec_block(fr, &s->branch.else_body, &y));
+  return bind_results(fr, s, &y, "the if");
+}
+
+static pto_status exec_stmt(frame *fr, const pto_ir_stmt *s, rvlist *out) {
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN: {
+    if (s->nresults < 1) return PTO_OK;
+    PTO_RETURN_IF_ERROR(frame_check_value(fr, s->results[0], s->loc));
+    rv v;
+    PTO_RETURN_IF_ERROR(eval(fr, s->expr, &v));
+    frame_set(fr, s->results[0], v);
+    return PTO_OK;
+  }
+  case PTO_STMT_OP: return exec_op(fr, s);
+  case PTO_STMT_CALL: return exec_call(fr, s);
+  case PTO_STMT_FOR: return exec_for(fr, s);
+  case PTO_STMT_IF: return exec_if(fr, s);
+  case PTO_STMT_INCORE: return exec_block(fr, &s->incore.body, NULL); /* runs inline */
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN: {
+    if (!out)
+      return fail(fr, s->loc, PTO_STATUS_INTERNAL, "%s outside a function, for or if body",
+                  s->kind == PTO_STMT_YIELD ? "yield" : "return");
+    rvlist_clear(out);
+    out->v = calloc((size_t)s->ret.n + 1, sizeof(rv));
+    if (!out->v) return oom(fr, s->loc, "yield");
+    for (int i = 0; i < s->ret.n; i++) {
+      pto_status st = eval(fr, s->ret.vals[i], &out->v[i]);
+      out->n = i + 1;
+      if (st) {
+        rvlist_clear(out);
+        return st;
+      }
+    }
+    out->n = s->ret.n;
+    return PTO_OK;
+  }
+  }
+  return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown statement kind %d", (int)s->kind);
+}
+
+static pto_status exec_block(frame *fr, const pto_ir_block *b, rvlist *out) {
+  for (int i = 0; i < b->n; i++)
+    PTO_RETURN_IF_ERROR(exec_stmt(fr, b->stmts[i], out));
+  return PTO_OK;
+}
+
+/* Where a binding error is reported: at the call, or at the entry function. */
+typedef struct bind_ctx {
+  const frame *at; /* the frame whose file/position is used */
+  pto_loc loc;
+  char where[160]; /* "call @k" or "@main" */
+} bind_ctx;
+
+__attribute__((format(printf, 3, 4))) static pto_status
+bind_fail(const bind_ctx *bc, pto_status_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pto_status s = pto_status_makev(code, fmt, ap);
+  va_end(ap);
+  return locate(bc->at, bc->loc, pto_status_annotate(s, "%s", bc->where));
+}
+
+/* Binds the tensor argument of parameter pi: checks dtype, rank and static extents, binds the
+ * dynamic symbols, and decides whether the callee may write through it. */
+static pto_status bind_tensor(frame *fr, const bind_ctx *bc, int pi, rv *arg) {
+  const pto_ir_param *pa = &fr->f->params[pi];
+  const pto_ir_type *ty = pa->value->type;
+  const char *pn = vname(pa->value);
+  const pto_ir_program *p = fr->in->p;
+  if (arg->kind != RV_TENSOR)
+    return bind_fail(bc, PTO_STATUS_INVALID_ARGUMENT, "parameter %%%s needs a tensor", pn);
+  itensor *t = &arg->t;
+  if (t->dtype != ty->dtype)
+    return bind_fail(bc, PTO_STATUS_LAUNCH, "parameter %%%s is %s but the tensor is %s", pn,
+                     pto_dtype_name(ty->dtype), pto_dtype_name(t->dtype));
+  if (ty->rank >= 0) {
+    if (t->rank != ty->rank)
+      return bind_fail(bc, PTO_STATUS_LAUNCH,
+                       "parameter %%%s has rank %d but the tensor has rank %d", pn, ty->rank,
+                       t->rank);
+    /* Symbols first, so a dim written as an expression of symbols can be checked after. */
+    for (int d = 0; d < ty->rank; d++) {
+      const pto_ir_expr *e = ty->dims[d];
+      if (!e || e->kind != PTO_EXPR_SYM) continue;
+      if (e->sym < 0 || e->sym >= p->nsyms)
+        return bind_fail(bc, PTO_STATUS_INTERNAL, "parameter %%%s: undeclared symbol", pn);
+      int prev = fr->sym_param[e->sym];
+      if (prev >= 0 && fr->sym_val[e->sym] != t->shape[d])
+        return bind_fail(bc, PTO_STATUS_LAUNCH,
+                         "dynamic dim %s is %lld from parameter %%%s but %lld from parameter %%%s",
+                         p->syms[e->sym], (long long)fr->sym_val[e->sym],
+                         vname(fr->f->params[prev].value), (long long)t->shape[d], pn);
+      fr->sym_param[e->sym] = pi;
+      fr->sym_val[e->sym] = t->shape[d];
+    }
+  }
+  if (pa->dir != PTO_DIR_IN && !t->writable)
+    return bind_fail(bc, PTO_STATUS_LAUNCH,
+                     "parameter %%%s is %s but its tensor is read-only (an 'in' tensor)", pn,
+                     pa->dir == PTO_DIR_OUT ? "out" : "inout");
+  if (pa->dir == PTO_DIR_IN) t->writable = 0;
+  return PTO_OK;
+}
+
+static pto_status check_static_dims(frame *fr, const bind_ctx *bc, int pi, const rv *arg) {
+  const pto_ir_param *pa = &fr->f->params[pi];
+  const pto_ir_type *ty = pa->value->type;
+  for (int d = 0; d < ty->rank; d++) {
+    const pto_ir_expr *e = ty->dims[d];
+    if (!e || e->kind == PTO_EXPR_SYM) continue;
+    int64_t want;
+    PTO_RETURN_IF_ERROR(eval_index(fr, e, &want));
+    if (want != arg->t.shape[d])
+      return bind_fail(bc, PTO_STATUS_LAUNCH,
+                       "parameter %%%s: extent of dim %d is %lld, expected %lld", vname(pa->value),
+                       d, (long long)arg->t.shape[d], (long long)want);
+  }
+  return PTO_OK;
+}
+
+static pto_status bind_params(frame *fr, const bind_ctx *bc, rv *args, int is_entry) {
+  const pto_ir_func *f = fr->f;
+  for (int i = 0; i < f->nparams; i++) {
+    const pto_ir_param *pa = &f->params[i];
+    if (!pa->value || !pa->value->type)
+      return bind_fail(bc, PTO_STATUS_INTERNAL, "parameter %d has no type", i + 1);
+    PTO_RETURN_IF_ERROR(frame_check_value(fr, pa->value, f->loc));
+    const pto_ir_type *ty = pa->value->type;
+    const char *pn = vname(pa->value);
+    if (ty->kind == PTO_TYPE_SCALAR) {
+      pto_scalar v;
+      if (is_entry && pa->bind == PTO_BIND_LITERAL && pa->literal && args[i].kind != RV_SCALAR) {
+        /* Specialized and no argument given: the default literal. A compile-time binding
+         * (-D n=VALUE) overrides the default, so a given argument (the value the program was
+         * specialized with) always wins. */
+        rv lit;
+        PTO_RETURN_IF_ERROR(eval(fr, pa->literal, &lit));
+        v = lit.s;
+      } else {
+        if (args[i].kind != RV_SCALAR)
+          return bind_fail(bc, PTO_STATUS_INVALID_ARGUMENT, "parameter %%%s needs a %s scalar", pn,
+                           pto_dtype_name(ty->dtype));
+        if (args[i].s.dtype != ty->dtype)
+          return bind_fail(bc, PTO_STATUS_INVALID_ARGUMENT,
+                           "parameter %%%s is %s but the argument is %s", pn,
+                           pto_dtype_name(ty->dtype), pto_dtype_name(args[i].s.dtype));
+        v = args[i].s;
+      }
+      /* Canonical in its dtype (an f16 scalar holds an f16 value), as the ABI slot would. */
+      frame_set(fr, pa->value, rv_scalar(conv(v, ty->dtype)));
+      continue;
+    }
+    PTO_RETURN_IF_ERROR(bind_tensor(fr, bc, i, &args[i]));
+  }
+  for (int i = 0; i < f->nparams; i++) {
+    const pto_ir_type *ty = f->params[i].value->type;
+    if (ty->kind == PTO_TYPE_SCALAR) continue;
+    PTO_RETURN_IF_ERROR(check_static_dims(fr, bc, i, &args[i]));
+    frame_set(fr, f->params[i].value, rv_copy(&args[i]));
+  }
+  return PTO_OK;
+}
+
+static pto_status invoke(interp *in, const pto_ir_func *f, rv *args, int nargs, int is_entry,
+                         const frame *caller, const pto_ir_stmt *call, rvlist *out_ret) {
+  frame fr = {.in = in, .f = f};
+  bind_ctx bc = {.at = caller ? caller : &fr};
+  bc.loc = call ? call->loc : f->loc;
+  if (call)
+    snprintf(bc.where, sizeof bc.where, "call @%s", f->name);
+  else
+    snprintf(bc.where, sizeof bc.where, "@%s", f->name);
+  if (f->kind == PTO_FUNC_HOST)
+    return bind_fail(&bc, PTO_STATUS_UNIMPLEMENTED,
+                     "host functions are distributed (L3) and not implemented by the reference "
+                     "interpreter");
+  if (in->depth >= INTERP_MAX_DEPTH)
+    return bind_fail(&bc, PTO_STATUS_LAUNCH, "calls nest deeper than %d (recursion?)",
+                     INTERP_MAX_DEPTH);
+  if (nargs != f->nparams)
+    return bind_fail(&bc, PTO_STATUS_INVALID_ARGUMENT, "%d arguments for %d parameters", nargs,
+                     f->nparams);
+  int nsyms = in->p->nsyms;
+  fr.vals = calloc((size_t)f->nvalues + 1, sizeof *fr.vals);
+  fr.sym_val = calloc((size_t)nsyms + 1, sizeof *fr.sym_val);
+  fr.sym_param = malloc(((size_t)nsyms + 1) * sizeof *fr.sym_param);
+  pto_status st = PTO_OK;
+  if (!fr.vals || !fr.sym_val || !fr.sym_param) {
+    st = oom(&fr, f->loc, "interpreter frame");
+  } else {
+    for (int i = 0; i < nsyms; i++)
+      fr.sym_param[i] = -1;
+    in->depth++;
+    st = bind_params(&fr, &bc, args, is_entry);
+    if (!st) st = exec_block(&fr, &f->body, out_ret);
+    in->depth--;
+  }
+  if (fr.vals)
+    for (int i = 0; i < f->nvalues; i++)
+      rv_release(&fr.vals[i]);
+  free(fr.vals);
+  free(fr.sym_val);
+  free(fr.sym_param);
+  return st;
+}
+
+pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
+                             pto_ir_interp_arg *args, int nargs) {
+  if (!p || !func)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_interp_run: no program or function");
+  if (nargs < 0 || (nargs > 0 && !args))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_interp_run: bad argument array");
+  interp in = {.p = p};
+  rv *rargs = calloc((size_t)nargs + 1, sizeof *rargs);
+  if (!rargs)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "interpreter arguments: out of memory");
+  pto_status st = PTO_OK;
+  for (int i = 0; i < nargs && !st; i++) {
+    const pto_ir_interp_arg *a = &args[i];
+    const char *pn = i < func->nparams ? vname(func->params[i].value) : "?";
+    if (!a->is_tensor) {
+      rargs[i] = rv_scalar(a->scalar);
+      continue;
+    }
+    const pto_host_tensor *h = &a->tensor;
+    int ok = h->rank >= 1 && h->rank <= PTO_MAX_RANK && (unsigned)h->dtype < PTO_DTYPE_COUNT;
+    for (int d = 0; ok && d < h->rank; d++)
+      ok = h->shape[d] >= 0;
+    if (ok && !h->data && pto_host_tensor_numel(h) > 0) ok = 0;
+    if (!ok) {
+      st = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "@%s: argument %d (%%%s): not a valid host tensor (rank 1..5, "
+                           "extents >= 0, data for a non-empty tensor)",
+                           func->name, i + 1, pn);
+      break;
+    }
+    rv v = {.kind = RV_TENSOR};
+    v.t.data = h->data;
+    v.t.dtype = h->dtype;
+    v.t.rank = h->rank;
+    v.t.writable = 1; /* narrowed to the parameter's direction when bound */
+    memcpy(v.t.shape, h->shape, sizeof v.t.shape);
+    memcpy(v.t.strides, h->strides, sizeof v.t.strides);
+    rargs[i] = v;
+  }
+  rvlist ret = {0};
+  if (!st) st = invoke(&in, func, rargs, nargs, 1, NULL, NULL, &ret);
+  rvlist_clear(&ret); /* outputs were written in place */
+  for (int i = 0; i < nargs; i++)
+    rv_release(&rargs[i]);
+  free(rargs);
+  return st;
+}

@@ -1,0 +1,72 @@
+/* Helpers shared by the IR front end's files (builder, parser, printer, verifier). */
+#ifndef PTO_IR_INTERNAL_H
+#define PTO_IR_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pto/ir.h"
+#include "pto/ir_builder.h"
+
+/* A growable malloc'd string. Appends after an allocation failure are dropped and oom is set, so
+ * callers check once at the end. */
+typedef struct pto__ir_buf {
+  char *s;
+  size_t n, cap;
+  int oom;
+} pto__ir_buf;
+
+void pto__ir_buf_put(pto__ir_buf *b, const char *s, size_t n);
+void pto__ir_buf_puts(pto__ir_buf *b, const char *s);
+void pto__ir_buf_printf(pto__ir_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pto__ir_buf_free(pto__ir_buf *b);
+
+/* Canonical text of a type / expression, appended to out. */
+void pto__ir_print_type(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_type *t);
+void pto__ir_print_expr(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_expr *e);
+/* "[64,128]" for messages: dims without spaces. */
+void pto__ir_print_shape(pto__ir_buf *out, const pto_ir_program *p, pto_ir_expr *const *dims,
+                         int rank);
+/* The shortest decimal text that reads back as v, always a FLOAT token ("1.0", "1e+20", "inf"). */
+void pto__ir_print_float(pto__ir_buf *out, double v);
+
+/* Text into a fixed buffer, truncated: for messages. */
+const char *pto__ir_type_text(const pto_ir_program *p, const pto_ir_type *t, char *dst, size_t n);
+const char *pto__ir_expr_text(const pto_ir_program *p, const pto_ir_expr *e, char *dst, size_t n);
+const char *pto__ir_shape_text(const pto_ir_program *p, pto_ir_expr *const *dims, int rank,
+                               char *dst, size_t n);
+
+/* Structural equality of expressions and types (values by identity, symbols by index). */
+int pto__ir_expr_equal(const pto_ir_expr *a, const pto_ir_expr *b);
+int pto__ir_type_equal(const pto_ir_type *a, const pto_ir_type *b);
+
+/* An expression of literals only (INT, FLOAT and arithmetic on them): its dtype still follows
+ * its context. */
+int pto__ir_expr_is_flexible(const pto_ir_expr *e);
+/* The dtype a flexible expression takes without context: f32 if it has a float literal, else
+ * index. */
+pto_dtype pto__ir_flexible_default(const pto_ir_expr *e);
+
+/* Words that cannot name a dynamic symbol: grammar keywords, dtypes, min, max, mod. */
+int pto__ir_reserved_word(const char *s, size_t n);
+/* [A-Za-z_][A-Za-z0-9_]* */
+int pto__ir_valid_ident(const char *s);
+
+int64_t pto__ir_floordiv(int64_t a, int64_t b);
+int64_t pto__ir_floormod(int64_t a, int64_t b);
+
+/* Sum of the tile bytes a block allocates per space, nested blocks included (in-place results of
+ * tile.matmul_acc and loop/if results share buffers and add nothing). */
+void pto__ir_footprint_block(const pto_ir_block *blk, uint64_t out_bytes[PTO_SPACE_COUNT]);
+/* The statement at which a running footprint of blk first exceeds cap[space], or NULL. */
+const pto_ir_stmt *pto__ir_footprint_overflow(const pto_ir_block *blk,
+                                              const uint64_t cap[PTO_SPACE_COUNT],
+                                              uint64_t running[PTO_SPACE_COUNT],
+                                              pto_space *out_space);
+
+/* "file:line:col: " prefix (or "file: " at line 0) + message. */
+pto_status pto__ir_errorf(const pto_ir_program *p, pto_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

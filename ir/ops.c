@@ -1,0 +1,79 @@
+/* The op registry: one row per op of PTIR.md's "Ops (first set)" table. Adding an op touches
+ * this table and the op's typing rule in builder.c, never the grammar. */
+#include <string.h>
+
+#include "pto/ir.h"
+
+#define K PTO_IN_KERNEL
+#define O PTO_IN_ORCH
+#define H PTO_IN_HOST
+
+/* Indexed by pto_opcode; the order must match the enum. */
+static const pto_op_info k_ops[PTO_OP_COUNT] = {
+    [PTO_OP_TILE_LOAD] = {"tile.load", K, 3, 3, "space valid pad", 1, 0},
+    [PTO_OP_TILE_STORE] = {"tile.store", K, 3, 3, "", 1, 1u << 2},
+    [PTO_OP_TILE_CREATE] = {"tile.create", K, 2, 2, "space", 1, 0},
+    [PTO_OP_TILE_FULL] = {"tile.full", K, 3, 3, "space", 1, 0},
+    [PTO_OP_TILE_MOVE] = {"tile.move", K, 1, 1, "space", 1, 0},
+    [PTO_OP_TILE_ADD] = {"tile.add", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_SUB] = {"tile.sub", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_MUL] = {"tile.mul", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_DIV] = {"tile.div", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_MAX] = {"tile.max", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_MIN] = {"tile.min", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_ADDS] = {"tile.adds", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_SUBS] = {"tile.subs", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_MULS] = {"tile.muls", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_DIVS] = {"tile.divs", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_MAXS] = {"tile.maxs", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_MINS] = {"tile.mins", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_EXP] = {"tile.exp", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_LOG] = {"tile.log", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_SQRT] = {"tile.sqrt", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_RSQRT] = {"tile.rsqrt", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_RECIP] = {"tile.recip", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_RELU] = {"tile.relu", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_NEG] = {"tile.neg", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_ABS] = {"tile.abs", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_CAST] = {"tile.cast", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_ROW_SUM] = {"tile.row_sum", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_ROW_MAX] = {"tile.row_max", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_ROW_MIN] = {"tile.row_min", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_COL_SUM] = {"tile.col_sum", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_COL_MAX] = {"tile.col_max", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_COL_MIN] = {"tile.col_min", K, 1, 1, "", 1, 0},
+    [PTO_OP_TILE_ROW_EXPAND_ADD] = {"tile.row_expand_add", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_ROW_EXPAND_SUB] = {"tile.row_expand_sub", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_ROW_EXPAND_MUL] = {"tile.row_expand_mul", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_ROW_EXPAND_DIV] = {"tile.row_expand_div", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_COL_EXPAND_ADD] = {"tile.col_expand_add", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_COL_EXPAND_SUB] = {"tile.col_expand_sub", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_COL_EXPAND_MUL] = {"tile.col_expand_mul", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_COL_EXPAND_DIV] = {"tile.col_expand_div", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_MATMUL] = {"tile.matmul", K, 2, 2, "", 1, 0},
+    [PTO_OP_TILE_MATMUL_ACC] = {"tile.matmul_acc", K, 3, 3, "", 1, 0},
+    [PTO_OP_TENSOR_CREATE] = {"tensor.create", O | H, 2, 2, "", 1, 0},
+    [PTO_OP_TENSOR_SLICE] = {"tensor.slice", O | H, 3, 3, "", 1, 0},
+    [PTO_OP_TENSOR_DIM] = {"tensor.dim", K | O | H, 2, 2, "", 1, 0},
+    [PTO_OP_TENSOR_READ] = {"tensor.read", O, 2, 2, "", 1, 0},
+    [PTO_OP_DIST_WORLD_SIZE] = {"dist.world_size", H, 0, 0, "", 1, 0},
+    [PTO_OP_DIST_ALLOC_WINDOW] = {"dist.alloc_window", H, 2, 2, "", 1, 0},
+    [PTO_OP_DIST_WINDOW] = {"dist.window", H, 1, 1, "", 1, 0},
+    [PTO_OP_DIST_COMM_CTX] = {"dist.comm_ctx", K, 1, 1, "", 1, 0},
+    [PTO_OP_DIST_RANK] = {"dist.rank", K, 1, 1, "", 1, 0},
+    [PTO_OP_DIST_NRANKS] = {"dist.nranks", K, 1, 1, "", 1, 0},
+    [PTO_OP_DIST_NOTIFY] = {"dist.notify", K, 4, 4, "op", 1, 1u << 0},
+    [PTO_OP_DIST_WAIT] = {"dist.wait", K, 3, 3, "cmp", 0, 0},
+    [PTO_OP_DIST_REMOTE_LOAD] = {"dist.remote_load", K, 4, 4, "", 1, 0},
+    [PTO_OP_DIST_REMOTE_STORE] = {"dist.remote_store", K, 4, 4, "", 1, 1u << 1},
+};
+
+const pto_op_info *pto_op_info_get(pto_opcode op) {
+  return (unsigned)op < PTO_OP_COUNT ? &k_ops[op] : NULL;
+}
+
+int pto_op_lookup(const char *name, size_t len) {
+  for (int i = 0; i < PTO_OP_COUNT; i++)
+    if (strlen(k_ops[i].name) == len && memcmp(k_ops[i].name, name, len) == 0) return i;
+  return -1;
+}

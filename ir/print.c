@@ -1,0 +1,534 @@
+/* The canonical printer. Its output is the fixed point of parse∘print: one spelling per construct
+ * (2-space indentation, ", " between list items, keywords in the op's canonical order, one
+ * `dynamic` line), minimal parentheses by precedence, floats in the shortest text that reads back
+ * exactly. A result type is printed only where the parser would otherwise deduce another one: a
+ * literal-only expression whose dtype came from a declared type. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir_internal.h"
+
+/* ---- buffer --------------------------------------------------------------------------- */
+
+void pto__ir_buf_put(pto__ir_buf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + n + 1)
+      cap *= 2;
+    char *ns = realloc(b->s, cap);
+    if (!ns) {
+      b->oom = 1;
+      return;
+    }
+    b->s = ns;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->n, s, n);
+  b->n += n;
+  b->s[b->n] = 0;
+}
+
+void pto__ir_buf_puts(pto__ir_buf *b, const char *s) { pto__ir_buf_put(b, s, strlen(s)); }
+
+void pto__ir_buf_printf(pto__ir_buf *b, const char *fmt, ...) {
+  char tmp[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n < sizeof tmp) {
+    pto__ir_buf_put(b, tmp, (size_t)n);
+    return;
+  }
+  char *big = malloc((size_t)n + 1);
+  if (!big) {
+    b->oom = 1;
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  pto__ir_buf_put(b, big, (size_t)n);
+  free(big);
+}
+
+void pto__ir_buf_free(pto__ir_buf *b) {
+  free(b->s);
+  memset(b, 0, sizeof *b);
+}
+
+/* ---- expressions ---------------------------------------------------------------------- */
+
+enum { PREC_OR = 1, PREC_AND, PREC_CMP, PREC_ADD, PREC_MUL, PREC_UNARY, PREC_ATOM };
+
+static int binop_prec(pto_expr_op op) {
+  switch (op) {
+  case PTO_EOP_OR: return PREC_OR;
+  case PTO_EOP_AND: return PREC_AND;
+  case PTO_EOP_EQ:
+  case PTO_EOP_NE:
+  case PTO_EOP_LT:
+  case PTO_EOP_LE:
+  case PTO_EOP_GT:
+  case PTO_EOP_GE: return PREC_CMP;
+  case PTO_EOP_ADD:
+  case PTO_EOP_SUB: return PREC_ADD;
+  case PTO_EOP_MUL:
+  case PTO_EOP_DIV: return PREC_MUL;
+  default: return PREC_ATOM; /* min, max, mod are written as calls */
+  }
+}
+
+static int expr_prec(const pto_ir_expr *e) {
+  switch (e->kind) {
+  case PTO_EXPR_BINARY: return binop_prec(e->op);
+  case PTO_EXPR_UNARY: return PREC_UNARY;
+  /* A negative literal prints with a leading '-', which reads back as a unary minus. */
+  case PTO_EXPR_INT: return e->i < 0 && e->dtype != PTO_DTYPE_U64 ? PREC_UNARY : PREC_ATOM;
+  case PTO_EXPR_FLOAT: return signbit(e->f) ? PREC_UNARY : PREC_ATOM;
+  default: return PREC_ATOM;
+  }
+}
+
+static const char *binop_text(pto_expr_op op) {
+  switch (op) {
+  case PTO_EOP_ADD: return "+";
+  case PTO_EOP_SUB: return "-";
+  case PTO_EOP_MUL: return "*";
+  case PTO_EOP_DIV: return "/";
+  case PTO_EOP_MOD: return "mod";
+  case PTO_EOP_MIN: return "min";
+  case PTO_EOP_MAX: return "max";
+  case PTO_EOP_EQ: return "==";
+  case PTO_EOP_NE: return "!=";
+  case PTO_EOP_LT: return "<";
+  case PTO_EOP_LE: return "<=";
+  case PTO_EOP_GT: return ">";
+  case PTO_EOP_GE: return ">=";
+  case PTO_EOP_AND: return "&&";
+  case PTO_EOP_OR: return "||";
+  default: return "?";
+  }
+}
+
+void pto__ir_print_float(pto__ir_buf *out, double v) {
+  if (isnan(v)) {
+    pto__ir_buf_puts(out, signbit(v) ? "-nan" : "nan");
+    return;
+  }
+  if (isinf(v)) {
+    pto__ir_buf_puts(out, v < 0 ? "-inf" : "inf");
+    return;
+  }
+  char tmp[64];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+    double back = strtod(tmp, NULL);
+    if (back == v && signbit(back) == signbit(v)) break;
+  }
+  /* Keep it a FLOAT token: digits alone would read back as an INT. */
+  if (!strpbrk(tmp, ".eE")) strcat(tmp, ".0");
+  pto__ir_buf_puts(out, tmp);
+}
+
+static void print_expr_prec(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_expr *e,
+                            int parens) {
+  if (parens) pto__ir_buf_puts(out, "(");
+  pto__ir_print_expr(out, p, e);
+  if (parens) pto__ir_buf_puts(out, ")");
+}
+
+void pto__ir_print_expr(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_expr *e) {
+  if (!e) {
+    pto__ir_buf_puts(out, "<null>");
+    return;
+  }
+  switch (e->kind) {
+  case PTO_EXPR_INT:
+    if (e->dtype == PTO_DTYPE_U64 && e->i < 0)
+      pto__ir_buf_printf(out, "%llu", (unsigned long long)e->i);
+    else
+      pto__ir_buf_printf(out, "%lld", (long long)e->i);
+    break;
+  case PTO_EXPR_FLOAT: pto__ir_print_float(out, e->f); break;
+  case PTO_EXPR_BOOL: pto__ir_buf_puts(out, e->b ? "true" : "false"); break;
+  case PTO_EXPR_VALUE:
+    pto__ir_buf_printf(out, "%%%s", e->value && e->value->name ? e->value->name : "<null>");
+    break;
+  case PTO_EXPR_SYM:
+    if (p && e->sym >= 0 && e->sym < p->nsyms)
+      pto__ir_buf_puts(out, p->syms[e->sym]);
+    else
+      pto__ir_buf_printf(out, "<sym%d>", e->sym);
+    break;
+  case PTO_EXPR_UNARY:
+    pto__ir_buf_puts(out, e->op == PTO_EOP_NOT ? "!" : "-");
+    print_expr_prec(out, p, e->a, e->a && expr_prec(e->a) < PREC_UNARY);
+    break;
+  case PTO_EXPR_CAST:
+    pto__ir_buf_printf(out, "%s(", pto_dtype_name(e->dtype));
+    pto__ir_print_expr(out, p, e->a);
+    pto__ir_buf_puts(out, ")");
+    break;
+  case PTO_EXPR_BINARY: {
+    int prec = binop_prec(e->op);
+    if (prec == PREC_ATOM) {
+      pto__ir_buf_printf(out, "%s(", binop_text(e->op));
+      pto__ir_print_expr(out, p, e->lhs);
+      pto__ir_buf_puts(out, ", ");
+      pto__ir_print_expr(out, p, e->rhs);
+      pto__ir_buf_puts(out, ")");
+      break;
+    }
+    /* Left-associative; comparisons do not chain, so a comparison operand is parenthesized. */
+    int lp = e->lhs ? expr_prec(e->lhs) : PREC_ATOM;
+    int rp = e->rhs ? expr_prec(e->rhs) : PREC_ATOM;
+    print_expr_prec(out, p, e->lhs, lp < prec || (prec == PREC_CMP && lp == PREC_CMP));
+    pto__ir_buf_printf(out, " %s ", binop_text(e->op));
+    print_expr_prec(out, p, e->rhs, rp <= prec);
+    break;
+  }
+  }
+}
+
+static void print_dims(pto__ir_buf *out, const pto_ir_program *p, pto_ir_expr *const *dims,
+                       int rank, const char *sep) {
+  pto__ir_buf_puts(out, "[");
+  for (int i = 0; i < rank; i++) {
+    if (i) pto__ir_buf_puts(out, sep);
+    pto__ir_print_expr(out, p, dims[i]);
+  }
+  pto__ir_buf_puts(out, "]");
+}
+
+void pto__ir_print_shape(pto__ir_buf *out, const pto_ir_program *p, pto_ir_expr *const *dims,
+                         int rank) {
+  print_dims(out, p, dims, rank, ",");
+}
+
+void pto__ir_print_type(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_type *t) {
+  if (!t) {
+    pto__ir_buf_puts(out, "<null>");
+    return;
+  }
+  const char *dt = pto_dtype_name(t->dtype);
+  switch (t->kind) {
+  case PTO_TYPE_SCALAR: pto__ir_buf_puts(out, dt); break;
+  case PTO_TYPE_TENSOR:
+  case PTO_TYPE_DTENSOR:
+    pto__ir_buf_puts(out, t->kind == PTO_TYPE_TENSOR ? "tensor" : "dtensor");
+    if (t->rank >= 0) print_dims(out, p, t->dims, t->rank, ", ");
+    pto__ir_buf_printf(out, " %s", dt);
+    break;
+  case PTO_TYPE_TILE:
+    pto__ir_buf_puts(out, "tile");
+    print_dims(out, p, t->dims, t->rank, ", ");
+    pto__ir_buf_printf(out, " %s @%s", dt, pto_space_name(t->space));
+    if (t->has_valid) {
+      pto__ir_buf_puts(out, " valid");
+      print_dims(out, p, t->valid, t->rank, ", ");
+    }
+    break;
+  }
+}
+
+static const char *copy_text(pto__ir_buf *b, char *dst, size_t n) {
+  if (n == 0) return dst;
+  if (b->oom || !b->s)
+    snprintf(dst, n, "%s", b->oom ? "<out of memory>" : "");
+  else
+    snprintf(dst, n, "%s", b->s);
+  pto__ir_buf_free(b);
+  return dst;
+}
+
+const char *pto__ir_type_text(const pto_ir_program *p, const pto_ir_type *t, char *dst, size_t n) {
+  pto__ir_buf b = {0};
+  pto__ir_print_type(&b, p, t);
+  return copy_text(&b, dst, n);
+}
+
+const char *pto__ir_expr_text(const pto_ir_program *p, const pto_ir_expr *e, char *dst, size_t n) {
+  pto__ir_buf b = {0};
+  pto__ir_print_expr(&b, p, e);
+  return copy_text(&b, dst, n);
+}
+
+const char *pto__ir_shape_text(const pto_ir_program *p, pto_ir_expr *const *dims, int rank,
+                               char *dst, size_t n) {
+  pto__ir_buf b = {0};
+  pto__ir_print_shape(&b, p, dims, rank);
+  return copy_text(&b, dst, n);
+}
+
+char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t) {
+  pto__ir_buf b = {0};
+  pto__ir_print_type(&b, p, t);
+  if (b.oom) {
+    pto__ir_buf_free(&b);
+    return NULL;
+  }
+  return b.s ? b.s : strdup("");
+}
+
+char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e) {
+  pto__ir_buf b = {0};
+  pto__ir_print_expr(&b, p, e);
+  if (b.oom) {
+    pto__ir_buf_free(&b);
+    return NULL;
+  }
+  return b.s ? b.s : strdup("");
+}
+
+/* ---- statements ----------------------------------------------------------------------- */
+
+static void indent(pto__ir_buf *out, int n) {
+  for (int i = 0; i < n; i++)
+    pto__ir_buf_puts(out, "  ");
+}
+
+static void print_string(pto__ir_buf *out, const char *s) {
+  pto__ir_buf_puts(out, "\"");
+  for (; s && *s; s++) {
+    switch (*s) {
+    case '"': pto__ir_buf_puts(out, "\\\""); break;
+    case '\\': pto__ir_buf_puts(out, "\\\\"); break;
+    case '\n': pto__ir_buf_puts(out, "\\n"); break;
+    case '\t': pto__ir_buf_puts(out, "\\t"); break;
+    default: pto__ir_buf_put(out, s, 1);
+    }
+  }
+  pto__ir_buf_puts(out, "\"");
+}
+
+/* A result type the parser could not deduce: a literal-only expression typed by a declaration. */
+static int needs_type(const pto_ir_expr *e, const pto_ir_type *t) {
+  return e && t && t->kind == PTO_TYPE_SCALAR && pto__ir_expr_is_flexible(e) &&
+         t->dtype != pto__ir_flexible_default(e);
+}
+
+static void print_result(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_value *v,
+                         int typed) {
+  pto__ir_buf_printf(out, "%%%s", v->name);
+  if (typed) {
+    pto__ir_buf_puts(out, ": ");
+    pto__ir_print_type(out, p, v->type);
+  }
+}
+
+static void print_results(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_stmt *s,
+                          int typed) {
+  if (s->nresults == 0) return;
+  for (int i = 0; i < s->nresults; i++) {
+    if (i) pto__ir_buf_puts(out, ", ");
+    print_result(out, p, s->results[i], typed);
+  }
+  pto__ir_buf_puts(out, " = ");
+}
+
+static void print_arg(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_arg *a) {
+  if (a->kw) pto__ir_buf_printf(out, "%s=", a->kw);
+  switch (a->kind) {
+  case PTO_ARG_EXPR: pto__ir_print_expr(out, p, a->expr); break;
+  case PTO_ARG_DTYPE: pto__ir_buf_puts(out, pto_dtype_name(a->dtype)); break;
+  case PTO_ARG_LIST: print_dims(out, p, a->list.items, a->list.n, ", "); break;
+  case PTO_ARG_STRING: print_string(out, a->str); break;
+  case PTO_ARG_WORD: pto__ir_buf_puts(out, a->str); break;
+  }
+}
+
+static void print_block(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_block *blk,
+                        int depth);
+
+static void print_exprs(pto__ir_buf *out, const pto_ir_program *p, pto_ir_expr *const *es, int n) {
+  for (int i = 0; i < n; i++) {
+    if (i) pto__ir_buf_puts(out, ", ");
+    pto__ir_print_expr(out, p, es[i]);
+  }
+}
+
+static const pto_ir_stmt *last_yield(const pto_ir_block *blk) {
+  if (blk->n == 0) return NULL;
+  const pto_ir_stmt *s = blk->stmts[blk->n - 1];
+  return s->kind == PTO_STMT_YIELD ? s : NULL;
+}
+
+static int yields_flexible(const pto_ir_block *blk) {
+  const pto_ir_stmt *y = last_yield(blk);
+  if (!y) return 0;
+  for (int i = 0; i < y->ret.n; i++)
+    if (pto__ir_expr_is_flexible(y->ret.vals[i])) return 1;
+  return 0;
+}
+
+static void print_stmt(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_stmt *s, int depth) {
+  indent(out, depth);
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN:
+    print_results(out, p, s, s->nresults == 1 && needs_type(s->expr, s->results[0]->type));
+    pto__ir_print_expr(out, p, s->expr);
+    break;
+  case PTO_STMT_OP: {
+    print_results(out, p, s, 0);
+    const pto_op_info *info = pto_op_info_get(s->op.opc);
+    pto__ir_buf_printf(out, "%s(", info ? info->name : "?");
+    for (int i = 0; i < s->op.nargs; i++) {
+      if (i) pto__ir_buf_puts(out, ", ");
+      print_arg(out, p, &s->op.args[i]);
+    }
+    pto__ir_buf_puts(out, ")");
+    break;
+  }
+  case PTO_STMT_CALL:
+    print_results(out, p, s, 0);
+    pto__ir_buf_printf(out, "call @%s(", s->call.callee ? s->call.callee->name : "?");
+    print_exprs(out, p, s->call.args, s->call.nargs);
+    pto__ir_buf_puts(out, ")");
+    if (s->call.device) {
+      pto__ir_buf_puts(out, " device=");
+      pto__ir_print_expr(out, p, s->call.device);
+    }
+    break;
+  case PTO_STMT_FOR:
+    print_results(out, p, s, 0);
+    pto__ir_buf_printf(out, "for %%%s in %s(", s->loop.iv->name,
+                       s->loop.parallel ? "parallel" : "range");
+    pto__ir_print_expr(out, p, s->loop.lo);
+    pto__ir_buf_puts(out, ", ");
+    pto__ir_print_expr(out, p, s->loop.hi);
+    if (s->loop.step) {
+      pto__ir_buf_puts(out, ", ");
+      pto__ir_print_expr(out, p, s->loop.step);
+    }
+    pto__ir_buf_puts(out, ")");
+    if (s->loop.niters > 0) {
+      pto__ir_buf_puts(out, " iter(");
+      for (int i = 0; i < s->loop.niters; i++) {
+        if (i) pto__ir_buf_puts(out, ", ");
+        print_result(out, p, s->loop.iters[i],
+                     needs_type(s->loop.inits[i], s->loop.iters[i]->type));
+        pto__ir_buf_puts(out, " = ");
+        pto__ir_print_expr(out, p, s->loop.inits[i]);
+      }
+      pto__ir_buf_puts(out, ")");
+    }
+    pto__ir_buf_puts(out, " {\n");
+    print_block(out, p, &s->loop.body, depth + 1);
+    indent(out, depth);
+    pto__ir_buf_puts(out, "}");
+    break;
+  case PTO_STMT_IF:
+    print_results(out, p, s,
+                  s->nresults > 0 && (yields_flexible(&s->branch.then_body) ||
+                                      yields_flexible(&s->branch.else_body)));
+    pto__ir_buf_puts(out, "if ");
+    pto__ir_print_expr(out, p, s->branch.cond);
+    pto__ir_buf_puts(out, " {\n");
+    print_block(out, p, &s->branch.then_body, depth + 1);
+    indent(out, depth);
+    pto__ir_buf_puts(out, "}");
+    if (s->branch.has_else) {
+      pto__ir_buf_puts(out, " else {\n");
+      print_block(out, p, &s->branch.else_body, depth + 1);
+      indent(out, depth);
+      pto__ir_buf_puts(out, "}");
+    }
+    break;
+  case PTO_STMT_INCORE:
+    pto__ir_buf_puts(out, "incore ");
+    if (s->incore.name) {
+      print_string(out, s->incore.name);
+      pto__ir_buf_puts(out, " ");
+    }
+    pto__ir_buf_puts(out, "{\n");
+    print_block(out, p, &s->incore.body, depth + 1);
+    indent(out, depth);
+    pto__ir_buf_puts(out, "}");
+    break;
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN:
+    pto__ir_buf_puts(out, s->kind == PTO_STMT_YIELD ? "yield" : "return");
+    if (s->ret.n) pto__ir_buf_puts(out, " ");
+    print_exprs(out, p, s->ret.vals, s->ret.n);
+    break;
+  }
+  pto__ir_buf_puts(out, "\n");
+}
+
+static void print_block(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_block *blk,
+                        int depth) {
+  for (int i = 0; i < blk->n; i++)
+    print_stmt(out, p, blk->stmts[i], depth);
+}
+
+static const char *const k_func_kinds[] = {"kernel", "orch", "host"};
+static const char *const k_dirs[] = {"in", "out", "inout"};
+
+static void print_func(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_func *f) {
+  pto__ir_buf_printf(out, "%s @%s(", k_func_kinds[f->kind], f->name);
+  for (int i = 0; i < f->nparams; i++) {
+    const pto_ir_param *pa = &f->params[i];
+    if (i) pto__ir_buf_puts(out, ", ");
+    if (pa->dir != PTO_DIR_IN || pa->dir_written) pto__ir_buf_printf(out, "%s ", k_dirs[pa->dir]);
+    print_result(out, p, pa->value, 1);
+    if (pa->bind == PTO_BIND_RUNTIME) {
+      pto__ir_buf_puts(out, " = runtime");
+    } else if (pa->bind == PTO_BIND_LITERAL) {
+      pto__ir_buf_puts(out, " = ");
+      pto__ir_print_expr(out, p, pa->literal);
+    }
+  }
+  pto__ir_buf_puts(out, ")");
+  if (f->nrets > 0) {
+    pto__ir_buf_puts(out, " -> (");
+    for (int i = 0; i < f->nrets; i++) {
+      if (i) pto__ir_buf_puts(out, ", ");
+      pto__ir_print_type(out, p, f->rets[i]);
+    }
+    pto__ir_buf_puts(out, ")");
+  }
+  pto__ir_buf_puts(out, " {\n");
+  print_block(out, p, &f->body, 1);
+  pto__ir_buf_puts(out, "}\n");
+}
+
+static void print_program(pto__ir_buf *out, const pto_ir_program *p) {
+  pto__ir_buf_printf(out, "program %s\n", p->name ? p->name : "unnamed");
+  if (p->nsyms > 0) {
+    pto__ir_buf_puts(out, "dynamic ");
+    for (int i = 0; i < p->nsyms; i++)
+      pto__ir_buf_printf(out, "%s%s", i ? ", " : "", p->syms[i]);
+    pto__ir_buf_puts(out, "\n");
+  }
+  for (int i = 0; i < p->nfuncs; i++) {
+    pto__ir_buf_puts(out, "\n");
+    print_func(out, p, p->funcs[i]);
+  }
+}
+
+pto_status pto_ir_print(const pto_ir_program *p, char **out_text) {
+  *out_text = NULL;
+  pto__ir_buf b = {0};
+  print_program(&b, p);
+  if (b.oom) {
+    pto__ir_buf_free(&b);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory printing the program");
+  }
+  *out_text = b.s;
+  return PTO_OK;
+}
+
+pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f) {
+  char *text = NULL;
+  PTO_RETURN_IF_ERROR(pto_ir_print(p, &text));
+  size_t n = strlen(text);
+  int ok = fwrite(text, 1, n, f) == n;
+  free(text);
+  if (!ok) return pto_status_make(PTO_STATUS_IO, "writing the program text failed");
+  return PTO_OK;
+}

@@ -1,0 +1,175 @@
+/* Program-level queries: lifetime, function lookup, the entry point, keyword arguments and static
+ * evaluation of index expressions. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir_internal.h"
+#include "pto/arena.h"
+
+void pto_ir_program_destroy(pto_ir_program *p) {
+  if (!p) return;
+  /* The program struct itself lives in its arena. */
+  pto_arena_destroy(p->arena);
+}
+
+pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const char *name) {
+  if (!p || !name) return NULL;
+  for (int i = 0; i < p->nfuncs; i++)
+    if (strcmp(p->funcs[i]->name, name) == 0) return p->funcs[i];
+  return NULL;
+}
+
+/* Appends "@a, @b" naming every function of kind k to buf. */
+static void list_kind(const pto_ir_program *p, pto_func_kind k, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (int i = 0; i < p->nfuncs && len + 1 < cap; i++) {
+    if (p->funcs[i]->kind != k) continue;
+    int n = snprintf(buf + len, cap - len, "%s@%s", len ? ", " : "", p->funcs[i]->name);
+    if (n < 0) break;
+    len += (size_t)n;
+  }
+}
+
+pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_ir_func **out_func) {
+  *out_func = NULL;
+  const char *file = p->file ? p->file : "<program>";
+  if (name && *name) {
+    const char *n = name[0] == '@' ? name + 1 : name;
+    pto_ir_func *f = pto_ir_program_find_func(p, n);
+    if (!f)
+      return pto_status_make(PTO_STATUS_NOT_FOUND,
+                             "%s: entry @%s: the program has no function named @%s", file, n, n);
+    *out_func = f;
+    return PTO_OK;
+  }
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < p->nfuncs; i++)
+    counts[p->funcs[i]->kind]++;
+  pto_func_kind want = counts[PTO_FUNC_HOST] ? PTO_FUNC_HOST : PTO_FUNC_ORCH;
+  if (counts[want] == 0)
+    return pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "%s: the program has no host or orch function to run: name the entry with "
+        "--entry NAME",
+        file);
+  if (counts[want] > 1) {
+    char names[512];
+    list_kind(p, want, names, sizeof names);
+    return pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "%s: the program has %d %s functions (%s): name the entry with --entry NAME", file,
+        counts[want], want == PTO_FUNC_HOST ? "host" : "orch", names);
+  }
+  for (int i = 0; i < p->nfuncs; i++)
+    if (p->funcs[i]->kind == want) *out_func = p->funcs[i];
+  return PTO_OK;
+}
+
+const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw) {
+  if (!s || s->kind != PTO_STMT_OP) return NULL;
+  for (int i = 0; i < s->op.nargs; i++)
+    if (s->op.args[i].kw && strcmp(s->op.args[i].kw, kw) == 0) return &s->op.args[i];
+  return NULL;
+}
+
+/* Floor division and modulo with the sign of the divisor, as PTIR defines them on integers.
+ * The caller has excluded b == 0 and INT64_MIN / -1. */
+int64_t pto__ir_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+int64_t pto__ir_floormod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out) {
+  if (!e) return -1;
+  int64_t a, b, r;
+  switch (e->kind) {
+  case PTO_EXPR_INT:
+    if (!pto_dtype_is_int(e->dtype)) return -1;
+    *out = e->i;
+    return 0;
+  case PTO_EXPR_UNARY:
+    if (e->op != PTO_EOP_NEG || pto_ir_expr_static_int(e->a, &a)) return -1;
+    if (__builtin_sub_overflow((int64_t)0, a, &r)) return -1;
+    *out = r;
+    return 0;
+  case PTO_EXPR_CAST:
+    /* A cast between integer dtypes of a static value stays static for index arithmetic. */
+    if (!pto_dtype_is_int(e->dtype) || pto_ir_expr_static_int(e->a, &a)) return -1;
+    *out = a;
+    return 0;
+  case PTO_EXPR_BINARY:
+    if (!pto_dtype_is_int(e->dtype)) return -1;
+    if (pto_ir_expr_static_int(e->lhs, &a) || pto_ir_expr_static_int(e->rhs, &b)) return -1;
+    switch (e->op) {
+    case PTO_EOP_ADD:
+      if (__builtin_add_overflow(a, b, &r)) return -1;
+      break;
+    case PTO_EOP_SUB:
+      if (__builtin_sub_overflow(a, b, &r)) return -1;
+      break;
+    case PTO_EOP_MUL:
+      if (__builtin_mul_overflow(a, b, &r)) return -1;
+      break;
+    case PTO_EOP_DIV:
+      if (b == 0 || (a == INT64_MIN && b == -1)) return -1;
+      r = pto__ir_floordiv(a, b);
+      break;
+    case PTO_EOP_MOD:
+      if (b == 0) return -1;
+      r = b == -1 ? 0 : pto__ir_floormod(a, b);
+      break;
+    case PTO_EOP_MIN: r = a < b ? a : b; break;
+    case PTO_EOP_MAX: r = a > b ? a : b; break;
+    default: return -1;
+    }
+    *out = r;
+    return 0;
+  default: return -1;
+  }
+}
+
+pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program) {
+  *out_program = NULL;
+  FILE *f = fopen(path, "rb");
+  /* A missing file is bad input (the caller named it); other failures are I/O errors. */
+  if (!f)
+    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
+                           "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  if (!buf) {
+    fclose(f);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
+  }
+  for (;;) {
+    size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (len < cap) break;
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) {
+      free(buf);
+      fclose(f);
+      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
+    }
+    buf = nb;
+    cap *= 2;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    free(buf);
+    return pto_status_make(PTO_STATUS_IO, "%s: read error", path);
+  }
+  pto_status s = pto_ir_parse_string(buf, len, path, out_program);
+  free(buf);
+  return s;
+}

@@ -1,0 +1,1098 @@
+/* The binary cache (ARCHITECTURE.md "Binary cache"; layout and environment in pto/cache.h).
+ *
+ * Two levels. The in-process map answers a request whose key it has seen with the very program
+ * object it returned before (retained), without touching disk: a request fingerprint (the
+ * program's memoized structural hash, the identity, the options and the entry's parameter names)
+ * maps to a key, and the key to a loaded program. Below it, the disk cache: an entry per key,
+ * published by building into a private temp dir and renaming it into place; a process that loses
+ * the race uses the winner's entry. Reads take no lock. An entry is verified (hashes, Build-IDs,
+ * the key in its manifest, its owner and mode) before anything in it is loaded or copied; a bad
+ * one is reported through the warning hook, counted, discarded and rebuilt.
+ *
+ * When the cache cannot be used (refused, read-only, full), programs are compiled without it and
+ * the warning hook says so once per process. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "cache_internal.h"
+#include "pto/arena.h"
+#include "pto/kernel_abi.h"
+#include "pto/orch_abi.h"
+
+/* Bump when the text below changes meaning: every old entry becomes a miss. */
+#define PTO_CACHE_KEY_FORMAT "pto-cache-key/2"
+
+/* Guards everything in this file that is static and mutable: the identity memo, the two maps of
+ * the in-process level, and the structural-hash memo inside each pto_ir_program. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- text building -------------------------------------------------------------------- */
+
+typedef struct tbuf {
+  char *data;
+  size_t len, cap;
+  int failed;
+} tbuf;
+
+static __attribute__((format(printf, 2, 3))) void tb_printf(tbuf *b, const char *fmt, ...) {
+  if (b->failed) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    b->failed = 1;
+    return;
+  }
+  if (b->len + (size_t)n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 512;
+    while (cap < b->len + (size_t)n + 1) cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) {
+      b->failed = 1;
+      return;
+    }
+    b->data = d;
+    b->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+/* A field value on one line: newlines and carriage returns become spaces. */
+static void tb_value(tbuf *b, const char *v) {
+  size_t start = b->len;
+  tb_printf(b, "%s", v ? v : "");
+  if (b->failed) return;
+  for (size_t i = start; i < b->len; i++)
+    if (b->data[i] == '\n' || b->data[i] == '\r') b->data[i] = ' ';
+}
+
+/* ---- identity: toolchain and target, computed without loading the compiler or LLVM ---- */
+
+/* An executable named by a variable: its absolute path (searching PATH for a bare name). */
+static int resolve_tool(const char *name, char *out, size_t n) {
+  if (strchr(name, '/')) return realpath(name, out) != NULL;
+  const char *path = getenv("PATH");
+  if (!path) return 0;
+  char cand[PATH_MAX];
+  for (const char *p = path; *p;) {
+    const char *e = strchr(p, ':');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len && snprintf(cand, sizeof cand, "%.*s/%s", (int)len, p, name) < (int)sizeof cand &&
+        access(cand, X_OK) == 0 && realpath(cand, out))
+      return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  (void)n;
+  return 0;
+}
+
+/* toolchain.<field>=...: the configured compiler (id, version, path), or the one a variable
+ * names; either way with the size and mtime of the binary, so that an upgrade in place shows. */
+static void tool_line(tbuf *b, const char *field, const char *env, const char *dflt_id,
+                      const char *dflt_path) {
+  const char *e = getenv(env);
+  char real[PATH_MAX] = "";
+  struct stat st;
+  memset(&st, 0, sizeof st);
+  const char *name = e && *e ? e : dflt_path;
+  if (resolve_tool(name, real, sizeof real)) stat(real, &st);
+  tb_printf(b, "toolchain.%s=", field);
+  if (e && *e) {
+    tb_printf(b, "%s=", env);
+    tb_value(b, e);
+  } else {
+    tb_value(b, dflt_id);
+  }
+  tb_printf(b, ";path=");
+  tb_value(b, real[0] ? real : name);
+  tb_printf(b, ";size=%lld;mtime=%lld\n", (long long)st.st_size, (long long)st.st_mtime);
+}
+
+/* XXH3-128 of the headers generated code is compiled against, as 32 hex digits. */
+static void headers_line(tbuf *b) {
+  static const char *const k_headers[] = {"pto/pto_orchestration_api.h", "pto/orch_abi.h",
+                                          "pto/kernel_abi.h", "pto/types.h"};
+  char dir[PATH_MAX], path[PATH_MAX + 64], hex[PTO_HASH_HEX_LEN + 1];
+  pto__loader_include_dir(dir, sizeof dir);
+  XXH3_state_t *st = XXH3_createState();
+  if (!st) {
+    b->failed = 1;
+    return;
+  }
+  XXH3_128bits_reset(st);
+  for (size_t i = 0; i < sizeof k_headers / sizeof *k_headers; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, k_headers[i]);
+    pto_status s = pto_file_hash(path, hex);
+    if (s) {
+      pto_status_free(s);
+      snprintf(hex, sizeof hex, "missing");
+    }
+    XXH3_128bits_update(st, k_headers[i], strlen(k_headers[i]) + 1);
+    XXH3_128bits_update(st, hex, strlen(hex) + 1);
+  }
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
+  XXH3_freeState(st);
+  pto__loader_hex(c.digest, sizeof c.digest, hex);
+  tb_printf(b, "toolchain.headers=%s\n", hex);
+}
+
+/* The compiler library's Build-ID: a rebuilt compiler makes every old entry a miss. */
+static void compiler_line(tbuf *b) {
+  char path[PATH_MAX], hex[2 * PTO_BUILD_ID_MAX + 1] = "none";
+  uint8_t id[PTO_BUILD_ID_MAX];
+  size_t idlen = 0;
+  pto__loader_compiler_path(path, sizeof path);
+  pto_status s = strchr(path, '/') ? pto_elf_build_id(path, id, &idlen)
+                                   : pto_status_make(PTO_STATUS_NOT_FOUND, "searched");
+  if (!s) pto__loader_hex(id, idlen, hex);
+  pto_status_free(s);
+  tb_printf(b, "toolchain.compiler_library=%s;build_id=%s\n",
+            strchr(path, '/') ? "path" : "searched", hex);
+}
+
+/* The host CPU as the code generator sees it, from the first processor of /proc/cpuinfo (LLVM
+ * asks cpuid; the kernel's flags are the same bits, and reading them needs no LLVM). */
+static void target_lines(tbuf *b) {
+  tb_printf(b, "target.triple=%s\n", PTO_LLVM_TRIPLE);
+  const char *o = getenv("PTO_CACHE_TARGET_OVERRIDE");
+  if (o && *o) {
+    tb_printf(b, "target.override=");
+    tb_value(b, o);
+    tb_printf(b, "\n");
+    return;
+  }
+  static const char *const k_cpu_fields[] = {"vendor_id",    "cpu family",       "model",
+                                             "model name",   "CPU implementer",  "CPU architecture",
+                                             "CPU variant",  "CPU part"};
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char *line = NULL;
+  size_t cap = 0;
+  tb_printf(b, "target.cpu=");
+  tbuf features = {0};
+  while (f && getline(&line, &cap, f) > 0) {
+    if (line[0] == '\n') break; /* the end of the first processor */
+    char *colon = strchr(line, ':');
+    if (!colon) continue;
+    char *end = colon;
+    while (end > line && (end[-1] == ' ' || end[-1] == '\t')) end--;
+    size_t klen = (size_t)(end - line);
+    char *v = colon + 1;
+    while (*v == ' ') v++;
+    v[strcspn(v, "\n")] = 0;
+    if ((klen == 5 && !strncmp(line, "flags", 5)) || (klen == 8 && !strncmp(line, "Features", 8))) {
+      tb_value(&features, v);
+      continue;
+    }
+    for (size_t i = 0; i < sizeof k_cpu_fields / sizeof *k_cpu_fields; i++) {
+      if (strlen(k_cpu_fields[i]) == klen && !strncmp(line, k_cpu_fields[i], klen)) {
+        tb_printf(b, "%s=", k_cpu_fields[i]);
+        tb_value(b, v);
+        tb_printf(b, ";");
+      }
+    }
+  }
+  free(line);
+  if (f) fclose(f);
+  tb_printf(b, "\ntarget.features=%s\n", features.data ? features.data : "");
+  if (features.failed) b->failed = 1;
+  free(features.data);
+}
+
+typedef struct identity {
+  char *text;      /* the toolchain.* and target.* lines */
+  uint8_t hash[16]; /* XXH3-128 of text, for request fingerprints */
+} identity;
+
+static identity g_ident; /* memo: guarded by g_lock, set once per process (or test reset) */
+
+static pto_status make_identity(char **out_text) {
+  tbuf b = {0};
+  tb_printf(&b, "toolchain.pto=%s\n", PTO_VERSION_STR);
+  tb_printf(&b, "toolchain.llvm=%s\n", PTO_LLVM_VERSION_STR);
+  tool_line(&b, "cxx", "PTO_CXX", PTO_CXX_ID, PTO_CXX_PATH);
+  tool_line(&b, "cc", "PTO_CC", PTO_CC_ID, PTO_CC_PATH);
+  tb_printf(&b, "toolchain.abi=orch/%d;kernel/%d;compiler_api/%d;%s\n", PTO_ORCH_ABI_VERSION,
+            PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA);
+  compiler_line(&b);
+  headers_line(&b);
+  target_lines(&b);
+  if (b.failed) {
+    free(b.data);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory computing a cache key");
+  }
+  *out_text = b.data;
+  return PTO_OK;
+}
+
+/* The memoized identity: text borrowed until the next reset (which only tests call). */
+static pto_status get_identity(const char **out_text, uint8_t out_hash[16]) {
+  pthread_mutex_lock(&g_lock);
+  if (g_ident.text) {
+    *out_text = g_ident.text;
+    if (out_hash) memcpy(out_hash, g_ident.hash, 16);
+    pthread_mutex_unlock(&g_lock);
+    return PTO_OK;
+  }
+  pthread_mutex_unlock(&g_lock);
+  char *text = NULL;
+  PTO_RETURN_IF_ERROR(make_identity(&text));
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits(text, strlen(text)));
+  pthread_mutex_lock(&g_lock);
+  if (!g_ident.text) {
+    g_ident.text = text;
+    memcpy(g_ident.hash, c.digest, 16);
+    text = NULL;
+  }
+  *out_text = g_ident.text;
+  if (out_hash) memcpy(out_hash, g_ident.hash, 16);
+  pthread_mutex_unlock(&g_lock);
+  free(text);
+  return PTO_OK;
+}
+
+void pto__loader_cache_reset_identity(void) {
+  pthread_mutex_lock(&g_lock);
+  /* The old text leaks on purpose: a concurrent caller may still be reading it. Tests only. */
+  g_ident.text = NULL;
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* ---- the key -------------------------------------------------------------------------- */
+
+/* The structural hash, memoized in the program while its arena has not grown. */
+static pto_ir_hash128 program_hash(const pto_ir_program *p) {
+  size_t bytes = p->arena ? pto_arena_bytes(p->arena) : 0;
+  pto_ir_hash128 h;
+  if (bytes) {
+    pthread_mutex_lock(&g_lock);
+    int hit = p->memo_arena_bytes == bytes;
+    h.lo = p->memo_hash_lo;
+    h.hi = p->memo_hash_hi;
+    pthread_mutex_unlock(&g_lock);
+    if (hit) return h;
+  }
+  h = pto_ir_program_hash(p);
+  if (bytes) {
+    pto_ir_program *mp = (pto_ir_program *)p; /* the memo is not part of the value */
+    pthread_mutex_lock(&g_lock);
+    mp->memo_hash_lo = h.lo;
+    mp->memo_hash_hi = h.hi;
+    mp->memo_arena_bytes = bytes;
+    pthread_mutex_unlock(&g_lock);
+  }
+  return h;
+}
+
+static void scalar_text(tbuf *b, const pto_scalar *v) {
+  if (pto_dtype_is_float(v->dtype)) {
+    uint64_t bits;
+    memcpy(&bits, &v->f, 8);
+    tb_printf(b, "%.17g/0x%016" PRIx64, v->f, bits);
+  } else if (v->dtype == PTO_DTYPE_BOOL) {
+    tb_printf(b, "%d", v->i != 0);
+  } else if (!pto_dtype_is_signed(v->dtype)) {
+    tb_printf(b, "%" PRIu64, v->u);
+  } else {
+    tb_printf(b, "%" PRId64, v->i);
+  }
+}
+
+/* Everything that changes the generated code, one typed field a line, and nothing that does
+ * not. Parameters are identified by position: value names (parameter names included) are for
+ * people, so a renamed program maps to the same key. Dynamic dims are '?', runtime scalars their
+ * dtype only; no paths, device ids or debug flags. */
+static pto_status cache_key_text(const pto_ir_program *p, const pto_compile_options *opt,
+                                 const pto_ir_func *entry, const pto_signature *sig,
+                                 char **out_text) {
+  static const char *const dirs[] = {"in", "out", "inout"};
+  const char *ident = NULL;
+  PTO_RETURN_IF_ERROR(get_identity(&ident, NULL));
+  tbuf b = {0};
+  pto_ir_hash128 h = program_hash(p);
+  tb_printf(&b, "format=%s\n", PTO_CACHE_KEY_FORMAT);
+  tb_printf(&b, "%s", ident);
+  tb_printf(&b, "platform=");
+  tb_value(&b, opt->platform ? opt->platform : "sim");
+  tb_printf(&b, "\noption.opt_level=%d\n", opt->opt_level);
+  tb_printf(&b, "program=%016" PRIx64 "%016" PRIx64 "\n", h.hi, h.lo);
+  tb_printf(&b, "entry=%d\n", entry->index);
+  tb_printf(&b, "params=%d\n", sig->nparams);
+  for (int i = 0; i < sig->nparams; i++) {
+    const pto_sig_param *sp = &sig->params[i];
+    if (sp->is_tensor) {
+      tb_printf(&b, "param.%d=tensor;%s;%s;[", i, (unsigned)sp->dir < 3 ? dirs[sp->dir] : "?",
+                pto_dtype_name(sp->dtype));
+      for (int d = 0; d < sp->rank; d++) {
+        if (sp->dims[d].sym >= 0) tb_printf(&b, "%s?", d ? "," : "");
+        else tb_printf(&b, "%s%" PRId64, d ? "," : "", sp->dims[d].value);
+      }
+      tb_printf(&b, "]\n");
+    } else if (sp->bind == PTO_BIND_LITERAL) {
+      tb_printf(&b, "param.%d=scalar;%s;=", i, pto_dtype_name(sp->dtype));
+      scalar_text(&b, &sp->value);
+      tb_printf(&b, "\n");
+    } else {
+      tb_printf(&b, "param.%d=scalar;%s;runtime\n", i, pto_dtype_name(sp->dtype));
+    }
+  }
+  if (b.failed) {
+    free(b.data);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory computing a cache key");
+  }
+  *out_text = b.data;
+  return PTO_OK;
+}
+
+pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt, char out_hex[33],
+                         char **out_text) {
+  if (out_text) *out_text = NULL;
+  out_hex[0] = 0;
+  pto_compile_options defaults;
+  pto_compile_options_init(&defaults);
+  if (!opt) opt = &defaults;
+  pto_ir_func *entry = NULL;
+  PTO_RETURN_IF_ERROR(pto_ir_program_entry(p, opt->entry, &entry));
+  pto_signature sig;
+  PTO_RETURN_IF_ERROR(pto_signature_build(p, entry, opt->scalars, opt->nscalars, opt->samples,
+                                          opt->nsamples, &sig));
+  char *text = NULL;
+  pto_status s = cache_key_text(p, opt, entry, &sig, &text);
+  pto_signature_clear(&sig);
+  if (s) return s;
+  pto__loader_hash_mem(text, strlen(text), out_hex);
+  if (out_text) *out_text = text;
+  else free(text);
+  return PTO_OK;
+}
+
+/* ---- the in-process level ------------------------------------------------------------- */
+
+/* A request: what pto_compile was asked, reduced to what decides the key. Equal requests have
+ * equal keys; different requests may still share a key (renamed values), which the second map
+ * resolves. The entry's parameter names are in because bindings refer to parameters by name. */
+static int request_fingerprint(const pto_ir_program *p, const pto_compile_options *opt,
+                               uint8_t out[16]) {
+  uint8_t ident_hash[16];
+  const char *ident;
+  pto_status s = get_identity(&ident, ident_hash);
+  if (s) {
+    pto_status_free(s);
+    return -1;
+  }
+  pto_ir_func *entry = NULL;
+  s = pto_ir_program_entry(p, opt->entry, &entry);
+  if (s) {
+    pto_status_free(s);
+    return -1;
+  }
+  unsigned char buf[4096];
+  size_t len = 0;
+  pto_ir_hash128 h = program_hash(p);
+#define PUT(ptr, n)                                                                                \
+  do {                                                                                             \
+    size_t n__ = (n);                                                                              \
+    if (len + n__ > sizeof buf) return -1;                                                         \
+    memcpy(buf + len, (ptr), n__);                                                                 \
+    len += n__;                                                                                    \
+  } while (0)
+#define PUTS(str)                                                                                  \
+  do {                                                                                             \
+    const char *s__ = (str) ? (str) : "";                                                          \
+    PUT(s__, strlen(s__) + 1);                                                                     \
+  } while (0)
+  PUT(&h, sizeof h);
+  PUT(ident_hash, 16);
+  PUT(&opt->opt_level, sizeof opt->opt_level);
+  PUTS(opt->platform ? opt->platform : "sim");
+  PUT(&entry->index, sizeof entry->index);
+  PUT(&entry->nparams, sizeof entry->nparams);
+  for (int i = 0; i < entry->nparams; i++) PUTS(entry->params[i].value->name);
+  PUT(&opt->nscalars, sizeof opt->nscalars);
+  for (int i = 0; i < opt->nscalars; i++) {
+    PUTS(opt->scalars[i].name);
+    PUTS(opt->scalars[i].value);
+  }
+  PUT(&opt->nsamples, sizeof opt->nsamples);
+  for (int i = 0; i < opt->nsamples; i++) {
+    PUTS(opt->samples[i].name);
+    PUTS(opt->samples[i].value);
+  }
+#undef PUT
+#undef PUTS
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits(buf, len));
+  memcpy(out, c.digest, 16);
+  return 0;
+}
+
+enum { NBUCKETS = 1024 };
+
+typedef struct memo_node {
+  uint8_t fp[16];      /* request map: the fingerprint */
+  char key[33];        /* both maps: the cache key */
+  pto_program *prog;   /* loaded map: one reference held by the map */
+  struct memo_node *next;
+} memo_node;
+
+/* Guarded by g_lock. Nodes live as long as the process (or until a test forgets them). */
+static memo_node *g_requests[NBUCKETS];
+static memo_node *g_loaded[NBUCKETS];
+static uint64_t g_memory_hits;
+
+static unsigned bucket_of(const void *bytes) {
+  unsigned v;
+  memcpy(&v, bytes, sizeof v);
+  return v % NBUCKETS;
+}
+
+static unsigned key_bucket(const char *key) {
+  return (unsigned)(XXH3_64bits(key, 32) % NBUCKETS);
+}
+
+static memo_node *find_request(const uint8_t fp[16]) {
+  for (memo_node *n = g_requests[bucket_of(fp)]; n; n = n->next)
+    if (!memcmp(n->fp, fp, 16)) return n;
+  return NULL;
+}
+
+static memo_node *find_loaded(const char *key) {
+  for (memo_node *n = g_loaded[key_bucket(key)]; n; n = n->next)
+    if (!memcmp(n->key, key, 32)) return n;
+  return NULL;
+}
+
+/* Under g_lock: remembers fp -> key (allocation failure only costs a later slow path). */
+static void remember_request(const uint8_t fp[16], const char *key) {
+  if (find_request(fp)) return;
+  memo_node *n = calloc(1, sizeof *n);
+  if (!n) return;
+  memcpy(n->fp, fp, 16);
+  memcpy(n->key, key, 33);
+  unsigned b = bucket_of(fp);
+  n->next = g_requests[b];
+  g_requests[b] = n;
+}
+
+/* Under g_lock: the map's program for key, retained for the caller; else NULL. */
+static pto_program *take_loaded(const char *key) {
+  memo_node *n = find_loaded(key);
+  if (!n) return NULL;
+  pto_program_retain(n->prog);
+  return n->prog;
+}
+
+/* Under g_lock: puts prog in the map (which retains it) unless an equal key got there first, and
+ * returns the map's program, retained for the caller. Consumes the caller's reference to prog. */
+static pto_program *adopt_loaded(const char *key, pto_program *prog) {
+  pto_program *have = take_loaded(key);
+  if (have) {
+    pto_program_release(prog);
+    return have;
+  }
+  memo_node *n = calloc(1, sizeof *n);
+  if (!n) return prog; /* not remembered; still correct */
+  memcpy(n->key, key, 33);
+  n->prog = prog;
+  pto_program_retain(prog);
+  unsigned b = key_bucket(key);
+  n->next = g_loaded[b];
+  g_loaded[b] = n;
+  return prog;
+}
+
+void pto__loader_cache_forget_loaded(void) {
+  pthread_mutex_lock(&g_lock);
+  for (int b = 0; b < NBUCKETS; b++) {
+    for (memo_node *n = g_loaded[b], *next; n; n = next) {
+      next = n->next;
+      pto_program_release(n->prog);
+      free(n);
+    }
+    for (memo_node *n = g_requests[b], *next; n; n = next) {
+      next = n->next;
+      free(n);
+    }
+    g_loaded[b] = g_requests[b] = NULL;
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+uint64_t pto__loader_cache_memory_hits(void) {
+  pthread_mutex_lock(&g_lock);
+  uint64_t n = g_memory_hits;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+/* ---- the directory -------------------------------------------------------------------- */
+
+pto_status pto_cache_dir(char *out, size_t n) {
+  const char *d = getenv("PTO_CACHE_DIR");
+  if (d && *d) {
+    snprintf(out, n, "%s", d);
+    return PTO_OK;
+  }
+  d = getenv("XDG_CACHE_HOME");
+  if (d && *d) {
+    snprintf(out, n, "%s/pto", d);
+    return PTO_OK;
+  }
+  d = getenv("HOME");
+  if (!d || !*d)
+    return pto_status_make(PTO_STATUS_NOT_FOUND,
+                           "no cache directory: set PTO_CACHE_DIR (or XDG_CACHE_HOME or HOME)");
+  snprintf(out, n, "%s/.cache/pto", d);
+  return PTO_OK;
+}
+
+/* Anyone who can write the cache can make us dlopen their code. */
+static pto_status check_private(const char *path, const char *what, const struct stat *st) {
+  if (!S_ISDIR(st->st_mode))
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s %s is not a directory", what, path);
+  if (st->st_uid != geteuid())
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                           "%s %s is owned by uid %u, not by you (uid %u): refusing to use it; set "
+                           "PTO_CACHE_DIR to a directory of your own",
+                           what, path, (unsigned)st->st_uid, (unsigned)geteuid());
+  if (st->st_mode & (S_IWGRP | S_IWOTH))
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                           "%s %s is writable by group or others (mode %03o): refusing to use it; "
+                           "run chmod 700 %s",
+                           what, path, (unsigned)(st->st_mode & 0777), path);
+  return PTO_OK;
+}
+
+pto_status pto__loader_cache_root(char *root, size_t n) {
+  PTO_RETURN_IF_ERROR(pto_cache_dir(root, n));
+  struct stat st;
+  if (stat(root, &st) != 0) {
+    if (errno != ENOENT)
+      return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
+    PTO_RETURN_IF_ERROR(pto__loader_mkdirs(root, 0700));
+    if (stat(root, &st) != 0)
+      return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
+  }
+  return check_private(root, "cache directory", &st);
+}
+
+void pto__loader_cache_entry_path(const char *root, const char *key, char *out, size_t n) {
+  snprintf(out, n, "%s/%.2s/%s", root, key, key + 2);
+}
+
+pto_status pto__loader_cache_check_owner(const char *entry_dir) {
+  struct stat st;
+  if (lstat(entry_dir, &st) != 0)
+    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
+                           "cache entry %s: %s", entry_dir, strerror(errno));
+  return check_private(entry_dir, "cache entry", &st);
+}
+
+void pto__loader_cache_discard(const char *root, const char *entry_dir) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s/tmp", root);
+  pto_status s = pto__loader_mkdirs(tmp, 0700);
+  pto_status_free(s);
+  snprintf(tmp, sizeof tmp, "%s/tmp/discard-%ld-XXXXXX", root, (long)getpid());
+  if (mkdtemp(tmp)) {
+    char dest[PATH_MAX + 8];
+    snprintf(dest, sizeof dest, "%s/e", tmp);
+    if (rename(entry_dir, dest) == 0) {
+      pto__loader_remove_tree(tmp);
+      return;
+    }
+    rmdir(tmp);
+  }
+  pto__loader_remove_tree(entry_dir); /* cannot move it aside: delete in place */
+}
+
+uint64_t pto__loader_cache_max_bytes(void) {
+  static int warned;
+  const char *v = getenv("PTO_CACHE_MAX_SIZE");
+  if (!v || !*v) return 0;
+  uint64_t n = 0;
+  pto_status s = pto_cache_parse_size(v, &n);
+  if (s) {
+    pto__loader_warn_once(&warned, "PTO_CACHE_MAX_SIZE: %s; the cache is not size-limited",
+                          pto_status_message(s));
+    pto_status_free(s);
+    return 0;
+  }
+  return n;
+}
+
+/* ---- disk entries --------------------------------------------------------------------- */
+
+typedef enum lookup { LOOKUP_HIT, LOOKUP_MISS, LOOKUP_CORRUPT, LOOKUP_ERROR } lookup;
+
+/* Refreshes the entry's use time (its directory mtime), at most about once a second. */
+static void touch_entry(const char *entry_dir, const struct stat *st) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  if (now.tv_sec - st->st_mtim.tv_sec < 1) return;
+  struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+  utimensat(AT_FDCWD, entry_dir, times, 0);
+}
+
+static pto_status copy_entry(const char *entry_dir, const char *key, const char *dir);
+
+/* Uses the entry dir: loads it (copy_to NULL; *out_prog set) or copies it into copy_to. MISS
+ * when it is not there, CORRUPT when it is bad (*out_problem says why), ERROR for a failure that
+ * is not the entry's (out of memory, the work dir cannot be written; in *out_problem). An entry
+ * that vanishes or is replaced while being read (evicted, discarded by another process) is a
+ * MISS. */
+static lookup try_entry(const char *entry_dir, const char *key, const char *copy_to,
+                        pto_program **out_prog, pto_status *out_problem) {
+  *out_problem = PTO_OK;
+  if (out_prog) *out_prog = NULL;
+  struct stat st;
+  if (lstat(entry_dir, &st) != 0) return LOOKUP_MISS;
+  pto_status s = check_private(entry_dir, "cache entry", &st);
+  if (!s) {
+    if (copy_to) s = copy_entry(entry_dir, key, copy_to);
+    else s = pto__loader_load_dir_checked(entry_dir, key, out_prog);
+  }
+  if (!s) {
+    touch_entry(entry_dir, &st);
+    return LOOKUP_HIT;
+  }
+  pto_status_code c = pto_status_code_of(s);
+  if (c == PTO_STATUS_OUT_OF_MEMORY || (copy_to && c != PTO_STATUS_DATA_LOSS &&
+                                        c != PTO_STATUS_FAILED_PRECONDITION)) {
+    *out_problem = s;
+    return LOOKUP_ERROR;
+  }
+  struct stat now;
+  if (lstat(entry_dir, &now) != 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev) {
+    pto_status_free(s);
+    return LOOKUP_MISS;
+  }
+  *out_problem = s;
+  return LOOKUP_CORRUPT;
+}
+
+static void report_corrupt(const char *root, const char *entry_dir, pto_status problem) {
+  pto__loader_warn("binary cache entry %s is corrupt, discarding it and compiling again: %s",
+                   entry_dir, pto_status_message(problem));
+  pto_status_free(problem);
+  pto__loader_count(root, PTO__COUNT_CORRUPTIONS, 1);
+  pto__loader_cache_discard(root, entry_dir);
+}
+
+typedef enum publish {
+  PUBLISH_STORED,    /* renamed into place */
+  PUBLISH_LOST_RACE, /* another process's equal entry was there first */
+  PUBLISH_UNWRITABLE /* the cache cannot take it: compile without it */
+} publish;
+
+/* Set once, atomically, by pto__loader_warn_once; reset only by tests. */
+static int g_unwritable_warned, g_refused_warned;
+
+void pto__loader_cache_reset_warnings(void) {
+  __atomic_store_n(&g_unwritable_warned, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_refused_warned, 0, __ATOMIC_RELEASE);
+}
+
+/* errno of PTO_CACHE_TEST_FAIL_PUBLISH, or 0. */
+static int test_publish_failure(void) {
+  const char *v = getenv("PTO_CACHE_TEST_FAIL_PUBLISH");
+  if (!v || !*v) return 0;
+  if (!strcmp(v, "ENOSPC")) return ENOSPC;
+  if (!strcmp(v, "EROFS")) return EROFS;
+  if (!strcmp(v, "EACCES")) return EACCES;
+  return EIO;
+}
+
+/* Less than a megabyte free: the cache's file system is full for our purposes. */
+static int fs_full(const char *root) {
+  struct statvfs v;
+  return statvfs(root, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < (1u << 20);
+}
+
+static void write_key_text(const char *dir, const char *key_text) {
+  const char *d = getenv("PTO_CACHE_DEBUG");
+  if (!d || strcmp(d, "1") != 0 || !key_text) return;
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/key.txt", dir);
+  pto_status s = pto__loader_write_file_atomic(path, key_text, strlen(key_text), 0644);
+  pto_status_free(s);
+}
+
+/* Builds the entry in ROOT/tmp and renames it into place. A build error is returned as is;
+ * a cache that cannot take the entry is PUBLISH_UNWRITABLE with *out_why saying why. */
+static pto_status publish_entry(const pto_ir_program *p, const pto_compile_options *opt,
+                                const char *root, const char *key, const char *key_text,
+                                publish *out_result, char *out_why, size_t why_len) {
+  *out_result = PUBLISH_UNWRITABLE;
+  char tmp[PATH_MAX], entry[PATH_MAX], parent[PATH_MAX];
+  int err = test_publish_failure();
+  if (err) {
+    snprintf(out_why, why_len, "%s (PTO_CACHE_TEST_FAIL_PUBLISH)", strerror(err));
+    return PTO_OK;
+  }
+  snprintf(tmp, sizeof tmp, "%s/tmp", root);
+  pto_status s = pto__loader_mkdirs(tmp, 0700);
+  if (s) {
+    err = errno;
+    if (pto__loader_errno_is_unwritable(err)) {
+      snprintf(out_why, why_len, "%s", pto_status_message(s));
+      pto_status_free(s);
+      return PTO_OK;
+    }
+    return s;
+  }
+  snprintf(tmp, sizeof tmp, "%s/tmp/%s-%ld-XXXXXX", root, key, (long)getpid());
+  if (!mkdtemp(tmp)) {
+    err = errno;
+    if (pto__loader_errno_is_unwritable(err)) {
+      snprintf(out_why, why_len, "cannot create a directory in %s/tmp: %s", root, strerror(err));
+      return PTO_OK;
+    }
+    return pto_status_make(PTO_STATUS_IO, "cannot create a directory in %s/tmp: %s", root,
+                           strerror(err));
+  }
+  s = pto__loader_build_dir(p, opt, tmp, key);
+  if (s) {
+    pto__loader_remove_tree(tmp);
+    if (pto_status_code_of(s) == PTO_STATUS_IO && fs_full(root)) {
+      snprintf(out_why, why_len, "the file system is full (%s)", pto_status_message(s));
+      pto_status_free(s);
+      return PTO_OK;
+    }
+    return s;
+  }
+  write_key_text(tmp, key_text);
+  const char *pause = getenv("PTO_CACHE_TEST_PAUSE");
+  if (pause && *pause) {
+    struct timespec ts = {atoi(pause), 0};
+    nanosleep(&ts, NULL);
+  }
+  snprintf(parent, sizeof parent, "%s/%.2s", root, key);
+  pto__loader_cache_entry_path(root, key, entry, sizeof entry);
+  s = pto__loader_mkdirs(parent, 0700);
+  if (s) {
+    err = errno;
+    pto_status_free(s);
+  } else if (rename(tmp, entry) == 0) {
+    *out_result = PUBLISH_STORED;
+    return PTO_OK;
+  } else {
+    err = errno;
+  }
+  pto__loader_remove_tree(tmp);
+  if (err == EEXIST || err == ENOTEMPTY) {
+    *out_result = PUBLISH_LOST_RACE;
+    return PTO_OK;
+  }
+  snprintf(out_why, why_len, "cannot rename an entry into %s: %s", parent, strerror(err));
+  if (pto__loader_errno_is_unwritable(err)) return PTO_OK;
+  return pto_status_make(PTO_STATUS_IO, "%s", out_why);
+}
+
+/* A private build dir outside the cache. */
+static pto_status make_private_dir(char *out, size_t n) {
+  const char *t = getenv("TMPDIR");
+  snprintf(out, n, "%s/pto-compile-XXXXXX", t && *t ? t : "/tmp");
+  if (!mkdtemp(out))
+    return pto_status_make(PTO_STATUS_IO, "cannot create a temporary directory %s: %s", out,
+                           strerror(errno));
+  return PTO_OK;
+}
+
+static pto_status compile_uncached_key(const pto_ir_program *p, const pto_compile_options *opt,
+                                       const char *key, pto_program **out_program) {
+  char tmp[PATH_MAX];
+  PTO_RETURN_IF_ERROR(make_private_dir(tmp, sizeof tmp));
+  pto_status s = pto__loader_build_dir(p, opt, tmp, key);
+  if (!s) s = pto_program_load_dir(tmp, out_program);
+  pto__loader_remove_tree(tmp); /* the shared objects stay mapped after their files are gone */
+  return s;
+}
+
+/* Evicts down to PTO_CACHE_MAX_SIZE after a store, unless another cleaner is at it. */
+static void maybe_evict(const char *root) {
+  uint64_t max = pto__loader_cache_max_bytes();
+  if (!max) return;
+  pto_status s = pto__loader_cache_gc(root, max, 1, NULL);
+  pto_status_free(s);
+}
+
+/* What a compile through the disk cache produces: a loaded program, or a work dir copy. */
+typedef struct disk_request {
+  const pto_ir_program *p;
+  const pto_compile_options *opt;
+  const char *key;
+  const char *key_text;
+  const char *copy_to; /* pto_compile_to_dir: the work dir; else NULL (load) */
+} disk_request;
+
+/* Serves one request from the disk cache, building and publishing on a miss. */
+static pto_status disk_get(const disk_request *r, pto_program **out_program) {
+  if (out_program) *out_program = NULL;
+  char root[PATH_MAX], entry[PATH_MAX], why[PATH_MAX + 256];
+  pto_status s = pto__loader_cache_root(root, sizeof root);
+  if (s) {
+    pto__loader_warn_once(&g_refused_warned, "not using the binary cache: %s; compiling without it",
+                          pto_status_message(s));
+    pto_status_free(s);
+    goto uncached;
+  }
+  pto__loader_cache_entry_path(root, r->key, entry, sizeof entry);
+  int counted_miss = 0, stored = 0;
+  for (int attempt = 0; attempt < 4; attempt++) {
+    pto_status problem = PTO_OK;
+    lookup l = try_entry(entry, r->key, r->copy_to, out_program, &problem);
+    if (l == LOOKUP_ERROR) return problem;
+    if (l == LOOKUP_HIT) {
+      if (!stored) pto__loader_count(root, PTO__COUNT_HITS, 1);
+      if (stored) maybe_evict(root);
+      return PTO_OK;
+    }
+    if (l == LOOKUP_CORRUPT) {
+      if (stored) {
+        /* Our own fresh entry does not load: a compiler or loader problem, not the disk's.
+         * Do not leave it for the next process. */
+        pto__loader_cache_discard(root, entry);
+        return problem;
+      }
+      report_corrupt(root, entry, problem);
+    }
+    if (!counted_miss) {
+      pto__loader_count(root, PTO__COUNT_MISSES, 1);
+      counted_miss = 1;
+    }
+    publish res;
+    why[0] = 0;
+    s = publish_entry(r->p, r->opt, root, r->key, r->key_text, &res, why, sizeof why);
+    if (s) return s;
+    if (res == PUBLISH_UNWRITABLE) {
+      pto__loader_warn_once(&g_unwritable_warned,
+                            "cannot write to the binary cache %s: %s; compiling without caching",
+                            root, why);
+      pto__loader_count(root, PTO__COUNT_UNCACHED, 1);
+      goto uncached;
+    }
+    if (res == PUBLISH_STORED) {
+      pto__loader_count(root, PTO__COUNT_STORES, 1);
+      stored = 1;
+    } else {
+      pto__loader_count(root, PTO__COUNT_RACES, 1);
+    }
+  }
+  return pto_status_make(PTO_STATUS_IO,
+                         "binary cache entry %s keeps disappearing (evicted while in use?); "
+                         "set PTO_CACHE_MAX_SIZE larger or compile with --no-cache",
+                         entry);
+uncached:
+  if (r->copy_to) {
+    s = pto__loader_build_dir(r->p, r->opt, r->copy_to, r->key);
+    if (!s) write_key_text(r->copy_to, r->key_text);
+    return s;
+  }
+  return compile_uncached_key(r->p, r->opt, r->key, out_program);
+}
+
+/* ---- compiling through the cache ------------------------------------------------------ */
+
+pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
+                       pto_program **out_program) {
+  *out_program = NULL;
+  pto_compile_options defaults;
+  pto_compile_options_init(&defaults);
+  if (!opt) opt = &defaults;
+
+  /* The in-process level: a request seen before, answered without disk or key text. */
+  uint8_t fp[16];
+  int have_fp = request_fingerprint(p, opt, fp) == 0;
+  if (have_fp) {
+    pthread_mutex_lock(&g_lock);
+    memo_node *n = find_request(fp);
+    pto_program *hit = n ? take_loaded(n->key) : NULL;
+    if (hit) g_memory_hits++;
+    pthread_mutex_unlock(&g_lock);
+    if (hit) {
+      *out_program = hit;
+      return PTO_OK;
+    }
+  }
+
+  char key[33];
+  char *key_text = NULL;
+  PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, &key_text));
+  pthread_mutex_lock(&g_lock);
+  pto_program *hit = take_loaded(key);
+  if (hit) {
+    g_memory_hits++;
+    if (have_fp) remember_request(fp, key);
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (hit) {
+    free(key_text);
+    *out_program = hit;
+    return PTO_OK;
+  }
+
+  disk_request r = {p, opt, key, key_text, NULL};
+  pto_program *prog = NULL;
+  pto_status s = disk_get(&r, &prog);
+  free(key_text);
+  if (s) return s;
+  pthread_mutex_lock(&g_lock);
+  prog = adopt_loaded(key, prog);
+  if (have_fp) remember_request(fp, key);
+  pthread_mutex_unlock(&g_lock);
+  *out_program = prog;
+  return PTO_OK;
+}
+
+pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
+                              const char *dir, int use_cache) {
+  pto_compile_options defaults;
+  pto_compile_options_init(&defaults);
+  if (!opt) opt = &defaults;
+  char key[33];
+  char *key_text = NULL;
+  PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, &key_text));
+  pto_status s = pto__loader_mkdirs(dir, 0755);
+  if (!s) {
+    if (use_cache) {
+      disk_request r = {p, opt, key, key_text, dir};
+      s = disk_get(&r, NULL);
+    } else {
+      s = pto__loader_build_dir(p, opt, dir, key);
+      if (!s) write_key_text(dir, key_text);
+    }
+  }
+  free(key_text);
+  return s;
+}
+
+pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
+                                pto_program **out_program) {
+  *out_program = NULL;
+  pto_compile_options defaults;
+  pto_compile_options_init(&defaults);
+  if (!opt) opt = &defaults;
+  char key[33];
+  PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, NULL));
+  return compile_uncached_key(p, opt, key, out_program);
+}
+
+/* ---- copying an entry into a work dir ------------------------------------------------- */
+
+/* Copies the entry's files into dir, each checked against the manifest as it is copied (the
+ * bytes written are the bytes hashed), and the manifest last; DATA_LOSS when a file does not
+ * match. A file is replaced by rename, so a process that has the old one mapped keeps it. */
+static pto_status copy_entry(const char *entry_dir, const char *key, const char *dir) {
+  char path[PATH_MAX];
+  uint8_t *mtext = NULL, *buf = NULL;
+  size_t mlen = 0, len = 0;
+  pto_manifest m;
+  memset(&m, 0, sizeof m);
+  snprintf(path, sizeof path, "%s/%s", entry_dir, PTO_MANIFEST_FILENAME);
+  pto_status s = pto__loader_read_file(path, &mtext, &mlen);
+  if (s) {
+    if (pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+      pto_status_free(s);
+      s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s: missing", path);
+    }
+    return s;
+  }
+  s = pto_manifest_parse((const char *)mtext, mlen, path, &m);
+  if (s) goto corrupt;
+  if (strcmp(m.cache_key, key) != 0) {
+    s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s: field 'cache_key': \"%s\", filed under %s",
+                        path, m.cache_key, key);
+    goto done;
+  }
+  /* An interrupted copy must not leave an older manifest vouching for new files. */
+  snprintf(path, sizeof path, "%s/%s", dir, PTO_MANIFEST_FILENAME);
+  if (unlink(path) != 0 && errno != ENOENT) {
+    s = pto_status_make(PTO_STATUS_IO, "cannot replace %s: %s", path, strerror(errno));
+    goto done;
+  }
+  for (int i = 0; i < m.nfiles; i++) {
+    const pto_manifest_file *f = &m.files[i];
+    char *real = NULL, hash[PTO_HASH_HEX_LEN + 1];
+    s = pto_manifest_resolve(entry_dir, f->path, &real);
+    if (!s) s = pto__loader_read_file(real, &buf, &len);
+    free(real);
+    if (s) goto corrupt;
+    pto__loader_hash_mem(buf, len, hash);
+    if (strcmp(hash, f->hash) != 0) {
+      s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s/%s: content hash %s, the manifest has %s",
+                          entry_dir, f->path, hash, f->hash);
+      goto done;
+    }
+    const pto_manifest_binary *b = !strcmp(f->path, m.orch.path)         ? &m.orch
+                                   : !strcmp(f->path, m.kernels_so.path) ? &m.kernels_so
+                                                                         : NULL;
+    if (b) {
+      uint8_t id[PTO_BUILD_ID_MAX];
+      size_t idlen = 0;
+      char idhex[2 * PTO_BUILD_ID_MAX + 1];
+      s = pto__loader_build_id_mem(f->path, buf, len, id, &idlen);
+      if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+        pto_status_free(s);
+        s = PTO_OK;
+      }
+      if (s) goto corrupt;
+      pto__loader_hex(id, idlen, idhex);
+      if (strcmp(idhex, b->build_id) != 0) {
+        s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s/%s: Build-ID '%s', the manifest has '%s'",
+                            entry_dir, f->path, idhex, b->build_id);
+        goto done;
+      }
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, f->path);
+    char *slash = strrchr(path, '/');
+    *slash = 0;
+    s = pto__loader_mkdirs(path, 0755);
+    *slash = '/';
+    if (!s) s = pto__loader_write_file_atomic(path, buf, len, b ? 0755 : 0644);
+    free(buf);
+    buf = NULL;
+    if (s) goto done;
+  }
+  snprintf(path, sizeof path, "%s/key.txt", entry_dir);
+  if (pto__loader_read_file(path, &buf, &len) == PTO_OK) {
+    snprintf(path, sizeof path, "%s/key.txt", dir);
+    pto_status_free(pto__loader_write_file_atomic(path, buf, len, 0644));
+    free(buf);
+    buf = NULL;
+  }
+  snprintf(path, sizeof path, "%s/%s", dir, PTO_MANIFEST_FILENAME);
+  s = pto__loader_write_file_atomic(path, mtext, mlen, 0644);
+  goto done;
+corrupt:
+  /* Anything unreadable or malformed inside a verified-by-name entry is corruption. */
+  if (pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) {
+    pto_status t = pto_status_make(PTO_STATUS_DATA_LOSS, "%s", pto_status_message(s));
+    pto_status_free(s);
+    s = t;
+  }
+done:
+  free(buf);
+  free(mtext);
+  pto_manifest_free(&m);
+  return s;
+}

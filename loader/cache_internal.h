@@ -1,0 +1,98 @@
+/* Internal to the loader: the binary cache's pieces shared between cache.c (key, lookup,
+ * publish, the in-process map), cache_admin.c (list, verify, gc), cache_stats.c (counters),
+ * cache_util.c (files and warnings), load_dir.c and rebuild.c. */
+#ifndef PTO_LOADER_CACHE_INTERNAL_H
+#define PTO_LOADER_CACHE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "loader_internal.h"
+#include "pto/cache.h"
+#include "pto/manifest.h"
+
+/* ---- warnings and files (cache_util.c) --------------------------------------------------- */
+
+/* Sends "fmt..." to the warning hook. */
+void pto__loader_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, but at most once per process for each distinct *once flag. */
+void pto__loader_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* mkdir -p with mode for the directories it creates; errno-carrying IO status on failure. */
+pto_status pto__loader_mkdirs(const char *path, mode_t mode);
+/* rm -rf without following symlinks; best effort. */
+void pto__loader_remove_tree(const char *path);
+/* Sum of the sizes of the regular files under path. */
+uint64_t pto__loader_tree_bytes(const char *path);
+/* Writes data to path through a temp file in the same dir and rename(2), so a reader (or a
+ * process that has the old file mapped) never sees a partial file. */
+pto_status pto__loader_write_file_atomic(const char *path, const void *data, size_t len,
+                                         mode_t mode);
+/* True for the errors of a cache that cannot take a new entry: full, read-only, not ours. */
+int pto__loader_errno_is_unwritable(int err);
+/* Realtime clock in ns. */
+int64_t pto__loader_now_ns(void);
+
+/* ---- the cache root and entries (cache.c) ------------------------------------------------ */
+
+/* The cache root: created 0700 if missing, refused (FAILED_PRECONDITION, saying how to fix it)
+ * when owned by another user or group/world-writable. */
+pto_status pto__loader_cache_root(char *out_root, size_t n);
+/* ROOT/<key[0:2]>/<key[2:]> */
+void pto__loader_cache_entry_path(const char *root, const char *key, char *out, size_t n);
+/* Refuses an entry dir that is not a directory of this user, or is group/world-writable. */
+pto_status pto__loader_cache_check_owner(const char *entry_dir);
+/* Removes an entry atomically for readers: renamed into ROOT/tmp, then deleted. */
+void pto__loader_cache_discard(const char *root, const char *entry_dir);
+/* Evicts least recently used entries of root down to max_bytes and removes build dirs of dead
+ * processes, holding ROOT/lock; with nonblocking, returns at once when another cleaner holds it.
+ * out_result may be NULL. */
+pto_status pto__loader_cache_gc(const char *root, uint64_t max_bytes, int nonblocking,
+                                pto_cache_gc_result *out_result);
+/* PTO_CACHE_MAX_SIZE in bytes (0 when unset or invalid, which is warned about once). */
+uint64_t pto__loader_cache_max_bytes(void);
+/* Test hooks: forget the memoized toolchain/target identity (re-read the environment) and the
+ * in-process map of loaded programs (each program loses the map's reference). */
+void pto__loader_cache_reset_identity(void);
+void pto__loader_cache_forget_loaded(void);
+/* Test hook: the once-per-process warnings (cache refused, cache unwritable) may come again. */
+void pto__loader_cache_reset_warnings(void);
+/* In-process map hits of this process. */
+uint64_t pto__loader_cache_memory_hits(void);
+
+/* ---- counters (cache_stats.c) ------------------------------------------------------------ */
+
+typedef enum pto__loader_counter {
+  PTO__COUNT_HITS,
+  PTO__COUNT_MISSES,
+  PTO__COUNT_STORES,
+  PTO__COUNT_EVICTIONS,
+  PTO__COUNT_CORRUPTIONS,
+  PTO__COUNT_RACES,
+  PTO__COUNT_UNCACHED,
+  PTO__COUNT_N
+} pto__loader_counter;
+
+/* Adds n to a persisted counter (ROOT/stats under flock); best effort: a read-only cache keeps
+ * no counts. */
+void pto__loader_count(const char *root, pto__loader_counter c, uint64_t n);
+/* Reads the persisted counters (zeros when there is no stats file). */
+pto_status pto__loader_counts_read(const char *root, uint64_t out[PTO__COUNT_N]);
+
+/* ---- verification and loading (load_dir.c) ----------------------------------------------- */
+
+/* pto_program_load_dir, also refusing a manifest whose cache_key is not expect_key (when
+ * expect_key is not NULL): an entry found under the wrong key is corrupt. */
+pto_status pto__loader_load_dir_checked(const char *dir, const char *expect_key,
+                                        pto_program **out_program);
+
+/* ---- the compiler library (compile.c) ---------------------------------------------------- */
+
+/* The path pto__loader_compiler would dlopen (a bare file name when it would search the
+ * library path). Loads nothing. */
+void pto__loader_compiler_path(char *out, size_t n);
+/* The include dir the compiler would give the C++ compiler (same search, without loading it). */
+void pto__loader_include_dir(char *out, size_t n);
+
+#endif

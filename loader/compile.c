@@ -1,0 +1,176 @@
+/* Compiling from the loader's side: the compiler library is dlopen'ed on demand (a cache hit
+ * never maps LLVM), its output is recorded in a manifest written last, and programs are compiled
+ * through the binary cache (cache.c). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache_internal.h"
+#include "pto/manifest.h"
+
+/* The compiler library, loaded once (g_compiler_once guards both). */
+static pthread_once_t g_compiler_once = PTHREAD_ONCE_INIT;
+static const pto_compiler_api *g_compiler;
+static char g_compiler_error[1024];
+
+static void *try_open(const char *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) snprintf(g_compiler_error, sizeof g_compiler_error, "%s", dlerror());
+  return h;
+}
+
+void pto__loader_compiler_path(char *out, size_t n) {
+  const char *env = getenv("PTO_COMPILER_LIBRARY");
+  if (env && *env) {
+    snprintf(out, n, "%s", env);
+    return;
+  }
+  /* Installed layout: libpto_compiler.so sits beside libpto_loader.so. */
+  Dl_info info;
+  if (dladdr((void *)&pto__loader_compiler_path, &info) && info.dli_fname) {
+    char self[PATH_MAX], cand[PATH_MAX];
+    snprintf(self, sizeof self, "%s", info.dli_fname);
+    snprintf(cand, sizeof cand, "%s/%s", dirname(self), PTO_COMPILER_LIBRARY_NAME);
+    if (access(cand, R_OK) == 0) {
+      snprintf(out, n, "%s", cand);
+      return;
+    }
+  }
+  char cand[PATH_MAX];
+  snprintf(cand, sizeof cand, "%s/%s", PTO_BUILD_LIBDIR, PTO_COMPILER_LIBRARY_NAME);
+  if (access(cand, R_OK) == 0) {
+    snprintf(out, n, "%s", cand);
+    return;
+  }
+  snprintf(out, n, "%s", PTO_COMPILER_LIBRARY_NAME); /* the dynamic loader's search path */
+}
+
+static int has_header(const char *dir) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s/pto/pto_orchestration_api.h", dir);
+  return access(p, R_OK) == 0;
+}
+
+/* Mirrors the compiler's own search (compiler/exec.c), so that the cache key can name the headers
+ * generated code is compiled against without loading the compiler. */
+void pto__loader_include_dir(char *out, size_t n) {
+  const char *e = getenv("PTO_INCLUDE_DIR");
+  if (e && *e) {
+    snprintf(out, n, "%s", e);
+    return;
+  }
+  char lib[PATH_MAX], cand[PATH_MAX];
+  pto__loader_compiler_path(lib, sizeof lib);
+  if (strchr(lib, '/')) {
+    snprintf(cand, sizeof cand, "%s/../include", dirname(lib));
+    if (has_header(cand) && realpath(cand, lib)) {
+      snprintf(out, n, "%s", lib);
+      return;
+    }
+  }
+  snprintf(out, n, "%s", has_header(PTO_SOURCE_INCLUDE_DIR) ? PTO_SOURCE_INCLUDE_DIR
+                                                            : PTO_INSTALL_INCLUDE_DIR);
+}
+
+static void load_compiler(void) {
+  char path[PATH_MAX];
+  pto__loader_compiler_path(path, sizeof path);
+  void *h = try_open(path);
+  if (!h) return;
+  const pto_compiler_api *api = dlsym(h, "pto_compiler_api_table");
+  if (!api || api->version != PTO_COMPILER_API_VERSION || api->size < sizeof(pto_compiler_api)) {
+    snprintf(g_compiler_error, sizeof g_compiler_error,
+             "%s is not a compatible pto compiler library (API version %u, want %u)",
+             PTO_COMPILER_LIBRARY_NAME, api ? api->version : 0, PTO_COMPILER_API_VERSION);
+    dlclose(h);
+    return;
+  }
+  g_compiler = api; /* the library stays loaded for the life of the process */
+}
+
+pto_status pto__loader_compiler(const pto_compiler_api **out_api) {
+  pthread_once(&g_compiler_once, load_compiler);
+  *out_api = g_compiler;
+  if (!g_compiler)
+    return pto_status_make(PTO_STATUS_NOT_FOUND,
+                           "cannot load the pto compiler library %s: %s (set PTO_COMPILER_LIBRARY "
+                           "to its path)",
+                           PTO_COMPILER_LIBRARY_NAME, g_compiler_error);
+  return PTO_OK;
+}
+
+int pto__loader_compiler_loaded(void) { return g_compiler != NULL; }
+
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+
+pto_status pto__loader_write_manifest(const char *dir, const pto_compile_output *out,
+                                      const char *toolchain, const char *cache_key) {
+  pto_manifest m;
+  memset(&m, 0, sizeof m);
+  pto_status s = pto_signature_copy(&out->sig, &m.sig);
+  if (s) return s;
+  m.program = xstrdup(out->program_name);
+  m.orch_name = xstrdup(out->orch_name);
+  m.orch_source = xstrdup(out->orch_source);
+  m.toolchain = xstrdup(toolchain);
+  m.platform = xstrdup(out->platform);
+  m.opt_level = out->opt_level;
+  snprintf(m.cache_key, sizeof m.cache_key, "%s", cache_key ? cache_key : "");
+  m.kernels = calloc((size_t)out->nkernels + 1, sizeof *m.kernels);
+  if (!m.program || !m.orch_name || !m.orch_source || !m.toolchain || !m.platform || !m.kernels) {
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
+    goto done;
+  }
+  m.nkernels = out->nkernels;
+  for (int i = 0; i < out->nkernels; i++) {
+    const pto_compiled_kernel *k = &out->kernels[i];
+    pto_manifest_kernel *mk = &m.kernels[i];
+    mk->id = i;
+    mk->name = xstrdup(k->name);
+    mk->symbol = xstrdup(k->symbol);
+    mk->source = xstrdup(k->source);
+    mk->object = xstrdup(k->object);
+    mk->core_type = k->core_type;
+    mk->scratch_bytes = k->scratch_bytes;
+    if (!mk->name || !mk->symbol || !mk->source || !mk->object) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
+      goto done;
+    }
+    if ((s = pto_manifest_add_file(&m, dir, k->source))) goto done;
+    if ((s = pto_manifest_add_file(&m, dir, k->object))) goto done;
+  }
+  if ((s = pto_manifest_add_file(&m, dir, "program.ptir"))) goto done;
+  if ((s = pto_manifest_add_file(&m, dir, out->abi_object))) goto done;
+  if ((s = pto_manifest_add_file(&m, dir, out->orch_source))) goto done;
+  if ((s = pto_manifest_add_file(&m, dir, out->orch_binary))) goto done;
+  if ((s = pto_manifest_add_file(&m, dir, out->kernels_binary))) goto done;
+  if ((s = pto_manifest_binary_set(&m.orch, dir, out->orch_binary))) goto done;
+  if ((s = pto_manifest_binary_set(&m.kernels_so, dir, out->kernels_binary))) goto done;
+  s = pto_manifest_write(dir, &m);
+done:
+  pto_manifest_free(&m);
+  return s;
+}
+
+pto_status pto__loader_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
+                                 const char *dir, const char *cache_key) {
+  const pto_compiler_api *api;
+  PTO_RETURN_IF_ERROR(pto__loader_compiler(&api));
+  /* A stale manifest must not vouch for the new files while they are being written. */
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", dir, PTO_MANIFEST_FILENAME);
+  if (unlink(path) != 0 && errno != ENOENT)
+    return pto_status_make(PTO_STATUS_IO, "cannot replace %s: %s", path, strerror(errno));
+  pto_compile_output out;
+  PTO_RETURN_IF_ERROR(api->build_dir(p, opt, dir, &out));
+  pto_status s = pto__loader_write_manifest(dir, &out, api->toolchain_identity(), cache_key);
+  api->output_clear(&out);
+  return s;
+}

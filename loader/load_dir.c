@@ -1,0 +1,357 @@
+/* pto_program_load_dir: a work dir to a loaded program.
+ *
+ * Order matters: nothing is dlopen'ed until every check that can be made on the files has
+ * passed. 1. the manifest reads and validates; 2. every source (.cpp, .ll) still has its
+ * recorded content hash, else its binary is stale (FAILED_PRECONDITION: run pto rebuild);
+ * 3. each shared object is read once, and those very bytes are hashed and their Build-ID read:
+ * a mismatch with the manifest is DATA_LOSS and the file is never loaded; 4. dlopen, then the
+ * Build-ID of the image the dynamic loader actually mapped is compared again (a file replaced
+ * between check and load is refused). When an older image of the same path is still mapped in
+ * this process (a rebuilt work dir loaded again before the old program was released), the
+ * verified bytes are loaded from a private copy instead, since dlopen would return the old
+ * image for that path; 5. ABI versions and symbols.
+ *
+ * Object files (the kernels/<k>.o) and other listed files are not needed to load and are not
+ * checked here; rebuilding is what reads them. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache_internal.h"
+#include "pto/manifest.h"
+
+static pto_status oom(void) {
+  return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory loading a work dir");
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int is_source(const char *relpath) {
+  return ends_with(relpath, ".cpp") || ends_with(relpath, ".ll");
+}
+
+/* A hand-edited source makes its binary stale: refuse, and say how to fix it. */
+static pto_status check_sources(const char *dir, const pto_manifest *m) {
+  for (int i = 0; i < m->nfiles; i++) {
+    const pto_manifest_file *f = &m->files[i];
+    if (!is_source(f->path)) continue;
+    char *real = NULL;
+    char hash[PTO_HASH_HEX_LEN + 1];
+    pto_status s = pto_manifest_resolve(dir, f->path, &real);
+    if (!s) s = pto_file_hash(real, hash);
+    free(real);
+    if (s) {
+      if (pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+        pto_status_free(s);
+        return pto_status_make(PTO_STATUS_NOT_FOUND,
+                               "%s/%s: listed in the manifest but missing; compile the program "
+                               "again",
+                               dir, f->path);
+      }
+      return s;
+    }
+    if (strcmp(hash, f->hash) != 0) {
+      return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                             "%s/%s: edited since it was compiled (content hash %s, the manifest "
+                             "has %s), so its binary is stale; run: pto rebuild %s",
+                             dir, f->path, hash, f->hash, dir);
+    }
+  }
+  return PTO_OK;
+}
+
+/* Reads the shared object b, checks its bytes against the manifest (content hash and Build-ID),
+ * and returns its resolved path. */
+static pto_status verify_binary(const char *dir, const pto_manifest *m,
+                                const pto_manifest_binary *b, char **out_real, uint8_t **out_buf,
+                                size_t *out_len) {
+  *out_real = NULL;
+  *out_buf = NULL;
+  *out_len = 0;
+  char *real = NULL;
+  uint8_t *buf = NULL;
+  size_t len = 0, idlen = 0;
+  uint8_t id[PTO_BUILD_ID_MAX];
+  char hash[PTO_HASH_HEX_LEN + 1], idhex[2 * PTO_BUILD_ID_MAX + 1];
+  const pto_manifest_file *f = pto_manifest_find_file(m, b->path);
+  pto_status s = pto_manifest_resolve(dir, b->path, &real);
+  if (s) goto done;
+  s = pto__loader_read_file(real, &buf, &len);
+  if (s) goto done;
+  pto__loader_hash_mem(buf, len, hash);
+  if (!f || strcmp(hash, f->hash) != 0) {
+    s = pto_status_make(PTO_STATUS_DATA_LOSS,
+                        "%s/%s: content hash %s differs from the manifest's %s: the file is "
+                        "corrupt or was replaced; refusing to load it (compile the program again)",
+                        dir, b->path, hash, f ? f->hash : "(none)");
+    goto done;
+  }
+  s = pto__loader_build_id_mem(real, buf, len, id, &idlen);
+  if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+    pto_status_free(s);
+    s = PTO_OK;
+  }
+  if (s) goto done;
+  pto__loader_hex(id, idlen, idhex);
+  if (strcmp(idhex, b->build_id) != 0) {
+    s = pto_status_make(
+        PTO_STATUS_DATA_LOSS,
+        "%s/%s: Build-ID '%s' differs from the manifest's '%s'; refusing to load it", dir, b->path,
+        idhex, b->build_id);
+    goto done;
+  }
+  *out_real = real;
+  real = NULL;
+  *out_buf = buf;
+  *out_len = len;
+  buf = NULL;
+done:
+  free(buf);
+  free(real);
+  return s;
+}
+
+/* The Build-ID of the image behind handle, as lowercase hex. */
+static pto_status loaded_id_hex(void *h, const char *name, char out[2 * PTO_BUILD_ID_MAX + 1]) {
+  uint8_t id[PTO_BUILD_ID_MAX];
+  size_t idlen = 0;
+  PTO_RETURN_IF_ERROR(pto__loader_loaded_build_id(h, name, id, &idlen));
+  pto__loader_hex(id, idlen, out);
+  return PTO_OK;
+}
+
+/* dlopen of a private copy of the verified bytes: the dynamic loader matches a path it has
+ * loaded before by name and would hand back the older image, so a rebuilt file whose path is
+ * still mapped (by a program not yet released) is loaded under a name of its own. The copy is
+ * unlinked once mapped. */
+static pto_status open_private_copy(const char *dir, const pto_manifest_binary *b,
+                                    const uint8_t *buf, size_t len, void **out_handle) {
+  *out_handle = NULL;
+  const char *t = getenv("TMPDIR");
+  char tmpdir[PATH_MAX], path[PATH_MAX];
+  snprintf(tmpdir, sizeof tmpdir, "%s/pto-load-XXXXXX", t && *t ? t : "/tmp");
+  if (!mkdtemp(tmpdir))
+    return pto_status_make(PTO_STATUS_IO, "%s/%s: cannot make a private copy to load: %s: %s", dir,
+                           b->path, tmpdir, strerror(errno));
+  const char *base = strrchr(b->path, '/');
+  snprintf(path, sizeof path, "%s/%s", tmpdir, base ? base + 1 : b->path);
+  pto_status s = PTO_OK;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+  if (fd < 0) {
+    s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", path, strerror(errno));
+    goto done;
+  }
+  for (size_t off = 0; off < len;) {
+    ssize_t n = write(fd, buf + off, len - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+      break;
+    }
+    off += (size_t)n;
+  }
+  if (close(fd) != 0 && !s)
+    s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+  if (s) goto done;
+  dlerror();
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    s = pto_status_make(PTO_STATUS_IO, "%s/%s: cannot load it: %s", dir, b->path,
+                        e ? e : "dlopen failed");
+    goto done;
+  }
+  *out_handle = h;
+done:
+  unlink(path);
+  rmdir(tmpdir);
+  return s;
+}
+
+/* dlopen after verify_binary (buf holds the verified bytes), then the mapped image's Build-ID
+ * once more. */
+static pto_status open_binary(const char *dir, const pto_manifest_binary *b, const char *real,
+                              const uint8_t *buf, size_t len, void **out_handle) {
+  *out_handle = NULL;
+  char idhex[2 * PTO_BUILD_ID_MAX + 1];
+  /* An image of this path already mapped in this process: reuse it when it is this build, else
+   * load the new build under a private name. */
+  void *h = b->build_id[0] ? dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
+  if (h) {
+    pto_status s = loaded_id_hex(h, real, idhex);
+    if (!s && strcmp(idhex, b->build_id) == 0) {
+      *out_handle = h;
+      return PTO_OK;
+    }
+    pto_status_free(s);
+    dlclose(h);
+    PTO_RETURN_IF_ERROR(open_private_copy(dir, b, buf, len, &h));
+  } else {
+    dlerror();
+    h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char *e = dlerror();
+      return pto_status_make(PTO_STATUS_IO, "%s/%s: cannot load it: %s", dir, b->path,
+                             e ? e : "dlopen failed");
+    }
+  }
+  if (b->build_id[0]) {
+    pto_status s = loaded_id_hex(h, real, idhex);
+    if (s) {
+      dlclose(h);
+      return s;
+    }
+    if (strcmp(idhex, b->build_id) != 0) {
+      dlclose(h);
+      return pto_status_make(PTO_STATUS_DATA_LOSS,
+                             "%s/%s: the loaded image has Build-ID '%s', the manifest '%s': the "
+                             "file changed while loading; refusing it",
+                             dir, b->path, idhex, b->build_id);
+    }
+  }
+  *out_handle = h;
+  return PTO_OK;
+}
+
+/* dlsym into a function pointer without a data-to-function pointer cast. */
+static void *sym(void *handle, const char *name) {
+  dlerror();
+  return dlsym(handle, name);
+}
+
+#define SYM_AS(fnptr, handle, name)                                                                \
+  do {                                                                                             \
+    void *sym__ = sym((handle), (name));                                                           \
+    memcpy(&(fnptr), &sym__, sizeof(fnptr));                                                       \
+  } while (0)
+
+pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program) {
+  return pto__loader_load_dir_checked(work_dir, NULL, out_program);
+}
+
+pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect_key,
+                                        pto_program **out_program) {
+  *out_program = NULL;
+  pto_manifest m;
+  pto_program *p = NULL;
+  char *orch_real = NULL, *kern_real = NULL;
+  uint8_t *orch_buf = NULL, *kern_buf = NULL;
+  size_t orch_len = 0, kern_len = 0;
+  pto_status s = pto_manifest_read(work_dir, &m);
+  if (s) return s;
+  if (expect_key && strcmp(m.cache_key, expect_key) != 0) {
+    s = pto_status_make(PTO_STATUS_DATA_LOSS,
+                        "%s/%s: field 'cache_key': \"%s\", but the entry is filed under %s",
+                        work_dir, PTO_MANIFEST_FILENAME, m.cache_key, expect_key);
+    goto fail;
+  }
+
+  s = check_sources(work_dir, &m);
+  if (s) goto fail;
+  s = verify_binary(work_dir, &m, &m.orch, &orch_real, &orch_buf, &orch_len);
+  if (s) goto fail;
+  s = verify_binary(work_dir, &m, &m.kernels_so, &kern_real, &kern_buf, &kern_len);
+  if (s) goto fail;
+
+  p = pto__loader_program_alloc(m.nkernels);
+  if (!p) {
+    s = oom();
+    goto fail;
+  }
+  p->work_dir = realpath(work_dir, NULL);
+  if (!p->work_dir) {
+    s = pto_status_make(PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
+    goto fail;
+  }
+
+  s = open_binary(work_dir, &m.kernels_so, kern_real, kern_buf, kern_len, &p->kernels_dl);
+  if (s) goto fail;
+  const int32_t *kabi = sym(p->kernels_dl, "pto_kernel_abi_version");
+  if (!kabi) {
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s: no 'pto_kernel_abi_version' symbol: not a pto kernels object",
+                        work_dir, m.kernels_so.path);
+    goto fail;
+  }
+  if (*kabi != PTO_KERNEL_ABI_VERSION) {
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s: kernel ABI version %d, this runtime needs %d; compile the program "
+                        "again",
+                        work_dir, m.kernels_so.path, (int)*kabi, PTO_KERNEL_ABI_VERSION);
+    goto fail;
+  }
+  for (int i = 0; i < m.nkernels; i++) {
+    const pto_manifest_kernel *k = &m.kernels[i];
+    SYM_AS(p->kernels[i], p->kernels_dl, k->symbol);
+    if (!p->kernels[i]) {
+      s = pto_status_make(PTO_STATUS_NOT_FOUND,
+                          "%s/%s: no symbol '%s' for kernel %d '%s' of the manifest", work_dir,
+                          m.kernels_so.path, k->symbol, i, k->name);
+      goto fail;
+    }
+    p->kernel_names[i] = strdup(k->name);
+    if (!p->kernel_names[i]) {
+      s = oom();
+      goto fail;
+    }
+    if (k->scratch_bytes > p->scratch_bytes) p->scratch_bytes = k->scratch_bytes;
+  }
+
+  s = open_binary(work_dir, &m.orch, orch_real, orch_buf, orch_len, &p->orch_dl);
+  if (s) goto fail;
+  pto_orch_abi_version_fn version = NULL;
+  SYM_AS(version, p->orch_dl, "pto_orch_abi_version");
+  if (!version) {
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s: no 'pto_orch_abi_version' symbol: not a pto orchestration object",
+                        work_dir, m.orch.path);
+    goto fail;
+  }
+  uint32_t v = version();
+  if (v != PTO_ORCH_ABI_VERSION) {
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s: orchestration ABI version %u, this runtime needs %d; compile the "
+                        "program again",
+                        work_dir, m.orch.path, v, PTO_ORCH_ABI_VERSION);
+    goto fail;
+  }
+  SYM_AS(p->orch_bind, p->orch_dl, "pto_orch_bind");
+  /* The C++ entry takes const ChipTaskArgs&, ABI-identical to const pto_orch_args *. */
+  SYM_AS(p->orch_entry, p->orch_dl, "aicpu_orchestration_entry");
+  if (!p->orch_bind || !p->orch_entry) {
+    s = pto_status_make(PTO_STATUS_NOT_FOUND,
+                        "%s/%s: no '%s' symbol (is it declared extern \"C\"?)", work_dir,
+                        m.orch.path, p->orch_bind ? "aicpu_orchestration_entry" : "pto_orch_bind");
+    goto fail;
+  }
+  p->hid = m.orch.hid;
+  p->kernels_hid = m.kernels_so.hid;
+  /* The signature moves from the manifest to the program. */
+  p->sig = m.sig;
+  memset(&m.sig, 0, sizeof m.sig);
+
+  free(orch_real);
+  free(kern_real);
+  free(orch_buf);
+  free(kern_buf);
+  pto_manifest_free(&m);
+  *out_program = p;
+  return PTO_OK;
+
+fail:
+  pto_program_release(p);
+  free(orch_real);
+  free(kern_real);
+  free(orch_buf);
+  free(kern_buf);
+  pto_manifest_free(&m);
+  return s;
+}

@@ -1,0 +1,269 @@
+/* pto_program_rebuild_dir: rebuilds exactly what hand edits made stale in a work dir.
+ *
+ * A source (orchestration/<orch>.cpp, kernels/<k>.ll) whose content hash differs from the
+ * manifest's makes its binary stale; so does a binary that is missing or no longer matches its
+ * recorded hash. Stale orchestration: .cpp -> .so. Stale kernel: .ll -> .o, and then kernels.so
+ * is relinked from every kernel object (each checked against the manifest first, so nothing
+ * unverified is linked in) plus the other objects of the dir (the ABI object). Outputs are built
+ * under temporary names and renamed into place, so a process that has the old binary mapped
+ * keeps running it. The new content hashes and Build-IDs are recorded and the manifest is written
+ * last and atomically: an interrupted rebuild leaves sources that still differ from the old
+ * manifest, and the next rebuild does the work again. When nothing is stale the compiler (and
+ * LLVM) is never loaded. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache_internal.h"
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The current content hash of DIR/relpath: NOT_FOUND when it is missing. */
+static pto_status hash_of(const char *dir, const char *relpath, char out[PTO_HASH_HEX_LEN + 1]) {
+  char *real = NULL;
+  PTO_RETURN_IF_ERROR(pto_manifest_resolve(dir, relpath, &real));
+  pto_status s = pto_file_hash(real, out);
+  free(real);
+  return s;
+}
+
+/* 1 when DIR/relpath differs from its manifest hash or is missing, 0 when it matches. */
+static pto_status differs(const char *dir, const pto_manifest *m, const char *relpath,
+                          int *out_differs) {
+  *out_differs = 1;
+  char hash[PTO_HASH_HEX_LEN + 1];
+  const pto_manifest_file *f = pto_manifest_find_file(m, relpath);
+  pto_status s = hash_of(dir, relpath, hash);
+  if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+    pto_status_free(s);
+    return PTO_OK;
+  }
+  if (s) return s;
+  *out_differs = !f || strcmp(f->hash, hash) != 0;
+  return PTO_OK;
+}
+
+/* A source must exist to rebuild from. */
+static pto_status source_differs(const char *dir, const pto_manifest *m, const char *relpath,
+                                 int *out_differs) {
+  char hash[PTO_HASH_HEX_LEN + 1];
+  pto_status s = hash_of(dir, relpath, hash);
+  if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+    pto_status_free(s);
+    return pto_status_make(PTO_STATUS_NOT_FOUND,
+                           "%s/%s: listed in the manifest but missing, so there is nothing to "
+                           "rebuild from; compile the program again",
+                           dir, relpath);
+  }
+  if (s) return s;
+  const pto_manifest_file *f = pto_manifest_find_file(m, relpath);
+  *out_differs = !f || strcmp(f->hash, hash) != 0;
+  return PTO_OK;
+}
+
+/* DIR/relpath for writing: relpath safe, its directory inside DIR (symlinks resolved). */
+static pto_status out_path(const char *dir, const char *relpath, char *out, size_t n) {
+  PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
+  const char *slash = strrchr(relpath, '/');
+  if (!slash) {
+    char *rdir = realpath(dir, NULL);
+    if (!rdir) return pto_status_make(PTO_STATUS_IO, "work dir %s: %s", dir, strerror(errno));
+    snprintf(out, n, "%s/%s", rdir, relpath);
+    free(rdir);
+    return PTO_OK;
+  }
+  char parent[PATH_MAX], *real = NULL;
+  snprintf(parent, sizeof parent, "%.*s", (int)(slash - relpath), relpath);
+  PTO_RETURN_IF_ERROR(pto_manifest_resolve(dir, parent, &real));
+  snprintf(out, n, "%s/%s", real, slash + 1);
+  free(real);
+  return PTO_OK;
+}
+
+/* Builds relpath through build(tmp) into a temporary name, then renames it into place. */
+typedef pto_status (*build_fn)(const pto_compiler_api *api, const void *arg, const char *out);
+
+static pto_status build_into(const pto_compiler_api *api, const char *dir, const char *relpath,
+                             build_fn build, const void *arg) {
+  char path[PATH_MAX], tmp[PATH_MAX + 32];
+  PTO_RETURN_IF_ERROR(out_path(dir, relpath, path, sizeof path));
+  snprintf(tmp, sizeof tmp, "%s.rebuild-%ld", path, (long)getpid());
+  pto_status s = build(api, arg, tmp);
+  if (!s && rename(tmp, path) != 0)
+    s = pto_status_make(PTO_STATUS_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+  if (s) unlink(tmp);
+  return s;
+}
+
+typedef struct src_arg {
+  const char *src; /* absolute */
+  int opt_level;
+} src_arg;
+
+static pto_status build_orch(const pto_compiler_api *api, const void *arg, const char *out) {
+  const src_arg *a = arg;
+  return api->build_orchestration(a->src, out);
+}
+
+static pto_status build_obj(const pto_compiler_api *api, const void *arg, const char *out) {
+  const src_arg *a = arg;
+  return api->build_kernel_object(a->src, a->opt_level, out);
+}
+
+typedef struct link_arg {
+  const char *const *objects;
+  int n;
+} link_arg;
+
+static pto_status build_link(const pto_compiler_api *api, const void *arg, const char *out) {
+  const link_arg *a = arg;
+  return api->link_kernels(a->objects, a->n, out);
+}
+
+/* Rebuilds the binary of source relpath and checks that the source did not change meanwhile
+ * (else the recorded hash would vouch for a binary built from other text). */
+static pto_status rebuild_from(const pto_compiler_api *api, const char *dir, const char *src_rel,
+                               const char *out_rel, build_fn build, int opt_level) {
+  char before[PTO_HASH_HEX_LEN + 1], after[PTO_HASH_HEX_LEN + 1];
+  char *src = NULL;
+  PTO_RETURN_IF_ERROR(pto_manifest_resolve(dir, src_rel, &src));
+  pto_status s = pto_file_hash(src, before);
+  src_arg a = {src, opt_level};
+  if (!s) s = build_into(api, dir, out_rel, build, &a);
+  if (!s) s = pto_file_hash(src, after);
+  if (!s && strcmp(before, after) != 0)
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s changed while it was being rebuilt; run pto rebuild %s again", dir,
+                        src_rel, dir);
+  free(src);
+  if (s) return pto_status_annotate(s, "rebuilding %s/%s", dir, out_rel);
+  return PTO_OK;
+}
+
+static int is_kernel_object(const pto_manifest *m, const char *relpath) {
+  for (int i = 0; i < m->nkernels; i++)
+    if (m->kernels[i].object && !strcmp(m->kernels[i].object, relpath)) return 1;
+  return 0;
+}
+
+pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt) {
+  if (out_rebuilt) *out_rebuilt = 0;
+  pto_manifest m;
+  PTO_RETURN_IF_ERROR(pto_manifest_read(work_dir, &m));
+  pto_status s = PTO_OK;
+  int nk = m.nkernels, rebuilt = 0, need_orch = 0, need_link = 0, any_obj = 0, d = 0;
+  int *need_obj = calloc((size_t)nk + 1, sizeof *need_obj);
+  const char **objects = calloc((size_t)m.nfiles + (size_t)nk + 1, sizeof *objects);
+  char **object_paths = calloc((size_t)m.nfiles + (size_t)nk + 1, sizeof *object_paths);
+  int nobjects = 0;
+  if (!need_obj || !objects || !object_paths) {
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory rebuilding %s", work_dir);
+    goto done;
+  }
+
+  /* 1. What is stale, touching nothing. */
+  if ((s = source_differs(work_dir, &m, m.orch_source, &d))) goto done;
+  need_orch = d;
+  if (!need_orch) {
+    if ((s = differs(work_dir, &m, m.orch.path, &d))) goto done;
+    need_orch = d;
+  }
+  for (int i = 0; i < nk; i++) {
+    const pto_manifest_kernel *k = &m.kernels[i];
+    if (!k->source || !k->object) continue;
+    if ((s = source_differs(work_dir, &m, k->source, &d))) goto done;
+    need_obj[i] = d;
+    if (!d) {
+      if ((s = differs(work_dir, &m, k->object, &d))) goto done;
+      need_obj[i] = d;
+    }
+    any_obj |= need_obj[i];
+  }
+  if ((s = differs(work_dir, &m, m.kernels_so.path, &d))) goto done;
+  need_link = any_obj || d;
+  if (need_link) {
+    /* Every object that is linked in must be what the manifest says, or be rebuilt now. */
+    for (int i = 0; i < nk; i++) {
+      if (!m.kernels[i].object || !m.kernels[i].source) {
+        s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                            "%s/%s: kernel '%s' has no recorded source or object, so "
+                            "kernels.so cannot be relinked; compile the program again",
+                            work_dir, PTO_MANIFEST_FILENAME, m.kernels[i].name);
+        goto done;
+      }
+      objects[nobjects++] = m.kernels[i].object;
+    }
+    for (int i = 0; i < m.nfiles; i++) {
+      const char *f = m.files[i].path;
+      if (!ends_with(f, ".o") || is_kernel_object(&m, f)) continue;
+      if ((s = differs(work_dir, &m, f, &d))) goto done;
+      if (d) {
+        s = pto_status_make(PTO_STATUS_DATA_LOSS,
+                            "%s/%s is missing or does not match the manifest, and there is no "
+                            "source to rebuild it from; compile the program again",
+                            work_dir, f);
+        goto done;
+      }
+      objects[nobjects++] = f;
+    }
+  }
+  if (!need_orch && !need_link) goto done; /* nothing stale: the compiler stays unloaded */
+
+  /* 2. Rebuild. */
+  const pto_compiler_api *api = NULL;
+  if ((s = pto__loader_compiler(&api))) goto done;
+  if (need_orch) {
+    if ((s = rebuild_from(api, work_dir, m.orch_source, m.orch.path, build_orch, m.opt_level)))
+      goto done;
+    rebuilt++;
+    if ((s = pto_manifest_add_file(&m, work_dir, m.orch_source))) goto done;
+    if ((s = pto_manifest_add_file(&m, work_dir, m.orch.path))) goto done;
+    if ((s = pto_manifest_binary_set(&m.orch, work_dir, m.orch.path))) goto done;
+  }
+  for (int i = 0; i < nk; i++) {
+    if (!need_obj[i]) continue;
+    const pto_manifest_kernel *k = &m.kernels[i];
+    if ((s = rebuild_from(api, work_dir, k->source, k->object, build_obj, m.opt_level))) goto done;
+    rebuilt++;
+    if ((s = pto_manifest_add_file(&m, work_dir, k->source))) goto done;
+    if ((s = pto_manifest_add_file(&m, work_dir, k->object))) goto done;
+  }
+  if (need_link) {
+    for (int i = 0; i < nobjects; i++) {
+      /* The objects as the manifest now records them, checked once more right before linking. */
+      if ((s = differs(work_dir, &m, objects[i], &d))) goto done;
+      if (d) {
+        s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                            "%s/%s changed while rebuilding; run pto rebuild %s again", work_dir,
+                            objects[i], work_dir);
+        goto done;
+      }
+      if ((s = pto_manifest_resolve(work_dir, objects[i], &object_paths[i]))) goto done;
+    }
+    link_arg la = {(const char *const *)object_paths, nobjects};
+    if ((s = build_into(api, work_dir, m.kernels_so.path, build_link, &la))) {
+      s = pto_status_annotate(s, "relinking %s/%s", work_dir, m.kernels_so.path);
+      goto done;
+    }
+    rebuilt++;
+    if ((s = pto_manifest_add_file(&m, work_dir, m.kernels_so.path))) goto done;
+    if ((s = pto_manifest_binary_set(&m.kernels_so, work_dir, m.kernels_so.path))) goto done;
+  }
+  /* 3. The manifest, last and atomically. */
+  s = pto_manifest_write(work_dir, &m);
+  if (!s && out_rebuilt) *out_rebuilt = rebuilt;
+done:
+  if (object_paths)
+    for (int i = 0; i < nobjects; i++) free(object_paths[i]);
+  free(object_paths);
+  free(objects);
+  free(need_obj);
+  pto_manifest_free(&m);
+  return s;
+}

@@ -1,0 +1,60 @@
+/* Internal to the bench files of runtime/ (bench.c, bench_tree.c, bench_json.c,
+ * bench_swimlane.c, trace.c): the storage behind pto_bench_stats, the builder that the benchmark
+ * loop and the [STRACE] parser both feed, and an allocator a test can make fail. */
+#ifndef PTO_BENCH_INTERNAL_H
+#define PTO_BENCH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pto/bench.h"
+
+/* ---- allocation ------------------------------------------------------------------------- */
+
+/* malloc/calloc/realloc/strndup that fail on demand (pto__bench_fail_after), so every
+ * out-of-memory path of these files can be tested. */
+void *pto__bench_malloc(size_t n);
+void *pto__bench_calloc(size_t n, size_t size);
+void *pto__bench_realloc(void *p, size_t n);
+char *pto__bench_strndup(const char *s, size_t n);
+/* Testing: the n-th following allocation of these files (0 = the next) and every one after it
+ * fail; n < 0 turns failures off. Process-wide (an atomic counter). */
+void pto__bench_fail_after(long n);
+
+pto_status pto__bench_oom(const char *what);
+
+/* Grows *arr (of *cap elements of size sz) to hold at least need; 0, or -1 when out of memory. */
+int pto__bench_grow(void **arr, size_t *cap, size_t need, size_t sz);
+
+/* ---- stats storage ---------------------------------------------------------------------- */
+
+typedef struct pto__bench_data {
+  /* interned span names: open addressing over names[] */
+  char **names;
+  size_t nnames, names_cap;
+  uint32_t *slots; /* index + 1 into names, 0 = empty */
+  size_t nslots;
+  /* spans of every kept launch, back to back; launches point into it once finished */
+  pto_span *spans;
+  size_t nspans, spans_cap;
+  pto_bench_launch *launches;
+  size_t nlaunches, launches_cap;
+  size_t *span_start; /* per launch: index of its first span in spans */
+  size_t span_start_cap;
+  double *samples; /* PTO_BENCH_METRIC_COUNT * nlaunches */
+} pto__bench_data;
+
+/* A new, empty stats object (rounds etc. zero). */
+pto_status pto__bench_stats_create(pto_bench_stats **out_stats);
+/* The interned copy of name[0..len), or NULL when out of memory. */
+const char *pto__bench_intern(pto_bench_stats *st, const char *name, size_t len);
+/* Starts a launch; its spans follow with pto__bench_add_span. */
+pto_status pto__bench_begin_launch(pto_bench_stats *st, uint64_t pid, uint64_t tid, uint64_t inv,
+                                   uint64_t hid);
+/* Adds a span to the launch begun last; name must come from pto__bench_intern. */
+pto_status pto__bench_add_span(pto_bench_stats *st, const char *name, int depth, uint64_t ts,
+                               uint64_t dur, bool is_device);
+/* Sets launch pointers, samples and summaries; rounds = nlaunches. */
+pto_status pto__bench_finish(pto_bench_stats *st);
+
+#endif

@@ -1,0 +1,422 @@
+/* Binding a launch's arguments: validation against the signature (every message names the
+ * parameter), device copies of host tensors in and out, and the [STRACE] export of spans. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+
+/* ---- host copies ------------------------------------------------------------------------- */
+
+static void copy_strided(uint8_t *contig, const pto_host_tensor *t, int to_contig) {
+  size_t es = pto_dtype_size(t->dtype);
+  uint8_t *data = t->data;
+  if (t->rank == 0) {
+    if (to_contig)
+      memcpy(contig, data, es);
+    else
+      memcpy(data, contig, es);
+    return;
+  }
+  int inner = t->rank - 1;
+  int64_t n_inner = t->shape[inner];
+  int64_t outer = 1;
+  for (int d = 0; d < inner; d++) outer *= t->shape[d];
+  if (n_inner <= 0 || outer <= 0) return;
+  int64_t idx[PTO_MAX_RANK] = {0};
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t off = 0;
+    for (int d = 0; d < inner; d++) off += idx[d] * t->strides[d];
+    uint8_t *h = data + off * (int64_t)es;
+    if (t->strides[inner] == 1) {
+      if (to_contig)
+        memcpy(contig, h, (size_t)n_inner * es);
+      else
+        memcpy(h, contig, (size_t)n_inner * es);
+    } else {
+      for (int64_t i = 0; i < n_inner; i++) {
+        uint8_t *e = h + i * t->strides[inner] * (int64_t)es;
+        if (to_contig)
+          memcpy(contig + i * (int64_t)es, e, es);
+        else
+          memcpy(e, contig + i * (int64_t)es, es);
+      }
+    }
+    contig += (size_t)n_inner * es;
+    for (int d = inner - 1; d >= 0; d--) {
+      if (++idx[d] < t->shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+void pto__rt_copy_host_to_contig(void *dst, const pto_host_tensor *t) { copy_strided(dst, t, 1); }
+void pto__rt_copy_contig_to_host(const pto_host_tensor *t, const void *src) {
+  copy_strided((uint8_t *)src, t, 0);
+}
+
+/* ---- validation -------------------------------------------------------------------------- */
+
+static void fmt_shape(char *buf, size_t cap, int rank, const int64_t *shape) {
+  size_t n = (size_t)snprintf(buf, cap, "[");
+  for (int d = 0; d < rank && n < cap; d++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)shape[d]);
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+static void fmt_sig_shape(char *buf, size_t cap, const pto_signature *sig, const pto_sig_param *p) {
+  size_t n = (size_t)snprintf(buf, cap, "[");
+  for (int d = 0; d < p->rank && n < cap; d++) {
+    if (p->dims[d].sym >= 0 && p->dims[d].sym < sig->nsyms)
+      n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? "," : "", sig->syms[p->dims[d].sym]);
+    else
+      n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? "," : "", (long long)p->dims[d].value);
+  }
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+static void fmt_scalar(char *buf, size_t cap, pto_scalar s) {
+  if (pto_dtype_is_float(s.dtype))
+    snprintf(buf, cap, "%g", s.f);
+  else if (s.dtype == PTO_DTYPE_BOOL)
+    snprintf(buf, cap, "%s", s.i ? "true" : "false");
+  else if (pto_dtype_is_signed(s.dtype))
+    snprintf(buf, cap, "%lld", (long long)s.i);
+  else
+    snprintf(buf, cap, "%llu", (unsigned long long)s.u);
+}
+
+static const char *dir_name(pto_dir d) {
+  return d == PTO_DIR_OUT ? "out" : d == PTO_DIR_INOUT ? "inout" : "in";
+}
+
+static const char *kind_name(pto_arg_type k) {
+  switch (k) {
+  case PTO_ARG_HOST_TENSOR: return "a host tensor";
+  case PTO_ARG_DEVICE_TENSOR: return "a device tensor";
+  case PTO_ARG_SCALAR: return "a scalar";
+  default: return "no argument (kind unset)";
+  }
+}
+
+/* A tensor argument's dtype, rank and shape, resolved (device tokens looked up). */
+typedef struct tensor_view {
+  pto_dtype dtype;
+  int rank;
+  const int64_t *shape;
+  const pto__rt_dtensor *dev; /* device tensors */
+} tensor_view;
+
+static pto_status invalid(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static pto_status invalid(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pto_status s = pto_status_makev(PTO_STATUS_INVALID_ARGUMENT, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+static pto_status resolve_tensor(pto__rt_worker *w, const pto_sig_param *p, const pto_arg *a,
+                                 tensor_view *out) {
+  if (a->kind == PTO_ARG_HOST_TENSOR) {
+    const pto_host_tensor *h = &a->host;
+    if (h->rank < 0 || h->rank > PTO_MAX_RANK)
+      return invalid("parameter '%s': the host tensor's rank %d is out of range (0 to %d)",
+                     p->name, h->rank, PTO_MAX_RANK);
+    if ((unsigned)h->dtype >= PTO_DTYPE_COUNT)
+      return invalid("parameter '%s': the host tensor's dtype %d is not a dtype", p->name,
+                     (int)h->dtype);
+    int64_t numel = 1;
+    for (int d = 0; d < h->rank; d++) {
+      if (h->shape[d] < 0)
+        return invalid("parameter '%s': the host tensor's dim %d is negative (%lld)", p->name, d,
+                       (long long)h->shape[d]);
+      if (__builtin_mul_overflow(numel, h->shape[d], &numel))
+        return invalid("parameter '%s': the host tensor's size overflows", p->name);
+    }
+    if (numel > 0 && !h->data)
+      return invalid("parameter '%s': the host tensor has no data (NULL)", p->name);
+    out->dtype = h->dtype;
+    out->rank = h->rank;
+    out->shape = h->shape;
+    out->dev = NULL;
+    return PTO_OK;
+  }
+  pto__rt_gone gone;
+  const pto__rt_dtensor *d = pto__rt_obj_get(a->device, PTO__RT_OBJ_TENSOR, &gone);
+  if (!d)
+    return invalid("parameter '%s': the device tensor is stale: %s", p->name,
+                   pto__rt_gone_text(gone, PTO__RT_OBJ_TENSOR));
+  if (d->w != w)
+    return invalid("parameter '%s': the device tensor belongs to another worker; device tensors "
+                   "are only valid on the worker that allocated them",
+                   p->name);
+  out->dtype = d->dtype;
+  out->rank = d->rank;
+  out->shape = d->shape;
+  out->dev = d;
+  return PTO_OK;
+}
+
+typedef struct sym_binding {
+  int bound;
+  int64_t value;
+  int param;
+  int dim;
+} sym_binding;
+
+static pto_status check_tensor(const pto_signature *sig, int pi, const pto_arg *a,
+                               const tensor_view *v, sym_binding *syms) {
+  const pto_sig_param *p = &sig->params[pi];
+  char want[160], got[160];
+  if (v->dtype != p->dtype)
+    return invalid("parameter '%s': expected dtype %s, got %s", p->name, pto_dtype_name(p->dtype),
+                   pto_dtype_name(v->dtype));
+  fmt_sig_shape(want, sizeof want, sig, p);
+  fmt_shape(got, sizeof got, v->rank, v->shape);
+  if (v->rank != p->rank)
+    return invalid("parameter '%s': expected rank %d %s, got rank %d %s", p->name, p->rank, want,
+                   v->rank, got);
+  for (int d = 0; d < p->rank; d++) {
+    int sym = p->dims[d].sym;
+    if (sym < 0) {
+      if (v->shape[d] != p->dims[d].value)
+        return invalid("parameter '%s': expected shape %s, got %s", p->name, want, got);
+      continue;
+    }
+    sym_binding *b = &syms[sym];
+    if (!b->bound) {
+      b->bound = 1;
+      b->value = v->shape[d];
+      b->param = pi;
+      b->dim = d;
+    } else if (b->value != v->shape[d]) {
+      return invalid("parameter '%s': dynamic dim '%s' (dim %d) is %lld, but parameter '%s' "
+                     "(dim %d) bound '%s' to %lld; a symbol bound twice must agree",
+                     p->name, sig->syms[sym], d, (long long)v->shape[d],
+                     sig->params[b->param].name, b->dim, sig->syms[sym], (long long)b->value);
+    }
+  }
+  if (a->kind == PTO_ARG_HOST_TENSOR && a->readonly && p->dir != PTO_DIR_IN)
+    return invalid("parameter '%s' is %s, but its host tensor was passed read-only "
+                   "(pto_arg_host_readonly); pass a writable tensor",
+                   p->name, dir_name(p->dir));
+  return PTO_OK;
+}
+
+static pto_status check_scalar(const pto_sig_param *p, const pto_arg *a) {
+  if (a->scalar.dtype != p->dtype)
+    return invalid("parameter '%s': expected a scalar of dtype %s, got %s", p->name,
+                   pto_dtype_name(p->dtype),
+                   (unsigned)a->scalar.dtype < PTO_DTYPE_COUNT ? pto_dtype_name(a->scalar.dtype)
+                                                               : "an invalid dtype");
+  pto_scalar fixed = p->value;
+  fixed.dtype = p->dtype;
+  if (p->bind == PTO_BIND_LITERAL && pto_scalar_to_slot(a->scalar) != pto_scalar_to_slot(fixed)) {
+    char want[64], got[64];
+    fmt_scalar(want, sizeof want, fixed);
+    fmt_scalar(got, sizeof got, a->scalar);
+    return invalid("parameter '%s': got %s, but its value was fixed at compile time to %s; pass "
+                   "%s, or recompile with -D %s=runtime to pass it at launch",
+                   p->name, got, want, want, p->name);
+  }
+  return PTO_OK;
+}
+
+/* Host byte span of a host tensor: [lo, hi). */
+static void host_span(const pto_host_tensor *h, uintptr_t *lo, uintptr_t *hi) {
+  int64_t l = 0, u = 0, es = (int64_t)pto_dtype_size(h->dtype);
+  for (int d = 0; d < h->rank; d++) {
+    if (h->shape[d] <= 0) {
+      *lo = *hi = 0;
+      return;
+    }
+    int64_t ext = (h->shape[d] - 1) * h->strides[d];
+    if (ext < 0)
+      l += ext;
+    else
+      u += ext;
+  }
+  *lo = (uintptr_t)h->data + (uintptr_t)(l * es);
+  *hi = (uintptr_t)h->data + (uintptr_t)((u + 1) * es);
+}
+
+pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig,
+                                 const pto_arg *args, size_t nargs) {
+  if (nargs != (size_t)sig->nparams) {
+    char names[512];
+    size_t n = 0;
+    names[0] = 0;
+    for (int i = 0; i < sig->nparams && n < sizeof names; i++)
+      n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
+                            sig->params[i].name);
+    return invalid("expected %d argument%s (%s), got %zu", sig->nparams,
+                   sig->nparams == 1 ? "" : "s", names, nargs);
+  }
+  sym_binding *syms = calloc((size_t)sig->nsyms + 1, sizeof *syms);
+  if (!syms) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory validating arguments");
+  pto_status s = PTO_OK;
+  for (int i = 0; !s && i < sig->nparams; i++) {
+    const pto_sig_param *p = &sig->params[i];
+    const pto_arg *a = &args[i];
+    if (p->is_tensor) {
+      if (a->kind != PTO_ARG_HOST_TENSOR && a->kind != PTO_ARG_DEVICE_TENSOR) {
+        char want[160];
+        fmt_sig_shape(want, sizeof want, sig, p);
+        s = invalid("parameter '%s': expected a tensor (%s %s %s), got %s", p->name,
+                    dir_name(p->dir), pto_dtype_name(p->dtype), want, kind_name(a->kind));
+        break;
+      }
+      tensor_view v = {0};
+      s = resolve_tensor(w, p, a, &v);
+      if (!s) s = check_tensor(sig, i, a, &v, syms);
+    } else if (a->kind != PTO_ARG_SCALAR) {
+      s = invalid("parameter '%s': expected a scalar (%s), got %s", p->name,
+                  pto_dtype_name(p->dtype), kind_name(a->kind));
+    } else {
+      s = check_scalar(p, a);
+    }
+  }
+  free(syms);
+  if (s) return s;
+  /* Each host tensor gets its own device copy: written ones must not share host memory with
+   * another host argument, or the copy back would be ambiguous. */
+  for (int i = 0; i < sig->nparams; i++) {
+    if (args[i].kind != PTO_ARG_HOST_TENSOR) continue;
+    uintptr_t ilo, ihi;
+    host_span(&args[i].host, &ilo, &ihi);
+    if (ilo == ihi) continue;
+    for (int j = i + 1; j < sig->nparams; j++) {
+      if (args[j].kind != PTO_ARG_HOST_TENSOR) continue;
+      if (sig->params[i].dir == PTO_DIR_IN && sig->params[j].dir == PTO_DIR_IN) continue;
+      uintptr_t jlo, jhi;
+      host_span(&args[j].host, &jlo, &jhi);
+      if (jlo == jhi || ihi <= jlo || jhi <= ilo) continue;
+      int wi = sig->params[i].dir != PTO_DIR_IN;
+      return invalid("parameters '%s' and '%s' overlap in host memory and '%s' is %s; pass "
+                     "separate buffers",
+                     sig->params[i].name, sig->params[j].name,
+                     wi ? sig->params[i].name : sig->params[j].name,
+                     dir_name(wi ? sig->params[i].dir : sig->params[j].dir));
+    }
+  }
+  return PTO_OK;
+}
+
+/* ---- binding ----------------------------------------------------------------------------- */
+
+void pto__rt_unbind_args(pto__rt_worker *w, pto__rt_bound *b, int copy_back) {
+  for (int i = 0; i < b->nhosts; i++) {
+    pto__rt_host_binding *h = &b->hosts[i];
+    if (copy_back && h->dir != PTO_DIR_IN)
+      pto__rt_copy_contig_to_host(h->host, pto__rt_devmem_host(&w->mem, h->addr));
+    pto__rt_devmem_free(&w->mem, h->addr);
+  }
+  free(b->tensors);
+  free(b->scalars);
+  free(b->hosts);
+  memset(b, 0, sizeof *b);
+}
+
+pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
+                             pto__rt_bound *out) {
+  memset(out, 0, sizeof *out);
+  int nt = 0, ns = 0, nh = 0;
+  for (int i = 0; i < sig->nparams; i++) {
+    if (sig->params[i].is_tensor)
+      nt++;
+    else
+      ns++;
+    nh += args[i].kind == PTO_ARG_HOST_TENSOR;
+  }
+  out->tensors = calloc((size_t)nt + 1, sizeof *out->tensors);
+  out->scalars = calloc((size_t)ns + 1, sizeof *out->scalars);
+  out->hosts = calloc((size_t)nh + 1, sizeof *out->hosts);
+  if (!out->tensors || !out->scalars || !out->hosts) {
+    pto__rt_unbind_args(w, out, 0);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory binding arguments");
+  }
+  for (int i = 0; i < sig->nparams; i++) {
+    const pto_sig_param *p = &sig->params[i];
+    const pto_arg *a = &args[i];
+    if (!p->is_tensor) {
+      /* A specialized scalar keeps its slot and carries the compiled-in value. */
+      pto_scalar v = p->bind == PTO_BIND_LITERAL ? p->value : a->scalar;
+      v.dtype = p->dtype;
+      out->scalars[out->nscalars++] = pto_scalar_to_slot(v);
+      continue;
+    }
+    pto_orch_tensor *t = &out->tensors[out->ntensors++];
+    int rank;
+    const int64_t *shape;
+    if (a->kind == PTO_ARG_DEVICE_TENSOR) {
+      const pto__rt_dtensor *d = pto__rt_obj_get(a->device, PTO__RT_OBJ_TENSOR, NULL);
+      t->buffer = t->addr = d->addr;
+      t->dtype = (int32_t)d->dtype;
+      rank = d->rank;
+      shape = d->shape;
+    } else {
+      const pto_host_tensor *h = &a->host;
+      uint64_t nbytes = (uint64_t)pto_host_tensor_numel(h) * pto_dtype_size(h->dtype);
+      char what[128];
+      snprintf(what, sizeof what, "the device copy of parameter '%s'", p->name);
+      uint64_t addr;
+      pto_status s = pto__rt_devmem_alloc(&w->mem, nbytes, 64, what, &addr);
+      if (s) {
+        pto__rt_unbind_args(w, out, 0);
+        return s;
+      }
+      pto__rt_host_binding *hb = &out->hosts[out->nhosts++];
+      hb->param = i;
+      hb->dir = p->dir;
+      hb->host = h;
+      hb->addr = addr;
+      hb->nbytes = nbytes;
+      void *dev = pto__rt_devmem_host(&w->mem, addr);
+      if (p->dir == PTO_DIR_OUT)
+        memset(dev, 0, (size_t)nbytes); /* out is never copied in; zeros keep runs deterministic */
+      else
+        pto__rt_copy_host_to_contig(dev, h);
+      t->buffer = t->addr = addr;
+      t->dtype = (int32_t)h->dtype;
+      rank = h->rank;
+      shape = h->shape;
+    }
+    t->rank = rank;
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      t->shape[d] = shape[d];
+      t->stride[d] = stride;
+      stride *= shape[d] ? shape[d] : 1;
+    }
+  }
+  return PTO_OK;
+}
+
+/* ---- [STRACE] ---------------------------------------------------------------------------- */
+
+void pto__rt_emit_strace(const pto_launch_record *rec) {
+  long pid = (long)getpid(), tid = (long)gettid();
+  for (int i = 0; i < rec->nspans; i++) {
+    const pto_span *sp = &rec->spans[i];
+    char line[512];
+    /* hid as pto_hid_format prints it: lowercase hex, no 0x, no padding. */
+    int n = snprintf(line, sizeof line,
+                     "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=%d name=%s ts=%llu "
+                     "dur=%llu%s\n",
+                     pid, tid, (unsigned long long)rec->inv, (unsigned long long)rec->hid, sp->depth,
+                     sp->name, (unsigned long long)sp->ts_ns, (unsigned long long)sp->dur_ns,
+                     sp->is_device ? " clk=dev" : "");
+    if (n <= 0) continue;
+    if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
+    /* One write per line, so lines of concurrent launches never interleave. */
+    ssize_t off = 0;
+    while (off < n) {
+      ssize_t k = write(STDERR_FILENO, line + off, (size_t)(n - off));
+      if (k <= 0) break;
+      off += k;
+    }
+  }
+}

@@ -1,0 +1,196 @@
+/* Device memory of the sim platform: one mmap'd arena per worker, addressed by device addresses
+ * of its own (base + offset, never a host pointer), carved by a first-fit allocator with a
+ * sorted, coalesced free list. Allocations are found by their base address in a hash map, which
+ * is what copy_to/copy_from and dispatch validate against. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "runtime_internal.h"
+
+/* Each worker gets its own 1 TiB window of device addresses, so a device address of one worker
+ * is recognisably foreign to another. Process-global, lock-free (an atomic counter). */
+static atomic_uint g_next_window;
+
+#define PTO__RT_DEVICE_BASE 0x100000000000ull
+#define PTO__RT_WINDOW (1ull << 40)
+#define PTO__RT_WINDOWS 64u
+
+pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size) {
+  memset(m, 0, sizeof *m);
+  if (size < 4096 || size > PTO__RT_WINDOW)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "device_memory_bytes %llu is out of range (4096 to %llu)",
+                           (unsigned long long)size, (unsigned long long)PTO__RT_WINDOW);
+  size = (size + 63) & ~63ull;
+  void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                           "cannot reserve %llu bytes of device memory: %s",
+                           (unsigned long long)size, strerror(errno));
+  m->free = malloc(16 * sizeof *m->free);
+  if (!m->free) {
+    munmap(p, (size_t)size);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
+  }
+  pthread_mutex_init(&m->mu, NULL);
+  m->host = p;
+  m->size = size;
+  unsigned win = atomic_fetch_add(&g_next_window, 1) % PTO__RT_WINDOWS;
+  m->base = PTO__RT_DEVICE_BASE + (uint64_t)win * PTO__RT_WINDOW;
+  m->capfree = 16;
+  m->nfree = 1;
+  m->free[0].off = 0;
+  m->free[0].size = size;
+  return PTO_OK;
+}
+
+void pto__rt_devmem_fini(pto__rt_devmem *m) {
+  if (!m->host) return;
+  munmap(m->host, (size_t)m->size);
+  free(m->free);
+  pto__rt_map_fini(&m->allocs);
+  pthread_mutex_destroy(&m->mu);
+  memset(m, 0, sizeof *m);
+}
+
+static uint64_t largest_free_locked(const pto__rt_devmem *m) {
+  uint64_t best = 0;
+  for (size_t i = 0; i < m->nfree; i++)
+    if (m->free[i].size > best) best = m->free[i].size;
+  return best;
+}
+
+static int insert_free_locked(pto__rt_devmem *m, size_t at, uint64_t off, uint64_t size) {
+  if (m->nfree == m->capfree) {
+    size_t ncap = m->capfree * 2;
+    pto__rt_free_block *nf = realloc(m->free, ncap * sizeof *nf);
+    if (!nf) return -1;
+    m->free = nf;
+    m->capfree = ncap;
+  }
+  memmove(&m->free[at + 1], &m->free[at], (m->nfree - at) * sizeof *m->free);
+  m->free[at].off = off;
+  m->free[at].size = size;
+  m->nfree++;
+  return 0;
+}
+
+/* Returns [off, off+size) to the free list, coalescing with its neighbours. */
+static int release_locked(pto__rt_devmem *m, uint64_t off, uint64_t size) {
+  size_t lo = 0, hi = m->nfree;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (m->free[mid].off < off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int merge_prev = lo > 0 && m->free[lo - 1].off + m->free[lo - 1].size == off;
+  int merge_next = lo < m->nfree && off + size == m->free[lo].off;
+  if (merge_prev && merge_next) {
+    m->free[lo - 1].size += size + m->free[lo].size;
+    memmove(&m->free[lo], &m->free[lo + 1], (m->nfree - lo - 1) * sizeof *m->free);
+    m->nfree--;
+  } else if (merge_prev) {
+    m->free[lo - 1].size += size;
+  } else if (merge_next) {
+    m->free[lo].off = off;
+    m->free[lo].size += size;
+  } else {
+    return insert_free_locked(m, lo, off, size);
+  }
+  return 0;
+}
+
+pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
+                                const char *what, uint64_t *out_addr) {
+  *out_addr = 0;
+  if (align < 64) align = 64;
+  if (align & (align - 1))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "alignment %llu is not a power of two",
+                           (unsigned long long)align);
+  if (nbytes > m->size)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                           "out of device memory allocating %s: %llu bytes requested, the device "
+                           "has %llu bytes in all; raise pto_run_config.device_memory_bytes",
+                           what, (unsigned long long)nbytes, (unsigned long long)m->size);
+  uint64_t size = nbytes ? (nbytes + 63) & ~63ull : 64;
+  pthread_mutex_lock(&m->mu);
+  for (size_t i = 0; i < m->nfree; i++) {
+    pto__rt_free_block *b = &m->free[i];
+    uint64_t a = (b->off + align - 1) & ~(align - 1);
+    uint64_t end = b->off + b->size;
+    if (a < b->off || a > end || end - a < size) continue;
+    uint64_t lead = a - b->off, tail = end - (a + size);
+    if (lead == 0) {
+      b->off += size;
+      b->size -= size;
+      if (b->size == 0) {
+        memmove(&m->free[i], &m->free[i + 1], (m->nfree - i - 1) * sizeof *m->free);
+        m->nfree--;
+      }
+    } else {
+      b->size = lead;
+      if (tail && insert_free_locked(m, i + 1, a + size, tail) != 0) {
+        b->size = lead + size + tail;
+        break;
+      }
+    }
+    if (pto__rt_map_put(&m->allocs, m->base + a, nbytes) != 0) {
+      release_locked(m, a, size);
+      break;
+    }
+    m->used += size;
+    if (m->used > m->peak) m->peak = m->used;
+    pthread_mutex_unlock(&m->mu);
+    *out_addr = m->base + a;
+    return PTO_OK;
+  }
+  uint64_t used = m->used, largest = largest_free_locked(m);
+  pthread_mutex_unlock(&m->mu);
+  return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                         "out of device memory allocating %s: %llu bytes requested, %llu of %llu "
+                         "bytes in use, largest free block %llu bytes; raise "
+                         "pto_run_config.device_memory_bytes or free device tensors",
+                         what, (unsigned long long)nbytes, (unsigned long long)used,
+                         (unsigned long long)m->size, (unsigned long long)largest);
+}
+
+int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr) {
+  pthread_mutex_lock(&m->mu);
+  uint64_t *v = pto__rt_map_find(&m->allocs, addr);
+  if (!v) {
+    pthread_mutex_unlock(&m->mu);
+    return 0;
+  }
+  uint64_t size = *v ? (*v + 63) & ~63ull : 64;
+  pto__rt_map_del(&m->allocs, addr);
+  /* A free list that cannot grow loses this block until a neighbour is freed: no corruption. */
+  (void)release_locked(m, addr - m->base, size);
+  m->used -= size;
+  pthread_mutex_unlock(&m->mu);
+  return 1;
+}
+
+int pto__rt_devmem_size(pto__rt_devmem *m, uint64_t addr, uint64_t *out_nbytes) {
+  pthread_mutex_lock(&m->mu);
+  uint64_t *v = pto__rt_map_find(&m->allocs, addr);
+  *out_nbytes = v ? *v : 0;
+  pthread_mutex_unlock(&m->mu);
+  return v != NULL;
+}
+
+void pto__rt_devmem_info(pto__rt_devmem *m, pto_device_memory_info *out) {
+  pthread_mutex_lock(&m->mu);
+  out->base = m->base;
+  out->total = m->size;
+  out->used = m->used;
+  out->peak = m->peak;
+  out->nallocs = m->allocs.n;
+  out->largest_free = largest_free_locked(m);
+  pthread_mutex_unlock(&m->mu);
+}

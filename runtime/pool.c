@@ -1,0 +1,187 @@
+/* The sim platform's cores: a persistent pool of threads created at worker open. A core takes
+ * ready tasks from one queue (in shuffle test mode, a random one of the first 64), runs them and
+ * completes them; when the queue is empty it spins a bounded while (a pause per iteration), then
+ * blocks on a condition variable. A launch wakes a few cores to spin before its first submit, so
+ * the first task does not pay for a futex wake-up. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+
+static pto__rt_task *pop_locked(pto__rt_pool *pool) {
+  if (!pool->qlen) return NULL;
+  pto__rt_task *t;
+  if (pool->shuffle && pool->qlen > 1) {
+    size_t window = pool->qlen < 64 ? pool->qlen : 64;
+    size_t k = (size_t)(pto__rt_xorshift64(&pool->rng) % window);
+    pto__rt_task **link = &pool->qhead_task;
+    pto__rt_task *prev = NULL;
+    for (size_t i = 0; i < k; i++) {
+      prev = *link;
+      link = &(*link)->next_ready;
+    }
+    t = *link;
+    *link = t->next_ready;
+    if (pool->qtail_task == t) pool->qtail_task = prev;
+  } else {
+    t = pool->qhead_task;
+    pool->qhead_task = t->next_ready;
+    if (!pool->qhead_task) pool->qtail_task = NULL;
+  }
+  t->next_ready = NULL;
+  pool->qlen--;
+  atomic_store(&pool->nqueued, pool->qlen);
+  return t;
+}
+
+void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
+  pthread_mutex_lock(&pool->mu);
+  for (int i = 0; i < n; i++) {
+    tasks[i]->next_ready = NULL;
+    if (pool->qtail_task)
+      pool->qtail_task->next_ready = tasks[i];
+    else
+      pool->qhead_task = tasks[i];
+    pool->qtail_task = tasks[i];
+  }
+  pool->qlen += (size_t)n;
+  atomic_store(&pool->nqueued, pool->qlen);
+  int wake = n < pool->nsleeping ? n : pool->nsleeping;
+  for (int i = 0; i < wake; i++) pthread_cond_signal(&pool->cv);
+  pthread_mutex_unlock(&pool->mu);
+}
+
+void pto__rt_pool_wake(pto__rt_pool *pool) {
+  pthread_mutex_lock(&pool->mu);
+  pool->wake_gen++;
+  int n = pool->nsleeping < pool->prewake ? pool->nsleeping : pool->prewake;
+  for (int i = 0; i < n; i++) pthread_cond_signal(&pool->cv);
+  pthread_mutex_unlock(&pool->mu);
+}
+
+static void *core_main(void *arg) {
+  pto__rt_core *core = arg;
+  pto__rt_worker *w = core->w;
+  pto__rt_pool *pool = &w->pool;
+  for (;;) {
+    pto__rt_task *t = NULL;
+    if (atomic_load(&pool->nqueued) > 0) {
+      pthread_mutex_lock(&pool->mu);
+      t = pop_locked(pool);
+      pthread_mutex_unlock(&pool->mu);
+    }
+    if (t) {
+      while (t) {
+        pto__rt_task *next = NULL;
+        pto__rt_task_execute(&w->launch, t, core, &next);
+        t = next;
+      }
+      continue;
+    }
+    if (atomic_load(&pool->shutdown)) break;
+    /* Spin a bounded while: a task handed to a spinning core starts in well under a
+     * microsecond, one handed to a blocked core waits for a futex wake (tens of µs). */
+    uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
+    int work = 0;
+    for (unsigned i = 0;; i++) {
+      if (atomic_load_explicit(&pool->nqueued, memory_order_relaxed) > 0 ||
+          atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
+        work = 1;
+        break;
+      }
+      pto__rt_cpu_relax();
+      if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) break;
+    }
+    if (work) continue;
+    pthread_mutex_lock(&pool->mu);
+    uint64_t gen = pool->wake_gen;
+    while (!pool->qlen && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
+      pool->nsleeping++;
+      pthread_cond_wait(&pool->cv, &pool->mu);
+      pool->nsleeping--;
+    }
+    pthread_mutex_unlock(&pool->mu);
+  }
+  return NULL;
+}
+
+static void *alloc_scratch(uint64_t bytes) {
+  size_t size = (size_t)((bytes + 63) & ~63ull);
+  return aligned_alloc(64, size ? size : 64);
+}
+
+pto_status pto__rt_pool_start(struct pto__rt_worker *w, int ncores) {
+  pto__rt_pool *pool = &w->pool;
+  memset(pool, 0, sizeof *pool);
+  pool->spin_ns = (uint64_t)w->cfg.idle_spin_us * 1000;
+  pool->shuffle = w->cfg.shuffle;
+  pool->rng = w->cfg.shuffle_seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  if (!pool->rng) pool->rng = 1;
+  pool->ncores = ncores;
+  /* Spinning cores must leave a CPU to the dispatching thread, or they slow down the very
+   * orchestration they wait for. */
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  pool->prewake = ncpu > 1 ? (int)(ncpu - 1) : 1;
+  if (pool->prewake > ncores) pool->prewake = ncores;
+  pool->cores = calloc((size_t)ncores, sizeof *pool->cores);
+  if (!pool->cores) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
+  pthread_mutex_init(&pool->mu, NULL);
+  pthread_cond_init(&pool->cv, NULL);
+  pto_status s = PTO_OK;
+  for (int i = 0; i < ncores; i++) {
+    pto__rt_core *c = &pool->cores[i];
+    c->w = w;
+    c->id = i;
+    c->rng = pool->rng ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull);
+    if (!c->rng) c->rng = 1;
+    c->scratch = alloc_scratch(w->scratch_bytes);
+    c->scratch_size = w->scratch_bytes;
+    if (!c->scratch) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory allocating %llu bytes of scratch "
+                          "for core %d", (unsigned long long)w->scratch_bytes, i);
+      break;
+    }
+  }
+  for (int i = 0; !s && i < ncores; i++) {
+    int rc = pthread_create(&pool->cores[i].thread, NULL, core_main, &pool->cores[i]);
+    if (rc != 0) {
+      s = pto_status_make(PTO_STATUS_INTERNAL, "cannot start core thread %d of %d: %s", i, ncores,
+                          strerror(rc));
+      break;
+    }
+    pool->nstarted++;
+  }
+  if (s) pto__rt_pool_stop(pool);
+  return s;
+}
+
+void pto__rt_pool_stop(pto__rt_pool *pool) {
+  if (!pool->cores) return;
+  pthread_mutex_lock(&pool->mu);
+  atomic_store(&pool->shutdown, 1);
+  pthread_cond_broadcast(&pool->cv);
+  pthread_mutex_unlock(&pool->mu);
+  for (int i = 0; i < pool->nstarted; i++) pthread_join(pool->cores[i].thread, NULL);
+  for (int i = 0; i < pool->ncores; i++) free(pool->cores[i].scratch);
+  free(pool->cores);
+  pthread_mutex_destroy(&pool->mu);
+  pthread_cond_destroy(&pool->cv);
+  memset(pool, 0, sizeof *pool);
+}
+
+pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes) {
+  for (int i = 0; i < pool->ncores; i++) {
+    pto__rt_core *c = &pool->cores[i];
+    if (c->scratch_size >= bytes) continue;
+    void *p = alloc_scratch(bytes);
+    if (!p)
+      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                             "out of memory growing core %d's scratch to %llu bytes", i,
+                             (unsigned long long)bytes);
+    free(c->scratch);
+    c->scratch = p;
+    c->scratch_size = bytes;
+  }
+  return PTO_OK;
+}

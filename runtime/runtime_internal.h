@@ -1,0 +1,344 @@
+/* Internal to the runtime: the object registry (tokens), device memory, the per-launch task
+ * graph and the sim platform's core pool, shared by the files of runtime/.
+ *
+ * Threads: the dispatching thread (the caller of pto_handle_call) validates, copies, runs the
+ * orchestration and builds the task graph; core threads run kernels and complete tasks. What each
+ * field may be touched by is written beside it. */
+#ifndef PTO_RUNTIME_INTERNAL_H
+#define PTO_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "pto/kernel_abi.h"
+#include "pto/orch_abi.h"
+#include "pto/runtime.h"
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+uint64_t pto__rt_now_ns(void);
+
+static inline uint64_t pto__rt_xorshift64(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+static inline void pto__rt_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* ---- object registry: tokens for workers, handles and device tensors ------------------ */
+
+typedef enum pto__rt_obj_kind {
+  PTO__RT_OBJ_WORKER = 1,
+  PTO__RT_OBJ_HANDLE,
+  PTO__RT_OBJ_TENSOR,
+} pto__rt_obj_kind;
+
+/* Why a token no longer names an object. */
+typedef enum pto__rt_gone {
+  PTO__RT_GONE_UNKNOWN = 0, /* never issued, or its slot was reused since */
+  PTO__RT_GONE_CLOSED,      /* the worker was closed */
+  PTO__RT_GONE_WORKER_CLOSED,
+  PTO__RT_GONE_FREED,
+  PTO__RT_GONE_UNREGISTERED,
+  PTO__RT_GONE_WRONG_KIND,  /* a live token of another kind */
+} pto__rt_gone;
+
+/* A fresh token for obj, NULL when out of memory. */
+void *pto__rt_obj_add(pto__rt_obj_kind kind, void *obj);
+/* The object a token names, or NULL with *out_gone saying why not (out_gone may be NULL). */
+void *pto__rt_obj_get(const void *token, pto__rt_obj_kind kind, pto__rt_gone *out_gone);
+/* Retires a live token; later lookups report why. */
+void pto__rt_obj_remove(const void *token, pto__rt_gone why);
+const char *pto__rt_gone_text(pto__rt_gone why, pto__rt_obj_kind kind);
+
+/* ---- u64 -> u64 hash map (open addressing, keys nonzero) --------------------------------- */
+
+typedef struct pto__rt_map {
+  uint64_t *keys;
+  uint64_t *vals;
+  size_t cap; /* power of two, or 0 */
+  size_t n;
+} pto__rt_map;
+
+void pto__rt_map_fini(pto__rt_map *m);
+void pto__rt_map_clear(pto__rt_map *m);
+/* Pointer to the value of key, or NULL. */
+uint64_t *pto__rt_map_find(const pto__rt_map *m, uint64_t key);
+/* Inserts or replaces; returns 0, or -1 when out of memory. */
+int pto__rt_map_put(pto__rt_map *m, uint64_t key, uint64_t val);
+/* Removes key; returns 1 if it was there. */
+int pto__rt_map_del(pto__rt_map *m, uint64_t key);
+
+/* ---- bump arena (one owner thread; reset keeps the chunks) -------------------------------- */
+
+typedef struct pto__rt_chunk pto__rt_chunk;
+typedef struct pto__rt_bump {
+  pto__rt_chunk *first;
+  pto__rt_chunk *cur;
+} pto__rt_bump;
+
+/* 16-byte aligned, uninitialised; NULL when out of memory. */
+void *pto__rt_bump_alloc(pto__rt_bump *b, size_t size);
+void pto__rt_bump_reset(pto__rt_bump *b);
+void pto__rt_bump_fini(pto__rt_bump *b);
+
+/* ---- device memory ----------------------------------------------------------------------- */
+
+typedef struct pto__rt_free_block {
+  uint64_t off;
+  uint64_t size;
+} pto__rt_free_block;
+
+/* Thread-safe (mu): intermediates are freed by core threads. */
+typedef struct pto__rt_devmem {
+  pthread_mutex_t mu;
+  uint8_t *host;  /* the arena, mmap'd with MAP_NORESERVE */
+  uint64_t base;  /* device address of arena byte 0 */
+  uint64_t size;
+  pto__rt_free_block *free; /* sorted by offset, coalesced; guarded by mu */
+  size_t nfree, capfree;
+  pto__rt_map allocs;       /* device address -> requested bytes; guarded by mu */
+  uint64_t used, peak;
+} pto__rt_devmem;
+
+pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size);
+void pto__rt_devmem_fini(pto__rt_devmem *m);
+/* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64). what names
+ * the allocation in the out-of-memory message. */
+pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
+                                const char *what, uint64_t *out_addr);
+/* Returns 1 if addr was a live allocation (now freed), 0 otherwise. */
+int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr);
+/* Whether an allocation starts at addr, and its requested size. */
+int pto__rt_devmem_size(pto__rt_devmem *m, uint64_t addr, uint64_t *out_nbytes);
+void pto__rt_devmem_info(pto__rt_devmem *m, pto_device_memory_info *out);
+static inline void *pto__rt_devmem_host(const pto__rt_devmem *m, uint64_t addr) {
+  return m->host + (addr - m->base);
+}
+
+/* ---- task graph of one launch ---------------------------------------------------------- */
+
+/* A tensor.create buffer: freed when its scope has ended and every task using it finished. */
+typedef struct pto__rt_interm {
+  uint64_t addr;
+  atomic_int refs;              /* 1 for the open scope + 1 per unfinished task using it */
+  int scope_ended;              /* dispatching thread only */
+  struct pto__rt_interm *next;  /* in its scope's list; dispatching thread only */
+} pto__rt_interm;
+
+typedef struct pto__rt_task {
+  pto_kernel_fn fn;
+  int32_t kernel_id;
+  int32_t ntensors, nscalars, ninterms;
+  uint32_t seq;
+  pto_kernel_tensor *tensors;
+  uint64_t *scalars;
+  pto__rt_interm **interms;
+  atomic_int pending;           /* unfinished predecessors + 1 while being submitted */
+  atomic_int done;
+  int32_t nsucc, capsucc;       /* succ: guarded by the task's stripe lock until done */
+  struct pto__rt_task **succ;
+  struct pto__rt_task *inline_succ[4];
+  uint64_t t_start, t_end;      /* written by the core that ran it; 0 when skipped */
+  struct pto__rt_task *next_all; /* dispatching thread only */
+  struct pto__rt_task *next_ready; /* in the pool's queue; guarded by the pool's mu */
+} pto__rt_task;
+
+/* A strided view's footprint: the byte interval [lo, hi) and the box that refines it. */
+typedef struct pto__rt_region {
+  uint64_t lo, hi;
+  uint64_t addr;
+  int32_t rank, esize;
+  int64_t shape[PTO_MAX_RANK];
+  int64_t stride[PTO_MAX_RANK];
+  int dense; /* the view covers [lo, hi) exactly */
+} pto__rt_region;
+
+typedef struct pto__rt_access {
+  pto__rt_task *task;
+  pto__rt_region r;
+} pto__rt_access;
+
+typedef struct pto__rt_access_list {
+  pto__rt_access *v;
+  int32_t n, cap;
+} pto__rt_access_list;
+
+/* Everything the dispatching thread knows about one buffer (device allocation) during a launch:
+ * the accesses of unfinished tasks, reads and writes apart so that a read scans writes only. */
+typedef struct pto__rt_track {
+  uint64_t buffer;
+  uint64_t size;
+  pto__rt_interm *interm; /* NULL unless made by tensor.create */
+  pto__rt_access_list acc[2]; /* [0] reads, [1] writes */
+} pto__rt_track;
+
+#define PTO__RT_STRIPES 64
+
+typedef struct pto__rt_launch {
+  struct pto__rt_worker *w;
+  const pto_program *prog;
+  /* dispatching thread only: */
+  pto__rt_bump bump;
+  pto__rt_map tracks; /* buffer -> pto__rt_track* */
+  pto__rt_track **track_list;
+  size_t ntracks, captracks;
+  pto__rt_task *tasks_head, *tasks_tail;
+  uint32_t ntasks;
+  pto__rt_interm **scopes; /* per open scope, the head of its intermediates list */
+  int nscopes, capscopes;
+  /* shared: */
+  atomic_int failed; /* set once, by the first failure */
+  pthread_mutex_t fail_mu;
+  pto_status fail; /* guarded by fail_mu */
+  atomic_long outstanding; /* submitted and not completed */
+  atomic_ulong ncompleted; /* tasks completed so far */
+  atomic_int waiters;      /* threads blocked (or about to block) on done_cv */
+  pthread_mutex_t done_mu;
+  pthread_cond_t done_cv;
+  pthread_mutex_t stripes[PTO__RT_STRIPES];
+  pto_orch_api api;
+} pto__rt_launch;
+
+pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w);
+void pto__rt_launch_fini(pto__rt_launch *L);
+/* Prepares L for a launch of prog; opens the outermost scope. */
+void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog);
+/* Ends every open scope, waits for every task; returns the launch's failure, if any, and
+ * reports the device clock's first task start and last task end (0 when no task ran). */
+pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
+                                 uint64_t *out_last_end);
+/* Records the first failure of the launch; takes ownership of s. */
+void pto__rt_launch_fail(pto__rt_launch *L, pto_status s);
+
+/* ---- sim platform: the core pool --------------------------------------------------------- */
+
+typedef struct pto__rt_core {
+  struct pto__rt_worker *w;
+  int id;
+  pthread_t thread;
+  void *scratch;         /* 64-byte aligned; replaced only while no launch runs */
+  uint64_t scratch_size;
+  uint64_t rng;          /* shuffle mode delays; this core only */
+} pto__rt_core;
+
+typedef struct pto__rt_pool {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct pto__rt_task *qhead_task, *qtail_task; /* ready tasks (next_ready); guarded by mu */
+  size_t qlen;
+  atomic_size_t nqueued;  /* mirror of qlen for the idle spin */
+  int nsleeping;          /* guarded by mu */
+  uint64_t wake_gen;      /* guarded by mu: bumped to wake sleeping cores for a launch */
+  atomic_int shutdown;
+  uint64_t spin_ns;
+  int shuffle;
+  uint64_t rng;           /* guarded by mu */
+  int ncores, nstarted;
+  int prewake;            /* cores woken to spin when a launch starts */
+  pto__rt_core *cores;
+} pto__rt_pool;
+
+pto_status pto__rt_pool_start(struct pto__rt_worker *w, int ncores);
+void pto__rt_pool_stop(pto__rt_pool *pool);
+/* Grows every core's scratch to at least bytes; only while no launch runs. */
+pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes);
+/* Makes sleeping cores spin again: a launch is about to submit work. */
+void pto__rt_pool_wake(pto__rt_pool *pool);
+/* Queues ready tasks. */
+void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
+/* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
+ * that became ready and is left for the caller to run. */
+void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core,
+                          pto__rt_task **out_next);
+
+/* ---- the worker ------------------------------------------------------------------------- */
+
+typedef struct pto__rt_callable {
+  const pto_program *prog;  /* retained */
+  int64_t id;
+  int nhandles;
+  int implicit;             /* registered by pto_worker_run: kept until close */
+  struct pto__rt_callable *prev, *next;
+} pto__rt_callable;
+
+typedef struct pto__rt_handle {
+  void *token;
+  struct pto__rt_worker *w;
+  pto__rt_callable *callable;
+  struct pto__rt_handle *prev, *next;
+} pto__rt_handle;
+
+typedef struct pto__rt_dtensor {
+  void *token;
+  struct pto__rt_worker *w;
+  uint64_t addr;
+  uint64_t nbytes;
+  pto_dtype dtype;
+  int rank;
+  int64_t shape[PTO_MAX_RANK];
+  struct pto__rt_dtensor *prev, *next;
+} pto__rt_dtensor;
+
+typedef struct pto__rt_worker {
+  void *token;
+  pto_run_config cfg;      /* normalized: no zero fields */
+  pto__rt_devmem mem;
+  pto__rt_pool pool;
+  pto__rt_launch launch;
+  int in_launch;
+  int strace;              /* PTO_LOG_LEVEL=timing at open */
+  uint64_t scratch_bytes;
+  pto__rt_callable *callables;
+  int64_t next_callable_id;
+  pto__rt_handle *handles;
+  pto__rt_dtensor *tensors;
+  int have_last;
+  pto_launch_record last;
+} pto__rt_worker;
+
+/* ---- binding and spans ------------------------------------------------------------------- */
+
+/* One host tensor argument's device copy during a launch. */
+typedef struct pto__rt_host_binding {
+  int param;
+  pto_dir dir;
+  const pto_host_tensor *host;
+  uint64_t addr;
+  uint64_t nbytes;
+} pto__rt_host_binding;
+
+typedef struct pto__rt_bound {
+  pto_orch_tensor *tensors; /* per tensor parameter, declaration order */
+  uint64_t *scalars;        /* per scalar parameter, declaration order */
+  int32_t ntensors, nscalars;
+  pto__rt_host_binding *hosts;
+  int nhosts;
+} pto__rt_bound;
+
+/* Validates args against sig (no side effects); the message names the parameter. */
+pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig,
+                                 const pto_arg *args, size_t nargs);
+/* After validation: allocates device copies of host tensors (H2D for in/inout, zeros for out)
+ * and fills out. On failure everything allocated is released. */
+pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
+                             pto__rt_bound *out);
+/* Copies out/inout host tensors back (when copy_back) and frees the device copies. */
+void pto__rt_unbind_args(pto__rt_worker *w, pto__rt_bound *b, int copy_back);
+/* Writes the record's spans as [STRACE] lines on stderr. */
+void pto__rt_emit_strace(const pto_launch_record *rec);
+/* Contiguous <-> strided host copies. */
+void pto__rt_copy_host_to_contig(void *dst, const pto_host_tensor *t);
+void pto__rt_copy_contig_to_host(const pto_host_tensor *t, const void *src);
+
+#endif

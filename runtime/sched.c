@@ -1,0 +1,777 @@
+/* The task graph of a launch and the sim platform's core pool.
+ *
+ * The orchestration (on the dispatching thread) submits tasks through the pto_orch_api table.
+ * Each tensor argument is a strided view of a buffer; per buffer the launch keeps the accesses
+ * of unfinished tasks, and a new access waits for the overlapping ones it conflicts with: a read
+ * waits for earlier writers, a write for earlier readers and writers (RAW, WAR, WAW). Statement
+ * order alone never orders two tasks. A task is queued when its last predecessor completes; idle
+ * cores take tasks from the queue, spin briefly when it is empty, then block. */
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+/* ---- failure --------------------------------------------------------------------------- */
+
+void pto__rt_launch_fail(pto__rt_launch *L, pto_status s) {
+  pthread_mutex_lock(&L->fail_mu);
+  if (!L->fail) {
+    L->fail = s;
+    s = PTO_OK;
+  }
+  pthread_mutex_unlock(&L->fail_mu);
+  atomic_store(&L->failed, 1);
+  pto_status_free(s);
+}
+
+__attribute__((format(printf, 2, 3))) static int32_t orch_fail(pto__rt_launch *L,
+                                                               const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pto_status s = pto_status_makev(PTO_STATUS_LAUNCH, fmt, ap);
+  va_end(ap);
+  pto__rt_launch_fail(L, pto_status_annotate(s, "orchestration"));
+  return 1;
+}
+
+/* ---- regions ----------------------------------------------------------------------------- */
+
+/* Fills r from a view; returns 0, or -1 when its extent overflows. An empty view has lo == hi. */
+static int make_region(const pto_orch_tensor *t, pto__rt_region *r) {
+  memset(r, 0, sizeof *r);
+  r->addr = t->addr;
+  r->rank = t->rank;
+  r->esize = (int32_t)pto_dtype_size((pto_dtype)t->dtype);
+  int64_t lo = 0, hi = 0;
+  int empty = 0;
+  for (int d = 0; d < t->rank; d++) {
+    r->shape[d] = t->shape[d];
+    r->stride[d] = t->stride[d];
+    if (t->shape[d] == 0) empty = 1;
+    int64_t ext;
+    if (t->shape[d] > 0 && __builtin_mul_overflow(t->shape[d] - 1, t->stride[d], &ext)) return -1;
+    if (t->shape[d] <= 0) continue;
+    if (ext < 0) {
+      if (__builtin_add_overflow(lo, ext, &lo)) return -1;
+    } else if (__builtin_add_overflow(hi, ext, &hi)) {
+      return -1;
+    }
+  }
+  if (empty) {
+    r->lo = r->hi = t->addr;
+    return 0;
+  }
+  int64_t blo, bhi;
+  if (__builtin_mul_overflow(lo, (int64_t)r->esize, &blo) ||
+      __builtin_mul_overflow(hi + 1, (int64_t)r->esize, &bhi))
+    return -1;
+  r->lo = t->addr + (uint64_t)blo;
+  r->hi = t->addr + (uint64_t)bhi;
+  /* Dense: sorted by stride, the dims with extent > 1 nest exactly (row-major up to order). */
+  int64_t need = 1;
+  int used[PTO_MAX_RANK] = {0};
+  r->dense = 1;
+  for (;;) {
+    int pick = -1;
+    for (int d = 0; d < t->rank; d++)
+      if (!used[d] && t->shape[d] > 1 && (pick < 0 || t->stride[d] < t->stride[pick])) pick = d;
+    if (pick < 0) break;
+    used[pick] = 1;
+    if (t->stride[pick] != need) {
+      r->dense = 0;
+      break;
+    }
+    need *= t->shape[pick];
+  }
+  return 0;
+}
+
+/* Views with the same strides over one buffer: when the strides nest (each divides the one
+ * before it) and each view fits inside its rows, an element's mixed-radix coordinates are
+ * unique, so the element sets are disjoint exactly when the boxes (or the residues modulo the
+ * innermost stride) are. Returns 1 only when that proves the views disjoint. */
+static int boxes_disjoint(const pto__rt_region *a, const pto__rt_region *b, uint64_t buffer) {
+  if (a->rank != b->rank || a->esize != b->esize || a->rank == 0) return 0;
+  int r = a->rank;
+  for (int i = 0; i < r; i++) {
+    if (a->stride[i] != b->stride[i] || a->stride[i] <= 0) return 0;
+    if (i > 0 && a->stride[i - 1] % a->stride[i] != 0) return 0;
+  }
+  int64_t ca[PTO_MAX_RANK], cb[PTO_MAX_RANK], rema, remb;
+  const pto__rt_region *v[2] = {a, b};
+  int64_t *c[2] = {ca, cb};
+  int64_t *rem[2] = {&rema, &remb};
+  for (int k = 0; k < 2; k++) {
+    uint64_t off = v[k]->addr - buffer;
+    if (v[k]->addr < buffer || off % (uint64_t)a->esize) return 0;
+    int64_t e = (int64_t)(off / (uint64_t)a->esize);
+    for (int i = 0; i < r; i++) {
+      c[k][i] = e / a->stride[i];
+      e %= a->stride[i];
+    }
+    *rem[k] = e;
+    for (int i = 1; i < r; i++)
+      if (c[k][i] + v[k]->shape[i] > a->stride[i - 1] / a->stride[i]) return 0;
+  }
+  if (rema != remb) return 1;
+  for (int i = 0; i < r; i++)
+    if (ca[i] + a->shape[i] <= cb[i] || cb[i] + b->shape[i] <= ca[i]) return 1;
+  return 0;
+}
+
+static int regions_overlap(const pto__rt_region *a, const pto__rt_region *b, uint64_t buffer) {
+  if (a->lo == a->hi || b->lo == b->hi) return 0;
+  if (a->hi <= b->lo || b->hi <= a->lo) return 0;
+  return !boxes_disjoint(a, b, buffer);
+}
+
+/* ---- tracks (per-buffer state) ---------------------------------------------------------- */
+
+static pto__rt_track *new_track(pto__rt_launch *L, uint64_t buffer, uint64_t size) {
+  if (L->ntracks == L->captracks) {
+    size_t ncap = L->captracks ? L->captracks * 2 : 64;
+    pto__rt_track **nl = realloc(L->track_list, ncap * sizeof *nl);
+    if (!nl) return NULL;
+    L->track_list = nl;
+    L->captracks = ncap;
+  }
+  pto__rt_track *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
+  if (!t) return NULL;
+  memset(t, 0, sizeof *t);
+  t->buffer = buffer;
+  t->size = size;
+  if (pto__rt_map_put(&L->tracks, buffer, (uint64_t)(uintptr_t)t) != 0) return NULL;
+  L->track_list[L->ntracks++] = t;
+  return t;
+}
+
+/* The track of buffer; *out_err says why there is none. */
+static pto__rt_track *get_track(pto__rt_launch *L, uint64_t buffer, const char **out_err) {
+  uint64_t *v = pto__rt_map_find(&L->tracks, buffer);
+  if (v) return (pto__rt_track *)(uintptr_t)*v;
+  uint64_t size;
+  if (!pto__rt_devmem_size(&L->w->mem, buffer, &size)) {
+    *out_err = "is not the start of a live device allocation of this worker";
+    return NULL;
+  }
+  pto__rt_track *t = new_track(L, buffer, size);
+  if (!t) *out_err = "cannot be tracked: out of memory";
+  return t;
+}
+
+static int is_done(const pto__rt_access *x) { return atomic_load(&x->task->done) != 0; }
+
+static int list_append(pto__rt_access_list *l, pto__rt_task *task, const pto__rt_region *r) {
+  if (l->n == l->cap) {
+    /* Reads are never scanned by reads: drop finished ones here so the list stays short. */
+    int32_t keep = 0;
+    for (int32_t i = 0; i < l->n; i++)
+      if (!is_done(&l->v[i])) l->v[keep++] = l->v[i];
+    l->n = keep;
+    if (l->n * 2 >= l->cap) { /* mostly live: grow, so compaction stays amortized O(1) */
+      int32_t ncap = l->cap ? l->cap * 2 : 8;
+      pto__rt_access *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
+      if (nv) {
+        l->v = nv;
+        l->cap = ncap;
+      } else if (l->n == l->cap) {
+        return -1;
+      }
+    }
+  }
+  l->v[l->n].task = task;
+  l->v[l->n].r = *r;
+  l->n++;
+  return 0;
+}
+
+static pthread_mutex_t *stripe_of(pto__rt_launch *L, const pto__rt_task *t) {
+  return &L->stripes[t->seq % PTO__RT_STRIPES];
+}
+
+/* p must finish before t starts. */
+static void add_edge(pto__rt_launch *L, pto__rt_task *p, pto__rt_task *t) {
+  pthread_mutex_t *mu = stripe_of(L, p);
+  pthread_mutex_lock(mu);
+  if (!atomic_load(&p->done) && !(p->nsucc && p->succ[p->nsucc - 1] == t)) {
+    if (p->nsucc == p->capsucc) {
+      int32_t ncap = p->capsucc * 2;
+      pto__rt_task **ns = pto__rt_bump_alloc(&L->bump, (size_t)ncap * sizeof *ns);
+      if (!ns) {
+        pthread_mutex_unlock(mu);
+        pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                               "out of memory recording a task dependency"));
+        return;
+      }
+      memcpy(ns, p->succ, (size_t)p->nsucc * sizeof *ns);
+      p->succ = ns;
+      p->capsucc = ncap;
+    }
+    p->succ[p->nsucc++] = t;
+    atomic_fetch_add(&t->pending, 1);
+  }
+  pthread_mutex_unlock(mu);
+}
+
+/* Orders t after the unfinished accesses in l that overlap r; drops finished ones, and with
+ * covering, those that a dense write r covers: whoever conflicts with such an access x now
+ * conflicts with t, which is ordered after x. */
+static void scan_list(pto__rt_launch *L, pto__rt_access_list *l, uint64_t buffer, pto__rt_task *t,
+                      const pto__rt_region *r, int covering) {
+  int32_t keep = 0;
+  for (int32_t i = 0; i < l->n; i++) {
+    pto__rt_access *x = &l->v[i];
+    /* Disjoint byte ranges first: that needs no look at the task (another core's cache line);
+     * finished ones among them are dropped when the list fills up. */
+    if (x->r.hi <= r->lo || r->hi <= x->r.lo) {
+      if (keep != i) l->v[keep] = *x;
+      keep++;
+      continue;
+    }
+    if (is_done(x)) continue;
+    if (x->task != t && regions_overlap(&x->r, r, buffer)) add_edge(L, x->task, t);
+    if (covering && r->lo <= x->r.lo && x->r.hi <= r->hi) continue;
+    if (keep != i) l->v[keep] = *x;
+    keep++;
+  }
+  l->n = keep;
+}
+
+/* A read waits for earlier writers; a write for earlier readers and writers. */
+static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
+                       const pto__rt_region *r, int write) {
+  if (r->lo == r->hi) return;
+  int covering = write && r->dense;
+  scan_list(L, &tr->acc[1], tr->buffer, t, r, covering);
+  if (write) scan_list(L, &tr->acc[0], tr->buffer, t, r, covering);
+  if (list_append(&tr->acc[write ? 1 : 0], t, r) != 0)
+    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                           "out of memory recording a tensor access"));
+}
+
+/* ---- waiting ----------------------------------------------------------------------------- */
+
+typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
+
+static void wait_until(pto__rt_launch *L, pto__rt_pred pred, const void *arg) {
+  uint64_t deadline = pto__rt_now_ns() + L->w->pool.spin_ns;
+  for (unsigned i = 0; !pred(L, arg); i++) {
+    pto__rt_cpu_relax();
+    if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) {
+      atomic_fetch_add(&L->waiters, 1);
+      pthread_mutex_lock(&L->done_mu);
+      while (!pred(L, arg)) pthread_cond_wait(&L->done_cv, &L->done_mu);
+      pthread_mutex_unlock(&L->done_mu);
+      atomic_fetch_sub(&L->waiters, 1);
+      return;
+    }
+  }
+}
+
+static int pred_task_done(pto__rt_launch *L, const void *arg) {
+  (void)L;
+  return atomic_load(&((const pto__rt_task *)arg)->done) != 0;
+}
+
+static int pred_all_done(pto__rt_launch *L, const void *arg) {
+  (void)arg;
+  return atomic_load(&L->outstanding) == 0;
+}
+
+/* Some task completed since *arg was read, or none is left. */
+static int pred_progress(pto__rt_launch *L, const void *arg) {
+  return atomic_load(&L->ncompleted) != *(const unsigned long *)arg ||
+         atomic_load(&L->outstanding) == 0;
+}
+
+/* ---- intermediates ------------------------------------------------------------------------- */
+
+static void interm_release(pto__rt_launch *L, pto__rt_interm *im) {
+  if (atomic_fetch_sub(&im->refs, 1) == 1) pto__rt_devmem_free(&L->w->mem, im->addr);
+}
+
+static void end_scope(pto__rt_launch *L) {
+  pto__rt_interm *im = L->scopes[--L->nscopes];
+  while (im) {
+    pto__rt_interm *next = im->next;
+    im->scope_ended = 1;
+    interm_release(L, im);
+    im = next;
+  }
+}
+
+/* ---- task execution ------------------------------------------------------------------------ */
+
+static const char *kernel_err_text(int32_t rc) {
+  switch (rc) {
+  case PTO_KERNEL_ERR_DIV_ZERO: return "integer division by zero";
+  case PTO_KERNEL_ERR_DIM_MISMATCH: return "a dynamic dimension bound twice with different values";
+  case PTO_KERNEL_ERR_SCRATCH: return "scratch arena smaller than the kernel's footprint";
+  default: return "kernel error";
+  }
+}
+
+static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next) {
+  pthread_mutex_t *mu = stripe_of(L, t);
+  pthread_mutex_lock(mu);
+  atomic_store(&t->done, 1);
+  int32_t n = t->nsucc;
+  pto__rt_task **succ = t->succ;
+  pthread_mutex_unlock(mu);
+  /* succ no longer changes: add_edge skips a task that is done. */
+  pto__rt_task *ready[16], *next = NULL;
+  int nr = 0;
+  for (int32_t i = 0; i < n; i++) {
+    pto__rt_task *s = succ[i];
+    if (atomic_fetch_sub(&s->pending, 1) != 1) continue;
+    if (!next && out_next && !L->w->pool.shuffle) {
+      next = s; /* run it here: no queue round trip, warm caches */
+      continue;
+    }
+    ready[nr++] = s;
+    if (nr == 16) {
+      pto__rt_pool_push(&L->w->pool, ready, nr);
+      nr = 0;
+    }
+  }
+  if (nr) pto__rt_pool_push(&L->w->pool, ready, nr);
+  for (int32_t i = 0; i < t->ninterms; i++) interm_release(L, t->interms[i]);
+  atomic_fetch_add(&L->ncompleted, 1);
+  atomic_fetch_sub(&L->outstanding, 1);
+  if (atomic_load(&L->waiters)) {
+    pthread_mutex_lock(&L->done_mu);
+    pthread_cond_broadcast(&L->done_cv);
+    pthread_mutex_unlock(&L->done_mu);
+  }
+  if (out_next) *out_next = next;
+}
+
+void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core,
+                          pto__rt_task **out_next) {
+  if (!atomic_load_explicit(&L->failed, memory_order_relaxed)) {
+    pto_core_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.core_id = core->id;
+    ctx.ncores = L->w->pool.ncores;
+    ctx.scratch = core->scratch;
+    ctx.scratch_size = core->scratch_size;
+    if (L->w->pool.shuffle) {
+      /* Test mode: perturb timing so that unordered tasks interleave differently. */
+      uint64_t r = pto__rt_xorshift64(&core->rng);
+      if ((r & 3) == 0)
+        sched_yield();
+      else if ((r & 3) == 1)
+        for (unsigned i = (unsigned)(r >> 8) % 2048; i; i--) pto__rt_cpu_relax();
+    }
+    t->t_start = pto__rt_now_ns();
+    int32_t rc = t->fn(t->tensors, t->scalars, &ctx);
+    t->t_end = pto__rt_now_ns();
+    if (t->t_end == t->t_start) t->t_end++;
+    if (rc != PTO_KERNEL_OK) {
+      const char *name = pto_program_kernel_name(L->prog, t->kernel_id);
+      pto_status s;
+      if (rc == PTO_KERNEL_ERR_DIM_MISMATCH)
+        s = pto_status_make(PTO_STATUS_LAUNCH,
+                            "kernel '%s' (id %d, task %u) failed with code %d (%s: %lld and %lld)",
+                            name, t->kernel_id, t->seq, rc, kernel_err_text(rc),
+                            (long long)ctx.err_detail[0], (long long)ctx.err_detail[1]);
+      else
+        s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s)",
+                            name, t->kernel_id, t->seq, rc, kernel_err_text(rc));
+      pto__rt_launch_fail(L, s);
+    }
+  }
+  complete(L, t, out_next);
+}
+
+/* ---- the orchestration API ----------------------------------------------------------------- */
+
+/* Names the tensor in a message: "submit of kernel 'k': argument 2", or name when kname is NULL.
+ * Formatted only when there is a message to write. */
+typedef struct what_ctx {
+  const char *name;
+  const char *kname;
+  int argi;
+} what_ctx;
+
+__attribute__((format(printf, 3, 4))) static int view_fail(pto__rt_launch *L, const what_ctx *wc,
+                                                           const char *fmt, ...) {
+  char msg[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (wc->kname)
+    return orch_fail(L, "submit of kernel '%s': argument %d: %s", wc->kname, wc->argi, msg);
+  return orch_fail(L, "%s: %s", wc->name, msg);
+}
+
+static int check_view(pto__rt_launch *L, const pto_orch_tensor *t, const what_ctx *wc,
+                      pto__rt_track **out_track, pto__rt_region *out_r) {
+  if (t->rank < 0 || t->rank > PTO_MAX_RANK)
+    return view_fail(L, wc, "rank %d is out of range (0 to %d)", t->rank, PTO_MAX_RANK);
+  if (t->dtype < 0 || t->dtype >= PTO_DTYPE_COUNT)
+    return view_fail(L, wc, "dtype %d is not a dtype", t->dtype);
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] < 0)
+      return view_fail(L, wc, "dim %d has a negative extent %lld", d, (long long)t->shape[d]);
+  const char *err = NULL;
+  pto__rt_track *tr = get_track(L, t->buffer, &err);
+  if (!tr) return view_fail(L, wc, "buffer 0x%llx %s", (unsigned long long)t->buffer, err);
+  if (tr->interm && tr->interm->scope_ended)
+    return view_fail(L, wc, "the tensor was created (tensor.create) in a scope that has ended");
+  if (make_region(t, out_r) != 0) return view_fail(L, wc, "the view's extent overflows");
+  if (out_r->lo != out_r->hi && (out_r->lo < tr->buffer || out_r->hi > tr->buffer + tr->size))
+    return view_fail(L, wc, "the view covers bytes [%lld, %lld) of its buffer, which has %llu bytes",
+                     (long long)(out_r->lo - tr->buffer), (long long)(out_r->hi - tr->buffer),
+                     (unsigned long long)tr->size);
+  *out_track = tr;
+  return 0;
+}
+
+/* Fewer than the window's low mark tasks in flight, or a failure. */
+static int pred_below_low_mark(pto__rt_launch *L, const void *arg) {
+  (void)arg;
+  return atomic_load(&L->outstanding) <= (long)(L->w->cfg.max_inflight_tasks / 2) ||
+         atomic_load(&L->failed);
+}
+
+static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
+                          const pto_orch_task_arg *args, int32_t nargs) {
+  pto__rt_launch *L = ctx;
+  /* Flow control: an orchestration far ahead of the cores waits, which bounds the task memory
+   * and the access lists every submit scans. */
+  if (atomic_load_explicit(&L->outstanding, memory_order_relaxed) >=
+      (long)L->w->cfg.max_inflight_tasks)
+    wait_until(L, pred_below_low_mark, NULL);
+  if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
+  int nk = pto_program_kernel_count(L->prog);
+  if (kernel_id < 0 || kernel_id >= nk)
+    return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
+                     kernel_id, nk);
+  const char *kname = pto_program_kernel_name(L->prog, kernel_id);
+  if (core_type != PTO_CORE_AIV && core_type != PTO_CORE_AIC)
+    return orch_fail(L, "submit of kernel '%s': core type %d is neither AIV nor AIC", kname,
+                     core_type);
+  if (nargs < 0 || (nargs > 0 && !args))
+    return orch_fail(L, "submit of kernel '%s': %d arguments", kname, nargs);
+  int32_t nt = 0, ns = 0;
+  for (int32_t i = 0; i < nargs; i++) {
+    if (args[i].kind == PTO_ORCH_ARG_SCALAR)
+      ns++;
+    else if (args[i].kind >= PTO_ORCH_ARG_IN && args[i].kind <= PTO_ORCH_ARG_INOUT)
+      nt++;
+    else
+      return orch_fail(L, "submit of kernel '%s': argument %d has kind %d", kname, i,
+                       args[i].kind);
+  }
+  pto__rt_task *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
+  pto_kernel_tensor *kt = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *kt);
+  uint64_t *sc = pto__rt_bump_alloc(&L->bump, (size_t)(ns ? ns : 1) * sizeof *sc);
+  pto__rt_interm **ims = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *ims);
+  pto__rt_track **trs = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *trs);
+  pto__rt_region *rs = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *rs);
+  if (!t || !kt || !sc || !ims || !trs || !rs) {
+    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                           "out of memory submitting a task of kernel '%s'", kname));
+    return 1;
+  }
+  int32_t it = 0, is = 0, nim = 0;
+  for (int32_t i = 0; i < nargs; i++) {
+    const pto_orch_task_arg *a = &args[i];
+    if (a->kind == PTO_ORCH_ARG_SCALAR) {
+      sc[is++] = a->scalar;
+      continue;
+    }
+    what_ctx wc = {NULL, kname, i};
+    if (check_view(L, &a->tensor, &wc, &trs[it], &rs[it]) != 0) return 1;
+    pto_kernel_tensor *k = &kt[it];
+    memset(k, 0, sizeof *k);
+    /* An empty view may point anywhere; give it its buffer's start instead. */
+    k->data = pto__rt_devmem_host(&L->w->mem,
+                                  rs[it].lo == rs[it].hi ? a->tensor.buffer : a->tensor.addr);
+    for (int d = 0; d < a->tensor.rank; d++) {
+      k->shape[d] = a->tensor.shape[d];
+      k->stride[d] = a->tensor.stride[d];
+    }
+    k->rank = a->tensor.rank;
+    k->dtype = a->tensor.dtype;
+    pto__rt_interm *im = trs[it]->interm;
+    if (im) {
+      int dup = 0;
+      for (int32_t j = 0; j < nim; j++) dup |= ims[j] == im;
+      if (!dup) ims[nim++] = im;
+    }
+    it++;
+  }
+  memset(t, 0, sizeof *t);
+  t->fn = pto_program_kernel(L->prog, kernel_id);
+  t->kernel_id = kernel_id;
+  t->ntensors = nt;
+  t->nscalars = ns;
+  t->ninterms = nim;
+  t->tensors = kt;
+  t->scalars = sc;
+  t->interms = ims;
+  t->seq = L->ntasks++;
+  atomic_init(&t->pending, 1);
+  atomic_init(&t->done, 0);
+  t->succ = t->inline_succ;
+  t->capsucc = (int32_t)(sizeof t->inline_succ / sizeof t->inline_succ[0]);
+  atomic_fetch_add(&L->outstanding, 1);
+  for (int32_t j = 0; j < nim; j++) atomic_fetch_add(&ims[j]->refs, 1);
+  it = 0;
+  for (int32_t i = 0; i < nargs; i++) {
+    if (args[i].kind == PTO_ORCH_ARG_SCALAR) continue;
+    add_access(L, trs[it], t, &rs[it], args[i].kind != PTO_ORCH_ARG_IN);
+    it++;
+  }
+  if (L->tasks_tail)
+    L->tasks_tail->next_all = t;
+  else
+    L->tasks_head = t;
+  L->tasks_tail = t;
+  if (atomic_fetch_sub(&t->pending, 1) == 1) pto__rt_pool_push(&L->w->pool, &t, 1);
+  return 0;
+}
+
+static int32_t api_create_tensor(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
+                                 pto_orch_tensor *out) {
+  pto__rt_launch *L = ctx;
+  memset(out, 0, sizeof *out);
+  if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
+  if (rank < 1 || rank > PTO_MAX_RANK)
+    return orch_fail(L, "tensor.create: rank %d is out of range (1 to %d)", rank, PTO_MAX_RANK);
+  if (dtype < 0 || dtype >= PTO_DTYPE_COUNT)
+    return orch_fail(L, "tensor.create: dtype %d is not a dtype", dtype);
+  uint64_t nbytes = pto_dtype_size((pto_dtype)dtype);
+  for (int d = 0; d < rank; d++) {
+    if (shape[d] < 0)
+      return orch_fail(L, "tensor.create: dim %d has a negative extent %lld", d,
+                       (long long)shape[d]);
+    if (__builtin_mul_overflow(nbytes, (uint64_t)shape[d], &nbytes))
+      return orch_fail(L, "tensor.create: the size overflows");
+  }
+  uint64_t addr;
+  pto_status s;
+  for (;;) {
+    s = pto__rt_devmem_alloc(&L->w->mem, nbytes, 64, "an intermediate (tensor.create)", &addr);
+    /* Back-pressure: running tasks give memory back as they finish (intermediates of ended
+     * scopes), so an orchestration that runs ahead waits for them instead of failing. */
+    if (!s || pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY || nbytes > L->w->mem.size ||
+        atomic_load(&L->outstanding) == 0 || atomic_load(&L->failed))
+      break;
+    unsigned long seen = atomic_load(&L->ncompleted);
+    pto_status_free(s);
+    wait_until(L, pred_progress, &seen);
+  }
+  if (s) {
+    pto__rt_launch_fail(L, pto_status_annotate(s, "orchestration"));
+    return 1;
+  }
+  memset(pto__rt_devmem_host(&L->w->mem, addr), 0, (size_t)nbytes);
+  pto__rt_interm *im = pto__rt_bump_alloc(&L->bump, sizeof *im);
+  pto__rt_track *tr = NULL;
+  uint64_t *v = pto__rt_map_find(&L->tracks, addr);
+  if (v) {
+    /* The address of a freed intermediate: every task that used it has finished. */
+    tr = (pto__rt_track *)(uintptr_t)*v;
+    tr->size = nbytes;
+    tr->acc[0].n = tr->acc[1].n = 0;
+  } else if (im) {
+    tr = new_track(L, addr, nbytes);
+  }
+  if (!im || !tr) {
+    pto__rt_devmem_free(&L->w->mem, addr);
+    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                           "out of memory creating an intermediate tensor"));
+    return 1;
+  }
+  im->addr = addr;
+  atomic_init(&im->refs, 1);
+  im->scope_ended = 0;
+  im->next = L->scopes[L->nscopes - 1];
+  L->scopes[L->nscopes - 1] = im;
+  tr->interm = im;
+  out->buffer = out->addr = addr;
+  out->rank = rank;
+  out->dtype = dtype;
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    out->shape[d] = shape[d];
+    out->stride[d] = stride;
+    stride *= shape[d] ? shape[d] : 1;
+  }
+  return 0;
+}
+
+static void api_scope_begin(void *ctx) {
+  pto__rt_launch *L = ctx;
+  if (L->nscopes == L->capscopes) {
+    int ncap = L->capscopes * 2;
+    pto__rt_interm **ns = realloc(L->scopes, (size_t)ncap * sizeof *ns);
+    if (!ns) {
+      /* Nest into the current scope instead: its intermediates live a little longer. */
+      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                             "out of memory opening a scope"));
+      return;
+    }
+    L->scopes = ns;
+    L->capscopes = ncap;
+  }
+  L->scopes[L->nscopes++] = NULL;
+}
+
+static void api_scope_end(void *ctx) {
+  pto__rt_launch *L = ctx;
+  if (L->nscopes <= 1) {
+    orch_fail(L, "scope_end without a matching scope_begin");
+    return;
+  }
+  end_scope(L);
+}
+
+/* Shared by read_element and write_element: validates the element and waits for the unfinished
+ * tasks that conflict with accessing it. Returns its host address, or NULL on failure. */
+static void *element_access(pto__rt_launch *L, const pto_orch_tensor *t, const int64_t *idx,
+                            int write, const char *what) {
+  if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return NULL;
+  pto__rt_track *tr;
+  pto__rt_region whole, r;
+  what_ctx wc = {what, NULL, 0};
+  if (check_view(L, t, &wc, &tr, &whole) != 0) return NULL;
+  int64_t off = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (idx[d] < 0 || idx[d] >= t->shape[d]) {
+      orch_fail(L, "%s: index %lld of dim %d is out of range [0, %lld)", what, (long long)idx[d],
+                d, (long long)t->shape[d]);
+      return NULL;
+    }
+    off += idx[d] * t->stride[d];
+  }
+  pto_orch_tensor e = *t;
+  e.addr = t->addr + (uint64_t)(off * (int64_t)pto_dtype_size((pto_dtype)t->dtype));
+  for (int d = 0; d < t->rank; d++) e.shape[d] = 1;
+  make_region(&e, &r);
+  for (int k = write ? 0 : 1; k < 2; k++)
+    for (int32_t i = 0; i < tr->acc[k].n; i++) {
+      pto__rt_access *x = &tr->acc[k].v[i];
+      if (!is_done(x) && regions_overlap(&x->r, &r, tr->buffer))
+        wait_until(L, pred_task_done, x->task);
+    }
+  if (atomic_load(&L->failed)) return NULL;
+  return pto__rt_devmem_host(&L->w->mem, e.addr);
+}
+
+static int32_t api_read_element(void *ctx, const pto_orch_tensor *t, const int64_t *idx,
+                                void *out_elem) {
+  pto__rt_launch *L = ctx;
+  void *p = element_access(L, t, idx, 0, "tensor.read");
+  if (!p) return 1;
+  memcpy(out_elem, p, pto_dtype_size((pto_dtype)t->dtype));
+  return 0;
+}
+
+static int32_t api_write_element(void *ctx, const pto_orch_tensor *t, const int64_t *idx,
+                                 const void *elem) {
+  pto__rt_launch *L = ctx;
+  void *p = element_access(L, t, idx, 1, "set_tensor_data");
+  if (!p) return 1;
+  memcpy(p, elem, pto_dtype_size((pto_dtype)t->dtype));
+  return 0;
+}
+
+static void api_report_fatal(void *ctx, int32_t code, const char *msg) {
+  pto__rt_launch *L = ctx;
+  orch_fail(L, "reported a fatal error (code %d): %s", code, msg ? msg : "");
+}
+
+static int32_t api_is_fatal(void *ctx) {
+  pto__rt_launch *L = ctx;
+  return atomic_load(&L->failed) != 0;
+}
+
+/* ---- launches ------------------------------------------------------------------------------ */
+
+pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
+  memset(L, 0, sizeof *L);
+  L->w = w;
+  L->capscopes = 16;
+  L->scopes = malloc((size_t)L->capscopes * sizeof *L->scopes);
+  if (!L->scopes) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
+  pthread_mutex_init(&L->fail_mu, NULL);
+  pthread_mutex_init(&L->done_mu, NULL);
+  pthread_cond_init(&L->done_cv, NULL);
+  for (int i = 0; i < PTO__RT_STRIPES; i++) pthread_mutex_init(&L->stripes[i], NULL);
+  L->api.version = PTO_ORCH_ABI_VERSION;
+  L->api.size = (uint32_t)sizeof L->api;
+  L->api.ctx = L;
+  L->api.submit = api_submit;
+  L->api.create_tensor = api_create_tensor;
+  L->api.scope_begin = api_scope_begin;
+  L->api.scope_end = api_scope_end;
+  L->api.read_element = api_read_element;
+  L->api.report_fatal = api_report_fatal;
+  L->api.is_fatal = api_is_fatal;
+  L->api.write_element = api_write_element;
+  return PTO_OK;
+}
+
+void pto__rt_launch_fini(pto__rt_launch *L) {
+  if (!L->scopes) return;
+  pto__rt_bump_fini(&L->bump);
+  pto__rt_map_fini(&L->tracks);
+  free(L->track_list);
+  free(L->scopes);
+  pthread_mutex_destroy(&L->fail_mu);
+  pthread_mutex_destroy(&L->done_mu);
+  pthread_cond_destroy(&L->done_cv);
+  for (int i = 0; i < PTO__RT_STRIPES; i++) pthread_mutex_destroy(&L->stripes[i]);
+  pto_status_free(L->fail);
+  memset(L, 0, sizeof *L);
+}
+
+void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
+  L->prog = prog;
+  pto__rt_bump_reset(&L->bump);
+  pto__rt_map_clear(&L->tracks);
+  L->ntracks = 0;
+  L->tasks_head = L->tasks_tail = NULL;
+  L->ntasks = 0;
+  L->nscopes = 1;
+  L->scopes[0] = NULL;
+  atomic_store(&L->failed, 0);
+  L->fail = PTO_OK;
+  atomic_store(&L->outstanding, 0);
+  atomic_store(&L->ncompleted, 0);
+  atomic_store(&L->waiters, 0);
+}
+
+pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
+                                 uint64_t *out_last_end) {
+  while (L->nscopes > 0) end_scope(L);
+  wait_until(L, pred_all_done, NULL);
+  uint64_t first = 0, last = 0;
+  for (pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
+    if (!t->t_start) continue;
+    if (!first || t->t_start < first) first = t->t_start;
+    if (t->t_end > last) last = t->t_end;
+  }
+  for (size_t i = 0; i < L->ntracks; i++) {
+    for (int k = 0; k < 2; k++) {
+      free(L->track_list[i]->acc[k].v);
+      L->track_list[i]->acc[k].v = NULL;
+    }
+  }
+  L->ntracks = 0;
+  *out_first_start = first;
+  *out_last_end = last;
+  pthread_mutex_lock(&L->fail_mu);
+  pto_status s = L->fail;
+  L->fail = PTO_OK;
+  pthread_mutex_unlock(&L->fail_mu);
+  return s;
+}

@@ -1,0 +1,296 @@
+/* Runtime plumbing: the clock, the object registry, a u64 hash map and a bump arena. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime_internal.h"
+
+uint64_t pto__rt_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- object registry ------------------------------------------------------------------
+ *
+ * Callers hold tokens (generation << 32 | slot + 1), never pointers, so a token that outlived
+ * its object is recognised and reported instead of dereferenced. A retired slot keeps why it was
+ * retired until it is reused; slots are reused oldest first and only once PTO__RT_REUSE_AFTER
+ * others are waiting, so a recently retired token is reliably explained (double free is a no-op).
+ *
+ * The registry is process-global mutable state, guarded by g_registry.mu. */
+
+#define PTO__RT_REUSE_AFTER 256u
+
+typedef struct pto__rt_slot {
+  void *obj;
+  uint32_t gen;
+  uint8_t kind;
+  uint8_t live;
+  uint8_t gone;
+} pto__rt_slot;
+
+static struct {
+  pthread_mutex_t mu;
+  pto__rt_slot *slots;
+  uint32_t nslots, capslots;
+  uint32_t *fifo; /* retired slot indices, a ring */
+  uint32_t fhead, fcount, fcap;
+} g_registry = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *make_token(uint32_t idx, uint32_t gen) {
+  return (void *)(uintptr_t)(((uint64_t)gen << 32) | ((uint64_t)idx + 1));
+}
+
+static int split_token(const void *token, uint32_t *out_idx, uint32_t *out_gen) {
+  uint64_t v = (uint64_t)(uintptr_t)token;
+  uint32_t lo = (uint32_t)v;
+  if (lo == 0) return 0;
+  *out_idx = lo - 1;
+  *out_gen = (uint32_t)(v >> 32);
+  return 1;
+}
+
+void *pto__rt_obj_add(pto__rt_obj_kind kind, void *obj) {
+  pthread_mutex_lock(&g_registry.mu);
+  uint32_t idx;
+  if (g_registry.fcount > PTO__RT_REUSE_AFTER) {
+    idx = g_registry.fifo[g_registry.fhead];
+    g_registry.fhead = (g_registry.fhead + 1) % g_registry.fcap;
+    g_registry.fcount--;
+  } else {
+    if (g_registry.nslots == g_registry.capslots) {
+      uint32_t ncap = g_registry.capslots ? g_registry.capslots * 2 : 64;
+      pto__rt_slot *ns = realloc(g_registry.slots, (size_t)ncap * sizeof *ns);
+      if (!ns) {
+        pthread_mutex_unlock(&g_registry.mu);
+        return NULL;
+      }
+      g_registry.slots = ns;
+      g_registry.capslots = ncap;
+    }
+    /* The retired-slot ring must be able to take every slot, so a removal never allocates. */
+    if (g_registry.fcap < g_registry.capslots) {
+      uint32_t ncap = g_registry.capslots;
+      uint32_t *nf = malloc((size_t)ncap * sizeof *nf);
+      if (!nf) {
+        pthread_mutex_unlock(&g_registry.mu);
+        return NULL;
+      }
+      for (uint32_t i = 0; i < g_registry.fcount; i++)
+        nf[i] = g_registry.fifo[(g_registry.fhead + i) % g_registry.fcap];
+      free(g_registry.fifo);
+      g_registry.fifo = nf;
+      g_registry.fhead = 0;
+      g_registry.fcap = ncap;
+    }
+    idx = g_registry.nslots++;
+    g_registry.slots[idx].gen = 1;
+  }
+  pto__rt_slot *s = &g_registry.slots[idx];
+  s->obj = obj;
+  s->kind = (uint8_t)kind;
+  s->live = 1;
+  s->gone = PTO__RT_GONE_UNKNOWN;
+  void *token = make_token(idx, s->gen);
+  pthread_mutex_unlock(&g_registry.mu);
+  return token;
+}
+
+void *pto__rt_obj_get(const void *token, pto__rt_obj_kind kind, pto__rt_gone *out_gone) {
+  pto__rt_gone gone = PTO__RT_GONE_UNKNOWN;
+  void *obj = NULL;
+  uint32_t idx, gen;
+  pthread_mutex_lock(&g_registry.mu);
+  if (split_token(token, &idx, &gen) && idx < g_registry.nslots) {
+    pto__rt_slot *s = &g_registry.slots[idx];
+    if (s->live && s->gen == gen) {
+      if (s->kind == kind)
+        obj = s->obj;
+      else
+        gone = PTO__RT_GONE_WRONG_KIND;
+    } else if (!s->live && s->gen == gen + 1) {
+      gone = (pto__rt_gone)s->gone;
+    }
+  }
+  pthread_mutex_unlock(&g_registry.mu);
+  if (out_gone) *out_gone = gone;
+  return obj;
+}
+
+void pto__rt_obj_remove(const void *token, pto__rt_gone why) {
+  uint32_t idx, gen;
+  pthread_mutex_lock(&g_registry.mu);
+  if (split_token(token, &idx, &gen) && idx < g_registry.nslots) {
+    pto__rt_slot *s = &g_registry.slots[idx];
+    if (s->live && s->gen == gen) {
+      s->live = 0;
+      s->obj = NULL;
+      s->gone = (uint8_t)why;
+      s->gen++;
+      g_registry.fifo[(g_registry.fhead + g_registry.fcount) % g_registry.fcap] = idx;
+      g_registry.fcount++;
+    }
+  }
+  pthread_mutex_unlock(&g_registry.mu);
+}
+
+const char *pto__rt_gone_text(pto__rt_gone why, pto__rt_obj_kind kind) {
+  switch (why) {
+  case PTO__RT_GONE_CLOSED: return "the worker is closed";
+  case PTO__RT_GONE_WORKER_CLOSED: return "its worker was closed";
+  case PTO__RT_GONE_FREED: return "the device tensor was freed";
+  case PTO__RT_GONE_UNREGISTERED: return "the handle was unregistered";
+  case PTO__RT_GONE_WRONG_KIND:
+    return kind == PTO__RT_OBJ_WORKER   ? "not a worker (a token of another kind)"
+           : kind == PTO__RT_OBJ_HANDLE ? "not a handle (a token of another kind)"
+                                        : "not a device tensor (a token of another kind)";
+  case PTO__RT_GONE_UNKNOWN: break;
+  }
+  return kind == PTO__RT_OBJ_WORKER   ? "not an open worker (closed long ago, or never opened)"
+         : kind == PTO__RT_OBJ_HANDLE ? "not a live handle (stale, or never registered)"
+                                      : "not a live device tensor (stale, or never allocated)";
+}
+
+/* ---- u64 map ------------------------------------------------------------------------- */
+
+static size_t map_slot(uint64_t key, size_t cap) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdull;
+  key ^= key >> 33;
+  return (size_t)key & (cap - 1);
+}
+
+void pto__rt_map_fini(pto__rt_map *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+void pto__rt_map_clear(pto__rt_map *m) {
+  if (m->n && m->keys) memset(m->keys, 0, m->cap * sizeof *m->keys);
+  m->n = 0;
+}
+
+uint64_t *pto__rt_map_find(const pto__rt_map *m, uint64_t key) {
+  if (!m->cap) return NULL;
+  for (size_t i = map_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+    if (m->keys[i] == key) return &m->vals[i];
+    if (m->keys[i] == 0) return NULL;
+  }
+}
+
+static int map_grow(pto__rt_map *m) {
+  size_t ncap = m->cap ? m->cap * 2 : 64;
+  uint64_t *nk = calloc(ncap, sizeof *nk);
+  uint64_t *nv = malloc(ncap * sizeof *nv);
+  if (!nk || !nv) {
+    free(nk);
+    free(nv);
+    return -1;
+  }
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->keys[i]) continue;
+    size_t j = map_slot(m->keys[i], ncap);
+    while (nk[j]) j = (j + 1) & (ncap - 1);
+    nk[j] = m->keys[i];
+    nv[j] = m->vals[i];
+  }
+  free(m->keys);
+  free(m->vals);
+  m->keys = nk;
+  m->vals = nv;
+  m->cap = ncap;
+  return 0;
+}
+
+int pto__rt_map_put(pto__rt_map *m, uint64_t key, uint64_t val) {
+  uint64_t *v = pto__rt_map_find(m, key);
+  if (v) {
+    *v = val;
+    return 0;
+  }
+  if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m) != 0) return -1;
+  size_t i = map_slot(key, m->cap);
+  while (m->keys[i]) i = (i + 1) & (m->cap - 1);
+  m->keys[i] = key;
+  m->vals[i] = val;
+  m->n++;
+  return 0;
+}
+
+int pto__rt_map_del(pto__rt_map *m, uint64_t key) {
+  if (!m->cap) return 0;
+  size_t mask = m->cap - 1, i = map_slot(key, m->cap);
+  while (m->keys[i] != key) {
+    if (!m->keys[i]) return 0;
+    i = (i + 1) & mask;
+  }
+  /* Backward-shift deletion keeps probe chains intact without tombstones. */
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (!m->keys[j]) break;
+    size_t home = map_slot(m->keys[j], m->cap);
+    int between = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (between) continue;
+    m->keys[i] = m->keys[j];
+    m->vals[i] = m->vals[j];
+    i = j;
+  }
+  m->keys[i] = 0;
+  m->n--;
+  return 1;
+}
+
+/* ---- bump arena ---------------------------------------------------------------------- */
+
+struct pto__rt_chunk {
+  pto__rt_chunk *next;
+  size_t cap, used;
+  _Alignas(16) unsigned char data[];
+};
+
+void *pto__rt_bump_alloc(pto__rt_bump *b, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  while (b->cur) {
+    pto__rt_chunk *c = b->cur;
+    if (c->cap - c->used >= size) {
+      void *p = c->data + c->used;
+      c->used += size;
+      return p;
+    }
+    if (!c->next) break;
+    b->cur = c->next;
+    b->cur->used = 0;
+  }
+  size_t cap = 64 * 1024;
+  if (cap < size) cap = size;
+  pto__rt_chunk *c = malloc(sizeof *c + cap);
+  if (!c) return NULL;
+  c->next = NULL;
+  c->cap = cap;
+  c->used = size;
+  if (b->cur)
+    b->cur->next = c;
+  else
+    b->first = c;
+  b->cur = c;
+  return c->data;
+}
+
+void pto__rt_bump_reset(pto__rt_bump *b) {
+  b->cur = b->first;
+  if (b->cur) b->cur->used = 0;
+}
+
+void pto__rt_bump_fini(pto__rt_bump *b) {
+  pto__rt_chunk *c = b->first;
+  while (c) {
+    pto__rt_chunk *n = c->next;
+    free(c);
+    c = n;
+  }
+  b->first = b->cur = NULL;
+}

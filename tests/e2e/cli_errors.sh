@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Bad usage and bad input: exit status 2 and a message that names the problem.
+source "$(dirname "$0")/lib/common.bash"
+
+run_pto 2 && expect_out "usage: pto <command>"
+run_pto 2 frobnicate && expect_out "'frobnicate' is not a pto command"
+run_pto 2 run && expect_out "no program given"
+run_pto 2 run "$EX/add.ptir" --bogus && expect_out "unknown option '--bogus'"
+run_pto 2 run "$T/missing.ptir" && expect_out "missing.ptir"
+run_pto 2 run "$EX/add.ptir" && expect_out "dynamic dim M of parameter 'a' has no value: pass --dim M=VALUE"
+run_pto 2 run "$EX/add.ptir" --dim Q=3 && expect_out "--dim Q: the entry's parameters have no dynamic dim 'Q'"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --in nope=zeros && expect_out "--in nope: @main has no parameter named 'nope'"
+run_pto 2 run "$EX/chain.ptir" --dim M=4 && expect_out "runtime scalar parameter 'alpha' (f32) has no value: pass --in alpha=VALUE"
+run_pto 2 run "$EX/chain.ptir" --dim M=4 --in alpha=abc && expect_out "--in alpha=abc: not a valid f32 value"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --in a=random:x && expect_out "expected random or random:SEED"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --out a="$T/a.npy" && expect_out "--out a: @main has no out or inout tensor parameter named 'a'"
+run_pto 2 run "$EX/add.ptir" --dim M=4 -O7 && expect_out "-O7: the optimization levels are"
+run_pto 2 compile "$EX/add.ptir" && expect_out "no output directory: pass -o DIR"
+run_pto 2 compile "$EX/add.ptir" -o "$T/w" -D nope=3 && expect_out "-D nope: @main has no parameter named 'nope'"
+run_pto 2 compile "$EX/add.ptir" -o "$T/w" --platform npu && expect_out "--platform npu: unknown platform"
+
+printf 'program p\norch @main() {\n  %%x = tile.bogus(1)\n}\n' >"$T/bad.ptir"
+run_pto 2 check "$T/bad.ptir" && expect_out "bad.ptir:3:"
+run_pto 2 run "$T/bad.ptir" && expect_out "bad.ptir:3:"
+run_pto 2 build-id "$T/bad.ptir" && expect_out "bad.ptir"
+finish

@@ -1,0 +1,53 @@
+# Shared by the end-to-end tests: each test is a bash script run by CTest with $PTO (the built
+# pto), $PTO_SOURCE_DIR, $PTO_CACHE_DIR and $PTO_TEST_TMP set.
+set -uo pipefail
+: "${PTO:?}" "${PTO_SOURCE_DIR:?}"
+EX="$PTO_SOURCE_DIR/examples"
+mkdir -p "${PTO_TEST_TMP:-/tmp}"
+T=$(mktemp -d "${PTO_TEST_TMP:-/tmp}/e2e-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+FAILS=0
+PASSES=0
+
+# run_pto EXPECTED_STATUS ARGS...: runs pto, keeps its output in $OUT, checks the exit status.
+run_pto() {
+  local want=$1
+  shift
+  OUT=$("$PTO" "$@" 2>&1)
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: pto $* exited $got, expected $want"
+    echo "$OUT" | sed 's/^/  | /'
+    FAILS=$((FAILS + 1))
+    return 1
+  fi
+  PASSES=$((PASSES + 1))
+  return 0
+}
+
+# expect_out TEXT: the last run's output contains TEXT.
+expect_out() {
+  if ! grep -qF -- "$1" <<<"$OUT"; then
+    echo "FAIL: output lacks '$1':"
+    echo "$OUT" | sed 's/^/  | /'
+    FAILS=$((FAILS + 1))
+    return 1
+  fi
+  PASSES=$((PASSES + 1))
+}
+
+expect_true() {
+  local what=$1
+  shift
+  if ! "$@"; then
+    echo "FAIL: $what"
+    FAILS=$((FAILS + 1))
+    return 1
+  fi
+  PASSES=$((PASSES + 1))
+}
+
+finish() {
+  echo "$PASSES passed, $FAILS failed"
+  [ "$FAILS" = 0 ]
+}

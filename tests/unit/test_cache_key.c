@@ -1,0 +1,287 @@
+/* The cache key: equal for what does not change the generated code (value names, dynamic
+ * extents, runtime scalar values, samples that repeat the annotation), different for everything
+ * that does (static dims, dtypes, directions, specialized values, ops, platform, options, CPU,
+ * toolchain). Keys are computed without compiling, so no compiler or LLVM is needed here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_internal.h"
+#include "pto/ir.h"
+#include "pto/loader.h"
+#include "testutil.h"
+
+/* One program shape with the knobs the tests turn. */
+typedef struct variant {
+  const char *x, *y, *alpha, *n, *t; /* value names */
+  const char *dt;                    /* the tensors' and alpha's dtype */
+  int cols;                          /* static extent */
+  const char *ydir;                  /* "out" or "inout" */
+  const char *op;                    /* "muls" or "adds" */
+  const char *nbind;                 /* "" (bind with -D), " = 3" */
+  const char *rows;                  /* the orch's row extent: "M" (dynamic) or static */
+} variant;
+
+static const variant k_base = {"x", "y", "alpha", "n", "t", "f32", 64, "out", "muls", "", "M"};
+
+static pto_ir_program *parse_variant(const variant *v) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "program key_test\n"
+           "dynamic M, R\n"
+           "kernel @blk(%%%s: tensor[R,%d] %s, %s %%%s: tensor[R,%d] %s, %%%s: %s) -> (tensor[R,%d] "
+           "%s) {\n"
+           "  %%%s = tile.load(%%%s, [0, 0], [16, %d], valid=[R, %d])\n"
+           "  %%s = tile.%s(%%%s, %%%s)\n"
+           "  %%y1 = tile.store(%%s, [0, 0], %%%s)\n"
+           "  return %%y1\n"
+           "}\n"
+           "orch @main(%%%s: tensor[%s,%d] %s, %s %%%s: tensor[%s,%d] %s, %%%s: %s = runtime, "
+           "%%%s: i32%s) -> (tensor[%s,%d] %s) {\n"
+           "  call @blk(%%%s, %%%s, %%%s)\n"
+           "  return %%%s\n"
+           "}\n",
+           v->x, v->cols, v->dt, v->ydir, v->y, v->cols, v->dt, v->alpha, v->dt, v->cols, v->dt,
+           v->t, v->x, v->cols, v->cols, v->op, v->t, v->alpha, v->y, v->x, v->rows, v->cols,
+           v->dt, v->ydir, v->y, v->rows, v->cols, v->dt, v->alpha, v->dt, v->n, v->nbind, v->rows,
+           v->cols, v->dt, v->x, v->y, v->alpha, v->y);
+  pto_ir_program *p = NULL;
+  pto_status s = pto_ir_parse_string(text, strlen(text), "some/dir/prog_file_name.ptir", &p);
+  if (s) {
+    print_error("%s\n--- program:\n%s", pto_status_message(s), text);
+    pto_status_free(s);
+    fail();
+  }
+  return p;
+}
+
+typedef struct req {
+  const char *nval;   /* -D n=... (NULL: none) */
+  const char *sample; /* --arg x=... (NULL: none) */
+  const char *platform;
+  int opt_level;
+} req;
+
+static const req k_req = {"3", NULL, "sim", 2};
+
+/* The key of variant v compiled with request r; *out_text (if not NULL) the hashed text. */
+static void key_of(const variant *v, const req *r, char out[33], char **out_text) {
+  pto_ir_program *p = parse_variant(v);
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  pto_binding scalars[1], samples[1];
+  if (r->nval) {
+    scalars[0] = (pto_binding){v->n, r->nval};
+    opt.scalars = scalars;
+    opt.nscalars = 1;
+  }
+  if (r->sample) {
+    samples[0] = (pto_binding){v->x, r->sample};
+    opt.samples = samples;
+    opt.nsamples = 1;
+  }
+  opt.platform = r->platform;
+  opt.opt_level = r->opt_level;
+  assert_pto_ok(pto_cache_key(p, &opt, out, out_text));
+  assert_int_equal(strlen(out), 32);
+  pto_ir_program_destroy(p);
+}
+
+static void assert_same(const variant *a, const req *ra, const variant *b, const req *rb) {
+  char ka[33], kb[33];
+  char *ta = NULL, *tb = NULL;
+  key_of(a, ra, ka, &ta);
+  key_of(b, rb, kb, &tb);
+  if (strcmp(ka, kb) != 0) print_error("keys differ; texts:\n%s\n---\n%s\n", ta, tb);
+  assert_string_equal(ka, kb);
+  free(ta);
+  free(tb);
+}
+
+static void assert_differ(const variant *a, const req *ra, const variant *b, const req *rb) {
+  char ka[33], kb[33];
+  key_of(a, ra, ka, NULL);
+  key_of(b, rb, kb, NULL);
+  assert_string_not_equal(ka, kb);
+}
+
+static void test_cache_key_equal_for_renamed_values(void **state) {
+  (void)state;
+  variant renamed = k_base;
+  renamed.x = "input_tensor";
+  renamed.y = "result_tensor";
+  renamed.alpha = "scale_factor";
+  renamed.n = "count";
+  renamed.t = "loaded_tile";
+  assert_same(&k_base, &k_req, &renamed, &k_req);
+}
+
+static void test_cache_key_equal_for_dynamic_extents(void **state) {
+  (void)state;
+  /* A sample of a dynamic dim does not specialize it: any extent, and none, give one key. */
+  req r100 = k_req, r7 = k_req;
+  r100.sample = "100x64";
+  r7.sample = "7x64";
+  assert_same(&k_base, &r100, &k_base, &r7);
+  assert_same(&k_base, &r100, &k_base, &k_req);
+}
+
+static void test_cache_key_equal_for_samples_that_match_the_annotation(void **state) {
+  (void)state;
+  variant fixed = k_base;
+  fixed.rows = "16";
+  req with = k_req;
+  with.sample = "16x64"; /* says what tensor[16,64] already does */
+  assert_same(&fixed, &k_req, &fixed, &with);
+  /* A sample that disagrees is an error naming the dim, not another key. */
+  pto_ir_program *p = parse_variant(&fixed);
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  pto_binding sc = {"n", "3"}, sa = {"x", "32x64"};
+  opt.scalars = &sc;
+  opt.nscalars = 1;
+  opt.samples = &sa;
+  opt.nsamples = 1;
+  char key[33];
+  assert_status_contains(pto_cache_key(p, &opt, key, NULL), "dim 0 is 32, but 'x' is declared with 16");
+  pto_ir_program_destroy(p);
+}
+
+static void test_cache_key_excludes_runtime_scalar_values_and_names(void **state) {
+  (void)state;
+  variant v = k_base;
+  v.alpha = "scale_factor";
+  v.x = "input_tensor";
+  char key[33], *text = NULL;
+  key_of(&v, &k_req, key, &text);
+  /* alpha is a runtime f32: its dtype only. n is specialized to 3: its value, by position. */
+  assert_non_null(strstr(text, "param.2=scalar;f32;runtime\n"));
+  assert_non_null(strstr(text, "param.3=scalar;i32;=3\n"));
+  assert_non_null(strstr(text, "param.0=tensor;in;f32;[?,64]\n"));
+  assert_non_null(strstr(text, "param.1=tensor;out;f32;[?,64]\n"));
+  assert_null(strstr(text, "scale_factor"));
+  assert_null(strstr(text, "input_tensor"));
+  assert_null(strstr(text, "prog_file_name"));
+  assert_null(strstr(text, "key_test")); /* the program name is for people too */
+  assert_non_null(strstr(text, "format=pto-cache-key/"));
+  assert_non_null(strstr(text, "toolchain.pto="));
+  assert_non_null(strstr(text, "toolchain.llvm="));
+  assert_non_null(strstr(text, "toolchain.cxx="));
+  assert_non_null(strstr(text, "toolchain.abi=orch/"));
+  assert_non_null(strstr(text, "target.triple="));
+  assert_non_null(strstr(text, "platform=sim\n"));
+  assert_non_null(strstr(text, "option.opt_level=2\n"));
+  free(text);
+  /* The key is the hash of that text and nothing else. */
+  char again[33], *t2 = NULL;
+  key_of(&v, &k_req, again, &t2);
+  assert_string_equal(key, again);
+  free(t2);
+}
+
+static void test_cache_key_differs_for_static_dim_dtype_direction_op(void **state) {
+  (void)state;
+  variant v = k_base;
+  v.cols = 32;
+  assert_differ(&k_base, &k_req, &v, &k_req);
+  v = k_base;
+  v.dt = "f16";
+  assert_differ(&k_base, &k_req, &v, &k_req);
+  v = k_base;
+  v.ydir = "inout";
+  assert_differ(&k_base, &k_req, &v, &k_req);
+  v = k_base;
+  v.op = "adds";
+  assert_differ(&k_base, &k_req, &v, &k_req);
+}
+
+static void test_cache_key_differs_for_specialized_value_and_binding(void **state) {
+  (void)state;
+  req r4 = k_req, rt = k_req;
+  r4.nval = "4";
+  rt.nval = "runtime";
+  assert_differ(&k_base, &k_req, &k_base, &r4);
+  assert_differ(&k_base, &k_req, &k_base, &rt);
+  /* A default and -D of the same value: the bound value is what counts in the signature. */
+  variant dflt = k_base;
+  dflt.nbind = " = 3";
+  req none = k_req;
+  none.nval = NULL;
+  char a[33], b[33], *ta = NULL, *tb = NULL;
+  key_of(&dflt, &none, a, &ta);
+  key_of(&k_base, &k_req, b, &tb);
+  assert_non_null(strstr(ta, "param.3=scalar;i32;=3\n"));
+  free(ta);
+  free(tb);
+}
+
+static void test_cache_key_differs_for_platform_and_options(void **state) {
+  (void)state;
+  req other = k_req;
+  other.platform = "other";
+  assert_differ(&k_base, &k_req, &k_base, &other);
+  req o3 = k_req;
+  o3.opt_level = 3;
+  assert_differ(&k_base, &k_req, &k_base, &o3);
+}
+
+static void test_cache_key_differs_for_cpu_and_toolchain(void **state) {
+  (void)state;
+  char base[33], cpu_a[33], cpu_b[33], cxx[33], compiler[33];
+  key_of(&k_base, &k_req, base, NULL);
+
+  setenv("PTO_CACHE_TARGET_OVERRIDE", "cpu=test-a;features=+avx2", 1);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, cpu_a, NULL);
+  setenv("PTO_CACHE_TARGET_OVERRIDE", "cpu=test-a;features=+avx2,+avx512f", 1);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, cpu_b, NULL);
+  unsetenv("PTO_CACHE_TARGET_OVERRIDE");
+
+  setenv("PTO_CXX", "clang++", 1);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, cxx, NULL);
+  unsetenv("PTO_CXX");
+
+  /* Another compiler library (a rebuilt one has another Build-ID). */
+  setenv("PTO_COMPILER_LIBRARY", PTO_BINARY_DIR "/ir/libpto_ir.so", 1);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, compiler, NULL);
+  unsetenv("PTO_COMPILER_LIBRARY");
+  pto__loader_cache_reset_identity();
+
+  assert_string_not_equal(base, cpu_a);
+  assert_string_not_equal(cpu_a, cpu_b);
+  assert_string_not_equal(base, cxx);
+  assert_string_not_equal(base, compiler);
+  char again[33];
+  key_of(&k_base, &k_req, again, NULL);
+  assert_string_equal(base, again); /* the environment restored, the key is back */
+}
+
+static void test_cache_key_names_the_missing_binding(void **state) {
+  (void)state;
+  pto_ir_program *p = parse_variant(&k_base);
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  char key[33];
+  /* n has no default and no -D: the error names it and both fixes. */
+  pto_status s = pto_cache_key(p, &opt, key, NULL);
+  assert_status_contains(s, "scalar parameter 'n' has no value: pass -D n=VALUE or -D n=runtime");
+  pto_ir_program_destroy(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cache_key_equal_for_renamed_values),
+      cmocka_unit_test(test_cache_key_equal_for_dynamic_extents),
+      cmocka_unit_test(test_cache_key_equal_for_samples_that_match_the_annotation),
+      cmocka_unit_test(test_cache_key_excludes_runtime_scalar_values_and_names),
+      cmocka_unit_test(test_cache_key_differs_for_static_dim_dtype_direction_op),
+      cmocka_unit_test(test_cache_key_differs_for_specialized_value_and_binding),
+      cmocka_unit_test(test_cache_key_differs_for_platform_and_options),
+      cmocka_unit_test(test_cache_key_differs_for_cpu_and_toolchain),
+      cmocka_unit_test(test_cache_key_names_the_missing_binding),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

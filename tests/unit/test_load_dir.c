@@ -1,0 +1,479 @@
+/* pto_program_load_dir on work dirs the test builds by hand: a C++ orchestration object and a C
+ * kernels object linked with Build-IDs, a manifest written by pto_manifest_write. A good dir
+ * loads and its function pointers run; a corrupt, truncated or swapped binary is DATA_LOSS and
+ * never mapped; an edited source is stale; a manifest pointing outside the dir is refused. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loader_internal.h"
+#include "pto/loader.h"
+#include "pto/manifest.h"
+#include "testutil.h"
+
+#ifndef PTO_SOURCE_DIR
+#define PTO_SOURCE_DIR "."
+#endif
+
+/* The orchestration: submits kernel 1 on an AIC core with one scalar derived from its args. */
+static const char k_orch_cpp[] =
+    "#include \"pto/orch_abi.h\"\n"
+    "struct ChipTaskArgs {\n"
+    "  const pto_orch_tensor *tensors; const uint64_t *scalars; int32_t ntensors, nscalars;\n"
+    "};\n"
+    "static thread_local const pto_orch_api *g_api;\n"
+    "extern \"C\" {\n"
+    "__attribute__((visibility(\"default\"))) uint32_t pto_orch_abi_version(void) { return "
+    "ORCH_ABI; }\n"
+    "__attribute__((visibility(\"default\"))) void pto_orch_bind(const pto_orch_api *api) { g_api "
+    "= api; }\n"
+    "__attribute__((visibility(\"default\"))) void aicpu_orchestration_entry(const ChipTaskArgs "
+    "&a) {\n"
+    "  pto_orch_task_arg t[1] = {};\n"
+    "  t[0].kind = PTO_ORCH_ARG_SCALAR;\n"
+    "  t[0].scalar = a.scalars[0] * 2 + (uint64_t)a.ntensors;\n"
+    "  g_api->submit(g_api->ctx, 1, PTO_CORE_AIC, t, 1);\n"
+    "}\n"
+    "}\n";
+
+static const char k_kernels_c[] =
+    "#include \"pto/kernel_abi.h\"\n"
+    "const int32_t pto_kernel_abi_version = KERNEL_ABI;\n"
+    "int32_t pto_kernel_add(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *c) {\n"
+    "  return (int32_t)s[0] + 1 + VARIANT;\n"
+    "}\n"
+    "int32_t pto_kernel_mul(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *c) {\n"
+    "  return (int32_t)s[0] * 3 + c->core_id;\n"
+    "}\n";
+
+typedef struct fixture {
+  char *dir;
+} fixture;
+
+static char *path_in(const char *dir, const char *rel) {
+  char *p = NULL;
+  if (asprintf(&p, "%s/%s", dir, rel) < 0) return NULL;
+  return p;
+}
+
+static void write_in(const char *dir, const char *rel, const char *text) {
+  char *p = path_in(dir, rel);
+  assert_int_equal(tu_write_file(p, text), 0);
+  free(p);
+}
+
+static void compile_kernels(const char *dir, int kernel_abi, int variant) {
+  char *out = NULL;
+  int rc = tu_run(&out,
+                  "cd '%s' && cc -shared -fPIC -Wl,--build-id=sha1 -I'%s/include' -DKERNEL_ABI=%d "
+                  "-DVARIANT=%d -o kernels/kernels.so.tmp kernels/kernels.c && "
+                  "mv kernels/kernels.so.tmp kernels/kernels.so",
+                  dir, PTO_SOURCE_DIR, kernel_abi, variant);
+  if (rc) print_error("%s\n", out);
+  free(out);
+  assert_int_equal(rc, 0);
+}
+
+static void compile_orch(const char *dir, int orch_abi) {
+  char *out = NULL;
+  int rc = tu_run(&out,
+                  "cd '%s' && c++ -std=c++17 -shared -fPIC -Wl,--build-id=sha1 -I'%s/include' "
+                  "-DORCH_ABI=%d -o orchestration/main.so.tmp orchestration/main.cpp && "
+                  "mv orchestration/main.so.tmp orchestration/main.so",
+                  dir, PTO_SOURCE_DIR, orch_abi);
+  if (rc) print_error("%s\n", out);
+  free(out);
+  assert_int_equal(rc, 0);
+}
+
+/* Records the files' current hashes and Build-IDs in a fresh manifest and writes it. */
+static void write_manifest(const char *dir) {
+  pto_manifest m;
+  memset(&m, 0, sizeof m);
+  m.program = strdup("demo");
+  m.platform = strdup("sim");
+  m.opt_level = 2;
+  m.toolchain = strdup("test toolchain");
+  strcpy(m.cache_key, "00000000000000000000000000000abc");
+  pto_signature *sig = &m.sig;
+  sig->entry = strdup("main");
+  sig->nrets = 1;
+  sig->nsyms = 1;
+  sig->syms = calloc(1, sizeof *sig->syms);
+  sig->syms[0] = strdup("N");
+  sig->nparams = 3;
+  sig->params = calloc(3, sizeof *sig->params);
+  sig->params[0] = (pto_sig_param){.name = strdup("x"),
+                                   .is_tensor = 1,
+                                   .dir = PTO_DIR_IN,
+                                   .dtype = PTO_DTYPE_F32,
+                                   .rank = 2,
+                                   .dims = {{64, -1}, {-1, 0}}};
+  sig->params[1] = (pto_sig_param){.name = strdup("y"),
+                                   .is_tensor = 1,
+                                   .dir = PTO_DIR_OUT,
+                                   .dtype = PTO_DTYPE_F32,
+                                   .rank = 2,
+                                   .dims = {{64, -1}, {-1, 0}}};
+  sig->params[2] = (pto_sig_param){.name = strdup("n"),
+                                   .dtype = PTO_DTYPE_I64,
+                                   .bind = PTO_BIND_RUNTIME,
+                                   .value = {.dtype = PTO_DTYPE_I64}};
+  m.nkernels = 2;
+  m.kernels = calloc(2, sizeof *m.kernels);
+  m.kernels[0] = (pto_manifest_kernel){
+      0,   strdup("add"), strdup("pto_kernel_add"), PTO_CORE_AIV, 4096, strdup("kernels/add.ll"),
+      NULL};
+  m.kernels[1] = (pto_manifest_kernel){
+      1,   strdup("mul"), strdup("pto_kernel_mul"), PTO_CORE_AIC, 65536, strdup("kernels/mul.ll"),
+      NULL};
+  m.orch_name = strdup("main");
+  m.orch_source = strdup("orchestration/main.cpp");
+  const char *files[] = {"orchestration/main.cpp", "orchestration/main.so", "kernels/add.ll",
+                         "kernels/mul.ll",         "kernels/kernels.so",    "kernels/kernels.c"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+    assert_pto_ok(pto_manifest_add_file(&m, dir, files[i]));
+  assert_pto_ok(pto_manifest_binary_set(&m.orch, dir, "orchestration/main.so"));
+  assert_pto_ok(pto_manifest_binary_set(&m.kernels_so, dir, "kernels/kernels.so"));
+  assert_pto_ok(pto_manifest_write(dir, &m));
+  pto_manifest_free(&m);
+}
+
+static void build_work_dir(const char *dir, int orch_abi, int kernel_abi) {
+  char *p = path_in(dir, "orchestration");
+  mkdir(p, 0755);
+  free(p);
+  p = path_in(dir, "kernels");
+  mkdir(p, 0755);
+  free(p);
+  write_in(dir, "orchestration/main.cpp", k_orch_cpp);
+  write_in(dir, "kernels/kernels.c", k_kernels_c);
+  write_in(dir, "kernels/add.ll", "; kernel add\ndefine i32 @pto_kernel_add() { ret i32 0 }\n");
+  write_in(dir, "kernels/mul.ll", "; kernel mul\n");
+  compile_orch(dir, orch_abi);
+  compile_kernels(dir, kernel_abi, 0);
+  write_manifest(dir);
+}
+
+static int setup(void **state) {
+  fixture *fx = calloc(1, sizeof *fx);
+  fx->dir = tu_mkdtemp("loaddir");
+  if (!fx->dir) return -1;
+  build_work_dir(fx->dir, PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION);
+  *state = fx;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *fx = *state;
+  tu_rmtree(fx->dir);
+  free(fx->dir);
+  free(fx);
+  return 0;
+}
+
+/* True when the dynamic loader has path mapped in this process. */
+static int is_loaded(const char *dir, const char *rel) {
+  char *p = path_in(dir, rel);
+  char *real = realpath(p, NULL);
+  void *h = real ? dlopen(real, RTLD_NOW | RTLD_NOLOAD) : NULL;
+  free(p);
+  free(real);
+  if (h) dlclose(h);
+  return h != NULL;
+}
+
+typedef struct submit_log {
+  int calls;
+  int32_t kernel_id, core_type, nargs;
+  uint64_t scalar;
+} submit_log;
+
+static int32_t record_submit(void *ctx, int32_t kernel_id, int32_t core_type,
+                             const pto_orch_task_arg *args, int32_t nargs) {
+  submit_log *log = ctx;
+  log->calls++;
+  log->kernel_id = kernel_id;
+  log->core_type = core_type;
+  log->nargs = nargs;
+  log->scalar = nargs > 0 ? args[0].scalar : 0;
+  return 0;
+}
+
+static void test_load_dir_runs_the_binaries(void **state) {
+  fixture *fx = *state;
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_load_dir(fx->dir, &p));
+  assert_non_null(p);
+  assert_int_equal(pto_program_kernel_count(p), 2);
+  assert_string_equal(pto_program_kernel_name(p, 0), "add");
+  assert_string_equal(pto_program_kernel_name(p, 1), "mul");
+  assert_true(pto_program_scratch_bytes(p) == 65536);
+  char *orch = path_in(fx->dir, "orchestration/main.so");
+  uint64_t hid = 0;
+  assert_pto_ok(pto_elf_hid(orch, &hid));
+  free(orch);
+  assert_true(pto_program_hid(p) == hid);
+  char *real = realpath(fx->dir, NULL);
+  assert_string_equal(pto_program_work_dir(p), real);
+  free(real);
+  const pto_signature *sig = pto_program_signature(p);
+  assert_string_equal(sig->entry, "main");
+  assert_int_equal(sig->nparams, 3);
+  assert_string_equal(sig->syms[sig->params[1].dims[1].sym], "N");
+
+  /* Kernels by id. */
+  uint64_t scalars[1] = {10};
+  pto_core_ctx ctx = {.core_id = 2, .ncores = 4};
+  assert_int_equal(pto_program_kernel(p, 0)(NULL, scalars, &ctx), 11);
+  assert_int_equal(pto_program_kernel(p, 1)(NULL, scalars, &ctx), 32);
+  assert_null(pto_program_kernel(p, 2));
+
+  /* The orchestration through its C entry: bind a table, call with pto_orch_args. */
+  submit_log log = {0};
+  pto_orch_api api = {
+      .version = PTO_ORCH_ABI_VERSION, .size = sizeof api, .ctx = &log, .submit = record_submit};
+  pto_program_orch_bind(p)(&api);
+  uint64_t args_scalars[1] = {20};
+  pto_orch_tensor tensors[2] = {0};
+  pto_orch_args args = {.tensors = tensors, .scalars = args_scalars, .ntensors = 2, .nscalars = 1};
+  pto_program_orch_entry(p)(&args);
+  assert_int_equal(log.calls, 1);
+  assert_int_equal(log.kernel_id, 1);
+  assert_int_equal(log.core_type, PTO_CORE_AIC);
+  assert_int_equal(log.nargs, 1);
+  assert_true(log.scalar == 42);
+
+  /* Loading twice shares the mapped objects; each program releases its own reference. */
+  pto_program *q = NULL;
+  assert_pto_ok(pto_program_load_dir(fx->dir, &q));
+  assert_ptr_equal(pto_program_kernel(p, 0), pto_program_kernel(q, 0));
+  pto_program_release(q);
+  assert_true(is_loaded(fx->dir, "kernels/kernels.so"));
+  pto_program_release(p);
+  assert_false(is_loaded(fx->dir, "kernels/kernels.so"));
+  assert_false(is_loaded(fx->dir, "orchestration/main.so"));
+}
+
+/* Loads dir expecting code and a message containing needle; checks that nothing was mapped. */
+static void expect_load_error(const char *dir, pto_status_code code, const char *needle) {
+  pto_program *p = (pto_program *)1;
+  pto_status s = pto_program_load_dir(dir, &p);
+  assert_null(p);
+  if (pto_status_code_of(s) != code) {
+    print_error("expected %s, got %s: %s\n", pto_status_code_name(code),
+                pto_status_code_name(pto_status_code_of(s)), pto_status_message(s));
+    pto_status_free(s);
+    fail();
+  }
+  assert_status_contains(s, needle);
+  assert_false(is_loaded(dir, "kernels/kernels.so"));
+  assert_false(is_loaded(dir, "orchestration/main.so"));
+}
+
+static void flip_byte(const char *dir, const char *rel, long at_fraction_num, long den) {
+  size_t n = 0;
+  char *p = path_in(dir, rel);
+  char *b = tu_read_file(p, &n);
+  assert_non_null(b);
+  size_t at = (size_t)((long)n * at_fraction_num / den);
+  b[at] ^= 0x01;
+  FILE *f = fopen(p, "wb");
+  assert_int_equal(fwrite(b, 1, n, f), n);
+  fclose(f);
+  free(b);
+  free(p);
+}
+
+static void test_corrupt_binary_is_data_loss_and_never_loaded(void **state) {
+  fixture *fx = *state;
+  flip_byte(fx->dir, "kernels/kernels.so", 1, 2);
+  expect_load_error(fx->dir, PTO_STATUS_DATA_LOSS, "kernels/kernels.so: content hash");
+  compile_kernels(fx->dir, PTO_KERNEL_ABI_VERSION, 0); /* same source, same bytes: loads again */
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_load_dir(fx->dir, &p));
+  pto_program_release(p);
+  flip_byte(fx->dir, "orchestration/main.so", 1, 3);
+  expect_load_error(fx->dir, PTO_STATUS_DATA_LOSS, "orchestration/main.so: content hash");
+}
+
+static void test_truncated_binary_is_data_loss(void **state) {
+  fixture *fx = *state;
+  char *out = NULL;
+  assert_int_equal(tu_run(&out, "cd '%s' && truncate -s 1000 kernels/kernels.so", fx->dir), 0);
+  free(out);
+  expect_load_error(fx->dir, PTO_STATUS_DATA_LOSS, "kernels/kernels.so");
+  assert_int_equal(tu_run(NULL, "cd '%s' && : > orchestration/main.so", fx->dir), 0);
+  expect_load_error(fx->dir, PTO_STATUS_DATA_LOSS, "corrupt or was replaced");
+}
+
+static void test_swapped_binaries_are_data_loss(void **state) {
+  fixture *fx = *state;
+  assert_int_equal(tu_run(NULL, "cd '%s' && cp orchestration/main.so kernels/kernels.so", fx->dir),
+                   0);
+  expect_load_error(fx->dir, PTO_STATUS_DATA_LOSS, "kernels/kernels.so: content hash");
+}
+
+static void test_rebuilt_binary_with_stale_build_id_is_data_loss(void **state) {
+  fixture *fx = *state;
+  /* A new kernels.so whose content hash was recorded but whose Build-ID was not. */
+  pto_manifest m;
+  assert_pto_ok(pto_manifest_read(fx->dir, &m));
+  compile_kernels(fx->dir, PTO_KERNEL_ABI_VERSION, 7);
+  assert_pto_ok(pto_manifest_add_file(&m, fx->dir, "kernels/kernels.so"));
+  assert_pto_ok(pto_manifest_write(fx->dir, &m));
+  pto_manifest_free(&m);
+  expect_load_error(fx->dir, PTO_STATUS_DATA_LOSS, "kernels/kernels.so: Build-ID");
+}
+
+static void test_edited_source_is_stale(void **state) {
+  fixture *fx = *state;
+  char *out = NULL;
+  assert_int_equal(
+      tu_run(&out, "cd '%s' && echo '// hand edit' >> orchestration/main.cpp", fx->dir), 0);
+  free(out);
+  char want[700];
+  snprintf(want, sizeof want, "orchestration/main.cpp: edited since it was compiled");
+  expect_load_error(fx->dir, PTO_STATUS_FAILED_PRECONDITION, want);
+  snprintf(want, sizeof want, "run: pto rebuild %s", fx->dir);
+  expect_load_error(fx->dir, PTO_STATUS_FAILED_PRECONDITION, want);
+}
+
+static void test_edited_kernel_ir_is_stale(void **state) {
+  fixture *fx = *state;
+  write_in(fx->dir, "kernels/mul.ll", "; kernel mul, edited\n");
+  expect_load_error(fx->dir, PTO_STATUS_FAILED_PRECONDITION, "kernels/mul.ll: edited");
+  char *p = path_in(fx->dir, "kernels/mul.ll");
+  unlink(p);
+  free(p);
+  expect_load_error(fx->dir, PTO_STATUS_NOT_FOUND,
+                    "kernels/mul.ll: listed in the manifest but missing");
+}
+
+/* Rewrites DIR/manifest.json with the first from replaced by to. */
+static void edit_manifest(const char *dir, const char *from, const char *to) {
+  char *p = path_in(dir, "manifest.json");
+  char *text = tu_read_file(p, NULL);
+  assert_non_null(text);
+  char *at = strstr(text, from);
+  assert_non_null(at);
+  char *out = NULL;
+  assert_true(asprintf(&out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from)) > 0);
+  assert_int_equal(tu_write_file(p, out), 0);
+  free(out);
+  free(text);
+  free(p);
+}
+
+static void test_manifest_escaping_the_dir_is_refused(void **state) {
+  fixture *fx = *state;
+  edit_manifest(fx->dir, "\"binary\": \"kernels/kernels.so\"", "\"binary\": \"../x/kernels.so\"");
+  expect_load_error(fx->dir, PTO_STATUS_INVALID_ARGUMENT,
+                    "field 'kernels_so.binary': path '../x/kernels.so' has a '..' component");
+}
+
+static void test_symlinked_binary_outside_the_dir_is_refused(void **state) {
+  fixture *fx = *state;
+  char *outside = tu_mkdtemp("loaddir-outside");
+  assert_int_equal(tu_run(NULL,
+                          "cd '%s' && mv kernels/kernels.so '%s/' && ln -s '%s/kernels.so' "
+                          "kernels/kernels.so",
+                          fx->dir, outside, outside),
+                   0);
+  expect_load_error(fx->dir, PTO_STATUS_INVALID_ARGUMENT, "a symlink leads outside the work dir");
+  tu_rmtree(outside);
+  free(outside);
+}
+
+static void test_malformed_manifest_errors(void **state) {
+  fixture *fx = *state;
+  char *p = path_in(fx->dir, "manifest.json");
+  assert_int_equal(
+      tu_write_file(p, "{\n  \"schema\": \"pto.manifest/1\"\n  \"program\": \"x\"\n}\n"), 0);
+  char want[700];
+  snprintf(want, sizeof want, "%s:3:", p);
+  expect_load_error(fx->dir, PTO_STATUS_INVALID_ARGUMENT, want);
+  expect_load_error(fx->dir, PTO_STATUS_INVALID_ARGUMENT, "invalid JSON");
+  free(p);
+}
+
+static void test_missing_field_is_named(void **state) {
+  fixture *fx = *state;
+  edit_manifest(fx->dir, "\"symbol\": \"pto_kernel_mul\"", "\"sym\": \"pto_kernel_mul\"");
+  expect_load_error(fx->dir, PTO_STATUS_INVALID_ARGUMENT,
+                    "manifest.json: field 'kernels[1].symbol': missing");
+}
+
+static void test_missing_kernel_symbol_is_named(void **state) {
+  fixture *fx = *state;
+  edit_manifest(fx->dir, "\"symbol\": \"pto_kernel_mul\"", "\"symbol\": \"pto_kernel_nope\"");
+  expect_load_error(fx->dir, PTO_STATUS_NOT_FOUND,
+                    "no symbol 'pto_kernel_nope' for kernel 1 'mul'");
+}
+
+static void test_abi_version_mismatch(void **state) {
+  fixture *fx = *state;
+  compile_kernels(fx->dir, 99, 0);
+  write_manifest(fx->dir);
+  expect_load_error(fx->dir, PTO_STATUS_FAILED_PRECONDITION, "kernel ABI version 99");
+  compile_kernels(fx->dir, PTO_KERNEL_ABI_VERSION, 0);
+  compile_orch(fx->dir, 77);
+  write_manifest(fx->dir);
+  expect_load_error(fx->dir, PTO_STATUS_FAILED_PRECONDITION, "orchestration ABI version 77");
+}
+
+static void test_older_image_of_the_same_path_is_refused(void **state) {
+  fixture *fx = *state;
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_load_dir(fx->dir, &p));
+  /* Rebuilt in place (new file, new Build-ID, manifest updated) while p still maps the old
+   * image: dlopen of the same path would hand back the old code, so the load is refused. */
+  compile_kernels(fx->dir, PTO_KERNEL_ABI_VERSION, 5);
+  write_manifest(fx->dir);
+  pto_program *q = NULL;
+  pto_status s = pto_program_load_dir(fx->dir, &q);
+  assert_null(q);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_DATA_LOSS);
+  assert_status_contains(s, "still loaded in this process");
+  pto_program_release(p);
+  /* Once the old image is gone the new one loads and runs the new code. */
+  assert_pto_ok(pto_program_load_dir(fx->dir, &q));
+  uint64_t scalars[1] = {10};
+  pto_core_ctx ctx = {0};
+  assert_int_equal(pto_program_kernel(q, 0)(NULL, scalars, &ctx), 16);
+  pto_program_release(q);
+}
+
+static void test_not_a_work_dir(void **state) {
+  fixture *fx = *state;
+  char *p = path_in(fx->dir, "manifest.json");
+  unlink(p);
+  free(p);
+  expect_load_error(fx->dir, PTO_STATUS_NOT_FOUND, "not a work dir");
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      T(test_load_dir_runs_the_binaries),
+      T(test_corrupt_binary_is_data_loss_and_never_loaded),
+      T(test_truncated_binary_is_data_loss),
+      T(test_swapped_binaries_are_data_loss),
+      T(test_rebuilt_binary_with_stale_build_id_is_data_loss),
+      T(test_edited_source_is_stale),
+      T(test_edited_kernel_ir_is_stale),
+      T(test_manifest_escaping_the_dir_is_refused),
+      T(test_symlinked_binary_outside_the_dir_is_refused),
+      T(test_malformed_manifest_errors),
+      T(test_missing_field_is_named),
+      T(test_missing_kernel_symbol_is_named),
+      T(test_abi_version_mismatch),
+      T(test_older_image_of_the_same_path_is_refused),
+      T(test_not_a_work_dir),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1706 @@
+/* Kernel lowering (compiler/lower.c): kernels compiled through LLVM, linked into a shared object,
+ * called through the kernel ABI and compared with the reference interpreter on the same inputs.
+ *
+ * Each group of tests builds one program holding every kernel of the group, lowers each kernel to
+ * its own .ll/.o, links them (plus the ABI object) with `cc -shared` and dlopens the result. A
+ * test then runs one kernel natively and through pto_ir_interp_run on identical inputs from a
+ * fixed seed and compares every output tensor: bit for bit for every op (both sides compute the
+ * same formulas in the same order, transcendental ones through the same libm), NaNs equal to NaNs.
+ * Test names say the op, the dtype and the tile shape. */
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower.h"
+#include "pto/ir.h"
+#include "pto/kernel_abi.h"
+#include "testutil.h"
+
+/* ---- a built library of kernels ------------------------------------------------------------ */
+
+typedef struct tl_lib {
+  char *dir;
+  void *dl;
+  pto_ir_program *p;
+  char **names;      /* kernel names */
+  uint64_t *scratch; /* per kernel */
+  int n;
+} tl_lib;
+
+static pto_ir_program *parse_text(const char *text) {
+  pto_ir_program *p = NULL;
+  pto_status s = pto_ir_parse_string(text, strlen(text), "t.ptir", &p);
+  if (s) {
+    print_error("parse failed: %s\n--- text ---\n%s\n", pto_status_message(s), text);
+    pto_status_free(s);
+    return NULL;
+  }
+  return p;
+}
+
+static void lib_free(tl_lib *L) {
+  if (!L) return;
+  if (L->dl) dlclose(L->dl);
+  if (L->dir) tu_rmtree(L->dir);
+  free(L->dir);
+  for (int i = 0; i < L->n; i++)
+    free(L->names[i]);
+  free(L->names);
+  free(L->scratch);
+  if (L->p) pto_ir_program_destroy(L->p);
+  free(L);
+}
+
+/* Parses text, lowers every kernel at opt_level and links them into one shared object. */
+static tl_lib *lib_build(const char *text, int opt_level) {
+  tl_lib *L = calloc(1, sizeof *L);
+  L->p = parse_text(text);
+  if (!L->p) {
+    lib_free(L);
+    return NULL;
+  }
+  L->dir = tu_mkdtemp("lower");
+  L->names = calloc((size_t)L->p->nfuncs + 1, sizeof *L->names);
+  L->scratch = calloc((size_t)L->p->nfuncs + 1, sizeof *L->scratch);
+  size_t cap = 4096 + (size_t)L->p->nfuncs * 512;
+  char *cmd = malloc(cap);
+  int n = snprintf(cmd, cap, "cc -shared -o '%s/k.so'", L->dir);
+  char path[1024], ll[1024];
+  for (int i = 0; i < L->p->nfuncs; i++) {
+    const pto_ir_func *f = L->p->funcs[i];
+    if (f->kind != PTO_FUNC_KERNEL) continue;
+    snprintf(path, sizeof path, "%s/%s.o", L->dir, f->name);
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, f->name);
+    uint64_t scratch = 0;
+    pto_status s = pto__lower_kernel(L->p, f, opt_level, ll, path, &scratch);
+    if (s) {
+      print_error("lowering @%s failed: %s\n", f->name, pto_status_message(s));
+      pto_status_free(s);
+      free(cmd);
+      lib_free(L);
+      return NULL;
+    }
+    L->names[L->n] = strdup(f->name);
+    L->scratch[L->n] = scratch;
+    L->n++;
+    n += snprintf(cmd + n, cap - (size_t)n, " '%s'", path);
+  }
+  snprintf(path, sizeof path, "%s/abi.o", L->dir);
+  pto_status s = pto__emit_abi_object(path);
+  if (s) {
+    print_error("abi object: %s\n", pto_status_message(s));
+    pto_status_free(s);
+    free(cmd);
+    lib_free(L);
+    return NULL;
+  }
+  snprintf(cmd + n, cap - (size_t)n, " '%s' -lm", path);
+  char *out = NULL;
+  int rc = tu_run(&out, "%s", cmd);
+  free(cmd);
+  if (rc != 0) {
+    print_error("link failed: %s\n", out ? out : "?");
+    free(out);
+    lib_free(L);
+    return NULL;
+  }
+  free(out);
+  snprintf(path, sizeof path, "%s/k.so", L->dir);
+  L->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!L->dl) {
+    print_error("dlopen: %s\n", dlerror());
+    lib_free(L);
+    return NULL;
+  }
+  return L;
+}
+
+static pto_kernel_fn lib_fn(tl_lib *L, const char *name, uint64_t *out_scratch) {
+  char sym[256];
+  snprintf(sym, sizeof sym, "pto_kernel_%s", name);
+  void *f = dlsym(L->dl, sym);
+  for (int i = 0; i < L->n; i++)
+    if (strcmp(L->names[i], name) == 0 && out_scratch) *out_scratch = L->scratch[i];
+  if (!f) print_error("no symbol %s\n", sym);
+  pto_kernel_fn fn;
+  memcpy(&fn, &f, sizeof fn);
+  return fn;
+}
+
+/* ---- calling a kernel --------------------------------------------------------------------- */
+
+/* Runs kernel name natively: tensors and scalars in parameter order as for the interpreter.
+ * scratch_override: 0 = the kernel's footprint; else that many bytes. */
+static int32_t run_native(tl_lib *L, const char *name, const pto_ir_interp_arg *args, int nargs,
+                          uint64_t scratch_override, pto_core_ctx *out_ctx) {
+  uint64_t scratch = 0;
+  pto_kernel_fn fn = lib_fn(L, name, &scratch);
+  assert_non_null(fn);
+  pto_kernel_tensor tens[16];
+  uint64_t slots[16];
+  int nt = 0, ns = 0;
+  for (int i = 0; i < nargs; i++) {
+    if (args[i].is_tensor) {
+      const pto_host_tensor *h = &args[i].tensor;
+      pto_kernel_tensor *k = &tens[nt++];
+      memset(k, 0, sizeof *k);
+      k->data = h->data;
+      k->rank = h->rank;
+      k->dtype = (int32_t)h->dtype;
+      for (int d = 0; d < h->rank; d++) {
+        k->shape[d] = h->shape[d];
+        k->stride[d] = h->strides[d];
+      }
+    } else {
+      slots[ns++] = pto_scalar_to_slot(args[i].scalar);
+    }
+  }
+  if (scratch_override) scratch = scratch_override;
+  size_t bytes = (size_t)((scratch + 63) / 64 * 64);
+  void *arena = aligned_alloc(64, bytes ? bytes : 64);
+  assert_non_null(arena);
+  memset(arena, 0xcd, bytes ? bytes : 64); /* stale garbage: kernels must not read it */
+  pto_core_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.scratch = arena;
+  ctx.scratch_size = scratch;
+  ctx.ncores = 1;
+  int32_t rc = fn(tens, slots, &ctx);
+  free(arena);
+  if (out_ctx) *out_ctx = ctx;
+  return rc;
+}
+
+/* ---- data --------------------------------------------------------------------------------- */
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return g_rng;
+}
+
+/* Fill domains. */
+enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO };
+
+static double rnd_real(int domain) {
+  double u = (double)(rnd() >> 11) / 9007199254740992.0; /* [0,1) */
+  switch (domain) {
+  case D_POS: return 0.01 + u * 10.0;
+  case D_WIDE: return (u - 0.5) * 600.0;
+  case D_SMALLINT: return floor((u - 0.5) * 20.0);
+  default: return (u - 0.5) * 16.0;
+  }
+}
+
+static void put_elem(pto_dtype dt, void *base, int64_t i, double real, uint64_t bits) {
+  char *p = (char *)base + (size_t)i * pto_dtype_size(dt);
+  switch (dt) {
+  case PTO_DTYPE_F16: {
+    uint16_t h = pto_f32_to_f16((float)real);
+    memcpy(p, &h, 2);
+    break;
+  }
+  case PTO_DTYPE_BF16: {
+    uint16_t h = pto_f32_to_bf16((float)real);
+    memcpy(p, &h, 2);
+    break;
+  }
+  case PTO_DTYPE_F32: {
+    float f = (float)real;
+    memcpy(p, &f, 4);
+    break;
+  }
+  case PTO_DTYPE_F64: memcpy(p, &real, 8); break;
+  default: memcpy(p, &bits, pto_dtype_size(dt)); break; /* little endian: low bytes */
+  }
+}
+
+static void fill(pto_dtype dt, void *base, int64_t n, int domain) {
+  for (int64_t i = 0; i < n; i++) {
+    double r = rnd_real(domain);
+    uint64_t bits = rnd();
+    if (domain == D_SMALLINT || domain == D_POS) bits = (uint64_t)(int64_t)floor(r);
+    if (domain == D_POS && bits == 0) bits = 1;
+    if (domain == D_NONZERO || domain == D_WITHZERO) {
+      if (pto_dtype_size(dt) < 8) bits &= (1ull << (8 * pto_dtype_size(dt))) - 1;
+      if (bits == 0) bits = 3;
+      if (r == 0) r = 0.5;
+    }
+    if (domain == D_WITHZERO && i == 5) bits = 0, r = 0;
+    put_elem(dt, base, i, r, bits);
+  }
+}
+
+/* Element equality: bits, or both NaN for floats. */
+static int elem_equal(pto_dtype dt, const void *a, const void *b) {
+  size_t sz = pto_dtype_size(dt);
+  if (memcmp(a, b, sz) == 0) return 1;
+  switch (dt) {
+  case PTO_DTYPE_F16: {
+    uint16_t x, y;
+    memcpy(&x, a, 2);
+    memcpy(&y, b, 2);
+    return isnan(pto_f16_to_f32(x)) && isnan(pto_f16_to_f32(y));
+  }
+  case PTO_DTYPE_BF16: {
+    uint16_t x, y;
+    memcpy(&x, a, 2);
+    memcpy(&y, b, 2);
+    return isnan(pto_bf16_to_f32(x)) && isnan(pto_bf16_to_f32(y));
+  }
+  case PTO_DTYPE_F32: {
+    float x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    return isnan(x) && isnan(y);
+  }
+  case PTO_DTYPE_F64: {
+    double x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return isnan(x) && isnan(y);
+  }
+  default: return 0;
+  }
+}
+
+static double elem_as_double(pto_dtype dt, const void *p) {
+  switch (dt) {
+  case PTO_DTYPE_F16: {
+    uint16_t x;
+    memcpy(&x, p, 2);
+    return pto_f16_to_f32(x);
+  }
+  case PTO_DTYPE_BF16: {
+    uint16_t x;
+    memcpy(&x, p, 2);
+    return pto_bf16_to_f32(x);
+  }
+  case PTO_DTYPE_F32: {
+    float x;
+    memcpy(&x, p, 4);
+    return x;
+  }
+  case PTO_DTYPE_F64: {
+    double x;
+    memcpy(&x, p, 8);
+    return x;
+  }
+  default: {
+    int64_t v = 0;
+    memcpy(&v, p, pto_dtype_size(dt));
+    return (double)v;
+  }
+  }
+}
+
+/* ---- differential runs ---------------------------------------------------------------------- */
+
+/* Argument spec of a differential case. */
+typedef struct ta_spec {
+  int is_tensor;
+  pto_dtype dt;
+  int rank;
+  int64_t shape[PTO_MAX_RANK];
+  int64_t col_stride; /* >1: a strided view (every col_stride-th element of a wider buffer) */
+  int domain;
+  int out; /* written by the kernel: compared; 1 out (starts as a pattern), 2 inout */
+  pto_scalar s;
+} ta_spec;
+
+typedef struct tcase {
+  const char *group; /* which library */
+  char name[96];
+  char kname[96];
+  char *text; /* the kernel's PTIR */
+  ta_spec args[12];
+  int nargs;
+  int32_t expect_rc; /* 0, or a PTO_KERNEL_ERR_* the native run must return */
+  /* optional hand-computed checks of the native outputs, beyond agreeing with the interpreter */
+  void (*check)(const struct tcase *c, const pto_ir_interp_arg *nat);
+} tcase;
+
+static int64_t spec_numel(const ta_spec *a) {
+  int64_t n = 1;
+  for (int d = 0; d < a->rank; d++)
+    n *= a->shape[d];
+  return n;
+}
+
+/* Makes the native and interpreter copies of every argument; returns the buffers to free. */
+static void make_args(const tcase *c, pto_ir_interp_arg *nat, pto_ir_interp_arg *ref, void **bufs,
+                      int *nbufs) {
+  *nbufs = 0;
+  for (int i = 0; i < c->nargs; i++) {
+    const ta_spec *a = &c->args[i];
+    memset(&nat[i], 0, sizeof nat[i]);
+    memset(&ref[i], 0, sizeof ref[i]);
+    if (!a->is_tensor) {
+      nat[i].scalar = a->s;
+      ref[i].scalar = a->s;
+      continue;
+    }
+    int64_t cs = a->col_stride > 1 ? a->col_stride : 1;
+    int64_t n = spec_numel(a) * cs + 1;
+    size_t sz = pto_dtype_size(a->dt);
+    void *x = malloc((size_t)n * sz), *y = malloc((size_t)n * sz);
+    if (a->out == 1)
+      memset(x, 0x5a, (size_t)n * sz);
+    else
+      fill(a->dt, x, n, a->domain);
+    memcpy(y, x, (size_t)n * sz);
+    bufs[(*nbufs)++] = x;
+    bufs[(*nbufs)++] = y;
+    nat[i].is_tensor = ref[i].is_tensor = 1;
+    pto_host_tensor_init(&nat[i].tensor, x, a->dt, a->rank, a->shape);
+    pto_host_tensor_init(&ref[i].tensor, y, a->dt, a->rank, a->shape);
+    if (cs > 1)
+      for (int d = 0; d < a->rank; d++) {
+        nat[i].tensor.strides[d] *= cs;
+        ref[i].tensor.strides[d] *= cs;
+      }
+  }
+}
+
+static void compare_outputs(const tcase *c, pto_ir_interp_arg *nat, pto_ir_interp_arg *ref) {
+  for (int i = 0; i < c->nargs; i++) {
+    const ta_spec *a = &c->args[i];
+    if (!a->is_tensor || !a->out) continue;
+    int64_t cs = a->col_stride > 1 ? a->col_stride : 1;
+    int64_t n = spec_numel(a) * cs;
+    size_t sz = pto_dtype_size(a->dt);
+    for (int64_t k = 0; k < n; k++) {
+      const char *x = (const char *)nat[i].tensor.data + k * (int64_t)sz;
+      const char *y = (const char *)ref[i].tensor.data + k * (int64_t)sz;
+      if (!elem_equal(a->dt, x, y)) {
+        print_error("%s: argument %d element %lld: native %.9g, interpreter %.9g (%s)\n", c->name,
+                    i, (long long)k, elem_as_double(a->dt, x), elem_as_double(a->dt, y),
+                    pto_dtype_name(a->dt));
+        fail();
+      }
+    }
+  }
+}
+
+static tl_lib *g_libs[16];
+static const char *g_lib_names[16];
+static int g_nlibs;
+static tcase *g_cases;
+static int g_ncases, g_capcases;
+
+static tl_lib *lib_of(const char *group) {
+  for (int i = 0; i < g_nlibs; i++)
+    if (strcmp(g_lib_names[i], group) == 0) return g_libs[i];
+  return NULL;
+}
+
+static void run_case(void **state) {
+  const tcase *c = *state;
+  tl_lib *L = lib_of(c->group);
+  assert_non_null(L);
+  pto_ir_interp_arg nat[12], ref[12];
+  void *bufs[24];
+  int nb;
+  make_args(c, nat, ref, bufs, &nb);
+  pto_core_ctx ctx;
+  int32_t rc = run_native(L, c->kname, nat, c->nargs, 0, &ctx);
+  if (rc != c->expect_rc) {
+    print_error("%s: native kernel returned %d, expected %d\n", c->name, rc, c->expect_rc);
+    for (int i = 0; i < nb; i++)
+      free(bufs[i]);
+    fail();
+  }
+  pto_ir_func *f = pto_ir_program_find_func(L->p, c->kname);
+  assert_non_null(f);
+  pto_status s = pto_ir_interp_run(L->p, f, ref, c->nargs);
+  if (c->expect_rc != 0) {
+    /* the interpreter must fail the launch too */
+    if (pto_status_code_of(s) != PTO_STATUS_LAUNCH) {
+      print_error("%s: interpreter: %s, expected a launch error\n", c->name,
+                  s ? pto_status_message(s) : "ok");
+      pto_status_free(s);
+      for (int i = 0; i < nb; i++)
+        free(bufs[i]);
+      fail();
+    }
+    pto_status_free(s);
+  } else {
+    if (s) {
+      print_error("%s: interpreter: %s\n", c->name, pto_status_message(s));
+      pto_status_free(s);
+      for (int i = 0; i < nb; i++)
+        free(bufs[i]);
+      fail();
+    }
+    compare_outputs(c, nat, ref);
+    if (c->check) c->check(c, nat);
+  }
+  for (int i = 0; i < nb; i++)
+    free(bufs[i]);
+}
+
+/* ---- case generation --------------------------------------------------------------------------
+ */
+
+static tcase *new_case(const char *group) {
+  if (g_ncases == g_capcases) {
+    g_capcases = g_capcases ? g_capcases * 2 : 256;
+    g_cases = realloc(g_cases, (size_t)g_capcases * sizeof *g_cases);
+  }
+  tcase *c = &g_cases[g_ncases++];
+  memset(c, 0, sizeof *c);
+  c->group = group;
+  return c;
+}
+
+static ta_spec tensor2(pto_dtype dt, int64_t r, int64_t cols, int domain, int out) {
+  ta_spec a;
+  memset(&a, 0, sizeof a);
+  a.is_tensor = 1;
+  a.dt = dt;
+  a.rank = 2;
+  a.shape[0] = r;
+  a.shape[1] = cols;
+  a.domain = domain;
+  a.out = out;
+  return a;
+}
+
+static ta_spec scalar_spec(pto_dtype dt, double f, int64_t i) {
+  ta_spec a;
+  memset(&a, 0, sizeof a);
+  a.s.dtype = dt;
+  if (pto_dtype_is_float(dt))
+    a.s.f = f;
+  else
+    a.s.i = i;
+  return a;
+}
+
+static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *dupf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+  va_end(ap);
+  return s;
+}
+
+static const pto_dtype k_all_dtypes[] = {
+    PTO_DTYPE_I8,  PTO_DTYPE_I16, PTO_DTYPE_I32, PTO_DTYPE_I64,  PTO_DTYPE_U8,  PTO_DTYPE_U16,
+    PTO_DTYPE_U32, PTO_DTYPE_U64, PTO_DTYPE_F16, PTO_DTYPE_BF16, PTO_DTYPE_F32, PTO_DTYPE_F64};
+#define N_ALL_DTYPES ((int)(sizeof k_all_dtypes / sizeof k_all_dtypes[0]))
+
+/* Tile shapes [rows, cols] and the tensor each case runs on (smaller: partial tiles). */
+typedef struct shape_case {
+  int64_t tr, tc, r, c;
+} shape_case;
+static const shape_case k_shapes[] = {
+    {1, 64, 1, 64}, {64, 1, 64, 1}, {7, 13, 7, 13}, {16, 32, 11, 29}};
+#define N_SHAPES ((int)(sizeof k_shapes / sizeof k_shapes[0]))
+
+/* Duplicates every case of group from as group to (names get the suffix after '_'). */
+static void copy_group(const char *from, const char *to) {
+  int n = g_ncases;
+  const char *suffix = strchr(to, '_');
+  for (int i = 0; i < n; i++) {
+    if (strcmp(g_cases[i].group, from) != 0) continue;
+    tcase *c = new_case(to);
+    tcase *o = &g_cases[i]; /* after new_case: g_cases may have moved */
+    *c = *o;
+    c->group = to;
+    c->text = strdup(o->text);
+    snprintf(c->name, sizeof c->name, "%.80s%s", o->name, suffix ? suffix : "");
+  }
+}
+
+static void gen_binary(void) {
+  static const char *ops[] = {"add", "sub", "mul", "div", "max", "min"};
+  for (int o = 0; o < 6; o++)
+    for (int d = 0; d < N_ALL_DTYPES; d++)
+      for (int sh = 0; sh < N_SHAPES; sh++) {
+        pto_dtype dt = k_all_dtypes[d];
+        const shape_case *S = &k_shapes[sh];
+        if (sh != 2 && dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_I32 && dt != PTO_DTYPE_F16) continue;
+        tcase *c = new_case("binary");
+        const char *dn = pto_dtype_name(dt);
+        snprintf(c->kname, sizeof c->kname, "%s_%s_%lldx%lld", ops[o], dn, (long long)S->tr,
+                 (long long)S->tc);
+        snprintf(c->name, sizeof c->name, "tile_%s_%s_%lldx%lld_on_%lldx%lld", ops[o], dn,
+                 (long long)S->tr, (long long)S->tc, (long long)S->r, (long long)S->c);
+        c->text =
+            dupf("kernel @%s(%%a: tensor[R,C] %s, %%b: tensor[R,C] %s, out %%c: tensor[R,C] %s)"
+                 " -> (tensor[R,C] %s) {\n"
+                 "  %%ta = tile.load(%%a, [0, 0], [%lld, %lld])\n"
+                 "  %%tb = tile.load(%%b, [0, 0], [%lld, %lld])\n"
+                 "  %%tc = tile.%s(%%ta, %%tb)\n"
+                 "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                 "  return %%c1\n}\n",
+                 c->kname, dn, dn, dn, dn, (long long)S->tr, (long long)S->tc, (long long)S->tr,
+                 (long long)S->tc, ops[o]);
+        int dom_b = strcmp(ops[o], "div") == 0 && !pto_dtype_is_float(dt) ? D_NONZERO : D_ANY;
+        c->args[0] = tensor2(dt, S->r, S->c, D_ANY, 0);
+        c->args[1] = tensor2(dt, S->r, S->c, dom_b, 0);
+        c->args[2] = tensor2(dt, S->r, S->c, D_ANY, 1);
+        c->nargs = 3;
+        /* an integer division meets the zero pad of a partial tile: a launch error */
+        if (dom_b == D_NONZERO && (S->r < S->tr || S->c < S->tc))
+          c->expect_rc = PTO_KERNEL_ERR_DIV_ZERO;
+      }
+}
+
+static void gen_scalar_ops(void) {
+  static const char *ops[] = {"adds", "subs", "muls", "divs", "maxs", "mins"};
+  for (int o = 0; o < 6; o++)
+    for (int d = 0; d < N_ALL_DTYPES; d++) {
+      pto_dtype dt = k_all_dtypes[d];
+      tcase *c = new_case("scalar");
+      const char *dn = pto_dtype_name(dt);
+      snprintf(c->kname, sizeof c->kname, "%s_%s", ops[o], dn);
+      snprintf(c->name, sizeof c->name, "tile_%s_%s_9x17", ops[o], dn);
+      c->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[R,C] %s, %%s: %s)"
+                     " -> (tensor[R,C] %s) {\n"
+                     "  %%ta = tile.load(%%a, [0, 0], [9, 17])\n"
+                     "  %%tc = tile.%s(%%ta, %%s)\n"
+                     "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     c->kname, dn, dn, dn, dn, ops[o]);
+      c->args[0] = tensor2(dt, 9, 17, D_ANY, 0);
+      c->args[1] = tensor2(dt, 9, 17, D_ANY, 1);
+      c->args[2] = scalar_spec(dt, -2.375, -3);
+      if (pto_dtype_is_int(dt) && !pto_dtype_is_signed(dt)) c->args[2].s.i = 7;
+      c->nargs = 3;
+    }
+}
+
+static void gen_unary(void) {
+  static const char *ops[] = {"exp", "log", "sqrt", "rsqrt", "recip", "relu", "neg", "abs"};
+  for (int o = 0; o < 8; o++)
+    for (int d = 0; d < N_ALL_DTYPES; d++) {
+      pto_dtype dt = k_all_dtypes[d];
+      if (!pto_dtype_is_float(dt) && o < 5) continue;
+      tcase *c = new_case("unary");
+      const char *dn = pto_dtype_name(dt);
+      snprintf(c->kname, sizeof c->kname, "%s_%s", ops[o], dn);
+      snprintf(c->name, sizeof c->name, "tile_%s_%s_5x37", ops[o], dn);
+      c->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[R,C] %s)"
+                     " -> (tensor[R,C] %s) {\n"
+                     "  %%ta = tile.load(%%a, [0, 0], [5, 37])\n"
+                     "  %%tc = tile.%s(%%ta)\n"
+                     "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     c->kname, dn, dn, dn, ops[o]);
+      /* log/sqrt/rsqrt on a mix that includes negatives: NaNs must agree as NaNs */
+      c->args[0] = tensor2(dt, 5, 37, o == 0 ? D_ANY : D_ANY, 0);
+      c->args[1] = tensor2(dt, 5, 37, D_ANY, 1);
+      c->nargs = 2;
+    }
+}
+
+static void gen_cast(void) {
+  static const pto_dtype cast_dts[] = {PTO_DTYPE_I8,   PTO_DTYPE_I16, PTO_DTYPE_I32,
+                                       PTO_DTYPE_I64,  PTO_DTYPE_U8,  PTO_DTYPE_F16,
+                                       PTO_DTYPE_BF16, PTO_DTYPE_F32, PTO_DTYPE_F64};
+  int n = (int)(sizeof cast_dts / sizeof cast_dts[0]);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      if (i == j) continue;
+      pto_dtype from = cast_dts[i], to = cast_dts[j];
+      tcase *c = new_case("cast");
+      const char *fn = pto_dtype_name(from), *tn = pto_dtype_name(to);
+      snprintf(c->kname, sizeof c->kname, "cast_%s_to_%s", fn, tn);
+      snprintf(c->name, sizeof c->name, "tile_cast_%s_to_%s_6x21", fn, tn);
+      c->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[R,C] %s)"
+                     " -> (tensor[R,C] %s) {\n"
+                     "  %%ta = tile.load(%%a, [0, 0], [6, 21])\n"
+                     "  %%tc = tile.cast(%%ta, %s)\n"
+                     "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     c->kname, fn, tn, tn, tn);
+      c->args[0] = tensor2(from, 6, 21, pto_dtype_is_float(from) ? D_WIDE : D_ANY, 0);
+      c->args[1] = tensor2(to, 6, 21, D_ANY, 1);
+      c->nargs = 2;
+    }
+}
+
+static ta_spec tensor_n(pto_dtype dt, int rank, const int64_t *shape, int domain, int out) {
+  ta_spec a;
+  memset(&a, 0, sizeof a);
+  a.is_tensor = 1;
+  a.dt = dt;
+  a.rank = rank;
+  for (int d = 0; d < rank; d++)
+    a.shape[d] = shape[d];
+  a.domain = domain;
+  a.out = out;
+  return a;
+}
+
+/* Loads with valid regions (static, a dynamic symbol, scalar parameters) and every pad, at
+ * offsets, from strided views and higher-rank tensors; stores of partial tiles. Reductions and a
+ * full-region op make the pad values observable. */
+static void gen_loadstore(void) {
+  static const char *pads[] = {"zero", "min", "max"};
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_F16, PTO_DTYPE_BF16, PTO_DTYPE_I32,
+                                  PTO_DTYPE_I8,  PTO_DTYPE_U8,  PTO_DTYPE_F64,  PTO_DTYPE_I64};
+  for (int d = 0; d < (int)(sizeof dts / sizeof dts[0]); d++)
+    for (int pd = 0; pd < 3; pd++) {
+      pto_dtype dt = dts[d];
+      const char *dn = pto_dtype_name(dt);
+      /* valid from scalar parameters, offsets; row max/min and col sum see the pad */
+      tcase *c = new_case("loadstore");
+      snprintf(c->kname, sizeof c->kname, "ldpad_%s_%s", pads[pd], dn);
+      snprintf(c->name, sizeof c->name, "tile_load_valid_pad_%s_%s_12x20", pads[pd], dn);
+      c->text = dupf(
+          "kernel @%s(%%a: tensor[R,C] %s, out %%rm: tensor[12,1] %s, out %%cs: tensor[1,20] %s,"
+          " out %%st: tensor[12,20] %s, %%vr: index, %%vc: index, %%r0: index, %%c0: index)"
+          " -> (tensor[12,1] %s, tensor[1,20] %s, tensor[12,20] %s) {\n"
+          "  %%t = tile.load(%%a, [%%r0, %%c0], [12, 20], valid=[%%vr, %%vc], pad=%s)\n"
+          "  %%m = tile.row_%s(%%t)\n"
+          "  %%s = tile.col_%s(%%t)\n"
+          "  %%rm1 = tile.store(%%m, [0, 0], %%rm)\n"
+          "  %%cs1 = tile.store(%%s, [0, 0], %%cs)\n"
+          "  %%st1 = tile.store(%%t, [0, 0], %%st)\n"
+          "  return %%rm1, %%cs1, %%st1\n}\n",
+          c->kname, dn, dn, dn, dn, dn, dn, dn, pads[pd], pd == 1 ? "min" : "max",
+          pto_dtype_is_float(dt) ? "sum" : (pd == 1 ? "max" : "min"));
+      c->args[0] = tensor2(dt, 15, 23, D_SMALLINT, 0);
+      c->args[1] = tensor2(dt, 12, 1, D_ANY, 1);
+      c->args[2] = tensor2(dt, 1, 20, D_ANY, 1);
+      c->args[3] = tensor2(dt, 12, 20, D_ANY, 1);
+      c->args[4] = scalar_spec(PTO_DTYPE_INDEX, 0, 9);
+      c->args[5] = scalar_spec(PTO_DTYPE_INDEX, 0, 17);
+      c->args[6] = scalar_spec(PTO_DTYPE_INDEX, 0, 2); /* 13 rows left: valid 9 wins */
+      c->args[7] = scalar_spec(PTO_DTYPE_INDEX, 0, 5); /* 18 columns left: valid 17 wins */
+      c->nargs = 8;
+    }
+  /* the tensor's edge clips before valid does; a dynamic symbol as valid */
+  for (int d = 0; d < 4; d++) {
+    pto_dtype dt = dts[d];
+    const char *dn = pto_dtype_name(dt);
+    tcase *c = new_case("loadstore");
+    snprintf(c->kname, sizeof c->kname, "ldedge_%s", dn);
+    snprintf(c->name, sizeof c->name, "tile_load_store_edge_clip_%s_16x32", dn);
+    c->text =
+        dupf("kernel @%s(%%a: tensor[R,C] %s, out %%o: tensor[K,C] %s) -> (tensor[K,C] %s) {\n"
+             "  %%t = tile.load(%%a, [3, 4], [16, 32], valid=[R, 30], pad=max)\n"
+             "  %%u = tile.muls(%%t, 2)\n"
+             "  %%o1 = tile.store(%%u, [1, 2], %%o)\n"
+             "  return %%o1\n}\n",
+             c->kname, dn, dn, dn);
+    c->args[0] = tensor2(dt, 14, 31, D_SMALLINT, 0); /* 11 rows, 27 cols from [3,4] */
+    c->args[1] = tensor2(dt, 9, 31, D_ANY, 1);       /* 8 rows, 29 cols from [1,2] */
+    c->nargs = 2;
+  }
+  /* strided views (column stride 3) in and out, both copy paths */
+  for (int d = 0; d < 4; d++) {
+    pto_dtype dt = dts[d];
+    const char *dn = pto_dtype_name(dt);
+    tcase *c = new_case("loadstore");
+    snprintf(c->kname, sizeof c->kname, "ldstride_%s", dn);
+    snprintf(c->name, sizeof c->name, "tile_load_store_strided_view_%s_8x16", dn);
+    c->text =
+        dupf("kernel @%s(%%a: tensor[R,C] %s, out %%o: tensor[R,C] %s) -> (tensor[R,C] %s) {\n"
+             "  %%t = tile.load(%%a, [1, 1], [8, 16])\n"
+             "  %%u = tile.neg(%%t)\n"
+             "  %%o1 = tile.store(%%u, [0, 1], %%o)\n"
+             "  return %%o1\n}\n",
+             c->kname, dn, dn, dn);
+    c->args[0] = tensor2(dt, 9, 17, D_SMALLINT, 0);
+    c->args[0].col_stride = 3;
+    c->args[1] = tensor2(dt, 9, 17, D_ANY, 1);
+    c->args[1].col_stride = 3;
+    c->nargs = 2;
+  }
+  /* rank 3 with a leading offset, and rank 1 */
+  {
+    tcase *c = new_case("loadstore");
+    snprintf(c->kname, sizeof c->kname, "ld_rank3");
+    snprintf(c->name, sizeof c->name, "tile_load_store_rank3_leading_offset_f32_4x8");
+    c->text = dupf("kernel @%s(%%a: tensor[3,R,C] f32, out %%o: tensor[2,R,C] f32, %%b: index)"
+                   " -> (tensor[2,R,C] f32) {\n"
+                   "  %%t = tile.load(%%a, [%%b, 1, 2], [4, 8])\n"
+                   "  %%o1 = tile.store(%%t, [1, 0, 0], %%o)\n"
+                   "  return %%o1\n}\n",
+                   c->kname);
+    int64_t sa[3] = {3, 6, 11}, so[3] = {2, 6, 11};
+    c->args[0] = tensor_n(PTO_DTYPE_F32, 3, sa, D_ANY, 0);
+    c->args[1] = tensor_n(PTO_DTYPE_F32, 3, so, D_ANY, 1);
+    c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, 2);
+    c->nargs = 3;
+    c = new_case("loadstore");
+    snprintf(c->kname, sizeof c->kname, "ld_rank1");
+    snprintf(c->name, sizeof c->name, "tile_load_store_rank1_i16_1x40");
+    c->text = dupf("kernel @%s(%%a: tensor[C] i16, out %%o: tensor[C] i16) -> (tensor[C] i16) {\n"
+                   "  %%t = tile.load(%%a, [3], [1, 40], pad=min)\n"
+                   "  %%s = tile.row_min(%%t)\n"
+                   "  %%u = tile.col_expand_sub(%%t, %%t)\n"
+                   "  %%v = tile.row_expand_add(%%u, %%s)\n"
+                   "  %%o1 = tile.store(%%v, [2], %%o)\n"
+                   "  return %%o1\n}\n",
+                   c->kname);
+    int64_t s1[1] = {37};
+    c->args[0] = tensor_n(PTO_DTYPE_I16, 1, s1, D_ANY, 0);
+    c->args[1] = tensor_n(PTO_DTYPE_I16, 1, s1, D_ANY, 1);
+    c->nargs = 2;
+  }
+}
+
+static void gen_reduce(void) {
+  static const char *ops[] = {"row_sum", "row_max", "row_min", "col_sum", "col_max", "col_min"};
+  static const shape_case shapes[] = {
+      {1, 64, 1, 64}, {64, 1, 64, 1}, {13, 29, 13, 29}, {19, 40, 17, 33}};
+  for (int o = 0; o < 6; o++)
+    for (int d = 0; d < N_ALL_DTYPES; d++)
+      for (int sh = 0; sh < 4; sh++) {
+        pto_dtype dt = k_all_dtypes[d];
+        if (sh < 2 && dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_BF16) continue;
+        const shape_case *S = &shapes[sh];
+        int row = o < 3;
+        tcase *c = new_case("reduce");
+        const char *dn = pto_dtype_name(dt);
+        snprintf(c->kname, sizeof c->kname, "%s_%s_%lldx%lld", ops[o], dn, (long long)S->tr,
+                 (long long)S->tc);
+        snprintf(c->name, sizeof c->name, "tile_%s_%s_%lldx%lld_on_%lldx%lld", ops[o], dn,
+                 (long long)S->tr, (long long)S->tc, (long long)S->r, (long long)S->c);
+        c->text =
+            dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[%lld,%lld] %s)"
+                 " -> (tensor[%lld,%lld] %s) {\n"
+                 "  %%ta = tile.load(%%a, [0, 0], [%lld, %lld], pad=%s)\n"
+                 "  %%tc = tile.%s(%%ta)\n"
+                 "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                 "  return %%c1\n}\n",
+                 c->kname, dn, row ? (long long)S->tr : 1LL, row ? 1LL : (long long)S->tc, dn,
+                 row ? (long long)S->tr : 1LL, row ? 1LL : (long long)S->tc, dn, (long long)S->tr,
+                 (long long)S->tc, strstr(ops[o], "max") ? "min" : "zero", ops[o]);
+        c->args[0] = tensor2(dt, S->r, S->c, D_ANY, 0);
+        c->args[1] = tensor2(dt, row ? S->tr : 1, row ? 1 : S->tc, D_ANY, 1);
+        c->nargs = 2;
+      }
+}
+
+static void gen_expand(void) {
+  static const char *ops[] = {"add", "sub", "mul", "div"};
+  for (int rc = 0; rc < 2; rc++)
+    for (int o = 0; o < 4; o++)
+      for (int d = 0; d < N_ALL_DTYPES; d++) {
+        pto_dtype dt = k_all_dtypes[d];
+        const char *dn = pto_dtype_name(dt);
+        const char *kind = rc ? "col" : "row";
+        tcase *c = new_case("expand");
+        snprintf(c->kname, sizeof c->kname, "%s_expand_%s_%s", kind, ops[o], dn);
+        snprintf(c->name, sizeof c->name, "tile_%s_expand_%s_%s_10x24", kind, ops[o], dn);
+        c->text = dupf(
+            "kernel @%s(%%a: tensor[10,24] %s, %%v: tensor[%d,%d] %s, out %%c: tensor[10,24] %s)"
+            " -> (tensor[10,24] %s) {\n"
+            "  %%ta = tile.load(%%a, [0, 0], [10, 24])\n"
+            "  %%tv = tile.load(%%v, [0, 0], [%d, %d])\n"
+            "  %%tc = tile.%s_expand_%s(%%ta, %%tv)\n"
+            "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+            "  return %%c1\n}\n",
+            c->kname, dn, rc ? 1 : 10, rc ? 24 : 1, dn, dn, dn, rc ? 1 : 10, rc ? 24 : 1, kind,
+            ops[o]);
+        c->args[0] = tensor2(dt, 10, 24, D_ANY, 0);
+        c->args[1] = tensor2(dt, rc ? 1 : 10, rc ? 24 : 1, o == 3 ? D_NONZERO : D_ANY, 0);
+        c->args[2] = tensor2(dt, 10, 24, D_ANY, 1);
+        c->nargs = 3;
+      }
+}
+
+/* matmul in each input dtype over shapes with and without whole register blocks; acc 1:
+ * matmul_acc onto a product that stays live (a copy), acc 2: onto a dead one (in place). */
+static void gen_matmul(void) {
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_F16, PTO_DTYPE_BF16,
+                                  PTO_DTYPE_I8,  PTO_DTYPE_U8,  PTO_DTYPE_I32};
+  static const int64_t mkn[][3] = {{1, 1, 1},    {5, 7, 19},  {8, 16, 32}, {13, 9, 35},
+                                   {32, 64, 48}, {1, 40, 64}, {64, 8, 1}};
+  for (int d = 0; d < (int)(sizeof dts / sizeof dts[0]); d++)
+    for (int sh = 0; sh < (int)(sizeof mkn / sizeof mkn[0]); sh++)
+      for (int acc = 0; acc < 3; acc++) {
+        pto_dtype dt = dts[d];
+        if (acc && sh != 3 && sh != 4) continue;
+        const char *dn = pto_dtype_name(dt);
+        const char *on = pto_dtype_is_float(dt) ? "f32" : "i32";
+        pto_dtype odt = pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32;
+        long long M = mkn[sh][0], K = mkn[sh][1], N = mkn[sh][2];
+        static const char *accname[] = {"", "_acc_copy", "_acc_in_place"};
+        tcase *c = new_case("matmul");
+        snprintf(c->kname, sizeof c->kname, "mm%d_%s_%lldx%lldx%lld", acc, dn, M, K, N);
+        snprintf(c->name, sizeof c->name, "tile_matmul%s_%s_%lldx%lldx%lld", accname[acc], dn, M, K,
+                 N);
+        c->text =
+            dupf("kernel @%s(%%l: tensor[%lld,%lld] %s, %%r: tensor[%lld,%lld] %s, out %%c: "
+                 "tensor[%lld,%lld] %s,"
+                 " out %%d: tensor[%lld,%lld] %s)"
+                 " -> (tensor[%lld,%lld] %s, tensor[%lld,%lld] %s) {\n"
+                 "  %%tl = tile.load(%%l, [0, 0], [%lld, %lld], space=mat)\n"
+                 "  %%tr = tile.load(%%r, [0, 0], [%lld, %lld], space=mat)\n"
+                 "  %%ml = tile.move(%%tl, space=left)\n"
+                 "  %%mr = tile.move(%%tr, space=right)\n"
+                 "%s"
+                 "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
+                 "  return %%c1, %%d\n}\n",
+                 c->kname, M, K, dn, K, N, dn, M, N, on, M, N, on, M, N, on, M, N, on, M, K, K, N,
+                 acc == 0   ? "  %o = tile.matmul(%ml, %mr)\n"
+                 : acc == 1 ? "  %o0 = tile.matmul(%ml, %mr)\n"
+                              "  %o = tile.matmul_acc(%o0, %ml, %mr)\n"
+                              "  %d1 = tile.store(%o0, [0, 0], %d)\n"
+                            : "  %o0 = tile.matmul(%ml, %mr)\n"
+                              "  %o = tile.matmul_acc(%o0, %ml, %mr)\n");
+        c->args[0] = tensor2(dt, M, K, D_ANY, 0);
+        c->args[1] = tensor2(dt, K, N, D_ANY, 0);
+        c->args[2] = tensor2(odt, M, N, D_ANY, 1);
+        c->args[3] = tensor2(odt, M, N, D_ANY, 1);
+        c->nargs = 4;
+      }
+}
+
+/* a = -17, b = 5: floor division, modulo with the divisor's sign, wraps, saturation. */
+static void check_sexpr_m17_5(const tcase *c, const pto_ir_interp_arg *nat) {
+  (void)c;
+  const int64_t *oi = nat[0].tensor.data;
+  assert_int_equal(oi[0], -4);  /* -17 / 5 floors */
+  assert_int_equal(oi[1], 3);   /* mod(-17, 5) */
+  assert_int_equal(oi[2], -17); /* min */
+  assert_int_equal(oi[3], 200); /* max(u8 200, u8 200) */
+  assert_int_equal(oi[4], 0);
+  assert_int_equal(oi[7], 1);    /* 200 / 200 */
+  assert_int_equal(oi[9], -104); /* i8(-17000) wraps */
+  assert_int_equal(oi[10], 17);
+  assert_int_equal(oi[11], -17 * 5 - (-6)); /* -17 / 3 = -6 (floor) */
+  assert_int_equal(oi[12], 255);            /* u8(271.828) saturates */
+  assert_int_equal(oi[16], 2);              /* mod(17, 5) */
+  assert_int_equal(oi[17], 0);              /* -17 / 5 > 1 is false */
+  const float *of = nat[1].tensor.data;
+  assert_true(of[0] == 2.71828f / -1.25f);
+  assert_true(of[4] == -1.25f);
+}
+
+static tcase *misc_case(const char *kname, const char *name, const char *text) {
+  tcase *c = new_case("misc");
+  snprintf(c->kname, sizeof c->kname, "%s", kname);
+  snprintf(c->name, sizeof c->name, "%s", name);
+  c->text = strdup(text);
+  return c;
+}
+
+/* Control flow, scalar expressions, full/move, fused chains: hand-written kernels. */
+static void gen_misc(void) {
+  tcase *c;
+  c = misc_case("loop_acc", "for_iter_tile_accumulates_f32",
+                "kernel @loop_acc(%a: tensor[R,C] f32, out %o: tensor[8,32] f32, %n: index)"
+                " -> (tensor[8,32] f32) {\n"
+                "  %z = tile.full([8, 32], f32, 0.5)\n"
+                "  %r = for %i in range(0, %n) iter(%acc = %z) {\n"
+                "    %t = tile.load(%a, [%i * 8, 0], [8, 32])\n"
+                "    %s = tile.add(%acc, %t)\n"
+                "    %s2 = tile.muls(%s, 0.75)\n"
+                "    yield %s2\n"
+                "  }\n"
+                "  %o1 = tile.store(%r, [0, 0], %o)\n"
+                "  return %o1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 37, 32, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 8, 32, D_ANY, 1);
+  c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, 5);
+  c->nargs = 3;
+
+  c = misc_case(
+      "loop_swap", "for_iter_tiles_swap_and_scalar_carry",
+      "kernel @loop_swap(%a: tensor[4,16] f32, %b: tensor[4,16] f32, out %o: tensor[4,16] f32,"
+      " out %p: tensor[4,16] f32, %n: index) -> (tensor[4,16] f32, tensor[4,16] f32) {\n"
+      "  %ta = tile.load(%a, [0, 0], [4, 16])\n"
+      "  %tb = tile.load(%b, [0, 0], [4, 16])\n"
+      "  %x, %y, %k = for %i in range(0, %n) iter(%u = %ta, %v = %tb, %c = 0) {\n"
+      "    %w = tile.adds(%v, f32(%c))\n"
+      "    yield %w, %u, %c + 3\n"
+      "  }\n"
+      "  %x2 = tile.adds(%x, f32(%k))\n"
+      "  %o1 = tile.store(%x2, [0, 0], %o)\n"
+      "  %p1 = tile.store(%y, [0, 0], %p)\n"
+      "  return %o1, %p1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 4, 16, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 4, 16, D_ANY, 0);
+  c->args[2] = tensor2(PTO_DTYPE_F32, 4, 16, D_ANY, 1);
+  c->args[3] = tensor2(PTO_DTYPE_F32, 4, 16, D_ANY, 1);
+  c->args[4] = scalar_spec(PTO_DTYPE_INDEX, 0, 3);
+  c->nargs = 5;
+
+  for (int act = 0; act < 2; act++) {
+    c = misc_case(act ? "if_act1" : "if_act0",
+                  act ? "if_results_tile_then_branch" : "if_results_tile_else_branch",
+                  act ? "kernel @if_act1(%x: tensor[R,128] f32, out %y: tensor[R,128] f32,\n"
+                        "                %alpha: f32, %act: i32) -> (tensor[R,128] f32) {\n"
+                        "  %t = tile.load(%x, [0, 0], [32, 128], valid=[R, 128])\n"
+                        "  %s = tile.muls(%t, %alpha)\n"
+                        "  %o = if %act != 0 {\n"
+                        "    %r = tile.relu(%s)\n"
+                        "    yield %r\n"
+                        "  } else {\n"
+                        "    yield %s\n"
+                        "  }\n"
+                        "  %y1 = tile.store(%o, [0, 0], %y)\n"
+                        "  return %y1\n}\n"
+                      : "kernel @if_act0(%x: tensor[R,128] f32, out %y: tensor[R,128] f32,\n"
+                        "                %alpha: f32, %act: i32) -> (tensor[R,128] f32) {\n"
+                        "  %t = tile.load(%x, [0, 0], [32, 128], valid=[R, 128])\n"
+                        "  %s = tile.muls(%t, %alpha)\n"
+                        "  %o, %q = if %act != 0 {\n"
+                        "    %r = tile.relu(%s)\n"
+                        "    yield %r, 1\n"
+                        "  } else {\n"
+                        "    %r2 = tile.neg(%s)\n"
+                        "    yield %r2, 2\n"
+                        "  }\n"
+                        "  %o2 = tile.muls(%o, f32(%q))\n"
+                        "  %y1 = tile.store(%o2, [0, 0], %y)\n"
+                        "  return %y1\n}\n");
+    c->args[0] = tensor2(PTO_DTYPE_F32, 21, 128, D_ANY, 0);
+    c->args[1] = tensor2(PTO_DTYPE_F32, 21, 128, D_ANY, 1);
+    c->args[2] = scalar_spec(PTO_DTYPE_F32, -1.5, 0);
+    c->args[3] = scalar_spec(PTO_DTYPE_I32, 0, act);
+    c->nargs = 4;
+  }
+
+  c = misc_case(
+      "nest", "for_nested_step2_if_scalar_results",
+      "kernel @nest(out %o: tensor[2,8] i64, %n: index, %m: index) -> (tensor[2,8] i64) {\n"
+      "  %s = for %i in range(0, %n) iter(%acc = 1) {\n"
+      "    %t = for %j in range(1, %m, 2) iter(%b = %acc) {\n"
+      "      %c = if mod(%j, 3) == 0 {\n"
+      "        yield %b + %j\n"
+      "      } else {\n"
+      "        yield %b - 1\n"
+      "      }\n"
+      "      yield %c\n"
+      "    }\n"
+      "    yield %t * 2\n"
+      "  }\n"
+      "  %f = tile.full([2, 8], i64, i64(%s))\n"
+      "  %o1 = tile.store(%f, [0, 0], %o)\n"
+      "  return %o1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_I64, 2, 8, D_ANY, 1);
+  c->args[1] = scalar_spec(PTO_DTYPE_INDEX, 0, 4);
+  c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, 11);
+  c->nargs = 3;
+
+  static const char *sexpr_text =
+      "kernel @sexpr(out %oi: tensor[1,20] i64, out %of: tensor[1,10] f32, %a: i32, %b: i32,"
+      " %x: f32, %y: f32, %u: u8, %v: u8, %h: f16) -> (tensor[1,20] i64, tensor[1,10] f32) {\n"
+      "  %e0 = i64(%a / %b)\n"
+      "  %e1 = i64(mod(%a, %b))\n"
+      "  %e2 = i64(min(%a, %b))\n"
+      "  %e3 = i64(max(%u, %v))\n"
+      "  %e4 = i64(%u - %v)\n"
+      "  %e5 = i64(%a < %b && !(%x > %y) || %u == %v)\n"
+      "  %e6 = i64(%x)\n"
+      "  %e7 = i64(%u / %v)\n"
+      "  %e8 = i64(mod(%u, %v))\n"
+      "  %e9 = i64(i8(%a * 1000))\n"
+      "  %e10 = i64(-%a)\n"
+      "  %e11 = i64(%a * %b - %a / 3)\n"
+      "  %e12 = i64(u8(%x * 100.0))\n"
+      "  %e13 = i64(f16(%x) > %h)\n"
+      "  %e14 = i64(%a != %b)\n"
+      "  %e15 = i64(bool(%a))\n"
+      "  %e16 = i64(mod(-%a, %b))\n"
+      "  %e17 = i64(%b != 0 && %a / %b > 1)\n"
+      "  %e18 = i64(i16(%y * 1000.0))\n"
+      "  %e19 = i64(%a) * 3000000000 / 7\n"
+      "%TILES%"
+      "  %f0 = %x / %y\n"
+      "  %f1 = mod(%x, %y)\n"
+      "  %f2 = f32(%h) * %x\n"
+      "  %f3 = f32(f16(%x) + %h)\n"
+      "  %f4 = min(%x, %y)\n"
+      "  %f5 = f32(%a) / f32(%b)\n"
+      "  %f6 = f32(bf16(%x) * bf16(%y))\n"
+      "  %f7 = -%x + 0.1\n"
+      "  %f8 = f32(f64(%x) / 3.0)\n"
+      "  %f9 = f32(f16(f64(%y) * 1.0e-3))\n"
+      "%FTILES%"
+      "  return %oi, %of\n}\n";
+  {
+    char tiles[4096] = "", ftiles[2048] = "";
+    for (int i = 0; i < 20; i++) {
+      char line[256];
+      snprintf(
+          line, sizeof line,
+          "  %%t%d = tile.full([1, 1], i64, %%e%d)\n  %%s%d = tile.store(%%t%d, [0, %d], %%oi)\n",
+          i, i, i, i, i);
+      strcat(tiles, line);
+    }
+    for (int i = 0; i < 10; i++) {
+      char line[256];
+      snprintf(
+          line, sizeof line,
+          "  %%g%d = tile.full([1, 1], f32, %%f%d)\n  %%w%d = tile.store(%%g%d, [0, %d], %%of)\n",
+          i, i, i, i, i);
+      strcat(ftiles, line);
+    }
+    char *t1 = strdup(sexpr_text);
+    char *p = strstr(t1, "%TILES%");
+    *p = 0;
+    char *q = strstr(p + 7, "%FTILES%");
+    *q = 0;
+    char *text = dupf("%s%s%s%s%s", t1, tiles, p + 7, ftiles, q + 8);
+    free(t1);
+    static const int64_t ab[][2] = {{17, 5},   {-17, 5}, {17, -5},
+                                    {-17, -5}, {7, 0},   {-2147483647 - 1, -1}};
+    for (int k = 0; k < 6; k++) {
+      char kn[32], nm[96];
+      snprintf(kn, sizeof kn, "sexpr");
+      snprintf(nm, sizeof nm, "scalar_expressions_a%lld_b%lld", (long long)ab[k][0],
+               (long long)ab[k][1]);
+      c = misc_case(kn, nm, k == 0 ? text : "");
+      c->args[0] = tensor2(PTO_DTYPE_I64, 1, 20, D_ANY, 1);
+      c->args[1] = tensor2(PTO_DTYPE_F32, 1, 10, D_ANY, 1);
+      c->args[2] = scalar_spec(PTO_DTYPE_I32, 0, ab[k][0]);
+      c->args[3] = scalar_spec(PTO_DTYPE_I32, 0, ab[k][1]);
+      c->args[4] = scalar_spec(PTO_DTYPE_F32, k == 2 ? -3.37 : 2.71828, 0);
+      c->args[5] = scalar_spec(PTO_DTYPE_F32, k == 3 ? 0.0 : -1.25, 0);
+      c->args[6] = scalar_spec(PTO_DTYPE_U8, 0, 200);
+      c->args[7] = scalar_spec(PTO_DTYPE_U8, 0, k == 1 ? 200 : 7);
+      c->args[8] = scalar_spec(PTO_DTYPE_F16, 2.5, 0);
+      c->nargs = 9;
+      if (ab[k][1] == 0) c->expect_rc = PTO_KERNEL_ERR_DIV_ZERO;
+      if (k == 1) c->check = check_sexpr_m17_5;
+    }
+    free(text);
+  }
+
+  c = misc_case("fullmove", "tile_full_move_create_bf16",
+                "kernel @fullmove(%a: tensor[6,10] bf16, out %o: tensor[6,10] bf16, %v: bf16)"
+                " -> (tensor[6,10] bf16) {\n"
+                "  %f = tile.full([6, 10], bf16, %v)\n"
+                "  %t = tile.load(%a, [0, 0], [6, 10], space=mat)\n"
+                "  %m = tile.move(%t, space=vec)\n"
+                "  %c = tile.create([6, 10], bf16)\n"
+                "  %s = tile.add(%m, %f)\n"
+                "  %s2 = tile.mul(%s, %m)\n"
+                "  %o1 = tile.store(%s2, [0, 0], %o)\n"
+                "  return %o1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_BF16, 6, 10, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_BF16, 6, 10, D_ANY, 1);
+  c->args[2] = scalar_spec(PTO_DTYPE_BF16, 1.3, 0);
+  c->nargs = 3;
+
+  c = misc_case("chain", "fused_elementwise_chain_f16",
+                "kernel @chain(%a: tensor[R,C] f16, %b: tensor[R,C] f16, out %o: tensor[R,C] f16,"
+                " out %p: tensor[R,C] f16) -> (tensor[R,C] f16, tensor[R,C] f16) {\n"
+                "  %ta = tile.load(%a, [0, 0], [16, 64])\n"
+                "  %tb = tile.load(%b, [0, 0], [16, 64])\n"
+                "  %t1 = tile.muls(%ta, 1.7)\n"
+                "  %t2 = tile.sub(%t1, %tb)\n"
+                "  %t3 = tile.relu(%t2)\n"
+                "  %t4 = tile.maxs(%t3, 0.25)\n"
+                "  %t5 = tile.mul(%t4, %t1)\n"
+                "  %t6 = tile.cast(%t5, f32)\n"
+                "  %t7 = tile.sqrt(%t6)\n"
+                "  %t8 = tile.cast(%t7, f16)\n"
+                "  %t9 = tile.div(%t8, %tb)\n"
+                "  %o1 = tile.store(%t9, [0, 0], %o)\n"
+                "  %p1 = tile.store(%t2, [0, 0], %p)\n"
+                "  return %o1, %p1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F16, 16, 64, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F16, 16, 64, D_ANY, 0);
+  c->args[2] = tensor2(PTO_DTYPE_F16, 16, 64, D_ANY, 1);
+  c->args[3] = tensor2(PTO_DTYPE_F16, 16, 64, D_ANY, 1);
+  c->nargs = 4;
+
+  c = misc_case(
+      "softmax", "row_softmax_f32_pad_min",
+      "kernel @softmax(%x: tensor[R,64] f32, out %y: tensor[R,64] f32) -> (tensor[R,64] f32) {\n"
+      "  %t = tile.load(%x, [0, 0], [16, 64], valid=[R, 60], pad=min)\n"
+      "  %m = tile.row_max(%t)\n"
+      "  %d = tile.row_expand_sub(%t, %m)\n"
+      "  %e = tile.exp(%d)\n"
+      "  %s = tile.row_sum(%e)\n"
+      "  %o = tile.row_expand_div(%e, %s)\n"
+      "  %y1 = tile.store(%o, [0, 0], %y)\n"
+      "  return %y1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 13, 64, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 13, 64, D_ANY, 1);
+  c->nargs = 2;
+
+  c = misc_case(
+      "tdim", "tensor_dim_drives_loop_and_valid",
+      "kernel @tdim(%a: tensor[R,C] f32, out %o: tensor[R,C] f32) -> (tensor[R,C] f32) {\n"
+      "  %rows = tensor.dim(%a, 0)\n"
+      "  %cols = tensor.dim(%a, 1)\n"
+      "  %nb = (%rows + 3) / 4\n"
+      "  for %i in range(0, %nb) {\n"
+      "    %t = tile.load(%a, [%i * 4, 0], [4, 16], valid=[%rows - %i * 4, %cols - 1])\n"
+      "    %u = tile.adds(%t, f32(%cols))\n"
+      "    %o1 = tile.store(%u, [%i * 4, 0], %o)\n"
+      "  }\n"
+      "  return %o\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 11, 13, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 11, 13, D_ANY, 1);
+  c->nargs = 2;
+
+  c = misc_case(
+      "accst", "tile_store_acc_f32_to_bf16_and_f16",
+      "kernel @accst(%l: tensor[16,8] bf16, %r: tensor[8,32] bf16, out %c: tensor[16,32] bf16,"
+      " out %d: tensor[16,32] f16) -> (tensor[16,32] bf16, tensor[16,32] f16) {\n"
+      "  %tl = tile.load(%l, [0, 0], [16, 8], space=mat)\n"
+      "  %tr = tile.load(%r, [0, 0], [8, 32], space=mat)\n"
+      "  %ml = tile.move(%tl, space=left)\n"
+      "  %mr = tile.move(%tr, space=right)\n"
+      "  %o = tile.matmul(%ml, %mr)\n"
+      "  %c1 = tile.store(%o, [0, 0], %c)\n"
+      "  %d1 = tile.store(%o, [0, 0], %d)\n"
+      "  return %c1, %d1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_BF16, 16, 8, D_WIDE, 0);
+  c->args[1] = tensor2(PTO_DTYPE_BF16, 8, 32, D_WIDE, 0);
+  c->args[2] = tensor2(PTO_DTYPE_BF16, 16, 32, D_ANY, 1);
+  c->args[3] = tensor2(PTO_DTYPE_F16, 16, 32, D_ANY, 1);
+  c->nargs = 4;
+
+  /* buffer planning: values live across loops and branches must survive the reuse */
+  c = misc_case("live", "plan_value_live_across_loop_keeps_buffer",
+                "kernel @live(%a: tensor[8,16] f32, out %o: tensor[8,16] f32, %n: index)"
+                " -> (tensor[8,16] f32) {\n"
+                "  %x = tile.load(%a, [0, 0], [8, 16])\n"
+                "  %y = tile.muls(%x, 2)\n"
+                "  %r = for %i in range(0, %n) iter(%acc = %y) {\n"
+                "    %t = tile.adds(%x, f32(%i))\n"
+                "    %u = tile.add(%acc, %t)\n"
+                "    yield %u\n"
+                "  }\n"
+                "  %z = tile.sub(%r, %x)\n"
+                "  %o1 = tile.store(%z, [0, 0], %o)\n"
+                "  return %o1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 8, 16, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 8, 16, D_ANY, 1);
+  c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, 4);
+  c->nargs = 3;
+
+  c = misc_case("ifkeep", "plan_if_else_yields_value_used_after",
+                "kernel @ifkeep(%a: tensor[8,16] f32, out %o: tensor[8,16] f32, %c: i32)"
+                " -> (tensor[8,16] f32) {\n"
+                "  %s = tile.load(%a, [0, 0], [8, 16])\n"
+                "  %v = if %c > 0 {\n"
+                "    %r = tile.relu(%s)\n"
+                "    yield %r\n"
+                "  } else {\n"
+                "    yield %s\n"
+                "  }\n"
+                "  %q = tile.add(%v, %s)\n"
+                "  %q2 = tile.mul(%q, %v)\n"
+                "  %o1 = tile.store(%q2, [0, 0], %o)\n"
+                "  return %o1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 8, 16, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 8, 16, D_ANY, 1);
+  c->args[2] = scalar_spec(PTO_DTYPE_I32, 0, 1);
+  c->nargs = 3;
+
+  c = misc_case(
+      "fusedead", "plan_fused_run_operands_die_midway",
+      "kernel @fusedead(%a: tensor[8,16] i32, %b: tensor[8,16] i32, out %o: tensor[8,16] i32,"
+      " out %p: tensor[8,16] i32, out %q: tensor[8,16] i32)"
+      " -> (tensor[8,16] i32, tensor[8,16] i32, tensor[8,16] i32) {\n"
+      "  %ta = tile.load(%a, [0, 0], [8, 16])\n"
+      "  %tb = tile.load(%b, [0, 0], [8, 16])\n"
+      "  %c = tile.add(%ta, %tb)\n"
+      "  %d = tile.mul(%tb, %tb)\n"
+      "  %e = tile.sub(%c, %d)\n"
+      "  %f = tile.maxs(%e, -3)\n"
+      "  %g = tile.mul(%f, %c)\n"
+      "  %o1 = tile.store(%c, [0, 0], %o)\n"
+      "  %p1 = tile.store(%d, [0, 0], %p)\n"
+      "  %q1 = tile.store(%g, [0, 0], %q)\n"
+      "  return %o1, %p1, %q1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_I32, 8, 16, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_I32, 8, 16, D_ANY, 0);
+  c->args[2] = tensor2(PTO_DTYPE_I32, 8, 16, D_ANY, 1);
+  c->args[3] = tensor2(PTO_DTYPE_I32, 8, 16, D_ANY, 1);
+  c->args[4] = tensor2(PTO_DTYPE_I32, 8, 16, D_ANY, 1);
+  c->nargs = 5;
+
+  c = misc_case(
+      "kloop", "for_matmul_acc_k_loop_f16_in_place",
+      "kernel @kloop(%l: tensor[16,K] f16, %r: tensor[K,32] f16, out %c: tensor[16,32] f32)"
+      " -> (tensor[16,32] f32) {\n"
+      "  %k = tensor.dim(%l, 1)\n"
+      "  %nk = %k / 8\n"
+      "  %l0 = tile.load(%l, [0, 0], [16, 8], space=mat)\n"
+      "  %r0 = tile.load(%r, [0, 0], [8, 32], space=mat)\n"
+      "  %ml0 = tile.move(%l0, space=left)\n"
+      "  %mr0 = tile.move(%r0, space=right)\n"
+      "  %a0 = tile.matmul(%ml0, %mr0)\n"
+      "  %acc = for %i in range(1, %nk) iter(%a = %a0) {\n"
+      "    %tl = tile.load(%l, [0, %i * 8], [16, 8], space=mat)\n"
+      "    %tr = tile.load(%r, [%i * 8, 0], [8, 32], space=mat)\n"
+      "    %ml = tile.move(%tl, space=left)\n"
+      "    %mr = tile.move(%tr, space=right)\n"
+      "    %a2 = tile.matmul_acc(%a, %ml, %mr)\n"
+      "    yield %a2\n"
+      "  }\n"
+      "  %c1 = tile.store(%acc, [0, 0], %c)\n"
+      "  return %c1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F16, 16, 40, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F16, 40, 32, D_ANY, 0);
+  c->args[2] = tensor2(PTO_DTYPE_F32, 16, 32, D_ANY, 1);
+  c->nargs = 3;
+
+  c = misc_case(
+      "idiv_zero", "tile_div_i32_zero_divisor_is_launch_error",
+      "kernel @idiv_zero(%a: tensor[4,8] i32, %b: tensor[4,8] i32, out %o: tensor[4,8] i32)"
+      " -> (tensor[4,8] i32) {\n"
+      "  %ta = tile.load(%a, [0, 0], [4, 8])\n"
+      "  %tb = tile.load(%b, [0, 0], [4, 8])\n"
+      "  %tc = tile.div(%ta, %tb)\n"
+      "  %o1 = tile.store(%tc, [0, 0], %o)\n"
+      "  return %o1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_I32, 4, 8, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_I32, 4, 8, D_WITHZERO, 0);
+  c->args[2] = tensor2(PTO_DTYPE_I32, 4, 8, D_ANY, 1);
+  c->nargs = 3;
+  c->expect_rc = PTO_KERNEL_ERR_DIV_ZERO;
+}
+
+/* ---- groups -----------------------------------------------------------------------------------
+ */
+
+static int group_setup_named(const char *group, int opt) {
+  size_t cap = 1 << 16, len = 0;
+  char *text = malloc(cap);
+  len += (size_t)snprintf(text, cap, "program t\ndynamic R, C, K\n");
+  for (int i = 0; i < g_ncases; i++) {
+    if (strcmp(g_cases[i].group, group) != 0) continue;
+    size_t need = strlen(g_cases[i].text) + 1;
+    if (len + need + 1 > cap) {
+      while (len + need + 1 > cap)
+        cap *= 2;
+      text = realloc(text, cap);
+    }
+    memcpy(text + len, g_cases[i].text, need);
+    len += need - 1;
+  }
+  tl_lib *L = lib_build(text, opt);
+  free(text);
+  if (!L) return -1;
+  g_lib_names[g_nlibs] = group;
+  g_libs[g_nlibs++] = L;
+  return 0;
+}
+
+static int run_group(const char *group, int opt) {
+  const char *only = getenv("PTO_TEST_LOWER_GROUP");
+  if (only && *only && strcmp(only, group) != 0) return 0;
+  if (group_setup_named(group, opt)) {
+    print_error("group %s: build failed\n", group);
+    return 1;
+  }
+  int n = 0;
+  for (int i = 0; i < g_ncases; i++)
+    if (strcmp(g_cases[i].group, group) == 0) n++;
+  struct CMUnitTest *tests = calloc((size_t)n + 1, sizeof *tests);
+  n = 0;
+  for (int i = 0; i < g_ncases; i++) {
+    if (strcmp(g_cases[i].group, group) != 0) continue;
+    tests[n].name = g_cases[i].name;
+    tests[n].test_func = run_case;
+    tests[n].initial_state = &g_cases[i];
+    n++;
+  }
+  int fails = _cmocka_run_group_tests(group, tests, (size_t)n, NULL, NULL);
+  free(tests);
+  return fails;
+}
+
+/* ---- hand-checked tests ------------------------------------------------------------------------
+ */
+
+static const char *k_add_src =
+    "program add\n"
+    "dynamic M, R\n"
+    "kernel @add_block(%a: tensor[R,128] f32, %b: tensor[R,128] f32,\n"
+    "                  out %c: tensor[R,128] f32) -> (tensor[R,128] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [32, 128], valid=[R, 128])\n"
+    "  %tb = tile.load(%b, [0, 0], [32, 128], valid=[R, 128])\n"
+    "  %tc = tile.add(%ta, %tb)\n"
+    "  %c1 = tile.store(%tc, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n";
+
+static void test_lower_add_block_matches_hand_computed(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_add_src, 2);
+  assert_non_null(L);
+  for (int rows = 1; rows <= 32; rows += 31) {
+    float a[32 * 128], b[32 * 128], c[32 * 128];
+    for (int i = 0; i < 32 * 128; i++) {
+      a[i] = (float)i * 0.5f;
+      b[i] = 1000.0f - (float)i;
+      c[i] = -1.0f;
+    }
+    pto_ir_interp_arg args[3];
+    memset(args, 0, sizeof args);
+    int64_t shape[2] = {rows, 128};
+    args[0].is_tensor = args[1].is_tensor = args[2].is_tensor = 1;
+    pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, shape);
+    pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, shape);
+    pto_host_tensor_init(&args[2].tensor, c, PTO_DTYPE_F32, 2, shape);
+    assert_int_equal(run_native(L, "add_block", args, 3, 0, NULL), 0);
+    for (int i = 0; i < 32 * 128; i++) {
+      float want = i < rows * 128 ? a[i] + b[i] : -1.0f;
+      if (c[i] != want) {
+        print_error("rows=%d element %d: %g, want %g\n", rows, i, c[i], want);
+        fail();
+      }
+    }
+  }
+  lib_free(L);
+}
+
+static void test_lower_dim_mismatch_returns_code(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_add_src, 1);
+  assert_non_null(L);
+  float a[4 * 128] = {0}, b[5 * 128] = {0}, c[4 * 128] = {0};
+  pto_ir_interp_arg args[3];
+  memset(args, 0, sizeof args);
+  int64_t s4[2] = {4, 128}, s5[2] = {5, 128};
+  args[0].is_tensor = args[1].is_tensor = args[2].is_tensor = 1;
+  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, s4);
+  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, s5);
+  pto_host_tensor_init(&args[2].tensor, c, PTO_DTYPE_F32, 2, s4);
+  pto_core_ctx ctx;
+  assert_int_equal(run_native(L, "add_block", args, 3, 0, &ctx), PTO_KERNEL_ERR_DIM_MISMATCH);
+  assert_int_equal(ctx.err_detail[0], 4);
+  assert_int_equal(ctx.err_detail[1], 5);
+  lib_free(L);
+}
+
+static void test_lower_small_scratch_returns_code(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_add_src, 1);
+  assert_non_null(L);
+  uint64_t need = 0;
+  lib_fn(L, "add_block", &need);
+  assert_true(need >= 2 * 32 * 128 * 4);
+  float a[128] = {0}, b[128] = {0}, c[128] = {0};
+  pto_ir_interp_arg args[3];
+  memset(args, 0, sizeof args);
+  int64_t s1[2] = {1, 128};
+  args[0].is_tensor = args[1].is_tensor = args[2].is_tensor = 1;
+  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, s1);
+  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, s1);
+  pto_host_tensor_init(&args[2].tensor, c, PTO_DTYPE_F32, 2, s1);
+  pto_core_ctx ctx;
+  assert_int_equal(run_native(L, "add_block", args, 3, need - 64, &ctx), PTO_KERNEL_ERR_SCRATCH);
+  assert_int_equal(ctx.err_detail[0], (int64_t)need);
+  lib_free(L);
+}
+
+static void test_lower_ll_compiles_back(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_add_src, 2);
+  assert_non_null(L);
+  char ll[1024], obj[1024];
+  snprintf(ll, sizeof ll, "%s/add_block.ll", L->dir);
+  snprintf(obj, sizeof obj, "%s/again.o", L->dir);
+  size_t n = 0;
+  char *text = tu_read_file(ll, &n);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "define i32 @pto_kernel_add_block("));
+  free(text);
+  assert_pto_ok(pto__compile_ll(ll, 3, obj));
+  char *out = NULL;
+  int rc = tu_run(&out, "nm '%s' | grep -q ' T pto_kernel_add_block'", obj);
+  free(out);
+  assert_int_equal(rc, 0);
+  /* A broken edit is reported as the user's error, with LLVM's position. */
+  assert_int_equal(tu_write_file(ll, "define i32 @f( {\n"), 0);
+  pto_status s = pto__compile_ll(ll, 2, obj);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_status_contains(s, "add_block.ll");
+  lib_free(L);
+}
+
+static const char *k_plan_src =
+    "program plan\n"
+    "dynamic R, C, K\n"
+    "kernel @chain(%a: tensor[R,C] f16, %b: tensor[R,C] f16, out %o: tensor[R,C] f16,\n"
+    "              out %p: tensor[R,C] f16) -> (tensor[R,C] f16, tensor[R,C] f16) {\n"
+    "  %ta = tile.load(%a, [0, 0], [16, 64])\n"
+    "  %tb = tile.load(%b, [0, 0], [16, 64])\n"
+    "  %t1 = tile.muls(%ta, 1.7)\n"
+    "  %t2 = tile.sub(%t1, %tb)\n"
+    "  %t3 = tile.relu(%t2)\n"
+    "  %t4 = tile.maxs(%t3, 0.25)\n"
+    "  %t5 = tile.mul(%t4, %t1)\n"
+    "  %t6 = tile.cast(%t5, f32)\n"
+    "  %t7 = tile.sqrt(%t6)\n"
+    "  %t8 = tile.cast(%t7, f16)\n"
+    "  %t9 = tile.div(%t8, %tb)\n"
+    "  %o1 = tile.store(%t9, [0, 0], %o)\n"
+    "  %p1 = tile.store(%t2, [0, 0], %p)\n"
+    "  return %o1, %p1\n"
+    "}\n"
+    "kernel @loop_acc(%a: tensor[R,C] f32, out %o: tensor[8,32] f32, %n: index)\n"
+    "    -> (tensor[8,32] f32) {\n"
+    "  %z = tile.full([8, 32], f32, 0.5)\n"
+    "  %r = for %i in range(0, %n) iter(%acc = %z) {\n"
+    "    %t = tile.load(%a, [%i * 8, 0], [8, 32])\n"
+    "    %s = tile.add(%acc, %t)\n"
+    "    %s2 = tile.muls(%s, 0.75)\n"
+    "    yield %s2\n"
+    "  }\n"
+    "  %o1 = tile.store(%r, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n"
+    "kernel @mm(%l: tensor[64,64] f32, %r: tensor[64,64] f32, out %c: tensor[64,64] f32)\n"
+    "    -> (tensor[64,64] f32) {\n"
+    "  %tl = tile.load(%l, [0, 0], [64, 64], space=mat)\n"
+    "  %tr = tile.load(%r, [0, 0], [64, 64], space=mat)\n"
+    "  %ml = tile.move(%tl, space=left)\n"
+    "  %mr = tile.move(%tr, space=right)\n"
+    "  %o = tile.matmul(%ml, %mr)\n"
+    "  %c1 = tile.store(%o, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "kernel @kloop(%l: tensor[16,K] f16, %r: tensor[K,32] f16, out %c: tensor[16,32] f32)\n"
+    "    -> (tensor[16,32] f32) {\n"
+    "  %k = tensor.dim(%l, 1)\n"
+    "  %nk = %k / 8\n"
+    "  %l0 = tile.load(%l, [0, 0], [16, 8], space=mat)\n"
+    "  %r0 = tile.load(%r, [0, 0], [8, 32], space=mat)\n"
+    "  %ml0 = tile.move(%l0, space=left)\n"
+    "  %mr0 = tile.move(%r0, space=right)\n"
+    "  %a0 = tile.matmul(%ml0, %mr0)\n"
+    "  %acc = for %i in range(1, %nk) iter(%a = %a0) {\n"
+    "    %tl = tile.load(%l, [0, %i * 8], [16, 8], space=mat)\n"
+    "    %tr = tile.load(%r, [%i * 8, 0], [8, 32], space=mat)\n"
+    "    %ml = tile.move(%tl, space=left)\n"
+    "    %mr = tile.move(%tr, space=right)\n"
+    "    %a2 = tile.matmul_acc(%a, %ml, %mr)\n"
+    "    yield %a2\n"
+    "  }\n"
+    "  %c1 = tile.store(%acc, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n";
+
+/* Scratch footprints: in-place reuse, fused temporaries without buffers, moves as aliases,
+ * loop carries computed in their own buffer. */
+static void test_lower_scratch_plan_reuses_buffers(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_add_src, 2);
+  assert_non_null(L);
+  uint64_t need = 0;
+  lib_fn(L, "add_block", &need);
+  assert_int_equal(need, 2 * 32 * 128 * 4); /* %tc reuses %ta */
+  lib_free(L);
+  L = lib_build(k_plan_src, 2);
+  assert_non_null(L);
+  lib_fn(L, "chain", &need);
+  assert_int_equal(need, 3 * 16 * 64 * 2); /* ta, tb (= t9), t2: t1 and t3..t8 are fused away */
+  lib_fn(L, "loop_acc", &need);
+  assert_int_equal(need, 2 * 8 * 32 * 4); /* z = acc = s = s2, and t */
+  lib_fn(L, "mm", &need);
+  assert_int_equal(need, 3 * 64 * 64 * 4); /* moves alias their sources */
+  /* a K loop: the first product becomes the carried accumulator and matmul_acc updates it in
+   * place, so no tile is ever copied; the first loads share bytes with the loop's loads */
+  lib_fn(L, "kloop", &need);
+  assert_int_equal(need, 16 * 32 * 4 + 16 * 8 * 2 + 8 * 32 * 2);
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/kloop.ll", L->dir);
+  char *text = tu_read_file(ll, NULL);
+  assert_non_null(text);
+  assert_null(strstr(text, "llvm.memcpy"));
+  free(text);
+  lib_free(L);
+}
+
+/* The optimized IR of elementwise, matmul and cast kernels holds vector instructions; -O0 none. */
+static void test_lower_loops_vectorize(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_plan_src, 2);
+  assert_non_null(L);
+  static const struct {
+    const char *k, *needle;
+  } want[] = {{"chain", "@llvm.sqrt.v"},
+              {"chain", " x half>"},
+              {"loop_acc", "fadd <"},
+              {"mm", "fmul <8 x float>"},
+              {"mm", "fadd <8 x float>"}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    char ll[1024];
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[i].k);
+    char *text = NULL;
+    assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
+    if (!strstr(text, want[i].needle)) {
+      print_error("@%s: optimized IR has no '%s'\n", want[i].k, want[i].needle);
+      free(text);
+      fail();
+    }
+    free(text);
+    if (i == 2) {
+      assert_pto_ok(pto__optimize_ll_text(ll, 0, &text));
+      assert_null(strstr(text, "fadd <"));
+      free(text);
+    }
+  }
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/add_block.ll", L->dir);
+  lib_free(L);
+  L = lib_build(k_add_src, 3);
+  assert_non_null(L);
+  snprintf(ll, sizeof ll, "%s/add_block.ll", L->dir);
+  char *text = NULL;
+  assert_pto_ok(pto__optimize_ll_text(ll, 3, &text));
+  assert_non_null(strstr(text, "fadd <"));
+  assert_null(strstr(text, "vector.memcheck")); /* alias scopes: no runtime overlap checks */
+  free(text);
+  lib_free(L);
+}
+
+static void test_lower_dist_kernel_is_unimplemented(void **state) {
+  (void)state;
+  static const char *src =
+      "program d\n"
+      "kernel @k(%w: dtensor[4,4] f32, out %o: tensor[4,4] f32) -> (tensor[4,4] f32) {\n"
+      "  %c = dist.comm_ctx(%w)\n"
+      "  %r = dist.rank(%c)\n"
+      "  %t = tile.full([4, 4], f32, 1.0)\n"
+      "  %o1 = tile.store(%t, [0, 0], %o)\n"
+      "  return %o1\n"
+      "}\n";
+  pto_ir_program *p = parse_text(src);
+  assert_non_null(p);
+  char *dir = tu_mkdtemp("lower-dist");
+  char obj[1024];
+  snprintf(obj, sizeof obj, "%s/k.o", dir);
+  pto_status s = pto__lower_kernel(p, pto_ir_program_find_func(p, "k"), 2, NULL, obj, NULL);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_UNIMPLEMENTED);
+  assert_status_contains(s, "dist");
+  tu_rmtree(dir);
+  free(dir);
+  pto_ir_program_destroy(p);
+}
+
+static void test_lower_rejects_non_kernel(void **state) {
+  (void)state;
+  static const char *src = "program o\n"
+                           "orch @main(%a: tensor[4] f32) {\n"
+                           "  return\n"
+                           "}\n";
+  pto_ir_program *p = parse_text(src);
+  assert_non_null(p);
+  pto_status s =
+      pto__lower_kernel(p, pto_ir_program_find_func(p, "main"), 2, NULL, "/nonexistent/x.o", NULL);
+  assert_status_contains(s, "not a kernel");
+  pto_ir_program_destroy(p);
+}
+
+typedef struct lower_job {
+  const pto_ir_program *p;
+  const pto_ir_func *f;
+  char obj[1024], ll[1024];
+  pto_status st;
+} lower_job;
+
+static void *lower_job_run(void *arg) {
+  lower_job *j = arg;
+  j->st = pto__lower_kernel(j->p, j->f, 2, j->ll, j->obj, NULL);
+  return NULL;
+}
+
+/* Kernels lower from several threads at once (one LLVM context each) to identical objects. */
+static void test_lower_concurrent_lowering_is_deterministic(void **state) {
+  (void)state;
+  pto_ir_program *p = parse_text(k_plan_src);
+  assert_non_null(p);
+  char *dir = tu_mkdtemp("lower-mt");
+  enum { NJ = 8 };
+  lower_job jobs[NJ];
+  pthread_t th[NJ];
+  for (int i = 0; i < NJ; i++) {
+    jobs[i].p = p;
+    jobs[i].f = pto_ir_program_find_func(p, i % 2 ? "chain" : "mm");
+    snprintf(jobs[i].obj, sizeof jobs[i].obj, "%s/k%d.o", dir, i);
+    snprintf(jobs[i].ll, sizeof jobs[i].ll, "%s/k%d.ll", dir, i);
+    assert_int_equal(pthread_create(&th[i], NULL, lower_job_run, &jobs[i]), 0);
+  }
+  for (int i = 0; i < NJ; i++) {
+    pthread_join(th[i], NULL);
+    assert_pto_ok(jobs[i].st);
+  }
+  for (int i = 2; i < NJ; i++) {
+    char *out = NULL;
+    int rc = tu_run(&out, "cmp '%s' '%s' && cmp '%s' '%s'", jobs[i].obj, jobs[i % 2].obj,
+                    jobs[i].ll, jobs[i % 2].ll);
+    if (rc != 0) print_error("%s\n", out ? out : "");
+    free(out);
+    assert_int_equal(rc, 0);
+  }
+  tu_rmtree(dir);
+  free(dir);
+  pto_ir_program_destroy(p);
+}
+
+static void test_lower_target_identity(void **state) {
+  (void)state;
+  const char *id = pto__llvm_target_identity();
+  assert_non_null(strstr(id, "triple="));
+  assert_non_null(strstr(id, ";cpu="));
+  assert_non_null(strstr(id, ";features="));
+  assert_ptr_equal(id, pto__llvm_target_identity());
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lower_target_identity),
+      cmocka_unit_test(test_lower_add_block_matches_hand_computed),
+      cmocka_unit_test(test_lower_dim_mismatch_returns_code),
+      cmocka_unit_test(test_lower_small_scratch_returns_code),
+      cmocka_unit_test(test_lower_ll_compiles_back),
+      cmocka_unit_test(test_lower_scratch_plan_reuses_buffers),
+      cmocka_unit_test(test_lower_loops_vectorize),
+      cmocka_unit_test(test_lower_dist_kernel_is_unimplemented),
+      cmocka_unit_test(test_lower_rejects_non_kernel),
+      cmocka_unit_test(test_lower_concurrent_lowering_is_deterministic),
+  };
+  int fails = cmocka_run_group_tests(tests, NULL, NULL);
+  gen_binary();
+  gen_scalar_ops();
+  gen_unary();
+  gen_cast();
+  gen_loadstore();
+  gen_reduce();
+  gen_expand();
+  gen_matmul();
+  gen_misc();
+  /* The same kernels unoptimized and at -O3: results equal the interpreter's, so each other's. */
+  copy_group("misc", "misc_O0");
+  copy_group("misc", "misc_O3");
+  copy_group("loadstore", "loadstore_O0");
+  copy_group("matmul", "matmul_O0");
+  fails += run_group("misc", 2);
+  fails += run_group("misc_O0", 0);
+  fails += run_group("misc_O3", 3);
+  fails += run_group("loadstore_O0", 0);
+  fails += run_group("matmul_O0", 0);
+  fails += run_group("binary", 2);
+  fails += run_group("scalar", 2);
+  fails += run_group("unary", 2);
+  fails += run_group("cast", 2);
+  fails += run_group("loadstore", 2);
+  fails += run_group("reduce", 2);
+  fails += run_group("expand", 2);
+  fails += run_group("matmul", 3);
+  for (int i = 0; i < g_nlibs; i++)
+    lib_free(g_libs[i]);
+  for (int i = 0; i < g_ncases; i++)
+    free(g_cases[i].text);
+  free(g_cases);
+  return fails ? 1 : 0;
+}

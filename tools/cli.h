@@ -1,0 +1,64 @@
+/* Shared pieces of the pto command's subcommands. */
+#ifndef PTO_TOOLS_CLI_H
+#define PTO_TOOLS_CLI_H
+
+#include <stdio.h>
+
+#include "pto/compiler.h"
+#include "pto/ir.h"
+#include "pto/loader.h"
+#include "pto/status.h"
+
+/* Exit codes of CLI.md. */
+enum { PTO_EXIT_OK = 0, PTO_EXIT_FAILED = 1, PTO_EXIT_USAGE = 2 };
+
+typedef struct pto_cmd {
+  const char *name;
+  const char *summary;
+  const char *usage; /* full --help text */
+  int (*run)(int argc, char **argv);
+} pto_cmd;
+
+/* Prints "pto NAME: message" to stderr and returns the exit code for the status: 2 for bad
+ * input/usage, 1 for a job that ran and failed. Frees s. */
+int cli_fail(const char *cmd, pto_status s);
+/* Prints "pto NAME: <formatted>" plus "see 'pto NAME --help'" and returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True for "-h" / "--help"; prints usage. */
+int cli_wants_help(const pto_cmd *cmd, int argc, char **argv);
+
+/* Options shared by compile, run and bench. */
+typedef struct cli_compile_args {
+  pto_compile_options opt;
+  pto_binding scalars[64];
+  pto_binding samples[64];
+  const char *depfile;
+  int no_cache;
+} cli_compile_args;
+
+/* Consumes one compile option at argv[*i] (and its value). Returns 1 if consumed, 0 if not a
+ * compile option, -1 on a usage error (already printed). */
+int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, char **argv, int *i);
+void cli_compile_args_init(cli_compile_args *a);
+
+/* PROG is a .ptir file (compiled through the cache unless no_cache) or a work dir (loaded,
+ * stale parts rebuilt). *out_ir gets the program's IR for --check (may be NULL for a work dir
+ * without program.ptir). */
+pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program **out_program,
+                            pto_ir_program **out_ir);
+
+int cli_is_dir(const char *path);
+
+int cmd_compile(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_fmt(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_build_id(int argc, char **argv);
+
+int cmd_cache(int argc, char **argv);
+int cmd_rebuild(int argc, char **argv);
+
+extern const pto_cmd cli_cmd_compile, cli_cmd_run, cli_cmd_fmt, cli_cmd_check, cli_cmd_build_id;
+extern const pto_cmd cli_cmd_cache, cli_cmd_rebuild;
+
+#endif

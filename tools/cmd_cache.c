@@ -1,0 +1,379 @@
+/* pto cache: inspect and maintain the binary cache (pto/cache.h). */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "pto/cache.h"
+#include "pto/manifest.h"
+
+static const char *k_cmd = "cache";
+
+/* ---- output helpers ------------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s) {
+  if (!s) {
+    fputs("null", f);
+    return;
+  }
+  fputc('"', f);
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    switch (*c) {
+    case '"': fputs("\\\"", f); break;
+    case '\\': fputs("\\\\", f); break;
+    case '\n': fputs("\\n", f); break;
+    case '\t': fputs("\\t", f); break;
+    case '\r': fputs("\\r", f); break;
+    default:
+      if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+      else fputc(*c, f);
+    }
+  }
+  fputc('"', f);
+}
+
+static void human_bytes(uint64_t n, char *buf, size_t len) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)n;
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, u++;
+  if (u == 0) snprintf(buf, len, "%" PRIu64 " B", n);
+  else snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+static void age_text(int64_t ns, char *buf, size_t len) {
+  if (!ns) {
+    snprintf(buf, len, "-");
+    return;
+  }
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  int64_t s = (int64_t)now.tv_sec - ns / 1000000000;
+  if (s < 0) s = 0;
+  if (s < 120) snprintf(buf, len, "%" PRId64 "s ago", s);
+  else if (s < 7200) snprintf(buf, len, "%" PRId64 "m ago", s / 60);
+  else if (s < 172800) snprintf(buf, len, "%" PRId64 "h ago", s / 3600);
+  else snprintf(buf, len, "%" PRId64 "d ago", s / 86400);
+}
+
+static void iso_time(int64_t ns, char *buf, size_t len) {
+  time_t t = (time_t)(ns / 1000000000);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- subcommands ---------------------------------------------------------------------- */
+
+static int do_stats(int json) {
+  pto_cache_stats st;
+  char dir[PATH_MAX];
+  pto_status s = pto_cache_dir(dir, sizeof dir);
+  if (!s) s = pto_cache_stats_get(&st);
+  if (s) return cli_fail(k_cmd, s);
+  if (json) {
+    printf("{\"dir\": ");
+    json_str(stdout, dir);
+    printf(", \"entries\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_bytes\": %" PRIu64
+           ", \"hits\": %" PRIu64 ", \"misses\": %" PRIu64 ", \"stores\": %" PRIu64
+           ", \"evictions\": %" PRIu64 ", \"corruptions\": %" PRIu64 ", \"races\": %" PRIu64
+           ", \"uncached\": %" PRIu64 "}\n",
+           st.entries, st.bytes, st.max_bytes, st.hits, st.misses, st.stores, st.evictions,
+           st.corruptions, st.races, st.uncached);
+    return PTO_EXIT_OK;
+  }
+  char size[32], max[32];
+  human_bytes(st.bytes, size, sizeof size);
+  if (st.max_bytes) human_bytes(st.max_bytes, max, sizeof max);
+  else snprintf(max, sizeof max, "none (set PTO_CACHE_MAX_SIZE)");
+  printf("cache directory  %s\n", dir);
+  printf("entries          %" PRIu64 "\n", st.entries);
+  printf("size             %s\n", size);
+  printf("size limit       %s\n", max);
+  printf("hits             %" PRIu64 "\n", st.hits);
+  printf("misses           %" PRIu64 "\n", st.misses);
+  printf("stores           %" PRIu64 "\n", st.stores);
+  printf("evictions        %" PRIu64 "\n", st.evictions);
+  printf("corruptions      %" PRIu64 "\n", st.corruptions);
+  printf("races            %" PRIu64 "\n", st.races);
+  printf("uncached         %" PRIu64 "\n", st.uncached);
+  return PTO_EXIT_OK;
+}
+
+static int do_ls(int json) {
+  pto_cache_entry *v = NULL;
+  int n = 0;
+  pto_status s = pto_cache_list(&v, &n);
+  if (s) return cli_fail(k_cmd, s);
+  if (json) {
+    printf("[");
+    for (int i = 0; i < n; i++) {
+      printf("%s\n  {\"key\": \"%s\", \"path\": ", i ? "," : "", v[i].key);
+      json_str(stdout, v[i].path);
+      printf(", \"program\": ");
+      json_str(stdout, v[i].program);
+      printf(", \"entry\": ");
+      json_str(stdout, v[i].entry);
+      printf(", \"bytes\": %" PRIu64 ", \"last_use_ns\": %" PRId64 ", \"created_ns\": %" PRId64
+             "}",
+             v[i].bytes, v[i].last_use_ns, v[i].created_ns);
+    }
+    printf("%s]\n", n ? "\n" : "");
+  } else {
+    if (n) printf("%-32s  %-20s  %10s  %s\n", "KEY", "PROGRAM", "SIZE", "LAST USE");
+    for (int i = 0; i < n; i++) {
+      char size[32], age[32], prog[64];
+      human_bytes(v[i].bytes, size, sizeof size);
+      age_text(v[i].last_use_ns, age, sizeof age);
+      if (v[i].program) snprintf(prog, sizeof prog, "%s@%s", v[i].program, v[i].entry);
+      else snprintf(prog, sizeof prog, "(unreadable)");
+      printf("%s  %-20s  %10s  %s\n", v[i].key, prog, size, age);
+    }
+  }
+  pto_cache_list_free(v, n);
+  return PTO_EXIT_OK;
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  for (size_t n; buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+    len += n;
+    if (len + 1 == cap) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (buf) buf[len] = 0;
+  return buf;
+}
+
+static void print_param(const pto_signature *sig, const pto_sig_param *p) {
+  static const char *const dirs[] = {"in", "out", "inout"};
+  if (p->is_tensor) {
+    printf("  %-5s %s: tensor[", (unsigned)p->dir < 3 ? dirs[p->dir] : "?", p->name);
+    for (int d = 0; d < p->rank; d++) {
+      if (p->dims[d].sym >= 0 && p->dims[d].sym < sig->nsyms)
+        printf("%s%s", d ? "," : "", sig->syms[p->dims[d].sym]);
+      else printf("%s%" PRId64, d ? "," : "", p->dims[d].value);
+    }
+    printf("] %s\n", pto_dtype_name(p->dtype));
+    return;
+  }
+  printf("  %-5s %s: %s = ", "", p->name, pto_dtype_name(p->dtype));
+  if (p->bind != PTO_BIND_LITERAL) printf("runtime\n");
+  else if (pto_dtype_is_float(p->dtype)) printf("%.17g\n", p->value.f);
+  else if (p->dtype == PTO_DTYPE_BOOL) printf("%s\n", p->value.i ? "true" : "false");
+  else if (!pto_dtype_is_signed(p->dtype)) printf("%" PRIu64 "\n", p->value.u);
+  else printf("%" PRId64 "\n", p->value.i);
+}
+
+static int do_show(const char *prefix, int json) {
+  char key[33], *path = NULL;
+  pto_status s = pto_cache_find(prefix, key, &path);
+  if (s) return cli_fail(k_cmd, s);
+  pto_manifest m;
+  s = pto_manifest_read(path, &m);
+  if (s) {
+    free(path);
+    return cli_fail(k_cmd, s);
+  }
+  char kpath[PATH_MAX + 16], mpath[PATH_MAX + 16];
+  snprintf(kpath, sizeof kpath, "%s/key.txt", path);
+  snprintf(mpath, sizeof mpath, "%s/%s", path, PTO_MANIFEST_FILENAME);
+  char *key_text = read_text(kpath);
+  if (json) {
+    char *mtext = read_text(mpath);
+    printf("{\"key\": \"%s\", \"path\": ", key);
+    json_str(stdout, path);
+    printf(", \"key_text\": ");
+    json_str(stdout, key_text);
+    /* The manifest was just validated as JSON; it is embedded as it is. */
+    printf(", \"manifest\": %s}\n", mtext ? mtext : "null");
+    free(mtext);
+  } else {
+    printf("key          %s\n", key);
+    printf("path         %s\n", path);
+    printf("program      %s (entry @%s, platform %s, -O%d)\n", m.program, m.sig.entry,
+           m.platform, m.opt_level);
+    struct stat st;
+    char when[64], age[32];
+    if (stat(path, &st) == 0) {
+      int64_t ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+      iso_time(ns, when, sizeof when);
+      age_text(ns, age, sizeof age);
+      printf("last use     %s (%s)\n", when, age);
+    }
+    if (stat(mpath, &st) == 0) {
+      iso_time((int64_t)st.st_mtim.tv_sec * 1000000000, when, sizeof when);
+      printf("created      %s\n", when);
+    }
+    printf("toolchain    %s\n", m.toolchain);
+    printf("signature:\n");
+    for (int i = 0; i < m.sig.nparams; i++) print_param(&m.sig, &m.sig.params[i]);
+    printf("kernels:\n");
+    for (int i = 0; i < m.nkernels; i++)
+      printf("  %d  %-20s %s  %s  scratch %" PRIu64 " bytes\n", m.kernels[i].id,
+             m.kernels[i].name, m.kernels[i].core_type == PTO_CORE_AIC ? "aic" : "aiv",
+             m.kernels[i].symbol, m.kernels[i].scratch_bytes);
+    char hid[17];
+    printf("binaries:\n");
+    pto_hid_format(m.orch.hid, hid);
+    printf("  %-28s hid=%s build-id=%s\n", m.orch.path, hid, m.orch.build_id);
+    pto_hid_format(m.kernels_so.hid, hid);
+    printf("  %-28s hid=%s build-id=%s\n", m.kernels_so.path, hid, m.kernels_so.build_id);
+    printf("files:\n");
+    for (int i = 0; i < m.nfiles; i++) printf("  %-28s %s\n", m.files[i].path, m.files[i].hash);
+    if (key_text) printf("key.txt:\n%s", key_text);
+    else printf("key.txt: (none; PTO_CACHE_DEBUG=1 writes it into new entries)\n");
+  }
+  free(key_text);
+  pto_manifest_free(&m);
+  free(path);
+  return PTO_EXIT_OK;
+}
+
+static void report_corrupt(void *ctx, const char *key, pto_status problem) {
+  (void)ctx;
+  printf("corrupt  %s: %s (discarded)\n", key, pto_status_message(problem));
+}
+
+static int do_verify(void) {
+  int checked = 0, corrupt = 0;
+  pto_status s = pto_cache_verify(report_corrupt, NULL, &checked, &corrupt);
+  if (s) return cli_fail(k_cmd, s);
+  printf("%d entries checked, %d corrupt%s\n", checked, corrupt, corrupt ? " (discarded)" : "");
+  return corrupt ? PTO_EXIT_FAILED : PTO_EXIT_OK;
+}
+
+static int do_gc(const char *max_text) {
+  uint64_t max = 0;
+  pto_status s = PTO_OK;
+  if (max_text) {
+    s = pto_cache_parse_size(max_text, &max);
+    if (s) {
+      int rc = cli_usage_error(k_cmd, "--max-size %s", pto_status_message(s));
+      pto_status_free(s);
+      return rc;
+    }
+  } else {
+    const char *env = getenv("PTO_CACHE_MAX_SIZE");
+    if (env && *env && (s = pto_cache_parse_size(env, &max))) {
+      int rc = cli_usage_error(k_cmd, "PTO_CACHE_MAX_SIZE: %s", pto_status_message(s));
+      pto_status_free(s);
+      return rc;
+    }
+  }
+  pto_cache_gc_result r;
+  s = pto_cache_gc(max, &r);
+  if (s) return cli_fail(k_cmd, s);
+  char freed[32], left[32];
+  human_bytes(r.evicted_bytes, freed, sizeof freed);
+  human_bytes(r.bytes, left, sizeof left);
+  printf("evicted %" PRIu64 " entries (%s); %" PRIu64 " entries (%s) left", r.evicted, freed,
+         r.entries, left);
+  if (!max) printf("; no size limit (pass --max-size or set PTO_CACHE_MAX_SIZE)");
+  printf("; removed %" PRIu64 " stale build dirs\n", r.stale_tmp);
+  return PTO_EXIT_OK;
+}
+
+static int do_clear(void) {
+  uint64_t n = 0;
+  pto_status s = pto_cache_clear(&n);
+  if (s) return cli_fail(k_cmd, s);
+  printf("removed %" PRIu64 " entries\n", n);
+  return PTO_EXIT_OK;
+}
+
+int cmd_cache(int argc, char **argv) {
+  const char *sub = NULL, *arg = NULL, *max_size = NULL;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
+      if (a[10] == '=') max_size = a + 11;
+      else if (i + 1 < argc) max_size = argv[++i];
+      else return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error(k_cmd, "unknown option '%s'", a);
+    } else if (!sub) {
+      sub = a;
+    } else if (!arg) {
+      arg = a;
+    } else {
+      return cli_usage_error(k_cmd, "unexpected argument '%s'", a);
+    }
+  }
+  if (!sub) return cli_usage_error(k_cmd, "which one: stats, ls, show KEY, verify, gc or clear?");
+  int takes_key = !strcmp(sub, "show");
+  if (arg && !takes_key) return cli_usage_error(k_cmd, "%s takes no argument ('%s')", sub, arg);
+  if (max_size && strcmp(sub, "gc") != 0)
+    return cli_usage_error(k_cmd, "--max-size is an option of gc only");
+  if (json && strcmp(sub, "stats") && strcmp(sub, "ls") && strcmp(sub, "show"))
+    return cli_usage_error(k_cmd, "--json is for stats, ls and show");
+  if (!strcmp(sub, "stats")) return do_stats(json);
+  if (!strcmp(sub, "ls")) return do_ls(json);
+  if (!strcmp(sub, "show")) {
+    if (!arg) return cli_usage_error(k_cmd, "show needs a KEY (or a unique start of one)");
+    return do_show(arg, json);
+  }
+  if (!strcmp(sub, "verify")) return do_verify();
+  if (!strcmp(sub, "gc")) return do_gc(max_size);
+  if (!strcmp(sub, "clear")) return do_clear();
+  return cli_usage_error(k_cmd, "'%s' is not a cache command: stats, ls, show, verify, gc, clear",
+                         sub);
+}
+
+const pto_cmd cli_cmd_cache = {
+    "cache", "inspect and maintain the binary cache",
+    "usage: pto cache stats [--json]\n"
+    "       pto cache ls [--json]\n"
+    "       pto cache show KEY [--json]\n"
+    "       pto cache verify\n"
+    "       pto cache gc [--max-size SIZE]\n"
+    "       pto cache clear\n"
+    "\n"
+    "The binary cache keeps compiled programs in $PTO_CACHE_DIR (else $XDG_CACHE_HOME/pto, else\n"
+    "~/.cache/pto), one entry per key; the key hashes the program's structure, its signature\n"
+    "(dtypes, directions, static dims; dynamic dims as '?'), specialized scalar values, the\n"
+    "options, the platform, the host CPU and the toolchain.\n"
+    "\n"
+    "  stats          counters summed over every process (hits, misses, stores, evictions,\n"
+    "                 corruptions, lost races, uncached compiles), entries and size\n"
+    "  ls             every entry, most recently used first\n"
+    "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"
+    "                 binaries and file hashes, and key.txt (written with PTO_CACHE_DEBUG=1)\n"
+    "  verify         re-hashes every file of every entry; corrupt entries are reported and\n"
+    "                 removed (exit status 1 when there were any)\n"
+    "  gc             evicts least recently used entries until the cache fits SIZE (default\n"
+    "                 $PTO_CACHE_MAX_SIZE; sizes like 4096, 512K, 512M, 2G) and removes build\n"
+    "                 dirs of processes that died\n"
+    "  clear          removes every entry (the counters stay)\n"
+    "\n"
+    "options:\n"
+    "  --json         machine-readable output (stats, ls, show)\n"
+    "  --max-size S   gc: the size to fit\n"
+    "\n"
+    "examples:\n"
+    "  pto cache stats\n"
+    "  pto cache ls --json\n"
+    "  pto cache show 3fa9\n"
+    "  pto cache verify\n"
+    "  pto cache gc --max-size 512M\n"
+    "  pto cache clear\n",
+    cmd_cache};

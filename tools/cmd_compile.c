@@ -1,0 +1,224 @@
+/* pto compile, and the compile options shared with run and bench. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void cli_compile_args_init(cli_compile_args *a) {
+  memset(a, 0, sizeof *a);
+  pto_compile_options_init(&a->opt);
+  a->opt.scalars = a->scalars;
+  a->opt.samples = a->samples;
+}
+
+/* Splits "NAME=VALUE" into a binding; the strings stay in argv. */
+static int split_binding(const char *cmd, const char *flag, char *text, pto_binding *out) {
+  char *eq = strchr(text, '=');
+  if (!eq || eq == text || !eq[1]) {
+    cli_usage_error(cmd, "%s %s: expected NAME=VALUE", flag, text);
+    return -1;
+  }
+  *eq = 0;
+  out->name = text;
+  out->value = eq + 1;
+  return 0;
+}
+
+/* The value of an option written "--opt VALUE" or "--opt=VALUE". */
+static char *option_value(const char *cmd, const char *name, int argc, char **argv, int *i) {
+  size_t n = strlen(name);
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (*i + 1 >= argc) {
+    cli_usage_error(cmd, "%s needs a value", name);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static int is_opt(const char *arg, const char *name) {
+  size_t n = strlen(name);
+  return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}
+
+int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, char **argv, int *i) {
+  char *arg = argv[*i];
+  if (!strncmp(arg, "-D", 2)) {
+    char *v = arg[2] ? arg + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!v) return cli_usage_error(cmd, "-D needs NAME=VALUE or NAME=runtime"), -1;
+    if (a->opt.nscalars == 64) return cli_usage_error(cmd, "too many -D options"), -1;
+    if (split_binding(cmd, "-D", v, &a->scalars[a->opt.nscalars])) return -1;
+    a->opt.nscalars++;
+    return 1;
+  }
+  if (is_opt(arg, "--arg")) {
+    char *v = option_value(cmd, "--arg", argc, argv, i);
+    if (!v) return -1;
+    if (a->opt.nsamples == 64) return cli_usage_error(cmd, "too many --arg options"), -1;
+    if (split_binding(cmd, "--arg", v, &a->samples[a->opt.nsamples])) return -1;
+    a->opt.nsamples++;
+    return 1;
+  }
+  if (is_opt(arg, "--entry")) {
+    char *v = option_value(cmd, "--entry", argc, argv, i);
+    if (!v) return -1;
+    a->opt.entry = v[0] == '@' ? v + 1 : v;
+    return 1;
+  }
+  if (is_opt(arg, "--platform")) {
+    char *v = option_value(cmd, "--platform", argc, argv, i);
+    if (!v) return -1;
+    if (strcmp(v, "sim") != 0)
+      return cli_usage_error(cmd, "--platform %s: unknown platform; the platforms are: sim", v), -1;
+    a->opt.platform = v;
+    return 1;
+  }
+  if (arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '3' && !arg[3]) {
+    a->opt.opt_level = arg[2] - '0';
+    return 1;
+  }
+  if (arg[0] == '-' && arg[1] == 'O')
+    return cli_usage_error(cmd, "%s: the optimization levels are -O0, -O1, -O2 and -O3", arg), -1;
+  if (is_opt(arg, "--depfile")) {
+    char *v = option_value(cmd, "--depfile", argc, argv, i);
+    if (!v) return -1;
+    a->depfile = v;
+    return 1;
+  }
+  if (!strcmp(arg, "--no-cache")) {
+    a->no_cache = 1;
+    return 1;
+  }
+  return 0;
+}
+
+pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program **out_program,
+                            pto_ir_program **out_ir) {
+  *out_program = NULL;
+  if (out_ir) *out_ir = NULL;
+  if (cli_is_dir(prog)) {
+    /* Stale parts (hand-edited sources) are rebuilt first, so a stale binary is never loaded;
+     * with PTO_NO_REBUILD=1 loading a stale dir fails instead, naming the edited file. */
+    const char *no_rebuild = getenv("PTO_NO_REBUILD");
+    if (!no_rebuild || strcmp(no_rebuild, "1") != 0) {
+      int rebuilt = 0;
+      PTO_RETURN_IF_ERROR(pto_program_rebuild_dir(prog, &rebuilt));
+      if (rebuilt)
+        fprintf(stderr, "pto: %s: rebuilt %d stale file%s\n", prog, rebuilt,
+                rebuilt == 1 ? "" : "s");
+    }
+    PTO_RETURN_IF_ERROR(pto_program_load_dir(prog, out_program));
+    if (out_ir) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/program.ptir", prog);
+      pto_status s = pto_ir_parse_file(path, out_ir);
+      if (s) {
+        pto_program_release(*out_program);
+        *out_program = NULL;
+        return s;
+      }
+    }
+    return PTO_OK;
+  }
+  pto_ir_program *ir = NULL;
+  PTO_RETURN_IF_ERROR(pto_ir_parse_file(prog, &ir));
+  pto_status s = pto_ir_verify(ir);
+  if (!s) s = a->no_cache ? pto_compile_uncached(ir, &a->opt, out_program)
+                          : pto_compile(ir, &a->opt, out_program);
+  if (s || !out_ir) pto_ir_program_destroy(ir);
+  else *out_ir = ir;
+  return s;
+}
+
+/* A path in a Make/Ninja depfile: spaces and '#' escaped with a backslash, '$' doubled (as
+ * gcc -MD writes them). */
+static void depfile_path(FILE *f, const char *p) {
+  for (; *p; p++) {
+    if (*p == ' ' || *p == '#') fputc('\\', f);
+    if (*p == '$') fputc('$', f);
+    fputc(*p, f);
+  }
+}
+
+/* A Make/Ninja depfile: the work dir's manifest (written last, so it is the work dir's output
+ * for a build system) depends on the PTIR source, the one input pto compile reads. Written to a
+ * temp file and renamed, so a build tool never reads half of one. */
+static pto_status write_depfile(const char *path, const char *dir, const char *source) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return pto_status_make(PTO_STATUS_IO, "--depfile %s: %s", path, strerror(errno));
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  char target[4096];
+  snprintf(target, sizeof target, "%.*s/manifest.json", (int)n, dir);
+  depfile_path(f, target);
+  fputs(": ", f);
+  depfile_path(f, source);
+  fputc('\n', f);
+  if (fclose(f) != 0 || rename(tmp, path) != 0) {
+    pto_status s = pto_status_make(PTO_STATUS_IO, "--depfile %s: %s", path, strerror(errno));
+    unlink(tmp);
+    return s;
+  }
+  return PTO_OK;
+}
+
+int cmd_compile(int argc, char **argv) {
+  const char *cmd = "compile";
+  cli_compile_args a;
+  cli_compile_args_init(&a);
+  const char *src = NULL, *out_dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    int r = cli_parse_compile_option(cmd, &a, argc, argv, &i);
+    if (r < 0) return PTO_EXIT_USAGE;
+    if (r) continue;
+    if (!strcmp(argv[i], "-o")) {
+      if (i + 1 >= argc) return cli_usage_error(cmd, "-o needs a directory");
+      out_dir = argv[++i];
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    } else if (!src) {
+      src = argv[i];
+    } else {
+      return cli_usage_error(cmd, "one program at a time: '%s' and '%s'", src, argv[i]);
+    }
+  }
+  if (!src) return cli_usage_error(cmd, "no program given");
+  if (!out_dir) return cli_usage_error(cmd, "no output directory: pass -o DIR");
+  pto_ir_program *ir = NULL;
+  pto_status s = pto_ir_parse_file(src, &ir);
+  if (!s) s = pto_ir_verify(ir);
+  if (!s) s = pto_compile_to_dir(ir, &a.opt, out_dir, !a.no_cache);
+  if (!s && a.depfile) s = write_depfile(a.depfile, out_dir, src);
+  pto_ir_program_destroy(ir);
+  if (s) return cli_fail(cmd, s);
+  return PTO_EXIT_OK;
+}
+
+const pto_cmd cli_cmd_compile = {
+    "compile", "compile a .ptir program into a work dir",
+    "usage: pto compile PROG.ptir -o DIR [options]\n"
+    "\n"
+    "Compiles PROG.ptir ahead of time into the work dir DIR: manifest.json, program.ptir (the\n"
+    "specialized program), orchestration/<entry>.cpp and .so, kernels/<kernel>.ll and .o, and\n"
+    "kernels/kernels.so. The sources in DIR may be edited by hand; 'pto rebuild DIR' (or loading\n"
+    "DIR with 'pto run DIR') rebuilds what changed. Binaries come from the binary cache when an\n"
+    "equal program was compiled before.\n"
+    "\n"
+    "options:\n"
+    "  -o DIR                 the work dir to write (created if missing)\n"
+    "  --entry NAME           the entry function (default: the single host, else the single orch)\n"
+    "  -D NAME=VALUE          specialize scalar parameter NAME to VALUE (baked into the binary)\n"
+    "  -D NAME=runtime        leave scalar parameter NAME a runtime parameter\n"
+    "  --arg NAME=64x128      sample shape for an unshaped entry tensor 'tensor f32'\n"
+    "  --platform sim         the target platform (only sim so far)\n"
+    "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
+    "  --depfile FILE         also write a Make/Ninja depfile for build systems\n"
+    "  --no-cache             compile without reading or writing the binary cache\n"
+    "\n"
+    "example:\n"
+    "  pto compile examples/scale_rows.ptir -o build/scale_rows -D act=1\n",
+    cmd_compile};

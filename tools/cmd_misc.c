@@ -1,0 +1,150 @@
+/* pto fmt, pto check, pto build-id. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static pto_status write_atomically(const char *path, const char *text) {
+  size_t n = strlen(path) + 16;
+  char *tmp = malloc(n);
+  if (!tmp) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  snprintf(tmp, n, "%s.fmt-XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot write next to %s: %s", path, strerror(errno));
+    free(tmp);
+    return s;
+  }
+  size_t len = strlen(text), off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, text + off, len - off);
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  int ok = off == len && fsync(fd) == 0;
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
+    unlink(tmp);
+    free(tmp);
+    return s;
+  }
+  free(tmp);
+  return PTO_OK;
+}
+
+int cmd_fmt(int argc, char **argv) {
+  const char *cmd = "fmt";
+  int in_place = 0;
+  const char *file = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-i")) in_place = 1;
+    else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    else if (!file) file = argv[i];
+    else return cli_usage_error(cmd, "one file at a time: '%s' and '%s'", file, argv[i]);
+  }
+  if (!file) return cli_usage_error(cmd, "no file given");
+  pto_ir_program *p = NULL;
+  char *text = NULL;
+  pto_status s = pto_ir_parse_file(file, &p);
+  if (!s) s = pto_ir_verify(p);
+  if (!s) s = pto_ir_print(p, &text);
+  /* The file is replaced only once the whole new text exists: a bad program is never touched. */
+  if (!s && in_place) s = write_atomically(file, text);
+  else if (!s) fputs(text, stdout);
+  free(text);
+  pto_ir_program_destroy(p);
+  return s ? cli_fail(cmd, s) : PTO_EXIT_OK;
+}
+
+int cmd_check(int argc, char **argv) {
+  const char *cmd = "check";
+  int nfiles = 0, nbad = 0, usage = 0;
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    nfiles++;
+    pto_ir_program *p = NULL;
+    pto_status s = pto_ir_parse_file(argv[i], &p);
+    if (!s) s = pto_ir_verify(p);
+    pto_ir_program_destroy(p);
+    if (s) {
+      nbad++;
+      if (cli_fail(cmd, s) == PTO_EXIT_USAGE) usage = 1;
+    }
+  }
+  if (!nfiles) return cli_usage_error(cmd, "no file given");
+  if (nbad) return usage ? PTO_EXIT_USAGE : PTO_EXIT_FAILED;
+  return PTO_EXIT_OK;
+}
+
+int cmd_build_id(int argc, char **argv) {
+  const char *cmd = "build-id";
+  int nfiles = 0, rc = PTO_EXIT_OK;
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    nfiles++;
+    uint8_t id[64];
+    size_t len = 0;
+    uint64_t hid = 0;
+    char hex[17];
+    pto_status s = pto_elf_build_id(argv[i], id, &len);
+    if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+      /* No note: hid falls back to FNV-1a-64 of the whole file. */
+      pto_status_free(s);
+      s = pto_elf_hid(argv[i], &hid);
+      if (!s) {
+        pto_hid_format(hid, hex);
+        printf("%s: hid=%s build-id=none\n", argv[i], hex);
+      }
+    } else if (!s) {
+      pto_hid_format(pto_hid_from_build_id(id, len), hex);
+      printf("%s: hid=%s build-id=", argv[i], hex);
+      for (size_t j = 0; j < len; j++) printf("%02x", id[j]);
+      printf("\n");
+    }
+    if (s) rc = cli_fail(cmd, s);
+  }
+  if (!nfiles) return cli_usage_error(cmd, "no file given");
+  return rc;
+}
+
+const pto_cmd cli_cmd_fmt = {
+    "fmt", "print a .ptir file in canonical form",
+    "usage: pto fmt FILE.ptir [-i]\n"
+    "\n"
+    "Parses and verifies FILE.ptir and prints it in canonical form (the printer's output is a\n"
+    "fixed point: formatting twice changes nothing). A file with errors is reported and left\n"
+    "untouched.\n"
+    "\n"
+    "options:\n"
+    "  -i    rewrite FILE.ptir in place (atomically) instead of printing to stdout\n"
+    "\n"
+    "example:\n"
+    "  pto fmt -i examples/add.ptir\n",
+    cmd_fmt};
+
+const pto_cmd cli_cmd_check = {
+    "check", "parse and verify .ptir files",
+    "usage: pto check FILE.ptir...\n"
+    "\n"
+    "Parses and verifies each file against every static rule of PTIR, printing each error as\n"
+    "FILE:LINE:COL: message. Exit status 0 when all files are valid, 2 otherwise.\n"
+    "\n"
+    "example:\n"
+    "  pto check examples/*.ptir\n",
+    cmd_check};
+
+const pto_cmd cli_cmd_build_id = {
+    "build-id", "print the hid and GNU Build-ID of ELF files",
+    "usage: pto build-id FILE...\n"
+    "\n"
+    "Prints, per file, 'FILE: hid=<hex> build-id=<hex>'. hid is the callable identity used in\n"
+    "[STRACE] lines: the first 8 bytes of the Build-ID read little-endian, in lowercase hex\n"
+    "without padding; a file without a Build-ID note gets FNV-1a-64 of its bytes (build-id=none).\n"
+    "\n"
+    "example:\n"
+    "  pto build-id build/add/orchestration/main.so build/add/kernels/kernels.so\n",
+    cmd_build_id};

@@ -1,0 +1,41 @@
+/* pto rebuild: rebuild the binaries that hand edits made stale in a work dir. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cmd_rebuild(int argc, char **argv) {
+  const char *cmd = "rebuild";
+  const char *dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    if (dir) return cli_usage_error(cmd, "one work dir at a time: '%s' and '%s'", dir, argv[i]);
+    dir = argv[i];
+  }
+  if (!dir) return cli_usage_error(cmd, "no work dir given");
+  if (!cli_is_dir(dir)) return cli_usage_error(cmd, "%s is not a directory", dir);
+  int rebuilt = 0;
+  pto_status s = pto_program_rebuild_dir(dir, &rebuilt);
+  if (s) return cli_fail(cmd, s);
+  if (rebuilt) printf("%s: rebuilt %d file%s\n", dir, rebuilt, rebuilt == 1 ? "" : "s");
+  else printf("%s: up to date\n", dir);
+  return PTO_EXIT_OK;
+}
+
+const pto_cmd cli_cmd_rebuild = {
+    "rebuild", "rebuild what hand edits made stale in a work dir",
+    "usage: pto rebuild DIR\n"
+    "\n"
+    "Rebuilds exactly the binaries of the work dir DIR (made by 'pto compile ... -o DIR') whose\n"
+    "sources were edited since they were compiled: an edited orchestration/<entry>.cpp gives a\n"
+    "new orchestration/<entry>.so; an edited kernels/<kernel>.ll a new kernels/<kernel>.o and a\n"
+    "relinked kernels/kernels.so. A binary that is missing or does not match its recorded hash is\n"
+    "rebuilt from its source too. The new content hashes, Build-IDs and hids are recorded in\n"
+    "DIR/manifest.json, which is written last. When nothing changed, nothing is rebuilt.\n"
+    "'pto run DIR' does the same before loading (unless PTO_NO_REBUILD=1).\n"
+    "\n"
+    "example:\n"
+    "  pto compile examples/chain.ptir -o out/chain\n"
+    "  $EDITOR out/chain/orchestration/main.cpp\n"
+    "  pto rebuild out/chain\n",
+    cmd_rebuild};

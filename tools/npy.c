@@ -1,0 +1,433 @@
+/* NumPy .npy reading and writing (see npy.h for the format conventions).
+ *
+ * The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+ * It is parsed with a small tokenizer that accepts exactly that grammar (either quote, any
+ * whitespace, optional trailing commas), never by evaluating anything. */
+#include "npy.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t k_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+enum { GROWTH_AXIS_MAX_DIGITS = 21, ARRAY_ALIGN = 64 };
+
+/* descr kinds: 'f' float, 'i' signed, 'u' unsigned, 'b' bool, 'V' raw bytes. */
+typedef struct npy_kind {
+  char kind;
+  int size;
+  pto_dtype dtype;
+} npy_kind;
+
+static const npy_kind k_kinds[] = {
+    {'f', 2, PTO_DTYPE_F16}, {'f', 4, PTO_DTYPE_F32}, {'f', 8, PTO_DTYPE_F64},
+    {'i', 1, PTO_DTYPE_I8},  {'i', 2, PTO_DTYPE_I16}, {'i', 4, PTO_DTYPE_I32},
+    {'i', 8, PTO_DTYPE_I64}, {'u', 1, PTO_DTYPE_U8},  {'u', 2, PTO_DTYPE_U16},
+    {'u', 4, PTO_DTYPE_U32}, {'u', 8, PTO_DTYPE_U64}, {'b', 1, PTO_DTYPE_BOOL},
+};
+
+const char *pto_npy_descr(pto_dtype dt) {
+  switch (dt) {
+  case PTO_DTYPE_BOOL: return "|b1";
+  case PTO_DTYPE_I8: return "|i1";
+  case PTO_DTYPE_I16: return "<i2";
+  case PTO_DTYPE_I32: return "<i4";
+  case PTO_DTYPE_I64: return "<i8";
+  case PTO_DTYPE_U8: return "|u1";
+  case PTO_DTYPE_U16: return "<u2";
+  case PTO_DTYPE_U32: return "<u4";
+  case PTO_DTYPE_U64: return "<u8";
+  case PTO_DTYPE_F16: return "<f2";
+  case PTO_DTYPE_BF16: return "<u2"; /* raw bits, see npy.h */
+  case PTO_DTYPE_F32: return "<f4";
+  case PTO_DTYPE_F64: return "<f8";
+  case PTO_DTYPE_INDEX: return "<i8";
+  default: return "?";
+  }
+}
+
+static int host_is_big_endian(void) { return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__; }
+
+static void byteswap(uint8_t *p, size_t count, size_t size) {
+  if (size < 2) return;
+  for (size_t i = 0; i < count; i++, p += size)
+    for (size_t a = 0, b = size - 1; a < b; a++, b--) {
+      uint8_t t = p[a];
+      p[a] = p[b];
+      p[b] = t;
+    }
+}
+
+static pto_status bad(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static pto_status bad(const char *name, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %s", name, msg);
+}
+
+/* ---- header tokenizer ----------------------------------------------------------------- */
+
+typedef struct cursor {
+  const char *p, *end;
+} cursor;
+
+static void skip_ws(cursor *c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+    c->p++;
+}
+
+static int eat(cursor *c, char ch) {
+  skip_ws(c);
+  if (c->p < c->end && *c->p == ch) {
+    c->p++;
+    return 1;
+  }
+  return 0;
+}
+
+/* A quoted string without escapes into buf. */
+static int read_str(cursor *c, char *buf, size_t n) {
+  skip_ws(c);
+  if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return 0;
+  char q = *c->p++;
+  size_t len = 0;
+  while (c->p < c->end && *c->p != q) {
+    if (*c->p == '\\' || len + 1 >= n) return 0;
+    buf[len++] = *c->p++;
+  }
+  if (c->p >= c->end) return 0;
+  c->p++;
+  buf[len] = 0;
+  return 1;
+}
+
+static int read_word(cursor *c, const char *w) {
+  skip_ws(c);
+  size_t n = strlen(w);
+  if ((size_t)(c->end - c->p) >= n && memcmp(c->p, w, n) == 0) {
+    c->p += n;
+    return 1;
+  }
+  return 0;
+}
+
+/* A Python tuple of non-negative ints: (), (3,), (3, 4), (3, 4,). Returns the rank or -1;
+ * -2 when there are more than max entries. */
+static int read_shape(cursor *c, int64_t *shape, int max) {
+  if (!eat(c, '(')) return -1;
+  int rank = 0;
+  for (;;) {
+    skip_ws(c);
+    if (eat(c, ')')) return rank;
+    if (c->p >= c->end || *c->p < '0' || *c->p > '9') return -1;
+    int64_t v = 0;
+    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+      if (v > (INT64_MAX - 9) / 10) return -1;
+      v = v * 10 + (*c->p++ - '0');
+    }
+    if (c->p < c->end && (*c->p == 'L' || *c->p == 'l')) c->p++; /* Python 2 long */
+    if (rank == max) return -2;
+    shape[rank++] = v;
+    if (eat(c, ',')) continue;
+    if (eat(c, ')')) return rank;
+    return -1;
+  }
+}
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+pto_status pto_npy_parse(const uint8_t *buf, size_t len, const char *name, int want_dtype,
+                         pto_npy_array *out) {
+  memset(out, 0, sizeof *out);
+  if (len < 10 || memcmp(buf, k_magic, 6) != 0)
+    return bad(name, "not a .npy file (no \\x93NUMPY magic)");
+  int major = buf[6], minor = buf[7];
+  size_t hlen, hstart;
+  if (major == 1) {
+    hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
+    hstart = 10;
+  } else if (major == 2 || major == 3) {
+    if (len < 12) return bad(name, "truncated .npy header");
+    hlen = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+    hstart = 12;
+  } else {
+    return bad(name, ".npy format version %d.%d is not supported (1.0, 2.0 and 3.0 are)", major,
+               minor);
+  }
+  if (hlen > len - hstart)
+    return bad(name, "truncated .npy header (%zu bytes announced, %zu present)", hlen,
+               len - hstart);
+
+  cursor c = {(const char *)buf + hstart, (const char *)buf + hstart + hlen};
+  char descr[32] = "", key[32];
+  int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0, rank = 0;
+  int64_t shape[PTO_MAX_RANK] = {0};
+  if (!eat(&c, '{'))
+    return bad(name, ".npy header is not a dict: %.60s", (const char *)buf + hstart);
+  while (!eat(&c, '}')) {
+    if (!read_str(&c, key, sizeof key) || !eat(&c, ':'))
+      return bad(name, "malformed .npy header near offset %zu", (size_t)(c.p - (const char *)buf));
+    if (!strcmp(key, "descr")) {
+      skip_ws(&c);
+      if (c.p < c.end && *c.p == '[')
+        return bad(name, "structured dtypes are not supported: store one plain array per file");
+      if (!read_str(&c, descr, sizeof descr))
+        return bad(name, "malformed 'descr' in the .npy header");
+      have_descr = 1;
+    } else if (!strcmp(key, "fortran_order")) {
+      if (read_word(&c, "True"))
+        fortran = 1;
+      else if (read_word(&c, "False"))
+        fortran = 0;
+      else
+        return bad(name, "malformed 'fortran_order' in the .npy header");
+      have_order = 1;
+    } else if (!strcmp(key, "shape")) {
+      rank = read_shape(&c, shape, PTO_MAX_RANK);
+      if (rank == -2) return bad(name, "rank is above pto's maximum of %d", PTO_MAX_RANK);
+      if (rank < 0) return bad(name, "malformed 'shape' in the .npy header");
+      have_shape = 1;
+    } else {
+      return bad(name, "unexpected key '%s' in the .npy header", key);
+    }
+    if (!eat(&c, ',')) {
+      if (!eat(&c, '}')) return bad(name, "malformed .npy header: expected ',' or '}'");
+      break;
+    }
+  }
+  if (!have_descr || !have_order || !have_shape)
+    return bad(name, ".npy header lacks '%s'",
+               !have_descr   ? "descr"
+               : !have_order ? "fortran_order"
+                             : "shape");
+  if (fortran)
+    return bad(name, "fortran_order is True: pto reads C-order arrays only; save "
+                     "numpy.ascontiguousarray(a) instead");
+
+  /* descr: byte order, kind, size */
+  char order = descr[0], kind = descr[1];
+  char *endp = NULL;
+  long size = (order && kind) ? strtol(descr + 2, &endp, 10) : 0;
+  if (!strchr("<>|=", order) || !order || !kind || !endp || *endp || size <= 0)
+    return bad(name, "dtype '%s' is not supported", descr);
+  int dt = -1;
+  for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
+    if (k_kinds[i].kind == kind && k_kinds[i].size == size) dt = (int)k_kinds[i].dtype;
+  if (kind == 'V' && size == 2 && want_dtype == PTO_DTYPE_BF16) dt = PTO_DTYPE_BF16;
+  if (dt == PTO_DTYPE_U16 && want_dtype == PTO_DTYPE_BF16) dt = PTO_DTYPE_BF16;
+  if (dt == PTO_DTYPE_I64 && want_dtype == PTO_DTYPE_INDEX) dt = PTO_DTYPE_INDEX;
+  if (dt < 0) {
+    if (kind == 'V' && size == 2)
+      return bad(name,
+                 "dtype '%s' (raw 2-byte values) reads only as bf16, and bf16 was not expected",
+                 descr);
+    return bad(name,
+               "dtype '%s' is not a pto dtype (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)",
+               descr);
+  }
+  int swap = size > 1 &&
+             ((order == '>' && !host_is_big_endian()) || (order == '<' && host_is_big_endian()));
+
+  size_t count = 1, nbytes;
+  for (int i = 0; i < rank; i++)
+    if (__builtin_mul_overflow(count, (size_t)shape[i], &count))
+      return bad(name, "shape is too large");
+  if (__builtin_mul_overflow(count, (size_t)size, &nbytes)) return bad(name, "shape is too large");
+  size_t dstart = hstart + hlen;
+  if (len - dstart < nbytes)
+    return bad(name, "truncated: the shape needs %zu bytes of data, the file has %zu", nbytes,
+               len - dstart);
+  void *data = malloc(nbytes ? nbytes : 1);
+  if (!data)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", name, nbytes);
+  memcpy(data, buf + dstart, nbytes);
+  if (swap) byteswap(data, count, (size_t)size);
+  if (dt == PTO_DTYPE_BOOL)
+    for (size_t i = 0; i < count; i++)
+      ((uint8_t *)data)[i] = ((uint8_t *)data)[i] != 0;
+  out->dtype = (pto_dtype)dt;
+  out->rank = rank;
+  memcpy(out->shape, shape, sizeof shape);
+  out->count = count;
+  out->nbytes = nbytes;
+  out->data = data;
+  return PTO_OK;
+}
+
+static pto_status read_file(const char *path, uint8_t **out_buf, size_t *out_len) {
+  *out_buf = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
+                           "cannot open %s: %s", path, strerror(errno));
+  size_t cap = 1 << 16, len = 0;
+  uint8_t *buf = malloc(cap);
+  pto_status s = PTO_OK;
+  while (buf) {
+    len += fread(buf + len, 1, cap - len, f);
+    if (len < cap) break;
+    uint8_t *nb = realloc(buf, cap * 2);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = nb;
+    cap *= 2;
+  }
+  if (!buf)
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
+  else if (ferror(f))
+    s = pto_status_make(PTO_STATUS_IO, "cannot read %s", path);
+  fclose(f);
+  if (s) {
+    free(buf);
+    return s;
+  }
+  *out_buf = buf;
+  *out_len = len;
+  return PTO_OK;
+}
+
+static void shape_text(int rank, const int64_t *shape, char *buf, size_t n) {
+  size_t at = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < rank && at < n; i++) {
+    if (shape && shape[i] >= 0)
+      at += (size_t)snprintf(buf + at, n - at, "%s%" PRId64, i ? ", " : "", shape[i]);
+    else
+      at += (size_t)snprintf(buf + at, n - at, "%s?", i ? ", " : "");
+  }
+  if (at < n) snprintf(buf + at, n - at, "]");
+}
+
+pto_status pto_npy_check(const pto_npy_array *a, const char *name, pto_dtype dtype, int rank,
+                         const int64_t *shape) {
+  if (a->dtype != dtype)
+    return bad(name, "dtype %s ('%s'), expected %s ('%s')", pto_dtype_name(a->dtype),
+               pto_npy_descr(a->dtype), pto_dtype_name(dtype), pto_npy_descr(dtype));
+  if (rank < 0) return PTO_OK;
+  int ok = a->rank == rank;
+  for (int i = 0; ok && shape && i < rank; i++)
+    ok = shape[i] < 0 || shape[i] == a->shape[i];
+  if (!ok) {
+    char got[160], want[160];
+    shape_text(a->rank, a->shape, got, sizeof got);
+    if (shape)
+      shape_text(rank, shape, want, sizeof want);
+    else
+      snprintf(want, sizeof want, "rank %d", rank);
+    return bad(name, "shape %s, expected %s", got, want);
+  }
+  return PTO_OK;
+}
+
+pto_status pto_npy_read_expect(const char *path, pto_dtype dtype, int rank, const int64_t *shape,
+                               pto_npy_array *out) {
+  memset(out, 0, sizeof *out);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  PTO_RETURN_IF_ERROR(read_file(path, &buf, &len));
+  pto_status s = pto_npy_parse(buf, len, path, (int)dtype, out);
+  free(buf);
+  if (!s) s = pto_npy_check(out, path, dtype, rank, shape);
+  if (s) pto_npy_array_free(out);
+  return s;
+}
+
+pto_status pto_npy_read(const char *path, pto_npy_array *out) {
+  memset(out, 0, sizeof *out);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  PTO_RETURN_IF_ERROR(read_file(path, &buf, &len));
+  pto_status s = pto_npy_parse(buf, len, path, -1, out);
+  free(buf);
+  return s;
+}
+
+void pto_npy_array_free(pto_npy_array *a) {
+  if (!a) return;
+  free(a->data);
+  memset(a, 0, sizeof *a);
+}
+
+/* ---- writing -------------------------------------------------------------------------- */
+
+pto_status pto_npy_write(const char *path, pto_dtype dtype, int rank, const int64_t *shape,
+                         const void *data) {
+  if ((unsigned)dtype >= PTO_DTYPE_COUNT)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: dtype %d is not a pto dtype", path,
+                           (int)dtype);
+  if (rank < 0 || rank > PTO_MAX_RANK)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: rank %d is outside 0..%d", path, rank,
+                           PTO_MAX_RANK);
+  size_t size = pto_dtype_size(dtype), count = 1, nbytes;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 0)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s: negative extent %" PRId64 " in dim %d", path, shape[i], i);
+    if (__builtin_mul_overflow(count, (size_t)shape[i], &count))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: shape is too large", path);
+  }
+  if (__builtin_mul_overflow(count, size, &nbytes))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: shape is too large", path);
+
+  /* numpy.save's header, byte for byte (numpy/lib/format.py: _write_array_header). */
+  char header[256];
+  size_t h =
+      (size_t)snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                       pto_npy_descr(dtype));
+  for (int i = 0; i < rank; i++)
+    h += (size_t)snprintf(header + h, sizeof header - h, "%s%" PRId64, i ? ", " : "", shape[i]);
+  h += (size_t)snprintf(header + h, sizeof header - h, "%s), }", rank == 1 ? "," : "");
+  if (rank > 0) {
+    char first[24];
+    int digits = snprintf(first, sizeof first, "%" PRId64, shape[0]);
+    for (int i = digits; i < GROWTH_AXIS_MAX_DIGITS; i++)
+      header[h++] = ' ';
+  }
+  size_t hlen = h + 1; /* with the final newline */
+  size_t pad = ARRAY_ALIGN - ((6 + 2 + 2 + hlen) % ARRAY_ALIGN);
+  size_t total = hlen + pad;
+  uint8_t prefix[10];
+  memcpy(prefix, k_magic, 6);
+  prefix[6] = 1;
+  prefix[7] = 0;
+  prefix[8] = (uint8_t)(total & 0xff);
+  prefix[9] = (uint8_t)(total >> 8);
+
+  const void *out = data;
+  void *swapped = NULL;
+  if (host_is_big_endian() && size > 1 && nbytes) {
+    swapped = malloc(nbytes);
+    if (!swapped) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
+    memcpy(swapped, data, nbytes);
+    byteswap(swapped, count, size);
+    out = swapped;
+  }
+  pto_status s = PTO_OK;
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", path, strerror(errno));
+    goto done;
+  }
+  int ok = fwrite(prefix, 1, sizeof prefix, f) == sizeof prefix && fwrite(header, 1, h, f) == h;
+  for (size_t i = 0; ok && i < pad; i++)
+    ok = fputc(' ', f) != EOF;
+  ok = ok && fputc('\n', f) != EOF;
+  ok = ok && (nbytes == 0 || fwrite(out, 1, nbytes, f) == nbytes);
+  int err = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = 0;
+    err = errno;
+  }
+  if (!ok) s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(err));
+done:
+  free(swapped);
+  return s;
+}
