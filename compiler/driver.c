@@ -138,10 +138,8 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
 
   pto_status s = pto_ir_verify(input);
   if (s) return s;
-  pto_ir_program *outlined = NULL;
-  s = pto__outline_incore(input, &outlined);
-  if (s) return s;
-  const pto_ir_program *p = outlined ? outlined : input;
+  pto_ir_program *specialized = NULL, *outlined = NULL;
+  const pto_ir_program *p = input;
   pto_ir_func *entry = NULL;
   char *ptir = NULL, *cpp = NULL, *orch_cpp = NULL, *orch_so = NULL, *kso = NULL, *abi = NULL;
   const char **objs = NULL;
@@ -149,7 +147,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   int exec_started = 0;
   pto_exec orch_exec;
 
-  s = pto_ir_program_entry(p, opt->entry, &entry);
+  s = pto_ir_program_entry(input, opt->entry, &entry);
   if (s) goto done;
   if (entry->kind == PTO_FUNC_HOST) {
     s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
@@ -164,8 +162,13 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
                         entry->name);
     goto done;
   }
-  s = pto_signature_build(p, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples, &out->sig);
+  s = pto_signature_build(input, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples, &out->sig);
   if (s) goto done;
+  if ((s = pto__specialize(input, entry, &out->sig, &specialized))) goto done;
+  p = specialized;
+  if ((s = pto__outline_incore(p, &outlined))) goto done;
+  if (outlined) p = outlined;
+  entry = pto_ir_program_find_func(p, out->sig.entry);
 
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/orchestration", dir);
@@ -258,6 +261,7 @@ done:
   free(kso);
   free(abi);
   pto_ir_program_destroy(outlined);
+  pto_ir_program_destroy(specialized);
   if (s) pto_compile_output_clear(out);
   return s;
 }

@@ -339,9 +339,28 @@ static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value 
   }
 }
 
+static int creates_tensors(const pto_ir_block *blk) {
+  for (int i = 0; i < blk->n; i++)
+    if (blk->stmts[i]->kind == PTO_STMT_OP && blk->stmts[i]->op.opc == PTO_OP_TENSOR_CREATE) return 1;
+  return 0;
+}
+
+/* A block that makes intermediates is a PTO2 scope: they are freed once it ends and the tasks
+ * using them finish, so a loop reuses memory instead of holding every iteration's buffers. The
+ * function body needs none: the launch itself is the outermost scope. */
 static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
                        pto_ir_value *const *yield_to, int nyield) {
+  int scoped = depth > 1 && creates_tensors(blk);
+  if (scoped) {
+    sb_indent(&e->out, depth);
+    sb_printf(&e->out, "PTO2_SCOPE() {\n");
+    depth++;
+  }
   for (int i = 0; i < blk->n && !e->err; i++) emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
+  if (scoped) {
+    sb_indent(&e->out, depth - 1);
+    sb_printf(&e->out, "}\n");
+  }
 }
 
 /* Helpers every generated file carries; they work on the C layout of ChipTensor
@@ -356,8 +375,12 @@ static const char k_prelude[] =
     "  return bytes[dt];\n"
     "}\n"
     "\n"
-    "inline const pto_orch_tensor &pto_view(const ChipTensor &t) {\n"
-    "  return *reinterpret_cast<const pto_orch_tensor *>(&t);\n"
+    "// The C view of a tensor, copied: reading a ChipTensor through a pto_orch_tensor pointer\n"
+    "// would break strict aliasing.\n"
+    "inline pto_orch_tensor pto_view(const ChipTensor &t) {\n"
+    "  pto_orch_tensor v;\n"
+    "  std::memcpy(&v, &t, sizeof v);\n"
+    "  return v;\n"
     "}\n"
     "\n"
     "inline ChipTensor pto_chip(const pto_orch_tensor &t) {\n"

@@ -117,11 +117,13 @@ static pto_bench_summary summarize_sorted(const double *s, int m) {
   r.max = s[m - 1];
   r.median = m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2;
   double sum = 0;
-  for (int i = 0; i < m; i++) sum += s[i];
+  for (int i = 0; i < m; i++)
+    sum += s[i];
   r.mean = sum / m;
   if (m > 1) {
     double sq = 0;
-    for (int i = 0; i < m; i++) sq += (s[i] - r.mean) * (s[i] - r.mean);
+    for (int i = 0; i < m; i++)
+      sq += (s[i] - r.mean) * (s[i] - r.mean);
     r.stdev = sqrt(sq / (m - 1));
   }
   return r;
@@ -176,7 +178,8 @@ void pto_bench_stats_destroy(pto_bench_stats *st) {
   if (!st) return;
   pto__bench_data *d = st->priv;
   if (d) {
-    for (size_t i = 0; i < d->nnames; i++) free(d->names[i]);
+    for (size_t i = 0; i < d->nnames; i++)
+      free(d->names[i]);
     free(d->names);
     free(d->slots);
     free(d->spans);
@@ -190,7 +193,8 @@ void pto_bench_stats_destroy(pto_bench_stats *st) {
 
 static uint64_t hash_name(const char *s, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
   return h;
 }
 
@@ -199,7 +203,8 @@ static int rehash(pto__bench_data *d, size_t nslots) {
   if (!slots) return -1;
   for (size_t i = 0; i < d->nnames; i++) {
     size_t j = hash_name(d->names[i], strlen(d->names[i])) & (nslots - 1);
-    while (slots[j]) j = (j + 1) & (nslots - 1);
+    while (slots[j])
+      j = (j + 1) & (nslots - 1);
     slots[j] = (uint32_t)(i + 1);
   }
   free(d->slots);
@@ -226,7 +231,8 @@ const char *pto__bench_intern(pto_bench_stats *st, const char *name, size_t len)
   if (!copy) return NULL;
   d->names[d->nnames++] = copy;
   size_t j = hash_name(copy, len) & (d->nslots - 1);
-  while (d->slots[j]) j = (j + 1) & (d->nslots - 1);
+  while (d->slots[j])
+    j = (j + 1) & (d->nslots - 1);
   d->slots[j] = (uint32_t)d->nnames;
   return copy;
 }
@@ -239,7 +245,8 @@ pto_status pto__bench_begin_launch(pto_bench_stats *st, uint64_t pid, uint64_t t
       pto__bench_grow((void **)&d->span_start, &d->span_start_cap, d->nlaunches + 1,
                       sizeof *d->span_start))
     return pto__bench_oom("launch records");
-  if (d->nlaunches >= INT_MAX) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "too many launches");
+  if (d->nlaunches >= INT_MAX)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "too many launches");
   pto_bench_launch *l = &d->launches[d->nlaunches];
   memset(l, 0, sizeof *l);
   l->pid = pid, l->tid = tid, l->inv = inv, l->hid = hid;
@@ -314,7 +321,8 @@ pto_status pto__bench_finish(pto_bench_stats *st) {
     pto_bench_launch *l = &d->launches[i];
     l->spans = d->spans + d->span_start[i];
     launch_samples(l);
-    for (int m = 0; m < PTO_BENCH_METRIC_COUNT; m++) d->samples[m * n + i] = l->sample[m];
+    for (int m = 0; m < PTO_BENCH_METRIC_COUNT; m++)
+      d->samples[m * n + i] = l->sample[m];
   }
   st->nlaunches = st->rounds = (int)n;
   st->launches = d->launches;
@@ -334,10 +342,11 @@ static pto_status read_options(const pto_bench_options *opt, pto_bench_options *
   pto_bench_options_init(o);
   if (opt) {
     if (opt->sz < sizeof(size_t))
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "pto_benchmark: options.sz is %zu: set it to sizeof(pto_bench_options) "
-                             "(pto_bench_options_init does)",
-                             opt->sz);
+      return pto_status_make(
+          PTO_STATUS_INVALID_ARGUMENT,
+          "pto_benchmark: options.sz is %zu: set it to sizeof(pto_bench_options) "
+          "(pto_bench_options_init does)",
+          opt->sz);
     memcpy(o, opt, opt->sz < sizeof *o ? opt->sz : sizeof *o);
     o->sz = sizeof *o;
     if (o->rounds == 0) o->rounds = PTO_BENCH_DEFAULT_ROUNDS;

@@ -23,10 +23,10 @@ typedef struct proto {
   size_t first;     /* order of first appearance */
   int depth;
   bool dev;
-  int parent;       /* proto index, -1 for a root */
+  int parent; /* proto index, -1 for a root */
   int level;
   double start_sum, start;
-  double *durs;     /* ns, one per launch that has the span */
+  double *durs; /* ns, one per launch that has the span */
   int count;
 } proto;
 
@@ -64,8 +64,10 @@ static proto *find_by_name(proto *const *byname, int np, const char *s, size_t n
     int c = strncmp(byname[mid]->name, s, n);
     if (!c && byname[mid]->name[n]) c = 1;
     if (!c) return byname[mid];
-    if (c < 0) lo = mid + 1;
-    else hi = mid - 1;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return NULL;
 }
@@ -76,8 +78,10 @@ static proto *find_by_ptr(proto *ps, int np, const char *name) {
   while (lo <= hi) {
     int mid = lo + (hi - lo) / 2;
     if (ps[mid].name == name) return &ps[mid];
-    if ((uintptr_t)ps[mid].name < (uintptr_t)name) lo = mid + 1;
-    else hi = mid - 1;
+    if ((uintptr_t)ps[mid].name < (uintptr_t)name)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return NULL;
 }
@@ -85,7 +89,8 @@ static proto *find_by_ptr(proto *ps, int np, const char *name) {
 /* Fills the tree's nodes from the protos in pre-order (order[] holds proto indices). */
 static pto_status make_tree(const proto *ps, int np, const int *order, pto_bench_tree **out) {
   size_t namebytes = 1;
-  for (int i = 0; i < np; i++) namebytes += strlen(ps[i].name) + 1;
+  for (int i = 0; i < np; i++)
+    namebytes += strlen(ps[i].name) + 1;
   pto_bench_tree *t = pto__bench_calloc(1, sizeof *t);
   int *pos = pto__bench_calloc((size_t)np, sizeof *pos); /* proto index -> node index */
   if (t) t->priv = pto__bench_calloc(1, sizeof *t->priv);
@@ -96,7 +101,8 @@ static pto_status make_tree(const proto *ps, int np, const int *order, pto_bench
     free(pos);
     return pto__bench_oom("a span tree");
   }
-  for (int i = 0; i < np; i++) pos[order[i]] = i;
+  for (int i = 0; i < np; i++)
+    pos[order[i]] = i;
   char *w = t->priv->names;
   t->nnodes = np;
   for (int i = 0; i < np; i++) {
@@ -136,11 +142,14 @@ static pto_status pre_order(proto *ps, int np, int *order) {
     s = pto__bench_oom("a span tree");
     goto out;
   }
-  for (int i = 0; i < np; i++) sibs[i] = (sib){ps[i].parent, ps[i].start, ps[i].first, i};
+  for (int i = 0; i < np; i++)
+    sibs[i] = (sib){ps[i].parent, ps[i].start, ps[i].first, i};
   qsort(sibs, (size_t)np, sizeof *sibs, cmp_sib);
   /* begin[p + 1] = first sibs index with parent p; begin[p + 2] ends it */
-  for (int i = 0; i < np; i++) begin[sibs[i].parent + 2]++;
-  for (int p = 0; p <= np; p++) begin[p + 1] += begin[p];
+  for (int i = 0; i < np; i++)
+    begin[sibs[i].parent + 2]++;
+  for (int p = 0; p <= np; p++)
+    begin[p + 1] += begin[p];
   int no = 0, sp = 0;
   stack[0] = -1; /* the virtual root */
   next[0] = begin[0];
@@ -156,7 +165,8 @@ static pto_status pre_order(proto *ps, int np, int *order) {
     stack[++sp] = c;
     next[sp] = begin[c + 1];
   }
-  if (no != np) s = pto_status_make(PTO_STATUS_INTERNAL, "span tree: %d of %d spans placed", no, np);
+  if (no != np)
+    s = pto_status_make(PTO_STATUS_INTERNAL, "span tree: %d of %d spans placed", no, np);
 out:
   free(sibs);
   free(begin);
@@ -168,7 +178,8 @@ out:
 static pto_status build_tree(const pto_bench_stats *st, int lo, int hi, pto_bench_tree **out) {
   *out = NULL;
   size_t total = 0;
-  for (int l = lo; l < hi; l++) total += (size_t)st->launches[l].nspans;
+  for (int l = lo; l < hi; l++)
+    total += (size_t)st->launches[l].nspans;
   if (total > INT_MAX) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "too many spans");
   proto *ps = pto__bench_calloc(total, sizeof *ps);
   if (!ps) return pto__bench_oom("a span tree");
@@ -215,7 +226,8 @@ static pto_status build_tree(const pto_bench_stats *st, int lo, int hi, pto_benc
   int *order = s ? NULL : pto__bench_calloc((size_t)np, sizeof *order);
   if (!s && (!byname || !order)) s = pto__bench_oom("a span tree");
   if (!s) {
-    for (int i = 0; i < np; i++) byname[i] = &ps[i];
+    for (int i = 0; i < np; i++)
+      byname[i] = &ps[i];
     qsort(byname, (size_t)np, sizeof *byname, cmp_name);
     for (int i = 0; i < np; i++) {
       ps[i].start = ps[i].count ? ps[i].start_sum / ps[i].count : 0;
@@ -232,7 +244,8 @@ static pto_status build_tree(const pto_bench_stats *st, int lo, int hi, pto_benc
     s = pre_order(ps, np, order);
   }
   if (!s) s = make_tree(ps, np, order, out);
-  for (int i = 0; i < np; i++) free(ps[i].durs);
+  for (int i = 0; i < np; i++)
+    free(ps[i].durs);
   free(ps);
   free(byname);
   free(order);
@@ -241,24 +254,27 @@ static pto_status build_tree(const pto_bench_stats *st, int lo, int hi, pto_benc
 
 pto_status pto_bench_stats_mean_tree(const pto_bench_stats *st, pto_bench_tree **out_tree) {
   if (!out_tree)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_bench_stats_mean_tree: out_tree is NULL");
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_bench_stats_mean_tree: out_tree is NULL");
   *out_tree = NULL;
   if (!st)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_bench_stats_mean_tree: stats is NULL");
   return build_tree(st, 0, st->nlaunches, out_tree);
 }
 
-pto_status pto_bench_stats_launch_tree(const pto_bench_stats *st, int i, pto_bench_tree **out_tree) {
+pto_status pto_bench_stats_launch_tree(const pto_bench_stats *st, int i,
+                                       pto_bench_tree **out_tree) {
   if (!out_tree)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_bench_stats_launch_tree: out_tree is NULL");
   *out_tree = NULL;
   if (!st)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_bench_stats_launch_tree: stats is NULL");
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_bench_stats_launch_tree: stats is NULL");
   if (i < 0 || i >= st->nlaunches)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "pto_bench_stats_launch_tree: launch %d is out of range (%d launches)", i,
-                           st->nlaunches);
+                           "pto_bench_stats_launch_tree: launch %d is out of range (%d launches)",
+                           i, st->nlaunches);
   return build_tree(st, i, i + 1, out_tree);
 }
 
@@ -292,7 +308,8 @@ static void sb_putn(sbuf *b, const char *s, size_t n) {
 static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
 
 static void sb_pad(sbuf *b, size_t n) {
-  for (size_t i = 0; i < n; i++) sb_putn(b, " ", 1);
+  for (size_t i = 0; i < n; i++)
+    sb_putn(b, " ", 1);
 }
 
 /* Characters of UTF-8 text (continuation bytes do not count): the columns line up on screen. */
@@ -348,13 +365,14 @@ static void render_rows(sbuf *b, char *const *labels, const table *t) {
       sb_pad(b, 2 + w[c] - text_width(t->cells[r][c]));
       sb_puts(b, t->cells[r][c]);
     }
-    while (!b->oom && b->len > start && b->p[b->len - 1] == ' ') b->p[--b->len] = 0;
+    while (!b->oom && b->len > start && b->p[b->len - 1] == ' ')
+      b->p[--b->len] = 0;
     sb_putn(b, "\n", 1);
   }
 }
 
-pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread,
-                                 int max_level, char **out_text) {
+pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread, int max_level,
+                                 char **out_text) {
   if (!out_text)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_bench_tree_render: out_text is NULL");
   *out_text = NULL;
@@ -415,7 +433,8 @@ pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread sp
     t.ncols = c;
   }
   if (!s) render_rows(&b, labels, &t);
-  for (int r = 0; r < t.nrows; r++) free(labels[r]);
+  for (int r = 0; r < t.nrows; r++)
+    free(labels[r]);
   free(labels);
   free(t.cells);
   free(last);
@@ -442,15 +461,18 @@ pto_status pto_bench_stats_render_summary(const pto_bench_stats *st, char **out_
   memset(cells, 0, sizeof cells);
   table t = {cells, PTO_BENCH_METRIC_COUNT + 1, 7};
   labels[0] = (char *)k_heads[0];
-  for (int c = 1; c < 7; c++) cell_printf(cells[0][c], "%s", k_heads[c]);
+  for (int c = 1; c < 7; c++)
+    cell_printf(cells[0][c], "%s", k_heads[c]);
   for (int m = 0; m < PTO_BENCH_METRIC_COUNT; m++) {
     const pto_bench_summary *sm = &st->summary[m];
     labels[m + 1] = (char *)k_rows[m];
     cell_printf(cells[m + 1][1], "%d", sm->count);
     const double v[5] = {sm->min, sm->median, sm->mean, sm->max, sm->stdev};
     for (int c = 0; c < 5; c++) {
-      if (!sm->count || isnan(v[c])) cell_printf(cells[m + 1][c + 2], "-");
-      else cell_printf(cells[m + 1][c + 2], "%.1fus", v[c]);
+      if (!sm->count || isnan(v[c]))
+        cell_printf(cells[m + 1][c + 2], "-");
+      else
+        cell_printf(cells[m + 1][c + 2], "%.1fus", v[c]);
     }
   }
   sbuf b = {0};

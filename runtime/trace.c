@@ -1,9 +1,9 @@
 /* pto_trace_parse: benchmark statistics from [STRACE] v=1 text.
  *
  * The grammar is the one PyPTO's runtime writes and pto writes with PTO_LOG_LEVEL=timing:
- *   [STRACE] v=1 pid=<n> tid=<n> inv=<n> hid=<hex> depth=<n> name=<dotted> ts=<ns> dur=<ns> [k=v]...
- * A record starts at its marker, wherever that is on a line (loggers put prefixes before it), and
- * runs to the next marker or the end of the line, so several records may share one line. A
+ *   [STRACE] v=1 pid=<n> tid=<n> inv=<n> hid=<hex> depth=<n> name=<dotted> ts=<ns> dur=<ns>
+ * [k=v]... A record starts at its marker, wherever that is on a line (loggers put prefixes before
+ * it), and runs to the next marker or the end of the line, so several records may share one line. A
  * marker whose fields do not all parse is a torn record: skipped and counted, never guessed. */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ typedef struct rec {
   const char *name; /* interned */
   int depth;
   bool dev;
-  size_t seq;       /* position in the log */
+  size_t seq; /* position in the log */
 } rec;
 
 typedef struct group {
@@ -36,7 +36,8 @@ typedef struct parser {
 static int is_blank(char c) { return c == ' ' || c == '\t'; }
 
 static void skip_blanks(parser *ps) {
-  while (ps->p < ps->end && is_blank(*ps->p)) ps->p++;
+  while (ps->p < ps->end && is_blank(*ps->p))
+    ps->p++;
 }
 
 /* Expects "key=" (after blanks). */
@@ -91,7 +92,8 @@ static size_t percent_decode(const char *s, size_t n, char *buf) {
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
     int hi, lo;
-    if (s[i] == '%' && i + 2 < n && (hi = hex_digit(s[i + 1])) >= 0 && (lo = hex_digit(s[i + 2])) >= 0 && (hi | lo)) {
+    if (s[i] == '%' && i + 2 < n && (hi = hex_digit(s[i + 1])) >= 0 &&
+        (lo = hex_digit(s[i + 2])) >= 0 && (hi | lo)) {
       buf[o++] = (char)(hi << 4 | lo);
       i += 2;
     } else {
@@ -129,7 +131,8 @@ static pto_status parse_record(trace_state *ts, const char *p, const char *end) 
   if (expect_key(&ps, "depth") || parse_dec(&ps, &depth) || depth > 1000000) goto torn;
   if (expect_key(&ps, "name")) goto torn;
   const char *name = ps.p;
-  while (ps.p < ps.end && !is_blank(*ps.p)) ps.p++;
+  while (ps.p < ps.end && !is_blank(*ps.p))
+    ps.p++;
   size_t name_len = (size_t)(ps.p - name);
   if (!name_len) goto torn;
   if (expect_key(&ps, "ts") || parse_dec(&ps, &r.ts)) goto torn;
@@ -138,7 +141,8 @@ static pto_status parse_record(trace_state *ts, const char *p, const char *end) 
   while (ps.p < ps.end) {
     skip_blanks(&ps);
     const char *t = ps.p;
-    while (ps.p < ps.end && !is_blank(*ps.p)) ps.p++;
+    while (ps.p < ps.end && !is_blank(*ps.p))
+      ps.p++;
     if (ps.p - t == 7 && !memcmp(t, "clk=dev", 7)) r.dev = true;
   }
   if (pto__bench_grow((void **)&ts->namebuf, &ts->namebuf_cap, name_len + 1, 1))
@@ -229,7 +233,8 @@ static pto_status aggregate(trace_state *ts, int warmup) {
   size_t best = 0, best_n = 0, best_order = SIZE_MAX;
   for (size_t i = 0; i < ngroups;) {
     size_t j = i;
-    while (j < ngroups && g[j].hid == g[i].hid) j++;
+    while (j < ngroups && g[j].hid == g[i].hid)
+      j++;
     info->hids++;
     size_t n = j - i;
     if (n > best_n || (n == best_n && g[i].order < best_order))
@@ -288,7 +293,7 @@ pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options
   *out_stats = NULL;
   if (!text && len)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_trace_parse: text is NULL");
-  int warmup;
+  int warmup = PTO_BENCH_DEFAULT_WARMUP;
   PTO_RETURN_IF_ERROR(read_trace_options(opt, &warmup));
   trace_state ts;
   memset(&ts, 0, sizeof ts);

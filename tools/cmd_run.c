@@ -1,5 +1,4 @@
 /* pto run: load or compile a program, feed it, run it on a sim worker, check and save outputs. */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,163 +6,39 @@
 #include <string.h>
 
 #include "cli.h"
+#include "inputs.h"
 #include "npy.h"
 #include "pto/runtime.h"
 
-#define MAX_OPTS 64
-
-typedef struct named {
-  char *name;
-  char *value;
-} named;
-
 typedef struct run_args {
-  cli_compile_args c;
-  named dims[MAX_OPTS], ins[MAX_OPTS], outs[MAX_OPTS];
-  int ndims, nins, nouts;
+  cli_inputs in;
   int check, trace;
   double rtol, atol; /* < 0: by dtype */
-  const char *prog;
 } run_args;
-
-/* One entry parameter's data for the run (and its pristine copy for the reference). */
-typedef struct param_data {
-  pto_host_tensor t;
-  void *data;
-  void *ref; /* --check: the interpreter's copy */
-  size_t nbytes;
-  pto_scalar scalar;
-  int fed;   /* named by --in */
-} param_data;
 
 static const char *k_cmd = "run";
 
-static int split_named(const char *flag, char *text, named *out) {
-  char *eq = strchr(text, '=');
-  if (!eq || eq == text || !eq[1]) {
-    cli_usage_error(k_cmd, "%s %s: expected NAME=VALUE", flag, text);
-    return -1;
+/* run's own options (cli_option_fn). */
+static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, int *i) {
+  run_args *a = ctx;
+  const char *arg = argv[*i];
+  if (!strcmp(arg, "--check")) {
+    a->check = 1;
+  } else if (!strcmp(arg, "--trace")) {
+    a->trace = 1;
+  } else if (!strcmp(arg, "--rtol") || !strcmp(arg, "--atol")) {
+    if (*i + 1 >= argc) return cli_usage_error(cmd, "%s needs a number", arg), -1;
+    char *end;
+    double v = strtod(argv[*i + 1], &end);
+    if (*end || end == argv[*i + 1] || v < 0)
+      return cli_usage_error(cmd, "%s %s: expected a non-negative number", arg, argv[*i + 1]), -1;
+    if (arg[2] == 'r') a->rtol = v;
+    else a->atol = v;
+    ++*i;
+  } else {
+    return 0;
   }
-  *eq = 0;
-  out->name = text;
-  out->value = eq + 1;
-  return 0;
-}
-
-static const named *find_named(const named *list, int n, const char *name) {
-  const named *hit = NULL;
-  for (int i = 0; i < n; i++)
-    if (!strcmp(list[i].name, name)) hit = &list[i];
-  return hit;
-}
-
-/* Parses run's own options; compile options are handled by cli_parse_compile_option. */
-static int parse_run_args(const char *cmd, run_args *a, int argc, char **argv, int bench) {
-  memset(a, 0, sizeof *a);
-  cli_compile_args_init(&a->c);
-  a->rtol = a->atol = -1;
-  for (int i = 1; i < argc; i++) {
-    int r = cli_parse_compile_option(cmd, &a->c, argc, argv, &i);
-    if (r < 0) return -1;
-    if (r) continue;
-    char *arg = argv[i];
-    named *list = NULL;
-    int *count = NULL;
-    const char *flag = NULL;
-    if (!strcmp(arg, "--dim")) list = a->dims, count = &a->ndims, flag = "--dim";
-    else if (!strcmp(arg, "--in")) list = a->ins, count = &a->nins, flag = "--in";
-    else if (!strcmp(arg, "--out") && !bench) list = a->outs, count = &a->nouts, flag = "--out";
-    if (list) {
-      if (i + 1 >= argc) return cli_usage_error(cmd, "%s needs NAME=VALUE", flag), -1;
-      if (*count == MAX_OPTS) return cli_usage_error(cmd, "too many %s options", flag), -1;
-      if (split_named(flag, argv[++i], &list[*count])) return -1;
-      ++*count;
-    } else if (!strcmp(arg, "--check") && !bench) {
-      a->check = 1;
-    } else if (!strcmp(arg, "--trace") && !bench) {
-      a->trace = 1;
-    } else if ((!strcmp(arg, "--rtol") || !strcmp(arg, "--atol")) && !bench) {
-      if (i + 1 >= argc) return cli_usage_error(cmd, "%s needs a number", arg), -1;
-      char *end;
-      double v = strtod(argv[i + 1], &end);
-      if (*end || end == argv[i + 1] || v < 0)
-        return cli_usage_error(cmd, "%s %s: expected a non-negative number", arg, argv[i + 1]), -1;
-      if (arg[2] == 'r') a->rtol = v;
-      else a->atol = v;
-      i++;
-    } else if (arg[0] == '-' && arg[1]) {
-      return cli_usage_error(cmd, "unknown option '%s'", arg), -1;
-    } else if (!a->prog) {
-      a->prog = arg;
-    } else {
-      return cli_usage_error(cmd, "one program at a time: '%s' and '%s'", a->prog, arg), -1;
-    }
-  }
-  if (!a->prog) return cli_usage_error(cmd, "no program given"), -1;
-  return 0;
-}
-
-/* ---- element access ------------------------------------------------------------------- */
-
-static double elem_get(pto_dtype dt, const void *p, int64_t i) {
-  switch (dt) {
-  case PTO_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case PTO_DTYPE_I8: return ((const int8_t *)p)[i];
-  case PTO_DTYPE_I16: return ((const int16_t *)p)[i];
-  case PTO_DTYPE_I32: return ((const int32_t *)p)[i];
-  case PTO_DTYPE_I64:
-  case PTO_DTYPE_INDEX: return (double)((const int64_t *)p)[i];
-  case PTO_DTYPE_U8: return ((const uint8_t *)p)[i];
-  case PTO_DTYPE_U16: return ((const uint16_t *)p)[i];
-  case PTO_DTYPE_U32: return ((const uint32_t *)p)[i];
-  case PTO_DTYPE_U64: return (double)((const uint64_t *)p)[i];
-  case PTO_DTYPE_F16: return pto_f16_to_f32(((const uint16_t *)p)[i]);
-  case PTO_DTYPE_BF16: return pto_bf16_to_f32(((const uint16_t *)p)[i]);
-  case PTO_DTYPE_F32: return ((const float *)p)[i];
-  case PTO_DTYPE_F64: return ((const double *)p)[i];
-  default: return 0;
-  }
-}
-
-static void elem_set(pto_dtype dt, void *p, int64_t i, double v) {
-  switch (dt) {
-  case PTO_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-  case PTO_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-  case PTO_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-  case PTO_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-  case PTO_DTYPE_I64:
-  case PTO_DTYPE_INDEX: ((int64_t *)p)[i] = (int64_t)v; break;
-  case PTO_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-  case PTO_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-  case PTO_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-  case PTO_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-  case PTO_DTYPE_F16: ((uint16_t *)p)[i] = pto_f32_to_f16((float)v); break;
-  case PTO_DTYPE_BF16: ((uint16_t *)p)[i] = pto_f32_to_bf16((float)v); break;
-  case PTO_DTYPE_F32: ((float *)p)[i] = (float)v; break;
-  case PTO_DTYPE_F64: ((double *)p)[i] = v; break;
-  default: break;
-  }
-}
-
-/* splitmix64: a tiny, well-mixed generator, so 'random:SEED' is reproducible everywhere. */
-static uint64_t next_random(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static void fill_random(pto_dtype dt, void *p, int64_t n, uint64_t seed) {
-  uint64_t st = seed * 0x2545f4914f6cdd1dull + 1;
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t r = next_random(&st);
-    double v;
-    if (pto_dtype_is_float(dt)) v = (double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0; /* [-1, 1) */
-    else if (dt == PTO_DTYPE_BOOL) v = (double)(r & 1);
-    else if (pto_dtype_is_signed(dt)) v = (double)(int)(r % 17) - 8; /* [-8, 8] */
-    else v = (double)(r % 17);                                       /* [0, 16] */
-    elem_set(dt, p, i, v);
-  }
+  return 1;
 }
 
 static void dtype_tolerance(pto_dtype dt, double *rtol, double *atol) {
@@ -176,196 +51,10 @@ static void dtype_tolerance(pto_dtype dt, double *rtol, double *atol) {
   }
 }
 
-static void format_shape(char *buf, size_t n, int rank, const int64_t *shape) {
-  size_t off = (size_t)snprintf(buf, n, "[");
-  for (int d = 0; d < rank && off < n; d++)
-    off += (size_t)snprintf(buf + off, n - off, "%s%" PRId64, d ? "," : "", shape[d]);
-  if (off < n) snprintf(buf + off, n - off, "]");
-}
-
-/* ---- binding the inputs --------------------------------------------------------------- */
-
-static pto_status parse_scalar_value(const char *pname, const char *text, pto_dtype dt, pto_scalar *out) {
-  out->dtype = dt;
-  char *end;
-  errno = 0;
-  if (dt == PTO_DTYPE_BOOL) {
-    if (!strcmp(text, "true") || !strcmp(text, "1")) out->i = 1;
-    else if (!strcmp(text, "false") || !strcmp(text, "0")) out->i = 0;
-    else goto bad;
-    return PTO_OK;
-  }
-  if (pto_dtype_is_float(dt)) {
-    out->f = strtod(text, &end);
-    if (end == text || *end || errno) goto bad;
-    return PTO_OK;
-  }
-  if (pto_dtype_is_signed(dt)) out->i = strtoll(text, &end, 0);
-  else out->u = strtoull(text, &end, 0);
-  if (end == text || *end || errno || (!pto_dtype_is_signed(dt) && text[0] == '-')) goto bad;
-  return PTO_OK;
-bad:
-  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--in %s=%s: not a valid %s value", pname,
-                         text, pto_dtype_name(dt));
-}
-
-typedef struct sym_values {
-  int64_t v[64];
-  int known[64];
-} sym_values;
-
-static pto_status bind_dims(const pto_signature *sig, const run_args *a, sym_values *syms) {
-  memset(syms, 0, sizeof *syms);
-  for (int i = 0; i < a->ndims; i++) {
-    int si = -1;
-    for (int s = 0; s < sig->nsyms && s < 64; s++)
-      if (!strcmp(sig->syms[s], a->dims[i].name)) si = s;
-    if (si < 0) {
-      char list[512] = "";
-      for (int s = 0; s < sig->nsyms; s++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", s ? ", " : "", sig->syms[s]);
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "--dim %s: the entry's parameters have no dynamic dim '%s'%s%s",
-                             a->dims[i].name, a->dims[i].name, sig->nsyms ? " (they have: " : "",
-                             sig->nsyms ? strcat(list, ")") : "");
-    }
-    char *end;
-    long long v = strtoll(a->dims[i].value, &end, 10);
-    if (*end || end == a->dims[i].value || v < 0)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--dim %s=%s: expected a non-negative integer",
-                             a->dims[i].name, a->dims[i].value);
-    syms->v[si] = v;
-    syms->known[si] = 1;
-  }
-  return PTO_OK;
-}
-
-static pto_status bind_inputs(const pto_signature *sig, const run_args *a, param_data *pd) {
-  sym_values syms;
-  PTO_RETURN_IF_ERROR(bind_dims(sig, a, &syms));
-  for (int i = 0; i < a->nins; i++)
-    if (pto_signature_find(sig, a->ins[i].name) < 0)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--in %s: @%s has no parameter named '%s'",
-                             a->ins[i].name, sig->entry, a->ins[i].name);
-  for (int i = 0; i < a->nouts; i++) {
-    int j = pto_signature_find(sig, a->outs[i].name);
-    if (j < 0 || !sig->params[j].is_tensor || sig->params[j].dir == PTO_DIR_IN)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "--out %s: @%s has no out or inout tensor parameter named '%s'",
-                             a->outs[i].name, sig->entry, a->outs[i].name);
-  }
-  /* First pass: .npy inputs bind dynamic dims by their shapes. */
-  pto_npy_array *arrays = calloc((size_t)sig->nparams + 1, sizeof *arrays);
-  if (!arrays) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  pto_status s = PTO_OK;
-  for (int j = 0; j < sig->nparams && !s; j++) {
-    const pto_sig_param *sp = &sig->params[j];
-    const named *in = find_named(a->ins, a->nins, sp->name);
-    if (!sp->is_tensor || !in) continue;
-    const char *v = in->value;
-    if (!strcmp(v, "zeros") || !strcmp(v, "ones") || !strncmp(v, "random", 6)) continue;
-    int64_t expect[PTO_MAX_RANK];
-    for (int d = 0; d < sp->rank; d++)
-      expect[d] = sp->dims[d].sym >= 0 ? (syms.known[sp->dims[d].sym] ? syms.v[sp->dims[d].sym] : -1)
-                                       : sp->dims[d].value;
-    s = pto_npy_read_expect(v, sp->dtype, sp->rank, expect, &arrays[j]);
-    if (s) {
-      s = pto_status_annotate(s, "--in %s", sp->name);
-      break;
-    }
-    for (int d = 0; d < sp->rank; d++) {
-      int si = sp->dims[d].sym;
-      if (si < 0) continue;
-      if (!syms.known[si]) syms.v[si] = arrays[j].shape[d], syms.known[si] = 1;
-    }
-  }
-  for (int j = 0; j < sig->nparams && !s; j++) {
-    const pto_sig_param *sp = &sig->params[j];
-    const named *in = find_named(a->ins, a->nins, sp->name);
-    param_data *d = &pd[j];
-    if (!sp->is_tensor) {
-      if (in) {
-        s = parse_scalar_value(sp->name, in->value, sp->dtype, &d->scalar);
-      } else if (sp->bind == PTO_BIND_LITERAL) {
-        d->scalar = sp->value;
-      } else {
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                            "runtime scalar parameter '%s' (%s) has no value: pass --in %s=VALUE",
-                            sp->name, pto_dtype_name(sp->dtype), sp->name);
-      }
-      d->fed = in != NULL;
-      continue;
-    }
-    int64_t shape[PTO_MAX_RANK];
-    for (int k = 0; k < sp->rank; k++) {
-      int si = sp->dims[k].sym;
-      if (si < 0) {
-        shape[k] = sp->dims[k].value;
-      } else if (syms.known[si]) {
-        shape[k] = syms.v[si];
-      } else {
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                            "dynamic dim %s of parameter '%s' has no value: pass --dim %s=VALUE or "
-                            "feed '%s' from a .npy file with --in %s=FILE.npy",
-                            sig->syms[si], sp->name, sig->syms[si], sp->name, sp->name);
-        break;
-      }
-    }
-    if (s) break;
-    pto_host_tensor_init(&d->t, NULL, sp->dtype, sp->rank, shape);
-    int64_t n = pto_host_tensor_numel(&d->t);
-    d->nbytes = (size_t)n * pto_dtype_size(sp->dtype);
-    d->data = calloc(1, d->nbytes ? d->nbytes : 1);
-    if (!d->data) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory for parameter '%s' (%zu bytes)",
-                          sp->name, d->nbytes);
-      break;
-    }
-    d->t.data = d->data;
-    d->fed = in != NULL;
-    const char *src = in ? in->value : (sp->dir == PTO_DIR_OUT ? "zeros" : NULL);
-    if (!src) {
-      fill_random(sp->dtype, d->data, n, (uint64_t)j); /* unfed inputs: reproducible random */
-    } else if (!strcmp(src, "zeros")) {
-    } else if (!strcmp(src, "ones")) {
-      for (int64_t e = 0; e < n; e++) elem_set(sp->dtype, d->data, e, 1.0);
-    } else if (!strncmp(src, "random", 6)) {
-      uint64_t seed = (uint64_t)j;
-      if (src[6] == ':') {
-        char *end;
-        seed = strtoull(src + 7, &end, 10);
-        if (*end || end == src + 7) {
-          s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--in %s=%s: expected random or random:SEED",
-                              sp->name, src);
-          break;
-        }
-      } else if (src[6]) {
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--in %s=%s: expected random or random:SEED",
-                            sp->name, src);
-        break;
-      }
-      fill_random(sp->dtype, d->data, n, seed);
-    } else {
-      char have[96], want[96];
-      format_shape(have, sizeof have, arrays[j].rank, arrays[j].shape);
-      format_shape(want, sizeof want, sp->rank, shape);
-      if ((size_t)arrays[j].nbytes != d->nbytes) {
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--in %s=%s: shape %s, expected %s", sp->name,
-                            src, have, want);
-        break;
-      }
-      memcpy(d->data, arrays[j].data, d->nbytes);
-    }
-  }
-  for (int j = 0; j < sig->nparams; j++) pto_npy_array_free(&arrays[j]);
-  free(arrays);
-  return s;
-}
-
 /* ---- --check -------------------------------------------------------------------------- */
 
 static pto_status run_reference(pto_ir_program *ir, const char *entry_name, const pto_signature *sig,
-                                param_data *pd) {
+                                cli_param *pd) {
   pto_ir_func *entry = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_program_entry(ir, entry_name ? entry_name : sig->entry, &entry));
   pto_ir_interp_arg *args = calloc((size_t)sig->nparams + 1, sizeof *args);
@@ -384,7 +73,7 @@ static pto_status run_reference(pto_ir_program *ir, const char *entry_name, cons
   return s ? pto_status_annotate(s, "reference interpreter") : PTO_OK;
 }
 
-static int compare_outputs(const pto_signature *sig, const param_data *pd, const run_args *a) {
+static int compare_outputs(const pto_signature *sig, const cli_param *pd, const run_args *a) {
   int all_ok = 1;
   for (int j = 0; j < sig->nparams; j++) {
     const pto_sig_param *sp = &sig->params[j];
@@ -396,7 +85,7 @@ static int compare_outputs(const pto_signature *sig, const param_data *pd, const
     int64_t n = pto_host_tensor_numel(&pd[j].t), bad = 0, worst_at = -1;
     double max_abs = 0, max_rel = 0;
     for (int64_t e = 0; e < n; e++) {
-      double got = elem_get(sp->dtype, pd[j].data, e), want = elem_get(sp->dtype, pd[j].ref, e);
+      double got = cli_elem_get(sp->dtype, pd[j].data, e), want = cli_elem_get(sp->dtype, pd[j].ref, e);
       double err = fabs(got - want);
       if (isnan(got) || isnan(want)) err = (isnan(got) && isnan(want)) ? 0 : INFINITY;
       else if (got == want) err = 0; /* equal infinities */
@@ -406,15 +95,15 @@ static int compare_outputs(const pto_signature *sig, const param_data *pd, const
       if (!(err <= atol + rtol * fabs(want))) bad++;
     }
     char shape[96];
-    format_shape(shape, sizeof shape, pd[j].t.rank, pd[j].t.shape);
+    cli_format_shape(shape, sizeof shape, pd[j].t.rank, pd[j].t.shape);
     printf("%s: %s %s  max abs err %.3g  max rel err %.3g  (rtol %g, atol %g)  %s\n", sp->name, shape,
            pto_dtype_name(sp->dtype), max_abs, max_rel, rtol, atol, bad ? "FAIL" : "PASS");
     if (bad) {
       all_ok = 0;
       printf("  %" PRId64 " of %" PRId64 " elements differ; worst at flat index %" PRId64
              ": got %.9g, reference %.9g\n",
-             bad, n, worst_at, elem_get(sp->dtype, pd[j].data, worst_at),
-             elem_get(sp->dtype, pd[j].ref, worst_at));
+             bad, n, worst_at, cli_elem_get(sp->dtype, pd[j].data, worst_at),
+             cli_elem_get(sp->dtype, pd[j].ref, worst_at));
     }
   }
   printf("%s\n", all_ok ? "PASS" : "FAIL");
@@ -425,17 +114,19 @@ static int compare_outputs(const pto_signature *sig, const param_data *pd, const
 
 int cmd_run(int argc, char **argv) {
   run_args a;
-  int r = parse_run_args(k_cmd, &a, argc, argv, 0);
-  if (r < 0) return PTO_EXIT_USAGE;
+  memset(&a, 0, sizeof a);
+  a.rtol = a.atol = -1;
+  if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 1, parse_run_option, &a) < 0)
+    return PTO_EXIT_USAGE;
   if (a.trace) setenv("PTO_LOG_LEVEL", "timing", 1);
 
   pto_program *prog = NULL;
   pto_ir_program *ir = NULL;
   pto_worker *w = NULL;
-  param_data *pd = NULL;
+  cli_param *pd = NULL;
   pto_arg *args = NULL;
   int rc = PTO_EXIT_OK;
-  pto_status s = cli_load_program(a.prog, &a.c, &prog, a.check ? &ir : NULL);
+  pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, a.check ? &ir : NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
   pd = calloc((size_t)sig->nparams + 1, sizeof *pd);
@@ -444,7 +135,7 @@ int cmd_run(int argc, char **argv) {
     s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
     goto out;
   }
-  if ((s = bind_inputs(sig, &a, pd))) goto out;
+  if ((s = cli_bind_inputs(sig, &a.in, pd))) goto out;
   for (int j = 0; j < sig->nparams; j++) {
     if (!sig->params[j].is_tensor) {
       args[j] = pto_arg_scalar(pd[j].scalar);
@@ -472,16 +163,16 @@ int cmd_run(int argc, char **argv) {
     printf("ran @%s on sim (%d cores): %" PRIu64 " tasks, host wall %.1f us, device wall %.1f us\n",
            sig->entry, pto_worker_core_count(w), rec.ntasks, host_us, dev_us);
   }
-  for (int i = 0; i < a.nouts; i++) {
-    int j = pto_signature_find(sig, a.outs[i].name);
-    s = pto_npy_write(a.outs[i].value, sig->params[j].dtype, pd[j].t.rank, pd[j].t.shape, pd[j].data);
+  for (int i = 0; i < a.in.nouts; i++) {
+    int j = pto_signature_find(sig, a.in.outs[i].name);
+    s = pto_npy_write(a.in.outs[i].value, sig->params[j].dtype, pd[j].t.rank, pd[j].t.shape, pd[j].data);
     if (s) {
-      s = pto_status_annotate(s, "--out %s", a.outs[i].name);
+      s = pto_status_annotate(s, "--out %s", a.in.outs[i].name);
       goto out;
     }
   }
   if (a.check) {
-    if ((s = run_reference(ir, a.c.opt.entry, sig, pd))) goto out;
+    if ((s = run_reference(ir, a.in.c.opt.entry, sig, pd))) goto out;
     if (!compare_outputs(sig, pd, &a)) rc = PTO_EXIT_FAILED;
   }
 out:

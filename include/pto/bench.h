@@ -57,12 +57,12 @@ typedef void (*pto_bench_progress_fn)(void *ctx, int done, int total);
  * keeps working: fields past sz take their defaults. pto_bench_options_init gives every default;
  * within sz, rounds 0 means the default and warmup 0 means none. */
 typedef struct pto_bench_options {
-  size_t sz;                          /* sizeof(pto_bench_options) */
-  int rounds;                         /* measured launches; 0: 100 */
-  int warmup;                         /* launches before them, not measured; default 3 */
-  const pto_run_config *run_config;   /* the worker pto_benchmark opens when given none (NULL:
-                                         defaults) */
-  pto_bench_progress_fn progress;     /* NULL: none */
+  size_t sz;                        /* sizeof(pto_bench_options) */
+  int rounds;                       /* measured launches; 0: 100 */
+  int warmup;                       /* launches before them, not measured; default 3 */
+  const pto_run_config *run_config; /* the worker pto_benchmark opens when given none (NULL:
+                                       defaults) */
+  pto_bench_progress_fn progress;   /* NULL: none */
   void *progress_ctx;
 } pto_bench_options;
 
@@ -70,9 +70,9 @@ void pto_bench_options_init(pto_bench_options *opt);
 
 /* Options of pto_trace_parse, same conventions. */
 typedef struct pto_trace_options {
-  size_t sz;   /* sizeof(pto_trace_options) */
-  int warmup;  /* invocations dropped from the start of the chosen hid's bucket; default 3 (the
-                  benchmark's), 0: none */
+  size_t sz;  /* sizeof(pto_trace_options) */
+  int warmup; /* invocations dropped from the start of the chosen hid's bucket; default 3 (the
+                 benchmark's), 0: none */
 } pto_trace_options;
 
 void pto_trace_options_init(pto_trace_options *opt);
@@ -105,19 +105,19 @@ typedef struct pto_bench_launch {
 
 /* What pto_trace_parse saw; zeros for a benchmark. */
 typedef struct pto_trace_info {
-  size_t records;      /* complete v=1 records */
-  size_t skipped;      /* "[STRACE]" markers without a complete record: truncated or malformed */
-  size_t unsupported;  /* complete records of another format version (v != 1), ignored */
-  size_t invocations;  /* (pid, inv) groups, every hid */
-  size_t hids;         /* distinct hids */
-  size_t bucket;       /* invocations of the chosen hid, warmup included */
+  size_t records;     /* complete v=1 records */
+  size_t skipped;     /* "[STRACE]" markers without a complete record: truncated or malformed */
+  size_t unsupported; /* complete records of another format version (v != 1), ignored */
+  size_t invocations; /* (pid, inv) groups, every hid */
+  size_t hids;        /* distinct hids */
+  size_t bucket;      /* invocations of the chosen hid, warmup included */
 } pto_trace_info;
 
 /* Read-only to the caller; made by pto_benchmark or pto_trace_parse, freed by
  * pto_bench_stats_destroy. */
 typedef struct pto_bench_stats {
-  int rounds;  /* measured launches (= nlaunches) */
-  int warmup;  /* launches dropped before them */
+  int rounds; /* measured launches (= nlaunches) */
+  int warmup; /* launches dropped before them */
   uint64_t hid;
   uint64_t ntasks; /* tasks of the last measured launch (pto_benchmark; 0 for a log) */
   int ncores;      /* cores of the worker (pto_benchmark; 0 for a log) */
@@ -182,9 +182,9 @@ typedef struct pto_bench_node {
   int depth;         /* the span's own depth field (as in the record) */
   int parent;        /* index of the parent node, -1 for a root */
   bool is_device;
-  int count;         /* launches that have this span */
+  int count;                                /* launches that have this span */
   double mean_us, stdev_us, min_us, max_us; /* of its durations over those launches */
-  double start_ns;   /* mean start relative to the launch's first span of the same clock */
+  double start_ns; /* mean start relative to the launch's first span of the same clock */
 } pto_bench_node;
 
 typedef struct pto_bench_tree {
@@ -203,8 +203,8 @@ void pto_bench_tree_destroy(pto_bench_tree *tree);
 /* The tree as text, one line per node, each ending in '\n' (see the header comment): the mean as
  * "%.1fus", then per spread "±%.1f" and/or "[%.1f..%.1f]". max_level >= 0 keeps the nodes of
  * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is malloc'd. */
-pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread,
-                                 int max_level, char **out_text);
+pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread, int max_level,
+                                 char **out_text);
 
 /* The statistics table (one row per metric: n, min, median, mean, max, stdev in us), malloc'd. */
 pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats, char **out_text);
@@ -220,12 +220,12 @@ pto_status pto_bench_stats_to_json(const pto_bench_stats *stats, char **out_json
 /* One task of a launch, as a swimlane shows it. Times are CLOCK_MONOTONIC ns (the clock of the
  * launch's spans). */
 typedef struct pto_swimlane_task {
-  int core;               /* lane */
-  const char *kernel;     /* kernel name */
+  int core;           /* lane */
+  const char *kernel; /* kernel name */
   uint64_t task_id;
-  const uint64_t *deps;   /* ids of the tasks it waited for */
+  const uint64_t *deps; /* ids of the tasks it waited for */
   int ndeps;
-  uint64_t ready_ns;      /* inputs ready */
+  uint64_t ready_ns; /* inputs ready */
   uint64_t start_ns;
   uint64_t end_ns;
 } pto_swimlane_task;

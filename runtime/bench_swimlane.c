@@ -1,0 +1,285 @@
+/* Swimlanes: a launch's spans and tasks as Chrome trace-event JSON, and a checker of such files.
+ *
+ * Layout: process 1 "pto host" holds the launch's host-clock spans on thread 0; process 2
+ * "pto device" holds the device-clock spans on thread 0 and one thread per core (tid = core + 1)
+ * with that core's tasks. Metadata events carry ts 0 and dur 0 too, so every event has the same
+ * fields. Dependencies become flow arrows from the middle of the producer to the start of the
+ * consumer. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_internal.h"
+
+enum { PID_HOST = 1, PID_DEVICE = 2 };
+
+typedef struct jb {
+  int ok;
+} jb;
+
+static void put(jb *b, json_t *obj, const char *key, json_t *v) {
+  if (!obj || !v) {
+    json_decref(v);
+    b->ok = 0;
+  } else if (json_object_set_new(obj, key, v)) {
+    b->ok = 0;
+  }
+}
+
+static void push(jb *b, json_t *arr, json_t *v) {
+  if (!arr || !v) {
+    json_decref(v);
+    b->ok = 0;
+  } else if (json_array_append_new(arr, v)) {
+    b->ok = 0;
+  }
+}
+
+static double us_since(uint64_t t, uint64_t base) { return (double)(t - base) / 1e3; }
+
+static json_t *event(jb *b, const char *name, const char *ph, double ts, double dur, int pid,
+                     int64_t tid) {
+  json_t *e = json_object();
+  put(b, e, "name", json_string(name ? name : ""));
+  put(b, e, "ph", json_string(ph));
+  put(b, e, "ts", json_real(ts));
+  put(b, e, "dur", json_real(dur));
+  put(b, e, "pid", json_integer(pid));
+  put(b, e, "tid", json_integer(tid));
+  return e;
+}
+
+static void meta(jb *b, json_t *events, const char *what, int pid, int64_t tid, const char *name) {
+  json_t *e = event(b, what, "M", 0, 0, pid, tid);
+  json_t *args = json_object();
+  put(b, args, "name", json_string(name));
+  put(b, e, "args", args);
+  push(b, events, e);
+}
+
+typedef struct id_index {
+  uint64_t id;
+  size_t i;
+} id_index;
+
+static int cmp_id(const void *a, const void *b) {
+  uint64_t x = ((const id_index *)a)->id, y = ((const id_index *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspans,
+                              const pto_swimlane_task *tasks, size_t ntasks) {
+  if (!path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_swimlane_write: path is NULL");
+  if ((nspans > 0 && !spans) || nspans < 0 || (ntasks && !tasks))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_swimlane_write: spans or tasks missing for their count");
+  uint64_t base = UINT64_MAX;
+  int maxcore = -1;
+  for (int i = 0; i < nspans; i++)
+    if (spans[i].ts_ns < base) base = spans[i].ts_ns;
+  for (size_t i = 0; i < ntasks; i++) {
+    const pto_swimlane_task *t = &tasks[i];
+    if (t->core < 0)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "pto_swimlane_write: task %" PRIu64 " has core %d", t->task_id,
+                             t->core);
+    if (t->start_ns < t->ready_ns || t->end_ns < t->start_ns)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "pto_swimlane_write: task %" PRIu64 " (%s): times out of order: ready "
+                             "%" PRIu64 ", start %" PRIu64 ", end %" PRIu64 " ns",
+                             t->task_id, t->kernel ? t->kernel : "?", t->ready_ns, t->start_ns,
+                             t->end_ns);
+    if (t->ndeps < 0 || (t->ndeps && !t->deps))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "pto_swimlane_write: task %" PRIu64 ": dependencies missing for their "
+                             "count",
+                             t->task_id);
+    if (t->ready_ns < base) base = t->ready_ns;
+    if (t->core > maxcore) maxcore = t->core;
+  }
+  if (base == UINT64_MAX) base = 0;
+
+  id_index *ids = pto__bench_calloc(ntasks, sizeof *ids);
+  if (!ids) return pto__bench_oom("the swimlane");
+  for (size_t i = 0; i < ntasks; i++)
+    ids[i] = (id_index){tasks[i].task_id, i};
+  qsort(ids, ntasks, sizeof *ids, cmp_id);
+
+  jb b = {1};
+  json_t *doc = json_object(), *events = json_array();
+  meta(&b, events, "process_name", PID_HOST, 0, "pto host");
+  meta(&b, events, "thread_name", PID_HOST, 0, "launch");
+  meta(&b, events, "process_name", PID_DEVICE, 0, "pto device");
+  meta(&b, events, "thread_name", PID_DEVICE, 0, "device spans");
+  for (int c = 0; c <= maxcore; c++) {
+    char name[32];
+    snprintf(name, sizeof name, "core %d", c);
+    meta(&b, events, "thread_name", PID_DEVICE, c + 1, name);
+  }
+  for (int i = 0; i < nspans; i++) {
+    const pto_span *sp = &spans[i];
+    json_t *e = event(&b, sp->name, "X", us_since(sp->ts_ns, base), (double)sp->dur_ns / 1e3,
+                      sp->is_device ? PID_DEVICE : PID_HOST, 0);
+    put(&b, e, "cat", json_string("span"));
+    json_t *args = json_object();
+    put(&b, args, "depth", json_integer(sp->depth));
+    put(&b, e, "args", args);
+    push(&b, events, e);
+  }
+  uint64_t flow_id = 0;
+  for (size_t i = 0; i < ntasks && b.ok; i++) {
+    const pto_swimlane_task *t = &tasks[i];
+    json_t *e = event(&b, t->kernel, "X", us_since(t->start_ns, base),
+                      (double)(t->end_ns - t->start_ns) / 1e3, PID_DEVICE, t->core + 1);
+    put(&b, e, "cat", json_string("task"));
+    json_t *args = json_object(), *deps = json_array();
+    put(&b, args, "task_id", json_integer((json_int_t)t->task_id));
+    put(&b, args, "kernel", json_string(t->kernel ? t->kernel : ""));
+    put(&b, args, "core", json_integer(t->core));
+    put(&b, args, "ready_us", json_real(us_since(t->ready_ns, base)));
+    put(&b, args, "wait_us", json_real((double)(t->start_ns - t->ready_ns) / 1e3));
+    for (int d = 0; d < t->ndeps; d++)
+      push(&b, deps, json_integer((json_int_t)t->deps[d]));
+    put(&b, args, "deps", deps);
+    put(&b, e, "args", args);
+    push(&b, events, e);
+    for (int d = 0; d < t->ndeps; d++) {
+      id_index key = {t->deps[d], 0};
+      const id_index *hit = bsearch(&key, ids, ntasks, sizeof *ids, cmp_id);
+      if (!hit) continue; /* a producer outside this launch's list: args keep the id */
+      const pto_swimlane_task *p = &tasks[hit->i];
+      flow_id++;
+      json_t *s = event(&b, "dep", "s", us_since(p->start_ns + (p->end_ns - p->start_ns) / 2, base),
+                        0, PID_DEVICE, p->core + 1);
+      put(&b, s, "cat", json_string("dep"));
+      put(&b, s, "id", json_integer((json_int_t)flow_id));
+      push(&b, events, s);
+      json_t *f = event(&b, "dep", "f", us_since(t->start_ns, base), 0, PID_DEVICE, t->core + 1);
+      put(&b, f, "cat", json_string("dep"));
+      put(&b, f, "id", json_integer((json_int_t)flow_id));
+      put(&b, f, "bp", json_string("e"));
+      push(&b, events, f);
+    }
+  }
+  free(ids);
+  put(&b, doc, "traceEvents", events);
+  put(&b, doc, "displayTimeUnit", json_string("ns"));
+  pto_status s = PTO_OK;
+  if (!b.ok) {
+    s = pto__bench_oom("the swimlane");
+  } else if (json_dump_file(doc, path, JSON_COMPACT | JSON_REAL_PRECISION(15))) {
+    s = pto_status_make(PTO_STATUS_IO, "%s: cannot write the swimlane: %s", path,
+                        errno ? strerror(errno) : "write failed");
+  }
+  json_decref(doc);
+  return s;
+}
+
+/* ---- validation ------------------------------------------------------------------------- */
+
+typedef struct slice {
+  int64_t pid, tid;
+  double ts, dur;
+  size_t index;
+  const char *name;
+} slice;
+
+static int cmp_slice(const void *a, const void *b) {
+  const slice *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static pto_status check_event(const char *path, size_t i, json_t *e) {
+  const char *name = json_is_object(e) ? json_string_value(json_object_get(e, "name")) : NULL;
+  if (!json_is_object(e))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: event %zu is not an object", path, i);
+  static const char *const k_str[] = {"ph", "name"};
+  for (int k = 0; k < 2; k++)
+    if (!json_is_string(json_object_get(e, k_str[k])))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: event %zu (%s): no string '%s'",
+                             path, i, name ? name : "unnamed", k_str[k]);
+  static const char *const k_num[] = {"ts", "dur"};
+  for (int k = 0; k < 2; k++)
+    if (!json_is_number(json_object_get(e, k_num[k])))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: event %zu (%s): no number '%s'",
+                             path, i, name, k_num[k]);
+  static const char *const k_int[] = {"pid", "tid"};
+  for (int k = 0; k < 2; k++)
+    if (!json_is_integer(json_object_get(e, k_int[k])))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: event %zu (%s): no integer '%s'",
+                             path, i, name, k_int[k]);
+  double dur = json_number_value(json_object_get(e, "dur"));
+  if (!(dur >= 0))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: event %zu (%s): negative dur %g", path,
+                           i, name, dur);
+  return PTO_OK;
+}
+
+pto_status pto_swimlane_validate(const char *path, size_t *out_nevents) {
+  if (out_nevents) *out_nevents = 0;
+  if (!path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_swimlane_validate: path is NULL");
+  json_error_t err;
+  json_t *doc = json_load_file(path, 0, &err);
+  if (!doc)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s:%d:%d: %s", path, err.line, err.column,
+                           err.text);
+  json_t *events = json_is_array(doc) ? doc : json_object_get(doc, "traceEvents");
+  pto_status s = PTO_OK;
+  slice *sl = NULL;
+  if (!json_is_array(events)) {
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "%s: neither an array of events nor an object with a 'traceEvents' array",
+                        path);
+    goto out;
+  }
+  size_t n = json_array_size(events), nsl = 0;
+  sl = pto__bench_calloc(n, sizeof *sl);
+  if (!sl) {
+    s = pto__bench_oom("the swimlane check");
+    goto out;
+  }
+  for (size_t i = 0; i < n && !s; i++) {
+    json_t *e = json_array_get(events, i);
+    s = check_event(path, i, e);
+    if (s) break;
+    const char *cat = json_string_value(json_object_get(e, "cat"));
+    const char *ph = json_string_value(json_object_get(e, "ph"));
+    if (!cat || strcmp(cat, "task") || strcmp(ph, "X")) continue;
+    sl[nsl++] = (slice){json_integer_value(json_object_get(e, "pid")),
+                        json_integer_value(json_object_get(e, "tid")),
+                        json_number_value(json_object_get(e, "ts")),
+                        json_number_value(json_object_get(e, "dur")),
+                        i,
+                        json_string_value(json_object_get(e, "name"))};
+  }
+  if (s) goto out;
+  qsort(sl, nsl, sizeof *sl, cmp_slice);
+  for (size_t i = 1; i < nsl; i++) {
+    const slice *a = &sl[i - 1], *b = &sl[i];
+    if (a->pid != b->pid || a->tid != b->tid) continue;
+    /* Written with 15 significant digits: allow that much rounding. */
+    double eps = 1e-9 * fmax(1.0, fabs(b->ts)) + 1e-6;
+    if (a->ts + a->dur > b->ts + eps) {
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "%s: tasks overlap on pid %" PRId64 " tid %" PRId64
+                          ": event %zu (%s) runs [%g, %g) us and event %zu (%s) starts at %g us",
+                          path, a->pid, a->tid, a->index, a->name, a->ts, a->ts + a->dur, b->index,
+                          b->name, b->ts);
+      goto out;
+    }
+  }
+  if (out_nevents) *out_nevents = n;
+out:
+  free(sl);
+  json_decref(doc);
+  return s;
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Every tests/programs/*.ptir and examples/*.ptir compiled and run with --check against the
+# reference interpreter, once per '# run: ARGS' line at its top.
+source "$(dirname "$0")/lib/common.bash"
+
+for f in "$PTO_SOURCE_DIR"/tests/programs/*.ptir "$EX"/*.ptir; do
+  while IFS= read -r line; do
+    args=${line#\# run:}
+    # shellcheck disable=SC2086
+    run_pto 0 run "$f" $args --check && expect_out PASS
+  done < <(grep '^# run:' "$f")
+done
+finish

@@ -1,0 +1,348 @@
+/* Program inputs shared by pto run and pto bench (inputs.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inputs.h"
+#include "npy.h"
+
+static int split_named(const char *cmd, const char *flag, char *text, cli_named *out) {
+  char *eq = strchr(text, '=');
+  if (!eq || eq == text || !eq[1]) {
+    cli_usage_error(cmd, "%s %s: expected NAME=VALUE", flag, text);
+    return -1;
+  }
+  *eq = 0;
+  out->name = text;
+  out->value = eq + 1;
+  return 0;
+}
+
+static const cli_named *find_named(const cli_named *list, int n, const char *name) {
+  const cli_named *hit = NULL;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(list[i].name, name)) hit = &list[i];
+  return hit;
+}
+
+/* ---- the command line ----------------------------------------------------------------- */
+
+int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int allow_out,
+                     cli_option_fn extra, void *ctx) {
+  memset(a, 0, sizeof *a);
+  cli_compile_args_init(&a->c);
+  for (int i = 1; i < argc; i++) {
+    int r = cli_parse_compile_option(cmd, &a->c, argc, argv, &i);
+    if (r < 0) return -1;
+    if (r) continue;
+    char *arg = argv[i];
+    cli_named *list = NULL;
+    int *count = NULL;
+    const char *flag = NULL;
+    if (!strcmp(arg, "--dim"))
+      list = a->dims, count = &a->ndims, flag = "--dim";
+    else if (!strcmp(arg, "--in"))
+      list = a->ins, count = &a->nins, flag = "--in";
+    else if (!strcmp(arg, "--out") && allow_out)
+      list = a->outs, count = &a->nouts, flag = "--out";
+    if (list) {
+      if (i + 1 >= argc) return cli_usage_error(cmd, "%s needs NAME=VALUE", flag), -1;
+      if (*count == CLI_MAX_OPTS) return cli_usage_error(cmd, "too many %s options", flag), -1;
+      if (split_named(cmd, flag, argv[++i], &list[*count])) return -1;
+      ++*count;
+      continue;
+    }
+    r = extra ? extra(ctx, cmd, argc, argv, &i) : 0;
+    if (r < 0) return -1;
+    if (r) continue;
+    if (arg[0] == '-' && arg[1]) {
+      return cli_usage_error(cmd, "unknown option '%s'", arg), -1;
+    } else if (!a->prog) {
+      a->prog = arg;
+    } else {
+      return cli_usage_error(cmd, "one program at a time: '%s' and '%s'", a->prog, arg), -1;
+    }
+  }
+  if (!a->prog) return cli_usage_error(cmd, "no program given"), -1;
+  return 0;
+}
+
+/* ---- element access ------------------------------------------------------------------- */
+
+double cli_elem_get(pto_dtype dt, const void *p, int64_t i) {
+  switch (dt) {
+  case PTO_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+  case PTO_DTYPE_I8: return ((const int8_t *)p)[i];
+  case PTO_DTYPE_I16: return ((const int16_t *)p)[i];
+  case PTO_DTYPE_I32: return ((const int32_t *)p)[i];
+  case PTO_DTYPE_I64:
+  case PTO_DTYPE_INDEX: return (double)((const int64_t *)p)[i];
+  case PTO_DTYPE_U8: return ((const uint8_t *)p)[i];
+  case PTO_DTYPE_U16: return ((const uint16_t *)p)[i];
+  case PTO_DTYPE_U32: return ((const uint32_t *)p)[i];
+  case PTO_DTYPE_U64: return (double)((const uint64_t *)p)[i];
+  case PTO_DTYPE_F16: return pto_f16_to_f32(((const uint16_t *)p)[i]);
+  case PTO_DTYPE_BF16: return pto_bf16_to_f32(((const uint16_t *)p)[i]);
+  case PTO_DTYPE_F32: return ((const float *)p)[i];
+  case PTO_DTYPE_F64: return ((const double *)p)[i];
+  default: return 0;
+  }
+}
+
+static void elem_set(pto_dtype dt, void *p, int64_t i, double v) {
+  switch (dt) {
+  case PTO_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+  case PTO_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+  case PTO_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+  case PTO_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+  case PTO_DTYPE_I64:
+  case PTO_DTYPE_INDEX: ((int64_t *)p)[i] = (int64_t)v; break;
+  case PTO_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+  case PTO_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+  case PTO_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+  case PTO_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+  case PTO_DTYPE_F16: ((uint16_t *)p)[i] = pto_f32_to_f16((float)v); break;
+  case PTO_DTYPE_BF16: ((uint16_t *)p)[i] = pto_f32_to_bf16((float)v); break;
+  case PTO_DTYPE_F32: ((float *)p)[i] = (float)v; break;
+  case PTO_DTYPE_F64: ((double *)p)[i] = v; break;
+  default: break;
+  }
+}
+
+/* splitmix64: a tiny, well-mixed generator, so 'random:SEED' is reproducible everywhere. */
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void fill_random(pto_dtype dt, void *p, int64_t n, uint64_t seed) {
+  uint64_t st = seed * 0x2545f4914f6cdd1dull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = next_random(&st);
+    double v;
+    if (pto_dtype_is_float(dt))
+      v = (double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0; /* [-1, 1) */
+    else if (dt == PTO_DTYPE_BOOL)
+      v = (double)(r & 1);
+    else if (pto_dtype_is_signed(dt))
+      v = (double)(int)(r % 17) - 8; /* [-8, 8] */
+    else
+      v = (double)(r % 17); /* [0, 16] */
+    elem_set(dt, p, i, v);
+  }
+}
+
+void cli_format_shape(char *buf, size_t n, int rank, const int64_t *shape) {
+  size_t off = (size_t)snprintf(buf, n, "[");
+  for (int d = 0; d < rank && off < n; d++)
+    off += (size_t)snprintf(buf + off, n - off, "%s%" PRId64, d ? "," : "", shape[d]);
+  if (off < n) snprintf(buf + off, n - off, "]");
+}
+
+/* ---- binding the inputs --------------------------------------------------------------- */
+
+static pto_status parse_scalar_value(const char *pname, const char *text, pto_dtype dt,
+                                     pto_scalar *out) {
+  out->dtype = dt;
+  char *end;
+  errno = 0;
+  if (dt == PTO_DTYPE_BOOL) {
+    if (!strcmp(text, "true") || !strcmp(text, "1"))
+      out->i = 1;
+    else if (!strcmp(text, "false") || !strcmp(text, "0"))
+      out->i = 0;
+    else
+      goto bad;
+    return PTO_OK;
+  }
+  if (pto_dtype_is_float(dt)) {
+    out->f = strtod(text, &end);
+    if (end == text || *end || errno) goto bad;
+    return PTO_OK;
+  }
+  if (pto_dtype_is_signed(dt))
+    out->i = strtoll(text, &end, 0);
+  else
+    out->u = strtoull(text, &end, 0);
+  if (end == text || *end || errno || (!pto_dtype_is_signed(dt) && text[0] == '-')) goto bad;
+  return PTO_OK;
+bad:
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--in %s=%s: not a valid %s value", pname,
+                         text, pto_dtype_name(dt));
+}
+
+typedef struct sym_values {
+  int64_t v[64];
+  int known[64];
+} sym_values;
+
+static pto_status bind_dims(const pto_signature *sig, const cli_inputs *a, sym_values *syms) {
+  memset(syms, 0, sizeof *syms);
+  for (int i = 0; i < a->ndims; i++) {
+    int si = -1;
+    for (int s = 0; s < sig->nsyms && s < 64; s++)
+      if (!strcmp(sig->syms[s], a->dims[i].name)) si = s;
+    if (si < 0) {
+      char list[512] = "";
+      for (int s = 0; s < sig->nsyms; s++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", s ? ", " : "",
+                 sig->syms[s]);
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "--dim %s: the entry's parameters have no dynamic dim '%s'%s%s",
+                             a->dims[i].name, a->dims[i].name, sig->nsyms ? " (they have: " : "",
+                             sig->nsyms ? strcat(list, ")") : "");
+    }
+    char *end;
+    long long v = strtoll(a->dims[i].value, &end, 10);
+    if (*end || end == a->dims[i].value || v < 0)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "--dim %s=%s: expected a non-negative integer", a->dims[i].name,
+                             a->dims[i].value);
+    syms->v[si] = v;
+    syms->known[si] = 1;
+  }
+  return PTO_OK;
+}
+
+pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_param *pd) {
+  sym_values syms;
+  PTO_RETURN_IF_ERROR(bind_dims(sig, a, &syms));
+  for (int i = 0; i < a->nins; i++)
+    if (pto_signature_find(sig, a->ins[i].name) < 0)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "--in %s: @%s has no parameter cli_named '%s'", a->ins[i].name,
+                             sig->entry, a->ins[i].name);
+  for (int i = 0; i < a->nouts; i++) {
+    int j = pto_signature_find(sig, a->outs[i].name);
+    if (j < 0 || !sig->params[j].is_tensor || sig->params[j].dir == PTO_DIR_IN)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "--out %s: @%s has no out or inout tensor parameter cli_named '%s'",
+                             a->outs[i].name, sig->entry, a->outs[i].name);
+  }
+  /* First pass: .npy inputs bind dynamic dims by their shapes. */
+  pto_npy_array *arrays = calloc((size_t)sig->nparams + 1, sizeof *arrays);
+  if (!arrays) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  pto_status s = PTO_OK;
+  for (int j = 0; j < sig->nparams && !s; j++) {
+    const pto_sig_param *sp = &sig->params[j];
+    const cli_named *in = find_named(a->ins, a->nins, sp->name);
+    if (!sp->is_tensor || !in) continue;
+    const char *v = in->value;
+    if (!strcmp(v, "zeros") || !strcmp(v, "ones") || !strncmp(v, "random", 6)) continue;
+    int64_t expect[PTO_MAX_RANK];
+    for (int d = 0; d < sp->rank; d++)
+      expect[d] = sp->dims[d].sym >= 0
+                      ? (syms.known[sp->dims[d].sym] ? syms.v[sp->dims[d].sym] : -1)
+                      : sp->dims[d].value;
+    s = pto_npy_read_expect(v, sp->dtype, sp->rank, expect, &arrays[j]);
+    if (s) {
+      s = pto_status_annotate(s, "--in %s", sp->name);
+      break;
+    }
+    for (int d = 0; d < sp->rank; d++) {
+      int si = sp->dims[d].sym;
+      if (si < 0) continue;
+      if (!syms.known[si]) syms.v[si] = arrays[j].shape[d], syms.known[si] = 1;
+    }
+  }
+  for (int j = 0; j < sig->nparams && !s; j++) {
+    const pto_sig_param *sp = &sig->params[j];
+    const cli_named *in = find_named(a->ins, a->nins, sp->name);
+    cli_param *d = &pd[j];
+    if (!sp->is_tensor) {
+      if (in) {
+        s = parse_scalar_value(sp->name, in->value, sp->dtype, &d->scalar);
+      } else if (sp->bind == PTO_BIND_LITERAL) {
+        d->scalar = sp->value;
+      } else {
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                            "runtime scalar parameter '%s' (%s) has no value: pass --in %s=VALUE",
+                            sp->name, pto_dtype_name(sp->dtype), sp->name);
+      }
+      d->fed = in != NULL;
+      continue;
+    }
+    int64_t shape[PTO_MAX_RANK];
+    for (int k = 0; k < sp->rank; k++) {
+      int si = sp->dims[k].sym;
+      if (si < 0) {
+        shape[k] = sp->dims[k].value;
+      } else if (syms.known[si]) {
+        shape[k] = syms.v[si];
+      } else {
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                            "dynamic dim %s of parameter '%s' has no value: pass --dim %s=VALUE or "
+                            "feed '%s' from a .npy file with --in %s=FILE.npy",
+                            sig->syms[si], sp->name, sig->syms[si], sp->name, sp->name);
+        break;
+      }
+    }
+    if (s) break;
+    pto_host_tensor_init(&d->t, NULL, sp->dtype, sp->rank, shape);
+    int64_t n = pto_host_tensor_numel(&d->t);
+    d->nbytes = (size_t)n * pto_dtype_size(sp->dtype);
+    d->data = calloc(1, d->nbytes ? d->nbytes : 1);
+    if (!d->data) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory for parameter '%s' (%zu bytes)",
+                          sp->name, d->nbytes);
+      break;
+    }
+    d->t.data = d->data;
+    d->fed = in != NULL;
+    const char *src = in ? in->value : (sp->dir == PTO_DIR_OUT ? "zeros" : NULL);
+    if (!src) {
+      fill_random(sp->dtype, d->data, n, (uint64_t)j); /* unfed inputs: reproducible random */
+    } else if (!strcmp(src, "zeros")) {
+    } else if (!strcmp(src, "ones")) {
+      for (int64_t e = 0; e < n; e++)
+        elem_set(sp->dtype, d->data, e, 1.0);
+    } else if (!strncmp(src, "random", 6)) {
+      uint64_t seed = (uint64_t)j;
+      if (src[6] == ':') {
+        char *end;
+        seed = strtoull(src + 7, &end, 10);
+        if (*end || end == src + 7) {
+          s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                              "--in %s=%s: expected random or random:SEED", sp->name, src);
+          break;
+        }
+      } else if (src[6]) {
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                            "--in %s=%s: expected random or random:SEED", sp->name, src);
+        break;
+      }
+      fill_random(sp->dtype, d->data, n, seed);
+    } else {
+      char have[96], want[96];
+      cli_format_shape(have, sizeof have, arrays[j].rank, arrays[j].shape);
+      cli_format_shape(want, sizeof want, sp->rank, shape);
+      if ((size_t)arrays[j].nbytes != d->nbytes) {
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--in %s=%s: shape %s, expected %s",
+                            sp->name, src, have, want);
+        break;
+      }
+      memcpy(d->data, arrays[j].data, d->nbytes);
+    }
+  }
+  for (int j = 0; j < sig->nparams; j++)
+    pto_npy_array_free(&arrays[j]);
+  free(arrays);
+  return s;
+}
+
+void cli_param_args(const pto_signature *sig, const cli_param *pd, pto_arg *args) {
+  for (int j = 0; j < sig->nparams; j++)
+    args[j] = sig->params[j].is_tensor ? pto_arg_host(&pd[j].t) : pto_arg_scalar(pd[j].scalar);
+}
+
+void cli_params_clear(cli_param *pd, int nparams) {
+  for (int j = 0; pd && j < nparams; j++) {
+    free(pd[j].data);
+    free(pd[j].ref);
+    pd[j].data = pd[j].ref = NULL;
+  }
+}
