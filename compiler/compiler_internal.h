@@ -32,11 +32,6 @@ const char *pto__compiler_include_dir(void);
 pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
                                    const pto_signature *sig, const int *kernel_ids, char **out_text);
 
-/* The program with the entry's compile-time bindings written in (-D values as defaults,
- * sample shapes as annotations). */
-pto_status pto__specialize(const pto_ir_program *p, const pto_ir_func *entry,
-                           const pto_signature *sig, pto_ir_program **out_program);
-
 /* Outlines every incore scope of p into a kernel (PTIR.md "Functions and parameters"). Sets
  * *out_program to a new program, or to NULL when p has no incore scope (use p as it is). */
 pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_program);

@@ -164,7 +164,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   }
   s = pto_signature_build(input, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples, &out->sig);
   if (s) goto done;
-  if ((s = pto__specialize(input, entry, &out->sig, &specialized))) goto done;
+  if ((s = pto_ir_specialize(input, entry, &out->sig, &specialized))) goto done;
   p = specialized;
   if ((s = pto__outline_incore(p, &outlined))) goto done;
   if (outlined) p = outlined;

@@ -638,8 +638,9 @@ static void copy_into(lw *L, LLVMValueRef dst, const lw_tile *src) {
 
 /* Evaluates the yield's values; copies tiles into the destination buffers dst[i] (the loop's
  * carried buffers or the if's results) and returns scalars / tile valid extents. */
-static void lower_yield(lw *L, const pto_ir_stmt *y, int ypos, LLVMValueRef *dst, int n,
-                        LLVMValueRef *out_scalar, LLVMValueRef *out_vr, LLVMValueRef *out_vc) {
+static void lower_yield(lw *L, const pto_ir_stmt *y, int ypos, LLVMValueRef *dst,
+                        pto_ir_value *const *dvals, int n, LLVMValueRef *out_scalar,
+                        LLVMValueRef *out_vr, LLVMValueRef *out_vc) {
   const lw_tile *tiles[64] = {0};
   if (n > 64) {
     pto__lower_fail(L, PTO_STATUS_UNIMPLEMENTED, y->loc, "more than 64 yielded values");
@@ -647,6 +648,9 @@ static void lower_yield(lw *L, const pto_ir_stmt *y, int ypos, LLVMValueRef *dst
   }
   for (int i = 0; i < n && i < y->ret.n; i++) {
     out_scalar[i] = carried_operand(L, y->ret.vals[i], &tiles[i]);
+    if (out_scalar[i])
+      out_scalar[i] =
+          pto__lower_convert(L, out_scalar[i], y->ret.vals[i]->dtype, dvals[i]->type->dtype);
     if (tiles[i]) {
       out_vr[i] = tiles[i]->vr;
       out_vc[i] = tiles[i]->vc;
@@ -688,6 +692,9 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
     const lw_tile *t;
     init_s[i] = carried_operand(L, s->loop.inits[i], &t);
     if (L->err) return;
+    if (init_s[i])
+      init_s[i] =
+          pto__lower_convert(L, init_s[i], s->loop.inits[i]->dtype, s->loop.iters[i]->type->dtype);
     dst[i] = NULL;
     if (t) {
       dst[i] = pto__lower_value_base(L, s->loop.iters[i]);
@@ -746,7 +753,7 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
       pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "for with iter values needs a yield");
       return;
     }
-    lower_yield(L, y, L->cur_pos - 1, dst, n, y_s, y_vr, y_vc);
+    lower_yield(L, y, L->cur_pos - 1, dst, s->loop.iters, n, y_s, y_vr, y_vc);
     if (L->err) return;
   }
   LLVMValueRef next = LLVMBuildAdd(L->b, iv, step, "");
@@ -802,7 +809,7 @@ static void lower_if(lw *L, const pto_ir_stmt *s) {
         pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "if with results needs yields");
         return;
       }
-      lower_yield(L, y, L->cur_pos - 1, dst, n, vs[side], vr[side], vc[side]);
+      lower_yield(L, y, L->cur_pos - 1, dst, s->results, n, vs[side], vr[side], vc[side]);
       if (L->err) return;
     }
     ends[side] = LLVMGetInsertBlock(L->b);

@@ -1720,10 +1720,8 @@ static pto_status bind_params(frame *fr, const bind_ctx *bc, rv *args, int is_en
     const char *pn = vname(pa->value);
     if (ty->kind == PTO_TYPE_SCALAR) {
       pto_scalar v;
-      if (is_entry && pa->bind == PTO_BIND_LITERAL && pa->literal && args[i].kind != RV_SCALAR) {
-        /* Specialized and no argument given: the default literal. A compile-time binding
-         * (-D n=VALUE) overrides the default, so a given argument (the value the program was
-         * specialized with) always wins. */
+      if (is_entry && pa->bind == PTO_BIND_LITERAL && pa->literal) {
+        /* Specialized: the literal wins; the argument only fills the ABI slot. */
         rv lit;
         PTO_RETURN_IF_ERROR(eval(fr, pa->literal, &lit));
         v = lit.s;

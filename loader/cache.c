@@ -775,7 +775,8 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
   if (s) {
     pto__loader_remove_tree(tmp);
     if (pto_status_code_of(s) == PTO_STATUS_IO && fs_full(root)) {
-      snprintf(out_why, why_len, "the file system is full (%s)", pto_status_message(s));
+      const char *msg = pto_status_message(s);
+      snprintf(out_why, why_len, "the file system is full (%.*s)", (int)strcspn(msg, "\n"), msg);
       pto_status_free(s);
       return PTO_OK;
     }
@@ -864,7 +865,7 @@ static pto_status disk_get(const disk_request *r, pto_program **out_program) {
     lookup l = try_entry(entry, r->key, r->copy_to, out_program, &problem);
     if (l == LOOKUP_ERROR) return problem;
     if (l == LOOKUP_HIT) {
-      if (!stored) pto__loader_count(root, PTO__COUNT_HITS, 1);
+      if (!counted_miss) pto__loader_count(root, PTO__COUNT_HITS, 1); /* a request counts once */
       if (stored) maybe_evict(root);
       return PTO_OK;
     }

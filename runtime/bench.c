@@ -73,7 +73,7 @@ void pto_bench_options_init(pto_bench_options *opt) {
 void pto_trace_options_init(pto_trace_options *opt) {
   memset(opt, 0, sizeof *opt);
   opt->sz = sizeof *opt;
-  opt->warmup = PTO_BENCH_DEFAULT_WARMUP;
+  opt->warmup = PTO_TRACE_WARMUP_AUTO;
 }
 
 const char *pto_bench_metric_name(pto_bench_metric m) {

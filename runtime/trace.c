@@ -245,14 +245,17 @@ static pto_status aggregate(trace_state *ts, int warmup) {
   st->hid = ngroups ? g[best].hid : 0;
   group *bucket = g + best;
   qsort(bucket, best_n, sizeof *bucket, cmp_group_inv_pid);
+  if (warmup == PTO_TRACE_WARMUP_AUTO)
+    warmup = best_n > PTO_BENCH_DEFAULT_WARMUP ? PTO_BENCH_DEFAULT_WARMUP : (int)best_n - 1;
   pto_status s = PTO_OK;
   if (best_n <= (size_t)warmup) {
     char hid[17];
     pto_hid_format(st->hid, hid);
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "every launch in the log is warmup: hid %s has %zu invocation%s and the "
-                        "first %d are dropped as warmup, which leaves nothing to measure",
-                        hid, best_n, best_n == 1 ? "" : "s", warmup);
+                        "every launch in the log is warmup: hid %s has %zu invocation%s and a "
+                        "warmup of %d drops %s, which leaves nothing to measure",
+                        hid, best_n, best_n == 1 ? "" : "s", warmup,
+                        best_n == 1 ? "it" : "them all");
   }
   for (size_t i = (size_t)warmup; !s && i < best_n; i++) {
     const group *c = &bucket[i];
@@ -279,9 +282,11 @@ static pto_status read_trace_options(const pto_trace_options *opt, int *out_warm
                              opt->sz);
     memcpy(&o, opt, opt->sz < sizeof o ? opt->sz : sizeof o);
   }
-  if (o.warmup < 0)
+  if (o.warmup < 0 && o.warmup != PTO_TRACE_WARMUP_AUTO)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "pto_trace_parse: warmup is %d: it must be 0 or more", o.warmup);
+                           "pto_trace_parse: warmup is %d: it must be 0 or more, or "
+                           "PTO_TRACE_WARMUP_AUTO",
+                           o.warmup);
   *out_warmup = o.warmup;
   return PTO_OK;
 }
@@ -293,7 +298,7 @@ pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options
   *out_stats = NULL;
   if (!text && len)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_trace_parse: text is NULL");
-  int warmup = PTO_BENCH_DEFAULT_WARMUP;
+  int warmup = PTO_TRACE_WARMUP_AUTO;
   PTO_RETURN_IF_ERROR(read_trace_options(opt, &warmup));
   trace_state ts;
   memset(&ts, 0, sizeof ts);

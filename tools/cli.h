@@ -49,16 +49,32 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
 
 int cli_is_dir(const char *path);
 
+/* How bench and trace print statistics (cmd_trace.c). tree: -1 none, else the deepest level. */
+typedef struct cli_stats_view {
+  int tree, spread, json;
+} cli_stats_view;
+void cli_stats_view_init(cli_stats_view *v);
+/* --tree [N], --spread S, --json: 1 consumed, 0 not one of them, -1 usage error printed. */
+int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **argv, int *i);
+/* NAME N or NAME=N with N >= min into *out: 1, or -1 usage error printed. */
+int cli_int_option(const char *cmd, const char *name, int min, int argc, char **argv, int *i,
+                   int *out);
+struct pto_bench_stats;
+int cli_print_stats(const char *cmd, const struct pto_bench_stats *st, const cli_stats_view *v);
+
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_build_id(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 int cmd_cache(int argc, char **argv);
 int cmd_rebuild(int argc, char **argv);
 
 extern const pto_cmd cli_cmd_compile, cli_cmd_run, cli_cmd_fmt, cli_cmd_check, cli_cmd_build_id;
+extern const pto_cmd cli_cmd_bench, cli_cmd_trace;
 extern const pto_cmd cli_cmd_cache, cli_cmd_rebuild;
 
 #endif

@@ -32,8 +32,10 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     double v = strtod(argv[*i + 1], &end);
     if (*end || end == argv[*i + 1] || v < 0)
       return cli_usage_error(cmd, "%s %s: expected a non-negative number", arg, argv[*i + 1]), -1;
-    if (arg[2] == 'r') a->rtol = v;
-    else a->atol = v;
+    if (arg[2] == 'r')
+      a->rtol = v;
+    else
+      a->atol = v;
     ++*i;
   } else {
     return 0;
@@ -53,12 +55,19 @@ static void dtype_tolerance(pto_dtype dt, double *rtol, double *atol) {
 
 /* ---- --check -------------------------------------------------------------------------- */
 
-static pto_status run_reference(pto_ir_program *ir, const char *entry_name, const pto_signature *sig,
-                                cli_param *pd) {
+static pto_status run_reference(pto_ir_program *ir, const char *entry_name,
+                                const pto_signature *sig, cli_param *pd) {
   pto_ir_func *entry = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_program_entry(ir, entry_name ? entry_name : sig->entry, &entry));
+  /* The reference runs what was compiled: the program with its -D/--arg bindings written in. */
+  pto_ir_program *spec = NULL;
+  PTO_RETURN_IF_ERROR(pto_ir_specialize(ir, entry, sig, &spec));
+  entry = pto_ir_program_find_func(spec, entry->name);
   pto_ir_interp_arg *args = calloc((size_t)sig->nparams + 1, sizeof *args);
-  if (!args) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!args) {
+    pto_ir_program_destroy(spec);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
   for (int j = 0; j < sig->nparams; j++) {
     if (sig->params[j].is_tensor) {
       args[j].is_tensor = 1;
@@ -68,8 +77,9 @@ static pto_status run_reference(pto_ir_program *ir, const char *entry_name, cons
       args[j].scalar = pd[j].scalar;
     }
   }
-  pto_status s = pto_ir_interp_run(ir, entry, args, sig->nparams);
+  pto_status s = pto_ir_interp_run(spec, entry, args, sig->nparams);
   free(args);
+  pto_ir_program_destroy(spec);
   return s ? pto_status_annotate(s, "reference interpreter") : PTO_OK;
 }
 
@@ -85,10 +95,13 @@ static int compare_outputs(const pto_signature *sig, const cli_param *pd, const 
     int64_t n = pto_host_tensor_numel(&pd[j].t), bad = 0, worst_at = -1;
     double max_abs = 0, max_rel = 0;
     for (int64_t e = 0; e < n; e++) {
-      double got = cli_elem_get(sp->dtype, pd[j].data, e), want = cli_elem_get(sp->dtype, pd[j].ref, e);
+      double got = cli_elem_get(sp->dtype, pd[j].data, e),
+             want = cli_elem_get(sp->dtype, pd[j].ref, e);
       double err = fabs(got - want);
-      if (isnan(got) || isnan(want)) err = (isnan(got) && isnan(want)) ? 0 : INFINITY;
-      else if (got == want) err = 0; /* equal infinities */
+      if (isnan(got) || isnan(want))
+        err = (isnan(got) && isnan(want)) ? 0 : INFINITY;
+      else if (got == want)
+        err = 0; /* equal infinities */
       double rel = err == 0 ? 0 : err / fmax(fabs(want), 1e-30);
       if (err > max_abs) max_abs = err, worst_at = e;
       if (rel > max_rel) max_rel = rel;
@@ -96,8 +109,8 @@ static int compare_outputs(const pto_signature *sig, const cli_param *pd, const 
     }
     char shape[96];
     cli_format_shape(shape, sizeof shape, pd[j].t.rank, pd[j].t.shape);
-    printf("%s: %s %s  max abs err %.3g  max rel err %.3g  (rtol %g, atol %g)  %s\n", sp->name, shape,
-           pto_dtype_name(sp->dtype), max_abs, max_rel, rtol, atol, bad ? "FAIL" : "PASS");
+    printf("%s: %s %s  max abs err %.3g  max rel err %.3g  (rtol %g, atol %g)  %s\n", sp->name,
+           shape, pto_dtype_name(sp->dtype), max_abs, max_rel, rtol, atol, bad ? "FAIL" : "PASS");
     if (bad) {
       all_ok = 0;
       printf("  %" PRId64 " of %" PRId64 " elements differ; worst at flat index %" PRId64
@@ -158,14 +171,16 @@ int cmd_run(int argc, char **argv) {
     double host_us = 0, dev_us = 0;
     for (int i = 0; i < rec.nspans; i++) {
       if (!strcmp(rec.spans[i].name, "chip.run")) host_us = (double)rec.spans[i].dur_ns / 1e3;
-      if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall")) dev_us = (double)rec.spans[i].dur_ns / 1e3;
+      if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall"))
+        dev_us = (double)rec.spans[i].dur_ns / 1e3;
     }
     printf("ran @%s on sim (%d cores): %" PRIu64 " tasks, host wall %.1f us, device wall %.1f us\n",
            sig->entry, pto_worker_core_count(w), rec.ntasks, host_us, dev_us);
   }
   for (int i = 0; i < a.in.nouts; i++) {
     int j = pto_signature_find(sig, a.in.outs[i].name);
-    s = pto_npy_write(a.in.outs[i].value, sig->params[j].dtype, pd[j].t.rank, pd[j].t.shape, pd[j].data);
+    s = pto_npy_write(a.in.outs[i].value, sig->params[j].dtype, pd[j].t.rank, pd[j].t.shape,
+                      pd[j].data);
     if (s) {
       s = pto_status_annotate(s, "--out %s", a.in.outs[i].name);
       goto out;
@@ -194,7 +209,8 @@ const pto_cmd cli_cmd_run = {
     "run", "run a program on the sim platform",
     "usage: pto run PROG [options]\n"
     "\n"
-    "Runs PROG once on a sim worker. PROG is a .ptir file (compiled through the binary cache) or a\n"
+    "Runs PROG once on a sim worker. PROG is a .ptir file (compiled through the binary cache) or "
+    "a\n"
     "work dir made by 'pto compile' (hand-edited sources are rebuilt first).\n"
     "\n"
     "inputs:\n"
@@ -213,7 +229,8 @@ const pto_cmd cli_cmd_run = {
     "                      atol + rtol*|ref|\n"
     "  --trace             write the launch's [STRACE] span lines to stderr\n"
     "compile options (for a .ptir PROG):\n"
-    "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  --no-cache\n"
+    "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
+    "--no-cache\n"
     "\n"
     "exit status: 0 success, 1 the run or the check failed, 2 bad usage or input.\n"
     "\n"

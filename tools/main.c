@@ -6,9 +6,9 @@
 
 #include "cli.h"
 
-static const pto_cmd *const k_cmds[] = {&cli_cmd_compile, &cli_cmd_run,      &cli_cmd_fmt,
-                                        &cli_cmd_check,   &cli_cmd_build_id, &cli_cmd_cache,
-                                        &cli_cmd_rebuild};
+static const pto_cmd *const k_cmds[] = {&cli_cmd_compile, &cli_cmd_run,      &cli_cmd_bench,
+                                        &cli_cmd_fmt,     &cli_cmd_check,    &cli_cmd_build_id,
+                                        &cli_cmd_cache,   &cli_cmd_rebuild,  &cli_cmd_trace};
 enum { NCMDS = sizeof k_cmds / sizeof k_cmds[0] };
 
 static void usage(FILE *f) {

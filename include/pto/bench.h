@@ -68,11 +68,16 @@ typedef struct pto_bench_options {
 
 void pto_bench_options_init(pto_bench_options *opt);
 
-/* Options of pto_trace_parse, same conventions. */
+/* Warmup of a log whose launch count is unknown: the benchmark's default (3), but never every
+ * launch: a log of n <= 3 launches of the chosen hid drops n - 1. A log of one `pto run --trace`
+ * is one measured launch; a log of a benchmark with the default warmup drops exactly its warmup. */
+#define PTO_TRACE_WARMUP_AUTO (-1)
+
+/* Options of pto_trace_parse, same conventions as pto_bench_options. */
 typedef struct pto_trace_options {
   size_t sz;  /* sizeof(pto_trace_options) */
-  int warmup; /* invocations dropped from the start of the chosen hid's bucket; default 3 (the
-                 benchmark's), 0: none */
+  int warmup; /* invocations dropped from the start of the chosen hid's bucket: exactly this many
+                 (0: none), or PTO_TRACE_WARMUP_AUTO (the default) */
 } pto_trace_options;
 
 void pto_trace_options_init(pto_trace_options *opt);
@@ -153,9 +158,11 @@ pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *arg
  *   - a marker without a complete record (a truncated line) is skipped and counted
  *   - records are grouped into invocations by (pid, inv); the hid with the most invocations is
  *     the benchmarked program (ties: the hid of the first invocation in (pid, inv) order); its
- *     invocations are ordered by (inv, pid) and the first opt->warmup are dropped
- * Fails with PTO_STATUS_INVALID_ARGUMENT when the text holds no complete record, or when every
- * invocation of the chosen hid is warmup: a log without measurements is an error, never zeros. */
+ *     invocations are ordered by (inv, pid) and the first opt->warmup are dropped (see
+ *     PTO_TRACE_WARMUP_AUTO for the default)
+ * Fails with PTO_STATUS_INVALID_ARGUMENT when the text holds no complete record, or when an
+ * explicit warmup leaves nothing of the chosen hid: a log without measurements is an error, never
+ * zeros. */
 pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options *opt,
                            pto_bench_stats **out_stats);
 /* pto_trace_parse of a file's contents; errors name the file. */

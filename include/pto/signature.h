@@ -54,6 +54,12 @@ typedef struct pto_binding {
 pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
                                const pto_binding *scalars, int nscalars,
                                const pto_binding *samples, int nsamples, pto_signature *out_sig);
+/* The program with entry's bindings from sig written in: a specialized scalar's default becomes
+ * its value (-D n=128 gives `%n: i32 = 128`, -D n=runtime `= runtime`), an unshaped tensor gets
+ * its sample shape. What DIR/program.ptir holds, and what the reference interpreter runs. */
+pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
+                             const pto_signature *sig, pto_ir_program **out_program);
+
 pto_status pto_signature_copy(const pto_signature *src, pto_signature *out_sig);
 void pto_signature_clear(pto_signature *sig);
 /* Index of the named parameter, or -1. */

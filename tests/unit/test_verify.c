@@ -25,7 +25,7 @@ static void test_verify_catches_an_edited_value_type(void **state) {
   /* make %tc claim the type of a tensor parameter */
   k->body.stmts[2]->results[0]->type = k->params[0].value->type;
   assert_status_contains(pto_ir_verify(p),
-                         "examples/add.ptir:9:3: %tc is declared tensor[R, 128] f32 but its value "
+                         "examples/add.ptir:12:3: %tc is declared tensor[R, 128] f32 but its value "
                          "is tile[32, 128] f32 @vec valid[R, 128]");
   pto_ir_program_destroy(p);
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler_internal.h"
+#include "pto/signature.h"
 #include "pto/ir_builder.h"
 
 static pto_status literal_of(pto_ir_builder *b, const pto_sig_param *sp, pto_ir_expr **out) {
@@ -63,7 +63,7 @@ static pto_status entry_header(pto_ir_builder *b, const pto_ir_program *p, const
   return pto_ir_builder_header_end(b);
 }
 
-pto_status pto__specialize(const pto_ir_program *p, const pto_ir_func *entry,
+pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
                            const pto_signature *sig, pto_ir_program **out_program) {
   *out_program = NULL;
   pto_ir_builder *b;

@@ -1,0 +1,139 @@
+/* pto bench: register a program once, launch it warmup + rounds times, print the statistics. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "inputs.h"
+#include "pto/bench.h"
+
+static const char *k_cmd = "bench";
+
+typedef struct bench_args {
+  cli_inputs in;
+  int rounds, warmup;
+  cli_stats_view view;
+} bench_args;
+
+/* bench's own options (cli_option_fn). */
+static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv, int *i) {
+  bench_args *a = ctx;
+  const char *arg = argv[*i];
+  if (!strcmp(arg, "--rounds") || !strncmp(arg, "--rounds=", 9))
+    return cli_int_option(cmd, "--rounds", 1, argc, argv, i, &a->rounds);
+  if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
+    return cli_int_option(cmd, "--warmup", 0, argc, argv, i, &a->warmup);
+  return cli_parse_view_option(cmd, &a->view, argc, argv, i);
+}
+
+/* A progress bar on stderr, redrawn when the percentage moves (a terminal only). */
+typedef struct progress {
+  int last_pct;
+} progress;
+
+static void draw_progress(void *ctx, int done, int total) {
+  progress *p = ctx;
+  int pct = total ? (int)((long long)done * 100 / total) : 100;
+  if (pct == p->last_pct && done != total) return;
+  p->last_pct = pct;
+  enum { WIDTH = 30 };
+  char bar[WIDTH + 1];
+  int fill = pct * WIDTH / 100;
+  for (int i = 0; i < WIDTH; i++)
+    bar[i] = i < fill ? '#' : '.';
+  bar[WIDTH] = 0;
+  fprintf(stderr, "\rbench [%s] %d/%d launches", bar, done, total);
+  if (done == total) fputs("\r\033[K", stderr);
+  fflush(stderr);
+}
+
+int cmd_bench(int argc, char **argv) {
+  bench_args a;
+  memset(&a, 0, sizeof a);
+  a.rounds = PTO_BENCH_DEFAULT_ROUNDS;
+  a.warmup = PTO_BENCH_DEFAULT_WARMUP;
+  cli_stats_view_init(&a.view);
+  if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 0, parse_bench_option, &a) < 0)
+    return PTO_EXIT_USAGE;
+
+  pto_program *prog = NULL;
+  cli_param *pd = NULL;
+  pto_arg *args = NULL;
+  pto_bench_stats *st = NULL;
+  int rc = PTO_EXIT_OK;
+  pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, NULL);
+  if (s) return cli_fail(k_cmd, s);
+  const pto_signature *sig = pto_program_signature(prog);
+  pd = calloc((size_t)sig->nparams + 1, sizeof *pd);
+  args = calloc((size_t)sig->nparams + 1, sizeof *args);
+  if (!pd || !args) {
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    goto out;
+  }
+  if ((s = cli_bind_inputs(sig, &a.in, pd))) goto out;
+  cli_param_args(sig, pd, args);
+
+  pto_bench_options opt;
+  pto_bench_options_init(&opt);
+  opt.rounds = a.rounds;
+  opt.warmup = a.warmup;
+  progress bar = {-1};
+  if (isatty(STDERR_FILENO)) {
+    opt.progress = draw_progress;
+    opt.progress_ctx = &bar;
+  }
+  if ((s = pto_benchmark(NULL, prog, args, (size_t)sig->nparams, &opt, &st))) goto out;
+  if (!a.view.json) {
+    char hid[17];
+    pto_hid_format(st->hid, hid);
+    printf("bench @%s on sim (%d cores): %d launches after %d warmup, %llu tasks per launch, "
+           "hid %s\n",
+           sig->entry, st->ncores, st->nlaunches, st->warmup, (unsigned long long)st->ntasks, hid);
+  }
+  rc = cli_print_stats(k_cmd, st, &a.view);
+out:
+  if (s) rc = cli_fail(k_cmd, s);
+  pto_bench_stats_destroy(st);
+  if (pd) cli_params_clear(pd, sig->nparams);
+  free(pd);
+  free(args);
+  pto_program_release(prog);
+  return rc;
+}
+
+const pto_cmd cli_cmd_bench = {
+    "bench", "launch a program many times and print timing statistics",
+    "usage: pto bench PROG [inputs as pto run] [--rounds 100] [--warmup 3] [--tree [N]]\n"
+    "                 [--spread stdev|minmax|both|none] [--json]\n"
+    "\n"
+    "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"
+    "times measured, reading every launch's spans, and prints per metric n, min, median, mean,\n"
+    "max and stdev in microseconds:\n"
+    "  device wall   first task start to last task end (chip.run.runner_run.device_wall)\n"
+    "  host wall     the whole launch on the host: bind, run, copy back (chip.run)\n"
+    "  effective     the union of the orchestration and scheduling windows on the device\n"
+    "The inputs are bound once, as 'pto run' binds them, and fed to every launch.\n"
+    "\n"
+    "options:\n"
+    "  --rounds N    measured launches (default 100)\n"
+    "  --warmup N    launches before them, not measured (default 3)\n"
+    "  --tree [N]    also print the mean span tree over the measured launches, down to depth N\n"
+    "                (0: chip.run alone; default: every span)\n"
+    "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
+    "  --json        print the statistics, every sample and the mean tree as JSON instead\n"
+    "inputs:\n"
+    "  --in NAME=SOURCE  --dim SYM=VALUE  (see 'pto run --help')\n"
+    "compile options (for a .ptir PROG):\n"
+    "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
+    "--no-cache\n"
+    "\n"
+    "A progress bar is drawn on stderr when it is a terminal. With PTO_LOG_LEVEL=timing every\n"
+    "launch (warmup included) also writes its [STRACE] lines to stderr; 'pto trace' of that log\n"
+    "gives the same numbers.\n"
+    "\n"
+    "exit status: 0 success, 1 a launch failed, 2 bad usage or input.\n"
+    "\n"
+    "example:\n"
+    "  pto bench examples/chain.ptir --dim M=64 --in alpha=1 --rounds 50 --warmup 5 --tree\n",
+    cmd_bench};

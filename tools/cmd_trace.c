@@ -1,0 +1,232 @@
+/* pto trace: benchmark statistics from a [STRACE] log, and the report shared with pto bench. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pto/bench.h"
+
+static const char *k_cmd = "trace";
+
+void cli_stats_view_init(cli_stats_view *v) {
+  memset(v, 0, sizeof *v);
+  v->tree = -1;
+  v->spread = PTO_BENCH_SPREAD_STDEV;
+}
+
+/* A non-negative decimal int, or -1. */
+static int parse_count(const char *s) {
+  if (!*s) return -1;
+  long v = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p < '0' || *p > '9') return -1;
+    v = v * 10 + (*p - '0');
+    if (v > INT_MAX) return -1;
+  }
+  return (int)v;
+}
+
+int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **argv, int *i) {
+  const char *arg = argv[*i];
+  if (!strcmp(arg, "--json")) {
+    v->json = 1;
+    return 1;
+  }
+  if (!strcmp(arg, "--tree")) {
+    /* --tree [N]: the next argument is its depth when it is a number. */
+    v->tree = INT_MAX;
+    if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0) v->tree = parse_count(argv[++*i]);
+    return 1;
+  }
+  if (!strncmp(arg, "--tree=", 7)) {
+    v->tree = parse_count(arg + 7);
+    if (v->tree < 0)
+      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more)", arg + 7), -1;
+    return 1;
+  }
+  if (!strcmp(arg, "--spread") || !strncmp(arg, "--spread=", 9)) {
+    const char *val = arg[8] == '=' ? arg + 9 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!val) return cli_usage_error(cmd, "--spread needs stdev, minmax, both or none"), -1;
+    int sp = pto_bench_spread_from_name(val);
+    if (sp < 0)
+      return cli_usage_error(cmd, "--spread %s: expected stdev, minmax, both or none", val), -1;
+    v->spread = sp;
+    return 1;
+  }
+  return 0;
+}
+
+int cli_int_option(const char *cmd, const char *name, int min, int argc, char **argv, int *i,
+                   int *out) {
+  const char *arg = argv[*i];
+  size_t n = strlen(name);
+  const char *val = arg[n] == '=' ? arg + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+  if (!val) return cli_usage_error(cmd, "%s needs a number", name), -1;
+  int v = parse_count(val);
+  if (v < min)
+    return cli_usage_error(cmd, "%s %s: expected %s", name, val,
+                           min > 0 ? "a positive integer" : "an integer 0 or more"),
+           -1;
+  *out = v;
+  return 1;
+}
+
+static const char *spread_legend(int spread) {
+  switch (spread) {
+  case PTO_BENCH_SPREAD_STDEV: return "mean \u00b1stdev";
+  case PTO_BENCH_SPREAD_MINMAX: return "mean [min..max]";
+  case PTO_BENCH_SPREAD_BOTH: return "mean \u00b1stdev [min..max]";
+  default: return "mean";
+  }
+}
+
+int cli_print_stats(const char *cmd, const pto_bench_stats *st, const cli_stats_view *v) {
+  char *text = NULL;
+  pto_status s;
+  if (v->json) {
+    s = pto_bench_stats_to_json(st, &text);
+    if (s) return cli_fail(cmd, s);
+    fputs(text, stdout);
+    free(text);
+    return PTO_EXIT_OK;
+  }
+  s = pto_bench_stats_render_summary(st, &text);
+  if (s) return cli_fail(cmd, s);
+  fputs(text, stdout);
+  free(text);
+  if (v->tree < 0) return PTO_EXIT_OK;
+  pto_bench_tree *tree = NULL;
+  s = pto_bench_stats_mean_tree(st, &tree);
+  if (!s) s = pto_bench_tree_render(tree, (pto_bench_spread)v->spread, v->tree, &text);
+  pto_bench_tree_destroy(tree);
+  if (s) return cli_fail(cmd, s);
+  printf("\nmean of %d launch%s (warmup %d excluded); each node: %s\n", st->nlaunches,
+         st->nlaunches == 1 ? "" : "es", st->warmup, spread_legend(v->spread));
+  fputs(text, stdout);
+  free(text);
+  return PTO_EXIT_OK;
+}
+
+/* The whole of stdin. */
+static pto_status read_stdin(char **out, size_t *out_len) {
+  size_t len = 0, cap = 0;
+  char *buf = NULL;
+  for (;;) {
+    if (len + 65536 > cap) {
+      size_t ncap = cap ? cap * 2 : 1 << 20;
+      char *nb = realloc(buf, ncap);
+      if (!nb) {
+        free(buf);
+        return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading stdin");
+      }
+      buf = nb, cap = ncap;
+    }
+    size_t n = fread(buf + len, 1, cap - len, stdin);
+    len += n;
+    if (!n) break;
+  }
+  if (ferror(stdin)) {
+    free(buf);
+    return pto_status_make(PTO_STATUS_IO, "-: cannot read stdin");
+  }
+  *out = buf;
+  *out_len = len;
+  return PTO_OK;
+}
+
+int cmd_trace(int argc, char **argv) {
+  cli_stats_view view;
+  cli_stats_view_init(&view);
+  pto_trace_options opt;
+  pto_trace_options_init(&opt);
+  const char *log = NULL;
+  for (int i = 1; i < argc; i++) {
+    int r = cli_parse_view_option(k_cmd, &view, argc, argv, &i);
+    if (!r && (!strcmp(argv[i], "--warmup") || !strncmp(argv[i], "--warmup=", 9)))
+      r = cli_int_option(k_cmd, "--warmup", 0, argc, argv, &i, &opt.warmup);
+    if (r < 0) return PTO_EXIT_USAGE;
+    if (r) continue;
+    if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(k_cmd, "unknown option '%s'", argv[i]);
+    if (log) return cli_usage_error(k_cmd, "one log at a time: '%s' and '%s'", log, argv[i]);
+    log = argv[i];
+  }
+  if (!log) return cli_usage_error(k_cmd, "no log file given");
+
+  pto_bench_stats *st = NULL;
+  pto_status s;
+  if (!strcmp(log, "-")) {
+    char *text = NULL;
+    size_t len = 0;
+    s = read_stdin(&text, &len);
+    if (!s) s = pto_trace_parse(text, len, &opt, &st);
+    if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) s = pto_status_annotate(s, "-");
+    free(text);
+  } else {
+    s = pto_trace_parse_file(log, &opt, &st);
+  }
+  if (s) {
+    if (strstr(pto_status_message(s), "is warmup")) {
+      pto_status hint = pto_status_make(pto_status_code_of(s),
+                                        "%s: --warmup %d is too many for this log (--warmup 0 "
+                                        "keeps every launch)",
+                                        pto_status_message(s), opt.warmup);
+      pto_status_free(s);
+      s = hint;
+    }
+    return cli_fail(k_cmd, s);
+  }
+  if (!view.json) {
+    const pto_trace_info *t = &st->trace;
+    char hid[17];
+    pto_hid_format(st->hid, hid);
+    printf("%s: %d launch%s of hid %s after %d warmup", log, st->nlaunches,
+           st->nlaunches == 1 ? "" : "es", hid, st->warmup);
+    if (t->hids > 1)
+      printf(" (%zu other invocation%s of %zu other hid%s ignored)", t->invocations - t->bucket,
+             t->invocations - t->bucket == 1 ? "" : "s", t->hids - 1, t->hids == 2 ? "" : "s");
+    printf("; %zu record%s", t->records, t->records == 1 ? "" : "s");
+    if (t->skipped) printf(", %zu truncated or malformed skipped", t->skipped);
+    if (t->unsupported) printf(", %zu of another version ignored", t->unsupported);
+    printf("\n");
+  }
+  int rc = cli_print_stats(k_cmd, st, &view);
+  pto_bench_stats_destroy(st);
+  return rc;
+}
+
+const pto_cmd cli_cmd_trace = {
+    "trace", "statistics from a [STRACE] log",
+    "usage: pto trace LOGFILE [--tree [N]] [--spread stdev|minmax|both|none] [--warmup N] "
+    "[--json]\n"
+    "\n"
+    "Reads the [STRACE] v=1 span lines that 'pto run --trace', PTO_LOG_LEVEL=timing or any "
+    "runtime\n"
+    "writing the same format left in LOGFILE ('-': stdin) and prints the statistics 'pto bench'\n"
+    "prints: device wall, host wall and effective time per launch (min, median, mean, max, "
+    "stdev).\n"
+    "\n"
+    "How the log is read:\n"
+    "  - a record starts at '[STRACE]' anywhere on a line (logger prefixes are ignored) and runs\n"
+    "    to the next '[STRACE]' or the end of the line; %XX escapes in names are decoded\n"
+    "  - a truncated or malformed record is skipped and counted\n"
+    "  - records group into launches by (pid, inv); the hid with the most launches is the one\n"
+    "    measured; its launches in (inv, pid) order lose the first --warmup as warmup\n"
+    "  - a log without records, or with nothing left after --warmup, is an error\n"
+    "\n"
+    "options:\n"
+    "  --warmup N    launches dropped as warmup; 0 keeps all. Default: 3, as pto bench, but\n"
+    "                never every launch (a log of n <= 3 launches drops n-1, so the log of one\n"
+    "                'pto run --trace' is one measured launch)\n"
+    "  --tree [N]    also print the mean span tree, down to depth N (0: chip.run alone;\n"
+    "                default: every span)\n"
+    "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
+    "  --json        print the statistics, samples and mean tree as JSON instead\n"
+    "\n"
+    "exit status: 0 success, 1 failure, 2 bad usage or a log without measurements.\n"
+    "\n"
+    "example:\n"
+    "  pto run examples/chain.ptir --dim M=64 --in alpha=1 --trace 2> run.log\n"
+    "  pto trace run.log --tree --spread both\n",
+    cmd_trace};
