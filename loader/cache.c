@@ -155,18 +155,17 @@ static void headers_line(tbuf *b) {
   tb_printf(b, "toolchain.headers=%s\n", hex);
 }
 
-/* The compiler library's Build-ID: a rebuilt compiler makes every old entry a miss. */
+/* The compiler library's size and mtime: a rebuilt (or reinstalled) compiler makes every old
+ * entry a miss. A stat, where reading its Build-ID would read the whole library. */
 static void compiler_line(tbuf *b) {
-  char path[PATH_MAX], hex[2 * PTO_BUILD_ID_MAX + 1] = "none";
-  uint8_t id[PTO_BUILD_ID_MAX];
-  size_t idlen = 0;
+  char path[PATH_MAX];
+  struct stat st;
   pto__loader_compiler_path(path, sizeof path);
-  pto_status s = strchr(path, '/') ? pto_elf_build_id(path, id, &idlen)
-                                   : pto_status_make(PTO_STATUS_NOT_FOUND, "searched");
-  if (!s) pto__loader_hex(id, idlen, hex);
-  pto_status_free(s);
-  tb_printf(b, "toolchain.compiler_library=%s;build_id=%s\n",
-            strchr(path, '/') ? "path" : "searched", hex);
+  if (strchr(path, '/') && stat(path, &st) == 0)
+    tb_printf(b, "toolchain.compiler_library=size=%lld;mtime=%lld.%09ld\n", (long long)st.st_size,
+              (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+  else
+    tb_printf(b, "toolchain.compiler_library=searched:%s\n", path);
 }
 
 /* The host CPU as the code generator sees it, from the first processor of /proc/cpuinfo (LLVM
@@ -643,7 +642,9 @@ uint64_t pto__loader_cache_max_bytes(void) {
 
 /* ---- disk entries --------------------------------------------------------------------- */
 
-typedef enum lookup { LOOKUP_HIT, LOOKUP_MISS, LOOKUP_CORRUPT, LOOKUP_ERROR } lookup;
+/* LOOKUP_NAMES: a good entry, from a program that differs from this one only in names; a work
+ * dir is not written from it (its program.ptir, C++ and manifest would carry the other names). */
+typedef enum lookup { LOOKUP_HIT, LOOKUP_MISS, LOOKUP_CORRUPT, LOOKUP_ERROR, LOOKUP_NAMES } lookup;
 
 /* Refreshes the entry's use time (its directory mtime), at most about once a second. */
 static void touch_entry(const char *entry_dir, const struct stat *st) {
@@ -654,24 +655,27 @@ static void touch_entry(const char *entry_dir, const struct stat *st) {
   utimensat(AT_FDCWD, entry_dir, times, 0);
 }
 
-static pto_status copy_entry(const char *entry_dir, const char *key, const char *dir);
+static pto_status copy_entry(const char *entry_dir, const char *key, const pto_signature *want,
+                             const char *dir, int *out_names_differ);
 
 /* Uses the entry dir: loads it (copy_to NULL; *out_prog set) or copies it into copy_to. MISS
  * when it is not there, CORRUPT when it is bad (*out_problem says why), ERROR for a failure that
  * is not the entry's (out of memory, the work dir cannot be written; in *out_problem). An entry
  * that vanishes or is replaced while being read (evicted, discarded by another process) is a
  * MISS. */
-static lookup try_entry(const char *entry_dir, const char *key, const char *copy_to,
-                        pto_program **out_prog, pto_status *out_problem) {
+static lookup try_entry(const char *entry_dir, const char *key, const pto_signature *want,
+                        const char *copy_to, pto_program **out_prog, pto_status *out_problem) {
   *out_problem = PTO_OK;
   if (out_prog) *out_prog = NULL;
   struct stat st;
   if (lstat(entry_dir, &st) != 0) return LOOKUP_MISS;
   pto_status s = check_private(entry_dir, "cache entry", &st);
+  int names_differ = 0;
   if (!s) {
-    if (copy_to) s = copy_entry(entry_dir, key, copy_to);
+    if (copy_to) s = copy_entry(entry_dir, key, want, copy_to, &names_differ);
     else s = pto__loader_load_dir_checked(entry_dir, key, out_prog);
   }
+  if (!s && names_differ) return LOOKUP_NAMES;
   if (!s) {
     touch_entry(entry_dir, &st);
     return LOOKUP_HIT;
@@ -844,7 +848,8 @@ typedef struct disk_request {
   const pto_compile_options *opt;
   const char *key;
   const char *key_text;
-  const char *copy_to; /* pto_compile_to_dir: the work dir; else NULL (load) */
+  const pto_signature *sig; /* the caller's: its names */
+  const char *copy_to;      /* pto_compile_to_dir: the work dir; else NULL (load) */
 } disk_request;
 
 /* Serves one request from the disk cache, building and publishing on a miss. */
@@ -862,8 +867,12 @@ static pto_status disk_get(const disk_request *r, pto_program **out_program) {
   int counted_miss = 0, stored = 0;
   for (int attempt = 0; attempt < 4; attempt++) {
     pto_status problem = PTO_OK;
-    lookup l = try_entry(entry, r->key, r->copy_to, out_program, &problem);
+    lookup l = try_entry(entry, r->key, r->sig, r->copy_to, out_program, &problem);
     if (l == LOOKUP_ERROR) return problem;
+    if (l == LOOKUP_NAMES) {
+      pto__loader_count(root, PTO__COUNT_MISSES, 1);
+      goto build_here;
+    }
     if (l == LOOKUP_HIT) {
       if (!counted_miss) pto__loader_count(root, PTO__COUNT_HITS, 1); /* a request counts once */
       if (stored) maybe_evict(root);
@@ -905,6 +914,7 @@ static pto_status disk_get(const disk_request *r, pto_program **out_program) {
                          "set PTO_CACHE_MAX_SIZE larger or compile with --no-cache",
                          entry);
 uncached:
+build_here:
   if (r->copy_to) {
     s = pto__loader_build_dir(r->p, r->opt, r->copy_to, r->key);
     if (!s) write_key_text(r->copy_to, r->key_text);
@@ -914,6 +924,14 @@ uncached:
 }
 
 /* ---- compiling through the cache ------------------------------------------------------ */
+
+static pto_status caller_signature(const pto_ir_program *p, const pto_compile_options *opt,
+                                   pto_signature *out_sig) {
+  pto_ir_func *entry = NULL;
+  PTO_RETURN_IF_ERROR(pto_ir_program_entry(p, opt->entry, &entry));
+  return pto_signature_build(p, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples,
+                             out_sig);
+}
 
 pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program) {
@@ -953,11 +971,24 @@ pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
     return PTO_OK;
   }
 
-  disk_request r = {p, opt, key, key_text, NULL};
+  pto_signature sig;
+  pto_status s = caller_signature(p, opt, &sig);
+  if (s) {
+    free(key_text);
+    return s;
+  }
+  disk_request r = {p, opt, key, key_text, &sig, NULL};
   pto_program *prog = NULL;
-  pto_status s = disk_get(&r, &prog);
+  s = disk_get(&r, &prog);
   free(key_text);
-  if (s) return s;
+  if (s) {
+    pto_signature_clear(&sig);
+    return s;
+  }
+  /* The entry may come from a program that differs from this one only in names: the program
+   * object (new, not shared yet) gets this caller's. */
+  pto_signature_clear(&prog->sig);
+  prog->sig = sig;
   pthread_mutex_lock(&g_lock);
   prog = adopt_loaded(key, prog);
   if (have_fp) remember_request(fp, key);
@@ -977,8 +1008,13 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
   pto_status s = pto__loader_mkdirs(dir, 0755);
   if (!s) {
     if (use_cache) {
-      disk_request r = {p, opt, key, key_text, dir};
-      s = disk_get(&r, NULL);
+      pto_signature sig;
+      s = caller_signature(p, opt, &sig);
+      if (!s) {
+        disk_request r = {p, opt, key, key_text, &sig, dir};
+        s = disk_get(&r, NULL);
+        pto_signature_clear(&sig);
+      }
     } else {
       s = pto__loader_build_dir(p, opt, dir, key);
       if (!s) write_key_text(dir, key_text);
@@ -1004,7 +1040,19 @@ pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_optio
 /* Copies the entry's files into dir, each checked against the manifest as it is copied (the
  * bytes written are the bytes hashed), and the manifest last; DATA_LOSS when a file does not
  * match. A file is replaced by rename, so a process that has the old one mapped keeps it. */
-static pto_status copy_entry(const char *entry_dir, const char *key, const char *dir) {
+/* Whether two signatures of one key name their parameters and dynamic symbols alike. */
+static int same_names(const pto_signature *a, const pto_signature *b) {
+  if (a->nparams != b->nparams || a->nsyms != b->nsyms) return 0;
+  for (int i = 0; i < a->nparams; i++)
+    if (strcmp(a->params[i].name, b->params[i].name) != 0) return 0;
+  for (int i = 0; i < a->nsyms; i++)
+    if (strcmp(a->syms[i], b->syms[i]) != 0) return 0;
+  return 1;
+}
+
+static pto_status copy_entry(const char *entry_dir, const char *key, const pto_signature *want,
+                             const char *dir, int *out_names_differ) {
+  *out_names_differ = 0;
   char path[PATH_MAX];
   uint8_t *mtext = NULL, *buf = NULL;
   size_t mlen = 0, len = 0;
@@ -1024,6 +1072,10 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const char 
   if (strcmp(m.cache_key, key) != 0) {
     s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s: field 'cache_key': \"%s\", filed under %s",
                         path, m.cache_key, key);
+    goto done;
+  }
+  if (want && !same_names(&m.sig, want)) {
+    *out_names_differ = 1;
     goto done;
   }
   /* An interrupted copy must not leave an older manifest vouching for new files. */
@@ -1066,11 +1118,20 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const char 
       }
     }
     snprintf(path, sizeof path, "%s/%s", dir, f->path);
+    /* Already there with this content (compiled into this dir before): left alone. Replacing
+     * a file by rename costs a flush on ext4 and gains nothing. */
+    char have[PTO_HASH_HEX_LEN + 1];
+    struct stat st;
+    pto_status hs = lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == len
+                        ? pto_file_hash(path, have)
+                        : pto_status_make(PTO_STATUS_NOT_FOUND, "differs");
+    int same = !hs && !strcmp(have, f->hash);
+    pto_status_free(hs);
     char *slash = strrchr(path, '/');
     *slash = 0;
-    s = pto__loader_mkdirs(path, 0755);
+    s = same ? PTO_OK : pto__loader_mkdirs(path, 0755);
     *slash = '/';
-    if (!s) s = pto__loader_write_file_atomic(path, buf, len, b ? 0755 : 0644);
+    if (!s && !same) s = pto__loader_write_file_atomic(path, buf, len, b ? 0755 : 0644);
     free(buf);
     buf = NULL;
     if (s) goto done;

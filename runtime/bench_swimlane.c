@@ -172,7 +172,7 @@ pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspan
   pto_status s = PTO_OK;
   if (!b.ok) {
     s = pto__bench_oom("the swimlane");
-  } else if (json_dump_file(doc, path, JSON_COMPACT | JSON_REAL_PRECISION(15))) {
+  } else if (json_dump_file(doc, path, JSON_REAL_PRECISION(15))) {
     s = pto_status_make(PTO_STATUS_IO, "%s: cannot write the swimlane: %s", path,
                         errno ? strerror(errno) : "write failed");
   }

@@ -26,7 +26,7 @@ typedef struct proto {
   int parent; /* proto index, -1 for a root */
   int level;
   double start_sum, start;
-  double *durs; /* ns, one per launch that has the span */
+  double *durs; /* us, one per launch that has the span */
   int count;
 } proto;
 
@@ -120,10 +120,10 @@ static pto_status make_tree(const proto *ps, int np, const int *order, pto_bench
     nd->count = p->count;
     nd->start_ns = p->start;
     pto_bench_summary sm = pto_bench_summarize(p->durs, p->count);
-    nd->mean_us = sm.mean / 1e3;
-    nd->stdev_us = sm.stdev / 1e3;
-    nd->min_us = sm.min / 1e3;
-    nd->max_us = sm.max / 1e3;
+    nd->mean_us = sm.mean;
+    nd->stdev_us = sm.stdev;
+    nd->min_us = sm.min;
+    nd->max_us = sm.max;
   }
   free(pos);
   *out = t;
@@ -218,7 +218,7 @@ static pto_status build_tree(const pto_bench_stats *st, int lo, int hi, pto_benc
           earliest = 0;
       proto *p = earliest ? find_by_ptr(ps, np, sp->name) : NULL;
       if (!p) continue;
-      p->durs[p->count++] = (double)sp->dur_ns;
+      p->durs[p->count++] = (double)sp->dur_ns / 1e3; /* as the samples: equal means */
       p->start_sum += (double)(sp->ts_ns - ref[sp->is_device]);
     }
   }

@@ -52,7 +52,8 @@ static int expect_key(parser *ps, const char *key) {
 /* A field ends at a blank or at the end of the record. */
 static int at_field_end(const parser *ps) { return ps->p == ps->end || is_blank(*ps->p); }
 
-static int parse_dec(parser *ps, uint64_t *out) {
+/* Decimal digits (at least one, no overflow). */
+static int parse_digits(parser *ps, uint64_t *out) {
   uint64_t v = 0;
   const char *start = ps->p;
   while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') {
@@ -61,9 +62,14 @@ static int parse_dec(parser *ps, uint64_t *out) {
     v = v * 10 + d;
     ps->p++;
   }
-  if (ps->p == start || !at_field_end(ps)) return -1;
+  if (ps->p == start) return -1;
   *out = v;
   return 0;
+}
+
+/* A decimal field: digits up to a blank or the end of the record. */
+static int parse_dec(parser *ps, uint64_t *out) {
+  return parse_digits(ps, out) || !at_field_end(ps) ? -1 : 0;
 }
 
 static int hex_digit(char c) {
@@ -136,7 +142,8 @@ static pto_status parse_record(trace_state *ts, const char *p, const char *end) 
   size_t name_len = (size_t)(ps.p - name);
   if (!name_len) goto torn;
   if (expect_key(&ps, "ts") || parse_dec(&ps, &r.ts)) goto torn;
-  if (expect_key(&ps, "dur") || parse_dec(&ps, &r.dur)) goto torn;
+  /* dur's digits may run straight into the next logger prefix, as in PyPTO's reader */
+  if (expect_key(&ps, "dur") || parse_digits(&ps, &r.dur)) goto torn;
   /* Attributes: only clk=dev matters here. */
   while (ps.p < ps.end) {
     skip_blanks(&ps);

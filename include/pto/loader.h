@@ -36,7 +36,10 @@ void pto_hid_format(uint64_t hid, char buf[17]);
 /* ---- programs -------------------------------------------------------------------------- */
 
 /* Loads a work dir: reads DIR/manifest.json, verifies each binary's checksum and Build-ID,
- * rebuilds stale binaries when rebuild_stale (else fails naming the stale file), dlopens. */
+ * dlopens. A hand-edited source makes its binary stale: the load fails (FAILED_PRECONDITION)
+ * naming the file; pto_program_rebuild_dir first rebuilds it. A binary rebuilt while an older
+ * build of the same path is still loaded in this process loads beside it (the older program
+ * keeps its code). */
 pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program);
 
 /* Rebuilds what hand edits made stale in a work dir (ARCHITECTURE.md "Work dir"): an edited
@@ -75,13 +78,20 @@ const char *pto_program_work_dir(const pto_program *p);
 /* ---- compiling (the compiler library is dlopen'ed on demand) ----------------------------- */
 
 /* Compiles through the binary cache and loads the result: a hit loads the cached entry without
- * loading the compiler (or LLVM); a miss compiles, publishes and loads. */
+ * loading the compiler (or LLVM); a miss compiles, publishes and loads. A request whose key this
+ * process has seen returns the same program object (retained) without touching disk; its
+ * parameter names are those of the first program compiled with that key. The structural hash is
+ * memoized in p: do not edit p's nodes in place after compiling it. A cache that cannot be used
+ * (refused, read-only, full) is warned about once (pto/cache.h) and the program is compiled
+ * without it. */
 pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program);
 /* Compiles without touching the cache (a temporary work dir, removed after loading). */
 pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
                                 pto_program **out_program);
-/* Writes a complete work dir at dir (created if missing); the manifest is written last. */
+/* Writes a complete work dir at dir (created if missing); the manifest is written last. With
+ * use_cache the binary cache's entry for the key is copied in (every file checked against its
+ * hash on the way), after building and publishing it on a miss; without, dir is built directly. */
 pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
                               const char *dir, int use_cache);
 /* The cache key (32 hex digits) and, if out_text, the text that was hashed (malloc'd). */

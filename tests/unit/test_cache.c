@@ -476,6 +476,34 @@ static void test_cache_compile_to_dir_copies_a_verified_entry(void **state) {
   pto_ir_program_destroy(ir);
 }
 
+/* A program that differs only in names shares the key: a new process loading it gets its own
+ * names; a work dir is not written from the other program's entry (it would carry its names). */
+static void test_cache_renamed_program_gets_its_own_names(void **state) {
+  (void)state;
+  pto_program *a = compile_variant(28);
+  assert_string_equal(pto_program_signature(a)->params[0].name, "x");
+  pto_program_release(a);
+  pto__loader_cache_forget_loaded(); /* as if a new process */
+  int b0 = builds();
+  pto_ir_program *renamed = program(28, "rows_in");
+  pto_program *b = NULL;
+  assert_pto_ok(pto_compile(renamed, NULL, &b));
+  assert_int_equal(builds(), b0); /* a disk hit */
+  assert_string_equal(pto_program_signature(b)->params[0].name, "rows_in");
+  assert_true(tag_of(b) == expected_tag(28));
+  pto_program_release(b);
+  char d[4200];
+  snprintf(d, sizeof d, "%s/work28", g_tmp);
+  assert_pto_ok(pto_compile_to_dir(renamed, NULL, d, 1));
+  assert_int_equal(builds(), b0 + 1); /* built here, not copied */
+  pto_manifest m;
+  assert_pto_ok(pto_manifest_read(d, &m));
+  assert_string_equal(m.sig.params[0].name, "rows_in");
+  pto_manifest_free(&m);
+  assert_int_equal(stats().entries, 1);
+  pto_ir_program_destroy(renamed);
+}
+
 /* A child that stalls between building and publishing loses to the parent, which publishes
  * first; the child uses the parent's entry. */
 static void test_cache_lost_race_uses_the_winner(void **state) {
@@ -682,6 +710,7 @@ int main(void) {
       cmocka_unit_test_setup(test_cache_entry_without_manifest_is_corrupt, setup),
       cmocka_unit_test_setup(test_cache_entry_filed_under_another_key_is_corrupt, setup),
       cmocka_unit_test_setup(test_cache_compile_to_dir_copies_a_verified_entry, setup),
+      cmocka_unit_test_setup(test_cache_renamed_program_gets_its_own_names, setup),
       cmocka_unit_test_setup(test_cache_lost_race_uses_the_winner, setup),
       cmocka_unit_test_setup(test_cache_unwritable_cache_compiles_without_caching_and_warns_once,
                              setup),

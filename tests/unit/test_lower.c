@@ -19,6 +19,8 @@
 #include "pto/kernel_abi.h"
 #include "testutil.h"
 
+static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- a built library of kernels ------------------------------------------------------------ */
 
 typedef struct tl_lib {
@@ -54,8 +56,37 @@ static void lib_free(tl_lib *L) {
   free(L);
 }
 
-/* Parses text, lowers every kernel at opt_level and links them into one shared object. via_ll:
- * each object is rebuilt from its .ll with pto__compile_ll (the hand-edit path). */
+/* One kernel to lower, taken by the worker threads of lib_build_ex in index order. */
+typedef struct lower_work {
+  const pto_ir_program *p;
+  const pto_ir_func **funcs;
+  char **objs, **lls;
+  uint64_t *scratch;
+  pto_status *st;
+  int n, next, opt, via_ll;
+  pthread_mutex_t mu;
+} lower_work;
+
+static void *lower_worker(void *arg) {
+  lower_work *w = arg;
+  for (;;) {
+    pthread_mutex_lock(&w->mu);
+    int i = w->next++;
+    pthread_mutex_unlock(&w->mu);
+    if (i >= w->n) return NULL;
+    pto_status s =
+        pto__lower_kernel(w->p, w->funcs[i], w->opt, w->lls[i], w->objs[i], &w->scratch[i]);
+    if (!s && w->via_ll) {
+      remove(w->objs[i]);
+      s = pto__compile_ll(w->lls[i], w->opt, w->objs[i]);
+    }
+    w->st[i] = s;
+  }
+}
+
+/* Parses text, lowers every kernel at opt_level (on a few threads: lowering is thread-safe) and
+ * links them into one shared object. via_ll: each object is rebuilt from its .ll with
+ * pto__compile_ll (the hand-edit path). */
 static tl_lib *lib_build_ex(const char *text, int opt_level, int via_ll) {
   tl_lib *L = calloc(1, sizeof *L);
   L->p = parse_text(text);
@@ -64,39 +95,61 @@ static tl_lib *lib_build_ex(const char *text, int opt_level, int via_ll) {
     return NULL;
   }
   L->dir = tu_mkdtemp("lower");
-  L->names = calloc((size_t)L->p->nfuncs + 1, sizeof *L->names);
-  L->scratch = calloc((size_t)L->p->nfuncs + 1, sizeof *L->scratch);
-  size_t cap = 4096 + (size_t)L->p->nfuncs * 512;
+  int nf = L->p->nfuncs;
+  L->names = calloc((size_t)nf + 1, sizeof *L->names);
+  L->scratch = calloc((size_t)nf + 1, sizeof *L->scratch);
+  lower_work w;
+  memset(&w, 0, sizeof w);
+  w.p = L->p;
+  w.funcs = calloc((size_t)nf + 1, sizeof *w.funcs);
+  w.objs = calloc((size_t)nf + 1, sizeof *w.objs);
+  w.lls = calloc((size_t)nf + 1, sizeof *w.lls);
+  w.st = calloc((size_t)nf + 1, sizeof *w.st);
+  w.scratch = L->scratch;
+  w.opt = opt_level;
+  w.via_ll = via_ll;
+  pthread_mutex_init(&w.mu, NULL);
+  size_t cap = 4096 + (size_t)nf * 512;
   char *cmd = malloc(cap);
   int n = snprintf(cmd, cap, "cc -shared -o '%s/k.so'", L->dir);
-  char path[1024], ll[1024];
-  for (int i = 0; i < L->p->nfuncs; i++) {
+  for (int i = 0; i < nf; i++) {
     const pto_ir_func *f = L->p->funcs[i];
     if (f->kind != PTO_FUNC_KERNEL) continue;
-    snprintf(path, sizeof path, "%s/%s.o", L->dir, f->name);
-    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, f->name);
-    uint64_t scratch = 0;
-    pto_status s = pto__lower_kernel(L->p, f, opt_level, ll, path, &scratch);
-    if (!s && via_ll) {
-      remove(path);
-      s = pto__compile_ll(ll, opt_level, path);
-    }
-    if (s) {
-      print_error("lowering @%s failed: %s\n", f->name, pto_status_message(s));
-      pto_status_free(s);
-      free(cmd);
-      lib_free(L);
-      return NULL;
-    }
-    L->names[L->n] = strdup(f->name);
-    L->scratch[L->n] = scratch;
-    L->n++;
-    n += snprintf(cmd + n, cap - (size_t)n, " '%s'", path);
+    w.funcs[w.n] = f;
+    w.objs[w.n] = dupf("%s/%s.o", L->dir, f->name);
+    w.lls[w.n] = dupf("%s/%s.ll", L->dir, f->name);
+    L->names[w.n] = strdup(f->name);
+    n += snprintf(cmd + n, cap - (size_t)n, " '%s'", w.objs[w.n]);
+    w.n++;
   }
+  L->n = w.n;
+  pthread_t th[4];
+  int nth = w.n < 4 ? (w.n > 0 ? w.n : 1) : 4;
+  for (int t = 0; t < nth; t++)
+    pthread_create(&th[t], NULL, lower_worker, &w);
+  for (int t = 0; t < nth; t++)
+    pthread_join(th[t], NULL);
+  pthread_mutex_destroy(&w.mu);
+  int bad = 0;
+  for (int i = 0; i < w.n; i++) {
+    if (w.st[i]) {
+      if (!bad)
+        print_error("lowering @%s failed: %s\n", w.funcs[i]->name, pto_status_message(w.st[i]));
+      pto_status_free(w.st[i]);
+      bad = 1;
+    }
+    free(w.objs[i]);
+    free(w.lls[i]);
+  }
+  free(w.funcs);
+  free(w.objs);
+  free(w.lls);
+  free(w.st);
+  char path[1024];
   snprintf(path, sizeof path, "%s/abi.o", L->dir);
-  pto_status s = pto__emit_abi_object(path);
-  if (s) {
-    print_error("abi object: %s\n", pto_status_message(s));
+  pto_status s = bad ? PTO_OK : pto__emit_abi_object(path);
+  if (bad || s) {
+    if (s) print_error("abi object: %s\n", pto_status_message(s));
     pto_status_free(s);
     free(cmd);
     lib_free(L);
@@ -492,7 +545,6 @@ static ta_spec scalar_spec(pto_dtype dt, double f, int64_t i) {
   return a;
 }
 
-static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *dupf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
