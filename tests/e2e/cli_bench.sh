@@ -22,6 +22,11 @@ for m in "device wall" "host wall" "effective"; do
   expect_true "the table has a '$m' row of 50 samples" grep -qE "^$m +50 +[0-9.]+us" <<<"$OUT"
 done
 expect_true "no progress bar when stderr is not a terminal" bash -c '! grep -q "bench \[" <<<"$1"' _ "$OUT"
+# On a terminal (script(1) gives one, where installed) a progress bar counts the launches.
+if command -v script >/dev/null; then
+  TTY_OUT=$(script -qec "$(printf '%q ' "$PTO" bench "${CHAIN[@]}" --rounds 20 --warmup 2)" /dev/null)
+  expect_true "a progress bar on a terminal" grep -q "bench \[#*\.*\] 22/22 launches" <<<"$TTY_OUT"
+fi
 
 run_pto 0 bench "${CHAIN[@]}" --rounds 5 --warmup 0 --tree 1 --spread both &&
   expect_out "each node: mean ±stdev [min..max]" && expect_out "|- runner_run  "

@@ -1327,6 +1327,105 @@ static void gen_misc(void) {
   c->expect_rc = PTO_KERNEL_ERR_DIV_ZERO;
 }
 
+/* Random straight-line and loop kernels over a pool of tiles: they stress the buffer planner
+ * (in-place reuse, fused runs, values live across loops, carried buffers) against the
+ * interpreter. Fixed seed. */
+static void gen_random(void) {
+  static const char *fops[] = {"add",  "sub",  "mul",  "max", "min", "adds",
+                               "muls", "maxs", "relu", "neg", "abs", "div"};
+  static const char *iops[] = {"add",  "sub",  "mul",  "max", "min", "adds",
+                               "muls", "mins", "relu", "neg", "abs"};
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_I32, PTO_DTYPE_F16};
+  uint64_t seed = 12345;
+  for (int k = 0; k < 36; k++) {
+    pto_dtype dt = dts[k % 3];
+    int loop = (k / 3) % 2;
+    const char *dn = pto_dtype_name(dt);
+    int isf = pto_dtype_is_float(dt);
+    char body[8192] = "";
+    size_t bl = 0;
+    int nv = 2; /* %v0, %v1 loaded */
+    int first = 2;
+    if (loop) {
+      bl += (size_t)snprintf(body + bl, sizeof body - bl,
+                             "  %%r = for %%i in range(0, %%n) iter(%%c = %%v0) {\n");
+    }
+    int nstmt = 5 + (int)((seed >> 7) % 9);
+    int prev_n = nv;
+    for (int j = 0; j < nstmt; j++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      int nops = isf ? 12 : 11;
+      const char *op = (isf ? fops : iops)[(seed >> 33) % (uint64_t)nops];
+      /* operands: any value so far (inside a loop: %c, %v1 or body values) */
+      int pool = loop ? (nv - first) + 2 : nv;
+      int x = (int)((seed >> 20) % (uint64_t)pool), y = (int)((seed >> 40) % (uint64_t)pool);
+      char xa[16], ya[16];
+      if (loop) {
+        if (x < 2)
+          snprintf(xa, sizeof xa, "%s", x == 0 ? "%c" : "%v1");
+        else
+          snprintf(xa, sizeof xa, "%%v%d", first + x - 2);
+        if (y < 2)
+          snprintf(ya, sizeof ya, "%s", y == 0 ? "%c" : "%v1");
+        else
+          snprintf(ya, sizeof ya, "%%v%d", first + y - 2);
+      } else {
+        snprintf(xa, sizeof xa, "%%v%d", x);
+        snprintf(ya, sizeof ya, "%%v%d", y);
+      }
+      const char *ind = loop ? "    " : "  ";
+      if (op[strlen(op) - 1] == 's' && strcmp(op, "abs") != 0)
+        bl += (size_t)snprintf(body + bl, sizeof body - bl, "%s%%v%d = tile.%s(%s, %s)\n", ind, nv,
+                               op, xa, isf ? "0.75" : "3");
+      else if (!strcmp(op, "relu") || !strcmp(op, "neg") || !strcmp(op, "abs"))
+        bl += (size_t)snprintf(body + bl, sizeof body - bl, "%s%%v%d = tile.%s(%s)\n", ind, nv, op,
+                               xa);
+      else
+        bl += (size_t)snprintf(body + bl, sizeof body - bl, "%s%%v%d = tile.%s(%s, %s)\n", ind, nv,
+                               op, xa, ya);
+      nv++;
+    }
+    (void)prev_n;
+    const char *o0, *o1, *o2;
+    char s0[16], s1[16], s2[16];
+    if (loop) {
+      bl += (size_t)snprintf(body + bl, sizeof body - bl, "    yield %%v%d\n  }\n", nv - 1);
+      o0 = "%r";
+      o1 = "%v0"; /* the init stays live after the loop */
+      o2 = "%v1";
+    } else {
+      snprintf(s0, sizeof s0, "%%v%d", nv - 1);
+      snprintf(s1, sizeof s1, "%%v%d", (int)((seed >> 11) % (uint64_t)nv));
+      snprintf(s2, sizeof s2, "%%v%d", (int)((seed >> 27) % (uint64_t)nv));
+      o0 = s0;
+      o1 = s1;
+      o2 = s2;
+    }
+    tcase *c = new_case("random");
+    snprintf(c->kname, sizeof c->kname, "rnd%d_%s", k, dn);
+    snprintf(c->name, sizeof c->name, "random_%s_kernel_%d_%s", loop ? "loop" : "straight", k, dn);
+    c->text =
+        dupf("kernel @%s(%%a: tensor[8,24] %s, %%b: tensor[8,24] %s, out %%o0: tensor[8,24] %s,"
+             " out %%o1: tensor[8,24] %s, out %%o2: tensor[8,24] %s, %%n: index)"
+             " -> (tensor[8,24] %s, tensor[8,24] %s, tensor[8,24] %s) {\n"
+             "  %%v0 = tile.load(%%a, [0, 0], [8, 24])\n"
+             "  %%v1 = tile.load(%%b, [0, 0], [8, 24])\n"
+             "%s"
+             "  %%p0 = tile.store(%s, [0, 0], %%o0)\n"
+             "  %%p1 = tile.store(%s, [0, 0], %%o1)\n"
+             "  %%p2 = tile.store(%s, [0, 0], %%o2)\n"
+             "  return %%p0, %%p1, %%p2\n}\n",
+             c->kname, dn, dn, dn, dn, dn, dn, dn, dn, body, o0, o1, o2);
+    c->args[0] = tensor2(dt, 8, 24, isf ? D_ANY : D_SMALLINT, 0);
+    c->args[1] = tensor2(dt, 8, 24, isf ? D_ANY : D_SMALLINT, 0);
+    c->args[2] = tensor2(dt, 8, 24, D_ANY, 1);
+    c->args[3] = tensor2(dt, 8, 24, D_ANY, 1);
+    c->args[4] = tensor2(dt, 8, 24, D_ANY, 1);
+    c->args[5] = scalar_spec(PTO_DTYPE_INDEX, 0, 3);
+    c->nargs = 6;
+  }
+}
+
 /* ---- groups -----------------------------------------------------------------------------------
  */
 
@@ -1742,6 +1841,7 @@ int main(void) {
   gen_expand();
   gen_matmul();
   gen_misc();
+  gen_random();
   /* The same kernels unoptimized and at -O3 (objects rebuilt from their .ll): results equal the
    * interpreter's, so each other's. */
   copy_group("misc", "misc_O0");
@@ -1749,6 +1849,7 @@ int main(void) {
   copy_group("loadstore", "loadstore_O0");
   copy_group("matmul", "matmul_O0");
   fails += run_group("misc", 2);
+  fails += run_group("random", 2);
   fails += run_group("misc_O0", 0);
   fails += run_group_ex("misc_O3", 3, 1); /* objects rebuilt from the .ll files */
   fails += run_group("loadstore_O0", 0);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Whole-text golden tests of emitted code: the orchestration C++ and the kernel LLVM IR (as
+# lowered, before optimization) of examples compiled into work dirs. After an intended change
+# to the emitters, regenerate with: PTO_UPDATE_GOLDEN=1 ctest --test-dir build -R golden
+source "$(dirname "$0")/lib/common.bash"
+G="$PTO_SOURCE_DIR/tests/golden"
+
+check_golden() { # FILE GOLDEN
+  if [ "${PTO_UPDATE_GOLDEN:-}" = 1 ]; then
+    cp "$1" "$2"
+  fi
+  if diff -u "$2" "$1" >"$T/diff"; then
+    PASSES=$((PASSES + 1))
+  else
+    echo "FAIL: $1 differs from $2:"
+    head -40 "$T/diff"
+    FAILS=$((FAILS + 1))
+  fi
+}
+
+run_pto 0 compile "$EX/add.ptir" -o "$T/add" --no-cache
+check_golden "$T/add/orchestration/main.cpp" "$G/add.main.cpp"
+check_golden "$T/add/kernels/add_block.ll" "$G/add.add_block.ll"
+check_golden "$T/add/program.ptir" "$G/add.program.ptir"
+run_pto 0 compile "$EX/incore.ptir" -o "$T/incore" --no-cache
+check_golden "$T/incore/orchestration/main.cpp" "$G/incore.main.cpp"
+check_golden "$T/incore/program.ptir" "$G/incore.program.ptir"
+run_pto 0 compile "$EX/scale_rows.ptir" -o "$T/sr" -D act=0 --no-cache
+check_golden "$T/sr/orchestration/main.cpp" "$G/scale_rows.main.cpp"
+finish
