@@ -1137,7 +1137,9 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     if (s) goto done;
   }
   snprintf(path, sizeof path, "%s/key.txt", entry_dir);
-  if (pto__loader_read_file(path, &buf, &len) == PTO_OK) {
+  pto_status ks = pto__loader_read_file(path, &buf, &len);
+  pto_status_free(ks); /* key.txt is optional */
+  if (!ks) {
     snprintf(path, sizeof path, "%s/key.txt", dir);
     pto_status_free(pto__loader_write_file_atomic(path, buf, len, 0644));
     free(buf);

@@ -119,7 +119,7 @@ pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count) {
   if (!exists) return PTO_OK;
   found_list fl;
   PTO_RETURN_IF_ERROR(scan(root, 1, &fl));
-  qsort(fl.v, (size_t)fl.n, sizeof *fl.v, by_use_desc);
+  if (fl.n) qsort(fl.v, (size_t)fl.n, sizeof *fl.v, by_use_desc);
   pto_cache_entry *v = calloc((size_t)fl.n + 1, sizeof *v);
   if (!v) {
     free(fl.v);
@@ -339,7 +339,7 @@ pto_status pto__loader_cache_gc(const char *root, uint64_t max_bytes, int nonblo
   }
   uint64_t total = 0;
   for (int i = 0; i < fl.n; i++) total += fl.v[i].bytes;
-  qsort(fl.v, (size_t)fl.n, sizeof *fl.v, by_use_asc);
+  if (fl.n) qsort(fl.v, (size_t)fl.n, sizeof *fl.v, by_use_asc);
   int left = fl.n;
   for (int i = 0; max_bytes && i < fl.n && total > max_bytes; i++) {
     pto__loader_cache_discard(root, fl.v[i].path);

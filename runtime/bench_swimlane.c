@@ -180,6 +180,27 @@ pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspan
   return s;
 }
 
+pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *rec,
+                                     const pto_task_record *tasks, size_t ntasks) {
+  if (ntasks && !tasks)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_swimlane_write_launch: tasks missing for their count");
+  pto_swimlane_task *lane = pto__bench_calloc(ntasks, sizeof *lane);
+  if (!lane) return pto__bench_oom("the swimlane");
+  size_t n = 0;
+  for (size_t i = 0; i < ntasks; i++) {
+    const pto_task_record *t = &tasks[i];
+    if (t->core < 0) continue;
+    lane[n++] = (pto_swimlane_task){t->core,     t->kernel,   t->task_id, t->deps,
+                                    t->ndeps,    t->ready_ns, t->start_ns, t->end_ns};
+  }
+  int nspans = rec ? rec->nspans : 0;
+  if (nspans > PTO_LAUNCH_MAX_SPANS) nspans = PTO_LAUNCH_MAX_SPANS;
+  pto_status s = pto_swimlane_write(path, rec ? rec->spans : NULL, nspans, lane, n);
+  free(lane);
+  return s;
+}
+
 /* ---- validation ------------------------------------------------------------------------- */
 
 typedef struct slice {

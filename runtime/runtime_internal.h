@@ -150,6 +150,9 @@ typedef struct pto__rt_task {
   struct pto__rt_task **succ;
   struct pto__rt_task *inline_succ[4];
   uint64_t t_start, t_end;      /* written by the core that ran it; 0 when skipped */
+  int32_t core;                 /* the core that ran it; written with t_start */
+  uint64_t t_ready;             /* recording only: when it became ready at submission (0: it
+                                   became ready when a dependency completed) */
   struct pto__rt_task *next_all; /* dispatching thread only */
   struct pto__rt_task *next_ready; /* in the pool's queue; guarded by the pool's mu */
 } pto__rt_task;
@@ -197,6 +200,7 @@ typedef struct pto__rt_launch {
   uint32_t ntasks;
   pto__rt_interm **scopes; /* per open scope, the head of its intermediates list */
   int nscopes, capscopes;
+  int record_tasks; /* this launch records its tasks (set at begin) */
   /* shared: */
   atomic_int failed; /* set once, by the first failure */
   pthread_mutex_t fail_mu;
@@ -220,6 +224,23 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
                                  uint64_t *out_last_end);
 /* Records the first failure of the launch; takes ownership of s. */
 void pto__rt_launch_fail(pto__rt_launch *L, pto_status s);
+
+/* The per-task records of the last recorded launch; the worker's, reused launch after launch. */
+typedef struct pto__rt_task_log {
+  int valid;                /* holds the last launch's tasks */
+  pto_status err;           /* why not, when building them failed */
+  pto_task_record *tasks;
+  size_t ntasks, cap;
+  uint64_t *deps;           /* every task's deps, back to back */
+  size_t capdeps;
+  char **names;             /* per kernel id, copies */
+  int nnames;
+} pto__rt_task_log;
+
+/* After pto__rt_launch_finish of a launch that recorded its tasks: fills log from the task graph
+ * (still intact until the next begin); out of memory leaves log invalid with err saying so. */
+void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log);
+void pto__rt_task_log_fini(pto__rt_task_log *log);
 
 /* ---- sim platform: the core pool --------------------------------------------------------- */
 
@@ -305,6 +326,8 @@ typedef struct pto__rt_worker {
   pto__rt_dtensor *tensors;
   int have_last;
   pto_launch_record last;
+  int record_tasks;        /* pto_worker_set_record_tasks; read at each launch's begin */
+  pto__rt_task_log task_log;
 } pto__rt_worker;
 
 /* ---- binding and spans ------------------------------------------------------------------- */

@@ -366,10 +366,10 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       else if ((r & 3) == 1)
         for (unsigned i = (unsigned)(r >> 8) % 2048; i; i--) pto__rt_cpu_relax();
     }
+    t->core = core->id;
     t->t_start = pto__rt_now_ns();
     int32_t rc = t->fn(t->tensors, t->scalars, &ctx);
     t->t_end = pto__rt_now_ns();
-    if (t->t_end == t->t_start) t->t_end++;
     if (rc != PTO_KERNEL_OK) {
       const char *name = pto_program_kernel_name(L->prog, t->kernel_id);
       pto_status s;
@@ -534,7 +534,12 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
   else
     L->tasks_head = t;
   L->tasks_tail = t;
-  if (atomic_fetch_sub(&t->pending, 1) == 1) pto__rt_pool_push(&L->w->pool, &t, 1);
+  if (atomic_fetch_sub(&t->pending, 1) == 1) {
+    /* Ready now, at submission: the one moment that needs a clock read to be recorded (a task
+     * made ready by a completion is ready when its last dependency ended). */
+    if (__builtin_expect(L->record_tasks, 0)) t->t_ready = pto__rt_now_ns();
+    pto__rt_pool_push(&L->w->pool, &t, 1);
+  }
   return 0;
 }
 
@@ -736,6 +741,7 @@ void pto__rt_launch_fini(pto__rt_launch *L) {
 
 void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   L->prog = prog;
+  L->record_tasks = L->w->record_tasks;
   pto__rt_bump_reset(&L->bump);
   pto__rt_map_clear(&L->tracks);
   L->ntracks = 0;
@@ -760,6 +766,7 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
     if (!first || t->t_start < first) first = t->t_start;
     if (t->t_end > last) last = t->t_end;
   }
+  if (first && last <= first) last = first + 1; /* a clock too coarse to see the tasks run */
   for (size_t i = 0; i < L->ntracks; i++) {
     for (int k = 0; k < 2; k++) {
       free(L->track_list[i]->acc[k].v);
@@ -774,4 +781,97 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
   L->fail = PTO_OK;
   pthread_mutex_unlock(&L->fail_mu);
   return s;
+}
+
+/* ---- per-task records ---------------------------------------------------------------------- */
+
+void pto__rt_task_log_fini(pto__rt_task_log *log) {
+  for (int i = 0; i < log->nnames; i++) free(log->names[i]);
+  free(log->names);
+  free(log->tasks);
+  free(log->deps);
+  pto_status_free(log->err);
+  memset(log, 0, sizeof *log);
+}
+
+/* Grows *arr (elements of size sz) to hold need; 0, or -1 when out of memory. */
+static int log_grow(void **arr, size_t *cap, size_t need, size_t sz) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *p = realloc(*arr, n * sz);
+  if (!p) return -1;
+  *arr = p;
+  *cap = n;
+  return 0;
+}
+
+/* The dependencies are the edges add_edge made: p->succ lists, inverted. Walking the tasks in
+ * submission order lists every task's dependencies in ascending order. */
+void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log) {
+  log->valid = 0;
+  pto_status_free(log->err);
+  log->err = PTO_OK;
+  size_t n = L->ntasks, nedges = 0;
+  for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) nedges += (size_t)t->nsucc;
+  if (log_grow((void **)&log->tasks, &log->cap, n ? n : 1, sizeof *log->tasks) ||
+      log_grow((void **)&log->deps, &log->capdeps, nedges ? nedges : 1, sizeof *log->deps))
+    goto oom;
+  for (int i = 0; i < log->nnames; i++) free(log->names[i]);
+  log->nnames = 0;
+  int nk = pto_program_kernel_count(L->prog);
+  char **names = realloc(log->names, (size_t)(nk > 0 ? nk : 1) * sizeof *names);
+  if (!names) goto oom;
+  log->names = names;
+  for (; log->nnames < nk; log->nnames++) {
+    const char *kn = pto_program_kernel_name(L->prog, log->nnames);
+    if (!(names[log->nnames] = strdup(kn ? kn : "?"))) goto oom;
+  }
+
+  /* Pass 1: the records, with each task's dependency count in ndeps. */
+  pto_task_record *r = log->tasks;
+  memset(r, 0, n * sizeof *r);
+  for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
+    pto_task_record *x = &r[t->seq];
+    x->task_id = t->seq;
+    x->kernel_id = t->kernel_id;
+    x->kernel = t->kernel_id >= 0 && t->kernel_id < nk ? names[t->kernel_id] : "?";
+    x->core = t->t_start ? t->core : -1;
+    x->start_ns = t->t_start;
+    x->end_ns = t->t_end;
+    x->ready_ns = t->t_ready;
+    for (int32_t i = 0; i < t->nsucc; i++) r[t->succ[i]->seq].ndeps++;
+  }
+  /* Pass 2: slices of log->deps, filled in ascending producer order; ready is the latest of the
+   * recorded submission time and the dependencies' ends. */
+  size_t off = 0;
+  for (size_t i = 0; i < n; i++) {
+    r[i].deps = log->deps + off;
+    off += (size_t)r[i].ndeps;
+    r[i].ndeps = 0;
+  }
+  for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
+    for (int32_t i = 0; i < t->nsucc; i++) {
+      pto_task_record *x = &r[t->succ[i]->seq];
+      ((uint64_t *)x->deps)[x->ndeps++] = t->seq;
+      if (t->t_end > x->ready_ns) x->ready_ns = t->t_end;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (r[i].core < 0) {
+      r[i].ready_ns = r[i].start_ns = r[i].end_ns = 0;
+      continue;
+    }
+    /* Cannot happen on a clock that is monotonic across CPUs; kept so a record never says a
+     * task ran before it was ready. */
+    if (r[i].ready_ns > r[i].start_ns) r[i].ready_ns = r[i].start_ns;
+  }
+  /* One core's tasks never overlap: they are successive reads of one thread's monotonic clock. */
+  log->ntasks = n;
+  log->valid = 1;
+  return;
+oom:
+  log->ntasks = 0;
+  log->err = pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                             "out of memory recording the %zu tasks of the last launch", n);
 }

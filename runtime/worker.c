@@ -106,6 +106,7 @@ static void destroy_worker(pto__rt_worker *w) {
     c = n;
   }
   pto__rt_launch_fini(&w->launch);
+  pto__rt_task_log_fini(&w->task_log);
   pto__rt_devmem_fini(&w->mem);
   if (w->token) pto__rt_obj_remove(w->token, PTO__RT_GONE_CLOSED);
   free(w);
@@ -123,6 +124,7 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
   }
   w->scratch_bytes = w->cfg.scratch_bytes;
   w->strace = strace_enabled();
+  w->record_tasks = w->cfg.record_tasks;
   w->next_callable_id = 1;
   s = pto__rt_devmem_init(&w->mem, w->cfg.device_memory_bytes);
   if (s) {
@@ -515,6 +517,12 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
            first ? last : t_orch0, true);
   set_span(r, "chip.run.copy_back", 1, t_run1, t_end, false);
   w->have_last = 1;
+  if (L->record_tasks) {
+    pto__rt_launch_collect_tasks(L, &w->task_log);
+  } else {
+    w->task_log.valid = 0;
+    w->task_log.ntasks = 0;
+  }
   if (w->strace) pto__rt_emit_strace(r);
   if (s) return pto_status_annotate(s, "launch of '%s'", entry);
   return PTO_OK;
@@ -548,5 +556,37 @@ pto_status pto_worker_last_launch(const pto_worker *wt, pto_launch_record *out_r
   if (!w->have_last)
     return fail(PTO_STATUS_NOT_FOUND, "pto_worker_last_launch: no launch has run on this worker");
   *out_record = w->last;
+  return PTO_OK;
+}
+
+pto_status pto_worker_set_record_tasks(pto_worker *wt, bool on) {
+  static const char fn[] = "pto_worker_set_record_tasks";
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
+  w->record_tasks = on;
+  return PTO_OK;
+}
+
+pto_status pto_worker_last_launch_tasks(const pto_worker *wt, const pto_task_record **out_tasks,
+                                        size_t *out_ntasks) {
+  static const char fn[] = "pto_worker_last_launch_tasks";
+  if (!out_tasks || !out_ntasks)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_tasks or out_ntasks is NULL", fn);
+  *out_tasks = NULL;
+  *out_ntasks = 0;
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  if (!w->have_last) return fail(PTO_STATUS_NOT_FOUND, "%s: no launch has run on this worker", fn);
+  const pto__rt_task_log *log = &w->task_log;
+  if (log->err)
+    return fail(pto_status_code_of(log->err), "%s: %s", fn, pto_status_message(log->err));
+  if (!log->valid)
+    return fail(PTO_STATUS_NOT_FOUND,
+                "%s: the last launch did not record its tasks: turn recording on before it "
+                "(pto_run_config.record_tasks or pto_worker_set_record_tasks)",
+                fn);
+  *out_tasks = log->tasks;
+  *out_ntasks = log->ntasks;
   return PTO_OK;
 }

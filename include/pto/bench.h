@@ -246,6 +246,12 @@ typedef struct pto_swimlane_task {
 pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspans,
                               const pto_swimlane_task *tasks, size_t ntasks);
 
+/* pto_swimlane_write of one launch recorded by the runtime (pto_worker_last_launch_tasks): rec's
+ * spans (rec may be NULL: no host track) and the tasks that ran (core >= 0); a task that did not
+ * run (a failed launch) is left out, and so are the arrows from it. */
+pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *rec,
+                                     const pto_task_record *tasks, size_t ntasks);
+
 /* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose
  * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,
  * and where no two "task" slices (cat "task") on one (pid, tid) overlap. *out_nevents (may be

@@ -21,7 +21,9 @@
  * Every launch records spans (pto_worker_last_launch); with PTO_LOG_LEVEL=timing in the
  * environment when the worker opens, each span is also written to stderr as one line
  *   [STRACE] v=1 pid=<pid> tid=<tid> inv=<n> hid=<hex> depth=<d> name=<dotted> ts=<ns> dur=<ns>
- * followed by " clk=dev" for spans on the device clock. */
+ * followed by " clk=dev" for spans on the device clock. On request (record_tasks) a launch also
+ * records every task: its core, kernel, dependencies and ready/start/end times
+ * (pto_worker_last_launch_tasks; pto_swimlane_write_launch in pto/bench.h draws them). */
 #ifndef PTO_RUNTIME_H
 #define PTO_RUNTIME_H
 
@@ -57,6 +59,8 @@ typedef struct pto_run_config {
   uint64_t shuffle_seed;        /* seed of that order */
   uint32_t max_inflight_tasks;  /* submitted, unfinished tasks before a submit waits (flow
                                    control); 0: max(256, 32 * ncores) */
+  bool record_tasks;            /* record every task of every launch (pto_worker_last_launch_tasks);
+                                   see pto_worker_set_record_tasks */
 } pto_run_config;
 
 /* Zeroes cfg and sets cfg->sz: every option at its default. */
@@ -259,6 +263,40 @@ typedef struct pto_launch_record {
 /* The spans of the worker's last launch that got past argument validation. Fails with
  * PTO_STATUS_NOT_FOUND before the first one. */
 pto_status pto_worker_last_launch(const pto_worker *w, pto_launch_record *out_record);
+
+/* ---- per-task records ------------------------------------------------------------------ */
+
+/* One task of a recorded launch. Times are CLOCK_MONOTONIC ns, the clock of the launch's spans.
+ * ready_ns <= start_ns <= end_ns; a task starts after each of its dependencies ends, and the
+ * tasks of one core never overlap. */
+typedef struct pto_task_record {
+  uint64_t task_id;      /* submission order within the launch, from 0 */
+  int32_t kernel_id;
+  const char *kernel;    /* the kernel's name (owned by the worker, valid as the records are) */
+  int core;              /* the core that ran it; -1 when it did not run (a failed launch
+                            skips the tasks left) and then its times are 0 */
+  int ndeps;
+  const uint64_t *deps;  /* ids of the tasks it waited for, ascending: the unfinished tasks it
+                            was ordered after when it was submitted (one that had already
+                            finished is no dependency) */
+  uint64_t ready_ns;     /* runnable from then on: its last dependency ended, or (none left
+                            unfinished) its submission completed */
+  uint64_t start_ns;
+  uint64_t end_ns;
+} pto_task_record;
+
+/* Turns per-task recording on or off from the next launch on (pto_run_config.record_tasks sets
+ * it at open). Off, it costs a launch one predictable branch per task; on, one clock read per
+ * task that is ready when submitted, and building the records after the launch (outside its
+ * spans). Fails during a launch. */
+pto_status pto_worker_set_record_tasks(pto_worker *w, bool on);
+
+/* The tasks of the worker's last launch that got past argument validation, in submission order
+ * (task_id == index), when it was recorded. *out_tasks is owned by the worker and valid until the
+ * next launch on it or its close. Fails with PTO_STATUS_NOT_FOUND when there is no launch or the
+ * last one was not recorded. */
+pto_status pto_worker_last_launch_tasks(const pto_worker *w, const pto_task_record **out_tasks,
+                                        size_t *out_ntasks);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,10 @@ command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 0; }
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 BUILD=$(cd "$(dirname "$PTO")/.." && pwd)
+# A sanitized pto build needs a sanitized application (the runtime must come first).
+san=()
+if ldd "$PTO" | grep -q libasan; then san=(-DCMAKE_C_FLAGS=-fsanitize=address,undefined); fi
+if ldd "$PTO" | grep -q libtsan; then san=(-DCMAKE_C_FLAGS=-fsanitize=thread); fi
 export PTO_CACHE_DIR="$T/cache"
 cp -r "$PTO_SOURCE_DIR/examples/cmake" "$T/src"
 
@@ -14,7 +18,7 @@ log() { "$@" >"$T/step.log" 2>&1 || { cat "$T/step.log"; return 1; }; }
 expect_true "cmake --install into a temporary prefix" log cmake --install "$BUILD" --prefix "$T/prefix"
 expect_true "the prefix has the package config" test -f "$T/prefix/lib/cmake/pto/ptoConfig.cmake"
 expect_true "configure the example against the install" \
-  log cmake -S "$T/src" -B "$T/ex" "${gen[@]}" -DCMAKE_PREFIX_PATH="$T/prefix"
+  log cmake -S "$T/src" -B "$T/ex" "${gen[@]}" -DCMAKE_PREFIX_PATH="$T/prefix" "${san[@]}"
 expect_true "build it (pto compile runs at build time)" log cmake --build "$T/ex"
 expect_true "the work dir was made" test -f "$T/ex/vadd.pto/manifest.json"
 expect_true "the depfile was written" test -f "$T/ex/vadd.pto.d"
@@ -34,7 +38,7 @@ expect_true "still runs after the rebuild" grep -q PASS <<<"$OUT"
 
 # The same against the build tree, without installing.
 expect_true "configure the example against the build tree" \
-  log cmake -S "$T/src" -B "$T/ex2" "${gen[@]}" -Dpto_DIR="$BUILD/cmake"
+  log cmake -S "$T/src" -B "$T/ex2" "${gen[@]}" -Dpto_DIR="$BUILD/cmake" "${san[@]}"
 expect_true "build it" log cmake --build "$T/ex2"
 OUT=$("$T/ex2/vadd_demo" 2>&1)
 expect_true "the build-tree program runs: $OUT" grep -q PASS <<<"$OUT"
