@@ -71,8 +71,10 @@ int main(int argc, char **argv) {
       pto_scalar v = p->value;
       v.dtype = p->dtype;
       if (p->bind != PTO_BIND_LITERAL) {
-        if (pto_dtype_is_float(p->dtype)) v.f = 0.5;
-        else v.i = 1;
+        if (pto_dtype_is_float(p->dtype))
+          v.f = 0.5;
+        else
+          v.i = 1;
       }
       args[i] = pto_arg_scalar(v);
     }
@@ -105,7 +107,8 @@ int main(int argc, char **argv) {
 
   pto_handle_unregister(h);
   pto_worker_close(w);
-  for (int i = 0; i < sig->nparams; i++) free(ts[i].data);
+  for (int i = 0; i < sig->nparams; i++)
+    free(ts[i].data);
   free(ts);
   free(args);
   pto_program_release(prog);

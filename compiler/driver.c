@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,13 @@ static int uses_matmul(const pto_ir_block *b) {
   return 0;
 }
 
+/* opt->progress, when the caller's struct has it (sz) and set it. */
+static void report_progress(const pto_compile_options *opt, int done, int total) {
+  if (opt->sz >= offsetof(pto_compile_options, progress_ctx) + sizeof opt->progress_ctx &&
+      opt->progress)
+    opt->progress(opt->progress_ctx, done, total);
+}
+
 pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile_options *opt,
                                   const char *dir, pto_compile_output *out) {
   memset(out, 0, sizeof *out);
@@ -210,6 +218,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   exec_started = 1;
 
   int k = 0;
+  report_progress(opt, 0, out->nkernels);
   for (int i = 0; i < p->nfuncs; i++) {
     const pto_ir_func *f = p->funcs[i];
     if (f->kind != PTO_FUNC_KERNEL) continue;
@@ -231,6 +240,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     free(ll);
     objs[k++] = obj;
     if (s) goto done;
+    report_progress(opt, k, out->nkernels);
   }
   if ((s = pto__emit_abi_object(abi))) goto done;
   objs[k] = abi; /* borrowed for the link only: freed below as abi */

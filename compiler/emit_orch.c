@@ -295,15 +295,31 @@ static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value 
       emit_expr(e, s->loop.inits[i]);
       sb_printf(b, ";\n");
     }
+    /* A step known to be positive (absent, or a literal the verifier checked) keeps the plain
+     * form; a runtime step may be negative (counts down, as in the interpreter) or zero (a
+     * launch error, never an endless loop). Messages carry no source position: the cache key
+     * leaves positions out, so a cached binary may serve a program whose lines moved. */
+    int64_t step_value = 1;
+    int plain = !s->loop.step || (pto_ir_expr_static_int(s->loop.step, &step_value) == 0 && step_value > 0);
     sb_indent(b, depth);
     sb_printf(b, "for (int64_t ");
     vname(e, s->loop.iv);
     sb_printf(b, " = ");
     emit_expr(e, s->loop.lo);
     sb_printf(b, "; ");
-    vname(e, s->loop.iv);
-    sb_printf(b, " < ");
-    emit_expr(e, s->loop.hi);
+    if (plain) {
+      vname(e, s->loop.iv);
+      sb_printf(b, " < ");
+      emit_expr(e, s->loop.hi);
+    } else {
+      sb_printf(b, "pto_in_range(");
+      vname(e, s->loop.iv);
+      sb_printf(b, ", ");
+      emit_expr(e, s->loop.hi);
+      sb_printf(b, ", ");
+      emit_expr(e, s->loop.step);
+      sb_printf(b, ")");
+    }
     sb_printf(b, "; ");
     vname(e, s->loop.iv);
     sb_printf(b, " += ");
@@ -356,12 +372,26 @@ static int creates_tensors(const pto_ir_block *blk) {
   return 0;
 }
 
+/* Whether the block ends in a yield of a tensor, which may be one it created (or a view of
+ * one): a loop carrying a buffer from one iteration to the next, an if choosing a buffer. */
+static int yields_tensor(const pto_ir_block *blk) {
+  const pto_ir_stmt *last = blk->n ? blk->stmts[blk->n - 1] : NULL;
+  if (!last || last->kind != PTO_STMT_YIELD) return 0;
+  for (int i = 0; i < last->ret.n; i++) {
+    const pto_ir_expr *x = last->ret.vals[i];
+    if (x->kind == PTO_EXPR_VALUE && x->value->type->kind != PTO_TYPE_SCALAR) return 1;
+  }
+  return 0;
+}
+
 /* A block that makes intermediates is a PTO2 scope: they are freed once it ends and the tasks
  * using them finish, so a loop reuses memory instead of holding every iteration's buffers. The
- * function body needs none: the launch itself is the outermost scope. */
+ * function body needs none: the launch itself is the outermost scope. A block that yields a
+ * tensor is not a scope, since what it yields must outlive it; its intermediates belong to the
+ * enclosing scope. */
 static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
                        pto_ir_value *const *yield_to, int nyield) {
-  int scoped = depth > 1 && creates_tensors(blk);
+  int scoped = depth > 1 && creates_tensors(blk) && !yields_tensor(blk);
   if (scoped) {
     sb_indent(&e->out, depth);
     sb_printf(&e->out, "PTO2_SCOPE() {\n");
@@ -406,6 +436,9 @@ static const char k_prelude[] =
     "  pto_orch_tensor v = pto_view(src);\n"
     "  int64_t elem_offset = 0;\n"
     "  for (size_t d = 0; d < N; ++d) {\n"
+    "    if (offs[d] < 0 || offs[d] >= v.shape[d])\n"
+    "      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, \"tensor.slice: offset %lld of dim %d is outside the extent %lld\",\n"
+    "                      static_cast<long long>(offs[d]), static_cast<int>(d), static_cast<long long>(v.shape[d]));\n"
     "    int64_t off = offs[d] < 0 ? 0 : offs[d];\n"
     "    int64_t room = v.shape[d] - off;\n"
     "    if (room < 0) room = 0;\n"
@@ -415,6 +448,15 @@ static const char k_prelude[] =
     "  }\n"
     "  v.addr += static_cast<uint64_t>(elem_offset) * pto_dtype_bytes(v.dtype);\n"
     "  return pto_chip(v);\n"
+    "}\n"
+    "\n"
+    "// The condition of a for with a runtime step: a negative step counts down (as Python's\n"
+    "// range), a zero step fails the launch.\n"
+    "inline bool pto_in_range(int64_t i, int64_t hi, int64_t step) {\n"
+    "  if (step > 0) return i < hi;\n"
+    "  if (step < 0) return i > hi;\n"
+    "  rt_report_fatal(PTO2_ERROR_INVALID_ARGS, \"for: the step is zero\");\n"
+    "  return false;\n"
     "}\n"
     "\n"
     "// Scalars travel as 64-bit slots: ints sign/zero-extended, f32 bits low, f16/bf16 16 bits.\n"

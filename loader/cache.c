@@ -59,7 +59,8 @@ static __attribute__((format(printf, 2, 3))) void tb_printf(tbuf *b, const char 
   }
   if (b->len + (size_t)n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 512;
-    while (cap < b->len + (size_t)n + 1) cap *= 2;
+    while (cap < b->len + (size_t)n + 1)
+      cap *= 2;
     char *d = realloc(b->data, cap);
     if (!d) {
       b->failed = 1;
@@ -179,9 +180,9 @@ static void target_lines(tbuf *b) {
     tb_printf(b, "\n");
     return;
   }
-  static const char *const k_cpu_fields[] = {"vendor_id",    "cpu family",       "model",
-                                             "model name",   "CPU implementer",  "CPU architecture",
-                                             "CPU variant",  "CPU part"};
+  static const char *const k_cpu_fields[] = {"vendor_id",   "cpu family",      "model",
+                                             "model name",  "CPU implementer", "CPU architecture",
+                                             "CPU variant", "CPU part"};
   FILE *f = fopen("/proc/cpuinfo", "r");
   char *line = NULL;
   size_t cap = 0;
@@ -192,10 +193,12 @@ static void target_lines(tbuf *b) {
     char *colon = strchr(line, ':');
     if (!colon) continue;
     char *end = colon;
-    while (end > line && (end[-1] == ' ' || end[-1] == '\t')) end--;
+    while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
+      end--;
     size_t klen = (size_t)(end - line);
     char *v = colon + 1;
-    while (*v == ' ') v++;
+    while (*v == ' ')
+      v++;
     v[strcspn(v, "\n")] = 0;
     if ((klen == 5 && !strncmp(line, "flags", 5)) || (klen == 8 && !strncmp(line, "Features", 8))) {
       tb_value(&features, v);
@@ -217,7 +220,7 @@ static void target_lines(tbuf *b) {
 }
 
 typedef struct identity {
-  char *text;      /* the toolchain.* and target.* lines */
+  char *text;       /* the toolchain.* and target.* lines */
   uint8_t hash[16]; /* XXH3-128 of text, for request fingerprints */
 } identity;
 
@@ -343,8 +346,10 @@ static pto_status cache_key_text(const pto_ir_program *p, const pto_compile_opti
       tb_printf(&b, "param.%d=tensor;%s;%s;[", i, (unsigned)sp->dir < 3 ? dirs[sp->dir] : "?",
                 pto_dtype_name(sp->dtype));
       for (int d = 0; d < sp->rank; d++) {
-        if (sp->dims[d].sym >= 0) tb_printf(&b, "%s?", d ? "," : "");
-        else tb_printf(&b, "%s%" PRId64, d ? "," : "", sp->dims[d].value);
+        if (sp->dims[d].sym >= 0)
+          tb_printf(&b, "%s?", d ? "," : "");
+        else
+          tb_printf(&b, "%s%" PRId64, d ? "," : "", sp->dims[d].value);
       }
       tb_printf(&b, "]\n");
     } else if (sp->bind == PTO_BIND_LITERAL) {
@@ -380,8 +385,10 @@ pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt
   pto_signature_clear(&sig);
   if (s) return s;
   pto__loader_hash_mem(text, strlen(text), out_hex);
-  if (out_text) *out_text = text;
-  else free(text);
+  if (out_text)
+    *out_text = text;
+  else
+    free(text);
   return PTO_OK;
 }
 
@@ -426,7 +433,8 @@ static int request_fingerprint(const pto_ir_program *p, const pto_compile_option
   PUTS(opt->platform ? opt->platform : "sim");
   PUT(&entry->index, sizeof entry->index);
   PUT(&entry->nparams, sizeof entry->nparams);
-  for (int i = 0; i < entry->nparams; i++) PUTS(entry->params[i].value->name);
+  for (int i = 0; i < entry->nparams; i++)
+    PUTS(entry->params[i].value->name);
   PUT(&opt->nscalars, sizeof opt->nscalars);
   for (int i = 0; i < opt->nscalars; i++) {
     PUTS(opt->scalars[i].name);
@@ -448,9 +456,9 @@ static int request_fingerprint(const pto_ir_program *p, const pto_compile_option
 enum { NBUCKETS = 1024 };
 
 typedef struct memo_node {
-  uint8_t fp[16];      /* request map: the fingerprint */
-  char key[33];        /* both maps: the cache key */
-  pto_program *prog;   /* loaded map: one reference held by the map */
+  uint8_t fp[16];    /* request map: the fingerprint */
+  char key[33];      /* both maps: the cache key */
+  pto_program *prog; /* loaded map: one reference held by the map */
   struct memo_node *next;
 } memo_node;
 
@@ -465,9 +473,7 @@ static unsigned bucket_of(const void *bytes) {
   return v % NBUCKETS;
 }
 
-static unsigned key_bucket(const char *key) {
-  return (unsigned)(XXH3_64bits(key, 32) % NBUCKETS);
-}
+static unsigned key_bucket(const char *key) { return (unsigned)(XXH3_64bits(key, 32) % NBUCKETS); }
 
 static memo_node *find_request(const uint8_t fp[16]) {
   for (memo_node *n = g_requests[bucket_of(fp)]; n; n = n->next)
@@ -672,8 +678,10 @@ static lookup try_entry(const char *entry_dir, const char *key, const pto_signat
   pto_status s = check_private(entry_dir, "cache entry", &st);
   int names_differ = 0;
   if (!s) {
-    if (copy_to) s = copy_entry(entry_dir, key, want, copy_to, &names_differ);
-    else s = pto__loader_load_dir_checked(entry_dir, key, out_prog);
+    if (copy_to)
+      s = copy_entry(entry_dir, key, want, copy_to, &names_differ);
+    else
+      s = pto__loader_load_dir_checked(entry_dir, key, out_prog);
   }
   if (!s && names_differ) return LOOKUP_NAMES;
   if (!s) {
@@ -681,8 +689,8 @@ static lookup try_entry(const char *entry_dir, const char *key, const pto_signat
     return LOOKUP_HIT;
   }
   pto_status_code c = pto_status_code_of(s);
-  if (c == PTO_STATUS_OUT_OF_MEMORY || (copy_to && c != PTO_STATUS_DATA_LOSS &&
-                                        c != PTO_STATUS_FAILED_PRECONDITION)) {
+  if (c == PTO_STATUS_OUT_OF_MEMORY ||
+      (copy_to && c != PTO_STATUS_DATA_LOSS && c != PTO_STATUS_FAILED_PRECONDITION)) {
     *out_problem = s;
     return LOOKUP_ERROR;
   }
@@ -1070,8 +1078,8 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
   s = pto_manifest_parse((const char *)mtext, mlen, path, &m);
   if (s) goto corrupt;
   if (strcmp(m.cache_key, key) != 0) {
-    s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s: field 'cache_key': \"%s\", filed under %s",
-                        path, m.cache_key, key);
+    s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s: field 'cache_key': \"%s\", filed under %s", path,
+                        m.cache_key, key);
     goto done;
   }
   if (want && !same_names(&m.sig, want)) {

@@ -168,7 +168,8 @@ pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path)
   if (n == 0 || n > 32)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "'%s': a key is 1 to 32 hex digits (see pto cache ls)", prefix);
-  for (size_t i = 0; i <= n; i++) low[i] = (char)tolower((unsigned char)prefix[i]);
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)prefix[i]);
   if (!is_hex(low, n))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "'%s': a key is 1 to 32 hex digits (see pto cache ls)", prefix);
@@ -186,8 +187,8 @@ pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path)
                         prefix);
   } else if (hits > 1) {
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "'%s' is the start of %d keys: give more digits (see pto cache ls)",
-                        prefix, hits);
+                        "'%s' is the start of %d keys: give more digits (see pto cache ls)", prefix,
+                        hits);
   } else {
     memcpy(out_key, fl.v[which].key, 33);
     *out_path = strdup(fl.v[which].path);
@@ -253,8 +254,7 @@ done:
   return s;
 }
 
-pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked,
-                            int *out_corrupt) {
+pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked, int *out_corrupt) {
   *out_checked = *out_corrupt = 0;
   char root[PATH_MAX];
   int exists;
@@ -305,7 +305,8 @@ static uint64_t remove_stale_tmp(const char *root) {
     if (snprintf(sub, sizeof sub, "%s/%s", tmp, e->d_name) >= (int)sizeof sub) continue;
     /* A day old is stale whatever its pid says: pids are reused. */
     struct stat st;
-    int old = lstat(sub, &st) == 0 && pto__loader_now_ns() - mtime_ns(&st) > 86400 * INT64_C(1000000000);
+    int old =
+        lstat(sub, &st) == 0 && pto__loader_now_ns() - mtime_ns(&st) > 86400 * INT64_C(1000000000);
     if (!old && !tmp_is_stale(e->d_name)) continue;
     pto__loader_remove_tree(sub);
     n++;
@@ -338,7 +339,8 @@ pto_status pto__loader_cache_gc(const char *root, uint64_t max_bytes, int nonblo
     return s;
   }
   uint64_t total = 0;
-  for (int i = 0; i < fl.n; i++) total += fl.v[i].bytes;
+  for (int i = 0; i < fl.n; i++)
+    total += fl.v[i].bytes;
   if (fl.n) qsort(fl.v, (size_t)fl.n, sizeof *fl.v, by_use_asc);
   int left = fl.n;
   for (int i = 0; max_bytes && i < fl.n && total > max_bytes; i++) {
@@ -417,8 +419,10 @@ pto_status pto_cache_parse_size(const char *text, uint64_t *out_bytes) {
   case 'T': shift = 40, end++; break;
   default: break;
   }
-  if (shift && (end[0] == 'i' || end[0] == 'I') && (end[1] == 'B' || end[1] == 'b')) end += 2;
-  else if (*end == 'B' || *end == 'b') end++;
+  if (shift && (end[0] == 'i' || end[0] == 'I') && (end[1] == 'B' || end[1] == 'b'))
+    end += 2;
+  else if (*end == 'B' || *end == 'b')
+    end++;
   if (*end || errno || (shift && v > (UINT64_MAX >> shift)))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "size '%s': expected a number of bytes, optionally with K, M, G or T "
@@ -448,7 +452,8 @@ pto_status pto_cache_stats_get(pto_cache_stats *out) {
   found_list fl;
   PTO_RETURN_IF_ERROR(scan(root, 1, &fl));
   out->entries = (uint64_t)fl.n;
-  for (int i = 0; i < fl.n; i++) out->bytes += fl.v[i].bytes;
+  for (int i = 0; i < fl.n; i++)
+    out->bytes += fl.v[i].bytes;
   free(fl.v);
   return PTO_OK;
 }

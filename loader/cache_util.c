@@ -78,8 +78,8 @@ pto_status pto__loader_mkdirs(const char *path, mode_t mode) {
     *c = 0;
     if (mkdir(tmp, mode) != 0 && errno != EEXIST) {
       int err = errno;
-      pto_status s = pto_status_make(PTO_STATUS_IO, "cannot create directory %s: %s", tmp,
-                                     strerror(err));
+      pto_status s =
+          pto_status_make(PTO_STATUS_IO, "cannot create directory %s: %s", tmp, strerror(err));
       errno = err;
       return s;
     }

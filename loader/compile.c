@@ -75,8 +75,8 @@ void pto__loader_include_dir(char *out, size_t n) {
       return;
     }
   }
-  snprintf(out, n, "%s", has_header(PTO_SOURCE_INCLUDE_DIR) ? PTO_SOURCE_INCLUDE_DIR
-                                                            : PTO_INSTALL_INCLUDE_DIR);
+  snprintf(out, n, "%s",
+           has_header(PTO_SOURCE_INCLUDE_DIR) ? PTO_SOURCE_INCLUDE_DIR : PTO_INSTALL_INCLUDE_DIR);
 }
 
 static void load_compiler(void) {

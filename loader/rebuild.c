@@ -260,7 +260,8 @@ pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt) {
   if (!s && out_rebuilt) *out_rebuilt = rebuilt;
 done:
   if (object_paths)
-    for (int i = 0; i < nobjects; i++) free(object_paths[i]);
+    for (int i = 0; i < nobjects; i++)
+      free(object_paths[i]);
   free(object_paths);
   free(objects);
   free(need_obj);

@@ -191,8 +191,8 @@ pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *
   for (size_t i = 0; i < ntasks; i++) {
     const pto_task_record *t = &tasks[i];
     if (t->core < 0) continue;
-    lane[n++] = (pto_swimlane_task){t->core,     t->kernel,   t->task_id, t->deps,
-                                    t->ndeps,    t->ready_ns, t->start_ns, t->end_ns};
+    lane[n++] = (pto_swimlane_task){t->core,  t->kernel,   t->task_id,  t->deps,
+                                    t->ndeps, t->ready_ns, t->start_ns, t->end_ns};
   }
   int nspans = rec ? rec->nspans : 0;
   if (nspans > PTO_LAUNCH_MAX_SPANS) nspans = PTO_LAUNCH_MAX_SPANS;

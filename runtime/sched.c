@@ -786,7 +786,8 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
 /* ---- per-task records ---------------------------------------------------------------------- */
 
 void pto__rt_task_log_fini(pto__rt_task_log *log) {
-  for (int i = 0; i < log->nnames; i++) free(log->names[i]);
+  for (int i = 0; i < log->nnames; i++)
+    free(log->names[i]);
   free(log->names);
   free(log->tasks);
   free(log->deps);
@@ -798,7 +799,8 @@ void pto__rt_task_log_fini(pto__rt_task_log *log) {
 static int log_grow(void **arr, size_t *cap, size_t need, size_t sz) {
   if (need <= *cap) return 0;
   size_t n = *cap ? *cap : 64;
-  while (n < need) n *= 2;
+  while (n < need)
+    n *= 2;
   void *p = realloc(*arr, n * sz);
   if (!p) return -1;
   *arr = p;
@@ -813,11 +815,13 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
   pto_status_free(log->err);
   log->err = PTO_OK;
   size_t n = L->ntasks, nedges = 0;
-  for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) nedges += (size_t)t->nsucc;
+  for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all)
+    nedges += (size_t)t->nsucc;
   if (log_grow((void **)&log->tasks, &log->cap, n ? n : 1, sizeof *log->tasks) ||
       log_grow((void **)&log->deps, &log->capdeps, nedges ? nedges : 1, sizeof *log->deps))
     goto oom;
-  for (int i = 0; i < log->nnames; i++) free(log->names[i]);
+  for (int i = 0; i < log->nnames; i++)
+    free(log->names[i]);
   log->nnames = 0;
   int nk = pto_program_kernel_count(L->prog);
   char **names = realloc(log->names, (size_t)(nk > 0 ? nk : 1) * sizeof *names);
@@ -840,7 +844,8 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
     x->start_ns = t->t_start;
     x->end_ns = t->t_end;
     x->ready_ns = t->t_ready;
-    for (int32_t i = 0; i < t->nsucc; i++) r[t->succ[i]->seq].ndeps++;
+    for (int32_t i = 0; i < t->nsucc; i++)
+      r[t->succ[i]->seq].ndeps++;
   }
   /* Pass 2: slices of log->deps, filled in ascending producer order; ready is the latest of the
    * recorded submission time and the dependencies' ends. */
@@ -853,7 +858,7 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
   for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
     for (int32_t i = 0; i < t->nsucc; i++) {
       pto_task_record *x = &r[t->succ[i]->seq];
-      ((uint64_t *)x->deps)[x->ndeps++] = t->seq;
+      log->deps[(size_t)(x->deps - log->deps) + (size_t)x->ndeps++] = t->seq;
       if (t->t_end > x->ready_ns) x->ready_ns = t->t_end;
     }
   }
@@ -866,7 +871,8 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
      * task ran before it was ready. */
     if (r[i].ready_ns > r[i].start_ns) r[i].ready_ns = r[i].start_ns;
   }
-  /* One core's tasks never overlap: they are successive reads of one thread's monotonic clock. */
+  /* One core's tasks need no such care: they are successive reads of one thread's monotonic
+   * clock, so they never overlap. */
   log->ntasks = n;
   log->valid = 1;
   return;

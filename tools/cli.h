@@ -7,6 +7,7 @@
 #include "pto/compiler.h"
 #include "pto/ir.h"
 #include "pto/loader.h"
+#include "pto/runtime.h"
 #include "pto/status.h"
 
 /* Exit codes of CLI.md. */
@@ -27,6 +28,21 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* True for "-h" / "--help"; prints usage. */
 int cli_wants_help(const pto_cmd *cmd, int argc, char **argv);
 
+/* A progress bar on stderr, "LABEL [#####.....] done/total UNIT", redrawn when the percentage
+ * moves and erased when done == total (main.c). Call it only when stderr is a terminal. */
+typedef struct cli_progress {
+  const char *label, *unit;
+  int last_pct;
+  int shown; /* drawn and not erased yet */
+} cli_progress;
+void cli_progress_draw(cli_progress *p, int done, int total);
+/* Erases a bar left unfinished (a failed compile), so a message starts on a clean line. */
+void cli_progress_end(cli_progress *p);
+/* pto_compile_options.progress for the tools: a bar for compiles of CLI_PROGRESS_MIN_KERNELS
+ * kernels or more (ctx: a cli_progress). */
+#define CLI_PROGRESS_MIN_KERNELS 4
+void cli_compile_progress(void *ctx, int done, int total);
+
 /* Options shared by compile, run and bench. */
 typedef struct cli_compile_args {
   pto_compile_options opt;
@@ -34,6 +50,7 @@ typedef struct cli_compile_args {
   pto_binding samples[64];
   const char *depfile;
   int no_cache;
+  cli_progress progress; /* the compile's bar, on a terminal (opt.progress_ctx points here) */
 } cli_compile_args;
 
 /* Consumes one compile option at argv[*i] (and its value). Returns 1 if consumed, 0 if not a
@@ -61,6 +78,13 @@ int cli_int_option(const char *cmd, const char *name, int min, int argc, char **
                    int *out);
 struct pto_bench_stats;
 int cli_print_stats(const char *cmd, const struct pto_bench_stats *st, const cli_stats_view *v);
+
+/* --swimlane FILE or --swimlane=FILE (cmd_run.c): 1 consumed (the path into *out), 0 not it, -1
+ * usage error printed. */
+int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, const char **out);
+/* Writes w's last launch, recorded with its tasks, to path as Chrome trace-event JSON;
+ * *out_ntasks (may be NULL) gets the tasks drawn. Errors name the file. */
+pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntasks);
 
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -14,6 +14,7 @@ typedef struct bench_args {
   cli_inputs in;
   int rounds, warmup;
   cli_stats_view view;
+  const char *swimlane;
 } bench_args;
 
 /* bench's own options (cli_option_fn). */
@@ -24,28 +25,27 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
     return cli_int_option(cmd, "--rounds", 1, argc, argv, i, &a->rounds);
   if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
     return cli_int_option(cmd, "--warmup", 0, argc, argv, i, &a->warmup);
+  int r = cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
+  if (r) return r;
   return cli_parse_view_option(cmd, &a->view, argc, argv, i);
 }
 
-/* A progress bar on stderr, redrawn when the percentage moves (a terminal only). */
+/* After every launch: the progress bar (a terminal only), and with --swimlane, task recording
+ * turned on before the last launch alone, so the measured launches before it run as they
+ * would without it. */
 typedef struct progress {
-  int last_pct;
+  cli_progress bar;
+  int draw;
+  pto_worker *record_last; /* NULL: no --swimlane */
 } progress;
 
-static void draw_progress(void *ctx, int done, int total) {
+static void on_progress(void *ctx, int done, int total) {
   progress *p = ctx;
-  int pct = total ? (int)((long long)done * 100 / total) : 100;
-  if (pct == p->last_pct && done != total) return;
-  p->last_pct = pct;
-  enum { WIDTH = 30 };
-  char bar[WIDTH + 1];
-  int fill = pct * WIDTH / 100;
-  for (int i = 0; i < WIDTH; i++)
-    bar[i] = i < fill ? '#' : '.';
-  bar[WIDTH] = 0;
-  fprintf(stderr, "\rbench [%s] %d/%d launches", bar, done, total);
-  if (done == total) fputs("\r\033[K", stderr);
-  fflush(stderr);
+  if (p->draw) cli_progress_draw(&p->bar, done, total);
+  if (p->record_last && done == total - 1) {
+    pto_status s = pto_worker_set_record_tasks(p->record_last, true);
+    pto_status_free(s); /* between launches it cannot fail; the swimlane would say so */
+  }
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -61,6 +61,7 @@ int cmd_bench(int argc, char **argv) {
   cli_param *pd = NULL;
   pto_arg *args = NULL;
   pto_bench_stats *st = NULL;
+  pto_worker *w = NULL;
   int rc = PTO_EXIT_OK;
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, NULL);
   if (s) return cli_fail(k_cmd, s);
@@ -78,23 +79,34 @@ int cmd_bench(int argc, char **argv) {
   pto_bench_options_init(&opt);
   opt.rounds = a.rounds;
   opt.warmup = a.warmup;
-  progress bar = {-1};
-  if (isatty(STDERR_FILENO)) {
-    opt.progress = draw_progress;
-    opt.progress_ctx = &bar;
+  progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL};
+  if ((s = pto_worker_open(NULL, &w))) goto out;
+  if (a.swimlane) {
+    pr.record_last = w;
+    if (a.warmup + a.rounds == 1 && (s = pto_worker_set_record_tasks(w, true))) goto out;
   }
-  if ((s = pto_benchmark(NULL, prog, args, (size_t)sig->nparams, &opt, &st))) goto out;
+  if (pr.draw || pr.record_last) {
+    opt.progress = on_progress;
+    opt.progress_ctx = &pr;
+  }
+  if ((s = pto_benchmark(w, prog, args, (size_t)sig->nparams, &opt, &st))) goto out;
+  size_t ndrawn = 0;
+  if (a.swimlane && (s = cli_write_swimlane(w, a.swimlane, &ndrawn))) goto out;
   if (!a.view.json) {
     char hid[17];
     pto_hid_format(st->hid, hid);
     printf("bench @%s on sim (%d cores): %d launches after %d warmup, %llu tasks per launch, "
            "hid %s\n",
            sig->entry, st->ncores, st->nlaunches, st->warmup, (unsigned long long)st->ntasks, hid);
+    if (a.swimlane)
+      printf("swimlane of the last launch: %s (%zu tasks on %d cores)\n", a.swimlane, ndrawn,
+             st->ncores);
   }
   rc = cli_print_stats(k_cmd, st, &a.view);
 out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_bench_stats_destroy(st);
+  pto_worker_close(w);
   if (pd) cli_params_clear(pd, sig->nparams);
   free(pd);
   free(args);
@@ -105,7 +117,7 @@ out:
 const pto_cmd cli_cmd_bench = {
     "bench", "launch a program many times and print timing statistics",
     "usage: pto bench PROG [inputs as pto run] [--rounds 100] [--warmup 3] [--tree [N]]\n"
-    "                 [--spread stdev|minmax|both|none] [--json]\n"
+    "                 [--spread stdev|minmax|both|none] [--json] [--swimlane FILE]\n"
     "\n"
     "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"
     "times measured, reading every launch's spans, and prints per metric n, min, median, mean,\n"
@@ -122,6 +134,10 @@ const pto_cmd cli_cmd_bench = {
     "                (0: chip.run alone; default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
     "  --json        print the statistics, every sample and the mean tree as JSON instead\n"
+    "  --swimlane FILE  write the last measured launch's tasks (core, kernel, dependencies,\n"
+    "                ready/start/end) and spans to FILE as Chrome trace-event JSON (Perfetto,\n"
+    "                chrome://tracing); only that launch records its tasks, so the others are\n"
+    "                measured as without the option\n"
     "inputs:\n"
     "  --in NAME=SOURCE  --dim SYM=VALUE  (see 'pto run --help')\n"
     "compile options (for a .ptir PROG):\n"

@@ -29,8 +29,10 @@ static void json_str(FILE *f, const char *s) {
     case '\t': fputs("\\t", f); break;
     case '\r': fputs("\\r", f); break;
     default:
-      if (*c < 0x20) fprintf(f, "\\u%04x", *c);
-      else fputc(*c, f);
+      if (*c < 0x20)
+        fprintf(f, "\\u%04x", *c);
+      else
+        fputc(*c, f);
     }
   }
   fputc('"', f);
@@ -40,9 +42,12 @@ static void human_bytes(uint64_t n, char *buf, size_t len) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = (double)n;
   int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, u++;
-  if (u == 0) snprintf(buf, len, "%" PRIu64 " B", n);
-  else snprintf(buf, len, "%.1f %s", v, units[u]);
+  while (v >= 1024 && u < 4)
+    v /= 1024, u++;
+  if (u == 0)
+    snprintf(buf, len, "%" PRIu64 " B", n);
+  else
+    snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
 static void age_text(int64_t ns, char *buf, size_t len) {
@@ -54,10 +59,14 @@ static void age_text(int64_t ns, char *buf, size_t len) {
   clock_gettime(CLOCK_REALTIME, &now);
   int64_t s = (int64_t)now.tv_sec - ns / 1000000000;
   if (s < 0) s = 0;
-  if (s < 120) snprintf(buf, len, "%" PRId64 "s ago", s);
-  else if (s < 7200) snprintf(buf, len, "%" PRId64 "m ago", s / 60);
-  else if (s < 172800) snprintf(buf, len, "%" PRId64 "h ago", s / 3600);
-  else snprintf(buf, len, "%" PRId64 "d ago", s / 86400);
+  if (s < 120)
+    snprintf(buf, len, "%" PRId64 "s ago", s);
+  else if (s < 7200)
+    snprintf(buf, len, "%" PRId64 "m ago", s / 60);
+  else if (s < 172800)
+    snprintf(buf, len, "%" PRId64 "h ago", s / 3600);
+  else
+    snprintf(buf, len, "%" PRId64 "d ago", s / 86400);
 }
 
 static void iso_time(int64_t ns, char *buf, size_t len) {
@@ -88,8 +97,10 @@ static int do_stats(int json) {
   }
   char size[32], max[32];
   human_bytes(st.bytes, size, sizeof size);
-  if (st.max_bytes) human_bytes(st.max_bytes, max, sizeof max);
-  else snprintf(max, sizeof max, "none (set PTO_CACHE_MAX_SIZE)");
+  if (st.max_bytes)
+    human_bytes(st.max_bytes, max, sizeof max);
+  else
+    snprintf(max, sizeof max, "none (set PTO_CACHE_MAX_SIZE)");
   printf("cache directory  %s\n", dir);
   printf("entries          %" PRIu64 "\n", st.entries);
   printf("size             %s\n", size);
@@ -118,8 +129,7 @@ static int do_ls(int json) {
       json_str(stdout, v[i].program);
       printf(", \"entry\": ");
       json_str(stdout, v[i].entry);
-      printf(", \"bytes\": %" PRIu64 ", \"last_use_ns\": %" PRId64 ", \"created_ns\": %" PRId64
-             "}",
+      printf(", \"bytes\": %" PRIu64 ", \"last_use_ns\": %" PRId64 ", \"created_ns\": %" PRId64 "}",
              v[i].bytes, v[i].last_use_ns, v[i].created_ns);
     }
     printf("%s]\n", n ? "\n" : "");
@@ -129,8 +139,10 @@ static int do_ls(int json) {
       char size[32], age[32], prog[64];
       human_bytes(v[i].bytes, size, sizeof size);
       age_text(v[i].last_use_ns, age, sizeof age);
-      if (v[i].program) snprintf(prog, sizeof prog, "%s@%s", v[i].program, v[i].entry);
-      else snprintf(prog, sizeof prog, "(unreadable)");
+      if (v[i].program)
+        snprintf(prog, sizeof prog, "%s@%s", v[i].program, v[i].entry);
+      else
+        snprintf(prog, sizeof prog, "(unreadable)");
       printf("%s  %-20s  %10s  %s\n", v[i].key, prog, size, age);
     }
   }
@@ -168,17 +180,23 @@ static void print_param(const pto_signature *sig, const pto_sig_param *p) {
     for (int d = 0; d < p->rank; d++) {
       if (p->dims[d].sym >= 0 && p->dims[d].sym < sig->nsyms)
         printf("%s%s", d ? "," : "", sig->syms[p->dims[d].sym]);
-      else printf("%s%" PRId64, d ? "," : "", p->dims[d].value);
+      else
+        printf("%s%" PRId64, d ? "," : "", p->dims[d].value);
     }
     printf("] %s\n", pto_dtype_name(p->dtype));
     return;
   }
   printf("  %-5s %s: %s = ", "", p->name, pto_dtype_name(p->dtype));
-  if (p->bind != PTO_BIND_LITERAL) printf("runtime\n");
-  else if (pto_dtype_is_float(p->dtype)) printf("%.17g\n", p->value.f);
-  else if (p->dtype == PTO_DTYPE_BOOL) printf("%s\n", p->value.i ? "true" : "false");
-  else if (!pto_dtype_is_signed(p->dtype)) printf("%" PRIu64 "\n", p->value.u);
-  else printf("%" PRId64 "\n", p->value.i);
+  if (p->bind != PTO_BIND_LITERAL)
+    printf("runtime\n");
+  else if (pto_dtype_is_float(p->dtype))
+    printf("%.17g\n", p->value.f);
+  else if (p->dtype == PTO_DTYPE_BOOL)
+    printf("%s\n", p->value.i ? "true" : "false");
+  else if (!pto_dtype_is_signed(p->dtype))
+    printf("%" PRIu64 "\n", p->value.u);
+  else
+    printf("%" PRId64 "\n", p->value.i);
 }
 
 static int do_show(const char *prefix, int json) {
@@ -207,8 +225,8 @@ static int do_show(const char *prefix, int json) {
   } else {
     printf("key          %s\n", key);
     printf("path         %s\n", path);
-    printf("program      %s (entry @%s, platform %s, -O%d)\n", m.program, m.sig.entry,
-           m.platform, m.opt_level);
+    printf("program      %s (entry @%s, platform %s, -O%d)\n", m.program, m.sig.entry, m.platform,
+           m.opt_level);
     struct stat st;
     char when[64], age[32];
     if (stat(path, &st) == 0) {
@@ -223,12 +241,13 @@ static int do_show(const char *prefix, int json) {
     }
     printf("toolchain    %s\n", m.toolchain);
     printf("signature:\n");
-    for (int i = 0; i < m.sig.nparams; i++) print_param(&m.sig, &m.sig.params[i]);
+    for (int i = 0; i < m.sig.nparams; i++)
+      print_param(&m.sig, &m.sig.params[i]);
     printf("kernels:\n");
     for (int i = 0; i < m.nkernels; i++)
-      printf("  %d  %-20s %s  %s  scratch %" PRIu64 " bytes\n", m.kernels[i].id,
-             m.kernels[i].name, m.kernels[i].core_type == PTO_CORE_AIC ? "aic" : "aiv",
-             m.kernels[i].symbol, m.kernels[i].scratch_bytes);
+      printf("  %d  %-20s %s  %s  scratch %" PRIu64 " bytes\n", m.kernels[i].id, m.kernels[i].name,
+             m.kernels[i].core_type == PTO_CORE_AIC ? "aic" : "aiv", m.kernels[i].symbol,
+             m.kernels[i].scratch_bytes);
     char hid[17];
     printf("binaries:\n");
     pto_hid_format(m.orch.hid, hid);
@@ -236,9 +255,12 @@ static int do_show(const char *prefix, int json) {
     pto_hid_format(m.kernels_so.hid, hid);
     printf("  %-28s hid=%s build-id=%s\n", m.kernels_so.path, hid, m.kernels_so.build_id);
     printf("files:\n");
-    for (int i = 0; i < m.nfiles; i++) printf("  %-28s %s\n", m.files[i].path, m.files[i].hash);
-    if (key_text) printf("key.txt:\n%s", key_text);
-    else printf("key.txt: (none; PTO_CACHE_DEBUG=1 writes it into new entries)\n");
+    for (int i = 0; i < m.nfiles; i++)
+      printf("  %-28s %s\n", m.files[i].path, m.files[i].hash);
+    if (key_text)
+      printf("key.txt:\n%s", key_text);
+    else
+      printf("key.txt: (none; PTO_CACHE_DEBUG=1 writes it into new entries)\n");
   }
   free(key_text);
   pto_manifest_free(&m);
@@ -306,9 +328,12 @@ int cmd_cache(int argc, char **argv) {
     if (!strcmp(a, "--json")) {
       json = 1;
     } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
-      if (a[10] == '=') max_size = a + 11;
-      else if (i + 1 < argc) max_size = argv[++i];
-      else return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
+      if (a[10] == '=')
+        max_size = a + 11;
+      else if (i + 1 < argc)
+        max_size = argv[++i];
+      else
+        return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
     } else if (a[0] == '-' && a[1]) {
       return cli_usage_error(k_cmd, "unknown option '%s'", a);
     } else if (!sub) {

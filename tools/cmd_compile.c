@@ -12,6 +12,11 @@ void cli_compile_args_init(cli_compile_args *a) {
   pto_compile_options_init(&a->opt);
   a->opt.scalars = a->scalars;
   a->opt.samples = a->samples;
+  a->progress = (cli_progress){"compile", "kernels", -1, 0};
+  if (isatty(STDERR_FILENO)) {
+    a->opt.progress = cli_compile_progress;
+    a->opt.progress_ctx = &a->progress;
+  }
 }
 
 /* Splits "NAME=VALUE" into a binding; the strings stay in argv. */
@@ -127,6 +132,7 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
   pto_status s = pto_ir_verify(ir);
   if (!s) s = a->no_cache ? pto_compile_uncached(ir, &a->opt, out_program)
                           : pto_compile(ir, &a->opt, out_program);
+  cli_progress_end(&a->progress);
   if (s || !out_ir) pto_ir_program_destroy(ir);
   else *out_ir = ir;
   return s;
@@ -151,7 +157,8 @@ static pto_status write_depfile(const char *path, const char *dir, const char *s
   FILE *f = fopen(tmp, "w");
   if (!f) return pto_status_make(PTO_STATUS_IO, "--depfile %s: %s", path, strerror(errno));
   size_t n = strlen(dir);
-  while (n > 1 && dir[n - 1] == '/') n--;
+  while (n > 1 && dir[n - 1] == '/')
+    n--;
   char target[4096];
   snprintf(target, sizeof target, "%.*s/manifest.json", (int)n, dir);
   depfile_path(f, target);
@@ -192,6 +199,7 @@ int cmd_compile(int argc, char **argv) {
   pto_status s = pto_ir_parse_file(src, &ir);
   if (!s) s = pto_ir_verify(ir);
   if (!s) s = pto_compile_to_dir(ir, &a.opt, out_dir, !a.no_cache);
+  cli_progress_end(&a.progress);
   if (!s && a.depfile) s = write_depfile(a.depfile, out_dir, src);
   pto_ir_program_destroy(ir);
   if (s) return cli_fail(cmd, s);
@@ -218,6 +226,9 @@ const pto_cmd cli_cmd_compile = {
     "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
     "  --depfile FILE         also write a Make/Ninja depfile for build systems\n"
     "  --no-cache             compile without reading or writing the binary cache\n"
+    "\n"
+    "On a terminal, a progress bar counts the kernels as they are lowered (programs of four\n"
+    "kernels or more).\n"
     "\n"
     "example:\n"
     "  pto compile examples/scale_rows.ptir -o build/scale_rows -D act=1\n",

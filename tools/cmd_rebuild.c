@@ -8,7 +8,8 @@ int cmd_rebuild(int argc, char **argv) {
   const char *cmd = "rebuild";
   const char *dir = NULL;
   for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     if (dir) return cli_usage_error(cmd, "one work dir at a time: '%s' and '%s'", dir, argv[i]);
     dir = argv[i];
   }
@@ -17,8 +18,10 @@ int cmd_rebuild(int argc, char **argv) {
   int rebuilt = 0;
   pto_status s = pto_program_rebuild_dir(dir, &rebuilt);
   if (s) return cli_fail(cmd, s);
-  if (rebuilt) printf("%s: rebuilt %d file%s\n", dir, rebuilt, rebuilt == 1 ? "" : "s");
-  else printf("%s: up to date\n", dir);
+  if (rebuilt)
+    printf("%s: rebuilt %d file%s\n", dir, rebuilt, rebuilt == 1 ? "" : "s");
+  else
+    printf("%s: up to date\n", dir);
   return PTO_EXIT_OK;
 }
 

@@ -8,12 +8,14 @@
 #include "cli.h"
 #include "inputs.h"
 #include "npy.h"
+#include "pto/bench.h"
 #include "pto/runtime.h"
 
 typedef struct run_args {
   cli_inputs in;
   int check, trace;
   double rtol, atol; /* < 0: by dtype */
+  const char *swimlane;
 } run_args;
 
 static const char *k_cmd = "run";
@@ -26,6 +28,8 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     a->check = 1;
   } else if (!strcmp(arg, "--trace")) {
     a->trace = 1;
+  } else if (!strncmp(arg, "--swimlane", 10)) {
+    return cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
   } else if (!strcmp(arg, "--rtol") || !strcmp(arg, "--atol")) {
     if (*i + 1 >= argc) return cli_usage_error(cmd, "%s needs a number", arg), -1;
     char *end;
@@ -51,6 +55,33 @@ static void dtype_tolerance(pto_dtype dt, double *rtol, double *atol) {
   case PTO_DTYPE_F64: *rtol = 1e-12, *atol = 1e-12; break;
   default: *rtol = 0, *atol = 0; break; /* integers and bool: exact */
   }
+}
+
+/* ---- --swimlane (shared with pto bench) ------------------------------------------------ */
+
+int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, const char **out) {
+  const char *arg = argv[*i];
+  if (strcmp(arg, "--swimlane") != 0 && strncmp(arg, "--swimlane=", 11) != 0) return 0;
+  const char *val = arg[10] == '=' ? arg + 11 : (*i + 1 < argc ? argv[++*i] : NULL);
+  if (!val || !*val) return cli_usage_error(cmd, "--swimlane needs a file name (FILE.json)"), -1;
+  *out = val;
+  return 1;
+}
+
+pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntasks) {
+  pto_launch_record rec;
+  const pto_task_record *tasks = NULL;
+  size_t n = 0;
+  PTO_RETURN_IF_ERROR(pto_worker_last_launch(w, &rec));
+  pto_status s = pto_worker_last_launch_tasks(w, &tasks, &n);
+  if (!s) s = pto_swimlane_write_launch(path, &rec, tasks, n);
+  if (s) return pto_status_annotate(s, "--swimlane %s", path);
+  if (out_ntasks) {
+    *out_ntasks = 0;
+    for (size_t i = 0; i < n; i++)
+      *out_ntasks += tasks[i].core >= 0;
+  }
+  return PTO_OK;
 }
 
 /* ---- --check -------------------------------------------------------------------------- */
@@ -164,8 +195,27 @@ int cmd_run(int argc, char **argv) {
       memcpy(pd[j].ref, pd[j].data, pd[j].nbytes);
     }
   }
-  if ((s = pto_worker_open(NULL, &w))) goto out;
-  if ((s = pto_worker_run(w, prog, args, (size_t)sig->nparams))) goto out;
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.record_tasks = a.swimlane != NULL;
+  if ((s = pto_worker_open(&cfg, &w))) goto out;
+  s = pto_worker_run(w, prog, args, (size_t)sig->nparams);
+  size_t ndrawn = 0;
+  if (a.swimlane) {
+    /* A failed launch is drawn too (the tasks that ran), which is when a picture helps most;
+     * a launch that never started leaves nothing to draw. */
+    pto_launch_record last;
+    pto_status ws = pto_worker_last_launch(w, &last);
+    if (!ws) ws = cli_write_swimlane(w, a.swimlane, &ndrawn);
+    if (!ws && s)
+      fprintf(stderr, "pto run: swimlane of the failed launch (%zu tasks ran) written to %s\n",
+              ndrawn, a.swimlane);
+    if (s)
+      pto_status_free(ws);
+    else
+      s = ws;
+  }
+  if (s) goto out;
   pto_launch_record rec;
   if (!pto_worker_last_launch(w, &rec)) {
     double host_us = 0, dev_us = 0;
@@ -177,6 +227,9 @@ int cmd_run(int argc, char **argv) {
     printf("ran @%s on sim (%d cores): %" PRIu64 " tasks, host wall %.1f us, device wall %.1f us\n",
            sig->entry, pto_worker_core_count(w), rec.ntasks, host_us, dev_us);
   }
+  if (a.swimlane)
+    printf("swimlane: %s (%zu tasks on %d cores; open it in Perfetto or chrome://tracing)\n",
+           a.swimlane, ndrawn, pto_worker_core_count(w));
   for (int i = 0; i < a.in.nouts; i++) {
     int j = pto_signature_find(sig, a.in.outs[i].name);
     s = pto_npy_write(a.in.outs[i].value, sig->params[j].dtype, pd[j].t.rank, pd[j].t.shape,
@@ -220,6 +273,10 @@ const pto_cmd cli_cmd_run = {
     "                      unfed outputs start as zeros; runtime scalars must be fed.\n"
     "  --dim SYM=VALUE     the value of dynamic dim SYM for generated inputs (a .npy input\n"
     "                      binds the dims of its parameter by its own shape)\n"
+    "  .npy files hold the parameter's dtype as numpy names it (f2 f4 f8 i1-i8 u1-u8 b1), C\n"
+    "  order; bf16 is stored as '<u2' holding the raw bfloat16 bits (a '|V2' file of ml_dtypes\n"
+    "  reads too), index as '<i8'; big-endian files are converted. A file of another dtype or\n"
+    "  shape is refused, naming both.\n"
     "outputs:\n"
     "  --out NAME=FILE.npy write out/inout parameter NAME after the run\n"
     "  --check             run the reference interpreter on the same inputs and compare every\n"
@@ -228,6 +285,9 @@ const pto_cmd cli_cmd_run = {
     "                      bf16 1e-2, f64 1e-12, integers exact); passes where |got-ref| <=\n"
     "                      atol + rtol*|ref|\n"
     "  --trace             write the launch's [STRACE] span lines to stderr\n"
+    "  --swimlane FILE     record every task of the launch (core, kernel, dependencies, ready,\n"
+    "                      start and end times) and write them with the launch's spans to FILE\n"
+    "                      as Chrome trace-event JSON: open it in Perfetto or chrome://tracing\n"
     "compile options (for a .ptir PROG):\n"
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
@@ -235,5 +295,6 @@ const pto_cmd cli_cmd_run = {
     "exit status: 0 success, 1 the run or the check failed, 2 bad usage or input.\n"
     "\n"
     "example:\n"
-    "  pto run examples/add.ptir --dim M=100 --check --out c=c.npy\n",
+    "  pto run examples/add.ptir --dim M=100 --check --out c=c.npy\n"
+    "  pto run examples/chain.ptir --dim M=256 --in alpha=0.5 --swimlane chain.json\n",
     cmd_run};

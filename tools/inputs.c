@@ -33,10 +33,20 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
                      cli_option_fn extra, void *ctx) {
   memset(a, 0, sizeof *a);
   cli_compile_args_init(&a->c);
+  char first_compile_opt[32] = ""; /* the first compile option given, for the message below */
   for (int i = 1; i < argc; i++) {
+    char opt[32];
+    snprintf(opt, sizeof opt, "%s", argv[i]);
     int r = cli_parse_compile_option(cmd, &a->c, argc, argv, &i);
     if (r < 0) return -1;
-    if (r) continue;
+    if (r) {
+      if (!first_compile_opt[0]) {
+        opt[strcspn(opt, "=")] = 0;
+        if (!strncmp(opt, "-D", 2)) opt[2] = 0;
+        snprintf(first_compile_opt, sizeof first_compile_opt, "%s", opt);
+      }
+      continue;
+    }
     char *arg = argv[i];
     cli_named *list = NULL;
     int *count = NULL;
@@ -66,6 +76,17 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
     }
   }
   if (!a->prog) return cli_usage_error(cmd, "no program given"), -1;
+  if (a->c.depfile)
+    return cli_usage_error(cmd, "--depfile: a depfile describes a work dir: pass it to pto compile"),
+           -1;
+  /* A work dir was compiled already: an option that would change the compile cannot apply, and
+   * ignoring it would run something else than the command line says. */
+  if (first_compile_opt[0] && cli_is_dir(a->prog))
+    return cli_usage_error(cmd,
+                           "%s: compile options apply to a .ptir program; %s is a work dir, "
+                           "compiled already (pto compile it again to change them)",
+                           first_compile_opt, a->prog),
+           -1;
   return 0;
 }
 

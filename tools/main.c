@@ -33,6 +33,33 @@ int cli_is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+void cli_progress_draw(cli_progress *p, int done, int total) {
+  int pct = total > 0 ? (int)((long long)done * 100 / total) : 100;
+  if (pct == p->last_pct && done != total) return;
+  p->last_pct = pct;
+  enum { WIDTH = 30 };
+  char bar[WIDTH + 1];
+  int fill = pct * WIDTH / 100;
+  for (int i = 0; i < WIDTH; i++)
+    bar[i] = i < fill ? '#' : '.';
+  bar[WIDTH] = 0;
+  fprintf(stderr, "\r%s [%s] %d/%d %s", p->label, bar, done, total, p->unit);
+  p->shown = done < total;
+  if (!p->shown) fputs("\r\033[K", stderr);
+  fflush(stderr);
+}
+
+void cli_progress_end(cli_progress *p) {
+  if (!p->shown) return;
+  fputs("\r\033[K", stderr);
+  fflush(stderr);
+  p->shown = 0;
+}
+
+void cli_compile_progress(void *ctx, int done, int total) {
+  if (total >= CLI_PROGRESS_MIN_KERNELS) cli_progress_draw(ctx, done, total);
+}
+
 int cli_fail(const char *cmd, pto_status s) {
   pto_status_code c = pto_status_code_of(s);
   fprintf(stderr, "pto %s: %s\n", cmd, pto_status_message(s));

@@ -309,8 +309,11 @@ static void shape_text(int rank, const int64_t *shape, char *buf, size_t n) {
 pto_status pto_npy_check(const pto_npy_array *a, const char *name, pto_dtype dtype, int rank,
                          const int64_t *shape) {
   if (a->dtype != dtype)
-    return bad(name, "dtype %s ('%s'), expected %s ('%s')", pto_dtype_name(a->dtype),
-               pto_npy_descr(a->dtype), pto_dtype_name(dtype), pto_npy_descr(dtype));
+    return bad(name, "dtype %s ('%s'), expected %s ('%s')%s", pto_dtype_name(a->dtype),
+               pto_npy_descr(a->dtype), pto_dtype_name(dtype), pto_npy_descr(dtype),
+               dtype == PTO_DTYPE_BF16 ? ": a bf16 file holds the raw bfloat16 bits as '<u2' "
+                                         "(numpy: a.view(np.uint16)) or '|V2' (ml_dtypes)"
+                                       : "");
   if (rank < 0) return PTO_OK;
   int ok = a->rank == rank;
   for (int i = 0; ok && shape && i < rank; i++)

@@ -29,7 +29,8 @@ int main(void) {
   if ((s = pto_worker_open(&cfg, &w))) return fail("opening a worker", s);
 
   static float x[ROWS * COLS], y[ROWS * COLS];
-  for (int i = 0; i < ROWS * COLS; i++) x[i] = (float)(i % 97) * 0.25f;
+  for (int i = 0; i < ROWS * COLS; i++)
+    x[i] = (float)(i % 97) * 0.25f;
   const int64_t shape[2] = {ROWS, COLS};
   pto_host_tensor tx, ty;
   pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);

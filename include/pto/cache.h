@@ -70,12 +70,12 @@ pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
 
 typedef struct pto_cache_entry {
   char key[33];
-  char *path;           /* the entry dir, absolute */
-  char *program;        /* from the manifest; NULL when the manifest does not read */
-  char *entry;          /* entry function; NULL likewise */
-  uint64_t bytes;       /* sum of its files' sizes */
-  int64_t last_use_ns;  /* CLOCK_REALTIME of the last hit (or of the store) */
-  int64_t created_ns;   /* mtime of its manifest */
+  char *path;          /* the entry dir, absolute */
+  char *program;       /* from the manifest; NULL when the manifest does not read */
+  char *entry;         /* entry function; NULL likewise */
+  uint64_t bytes;      /* sum of its files' sizes */
+  int64_t last_use_ns; /* CLOCK_REALTIME of the last hit (or of the store) */
+  int64_t created_ns;  /* mtime of its manifest */
 } pto_cache_entry;
 
 /* Every entry, most recently used first. */
@@ -94,8 +94,7 @@ pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
 /* Verifies every entry; a bad one is reported to fn (which may be NULL), counted as a corruption
  * and discarded. */
 typedef void (*pto_cache_verify_fn)(void *ctx, const char *key, pto_status problem);
-pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked,
-                            int *out_corrupt);
+pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked, int *out_corrupt);
 
 typedef struct pto_cache_gc_result {
   uint64_t evicted, evicted_bytes; /* entries removed, least recently used first */

@@ -31,6 +31,10 @@ typedef struct pto_compile_options {
   int nscalars;
   const pto_binding *samples; /* --arg NAME=64x128 */
   int nsamples;
+  /* Called as kernels are lowered: done of total kernels, from (0, total) to (total, total);
+   * NULL: none. Changes no code, so it is no part of the cache key. */
+  void (*progress)(void *ctx, int done, int total);
+  void *progress_ctx;
 } pto_compile_options;
 
 /* Fills defaults: sz set, platform "sim", opt_level 2. Inline: the loader and tools use it

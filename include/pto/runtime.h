@@ -286,9 +286,9 @@ typedef struct pto_task_record {
 } pto_task_record;
 
 /* Turns per-task recording on or off from the next launch on (pto_run_config.record_tasks sets
- * it at open). Off, it costs a launch one predictable branch per task; on, one clock read per
- * task that is ready when submitted, and building the records after the launch (outside its
- * spans). Fails during a launch. */
+ * it at open). Off, it costs a launch at most one predictable branch per task (taken by a task
+ * that is ready when submitted); on, one clock read per such task, and building the records
+ * after the launch, outside its spans. Fails during a launch. */
 pto_status pto_worker_set_record_tasks(pto_worker *w, bool on);
 
 /* The tasks of the worker's last launch that got past argument validation, in submission order

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Every tests/programs/*.ptir and examples/*.ptir compiled and run with --check against the
-# reference interpreter, once per '# run: ARGS' line at its top.
+# Every tests/programs/*.ptir, examples/*.ptir and examples/runtime/*.ptir compiled and run with
+# --check against the reference interpreter, once per '# run: ARGS' line at its top.
 source "$(dirname "$0")/lib/common.bash"
 
-for f in "$PTO_SOURCE_DIR"/tests/programs/*.ptir "$EX"/*.ptir; do
+for f in "$PTO_SOURCE_DIR"/tests/programs/*.ptir "$EX"/*.ptir "$EX"/runtime/*.ptir; do
   while IFS= read -r line; do
     args=${line#\# run:}
     # shellcheck disable=SC2086

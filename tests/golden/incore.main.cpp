@@ -31,6 +31,9 @@ ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int6
   pto_orch_tensor v = pto_view(src);
   int64_t elem_offset = 0;
   for (size_t d = 0; d < N; ++d) {
+    if (offs[d] < 0 || offs[d] >= v.shape[d])
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.slice: offset %lld of dim %d is outside the extent %lld",
+                      static_cast<long long>(offs[d]), static_cast<int>(d), static_cast<long long>(v.shape[d]));
     int64_t off = offs[d] < 0 ? 0 : offs[d];
     int64_t room = v.shape[d] - off;
     if (room < 0) room = 0;
@@ -40,6 +43,15 @@ ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int6
   }
   v.addr += static_cast<uint64_t>(elem_offset) * pto_dtype_bytes(v.dtype);
   return pto_chip(v);
+}
+
+// The condition of a for with a runtime step: a negative step counts down (as Python's
+// range), a zero step fails the launch.
+inline bool pto_in_range(int64_t i, int64_t hi, int64_t step) {
+  if (step > 0) return i < hi;
+  if (step < 0) return i > hi;
+  rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "for: the step is zero");
+  return false;
 }
 
 // Scalars travel as 64-bit slots: ints sign/zero-extended, f32 bits low, f16/bf16 16 bits.

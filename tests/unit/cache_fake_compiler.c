@@ -40,8 +40,9 @@ static pto_status write_text(const char *dir, const char *rel, const char *text)
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, rel);
   FILE *f = fopen(path, "w");
-  if (!f) return pto_status_make(PTO_STATUS_IO, "fake compiler: cannot write %s: %s", path,
-                                 strerror(errno));
+  if (!f)
+    return pto_status_make(PTO_STATUS_IO, "fake compiler: cannot write %s: %s", path,
+                           strerror(errno));
   int ok = fputs(text, f) >= 0;
   if (fclose(f) != 0 || !ok)
     return pto_status_make(PTO_STATUS_IO, "fake compiler: cannot write %s: %s", path,
@@ -136,14 +137,15 @@ static pto_status build_dir(const pto_ir_program *p, const pto_compile_options *
   snprintf(b, sizeof b, "%s/%s", dir, bin);
   if ((s = build_orchestration(a, b))) goto fail;
 
-  snprintf(text, sizeof text,
-           "#include \"pto/kernel_abi.h\"\n"
-           "const int32_t pto_kernel_abi_version = PTO_KERNEL_ABI_VERSION;\n"
-           "int32_t pto_kernel_k(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *c) {\n"
-           "  (void)t; (void)s; (void)c;\n"
-           "  return %" PRIu64 ";\n"
-           "}\n",
-           tag);
+  snprintf(
+      text, sizeof text,
+      "#include \"pto/kernel_abi.h\"\n"
+      "const int32_t pto_kernel_abi_version = PTO_KERNEL_ABI_VERSION;\n"
+      "int32_t pto_kernel_k(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *c) {\n"
+      "  (void)t; (void)s; (void)c;\n"
+      "  return %" PRIu64 ";\n"
+      "}\n",
+      tag);
   if ((s = write_text(dir, "kernels/k.ll", text))) goto fail;
   if ((s = write_text(dir, "kernels/abi.c", "int pto_fake_abi_object;\n"))) goto fail;
   snprintf(a, sizeof a, "%s/kernels/k.ll", dir);

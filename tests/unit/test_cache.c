@@ -27,8 +27,8 @@
 #define PTO_SOURCE_DIR "."
 #endif
 
-static char *g_tmp;       /* per-process scratch */
-static char g_log[4096];  /* the fake compiler's build log */
+static char *g_tmp;        /* per-process scratch */
+static char g_log[4096];   /* the fake compiler's build log */
 static char g_cache[4096]; /* PTO_CACHE_DIR of the current test */
 static int g_test_no;
 
@@ -49,19 +49,20 @@ static void capture_warning(void *ctx, const char *msg) {
 /* A small program; variant changes its structure (the kernel's row count), names its values. */
 static pto_ir_program *program(int variant, const char *xname) {
   char text[2048];
-  snprintf(text, sizeof text,
-           "program cache_test\n"
-           "dynamic M, R\n"
-           "kernel @blk(%%%s: tensor[R,64] f32, out %%y: tensor[R,64] f32) -> (tensor[R,64] f32) {\n"
-           "  %%t = tile.load(%%%s, [0, 0], [%d, 64], valid=[R, 64])\n"
-           "  %%y1 = tile.store(%%t, [0, 0], %%y)\n"
-           "  return %%y1\n"
-           "}\n"
-           "orch @main(%%%s: tensor[M,64] f32, out %%y: tensor[M,64] f32) -> (tensor[M,64] f32) {\n"
-           "  call @blk(%%%s, %%y)\n"
-           "  return %%y\n"
-           "}\n",
-           xname, xname, 8 + variant, xname, xname);
+  snprintf(
+      text, sizeof text,
+      "program cache_test\n"
+      "dynamic M, R\n"
+      "kernel @blk(%%%s: tensor[R,64] f32, out %%y: tensor[R,64] f32) -> (tensor[R,64] f32) {\n"
+      "  %%t = tile.load(%%%s, [0, 0], [%d, 64], valid=[R, 64])\n"
+      "  %%y1 = tile.store(%%t, [0, 0], %%y)\n"
+      "  return %%y1\n"
+      "}\n"
+      "orch @main(%%%s: tensor[M,64] f32, out %%y: tensor[M,64] f32) -> (tensor[M,64] f32) {\n"
+      "  call @blk(%%%s, %%y)\n"
+      "  return %%y\n"
+      "}\n",
+      xname, xname, 8 + variant, xname, xname);
   pto_ir_program *p = NULL;
   pto_status s = pto_ir_parse_string(text, strlen(text), "cache_test.ptir", &p);
   if (s) print_error("%s\n", pto_status_message(s));
@@ -103,7 +104,8 @@ static uint64_t expected_tag(int variant) {
 static int builds(void) {
   char *text = tu_read_file(g_log, NULL);
   int n = 0;
-  for (char *c = text; c && *c; c++) n += *c == '\n';
+  for (char *c = text; c && *c; c++)
+    n += *c == '\n';
   free(text);
   return n;
 }
@@ -257,7 +259,8 @@ static void test_cache_threads_compiling_one_key_share_one_program(void **state)
     args[i].out = NULL;
     assert_int_equal(pthread_create(&th[i], NULL, race_thread, &args[i]), 0);
   }
-  for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < T; i++)
+    pthread_join(th[i], NULL);
   unsetenv("PTO_FAKE_COMPILER_SLEEP_MS");
   for (int i = 0; i < T; i++) {
     assert_non_null(args[i].out);
@@ -544,7 +547,9 @@ static void test_cache_unwritable_cache_compiles_without_caching_and_warns_once(
     /* Once per process, however many compiles. */
     assert_int_equal(g_nwarnings, 1);
     assert_non_null(strstr(g_warnings, "compiling without caching"));
-    assert_non_null(strstr(g_warnings, errs[e][1] == 'R' ? "Read-only" : errs[e][1] == 'N' ? "No space" : "Permission denied"));
+    assert_non_null(strstr(g_warnings, errs[e][1] == 'R'   ? "Read-only"
+                                       : errs[e][1] == 'N' ? "No space"
+                                                           : "Permission denied"));
     assert_true(tag_of(a) == expected_tag(15 + e));
     assert_true(tag_of(b) == expected_tag(18 + e));
     pto_cache_stats st = stats();

@@ -26,25 +26,26 @@ static const variant k_base = {"x", "y", "alpha", "n", "t", "f32", 64, "out", "m
 
 static pto_ir_program *parse_variant(const variant *v) {
   char text[4096];
-  snprintf(text, sizeof text,
-           "program key_test\n"
-           "dynamic M, R\n"
-           "kernel @blk(%%%s: tensor[R,%d] %s, %s %%%s: tensor[R,%d] %s, %%%s: %s) -> (tensor[R,%d] "
-           "%s) {\n"
-           "  %%%s = tile.load(%%%s, [0, 0], [16, %d], valid=[R, %d])\n"
-           "  %%s = tile.%s(%%%s, %%%s)\n"
-           "  %%y1 = tile.store(%%s, [0, 0], %%%s)\n"
-           "  return %%y1\n"
-           "}\n"
-           "orch @main(%%%s: tensor[%s,%d] %s, %s %%%s: tensor[%s,%d] %s, %%%s: %s = runtime, "
-           "%%%s: i32%s) -> (tensor[%s,%d] %s) {\n"
-           "  call @blk(%%%s, %%%s, %%%s)\n"
-           "  return %%%s\n"
-           "}\n",
-           v->x, v->cols, v->dt, v->ydir, v->y, v->cols, v->dt, v->alpha, v->dt, v->cols, v->dt,
-           v->t, v->x, v->cols, v->cols, v->op, v->t, v->alpha, v->y, v->x, v->rows, v->cols,
-           v->dt, v->ydir, v->y, v->rows, v->cols, v->dt, v->alpha, v->dt, v->n, v->nbind, v->rows,
-           v->cols, v->dt, v->x, v->y, v->alpha, v->y);
+  snprintf(
+      text, sizeof text,
+      "program key_test\n"
+      "dynamic M, R\n"
+      "kernel @blk(%%%s: tensor[R,%d] %s, %s %%%s: tensor[R,%d] %s, %%%s: %s) -> (tensor[R,%d] "
+      "%s) {\n"
+      "  %%%s = tile.load(%%%s, [0, 0], [16, %d], valid=[R, %d])\n"
+      "  %%s = tile.%s(%%%s, %%%s)\n"
+      "  %%y1 = tile.store(%%s, [0, 0], %%%s)\n"
+      "  return %%y1\n"
+      "}\n"
+      "orch @main(%%%s: tensor[%s,%d] %s, %s %%%s: tensor[%s,%d] %s, %%%s: %s = runtime, "
+      "%%%s: i32%s) -> (tensor[%s,%d] %s) {\n"
+      "  call @blk(%%%s, %%%s, %%%s)\n"
+      "  return %%%s\n"
+      "}\n",
+      v->x, v->cols, v->dt, v->ydir, v->y, v->cols, v->dt, v->alpha, v->dt, v->cols, v->dt, v->t,
+      v->x, v->cols, v->cols, v->op, v->t, v->alpha, v->y, v->x, v->rows, v->cols, v->dt, v->ydir,
+      v->y, v->rows, v->cols, v->dt, v->alpha, v->dt, v->n, v->nbind, v->rows, v->cols, v->dt, v->x,
+      v->y, v->alpha, v->y);
   pto_ir_program *p = NULL;
   pto_status s = pto_ir_parse_string(text, strlen(text), "some/dir/prog_file_name.ptir", &p);
   if (s) {
@@ -143,7 +144,8 @@ static void test_cache_key_equal_for_samples_that_match_the_annotation(void **st
   opt.samples = &sa;
   opt.nsamples = 1;
   char key[33];
-  assert_status_contains(pto_cache_key(p, &opt, key, NULL), "dim 0 is 32, but 'x' is declared with 16");
+  assert_status_contains(pto_cache_key(p, &opt, key, NULL),
+                         "dim 0 is 32, but 'x' is declared with 16");
   pto_ir_program_destroy(p);
 }
 

@@ -30,16 +30,15 @@ static const char k_orch_cpp[] =
     "__attribute__((visibility(\"default\"))) int pto_test_value(void) { return 41; }\n"
     "}\n";
 
-static const char k_add_ll[] =
-    "@pto_kernel_abi_version = constant i32 " PTO_STR(PTO_KERNEL_ABI_VERSION) "\n"
-    "define i32 @pto_kernel_add(ptr %t, ptr %s, ptr %c) {\n"
-    "  ret i32 7\n"
-    "}\n";
+static const char k_add_ll[] = "@pto_kernel_abi_version = constant i32 " PTO_STR(
+    PTO_KERNEL_ABI_VERSION) "\n"
+                            "define i32 @pto_kernel_add(ptr %t, ptr %s, ptr %c) {\n"
+                            "  ret i32 7\n"
+                            "}\n";
 
-static const char k_mul_ll[] =
-    "define i32 @pto_kernel_mul(ptr %t, ptr %s, ptr %c) {\n"
-    "  ret i32 3\n"
-    "}\n";
+static const char k_mul_ll[] = "define i32 @pto_kernel_mul(ptr %t, ptr %s, ptr %c) {\n"
+                               "  ret i32 3\n"
+                               "}\n";
 
 static char *g_dir;
 
@@ -99,10 +98,20 @@ static void build_work_dir(void) {
   m.sig.entry = strdup("main");
   m.nkernels = 2;
   m.kernels = calloc(2, sizeof *m.kernels);
-  m.kernels[0] = (pto_manifest_kernel){0, strdup("add"), strdup("pto_kernel_add"), PTO_CORE_AIV,
-                                       1024, strdup("kernels/add.ll"), strdup("kernels/add.o")};
-  m.kernels[1] = (pto_manifest_kernel){1, strdup("mul"), strdup("pto_kernel_mul"), PTO_CORE_AIV,
-                                       1024, strdup("kernels/mul.ll"), strdup("kernels/mul.o")};
+  m.kernels[0] = (pto_manifest_kernel){0,
+                                       strdup("add"),
+                                       strdup("pto_kernel_add"),
+                                       PTO_CORE_AIV,
+                                       1024,
+                                       strdup("kernels/add.ll"),
+                                       strdup("kernels/add.o")};
+  m.kernels[1] = (pto_manifest_kernel){1,
+                                       strdup("mul"),
+                                       strdup("pto_kernel_mul"),
+                                       PTO_CORE_AIV,
+                                       1024,
+                                       strdup("kernels/mul.ll"),
+                                       strdup("kernels/mul.o")};
   m.orch_name = strdup("main");
   m.orch_source = strdup("orchestration/main.cpp");
   const char *files[] = {"orchestration/main.cpp", "orchestration/main.so", "kernels/add.ll",

@@ -1,0 +1,587 @@
+/* Kernel benchmarks (bench/RESULTS.md, "Kernels"): pto kernels side by side with hand-written C,
+ * memcpy and OpenBLAS, interleaved in one run so that load on the machine hits every contender
+ * alike.
+ *
+ *   bench_kernels [EW_N [SOFTMAX_M [MATMUL_N [REPS [NCORES]]]]]
+ *                 (defaults 4096 4096 1024 10 2: the sizes of RESULTS.md)
+ *
+ *   (a) c = a + b and a fused chain c = relu(a * alpha + b) - b over [EW_N, EW_N] f32
+ *       (ew.ptir), against the hand loops of peers.c and against memcpy of the same matrix;
+ *   (b) row softmax over [SOFTMAX_M, 1024] f32 (softmax.ptir) against peers.c;
+ *   (c) C = A x B, [MATMUL_N]^3 f32 (matmul.ptir), against OpenBLAS cblas_sgemm (dlopen'ed at run
+ *       time: libopenblas-dev is never a build dependency; skipped when it is missing) with
+ *       OPENBLAS_NUM_THREADS = NCORES.
+ *
+ * Each pto program is measured two ways:
+ *   "pto, runtime": a launch on a sim worker with NCORES cores and device tensors resident (no
+ *     copies), timed by the launch's device wall span (chip.run.runner_run.device_wall: from the
+ *     orchestration's start to the last task's end), so it includes task submission,
+ *     dependency tracking and dispatch;
+ *   "pto, kernel direct": the compiled kernel function (pto_program_kernel) called on NCORES
+ *     threads over the same host buffers, one call per row block like the tasks: the kernel code
+ *     alone, without the runtime.
+ * Peers run on NCORES threads (rows split evenly; threads are created per repetition, tens of
+ * microseconds). Every output is checked against its peer. Times: min and median over REPS. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "peers.h"
+#include "pto/ir.h"
+#include "pto/loader.h"
+#include "pto/runtime.h"
+
+#ifndef BENCH_KERNELS_DIR
+#define BENCH_KERNELS_DIR "."
+#endif
+
+#define CHECK(call) check_status((call), #call, __LINE__)
+static void check_status(pto_status s, const char *what, int line) {
+  if (!s) return;
+  fprintf(stderr, "bench_kernels.c:%d: %s failed: %s\n", line, what, pto_status_message(s));
+  pto_status_free(s);
+  exit(1);
+}
+
+static void *xalloc(size_t bytes) {
+  if (bytes > (1u << 20) && getenv("BK_OFF")) {
+    char *q = aligned_alloc(4096, bytes + 8192);
+    return q + atol(getenv("BK_OFF"));
+  }
+  void *p = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  if (!p) {
+    fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
+    exit(1);
+  }
+  return p;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- statistics ------------------------------------------------------------------------- */
+
+#define MAX_REPS 100
+
+typedef struct stat {
+  const char *name;
+  double v[MAX_REPS]; /* ms */
+  int n;
+} stat;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double stat_min(const stat *s) {
+  double m = s->v[0];
+  for (int i = 1; i < s->n; i++)
+    m = s->v[i] < m ? s->v[i] : m;
+  return m;
+}
+
+static double stat_median(const stat *s) {
+  double t[MAX_REPS];
+  memcpy(t, s->v, sizeof(double) * (size_t)s->n);
+  qsort(t, (size_t)s->n, sizeof(double), cmp_double);
+  return s->n % 2 ? t[s->n / 2] : (t[s->n / 2 - 1] + t[s->n / 2]) / 2;
+}
+
+static void add(stat *s, double ms) {
+  if (s->n < MAX_REPS) s->v[s->n++] = ms;
+}
+
+/* One table row: time and a rate (work / time) for min and median, and the ratio of this row's
+ * rate to the reference row's (1.0 = as fast), median over median and min over min. */
+static void row(const stat *s, double work, const char *unit, const stat *ref) {
+  double mn = stat_min(s), md = stat_median(s);
+  printf("| %-34s | %9.3f | %9.3f | %8.2f | %8.2f %-6s |", s->name, mn, md, work / mn / 1e6,
+         work / md / 1e6, unit);
+  if (ref)
+    printf(" %5.2fx | %5.2fx |\n", stat_min(ref) / mn, stat_median(ref) / md);
+  else
+    printf("     -  |     -  |\n");
+}
+
+static void table_header(const char *title, const char *ref_name) {
+  printf("\n%s\n\n| %-34s | %9s | %9s | %8s | %15s | vs %s: min | median |\n", title, "contender",
+         "min ms", "median ms", "min", "median", ref_name);
+  printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+}
+
+/* ---- pto programs ----------------------------------------------------------------------- */
+
+static pto_program *compile(const char *file, const char *entry) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", BENCH_KERNELS_DIR, file);
+  pto_ir_program *ir = NULL;
+  CHECK(pto_ir_parse_file(path, &ir));
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  opt.entry = entry;
+  pto_program *p = NULL;
+  CHECK(pto_compile(ir, &opt, &p));
+  pto_ir_program_destroy(ir);
+  return p;
+}
+
+static pto_kernel_fn kernel_of(const pto_program *p, const char *name) {
+  for (int i = 0; i < pto_program_kernel_count(p); i++)
+    if (!strcmp(pto_program_kernel_name(p, i), name)) return pto_program_kernel(p, i);
+  fprintf(stderr, "kernel %s not found\n", name);
+  exit(1);
+}
+
+/* A launch with resident tensors; returns the device wall in ms. */
+static double launch(pto_handle *h, pto_worker *w, const pto_arg *args, size_t nargs) {
+  CHECK(pto_handle_call(h, args, nargs));
+  pto_launch_record rec;
+  CHECK(pto_worker_last_launch(w, &rec));
+  for (int i = 0; i < rec.nspans; i++)
+    if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall"))
+      return (double)rec.spans[i].dur_ns / 1e6;
+  fprintf(stderr, "no device_wall span\n");
+  exit(1);
+}
+
+static pto_device_tensor *dev_tensor(pto_worker *w, int64_t rows, int64_t cols, const float *init) {
+  const int64_t shape[2] = {rows, cols};
+  pto_device_tensor *t = NULL;
+  CHECK(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, init, &t));
+  return t;
+}
+
+static void dev_read(pto_worker *w, pto_device_tensor *t, float *out, size_t n) {
+  CHECK(pto_worker_copy_from(w, out, pto_device_tensor_addr(t), n * sizeof(float)));
+}
+
+static pto_kernel_tensor ktensor(const float *data, int64_t rows, int64_t cols, int64_t stride) {
+  pto_kernel_tensor t;
+  memset(&t, 0, sizeof t);
+  t.data = (void *)data;
+  t.rank = 2;
+  t.dtype = PTO_DTYPE_F32;
+  t.shape[0] = rows;
+  t.shape[1] = cols;
+  t.stride[0] = stride;
+  t.stride[1] = 1;
+  return t;
+}
+
+/* Direct kernel calls: the kernel over row blocks of `block` rows, `ntensors` [rows, cols]
+ * views per call (tensor i starts at base[i] + row0 * cols), split across threads like
+ * peer_split. Matmul supplies its own per-call setup instead (mm_direct). */
+typedef struct direct_ctx {
+  pto_kernel_fn fn;
+  const float *base[3];
+  int ntensors;
+  int64_t rows, cols, block;
+  uint64_t slots[2];
+  uint64_t scratch_bytes;
+} direct_ctx;
+
+static void run_kernel(pto_kernel_fn fn, const pto_kernel_tensor *t, const uint64_t *slots,
+                       pto_core_ctx *ctx) {
+  int32_t rc = fn(t, slots, ctx);
+  if (rc) {
+    fprintf(stderr, "kernel failed: %d (%lld, %lld)\n", rc, (long long)ctx->err_detail[0],
+            (long long)ctx->err_detail[1]);
+    exit(1);
+  }
+}
+
+static void direct_part(void *p, int part, int nparts) {
+  direct_ctx *d = p;
+  pto_core_ctx ctx = {.core_id = part, .ncores = nparts, .scratch_size = d->scratch_bytes};
+  uint64_t sb = getenv("BK_SCRATCH") ? (uint64_t)atol(getenv("BK_SCRATCH")) : d->scratch_bytes;
+  ctx.scratch = xalloc(sb);
+  int64_t lo, hi;
+  peer_split(d->rows, d->block, part, nparts, &lo, &hi);
+  for (int64_t r = lo; r < hi; r += d->block) {
+    int64_t n = hi - r < d->block ? hi - r : d->block;
+    pto_kernel_tensor t[3];
+    for (int i = 0; i < d->ntensors; i++)
+      t[i] = ktensor(d->base[i] + r * d->cols, n, d->cols, d->cols);
+    run_kernel(d->fn, t, d->slots, &ctx);
+  }
+  free(ctx.scratch);
+}
+
+static double direct(direct_ctx *d, int nthreads) {
+  double t0 = now_ms();
+  peer_parallel(nthreads, direct_part, d);
+  return now_ms() - t0;
+}
+
+/* ---- peers on threads --------------------------------------------------------------------- */
+
+typedef struct peer_ctx {
+  int what; /* 0 memcpy, 1 add, 2 chain, 3 softmax */
+  const float *a, *b;
+  float *c;
+  float alpha;
+  int64_t rows, cols;
+} peer_ctx;
+
+static void peer_part(void *p, int part, int nparts) {
+  peer_ctx *x = p;
+  int64_t lo, hi;
+  peer_split(x->rows, 1, part, nparts, &lo, &hi);
+  switch (x->what) {
+  case 0:
+    peer_memcpy(x->c + lo * x->cols, x->a + lo * x->cols,
+                (size_t)((hi - lo) * x->cols) * sizeof(float));
+    break;
+  case 1: peer_add(x->a, x->b, x->c, x->cols, lo, hi); break;
+  case 2: peer_chain(x->a, x->b, x->c, x->alpha, x->cols, lo, hi); break;
+  default: peer_softmax(x->a, x->c, x->cols, lo, hi); break;
+  }
+}
+
+static double peer(peer_ctx *x, int nthreads) {
+  double t0 = now_ms();
+  peer_parallel(nthreads, peer_part, x);
+  return now_ms() - t0;
+}
+
+/* ---- checks --------------------------------------------------------------------------------- */
+
+/* Largest |got - want| / max(|want|, floor); prints it and fails above tol. */
+static void compare(const char *what, const float *got, const float *want, size_t n, double floor,
+                    double tol) {
+  double worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)got[i] - (double)want[i]);
+    double m = fabs((double)want[i]) > floor ? fabs((double)want[i]) : floor;
+    if (!(d / m <= worst)) worst = d / m; /* NaN too */
+  }
+  printf("check %-44s max rel diff %.3g %s\n", what, worst, worst <= tol ? "ok" : "FAIL");
+  if (!(worst <= tol)) exit(1);
+}
+
+static void fill(float *x, size_t n, uint32_t seed, float lo, float hi) {
+  uint32_t s = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; i++) {
+    s = s * 1664525u + 1013904223u;
+    x[i] = lo + (hi - lo) * (float)(s >> 8) / 16777216.0f;
+  }
+}
+
+/* ---- (a) elementwise ---------------------------------------------------------------------- */
+
+static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
+  size_t numel = (size_t)(n * n), bytes = numel * sizeof(float);
+  float *a = xalloc(bytes), *b = xalloc(bytes), *c = xalloc(bytes), *d = xalloc(bytes);
+  fill(a, numel, 1, -1, 1);
+  fill(b, numel, 2, -1, 1);
+  memset(c, 0, bytes);
+  memset(d, 0, bytes);
+  const float alpha = 0.75f;
+
+  pto_program *padd = compile("ew.ptir", "add"), *pchain = compile("ew.ptir", "chain");
+  pto_handle *hadd = NULL, *hchain = NULL;
+  CHECK(pto_worker_register(w, padd, &hadd));
+  CHECK(pto_worker_register(w, pchain, &hchain));
+  pto_device_tensor *da = dev_tensor(w, n, n, a), *db = dev_tensor(w, n, n, b),
+                    *dc = dev_tensor(w, n, n, NULL);
+  pto_arg args[4] = {pto_arg_device(da), pto_arg_device(db), pto_arg_device(dc),
+                     pto_arg_f32(alpha)};
+
+  direct_ctx dadd = {.fn = kernel_of(padd, "add_rows"), .base = {a, b, d}, .ntensors = 3,
+                     .rows = n, .cols = n, .block = 16,
+                     .scratch_bytes = pto_program_scratch_bytes(padd)};
+  direct_ctx dchain = dadd;
+  dchain.fn = kernel_of(pchain, "chain_rows");
+  dchain.scratch_bytes = pto_program_scratch_bytes(pchain);
+  pto_scalar sa = {.dtype = PTO_DTYPE_F32, .f = alpha};
+  dchain.slots[0] = pto_scalar_to_slot(sa);
+
+  peer_ctx mc = {.what = 0, .a = a, .c = c, .rows = n, .cols = n};
+  peer_ctx hadd_c = {.what = 1, .a = a, .b = b, .c = c, .rows = n, .cols = n};
+  peer_ctx hchain_c = {.what = 2, .a = a, .b = b, .c = c, .alpha = alpha, .rows = n, .cols = n};
+
+  stat s_mc = {"memcpy (read n + write n)"};
+  stat s_hadd = {"add: hand loop, gcc -O3"}, s_padd = {"add: pto, runtime (device wall)"},
+       s_dadd = {"add: pto, kernel direct"};
+  stat s_hch = {"chain: hand loop, gcc -O3"}, s_pch = {"chain: pto, runtime (device wall)"},
+       s_dch = {"chain: pto, kernel direct"};
+  /* warm every buffer and code path once */
+  peer(&mc, ncores), peer(&hadd_c, ncores), peer(&hchain_c, ncores);
+  launch(hadd, w, args, 3), launch(hchain, w, args, 4);
+  direct(&dadd, ncores), direct(&dchain, ncores);
+  for (int r = 0; r < reps; r++) {
+    add(&s_mc, peer(&mc, ncores));
+    add(&s_hadd, peer(&hadd_c, ncores));
+    add(&s_padd, launch(hadd, w, args, 3));
+    add(&s_dadd, direct(&dadd, ncores));
+    add(&s_hch, peer(&hchain_c, ncores));
+    add(&s_pch, launch(hchain, w, args, 4));
+    add(&s_dch, direct(&dchain, ncores));
+  }
+
+  /* checks: the last results of each contender */
+  float *got = xalloc(bytes);
+  peer(&hadd_c, ncores);
+  launch(hadd, w, args, 3);
+  dev_read(w, dc, got, numel);
+  compare("add: pto runtime vs hand loop", got, c, numel, 1e-30, 0);
+  direct(&dadd, ncores);
+  compare("add: pto kernel direct vs hand loop", d, c, numel, 1e-30, 0);
+  peer(&hchain_c, ncores);
+  launch(hchain, w, args, 4);
+  dev_read(w, dc, got, numel);
+  compare("chain: pto runtime vs hand loop", got, c, numel, 1e-30, 0);
+  direct(&dchain, ncores);
+  compare("chain: pto kernel direct vs hand loop", d, c, numel, 1e-30, 0);
+
+  char title[160];
+  snprintf(title, sizeof title,
+           "(a) elementwise, [%lld, %lld] f32 (%.0f MiB per matrix), %d threads/cores, %d reps; "
+           "rate = bytes read + written per second (GB/s)",
+           (long long)n, (long long)n, (double)bytes / 1048576.0, ncores, reps);
+  table_header(title, "hand loop");
+  row(&s_mc, 2.0 * (double)bytes, "GB/s", NULL);
+  row(&s_hadd, 3.0 * (double)bytes, "GB/s", &s_hadd);
+  row(&s_padd, 3.0 * (double)bytes, "GB/s", &s_hadd);
+  row(&s_dadd, 3.0 * (double)bytes, "GB/s", &s_hadd);
+  row(&s_hch, 3.0 * (double)bytes, "GB/s", &s_hch);
+  row(&s_pch, 3.0 * (double)bytes, "GB/s", &s_hch);
+  row(&s_dch, 3.0 * (double)bytes, "GB/s", &s_hch);
+  /* fraction of memcpy bandwidth: (3 bytes / t) / (2 bytes / t_memcpy) */
+  printf("\nfraction of memcpy bandwidth (min | median): add pto runtime %.2f | %.2f, "
+         "add hand %.2f | %.2f, chain pto runtime %.2f | %.2f, chain hand %.2f | %.2f\n",
+         1.5 * stat_min(&s_mc) / stat_min(&s_padd), 1.5 * stat_median(&s_mc) / stat_median(&s_padd),
+         1.5 * stat_min(&s_mc) / stat_min(&s_hadd), 1.5 * stat_median(&s_mc) / stat_median(&s_hadd),
+         1.5 * stat_min(&s_mc) / stat_min(&s_pch), 1.5 * stat_median(&s_mc) / stat_median(&s_pch),
+         1.5 * stat_min(&s_mc) / stat_min(&s_hch), 1.5 * stat_median(&s_mc) / stat_median(&s_hch));
+
+  free(got);
+  CHECK(pto_worker_free_tensor(w, da));
+  CHECK(pto_worker_free_tensor(w, db));
+  CHECK(pto_worker_free_tensor(w, dc));
+  pto_handle_unregister(hadd);
+  pto_handle_unregister(hchain);
+  pto_program_release(padd);
+  pto_program_release(pchain);
+  free(a), free(b), free(c), free(d);
+}
+
+/* ---- (b) softmax ----------------------------------------------------------------------------- */
+
+static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
+  const int64_t n = 1024;
+  size_t numel = (size_t)(m * n), bytes = numel * sizeof(float);
+  float *x = xalloc(bytes), *y = xalloc(bytes), *d = xalloc(bytes);
+  fill(x, numel, 3, -8, 8);
+  memset(y, 0, bytes);
+  memset(d, 0, bytes);
+
+  pto_program *p = compile("softmax.ptir", NULL);
+  pto_handle *h = NULL;
+  CHECK(pto_worker_register(w, p, &h));
+  pto_device_tensor *dx = dev_tensor(w, m, n, x), *dy = dev_tensor(w, m, n, NULL);
+  pto_arg args[2] = {pto_arg_device(dx), pto_arg_device(dy)};
+  direct_ctx dk = {.fn = kernel_of(p, "softmax_rows"), .base = {x, d}, .ntensors = 2, .rows = m,
+                   .cols = n, .block = 64, .scratch_bytes = pto_program_scratch_bytes(p)};
+  peer_ctx hc = {.what = 3, .a = x, .c = y, .rows = m, .cols = n};
+
+  stat s_h = {"softmax: hand C, gcc -O3"}, s_p = {"softmax: pto, runtime (device wall)"},
+       s_d = {"softmax: pto, kernel direct"};
+  peer(&hc, ncores), launch(h, w, args, 2), direct(&dk, ncores);
+  for (int r = 0; r < reps; r++) {
+    add(&s_h, peer(&hc, ncores));
+    add(&s_p, launch(h, w, args, 2));
+    add(&s_d, direct(&dk, ncores));
+  }
+  float *got = xalloc(bytes);
+  dev_read(w, dy, got, numel);
+  compare("softmax: pto runtime vs hand C", got, y, numel, 1e-30, 1e-6);
+  compare("softmax: pto kernel direct vs hand C", d, y, numel, 1e-30, 1e-6);
+
+  char title[160];
+  snprintf(title, sizeof title,
+           "(b) row softmax, [%lld, %lld] f32, %d threads/cores, %d reps; rate = rows per "
+           "microsecond",
+           (long long)m, (long long)n, ncores, reps);
+  table_header(title, "hand C");
+  row(&s_h, (double)m * 1e3, "rows/us", &s_h);
+  row(&s_p, (double)m * 1e3, "rows/us", &s_h);
+  row(&s_d, (double)m * 1e3, "rows/us", &s_h);
+
+  free(got);
+  CHECK(pto_worker_free_tensor(w, dx));
+  CHECK(pto_worker_free_tensor(w, dy));
+  pto_handle_unregister(h);
+  pto_program_release(p);
+  free(x), free(y), free(d);
+}
+
+/* ---- (c) matmul ------------------------------------------------------------------------------ */
+
+typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,
+                         const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                         int ldc);
+
+/* OpenBLAS, looked up at run time so that the build never needs it. */
+static sgemm_fn open_blas(int ncores, char *out_config, size_t n) {
+  char threads[16];
+  snprintf(threads, sizeof threads, "%d", ncores);
+  setenv("OPENBLAS_NUM_THREADS", threads, 1); /* read when the library initializes */
+  /* OpenBLAS 0.3.21 (Debian 12) does not know recent Xeons under KVM and falls back to its
+   * Prescott (SSE3) kernels; name the widest core type the CPU runs unless the user did. */
+  if (!getenv("OPENBLAS_CORETYPE")) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+    else if (__builtin_cpu_supports("avx2"))
+      setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+  }
+  void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) lib = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return NULL;
+  void (*set_threads)(int) = (void (*)(int))dlsym(lib, "openblas_set_num_threads");
+  if (set_threads) set_threads(ncores);
+  char *(*get_config)(void) = (char *(*)(void))dlsym(lib, "openblas_get_config");
+  int (*get_threads)(void) = (int (*)(void))dlsym(lib, "openblas_get_num_threads");
+  char *(*get_core)(void) = (char *(*)(void))dlsym(lib, "openblas_get_corename");
+  snprintf(out_config, n, "%s, core %s, %d threads", get_config ? get_config() : "?",
+           get_core ? get_core() : "?", get_threads ? get_threads() : -1);
+  return (sgemm_fn)dlsym(lib, "cblas_sgemm");
+}
+
+typedef struct mm_ctx {
+  pto_kernel_fn fn;
+  const float *a, *b;
+  float *c;
+  int64_t n;
+  uint64_t scratch_bytes;
+} mm_ctx;
+
+static void mm_part(void *p, int part, int nparts) {
+  mm_ctx *x = p;
+  pto_core_ctx ctx = {.core_id = part, .ncores = nparts, .scratch_size = x->scratch_bytes};
+  ctx.scratch = xalloc(x->scratch_bytes);
+  int64_t nb = x->n / 128;
+  for (int64_t blk = part; blk < nb * nb; blk += nparts) {
+    int64_t i = blk / nb, j = blk % nb;
+    pto_kernel_tensor t[3] = {ktensor(x->a + i * 128 * x->n, 128, x->n, x->n),
+                              ktensor(x->b + j * 128, x->n, 128, x->n),
+                              ktensor(x->c + i * 128 * x->n + j * 128, 128, 128, x->n)};
+    run_kernel(x->fn, t, NULL, &ctx);
+  }
+  free(ctx.scratch);
+}
+
+static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores) {
+  char config[256] = "";
+  sgemm_fn sgemm = open_blas(ncores, config, sizeof config);
+  size_t numel = (size_t)(n * n), bytes = numel * sizeof(float);
+  float *a = xalloc(bytes), *b = xalloc(bytes), *c = xalloc(bytes), *d = xalloc(bytes);
+  fill(a, numel, 4, -1, 1);
+  fill(b, numel, 5, -1, 1);
+  memset(c, 0, bytes);
+  memset(d, 0, bytes);
+
+  pto_program *p = compile("matmul.ptir", NULL);
+  pto_handle *h = NULL;
+  CHECK(pto_worker_register(w, p, &h));
+  pto_device_tensor *da = dev_tensor(w, n, n, a), *db = dev_tensor(w, n, n, b),
+                    *dc = dev_tensor(w, n, n, NULL);
+  pto_arg args[3] = {pto_arg_device(da), pto_arg_device(db), pto_arg_device(dc)};
+  mm_ctx mk = {.fn = kernel_of(p, "matmul_block"), .a = a, .b = b, .c = d, .n = n,
+               .scratch_bytes = pto_program_scratch_bytes(p)};
+
+  stat s_b = {"sgemm: OpenBLAS"}, s_p = {"matmul: pto, runtime (device wall)"},
+       s_d = {"matmul: pto, kernel direct"};
+  if (sgemm) sgemm(101, 111, 111, (int)n, (int)n, (int)n, 1, a, (int)n, b, (int)n, 0, c, (int)n);
+  launch(h, w, args, 3);
+  double t0 = now_ms();
+  peer_parallel(ncores, mm_part, &mk);
+  (void)t0;
+  for (int r = 0; r < reps; r++) {
+    if (sgemm) {
+      t0 = now_ms();
+      sgemm(101, 111, 111, (int)n, (int)n, (int)n, 1, a, (int)n, b, (int)n, 0, c, (int)n);
+      add(&s_b, now_ms() - t0);
+    }
+    add(&s_p, launch(h, w, args, 3));
+    t0 = now_ms();
+    peer_parallel(ncores, mm_part, &mk);
+    add(&s_d, now_ms() - t0);
+  }
+  float *got = xalloc(bytes);
+  dev_read(w, dc, got, numel);
+  compare("matmul: pto kernel direct vs pto runtime", d, got, numel, 1e-30, 0);
+  if (sgemm) {
+    /* Different summation orders: compare relative to the row's magnitude (|a| |b| sum ~ n/4). */
+    compare("matmul: pto runtime vs OpenBLAS", got, c, numel, (double)n / 16, 1e-5);
+  } else {
+    /* spot check against a double-precision dot product */
+    for (int64_t t = 0; t < 64; t++) {
+      int64_t i = (t * 131) % n, j = (t * 71) % n;
+      double s = 0;
+      for (int64_t k = 0; k < n; k++)
+        s += (double)a[i * n + k] * b[k * n + j];
+      c[t] = (float)s;
+      d[t] = got[i * n + j];
+    }
+    compare("matmul: pto runtime vs double, 64 entries", d, c, 64, (double)n / 16, 1e-5);
+  }
+
+  char title[200];
+  snprintf(title, sizeof title,
+           "(c) matmul, [%lld]^3 f32, %d threads/cores, %d reps; rate = GFLOP/s (2 n^3)",
+           (long long)n, ncores, reps);
+  table_header(title, "OpenBLAS");
+  double flops = 2.0 * (double)n * (double)n * (double)n;
+  if (sgemm)
+    row(&s_b, flops, "GFLOPS", &s_b);
+  else
+    printf("| OpenBLAS not found (apt-get install libopenblas-dev): skipped |\n");
+  row(&s_p, flops, "GFLOPS", sgemm ? &s_b : NULL);
+  row(&s_d, flops, "GFLOPS", sgemm ? &s_b : NULL);
+  if (sgemm) printf("\nOpenBLAS: %s\n", config);
+
+  free(got);
+  CHECK(pto_worker_free_tensor(w, da));
+  CHECK(pto_worker_free_tensor(w, db));
+  CHECK(pto_worker_free_tensor(w, dc));
+  pto_handle_unregister(h);
+  pto_program_release(p);
+  free(a), free(b), free(c), free(d);
+}
+
+int main(int argc, char **argv) {
+  long ew = argc > 1 ? atol(argv[1]) : 4096, sm = argc > 2 ? atol(argv[2]) : 4096,
+       mm = argc > 3 ? atol(argv[3]) : 1024, reps = argc > 4 ? atol(argv[4]) : 10;
+  int ncores = argc > 5 ? atoi(argv[5]) : 2;
+  if (ew < 256 || ew % 256 || sm < 64 || sm % 64 || mm < 128 || mm % 128 || reps < 1 ||
+      reps > MAX_REPS || ncores < 1) {
+    fprintf(stderr,
+            "usage: bench_kernels [EW_N [SOFTMAX_M [MATMUL_N [REPS [NCORES]]]]]\n"
+            "  EW_N a multiple of 256, SOFTMAX_M of 64, MATMUL_N of 128; REPS 1..%d\n",
+            MAX_REPS);
+    return 2;
+  }
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = ncores;
+  uint64_t need = 3 * (uint64_t)ew * (uint64_t)ew * 4;
+  cfg.device_memory_bytes = need + (256u << 20);
+  pto_worker *w = NULL;
+  CHECK(pto_worker_open(&cfg, &w));
+  printf("bench_kernels %ld %ld %ld %ld %d: sim worker with %d cores\n", ew, sm, mm, reps, ncores,
+         pto_worker_core_count(w));
+  bench_elementwise(w, ew, (int)reps, ncores);
+  bench_softmax(w, sm, (int)reps, ncores);
+  bench_matmul(w, mm, (int)reps, ncores);
+  pto_worker_close(w);
+  return 0;
+}

@@ -1,0 +1,25 @@
+/* The side-by-side peers of bench/kernels: hand-written C loops (compiled -O3 -march=native,
+ * see CMakeLists.txt), memcpy, and a tiny fork-join helper that splits rows across threads.
+ * Plain ISO C: no -ffast-math, so the loops round like the pto kernels do. */
+#ifndef PTO_BENCH_KERNELS_PEERS_H
+#define PTO_BENCH_KERNELS_PEERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Runs fn(ctx, part, nparts) on nparts threads (part 0 on the calling thread) and joins. */
+void peer_parallel(int nparts, void (*fn)(void *ctx, int part, int nparts), void *ctx);
+
+/* Row range [*lo, *hi) of part `part` of `nparts` over `rows` rows, in multiples of `align`. */
+void peer_split(int64_t rows, int64_t align, int part, int nparts, int64_t *lo, int64_t *hi);
+
+/* Over rows [lo, hi) of row-major [*, n] f32 matrices. */
+void peer_add(const float *a, const float *b, float *c, int64_t n, int64_t lo, int64_t hi);
+/* c = relu(a * alpha + b) - b: the same four ops as ew.ptir's chain. */
+void peer_chain(const float *a, const float *b, float *c, float alpha, int64_t n, int64_t lo,
+                int64_t hi);
+/* Row softmax: max, exp(x - max) (libm expf), sum, divide. */
+void peer_softmax(const float *x, float *y, int64_t n, int64_t lo, int64_t hi);
+void peer_memcpy(void *dst, const void *src, size_t bytes);
+
+#endif
