@@ -135,6 +135,10 @@ static pto_status copy_results(pto_ir_builder *b, const pto_ir_program *src,
     }
     r[i].name = v->name;
     r[i].loc = v->loc;
+    /* A type derived from an unshaped tensor is deduced again: specialization gives that tensor
+     * its sample shape, so the copy's type is the shaped one. */
+    if (v->type->kind != PTO_TYPE_SCALAR && v->type->kind != PTO_TYPE_TILE && v->type->rank < 0)
+      continue;
     pto_status s = pto_ir_builder_copy_type(b, src, v->type, m, &r[i].type);
     if (s) {
       free(r);

@@ -120,7 +120,8 @@ static void table_header(const char *title, const char *ref_name) {
 
 static pto_program *compile(const char *file, const char *entry) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s", BENCH_KERNELS_DIR, file);
+  const char *dir = getenv("PTO_BENCH_KERNELS_DIR");
+  snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : BENCH_KERNELS_DIR, file);
   pto_ir_program *ir = NULL;
   CHECK(pto_ir_parse_file(path, &ir));
   pto_compile_options opt;
