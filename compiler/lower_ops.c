@@ -1,9 +1,11 @@
 /* Tile op lowering: loads and stores with valid regions and padding, elementwise ops (fused
  * runs), reductions, broadcasts and matmul. */
 #include <math.h>
+#include <stdlib.h> /* TMP */
 #include <stdio.h>
 #include <string.h>
 
+#include "lower.h"
 #include "lower_kernel_internal.h"
 
 /* ---- operands ------------------------------------------------------------------------------ */
@@ -614,9 +616,9 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
   pto__lower_loop_end(L, &li);
 }
 
-#define MM_MR 4 /* rows of a register block */
-#define MM_VW 8 /* lanes of one accumulator vector */
-#define MM_NV 2 /* accumulator vectors per row: the block is MM_MR x (MM_NV * MM_VW) */
+#define MM_MR 4      /* rows of a register block */
+#define MM_NV 2      /* accumulator vectors per row: the block is MM_MR x (MM_NV * vw) */
+#define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
  * integers of up to 32 bits into i32. */
@@ -629,9 +631,17 @@ static int mm_vector_ok(pto_dtype in, pto_dtype out) {
   return 0;
 }
 
-static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx) {
+/* Does the host have 512-bit vector registers? Then matmul blocks use 16-lane vectors, twice the
+ * work per instruction of 8 lanes (the products and sums stay separate, so this is the only way
+ * to more throughput without changing the rounding). */
+static int mm_wide_ok(void) {
+  if (getenv("PTO_TMP_NARROW")) return 0; /* TMP */
+  return strstr(pto__llvm_target_identity(), "+avx512f") != NULL;
+}
+
+static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw) {
   LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
-  LLVMTypeRef vt = LLVMVectorType(st, MM_VW);
+  LLVMTypeRef vt = LLVMVectorType(st, (unsigned)vw);
   LLVMValueRef v = LLVMBuildLoad2(L->b, vt, gep_f(L, st, t->base, idx), "");
   LLVMSetAlignment(v, (unsigned)pto_dtype_size(t->dt));
   pto__lower_tag(L, v, 0);
@@ -645,19 +655,19 @@ static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
   pto__lower_tag(L, x, 0);
 }
 
-/* A vector of storage values of dt to the accumulation dtype odt (see mm_vector_ok). */
-static LLVMValueRef vconvert(lw *L, LLVMValueRef v, pto_dtype dt, pto_dtype odt) {
+/* A vector of vw storage values of dt to the accumulation dtype odt (see mm_vector_ok). */
+static LLVMValueRef vconvert(lw *L, LLVMValueRef v, pto_dtype dt, pto_dtype odt, int vw) {
   LLVMBuilderRef b = L->b;
-  LLVMTypeRef of = LLVMVectorType(pto__lower_compute_type(L, odt), MM_VW);
+  LLVMTypeRef of = LLVMVectorType(pto__lower_compute_type(L, odt), (unsigned)vw);
   switch (dt) {
   case PTO_DTYPE_F16: return LLVMBuildFPExt(b, v, of, "");
   case PTO_DTYPE_BF16: {
-    LLVMTypeRef vi = LLVMVectorType(L->t_i32, MM_VW);
+    LLVMTypeRef vi = LLVMVectorType(L->t_i32, (unsigned)vw);
     LLVMValueRef w = LLVMBuildZExt(b, v, vi, "");
-    LLVMValueRef sixteen[MM_VW];
-    for (int i = 0; i < MM_VW; i++)
+    LLVMValueRef sixteen[MM_VW_MAX];
+    for (int i = 0; i < vw; i++)
       sixteen[i] = LLVMConstInt(L->t_i32, 16, 0);
-    w = LLVMBuildShl(b, w, LLVMConstVector(sixteen, MM_VW), "");
+    w = LLVMBuildShl(b, w, LLVMConstVector(sixteen, (unsigned)vw), "");
     return LLVMBuildBitCast(b, w, of, "");
   }
   case PTO_DTYPE_I8:
@@ -668,18 +678,74 @@ static LLVMValueRef vconvert(lw *L, LLVMValueRef v, pto_dtype dt, pto_dtype odt)
   }
 }
 
-static LLVMValueRef splat(lw *L, LLVMValueRef x) {
-  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), MM_VW);
+static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), (unsigned)vw);
   LLVMValueRef v =
       LLVMBuildInsertElement(L->b, LLVMGetPoison(vt), x, LLVMConstInt(L->t_i32, 0, 0), "");
-  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(L->t_i32, MM_VW));
+  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(L->t_i32, (unsigned)vw));
   return LLVMBuildShuffleVector(L->b, v, LLVMGetPoison(vt), mask, "");
 }
 
+/* out[0..m_hi, j_lo..j_hi) += l x r in register blocks of MM_MR rows by MM_NV vectors of vw
+ * lanes (m_hi a multiple of MM_MR, j_hi - j_lo of MM_NV * vw): the accumulators stay in vector
+ * registers across k, each lane summing its products in k order. */
+static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int vw,
+                       int64_t m_hi, int64_t j_lo, int64_t j_hi) {
+  if (m_hi <= 0 || j_hi <= j_lo) return;
+  pto_dtype odt = t->dt;
+  int fl = pto_dtype_is_float(odt);
+  int64_t NB = MM_NV * vw, N = r->cols, K = l->cols;
+  LLVMTypeRef vt = LLVMVectorType(pto__lower_compute_type(L, odt), (unsigned)vw);
+  LLVMValueRef accs[MM_MR][MM_NV];
+  for (int ii = 0; ii < MM_MR; ii++)
+    for (int h = 0; h < MM_NV; h++)
+      accs[ii][h] = entry_alloca(L, vt, "mmacc");
+  LLVMValueRef Nv = pto__lower_i64(L, N), Kv = pto__lower_i64(L, K);
+  /* Column slabs outside: the K x NB slab of r stays in L1 while the row blocks pass. */
+  lw_loop lb, ljb, lk;
+  LLVMValueRef jb = pto__lower_loop_begin(L, &ljb, pto__lower_i64(L, 0),
+                                          pto__lower_i64(L, (j_hi - j_lo) / NB), "mm.jb");
+  LLVMValueRef j0 = add(L, mul(L, jb, pto__lower_i64(L, NB)), pto__lower_i64(L, j_lo));
+  LLVMValueRef ib =
+      pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0), pto__lower_i64(L, m_hi / MM_MR), "mm.ib");
+  LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, MM_MR));
+  LLVMValueRef oidx[MM_MR][MM_NV];
+  for (int ii = 0; ii < MM_MR; ii++)
+    for (int h = 0; h < MM_NV; h++) {
+      oidx[ii][h] = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Nv),
+                        add(L, j0, pto__lower_i64(L, h * vw)));
+      LLVMBuildStore(L->b, vload(L, t, oidx[ii][h], vw), accs[ii][h]);
+    }
+  LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
+  LLVMValueRef bv[MM_NV];
+  for (int h = 0; h < MM_NV; h++)
+    bv[h] = vconvert(
+        L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * vw))), vw), r->dt,
+        odt, vw);
+  for (int ii = 0; ii < MM_MR; ii++) {
+    LLVMValueRef lidx = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Kv), k);
+    LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt), vw);
+    for (int h = 0; h < MM_NV; h++) {
+      LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, accs[ii][h], "");
+      LLVMValueRef prod =
+          fl ? LLVMBuildFMul(L->b, av, bv[h], "") : LLVMBuildMul(L->b, av, bv[h], "");
+      LLVMValueRef sum =
+          fl ? LLVMBuildFAdd(L->b, cur, prod, "") : LLVMBuildAdd(L->b, cur, prod, "");
+      LLVMBuildStore(L->b, sum, accs[ii][h]);
+    }
+  }
+  pto__lower_loop_end(L, &lk);
+  for (int ii = 0; ii < MM_MR; ii++)
+    for (int h = 0; h < MM_NV; h++)
+      vstore(L, t, oidx[ii][h], LLVMBuildLoad2(L->b, vt, accs[ii][h], ""));
+  pto__lower_loop_end(L, &lb);
+  pto__lower_loop_end(L, &ljb);
+}
+
 /* out[M,N] = (acc ? acc : 0) + l[M,K] x r[K,N]: each output element sums its products in k
- * order (the interpreter's order, no fused multiply-add), in the result dtype. Whole
- * MM_MR x (MM_NV*MM_VW) blocks keep their accumulators in vector registers across k; the edges
- * run the simple loop. */
+ * order (the interpreter's order, no fused multiply-add), in the result dtype. Whole register
+ * blocks (mm_blocked: 16-lane vectors where the host has them, then 8-lane ones) keep their
+ * accumulators in vector registers across k; the edges run the simple loop. */
 static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   int base = with_acc ? 1 : 0;
   lw_tile *acc = with_acc ? tile_arg(L, s, 0) : NULL;
@@ -703,59 +769,24 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
     LLVMBuildMemSet(L->b, t->base, LLVMConstInt(L->t_i8, 0, 0),
                     pto__lower_i64(L, M * N * (int64_t)pto_dtype_size(odt)), 64);
   }
-  int64_t NB = MM_NV * MM_VW;
-  int64_t M4 = M / MM_MR * MM_MR, N16 = N / NB * NB;
-  if (!mm_vector_ok(l->dt, odt) || !mm_vector_ok(r->dt, odt) || M4 == 0 || N16 == 0) {
-    mm_simple(L, l, r, t, 0, M, 0, N);
-    return;
-  }
-  int fl = pto_dtype_is_float(odt);
-  LLVMTypeRef vt = LLVMVectorType(pto__lower_compute_type(L, odt), MM_VW);
-  LLVMValueRef accs[MM_MR][MM_NV];
-  for (int ii = 0; ii < MM_MR; ii++)
-    for (int h = 0; h < MM_NV; h++)
-      accs[ii][h] = entry_alloca(L, vt, "mmacc");
-  LLVMValueRef Nv = pto__lower_i64(L, N), Kv = pto__lower_i64(L, K);
-  /* Column slabs outside: the K x NB slab of r stays in L1 while the row blocks pass. */
-  lw_loop lb, ljb, lk;
-  LLVMValueRef jb =
-      pto__lower_loop_begin(L, &ljb, pto__lower_i64(L, 0), pto__lower_i64(L, N16 / NB), "mm.jb");
-  LLVMValueRef j0 = mul(L, jb, pto__lower_i64(L, NB));
-  LLVMValueRef ib =
-      pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0), pto__lower_i64(L, M4 / MM_MR), "mm.ib");
-  LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, MM_MR));
-  LLVMValueRef oidx[MM_MR][MM_NV];
-  for (int ii = 0; ii < MM_MR; ii++)
-    for (int h = 0; h < MM_NV; h++) {
-      oidx[ii][h] = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Nv),
-                        add(L, j0, pto__lower_i64(L, h * MM_VW)));
-      LLVMBuildStore(L->b, vload(L, t, oidx[ii][h]), accs[ii][h]);
+  int64_t M4 = M / MM_MR * MM_MR, j = 0;
+  if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0) {
+    if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
+      int64_t jw = N / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
+      mm_blocked(L, l, r, t, MM_VW_MAX, M4, 0, jw);
+      j = jw;
+      /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
+      LLVMAddAttributeAtIndex(
+          L->fn, LLVMAttributeFunctionIndex,
+          LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
     }
-  LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
-  LLVMValueRef bv[MM_NV];
-  for (int h = 0; h < MM_NV; h++)
-    bv[h] =
-        vconvert(L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * MM_VW)))),
-                 r->dt, odt);
-  for (int ii = 0; ii < MM_MR; ii++) {
-    LLVMValueRef lidx = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Kv), k);
-    LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt));
-    for (int h = 0; h < MM_NV; h++) {
-      LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, accs[ii][h], "");
-      LLVMValueRef prod =
-          fl ? LLVMBuildFMul(L->b, av, bv[h], "") : LLVMBuildMul(L->b, av, bv[h], "");
-      LLVMValueRef sum =
-          fl ? LLVMBuildFAdd(L->b, cur, prod, "") : LLVMBuildAdd(L->b, cur, prod, "");
-      LLVMBuildStore(L->b, sum, accs[ii][h]);
-    }
+    int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
+    mm_blocked(L, l, r, t, 8, M4, j, jn);
+    j = jn;
+  } else {
+    M4 = 0;
   }
-  pto__lower_loop_end(L, &lk);
-  for (int ii = 0; ii < MM_MR; ii++)
-    for (int h = 0; h < MM_NV; h++)
-      vstore(L, t, oidx[ii][h], LLVMBuildLoad2(L->b, vt, accs[ii][h], ""));
-  pto__lower_loop_end(L, &lb);
-  pto__lower_loop_end(L, &ljb);
-  mm_simple(L, l, r, t, 0, M4, N16, N);
+  mm_simple(L, l, r, t, 0, M4, j, N);
   mm_simple(L, l, r, t, M4, M, 0, N);
 }
 

@@ -99,8 +99,8 @@ int cmd_bench(int argc, char **argv) {
            "hid %s\n",
            sig->entry, st->ncores, st->nlaunches, st->warmup, (unsigned long long)st->ntasks, hid);
     if (a.swimlane)
-      printf("swimlane of the last launch: %s (%zu tasks on %d cores)\n", a.swimlane, ndrawn,
-             st->ncores);
+      printf("swimlane of the last launch: %s (%zu task%s on %d cores)\n", a.swimlane, ndrawn,
+             ndrawn == 1 ? "" : "s", st->ncores);
   }
   rc = cli_print_stats(k_cmd, st, &a.view);
 out:

@@ -224,12 +224,14 @@ int cmd_run(int argc, char **argv) {
       if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall"))
         dev_us = (double)rec.spans[i].dur_ns / 1e3;
     }
-    printf("ran @%s on sim (%d cores): %" PRIu64 " tasks, host wall %.1f us, device wall %.1f us\n",
-           sig->entry, pto_worker_core_count(w), rec.ntasks, host_us, dev_us);
+    printf("ran @%s on sim (%d cores): %" PRIu64
+           " task%s, host wall %.1f us, device wall %.1f us\n",
+           sig->entry, pto_worker_core_count(w), rec.ntasks, rec.ntasks == 1 ? "" : "s", host_us,
+           dev_us);
   }
   if (a.swimlane)
-    printf("swimlane: %s (%zu tasks on %d cores; open it in Perfetto or chrome://tracing)\n",
-           a.swimlane, ndrawn, pto_worker_core_count(w));
+    printf("swimlane: %s (%zu task%s on %d cores; open it in Perfetto or chrome://tracing)\n",
+           a.swimlane, ndrawn, ndrawn == 1 ? "" : "s", pto_worker_core_count(w));
   for (int i = 0; i < a.in.nouts; i++) {
     int j = pto_signature_find(sig, a.in.outs[i].name);
     s = pto_npy_write(a.in.outs[i].value, sig->params[j].dtype, pd[j].t.rank, pd[j].t.shape,

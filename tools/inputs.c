@@ -77,7 +77,8 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
   }
   if (!a->prog) return cli_usage_error(cmd, "no program given"), -1;
   if (a->c.depfile)
-    return cli_usage_error(cmd, "--depfile: a depfile describes a work dir: pass it to pto compile"),
+    return cli_usage_error(cmd,
+                           "--depfile: a depfile describes a work dir: pass it to pto compile"),
            -1;
   /* A work dir was compiled already: an option that would change the compile cannot apply, and
    * ignoring it would run something else than the command line says. */
