@@ -296,11 +296,15 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
       } else if (syms.known[si]) {
         shape[k] = syms.v[si];
       } else {
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                            "dynamic dim %s of parameter '%s' has no value: pass --dim %s=VALUE or "
-                            "feed '%s' from a .npy file with --in %s=FILE.npy",
-                            sig->syms[si], sp->name, sig->syms[si], sp->name, sp->name);
-        break;
+        /* A program compiled for every M still runs without --dim: it gets a stated default,
+         * the same every time, and the note says how to choose. */
+        syms.v[si] = CLI_DEFAULT_DIM;
+        syms.known[si] = 1;
+        shape[k] = CLI_DEFAULT_DIM;
+        fprintf(stderr,
+                "pto: note: dynamic dim %s has no value; using %s=%d (pass --dim %s=VALUE, or feed "
+                "'%s' from a .npy file)\n",
+                sig->syms[si], sig->syms[si], CLI_DEFAULT_DIM, sig->syms[si], sp->name);
       }
     }
     if (s) break;

@@ -9,6 +9,9 @@
 #include "cli.h"
 #include "pto/runtime.h"
 
+/* The value of a dynamic dim that neither --dim nor a .npy input binds (a note says so). */
+#define CLI_DEFAULT_DIM 128
+
 #define CLI_MAX_OPTS 64
 
 typedef struct cli_named {

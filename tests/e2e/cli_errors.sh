@@ -7,7 +7,7 @@ run_pto 2 frobnicate && expect_out "'frobnicate' is not a pto command"
 run_pto 2 run && expect_out "no program given"
 run_pto 2 run "$EX/add.ptir" --bogus && expect_out "unknown option '--bogus'"
 run_pto 2 run "$T/missing.ptir" && expect_out "missing.ptir"
-run_pto 2 run "$EX/add.ptir" && expect_out "dynamic dim M of parameter 'a' has no value: pass --dim M=VALUE"
+run_pto 0 run "$EX/add.ptir" --check && expect_out "note: dynamic dim M has no value; using M=128 (pass --dim M=VALUE" && expect_out PASS
 run_pto 2 run "$EX/add.ptir" --dim Q=3 && expect_out "--dim Q: the entry's parameters have no dynamic dim 'Q'"
 run_pto 2 run "$EX/add.ptir" --dim M=4 --in nope=zeros && expect_out "--in nope: @main has no parameter named 'nope'"
 run_pto 2 run "$EX/chain.ptir" --dim M=4 && expect_out "runtime scalar parameter 'alpha' (f32) has no value: pass --in alpha=VALUE"
