@@ -841,7 +841,12 @@ static void lower_block(lw *L, const pto_ir_block *blk, const pto_ir_stmt **out_
   for (int i = 0; i < blk->n && !L->err; i++) {
     const pto_ir_stmt *s = blk->stmts[i];
     int me = L->cur_pos;
-    int fuse = L->plan[me].fuse_len;
+    int fuse = L->plan[me].fuse_len, stream = L->plan[me].stream_len;
+    if (s->kind == PTO_STMT_OP && stream > 1 && i + stream <= blk->n) {
+      pto__lower_streamed(L, &blk->stmts[i], L->plan[me].stream_loads, stream);
+      i += stream - 1;
+      continue;
+    }
     if (s->kind == PTO_STMT_OP && fuse > 1 && i + fuse <= blk->n) {
       L->cur_pos += fuse;
       pto__lower_fused(L, &blk->stmts[i], fuse);

@@ -70,6 +70,8 @@ typedef struct lw_stmt_plan {
   const pto_ir_block *blk; /* the block holding s */
   int end;                 /* last position inside a for/if body; the position itself otherwise */
   int fuse_len;            /* >1: this elementwise statement starts a fused run of that many */
+  int stream_len;          /* >0: this statement starts a streamed run of that many statements */
+  int stream_loads;        /* its leading tile.loads; then elementwise ops, then one tile.store */
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
 } lw_stmt_plan;
 
@@ -152,6 +154,9 @@ void pto__lower_plan_free(lw *L);
 void pto__lower_op(lw *L, const pto_ir_stmt *s);
 /* Lowers the fused run of n elementwise statements starting at s[0] (consecutive in a block). */
 void pto__lower_fused(lw *L, pto_ir_stmt *const *s, int n);
+/* Lowers a streamed run (lw_stmt_plan.stream_len): n statements from s[0], nloads tile.loads,
+ * elementwise ops, a tile.store. Advances L->cur_pos past them. */
+void pto__lower_streamed(lw *L, pto_ir_stmt *const *s, int nloads, int n);
 /* Copies a whole tile buffer. */
 void pto__lower_copy_tile(lw *L, LLVMValueRef dst, LLVMValueRef src, const lw_tile *t);
 /* Address of a buffer group's storage. */

@@ -220,26 +220,34 @@ static LLVMValueRef pad_value(lw *L, pto_dtype dt, const char *pad) {
 
 /* ---- tile.load / tile.store ------------------------------------------------------------------ */
 
+/* The valid extents a tile.load gives its tile: valid= clamped to the shape, else the shape. */
+static int load_extents(lw *L, const pto_ir_stmt *s, int64_t R, int64_t C, LLVMValueRef *out_vr,
+                        LLVMValueRef *out_vc) {
+  *out_vr = pto__lower_i64(L, R);
+  *out_vc = pto__lower_i64(L, C);
+  const pto_ir_arg *valid = pto__lower_kwarg(s, "valid");
+  if (!valid) return 0;
+  if (valid->kind != PTO_ARG_LIST || valid->list.n != 2) {
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, valid->loc,
+                    "tile.load: valid= needs [rows, cols]");
+    return -1;
+  }
+  LLVMValueRef a = pto__lower_expr(L, valid->list.items[0]);
+  LLVMValueRef b = a ? pto__lower_expr(L, valid->list.items[1]) : NULL;
+  if (!b) return -1;
+  *out_vr = clamp(L, pto__lower_convert(L, a, valid->list.items[0]->dtype, PTO_DTYPE_INDEX), R);
+  *out_vc = clamp(L, pto__lower_convert(L, b, valid->list.items[1]->dtype, PTO_DTYPE_INDEX), C);
+  return 0;
+}
+
 static void lower_load(lw *L, const pto_ir_stmt *s) {
   lw_tensor *T = tensor_arg(L, s, 0);
   const pto_ir_arg *offs = pos_arg(L, s, 1);
   if (!T || !offs || s->nresults != 1) return;
   const pto_ir_value *r = s->results[0];
   int64_t R = tile_dim(r->type, 0), C = tile_dim(r->type, 1);
-  LLVMValueRef vr = pto__lower_i64(L, R), vc = pto__lower_i64(L, C);
-  const pto_ir_arg *valid = pto__lower_kwarg(s, "valid");
-  if (valid) {
-    if (valid->kind != PTO_ARG_LIST || valid->list.n != 2) {
-      pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, valid->loc,
-                      "tile.load: valid= needs [rows, cols]");
-      return;
-    }
-    LLVMValueRef a = pto__lower_expr(L, valid->list.items[0]);
-    LLVMValueRef b = a ? pto__lower_expr(L, valid->list.items[1]) : NULL;
-    if (!b) return;
-    vr = clamp(L, pto__lower_convert(L, a, valid->list.items[0]->dtype, PTO_DTYPE_INDEX), R);
-    vc = clamp(L, pto__lower_convert(L, b, valid->list.items[1]->dtype, PTO_DTYPE_INDEX), C);
-  }
+  LLVMValueRef vr, vc;
+  if (load_extents(L, s, R, C, &vr, &vc)) return;
   const pto_ir_arg *pad = pto__lower_kwarg(s, "pad");
   lw_tile *t = def_tile(L, r, vr, vc);
   if (L->err) return;
@@ -353,13 +361,24 @@ typedef struct fused_stmt {
   LLVMValueRef cur; /* this iteration's result, compute type */
 } fused_stmt;
 
-static LLVMValueRef fused_operand(lw *L, fused_stmt *f, int n, int upto, const pto_ir_value *v,
-                                  LLVMValueRef k) {
+/* Where the elements of a fused or streamed loop come from: the value of a statement of the run
+ * computed earlier in this iteration, else one of `given` (a streamed run's loaded elements),
+ * else the tile's buffer at flat index k. */
+typedef struct fused_env {
+  fused_stmt *f;
+  const pto_ir_value *const *given;
+  const LLVMValueRef *given_v; /* compute type */
+  int ngiven;
+  LLVMValueRef k;
+} fused_env;
+
+static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto_ir_value *v) {
   for (int i = upto - 1; i >= 0; i--)
-    if (f[i].s->results[0] == v) return f[i].cur;
+    if (e->f[i].s->results[0] == v) return e->f[i].cur;
+  for (int i = 0; i < e->ngiven; i++)
+    if (e->given[i] == v) return e->given_v[i];
   const lw_tile *t = &L->vals[v->id].tile;
-  (void)n;
-  return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, k));
+  return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, e->k));
 }
 
 static const pto_ir_value *value_arg(const pto_ir_stmt *s, int i) {
@@ -368,11 +387,11 @@ static const pto_ir_value *value_arg(const pto_ir_stmt *s, int i) {
   return a->expr->value;
 }
 
-void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
-  fused_stmt f[64];
-  if (n > 64) n = 64;
+/* Checks the n statements of a run, evaluates their scalar operands and defines their result
+ * tiles. Returns the element count of each tile, or -1 after a failure. */
+static int64_t fused_prepare(lw *L, pto_ir_stmt *const *ss, int n, fused_stmt *f, int *any_div) {
   int64_t count = -1;
-  int any_div = 0;
+  *any_div = 0;
   for (int i = 0; i < n; i++) {
     const pto_ir_stmt *s = ss[i];
     fused_stmt *x = &f[i];
@@ -380,27 +399,27 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
     x->s = s;
     x->kind = pto__lower_elementwise_kind(s->op.opc);
     lw_tile *ta = tile_arg(L, s, 0);
-    if (!ta || s->nresults != 1) return;
+    if (!ta || s->nresults != 1) return -1;
     x->a = value_arg(s, 0);
     x->in_dt = ta->dt;
     x->out_dt = s->results[0]->type->dtype;
     LLVMValueRef vr = ta->vr, vc = ta->vc;
     if (x->kind == 1) {
       lw_tile *tb = tile_arg(L, s, 1);
-      if (!tb) return;
+      if (!tb) return -1;
       x->b = value_arg(s, 1);
     } else if (x->kind == 2) {
       x->scalar = scalar_arg(L, pos_arg(L, s, 1), ta->dt);
-      if (!x->scalar) return;
+      if (!x->scalar) return -1;
     }
     lw_bin bop;
-    if (bin_of(s->op.opc, &bop) && (bop == LW_DIV) && !pto_dtype_is_float(ta->dt)) any_div = 1;
+    if (bin_of(s->op.opc, &bop) && (bop == LW_DIV) && !pto_dtype_is_float(ta->dt)) *any_div = 1;
     lw_un uop;
     if (un_of(s->op.opc, &uop) && !pto_dtype_is_float(ta->dt) &&
         (uop == LW_EXP || uop == LW_LOG || uop == LW_SQRT || uop == LW_RSQRT || uop == LW_RECIP)) {
       pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s on %s tiles is not defined",
                       pto_op_info_get(s->op.opc)->name, pto_dtype_name(ta->dt));
-      return;
+      return -1;
     }
     /* valid extents: the first operand's unless the type says otherwise; a result
      * the planner left without a buffer lives only inside the fused loop. */
@@ -408,24 +427,27 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
     int64_t cnt = ta->rows * ta->cols;
     if (count >= 0 && cnt != count) {
       pto__lower_fail(L, PTO_STATUS_INTERNAL, s->loc, "fused run with different tile sizes");
-      return;
+      return -1;
     }
     count = cnt;
   }
-  if (L->err) return;
-  lw_loop lp;
-  LLVMValueRef k =
-      pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count), "ew");
+  return L->err ? -1 : count;
+}
+
+/* One element of every statement of the run, in order (f[i].cur); with store_results, each
+ * result that has a buffer is written at e->k. */
+static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
+  fused_stmt *f = e->f;
   for (int i = 0; i < n; i++) {
     fused_stmt *x = &f[i];
-    LLVMValueRef a = fused_operand(L, f, n, i, x->a, k);
+    LLVMValueRef a = fused_operand(L, e, i, x->a);
     LLVMValueRef r = NULL;
     lw_bin bop;
     lw_un uop;
     switch (x->kind) {
     case 1:
     case 2: {
-      LLVMValueRef b = x->kind == 1 ? fused_operand(L, f, n, i, x->b, k) : x->scalar;
+      LLVMValueRef b = x->kind == 1 ? fused_operand(L, e, i, x->b) : x->scalar;
       bin_of(x->s->op.opc, &bop);
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
@@ -439,14 +461,151 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
     if (!r) {
       pto__lower_fail(L, PTO_STATUS_UNIMPLEMENTED, x->s->loc, "%s on %s not lowered",
                       pto_op_info_get(x->s->op.opc)->name, pto_dtype_name(x->in_dt));
-      return;
+      return -1;
     }
     x->cur = r;
-    if (x->out->base)
-      pto__lower_tile_store(L, x->out->base, x->out_dt, k, pto__lower_to_storage(L, x->out_dt, r));
+    if (store_results && x->out->base)
+      pto__lower_tile_store(L, x->out->base, x->out_dt, e->k,
+                            pto__lower_to_storage(L, x->out_dt, r));
   }
+  return 0;
+}
+
+void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
+  fused_stmt f[64];
+  if (n > 64) n = 64;
+  int any_div;
+  int64_t count = fused_prepare(L, ss, n, f, &any_div);
+  if (count < 0) return;
+  lw_loop lp;
+  fused_env e = {.f = f};
+  e.k = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count), "ew");
+  if (fused_eval(L, &e, n, 1)) return;
   pto__lower_loop_end(L, &lp);
   if (any_div) check_divzero_flag(L);
+}
+
+/* ---- streamed runs ------------------------------------------------------------------------- */
+
+/* [first, last) byte addresses of rows x cols elements of a window (empty when either is 0). */
+static void window_bytes(lw *L, const lw_window *w, pto_dtype dt, LLVMValueRef rows,
+                         LLVMValueRef cols, LLVMValueRef *out_lo, LLVMValueRef *out_hi) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef one = pto__lower_i64(L, 1), zero = pto__lower_i64(L, 0);
+  LLVMValueRef span = add(L, mul(L, LLVMBuildSub(b, rows, one, ""), w->sr), cols);
+  LLVMValueRef empty = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntEQ, rows, zero, ""),
+                                   LLVMBuildICmp(b, LLVMIntEQ, cols, zero, ""), "");
+  span = LLVMBuildSelect(b, empty, zero, span, "");
+  *out_lo = LLVMBuildPtrToInt(b, w->ptr, L->t_i64, "");
+  *out_hi = add(L, *out_lo, mul(L, span, pto__lower_i64(L, (int64_t)pto_dtype_size(dt))));
+}
+
+/* loads, an elementwise run, a store whose tile is the run's: when every load's window covers
+ * the store's, all windows have unit column strides and the store's window is disjoint from (or
+ * the very same as) each load's, one loop reads each element of the store's window from the
+ * tensors, computes it and writes it to the target, the way the buffered path would have for
+ * that element; the tiles' other elements are never read, so they need not exist. Otherwise
+ * the statements are lowered one by one through their buffers. */
+void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
+  enum { MAXL = 16 };
+  int nrun = n - nloads - 1;
+  const pto_ir_stmt *store = ss[n - 1];
+  if (nloads > MAXL || nrun > 64) {
+    pto__lower_fail(L, PTO_STATUS_INTERNAL, store->loc, "streamed run too long");
+    return;
+  }
+  LLVMBuilderRef b = L->b;
+  int pos0 = L->cur_pos;
+  /* What both paths need, in the block before them: extents, windows, scalars. */
+  const pto_ir_value *lv[MAXL];
+  LLVMValueRef lval[MAXL];
+  lw_window win[MAXL];
+  lw_tensor *lt[MAXL];
+  pto_dtype ldt[MAXL];
+  for (int i = 0; i < nloads; i++) {
+    const pto_ir_stmt *s = ss[i];
+    lt[i] = tensor_arg(L, s, 0);
+    const pto_ir_arg *offs = pos_arg(L, s, 1);
+    if (!lt[i] || !offs) return;
+    lv[i] = s->results[0];
+    int64_t R = tile_dim(lv[i]->type, 0), C = tile_dim(lv[i]->type, 1);
+    LLVMValueRef vr, vc;
+    if (load_extents(L, s, R, C, &vr, &vc)) return;
+    ldt[i] = def_tile(L, lv[i], vr, vc)->dt;
+    if (L->err || tensor_window(L, s, lt[i], offs, vr, vc, R, C, &win[i])) return;
+  }
+  fused_stmt f[64];
+  int any_div = 0;
+  if (nrun > 0 && fused_prepare(L, ss + nloads, nrun, f, &any_div) < 0) return;
+  lw_tile *t = tile_arg(L, store, 0);
+  const pto_ir_arg *soffs = pos_arg(L, store, 1);
+  lw_tensor *T = soffs ? tensor_arg(L, store, 2) : NULL;
+  if (!t || !T) return;
+  lw_window ws;
+  if (tensor_window(L, store, T, soffs, t->vr, t->vc, t->rows, t->cols, &ws)) return;
+  const pto_ir_value *sv = value_arg(store, 0);
+
+  LLVMValueRef one = pto__lower_i64(L, 1), zero = pto__lower_i64(L, 0);
+  LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, ws.sc, one, ""),
+                                 LLVMBuildICmp(b, LLVMIntSGE, ws.sr, zero, ""), "");
+  LLVMValueRef slo, shi;
+  window_bytes(L, &ws, T->dt, ws.nr, ws.nc, &slo, &shi);
+  for (int i = 0; i < nloads; i++) {
+    const lw_window *w = &win[i];
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, w->sc, one, ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSGE, w->sr, zero, ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSGE, w->nr, ws.nr, ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSGE, w->nc, ws.nc, ""), "");
+    LLVMValueRef lo, hi;
+    window_bytes(L, w, lt[i]->dt, ws.nr, ws.nc, &lo, &hi);
+    LLVMValueRef apart = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntULE, hi, slo, ""),
+                                     LLVMBuildICmp(b, LLVMIntULE, shi, lo, ""), "");
+    LLVMValueRef same = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, lo, slo, ""),
+                                     LLVMBuildICmp(b, LLVMIntEQ, w->sr, ws.sr, ""), "");
+    if (pto_dtype_size(lt[i]->dt) != pto_dtype_size(T->dt)) same = LLVMConstInt(L->t_i1, 0, 0);
+    ok = LLVMBuildAnd(b, ok, LLVMBuildOr(b, apart, same, ""), "");
+  }
+  LLVMBasicBlockRef bb_fast = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream");
+  LLVMBasicBlockRef bb_buf = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.buffered");
+  LLVMBasicBlockRef bb_done = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.done");
+  LLVMBuildCondBr(b, ok, bb_fast, bb_buf);
+
+  LLVMPositionBuilderAtEnd(b, bb_fast);
+  lw_loop li, lj;
+  LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws.nr, "sm.i");
+  LLVMValueRef trow = mul(L, i, pto__lower_i64(L, t->cols));
+  LLVMValueRef j = pto__lower_loop_begin(L, &lj, zero, ws.nc, "sm.j");
+  for (int k = 0; k < nloads; k++) {
+    LLVMValueRef raw = tensor_load(L, lt[k]->dt, win[k].ptr, add(L, mul(L, i, win[k].sr), j));
+    lval[k] = pto__lower_to_compute(L, ldt[k], convert_raw(L, raw, lt[k]->dt, ldt[k]));
+  }
+  fused_env e = {.f = f, .given = lv, .given_v = lval, .ngiven = nloads, .k = add(L, trow, j)};
+  if (nrun > 0 && fused_eval(L, &e, nrun, 0)) return;
+  LLVMValueRef v = fused_operand(L, &e, nrun, sv);
+  LLVMValueRef raw = pto__lower_to_storage(L, t->dt, v);
+  tensor_store(L, T->dt, ws.ptr, add(L, mul(L, i, ws.sr), j), convert_raw(L, raw, t->dt, T->dt));
+  pto__lower_loop_end(L, &lj);
+  pto__lower_loop_end(L, &li);
+  LLVMBuildBr(b, bb_done);
+
+  LLVMPositionBuilderAtEnd(b, bb_buf);
+  L->cur_pos = pos0;
+  for (int k = 0; k < nloads; k++) {
+    L->cur_pos++;
+    pto__lower_op(L, ss[k]);
+  }
+  if (nrun > 1) {
+    L->cur_pos += nrun;
+    pto__lower_fused(L, ss + nloads, nrun);
+  } else if (nrun == 1) {
+    L->cur_pos++;
+    pto__lower_op(L, ss[nloads]);
+  }
+  L->cur_pos++;
+  pto__lower_op(L, store);
+  if (L->err) return;
+  LLVMBuildBr(b, bb_done);
+  LLVMPositionBuilderAtEnd(b, bb_done);
 }
 
 /* ---- reductions and broadcasts ----------------------------------------------------------------
@@ -616,8 +775,8 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
   pto__lower_loop_end(L, &li);
 }
 
-#define MM_MR 4      /* rows of a register block */
-#define MM_NV 2      /* accumulator vectors per row: the block is MM_MR x (MM_NV * vw) */
+#define MM_MR_MAX 8  /* rows of a register block: 8 with 32 vector registers, else 4 */
+#define MM_NV 2      /* accumulator vectors per row: the block is mr x (MM_NV * vw) */
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
@@ -686,18 +845,18 @@ static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
   return LLVMBuildShuffleVector(L->b, v, LLVMGetPoison(vt), mask, "");
 }
 
-/* out[0..m_hi, j_lo..j_hi) += l x r in register blocks of MM_MR rows by MM_NV vectors of vw
- * lanes (m_hi a multiple of MM_MR, j_hi - j_lo of MM_NV * vw): the accumulators stay in vector
- * registers across k, each lane summing its products in k order. */
-static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int vw,
-                       int64_t m_hi, int64_t j_lo, int64_t j_hi) {
-  if (m_hi <= 0 || j_hi <= j_lo) return;
+/* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by MM_NV vectors of vw
+ * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of MM_NV * vw): the accumulators stay in
+ * vector registers across k, each lane summing its products in k order. */
+static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr,
+                       int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
+  if (i_hi <= i_lo || j_hi <= j_lo) return;
   pto_dtype odt = t->dt;
   int fl = pto_dtype_is_float(odt);
   int64_t NB = MM_NV * vw, N = r->cols, K = l->cols;
   LLVMTypeRef vt = LLVMVectorType(pto__lower_compute_type(L, odt), (unsigned)vw);
-  LLVMValueRef accs[MM_MR][MM_NV];
-  for (int ii = 0; ii < MM_MR; ii++)
+  LLVMValueRef accs[MM_MR_MAX][MM_NV];
+  for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < MM_NV; h++)
       accs[ii][h] = entry_alloca(L, vt, "mmacc");
   LLVMValueRef Nv = pto__lower_i64(L, N), Kv = pto__lower_i64(L, K);
@@ -706,11 +865,11 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
   LLVMValueRef jb = pto__lower_loop_begin(L, &ljb, pto__lower_i64(L, 0),
                                           pto__lower_i64(L, (j_hi - j_lo) / NB), "mm.jb");
   LLVMValueRef j0 = add(L, mul(L, jb, pto__lower_i64(L, NB)), pto__lower_i64(L, j_lo));
-  LLVMValueRef ib =
-      pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0), pto__lower_i64(L, m_hi / MM_MR), "mm.ib");
-  LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, MM_MR));
-  LLVMValueRef oidx[MM_MR][MM_NV];
-  for (int ii = 0; ii < MM_MR; ii++)
+  LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0),
+                                          pto__lower_i64(L, (i_hi - i_lo) / mr), "mm.ib");
+  LLVMValueRef i0 = add(L, mul(L, ib, pto__lower_i64(L, mr)), pto__lower_i64(L, i_lo));
+  LLVMValueRef oidx[MM_MR_MAX][MM_NV];
+  for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < MM_NV; h++) {
       oidx[ii][h] = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Nv),
                         add(L, j0, pto__lower_i64(L, h * vw)));
@@ -722,7 +881,7 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
     bv[h] = vconvert(
         L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * vw))), vw), r->dt,
         odt, vw);
-  for (int ii = 0; ii < MM_MR; ii++) {
+  for (int ii = 0; ii < mr; ii++) {
     LLVMValueRef lidx = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Kv), k);
     LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt), vw);
     for (int h = 0; h < MM_NV; h++) {
@@ -735,7 +894,7 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
     }
   }
   pto__lower_loop_end(L, &lk);
-  for (int ii = 0; ii < MM_MR; ii++)
+  for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < MM_NV; h++)
       vstore(L, t, oidx[ii][h], LLVMBuildLoad2(L->b, vt, accs[ii][h], ""));
   pto__lower_loop_end(L, &lb);
@@ -769,11 +928,12 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
     LLVMBuildMemSet(L->b, t->base, LLVMConstInt(L->t_i8, 0, 0),
                     pto__lower_i64(L, M * N * (int64_t)pto_dtype_size(odt)), 64);
   }
-  int64_t M4 = M / MM_MR * MM_MR, j = 0;
+  int64_t M4 = M / 4 * 4, j = 0;
   if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0) {
     if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
-      int64_t jw = N / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
-      mm_blocked(L, l, r, t, MM_VW_MAX, M4, 0, jw);
+      int64_t jw = N / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX), M8 = M / 8 * 8;
+      mm_blocked(L, l, r, t, 8, MM_VW_MAX, 0, M8, 0, jw);
+      mm_blocked(L, l, r, t, 4, MM_VW_MAX, M8, M4, 0, jw);
       j = jw;
       /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
       LLVMAddAttributeAtIndex(
@@ -781,7 +941,7 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
           LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
     }
     int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
-    mm_blocked(L, l, r, t, 8, M4, j, jn);
+    mm_blocked(L, l, r, t, 4, 8, 0, M4, j, jn);
     j = jn;
   } else {
     M4 = 0;

@@ -390,6 +390,92 @@ static void plan_fusion(lw *L) {
   }
 }
 
+/* ---- streaming ----------------------------------------------------------------------------- */
+
+static const pto_ir_value *stmt_value_arg(const pto_ir_stmt *s, int i) {
+  if (i >= s->op.nargs || s->op.args[i].kw) return NULL;
+  const pto_ir_arg *a = &s->op.args[i];
+  if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE) return NULL;
+  return a->expr->value;
+}
+
+static int is_tile_of(const pto_ir_value *v, int64_t rows, int64_t cols) {
+  int64_t r, c;
+  return v && v->type->kind == PTO_TYPE_TILE && v->type->rank == 2 &&
+         !pto__lower_static_int(v->type->dims[0], &r) &&
+         !pto__lower_static_int(v->type->dims[1], &c) && r == rows && c == cols;
+}
+
+/* tile.loads, then one elementwise op or a fused run, then a tile.store of its result, where
+ * every tile of the run dies inside it: the loads' tiles, the intermediates and the stored tile
+ * are never needed as buffers if each element is loaded, computed and stored in one pass (the
+ * copies into and out of the scratch arena are what such a kernel spends its time on). Code
+ * generation still keeps the buffered lowering for the cases the streamed loop cannot do (a
+ * load whose valid region does not cover the store's, strided tensors, overlapping windows), so
+ * the plan keeps every buffer. Integer division stays buffered: it must see the padding's zero
+ * divisors. */
+static void plan_streams(lw *L) {
+  for (int p = 0; p < L->npos; p++) {
+    const pto_ir_block *blk = L->plan[p].blk;
+    int bi = 0;
+    while (bi < blk->n && blk->stmts[bi] != L->plan[p].s)
+      bi++;
+    int q = bi, nloads = 0;
+    while (q < blk->n && blk->stmts[q]->kind == PTO_STMT_OP &&
+           blk->stmts[q]->op.opc == PTO_OP_TILE_LOAD && blk->stmts[q]->nresults == 1)
+      q++, nloads++;
+    if (q >= blk->n) continue;
+    int qpos = p + (q - bi), nrun = 0;
+    const pto_ir_stmt *s = blk->stmts[q];
+    if (s->kind == PTO_STMT_OP && pto__lower_elementwise_kind(s->op.opc) && s->nresults == 1)
+      nrun = L->plan[qpos].fuse_len > 1 ? L->plan[qpos].fuse_len : 1;
+    /* a run is streamed whole or not at all: never from its middle */
+    int skip = nloads == 0 && nrun > 1 ? nrun - 1 : 0;
+    int st = q + nrun;
+    if (st >= blk->n || (nloads == 0 && nrun == 0)) {
+      p += skip;
+      continue;
+    }
+    const pto_ir_stmt *store = blk->stmts[st];
+    if (store->kind != PTO_STMT_OP || store->op.opc != PTO_OP_TILE_STORE || store->nresults > 1) {
+      p += skip;
+      continue;
+    }
+    const pto_ir_value *sv = stmt_value_arg(store, 0);
+    int spos = p + (st - bi);
+    int64_t rows, cols;
+    if (!sv || sv->type->kind != PTO_TYPE_TILE || pto__lower_static_int(sv->type->dims[0], &rows) ||
+        pto__lower_static_int(sv->type->dims[1], &cols)) {
+      p += skip;
+      continue;
+    }
+    int ok = L->def_pos[sv->id] >= p && L->def_pos[sv->id] < spos && L->last_use[sv->id] == spos;
+    for (int m = bi; ok && m < st; m++) {
+      const pto_ir_stmt *x = blk->stmts[m];
+      const pto_ir_value *r = x->results[0];
+      if (!is_tile_of(r, rows, cols)) ok = 0;
+      /* every other tile of the run is read inside it and dies there */
+      if (r != sv && (L->last_use[r->id] <= L->def_pos[r->id] || L->last_use[r->id] >= spos))
+        ok = 0;
+      if (m >= q) {
+        pto_opcode op = x->op.opc;
+        if ((op == PTO_OP_TILE_DIV || op == PTO_OP_TILE_DIVS) &&
+            !pto_dtype_is_float(r->type->dtype))
+          ok = 0;
+        for (int i = 0; i < (pto__lower_elementwise_kind(op) == 1 ? 2 : 1); i++)
+          if (!is_tile_of(stmt_value_arg(x, i), rows, cols)) ok = 0;
+      }
+    }
+    if (!ok) {
+      p += skip;
+      continue;
+    }
+    L->plan[p].stream_len = st - bi + 1;
+    L->plan[p].stream_loads = nloads;
+    p = spos;
+  }
+}
+
 /* Inside a fused loop every statement touches element k before any touches k+1: buffers the run
  * reads or writes must not share bytes with each other for the whole run, so their ranges are
  * widened to it. */
@@ -616,6 +702,7 @@ pto_status pto__lower_plan(lw *L) {
   if (r || plan_yield_temps(L, &k->body))
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
   plan_fusion(L);
+  plan_streams(L);
   plan_in_place(L);
   plan_takeovers(L);
   widen_fused_runs(L);

@@ -2,7 +2,8 @@
  * tasks where each waits for the one before (per-hop latency), against a direct call of the
  * same kernel function per task.
  *
- *   task_graph [N] [n] [REPS] [NCORES]      (default 10000, 1000, 15 repetitions, 2 cores)
+ *   task_graph [N] [n] [REPS] [NCORES] [MAX_INFLIGHT]
+ *                  (default 10000, 1000, 15 repetitions, 2 cores, the runtime's max_inflight_tasks)
  *
  * Per repetition: one launch of each program (tensors resident, so no copies), its spans, and
  * N direct calls of the kernel. Per task = chip.run.runner_run / N (the orchestration submitting
@@ -43,9 +44,15 @@ int main(int argc, char **argv) {
   long N = b_arg(argc, argv, 1, 10000), n = b_arg(argc, argv, 2, 1000),
        reps = b_arg(argc, argv, 3, 15);
   int ncores = (int)b_arg(argc, argv, 4, 2);
+  uint32_t inflight = (uint32_t)b_arg(argc, argv, 5, 0);
   if (reps > 256) reps = 256;
   pto_program *indep = b_compile("independent.ptir"), *chain = b_compile("chain.ptir");
-  pto_worker *w = b_open_worker(ncores);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = ncores;
+  cfg.max_inflight_tasks = inflight;
+  pto_worker *w = NULL;
+  B_CHECK(pto_worker_open(&cfg, &w));
   pto_handle *hi = NULL, *hc = NULL;
   B_CHECK(pto_worker_register(w, indep, &hi));
   B_CHECK(pto_worker_register(w, chain, &hc));
@@ -105,7 +112,8 @@ int main(int argc, char **argv) {
     if (row[j] != (float)(n * reps)) bad++;
 
   printf("task_graph: %ld independent tasks, a %ld-task chain, %ld repetitions, %d core "
-         "thread%s\n\n", N, n, reps, ncores, ncores == 1 ? "" : "s");
+         "thread%s, max_inflight_tasks %u%s\n\n", N, n, reps, ncores, ncores == 1 ? "" : "s",
+         inflight, inflight ? "" : " (default)");
   b_header();
   b_row("direct call of the kernel function (1x16 f32)", &direct, "us/call");
   b_row("independent: launch wall", &i_wall, "us");
