@@ -2,6 +2,7 @@
  * generator proper is lower_kernel.c. */
 #include "lower.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,23 +90,36 @@ static pto_status verify_module(LLVMModuleRef mod, const char *what) {
 
 static pto_status optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level);
 
+/* Files are written here, not by LLVMPrintModuleToFile or LLVMTargetMachineEmitToFile: LLVM's
+ * file streams abort the process on a write error (a full disk) instead of returning it. */
+static pto_status write_bytes(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return pto_status_make(PTO_STATUS_IO, "cannot write '%s': %s", path, strerror(errno));
+  int ok = fwrite(data, 1, n, f) == n;
+  int err = ok ? 0 : errno;
+  if (fclose(f) != 0 && ok) {
+    ok = 0;
+    err = errno;
+  }
+  if (!ok) return pto_status_make(PTO_STATUS_IO, "cannot write '%s': %s", path, strerror(err));
+  return PTO_OK;
+}
+
 /* Runs default<On> and writes the object. */
 static pto_status optimize_and_emit(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level,
                                     const char *obj_path) {
   PTO_RETURN_IF_ERROR(optimize(mod, tm, opt_level));
   char *err = NULL;
-  /* LLVMTargetMachineEmitToFile takes a non-const path. */
-  char *path = strdup(obj_path);
-  if (!path) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  LLVMBool bad = LLVMTargetMachineEmitToFile(tm, mod, path, LLVMObjectFile, &err);
-  free(path);
-  if (bad) {
+  LLVMMemoryBufferRef obj = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &obj)) {
     pto_status s =
-        pto_status_make(PTO_STATUS_IO, "cannot write object '%s': %s", obj_path, err ? err : "?");
+        pto_status_make(PTO_STATUS_IO, "cannot emit object '%s': %s", obj_path, err ? err : "?");
     LLVMDisposeMessage(err);
     return s;
   }
-  return PTO_OK;
+  pto_status s = write_bytes(obj_path, LLVMGetBufferStart(obj), (size_t)LLVMGetBufferSize(obj));
+  LLVMDisposeMemoryBuffer(obj);
+  return s;
 }
 
 pto_status pto__lower_kernel(const pto_ir_program *p, const pto_ir_func *k, int opt_level,
@@ -126,11 +140,9 @@ pto_status pto__lower_kernel(const pto_ir_program *p, const pto_ir_func *k, int 
   pto_status s = pto__lower_build_kernel(ctx, mod, p, k, &scratch);
   if (!s) s = verify_module(mod, modname);
   if (!s && ll_path) {
-    char *err = NULL;
-    if (LLVMPrintModuleToFile(mod, ll_path, &err)) {
-      s = pto_status_make(PTO_STATUS_IO, "cannot write '%s': %s", ll_path, err ? err : "?");
-    }
-    LLVMDisposeMessage(err);
+    char *text = LLVMPrintModuleToString(mod);
+    s = write_bytes(ll_path, text, strlen(text));
+    LLVMDisposeMessage(text);
   }
   if (!s) s = optimize_and_emit(mod, tm, opt_level, obj_path);
   LLVMDisposeModule(mod);

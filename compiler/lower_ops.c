@@ -1,7 +1,6 @@
 /* Tile op lowering: loads and stores with valid regions and padding, elementwise ops (fused
  * runs), reductions, broadcasts and matmul. */
 #include <math.h>
-#include <stdlib.h> /* TMP */
 #include <stdio.h>
 #include <string.h>
 
@@ -501,11 +500,13 @@ static void window_bytes(lw *L, const lw_window *w, pto_dtype dt, LLVMValueRef r
 }
 
 /* loads, an elementwise run, a store whose tile is the run's: when every load's window covers
- * the store's, all windows have unit column strides and the store's window is disjoint from (or
- * the very same as) each load's, one loop reads each element of the store's window from the
- * tensors, computes it and writes it to the target, the way the buffered path would have for
- * that element; the tiles' other elements are never read, so they need not exist. Otherwise
- * the statements are lowered one by one through their buffers. */
+ * the store's, all windows have unit column strides and the store's window overlaps none of the
+ * loads' (an in-place update takes the buffered path), one loop reads each element of the
+ * store's window from the tensors, computes it and writes it to the target, the way the
+ * buffered path would have for that element; the tiles' other elements are never read, so they
+ * need not exist. Otherwise the statements are lowered one by one through their buffers. The
+ * tensors may still alias as far as LLVM knows, so the vectorized loop keeps its runtime
+ * overlap check (a few compares per row). */
 void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   enum { MAXL = 16 };
   int nrun = n - nloads - 1;
@@ -560,10 +561,7 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
     window_bytes(L, w, lt[i]->dt, ws.nr, ws.nc, &lo, &hi);
     LLVMValueRef apart = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntULE, hi, slo, ""),
                                      LLVMBuildICmp(b, LLVMIntULE, shi, lo, ""), "");
-    LLVMValueRef same = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, lo, slo, ""),
-                                     LLVMBuildICmp(b, LLVMIntEQ, w->sr, ws.sr, ""), "");
-    if (pto_dtype_size(lt[i]->dt) != pto_dtype_size(T->dt)) same = LLVMConstInt(L->t_i1, 0, 0);
-    ok = LLVMBuildAnd(b, ok, LLVMBuildOr(b, apart, same, ""), "");
+    ok = LLVMBuildAnd(b, ok, apart, "");
   }
   LLVMBasicBlockRef bb_fast = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream");
   LLVMBasicBlockRef bb_buf = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.buffered");
@@ -793,10 +791,7 @@ static int mm_vector_ok(pto_dtype in, pto_dtype out) {
 /* Does the host have 512-bit vector registers? Then matmul blocks use 16-lane vectors, twice the
  * work per instruction of 8 lanes (the products and sums stay separate, so this is the only way
  * to more throughput without changing the rounding). */
-static int mm_wide_ok(void) {
-  if (getenv("PTO_TMP_NARROW")) return 0; /* TMP */
-  return strstr(pto__llvm_target_identity(), "+avx512f") != NULL;
-}
+static int mm_wide_ok(void) { return strstr(pto__llvm_target_identity(), "+avx512f") != NULL; }
 
 static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw) {
   LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
@@ -848,8 +843,8 @@ static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
 /* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by MM_NV vectors of vw
  * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of MM_NV * vw): the accumulators stay in
  * vector registers across k, each lane summing its products in k order. */
-static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr,
-                       int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
+static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int vw,
+                       int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
   if (i_hi <= i_lo || j_hi <= j_lo) return;
   pto_dtype odt = t->dt;
   int fl = pto_dtype_is_float(odt);
@@ -878,9 +873,9 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
   LLVMValueRef bv[MM_NV];
   for (int h = 0; h < MM_NV; h++)
-    bv[h] = vconvert(
-        L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * vw))), vw), r->dt,
-        odt, vw);
+    bv[h] =
+        vconvert(L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * vw))), vw),
+                 r->dt, odt, vw);
   for (int ii = 0; ii < mr; ii++) {
     LLVMValueRef lidx = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Kv), k);
     LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt), vw);

@@ -47,10 +47,6 @@ static void check_status(pto_status s, const char *what, int line) {
 }
 
 static void *xalloc(size_t bytes) {
-  if (bytes > (1u << 20) && getenv("BK_OFF")) {
-    char *q = aligned_alloc(4096, bytes + 8192);
-    return q + atol(getenv("BK_OFF"));
-  }
   void *p = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   if (!p) {
     fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
@@ -201,8 +197,7 @@ static void run_kernel(pto_kernel_fn fn, const pto_kernel_tensor *t, const uint6
 static void direct_part(void *p, int part, int nparts) {
   direct_ctx *d = p;
   pto_core_ctx ctx = {.core_id = part, .ncores = nparts, .scratch_size = d->scratch_bytes};
-  uint64_t sb = getenv("BK_SCRATCH") ? (uint64_t)atol(getenv("BK_SCRATCH")) : d->scratch_bytes;
-  ctx.scratch = xalloc(sb);
+  ctx.scratch = xalloc(d->scratch_bytes);
   int64_t lo, hi;
   peer_split(d->rows, d->block, part, nparts, &lo, &hi);
   for (int64_t r = lo; r < hi; r += d->block) {
@@ -295,8 +290,12 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
   pto_arg args[4] = {pto_arg_device(da), pto_arg_device(db), pto_arg_device(dc),
                      pto_arg_f32(alpha)};
 
-  direct_ctx dadd = {.fn = kernel_of(padd, "add_rows"), .base = {a, b, d}, .ntensors = 3,
-                     .rows = n, .cols = n, .block = 16,
+  direct_ctx dadd = {.fn = kernel_of(padd, "add_rows"),
+                     .base = {a, b, d},
+                     .ntensors = 3,
+                     .rows = n,
+                     .cols = n,
+                     .block = 16,
                      .scratch_bytes = pto_program_scratch_bytes(padd)};
   direct_ctx dchain = dadd;
   dchain.fn = kernel_of(pchain, "chain_rows");
@@ -389,8 +388,13 @@ static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
   CHECK(pto_worker_register(w, p, &h));
   pto_device_tensor *dx = dev_tensor(w, m, n, x), *dy = dev_tensor(w, m, n, NULL);
   pto_arg args[2] = {pto_arg_device(dx), pto_arg_device(dy)};
-  direct_ctx dk = {.fn = kernel_of(p, "softmax_rows"), .base = {x, d}, .ntensors = 2, .rows = m,
-                   .cols = n, .block = 64, .scratch_bytes = pto_program_scratch_bytes(p)};
+  direct_ctx dk = {.fn = kernel_of(p, "softmax_rows"),
+                   .base = {x, d},
+                   .ntensors = 2,
+                   .rows = m,
+                   .cols = n,
+                   .block = 64,
+                   .scratch_bytes = pto_program_scratch_bytes(p)};
   peer_ctx hc = {.what = 3, .a = x, .c = y, .rows = m, .cols = n};
 
   stat s_h = {"softmax: hand C, gcc -O3"}, s_p = {"softmax: pto, runtime (device wall)"},
@@ -496,7 +500,11 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores) {
   pto_device_tensor *da = dev_tensor(w, n, n, a), *db = dev_tensor(w, n, n, b),
                     *dc = dev_tensor(w, n, n, NULL);
   pto_arg args[3] = {pto_arg_device(da), pto_arg_device(db), pto_arg_device(dc)};
-  mm_ctx mk = {.fn = kernel_of(p, "matmul_block"), .a = a, .b = b, .c = d, .n = n,
+  mm_ctx mk = {.fn = kernel_of(p, "matmul_block"),
+               .a = a,
+               .b = b,
+               .c = d,
+               .n = n,
                .scratch_bytes = pto_program_scratch_bytes(p)};
 
   stat s_b = {"sgemm: OpenBLAS"}, s_p = {"matmul: pto, runtime (device wall)"},

@@ -25,7 +25,8 @@ int main(int argc, char **argv) {
   B_CHECK(pto_worker_register(w, p, &h));
 
   static alignas(64) float x[R * C], y[R * C], yd[R * C];
-  for (int i = 0; i < R * C; i++) x[i] = (float)i;
+  for (int i = 0; i < R * C; i++)
+    x[i] = (float)i;
   const int64_t shape[2] = {R, C};
   pto_device_tensor *dx = NULL, *dy = NULL;
   B_CHECK(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, x, &dx));
@@ -85,7 +86,8 @@ int main(int argc, char **argv) {
     b_add(&copyb, s_cb / n);
 
     t0 = b_now_ns();
-    for (long i = 0; i < calls; i++) B_CHECK(pto_handle_call(h, host_args, 3));
+    for (long i = 0; i < calls; i++)
+      B_CHECK(pto_handle_call(h, host_args, 3));
     b_add(&host, (double)(b_now_ns() - t0) / 1e3 / n);
   }
 
@@ -117,8 +119,8 @@ int main(int argc, char **argv) {
   b_row("overhead: launch (device tensors) - direct call", &over, "us");
   b_row("overhead: launch (host tensors) - direct call", &over_h, "us");
   b_row("ratio: launch (device tensors) / direct call", &ratio, "x");
-  printf("\ntarget: overhead <= 10 us: %s (median %.2f us)\n", b_median(&over) <= 10 ? "met" : "NOT met",
-         b_median(&over));
+  printf("\ntarget: overhead <= 10 us: %s (median %.2f us)\n",
+         b_median(&over) <= 10 ? "met" : "NOT met", b_median(&over));
 
   free(scratch);
   pto_worker_close(w);

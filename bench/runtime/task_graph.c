@@ -57,8 +57,10 @@ int main(int argc, char **argv) {
   B_CHECK(pto_worker_register(w, indep, &hi));
   B_CHECK(pto_worker_register(w, chain, &hc));
 
-  float *x = malloc(sizeof(float) * (size_t)N * COLS), *y = malloc(sizeof(float) * (size_t)N * COLS);
-  for (long i = 0; i < N * COLS; i++) x[i] = (float)(i % 1000);
+  float *x = malloc(sizeof(float) * (size_t)N * COLS),
+        *y = malloc(sizeof(float) * (size_t)N * COLS);
+  for (long i = 0; i < N * COLS; i++)
+    x[i] = (float)(i % 1000);
   const int64_t shape[2] = {N, COLS}, one_row[2] = {1, COLS};
   pto_device_tensor *dx = NULL, *dy = NULL, *dc = NULL;
   B_CHECK(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, x, &dx));
@@ -112,8 +114,8 @@ int main(int argc, char **argv) {
     if (row[j] != (float)(n * reps)) bad++;
 
   printf("task_graph: %ld independent tasks, a %ld-task chain, %ld repetitions, %d core "
-         "thread%s, max_inflight_tasks %u%s\n\n", N, n, reps, ncores, ncores == 1 ? "" : "s",
-         inflight, inflight ? "" : " (default)");
+         "thread%s, max_inflight_tasks %u%s\n\n",
+         N, n, reps, ncores, ncores == 1 ? "" : "s", inflight, inflight ? "" : " (default)");
   b_header();
   b_row("direct call of the kernel function (1x16 f32)", &direct, "us/call");
   b_row("independent: launch wall", &i_wall, "us");
@@ -129,9 +131,10 @@ int main(int argc, char **argv) {
   b_row("chain: per hop (sched / n)", &per_hop, "us");
   b_row("chain: per hop, net of the direct call", &per_hop_net, "us");
   b_row("chain: ratio per hop / direct call", &ratio_hop, "x");
-  printf("\ntargets: per task <= 2 us: %s (median %.2f us); per hop <= 10 us: %s (median %.2f us)\n",
-         b_median(&per_task) <= 2 ? "met" : "NOT met", b_median(&per_task),
-         b_median(&per_hop) <= 10 ? "met" : "NOT met", b_median(&per_hop));
+  printf(
+      "\ntargets: per task <= 2 us: %s (median %.2f us); per hop <= 10 us: %s (median %.2f us)\n",
+      b_median(&per_task) <= 2 ? "met" : "NOT met", b_median(&per_task),
+      b_median(&per_hop) <= 10 ? "met" : "NOT met", b_median(&per_hop));
 
   pto_worker_close(w);
   pto_program_release(indep);

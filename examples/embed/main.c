@@ -73,7 +73,8 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rows; r++)
       for (int n = 0; n < K; n++) {
         float acc = 0;
-        for (int k = 0; k < K; k++) acc += x[r * K + k] * weight[k * K + n];
+        for (int k = 0; k < K; k++)
+          acc += x[r * K + k] * weight[k * K + n];
         acc += bias[n];
         float want = acc > 0 ? acc : 0;
         if (fabsf(y[r * K + n] - want) > 1e-4f * (1 + fabsf(want))) bad++;

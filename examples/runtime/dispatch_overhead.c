@@ -51,8 +51,7 @@ int main(int argc, char **argv) {
   printf("register once: %.1f us\n", register_us);
   printf("%ld calls through one handle: %.2f us per call (best %.2f us); spans: host wall "
          "%.2f us, device wall %.2f us per call\n",
-         calls, loop_us / (double)calls, best, span_host / (double)calls,
-         span_dev / (double)calls);
+         calls, loop_us / (double)calls, best, span_host / (double)calls, span_dev / (double)calls);
   pto_worker_close(w);
   pto_program_release(prog);
   printf("%ld wrong elements: %s\n", bad, bad ? "FAIL" : "PASS");

@@ -20,7 +20,8 @@ static void host_dense_relu(const float *x, const float *w, const float *b, floa
   for (int r = 0; r < rows; r++)
     for (int n = 0; n < K; n++) {
       float acc = 0;
-      for (int k = 0; k < K; k++) acc += x[r * K + k] * w[k * K + n];
+      for (int k = 0; k < K; k++)
+        acc += x[r * K + k] * w[k * K + n];
       acc += b[n];
       y[r * K + n] = acc > 0 ? acc : 0;
     }
@@ -61,7 +62,7 @@ int main(int argc, char **argv) {
     pto_host_tensor_init(&hx, x, PTO_DTYPE_F32, 2, shape);
     pto_host_tensor_init(&hy, y, PTO_DTYPE_F32, 2, shape);
     pto_arg args[6] = {pto_arg_host_readonly(&hx), pto_arg_device(w1), pto_arg_device(b1),
-                       pto_arg_device(w2), pto_arg_device(b2), pto_arg_host(&hy)};
+                       pto_arg_device(w2),         pto_arg_device(b2), pto_arg_host(&hy)};
     EX_CHECK(pto_handle_call(h, args, 6));
 
     pto_launch_record rec;

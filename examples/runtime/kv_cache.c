@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *dir = ex_ptir_dir(argc, argv);
-  pto_program *prefill = ex_compile(dir, "kv_prefill.ptir"), *decode = ex_compile(dir, "kv_decode.ptir");
+  pto_program *prefill = ex_compile(dir, "kv_prefill.ptir"),
+              *decode = ex_compile(dir, "kv_decode.ptir");
   pto_worker *w = ex_open_worker();
 
   /* The cache: one device tensor for the whole conversation. */
@@ -62,7 +63,8 @@ int main(int argc, char **argv) {
     memcpy(&host_cache[pos * D], k, sizeof k);
     for (int j = 0; j < D; j++) {
       float sum = 0;
-      for (int64_t r = 0; r <= pos; r++) sum += host_cache[r * D + j];
+      for (int64_t r = 0; r <= pos; r++)
+        sum += host_cache[r * D + j];
       want[j] = q[j] * sum;
     }
     bad += ex_compare("out", out, want, D, 1e-4f, 1e-5f);

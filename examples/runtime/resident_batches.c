@@ -14,7 +14,8 @@ static void host_linear(const float *x, const float *w, float *y, int rows) {
   for (int b = 0; b < rows; b++)
     for (int n = 0; n < K; n++) {
       float acc = 0;
-      for (int k = 0; k < K; k++) acc += x[b * K + k] * w[k * K + n];
+      for (int k = 0; k < K; k++)
+        acc += x[b * K + k] * w[k * K + n];
       y[b * K + n] = acc;
     }
 }
@@ -52,10 +53,11 @@ int main(int argc, char **argv) {
     EX_CHECK(pto_worker_last_launch(w, &rec));
     host_linear(x, weight, want, rows);
     long b = ex_compare("y", y, want, (long)rows * K, 1e-4f, 1e-4f);
-    printf("batch %d: %2d rows, %llu tasks, host wall %.1f us (bind %.1f us), device wall %.1f us%s\n",
-           i, rows, (unsigned long long)rec.ntasks, ex_span_us(&rec, "chip.run"),
-           ex_span_us(&rec, "chip.run.bind"), ex_span_us(&rec, "chip.run.runner_run.device_wall"),
-           b ? "  MISMATCH" : "");
+    printf(
+        "batch %d: %2d rows, %llu tasks, host wall %.1f us (bind %.1f us), device wall %.1f us%s\n",
+        i, rows, (unsigned long long)rec.ntasks, ex_span_us(&rec, "chip.run"),
+        ex_span_us(&rec, "chip.run.bind"), ex_span_us(&rec, "chip.run.runner_run.device_wall"),
+        b ? "  MISMATCH" : "");
     bad += b;
     free(x);
     free(y);

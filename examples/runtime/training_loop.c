@@ -17,7 +17,8 @@ static const float k_lr = 0.1f, k_beta = 0.5f; /* beta is the program's speciali
 /* The loss 0.5 * |w - t|^2. */
 static double loss(const float *w, const float *t) {
   double l = 0;
-  for (int i = 0; i < N; i++) l += 0.5 * (double)(w[i] - t[i]) * (double)(w[i] - t[i]);
+  for (int i = 0; i < N; i++)
+    l += 0.5 * (double)(w[i] - t[i]) * (double)(w[i] - t[i]);
   return l;
 }
 
@@ -47,7 +48,8 @@ int main(int argc, char **argv) {
   for (long s = 0; s < steps; s++) {
     /* This step's data: a noisy sample of the goal, like a minibatch. */
     ex_fill(noise, N, 1000 + (unsigned)s);
-    for (int i = 0; i < N; i++) target[i] = goal[i] + 0.01f * noise[i];
+    for (int i = 0; i < N; i++)
+      target[i] = goal[i] + 0.01f * noise[i];
 
     EX_CHECK(pto_handle_call(h, args, 5));
 

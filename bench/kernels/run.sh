@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The kernel benchmarks of bench/RESULTS.md ("Kernels"), in one run:
+#   bench/kernels/run.sh [BUILD_DIR] [REPS] [NCORES]     (defaults: build, 10, 2)
+# Installs Debian's libopenblas-dev when it is missing (the sgemm peer; never needed to build or
+# test pto), builds bench_kernels, prints the machine and its load, then runs the benchmark with
+# the sizes of the issue: elementwise 4096x4096, softmax 4096x1024, matmul 1024^3. A private
+# cache dir keeps the compile out of the timings and away from other caches.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+REPS=${2:-10}
+NCORES=${3:-2}
+
+if ! ldconfig -p | grep -q 'libopenblas\.so'; then
+  echo "installing libopenblas-dev (the sgemm peer)" >&2
+  SUDO=
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get install -y libopenblas-dev >&2
+fi
+
+[ -f "$B/build.ninja" ] || cmake -S . -B "$B" -G Ninja >&2
+ninja -C "$B" bench_kernels pto_compiler >&2
+
+export PTO_CACHE_DIR=${PTO_CACHE_DIR:-$PWD/$B/bench-kernels-cache}
+echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
+  "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$B/bench/kernels/bench_kernels" 4096 4096 1024 "$REPS" "$NCORES"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
