@@ -20,6 +20,22 @@ static void copy_strided(uint8_t *contig, const pto_host_tensor *t, int to_conti
       memcpy(data, contig, es);
     return;
   }
+  /* A row-major tensor is one block: one memcpy instead of one per innermost row. */
+  int64_t expect = 1, numel = 1;
+  int dense = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    if (t->shape[d] != 1 && t->strides[d] != expect) dense = 0;
+    expect *= t->shape[d];
+    numel *= t->shape[d];
+  }
+  if (dense) {
+    if (numel <= 0) return;
+    if (to_contig)
+      memcpy(contig, data, (size_t)numel * es);
+    else
+      memcpy(data, contig, (size_t)numel * es);
+    return;
+  }
   int inner = t->rank - 1;
   int64_t n_inner = t->shape[inner];
   int64_t outer = 1;
