@@ -703,6 +703,129 @@ using PTO2OrchestrationConfig = OrchestrationConfig;
 #define LOG_ALWAYS(...) ((void)0)
 #endif
 
+/* ---- helpers of pto-generated orchestration ------------------------------------------------ */
+
+/* What `pto compile` emits calls these (generated files say `using namespace pto_codegen;`):
+ * PTIR's tensor.slice / tensor.create / tensor.read, scalar slots and integer division with
+ * PTIR's rounding. Hand-written orchestration may use them too. */
+namespace pto_codegen {
+
+inline uint64_t pto_dtype_bytes(int32_t dt) {
+  static const uint8_t bytes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8};
+  return bytes[dt];
+}
+
+// The C view of a tensor, copied: reading a ChipTensor through a pto_orch_tensor pointer
+// would break strict aliasing.
+inline pto_orch_tensor pto_view(const ChipTensor &t) {
+  pto_orch_tensor v;
+  std::memcpy(&v, &t, sizeof v);
+  return v;
+}
+
+inline ChipTensor pto_chip(const pto_orch_tensor &t) {
+  ChipTensor c;
+  std::memcpy(static_cast<void *>(&c), &t, sizeof t);
+  return c;
+}
+
+// tensor.slice: a view clamped at the tensor's edge (only the extent is clamped).
+template <size_t N>
+ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int64_t (&shape)[N]) {
+  pto_orch_tensor v = pto_view(src);
+  int64_t elem_offset = 0;
+  for (size_t d = 0; d < N; ++d) {
+    if (offs[d] < 0 || offs[d] >= v.shape[d])
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.slice: offset %lld of dim %d is outside the extent %lld",
+                      static_cast<long long>(offs[d]), static_cast<int>(d), static_cast<long long>(v.shape[d]));
+    int64_t off = offs[d] < 0 ? 0 : offs[d];
+    int64_t room = v.shape[d] - off;
+    if (room < 0) room = 0;
+    if (off > v.shape[d]) off = v.shape[d];
+    elem_offset += off * v.stride[d];
+    v.shape[d] = shape[d] < room ? shape[d] : room;
+  }
+  v.addr += static_cast<uint64_t>(elem_offset) * pto_dtype_bytes(v.dtype);
+  return pto_chip(v);
+}
+
+// The condition of a for with a runtime step: a negative step counts down (as Python's
+// range), a zero step fails the launch.
+inline bool pto_in_range(int64_t i, int64_t hi, int64_t step) {
+  if (step > 0) return i < hi;
+  if (step < 0) return i > hi;
+  rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "for: the step is zero");
+  return false;
+}
+
+// Scalars travel as 64-bit slots: ints sign/zero-extended, f32 bits low, f16/bf16 16 bits.
+template <typename T> uint64_t pto_slot(T v, int dt) {
+  switch (dt) {
+  case PTO_DTYPE_F32: { float f = static_cast<float>(v); uint32_t u; std::memcpy(&u, &f, 4); return u; }
+  case PTO_DTYPE_F64: { double f = static_cast<double>(v); uint64_t u; std::memcpy(&u, &f, 8); return u; }
+  case PTO_DTYPE_F16: { _Float16 h = static_cast<_Float16>(static_cast<float>(v)); uint16_t u; std::memcpy(&u, &h, 2); return u; }
+  case PTO_DTYPE_BF16: {
+    float f = static_cast<float>(v); uint32_t x; std::memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
+    return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  }
+  case PTO_DTYPE_BOOL: return v ? 1 : 0;
+  case PTO_DTYPE_U8: case PTO_DTYPE_U16: case PTO_DTYPE_U32: case PTO_DTYPE_U64:
+    return static_cast<uint64_t>(v);
+  default: return static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+}
+template <typename T> T pto_unslot(uint64_t s, int dt) {
+  switch (dt) {
+  case PTO_DTYPE_F32: { uint32_t u = static_cast<uint32_t>(s); float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }
+  case PTO_DTYPE_F64: { double f; std::memcpy(&f, &s, 8); return static_cast<T>(f); }
+  case PTO_DTYPE_F16: { uint16_t u = static_cast<uint16_t>(s); _Float16 h; std::memcpy(&h, &u, 2); return static_cast<T>(static_cast<float>(h)); }
+  case PTO_DTYPE_BF16: { uint32_t u = static_cast<uint32_t>(s & 0xffffu) << 16; float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }
+  case PTO_DTYPE_I8: return static_cast<T>(static_cast<int8_t>(s));
+  case PTO_DTYPE_I16: return static_cast<T>(static_cast<int16_t>(s));
+  case PTO_DTYPE_I32: return static_cast<T>(static_cast<int32_t>(s));
+  default: return static_cast<T>(s);
+  }
+}
+
+// tensor.create: a zero-filled intermediate owned by the innermost scope.
+template <size_t N> ChipTensor pto_create(const int64_t (&shape)[N], DataType dt) {
+  const TaskOutputTensors made = alloc_tensors(TensorCreateInfo(shape, N, dt));
+  return made.empty() ? ChipTensor{} : made.get_ref(0);
+}
+
+// tensor.read: one element, after the tasks that write it.
+template <typename T, size_t N> T pto_read(const ChipTensor &t, const int64_t (&idx)[N]) {
+  return get_tensor_data<T>(t, N, idx);
+}
+
+template <typename T> T pto_div(T a, T b) {
+  if constexpr (static_cast<T>(0.5) != 0) {
+    return a / b;
+  } else {
+    if (b == 0) { rt_report_fatal(1, "integer division by zero"); return 0; }
+    T q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  }
+}
+template <typename T> T pto_mod(T a, T b) {
+  if constexpr (static_cast<T>(0.5) != 0) {
+    T r = __builtin_fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  } else {
+    if (b == 0) { rt_report_fatal(1, "integer division by zero"); return 0; }
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+template <typename T> T pto_min(T a, T b) { return b < a ? b : a; }
+template <typename T> T pto_max(T a, T b) { return a < b ? b : a; }
+
+}  // namespace pto_codegen
+
 /* ---- exports ------------------------------------------------------------------------------- */
 
 #ifndef PTO_ORCH_NO_EXPORTS
