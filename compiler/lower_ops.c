@@ -573,14 +573,16 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws.nr, "sm.i");
   LLVMValueRef trow = mul(L, i, pto__lower_i64(L, t->cols));
   LLVMValueRef j = pto__lower_loop_begin(L, &lj, zero, ws.nc, "sm.j");
+  LLVMValueRef raw = NULL;
   for (int k = 0; k < nloads; k++) {
-    LLVMValueRef raw = tensor_load(L, lt[k]->dt, win[k].ptr, add(L, mul(L, i, win[k].sr), j));
-    lval[k] = pto__lower_to_compute(L, ldt[k], convert_raw(L, raw, lt[k]->dt, ldt[k]));
+    LLVMValueRef x = tensor_load(L, lt[k]->dt, win[k].ptr, add(L, mul(L, i, win[k].sr), j));
+    x = convert_raw(L, x, lt[k]->dt, ldt[k]);
+    if (lv[k] == sv) raw = x; /* a plain copy keeps the loaded bits */
+    lval[k] = pto__lower_to_compute(L, ldt[k], x);
   }
   fused_env e = {.f = f, .given = lv, .given_v = lval, .ngiven = nloads, .k = add(L, trow, j)};
   if (nrun > 0 && fused_eval(L, &e, nrun, 0)) return;
-  LLVMValueRef v = fused_operand(L, &e, nrun, sv);
-  LLVMValueRef raw = pto__lower_to_storage(L, t->dt, v);
+  if (!raw) raw = pto__lower_to_storage(L, t->dt, fused_operand(L, &e, nrun, sv));
   tensor_store(L, T->dt, ws.ptr, add(L, mul(L, i, ws.sr), j), convert_raw(L, raw, t->dt, T->dt));
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);

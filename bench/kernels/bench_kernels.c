@@ -21,7 +21,8 @@
  *     threads over the same host buffers, one call per row block like the tasks: the kernel code
  *     alone, without the runtime.
  * Peers run on NCORES threads (rows split evenly; threads are created per repetition, tens of
- * microseconds). Every output is checked against its peer. Times: min and median over REPS. */
+ * microseconds). Every output is checked against its peer. Times: min and median over REPS.
+ * PTO_BENCH_KERNELS_DIR, when set, is where the .ptir programs are read from (to try variants). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -65,38 +66,38 @@ static double now_ms(void) {
 
 #define MAX_REPS 100
 
-typedef struct stat {
+typedef struct bstat {
   const char *name;
   double v[MAX_REPS]; /* ms */
   int n;
-} stat;
+} bstat;
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
-static double stat_min(const stat *s) {
+static double stat_min(const bstat *s) {
   double m = s->v[0];
   for (int i = 1; i < s->n; i++)
     m = s->v[i] < m ? s->v[i] : m;
   return m;
 }
 
-static double stat_median(const stat *s) {
+static double stat_median(const bstat *s) {
   double t[MAX_REPS];
   memcpy(t, s->v, sizeof(double) * (size_t)s->n);
   qsort(t, (size_t)s->n, sizeof(double), cmp_double);
   return s->n % 2 ? t[s->n / 2] : (t[s->n / 2 - 1] + t[s->n / 2]) / 2;
 }
 
-static void add(stat *s, double ms) {
+static void add(bstat *s, double ms) {
   if (s->n < MAX_REPS) s->v[s->n++] = ms;
 }
 
 /* One table row: time and a rate (work / time) for min and median, and the ratio of this row's
  * rate to the reference row's (1.0 = as fast), median over median and min over min. */
-static void row(const stat *s, double work, const char *unit, const stat *ref) {
+static void row(const bstat *s, double work, const char *unit, const bstat *ref) {
   double mn = stat_min(s), md = stat_median(s);
   printf("| %-34s | %9.3f | %9.3f | %8.2f | %8.2f %-6s |", s->name, mn, md, work / mn / 1e6,
          work / md / 1e6, unit);
@@ -174,7 +175,7 @@ static pto_kernel_tensor ktensor(const float *data, int64_t rows, int64_t cols, 
 
 /* Direct kernel calls: the kernel over row blocks of `block` rows, `ntensors` [rows, cols]
  * views per call (tensor i starts at base[i] + row0 * cols), split across threads like
- * peer_split. Matmul supplies its own per-call setup instead (mm_direct). */
+ * peer_split. Matmul has its own (mm_part): a call per 128x128 block of C. */
 typedef struct direct_ctx {
   pto_kernel_fn fn;
   const float *base[3];
@@ -307,11 +308,13 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
   peer_ctx hadd_c = {.what = 1, .a = a, .b = b, .c = c, .rows = n, .cols = n};
   peer_ctx hchain_c = {.what = 2, .a = a, .b = b, .c = c, .alpha = alpha, .rows = n, .cols = n};
 
-  stat s_mc = {"memcpy (read n + write n)"};
-  stat s_hadd = {"add: hand loop, gcc -O3"}, s_padd = {"add: pto, runtime (device wall)"},
-       s_dadd = {"add: pto, kernel direct"};
-  stat s_hch = {"chain: hand loop, gcc -O3"}, s_pch = {"chain: pto, runtime (device wall)"},
-       s_dch = {"chain: pto, kernel direct"};
+  bstat s_mc = {.name = "memcpy (read n + write n)"};
+  bstat s_hadd = {.name = "add: hand loop, gcc -O3"},
+        s_padd = {.name = "add: pto, runtime (device wall)"},
+        s_dadd = {.name = "add: pto, kernel direct"};
+  bstat s_hch = {.name = "chain: hand loop, gcc -O3"},
+        s_pch = {.name = "chain: pto, runtime (device wall)"},
+        s_dch = {.name = "chain: pto, kernel direct"};
   /* warm every buffer and code path once */
   peer(&mc, ncores), peer(&hadd_c, ncores), peer(&hchain_c, ncores);
   launch(hadd, w, args, 3), launch(hchain, w, args, 4);
@@ -397,8 +400,9 @@ static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
                    .scratch_bytes = pto_program_scratch_bytes(p)};
   peer_ctx hc = {.what = 3, .a = x, .c = y, .rows = m, .cols = n};
 
-  stat s_h = {"softmax: hand C, gcc -O3"}, s_p = {"softmax: pto, runtime (device wall)"},
-       s_d = {"softmax: pto, kernel direct"};
+  bstat s_h = {.name = "softmax: hand C, gcc -O3"},
+        s_p = {.name = "softmax: pto, runtime (device wall)"},
+        s_d = {.name = "softmax: pto, kernel direct"};
   peer(&hc, ncores), launch(h, w, args, 2), direct(&dk, ncores);
   for (int r = 0; r < reps; r++) {
     add(&s_h, peer(&hc, ncores));
@@ -507,14 +511,13 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores) {
                .n = n,
                .scratch_bytes = pto_program_scratch_bytes(p)};
 
-  stat s_b = {"sgemm: OpenBLAS"}, s_p = {"matmul: pto, runtime (device wall)"},
-       s_d = {"matmul: pto, kernel direct"};
+  bstat s_b = {.name = "sgemm: OpenBLAS"}, s_p = {.name = "matmul: pto, runtime (device wall)"},
+        s_d = {.name = "matmul: pto, kernel direct"};
   if (sgemm) sgemm(101, 111, 111, (int)n, (int)n, (int)n, 1, a, (int)n, b, (int)n, 0, c, (int)n);
   launch(h, w, args, 3);
-  double t0 = now_ms();
   peer_parallel(ncores, mm_part, &mk);
-  (void)t0;
   for (int r = 0; r < reps; r++) {
+    double t0;
     if (sgemm) {
       t0 = now_ms();
       sgemm(101, 111, 111, (int)n, (int)n, (int)n, 1, a, (int)n, b, (int)n, 0, c, (int)n);
