@@ -43,6 +43,11 @@ void cli_progress_end(cli_progress *p);
 #define CLI_PROGRESS_MIN_KERNELS 4
 void cli_compile_progress(void *ctx, int done, int total);
 
+/* Splits "NAME=VALUE" in place (the strings stay in argv); on a malformed one prints a usage
+ * error naming flag and returns -1. */
+int cli_split_name_value(const char *cmd, const char *flag, char *text, char **out_name,
+                         char **out_value);
+
 /* Options shared by compile, run and bench. */
 typedef struct cli_compile_args {
   pto_compile_options opt;

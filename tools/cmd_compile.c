@@ -19,16 +19,24 @@ void cli_compile_args_init(cli_compile_args *a) {
   }
 }
 
-/* Splits "NAME=VALUE" into a binding; the strings stay in argv. */
-static int split_binding(const char *cmd, const char *flag, char *text, pto_binding *out) {
+int cli_split_name_value(const char *cmd, const char *flag, char *text, char **out_name,
+                         char **out_value) {
   char *eq = strchr(text, '=');
   if (!eq || eq == text || !eq[1]) {
     cli_usage_error(cmd, "%s %s: expected NAME=VALUE", flag, text);
     return -1;
   }
   *eq = 0;
-  out->name = text;
-  out->value = eq + 1;
+  *out_name = text;
+  *out_value = eq + 1;
+  return 0;
+}
+
+static int split_binding(const char *cmd, const char *flag, char *text, pto_binding *out) {
+  char *name, *value;
+  if (cli_split_name_value(cmd, flag, text, &name, &value)) return -1;
+  out->name = name;
+  out->value = value;
   return 0;
 }
 

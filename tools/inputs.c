@@ -9,15 +9,7 @@
 #include "npy.h"
 
 static int split_named(const char *cmd, const char *flag, char *text, cli_named *out) {
-  char *eq = strchr(text, '=');
-  if (!eq || eq == text || !eq[1]) {
-    cli_usage_error(cmd, "%s %s: expected NAME=VALUE", flag, text);
-    return -1;
-  }
-  *eq = 0;
-  out->name = text;
-  out->value = eq + 1;
-  return 0;
+  return cli_split_name_value(cmd, flag, text, &out->name, &out->value);
 }
 
 static const cli_named *find_named(const cli_named *list, int n, const char *name) {
