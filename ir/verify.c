@@ -20,17 +20,99 @@ static const uint64_t k_sim_capacity[PTO_SPACE_COUNT] = {
 
 /* ---- footprint ------------------------------------------------------------------------ */
 
-/* Bytes of the tile a statement allocates (0 for none or an in-place result). */
-static uint64_t stmt_tile_bytes(const pto_ir_stmt *s, pto_space *out_space) {
+static uint64_t tile_type_bytes(const pto_ir_type *t) {
+  int64_t r, c;
+  if (!t || t->kind != PTO_TYPE_TILE || pto_ir_expr_static_int(t->dims[0], &r) ||
+      pto_ir_expr_static_int(t->dims[1], &c) || r <= 0 || c <= 0)
+    return 0;
+  return (uint64_t)r * (uint64_t)c * pto_dtype_size(t->dtype);
+}
+
+static int expr_uses(const pto_ir_expr *e, const pto_ir_value *v) {
+  if (!e) return 0;
+  switch (e->kind) {
+  case PTO_EXPR_VALUE: return e->value == v;
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return expr_uses(e->a, v);
+  case PTO_EXPR_BINARY: return expr_uses(e->lhs, v) || expr_uses(e->rhs, v);
+  default: return 0;
+  }
+}
+
+static int block_uses(const pto_ir_block *blk, int from, const pto_ir_value *v);
+
+static int stmt_uses(const pto_ir_stmt *s, const pto_ir_value *v) {
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN: return expr_uses(s->expr, v);
+  case PTO_STMT_OP:
+    for (int i = 0; i < s->op.nargs; i++) {
+      const pto_ir_arg *a = &s->op.args[i];
+      if (a->kind == PTO_ARG_EXPR && expr_uses(a->expr, v)) return 1;
+      if (a->kind == PTO_ARG_LIST)
+        for (int k = 0; k < a->list.n; k++)
+          if (expr_uses(a->list.items[k], v)) return 1;
+    }
+    return 0;
+  case PTO_STMT_CALL:
+    for (int i = 0; i < s->call.nargs; i++)
+      if (expr_uses(s->call.args[i], v)) return 1;
+    return expr_uses(s->call.device, v);
+  case PTO_STMT_FOR:
+    for (int i = 0; i < s->loop.niters; i++)
+      if (expr_uses(s->loop.inits[i], v)) return 1;
+    return expr_uses(s->loop.lo, v) || expr_uses(s->loop.hi, v) || expr_uses(s->loop.step, v) ||
+           block_uses(&s->loop.body, 0, v);
+  case PTO_STMT_IF:
+    return expr_uses(s->branch.cond, v) || block_uses(&s->branch.then_body, 0, v) ||
+           block_uses(&s->branch.else_body, 0, v);
+  case PTO_STMT_INCORE: return block_uses(&s->incore.body, 0, v);
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN:
+    for (int i = 0; i < s->ret.n; i++)
+      if (expr_uses(s->ret.vals[i], v)) return 1;
+    return 0;
+  }
+  return 0;
+}
+
+static int block_uses(const pto_ir_block *blk, int from, const pto_ir_value *v) {
+  for (int i = from; i < blk->n; i++)
+    if (stmt_uses(blk->stmts[i], v)) return 1;
+  return 0;
+}
+
+/* Whether an elementwise-shaped op writes its result into a tile operand in place: an operand
+ * of the same space and size, made earlier in this block (so not live across loop iterations)
+ * and not used after this statement. This is PTIR.md's "in-place reuse shares a buffer". */
+static int reuses_operand(const pto_ir_block *blk, int i, const pto_ir_type *rt) {
+  const pto_ir_stmt *s = blk->stmts[i];
+  pto_opcode op = s->op.opc;
+  int elementwise = (op >= PTO_OP_TILE_ADD && op <= PTO_OP_TILE_CAST) ||
+                    (op >= PTO_OP_TILE_ROW_EXPAND_ADD && op <= PTO_OP_TILE_COL_EXPAND_DIV);
+  if (!elementwise) return 0;
+  for (int a = 0; a < s->op.nargs; a++) {
+    const pto_ir_arg *arg = &s->op.args[a];
+    if (arg->kw || arg->kind != PTO_ARG_EXPR || arg->expr->kind != PTO_EXPR_VALUE) continue;
+    const pto_ir_value *v = arg->expr->value;
+    if (!v->type || v->type->kind != PTO_TYPE_TILE || v->type->space != rt->space ||
+        tile_type_bytes(v->type) != tile_type_bytes(rt))
+      continue;
+    int made_here = 0;
+    for (int j = 0; j < i && !made_here; j++) made_here = blk->stmts[j] == v->def;
+    if (made_here && !block_uses(blk, i + 1, v)) return 1;
+  }
+  return 0;
+}
+
+/* Bytes of the tile statement i of blk allocates (0 for none or an in-place result). */
+static uint64_t stmt_tile_bytes(const pto_ir_block *blk, int i, pto_space *out_space) {
+  const pto_ir_stmt *s = blk->stmts[i];
   if (s->kind != PTO_STMT_OP || s->nresults != 1 || s->op.opc == PTO_OP_TILE_MATMUL_ACC) return 0;
   const pto_ir_type *t = s->results[0]->type;
-  if (!t || t->kind != PTO_TYPE_TILE) return 0;
-  int64_t r, c;
-  if (pto_ir_expr_static_int(t->dims[0], &r) || pto_ir_expr_static_int(t->dims[1], &c) || r <= 0 ||
-      c <= 0)
-    return 0;
+  uint64_t bytes = tile_type_bytes(t);
+  if (!bytes || reuses_operand(blk, i, t)) return 0;
   *out_space = t->space;
-  return (uint64_t)r * (uint64_t)c * pto_dtype_size(t->dtype);
+  return bytes;
 }
 
 static const pto_ir_stmt *walk_footprint(const pto_ir_block *blk, const uint64_t *cap,
@@ -38,7 +120,7 @@ static const pto_ir_stmt *walk_footprint(const pto_ir_block *blk, const uint64_t
   for (int i = 0; i < blk->n; i++) {
     const pto_ir_stmt *s = blk->stmts[i];
     pto_space sp = PTO_SPACE_VEC;
-    uint64_t bytes = stmt_tile_bytes(s, &sp);
+    uint64_t bytes = stmt_tile_bytes(blk, i, &sp);
     if (bytes) {
       running[sp] += bytes;
       if (cap && running[sp] > cap[sp]) {
