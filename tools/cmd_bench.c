@@ -66,14 +66,7 @@ int cmd_bench(int argc, char **argv) {
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
-  pd = calloc((size_t)sig->nparams + 1, sizeof *pd);
-  args = calloc((size_t)sig->nparams + 1, sizeof *args);
-  if (!pd || !args) {
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-    goto out;
-  }
-  if ((s = cli_bind_inputs(sig, &a.in, pd))) goto out;
-  cli_param_args(sig, pd, args);
+  if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
 
   pto_bench_options opt;
   pto_bench_options_init(&opt);
@@ -107,9 +100,7 @@ out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_bench_stats_destroy(st);
   pto_worker_close(w);
-  if (pd) cli_params_clear(pd, sig->nparams);
-  free(pd);
-  free(args);
+  cli_params_free(pd, args, sig->nparams);
   pto_program_release(prog);
   return rc;
 }

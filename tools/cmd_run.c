@@ -173,20 +173,10 @@ int cmd_run(int argc, char **argv) {
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, a.check ? &ir : NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
-  pd = calloc((size_t)sig->nparams + 1, sizeof *pd);
-  args = calloc((size_t)sig->nparams + 1, sizeof *args);
-  if (!pd || !args) {
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-    goto out;
-  }
-  if ((s = cli_bind_inputs(sig, &a.in, pd))) goto out;
-  for (int j = 0; j < sig->nparams; j++) {
-    if (!sig->params[j].is_tensor) {
-      args[j] = pto_arg_scalar(pd[j].scalar);
-      continue;
-    }
-    args[j] = pto_arg_host(&pd[j].t);
-    if (a.check) {
+  if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
+  for (int j = 0; a.check && j < sig->nparams; j++) {
+    if (sig->params[j].is_tensor) {
+      /* The reference interpreter's own copy of the inputs. */
       pd[j].ref = malloc(pd[j].nbytes ? pd[j].nbytes : 1);
       if (!pd[j].ref) {
         s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -248,13 +238,7 @@ int cmd_run(int argc, char **argv) {
 out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_worker_close(w);
-  if (pd)
-    for (int j = 0; j < sig->nparams; j++) {
-      free(pd[j].data);
-      free(pd[j].ref);
-    }
-  free(pd);
-  free(args);
+  cli_params_free(pd, args, sig->nparams);
   pto_program_release(prog);
   pto_ir_program_destroy(ir);
   return rc;

@@ -352,15 +352,23 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
   return s;
 }
 
-void cli_param_args(const pto_signature *sig, const cli_param *pd, pto_arg *args) {
+pto_status cli_prepare_params(const pto_signature *sig, const cli_inputs *a,
+                              cli_param **out_pd, pto_arg **out_args) {
+  *out_pd = calloc((size_t)sig->nparams + 1, sizeof **out_pd);
+  *out_args = calloc((size_t)sig->nparams + 1, sizeof **out_args);
+  if (!*out_pd || !*out_args) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  PTO_RETURN_IF_ERROR(cli_bind_inputs(sig, a, *out_pd));
   for (int j = 0; j < sig->nparams; j++)
-    args[j] = sig->params[j].is_tensor ? pto_arg_host(&pd[j].t) : pto_arg_scalar(pd[j].scalar);
+    (*out_args)[j] = sig->params[j].is_tensor ? pto_arg_host(&(*out_pd)[j].t)
+                                              : pto_arg_scalar((*out_pd)[j].scalar);
+  return PTO_OK;
 }
 
-void cli_params_clear(cli_param *pd, int nparams) {
+void cli_params_free(cli_param *pd, pto_arg *args, int nparams) {
   for (int j = 0; pd && j < nparams; j++) {
     free(pd[j].data);
     free(pd[j].ref);
-    pd[j].data = pd[j].ref = NULL;
   }
+  free(pd);
+  free(args);
 }

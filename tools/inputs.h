@@ -49,10 +49,13 @@ typedef struct cli_param {
 /* Binds every parameter of sig from a's --dim/--in (unfed inputs random, unfed outputs zeros)
  * into pd[sig->nparams] (zeroed by the caller). Errors name the option and the parameter. */
 pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_param *pd);
-/* The launch arguments of the bound parameters: host tensors and scalars. */
-void cli_param_args(const pto_signature *sig, const cli_param *pd, pto_arg *args);
-/* Frees the data of pd[0..nparams) (not pd itself). */
-void cli_params_clear(cli_param *pd, int nparams);
+/* What run and bench both need before a launch: allocates the parameters of sig and their
+ * launch arguments (host tensors and scalars) and binds them with cli_bind_inputs. On failure
+ * the caller still frees whatever was set, with cli_params_free. */
+pto_status cli_prepare_params(const pto_signature *sig, const cli_inputs *a,
+                              cli_param **out_pd, pto_arg **out_args);
+/* Frees pd[0..nparams), their data, and args (each may be NULL). */
+void cli_params_free(cli_param *pd, pto_arg *args, int nparams);
 
 double cli_elem_get(pto_dtype dt, const void *p, int64_t i);
 /* "[64,128]" */
