@@ -28,6 +28,10 @@ const char *pto__compiler_cxx(void);
 /* -I directory holding pto/pto_orchestration_api.h. */
 const char *pto__compiler_include_dir(void);
 
+/* The core type a kernel runs on: AIC (cube) when it does a matmul anywhere in its body, else
+ * AIV. One answer for the manifest and the emitted submit call. */
+int pto__kernel_core_type(const pto_ir_func *k);
+
 /* Emits the orchestration C++ of orch function f (kernel ids by kernel_ids[func->index]). */
 pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
                                    const pto_signature *sig, const int *kernel_ids, char **out_text);

@@ -112,17 +112,6 @@ pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, c
   return s;
 }
 
-static int uses_matmul(const pto_ir_block *b) {
-  for (int i = 0; i < b->n; i++) {
-    const pto_ir_stmt *s = b->stmts[i];
-    if (s->kind == PTO_STMT_OP && (s->op.opc == PTO_OP_TILE_MATMUL || s->op.opc == PTO_OP_TILE_MATMUL_ACC))
-      return 1;
-    if (s->kind == PTO_STMT_FOR && uses_matmul(&s->loop.body)) return 1;
-    if (s->kind == PTO_STMT_IF && (uses_matmul(&s->branch.then_body) || uses_matmul(&s->branch.else_body)))
-      return 1;
-  }
-  return 0;
-}
 
 /* opt->progress, when the caller's struct has it (sz) and set it. */
 static void report_progress(const pto_compile_options *opt, int done, int total) {
@@ -228,7 +217,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     ck->source = xstrdupf("kernels/%s.ll", f->name);
     ck->object = xstrdupf("kernels/%s.o", f->name);
     if (!ck->name || !ck->symbol || !ck->source || !ck->object) goto oom;
-    ck->core_type = uses_matmul(&f->body) ? PTO_CORE_AIC : PTO_CORE_AIV;
+    ck->core_type = pto__kernel_core_type(f);
     char *ll = path_join(dir, ck->source);
     char *obj = path_join(dir, ck->object);
     if (!ll || !obj) {

@@ -194,13 +194,7 @@ static void emit_call(emitter *e, const pto_ir_stmt *s, int depth) {
       sb_printf(b, ");\n");
     }
   }
-  int core = PTO_CORE_AIV;
-  for (int i = 0; i < k->body.n; i++) {
-    const pto_ir_stmt *ks = k->body.stmts[i];
-    if (ks->kind == PTO_STMT_OP &&
-        (ks->op.opc == PTO_OP_TILE_MATMUL || ks->op.opc == PTO_OP_TILE_MATMUL_ACC))
-      core = PTO_CORE_AIC;
-  }
+  int core = pto__kernel_core_type(k);
   sb_indent(b, depth + 1);
   sb_printf(b, "%s(%d, t%d);\n", core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
             e->kernel_ids[k->index], t);
@@ -489,4 +483,20 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
   if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory emitting orchestration");
   *out_text = text;
   return PTO_OK;
+}
+
+static int uses_matmul(const pto_ir_block *b) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    if (s->kind == PTO_STMT_OP && (s->op.opc == PTO_OP_TILE_MATMUL || s->op.opc == PTO_OP_TILE_MATMUL_ACC))
+      return 1;
+    if (s->kind == PTO_STMT_FOR && uses_matmul(&s->loop.body)) return 1;
+    if (s->kind == PTO_STMT_IF && (uses_matmul(&s->branch.then_body) || uses_matmul(&s->branch.else_body)))
+      return 1;
+  }
+  return 0;
+}
+
+int pto__kernel_core_type(const pto_ir_func *k) {
+  return uses_matmul(&k->body) ? PTO_CORE_AIC : PTO_CORE_AIV;
 }

@@ -27,4 +27,9 @@ check_golden "$T/incore/orchestration/main.cpp" "$G/incore.main.cpp"
 check_golden "$T/incore/program.ptir" "$G/incore.program.ptir"
 run_pto 0 compile "$EX/scale_rows.ptir" -o "$T/sr" -D act=0 --no-cache
 check_golden "$T/sr/orchestration/main.cpp" "$G/scale_rows.main.cpp"
+# A kernel whose matmul sits in a K loop runs on the cube core: rt_submit_aic_task, as in the
+# manifest's core_type.
+run_pto 0 compile "$EX/matmul.ptir" -o "$T/mm" --entry main --no-cache
+check_golden "$T/mm/orchestration/main.cpp" "$G/matmul.main.cpp"
+expect_true "matmul kernel is aic in the manifest" grep -q '"core_type": "aic"' "$T/mm/manifest.json"
 finish
