@@ -43,7 +43,7 @@ CXXCMD=(ccache c++ -std=c++17 -O2 -fPIC -I "$PWD/include" -c "$CPP" -o "$T/orch.
 "${CXXCMD[@]}"  # fill ccache
 ccache -z >/dev/null
 "${CXXCMD[@]}"
-ccache -s 2>/dev/null | grep -qiE "hits: *1|cache hit \(direct\) *1|Direct: *1" ||
+grep -qiE "hits: *1|cache hit \(direct\) *1|Direct: *1" <<<"$(ccache -s 2>/dev/null)" ||
   { echo "warning: the ccache peer did not hit; ccache -s:" >&2; ccache -s >&2; }
 
 echo "== $PROG, $("$PTO" --version), $(nproc) cores, $(uname -m)"

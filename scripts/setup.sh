@@ -8,7 +8,7 @@ PACKAGES=(llvm-19-dev libelf-dev libxxhash-dev libjansson-dev libcmocka-dev cmak
           pkg-config gcc g++ make binutils python3-numpy)
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"

@@ -11,7 +11,7 @@ B=${1:-build}
 REPS=${2:-10}
 NCORES=${3:-2}
 
-if ! ldconfig -p | grep -q 'libopenblas\.so'; then
+if ! grep -q 'libopenblas\.so' <<<"$(ldconfig -p)"; then
   echo "installing libopenblas-dev (the sgemm peer)" >&2
   SUDO=
   [ "$(id -u)" = 0 ] || SUDO=sudo

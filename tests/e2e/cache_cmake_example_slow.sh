@@ -8,9 +8,7 @@ gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 BUILD=$(cd "$(dirname "$PTO")/.." && pwd)
 # A sanitized pto build needs a sanitized application (the runtime must come first).
-san=()
-if ldd "$PTO" | grep -q libasan; then san=(-DCMAKE_C_FLAGS=-fsanitize=address,undefined); fi
-if ldd "$PTO" | grep -q libtsan; then san=(-DCMAKE_C_FLAGS=-fsanitize=thread); fi
+san=(-DCMAKE_C_FLAGS="$PTO_SANFLAGS")
 export PTO_CACHE_DIR="$T/cache"
 cp -r "$PTO_SOURCE_DIR/examples/cmake" "$T/src"
 
@@ -22,6 +20,10 @@ expect_true "configure the example against the install" \
 expect_true "build it (pto compile runs at build time)" log cmake --build "$T/ex"
 expect_true "the work dir was made" test -f "$T/ex/vadd.pto/manifest.json"
 expect_true "the depfile was written" test -f "$T/ex/vadd.pto.d"
+if [ -n "$PTO_SANFLAGS" ]; then
+  expect_true "the demo was built with the sanitizers pto was ($PTO_SANFLAGS)" \
+    grep -q 'lib[at]san' <<<"$(ldd "$T/ex/vadd_demo")"
+fi
 OUT=$("$T/ex/vadd_demo" 2>&1)
 expect_true "the program runs: $OUT" grep -q PASS <<<"$OUT"
 expect_true "ctest runs it" log ctest --test-dir "$T/ex" --output-on-failure

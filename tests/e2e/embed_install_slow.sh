@@ -13,9 +13,7 @@ cp -r "$PTO_SOURCE_DIR/examples/embed" "$T/src"
 
 log() { "$@" >"$T/step.log" 2>&1 || { cat "$T/step.log"; return 1; }; }
 # A sanitized pto build needs sanitized applications (the sanitizer runtime must load first).
-SAN=$(sed -n 's/^PTO_SANITIZE:[A-Z]*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
-case "$SAN" in OFF | FALSE | NO | 0 | "") SAN= ;; esac
-SANFLAGS=${SAN:+-fsanitize=$SAN}
+SANFLAGS=$PTO_SANFLAGS
 expect_true "cmake --install into a temporary prefix" log cmake --install "$BUILD" --prefix "$T/prefix"
 PC=$(find "$T/prefix" -name pto.pc -path '*/pkgconfig/*' | head -1)
 expect_true "the prefix has pto.pc" test -n "$PC"

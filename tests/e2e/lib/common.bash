@@ -8,6 +8,12 @@ EX="$PTO_SOURCE_DIR/examples"
 # __tls_get_addr interceptor mistakes for a glibc 2.19 header (google/sanitizers#1322).
 # pto dlopens orchestration objects with thread_local state, so any program can hit it.
 export ASAN_OPTIONS="intercept_tls_get_addr=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# The sanitizers this pto was built with (CMake's PTO_SANITIZE, passed by CTest), as compiler flags
+# for applications built against it: a sanitizer runtime must be the first library a process
+# loads, so an application linked to sanitized pto libraries must itself be built with them.
+# (Never sniff this with `ldd ... | grep -q` under pipefail: grep -q exits at the first match,
+# ldd then dies of SIGPIPE, and the pipeline fails at random.)
+case "${PTO_SANITIZE:-}" in OFF | FALSE | NO | 0 | "") PTO_SANFLAGS= ;; *) PTO_SANFLAGS="-fsanitize=$PTO_SANITIZE" ;; esac
 mkdir -p "${PTO_TEST_TMP:-/tmp}"
 T=$(mktemp -d "${PTO_TEST_TMP:-/tmp}/e2e-XXXXXX")
 trap 'rm -rf "$T"' EXIT
