@@ -11,13 +11,15 @@
 
 #include <stdint.h>
 
+#include "pto/dist_abi.h"
 #include "pto/types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define PTO_KERNEL_ABI_VERSION 1
+/* 2: pto_core_ctx.dist (L3). */
+#define PTO_KERNEL_ABI_VERSION 2
 
 typedef struct pto_kernel_tensor {
   void *data;                    /* host-visible address of the view's element [0,..,0] */
@@ -33,6 +35,7 @@ typedef struct pto_core_ctx {
   void *scratch;          /* this core's tile arena, 64-byte aligned */
   uint64_t scratch_size;  /* bytes */
   int64_t err_detail[2];  /* filled by a kernel that fails: e.g. the two disagreeing dim values */
+  const pto_dist_ctx *dist; /* the chip's peers (pto/dist_abi.h); NULL on an L2 worker */
 } pto_core_ctx;
 
 enum {
@@ -40,6 +43,8 @@ enum {
   PTO_KERNEL_ERR_DIV_ZERO = 1,     /* integer division by a runtime zero */
   PTO_KERNEL_ERR_DIM_MISMATCH = 2, /* a dynamic symbol bound twice with different values */
   PTO_KERNEL_ERR_SCRATCH = 3,      /* scratch arena smaller than the kernel's footprint */
+  PTO_KERNEL_ERR_DIST_TIMEOUT = 4, /* dist.wait (or a collective) passed its deadline */
+  PTO_KERNEL_ERR_DIST = 5,         /* dist.* without peers (L2), or a peer out of range */
 };
 
 typedef int32_t (*pto_kernel_fn)(const pto_kernel_tensor *tensors, const uint64_t *scalars,

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "pto/compiler.h" /* pto_compile_options only: the loader never links the compiler */
+#include "pto/host_abi.h"
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
 #include "pto/signature.h"
@@ -74,6 +75,22 @@ const char *pto_program_kernel_name(const pto_program *p, int kernel_id);
 uint64_t pto_program_scratch_bytes(const pto_program *p);
 /* The work dir it was loaded from, or NULL. */
 const char *pto_program_work_dir(const pto_program *p);
+
+/* ---- host (L3) programs --------------------------------------------------------------- */
+
+/* A program whose entry is a `host` function is run by a distributed worker (pto/dist.h). Its
+ * work dir holds DIR/host/host.c and host.so (pto/host_abi.h) and one L2 work dir per orch
+ * function the host calls, DIR/callees/<orch>/, loaded like any work dir (a dtensor parameter is
+ * a tensor parameter there, bound to a window slice). pto_program_signature is the host
+ * function's. For an L2 program: is_host 0, counts 0. */
+int pto_program_is_host(const pto_program *p);
+/* The device set it was compiled for (--devices): its size, and rank r's device id. */
+int pto_program_device_count(const pto_program *p);
+int32_t pto_program_device_id(const pto_program *p, int rank);
+/* The orch functions the host calls, in the order of pto_host_api.call's orch_index. */
+int pto_program_callee_count(const pto_program *p);
+const pto_program *pto_program_callee(const pto_program *p, int index); /* borrowed */
+pto_host_entry_fn pto_program_host_entry(const pto_program *p);
 
 /* ---- compiling (the compiler library is dlopen'ed on demand) ----------------------------- */
 
