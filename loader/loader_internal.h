@@ -23,6 +23,14 @@ struct pto_program {
   char **kernel_names;
   uint64_t scratch_bytes;
   uint64_t kernels_hid;    /* kernels .so hid (0 for programs made from functions) */
+  /* host (L3) programs */
+  int is_host;
+  int ndevices;
+  int32_t *devices;        /* rank -> device id */
+  int ncallees;
+  pto_program **callees;   /* retained */
+  pto_host_entry_fn host_entry;
+  void *host_dl;
 };
 
 /* An empty program with one reference and nkernels zeroed kernel slots; NULL on OOM. */

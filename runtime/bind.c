@@ -112,6 +112,8 @@ static const char *kind_name(pto_arg_type k) {
   switch (k) {
   case PTO_ARG_HOST_TENSOR: return "a host tensor";
   case PTO_ARG_DEVICE_TENSOR: return "a device tensor";
+  case PTO_ARG_DIST_TENSOR:
+    return "a distributed worker's tensor (pass it to pto_dist_worker_run, not to an L2 worker)";
   case PTO_ARG_SCALAR: return "a scalar";
   default: return "no argument (kind unset)";
   }

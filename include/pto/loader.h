@@ -91,6 +91,12 @@ int32_t pto_program_device_id(const pto_program *p, int rank);
 int pto_program_callee_count(const pto_program *p);
 const pto_program *pto_program_callee(const pto_program *p, int index); /* borrowed */
 pto_host_entry_fn pto_program_host_entry(const pto_program *p);
+/* For embedders and tests with a host function in hand: a host program calling the given L2
+ * programs (retained; the distributed worker loads them on its chips from their work dirs, so
+ * each must have one) on ndevices ranks with these device ids (NULL: 0 .. ndevices-1). */
+pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry,
+                                   int ncallees, pto_program *const *callees, int ndevices,
+                                   const int32_t *device_ids, pto_program **out_program);
 
 /* ---- compiling (the compiler library is dlopen'ed on demand) ----------------------------- */
 
