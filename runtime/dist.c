@@ -425,10 +425,10 @@ void pto_dist_worker_close(pto_dist_worker *w) {
     pto__dist_chip *c = &w->sh->chips[r];
     if (c->pid <= 0) continue;
     int status, done = 0;
-    for (int i = 0; i < 500 && !done; i++) { /* 5 s, then it is killed */
+    for (int i = 0; i < 5000 && !done; i++) { /* 5 s, then it is killed */
       if (waitpid(c->pid, &status, WNOHANG) == c->pid) done = 1;
       else {
-        struct timespec ts = {0, 10000000};
+        struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
       }
     }
