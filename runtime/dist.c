@@ -177,6 +177,7 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
   if (getppid() != parent) _exit(1);
   pto__dist_chip *c = &sh->chips[rank];
   c->pid = (int32_t)getpid();
+  pto__rt_set_strace_rank(rank);
   pto_run_config rc;
   pto_run_config_init(&rc);
   rc.ncores = cfg->ncores_per_chip;

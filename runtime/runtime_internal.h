@@ -343,6 +343,8 @@ typedef struct pto__rt_worker {
 
 /* Maps device addresses [base, base + size) to host memory the worker does not own. */
 void pto__rt_worker_set_external(pto_worker *w, void *host, uint64_t size, uint64_t base);
+/* This process is chip rank of a distributed worker: its [STRACE] lines carry rank=<rank>. */
+void pto__rt_set_strace_rank(int rank);
 /* Every kernel of every later launch gets d in pto_core_ctx.dist. */
 void pto__rt_worker_set_dist(pto_worker *w, const pto_dist_ctx *d);
 /* A device tensor handle over device memory the worker does not own (the external region): a
