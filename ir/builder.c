@@ -1132,18 +1132,18 @@ pto_status pto_ir_builder_header_end(pto_ir_builder *b) {
     }
     if (k != f->nrets) ok = 0;
     if (!ok) {
-      pto__ir_buf want = {0};
+      pto_text want = {0};
       for (int i = 0, j = 0; i < f->nparams; i++) {
         const pto_ir_param *pa = &f->params[i];
         if (!is_buffer(pa->value->type) || pa->dir == PTO_DIR_IN) continue;
-        pto__ir_buf_puts(&want, j++ ? ", " : "");
+        pto_text_puts(&want, j++ ? ", " : "");
         pto__ir_print_type(&want, b->prog, pa->value->type);
       }
       pto_status s = fail_at(b, f->loc,
                              "kernel @%s: its -> list must be the types of its out/inout tensor "
                              "parameters, in order: -> (%s)",
-                             f->name, want.s ? want.s : "");
-      pto__ir_buf_free(&want);
+                             f->name, want.data ? want.data : "");
+      pto_text_free(&want);
       return s;
     }
   }
