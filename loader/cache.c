@@ -36,7 +36,7 @@
 #define PTO_CACHE_KEY_FORMAT "pto-cache-key/2"
 
 /* Guards everything in this file that is static and mutable: the identity memo, the two maps of
- * the in-process level, and the structural-hash memo inside each pto_ir_program. */
+ * the in-process level, and the structural-hash memo. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- text building -------------------------------------------------------------------- */
@@ -248,25 +248,34 @@ void pto__loader_cache_reset_identity(void) {
 
 /* ---- the key -------------------------------------------------------------------------- */
 
-/* The structural hash, memoized in the program while its arena has not grown. */
+/* The structural hash, memoized by program serial while the program's arena has not grown (a
+ * program grown through the builder is hashed again). A small direct-mapped table guarded by
+ * g_lock: a collision only costs a rehash. */
+enum { HASH_MEMO_SLOTS = 64 };
+typedef struct hash_memo {
+  uint64_t serial; /* 0 = empty */
+  size_t arena_bytes;
+  pto_ir_hash128 hash;
+} hash_memo;
+static hash_memo g_hash_memo[HASH_MEMO_SLOTS];
+
 static pto_ir_hash128 program_hash(const pto_ir_program *p) {
   size_t bytes = p->arena ? pto_arena_bytes(p->arena) : 0;
+  hash_memo *slot = &g_hash_memo[p->serial % HASH_MEMO_SLOTS];
   pto_ir_hash128 h;
-  if (bytes) {
+  if (bytes && p->serial) {
     pthread_mutex_lock(&g_lock);
-    int hit = p->memo_arena_bytes == bytes;
-    h.lo = p->memo_hash_lo;
-    h.hi = p->memo_hash_hi;
+    int hit = slot->serial == p->serial && slot->arena_bytes == bytes;
+    h = slot->hash;
     pthread_mutex_unlock(&g_lock);
     if (hit) return h;
   }
   h = pto_ir_program_hash(p);
-  if (bytes) {
-    pto_ir_program *mp = (pto_ir_program *)p; /* the memo is not part of the value */
+  if (bytes && p->serial) {
     pthread_mutex_lock(&g_lock);
-    mp->memo_hash_lo = h.lo;
-    mp->memo_hash_hi = h.hi;
-    mp->memo_arena_bytes = bytes;
+    slot->serial = p->serial;
+    slot->arena_bytes = bytes;
+    slot->hash = h;
     pthread_mutex_unlock(&g_lock);
   }
   return h;
