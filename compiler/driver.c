@@ -169,9 +169,9 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
 
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/orchestration", dir);
-  if ((s = pto__compiler_mkdirs(path))) goto done;
+  if ((s = pto_file_mkdirs(path, 0755))) goto done;
   snprintf(path, sizeof path, "%s/kernels", dir);
-  if ((s = pto__compiler_mkdirs(path))) goto done;
+  if ((s = pto_file_mkdirs(path, 0755))) goto done;
 
   snprintf(path, sizeof path, "%s/program.ptir", dir);
   if ((s = pto_ir_print(p, &ptir))) goto done;
