@@ -43,6 +43,8 @@ typedef struct buffer {
   uint64_t off, bytes;  /* heap offset and size (a window: all ranks' slices) */
   int window;           /* index in sh->windows, or -1 */
   uint64_t win_stride, win_bytes; /* a window: rank slices' stride and size */
+  int owner;            /* a resident tensor: the rank it lives on; -1 otherwise */
+  uint64_t shard_bytes; /* a stacked tensor: bytes per device slot (slot d lives on device d) */
   acc_rec *acc;
   size_t nacc, capacc;
 } buffer;
@@ -55,6 +57,7 @@ struct pto_dist_tensor {
   int64_t shape[PTO_MAX_RANK];
   int owner;    /* rank, or -1 for a stacked tensor */
   int stacked;
+  int slot_of[PTO__DIST_MAX_RANKS]; /* stacked: shard i lives in device slot slot_of[i] */
   pto_dist_tensor *prev, *next;
 };
 
@@ -475,6 +478,7 @@ static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const
   b->off = addr - PTO__DIST_HEAP_BASE;
   b->bytes = bytes;
   b->window = -1;
+  b->owner = -1;
   memset(w->heap + b->off, 0, (size_t)bytes); /* zeroed, and its pages faulted in, once */
   *out_id = (uint32_t)i + 1;
   return PTO_OK;
@@ -682,6 +686,17 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     if (!view_range(v, b, d, &lo, &hi))
       return host_failf(w, "call @%s device=%d: argument %d is a view outside its tensor", name,
                         d, i);
+    if (b->owner >= 0 && b->owner != d)
+      return host_failf(w,
+                        "call @%s device=%d: argument %d is a tensor resident on device %d; a "
+                        "device uses only its own resident tensors",
+                        name, d, i, (int)w->ids[b->owner]);
+    if (b->shard_bytes && (lo / b->shard_bytes != (uint64_t)d ||
+                           (hi > lo && (hi - 1) / b->shard_bytes != (uint64_t)d)))
+      return host_failf(w,
+                        "call @%s device=%d: argument %d is not the shard of a stacked tensor "
+                        "resident on device %d (pass tensor.select(%%t, %d))",
+                        name, d, i, d, d);
     if (!contiguous(v))
       return host_failf(w,
                         "call @%s device=%d: argument %d is a strided (non-contiguous) view; "
@@ -915,6 +930,7 @@ static pto_status new_tensor(pto_dist_worker *w, int ndim, const int64_t *shape,
   memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
   t->owner = owner;
   t->stacked = stacked;
+  get_buffer(w, t->buf)->owner = owner;
   t->next = w->tensors;
   if (w->tensors) w->tensors->prev = t;
   w->tensors = t;
@@ -948,6 +964,23 @@ pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *sh
   return PTO_OK;
 }
 
+/* Shard i of host <-> device slot t->slot_of[i] of t's buffer. */
+static void stacked_copy(pto_dist_worker *w, const pto_dist_tensor *t, const pto_host_tensor *host,
+                         int to_host) {
+  buffer *b = get_buffer(w, t->buf);
+  size_t eb = pto_dtype_size(host->dtype);
+  for (int64_t i = 0; i < host->shape[0]; i++) {
+    pto_host_tensor shard;
+    memset(&shard, 0, sizeof shard);
+    shard.data = (uint8_t *)host->data + i * host->strides[0] * (int64_t)eb;
+    shard.dtype = host->dtype;
+    shard.rank = host->rank - 1;
+    memcpy(shard.shape, host->shape + 1, (size_t)shard.rank * sizeof *shard.shape);
+    memcpy(shard.strides, host->strides + 1, (size_t)shard.rank * sizeof *shard.strides);
+    copy_host(NULL, &shard, to_host, w->heap + b->off + (uint64_t)t->slot_of[i] * b->shard_bytes);
+  }
+}
+
 pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tensor *host,
                                          const int *worker_ids, pto_dist_tensor **out) {
   static const char fn[] = "pto_dist_alloc_stacked_tensor";
@@ -972,9 +1005,21 @@ pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tens
                     "different worker",
                     fn, (long long)j, (long long)i, worker_ids[i]);
   }
-  pto_status s = new_tensor(w, host->rank, host->shape, host->dtype, -1, 1, out);
+  /* Laid out by device: slot d holds the shard resident on device d, so tensor.select(%t, d)
+   * passed to device=d is that device's shard, whatever the placement. */
+  int64_t slots_shape[PTO_MAX_RANK];
+  memcpy(slots_shape, host->shape, sizeof slots_shape);
+  slots_shape[0] = w->n;
+  pto_status s = new_tensor(w, host->rank, slots_shape, host->dtype, -1, 1, out);
   if (s) return pto_status_annotate(s, "%s", fn);
-  copy_host(NULL, host, 0, w->heap + get_buffer(w, (*out)->buf)->off);
+  pto_dist_tensor *t = *out;
+  t->shape[0] = B;
+  buffer *b = get_buffer(w, t->buf);
+  b->shard_bytes = b->bytes / (uint64_t)w->n;
+  for (int64_t i = 0; i < B; i++) {
+    t->slot_of[i] = worker_ids[i];
+  }
+  stacked_copy(w, t, host, 0);
   return PTO_OK;
 }
 
@@ -1022,6 +1067,6 @@ pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
       memcmp(out->shape, t->shape, (size_t)t->rank * sizeof *t->shape) != 0)
     return fail(PTO_STATUS_INVALID_ARGUMENT,
                 "%s: the host tensor must have the stacked tensor's dtype and shape", fn);
-  copy_host(NULL, out, 1, w->heap + get_buffer(w, t->buf)->off);
+  stacked_copy(w, t, out, 1);
   return PTO_OK;
 }

@@ -129,6 +129,28 @@ static int32_t host_stacked(const pto_host_api *api, const pto_host_args *a) {
   return 0;
 }
 
+/* Every device gets shard 0: wrong on device 1. */
+static int32_t host_wrong_shard(const pto_host_api *api, const pto_host_args *a) {
+  int64_t n = api->world_size(api->ctx);
+  for (int64_t d = 0; d < n; d++) {
+    const pto_host_ref *w = &a->tensors[0];
+    pto_host_ref shard = *w;
+    shard.rank = 2;
+    for (int i = 0; i < 2; i++) shard.shape[i] = w->shape[i + 1], shard.stride[i] = w->stride[i + 1];
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, shard),
+                                 targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], d * ROWS))};
+    if (api->call(api->ctx, 0, d, args, 2)) return 1;
+  }
+  return 0;
+}
+
+/* host @main(%r: tensor[16,64] (resident), out %y): on device 0. */
+static int32_t host_on_device0(const pto_host_api *api, const pto_host_args *a) {
+  pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, a->tensors[0]),
+                               targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], 0))};
+  return api->call(api->ctx, 0, 0, args, 2);
+}
+
 static int32_t host_bad_device(const pto_host_api *api, const pto_host_args *a) {
   pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], 0)),
                                targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], 0))};
@@ -309,13 +331,22 @@ static void test_resident_and_stacked(void **state) {
                          "worker_ids[1] = 2 is out of range (0 to 1)");
   assert_null(st);
 
-  /* A non-identity placement: shard 0 on worker 1, shard 1 on worker 0. */
+  /* A non-identity placement: shard 0 on worker 1, shard 1 on worker 0. tensor.select(%w, d)
+   * passed to device d is the shard resident there: y's block d comes from shard 1 - d. */
   assert_pto_ok(pto_dist_alloc_stacked_tensor(w, &ts, perm, &st));
   for (int round = 0; round < 2; round++) {
     pto_arg args[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
     assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
-    for (int i = 0; i < 2 * ROWS * COLS; i++) assert_true(y[i] == shards[i] + 1.0f);
+    for (int d = 0; d < 2; d++)
+      for (int i = 0; i < ROWS * COLS; i++)
+        assert_true(y[d * ROWS * COLS + i] == shards[(1 - d) * ROWS * COLS + i] + 1.0f);
   }
+  /* Passing device 0's shard to device 1 is refused. */
+  pto_program *wrong = host_program(host_wrong_shard, n, NULL, 3);
+  pto_arg wargs[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
+  assert_status_contains(pto_dist_worker_run(w, wrong, wargs, 2),
+                         "argument 0 is not the shard of a stacked tensor resident on device 1");
+  pto_program_release(wrong);
   assert_pto_ok(pto_dist_copy_stacked_from(w, st, &tb));
   assert_memory_equal(back, shards, sizeof shards);
 
@@ -329,6 +360,18 @@ static void test_resident_and_stacked(void **state) {
   assert_pto_ok(pto_dist_copy_from(w, one, r, sizeof one));
   assert_memory_equal(one, shards, sizeof one);
   assert_status_contains(pto_dist_copy_to(w, r, one, 4), "4 bytes given, the tensor has 4096");
+  /* Only device 1 may use it; a tensor on worker 0 runs on device 0. */
+  pto_program *on0 = host_program(host_on_device0, n, NULL, 2);
+  pto_arg rargs[2] = {pto_arg_dist(r), pto_arg_host(&ty)};
+  assert_status_contains(pto_dist_worker_run(w, on0, rargs, 2),
+                         "argument 0 is a tensor resident on device 1; a device uses only its own "
+                         "resident tensors");
+  pto_dist_tensor *r0 = NULL;
+  assert_pto_ok(pto_dist_alloc_tensor(w, 2, rshape, PTO_DTYPE_F32, shards, 0, &r0));
+  rargs[0] = pto_arg_dist(r0);
+  assert_pto_ok(pto_dist_worker_run(w, on0, rargs, 2));
+  for (int i = 0; i < ROWS * COLS; i++) assert_true(y[i] == shards[i] + 1.0f);
+  pto_program_release(on0);
 
   /* Another worker's tensor is refused. */
   pto_dist_worker *w2 = open_worker(n, NULL);
