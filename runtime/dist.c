@@ -83,8 +83,20 @@ struct pto_dist_worker {
   uint32_t io_buf[64]; /* per host parameter: its heap buffer, reused while the size fits */
   int broken;
   char why[PTO__DIST_MSG];
-  /* the run in progress */
+  /* the run in progress, and what it dispatched */
   const pto_program *run_prog;
+  struct posted {
+    int rank, callee, slot;
+    uint32_t seq;
+  } *posted;
+  size_t nposted, capposted;
+  int per_rank[PTO__DIST_MAX_RANKS];
+  pto_dist_dispatch *disp;
+  size_t capdisp;
+  pto_dist_run_record last;
+  int have_last;
+  char **names; /* interned span names */
+  size_t nnames;
   char fatal[PTO__DIST_MSG];
   int32_t fatal_code;
 };
@@ -110,6 +122,13 @@ int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank) {
 }
 
 /* ---- the chip process ------------------------------------------------------------------ */
+
+/* 1 when s is PTO_OK; frees s. */
+static int pto_status_ok_free(pto_status s) {
+  if (!s) return 1;
+  pto_status_free(s);
+  return 0;
+}
 
 typedef struct chip_slot {
   pto_program *p;
@@ -165,6 +184,21 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
   }
   tr->detail[0] = '\0';
   if (!s) s = pto_handle_call(slots[cmd->slot].h, args, (size_t)cmd->nargs);
+  pto_launch_record lr;
+  pto__dist_rec *rec = &c->recs[seq % PTO__DIST_RECS];
+  if (!pto_status_ok_free(pto_worker_last_launch(wk, &lr))) memset(&lr, 0, sizeof lr);
+  rec->ok = !s;
+  rec->hid = lr.hid;
+  rec->ntasks = lr.ntasks;
+  rec->nspans = lr.nspans;
+  for (int i = 0; i < lr.nspans && i < PTO_LAUNCH_MAX_SPANS; i++) {
+    snprintf(rec->spans[i].name, sizeof rec->spans[i].name, "%s", lr.spans[i].name);
+    rec->spans[i].depth = lr.spans[i].depth;
+    rec->spans[i].is_device = lr.spans[i].is_device;
+    rec->spans[i].ts_ns = lr.spans[i].ts_ns;
+    rec->spans[i].dur_ns = lr.spans[i].dur_ns;
+  }
+  atomic_store_explicit((_Atomic uint32_t *)&rec->seq, seq + 1, memory_order_release);
   if (s) {
     char head[PTO__DIST_MSG];
     snprintf(head, sizeof head, "rank %d (pid %d): @%s: %s", tr->ctx.rank, (int)getpid(),
@@ -451,6 +485,10 @@ void pto_dist_worker_close(pto_dist_worker *w) {
   free(w->bufs);
   for (size_t i = 0; i < w->nprogs; i++) pto_program_release((pto_program *)w->progs[i].p);
   free(w->progs);
+  free(w->posted);
+  free(w->disp);
+  for (size_t i = 0; i < w->nnames; i++) free(w->names[i]);
+  free(w->names);
   pto__rt_devmem_fini(&w->alloc);
   munmap(w->heap, (size_t)w->heap_size);
   munmap(w->sh, w->sh_bytes);
@@ -709,13 +747,83 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     if (track(w, b, lo, hi, a->kind != PTO_ORCH_ARG_IN, d, seq, cmd.dep))
       return host_failf(w, "out of memory");
   }
-  pto_status s = post(w, d, &cmd, NULL);
+  if (w->nposted == w->capposted) {
+    size_t cap = w->capposted ? 2 * w->capposted : 64;
+    struct posted *np = realloc(w->posted, cap * sizeof *np);
+    if (!np) return host_failf(w, "out of memory");
+    w->posted = np;
+    w->capposted = cap;
+  }
+  uint32_t done_at;
+  pto_status s = post(w, d, &cmd, &done_at);
   if (s) {
     host_failf(w, "%s", pto_status_message(s));
     pto_status_free(s);
     return 1;
   }
+  w->posted[w->nposted++] = (struct posted){d, orch_index, w->per_rank[d]++, done_at - 1};
   return 0;
+}
+
+static const char *intern(pto_dist_worker *w, const char *name) {
+  for (size_t i = 0; i < w->nnames; i++)
+    if (!strcmp(w->names[i], name)) return w->names[i];
+  char **nn = realloc(w->names, (w->nnames + 1) * sizeof *nn);
+  if (!nn) return "?";
+  w->names = nn;
+  if (!(nn[w->nnames] = strdup(name))) return "?";
+  return nn[w->nnames++];
+}
+
+/* After the drain: each posted call's launch record, from its chip. */
+static void gather(pto_dist_worker *w, uint64_t ts, uint64_t dur) {
+  w->last.ts_ns = ts;
+  w->last.dur_ns = dur;
+  w->last.truncated = 0;
+  w->last.ndispatches = 0;
+  if (w->nposted > w->capdisp) {
+    pto_dist_dispatch *nd = realloc(w->disp, w->nposted * sizeof *nd);
+    if (!nd) return;
+    w->disp = nd;
+    w->capdisp = w->nposted;
+  }
+  for (size_t i = 0; i < w->nposted; i++) {
+    const struct posted *ps = &w->posted[i];
+    const pto__dist_rec *rec = &w->sh->chips[ps->rank].recs[ps->seq % PTO__DIST_RECS];
+    if (atomic_load_explicit((_Atomic uint32_t *)&rec->seq, memory_order_acquire) != ps->seq + 1) {
+      w->last.truncated = 1;
+      continue;
+    }
+    pto_dist_dispatch *d = &w->disp[w->last.ndispatches++];
+    memset(d, 0, sizeof *d);
+    d->rank = ps->rank;
+    d->device = w->ids[ps->rank];
+    d->pid = w->sh->chips[ps->rank].pid;
+    d->slot = ps->slot;
+    d->callee = ps->callee;
+    d->name = pto_program_signature(pto_program_callee(w->run_prog, ps->callee))->entry;
+    d->launch.hid = rec->hid;
+    d->launch.ntasks = rec->ntasks;
+    d->launch.ok = rec->ok;
+    d->launch.nspans = rec->nspans;
+    for (int k = 0; k < rec->nspans && k < PTO_LAUNCH_MAX_SPANS; k++) {
+      d->launch.spans[k].name = intern(w, rec->spans[k].name);
+      d->launch.spans[k].depth = rec->spans[k].depth;
+      d->launch.spans[k].is_device = rec->spans[k].is_device;
+      d->launch.spans[k].ts_ns = rec->spans[k].ts_ns;
+      d->launch.spans[k].dur_ns = rec->spans[k].dur_ns;
+    }
+  }
+  w->last.dispatches = w->disp;
+  w->have_last = 1;
+}
+
+pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_record *out) {
+  if (!w || !out) return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_last_run: NULL argument");
+  if (!w->have_last)
+    return fail(PTO_STATUS_NOT_FOUND, "pto_dist_worker_last_run: no run has reached the host code yet");
+  *out = w->last;
+  return PTO_OK;
 }
 
 /* ---- running ---------------------------------------------------------------------------- */
@@ -886,8 +994,15 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
   w->run_prog = p;
   w->fatal_code = 0;
   w->fatal[0] = '\0';
+  w->nposted = 0;
+  memset(w->per_rank, 0, sizeof w->per_rank);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   int32_t rc = pto_program_host_entry(p)(&api, &ha);
   s = drain(w); /* every posted call finishes, even after a host error */
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  uint64_t ts = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+  gather(w, ts, (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec - ts);
   if (!s && (rc || w->fatal_code))
     s = fail(PTO_STATUS_INTERNAL, "host @%s: %s", sig->entry,
              w->fatal[0] ? w->fatal : "the host code failed");

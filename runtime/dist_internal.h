@@ -10,6 +10,7 @@
 
 #include "pto/dist_abi.h"
 #include "pto/kernel_abi.h"
+#include "pto/runtime.h"
 #include "pto/types.h"
 
 #define PTO__DIST_MAX_RANKS 64
@@ -50,6 +51,21 @@ typedef struct pto__dist_cmd {
   char path[1024]; /* LOAD: the work dir */
 } pto__dist_cmd;
 
+/* One finished RUN's launch record, as the chip saw it (names copied: the parent interns them). */
+#define PTO__DIST_RECS 1024
+typedef struct pto__dist_rec {
+  uint32_t seq; /* 1 + the command's index: which command this slot holds */
+  int32_t ok;
+  uint64_t hid, ntasks;
+  int32_t nspans;
+  int32_t pad;
+  struct {
+    char name[56];
+    int32_t depth, is_device;
+    uint64_t ts_ns, dur_ns;
+  } spans[PTO_LAUNCH_MAX_SPANS];
+} pto__dist_rec;
+
 typedef struct pto__dist_chip {
   _Atomic uint32_t head;   /* commands posted (parent) */
   _Atomic uint32_t tail;   /* commands finished (chip) */
@@ -59,6 +75,7 @@ typedef struct pto__dist_chip {
   int32_t pid;
   char msg[PTO__DIST_MSG]; /* why it failed to start, or its first failed command */
   pto__dist_cmd ring[PTO__DIST_RING];
+  pto__dist_rec recs[PTO__DIST_RECS]; /* by command index % PTO__DIST_RECS */
 } pto__dist_chip;
 
 typedef struct pto__dist_shared {

@@ -56,6 +56,29 @@ int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
 pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
                                size_t nargs);
 
+/* ---- what the last run did (for measurement: pto_dist_benchmark in pto/bench.h) ------- */
+
+/* One call of the run, as the chip ran it: its L2 launch record. */
+typedef struct pto_dist_dispatch {
+  int rank;           /* the device index of the call (device=) */
+  int32_t device;     /* its device id */
+  int pid;            /* the chip process */
+  int slot;           /* the call's position among this run's calls to that rank, from 0 */
+  int callee;         /* pto_program_callee index */
+  const char *name;   /* the callee's orchestration function (its entry) */
+  pto_launch_record launch; /* spans on the chip's clock (CLOCK_MONOTONIC, shared by processes) */
+} pto_dist_dispatch;
+
+typedef struct pto_dist_run_record {
+  uint64_t ts_ns, dur_ns; /* the whole pto_dist_worker_run in the parent */
+  int ndispatches;        /* in issue order */
+  const pto_dist_dispatch *dispatches; /* owned by the worker, valid until its next run */
+  int truncated;          /* more calls to one rank than the chips keep records of (1024) */
+} pto_dist_run_record;
+
+/* The last run (ok or not) that reached the host code. PTO_STATUS_NOT_FOUND before the first. */
+pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_record *out_record);
+
 /* A resident tensor owned by chip worker_id (a rank), zeroed or copied from init. */
 pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
                                  const void *init, int worker_id, pto_dist_tensor **out_tensor);

@@ -221,6 +221,25 @@ static void run_blocks(int n) {
     assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
     for (int64_t i = 0; i < ROWS * COLS * n; i++) assert_true(y[i] == x[i] + 1.0f);
   }
+  /* What the run did: one dispatch per rank, each the chip's own launch record. */
+  pto_dist_run_record rr;
+  assert_pto_ok(pto_dist_worker_last_run(w, &rr));
+  assert_int_equal(rr.ndispatches, n);
+  assert_false(rr.truncated);
+  assert_true(rr.dur_ns > 0);
+  for (int d = 0; d < n; d++) {
+    const pto_dist_dispatch *dp = &rr.dispatches[d];
+    assert_int_equal(dp->rank, d);
+    assert_int_equal(dp->slot, 0);
+    assert_int_equal(dp->pid, pto_dist_worker_chip_pid(w, d));
+    assert_string_equal(dp->name, "addone");
+    assert_true(dp->launch.ok);
+    assert_int_equal(dp->launch.ntasks, 1);
+    assert_true(dp->launch.nspans >= 4);
+    assert_string_equal(dp->launch.spans[0].name, "chip.run");
+    assert_true(dp->launch.spans[0].ts_ns >= rr.ts_ns);
+    assert_true(dp->launch.spans[0].ts_ns + dp->launch.spans[0].dur_ns <= rr.ts_ns + rr.dur_ns);
+  }
   free(x);
   free(y);
   pto_program_release(p);
