@@ -33,6 +33,7 @@ set(layer_of_cache.h loader)
 set(layer_of_runtime.h runtime)
 set(layer_of_dist.h runtime)
 set(layer_of_bench.h stats)
+set(layer_of_dist_bench.h stats)
 
 # What each module (or public-header layer) may see.
 set(sees_base base)

@@ -3,6 +3,7 @@
  *
  * The callees are real L2 programs compiled into work dirs; the host functions are written here
  * in C against pto/host_abi.h, as the compiler emits them. */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "pto/dist.h"
+#include "pto/dist_bench.h"
 #include "pto/ir.h"
 #include "pto/loader.h"
 #include "testutil.h"
@@ -429,6 +431,104 @@ static void test_killed_chip(void **state) {
   pto_dist_worker_close(w);
 }
 
+/* Rank 0 gets one call, rank 1 two (a chain through a temporary): a fixed dispatch shape. */
+static int32_t host_uneven(const pto_host_api *api, const pto_host_args *a) {
+  const int64_t shape[2] = {ROWS, COLS};
+  pto_host_ref t;
+  if (api->create_tensor(api->ctx, 2, shape, PTO_DTYPE_F32, &t)) return 1;
+  pto_host_call_arg a0[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], 0)),
+                             targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], 0))};
+  pto_host_call_arg a1[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], ROWS)),
+                             targ(PTO_ORCH_ARG_OUT, t)};
+  pto_host_call_arg a2[2] = {targ(PTO_ORCH_ARG_IN, t),
+                             targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], ROWS))};
+  if (api->call(api->ctx, 0, 0, a0, 2) || api->call(api->ctx, 0, 1, a1, 2)) return 1;
+  return api->call(api->ctx, 0, 1, a2, 2);
+}
+
+/* Every other run, rank 1 gets one call more: the dispatch shape is not deterministic. */
+static int g_flip;
+static int32_t host_flipping(const pto_host_api *api, const pto_host_args *a) {
+  if (host_blocks(api, a)) return 1;
+  if (g_flip++ % 2 == 0) return 0;
+  pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], ROWS)),
+                               targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], ROWS))};
+  return api->call(api->ctx, 0, 1, args, 2);
+}
+
+static void test_benchmark_views(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 0.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  pto_bench_options o;
+  pto_bench_options_init(&o);
+  o.rounds = 6;
+  o.warmup = 1;
+
+  pto_program *p = host_program(host_uneven, 2, NULL, 2);
+  pto_dist_bench_stats *st = NULL;
+  assert_pto_ok(pto_dist_benchmark(w, p, args, 2, &o, &st));
+  assert_int_equal(st->rounds, 6);
+  assert_int_equal(st->nranks, 2);
+  assert_false(st->unstable_dispatch_slots);
+  assert_false(st->fallback_flattened);
+  assert_int_equal(st->nslots, 3);
+  assert_non_null(st->per_dispatch);
+  assert_int_equal(st->per_dispatch[2].rank, 1);
+  assert_int_equal(st->per_dispatch[2].slot, 1);
+  assert_string_equal(st->per_dispatch[2].name, "addone");
+  assert_int_equal(st->per_dispatch[2].stats->nlaunches, 6);
+  for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++) assert_int_equal(st->per_round_summary[m].count, 6);
+  for (int r = 0; r < 6; r++) {
+    /* The headline: the max over ranks of each rank's summed device walls. */
+    double r0 = 0, r1 = 0;
+    for (int i = 0; i < st->round_ndispatches[r]; i++) {
+      const pto_dist_bench_dispatch *dd = &st->rounds_dispatches[r][i];
+      if (dd->rank == 0) r0 += dd->device_us; else r1 += dd->device_us;
+    }
+    assert_true(fabs(st->per_round[PTO_DIST_DEVICE][r] - (r0 > r1 ? r0 : r1)) < 1e-6);
+    /* The host saw the whole run: at least the union of the dispatch windows. */
+    assert_true(st->per_round[PTO_DIST_HOST][r] >= st->per_round[PTO_DIST_UNION][r]);
+  }
+  assert_int_equal(st->per_rank[1 * PTO_DIST_METRIC_COUNT + PTO_DIST_DEVICE].count, 6);
+  assert_int_equal(st->ngroups, 1);
+  assert_int_equal(st->dispatch_groups[0].device.count, 18);
+  pto_bench_tree *tree = NULL;
+  assert_pto_ok(pto_bench_stats_mean_tree(st->per_dispatch[0].stats, &tree));
+  pto_bench_tree_destroy(tree);
+  char *json = NULL, *text = NULL;
+  assert_pto_ok(pto_dist_bench_stats_to_json(st, &json));
+  static const char *const keys[] = {"\"per_round\"", "\"per_rank\"", "\"per_dispatch\"",
+                                     "\"dispatch_tasks\"", "\"rounds_dispatches\"",
+                                     "\"unstable_dispatch_slots\": false",
+                                     "\"fallback_flattened\": false", "\"dispatch_groups\""};
+  for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) assert_non_null(strstr(json, keys[k]));
+  assert_pto_ok(pto_dist_bench_stats_render(st, &text));
+  assert_non_null(strstr(text, "rank 1 slot 1 @addone"));
+  free(json);
+  free(text);
+  pto_dist_bench_stats_destroy(st);
+  pto_program_release(p);
+
+  pto_program *f = host_program(host_flipping, 2, NULL, 2);
+  assert_pto_ok(pto_dist_benchmark(w, f, args, 2, &o, &st));
+  assert_true(st->fallback_flattened);
+  assert_true(st->unstable_dispatch_slots);
+  assert_null(st->per_dispatch);
+  assert_null(st->per_rank);
+  assert_int_equal(st->per_round_summary[PTO_DIST_DEVICE].count, 6);
+  assert_int_equal(st->per_round_summary[PTO_DIST_UNION].count, 0);
+  pto_dist_bench_stats_destroy(st);
+  pto_program_release(f);
+  pto_dist_worker_close(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_blocks_2),
@@ -438,6 +538,7 @@ int main(void) {
       cmocka_unit_test(test_bad_device_index),
       cmocka_unit_test(test_resident_and_stacked),
       cmocka_unit_test(test_killed_chip),
+      cmocka_unit_test(test_benchmark_views),
   };
   return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }
