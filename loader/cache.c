@@ -339,6 +339,16 @@ static pto_status cache_key_text(const pto_ir_program *p, const pto_compile_opti
   tb_printf(&b, "\noption.opt_level=%d\n", opt->opt_level);
   tb_printf(&b, "program=%016" PRIx64 "%016" PRIx64 "\n", h.hi, h.lo);
   tb_printf(&b, "entry=%d\n", entry->index);
+  if (entry->kind == PTO_FUNC_HOST) {
+    /* The device set: part of a host program's key, and of no other. */
+    int ndev = 0;
+    const int32_t *devs = pto_compile_options_devices(opt, &ndev);
+    tb_printf(&b, "devices=");
+    if (!devs) tb_printf(&b, "0");
+    for (int i = 0; devs && i < ndev; i++)
+      tb_printf(&b, "%s%d", i ? "," : "", (int)devs[i]);
+    tb_printf(&b, "\n");
+  }
   tb_printf(&b, "params=%d\n", sig->nparams);
   for (int i = 0; i < sig->nparams; i++) {
     const pto_sig_param *sp = &sig->params[i];
@@ -377,6 +387,12 @@ pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt
   if (!opt) opt = &defaults;
   pto_ir_func *entry = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_program_entry(p, opt->entry, &entry));
+  int ndev = 0;
+  pto_compile_options_devices(opt, &ndev);
+  if (ndev > 0 && entry->kind != PTO_FUNC_HOST)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "--devices applies to programs with a host entry; @%s is %s",
+                           entry->name, entry->kind == PTO_FUNC_ORCH ? "an orch" : "a kernel");
   pto_signature sig;
   PTO_RETURN_IF_ERROR(pto_signature_build(p, entry, opt->scalars, opt->nscalars, opt->samples,
                                           opt->nsamples, &sig));
@@ -432,6 +448,10 @@ static int request_fingerprint(const pto_ir_program *p, const pto_compile_option
   PUT(&opt->opt_level, sizeof opt->opt_level);
   PUTS(opt->platform ? opt->platform : "sim");
   PUT(&entry->index, sizeof entry->index);
+  int ndev = 0;
+  const int32_t *devs = pto_compile_options_devices(opt, &ndev);
+  PUT(&ndev, sizeof ndev);
+  if (devs) PUT(devs, (size_t)ndev * sizeof *devs);
   PUT(&entry->nparams, sizeof entry->nparams);
   for (int i = 0; i < entry->nparams; i++)
     PUTS(entry->params[i].value->name);
@@ -1105,7 +1125,8 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
                           entry_dir, f->path, hash, f->hash);
       goto done;
     }
-    const pto_manifest_binary *b = !strcmp(f->path, m.orch.path)         ? &m.orch
+    const pto_manifest_binary *b = m.is_host ? (!strcmp(f->path, m.host.path) ? &m.host : NULL)
+                                   : !strcmp(f->path, m.orch.path)         ? &m.orch
                                    : !strcmp(f->path, m.kernels_so.path) ? &m.kernels_so
                                                                          : NULL;
     if (b) {
@@ -1143,6 +1164,15 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     free(buf);
     buf = NULL;
     if (s) goto done;
+  }
+  /* A host program's callee work dirs, each with its manifest, before the top manifest. */
+  for (int i = 0; i < m.ncallees; i++) {
+    char from[PATH_MAX], to[PATH_MAX];
+    int nd = 0;
+    snprintf(from, sizeof from, "%s/callees/%s", entry_dir, m.callees[i]);
+    snprintf(to, sizeof to, "%s/callees/%s", dir, m.callees[i]);
+    if ((s = pto__loader_mkdirs(to, 0755))) goto done;
+    if ((s = copy_entry(from, key, NULL, to, &nd))) goto done;
   }
   snprintf(path, sizeof path, "%s/key.txt", entry_dir);
   pto_status ks = pto__loader_read_file(path, &buf, &len);
