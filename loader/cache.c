@@ -387,12 +387,6 @@ pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt
   if (!opt) opt = &defaults;
   pto_ir_func *entry = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_program_entry(p, opt->entry, &entry));
-  int ndev = 0;
-  pto_compile_options_devices(opt, &ndev);
-  if (ndev > 0 && entry->kind != PTO_FUNC_HOST)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "--devices applies to programs with a host entry; @%s is %s",
-                           entry->name, entry->kind == PTO_FUNC_ORCH ? "an orch" : "a kernel");
   pto_signature sig;
   PTO_RETURN_IF_ERROR(pto_signature_build(p, entry, opt->scalars, opt->nscalars, opt->samples,
                                           opt->nsamples, &sig));
@@ -449,7 +443,8 @@ static int request_fingerprint(const pto_ir_program *p, const pto_compile_option
   PUTS(opt->platform ? opt->platform : "sim");
   PUT(&entry->index, sizeof entry->index);
   int ndev = 0;
-  const int32_t *devs = pto_compile_options_devices(opt, &ndev);
+  const int32_t *devs =
+      entry->kind == PTO_FUNC_HOST ? pto_compile_options_devices(opt, &ndev) : NULL;
   PUT(&ndev, sizeof ndev);
   if (devs) PUT(devs, (size_t)ndev * sizeof *devs);
   PUT(&entry->nparams, sizeof entry->nparams);
@@ -961,12 +956,27 @@ static pto_status caller_signature(const pto_ir_program *p, const pto_compile_op
                              out_sig);
 }
 
+/* A device set belongs to a program with a host entry only (the key of any other leaves it
+ * out, so without this check a cache hit would silently ignore it). */
+static pto_status check_devices_apply(const pto_ir_program *p, const pto_compile_options *opt) {
+  int ndev = 0;
+  pto_compile_options_devices(opt, &ndev);
+  if (ndev == 0) return PTO_OK;
+  pto_ir_func *entry = NULL;
+  PTO_RETURN_IF_ERROR(pto_ir_program_entry(p, opt->entry, &entry));
+  if (entry->kind == PTO_FUNC_HOST) return PTO_OK;
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                         "--devices applies to programs with a host entry; entry @%s is %s",
+                         entry->name, entry->kind == PTO_FUNC_ORCH ? "an orch" : "a kernel");
+}
+
 pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program) {
   *out_program = NULL;
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
+  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
 
   /* The in-process level: a request seen before, answered without disk or key text. */
   uint8_t fp[16];
@@ -1030,6 +1040,7 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
+  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
   char key[33];
   char *key_text = NULL;
   PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, &key_text));
@@ -1058,6 +1069,7 @@ pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_optio
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
+  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
   char key[33];
   PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, NULL));
   return compile_uncached_key(p, opt, key, out_program);
