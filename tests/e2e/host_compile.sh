@@ -24,6 +24,12 @@ expect_out "hid="
 expect_true "host.c exports the entry" grep -q 'int32_t pto_host_entry(const pto_host_api \*api' "$W/host/host.c"
 expect_true "the callee is an L2 work dir with itself as entry" grep -q '"entry": "allreduce"' "$W/callees/allreduce/manifest.json"
 
+# A second compile is a cache hit: the entry's callee work dirs are copied too, and load.
+run_pto 0 compile "$P" --devices 4 -o "$T/ar_hit"
+expect_true "callee copied from the cache" test -f "$T/ar_hit/callees/allreduce/manifest.json"
+expect_true "same manifest" cmp -s "$W/manifest.json" "$T/ar_hit/manifest.json"
+run_pto 1 run "$T/ar_hit" --dim M=128 && expect_out "distributed worker is not available yet"
+
 # ---- the device set: a permutation, validation, and only for host programs ---------------------
 run_pto 0 compile "$P" --devices 2,3 -o "$T/ar23"
 expect_true "devices [2,3]" python3 -c "import json,sys; sys.exit(json.load(open('$T/ar23/manifest.json'))['devices']!=[2,3])"
