@@ -1443,6 +1443,10 @@ static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
       return fail(fr, s->loc, PTO_STATUS_UNIMPLEMENTED,
                   "%s: distributed ops are not implemented by the reference interpreter",
                   op_name(opc));
+    if (opc == PTO_OP_TENSOR_RESHAPE || opc == PTO_OP_TENSOR_SELECT)
+      return fail(fr, s->loc, PTO_STATUS_UNIMPLEMENTED,
+                  "%s: not implemented by the reference interpreter yet",
+                  op_name(opc));
     return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)opc);
   }
   if (st) {
