@@ -32,6 +32,13 @@ void pto_compile_output_clear(pto_compile_output *out) {
   free(out->kernels_binary);
   free(out->abi_object);
   free(out->platform);
+  free(out->host_name);
+  free(out->host_source);
+  free(out->host_binary);
+  free(out->devices);
+  for (int i = 0; i < out->ncallees; i++)
+    pto_compile_output_clear(&out->callees[i]);
+  free(out->callees);
   memset(out, 0, sizeof *out);
 }
 
@@ -113,6 +120,157 @@ pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, c
 }
 
 
+pto_status pto_compiler_build_host(const char *c_path, const char *so_path) {
+  const char *argv[] = {pto__compiler_cc(), "-std=c17", "-O2", "-fPIC", "-shared",
+                        "-Wl,--build-id=sha1", "-I", pto__compiler_include_dir(), "-o", so_path,
+                        c_path, "-lm", NULL};
+  return pto__compiler_exec(argv);
+}
+
+/* Validates a device set: 1 to PTO_MAX_DEVICES ids, distinct, >= 0. */
+static pto_status check_devices(const int32_t *ids, int n) {
+  if (n < 1 || n > PTO_MAX_DEVICES)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--devices: %d devices; give 1 to %d", n,
+                           PTO_MAX_DEVICES);
+  for (int i = 0; i < n; i++) {
+    if (ids[i] < 0)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--devices: device id %d is negative",
+                             (int)ids[i]);
+    for (int j = 0; j < i; j++)
+      if (ids[j] == ids[i])
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                               "--devices: device id %d appears twice", (int)ids[i]);
+  }
+  return PTO_OK;
+}
+
+/* The orch functions a host calls, each once, in order of first appearance. */
+static int collect_callees(const pto_ir_block *b, const char **names, int n, int cap) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    if (s->kind == PTO_STMT_CALL) {
+      int seen = 0;
+      for (int k = 0; k < n; k++)
+        seen |= strcmp(names[k], s->call.callee->name) == 0;
+      if (!seen && n < cap) names[n++] = s->call.callee->name;
+    } else if (s->kind == PTO_STMT_FOR) {
+      n = collect_callees(&s->loop.body, names, n, cap);
+    } else if (s->kind == PTO_STMT_IF) {
+      n = collect_callees(&s->branch.then_body, names, n, cap);
+      n = collect_callees(&s->branch.else_body, names, n, cap);
+    }
+  }
+  return n;
+}
+
+static int count_calls(const pto_ir_block *b) {
+  int n = 0;
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    n += s->kind == PTO_STMT_CALL;
+    if (s->kind == PTO_STMT_FOR) n += count_calls(&s->loop.body);
+    if (s->kind == PTO_STMT_IF)
+      n += count_calls(&s->branch.then_body) + count_calls(&s->branch.else_body);
+  }
+  return n;
+}
+
+/* A host entry: specialize, then each orch the host calls compiled as the entry of its own L2
+ * work dir DIR/callees/<orch>/ (its scalars runtime: the host passes them; its dynamic dims stay
+ * dynamic), then DIR/host/host.c and host.so. */
+static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry,
+                                 const pto_compile_options *opt, int opt_level, const char *dir,
+                                 pto_compile_output *out) {
+  pto_ir_program *specialized = NULL;
+  char *text = NULL, *c_path = NULL, *so_path = NULL;
+  const char **names = NULL;
+  pto_binding *binds = NULL;
+  int ndev = 0;
+  const int32_t *devs = pto_compile_options_devices(opt, &ndev);
+  static const int32_t k_default_device = 0;
+  if (!devs) {
+    devs = &k_default_device;
+    ndev = 1;
+  }
+  pto_status s = check_devices(devs, ndev);
+  if (s) return s;
+  s = pto_signature_build(input, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples,
+                          &out->sig);
+  if (s) return s;
+  if ((s = pto_ir_specialize(input, entry, &out->sig, &specialized))) goto done;
+  const pto_ir_program *p = specialized;
+  const pto_ir_func *host = pto_ir_program_find_func(p, out->sig.entry);
+  int cap = count_calls(&host->body);
+  names = calloc((size_t)cap + 1, sizeof *names);
+  out->devices = malloc((size_t)ndev * sizeof *out->devices);
+  out->callees = calloc((size_t)cap + 1, sizeof *out->callees);
+  out->program_name = strdup(p->name);
+  out->host_name = strdup(host->name);
+  out->host_source = strdup("host/host.c");
+  out->host_binary = strdup("host/host.so");
+  out->platform = strdup("sim");
+  if (!names || !out->devices || !out->callees || !out->program_name || !out->host_name ||
+      !out->host_source || !out->host_binary || !out->platform)
+    goto oom;
+  out->is_host = 1;
+  out->opt_level = opt_level;
+  memcpy(out->devices, devs, (size_t)ndev * sizeof *devs);
+  out->ndevices = ndev;
+  int ncallees = collect_callees(&host->body, names, 0, cap);
+
+  char path[PATH_MAX];
+  for (int i = 0; i < ncallees; i++) {
+    const pto_ir_func *g = pto_ir_program_find_func(p, names[i]);
+    int nb = 0;
+    free(binds);
+    binds = calloc((size_t)g->nparams + 1, sizeof *binds);
+    if (!binds) goto oom;
+    for (int k = 0; k < g->nparams; k++)
+      if (g->params[k].value->type->kind == PTO_TYPE_SCALAR)
+        binds[nb++] = (pto_binding){g->params[k].value->name, "runtime"};
+    pto_compile_options copt;
+    pto_compile_options_init(&copt);
+    copt.entry = names[i];
+    copt.opt_level = opt_level;
+    copt.scalars = binds;
+    copt.nscalars = nb;
+    snprintf(path, sizeof path, "%s/callees/%s", dir, names[i]);
+    if ((s = pto_file_mkdirs(path, 0755))) goto done;
+    s = pto_compiler_build_dir(p, &copt, path, &out->callees[i]);
+    if (s) {
+      s = pto_status_annotate(s, "compiling @%s, called by host @%s", names[i], host->name);
+      goto done;
+    }
+    out->ncallees = i + 1;
+  }
+
+  snprintf(path, sizeof path, "%s/program.ptir", dir);
+  if ((s = pto_ir_print(p, &text))) goto done;
+  if ((s = pto__compiler_write_file(path, text))) goto done;
+  free(text);
+  text = NULL;
+  snprintf(path, sizeof path, "%s/host", dir);
+  if ((s = pto_file_mkdirs(path, 0755))) goto done;
+  if ((s = pto__emit_host(p, host, names, ncallees, &text))) goto done;
+  c_path = path_join(dir, out->host_source);
+  so_path = path_join(dir, out->host_binary);
+  if (!c_path || !so_path) goto oom;
+  if ((s = pto__compiler_write_file(c_path, text))) goto done;
+  if ((s = pto_compiler_build_host(c_path, so_path)))
+    s = pto_status_annotate(s, "compiling the host code %s", c_path);
+  goto done;
+oom:
+  s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", input->name);
+done:
+  free(binds);
+  free(names);
+  free(text);
+  free(c_path);
+  free(so_path);
+  pto_ir_program_destroy(specialized);
+  return s;
+}
+
 /* opt->progress, when the caller's struct has it (sz) and set it. */
 static void report_progress(const pto_compile_options *opt, int done, int total) {
   if (opt->sz >= offsetof(pto_compile_options, progress_ctx) + sizeof opt->progress_ctx &&
@@ -147,8 +305,14 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   s = pto_ir_program_entry(input, opt->entry, &entry);
   if (s) goto done;
   if (entry->kind == PTO_FUNC_HOST) {
-    s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
-                        "entry @%s is a host function: distributed (L3) programs are not supported yet",
+    s = build_host_dir(input, entry, opt, opt_level, dir, out);
+    goto done;
+  }
+  int ndev = 0;
+  pto_compile_options_devices(opt, &ndev);
+  if (ndev > 0) {
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "--devices applies to programs with a host entry; @%s is an orch",
                         entry->name);
     goto done;
   }
@@ -274,4 +438,5 @@ const pto_compiler_api pto_compiler_api_table = {
     .build_orchestration = pto_compiler_build_orchestration,
     .build_kernel_object = pto_compiler_build_kernel_object,
     .link_kernels = pto_compiler_link_kernels,
+    .build_host = pto_compiler_build_host,
 };

@@ -16,7 +16,8 @@
  * load/store, reduction and matmul loop vectorizes). A kernel returns PTO_KERNEL_ERR_DIV_ZERO for
  * an integer division by a runtime zero, PTO_KERNEL_ERR_DIM_MISMATCH (err_detail: the two
  * extents) when a dynamic symbol is bound twice with different values, PTO_KERNEL_ERR_SCRATCH
- * (err_detail: needed, given) when the arena is smaller than the footprint.
+ * (err_detail: needed, given) when the arena is smaller than the footprint, PTO_KERNEL_ERR_DIST
+ * for a dist.* op when pto_core_ctx.dist is NULL, and a dist table call's nonzero code as it is.
  *
  * Every call uses its own LLVM context, so kernels may be lowered from several threads at once.
  * LLVM's target registry is initialised once (pthread_once). */
@@ -35,7 +36,7 @@ extern "C" {
 /* Lowers kernel function k of p into its own LLVM module: writes ll_path (the IR as lowered,
  * before optimization; may be NULL) and obj_path (optimized at opt_level 0..3, PIC, host CPU and
  * features). *out_scratch_bytes (may be NULL) receives the kernel's tile footprint in the
- * per-core scratch arena. dist.* ops fail with PTO_STATUS_UNIMPLEMENTED. */
+ * per-core scratch arena. Kernel-side dist.* ops call the pto_core_ctx.dist table (lower_dist.c). */
 pto_status pto__lower_kernel(const pto_ir_program *p, const pto_ir_func *k, int opt_level,
                              const char *ll_path, const char *obj_path,
                              uint64_t *out_scratch_bytes);

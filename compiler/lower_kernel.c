@@ -941,9 +941,10 @@ static void decode_scalar(lw *L, const pto_ir_param *prm, int slot) {
 static void bind_tensor(lw *L, const pto_ir_param *prm, int ti) {
   const pto_ir_value *v = prm->value;
   const pto_ir_type *t = v->type;
-  if (t->kind != PTO_TYPE_TENSOR) {
-    pto__lower_fail(L, PTO_STATUS_UNIMPLEMENTED, v->loc,
-                    "dtensor parameter '%%%s': dist.* kernels are not lowered yet", v->name);
+  /* A dtensor is this rank's slice of a comm window: its descriptor is a tensor's. */
+  if (t->kind != PTO_TYPE_TENSOR && t->kind != PTO_TYPE_DTENSOR) {
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, v->loc, "parameter '%%%s' is not a tensor",
+                    v->name);
     return;
   }
   if (t->rank < 1 || t->rank > PTO_MAX_RANK) {
@@ -1002,8 +1003,14 @@ static void build_types(lw *L) {
   LLVMTypeRef df[5] = {L->t_ptr, dims, dims, L->t_i32, L->t_i32};
   LLVMStructSetBody(L->t_desc, df, 5, 0);
   L->t_ctx = LLVMStructCreateNamed(c, "pto_core_ctx");
-  LLVMTypeRef cf[5] = {L->t_i32, L->t_i32, L->t_ptr, L->t_i64, LLVMArrayType2(L->t_i64, 2)};
-  LLVMStructSetBody(L->t_ctx, cf, 5, 0);
+  LLVMTypeRef cf[6] = {L->t_i32, L->t_i32, L->t_ptr, L->t_i64, LLVMArrayType2(L->t_i64, 2),
+                       L->t_ptr};
+  LLVMStructSetBody(L->t_ctx, cf, 6, 0);
+  /* pto_dist_ctx of dist_abi.h: version, size, rank, nranks, impl, then the functions. */
+  L->t_dist = LLVMStructCreateNamed(c, "pto_dist_ctx");
+  LLVMTypeRef xf[11] = {L->t_i32, L->t_i32, L->t_i32, L->t_i32, L->t_ptr, L->t_ptr,
+                        L->t_ptr, L->t_ptr, L->t_ptr, L->t_ptr, L->t_ptr};
+  LLVMStructSetBody(L->t_dist, xf, 11, 0);
 }
 
 static void build_function(lw *L) {

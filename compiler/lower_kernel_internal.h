@@ -86,7 +86,7 @@ typedef struct lw {
   LLVMBuilderRef b;
   LLVMValueRef fn;
   LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
-  LLVMTypeRef t_desc, t_ctx;
+  LLVMTypeRef t_desc, t_ctx, t_dist; /* pto_kernel_tensor, pto_core_ctx, pto_dist_ctx */
   LLVMValueRef arg_tensors, arg_scalars, arg_ctx;
   LLVMValueRef scratch;
   LLVMValueRef divzero; /* i8 alloca: a tile op met an integer zero divisor */
@@ -139,6 +139,9 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
 LLVMValueRef pto__lower_unop(lw *L, lw_un op, pto_dtype dt, LLVMValueRef a);
 /* Scalar expression in its compute type; NULL after a failure. */
 LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e);
+
+/* lower_dist.c: the kernel-side dist.* ops onto pto_core_ctx.dist (pto/dist_abi.h). */
+void pto__lower_dist_op(lw *L, const pto_ir_stmt *s);
 
 /* lower_plan.c */
 int pto__lower_static_int(const pto_ir_expr *e, int64_t *out);

@@ -1021,20 +1021,13 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
     }
     return;
   }
-  case PTO_OP_DIST_WORLD_SIZE:
-  case PTO_OP_DIST_ALLOC_WINDOW:
-  case PTO_OP_DIST_WINDOW:
   case PTO_OP_DIST_COMM_CTX:
   case PTO_OP_DIST_RANK:
   case PTO_OP_DIST_NRANKS:
   case PTO_OP_DIST_NOTIFY:
   case PTO_OP_DIST_WAIT:
   case PTO_OP_DIST_REMOTE_LOAD:
-  case PTO_OP_DIST_REMOTE_STORE:
-    pto__lower_fail(L, PTO_STATUS_UNIMPLEMENTED, s->loc,
-                    "%s: distributed kernel ops are not lowered to native code yet",
-                    pto_op_info_get(op)->name);
-    return;
+  case PTO_OP_DIST_REMOTE_STORE: pto__lower_dist_op(L, s); return;
   default:
     pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s is not allowed in a kernel",
                     pto_op_info_get(op) ? pto_op_info_get(op)->name : "op");

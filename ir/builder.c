@@ -1905,6 +1905,11 @@ static pto_status type_rank(opctx *c) {
 static pto_status type_notify_wait(opctx *c, int notify) {
   pto_ir_value *sig;
   TRY(arg_value(c, 0, M_DTENSOR, &sig));
+  if (sig->type->dtype != PTO_DTYPE_I32) {
+    txt x = ttext(c->b, sig->type);
+    return op_fail_at(c, c->pos[0].loc, "the signal window %%%s must be i32, got %s", sig->name,
+                      x.s);
+  }
   int i = 1;
   if (notify) TRY(arg_scalar(c, i++, PTO_DTYPE_INDEX, "the peer"));
   TRY(need_rank_list(c, &c->pos[i++], sig->type, "the offsets"));
@@ -1951,6 +1956,182 @@ static pto_status type_remote_store(opctx *c) {
   TRY(check_writable(c, d, c->info->name));
   c->rtype = d->type;
   c->alias = d;
+  return PTO_OK;
+}
+
+/* ---- tensor.reshape / tensor.select ---- */
+
+/* Whether a tensor value is contiguous row-major, as far as its type and definition tell
+ * statically: 1 yes, 0 certainly not, -1 unknown (checked at launch). Buffers made by
+ * tensor.create / dist.alloc_window and their windows are contiguous; a slice is not when some
+ * dim before a narrowed dim keeps more than one element. */
+static int contiguity(const pto_ir_value *v) {
+  for (int guard = 0; v && guard < 1000; guard++) {
+    if (v->alias_of) {
+      v = v->alias_of;
+      continue;
+    }
+    const pto_ir_stmt *d = v->def;
+    if (!d || d->kind != PTO_STMT_OP) return -1; /* a parameter, a call result, a loop value */
+    switch (d->op.opc) {
+    case PTO_OP_TENSOR_CREATE:
+    case PTO_OP_DIST_ALLOC_WINDOW:
+    case PTO_OP_TENSOR_RESHAPE: return 1;
+    case PTO_OP_DIST_WINDOW: v = d->op.args[0].expr->value; continue;
+    case PTO_OP_TENSOR_SELECT: return contiguity(d->op.args[0].expr->value) == 1 ? 1 : -1;
+    case PTO_OP_TENSOR_SLICE: {
+      const pto_ir_type *st = d->op.args[0].expr->value->type, *rt = v->type;
+      if (st->rank < 0 || rt->rank < 0) return -1;
+      int wide = 0; /* a dim so far with more than one element, or an unknown extent */
+      for (int k = 0; k < rt->rank; k++) {
+        int64_t r, e;
+        int rs = pto_ir_expr_static_int(rt->dims[k], &r) == 0,
+            es = pto_ir_expr_static_int(st->dims[k], &e) == 0;
+        if (wide == 1 && rs && es && r < e) return 0;
+        if (rs && r > 1) wide = 1;
+      }
+      return -1; /* maybe contiguous: the launch checks the strides */
+    }
+    default: return -1;
+    }
+  }
+  return -1;
+}
+
+static pto_status type_reshape(opctx *c) {
+  pto_ir_value *t;
+  TRY(arg_value(c, 0, M_TENSOR, &t));
+  const pto_ir_type *tt = t->type;
+  const pto_ir_arg *a = &c->pos[1];
+  TRY(check_list(c, a, "the shape", -1));
+  pto_ir_type *rt = pto_arena_alloc(c->b->arena, sizeof *rt);
+  if (!rt) return oom(c->b);
+  rt->kind = tt->kind;
+  rt->dtype = tt->dtype;
+  rt->rank = a->list.n;
+  rt->space = PTO_SPACE_DDR;
+  int all_static = 1;
+  int64_t count = 1;
+  for (int k = 0; k < a->list.n; k++) {
+    TRY(extent(c->b, a->list.items[k], "", &a->list.items[k]));
+    pto_ir_expr *d = a->list.items[k];
+    int64_t v;
+    if (pto_ir_expr_static_int(d, &v) == 0) {
+      if (v <= 0) return op_fail_at(c, d->loc, "extent %lld: extents are positive", (long long)v);
+      count *= v;
+    } else {
+      all_static = 0;
+    }
+    rt->dims[k] = d;
+  }
+  if (all_static && tt->rank >= 0) {
+    int64_t src = 1;
+    int src_static = 1;
+    for (int k = 0; k < tt->rank && src_static; k++) {
+      int64_t v;
+      if (pto_ir_expr_static_int(tt->dims[k], &v)) src_static = 0;
+      else src *= v;
+    }
+    if (src_static && src != count) {
+      txt x = stext(c->b, tt);
+      return op_fail_at(c, a->loc, "%%%s %s has %lld elements, the shape %lld", t->name, x.s,
+                        (long long)src, (long long)count);
+    }
+  }
+  if (contiguity(t) == 0)
+    return op_fail_at(c, c->pos[0].loc,
+                      "%%%s is not contiguous (a slice narrower than its source in an inner dim); "
+                      "reshape its source, or copy it into a tensor.create first",
+                      t->name);
+  c->rtype = rt;
+  return PTO_OK;
+}
+
+static pto_status type_select(opctx *c) {
+  pto_ir_value *t;
+  TRY(arg_value(c, 0, M_TENSOR, &t));
+  const pto_ir_type *tt = t->type;
+  if (tt->rank >= 0 && tt->rank < 2) {
+    txt x = stext(c->b, tt);
+    return op_fail_at(c, c->pos[0].loc,
+                      "%%%s %s has rank %d: select drops the leading dim of a tensor of rank 2 "
+                      "or more (use tensor.slice)",
+                      t->name, x.s, tt->rank);
+  }
+  TRY(arg_scalar(c, 1, PTO_DTYPE_INDEX, "the index"));
+  int64_t i, e;
+  if (pto_ir_expr_static_int(c->pos[1].expr, &i) == 0) {
+    if (i < 0) return op_fail_at(c, c->pos[1].loc, "index %lld is negative", (long long)i);
+    if (tt->rank >= 0 && pto_ir_expr_static_int(tt->dims[0], &e) == 0 && i >= e)
+      return op_fail_at(c, c->pos[1].loc, "index %lld is at or past the extent %lld of dim 0",
+                        (long long)i, (long long)e);
+  }
+  pto_ir_type *rt = pto_arena_alloc(c->b->arena, sizeof *rt);
+  if (!rt) return oom(c->b);
+  rt->kind = tt->kind;
+  rt->dtype = tt->dtype;
+  rt->space = PTO_SPACE_DDR;
+  rt->rank = tt->rank < 0 ? -1 : tt->rank - 1;
+  for (int k = 1; k < tt->rank; k++)
+    rt->dims[k - 1] = tt->dims[k];
+  c->rtype = rt;
+  return PTO_OK;
+}
+
+/* ---- collectives ---- */
+
+/* The signal window of a barrier or collective: an i32 dtensor [1, S]. */
+static pto_status arg_signal(opctx *c, int i, pto_ir_value **out) {
+  TRY(arg_value(c, i, M_DTENSOR, out));
+  const pto_ir_type *t = (*out)->type;
+  int64_t r0;
+  if (t->dtype != PTO_DTYPE_I32 || t->rank != 2 ||
+      (pto_ir_expr_static_int(t->dims[0], &r0) == 0 && r0 != 1)) {
+    txt x = ttext(c->b, t);
+    return op_fail_at(c, c->pos[i].loc,
+                      "the signal window %%%s must be an i32 dtensor [1, S] (S >= the rank "
+                      "count), got %s",
+                      (*out)->name, x.s);
+  }
+  return check_writable(c, *out, c->info->name);
+}
+
+static pto_status type_barrier(opctx *c) {
+  pto_ir_value *sig;
+  return arg_signal(c, 0, &sig);
+}
+
+static pto_status type_collective(opctx *c) {
+  pto_ir_value *win, *sig;
+  TRY(arg_value(c, 0, M_DTENSOR, &win));
+  TRY(arg_signal(c, 1, &sig));
+  if (win == sig || root_of(c->b, win) == root_of(c->b, sig))
+    return op_fail_at(c, c->pos[1].loc, "the signal window must not be the data window");
+  const pto_ir_type *wt = win->type;
+  int k;
+  switch (c->opc) {
+  case PTO_OP_DIST_ALLREDUCE:
+    TRY(kw_word(c, "op", "sum max min prod", 0, 0, &k));
+    TRY(kw_word(c, "mode", "mesh ring", 0, 0, &k));
+    break;
+  case PTO_OP_DIST_REDUCE_SCATTER: TRY(kw_word(c, "op", "sum max min prod", 0, 0, &k)); break;
+  case PTO_OP_DIST_BROADCAST: TRY(arg_scalar(c, 2, PTO_DTYPE_INDEX, "the root")); break;
+  default: break;
+  }
+  if ((c->opc == PTO_OP_DIST_ALLREDUCE || c->opc == PTO_OP_DIST_REDUCE_SCATTER) &&
+      wt->dtype == PTO_DTYPE_BOOL)
+    return op_fail_at(c, c->pos[0].loc, "%%%s is a bool window: reductions need numbers",
+                      win->name);
+  if ((c->opc == PTO_OP_DIST_ALLGATHER || c->opc == PTO_OP_DIST_REDUCE_SCATTER) && wt->rank != 2) {
+    txt x = stext(c->b, wt);
+    return op_fail_at(c, c->pos[0].loc,
+                      "the window %%%s %s has rank %d: it must be [N, C], N divisible by the rank "
+                      "count",
+                      win->name, x.s, wt->rank);
+  }
+  TRY(check_writable(c, win, c->info->name));
+  c->rtype = wt;
+  c->alias = win;
   return PTO_OK;
 }
 
@@ -2017,6 +2198,13 @@ static pto_status type_op(opctx *c) {
   case PTO_OP_DIST_WAIT: return type_notify_wait(c, 0);
   case PTO_OP_DIST_REMOTE_LOAD: return type_remote_load(c);
   case PTO_OP_DIST_REMOTE_STORE: return type_remote_store(c);
+  case PTO_OP_TENSOR_RESHAPE: return type_reshape(c);
+  case PTO_OP_TENSOR_SELECT: return type_select(c);
+  case PTO_OP_DIST_BARRIER: return type_barrier(c);
+  case PTO_OP_DIST_ALLREDUCE:
+  case PTO_OP_DIST_BROADCAST:
+  case PTO_OP_DIST_ALLGATHER:
+  case PTO_OP_DIST_REDUCE_SCATTER: return type_collective(c);
   default: return fail(c->b, "unknown op");
   }
 }
@@ -2168,7 +2356,8 @@ pto_status pto_ir_builder_op(pto_ir_builder *b, pto_opcode op, const pto_ir_arg 
     if (c.alias) {
       v->alias_of = c.alias;
       set_root(b, v, c.alias);
-    } else if (op == PTO_OP_TENSOR_SLICE) {
+    } else if (op == PTO_OP_TENSOR_SLICE || op == PTO_OP_TENSOR_RESHAPE ||
+               op == PTO_OP_TENSOR_SELECT) {
       set_root(b, v, sorted[0].expr->value);
     }
   }

@@ -36,13 +36,17 @@
  *   dtype otherwise); sums start from +0. Matmul accumulates in the result dtype (f32, or i32 for
  *   integer inputs) in k order, starting from 0 (matmul) or the accumulator (matmul_acc).
  *
- * Not covered: dist.* ops and host functions (UNIMPLEMENTED errors). */
+ * Host functions (L3) run with simulated ranks, one thread each: see pto_ir_interp_run_host and
+ * the "distributed" sections below. */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pto/ir.h"
 
@@ -52,13 +56,30 @@
 
 /* ---- runtime values --------------------------------------------------------------------- */
 
+/* Reference counts of buffers and windows are atomic: in a host program, the host thread and
+ * the rank threads hold views of the same buffers. Tiles never leave their thread. */
 typedef struct ibuf {
   long refs;
   void *data;
 } ibuf;
 
+/* A comm window made by dist.alloc_window: one zeroed copy per rank, row-major. */
+typedef struct iwin {
+  long refs;
+  int id;           /* 1, 2, ... in allocation order */
+  const char *name; /* the host value it was assigned to */
+  pto_dtype dtype;
+  int rank;
+  int64_t shape[PTO_MAX_RANK];
+  int64_t bytes; /* of one copy */
+  int ncopies;
+  char **copy;
+} iwin;
+
 typedef struct itensor {
-  ibuf *owner; /* NULL: memory borrowed from the launch's caller */
+  ibuf *owner; /* NULL: memory borrowed from the launch's caller, or a window's */
+  iwin *win;   /* a view of a comm window: data points into copy 0 in a host, into the rank's
+                * copy in its orch and kernels */
   char *data;  /* element [0,..,0] */
   pto_dtype dtype;
   int rank;
@@ -90,10 +111,21 @@ typedef struct rvlist {
   int n;
 } rvlist;
 
+static void win_free(iwin *w) {
+  for (int i = 0; i < w->ncopies; i++)
+    free(w->copy[i]);
+  free(w->copy);
+  free(w);
+}
+
 static void rv_release(rv *v) {
-  if (v->kind == RV_TENSOR && v->t.owner && --v->t.owner->refs == 0) {
+  if (v->kind == RV_TENSOR && v->t.owner &&
+      __atomic_sub_fetch(&v->t.owner->refs, 1, __ATOMIC_ACQ_REL) == 0) {
     free(v->t.owner->data);
     free(v->t.owner);
+  } else if (v->kind == RV_TENSOR && v->t.win &&
+             __atomic_sub_fetch(&v->t.win->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    win_free(v->t.win);
   } else if (v->kind == RV_TILE && v->tile && --v->tile->refs == 0) {
     free(v->tile->data);
     free(v->tile);
@@ -103,7 +135,8 @@ static void rv_release(rv *v) {
 
 static rv rv_copy(const rv *v) {
   rv c = *v;
-  if (c.kind == RV_TENSOR && c.t.owner) c.t.owner->refs++;
+  if (c.kind == RV_TENSOR && c.t.owner) __atomic_add_fetch(&c.t.owner->refs, 1, __ATOMIC_RELAXED);
+  if (c.kind == RV_TENSOR && c.t.win) __atomic_add_fetch(&c.t.win->refs, 1, __ATOMIC_RELAXED);
   if (c.kind == RV_TILE && c.tile) c.tile->refs++;
   return c;
 }
@@ -123,9 +156,13 @@ static rv rv_scalar(pto_scalar s) {
 
 /* ---- interpreter state and errors ------------------------------------------------------- */
 
+struct idist;
+
 typedef struct interp {
   const pto_ir_program *p;
   int depth;
+  struct idist *dist; /* a host program's ranks and windows; NULL for pto_ir_interp_run */
+  int rank;           /* with dist: this thread's rank, or -1 on the host thread */
 } interp;
 
 typedef struct frame {
@@ -1387,6 +1424,654 @@ static pto_status op_tensor_read(frame *fr, const pto_ir_stmt *s, rv *out) {
   return PTO_OK;
 }
 
+/* ---- tensor.reshape, tensor.select ------------------------------------------------------ */
+
+static int64_t view_numel(const itensor *t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->rank; d++)
+    n *= t->shape[d];
+  return n;
+}
+
+/* Row-major without gaps (dims of extent 1 may have any stride). */
+static int view_contiguous(const itensor *t) {
+  int64_t want = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    if (t->shape[d] != 1 && t->strides[d] != want) return 0;
+    want *= t->shape[d];
+  }
+  return 1;
+}
+
+static pto_status op_tensor_reshape(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const rv *tv;
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &tv));
+  const pto_ir_arg *la = pos_arg(s, 1);
+  if (!la || la->kind != PTO_ARG_LIST || la->list.n < 1 || la->list.n > PTO_MAX_RANK)
+    return missing_arg(fr, s, 1, "a shape list of 1 to 5 extents");
+  int rank = la->list.n;
+  int64_t shape[PTO_MAX_RANK], n = 1;
+  PTO_RETURN_IF_ERROR(list_values(fr, s, la, "the shape", rank, shape));
+  const char *name = vname(pos_arg(s, 0)->expr->value);
+  for (int d = 0; d < rank; d++) {
+    if (shape[d] < 0 || (shape[d] > 0 && n > (INT64_C(1) << 40) / shape[d]))
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "tensor.reshape: extent %lld of dim %d is not valid", (long long)shape[d], d);
+    n *= shape[d];
+  }
+  if (n != view_numel(&tv->t))
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "tensor.reshape: %%%s has %lld elements, the shape %lld", name,
+                (long long)view_numel(&tv->t), (long long)n);
+  if (!view_contiguous(&tv->t))
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "tensor.reshape: %%%s is not contiguous (a view narrower than its buffer in an "
+                "inner dim)",
+                name);
+  rv v = rv_copy(tv);
+  v.t.rank = rank;
+  int64_t stride = 1;
+  for (int d = PTO_MAX_RANK - 1; d >= 0; d--) {
+    v.t.shape[d] = d < rank ? shape[d] : 0;
+    v.t.strides[d] = d < rank ? stride : 0;
+    if (d < rank) stride *= shape[d];
+  }
+  *out = v;
+  return PTO_OK;
+}
+
+static pto_status op_tensor_select(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const rv *tv;
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &tv));
+  int64_t i;
+  const pto_ir_arg *ia = pos_arg(s, 1);
+  if (!ia || ia->kind != PTO_ARG_EXPR) return missing_arg(fr, s, 1, "an index");
+  PTO_RETURN_IF_ERROR(eval_index(fr, ia->expr, &i));
+  const itensor *t = &tv->t;
+  if (t->rank < 2)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH, "tensor.select: the tensor has rank %d, not >= 2",
+                t->rank);
+  if (i < 0 || i >= t->shape[0])
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "tensor.select: index %lld is outside the extent %lld of dim 0", (long long)i,
+                (long long)t->shape[0]);
+  rv v = rv_copy(tv);
+  v.t.data = t->data + i * t->strides[0] * (int64_t)pto_dtype_size(t->dtype);
+  v.t.rank = t->rank - 1;
+  for (int d = 0; d < PTO_MAX_RANK; d++) {
+    v.t.shape[d] = d + 1 < t->rank ? t->shape[d + 1] : 0;
+    v.t.strides[d] = d + 1 < t->rank ? t->strides[d + 1] : 0;
+  }
+  *out = v;
+  return PTO_OK;
+}
+
+/* ---- distributed (L3): ranks, windows, kernel-side dist ops ------------------------------ *
+ *
+ * pto_ir_interp_run_host runs the host function on the calling thread and each rank on a thread
+ * of its own. A `call ... device=d` queues the orch call on rank d and returns: calls to one rank
+ * run in issue order, calls to different ranks concurrently, and a call also waits for earlier
+ * calls on other ranks whose tensors overlap its own with a write on either side (the order the
+ * data requires). The host waits for every call at its end.
+ *
+ * One mutex and one condition variable guard everything shared between the threads: the job
+ * queue, signal elements, remote loads and stores, and the collectives' rendezvous. That is slow
+ * and obviously correct, which is what a reference model is for; it also gives every correctly
+ * synchronised program the happens-before edges a race detector wants.
+ *
+ * The collectives are computed directly, not through notify/wait: every rank arrives at a
+ * rendezvous keyed by its signal window; the last to arrive computes the result into every
+ * rank's copy (the others are blocked in the same collective, so nobody else touches the window)
+ * and releases them. They never write the signal window, which is therefore left as it was: zero
+ * between collectives, as PTIR.md requires. */
+
+typedef struct ijob ijob;
+
+typedef struct rdv {
+  struct rdv *next;
+  const iwin *sw; /* key: the signal window and the byte offset of the view */
+  int64_t soff;
+  int arrived;
+  unsigned long gen;
+  char *here; /* [nranks]: which ranks have arrived in this generation */
+  /* the first arrival's request, which every other must match */
+  int kind, op, mode, first;
+  int64_t root;
+  const iwin *dw;
+  int64_t doff;
+  int drank;
+  int64_t dshape[PTO_MAX_RANK], dstrides[PTO_MAX_RANK];
+} rdv;
+
+typedef struct idist {
+  const pto_ir_program *p;
+  int nranks;
+  int64_t timeout_ms;
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* any change: a job queued or finished, a signal, an arrival, an abort */
+  int aborted;       /* a call or the host failed: everything still waiting stops */
+  int closing;       /* the host function returned: ranks exit once their queue is empty */
+  pto_status err;    /* the first failure */
+  rdv *rdvs;
+  ijob **jobs;
+  int njobs, capjobs;
+  int nwins;
+} idist;
+
+enum { COLL_BARRIER = -1 }; /* the others are PTO_OP_DIST_* opcodes */
+
+static void dist_fail_locked(idist *D, pto_status st) {
+  if (!D->err)
+    D->err = st;
+  else
+    pto_status_free(st);
+  D->aborted = 1;
+  pthread_cond_broadcast(&D->cv);
+}
+
+static void deadline_in(struct timespec *ts, int64_t ms) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  ts->tv_sec += (time_t)(ms / 1000);
+  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+static int past(const struct timespec *dl) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec > dl->tv_sec || (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
+}
+
+static pto_status need_rank(frame *fr, const pto_ir_stmt *s) {
+  if (fr->in->dist && fr->in->rank >= 0) return PTO_OK;
+  return fail(fr, s->loc, PTO_STATUS_FAILED_PRECONDITION,
+              "%s needs a rank: run the program's host function with pto_ir_interp_run_host",
+              op_name(s->op.opc));
+}
+
+/* Positional argument i as a view of a comm window on this rank. */
+static pto_status arg_window(frame *fr, const pto_ir_stmt *s, int i, const rv **out) {
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, i, out));
+  const itensor *t = &(*out)->t;
+  const char *name = vname(pos_arg(s, i)->expr->value);
+  if (!t->win)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "%s on rank %d: %%%s is not a comm window (pass dist.window(..) from the host)",
+                op_name(s->op.opc), fr->in->rank, name);
+  const iwin *w = t->win;
+  int r = fr->in->rank;
+  if (r >= w->ncopies || t->data < w->copy[r] || t->data > w->copy[r] + w->bytes)
+    return fail(fr, s->loc, PTO_STATUS_INTERNAL, "%s on rank %d: %%%s is not this rank's slice",
+                op_name(s->op.opc), r, name);
+  return PTO_OK;
+}
+
+static char *peer_addr(const itensor *t, int me, int peer, const char *p) {
+  return t->win->copy[peer] + (p - t->win->copy[me]);
+}
+
+static pto_status peer_arg(frame *fr, const pto_ir_stmt *s, int i, int *out) {
+  pto_scalar v;
+  PTO_RETURN_IF_ERROR(arg_scalar(fr, s, i, &v));
+  int n = fr->in->dist->nranks;
+  if (pto_dtype_is_float(v.dtype) || v.i < 0 || v.i >= n)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH, "%s on rank %d: peer %lld is outside 0..%d",
+                op_name(s->op.opc), fr->in->rank, (long long)v.i, n - 1);
+  *out = (int)v.i;
+  return PTO_OK;
+}
+
+/* "[i, j]": the index in the window of the element at byte offset off of a copy. */
+static void win_index_text(const iwin *w, int64_t off, char *buf, size_t n) {
+  int64_t e = off / (int64_t)pto_dtype_size(w->dtype), idx[PTO_MAX_RANK];
+  for (int d = w->rank - 1; d >= 0; d--) {
+    idx[d] = w->shape[d] ? e % w->shape[d] : 0;
+    e = w->shape[d] ? e / w->shape[d] : 0;
+  }
+  size_t o = 0;
+  o += (size_t)snprintf(buf + o, n - o, "[");
+  for (int d = 0; d < w->rank && o < n; d++)
+    o += (size_t)snprintf(buf + o, n - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
+  if (o < n) snprintf(buf + o, n - o, "]");
+}
+
+/* The element of the signal view at the offsets list argument i (checked in range). */
+static pto_status sig_elem(frame *fr, const pto_ir_stmt *s, const itensor *t, int i, char **out) {
+  int64_t offs[PTO_MAX_RANK];
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, i), "the offsets", t->rank, offs));
+  for (int d = 0; d < t->rank; d++)
+    if (offs[d] < 0 || offs[d] >= t->shape[d])
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "%s on rank %d: offset %lld of dim %d is outside the extent %lld",
+                  op_name(s->op.opc), fr->in->rank, (long long)offs[d], d, (long long)t->shape[d]);
+  if (t->dtype != PTO_DTYPE_I32)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH, "%s: signal windows are i32, not %s",
+                op_name(s->op.opc), pto_dtype_name(t->dtype));
+  *out = tensor_at(t, offs);
+  return PTO_OK;
+}
+
+static int32_t load_i32(const char *p) {
+  int32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+static pto_status op_dist_rank(frame *fr, const pto_ir_stmt *s, rv *out) {
+  PTO_RETURN_IF_ERROR(need_rank(fr, s));
+  switch (s->op.opc) {
+  case PTO_OP_DIST_COMM_CTX: *out = rv_scalar(mk_int(PTO_DTYPE_U64, 1)); break;
+  case PTO_OP_DIST_RANK: *out = rv_scalar(mk_index(fr->in->rank)); break;
+  default: *out = rv_scalar(mk_index(fr->in->dist->nranks)); break;
+  }
+  return PTO_OK;
+}
+
+static pto_status op_dist_notify(frame *fr, const pto_ir_stmt *s, rv *out) {
+  PTO_RETURN_IF_ERROR(need_rank(fr, s));
+  idist *D = fr->in->dist;
+  const rv *sv;
+  int peer;
+  char *e;
+  pto_scalar val;
+  PTO_RETURN_IF_ERROR(arg_window(fr, s, 0, &sv));
+  PTO_RETURN_IF_ERROR(peer_arg(fr, s, 1, &peer));
+  PTO_RETURN_IF_ERROR(sig_elem(fr, s, &sv->t, 2, &e));
+  PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 3, &val));
+  const pto_ir_arg *op = kw_arg(s, "op");
+  int add = op && op->kind == PTO_ARG_WORD && strcmp(op->str, "atomic_add") == 0;
+  char *pe = peer_addr(&sv->t, fr->in->rank, peer, e);
+  pthread_mutex_lock(&D->mu);
+  uint32_t v = add ? (uint32_t)load_i32(pe) + (uint32_t)val.i : (uint32_t)val.i;
+  memcpy(pe, &v, 4);
+  pthread_cond_broadcast(&D->cv);
+  pthread_mutex_unlock(&D->mu);
+  *out = rv_copy(sv); /* the result aliases the signal window */
+  return PTO_OK;
+}
+
+static pto_status op_dist_wait(frame *fr, const pto_ir_stmt *s) {
+  PTO_RETURN_IF_ERROR(need_rank(fr, s));
+  idist *D = fr->in->dist;
+  const rv *sv;
+  char *e;
+  pto_scalar val;
+  PTO_RETURN_IF_ERROR(arg_window(fr, s, 0, &sv));
+  PTO_RETURN_IF_ERROR(sig_elem(fr, s, &sv->t, 1, &e));
+  PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 2, &val));
+  const pto_ir_arg *cmp = kw_arg(s, "cmp");
+  int ge = cmp && cmp->kind == PTO_ARG_WORD && strcmp(cmp->str, "ge") == 0;
+  int32_t want = (int32_t)val.i, cur;
+  struct timespec dl;
+  deadline_in(&dl, D->timeout_ms);
+  int timed_out = 0, aborted = 0;
+  pthread_mutex_lock(&D->mu);
+  for (;;) {
+    cur = load_i32(e);
+    if (ge ? cur >= want : cur == want) break;
+    if (D->aborted) {
+      aborted = 1;
+      break;
+    }
+    if (past(&dl)) {
+      timed_out = 1;
+      break;
+    }
+    pthread_cond_timedwait(&D->cv, &D->mu, &dl);
+  }
+  pthread_mutex_unlock(&D->mu);
+  if (!timed_out && !aborted) return PTO_OK;
+  const iwin *w = sv->t.win;
+  char idx[96];
+  win_index_text(w, e - w->copy[fr->in->rank], idx, sizeof idx);
+  const char *kname = vname(pos_arg(s, 0)->expr->value);
+  if (aborted)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "dist.wait on rank %d: stopped because another call failed (window %%%s at %s)",
+                fr->in->rank, w->name, idx);
+  return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+              "dist.wait on rank %d timed out after %lld ms: window %%%s (%%%s in @%s) at offsets "
+              "%s: expected %s %d, current value %d",
+              fr->in->rank, (long long)D->timeout_ms, w->name, kname, fr->f->name, idx,
+              ge ? ">=" : "==", want, cur);
+}
+
+static pto_status op_dist_remote_load(frame *fr, const pto_ir_stmt *s, rv *out) {
+  PTO_RETURN_IF_ERROR(need_rank(fr, s));
+  idist *D = fr->in->dist;
+  const rv *dv;
+  int peer;
+  PTO_RETURN_IF_ERROR(arg_window(fr, s, 0, &dv));
+  PTO_RETURN_IF_ERROR(peer_arg(fr, s, 1, &peer));
+  itensor t = dv->t;
+  t.data = peer_addr(&dv->t, fr->in->rank, peer, dv->t.data);
+  int64_t offs[PTO_MAX_RANK], shape[2];
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 2), "the offsets", t.rank, offs));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 3), "the shape", 2, shape));
+  tile_window w;
+  PTO_RETURN_IF_ERROR(window_of(fr, s, &t, offs, &w));
+  itile *tl;
+  PTO_RETURN_IF_ERROR(
+      tile_new(fr, s->loc, "dist.remote_load", t.dtype, shape[0], shape[1], PTO_SPACE_VEC, &tl));
+  pto_status st = tile_set_valid(fr, s, tl, shape[0], shape[1]);
+  if (!st) st = check_result_type(fr, s, tl);
+  if (st) {
+    tile_drop(tl);
+    return st;
+  }
+  pto_scalar zero = conv(mk_int(PTO_DTYPE_I64, 0), t.dtype);
+  pthread_mutex_lock(&D->mu);
+  for (int64_t r = 0; r < tl->rows; r++)
+    for (int64_t c = 0; c < tl->cols; c++) {
+      int inside = r < w.rext && c < w.cext;
+      tile_put(tl, r, c, inside ? elem_get(t.dtype, window_at(&t, &w, r, c), 0) : zero);
+    }
+  pthread_mutex_unlock(&D->mu);
+  *out = rv_tile(tl);
+  return PTO_OK;
+}
+
+static pto_status op_dist_remote_store(frame *fr, const pto_ir_stmt *s, rv *out) {
+  PTO_RETURN_IF_ERROR(need_rank(fr, s));
+  idist *D = fr->in->dist;
+  const itile *tl;
+  const rv *dv;
+  int peer;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &tl));
+  PTO_RETURN_IF_ERROR(arg_window(fr, s, 1, &dv));
+  PTO_RETURN_IF_ERROR(peer_arg(fr, s, 2, &peer));
+  if (!dv->t.writable)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "dist.remote_store: %%%s is read-only (it is reached through an 'in' parameter)",
+                vname(pos_arg(s, 1)->expr->value));
+  itensor t = dv->t;
+  t.data = peer_addr(&dv->t, fr->in->rank, peer, dv->t.data);
+  int64_t offs[PTO_MAX_RANK];
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 3), "the offsets", t.rank, offs));
+  tile_window w;
+  PTO_RETURN_IF_ERROR(window_of(fr, s, &t, offs, &w));
+  int64_t nr = tl->vr < w.rext ? tl->vr : w.rext;
+  int64_t nc = tl->vc < w.cext ? tl->vc : w.cext;
+  pthread_mutex_lock(&D->mu);
+  for (int64_t r = 0; r < nr; r++)
+    for (int64_t c = 0; c < nc; c++)
+      elem_put(t.dtype, window_at(&t, &w, r, c), 0, conv(tile_get(tl, r, c), t.dtype));
+  pthread_mutex_unlock(&D->mu);
+  *out = rv_copy(dv); /* the result aliases the window */
+  return PTO_OK;
+}
+
+/* Advances a row-major multi-index over shape; returns 0 after the last one. */
+static int next_index(int rank, const int64_t *shape, int64_t *idx) {
+  for (int d = rank - 1; d >= 0; d--) {
+    if (++idx[d] < shape[d]) return 1;
+    idx[d] = 0;
+  }
+  return 0;
+}
+
+static arith_op red_op(int op) {
+  static const arith_op k[] = {AR_ADD, AR_MAX, AR_MIN, AR_MUL};
+  return op >= 0 && op < 4 ? k[op] : AR_ADD;
+}
+
+/* The reduction over ranks 0..n-1, in rank order, in the accumulation dtype (f32 for
+ * f16/bf16/f32), rounded once to the window's dtype. */
+static pto_scalar reduce_ranks(const itensor *v, int n, const int64_t *idx, arith_op op) {
+  pto_dtype dt = v[0].dtype, acc = accum_dtype(dt);
+  pto_scalar a = conv(elem_get(dt, tensor_at(&v[0], idx), 0), acc);
+  for (int q = 1; q < n; q++) {
+    pto_scalar b = conv(elem_get(dt, tensor_at(&v[q], idx), 0), acc);
+    arith(op, acc, a, b, &a);
+  }
+  return conv(a, dt);
+}
+
+/* Runs the collective of rendezvous r over views v[0..n-1] (rank q's window view in v[q]). */
+static void collective_compute(const rdv *r, itensor *v, int n) {
+  const itensor *t = &v[0];
+  if (view_numel(t) == 0) return;
+  int64_t idx[PTO_MAX_RANK] = {0};
+  size_t es = pto_dtype_size(t->dtype);
+  switch (r->kind) {
+  case PTO_OP_DIST_ALLREDUCE:
+    do {
+      pto_scalar x = reduce_ranks(v, n, idx, red_op(r->op));
+      for (int q = 0; q < n; q++)
+        elem_put(t->dtype, tensor_at(&v[q], idx), 0, x);
+    } while (next_index(t->rank, t->shape, idx));
+    break;
+  case PTO_OP_DIST_BROADCAST:
+    do {
+      const char *src = tensor_at(&v[r->root], idx);
+      for (int q = 0; q < n; q++)
+        if (q != r->root) memmove(tensor_at(&v[q], idx), src, es);
+    } while (next_index(t->rank, t->shape, idx));
+    break;
+  case PTO_OP_DIST_ALLGATHER:
+  case PTO_OP_DIST_REDUCE_SCATTER: {
+    int64_t blk = t->shape[0] / n;
+    do {
+      int owner = (int)(idx[0] / blk);
+      if (r->kind == PTO_OP_DIST_ALLGATHER) {
+        const char *src = tensor_at(&v[owner], idx);
+        for (int q = 0; q < n; q++)
+          if (q != owner) memmove(tensor_at(&v[q], idx), src, es);
+      } else {
+        pto_scalar x = reduce_ranks(v, n, idx, red_op(r->op));
+        elem_put(t->dtype, tensor_at(&v[owner], idx), 0, x);
+      }
+    } while (next_index(t->rank, t->shape, idx));
+    break;
+  }
+  default: break;
+  }
+}
+
+static const char *coll_name(int kind) {
+  return kind == COLL_BARRIER ? "dist.barrier" : op_name((pto_opcode)kind);
+}
+
+/* dist.barrier and the collectives: every rank arrives with the same request at the rendezvous
+ * of its signal window; the last one computes and releases the others. */
+static pto_status op_dist_collective(frame *fr, const pto_ir_stmt *s, rv *out) {
+  PTO_RETURN_IF_ERROR(need_rank(fr, s));
+  idist *D = fr->in->dist;
+  int me = fr->in->rank, n = D->nranks;
+  int barrier = s->op.opc == PTO_OP_DIST_BARRIER;
+  int kind = barrier ? COLL_BARRIER : (int)s->op.opc;
+  const char *what = coll_name(kind);
+  const rv *sv, *dv = NULL;
+  PTO_RETURN_IF_ERROR(arg_window(fr, s, barrier ? 0 : 1, &sv));
+  const itensor *sig = &sv->t;
+  const char *sname = vname(pos_arg(s, barrier ? 0 : 1)->expr->value);
+  if (sig->dtype != PTO_DTYPE_I32 || sig->rank != 2 || sig->shape[0] != 1 || sig->shape[1] < n)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "%s on rank %d: the signal window %%%s must be i32 [1, S] with S >= %d ranks, "
+                "got %s of rank %d, [%lld, ..]",
+                what, me, sname, n, pto_dtype_name(sig->dtype), sig->rank,
+                (long long)sig->shape[0]);
+  int op = 0, mode = 0;
+  int64_t root = 0;
+  if (!barrier) {
+    PTO_RETURN_IF_ERROR(arg_window(fr, s, 0, &dv));
+    if (dv->t.win == sig->win)
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH, "%s: the signal window is the data window", what);
+    const pto_ir_arg *a = kw_arg(s, "op");
+    if (a && a->kind == PTO_ARG_WORD) {
+      static const char *const ops[] = {"sum", "max", "min", "prod"};
+      for (int k = 0; k < 4; k++)
+        if (strcmp(a->str, ops[k]) == 0) op = k;
+    }
+    a = kw_arg(s, "mode");
+    mode = a && a->kind == PTO_ARG_WORD && strcmp(a->str, "ring") == 0;
+    if (kind == PTO_OP_DIST_BROADCAST) {
+      pto_scalar rt;
+      PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 2, &rt));
+      root = rt.i;
+      if (pto_dtype_is_float(rt.dtype) || root < 0 || root >= n)
+        return fail(fr, s->loc, PTO_STATUS_LAUNCH, "%s on rank %d: root %lld is outside 0..%d",
+                    what, me, (long long)root, n - 1);
+    }
+    if (kind == PTO_OP_DIST_ALLGATHER || kind == PTO_OP_DIST_REDUCE_SCATTER) {
+      if (dv->t.rank != 2 || dv->t.shape[0] % n != 0)
+        return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                    "%s on rank %d: the window must be [N, C] with N divisible by the %d ranks, "
+                    "got rank %d, N = %lld",
+                    what, me, n, dv->t.rank, (long long)dv->t.shape[0]);
+    }
+  }
+  const iwin *sw = sig->win;
+  int64_t soff = sig->data - sw->copy[me];
+  const iwin *dw = dv ? dv->t.win : NULL;
+  int64_t doff = dv ? dv->t.data - dw->copy[me] : 0;
+  struct timespec dl;
+  deadline_in(&dl, D->timeout_ms);
+  pto_status st = PTO_OK;
+  pthread_mutex_lock(&D->mu);
+  rdv *r = D->rdvs;
+  while (r && !(r->sw == sw && r->soff == soff))
+    r = r->next;
+  if (!r) {
+    r = calloc(1, sizeof *r);
+    char *here = r ? calloc((size_t)n, 1) : NULL;
+    if (!here) {
+      free(r);
+      pthread_mutex_unlock(&D->mu);
+      return oom(fr, s->loc, what);
+    }
+    r->here = here;
+    r->sw = sw;
+    r->soff = soff;
+    r->next = D->rdvs;
+    D->rdvs = r;
+  }
+  if (r->arrived == 0) {
+    r->kind = kind, r->op = op, r->mode = mode, r->root = root, r->first = me;
+    r->dw = dw, r->doff = doff;
+    r->drank = dv ? dv->t.rank : 0;
+    for (int d = 0; d < PTO_MAX_RANK; d++) {
+      r->dshape[d] = dv && d < dv->t.rank ? dv->t.shape[d] : 0;
+      r->dstrides[d] = dv && d < dv->t.rank ? dv->t.strides[d] : 0;
+    }
+  } else {
+    int same = r->kind == kind && r->op == op && r->mode == mode && r->root == root &&
+               r->dw == dw && r->doff == doff && r->drank == (dv ? dv->t.rank : 0);
+    for (int d = 0; same && dv && d < dv->t.rank; d++)
+      same = r->dshape[d] == dv->t.shape[d] && r->dstrides[d] == dv->t.strides[d];
+    if (!same) {
+      pthread_mutex_unlock(&D->mu);
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "%s on rank %d does not match %s on rank %d on the same signal window %%%s "
+                  "(every rank must run the same collective on the same window)",
+                  what, me, coll_name(r->kind), r->first, sw->name);
+    }
+  }
+  unsigned long gen = r->gen;
+  r->here[me] = 1;
+  if (++r->arrived == n) {
+    if (!barrier) {
+      itensor *v = calloc((size_t)n, sizeof *v);
+      if (!v) {
+        st = oom(fr, s->loc, what);
+      } else {
+        for (int q = 0; q < n; q++) {
+          v[q] = dv->t;
+          v[q].data = peer_addr(&dv->t, me, q, dv->t.data);
+        }
+        collective_compute(r, v, n);
+        free(v);
+      }
+    }
+    r->arrived = 0;
+    memset(r->here, 0, (size_t)n);
+    r->gen++;
+    pthread_cond_broadcast(&D->cv);
+  } else {
+    while (r->gen == gen && !st) {
+      if (D->aborted) {
+        st = fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "%s on rank %d: stopped because another call failed", what, me);
+      } else if (past(&dl)) {
+        char missing[256];
+        size_t o = 0;
+        missing[0] = 0;
+        for (int q = 0; q < n && o + 16 < sizeof missing; q++)
+          if (!r->here[q]) o += (size_t)snprintf(missing + o, sizeof missing - o, "%s%d", o ? ", " : "", q);
+        st = fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "%s on rank %d timed out after %lld ms on signal window %%%s (%%%s in @%s): "
+                  "%d of %d ranks arrived; waiting for rank %s",
+                  what, me, (long long)D->timeout_ms, sw->name, sname, fr->f->name, r->arrived, n,
+                  missing);
+      } else {
+        pthread_cond_timedwait(&D->cv, &D->mu, &dl);
+      }
+    }
+  }
+  pthread_mutex_unlock(&D->mu);
+  if (st) return st;
+  if (!barrier) *out = rv_copy(dv); /* the result aliases the window */
+  return PTO_OK;
+}
+
+/* dist.world_size, dist.alloc_window, dist.window: on the host thread. */
+static pto_status op_dist_host(frame *fr, const pto_ir_stmt *s, rv *out) {
+  idist *D = fr->in->dist;
+  if (!D || fr->in->rank >= 0)
+    return fail(fr, s->loc, PTO_STATUS_FAILED_PRECONDITION,
+                "%s runs in a host function: run it with pto_ir_interp_run_host",
+                op_name(s->op.opc));
+  if (s->op.opc == PTO_OP_DIST_WORLD_SIZE) {
+    *out = rv_scalar(mk_index(D->nranks));
+    return PTO_OK;
+  }
+  if (s->op.opc == PTO_OP_DIST_WINDOW) {
+    const rv *wv;
+    PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &wv));
+    if (!wv->t.win)
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH, "dist.window: not a window");
+    *out = rv_copy(wv);
+    return PTO_OK;
+  }
+  /* dist.alloc_window: like tensor.create, once per rank, zeroed */
+  rv proto;
+  PTO_RETURN_IF_ERROR(op_tensor_create(fr, s, &proto));
+  int64_t bytes = view_numel(&proto.t) * (int64_t)pto_dtype_size(proto.t.dtype);
+  iwin *w = calloc(1, sizeof *w);
+  char **copies = w ? calloc((size_t)D->nranks, sizeof *copies) : NULL;
+  int ok = copies != NULL;
+  for (int q = 0; ok && q < D->nranks; q++)
+    ok = (copies[q] = calloc(1, (size_t)(bytes ? bytes : 1))) != NULL;
+  if (!ok) {
+    for (int q = 0; copies && q < D->nranks; q++)
+      free(copies[q]);
+    free(copies);
+    free(w);
+    rv_release(&proto);
+    return oom(fr, s->loc, "dist.alloc_window");
+  }
+  w->refs = 1;
+  w->id = ++D->nwins;
+  w->name = s->nresults ? vname(s->results[0]) : "?";
+  w->dtype = proto.t.dtype;
+  w->rank = proto.t.rank;
+  memcpy(w->shape, proto.t.shape, sizeof w->shape);
+  w->bytes = bytes;
+  w->ncopies = D->nranks;
+  w->copy = copies;
+  rv v = {.kind = RV_TENSOR};
+  v.t = proto.t;
+  v.t.owner = NULL;
+  v.t.win = w;
+  v.t.data = copies[0];
+  rv_release(&proto);
+  *out = v;
+  return PTO_OK;
+}
+
 static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
   rv res = {0};
   pto_status st;
@@ -1438,11 +2123,24 @@ static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
   case PTO_OP_TENSOR_SLICE: st = op_tensor_slice(fr, s, &res); break;
   case PTO_OP_TENSOR_DIM: st = op_tensor_dim(fr, s, &res); break;
   case PTO_OP_TENSOR_READ: st = op_tensor_read(fr, s, &res); break;
+  case PTO_OP_TENSOR_RESHAPE: st = op_tensor_reshape(fr, s, &res); break;
+  case PTO_OP_TENSOR_SELECT: st = op_tensor_select(fr, s, &res); break;
+  case PTO_OP_DIST_WORLD_SIZE:
+  case PTO_OP_DIST_ALLOC_WINDOW:
+  case PTO_OP_DIST_WINDOW: st = op_dist_host(fr, s, &res); break;
+  case PTO_OP_DIST_COMM_CTX:
+  case PTO_OP_DIST_RANK:
+  case PTO_OP_DIST_NRANKS: st = op_dist_rank(fr, s, &res); break;
+  case PTO_OP_DIST_NOTIFY: st = op_dist_notify(fr, s, &res); break;
+  case PTO_OP_DIST_WAIT: st = op_dist_wait(fr, s); break;
+  case PTO_OP_DIST_REMOTE_LOAD: st = op_dist_remote_load(fr, s, &res); break;
+  case PTO_OP_DIST_REMOTE_STORE: st = op_dist_remote_store(fr, s, &res); break;
+  case PTO_OP_DIST_BARRIER:
+  case PTO_OP_DIST_ALLREDUCE:
+  case PTO_OP_DIST_BROADCAST:
+  case PTO_OP_DIST_ALLGATHER:
+  case PTO_OP_DIST_REDUCE_SCATTER: st = op_dist_collective(fr, s, &res); break;
   default:
-    if (opc >= PTO_OP_DIST_WORLD_SIZE && opc < PTO_OP_COUNT)
-      return fail(fr, s->loc, PTO_STATUS_UNIMPLEMENTED,
-                  "%s: distributed ops are not implemented by the reference interpreter",
-                  op_name(opc));
     return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)opc);
   }
   if (st) {
@@ -1491,14 +2189,14 @@ static pto_status bind_results(frame *fr, const pto_ir_stmt *s, rvlist *vals, co
   return PTO_OK;
 }
 
+static pto_status host_call(frame *fr, const pto_ir_stmt *s);
+
 static pto_status exec_call(frame *fr, const pto_ir_stmt *s) {
   const pto_ir_func *callee = s->call.callee;
   if (!callee) return fail(fr, s->loc, PTO_STATUS_INTERNAL, "call without a callee");
+  if (fr->f->kind == PTO_FUNC_HOST) return host_call(fr, s);
   if (s->call.device)
-    return fail(fr, s->loc, PTO_STATUS_UNIMPLEMENTED,
-                "call @%s device=: distributed dispatch is not implemented by the reference "
-                "interpreter",
-                callee->name);
+    return fail(fr, s->loc, PTO_STATUS_INTERNAL, "call @%s device= outside a host", callee->name);
   int n = s->call.nargs;
   rv *args = calloc((size_t)n + 1, sizeof *args);
   if (!args) return oom(fr, s->loc, "call");
@@ -1635,6 +2333,203 @@ static pto_status exec_block(frame *fr, const pto_ir_block *b, rvlist *out) {
   return PTO_OK;
 }
 
+/* ---- distributed (L3): the host and its ranks ------------------------------------------- */
+
+typedef struct irange {
+  const char *lo, *hi; /* bytes [lo, hi) */
+  int write;
+} irange;
+
+struct ijob {
+  int device;
+  const pto_ir_func *callee;
+  pto_loc loc; /* the call's */
+  rv *args;
+  int nargs;
+  int state; /* 0 queued, 1 running, 2 finished (or skipped after a failure) */
+  ijob **deps;
+  int ndeps;
+  irange *rg;
+  int nrg;
+};
+
+static irange view_range(const itensor *t, int write) {
+  irange r = {t->data, t->data, write};
+  int64_t last = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->shape[d] <= 0) return r; /* empty */
+    last += (t->shape[d] - 1) * t->strides[d];
+  }
+  r.hi = t->data + (last + 1) * (int64_t)pto_dtype_size(t->dtype);
+  return r;
+}
+
+static int jobs_conflict(const ijob *a, const ijob *b) {
+  for (int i = 0; i < a->nrg; i++)
+    for (int k = 0; k < b->nrg; k++)
+      if ((a->rg[i].write || b->rg[k].write) && a->rg[i].lo < b->rg[k].hi &&
+          b->rg[k].lo < a->rg[i].hi)
+        return 1;
+  return 0;
+}
+
+static void job_free(ijob *j) {
+  for (int i = 0; j->args && i < j->nargs; i++)
+    rv_release(&j->args[i]);
+  free(j->args);
+  free(j->deps);
+  free(j->rg);
+  free(j);
+}
+
+/* call @orch(...) [device=d] in a host: queues the call on rank d (0 without device=). */
+static pto_status host_call(frame *fr, const pto_ir_stmt *s) {
+  idist *D = fr->in->dist;
+  const pto_ir_func *callee = s->call.callee;
+  int64_t dev = 0;
+  if (s->call.device) {
+    PTO_RETURN_IF_ERROR(eval_index(fr, s->call.device, &dev));
+    if (dev < 0 || dev >= D->nranks)
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "call @%s: device=%lld is outside 0..%d (the world size is %d)", callee->name,
+                  (long long)dev, D->nranks - 1, D->nranks);
+  }
+  pthread_mutex_lock(&D->mu);
+  int aborted = D->aborted;
+  pthread_mutex_unlock(&D->mu);
+  if (aborted)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH, "call @%s: not dispatched, an earlier call failed",
+                callee->name);
+  ijob *j = calloc(1, sizeof *j);
+  int n = s->call.nargs;
+  if (j) {
+    j->args = calloc((size_t)n + 1, sizeof *j->args);
+    j->rg = calloc((size_t)n + 1, sizeof *j->rg);
+  }
+  if (!j || !j->args || !j->rg) {
+    if (j) job_free(j);
+    return oom(fr, s->loc, "call");
+  }
+  j->device = (int)dev;
+  j->callee = callee;
+  j->loc = s->loc;
+  j->nargs = n;
+  pto_status st = PTO_OK;
+  for (int i = 0; i < n && !st; i++) {
+    st = eval(fr, s->call.args[i], &j->args[i]);
+    rv *a = &j->args[i];
+    if (st || a->kind != RV_TENSOR) continue;
+    if (a->t.win) /* dist.window(%w) passed to device d is rank d's slice */
+      a->t.data = a->t.win->copy[dev] + (a->t.data - a->t.win->copy[0]);
+    int write = i < callee->nparams && callee->params[i].dir != PTO_DIR_IN;
+    j->rg[j->nrg++] = view_range(&a->t, write);
+  }
+  if (st) {
+    job_free(j);
+    return st;
+  }
+  pthread_mutex_lock(&D->mu);
+  if (D->njobs == D->capjobs) {
+    int cap = D->capjobs ? D->capjobs * 2 : 64;
+    ijob **nj = realloc(D->jobs, sizeof *nj * (size_t)cap);
+    if (!nj) {
+      pthread_mutex_unlock(&D->mu);
+      job_free(j);
+      return oom(fr, s->loc, "call");
+    }
+    D->jobs = nj;
+    D->capjobs = cap;
+  }
+  int ndeps = 0;
+  for (int k = 0; k < D->njobs; k++) {
+    ijob *o = D->jobs[k];
+    if (o->device != j->device && o->state != 2 && jobs_conflict(o, j)) ndeps++;
+  }
+  if (ndeps && !(j->deps = calloc((size_t)ndeps, sizeof *j->deps))) {
+    pthread_mutex_unlock(&D->mu);
+    job_free(j);
+    return oom(fr, s->loc, "call");
+  }
+  for (int k = 0; k < D->njobs; k++) {
+    ijob *o = D->jobs[k];
+    if (o->device != j->device && o->state != 2 && jobs_conflict(o, j)) j->deps[j->ndeps++] = o;
+  }
+  D->jobs[D->njobs++] = j;
+  pthread_cond_broadcast(&D->cv);
+  pthread_mutex_unlock(&D->mu);
+  /* The results alias the host's own views of the out/inout arguments. */
+  for (int i = 0; i < s->nresults; i++) {
+    const pto_ir_value *al = s->results[i] ? s->results[i]->alias_of : NULL;
+    PTO_RETURN_IF_ERROR(frame_check_value(fr, s->results[i], s->loc));
+    if (!al || al->id < 0 || al->id >= fr->f->nvalues || fr->vals[al->id].kind != RV_TENSOR)
+      continue;
+    frame_set(fr, s->results[i], rv_copy(&fr->vals[al->id]));
+  }
+  return PTO_OK;
+}
+
+static pto_status run_job(idist *D, int rank, ijob *j) {
+  interp in = {.p = D->p, .dist = D, .rank = rank};
+  rvlist ret = {0};
+  pto_status st = invoke(&in, j->callee, j->args, j->nargs, 0, NULL, NULL, &ret);
+  rvlist_clear(&ret);
+  for (int i = 0; i < j->nargs; i++)
+    rv_release(&j->args[i]);
+  if (st && j->loc.line > 0)
+    st = pto_status_annotate(st, "%s:%d:%d: call @%s device=%d", file_of(D->p), j->loc.line,
+                             j->loc.col, j->callee->name, j->device);
+  else if (st)
+    st = pto_status_annotate(st, "%s: call @%s device=%d", file_of(D->p), j->callee->name,
+                             j->device);
+  return st;
+}
+
+typedef struct rank_thread {
+  idist *D;
+  int rank;
+  pthread_t th;
+} rank_thread;
+
+static void *rank_main(void *arg) {
+  rank_thread *rt = arg;
+  idist *D = rt->D;
+  int next = 0; /* jobs before this index are not this rank's or are finished */
+  pthread_mutex_lock(&D->mu);
+  for (;;) {
+    while (next < D->njobs && D->jobs[next]->device != rt->rank)
+      next++;
+    if (next == D->njobs) {
+      if (D->closing) break;
+      pthread_cond_wait(&D->cv, &D->mu);
+      continue;
+    }
+    ijob *j = D->jobs[next];
+    if (D->aborted) { /* skipped */
+      j->state = 2;
+      next++;
+      pthread_cond_broadcast(&D->cv);
+      continue;
+    }
+    int ready = 1;
+    for (int k = 0; k < j->ndeps && ready; k++)
+      ready = j->deps[k]->state == 2;
+    if (!ready) {
+      pthread_cond_wait(&D->cv, &D->mu);
+      continue;
+    }
+    j->state = 1;
+    next++;
+    pthread_mutex_unlock(&D->mu);
+    pto_status st = run_job(D, rt->rank, j);
+    pthread_mutex_lock(&D->mu);
+    j->state = 2;
+    if (st) dist_fail_locked(D, st);
+    pthread_cond_broadcast(&D->cv);
+  }
+  pthread_mutex_unlock(&D->mu);
+  return NULL;
+}
+
 /* Where a binding error is reported: at the call, or at the entry function. */
 typedef struct bind_ctx {
   const frame *at; /* the frame whose file/position is used */
@@ -1759,10 +2654,10 @@ static pto_status invoke(interp *in, const pto_ir_func *f, rv *args, int nargs, 
     snprintf(bc.where, sizeof bc.where, "call @%s", f->name);
   else
     snprintf(bc.where, sizeof bc.where, "@%s", f->name);
-  if (f->kind == PTO_FUNC_HOST)
-    return bind_fail(&bc, PTO_STATUS_UNIMPLEMENTED,
-                     "host functions are distributed (L3) and not implemented by the reference "
-                     "interpreter");
+  if (f->kind == PTO_FUNC_HOST && (!in->dist || in->rank >= 0))
+    return bind_fail(&bc, PTO_STATUS_INVALID_ARGUMENT,
+                     "a host function runs on simulated ranks: run it with "
+                     "pto_ir_interp_run_host and a world size");
   if (in->depth >= INTERP_MAX_DEPTH)
     return bind_fail(&bc, PTO_STATUS_LAUNCH, "calls nest deeper than %d (recursion?)",
                      INTERP_MAX_DEPTH);
@@ -1793,14 +2688,9 @@ static pto_status invoke(interp *in, const pto_ir_func *f, rv *args, int nargs, 
   return st;
 }
 
-pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
-                             pto_ir_interp_arg *args, int nargs) {
-  if (!p || !func)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "pto_ir_interp_run: no program or function");
-  if (nargs < 0 || (nargs > 0 && !args))
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_interp_run: bad argument array");
-  interp in = {.p = p};
+/* The launch's arguments as runtime values (*out: nargs entries, calloc'd). */
+static pto_status convert_args(const pto_ir_func *func, pto_ir_interp_arg *args, int nargs,
+                               rv **out) {
   rv *rargs = calloc((size_t)nargs + 1, sizeof *rargs);
   if (!rargs)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "interpreter arguments: out of memory");
@@ -1833,11 +2723,115 @@ pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
     memcpy(v.t.strides, h->strides, sizeof v.t.strides);
     rargs[i] = v;
   }
+  if (st) {
+    for (int i = 0; i < nargs; i++)
+      rv_release(&rargs[i]);
+    free(rargs);
+    return st;
+  }
+  *out = rargs;
+  return PTO_OK;
+}
+
+pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
+                             pto_ir_interp_arg *args, int nargs) {
+  if (!p || !func)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_interp_run: no program or function");
+  if (nargs < 0 || (nargs > 0 && !args))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_interp_run: bad argument array");
+  interp in = {.p = p, .rank = -1};
+  rv *rargs = NULL;
+  PTO_RETURN_IF_ERROR(convert_args(func, args, nargs, &rargs));
   rvlist ret = {0};
-  if (!st) st = invoke(&in, func, rargs, nargs, 1, NULL, NULL, &ret);
+  pto_status st = invoke(&in, func, rargs, nargs, 1, NULL, NULL, &ret);
   rvlist_clear(&ret); /* outputs were written in place */
   for (int i = 0; i < nargs; i++)
     rv_release(&rargs[i]);
   free(rargs);
   return st;
+}
+
+int64_t pto_ir_interp_dist_timeout_ms(int64_t timeout_ms) {
+  if (timeout_ms > 0) return timeout_ms;
+  const char *e = getenv("PTO_DIST_TIMEOUT_MS");
+  if (e && *e) {
+    char *end = NULL;
+    long long v = strtoll(e, &end, 10);
+    if (end && *end == 0 && v > 0) return (int64_t)v;
+  }
+  return PTO_IR_INTERP_DIST_TIMEOUT_MS;
+}
+
+pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *func,
+                                  pto_ir_interp_arg *args, int nargs, int nranks,
+                                  int64_t wait_timeout_ms) {
+  if (!p || !func)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_interp_run_host: no program or function");
+  if (func->kind != PTO_FUNC_HOST)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_interp_run_host: @%s is not a host function (use "
+                           "pto_ir_interp_run)",
+                           func->name);
+  if (nranks < 1 || nranks > PTO_IR_INTERP_MAX_RANKS)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_interp_run_host: world size %d is outside 1..%d", nranks,
+                           PTO_IR_INTERP_MAX_RANKS);
+  if (nargs < 0 || (nargs > 0 && !args))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_interp_run_host: bad argument array");
+  rv *rargs = NULL;
+  PTO_RETURN_IF_ERROR(convert_args(func, args, nargs, &rargs));
+  idist D = {.p = p, .nranks = nranks, .timeout_ms = pto_ir_interp_dist_timeout_ms(wait_timeout_ms)};
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_mutex_init(&D.mu, NULL);
+  pthread_cond_init(&D.cv, &ca);
+  pthread_condattr_destroy(&ca);
+  rank_thread *rt = calloc((size_t)nranks, sizeof *rt);
+  int started = 0;
+  pto_status st = PTO_OK;
+  if (!rt) st = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "rank threads: out of memory");
+  for (; !st && started < nranks; started++) {
+    rt[started].D = &D;
+    rt[started].rank = started;
+    int rc = pthread_create(&rt[started].th, NULL, rank_main, &rt[started]);
+    if (rc) {
+      st = pto_status_make(PTO_STATUS_INTERNAL, "cannot start the thread of rank %d: %s", started,
+                           strerror(rc));
+      break;
+    }
+  }
+  if (!st) {
+    interp in = {.p = p, .dist = &D, .rank = -1};
+    rvlist ret = {0};
+    st = invoke(&in, func, rargs, nargs, 1, NULL, NULL, &ret);
+    rvlist_clear(&ret);
+  }
+  /* The host is done: wait for every call (or, after a failure, stop everything). */
+  pthread_mutex_lock(&D.mu);
+  if (st) dist_fail_locked(&D, st);
+  D.closing = 1;
+  pthread_cond_broadcast(&D.cv);
+  pthread_mutex_unlock(&D.mu);
+  for (int r = 0; r < started; r++)
+    pthread_join(rt[r].th, NULL);
+  free(rt);
+  for (int k = 0; k < D.njobs; k++)
+    job_free(D.jobs[k]);
+  free(D.jobs);
+  while (D.rdvs) {
+    rdv *r = D.rdvs;
+    D.rdvs = r->next;
+    free(r->here);
+    free(r);
+  }
+  for (int i = 0; i < nargs; i++)
+    rv_release(&rargs[i]);
+  free(rargs);
+  pthread_cond_destroy(&D.cv);
+  pthread_mutex_destroy(&D.mu);
+  return D.err;
 }

@@ -56,6 +56,8 @@ static const pto_op_info k_ops[PTO_OP_COUNT] = {
     [PTO_OP_TENSOR_SLICE] = {"tensor.slice", O | H, 3, 3, "", 1, 0},
     [PTO_OP_TENSOR_DIM] = {"tensor.dim", K | O | H, 2, 2, "", 1, 0},
     [PTO_OP_TENSOR_READ] = {"tensor.read", O, 2, 2, "", 1, 0},
+    [PTO_OP_TENSOR_RESHAPE] = {"tensor.reshape", O | H, 2, 2, "", 1, 0},
+    [PTO_OP_TENSOR_SELECT] = {"tensor.select", O | H, 2, 2, "", 1, 0},
     [PTO_OP_DIST_WORLD_SIZE] = {"dist.world_size", H, 0, 0, "", 1, 0},
     [PTO_OP_DIST_ALLOC_WINDOW] = {"dist.alloc_window", H, 2, 2, "", 1, 0},
     [PTO_OP_DIST_WINDOW] = {"dist.window", H, 1, 1, "", 1, 0},
@@ -66,6 +68,13 @@ static const pto_op_info k_ops[PTO_OP_COUNT] = {
     [PTO_OP_DIST_WAIT] = {"dist.wait", K, 3, 3, "cmp", 0, 0},
     [PTO_OP_DIST_REMOTE_LOAD] = {"dist.remote_load", K, 4, 4, "", 1, 0},
     [PTO_OP_DIST_REMOTE_STORE] = {"dist.remote_store", K, 4, 4, "", 1, 1u << 1},
+    /* Collectives write the window (the result aliases it) and use the signal window, which they
+     * leave zero; barrier writes only the signal window and has no result. */
+    [PTO_OP_DIST_BARRIER] = {"dist.barrier", K, 1, 1, "", 0, 1u << 0},
+    [PTO_OP_DIST_ALLREDUCE] = {"dist.allreduce", K, 2, 2, "op mode", 1, 3u},
+    [PTO_OP_DIST_BROADCAST] = {"dist.broadcast", K, 3, 3, "", 1, 3u},
+    [PTO_OP_DIST_ALLGATHER] = {"dist.allgather", K, 2, 2, "", 1, 3u},
+    [PTO_OP_DIST_REDUCE_SCATTER] = {"dist.reduce_scatter", K, 2, 2, "op", 1, 3u},
 };
 
 const pto_op_info *pto_op_info_get(pto_opcode op) {

@@ -314,6 +314,16 @@ static pto_status cache_key_text(const pto_ir_program *p, const pto_compile_opti
   pto_text_printf(&b, "\noption.opt_level=%d\n", opt->opt_level);
   pto_text_printf(&b, "program=%016" PRIx64 "%016" PRIx64 "\n", h.hi, h.lo);
   pto_text_printf(&b, "entry=%d\n", entry->index);
+  if (entry->kind == PTO_FUNC_HOST) {
+    /* The device set: part of a host program's key, and of no other. */
+    int ndev = 0;
+    const int32_t *devs = pto_compile_options_devices(opt, &ndev);
+    pto_text_printf(&b, "devices=");
+    if (!devs) pto_text_printf(&b, "0");
+    for (int i = 0; devs && i < ndev; i++)
+      pto_text_printf(&b, "%s%d", i ? "," : "", (int)devs[i]);
+    pto_text_printf(&b, "\n");
+  }
   pto_text_printf(&b, "params=%d\n", sig->nparams);
   for (int i = 0; i < sig->nparams; i++) {
     const pto_sig_param *sp = &sig->params[i];
@@ -407,6 +417,11 @@ static int request_fingerprint(const pto_ir_program *p, const pto_compile_option
   PUT(&opt->opt_level, sizeof opt->opt_level);
   PUTS(opt->platform ? opt->platform : "sim");
   PUT(&entry->index, sizeof entry->index);
+  int ndev = 0;
+  const int32_t *devs =
+      entry->kind == PTO_FUNC_HOST ? pto_compile_options_devices(opt, &ndev) : NULL;
+  PUT(&ndev, sizeof ndev);
+  if (devs) PUT(devs, (size_t)ndev * sizeof *devs);
   PUT(&entry->nparams, sizeof entry->nparams);
   for (int i = 0; i < entry->nparams; i++)
     PUTS(entry->params[i].value->name);
@@ -916,12 +931,27 @@ static pto_status caller_signature(const pto_ir_program *p, const pto_compile_op
                              out_sig);
 }
 
+/* A device set belongs to a program with a host entry only (the key of any other leaves it
+ * out, so without this check a cache hit would silently ignore it). */
+static pto_status check_devices_apply(const pto_ir_program *p, const pto_compile_options *opt) {
+  int ndev = 0;
+  pto_compile_options_devices(opt, &ndev);
+  if (ndev == 0) return PTO_OK;
+  pto_ir_func *entry = NULL;
+  PTO_RETURN_IF_ERROR(pto_ir_program_entry(p, opt->entry, &entry));
+  if (entry->kind == PTO_FUNC_HOST) return PTO_OK;
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                         "--devices applies to programs with a host entry; entry @%s is %s",
+                         entry->name, entry->kind == PTO_FUNC_ORCH ? "an orch" : "a kernel");
+}
+
 pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program) {
   *out_program = NULL;
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
+  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
 
   /* The in-process level: a request seen before, answered without disk or key text. */
   uint8_t fp[16];
@@ -985,6 +1015,7 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
+  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
   char key[33];
   char *key_text = NULL;
   PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, &key_text));
@@ -1013,6 +1044,7 @@ pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_optio
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
+  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
   char key[33];
   PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, NULL));
   return compile_uncached_key(p, opt, key, out_program);
@@ -1080,7 +1112,8 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
                           entry_dir, f->path, hash, f->hash);
       goto done;
     }
-    const pto_manifest_binary *b = !strcmp(f->path, m.orch.path)         ? &m.orch
+    const pto_manifest_binary *b = m.is_host ? (!strcmp(f->path, m.host.path) ? &m.host : NULL)
+                                   : !strcmp(f->path, m.orch.path)         ? &m.orch
                                    : !strcmp(f->path, m.kernels_so.path) ? &m.kernels_so
                                                                          : NULL;
     if (b) {
@@ -1118,6 +1151,15 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     free(buf);
     buf = NULL;
     if (s) goto done;
+  }
+  /* A host program's callee work dirs, each with its manifest, before the top manifest. */
+  for (int i = 0; i < m.ncallees; i++) {
+    char from[PATH_MAX], to[PATH_MAX];
+    int nd = 0;
+    snprintf(from, sizeof from, "%s/callees/%s", entry_dir, m.callees[i]);
+    snprintf(to, sizeof to, "%s/callees/%s", dir, m.callees[i]);
+    if ((s = pto_file_mkdirs(to, 0755))) goto done;
+    if ((s = copy_entry(from, key, NULL, to, &nd))) goto done;
   }
   snprintf(path, sizeof path, "%s/key.txt", entry_dir);
   pto_status ks = pto_file_read(path, 1, &buf, &len);

@@ -91,8 +91,56 @@ int pto__loader_compiler_loaded(void) { return g_compiler != NULL; }
 
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
+/* The manifest of a host program: each callee's L2 manifest in callees/<orch>/ first (its
+ * cache_key the host's), then the top one. */
+static pto_status write_host_manifest(const char *dir, const pto_compile_output *out,
+                                      const char *toolchain, const char *cache_key) {
+  char sub[PATH_MAX];
+  for (int i = 0; i < out->ncallees; i++) {
+    snprintf(sub, sizeof sub, "%s/callees/%s", dir, out->callees[i].orch_name);
+    PTO_RETURN_IF_ERROR(pto__loader_write_manifest(sub, &out->callees[i], toolchain, cache_key));
+  }
+  pto_manifest m;
+  memset(&m, 0, sizeof m);
+  pto_status s = pto_signature_copy(&out->sig, &m.sig);
+  if (s) return s;
+  m.is_host = 1;
+  m.program = xstrdup(out->program_name);
+  m.toolchain = xstrdup(toolchain);
+  m.platform = xstrdup(out->platform);
+  m.host_name = xstrdup(out->host_name);
+  m.host_source = xstrdup(out->host_source);
+  m.opt_level = out->opt_level;
+  snprintf(m.cache_key, sizeof m.cache_key, "%s", cache_key ? cache_key : "");
+  m.devices = malloc((size_t)out->ndevices * sizeof *m.devices + 1);
+  m.callees = calloc((size_t)out->ncallees + 1, sizeof *m.callees);
+  if (!m.program || !m.toolchain || !m.platform || !m.host_name || !m.host_source || !m.devices ||
+      !m.callees) {
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
+    goto done;
+  }
+  memcpy(m.devices, out->devices, (size_t)out->ndevices * sizeof *m.devices);
+  m.ndevices = out->ndevices;
+  for (int i = 0; i < out->ncallees; i++) {
+    if (!(m.callees[i] = xstrdup(out->callees[i].orch_name))) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
+      goto done;
+    }
+    m.ncallees = i + 1;
+  }
+  if ((s = pto_manifest_add_file(&m, dir, "program.ptir"))) goto done;
+  if ((s = pto_manifest_add_file(&m, dir, out->host_source))) goto done;
+  if ((s = pto_manifest_add_file(&m, dir, out->host_binary))) goto done;
+  if ((s = pto_manifest_binary_set(&m.host, dir, out->host_binary))) goto done;
+  s = pto_manifest_write(dir, &m);
+done:
+  pto_manifest_free(&m);
+  return s;
+}
+
 pto_status pto__loader_write_manifest(const char *dir, const pto_compile_output *out,
                                       const char *toolchain, const char *cache_key) {
+  if (out->is_host) return write_host_manifest(dir, out, toolchain, cache_key);
   pto_manifest m;
   memset(&m, 0, sizeof m);
   pto_status s = pto_signature_copy(&out->sig, &m.sig);

@@ -35,7 +35,7 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 static int is_source(const char *relpath) {
-  return ends_with(relpath, ".cpp") || ends_with(relpath, ".ll");
+  return ends_with(relpath, ".cpp") || ends_with(relpath, ".ll") || ends_with(relpath, ".c");
 }
 
 /* A hand-edited source makes its binary stale: refuse, and say how to fix it. */
@@ -233,6 +233,80 @@ static void *sym(void *handle, const char *name) {
     memcpy(&(fnptr), &sym__, sizeof(fnptr));                                                       \
   } while (0)
 
+/* A host (L3) work dir, after its manifest read and its sources checked: host.so verified and
+ * opened, its ABI version checked, then every callee work dir loaded (same cache key). */
+static pto_status load_host(const char *work_dir, const char *expect_key, pto_manifest *m,
+                            pto_program **out_program) {
+  char *real = NULL;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  pto_program *p = NULL;
+  pto_status s = verify_binary(work_dir, m, &m->host, &real, &buf, &len);
+  if (s) goto fail;
+  p = pto__loader_program_alloc(0);
+  if (!p) {
+    s = oom();
+    goto fail;
+  }
+  p->is_host = 1;
+  p->work_dir = realpath(work_dir, NULL);
+  p->devices = malloc((size_t)m->ndevices * sizeof *p->devices + 1);
+  p->callees = calloc((size_t)m->ncallees + 1, sizeof *p->callees);
+  if (!p->work_dir || !p->devices || !p->callees) {
+    s = p->work_dir ? oom()
+                    : pto_status_make(PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
+    goto fail;
+  }
+  memcpy(p->devices, m->devices, (size_t)m->ndevices * sizeof *p->devices);
+  p->ndevices = m->ndevices;
+  s = open_binary(work_dir, &m->host, real, buf, len, &p->host_dl);
+  if (s) goto fail;
+  pto_host_abi_version_fn version = NULL;
+  SYM_AS(version, p->host_dl, "pto_host_abi_version");
+  if (!version) {
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s: no 'pto_host_abi_version' symbol: not pto host code", work_dir,
+                        m->host.path);
+    goto fail;
+  }
+  uint32_t v = version();
+  if (v != PTO_HOST_ABI_VERSION) {
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s: host ABI version %u, this runtime needs %d; compile the program "
+                        "again",
+                        work_dir, m->host.path, v, PTO_HOST_ABI_VERSION);
+    goto fail;
+  }
+  SYM_AS(p->host_entry, p->host_dl, "pto_host_entry");
+  if (!p->host_entry) {
+    s = pto_status_make(PTO_STATUS_NOT_FOUND, "%s/%s: no 'pto_host_entry' symbol", work_dir,
+                        m->host.path);
+    goto fail;
+  }
+  p->hid = m->host.hid;
+  for (int i = 0; i < m->ncallees; i++) {
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/callees/%s", work_dir, m->callees[i]);
+    s = pto__loader_load_dir_checked(sub, expect_key, &p->callees[i]);
+    if (s) {
+      s = pto_status_annotate(s, "loading callee @%s of %s", m->callees[i], work_dir);
+      goto fail;
+    }
+    p->ncallees = i + 1;
+  }
+  p->sig = m->sig;
+  memset(&m->sig, 0, sizeof m->sig);
+  free(real);
+  free(buf);
+  *out_program = p;
+  return PTO_OK;
+fail:
+  pto_program_release(p);
+  free(real);
+  free(buf);
+  return s;
+}
+
 pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program) {
   return pto__loader_load_dir_checked(work_dir, NULL, out_program);
 }
@@ -256,6 +330,11 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
 
   s = check_sources(work_dir, &m);
   if (s) goto fail;
+  if (m.is_host) {
+    s = load_host(work_dir, expect_key, &m, out_program);
+    pto_manifest_free(&m);
+    return s;
+  }
   s = verify_binary(work_dir, &m, &m.orch, &orch_real, &orch_buf, &orch_len);
   if (s) goto fail;
   s = verify_binary(work_dir, &m, &m.kernels_so, &kern_real, &kern_buf, &kern_len);

@@ -24,14 +24,14 @@ struct pto_program {
   char **kernel_names;
   uint64_t scratch_bytes;
   uint64_t kernels_hid;    /* kernels .so hid (0 for programs made from functions) */
-  /* host (L3) programs */
+  /* A host (L3) program: host.so, the device set, the loaded callee work dirs. */
   int is_host;
-  int ndevices;
-  int32_t *devices;        /* rank -> device id */
-  int ncallees;
-  pto_program **callees;   /* retained */
-  pto_host_entry_fn host_entry;
   void *host_dl;
+  pto_host_entry_fn host_entry;
+  int ndevices;
+  int32_t *devices;
+  int ncallees;
+  pto_program **callees; /* one reference each */
 };
 
 /* An empty program with one reference and nkernels zeroed kernel slots; NULL on OOM. */
@@ -54,6 +54,9 @@ pto_status pto__loader_loaded_build_id(void *handle, const char *name, uint8_t o
 /* The dlopen'ed compiler library's table. */
 pto_status pto__loader_compiler(const pto_compiler_api **out_api);
 int pto__loader_compiler_loaded(void);
+/* Writes dir's manifest for a compiler output (a host output: each callee's, then the top). */
+pto_status pto__loader_write_manifest(const char *dir, const pto_compile_output *out,
+                                      const char *toolchain, const char *cache_key);
 /* Compiles p into dir and writes its manifest last. */
 pto_status pto__loader_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
                                  const char *dir, const char *cache_key);

@@ -8,6 +8,10 @@
  *   kernels_so { binary, build_id, hid },
  *   kernels [ {id, name, symbol, core_type, scratch_bytes, source?, object?} ],
  *   files { "<relative path>": "<32 hex>" }
+ * A host (L3) program has "kind": "host" (optional, default "l2") and, instead of orchestration
+ * and kernels_so (kernels is then []):
+ *   host { name, source, binary, build_id, hid }, devices [ids], callees [orch names]
+ * where each callee is the L2 work dir callees/<name>/ with its own manifest.
  * Unknown keys are ignored, so a later /1 writer may add fields. */
 #include "pto/manifest.h"
 
@@ -167,6 +171,13 @@ void pto_manifest_free(pto_manifest *m) {
   free(m->files);
   free(m->toolchain);
   free(m->platform);
+  free(m->host_name);
+  free(m->host_source);
+  free(m->host.path);
+  free(m->devices);
+  for (int i = 0; i < m->ncallees; i++)
+    free(m->callees[i]);
+  free(m->callees);
   memset(m, 0, sizeof *m);
 }
 
@@ -519,13 +530,61 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
   PTO_RETURN_IF_ERROR(get_hash(r, v, "cache_key", m->cache_key));
   PTO_RETURN_IF_ERROR(get_signature(r, root, &m->sig));
 
-  PTO_RETURN_IF_ERROR(
-      get_value(r, root, "orchestration", "orchestration", JSON_OBJECT, "an object", &o));
-  PTO_RETURN_IF_ERROR(get_str(r, o, "name", "orchestration.name", &m->orch_name));
-  PTO_RETURN_IF_ERROR(get_path(r, o, "source", "orchestration.source", &m->orch_source));
-  PTO_RETURN_IF_ERROR(get_binary(r, o, "orchestration", &m->orch));
-  PTO_RETURN_IF_ERROR(get_value(r, root, "kernels_so", "kernels_so", JSON_OBJECT, "an object", &o));
-  PTO_RETURN_IF_ERROR(get_binary(r, o, "kernels_so", &m->kernels_so));
+  v = json_object_get(root, "kind");
+  if (v && (!json_is_string(v) || (strcmp(json_string_value(v), "host") != 0 &&
+                                   strcmp(json_string_value(v), "l2") != 0)))
+    return field_err(r, "kind", "expected \"l2\" or \"host\", got %s", describe(v, b, sizeof b));
+  m->is_host = v && strcmp(json_string_value(v), "host") == 0;
+  if (m->is_host) {
+    PTO_RETURN_IF_ERROR(get_value(r, root, "host", "host", JSON_OBJECT, "an object", &o));
+    PTO_RETURN_IF_ERROR(get_str(r, o, "name", "host.name", &m->host_name));
+    PTO_RETURN_IF_ERROR(get_path(r, o, "source", "host.source", &m->host_source));
+    PTO_RETURN_IF_ERROR(get_binary(r, o, "host", &m->host));
+    PTO_RETURN_IF_ERROR(get_value(r, root, "devices", "devices", JSON_ARRAY, "an array", &v));
+    size_t nd = json_array_size(v);
+    if (nd < 1 || nd > PTO_MAX_DEVICES)
+      return field_err(r, "devices", "expected 1 to %d device ids, got %zu", PTO_MAX_DEVICES, nd);
+    m->devices = calloc(nd, sizeof *m->devices);
+    if (!m->devices) return oom();
+    for (size_t i = 0; i < nd; i++) {
+      json_t *d = json_array_get(v, i);
+      char path[48];
+      snprintf(path, sizeof path, "devices[%zu]", i);
+      if (!json_is_integer(d) || json_integer_value(d) < 0 || json_integer_value(d) > INT32_MAX)
+        return field_err(r, path, "expected a device id >= 0, got %s", describe(d, b, sizeof b));
+      m->devices[i] = (int32_t)json_integer_value(d);
+      for (size_t j = 0; j < i; j++)
+        if (m->devices[j] == m->devices[i])
+          return field_err(r, path, "device %d appears twice", (int)m->devices[i]);
+      m->ndevices = (int)i + 1;
+    }
+    PTO_RETURN_IF_ERROR(get_value(r, root, "callees", "callees", JSON_ARRAY, "an array", &v));
+    size_t nc = json_array_size(v);
+    if (nc > 4096) return field_err(r, "callees", "too many callees");
+    m->callees = calloc(nc + 1, sizeof *m->callees);
+    if (!m->callees) return oom();
+    for (size_t i = 0; i < nc; i++) {
+      json_t *c = json_array_get(v, i);
+      char path[48];
+      snprintf(path, sizeof path, "callees[%zu]", i);
+      if (!json_is_string(c) || strchr(json_string_value(c), '/') ||
+          path_problem(json_string_value(c)))
+        return field_err(r, path, "expected an orch function name, got %s",
+                         describe(c, b, sizeof b));
+      m->callees[i] = strdup(json_string_value(c));
+      if (!m->callees[i]) return oom();
+      m->ncallees = (int)i + 1;
+    }
+  } else {
+    PTO_RETURN_IF_ERROR(
+        get_value(r, root, "orchestration", "orchestration", JSON_OBJECT, "an object", &o));
+    PTO_RETURN_IF_ERROR(get_str(r, o, "name", "orchestration.name", &m->orch_name));
+    PTO_RETURN_IF_ERROR(get_path(r, o, "source", "orchestration.source", &m->orch_source));
+    PTO_RETURN_IF_ERROR(get_binary(r, o, "orchestration", &m->orch));
+    PTO_RETURN_IF_ERROR(
+        get_value(r, root, "kernels_so", "kernels_so", JSON_OBJECT, "an object", &o));
+    PTO_RETURN_IF_ERROR(get_binary(r, o, "kernels_so", &m->kernels_so));
+  }
 
   PTO_RETURN_IF_ERROR(get_value(r, root, "kernels", "kernels", JSON_ARRAY, "an array", &v));
   size_t nk = json_array_size(v);
@@ -570,9 +629,14 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
     m->nfiles++;
   }
 
-  PTO_RETURN_IF_ERROR(need_file(r, m, m->orch_source, "orchestration.source"));
-  PTO_RETURN_IF_ERROR(need_file(r, m, m->orch.path, "orchestration.binary"));
-  PTO_RETURN_IF_ERROR(need_file(r, m, m->kernels_so.path, "kernels_so.binary"));
+  if (m->is_host) {
+    PTO_RETURN_IF_ERROR(need_file(r, m, m->host_source, "host.source"));
+    PTO_RETURN_IF_ERROR(need_file(r, m, m->host.path, "host.binary"));
+  } else {
+    PTO_RETURN_IF_ERROR(need_file(r, m, m->orch_source, "orchestration.source"));
+    PTO_RETURN_IF_ERROR(need_file(r, m, m->orch.path, "orchestration.binary"));
+    PTO_RETURN_IF_ERROR(need_file(r, m, m->kernels_so.path, "kernels_so.binary"));
+  }
   for (int i = 0; i < m->nkernels; i++) {
     char field[64];
     if (m->kernels[i].source) {
@@ -709,11 +773,27 @@ static json_t *manifest_json(const pto_manifest *m, writer *w) {
   put(w, sig, "params", params);
   put(w, root, "signature", sig);
 
-  json_t *orch = json_object();
-  put(w, orch, "name", jstr(w, m->orch_name));
-  put(w, orch, "source", jstr(w, m->orch_source));
-  put(w, root, "orchestration", binary_json(w, orch, &m->orch));
-  put(w, root, "kernels_so", binary_json(w, json_object(), &m->kernels_so));
+  if (m->is_host) {
+    put(w, root, "kind", jstr(w, "host"));
+    json_t *host = json_object();
+    put(w, host, "name", jstr(w, m->host_name));
+    put(w, host, "source", jstr(w, m->host_source));
+    put(w, root, "host", binary_json(w, host, &m->host));
+    json_t *devs = json_array();
+    for (int i = 0; i < m->ndevices; i++)
+      append(w, devs, json_integer(m->devices[i]));
+    put(w, root, "devices", devs);
+    json_t *cs = json_array();
+    for (int i = 0; i < m->ncallees; i++)
+      append(w, cs, jstr(w, m->callees[i]));
+    put(w, root, "callees", cs);
+  } else {
+    json_t *orch = json_object();
+    put(w, orch, "name", jstr(w, m->orch_name));
+    put(w, orch, "source", jstr(w, m->orch_source));
+    put(w, root, "orchestration", binary_json(w, orch, &m->orch));
+    put(w, root, "kernels_so", binary_json(w, json_object(), &m->kernels_so));
+  }
 
   json_t *kernels = json_array();
   for (int i = 0; i < m->nkernels; i++) {

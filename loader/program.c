@@ -84,16 +84,6 @@ pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn e
   return PTO_OK;
 }
 
-int pto_program_is_host(const pto_program *p) { return p->is_host; }
-int pto_program_device_count(const pto_program *p) { return p->ndevices; }
-int32_t pto_program_device_id(const pto_program *p, int rank) {
-  return rank >= 0 && rank < p->ndevices ? p->devices[rank] : -1;
-}
-int pto_program_callee_count(const pto_program *p) { return p->ncallees; }
-const pto_program *pto_program_callee(const pto_program *p, int index) {
-  return index >= 0 && index < p->ncallees ? p->callees[index] : NULL;
-}
-pto_host_entry_fn pto_program_host_entry(const pto_program *p) { return p->host_entry; }
 
 void pto_program_retain(pto_program *p) {
   if (p) atomic_fetch_add(&p->refs, 1);
@@ -107,7 +97,8 @@ void pto_program_release(pto_program *p) {
   free(p->kernels);
   if (p->kernels_dl) dlclose(p->kernels_dl);
   if (p->orch_dl) dlclose(p->orch_dl);
-  for (int i = 0; i < p->ncallees; i++) pto_program_release(p->callees[i]);
+  for (int i = 0; i < p->ncallees; i++)
+    pto_program_release(p->callees[i]);
   free(p->callees);
   free(p->devices);
   if (p->host_dl) dlclose(p->host_dl);
@@ -128,3 +119,14 @@ const char *pto_program_kernel_name(const pto_program *p, int id) {
 }
 uint64_t pto_program_scratch_bytes(const pto_program *p) { return p->scratch_bytes; }
 const char *pto_program_work_dir(const pto_program *p) { return p->work_dir; }
+
+int pto_program_is_host(const pto_program *p) { return p->is_host; }
+int pto_program_device_count(const pto_program *p) { return p->is_host ? p->ndevices : 0; }
+int32_t pto_program_device_id(const pto_program *p, int rank) {
+  return p->is_host && rank >= 0 && rank < p->ndevices ? p->devices[rank] : -1;
+}
+int pto_program_callee_count(const pto_program *p) { return p->ncallees; }
+const pto_program *pto_program_callee(const pto_program *p, int index) {
+  return index >= 0 && index < p->ncallees ? p->callees[index] : NULL;
+}
+pto_host_entry_fn pto_program_host_entry(const pto_program *p) { return p->host_entry; }

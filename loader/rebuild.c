@@ -12,6 +12,7 @@
  * LLVM) is never loaded. */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,10 +153,54 @@ static int is_kernel_object(const pto_manifest *m, const char *relpath) {
   return 0;
 }
 
+static pto_status build_host_so(const pto_compiler_api *api, const void *arg, const char *out) {
+  const src_arg *a = arg;
+  if (api->size < offsetof(pto_compiler_api, build_host) + sizeof api->build_host ||
+      !api->build_host)
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                           "the pto compiler library cannot build host code (too old)");
+  return api->build_host(a->src, out);
+}
+
+/* A host work dir: every callee work dir rebuilt as an L2 one, then host/host.so from an edited
+ * host/host.c (or a missing or mismatching host.so), then the manifest. */
+static pto_status rebuild_host_dir(const char *work_dir, pto_manifest *m, int *out_rebuilt) {
+  int rebuilt = 0, d = 0;
+  pto_status s = PTO_OK;
+  for (int i = 0; i < m->ncallees; i++) {
+    char sub[PATH_MAX];
+    int n = 0;
+    snprintf(sub, sizeof sub, "%s/callees/%s", work_dir, m->callees[i]);
+    if ((s = pto_program_rebuild_dir(sub, &n))) return s;
+    rebuilt += n;
+  }
+  if ((s = source_differs(work_dir, m, m->host_source, &d))) return s;
+  if (!d && (s = differs(work_dir, m, m->host.path, &d))) return s;
+  if (d) {
+    const pto_compiler_api *api = NULL;
+    if ((s = pto__loader_compiler(&api))) return s;
+    if ((s = rebuild_from(api, work_dir, m->host_source, m->host.path, build_host_so,
+                          m->opt_level)))
+      return s;
+    rebuilt++;
+    if ((s = pto_manifest_add_file(m, work_dir, m->host_source))) return s;
+    if ((s = pto_manifest_add_file(m, work_dir, m->host.path))) return s;
+    if ((s = pto_manifest_binary_set(&m->host, work_dir, m->host.path))) return s;
+    if ((s = pto_manifest_write(work_dir, m))) return s;
+  }
+  if (out_rebuilt) *out_rebuilt = rebuilt;
+  return PTO_OK;
+}
+
 pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt) {
   if (out_rebuilt) *out_rebuilt = 0;
   pto_manifest m;
   PTO_RETURN_IF_ERROR(pto_manifest_read(work_dir, &m));
+  if (m.is_host) {
+    pto_status hs = rebuild_host_dir(work_dir, &m, out_rebuilt);
+    pto_manifest_free(&m);
+    return hs;
+  }
   pto_status s = PTO_OK;
   int nk = m.nkernels, rebuilt = 0, need_orch = 0, need_link = 0, any_obj = 0, d = 0;
   int *need_obj = calloc((size_t)nk + 1, sizeof *need_obj);

@@ -55,6 +55,7 @@ typedef struct cli_compile_args {
   pto_binding samples[64];
   const char *depfile;
   int no_cache;
+  int32_t devices[PTO_MAX_DEVICES]; /* --devices (opt.devices points here once given) */
   cli_progress progress; /* the compile's bar, on a terminal (opt.progress_ctx points here) */
 } cli_compile_args;
 

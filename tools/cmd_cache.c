@@ -239,10 +239,15 @@ static int do_show(const char *prefix, int json) {
              m.kernels[i].scratch_bytes);
     char hid[17];
     printf("binaries:\n");
-    pto_hid_format(m.orch.hid, hid);
-    printf("  %-28s hid=%s build-id=%s\n", m.orch.path, hid, m.orch.build_id);
-    pto_hid_format(m.kernels_so.hid, hid);
-    printf("  %-28s hid=%s build-id=%s\n", m.kernels_so.path, hid, m.kernels_so.build_id);
+    if (m.is_host) {
+      pto_hid_format(m.host.hid, hid);
+      printf("  %-28s hid=%s build-id=%s\n", m.host.path, hid, m.host.build_id);
+    } else {
+      pto_hid_format(m.orch.hid, hid);
+      printf("  %-28s hid=%s build-id=%s\n", m.orch.path, hid, m.orch.build_id);
+      pto_hid_format(m.kernels_so.hid, hid);
+      printf("  %-28s hid=%s build-id=%s\n", m.kernels_so.path, hid, m.kernels_so.build_id);
+    }
     printf("files:\n");
     for (int i = 0; i < m.nfiles; i++)
       printf("  %-28s %s\n", m.files[i].path, m.files[i].hash);

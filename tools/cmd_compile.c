@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "inputs.h"
 
 void cli_compile_args_init(cli_compile_args *a) {
   memset(a, 0, sizeof *a);
@@ -98,6 +99,16 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
     char *v = option_value(cmd, "--depfile", argc, argv, i);
     if (!v) return -1;
     a->depfile = v;
+    return 1;
+  }
+  if (is_opt(arg, "--devices")) {
+    char *v = option_value(cmd, "--devices", argc, argv, i);
+    if (!v) return -1;
+    char err[256];
+    int n = cli_parse_devices(v, a->devices, err, sizeof err);
+    if (n < 0) return cli_usage_error(cmd, "%s", err), -1;
+    a->opt.devices = a->devices;
+    a->opt.ndevices = n;
     return 1;
   }
   if (!strcmp(arg, "--no-cache")) {
@@ -231,6 +242,8 @@ const pto_cmd cli_cmd_compile = {
     "  -D NAME=runtime        leave scalar parameter NAME a runtime parameter\n"
     "  --arg NAME=64x128      sample shape for an unshaped entry tensor 'tensor f32'\n"
     "  --platform sim         the target platform (only sim so far)\n"
+    "  --devices N|ID,ID,...  the device set of a program with a host entry: N devices 0..N-1,\n"
+    "                         or those ids (rank r runs on the r-th); default 1 device, id 0\n"
     "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
     "  --depfile FILE         also write a Make/Ninja depfile for build systems\n"
     "  --no-cache             compile without reading or writing the binary cache\n"

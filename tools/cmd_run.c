@@ -181,6 +181,14 @@ int cmd_run(int argc, char **argv) {
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, a.check ? &ir : NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
+  if (pto_program_is_host(prog)) {
+    /* Until the distributed worker is wired in (issue #17). */
+    s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
+                        "%s has a host entry (a distributed program on %d devices): the "
+                        "distributed worker is not available yet",
+                        a.in.prog, pto_program_device_count(prog));
+    goto out;
+  }
   if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
   for (int j = 0; a.check && j < sig->nparams; j++) {
     if (sig->params[j].is_tensor) {

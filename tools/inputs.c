@@ -372,3 +372,61 @@ void cli_params_free(cli_param *pd, pto_arg *args, int nparams) {
   free(pd);
   free(args);
 }
+
+int cli_parse_devices(const char *text, int32_t out[PTO_MAX_DEVICES], char *err, size_t errlen) {
+  const char *p = text;
+  if (!*p) {
+    snprintf(err, errlen, "--devices: expected N or ID,ID,...");
+    return -1;
+  }
+  int64_t v[PTO_MAX_DEVICES + 1];
+  int n = 0, list = strchr(text, ',') != NULL;
+  while (*p) {
+    if (*p < '0' || *p > '9') {
+      snprintf(err, errlen, "--devices %s: expected N or ID,ID,... (non-negative integers)", text);
+      return -1;
+    }
+    int64_t x = 0;
+    while (*p >= '0' && *p <= '9') {
+      x = x * 10 + (*p++ - '0');
+      if (x > INT32_MAX) {
+        snprintf(err, errlen, "--devices %s: number out of range", text);
+        return -1;
+      }
+    }
+    if (n == PTO_MAX_DEVICES) {
+      snprintf(err, errlen, "--devices %s: at most %d devices", text, PTO_MAX_DEVICES);
+      return -1;
+    }
+    v[n++] = x;
+    if (*p == ',') {
+      p++;
+      if (!*p) {
+        snprintf(err, errlen, "--devices %s: a trailing ','", text);
+        return -1;
+      }
+    } else if (*p) {
+      snprintf(err, errlen, "--devices %s: expected N or ID,ID,... (non-negative integers)", text);
+      return -1;
+    }
+  }
+  if (!list) {
+    if (v[0] < 1 || v[0] > PTO_MAX_DEVICES) {
+      snprintf(err, errlen, "--devices %s: the device count must be 1 to %d", text,
+               PTO_MAX_DEVICES);
+      return -1;
+    }
+    for (int i = 0; i < (int)v[0]; i++)
+      out[i] = i;
+    return (int)v[0];
+  }
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < i; j++)
+      if (v[j] == v[i]) {
+        snprintf(err, errlen, "--devices %s: device id %d appears twice", text, (int)v[i]);
+        return -1;
+      }
+    out[i] = (int32_t)v[i];
+  }
+  return n;
+}

@@ -9,6 +9,11 @@
 #include "cli.h"
 #include "pto/runtime.h"
 
+/* --devices N (ids 0..N-1) or --devices ID,ID,... (CLI.md): parses text into out (up to
+ * PTO_MAX_DEVICES ids: distinct, >= 0; N >= 1) and returns the count, or -1 with a message in
+ * err ("--devices 2,2: device id 2 appears twice"). Shared by compile, run and bench. */
+int cli_parse_devices(const char *text, int32_t out[PTO_MAX_DEVICES], char *err, size_t errlen);
+
 /* The value of a dynamic dim that neither --dim nor a .npy input binds (a note says so). */
 #define CLI_DEFAULT_DIM 128
 

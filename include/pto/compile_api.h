@@ -32,7 +32,27 @@ typedef struct pto_compile_options {
    * NULL: none. Changes no code, so it is no part of the cache key. */
   void (*progress)(void *ctx, int done, int total);
   void *progress_ctx;
+  /* The device set of a program with a host entry (--devices): rank r runs on devices[r]; ids
+   * distinct, >= 0, 1 to PTO_MAX_DEVICES of them. ndevices 0 (the default): one device, id 0.
+   * Part of the cache key of a host program and of no other; a non-host program given a device
+   * set fails ("--devices applies to programs with a host entry"). */
+  const int32_t *devices;
+  int ndevices;
 } pto_compile_options;
+
+#define PTO_MAX_DEVICES 64
+
+/* The device set of opt (sz-checked, so an older caller's struct reads as the default): sets
+ * *out_n and returns the ids, or NULL with *out_n = 0 for the default. */
+static inline const int32_t *pto_compile_options_devices(const pto_compile_options *opt,
+                                                         int *out_n) {
+  *out_n = 0;
+  if (!opt || opt->sz < offsetof(pto_compile_options, ndevices) + sizeof opt->ndevices ||
+      opt->ndevices <= 0 || !opt->devices)
+    return NULL;
+  *out_n = opt->ndevices;
+  return opt->devices;
+}
 
 /* Fills defaults: sz set, platform "sim", opt_level 2. Inline: the loader and tools use it
  * without linking the compiler. */
@@ -65,6 +85,18 @@ typedef struct pto_compile_output {
   pto_compiled_kernel *kernels; /* kernel id = index */
   int opt_level;
   char *platform;
+  /* A host (L3) entry: is_host 1, and the orch/kernel fields above are empty. host.c and
+   * host.so (paths relative to the work dir), the device set, and one L2 output per orch the
+   * host calls, in call-index order, built into the work dir callees/<orch_name>/ (their paths
+   * relative to that dir). */
+  int is_host;
+  char *host_name;
+  char *host_source;  /* "host/host.c" */
+  char *host_binary;  /* "host/host.so" */
+  int ndevices;
+  int32_t *devices;
+  int ncallees;
+  struct pto_compile_output *callees;
 } pto_compile_output;
 
 /* The table the loader reads from the dlopen'ed library via the exported symbol
@@ -80,6 +112,7 @@ typedef struct pto_compiler_api {
   pto_status (*build_orchestration)(const char *, const char *);
   pto_status (*build_kernel_object)(const char *, int, const char *);
   pto_status (*link_kernels)(const char *const *, int, const char *);
+  pto_status (*build_host)(const char *, const char *); /* added at the end: size tells */
 } pto_compiler_api;
 
 #ifdef __cplusplus

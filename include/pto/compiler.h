@@ -36,6 +36,8 @@ pto_status pto_compiler_build_dir(const pto_ir_program *p, const pto_compile_opt
 pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so_path);
 pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, const char *obj_path);
 pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path);
+/* Host C -> shared object: cc -shared -fPIC -O2 -Wl,--build-id=sha1 with pto's headers. */
+pto_status pto_compiler_build_host(const char *c_path, const char *so_path);
 
 /* The table (pto/compile_api.h) the loader reads from the dlopen'ed library. */
 extern const pto_compiler_api pto_compiler_api_table;

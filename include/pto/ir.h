@@ -185,6 +185,8 @@ typedef enum pto_opcode {
   PTO_OP_TENSOR_SLICE,
   PTO_OP_TENSOR_DIM,
   PTO_OP_TENSOR_READ,
+  PTO_OP_TENSOR_RESHAPE,
+  PTO_OP_TENSOR_SELECT,
   PTO_OP_DIST_WORLD_SIZE,
   PTO_OP_DIST_ALLOC_WINDOW,
   PTO_OP_DIST_WINDOW,
@@ -195,6 +197,11 @@ typedef enum pto_opcode {
   PTO_OP_DIST_WAIT,
   PTO_OP_DIST_REMOTE_LOAD,
   PTO_OP_DIST_REMOTE_STORE,
+  PTO_OP_DIST_BARRIER,
+  PTO_OP_DIST_ALLREDUCE,
+  PTO_OP_DIST_BROADCAST,
+  PTO_OP_DIST_ALLGATHER,
+  PTO_OP_DIST_REDUCE_SCATTER,
   PTO_OP_COUNT
 } pto_opcode;
 
@@ -395,10 +402,36 @@ typedef struct pto_ir_interp_arg {
   pto_scalar scalar;
 } pto_ir_interp_arg;
 
-/* Runs func (an orch or kernel; host is [distributed]) on host memory, written for obvious
- * correctness. Dynamic dims are bound from the tensor arguments. */
+/* Runs func (an orch or kernel) on host memory, written for obvious correctness. Dynamic dims
+ * are bound from the tensor arguments. A host function needs pto_ir_interp_run_host; dist.* ops
+ * in a kernel run this way fail (they need a rank). */
 pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
                              pto_ir_interp_arg *args, int nargs);
+
+/* The default deadline of a dist.wait, a barrier or a collective, and the most ranks. */
+#define PTO_IR_INTERP_DIST_TIMEOUT_MS 5000
+#define PTO_IR_INTERP_MAX_RANKS 256
+
+/* Runs a host function (L3) with nranks simulated ranks, rank r standing for device=r (the
+ * world size of dist.world_size()). The host body runs on the calling thread; each rank on a
+ * thread of its own. A `call @orch(..) device=d` is queued on rank d and the host goes on (a
+ * call without device= goes to rank 0): calls to one rank run in issue order, calls to different
+ * ranks concurrently, and a call also waits for earlier calls on other ranks whose tensors
+ * overlap its own with a write on either side. The function returns once every call has
+ * finished, with the first failure (its message names the call, device= and the rank).
+ *
+ * dist.alloc_window allocates nranks zeroed copies; dist.window(%w) passed to device=d is copy d.
+ * Kernel-side dist.* ops run with PTIR.md's semantics; the collectives are computed directly
+ * at a rendezvous of all ranks on the signal window and leave it untouched (zero). A dist.wait,
+ * barrier or collective that is not satisfied within wait_timeout_ms fails naming the rank, the
+ * window, the offsets, and the expected and current value (or the ranks that did not arrive);
+ * after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
+ * environment's PTO_DIST_TIMEOUT_MS, else PTO_IR_INTERP_DIST_TIMEOUT_MS. */
+pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *func,
+                                  pto_ir_interp_arg *args, int nargs, int nranks,
+                                  int64_t wait_timeout_ms);
+/* The deadline pto_ir_interp_run_host uses for wait_timeout_ms (resolving <= 0 as it does). */
+int64_t pto_ir_interp_dist_timeout_ms(int64_t wait_timeout_ms);
 
 #ifdef __cplusplus
 }

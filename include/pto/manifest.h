@@ -74,6 +74,18 @@ typedef struct pto_manifest {
   char cache_key[PTO_HASH_HEX_LEN + 1];
   int opt_level;  /* 0..3 */
   char *platform; /* "sim" */
+  /* A host (L3) program ("kind": "host"; orchestration, kernels_so and kernels are then absent
+   * or empty): its host function, the generated C and its shared object, the device set
+   * (rank r runs on devices[r]) and the orch functions the host calls, in call-index order, each
+   * an L2 work dir "callees/<name>" with its own manifest. Zero for an L2 program. */
+  int is_host;
+  char *host_name;          /* the host function's name */
+  char *host_source;        /* "host/host.c" */
+  pto_manifest_binary host; /* "host/host.so" */
+  int ndevices;
+  int32_t *devices;
+  int ncallees;
+  char **callees;
 } pto_manifest;
 
 /* Reads and validates DIR/manifest.json into *out_m (zeroed first; left empty on failure). */

@@ -32,4 +32,7 @@ check_golden "$T/sr/orchestration/main.cpp" "$G/scale_rows.main.cpp"
 run_pto 0 compile "$EX/matmul.ptir" -o "$T/mm" --entry main --no-cache
 check_golden "$T/mm/orchestration/main.cpp" "$G/matmul.main.cpp"
 expect_true "matmul kernel is aic in the manifest" grep -q '"core_type": "aic"' "$T/mm/manifest.json"
+# The host C of an L3 program (scalars, division, loop, if, slices, window, call arguments).
+run_pto 0 compile "$G/host_small.ptir" -o "$T/hs" --devices 2 --no-cache
+check_golden "$T/hs/host/host.c" "$G/host_small.host.c"
 finish

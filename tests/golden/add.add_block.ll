@@ -3,7 +3,7 @@ source_filename = "pto_kernel_add_block"
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
-%pto_core_ctx = type { i32, i32, ptr, i64, [2 x i64] }
+%pto_core_ctx = type { i32, i32, ptr, i64, [2 x i64], ptr }
 %pto_kernel_tensor = type { ptr, [5 x i64], [5 x i64], i32, i32 }
 
 ; Function Attrs: nounwind

@@ -903,7 +903,7 @@ static void test_interp_f16_scalar_parameter_is_rounded(void **state) {
   pto_ir_program_destroy(p);
 }
 
-static void test_interp_dist_ops_are_unimplemented(void **state) {
+static void test_interp_dist_ops_need_a_rank(void **state) {
   const char *text = "program d\n"
                      "kernel @k(%w: dtensor[4] f32) {\n"
                      "  %ctx = dist.comm_ctx(%w)\n"
@@ -916,8 +916,9 @@ static void test_interp_dist_ops_are_unimplemented(void **state) {
   memset(args, 0, sizeof args);
   args[0].is_tensor = 1;
   pto_host_tensor_init(&args[0].tensor, w, PTO_DTYPE_F32, 1, s1);
-  check_error(run_fn(p, "k", args, 1), PTO_STATUS_UNIMPLEMENTED, "t.ptir:3:",
-              "dist.comm_ctx: distributed ops are not implemented by the reference interpreter");
+  check_error(run_fn(p, "k", args, 1), PTO_STATUS_FAILED_PRECONDITION, "t.ptir:3:",
+              "dist.comm_ctx needs a rank: run the program's host function with "
+              "pto_ir_interp_run_host");
   pto_ir_program_destroy(p);
 }
 
@@ -1135,13 +1136,13 @@ static void test_interp_error_inside_loop_frees_everything(void **state) {
   pto_ir_program_destroy(p);
 }
 
-static void test_interp_host_is_unimplemented(void **state) {
+static void test_interp_host_needs_a_world_size(void **state) {
   const char *text = "program h\n"
                      "host @h() {\n"
                      "}\n";
   pto_ir_program *p = parse_text(text);
-  check_error(run_fn(p, "h", NULL, 0), PTO_STATUS_UNIMPLEMENTED, "@h",
-              "not implemented by the reference interpreter");
+  check_error(run_fn(p, "h", NULL, 0), PTO_STATUS_INVALID_ARGUMENT, "@h",
+              "run it with pto_ir_interp_run_host and a world size");
   pto_ir_program_destroy(p);
 }
 
@@ -1169,7 +1170,7 @@ int main(void) {
       cmocka_unit_test(test_interp_create_full_move),
       cmocka_unit_test(test_interp_f64_computes_in_double),
       cmocka_unit_test(test_interp_f16_scalar_parameter_is_rounded),
-      cmocka_unit_test(test_interp_dist_ops_are_unimplemented),
+      cmocka_unit_test(test_interp_dist_ops_need_a_rank),
       cmocka_unit_test(test_interp_for_iter_yield),
       cmocka_unit_test(test_interp_for_step_and_empty_range),
       cmocka_unit_test(test_interp_if_else_with_results),
@@ -1177,7 +1178,7 @@ int main(void) {
       cmocka_unit_test(test_interp_dynamic_dim_mismatch_names_both),
       cmocka_unit_test(test_interp_static_extent_and_dtype_checked_at_launch),
       cmocka_unit_test(test_interp_error_inside_loop_frees_everything),
-      cmocka_unit_test(test_interp_host_is_unimplemented),
+      cmocka_unit_test(test_interp_host_needs_a_world_size),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -210,6 +210,203 @@ static void test_op_registry_names_every_op(void **state) {
   assert_int_equal(pto_op_info_get(PTO_OP_DIST_WAIT)->nresults, 0);
 }
 
+/* ---- L3 ops: tensor.reshape, tensor.select, barrier, collectives ---------------------------- */
+
+static const pto_ir_value *find_result(const pto_ir_block *b, const char *name) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    for (int r = 0; r < s->nresults; r++)
+      if (strcmp(s->results[r]->name, name) == 0) return s->results[r];
+    const pto_ir_value *v = NULL;
+    if (s->kind == PTO_STMT_FOR) v = find_result(&s->loop.body, name);
+    if (v) return v;
+  }
+  return NULL;
+}
+
+static void assert_type_of(const pto_ir_program *p, const pto_ir_func *f, const char *name,
+                           const char *want) {
+  const pto_ir_value *v = find_result(&f->body, name);
+  if (!v) {
+    print_error("no value %%%s\n", name);
+    fail();
+  }
+  char *t = pto_ir_type_str(p, v->type);
+  if (strcmp(t, want) != 0) print_error("%%%s: %s, expected %s\n", name, t, want);
+  assert_string_equal(t, want);
+  free(t);
+}
+
+static void test_l3_ops_deduce_types_and_aliases(void **state) {
+  pto_ir_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_file(PTO_SOURCE_DIR "/tests/corpus/good/dist_collectives.ptir", &p));
+  assert_pto_ok(pto_ir_verify(p));
+  pto_ir_func *k = pto_ir_program_find_func(p, "reduce_all");
+  pto_ir_func *o = pto_ir_program_find_func(p, "step");
+  pto_ir_func *h = pto_ir_program_find_func(p, "main");
+  assert_non_null(k);
+  assert_non_null(o);
+  assert_non_null(h);
+  /* reshape and select */
+  assert_type_of(p, o, "x0", "tensor[4, 512] f32");
+  assert_type_of(p, o, "flat", "tensor[2048] f32");
+  assert_type_of(p, o, "rows", "tensor[B, 4, 512] f32");
+  assert_type_of(p, o, "r1", "tensor[4, 512] f32");
+  assert_type_of(p, o, "w2", "dtensor[32, 64] f32");
+  assert_type_of(p, o, "w3", "dtensor[64] f32");
+  assert_type_of(p, h, "flat", "tensor[B, 2048] f32");
+  assert_type_of(p, h, "shard", "tensor[64, 32] f32");
+  /* collectives alias their window and keep its type */
+  const pto_ir_value *win = k->params[0].value;
+  static const char *const names[] = {"a", "b", "c", "d", "e"};
+  const pto_ir_value *prev = win;
+  for (int i = 0; i < 5; i++) {
+    assert_type_of(p, k, names[i], "dtensor[64, 32] f32");
+    const pto_ir_value *v = find_result(&k->body, names[i]);
+    assert_ptr_equal(v->alias_of, prev);
+    prev = v;
+  }
+  /* barrier and an unnamed collective have no result */
+  assert_int_equal(k->body.stmts[0]->kind, PTO_STMT_OP);
+  assert_int_equal(k->body.stmts[0]->op.opc, PTO_OP_DIST_BARRIER);
+  assert_int_equal(k->body.stmts[0]->nresults, 0);
+  assert_int_equal(k->body.stmts[3]->op.opc, PTO_OP_DIST_ALLREDUCE);
+  assert_int_equal(k->body.stmts[3]->nresults, 0);
+  /* keywords in canonical order whatever the source order */
+  const pto_ir_stmt *s3 = k->body.stmts[3];
+  assert_string_equal(pto_ir_stmt_kwarg(s3, "op")->str, "prod");
+  assert_string_equal(pto_ir_stmt_kwarg(s3, "mode")->str, "mesh");
+  assert_string_equal(s3->op.args[2].kw, "op");
+  assert_string_equal(s3->op.args[3].kw, "mode");
+  pto_ir_program_destroy(p);
+}
+
+static void test_l3_ops_in_the_registry(void **state) {
+  static const struct {
+    pto_opcode op;
+    const char *name;
+    int allowed, min_pos, max_pos, nresults;
+    const char *kw;
+  } rows[] = {
+      {PTO_OP_TENSOR_RESHAPE, "tensor.reshape", PTO_IN_ORCH | PTO_IN_HOST, 2, 2, 1, ""},
+      {PTO_OP_TENSOR_SELECT, "tensor.select", PTO_IN_ORCH | PTO_IN_HOST, 2, 2, 1, ""},
+      {PTO_OP_DIST_BARRIER, "dist.barrier", PTO_IN_KERNEL, 1, 1, 0, ""},
+      {PTO_OP_DIST_ALLREDUCE, "dist.allreduce", PTO_IN_KERNEL, 2, 2, 1, "op mode"},
+      {PTO_OP_DIST_BROADCAST, "dist.broadcast", PTO_IN_KERNEL, 3, 3, 1, ""},
+      {PTO_OP_DIST_ALLGATHER, "dist.allgather", PTO_IN_KERNEL, 2, 2, 1, ""},
+      {PTO_OP_DIST_REDUCE_SCATTER, "dist.reduce_scatter", PTO_IN_KERNEL, 2, 2, 1, "op"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    const pto_op_info *info = pto_op_info_get(rows[i].op);
+    assert_string_equal(info->name, rows[i].name);
+    assert_int_equal(pto_op_lookup(rows[i].name, strlen(rows[i].name)), rows[i].op);
+    assert_int_equal(info->allowed_in, rows[i].allowed);
+    assert_int_equal(info->min_pos, rows[i].min_pos);
+    assert_int_equal(info->max_pos, rows[i].max_pos);
+    assert_int_equal(info->nresults, rows[i].nresults);
+    assert_string_equal(info->keywords, rows[i].kw);
+  }
+  /* the collectives write the window and the signal window; barrier the signal window */
+  assert_int_equal(pto_op_info_get(PTO_OP_DIST_ALLREDUCE)->write_mask, 3u);
+  assert_int_equal(pto_op_info_get(PTO_OP_DIST_BARRIER)->write_mask, 1u);
+  assert_int_equal(pto_op_info_get(PTO_OP_TENSOR_RESHAPE)->write_mask, 0u);
+}
+
+/* Each misuse with its position: "v.ptir:LINE:COL: message". */
+static void test_l3_ops_misuse(void **state) {
+  static const struct {
+    const char *body;
+    const char *want;
+  } cases[] = {
+      /* reshape: element count, contiguity, where */
+      {"orch @o(%a: tensor[8, 16] f32) {\n  %r = tensor.reshape(%a, [3, 5])\n}\n",
+       "v.ptir:3:27: tensor.reshape: %a [8,16] has 128 elements, the shape 15"},
+      {"orch @o(%a: tensor[8, 16] f32) {\n  %s = tensor.slice(%a, [0, 8], [2, 8])\n"
+       "  %r = tensor.reshape(%s, [16])\n}\n",
+       "v.ptir:4:23: tensor.reshape: %s is not contiguous"},
+      {"kernel @k(%a: tensor[8, 16] f32) {\n  %r = tensor.reshape(%a, [128])\n}\n",
+       "v.ptir:3:8: tensor.reshape is not allowed in a kernel (only in an orch or a host)"},
+      {"orch @o(%a: tensor[8, 16] f32) {\n  %r = tensor.reshape(%a, [0, 16])\n}\n",
+       "v.ptir:3:28: tensor.reshape: extent 0: extents are positive"},
+      /* select: rank, index, where */
+      {"orch @o(%a: tensor[8] f32) {\n  %r = tensor.select(%a, 1)\n}\n",
+       "v.ptir:3:22: tensor.select: %a [8] has rank 1"},
+      {"host @h(%a: tensor[4, 8] f32) {\n  %r = tensor.select(%a, 4)\n}\n",
+       "v.ptir:3:26: tensor.select: index 4 is at or past the extent 4 of dim 0"},
+      {"kernel @k(%a: tensor[4, 8] f32) {\n  %r = tensor.select(%a, 0)\n}\n",
+       "v.ptir:3:8: tensor.select is not allowed in a kernel"},
+      /* collectives */
+      {"kernel @k(inout %w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) -> (dtensor[8, 8] f32, "
+       "dtensor[1, 8] i32) {\n  %r = dist.allreduce(%w, %s, op=mean)\n  return %r, %s\n}\n",
+       "v.ptir:3:34: dist.allreduce: op=mean: expected one of sum max min prod"},
+      {"kernel @k(inout %w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) -> (dtensor[8, 8] f32, "
+       "dtensor[1, 8] i32) {\n  %r = dist.allreduce(%w, %s, mode=star)\n  return %r, %s\n}\n",
+       "v.ptir:3:36: dist.allreduce: mode=star: expected one of mesh ring"},
+      {"kernel @k(inout %w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) -> (dtensor[8, 8] f32, "
+       "dtensor[1, 8] i32) {\n  %r = dist.allreduce(%w, %s, op=\"sum\")\n  return %r, %s\n}\n",
+       "v.ptir:3:34: dist.allreduce: op= takes a word"},
+      {"kernel @k(inout %w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) -> (dtensor[8, 8] f32, "
+       "dtensor[1, 8] i32) {\n  %r = dist.broadcast(%w, %s, 0, op=sum)\n  return %r, %s\n}\n",
+       "v.ptir:3:37: dist.broadcast: unknown keyword 'op' (dist.broadcast takes no keywords)"},
+      {"kernel @k(inout %w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) -> (dtensor[8, 8] f32, "
+       "dtensor[1, 8] i32) {\n  %r = dist.allgather(%w, %s, 0)\n  return %r, %s\n}\n",
+       "v.ptir:3:8: dist.allgather takes 2 positional arguments, got 3"},
+      {"orch @o(inout %w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) {\n"
+       "  %r = dist.reduce_scatter(%w, %s)\n}\n",
+       "v.ptir:3:8: dist.reduce_scatter is not allowed in an orch outside an incore scope (only in a "
+       "kernel)"},
+      {"orch @o(inout %s: dtensor[1, 8] i32) {\n  incore {\n    dist.barrier(%s)\n  }\n}\n",
+       "v.ptir:4:5: dist.barrier is not allowed in an incore scope"},
+      {"kernel @k(inout %w: dtensor[8, 8] f32, inout %s: dtensor[2, 8] i32) -> (dtensor[8, 8] f32, "
+       "dtensor[2, 8] i32) {\n  %r = dist.allreduce(%w, %s)\n  return %r, %s\n}\n",
+       "v.ptir:3:27: dist.allreduce: the signal window %s must be an i32 dtensor [1, S] (S >= the "
+       "rank count), got dtensor[2, 8] i32"},
+      {"kernel @k(inout %w: dtensor[8, 8] f32) -> (dtensor[8, 8] f32) {\n"
+       "  %r = dist.allreduce(%w, %w)\n  return %r\n}\n",
+       "v.ptir:3:27: dist.allreduce: the signal window %w must be an i32 dtensor"},
+      {"kernel @k(inout %w: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {\n"
+       "  %r = dist.allreduce(%w, %w)\n  return %r\n}\n",
+       "v.ptir:3:27: dist.allreduce: the signal window must not be the data window"},
+      {"kernel @k(inout %w: dtensor[8, 8] bool, inout %s: dtensor[1, 8] i32) -> (dtensor[8, 8] bool, "
+       "dtensor[1, 8] i32) {\n  %r = dist.reduce_scatter(%w, %s)\n  return %r, %s\n}\n",
+       "v.ptir:3:28: dist.reduce_scatter: %w is a bool window: reductions need numbers"},
+      {"kernel @k(%w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {\n"
+       "  %r = dist.broadcast(%w, %s, 0)\n  return %s\n}\n",
+       "v.ptir:3:8: dist.broadcast writes %w, an in parameter (declare it out or inout)"},
+      {"kernel @k(inout %w: dtensor[8, 8] f32, %t: tensor[1, 8] i32) -> (dtensor[8, 8] f32) {\n"
+       "  %r = dist.allgather(%w, %t)\n  return %r\n}\n",
+       "v.ptir:3:27: dist.allgather: argument 2 must be a dtensor, got %t: tensor[1, 8] i32"},
+      {"kernel @k(inout %s: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {\n"
+       "  %r = dist.barrier(%s)\n  return %s\n}\n",
+       "v.ptir:3:8: dist.barrier has no result"},
+      /* notify/wait signals are i32 */
+      {"kernel @k(inout %s: dtensor[8] u32) -> (dtensor[8] u32) {\n"
+       "  %r = dist.notify(%s, 0, [0], 1, op=set)\n  return %r\n}\n",
+       "v.ptir:3:20: dist.notify: the signal window %s must be i32, got dtensor[8] u32"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[2048];
+    snprintf(text, sizeof text, "program bad\n%s", cases[i].body);
+    pto_ir_program *p = NULL;
+    pto_status s = pto_ir_parse_string(text, strlen(text), "v.ptir", &p);
+    if (!s) {
+      s = pto_ir_verify(p);
+      pto_ir_program_destroy(p);
+    }
+    if (!s) {
+      print_error("case %zu accepted:\n%s", i, text);
+      fail();
+    }
+    const char *msg = pto_status_message(s);
+    if (strncmp(msg, cases[i].want, strlen(cases[i].want)) != 0) {
+      print_error("case %zu:\n  got:      %s\n  expected: %s...\n", i, msg, cases[i].want);
+      pto_status_free(s);
+      fail();
+    }
+    pto_status_free(s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_verify_catches_an_edited_value_type),
@@ -223,6 +420,9 @@ int main(void) {
       cmocka_unit_test(test_program_entry_follows_the_rules),
       cmocka_unit_test(test_expr_static_int_folds_index_arithmetic),
       cmocka_unit_test(test_op_registry_names_every_op),
+      cmocka_unit_test(test_l3_ops_deduce_types_and_aliases),
+      cmocka_unit_test(test_l3_ops_in_the_registry),
+      cmocka_unit_test(test_l3_ops_misuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
