@@ -95,7 +95,7 @@ pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntask
 /* ---- --check -------------------------------------------------------------------------- */
 
 static pto_status run_reference(pto_ir_program *ir, const char *entry_name,
-                                const pto_signature *sig, cli_param *pd) {
+                                const pto_signature *sig, cli_param *pd, int nranks) {
   pto_ir_func *entry = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_program_entry(ir, entry_name ? entry_name : sig->entry, &entry));
   /* The reference runs what was compiled: the program with its -D/--arg bindings written in. */
@@ -116,7 +116,10 @@ static pto_status run_reference(pto_ir_program *ir, const char *entry_name,
       args[j].scalar = pd[j].scalar;
     }
   }
-  pto_status s = pto_ir_interp_run(spec, entry, args, sig->nparams);
+  /* A host program runs with simulated ranks, one per device of its device set. */
+  pto_status s = entry->kind == PTO_FUNC_HOST
+                     ? pto_ir_interp_run_host(spec, entry, args, sig->nparams, nranks, 0)
+                     : pto_ir_interp_run(spec, entry, args, sig->nparams);
   free(args);
   pto_ir_program_destroy(spec);
   return s ? pto_status_annotate(s, "reference interpreter") : PTO_OK;
@@ -181,14 +184,6 @@ int cmd_run(int argc, char **argv) {
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, a.check ? &ir : NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
-  if (pto_program_is_host(prog)) {
-    /* Until the distributed worker is wired in (issue #17). */
-    s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
-                        "%s has a host entry (a distributed program on %d devices): the "
-                        "distributed worker is not available yet",
-                        a.in.prog, pto_program_device_count(prog));
-    goto out;
-  }
   if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
   for (int j = 0; a.check && j < sig->nparams; j++) {
     if (sig->params[j].is_tensor) {
@@ -280,7 +275,8 @@ outputs:
     }
   }
   if (a.check) {
-    if ((s = run_reference(ir, a.in.c.opt.entry, sig, pd))) goto out;
+    if ((s = run_reference(ir, a.in.c.opt.entry, sig, pd, pto_program_device_count(prog))))
+      goto out;
     if (!compare_outputs(sig, pd, &a)) rc = PTO_EXIT_FAILED;
   }
 out:
