@@ -61,6 +61,16 @@ void pto__loader_include_dir(char *out, size_t n) {
 }
 
 static void load_compiler(void) {
+  /* A process that links the compiler already (a test built from the modules' objects, a tool
+   * that always compiles) uses that copy rather than mapping a second one beside it. */
+  const char *env = getenv("PTO_COMPILER_LIBRARY");
+  const pto_compiler_api *linked =
+      env && *env ? NULL : dlsym(RTLD_DEFAULT, "pto_compiler_api_table");
+  if (linked && linked->version == PTO_COMPILER_API_VERSION &&
+      linked->size >= sizeof(pto_compiler_api)) {
+    g_compiler = linked;
+    return;
+  }
   char path[PATH_MAX];
   pto__loader_compiler_path(path, sizeof path);
   void *h = try_open(path);
@@ -91,8 +101,8 @@ int pto__loader_compiler_loaded(void) { return g_compiler != NULL; }
 
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
-pto_status pto__loader_write_manifest(const char *dir, const pto_compile_output *out,
-                                      const char *toolchain, const char *cache_key) {
+static pto_status write_manifest(const char *dir, const pto_compile_output *out,
+                             const char *toolchain, const char *cache_key) {
   pto_manifest m;
   memset(&m, 0, sizeof m);
   pto_status s = pto_signature_copy(&out->sig, &m.sig);
@@ -151,7 +161,7 @@ pto_status pto__loader_build_dir(const pto_ir_program *p, const pto_compile_opti
     return pto_status_make(PTO_STATUS_IO, "cannot replace %s: %s", path, strerror(errno));
   pto_compile_output out;
   PTO_RETURN_IF_ERROR(api->build_dir(p, opt, dir, &out));
-  pto_status s = pto__loader_write_manifest(dir, &out, api->toolchain_identity(), cache_key);
+  pto_status s = write_manifest(dir, &out, api->toolchain_identity(), cache_key);
   api->output_clear(&out);
   return s;
 }
