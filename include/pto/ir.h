@@ -225,6 +225,40 @@ typedef struct pto_ir_arg {
   };
 } pto_ir_arg;
 
+/* What kind of op it is: the builder, the interpreter, the verifier and the lowering dispatch on
+ * this, so an op of an existing class is one row of the op table plus its scalar semantics. */
+typedef enum pto_op_class {
+  PTO_OPC_OTHER = 0,     /* handled op by op: memory, tensor and dist ops */
+  PTO_OPC_BINARY,        /* tile op tile, elementwise, same shape */
+  PTO_OPC_BINARY_SCALAR, /* tile op scalar, elementwise */
+  PTO_OPC_UNARY,         /* op(tile), elementwise */
+  PTO_OPC_CAST,          /* tile.cast */
+  PTO_OPC_REDUCE_ROW,    /* [R,C] -> [R,1] */
+  PTO_OPC_REDUCE_COL,    /* [R,C] -> [1,C] */
+  PTO_OPC_EXPAND_ROW,    /* tile op row vector [R,1] */
+  PTO_OPC_EXPAND_COL,    /* tile op column vector [1,C] */
+  PTO_OPC_MATMUL,
+} pto_op_class;
+
+/* The scalar function an elementwise, reduction or expansion op applies to each element. */
+typedef enum pto_op_fn {
+  PTO_FN_NONE = 0,
+  PTO_FN_ADD,
+  PTO_FN_SUB,
+  PTO_FN_MUL,
+  PTO_FN_DIV,
+  PTO_FN_MAX,
+  PTO_FN_MIN,
+  PTO_FN_EXP,
+  PTO_FN_LOG,
+  PTO_FN_SQRT,
+  PTO_FN_RSQRT,
+  PTO_FN_RECIP,
+  PTO_FN_RELU,
+  PTO_FN_NEG,
+  PTO_FN_ABS,
+} pto_op_fn;
+
 typedef struct pto_op_info {
   const char *name;     /* "tile.load" */
   int allowed_in;       /* PTO_IN_* bits */
@@ -234,6 +268,9 @@ typedef struct pto_op_info {
   /* Per positional argument: 1 if the op writes that operand (tile.store's target, dist writes).
    * Bit i of write_mask is positional argument i. */
   unsigned write_mask;
+  pto_op_class cls;
+  pto_op_fn fn;
+  int float_only; /* its operands must be float tiles */
 } pto_op_info;
 
 PTO_API const pto_op_info *pto_op_info_get(pto_opcode op);
