@@ -230,6 +230,26 @@ static void emit_op(emitter *e, const pto_ir_stmt *s, int depth) {
     emit_list(e, &a[2]);
     sb_printf(b, ");\n");
     return;
+  case PTO_OP_TENSOR_RESHAPE:
+    sb_indent(b, depth);
+    sb_printf(b, "const ChipTensor ");
+    vname(e, r);
+    sb_printf(b, " = pto_reshape(");
+    emit_expr(e, a[0].expr);
+    sb_printf(b, ", ");
+    emit_list(e, &a[1]);
+    sb_printf(b, ");\n");
+    return;
+  case PTO_OP_TENSOR_SELECT:
+    sb_indent(b, depth);
+    sb_printf(b, "const ChipTensor ");
+    vname(e, r);
+    sb_printf(b, " = pto_select(");
+    emit_expr(e, a[0].expr);
+    sb_printf(b, ", int64_t(");
+    emit_expr(e, a[1].expr);
+    sb_printf(b, "));\n");
+    return;
   case PTO_OP_TENSOR_CREATE:
     sb_indent(b, depth);
     sb_printf(b, "const ChipTensor ");

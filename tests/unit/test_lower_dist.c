@@ -16,7 +16,8 @@
 /* ---- the fake transport ------------------------------------------------------------------- */
 
 typedef struct fake_call {
-  int fn; /* 1 notify, 2 wait, 3 remote_load, 4 remote_store */
+  int fn; /* 1 notify, 2 wait, 3 remote_load, 4 remote_store, 5 barrier, 6 collective
+           * (collective: peer = kind, value = root, mode = op, elem_bytes = mode) */
   const void *p0, *p1;
   int64_t s0, s1, rows, cols;
   int32_t peer, value, mode, elem_bytes;
@@ -63,6 +64,18 @@ static int32_t f_remote_store(const pto_dist_ctx *d, const void *src, int64_t sr
                             .elem_bytes = elem_bytes});
 }
 
+static int32_t f_barrier(const pto_dist_ctx *d, const struct pto_kernel_tensor *sig) {
+  (void)d;
+  return record((fake_call){.fn = 5, .p0 = sig});
+}
+static int32_t f_collective(const pto_dist_ctx *d, int32_t kind, const struct pto_kernel_tensor *win,
+                            const struct pto_kernel_tensor *sig, int32_t op, int32_t mode,
+                            int32_t root) {
+  (void)d;
+  return record((fake_call){.fn = 6, .p0 = win, .p1 = sig, .peer = kind, .value = root,
+                            .mode = op, .elem_bytes = mode});
+}
+
 static pto_dist_ctx fake_ctx(int rank, int nranks) {
   pto_dist_ctx d;
   memset(&d, 0, sizeof d);
@@ -74,6 +87,8 @@ static pto_dist_ctx fake_ctx(int rank, int nranks) {
   d.wait = f_wait;
   d.remote_load = f_remote_load;
   d.remote_store = f_remote_store;
+  d.barrier = f_barrier;
+  d.collective = f_collective;
   g_ncalls = 0;
   g_fail_at = -1;
   memset(g_calls, 0, sizeof g_calls);
@@ -120,6 +135,16 @@ static const char *k_src =
     "  %t = tile.load(%x, [0, 0], [4, 8], valid=[3, 8])\n"
     "  %w1 = dist.remote_store(%t, %w, %p, [5, 2])\n"
     "  return %w1\n"
+    "}\n"
+    "kernel @k_coll(inout %win: dtensor[8, 16] f32, inout %sig: dtensor[1, 8] i32, %root: index)\n"
+    "    -> (dtensor[8, 16] f32, dtensor[1, 8] i32) {\n"
+    "  dist.barrier(%sig)\n"
+    "  %a = dist.allreduce(%win, %sig)\n"
+    "  %b = dist.allreduce(%a, %sig, op=max, mode=ring)\n"
+    "  %c = dist.broadcast(%b, %sig, %root)\n"
+    "  %e = dist.allgather(%c, %sig)\n"
+    "  %f = dist.reduce_scatter(%e, %sig, op=prod)\n"
+    "  return %f, %sig\n"
     "}\n";
 
 typedef struct lib {
@@ -349,6 +374,44 @@ static void test_dist_remote_store_arguments(void **state) {
     assert_true(src[i] == x[i]);
 }
 
+static void test_dist_barrier_and_collectives(void **state) {
+  (void)state;
+  float w[8 * 16] = {0};
+  int32_t sig[8] = {0};
+  pto_kernel_tensor t[2] = {desc(w, PTO_DTYPE_F32, 8, 16, 16), desc(sig, PTO_DTYPE_I32, 1, 8, 8)};
+  uint64_t sc[1] = {2};
+  pto_dist_ctx d = fake_ctx(1, 4);
+  assert_int_equal(call("k_coll", t, sc, &d), 0);
+  assert_int_equal(g_ncalls, 6);
+  assert_int_equal(g_calls[0].fn, 5);
+  assert_ptr_equal(g_calls[0].p0, &t[1]); /* the signal window's own descriptor */
+  static const int kinds[5] = {PTO_DIST_ALLREDUCE, PTO_DIST_ALLREDUCE, PTO_DIST_BROADCAST,
+                               PTO_DIST_ALLGATHER, PTO_DIST_REDUCE_SCATTER};
+  static const int ops[5] = {PTO_DIST_RED_SUM, PTO_DIST_RED_MAX, PTO_DIST_RED_SUM,
+                             PTO_DIST_RED_SUM, PTO_DIST_RED_PROD};
+  static const int modes[5] = {PTO_DIST_MODE_MESH, PTO_DIST_MODE_RING, PTO_DIST_MODE_MESH,
+                               PTO_DIST_MODE_MESH, PTO_DIST_MODE_MESH};
+  for (int i = 0; i < 5; i++) {
+    const fake_call *c = &g_calls[i + 1];
+    assert_int_equal(c->fn, 6);
+    assert_int_equal(c->peer, kinds[i]);
+    assert_ptr_equal(c->p0, &t[0]);
+    assert_ptr_equal(c->p1, &t[1]);
+    assert_int_equal(c->mode, ops[i]);
+    assert_int_equal(c->elem_bytes, modes[i]);
+    assert_int_equal(c->value, kinds[i] == PTO_DIST_BROADCAST ? 2 : 0);
+  }
+  /* A failing collective stops the kernel with its code. */
+  d = fake_ctx(1, 4);
+  g_fail_at = 3;
+  g_fail_code = PTO_KERNEL_ERR_DIST_TIMEOUT;
+  assert_int_equal(call("k_coll", t, sc, &d), PTO_KERNEL_ERR_DIST_TIMEOUT);
+  assert_int_equal(g_ncalls, 4);
+  g_ncalls = 0;
+  assert_int_equal(call("k_coll", t, sc, NULL), PTO_KERNEL_ERR_DIST);
+  assert_int_equal(g_ncalls, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dist_rank_and_nranks),
@@ -358,6 +421,7 @@ int main(void) {
       cmocka_unit_test(test_dist_remote_load_arguments),
       cmocka_unit_test(test_dist_remote_load_clipped_pads_zero),
       cmocka_unit_test(test_dist_remote_store_arguments),
+      cmocka_unit_test(test_dist_barrier_and_collectives),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
