@@ -30,6 +30,15 @@ expect_true "callee copied from the cache" test -f "$T/ar_hit/callees/step/manif
 expect_true "same manifest" cmp -s "$W/manifest.json" "$T/ar_hit/manifest.json"
 run_pto 1 run "$T/ar_hit" --dim M=128 && expect_out "distributed worker is not available yet"
 
+# pto cache verify checks a host entry's callee work dirs too.
+k=$(python3 -c "import json; print(json.load(open('$W/manifest.json'))['cache_key'])")
+entry="$PTO_CACHE_DIR/${k:0:2}/${k:2}"
+expect_true "a cache entry with its callees" test -f "$entry/callees/step/kernels/kernels.so"
+run_pto 0 cache verify && expect_out "0 corrupt"
+printf 'x' | dd of="$entry/callees/step/kernels/kernels.so" bs=1 seek=300 conv=notrunc 2>/dev/null
+run_pto 1 cache verify && expect_out "1 corrupt"
+expect_true "the corrupt host entry is gone" test ! -e "$entry"
+
 # ---- the device set: a permutation, validation, and only for host programs ---------------------
 run_pto 0 compile "$P" --devices 2,3 -o "$T/ar23"
 expect_true "devices [2,3]" python3 -c "import json,sys; sys.exit(json.load(open('$T/ar23/manifest.json'))['devices']!=[2,3])"
