@@ -8,6 +8,7 @@
 
 #include "pto/ir.h"
 #include "pto/loader.h"
+#include "pto/manifest.h"
 #include "testutil.h"
 
 #define HOST_SMALL PTO_SOURCE_DIR "/tests/golden/host_small.ptir"
@@ -399,6 +400,51 @@ static void test_host_reshape_and_select(void **state) {
   free(dir);
 }
 
+/* The host part of a manifest: written, read back, and each bad field named. */
+static void test_host_manifest_fields(void **state) {
+  host_fixture *h = *state;
+  pto_manifest m;
+  assert_pto_ok(pto_manifest_read(h->dir, &m));
+  assert_true(m.is_host);
+  assert_string_equal(m.host_name, "main");
+  assert_string_equal(m.host_source, "host/host.c");
+  assert_string_equal(m.host.path, "host/host.so");
+  assert_int_equal(strlen(m.host.build_id), 40);
+  assert_int_equal(m.ndevices, 2);
+  assert_int_equal(m.devices[0], 3);
+  assert_int_equal(m.devices[1], 1);
+  assert_int_equal(m.ncallees, 1);
+  assert_string_equal(m.callees[0], "part");
+  assert_null(m.orch.path);
+  char *text = NULL;
+  assert_pto_ok(pto_manifest_to_json(&m, &text));
+  static const struct {
+    const char *from, *to, *msg;
+  } bad[] = {
+      {"\"kind\": \"host\"", "\"kind\": \"l3\"", "field 'kind'"},
+      {"\"devices\": [\n    3,\n    1\n  ]", "\"devices\": [3, 3]", "device 3 appears twice"},
+      {"\"devices\": [\n    3,\n    1\n  ]", "\"devices\": []", "field 'devices'"},
+      {"\"devices\": [\n    3,\n    1\n  ]", "\"devices\": [-1]", "field 'devices[0]'"},
+      {"\"callees\": [\n    \"part\"\n  ]", "\"callees\": [\"../x\"]", "field 'callees[0]'"},
+      {"\"source\": \"host/host.c\"", "\"source\": \"host/other.c\"", "no content hash for 'host/other.c'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *at = strstr(text, bad[i].from);
+    if (!at) print_error("case %zu: '%s' not in\n%s\n", i, bad[i].from, text);
+    assert_non_null(at);
+    size_t n = strlen(text) + strlen(bad[i].to) + 1;
+    char *t = malloc(n);
+    snprintf(t, n, "%.*s%s%s", (int)(at - text), text, bad[i].to, at + strlen(bad[i].from));
+    pto_manifest x;
+    pto_status s = pto_manifest_parse(t, strlen(t), "m.json", &x);
+    assert_non_null(s);
+    assert_status_contains(s, bad[i].msg);
+    free(t);
+  }
+  free(text);
+  pto_manifest_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest keys[] = {
       cmocka_unit_test(test_host_key_includes_the_device_set),
@@ -409,6 +455,7 @@ int main(void) {
       cmocka_unit_test(test_host_dir_accessors),
       cmocka_unit_test(test_host_entry_calls_the_table),
       cmocka_unit_test(test_host_entry_fatal_errors),
+      cmocka_unit_test(test_host_manifest_fields),
   };
   int rc = cmocka_run_group_tests(keys, NULL, NULL);
   return rc | cmocka_run_group_tests(dir, setup_dir, teardown_dir);
