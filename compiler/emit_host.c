@@ -306,6 +306,61 @@ static void emit_op(hemit *e, const pto_ir_stmt *s, int depth) {
     pto_text_printf(b, "}\n");
     return;
   }
+  case PTO_OP_TENSOR_RESHAPE: {
+    if (!r) return;
+    int n = a[1].list.n;
+    pto_text_pad(b, (size_t)(depth) * 2);
+    emit_decl(e, r);
+    pto_text_printf(b, ";\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "{\n");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "const int64_t shape[%d] = ", n);
+    emit_list(e, &a[1]);
+    pto_text_printf(b, ";\n");
+    if (div) check_rc(e, depth + 1);
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "if (ph_reshape(&st, &");
+    emit_expr(e, a[0].expr);
+    pto_text_printf(b, ", shape, %d, &", n);
+    vname(e, r);
+    pto_text_printf(b, ")) return st.rc;\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "}\n");
+    return;
+  }
+  case PTO_OP_TENSOR_SELECT:
+    if (!r) return;
+    pto_text_pad(b, (size_t)(depth) * 2);
+    emit_decl(e, r);
+    pto_text_printf(b, ";\n");
+    if (div) {
+      pto_text_pad(b, (size_t)(depth) * 2);
+      pto_text_printf(b, "{\n");
+      pto_text_pad(b, (size_t)(depth + 1) * 2);
+      pto_text_printf(b, "const int64_t idx = (int64_t)");
+      emit_expr(e, a[1].expr);
+      pto_text_printf(b, ";\n");
+      check_rc(e, depth + 1);
+      pto_text_pad(b, (size_t)(depth + 1) * 2);
+      pto_text_printf(b, "if (ph_select(&st, &");
+      emit_expr(e, a[0].expr);
+      pto_text_printf(b, ", idx, &");
+      vname(e, r);
+      pto_text_printf(b, ")) return st.rc;\n");
+      pto_text_pad(b, (size_t)(depth) * 2);
+      pto_text_printf(b, "}\n");
+      return;
+    }
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "if (ph_select(&st, &");
+    emit_expr(e, a[0].expr);
+    pto_text_printf(b, ", (int64_t)");
+    emit_expr(e, a[1].expr);
+    pto_text_printf(b, ", &");
+    vname(e, r);
+    pto_text_printf(b, ")) return st.rc;\n");
+    return;
   default: {
     const pto_op_info *info = pto_op_info_get(s->op.opc);
     char msg[128];
@@ -583,6 +638,57 @@ static const char k_helpers[] =
     "    out->offset += offs[d] * src->stride[d];\n"
     "    out->shape[d] = shape[d] < room ? shape[d] : room;\n"
     "  }\n"
+    "  return 0;\n"
+    "}\n"
+    "\n"
+    "/* tensor.reshape: the same elements, row-major in the new shape; the source contiguous. */\n"
+    "static int ph_reshape(ph_state *st, const pto_host_ref *src, const int64_t *shape, int n,\n"
+    "                      pto_host_ref *out) {\n"
+    "  int64_t have = 1, want = 1, dense = 1;\n"
+    "  int contiguous = 1;\n"
+    "  for (int d = src->rank - 1; d >= 0; d--) {\n"
+    "    if (src->shape[d] != 1 && src->stride[d] != dense) contiguous = 0;\n"
+    "    dense *= src->shape[d];\n"
+    "    have *= src->shape[d];\n"
+    "  }\n"
+    "  for (int d = 0; d < n; d++) want *= shape[d];\n"
+    "  char msg[160];\n"
+    "  if (have != want || !contiguous) {\n"
+    "    if (have != want)\n"
+    "      snprintf(msg, sizeof msg, \"tensor.reshape: the tensor has %lld elements, the shape %lld\",\n"
+    "               (long long)have, (long long)want);\n"
+    "    else\n"
+    "      snprintf(msg, sizeof msg, \"tensor.reshape: the tensor is not contiguous\");\n"
+    "    ph_fatal(st, PTO_KERNEL_ERR_DIM_MISMATCH, msg);\n"
+    "    return 1;\n"
+    "  }\n"
+    "  *out = *src;\n"
+    "  out->rank = n;\n"
+    "  int64_t stride = 1;\n"
+    "  for (int d = PTO_MAX_RANK - 1; d >= 0; d--) {\n"
+    "    out->shape[d] = d < n ? shape[d] : 0;\n"
+    "    out->stride[d] = d < n ? stride : 0;\n"
+    "    if (d < n) stride *= shape[d];\n"
+    "  }\n"
+    "  return 0;\n"
+    "}\n"
+    "\n"
+    "/* tensor.select: the leading dim indexed and dropped. */\n"
+    "static int ph_select(ph_state *st, const pto_host_ref *src, int64_t idx, pto_host_ref *out) {\n"
+    "  if (src->rank < 2 || idx < 0 || idx >= src->shape[0]) {\n"
+    "    char msg[160];\n"
+    "    snprintf(msg, sizeof msg, \"tensor.select: index %lld is outside the extent %lld of dim 0\",\n"
+    "             (long long)idx, (long long)src->shape[0]);\n"
+    "    ph_fatal(st, PTO_KERNEL_ERR_DIM_MISMATCH, msg);\n"
+    "    return 1;\n"
+    "  }\n"
+    "  *out = *src;\n"
+    "  out->offset += idx * src->stride[0];\n"
+    "  for (int d = 0; d < PTO_MAX_RANK; d++) {\n"
+    "    out->shape[d] = d + 1 < src->rank ? src->shape[d + 1] : 0;\n"
+    "    out->stride[d] = d + 1 < src->rank ? src->stride[d + 1] : 0;\n"
+    "  }\n"
+    "  out->rank = src->rank - 1;\n"
     "  return 0;\n"
     "}\n"
     "\n"

@@ -231,6 +231,26 @@ static void emit_op(emitter *e, const pto_ir_stmt *s, int depth) {
     emit_list(e, &a[2]);
     pto_text_printf(b, ");\n");
     return;
+  case PTO_OP_TENSOR_RESHAPE:
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ChipTensor ");
+    vname(e, r);
+    pto_text_printf(b, " = pto_reshape(");
+    emit_expr(e, a[0].expr);
+    pto_text_printf(b, ", ");
+    emit_list(e, &a[1]);
+    pto_text_printf(b, ");\n");
+    return;
+  case PTO_OP_TENSOR_SELECT:
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ChipTensor ");
+    vname(e, r);
+    pto_text_printf(b, " = pto_select(");
+    emit_expr(e, a[0].expr);
+    pto_text_printf(b, ", int64_t(");
+    emit_expr(e, a[1].expr);
+    pto_text_printf(b, "));\n");
+    return;
   case PTO_OP_TENSOR_CREATE:
     pto_text_pad(b, (size_t)(depth) * 2);
     pto_text_printf(b, "const ChipTensor ");

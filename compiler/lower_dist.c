@@ -5,7 +5,9 @@
  * PTO_KERNEL_ERR_DIST), calls the table's function and returns the call's code at once when it
  * is nonzero. dist.comm_ctx is a compile-time handle (0): dist.rank/dist.nranks read the table's
  * rank/nranks fields whether given the communicator or the dtensor. Window elements are named by
- * their local addresses: the dtensor's data plus the offsets times the strides. */
+ * their local addresses: the dtensor's data plus the offsets times the strides. dist.barrier and
+ * the four collectives are one table call each (barrier, collective) on the windows'
+ * descriptors, so every transport implements them its own way behind one lowering. */
 #include <stdio.h>
 #include <string.h>
 
@@ -289,6 +291,44 @@ static void lower_remote_store(lw *L, const pto_ir_stmt *s) {
   if (s->nresults == 1) L->vals[s->results[0]->id] = L->vals[value_at(L, s, 1)->id];
 }
 
+/* The descriptor (pto_kernel_tensor *) of a window operand: kernel tensors are parameters, so
+ * it is the kernel's own tensors[i]. */
+static LLVMValueRef desc_at(lw *L, const pto_ir_stmt *s, int i) {
+  if (!window_at(L, s, i)) return NULL;
+  const pto_ir_value *v = value_at(L, s, i);
+  LLVMValueRef idx = pto__lower_i64(L, L->vals[v->id].tensor);
+  return LLVMBuildInBoundsGEP2(L->b, L->t_desc, L->arg_tensors, &idx, 1, "desc");
+}
+
+static void lower_barrier(lw *L, const pto_ir_stmt *s) {
+  LLVMValueRef sig = desc_at(L, s, 0);
+  if (!sig) return;
+  LLVMValueRef d = dist_table(L);
+  LLVMTypeRef t[1] = {L->t_ptr};
+  LLVMValueRef a[1] = {sig};
+  dist_call(L, d, DF_BARRIER, t, a, 1, "barrier");
+}
+
+static void lower_collective(lw *L, const pto_ir_stmt *s, int kind) {
+  LLVMValueRef win = desc_at(L, s, 0);
+  LLVMValueRef sig = win ? desc_at(L, s, 1) : NULL;
+  if (!sig) return;
+  static const char *const ops[] = {"sum", "max", "min", "prod"};
+  static const char *const modes[] = {"mesh", "ring"};
+  int op = kw_index(L, s, "op", ops, 4, PTO_DIST_RED_SUM);
+  int mode = kw_index(L, s, "mode", modes, 2, PTO_DIST_MODE_MESH);
+  LLVMValueRef root = LLVMConstInt(L->t_i32, 0, 0);
+  if (kind == PTO_DIST_BROADCAST) root = scalar_at(L, s, 2, PTO_DTYPE_I32);
+  if (L->err || !root) return;
+  LLVMValueRef d = dist_table(L);
+  LLVMTypeRef t[6] = {L->t_i32, L->t_ptr, L->t_ptr, L->t_i32, L->t_i32, L->t_i32};
+  LLVMValueRef a[6] = {LLVMConstInt(L->t_i32, (uint64_t)kind, 0), win, sig,
+                       LLVMConstInt(L->t_i32, (uint64_t)op, 0),
+                       LLVMConstInt(L->t_i32, (uint64_t)mode, 0), root};
+  dist_call(L, d, DF_COLLECTIVE, t, a, 6, "collective");
+  if (s->nresults == 1) L->vals[s->results[0]->id] = L->vals[value_at(L, s, 0)->id];
+}
+
 void pto__lower_dist_op(lw *L, const pto_ir_stmt *s) {
   switch (s->op.opc) {
   case PTO_OP_DIST_COMM_CTX:
@@ -305,6 +345,11 @@ void pto__lower_dist_op(lw *L, const pto_ir_stmt *s) {
   case PTO_OP_DIST_WAIT: lower_notify_wait(L, s, 0); return;
   case PTO_OP_DIST_REMOTE_LOAD: lower_remote_load(L, s); return;
   case PTO_OP_DIST_REMOTE_STORE: lower_remote_store(L, s); return;
+  case PTO_OP_DIST_BARRIER: lower_barrier(L, s); return;
+  case PTO_OP_DIST_ALLREDUCE: lower_collective(L, s, PTO_DIST_ALLREDUCE); return;
+  case PTO_OP_DIST_BROADCAST: lower_collective(L, s, PTO_DIST_BROADCAST); return;
+  case PTO_OP_DIST_ALLGATHER: lower_collective(L, s, PTO_DIST_ALLGATHER); return;
+  case PTO_OP_DIST_REDUCE_SCATTER: lower_collective(L, s, PTO_DIST_REDUCE_SCATTER); return;
   default:
     pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s is not allowed in a kernel",
                     pto_op_info_get(s->op.opc)->name);

@@ -995,7 +995,12 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
   case PTO_OP_DIST_NOTIFY:
   case PTO_OP_DIST_WAIT:
   case PTO_OP_DIST_REMOTE_LOAD:
-  case PTO_OP_DIST_REMOTE_STORE: pto__lower_dist_op(L, s); return;
+  case PTO_OP_DIST_REMOTE_STORE:
+  case PTO_OP_DIST_BARRIER:
+  case PTO_OP_DIST_ALLREDUCE:
+  case PTO_OP_DIST_BROADCAST:
+  case PTO_OP_DIST_ALLGATHER:
+  case PTO_OP_DIST_REDUCE_SCATTER: pto__lower_dist_op(L, s); return;
   default:
     pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s is not allowed in a kernel",
                     pto_op_info_get(op) ? pto_op_info_get(op)->name : "op");

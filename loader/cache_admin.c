@@ -250,6 +250,12 @@ pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {
     free(buf);
     free(real);
   }
+  /* A host program's callee work dirs are part of the entry (same key). */
+  for (int i = 0; i < m.ncallees && !s; i++) {
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/callees/%s", entry_dir, m.callees[i]);
+    s = pto_cache_verify_entry(sub, key);
+  }
 done:
   pto_manifest_free(&m);
   return s;

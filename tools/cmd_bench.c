@@ -220,6 +220,7 @@ const pto_cmd cli_cmd_bench = {
     "compile options (for a .ptir PROG):\n"
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
+    "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
     "\n"
     "A progress bar is drawn on stderr when it is a terminal. With PTO_LOG_LEVEL=timing every\n"
     "launch (warmup included) also writes its [STRACE] lines to stderr; 'pto trace' of that log\n"

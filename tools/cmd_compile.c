@@ -233,7 +233,9 @@ const pto_cmd cli_cmd_compile = {
     "specialized program), orchestration/<entry>.cpp and .so, kernels/<kernel>.ll and .o, and\n"
     "kernels/kernels.so. The sources in DIR may be edited by hand; 'pto rebuild DIR' (or loading\n"
     "DIR with 'pto run DIR') rebuilds what changed. Binaries come from the binary cache when an\n"
-    "equal program was compiled before.\n"
+    "equal program was compiled before. A program with a host entry (L3) gets host/host.c and\n"
+    "host/host.so (the host function as C) and one such work dir per orch it calls in\n"
+    "callees/<orch>/, for the device set of --devices.\n"
     "\n"
     "options:\n"
     "  -o DIR                 the work dir to write (created if missing)\n"
@@ -252,5 +254,6 @@ const pto_cmd cli_cmd_compile = {
     "kernels or more).\n"
     "\n"
     "example:\n"
-    "  pto compile examples/scale_rows.ptir -o build/scale_rows -D act=1\n",
+    "  pto compile examples/scale_rows.ptir -o build/scale_rows -D act=1\n"
+    "  pto compile examples/allreduce_mesh.ptir --devices 4 -o build/allreduce\n",
     cmd_compile};

@@ -322,6 +322,7 @@ const pto_cmd cli_cmd_run = {
     "compile options (for a .ptir PROG):\n"
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
+    "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
     "\n"
     "exit status: 0 success, 1 the run or the check failed, 2 bad usage or input.\n"
     "\n"

@@ -749,6 +749,50 @@ ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int6
   return pto_chip(v);
 }
 
+// tensor.reshape: a view of the same elements in a new row-major shape; the source must be
+// contiguous and the element counts equal.
+template <size_t N>
+ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
+  pto_orch_tensor v = pto_view(src);
+  int64_t have = 1, want = 1, dense = 1;
+  bool contiguous = true;
+  for (int d = v.rank - 1; d >= 0; --d) {
+    if (v.shape[d] != 1 && v.stride[d] != dense) contiguous = false;
+    dense *= v.shape[d];
+    have *= v.shape[d];
+  }
+  for (size_t d = 0; d < N; ++d) want *= shape[d];
+  if (want != have)
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.reshape: the tensor has %lld elements, the shape %lld",
+                    static_cast<long long>(have), static_cast<long long>(want));
+  if (!contiguous)
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.reshape: the tensor is not contiguous");
+  v.rank = static_cast<int32_t>(N);
+  int64_t stride = 1;
+  for (int d = PTO_MAX_RANK - 1; d >= 0; --d) {
+    v.shape[d] = d < static_cast<int>(N) ? shape[d] : 0;
+    v.stride[d] = d < static_cast<int>(N) ? stride : 0;
+    if (d < static_cast<int>(N)) stride *= shape[d];
+  }
+  return pto_chip(v);
+}
+
+// tensor.select: %t[idx], the leading dim indexed and dropped.
+inline ChipTensor pto_select(const ChipTensor &src, int64_t idx) {
+  pto_orch_tensor v = pto_view(src);
+  if (v.rank < 2 || idx < 0 || idx >= v.shape[0])
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.select: index %lld is outside the extent %lld of dim 0",
+                    static_cast<long long>(idx), static_cast<long long>(v.shape[0]));
+  if (idx < 0 || idx >= v.shape[0]) idx = 0;
+  v.addr += static_cast<uint64_t>(idx * v.stride[0]) * pto_dtype_bytes(v.dtype);
+  for (int d = 0; d < PTO_MAX_RANK; ++d) {
+    v.shape[d] = d + 1 < v.rank ? v.shape[d + 1] : 0;
+    v.stride[d] = d + 1 < v.rank ? v.stride[d + 1] : 0;
+  }
+  v.rank -= 1;
+  return pto_chip(v);
+}
+
 // The condition of a for with a runtime step: a negative step counts down (as Python's
 // range), a zero step fails the launch.
 inline bool pto_in_range(int64_t i, int64_t hi, int64_t step) {

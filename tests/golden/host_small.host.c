@@ -90,6 +90,57 @@ static int ph_slice(ph_state *st, const pto_host_ref *src, const int64_t *offs,
   return 0;
 }
 
+/* tensor.reshape: the same elements, row-major in the new shape; the source contiguous. */
+static int ph_reshape(ph_state *st, const pto_host_ref *src, const int64_t *shape, int n,
+                      pto_host_ref *out) {
+  int64_t have = 1, want = 1, dense = 1;
+  int contiguous = 1;
+  for (int d = src->rank - 1; d >= 0; d--) {
+    if (src->shape[d] != 1 && src->stride[d] != dense) contiguous = 0;
+    dense *= src->shape[d];
+    have *= src->shape[d];
+  }
+  for (int d = 0; d < n; d++) want *= shape[d];
+  char msg[160];
+  if (have != want || !contiguous) {
+    if (have != want)
+      snprintf(msg, sizeof msg, "tensor.reshape: the tensor has %lld elements, the shape %lld",
+               (long long)have, (long long)want);
+    else
+      snprintf(msg, sizeof msg, "tensor.reshape: the tensor is not contiguous");
+    ph_fatal(st, PTO_KERNEL_ERR_DIM_MISMATCH, msg);
+    return 1;
+  }
+  *out = *src;
+  out->rank = n;
+  int64_t stride = 1;
+  for (int d = PTO_MAX_RANK - 1; d >= 0; d--) {
+    out->shape[d] = d < n ? shape[d] : 0;
+    out->stride[d] = d < n ? stride : 0;
+    if (d < n) stride *= shape[d];
+  }
+  return 0;
+}
+
+/* tensor.select: the leading dim indexed and dropped. */
+static int ph_select(ph_state *st, const pto_host_ref *src, int64_t idx, pto_host_ref *out) {
+  if (src->rank < 2 || idx < 0 || idx >= src->shape[0]) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "tensor.select: index %lld is outside the extent %lld of dim 0",
+             (long long)idx, (long long)src->shape[0]);
+    ph_fatal(st, PTO_KERNEL_ERR_DIM_MISMATCH, msg);
+    return 1;
+  }
+  *out = *src;
+  out->offset += idx * src->stride[0];
+  for (int d = 0; d < PTO_MAX_RANK; d++) {
+    out->shape[d] = d + 1 < src->rank ? src->shape[d + 1] : 0;
+    out->stride[d] = d + 1 < src->rank ? src->stride[d + 1] : 0;
+  }
+  out->rank = src->rank - 1;
+  return 0;
+}
+
 static int ph_check_device(ph_state *st, int64_t device, const char *callee) {
   int64_t n = st->api->world_size(st->api->ctx);
   if (device >= 0 && device < n) return 0;

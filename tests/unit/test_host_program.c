@@ -8,6 +8,7 @@
 
 #include "pto/ir.h"
 #include "pto/loader.h"
+#include "pto/manifest.h"
 #include "testutil.h"
 
 #define HOST_SMALL PTO_SOURCE_DIR "/tests/golden/host_small.ptir"
@@ -299,15 +300,162 @@ static void test_host_entry_fatal_errors(void **state) {
   assert_int_equal(f.nfatal, 0);
 }
 
+/* tensor.reshape and tensor.select in a host: view arithmetic on pto_host_ref. */
+static const char *k_views =
+    "program views\n"
+    "dynamic M\n"
+    "kernel @k(%a: tensor[4, 64] f32, out %b: tensor[4, 64] f32) -> (tensor[4, 64] f32) {\n"
+    "  %t = tile.load(%a, [0, 0], [4, 64])\n"
+    "  %b1 = tile.store(%t, [0, 0], %b)\n"
+    "  return %b1\n"
+    "}\n"
+    "orch @o(%a: tensor[4, 64] f32, out %b: tensor[4, 64] f32) -> (tensor[4, 64] f32) {\n"
+    "  %b1 = call @k(%a, %b)\n"
+    "  return %b1\n"
+    "}\n"
+    "host @main(%x: tensor[M, 256] f32, out %y: tensor[M, 4, 64] f32) {\n"
+    "  %x3 = tensor.reshape(%x, [M, 4, 64])\n"
+    "  %n = dist.world_size()\n"
+    "  for %r in range(0, %n) {\n"
+    "    %xi = tensor.select(%x3, %r)\n"
+    "    %yi = tensor.select(%y, %r)\n"
+    "    call @o(%xi, %yi) device=%r\n"
+    "  }\n"
+    "}\n";
+
+static int32_t run_views(const pto_program *prog, fake_host *f, int64_t M, int64_t xstride) {
+  pto_host_api api;
+  memset(&api, 0, sizeof api);
+  api.version = PTO_HOST_ABI_VERSION;
+  api.size = sizeof api;
+  api.ctx = f;
+  api.world_size = f_world;
+  api.create_tensor = f_create;
+  api.alloc_window = f_window;
+  api.call = f_call;
+  api.report_fatal = f_fatal;
+  pto_host_ref t[2];
+  memset(t, 0, sizeof t);
+  t[0] = (pto_host_ref){.buffer = 1, .rank = 2, .dtype = PTO_DTYPE_F32};
+  t[0].shape[0] = M;
+  t[0].shape[1] = 256;
+  t[0].stride[0] = xstride;
+  t[0].stride[1] = 1;
+  t[1] = (pto_host_ref){.buffer = 2, .rank = 3, .dtype = PTO_DTYPE_F32};
+  t[1].shape[0] = M;
+  t[1].shape[1] = 4;
+  t[1].shape[2] = 64;
+  t[1].stride[0] = 256;
+  t[1].stride[1] = 64;
+  t[1].stride[2] = 1;
+  pto_host_args args = {t, NULL, 2, 0};
+  return pto_program_host_entry(prog)(&api, &args);
+}
+
+static void test_host_reshape_and_select(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("host-views");
+  pto_ir_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_views, strlen(k_views), "views.ptir", &p));
+  static const int32_t devs[] = {0, 1, 2, 3};
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  opt.devices = devs;
+  opt.ndevices = 4;
+  assert_pto_ok(pto_compile_to_dir(p, &opt, dir, 0));
+  pto_program *prog = NULL;
+  assert_pto_ok(pto_program_load_dir(dir, &prog));
+  fake_host f;
+  memset(&f, 0, sizeof f);
+  f.world = 2;
+  assert_int_equal(run_views(prog, &f, 3, 256), 0);
+  assert_int_equal(f.ncalls, 2);
+  for (int r = 0; r < 2; r++) {
+    const pto_host_call_arg *a = f.calls[r].args;
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(a[k].tensor.buffer, (uint64_t)(k + 1));
+      assert_int_equal(a[k].tensor.rank, 2);
+      assert_int_equal(a[k].tensor.offset, r * 256);
+      assert_int_equal(a[k].tensor.shape[0], 4);
+      assert_int_equal(a[k].tensor.shape[1], 64);
+      assert_int_equal(a[k].tensor.stride[0], 64);
+      assert_int_equal(a[k].tensor.stride[1], 1);
+    }
+  }
+  /* select past the leading extent: 4 ranks over M = 3 rows. */
+  memset(&f, 0, sizeof f);
+  f.world = 4;
+  assert_int_equal(run_views(prog, &f, 3, 256), PTO_KERNEL_ERR_DIM_MISMATCH);
+  assert_int_equal(f.ncalls, 3);
+  assert_non_null(strstr(f.fatal_msg, "tensor.select: index 3 is outside the extent 3"));
+  /* reshape of a non-contiguous view. */
+  memset(&f, 0, sizeof f);
+  f.world = 1;
+  assert_int_equal(run_views(prog, &f, 3, 300), PTO_KERNEL_ERR_DIM_MISMATCH);
+  assert_int_equal(f.ncalls, 0);
+  assert_non_null(strstr(f.fatal_msg, "not contiguous"));
+  pto_program_release(prog);
+  pto_ir_program_destroy(p);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* The host part of a manifest: written, read back, and each bad field named. */
+static void test_host_manifest_fields(void **state) {
+  host_fixture *h = *state;
+  pto_manifest m;
+  assert_pto_ok(pto_manifest_read(h->dir, &m));
+  assert_true(m.is_host);
+  assert_string_equal(m.host_name, "main");
+  assert_string_equal(m.host_source, "host/host.c");
+  assert_string_equal(m.host.path, "host/host.so");
+  assert_int_equal(strlen(m.host.build_id), 40);
+  assert_int_equal(m.ndevices, 2);
+  assert_int_equal(m.devices[0], 3);
+  assert_int_equal(m.devices[1], 1);
+  assert_int_equal(m.ncallees, 1);
+  assert_string_equal(m.callees[0], "part");
+  assert_null(m.orch.path);
+  char *text = NULL;
+  assert_pto_ok(pto_manifest_to_json(&m, &text));
+  static const struct {
+    const char *from, *to, *msg;
+  } bad[] = {
+      {"\"kind\": \"host\"", "\"kind\": \"l3\"", "field 'kind'"},
+      {"\"devices\": [\n    3,\n    1\n  ]", "\"devices\": [3, 3]", "device 3 appears twice"},
+      {"\"devices\": [\n    3,\n    1\n  ]", "\"devices\": []", "field 'devices'"},
+      {"\"devices\": [\n    3,\n    1\n  ]", "\"devices\": [-1]", "field 'devices[0]'"},
+      {"\"callees\": [\n    \"part\"\n  ]", "\"callees\": [\"../x\"]", "field 'callees[0]'"},
+      {"\"source\": \"host/host.c\"", "\"source\": \"host/other.c\"", "no content hash for 'host/other.c'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *at = strstr(text, bad[i].from);
+    if (!at) print_error("case %zu: '%s' not in\n%s\n", i, bad[i].from, text);
+    assert_non_null(at);
+    size_t n = strlen(text) + strlen(bad[i].to) + 1;
+    char *t = malloc(n);
+    snprintf(t, n, "%.*s%s%s", (int)(at - text), text, bad[i].to, at + strlen(bad[i].from));
+    pto_manifest x;
+    pto_status s = pto_manifest_parse(t, strlen(t), "m.json", &x);
+    assert_non_null(s);
+    assert_status_contains(s, bad[i].msg);
+    free(t);
+  }
+  free(text);
+  pto_manifest_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest keys[] = {
       cmocka_unit_test(test_host_key_includes_the_device_set),
       cmocka_unit_test(test_l2_key_leaves_the_device_set_out),
+      cmocka_unit_test(test_host_reshape_and_select),
   };
   const struct CMUnitTest dir[] = {
       cmocka_unit_test(test_host_dir_accessors),
       cmocka_unit_test(test_host_entry_calls_the_table),
       cmocka_unit_test(test_host_entry_fatal_errors),
+      cmocka_unit_test(test_host_manifest_fields),
   };
   int rc = cmocka_run_group_tests(keys, NULL, NULL);
   return rc | cmocka_run_group_tests(dir, setup_dir, teardown_dir);

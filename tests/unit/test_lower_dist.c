@@ -4,6 +4,9 @@
  * a nonzero return from the table comes back as the kernel's return, and a NULL table (an L2
  * worker) gives PTO_KERNEL_ERR_DIST. */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +19,8 @@
 /* ---- the fake transport ------------------------------------------------------------------- */
 
 typedef struct fake_call {
-  int fn; /* 1 notify, 2 wait, 3 remote_load, 4 remote_store */
+  int fn; /* 1 notify, 2 wait, 3 remote_load, 4 remote_store, 5 barrier, 6 collective
+           * (collective: peer = kind, value = root, mode = op, elem_bytes = mode) */
   const void *p0, *p1;
   int64_t s0, s1, rows, cols;
   int32_t peer, value, mode, elem_bytes;
@@ -63,6 +67,18 @@ static int32_t f_remote_store(const pto_dist_ctx *d, const void *src, int64_t sr
                             .elem_bytes = elem_bytes});
 }
 
+static int32_t f_barrier(const pto_dist_ctx *d, const struct pto_kernel_tensor *sig) {
+  (void)d;
+  return record((fake_call){.fn = 5, .p0 = sig});
+}
+static int32_t f_collective(const pto_dist_ctx *d, int32_t kind, const struct pto_kernel_tensor *win,
+                            const struct pto_kernel_tensor *sig, int32_t op, int32_t mode,
+                            int32_t root) {
+  (void)d;
+  return record((fake_call){.fn = 6, .p0 = win, .p1 = sig, .peer = kind, .value = root,
+                            .mode = op, .elem_bytes = mode});
+}
+
 static pto_dist_ctx fake_ctx(int rank, int nranks) {
   pto_dist_ctx d;
   memset(&d, 0, sizeof d);
@@ -74,6 +90,8 @@ static pto_dist_ctx fake_ctx(int rank, int nranks) {
   d.wait = f_wait;
   d.remote_load = f_remote_load;
   d.remote_store = f_remote_store;
+  d.barrier = f_barrier;
+  d.collective = f_collective;
   g_ncalls = 0;
   g_fail_at = -1;
   memset(g_calls, 0, sizeof g_calls);
@@ -120,6 +138,16 @@ static const char *k_src =
     "  %t = tile.load(%x, [0, 0], [4, 8], valid=[3, 8])\n"
     "  %w1 = dist.remote_store(%t, %w, %p, [5, 2])\n"
     "  return %w1\n"
+    "}\n"
+    "kernel @k_coll(inout %win: dtensor[8, 16] f32, inout %sig: dtensor[1, 8] i32, %root: index)\n"
+    "    -> (dtensor[8, 16] f32, dtensor[1, 8] i32) {\n"
+    "  dist.barrier(%sig)\n"
+    "  %a = dist.allreduce(%win, %sig)\n"
+    "  %b = dist.allreduce(%a, %sig, op=max, mode=ring)\n"
+    "  %c = dist.broadcast(%b, %sig, %root)\n"
+    "  %e = dist.allgather(%c, %sig)\n"
+    "  %f = dist.reduce_scatter(%e, %sig, op=prod)\n"
+    "  return %f, %sig\n"
     "}\n";
 
 typedef struct lib {
@@ -349,6 +377,198 @@ static void test_dist_remote_store_arguments(void **state) {
     assert_true(src[i] == x[i]);
 }
 
+static void test_dist_barrier_and_collectives(void **state) {
+  (void)state;
+  float w[8 * 16] = {0};
+  int32_t sig[8] = {0};
+  pto_kernel_tensor t[2] = {desc(w, PTO_DTYPE_F32, 8, 16, 16), desc(sig, PTO_DTYPE_I32, 1, 8, 8)};
+  uint64_t sc[1] = {2};
+  pto_dist_ctx d = fake_ctx(1, 4);
+  assert_int_equal(call("k_coll", t, sc, &d), 0);
+  assert_int_equal(g_ncalls, 6);
+  assert_int_equal(g_calls[0].fn, 5);
+  assert_ptr_equal(g_calls[0].p0, &t[1]); /* the signal window's own descriptor */
+  static const int kinds[5] = {PTO_DIST_ALLREDUCE, PTO_DIST_ALLREDUCE, PTO_DIST_BROADCAST,
+                               PTO_DIST_ALLGATHER, PTO_DIST_REDUCE_SCATTER};
+  static const int ops[5] = {PTO_DIST_RED_SUM, PTO_DIST_RED_MAX, PTO_DIST_RED_SUM,
+                             PTO_DIST_RED_SUM, PTO_DIST_RED_PROD};
+  static const int modes[5] = {PTO_DIST_MODE_MESH, PTO_DIST_MODE_RING, PTO_DIST_MODE_MESH,
+                               PTO_DIST_MODE_MESH, PTO_DIST_MODE_MESH};
+  for (int i = 0; i < 5; i++) {
+    const fake_call *c = &g_calls[i + 1];
+    assert_int_equal(c->fn, 6);
+    assert_int_equal(c->peer, kinds[i]);
+    assert_ptr_equal(c->p0, &t[0]);
+    assert_ptr_equal(c->p1, &t[1]);
+    assert_int_equal(c->mode, ops[i]);
+    assert_int_equal(c->elem_bytes, modes[i]);
+    assert_int_equal(c->value, kinds[i] == PTO_DIST_BROADCAST ? 2 : 0);
+  }
+  /* A failing collective stops the kernel with its code. */
+  d = fake_ctx(1, 4);
+  g_fail_at = 3;
+  g_fail_code = PTO_KERNEL_ERR_DIST_TIMEOUT;
+  assert_int_equal(call("k_coll", t, sc, &d), PTO_KERNEL_ERR_DIST_TIMEOUT);
+  assert_int_equal(g_ncalls, 4);
+  g_ncalls = 0;
+  assert_int_equal(call("k_coll", t, sc, NULL), PTO_KERNEL_ERR_DIST);
+  assert_int_equal(g_ncalls, 0);
+}
+
+/* ---- a real (in-process) transport: the mesh allreduce example on N threads --------------- */
+
+enum { MAXR = 8 };
+
+typedef struct mini_win {
+  char *base[MAXR]; /* rank r's slice */
+  int64_t bytes;    /* of one slice */
+} mini_win;
+
+typedef struct mini {
+  mini_win win[2];
+  int nwin;
+} mini;
+
+/* The peer's address of local address p of rank `rank`. */
+static void *peer_addr(const pto_dist_ctx *d, const void *p, int peer) {
+  const mini *m = d->impl;
+  for (int w = 0; w < m->nwin; w++) {
+    const char *b = m->win[w].base[d->rank];
+    if ((const char *)p >= b && (const char *)p < b + m->win[w].bytes)
+      return m->win[w].base[peer] + ((const char *)p - b);
+  }
+  return NULL;
+}
+
+static int32_t m_notify(const pto_dist_ctx *d, int32_t *sig, int32_t peer, int32_t value,
+                        int32_t op) {
+  if (peer < 0 || peer >= d->nranks) return PTO_KERNEL_ERR_DIST;
+  _Atomic int32_t *e = peer_addr(d, sig, peer);
+  if (!e) return PTO_KERNEL_ERR_DIST;
+  if (op == PTO_DIST_NOTIFY_ADD) atomic_fetch_add(e, value);
+  else atomic_store(e, value);
+  return 0;
+}
+
+static int32_t m_wait(const pto_dist_ctx *d, int32_t *sig, int32_t value, int32_t cmp) {
+  (void)d;
+  _Atomic int32_t *e = (_Atomic int32_t *)sig;
+  for (long i = 0; i < 200000000L; i++) {
+    int32_t v = atomic_load(e);
+    if (cmp == PTO_DIST_WAIT_EQ ? v == value : v >= value) return 0;
+    sched_yield();
+  }
+  return PTO_KERNEL_ERR_DIST_TIMEOUT;
+}
+
+static int32_t m_remote_load(const pto_dist_ctx *d, void *dst, int64_t dst_stride,
+                             const void *src_local, int64_t src_stride, int32_t peer, int64_t rows,
+                             int64_t cols, int32_t elem_bytes) {
+  if (peer < 0 || peer >= d->nranks) return PTO_KERNEL_ERR_DIST;
+  const char *src = peer_addr(d, src_local, peer);
+  if (!src) return PTO_KERNEL_ERR_DIST;
+  atomic_thread_fence(memory_order_acquire);
+  for (int64_t r = 0; r < rows; r++)
+    memcpy((char *)dst + r * dst_stride * elem_bytes, src + r * src_stride * elem_bytes,
+           (size_t)(cols * elem_bytes));
+  return 0;
+}
+
+typedef struct rank_job {
+  pto_kernel_fn fn;
+  pto_dist_ctx d;
+  pto_kernel_tensor t[4];
+  int32_t rc;
+} rank_job;
+
+static void *rank_main(void *arg) {
+  rank_job *j = arg;
+  void *arena = aligned_alloc(64, 1 << 16);
+  pto_core_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.scratch = arena;
+  ctx.scratch_size = 1 << 16;
+  ctx.ncores = 1;
+  ctx.dist = &j->d;
+  j->rc = j->fn(j->t, NULL, &ctx);
+  free(arena);
+  return NULL;
+}
+
+static void test_dist_mesh_allreduce_runs_on_threads(void **state) {
+  (void)state;
+  pto_ir_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_file(PTO_SOURCE_DIR "/examples/allreduce_mesh.ptir", &p));
+  char *dir = tu_mkdtemp("lower-dist-mesh");
+  char obj[1024], so[1024];
+  snprintf(obj, sizeof obj, "%s/k.o", dir);
+  snprintf(so, sizeof so, "%s/k.so", dir);
+  assert_pto_ok(pto__lower_kernel(p, pto_ir_program_find_func(p, "allreduce"), 2, NULL, obj, NULL));
+  char *out = NULL;
+  int rc = tu_run(&out, "cc -shared -o '%s' '%s' -lm", so, obj);
+  free(out);
+  assert_int_equal(rc, 0);
+  void *dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(dl);
+  void *f = dlsym(dl, "pto_kernel_allreduce");
+  assert_non_null(f);
+  pto_kernel_fn fn;
+  memcpy(&fn, &f, sizeof fn);
+  for (int n = 1; n <= 4; n++) {
+    float *x = malloc(sizeof(float) * 32 * 64 * (size_t)n), *y = calloc((size_t)n * 32 * 64, 4);
+    float *buf = calloc((size_t)n * 32 * 64, 4);
+    int32_t *sig = calloc((size_t)n * 8, 4);
+    for (int i = 0; i < n * 32 * 64; i++)
+      x[i] = (float)((i * 7919) % 1000) * 0.01f - 3.0f;
+    mini m;
+    memset(&m, 0, sizeof m);
+    m.nwin = 2;
+    m.win[0].bytes = 32 * 64 * 4;
+    m.win[1].bytes = 8 * 4;
+    for (int r = 0; r < n; r++) {
+      m.win[0].base[r] = (char *)(buf + r * 32 * 64);
+      m.win[1].base[r] = (char *)(sig + r * 8);
+    }
+    rank_job jobs[MAXR];
+    pthread_t th[MAXR];
+    for (int r = 0; r < n; r++) {
+      rank_job *j = &jobs[r];
+      memset(j, 0, sizeof *j);
+      j->fn = fn;
+      j->d = (pto_dist_ctx){.version = PTO_DIST_ABI_VERSION, .size = sizeof(pto_dist_ctx),
+                            .rank = r, .nranks = n, .impl = &m, .notify = m_notify,
+                            .wait = m_wait, .remote_load = m_remote_load};
+      j->t[0] = desc(x + r * 32 * 64, PTO_DTYPE_F32, 32, 64, 64);
+      j->t[1] = desc(buf + r * 32 * 64, PTO_DTYPE_F32, 32, 64, 64);
+      j->t[2] = desc(sig + r * 8, PTO_DTYPE_I32, 1, 8, 8);
+      j->t[3] = desc(y + r * 32 * 64, PTO_DTYPE_F32, 32, 64, 64);
+      pthread_create(&th[r], NULL, rank_main, j);
+    }
+    for (int r = 0; r < n; r++)
+      pthread_join(th[r], NULL);
+    for (int r = 0; r < n; r++)
+      assert_int_equal(jobs[r].rc, 0);
+    for (int r = 0; r < n; r++)
+      for (int i = 0; i < 32 * 64; i++) {
+        float want = 0.0f;
+        for (int q = 0; q < n; q++)
+          want += x[q * 32 * 64 + i];
+        if (y[r * 32 * 64 + i] != want) {
+          print_error("n=%d rank %d element %d: %g, want %g\n", n, r, i, y[r * 32 * 64 + i], want);
+          fail();
+        }
+      }
+    free(x);
+    free(y);
+    free(buf);
+    free(sig);
+  }
+  dlclose(dl);
+  tu_rmtree(dir);
+  free(dir);
+  pto_ir_program_destroy(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dist_rank_and_nranks),
@@ -358,6 +578,8 @@ int main(void) {
       cmocka_unit_test(test_dist_remote_load_arguments),
       cmocka_unit_test(test_dist_remote_load_clipped_pads_zero),
       cmocka_unit_test(test_dist_remote_store_arguments),
+      cmocka_unit_test(test_dist_barrier_and_collectives),
+      cmocka_unit_test(test_dist_mesh_allreduce_runs_on_threads),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
