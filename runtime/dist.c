@@ -936,6 +936,19 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
                  fn, pp->name);
         break;
       }
+      int bad = t->dtype != pp->dtype || t->rank != pp->rank;
+      for (int k = 0; !bad && k < t->rank; k++)
+        bad = pp->dims[k].sym < 0 && pp->dims[k].value >= 0 && pp->dims[k].value != t->shape[k];
+      if (bad) {
+        char got[96];
+        int o = 0;
+        for (int k = 0; k < t->rank && o < (int)sizeof got - 24; k++)
+          o += snprintf(got + o, sizeof got - (size_t)o, "%s%lld", k ? "x" : "", (long long)t->shape[k]);
+        s = fail(PTO_STATUS_INVALID_ARGUMENT,
+                 "%s: parameter '%s' is %s of rank %d; the tensor passed is %s [%s]", fn, pp->name,
+                 pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(t->dtype), got);
+        break;
+      }
       fill_ref(&refs[nt++], t->buf, t->rank, t->shape, t->dtype);
       continue;
     }

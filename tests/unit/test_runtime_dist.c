@@ -177,7 +177,7 @@ static void make_sig(hsig *h, int64_t rows0, int rank0) {
                             .dtype = PTO_DTYPE_F32, .rank = 2};
   (void)rows0;
   for (int i = 0; i < 2; i++)
-    for (int d = 0; d < PTO_MAX_RANK; d++) h->p[i].dims[d].sym = -1;
+    for (int d = 0; d < PTO_MAX_RANK; d++) h->p[i].dims[d] = (pto_sig_dim){-1, -1};
 }
 
 static pto_program *host_program(pto_host_entry_fn fn, int n, const int32_t *ids, int rank0) {
