@@ -97,6 +97,7 @@ struct pto_dist_worker {
   pto_dist_run_record last;
   int have_last;
   uint64_t nruns;
+  const pto_program *program; /* single-program mode, retained */
   char **names; /* interned span names */
   size_t nnames;
   char fatal[PTO__DIST_MSG];
@@ -382,6 +383,10 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
   if (!w) return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   w->n = cfg.ndevices;
   for (int r = 0; r < w->n; r++) w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
+  if (cfg.program) {
+    w->program = cfg.program;
+    pto_program_retain((pto_program *)w->program);
+  }
   if (!cfg.ncores_per_chip) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.ncores_per_chip = cpus / w->n > 1 ? (int)(cpus / w->n) : 1;
@@ -487,6 +492,7 @@ void pto_dist_worker_close(pto_dist_worker *w) {
   free(w->bufs);
   for (size_t i = 0; i < w->nprogs; i++) pto_program_release((pto_program *)w->progs[i].p);
   free(w->progs);
+  if (w->program) pto_program_release((pto_program *)w->program);
   free(w->posted);
   free(w->disp);
   for (size_t i = 0; i < w->nnames; i++) free(w->names[i]);
@@ -918,6 +924,11 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
   static const char fn[] = "pto_dist_worker_run";
   if (!w || !p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: worker or program is NULL", fn);
   if (w->broken) return broken(w);
+  if (w->program && p != w->program)
+    return fail(PTO_STATUS_FAILED_PRECONDITION,
+                "%s: this worker was opened for one program (single-program mode); open it "
+                "without pto_dist_config.program to run several programs on it",
+                fn);
   if (!pto_program_is_host(p))
     return fail(PTO_STATUS_INVALID_ARGUMENT,
                 "%s: the program's entry is not a host function; run an L2 program on a "
@@ -1067,6 +1078,46 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
     copy_host(NULL, &args[i].host, 1, w->heap + get_buffer(w, w->io_buf[i])->off);
   }
   return PTO_OK;
+}
+
+pto_status pto_dist_worker_call(pto_dist_worker *w, const pto_arg *args, size_t nargs) {
+  if (!w) return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_call: worker is NULL");
+  if (!w->program)
+    return fail(PTO_STATUS_FAILED_PRECONDITION,
+                "pto_dist_worker_call: this worker was opened without a program (multi-program "
+                "mode, where several programs share it), so there is no program to call: name "
+                "it with pto_dist_worker_run(w, program, args)");
+  return pto_dist_worker_run(w, w->program, args, nargs);
+}
+
+pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p,
+                             const pto_arg *args, size_t nargs) {
+  static const char fn[] = "pto_dist_run_once";
+  if (!p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
+  for (size_t i = 0; i < nargs; i++)
+    if (args[i].kind == PTO_ARG_DIST_TENSOR)
+      return fail(PTO_STATUS_INVALID_ARGUMENT,
+                  "%s: argument %zu is a resident tensor; a one-shot run opens and closes its "
+                  "own worker, so it cannot use tensors resident on another: open a "
+                  "pto_dist_worker and run on it",
+                  fn, i);
+  if (!pto_program_is_host(p))
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: the program's entry is not a host function", fn);
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
+  cfg.sz = sizeof cfg;
+  int32_t ids[PTO__DIST_MAX_RANKS];
+  int nd = pto_program_device_count(p);
+  for (int r = 0; r < nd && r < PTO__DIST_MAX_RANKS; r++) ids[r] = pto_program_device_id(p, r);
+  cfg.ndevices = nd;
+  cfg.device_ids = ids;
+  cfg.program = NULL;
+  pto_dist_worker *w = NULL;
+  PTO_RETURN_IF_ERROR(pto_dist_worker_open(&cfg, &w));
+  pto_status s = pto_dist_worker_run(w, p, args, nargs);
+  pto_dist_worker_close(w);
+  return s;
 }
 
 /* ---- resident and stacked tensors ------------------------------------------------------- */
