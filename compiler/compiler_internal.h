@@ -2,6 +2,7 @@
 #ifndef PTO_COMPILER_INTERNAL_H
 #define PTO_COMPILER_INTERNAL_H
 
+#include "pto/base.h"
 #include "pto/compiler.h"
 
 #include <limits.h>
@@ -44,8 +45,6 @@ pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,
  * *out_program to a new program, or to NULL when p has no incore scope (use p as it is). */
 pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_program);
 
-/* mkdir -p */
-pto_status pto__compiler_mkdirs(const char *path);
 pto_status pto__compiler_write_file(const char *path, const char *text);
 
 #endif

@@ -235,7 +235,7 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
     copt.scalars = binds;
     copt.nscalars = nb;
     snprintf(path, sizeof path, "%s/callees/%s", dir, names[i]);
-    if ((s = pto__compiler_mkdirs(path))) goto done;
+    if ((s = pto_file_mkdirs(path, 0755))) goto done;
     s = pto_compiler_build_dir(p, &copt, path, &out->callees[i]);
     if (s) {
       s = pto_status_annotate(s, "compiling @%s, called by host @%s", names[i], host->name);
@@ -250,7 +250,7 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
   free(text);
   text = NULL;
   snprintf(path, sizeof path, "%s/host", dir);
-  if ((s = pto__compiler_mkdirs(path))) goto done;
+  if ((s = pto_file_mkdirs(path, 0755))) goto done;
   if ((s = pto__emit_host(p, host, names, ncallees, &text))) goto done;
   c_path = path_join(dir, out->host_source);
   so_path = path_join(dir, out->host_binary);
@@ -333,9 +333,9 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
 
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/orchestration", dir);
-  if ((s = pto__compiler_mkdirs(path))) goto done;
+  if ((s = pto_file_mkdirs(path, 0755))) goto done;
   snprintf(path, sizeof path, "%s/kernels", dir);
-  if ((s = pto__compiler_mkdirs(path))) goto done;
+  if ((s = pto_file_mkdirs(path, 0755))) goto done;
 
   snprintf(path, sizeof path, "%s/program.ptir", dir);
   if ((s = pto_ir_print(p, &ptir))) goto done;

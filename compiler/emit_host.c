@@ -17,14 +17,14 @@
 
 #include "compiler_internal.h"
 #include "pto/orch_abi.h"
-#include "sbuf.h"
+#include "pto/base.h"
 
 typedef struct hemit {
   const pto_ir_program *p;
   const pto_ir_func *f;
   const char *const *callees; /* orch names, call index order */
   int ncallees;
-  sbuf out;
+  pto_text out;
   pto_status err;
 } hemit;
 
@@ -75,7 +75,7 @@ static const char *dtype_enum(pto_dtype dt) {
 static int is_int(pto_dtype dt) { return !pto_dtype_is_float(dt) && dt != PTO_DTYPE_BOOL; }
 
 static void vname(hemit *e, const pto_ir_value *v) {
-  sb_printf(&e->out, "v%d_%s", v->id, v->name ? v->name : "t");
+  pto_text_printf(&e->out, "v%d_%s", v->id, v->name ? v->name : "t");
 }
 
 static int is_ref(const pto_ir_value *v) { return v->type->kind != PTO_TYPE_SCALAR; }
@@ -111,7 +111,7 @@ static int has_int_div(const pto_ir_expr *x) {
 }
 
 static void emit_expr(hemit *e, const pto_ir_expr *x) {
-  sbuf *b = &e->out;
+  pto_text *b = &e->out;
   const char *ct = ctype(x->dtype);
   if (!ct && x->kind != PTO_EXPR_VALUE) {
     fail(e, x->loc, "f16/bf16 scalars are not supported in a host function");
@@ -119,67 +119,67 @@ static void emit_expr(hemit *e, const pto_ir_expr *x) {
   }
   switch (x->kind) {
   case PTO_EXPR_INT:
-    if (pto_dtype_is_float(x->dtype)) sb_printf(b, "((%s)%" PRId64 ")", ct, x->i);
-    else if (x->dtype == PTO_DTYPE_BOOL) sb_printf(b, "%d", x->i != 0);
-    else if (!pto_dtype_is_signed(x->dtype)) sb_printf(b, "((%s)UINT64_C(%" PRIu64 "))", ct, (uint64_t)x->i);
-    else if (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64) sb_printf(b, "INT64_C(%" PRId64 ")", x->i);
-    else sb_printf(b, "((%s)%" PRId64 ")", ct, x->i);
+    if (pto_dtype_is_float(x->dtype)) pto_text_printf(b, "((%s)%" PRId64 ")", ct, x->i);
+    else if (x->dtype == PTO_DTYPE_BOOL) pto_text_printf(b, "%d", x->i != 0);
+    else if (!pto_dtype_is_signed(x->dtype)) pto_text_printf(b, "((%s)UINT64_C(%" PRIu64 "))", ct, (uint64_t)x->i);
+    else if (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64) pto_text_printf(b, "INT64_C(%" PRId64 ")", x->i);
+    else pto_text_printf(b, "((%s)%" PRId64 ")", ct, x->i);
     return;
   case PTO_EXPR_FLOAT:
-    if (isnan(x->f)) sb_printf(b, "((%s)NAN)", ct);
-    else if (isinf(x->f)) sb_printf(b, "((%s)(%sINFINITY))", ct, x->f < 0 ? "-" : "");
-    else sb_printf(b, "((%s)%a)", ct, x->f);
+    if (isnan(x->f)) pto_text_printf(b, "((%s)NAN)", ct);
+    else if (isinf(x->f)) pto_text_printf(b, "((%s)(%sINFINITY))", ct, x->f < 0 ? "-" : "");
+    else pto_text_printf(b, "((%s)%a)", ct, x->f);
     return;
-  case PTO_EXPR_BOOL: sb_printf(b, "%d", x->b ? 1 : 0); return;
+  case PTO_EXPR_BOOL: pto_text_printf(b, "%d", x->b ? 1 : 0); return;
   case PTO_EXPR_VALUE: vname(e, x->value); return;
-  case PTO_EXPR_SYM: sb_printf(b, "s_%s", e->p->syms[x->sym]); return;
+  case PTO_EXPR_SYM: pto_text_printf(b, "s_%s", e->p->syms[x->sym]); return;
   case PTO_EXPR_UNARY:
-    sb_printf(b, "(%s", x->op == PTO_EOP_NOT ? "!" : "-");
+    pto_text_printf(b, "(%s", x->op == PTO_EOP_NOT ? "!" : "-");
     emit_expr(e, x->a);
-    sb_printf(b, ")");
+    pto_text_printf(b, ")");
     return;
   case PTO_EXPR_CAST:
     if (x->dtype == PTO_DTYPE_BOOL) {
-      sb_printf(b, "((");
+      pto_text_printf(b, "((");
       emit_expr(e, x->a);
-      sb_printf(b, ") != 0)");
+      pto_text_printf(b, ") != 0)");
     } else {
-      sb_printf(b, "((%s)(", ct);
+      pto_text_printf(b, "((%s)(", ct);
       emit_expr(e, x->a);
-      sb_printf(b, "))");
+      pto_text_printf(b, "))");
     }
     return;
   case PTO_EXPR_BINARY: {
     const char *op = binop_str(x->op);
     if (op) {
-      sb_printf(b, "(");
+      pto_text_printf(b, "(");
       emit_expr(e, x->lhs);
-      sb_printf(b, " %s ", op);
+      pto_text_printf(b, " %s ", op);
       emit_expr(e, x->rhs);
-      sb_printf(b, ")");
+      pto_text_printf(b, ")");
       return;
     }
     if (x->op == PTO_EOP_MIN || x->op == PTO_EOP_MAX) {
-      sb_printf(b, "%s(", x->op == PTO_EOP_MIN ? "PH_MIN" : "PH_MAX");
+      pto_text_printf(b, "%s(", x->op == PTO_EOP_MIN ? "PH_MIN" : "PH_MAX");
     } else if (pto_dtype_is_float(x->dtype)) {
       if (x->op == PTO_EOP_DIV) {
-        sb_printf(b, "(");
+        pto_text_printf(b, "(");
         emit_expr(e, x->lhs);
-        sb_printf(b, " / ");
+        pto_text_printf(b, " / ");
         emit_expr(e, x->rhs);
-        sb_printf(b, ")");
+        pto_text_printf(b, ")");
         return;
       }
-      sb_printf(b, "(%s)ph_fmod((double)", ct);
+      pto_text_printf(b, "(%s)ph_fmod((double)", ct);
     } else {
       int u = !pto_dtype_is_signed(x->dtype);
-      sb_printf(b, "(%s)ph_%s%s(&st, (%s)", ct, x->op == PTO_EOP_DIV ? "div" : "mod", u ? "_u" : "",
+      pto_text_printf(b, "(%s)ph_%s%s(&st, (%s)", ct, x->op == PTO_EOP_DIV ? "div" : "mod", u ? "_u" : "",
                 u ? "uint64_t" : "int64_t");
     }
     emit_expr(e, x->lhs);
-    sb_printf(b, ", ");
+    pto_text_printf(b, ", ");
     emit_expr(e, x->rhs);
-    sb_printf(b, ")");
+    pto_text_printf(b, ")");
     return;
   }
   }
@@ -187,8 +187,8 @@ static void emit_expr(hemit *e, const pto_ir_expr *x) {
 
 /* After a statement whose expressions may divide by zero: return the fatal code. */
 static void check_rc(hemit *e, int depth) {
-  sb_indent(&e->out, depth);
-  sb_printf(&e->out, "if (st.rc) return st.rc;\n");
+  pto_text_pad(&e->out, (size_t)(depth) * 2);
+  pto_text_printf(&e->out, "if (st.rc) return st.rc;\n");
 }
 
 static int arg_has_div(const pto_ir_arg *a) {
@@ -200,28 +200,28 @@ static int arg_has_div(const pto_ir_arg *a) {
 }
 
 static void emit_list(hemit *e, const pto_ir_arg *a) {
-  sb_printf(&e->out, "{");
+  pto_text_printf(&e->out, "{");
   for (int i = 0; i < a->list.n; i++) {
-    if (i) sb_printf(&e->out, ", ");
-    sb_printf(&e->out, "(int64_t)");
+    if (i) pto_text_printf(&e->out, ", ");
+    pto_text_printf(&e->out, "(int64_t)");
     emit_expr(e, a->list.items[i]);
   }
-  sb_printf(&e->out, "}");
+  pto_text_printf(&e->out, "}");
 }
 
 static void emit_decl(hemit *e, const pto_ir_value *v) {
   if (is_ref(v)) {
-    sb_printf(&e->out, "pto_host_ref ");
+    pto_text_printf(&e->out, "pto_host_ref ");
   } else {
     const char *ct = ctype(v->type->dtype);
     if (!ct) fail(e, v->loc, "f16/bf16 scalars are not supported in a host function");
-    sb_printf(&e->out, "%s ", ct ? ct : "int");
+    pto_text_printf(&e->out, "%s ", ct ? ct : "int");
   }
   vname(e, v);
 }
 
 static void emit_op(hemit *e, const pto_ir_stmt *s, int depth) {
-  sbuf *b = &e->out;
+  pto_text *b = &e->out;
   const pto_ir_arg *a = s->op.args;
   const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
   int div = 0;
@@ -230,136 +230,136 @@ static void emit_op(hemit *e, const pto_ir_stmt *s, int depth) {
   switch (s->op.opc) {
   case PTO_OP_DIST_WORLD_SIZE:
     if (!r) return;
-    sb_indent(b, depth);
+    pto_text_pad(b, (size_t)(depth) * 2);
     emit_decl(e, r);
-    sb_printf(b, " = api->world_size(api->ctx);\n");
+    pto_text_printf(b, " = api->world_size(api->ctx);\n");
     return;
   case PTO_OP_TENSOR_CREATE:
   case PTO_OP_DIST_ALLOC_WINDOW: {
     if (!r) return;
-    sb_indent(b, depth);
+    pto_text_pad(b, (size_t)(depth) * 2);
     emit_decl(e, r);
-    sb_printf(b, ";\n");
-    sb_indent(b, depth);
-    sb_printf(b, "{\n");
-    sb_indent(b, depth + 1);
-    sb_printf(b, "const int64_t shape[%d] = ", a[0].list.n);
+    pto_text_printf(b, ";\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "{\n");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "const int64_t shape[%d] = ", a[0].list.n);
     emit_list(e, &a[0]);
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
     if (div) check_rc(e, depth + 1);
-    sb_indent(b, depth + 1);
-    sb_printf(b, "int32_t rc = api->%s(api->ctx, %d, shape, %s, &",
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "int32_t rc = api->%s(api->ctx, %d, shape, %s, &",
               s->op.opc == PTO_OP_TENSOR_CREATE ? "create_tensor" : "alloc_window", a[0].list.n,
               dtype_enum(a[1].dtype));
     vname(e, r);
-    sb_printf(b, ");\n");
-    sb_indent(b, depth + 1);
-    sb_printf(b, "if (rc) return rc;\n");
-    sb_indent(b, depth);
-    sb_printf(b, "}\n");
+    pto_text_printf(b, ");\n");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "if (rc) return rc;\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "}\n");
     return;
   }
   case PTO_OP_DIST_WINDOW:
     if (!r) return;
-    sb_indent(b, depth);
+    pto_text_pad(b, (size_t)(depth) * 2);
     emit_decl(e, r);
-    sb_printf(b, " = ");
+    pto_text_printf(b, " = ");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ";\n");
-    sb_indent(b, depth);
+    pto_text_printf(b, ";\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
     vname(e, r);
-    sb_printf(b, ".window = 1;\n");
+    pto_text_printf(b, ".window = 1;\n");
     return;
   case PTO_OP_TENSOR_DIM: {
     if (!r) return;
     int64_t axis = 0;
     pto_ir_expr_static_int(a[1].expr, &axis);
-    sb_indent(b, depth);
+    pto_text_pad(b, (size_t)(depth) * 2);
     emit_decl(e, r);
-    sb_printf(b, " = (%s)", ctype(r->type->dtype) ? ctype(r->type->dtype) : "int64_t");
+    pto_text_printf(b, " = (%s)", ctype(r->type->dtype) ? ctype(r->type->dtype) : "int64_t");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ".shape[%" PRId64 "];\n", axis);
+    pto_text_printf(b, ".shape[%" PRId64 "];\n", axis);
     return;
   }
   case PTO_OP_TENSOR_SLICE: {
     if (!r) return;
     int n = a[1].list.n;
-    sb_indent(b, depth);
+    pto_text_pad(b, (size_t)(depth) * 2);
     emit_decl(e, r);
-    sb_printf(b, ";\n");
-    sb_indent(b, depth);
-    sb_printf(b, "{\n");
-    sb_indent(b, depth + 1);
-    sb_printf(b, "const int64_t offs[%d] = ", n);
+    pto_text_printf(b, ";\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "{\n");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "const int64_t offs[%d] = ", n);
     emit_list(e, &a[1]);
-    sb_printf(b, ", shape[%d] = ", n);
+    pto_text_printf(b, ", shape[%d] = ", n);
     emit_list(e, &a[2]);
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
     if (div) check_rc(e, depth + 1);
-    sb_indent(b, depth + 1);
-    sb_printf(b, "if (ph_slice(&st, &");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "if (ph_slice(&st, &");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ", offs, shape, %d, &", n);
+    pto_text_printf(b, ", offs, shape, %d, &", n);
     vname(e, r);
-    sb_printf(b, ")) return st.rc;\n");
-    sb_indent(b, depth);
-    sb_printf(b, "}\n");
+    pto_text_printf(b, ")) return st.rc;\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "}\n");
     return;
   }
   case PTO_OP_TENSOR_RESHAPE: {
     if (!r) return;
     int n = a[1].list.n;
-    sb_indent(b, depth);
+    pto_text_pad(b, (size_t)(depth) * 2);
     emit_decl(e, r);
-    sb_printf(b, ";\n");
-    sb_indent(b, depth);
-    sb_printf(b, "{\n");
-    sb_indent(b, depth + 1);
-    sb_printf(b, "const int64_t shape[%d] = ", n);
+    pto_text_printf(b, ";\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "{\n");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "const int64_t shape[%d] = ", n);
     emit_list(e, &a[1]);
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
     if (div) check_rc(e, depth + 1);
-    sb_indent(b, depth + 1);
-    sb_printf(b, "if (ph_reshape(&st, &");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "if (ph_reshape(&st, &");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ", shape, %d, &", n);
+    pto_text_printf(b, ", shape, %d, &", n);
     vname(e, r);
-    sb_printf(b, ")) return st.rc;\n");
-    sb_indent(b, depth);
-    sb_printf(b, "}\n");
+    pto_text_printf(b, ")) return st.rc;\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "}\n");
     return;
   }
   case PTO_OP_TENSOR_SELECT:
     if (!r) return;
-    sb_indent(b, depth);
+    pto_text_pad(b, (size_t)(depth) * 2);
     emit_decl(e, r);
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
     if (div) {
-      sb_indent(b, depth);
-      sb_printf(b, "{\n");
-      sb_indent(b, depth + 1);
-      sb_printf(b, "const int64_t idx = (int64_t)");
+      pto_text_pad(b, (size_t)(depth) * 2);
+      pto_text_printf(b, "{\n");
+      pto_text_pad(b, (size_t)(depth + 1) * 2);
+      pto_text_printf(b, "const int64_t idx = (int64_t)");
       emit_expr(e, a[1].expr);
-      sb_printf(b, ";\n");
+      pto_text_printf(b, ";\n");
       check_rc(e, depth + 1);
-      sb_indent(b, depth + 1);
-      sb_printf(b, "if (ph_select(&st, &");
+      pto_text_pad(b, (size_t)(depth + 1) * 2);
+      pto_text_printf(b, "if (ph_select(&st, &");
       emit_expr(e, a[0].expr);
-      sb_printf(b, ", idx, &");
+      pto_text_printf(b, ", idx, &");
       vname(e, r);
-      sb_printf(b, ")) return st.rc;\n");
-      sb_indent(b, depth);
-      sb_printf(b, "}\n");
+      pto_text_printf(b, ")) return st.rc;\n");
+      pto_text_pad(b, (size_t)(depth) * 2);
+      pto_text_printf(b, "}\n");
       return;
     }
-    sb_indent(b, depth);
-    sb_printf(b, "if (ph_select(&st, &");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "if (ph_select(&st, &");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ", (int64_t)");
+    pto_text_printf(b, ", (int64_t)");
     emit_expr(e, a[1].expr);
-    sb_printf(b, ", &");
+    pto_text_printf(b, ", &");
     vname(e, r);
-    sb_printf(b, ")) return st.rc;\n");
+    pto_text_printf(b, ")) return st.rc;\n");
     return;
   default: {
     const pto_op_info *info = pto_op_info_get(s->op.opc);
@@ -377,7 +377,7 @@ static int callee_index(hemit *e, const char *name) {
 }
 
 static void emit_call(hemit *e, const pto_ir_stmt *s, int depth) {
-  sbuf *b = &e->out;
+  pto_text *b = &e->out;
   const pto_ir_func *g = s->call.callee;
   int idx = callee_index(e, g->name);
   if (g->kind != PTO_FUNC_ORCH || idx < 0) {
@@ -387,62 +387,62 @@ static void emit_call(hemit *e, const pto_ir_stmt *s, int depth) {
   int div = has_int_div(s->call.device);
   for (int i = 0; i < s->call.nargs; i++)
     div |= has_int_div(s->call.args[i]);
-  sb_indent(b, depth);
-  sb_printf(b, "{ /* call @%s */\n", g->name);
-  sb_indent(b, depth + 1);
-  sb_printf(b, "pto_host_call_arg a[%d];\n", s->call.nargs > 0 ? s->call.nargs : 1);
-  sb_indent(b, depth + 1);
-  sb_printf(b, "memset(a, 0, sizeof a);\n");
-  sb_indent(b, depth + 1);
-  sb_printf(b, "const int64_t device = ");
+  pto_text_pad(b, (size_t)(depth) * 2);
+  pto_text_printf(b, "{ /* call @%s */\n", g->name);
+  pto_text_pad(b, (size_t)(depth + 1) * 2);
+  pto_text_printf(b, "pto_host_call_arg a[%d];\n", s->call.nargs > 0 ? s->call.nargs : 1);
+  pto_text_pad(b, (size_t)(depth + 1) * 2);
+  pto_text_printf(b, "memset(a, 0, sizeof a);\n");
+  pto_text_pad(b, (size_t)(depth + 1) * 2);
+  pto_text_printf(b, "const int64_t device = ");
   if (s->call.device) {
-    sb_printf(b, "(int64_t)");
+    pto_text_printf(b, "(int64_t)");
     emit_expr(e, s->call.device);
   } else {
-    sb_printf(b, "0");
+    pto_text_printf(b, "0");
   }
-  sb_printf(b, ";\n");
+  pto_text_printf(b, ";\n");
   for (int i = 0; i < s->call.nargs && i < g->nparams; i++) {
     const pto_ir_param *prm = &g->params[i];
     const pto_ir_expr *x = s->call.args[i];
-    sb_indent(b, depth + 1);
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
     if (prm->value->type->kind == PTO_TYPE_SCALAR) {
       pto_dtype dt = prm->value->type->dtype;
-      sb_printf(b, "a[%d].kind = PTO_ORCH_ARG_SCALAR; a[%d].scalar = ", i, i);
-      if (dt == PTO_DTYPE_F32) sb_printf(b, "ph_slot_f32((float)");
-      else if (dt == PTO_DTYPE_F64) sb_printf(b, "ph_slot_f64((double)");
-      else if (dt == PTO_DTYPE_BOOL) sb_printf(b, "(uint64_t)(0 != ");
-      else if (!pto_dtype_is_signed(dt)) sb_printf(b, "(uint64_t)(");
-      else sb_printf(b, "(uint64_t)(int64_t)(");
+      pto_text_printf(b, "a[%d].kind = PTO_ORCH_ARG_SCALAR; a[%d].scalar = ", i, i);
+      if (dt == PTO_DTYPE_F32) pto_text_printf(b, "ph_slot_f32((float)");
+      else if (dt == PTO_DTYPE_F64) pto_text_printf(b, "ph_slot_f64((double)");
+      else if (dt == PTO_DTYPE_BOOL) pto_text_printf(b, "(uint64_t)(0 != ");
+      else if (!pto_dtype_is_signed(dt)) pto_text_printf(b, "(uint64_t)(");
+      else pto_text_printf(b, "(uint64_t)(int64_t)(");
       if (!ctype(dt)) fail(e, s->loc, "f16/bf16 scalars are not supported in a host function");
       emit_expr(e, x);
-      sb_printf(b, ");\n");
+      pto_text_printf(b, ");\n");
     } else {
       static const char *const kinds[] = {"PTO_ORCH_ARG_IN", "PTO_ORCH_ARG_OUT", "PTO_ORCH_ARG_INOUT"};
-      sb_printf(b, "a[%d].kind = %s; a[%d].tensor = ", i, kinds[prm->dir], i);
+      pto_text_printf(b, "a[%d].kind = %s; a[%d].tensor = ", i, kinds[prm->dir], i);
       emit_expr(e, x);
-      sb_printf(b, ";\n");
+      pto_text_printf(b, ";\n");
     }
   }
   if (div) check_rc(e, depth + 1);
-  sb_indent(b, depth + 1);
-  sb_printf(b, "if (ph_check_device(&st, device, \"@%s\")) return st.rc;\n", g->name);
-  sb_indent(b, depth + 1);
-  sb_printf(b, "int32_t rc = api->call(api->ctx, %d, device, a, %d);\n", idx, s->call.nargs);
-  sb_indent(b, depth + 1);
-  sb_printf(b, "if (rc) return rc;\n");
-  sb_indent(b, depth);
-  sb_printf(b, "}\n");
+  pto_text_pad(b, (size_t)(depth + 1) * 2);
+  pto_text_printf(b, "if (ph_check_device(&st, device, \"@%s\")) return st.rc;\n", g->name);
+  pto_text_pad(b, (size_t)(depth + 1) * 2);
+  pto_text_printf(b, "int32_t rc = api->call(api->ctx, %d, device, a, %d);\n", idx, s->call.nargs);
+  pto_text_pad(b, (size_t)(depth + 1) * 2);
+  pto_text_printf(b, "if (rc) return rc;\n");
+  pto_text_pad(b, (size_t)(depth) * 2);
+  pto_text_printf(b, "}\n");
   /* Results alias the out/inout arguments, in parameter order. */
   int k = 0;
   for (int i = 0; i < g->nparams && k < s->nresults; i++) {
     const pto_ir_param *prm = &g->params[i];
     if (prm->value->type->kind == PTO_TYPE_SCALAR || prm->dir == PTO_DIR_IN) continue;
-    sb_indent(b, depth);
+    pto_text_pad(b, (size_t)(depth) * 2);
     emit_decl(e, s->results[k++]);
-    sb_printf(b, " = ");
+    pto_text_printf(b, " = ");
     emit_expr(e, s->call.args[i]);
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
   }
 }
 
@@ -451,15 +451,15 @@ static void emit_block(hemit *e, const pto_ir_block *blk, int depth, pto_ir_valu
 
 static void emit_stmt(hemit *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *yield_to,
                       int nyield) {
-  sbuf *b = &e->out;
+  pto_text *b = &e->out;
   switch (s->kind) {
   case PTO_STMT_ASSIGN:
-    sb_indent(b, depth);
-    sb_printf(b, "const ");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ");
     emit_decl(e, s->results[0]);
-    sb_printf(b, " = ");
+    pto_text_printf(b, " = ");
     emit_expr(e, s->expr);
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
     if (has_int_div(s->expr)) check_rc(e, depth);
     return;
   case PTO_STMT_OP: emit_op(e, s, depth); return;
@@ -467,85 +467,85 @@ static void emit_stmt(hemit *e, const pto_ir_stmt *s, int depth, pto_ir_value *c
   case PTO_STMT_FOR: {
     int div = has_int_div(s->loop.lo) || has_int_div(s->loop.hi) || has_int_div(s->loop.step);
     for (int i = 0; i < s->loop.niters; i++) {
-      sb_indent(b, depth);
+      pto_text_pad(b, (size_t)(depth) * 2);
       emit_decl(e, s->loop.iters[i]);
-      sb_printf(b, " = ");
+      pto_text_printf(b, " = ");
       emit_expr(e, s->loop.inits[i]);
-      sb_printf(b, ";\n");
+      pto_text_printf(b, ";\n");
       div |= has_int_div(s->loop.inits[i]);
     }
-    sb_indent(b, depth);
-    sb_printf(b, "{\n");
-    sb_indent(b, depth + 1);
-    sb_printf(b, "const int64_t lo = (int64_t)");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "{\n");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "const int64_t lo = (int64_t)");
     emit_expr(e, s->loop.lo);
-    sb_printf(b, ", hi = (int64_t)");
+    pto_text_printf(b, ", hi = (int64_t)");
     emit_expr(e, s->loop.hi);
-    sb_printf(b, ", step = ");
+    pto_text_printf(b, ", step = ");
     if (s->loop.step) {
-      sb_printf(b, "(int64_t)");
+      pto_text_printf(b, "(int64_t)");
       emit_expr(e, s->loop.step);
     } else {
-      sb_printf(b, "1");
+      pto_text_printf(b, "1");
     }
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
     if (div) check_rc(e, depth + 1);
-    sb_indent(b, depth + 1);
-    sb_printf(b, "if (step == 0) return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"for: the step is zero\");\n");
-    sb_indent(b, depth + 1);
-    sb_printf(b, "for (int64_t ");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "if (step == 0) return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"for: the step is zero\");\n");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "for (int64_t ");
     vname(e, s->loop.iv);
-    sb_printf(b, " = lo; step > 0 ? ");
+    pto_text_printf(b, " = lo; step > 0 ? ");
     vname(e, s->loop.iv);
-    sb_printf(b, " < hi : ");
+    pto_text_printf(b, " < hi : ");
     vname(e, s->loop.iv);
-    sb_printf(b, " > hi; ");
+    pto_text_printf(b, " > hi; ");
     vname(e, s->loop.iv);
-    sb_printf(b, " += step) {\n");
+    pto_text_printf(b, " += step) {\n");
     emit_block(e, &s->loop.body, depth + 2, s->loop.iters, s->loop.niters);
-    sb_indent(b, depth + 1);
-    sb_printf(b, "}\n");
-    sb_indent(b, depth);
-    sb_printf(b, "}\n");
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
+    pto_text_printf(b, "}\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "}\n");
     for (int i = 0; i < s->nresults; i++) {
-      sb_indent(b, depth);
-      sb_printf(b, "const ");
+      pto_text_pad(b, (size_t)(depth) * 2);
+      pto_text_printf(b, "const ");
       emit_decl(e, s->results[i]);
-      sb_printf(b, " = ");
+      pto_text_printf(b, " = ");
       vname(e, s->loop.iters[i]);
-      sb_printf(b, ";\n");
+      pto_text_printf(b, ";\n");
     }
     return;
   }
   case PTO_STMT_IF:
     for (int i = 0; i < s->nresults; i++) {
-      sb_indent(b, depth);
+      pto_text_pad(b, (size_t)(depth) * 2);
       emit_decl(e, s->results[i]);
-      sb_printf(b, is_ref(s->results[i]) ? " = {0};\n" : " = 0;\n");
+      pto_text_printf(b, is_ref(s->results[i]) ? " = {0};\n" : " = 0;\n");
     }
-    sb_indent(b, depth);
-    sb_printf(b, "if (");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "if (");
     emit_expr(e, s->branch.cond);
-    sb_printf(b, ") {\n");
+    pto_text_printf(b, ") {\n");
     emit_block(e, &s->branch.then_body, depth + 1, s->results, s->nresults);
-    sb_indent(b, depth);
-    sb_printf(b, "}");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "}");
     if (s->branch.has_else) {
-      sb_printf(b, " else {\n");
+      pto_text_printf(b, " else {\n");
       emit_block(e, &s->branch.else_body, depth + 1, s->results, s->nresults);
-      sb_indent(b, depth);
-      sb_printf(b, "}");
+      pto_text_pad(b, (size_t)(depth) * 2);
+      pto_text_printf(b, "}");
     }
-    sb_printf(b, "\n");
+    pto_text_printf(b, "\n");
     if (has_int_div(s->branch.cond)) check_rc(e, depth);
     return;
   case PTO_STMT_YIELD:
     for (int i = 0; i < s->ret.n && i < nyield; i++) {
-      sb_indent(b, depth);
+      pto_text_pad(b, (size_t)(depth) * 2);
       vname(e, yield_to[i]);
-      sb_printf(b, " = ");
+      pto_text_printf(b, " = ");
       emit_expr(e, s->ret.vals[i]);
-      sb_printf(b, ";\n");
+      pto_text_printf(b, ";\n");
       if (has_int_div(s->ret.vals[i])) check_rc(e, depth);
     }
     return;
@@ -711,54 +711,54 @@ pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,
   E.f = f;
   E.callees = callees;
   E.ncallees = ncallees;
-  sbuf *b = &E.out;
+  pto_text *b = &E.out;
   const char *src = p->file ? strrchr(p->file, '/') : NULL;
   src = src ? src + 1 : (p->file ? p->file : "<program>");
-  sb_printf(b, "/* Generated by pto from %s: host @%s of program %s.\n", src, f->name, p->name);
-  sb_printf(b, " * Hand-editable: `pto rebuild DIR` (or loading the work dir) rebuilds host.so.\n");
-  sb_printf(b, " * Calls, by orch_index:");
+  pto_text_printf(b, "/* Generated by pto from %s: host @%s of program %s.\n", src, f->name, p->name);
+  pto_text_printf(b, " * Hand-editable: `pto rebuild DIR` (or loading the work dir) rebuilds host.so.\n");
+  pto_text_printf(b, " * Calls, by orch_index:");
   for (int i = 0; i < ncallees; i++)
-    sb_printf(b, " %d=@%s", i, callees[i]);
-  sb_printf(b, " */\n");
-  sb_printf(b, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n");
-  sb_printf(b, "#include \"pto/host_abi.h\"\n#include \"pto/kernel_abi.h\"\n#include \"pto/orch_abi.h\"\n\n");
-  sb_printf(b, "%s\n", k_helpers);
-  sb_printf(b, "uint32_t pto_host_abi_version(void) { return PTO_HOST_ABI_VERSION; }\n\n");
-  sb_printf(b, "int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {\n");
-  sb_printf(b, "  ph_state st = {api, 0};\n");
+    pto_text_printf(b, " %d=@%s", i, callees[i]);
+  pto_text_printf(b, " */\n");
+  pto_text_printf(b, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n");
+  pto_text_printf(b, "#include \"pto/host_abi.h\"\n#include \"pto/kernel_abi.h\"\n#include \"pto/orch_abi.h\"\n\n");
+  pto_text_printf(b, "%s\n", k_helpers);
+  pto_text_printf(b, "uint32_t pto_host_abi_version(void) { return PTO_HOST_ABI_VERSION; }\n\n");
+  pto_text_printf(b, "int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {\n");
+  pto_text_printf(b, "  ph_state st = {api, 0};\n");
   int nt = 0, ns = 0;
   for (int i = 0; i < f->nparams; i++) {
     if (is_ref(f->params[i].value)) nt++;
     else ns++;
   }
-  sb_printf(b, "  if (args->ntensors != %d || args->nscalars != %d)\n", nt, ns);
-  sb_printf(b, "    return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"host @%s: expected %d tensors and %d scalars\");\n",
+  pto_text_printf(b, "  if (args->ntensors != %d || args->nscalars != %d)\n", nt, ns);
+  pto_text_printf(b, "    return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"host @%s: expected %d tensors and %d scalars\");\n",
             f->name, nt, ns);
   int ti = 0, si = 0;
   for (int i = 0; i < f->nparams; i++) {
     const pto_ir_param *prm = &f->params[i];
     const pto_ir_value *v = prm->value;
-    sb_printf(b, "  ");
+    pto_text_printf(b, "  ");
     if (is_ref(v)) {
-      sb_printf(b, "const ");
+      pto_text_printf(b, "const ");
       emit_decl(&E, v);
-      sb_printf(b, " = args->tensors[%d];\n", ti++);
+      pto_text_printf(b, " = args->tensors[%d];\n", ti++);
       continue;
     }
     pto_dtype dt = v->type->dtype;
-    sb_printf(b, "const ");
+    pto_text_printf(b, "const ");
     emit_decl(&E, v);
     if (prm->bind == PTO_BIND_LITERAL && prm->literal) {
       /* Specialized: the literal wins, the slot is kept. */
-      sb_printf(b, " = ");
+      pto_text_printf(b, " = ");
       emit_expr(&E, prm->literal);
-      sb_printf(b, "; /* specialized; slot %d */\n", si++);
+      pto_text_printf(b, "; /* specialized; slot %d */\n", si++);
       continue;
     }
-    if (dt == PTO_DTYPE_F32) sb_printf(b, " = ph_unslot_f32(args->scalars[%d]);\n", si++);
-    else if (dt == PTO_DTYPE_F64) sb_printf(b, " = ph_unslot_f64(args->scalars[%d]);\n", si++);
-    else if (dt == PTO_DTYPE_BOOL) sb_printf(b, " = args->scalars[%d] != 0;\n", si++);
-    else sb_printf(b, " = (%s)args->scalars[%d];\n", ctype(dt) ? ctype(dt) : "int", si++);
+    if (dt == PTO_DTYPE_F32) pto_text_printf(b, " = ph_unslot_f32(args->scalars[%d]);\n", si++);
+    else if (dt == PTO_DTYPE_F64) pto_text_printf(b, " = ph_unslot_f64(args->scalars[%d]);\n", si++);
+    else if (dt == PTO_DTYPE_BOOL) pto_text_printf(b, " = args->scalars[%d] != 0;\n", si++);
+    else pto_text_printf(b, " = (%s)args->scalars[%d];\n", ctype(dt) ? ctype(dt) : "int", si++);
   }
   /* Dynamic symbols: bound from the first tensor parameter dim that names them. */
   for (int sym = 0; sym < p->nsyms; sym++) {
@@ -768,16 +768,16 @@ pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,
       for (int d = 0; t->kind != PTO_TYPE_SCALAR && d < t->rank; d++)
         if (t->dims[d]->kind == PTO_EXPR_SYM && t->dims[d]->sym == sym) found = d;
       if (found < 0) continue;
-      sb_printf(b, "  const int64_t s_%s = ", p->syms[sym]);
+      pto_text_printf(b, "  const int64_t s_%s = ", p->syms[sym]);
       vname(&E, f->params[i].value);
-      sb_printf(b, ".shape[%d];\n", found);
-      sb_printf(b, "  (void)s_%s;\n", p->syms[sym]);
+      pto_text_printf(b, ".shape[%d];\n", found);
+      pto_text_printf(b, "  (void)s_%s;\n", p->syms[sym]);
       break;
     }
   }
   emit_block(&E, &f->body, 1, NULL, 0);
-  sb_printf(b, "  return 0;\n}\n");
-  char *text = sb_finish(b);
+  pto_text_printf(b, "  return 0;\n}\n");
+  char *text = pto_text_finish(b);
   if (E.err) {
     free(text);
     return E.err;

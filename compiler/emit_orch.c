@@ -6,18 +6,19 @@
  * index is int64_t. Integer '/' floors and mod takes the sign of the divisor, as in PTIR. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler_internal.h"
+#include "pto/base.h"
 #include "pto/orch_abi.h"
-#include "sbuf.h"
 
 typedef struct emitter {
   const pto_ir_program *p;
   const pto_ir_func *f;
   const pto_signature *sig;
   const int *kernel_ids;
-  sbuf out;
+  pto_text out;
   int tmp;           /* counter for emitter temporaries */
   pto_status err;
 } emitter;
@@ -64,7 +65,7 @@ static void fail(emitter *e, pto_loc loc, const char *what) {
                            e->p->file ? e->p->file : "<program>", loc.line, loc.col, what);
 }
 
-static void vname(emitter *e, const pto_ir_value *v) { sb_printf(&e->out, "v%d_%s", v->id, v->name); }
+static void vname(emitter *e, const pto_ir_value *v) { pto_text_printf(&e->out, "v%d_%s", v->id, v->name); }
 
 static const char *binop_str(pto_expr_op op) {
   switch (op) {
@@ -84,68 +85,68 @@ static const char *binop_str(pto_expr_op op) {
 }
 
 static void emit_expr(emitter *e, const pto_ir_expr *x) {
-  sbuf *b = &e->out;
+  pto_text *b = &e->out;
   switch (x->kind) {
   case PTO_EXPR_INT:
-    if (pto_dtype_is_float(x->dtype)) sb_printf(b, "%s(%" PRId64 ")", ctype(x->dtype), x->i);
+    if (pto_dtype_is_float(x->dtype)) pto_text_printf(b, "%s(%" PRId64 ")", ctype(x->dtype), x->i);
     else if (!pto_dtype_is_signed(x->dtype) && x->dtype != PTO_DTYPE_BOOL)
-      sb_printf(b, "%s(UINT64_C(%" PRIu64 "))", ctype(x->dtype), (uint64_t)x->i);
-    else if (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64) sb_printf(b, "INT64_C(%" PRId64 ")", x->i);
-    else sb_printf(b, "%s(%" PRId64 ")", ctype(x->dtype), x->i);
+      pto_text_printf(b, "%s(UINT64_C(%" PRIu64 "))", ctype(x->dtype), (uint64_t)x->i);
+    else if (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64) pto_text_printf(b, "INT64_C(%" PRId64 ")", x->i);
+    else pto_text_printf(b, "%s(%" PRId64 ")", ctype(x->dtype), x->i);
     return;
   case PTO_EXPR_FLOAT:
-    if (isnan(x->f)) sb_printf(b, "%s(__builtin_nan(\"\"))", ctype(x->dtype));
-    else if (isinf(x->f)) sb_printf(b, "%s(%s__builtin_inf())", ctype(x->dtype), x->f < 0 ? "-" : "");
-    else sb_printf(b, "%s(%a)", ctype(x->dtype), x->f);
+    if (isnan(x->f)) pto_text_printf(b, "%s(__builtin_nan(\"\"))", ctype(x->dtype));
+    else if (isinf(x->f)) pto_text_printf(b, "%s(%s__builtin_inf())", ctype(x->dtype), x->f < 0 ? "-" : "");
+    else pto_text_printf(b, "%s(%a)", ctype(x->dtype), x->f);
     return;
-  case PTO_EXPR_BOOL: sb_printf(b, "%s", x->b ? "true" : "false"); return;
+  case PTO_EXPR_BOOL: pto_text_printf(b, "%s", x->b ? "true" : "false"); return;
   case PTO_EXPR_VALUE: vname(e, x->value); return;
-  case PTO_EXPR_SYM: sb_printf(b, "s_%s", e->p->syms[x->sym]); return;
+  case PTO_EXPR_SYM: pto_text_printf(b, "s_%s", e->p->syms[x->sym]); return;
   case PTO_EXPR_UNARY:
-    sb_printf(b, "(%s", x->op == PTO_EOP_NOT ? "!" : "-");
+    pto_text_printf(b, "(%s", x->op == PTO_EOP_NOT ? "!" : "-");
     emit_expr(e, x->a);
-    sb_printf(b, ")");
+    pto_text_printf(b, ")");
     return;
   case PTO_EXPR_CAST:
-    sb_printf(b, "static_cast<%s>(", ctype(x->dtype));
+    pto_text_printf(b, "static_cast<%s>(", ctype(x->dtype));
     emit_expr(e, x->a);
-    sb_printf(b, ")");
+    pto_text_printf(b, ")");
     return;
   case PTO_EXPR_BINARY: {
     const char *op = binop_str(x->op);
     if (op) {
-      sb_printf(b, "(");
+      pto_text_printf(b, "(");
       emit_expr(e, x->lhs);
-      sb_printf(b, " %s ", op);
+      pto_text_printf(b, " %s ", op);
       emit_expr(e, x->rhs);
-      sb_printf(b, ")");
+      pto_text_printf(b, ")");
       return;
     }
     const char *fn = x->op == PTO_EOP_DIV ? "pto_div"
                      : x->op == PTO_EOP_MOD ? "pto_mod"
                      : x->op == PTO_EOP_MIN ? "pto_min"
                                             : "pto_max";
-    sb_printf(b, "%s<%s>(", fn, ctype(x->dtype));
+    pto_text_printf(b, "%s<%s>(", fn, ctype(x->dtype));
     emit_expr(e, x->lhs);
-    sb_printf(b, ", ");
+    pto_text_printf(b, ", ");
     emit_expr(e, x->rhs);
-    sb_printf(b, ")");
+    pto_text_printf(b, ")");
     return;
   }
   }
 }
 
 static void emit_list(emitter *e, const pto_ir_arg *a) {
-  sb_printf(&e->out, "{");
+  pto_text_printf(&e->out, "{");
   for (int i = 0; i < a->list.n; i++) {
-    if (i) sb_printf(&e->out, ", ");
+    if (i) pto_text_printf(&e->out, ", ");
     const pto_ir_expr *x = a->list.items[i];
     int wrap = x->dtype != PTO_DTYPE_INDEX && x->dtype != PTO_DTYPE_I64;
-    if (wrap) sb_printf(&e->out, "int64_t(");
+    if (wrap) pto_text_printf(&e->out, "int64_t(");
     emit_expr(e, x);
-    if (wrap) sb_printf(&e->out, ")");
+    if (wrap) pto_text_printf(&e->out, ")");
   }
-  sb_printf(&e->out, "}");
+  pto_text_printf(&e->out, "}");
 }
 
 static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
@@ -154,17 +155,17 @@ static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
 /* Assigns the yielded values of a for/if body to the carried variables. */
 static void emit_yield(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *to, int n) {
   for (int i = 0; i < s->ret.n && i < n; i++) {
-    sb_indent(&e->out, depth);
+    pto_text_pad(&e->out, (size_t)(depth) * 2);
     vname(e, to[i]);
-    sb_printf(&e->out, " = ");
+    pto_text_printf(&e->out, " = ");
     emit_expr(e, s->ret.vals[i]);
-    sb_printf(&e->out, ";\n");
+    pto_text_printf(&e->out, ";\n");
   }
 }
 
 static void emit_decl(emitter *e, const pto_ir_value *v) {
-  if (v->type->kind == PTO_TYPE_SCALAR) sb_printf(&e->out, "%s ", ctype(v->type->dtype));
-  else sb_printf(&e->out, "ChipTensor ");
+  if (v->type->kind == PTO_TYPE_SCALAR) pto_text_printf(&e->out, "%s ", ctype(v->type->dtype));
+  else pto_text_printf(&e->out, "ChipTensor ");
   vname(e, v);
 }
 
@@ -174,109 +175,109 @@ static void emit_call(emitter *e, const pto_ir_stmt *s, int depth) {
     fail(e, s->loc, "calls from an orch to a non-kernel function are not supported yet");
     return;
   }
-  sbuf *b = &e->out;
+  pto_text *b = &e->out;
   int t = e->tmp++;
-  sb_indent(b, depth);
-  sb_printf(b, "{  // %s:%d call @%s\n", source_name(e->p), s->loc.line, k->name);
-  sb_indent(b, depth + 1);
-  sb_printf(b, "CoreTaskArgs t%d;\n", t);
+  pto_text_pad(b, (size_t)(depth) * 2);
+  pto_text_printf(b, "{  // %s:%d call @%s\n", source_name(e->p), s->loc.line, k->name);
+  pto_text_pad(b, (size_t)(depth + 1) * 2);
+  pto_text_printf(b, "CoreTaskArgs t%d;\n", t);
   for (int i = 0; i < s->call.nargs && i < k->nparams; i++) {
     const pto_ir_param *kp = &k->params[i];
-    sb_indent(b, depth + 1);
+    pto_text_pad(b, (size_t)(depth + 1) * 2);
     if (kp->value->type->kind == PTO_TYPE_SCALAR) {
-      sb_printf(b, "t%d.add_scalar(pto_slot(static_cast<%s>(", t, ctype(kp->value->type->dtype));
+      pto_text_printf(b, "t%d.add_scalar(pto_slot(static_cast<%s>(", t, ctype(kp->value->type->dtype));
       emit_expr(e, s->call.args[i]);
-      sb_printf(b, "), %d));\n", (int)kp->value->type->dtype);
+      pto_text_printf(b, "), %d));\n", (int)kp->value->type->dtype);
     } else {
       const char *fn = kp->dir == PTO_DIR_OUT ? "add_output" : kp->dir == PTO_DIR_INOUT ? "add_inout" : "add_input";
-      sb_printf(b, "t%d.%s(", t, fn);
+      pto_text_printf(b, "t%d.%s(", t, fn);
       emit_expr(e, s->call.args[i]);
-      sb_printf(b, ");\n");
+      pto_text_printf(b, ");\n");
     }
   }
   int core = pto__kernel_core_type(k);
-  sb_indent(b, depth + 1);
-  sb_printf(b, "%s(%d, t%d);\n", core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
+  pto_text_pad(b, (size_t)(depth + 1) * 2);
+  pto_text_printf(b, "%s(%d, t%d);\n", core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
             e->kernel_ids[k->index], t);
-  sb_indent(b, depth);
-  sb_printf(b, "}\n");
+  pto_text_pad(b, (size_t)(depth) * 2);
+  pto_text_printf(b, "}\n");
   /* Results alias the out/inout arguments in order. */
   int r = 0;
   for (int i = 0; i < s->call.nargs && i < k->nparams && r < s->nresults; i++) {
     if (k->params[i].dir == PTO_DIR_IN || k->params[i].value->type->kind == PTO_TYPE_SCALAR) continue;
-    sb_indent(b, depth);
-    sb_printf(b, "const ChipTensor &");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ChipTensor &");
     vname(e, s->results[r++]);
-    sb_printf(b, " = ");
+    pto_text_printf(b, " = ");
     emit_expr(e, s->call.args[i]);
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
   }
 }
 
 static void emit_op(emitter *e, const pto_ir_stmt *s, int depth) {
-  sbuf *b = &e->out;
+  pto_text *b = &e->out;
   const pto_ir_arg *a = s->op.args;
   const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
   switch (s->op.opc) {
   case PTO_OP_TENSOR_SLICE:
-    sb_indent(b, depth);
-    sb_printf(b, "const ChipTensor ");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ChipTensor ");
     vname(e, r);
-    sb_printf(b, " = pto_slice(");
+    pto_text_printf(b, " = pto_slice(");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ", ");
+    pto_text_printf(b, ", ");
     emit_list(e, &a[1]);
-    sb_printf(b, ", ");
+    pto_text_printf(b, ", ");
     emit_list(e, &a[2]);
-    sb_printf(b, ");\n");
+    pto_text_printf(b, ");\n");
     return;
   case PTO_OP_TENSOR_RESHAPE:
-    sb_indent(b, depth);
-    sb_printf(b, "const ChipTensor ");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ChipTensor ");
     vname(e, r);
-    sb_printf(b, " = pto_reshape(");
+    pto_text_printf(b, " = pto_reshape(");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ", ");
+    pto_text_printf(b, ", ");
     emit_list(e, &a[1]);
-    sb_printf(b, ");\n");
+    pto_text_printf(b, ");\n");
     return;
   case PTO_OP_TENSOR_SELECT:
-    sb_indent(b, depth);
-    sb_printf(b, "const ChipTensor ");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ChipTensor ");
     vname(e, r);
-    sb_printf(b, " = pto_select(");
+    pto_text_printf(b, " = pto_select(");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ", int64_t(");
+    pto_text_printf(b, ", int64_t(");
     emit_expr(e, a[1].expr);
-    sb_printf(b, "));\n");
+    pto_text_printf(b, "));\n");
     return;
   case PTO_OP_TENSOR_CREATE:
-    sb_indent(b, depth);
-    sb_printf(b, "const ChipTensor ");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ChipTensor ");
     vname(e, r);
-    sb_printf(b, " = pto_create(");
+    pto_text_printf(b, " = pto_create(");
     emit_list(e, &a[0]);
-    sb_printf(b, ", DataType::%s);\n", datatype_name(a[1].dtype));
+    pto_text_printf(b, ", DataType::%s);\n", datatype_name(a[1].dtype));
     return;
   case PTO_OP_TENSOR_DIM:
-    sb_indent(b, depth);
-    sb_printf(b, "const int64_t ");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const int64_t ");
     vname(e, r);
-    sb_printf(b, " = pto_view(");
+    pto_text_printf(b, " = pto_view(");
     emit_expr(e, a[0].expr);
-    sb_printf(b, ").shape[");
+    pto_text_printf(b, ").shape[");
     emit_expr(e, a[1].expr);
-    sb_printf(b, "];\n");
+    pto_text_printf(b, "];\n");
     return;
   case PTO_OP_TENSOR_READ:
-    sb_indent(b, depth);
-    sb_printf(b, "const %s ", ctype(r->type->dtype));
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const %s ", ctype(r->type->dtype));
     vname(e, r);
-    sb_printf(b, " = pto_read<%s>(", ctype(r->type->dtype));
+    pto_text_printf(b, " = pto_read<%s>(", ctype(r->type->dtype));
     emit_expr(e, a[0].expr);
-    sb_printf(b, ", ");
+    pto_text_printf(b, ", ");
     emit_list(e, &a[1]);
-    sb_printf(b, ");\n");
+    pto_text_printf(b, ");\n");
     return;
   default: {
     const pto_op_info *info = pto_op_info_get(s->op.opc);
@@ -289,25 +290,25 @@ static void emit_op(emitter *e, const pto_ir_stmt *s, int depth) {
 
 static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *yield_to,
                       int nyield) {
-  sbuf *b = &e->out;
+  pto_text *b = &e->out;
   switch (s->kind) {
   case PTO_STMT_ASSIGN:
-    sb_indent(b, depth);
-    sb_printf(b, "const ");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "const ");
     emit_decl(e, s->results[0]);
-    sb_printf(b, " = ");
+    pto_text_printf(b, " = ");
     emit_expr(e, s->expr);
-    sb_printf(b, ";\n");
+    pto_text_printf(b, ";\n");
     return;
   case PTO_STMT_OP: emit_op(e, s, depth); return;
   case PTO_STMT_CALL: emit_call(e, s, depth); return;
   case PTO_STMT_FOR: {
     for (int i = 0; i < s->loop.niters; i++) {
-      sb_indent(b, depth);
+      pto_text_pad(b, (size_t)(depth) * 2);
       emit_decl(e, s->loop.iters[i]);
-      sb_printf(b, " = ");
+      pto_text_printf(b, " = ");
       emit_expr(e, s->loop.inits[i]);
-      sb_printf(b, ";\n");
+      pto_text_printf(b, ";\n");
     }
     /* A step known to be positive (absent, or a literal the verifier checked) keeps the plain
      * form; a runtime step may be negative (counts down, as in the interpreter) or zero (a
@@ -315,64 +316,64 @@ static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value 
      * leaves positions out, so a cached binary may serve a program whose lines moved. */
     int64_t step_value = 1;
     int plain = !s->loop.step || (pto_ir_expr_static_int(s->loop.step, &step_value) == 0 && step_value > 0);
-    sb_indent(b, depth);
-    sb_printf(b, "for (int64_t ");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "for (int64_t ");
     vname(e, s->loop.iv);
-    sb_printf(b, " = ");
+    pto_text_printf(b, " = ");
     emit_expr(e, s->loop.lo);
-    sb_printf(b, "; ");
+    pto_text_printf(b, "; ");
     if (plain) {
       vname(e, s->loop.iv);
-      sb_printf(b, " < ");
+      pto_text_printf(b, " < ");
       emit_expr(e, s->loop.hi);
     } else {
-      sb_printf(b, "pto_in_range(");
+      pto_text_printf(b, "pto_in_range(");
       vname(e, s->loop.iv);
-      sb_printf(b, ", ");
+      pto_text_printf(b, ", ");
       emit_expr(e, s->loop.hi);
-      sb_printf(b, ", ");
+      pto_text_printf(b, ", ");
       emit_expr(e, s->loop.step);
-      sb_printf(b, ")");
+      pto_text_printf(b, ")");
     }
-    sb_printf(b, "; ");
+    pto_text_printf(b, "; ");
     vname(e, s->loop.iv);
-    sb_printf(b, " += ");
+    pto_text_printf(b, " += ");
     if (s->loop.step) emit_expr(e, s->loop.step);
-    else sb_printf(b, "1");
-    sb_printf(b, ") {\n");
+    else pto_text_printf(b, "1");
+    pto_text_printf(b, ") {\n");
     emit_block(e, &s->loop.body, depth + 1, s->loop.iters, s->loop.niters);
-    sb_indent(b, depth);
-    sb_printf(b, "}\n");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "}\n");
     for (int i = 0; i < s->nresults; i++) {
-      sb_indent(b, depth);
-      sb_printf(b, "const ");
+      pto_text_pad(b, (size_t)(depth) * 2);
+      pto_text_printf(b, "const ");
       emit_decl(e, s->results[i]);
-      sb_printf(b, " = ");
+      pto_text_printf(b, " = ");
       vname(e, s->loop.iters[i]);
-      sb_printf(b, ";\n");
+      pto_text_printf(b, ";\n");
     }
     return;
   }
   case PTO_STMT_IF:
     for (int i = 0; i < s->nresults; i++) {
-      sb_indent(b, depth);
+      pto_text_pad(b, (size_t)(depth) * 2);
       emit_decl(e, s->results[i]);
-      sb_printf(b, "{};\n");
+      pto_text_printf(b, "{};\n");
     }
-    sb_indent(b, depth);
-    sb_printf(b, "if (");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "if (");
     emit_expr(e, s->branch.cond);
-    sb_printf(b, ") {\n");
+    pto_text_printf(b, ") {\n");
     emit_block(e, &s->branch.then_body, depth + 1, s->results, s->nresults);
-    sb_indent(b, depth);
-    sb_printf(b, "}");
+    pto_text_pad(b, (size_t)(depth) * 2);
+    pto_text_printf(b, "}");
     if (s->branch.has_else) {
-      sb_printf(b, " else {\n");
+      pto_text_printf(b, " else {\n");
       emit_block(e, &s->branch.else_body, depth + 1, s->results, s->nresults);
-      sb_indent(b, depth);
-      sb_printf(b, "}");
+      pto_text_pad(b, (size_t)(depth) * 2);
+      pto_text_printf(b, "}");
     }
-    sb_printf(b, "\n");
+    pto_text_printf(b, "\n");
     return;
   case PTO_STMT_YIELD: emit_yield(e, s, depth, yield_to, nyield); return;
   case PTO_STMT_RETURN: return; /* outputs are the out/inout parameters themselves */
@@ -407,14 +408,14 @@ static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
                        pto_ir_value *const *yield_to, int nyield) {
   int scoped = depth > 1 && creates_tensors(blk) && !yields_tensor(blk);
   if (scoped) {
-    sb_indent(&e->out, depth);
-    sb_printf(&e->out, "PTO2_SCOPE() {\n");
+    pto_text_pad(&e->out, (size_t)(depth) * 2);
+    pto_text_printf(&e->out, "PTO2_SCOPE() {\n");
     depth++;
   }
   for (int i = 0; i < blk->n && !e->err; i++) emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
   if (scoped) {
-    sb_indent(&e->out, depth - 1);
-    sb_printf(&e->out, "}\n");
+    pto_text_pad(&e->out, (size_t)(depth - 1) * 2);
+    pto_text_printf(&e->out, "}\n");
   }
 }
 
@@ -428,32 +429,32 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
                                    const pto_signature *sig, const int *kernel_ids, char **out_text) {
   *out_text = NULL;
   emitter e = {.p = p, .f = f, .sig = sig, .kernel_ids = kernel_ids};
-  sbuf *b = &e.out;
+  pto_text *b = &e.out;
   int ntensors = 0, nscalars = 0;
   for (int i = 0; i < f->nparams; i++)
     if (f->params[i].value->type->kind == PTO_TYPE_SCALAR) nscalars++;
     else ntensors++;
-  sb_printf(b, "// Orchestration of @%s, program %s. Generated by pto from %s; edit freely, then run\n"
+  pto_text_printf(b, "// Orchestration of @%s, program %s. Generated by pto from %s; edit freely, then run\n"
                "// `pto rebuild` on the work dir.\n",
             f->name, p->name, source_name(p));
-  sb_printf(b, "#include \"pto/pto_orchestration_api.h\"\n\n");
-  sb_printf(b, "%s\n", k_prelude);
-  sb_printf(b, "extern \"C\" {\n\n");
-  sb_printf(b, "__attribute__((visibility(\"default\"))) OrchestrationConfig\n"
+  pto_text_printf(b, "#include \"pto/pto_orchestration_api.h\"\n\n");
+  pto_text_printf(b, "%s\n", k_prelude);
+  pto_text_printf(b, "extern \"C\" {\n\n");
+  pto_text_printf(b, "__attribute__((visibility(\"default\"))) OrchestrationConfig\n"
                "aicpu_orchestration_config(const ChipTaskArgs &args) {\n"
                "  (void)args;\n"
                "  return OrchestrationConfig{.expected_arg_count = %d};\n}\n\n",
             ntensors + nscalars);
-  sb_printf(b, "__attribute__((visibility(\"default\"))) void aicpu_orchestration_entry(const ChipTaskArgs &args) {\n");
+  pto_text_printf(b, "__attribute__((visibility(\"default\"))) void aicpu_orchestration_entry(const ChipTaskArgs &args) {\n");
   int ti = 0, si = 0;
   for (int i = 0; i < f->nparams; i++) {
     const pto_ir_param *pp = &f->params[i];
     const pto_ir_value *v = pp->value;
     const pto_sig_param *sp = &sig->params[i];
     if (v->type->kind != PTO_TYPE_SCALAR) {
-      sb_printf(b, "  const ChipTensor &");
+      pto_text_printf(b, "  const ChipTensor &");
       vname(&e, v);
-      sb_printf(b, " = args.tensor(%d).ref();\n", ti++);
+      pto_text_printf(b, " = args.tensor(%d).ref();\n", ti++);
       continue;
     }
     if (sp->bind == PTO_BIND_LITERAL) {
@@ -466,15 +467,15 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
         lit.kind = PTO_EXPR_BOOL;
         lit.b = sp->value.i != 0;
       }
-      sb_printf(b, "  const %s ", ctype(sp->dtype));
+      pto_text_printf(b, "  const %s ", ctype(sp->dtype));
       vname(&e, v);
-      sb_printf(b, " = ");
+      pto_text_printf(b, " = ");
       emit_expr(&e, &lit);
-      sb_printf(b, ";  // specialized at compile time (slot %d)\n", si++);
+      pto_text_printf(b, ";  // specialized at compile time (slot %d)\n", si++);
     } else {
-      sb_printf(b, "  const %s ", ctype(sp->dtype));
+      pto_text_printf(b, "  const %s ", ctype(sp->dtype));
       vname(&e, v);
-      sb_printf(b, " = pto_unslot<%s>(args.scalar(%d), %d);\n", ctype(sp->dtype), si++, (int)sp->dtype);
+      pto_text_printf(b, " = pto_unslot<%s>(args.scalar(%d), %d);\n", ctype(sp->dtype), si++, (int)sp->dtype);
     }
   }
   /* Dynamic symbols: bound from the first tensor parameter that declares them (the runtime has
@@ -486,16 +487,16 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
       for (int d = 0; t->kind != PTO_TYPE_SCALAR && d < t->rank; d++)
         if (t->dims[d]->kind == PTO_EXPR_SYM && t->dims[d]->sym == s) found = d;
       if (found < 0) continue;
-      sb_printf(b, "  const int64_t s_%s = pto_view(", p->syms[s]);
+      pto_text_printf(b, "  const int64_t s_%s = pto_view(", p->syms[s]);
       vname(&e, f->params[i].value);
-      sb_printf(b, ").shape[%d];\n", found);
+      pto_text_printf(b, ").shape[%d];\n", found);
       break;
     }
   }
-  sb_printf(b, "\n");
+  pto_text_printf(b, "\n");
   emit_block(&e, &f->body, 1, NULL, 0);
-  sb_printf(b, "}\n\n}  // extern \"C\"\n");
-  char *text = sb_finish(b);
+  pto_text_printf(b, "}\n\n}  // extern \"C\"\n");
+  char *text = pto_text_finish(b);
   if (e.err) {
     free(text);
     return e.err;

@@ -88,52 +88,16 @@ const char *pto__compiler_cxx(void) {
 static char g_include_dir[PATH_MAX]; /* written once under g_include_once */
 static pthread_once_t g_include_once = PTHREAD_ONCE_INIT;
 
-static int has_header(const char *dir) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s/pto/pto_orchestration_api.h", dir);
-  return access(p, R_OK) == 0;
-}
-
+/* Installed layout: <prefix>/lib/libpto_compiler.so next to <prefix>/include. */
 static void find_include_dir(void) {
-  const char *e = getenv("PTO_INCLUDE_DIR");
-  if (e && *e) {
-    snprintf(g_include_dir, sizeof g_include_dir, "%s", e);
-    return;
-  }
-  /* Installed layout: <prefix>/lib/libpto_compiler.so next to <prefix>/include. */
   Dl_info info;
-  if (dladdr((void *)&find_include_dir, &info) && info.dli_fname) {
-    char lib[PATH_MAX];
-    snprintf(lib, sizeof lib, "%s", info.dli_fname);
-    char cand[PATH_MAX];
-    snprintf(cand, sizeof cand, "%s/../include", dirname(lib));
-    if (has_header(cand) && realpath(cand, g_include_dir)) return;
-  }
-  if (has_header(PTO_SOURCE_INCLUDE_DIR)) {
-    snprintf(g_include_dir, sizeof g_include_dir, "%s", PTO_SOURCE_INCLUDE_DIR);
-    return;
-  }
-  snprintf(g_include_dir, sizeof g_include_dir, "%s", PTO_INSTALL_INCLUDE_DIR);
+  const char *self = dladdr((void *)&find_include_dir, &info) ? info.dli_fname : NULL;
+  pto_file_include_dir(self, g_include_dir, sizeof g_include_dir);
 }
 
 const char *pto__compiler_include_dir(void) {
   pthread_once(&g_include_once, find_include_dir);
   return g_include_dir;
-}
-
-pto_status pto__compiler_mkdirs(const char *path) {
-  char tmp[PATH_MAX];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-      return pto_status_make(PTO_STATUS_IO, "cannot create directory %s: %s", tmp, strerror(errno));
-    *p = '/';
-  }
-  if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-    return pto_status_make(PTO_STATUS_IO, "cannot create directory %s: %s", tmp, strerror(errno));
-  return PTO_OK;
 }
 
 pto_status pto__compiler_write_file(const char *path, const char *text) {

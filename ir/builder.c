@@ -6,6 +6,7 @@
  * in, a scope is open while its frame is on the stack, and a value is visible iff its scope is
  * open. Names resolve through a hash chain of same-named values, innermost first. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,9 @@ static int block_push(pto_ir_builder *b, pto_ir_block *blk, pto_ir_stmt *s) {
 
 /* ---- lifetime ------------------------------------------------------------------------- */
 
+/* The next pto_ir_program.serial: process-wide, atomic. */
+static atomic_uint_fast64_t g_next_serial = 1;
+
 pto_status pto_ir_builder_create(const char *program_name, const char *file,
                                  pto_ir_builder **out_b) {
   *out_b = NULL;
@@ -308,6 +312,7 @@ pto_status pto_ir_builder_create(const char *program_name, const char *file,
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a builder");
   }
   p->arena = a;
+  p->serial = atomic_fetch_add(&g_next_serial, 1);
   p->name = pto_arena_strdup(a, program_name ? program_name : "unnamed");
   p->file = pto_arena_strdup(a, file ? file : "<builder>");
   b->prog = p;
@@ -1132,18 +1137,18 @@ pto_status pto_ir_builder_header_end(pto_ir_builder *b) {
     }
     if (k != f->nrets) ok = 0;
     if (!ok) {
-      pto__ir_buf want = {0};
+      pto_text want = {0};
       for (int i = 0, j = 0; i < f->nparams; i++) {
         const pto_ir_param *pa = &f->params[i];
         if (!is_buffer(pa->value->type) || pa->dir == PTO_DIR_IN) continue;
-        pto__ir_buf_puts(&want, j++ ? ", " : "");
+        pto_text_puts(&want, j++ ? ", " : "");
         pto__ir_print_type(&want, b->prog, pa->value->type);
       }
       pto_status s = fail_at(b, f->loc,
                              "kernel @%s: its -> list must be the types of its out/inout tensor "
                              "parameters, in order: -> (%s)",
-                             f->name, want.s ? want.s : "");
-      pto__ir_buf_free(&want);
+                             f->name, want.data ? want.data : "");
+      pto_text_free(&want);
       return s;
     }
   }

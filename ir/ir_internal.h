@@ -6,30 +6,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pto/base.h"
 #include "pto/ir.h"
 #include "pto/ir_builder.h"
 
-/* A growable malloc'd string. Appends after an allocation failure are dropped and oom is set, so
- * callers check once at the end. */
-typedef struct pto__ir_buf {
-  char *s;
-  size_t n, cap;
-  int oom;
-} pto__ir_buf;
-
-void pto__ir_buf_put(pto__ir_buf *b, const char *s, size_t n);
-void pto__ir_buf_puts(pto__ir_buf *b, const char *s);
-void pto__ir_buf_printf(pto__ir_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void pto__ir_buf_free(pto__ir_buf *b);
-
 /* Canonical text of a type / expression, appended to out. */
-void pto__ir_print_type(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_type *t);
-void pto__ir_print_expr(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_expr *e);
+void pto__ir_print_type(pto_text *out, const pto_ir_program *p, const pto_ir_type *t);
+void pto__ir_print_expr(pto_text *out, const pto_ir_program *p, const pto_ir_expr *e);
 /* "[64,128]" for messages: dims without spaces. */
-void pto__ir_print_shape(pto__ir_buf *out, const pto_ir_program *p, pto_ir_expr *const *dims,
+void pto__ir_print_shape(pto_text *out, const pto_ir_program *p, pto_ir_expr *const *dims,
                          int rank);
 /* The shortest decimal text that reads back as v, always a FLOAT token ("1.0", "1e+20", "inf"). */
-void pto__ir_print_float(pto__ir_buf *out, double v);
+void pto__ir_print_float(pto_text *out, double v);
 
 /* Text into a fixed buffer, truncated: for messages. */
 const char *pto__ir_type_text(const pto_ir_program *p, const pto_ir_type *t, char *dst, size_t n);

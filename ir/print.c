@@ -10,57 +10,6 @@
 
 #include "ir_internal.h"
 
-/* ---- buffer --------------------------------------------------------------------------- */
-
-void pto__ir_buf_put(pto__ir_buf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *ns = realloc(b->s, cap);
-    if (!ns) {
-      b->oom = 1;
-      return;
-    }
-    b->s = ns;
-    b->cap = cap;
-  }
-  memcpy(b->s + b->n, s, n);
-  b->n += n;
-  b->s[b->n] = 0;
-}
-
-void pto__ir_buf_puts(pto__ir_buf *b, const char *s) { pto__ir_buf_put(b, s, strlen(s)); }
-
-void pto__ir_buf_printf(pto__ir_buf *b, const char *fmt, ...) {
-  char tmp[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n < sizeof tmp) {
-    pto__ir_buf_put(b, tmp, (size_t)n);
-    return;
-  }
-  char *big = malloc((size_t)n + 1);
-  if (!big) {
-    b->oom = 1;
-    return;
-  }
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  pto__ir_buf_put(b, big, (size_t)n);
-  free(big);
-}
-
-void pto__ir_buf_free(pto__ir_buf *b) {
-  free(b->s);
-  memset(b, 0, sizeof *b);
-}
-
 /* ---- expressions ---------------------------------------------------------------------- */
 
 enum { PREC_OR = 1, PREC_AND, PREC_CMP, PREC_ADD, PREC_MUL, PREC_UNARY, PREC_ATOM };
@@ -115,13 +64,13 @@ static const char *binop_text(pto_expr_op op) {
   }
 }
 
-void pto__ir_print_float(pto__ir_buf *out, double v) {
+void pto__ir_print_float(pto_text *out, double v) {
   if (isnan(v)) {
-    pto__ir_buf_puts(out, signbit(v) ? "-nan" : "nan");
+    pto_text_puts(out, signbit(v) ? "-nan" : "nan");
     return;
   }
   if (isinf(v)) {
-    pto__ir_buf_puts(out, v < 0 ? "-inf" : "inf");
+    pto_text_puts(out, v < 0 ? "-inf" : "inf");
     return;
   }
   char tmp[64];
@@ -132,178 +81,170 @@ void pto__ir_print_float(pto__ir_buf *out, double v) {
   }
   /* Keep it a FLOAT token: digits alone would read back as an INT. */
   if (!strpbrk(tmp, ".eE")) strcat(tmp, ".0");
-  pto__ir_buf_puts(out, tmp);
+  pto_text_puts(out, tmp);
 }
 
-static void print_expr_prec(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_expr *e,
+static void print_expr_prec(pto_text *out, const pto_ir_program *p, const pto_ir_expr *e,
                             int parens) {
-  if (parens) pto__ir_buf_puts(out, "(");
+  if (parens) pto_text_puts(out, "(");
   pto__ir_print_expr(out, p, e);
-  if (parens) pto__ir_buf_puts(out, ")");
+  if (parens) pto_text_puts(out, ")");
 }
 
-void pto__ir_print_expr(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_expr *e) {
+void pto__ir_print_expr(pto_text *out, const pto_ir_program *p, const pto_ir_expr *e) {
   if (!e) {
-    pto__ir_buf_puts(out, "<null>");
+    pto_text_puts(out, "<null>");
     return;
   }
   switch (e->kind) {
   case PTO_EXPR_INT:
     if (e->dtype == PTO_DTYPE_U64 && e->i < 0)
-      pto__ir_buf_printf(out, "%llu", (unsigned long long)e->i);
+      pto_text_printf(out, "%llu", (unsigned long long)e->i);
     else
-      pto__ir_buf_printf(out, "%lld", (long long)e->i);
+      pto_text_printf(out, "%lld", (long long)e->i);
     break;
   case PTO_EXPR_FLOAT: pto__ir_print_float(out, e->f); break;
-  case PTO_EXPR_BOOL: pto__ir_buf_puts(out, e->b ? "true" : "false"); break;
+  case PTO_EXPR_BOOL: pto_text_puts(out, e->b ? "true" : "false"); break;
   case PTO_EXPR_VALUE:
-    pto__ir_buf_printf(out, "%%%s", e->value && e->value->name ? e->value->name : "<null>");
+    pto_text_printf(out, "%%%s", e->value && e->value->name ? e->value->name : "<null>");
     break;
   case PTO_EXPR_SYM:
     if (p && e->sym >= 0 && e->sym < p->nsyms)
-      pto__ir_buf_puts(out, p->syms[e->sym]);
+      pto_text_puts(out, p->syms[e->sym]);
     else
-      pto__ir_buf_printf(out, "<sym%d>", e->sym);
+      pto_text_printf(out, "<sym%d>", e->sym);
     break;
   case PTO_EXPR_UNARY:
-    pto__ir_buf_puts(out, e->op == PTO_EOP_NOT ? "!" : "-");
+    pto_text_puts(out, e->op == PTO_EOP_NOT ? "!" : "-");
     print_expr_prec(out, p, e->a, e->a && expr_prec(e->a) < PREC_UNARY);
     break;
   case PTO_EXPR_CAST:
-    pto__ir_buf_printf(out, "%s(", pto_dtype_name(e->dtype));
+    pto_text_printf(out, "%s(", pto_dtype_name(e->dtype));
     pto__ir_print_expr(out, p, e->a);
-    pto__ir_buf_puts(out, ")");
+    pto_text_puts(out, ")");
     break;
   case PTO_EXPR_BINARY: {
     int prec = binop_prec(e->op);
     if (prec == PREC_ATOM) {
-      pto__ir_buf_printf(out, "%s(", binop_text(e->op));
+      pto_text_printf(out, "%s(", binop_text(e->op));
       pto__ir_print_expr(out, p, e->lhs);
-      pto__ir_buf_puts(out, ", ");
+      pto_text_puts(out, ", ");
       pto__ir_print_expr(out, p, e->rhs);
-      pto__ir_buf_puts(out, ")");
+      pto_text_puts(out, ")");
       break;
     }
     /* Left-associative; comparisons do not chain, so a comparison operand is parenthesized. */
     int lp = e->lhs ? expr_prec(e->lhs) : PREC_ATOM;
     int rp = e->rhs ? expr_prec(e->rhs) : PREC_ATOM;
     print_expr_prec(out, p, e->lhs, lp < prec || (prec == PREC_CMP && lp == PREC_CMP));
-    pto__ir_buf_printf(out, " %s ", binop_text(e->op));
+    pto_text_printf(out, " %s ", binop_text(e->op));
     print_expr_prec(out, p, e->rhs, rp <= prec);
     break;
   }
   }
 }
 
-static void print_dims(pto__ir_buf *out, const pto_ir_program *p, pto_ir_expr *const *dims,
+static void print_dims(pto_text *out, const pto_ir_program *p, pto_ir_expr *const *dims,
                        int rank, const char *sep) {
-  pto__ir_buf_puts(out, "[");
+  pto_text_puts(out, "[");
   for (int i = 0; i < rank; i++) {
-    if (i) pto__ir_buf_puts(out, sep);
+    if (i) pto_text_puts(out, sep);
     pto__ir_print_expr(out, p, dims[i]);
   }
-  pto__ir_buf_puts(out, "]");
+  pto_text_puts(out, "]");
 }
 
-void pto__ir_print_shape(pto__ir_buf *out, const pto_ir_program *p, pto_ir_expr *const *dims,
+void pto__ir_print_shape(pto_text *out, const pto_ir_program *p, pto_ir_expr *const *dims,
                          int rank) {
   print_dims(out, p, dims, rank, ",");
 }
 
-void pto__ir_print_type(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_type *t) {
+void pto__ir_print_type(pto_text *out, const pto_ir_program *p, const pto_ir_type *t) {
   if (!t) {
-    pto__ir_buf_puts(out, "<null>");
+    pto_text_puts(out, "<null>");
     return;
   }
   const char *dt = pto_dtype_name(t->dtype);
   switch (t->kind) {
-  case PTO_TYPE_SCALAR: pto__ir_buf_puts(out, dt); break;
+  case PTO_TYPE_SCALAR: pto_text_puts(out, dt); break;
   case PTO_TYPE_TENSOR:
   case PTO_TYPE_DTENSOR:
-    pto__ir_buf_puts(out, t->kind == PTO_TYPE_TENSOR ? "tensor" : "dtensor");
+    pto_text_puts(out, t->kind == PTO_TYPE_TENSOR ? "tensor" : "dtensor");
     if (t->rank >= 0) print_dims(out, p, t->dims, t->rank, ", ");
-    pto__ir_buf_printf(out, " %s", dt);
+    pto_text_printf(out, " %s", dt);
     break;
   case PTO_TYPE_TILE:
-    pto__ir_buf_puts(out, "tile");
+    pto_text_puts(out, "tile");
     print_dims(out, p, t->dims, t->rank, ", ");
-    pto__ir_buf_printf(out, " %s @%s", dt, pto_space_name(t->space));
+    pto_text_printf(out, " %s @%s", dt, pto_space_name(t->space));
     if (t->has_valid) {
-      pto__ir_buf_puts(out, " valid");
+      pto_text_puts(out, " valid");
       print_dims(out, p, t->valid, t->rank, ", ");
     }
     break;
   }
 }
 
-static const char *copy_text(pto__ir_buf *b, char *dst, size_t n) {
+static const char *copy_text(pto_text *b, char *dst, size_t n) {
   if (n == 0) return dst;
-  if (b->oom || !b->s)
-    snprintf(dst, n, "%s", b->oom ? "<out of memory>" : "");
+  if (b->failed || !b->data)
+    snprintf(dst, n, "%s", b->failed ? "<out of memory>" : "");
   else
-    snprintf(dst, n, "%s", b->s);
-  pto__ir_buf_free(b);
+    snprintf(dst, n, "%s", b->data);
+  pto_text_free(b);
   return dst;
 }
 
 const char *pto__ir_type_text(const pto_ir_program *p, const pto_ir_type *t, char *dst, size_t n) {
-  pto__ir_buf b = {0};
+  pto_text b = {0};
   pto__ir_print_type(&b, p, t);
   return copy_text(&b, dst, n);
 }
 
 const char *pto__ir_expr_text(const pto_ir_program *p, const pto_ir_expr *e, char *dst, size_t n) {
-  pto__ir_buf b = {0};
+  pto_text b = {0};
   pto__ir_print_expr(&b, p, e);
   return copy_text(&b, dst, n);
 }
 
 const char *pto__ir_shape_text(const pto_ir_program *p, pto_ir_expr *const *dims, int rank,
                                char *dst, size_t n) {
-  pto__ir_buf b = {0};
+  pto_text b = {0};
   pto__ir_print_shape(&b, p, dims, rank);
   return copy_text(&b, dst, n);
 }
 
 char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t) {
-  pto__ir_buf b = {0};
+  pto_text b = {0};
   pto__ir_print_type(&b, p, t);
-  if (b.oom) {
-    pto__ir_buf_free(&b);
-    return NULL;
-  }
-  return b.s ? b.s : strdup("");
+  return pto_text_finish(&b);
 }
 
 char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e) {
-  pto__ir_buf b = {0};
+  pto_text b = {0};
   pto__ir_print_expr(&b, p, e);
-  if (b.oom) {
-    pto__ir_buf_free(&b);
-    return NULL;
-  }
-  return b.s ? b.s : strdup("");
+  return pto_text_finish(&b);
 }
 
 /* ---- statements ----------------------------------------------------------------------- */
 
-static void indent(pto__ir_buf *out, int n) {
+static void indent(pto_text *out, int n) {
   for (int i = 0; i < n; i++)
-    pto__ir_buf_puts(out, "  ");
+    pto_text_puts(out, "  ");
 }
 
-static void print_string(pto__ir_buf *out, const char *s) {
-  pto__ir_buf_puts(out, "\"");
+static void print_string(pto_text *out, const char *s) {
+  pto_text_puts(out, "\"");
   for (; s && *s; s++) {
     switch (*s) {
-    case '"': pto__ir_buf_puts(out, "\\\""); break;
-    case '\\': pto__ir_buf_puts(out, "\\\\"); break;
-    case '\n': pto__ir_buf_puts(out, "\\n"); break;
-    case '\t': pto__ir_buf_puts(out, "\\t"); break;
-    default: pto__ir_buf_put(out, s, 1);
+    case '"': pto_text_puts(out, "\\\""); break;
+    case '\\': pto_text_puts(out, "\\\\"); break;
+    case '\n': pto_text_puts(out, "\\n"); break;
+    case '\t': pto_text_puts(out, "\\t"); break;
+    default: pto_text_put(out, s, 1);
     }
   }
-  pto__ir_buf_puts(out, "\"");
+  pto_text_puts(out, "\"");
 }
 
 /* A result type the parser could not deduce: a literal-only expression typed by a declaration. */
@@ -312,42 +253,42 @@ static int needs_type(const pto_ir_expr *e, const pto_ir_type *t) {
          t->dtype != pto__ir_flexible_default(e);
 }
 
-static void print_result(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_value *v,
+static void print_result(pto_text *out, const pto_ir_program *p, const pto_ir_value *v,
                          int typed) {
-  pto__ir_buf_printf(out, "%%%s", v->name);
+  pto_text_printf(out, "%%%s", v->name);
   if (typed) {
-    pto__ir_buf_puts(out, ": ");
+    pto_text_puts(out, ": ");
     pto__ir_print_type(out, p, v->type);
   }
 }
 
-static void print_results(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_stmt *s,
+static void print_results(pto_text *out, const pto_ir_program *p, const pto_ir_stmt *s,
                           int typed) {
   if (s->nresults == 0) return;
   for (int i = 0; i < s->nresults; i++) {
-    if (i) pto__ir_buf_puts(out, ", ");
+    if (i) pto_text_puts(out, ", ");
     print_result(out, p, s->results[i], typed);
   }
-  pto__ir_buf_puts(out, " = ");
+  pto_text_puts(out, " = ");
 }
 
-static void print_arg(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_arg *a) {
-  if (a->kw) pto__ir_buf_printf(out, "%s=", a->kw);
+static void print_arg(pto_text *out, const pto_ir_program *p, const pto_ir_arg *a) {
+  if (a->kw) pto_text_printf(out, "%s=", a->kw);
   switch (a->kind) {
   case PTO_ARG_EXPR: pto__ir_print_expr(out, p, a->expr); break;
-  case PTO_ARG_DTYPE: pto__ir_buf_puts(out, pto_dtype_name(a->dtype)); break;
+  case PTO_ARG_DTYPE: pto_text_puts(out, pto_dtype_name(a->dtype)); break;
   case PTO_ARG_LIST: print_dims(out, p, a->list.items, a->list.n, ", "); break;
   case PTO_ARG_STRING: print_string(out, a->str); break;
-  case PTO_ARG_WORD: pto__ir_buf_puts(out, a->str); break;
+  case PTO_ARG_WORD: pto_text_puts(out, a->str); break;
   }
 }
 
-static void print_block(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_block *blk,
+static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_block *blk,
                         int depth);
 
-static void print_exprs(pto__ir_buf *out, const pto_ir_program *p, pto_ir_expr *const *es, int n) {
+static void print_exprs(pto_text *out, const pto_ir_program *p, pto_ir_expr *const *es, int n) {
   for (int i = 0; i < n; i++) {
-    if (i) pto__ir_buf_puts(out, ", ");
+    if (i) pto_text_puts(out, ", ");
     pto__ir_print_expr(out, p, es[i]);
   }
 }
@@ -366,7 +307,7 @@ static int yields_flexible(const pto_ir_block *blk) {
   return 0;
 }
 
-static void print_stmt(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_stmt *s, int depth) {
+static void print_stmt(pto_text *out, const pto_ir_program *p, const pto_ir_stmt *s, int depth) {
   indent(out, depth);
   switch (s->kind) {
   case PTO_STMT_ASSIGN:
@@ -376,91 +317,91 @@ static void print_stmt(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_s
   case PTO_STMT_OP: {
     print_results(out, p, s, 0);
     const pto_op_info *info = pto_op_info_get(s->op.opc);
-    pto__ir_buf_printf(out, "%s(", info ? info->name : "?");
+    pto_text_printf(out, "%s(", info ? info->name : "?");
     for (int i = 0; i < s->op.nargs; i++) {
-      if (i) pto__ir_buf_puts(out, ", ");
+      if (i) pto_text_puts(out, ", ");
       print_arg(out, p, &s->op.args[i]);
     }
-    pto__ir_buf_puts(out, ")");
+    pto_text_puts(out, ")");
     break;
   }
   case PTO_STMT_CALL:
     print_results(out, p, s, 0);
-    pto__ir_buf_printf(out, "call @%s(", s->call.callee ? s->call.callee->name : "?");
+    pto_text_printf(out, "call @%s(", s->call.callee ? s->call.callee->name : "?");
     print_exprs(out, p, s->call.args, s->call.nargs);
-    pto__ir_buf_puts(out, ")");
+    pto_text_puts(out, ")");
     if (s->call.device) {
-      pto__ir_buf_puts(out, " device=");
+      pto_text_puts(out, " device=");
       pto__ir_print_expr(out, p, s->call.device);
     }
     break;
   case PTO_STMT_FOR:
     print_results(out, p, s, 0);
-    pto__ir_buf_printf(out, "for %%%s in %s(", s->loop.iv->name,
+    pto_text_printf(out, "for %%%s in %s(", s->loop.iv->name,
                        s->loop.parallel ? "parallel" : "range");
     pto__ir_print_expr(out, p, s->loop.lo);
-    pto__ir_buf_puts(out, ", ");
+    pto_text_puts(out, ", ");
     pto__ir_print_expr(out, p, s->loop.hi);
     if (s->loop.step) {
-      pto__ir_buf_puts(out, ", ");
+      pto_text_puts(out, ", ");
       pto__ir_print_expr(out, p, s->loop.step);
     }
-    pto__ir_buf_puts(out, ")");
+    pto_text_puts(out, ")");
     if (s->loop.niters > 0) {
-      pto__ir_buf_puts(out, " iter(");
+      pto_text_puts(out, " iter(");
       for (int i = 0; i < s->loop.niters; i++) {
-        if (i) pto__ir_buf_puts(out, ", ");
+        if (i) pto_text_puts(out, ", ");
         print_result(out, p, s->loop.iters[i],
                      needs_type(s->loop.inits[i], s->loop.iters[i]->type));
-        pto__ir_buf_puts(out, " = ");
+        pto_text_puts(out, " = ");
         pto__ir_print_expr(out, p, s->loop.inits[i]);
       }
-      pto__ir_buf_puts(out, ")");
+      pto_text_puts(out, ")");
     }
-    pto__ir_buf_puts(out, " {\n");
+    pto_text_puts(out, " {\n");
     print_block(out, p, &s->loop.body, depth + 1);
     indent(out, depth);
-    pto__ir_buf_puts(out, "}");
+    pto_text_puts(out, "}");
     break;
   case PTO_STMT_IF:
     print_results(out, p, s,
                   s->nresults > 0 && (yields_flexible(&s->branch.then_body) ||
                                       yields_flexible(&s->branch.else_body)));
-    pto__ir_buf_puts(out, "if ");
+    pto_text_puts(out, "if ");
     pto__ir_print_expr(out, p, s->branch.cond);
-    pto__ir_buf_puts(out, " {\n");
+    pto_text_puts(out, " {\n");
     print_block(out, p, &s->branch.then_body, depth + 1);
     indent(out, depth);
-    pto__ir_buf_puts(out, "}");
+    pto_text_puts(out, "}");
     if (s->branch.has_else) {
-      pto__ir_buf_puts(out, " else {\n");
+      pto_text_puts(out, " else {\n");
       print_block(out, p, &s->branch.else_body, depth + 1);
       indent(out, depth);
-      pto__ir_buf_puts(out, "}");
+      pto_text_puts(out, "}");
     }
     break;
   case PTO_STMT_INCORE:
-    pto__ir_buf_puts(out, "incore ");
+    pto_text_puts(out, "incore ");
     if (s->incore.name) {
       print_string(out, s->incore.name);
-      pto__ir_buf_puts(out, " ");
+      pto_text_puts(out, " ");
     }
-    pto__ir_buf_puts(out, "{\n");
+    pto_text_puts(out, "{\n");
     print_block(out, p, &s->incore.body, depth + 1);
     indent(out, depth);
-    pto__ir_buf_puts(out, "}");
+    pto_text_puts(out, "}");
     break;
   case PTO_STMT_YIELD:
   case PTO_STMT_RETURN:
-    pto__ir_buf_puts(out, s->kind == PTO_STMT_YIELD ? "yield" : "return");
-    if (s->ret.n) pto__ir_buf_puts(out, " ");
+    pto_text_puts(out, s->kind == PTO_STMT_YIELD ? "yield" : "return");
+    if (s->ret.n) pto_text_puts(out, " ");
     print_exprs(out, p, s->ret.vals, s->ret.n);
     break;
   }
-  pto__ir_buf_puts(out, "\n");
+  pto_text_puts(out, "\n");
 }
 
-static void print_block(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_block *blk,
+static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_block *blk,
                         int depth) {
   for (int i = 0; i < blk->n; i++)
     print_stmt(out, p, blk->stmts[i], depth);
@@ -469,57 +410,57 @@ static void print_block(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_
 static const char *const k_func_kinds[] = {"kernel", "orch", "host"};
 static const char *const k_dirs[] = {"in", "out", "inout"};
 
-static void print_func(pto__ir_buf *out, const pto_ir_program *p, const pto_ir_func *f) {
-  pto__ir_buf_printf(out, "%s @%s(", k_func_kinds[f->kind], f->name);
+static void print_func(pto_text *out, const pto_ir_program *p, const pto_ir_func *f) {
+  pto_text_printf(out, "%s @%s(", k_func_kinds[f->kind], f->name);
   for (int i = 0; i < f->nparams; i++) {
     const pto_ir_param *pa = &f->params[i];
-    if (i) pto__ir_buf_puts(out, ", ");
-    if (pa->dir != PTO_DIR_IN || pa->dir_written) pto__ir_buf_printf(out, "%s ", k_dirs[pa->dir]);
+    if (i) pto_text_puts(out, ", ");
+    if (pa->dir != PTO_DIR_IN || pa->dir_written) pto_text_printf(out, "%s ", k_dirs[pa->dir]);
     print_result(out, p, pa->value, 1);
     if (pa->bind == PTO_BIND_RUNTIME) {
-      pto__ir_buf_puts(out, " = runtime");
+      pto_text_puts(out, " = runtime");
     } else if (pa->bind == PTO_BIND_LITERAL) {
-      pto__ir_buf_puts(out, " = ");
+      pto_text_puts(out, " = ");
       pto__ir_print_expr(out, p, pa->literal);
     }
   }
-  pto__ir_buf_puts(out, ")");
+  pto_text_puts(out, ")");
   if (f->nrets > 0) {
-    pto__ir_buf_puts(out, " -> (");
+    pto_text_puts(out, " -> (");
     for (int i = 0; i < f->nrets; i++) {
-      if (i) pto__ir_buf_puts(out, ", ");
+      if (i) pto_text_puts(out, ", ");
       pto__ir_print_type(out, p, f->rets[i]);
     }
-    pto__ir_buf_puts(out, ")");
+    pto_text_puts(out, ")");
   }
-  pto__ir_buf_puts(out, " {\n");
+  pto_text_puts(out, " {\n");
   print_block(out, p, &f->body, 1);
-  pto__ir_buf_puts(out, "}\n");
+  pto_text_puts(out, "}\n");
 }
 
-static void print_program(pto__ir_buf *out, const pto_ir_program *p) {
-  pto__ir_buf_printf(out, "program %s\n", p->name ? p->name : "unnamed");
+static void print_program(pto_text *out, const pto_ir_program *p) {
+  pto_text_printf(out, "program %s\n", p->name ? p->name : "unnamed");
   if (p->nsyms > 0) {
-    pto__ir_buf_puts(out, "dynamic ");
+    pto_text_puts(out, "dynamic ");
     for (int i = 0; i < p->nsyms; i++)
-      pto__ir_buf_printf(out, "%s%s", i ? ", " : "", p->syms[i]);
-    pto__ir_buf_puts(out, "\n");
+      pto_text_printf(out, "%s%s", i ? ", " : "", p->syms[i]);
+    pto_text_puts(out, "\n");
   }
   for (int i = 0; i < p->nfuncs; i++) {
-    pto__ir_buf_puts(out, "\n");
+    pto_text_puts(out, "\n");
     print_func(out, p, p->funcs[i]);
   }
 }
 
 pto_status pto_ir_print(const pto_ir_program *p, char **out_text) {
   *out_text = NULL;
-  pto__ir_buf b = {0};
+  pto_text b = {0};
   print_program(&b, p);
-  if (b.oom) {
-    pto__ir_buf_free(&b);
+  if (b.failed) {
+    pto_text_free(&b);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory printing the program");
   }
-  *out_text = b.s;
+  *out_text = pto_text_finish(&b);
   return PTO_OK;
 }
 

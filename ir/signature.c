@@ -114,7 +114,7 @@ static int parse_shape(const char *text, int64_t *dims) {
   return rank ? rank : -1;
 }
 
-static int sym_index(pto_signature *sig, const char *name) {
+int pto_signature_intern_sym(pto_signature *sig, const char *name) {
   for (int i = 0; i < sig->nsyms; i++)
     if (!strcmp(sig->syms[i], name)) return i;
   char **syms = realloc(sig->syms, sizeof *syms * (size_t)(sig->nsyms + 1));
@@ -241,7 +241,7 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
     for (int d = 0; d < t->rank; d++) {
       const pto_ir_expr *e = t->dims[d];
       if (e->kind == PTO_EXPR_SYM) {
-        int si = sym_index(out, p->syms[e->sym]);
+        int si = pto_signature_intern_sym(out, p->syms[e->sym]);
         if (si < 0) goto oom_fail;
         /* A sample of an annotated dynamic dim does not specialize it: the key stays the same. */
         sp->dims[d] = (pto_sig_dim){-1, si};

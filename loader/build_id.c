@@ -22,18 +22,6 @@
 
 #include "loader_internal.h"
 
-#define FNV64_OFFSET_BASIS 0xcbf29ce484222325ull
-#define FNV64_PRIME 0x100000001b3ull
-
-uint64_t pto__loader_fnv1a64(const uint8_t *data, size_t len) {
-  uint64_t h = FNV64_OFFSET_BASIS;
-  for (size_t i = 0; i < len; i++) {
-    h ^= data[i];
-    h *= FNV64_PRIME;
-  }
-  return h;
-}
-
 uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len) {
   uint64_t h = 0;
   for (size_t i = 0; i < len && i < 8; i++)
@@ -42,72 +30,6 @@ uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len) {
 }
 
 void pto_hid_format(uint64_t hid, char buf[17]) { snprintf(buf, 17, "%" PRIx64, hid); }
-
-void pto__loader_hex(const uint8_t *bytes, size_t len, char *out) {
-  static const char digits[] = "0123456789abcdef";
-  for (size_t i = 0; i < len; i++) {
-    out[2 * i] = digits[bytes[i] >> 4];
-    out[2 * i + 1] = digits[bytes[i] & 15];
-  }
-  out[2 * len] = 0;
-}
-
-pto_status pto__loader_read_file(const char *path, uint8_t **out_buf, size_t *out_len) {
-  *out_buf = NULL;
-  *out_len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(errno));
-  }
-  pto_status s = PTO_OK;
-  uint8_t *buf = NULL;
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    s = pto_status_make(PTO_STATUS_IO, "cannot stat %s: %s", path, strerror(errno));
-    goto done;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: not a regular file", path);
-    goto done;
-  }
-  /* One byte more than the size: reading it means the file grew since fstat, and keeps a
-   * byte for the terminating NUL otherwise. */
-  size_t alloc = (size_t)st.st_size + 1, len = 0;
-  buf = malloc(alloc);
-  if (!buf) {
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s (%zu bytes)", path,
-                        alloc - 1);
-    goto done;
-  }
-  for (;;) {
-    if (len == alloc) {
-      uint8_t *nb = realloc(buf, 2 * alloc);
-      if (!nb) {
-        s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
-        goto done;
-      }
-      buf = nb;
-      alloc *= 2;
-    }
-    ssize_t n = read(fd, buf + len, alloc - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      s = pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(errno));
-      goto done;
-    }
-    if (n == 0) break; /* len < alloc: room for the NUL */
-    len += (size_t)n;
-  }
-  buf[len] = 0;
-  *out_buf = buf;
-  *out_len = len;
-  buf = NULL;
-done:
-  free(buf);
-  close(fd);
-  return s;
-}
 
 /* ---- notes ---------------------------------------------------------------------------- */
 
@@ -328,7 +250,7 @@ pto_status pto__loader_hid_mem(const char *name, const uint8_t *buf, size_t size
   }
   if (pto_status_code_of(s) != PTO_STATUS_NOT_FOUND) return s;
   pto_status_free(s);
-  *out_hid = pto__loader_fnv1a64(buf, size);
+  *out_hid = pto_hash_fnv1a64(buf, size);
   return PTO_OK;
 }
 
@@ -336,7 +258,7 @@ pto_status pto_elf_build_id(const char *path, uint8_t out_id[64], size_t *out_le
   *out_len = 0;
   uint8_t *buf;
   size_t size;
-  PTO_RETURN_IF_ERROR(pto__loader_read_file(path, &buf, &size));
+  PTO_RETURN_IF_ERROR(pto_file_read(path, 1, &buf, &size));
   pto_status s = pto__loader_build_id_mem(path, buf, size, out_id, out_len);
   free(buf);
   return s;
@@ -346,7 +268,7 @@ pto_status pto_elf_hid(const char *path, uint64_t *out_hid) {
   *out_hid = 0;
   uint8_t *buf;
   size_t size;
-  PTO_RETURN_IF_ERROR(pto__loader_read_file(path, &buf, &size));
+  PTO_RETURN_IF_ERROR(pto_file_read(path, 1, &buf, &size));
   pto_status s = pto__loader_hid_mem(path, buf, size, out_hid);
   free(buf);
   return s;

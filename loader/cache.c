@@ -36,49 +36,15 @@
 #define PTO_CACHE_KEY_FORMAT "pto-cache-key/2"
 
 /* Guards everything in this file that is static and mutable: the identity memo, the two maps of
- * the in-process level, and the structural-hash memo inside each pto_ir_program. */
+ * the in-process level, and the structural-hash memo. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- text building -------------------------------------------------------------------- */
 
-typedef struct tbuf {
-  char *data;
-  size_t len, cap;
-  int failed;
-} tbuf;
-
-static __attribute__((format(printf, 2, 3))) void tb_printf(tbuf *b, const char *fmt, ...) {
-  if (b->failed) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    b->failed = 1;
-    return;
-  }
-  if (b->len + (size_t)n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 512;
-    while (cap < b->len + (size_t)n + 1)
-      cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (!d) {
-      b->failed = 1;
-      return;
-    }
-    b->data = d;
-    b->cap = cap;
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
 /* A field value on one line: newlines and carriage returns become spaces. */
-static void tb_value(tbuf *b, const char *v) {
+static void tb_value(pto_text *b, const char *v) {
   size_t start = b->len;
-  tb_printf(b, "%s", v ? v : "");
+  pto_text_printf(b, "%s", v ? v : "");
   if (b->failed) return;
   for (size_t i = start; i < b->len; i++)
     if (b->data[i] == '\n' || b->data[i] == '\r') b->data[i] = ' ';
@@ -107,7 +73,7 @@ static int resolve_tool(const char *name, char *out, size_t n) {
 
 /* toolchain.<field>=...: the configured compiler (id, version, path), or the one a variable
  * names; either way with the size and mtime of the binary, so that an upgrade in place shows. */
-static void tool_line(tbuf *b, const char *field, const char *env, const char *dflt_id,
+static void tool_line(pto_text *b, const char *field, const char *env, const char *dflt_id,
                       const char *dflt_path) {
   const char *e = getenv(env);
   char real[PATH_MAX] = "";
@@ -115,20 +81,20 @@ static void tool_line(tbuf *b, const char *field, const char *env, const char *d
   memset(&st, 0, sizeof st);
   const char *name = e && *e ? e : dflt_path;
   if (resolve_tool(name, real, sizeof real)) stat(real, &st);
-  tb_printf(b, "toolchain.%s=", field);
+  pto_text_printf(b, "toolchain.%s=", field);
   if (e && *e) {
-    tb_printf(b, "%s=", env);
+    pto_text_printf(b, "%s=", env);
     tb_value(b, e);
   } else {
     tb_value(b, dflt_id);
   }
-  tb_printf(b, ";path=");
+  pto_text_printf(b, ";path=");
   tb_value(b, real[0] ? real : name);
-  tb_printf(b, ";size=%lld;mtime=%lld\n", (long long)st.st_size, (long long)st.st_mtime);
+  pto_text_printf(b, ";size=%lld;mtime=%lld\n", (long long)st.st_size, (long long)st.st_mtime);
 }
 
 /* XXH3-128 of the headers generated code is compiled against, as 32 hex digits. */
-static void headers_line(tbuf *b) {
+static void headers_line(pto_text *b) {
   static const char *const k_headers[] = {"pto/pto_orchestration_api.h", "pto/orch_abi.h",
                                           "pto/kernel_abi.h", "pto/types.h"};
   char dir[PATH_MAX], path[PATH_MAX + 64], hex[PTO_HASH_HEX_LEN + 1];
@@ -152,32 +118,32 @@ static void headers_line(tbuf *b) {
   XXH128_canonical_t c;
   XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
   XXH3_freeState(st);
-  pto__loader_hex(c.digest, sizeof c.digest, hex);
-  tb_printf(b, "toolchain.headers=%s\n", hex);
+  pto_hash_hex(c.digest, sizeof c.digest, hex);
+  pto_text_printf(b, "toolchain.headers=%s\n", hex);
 }
 
 /* The compiler library's size and mtime: a rebuilt (or reinstalled) compiler makes every old
  * entry a miss. A stat, where reading its Build-ID would read the whole library. */
-static void compiler_line(tbuf *b) {
+static void compiler_line(pto_text *b) {
   char path[PATH_MAX];
   struct stat st;
   pto__loader_compiler_path(path, sizeof path);
   if (strchr(path, '/') && stat(path, &st) == 0)
-    tb_printf(b, "toolchain.compiler_library=size=%lld;mtime=%lld.%09ld\n", (long long)st.st_size,
+    pto_text_printf(b, "toolchain.compiler_library=size=%lld;mtime=%lld.%09ld\n", (long long)st.st_size,
               (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
   else
-    tb_printf(b, "toolchain.compiler_library=searched:%s\n", path);
+    pto_text_printf(b, "toolchain.compiler_library=searched:%s\n", path);
 }
 
 /* The host CPU as the code generator sees it, from the first processor of /proc/cpuinfo (LLVM
  * asks cpuid; the kernel's flags are the same bits, and reading them needs no LLVM). */
-static void target_lines(tbuf *b) {
-  tb_printf(b, "target.triple=%s\n", PTO_LLVM_TRIPLE);
+static void target_lines(pto_text *b) {
+  pto_text_printf(b, "target.triple=%s\n", PTO_LLVM_TRIPLE);
   const char *o = getenv("PTO_CACHE_TARGET_OVERRIDE");
   if (o && *o) {
-    tb_printf(b, "target.override=");
+    pto_text_printf(b, "target.override=");
     tb_value(b, o);
-    tb_printf(b, "\n");
+    pto_text_printf(b, "\n");
     return;
   }
   static const char *const k_cpu_fields[] = {"vendor_id",   "cpu family",      "model",
@@ -186,8 +152,8 @@ static void target_lines(tbuf *b) {
   FILE *f = fopen("/proc/cpuinfo", "r");
   char *line = NULL;
   size_t cap = 0;
-  tb_printf(b, "target.cpu=");
-  tbuf features = {0};
+  pto_text_printf(b, "target.cpu=");
+  pto_text features = {0};
   while (f && getline(&line, &cap, f) > 0) {
     if (line[0] == '\n') break; /* the end of the first processor */
     char *colon = strchr(line, ':');
@@ -206,15 +172,15 @@ static void target_lines(tbuf *b) {
     }
     for (size_t i = 0; i < sizeof k_cpu_fields / sizeof *k_cpu_fields; i++) {
       if (strlen(k_cpu_fields[i]) == klen && !strncmp(line, k_cpu_fields[i], klen)) {
-        tb_printf(b, "%s=", k_cpu_fields[i]);
+        pto_text_printf(b, "%s=", k_cpu_fields[i]);
         tb_value(b, v);
-        tb_printf(b, ";");
+        pto_text_printf(b, ";");
       }
     }
   }
   free(line);
   if (f) fclose(f);
-  tb_printf(b, "\ntarget.features=%s\n", features.data ? features.data : "");
+  pto_text_printf(b, "\ntarget.features=%s\n", features.data ? features.data : "");
   if (features.failed) b->failed = 1;
   free(features.data);
 }
@@ -227,12 +193,12 @@ typedef struct identity {
 static identity g_ident; /* memo: guarded by g_lock, set once per process (or test reset) */
 
 static pto_status make_identity(char **out_text) {
-  tbuf b = {0};
-  tb_printf(&b, "toolchain.pto=%s\n", PTO_VERSION_STR);
-  tb_printf(&b, "toolchain.llvm=%s\n", PTO_LLVM_VERSION_STR);
+  pto_text b = {0};
+  pto_text_printf(&b, "toolchain.pto=%s\n", PTO_VERSION_STR);
+  pto_text_printf(&b, "toolchain.llvm=%s\n", PTO_LLVM_VERSION_STR);
   tool_line(&b, "cxx", "PTO_CXX", PTO_CXX_ID, PTO_CXX_PATH);
   tool_line(&b, "cc", "PTO_CC", PTO_CC_ID, PTO_CC_PATH);
-  tb_printf(&b, "toolchain.abi=orch/%d;kernel/%d;compiler_api/%d;%s\n", PTO_ORCH_ABI_VERSION,
+  pto_text_printf(&b, "toolchain.abi=orch/%d;kernel/%d;compiler_api/%d;%s\n", PTO_ORCH_ABI_VERSION,
             PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA);
   compiler_line(&b);
   headers_line(&b);
@@ -282,41 +248,50 @@ void pto__loader_cache_reset_identity(void) {
 
 /* ---- the key -------------------------------------------------------------------------- */
 
-/* The structural hash, memoized in the program while its arena has not grown. */
+/* The structural hash, memoized by program serial while the program's arena has not grown (a
+ * program grown through the builder is hashed again). A small direct-mapped table guarded by
+ * g_lock: a collision only costs a rehash. */
+enum { HASH_MEMO_SLOTS = 64 };
+typedef struct hash_memo {
+  uint64_t serial; /* 0 = empty */
+  size_t arena_bytes;
+  pto_ir_hash128 hash;
+} hash_memo;
+static hash_memo g_hash_memo[HASH_MEMO_SLOTS];
+
 static pto_ir_hash128 program_hash(const pto_ir_program *p) {
   size_t bytes = p->arena ? pto_arena_bytes(p->arena) : 0;
+  hash_memo *slot = &g_hash_memo[p->serial % HASH_MEMO_SLOTS];
   pto_ir_hash128 h;
-  if (bytes) {
+  if (bytes && p->serial) {
     pthread_mutex_lock(&g_lock);
-    int hit = p->memo_arena_bytes == bytes;
-    h.lo = p->memo_hash_lo;
-    h.hi = p->memo_hash_hi;
+    int hit = slot->serial == p->serial && slot->arena_bytes == bytes;
+    h = slot->hash;
     pthread_mutex_unlock(&g_lock);
     if (hit) return h;
   }
   h = pto_ir_program_hash(p);
-  if (bytes) {
-    pto_ir_program *mp = (pto_ir_program *)p; /* the memo is not part of the value */
+  if (bytes && p->serial) {
     pthread_mutex_lock(&g_lock);
-    mp->memo_hash_lo = h.lo;
-    mp->memo_hash_hi = h.hi;
-    mp->memo_arena_bytes = bytes;
+    slot->serial = p->serial;
+    slot->arena_bytes = bytes;
+    slot->hash = h;
     pthread_mutex_unlock(&g_lock);
   }
   return h;
 }
 
-static void scalar_text(tbuf *b, const pto_scalar *v) {
+static void scalar_text(pto_text *b, const pto_scalar *v) {
   if (pto_dtype_is_float(v->dtype)) {
     uint64_t bits;
     memcpy(&bits, &v->f, 8);
-    tb_printf(b, "%.17g/0x%016" PRIx64, v->f, bits);
+    pto_text_printf(b, "%.17g/0x%016" PRIx64, v->f, bits);
   } else if (v->dtype == PTO_DTYPE_BOOL) {
-    tb_printf(b, "%d", v->i != 0);
+    pto_text_printf(b, "%d", v->i != 0);
   } else if (!pto_dtype_is_signed(v->dtype)) {
-    tb_printf(b, "%" PRIu64, v->u);
+    pto_text_printf(b, "%" PRIu64, v->u);
   } else {
-    tb_printf(b, "%" PRId64, v->i);
+    pto_text_printf(b, "%" PRId64, v->i);
   }
 }
 
@@ -330,44 +305,44 @@ static pto_status cache_key_text(const pto_ir_program *p, const pto_compile_opti
   static const char *const dirs[] = {"in", "out", "inout"};
   const char *ident = NULL;
   PTO_RETURN_IF_ERROR(get_identity(&ident, NULL));
-  tbuf b = {0};
+  pto_text b = {0};
   pto_ir_hash128 h = program_hash(p);
-  tb_printf(&b, "format=%s\n", PTO_CACHE_KEY_FORMAT);
-  tb_printf(&b, "%s", ident);
-  tb_printf(&b, "platform=");
+  pto_text_printf(&b, "format=%s\n", PTO_CACHE_KEY_FORMAT);
+  pto_text_printf(&b, "%s", ident);
+  pto_text_printf(&b, "platform=");
   tb_value(&b, opt->platform ? opt->platform : "sim");
-  tb_printf(&b, "\noption.opt_level=%d\n", opt->opt_level);
-  tb_printf(&b, "program=%016" PRIx64 "%016" PRIx64 "\n", h.hi, h.lo);
-  tb_printf(&b, "entry=%d\n", entry->index);
+  pto_text_printf(&b, "\noption.opt_level=%d\n", opt->opt_level);
+  pto_text_printf(&b, "program=%016" PRIx64 "%016" PRIx64 "\n", h.hi, h.lo);
+  pto_text_printf(&b, "entry=%d\n", entry->index);
   if (entry->kind == PTO_FUNC_HOST) {
     /* The device set: part of a host program's key, and of no other. */
     int ndev = 0;
     const int32_t *devs = pto_compile_options_devices(opt, &ndev);
-    tb_printf(&b, "devices=");
-    if (!devs) tb_printf(&b, "0");
+    pto_text_printf(&b, "devices=");
+    if (!devs) pto_text_printf(&b, "0");
     for (int i = 0; devs && i < ndev; i++)
-      tb_printf(&b, "%s%d", i ? "," : "", (int)devs[i]);
-    tb_printf(&b, "\n");
+      pto_text_printf(&b, "%s%d", i ? "," : "", (int)devs[i]);
+    pto_text_printf(&b, "\n");
   }
-  tb_printf(&b, "params=%d\n", sig->nparams);
+  pto_text_printf(&b, "params=%d\n", sig->nparams);
   for (int i = 0; i < sig->nparams; i++) {
     const pto_sig_param *sp = &sig->params[i];
     if (sp->is_tensor) {
-      tb_printf(&b, "param.%d=tensor;%s;%s;[", i, (unsigned)sp->dir < 3 ? dirs[sp->dir] : "?",
+      pto_text_printf(&b, "param.%d=tensor;%s;%s;[", i, (unsigned)sp->dir < 3 ? dirs[sp->dir] : "?",
                 pto_dtype_name(sp->dtype));
       for (int d = 0; d < sp->rank; d++) {
         if (sp->dims[d].sym >= 0)
-          tb_printf(&b, "%s?", d ? "," : "");
+          pto_text_printf(&b, "%s?", d ? "," : "");
         else
-          tb_printf(&b, "%s%" PRId64, d ? "," : "", sp->dims[d].value);
+          pto_text_printf(&b, "%s%" PRId64, d ? "," : "", sp->dims[d].value);
       }
-      tb_printf(&b, "]\n");
+      pto_text_printf(&b, "]\n");
     } else if (sp->bind == PTO_BIND_LITERAL) {
-      tb_printf(&b, "param.%d=scalar;%s;=", i, pto_dtype_name(sp->dtype));
+      pto_text_printf(&b, "param.%d=scalar;%s;=", i, pto_dtype_name(sp->dtype));
       scalar_text(&b, &sp->value);
-      tb_printf(&b, "\n");
+      pto_text_printf(&b, "\n");
     } else {
-      tb_printf(&b, "param.%d=scalar;%s;runtime\n", i, pto_dtype_name(sp->dtype));
+      pto_text_printf(&b, "param.%d=scalar;%s;runtime\n", i, pto_dtype_name(sp->dtype));
     }
   }
   if (b.failed) {
@@ -394,7 +369,7 @@ pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt
   pto_status s = cache_key_text(p, opt, entry, &sig, &text);
   pto_signature_clear(&sig);
   if (s) return s;
-  pto__loader_hash_mem(text, strlen(text), out_hex);
+  pto_hash_xxh128_hex(text, strlen(text), out_hex);
   if (out_text)
     *out_text = text;
   else
@@ -609,7 +584,7 @@ pto_status pto__loader_cache_root(char *root, size_t n) {
   if (stat(root, &st) != 0) {
     if (errno != ENOENT)
       return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
-    PTO_RETURN_IF_ERROR(pto__loader_mkdirs(root, 0700));
+    PTO_RETURN_IF_ERROR(pto_file_mkdirs(root, 0700));
     if (stat(root, &st) != 0)
       return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
   }
@@ -631,7 +606,7 @@ pto_status pto__loader_cache_check_owner(const char *entry_dir) {
 void pto__loader_cache_discard(const char *root, const char *entry_dir) {
   char tmp[PATH_MAX];
   snprintf(tmp, sizeof tmp, "%s/tmp", root);
-  pto_status s = pto__loader_mkdirs(tmp, 0700);
+  pto_status s = pto_file_mkdirs(tmp, 0700);
   pto_status_free(s);
   snprintf(tmp, sizeof tmp, "%s/tmp/discard-%ld-XXXXXX", root, (long)getpid());
   if (mkdtemp(tmp)) {
@@ -761,7 +736,7 @@ static void write_key_text(const char *dir, const char *key_text) {
   if (!d || strcmp(d, "1") != 0 || !key_text) return;
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/key.txt", dir);
-  pto_status s = pto__loader_write_file_atomic(path, key_text, strlen(key_text), 0644);
+  pto_status s = pto_file_write_atomic(path, key_text, strlen(key_text), 0644);
   pto_status_free(s);
 }
 
@@ -778,7 +753,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
     return PTO_OK;
   }
   snprintf(tmp, sizeof tmp, "%s/tmp", root);
-  pto_status s = pto__loader_mkdirs(tmp, 0700);
+  pto_status s = pto_file_mkdirs(tmp, 0700);
   if (s) {
     err = errno;
     if (pto__loader_errno_is_unwritable(err)) {
@@ -817,7 +792,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
   }
   snprintf(parent, sizeof parent, "%s/%.2s", root, key);
   pto__loader_cache_entry_path(root, key, entry, sizeof entry);
-  s = pto__loader_mkdirs(parent, 0700);
+  s = pto_file_mkdirs(parent, 0700);
   if (s) {
     err = errno;
     pto_status_free(s);
@@ -1044,7 +1019,7 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
   char key[33];
   char *key_text = NULL;
   PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, &key_text));
-  pto_status s = pto__loader_mkdirs(dir, 0755);
+  pto_status s = pto_file_mkdirs(dir, 0755);
   if (!s) {
     if (use_cache) {
       pto_signature sig;
@@ -1099,7 +1074,7 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
   pto_manifest m;
   memset(&m, 0, sizeof m);
   snprintf(path, sizeof path, "%s/%s", entry_dir, PTO_MANIFEST_FILENAME);
-  pto_status s = pto__loader_read_file(path, &mtext, &mlen);
+  pto_status s = pto_file_read(path, 1, &mtext, &mlen);
   if (s) {
     if (pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
       pto_status_free(s);
@@ -1128,10 +1103,10 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     const pto_manifest_file *f = &m.files[i];
     char *real = NULL, hash[PTO_HASH_HEX_LEN + 1];
     s = pto_manifest_resolve(entry_dir, f->path, &real);
-    if (!s) s = pto__loader_read_file(real, &buf, &len);
+    if (!s) s = pto_file_read(real, 1, &buf, &len);
     free(real);
     if (s) goto corrupt;
-    pto__loader_hash_mem(buf, len, hash);
+    pto_hash_xxh128_hex(buf, len, hash);
     if (strcmp(hash, f->hash) != 0) {
       s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s/%s: content hash %s, the manifest has %s",
                           entry_dir, f->path, hash, f->hash);
@@ -1151,7 +1126,7 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
         s = PTO_OK;
       }
       if (s) goto corrupt;
-      pto__loader_hex(id, idlen, idhex);
+      pto_hash_hex(id, idlen, idhex);
       if (strcmp(idhex, b->build_id) != 0) {
         s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s/%s: Build-ID '%s', the manifest has '%s'",
                             entry_dir, f->path, idhex, b->build_id);
@@ -1170,9 +1145,9 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     pto_status_free(hs);
     char *slash = strrchr(path, '/');
     *slash = 0;
-    s = same ? PTO_OK : pto__loader_mkdirs(path, 0755);
+    s = same ? PTO_OK : pto_file_mkdirs(path, 0755);
     *slash = '/';
-    if (!s && !same) s = pto__loader_write_file_atomic(path, buf, len, b ? 0755 : 0644);
+    if (!s && !same) s = pto_file_write_atomic(path, buf, len, b ? 0755 : 0644);
     free(buf);
     buf = NULL;
     if (s) goto done;
@@ -1183,20 +1158,20 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     int nd = 0;
     snprintf(from, sizeof from, "%s/callees/%s", entry_dir, m.callees[i]);
     snprintf(to, sizeof to, "%s/callees/%s", dir, m.callees[i]);
-    if ((s = pto__loader_mkdirs(to, 0755))) goto done;
+    if ((s = pto_file_mkdirs(to, 0755))) goto done;
     if ((s = copy_entry(from, key, NULL, to, &nd))) goto done;
   }
   snprintf(path, sizeof path, "%s/key.txt", entry_dir);
-  pto_status ks = pto__loader_read_file(path, &buf, &len);
+  pto_status ks = pto_file_read(path, 1, &buf, &len);
   pto_status_free(ks); /* key.txt is optional */
   if (!ks) {
     snprintf(path, sizeof path, "%s/key.txt", dir);
-    pto_status_free(pto__loader_write_file_atomic(path, buf, len, 0644));
+    pto_status_free(pto_file_write_atomic(path, buf, len, 0644));
     free(buf);
     buf = NULL;
   }
   snprintf(path, sizeof path, "%s/%s", dir, PTO_MANIFEST_FILENAME);
-  s = pto__loader_write_file_atomic(path, mtext, mlen, 0644);
+  s = pto_file_write_atomic(path, mtext, mlen, 0644);
   goto done;
 corrupt:
   /* Anything unreadable or malformed inside a verified-by-name entry is corruption. */

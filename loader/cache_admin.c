@@ -218,9 +218,9 @@ pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {
     size_t len = 0;
     char hash[PTO_HASH_HEX_LEN + 1];
     s = pto_manifest_resolve(entry_dir, f->path, &real);
-    if (!s) s = pto__loader_read_file(real, &buf, &len);
+    if (!s) s = pto_file_read(real, 1, &buf, &len);
     if (!s) {
-      pto__loader_hash_mem(buf, len, hash);
+      pto_hash_xxh128_hex(buf, len, hash);
       if (strcmp(hash, f->hash) != 0)
         s = pto_status_make(PTO_STATUS_DATA_LOSS,
                             "%s/%s: content hash %s differs from the manifest's %s", entry_dir,
@@ -240,7 +240,7 @@ pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {
         s = PTO_OK;
       }
       if (!s) {
-        pto__loader_hex(id, idlen, idhex);
+        pto_hash_hex(id, idlen, idhex);
         if (strcmp(idhex, b->build_id) != 0)
           s = pto_status_make(PTO_STATUS_DATA_LOSS,
                               "%s/%s: Build-ID '%s' differs from the manifest's '%s'", entry_dir,

@@ -19,16 +19,10 @@ void pto__loader_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* Same, but at most once per process for each distinct *once flag. */
 void pto__loader_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* mkdir -p with mode for the directories it creates; errno-carrying IO status on failure. */
-pto_status pto__loader_mkdirs(const char *path, mode_t mode);
 /* rm -rf without following symlinks; best effort. */
 void pto__loader_remove_tree(const char *path);
 /* Sum of the sizes of the regular files under path. */
 uint64_t pto__loader_tree_bytes(const char *path);
-/* Writes data to path through a temp file in the same dir and rename(2), so a reader (or a
- * process that has the old file mapped) never sees a partial file. */
-pto_status pto__loader_write_file_atomic(const char *path, const void *data, size_t len,
-                                         mode_t mode);
 /* True for the errors of a cache that cannot take a new entry: full, read-only, not ours. */
 int pto__loader_errno_is_unwritable(int err);
 /* Realtime clock in ns. */

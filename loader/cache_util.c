@@ -68,27 +68,6 @@ int64_t pto__loader_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-pto_status pto__loader_mkdirs(const char *path, mode_t mode) {
-  char tmp[PATH_MAX];
-  if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
-  for (char *c = tmp + 1;; c++) {
-    if (*c && *c != '/') continue;
-    char saved = *c;
-    *c = 0;
-    if (mkdir(tmp, mode) != 0 && errno != EEXIST) {
-      int err = errno;
-      pto_status s =
-          pto_status_make(PTO_STATUS_IO, "cannot create directory %s: %s", tmp, strerror(err));
-      errno = err;
-      return s;
-    }
-    *c = saved;
-    if (!saved) break;
-  }
-  return PTO_OK;
-}
-
 void pto__loader_remove_tree(const char *path) {
   struct stat st;
   if (lstat(path, &st) != 0) return;
@@ -127,41 +106,4 @@ uint64_t pto__loader_tree_bytes(const char *path) {
   }
   closedir(d);
   return total;
-}
-
-pto_status pto__loader_write_file_atomic(const char *path, const void *data, size_t len,
-                                         mode_t mode) {
-  char tmp[PATH_MAX];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
-  int fd = mkostemp(tmp, O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", tmp, strerror(err));
-    errno = err;
-    return s;
-  }
-  const char *p = data;
-  size_t left = len;
-  int err = 0;
-  while (left) {
-    ssize_t n = write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      err = errno;
-      break;
-    }
-    p += n;
-    left -= (size_t)n;
-  }
-  if (!err && fchmod(fd, mode) != 0) err = errno;
-  if (close(fd) != 0 && !err) err = errno;
-  if (!err && rename(tmp, path) != 0) err = errno;
-  if (err) {
-    unlink(tmp);
-    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(err));
-    errno = err;
-    return s;
-  }
-  return PTO_OK;
 }

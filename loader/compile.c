@@ -52,31 +52,12 @@ void pto__loader_compiler_path(char *out, size_t n) {
   snprintf(out, n, "%s", PTO_COMPILER_LIBRARY_NAME); /* the dynamic loader's search path */
 }
 
-static int has_header(const char *dir) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s/pto/pto_orchestration_api.h", dir);
-  return access(p, R_OK) == 0;
-}
-
-/* Mirrors the compiler's own search (compiler/exec.c), so that the cache key can name the headers
- * generated code is compiled against without loading the compiler. */
+/* The compiler's own search (compiler/exec.c) from where the compiler library is, so that the
+ * cache key can name the headers generated code is compiled against without loading it. */
 void pto__loader_include_dir(char *out, size_t n) {
-  const char *e = getenv("PTO_INCLUDE_DIR");
-  if (e && *e) {
-    snprintf(out, n, "%s", e);
-    return;
-  }
-  char lib[PATH_MAX], cand[PATH_MAX];
+  char lib[PATH_MAX];
   pto__loader_compiler_path(lib, sizeof lib);
-  if (strchr(lib, '/')) {
-    snprintf(cand, sizeof cand, "%s/../include", dirname(lib));
-    if (has_header(cand) && realpath(cand, lib)) {
-      snprintf(out, n, "%s", lib);
-      return;
-    }
-  }
-  snprintf(out, n, "%s",
-           has_header(PTO_SOURCE_INCLUDE_DIR) ? PTO_SOURCE_INCLUDE_DIR : PTO_INSTALL_INCLUDE_DIR);
+  pto_file_include_dir(lib, out, n);
 }
 
 static void load_compiler(void) {

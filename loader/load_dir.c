@@ -84,9 +84,9 @@ static pto_status verify_binary(const char *dir, const pto_manifest *m,
   const pto_manifest_file *f = pto_manifest_find_file(m, b->path);
   pto_status s = pto_manifest_resolve(dir, b->path, &real);
   if (s) goto done;
-  s = pto__loader_read_file(real, &buf, &len);
+  s = pto_file_read(real, 1, &buf, &len);
   if (s) goto done;
-  pto__loader_hash_mem(buf, len, hash);
+  pto_hash_xxh128_hex(buf, len, hash);
   if (!f || strcmp(hash, f->hash) != 0) {
     s = pto_status_make(PTO_STATUS_DATA_LOSS,
                         "%s/%s: content hash %s differs from the manifest's %s: the file is "
@@ -100,7 +100,7 @@ static pto_status verify_binary(const char *dir, const pto_manifest *m,
     s = PTO_OK;
   }
   if (s) goto done;
-  pto__loader_hex(id, idlen, idhex);
+  pto_hash_hex(id, idlen, idhex);
   if (strcmp(idhex, b->build_id) != 0) {
     s = pto_status_make(
         PTO_STATUS_DATA_LOSS,
@@ -124,7 +124,7 @@ static pto_status loaded_id_hex(void *h, const char *name, char out[2 * PTO_BUIL
   uint8_t id[PTO_BUILD_ID_MAX];
   size_t idlen = 0;
   PTO_RETURN_IF_ERROR(pto__loader_loaded_build_id(h, name, id, &idlen));
-  pto__loader_hex(id, idlen, out);
+  pto_hash_hex(id, idlen, out);
   return PTO_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pto/base.h"
 #include "pto/loader.h"
 
 struct pto_program {
@@ -38,13 +39,6 @@ pto_program *pto__loader_program_alloc(int nkernels);
 
 /* ---- files, hashes and ELF (build_id.c, manifest.c) ------------------------------------- */
 
-/* Reads a regular file whole: *out_buf is malloc'd with one NUL byte past *out_len. */
-pto_status pto__loader_read_file(const char *path, uint8_t **out_buf, size_t *out_len);
-/* Lowercase hex of len bytes into out (2 * len + 1 bytes). */
-void pto__loader_hex(const uint8_t *bytes, size_t len, char *out);
-uint64_t pto__loader_fnv1a64(const uint8_t *data, size_t len);
-/* XXH3-128 of a buffer as 32 lowercase hex digits (canonical, big-endian byte order). */
-void pto__loader_hash_mem(const void *data, size_t len, char out_hex[33]);
 /* The Build-ID / hid of an ELF image held in memory; name is used in messages. Same results
  * and errors as pto_elf_build_id / pto_elf_hid. */
 pto_status pto__loader_build_id_mem(const char *name, const uint8_t *buf, size_t size,

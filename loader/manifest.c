@@ -45,11 +45,7 @@ static pto_status oom(void) {
 static void hash_hex(XXH128_hash_t h, char out[33]) {
   XXH128_canonical_t c;
   XXH128_canonicalFromHash(&c, h);
-  pto__loader_hex(c.digest, sizeof c.digest, out);
-}
-
-void pto__loader_hash_mem(const void *data, size_t len, char out_hex[33]) {
-  hash_hex(XXH3_128bits(data, len), out_hex);
+  pto_hash_hex(c.digest, sizeof c.digest, out);
 }
 
 pto_status pto_file_hash(const char *path, char out_hex[PTO_HASH_HEX_LEN + 1]) {
@@ -379,17 +375,6 @@ static pto_status get_scalar(const reader *r, const json_t *v, const char *path,
   return PTO_OK;
 }
 
-static int sym_index(pto_signature *sig, const char *name) {
-  for (int i = 0; i < sig->nsyms; i++)
-    if (!strcmp(sig->syms[i], name)) return i;
-  char **syms = realloc(sig->syms, sizeof *syms * (size_t)(sig->nsyms + 1));
-  if (!syms) return -1;
-  sig->syms = syms;
-  syms[sig->nsyms] = strdup(name);
-  if (!syms[sig->nsyms]) return -1;
-  return sig->nsyms++;
-}
-
 static pto_status get_param(const reader *r, const json_t *pv, int i, pto_signature *sig) {
   char path[128], b[80];
   json_t *v = NULL;
@@ -449,7 +434,7 @@ static pto_status get_param(const reader *r, const json_t *pv, int i, pto_signat
     if (json_is_integer(dv) && json_integer_value(dv) >= 0) {
       p->dims[k] = (pto_sig_dim){json_integer_value(dv), -1};
     } else if (json_is_string(dv) && json_string_length(dv) > 0) {
-      int si = sym_index(sig, json_string_value(dv));
+      int si = pto_signature_intern_sym(sig, json_string_value(dv));
       if (si < 0) return oom();
       p->dims[k] = (pto_sig_dim){-1, si};
     } else {
@@ -687,7 +672,7 @@ pto_status pto_manifest_read(const char *dir, pto_manifest *out_m) {
   if (asprintf(&path, "%s/%s", dir, PTO_MANIFEST_FILENAME) < 0) return oom();
   uint8_t *buf = NULL;
   size_t len = 0;
-  pto_status s = pto__loader_read_file(path, &buf, &len);
+  pto_status s = pto_file_read(path, 1, &buf, &len);
   if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
     pto_status_free(s);
     s = pto_status_make(
@@ -983,7 +968,7 @@ pto_status pto_manifest_binary_set(pto_manifest_binary *b, const char *dir, cons
   uint8_t id[PTO_BUILD_ID_MAX];
   pto_status s = pto_manifest_resolve(dir, relpath, &real);
   if (s) goto done;
-  s = pto__loader_read_file(real, &buf, &len);
+  s = pto_file_read(real, 1, &buf, &len);
   if (s) goto done;
   s = pto__loader_build_id_mem(real, buf, len, id, &idlen);
   if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
@@ -998,8 +983,8 @@ pto_status pto_manifest_binary_set(pto_manifest_binary *b, const char *dir, cons
   }
   free(b->path);
   b->path = p;
-  pto__loader_hex(id, idlen, b->build_id);
-  b->hid = idlen ? pto_hid_from_build_id(id, idlen) : pto__loader_fnv1a64(buf, len);
+  pto_hash_hex(id, idlen, b->build_id);
+  b->hid = idlen ? pto_hid_from_build_id(id, idlen) : pto_hash_fnv1a64(buf, len);
 done:
   free(buf);
   free(real);

@@ -49,6 +49,42 @@ pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_
   return PTO_OK;
 }
 
+pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry,
+                                   int ncallees, pto_program *const *callees, int ndevices,
+                                   const int32_t *device_ids, pto_program **out_program) {
+  *out_program = NULL;
+  if (!entry) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "host program has no entry");
+  if (ndevices < 1)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "host program needs at least one device");
+  for (int i = 0; i < ncallees; i++)
+    if (!callees[i] || callees[i]->is_host)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "callee %d of a host program must be an L2 program", i);
+  pto_program *p = pto__loader_program_alloc(0);
+  if (!p) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a program");
+  pto_status s = pto_signature_copy(sig, &p->sig);
+  p->devices = malloc((size_t)ndevices * sizeof *p->devices);
+  p->callees = calloc((size_t)(ncallees ? ncallees : 1), sizeof *p->callees);
+  if (!s && (!p->devices || !p->callees))
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a program");
+  if (s) {
+    pto_program_release(p);
+    return s;
+  }
+  p->is_host = 1;
+  p->host_entry = entry;
+  p->ndevices = ndevices;
+  for (int r = 0; r < ndevices; r++) p->devices[r] = device_ids ? device_ids[r] : r;
+  p->ncallees = ncallees;
+  for (int i = 0; i < ncallees; i++) {
+    pto_program_retain(callees[i]);
+    p->callees[i] = callees[i];
+  }
+  *out_program = p;
+  return PTO_OK;
+}
+
+
 void pto_program_retain(pto_program *p) {
   if (p) atomic_fetch_add(&p->refs, 1);
 }

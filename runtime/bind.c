@@ -112,6 +112,8 @@ static const char *kind_name(pto_arg_type k) {
   switch (k) {
   case PTO_ARG_HOST_TENSOR: return "a host tensor";
   case PTO_ARG_DEVICE_TENSOR: return "a device tensor";
+  case PTO_ARG_DIST_TENSOR:
+    return "a distributed worker's tensor (pass it to pto_dist_worker_run, not to an L2 worker)";
   case PTO_ARG_SCALAR: return "a scalar";
   default: return "no argument (kind unset)";
   }
@@ -413,18 +415,25 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
 
 /* ---- [STRACE] ---------------------------------------------------------------------------- */
 
+/* A distributed worker's chip process writes its rank as an extra field, which v=1 parsers skip. */
+static int g_strace_rank = -1;
+
+void pto__rt_set_strace_rank(int rank) { g_strace_rank = rank; }
+
 void pto__rt_emit_strace(const pto_launch_record *rec) {
   long pid = (long)getpid(), tid = (long)gettid();
+  char rank[24] = "";
+  if (g_strace_rank >= 0) snprintf(rank, sizeof rank, " rank=%d", g_strace_rank);
   for (int i = 0; i < rec->nspans; i++) {
     const pto_span *sp = &rec->spans[i];
     char line[512];
     /* hid as pto_hid_format prints it: lowercase hex, no 0x, no padding. */
     int n = snprintf(line, sizeof line,
                      "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=%d name=%s ts=%llu "
-                     "dur=%llu%s\n",
+                     "dur=%llu%s%s\n",
                      pid, tid, (unsigned long long)rec->inv, (unsigned long long)rec->hid, sp->depth,
                      sp->name, (unsigned long long)sp->ts_ns, (unsigned long long)sp->dur_ns,
-                     sp->is_device ? " clk=dev" : "");
+                     sp->is_device ? " clk=dev" : "", rank);
     if (n <= 0) continue;
     if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
     /* One write per line, so lines of concurrent launches never interleave. */

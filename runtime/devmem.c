@@ -18,6 +18,21 @@ static atomic_uint g_next_window;
 #define PTO__RT_WINDOW (1ull << 40)
 #define PTO__RT_WINDOWS 64u
 
+/* Sets m up over size bytes at host (64-byte aligned size), device address base. */
+static pto_status setup(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base) {
+  m->free = malloc(16 * sizeof *m->free);
+  if (!m->free) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
+  pthread_mutex_init(&m->mu, NULL);
+  m->host = host;
+  m->size = size;
+  m->base = base;
+  m->capfree = 16;
+  m->nfree = 1;
+  m->free[0].off = 0;
+  m->free[0].size = size;
+  return PTO_OK;
+}
+
 pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size) {
   memset(m, 0, sizeof *m);
   if (size < 4096 || size > PTO__RT_WINDOW)
@@ -31,26 +46,21 @@ pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size) {
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                            "cannot reserve %llu bytes of device memory: %s",
                            (unsigned long long)size, strerror(errno));
-  m->free = malloc(16 * sizeof *m->free);
-  if (!m->free) {
-    munmap(p, (size_t)size);
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
-  }
-  pthread_mutex_init(&m->mu, NULL);
-  m->host = p;
-  m->size = size;
   unsigned win = atomic_fetch_add(&g_next_window, 1) % PTO__RT_WINDOWS;
-  m->base = PTO__RT_DEVICE_BASE + (uint64_t)win * PTO__RT_WINDOW;
-  m->capfree = 16;
-  m->nfree = 1;
-  m->free[0].off = 0;
-  m->free[0].size = size;
-  return PTO_OK;
+  pto_status s = setup(m, p, size, PTO__RT_DEVICE_BASE + (uint64_t)win * PTO__RT_WINDOW);
+  if (s) munmap(p, (size_t)size);
+  return s;
+}
+
+pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base) {
+  memset(m, 0, sizeof *m);
+  m->borrowed = 1;
+  return setup(m, host, size & ~63ull, base);
 }
 
 void pto__rt_devmem_fini(pto__rt_devmem *m) {
   if (!m->host) return;
-  munmap(m->host, (size_t)m->size);
+  if (!m->borrowed) munmap(m->host, (size_t)m->size);
   free(m->free);
   pto__rt_map_fini(&m->allocs);
   pthread_mutex_destroy(&m->mu);
@@ -177,6 +187,10 @@ int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr) {
 }
 
 int pto__rt_devmem_size(pto__rt_devmem *m, uint64_t addr, uint64_t *out_nbytes) {
+  if (addr - m->ext_base < m->ext_size) { /* the external region: owned and checked elsewhere */
+    *out_nbytes = m->ext_size - (addr - m->ext_base);
+    return 1;
+  }
   pthread_mutex_lock(&m->mu);
   uint64_t *v = pto__rt_map_find(&m->allocs, addr);
   *out_nbytes = v ? *v : 0;

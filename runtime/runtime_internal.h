@@ -109,9 +109,16 @@ typedef struct pto__rt_devmem {
   size_t nfree, capfree;
   pto__rt_map allocs;       /* device address -> requested bytes; guarded by mu */
   uint64_t used, peak;
+  /* An external region (a distributed worker's shared heap): device addresses
+   * [ext_base, ext_base + ext_size) are ext_host's bytes. Never allocated from here. */
+  uint8_t *ext_host;
+  uint64_t ext_base, ext_size;
+  int borrowed; /* host is not ours to unmap (pto__rt_devmem_init_over) */
 } pto__rt_devmem;
 
 pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size);
+/* An allocator over memory someone else mapped (the distributed worker's shared heap). */
+pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base);
 void pto__rt_devmem_fini(pto__rt_devmem *m);
 /* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64). what names
  * the allocation in the out-of-memory message. */
@@ -123,6 +130,7 @@ int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr);
 int pto__rt_devmem_size(pto__rt_devmem *m, uint64_t addr, uint64_t *out_nbytes);
 void pto__rt_devmem_info(pto__rt_devmem *m, pto_device_memory_info *out);
 static inline void *pto__rt_devmem_host(const pto__rt_devmem *m, uint64_t addr) {
+  if (addr - m->ext_base < m->ext_size) return m->ext_host + (addr - m->ext_base);
   return m->host + (addr - m->base);
 }
 
@@ -327,8 +335,22 @@ typedef struct pto__rt_worker {
   int have_last;
   pto_launch_record last;
   int record_tasks;        /* pto_worker_set_record_tasks; read at each launch's begin */
+  const pto_dist_ctx *dist; /* a distributed worker's chip: handed to every kernel */
   pto__rt_task_log task_log;
 } pto__rt_worker;
+
+/* ---- hooks of the distributed worker (runtime/dist*.c) on its chips' L2 workers ---------- */
+
+/* Maps device addresses [base, base + size) to host memory the worker does not own. */
+void pto__rt_worker_set_external(pto_worker *w, void *host, uint64_t size, uint64_t base);
+/* This process is chip rank of a distributed worker: its [STRACE] lines carry rank=<rank>. */
+void pto__rt_set_strace_rank(int rank);
+/* Every kernel of every later launch gets d in pto_core_ctx.dist. */
+void pto__rt_worker_set_dist(pto_worker *w, const pto_dist_ctx *d);
+/* A device tensor handle over device memory the worker does not own (the external region): a
+ * contiguous tensor at addr. Freeing it releases the handle only. */
+pto_status pto__rt_worker_wrap(pto_worker *w, uint64_t addr, int rank, const int64_t *shape,
+                               pto_dtype dt, pto_device_tensor **out_tensor);
 
 /* ---- binding and spans ------------------------------------------------------------------- */
 

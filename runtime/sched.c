@@ -358,6 +358,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     ctx.ncores = L->w->pool.ncores;
     ctx.scratch = core->scratch;
     ctx.scratch_size = core->scratch_size;
+    ctx.dist = L->w->dist;
     if (L->w->pool.shuffle) {
       /* Test mode: perturb timing so that unordered tasks interleave differently. */
       uint64_t r = pto__rt_xorshift64(&core->rng);

@@ -166,6 +166,57 @@ pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *
 
 /* ---- device tensors ---------------------------------------------------------------------- */
 
+/* A handle for nbytes of device memory at addr, linked into w's tensors; NULL when out of memory. */
+static pto__rt_dtensor *new_dtensor(pto__rt_worker *w, uint64_t addr, uint64_t nbytes, int ndim,
+                                    const int64_t *shape, pto_dtype dt) {
+  pto__rt_dtensor *d = calloc(1, sizeof *d);
+  if (d) d->token = pto__rt_obj_add(PTO__RT_OBJ_TENSOR, d);
+  if (!d || !d->token) {
+    free(d);
+    return NULL;
+  }
+  d->w = w;
+  d->addr = addr;
+  d->nbytes = nbytes;
+  d->dtype = dt;
+  d->rank = ndim;
+  memcpy(d->shape, shape, (size_t)ndim * sizeof *shape);
+  d->next = w->tensors;
+  if (w->tensors) w->tensors->prev = d;
+  w->tensors = d;
+  return d;
+}
+
+void pto__rt_worker_set_external(pto_worker *wt, void *host, uint64_t size, uint64_t base) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  if (!w) return;
+  w->mem.ext_host = host;
+  w->mem.ext_size = size;
+  w->mem.ext_base = base;
+}
+
+void pto__rt_worker_set_dist(pto_worker *wt, const pto_dist_ctx *dist) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  if (w) w->dist = dist;
+}
+
+pto_status pto__rt_worker_wrap(pto_worker *wt, uint64_t addr, int rank, const int64_t *shape,
+                               pto_dtype dt, pto_device_tensor **out_tensor) {
+  static const char fn[] = "pto__rt_worker_wrap";
+  *out_tensor = NULL;
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  uint64_t nbytes = pto_dtype_size(dt);
+  for (int d = 0; d < rank; d++) nbytes *= (uint64_t)shape[d];
+  if (addr - w->mem.ext_base >= w->mem.ext_size || nbytes > w->mem.ext_size - (addr - w->mem.ext_base))
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: 0x%llx (+%llu bytes) is outside the shared heap",
+                fn, (unsigned long long)addr, (unsigned long long)nbytes);
+  pto__rt_dtensor *d = new_dtensor(w, addr, nbytes, rank, shape, dt);
+  if (!d) return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  *out_tensor = d->token;
+  return PTO_OK;
+}
+
 pto_status pto_worker_alloc_tensor(pto_worker *wt, int ndim, const int64_t *shape, pto_dtype dt,
                                    const void *init, pto_device_tensor **out_tensor) {
   static const char fn[] = "pto_worker_alloc_tensor";
@@ -191,27 +242,16 @@ pto_status pto_worker_alloc_tensor(pto_worker *wt, int ndim, const int64_t *shap
   uint64_t addr;
   pto_status s = pto__rt_devmem_alloc(&w->mem, nbytes, 64, "a device tensor", &addr);
   if (s) return pto_status_annotate(s, "%s", fn);
-  pto__rt_dtensor *d = calloc(1, sizeof *d);
-  if (d) d->token = pto__rt_obj_add(PTO__RT_OBJ_TENSOR, d);
-  if (!d || !d->token) {
-    free(d);
+  pto__rt_dtensor *d = new_dtensor(w, addr, nbytes, ndim, shape, dt);
+  if (!d) {
     pto__rt_devmem_free(&w->mem, addr);
     return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
-  d->w = w;
-  d->addr = addr;
-  d->nbytes = nbytes;
-  d->dtype = dt;
-  d->rank = ndim;
-  memcpy(d->shape, shape, (size_t)ndim * sizeof *shape);
   void *host = pto__rt_devmem_host(&w->mem, addr);
   if (init)
     memcpy(host, init, (size_t)nbytes);
   else
     memset(host, 0, (size_t)nbytes);
-  d->next = w->tensors;
-  if (w->tensors) w->tensors->prev = d;
-  w->tensors = d;
   *out_tensor = d->token;
   return PTO_OK;
 }

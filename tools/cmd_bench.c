@@ -1,4 +1,5 @@
 /* pto bench: register a program once, launch it warmup + rounds times, print the statistics. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "pto/bench.h"
+#include "pto/dist_bench.h"
 
 static const char *k_cmd = "bench";
 
@@ -15,6 +17,7 @@ typedef struct bench_args {
   int rounds, warmup;
   cli_stats_view view;
   const char *swimlane;
+  int rank, slot; /* host programs: the dispatch whose tree --tree prints; -1: not given */
 } bench_args;
 
 /* bench's own options (cli_option_fn). */
@@ -25,6 +28,10 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
     return cli_int_option(cmd, "--rounds", 1, argc, argv, i, &a->rounds);
   if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
     return cli_int_option(cmd, "--warmup", 0, argc, argv, i, &a->warmup);
+  if (!strcmp(arg, "--rank") || !strncmp(arg, "--rank=", 7))
+    return cli_int_option(cmd, "--rank", 0, argc, argv, i, &a->rank);
+  if (!strcmp(arg, "--slot") || !strncmp(arg, "--slot=", 7))
+    return cli_int_option(cmd, "--slot", 0, argc, argv, i, &a->slot);
   int r = cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
   if (r) return r;
   return cli_parse_view_option(cmd, &a->view, argc, argv, i);
@@ -48,11 +55,84 @@ static void on_progress(void *ctx, int done, int total) {
   }
 }
 
+/* A host program: rounds on a distributed worker, the L3 views (pto/dist_bench.h). */
+static int bench_host(const bench_args *a, const pto_program *prog, const pto_arg *args) {
+  const pto_signature *sig = pto_program_signature(prog);
+  if (a->swimlane) {
+    cli_usage_error(k_cmd, "--swimlane draws one chip's launch; a host program runs on %d chips "
+                           "(use --json for every dispatch)",
+                    pto_program_device_count(prog));
+    return PTO_EXIT_USAGE;
+  }
+  int nd = pto_program_device_count(prog);
+  int32_t ids[PTO_MAX_DEVICES];
+  for (int r = 0; r < nd && r < PTO_MAX_DEVICES; r++) ids[r] = pto_program_device_id(prog, r);
+  pto_dist_config dc;
+  pto_dist_config_init(&dc);
+  dc.ndevices = nd;
+  dc.device_ids = ids;
+  pto_dist_worker *dw = NULL;
+  pto_dist_bench_stats *st = NULL;
+  char *text = NULL;
+  pto_bench_options opt;
+  pto_bench_options_init(&opt);
+  opt.rounds = a->rounds;
+  opt.warmup = a->warmup;
+  progress pr = {{"bench", "runs", -1, 0}, isatty(STDERR_FILENO), NULL};
+  if (pr.draw) {
+    opt.progress = on_progress;
+    opt.progress_ctx = &pr;
+  }
+  int rc = PTO_EXIT_OK;
+  pto_status s = pto_dist_worker_open(&dc, &dw);
+  if (!s) s = pto_dist_benchmark(dw, prog, args, (size_t)sig->nparams, &opt, &st);
+  if (s) goto done;
+  if (a->view.json) {
+    if ((s = pto_dist_bench_stats_to_json(st, &text))) goto done;
+    printf("%s\n", text);
+    goto done;
+  }
+  printf("bench host @%s on sim: %d devices, %d runs after %d warmup\n", sig->entry, nd,
+         st->rounds, st->warmup);
+  if ((s = pto_dist_bench_stats_render(st, &text))) goto done;
+  fputs(text, stdout);
+  if (a->view.tree >= 0 || a->rank >= 0 || a->slot >= 0) {
+    /* A mean tree averages one dispatch over the rounds, never different dispatches. */
+    const pto_dist_bench_slot *pick = NULL;
+    int n = st->per_dispatch ? st->nslots : 0;
+    for (int i = 0; i < n; i++) {
+      const pto_dist_bench_slot *sl = &st->per_dispatch[i];
+      if ((a->rank < 0 && n == 1) || (sl->rank == a->rank && sl->slot == (a->slot < 0 ? 0 : a->slot)))
+        pick = sl;
+    }
+    if (!pick) {
+      rc = cli_usage_error(k_cmd,
+                           "--tree averages one dispatch: choose it with --rank R [--slot S] "
+                           "(%d dispatch slot%s per round%s)",
+                           n, n == 1 ? "" : "s",
+                           st->unstable_dispatch_slots ? "; the slots are unstable here" : "");
+      goto done;
+    }
+    printf("\nmean tree of rank %d slot %d @%s (pid %d):\n", pick->rank, pick->slot, pick->name,
+           pick->pid);
+    cli_stats_view v = a->view;
+    if (v.tree < 0) v.tree = INT_MAX;
+    rc = cli_print_stats(k_cmd, pick->stats, &v);
+  }
+done:
+  if (s) rc = cli_fail(k_cmd, s);
+  free(text);
+  pto_dist_bench_stats_destroy(st);
+  pto_dist_worker_close(dw);
+  return rc;
+}
+
 int cmd_bench(int argc, char **argv) {
   bench_args a;
   memset(&a, 0, sizeof a);
   a.rounds = PTO_BENCH_DEFAULT_ROUNDS;
   a.warmup = PTO_BENCH_DEFAULT_WARMUP;
+  a.rank = a.slot = -1;
   cli_stats_view_init(&a.view);
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 0, parse_bench_option, &a) < 0)
     return PTO_EXIT_USAGE;
@@ -66,15 +146,11 @@ int cmd_bench(int argc, char **argv) {
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
+  if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
   if (pto_program_is_host(prog)) {
-    /* Until the distributed worker is wired in (issue #17). */
-    s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
-                        "%s has a host entry (a distributed program on %d devices): the "
-                        "distributed worker is not available yet",
-                        a.in.prog, pto_program_device_count(prog));
+    rc = bench_host(&a, prog, args);
     goto out;
   }
-  if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
 
   pto_bench_options opt;
   pto_bench_options_init(&opt);
@@ -133,6 +209,8 @@ const pto_cmd cli_cmd_bench = {
     "                (0: chip.run alone; default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
     "  --json        print the statistics, every sample and the mean tree as JSON instead\n"
+    "  --rank R --slot S  a host program (--devices): the dispatch whose mean tree --tree\n"
+    "                prints (rank R's S-th call of each run; default slot 0)\n"
     "  --swimlane FILE  write the last measured launch's tasks (core, kernel, dependencies,\n"
     "                ready/start/end) and spans to FILE as Chrome trace-event JSON (Perfetto,\n"
     "                chrome://tracing); only that launch records its tasks, so the others are\n"

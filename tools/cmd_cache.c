@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "pto/base.h"
 #include "pto/cache.h"
 #include "pto/manifest.h"
 
@@ -151,26 +152,14 @@ static int do_ls(int json) {
 }
 
 static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  for (size_t n; buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-    len += n;
-    if (len + 1 == cap) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = nb;
-      cap *= 2;
-    }
+  uint8_t *buf;
+  size_t len;
+  pto_status s = pto_file_read(path, 0, &buf, &len);
+  if (s) {
+    pto_status_free(s);
+    return NULL;
   }
-  fclose(f);
-  if (buf) buf[len] = 0;
-  return buf;
+  return (char *)buf;
 }
 
 static void print_param(const pto_signature *sig, const pto_sig_param *p) {

@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "inputs.h"
 #include "npy.h"
 #include "pto/bench.h"
+#include "pto/dist.h"
 #include "pto/runtime.h"
 
 typedef struct run_args {
@@ -19,6 +21,12 @@ typedef struct run_args {
 } run_args;
 
 static const char *k_cmd = "run";
+
+static uint64_t cli_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* run's own options (cli_option_fn). */
 static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, int *i) {
@@ -87,7 +95,7 @@ pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntask
 /* ---- --check -------------------------------------------------------------------------- */
 
 static pto_status run_reference(pto_ir_program *ir, const char *entry_name,
-                                const pto_signature *sig, cli_param *pd) {
+                                const pto_signature *sig, cli_param *pd, int nranks) {
   pto_ir_func *entry = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_program_entry(ir, entry_name ? entry_name : sig->entry, &entry));
   /* The reference runs what was compiled: the program with its -D/--arg bindings written in. */
@@ -108,7 +116,10 @@ static pto_status run_reference(pto_ir_program *ir, const char *entry_name,
       args[j].scalar = pd[j].scalar;
     }
   }
-  pto_status s = pto_ir_interp_run(spec, entry, args, sig->nparams);
+  /* A host program runs with simulated ranks, one per device of its device set. */
+  pto_status s = entry->kind == PTO_FUNC_HOST
+                     ? pto_ir_interp_run_host(spec, entry, args, sig->nparams, nranks, 0)
+                     : pto_ir_interp_run(spec, entry, args, sig->nparams);
   free(args);
   pto_ir_program_destroy(spec);
   return s ? pto_status_annotate(s, "reference interpreter") : PTO_OK;
@@ -173,14 +184,6 @@ int cmd_run(int argc, char **argv) {
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, a.check ? &ir : NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
-  if (pto_program_is_host(prog)) {
-    /* Until the distributed worker is wired in (issue #17). */
-    s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
-                        "%s has a host entry (a distributed program on %d devices): the "
-                        "distributed worker is not available yet",
-                        a.in.prog, pto_program_device_count(prog));
-    goto out;
-  }
   if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
   for (int j = 0; a.check && j < sig->nparams; j++) {
     if (sig->params[j].is_tensor) {
@@ -192,6 +195,37 @@ int cmd_run(int argc, char **argv) {
       }
       memcpy(pd[j].ref, pd[j].data, pd[j].nbytes);
     }
+  }
+  if (pto_program_is_host(prog)) {
+    /* L3: one chip process per device of the program's device set. */
+    if (a.swimlane) {
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "--swimlane records one chip's launch; a host program runs on %d chips "
+                          "(use --trace and pto trace)",
+                          pto_program_device_count(prog));
+      goto out;
+    }
+    int nd = pto_program_device_count(prog);
+    int32_t ids[64];
+    for (int r = 0; r < nd && r < 64; r++) ids[r] = pto_program_device_id(prog, r);
+    pto_dist_config dc;
+    pto_dist_config_init(&dc);
+    dc.ndevices = nd;
+    dc.device_ids = ids;
+    pto_dist_worker *dw = NULL;
+    if ((s = pto_dist_worker_open(&dc, &dw))) goto out;
+    uint64_t t0 = cli_now_ns();
+    s = pto_dist_worker_run(dw, prog, args, (size_t)sig->nparams);
+    double host_us = (double)(cli_now_ns() - t0) / 1e3;
+    pto_dist_worker_close(dw);
+    if (s) goto out;
+    char set[256] = "";
+    for (int r = 0, k = 0; r < nd && k < (int)sizeof set - 12; r++)
+      k += snprintf(set + k, sizeof set - (size_t)k, "%s%d", r ? "," : "", (int)ids[r]);
+    printf("ran host @%s on sim: %d device%s (%s), %d orch function%s, host wall %.1f us\n",
+           sig->entry, nd, nd == 1 ? "" : "s", set, pto_program_callee_count(prog),
+           pto_program_callee_count(prog) == 1 ? "" : "s", host_us);
+    goto outputs;
   }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
@@ -230,6 +264,7 @@ int cmd_run(int argc, char **argv) {
   if (a.swimlane)
     printf("swimlane: %s (%zu task%s on %d cores; open it in Perfetto or chrome://tracing)\n",
            a.swimlane, ndrawn, ndrawn == 1 ? "" : "s", pto_worker_core_count(w));
+outputs:
   for (int i = 0; i < a.in.nouts; i++) {
     int j = pto_signature_find(sig, a.in.outs[i].name);
     s = pto_npy_write(a.in.outs[i].value, sig->params[j].dtype, pd[j].t.rank, pd[j].t.shape,
@@ -240,7 +275,8 @@ int cmd_run(int argc, char **argv) {
     }
   }
   if (a.check) {
-    if ((s = run_reference(ir, a.in.c.opt.entry, sig, pd))) goto out;
+    if ((s = run_reference(ir, a.in.c.opt.entry, sig, pd, pto_program_device_count(prog))))
+      goto out;
     if (!compare_outputs(sig, pd, &a)) rc = PTO_EXIT_FAILED;
   }
 out:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pto/base.h"
 #include "pto/bench.h"
 
 static const char *k_cmd = "trace";
@@ -108,33 +109,6 @@ int cli_print_stats(const char *cmd, const pto_bench_stats *st, const cli_stats_
   return PTO_EXIT_OK;
 }
 
-/* The whole of stdin. */
-static pto_status read_stdin(char **out, size_t *out_len) {
-  size_t len = 0, cap = 0;
-  char *buf = NULL;
-  for (;;) {
-    if (len + 65536 > cap) {
-      size_t ncap = cap ? cap * 2 : 1 << 20;
-      char *nb = realloc(buf, ncap);
-      if (!nb) {
-        free(buf);
-        return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading stdin");
-      }
-      buf = nb, cap = ncap;
-    }
-    size_t n = fread(buf + len, 1, cap - len, stdin);
-    len += n;
-    if (!n) break;
-  }
-  if (ferror(stdin)) {
-    free(buf);
-    return pto_status_make(PTO_STATUS_IO, "-: cannot read stdin");
-  }
-  *out = buf;
-  *out_len = len;
-  return PTO_OK;
-}
-
 int cmd_trace(int argc, char **argv) {
   cli_stats_view view;
   cli_stats_view_init(&view);
@@ -157,10 +131,10 @@ int cmd_trace(int argc, char **argv) {
   pto_bench_stats *st = NULL;
   pto_status s;
   if (!strcmp(log, "-")) {
-    char *text = NULL;
+    uint8_t *text = NULL;
     size_t len = 0;
-    s = read_stdin(&text, &len);
-    if (!s) s = pto_trace_parse(text, len, &opt, &st);
+    s = pto_file_read_stream(stdin, "stdin", &text, &len);
+    if (!s) s = pto_trace_parse((const char *)text, len, &opt, &st);
     if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) s = pto_status_annotate(s, "-");
     free(text);
   } else {

@@ -4,6 +4,7 @@
  * It is parsed with a small tokenizer that accepts exactly that grammar (either quote, any
  * whitespace, optional trailing commas), never by evaluating anything. */
 #include "npy.h"
+#include "pto/base.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -260,41 +261,6 @@ pto_status pto_npy_parse(const uint8_t *buf, size_t len, const char *name, int w
   return PTO_OK;
 }
 
-static pto_status read_file(const char *path, uint8_t **out_buf, size_t *out_len) {
-  *out_buf = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  pto_status s = PTO_OK;
-  while (buf) {
-    len += fread(buf + len, 1, cap - len, f);
-    if (len < cap) break;
-    uint8_t *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  if (!buf)
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
-  else if (ferror(f))
-    s = pto_status_make(PTO_STATUS_IO, "cannot read %s", path);
-  fclose(f);
-  if (s) {
-    free(buf);
-    return s;
-  }
-  *out_buf = buf;
-  *out_len = len;
-  return PTO_OK;
-}
-
 static void shape_text(int rank, const int64_t *shape, char *buf, size_t n) {
   size_t at = (size_t)snprintf(buf, n, "[");
   for (int i = 0; i < rank && at < n; i++) {
@@ -335,7 +301,7 @@ pto_status pto_npy_read_expect(const char *path, pto_dtype dtype, int rank, cons
   memset(out, 0, sizeof *out);
   uint8_t *buf = NULL;
   size_t len = 0;
-  PTO_RETURN_IF_ERROR(read_file(path, &buf, &len));
+  PTO_RETURN_IF_ERROR(pto_file_read(path, 0, &buf, &len));
   pto_status s = pto_npy_parse(buf, len, path, (int)dtype, out);
   free(buf);
   if (!s) s = pto_npy_check(out, path, dtype, rank, shape);
@@ -347,7 +313,7 @@ pto_status pto_npy_read(const char *path, pto_npy_array *out) {
   memset(out, 0, sizeof *out);
   uint8_t *buf = NULL;
   size_t len = 0;
-  PTO_RETURN_IF_ERROR(read_file(path, &buf, &len));
+  PTO_RETURN_IF_ERROR(pto_file_read(path, 0, &buf, &len));
   pto_status s = pto_npy_parse(buf, len, path, -1, out);
   free(buf);
   return s;

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pto/compile_api.h"
 #include "pto/ir.h"
 #include "pto/signature.h"
 #include "pto/status.h"
@@ -21,86 +22,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct pto_compile_options {
-  size_t sz;                  /* sizeof(pto_compile_options): older callers keep working */
-  const char *entry;          /* NULL: the single host, else the single orch */
-  const char *platform;       /* NULL or "sim" */
-  int opt_level;              /* 0..3 */
-  const pto_binding *scalars; /* -D NAME=VALUE|runtime */
-  int nscalars;
-  const pto_binding *samples; /* --arg NAME=64x128 */
-  int nsamples;
-  /* Called as kernels are lowered: done of total kernels, from (0, total) to (total, total);
-   * NULL: none. Changes no code, so it is no part of the cache key. */
-  void (*progress)(void *ctx, int done, int total);
-  void *progress_ctx;
-  /* The device set of a program with a host entry (--devices): rank r runs on devices[r]; ids
-   * distinct, >= 0, 1 to PTO_MAX_DEVICES of them. ndevices 0 (the default): one device, id 0.
-   * Part of the cache key of a host program and of no other; a non-host program given a device
-   * set fails ("--devices applies to programs with a host entry"). */
-  const int32_t *devices;
-  int ndevices;
-} pto_compile_options;
-
-#define PTO_MAX_DEVICES 64
-
-/* The device set of opt (sz-checked, so an older caller's struct reads as the default): sets
- * *out_n and returns the ids, or NULL with *out_n = 0 for the default. */
-static inline const int32_t *pto_compile_options_devices(const pto_compile_options *opt,
-                                                         int *out_n) {
-  *out_n = 0;
-  if (!opt || opt->sz < offsetof(pto_compile_options, ndevices) + sizeof opt->ndevices ||
-      opt->ndevices <= 0 || !opt->devices)
-    return NULL;
-  *out_n = opt->ndevices;
-  return opt->devices;
-}
-
-/* Fills defaults: sz set, platform "sim", opt_level 2. Inline: the loader and tools use it
- * without linking the compiler. */
-static inline void pto_compile_options_init(pto_compile_options *opt) {
-  pto_compile_options zero = {0};
-  *opt = zero;
-  opt->sz = sizeof *opt;
-  opt->platform = "sim";
-  opt->opt_level = 2;
-}
-
-typedef struct pto_compiled_kernel {
-  char *name;           /* PTIR function name */
-  char *symbol;         /* exported symbol in kernels.so */
-  char *source;         /* "kernels/<name>.ll" relative to the work dir */
-  char *object;         /* "kernels/<name>.o" */
-  int core_type;        /* PTO_CORE_AIV / PTO_CORE_AIC */
-  uint64_t scratch_bytes;
-} pto_compiled_kernel;
-
-typedef struct pto_compile_output {
-  pto_signature sig;       /* the entry's specialized signature */
-  char *program_name;
-  char *orch_name;         /* the entry function's name */
-  char *orch_source;       /* "orchestration/<orch>.cpp" */
-  char *orch_binary;       /* "orchestration/<orch>.so" */
-  char *kernels_binary;    /* "kernels/kernels.so" */
-  char *abi_object;        /* "kernels/pto_abi.o" */
-  int nkernels;
-  pto_compiled_kernel *kernels; /* kernel id = index */
-  int opt_level;
-  char *platform;
-  /* A host (L3) entry: is_host 1, and the orch/kernel fields above are empty. host.c and
-   * host.so (paths relative to the work dir), the device set, and one L2 output per orch the
-   * host calls, in call-index order, built into the work dir callees/<orch_name>/ (their paths
-   * relative to that dir). */
-  int is_host;
-  char *host_name;
-  char *host_source;  /* "host/host.c" */
-  char *host_binary;  /* "host/host.so" */
-  int ndevices;
-  int32_t *devices;
-  int ncallees;
-  struct pto_compile_output *callees;
-} pto_compile_output;
 
 void pto_compile_output_clear(pto_compile_output *out);
 
@@ -118,22 +39,7 @@ pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, c
 /* Host C -> shared object: cc -shared -fPIC -O2 -Wl,--build-id=sha1 with pto's headers. */
 pto_status pto_compiler_build_host(const char *c_path, const char *so_path);
 
-/* The table the loader reads from the dlopen'ed library via the exported symbol
- * "pto_compiler_api". */
-#define PTO_COMPILER_API_VERSION 1
-typedef struct pto_compiler_api {
-  uint32_t version;
-  uint32_t size;
-  const char *(*toolchain_identity)(void);
-  pto_status (*build_dir)(const pto_ir_program *, const pto_compile_options *, const char *,
-                          pto_compile_output *);
-  void (*output_clear)(pto_compile_output *);
-  pto_status (*build_orchestration)(const char *, const char *);
-  pto_status (*build_kernel_object)(const char *, int, const char *);
-  pto_status (*link_kernels)(const char *const *, int, const char *);
-  pto_status (*build_host)(const char *, const char *); /* added at the end: size tells */
-} pto_compiler_api;
-
+/* The table (pto/compile_api.h) the loader reads from the dlopen'ed library. */
 extern const pto_compiler_api pto_compiler_api_table;
 
 #ifdef __cplusplus

@@ -347,11 +347,9 @@ struct pto_ir_program {
   pto_ir_func **funcs;
   int nfuncs;
   struct pto_arena *arena; /* owns every node */
-  /* pto_compile's memo of pto_ir_program_hash (loader/cache.c): valid while the arena still
-   * holds memo_arena_bytes, so a program grown through the builder is hashed again. Guarded by
-   * the loader's cache lock; zero in a new program. Do not edit nodes in place after compiling. */
-  uint64_t memo_hash_lo, memo_hash_hi;
-  size_t memo_arena_bytes;
+  /* Unique in the process and never reused (set at creation): what a cache outside the program
+   * keys on, e.g. pto_compile's memo of pto_ir_program_hash. */
+  uint64_t serial;
 };
 
 /* ---- reading, printing, checking ------------------------------------------------------- */

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "pto/compiler.h" /* pto_compile_options only: the loader never links the compiler */
+#include "pto/compile_api.h" /* pto_compile_options: the loader never links the compiler */
 #include "pto/host_abi.h"
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
@@ -91,6 +91,12 @@ int32_t pto_program_device_id(const pto_program *p, int rank);
 int pto_program_callee_count(const pto_program *p);
 const pto_program *pto_program_callee(const pto_program *p, int index); /* borrowed */
 pto_host_entry_fn pto_program_host_entry(const pto_program *p);
+/* For embedders and tests with a host function in hand: a host program calling the given L2
+ * programs (retained; the distributed worker loads them on its chips from their work dirs, so
+ * each must have one) on ndevices ranks with these device ids (NULL: 0 .. ndevices-1). */
+pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry,
+                                   int ncallees, pto_program *const *callees, int ndevices,
+                                   const int32_t *device_ids, pto_program **out_program);
 
 /* ---- compiling (the compiler library is dlopen'ed on demand) ----------------------------- */
 
@@ -98,9 +104,9 @@ pto_host_entry_fn pto_program_host_entry(const pto_program *p);
  * loading the compiler (or LLVM); a miss compiles, publishes and loads. A request whose key this
  * process has seen returns the same program object (retained) without touching disk; its
  * parameter names are those of the first program compiled with that key. The structural hash is
- * memoized in p: do not edit p's nodes in place after compiling it. A cache that cannot be used
- * (refused, read-only, full) is warned about once (pto/cache.h) and the program is compiled
- * without it. */
+ * memoized per program (by pto_ir_program.serial): do not edit p's nodes in place after
+ * compiling it. A cache that cannot be used (refused, read-only, full) is warned about once
+ * (pto/cache.h) and the program is compiled without it. */
 pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program);
 /* Compiles without touching the cache (a temporary work dir, removed after loading). */

@@ -73,7 +73,10 @@ typedef enum pto_arg_type {
   PTO_ARG_HOST_TENSOR = 1, /* copied to the device before the launch, back after it */
   PTO_ARG_DEVICE_TENSOR,   /* resident: never copied */
   PTO_ARG_SCALAR,
+  PTO_ARG_DIST_TENSOR,     /* a distributed worker's resident or stacked tensor (pto/dist.h) */
 } pto_arg_type;
+
+typedef struct pto_dist_tensor pto_dist_tensor;
 
 typedef struct pto_arg {
   pto_arg_type kind;
@@ -82,6 +85,7 @@ typedef struct pto_arg {
     pto_host_tensor host;
     pto_device_tensor *device;
     pto_scalar scalar;
+    pto_dist_tensor *dist;
   };
 } pto_arg;
 
@@ -102,6 +106,13 @@ static inline pto_arg pto_arg_device(pto_device_tensor *t) {
   a.kind = PTO_ARG_DEVICE_TENSOR;
   a.readonly = false;
   a.device = t;
+  return a;
+}
+static inline pto_arg pto_arg_dist(pto_dist_tensor *t) {
+  pto_arg a;
+  a.kind = PTO_ARG_DIST_TENSOR;
+  a.readonly = false;
+  a.dist = t;
   return a;
 }
 static inline pto_arg pto_arg_scalar(pto_scalar s) {

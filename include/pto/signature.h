@@ -64,6 +64,9 @@ pto_status pto_signature_copy(const pto_signature *src, pto_signature *out_sig);
 void pto_signature_clear(pto_signature *sig);
 /* Index of the named parameter, or -1. */
 int pto_signature_find(const pto_signature *sig, const char *name);
+/* The index of dynamic symbol name in sig->syms, appending a copy when it is new; -1 when out of
+ * memory. */
+int pto_signature_intern_sym(pto_signature *sig, const char *name);
 
 #ifdef __cplusplus
 }

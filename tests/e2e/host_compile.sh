@@ -4,7 +4,7 @@
 # a manifest of kind host with the device set and the callees in call-index order); --devices is
 # validated (exit 2) and refused for a program without a host entry; the device set is part of
 # the host program's cache key; a tampered host.so is refused, an edited host.c rebuilt; pto run
-# of a host program says the distributed worker is not there yet.
+# of the work dir runs it on a distributed worker.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 P="$EX/allreduce_mesh.ptir"
@@ -28,7 +28,7 @@ expect_true "the callee is an L2 work dir with itself as entry" grep -q '"entry"
 run_pto 0 compile "$P" --devices 4 -o "$T/ar_hit"
 expect_true "callee copied from the cache" test -f "$T/ar_hit/callees/step/manifest.json"
 expect_true "same manifest" cmp -s "$W/manifest.json" "$T/ar_hit/manifest.json"
-run_pto 1 run "$T/ar_hit" --dim M=128 && expect_out "distributed worker is not available yet"
+run_pto 0 run "$T/ar_hit" --dim M=128 --check && expect_out "PASS"
 
 # pto cache verify checks a host entry's callee work dirs too.
 k=$(python3 -c "import json; print(json.load(open('$W/manifest.json'))['cache_key'])")
@@ -61,8 +61,8 @@ run_pto 0 compile "$PTO_SOURCE_DIR/tests/corpus/good/dist_collectives.ptir" --de
 expect_true "host reshape/select are view arithmetic" grep -q 'ph_select(&st, &' "$T/coll/host/host.c"
 expect_true "orch reshape" grep -q 'pto_reshape(' "$T/coll/callees/step/orchestration/step.cpp"
 
-# ---- run: not yet ---------------------------------------------------------------------------------
-run_pto 1 run "$W" --dim M=128 && expect_out "distributed worker is not available yet"
+# ---- run: the compiled work dir runs on 4 chips ---------------------------------------------------
+run_pto 0 run "$W" --dim M=128 --check && expect_out "ran host @main on sim: 4 devices (0,1,2,3)"
 
 # ---- an edited host.c is rebuilt; a tampered host.so refused --------------------------------------
 echo "/* hand edit */" >>"$W/host/host.c"

@@ -76,9 +76,9 @@ static void test_hid_format_is_lowercase_without_padding(void **state) {
 }
 
 static void test_fnv1a64_known_values(void **state) {
-  assert_true(pto__loader_fnv1a64((const uint8_t *)"", 0) == 0xcbf29ce484222325ull);
-  assert_true(pto__loader_fnv1a64((const uint8_t *)"a", 1) == 0xaf63dc4c8601ec8cull);
-  assert_true(pto__loader_fnv1a64((const uint8_t *)"foobar", 6) == 0x85944171f73967e8ull);
+  assert_true(pto_hash_fnv1a64((const uint8_t *)"", 0) == 0xcbf29ce484222325ull);
+  assert_true(pto_hash_fnv1a64((const uint8_t *)"a", 1) == 0xaf63dc4c8601ec8cull);
+  assert_true(pto_hash_fnv1a64((const uint8_t *)"foobar", 6) == 0x85944171f73967e8ull);
 }
 
 /* The Build-ID readelf -n prints for path, as hex (malloc'd), or NULL. */
@@ -103,7 +103,7 @@ static void test_build_id_matches_readelf(void **state) {
   assert_pto_ok(pto_elf_build_id(fx->with_note, id, &len));
   assert_int_equal(len, 20); /* sha1 */
   char hex[129];
-  pto__loader_hex(id, len, hex);
+  pto_hash_hex(id, len, hex);
   char *want = readelf_build_id(fx->with_note);
   assert_non_null(want);
   assert_string_equal(hex, want);

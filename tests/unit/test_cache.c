@@ -302,7 +302,7 @@ static void test_cache_key_text_written_with_debug(void **state) {
   assert_non_null(text);
   assert_non_null(strstr(text, "format=pto-cache-key/"));
   char hex[33];
-  pto__loader_hash_mem(text, strlen(text), hex);
+  pto_hash_xxh128_hex(text, strlen(text), hex);
   assert_string_equal(hex, key); /* the text is exactly what was hashed */
   free(text);
   free(key);

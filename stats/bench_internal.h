@@ -1,4 +1,4 @@
-/* Internal to the bench files of runtime/ (bench.c, bench_tree.c, bench_json.c,
+/* Internal to the files of stats/ (bench.c, bench_tree.c, bench_json.c,
  * bench_swimlane.c, trace.c): the storage behind pto_bench_stats, the builder that the benchmark
  * loop and the [STRACE] parser both feed, and an allocator a test can make fail. */
 #ifndef PTO_BENCH_INTERNAL_H

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "pto/base.h"
 
 typedef struct pto__bench_tree_data {
   char *names; /* every node's name, NUL-separated */
@@ -288,30 +289,6 @@ void pto_bench_tree_destroy(pto_bench_tree *t) {
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-typedef struct sbuf {
-  char *p;
-  size_t len, cap;
-  int oom;
-} sbuf;
-
-static void sb_putn(sbuf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (pto__bench_grow((void **)&b->p, &b->cap, b->len + n + 1, 1)) {
-    b->oom = 1;
-    return;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
-
-static void sb_pad(sbuf *b, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    sb_putn(b, " ", 1);
-}
-
 /* Characters of UTF-8 text (continuation bytes do not count): the columns line up on screen. */
 static size_t text_width(const char *s) {
   size_t w = 0;
@@ -320,13 +297,10 @@ static size_t text_width(const char *s) {
   return w;
 }
 
-static pto_status sb_finish(sbuf *b, char **out, const char *what) {
-  if (!b->oom && !b->p) sb_putn(b, "", 0); /* an empty text is still a string */
-  if (b->oom) {
-    free(b->p);
-    return pto__bench_oom(what);
-  }
-  *out = b->p;
+static pto_status sb_finish(pto_text *b, char **out, const char *what) {
+  char *text = pto_text_finish(b); /* an empty text is still a string */
+  if (!text) return pto__bench_oom(what);
+  *out = text;
   return PTO_OK;
 }
 
@@ -347,7 +321,7 @@ static void cell_printf(char *cell, const char *fmt, ...) {
 
 /* Column 0 left-aligned (label cells are separate strings: labels may be long), the others
  * right-aligned, two spaces between, trailing blanks removed. */
-static void render_rows(sbuf *b, char *const *labels, const table *t) {
+static void render_rows(pto_text *b, char *const *labels, const table *t) {
   size_t w[MAX_COLS] = {0};
   for (int r = 0; r < t->nrows; r++) {
     size_t lw = text_width(labels[r]);
@@ -359,15 +333,15 @@ static void render_rows(sbuf *b, char *const *labels, const table *t) {
   }
   for (int r = 0; r < t->nrows; r++) {
     size_t start = b->len;
-    sb_puts(b, labels[r]);
-    sb_pad(b, w[0] - text_width(labels[r]));
+    pto_text_puts(b, labels[r]);
+    pto_text_pad(b, w[0] - text_width(labels[r]));
     for (int c = 1; c < t->ncols; c++) {
-      sb_pad(b, 2 + w[c] - text_width(t->cells[r][c]));
-      sb_puts(b, t->cells[r][c]);
+      pto_text_pad(b, 2 + w[c] - text_width(t->cells[r][c]));
+      pto_text_puts(b, t->cells[r][c]);
     }
-    while (!b->oom && b->len > start && b->p[b->len - 1] == ' ')
-      b->p[--b->len] = 0;
-    sb_putn(b, "\n", 1);
+    while (!b->failed && b->len > start && b->data[b->len - 1] == ' ')
+      b->data[--b->len] = 0;
+    pto_text_put(b, "\n", 1);
   }
 }
 
@@ -388,7 +362,7 @@ pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread sp
   t.cells = pto__bench_calloc((size_t)n, sizeof *t.cells);
   /* last[i]: node i is the last child of its parent (or the last root) */
   bool *last = pto__bench_calloc((size_t)n, sizeof *last);
-  sbuf b = {0};
+  pto_text b = {0};
   pto_status s = PTO_OK;
   if (!labels || !t.cells || !last) s = pto__bench_oom("a rendered tree");
   for (int i = 0; !s && i < n; i++) {
@@ -439,7 +413,7 @@ pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread sp
   free(t.cells);
   free(last);
   if (s) {
-    free(b.p);
+    pto_text_free(&b);
     return s;
   }
   return sb_finish(&b, out_text, "a rendered tree");
@@ -475,7 +449,7 @@ pto_status pto_bench_stats_render_summary(const pto_bench_stats *st, char **out_
         cell_printf(cells[m + 1][c + 2], "%.1fus", v[c]);
     }
   }
-  sbuf b = {0};
+  pto_text b = {0};
   render_rows(&b, labels, &t);
   return sb_finish(&b, out_text, "the summary table");
 }

@@ -1,0 +1,97 @@
+/* pto base: the bottom layer every other module builds on.
+ *
+ * It owns the status type (pto/status.h), the arena (pto/arena.h), dtype basics (pto/types.h)
+ * and the small helpers each module would otherwise copy: a growable text buffer, whole-file
+ * reads, atomic writes, mkdir -p, hex and hash formatting, and the search for the directory that
+ * holds the orchestration header. They are exported from libpto_base so every module shares one
+ * copy; they are stable within a pto version, not across versions. Nothing here prints, aborts
+ * or exits. */
+#ifndef PTO_BASE_H
+#define PTO_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "pto/arena.h"
+#include "pto/export.h"
+#include "pto/status.h"
+#include "pto/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- text ------------------------------------------------------------------------------ */
+
+/* A growable malloc'd string, zero-initialized to start (pto_text t = {0}). data is always
+ * NUL-terminated once anything was appended. Allocation failure is sticky: failed is set, later
+ * appends are dropped, and the caller checks once at the end. */
+typedef struct pto_text {
+  char *data;
+  size_t len, cap;
+  int failed;
+} pto_text;
+
+PTO_API void pto_text_put(pto_text *t, const char *s, size_t n);
+PTO_API void pto_text_puts(pto_text *t, const char *s);
+PTO_API void pto_text_printf(pto_text *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+PTO_API void pto_text_vprintf(pto_text *t, const char *fmt, va_list ap);
+/* n spaces. */
+PTO_API void pto_text_pad(pto_text *t, size_t n);
+/* The text (caller frees; "" when nothing was appended), or NULL when an append failed, in
+ * which case the buffer is freed. Either way t is left empty. */
+PTO_API char *pto_text_finish(pto_text *t);
+PTO_API void pto_text_free(pto_text *t);
+
+/* ---- files ----------------------------------------------------------------------------- */
+
+/* Which step of pto_file_read_errno failed. */
+typedef enum pto_file_step {
+  PTO_FILE_STEP_OPEN = 0,
+  PTO_FILE_STEP_STAT,
+  PTO_FILE_STEP_NOT_REGULAR, /* regular_only and path is not a regular file */
+  PTO_FILE_STEP_MEMORY,
+  PTO_FILE_STEP_READ,
+} pto_file_step;
+
+/* Reads the whole file at path. On success returns 0 and *out_buf (malloc'd, one NUL byte past
+ * *out_len). On failure returns the errno of the failed step (ENOMEM when out of memory) and
+ * sets *out_step, so a caller can word its own message. */
+PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf,
+                                size_t *out_len, pto_file_step *out_step);
+/* The same, with a status: "cannot open PATH: ...", "PATH: not a regular file", ... */
+PTO_API pto_status pto_file_read(const char *path, int regular_only, uint8_t **out_buf,
+                                 size_t *out_len);
+/* The rest of stream f (e.g. stdin), named name in messages. */
+PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf,
+                                        size_t *out_len);
+/* Writes data to path through a temp file in the same dir and rename(2), so a reader (or a
+ * process that has the old file mapped) never sees a partial file. errno is kept on failure. */
+PTO_API pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,
+                                         mode_t mode);
+/* mkdir -p with mode for the directories it creates; an IO status (errno kept) on failure. */
+PTO_API pto_status pto_file_mkdirs(const char *path, mode_t mode);
+
+/* The directory that holds pto/pto_orchestration_api.h, for -I when compiling generated C++:
+ * $PTO_INCLUDE_DIR, else <dir of beside_lib>/../include (the installed layout; beside_lib may be
+ * NULL or a bare name), else the source tree's include/ when it is there, else the configured
+ * install include dir. */
+PTO_API void pto_file_include_dir(const char *beside_lib, char *out, size_t n);
+
+/* ---- hashes ---------------------------------------------------------------------------- */
+
+/* Lowercase hex of len bytes into out (2 * len + 1 bytes). */
+PTO_API void pto_hash_hex(const uint8_t *bytes, size_t len, char *out);
+/* FNV-1a-64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
+PTO_API uint64_t pto_hash_fnv1a64(const uint8_t *data, size_t len);
+/* XXH3-128 of a buffer as 32 lowercase hex digits (canonical, big-endian byte order). */
+PTO_API void pto_hash_xxh128_hex(const void *data, size_t len, char out_hex[33]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

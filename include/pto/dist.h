@@ -1,0 +1,101 @@
+/* pto distributed (L3) worker: host programs over many chips.
+ *
+ * A distributed worker is prepared once (pto_dist_worker_open) and runs host programs many times.
+ * Open forks one chip process per device before it starts any thread of its own; each chip is a
+ * sim worker with its own core pool. All tensors the host level uses live in one shared heap,
+ * mapped before the fork at the same address in every process, so host IO, resident tensors,
+ * stacked shards and comm windows cross to the chips as address-free descriptors and are never
+ * copied per call. The parent runs the program's host code (pto/host_abi.h); every
+ * `call ... device=d` is queued to chip d, ordered after the earlier calls on other chips that
+ * touch the same bytes, and after every earlier call on chip d.
+ *
+ * One thread per worker (like pto_worker). Call pto_dist_worker_open before the process starts
+ * other threads: a process that forks while other threads hold locks can deadlock its children. */
+#ifndef PTO_DIST_H
+#define PTO_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pto/loader.h"
+#include "pto/runtime.h"
+#include "pto/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pto_dist_worker pto_dist_worker;
+
+typedef struct pto_dist_config {
+  size_t sz;                   /* sizeof(pto_dist_config) */
+  int ndevices;                /* chips; with device_ids NULL the ids are 0 .. ndevices-1 */
+  const int32_t *device_ids;   /* rank -> device id (distinct, >= 0), or NULL */
+  const char *transport;       /* "shm" (NULL: "shm"; "mpi" with -DPTO_MPI=ON, not yet) */
+  int ncores_per_chip;         /* 0: max(1, online CPUs / ndevices) */
+  uint64_t shared_heap_bytes;  /* the shared heap (address space, committed as used); 0: 1 GiB */
+  uint64_t chip_memory_bytes;  /* each chip's private arena for intermediates; 0: 256 MiB */
+  uint32_t wait_timeout_ms;    /* dist.wait deadline; 0: $PTO_DIST_TIMEOUT_MS, else 5000 */
+} pto_dist_config;
+
+void pto_dist_config_init(pto_dist_config *cfg);
+
+/* Prepares: maps the shared heap, forks the chips, waits until each has opened its worker. */
+pto_status pto_dist_worker_open(const pto_dist_config *cfg, pto_dist_worker **out_worker);
+/* Stops the chips (waits for them), frees every tensor. Idempotent on NULL. */
+void pto_dist_worker_close(pto_dist_worker *w);
+int pto_dist_worker_device_count(const pto_dist_worker *w);
+/* The pid of rank's chip process (-1 once it has exited), for diagnostics and tests. */
+int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
+
+/* Runs a host program (pto_program_is_host) once: args follow the host function's parameters:
+ * host tensors (copied into the shared heap before, and out/inout ones back after; the heap
+ * buffers are kept and reused by the next run of the same shapes), PTO_ARG_DIST_TENSOR for
+ * resident and stacked tensors of this worker, scalars. The program's device set must have this
+ * worker's size and ids. The chips load its callees at the first run. */
+pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
+                               size_t nargs);
+
+/* ---- what the last run did (for measurement: pto_dist_benchmark in pto/bench.h) ------- */
+
+/* One call of the run, as the chip ran it: its L2 launch record. */
+typedef struct pto_dist_dispatch {
+  int rank;           /* the device index of the call (device=) */
+  int32_t device;     /* its device id */
+  int pid;            /* the chip process */
+  int slot;           /* the call's position among this run's calls to that rank, from 0 */
+  int callee;         /* pto_program_callee index */
+  const char *name;   /* the callee's orchestration function (its entry) */
+  pto_launch_record launch; /* spans on the chip's clock (CLOCK_MONOTONIC, shared by processes) */
+} pto_dist_dispatch;
+
+typedef struct pto_dist_run_record {
+  uint64_t ts_ns, dur_ns; /* the whole pto_dist_worker_run in the parent */
+  int ndispatches;        /* in issue order */
+  const pto_dist_dispatch *dispatches; /* owned by the worker, valid until its next run */
+  int truncated;          /* more calls to one rank than the chips keep records of (1024) */
+} pto_dist_run_record;
+
+/* The last run (ok or not) that reached the host code. PTO_STATUS_NOT_FOUND before the first. */
+pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_record *out_record);
+
+/* A resident tensor owned by chip worker_id (a rank), zeroed or copied from init. */
+pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
+                                 const void *init, int worker_id, pto_dist_tensor **out_tensor);
+/* A stacked tensor from host[B, ...]: shard i (host[i]) is uploaded once to worker_ids[i] (B
+ * ids, distinct and in range). tensor.select(%t, i) in a host resolves to shard i. */
+pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tensor *host,
+                                         const int *worker_ids, pto_dist_tensor **out_tensor);
+pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t);
+/* Upload into / read back from a resident tensor (any host buffer; nbytes must be its size). */
+pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t, const void *host,
+                            size_t nbytes);
+pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t, size_t nbytes);
+/* Every shard of a stacked tensor, in order, into out (a host tensor of the stacked shape). */
+pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
+                                      const pto_host_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,331 @@
+/* The shared-memory transport: the pto_dist_ctx of a chip of a distributed worker on one host.
+ *
+ * Every chip maps the shared heap at the same address, so a peer's element of a window is this
+ * rank's address plus (peer - rank) * the window's rank stride. notify is an atomic store or add
+ * followed by a futex wake; wait spins briefly, yields, then sleeps on a futex in slices until its
+ * deadline. Collectives are built on those primitives and plain loads and stores of the peers'
+ * slices, one path for every dtype; they leave the signal window as they found it (zero). */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dist_internal.h"
+
+void pto__dist_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint32_t timeout_us) {
+  struct timespec ts = {.tv_sec = timeout_us / 1000000u, .tv_nsec = (long)(timeout_us % 1000000u) * 1000};
+  syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+void pto__dist_futex_wake(_Atomic uint32_t *addr) {
+  syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static pto__dist_shm *T(const pto_dist_ctx *d) { return (pto__dist_shm *)d->impl; }
+
+/* The window holding [local, local + n) in this rank's slice: its index, or -1. */
+static int find_window(const pto__dist_shm *t, const void *local, uint64_t n, uint64_t *out_off) {
+  const pto__dist_shared *sh = t->sh;
+  const uint8_t *p = local;
+  for (int i = 0; i < PTO__DIST_MAX_WINDOWS; i++) {
+    const pto__dist_window *w = &sh->windows[i];
+    if (!atomic_load_explicit(&w->live, memory_order_acquire)) continue;
+    const uint8_t *lo = sh->heap + w->off + (uint64_t)t->ctx.rank * w->stride;
+    if (p >= lo && p + n <= lo + w->bytes) {
+      *out_off = (uint64_t)(p - lo);
+      return i;
+    }
+  }
+  return -1;
+}
+
+/* The peer's address of [local, local + n), or NULL (not in a window, or a bad peer). */
+static void *peer_addr(pto__dist_shm *t, const void *local, uint64_t n, int32_t peer) {
+  if (peer < 0 || peer >= t->ctx.nranks) {
+    snprintf(t->detail, sizeof t->detail, "rank %d: peer %d is out of range (0 to %d)",
+             t->ctx.rank, peer, t->ctx.nranks - 1);
+    return NULL;
+  }
+  uint64_t off;
+  int wi = find_window(t, local, n, &off);
+  if (wi < 0) {
+    snprintf(t->detail, sizeof t->detail,
+             "rank %d: an address passed to dist.* is not inside a comm window of this rank",
+             t->ctx.rank);
+    return NULL;
+  }
+  const pto__dist_window *w = &t->sh->windows[wi];
+  return t->sh->heap + w->off + (uint64_t)peer * w->stride + off;
+}
+
+static int32_t shm_notify(const pto_dist_ctx *d, int32_t *sig, int32_t peer, int32_t value,
+                          int32_t op) {
+  pto__dist_shm *t = T(d);
+  _Atomic int32_t *p = peer_addr(t, sig, 4, peer);
+  if (!p) return PTO_KERNEL_ERR_DIST;
+  if (op == PTO_DIST_NOTIFY_ADD)
+    atomic_fetch_add_explicit(p, value, memory_order_seq_cst);
+  else
+    atomic_store_explicit(p, value, memory_order_seq_cst);
+  pto__dist_futex_wake((_Atomic uint32_t *)p);
+  return PTO_KERNEL_OK;
+}
+
+static int satisfied(int32_t cur, int32_t value, int32_t cmp) {
+  return cmp == PTO_DIST_WAIT_GE ? cur >= value : cur == value;
+}
+
+/* Waits on this rank's element; what names the op in the timeout message. */
+static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
+                         const char *what) {
+  _Atomic int32_t *p = (_Atomic int32_t *)sig;
+  for (int i = 0; i < 2000; i++) {
+    if (satisfied(atomic_load_explicit(p, memory_order_acquire), value, cmp)) return 0;
+    __builtin_ia32_pause();
+  }
+  uint64_t start = now_ns();
+  uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
+  for (;;) {
+    int32_t cur = atomic_load_explicit(p, memory_order_acquire);
+    if (satisfied(cur, value, cmp)) return 0;
+    uint64_t now = now_ns();
+    if (now >= deadline) {
+      uint64_t off;
+      int wi = find_window(t, sig, 4, &off);
+      int64_t cols = wi >= 0 && t->sh->windows[wi].cols > 0 ? t->sh->windows[wi].cols : 1;
+      int64_t e = (int64_t)(off / 4);
+      snprintf(t->detail, sizeof t->detail,
+               "rank %d: %s timed out after %u ms on window %d at offsets [%lld, %lld]: "
+               "expected %s %d, current value %d",
+               t->ctx.rank, what, t->sh->timeout_ms, wi, (long long)(e / cols),
+               (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
+      return PTO_KERNEL_ERR_DIST_TIMEOUT;
+    }
+    if (now - start < 200000ull) {
+      sched_yield();
+    } else {
+      uint64_t left_us = (deadline - now) / 1000 + 1;
+      pto__dist_futex_wait((_Atomic uint32_t *)p, (uint32_t)cur, left_us < 2000 ? (uint32_t)left_us : 2000);
+    }
+  }
+}
+
+static int32_t shm_wait(const pto_dist_ctx *d, int32_t *sig, int32_t value, int32_t cmp) {
+  pto__dist_shm *t = T(d);
+  uint64_t off;
+  if (find_window(t, sig, 4, &off) < 0) {
+    snprintf(t->detail, sizeof t->detail,
+             "rank %d: dist.wait on an address that is not inside a comm window", d->rank);
+    return PTO_KERNEL_ERR_DIST;
+  }
+  return wait_elem(t, sig, value, cmp, "dist.wait");
+}
+
+static void copy_rows(void *dst, int64_t dst_stride, const void *src, int64_t src_stride,
+                      int64_t rows, int64_t cols, int32_t eb) {
+  for (int64_t r = 0; r < rows; r++)
+    memcpy((uint8_t *)dst + r * dst_stride * eb, (const uint8_t *)src + r * src_stride * eb,
+           (size_t)(cols * eb));
+}
+
+static uint64_t span_bytes(int64_t rows, int64_t cols, int64_t stride, int32_t eb) {
+  return rows <= 0 || cols <= 0 ? 0 : (uint64_t)(((rows - 1) * stride + cols) * eb);
+}
+
+static int32_t shm_remote_load(const pto_dist_ctx *d, void *dst, int64_t dst_stride,
+                               const void *src_local, int64_t src_stride, int32_t peer,
+                               int64_t rows, int64_t cols, int32_t eb) {
+  const void *src = peer_addr(T(d), src_local, span_bytes(rows, cols, src_stride, eb), peer);
+  if (!src) return PTO_KERNEL_ERR_DIST;
+  copy_rows(dst, dst_stride, src, src_stride, rows, cols, eb);
+  return PTO_KERNEL_OK;
+}
+
+static int32_t shm_remote_store(const pto_dist_ctx *d, const void *src, int64_t src_stride,
+                                void *dst_local, int64_t dst_stride, int32_t peer, int64_t rows,
+                                int64_t cols, int32_t eb) {
+  void *dst = peer_addr(T(d), dst_local, span_bytes(rows, cols, dst_stride, eb), peer);
+  if (!dst) return PTO_KERNEL_ERR_DIST;
+  copy_rows(dst, dst_stride, src, src_stride, rows, cols, eb);
+  atomic_thread_fence(memory_order_release);
+  return PTO_KERNEL_OK;
+}
+
+/* Count-based and self-clearing: rank r adds 1 to element r of every peer's signal window, then
+ * waits for each peer's element of its own to reach 1 and takes 1 off it. A fast peer's next
+ * barrier only raises a count this one has not consumed yet, so barriers run back to back. */
+static int32_t barrier_on(pto__dist_shm *t, int32_t *sig, int64_t nsig) {
+  int n = t->ctx.nranks, r = t->ctx.rank;
+  if (nsig < n) {
+    snprintf(t->detail, sizeof t->detail,
+             "rank %d: the signal window has %lld elements, fewer than the %d ranks", r,
+             (long long)nsig, n);
+    return PTO_KERNEL_ERR_DIST;
+  }
+  for (int p = 0; p < n; p++) {
+    if (p == r) continue;
+    int32_t rc = shm_notify(&t->ctx, sig + r, p, 1, PTO_DIST_NOTIFY_ADD);
+    if (rc) return rc;
+  }
+  for (int p = 0; p < n; p++) {
+    if (p == r) continue;
+    int32_t rc = wait_elem(t, sig + p, 1, PTO_DIST_WAIT_GE, "a barrier");
+    if (rc) return rc;
+    atomic_fetch_sub_explicit((_Atomic int32_t *)(sig + p), 1, memory_order_seq_cst);
+  }
+  return PTO_KERNEL_OK;
+}
+
+static int64_t numel_of(const pto_kernel_tensor *k) {
+  int64_t n = 1;
+  for (int i = 0; i < k->rank; i++) n *= k->shape[i];
+  return n;
+}
+
+static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) {
+  return barrier_on(T(d), sig->data, numel_of(sig));
+}
+
+/* dst[i] = dst[i] op src[i] for n elements of dtype dt. */
+#define RED_LOOP(TY)                                                                           \
+  do {                                                                                         \
+    TY *a = dst;                                                                               \
+    const TY *b = src;                                                                         \
+    switch (op) {                                                                              \
+    case PTO_DIST_RED_SUM: for (int64_t i = 0; i < n; i++) a[i] = (TY)(a[i] + b[i]); break;   \
+    case PTO_DIST_RED_PROD: for (int64_t i = 0; i < n; i++) a[i] = (TY)(a[i] * b[i]); break;  \
+    case PTO_DIST_RED_MAX: for (int64_t i = 0; i < n; i++) a[i] = b[i] > a[i] ? b[i] : a[i]; break; \
+    default: for (int64_t i = 0; i < n; i++) a[i] = b[i] < a[i] ? b[i] : a[i]; break;         \
+    }                                                                                          \
+  } while (0)
+
+static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
+  switch (dt) {
+  case PTO_DTYPE_F32: RED_LOOP(float); break;
+  case PTO_DTYPE_F64: RED_LOOP(double); break;
+  case PTO_DTYPE_I8: RED_LOOP(int8_t); break;
+  case PTO_DTYPE_I16: RED_LOOP(int16_t); break;
+  case PTO_DTYPE_I32: RED_LOOP(int32_t); break;
+  case PTO_DTYPE_I64: case PTO_DTYPE_INDEX: RED_LOOP(int64_t); break;
+  case PTO_DTYPE_U8: case PTO_DTYPE_BOOL: RED_LOOP(uint8_t); break;
+  case PTO_DTYPE_U16: RED_LOOP(uint16_t); break;
+  case PTO_DTYPE_U32: RED_LOOP(uint32_t); break;
+  case PTO_DTYPE_U64: RED_LOOP(uint64_t); break;
+  case PTO_DTYPE_F16:
+  case PTO_DTYPE_BF16: {
+    uint16_t *a = dst;
+    const uint16_t *b = src;
+    int bf = dt == PTO_DTYPE_BF16;
+    for (int64_t i = 0; i < n; i++) {
+      float x = bf ? pto_bf16_to_f32(a[i]) : pto_f16_to_f32(a[i]);
+      float y = bf ? pto_bf16_to_f32(b[i]) : pto_f16_to_f32(b[i]);
+      float z = op == PTO_DIST_RED_SUM ? x + y : op == PTO_DIST_RED_PROD ? x * y
+              : op == PTO_DIST_RED_MAX ? (y > x ? y : x) : (y < x ? y : x);
+      a[i] = bf ? pto_f32_to_bf16(z) : pto_f32_to_f16(z);
+    }
+    break;
+  }
+  default: break;
+  }
+}
+
+#define BLOCK_BYTES (64 * 1024)
+
+/* Elements [lo, hi) of the window: reduced over every rank in rank order (so every mode and
+ * every rank gets the same bits), written to dst_rank's slice, or to every rank's when dst_rank
+ * is -1. */
+static void reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int op, int64_t lo,
+                         int64_t hi, int dst_rank) {
+  int n = t->ctx.nranks, eb = (int)pto_dtype_size((pto_dtype)win->dtype);
+  uint8_t tmp[BLOCK_BYTES] __attribute__((aligned(64)));
+  int64_t per = BLOCK_BYTES / eb;
+  uint64_t nbytes = (uint64_t)numel_of(win) * (uint64_t)eb;
+  uint8_t *slice[PTO__DIST_MAX_RANKS];
+  for (int q = 0; q < n; q++) slice[q] = peer_addr(t, win->data, nbytes, q);
+  for (int64_t b = lo; b < hi; b += per) {
+    int64_t m = hi - b < per ? hi - b : per;
+    memcpy(tmp, slice[0] + b * eb, (size_t)(m * eb));
+    for (int q = 1; q < n; q++) reduce_into(win->dtype, op, tmp, slice[q] + b * eb, m);
+    for (int q = 0; q < n; q++)
+      if (dst_rank < 0 || q == dst_rank) memcpy(slice[q] + b * eb, tmp, (size_t)(m * eb));
+  }
+}
+
+static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_kernel_tensor *win,
+                              const pto_kernel_tensor *sig, int32_t op, int32_t mode,
+                              int32_t root) {
+  (void)mode; /* one host: every mode moves the same bytes over shared memory */
+  pto__dist_shm *t = T(d);
+  int n = d->nranks, r = d->rank, eb = (int)pto_dtype_size((pto_dtype)win->dtype);
+  int64_t E = numel_of(win);
+  uint64_t nbytes = (uint64_t)E * (uint64_t)eb;
+  if (E > 0 && !peer_addr(t, win->data, nbytes, r)) return PTO_KERNEL_ERR_DIST;
+  int64_t nsig = numel_of(sig);
+  int32_t rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
+  if (rc) return rc;
+  switch (kind) {
+  case PTO_DIST_ALLREDUCE: /* rank r reduces chunk r and writes it to every rank */
+    reduce_range(t, win, op, E * r / n, E * (r + 1) / n, -1);
+    break;
+  case PTO_DIST_BROADCAST:
+    if (root < 0 || root >= n) {
+      snprintf(t->detail, sizeof t->detail, "rank %d: broadcast root %d is out of range (0 to %d)",
+               r, root, n - 1);
+      return PTO_KERNEL_ERR_DIST;
+    }
+    if (r != root) memcpy(win->data, peer_addr(t, win->data, nbytes, root), (size_t)nbytes);
+    break;
+  case PTO_DIST_ALLGATHER:
+  case PTO_DIST_REDUCE_SCATTER: {
+    int64_t rows = win->rank >= 1 ? win->shape[0] : 1;
+    if (rows % n) {
+      snprintf(t->detail, sizeof t->detail,
+               "rank %d: the window's %lld rows do not divide among %d ranks", r,
+               (long long)rows, n);
+      return PTO_KERNEL_ERR_DIST;
+    }
+    int64_t lo = E / rows * (rows / n) * r, hi = lo + E / n;
+    if (kind == PTO_DIST_REDUCE_SCATTER) {
+      reduce_range(t, win, op, lo, hi, r);
+    } else {
+      for (int q = 0; q < n; q++)
+        if (q != r)
+          memcpy((uint8_t *)peer_addr(t, win->data, nbytes, q) + lo * eb,
+                 (uint8_t *)win->data + lo * eb, (size_t)((hi - lo) * eb));
+    }
+    break;
+  }
+  default:
+    snprintf(t->detail, sizeof t->detail, "rank %d: unknown collective %d", r, kind);
+    return PTO_KERNEL_ERR_DIST;
+  }
+  return barrier_on(t, sig->data, nsig); /* nobody still reads or writes this rank's window */
+}
+
+void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
+  memset(t, 0, sizeof *t);
+  t->sh = sh;
+  t->ctx.version = PTO_DIST_ABI_VERSION;
+  t->ctx.size = sizeof t->ctx;
+  t->ctx.rank = rank;
+  t->ctx.nranks = sh->nranks;
+  t->ctx.impl = t;
+  t->ctx.notify = shm_notify;
+  t->ctx.wait = shm_wait;
+  t->ctx.remote_load = shm_remote_load;
+  t->ctx.remote_store = shm_remote_store;
+  t->ctx.barrier = shm_barrier;
+  t->ctx.collective = shm_collective;
+}

@@ -1,0 +1,491 @@
+/* L3 benchmark statistics (pto/dist_bench.h): rounds of a host program on a distributed worker,
+ * each dispatch's launch record read back from its chip, folded into per-round, per-rank and
+ * per-dispatch views. Each dispatch slot is kept as an L2 pto_bench_stats of its own, so its
+ * samples and mean tree come from the same code as pto_benchmark's. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_internal.h"
+#include "pto/base.h"
+#include "pto/dist_bench.h"
+
+typedef struct pto__dist_bench_data {
+  double *per_round; /* [metric * rounds + round] */
+  pto_bench_summary *per_rank;
+  pto_dist_bench_slot *slots;
+  pto_dist_bench_group *groups;
+  int *round_n;
+  pto_dist_bench_dispatch **rounds;
+  char **names; /* interned callee names */
+  int nnames;
+} pto__dist_bench_data;
+
+const char *pto_dist_metric_name(pto_dist_metric m) {
+  static const char *const k[] = {"device", "host", "effective", "union"};
+  return (unsigned)m < PTO_DIST_METRIC_COUNT ? k[m] : NULL;
+}
+
+static const char *intern(pto__dist_bench_data *d, const char *s) {
+  for (int i = 0; i < d->nnames; i++)
+    if (!strcmp(d->names[i], s)) return d->names[i];
+  char **nn = realloc(d->names, (size_t)(d->nnames + 1) * sizeof *nn);
+  if (!nn) return NULL;
+  d->names = nn;
+  return (nn[d->nnames] = strdup(s)) ? nn[d->nnames++] : NULL;
+}
+
+void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st) {
+  if (!st) return;
+  pto__dist_bench_data *d = st->priv;
+  if (d) {
+    free(d->per_round);
+    free(d->per_rank);
+    for (int i = 0; i < st->nslots; i++) pto_bench_stats_destroy(d->slots[i].stats);
+    free(d->slots);
+    free(d->groups);
+    free(d->round_n);
+    for (int r = 0; r < st->rounds && d->rounds; r++) free(d->rounds[r]);
+    free(d->rounds);
+    for (int i = 0; i < d->nnames; i++) free(d->names[i]);
+    free(d->names);
+    free(d);
+  }
+  free(st);
+}
+
+static const pto_span *span_named(const pto_launch_record *l, const char *name) {
+  for (int i = 0; i < l->nspans; i++)
+    if (l->spans[i].name && !strcmp(l->spans[i].name, name)) return &l->spans[i];
+  return NULL;
+}
+
+/* The three L2 samples of one dispatch, as pto_benchmark computes them for a launch. */
+static void samples_of(const pto_launch_record *l, double out[3]) {
+  pto_bench_stats *one = NULL;
+  out[0] = out[1] = out[2] = NAN;
+  if (pto__bench_stats_create(&one)) return;
+  pto_status s = pto__bench_begin_launch(one, 0, 0, l->inv, l->hid);
+  for (int k = 0; !s && k < l->nspans; k++) {
+    const char *in = pto__bench_intern(one, l->spans[k].name, strlen(l->spans[k].name));
+    s = in ? pto__bench_add_span(one, in, l->spans[k].depth, l->spans[k].ts_ns,
+                                 l->spans[k].dur_ns, l->spans[k].is_device)
+           : pto__bench_oom("span names");
+  }
+  if (!s) s = pto__bench_finish(one);
+  if (!s) {
+    out[0] = one->launches[0].sample[PTO_BENCH_DEVICE_WALL];
+    out[1] = one->launches[0].sample[PTO_BENCH_HOST_WALL];
+    out[2] = one->launches[0].sample[PTO_BENCH_EFFECTIVE];
+  }
+  pto_status_free(s);
+  pto_bench_stats_destroy(one);
+}
+
+typedef struct win {
+  uint64_t lo, hi;
+} win;
+
+static int cmp_win(const void *a, const void *b) {
+  const win *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Length of the union of n windows, us (sorts w). */
+static double union_len(win *w, int n) {
+  if (n == 0) return NAN;
+  qsort(w, (size_t)n, sizeof *w, cmp_win);
+  uint64_t total = 0, lo = w[0].lo, hi = w[0].hi;
+  for (int i = 1; i < n; i++) {
+    if (w[i].lo > hi) {
+      total += hi - lo;
+      lo = w[i].lo;
+      hi = w[i].hi;
+    } else if (w[i].hi > hi) {
+      hi = w[i].hi;
+    }
+  }
+  return (double)(total + hi - lo) / 1e3;
+}
+
+/* Copies a run's dispatches into round r's list. */
+static pto_status keep_round(pto_dist_bench_stats *st, int r, const pto_dist_run_record *rr) {
+  pto__dist_bench_data *d = st->priv;
+  d->rounds[r] = calloc((size_t)(rr->ndispatches ? rr->ndispatches : 1), sizeof **d->rounds);
+  if (!d->rounds[r]) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  d->round_n[r] = rr->ndispatches;
+  for (int i = 0; i < rr->ndispatches; i++) {
+    const pto_dist_dispatch *dp = &rr->dispatches[i];
+    pto_dist_bench_dispatch *o = &d->rounds[r][i];
+    double smp[3];
+    samples_of(&dp->launch, smp);
+    o->rank = dp->rank;
+    o->slot = dp->slot;
+    o->name = intern(d, dp->name ? dp->name : "?");
+    if (!o->name) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    o->tasks = dp->launch.ntasks;
+    o->device_us = smp[0];
+    o->host_us = smp[1];
+    o->effective_us = smp[2];
+  }
+  return PTO_OK;
+}
+
+/* per_round, per_rank and the two flags, from the kept rounds and their windows. */
+static pto_status fold(pto_dist_bench_stats *st, const double *host_us, win *const *wins) {
+  pto__dist_bench_data *d = st->priv;
+  int R = st->rounds, n = st->nranks;
+  /* Shape: per rank, the count and callee sequence of its dispatches in every round. */
+  for (int r = 1; r < R; r++) {
+    for (int k = 0; k < n; k++) {
+      int c0 = 0, c1 = 0;
+      for (int i = 0; i < d->round_n[0]; i++) c0 += d->rounds[0][i].rank == k;
+      for (int i = 0; i < d->round_n[r]; i++) c1 += d->rounds[r][i].rank == k;
+      if (c0 != c1) st->fallback_flattened = 1;
+    }
+    if (d->round_n[r] != d->round_n[0]) {
+      st->unstable_dispatch_slots = 1;
+      continue;
+    }
+    for (int i = 0; i < d->round_n[0]; i++) {
+      const pto_dist_bench_dispatch *a = &d->rounds[0][i], *b = &d->rounds[r][i];
+      if (a->rank != b->rank || a->slot != b->slot || a->name != b->name)
+        st->unstable_dispatch_slots = 1;
+    }
+  }
+  if (st->fallback_flattened) st->unstable_dispatch_slots = 1;
+
+  d->per_round = malloc(sizeof(double) * (size_t)(PTO_DIST_METRIC_COUNT * R));
+  double *rank_v = malloc(sizeof(double) * (size_t)(PTO_DIST_METRIC_COUNT * R * n));
+  win *tmp = malloc(sizeof(win) * 1024);
+  if (!d->per_round || !rank_v || !tmp) {
+    free(rank_v);
+    free(tmp);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int r = 0; r < R; r++) {
+    double dev = NAN, eff = NAN;
+    for (int k = 0; k < n; k++) {
+      double sd = 0, sh = 0, se = 0;
+      int cnt = 0, nw = 0;
+      for (int i = 0; i < d->round_n[r]; i++) {
+        const pto_dist_bench_dispatch *x = &d->rounds[r][i];
+        if (x->rank != k) continue;
+        cnt++;
+        sd += isnan(x->device_us) ? 0 : x->device_us;
+        sh += isnan(x->host_us) ? 0 : x->host_us;
+        se += isnan(x->effective_us) ? 0 : x->effective_us;
+        if (nw < 1024) tmp[nw++] = wins[r][i];
+      }
+      double *v = rank_v + ((size_t)k * PTO_DIST_METRIC_COUNT) * (size_t)R;
+      v[PTO_DIST_DEVICE * R + r] = cnt ? sd : NAN;
+      v[PTO_DIST_HOST * R + r] = cnt ? sh : NAN;
+      v[PTO_DIST_EFFECTIVE * R + r] = cnt ? se : NAN;
+      v[PTO_DIST_UNION * R + r] = union_len(tmp, nw);
+      if (cnt && (isnan(dev) || sd > dev)) dev = sd;
+      if (cnt && (isnan(eff) || se > eff)) eff = se;
+    }
+    int nw = d->round_n[r] < 1024 ? d->round_n[r] : 1024;
+    memcpy(tmp, wins[r], sizeof *tmp * (size_t)nw);
+    d->per_round[PTO_DIST_DEVICE * R + r] = dev;
+    d->per_round[PTO_DIST_HOST * R + r] = host_us[r];
+    d->per_round[PTO_DIST_EFFECTIVE * R + r] = eff;
+    d->per_round[PTO_DIST_UNION * R + r] = st->fallback_flattened ? NAN : union_len(tmp, nw);
+  }
+  for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++) {
+    st->per_round[m] = d->per_round + (size_t)m * (size_t)R;
+    st->per_round_summary[m] = pto_bench_summarize(st->per_round[m], R);
+  }
+  if (!st->fallback_flattened) {
+    d->per_rank = calloc((size_t)(n * PTO_DIST_METRIC_COUNT), sizeof *d->per_rank);
+    if (!d->per_rank) {
+      free(rank_v);
+      free(tmp);
+      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int k = 0; k < n; k++)
+      for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++)
+        d->per_rank[k * PTO_DIST_METRIC_COUNT + m] = pto_bench_summarize(
+            rank_v + ((size_t)k * PTO_DIST_METRIC_COUNT + (size_t)m) * (size_t)R, R);
+    st->per_rank = d->per_rank;
+  }
+  free(rank_v);
+  free(tmp);
+  return PTO_OK;
+}
+
+/* dispatch_groups: device walls by callee name over every round. */
+static pto_status groups(pto_dist_bench_stats *st) {
+  pto__dist_bench_data *d = st->priv;
+  d->groups = calloc((size_t)(d->nnames ? d->nnames : 1), sizeof *d->groups);
+  size_t total = 0;
+  for (int r = 0; r < st->rounds; r++) total += (size_t)d->round_n[r];
+  double *v = malloc(sizeof(double) * (total ? total : 1));
+  if (!d->groups || !v) {
+    free(v);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int g = 0; g < d->nnames; g++) {
+    int m = 0;
+    for (int r = 0; r < st->rounds; r++)
+      for (int i = 0; i < d->round_n[r]; i++)
+        if (d->rounds[r][i].name == d->names[g]) v[m++] = d->rounds[r][i].device_us;
+    d->groups[g].name = d->names[g];
+    d->groups[g].device = pto_bench_summarize(v, m);
+  }
+  st->ngroups = d->nnames;
+  st->dispatch_groups = d->groups;
+  free(v);
+  return PTO_OK;
+}
+
+pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
+                              size_t nargs, const pto_bench_options *opt,
+                              pto_dist_bench_stats **out) {
+  if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_benchmark: out is NULL");
+  *out = NULL;
+  pto_bench_options o;
+  pto_bench_options_init(&o);
+  if (opt) memcpy(&o, opt, opt->sz < sizeof o ? opt->sz : sizeof o);
+  if (o.rounds <= 0 || o.warmup < 0 || o.rounds > 100000 || o.warmup > 100000)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_dist_benchmark: rounds %d (1 to 100000) or warmup %d (0 to "
+                           "100000) out of range",
+                           o.rounds, o.warmup);
+  pto_dist_bench_stats *st = calloc(1, sizeof *st);
+  pto__dist_bench_data *d = st ? calloc(1, sizeof *d) : NULL;
+  if (!d) {
+    free(st);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  st->priv = d;
+  st->rounds = o.rounds;
+  st->warmup = o.warmup;
+  st->nranks = pto_dist_worker_device_count(w);
+  d->round_n = calloc((size_t)o.rounds, sizeof *d->round_n);
+  d->rounds = calloc((size_t)o.rounds, sizeof *d->rounds);
+  double *host = calloc((size_t)o.rounds, sizeof *host);
+  win **wins = calloc((size_t)o.rounds, sizeof *wins);
+  pto_status s = d->round_n && d->rounds && host && wins
+                     ? PTO_OK
+                     : pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  int total = o.warmup + o.rounds;
+  for (int i = 0; !s && i < total; i++) {
+    s = pto_dist_worker_run(w, p, args, nargs);
+    if (s) {
+      s = pto_status_annotate(s, "benchmark run %d of %d%s", i + 1, total,
+                              i < o.warmup ? " (warmup)" : "");
+      break;
+    }
+    if (o.progress) o.progress(o.progress_ctx, i + 1, total);
+    if (i < o.warmup) continue;
+    int r = i - o.warmup;
+    pto_dist_run_record rr;
+    s = pto_dist_worker_last_run(w, &rr);
+    if (!s) s = keep_round(st, r, &rr);
+    if (s) break;
+    host[r] = (double)rr.dur_ns / 1e3;
+    wins[r] = malloc(sizeof(win) * (size_t)(rr.ndispatches ? rr.ndispatches : 1));
+    if (!wins[r]) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+      break;
+    }
+    for (int k = 0; k < rr.ndispatches; k++) {
+      const pto_span *root = span_named(&rr.dispatches[k].launch, "chip.run");
+      wins[r][k] = root ? (win){root->ts_ns, root->ts_ns + root->dur_ns} : (win){0, 0};
+    }
+    /* Slots: the first measured round names them; each later round adds a launch to each. */
+    if (r == 0) {
+      d->slots = calloc((size_t)(rr.ndispatches ? rr.ndispatches : 1), sizeof *d->slots);
+      if (!d->slots) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+      for (int k = 0; !s && k < rr.ndispatches; k++) {
+        const pto_dist_dispatch *dp = &rr.dispatches[k];
+        pto_dist_bench_slot *sl = &d->slots[k];
+        sl->rank = dp->rank;
+        sl->device = dp->device;
+        sl->pid = dp->pid;
+        sl->slot = dp->slot;
+        sl->name = d->rounds[0][k].name;
+        sl->hid = dp->launch.hid;
+        s = pto__bench_stats_create(&sl->stats);
+        st->nslots = k + 1;
+      }
+    }
+    for (int k = 0; !s && k < rr.ndispatches && k < st->nslots; k++) {
+      const pto_dist_dispatch *dp = &rr.dispatches[k];
+      pto_bench_stats *ss = d->slots[k].stats;
+      d->slots[k].tasks = dp->launch.ntasks;
+      s = pto__bench_begin_launch(ss, (uint64_t)dp->pid, 0, dp->launch.inv, dp->launch.hid);
+      for (int q = 0; !s && q < dp->launch.nspans; q++) {
+        const pto_span *sp = &dp->launch.spans[q];
+        const char *in = pto__bench_intern(ss, sp->name, strlen(sp->name));
+        s = in ? pto__bench_add_span(ss, in, sp->depth, sp->ts_ns, sp->dur_ns, sp->is_device)
+               : pto__bench_oom("span names");
+      }
+    }
+  }
+  if (!s) s = fold(st, host, wins);
+  for (int k = 0; !s && k < st->nslots; k++) {
+    d->slots[k].stats->warmup = o.warmup;
+    d->slots[k].stats->hid = d->slots[k].hid;
+    s = pto__bench_finish(d->slots[k].stats);
+  }
+  if (!s) s = groups(st);
+  for (int r = 0; r < o.rounds && wins; r++) free(wins[r]);
+  free(wins);
+  free(host);
+  if (s) {
+    pto_dist_bench_stats_destroy(st);
+    return s;
+  }
+  if (!st->unstable_dispatch_slots) st->per_dispatch = d->slots;
+  st->round_ndispatches = d->round_n;
+  st->rounds_dispatches = (const pto_dist_bench_dispatch *const *)d->rounds;
+  *out = st;
+  return PTO_OK;
+}
+
+/* ---- text ------------------------------------------------------------------------------- */
+
+static void row(pto_text *t, const char *label, const pto_bench_summary *s) {
+  if (!s->count) {
+    pto_text_printf(t, "%-34s %5s\n", label, "-");
+    return;
+  }
+  pto_text_printf(t, "%-34s %5d %10.1f %10.1f %10.1f %10.1f %9.1f\n", label, s->count, s->min,
+                  s->median, s->mean, s->max, s->stdev);
+}
+
+static void header(pto_text *t, const char *title) {
+  pto_text_printf(t, "%-34s %5s %10s %10s %10s %10s %9s\n", title, "n", "min us", "median",
+                  "mean", "max", "stdev");
+}
+
+pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st, char **out_text) {
+  pto_text t = {0};
+  pto_text_printf(&t, "%d rounds after %d warmup on %d ranks%s%s\n", st->rounds, st->warmup,
+                  st->nranks, st->unstable_dispatch_slots ? "; unstable_dispatch_slots" : "",
+                  st->fallback_flattened ? "; fallback_flattened" : "");
+  header(&t, "per_round");
+  for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++)
+    row(&t, pto_dist_metric_name((pto_dist_metric)m), &st->per_round_summary[m]);
+  if (st->per_rank) {
+    header(&t, "per_rank (device: summed walls)");
+    for (int k = 0; k < st->nranks; k++) {
+      char label[64];
+      snprintf(label, sizeof label, "rank %d device", k);
+      row(&t, label, &st->per_rank[k * PTO_DIST_METRIC_COUNT + PTO_DIST_DEVICE]);
+    }
+  }
+  if (st->per_dispatch) {
+    header(&t, "per_dispatch (device wall)");
+    for (int i = 0; i < st->nslots; i++) {
+      const pto_dist_bench_slot *sl = &st->per_dispatch[i];
+      char label[96];
+      snprintf(label, sizeof label, "rank %d slot %d @%s", sl->rank, sl->slot, sl->name);
+      row(&t, label, &sl->stats->summary[PTO_BENCH_DEVICE_WALL]);
+    }
+  }
+  header(&t, "dispatch_groups (device wall)");
+  for (int g = 0; g < st->ngroups; g++) {
+    char label[96];
+    snprintf(label, sizeof label, "@%s", st->dispatch_groups[g].name);
+    row(&t, label, &st->dispatch_groups[g].device);
+  }
+  char *text = pto_text_finish(&t);
+  if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  *out_text = text;
+  return PTO_OK;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+static json_t *num(double v) { return isnan(v) ? json_null() : json_real(v); }
+
+static json_t *summary(const pto_bench_summary *s) {
+  return json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "n", s->count, "min", num(s->min), "median",
+                   num(s->median), "mean", num(s->mean), "max", num(s->max), "stdev",
+                   num(s->stdev));
+}
+
+static json_t *metrics(const pto_bench_summary *s) {
+  json_t *o = json_object();
+  for (int m = 0; o && m < PTO_DIST_METRIC_COUNT; m++)
+    json_object_set_new(o, pto_dist_metric_name((pto_dist_metric)m), summary(&s[m]));
+  return o;
+}
+
+pto_status pto_dist_bench_stats_to_json(const pto_dist_bench_stats *st, char **out_json) {
+  json_t *root = json_object();
+  json_t *per_round = metrics(st->per_round_summary);
+  json_t *samples = json_object();
+  for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++) {
+    json_t *a = json_array();
+    for (int r = 0; r < st->rounds; r++) json_array_append_new(a, num(st->per_round[m][r]));
+    json_object_set_new(samples, pto_dist_metric_name((pto_dist_metric)m), a);
+  }
+  json_object_set_new(per_round, "samples", samples);
+  json_object_set_new(root, "rounds", json_integer(st->rounds));
+  json_object_set_new(root, "warmup", json_integer(st->warmup));
+  json_object_set_new(root, "nranks", json_integer(st->nranks));
+  json_object_set_new(root, "per_round", per_round);
+  json_t *per_rank = json_array();
+  for (int k = 0; st->per_rank && k < st->nranks; k++) {
+    json_t *o = metrics(&st->per_rank[k * PTO_DIST_METRIC_COUNT]);
+    json_object_set_new(o, "rank", json_integer(k));
+    json_array_append_new(per_rank, o);
+  }
+  json_object_set_new(root, "per_rank", per_rank);
+  json_t *per_dispatch = json_array(), *tasks = json_array();
+  for (int i = 0; st->per_dispatch && i < st->nslots; i++) {
+    const pto_dist_bench_slot *sl = &st->per_dispatch[i];
+    char hid[17];
+    snprintf(hid, sizeof hid, "%llx", (unsigned long long)sl->hid);
+    json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:s,s:s,s:I}", "rank", sl->rank, "device",
+                          (int)sl->device, "pid", sl->pid, "slot", sl->slot, "name", sl->name,
+                          "hid", hid, "tasks", (json_int_t)sl->tasks);
+    json_object_set_new(o, "device", summary(&sl->stats->summary[PTO_BENCH_DEVICE_WALL]));
+    json_object_set_new(o, "host", summary(&sl->stats->summary[PTO_BENCH_HOST_WALL]));
+    json_object_set_new(o, "effective", summary(&sl->stats->summary[PTO_BENCH_EFFECTIVE]));
+    json_array_append_new(per_dispatch, o);
+    json_array_append_new(tasks, json_integer((json_int_t)sl->tasks));
+  }
+  json_object_set_new(root, "per_dispatch", per_dispatch);
+  json_object_set_new(root, "dispatch_tasks", tasks);
+  json_t *groups = json_array();
+  for (int g = 0; g < st->ngroups; g++) {
+    json_t *o = json_pack("{s:s}", "name", st->dispatch_groups[g].name);
+    json_object_set_new(o, "device", summary(&st->dispatch_groups[g].device));
+    json_array_append_new(groups, o);
+  }
+  json_object_set_new(root, "dispatch_groups", groups);
+  json_t *rounds = json_array();
+  for (int r = 0; r < st->rounds; r++) {
+    json_t *ranks = json_array();
+    for (int k = 0; k < st->nranks; k++) {
+      json_t *list = json_array();
+      for (int i = 0; i < st->round_ndispatches[r]; i++) {
+        const pto_dist_bench_dispatch *x = &st->rounds_dispatches[r][i];
+        if (x->rank != k) continue;
+        json_t *o = json_pack("{s:i,s:s,s:I}", "slot", x->slot, "task", x->name, "tasks",
+                              (json_int_t)x->tasks);
+        json_object_set_new(o, "device_us", num(x->device_us));
+        json_object_set_new(o, "host_us", num(x->host_us));
+        json_object_set_new(o, "effective_us", num(x->effective_us));
+        json_array_append_new(list, o);
+      }
+      json_array_append_new(ranks, list);
+    }
+    json_array_append_new(rounds, ranks);
+  }
+  json_object_set_new(root, "rounds_dispatches", rounds);
+  json_object_set_new(root, "unstable_dispatch_slots", json_boolean(st->unstable_dispatch_slots));
+  json_object_set_new(root, "fallback_flattened", json_boolean(st->fallback_flattened));
+  char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
+  json_decref(root);
+  if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing JSON");
+  *out_json = text;
+  return PTO_OK;
+}

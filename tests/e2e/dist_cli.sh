@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The distributed (L3) level from the command line (issue #17): pto run --devices runs a host
+# program on one chip process per device and --check compares it with the interpreter's
+# simulated ranks (2, 3, 4 and 8 ranks; a subset and a permutation of device ids); --trace
+# writes every chip's spans with rank=; pto bench gives the L3 views (text, --json, one
+# dispatch's tree); a wait that no rank satisfies fails within the timeout naming the rank, the
+# window and the offsets; misuse is exit 2 with the reason.
+source "$(dirname "$0")/lib/common.bash"
+export PTO_CACHE_DIR="$T/cache"
+P="$EX/dist/allreduce_mesh.ptir"
+
+for n in 2 3 4 8; do
+  run_pto 0 run "$P" --devices $n --dim M=$((32 * n)) --check && expect_out "PASS"
+  expect_out "ran host @main on sim: $n devices"
+done
+run_pto 0 run "$P" --devices 2,3 --dim M=64 --check && expect_out "2 devices (2,3)"
+run_pto 0 run "$P" --devices 3,1,0 --dim M=96 --check && expect_out "3 devices (3,1,0)"
+
+# Every chip writes its spans with its rank; pto trace reads the log.
+OUT=$("$PTO" run "$P" --devices 2 --dim M=64 --trace 2>"$T/trace.log")
+expect_true "rank 0's spans" grep -q 'name=chip.run .*rank=0' "$T/trace.log"
+expect_true "rank 1's spans" grep -q 'name=chip.run .*rank=1' "$T/trace.log"
+run_pto 0 trace "$T/trace.log" && expect_out "device wall"
+
+# pto bench: the L3 views.
+run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 5 --warmup 1
+expect_out "per_round"
+expect_out "rank 1 slot 0 @allreduce"
+run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 3 --warmup 0 --json
+for k in per_round per_rank per_dispatch dispatch_tasks rounds_dispatches \
+  unstable_dispatch_slots fallback_flattened dispatch_groups; do
+  expect_out "\"$k\""
+done
+run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 3 --tree --rank 1 && expect_out "device_wall"
+run_pto 2 bench "$P" --devices 2 --dim M=64 --rounds 3 --tree && expect_out "choose it with --rank"
+
+# A wait that no rank can satisfy: rank 0 waits for a signal nobody sends.
+cat >"$T/stuck.ptir" <<'PTIR'
+program stuck
+kernel @k(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {
+  %r = dist.rank(%sig)
+  if %r == 0 {
+    dist.wait(%sig, [0, 5], 7, cmp=eq)
+  }
+  return %sig
+}
+orch @o(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {
+  %s = call @k(%sig)
+  return %s
+}
+host @main() {
+  %w = dist.alloc_window([1, 8], i32)
+  %s = dist.window(%w)
+  %n = dist.world_size()
+  for %d in range(0, %n) {
+    call @o(%s) device=%d
+  }
+}
+PTIR
+start=$(date +%s%N)
+PTO_DIST_TIMEOUT_MS=300 run_pto 1 run "$T/stuck.ptir" --devices 2
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_out "rank 0: dist.wait timed out after 300 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
+expect_true "it failed within the timeout plus start-up ($ms ms)" test "$ms" -lt 10000
+
+# Misuse.
+run_pto 2 run "$EX/add.ptir" --devices 2 && expect_out "--devices applies to programs with a host entry"
+run_pto 2 run "$P" --devices 2,2 && expect_out "device id 2 appears twice"
+run_pto 2 run "$P" --devices 2 --dim M=64 --swimlane "$T/s.json"
+finish

@@ -1,0 +1,544 @@
+/* The distributed (L3) worker on the shared-memory transport: prepare once, run host programs
+ * many times, data ordering across chips, resident and stacked tensors, misuse, a killed chip.
+ *
+ * The callees are real L2 programs compiled into work dirs; the host functions are written here
+ * in C against pto/host_abi.h, as the compiler emits them. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pto/dist.h"
+#include "pto/dist_bench.h"
+#include "pto/ir.h"
+#include "pto/loader.h"
+#include "testutil.h"
+
+#define ROWS 16
+#define COLS 64
+
+/* y = x + 1 on one [16, 64] block. */
+static const char *k_addone =
+    "program addone\n"
+    "kernel @k(%x: tensor[16,64] f32, out %y: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
+    "  %t = tile.load(%x, [0, 0], [16, 64])\n"
+    "  %u = tile.adds(%t, 1.0)\n"
+    "  tile.store(%u, [0, 0], %y)\n"
+    "  return %y\n"
+    "}\n"
+    "orch @addone(%x: tensor[16,64] f32, out %y: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
+    "  call @k(%x, %y)\n"
+    "  return %y\n"
+    "}\n";
+
+static char *g_dir;
+static pto_program *g_addone;
+
+static int setup_all(void **state) {
+  (void)state;
+  g_dir = tu_mkdtemp("dist");
+  char wd[4096];
+  snprintf(wd, sizeof wd, "%s/addone", g_dir);
+  pto_ir_program *ir = NULL;
+  pto_status s = pto_ir_parse_string(k_addone, strlen(k_addone), "addone.ptir", &ir);
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  if (!s) s = pto_compile_to_dir(ir, &opt, wd, 1);
+  if (!s) s = pto_program_load_dir(wd, &g_addone);
+  pto_ir_program_destroy(ir);
+  if (s) {
+    fprintf(stderr, "setup: %s\n", pto_status_message(s));
+    pto_status_free(s);
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown_all(void **state) {
+  (void)state;
+  pto_program_release(g_addone);
+  tu_rmtree(g_dir);
+  free(g_dir);
+  return 0;
+}
+
+/* ---- host functions, as generated code would write them ------------------------------- */
+
+static pto_host_ref rows_of(const pto_host_ref *t, int64_t row0) {
+  pto_host_ref v = *t;
+  v.offset += row0 * t->stride[0];
+  v.shape[0] = ROWS;
+  return v;
+}
+
+static pto_host_call_arg targ(int kind, pto_host_ref v) {
+  pto_host_call_arg a;
+  memset(&a, 0, sizeof a);
+  a.kind = kind;
+  a.tensor = v;
+  return a;
+}
+
+/* host @main(%x: tensor[16n, 64] f32, out %y: tensor[16n, 64] f32): y block d = x block d + 1
+ * on device d. */
+static int32_t host_blocks(const pto_host_api *api, const pto_host_args *a) {
+  int64_t n = api->world_size(api->ctx);
+  for (int64_t d = 0; d < n; d++) {
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], d * ROWS)),
+                                 targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], d * ROWS))};
+    int32_t rc = api->call(api->ctx, 0, d, args, 2);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* A chain across every device: t0 = x + 1 on device 0, t1 = t0 + 1 on device 1, ...,
+ * y = t(n-1) on the last: y = x + n, right only if each call waits for the one before it. */
+static int32_t host_chain(const pto_host_api *api, const pto_host_args *a) {
+  int64_t n = api->world_size(api->ctx);
+  const int64_t shape[2] = {ROWS, COLS};
+  pto_host_ref prev = a->tensors[0];
+  for (int64_t d = 0; d < n; d++) {
+    pto_host_ref next = a->tensors[1];
+    if (d + 1 < n && api->create_tensor(api->ctx, 2, shape, PTO_DTYPE_F32, &next)) return 1;
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, prev), targ(PTO_ORCH_ARG_OUT, next)};
+    if (api->call(api->ctx, 0, d, args, 2)) return 1;
+    prev = next;
+  }
+  return 0;
+}
+
+/* host @main(%w: tensor[n, 16, 64] f32 (stacked), out %y: tensor[16n, 64]): tensor.select(%w, d)
+ * on device d. */
+static int32_t host_stacked(const pto_host_api *api, const pto_host_args *a) {
+  int64_t n = api->world_size(api->ctx);
+  for (int64_t d = 0; d < n; d++) {
+    const pto_host_ref *w = &a->tensors[0];
+    pto_host_ref shard = *w; /* tensor.select(%w, d): leading dim indexed and dropped */
+    shard.offset += d * w->stride[0];
+    shard.rank = 2;
+    for (int i = 0; i < 2; i++) {
+      shard.shape[i] = w->shape[i + 1];
+      shard.stride[i] = w->stride[i + 1];
+    }
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, shard),
+                                 targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], d * ROWS))};
+    if (api->call(api->ctx, 0, d, args, 2)) return 1;
+  }
+  return 0;
+}
+
+/* Every device gets shard 0: wrong on device 1. */
+static int32_t host_wrong_shard(const pto_host_api *api, const pto_host_args *a) {
+  int64_t n = api->world_size(api->ctx);
+  for (int64_t d = 0; d < n; d++) {
+    const pto_host_ref *w = &a->tensors[0];
+    pto_host_ref shard = *w;
+    shard.rank = 2;
+    for (int i = 0; i < 2; i++) shard.shape[i] = w->shape[i + 1], shard.stride[i] = w->stride[i + 1];
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, shard),
+                                 targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], d * ROWS))};
+    if (api->call(api->ctx, 0, d, args, 2)) return 1;
+  }
+  return 0;
+}
+
+/* host @main(%r: tensor[16,64] (resident), out %y): on device 0. */
+static int32_t host_on_device0(const pto_host_api *api, const pto_host_args *a) {
+  pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, a->tensors[0]),
+                               targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], 0))};
+  return api->call(api->ctx, 0, 0, args, 2);
+}
+
+static int32_t host_bad_device(const pto_host_api *api, const pto_host_args *a) {
+  pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], 0)),
+                               targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], 0))};
+  return api->call(api->ctx, 0, api->world_size(api->ctx), args, 2);
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+typedef struct hsig {
+  pto_signature sig;
+  pto_sig_param p[2];
+} hsig;
+
+static void make_sig(hsig *h, int64_t rows0, int rank0) {
+  memset(h, 0, sizeof *h);
+  h->sig.entry = "main";
+  h->sig.nparams = 2;
+  h->sig.params = h->p;
+  h->p[0] = (pto_sig_param){.name = "x", .is_tensor = 1, .dir = PTO_DIR_IN, .dtype = PTO_DTYPE_F32,
+                            .rank = rank0};
+  h->p[1] = (pto_sig_param){.name = "y", .is_tensor = 1, .dir = PTO_DIR_OUT,
+                            .dtype = PTO_DTYPE_F32, .rank = 2};
+  (void)rows0;
+  for (int i = 0; i < 2; i++)
+    for (int d = 0; d < PTO_MAX_RANK; d++) h->p[i].dims[d].sym = -1;
+}
+
+static pto_program *host_program(pto_host_entry_fn fn, int n, const int32_t *ids, int rank0) {
+  hsig h;
+  make_sig(&h, 0, rank0);
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_create_host(&h.sig, fn, 1, &g_addone, n, ids, &p));
+  return p;
+}
+
+static pto_dist_worker *open_worker(int n, const int32_t *ids) {
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = n;
+  cfg.device_ids = ids;
+  cfg.ncores_per_chip = 1;
+  cfg.shared_heap_bytes = 64ull << 20;
+  cfg.chip_memory_bytes = 16ull << 20;
+  cfg.wait_timeout_ms = 2000;
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  return w;
+}
+
+static void fill(float *x, int64_t n, float base) {
+  for (int64_t i = 0; i < n; i++) x[i] = base + (float)(i % 251) * 0.5f;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+static void run_blocks(int n) {
+  pto_dist_worker *w = open_worker(n, NULL);
+  pto_program *p = host_program(host_blocks, n, NULL, 2);
+  int64_t shape[2] = {ROWS * n, COLS};
+  float *x = malloc(sizeof(float) * ROWS * COLS * n), *y = malloc(sizeof(float) * ROWS * COLS * n);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  for (int round = 0; round < 3; round++) { /* prepared once, dispatched many times */
+    fill(x, ROWS * COLS * n, (float)round);
+    memset(y, 0, sizeof(float) * ROWS * COLS * n);
+    pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+    assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+    for (int64_t i = 0; i < ROWS * COLS * n; i++) assert_true(y[i] == x[i] + 1.0f);
+  }
+  /* What the run did: one dispatch per rank, each the chip's own launch record. */
+  pto_dist_run_record rr;
+  assert_pto_ok(pto_dist_worker_last_run(w, &rr));
+  assert_int_equal(rr.ndispatches, n);
+  assert_false(rr.truncated);
+  assert_true(rr.dur_ns > 0);
+  for (int d = 0; d < n; d++) {
+    const pto_dist_dispatch *dp = &rr.dispatches[d];
+    assert_int_equal(dp->rank, d);
+    assert_int_equal(dp->slot, 0);
+    assert_int_equal(dp->pid, pto_dist_worker_chip_pid(w, d));
+    assert_string_equal(dp->name, "addone");
+    assert_true(dp->launch.ok);
+    assert_int_equal(dp->launch.ntasks, 1);
+    assert_true(dp->launch.nspans >= 4);
+    assert_string_equal(dp->launch.spans[0].name, "chip.run");
+    assert_true(dp->launch.spans[0].ts_ns >= rr.ts_ns);
+    assert_true(dp->launch.spans[0].ts_ns + dp->launch.spans[0].dur_ns <= rr.ts_ns + rr.dur_ns);
+  }
+  free(x);
+  free(y);
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
+static void test_blocks_2(void **state) { (void)state; run_blocks(2); }
+static void test_blocks_4(void **state) { (void)state; run_blocks(4); }
+
+static void test_chain_orders_across_chips(void **state) {
+  (void)state;
+  const int n = 3;
+  pto_dist_worker *w = open_worker(n, NULL);
+  pto_program *p = host_program(host_chain, n, NULL, 2);
+  int64_t shape[2] = {ROWS, COLS};
+  float x[ROWS * COLS], y[ROWS * COLS];
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  fill(x, ROWS * COLS, 1.0f);
+  for (int round = 0; round < 20; round++) {
+    pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+    assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+    for (int i = 0; i < ROWS * COLS; i++) assert_true(y[i] == x[i] + (float)n);
+  }
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
+static void test_device_ids_and_mismatch(void **state) {
+  (void)state;
+  const int32_t ids[2] = {2, 3};
+  pto_dist_worker *w = open_worker(2, ids);
+  pto_program *same = host_program(host_blocks, 2, ids, 2);
+  pto_program *other = host_program(host_blocks, 2, NULL, 2);
+  pto_program *three = host_program(host_blocks, 3, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 0.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, same, args, 2));
+  assert_true(y[5] == x[5] + 1.0f);
+  assert_status_contains(pto_dist_worker_run(w, other, args, 2),
+                         "rank 0 is device 0 in the program and device 2 in this worker");
+  assert_status_contains(pto_dist_worker_run(w, three, args, 2),
+                         "compiled for 3 devices, this worker has 2");
+  assert_status_contains(pto_dist_worker_run(w, g_addone, args, 2), "not a host function");
+  pto_program_release(same);
+  pto_program_release(other);
+  pto_program_release(three);
+  pto_dist_worker_close(w);
+
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  const int32_t dup[2] = {1, 1};
+  cfg.device_ids = dup;
+  pto_dist_worker *bad = NULL;
+  assert_status_contains(pto_dist_worker_open(&cfg, &bad), "device id 1 is given twice");
+  assert_null(bad);
+  cfg.device_ids = NULL;
+  cfg.ndevices = 0;
+  assert_status_contains(pto_dist_worker_open(&cfg, &bad), "ndevices 0 is out of range");
+}
+
+static void test_bad_device_index(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_bad_device, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2),
+                         "call @addone device=2: the device index is out of range (0 to 1)");
+  /* The worker is still good. */
+  pto_program *ok = host_program(host_blocks, 2, NULL, 2);
+  assert_pto_ok(pto_dist_worker_run(w, ok, args, 2));
+  pto_program_release(ok);
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
+static void test_resident_and_stacked(void **state) {
+  (void)state;
+  const int n = 2;
+  pto_dist_worker *w = open_worker(n, NULL);
+  pto_program *p = host_program(host_stacked, n, NULL, 3);
+  static float shards[2 * ROWS * COLS], y[2 * ROWS * COLS], back[2 * ROWS * COLS];
+  fill(shards, 2 * ROWS * COLS, 3.0f);
+  int64_t sshape[3] = {2, ROWS, COLS}, yshape[2] = {2 * ROWS, COLS};
+  pto_host_tensor ts, ty, tb;
+  pto_host_tensor_init(&ts, shards, PTO_DTYPE_F32, 3, sshape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, yshape);
+  pto_host_tensor_init(&tb, back, PTO_DTYPE_F32, 3, sshape);
+
+  /* Misuse first: nothing stays allocated. */
+  pto_dist_tensor *st = NULL;
+  const int dup[2] = {1, 1}, range[2] = {0, 2}, perm[2] = {1, 0};
+  assert_status_contains(pto_dist_alloc_stacked_tensor(w, &ts, dup, &st),
+                         "worker_ids[0] and worker_ids[1] are both 1");
+  assert_status_contains(pto_dist_alloc_stacked_tensor(w, &ts, range, &st),
+                         "worker_ids[1] = 2 is out of range (0 to 1)");
+  assert_null(st);
+
+  /* A non-identity placement: shard 0 on worker 1, shard 1 on worker 0. tensor.select(%w, d)
+   * passed to device d is the shard resident there: y's block d comes from shard 1 - d. */
+  assert_pto_ok(pto_dist_alloc_stacked_tensor(w, &ts, perm, &st));
+  for (int round = 0; round < 2; round++) {
+    pto_arg args[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
+    assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+    for (int d = 0; d < 2; d++)
+      for (int i = 0; i < ROWS * COLS; i++)
+        assert_true(y[d * ROWS * COLS + i] == shards[(1 - d) * ROWS * COLS + i] + 1.0f);
+  }
+  /* Passing device 0's shard to device 1 is refused. */
+  pto_program *wrong = host_program(host_wrong_shard, n, NULL, 3);
+  pto_arg wargs[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
+  assert_status_contains(pto_dist_worker_run(w, wrong, wargs, 2),
+                         "argument 0 is not the shard of a stacked tensor resident on device 1");
+  pto_program_release(wrong);
+  assert_pto_ok(pto_dist_copy_stacked_from(w, st, &tb));
+  assert_memory_equal(back, shards, sizeof shards);
+
+  /* A resident tensor on worker 1: upload, read back, size checked. */
+  pto_dist_tensor *r = NULL;
+  int64_t rshape[2] = {ROWS, COLS};
+  assert_status_contains(pto_dist_alloc_tensor(w, 2, rshape, PTO_DTYPE_F32, NULL, 5, &r),
+                         "worker_id 5 is out of range");
+  assert_pto_ok(pto_dist_alloc_tensor(w, 2, rshape, PTO_DTYPE_F32, shards, 1, &r));
+  float one[ROWS * COLS];
+  assert_pto_ok(pto_dist_copy_from(w, one, r, sizeof one));
+  assert_memory_equal(one, shards, sizeof one);
+  assert_status_contains(pto_dist_copy_to(w, r, one, 4), "4 bytes given, the tensor has 4096");
+  /* Only device 1 may use it; a tensor on worker 0 runs on device 0. */
+  pto_program *on0 = host_program(host_on_device0, n, NULL, 2);
+  pto_arg rargs[2] = {pto_arg_dist(r), pto_arg_host(&ty)};
+  assert_status_contains(pto_dist_worker_run(w, on0, rargs, 2),
+                         "argument 0 is a tensor resident on device 1; a device uses only its own "
+                         "resident tensors");
+  pto_dist_tensor *r0 = NULL;
+  assert_pto_ok(pto_dist_alloc_tensor(w, 2, rshape, PTO_DTYPE_F32, shards, 0, &r0));
+  rargs[0] = pto_arg_dist(r0);
+  assert_pto_ok(pto_dist_worker_run(w, on0, rargs, 2));
+  for (int i = 0; i < ROWS * COLS; i++) assert_true(y[i] == shards[i] + 1.0f);
+  pto_program_release(on0);
+
+  /* Another worker's tensor is refused. */
+  pto_dist_worker *w2 = open_worker(n, NULL);
+  pto_arg args[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
+  assert_status_contains(pto_dist_worker_run(w2, p, args, 2),
+                         "only the worker that allocated a tensor can use it");
+  assert_status_contains(pto_dist_copy_from(w2, one, r, sizeof one), "another worker's");
+  pto_dist_worker_close(w2);
+
+  assert_pto_ok(pto_dist_free_tensor(w, r));
+  assert_status_contains(pto_dist_copy_from(w, one, r, sizeof one), "not a live tensor");
+  pto_program_release(p);
+  pto_dist_worker_close(w); /* frees the stacked tensor */
+}
+
+static void test_killed_chip(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  int pid = pto_dist_worker_chip_pid(w, 1);
+  assert_true(pid > 0);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  char want[128];
+  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) killed by signal 9", pid);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
+  /* Later calls fail clearly too, and close does not hang. */
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), "the distributed worker is unusable");
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
+/* Rank 0 gets one call, rank 1 two (a chain through a temporary): a fixed dispatch shape. */
+static int32_t host_uneven(const pto_host_api *api, const pto_host_args *a) {
+  const int64_t shape[2] = {ROWS, COLS};
+  pto_host_ref t;
+  if (api->create_tensor(api->ctx, 2, shape, PTO_DTYPE_F32, &t)) return 1;
+  pto_host_call_arg a0[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], 0)),
+                             targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], 0))};
+  pto_host_call_arg a1[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], ROWS)),
+                             targ(PTO_ORCH_ARG_OUT, t)};
+  pto_host_call_arg a2[2] = {targ(PTO_ORCH_ARG_IN, t),
+                             targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], ROWS))};
+  if (api->call(api->ctx, 0, 0, a0, 2) || api->call(api->ctx, 0, 1, a1, 2)) return 1;
+  return api->call(api->ctx, 0, 1, a2, 2);
+}
+
+/* Every other run, rank 1 gets one call more: the dispatch shape is not deterministic. */
+static int g_flip;
+static int32_t host_flipping(const pto_host_api *api, const pto_host_args *a) {
+  if (host_blocks(api, a)) return 1;
+  if (g_flip++ % 2 == 0) return 0;
+  pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], ROWS)),
+                               targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], ROWS))};
+  return api->call(api->ctx, 0, 1, args, 2);
+}
+
+static void test_benchmark_views(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 0.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  pto_bench_options o;
+  pto_bench_options_init(&o);
+  o.rounds = 6;
+  o.warmup = 1;
+
+  pto_program *p = host_program(host_uneven, 2, NULL, 2);
+  pto_dist_bench_stats *st = NULL;
+  assert_pto_ok(pto_dist_benchmark(w, p, args, 2, &o, &st));
+  assert_int_equal(st->rounds, 6);
+  assert_int_equal(st->nranks, 2);
+  assert_false(st->unstable_dispatch_slots);
+  assert_false(st->fallback_flattened);
+  assert_int_equal(st->nslots, 3);
+  assert_non_null(st->per_dispatch);
+  assert_int_equal(st->per_dispatch[2].rank, 1);
+  assert_int_equal(st->per_dispatch[2].slot, 1);
+  assert_string_equal(st->per_dispatch[2].name, "addone");
+  assert_int_equal(st->per_dispatch[2].stats->nlaunches, 6);
+  for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++) assert_int_equal(st->per_round_summary[m].count, 6);
+  for (int r = 0; r < 6; r++) {
+    /* The headline: the max over ranks of each rank's summed device walls. */
+    double r0 = 0, r1 = 0;
+    for (int i = 0; i < st->round_ndispatches[r]; i++) {
+      const pto_dist_bench_dispatch *dd = &st->rounds_dispatches[r][i];
+      if (dd->rank == 0) r0 += dd->device_us; else r1 += dd->device_us;
+    }
+    assert_true(fabs(st->per_round[PTO_DIST_DEVICE][r] - (r0 > r1 ? r0 : r1)) < 1e-6);
+    /* The host saw the whole run: at least the union of the dispatch windows. */
+    assert_true(st->per_round[PTO_DIST_HOST][r] >= st->per_round[PTO_DIST_UNION][r]);
+  }
+  assert_int_equal(st->per_rank[1 * PTO_DIST_METRIC_COUNT + PTO_DIST_DEVICE].count, 6);
+  assert_int_equal(st->ngroups, 1);
+  assert_int_equal(st->dispatch_groups[0].device.count, 18);
+  pto_bench_tree *tree = NULL;
+  assert_pto_ok(pto_bench_stats_mean_tree(st->per_dispatch[0].stats, &tree));
+  pto_bench_tree_destroy(tree);
+  char *json = NULL, *text = NULL;
+  assert_pto_ok(pto_dist_bench_stats_to_json(st, &json));
+  static const char *const keys[] = {"\"per_round\"", "\"per_rank\"", "\"per_dispatch\"",
+                                     "\"dispatch_tasks\"", "\"rounds_dispatches\"",
+                                     "\"unstable_dispatch_slots\": false",
+                                     "\"fallback_flattened\": false", "\"dispatch_groups\""};
+  for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) assert_non_null(strstr(json, keys[k]));
+  assert_pto_ok(pto_dist_bench_stats_render(st, &text));
+  assert_non_null(strstr(text, "rank 1 slot 1 @addone"));
+  free(json);
+  free(text);
+  pto_dist_bench_stats_destroy(st);
+  pto_program_release(p);
+
+  pto_program *f = host_program(host_flipping, 2, NULL, 2);
+  assert_pto_ok(pto_dist_benchmark(w, f, args, 2, &o, &st));
+  assert_true(st->fallback_flattened);
+  assert_true(st->unstable_dispatch_slots);
+  assert_null(st->per_dispatch);
+  assert_null(st->per_rank);
+  assert_int_equal(st->per_round_summary[PTO_DIST_DEVICE].count, 6);
+  assert_int_equal(st->per_round_summary[PTO_DIST_UNION].count, 0);
+  pto_dist_bench_stats_destroy(st);
+  pto_program_release(f);
+  pto_dist_worker_close(w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_blocks_2),
+      cmocka_unit_test(test_blocks_4),
+      cmocka_unit_test(test_chain_orders_across_chips),
+      cmocka_unit_test(test_device_ids_and_mismatch),
+      cmocka_unit_test(test_bad_device_index),
+      cmocka_unit_test(test_resident_and_stacked),
+      cmocka_unit_test(test_killed_chip),
+      cmocka_unit_test(test_benchmark_views),
+  };
+  return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}

@@ -1,0 +1,263 @@
+/* The shared-memory transport's pto_dist_ctx, driven directly: one thread per rank over one
+ * shared region (the chips are processes, but the transport only sees addresses and atomics).
+ * Every collective on 2, 3, 4 and 8 ranks against results computed here, back to back and in a
+ * loop on one signal window; barrier; notify/wait; remote load/store; the timeout message. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dist_internal.h"
+#include "testutil.h"
+
+#define NSIG 8
+#define ROWS 16
+#define COLS 24
+
+typedef struct fixture {
+  int n;
+  pto__dist_shared *sh;
+  uint8_t *heap;
+  pto__dist_shm tr[PTO__DIST_MAX_RANKS];
+  int wwin, wsig; /* window indexes of the data and signal windows */
+} fixture;
+
+static void add_window(fixture *f, int wi, uint64_t off, uint64_t bytes, int64_t cols) {
+  pto__dist_window *w = &f->sh->windows[wi];
+  w->off = off;
+  w->stride = (bytes + 63) & ~63ull;
+  w->bytes = bytes;
+  w->cols = cols;
+  atomic_store(&w->live, 1);
+}
+
+static void fixture_init(fixture *f, int n, uint32_t timeout_ms) {
+  memset(f, 0, sizeof *f);
+  f->n = n;
+  f->sh = calloc(1, sizeof(pto__dist_shared) + (size_t)n * sizeof(pto__dist_chip));
+  f->heap = aligned_alloc(64, 1 << 20);
+  memset(f->heap, 0, 1 << 20);
+  f->sh->nranks = n;
+  f->sh->timeout_ms = timeout_ms;
+  f->sh->heap = f->heap;
+  f->sh->heap_size = 1 << 20;
+  add_window(f, 0, 0, ROWS * COLS * sizeof(float), COLS);                 /* data */
+  add_window(f, 1, 512 * 1024, NSIG * sizeof(int32_t), NSIG);            /* signals */
+  for (int r = 0; r < n; r++) pto__dist_shm_init(&f->tr[r], f->sh, r);
+}
+
+static void fixture_free(fixture *f) {
+  free(f->sh);
+  free(f->heap);
+}
+
+static float *data_of(fixture *f, int r) {
+  pto__dist_window *w = &f->sh->windows[0];
+  return (float *)(f->heap + w->off + (uint64_t)r * w->stride);
+}
+static int32_t *sig_of(fixture *f, int r) {
+  pto__dist_window *w = &f->sh->windows[1];
+  return (int32_t *)(f->heap + w->off + (uint64_t)r * w->stride);
+}
+
+static pto_kernel_tensor desc(void *data, int64_t rows, int64_t cols, int dtype) {
+  pto_kernel_tensor k;
+  memset(&k, 0, sizeof k);
+  k.data = data;
+  k.rank = 2;
+  k.shape[0] = rows;
+  k.shape[1] = cols;
+  k.stride[0] = cols;
+  k.stride[1] = 1;
+  k.dtype = dtype;
+  return k;
+}
+
+typedef struct job {
+  fixture *f;
+  int rank;
+  int kind, op, root, iters;
+  int32_t rc;
+} job;
+
+static float value(int r, int i, int it) { return (float)((r + 1) * 3 + (i % 7) - it); }
+
+/* Each iteration: fill own window, run the collective (every rank's window is then checked by
+ * the main thread after the join of the last iteration; each iteration checks its own rank). */
+static void *rank_main(void *arg) {
+  job *j = arg;
+  fixture *f = j->f;
+  const pto_dist_ctx *d = &f->tr[j->rank].ctx;
+  float *mine = data_of(f, j->rank);
+  pto_kernel_tensor win = desc(mine, ROWS, COLS, PTO_DTYPE_F32);
+  pto_kernel_tensor sig = desc(sig_of(f, j->rank), 1, NSIG, PTO_DTYPE_I32);
+  int n = f->n, E = ROWS * COLS;
+  for (int it = 0; it < j->iters && !j->rc; it++) {
+    for (int i = 0; i < E; i++) mine[i] = value(j->rank, i, it); /* at once after a return */
+    j->rc = d->collective(d, j->kind, &win, &sig, j->op, j->op & 1, j->root);
+    if (j->rc) break;
+    for (int i = 0; i < E && !j->rc; i++) {
+      float want;
+      if (j->kind == PTO_DIST_ALLREDUCE) {
+        want = value(0, i, it);
+        for (int q = 1; q < n; q++) {
+          float v = value(q, i, it);
+          want = j->op == PTO_DIST_RED_SUM ? want + v : j->op == PTO_DIST_RED_MAX ? (v > want ? v : want)
+               : j->op == PTO_DIST_RED_MIN ? (v < want ? v : want) : want * v;
+        }
+      } else if (j->kind == PTO_DIST_BROADCAST) {
+        want = value(j->root, i, it);
+      } else { /* allgather: block b (rows b*ROWS/n..) comes from rank b */
+        int b = (i / COLS) / (ROWS / n);
+        if (j->kind == PTO_DIST_ALLGATHER) want = value(b, i, it);
+        else if (b != j->rank) continue; /* reduce_scatter: other blocks unspecified */
+        else {
+          want = 0;
+          for (int q = 0; q < n; q++) want += value(q, i, it);
+        }
+      }
+      if (mine[i] != want) {
+        fprintf(stderr, "rank %d iter %d kind %d elem %d: got %g want %g\n", j->rank, it, j->kind, i,
+                (double)mine[i], (double)want);
+        j->rc = -1;
+      }
+    }
+    /* A barrier before the next iteration overwrites the window: peers may still be reading it
+     * for their checks above (the collective itself needs none). */
+    if (!j->rc) j->rc = d->barrier(d, &sig);
+  }
+  return NULL;
+}
+
+static void run_collective(int n, int kind, int op, int root, int iters) {
+  fixture f;
+  fixture_init(&f, n, 5000);
+  pthread_t th[PTO__DIST_MAX_RANKS];
+  job jobs[PTO__DIST_MAX_RANKS];
+  for (int r = 0; r < n; r++) {
+    jobs[r] = (job){&f, r, kind, op, root, iters, 0};
+    pthread_create(&th[r], NULL, rank_main, &jobs[r]);
+  }
+  for (int r = 0; r < n; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < n; r++) {
+    if (jobs[r].rc) fprintf(stderr, "rank %d: %d (%s)\n", r, jobs[r].rc, f.tr[r].detail);
+    assert_int_equal(jobs[r].rc, 0);
+    for (int s = 0; s < NSIG; s++) assert_int_equal(sig_of(&f, r)[s], 0); /* left zero */
+  }
+  fixture_free(&f);
+}
+
+static const int k_ranks[] = {2, 3, 4, 8};
+
+static void test_allreduce(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++)
+    for (int op = 0; op < 4; op++) run_collective(k_ranks[i], PTO_DIST_ALLREDUCE, op, 0, 5);
+}
+
+static void test_broadcast(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++)
+    for (int root = 0; root < k_ranks[i]; root += 2)
+      run_collective(k_ranks[i], PTO_DIST_BROADCAST, 0, root, 3);
+}
+
+static void test_allgather_reduce_scatter(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++) {
+    if (ROWS % k_ranks[i]) continue;
+    run_collective(k_ranks[i], PTO_DIST_ALLGATHER, 0, 0, 4);
+    run_collective(k_ranks[i], PTO_DIST_REDUCE_SCATTER, PTO_DIST_RED_SUM, 0, 4);
+  }
+  /* 3 ranks do not divide 16 rows: a clear error, not a wrong result. */
+  fixture f;
+  fixture_init(&f, 3, 200);
+  pto_kernel_tensor win = desc(data_of(&f, 0), ROWS, COLS, PTO_DTYPE_F32);
+  pto_kernel_tensor sig = desc(sig_of(&f, 0), 1, NSIG, PTO_DTYPE_I32);
+  /* (a single rank reaches the check only after the opening barrier; it times out first) */
+  int32_t rc = f.tr[0].ctx.collective(&f.tr[0].ctx, PTO_DIST_ALLGATHER, &win, &sig, 0, 0, 0);
+  assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+  fixture_free(&f);
+}
+
+typedef struct pp_job {
+  fixture *f;
+  int rank, iters;
+  int32_t rc;
+} pp_job;
+
+/* Ping-pong with notify/wait and remote_store/remote_load between ranks 0 and 1. */
+static void *pingpong(void *arg) {
+  pp_job *j = arg;
+  const pto_dist_ctx *d = &j->f->tr[j->rank].ctx;
+  int peer = 1 - j->rank;
+  int32_t *sig = sig_of(j->f, j->rank);
+  float *mine = data_of(j->f, j->rank);
+  for (int it = 1; it <= j->iters && !j->rc; it++) {
+    if (j->rank == 0) {
+      float tile[COLS];
+      for (int c = 0; c < COLS; c++) tile[c] = (float)(it * 100 + c);
+      j->rc = d->remote_store(d, tile, COLS, mine, COLS, peer, 1, COLS, 4);
+      if (!j->rc) j->rc = d->notify(d, &sig[0], peer, it, PTO_DIST_NOTIFY_SET);
+      if (!j->rc) j->rc = d->wait(d, &sig[1], it, PTO_DIST_WAIT_EQ);
+    } else {
+      j->rc = d->wait(d, &sig[0], it, PTO_DIST_WAIT_GE);
+      for (int c = 0; c < COLS && !j->rc; c++)
+        if (mine[c] != (float)(it * 100 + c)) j->rc = -1;
+      float back[COLS];
+      if (!j->rc) j->rc = d->remote_load(d, back, COLS, mine, COLS, peer, 1, COLS, 4);
+      if (!j->rc) j->rc = d->notify(d, &sig[1], peer, 1, PTO_DIST_NOTIFY_ADD);
+    }
+  }
+  return NULL;
+}
+
+static void test_notify_wait_remote(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 2, 5000);
+  pthread_t th[2];
+  pp_job jobs[2] = {{&f, 0, 200, 0}, {&f, 1, 200, 0}};
+  for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, pingpong, &jobs[r]);
+  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+  assert_int_equal(jobs[0].rc, 0);
+  assert_int_equal(jobs[1].rc, 0);
+  assert_int_equal(sig_of(&f, 0)[1], 200); /* 200 atomic adds */
+  fixture_free(&f);
+}
+
+static void test_wait_timeout_names_rank_window_offsets(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 2, 150);
+  const pto_dist_ctx *d = &f.tr[1].ctx;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  int32_t rc = d->wait(d, &sig_of(&f, 1)[5], 3, PTO_DIST_WAIT_EQ);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+  assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+  assert_true(ms >= 140 && ms < 2000);
+  assert_non_null(strstr(f.tr[1].detail,
+                         "rank 1: dist.wait timed out after 150 ms on window 1 at offsets [0, 5]: "
+                         "expected == 3, current value 0"));
+  /* A peer out of range, an address outside every window. */
+  assert_int_equal(d->notify(d, &sig_of(&f, 1)[0], 2, 1, 0), PTO_KERNEL_ERR_DIST);
+  assert_non_null(strstr(f.tr[1].detail, "peer 2 is out of range (0 to 1)"));
+  int32_t stray = 0;
+  assert_int_equal(d->wait(d, &stray, 0, 0), PTO_KERNEL_ERR_DIST);
+  assert_non_null(strstr(f.tr[1].detail, "not inside a comm window"));
+  fixture_free(&f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_allreduce),
+      cmocka_unit_test(test_broadcast),
+      cmocka_unit_test(test_allgather_reduce_scatter),
+      cmocka_unit_test(test_notify_wait_remote),
+      cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
