@@ -1,12 +1,33 @@
-# pto_add_module(NAME DIR [DEPS ...]): a shared library from every .c/.cpp file of DIR.
+# pto_add_module(NAME [PUBLIC_DEPS ...] [PRIVATE_DEPS ...]): every .c/.cpp file of the calling
+# folder compiled once into the object library NAME_objects, and the shared library NAME built
+# from those objects. Symbols are hidden by default: only declarations marked PTO_API
+# (pto/export.h) leave the shared library, so internals (pto__*) are never ABI. Tests link the
+# objects (pto_test_objects in tests/), not the shared library, so they can reach internals.
+# Compile definitions a module needs go on NAME_objects.
 function(pto_add_module name)
   cmake_parse_arguments(M "" "" "PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.c ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
-  add_library(${name} SHARED ${srcs})
-  target_include_directories(${name}
-    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+  add_library(${name}_objects OBJECT ${srcs})
+  target_include_directories(${name}_objects
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  # The objects see their dependencies' headers and flags; linking is the shared library's job.
+  foreach(dep ${M_PUBLIC_DEPS} ${M_PRIVATE_DEPS})
+    if(TARGET ${dep})
+      target_include_directories(${name}_objects PRIVATE
+        $<TARGET_PROPERTY:${dep},INTERFACE_INCLUDE_DIRECTORIES>)
+      target_compile_definitions(${name}_objects PRIVATE
+        $<TARGET_PROPERTY:${dep},INTERFACE_COMPILE_DEFINITIONS>)
+    endif()
+  endforeach()
+  set_target_properties(${name}_objects PROPERTIES C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  add_library(${name} SHARED $<TARGET_OBJECTS:${name}_objects>)
+  target_include_directories(${name}
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${name} PUBLIC ${M_PUBLIC_DEPS} PRIVATE ${M_PRIVATE_DEPS})
-  set_target_properties(${name} PROPERTIES INSTALL_RPATH "$ORIGIN" C_VISIBILITY_PRESET default)
+  set_target_properties(${name} PROPERTIES INSTALL_RPATH "$ORIGIN")
   install(TARGETS ${name} EXPORT ptoTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  # What a test executable must link besides the objects (tests/CMakeLists.txt).
+  set_property(GLOBAL APPEND PROPERTY PTO_MODULE_DEPS ${M_PRIVATE_DEPS})
 endfunction()

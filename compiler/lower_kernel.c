@@ -409,7 +409,7 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
 }
 
 /* Unary tile math on a compute value; NULL when dt does not support op. */
-LLVMValueRef pto__lower_unop(lw *L, lw_un op, pto_dtype dt, LLVMValueRef a) {
+LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) {
   LLVMBuilderRef b = L->b;
   LLVMTypeRef t = LLVMTypeOf(a);
   int fl = pto_dtype_is_float(dt);
@@ -417,11 +417,11 @@ LLVMValueRef pto__lower_unop(lw *L, lw_un op, pto_dtype dt, LLVMValueRef a) {
   if (!fl) {
     LLVMValueRef zero = LLVMConstNull(t);
     switch (op) {
-    case LW_NEG: return LLVMBuildSub(b, zero, a, "");
-    case LW_RELU:
+    case PTO_FN_NEG: return LLVMBuildSub(b, zero, a, "");
+    case PTO_FN_RELU:
       if (is_unsigned(dt)) return a;
       return pto__lower_smax(L, a, zero);
-    case LW_ABS: {
+    case PTO_FN_ABS: {
       if (is_unsigned(dt)) return a;
       LLVMValueRef ia[2] = {a, LLVMConstInt(L->t_i1, 0, 0)};
       return pto__lower_call_intrinsic(L, "llvm.abs", &t, 1, ia, 2, "");
@@ -432,25 +432,28 @@ LLVMValueRef pto__lower_unop(lw *L, lw_un op, pto_dtype dt, LLVMValueRef a) {
   LLVMValueRef r = NULL;
   int dbl = dt == PTO_DTYPE_F64;
   switch (op) {
-  case LW_NEG: return LLVMBuildFNeg(b, a, "");
-  case LW_ABS: return pto__lower_call_intrinsic(L, "llvm.fabs", &t, 1, args, 1, "");
-  case LW_RELU: {
+  case PTO_FN_NEG: return LLVMBuildFNeg(b, a, "");
+  case PTO_FN_ABS: return pto__lower_call_intrinsic(L, "llvm.fabs", &t, 1, args, 1, "");
+  case PTO_FN_RELU: {
     LLVMValueRef zero = LLVMConstNull(t);
     LLVMValueRef gt = LLVMBuildFCmp(b, LLVMRealOGT, a, zero, "");
     return LLVMBuildSelect(b, gt, a, zero, "");
   }
-  case LW_EXP: r = call_libm(L, dbl ? "exp" : "expf", t, args, 1); break;
-  case LW_LOG: r = call_libm(L, dbl ? "log" : "logf", t, args, 1); break;
-  case LW_SQRT: r = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, ""); break;
-  case LW_RSQRT: {
+  case PTO_FN_EXP: r = call_libm(L, dbl ? "exp" : "expf", t, args, 1); break;
+  case PTO_FN_LOG: r = call_libm(L, dbl ? "log" : "logf", t, args, 1); break;
+  case PTO_FN_SQRT: r = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, ""); break;
+  case PTO_FN_RSQRT: {
     LLVMValueRef s = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, "");
     r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), s, "");
     break;
   }
-  case LW_RECIP: r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), a, ""); break;
+  case PTO_FN_RECIP: r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), a, ""); break;
+  default: return NULL;
   }
   return pto__lower_round(L, dt, r);
 }
+
+int pto__lower_fn_calls_libm(pto_op_fn fn) { return fn == PTO_FN_EXP || fn == PTO_FN_LOG; }
 
 /* ---- scalar expressions ------------------------------------------------------------------ */
 

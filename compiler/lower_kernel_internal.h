@@ -62,7 +62,6 @@ typedef struct lw_loop {
 } lw_loop;
 
 typedef enum lw_bin { LW_ADD, LW_SUB, LW_MUL, LW_DIV, LW_MOD, LW_MIN, LW_MAX } lw_bin;
-typedef enum lw_un { LW_EXP, LW_LOG, LW_SQRT, LW_RSQRT, LW_RECIP, LW_RELU, LW_NEG, LW_ABS } lw_un;
 
 /* Per statement position, what the planner decided. */
 typedef struct lw_stmt_plan {
@@ -136,7 +135,9 @@ LLVMValueRef pto__lower_smin(lw *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pto__lower_smax(lw *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b,
                               LLVMValueRef divzero_flag);
-LLVMValueRef pto__lower_unop(lw *L, lw_un op, pto_dtype dt, LLVMValueRef a);
+LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a);
+/* Whether pto__lower_unop calls libm for fn: such a loop stays scalar, so it is not fused. */
+int pto__lower_fn_calls_libm(pto_op_fn fn);
 /* Scalar expression in its compute type; NULL after a failure. */
 LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e);
 

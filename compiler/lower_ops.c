@@ -318,34 +318,15 @@ static void lower_store(lw *L, const pto_ir_stmt *s) {
 /* ---- elementwise ------------------------------------------------------------------------------
  */
 
+/* The binary function of an elementwise, reduction or expansion op. */
 static int bin_of(pto_opcode op, lw_bin *out) {
-  switch (op) {
-  case PTO_OP_TILE_ADD:
-  case PTO_OP_TILE_ADDS: *out = LW_ADD; return 1;
-  case PTO_OP_TILE_SUB:
-  case PTO_OP_TILE_SUBS: *out = LW_SUB; return 1;
-  case PTO_OP_TILE_MUL:
-  case PTO_OP_TILE_MULS: *out = LW_MUL; return 1;
-  case PTO_OP_TILE_DIV:
-  case PTO_OP_TILE_DIVS: *out = LW_DIV; return 1;
-  case PTO_OP_TILE_MAX:
-  case PTO_OP_TILE_MAXS: *out = LW_MAX; return 1;
-  case PTO_OP_TILE_MIN:
-  case PTO_OP_TILE_MINS: *out = LW_MIN; return 1;
-  default: return 0;
-  }
-}
-
-static int un_of(pto_opcode op, lw_un *out) {
-  switch (op) {
-  case PTO_OP_TILE_EXP: *out = LW_EXP; return 1;
-  case PTO_OP_TILE_LOG: *out = LW_LOG; return 1;
-  case PTO_OP_TILE_SQRT: *out = LW_SQRT; return 1;
-  case PTO_OP_TILE_RSQRT: *out = LW_RSQRT; return 1;
-  case PTO_OP_TILE_RECIP: *out = LW_RECIP; return 1;
-  case PTO_OP_TILE_RELU: *out = LW_RELU; return 1;
-  case PTO_OP_TILE_NEG: *out = LW_NEG; return 1;
-  case PTO_OP_TILE_ABS: *out = LW_ABS; return 1;
+  switch (pto_op_info_get(op)->fn) {
+  case PTO_FN_ADD: *out = LW_ADD; return 1;
+  case PTO_FN_SUB: *out = LW_SUB; return 1;
+  case PTO_FN_MUL: *out = LW_MUL; return 1;
+  case PTO_FN_DIV: *out = LW_DIV; return 1;
+  case PTO_FN_MAX: *out = LW_MAX; return 1;
+  case PTO_FN_MIN: *out = LW_MIN; return 1;
   default: return 0;
   }
 }
@@ -413,9 +394,7 @@ static int64_t fused_prepare(lw *L, pto_ir_stmt *const *ss, int n, fused_stmt *f
     }
     lw_bin bop;
     if (bin_of(s->op.opc, &bop) && (bop == LW_DIV) && !pto_dtype_is_float(ta->dt)) *any_div = 1;
-    lw_un uop;
-    if (un_of(s->op.opc, &uop) && !pto_dtype_is_float(ta->dt) &&
-        (uop == LW_EXP || uop == LW_LOG || uop == LW_SQRT || uop == LW_RSQRT || uop == LW_RECIP)) {
+    if (x->kind == 3 && pto_op_info_get(s->op.opc)->float_only && !pto_dtype_is_float(ta->dt)) {
       pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s on %s tiles is not defined",
                       pto_op_info_get(s->op.opc)->name, pto_dtype_name(ta->dt));
       return -1;
@@ -442,7 +421,6 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
     LLVMValueRef a = fused_operand(L, e, i, x->a);
     LLVMValueRef r = NULL;
     lw_bin bop;
-    lw_un uop;
     switch (x->kind) {
     case 1:
     case 2: {
@@ -452,8 +430,7 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
       break;
     }
     case 3:
-      un_of(x->s->op.opc, &uop);
-      r = pto__lower_unop(L, uop, x->in_dt, a);
+      r = pto__lower_unop(L, pto_op_info_get(x->s->op.opc)->fn, x->in_dt, a);
       break;
     case 4: r = pto__lower_convert(L, a, x->in_dt, x->out_dt); break;
     }
@@ -957,6 +934,19 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
     pto__lower_fused(L, (pto_ir_stmt *const *)&s, 1);
     return;
   }
+  const pto_op_info *info = pto_op_info_get(op);
+  switch (info ? info->cls : PTO_OPC_OTHER) {
+  case PTO_OPC_REDUCE_ROW:
+  case PTO_OPC_REDUCE_COL:
+    if (bin_of(op, &bop)) lower_reduce(L, s, info->cls == PTO_OPC_REDUCE_ROW, bop);
+    return;
+  case PTO_OPC_EXPAND_ROW:
+  case PTO_OPC_EXPAND_COL:
+    if (bin_of(op, &bop)) lower_expand(L, s, info->cls == PTO_OPC_EXPAND_ROW, bop);
+    return;
+  case PTO_OPC_MATMUL: lower_matmul(L, s, op == PTO_OP_TILE_MATMUL_ACC); return;
+  default: break;
+  }
   switch (op) {
   case PTO_OP_TILE_LOAD: lower_load(L, s); return;
   case PTO_OP_TILE_STORE: lower_store(L, s); return;
@@ -981,28 +971,6 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
     if (!L->err && t->base != a->base) pto__lower_copy_tile(L, t->base, a->base, a);
     return;
   }
-  case PTO_OP_TILE_ROW_SUM: lower_reduce(L, s, 1, LW_ADD); return;
-  case PTO_OP_TILE_ROW_MAX: lower_reduce(L, s, 1, LW_MAX); return;
-  case PTO_OP_TILE_ROW_MIN: lower_reduce(L, s, 1, LW_MIN); return;
-  case PTO_OP_TILE_COL_SUM: lower_reduce(L, s, 0, LW_ADD); return;
-  case PTO_OP_TILE_COL_MAX: lower_reduce(L, s, 0, LW_MAX); return;
-  case PTO_OP_TILE_COL_MIN: lower_reduce(L, s, 0, LW_MIN); return;
-  case PTO_OP_TILE_ROW_EXPAND_ADD:
-  case PTO_OP_TILE_ROW_EXPAND_SUB:
-  case PTO_OP_TILE_ROW_EXPAND_MUL:
-  case PTO_OP_TILE_ROW_EXPAND_DIV:
-    bop = (lw_bin)(LW_ADD + (op - PTO_OP_TILE_ROW_EXPAND_ADD));
-    lower_expand(L, s, 1, bop);
-    return;
-  case PTO_OP_TILE_COL_EXPAND_ADD:
-  case PTO_OP_TILE_COL_EXPAND_SUB:
-  case PTO_OP_TILE_COL_EXPAND_MUL:
-  case PTO_OP_TILE_COL_EXPAND_DIV:
-    bop = (lw_bin)(LW_ADD + (op - PTO_OP_TILE_COL_EXPAND_ADD));
-    lower_expand(L, s, 0, bop);
-    return;
-  case PTO_OP_TILE_MATMUL: lower_matmul(L, s, 0); return;
-  case PTO_OP_TILE_MATMUL_ACC: lower_matmul(L, s, 1); return;
   case PTO_OP_TENSOR_DIM: {
     lw_tensor *T = tensor_arg(L, s, 0);
     const pto_ir_arg *ax = T ? pos_arg(L, s, 1) : NULL;

@@ -26,28 +26,12 @@ const pto_ir_arg *pto__lower_kwarg(const pto_ir_stmt *s, const char *kw) {
 }
 
 int pto__lower_elementwise_kind(pto_opcode op) {
-  switch (op) {
-  case PTO_OP_TILE_ADD:
-  case PTO_OP_TILE_SUB:
-  case PTO_OP_TILE_MUL:
-  case PTO_OP_TILE_DIV:
-  case PTO_OP_TILE_MAX:
-  case PTO_OP_TILE_MIN: return 1;
-  case PTO_OP_TILE_ADDS:
-  case PTO_OP_TILE_SUBS:
-  case PTO_OP_TILE_MULS:
-  case PTO_OP_TILE_DIVS:
-  case PTO_OP_TILE_MAXS:
-  case PTO_OP_TILE_MINS: return 2;
-  case PTO_OP_TILE_EXP:
-  case PTO_OP_TILE_LOG:
-  case PTO_OP_TILE_SQRT:
-  case PTO_OP_TILE_RSQRT:
-  case PTO_OP_TILE_RECIP:
-  case PTO_OP_TILE_RELU:
-  case PTO_OP_TILE_NEG:
-  case PTO_OP_TILE_ABS: return 3;
-  case PTO_OP_TILE_CAST: return 4;
+  const pto_op_info *info = pto_op_info_get(op);
+  switch (info ? info->cls : PTO_OPC_OTHER) {
+  case PTO_OPC_BINARY: return 1;
+  case PTO_OPC_BINARY_SCALAR: return 2;
+  case PTO_OPC_UNARY: return 3;
+  case PTO_OPC_CAST: return 4;
   default: return 0;
   }
 }
@@ -355,7 +339,7 @@ static int tile_result_count(const pto_ir_stmt *s, int64_t *out) {
  * scalar: they stay alone so the ops around them still vectorize. */
 static int fusable(const pto_ir_stmt *s, int64_t *count) {
   if (s->kind != PTO_STMT_OP || !pto__lower_elementwise_kind(s->op.opc)) return 0;
-  if (s->op.opc == PTO_OP_TILE_EXP || s->op.opc == PTO_OP_TILE_LOG) return 0;
+  if (pto__lower_fn_calls_libm(pto_op_info_get(s->op.opc)->fn)) return 0;
   return tile_result_count(s, count) == 0;
 }
 
@@ -459,10 +443,11 @@ static void plan_streams(lw *L) {
         ok = 0;
       if (m >= q) {
         pto_opcode op = x->op.opc;
-        if ((op == PTO_OP_TILE_DIV || op == PTO_OP_TILE_DIVS) &&
+        int kind = pto__lower_elementwise_kind(op);
+        if ((kind == 1 || kind == 2) && pto_op_info_get(op)->fn == PTO_FN_DIV &&
             !pto_dtype_is_float(r->type->dtype))
           ok = 0;
-        for (int i = 0; i < (pto__lower_elementwise_kind(op) == 1 ? 2 : 1); i++)
+        for (int i = 0; i < (kind == 1 ? 2 : 1); i++)
           if (!is_tile_of(stmt_value_arg(x, i), rows, cols)) ok = 0;
       }
     }

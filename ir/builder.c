@@ -1649,7 +1649,7 @@ static pto_status type_scalar_op(opctx *c) {
   TRY(arg_tile(c, 0, &a));
   TRY(arg_scalar(c, 1, a->type->dtype, "the scalar"));
   int64_t z;
-  if (c->opc == PTO_OP_TILE_DIVS && pto_dtype_is_int(a->type->dtype) &&
+  if (pto_op_info_get(c->opc)->fn == PTO_FN_DIV && pto_dtype_is_int(a->type->dtype) &&
       pto_ir_expr_static_int(c->pos[1].expr, &z) == 0 && z == 0)
     return op_fail_at(c, c->pos[1].loc, "division by a constant zero");
   c->rtype = a->type;
@@ -1659,18 +1659,9 @@ static pto_status type_scalar_op(opctx *c) {
 static pto_status type_unary(opctx *c) {
   pto_ir_value *a;
   TRY(arg_tile(c, 0, &a));
-  switch (c->opc) {
-  case PTO_OP_TILE_EXP:
-  case PTO_OP_TILE_LOG:
-  case PTO_OP_TILE_SQRT:
-  case PTO_OP_TILE_RSQRT:
-  case PTO_OP_TILE_RECIP:
-    if (!pto_dtype_is_float(a->type->dtype))
-      return OPFAIL(c, "needs a float tile, got %s (cast it with tile.cast)",
-                    pto_dtype_name(a->type->dtype));
-    break;
-  default: break;
-  }
+  if (pto_op_info_get(c->opc)->float_only && !pto_dtype_is_float(a->type->dtype))
+    return OPFAIL(c, "needs a float tile, got %s (cast it with tile.cast)",
+                  pto_dtype_name(a->type->dtype));
   c->rtype = a->type;
   return PTO_OK;
 }
@@ -2136,49 +2127,26 @@ static pto_status type_collective(opctx *c) {
 }
 
 static pto_status type_op(opctx *c) {
+  const pto_op_info *info = pto_op_info_get(c->opc);
+  switch (info ? info->cls : PTO_OPC_OTHER) {
+  case PTO_OPC_BINARY: return type_elementwise2(c);
+  case PTO_OPC_BINARY_SCALAR: return type_scalar_op(c);
+  case PTO_OPC_UNARY: return type_unary(c);
+  case PTO_OPC_CAST: return type_cast(c);
+  case PTO_OPC_REDUCE_ROW: return type_reduce(c, 1);
+  case PTO_OPC_REDUCE_COL: return type_reduce(c, 0);
+  case PTO_OPC_EXPAND_ROW: return type_expand(c, 1);
+  case PTO_OPC_EXPAND_COL: return type_expand(c, 0);
+  case PTO_OPC_MATMUL:
+    return c->opc == PTO_OP_TILE_MATMUL_ACC ? type_matmul_acc(c) : type_matmul(c);
+  case PTO_OPC_OTHER: break;
+  }
   switch (c->opc) {
   case PTO_OP_TILE_LOAD: return type_tile_load(c);
   case PTO_OP_TILE_STORE: return type_tile_store(c);
   case PTO_OP_TILE_CREATE: return type_tile_create(c, 0);
   case PTO_OP_TILE_FULL: return type_tile_create(c, 1);
   case PTO_OP_TILE_MOVE: return type_tile_move(c);
-  case PTO_OP_TILE_ADD:
-  case PTO_OP_TILE_SUB:
-  case PTO_OP_TILE_MUL:
-  case PTO_OP_TILE_DIV:
-  case PTO_OP_TILE_MAX:
-  case PTO_OP_TILE_MIN: return type_elementwise2(c);
-  case PTO_OP_TILE_ADDS:
-  case PTO_OP_TILE_SUBS:
-  case PTO_OP_TILE_MULS:
-  case PTO_OP_TILE_DIVS:
-  case PTO_OP_TILE_MAXS:
-  case PTO_OP_TILE_MINS: return type_scalar_op(c);
-  case PTO_OP_TILE_EXP:
-  case PTO_OP_TILE_LOG:
-  case PTO_OP_TILE_SQRT:
-  case PTO_OP_TILE_RSQRT:
-  case PTO_OP_TILE_RECIP:
-  case PTO_OP_TILE_RELU:
-  case PTO_OP_TILE_NEG:
-  case PTO_OP_TILE_ABS: return type_unary(c);
-  case PTO_OP_TILE_CAST: return type_cast(c);
-  case PTO_OP_TILE_ROW_SUM:
-  case PTO_OP_TILE_ROW_MAX:
-  case PTO_OP_TILE_ROW_MIN: return type_reduce(c, 1);
-  case PTO_OP_TILE_COL_SUM:
-  case PTO_OP_TILE_COL_MAX:
-  case PTO_OP_TILE_COL_MIN: return type_reduce(c, 0);
-  case PTO_OP_TILE_ROW_EXPAND_ADD:
-  case PTO_OP_TILE_ROW_EXPAND_SUB:
-  case PTO_OP_TILE_ROW_EXPAND_MUL:
-  case PTO_OP_TILE_ROW_EXPAND_DIV: return type_expand(c, 1);
-  case PTO_OP_TILE_COL_EXPAND_ADD:
-  case PTO_OP_TILE_COL_EXPAND_SUB:
-  case PTO_OP_TILE_COL_EXPAND_MUL:
-  case PTO_OP_TILE_COL_EXPAND_DIV: return type_expand(c, 0);
-  case PTO_OP_TILE_MATMUL: return type_matmul(c);
-  case PTO_OP_TILE_MATMUL_ACC: return type_matmul_acc(c);
   case PTO_OP_TENSOR_CREATE:
   case PTO_OP_DIST_ALLOC_WINDOW: return type_create_buffer(c);
   case PTO_OP_TENSOR_SLICE: return type_slice(c);

@@ -1077,32 +1077,13 @@ static pto_status same_shape(frame *fr, const pto_ir_stmt *s, const itile *a, co
 }
 
 static arith_op arith_of(pto_opcode opc) {
-  switch (opc) {
-  case PTO_OP_TILE_ADD:
-  case PTO_OP_TILE_ADDS:
-  case PTO_OP_TILE_ROW_EXPAND_ADD:
-  case PTO_OP_TILE_COL_EXPAND_ADD: return AR_ADD;
-  case PTO_OP_TILE_SUB:
-  case PTO_OP_TILE_SUBS:
-  case PTO_OP_TILE_ROW_EXPAND_SUB:
-  case PTO_OP_TILE_COL_EXPAND_SUB: return AR_SUB;
-  case PTO_OP_TILE_MUL:
-  case PTO_OP_TILE_MULS:
-  case PTO_OP_TILE_ROW_EXPAND_MUL:
-  case PTO_OP_TILE_COL_EXPAND_MUL: return AR_MUL;
-  case PTO_OP_TILE_DIV:
-  case PTO_OP_TILE_DIVS:
-  case PTO_OP_TILE_ROW_EXPAND_DIV:
-  case PTO_OP_TILE_COL_EXPAND_DIV: return AR_DIV;
-  case PTO_OP_TILE_MAX:
-  case PTO_OP_TILE_MAXS:
-  case PTO_OP_TILE_ROW_MAX:
-  case PTO_OP_TILE_COL_MAX: return AR_MAX;
-  case PTO_OP_TILE_MIN:
-  case PTO_OP_TILE_MINS:
-  case PTO_OP_TILE_ROW_MIN:
-  case PTO_OP_TILE_COL_MIN: return AR_MIN;
-  default: return AR_ADD; /* the sums */
+  switch (pto_op_info_get(opc)->fn) {
+  case PTO_FN_SUB: return AR_SUB;
+  case PTO_FN_MUL: return AR_MUL;
+  case PTO_FN_DIV: return AR_DIV;
+  case PTO_FN_MAX: return AR_MAX;
+  case PTO_FN_MIN: return AR_MIN;
+  default: return AR_ADD; /* add and the sums */
   }
 }
 
@@ -1152,8 +1133,9 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
   const itile *a;
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
   pto_opcode opc = s->op.opc;
+  pto_op_fn fn = pto_op_info_get(opc)->fn;
   int isf = pto_dtype_is_float(a->dtype);
-  if (!isf && opc != PTO_OP_TILE_RELU && opc != PTO_OP_TILE_NEG && opc != PTO_OP_TILE_ABS)
+  if (!isf && pto_op_info_get(opc)->float_only)
     return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT, "%s: needs a float tile, got %s",
                 op_name(opc), pto_dtype_name(a->dtype));
   itile *o;
@@ -1163,35 +1145,37 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
       pto_scalar x = tile_get(a, r, c), z;
       if (a->dtype == PTO_DTYPE_F64) {
         double v = x.f, y = 0;
-        switch (opc) {
-        case PTO_OP_TILE_EXP: y = exp(v); break;
-        case PTO_OP_TILE_LOG: y = log(v); break;
-        case PTO_OP_TILE_SQRT: y = sqrt(v); break;
-        case PTO_OP_TILE_RSQRT: y = 1.0 / sqrt(v); break;
-        case PTO_OP_TILE_RECIP: y = 1.0 / v; break;
-        case PTO_OP_TILE_RELU: y = v > 0 ? v : 0.0; break;
-        case PTO_OP_TILE_NEG: y = -v; break;
-        default: y = fabs(v); break;
+        switch (fn) {
+        case PTO_FN_EXP: y = exp(v); break;
+        case PTO_FN_LOG: y = log(v); break;
+        case PTO_FN_SQRT: y = sqrt(v); break;
+        case PTO_FN_RSQRT: y = 1.0 / sqrt(v); break;
+        case PTO_FN_RECIP: y = 1.0 / v; break;
+        case PTO_FN_RELU: y = v > 0 ? v : 0.0; break;
+        case PTO_FN_NEG: y = -v; break;
+        case PTO_FN_ABS: y = fabs(v); break;
+        default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, y);
       } else if (isf) { /* f32, and f16/bf16 computed in f32 */
         float v = (float)x.f, y = 0;
-        switch (opc) {
-        case PTO_OP_TILE_EXP: y = expf(v); break;
-        case PTO_OP_TILE_LOG: y = logf(v); break;
-        case PTO_OP_TILE_SQRT: y = sqrtf(v); break;
-        case PTO_OP_TILE_RSQRT: y = 1.0f / sqrtf(v); break;
-        case PTO_OP_TILE_RECIP: y = 1.0f / v; break;
-        case PTO_OP_TILE_RELU: y = v > 0 ? v : 0.0f; break;
-        case PTO_OP_TILE_NEG: y = -v; break;
-        default: y = fabsf(v); break;
+        switch (fn) {
+        case PTO_FN_EXP: y = expf(v); break;
+        case PTO_FN_LOG: y = logf(v); break;
+        case PTO_FN_SQRT: y = sqrtf(v); break;
+        case PTO_FN_RSQRT: y = 1.0f / sqrtf(v); break;
+        case PTO_FN_RECIP: y = 1.0f / v; break;
+        case PTO_FN_RELU: y = v > 0 ? v : 0.0f; break;
+        case PTO_FN_NEG: y = -v; break;
+        case PTO_FN_ABS: y = fabsf(v); break;
+        default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, (double)y);
-      } else if (opc == PTO_OP_TILE_NEG) {
+      } else if (fn == PTO_FN_NEG) {
         z = negate(x);
       } else if (is_unsigned_int(a->dtype) || a->dtype == PTO_DTYPE_BOOL) {
         z = x; /* relu and abs of an unsigned value are the value */
-      } else if (opc == PTO_OP_TILE_RELU) {
+      } else if (fn == PTO_FN_RELU) {
         z = x.i > 0 ? x : mk_int(a->dtype, 0);
       } else {
         z = x.i < 0 ? negate(x) : x; /* abs(INT_MIN) wraps to INT_MIN */
@@ -2076,72 +2060,48 @@ static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
   rv res = {0};
   pto_status st;
   pto_opcode opc = s->op.opc;
-  switch (opc) {
-  case PTO_OP_TILE_LOAD: st = op_tile_load(fr, s, &res); break;
-  case PTO_OP_TILE_STORE: st = op_tile_store(fr, s, &res); break;
-  case PTO_OP_TILE_CREATE: st = op_tile_create_full(fr, s, 0, &res); break;
-  case PTO_OP_TILE_FULL: st = op_tile_create_full(fr, s, 1, &res); break;
-  case PTO_OP_TILE_MOVE: st = op_tile_move(fr, s, &res); break;
-  case PTO_OP_TILE_ADD:
-  case PTO_OP_TILE_SUB:
-  case PTO_OP_TILE_MUL:
-  case PTO_OP_TILE_DIV:
-  case PTO_OP_TILE_MAX:
-  case PTO_OP_TILE_MIN: st = op_tile_binary(fr, s, BIN_TILE, &res); break;
-  case PTO_OP_TILE_ADDS:
-  case PTO_OP_TILE_SUBS:
-  case PTO_OP_TILE_MULS:
-  case PTO_OP_TILE_DIVS:
-  case PTO_OP_TILE_MAXS:
-  case PTO_OP_TILE_MINS: st = op_tile_binary(fr, s, BIN_SCALAR, &res); break;
-  case PTO_OP_TILE_EXP:
-  case PTO_OP_TILE_LOG:
-  case PTO_OP_TILE_SQRT:
-  case PTO_OP_TILE_RSQRT:
-  case PTO_OP_TILE_RECIP:
-  case PTO_OP_TILE_RELU:
-  case PTO_OP_TILE_NEG:
-  case PTO_OP_TILE_ABS: st = op_tile_unary(fr, s, &res); break;
-  case PTO_OP_TILE_CAST: st = op_tile_cast(fr, s, &res); break;
-  case PTO_OP_TILE_ROW_SUM:
-  case PTO_OP_TILE_ROW_MAX:
-  case PTO_OP_TILE_ROW_MIN: st = op_tile_reduce(fr, s, 1, &res); break;
-  case PTO_OP_TILE_COL_SUM:
-  case PTO_OP_TILE_COL_MAX:
-  case PTO_OP_TILE_COL_MIN: st = op_tile_reduce(fr, s, 0, &res); break;
-  case PTO_OP_TILE_ROW_EXPAND_ADD:
-  case PTO_OP_TILE_ROW_EXPAND_SUB:
-  case PTO_OP_TILE_ROW_EXPAND_MUL:
-  case PTO_OP_TILE_ROW_EXPAND_DIV: st = op_tile_binary(fr, s, BIN_ROW, &res); break;
-  case PTO_OP_TILE_COL_EXPAND_ADD:
-  case PTO_OP_TILE_COL_EXPAND_SUB:
-  case PTO_OP_TILE_COL_EXPAND_MUL:
-  case PTO_OP_TILE_COL_EXPAND_DIV: st = op_tile_binary(fr, s, BIN_COL, &res); break;
-  case PTO_OP_TILE_MATMUL: st = op_tile_matmul(fr, s, 0, &res); break;
-  case PTO_OP_TILE_MATMUL_ACC: st = op_tile_matmul(fr, s, 1, &res); break;
-  case PTO_OP_TENSOR_CREATE: st = op_tensor_create(fr, s, &res); break;
-  case PTO_OP_TENSOR_SLICE: st = op_tensor_slice(fr, s, &res); break;
-  case PTO_OP_TENSOR_DIM: st = op_tensor_dim(fr, s, &res); break;
-  case PTO_OP_TENSOR_READ: st = op_tensor_read(fr, s, &res); break;
-  case PTO_OP_TENSOR_RESHAPE: st = op_tensor_reshape(fr, s, &res); break;
-  case PTO_OP_TENSOR_SELECT: st = op_tensor_select(fr, s, &res); break;
-  case PTO_OP_DIST_WORLD_SIZE:
-  case PTO_OP_DIST_ALLOC_WINDOW:
-  case PTO_OP_DIST_WINDOW: st = op_dist_host(fr, s, &res); break;
-  case PTO_OP_DIST_COMM_CTX:
-  case PTO_OP_DIST_RANK:
-  case PTO_OP_DIST_NRANKS: st = op_dist_rank(fr, s, &res); break;
-  case PTO_OP_DIST_NOTIFY: st = op_dist_notify(fr, s, &res); break;
-  case PTO_OP_DIST_WAIT: st = op_dist_wait(fr, s); break;
-  case PTO_OP_DIST_REMOTE_LOAD: st = op_dist_remote_load(fr, s, &res); break;
-  case PTO_OP_DIST_REMOTE_STORE: st = op_dist_remote_store(fr, s, &res); break;
-  case PTO_OP_DIST_BARRIER:
-  case PTO_OP_DIST_ALLREDUCE:
-  case PTO_OP_DIST_BROADCAST:
-  case PTO_OP_DIST_ALLGATHER:
-  case PTO_OP_DIST_REDUCE_SCATTER: st = op_dist_collective(fr, s, &res); break;
+  const pto_op_info *info = pto_op_info_get(opc);
+  switch (info ? info->cls : PTO_OPC_OTHER) {
+  case PTO_OPC_BINARY: st = op_tile_binary(fr, s, BIN_TILE, &res); break;
+  case PTO_OPC_BINARY_SCALAR: st = op_tile_binary(fr, s, BIN_SCALAR, &res); break;
+  case PTO_OPC_UNARY: st = op_tile_unary(fr, s, &res); break;
+  case PTO_OPC_CAST: st = op_tile_cast(fr, s, &res); break;
+  case PTO_OPC_REDUCE_ROW: st = op_tile_reduce(fr, s, 1, &res); break;
+  case PTO_OPC_REDUCE_COL: st = op_tile_reduce(fr, s, 0, &res); break;
+  case PTO_OPC_EXPAND_ROW: st = op_tile_binary(fr, s, BIN_ROW, &res); break;
+  case PTO_OPC_EXPAND_COL: st = op_tile_binary(fr, s, BIN_COL, &res); break;
+  case PTO_OPC_MATMUL: st = op_tile_matmul(fr, s, opc == PTO_OP_TILE_MATMUL_ACC, &res); break;
   default:
-    return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)opc);
+    switch (opc) {
+    case PTO_OP_TILE_LOAD: st = op_tile_load(fr, s, &res); break;
+    case PTO_OP_TILE_STORE: st = op_tile_store(fr, s, &res); break;
+    case PTO_OP_TILE_CREATE: st = op_tile_create_full(fr, s, 0, &res); break;
+    case PTO_OP_TILE_FULL: st = op_tile_create_full(fr, s, 1, &res); break;
+    case PTO_OP_TILE_MOVE: st = op_tile_move(fr, s, &res); break;
+    case PTO_OP_TENSOR_CREATE: st = op_tensor_create(fr, s, &res); break;
+    case PTO_OP_TENSOR_SLICE: st = op_tensor_slice(fr, s, &res); break;
+    case PTO_OP_TENSOR_DIM: st = op_tensor_dim(fr, s, &res); break;
+    case PTO_OP_TENSOR_READ: st = op_tensor_read(fr, s, &res); break;
+    case PTO_OP_TENSOR_RESHAPE: st = op_tensor_reshape(fr, s, &res); break;
+    case PTO_OP_TENSOR_SELECT: st = op_tensor_select(fr, s, &res); break;
+    case PTO_OP_DIST_WORLD_SIZE:
+    case PTO_OP_DIST_ALLOC_WINDOW:
+    case PTO_OP_DIST_WINDOW: st = op_dist_host(fr, s, &res); break;
+    case PTO_OP_DIST_COMM_CTX:
+    case PTO_OP_DIST_RANK:
+    case PTO_OP_DIST_NRANKS: st = op_dist_rank(fr, s, &res); break;
+    case PTO_OP_DIST_NOTIFY: st = op_dist_notify(fr, s, &res); break;
+    case PTO_OP_DIST_WAIT: st = op_dist_wait(fr, s); break;
+    case PTO_OP_DIST_REMOTE_LOAD: st = op_dist_remote_load(fr, s, &res); break;
+    case PTO_OP_DIST_REMOTE_STORE: st = op_dist_remote_store(fr, s, &res); break;
+    case PTO_OP_DIST_BARRIER:
+    case PTO_OP_DIST_ALLREDUCE:
+    case PTO_OP_DIST_BROADCAST:
+    case PTO_OP_DIST_ALLGATHER:
+    case PTO_OP_DIST_REDUCE_SCATTER: st = op_dist_collective(fr, s, &res); break;
+    default:
+      return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)opc);
+    }
   }
   if (st) {
     rv_release(&res);

@@ -195,13 +195,16 @@ static int lex(parser *p) {
       }
       t = push_tok(p, is_float ? T_FLOAT : T_INT, st, (size_t)(s - st), loc);
       if (t && is_float) {
-        char buf[128];
+        /* strtod needs a terminated copy; a literal of any length reads whole (a long one,
+         * e.g. 1. and 140 zeros then e-30, must not be cut to a different number). */
+        char small[128], *buf = small;
         size_t n = (size_t)(s - st);
-        if (n >= sizeof buf) n = sizeof buf - 1;
+        if (n >= sizeof small && !(buf = malloc(n + 1))) return -1;
         memcpy(buf, st, n);
         buf[n] = 0;
         errno = 0;
         t->f = strtod(buf, NULL);
+        if (buf != small) free(buf);
         if (errno == ERANGE && isinf(t->f)) {
           t->kind = T_ERROR;
           t->msg = "float literal out of range";

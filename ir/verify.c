@@ -86,9 +86,11 @@ static int block_uses(const pto_ir_block *blk, int from, const pto_ir_value *v) 
  * and not used after this statement. This is PTIR.md's "in-place reuse shares a buffer". */
 static int reuses_operand(const pto_ir_block *blk, int i, const pto_ir_type *rt) {
   const pto_ir_stmt *s = blk->stmts[i];
-  pto_opcode op = s->op.opc;
-  int elementwise = (op >= PTO_OP_TILE_ADD && op <= PTO_OP_TILE_CAST) ||
-                    (op >= PTO_OP_TILE_ROW_EXPAND_ADD && op <= PTO_OP_TILE_COL_EXPAND_DIV);
+  const pto_op_info *info = pto_op_info_get(s->op.opc);
+  pto_op_class cls = info ? info->cls : PTO_OPC_OTHER;
+  int elementwise = cls == PTO_OPC_BINARY || cls == PTO_OPC_BINARY_SCALAR ||
+                    cls == PTO_OPC_UNARY || cls == PTO_OPC_CAST || cls == PTO_OPC_EXPAND_ROW ||
+                    cls == PTO_OPC_EXPAND_COL;
   if (!elementwise) return 0;
   for (int a = 0; a < s->op.nargs; a++) {
     const pto_ir_arg *arg = &s->op.args[a];

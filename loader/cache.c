@@ -715,6 +715,9 @@ void pto__loader_cache_reset_warnings(void) {
   __atomic_store_n(&g_refused_warned, 0, __ATOMIC_RELEASE);
 }
 
+/* Test hooks, compiled only into the test build of the loader (PTO_TEST_HOOKS, see
+ * loader/CMakeLists.txt): the library that ships reads neither variable. */
+#ifdef PTO_TEST_HOOKS
 /* errno of PTO_CACHE_TEST_FAIL_PUBLISH, or 0. */
 static int test_publish_failure(void) {
   const char *v = getenv("PTO_CACHE_TEST_FAIL_PUBLISH");
@@ -724,6 +727,19 @@ static int test_publish_failure(void) {
   if (!strcmp(v, "EACCES")) return EACCES;
   return EIO;
 }
+
+/* PTO_CACHE_TEST_PAUSE=SECONDS: sleep between building an entry and publishing it. */
+static void test_pause(void) {
+  const char *pause = getenv("PTO_CACHE_TEST_PAUSE");
+  if (pause && *pause) {
+    struct timespec ts = {atoi(pause), 0};
+    nanosleep(&ts, NULL);
+  }
+}
+#else
+static int test_publish_failure(void) { return 0; }
+static void test_pause(void) {}
+#endif
 
 /* Less than a megabyte free: the cache's file system is full for our purposes. */
 static int fs_full(const char *root) {
@@ -785,11 +801,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
     return s;
   }
   write_key_text(tmp, key_text);
-  const char *pause = getenv("PTO_CACHE_TEST_PAUSE");
-  if (pause && *pause) {
-    struct timespec ts = {atoi(pause), 0};
-    nanosleep(&ts, NULL);
-  }
+  test_pause();
   snprintf(parent, sizeof parent, "%s/%.2s", root, key);
   pto__loader_cache_entry_path(root, key, entry, sizeof entry);
   s = pto_file_mkdirs(parent, 0700);

@@ -61,6 +61,16 @@ void pto__loader_include_dir(char *out, size_t n) {
 }
 
 static void load_compiler(void) {
+  /* A process that links the compiler already (a test built from the modules' objects, a tool
+   * that always compiles) uses that copy rather than mapping a second one beside it. */
+  const char *env = getenv("PTO_COMPILER_LIBRARY");
+  const pto_compiler_api *linked =
+      env && *env ? NULL : dlsym(RTLD_DEFAULT, "pto_compiler_api_table");
+  if (linked && linked->version == PTO_COMPILER_API_VERSION &&
+      linked->size >= sizeof(pto_compiler_api)) {
+    g_compiler = linked;
+    return;
+  }
   char path[PATH_MAX];
   pto__loader_compiler_path(path, sizeof path);
   void *h = try_open(path);

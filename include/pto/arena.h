@@ -6,6 +6,7 @@
 #define PTO_ARENA_H
 
 #include <stddef.h>
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -13,17 +14,17 @@ extern "C" {
 
 typedef struct pto_arena pto_arena;
 
-pto_arena *pto_arena_create(void);
-void pto_arena_destroy(pto_arena *a);
+PTO_API pto_arena *pto_arena_create(void);
+PTO_API void pto_arena_destroy(pto_arena *a);
 /* Zeroed memory aligned to 16 bytes; NULL on failure. */
-void *pto_arena_alloc(pto_arena *a, size_t size);
+PTO_API void *pto_arena_alloc(pto_arena *a, size_t size);
 /* Grows an array allocated from the arena (old contents copied; old block is not reclaimed). */
-void *pto_arena_realloc(pto_arena *a, void *old, size_t old_size, size_t new_size);
-char *pto_arena_strndup(pto_arena *a, const char *s, size_t n);
-char *pto_arena_strdup(pto_arena *a, const char *s);
-size_t pto_arena_bytes(const pto_arena *a);
+PTO_API void *pto_arena_realloc(pto_arena *a, void *old, size_t old_size, size_t new_size);
+PTO_API char *pto_arena_strndup(pto_arena *a, const char *s, size_t n);
+PTO_API char *pto_arena_strdup(pto_arena *a, const char *s);
+PTO_API size_t pto_arena_bytes(const pto_arena *a);
 /* Testing: the n-th following allocation (0 = the next) and all after it fail; -1 disables. */
-void pto_arena_fail_after(pto_arena *a, long n);
+PTO_API void pto_arena_fail_after(pto_arena *a, long n);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@
 #include "pto/loader.h"
 #include "pto/runtime.h"
 #include "pto/status.h"
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,7 +67,7 @@ typedef struct pto_bench_options {
   void *progress_ctx;
 } pto_bench_options;
 
-void pto_bench_options_init(pto_bench_options *opt);
+PTO_API void pto_bench_options_init(pto_bench_options *opt);
 
 /* Warmup of a log whose launch count is unknown: the benchmark's default (3), but never every
  * launch: a log of n <= 3 launches of the chosen hid drops n - 1. A log of one `pto run --trace`
@@ -80,7 +81,7 @@ typedef struct pto_trace_options {
                  (0: none), or PTO_TRACE_WARMUP_AUTO (the default) */
 } pto_trace_options;
 
-void pto_trace_options_init(pto_trace_options *opt);
+PTO_API void pto_trace_options_init(pto_trace_options *opt);
 
 /* ---- statistics ------------------------------------------------------------------------- */
 
@@ -92,7 +93,7 @@ typedef enum pto_bench_metric {
 } pto_bench_metric;
 
 /* "device_wall", "host_wall", "effective"; NULL for anything else. */
-const char *pto_bench_metric_name(pto_bench_metric m);
+PTO_API const char *pto_bench_metric_name(pto_bench_metric m);
 
 typedef struct pto_bench_summary {
   int count; /* samples that are not NAN; the other fields are 0 when count is 0 */
@@ -134,10 +135,10 @@ typedef struct pto_bench_stats {
   struct pto__bench_data *priv;
 } pto_bench_stats;
 
-void pto_bench_stats_destroy(pto_bench_stats *stats);
+PTO_API void pto_bench_stats_destroy(pto_bench_stats *stats);
 
 /* Summary of n values (NANs skipped). */
-pto_bench_summary pto_bench_summarize(const double *values, int n);
+PTO_API pto_bench_summary pto_bench_summarize(const double *values, int n);
 
 /* ---- measuring -------------------------------------------------------------------------- */
 
@@ -145,7 +146,7 @@ pto_bench_summary pto_bench_summarize(const double *values, int n);
  * NULL), runs opt->warmup + opt->rounds launches with args through that one handle and collects
  * the measured launches' spans. A failed launch fails the whole call, naming the launch. opt may
  * be NULL (defaults). */
-pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *args, size_t nargs,
+PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *args, size_t nargs,
                          const pto_bench_options *opt, pto_bench_stats **out_stats);
 
 /* ---- [STRACE] logs ---------------------------------------------------------------------- */
@@ -163,10 +164,10 @@ pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *arg
  * Fails with PTO_STATUS_INVALID_ARGUMENT when the text holds no complete record, or when an
  * explicit warmup leaves nothing of the chosen hid: a log without measurements is an error, never
  * zeros. */
-pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options *opt,
+PTO_API pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options *opt,
                            pto_bench_stats **out_stats);
 /* pto_trace_parse of a file's contents; errors name the file. */
-pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
+PTO_API pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
                                 pto_bench_stats **out_stats);
 
 /* ---- span trees ------------------------------------------------------------------------- */
@@ -179,7 +180,7 @@ typedef enum pto_bench_spread {
 } pto_bench_spread;
 
 /* "stdev", "minmax", "both", "none" → the spread; -1 for anything else. */
-int pto_bench_spread_from_name(const char *name);
+PTO_API int pto_bench_spread_from_name(const char *name);
 
 /* One node of a tree, in display order (pre-order, siblings by start). */
 typedef struct pto_bench_node {
@@ -201,26 +202,26 @@ typedef struct pto_bench_tree {
 } pto_bench_tree;
 
 /* The mean tree over every measured launch. */
-pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats, pto_bench_tree **out_tree);
+PTO_API pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats, pto_bench_tree **out_tree);
 /* The tree of measured launch i (0 <= i < nlaunches): every node's count is 1. */
-pto_status pto_bench_stats_launch_tree(const pto_bench_stats *stats, int i,
+PTO_API pto_status pto_bench_stats_launch_tree(const pto_bench_stats *stats, int i,
                                        pto_bench_tree **out_tree);
-void pto_bench_tree_destroy(pto_bench_tree *tree);
+PTO_API void pto_bench_tree_destroy(pto_bench_tree *tree);
 
 /* The tree as text, one line per node, each ending in '\n' (see the header comment): the mean as
  * "%.1fus", then per spread "±%.1f" and/or "[%.1f..%.1f]". max_level >= 0 keeps the nodes of
  * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is malloc'd. */
-pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread, int max_level,
+PTO_API pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread, int max_level,
                                  char **out_text);
 
 /* The statistics table (one row per metric: n, min, median, mean, max, stdev in us), malloc'd. */
-pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats, char **out_text);
+PTO_API pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats, char **out_text);
 
 /* The statistics as one JSON object (malloc'd, ends in '\n'): rounds, warmup, hid, ntasks,
  * ncores, "unit": "us", "samples" {metric: [..]} (null where NAN), "summary" {metric: {count,
  * min, median, mean, max, stdev}}, "mean_tree" [{name, label, level, depth, device, count, mean,
  * stdev, min, max}], and "trace" {records, skipped, unsupported, invocations, hids, bucket}. */
-pto_status pto_bench_stats_to_json(const pto_bench_stats *stats, char **out_json);
+PTO_API pto_status pto_bench_stats_to_json(const pto_bench_stats *stats, char **out_json);
 
 /* ---- swimlanes -------------------------------------------------------------------------- */
 
@@ -243,20 +244,20 @@ typedef struct pto_swimlane_task {
  * dependencies in args, and one flow arrow per dependency. Timestamps are microseconds from the
  * earliest time given. Every event carries ph, ts, dur, pid, tid and name. Fails on a task that
  * ends before it starts or starts before it is ready. spans may be NULL with nspans 0. */
-pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspans,
+PTO_API pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspans,
                               const pto_swimlane_task *tasks, size_t ntasks);
 
 /* pto_swimlane_write of one launch recorded by the runtime (pto_worker_last_launch_tasks): rec's
  * spans (rec may be NULL: no host track) and the tasks that ran (core >= 0); a task that did not
  * run (a failed launch) is left out, and so are the arrows from it. */
-pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *rec,
+PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *rec,
                                      const pto_task_record *tasks, size_t ntasks);
 
 /* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose
  * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,
  * and where no two "task" slices (cat "task") on one (pid, tid) overlap. *out_nevents (may be
  * NULL) gets the event count. Fails naming the first offending event. */
-pto_status pto_swimlane_validate(const char *path, size_t *out_nevents);
+PTO_API pto_status pto_swimlane_validate(const char *path, size_t *out_nevents);
 
 #ifdef __cplusplus
 }

@@ -22,16 +22,18 @@
  * after each store the least recently used entries are evicted until it fits.
  * PTO_CACHE_DEBUG=1 writes key.txt into each new entry (and into work dirs written from the
  * cache), so that two misses can be explained by a diff.
- * For tests only: PTO_CACHE_TARGET_OVERRIDE replaces the host CPU identity in the key;
- * PTO_CACHE_TEST_PAUSE=SECONDS sleeps between building an entry and publishing it;
- * PTO_CACHE_TEST_FAIL_PUBLISH=ENOSPC|EROFS|EACCES makes publishing fail with that error. The
- * toolchain and target identity (and these variables) are read once per process. */
+ * For tests only: PTO_CACHE_TARGET_OVERRIDE replaces the host CPU identity in the key. The test
+ * build of the loader (PTO_TEST_HOOKS: the unit tests and the build tree's pto_test, never the
+ * library that ships) also reads PTO_CACHE_TEST_PAUSE=SECONDS, a sleep between building an entry
+ * and publishing it, and PTO_CACHE_TEST_FAIL_PUBLISH=ENOSPC|EROFS|EACCES, which makes publishing
+ * fail with that error. The toolchain and target identity are read once per process. */
 #ifndef PTO_CACHE_H
 #define PTO_CACHE_H
 
 #include <stdint.h>
 
 #include "pto/status.h"
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,7 +45,7 @@ extern "C" {
  * through one hook instead of printing. The default writes "pto: warning: MESSAGE\n" to stderr.
  * fn == NULL restores the default. The hook may be called from any thread that compiles. */
 typedef void (*pto_warning_fn)(void *ctx, const char *message);
-void pto_loader_set_warning_hook(pto_warning_fn fn, void *ctx);
+PTO_API void pto_loader_set_warning_hook(pto_warning_fn fn, void *ctx);
 
 /* ---- statistics ------------------------------------------------------------------------- */
 
@@ -64,7 +66,7 @@ typedef struct pto_cache_stats {
   uint64_t max_bytes; /* PTO_CACHE_MAX_SIZE, 0 when unset */
 } pto_cache_stats;
 
-pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
+PTO_API pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
 
 /* ---- entries ---------------------------------------------------------------------------- */
 
@@ -79,22 +81,22 @@ typedef struct pto_cache_entry {
 } pto_cache_entry;
 
 /* Every entry, most recently used first. */
-pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count);
-void pto_cache_list_free(pto_cache_entry *entries, int count);
+PTO_API pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count);
+PTO_API void pto_cache_list_free(pto_cache_entry *entries, int count);
 
 /* The entry whose key starts with prefix (1 to 32 hex digits): NOT_FOUND when none does,
  * INVALID_ARGUMENT naming the count when several do. *out_path is malloc'd. */
-pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path);
+PTO_API pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path);
 
 /* Checks one entry dir completely: the manifest reads and names this key, every listed file has
  * its recorded hash, both shared objects their recorded Build-ID, the dir belongs to this user
  * and is not group/world-writable. Loads nothing. */
-pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
+PTO_API pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
 
 /* Verifies every entry; a bad one is reported to fn (which may be NULL), counted as a corruption
  * and discarded. */
 typedef void (*pto_cache_verify_fn)(void *ctx, const char *key, pto_status problem);
-pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked, int *out_corrupt);
+PTO_API pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked, int *out_corrupt);
 
 typedef struct pto_cache_gc_result {
   uint64_t evicted, evicted_bytes; /* entries removed, least recently used first */
@@ -104,13 +106,13 @@ typedef struct pto_cache_gc_result {
 
 /* Evicts least recently used entries until the cache holds at most max_bytes (0: evict nothing)
  * and removes build dirs left by processes that died. Waits for a concurrent cleaner. */
-pto_status pto_cache_gc(uint64_t max_bytes, pto_cache_gc_result *out_result);
+PTO_API pto_status pto_cache_gc(uint64_t max_bytes, pto_cache_gc_result *out_result);
 
 /* Removes every entry (counters are kept). */
-pto_status pto_cache_clear(uint64_t *out_removed);
+PTO_API pto_status pto_cache_clear(uint64_t *out_removed);
 
 /* "4096", "512K", "512M", "2G", "1T" (powers of 1024; an optional trailing "B" or "iB"). */
-pto_status pto_cache_parse_size(const char *text, uint64_t *out_bytes);
+PTO_API pto_status pto_cache_parse_size(const char *text, uint64_t *out_bytes);
 
 #ifdef __cplusplus
 }

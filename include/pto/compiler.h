@@ -18,29 +18,30 @@
 #include "pto/ir.h"
 #include "pto/signature.h"
 #include "pto/status.h"
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void pto_compile_output_clear(pto_compile_output *out);
+PTO_API void pto_compile_output_clear(pto_compile_output *out);
 
 /* The identity of everything that changes generated code: pto version, LLVM version, C++
  * compiler, runtime ABI versions, target triple, CPU and features. Static string. */
-const char *pto_compiler_toolchain_identity(void);
+PTO_API const char *pto_compiler_toolchain_identity(void);
 
-pto_status pto_compiler_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
+PTO_API pto_status pto_compiler_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
                                   const char *dir, pto_compile_output *out);
 
 /* Rebuild path for hand-edited sources: .cpp -> .so, .ll -> .o, objects -> kernels.so. */
-pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so_path);
-pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, const char *obj_path);
-pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path);
+PTO_API pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so_path);
+PTO_API pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, const char *obj_path);
+PTO_API pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path);
 /* Host C -> shared object: cc -shared -fPIC -O2 -Wl,--build-id=sha1 with pto's headers. */
-pto_status pto_compiler_build_host(const char *c_path, const char *so_path);
+PTO_API pto_status pto_compiler_build_host(const char *c_path, const char *so_path);
 
 /* The table (pto/compile_api.h) the loader reads from the dlopen'ed library. */
-extern const pto_compiler_api pto_compiler_api_table;
+PTO_API extern const pto_compiler_api pto_compiler_api_table;
 
 #ifdef __cplusplus
 }

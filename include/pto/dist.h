@@ -38,22 +38,22 @@ typedef struct pto_dist_config {
   uint32_t wait_timeout_ms;    /* dist.wait deadline; 0: $PTO_DIST_TIMEOUT_MS, else 5000 */
 } pto_dist_config;
 
-void pto_dist_config_init(pto_dist_config *cfg);
+PTO_API void pto_dist_config_init(pto_dist_config *cfg);
 
 /* Prepares: maps the shared heap, forks the chips, waits until each has opened its worker. */
-pto_status pto_dist_worker_open(const pto_dist_config *cfg, pto_dist_worker **out_worker);
+PTO_API pto_status pto_dist_worker_open(const pto_dist_config *cfg, pto_dist_worker **out_worker);
 /* Stops the chips (waits for them), frees every tensor. Idempotent on NULL. */
-void pto_dist_worker_close(pto_dist_worker *w);
-int pto_dist_worker_device_count(const pto_dist_worker *w);
+PTO_API void pto_dist_worker_close(pto_dist_worker *w);
+PTO_API int pto_dist_worker_device_count(const pto_dist_worker *w);
 /* The pid of rank's chip process (-1 once it has exited), for diagnostics and tests. */
-int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
+PTO_API int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
 
 /* Runs a host program (pto_program_is_host) once: args follow the host function's parameters:
  * host tensors (copied into the shared heap before, and out/inout ones back after; the heap
  * buffers are kept and reused by the next run of the same shapes), PTO_ARG_DIST_TENSOR for
  * resident and stacked tensors of this worker, scalars. The program's device set must have this
  * worker's size and ids. The chips load its callees at the first run. */
-pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
+PTO_API pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
                                size_t nargs);
 
 /* ---- what the last run did (for measurement: pto_dist_benchmark in pto/bench.h) ------- */
@@ -77,22 +77,22 @@ typedef struct pto_dist_run_record {
 } pto_dist_run_record;
 
 /* The last run (ok or not) that reached the host code. PTO_STATUS_NOT_FOUND before the first. */
-pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_record *out_record);
+PTO_API pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_record *out_record);
 
 /* A resident tensor owned by chip worker_id (a rank), zeroed or copied from init. */
-pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
+PTO_API pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
                                  const void *init, int worker_id, pto_dist_tensor **out_tensor);
 /* A stacked tensor from host[B, ...]: shard i (host[i]) is uploaded once to worker_ids[i] (B
  * ids, distinct and in range). tensor.select(%t, i) in a host resolves to shard i. */
-pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tensor *host,
+PTO_API pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tensor *host,
                                          const int *worker_ids, pto_dist_tensor **out_tensor);
-pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t);
+PTO_API pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t);
 /* Upload into / read back from a resident tensor (any host buffer; nbytes must be its size). */
-pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t, const void *host,
+PTO_API pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t, const void *host,
                             size_t nbytes);
-pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t, size_t nbytes);
+PTO_API pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t, size_t nbytes);
 /* Every shard of a stacked tensor, in order, into out (a host tensor of the stacked shape). */
-pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
+PTO_API pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
                                       const pto_host_tensor *out);
 
 #ifdef __cplusplus

@@ -36,7 +36,7 @@ typedef enum pto_dist_metric {
 } pto_dist_metric;
 
 /* "device", "host", "effective", "union". */
-const char *pto_dist_metric_name(pto_dist_metric m);
+PTO_API const char *pto_dist_metric_name(pto_dist_metric m);
 
 typedef struct pto_dist_bench_slot {
   int rank;
@@ -81,16 +81,16 @@ typedef struct pto_dist_bench_stats {
 
 /* Runs opt->warmup + opt->rounds runs of p on w (pto_bench_options: rounds, warmup, progress;
  * run_config is not used) and folds the measured ones. A failed run fails the call. */
-pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
+PTO_API pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
                               size_t nargs, const pto_bench_options *opt,
                               pto_dist_bench_stats **out_stats);
-void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st);
+PTO_API void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st);
 /* A text report: per_round, per_rank, per_dispatch and dispatch_groups as tables. */
-pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st, char **out_text);
+PTO_API pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st, char **out_text);
 /* Every view as JSON with the seed's field names (per_round, per_rank, per_dispatch,
  * dispatch_tasks, dispatch_groups, rounds_dispatches, unstable_dispatch_slots,
  * fallback_flattened). */
-pto_status pto_dist_bench_stats_to_json(const pto_dist_bench_stats *st, char **out_json);
+PTO_API pto_status pto_dist_bench_stats_to_json(const pto_dist_bench_stats *st, char **out_json);
 
 #ifdef __cplusplus
 }

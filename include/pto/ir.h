@@ -21,6 +21,7 @@
 
 #include "pto/status.h"
 #include "pto/types.h"
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -231,6 +232,40 @@ typedef struct pto_ir_arg {
   };
 } pto_ir_arg;
 
+/* What kind of op it is: the builder, the interpreter, the verifier and the lowering dispatch on
+ * this, so an op of an existing class is one row of the op table plus its scalar semantics. */
+typedef enum pto_op_class {
+  PTO_OPC_OTHER = 0,     /* handled op by op: memory, tensor and dist ops */
+  PTO_OPC_BINARY,        /* tile op tile, elementwise, same shape */
+  PTO_OPC_BINARY_SCALAR, /* tile op scalar, elementwise */
+  PTO_OPC_UNARY,         /* op(tile), elementwise */
+  PTO_OPC_CAST,          /* tile.cast */
+  PTO_OPC_REDUCE_ROW,    /* [R,C] -> [R,1] */
+  PTO_OPC_REDUCE_COL,    /* [R,C] -> [1,C] */
+  PTO_OPC_EXPAND_ROW,    /* tile op row vector [R,1] */
+  PTO_OPC_EXPAND_COL,    /* tile op column vector [1,C] */
+  PTO_OPC_MATMUL,
+} pto_op_class;
+
+/* The scalar function an elementwise, reduction or expansion op applies to each element. */
+typedef enum pto_op_fn {
+  PTO_FN_NONE = 0,
+  PTO_FN_ADD,
+  PTO_FN_SUB,
+  PTO_FN_MUL,
+  PTO_FN_DIV,
+  PTO_FN_MAX,
+  PTO_FN_MIN,
+  PTO_FN_EXP,
+  PTO_FN_LOG,
+  PTO_FN_SQRT,
+  PTO_FN_RSQRT,
+  PTO_FN_RECIP,
+  PTO_FN_RELU,
+  PTO_FN_NEG,
+  PTO_FN_ABS,
+} pto_op_fn;
+
 typedef struct pto_op_info {
   const char *name;     /* "tile.load" */
   int allowed_in;       /* PTO_IN_* bits */
@@ -240,11 +275,14 @@ typedef struct pto_op_info {
   /* Per positional argument: 1 if the op writes that operand (tile.store's target, dist writes).
    * Bit i of write_mask is positional argument i. */
   unsigned write_mask;
+  pto_op_class cls;
+  pto_op_fn fn;
+  int float_only; /* its operands must be float tiles */
 } pto_op_info;
 
-const pto_op_info *pto_op_info_get(pto_opcode op);
+PTO_API const pto_op_info *pto_op_info_get(pto_opcode op);
 /* Returns -1 when name[0..len) names no op. */
-int pto_op_lookup(const char *name, size_t len);
+PTO_API int pto_op_lookup(const char *name, size_t len);
 
 /* ---- statements ----------------------------------------------------------------------- */
 
@@ -354,42 +392,42 @@ struct pto_ir_program {
 
 /* ---- reading, printing, checking ------------------------------------------------------- */
 
-pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program);
+PTO_API pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program);
 /* filename is used in messages only. */
-pto_status pto_ir_parse_string(const char *text, size_t len, const char *filename,
+PTO_API pto_status pto_ir_parse_string(const char *text, size_t len, const char *filename,
                                pto_ir_program **out_program);
-void pto_ir_program_destroy(pto_ir_program *p);
+PTO_API void pto_ir_program_destroy(pto_ir_program *p);
 
 /* Canonical text. print(parse(print(p))) == print(p) byte for byte. *out_text is malloc'd. */
-pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
-pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
+PTO_API pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
+PTO_API pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
 /* The text of one type / expression (malloc'd), for messages. */
-char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t);
-char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
+PTO_API char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t);
+PTO_API char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
 
 /* Every static rule of PTIR.md. Messages: "file:line:col: what is wrong". The builder already
  * checks types as statements are added; this adds the whole-function rules and re-checks
  * programs assembled through the C API. */
-pto_status pto_ir_verify(const pto_ir_program *p);
+PTO_API pto_status pto_ir_verify(const pto_ir_program *p);
 
 /* Structural hash (XXH3-128) and equality: ignore value and symbol names and positions. */
 typedef struct pto_ir_hash128 {
   uint64_t lo, hi;
 } pto_ir_hash128;
-pto_ir_hash128 pto_ir_program_hash(const pto_ir_program *p);
-int pto_ir_program_equal(const pto_ir_program *a, const pto_ir_program *b);
+PTO_API pto_ir_hash128 pto_ir_program_hash(const pto_ir_program *p);
+PTO_API int pto_ir_program_equal(const pto_ir_program *a, const pto_ir_program *b);
 
-pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const char *name);
+PTO_API pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const char *name);
 /* The entry: the named function if name != NULL, else the single host, else the single orch. */
-pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_ir_func **out_func);
+PTO_API pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_ir_func **out_func);
 
 /* Returns the keyword argument named kw of an op statement, or NULL. */
-const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
+PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
 /* Evaluates an index expression made of INT literals only; returns 0 and sets *out if static. */
-int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out);
+PTO_API int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out);
 /* Bytes of tiles per space that f's ops allocate (nested blocks included; in-place results such
  * as tile.matmul_acc's add nothing). The verifier checks kernels against the sim capacities. */
-void pto_ir_kernel_footprint(const pto_ir_func *f, uint64_t out_bytes[PTO_SPACE_COUNT]);
+PTO_API void pto_ir_kernel_footprint(const pto_ir_func *f, uint64_t out_bytes[PTO_SPACE_COUNT]);
 
 /* ---- the reference interpreter -------------------------------------------------------- */
 
@@ -405,7 +443,7 @@ typedef struct pto_ir_interp_arg {
 /* Runs func (an orch or kernel) on host memory, written for obvious correctness. Dynamic dims
  * are bound from the tensor arguments. A host function needs pto_ir_interp_run_host; dist.* ops
  * in a kernel run this way fail (they need a rank). */
-pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
+PTO_API pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
                              pto_ir_interp_arg *args, int nargs);
 
 /* The default deadline of a dist.wait, a barrier or a collective, and the most ranks. */
@@ -427,11 +465,11 @@ pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
  * window, the offsets, and the expected and current value (or the ranks that did not arrive);
  * after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
  * environment's PTO_DIST_TIMEOUT_MS, else PTO_IR_INTERP_DIST_TIMEOUT_MS. */
-pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *func,
+PTO_API pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *func,
                                   pto_ir_interp_arg *args, int nargs, int nranks,
                                   int64_t wait_timeout_ms);
 /* The deadline pto_ir_interp_run_host uses for wait_timeout_ms (resolving <= 0 as it does). */
-int64_t pto_ir_interp_dist_timeout_ms(int64_t wait_timeout_ms);
+PTO_API int64_t pto_ir_interp_dist_timeout_ms(int64_t wait_timeout_ms);
 
 #ifdef __cplusplus
 }

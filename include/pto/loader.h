@@ -15,6 +15,7 @@
 #include "pto/orch_abi.h"
 #include "pto/signature.h"
 #include "pto/status.h"
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,13 +27,13 @@ typedef struct pto_program pto_program;
 
 /* The GNU Build-ID of an ELF file: *out_len bytes (up to 64) in out_id. Fails with
  * PTO_STATUS_NOT_FOUND when the file has no NT_GNU_BUILD_ID note. */
-pto_status pto_elf_build_id(const char *path, uint8_t out_id[64], size_t *out_len);
+PTO_API pto_status pto_elf_build_id(const char *path, uint8_t out_id[64], size_t *out_len);
 /* hid: the first 8 bytes of the Build-ID read little-endian; without a note, FNV-1a-64 of the
  * whole file. */
-pto_status pto_elf_hid(const char *path, uint64_t *out_hid);
-uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len);
+PTO_API pto_status pto_elf_hid(const char *path, uint64_t *out_hid);
+PTO_API uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len);
 /* hid as lowercase hex without 0x or padding; buf of at least 17 bytes. */
-void pto_hid_format(uint64_t hid, char buf[17]);
+PTO_API void pto_hid_format(uint64_t hid, char buf[17]);
 
 /* ---- programs -------------------------------------------------------------------------- */
 
@@ -41,7 +42,7 @@ void pto_hid_format(uint64_t hid, char buf[17]);
  * naming the file; pto_program_rebuild_dir first rebuilds it. A binary rebuilt while an older
  * build of the same path is still loaded in this process loads beside it (the older program
  * keeps its code). */
-pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program);
+PTO_API pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program);
 
 /* Rebuilds what hand edits made stale in a work dir (ARCHITECTURE.md "Work dir"): an edited
  * orchestration/<orch>.cpp -> its .so; an edited kernels/<k>.ll -> its .o, then kernels.so
@@ -50,31 +51,31 @@ pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program)
  * atomically. *out_rebuilt (may be NULL) counts the files rebuilt: 0 when nothing was stale, in
  * which case the compiler library (and LLVM) is not loaded. A program loaded from the dir before
  * keeps running its old binaries; pto_program_load_dir afterwards loads the new ones. */
-pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt);
+PTO_API pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt);
 
 /* For embedders and tests with functions in hand (no shared objects): a program whose
  * orchestration and kernels are the given function pointers. sig is copied; names copied. */
-pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_bind_fn bind,
+PTO_API pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_bind_fn bind,
                                              pto_orch_entry_fn entry, int nkernels,
                                              const pto_kernel_fn *kernels,
                                              const char *const *kernel_names,
                                              uint64_t scratch_bytes, pto_program **out_program);
 
-void pto_program_retain(pto_program *p);
-void pto_program_release(pto_program *p);
+PTO_API void pto_program_retain(pto_program *p);
+PTO_API void pto_program_release(pto_program *p);
 
-const pto_signature *pto_program_signature(const pto_program *p);
+PTO_API const pto_signature *pto_program_signature(const pto_program *p);
 /* hid of the orchestration shared object (0 for programs made from functions). */
-uint64_t pto_program_hid(const pto_program *p);
-pto_orch_bind_fn pto_program_orch_bind(const pto_program *p);
-pto_orch_entry_fn pto_program_orch_entry(const pto_program *p);
-int pto_program_kernel_count(const pto_program *p);
-pto_kernel_fn pto_program_kernel(const pto_program *p, int kernel_id);
-const char *pto_program_kernel_name(const pto_program *p, int kernel_id);
+PTO_API uint64_t pto_program_hid(const pto_program *p);
+PTO_API pto_orch_bind_fn pto_program_orch_bind(const pto_program *p);
+PTO_API pto_orch_entry_fn pto_program_orch_entry(const pto_program *p);
+PTO_API int pto_program_kernel_count(const pto_program *p);
+PTO_API pto_kernel_fn pto_program_kernel(const pto_program *p, int kernel_id);
+PTO_API const char *pto_program_kernel_name(const pto_program *p, int kernel_id);
 /* The largest per-core tile footprint of any kernel, bytes: the runtime's scratch size. */
-uint64_t pto_program_scratch_bytes(const pto_program *p);
+PTO_API uint64_t pto_program_scratch_bytes(const pto_program *p);
 /* The work dir it was loaded from, or NULL. */
-const char *pto_program_work_dir(const pto_program *p);
+PTO_API const char *pto_program_work_dir(const pto_program *p);
 
 /* ---- host (L3) programs --------------------------------------------------------------- */
 
@@ -83,18 +84,18 @@ const char *pto_program_work_dir(const pto_program *p);
  * function the host calls, DIR/callees/<orch>/, loaded like any work dir (a dtensor parameter is
  * a tensor parameter there, bound to a window slice). pto_program_signature is the host
  * function's. For an L2 program: is_host 0, counts 0. */
-int pto_program_is_host(const pto_program *p);
+PTO_API int pto_program_is_host(const pto_program *p);
 /* The device set it was compiled for (--devices): its size, and rank r's device id. */
-int pto_program_device_count(const pto_program *p);
-int32_t pto_program_device_id(const pto_program *p, int rank);
+PTO_API int pto_program_device_count(const pto_program *p);
+PTO_API int32_t pto_program_device_id(const pto_program *p, int rank);
 /* The orch functions the host calls, in the order of pto_host_api.call's orch_index. */
-int pto_program_callee_count(const pto_program *p);
-const pto_program *pto_program_callee(const pto_program *p, int index); /* borrowed */
-pto_host_entry_fn pto_program_host_entry(const pto_program *p);
+PTO_API int pto_program_callee_count(const pto_program *p);
+PTO_API const pto_program *pto_program_callee(const pto_program *p, int index); /* borrowed */
+PTO_API pto_host_entry_fn pto_program_host_entry(const pto_program *p);
 /* For embedders and tests with a host function in hand: a host program calling the given L2
  * programs (retained; the distributed worker loads them on its chips from their work dirs, so
  * each must have one) on ndevices ranks with these device ids (NULL: 0 .. ndevices-1). */
-pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry,
+PTO_API pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry,
                                    int ncallees, pto_program *const *callees, int ndevices,
                                    const int32_t *device_ids, pto_program **out_program);
 
@@ -107,21 +108,21 @@ pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn e
  * memoized per program (by pto_ir_program.serial): do not edit p's nodes in place after
  * compiling it. A cache that cannot be used (refused, read-only, full) is warned about once
  * (pto/cache.h) and the program is compiled without it. */
-pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
+PTO_API pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program);
 /* Compiles without touching the cache (a temporary work dir, removed after loading). */
-pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
+PTO_API pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
                                 pto_program **out_program);
 /* Writes a complete work dir at dir (created if missing); the manifest is written last. With
  * use_cache the binary cache's entry for the key is copied in (every file checked against its
  * hash on the way), after building and publishing it on a miss; without, dir is built directly. */
-pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
+PTO_API pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
                               const char *dir, int use_cache);
 /* The cache key (32 hex digits) and, if out_text, the text that was hashed (malloc'd). */
-pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt, char out_hex[33],
+PTO_API pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt, char out_hex[33],
                          char **out_text);
 /* $PTO_CACHE_DIR, else $XDG_CACHE_HOME/pto, else ~/.cache/pto. */
-pto_status pto_cache_dir(char *out, size_t n);
+PTO_API pto_status pto_cache_dir(char *out, size_t n);
 
 #ifdef __cplusplus
 }

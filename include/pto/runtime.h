@@ -34,6 +34,7 @@
 #include "pto/loader.h"
 #include "pto/status.h"
 #include "pto/types.h"
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,7 +65,7 @@ typedef struct pto_run_config {
 } pto_run_config;
 
 /* Zeroes cfg and sets cfg->sz: every option at its default. */
-void pto_run_config_init(pto_run_config *cfg);
+PTO_API void pto_run_config_init(pto_run_config *cfg);
 
 /* ---- arguments ----------------------------------------------------------------------- */
 
@@ -174,12 +175,12 @@ static inline pto_arg pto_arg_f64(double v) {
 /* ---- workers ------------------------------------------------------------------------- */
 
 /* Opens a worker: reserves its device memory, starts its core threads. cfg may be NULL. */
-pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker);
+PTO_API pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker);
 /* Stops the core threads and frees every handle, callable and device tensor of the worker.
  * Idempotent: closing a closed worker does nothing. Must not be called during a launch. */
-void pto_worker_close(pto_worker *w);
+PTO_API void pto_worker_close(pto_worker *w);
 /* Core threads of an open worker, or -1. */
-int pto_worker_core_count(const pto_worker *w);
+PTO_API int pto_worker_core_count(const pto_worker *w);
 
 typedef struct pto_device_memory_info {
   uint64_t base;       /* device address of the arena's first byte */
@@ -189,17 +190,17 @@ typedef struct pto_device_memory_info {
   uint64_t nallocs;    /* live allocations */
   uint64_t largest_free;
 } pto_device_memory_info;
-pto_status pto_worker_memory_info(const pto_worker *w, pto_device_memory_info *out_info);
+PTO_API pto_status pto_worker_memory_info(const pto_worker *w, pto_device_memory_info *out_info);
 
 /* ---- device memory and tensors --------------------------------------------------------- */
 
 /* A device tensor of rank 1..PTO_MAX_RANK, row-major, 64-byte aligned. init (NULL: zeros) holds
  * numel * dtype-size bytes, row-major. */
-pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
+PTO_API pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
                                    const void *init, pto_device_tensor **out_tensor);
 /* Frees t. Freeing a tensor a second time is a no-op; a tensor of another worker, or a stale
  * token, is an error. */
-pto_status pto_worker_free_tensor(pto_worker *w, pto_device_tensor *t);
+PTO_API pto_status pto_worker_free_tensor(pto_worker *w, pto_device_tensor *t);
 
 typedef struct pto_device_tensor_info {
   uint64_t addr;   /* device address */
@@ -208,35 +209,35 @@ typedef struct pto_device_tensor_info {
   int rank;
   int64_t shape[PTO_MAX_RANK];
 } pto_device_tensor_info;
-pto_status pto_device_tensor_describe(const pto_device_tensor *t,
+PTO_API pto_status pto_device_tensor_describe(const pto_device_tensor *t,
                                       pto_device_tensor_info *out_info);
 /* Accessors of a live tensor; a stale token gives 0, PTO_DTYPE_COUNT, -1, -1. */
-uint64_t pto_device_tensor_addr(const pto_device_tensor *t);
-pto_dtype pto_device_tensor_dtype(const pto_device_tensor *t);
-int pto_device_tensor_rank(const pto_device_tensor *t);
-int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis);
+PTO_API uint64_t pto_device_tensor_addr(const pto_device_tensor *t);
+PTO_API pto_dtype pto_device_tensor_dtype(const pto_device_tensor *t);
+PTO_API int pto_device_tensor_rank(const pto_device_tensor *t);
+PTO_API int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis);
 
 /* Copies n bytes between host memory and the start of one of this worker's allocations
  * (dev_ptr must be an allocation's base address; n at most its size). */
-pto_status pto_worker_copy_to(pto_worker *w, uint64_t dev_ptr, const void *host, size_t n);
-pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_ptr, size_t n);
+PTO_API pto_status pto_worker_copy_to(pto_worker *w, uint64_t dev_ptr, const void *host, size_t n);
+PTO_API pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_ptr, size_t n);
 
 /* ---- registration and launches -------------------------------------------------------- */
 
 /* Validates p (signature, entry, kernels) and makes it callable on w; retains p. Registering
  * the same program again gives another handle to the same callable (same callable id); the
  * callable is released when its last handle is unregistered, or once at close. */
-pto_status pto_worker_register(pto_worker *w, const pto_program *p, pto_handle **out_handle);
+PTO_API pto_status pto_worker_register(pto_worker *w, const pto_program *p, pto_handle **out_handle);
 /* The callable id of a live handle, or -1. */
-int64_t pto_handle_callable_id(const pto_handle *h);
+PTO_API int64_t pto_handle_callable_id(const pto_handle *h);
 /* One launch. args are the entry's parameters in declaration order. Fails without launching
  * when an argument does not match the signature (the message names the parameter), and with
  * PTO_STATUS_LAUNCH when a kernel or the orchestration fails. */
-pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t nargs);
+PTO_API pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t nargs);
 /* Unregisters h (a stale handle is ignored). */
-void pto_handle_unregister(pto_handle *h);
+PTO_API void pto_handle_unregister(pto_handle *h);
 /* A launch of p, registering it on first use (kept until close). */
-pto_status pto_worker_run(pto_worker *w, const pto_program *p, const pto_arg *args,
+PTO_API pto_status pto_worker_run(pto_worker *w, const pto_program *p, const pto_arg *args,
                           size_t nargs);
 
 /* ---- spans --------------------------------------------------------------------------- */
@@ -273,7 +274,7 @@ typedef struct pto_launch_record {
 
 /* The spans of the worker's last launch that got past argument validation. Fails with
  * PTO_STATUS_NOT_FOUND before the first one. */
-pto_status pto_worker_last_launch(const pto_worker *w, pto_launch_record *out_record);
+PTO_API pto_status pto_worker_last_launch(const pto_worker *w, pto_launch_record *out_record);
 
 /* ---- per-task records ------------------------------------------------------------------ */
 
@@ -300,13 +301,13 @@ typedef struct pto_task_record {
  * it at open). Off, it costs a launch at most one predictable branch per task (taken by a task
  * that is ready when submitted); on, one clock read per such task, and building the records
  * after the launch, outside its spans. Fails during a launch. */
-pto_status pto_worker_set_record_tasks(pto_worker *w, bool on);
+PTO_API pto_status pto_worker_set_record_tasks(pto_worker *w, bool on);
 
 /* The tasks of the worker's last launch that got past argument validation, in submission order
  * (task_id == index), when it was recorded. *out_tasks is owned by the worker and valid until the
  * next launch on it or its close. Fails with PTO_STATUS_NOT_FOUND when there is no launch or the
  * last one was not recorded. */
-pto_status pto_worker_last_launch_tasks(const pto_worker *w, const pto_task_record **out_tasks,
+PTO_API pto_status pto_worker_last_launch_tasks(const pto_worker *w, const pto_task_record **out_tasks,
                                         size_t *out_ntasks);
 
 #ifdef __cplusplus

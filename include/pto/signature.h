@@ -9,6 +9,7 @@
 #include "pto/ir.h"
 #include "pto/status.h"
 #include "pto/types.h"
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,22 +52,22 @@ typedef struct pto_binding {
  * parameter and both fixes ("scalar parameter 'n' has no value: pass -D n=VALUE or -D n=runtime",
  * "tensor parameter 'x' has no shape: annotate it (tensor[64,128] f32) or pass --arg x=64x128"),
  * or naming a binding that matches no parameter or does not fit its dtype. */
-pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
+PTO_API pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
                                const pto_binding *scalars, int nscalars,
                                const pto_binding *samples, int nsamples, pto_signature *out_sig);
 /* The program with entry's bindings from sig written in: a specialized scalar's default becomes
  * its value (-D n=128 gives `%n: i32 = 128`, -D n=runtime `= runtime`), an unshaped tensor gets
  * its sample shape. What DIR/program.ptir holds, and what the reference interpreter runs. */
-pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
+PTO_API pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
                              const pto_signature *sig, pto_ir_program **out_program);
 
-pto_status pto_signature_copy(const pto_signature *src, pto_signature *out_sig);
-void pto_signature_clear(pto_signature *sig);
+PTO_API pto_status pto_signature_copy(const pto_signature *src, pto_signature *out_sig);
+PTO_API void pto_signature_clear(pto_signature *sig);
 /* Index of the named parameter, or -1. */
-int pto_signature_find(const pto_signature *sig, const char *name);
+PTO_API int pto_signature_find(const pto_signature *sig, const char *name);
 /* The index of dynamic symbol name in sig->syms, appending a copy when it is new; -1 when out of
  * memory. */
-int pto_signature_intern_sym(pto_signature *sig, const char *name);
+PTO_API int pto_signature_intern_sym(pto_signature *sig, const char *name);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,18 +33,18 @@ typedef struct pto_status_impl *pto_status;
 
 /* Makes a failed status; code must not be PTO_STATUS_OK. Never returns NULL: if the message
  * cannot be allocated, a static out-of-memory status is returned (pto_status_free ignores it). */
-pto_status pto_status_make(pto_status_code code, const char *fmt, ...)
+PTO_API pto_status pto_status_make(pto_status_code code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-pto_status pto_status_makev(pto_status_code code, const char *fmt, va_list ap);
+PTO_API pto_status pto_status_makev(pto_status_code code, const char *fmt, va_list ap);
 /* Prefixes the message of s with the formatted text (followed by ": "); returns s. */
-pto_status pto_status_annotate(pto_status s, const char *fmt, ...)
+PTO_API pto_status pto_status_annotate(pto_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-pto_status_code pto_status_code_of(pto_status s);
+PTO_API pto_status_code pto_status_code_of(pto_status s);
 /* "ok" for PTO_OK. Borrowed: valid until s is freed. */
-const char *pto_status_message(pto_status s);
-const char *pto_status_code_name(pto_status_code code);
-void pto_status_free(pto_status s);
+PTO_API const char *pto_status_message(pto_status s);
+PTO_API const char *pto_status_code_name(pto_status_code code);
+PTO_API void pto_status_free(pto_status s);
 
 static inline bool pto_ok(pto_status s) { return s == PTO_OK; }
 

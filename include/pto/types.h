@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,16 +44,16 @@ typedef enum pto_space {
   PTO_SPACE_COUNT
 } pto_space;
 
-const char *pto_dtype_name(pto_dtype dt);
+PTO_API const char *pto_dtype_name(pto_dtype dt);
 /* Returns -1 when name[0..len) is not a dtype name. */
-int pto_dtype_from_name(const char *name, size_t len);
-size_t pto_dtype_size(pto_dtype dt); /* bool: 1, index: 8 */
-bool pto_dtype_is_float(pto_dtype dt);
-bool pto_dtype_is_int(pto_dtype dt); /* signed, unsigned and index; not bool */
-bool pto_dtype_is_signed(pto_dtype dt); /* signed ints, index and floats */
+PTO_API int pto_dtype_from_name(const char *name, size_t len);
+PTO_API size_t pto_dtype_size(pto_dtype dt); /* bool: 1, index: 8 */
+PTO_API bool pto_dtype_is_float(pto_dtype dt);
+PTO_API bool pto_dtype_is_int(pto_dtype dt); /* signed, unsigned and index; not bool */
+PTO_API bool pto_dtype_is_signed(pto_dtype dt); /* signed ints, index and floats */
 
-const char *pto_space_name(pto_space s);
-int pto_space_from_name(const char *name, size_t len);
+PTO_API const char *pto_space_name(pto_space s);
+PTO_API int pto_space_from_name(const char *name, size_t len);
 
 /* A scalar value. Integers (and index, bool) live in i (unsigned ones in u, same bits), floats
  * in f (f16/bf16/f32 values are exactly representable in a double). */
@@ -67,14 +68,14 @@ typedef struct pto_scalar {
 
 /* The 64-bit ABI slot of a scalar: ints sign/zero-extended, bool 0/1, f32 as its IEEE bits in
  * the low 32 bits, f16/bf16 as their 16 bits, f64 as its bits. */
-uint64_t pto_scalar_to_slot(pto_scalar s);
-pto_scalar pto_scalar_from_slot(pto_dtype dt, uint64_t slot);
+PTO_API uint64_t pto_scalar_to_slot(pto_scalar s);
+PTO_API pto_scalar pto_scalar_from_slot(pto_dtype dt, uint64_t slot);
 
 /* f16 and bf16 conversions, round to nearest even. */
-uint16_t pto_f32_to_f16(float f);
-float pto_f16_to_f32(uint16_t h);
-uint16_t pto_f32_to_bf16(float f);
-float pto_bf16_to_f32(uint16_t h);
+PTO_API uint16_t pto_f32_to_f16(float f);
+PTO_API float pto_f16_to_f32(uint16_t h);
+PTO_API uint16_t pto_f32_to_bf16(float f);
+PTO_API float pto_bf16_to_f32(uint16_t h);
 
 typedef struct pto_host_tensor {
   void *data; /* borrowed */
@@ -85,9 +86,9 @@ typedef struct pto_host_tensor {
 } pto_host_tensor;
 
 /* Fills shape and row-major strides. */
-void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank,
+PTO_API void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank,
                           const int64_t *shape);
-int64_t pto_host_tensor_numel(const pto_host_tensor *t);
+PTO_API int64_t pto_host_tensor_numel(const pto_host_tensor *t);
 
 #ifdef __cplusplus
 }

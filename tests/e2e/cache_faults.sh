@@ -13,7 +13,7 @@ entries() { find "$PTO_CACHE_DIR" -mindepth 2 -maxdepth 2 -path "$PTO_CACHE_DIR/
 
 # ---- killed during publish: no partial entry is ever visible --------------------------------
 export PTO_CACHE_DIR="$T/kill"
-PTO_CACHE_TEST_PAUSE=60 "$PTO" compile "$EX/add.ptir" -o "$T/k1" 2>/dev/null &
+PTO_CACHE_TEST_PAUSE=60 "$PTO_TEST" compile "$EX/add.ptir" -o "$T/k1" 2>/dev/null &
 pid=$!
 for _ in $(seq 1 600); do
   ls "$PTO_CACHE_DIR"/tmp/*/manifest.json >/dev/null 2>&1 && break
@@ -91,7 +91,7 @@ if [ "$can_mount" = 1 ]; then
 else
   for err in EROFS ENOSPC; do
     export PTO_CACHE_DIR="$T/hook-$err"
-    OUT=$(PTO_CACHE_TEST_FAIL_PUBLISH=$err "$PTO" "${RUN[@]}" 2>&1)
+    OUT=$(PTO_CACHE_TEST_FAIL_PUBLISH=$err "$PTO_TEST" "${RUN[@]}" 2>&1)
     expect_true "$err: the run passes" grep -q PASS <<<"$OUT"
     expect_true "$err: one warning" test "$(grep -c 'pto: warning:' <<<"$OUT")" = 1
   done

@@ -7,7 +7,7 @@
 # window and the offsets; misuse is exit 2 with the reason.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
-P="$EX/dist/allreduce_mesh.ptir"
+P="$EX/allreduce_mesh.ptir"
 
 for n in 2 3 4 8; do
   run_pto 0 run "$P" --devices $n --dim M=$((32 * n)) --check && expect_out "PASS"
@@ -25,7 +25,7 @@ run_pto 0 trace "$T/trace.log" && expect_out "device wall"
 # pto bench: the L3 views.
 run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 5 --warmup 1
 expect_out "per_round"
-expect_out "rank 1 slot 0 @allreduce"
+expect_out "rank 1 slot 0 @step"
 run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 3 --warmup 0 --json
 for k in per_round per_rank per_dispatch dispatch_tasks rounds_dispatches \
   unstable_dispatch_slots fallback_flattened dispatch_groups; do

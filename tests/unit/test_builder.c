@@ -500,6 +500,110 @@ static void test_builder_copy_with_a_value_map_substitutes_uses(void **state) {
   pto_ir_program_destroy(src);
 }
 
+/* The L3 ops through the C API: a kernel with a barrier and an allreduce (keywords in any
+ * order), an orch with reshape and select; the same program as its text, and the deduced types. */
+static void test_builder_l3_ops_match_their_text(void **state) {
+  pto_ir_builder *b = NULL;
+  OK(pto_ir_builder_create("l3", "l3.ptir", &b));
+  pto_ir_expr *wd[2] = {lit(b, 64), lit(b, 32)}, *sd[2] = {lit(b, 1), lit(b, 8)};
+  const pto_ir_type *wt = NULL, *st = NULL, *xt = NULL;
+  OK(pto_ir_builder_dtensor_type(b, PTO_DTYPE_F32, 2, wd, &wt));
+  OK(pto_ir_builder_dtensor_type(b, PTO_DTYPE_I32, 2, sd, &st));
+  pto_ir_expr *xd[3] = {lit(b, 4), lit(b, 16), lit(b, 8)};
+  OK(pto_ir_builder_tensor_type(b, PTO_DTYPE_F32, 3, xd, &xt));
+
+  pto_ir_func *k = NULL;
+  pto_ir_value *w, *sg;
+  OK(pto_ir_builder_func_begin(b, PTO_FUNC_KERNEL, "k", &k));
+  OK(pto_ir_builder_param(b, "w", wt, PTO_DIR_INOUT, 1, PTO_BIND_NONE, NULL, &w));
+  OK(pto_ir_builder_param(b, "s", st, PTO_DIR_INOUT, 1, PTO_BIND_NONE, NULL, &sg));
+  const pto_ir_type *rets[2] = {wt, st};
+  OK(pto_ir_builder_func_rets(b, rets, 2));
+  OK(pto_ir_builder_header_end(b));
+  pto_ir_func *o = NULL;
+  pto_ir_value *x;
+  OK(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  OK(pto_ir_builder_param(b, "x", xt, PTO_DIR_IN, 0, PTO_BIND_NONE, NULL, &x));
+  OK(pto_ir_builder_header_end(b));
+
+  OK(pto_ir_builder_body_begin(b, k));
+  pto_ir_stmt *s;
+  pto_ir_arg bar[1] = {expr_arg(use(b, sg))};
+  OK(pto_ir_builder_op(b, PTO_OP_DIST_BARRIER, bar, 1, NULL, 0, &s));
+  pto_ir_arg ar[4] = {expr_arg(use(b, w)), expr_arg(use(b, sg)),
+                      {.kind = PTO_ARG_WORD, .kw = "mode", .str = "ring"},
+                      {.kind = PTO_ARG_WORD, .kw = "op", .str = "max"}};
+  pto_ir_result r = {"r", NULL, {0, 0}};
+  OK(pto_ir_builder_op(b, PTO_OP_DIST_ALLREDUCE, ar, 4, &r, 1, &s));
+  pto_ir_value *rv = s->results[0];
+  assert_ptr_equal(rv->alias_of, w);
+  assert_ptr_equal(rv->type, wt);
+  pto_ir_expr *rvals[2] = {use(b, rv), use(b, sg)};
+  OK(pto_ir_builder_return(b, rvals, 2));
+  OK(pto_ir_builder_body_end(b));
+
+  OK(pto_ir_builder_body_begin(b, o));
+  pto_ir_arg sel[2] = {expr_arg(use(b, x)), expr_arg(lit(b, 3))};
+  pto_ir_result rs = {"row", NULL, {0, 0}};
+  OK(pto_ir_builder_op(b, PTO_OP_TENSOR_SELECT, sel, 2, &rs, 1, &s));
+  pto_ir_value *row = s->results[0];
+  pto_ir_expr *shape[1] = {lit(b, 128)};
+  pto_ir_arg rsh[2] = {expr_arg(use(b, row)), list_arg(shape, 1)};
+  pto_ir_result rf = {"flat", NULL, {0, 0}};
+  OK(pto_ir_builder_op(b, PTO_OP_TENSOR_RESHAPE, rsh, 2, &rf, 1, &s));
+  pto_ir_value *flat = s->results[0];
+  OK(pto_ir_builder_body_end(b));
+  pto_ir_program *built = NULL;
+  OK(pto_ir_builder_finish(b, &built));
+  pto_ir_builder_destroy(b);
+  char *ts = pto_ir_type_str(built, row->type);
+  assert_string_equal(ts, "tensor[16, 8] f32");
+  free(ts);
+  ts = pto_ir_type_str(built, flat->type);
+  assert_string_equal(ts, "tensor[128] f32");
+  free(ts);
+
+  const char *text = "program l3\n"
+                     "kernel @k(inout %w: dtensor[64, 32] f32, inout %s: dtensor[1, 8] i32)\n"
+                     "    -> (dtensor[64, 32] f32, dtensor[1, 8] i32) {\n"
+                     "  dist.barrier(%s)\n"
+                     "  %r = dist.allreduce(%w, %s, mode=ring, op=max)\n"
+                     "  return %r, %s\n"
+                     "}\n"
+                     "orch @o(%x: tensor[4, 16, 8] f32) {\n"
+                     "  %row = tensor.select(%x, 3)\n"
+                     "  %flat = tensor.reshape(%row, [128])\n"
+                     "}\n";
+  pto_ir_program *parsed = NULL;
+  OK(pto_ir_parse_string(text, strlen(text), "l3.ptir", &parsed));
+  assert_true(pto_ir_program_equal(built, parsed));
+  char *p1 = NULL, *p2 = NULL;
+  OK(pto_ir_print(built, &p1));
+  OK(pto_ir_print(parsed, &p2));
+  assert_string_equal(p1, p2);
+  assert_non_null(strstr(p1, "dist.allreduce(%w, %s, op=max, mode=ring)"));
+  free(p1);
+  free(p2);
+  pto_ir_program_destroy(built);
+
+  /* a wrong element count is refused through the C API too */
+  b = NULL;
+  OK(pto_ir_builder_create("l3", "l3.ptir", &b));
+  OK(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  pto_ir_expr *xd2[3] = {lit(b, 4), lit(b, 16), lit(b, 8)};
+  OK(pto_ir_builder_tensor_type(b, PTO_DTYPE_F32, 3, xd2, &xt));
+  OK(pto_ir_builder_param(b, "x", xt, PTO_DIR_IN, 0, PTO_BIND_NONE, NULL, &x));
+  OK(pto_ir_builder_header_end(b));
+  OK(pto_ir_builder_body_begin(b, o));
+  pto_ir_expr *bad[2] = {lit(b, 3), lit(b, 40)};
+  pto_ir_arg rbad[2] = {expr_arg(use(b, x)), list_arg(bad, 2)};
+  pto_ir_result rb = {"bad", NULL, {0, 0}};
+  assert_status_contains(pto_ir_builder_op(b, PTO_OP_TENSOR_RESHAPE, rbad, 2, &rb, 1, NULL),
+                         "tensor.reshape: %x [4,16,8] has 512 elements, the shape 120");
+  pto_ir_builder_destroy(b);
+  pto_ir_program_destroy(parsed);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_builder_add_program_matches_the_parsed_example),
@@ -514,6 +618,7 @@ int main(void) {
       cmocka_unit_test(test_builder_deduces_result_types),
       cmocka_unit_test(test_builder_copy_makes_an_equal_program),
       cmocka_unit_test(test_builder_copy_with_a_value_map_substitutes_uses),
+      cmocka_unit_test(test_builder_l3_ops_match_their_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -600,6 +600,134 @@ static void test_reshape_and_select(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* ---- remote_store and atomic_add: a ring shift ---------------------------------------- */
+
+/* Rank r stores its block into rank r+1's window with remote_store, then bumps that rank's
+ * counter with atomic_add; every rank waits for its counter and reads its own window: y's block
+ * r becomes x's block r-1. `rounds` repeats it, with the counter growing by 1 each round. */
+static const char *k_shift =
+    "program shift\n"
+    "dynamic M\n"
+    "kernel @k(%x: tensor[8, 16] i32, inout %buf: dtensor[8, 16] i32,\n"
+    "          inout %cnt: dtensor[1, 8] i32, out %y: tensor[8, 16] i32, %rounds: index)\n"
+    "    -> (dtensor[8, 16] i32, dtensor[1, 8] i32, tensor[8, 16] i32) {\n"
+    "  %me = dist.rank(%buf)\n"
+    "  %n = dist.nranks(%buf)\n"
+    "  %next = mod(%me + 1, %n)\n"
+    "  %t = tile.load(%x, [0, 0], [8, 16])\n"
+    "  %acc0 = tile.full([8, 16], i32, 0)\n"
+    "  %acc = for %i in range(0, %rounds) iter(%a = %acc0) {\n"
+    "    %ti = tile.adds(%t, i32(%i))\n"
+    "    dist.remote_store(%ti, %buf, %next, [0, 0])\n"
+    "    dist.notify(%cnt, %next, [0, 0], 1, op=atomic_add)\n"
+    "    %want = i32(%i) + 1\n"
+    "    dist.wait(%cnt, [0, 0], %want, cmp=ge)\n"
+    "    %got = tile.load(%buf, [0, 0], [8, 16])\n"
+    "    # nobody may overwrite my window before I have read it: a second counter in column 1\n"
+    "    %prev = mod(%me + %n - 1, %n)\n"
+    "    dist.notify(%cnt, %prev, [0, 1], 1, op=atomic_add)\n"
+    "    dist.wait(%cnt, [0, 1], %want, cmp=eq)\n"
+    "    %a2 = tile.add(%a, %got)\n"
+    "    yield %a2\n"
+    "  }\n"
+    "  %y1 = tile.store(%acc, [0, 0], %y)\n"
+    "  return %buf, %cnt, %y1\n"
+    "}\n"
+    "orch @o(%x: tensor[8, 16] i32, inout %buf: dtensor[8, 16] i32,\n"
+    "        inout %cnt: dtensor[1, 8] i32, out %y: tensor[8, 16] i32, %rounds: index)\n"
+    "    -> (dtensor[8, 16] i32, dtensor[1, 8] i32, tensor[8, 16] i32) {\n"
+    "  %b, %c, %o = call @k(%x, %buf, %cnt, %y, %rounds)\n"
+    "  return %b, %c, %o\n"
+    "}\n"
+    "host @main(%x: tensor[M, 16] i32, out %y: tensor[M, 16] i32, %rounds: index = runtime) {\n"
+    "  %n = dist.world_size()\n"
+    "  %wb = dist.alloc_window([8, 16], i32)\n"
+    "  %wc = dist.alloc_window([1, 8], i32)\n"
+    "  %b = dist.window(%wb)\n"
+    "  %c = dist.window(%wc)\n"
+    "  for %r in range(0, %n) {\n"
+    "    %xs = tensor.slice(%x, [%r * 8, 0], [8, 16])\n"
+    "    %ys = tensor.slice(%y, [%r * 8, 0], [8, 16])\n"
+    "    call @o(%xs, %b, %c, %ys, %rounds) device=%r\n"
+    "  }\n"
+    "}\n";
+
+static void test_ring_shift_with_remote_store(void **state) {
+  pto_ir_program *p = parse_text(k_shift);
+  const int rounds = 4;
+  for (int n = 2; n <= 8; n++) {
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)(n * 128)),
+            *y = calloc((size_t)(n * 128), sizeof(int32_t));
+    for (int i = 0; i < n * 128; i++)
+      x[i] = i * 7 - 100;
+    pto_ir_interp_arg a[3] = {t2(x, PTO_DTYPE_I32, 8 * n, 16), t2(y, PTO_DTYPE_I32, 8 * n, 16),
+                              scalar_arg(PTO_DTYPE_INDEX, rounds)};
+    assert_pto_ok(run_host(p, a, 3, n, 10000));
+    for (int r = 0; r < n; r++)
+      for (int i = 0; i < 128; i++) {
+        int src = (r + n - 1) % n;
+        int32_t want = rounds * x[src * 128 + i] + (0 + 1 + 2 + 3);
+        assert_int_equal(y[r * 128 + i], want);
+      }
+    free(x);
+    free(y);
+  }
+  pto_ir_program_destroy(p);
+}
+
+/* Collectives that do not match across ranks, a bad root, a signal window too narrow. */
+static void test_collective_misuse(void **state) {
+  const char *text =
+      "program cm\n"
+      "kernel @k(inout %w: dtensor[8, 4] f32, inout %s: dtensor[1, 4] i32, %mode: index)\n"
+      "    -> (dtensor[8, 4] f32, dtensor[1, 4] i32) {\n"
+      "  %me = dist.rank(%s)\n"
+      "  if %mode == 0 {\n"
+      "    if %me == 0 {\n"
+      "      dist.allreduce(%w, %s)\n"
+      "    } else {\n"
+      "      dist.broadcast(%w, %s, 0)\n"
+      "    }\n"
+      "  }\n"
+      "  if %mode == 1 {\n"
+      "    dist.broadcast(%w, %s, %me + 7)\n"
+      "  }\n"
+      "  if %mode == 2 {\n"
+      "    dist.allgather(%w, %s)\n"
+      "  }\n"
+      "  return %w, %s\n"
+      "}\n"
+      "orch @o(inout %w: dtensor[8, 4] f32, inout %s: dtensor[1, 4] i32, %mode: index)\n"
+      "    -> (dtensor[8, 4] f32, dtensor[1, 4] i32) {\n"
+      "  %a, %b = call @k(%w, %s, %mode)\n"
+      "  return %a, %b\n"
+      "}\n"
+      "host @main(%mode: index = runtime) {\n"
+      "  %ww = dist.alloc_window([8, 4], f32)\n"
+      "  %ws = dist.alloc_window([1, 4], i32)\n"
+      "  %w = dist.window(%ww)\n"
+      "  %s = dist.window(%ws)\n"
+      "  %n = dist.world_size()\n"
+      "  for %r in range(0, %n) {\n"
+      "    call @o(%w, %s, %mode) device=%r\n"
+      "  }\n"
+      "}\n";
+  pto_ir_program *p = parse_text(text);
+  pto_ir_interp_arg a = scalar_arg(PTO_DTYPE_INDEX, 0);
+  check_error(run_host(p, &a, 1, 2, 5000), " does not match ",
+              "on the same signal window %ws (every rank must run the same collective on the "
+              "same window)");
+  a = scalar_arg(PTO_DTYPE_INDEX, 1);
+  check_error(run_host(p, &a, 1, 2, 5000), "dist.broadcast on rank ", ": root ");
+  a = scalar_arg(PTO_DTYPE_INDEX, 2);
+  check_error(run_host(p, &a, 1, 3, 5000), "dist.allgather on rank ",
+              "the window must be [N, C] with N divisible by the 3 ranks, got rank 2, N = 8");
+  check_error(run_host(p, &a, 1, 5, 5000), "dist.allgather on rank ",
+              "the signal window %s must be i32 [1, S] with S >= 5 ranks");
+  assert_pto_ok(run_host(p, &a, 1, 4, 5000));
+  pto_ir_program_destroy(p);
+}
+
 /* ---- misuse ----------------------------------------------------------------------------- */
 
 static void test_host_misuse(void **state) {
@@ -645,6 +773,8 @@ int main(void) {
       cmocka_unit_test(test_a_failure_stops_the_waiting_ranks),
       cmocka_unit_test(test_calls_run_in_order),
       cmocka_unit_test(test_reshape_and_select),
+      cmocka_unit_test(test_ring_shift_with_remote_store),
+      cmocka_unit_test(test_collective_misuse),
       cmocka_unit_test(test_host_misuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -338,6 +338,20 @@ static void test_print_floats_round_trip_exactly(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* 1. followed by 140 zeros and e-30 is 1e-30: a lexer that cut the literal at 127 characters
+ * read 1.0 instead. */
+static void test_parse_reads_a_long_float_literal_whole(void **state) {
+  char lit[200], text[300];
+  int n = snprintf(lit, sizeof lit, "1.");
+  for (int i = 0; i < 140; i++)
+    lit[n++] = '0';
+  snprintf(lit + n, sizeof lit - (size_t)n, "e-30");
+  snprintf(text, sizeof text, "program f\nkernel @k() {\n  %%x: f64 = %s\n}\n", lit);
+  pto_ir_program *p = parse_ok(text);
+  assert_true(p->funcs[0]->body.stmts[0]->expr->f == 1e-30);
+  pto_ir_program_destroy(p);
+}
+
 static void test_print_uses_minimal_parentheses(void **state) {
   pto_ir_program *p = parse_ok("program e\ndynamic M\nkernel @k(%a: index, %b: index, %f: bool) {\n"
                                "  %x = ((%a + %b) * (%a - %b)) - ((%a / %b) - %a) + (-(%a))\n"
@@ -374,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_parse_survives_every_truncation),
       cmocka_unit_test(test_parse_survives_random_mutations),
       cmocka_unit_test(test_print_floats_round_trip_exactly),
+      cmocka_unit_test(test_parse_reads_a_long_float_literal_whole),
       cmocka_unit_test(test_print_uses_minimal_parentheses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

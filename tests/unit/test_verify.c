@@ -189,6 +189,29 @@ static void test_expr_static_int_folds_index_arithmetic(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* Every tile op that computes (tile.load/store/create/full/move aside) has a class, and each of
+ * those but cast and matmul a scalar function: the builder, interpreter and lowering dispatch on
+ * them, so a row without one would be typed or run as nothing. */
+static void test_op_registry_gives_every_tile_math_op_a_class(void **state) {
+  for (int op = 0; op < PTO_OP_COUNT; op++) {
+    const pto_op_info *info = pto_op_info_get((pto_opcode)op);
+    int memory = op == PTO_OP_TILE_LOAD || op == PTO_OP_TILE_STORE || op == PTO_OP_TILE_CREATE ||
+                 op == PTO_OP_TILE_FULL || op == PTO_OP_TILE_MOVE;
+    if (strncmp(info->name, "tile.", 5) != 0 || memory) {
+      assert_int_equal(info->cls, PTO_OPC_OTHER);
+      continue;
+    }
+    assert_int_not_equal(info->cls, PTO_OPC_OTHER);
+    if (info->cls != PTO_OPC_CAST && info->cls != PTO_OPC_MATMUL)
+      assert_int_not_equal(info->fn, PTO_FN_NONE);
+    if (info->float_only) assert_int_equal(info->cls, PTO_OPC_UNARY);
+  }
+  assert_int_equal(pto_op_info_get(PTO_OP_TILE_ROW_SUM)->fn, PTO_FN_ADD);
+  assert_int_equal(pto_op_info_get(PTO_OP_TILE_DIVS)->cls, PTO_OPC_BINARY_SCALAR);
+  assert_true(pto_op_info_get(PTO_OP_TILE_EXP)->float_only);
+  assert_false(pto_op_info_get(PTO_OP_TILE_RELU)->float_only);
+}
+
 static void test_op_registry_names_every_op(void **state) {
   for (int op = 0; op < PTO_OP_COUNT; op++) {
     const pto_op_info *info = pto_op_info_get((pto_opcode)op);
@@ -423,6 +446,7 @@ int main(void) {
       cmocka_unit_test(test_l3_ops_deduce_types_and_aliases),
       cmocka_unit_test(test_l3_ops_in_the_registry),
       cmocka_unit_test(test_l3_ops_misuse),
+      cmocka_unit_test(test_op_registry_gives_every_tile_math_op_a_class),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
