@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -95,21 +96,13 @@ struct pto_dist_worker {
   size_t capdisp;
   pto_dist_run_record last;
   int have_last;
+  uint64_t nruns;
+  const pto_program *program; /* single-program mode, retained */
   char **names; /* interned span names */
   size_t nnames;
   char fatal[PTO__DIST_MSG];
   int32_t fatal_code;
 };
-
-static pto_status fail(pto_status_code code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static pto_status fail(pto_status_code code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  pto_status s = pto_status_makev(code, fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 void pto_dist_config_init(pto_dist_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -252,7 +245,7 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
     if (cmd->op == PTO__DIST_CMD_LOAD) {
       pto_program *p = NULL;
       pto_handle *hd = NULL;
-      s = nslots >= 256 ? fail(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
+      s = nslots >= 256 ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
                         : pto_program_load_dir(cmd->path, &p);
       if (!s) s = pto_worker_register(wk, p, &hd);
       if (s) {
@@ -312,7 +305,7 @@ static int check_chips(pto_dist_worker *w) {
 }
 
 static pto_status broken(const pto_dist_worker *w) {
-  return fail(PTO_STATUS_FAILED_PRECONDITION, "%s", w->why);
+  return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s", w->why);
 }
 
 /* Waits until chip r has finished command seq - 1 (tail >= seq). */
@@ -344,7 +337,7 @@ static pto_status drain(pto_dist_worker *w) {
   for (int r = 0; r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
     if (atomic_load(&c->failed)) {
-      pto_status s = fail(PTO_STATUS_INTERNAL, "%s", c->msg);
+      pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "%s", c->msg);
       for (int q = 0; q < w->n; q++) atomic_store(&w->sh->chips[q].failed, 0);
       return s;
     }
@@ -354,32 +347,36 @@ static pto_status drain(pto_dist_worker *w) {
 
 pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker **out) {
   static const char fn[] = "pto_dist_worker_open";
-  if (!out) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_worker is NULL", fn);
+  if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: out_worker is NULL", fn);
   *out = NULL;
   pto_dist_config cfg;
   pto_dist_config_init(&cfg);
   if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
   cfg.sz = sizeof cfg;
   if (cfg.ndevices < 1 || cfg.ndevices > PTO__DIST_MAX_RANKS)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: ndevices %d is out of range (1 to %d)", fn,
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: ndevices %d is out of range (1 to %d)", fn,
                 cfg.ndevices, PTO__DIST_MAX_RANKS);
   if (cfg.transport && strcmp(cfg.transport, "shm") != 0)
-    return fail(PTO_STATUS_UNIMPLEMENTED,
+    return pto_status_make(PTO_STATUS_UNIMPLEMENTED,
                 "%s: transport '%s' is not available (this build has: shm)", fn, cfg.transport);
   for (int r = 0; r < cfg.ndevices && cfg.device_ids; r++) {
     if (cfg.device_ids[r] < 0)
-      return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: device id %d of rank %d is negative", fn,
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: device id %d of rank %d is negative", fn,
                   (int)cfg.device_ids[r], r);
     for (int q = 0; q < r; q++)
       if (cfg.device_ids[q] == cfg.device_ids[r])
-        return fail(PTO_STATUS_INVALID_ARGUMENT,
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                     "%s: device id %d is given twice (ranks %d and %d)", fn,
                     (int)cfg.device_ids[r], q, r);
   }
   pto_dist_worker *w = calloc(1, sizeof *w);
-  if (!w) return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  if (!w) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   w->n = cfg.ndevices;
   for (int r = 0; r < w->n; r++) w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
+  if (cfg.program) {
+    w->program = cfg.program;
+    pto_program_retain((pto_program *)w->program);
+  }
   if (!cfg.ncores_per_chip) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.ncores_per_chip = cpus / w->n > 1 ? (int)(cpus / w->n) : 1;
@@ -394,7 +391,7 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
   w->heap = mmap(NULL, (size_t)w->heap_size, PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (w->sh == MAP_FAILED || w->heap == MAP_FAILED) {
-    pto_status s = fail(PTO_STATUS_OUT_OF_MEMORY, "%s: cannot map %llu bytes of shared memory: %s",
+    pto_status s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: cannot map %llu bytes of shared memory: %s",
                         fn, (unsigned long long)w->heap_size, strerror(errno));
     if (w->sh != MAP_FAILED) munmap(w->sh, w->sh_bytes);
     if (w->heap != MAP_FAILED) munmap(w->heap, (size_t)w->heap_size);
@@ -435,7 +432,7 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
     }
   }
   if (w->broken) {
-    s = fail(PTO_STATUS_INTERNAL, "%s: %s", fn, w->why);
+    s = pto_status_make(PTO_STATUS_INTERNAL, "%s: %s", fn, w->why);
     pto_dist_worker_close(w);
     return s;
   }
@@ -485,6 +482,7 @@ void pto_dist_worker_close(pto_dist_worker *w) {
   free(w->bufs);
   for (size_t i = 0; i < w->nprogs; i++) pto_program_release((pto_program *)w->progs[i].p);
   free(w->progs);
+  if (w->program) pto_program_release((pto_program *)w->program);
   free(w->posted);
   free(w->disp);
   for (size_t i = 0; i < w->nnames; i++) free(w->names[i]);
@@ -503,7 +501,7 @@ static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const
   while (i < w->nbufs && w->bufs[i].kind) i++;
   if (i == w->nbufs) {
     buffer *nb = realloc(w->bufs, (w->nbufs + 16) * sizeof *nb);
-    if (!nb) return fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (!nb) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
     memset(nb + w->nbufs, 0, 16 * sizeof *nb);
     w->bufs = nb;
     w->nbufs += 16;
@@ -818,10 +816,38 @@ static void gather(pto_dist_worker *w, uint64_t ts, uint64_t dur) {
   w->have_last = 1;
 }
 
+/* PTO_LOG_LEVEL=timing: the run as [STRACE] v=1 lines of this process, read back by pto trace
+ * into the L3 views: one host.run span (depth 0) with l3=1, then one host.dispatch line per
+ * call naming its rank, slot and callee and carrying its chip.run window. */
+static void emit_run_strace(const pto_dist_worker *w, uint64_t inv) {
+  const char *v = getenv("PTO_LOG_LEVEL");
+  if (!v || strcasecmp(v, "timing") != 0) return;
+  long pid = (long)getpid(), tid = (long)gettid();
+  char line[512];
+  int n = snprintf(line, sizeof line,
+                   "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=0 depth=0 name=host.run ts=%llu "
+                   "dur=%llu l3=1 ranks=%d\n",
+                   pid, tid, (unsigned long long)inv, (unsigned long long)w->last.ts_ns,
+                   (unsigned long long)w->last.dur_ns, w->n);
+  if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
+  for (int i = 0; i < w->last.ndispatches; i++) {
+    const pto_dist_dispatch *d = &w->last.dispatches[i];
+    const pto_span *root = d->launch.nspans ? &d->launch.spans[0] : NULL;
+    n = snprintf(line, sizeof line,
+                 "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=1 name=host.dispatch "
+                 "ts=%llu dur=%llu rank=%d slot=%d chip=%d callee=%s\n",
+                 pid, tid, (unsigned long long)inv, (unsigned long long)d->launch.hid,
+                 (unsigned long long)(root ? root->ts_ns : 0),
+                 (unsigned long long)(root ? root->dur_ns : 0), d->rank, d->slot, d->pid,
+                 d->name ? d->name : "?");
+    if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
+  }
+}
+
 pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_record *out) {
-  if (!w || !out) return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_last_run: NULL argument");
+  if (!w || !out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_last_run: NULL argument");
   if (!w->have_last)
-    return fail(PTO_STATUS_NOT_FOUND, "pto_dist_worker_last_run: no run has reached the host code yet");
+    return pto_status_make(PTO_STATUS_NOT_FOUND, "pto_dist_worker_last_run: no run has reached the host code yet");
   *out = w->last;
   return PTO_OK;
 }
@@ -835,18 +861,18 @@ static pto_status load_program(pto_dist_worker *w, const pto_program *p) {
   for (int i = 0; i < nc; i++) {
     const char *dir = pto_program_work_dir(pto_program_callee(p, i));
     if (!dir)
-      return fail(PTO_STATUS_INVALID_ARGUMENT,
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                   "callee %d of the program has no work dir: the chips load callees from disk", i);
     static pto__dist_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     cmd.op = PTO__DIST_CMD_LOAD;
     if (snprintf(cmd.path, sizeof cmd.path, "%s", dir) >= (int)sizeof cmd.path)
-      return fail(PTO_STATUS_INVALID_ARGUMENT, "work dir path too long: %s", dir);
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "work dir path too long: %s", dir);
     for (int r = 0; r < w->n; r++) PTO_RETURN_IF_ERROR(post(w, r, &cmd, NULL));
     PTO_RETURN_IF_ERROR(drain(w));
   }
   loaded *np = realloc(w->progs, (w->nprogs + 1) * sizeof *np);
-  if (!np) return fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!np) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   w->progs = np;
   pto_program_retain((pto_program *)p);
   w->progs[w->nprogs++] = (loaded){p, w->nslots};
@@ -886,28 +912,33 @@ static void copy_host(void *dst, const pto_host_tensor *h, int to_host, void *he
 pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
                                size_t nargs) {
   static const char fn[] = "pto_dist_worker_run";
-  if (!w || !p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: worker or program is NULL", fn);
+  if (!w || !p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker or program is NULL", fn);
   if (w->broken) return broken(w);
+  if (w->program && p != w->program)
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                "%s: this worker was opened for one program (single-program mode); open it "
+                "without pto_dist_config.program to run several programs on it",
+                fn);
   if (!pto_program_is_host(p))
-    return fail(PTO_STATUS_INVALID_ARGUMENT,
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                 "%s: the program's entry is not a host function; run an L2 program on a "
                 "pto_worker",
                 fn);
   int nd = pto_program_device_count(p);
   if (nd != w->n)
-    return fail(PTO_STATUS_INVALID_ARGUMENT,
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                 "%s: the program was compiled for %d devices, this worker has %d", fn, nd, w->n);
   for (int r = 0; r < nd; r++)
     if (pto_program_device_id(p, r) != w->ids[r])
-      return fail(PTO_STATUS_INVALID_ARGUMENT,
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                   "%s: rank %d is device %d in the program and device %d in this worker", fn, r,
                   (int)pto_program_device_id(p, r), (int)w->ids[r]);
   const pto_signature *sig = pto_program_signature(p);
   if ((size_t)sig->nparams != nargs)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: @%s takes %d arguments, got %zu", fn,
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: @%s takes %d arguments, got %zu", fn,
                 sig->entry, sig->nparams, nargs);
   if (sig->nparams > 64)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: more than 64 host parameters", fn);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: more than 64 host parameters", fn);
   PTO_RETURN_IF_ERROR(load_program(w, p));
 
   pto_host_ref refs[64];
@@ -919,7 +950,7 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
     const pto_arg *a = &args[i];
     if (!pp->is_tensor) {
       if (a->kind != PTO_ARG_SCALAR)
-        s = fail(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a scalar", fn, pp->name);
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a scalar", fn, pp->name);
       else
         scalars[ns++] = pp->bind == PTO_BIND_LITERAL ? pto_scalar_to_slot(pp->value)
                                                      : pto_scalar_to_slot(a->scalar);
@@ -930,36 +961,49 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
       int mine = 0;
       for (pto_dist_tensor *q = w->tensors; q; q = q->next) mine |= q == t;
       if (!mine) {
-        s = fail(PTO_STATUS_INVALID_ARGUMENT,
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                  "%s: parameter '%s': the tensor is not a live tensor of this distributed worker "
                  "(only the worker that allocated a tensor can use it)",
                  fn, pp->name);
+        break;
+      }
+      int bad = t->dtype != pp->dtype || t->rank != pp->rank;
+      for (int k = 0; !bad && k < t->rank; k++)
+        bad = pp->dims[k].sym < 0 && pp->dims[k].value >= 0 && pp->dims[k].value != t->shape[k];
+      if (bad) {
+        char got[96];
+        int o = 0;
+        for (int k = 0; k < t->rank && o < (int)sizeof got - 24; k++)
+          o += snprintf(got + o, sizeof got - (size_t)o, "%s%lld", k ? "x" : "", (long long)t->shape[k]);
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                 "%s: parameter '%s' is %s of rank %d; the tensor passed is %s [%s]", fn, pp->name,
+                 pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(t->dtype), got);
         break;
       }
       fill_ref(&refs[nt++], t->buf, t->rank, t->shape, t->dtype);
       continue;
     }
     if (a->kind == PTO_ARG_DEVICE_TENSOR) {
-      s = fail(PTO_STATUS_INVALID_ARGUMENT,
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                "%s: parameter '%s': a pto_worker's device tensor cannot cross to a distributed "
                "worker; allocate it with pto_dist_alloc_tensor",
                fn, pp->name);
       break;
     }
     if (a->kind != PTO_ARG_HOST_TENSOR) {
-      s = fail(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a tensor", fn, pp->name);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a tensor", fn, pp->name);
       break;
     }
     const pto_host_tensor *h = &a->host;
     if (h->dtype != pp->dtype || h->rank != pp->rank) {
-      s = fail(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s': expected %s of rank %d, got %s of rank %d",
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s': expected %s of rank %d, got %s of rank %d",
                fn, pp->name, pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(h->dtype), h->rank);
       break;
     }
     int ok;
     uint64_t nb = bytes_of(h->rank, h->shape, h->dtype, &ok);
     if (!ok) {
-      s = fail(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s': bad shape", fn, pp->name);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s': bad shape", fn, pp->name);
       break;
     }
     buffer *b = get_buffer(w, w->io_buf[i]);
@@ -1003,8 +1047,9 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
   clock_gettime(CLOCK_MONOTONIC, &t1);
   uint64_t ts = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
   gather(w, ts, (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec - ts);
+  emit_run_strace(w, ++w->nruns);
   if (!s && (rc || w->fatal_code))
-    s = fail(PTO_STATUS_INTERNAL, "host @%s: %s", sig->entry,
+    s = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s", sig->entry,
              w->fatal[0] ? w->fatal : "the host code failed");
   /* Windows and host-created tensors live for one run; acc_rec records end with it. */
   for (size_t i = 0; i < w->nbufs; i++) {
@@ -1018,11 +1063,51 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
     const pto_sig_param *pp = &sig->params[i];
     if (!pp->is_tensor || pp->dir == PTO_DIR_IN || args[i].kind != PTO_ARG_HOST_TENSOR) continue;
     if (args[i].readonly)
-      return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is %s but its host tensor is read-only",
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is %s but its host tensor is read-only",
                   fn, pp->name, pp->dir == PTO_DIR_OUT ? "out" : "inout");
     copy_host(NULL, &args[i].host, 1, w->heap + get_buffer(w, w->io_buf[i])->off);
   }
   return PTO_OK;
+}
+
+pto_status pto_dist_worker_call(pto_dist_worker *w, const pto_arg *args, size_t nargs) {
+  if (!w) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_call: worker is NULL");
+  if (!w->program)
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                "pto_dist_worker_call: this worker was opened without a program (multi-program "
+                "mode, where several programs share it), so there is no program to call: name "
+                "it with pto_dist_worker_run(w, program, args)");
+  return pto_dist_worker_run(w, w->program, args, nargs);
+}
+
+pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p,
+                             const pto_arg *args, size_t nargs) {
+  static const char fn[] = "pto_dist_run_once";
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
+  for (size_t i = 0; i < nargs; i++)
+    if (args[i].kind == PTO_ARG_DIST_TENSOR)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                  "%s: argument %zu is a resident tensor; a one-shot run opens and closes its "
+                  "own worker, so it cannot use tensors resident on another: open a "
+                  "pto_dist_worker and run on it",
+                  fn, i);
+  if (!pto_program_is_host(p))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the program's entry is not a host function", fn);
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
+  cfg.sz = sizeof cfg;
+  int32_t ids[PTO__DIST_MAX_RANKS];
+  int nd = pto_program_device_count(p);
+  for (int r = 0; r < nd && r < PTO__DIST_MAX_RANKS; r++) ids[r] = pto_program_device_id(p, r);
+  cfg.ndevices = nd;
+  cfg.device_ids = ids;
+  cfg.program = NULL;
+  pto_dist_worker *w = NULL;
+  PTO_RETURN_IF_ERROR(pto_dist_worker_open(&cfg, &w));
+  pto_status s = pto_dist_worker_run(w, p, args, nargs);
+  pto_dist_worker_close(w);
+  return s;
 }
 
 /* ---- resident and stacked tensors ------------------------------------------------------- */
@@ -1031,9 +1116,9 @@ static pto_status new_tensor(pto_dist_worker *w, int ndim, const int64_t *shape,
                              int owner, int stacked, pto_dist_tensor **out) {
   int ok;
   uint64_t nb = bytes_of(ndim, shape, (int32_t)dt, &ok);
-  if (!ok) return fail(PTO_STATUS_INVALID_ARGUMENT, "bad rank, shape or dtype");
+  if (!ok) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "bad rank, shape or dtype");
   pto_dist_tensor *t = calloc(1, sizeof *t);
-  if (!t) return fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!t) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   pto_status s = new_buffer(w, BUF_RESIDENT, nb, "a resident tensor", &t->buf);
   if (s) {
     free(t);
@@ -1054,22 +1139,22 @@ static pto_status new_tensor(pto_dist_worker *w, int ndim, const int64_t *shape,
 }
 
 static pto_status mine(pto_dist_worker *w, const pto_dist_tensor *t, const char *fn) {
-  if (!w) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: worker is NULL", fn);
+  if (!w) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker is NULL", fn);
   if (w->broken) return broken(w);
   for (pto_dist_tensor *q = w->tensors; q; q = q->next)
     if (q == t) return PTO_OK;
-  return fail(PTO_STATUS_INVALID_ARGUMENT,
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
               "%s: not a live tensor of this distributed worker (freed, or another worker's)", fn);
 }
 
 pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
                                  const void *init, int worker_id, pto_dist_tensor **out) {
   static const char fn[] = "pto_dist_alloc_tensor";
-  if (!w || !out || !shape) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
+  if (!w || !out || !shape) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
   *out = NULL;
   if (w->broken) return broken(w);
   if (worker_id < 0 || worker_id >= w->n)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: worker_id %d is out of range (0 to %d)", fn,
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker_id %d is out of range (0 to %d)", fn,
                 worker_id, w->n - 1);
   pto_status s = new_tensor(w, ndim, shape, dt, worker_id, 0, out);
   if (s) return pto_status_annotate(s, "%s", fn);
@@ -1100,22 +1185,22 @@ pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tens
                                          const int *worker_ids, pto_dist_tensor **out) {
   static const char fn[] = "pto_dist_alloc_stacked_tensor";
   if (!w || !out || !host || !worker_ids)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
   *out = NULL;
   if (w->broken) return broken(w);
   if (host->rank < 2)
-    return fail(PTO_STATUS_INVALID_ARGUMENT,
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                 "%s: a stacked tensor has rank >= 2 (shards along dim 0), got rank %d", fn,
                 host->rank);
   int64_t B = host->shape[0];
   for (int64_t i = 0; i < B; i++) {
     if (worker_ids[i] < 0 || worker_ids[i] >= w->n)
-      return fail(PTO_STATUS_INVALID_ARGUMENT,
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                   "%s: worker_ids[%lld] = %d is out of range (0 to %d)", fn, (long long)i,
                   worker_ids[i], w->n - 1);
     for (int64_t j = 0; j < i; j++)
       if (worker_ids[j] == worker_ids[i])
-        return fail(PTO_STATUS_INVALID_ARGUMENT,
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                     "%s: worker_ids[%lld] and worker_ids[%lld] are both %d; each shard goes to a "
                     "different worker",
                     fn, (long long)j, (long long)i, worker_ids[i]);
@@ -1151,7 +1236,7 @@ pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t) {
 static pto_status check_bytes(pto_dist_worker *w, pto_dist_tensor *t, size_t n, const char *fn) {
   uint64_t have = get_buffer(w, t->buf)->bytes;
   if (n != have)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: %zu bytes given, the tensor has %llu", fn, n,
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %zu bytes given, the tensor has %llu", fn, n,
                 (unsigned long long)have);
   return PTO_OK;
 }
@@ -1160,7 +1245,7 @@ pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t, const void *
   static const char fn[] = "pto_dist_copy_to";
   PTO_RETURN_IF_ERROR(mine(w, t, fn));
   PTO_RETURN_IF_ERROR(check_bytes(w, t, n, fn));
-  if (n && !host) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: host is NULL", fn);
+  if (n && !host) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: host is NULL", fn);
   memcpy(w->heap + get_buffer(w, t->buf)->off, host, n);
   return PTO_OK;
 }
@@ -1169,7 +1254,7 @@ pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t
   static const char fn[] = "pto_dist_copy_from";
   PTO_RETURN_IF_ERROR(mine(w, t, fn));
   PTO_RETURN_IF_ERROR(check_bytes(w, t, n, fn));
-  if (n && !host) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: host is NULL", fn);
+  if (n && !host) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: host is NULL", fn);
   memcpy(host, w->heap + get_buffer(w, t->buf)->off, n);
   return PTO_OK;
 }
@@ -1180,7 +1265,7 @@ pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
   PTO_RETURN_IF_ERROR(mine(w, t, fn));
   if (!out || out->dtype != t->dtype || out->rank != t->rank ||
       memcmp(out->shape, t->shape, (size_t)t->rank * sizeof *t->shape) != 0)
-    return fail(PTO_STATUS_INVALID_ARGUMENT,
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                 "%s: the host tensor must have the stacked tensor's dtype and shape", fn);
   stacked_copy(w, t, out, 1);
   return PTO_OK;

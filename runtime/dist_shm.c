@@ -159,7 +159,8 @@ static int32_t shm_remote_store(const pto_dist_ctx *d, const void *src, int64_t 
   void *dst = peer_addr(T(d), dst_local, span_bytes(rows, cols, dst_stride, eb), peer);
   if (!dst) return PTO_KERNEL_ERR_DIST;
   copy_rows(dst, dst_stride, src, src_stride, rows, cols, eb);
-  atomic_thread_fence(memory_order_release);
+  /* No fence here: the notify that announces the data is a seq_cst (release) atomic, which
+   * orders these stores before it. */
   return PTO_KERNEL_OK;
 }
 

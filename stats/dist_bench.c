@@ -241,6 +241,109 @@ static pto_status groups(pto_dist_bench_stats *st) {
   return PTO_OK;
 }
 
+/* The stats under construction: rounds are added one by one (from a benchmark or a log), then
+ * folded. */
+typedef struct builder {
+  pto_dist_bench_stats *st;
+  double *host;
+  win **wins;
+} builder;
+
+static pto_status builder_begin(builder *b, int rounds, int warmup, int nranks) {
+  memset(b, 0, sizeof *b);
+  pto_dist_bench_stats *st = calloc(1, sizeof *st);
+  pto__dist_bench_data *d = st ? calloc(1, sizeof *d) : NULL;
+  if (!d) {
+    free(st);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  st->priv = d;
+  st->rounds = rounds;
+  st->warmup = warmup;
+  st->nranks = nranks;
+  b->st = st;
+  d->round_n = calloc((size_t)rounds, sizeof *d->round_n);
+  d->rounds = calloc((size_t)rounds, sizeof *d->rounds);
+  b->host = calloc((size_t)rounds, sizeof *b->host);
+  b->wins = calloc((size_t)rounds, sizeof *b->wins);
+  if (!d->round_n || !d->rounds || !b->host || !b->wins)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  return PTO_OK;
+}
+
+static void builder_free(builder *b) {
+  for (int r = 0; b->wins && b->st && r < b->st->rounds; r++) free(b->wins[r]);
+  free(b->wins);
+  free(b->host);
+  pto_dist_bench_stats_destroy(b->st);
+  memset(b, 0, sizeof *b);
+}
+
+/* Round r's dispatches and host wall. */
+static pto_status builder_add(builder *b, int r, const pto_dist_run_record *rr, double host_us) {
+  pto_dist_bench_stats *st = b->st;
+  pto__dist_bench_data *d = st->priv;
+  PTO_RETURN_IF_ERROR(keep_round(st, r, rr));
+  b->host[r] = host_us;
+  b->wins[r] = malloc(sizeof(win) * (size_t)(rr->ndispatches ? rr->ndispatches : 1));
+  if (!b->wins[r]) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int k = 0; k < rr->ndispatches; k++) {
+    const pto_span *root = span_named(&rr->dispatches[k].launch, "chip.run");
+    b->wins[r][k] = root ? (win){root->ts_ns, root->ts_ns + root->dur_ns} : (win){0, 0};
+  }
+  /* Slots: the first round names them; each later round adds a launch to each. */
+  pto_status s = PTO_OK;
+  if (r == 0) {
+    d->slots = calloc((size_t)(rr->ndispatches ? rr->ndispatches : 1), sizeof *d->slots);
+    if (!d->slots) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int k = 0; !s && k < rr->ndispatches; k++) {
+      const pto_dist_dispatch *dp = &rr->dispatches[k];
+      pto_dist_bench_slot *sl = &d->slots[k];
+      sl->rank = dp->rank;
+      sl->device = dp->device;
+      sl->pid = dp->pid;
+      sl->slot = dp->slot;
+      sl->name = d->rounds[0][k].name;
+      sl->hid = dp->launch.hid;
+      s = pto__bench_stats_create(&sl->stats);
+      st->nslots = k + 1;
+    }
+  }
+  for (int k = 0; !s && k < rr->ndispatches && k < st->nslots; k++) {
+    const pto_dist_dispatch *dp = &rr->dispatches[k];
+    pto_bench_stats *ss = d->slots[k].stats;
+    d->slots[k].tasks = dp->launch.ntasks;
+    s = pto__bench_begin_launch(ss, (uint64_t)dp->pid, 0, dp->launch.inv, dp->launch.hid);
+    for (int q = 0; !s && q < dp->launch.nspans; q++) {
+      const pto_span *sp = &dp->launch.spans[q];
+      const char *in = pto__bench_intern(ss, sp->name, strlen(sp->name));
+      s = in ? pto__bench_add_span(ss, in, sp->depth, sp->ts_ns, sp->dur_ns, sp->is_device)
+             : pto__bench_oom("span names");
+    }
+  }
+  return s;
+}
+
+static pto_status builder_finish(builder *b, pto_dist_bench_stats **out) {
+  pto_dist_bench_stats *st = b->st;
+  pto__dist_bench_data *d = st->priv;
+  pto_status s = fold(st, b->host, b->wins);
+  for (int k = 0; !s && k < st->nslots; k++) {
+    d->slots[k].stats->warmup = st->warmup;
+    d->slots[k].stats->hid = d->slots[k].hid;
+    s = pto__bench_finish(d->slots[k].stats);
+  }
+  if (!s) s = groups(st);
+  if (s) return s;
+  if (!st->unstable_dispatch_slots) st->per_dispatch = d->slots;
+  st->round_ndispatches = d->round_n;
+  st->rounds_dispatches = (const pto_dist_bench_dispatch *const *)d->rounds;
+  *out = st;
+  b->st = NULL;
+  builder_free(b);
+  return PTO_OK;
+}
+
 pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
                               size_t nargs, const pto_bench_options *opt,
                               pto_dist_bench_stats **out) {
@@ -254,23 +357,8 @@ pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, const pt
                            "pto_dist_benchmark: rounds %d (1 to 100000) or warmup %d (0 to "
                            "100000) out of range",
                            o.rounds, o.warmup);
-  pto_dist_bench_stats *st = calloc(1, sizeof *st);
-  pto__dist_bench_data *d = st ? calloc(1, sizeof *d) : NULL;
-  if (!d) {
-    free(st);
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  }
-  st->priv = d;
-  st->rounds = o.rounds;
-  st->warmup = o.warmup;
-  st->nranks = pto_dist_worker_device_count(w);
-  d->round_n = calloc((size_t)o.rounds, sizeof *d->round_n);
-  d->rounds = calloc((size_t)o.rounds, sizeof *d->rounds);
-  double *host = calloc((size_t)o.rounds, sizeof *host);
-  win **wins = calloc((size_t)o.rounds, sizeof *wins);
-  pto_status s = d->round_n && d->rounds && host && wins
-                     ? PTO_OK
-                     : pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  builder b;
+  pto_status s = builder_begin(&b, o.rounds, o.warmup, pto_dist_worker_device_count(w));
   int total = o.warmup + o.rounds;
   for (int i = 0; !s && i < total; i++) {
     s = pto_dist_worker_run(w, p, args, nargs);
@@ -281,70 +369,188 @@ pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, const pt
     }
     if (o.progress) o.progress(o.progress_ctx, i + 1, total);
     if (i < o.warmup) continue;
-    int r = i - o.warmup;
     pto_dist_run_record rr;
     s = pto_dist_worker_last_run(w, &rr);
-    if (!s) s = keep_round(st, r, &rr);
-    if (s) break;
-    host[r] = (double)rr.dur_ns / 1e3;
-    wins[r] = malloc(sizeof(win) * (size_t)(rr.ndispatches ? rr.ndispatches : 1));
-    if (!wins[r]) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-      break;
-    }
-    for (int k = 0; k < rr.ndispatches; k++) {
-      const pto_span *root = span_named(&rr.dispatches[k].launch, "chip.run");
-      wins[r][k] = root ? (win){root->ts_ns, root->ts_ns + root->dur_ns} : (win){0, 0};
-    }
-    /* Slots: the first measured round names them; each later round adds a launch to each. */
-    if (r == 0) {
-      d->slots = calloc((size_t)(rr.ndispatches ? rr.ndispatches : 1), sizeof *d->slots);
-      if (!d->slots) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-      for (int k = 0; !s && k < rr.ndispatches; k++) {
-        const pto_dist_dispatch *dp = &rr.dispatches[k];
-        pto_dist_bench_slot *sl = &d->slots[k];
-        sl->rank = dp->rank;
-        sl->device = dp->device;
-        sl->pid = dp->pid;
-        sl->slot = dp->slot;
-        sl->name = d->rounds[0][k].name;
-        sl->hid = dp->launch.hid;
-        s = pto__bench_stats_create(&sl->stats);
-        st->nslots = k + 1;
-      }
-    }
-    for (int k = 0; !s && k < rr.ndispatches && k < st->nslots; k++) {
-      const pto_dist_dispatch *dp = &rr.dispatches[k];
-      pto_bench_stats *ss = d->slots[k].stats;
-      d->slots[k].tasks = dp->launch.ntasks;
-      s = pto__bench_begin_launch(ss, (uint64_t)dp->pid, 0, dp->launch.inv, dp->launch.hid);
-      for (int q = 0; !s && q < dp->launch.nspans; q++) {
-        const pto_span *sp = &dp->launch.spans[q];
-        const char *in = pto__bench_intern(ss, sp->name, strlen(sp->name));
-        s = in ? pto__bench_add_span(ss, in, sp->depth, sp->ts_ns, sp->dur_ns, sp->is_device)
-               : pto__bench_oom("span names");
-      }
+    if (!s) s = builder_add(&b, i - o.warmup, &rr, (double)rr.dur_ns / 1e3);
+  }
+  if (!s) s = builder_finish(&b, out);
+  if (s) builder_free(&b);
+  return s;
+}
+
+/* ---- an L3 log ---------------------------------------------------------------------------- */
+
+typedef struct rec {
+  uint64_t pid, inv, hid, ts, dur;
+  int depth, is_device, rank, slot, chip, l3;
+  char name[64], callee[64];
+} rec;
+
+/* The value of " key=" in [p, end) as text (up to a blank), or NULL. */
+static const char *field(const char *p, const char *end, const char *key, size_t *out_len) {
+  size_t kl = strlen(key);
+  for (const char *q = p; q + kl < end; q++) {
+    if ((q == p || q[-1] == ' ') && !strncmp(q, key, kl) && q[kl] == '=') {
+      const char *v = q + kl + 1, *e = v;
+      while (e < end && *e != ' ' && *e != '\n' && *e != '\r') e++;
+      *out_len = (size_t)(e - v);
+      return v;
     }
   }
-  if (!s) s = fold(st, host, wins);
-  for (int k = 0; !s && k < st->nslots; k++) {
-    d->slots[k].stats->warmup = o.warmup;
-    d->slots[k].stats->hid = d->slots[k].hid;
-    s = pto__bench_finish(d->slots[k].stats);
+  return NULL;
+}
+
+static int num_field(const char *p, const char *end, const char *key, int base, uint64_t *out) {
+  size_t n;
+  const char *v = field(p, end, key, &n);
+  if (!v || !n || n > 20) return 0;
+  char buf[24];
+  memcpy(buf, v, n);
+  buf[n] = '\0';
+  char *e;
+  *out = strtoull(buf, &e, base);
+  return *e == '\0';
+}
+
+static int parse_rec(const char *p, const char *end, rec *r) {
+  memset(r, 0, sizeof *r);
+  r->rank = r->slot = r->chip = -1;
+  uint64_t v;
+  size_t n;
+  const char *nm = field(p, end, "name", &n);
+  if (!nm || n >= sizeof r->name) return 0;
+  memcpy(r->name, nm, n);
+  if (!num_field(p, end, "pid", 10, &r->pid) || !num_field(p, end, "inv", 10, &r->inv) ||
+      !num_field(p, end, "hid", 16, &r->hid) || !num_field(p, end, "ts", 10, &r->ts) ||
+      !num_field(p, end, "dur", 10, &r->dur) || !num_field(p, end, "depth", 10, &v))
+    return 0;
+  r->depth = (int)v;
+  if (num_field(p, end, "rank", 10, &v)) r->rank = (int)v;
+  if (num_field(p, end, "slot", 10, &v)) r->slot = (int)v;
+  if (num_field(p, end, "chip", 10, &v)) r->chip = (int)v;
+  if (num_field(p, end, "l3", 10, &v)) r->l3 = (int)v;
+  const char *clk = field(p, end, "clk", &n);
+  r->is_device = clk && n == 3 && !strncmp(clk, "dev", 3);
+  const char *c = field(p, end, "callee", &n);
+  if (c && n < sizeof r->callee) memcpy(r->callee, c, n);
+  return 1;
+}
+
+pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
+                                pto_dist_bench_stats **out) {
+  *out = NULL;
+  rec *recs = NULL;
+  size_t nrec = 0, cap = 0;
+  const char *end = text + len;
+  for (const char *p = text; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *le = nl ? nl : end;
+    const char *m = NULL;
+    for (const char *q = p; q + 14 <= le; q++)
+      if (!strncmp(q, "[STRACE] v=1 ", 13)) {
+        m = q + 13;
+        break;
+      }
+    if (m) {
+      if (nrec == cap) {
+        cap = cap ? 2 * cap : 1024;
+        rec *nr = realloc(recs, cap * sizeof *nr);
+        if (!nr) {
+          free(recs);
+          return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
+        }
+        recs = nr;
+      }
+      if (parse_rec(m - 1, le, &recs[nrec])) nrec++;
+    }
+    p = nl ? nl + 1 : end;
   }
-  if (!s) s = groups(st);
-  for (int r = 0; r < o.rounds && wins; r++) free(wins[r]);
-  free(wins);
-  free(host);
-  if (s) {
-    pto_dist_bench_stats_destroy(st);
+  /* Rounds: the host.run records (l3=1) of the first process that wrote them, in inv order. */
+  int nrounds = 0, nranks = 0;
+  uint64_t parent = 0;
+  for (size_t i = 0; i < nrec; i++)
+    if (recs[i].l3 && !strcmp(recs[i].name, "host.run")) {
+      if (!parent) parent = recs[i].pid;
+      if (recs[i].pid == parent) nrounds++;
+    }
+  pto_status s = PTO_OK;
+  if (nrounds <= warmup) {
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "no L3 runs to measure: the log holds %d host.run record%s (l3=1) and "
+                        "%d are warmup; write it with PTO_LOG_LEVEL=timing (or pto run --trace) "
+                        "around a distributed worker's runs",
+                        nrounds, nrounds == 1 ? "" : "s", warmup);
+    free(recs);
     return s;
   }
-  if (!st->unstable_dispatch_slots) st->per_dispatch = d->slots;
-  st->round_ndispatches = d->round_n;
-  st->rounds_dispatches = (const pto_dist_bench_dispatch *const *)d->rounds;
-  *out = st;
-  return PTO_OK;
+  builder b;
+  int measured = nrounds - warmup;
+  pto_dist_dispatch *disp = NULL;
+  size_t capd = 0;
+  int round = -1;
+  for (size_t i = 0; !s && i < nrec; i++) {
+    if (!(recs[i].l3 && recs[i].pid == parent && !strcmp(recs[i].name, "host.run"))) continue;
+    round++;
+    if (round < warmup) continue;
+    if (round == warmup) {
+      /* the world size: the largest rank seen + 1 */
+      for (size_t j = 0; j < nrec; j++)
+        if (recs[j].rank + 1 > nranks) nranks = recs[j].rank + 1;
+      if ((s = builder_begin(&b, measured, warmup, nranks))) break;
+    }
+    const rec *hr = &recs[i];
+    /* This run's dispatches: its host.dispatch lines, each matched to the chip's launch. */
+    int nd = 0;
+    for (size_t j = 0; j < nrec; j++) {
+      const rec *x = &recs[j];
+      if (x->pid != parent || x->inv != hr->inv || strcmp(x->name, "host.dispatch")) continue;
+      if ((size_t)nd == capd) {
+        capd = capd ? 2 * capd : 64;
+        pto_dist_dispatch *nd2 = realloc(disp, capd * sizeof *nd2);
+        if (!nd2) {
+          s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
+          break;
+        }
+        disp = nd2;
+      }
+      pto_dist_dispatch *dp = &disp[nd++];
+      memset(dp, 0, sizeof *dp);
+      dp->rank = x->rank;
+      dp->device = x->rank;
+      dp->pid = x->chip;
+      dp->slot = x->slot;
+      dp->name = x->callee;
+      dp->launch.hid = x->hid;
+      dp->launch.ok = 1;
+      /* the chip's invocation whose chip.run starts at the dispatch's ts */
+      uint64_t cinv = 0;
+      for (size_t k = 0; k < nrec; k++)
+        if ((int)recs[k].pid == x->chip && recs[k].depth == 0 && recs[k].ts == x->ts &&
+            !strcmp(recs[k].name, "chip.run")) {
+          cinv = recs[k].inv;
+          break;
+        }
+      dp->launch.inv = cinv;
+      for (size_t k = 0; k < nrec && dp->launch.nspans < PTO_LAUNCH_MAX_SPANS; k++) {
+        const rec *c = &recs[k];
+        if ((int)c->pid != x->chip || c->inv != cinv || !cinv) continue;
+        pto_span *sp = &dp->launch.spans[dp->launch.nspans++];
+        sp->name = c->name;
+        sp->depth = c->depth;
+        sp->ts_ns = c->ts;
+        sp->dur_ns = c->dur;
+        sp->is_device = c->is_device;
+      }
+    }
+    if (s) break;
+    pto_dist_run_record rr = {hr->ts, hr->dur, nd, disp, 0};
+    s = builder_add(&b, round - warmup, &rr, (double)hr->dur / 1e3);
+  }
+  if (!s) s = builder_finish(&b, out);
+  else if (round >= warmup) builder_free(&b);
+  free(disp);
+  free(recs);
+  return s;
 }
 
 /* ---- text ------------------------------------------------------------------------------- */

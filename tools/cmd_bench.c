@@ -201,6 +201,11 @@ const pto_cmd cli_cmd_bench = {
     "  host wall     the whole launch on the host: bind, run, copy back (chip.run)\n"
     "  effective     the union of the orchestration and scheduling windows on the device\n"
     "The inputs are bound once, as 'pto run' binds them, and fed to every launch.\n"
+    "A program with a host entry (--devices) runs its rounds on a distributed worker and prints\n"
+    "the L3 views: per_round (device: the max over ranks of a rank's summed dispatch device\n"
+    "walls; host: the whole run; effective; union of the dispatch windows), per_rank,\n"
+    "per_dispatch (rank R's S-th call of each round), dispatch_groups (by orch function);\n"
+    "--json adds rounds_dispatches, dispatch_tasks, unstable_dispatch_slots, fallback_flattened.\n"
     "\n"
     "options:\n"
     "  --rounds N    measured launches (default 100)\n"
@@ -229,5 +234,6 @@ const pto_cmd cli_cmd_bench = {
     "exit status: 0 success, 1 a launch failed, 2 bad usage or input.\n"
     "\n"
     "example:\n"
-    "  pto bench examples/chain.ptir --dim M=64 --in alpha=1 --rounds 50 --warmup 5 --tree\n",
+    "  pto bench examples/chain.ptir --dim M=64 --in alpha=1 --rounds 50 --warmup 5 --tree\n"
+    "  pto bench examples/allreduce_mesh.ptir --devices 2 --dim M=64 --tree --rank 1\n",
     cmd_bench};

@@ -294,7 +294,11 @@ const pto_cmd cli_cmd_run = {
     "\n"
     "Runs PROG once on a sim worker. PROG is a .ptir file (compiled through the binary cache) or "
     "a\n"
-    "work dir made by 'pto compile' (hand-edited sources are rebuilt first).\n"
+    "work dir made by 'pto compile' (hand-edited sources are rebuilt first). A program with a host\n"
+    "entry (L3) runs on a distributed worker: one chip process per device of its device set\n"
+    "(--devices), the host function in this process; --check then compares with the reference\n"
+    "interpreter running one simulated rank per device. PTO_DIST_TIMEOUT_MS bounds every\n"
+    "dist.wait (default 5000).\n"
     "\n"
     "inputs:\n"
     "  --in NAME=SOURCE    feed parameter NAME: FILE.npy, random[:SEED] (uniform in [-1,1) for\n"
@@ -328,5 +332,6 @@ const pto_cmd cli_cmd_run = {
     "\n"
     "example:\n"
     "  pto run examples/add.ptir --dim M=100 --check --out c=c.npy\n"
-    "  pto run examples/chain.ptir --dim M=256 --in alpha=0.5 --swimlane chain.json\n",
+    "  pto run examples/chain.ptir --dim M=256 --in alpha=0.5 --swimlane chain.json\n"
+    "  pto run examples/allreduce_mesh.ptir --devices 4 --dim M=128 --check\n",
     cmd_run};

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "pto/base.h"
 #include "pto/bench.h"
+#include "pto/dist_bench.h"
 
 static const char *k_cmd = "trace";
 
@@ -109,6 +110,26 @@ int cli_print_stats(const char *cmd, const pto_bench_stats *st, const cli_stats_
   return PTO_EXIT_OK;
 }
 
+/* An L3 log: per_round, per_rank, per_dispatch, ... (pto/dist_bench.h). Warmup: the given
+ * count, else none (a log of one pto run --trace is one measured run). */
+static int trace_l3(const char *log, const char *text, size_t len, const cli_stats_view *view,
+                    int warmup) {
+  pto_dist_bench_stats *st = NULL;
+  char *out = NULL;
+  pto_status s = pto_dist_trace_parse(text, len, warmup < 0 ? 0 : warmup, &st);
+  if (s) return cli_fail(k_cmd, pto_status_annotate(s, "%s", log));
+  if (view->json) s = pto_dist_bench_stats_to_json(st, &out);
+  else s = pto_dist_bench_stats_render(st, &out);
+  if (!s) {
+    if (!view->json) printf("%s: distributed runs\n", log);
+    fputs(out, stdout);
+    if (view->json) putchar('\n');
+  }
+  free(out);
+  pto_dist_bench_stats_destroy(st);
+  return s ? cli_fail(k_cmd, s) : PTO_EXIT_OK;
+}
+
 int cmd_trace(int argc, char **argv) {
   cli_stats_view view;
   cli_stats_view_init(&view);
@@ -128,6 +149,19 @@ int cmd_trace(int argc, char **argv) {
   }
   if (!log) return cli_usage_error(k_cmd, "no log file given");
 
+  /* A log of distributed (L3) runs: the same views as pto bench gives a host program. */
+  {
+    uint8_t *text = NULL;
+    size_t len = 0;
+    pto_status rs = strcmp(log, "-") ? pto_file_read(log, 1, &text, &len) : PTO_OK;
+    if (!rs && text && memmem(text, len, "name=host.run", 13) && memmem(text, len, " l3=1", 5)) {
+      int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup);
+      free(text);
+      return rc;
+    }
+    pto_status_free(rs); /* the L2 path below reports it */
+    free(text);
+  }
   pto_bench_stats *st = NULL;
   pto_status s;
   if (!strcmp(log, "-")) {

@@ -54,6 +54,25 @@ static inline pto_program *ex_compile(const char *dir, const char *file) {
   return prog;
 }
 
+/* The same for a program with a host entry (L3), for the device set 0 .. ndevices-1 (part of
+ * such a program's cache key). */
+static inline pto_program *ex_compile_devices(const char *dir, const char *file, int ndevices) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  pto_ir_program *ir = NULL;
+  EX_CHECK(pto_ir_parse_file(path, &ir));
+  int32_t ids[PTO_MAX_DEVICES];
+  for (int i = 0; i < ndevices && i < PTO_MAX_DEVICES; i++) ids[i] = i;
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  opt.devices = ids;
+  opt.ndevices = ndevices;
+  pto_program *prog = NULL;
+  EX_CHECK(pto_compile(ir, &opt, &prog));
+  pto_ir_program_destroy(ir);
+  return prog;
+}
+
 /* A worker on the sim platform with 2 core threads (0 would mean one per online CPU). */
 static inline pto_worker *ex_open_worker(void) {
   pto_run_config cfg;

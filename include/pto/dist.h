@@ -36,6 +36,9 @@ typedef struct pto_dist_config {
   uint64_t shared_heap_bytes;  /* the shared heap (address space, committed as used); 0: 1 GiB */
   uint64_t chip_memory_bytes;  /* each chip's private arena for intermediates; 0: 256 MiB */
   uint32_t wait_timeout_ms;    /* dist.wait deadline; 0: $PTO_DIST_TIMEOUT_MS, else 5000 */
+  /* Single-program mode: the worker runs this host program (retained) and pto_dist_worker_call
+   * is its shortcut. NULL: multi-program mode, where every run names its program. */
+  const pto_program *program;
 } pto_dist_config;
 
 PTO_API void pto_dist_config_init(pto_dist_config *cfg);
@@ -55,6 +58,16 @@ PTO_API int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
  * worker's size and ids. The chips load its callees at the first run. */
 PTO_API pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
                                size_t nargs);
+
+/* Single-program mode's shortcut: pto_dist_worker_run with the program given at open. Refused
+ * on a worker opened without one (multi-program mode), which must name each run's program. */
+PTO_API pto_status pto_dist_worker_call(pto_dist_worker *w, const pto_arg *args, size_t nargs);
+
+/* One-shot: opens a worker for p's device set (cfg may be NULL: defaults), runs p once, closes.
+ * Host tensors and scalars only: a resident or stacked tensor belongs to a worker that outlives
+ * the run, so it is refused. */
+PTO_API pto_status pto_dist_run_once(const pto_dist_config *cfg, const pto_program *p,
+                                     const pto_arg *args, size_t nargs);
 
 /* ---- what the last run did (for measurement: pto_dist_benchmark in pto/bench.h) ------- */
 

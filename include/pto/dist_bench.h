@@ -84,6 +84,12 @@ typedef struct pto_dist_bench_stats {
 PTO_API pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
                               size_t nargs, const pto_bench_options *opt,
                               pto_dist_bench_stats **out_stats);
+/* The same views from [STRACE] v=1 text of distributed runs (PTO_LOG_LEVEL=timing, pto run
+ * --trace): each run is the parent's host.run record (l3=1), its calls the host.dispatch records
+ * (rank, slot, callee, the chip's pid), each matched to the chip's own spans (rank=). The first
+ * warmup runs are dropped. Fails when the text holds no more runs than that. */
+PTO_API pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
+                                        pto_dist_bench_stats **out_stats);
 PTO_API void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st);
 /* A text report: per_round, per_rank, per_dispatch and dispatch_groups as tables. */
 PTO_API pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st, char **out_text);

@@ -34,6 +34,14 @@ done
 run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 3 --tree --rank 1 && expect_out "device_wall"
 run_pto 2 bench "$P" --devices 2 --dim M=64 --rounds 3 --tree && expect_out "choose it with --rank"
 
+# pto trace reads the log of a benchmark into the same L3 views, with the same numbers.
+PTO_LOG_LEVEL=timing "$PTO" bench "$P" --devices 2 --dim M=64 --rounds 6 --warmup 2 >"$T/bench.txt" 2>"$T/l3.log"
+run_pto 0 trace "$T/l3.log" --warmup 2 && expect_out "distributed runs"
+expect_true "bench and trace agree on every view" \
+  diff <(sed -n '/^6 rounds/,$p' "$T/bench.txt") <(sed -n '/^6 rounds/,$p' <<<"$OUT")
+run_pto 0 trace "$T/l3.log" --warmup 2 --json && expect_out '"per_dispatch"'
+run_pto 2 trace "$T/l3.log" --warmup 8 && expect_out "no L3 runs to measure"
+
 # A wait that no rank can satisfy: rank 0 waits for a signal nobody sends.
 cat >"$T/stuck.ptir" <<'PTIR'
 program stuck

@@ -467,7 +467,7 @@ static int32_t m_remote_load(const pto_dist_ctx *d, void *dst, int64_t dst_strid
   if (peer < 0 || peer >= d->nranks) return PTO_KERNEL_ERR_DIST;
   const char *src = peer_addr(d, src_local, peer);
   if (!src) return PTO_KERNEL_ERR_DIST;
-  atomic_thread_fence(memory_order_acquire);
+  /* (ordered after the peer's stores by the acquire load of the wait that precedes it) */
   for (int64_t r = 0; r < rows; r++)
     memcpy((char *)dst + r * dst_stride * elem_bytes, src + r * src_stride * elem_bytes,
            (size_t)(cols * elem_bytes));

@@ -177,7 +177,7 @@ static void make_sig(hsig *h, int64_t rows0, int rank0) {
                             .dtype = PTO_DTYPE_F32, .rank = 2};
   (void)rows0;
   for (int i = 0; i < 2; i++)
-    for (int d = 0; d < PTO_MAX_RANK; d++) h->p[i].dims[d].sym = -1;
+    for (int d = 0; d < PTO_MAX_RANK; d++) h->p[i].dims[d] = (pto_sig_dim){-1, -1};
 }
 
 static pto_program *host_program(pto_host_entry_fn fn, int n, const int32_t *ids, int rank0) {
@@ -408,6 +408,52 @@ static void test_resident_and_stacked(void **state) {
   pto_dist_worker_close(w); /* frees the stacked tensor */
 }
 
+static void test_modes(void **state) {
+  (void)state;
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  pto_program *other = host_program(host_chain, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 2.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+
+  /* Multi-program mode: the shortcut has no program to call. */
+  pto_dist_worker *multi = open_worker(2, NULL);
+  assert_status_contains(pto_dist_worker_call(multi, args, 2),
+                         "opened without a program (multi-program mode");
+  pto_dist_worker_close(multi);
+
+  /* Single-program mode: the shortcut runs it; another program is refused. */
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  cfg.ncores_per_chip = 1;
+  cfg.program = p;
+  pto_dist_worker *single = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &single));
+  assert_pto_ok(pto_dist_worker_call(single, args, 2));
+  assert_true(y[7] == x[7] + 1.0f);
+  assert_status_contains(pto_dist_worker_run(single, other, args, 2), "single-program mode");
+  pto_dist_worker_close(single);
+
+  /* One-shot: host tensors yes, resident tensors no. */
+  memset(y, 0, sizeof y);
+  assert_pto_ok(pto_dist_run_once(NULL, p, args, 2));
+  assert_true(y[9] == x[9] + 1.0f);
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_dist_tensor *r = NULL;
+  assert_pto_ok(pto_dist_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, x, 0, &r));
+  pto_arg rargs[2] = {pto_arg_dist(r), pto_arg_host(&ty)};
+  assert_status_contains(pto_dist_run_once(NULL, p, rargs, 2),
+                         "argument 0 is a resident tensor; a one-shot run");
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+  pto_program_release(other);
+}
+
 static void test_killed_chip(void **state) {
   (void)state;
   pto_dist_worker *w = open_worker(2, NULL);
@@ -537,6 +583,7 @@ int main(void) {
       cmocka_unit_test(test_device_ids_and_mismatch),
       cmocka_unit_test(test_bad_device_index),
       cmocka_unit_test(test_resident_and_stacked),
+      cmocka_unit_test(test_modes),
       cmocka_unit_test(test_killed_chip),
       cmocka_unit_test(test_benchmark_views),
   };
