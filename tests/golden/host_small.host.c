@@ -23,14 +23,17 @@ static int32_t ph_fatal(ph_state *st, int32_t code, const char *msg) {
   return st->rc;
 }
 
-/* PTIR's integer division floors; mod has the sign of b. */
+/* PTIR's integer division floors; mod has the sign of b. Like kernels: the minimum divided
+ * by -1 wraps, a zero divisor fails the run. */
 static int64_t ph_div(ph_state *st, int64_t a, int64_t b) {
   if (b == 0) return ph_fatal(st, PTO_KERNEL_ERR_DIV_ZERO, "integer division by zero"), 0;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 static int64_t ph_mod(ph_state *st, int64_t a, int64_t b) {
   if (b == 0) return ph_fatal(st, PTO_KERNEL_ERR_DIV_ZERO, "integer division by zero"), 0;
+  if (b == -1) return 0;
   int64_t m = a % b;
   return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
