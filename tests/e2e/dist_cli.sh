@@ -71,6 +71,10 @@ ms=$((($(date +%s%N) - start) / 1000000))
 expect_out "rank 0: dist.wait timed out after 300 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
 expect_true "it failed within the timeout plus start-up ($ms ms)" test "$ms" -lt 10000
 
+# A zero divisor in host code fails the run, naming the host function.
+run_pto 1 run "$PTO_SOURCE_DIR/tests/programs/host_div.ptir" --devices 1 --in a=7 --in b=0 &&
+  expect_out "host @main: integer division by zero"
+
 # Misuse.
 run_pto 2 run "$EX/add.ptir" --devices 2 && expect_out "--devices applies to programs with a host entry"
 run_pto 2 run "$P" --devices 2,2 && expect_out "device id 2 appears twice"
