@@ -37,6 +37,7 @@ static const pto_op_info k_ops[PTO_OP_COUNT] = {
     [PTO_OP_TILE_RELU] = {"tile.relu", K, 1, 1, "", 1, 0, PTO_OPC_UNARY, PTO_FN_RELU},
     [PTO_OP_TILE_NEG] = {"tile.neg", K, 1, 1, "", 1, 0, PTO_OPC_UNARY, PTO_FN_NEG},
     [PTO_OP_TILE_ABS] = {"tile.abs", K, 1, 1, "", 1, 0, PTO_OPC_UNARY, PTO_FN_ABS},
+    [PTO_OP_TILE_SIGMOID] = {"tile.sigmoid", K, 1, 1, "", 1, 0, PTO_OPC_UNARY, PTO_FN_SIGMOID, 1},
     [PTO_OP_TILE_CAST] = {"tile.cast", K, 2, 2, "", 1, 0, PTO_OPC_CAST, PTO_FN_NONE},
     [PTO_OP_TILE_ROW_SUM] = {"tile.row_sum", K, 1, 1, "", 1, 0, PTO_OPC_REDUCE_ROW, PTO_FN_ADD},
     [PTO_OP_TILE_ROW_MAX] = {"tile.row_max", K, 1, 1, "", 1, 0, PTO_OPC_REDUCE_ROW, PTO_FN_MAX},

@@ -196,6 +196,7 @@ typedef enum pto_opcode {
   PTO_OP_DIST_WAIT,
   PTO_OP_DIST_REMOTE_LOAD,
   PTO_OP_DIST_REMOTE_STORE,
+  PTO_OP_TILE_SIGMOID,
   PTO_OP_COUNT
 } pto_opcode;
 
@@ -257,6 +258,7 @@ typedef enum pto_op_fn {
   PTO_FN_RELU,
   PTO_FN_NEG,
   PTO_FN_ABS,
+  PTO_FN_SIGMOID,
 } pto_op_fn;
 
 typedef struct pto_op_info {
