@@ -102,7 +102,7 @@ int pto__loader_compiler_loaded(void) { return g_compiler != NULL; }
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 static pto_status write_manifest(const char *dir, const pto_compile_output *out,
-                             const char *toolchain, const char *cache_key) {
+                                 const char *toolchain, const char *cache_key) {
   pto_manifest m;
   memset(&m, 0, sizeof m);
   pto_status s = pto_signature_copy(&out->sig, &m.sig);

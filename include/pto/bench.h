@@ -37,10 +37,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pto/export.h"
 #include "pto/loader.h"
 #include "pto/runtime.h"
 #include "pto/status.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -146,8 +146,9 @@ PTO_API pto_bench_summary pto_bench_summarize(const double *values, int n);
  * NULL), runs opt->warmup + opt->rounds launches with args through that one handle and collects
  * the measured launches' spans. A failed launch fails the whole call, naming the launch. opt may
  * be NULL (defaults). */
-PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *args, size_t nargs,
-                         const pto_bench_options *opt, pto_bench_stats **out_stats);
+PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *args,
+                                 size_t nargs, const pto_bench_options *opt,
+                                 pto_bench_stats **out_stats);
 
 /* ---- [STRACE] logs ---------------------------------------------------------------------- */
 
@@ -165,10 +166,10 @@ PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_
  * explicit warmup leaves nothing of the chosen hid: a log without measurements is an error, never
  * zeros. */
 PTO_API pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options *opt,
-                           pto_bench_stats **out_stats);
+                                   pto_bench_stats **out_stats);
 /* pto_trace_parse of a file's contents; errors name the file. */
 PTO_API pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
-                                pto_bench_stats **out_stats);
+                                        pto_bench_stats **out_stats);
 
 /* ---- span trees ------------------------------------------------------------------------- */
 
@@ -202,17 +203,18 @@ typedef struct pto_bench_tree {
 } pto_bench_tree;
 
 /* The mean tree over every measured launch. */
-PTO_API pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats, pto_bench_tree **out_tree);
+PTO_API pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats,
+                                             pto_bench_tree **out_tree);
 /* The tree of measured launch i (0 <= i < nlaunches): every node's count is 1. */
 PTO_API pto_status pto_bench_stats_launch_tree(const pto_bench_stats *stats, int i,
-                                       pto_bench_tree **out_tree);
+                                               pto_bench_tree **out_tree);
 PTO_API void pto_bench_tree_destroy(pto_bench_tree *tree);
 
 /* The tree as text, one line per node, each ending in '\n' (see the header comment): the mean as
  * "%.1fus", then per spread "±%.1f" and/or "[%.1f..%.1f]". max_level >= 0 keeps the nodes of
  * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is malloc'd. */
-PTO_API pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread, int max_level,
-                                 char **out_text);
+PTO_API pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread,
+                                         int max_level, char **out_text);
 
 /* The statistics table (one row per metric: n, min, median, mean, max, stdev in us), malloc'd. */
 PTO_API pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats, char **out_text);
@@ -245,13 +247,13 @@ typedef struct pto_swimlane_task {
  * earliest time given. Every event carries ph, ts, dur, pid, tid and name. Fails on a task that
  * ends before it starts or starts before it is ready. spans may be NULL with nspans 0. */
 PTO_API pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspans,
-                              const pto_swimlane_task *tasks, size_t ntasks);
+                                      const pto_swimlane_task *tasks, size_t ntasks);
 
 /* pto_swimlane_write of one launch recorded by the runtime (pto_worker_last_launch_tasks): rec's
  * spans (rec may be NULL: no host track) and the tasks that ran (core >= 0); a task that did not
  * run (a failed launch) is left out, and so are the arrows from it. */
 PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *rec,
-                                     const pto_task_record *tasks, size_t ntasks);
+                                             const pto_task_record *tasks, size_t ntasks);
 
 /* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose
  * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,

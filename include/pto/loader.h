@@ -10,11 +10,11 @@
 #include <stdint.h>
 
 #include "pto/compile_api.h" /* pto_compile_options: the loader never links the compiler */
+#include "pto/export.h"
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
 #include "pto/signature.h"
 #include "pto/status.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,11 +54,12 @@ PTO_API pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuil
 
 /* For embedders and tests with functions in hand (no shared objects): a program whose
  * orchestration and kernels are the given function pointers. sig is copied; names copied. */
-PTO_API pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_bind_fn bind,
-                                             pto_orch_entry_fn entry, int nkernels,
-                                             const pto_kernel_fn *kernels,
-                                             const char *const *kernel_names,
-                                             uint64_t scratch_bytes, pto_program **out_program);
+PTO_API pto_status pto_program_create_from_functions(const pto_signature *sig,
+                                                     pto_orch_bind_fn bind, pto_orch_entry_fn entry,
+                                                     int nkernels, const pto_kernel_fn *kernels,
+                                                     const char *const *kernel_names,
+                                                     uint64_t scratch_bytes,
+                                                     pto_program **out_program);
 
 PTO_API void pto_program_retain(pto_program *p);
 PTO_API void pto_program_release(pto_program *p);
@@ -86,18 +87,18 @@ PTO_API const char *pto_program_work_dir(const pto_program *p);
  * compiling it. A cache that cannot be used (refused, read-only, full) is warned about once
  * (pto/cache.h) and the program is compiled without it. */
 PTO_API pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
-                       pto_program **out_program);
+                               pto_program **out_program);
 /* Compiles without touching the cache (a temporary work dir, removed after loading). */
 PTO_API pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
-                                pto_program **out_program);
+                                        pto_program **out_program);
 /* Writes a complete work dir at dir (created if missing); the manifest is written last. With
  * use_cache the binary cache's entry for the key is copied in (every file checked against its
  * hash on the way), after building and publishing it on a miss; without, dir is built directly. */
 PTO_API pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
-                              const char *dir, int use_cache);
+                                      const char *dir, int use_cache);
 /* The cache key (32 hex digits) and, if out_text, the text that was hashed (malloc'd). */
-PTO_API pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt, char out_hex[33],
-                         char **out_text);
+PTO_API pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt,
+                                 char out_hex[33], char **out_text);
 /* $PTO_CACHE_DIR, else $XDG_CACHE_HOME/pto, else ~/.cache/pto. */
 PTO_API pto_status pto_cache_dir(char *out, size_t n);
 

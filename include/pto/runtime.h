@@ -31,10 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pto/export.h"
 #include "pto/loader.h"
 #include "pto/status.h"
 #include "pto/types.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -185,8 +185,9 @@ PTO_API pto_status pto_worker_memory_info(const pto_worker *w, pto_device_memory
 
 /* A device tensor of rank 1..PTO_MAX_RANK, row-major, 64-byte aligned. init (NULL: zeros) holds
  * numel * dtype-size bytes, row-major. */
-PTO_API pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
-                                   const void *init, pto_device_tensor **out_tensor);
+PTO_API pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim, const int64_t *shape,
+                                           pto_dtype dt, const void *init,
+                                           pto_device_tensor **out_tensor);
 /* Frees t. Freeing a tensor a second time is a no-op; a tensor of another worker, or a stale
  * token, is an error. */
 PTO_API pto_status pto_worker_free_tensor(pto_worker *w, pto_device_tensor *t);
@@ -199,7 +200,7 @@ typedef struct pto_device_tensor_info {
   int64_t shape[PTO_MAX_RANK];
 } pto_device_tensor_info;
 PTO_API pto_status pto_device_tensor_describe(const pto_device_tensor *t,
-                                      pto_device_tensor_info *out_info);
+                                              pto_device_tensor_info *out_info);
 /* Accessors of a live tensor; a stale token gives 0, PTO_DTYPE_COUNT, -1, -1. */
 PTO_API uint64_t pto_device_tensor_addr(const pto_device_tensor *t);
 PTO_API pto_dtype pto_device_tensor_dtype(const pto_device_tensor *t);
@@ -216,7 +217,8 @@ PTO_API pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_
 /* Validates p (signature, entry, kernels) and makes it callable on w; retains p. Registering
  * the same program again gives another handle to the same callable (same callable id); the
  * callable is released when its last handle is unregistered, or once at close. */
-PTO_API pto_status pto_worker_register(pto_worker *w, const pto_program *p, pto_handle **out_handle);
+PTO_API pto_status pto_worker_register(pto_worker *w, const pto_program *p,
+                                       pto_handle **out_handle);
 /* The callable id of a live handle, or -1. */
 PTO_API int64_t pto_handle_callable_id(const pto_handle *h);
 /* One launch. args are the entry's parameters in declaration order. Fails without launching
@@ -227,7 +229,7 @@ PTO_API pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t na
 PTO_API void pto_handle_unregister(pto_handle *h);
 /* A launch of p, registering it on first use (kept until close). */
 PTO_API pto_status pto_worker_run(pto_worker *w, const pto_program *p, const pto_arg *args,
-                          size_t nargs);
+                                  size_t nargs);
 
 /* ---- spans --------------------------------------------------------------------------- */
 
@@ -296,8 +298,9 @@ PTO_API pto_status pto_worker_set_record_tasks(pto_worker *w, bool on);
  * (task_id == index), when it was recorded. *out_tasks is owned by the worker and valid until the
  * next launch on it or its close. Fails with PTO_STATUS_NOT_FOUND when there is no launch or the
  * last one was not recorded. */
-PTO_API pto_status pto_worker_last_launch_tasks(const pto_worker *w, const pto_task_record **out_tasks,
-                                        size_t *out_ntasks);
+PTO_API pto_status pto_worker_last_launch_tasks(const pto_worker *w,
+                                                const pto_task_record **out_tasks,
+                                                size_t *out_ntasks);
 
 #ifdef __cplusplus
 }

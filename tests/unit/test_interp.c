@@ -1029,14 +1029,14 @@ static void test_interp_if_else_with_results(void **state) {
 }
 
 static void test_interp_sigmoid_is_one_over_one_plus_exp_minus_x(void **state) {
-  pto_ir_program *p = parse_text(
-      "program s\n"
-      "kernel @k(%a: tensor[2,4] f32, out %c: tensor[2,4] f32) -> (tensor[2,4] f32) {\n"
-      "  %t = tile.load(%a, [0, 0], [2, 4])\n"
-      "  %s = tile.sigmoid(%t)\n"
-      "  %c1 = tile.store(%s, [0, 0], %c)\n"
-      "  return %c1\n"
-      "}\n");
+  pto_ir_program *p =
+      parse_text("program s\n"
+                 "kernel @k(%a: tensor[2,4] f32, out %c: tensor[2,4] f32) -> (tensor[2,4] f32) {\n"
+                 "  %t = tile.load(%a, [0, 0], [2, 4])\n"
+                 "  %s = tile.sigmoid(%t)\n"
+                 "  %c1 = tile.store(%s, [0, 0], %c)\n"
+                 "  return %c1\n"
+                 "}\n");
   float c[8];
   pto_ir_interp_arg args[2] = {tensor2((void *)k_a, PTO_DTYPE_F32, 2, 4),
                                tensor2(c, PTO_DTYPE_F32, 2, 4)};
