@@ -72,6 +72,11 @@ PTO_API pto_orch_entry_fn pto_program_orch_entry(const pto_program *p);
 PTO_API int pto_program_kernel_count(const pto_program *p);
 PTO_API pto_kernel_fn pto_program_kernel(const pto_program *p, int kernel_id);
 PTO_API const char *pto_program_kernel_name(const pto_program *p, int kernel_id);
+/* The core type a kernel runs on (PTO_CORE_AIV or PTO_CORE_AIC of pto/orch_abi.h), as the
+ * manifest declares it; -1 when undeclared (programs made from functions, until set). A task
+ * submitted to the other type fails the launch. */
+PTO_API int pto_program_kernel_core_type(const pto_program *p, int kernel_id);
+PTO_API pto_status pto_program_set_kernel_core_type(pto_program *p, int kernel_id, int core_type);
 /* The largest per-core tile footprint of any kernel, bytes: the runtime's scratch size. */
 PTO_API uint64_t pto_program_scratch_bytes(const pto_program *p);
 /* The work dir it was loaded from, or NULL. */

@@ -62,6 +62,10 @@ typedef struct pto_run_config {
                                    control); 0: max(256, 32 * ncores) */
   bool record_tasks;            /* record every task of every launch (pto_worker_last_launch_tasks);
                                    see pto_worker_set_record_tasks */
+  int aic_cores;                /* cube (AIC) cores; a task submitted as AIC runs on one of them */
+  int aiv_cores;                /* vector (AIV) cores. Both 0: ncores split like the chip's
+                                   clusters, a third AIC and the rest AIV, at least one of each.
+                                   Set either, and ncores (if not 0) must be their sum */
 } pto_run_config;
 
 /* Zeroes cfg and sets cfg->sz: every option at its default. */
@@ -278,6 +282,9 @@ typedef struct pto_task_record {
   const char *kernel;    /* the kernel's name (owned by the worker, valid as the records are) */
   int core;              /* the core that ran it; -1 when it did not run (a failed launch
                             skips the tasks left) and then its times are 0 */
+  int core_type;         /* PTO_CORE_AIV or PTO_CORE_AIC (pto/orch_abi.h): the type of that core */
+  int skipped;           /* 1: its predicate was false at dispatch, so its kernel did not run;
+                            2: a dummy task (rt_submit_dummy_task), which has no kernel */
   int ndeps;
   const uint64_t *deps;  /* ids of the tasks it waited for, ascending: the unfinished tasks it
                             was ordered after when it was submitted (one that had already
