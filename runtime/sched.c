@@ -318,7 +318,9 @@ static const char *kernel_err_text(int32_t rc) {
   }
 }
 
-static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next) {
+/* A successor that became ready and runs on a core of core_type is left in *out_next, for the
+ * caller (that core) to run. */
+static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next, int core_type) {
   pthread_mutex_t *mu = stripe_of(L, t);
   pthread_mutex_lock(mu);
   atomic_store(&t->done, 1);
@@ -331,7 +333,7 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
   for (int32_t i = 0; i < n; i++) {
     pto__rt_task *s = succ[i];
     if (atomic_fetch_sub(&s->pending, 1) != 1) continue;
-    if (!next && out_next && !L->w->pool.shuffle) {
+    if (!next && out_next && !L->w->pool.shuffle && s->core_type == core_type) {
       next = s; /* run it here: no queue round trip, warm caches */
       continue;
     }
@@ -440,7 +442,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       pto__rt_launch_fail(L, s);
     }
   }
-  complete(L, t, out_next);
+  complete(L, t, out_next, core->type);
 }
 
 /* ---- the orchestration API ----------------------------------------------------------------- */
