@@ -1,20 +1,29 @@
 /* pto orchestration API: the one header generated orchestration C++ includes.
  *
- * It keeps the PTO2 names PyPTO's orchestration codegen emits (ChipTaskArgs, ChipTensor with
- * view(), CoreTaskArgs with add_input/add_output/add_inout/add_scalar, TensorCreateInfo,
- * alloc_tensors, PTO2_SCOPE(), rt_submit_aiv_task, rt_submit_aic_task, get_tensor_data,
- * set_tensor_data, from_u64/to_u64, rt_report_fatal, rt_is_fatal) and implements them over the
- * versioned C function table of pto/orch_abi.h, which the runtime hands to pto_orch_bind on the
- * dispatching thread before each entry call. ChipTensor and ChipTaskArgs have exactly the layouts
- * of pto_orch_tensor and pto_orch_args, so the runtime passes a pointer where the entry takes a
- * reference.
+ * It keeps the PTO2 names of PyPTO's orchestration codegen and its reference runtime
+ * (ChipTaskArgs, ChipTensor with view/reshape/transpose/data_as, CoreTaskArgs with add_input/
+ * add_output/add_inout/add_no_dep/add_scalar, launch_spec, set_dependencies,
+ * set_allow_early_resolve, set_predicate, dump, TensorCreateInfo with set_initial_value,
+ * alloc_tensors, PTO2_SCOPE() and PTO2_SCOPE(PTO2ScopeMode::MANUAL), MixedKernels with
+ * rt_submit_task, rt_submit_aiv_task, rt_submit_aic_task, rt_submit_dummy_task, rt_submit_graph,
+ * make_tensor_external, rt_available_aiv_count/rt_available_cluster_count,
+ * rt_orchestration_done, get_tensor_data, set_tensor_data, from_u64/to_u64, LOG_*,
+ * rt_report_fatal, rt_is_fatal) and implements them over the versioned C function table of
+ * pto/orch_abi.h, which the runtime hands to pto_orch_bind on the dispatching thread before each
+ * entry call. ChipTensor and ChipTaskArgs have exactly the layouts of pto_orch_tensor and
+ * pto_orch_args, so the runtime passes a pointer where the entry takes a reference.
  *
  * Including this header in one translation unit of an orchestration shared object defines the
  * exported pto_orch_abi_version() and pto_orch_bind(); define PTO_ORCH_NO_EXPORTS before
- * including it in any further translation unit of the same object. C++17, no exceptions, no
- * link dependencies. Unlike PyPTO's Arg, CoreTaskArgs copies what it is given, so temporaries
- * are fine; explicit dependencies (set_dependencies), mixed AIC/AIV tasks and manual scopes are
- * not provided: task order comes from tensor regions only. */
+ * including it in any further translation unit of the same object. C++17 (g++ and clang++ 14 or
+ * later), no exceptions, no link dependencies.
+ *
+ * Where pto differs from PyPTO's runtime: CoreTaskArgs copies the tensors it is given (PyPTO
+ * keeps pointers), so temporaries are fine; ChipTensor's shapes and strides are int64_t (PyPTO:
+ * uint32_t), so brace-initialising a uint32_t from shapes[i] needs a cast; rt_submit_graph runs
+ * its function on every call (no recorded replay); a mixed task's kernels run one after another
+ * (AIC, then AIV0, then AIV1) rather than side by side in one cluster; set_tensor_data converts
+ * its value to the tensor's dtype. */
 #ifndef PTO_ORCHESTRATION_API_H
 #define PTO_ORCHESTRATION_API_H
 

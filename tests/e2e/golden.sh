@@ -32,4 +32,20 @@ check_golden "$T/sr/orchestration/main.cpp" "$G/scale_rows.main.cpp"
 run_pto 0 compile "$EX/matmul.ptir" -o "$T/mm" --entry main --no-cache
 check_golden "$T/mm/orchestration/main.cpp" "$G/matmul.main.cpp"
 expect_true "matmul kernel is aic in the manifest" grep -q '"core_type": "aic"' "$T/mm/manifest.json"
+# The orchestration header and every golden orchestration compile with both C++ compilers.
+for cxx in c++ clang++; do
+  if ! command -v "$cxx" >/dev/null; then
+    echo "note: $cxx is not installed; its golden compile is skipped"
+    continue
+  fi
+  for f in "$G"/*.main.cpp; do
+    expect_true "$(basename "$f") compiles with $cxx" \
+      "$cxx" -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I "$PTO_SOURCE_DIR/include" "$f"
+  done
+done
+# PTO_CXX=clang++ builds the orchestration of a program with f16 scalars and tensors, which runs.
+if command -v clang++ >/dev/null; then
+  PTO_CXX=clang++ run_pto 0 run "$PTO_SOURCE_DIR/tests/programs/dtype_f16.ptir" --dim M=40 --check --no-cache
+  expect_out PASS
+fi
 finish
