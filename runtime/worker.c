@@ -182,6 +182,12 @@ int pto_worker_core_count(const pto_worker *wt) {
   return w ? w->pool.ncores : -1;
 }
 
+int pto_worker_core_type(const pto_worker *wt, int core) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  if (!w || core < 0 || core >= w->pool.ncores) return -1;
+  return w->pool.cores[core].type;
+}
+
 pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *out_info) {
   pto__rt_worker *w;
   PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_memory_info", &w));

@@ -174,6 +174,9 @@ PTO_API pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_w
 PTO_API void pto_worker_close(pto_worker *w);
 /* Core threads of an open worker, or -1. */
 PTO_API int pto_worker_core_count(const pto_worker *w);
+/* The type of a core of an open worker: PTO_CORE_AIV or PTO_CORE_AIC (pto/orch_abi.h); -1 for a
+ * closed worker or a core it does not have. Cores 0 to aiv_cores - 1 are AIV, the rest AIC. */
+PTO_API int pto_worker_core_type(const pto_worker *w, int core);
 
 typedef struct pto_device_memory_info {
   uint64_t base;       /* device address of the arena's first byte */
