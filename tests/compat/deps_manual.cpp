@@ -76,7 +76,9 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
   const uint64_t raw = get_tensor_data(o1, 1, i3);
   if (from_u64<float>(raw) != v || v != 3.0f + 1.0f + s)  // a[i] = i
     rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "o1[3] is %f", static_cast<double>(v));
-  LOG_TIMING("o1[3] = %f", static_cast<double>(v));
+  if (get_tensor_data<uint32_t>(o1, 1, i3) != static_cast<uint32_t>(to_u64(v)))
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "get_tensor_data<uint32_t> must give the raw bits");
+  LOG_TIMING("o1[3] = %.1f", static_cast<double>(v));
   LOG_INFO("%d tensors", args.tensor_count());
   rt_orchestration_done();
 }

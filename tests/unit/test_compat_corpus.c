@@ -211,6 +211,50 @@ static void test_deps_manual_runs_with_both_compilers(void **state) {
   free(dir);
 }
 
+/* Runs one launch of r with stderr captured into a file; returns the text (caller frees). */
+static char *launch_capturing_stderr(corpus_run *r, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/stderr.txt", dir);
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  dup2(fileno(f), STDERR_FILENO);
+  pto_status s = corpus_launch(r, 0.5f);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  fclose(f);
+  assert_pto_ok(s);
+  char *out = NULL;
+  assert_int_equal(tu_run(&out, "cat '%s'", path), 0);
+  return out;
+}
+
+/* LOG_* lines reach stderr through the runtime, filtered by PTO_LOG_LEVEL. */
+static void test_log_lines_follow_pto_log_level(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-log");
+  corpus_run r;
+  assert_true(corpus_open(&r, "deps_manual", "c++", dir));
+  setenv("PTO_LOG_LEVEL", "timing", 1);
+  char *out = launch_capturing_stderr(&r, dir);
+  assert_non_null(strstr(out, "[TIMING] orchestration aicpu_orchestration_entry: o1[3] = 4.5\n"));
+  assert_null(strstr(out, "[INFO]"));
+  free(out);
+  setenv("PTO_LOG_LEVEL", "info", 1);
+  out = launch_capturing_stderr(&r, dir);
+  assert_non_null(strstr(out, "[INFO] orchestration aicpu_orchestration_entry: 4 tensors\n"));
+  free(out);
+  unsetenv("PTO_LOG_LEVEL");
+  out = launch_capturing_stderr(&r, dir);
+  assert_null(strstr(out, "orchestration aicpu_orchestration_entry"));
+  free(out);
+  corpus_close(&r);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static void test_mixed_spmd_runs_with_both_compilers(void **state) {
   (void)state;
   char *dir = tu_mkdtemp("compat-mixed");
@@ -341,6 +385,7 @@ int main(void) {
       cmocka_unit_test(test_worker_core_types_default_to_one_cube_per_two_vector_cores),
       cmocka_unit_test(test_deps_manual_runs_with_both_compilers),
       cmocka_unit_test(test_mixed_spmd_runs_with_both_compilers),
+      cmocka_unit_test(test_log_lines_follow_pto_log_level),
       cmocka_unit_test(test_views_run_with_both_compilers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
