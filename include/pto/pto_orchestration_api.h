@@ -22,8 +22,12 @@
  * keeps pointers), so temporaries are fine; ChipTensor's shapes and strides are int64_t (PyPTO:
  * uint32_t), so brace-initialising a uint32_t from shapes[i] needs a cast; rt_submit_graph runs
  * its function on every call (no recorded replay); a mixed task's kernels run one after another
- * (AIC, then AIV0, then AIV1) rather than side by side in one cluster; set_tensor_data converts
- * its value to the tensor's dtype. */
+ * (AIC, then AIV0, then AIV1) rather than side by side in one cluster, each a task of its own
+ * in the records, and the task id a submit returns is the last one's; the blocks of an SPMD task
+ * (launch_spec.set_block_num) run one after another on the core that took the task;
+ * set_allow_early_resolve is a hint the sim has no use for (a task starts as soon as it is
+ * ready); dump() marks arguments (dump_arg_mask) but no tensor dump is written; set_tensor_data
+ * converts its value to the tensor's dtype. */
 #ifndef PTO_ORCHESTRATION_API_H
 #define PTO_ORCHESTRATION_API_H
 
