@@ -144,6 +144,8 @@ typedef struct pto__rt_task {
   int32_t pred_op;              /* PTO_ORCH_PRED_*: run the kernel only when it holds */
   int32_t pred_dtype;
   int32_t skipped;              /* set by the core: 1 predicate false, 2 dummy */
+  int32_t slot;                 /* PTO_ORCH_SLOT_* of a mixed task's kernel (AIV0 otherwise) */
+  uint32_t group;               /* the first task of its mixed task; itself otherwise */
   const void *pred_elem;        /* host address of the predicate's element */
   int64_t pred_target;
   int32_t ntensors, nscalars, ninterms;

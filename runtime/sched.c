@@ -499,6 +499,8 @@ static int pred_below_low_mark(pto__rt_launch *L, const void *arg) {
 
 /* What a task carries beyond its kernel and arguments. */
 typedef struct submit_extra {
+  int32_t slot;        /* PTO_ORCH_SLOT_* */
+  int64_t group;       /* the mixed task's first kernel's task, or -1: this one */
   const int64_t *deps; /* explicit dependencies */
   int32_t ndeps;
   int64_t after;       /* one more dependency (the previous subtask of a mixed task), or -1 */
@@ -666,6 +668,8 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   t->scalars = sc;
   t->interms = ims;
   t->seq = L->ntasks;
+  t->slot = x->slot;
+  t->group = x->group >= 0 ? (uint32_t)x->group : t->seq;
   if (remember_task(L, t) != 0) {
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                                            "out of memory submitting %s", kname));
@@ -711,7 +715,8 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
 static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
                           const pto_orch_task_arg *args, int32_t nargs) {
   pto__rt_launch *L = ctx;
-  submit_extra x = {NULL, 0, -1, 1, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
+  submit_extra x = {core_type == PTO_CORE_AIC ? PTO_ORCH_SLOT_AIC : PTO_ORCH_SLOT_AIV0,
+                    -1, NULL, 0, -1, 1, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
   int64_t id;
   if (kernel_id < 0)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
@@ -723,8 +728,8 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
 static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out_task_id) {
   pto__rt_launch *L = ctx;
   *out_task_id = -1;
-  submit_extra x = {s->deps, s->ndeps, -1, s->block_num, s->pred_op, s->pred_tensor,
-                    s->pred_idx, s->pred_target};
+  submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num, s->pred_op,
+                    s->pred_tensor, s->pred_idx, s->pred_target};
   if (s->ndeps < 0 || (s->ndeps > 0 && !s->deps))
     return orch_fail(L, "submit: %d explicit dependencies", s->ndeps);
   int any = 0;
@@ -732,7 +737,9 @@ static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out
     if (s->kernel_ids[slot] < 0) continue;
     int type = slot == PTO_ORCH_SLOT_AIC ? PTO_CORE_AIC : PTO_CORE_AIV;
     int64_t id;
+    x.slot = slot;
     if (submit_one(L, s->kernel_ids[slot], type, s->args, s->nargs, &x, &id) != 0) return 1;
+    if (x.group < 0) x.group = id;
     x.deps = NULL;
     x.ndeps = 0;
     x.after = id;
@@ -1118,6 +1125,8 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
     x->core = t->t_start ? t->core : -1;
     x->core_type = t->core_type;
     x->skipped = t->skipped;
+    x->group_id = t->group;
+    x->slot = t->slot;
     x->start_ns = t->t_start;
     x->end_ns = t->t_end;
     x->ready_ns = t->t_ready;

@@ -233,6 +233,72 @@ static json_t *int_row(jb *b, const int64_t *v, int n) {
   return row;
 }
 
+typedef struct edge {
+  uint64_t pred, succ;
+} edge;
+
+static int cmp_edge(const void *a, const void *b) {
+  const edge *x = a, *y = b;
+  if (x->pred != y->pred) return x->pred < y->pred ? -1 : 1;
+  return x->succ < y->succ ? -1 : x->succ > y->succ;
+}
+
+/* One deps.json task per task id of the orchestration: a mixed task's kernels (one record
+ * each) share their group's id and fill its kernel_ids slots; edges join groups, once each. */
+static pto_status write_deps(const char *path, const pto_task_record *tasks, size_t ntasks) {
+  size_t nedges = 0;
+  for (size_t i = 0; i < ntasks; i++) nedges += (size_t)(tasks[i].core >= 0 ? tasks[i].ndeps : 0);
+  edge *edges = pto__bench_calloc(nedges ? nedges : 1, sizeof *edges);
+  if (!edges) return pto__bench_oom("deps.json");
+  size_t ne = 0;
+  for (size_t i = 0; i < ntasks; i++) {
+    const pto_task_record *t = &tasks[i];
+    if (t->core < 0) continue;
+    for (int j = 0; j < t->ndeps; j++) {
+      uint64_t p = t->deps[j] < ntasks ? tasks[t->deps[j]].group_id : t->deps[j];
+      if (p != t->group_id) edges[ne++] = (edge){p, t->group_id};
+    }
+  }
+  qsort(edges, ne, sizeof *edges, cmp_edge);
+  jb db = {1};
+  json_t *dd = json_object(), *dt = json_array(), *ej = json_array();
+  put(&db, dd, "version", json_integer(2));
+  for (size_t i = 0; i < ntasks; i++) {
+    const pto_task_record *t = &tasks[i];
+    if (t->core < 0 || t->group_id != t->task_id) continue; /* one entry per group, at its first */
+    int64_t k[3] = {-1, -1, -1};
+    const char *type = NULL;
+    char name[256] = "";
+    for (size_t m = i; m < ntasks && tasks[m].group_id == t->task_id; m++) {
+      const pto_task_record *u = &tasks[m];
+      if (u->slot >= 0 && u->slot < 3) k[u->slot] = u->kernel_id;
+      const char *ut = core_type_name(u->core_type);
+      type = !type ? ut : (ut && strcmp(type, ut) != 0) ? "mix" : type;
+      size_t len = strlen(name);
+      snprintf(name + len, sizeof name - len, "%s%s", len ? "+" : "", u->kernel ? u->kernel : "");
+    }
+    json_t *o = json_object();
+    put(&db, o, "task_id", json_integer((json_int_t)t->task_id));
+    put(&db, o, "func_id", json_integer(t->kernel_id));
+    put(&db, o, "name", json_string(name));
+    put(&db, o, "core_type", json_string(type ? type : "aiv"));
+    put(&db, o, "kernel_ids", int_row(&db, k, 3));
+    put(&db, o, "block_num", json_integer(1));
+    push(&db, dt, o);
+  }
+  for (size_t i = 0; i < ne; i++) {
+    if (i && !cmp_edge(&edges[i], &edges[i - 1])) continue;
+    json_t *e = json_object();
+    put(&db, e, "pred", json_integer((json_int_t)edges[i].pred));
+    put(&db, e, "succ", json_integer((json_int_t)edges[i].succ));
+    push(&db, ej, e);
+  }
+  free(edges);
+  put(&db, dd, "tasks", dt);
+  put(&db, dd, "edges", ej);
+  return dump_json(&db, dd, path, "deps.json");
+}
+
 pto_status pto_swimlane_write_records(const char *records_path, const char *deps_path,
                                       const char *names_path, const pto_task_record *tasks,
                                       size_t ntasks, const int *core_types, int ncores) {
@@ -262,7 +328,8 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
     const pto_task_record *t = &tasks[i];
     if (t->core < 0) continue;
     int64_t reg = (int64_t)i + 1; /* the join key of the two rows: unique per dispatch */
-    int64_t a[7] = {t->core, (int64_t)t->task_id, reg, (int64_t)t->start_ns, (int64_t)t->end_ns, 0, 0};
+    int64_t a[7] = {t->core, (int64_t)t->group_id, reg, (int64_t)t->start_ns, (int64_t)t->end_ns,
+                    0, 0};
     push(&b, aicore, int_row(&b, a, 7));
     int64_t d[5] = {t->core, reg, (int64_t)t->ready_ns, (int64_t)t->end_ns, 0};
     push(&b, srows, int_row(&b, d, 5));
@@ -273,35 +340,7 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
   put(&b, doc, "scheduler_tasks", sched);
   PTO_RETURN_IF_ERROR(dump_json(&b, doc, records_path, "the swimlane records"));
 
-  if (deps_path) {
-    jb db = {1};
-    json_t *dd = json_object(), *dt = json_array(), *edges = json_array();
-    put(&db, dd, "version", json_integer(2));
-    for (size_t i = 0; i < ntasks; i++) {
-      const pto_task_record *t = &tasks[i];
-      if (t->core < 0) continue;
-      json_t *o = json_object();
-      put(&db, o, "task_id", json_integer((json_int_t)t->task_id));
-      put(&db, o, "func_id", json_integer(t->kernel_id));
-      put(&db, o, "name", json_string(t->kernel ? t->kernel : ""));
-      const char *type = core_type_name(t->core_type);
-      put(&db, o, "core_type", json_string(type ? type : "aiv"));
-      int64_t k[3] = {-1, -1, -1};
-      k[t->core_type == PTO_CORE_AIC ? 0 : 1] = t->kernel_id;
-      put(&db, o, "kernel_ids", int_row(&db, k, 3));
-      put(&db, o, "block_num", json_integer(1));
-      push(&db, dt, o);
-      for (int j = 0; j < t->ndeps; j++) {
-        json_t *e = json_object();
-        put(&db, e, "pred", json_integer((json_int_t)t->deps[j]));
-        put(&db, e, "succ", json_integer((json_int_t)t->task_id));
-        push(&db, edges, e);
-      }
-    }
-    put(&db, dd, "tasks", dt);
-    put(&db, dd, "edges", edges);
-    PTO_RETURN_IF_ERROR(dump_json(&db, dd, deps_path, "deps.json"));
-  }
+  if (deps_path) PTO_RETURN_IF_ERROR(write_deps(deps_path, tasks, ntasks));
   if (names_path) {
     jb nb = {1};
     json_t *nd = json_object(), *map = json_object();

@@ -268,7 +268,9 @@ PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_
  *                        "records": [[core_id, reg_task_id, dispatch, finish, run_epoch], ...]}}
  * (dispatch: when the task became ready; finish: its end), and deps_path (NULL: none) gets
  * deps.json's: {"version": 2, "tasks": [{"task_id", "func_id", "name", "core_type",
- * "kernel_ids": [aic, aiv0, aiv1], "block_num"}], "edges": [{"pred", "succ"}]}, and beside it
+ * "kernel_ids": [aic, aiv0, aiv1], "block_num"}], "edges": [{"pred", "succ"}]}: a mixed task's
+ * kernels (one pto_task_record each) are one task, its group_id, with a row per kernel, and
+ * "core_type" "mix" when they differ; and beside it
  * names_path (NULL: none) {"callable_id_to_name": {"<kernel id>": name}, "level": 2}. Tasks that
  * did not run are left out. core_types has ncores entries, PTO_CORE_AIV or PTO_CORE_AIC. */
 PTO_API pto_status pto_swimlane_write_records(const char *records_path, const char *deps_path,

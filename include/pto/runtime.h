@@ -288,6 +288,9 @@ typedef struct pto_task_record {
   int core_type;         /* PTO_CORE_AIV or PTO_CORE_AIC (pto/orch_abi.h): the type of that core */
   int skipped;           /* 1: its predicate was false at dispatch, so its kernel did not run;
                             2: a dummy task (rt_submit_dummy_task), which has no kernel */
+  uint64_t group_id;     /* the task id of the first kernel of its mixed task (rt_submit_task with
+                            several kernels: one record per kernel); its own id otherwise */
+  int slot;              /* its kernel's slot in that task: 0 AIC, 1 AIV0, 2 AIV1 */
   int ndeps;
   const uint64_t *deps;  /* ids of the tasks it waited for, ascending: the unfinished tasks it
                             was ordered after when it was submitted (one that had already

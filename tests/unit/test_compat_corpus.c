@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pto/bench.h"
 #include "test_runtime_common.h"
 
 #define N 16
@@ -274,6 +275,38 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
     assert_int_equal(cube->core_type, PTO_CORE_AIC);
     assert_int_equal(inc->core_type, PTO_CORE_AIV);
     assert_true(inc->start_ns >= cube->end_ns);
+    assert_int_equal(cube->group_id, cube->task_id);
+    assert_int_equal(inc->group_id, cube->task_id);
+    assert_int_equal(cube->slot, 0);
+    assert_int_equal(inc->slot, 1);
+    /* In PyPTO's capture the mixed task is one task: two rows (an AIC and an AIV core) under
+     * one id, and one deps.json entry with both kernel ids. */
+    const pto_task_record *recs;
+    size_t nrecs;
+    assert_pto_ok(pto_worker_last_launch_tasks(r.w, &recs, &nrecs));
+    int types[6];
+    for (int k = 0; k < 6; k++) types[k] = pto_worker_core_type(r.w, k);
+    assert_int_equal(types[0], PTO_CORE_AIV);
+    assert_int_equal(types[5], PTO_CORE_AIC);
+    char rp[4096], dp[4096];
+    snprintf(rp, sizeof rp, "%s/chip_swimlane_records.json", dir);
+    snprintf(dp, sizeof dp, "%s/deps.json", dir);
+    assert_pto_ok(pto_swimlane_write_records(rp, dp, NULL, recs, nrecs, types, 6));
+    char *out = NULL;
+    int rc = tu_run(&out,
+                    "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); "
+                    "d=json.load(open(sys.argv[2])); g=%d; "
+                    "t=[x for x in d[\"tasks\"] if x[\"task_id\"]==g][0]; "
+                    "rows=[x for x in r[\"aicore_tasks\"] if x[1]==g]; "
+                    "ok=t[\"kernel_ids\"]==[3,4,-1] and t[\"name\"]==\"cube_double+vec_inc\" "
+                    "and t[\"core_type\"]==\"mix\" and "
+                    "sorted(r[\"metadata\"][\"core_types\"][x[0]] for x in rows)==[\"aic\",\"aiv\"] "
+                    "and all(e[\"pred\"]!=e[\"succ\"] for e in d[\"edges\"]); "
+                    "sys.exit(0 if ok else 1)' '%s' '%s'",
+                    (int)cube->task_id, rp, dp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    free(out);
     assert_int_equal(find_task(r.w, "add_scalar", 0)->skipped, 0);
     assert_int_equal(find_task(r.w, "add_scalar", 1)->skipped, 1);
     assert_status_contains(corpus_launch(&r, -1.0f),
