@@ -718,6 +718,32 @@ class CoreTaskArgs {
 using Arg = CoreTaskArgs;
 using PTOParam = CoreTaskArgs;
 using L0TaskArgs = CoreTaskArgs;
+
+/* CoreTaskArgs that keeps up to N explicit dependencies itself: add_dep(id) instead of an array
+ * for set_dependencies that must outlive the submit. */
+template <size_t N = 16>
+class CoreTaskArgsWithDeps : public CoreTaskArgs {
+ public:
+  void add_dep(TaskId id) {
+    if (ndeps_kept_ >= N) {
+      set_error("add_dep: more dependencies than CoreTaskArgsWithDeps<N> holds");
+      return;
+    }
+    kept_[ndeps_kept_++] = id;
+    set_dependencies(nullptr, 0);
+    set_dependencies(kept_, ndeps_kept_);
+  }
+  template <typename... Ids>
+  void add_deps(Ids... ids) {
+    (add_dep(ids), ...);
+  }
+
+ private:
+  TaskId kept_[N];
+  uint32_t ndeps_kept_ = 0;
+};
+template <size_t N = 16>
+using L0TaskArgsWithDeps = CoreTaskArgsWithDeps<N>;
 /* The arguments at a Graph boundary (rt_submit_graph). */
 using GraphTaskArgs = CoreTaskArgs;
 

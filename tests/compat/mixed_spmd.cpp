@@ -54,8 +54,9 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
     TaskOutputTensors m = rt_submit_task(mk, mix);
     if (!m.task_id().is_valid()) return;
 
-    // o2[i] = i + 1 for each of the blocks.
-    CoreTaskArgs spmd;
+    // o2[i] = i + 1 for each of the blocks, after the mixed task (a dependency it keeps).
+    CoreTaskArgsWithDeps<4> spmd;
+    spmd.add_dep(m.task_id());
     spmd.add_inout(o2);
     spmd.launch_spec.set_block_num(std::min(aiv, 14));
     spmd.launch_spec.set_require_sync_start(true);

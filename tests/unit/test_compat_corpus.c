@@ -279,6 +279,8 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
     assert_int_equal(inc->group_id, cube->task_id);
     assert_int_equal(cube->slot, 0);
     assert_int_equal(inc->slot, 1);
+    /* add_dep: the SPMD task starts after the mixed task's last kernel. */
+    assert_true(find_task(r.w, "block_mark", 0)->start_ns >= inc->end_ns);
     /* In PyPTO's capture the mixed task is one task: two rows (an AIC and an AIV core) under
      * one id, and one deps.json entry with both kernel ids. */
     const pto_task_record *recs;
