@@ -274,8 +274,9 @@ PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_
  * names_path (NULL: none) {"callable_id_to_name": {"<kernel id>": name}, "level": 2}. Tasks that
  * did not run are left out. core_types has ncores entries, PTO_CORE_AIV or PTO_CORE_AIC. */
 PTO_API pto_status pto_swimlane_write_records(const char *records_path, const char *deps_path,
-                                      const char *names_path, const pto_task_record *tasks,
-                                      size_t ntasks, const int *core_types, int ncores);
+                                              const char *names_path,
+                                              const pto_task_record *tasks, size_t ntasks,
+                                              const int *core_types, int ncores);
 
 /* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose
  * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,
