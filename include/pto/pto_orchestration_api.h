@@ -344,6 +344,14 @@ inline ChipTensor ChipTensor::transpose(uint32_t x, uint32_t y, bool in_manual_d
   return r;
 }
 
+/* An entry tensor as an orchestration tensor (PyPTO's older spelling): a copy, with manual_dep. */
+inline ChipTensor from_tensor_arg(const ChipTensor &t, bool manual_dep = false, int32_t version = 0) {
+  (void)version;
+  ChipTensor c = t;
+  c.manual_dep = manual_dep;
+  return c;
+}
+
 /* A tensor over device memory the orchestration already has (addr: a buffer's device address,
  * as data_as gives it), row-major. Dependency tracking needs addr to start a live allocation. */
 template <typename S>
@@ -1003,6 +1011,10 @@ inline TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, const CoreTaskArg
 inline TaskOutputTensors rt_submit_dummy_task(const CoreTaskArgs &args) {
   return rt_submit_task(MixedKernels{}, args);
 }
+inline void pto2_rt_scope_begin() { rt_scope_begin(); }
+inline void pto2_rt_scope_end() { rt_scope_end(); }
+inline void pto2_rt_orchestration_done() { rt_orchestration_done(); }
+inline bool pto2_rt_is_fatal() { return rt_is_fatal(); }
 inline TaskOutputTensors pto2_rt_submit_task(const MixedKernels &mk, const CoreTaskArgs &args) {
   return rt_submit_task(mk, args);
 }

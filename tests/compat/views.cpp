@@ -38,10 +38,11 @@ aicpu_orchestration_config(const ChipTaskArgs &args) {
 
 extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(
     const ChipTaskArgs &args) {
-  const ChipTensor &a = args.tensor(0).ref();
+  const ChipTensor a = from_tensor_arg(args.tensor(0).ref());
   const ChipTensor &b = args.tensor(1).ref();
   const ChipTensor &o1 = args.tensor(2).ref();
   const ChipTensor &o2 = args.tensor(3).ref();
+  if (pto2_rt_is_fatal()) return;
 
   // o1 (as 4x4) = transpose(a as 4x4).
   uint32_t sq[2] = {4, 4};
@@ -74,5 +75,8 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
   GraphTaskArgs g;
   g.add_input(a, b);
   g.add_output(ext);
+  pto2_rt_scope_begin();
   rt_submit_graph(&layer, g, 10.0f);
+  pto2_rt_scope_end();
+  pto2_rt_orchestration_done();
 }
