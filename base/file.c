@@ -74,8 +74,7 @@ done:
   return err;
 }
 
-pto_status pto_file_read(const char *path, int regular_only, uint8_t **out_buf,
-                         size_t *out_len) {
+pto_status pto_file_read(const char *path, int regular_only, uint8_t **out_buf, size_t *out_len) {
   pto_file_step step;
   int err = pto_file_read_errno(path, regular_only, out_buf, out_len, &step);
   switch (err ? step : PTO_FILE_STEP_OPEN) {

@@ -448,12 +448,20 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) 
     break;
   }
   case PTO_FN_RECIP: r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), a, ""); break;
+  case PTO_FN_SIGMOID: {
+    LLVMValueRef neg[1] = {LLVMBuildFNeg(b, a, "")};
+    LLVMValueRef e = call_libm(L, dbl ? "exp" : "expf", t, neg, 1);
+    r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), e, ""), "");
+    break;
+  }
   default: return NULL;
   }
   return pto__lower_round(L, dt, r);
 }
 
-int pto__lower_fn_calls_libm(pto_op_fn fn) { return fn == PTO_FN_EXP || fn == PTO_FN_LOG; }
+int pto__lower_fn_calls_libm(pto_op_fn fn) {
+  return fn == PTO_FN_EXP || fn == PTO_FN_LOG || fn == PTO_FN_SIGMOID;
+}
 
 /* ---- scalar expressions ------------------------------------------------------------------ */
 

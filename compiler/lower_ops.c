@@ -429,9 +429,7 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
     }
-    case 3:
-      r = pto__lower_unop(L, pto_op_info_get(x->s->op.opc)->fn, x->in_dt, a);
-      break;
+    case 3: r = pto__lower_unop(L, pto_op_info_get(x->s->op.opc)->fn, x->in_dt, a); break;
     case 4: r = pto__lower_convert(L, a, x->in_dt, x->out_dt); break;
     }
     if (!r) {

@@ -1154,6 +1154,7 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
         case PTO_FN_RELU: y = v > 0 ? v : 0.0; break;
         case PTO_FN_NEG: y = -v; break;
         case PTO_FN_ABS: y = fabs(v); break;
+        case PTO_FN_SIGMOID: y = 1.0 / (1.0 + exp(-v)); break;
         default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, y);
@@ -1168,6 +1169,7 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
         case PTO_FN_RELU: y = v > 0 ? v : 0.0f; break;
         case PTO_FN_NEG: y = -v; break;
         case PTO_FN_ABS: y = fabsf(v); break;
+        case PTO_FN_SIGMOID: y = 1.0f / (1.0f + expf(-v)); break;
         default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, (double)y);

@@ -144,8 +144,8 @@ void pto__ir_print_expr(pto_text *out, const pto_ir_program *p, const pto_ir_exp
   }
 }
 
-static void print_dims(pto_text *out, const pto_ir_program *p, pto_ir_expr *const *dims,
-                       int rank, const char *sep) {
+static void print_dims(pto_text *out, const pto_ir_program *p, pto_ir_expr *const *dims, int rank,
+                       const char *sep) {
   pto_text_puts(out, "[");
   for (int i = 0; i < rank; i++) {
     if (i) pto_text_puts(out, sep);
@@ -253,8 +253,7 @@ static int needs_type(const pto_ir_expr *e, const pto_ir_type *t) {
          t->dtype != pto__ir_flexible_default(e);
 }
 
-static void print_result(pto_text *out, const pto_ir_program *p, const pto_ir_value *v,
-                         int typed) {
+static void print_result(pto_text *out, const pto_ir_program *p, const pto_ir_value *v, int typed) {
   pto_text_printf(out, "%%%s", v->name);
   if (typed) {
     pto_text_puts(out, ": ");
@@ -262,8 +261,7 @@ static void print_result(pto_text *out, const pto_ir_program *p, const pto_ir_va
   }
 }
 
-static void print_results(pto_text *out, const pto_ir_program *p, const pto_ir_stmt *s,
-                          int typed) {
+static void print_results(pto_text *out, const pto_ir_program *p, const pto_ir_stmt *s, int typed) {
   if (s->nresults == 0) return;
   for (int i = 0; i < s->nresults; i++) {
     if (i) pto_text_puts(out, ", ");
@@ -283,8 +281,7 @@ static void print_arg(pto_text *out, const pto_ir_program *p, const pto_ir_arg *
   }
 }
 
-static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_block *blk,
-                        int depth);
+static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_block *blk, int depth);
 
 static void print_exprs(pto_text *out, const pto_ir_program *p, pto_ir_expr *const *es, int n) {
   for (int i = 0; i < n; i++) {
@@ -338,7 +335,7 @@ static void print_stmt(pto_text *out, const pto_ir_program *p, const pto_ir_stmt
   case PTO_STMT_FOR:
     print_results(out, p, s, 0);
     pto_text_printf(out, "for %%%s in %s(", s->loop.iv->name,
-                       s->loop.parallel ? "parallel" : "range");
+                    s->loop.parallel ? "parallel" : "range");
     pto__ir_print_expr(out, p, s->loop.lo);
     pto_text_puts(out, ", ");
     pto__ir_print_expr(out, p, s->loop.hi);

@@ -129,8 +129,8 @@ static void compiler_line(pto_text *b) {
   struct stat st;
   pto__loader_compiler_path(path, sizeof path);
   if (strchr(path, '/') && stat(path, &st) == 0)
-    pto_text_printf(b, "toolchain.compiler_library=size=%lld;mtime=%lld.%09ld\n", (long long)st.st_size,
-              (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    pto_text_printf(b, "toolchain.compiler_library=size=%lld;mtime=%lld.%09ld\n",
+                    (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
   else
     pto_text_printf(b, "toolchain.compiler_library=searched:%s\n", path);
 }
@@ -199,7 +199,7 @@ static pto_status make_identity(char **out_text) {
   tool_line(&b, "cxx", "PTO_CXX", PTO_CXX_ID, PTO_CXX_PATH);
   tool_line(&b, "cc", "PTO_CC", PTO_CC_ID, PTO_CC_PATH);
   pto_text_printf(&b, "toolchain.abi=orch/%d;kernel/%d;compiler_api/%d;%s\n", PTO_ORCH_ABI_VERSION,
-            PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA);
+                  PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA);
   compiler_line(&b);
   headers_line(&b);
   target_lines(&b);
@@ -329,7 +329,7 @@ static pto_status cache_key_text(const pto_ir_program *p, const pto_compile_opti
     const pto_sig_param *sp = &sig->params[i];
     if (sp->is_tensor) {
       pto_text_printf(&b, "param.%d=tensor;%s;%s;[", i, (unsigned)sp->dir < 3 ? dirs[sp->dir] : "?",
-                pto_dtype_name(sp->dtype));
+                      pto_dtype_name(sp->dtype));
       for (int d = 0; d < sp->rank; d++) {
         if (sp->dims[d].sym >= 0)
           pto_text_printf(&b, "%s?", d ? "," : "");

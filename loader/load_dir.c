@@ -376,6 +376,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
                           m.kernels_so.path, k->symbol, i, k->name);
       goto fail;
     }
+    p->kernel_core_types[i] = k->core_type;
     p->kernel_names[i] = strdup(k->name);
     if (!p->kernel_names[i]) {
       s = oom();

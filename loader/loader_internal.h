@@ -22,6 +22,7 @@ struct pto_program {
   int nkernels;
   pto_kernel_fn *kernels;
   char **kernel_names;
+  int *kernel_core_types;    /* PTO_CORE_* from the manifest; -1: not declared */
   uint64_t scratch_bytes;
   uint64_t kernels_hid;    /* kernels .so hid (0 for programs made from functions) */
   /* A host (L3) program: host.so, the device set, the loaded callee work dirs. */

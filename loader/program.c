@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "loader_internal.h"
+#include "pto/orch_abi.h"
 
 pto_program *pto__loader_program_alloc(int nkernels) {
   pto_program *p = calloc(1, sizeof *p);
@@ -11,12 +12,15 @@ pto_program *pto__loader_program_alloc(int nkernels) {
   p->nkernels = nkernels;
   p->kernels = calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernels);
   p->kernel_names = calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernel_names);
-  if (!p->kernels || !p->kernel_names) {
+  p->kernel_core_types = malloc((size_t)(nkernels > 0 ? nkernels : 1) * sizeof *p->kernel_core_types);
+  if (!p->kernels || !p->kernel_names || !p->kernel_core_types) {
     free(p->kernels);
     free(p->kernel_names);
+    free(p->kernel_core_types);
     free(p);
     return NULL;
   }
+  for (int i = 0; i < nkernels; i++) p->kernel_core_types[i] = -1;
   return p;
 }
 
@@ -94,6 +98,7 @@ void pto_program_release(pto_program *p) {
   pto_signature_clear(&p->sig);
   for (int i = 0; i < p->nkernels; i++) free(p->kernel_names[i]);
   free(p->kernel_names);
+  free(p->kernel_core_types);
   free(p->kernels);
   if (p->kernels_dl) dlclose(p->kernels_dl);
   if (p->orch_dl) dlclose(p->orch_dl);
@@ -116,6 +121,19 @@ pto_kernel_fn pto_program_kernel(const pto_program *p, int id) {
 }
 const char *pto_program_kernel_name(const pto_program *p, int id) {
   return id >= 0 && id < p->nkernels ? p->kernel_names[id] : "?";
+}
+int pto_program_kernel_core_type(const pto_program *p, int id) {
+  return id >= 0 && id < p->nkernels ? p->kernel_core_types[id] : -1;
+}
+pto_status pto_program_set_kernel_core_type(pto_program *p, int id, int core_type) {
+  if (id < 0 || id >= p->nkernels)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "kernel id %d is out of range (%d kernels)",
+                           id, p->nkernels);
+  if (core_type != -1 && core_type != PTO_CORE_AIV && core_type != PTO_CORE_AIC)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "core type %d is not AIV (0) or AIC (1)",
+                           core_type);
+  p->kernel_core_types[id] = core_type;
+  return PTO_OK;
 }
 uint64_t pto_program_scratch_bytes(const pto_program *p) { return p->scratch_bytes; }
 const char *pto_program_work_dir(const pto_program *p) { return p->work_dir; }

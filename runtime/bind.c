@@ -367,6 +367,8 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
       continue;
     }
     pto_orch_tensor *t = &out->tensors[out->ntensors++];
+    memset(t, 0, sizeof *t);
+    t->owner_task_id = -1; /* made by no task of the launch */
     int rank;
     const int64_t *shape;
     if (a->kind == PTO_ARG_DEVICE_TENSOR) {

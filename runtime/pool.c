@@ -1,5 +1,6 @@
-/* The sim platform's cores: a persistent pool of threads created at worker open. A core takes
- * ready tasks from one queue (in shuffle test mode, a random one of the first 64), runs them and
+/* The sim platform's cores: a persistent pool of threads created at worker open, each of one
+ * type (AIC for cube work, AIV for vector work, as on the chip). A core takes ready tasks from its
+ * type's queue (in shuffle test mode, a random one of the first 64), runs them and
  * completes them; when the queue is empty it spins a bounded while (a pause per iteration), then
  * blocks on a condition variable. A launch wakes a few cores to spin before its first submit, so
  * the first task does not pay for a futex wake-up. */
@@ -9,13 +10,13 @@
 
 #include "runtime_internal.h"
 
-static pto__rt_task *pop_locked(pto__rt_pool *pool) {
-  if (!pool->qlen) return NULL;
+static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q) {
+  if (!q->qlen) return NULL;
   pto__rt_task *t;
-  if (pool->shuffle && pool->qlen > 1) {
-    size_t window = pool->qlen < 64 ? pool->qlen : 64;
+  if (pool->shuffle && q->qlen > 1) {
+    size_t window = q->qlen < 64 ? q->qlen : 64;
     size_t k = (size_t)(pto__rt_xorshift64(&pool->rng) % window);
-    pto__rt_task **link = &pool->qhead_task;
+    pto__rt_task **link = &q->qhead_task;
     pto__rt_task *prev = NULL;
     for (size_t i = 0; i < k; i++) {
       prev = *link;
@@ -23,40 +24,55 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool) {
     }
     t = *link;
     *link = t->next_ready;
-    if (pool->qtail_task == t) pool->qtail_task = prev;
+    if (q->qtail_task == t) q->qtail_task = prev;
   } else {
-    t = pool->qhead_task;
-    pool->qhead_task = t->next_ready;
-    if (!pool->qhead_task) pool->qtail_task = NULL;
+    t = q->qhead_task;
+    q->qhead_task = t->next_ready;
+    if (!q->qhead_task) q->qtail_task = NULL;
   }
   t->next_ready = NULL;
-  pool->qlen--;
-  atomic_store(&pool->nqueued, pool->qlen);
+  q->qlen--;
+  atomic_store(&q->nqueued, q->qlen);
   return t;
 }
 
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
+  int pushed[2] = {0, 0};
   pthread_mutex_lock(&pool->mu);
   for (int i = 0; i < n; i++) {
+    int type = tasks[i]->core_type == PTO_CORE_AIC ? PTO_CORE_AIC : PTO_CORE_AIV;
+    pto__rt_queue *q = &pool->q[type];
     tasks[i]->next_ready = NULL;
-    if (pool->qtail_task)
-      pool->qtail_task->next_ready = tasks[i];
+    if (q->qtail_task)
+      q->qtail_task->next_ready = tasks[i];
     else
-      pool->qhead_task = tasks[i];
-    pool->qtail_task = tasks[i];
+      q->qhead_task = tasks[i];
+    q->qtail_task = tasks[i];
+    q->qlen++;
+    pushed[type]++;
   }
-  pool->qlen += (size_t)n;
-  atomic_store(&pool->nqueued, pool->qlen);
-  int wake = n < pool->nsleeping ? n : pool->nsleeping;
-  for (int i = 0; i < wake; i++) pthread_cond_signal(&pool->cv);
+  for (int type = 0; type < 2; type++) {
+    pto__rt_queue *q = &pool->q[type];
+    if (!pushed[type]) continue;
+    atomic_store(&q->nqueued, q->qlen);
+    int wake = pushed[type] < q->nsleeping ? pushed[type] : q->nsleeping;
+    for (int i = 0; i < wake; i++) pthread_cond_signal(&q->cv);
+  }
   pthread_mutex_unlock(&pool->mu);
 }
 
 void pto__rt_pool_wake(pto__rt_pool *pool) {
   pthread_mutex_lock(&pool->mu);
   pool->wake_gen++;
-  int n = pool->nsleeping < pool->prewake ? pool->nsleeping : pool->prewake;
-  for (int i = 0; i < n; i++) pthread_cond_signal(&pool->cv);
+  /* Both types, in their proportion: the first task may be of either. */
+  int aic = pool->prewake * pool->ncores_of[PTO_CORE_AIC] / (pool->ncores ? pool->ncores : 1);
+  if (aic < 1) aic = 1;
+  int want[2] = {pool->prewake - aic, aic};
+  for (int type = 0; type < 2; type++) {
+    pto__rt_queue *q = &pool->q[type];
+    int n = q->nsleeping < want[type] ? q->nsleeping : want[type];
+    for (int i = 0; i < n; i++) pthread_cond_signal(&q->cv);
+  }
   pthread_mutex_unlock(&pool->mu);
 }
 
@@ -64,11 +80,12 @@ static void *core_main(void *arg) {
   pto__rt_core *core = arg;
   pto__rt_worker *w = core->w;
   pto__rt_pool *pool = &w->pool;
+  pto__rt_queue *q = &pool->q[core->type];
   for (;;) {
     pto__rt_task *t = NULL;
-    if (atomic_load(&pool->nqueued) > 0) {
+    if (atomic_load(&q->nqueued) > 0) {
       pthread_mutex_lock(&pool->mu);
-      t = pop_locked(pool);
+      t = pop_locked(pool, q);
       pthread_mutex_unlock(&pool->mu);
     }
     if (t) {
@@ -85,7 +102,7 @@ static void *core_main(void *arg) {
     uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
     int work = 0;
     for (unsigned i = 0;; i++) {
-      if (atomic_load_explicit(&pool->nqueued, memory_order_relaxed) > 0 ||
+      if (atomic_load_explicit(&q->nqueued, memory_order_relaxed) > 0 ||
           atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
         work = 1;
         break;
@@ -96,10 +113,10 @@ static void *core_main(void *arg) {
     if (work) continue;
     pthread_mutex_lock(&pool->mu);
     uint64_t gen = pool->wake_gen;
-    while (!pool->qlen && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
-      pool->nsleeping++;
-      pthread_cond_wait(&pool->cv, &pool->mu);
-      pool->nsleeping--;
+    while (!q->qlen && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
+      q->nsleeping++;
+      pthread_cond_wait(&q->cv, &pool->mu);
+      q->nsleeping--;
     }
     pthread_mutex_unlock(&pool->mu);
   }
@@ -111,9 +128,12 @@ static void *alloc_scratch(uint64_t bytes) {
   return aligned_alloc(64, size ? size : 64);
 }
 
-pto_status pto__rt_pool_start(struct pto__rt_worker *w, int ncores) {
+pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
   pto__rt_pool *pool = &w->pool;
   memset(pool, 0, sizeof *pool);
+  int ncores = naic + naiv;
+  pool->ncores_of[PTO_CORE_AIC] = naic;
+  pool->ncores_of[PTO_CORE_AIV] = naiv;
   pool->spin_ns = (uint64_t)w->cfg.idle_spin_us * 1000;
   pool->shuffle = w->cfg.shuffle;
   pool->rng = w->cfg.shuffle_seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
@@ -127,12 +147,13 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int ncores) {
   pool->cores = calloc((size_t)ncores, sizeof *pool->cores);
   if (!pool->cores) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&pool->mu, NULL);
-  pthread_cond_init(&pool->cv, NULL);
+  for (int type = 0; type < 2; type++) pthread_cond_init(&pool->q[type].cv, NULL);
   pto_status s = PTO_OK;
   for (int i = 0; i < ncores; i++) {
     pto__rt_core *c = &pool->cores[i];
     c->w = w;
     c->id = i;
+    c->type = i < naiv ? PTO_CORE_AIV : PTO_CORE_AIC;
     c->rng = pool->rng ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull);
     if (!c->rng) c->rng = 1;
     c->scratch = alloc_scratch(w->scratch_bytes);
@@ -160,13 +181,13 @@ void pto__rt_pool_stop(pto__rt_pool *pool) {
   if (!pool->cores) return;
   pthread_mutex_lock(&pool->mu);
   atomic_store(&pool->shutdown, 1);
-  pthread_cond_broadcast(&pool->cv);
+  for (int type = 0; type < 2; type++) pthread_cond_broadcast(&pool->q[type].cv);
   pthread_mutex_unlock(&pool->mu);
   for (int i = 0; i < pool->nstarted; i++) pthread_join(pool->cores[i].thread, NULL);
   for (int i = 0; i < pool->ncores; i++) free(pool->cores[i].scratch);
   free(pool->cores);
   pthread_mutex_destroy(&pool->mu);
-  pthread_cond_destroy(&pool->cv);
+  for (int type = 0; type < 2; type++) pthread_cond_destroy(&pool->q[type].cv);
   memset(pool, 0, sizeof *pool);
 }
 

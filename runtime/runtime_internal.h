@@ -145,8 +145,17 @@ typedef struct pto__rt_interm {
 } pto__rt_interm;
 
 typedef struct pto__rt_task {
-  pto_kernel_fn fn;
-  int32_t kernel_id;
+  pto_kernel_fn fn;             /* NULL: a dummy task, which runs nothing */
+  int32_t kernel_id;            /* -1 for a dummy task */
+  int32_t core_type;            /* PTO_CORE_AIV or PTO_CORE_AIC: the queue it waits in */
+  int32_t block_num;            /* the kernel runs once per SPMD block, block_idx 0.. */
+  int32_t pred_op;              /* PTO_ORCH_PRED_*: run the kernel only when it holds */
+  int32_t pred_dtype;
+  int32_t skipped;              /* set by the core: 1 predicate false, 2 dummy */
+  int32_t slot;                 /* PTO_ORCH_SLOT_* of a mixed task's kernel (AIV0 otherwise) */
+  uint32_t group;               /* the first task of its mixed task; itself otherwise */
+  const void *pred_elem;        /* host address of the predicate's element */
+  int64_t pred_target;
   int32_t ntensors, nscalars, ninterms;
   uint32_t seq;
   pto_kernel_tensor *tensors;
@@ -207,7 +216,11 @@ typedef struct pto__rt_launch {
   pto__rt_task *tasks_head, *tasks_tail;
   uint32_t ntasks;
   pto__rt_interm **scopes; /* per open scope, the head of its intermediates list */
+  int *scope_modes;        /* per open scope, PTO_ORCH_SCOPE_* */
   int nscopes, capscopes;
+  pto__rt_task **task_vec; /* every task by id (seq), for explicit dependencies */
+  uint32_t captasks;
+  uint64_t t_orch_done;    /* when rt_orchestration_done was called; 0: not called */
   int record_tasks; /* this launch records its tasks (set at begin) */
   /* shared: */
   atomic_int failed; /* set once, by the first failure */
@@ -255,30 +268,37 @@ void pto__rt_task_log_fini(pto__rt_task_log *log);
 typedef struct pto__rt_core {
   struct pto__rt_worker *w;
   int id;
+  int type;              /* PTO_CORE_AIV or PTO_CORE_AIC */
   pthread_t thread;
   void *scratch;         /* 64-byte aligned; replaced only while no launch runs */
   uint64_t scratch_size;
   uint64_t rng;          /* shuffle mode delays; this core only */
 } pto__rt_core;
 
-typedef struct pto__rt_pool {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  struct pto__rt_task *qhead_task, *qtail_task; /* ready tasks (next_ready); guarded by mu */
+/* The ready tasks of one core type (next_ready); guarded by the pool's mu. */
+typedef struct pto__rt_queue {
+  pthread_cond_t cv;      /* the cores of this type sleep here */
+  struct pto__rt_task *qhead_task, *qtail_task;
   size_t qlen;
   atomic_size_t nqueued;  /* mirror of qlen for the idle spin */
-  int nsleeping;          /* guarded by mu */
+  int nsleeping;
+} pto__rt_queue;
+
+typedef struct pto__rt_pool {
+  pthread_mutex_t mu;
+  pto__rt_queue q[2];     /* [PTO_CORE_AIV], [PTO_CORE_AIC] */
   uint64_t wake_gen;      /* guarded by mu: bumped to wake sleeping cores for a launch */
   atomic_int shutdown;
   uint64_t spin_ns;
   int shuffle;
   uint64_t rng;           /* guarded by mu */
   int ncores, nstarted;
+  int ncores_of[2];       /* per core type: cores [0, aiv) are AIV, the rest AIC */
   int prewake;            /* cores woken to spin when a launch starts */
   pto__rt_core *cores;
 } pto__rt_pool;
 
-pto_status pto__rt_pool_start(struct pto__rt_worker *w, int ncores);
+pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv);
 void pto__rt_pool_stop(pto__rt_pool *pool);
 /* Grows every core's scratch to at least bytes; only while no launch runs. */
 pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes);

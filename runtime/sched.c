@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "runtime_internal.h"
 
@@ -241,12 +242,15 @@ static void scan_list(pto__rt_launch *L, pto__rt_access_list *l, uint64_t buffer
 }
 
 /* A read waits for earlier writers; a write for earlier readers and writers. */
+/* In a manual scope the access is only recorded, for the tasks after the scope to order by. */
 static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
-                       const pto__rt_region *r, int write) {
+                       const pto__rt_region *r, int write, int manual) {
   if (r->lo == r->hi) return;
-  int covering = write && r->dense;
-  scan_list(L, &tr->acc[1], tr->buffer, t, r, covering);
-  if (write) scan_list(L, &tr->acc[0], tr->buffer, t, r, covering);
+  int covering = write && r->dense && !manual;
+  if (!manual) {
+    scan_list(L, &tr->acc[1], tr->buffer, t, r, covering);
+    if (write) scan_list(L, &tr->acc[0], tr->buffer, t, r, covering);
+  }
   if (list_append(&tr->acc[write ? 1 : 0], t, r) != 0)
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                                            "out of memory recording a tensor access"));
@@ -314,7 +318,9 @@ static const char *kernel_err_text(int32_t rc) {
   }
 }
 
-static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next) {
+/* A successor that became ready and runs on a core of core_type is left in *out_next, for the
+ * caller (that core) to run. */
+static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next, int core_type) {
   pthread_mutex_t *mu = stripe_of(L, t);
   pthread_mutex_lock(mu);
   atomic_store(&t->done, 1);
@@ -327,7 +333,7 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
   for (int32_t i = 0; i < n; i++) {
     pto__rt_task *s = succ[i];
     if (atomic_fetch_sub(&s->pending, 1) != 1) continue;
-    if (!next && out_next && !L->w->pool.shuffle) {
+    if (!next && out_next && !L->w->pool.shuffle && s->core_type == core_type) {
       next = s; /* run it here: no queue round trip, warm caches */
       continue;
     }
@@ -349,6 +355,47 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
   if (out_next) *out_next = next;
 }
 
+/* The predicate's element, read now that the task is ready, against its target. */
+static int predicate_holds(const pto__rt_task *t) {
+  const void *p = t->pred_elem;
+  int64_t iv = 0;
+  double fv = 0;
+  int is_float = 1;
+  switch (t->pred_dtype) {
+  case PTO_DTYPE_F32: { float f; memcpy(&f, p, 4); fv = f; break; }
+  case PTO_DTYPE_F64: memcpy(&fv, p, 8); break;
+  case PTO_DTYPE_F16:
+  case PTO_DTYPE_BF16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    fv = t->pred_dtype == PTO_DTYPE_BF16 ? pto_bf16_to_f32(h) : pto_f16_to_f32(h);
+    break;
+  }
+  default: {
+    is_float = 0;
+    size_t n = pto_dtype_size((pto_dtype)t->pred_dtype);
+    uint64_t b = 0;
+    memcpy(&b, p, n);
+    int sgn = t->pred_dtype == PTO_DTYPE_I8 || t->pred_dtype == PTO_DTYPE_I16 ||
+              t->pred_dtype == PTO_DTYPE_I32 || t->pred_dtype == PTO_DTYPE_I64 ||
+              t->pred_dtype == PTO_DTYPE_INDEX;
+    if (sgn && n < 8 && (b >> (n * 8 - 1)) & 1) b |= ~0ull << (n * 8);
+    iv = (int64_t)b;
+  }
+  }
+  int c = is_float ? (fv < (double)t->pred_target ? -1 : fv > (double)t->pred_target ? 1 : 0)
+                   : (iv < t->pred_target ? -1 : iv > t->pred_target ? 1 : 0);
+  switch (t->pred_op) {
+  case PTO_ORCH_PRED_EQ: return c == 0;
+  case PTO_ORCH_PRED_NE: return c != 0;
+  case PTO_ORCH_PRED_GT: return c > 0;
+  case PTO_ORCH_PRED_LT: return c < 0;
+  case PTO_ORCH_PRED_GE: return c >= 0;
+  case PTO_ORCH_PRED_LE: return c <= 0;
+  default: return 1;
+  }
+}
+
 void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core,
                           pto__rt_task **out_next) {
   if (!atomic_load_explicit(&L->failed, memory_order_relaxed)) {
@@ -356,9 +403,11 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     memset(&ctx, 0, sizeof ctx);
     ctx.core_id = core->id;
     ctx.ncores = L->w->pool.ncores;
+    ctx.core_type = core->type;
     ctx.scratch = core->scratch;
     ctx.scratch_size = core->scratch_size;
     ctx.dist = L->w->dist;
+    ctx.block_num = t->block_num;
     if (L->w->pool.shuffle) {
       /* Test mode: perturb timing so that unordered tasks interleave differently. */
       uint64_t r = pto__rt_xorshift64(&core->rng);
@@ -369,7 +418,16 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     }
     t->core = core->id;
     t->t_start = pto__rt_now_ns();
-    int32_t rc = t->fn(t->tensors, t->scalars, &ctx);
+    int32_t rc = PTO_KERNEL_OK;
+    if (!t->fn)
+      t->skipped = 2;
+    else if (t->pred_op != PTO_ORCH_PRED_NONE && !predicate_holds(t))
+      t->skipped = 1;
+    else
+      for (int32_t b = 0; b < t->block_num && rc == PTO_KERNEL_OK; b++) {
+        ctx.block_idx = b;
+        rc = t->fn(t->tensors, t->scalars, &ctx);
+      }
     t->t_end = pto__rt_now_ns();
     if (rc != PTO_KERNEL_OK) {
       const char *name = pto_program_kernel_name(L->prog, t->kernel_id);
@@ -385,7 +443,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       pto__rt_launch_fail(L, s);
     }
   }
-  complete(L, t, out_next);
+  complete(L, t, out_next, core->type);
 }
 
 /* ---- the orchestration API ----------------------------------------------------------------- */
@@ -406,7 +464,7 @@ __attribute__((format(printf, 3, 4))) static int view_fail(pto__rt_launch *L, co
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (wc->kname)
-    return orch_fail(L, "submit of kernel '%s': argument %d: %s", wc->kname, wc->argi, msg);
+    return orch_fail(L, "submit of %s: argument %d: %s", wc->kname, wc->argi, msg);
   return orch_fail(L, "%s: %s", wc->name, msg);
 }
 
@@ -440,9 +498,78 @@ static int pred_below_low_mark(pto__rt_launch *L, const void *arg) {
          atomic_load(&L->failed);
 }
 
-static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
-                          const pto_orch_task_arg *args, int32_t nargs) {
-  pto__rt_launch *L = ctx;
+/* What a task carries beyond its kernel and arguments. */
+typedef struct submit_extra {
+  int32_t slot;        /* PTO_ORCH_SLOT_* */
+  int64_t group;       /* the mixed task's first kernel's task, or -1: this one */
+  const int64_t *deps; /* explicit dependencies */
+  int32_t ndeps;
+  int64_t after;       /* one more dependency (the previous subtask of a mixed task), or -1 */
+  int32_t block_num;
+  int32_t pred_op;
+  const pto_orch_tensor *pred_tensor;
+  const int64_t *pred_idx;
+  int64_t pred_target;
+} submit_extra;
+
+static int in_manual_scope(const pto__rt_launch *L) {
+  return L->scope_modes[L->nscopes - 1] == PTO_ORCH_SCOPE_MANUAL;
+}
+
+static int remember_task(pto__rt_launch *L, pto__rt_task *t) {
+  if (t->seq >= L->captasks) {
+    uint32_t ncap = L->captasks ? L->captasks * 2 : 256;
+    pto__rt_task **nv = realloc(L->task_vec, (size_t)ncap * sizeof *nv);
+    if (!nv) return -1;
+    L->task_vec = nv;
+    L->captasks = ncap;
+  }
+  L->task_vec[t->seq] = t;
+  return 0;
+}
+
+/* p (a task id of this launch) must finish before t starts; a negative id is no dependency. */
+static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, const char *kname) {
+  if (id < 0) return 0;
+  if (id >= (int64_t)t->seq)
+    return orch_fail(L, "submit of %s: dependency on task %lld, which was not submitted before it "
+                        "in this launch (%u tasks so far)",
+                     kname, (long long)id, t->seq);
+  add_edge(L, L->task_vec[id], t);
+  return 0;
+}
+
+/* Validates the predicate's element and returns its host address, or NULL after failing. */
+static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, const char *kname,
+                                     pto__rt_track **out_track, pto__rt_region *out_r) {
+  what_ctx wc = {NULL, kname, -1};
+  pto__rt_region whole;
+  const pto_orch_tensor *t = x->pred_tensor;
+  if (!t) {
+    orch_fail(L, "submit of %s: a predicate without a tensor", kname);
+    return NULL;
+  }
+  if (check_view(L, t, &wc, out_track, &whole) != 0) return NULL;
+  int64_t off = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (x->pred_idx[d] < 0 || x->pred_idx[d] >= t->shape[d]) {
+      orch_fail(L, "submit of %s: predicate index %lld of dim %d is out of range [0, %lld)", kname,
+                (long long)x->pred_idx[d], d, (long long)t->shape[d]);
+      return NULL;
+    }
+    off += x->pred_idx[d] * t->stride[d];
+  }
+  pto_orch_tensor e = *t;
+  e.addr = t->addr + (uint64_t)(off * (int64_t)pto_dtype_size((pto_dtype)t->dtype));
+  for (int d = 0; d < t->rank; d++) e.shape[d] = 1;
+  make_region(&e, out_r);
+  return pto__rt_devmem_host(&L->w->mem, e.addr);
+}
+
+/* One task: kernel_id -1 is a dummy. Returns 0 with the task id in *out_id, or 1 after failing. */
+static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
+                          const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
+                          int64_t *out_id) {
   /* Flow control: an orchestration far ahead of the cores waits, which bounds the task memory
    * and the access lists every submit scans. */
   if (atomic_load_explicit(&L->outstanding, memory_order_relaxed) >=
@@ -450,15 +577,29 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
     wait_until(L, pred_below_low_mark, NULL);
   if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
   int nk = pto_program_kernel_count(L->prog);
-  if (kernel_id < 0 || kernel_id >= nk)
+  if (kernel_id < -1 || kernel_id >= nk)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
                      kernel_id, nk);
-  const char *kname = pto_program_kernel_name(L->prog, kernel_id);
+  char kname[160];
+  if (kernel_id < 0)
+    snprintf(kname, sizeof kname, "a dummy task");
+  else
+    snprintf(kname, sizeof kname, "kernel '%s'", pto_program_kernel_name(L->prog, kernel_id));
   if (core_type != PTO_CORE_AIV && core_type != PTO_CORE_AIC)
-    return orch_fail(L, "submit of kernel '%s': core type %d is neither AIV nor AIC", kname,
-                     core_type);
+    return orch_fail(L, "submit of %s: core type %d is neither AIV nor AIC", kname, core_type);
+  int declared = kernel_id >= 0 ? pto_program_kernel_core_type(L->prog, kernel_id) : -1;
+  if (declared >= 0 && declared != core_type)
+    return orch_fail(L, "submit of %s: submitted to an %s core, but the kernel is an %s kernel "
+                        "(use rt_submit_%s_task)",
+                     kname, core_type == PTO_CORE_AIC ? "AIC" : "AIV",
+                     declared == PTO_CORE_AIC ? "AIC" : "AIV", declared == PTO_CORE_AIC ? "aic" : "aiv");
   if (nargs < 0 || (nargs > 0 && !args))
-    return orch_fail(L, "submit of kernel '%s': %d arguments", kname, nargs);
+    return orch_fail(L, "submit of %s: %d arguments", kname, nargs);
+  if (x->block_num < 0 || x->block_num > 65535)
+    return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kname,
+                     x->block_num);
+  if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
+    return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kname, x->pred_op);
   int32_t nt = 0, ns = 0;
   for (int32_t i = 0; i < nargs; i++) {
     if (args[i].kind == PTO_ORCH_ARG_SCALAR)
@@ -466,8 +607,7 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
     else if (args[i].kind >= PTO_ORCH_ARG_IN && args[i].kind <= PTO_ORCH_ARG_INOUT)
       nt++;
     else
-      return orch_fail(L, "submit of kernel '%s': argument %d has kind %d", kname, i,
-                       args[i].kind);
+      return orch_fail(L, "submit of %s: argument %d has kind %d", kname, i, args[i].kind);
   }
   pto__rt_task *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
   pto_kernel_tensor *kt = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *kt);
@@ -477,7 +617,7 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
   pto__rt_region *rs = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *rs);
   if (!t || !kt || !sc || !ims || !trs || !rs) {
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory submitting a task of kernel '%s'", kname));
+                                           "out of memory submitting %s", kname));
     return 1;
   }
   int32_t it = 0, is = 0, nim = 0;
@@ -508,44 +648,119 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
     }
     it++;
   }
+  pto__rt_track *ptr = NULL;
+  pto__rt_region pr;
+  const void *pelem = NULL;
+  if (x->pred_op != PTO_ORCH_PRED_NONE && !(pelem = predicate_element(L, x, kname, &ptr, &pr)))
+    return 1;
   memset(t, 0, sizeof *t);
-  t->fn = pto_program_kernel(L->prog, kernel_id);
+  t->fn = kernel_id >= 0 ? pto_program_kernel(L->prog, kernel_id) : NULL;
   t->kernel_id = kernel_id;
+  t->core_type = core_type;
+  t->block_num = x->block_num > 1 ? x->block_num : 1;
+  t->pred_op = x->pred_op;
+  t->pred_elem = pelem;
+  t->pred_dtype = pelem ? x->pred_tensor->dtype : 0;
+  t->pred_target = x->pred_target;
   t->ntensors = nt;
   t->nscalars = ns;
   t->ninterms = nim;
   t->tensors = kt;
   t->scalars = sc;
   t->interms = ims;
-  t->seq = L->ntasks++;
+  t->seq = L->ntasks;
+  t->slot = x->slot;
+  t->group = x->group >= 0 ? (uint32_t)x->group : t->seq;
+  if (remember_task(L, t) != 0) {
+    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                           "out of memory submitting %s", kname));
+    return 1;
+  }
+  L->ntasks++;
   atomic_init(&t->pending, 1);
   atomic_init(&t->done, 0);
   t->succ = t->inline_succ;
   t->capsucc = (int32_t)(sizeof t->inline_succ / sizeof t->inline_succ[0]);
   atomic_fetch_add(&L->outstanding, 1);
   for (int32_t j = 0; j < nim; j++) atomic_fetch_add(&ims[j]->refs, 1);
+  int manual = in_manual_scope(L);
   it = 0;
   for (int32_t i = 0; i < nargs; i++) {
     if (args[i].kind == PTO_ORCH_ARG_SCALAR) continue;
-    add_access(L, trs[it], t, &rs[it], args[i].kind != PTO_ORCH_ARG_IN);
+    if (args[i].tensor.manual_dep) {
+      /* Creator-only tracking: ordered after the task that made it, nothing else. */
+      add_dep_id(L, t, args[i].tensor.owner_task_id, kname);
+    } else {
+      add_access(L, trs[it], t, &rs[it], args[i].kind != PTO_ORCH_ARG_IN, manual);
+    }
     it++;
   }
+  if (ptr) add_access(L, ptr, t, &pr, 0, manual);
+  for (int32_t i = 0; i < x->ndeps; i++) add_dep_id(L, t, x->deps[i], kname);
+  add_dep_id(L, t, x->after, kname);
   if (L->tasks_tail)
     L->tasks_tail->next_all = t;
   else
     L->tasks_head = t;
   L->tasks_tail = t;
+  *out_id = t->seq;
   if (atomic_fetch_sub(&t->pending, 1) == 1) {
     /* Ready now, at submission: the one moment that needs a clock read to be recorded (a task
      * made ready by a completion is ready when its last dependency ended). */
     if (__builtin_expect(L->record_tasks, 0)) t->t_ready = pto__rt_now_ns();
     pto__rt_pool_push(&L->w->pool, &t, 1);
   }
+  return atomic_load_explicit(&L->failed, memory_order_relaxed) ? 1 : 0;
+}
+
+static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
+                          const pto_orch_task_arg *args, int32_t nargs) {
+  pto__rt_launch *L = ctx;
+  submit_extra x = {core_type == PTO_CORE_AIC ? PTO_ORCH_SLOT_AIC : PTO_ORCH_SLOT_AIV0,
+                    -1, NULL, 0, -1, 1, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
+  int64_t id;
+  if (kernel_id < 0)
+    return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
+                     kernel_id, pto_program_kernel_count(L->prog));
+  return submit_one(L, kernel_id, core_type, args, nargs, &x, &id);
+}
+
+/* A mixed task's kernels run one after another, AIC first, each on a core of its type. */
+static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out_task_id) {
+  pto__rt_launch *L = ctx;
+  *out_task_id = -1;
+  submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num, s->pred_op,
+                    s->pred_tensor, s->pred_idx, s->pred_target};
+  if (s->ndeps < 0 || (s->ndeps > 0 && !s->deps))
+    return orch_fail(L, "submit: %d explicit dependencies", s->ndeps);
+  int any = 0;
+  for (int slot = 0; slot < PTO_ORCH_NSLOTS; slot++) {
+    if (s->kernel_ids[slot] < 0) continue;
+    int type = slot == PTO_ORCH_SLOT_AIC ? PTO_CORE_AIC : PTO_CORE_AIV;
+    int64_t id;
+    x.slot = slot;
+    if (submit_one(L, s->kernel_ids[slot], type, s->args, s->nargs, &x, &id) != 0) return 1;
+    if (x.group < 0) x.group = id;
+    x.deps = NULL;
+    x.ndeps = 0;
+    x.after = id;
+    *out_task_id = id;
+    any = 1;
+  }
+  if (!any) return submit_one(L, -1, PTO_CORE_AIV, s->args, s->nargs, &x, out_task_id);
   return 0;
 }
 
+static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *shape,
+                                      int32_t dtype, const void *init_elem, pto_orch_tensor *out);
+
 static int32_t api_create_tensor(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
                                  pto_orch_tensor *out) {
+  return api_create_tensor_init(ctx, rank, shape, dtype, NULL, out);
+}
+
+static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *shape,
+                                      int32_t dtype, const void *init_elem, pto_orch_tensor *out) {
   pto__rt_launch *L = ctx;
   memset(out, 0, sizeof *out);
   if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
@@ -578,7 +793,14 @@ static int32_t api_create_tensor(void *ctx, int32_t rank, const int64_t *shape, 
     pto__rt_launch_fail(L, pto_status_annotate(s, "orchestration"));
     return 1;
   }
-  memset(pto__rt_devmem_host(&L->w->mem, addr), 0, (size_t)nbytes);
+  uint8_t *host = pto__rt_devmem_host(&L->w->mem, addr);
+  size_t esize = pto_dtype_size((pto_dtype)dtype);
+  int zero = 1;
+  for (size_t i = 0; init_elem && i < esize; i++) zero &= ((const uint8_t *)init_elem)[i] == 0;
+  if (zero)
+    memset(host, 0, (size_t)nbytes);
+  else
+    for (uint64_t off = 0; off < nbytes; off += esize) memcpy(host + off, init_elem, esize);
   pto__rt_interm *im = pto__rt_bump_alloc(&L->bump, sizeof *im);
   pto__rt_track *tr = NULL;
   uint64_t *v = pto__rt_map_find(&L->tracks, addr);
@@ -605,6 +827,7 @@ static int32_t api_create_tensor(void *ctx, int32_t rank, const int64_t *shape, 
   out->buffer = out->addr = addr;
   out->rank = rank;
   out->dtype = dtype;
+  out->owner_task_id = -1;
   int64_t stride = 1;
   for (int d = rank - 1; d >= 0; d--) {
     out->shape[d] = shape[d];
@@ -614,21 +837,65 @@ static int32_t api_create_tensor(void *ctx, int32_t rank, const int64_t *shape, 
   return 0;
 }
 
-static void api_scope_begin(void *ctx) {
+static void api_scope_begin_mode(void *ctx, int32_t mode) {
   pto__rt_launch *L = ctx;
+  if (mode != PTO_ORCH_SCOPE_AUTO && mode != PTO_ORCH_SCOPE_MANUAL) {
+    orch_fail(L, "scope_begin: mode %d is neither AUTO nor MANUAL", mode);
+    mode = PTO_ORCH_SCOPE_AUTO;
+  } else if (mode == PTO_ORCH_SCOPE_AUTO && in_manual_scope(L)) {
+    /* As PyPTO's runtime: inside a manual scope the tasks' order is the author's alone. */
+    orch_fail(L, "PTO2_SCOPE(): an AUTO scope inside a MANUAL scope is not supported");
+    mode = PTO_ORCH_SCOPE_MANUAL;
+  }
   if (L->nscopes == L->capscopes) {
     int ncap = L->capscopes * 2;
     pto__rt_interm **ns = realloc(L->scopes, (size_t)ncap * sizeof *ns);
-    if (!ns) {
+    if (ns) L->scopes = ns;
+    int *nm = ns ? realloc(L->scope_modes, (size_t)ncap * sizeof *nm) : NULL;
+    if (nm) L->scope_modes = nm;
+    if (!ns || !nm) {
       /* Nest into the current scope instead: its intermediates live a little longer. */
       pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                                              "out of memory opening a scope"));
       return;
     }
-    L->scopes = ns;
     L->capscopes = ncap;
   }
+  L->scope_modes[L->nscopes] = mode;
   L->scopes[L->nscopes++] = NULL;
+}
+
+static void api_scope_begin(void *ctx) {
+  pto__rt_launch *L = ctx;
+  /* The version-1 entry: a scope inside a manual one stays manual. */
+  api_scope_begin_mode(ctx, L->scope_modes[L->nscopes - 1]);
+}
+
+static void api_orchestration_done(void *ctx) {
+  pto__rt_launch *L = ctx;
+  if (!L->t_orch_done) L->t_orch_done = pto__rt_now_ns();
+}
+
+static int32_t api_core_count(void *ctx, int32_t core_type) {
+  pto__rt_launch *L = ctx;
+  if (core_type != PTO_CORE_AIV && core_type != PTO_CORE_AIC) return 0;
+  return L->w->pool.ncores_of[core_type];
+}
+
+/* PTO_LOG_LEVEL: error and warn lines always; timing from "timing" on, info from "info",
+ * debug from "debug" (each level includes the ones before it). */
+static void api_log(void *ctx, int32_t level, const char *func, const char *msg) {
+  (void)ctx;
+  static const char *names[] = {"ERROR", "WARN", "TIMING", "INFO", "DEBUG"};
+  if (level < PTO_ORCH_LOG_ERROR || level > PTO_ORCH_LOG_DEBUG) level = PTO_ORCH_LOG_INFO;
+  int max = PTO_ORCH_LOG_WARN;
+  const char *v = getenv("PTO_LOG_LEVEL");
+  if (v) {
+    for (int i = 0; i <= PTO_ORCH_LOG_DEBUG; i++)
+      if (strcasecmp(v, names[i]) == 0) max = i > max ? i : max;
+  }
+  if (level > max) return;
+  fprintf(stderr, "[%s] orchestration %s: %s\n", names[level], func ? func : "?", msg ? msg : "");
 }
 
 static void api_scope_end(void *ctx) {
@@ -707,6 +974,11 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   L->w = w;
   L->capscopes = 16;
   L->scopes = malloc((size_t)L->capscopes * sizeof *L->scopes);
+  L->scope_modes = malloc((size_t)L->capscopes * sizeof *L->scope_modes);
+  if (!L->scope_modes) {
+    free(L->scopes);
+    L->scopes = NULL;
+  }
   if (!L->scopes) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&L->fail_mu, NULL);
   pthread_mutex_init(&L->done_mu, NULL);
@@ -723,6 +995,12 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   L->api.report_fatal = api_report_fatal;
   L->api.is_fatal = api_is_fatal;
   L->api.write_element = api_write_element;
+  L->api.submit_task = api_submit_task;
+  L->api.scope_begin_mode = api_scope_begin_mode;
+  L->api.create_tensor_init = api_create_tensor_init;
+  L->api.orchestration_done = api_orchestration_done;
+  L->api.core_count = api_core_count;
+  L->api.log = api_log;
   return PTO_OK;
 }
 
@@ -732,6 +1010,8 @@ void pto__rt_launch_fini(pto__rt_launch *L) {
   pto__rt_map_fini(&L->tracks);
   free(L->track_list);
   free(L->scopes);
+  free(L->scope_modes);
+  free(L->task_vec);
   pthread_mutex_destroy(&L->fail_mu);
   pthread_mutex_destroy(&L->done_mu);
   pthread_cond_destroy(&L->done_cv);
@@ -750,6 +1030,8 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   L->ntasks = 0;
   L->nscopes = 1;
   L->scopes[0] = NULL;
+  L->scope_modes[0] = PTO_ORCH_SCOPE_AUTO;
+  L->t_orch_done = 0;
   atomic_store(&L->failed, 0);
   L->fail = PTO_OK;
   atomic_store(&L->outstanding, 0);
@@ -840,8 +1122,12 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
     pto_task_record *x = &r[t->seq];
     x->task_id = t->seq;
     x->kernel_id = t->kernel_id;
-    x->kernel = t->kernel_id >= 0 && t->kernel_id < nk ? names[t->kernel_id] : "?";
+    x->kernel = !t->fn ? "dummy" : t->kernel_id >= 0 && t->kernel_id < nk ? names[t->kernel_id] : "?";
     x->core = t->t_start ? t->core : -1;
+    x->core_type = t->core_type;
+    x->skipped = t->skipped;
+    x->group_id = t->group;
+    x->slot = t->slot;
     x->start_ns = t->t_start;
     x->end_ns = t->t_end;
     x->ready_ns = t->t_ready;

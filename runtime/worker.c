@@ -67,9 +67,34 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
   if (out->ncores < 0 || out->ncores > PTO__RT_MAX_CORES)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "ncores %d is out of range (0 for the CPU count, or 1 to %d)",
                 out->ncores, PTO__RT_MAX_CORES);
+  if (out->aic_cores < 0 || out->aiv_cores < 0 || out->aic_cores > PTO__RT_MAX_CORES ||
+      out->aiv_cores > PTO__RT_MAX_CORES)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "aic_cores %d / aiv_cores %d: out of range (0 to %d)",
+                out->aic_cores, out->aiv_cores, PTO__RT_MAX_CORES);
+  if (out->aic_cores || out->aiv_cores) {
+    int sum = out->aic_cores + out->aiv_cores;
+    if (out->ncores && out->ncores != sum)
+      return fail(PTO_STATUS_INVALID_ARGUMENT,
+                  "ncores %d differs from aic_cores %d + aiv_cores %d: set ncores to 0 or to their sum",
+                  out->ncores, out->aic_cores, out->aiv_cores);
+    if (!out->aic_cores || !out->aiv_cores)
+      return fail(PTO_STATUS_INVALID_ARGUMENT,
+                  "aic_cores %d / aiv_cores %d: a worker needs at least one core of each type",
+                  out->aic_cores, out->aiv_cores);
+    if (sum > PTO__RT_MAX_CORES)
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "aic_cores + aiv_cores is %d, more than %d", sum,
+                  PTO__RT_MAX_CORES);
+    out->ncores = sum;
+  }
   if (out->ncores == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     out->ncores = n < 1 ? 1 : n > PTO__RT_MAX_CORES ? PTO__RT_MAX_CORES : (int)n;
+  }
+  if (!out->aic_cores) {
+    /* The chip's clusters: one cube core beside two vector cores. */
+    out->aic_cores = out->ncores / 3 > 0 ? out->ncores / 3 : 1;
+    out->aiv_cores = out->ncores - out->aic_cores > 0 ? out->ncores - out->aic_cores : 1;
+    out->ncores = out->aic_cores + out->aiv_cores;
   }
   if (!out->device_memory_bytes) out->device_memory_bytes = PTO__RT_DEFAULT_DEVICE_MEMORY;
   if (!out->scratch_bytes) out->scratch_bytes = PTO__RT_DEFAULT_SCRATCH;
@@ -136,7 +161,7 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
     w->token = pto__rt_obj_add(PTO__RT_OBJ_WORKER, w);
     if (!w->token) s = fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   }
-  if (!s) s = pto__rt_pool_start(w, w->cfg.ncores);
+  if (!s) s = pto__rt_pool_start(w, w->cfg.aic_cores, w->cfg.aiv_cores);
   if (s) {
     destroy_worker(w);
     return pto_status_annotate(s, "pto_worker_open");
@@ -155,6 +180,12 @@ void pto_worker_close(pto_worker *wt) {
 int pto_worker_core_count(const pto_worker *wt) {
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
   return w ? w->pool.ncores : -1;
+}
+
+int pto_worker_core_type(const pto_worker *wt, int core) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  if (!w || core < 0 || core >= w->pool.ncores) return -1;
+  return w->pool.cores[core].type;
 }
 
 pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *out_info) {
@@ -532,6 +563,8 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   uint64_t t_orch0 = pto__rt_now_ns();
   pto_program_orch_entry(prog)(&oa);
   uint64_t t_orch1 = pto__rt_now_ns();
+  /* rt_orchestration_done ends the orchestration's span where it was called. */
+  if (L->t_orch_done && L->t_orch_done < t_orch1) t_orch1 = L->t_orch_done;
   uint64_t first, last;
   s = pto__rt_launch_finish(L, &first, &last);
   uint64_t t_run1 = pto__rt_now_ns();

@@ -81,6 +81,7 @@ const char *pto_bench_metric_name(pto_bench_metric m) {
   case PTO_BENCH_DEVICE_WALL: return "device_wall";
   case PTO_BENCH_HOST_WALL: return "host_wall";
   case PTO_BENCH_EFFECTIVE: return "effective";
+  case PTO_BENCH_BUSY: return "busy";
   default: return NULL;
   }
 }
@@ -296,6 +297,16 @@ static double union_us(const pto_span *a, const pto_span *b) {
   return (double)(hi - lo) / 1e3;
 }
 
+/* PyPTO's Effective: from the earlier start to the later end of the two windows, either may be
+ * NULL; NAN when both are. */
+static double hull_us(const pto_span *a, const pto_span *b) {
+  if (!a && !b) return NAN;
+  if (!a || !b) return (double)(a ? a : b)->dur_ns / 1e3;
+  uint64_t a1 = a->ts_ns + a->dur_ns, b1 = b->ts_ns + b->dur_ns;
+  uint64_t lo = a->ts_ns < b->ts_ns ? a->ts_ns : b->ts_ns, hi = a1 > b1 ? a1 : b1;
+  return (double)(hi - lo) / 1e3;
+}
+
 static void launch_samples(pto_bench_launch *l) {
   const pto_span *root = NULL;
   for (int i = 0; i < l->nspans; i++)
@@ -305,8 +316,10 @@ static void launch_samples(pto_bench_launch *l) {
   const pto_span *dev = find_span(l, prefix, ".runner_run.device_wall");
   l->sample[PTO_BENCH_HOST_WALL] = root ? (double)root->dur_ns / 1e3 : NAN;
   l->sample[PTO_BENCH_DEVICE_WALL] = dev ? (double)dev->dur_ns / 1e3 : NAN;
-  l->sample[PTO_BENCH_EFFECTIVE] = union_us(find_span(l, prefix, ".runner_run.device_wall.orch"),
-                                            find_span(l, prefix, ".runner_run.device_wall.sched"));
+  const pto_span *orch = find_span(l, prefix, ".runner_run.device_wall.orch");
+  const pto_span *sched = find_span(l, prefix, ".runner_run.device_wall.sched");
+  l->sample[PTO_BENCH_EFFECTIVE] = hull_us(orch, sched);
+  l->sample[PTO_BENCH_BUSY] = union_us(orch, sched);
 }
 
 pto_status pto__bench_finish(pto_bench_stats *st) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "pto/orch_abi.h"
 
 enum { PID_HOST = 1, PID_DEVICE = 2 };
 
@@ -117,8 +118,14 @@ pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspan
   meta(&b, events, "process_name", PID_DEVICE, 0, "pto device");
   meta(&b, events, "thread_name", PID_DEVICE, 0, "device spans");
   for (int c = 0; c <= maxcore; c++) {
-    char name[32];
-    snprintf(name, sizeof name, "core %d", c);
+    const char *type = NULL;
+    for (size_t i = 0; i < ntasks && !type; i++)
+      if (tasks[i].core == c) type = tasks[i].core_type;
+    char name[48];
+    if (type)
+      snprintf(name, sizeof name, "core %d (%s)", c, type);
+    else
+      snprintf(name, sizeof name, "core %d", c);
     meta(&b, events, "thread_name", PID_DEVICE, c + 1, name);
   }
   for (int i = 0; i < nspans; i++) {
@@ -141,6 +148,7 @@ pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspan
     put(&b, args, "task_id", json_integer((json_int_t)t->task_id));
     put(&b, args, "kernel", json_string(t->kernel ? t->kernel : ""));
     put(&b, args, "core", json_integer(t->core));
+    if (t->core_type) put(&b, args, "core_type", json_string(t->core_type));
     put(&b, args, "ready_us", json_real(us_since(t->ready_ns, base)));
     put(&b, args, "wait_us", json_real((double)(t->start_ns - t->ready_ns) / 1e3));
     for (int d = 0; d < t->ndeps; d++)
@@ -180,6 +188,10 @@ pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspan
   return s;
 }
 
+static const char *core_type_name(int type) {
+  return type == PTO_CORE_AIC ? "aic" : type == PTO_CORE_AIV ? "aiv" : NULL;
+}
+
 pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *rec,
                                      const pto_task_record *tasks, size_t ntasks) {
   if (ntasks && !tasks)
@@ -191,14 +203,158 @@ pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *
   for (size_t i = 0; i < ntasks; i++) {
     const pto_task_record *t = &tasks[i];
     if (t->core < 0) continue;
-    lane[n++] = (pto_swimlane_task){t->core,  t->kernel,   t->task_id,  t->deps,
-                                    t->ndeps, t->ready_ns, t->start_ns, t->end_ns};
+    lane[n++] = (pto_swimlane_task){t->core,     t->kernel,   t->task_id, t->deps,
+                                    t->ndeps,    t->ready_ns, t->start_ns, t->end_ns,
+                                    core_type_name(t->core_type)};
   }
   int nspans = rec ? rec->nspans : 0;
   if (nspans > PTO_LAUNCH_MAX_SPANS) nspans = PTO_LAUNCH_MAX_SPANS;
   pto_status s = pto_swimlane_write(path, rec ? rec->spans : NULL, nspans, lane, n);
   free(lane);
   return s;
+}
+
+/* ---- PyPTO's chip swimlane capture ------------------------------------------------------- */
+
+static pto_status dump_json(jb *b, json_t *doc, const char *path, const char *what) {
+  pto_status s = PTO_OK;
+  if (!b->ok)
+    s = pto__bench_oom(what);
+  else if (json_dump_file(doc, path, JSON_INDENT(1) | JSON_REAL_PRECISION(15)))
+    s = pto_status_make(PTO_STATUS_IO, "%s: cannot write %s: %s", path, what,
+                        errno ? strerror(errno) : "write failed");
+  json_decref(doc);
+  return s;
+}
+
+static json_t *int_row(jb *b, const int64_t *v, int n) {
+  json_t *row = json_array();
+  for (int i = 0; i < n; i++) push(b, row, json_integer((json_int_t)v[i]));
+  return row;
+}
+
+typedef struct edge {
+  uint64_t pred, succ;
+} edge;
+
+static int cmp_edge(const void *a, const void *b) {
+  const edge *x = a, *y = b;
+  if (x->pred != y->pred) return x->pred < y->pred ? -1 : 1;
+  return x->succ < y->succ ? -1 : x->succ > y->succ;
+}
+
+/* One deps.json task per task id of the orchestration: a mixed task's kernels (one record
+ * each) share their group's id and fill its kernel_ids slots; edges join groups, once each. */
+static pto_status write_deps(const char *path, const pto_task_record *tasks, size_t ntasks) {
+  size_t nedges = 0;
+  for (size_t i = 0; i < ntasks; i++) nedges += (size_t)(tasks[i].core >= 0 ? tasks[i].ndeps : 0);
+  edge *edges = pto__bench_calloc(nedges ? nedges : 1, sizeof *edges);
+  if (!edges) return pto__bench_oom("deps.json");
+  size_t ne = 0;
+  for (size_t i = 0; i < ntasks; i++) {
+    const pto_task_record *t = &tasks[i];
+    if (t->core < 0) continue;
+    for (int j = 0; j < t->ndeps; j++) {
+      uint64_t p = t->deps[j] < ntasks ? tasks[t->deps[j]].group_id : t->deps[j];
+      if (p != t->group_id) edges[ne++] = (edge){p, t->group_id};
+    }
+  }
+  qsort(edges, ne, sizeof *edges, cmp_edge);
+  jb db = {1};
+  json_t *dd = json_object(), *dt = json_array(), *ej = json_array();
+  put(&db, dd, "version", json_integer(2));
+  for (size_t i = 0; i < ntasks; i++) {
+    const pto_task_record *t = &tasks[i];
+    if (t->core < 0 || t->group_id != t->task_id) continue; /* one entry per group, at its first */
+    int64_t k[3] = {-1, -1, -1};
+    const char *type = NULL;
+    char name[256] = "";
+    for (size_t m = i; m < ntasks && tasks[m].group_id == t->task_id; m++) {
+      const pto_task_record *u = &tasks[m];
+      if (u->slot >= 0 && u->slot < 3) k[u->slot] = u->kernel_id;
+      const char *ut = core_type_name(u->core_type);
+      type = !type ? ut : (ut && strcmp(type, ut) != 0) ? "mix" : type;
+      size_t len = strlen(name);
+      snprintf(name + len, sizeof name - len, "%s%s", len ? "+" : "", u->kernel ? u->kernel : "");
+    }
+    json_t *o = json_object();
+    put(&db, o, "task_id", json_integer((json_int_t)t->task_id));
+    put(&db, o, "func_id", json_integer(t->kernel_id));
+    put(&db, o, "name", json_string(name));
+    put(&db, o, "core_type", json_string(type ? type : "aiv"));
+    put(&db, o, "kernel_ids", int_row(&db, k, 3));
+    put(&db, o, "block_num", json_integer(1));
+    push(&db, dt, o);
+  }
+  for (size_t i = 0; i < ne; i++) {
+    if (i && !cmp_edge(&edges[i], &edges[i - 1])) continue;
+    json_t *e = json_object();
+    put(&db, e, "pred", json_integer((json_int_t)edges[i].pred));
+    put(&db, e, "succ", json_integer((json_int_t)edges[i].succ));
+    push(&db, ej, e);
+  }
+  free(edges);
+  put(&db, dd, "tasks", dt);
+  put(&db, dd, "edges", ej);
+  return dump_json(&db, dd, path, "deps.json");
+}
+
+pto_status pto_swimlane_write_records(const char *records_path, const char *deps_path,
+                                      const char *names_path, const pto_task_record *tasks,
+                                      size_t ntasks, const int *core_types, int ncores) {
+  if (!records_path || (ntasks && !tasks) || ncores < 0 || (ncores && !core_types))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_swimlane_write_records: path, tasks or core types missing");
+  for (size_t i = 0; i < ntasks; i++)
+    if (tasks[i].core >= ncores)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "pto_swimlane_write_records: task %" PRIu64 " ran on core %d of %d",
+                             tasks[i].task_id, tasks[i].core, ncores);
+  jb b = {1};
+  json_t *doc = json_object(), *md = json_object(), *types = json_array();
+  put(&b, doc, "chip_swimlane_level", json_integer(2));
+  put(&b, md, "runtime", json_string("tensormap_and_ringbuffer"));
+  put(&b, md, "platform", json_string("pto-sim"));
+  put(&b, md, "clock_freq_hz", json_integer(1000000000));
+  put(&b, md, "num_cores", json_integer(ncores));
+  for (int c = 0; c < ncores; c++) {
+    const char *name = core_type_name(core_types[c]);
+    push(&b, types, json_string(name ? name : "aiv"));
+  }
+  put(&b, md, "core_types", types);
+  put(&b, doc, "metadata", md);
+  json_t *aicore = json_array(), *sched = json_object(), *srows = json_array();
+  for (size_t i = 0; i < ntasks; i++) {
+    const pto_task_record *t = &tasks[i];
+    if (t->core < 0) continue;
+    int64_t reg = (int64_t)i + 1; /* the join key of the two rows: unique per dispatch */
+    int64_t a[7] = {t->core, (int64_t)t->group_id, reg, (int64_t)t->start_ns, (int64_t)t->end_ns,
+                    0, 0};
+    push(&b, aicore, int_row(&b, a, 7));
+    int64_t d[5] = {t->core, reg, (int64_t)t->ready_ns, (int64_t)t->end_ns, 0};
+    push(&b, srows, int_row(&b, d, 5));
+  }
+  put(&b, doc, "aicore_tasks", aicore);
+  put(&b, sched, "producer", json_string("aicpu"));
+  put(&b, sched, "records", srows);
+  put(&b, doc, "scheduler_tasks", sched);
+  PTO_RETURN_IF_ERROR(dump_json(&b, doc, records_path, "the swimlane records"));
+
+  if (deps_path) PTO_RETURN_IF_ERROR(write_deps(deps_path, tasks, ntasks));
+  if (names_path) {
+    jb nb = {1};
+    json_t *nd = json_object(), *map = json_object();
+    for (size_t i = 0; i < ntasks; i++) {
+      if (tasks[i].kernel_id < 0 || !tasks[i].kernel) continue;
+      char key[16];
+      snprintf(key, sizeof key, "%d", tasks[i].kernel_id);
+      put(&nb, map, key, json_string(tasks[i].kernel));
+    }
+    put(&nb, nd, "callable_id_to_name", map);
+    put(&nb, nd, "level", json_integer(2));
+    PTO_RETURN_IF_ERROR(dump_json(&nb, nd, names_path, "the kernel names"));
+  }
+  return PTO_OK;
 }
 
 /* ---- validation ------------------------------------------------------------------------- */

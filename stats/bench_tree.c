@@ -429,7 +429,7 @@ pto_status pto_bench_stats_render_summary(const pto_bench_stats *st, char **out_
                            "pto_bench_stats_render_summary: stats is NULL");
   static const char *const k_heads[] = {"", "n", "min", "median", "mean", "max", "stdev"};
   static const char *const k_rows[PTO_BENCH_METRIC_COUNT] = {"device wall", "host wall",
-                                                             "effective"};
+                                                             "effective", "busy"};
   char cells[PTO_BENCH_METRIC_COUNT + 1][MAX_COLS][CELL];
   char *labels[PTO_BENCH_METRIC_COUNT + 1];
   memset(cells, 0, sizeof cells);

@@ -18,6 +18,7 @@ typedef struct bench_args {
   cli_stats_view view;
   const char *swimlane;
   int rank, slot; /* host programs: the dispatch whose tree --tree prints; -1: not given */
+  const char *records; /* --swimlane-records */
 } bench_args;
 
 /* bench's own options (cli_option_fn). */
@@ -32,7 +33,9 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
     return cli_int_option(cmd, "--rank", 0, argc, argv, i, &a->rank);
   if (!strcmp(arg, "--slot") || !strncmp(arg, "--slot=", 7))
     return cli_int_option(cmd, "--slot", 0, argc, argv, i, &a->slot);
-  int r = cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
+  int r = cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
+  if (r) return r;
+  r = cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
   if (r) return r;
   return cli_parse_view_option(cmd, &a->view, argc, argv, i);
 }
@@ -158,7 +161,7 @@ int cmd_bench(int argc, char **argv) {
   opt.warmup = a.warmup;
   progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL};
   if ((s = pto_worker_open(NULL, &w))) goto out;
-  if (a.swimlane) {
+  if (a.swimlane || a.records) {
     pr.record_last = w;
     if (a.warmup + a.rounds == 1 && (s = pto_worker_set_record_tasks(w, true))) goto out;
   }
@@ -169,6 +172,7 @@ int cmd_bench(int argc, char **argv) {
   if ((s = pto_benchmark(w, prog, args, (size_t)sig->nparams, &opt, &st))) goto out;
   size_t ndrawn = 0;
   if (a.swimlane && (s = cli_write_swimlane(w, a.swimlane, &ndrawn))) goto out;
+  if (a.records && (s = cli_write_swimlane_records(w, a.records))) goto out;
   if (!a.view.json) {
     char hid[17];
     pto_hid_format(st->hid, hid);
@@ -193,13 +197,16 @@ const pto_cmd cli_cmd_bench = {
     "bench", "launch a program many times and print timing statistics",
     "usage: pto bench PROG [inputs as pto run] [--rounds 100] [--warmup 3] [--tree [N]]\n"
     "                 [--spread stdev|minmax|both|none] [--json] [--swimlane FILE]\n"
+    "                 [--swimlane-records FILE]\n"
     "\n"
     "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"
     "times measured, reading every launch's spans, and prints per metric n, min, median, mean,\n"
     "max and stdev in microseconds:\n"
     "  device wall   first task start to last task end (chip.run.runner_run.device_wall)\n"
     "  host wall     the whole launch on the host: bind, run, copy back (chip.run)\n"
-    "  effective     the union of the orchestration and scheduling windows on the device\n"
+    "  effective     the orchestration and scheduling windows merged: earlier start to later end\n"
+    "                (PyPTO's Effective, as its strace_timing.py computes it)\n"
+    "  busy          the union of those two windows (effective less any gap between them)\n"
     "The inputs are bound once, as 'pto run' binds them, and fed to every launch.\n"
     "A program with a host entry (--devices) runs its rounds on a distributed worker and prints\n"
     "the L3 views: per_round (device: the max over ranks of a rank's summed dispatch device\n"
@@ -216,6 +223,8 @@ const pto_cmd cli_cmd_bench = {
     "  --json        print the statistics, every sample and the mean tree as JSON instead\n"
     "  --rank R --slot S  a host program (--devices): the dispatch whose mean tree --tree\n"
     "                prints (rank R's S-th call of each run; default slot 0)\n"
+    "  --swimlane-records FILE  the last measured launch's tasks in PyPTO's\n"
+    "                   chip_swimlane_records.json layout, deps.json and func_names.json beside it\n"
     "  --swimlane FILE  write the last measured launch's tasks (core, kernel, dependencies,\n"
     "                ready/start/end) and spans to FILE as Chrome trace-event JSON (Perfetto,\n"
     "                chrome://tracing); only that launch records its tasks, so the others are\n"

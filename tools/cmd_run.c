@@ -18,6 +18,7 @@ typedef struct run_args {
   int check, trace;
   double rtol, atol; /* < 0: by dtype */
   const char *swimlane;
+  const char *records; /* --swimlane-records */
 } run_args;
 
 static const char *k_cmd = "run";
@@ -36,6 +37,8 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     a->check = 1;
   } else if (!strcmp(arg, "--trace")) {
     a->trace = 1;
+  } else if (!strncmp(arg, "--swimlane-records", 18)) {
+    return cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
   } else if (!strncmp(arg, "--swimlane", 10)) {
     return cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
   } else if (!strcmp(arg, "--rtol") || !strcmp(arg, "--atol")) {
@@ -90,6 +93,50 @@ pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntask
       *out_ntasks += tasks[i].core >= 0;
   }
   return PTO_OK;
+}
+
+int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
+                                      const char **out) {
+  const char *arg = argv[*i];
+  if (strcmp(arg, "--swimlane-records") != 0 && strncmp(arg, "--swimlane-records=", 19) != 0)
+    return 0;
+  const char *val = arg[18] == '=' ? arg + 19 : (*i + 1 < argc ? argv[++*i] : NULL);
+  if (!val || !*val)
+    return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
+  *out = val;
+  return 1;
+}
+
+pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
+  const pto_task_record *tasks = NULL;
+  size_t n = 0;
+  pto_status s = pto_worker_last_launch_tasks(w, &tasks, &n);
+  int ncores = pto_worker_core_count(w);
+  int *types = calloc((size_t)(ncores > 0 ? ncores : 1), sizeof *types);
+  char *dir = strdup(path);
+  if (!s && (!types || !dir)) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!s) {
+    for (int c = 0; c < ncores; c++) types[c] = pto_worker_core_type(w, c);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+      slash[1] = 0;
+    else
+      dir[0] = 0;
+    size_t len = strlen(dir) + 32;
+    char *deps = malloc(len), *names = malloc(len);
+    if (!deps || !names) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    } else {
+      snprintf(deps, len, "%sdeps.json", dir);
+      snprintf(names, len, "%sfunc_names.json", dir);
+      s = pto_swimlane_write_records(path, deps, names, tasks, n, types, ncores);
+    }
+    free(deps);
+    free(names);
+  }
+  free(types);
+  free(dir);
+  return s ? pto_status_annotate(s, "--swimlane-records %s", path) : PTO_OK;
 }
 
 /* ---- --check -------------------------------------------------------------------------- */
@@ -229,7 +276,7 @@ int cmd_run(int argc, char **argv) {
   }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
-  cfg.record_tasks = a.swimlane != NULL;
+  cfg.record_tasks = a.swimlane != NULL || a.records != NULL;
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   s = pto_worker_run(w, prog, args, (size_t)sig->nparams);
   size_t ndrawn = 0;
@@ -247,6 +294,7 @@ int cmd_run(int argc, char **argv) {
     else
       s = ws;
   }
+  if (!s && a.records) s = cli_write_swimlane_records(w, a.records);
   if (s) goto out;
   pto_launch_record rec;
   if (!pto_worker_last_launch(w, &rec)) {
@@ -320,6 +368,9 @@ const pto_cmd cli_cmd_run = {
     "                      bf16 1e-2, f64 1e-12, integers exact); passes where |got-ref| <=\n"
     "                      atol + rtol*|ref|\n"
     "  --trace             write the launch's [STRACE] span lines to stderr\n"
+    "  --swimlane-records FILE  the launch's tasks in PyPTO's chip_swimlane_records.json\n"
+    "                      layout, with deps.json and func_names.json beside FILE, for PyPTO's\n"
+    "                      swimlane_converter and critical_path tools\n"
     "  --swimlane FILE     record every task of the launch (core, kernel, dependencies, ready,\n"
     "                      start and end times) and write them with the launch's spans to FILE\n"
     "                      as Chrome trace-event JSON: open it in Perfetto or chrome://tracing\n"

@@ -212,7 +212,7 @@ const pto_cmd cli_cmd_trace = {
     "Reads the [STRACE] v=1 span lines that 'pto run --trace', PTO_LOG_LEVEL=timing or any "
     "runtime\n"
     "writing the same format left in LOGFILE ('-': stdin) and prints the statistics 'pto bench'\n"
-    "prints: device wall, host wall and effective time per launch (min, median, mean, max, "
+    "prints: device wall, host wall, effective and busy time per launch (min, median, mean, max, "
     "stdev).\n"
     "\n"
     "How the log is read:\n"

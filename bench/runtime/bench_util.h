@@ -41,7 +41,9 @@ static inline pto_program *b_compile(const char *file) {
 static inline pto_worker *b_open_worker(int ncores) {
   pto_run_config cfg;
   pto_run_config_init(&cfg);
-  cfg.ncores = ncores;
+  /* ncores vector cores, as before cores had types, and the cube core every worker has. */
+  cfg.aiv_cores = ncores;
+  cfg.aic_cores = 1;
   pto_worker *w = NULL;
   B_CHECK(pto_worker_open(&cfg, &w));
   return w;

@@ -24,7 +24,9 @@ int main(int argc, char **argv) {
   pto_program *p = b_compile("weight_sum.ptir");
   pto_run_config cfg;
   pto_run_config_init(&cfg);
-  cfg.ncores = ncores;
+  /* ncores vector cores, as before cores had types, and the cube core every worker has. */
+  cfg.aiv_cores = ncores;
+  cfg.aic_cores = 1;
   cfg.device_memory_bytes = 4 * (uint64_t)bytes + (64u << 20);
   pto_worker *w = NULL;
   B_CHECK(pto_worker_open(&cfg, &w));

@@ -49,7 +49,9 @@ int main(int argc, char **argv) {
   pto_program *indep = b_compile("independent.ptir"), *chain = b_compile("chain.ptir");
   pto_run_config cfg;
   pto_run_config_init(&cfg);
-  cfg.ncores = ncores;
+  /* ncores vector cores, as before cores had types, and the cube core every worker has. */
+  cfg.aiv_cores = ncores;
+  cfg.aic_cores = 1;
   cfg.max_inflight_tasks = inflight;
   pto_worker *w = NULL;
   B_CHECK(pto_worker_open(&cfg, &w));

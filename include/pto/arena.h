@@ -5,8 +5,8 @@
 #ifndef PTO_ARENA_H
 #define PTO_ARENA_H
 
-#include <stddef.h>
 #include "pto/export.h"
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -6,12 +6,13 @@
  * runtime that writes the same format), so a log of a benchmark and the benchmark itself give the
  * same numbers.
  *
- * Per measured launch three samples are kept, in microseconds:
+ * Per measured launch four samples are kept, in microseconds:
  *   device wall  <root>.runner_run.device_wall (device clock: first task start to last task end)
  *   host wall    the root span (chip.run: the whole launch on the host)
- *   effective    the union of <root>.runner_run.device_wall.orch and .sched: the time the device
- *                was orchestrating or executing (equal to PyPTO's merged "Effective" window when
- *                the two overlap; a gap between them is not counted)
+ *   effective    <root>.runner_run.device_wall.orch and .sched merged as PyPTO's strace_timing.py
+ *                merges them: from the earlier start to the later end (a gap between the two
+ *                windows counts), of the first span of each name
+ *   busy         the union of those two windows: effective less any gap between them
  * with min/median/mean/max/stdev of each (median of an even count: the mean of the middle two;
  * stdev: sample standard deviation, 0 for one sample). A launch without one of those spans gives
  * NAN for that sample, and the summary counts only the others.
@@ -37,10 +38,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pto/export.h"
 #include "pto/loader.h"
 #include "pto/runtime.h"
 #include "pto/status.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,10 +90,11 @@ typedef enum pto_bench_metric {
   PTO_BENCH_DEVICE_WALL = 0,
   PTO_BENCH_HOST_WALL,
   PTO_BENCH_EFFECTIVE,
+  PTO_BENCH_BUSY,
   PTO_BENCH_METRIC_COUNT
 } pto_bench_metric;
 
-/* "device_wall", "host_wall", "effective"; NULL for anything else. */
+/* "device_wall", "host_wall", "effective", "busy"; NULL for anything else. */
 PTO_API const char *pto_bench_metric_name(pto_bench_metric m);
 
 typedef struct pto_bench_summary {
@@ -146,8 +148,9 @@ PTO_API pto_bench_summary pto_bench_summarize(const double *values, int n);
  * NULL), runs opt->warmup + opt->rounds launches with args through that one handle and collects
  * the measured launches' spans. A failed launch fails the whole call, naming the launch. opt may
  * be NULL (defaults). */
-PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *args, size_t nargs,
-                         const pto_bench_options *opt, pto_bench_stats **out_stats);
+PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *args,
+                                 size_t nargs, const pto_bench_options *opt,
+                                 pto_bench_stats **out_stats);
 
 /* ---- [STRACE] logs ---------------------------------------------------------------------- */
 
@@ -165,10 +168,10 @@ PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_
  * explicit warmup leaves nothing of the chosen hid: a log without measurements is an error, never
  * zeros. */
 PTO_API pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options *opt,
-                           pto_bench_stats **out_stats);
+                                   pto_bench_stats **out_stats);
 /* pto_trace_parse of a file's contents; errors name the file. */
 PTO_API pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
-                                pto_bench_stats **out_stats);
+                                        pto_bench_stats **out_stats);
 
 /* ---- span trees ------------------------------------------------------------------------- */
 
@@ -202,17 +205,18 @@ typedef struct pto_bench_tree {
 } pto_bench_tree;
 
 /* The mean tree over every measured launch. */
-PTO_API pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats, pto_bench_tree **out_tree);
+PTO_API pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats,
+                                             pto_bench_tree **out_tree);
 /* The tree of measured launch i (0 <= i < nlaunches): every node's count is 1. */
 PTO_API pto_status pto_bench_stats_launch_tree(const pto_bench_stats *stats, int i,
-                                       pto_bench_tree **out_tree);
+                                               pto_bench_tree **out_tree);
 PTO_API void pto_bench_tree_destroy(pto_bench_tree *tree);
 
 /* The tree as text, one line per node, each ending in '\n' (see the header comment): the mean as
  * "%.1fus", then per spread "±%.1f" and/or "[%.1f..%.1f]". max_level >= 0 keeps the nodes of
  * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is malloc'd. */
-PTO_API pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread, int max_level,
-                                 char **out_text);
+PTO_API pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread,
+                                         int max_level, char **out_text);
 
 /* The statistics table (one row per metric: n, min, median, mean, max, stdev in us), malloc'd. */
 PTO_API pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats, char **out_text);
@@ -236,6 +240,7 @@ typedef struct pto_swimlane_task {
   uint64_t ready_ns; /* inputs ready */
   uint64_t start_ns;
   uint64_t end_ns;
+  const char *core_type; /* "aiv" or "aic": named on the core's track; NULL: not known */
 } pto_swimlane_task;
 
 /* Writes a Chrome trace-event JSON file (Perfetto, chrome://tracing): the launch's spans as
@@ -245,13 +250,33 @@ typedef struct pto_swimlane_task {
  * earliest time given. Every event carries ph, ts, dur, pid, tid and name. Fails on a task that
  * ends before it starts or starts before it is ready. spans may be NULL with nspans 0. */
 PTO_API pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspans,
-                              const pto_swimlane_task *tasks, size_t ntasks);
+                                      const pto_swimlane_task *tasks, size_t ntasks);
 
 /* pto_swimlane_write of one launch recorded by the runtime (pto_worker_last_launch_tasks): rec's
  * spans (rec may be NULL: no host track) and the tasks that ran (core >= 0); a task that did not
  * run (a failed launch) is left out, and so are the arrows from it. */
 PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *rec,
-                                     const pto_task_record *tasks, size_t ntasks);
+                                             const pto_task_record *tasks, size_t ntasks);
+
+/* PyPTO's chip swimlane capture of one recorded launch, for its swimlane_converter and
+ * critical_path tools: records_path gets chip_swimlane_records.json's layout
+ *   {"chip_swimlane_level": 2,
+ *    "metadata": {"runtime", "clock_freq_hz": 1e9 (cycles are ns), "num_cores",
+ *                 "core_types": ["aiv"|"aic" per core id], "platform": "pto-sim"},
+ *    "aicore_tasks": [[core_id, task_id, reg_task_id, start, end, 0, run_epoch], ...],
+ *    "scheduler_tasks": {"producer": "aicpu",
+ *                        "records": [[core_id, reg_task_id, dispatch, finish, run_epoch], ...]}}
+ * (dispatch: when the task became ready; finish: its end), and deps_path (NULL: none) gets
+ * deps.json's: {"version": 2, "tasks": [{"task_id", "func_id", "name", "core_type",
+ * "kernel_ids": [aic, aiv0, aiv1], "block_num"}], "edges": [{"pred", "succ"}]}: a mixed task's
+ * kernels (one pto_task_record each) are one task, its group_id, with a row per kernel, and
+ * "core_type" "mix" when they differ; and beside it
+ * names_path (NULL: none) {"callable_id_to_name": {"<kernel id>": name}, "level": 2}. Tasks that
+ * did not run are left out. core_types has ncores entries, PTO_CORE_AIV or PTO_CORE_AIC. */
+PTO_API pto_status pto_swimlane_write_records(const char *records_path, const char *deps_path,
+                                              const char *names_path,
+                                              const pto_task_record *tasks, size_t ntasks,
+                                              const int *core_types, int ncores);
 
 /* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose
  * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,

@@ -32,8 +32,8 @@
 
 #include <stdint.h>
 
-#include "pto/status.h"
 #include "pto/export.h"
+#include "pto/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,7 +96,8 @@ PTO_API pto_status pto_cache_verify_entry(const char *entry_dir, const char *key
 /* Verifies every entry; a bad one is reported to fn (which may be NULL), counted as a corruption
  * and discarded. */
 typedef void (*pto_cache_verify_fn)(void *ctx, const char *key, pto_status problem);
-PTO_API pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked, int *out_corrupt);
+PTO_API pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked,
+                                    int *out_corrupt);
 
 typedef struct pto_cache_gc_result {
   uint64_t evicted, evicted_bytes; /* entries removed, least recently used first */

@@ -65,22 +65,22 @@ static inline void pto_compile_options_init(pto_compile_options *opt) {
 }
 
 typedef struct pto_compiled_kernel {
-  char *name;           /* PTIR function name */
-  char *symbol;         /* exported symbol in kernels.so */
-  char *source;         /* "kernels/<name>.ll" relative to the work dir */
-  char *object;         /* "kernels/<name>.o" */
-  int core_type;        /* PTO_CORE_AIV / PTO_CORE_AIC */
+  char *name;    /* PTIR function name */
+  char *symbol;  /* exported symbol in kernels.so */
+  char *source;  /* "kernels/<name>.ll" relative to the work dir */
+  char *object;  /* "kernels/<name>.o" */
+  int core_type; /* PTO_CORE_AIV / PTO_CORE_AIC */
   uint64_t scratch_bytes;
 } pto_compiled_kernel;
 
 typedef struct pto_compile_output {
-  pto_signature sig;       /* the entry's specialized signature */
+  pto_signature sig; /* the entry's specialized signature */
   char *program_name;
-  char *orch_name;         /* the entry function's name */
-  char *orch_source;       /* "orchestration/<orch>.cpp" */
-  char *orch_binary;       /* "orchestration/<orch>.so" */
-  char *kernels_binary;    /* "kernels/kernels.so" */
-  char *abi_object;        /* "kernels/pto_abi.o" */
+  char *orch_name;      /* the entry function's name */
+  char *orch_source;    /* "orchestration/<orch>.cpp" */
+  char *orch_binary;    /* "orchestration/<orch>.so" */
+  char *kernels_binary; /* "kernels/kernels.so" */
+  char *abi_object;     /* "kernels/pto_abi.o" */
   int nkernels;
   pto_compiled_kernel *kernels; /* kernel id = index */
   int opt_level;

@@ -15,10 +15,10 @@
 #include <stdint.h>
 
 #include "pto/compile_api.h"
+#include "pto/export.h"
 #include "pto/ir.h"
 #include "pto/signature.h"
 #include "pto/status.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,12 +31,14 @@ PTO_API void pto_compile_output_clear(pto_compile_output *out);
 PTO_API const char *pto_compiler_toolchain_identity(void);
 
 PTO_API pto_status pto_compiler_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
-                                  const char *dir, pto_compile_output *out);
+                                          const char *dir, pto_compile_output *out);
 
 /* Rebuild path for hand-edited sources: .cpp -> .so, .ll -> .o, objects -> kernels.so. */
 PTO_API pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so_path);
-PTO_API pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, const char *obj_path);
-PTO_API pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path);
+PTO_API pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level,
+                                                    const char *obj_path);
+PTO_API pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects,
+                                             const char *so_path);
 /* Host C -> shared object: cc -shared -fPIC -O2 -Wl,--build-id=sha1 with pto's headers. */
 PTO_API pto_status pto_compiler_build_host(const char *c_path, const char *so_path);
 

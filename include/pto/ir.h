@@ -19,9 +19,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pto/export.h"
 #include "pto/status.h"
 #include "pto/types.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -203,6 +203,7 @@ typedef enum pto_opcode {
   PTO_OP_DIST_BROADCAST,
   PTO_OP_DIST_ALLGATHER,
   PTO_OP_DIST_REDUCE_SCATTER,
+  PTO_OP_TILE_SIGMOID,
   PTO_OP_COUNT
 } pto_opcode;
 
@@ -264,6 +265,7 @@ typedef enum pto_op_fn {
   PTO_FN_RELU,
   PTO_FN_NEG,
   PTO_FN_ABS,
+  PTO_FN_SIGMOID,
 } pto_op_fn;
 
 typedef struct pto_op_info {
@@ -395,7 +397,7 @@ struct pto_ir_program {
 PTO_API pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program);
 /* filename is used in messages only. */
 PTO_API pto_status pto_ir_parse_string(const char *text, size_t len, const char *filename,
-                               pto_ir_program **out_program);
+                                       pto_ir_program **out_program);
 PTO_API void pto_ir_program_destroy(pto_ir_program *p);
 
 /* Canonical text. print(parse(print(p))) == print(p) byte for byte. *out_text is malloc'd. */
@@ -419,7 +421,8 @@ PTO_API int pto_ir_program_equal(const pto_ir_program *a, const pto_ir_program *
 
 PTO_API pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const char *name);
 /* The entry: the named function if name != NULL, else the single host, else the single orch. */
-PTO_API pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_ir_func **out_func);
+PTO_API pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name,
+                                        pto_ir_func **out_func);
 
 /* Returns the keyword argument named kw of an op statement, or NULL. */
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
@@ -444,7 +447,7 @@ typedef struct pto_ir_interp_arg {
  * are bound from the tensor arguments. A host function needs pto_ir_interp_run_host; dist.* ops
  * in a kernel run this way fail (they need a rank). */
 PTO_API pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
-                             pto_ir_interp_arg *args, int nargs);
+                                     pto_ir_interp_arg *args, int nargs);
 
 /* The default deadline of a dist.wait, a barrier or a collective, and the most ranks. */
 #define PTO_IR_INTERP_DIST_TIMEOUT_MS 5000

@@ -36,6 +36,10 @@ typedef struct pto_core_ctx {
   uint64_t scratch_size;  /* bytes */
   int64_t err_detail[2];  /* filled by a kernel that fails: e.g. the two disagreeing dim values */
   const pto_dist_ctx *dist; /* the chip's peers (pto/dist_abi.h); NULL on an L2 worker */
+  int32_t block_idx;      /* this run's SPMD block, 0 to block_num - 1 */
+  int32_t block_num;      /* the task's SPMD blocks (launch_spec.set_block_num), at least 1 */
+  int32_t core_type;      /* PTO_CORE_AIV or PTO_CORE_AIC: the type of the core running it */
+  int32_t reserved;
 } pto_core_ctx;
 
 enum {

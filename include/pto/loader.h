@@ -10,12 +10,12 @@
 #include <stdint.h>
 
 #include "pto/compile_api.h" /* pto_compile_options: the loader never links the compiler */
+#include "pto/export.h"
 #include "pto/host_abi.h"
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
 #include "pto/signature.h"
 #include "pto/status.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,11 +55,12 @@ PTO_API pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuil
 
 /* For embedders and tests with functions in hand (no shared objects): a program whose
  * orchestration and kernels are the given function pointers. sig is copied; names copied. */
-PTO_API pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_bind_fn bind,
-                                             pto_orch_entry_fn entry, int nkernels,
-                                             const pto_kernel_fn *kernels,
-                                             const char *const *kernel_names,
-                                             uint64_t scratch_bytes, pto_program **out_program);
+PTO_API pto_status pto_program_create_from_functions(const pto_signature *sig,
+                                                     pto_orch_bind_fn bind, pto_orch_entry_fn entry,
+                                                     int nkernels, const pto_kernel_fn *kernels,
+                                                     const char *const *kernel_names,
+                                                     uint64_t scratch_bytes,
+                                                     pto_program **out_program);
 
 PTO_API void pto_program_retain(pto_program *p);
 PTO_API void pto_program_release(pto_program *p);
@@ -72,6 +73,11 @@ PTO_API pto_orch_entry_fn pto_program_orch_entry(const pto_program *p);
 PTO_API int pto_program_kernel_count(const pto_program *p);
 PTO_API pto_kernel_fn pto_program_kernel(const pto_program *p, int kernel_id);
 PTO_API const char *pto_program_kernel_name(const pto_program *p, int kernel_id);
+/* The core type a kernel runs on (PTO_CORE_AIV or PTO_CORE_AIC of pto/orch_abi.h), as the
+ * manifest declares it; -1 when undeclared (programs made from functions, until set). A task
+ * submitted to the other type fails the launch. */
+PTO_API int pto_program_kernel_core_type(const pto_program *p, int kernel_id);
+PTO_API pto_status pto_program_set_kernel_core_type(pto_program *p, int kernel_id, int core_type);
 /* The largest per-core tile footprint of any kernel, bytes: the runtime's scratch size. */
 PTO_API uint64_t pto_program_scratch_bytes(const pto_program *p);
 /* The work dir it was loaded from, or NULL. */
@@ -109,18 +115,18 @@ PTO_API pto_status pto_program_create_host(const pto_signature *sig, pto_host_en
  * compiling it. A cache that cannot be used (refused, read-only, full) is warned about once
  * (pto/cache.h) and the program is compiled without it. */
 PTO_API pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
-                       pto_program **out_program);
+                               pto_program **out_program);
 /* Compiles without touching the cache (a temporary work dir, removed after loading). */
 PTO_API pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
-                                pto_program **out_program);
+                                        pto_program **out_program);
 /* Writes a complete work dir at dir (created if missing); the manifest is written last. With
  * use_cache the binary cache's entry for the key is copied in (every file checked against its
  * hash on the way), after building and publishing it on a miss; without, dir is built directly. */
 PTO_API pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
-                              const char *dir, int use_cache);
+                                      const char *dir, int use_cache);
 /* The cache key (32 hex digits) and, if out_text, the text that was hashed (malloc'd). */
-PTO_API pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt, char out_hex[33],
-                         char **out_text);
+PTO_API pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt,
+                                 char out_hex[33], char **out_text);
 /* $PTO_CACHE_DIR, else $XDG_CACHE_HOME/pto, else ~/.cache/pto. */
 PTO_API pto_status pto_cache_dir(char *out, size_t n);
 

@@ -25,9 +25,9 @@
 
 #include <stdint.h>
 
+#include "pto/export.h"
 #include "pto/signature.h"
 #include "pto/status.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,7 +92,8 @@ typedef struct pto_manifest {
 /* Reads and validates DIR/manifest.json into *out_m (zeroed first; left empty on failure). */
 PTO_API pto_status pto_manifest_read(const char *dir, pto_manifest *out_m);
 /* Parses manifest text; name is the file named in messages. */
-PTO_API pto_status pto_manifest_parse(const char *text, size_t len, const char *name, pto_manifest *out_m);
+PTO_API pto_status pto_manifest_parse(const char *text, size_t len, const char *name,
+                                      pto_manifest *out_m);
 /* Validates m and writes DIR/manifest.json atomically. */
 PTO_API pto_status pto_manifest_write(const char *dir, const pto_manifest *m);
 /* The JSON text pto_manifest_write would write (malloc'd, NUL-terminated). */
@@ -106,7 +107,8 @@ PTO_API const pto_manifest_file *pto_manifest_find_file(const pto_manifest *m, c
 /* Hashes DIR/relpath and records it in m->files (replacing an earlier entry for the path). */
 PTO_API pto_status pto_manifest_add_file(pto_manifest *m, const char *dir, const char *relpath);
 /* Fills b from the shared object DIR/relpath: path, Build-ID hex and hid. */
-PTO_API pto_status pto_manifest_binary_set(pto_manifest_binary *b, const char *dir, const char *relpath);
+PTO_API pto_status pto_manifest_binary_set(pto_manifest_binary *b, const char *dir,
+                                           const char *relpath);
 
 /* ---- paths and hashes ------------------------------------------------------------------- */
 

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define PTO_ORCH_ABI_VERSION 1
+#define PTO_ORCH_ABI_VERSION 2
 
 typedef struct pto_orch_tensor {
   uint64_t buffer;               /* device address of the whole allocation (dependency tracking) */
@@ -31,6 +31,10 @@ typedef struct pto_orch_tensor {
   int64_t stride[PTO_MAX_RANK];  /* elements */
   int32_t rank;
   int32_t dtype;                 /* pto_dtype */
+  int64_t owner_task_id;         /* the task whose output created it; -1 for any other tensor */
+  uint64_t start_offset;         /* (addr - buffer) / element size: kept by whoever makes a view */
+  uint8_t manual_dep;            /* 1: no region tracking, ordered after its owner task only */
+  uint8_t reserved[7];
 } pto_orch_tensor;
 
 typedef struct pto_orch_args {
@@ -43,12 +47,54 @@ typedef struct pto_orch_args {
 enum { PTO_ORCH_ARG_IN = 0, PTO_ORCH_ARG_OUT = 1, PTO_ORCH_ARG_INOUT = 2, PTO_ORCH_ARG_SCALAR = 3 };
 enum { PTO_CORE_AIV = 0, PTO_CORE_AIC = 1 };
 
+
 typedef struct pto_orch_task_arg {
   int32_t kind; /* PTO_ORCH_ARG_* */
   int32_t reserved;
   pto_orch_tensor tensor;
   uint64_t scalar;
 } pto_orch_task_arg;
+
+/* The subtask slots of one task (PyPTO's MixedKernels): a cube kernel and two vector kernels. */
+enum { PTO_ORCH_SLOT_AIC = 0, PTO_ORCH_SLOT_AIV0 = 1, PTO_ORCH_SLOT_AIV1 = 2, PTO_ORCH_NSLOTS = 3 };
+
+/* Task predicates: the task's kernels run only when element OP target holds at dispatch. */
+enum {
+  PTO_ORCH_PRED_NONE = 0,
+  PTO_ORCH_PRED_EQ,
+  PTO_ORCH_PRED_NE,
+  PTO_ORCH_PRED_GT,
+  PTO_ORCH_PRED_LT,
+  PTO_ORCH_PRED_GE,
+  PTO_ORCH_PRED_LE,
+};
+
+enum { PTO_ORCH_SCOPE_AUTO = 0, PTO_ORCH_SCOPE_MANUAL = 1 };
+
+enum {
+  PTO_ORCH_LOG_ERROR = 0,
+  PTO_ORCH_LOG_WARN,
+  PTO_ORCH_LOG_TIMING,
+  PTO_ORCH_LOG_INFO,
+  PTO_ORCH_LOG_DEBUG,
+};
+
+/* One submit of submit_task. A task with no kernel in any slot is a dummy: it takes part in the
+ * dependency graph and runs nothing. A task with several slots runs its kernels one after
+ * another (AIC, AIV0, AIV1), each on a core of its type, and completes when the last one does. */
+typedef struct pto_orch_submit {
+  int32_t kernel_ids[PTO_ORCH_NSLOTS]; /* -1: slot unused */
+  int32_t block_num;                   /* SPMD blocks per kernel (launch_spec); 0 or 1: one */
+  const pto_orch_task_arg *args;
+  int32_t nargs;
+  int32_t ndeps;
+  const int64_t *deps;                 /* explicit dependencies (task ids); negative ones skipped */
+  int32_t allow_early_resolve;         /* a hint; the sim dispatches every task once it is ready */
+  int32_t pred_op;                     /* PTO_ORCH_PRED_* */
+  const pto_orch_tensor *pred_tensor;  /* the element read at dispatch */
+  int64_t pred_idx[PTO_MAX_RANK];
+  int64_t pred_target;
+} pto_orch_submit;
 
 typedef struct pto_orch_api {
   uint32_t version; /* PTO_ORCH_ABI_VERSION */
@@ -71,6 +117,21 @@ typedef struct pto_orch_api {
    * element, then copies elem (one element of t's dtype) into it. */
   int32_t (*write_element)(void *ctx, const pto_orch_tensor *t, const int64_t *idx,
                            const void *elem);
+  /* Version 2. A task with explicit dependencies, predicates, SPMD blocks and mixed kernels; the
+   * task id in *out_task_id. Returns 0, or nonzero once the launch has failed. */
+  int32_t (*submit_task)(void *ctx, const pto_orch_submit *s, int64_t *out_task_id);
+  /* scope_begin with a mode (PTO_ORCH_SCOPE_*): in a manual scope tasks are ordered only by their
+   * explicit dependencies. */
+  void (*scope_begin_mode)(void *ctx, int32_t mode);
+  /* tensor.create filled with one element's value (init_elem, NULL: zeros). */
+  int32_t (*create_tensor_init)(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
+                                const void *init_elem, pto_orch_tensor *out_tensor);
+  /* The orchestration has submitted everything: its span ends here. */
+  void (*orchestration_done)(void *ctx);
+  /* The worker's cores of one type (PTO_CORE_*). */
+  int32_t (*core_count)(void *ctx, int32_t core_type);
+  /* One orchestration log line at a level (PTO_ORCH_LOG_*). */
+  void (*log)(void *ctx, int32_t level, const char *func, const char *msg);
 } pto_orch_api;
 
 typedef uint32_t (*pto_orch_abi_version_fn)(void);

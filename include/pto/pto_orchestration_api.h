@@ -1,29 +1,46 @@
 /* pto orchestration API: the one header generated orchestration C++ includes.
  *
- * It keeps the PTO2 names PyPTO's orchestration codegen emits (ChipTaskArgs, ChipTensor with
- * view(), CoreTaskArgs with add_input/add_output/add_inout/add_scalar, TensorCreateInfo,
- * alloc_tensors, PTO2_SCOPE(), rt_submit_aiv_task, rt_submit_aic_task, get_tensor_data,
- * set_tensor_data, from_u64/to_u64, rt_report_fatal, rt_is_fatal) and implements them over the
- * versioned C function table of pto/orch_abi.h, which the runtime hands to pto_orch_bind on the
- * dispatching thread before each entry call. ChipTensor and ChipTaskArgs have exactly the layouts
- * of pto_orch_tensor and pto_orch_args, so the runtime passes a pointer where the entry takes a
- * reference.
+ * It keeps the PTO2 names of PyPTO's orchestration codegen and its reference runtime
+ * (ChipTaskArgs, ChipTensor with view/reshape/transpose/data_as, CoreTaskArgs with add_input/
+ * add_output/add_inout/add_no_dep/add_scalar, launch_spec, set_dependencies,
+ * set_allow_early_resolve, set_predicate, dump, TensorCreateInfo with set_initial_value,
+ * alloc_tensors, PTO2_SCOPE() and PTO2_SCOPE(PTO2ScopeMode::MANUAL), MixedKernels with
+ * rt_submit_task, rt_submit_aiv_task, rt_submit_aic_task, rt_submit_dummy_task, rt_submit_graph,
+ * make_tensor_external, rt_available_aiv_count/rt_available_cluster_count,
+ * rt_orchestration_done, get_tensor_data, set_tensor_data, from_u64/to_u64, LOG_*,
+ * rt_report_fatal, rt_is_fatal) and implements them over the versioned C function table of
+ * pto/orch_abi.h, which the runtime hands to pto_orch_bind on the dispatching thread before each
+ * entry call. ChipTensor and ChipTaskArgs have exactly the layouts of pto_orch_tensor and
+ * pto_orch_args, so the runtime passes a pointer where the entry takes a reference.
  *
  * Including this header in one translation unit of an orchestration shared object defines the
  * exported pto_orch_abi_version() and pto_orch_bind(); define PTO_ORCH_NO_EXPORTS before
- * including it in any further translation unit of the same object. C++17, no exceptions, no
- * link dependencies. Unlike PyPTO's Arg, CoreTaskArgs copies what it is given, so temporaries
- * are fine; explicit dependencies (set_dependencies), mixed AIC/AIV tasks and manual scopes are
- * not provided: task order comes from tensor regions only. */
+ * including it in any further translation unit of the same object. C++17 (g++ and clang++ 14 or
+ * later), no exceptions, no link dependencies.
+ *
+ * Where pto differs from PyPTO's runtime: CoreTaskArgs copies the tensors it is given (PyPTO
+ * keeps pointers), so temporaries are fine; ChipTensor's shapes and strides are int64_t (PyPTO:
+ * uint32_t), so brace-initialising a uint32_t from shapes[i] needs a cast; rt_submit_graph runs
+ * its function on every call (no recorded replay); a mixed task's kernels run one after another
+ * (AIC, then AIV0, then AIV1) rather than side by side in one cluster, each a task of its own
+ * in the records, and the task id a submit returns is the last one's; the blocks of an SPMD task
+ * (launch_spec.set_block_num) run one after another on the core that took the task;
+ * set_allow_early_resolve is a hint the sim has no use for (a task starts as soon as it is
+ * ready); dump() marks arguments (dump_arg_mask) but no tensor dump is written; set_tensor_data
+ * converts its value to the tensor's dtype. */
 #ifndef PTO_ORCHESTRATION_API_H
 #define PTO_ORCHESTRATION_API_H
 
+#include <algorithm>
+#include <array>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "pto/orch_abi.h"
 
@@ -84,65 +101,33 @@ enum : int32_t {
 namespace pto_orch_detail {
 /* The calling thread's runtime table, set by pto_orch_bind. */
 __attribute__((visibility("hidden"))) inline thread_local const pto_orch_api *tls_api = nullptr;
-__attribute__((visibility("hidden"))) inline thread_local int64_t tls_next_task = 0;
 template <typename T>
 struct dependent_false : std::false_type {};
 }  // namespace pto_orch_detail
 
 /* ---- scalar bits ------------------------------------------------------------------------ */
 
-/* The 64-bit slot of a value: floats as their IEEE bits (f32 in the low 32), signed integers
- * sign-extended, unsigned zero-extended, bool 0/1, enums by their underlying value. */
+/* The 64-bit slot of a value, as PyPTO's runtime packs it: the value's bytes in the low bytes,
+ * the rest zero. So a float is its IEEE bits in the low 32, and a signed 32-bit -1 is
+ * 0x00000000ffffffff (zero-extended, not sign-extended). from_u64 takes the low bytes back. */
 template <typename T>
 inline uint64_t to_u64(T value) {
   using U = std::remove_cv_t<std::remove_reference_t<T>>;
-  if constexpr (std::is_same_v<U, float>) {
-    uint32_t b;
-    std::memcpy(&b, &value, sizeof b);
-    return b;
-  } else if constexpr (std::is_same_v<U, double>) {
-    uint64_t b;
-    std::memcpy(&b, &value, sizeof b);
-    return b;
-  } else if constexpr (std::is_same_v<U, bool>) {
-    return value ? 1u : 0u;
-  } else if constexpr (std::is_enum_v<U>) {
-    return to_u64(static_cast<std::underlying_type_t<U>>(value));
-  } else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>) {
-    return static_cast<uint64_t>(static_cast<int64_t>(value));
-  } else if constexpr (std::is_integral_v<U>) {
-    return static_cast<uint64_t>(value);
-  } else if constexpr (std::is_pointer_v<U>) {
-    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(value));
-  } else {
-    static_assert(pto_orch_detail::dependent_false<T>::value, "to_u64: unsupported type");
-    return 0;
-  }
+  static_assert(sizeof(U) <= sizeof(uint64_t), "to_u64: the type must fit in 8 bytes");
+  static_assert(std::is_trivially_copyable_v<U>, "to_u64: the type must be trivially copyable");
+  uint64_t bits = 0;
+  U v = value;
+  std::memcpy(&bits, &v, sizeof v);
+  return bits;
 }
 
 template <typename T>
 inline T from_u64(uint64_t bits) {
-  if constexpr (std::is_same_v<T, float>) {
-    uint32_t b = static_cast<uint32_t>(bits);
-    float f;
-    std::memcpy(&f, &b, sizeof f);
-    return f;
-  } else if constexpr (std::is_same_v<T, double>) {
-    double d;
-    std::memcpy(&d, &bits, sizeof d);
-    return d;
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return bits != 0;
-  } else if constexpr (std::is_enum_v<T>) {
-    return static_cast<T>(from_u64<std::underlying_type_t<T>>(bits));
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(bits);
-  } else if constexpr (std::is_pointer_v<T>) {
-    return reinterpret_cast<T>(static_cast<uintptr_t>(bits));
-  } else {
-    static_assert(pto_orch_detail::dependent_false<T>::value, "from_u64: unsupported type");
-    return T{};
-  }
+  static_assert(sizeof(T) <= sizeof(uint64_t), "from_u64: the type must fit in 8 bytes");
+  static_assert(std::is_trivially_copyable_v<T>, "from_u64: the type must be trivially copyable");
+  T v;
+  std::memcpy(static_cast<void *>(&v), &bits, sizeof v);
+  return v;
 }
 
 /* ---- runtime calls ------------------------------------------------------------------------ */
@@ -167,14 +152,72 @@ inline bool rt_is_fatal() {
   return !api || api->is_fatal(api->ctx) != 0;
 }
 
-inline void rt_scope_begin() {
-  if (const pto_orch_api *api = pto_orch_detail::tls_api) api->scope_begin(api->ctx);
+/* A scope's mode: AUTO orders its tasks by the tensor regions they touch; MANUAL only by the
+ * dependencies given with set_dependencies (and an argument's creator, for a manual_dep tensor). */
+enum class PTO2ScopeMode : uint8_t {
+  AUTO = 0,
+  MANUAL = 1,
+};
+using ScopeMode = PTO2ScopeMode;
+
+inline void rt_scope_begin(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) {
+  if (const pto_orch_api *api = pto_orch_detail::tls_api)
+    api->scope_begin_mode(api->ctx, static_cast<int32_t>(mode));
 }
 inline void rt_scope_end() {
   if (const pto_orch_api *api = pto_orch_detail::tls_api) api->scope_end(api->ctx);
 }
 
+/* Everything is submitted: the orchestration's span (device_wall.orch) ends here. */
+inline void rt_orchestration_done() {
+  if (const pto_orch_api *api = pto_orch_detail::tls_api) api->orchestration_done(api->ctx);
+}
+
+/* This worker's cube cores: one per cluster, as on the chip. Size an AIC or mixed launch on it. */
+inline int32_t rt_available_cluster_count() {
+  const pto_orch_api *api = pto_orch_detail::tls_api;
+  return api ? api->core_count(api->ctx, PTO_CORE_AIC) : 0;
+}
+/* This worker's vector cores. Size an AIV-only launch on it. */
+inline int32_t rt_available_aiv_count() {
+  const pto_orch_api *api = pto_orch_detail::tls_api;
+  return api ? api->core_count(api->ctx, PTO_CORE_AIV) : 0;
+}
+
+namespace pto_orch_detail {
+__attribute__((format(printf, 3, 4))) inline void log(int32_t level, const char *func,
+                                                      const char *fmt, ...) {
+  const pto_orch_api *api = tls_api;
+  if (!api) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  api->log(api->ctx, level, func, msg);
+}
+}  // namespace pto_orch_detail
+
+/* Orchestration log lines go to the runtime, which writes them to stderr as PTO_LOG_LEVEL says
+ * (error and warn always; timing, info, debug when that level or a later one is set). */
+#define LOG_ERROR(...) pto_orch_detail::log(PTO_ORCH_LOG_ERROR, __FUNCTION__, __VA_ARGS__)
+#define LOG_WARN(...) pto_orch_detail::log(PTO_ORCH_LOG_WARN, __FUNCTION__, __VA_ARGS__)
+#define LOG_TIMING(...) pto_orch_detail::log(PTO_ORCH_LOG_TIMING, __FUNCTION__, __VA_ARGS__)
+#define LOG_INFO(...) pto_orch_detail::log(PTO_ORCH_LOG_INFO, __FUNCTION__, __VA_ARGS__)
+#define LOG_DEBUG(...) pto_orch_detail::log(PTO_ORCH_LOG_DEBUG, __FUNCTION__, __VA_ARGS__)
+#define LOG_ALWAYS(...) pto_orch_detail::log(PTO_ORCH_LOG_ERROR, __FUNCTION__, __VA_ARGS__)
+
 /* ---- tensors ------------------------------------------------------------------------------ */
+
+/* A task of the launch: its submission order, from 0. */
+struct TaskId {
+  int64_t value;
+  static constexpr TaskId invalid() { return TaskId{-1}; }
+  bool is_valid() const { return value >= 0; }
+  bool operator==(const TaskId &o) const { return value == o.value; }
+  bool operator!=(const TaskId &o) const { return value != o.value; }
+};
+using PTO2TaskId = TaskId;
 
 /* A strided view of a device buffer; the layout of pto_orch_tensor. */
 struct ChipTensor {
@@ -184,6 +227,10 @@ struct ChipTensor {
   int64_t strides[PTO_MAX_RANK];   /* elements */
   int32_t ndims;
   DataType dtype;
+  TaskId owner_task_id;            /* the task whose output created it; invalid otherwise */
+  uint64_t start_offset;           /* elements from buffer to addr */
+  bool manual_dep;                 /* ordered after owner_task_id only: no region tracking */
+  uint8_t reserved_[7];
 
   const ChipTensor &ref() const { return *this; }
   size_t element_size() const { return get_element_size(dtype); }
@@ -192,10 +239,26 @@ struct ChipTensor {
     for (int32_t d = 0; d < ndims; d++) n *= shapes[d];
     return n;
   }
+  uint64_t nbytes() const { return static_cast<uint64_t>(numel()) * element_size(); }
+  /* The buffer's device address as a T*: a device pointer, as on the chip (not for the host to
+   * dereference: read elements with get_tensor_data). */
+  template <typename T>
+  T *data_as() const {
+    return reinterpret_cast<T *>(static_cast<uintptr_t>(buffer));
+  }
+  bool is_contiguous() const {
+    int64_t s = 1;
+    for (int32_t d = ndims - 1; d >= 0; d--) {
+      if (shapes[d] != 1 && strides[d] != s) return false;
+      s *= shapes[d];
+    }
+    return true;
+  }
   /* A sub-view: shape[d] elements from offset[d] in every dim; an extent past the edge is
-   * clamped to it (as tensor.slice does). */
+   * clamped to it (as tensor.slice does). manual_dep: the view is ordered after its creator
+   * only. */
   template <typename S, typename O>
-  ChipTensor view(const S *shape, const O *offset) const {
+  ChipTensor view(const S *shape, const O *offset, bool in_manual_dep = false) const {
     static_assert(std::is_integral_v<S> && std::is_integral_v<O>, "view: integer shape and offset");
     ChipTensor v = *this;
     int64_t off = 0;
@@ -209,8 +272,16 @@ struct ChipTensor {
       off += o * strides[d];
     }
     v.addr = addr + static_cast<uint64_t>(off * static_cast<int64_t>(element_size()));
+    v.start_offset = start_offset + static_cast<uint64_t>(off);
+    v.manual_dep = in_manual_dep;
     return v;
   }
+  /* The same elements in a new row-major shape; the view must be contiguous and the element
+   * count must stay (else the launch fails and an empty view is returned). */
+  template <typename S>
+  ChipTensor reshape(const S *new_shapes, uint32_t new_ndims, bool in_manual_dep = false) const;
+  /* Dims x and y swapped (shape and stride together): no data moves. */
+  ChipTensor transpose(uint32_t x, uint32_t y, bool in_manual_dep = false) const;
   const pto_orch_tensor *c_tensor() const { return reinterpret_cast<const pto_orch_tensor *>(this); }
 };
 static_assert(std::is_standard_layout_v<ChipTensor> && std::is_trivial_v<ChipTensor>,
@@ -220,7 +291,10 @@ static_assert(sizeof(ChipTensor) == sizeof(pto_orch_tensor) &&
                   offsetof(ChipTensor, shapes) == offsetof(pto_orch_tensor, shape) &&
                   offsetof(ChipTensor, strides) == offsetof(pto_orch_tensor, stride) &&
                   offsetof(ChipTensor, ndims) == offsetof(pto_orch_tensor, rank) &&
-                  offsetof(ChipTensor, dtype) == offsetof(pto_orch_tensor, dtype),
+                  offsetof(ChipTensor, dtype) == offsetof(pto_orch_tensor, dtype) &&
+                  offsetof(ChipTensor, owner_task_id) == offsetof(pto_orch_tensor, owner_task_id) &&
+                  offsetof(ChipTensor, start_offset) == offsetof(pto_orch_tensor, start_offset) &&
+                  offsetof(ChipTensor, manual_dep) == offsetof(pto_orch_tensor, manual_dep),
               "ChipTensor must have the layout of pto_orch_tensor");
 using Tensor = ChipTensor;
 
@@ -231,12 +305,93 @@ inline const ChipTensor &null_tensor() {
 }
 }  // namespace pto_orch_detail
 
+template <typename S>
+inline ChipTensor ChipTensor::reshape(const S *new_shapes, uint32_t new_ndims,
+                                      bool in_manual_dep) const {
+  static_assert(std::is_integral_v<S>, "reshape: integer shape");
+  int64_t n = 1;
+  for (uint32_t d = 0; d < new_ndims && d < static_cast<uint32_t>(PTO_MAX_RANK); d++)
+    n *= static_cast<int64_t>(new_shapes[d]);
+  if (new_ndims < 1 || new_ndims > static_cast<uint32_t>(PTO_MAX_RANK) || n != numel() ||
+      !is_contiguous()) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                    "reshape: a rank-%u view of %lld elements from a %s view of %lld elements",
+                    new_ndims, static_cast<long long>(n), is_contiguous() ? "contiguous" : "strided",
+                    static_cast<long long>(numel()));
+    return pto_orch_detail::null_tensor();
+  }
+  ChipTensor r = *this;
+  r.ndims = static_cast<int32_t>(new_ndims);
+  int64_t stride = 1;
+  for (int32_t d = PTO_MAX_RANK - 1; d >= 0; d--) {
+    r.shapes[d] = d < r.ndims ? static_cast<int64_t>(new_shapes[d]) : 0;
+    r.strides[d] = d < r.ndims ? stride : 0;
+    if (d < r.ndims) stride *= r.shapes[d];
+  }
+  r.manual_dep = in_manual_dep;
+  return r;
+}
+
+inline ChipTensor ChipTensor::transpose(uint32_t x, uint32_t y, bool in_manual_dep) const {
+  if (x >= static_cast<uint32_t>(ndims) || y >= static_cast<uint32_t>(ndims)) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "transpose(%u, %u) of a rank-%d view", x, y, ndims);
+    return pto_orch_detail::null_tensor();
+  }
+  ChipTensor r = *this;
+  std::swap(r.shapes[x], r.shapes[y]);
+  std::swap(r.strides[x], r.strides[y]);
+  r.manual_dep = in_manual_dep;
+  return r;
+}
+
+/* An entry tensor as an orchestration tensor (PyPTO's older spelling): a copy, with manual_dep. */
+inline ChipTensor from_tensor_arg(const ChipTensor &t, bool manual_dep = false, int32_t version = 0) {
+  (void)version;
+  ChipTensor c = t;
+  c.manual_dep = manual_dep;
+  return c;
+}
+
+/* A tensor over device memory the orchestration already has (addr: a buffer's device address,
+ * as data_as gives it), row-major. Dependency tracking needs addr to start a live allocation. */
+template <typename S>
+inline ChipTensor make_tensor_external(void *addr, const S shapes[], uint32_t ndims,
+                                       DataType dtype = DataType::FLOAT32, bool manual_dep = false,
+                                       int32_t version = 0) {
+  static_assert(std::is_integral_v<S>, "make_tensor_external: integer shape");
+  (void)version;
+  ChipTensor t{};
+  if (ndims < 1 || ndims > static_cast<uint32_t>(PTO_MAX_RANK)) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "make_tensor_external: rank %u (1 to %d)", ndims,
+                    PTO_MAX_RANK);
+    return t;
+  }
+  t.buffer = t.addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(addr));
+  t.ndims = static_cast<int32_t>(ndims);
+  t.dtype = dtype;
+  t.owner_task_id = TaskId::invalid();
+  t.manual_dep = manual_dep;
+  int64_t stride = 1;
+  for (int32_t d = t.ndims - 1; d >= 0; d--) {
+    t.shapes[d] = static_cast<int64_t>(shapes[d]);
+    t.strides[d] = stride;
+    stride *= t.shapes[d];
+  }
+  return t;
+}
+
 /* An intermediate to be allocated (tensor.create) when the task that outputs it is submitted, or
- * by alloc_tensors. Always zero-filled. */
+ * by alloc_tensors: zero-filled, or every element set_initial_value's. */
 struct TensorCreateInfo {
   int64_t shapes[PTO_MAX_RANK];
   int32_t ndims;
   DataType dtype;
+  bool has_initial_value = false;
+  uint64_t initial_value = 0; /* one element's bytes, low bytes first */
+
+  /* Every element starts as value, converted to the dtype (a float to an f16, say). */
+  template <typename T>
+  void set_initial_value(T value);
 
   template <typename S>
   TensorCreateInfo(const S *shape, uint32_t ndims_, DataType dtype_ = DataType::FLOAT32,
@@ -247,6 +402,52 @@ struct TensorCreateInfo {
     (void)zero_init;
     for (int32_t d = 0; d < ndims; d++) shapes[d] = static_cast<int64_t>(shape[d]);
   }
+};
+
+/* ---- task options ------------------------------------------------------------------------- */
+
+/* SPMD launch parameters: the kernel runs block_num times, once per block (ctx->block_idx). */
+class PTO2LaunchSpec {
+ public:
+  void set_block_num(int32_t n) { block_num_ = n; }
+  int32_t block_num() const { return block_num_; }
+  void set_core_num(int32_t n) { block_num_ = n; }
+  int32_t core_num() const { return block_num_; }
+  /* Every block must start at once: block_num may not exceed the cores of the task's type. */
+  void set_require_sync_start(bool v = true) { require_sync_start_ = v; }
+  bool require_sync_start() const { return require_sync_start_; }
+
+ private:
+  int32_t block_num_ = 1;
+  bool require_sync_start_ = false;
+};
+using LaunchSpec = PTO2LaunchSpec;
+
+/* The dispatch predicate's comparison: the task's kernels run only when operand OP target. */
+enum class PredicateOp : uint8_t { NONE = 0, EQ, NE, GT, LT, GE, LE };
+
+/* One element of a tensor (tensor + ndims + indices, as get_tensor_data). */
+struct CorePredicateOperand {
+  const ChipTensor *tensor{nullptr};
+  uint32_t ndims{0};
+  uint32_t indices[MAX_TENSOR_DIMS]{};
+};
+
+/* Evaluated when the task is ready (its dependencies done), on the core: false retires the task
+ * without running its kernels, and its successors go on. */
+struct CoreTaskPredicate {
+  CorePredicateOperand operand;
+  PredicateOp op{PredicateOp::NONE};
+  int64_t target{0};
+};
+
+/* The kernels of one task: a cube kernel and two vector kernels; INVALID_KERNEL_ID leaves a slot
+ * empty. */
+constexpr int32_t INVALID_KERNEL_ID = -1;
+struct MixedKernels {
+  int32_t aic_kernel_id{INVALID_KERNEL_ID};
+  int32_t aiv0_kernel_id{INVALID_KERNEL_ID};
+  int32_t aiv1_kernel_id{INVALID_KERNEL_ID};
 };
 
 /* The entry's arguments; the layout of pto_orch_args. */
@@ -298,14 +499,7 @@ static_assert(std::is_standard_layout_v<ChipTaskArgs> &&
 
 /* ---- tasks -------------------------------------------------------------------------------- */
 
-struct TaskId {
-  int64_t value;
-  static constexpr TaskId invalid() { return TaskId{-1}; }
-  bool is_valid() const { return value >= 0; }
-  bool operator==(const TaskId &o) const { return value == o.value; }
-  bool operator!=(const TaskId &o) const { return value != o.value; }
-};
-using PTO2TaskId = TaskId;
+
 
 /* One task's arguments, in add_* order (tensors) and add_scalar order (scalars). */
 class CoreTaskArgs {
@@ -318,6 +512,61 @@ class CoreTaskArgs {
 
   bool has_error;
   const char *error_msg;
+  PTO2LaunchSpec launch_spec;
+
+  /* Explicit dependencies, kept by pointer as PyPTO's Arg does: the array must outlive the
+   * submit. An invalid id is skipped. count 0 clears; a second non-empty call is an error. */
+  void set_dependencies(const TaskId *deps, uint32_t count) {
+    if (count == 0) {
+      deps_ = nullptr;
+      ndeps_ = 0;
+      return;
+    }
+    if (!deps) {
+      set_error("set_dependencies: deps must not be null when count > 0");
+      return;
+    }
+    if (deps_) {
+      set_error("set_dependencies: may be called at most once per Arg");
+      return;
+    }
+    deps_ = deps;
+    ndeps_ = count;
+  }
+  uint32_t explicit_dep_count() const { return ndeps_; }
+  TaskId explicit_dep(uint32_t i) const { return i < ndeps_ ? deps_[i] : TaskId::invalid(); }
+  const TaskId *explicit_deps_data() const { return deps_; }
+
+  /* A hint that the task may be staged before its producers finish. The sim starts every task
+   * the moment its last dependency completes, so it is recorded and needs nothing more. */
+  void set_allow_early_resolve(bool v = true) { early_resolve_ = v; }
+  bool allow_early_resolve() const { return early_resolve_; }
+
+  void set_predicate(const CoreTaskPredicate &p) { predicate_ = p; }
+  const CoreTaskPredicate &predicate() const { return predicate_; }
+
+  /* Selective task timing (0 to 15), validated as PyPTO does. */
+  void set_task_timing_slot(int32_t slot) {
+    if (slot < 0 || slot >= 16) {
+      set_error("task_timing_slot out of range (valid: 0..15)");
+      return;
+    }
+    timing_slot_ = slot;
+  }
+  int32_t task_timing_slot() const { return timing_slot_; }
+
+  /* Marks arguments already added (none: all of them) for a tensor dump; an argument that is not
+   * part of this task is an error. dump_arg_mask() has bit i for tensor i, then the scalars. */
+  template <typename... Ts>
+  void dump(const Ts &...ts) {
+    if constexpr (sizeof...(Ts) == 0) {
+      if (ntensors_ + nscalars_ == 0) set_error("dump: no arguments added to this Arg");
+      for (int32_t i = 0; i < ntensors_ + nscalars_ && i < 64; i++) dump_mask_ |= uint64_t{1} << i;
+    } else {
+      (mark_dump(ts), ...);
+    }
+  }
+  uint64_t dump_arg_mask() const { return dump_mask_; }
 
   template <typename... Ts>
   void add_input(const Ts &...ts) {
@@ -346,6 +595,19 @@ class CoreTaskArgs {
   void add_scalars_i32(const int32_t *values, int count) {
     for (int i = 0; i < count; i++) add_scalar_one(static_cast<uint64_t>(static_cast<uint32_t>(values[i])));
   }
+  void copy_scalars_from(const CoreTaskArgs &src, int src_offset, int count) {
+    if (src_offset < 0 || count < 0 || src_offset + count > src.nscalars_) {
+      set_error("Source scalar range out of bounds in copy_scalars_from");
+      return;
+    }
+    for (int i = 0; i < count; i++) add_scalar_one(src.scalars_[src_offset + i]);
+  }
+  /* A tensor ordered after its creator task only: no region tracking for it. */
+  template <typename... Ts>
+  void add_no_dep(const Ts &...ts) {
+    static_assert(sizeof...(Ts) >= 1, "add_no_dep: at least one tensor");
+    (add_no_dep_one(ts), ...);
+  }
   void set_error(const char *msg) {
     if (!has_error) {
       has_error = true;
@@ -355,6 +617,13 @@ class CoreTaskArgs {
   void clear() {
     ntensors_ = 0;
     nscalars_ = 0;
+    deps_ = nullptr;
+    ndeps_ = 0;
+    early_resolve_ = false;
+    predicate_ = CoreTaskPredicate{};
+    timing_slot_ = -1;
+    dump_mask_ = 0;
+    launch_spec = PTO2LaunchSpec{};
   }
   void reset() {
     clear();
@@ -366,6 +635,11 @@ class CoreTaskArgs {
   int32_t tensor_kind(int32_t i) const { return kinds_[i]; }
   const ChipTensor &tensor(int32_t i) const { return tensors_[i]; }
   uint64_t scalar(int32_t i) const { return scalars_[i]; }
+  /* The initial value of a TensorCreateInfo output, when it has one. */
+  bool initial_value(int32_t i, uint64_t *out) const {
+    *out = inits_[i];
+    return has_init_[i];
+  }
 
  private:
   void add_tensor(int32_t kind, const ChipTensor &t) {
@@ -374,7 +648,43 @@ class CoreTaskArgs {
       return;
     }
     kinds_[ntensors_] = kind;
+    has_init_[ntensors_] = false;
+    inits_[ntensors_] = 0;
     tensors_[ntensors_++] = t;
+  }
+  void add_no_dep_one(const ChipTensor &t) {
+    ChipTensor c = t;
+    c.manual_dep = true;
+    add_tensor(IN, c);
+  }
+  void mark_dump(const ChipTensor &t) {
+    for (int32_t i = 0; i < ntensors_; i++)
+      if (kinds_[i] != CREATE && std::memcmp(&tensors_[i], &t, sizeof t) == 0) {
+        dump_mask_ |= uint64_t{1} << i;
+        return;
+      }
+    set_error("dump: tensor is not part of this Arg");
+  }
+  void mark_dump(const TensorCreateInfo &ci) {
+    for (int32_t i = 0; i < ntensors_; i++)
+      if (kinds_[i] == CREATE && tensors_[i].ndims == ci.ndims && tensors_[i].dtype == ci.dtype &&
+          std::memcmp(tensors_[i].shapes, ci.shapes, sizeof ci.shapes) == 0) {
+        dump_mask_ |= uint64_t{1} << i;
+        return;
+      }
+    set_error("dump: TensorCreateInfo is not part of this Arg");
+  }
+  template <typename T>
+  void mark_dump(const T &scalar) {
+    static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T>,
+                  "dump: all arguments must be ChipTensor, TensorCreateInfo, or scalars");
+    uint64_t v = to_u64(scalar);
+    for (int32_t i = 0; i < nscalars_; i++)
+      if (scalars_[i] == v && ntensors_ + i < 64) {
+        dump_mask_ |= uint64_t{1} << (ntensors_ + i);
+        return;
+      }
+    set_error("dump: scalar is not part of this Arg");
   }
   void add_out_one(const ChipTensor &t) { add_tensor(OUT, t); }
   void add_out_one(const TensorCreateInfo &ci) {
@@ -387,6 +697,10 @@ class CoreTaskArgs {
     t.ndims = ci.ndims;
     t.dtype = ci.dtype;
     add_tensor(CREATE, t);
+    if (ntensors_ > 0 && kinds_[ntensors_ - 1] == CREATE) {
+      has_init_[ntensors_ - 1] = ci.has_initial_value;
+      inits_[ntensors_ - 1] = ci.initial_value;
+    }
   }
   void add_scalar_one(uint64_t v) {
     if (nscalars_ >= MAX_SCALAR_ARGS) {
@@ -397,12 +711,49 @@ class CoreTaskArgs {
   }
 
   int32_t ntensors_, nscalars_;
+  const TaskId *deps_ = nullptr;
+  uint32_t ndeps_ = 0;
+  bool early_resolve_ = false;
+  CoreTaskPredicate predicate_{};
+  int32_t timing_slot_ = -1;
+  uint64_t dump_mask_ = 0;
+  bool has_init_[MAX_TENSOR_ARGS];
+  uint64_t inits_[MAX_TENSOR_ARGS];
   int32_t kinds_[MAX_TENSOR_ARGS];
   ChipTensor tensors_[MAX_TENSOR_ARGS];
   uint64_t scalars_[MAX_SCALAR_ARGS];
 };
 using Arg = CoreTaskArgs;
 using PTOParam = CoreTaskArgs;
+using L0TaskArgs = CoreTaskArgs;
+
+/* CoreTaskArgs that keeps up to N explicit dependencies itself: add_dep(id) instead of an array
+ * for set_dependencies that must outlive the submit. */
+template <size_t N = 16>
+class CoreTaskArgsWithDeps : public CoreTaskArgs {
+ public:
+  void add_dep(TaskId id) {
+    if (ndeps_kept_ >= N) {
+      set_error("add_dep: more dependencies than CoreTaskArgsWithDeps<N> holds");
+      return;
+    }
+    kept_[ndeps_kept_++] = id;
+    set_dependencies(nullptr, 0);
+    set_dependencies(kept_, ndeps_kept_);
+  }
+  template <typename... Ids>
+  void add_deps(Ids... ids) {
+    (add_dep(ids), ...);
+  }
+
+ private:
+  TaskId kept_[N];
+  uint32_t ndeps_kept_ = 0;
+};
+template <size_t N = 16>
+using L0TaskArgsWithDeps = CoreTaskArgsWithDeps<N>;
+/* The arguments at a Graph boundary (rt_submit_graph). */
+using GraphTaskArgs = CoreTaskArgs;
 
 /* What a submit returns: the intermediates it created (add_output(TensorCreateInfo) order) and
  * a task id. Borrow outputs from a named variable: get_ref on a temporary does not compile. */
@@ -434,30 +785,48 @@ class TaskOutputTensors {
 using TaskSubmitResult = TaskOutputTensors;
 
 namespace pto_orch_detail {
-inline bool create(const pto_orch_api *api, const ChipTensor &info, ChipTensor *out) {
-  return api->create_tensor(api->ctx, info.ndims, info.shapes, static_cast<int32_t>(info.dtype),
-                            reinterpret_cast<pto_orch_tensor *>(out)) == 0;
+inline bool create(const pto_orch_api *api, const ChipTensor &info, const uint64_t *init,
+                   ChipTensor *out) {
+  return api->create_tensor_init(api->ctx, info.ndims, info.shapes, static_cast<int32_t>(info.dtype),
+                                 init, reinterpret_cast<pto_orch_tensor *>(out)) == 0;
 }
 
-inline TaskOutputTensors submit(int32_t core_type, int32_t kernel_id, const CoreTaskArgs &args) {
+inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args) {
   TaskOutputTensors out;
   const pto_orch_api *api = tls_api;
-  if (!api) return out;
+  if (!api || api->is_fatal(api->ctx)) return out;
   if (args.has_error) {
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit of kernel %d: %s", kernel_id,
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit of kernel %d: %s",
+                    mk.aic_kernel_id >= 0 ? mk.aic_kernel_id : mk.aiv0_kernel_id,
                     args.error_msg ? args.error_msg : "invalid arguments");
     return out;
   }
+  const PTO2LaunchSpec &ls = args.launch_spec;
+  if (ls.require_sync_start()) {
+    bool aiv_only = mk.aic_kernel_id < 0;
+    int32_t room = aiv_only ? api->core_count(api->ctx, PTO_CORE_AIV)
+                            : api->core_count(api->ctx, PTO_CORE_AIC);
+    if (ls.block_num() > room) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                      "submit: require_sync_start with block_num %d, more than the %d %s",
+                      ls.block_num(), room, aiv_only ? "AIV cores" : "clusters");
+      return out;
+    }
+  }
   pto_orch_task_arg a[MAX_TENSOR_ARGS + MAX_SCALAR_ARGS];
   int32_t n = 0;
+  uint32_t created[MAX_TENSOR_ARGS];
+  uint32_t ncreated = 0;
   for (int32_t i = 0; i < args.tensor_count(); i++) {
     pto_orch_task_arg &x = a[n++];
     x.reserved = 0;
     x.scalar = 0;
     if (args.tensor_kind(i) == CoreTaskArgs::CREATE) {
       ChipTensor t;
-      if (!create(api, args.tensor(i), &t)) return out;
-      out.materialize_output(t);
+      uint64_t init;
+      bool has = args.initial_value(i, &init);
+      if (!create(api, args.tensor(i), has ? &init : nullptr, &t)) return out;
+      created[ncreated++] = static_cast<uint32_t>(n - 1);
       x.kind = PTO_ORCH_ARG_OUT;
       std::memcpy(&x.tensor, &t, sizeof t);
     } else {
@@ -471,7 +840,45 @@ inline TaskOutputTensors submit(int32_t core_type, int32_t kernel_id, const Core
     x.kind = PTO_ORCH_ARG_SCALAR;
     x.scalar = args.scalar(i);
   }
-  if (api->submit(api->ctx, kernel_id, core_type, a, n) == 0) out.set_task_id(TaskId{tls_next_task++});
+  int64_t deps[256];
+  uint32_t ndeps = args.explicit_dep_count();
+  if (ndeps > sizeof deps / sizeof deps[0]) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit: %u explicit dependencies (at most 256)", ndeps);
+    return out;
+  }
+  for (uint32_t i = 0; i < ndeps; i++) deps[i] = args.explicit_dep(i).value;
+  pto_orch_submit sub;
+  std::memset(&sub, 0, sizeof sub);
+  sub.kernel_ids[PTO_ORCH_SLOT_AIC] = mk.aic_kernel_id;
+  sub.kernel_ids[PTO_ORCH_SLOT_AIV0] = mk.aiv0_kernel_id;
+  sub.kernel_ids[PTO_ORCH_SLOT_AIV1] = mk.aiv1_kernel_id;
+  sub.block_num = ls.block_num();
+  sub.args = a;
+  sub.nargs = n;
+  sub.deps = deps;
+  sub.ndeps = static_cast<int32_t>(ndeps);
+  sub.allow_early_resolve = args.allow_early_resolve();
+  const CoreTaskPredicate &p = args.predicate();
+  sub.pred_op = static_cast<int32_t>(p.op);
+  if (p.op != PredicateOp::NONE) {
+    if (!p.operand.tensor || p.operand.ndims != static_cast<uint32_t>(p.operand.tensor->ndims)) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit: a predicate needs a tensor and one index "
+                                               "per dim");
+      return out;
+    }
+    sub.pred_tensor = p.operand.tensor->c_tensor();
+    for (uint32_t d = 0; d < p.operand.ndims; d++) sub.pred_idx[d] = p.operand.indices[d];
+    sub.pred_target = p.target;
+  }
+  int64_t id = -1;
+  if (api->submit_task(api->ctx, &sub, &id) != 0) return out;
+  for (uint32_t i = 0; i < ncreated; i++) {
+    ChipTensor t;
+    std::memcpy(static_cast<void *>(&t), &a[created[i]].tensor, sizeof t);
+    t.owner_task_id = TaskId{id};
+    out.materialize_output(t);
+  }
+  out.set_task_id(TaskId{id});
   return out;
 }
 
@@ -585,11 +992,31 @@ inline bool indices64(const ChipTensor &t, uint32_t ndims, const I *indices, int
 }
 }  // namespace pto_orch_detail
 
+/* One task of up to three kernels (MixedKernels), each on a core of its type. */
+inline TaskOutputTensors rt_submit_task(const MixedKernels &mk, const CoreTaskArgs &args) {
+  return pto_orch_detail::submit(mk, args);
+}
 inline TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, const CoreTaskArgs &args) {
-  return pto_orch_detail::submit(PTO_CORE_AIV, kernel_id, args);
+  MixedKernels mk;
+  mk.aiv0_kernel_id = kernel_id;
+  return rt_submit_task(mk, args);
 }
 inline TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, const CoreTaskArgs &args) {
-  return pto_orch_detail::submit(PTO_CORE_AIC, kernel_id, args);
+  MixedKernels mk;
+  mk.aic_kernel_id = kernel_id;
+  return rt_submit_task(mk, args);
+}
+/* A task that runs no kernel: ordered by its arguments and dependencies like any other, so it
+ * serves as a barrier or a placeholder producer. */
+inline TaskOutputTensors rt_submit_dummy_task(const CoreTaskArgs &args) {
+  return rt_submit_task(MixedKernels{}, args);
+}
+inline void pto2_rt_scope_begin() { rt_scope_begin(); }
+inline void pto2_rt_scope_end() { rt_scope_end(); }
+inline void pto2_rt_orchestration_done() { rt_orchestration_done(); }
+inline bool pto2_rt_is_fatal() { return rt_is_fatal(); }
+inline TaskOutputTensors pto2_rt_submit_task(const MixedKernels &mk, const CoreTaskArgs &args) {
+  return rt_submit_task(mk, args);
 }
 inline TaskOutputTensors pto2_rt_submit_aiv_task(int32_t kernel_id, const CoreTaskArgs &args) {
   return rt_submit_aiv_task(kernel_id, args);
@@ -599,47 +1026,90 @@ inline TaskOutputTensors pto2_rt_submit_aic_task(int32_t kernel_id, const CoreTa
 }
 
 /* Intermediates owned by the innermost scope, outside any task. */
-template <typename... Cs>
-inline TaskOutputTensors alloc_tensors(const Cs &...cis) {
-  static_assert((std::is_same_v<Cs, TensorCreateInfo> && ...), "alloc_tensors: TensorCreateInfo only");
+inline TaskOutputTensors alloc_tensors(const TensorCreateInfo *cis, uint32_t count) {
   TaskOutputTensors out;
   const pto_orch_api *api = pto_orch_detail::tls_api;
-  if (!api) return out;
-  auto one = [&](const TensorCreateInfo &ci) {
+  if (!api || api->is_fatal(api->ctx)) return out;
+  if (count > static_cast<uint32_t>(MAX_TENSOR_ARGS)) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "alloc_tensors: %u tensors (at most %d)", count,
+                    MAX_TENSOR_ARGS);
+    return out;
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    const TensorCreateInfo &ci = cis[i];
+    if (ci.ndims < 1) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "alloc_tensors: rank out of range (1 to %d)",
+                      PTO_MAX_RANK);
+      return out;
+    }
     ChipTensor info{};
     std::memcpy(info.shapes, ci.shapes, sizeof info.shapes);
     info.ndims = ci.ndims;
     info.dtype = ci.dtype;
     ChipTensor t;
-    if (pto_orch_detail::create(api, info, &t)) out.materialize_output(t);
-  };
-  (one(cis), ...);
+    if (!pto_orch_detail::create(api, info, ci.has_initial_value ? &ci.initial_value : nullptr, &t))
+      return out;
+    out.materialize_output(t);
+  }
   return out;
 }
+inline TaskOutputTensors alloc_tensors(const TensorCreateInfo cis[], int32_t count) {
+  return alloc_tensors(cis, static_cast<uint32_t>(count < 0 ? 0 : count));
+}
+template <typename... Cs>
+inline TaskOutputTensors alloc_tensors(const Cs &...cis) {
+  static_assert(sizeof...(Cs) > 0, "alloc_tensors requires at least one TensorCreateInfo");
+  static_assert((std::is_same_v<Cs, TensorCreateInfo> && ...), "alloc_tensors: TensorCreateInfo only");
+  const TensorCreateInfo all[] = {cis...};
+  return alloc_tensors(all, static_cast<uint32_t>(sizeof...(Cs)));
+}
 
+namespace pto_orch_detail {
 /* The raw bits of one element (tensor.read): waits for the tasks writing it. 0 on failure. */
 template <typename I>
-inline uint64_t get_tensor_data(const ChipTensor &t, uint32_t ndims, const I *indices) {
-  const pto_orch_api *api = pto_orch_detail::tls_api;
+inline uint64_t read_raw(const ChipTensor &t, uint32_t ndims, const I *indices) {
+  const pto_orch_api *api = tls_api;
   int64_t idx[PTO_MAX_RANK];
-  if (!api || !pto_orch_detail::indices64(t, ndims, indices, idx)) return 0;
+  if (!api || !indices64(t, ndims, indices, idx)) return 0;
   uint64_t bits = 0;
   if (api->read_element(api->ctx, t.c_tensor(), idx, &bits) != 0) return 0;
   return bits;
 }
 
-/* One element converted to T. */
+/* One element's value converted to T (an f16 element read as a float gives its value). */
 template <typename T, typename I>
-inline T get_tensor_data(const ChipTensor &t, uint32_t ndims, const I *indices) {
-  uint64_t bits = get_tensor_data(t, ndims, indices);
+inline T read_value(const ChipTensor &t, uint32_t ndims, const I *indices) {
+  uint64_t bits = read_raw(t, ndims, indices);
   if constexpr (std::is_arithmetic_v<T>) {
-    if (pto_orch_detail::is_float(t.dtype)) return static_cast<T>(pto_orch_detail::bits_to_double(t.dtype, bits));
+    if (is_float(t.dtype)) return static_cast<T>(bits_to_double(t.dtype, bits));
     if (t.dtype == DataType::BOOL) return static_cast<T>(bits & 0xff ? 1 : 0);
-    if (pto_orch_detail::is_signed_int(t.dtype)) return static_cast<T>(pto_orch_detail::bits_to_i64(t.dtype, bits));
+    if (is_signed_int(t.dtype)) return static_cast<T>(bits_to_i64(t.dtype, bits));
     return static_cast<T>(bits);
   } else {
     return from_u64<T>(bits);
   }
+}
+
+/* value converted to dtype's element bits. */
+template <typename T>
+inline uint64_t value_bits(DataType dt, T value) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (is_float(dt)) return double_to_bits(dt, static_cast<double>(value));
+    if (dt == DataType::BOOL) return value ? 1 : 0;
+    if (is_signed_int(dt)) return static_cast<uint64_t>(static_cast<int64_t>(value));
+    return static_cast<uint64_t>(value);
+  } else {
+    return to_u64(value);
+  }
+}
+}  // namespace pto_orch_detail
+
+/* One element (tensor.read), after the tasks that write it: its raw bits, reinterpreted as T
+ * (from_u64), as PyPTO's runtime does. T = float on an f32 tensor gives the value; on an f16
+ * tensor, use get_tensor_data<uint16_t> and convert. */
+template <typename T = uint64_t, typename I>
+inline T get_tensor_data(const ChipTensor &t, uint32_t ndims, const I *indices) {
+  return from_u64<T>(pto_orch_detail::read_raw(t, ndims, indices));
 }
 
 /* Writes one element (converted from value to the tensor's dtype) after the tasks reading or
@@ -654,27 +1124,21 @@ inline void set_tensor_data(const ChipTensor &t, uint32_t ndims, const I *indice
     rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "set_tensor_data: the runtime does not support it");
     return;
   }
-  uint64_t bits;
-  if constexpr (std::is_arithmetic_v<T>) {
-    if (pto_orch_detail::is_float(t.dtype))
-      bits = pto_orch_detail::double_to_bits(t.dtype, static_cast<double>(value));
-    else if (t.dtype == DataType::BOOL)
-      bits = value ? 1 : 0;
-    else if (pto_orch_detail::is_signed_int(t.dtype))
-      bits = static_cast<uint64_t>(static_cast<int64_t>(value));
-    else
-      bits = static_cast<uint64_t>(value);
-  } else {
-    bits = to_u64(value);
-  }
+  uint64_t bits = pto_orch_detail::value_bits(t.dtype, value);
   api->write_element(api->ctx, t.c_tensor(), idx, &bits);
+}
+
+template <typename T>
+inline void TensorCreateInfo::set_initial_value(T value) {
+  has_initial_value = true;
+  initial_value = pto_orch_detail::value_bits(dtype, value);
 }
 
 /* ---- scopes ------------------------------------------------------------------------------- */
 
 class PTO2ScopeGuard {
  public:
-  PTO2ScopeGuard() { rt_scope_begin(); }
+  explicit PTO2ScopeGuard(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) { rt_scope_begin(mode); }
   ~PTO2ScopeGuard() { rt_scope_end(); }
   PTO2ScopeGuard(const PTO2ScopeGuard &) = delete;
   PTO2ScopeGuard &operator=(const PTO2ScopeGuard &) = delete;
@@ -682,10 +1146,47 @@ class PTO2ScopeGuard {
 
 #define PTO2_CONCATENATE_IMPL_(x, y) x##y
 #define PTO2_CONCATENATE_(x, y) PTO2_CONCATENATE_IMPL_(x, y)
-#define PTO2_SCOPE_GUARD() [[maybe_unused]] PTO2ScopeGuard PTO2_CONCATENATE_(pto2_scope_guard_, __COUNTER__)
+#define PTO2_SCOPE_GUARD(...) \
+  [[maybe_unused]] PTO2ScopeGuard PTO2_CONCATENATE_(pto2_scope_guard_, __COUNTER__){__VA_ARGS__}
 /* PTO2_SCOPE() { ... }: intermediates created inside are freed when the block ends and the tasks
- * using them have finished. */
-#define PTO2_SCOPE() if (PTO2_SCOPE_GUARD(); true)
+ * using them have finished. PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }: its tasks are ordered only
+ * by the dependencies given (set_dependencies); an AUTO scope inside a MANUAL one is an error. */
+#define PTO2_SCOPE(...) \
+  if (PTO2ScopeGuard PTO2_CONCATENATE_(pto2_scope_guard_, __COUNTER__){__VA_ARGS__}; true)
+
+/* ---- graphs ------------------------------------------------------------------------------- */
+
+/* PyPTO records a sub-DAG on its first call and replays it as one Graph task later. pto runs the
+ * function on every call, through the ordinary submit path, which is what PyPTO does for a call
+ * it cannot cache: the same tasks, the same results. */
+struct GraphSubmitResult {
+  bool recorded = false;
+  bool replayed = false;
+};
+using GraphFunction = void (*)(const GraphTaskArgs &);
+
+inline GraphSubmitResult rt_submit_graph(GraphFunction function, const GraphTaskArgs &args) {
+  if (function && !rt_is_fatal()) function(args);
+  return GraphSubmitResult{};
+}
+inline GraphSubmitResult rt_submit_graph(uint64_t graph_id, GraphFunction function,
+                                         const GraphTaskArgs &args) {
+  (void)graph_id;
+  return rt_submit_graph(function, args);
+}
+template <typename... Config>
+inline GraphSubmitResult rt_submit_graph(void (*function)(const GraphTaskArgs &, Config...),
+                                         const GraphTaskArgs &args, Config... config) {
+  if (function && !rt_is_fatal()) function(args, config...);
+  return GraphSubmitResult{};
+}
+template <typename... Config>
+inline GraphSubmitResult rt_submit_graph(uint64_t graph_id,
+                                         void (*function)(const GraphTaskArgs &, Config...),
+                                         const GraphTaskArgs &args, Config... config) {
+  (void)graph_id;
+  return rt_submit_graph(function, args, config...);
+}
 
 /* ---- configuration and logging ------------------------------------------------------------- */
 
@@ -694,14 +1195,6 @@ struct OrchestrationConfig {
 };
 using PTO2OrchestrationConfig = OrchestrationConfig;
 
-/* Orchestration log lines are dropped: the runtime reports through statuses and spans. */
-#ifndef LOG_ERROR
-#define LOG_ERROR(...) ((void)0)
-#define LOG_WARN(...) ((void)0)
-#define LOG_INFO(...) ((void)0)
-#define LOG_DEBUG(...) ((void)0)
-#define LOG_ALWAYS(...) ((void)0)
-#endif
 
 /* ---- helpers of pto-generated orchestration ------------------------------------------------ */
 
@@ -746,6 +1239,7 @@ ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int6
     v.shape[d] = shape[d] < room ? shape[d] : room;
   }
   v.addr += static_cast<uint64_t>(elem_offset) * pto_dtype_bytes(v.dtype);
+  v.start_offset += static_cast<uint64_t>(elem_offset);
   return pto_chip(v);
 }
 
@@ -807,7 +1301,7 @@ template <typename T> uint64_t pto_slot(T v, int dt) {
   switch (dt) {
   case PTO_DTYPE_F32: { float f = static_cast<float>(v); uint32_t u; std::memcpy(&u, &f, 4); return u; }
   case PTO_DTYPE_F64: { double f = static_cast<double>(v); uint64_t u; std::memcpy(&u, &f, 8); return u; }
-  case PTO_DTYPE_F16: { _Float16 h = static_cast<_Float16>(static_cast<float>(v)); uint16_t u; std::memcpy(&u, &h, 2); return u; }
+  case PTO_DTYPE_F16: return pto_orch_detail::float_to_half(static_cast<float>(v));
   case PTO_DTYPE_BF16: {
     float f = static_cast<float>(v); uint32_t x; std::memcpy(&x, &f, 4);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
@@ -823,7 +1317,7 @@ template <typename T> T pto_unslot(uint64_t s, int dt) {
   switch (dt) {
   case PTO_DTYPE_F32: { uint32_t u = static_cast<uint32_t>(s); float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }
   case PTO_DTYPE_F64: { double f; std::memcpy(&f, &s, 8); return static_cast<T>(f); }
-  case PTO_DTYPE_F16: { uint16_t u = static_cast<uint16_t>(s); _Float16 h; std::memcpy(&h, &u, 2); return static_cast<T>(static_cast<float>(h)); }
+  case PTO_DTYPE_F16: return static_cast<T>(pto_orch_detail::half_to_float(static_cast<uint16_t>(s)));
   case PTO_DTYPE_BF16: { uint32_t u = static_cast<uint32_t>(s & 0xffffu) << 16; float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }
   case PTO_DTYPE_I8: return static_cast<T>(static_cast<int8_t>(s));
   case PTO_DTYPE_I16: return static_cast<T>(static_cast<int16_t>(s));
@@ -840,7 +1334,7 @@ template <size_t N> ChipTensor pto_create(const int64_t (&shape)[N], DataType dt
 
 // tensor.read: one element, after the tasks that write it.
 template <typename T, size_t N> T pto_read(const ChipTensor &t, const int64_t (&idx)[N]) {
-  return get_tensor_data<T>(t, N, idx);
+  return pto_orch_detail::read_value<T>(t, N, idx);
 }
 
 template <typename T> T pto_div(T a, T b) {
@@ -878,7 +1372,6 @@ extern "C" __attribute__((visibility("default"))) uint32_t pto_orch_abi_version(
 }
 extern "C" __attribute__((visibility("default"))) void pto_orch_bind(const pto_orch_api *api) {
   pto_orch_detail::tls_api = api;
-  pto_orch_detail::tls_next_task = 0;
 }
 #endif
 

@@ -31,10 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pto/export.h"
 #include "pto/loader.h"
 #include "pto/status.h"
 #include "pto/types.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +62,10 @@ typedef struct pto_run_config {
                                    control); 0: max(256, 32 * ncores) */
   bool record_tasks;            /* record every task of every launch (pto_worker_last_launch_tasks);
                                    see pto_worker_set_record_tasks */
+  int aic_cores;                /* cube (AIC) cores; a task submitted as AIC runs on one of them */
+  int aiv_cores;                /* vector (AIV) cores. Both 0: ncores split like the chip's
+                                   clusters, a third AIC and the rest AIV, at least one of each.
+                                   Set either, and ncores (if not 0) must be their sum */
 } pto_run_config;
 
 /* Zeroes cfg and sets cfg->sz: every option at its default. */
@@ -181,6 +185,9 @@ PTO_API pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_w
 PTO_API void pto_worker_close(pto_worker *w);
 /* Core threads of an open worker, or -1. */
 PTO_API int pto_worker_core_count(const pto_worker *w);
+/* The type of a core of an open worker: PTO_CORE_AIV or PTO_CORE_AIC (pto/orch_abi.h); -1 for a
+ * closed worker or a core it does not have. Cores 0 to aiv_cores - 1 are AIV, the rest AIC. */
+PTO_API int pto_worker_core_type(const pto_worker *w, int core);
 
 typedef struct pto_device_memory_info {
   uint64_t base;       /* device address of the arena's first byte */
@@ -196,8 +203,9 @@ PTO_API pto_status pto_worker_memory_info(const pto_worker *w, pto_device_memory
 
 /* A device tensor of rank 1..PTO_MAX_RANK, row-major, 64-byte aligned. init (NULL: zeros) holds
  * numel * dtype-size bytes, row-major. */
-PTO_API pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
-                                   const void *init, pto_device_tensor **out_tensor);
+PTO_API pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim, const int64_t *shape,
+                                           pto_dtype dt, const void *init,
+                                           pto_device_tensor **out_tensor);
 /* Frees t. Freeing a tensor a second time is a no-op; a tensor of another worker, or a stale
  * token, is an error. */
 PTO_API pto_status pto_worker_free_tensor(pto_worker *w, pto_device_tensor *t);
@@ -210,7 +218,7 @@ typedef struct pto_device_tensor_info {
   int64_t shape[PTO_MAX_RANK];
 } pto_device_tensor_info;
 PTO_API pto_status pto_device_tensor_describe(const pto_device_tensor *t,
-                                      pto_device_tensor_info *out_info);
+                                              pto_device_tensor_info *out_info);
 /* Accessors of a live tensor; a stale token gives 0, PTO_DTYPE_COUNT, -1, -1. */
 PTO_API uint64_t pto_device_tensor_addr(const pto_device_tensor *t);
 PTO_API pto_dtype pto_device_tensor_dtype(const pto_device_tensor *t);
@@ -227,7 +235,8 @@ PTO_API pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_
 /* Validates p (signature, entry, kernels) and makes it callable on w; retains p. Registering
  * the same program again gives another handle to the same callable (same callable id); the
  * callable is released when its last handle is unregistered, or once at close. */
-PTO_API pto_status pto_worker_register(pto_worker *w, const pto_program *p, pto_handle **out_handle);
+PTO_API pto_status pto_worker_register(pto_worker *w, const pto_program *p,
+                                       pto_handle **out_handle);
 /* The callable id of a live handle, or -1. */
 PTO_API int64_t pto_handle_callable_id(const pto_handle *h);
 /* One launch. args are the entry's parameters in declaration order. Fails without launching
@@ -238,7 +247,7 @@ PTO_API pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t na
 PTO_API void pto_handle_unregister(pto_handle *h);
 /* A launch of p, registering it on first use (kept until close). */
 PTO_API pto_status pto_worker_run(pto_worker *w, const pto_program *p, const pto_arg *args,
-                          size_t nargs);
+                                  size_t nargs);
 
 /* ---- spans --------------------------------------------------------------------------- */
 
@@ -287,6 +296,12 @@ typedef struct pto_task_record {
   const char *kernel;    /* the kernel's name (owned by the worker, valid as the records are) */
   int core;              /* the core that ran it; -1 when it did not run (a failed launch
                             skips the tasks left) and then its times are 0 */
+  int core_type;         /* PTO_CORE_AIV or PTO_CORE_AIC (pto/orch_abi.h): the type of that core */
+  int skipped;           /* 1: its predicate was false at dispatch, so its kernel did not run;
+                            2: a dummy task (rt_submit_dummy_task), which has no kernel */
+  uint64_t group_id;     /* the task id of the first kernel of its mixed task (rt_submit_task with
+                            several kernels: one record per kernel); its own id otherwise */
+  int slot;              /* its kernel's slot in that task: 0 AIC, 1 AIV0, 2 AIV1 */
   int ndeps;
   const uint64_t *deps;  /* ids of the tasks it waited for, ascending: the unfinished tasks it
                             was ordered after when it was submitted (one that had already
@@ -307,8 +322,9 @@ PTO_API pto_status pto_worker_set_record_tasks(pto_worker *w, bool on);
  * (task_id == index), when it was recorded. *out_tasks is owned by the worker and valid until the
  * next launch on it or its close. Fails with PTO_STATUS_NOT_FOUND when there is no launch or the
  * last one was not recorded. */
-PTO_API pto_status pto_worker_last_launch_tasks(const pto_worker *w, const pto_task_record **out_tasks,
-                                        size_t *out_ntasks);
+PTO_API pto_status pto_worker_last_launch_tasks(const pto_worker *w,
+                                                const pto_task_record **out_tasks,
+                                                size_t *out_ntasks);
 
 #ifdef __cplusplus
 }

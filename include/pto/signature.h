@@ -6,10 +6,10 @@
 
 #include <stdint.h>
 
+#include "pto/export.h"
 #include "pto/ir.h"
 #include "pto/status.h"
 #include "pto/types.h"
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,13 +53,14 @@ typedef struct pto_binding {
  * "tensor parameter 'x' has no shape: annotate it (tensor[64,128] f32) or pass --arg x=64x128"),
  * or naming a binding that matches no parameter or does not fit its dtype. */
 PTO_API pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
-                               const pto_binding *scalars, int nscalars,
-                               const pto_binding *samples, int nsamples, pto_signature *out_sig);
+                                       const pto_binding *scalars, int nscalars,
+                                       const pto_binding *samples, int nsamples,
+                                       pto_signature *out_sig);
 /* The program with entry's bindings from sig written in: a specialized scalar's default becomes
  * its value (-D n=128 gives `%n: i32 = 128`, -D n=runtime `= runtime`), an unshaped tensor gets
  * its sample shape. What DIR/program.ptir holds, and what the reference interpreter runs. */
 PTO_API pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
-                             const pto_signature *sig, pto_ir_program **out_program);
+                                     const pto_signature *sig, pto_ir_program **out_program);
 
 PTO_API pto_status pto_signature_copy(const pto_signature *src, pto_signature *out_sig);
 PTO_API void pto_signature_clear(pto_signature *sig);

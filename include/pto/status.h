@@ -7,9 +7,9 @@
 #ifndef PTO_STATUS_H
 #define PTO_STATUS_H
 
+#include "pto/export.h"
 #include <stdarg.h>
 #include <stdbool.h>
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {

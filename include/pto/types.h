@@ -5,10 +5,10 @@
 #ifndef PTO_TYPES_H
 #define PTO_TYPES_H
 
+#include "pto/export.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "pto/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,7 +49,7 @@ PTO_API const char *pto_dtype_name(pto_dtype dt);
 PTO_API int pto_dtype_from_name(const char *name, size_t len);
 PTO_API size_t pto_dtype_size(pto_dtype dt); /* bool: 1, index: 8 */
 PTO_API bool pto_dtype_is_float(pto_dtype dt);
-PTO_API bool pto_dtype_is_int(pto_dtype dt); /* signed, unsigned and index; not bool */
+PTO_API bool pto_dtype_is_int(pto_dtype dt);    /* signed, unsigned and index; not bool */
 PTO_API bool pto_dtype_is_signed(pto_dtype dt); /* signed ints, index and floats */
 
 PTO_API const char *pto_space_name(pto_space s);
@@ -87,7 +87,7 @@ typedef struct pto_host_tensor {
 
 /* Fills shape and row-major strides. */
 PTO_API void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank,
-                          const int64_t *shape);
+                                  const int64_t *shape);
 PTO_API int64_t pto_host_tensor_numel(const pto_host_tensor *t);
 
 #ifdef __cplusplus

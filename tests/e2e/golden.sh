@@ -35,4 +35,20 @@ expect_true "matmul kernel is aic in the manifest" grep -q '"core_type": "aic"' 
 # The host C of an L3 program (scalars, division, loop, if, slices, window, call arguments).
 run_pto 0 compile "$G/host_small.ptir" -o "$T/hs" --devices 2 --no-cache
 check_golden "$T/hs/host/host.c" "$G/host_small.host.c"
+# The orchestration header and every golden orchestration compile with both C++ compilers.
+for cxx in c++ clang++; do
+  if ! command -v "$cxx" >/dev/null; then
+    echo "note: $cxx is not installed; its golden compile is skipped"
+    continue
+  fi
+  for f in "$G"/*.main.cpp; do
+    expect_true "$(basename "$f") compiles with $cxx" \
+      "$cxx" -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I "$PTO_SOURCE_DIR/include" "$f"
+  done
+done
+# PTO_CXX=clang++ builds the orchestration of a program with f16 scalars and tensors, which runs.
+if command -v clang++ >/dev/null; then
+  PTO_CXX=clang++ run_pto 0 run "$PTO_SOURCE_DIR/tests/programs/dtype_f16.ptir" --dim M=40 --check --no-cache
+  expect_out PASS
+fi
 finish

@@ -1029,6 +1029,36 @@ static void test_interp_if_else_with_results(void **state) {
   pto_ir_program_destroy(p);
 }
 
+static void test_interp_sigmoid_is_one_over_one_plus_exp_minus_x(void **state) {
+  pto_ir_program *p =
+      parse_text("program s\n"
+                 "kernel @k(%a: tensor[2,4] f32, out %c: tensor[2,4] f32) -> (tensor[2,4] f32) {\n"
+                 "  %t = tile.load(%a, [0, 0], [2, 4])\n"
+                 "  %s = tile.sigmoid(%t)\n"
+                 "  %c1 = tile.store(%s, [0, 0], %c)\n"
+                 "  return %c1\n"
+                 "}\n");
+  float c[8];
+  pto_ir_interp_arg args[2] = {tensor2((void *)k_a, PTO_DTYPE_F32, 2, 4),
+                               tensor2(c, PTO_DTYPE_F32, 2, 4)};
+  assert_pto_ok(run_fn(p, "k", args, 2));
+  for (int i = 0; i < 8; i++)
+    assert_true(c[i] == 1.0f / (1.0f + expf(-k_a[i])));
+  pto_ir_program_destroy(p);
+  const char *bad =
+      "program s\n"
+      "kernel @k(%a: tensor[2,4] i32, out %c: tensor[2,4] i32) -> (tensor[2,4] i32) {\n"
+      "  %t = tile.load(%a, [0, 0], [2, 4])\n"
+      "  %s = tile.sigmoid(%t)\n"
+      "  %c1 = tile.store(%s, [0, 0], %c)\n"
+      "  return %c1\n"
+      "}\n";
+  pto_status s = pto_ir_parse_string(bad, strlen(bad), "s.ptir", &p);
+  assert_non_null(s);
+  assert_non_null(strstr(pto_status_message(s), "tile.sigmoid: needs a float tile, got i32"));
+  pto_status_free(s);
+}
+
 static void test_interp_specialized_scalar_uses_its_literal(void **state) {
   pto_ir_program *p = parse_text(k_if_prog);
   float c[8];
@@ -1174,6 +1204,7 @@ int main(void) {
       cmocka_unit_test(test_interp_for_iter_yield),
       cmocka_unit_test(test_interp_for_step_and_empty_range),
       cmocka_unit_test(test_interp_if_else_with_results),
+      cmocka_unit_test(test_interp_sigmoid_is_one_over_one_plus_exp_minus_x),
       cmocka_unit_test(test_interp_specialized_scalar_uses_its_literal),
       cmocka_unit_test(test_interp_dynamic_dim_mismatch_names_both),
       cmocka_unit_test(test_interp_static_extent_and_dtype_checked_at_launch),

@@ -59,7 +59,7 @@ static const char k_orch_cpp[] =
     "  uint32_t last[2] = {rows - 1, static_cast<uint32_t>(y.shapes[1] - 1)};\n"
     "  set_tensor_data(y, 2, last, v + got + 1000.0f);\n"
     "  if (from_u64<float>(to_u64(alpha)) != alpha || from_u64<int32_t>(to_u64(int32_t{-5})) != -5 ||\n"
-    "      to_u64(int32_t{-1}) != ~uint64_t{0} || to_u64(1.5f) != 0x3fc00000u)\n"
+    "      to_u64(int32_t{-1}) != 0xffffffffu || to_u64(1.5f) != 0x3fc00000u)\n"
     "    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, \"u64 round trip\");\n"
     "}\n";
 

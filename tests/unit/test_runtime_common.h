@@ -173,7 +173,10 @@ static inline pto_orch_tensor tview(const pto_orch_tensor *t, const int64_t *off
 static inline pto_worker *topen(int ncores, int shuffle, uint64_t seed) {
   pto_run_config cfg;
   pto_run_config_init(&cfg);
-  cfg.ncores = ncores;
+  /* The tests' tasks are vector tasks: ncores of them, and the one cube core every worker has
+   * (numbered after them). */
+  cfg.aiv_cores = ncores;
+  cfg.aic_cores = 1;
   cfg.shuffle = shuffle;
   cfg.shuffle_seed = seed;
   cfg.device_memory_bytes = 64ull << 20;

@@ -107,7 +107,8 @@ static const char k_tree_both_level1[] = "chip.run       1200.0us  \u00b1200.0  
 static const char k_summary[] = "             n       min    median      mean       max    stdev\n"
                                 "device wall  3   500.0us   600.0us   600.0us   700.0us  100.0us\n"
                                 "host wall    3  1000.0us  1200.0us  1200.0us  1400.0us  200.0us\n"
-                                "effective    3   440.0us   540.0us   540.0us   640.0us  100.0us\n";
+                                "effective    3   440.0us   540.0us   540.0us   640.0us  100.0us\n"
+                                "busy         3   440.0us   540.0us   540.0us   640.0us  100.0us\n";
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
@@ -241,7 +242,9 @@ static void test_trace_samples_follow_inv_order_and_effective_is_union(void **st
   pto_bench_stats_destroy(st);
 }
 
-static void test_trace_effective_of_disjoint_windows_adds_them(void **state) {
+/* PyPTO's Effective spans both windows, gap included (strace_timing.py: max end - min start);
+ * busy is their union. */
+static void test_trace_effective_of_disjoint_windows_spans_the_gap(void **state) {
   (void)state;
   const char *log =
       "[STRACE] v=1 pid=1 tid=1 inv=1 hid=a depth=0 name=chip.run ts=0 dur=100000\n"
@@ -250,7 +253,8 @@ static void test_trace_effective_of_disjoint_windows_adds_them(void **state) {
       "[STRACE] v=1 pid=1 tid=1 inv=1 hid=a depth=3 name=chip.run.runner_run.device_wall.sched "
       "ts=10000 dur=5000 clk=dev\n";
   pto_bench_stats *st = parse_ok(log, 0);
-  assert_true(st->samples[PTO_BENCH_EFFECTIVE][0] == 7.0); /* 2 us + 5 us, not the 14 us hull */
+  assert_true(st->samples[PTO_BENCH_EFFECTIVE][0] == 14.0); /* 1 us to 15 us */
+  assert_true(st->samples[PTO_BENCH_BUSY][0] == 7.0);       /* 2 us + 5 us */
   /* no device_wall span: NAN, and not counted */
   assert_true(isnan(st->samples[PTO_BENCH_DEVICE_WALL][0]));
   assert_int_equal(st->summary[PTO_BENCH_DEVICE_WALL].count, 0);
@@ -667,7 +671,7 @@ int main(void) {
       cmocka_unit_test(test_trace_mean_tree_golden_each_spread),
       cmocka_unit_test(test_trace_summary_table_golden),
       cmocka_unit_test(test_trace_samples_follow_inv_order_and_effective_is_union),
-      cmocka_unit_test(test_trace_effective_of_disjoint_windows_adds_them),
+      cmocka_unit_test(test_trace_effective_of_disjoint_windows_spans_the_gap),
       cmocka_unit_test(test_trace_groups_by_pid_and_inv),
       cmocka_unit_test(test_trace_takes_the_largest_hid_bucket),
       cmocka_unit_test(test_trace_equal_buckets_go_to_the_first_invocation),

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# PyPTO's (simpler's) timing and swimlane tools read pto's output:
+#  - Effective is the span from the earlier start to the later end of the orchestration and
+#    scheduling windows (strace_timing.py's formula, computed here independently in python):
+#    pto trace and pto bench give the same value for the same launches, gap or not;
+#  - pto run|bench --swimlane-records FILE writes chip_swimlane_records.json's layout and
+#    deps.json (and func_names.json) beside it, consistent with each other and with the launch.
+source "$(dirname "$0")/lib/common.bash"
+
+# reference_effective LOG: the median over the log's launches (of its most frequent hid) of
+# max(orch end, sched end) - min(orch start, sched start), from the first span of each name, us.
+reference_effective() {
+  python3 - "$1" <<'EOF'
+import re, statistics, sys
+from collections import defaultdict
+pat = re.compile(r"\[STRACE\]\s+v=1\s+pid=(\d+)\s+tid=\d+\s+inv=(\d+)\s+hid=([0-9a-f]+)\s+"
+                 r"depth=\d+\s+name=(\S+)\s+ts=(\d+)\s+dur=(\d+)")
+inv = defaultdict(dict)
+hid_of = {}
+for line in open(sys.argv[1]):
+    for m in pat.finditer(line):
+        key = (int(m[1]), int(m[2]))
+        hid_of[key] = m[3]
+        name, ts, dur = m[4], int(m[5]), int(m[6])
+        if name not in inv[key] or ts < inv[key][name][0]:
+            inv[key][name] = (ts, dur)
+count = defaultdict(int)
+for h in hid_of.values():
+    count[h] += 1
+best = max(count, key=count.get)
+effs = []
+for key, spans in inv.items():
+    if hid_of[key] != best:
+        continue
+    o = spans.get("chip.run.runner_run.device_wall.orch")
+    s = spans.get("chip.run.runner_run.device_wall.sched")
+    if o and s:
+        effs.append(max(o[0] + o[1], s[0] + s[1]) - min(o[0], s[0]))
+print("%.3f" % (statistics.median(effs) / 1000.0))
+EOF
+}
+
+# json_median FILE METRIC: the summary median pto printed as JSON, us.
+json_median() {
+  python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["summary"][sys.argv[2]]["median"])' "$1" "$2"
+}
+
+# A synthetic log with a gap between orch and sched in two of three launches: Effective counts
+# the gap, busy does not.
+cat >"$T/gap.log" <<'EOF'
+[STRACE] v=1 pid=7 tid=7 inv=1 hid=abc depth=0 name=chip.run ts=0 dur=100000 
+[STRACE] v=1 pid=7 tid=7 inv=1 hid=abc depth=3 name=chip.run.runner_run.device_wall.orch ts=1000 dur=10000 clk=dev
+[STRACE] v=1 pid=7 tid=7 inv=1 hid=abc depth=3 name=chip.run.runner_run.device_wall.sched ts=21000 dur=10000 clk=dev
+[STRACE] v=1 pid=7 tid=7 inv=2 hid=abc depth=0 name=chip.run ts=200000 dur=100000
+[STRACE] v=1 pid=7 tid=7 inv=2 hid=abc depth=3 name=chip.run.runner_run.device_wall.orch ts=201000 dur=5000 clk=dev
+[STRACE] v=1 pid=7 tid=7 inv=2 hid=abc depth=3 name=chip.run.runner_run.device_wall.sched ts=240000 dur=20000 clk=dev
+[STRACE] v=1 pid=7 tid=7 inv=3 hid=abc depth=0 name=chip.run ts=400000 dur=100000
+[STRACE] v=1 pid=7 tid=7 inv=3 hid=abc depth=3 name=chip.run.runner_run.device_wall.orch ts=401000 dur=30000 clk=dev
+[STRACE] v=1 pid=7 tid=7 inv=3 hid=abc depth=3 name=chip.run.runner_run.device_wall.sched ts=402000 dur=10000 clk=dev
+EOF
+run_pto 0 trace "$T/gap.log" --warmup 0 --json
+echo "$OUT" >"$T/gap.json"
+want=$(reference_effective "$T/gap.log")
+expect_true "gap log: reference Effective is 30us (got $want)" test "$want" = "30.000"
+expect_true "gap log: pto trace effective equals the reference" test "$(json_median "$T/gap.json" effective)" = "$want"
+expect_true "gap log: busy leaves the gaps out (20, 25 and 30us: median 25us)" test "$(json_median "$T/gap.json" busy)" = "25.000"
+
+# A real benchmark: its own statistics, its log through pto trace and the reference formula agree.
+PTO_LOG_LEVEL=timing "$PTO" bench "$EX/chain.ptir" --dim M=256 --in alpha=1 --rounds 5 --warmup 0 \
+  --json >"$T/bench.json" 2>"$T/bench.log"
+expect_true "bench ran" test -s "$T/bench.json"
+run_pto 0 trace "$T/bench.log" --warmup 0 --json
+echo "$OUT" >"$T/trace.json"
+want=$(reference_effective "$T/bench.log")
+expect_true "bench log: pto trace effective ($(json_median "$T/trace.json" effective)) equals the reference ($want)" \
+  test "$(json_median "$T/trace.json" effective)" = "$want"
+expect_true "bench log: pto bench effective ($(json_median "$T/bench.json" effective)) equals the reference ($want)" \
+  test "$(json_median "$T/bench.json" effective)" = "$want"
+
+# --swimlane-records: the capture and deps.json of one launch, and of a benchmark's last launch.
+records_check() { # FILE KERNELS...
+  python3 - "$@" <<'EOF'
+import json, os, sys
+path, kernels = sys.argv[1], set(sys.argv[2:])
+d = json.load(open(path))
+deps = json.load(open(os.path.join(os.path.dirname(path), "deps.json")))
+names = json.load(open(os.path.join(os.path.dirname(path), "func_names.json")))
+def fail(msg):
+    print("records check: " + msg)
+    sys.exit(1)
+if d.get("chip_swimlane_level") not in (1, 2, 3, 4):
+    fail("chip_swimlane_level %r" % d.get("chip_swimlane_level"))
+md = d["metadata"]
+if md["clock_freq_hz"] <= 0 or md["num_cores"] != len(md["core_types"]) or not md.get("runtime"):
+    fail("metadata %r" % md)
+if set(md["core_types"]) - {"aic", "aiv"} or "aic" not in md["core_types"]:
+    fail("core types %r" % md["core_types"])
+rows = d["aicore_tasks"]
+sched = {(r[0], r[1]): r for r in d["scheduler_tasks"]["records"]}
+if d["scheduler_tasks"]["producer"] != "aicpu" or len(sched) != len(rows):
+    fail("scheduler_tasks do not pair with aicore_tasks")
+by_id = {t["task_id"]: t for t in deps["tasks"]}
+for r in rows:
+    core, tid, reg, start, end = r[0], r[1], r[2], r[3], r[4]
+    if len(r) != 7 or not (0 <= core < md["num_cores"]) or end < start:
+        fail("row %r" % r)
+    dispatch, finish = sched[(core, reg)][2], sched[(core, reg)][3]
+    if not (dispatch <= start <= end <= finish):
+        fail("row %r: dispatch %d finish %d" % (r, dispatch, finish))
+    t = by_id[tid]
+    if t["core_type"] not in (md["core_types"][core], "mix"):
+        fail("task %d ran on a %s core but is an %s task" % (tid, md["core_types"][core], t["core_type"]))
+    slots = [0] if md["core_types"][core] == "aic" else [1, 2]
+    if not any(t["kernel_ids"][s] >= 0 for s in slots):
+        fail("task %r has no kernel for a %s core" % (t, md["core_types"][core]))
+    if names["callable_id_to_name"][str(t["func_id"])] != t["name"].split("+")[0]:
+        fail("task %r: name" % t)
+if {t["name"] for t in deps["tasks"]} != kernels:
+    fail("kernels %r, expected %r" % (sorted({t["name"] for t in deps["tasks"]}), sorted(kernels)))
+ends = {r[1]: r[4] for r in rows}
+starts = {r[1]: r[3] for r in rows}
+for e in deps["edges"]:
+    if e["pred"] >= e["succ"] or starts[e["succ"]] < ends[e["pred"]]:
+        fail("edge %r" % e)
+# Edges are the orderings the scheduler made: a producer already finished when its consumer was
+# submitted is no edge, so a fast chain may have none.
+EOF
+}
+mkdir -p "$T/run" "$T/bench"
+run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --swimlane-records "$T/run/chip_swimlane_records.json"
+expect_true "run: records and deps.json agree" records_check "$T/run/chip_swimlane_records.json" scale add_bias act
+run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1 --rounds 3 --warmup 1 \
+  --swimlane-records "$T/bench/chip_swimlane_records.json"
+expect_true "bench: records and deps.json agree" records_check "$T/bench/chip_swimlane_records.json" scale add_bias act
+run_pto 2 run "$EX/chain.ptir" --swimlane-records
+expect_out "--swimlane-records needs a file name"
+finish

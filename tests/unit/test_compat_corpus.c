@@ -1,0 +1,427 @@
+/* The PyPTO compatibility corpus (the .cpp files of tests/compat): orchestration sources in PyPTO's PTO2
+ * style, compiled with c++ and with clang++, run on a sim worker with two AIC and four AIV cores,
+ * outputs and per-task records checked. The kernels here fail unless they run on a core of their
+ * type. */
+#include <dlfcn.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pto/bench.h"
+#include "test_runtime_common.h"
+
+#define N 16
+#define WRONG_CORE 99
+
+enum { K_ADD, K_ADD_SCALAR, K_MUL, K_CUBE_DOUBLE, K_VEC_INC, K_BLOCK_MARK, K_SLOW_ADD, NK };
+
+static int on_type(const pto_core_ctx *ctx, int type) { return ctx->core_type == type; }
+
+static int32_t k_add(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  for (int64_t i = 0, n = kv_numel(&t[2]); i < n; i++)
+    *kv_f32p(&t[2], i) = kv_f32(&t[0], i) + kv_f32(&t[1], i);
+  return 0;
+}
+
+static int32_t k_add_scalar(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  float c = slot_f32(s[0]);
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = kv_f32(&t[0], i) + c;
+  return 0;
+}
+
+static int32_t k_mul(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  for (int64_t i = 0, n = kv_numel(&t[2]); i < n; i++)
+    *kv_f32p(&t[2], i) = kv_f32(&t[0], i) * kv_f32(&t[1], i);
+  return 0;
+}
+
+static int32_t k_cube_double(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = 2.0f * kv_f32(&t[0], i);
+  return 0;
+}
+
+static int32_t k_vec_inc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) += 1.0f;
+  return 0;
+}
+
+static int32_t k_block_mark(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  if (ctx->block_idx < 0 || ctx->block_idx >= ctx->block_num || ctx->block_idx >= kv_numel(&t[0]))
+    return 98;
+  *kv_f32p(&t[0], ctx->block_idx) = (float)(ctx->block_idx + 1);
+  return 0;
+}
+
+static int32_t k_slow_add(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  return k_add(t, s, ctx);
+}
+
+static pto_kernel_fn g_kernels[NK] = {k_add,     k_add_scalar, k_mul,     k_cube_double,
+                                      k_vec_inc, k_block_mark, k_slow_add};
+static const char *g_names[NK] = {"add",     "add_scalar", "mul",     "cube_double",
+                                  "vec_inc", "block_mark", "slow_add"};
+static const int g_types[NK] = {PTO_CORE_AIV, PTO_CORE_AIV, PTO_CORE_AIV, PTO_CORE_AIC,
+                                PTO_CORE_AIV, PTO_CORE_AIV, PTO_CORE_AIV};
+
+typedef struct corpus_run {
+  void *so;
+  pto_program *p;
+  pto_worker *w;
+  float a[N], b[N], o1[N], o2[N];
+  pto_arg args[5];
+  pto_host_tensor h[4];
+} corpus_run;
+
+/* Compiles tests/compat/NAME.cpp with cxx and binds it to the test kernels; 0 when cxx is not
+ * installed. */
+static int corpus_open(corpus_run *r, const char *name, const char *cxx, const char *dir) {
+  memset(r, 0, sizeof *r);
+  char *out = NULL;
+  if (tu_run(&out, "command -v %s", cxx) != 0) {
+    free(out);
+    return 0;
+  }
+  free(out);
+  int rc = tu_run(&out,
+                  "%s -std=c++17 -O1 -Wall -Wextra -Werror -shared -fPIC -I '%s/include' -o "
+                  "'%s/%s.%s.so' '%s/tests/compat/%s.cpp'",
+                  cxx, PTO_SOURCE_DIR, dir, name, cxx, PTO_SOURCE_DIR, name);
+  if (rc != 0) print_error("%s: %s\n", cxx, out);
+  assert_int_equal(rc, 0);
+  free(out);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.%s.so", dir, name, cxx);
+  r->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(r->so);
+  pto_orch_bind_fn bind = (pto_orch_bind_fn)dlsym(r->so, "pto_orch_bind");
+  pto_orch_entry_fn entry = (pto_orch_entry_fn)dlsym(r->so, "aicpu_orchestration_entry");
+  pto_orch_abi_version_fn version = (pto_orch_abi_version_fn)dlsym(r->so, "pto_orch_abi_version");
+  assert_non_null(bind);
+  assert_non_null(entry);
+  assert_int_equal(version(), PTO_ORCH_ABI_VERSION);
+  tsig s;
+  tsig_init(&s, name);
+  tsig_tensor(&s, "a", PTO_DIR_IN, PTO_DTYPE_F32, "16");
+  tsig_tensor(&s, "b", PTO_DIR_IN, PTO_DTYPE_F32, "16");
+  tsig_tensor(&s, "o1", PTO_DIR_OUT, PTO_DTYPE_F32, "16");
+  tsig_tensor(&s, "o2", PTO_DIR_OUT, PTO_DTYPE_F32, "16");
+  tsig_scalar(&s, "s", PTO_DTYPE_F32, PTO_BIND_RUNTIME, tscalar_f(PTO_DTYPE_F32, 0));
+  r->p = tprogram(&s, bind, entry, NK, g_kernels, g_names);
+  tsig_free(&s);
+  for (int k = 0; k < NK; k++) assert_pto_ok(pto_program_set_kernel_core_type(r->p, k, g_types[k]));
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aic_cores = 2;
+  cfg.aiv_cores = 4;
+  cfg.record_tasks = true;
+  cfg.device_memory_bytes = 64ull << 20;
+  assert_pto_ok(pto_worker_open(&cfg, &r->w));
+  int64_t shape[1] = {N};
+  float *bufs[4] = {r->a, r->b, r->o1, r->o2};
+  for (int i = 0; i < N; i++) {
+    r->a[i] = (float)i;
+    r->b[i] = 2.0f;
+  }
+  for (int k = 0; k < 4; k++) {
+    pto_host_tensor_init(&r->h[k], bufs[k], PTO_DTYPE_F32, 1, shape);
+    r->args[k] = pto_arg_host(&r->h[k]);
+  }
+  r->args[4] = pto_arg_f32(0.5f);
+  return 1;
+}
+
+static pto_status corpus_launch(corpus_run *r, float s) {
+  memset(r->o1, 0, sizeof r->o1);
+  memset(r->o2, 0, sizeof r->o2);
+  r->args[4] = pto_arg_f32(s);
+  return pto_worker_run(r->w, r->p, r->args, 5);
+}
+
+static void corpus_close(corpus_run *r) {
+  pto_worker_close(r->w);
+  pto_program_release(r->p);
+  dlclose(r->so);
+}
+
+/* Every task ran on a core of its kernel's type (cores 0-3 AIV, 4-5 AIC). */
+static void check_core_types(const pto_worker *w) {
+  const pto_task_record *t;
+  size_t n;
+  assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &n));
+  for (size_t i = 0; i < n; i++) {
+    int want = t[i].kernel_id >= 0 ? g_types[t[i].kernel_id] : PTO_CORE_AIV;
+    assert_int_equal(t[i].core_type, want);
+    assert_true(t[i].core >= 0);
+    assert_true(want == PTO_CORE_AIV ? t[i].core < 4 : t[i].core >= 4 && t[i].core < 6);
+  }
+}
+
+static const pto_task_record *find_task(const pto_worker *w, const char *kernel, int nth) {
+  const pto_task_record *t;
+  size_t n;
+  assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &n));
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(t[i].kernel, kernel) == 0 && nth-- == 0) return &t[i];
+  fail_msg("no task %d of kernel '%s'", nth, kernel);
+  return NULL;
+}
+
+static const char *const k_cxx[] = {"c++", "clang++"};
+
+static void test_deps_manual_runs_with_both_compilers(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-deps");
+  for (int c = 0; c < 2; c++) {
+    corpus_run r;
+    if (!corpus_open(&r, "deps_manual", k_cxx[c], dir)) continue;
+    for (int round = 0; round < 3; round++) {
+      assert_pto_ok(corpus_launch(&r, 0.5f));
+      for (int i = 0; i < N; i++) {
+        assert_true(r.o1[i] == r.a[i] + 1.0f + 0.5f);
+        assert_true(r.o2[i] == (r.a[i] + 1.0f) * r.b[i]);
+      }
+      check_core_types(r.w);
+      /* The manual scope orders by the dependencies given, not by the regions: o1's task reads
+       * the slow task's output yet waits for the fence only (the slow task is still running when
+       * it is submitted, so tracking would have ordered it after that task too). */
+      const pto_task_record *slow = find_task(r.w, "slow_add", 0);
+      const pto_task_record *fence = find_task(r.w, "dummy", 0);
+      const pto_task_record *t2 = find_task(r.w, "add_scalar", 0);
+      assert_int_equal(fence->skipped, 2);
+      assert_int_equal(fence->ndeps, 1);
+      assert_int_equal(fence->deps[0], slow->task_id);
+      assert_int_equal(t2->ndeps, 1);
+      assert_int_equal(t2->deps[0], fence->task_id);
+      assert_true(t2->start_ns >= slow->end_ns);
+    }
+    corpus_close(&r);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* Runs one launch of r with stderr captured into a file; returns the text (caller frees). */
+static char *launch_capturing_stderr(corpus_run *r, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/stderr.txt", dir);
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  dup2(fileno(f), STDERR_FILENO);
+  pto_status s = corpus_launch(r, 0.5f);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  fclose(f);
+  assert_pto_ok(s);
+  char *out = NULL;
+  assert_int_equal(tu_run(&out, "cat '%s'", path), 0);
+  return out;
+}
+
+/* LOG_* lines reach stderr through the runtime, filtered by PTO_LOG_LEVEL. */
+static void test_log_lines_follow_pto_log_level(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-log");
+  corpus_run r;
+  assert_true(corpus_open(&r, "deps_manual", "c++", dir));
+  setenv("PTO_LOG_LEVEL", "timing", 1);
+  char *out = launch_capturing_stderr(&r, dir);
+  assert_non_null(strstr(out, "[TIMING] orchestration aicpu_orchestration_entry: o1[3] = 4.5\n"));
+  assert_null(strstr(out, "[INFO]"));
+  free(out);
+  setenv("PTO_LOG_LEVEL", "info", 1);
+  out = launch_capturing_stderr(&r, dir);
+  assert_non_null(strstr(out, "[INFO] orchestration aicpu_orchestration_entry: 4 tensors\n"));
+  free(out);
+  unsetenv("PTO_LOG_LEVEL");
+  out = launch_capturing_stderr(&r, dir);
+  assert_null(strstr(out, "orchestration aicpu_orchestration_entry"));
+  free(out);
+  corpus_close(&r);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+static void test_mixed_spmd_runs_with_both_compilers(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-mixed");
+  for (int c = 0; c < 2; c++) {
+    corpus_run r;
+    if (!corpus_open(&r, "mixed_spmd", k_cxx[c], dir)) continue;
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    for (int i = 0; i < N; i++) {
+      assert_true(r.o1[i] == 2.0f * r.a[i] + 1.0f);
+      float want = i < 4 ? (float)(i + 1) : i == 15 ? 93.0f : 0.0f;
+      assert_true(r.o2[i] == want);
+    }
+    check_core_types(r.w);
+    /* The mixed task: its cube kernel, then its vector kernel after it. */
+    const pto_task_record *cube = find_task(r.w, "cube_double", 0);
+    const pto_task_record *inc = find_task(r.w, "vec_inc", 0);
+    assert_int_equal(cube->core_type, PTO_CORE_AIC);
+    assert_int_equal(inc->core_type, PTO_CORE_AIV);
+    assert_true(inc->start_ns >= cube->end_ns);
+    assert_int_equal(cube->group_id, cube->task_id);
+    assert_int_equal(inc->group_id, cube->task_id);
+    assert_int_equal(cube->slot, 0);
+    assert_int_equal(inc->slot, 1);
+    /* add_dep: the SPMD task starts after the mixed task's last kernel. */
+    assert_true(find_task(r.w, "block_mark", 0)->start_ns >= inc->end_ns);
+    /* In PyPTO's capture the mixed task is one task: two rows (an AIC and an AIV core) under
+     * one id, and one deps.json entry with both kernel ids. */
+    const pto_task_record *recs;
+    size_t nrecs;
+    assert_pto_ok(pto_worker_last_launch_tasks(r.w, &recs, &nrecs));
+    int types[6];
+    for (int k = 0; k < 6; k++) types[k] = pto_worker_core_type(r.w, k);
+    assert_int_equal(types[0], PTO_CORE_AIV);
+    assert_int_equal(types[5], PTO_CORE_AIC);
+    char rp[4096], dp[4096];
+    snprintf(rp, sizeof rp, "%s/chip_swimlane_records.json", dir);
+    snprintf(dp, sizeof dp, "%s/deps.json", dir);
+    assert_pto_ok(pto_swimlane_write_records(rp, dp, NULL, recs, nrecs, types, 6));
+    char *out = NULL;
+    int rc = tu_run(&out,
+                    "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); "
+                    "d=json.load(open(sys.argv[2])); g=%d; "
+                    "t=[x for x in d[\"tasks\"] if x[\"task_id\"]==g][0]; "
+                    "rows=[x for x in r[\"aicore_tasks\"] if x[1]==g]; "
+                    "ok=t[\"kernel_ids\"]==[3,4,-1] and t[\"name\"]==\"cube_double+vec_inc\" "
+                    "and t[\"core_type\"]==\"mix\" and "
+                    "sorted(r[\"metadata\"][\"core_types\"][x[0]] for x in rows)==[\"aic\",\"aiv\"] "
+                    "and all(e[\"pred\"]!=e[\"succ\"] for e in d[\"edges\"]); "
+                    "sys.exit(0 if ok else 1)' '%s' '%s'",
+                    (int)cube->task_id, rp, dp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    free(out);
+    assert_int_equal(find_task(r.w, "add_scalar", 0)->skipped, 0);
+    assert_int_equal(find_task(r.w, "add_scalar", 1)->skipped, 1);
+    assert_status_contains(corpus_launch(&r, -1.0f),
+                           "require_sync_start with block_num 5, more than the 4 AIV cores");
+    assert_status_contains(corpus_launch(&r, -2.0f),
+                           "submit of kernel 'cube_double': submitted to an AIV core, but the "
+                           "kernel is an AIC kernel (use rt_submit_aic_task)");
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    corpus_close(&r);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+static void test_views_run_with_both_compilers(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-views");
+  for (int c = 0; c < 2; c++) {
+    corpus_run r;
+    if (!corpus_open(&r, "views", k_cxx[c], dir)) continue;
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) assert_true(r.o1[i * 4 + j] == r.a[j * 4 + i]);
+    for (int i = 0; i < N; i++) assert_true(r.o2[i] == r.a[i] + r.b[i] + 10.0f);
+    check_core_types(r.w);
+    corpus_close(&r);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+static const pto_orch_api *g_api;
+static void bind_api(const pto_orch_api *api) { g_api = api; }
+static int32_t g_counts[2];
+static void count_entry(const pto_orch_args *a) {
+  (void)a;
+  g_counts[0] = g_api->core_count(g_api->ctx, PTO_CORE_AIV);
+  g_counts[1] = g_api->core_count(g_api->ctx, PTO_CORE_AIC);
+}
+
+/* ncores splits like the chip's clusters, a third AIC; explicit counts must agree with it. */
+static void test_worker_core_types_default_to_one_cube_per_two_vector_cores(void **state) {
+  (void)state;
+  tsig s;
+  tsig_init(&s, "counts");
+  pto_program *p = tprogram(&s, bind_api, count_entry, NK, g_kernels, g_names);
+  tsig_free(&s);
+  const int ncores[] = {1, 2, 3, 6, 7}, aic[] = {1, 1, 1, 2, 2}, aiv[] = {1, 1, 2, 4, 5};
+  for (int k = 0; k < 5; k++) {
+    pto_run_config cfg;
+    pto_run_config_init(&cfg);
+    cfg.ncores = ncores[k];
+    pto_worker *w;
+    assert_pto_ok(pto_worker_open(&cfg, &w));
+    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+    assert_int_equal(g_counts[PTO_CORE_AIC], aic[k]);
+    assert_int_equal(g_counts[PTO_CORE_AIV], aiv[k]);
+    assert_int_equal(pto_worker_core_count(w), aic[k] + aiv[k]);
+    pto_worker_close(w);
+  }
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = 5;
+  cfg.aic_cores = 1;
+  cfg.aiv_cores = 2;
+  pto_worker *w;
+  assert_status_contains(pto_worker_open(&cfg, &w),
+                         "ncores 5 differs from aic_cores 1 + aiv_cores 2");
+  cfg.ncores = 0;
+  cfg.aiv_cores = 0;
+  assert_status_contains(pto_worker_open(&cfg, &w), "at least one core of each type");
+  pto_program_release(p);
+}
+
+static void done_then_wait_entry(const pto_orch_args *a) {
+  (void)a;
+  g_api->orchestration_done(g_api->ctx);
+  struct timespec ts = {0, 30 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+}
+
+/* rt_orchestration_done ends the orchestration's span where it is called. */
+static void test_orchestration_done_ends_the_orch_span(void **state) {
+  (void)state;
+  tsig s;
+  tsig_init(&s, "done");
+  pto_program *p = tprogram(&s, bind_api, done_then_wait_entry, NK, g_kernels, g_names);
+  tsig_free(&s);
+  pto_worker *w = topen(2, 0, 0);
+  assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+  pto_launch_record r;
+  assert_pto_ok(pto_worker_last_launch(w, &r));
+  int found = 0;
+  for (int i = 0; i < r.nspans; i++) {
+    if (strcmp(r.spans[i].name, "chip.run.runner_run.device_wall.orch") == 0) {
+      assert_true(r.spans[i].dur_ns < 20u * 1000 * 1000);
+      found = 1;
+    }
+    if (strcmp(r.spans[i].name, "chip.run") == 0) assert_true(r.spans[i].dur_ns >= 30u * 1000 * 1000);
+  }
+  assert_true(found);
+  pto_worker_close(w);
+  pto_program_release(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_orchestration_done_ends_the_orch_span),
+      cmocka_unit_test(test_worker_core_types_default_to_one_cube_per_two_vector_cores),
+      cmocka_unit_test(test_deps_manual_runs_with_both_compilers),
+      cmocka_unit_test(test_mixed_spmd_runs_with_both_compilers),
+      cmocka_unit_test(test_log_lines_follow_pto_log_level),
+      cmocka_unit_test(test_views_run_with_both_compilers),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
