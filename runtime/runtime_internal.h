@@ -382,6 +382,8 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
 void pto__rt_unbind_args(pto__rt_worker *w, pto__rt_bound *b, int copy_back);
 /* Writes the record's spans as [STRACE] lines on stderr. */
 void pto__rt_emit_strace(const pto_launch_record *rec);
+/* The [STASK] lines of a launch that recorded its tasks (log valid). */
+void pto__rt_emit_stask(const pto_launch_record *rec, const pto__rt_task_log *log);
 /* Contiguous <-> strided host copies. */
 void pto__rt_copy_host_to_contig(void *dst, const pto_host_tensor *t);
 void pto__rt_copy_contig_to_host(const pto_host_tensor *t, const void *src);

@@ -564,6 +564,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
     w->task_log.ntasks = 0;
   }
   if (w->strace) pto__rt_emit_strace(r);
+  if (w->strace && w->task_log.valid) pto__rt_emit_stask(r, &w->task_log);
   if (s) return pto_status_annotate(s, "launch of '%s'", entry);
   return PTO_OK;
 }

@@ -18,6 +18,7 @@ typedef struct run_args {
   int check, trace;
   double rtol, atol; /* < 0: by dtype */
   const char *swimlane;
+  cli_timeline timeline;
 } run_args;
 
 static const char *k_cmd = "run";
@@ -36,6 +37,8 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     a->check = 1;
   } else if (!strcmp(arg, "--trace")) {
     a->trace = 1;
+  } else if (!strncmp(arg, "--timeline", 10)) {
+    return cli_parse_timeline_option(cmd, &a->timeline, argc, argv, i);
   } else if (!strncmp(arg, "--swimlane", 10)) {
     return cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
   } else if (!strcmp(arg, "--rtol") || !strcmp(arg, "--atol")) {
@@ -195,10 +198,10 @@ int cmd_run(int argc, char **argv) {
   }
   if (pto_program_is_host(prog)) {
     /* L3: one chip process per device of the program's device set. */
-    if (a.swimlane) {
+    if (a.swimlane || cli_timeline_wanted(&a.timeline)) {
       s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                          "--swimlane records one chip's launch; a host program runs on %d chips "
-                          "(use --trace and pto trace)",
+                          "--swimlane and --timeline record one chip's launch; a host program runs "
+                          "on %d chips (use --trace and pto trace)",
                           pto_program_device_count(prog));
       goto out;
     }
@@ -226,7 +229,8 @@ int cmd_run(int argc, char **argv) {
   }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
-  cfg.record_tasks = a.swimlane != NULL;
+  /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
+  cfg.record_tasks = a.swimlane != NULL || cli_timeline_wanted(&a.timeline) || a.trace;
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   s = pto_worker_run(w, prog, args, (size_t)sig->nparams);
   size_t ndrawn = 0;
@@ -243,6 +247,10 @@ int cmd_run(int argc, char **argv) {
       pto_status_free(ws);
     else
       s = ws;
+  }
+  if (s && cli_timeline_wanted(&a.timeline)) {
+    /* A failed launch is drawn too (the tasks that ran), like the swimlane. */
+    pto_status_free(cli_show_worker_timeline(&a.timeline, w));
   }
   if (s) goto out;
   pto_launch_record rec;
@@ -261,6 +269,7 @@ int cmd_run(int argc, char **argv) {
   if (a.swimlane)
     printf("swimlane: %s (%zu task%s on %d cores; open it in Perfetto or chrome://tracing)\n",
            a.swimlane, ndrawn, ndrawn == 1 ? "" : "s", pto_worker_core_count(w));
+  if (cli_timeline_wanted(&a.timeline) && (s = cli_show_worker_timeline(&a.timeline, w))) goto out;
 outputs:
   for (int i = 0; i < a.in.nouts; i++) {
     int j = pto_signature_find(sig, a.in.outs[i].name);
@@ -311,7 +320,12 @@ const pto_cmd cli_cmd_run = {
     "  --rtol R --atol A   tolerances of --check (default by dtype: f32 1e-5/1e-6, f16 1e-3,\n"
     "                      bf16 1e-2, f64 1e-12, integers exact); passes where |got-ref| <=\n"
     "                      atol + rtol*|ref|\n"
-    "  --trace             write the launch's [STRACE] span lines to stderr\n"
+    "  --trace             write the launch's [STRACE] span lines and its [STASK] task lines\n"
+    "                      to stderr ('pto trace LOG --timeline' draws them)\n"
+    "  --timeline          draw the launch's tasks in the terminal: one row per core, busy %\n"
+    "                      per core, the critical path marked (width: the terminal's)\n"
+    "  --timeline-svg FILE the same picture as an SVG file\n"
+    "  --timeline-width N  columns of the --timeline rows (default: the terminal's width)\n"
     "  --swimlane FILE     record every task of the launch (core, kernel, dependencies, ready,\n"
     "                      start and end times) and write them with the launch's spans to FILE\n"
     "                      as Chrome trace-event JSON: open it in Perfetto or chrome://tracing\n"
