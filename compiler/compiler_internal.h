@@ -35,7 +35,8 @@ int pto__kernel_core_type(const pto_ir_func *k);
 
 /* Emits the orchestration C++ of orch function f (kernel ids by kernel_ids[func->index]). */
 pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
-                                   const pto_signature *sig, const int *kernel_ids, char **out_text);
+                                   const pto_ir_func *src, const pto_signature *sig,
+                                   const int *kernel_ids, char **out_text);
 
 /* Outlines every incore scope of p into a kernel (PTIR.md "Functions and parameters"). Sets
  * *out_program to a new program, or to NULL when p has no incore scope (use p as it is). */

@@ -146,6 +146,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
 
   s = pto_ir_program_entry(input, opt->entry, &entry);
   if (s) goto done;
+  const pto_ir_func *src_entry = entry;
   if (entry->kind == PTO_FUNC_HOST) {
     s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
                         "entry @%s is a host function: distributed (L3) programs are not supported yet",
@@ -196,7 +197,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
       !out->kernels_binary || !out->abi_object || !out->platform)
     goto oom;
 
-  if ((s = pto__emit_orchestration(p, entry, &out->sig, kernel_ids, &cpp))) goto done;
+  if ((s = pto__emit_orchestration(p, entry, src_entry, &out->sig, kernel_ids, &cpp))) goto done;
   orch_cpp = path_join(dir, out->orch_source);
   orch_so = path_join(dir, out->orch_binary);
   kso = path_join(dir, out->kernels_binary);

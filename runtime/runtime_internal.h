@@ -147,6 +147,7 @@ typedef struct pto__rt_interm {
 typedef struct pto__rt_task {
   pto_kernel_fn fn;
   int32_t kernel_id;
+  int32_t op_id;                /* the orchestration's op id at submit (launch errors), or -1 */
   int32_t ntensors, nscalars, ninterms;
   uint32_t seq;
   pto_kernel_tensor *tensors;
