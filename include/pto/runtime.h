@@ -221,6 +221,23 @@ int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis);
 pto_status pto_worker_copy_to(pto_worker *w, uint64_t dev_ptr, const void *host, size_t n);
 pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_ptr, size_t n);
 
+/* Device tensors by handle, next to the raw-address calls above. Host memory is dense
+ * row-major in the tensor's dtype. Checked against the tensor's extent (PTO_STATUS_INVALID_ARGUMENT
+ * names the elements or the dim and the tensor's shape), its worker, and that no launch runs.
+ *   _tensor:       count elements from the row-major element offset
+ *   _tensor_slice: the box offsets[d] .. offsets[d] + sizes[d] of every dim (rank entries each);
+ *                  host holds the box, row-major with shape sizes */
+pto_status pto_worker_copy_to_tensor(pto_worker *w, pto_device_tensor *t, int64_t offset,
+                                     const void *host, int64_t count);
+pto_status pto_worker_copy_from_tensor(pto_worker *w, void *host, const pto_device_tensor *t,
+                                       int64_t offset, int64_t count);
+pto_status pto_worker_copy_to_tensor_slice(pto_worker *w, pto_device_tensor *t,
+                                           const int64_t *offsets, const int64_t *sizes,
+                                           const void *host);
+pto_status pto_worker_copy_from_tensor_slice(pto_worker *w, void *host,
+                                             const pto_device_tensor *t, const int64_t *offsets,
+                                             const int64_t *sizes);
+
 /* ---- registration and launches -------------------------------------------------------- */
 
 /* Validates p (signature, entry, kernels) and makes it callable on w; retains p. Registering
