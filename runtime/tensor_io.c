@@ -16,6 +16,7 @@ static pto_status resolve(const char *fn, pto_worker *wt, const pto_device_tenso
   if (!w)
     return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
                            pto__rt_gone_text(gone, PTO__RT_OBJ_WORKER));
+  pto__rt_async_drain(w); /* submitted launches end first */
   if (w->in_launch)
     return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
                            "%s: a launch is running on this worker; call it between launches, "

@@ -250,6 +250,26 @@ int64_t pto_handle_callable_id(const pto_handle *h);
  * when an argument does not match the signature (the message names the parameter), and with
  * PTO_STATUS_LAUNCH when a kernel or the orchestration fails. */
 pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t nargs);
+/* ---- asynchronous dispatch ------------------------------------------------------------------
+ * pto_handle_submit queues one launch (as pto_handle_call would run it) on the worker's
+ * dispatcher thread and returns at once with a completion, so the caller can prepare the next
+ * batch on the host while the device runs this one. Launches of one worker run one at a time in
+ * the order they were issued, submitted or synchronous: every other call on the worker (a
+ * pto_handle_call, copies, allocation, registration, last_launch, close, ...) first waits for
+ * the submitted launches to end. The args array is copied; host tensor data is borrowed until
+ * the completion is done (inputs must not change, outputs are written by then). Each completion
+ * is consumed exactly once, by pto_completion_wait or pto_completion_discard. The submitting
+ * thread owns the worker as before; a completion may be waited on from any thread. */
+typedef struct pto_completion pto_completion;
+pto_status pto_handle_submit(pto_handle *h, const pto_arg *args, size_t nargs,
+                             pto_completion **out_completion);
+/* 1 when the launch has ended (wait will not block), 0 while it is queued or running. */
+int pto_completion_poll(pto_completion *c);
+/* Waits for the launch to end, frees c and returns the launch's status (the caller's to free). */
+pto_status pto_completion_wait(pto_completion *c);
+/* Gives c up: the launch still runs; its status is dropped. */
+void pto_completion_discard(pto_completion *c);
+
 /* Unregisters h (a stale handle is ignored). */
 void pto_handle_unregister(pto_handle *h);
 /* A launch of p, registering it on first use (kept until close). */
