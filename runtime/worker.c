@@ -150,7 +150,9 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
 void pto_worker_close(pto_worker *wt) {
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
   /* Closed already (idempotent), or called from inside a launch (not allowed: ignored). */
-  if (!w || w->in_launch) return;
+  if (!w) return;
+  pto__rt_async_drain(w); /* before reading in_launch, which the dispatcher writes */
+  if (w->in_launch) return;
   pto__rt_async_stop(w);
   destroy_worker(w);
 }
