@@ -177,6 +177,13 @@ static void emit_decl(emitter *e, const pto_ir_value *v) {
  * binary. */
 static void emit_op_id(emitter *e, const pto_ir_stmt *s, int depth) {
   int id = pto_ir_func_stmt_index(e->src, s->loc);
+  /* Passes may move a statement's column (a rebuilt for takes the position of its range);
+   * the line and the kind of statement still name it. */
+  for (int i = 0; id < 0 && s->loc.line > 0; i++) {
+    const pto_ir_stmt *t = pto_ir_func_stmt_at(e->src, i);
+    if (!t) break;
+    if (t->kind == s->kind && t->loc.line == s->loc.line) id = i;
+  }
   if (id < 0) return;
   pto_text_pad(&e->out, (size_t)(depth) * 2);
   pto_text_printf(&e->out, "pto_orch_current_op = %d;\n", id);
@@ -307,8 +314,9 @@ static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value 
     }
     /* A step known to be positive (absent, or a literal the verifier checked) keeps the plain
      * form; a runtime step may be negative (counts down, as in the interpreter) or zero (a
-     * launch error, never an endless loop). Messages carry no source position: the cache key
-     * leaves positions out, so a cached binary may serve a program whose lines moved. */
+     * launch error, never an endless loop). The code carries an op id, never a position: the
+     * cache key leaves positions out, so a cached binary may serve a program whose lines moved
+     * (the runtime finds the position in the caller's table). */
     int64_t step_value = 1;
     int plain = !s->loop.step || (pto_ir_expr_static_int(s->loop.step, &step_value) == 0 && step_value > 0);
     if (!plain) emit_op_id(e, s, depth);

@@ -34,6 +34,21 @@ orch @main(%x: tensor[M,32] f32, out %y: tensor[M,32] f32) -> (tensor[M,32] f32)
   return %y
 }
 EOF
+cat >"$T/zero_step.ptir" <<EOF
+program zero_step
+dynamic M, R
+$KERNEL
+orch @main(%x: tensor[M,32] f32, out %y: tensor[M,32] f32, %step: index = runtime)
+    -> (tensor[M,32] f32) {
+  for %b in range(0, M, %step) {
+    incore {
+      %t = tile.load(%x, [%b, 0], [8, 32])
+      %u = tile.store(%t, [%b, 0], %y)
+    }
+  }
+  return %y
+}
+EOF
 # The same program three lines further down, indented differently: same structure, same key.
 { printf '\n\n\n'; sed 's/^  %xs = /    %xs = /' "$T/slice_offset.ptir"; } >"$T/moved.ptir"
 
@@ -43,11 +58,15 @@ run_pto 1 run "$T/slice_offset.ptir" --dim M=16 --in off=16 &&
 run_pto 1 run "$T/dim.ptir" --dim M=16 &&
   expect_out "$T/dim.ptir:12:3: call @inc: kernel 'inc' (id 0, task 0) failed with code 2 (a dynamic dimension bound twice with different values: 8 and 4): dynamic symbol R is 8 from parameter 'x' (dim 0) but 4 from parameter 'y' (dim 0)"
 
+OUT=$(timeout 60 "$PTO" run "$T/zero_step.ptir" --dim M=16 --in step=0 2>&1)
+expect_true "a zero step fails the launch" test $? = 1
+expect_out "$T/zero_step.ptir:11:3: for: orchestration: reported a fatal error (code 1): for: the step is zero"
+
 run_pto 1 run "$T/moved.ptir" --dim M=16 --in off=16 &&
   expect_out "$T/moved.ptir:14:11: tensor.slice: orchestration"
 run_pto 0 cache stats && expect_out "hits             1"
-expect_true "the moved program shared the binary (2 entries: slice_offset and dim)" \
-  bash -c '[ "$(ls -d "$1"/??/* | wc -l)" = 2 ]' _ "$PTO_CACHE_DIR"
+expect_true "the moved program shared the binary (3 entries: slice_offset, dim, zero_step)" \
+  bash -c '[ "$(ls -d "$1"/??/* | wc -l)" = 3 ]' _ "$PTO_CACHE_DIR"
 
 # Work dirs: the key is the same whatever the layout; each dir reports its own lines.
 run_pto 0 compile "$T/slice_offset.ptir" -o "$T/w1"
@@ -62,6 +81,9 @@ run_pto 1 run "$T/w2" --dim M=16 --in off=16 && expect_out "moved.ptir:14:11: te
 # A work dir without the table still runs and reports, without a position.
 rm "$T/w2/positions.json"
 run_pto 1 run "$T/w2" --dim M=16 --in off=16 &&
+  expect_out "launch of 'main': orchestration: reported a fatal error (code 1): tensor.slice"
+echo '{"schema": "pto.positions/1", "ops": 7' >"$T/w1/positions.json" # unreadable: ignored
+run_pto 1 run "$T/w1" --dim M=16 --in off=16 &&
   expect_out "launch of 'main': orchestration: reported a fatal error (code 1): tensor.slice"
 run_pto 0 run "$T/w1" --dim M=16 --in off=8 --check && expect_out PASS
 
