@@ -44,17 +44,18 @@ void pto__positions_free(pto__positions *t) {
     pos_op *o = &t->ops[i];
     free(o->op);
     free(o->callee);
-    for (int k = 0; k < o->ntensors; k++) free(o->tnames[k]);
+    for (int k = 0; k < o->ntensors; k++)
+      free(o->tnames[k]);
     free(o->tnames);
     free(o->dimsym);
   }
   free(t->ops);
-  for (int i = 0; i < t->nsyms; i++) free(t->syms[i]);
+  for (int i = 0; i < t->nsyms; i++)
+    free(t->syms[i]);
   free(t->syms);
   free(t->file);
   free(t);
 }
-
 
 static const char *stmt_op_name(const pto_ir_stmt *s) {
   switch (s->kind) {
@@ -181,7 +182,8 @@ pto_status pto__positions_write(const pto__positions *t, const char *dir) {
   }
   char *text = json_dumps(doc, JSON_INDENT(1));
   json_decref(doc);
-  if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing positions.json");
+  if (!text)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing positions.json");
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, PTO_POSITIONS_FILENAME);
   pto_status s = pto_file_write_atomic(path, text, strlen(text), 0644);
@@ -285,8 +287,10 @@ int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,
     for (int k = 0; k < o->ntensors && k < ntensors; k++)
       for (int d = 0; d < tensors[k].rank && d < PTO_MAX_RANK; d++) {
         if (o->dimsym[k][d] != sym) continue;
-        if (ka < 0 && tensors[k].shape[d] == a) ka = k, da = d;
-        else if (kb < 0 && tensors[k].shape[d] == b && tensors[k].shape[d] != a) kb = k, db = d;
+        if (ka < 0 && tensors[k].shape[d] == a)
+          ka = k, da = d;
+        else if (kb < 0 && tensors[k].shape[d] == b && tensors[k].shape[d] != a)
+          kb = k, db = d;
       }
     if (ka >= 0 && kb >= 0) {
       snprintf(buf, n,

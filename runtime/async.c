@@ -59,7 +59,8 @@ static void *dispatcher(void *arg) {
   pto__rt_async *a = w->async;
   pthread_mutex_lock(&a->mu);
   for (;;) {
-    while (!a->head && !a->stop) pthread_cond_wait(&a->work, &a->mu);
+    while (!a->head && !a->stop)
+      pthread_cond_wait(&a->work, &a->mu);
     if (!a->head) break; /* stop, and nothing left */
     job *j = a->head;
     a->head = j->next;
@@ -80,7 +81,8 @@ void pto__rt_async_drain(pto__rt_worker *w) {
   pto__rt_async *a = w ? w->async : NULL;
   if (!a || pthread_equal(pthread_self(), a->thread)) return;
   pthread_mutex_lock(&a->mu);
-  while (a->pending) pthread_cond_wait(&a->idle, &a->mu);
+  while (a->pending)
+    pthread_cond_wait(&a->idle, &a->mu);
   pthread_mutex_unlock(&a->mu);
 }
 
@@ -165,7 +167,8 @@ int pto_completion_poll(pto_completion *c) {
 pto_status pto_completion_wait(pto_completion *c) {
   if (!c) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_completion_wait: NULL");
   pthread_mutex_lock(&c->mu);
-  while (!c->done) pthread_cond_wait(&c->cv, &c->mu);
+  while (!c->done)
+    pthread_cond_wait(&c->cv, &c->mu);
   pto_status s = c->status;
   pthread_mutex_unlock(&c->mu);
   pthread_mutex_destroy(&c->mu);

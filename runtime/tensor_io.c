@@ -51,7 +51,8 @@ static int64_t sat_add(int64_t a, int64_t b) {
 
 static int64_t numel(const pto__rt_dtensor *d) {
   int64_t n = 1;
-  for (int i = 0; i < d->rank; i++) n *= d->shape[i];
+  for (int i = 0; i < d->rank; i++)
+    n *= d->shape[i];
   return n;
 }
 
@@ -66,8 +67,8 @@ static pto_status copy_range(const char *fn, int to_device, pto_worker *wt,
     char shape[128];
     shape_text(d, shape, sizeof shape);
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "%s: elements [%" PRId64 ", %" PRId64 ") are outside the tensor's %" PRId64
-                           " elements (%s)",
+                           "%s: elements [%" PRId64 ", %" PRId64
+                           ") are outside the tensor's %" PRId64 " elements (%s)",
                            fn, offset, sat_add(offset, count), n, shape);
   }
   size_t es = pto_dtype_size(d->dtype);
@@ -91,8 +92,8 @@ pto_status pto_worker_copy_from_tensor(pto_worker *w, void *host, const pto_devi
 
 /* Copies the box rows: the innermost dim is contiguous on both sides. */
 static pto_status copy_box(const char *fn, int to_device, pto_worker *wt,
-                           const pto_device_tensor *t, const int64_t *offsets,
-                           const int64_t *sizes, void *host) {
+                           const pto_device_tensor *t, const int64_t *offsets, const int64_t *sizes,
+                           void *host) {
   pto__rt_worker *w;
   pto__rt_dtensor *d;
   PTO_RETURN_IF_ERROR(resolve(fn, wt, t, host, &w, &d));
@@ -105,8 +106,8 @@ static pto_status copy_box(const char *fn, int to_device, pto_worker *wt,
       char shape[128];
       shape_text(d, shape, sizeof shape);
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "%s: dim %d: [%" PRId64 ", %" PRId64
-                             ") is outside the extent %" PRId64 " (tensor %s)",
+                             "%s: dim %d: [%" PRId64 ", %" PRId64 ") is outside the extent %" PRId64
+                             " (tensor %s)",
                              fn, i, offsets[i], sat_add(offsets[i], sizes[i]), d->shape[i], shape);
     }
     total *= sizes[i];
@@ -116,14 +117,16 @@ static pto_status copy_box(const char *fn, int to_device, pto_worker *wt,
   int r = d->rank;
   int64_t stride[PTO_MAX_RANK];
   stride[r - 1] = 1;
-  for (int i = r - 2; i >= 0; i--) stride[i] = stride[i + 1] * d->shape[i + 1];
+  for (int i = r - 2; i >= 0; i--)
+    stride[i] = stride[i + 1] * d->shape[i + 1];
   char *base = pto__rt_devmem_host(&w->mem, d->addr);
   size_t row = (size_t)sizes[r - 1] * es;
   int64_t idx[PTO_MAX_RANK] = {0}; /* over the outer dims of the box */
   char *h = host;
   for (int64_t k = 0; k < total / sizes[r - 1]; k++) {
     int64_t off = offsets[r - 1];
-    for (int i = 0; i < r - 1; i++) off += (offsets[i] + idx[i]) * stride[i];
+    for (int i = 0; i < r - 1; i++)
+      off += (offsets[i] + idx[i]) * stride[i];
     char *dev = base + (size_t)off * es;
     if (to_device)
       memcpy(dev, h, row);
@@ -144,8 +147,7 @@ pto_status pto_worker_copy_to_tensor_slice(pto_worker *w, pto_device_tensor *t,
   return copy_box("pto_worker_copy_to_tensor_slice", 1, w, t, offsets, sizes, (void *)host);
 }
 
-pto_status pto_worker_copy_from_tensor_slice(pto_worker *w, void *host,
-                                             const pto_device_tensor *t, const int64_t *offsets,
-                                             const int64_t *sizes) {
+pto_status pto_worker_copy_from_tensor_slice(pto_worker *w, void *host, const pto_device_tensor *t,
+                                             const int64_t *offsets, const int64_t *sizes) {
   return copy_box("pto_worker_copy_from_tensor_slice", 0, w, t, offsets, sizes, host);
 }

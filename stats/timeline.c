@@ -92,8 +92,8 @@ pto_status pto_timeline_critical_path(const pto_swimlane_task *tasks, size_t nta
 typedef struct layout {
   uint64_t t0, t1, span; /* span >= 1 */
   int ncores;
-  uint64_t *busy;        /* per core, ns */
-  unsigned char *crit;   /* per task: on the critical path */
+  uint64_t *busy;      /* per core, ns */
+  unsigned char *crit; /* per task: on the critical path */
   size_t *path;
   size_t npath;
 } layout;
@@ -175,8 +175,9 @@ pto_status pto_timeline_render(const pto_swimlane_task *tasks, size_t ntasks,
   uint64_t total_busy = 0;
   for (int k = 0; k < L.ncores; k++)
     total_busy += L.busy[k];
-  pto_text_printf(&t, "timeline: %zu task%s on %d core%s, %.1f us from the first start to the last "
-                      "end, %.1f%% busy\n",
+  pto_text_printf(&t,
+                  "timeline: %zu task%s on %d core%s, %.1f us from the first start to the last "
+                  "end, %.1f%% busy\n",
                   ntasks, ntasks == 1 ? "" : "s", L.ncores, L.ncores == 1 ? "" : "s",
                   (double)(L.t1 - L.t0) / 1e3, pct(total_busy, L.span * (uint64_t)L.ncores));
   for (int k = 0; k < L.ncores; k++) {
@@ -226,7 +227,8 @@ pto_status pto_timeline_render(const pto_swimlane_task *tasks, size_t ntasks,
     pto_text_printf(&t, "%s%s#%" PRIu64 " (core %d)", i ? " -> " : ": ",
                     x->kernel ? x->kernel : "?", x->task_id, x->core);
   }
-  if (L.npath > MAX_PATH_LISTED) pto_text_printf(&t, " -> ... (%zu more)", L.npath - MAX_PATH_LISTED);
+  if (L.npath > MAX_PATH_LISTED)
+    pto_text_printf(&t, " -> ... (%zu more)", L.npath - MAX_PATH_LISTED);
   pto_text_puts(&t, "\n");
   free(cb);
   layout_fini(&L);
@@ -282,8 +284,7 @@ pto_status pto_timeline_write_svg(const char *path, const pto_swimlane_task *tas
                     "<text x=\"4\" y=\"%d\">core %d</text>\n"
                     "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f2f2f2\"/>\n"
                     "<text x=\"%d\" y=\"%d\">%.1f%%</text>\n",
-                    y + 14, k, LEFT, y, area, BAR, LEFT + area + 6, y + 14,
-                    pct(L.busy[k], L.span));
+                    y + 14, k, LEFT, y, area, BAR, LEFT + area + 6, y + 14, pct(L.busy[k], L.span));
   }
   for (size_t i = 0; i < ntasks; i++) {
     const pto_swimlane_task *x = &tasks[i];
@@ -346,9 +347,9 @@ static int field_u64(const char *p, const char *end, const char *key, int base, 
   if (field(p, end, key, &v, &ve) || v == ve) return -1;
   uint64_t x = 0;
   for (const char *q = v; q < ve; q++) {
-    int d = *q >= '0' && *q <= '9' ? *q - '0'
+    int d = *q >= '0' && *q <= '9'                 ? *q - '0'
             : base == 16 && *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
-                                                    : -1;
+                                                   : -1;
     if (d < 0 || x > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) return -1;
     x = x * (uint64_t)base + (uint64_t)d;
   }

@@ -12,7 +12,8 @@
 
 static void prepare(float *y, long batch, double prep_us) {
   uint64_t until = b_now_ns() + (uint64_t)(prep_us * 1e3);
-  for (int i = 0; i < 16; i++) y[i] = (float)batch;
+  for (int i = 0; i < 16; i++)
+    y[i] = (float)batch;
   while (b_now_ns() < until) {
   }
 }
@@ -49,7 +50,8 @@ int main(int argc, char **argv) {
     for (long i = 0; i < batches; i++) {
       prepare(y[0], i, prep_us);
       B_CHECK(pto_handle_call(h, args[0], 2));
-      if (y[0][0] != (float)(i + ntasks)) B_CHECK(pto_status_make(PTO_STATUS_INTERNAL, "bad result"));
+      if (y[0][0] != (float)(i + ntasks))
+        B_CHECK(pto_status_make(PTO_STATUS_INTERNAL, "bad result"));
     }
     b_add(&sync, (double)(b_now_ns() - t0) / 1e3 / (double)batches);
 

@@ -83,9 +83,11 @@ static void test_submit_runs_launches_in_order(void **state) {
     if (c[i]) assert_pto_ok(pto_completion_wait(c[i]));
   float out[N];
   assert_pto_ok(pto_worker_copy_from_tensor(r.w, out, r.t[L % 2], 0, N));
-  for (int k = 0; k < N; k++) assert_true(out[k] == want);
+  for (int k = 0; k < N; k++)
+    assert_true(out[k] == want);
   assert_pto_ok(pto_worker_copy_from_tensor(r.w, out, r.t[(L + 1) % 2], 0, N));
-  for (int k = 0; k < N; k++) assert_true(out[k] == other);
+  for (int k = 0; k < N; k++)
+    assert_true(out[k] == other);
   pto_worker_close(r.w);
 }
 
@@ -103,11 +105,13 @@ static void test_other_calls_wait_for_submitted_launches(void **state) {
   float out[N];
   assert_pto_ok(pto_worker_copy_from_tensor(r.w, out, r.t[0], 0, N));
   assert_true(out[0] == 8.0f);
-  for (int i = 0; i < 8; i++) assert_int_equal(pto_completion_poll(c[i]), 1);
+  for (int i = 0; i < 8; i++)
+    assert_int_equal(pto_completion_poll(c[i]), 1);
   pto_launch_record rec;
   assert_pto_ok(pto_worker_last_launch(r.w, &rec));
   assert_true(rec.ok);
-  for (int i = 0; i < 8; i++) assert_pto_ok(pto_completion_wait(c[i]));
+  for (int i = 0; i < 8; i++)
+    assert_pto_ok(pto_completion_wait(c[i]));
   pto_worker_close(r.w);
 }
 

@@ -25,7 +25,8 @@ static void test_copy_tensor_range_round_trips(void **state) {
   pto_device_tensor *t = NULL;
   assert_pto_ok(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, NULL, &t));
   float in[24], out[24];
-  for (int i = 0; i < 24; i++) in[i] = (float)i + 0.5f;
+  for (int i = 0; i < 24; i++)
+    in[i] = (float)i + 0.5f;
   assert_pto_ok(pto_worker_copy_to_tensor(w, t, 0, in, 24));
   memset(out, 0, sizeof out);
   assert_pto_ok(pto_worker_copy_from_tensor(w, out, t, 0, 24));
@@ -34,7 +35,8 @@ static void test_copy_tensor_range_round_trips(void **state) {
   float row[6] = {-1, -2, -3, -4, -5, -6};
   assert_pto_ok(pto_worker_copy_to_tensor(w, t, 12, row, 6));
   assert_pto_ok(pto_worker_copy_from_tensor(w, out, t, 0, 24));
-  for (int i = 0; i < 24; i++) assert_true(out[i] == (i >= 12 && i < 18 ? row[i - 12] : in[i]));
+  for (int i = 0; i < 24; i++)
+    assert_true(out[i] == (i >= 12 && i < 18 ? row[i - 12] : in[i]));
   /* The raw-address call sees the same bytes. */
   float raw[24];
   assert_pto_ok(pto_worker_copy_from(w, raw, pto_device_tensor_addr(t), sizeof raw));
@@ -62,7 +64,8 @@ static void test_copy_tensor_range_bounds_are_checked(void **state) {
   /* Nothing was written by a refused copy. */
   float out[24];
   assert_pto_ok(pto_worker_copy_from_tensor(w, out, t, 0, 24));
-  for (int i = 0; i < 24; i++) assert_true(out[i] == 0.0f);
+  for (int i = 0; i < 24; i++)
+    assert_true(out[i] == 0.0f);
   pto_worker_close(w);
 }
 
@@ -73,7 +76,8 @@ static void test_copy_tensor_slice_moves_a_box(void **state) {
   pto_device_tensor *t = NULL;
   assert_pto_ok(pto_worker_alloc_tensor(w, 3, shape, PTO_DTYPE_I32, NULL, &t));
   int32_t all[40];
-  for (int i = 0; i < 40; i++) all[i] = i;
+  for (int i = 0; i < 40; i++)
+    all[i] = i;
   assert_pto_ok(pto_worker_copy_to_tensor(w, t, 0, all, 40));
   /* Box [1:2, 1:3, 2:5]: 1 x 2 x 3. */
   int64_t off[3] = {1, 1, 2}, size[3] = {1, 2, 3};
@@ -131,7 +135,8 @@ static void test_copy_tensor_rejects_stale_and_foreign_tensors(void **state) {
   assert_true(s != PTO_OK);
   pto_status_free(s);
   pto_worker_close(w2);
-  assert_status_contains(pto_worker_copy_from_tensor(w2, buf, t2, 0, 8), "pto_worker_copy_from_tensor");
+  assert_status_contains(pto_worker_copy_from_tensor(w2, buf, t2, 0, 8),
+                         "pto_worker_copy_from_tensor");
   pto_worker_close(w);
 }
 

@@ -26,7 +26,8 @@ static const char k_golden_60[] =
     "core 2 │········▓▓▓▓▓▒······························│  12.1%\n"
     "        0 us                                 66.0 us\n"
     "█ critical path  ▓▒░ busy share of a cell  · idle\n"
-    "critical path: 3 tasks, 65.0 us busy: scale#1 (core 1) -> add_bias#3 (core 0) -> act#5 (core 0)\n";
+    "critical path: 3 tasks, 65.0 us busy: scale#1 (core 1) -> add_bias#3 (core 0) -> act#5 (core "
+    "0)\n";
 
 static void test_timeline_golden_at_fixed_width(void **state) {
   (void)state;
