@@ -5,15 +5,24 @@
  * host buffers in turn. With preparation about as long as a launch, the pipelined loop should
  * take about half as long per batch.
  *
- *   async_pipeline [BATCHES] [NTASKS] [NCORES] [PREP_US]
+ *   async_pipeline [BATCHES] [NTASKS] [NCORES] [PREP_US] [SLEEP]
  *   (default 200 batches, 64 dependent tasks per launch (chain.ptir), 2 cores, PREP_US 0: the
- *    median synchronous launch time, measured first) */
+ *    median synchronous launch time, measured first; SLEEP 1: the preparation sleeps (waits for
+ *    requests) instead of computing, which overlaps even on a machine with no spare CPU) */
 #include "bench_util.h"
+
+static int g_sleep;
 
 static void prepare(float *y, long batch, double prep_us) {
   uint64_t until = b_now_ns() + (uint64_t)(prep_us * 1e3);
   for (int i = 0; i < 16; i++)
     y[i] = (float)batch;
+  if (g_sleep) {
+    uint64_t ns = (uint64_t)(prep_us * 1e3);
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    nanosleep(&ts, NULL);
+    return;
+  }
   while (b_now_ns() < until) {
   }
 }
@@ -22,6 +31,7 @@ int main(int argc, char **argv) {
   long batches = b_arg(argc, argv, 1, 200), ntasks = b_arg(argc, argv, 2, 64);
   int ncores = (int)b_arg(argc, argv, 3, 2);
   double prep_us = (double)b_arg(argc, argv, 4, 0);
+  g_sleep = (int)b_arg(argc, argv, 5, 0);
   pto_program *p = b_compile("chain.ptir");
   pto_worker *w = b_open_worker(ncores);
   pto_handle *h = NULL;
@@ -69,8 +79,9 @@ int main(int argc, char **argv) {
     }
     b_add(&piped, (double)(b_now_ns() - t0) / 1e3 / (double)batches);
   }
-  printf("async_pipeline: %ld batches of %ld dependent tasks on %d cores, preparation %.1f us\n",
-         batches, ntasks, ncores, prep_us);
+  printf("async_pipeline: %ld batches of %ld dependent tasks on %d cores, preparation %.1f us "
+         "(%s)\n",
+         batches, ntasks, ncores, prep_us, g_sleep ? "sleeping" : "computing");
   b_header();
   b_row("launch alone (pto_handle_call)", &launch, "us");
   b_row("synchronous loop: prepare, then pto_handle_call", &sync, "us/batch");
