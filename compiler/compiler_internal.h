@@ -35,7 +35,8 @@ int pto__kernel_core_type(const pto_ir_func *k);
 
 /* Emits the orchestration C++ of orch function f (kernel ids by kernel_ids[func->index]). */
 pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
-                                   const pto_signature *sig, const int *kernel_ids, char **out_text);
+                                   const pto_ir_func *src, const pto_signature *sig,
+                                   const int *kernel_ids, char **out_text);
 
 /* Emits the C of host function f (pto/host_abi.h); callees[i] is the orch with call index i. */
 pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,

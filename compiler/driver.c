@@ -304,6 +304,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
 
   s = pto_ir_program_entry(input, opt->entry, &entry);
   if (s) goto done;
+  const pto_ir_func *src_entry = entry;
   if (entry->kind == PTO_FUNC_HOST) {
     s = build_host_dir(input, entry, opt, opt_level, dir, out);
     goto done;
@@ -360,7 +361,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
       !out->kernels_binary || !out->abi_object || !out->platform)
     goto oom;
 
-  if ((s = pto__emit_orchestration(p, entry, &out->sig, kernel_ids, &cpp))) goto done;
+  if ((s = pto__emit_orchestration(p, entry, src_entry, &out->sig, kernel_ids, &cpp))) goto done;
   orch_cpp = path_join(dir, out->orch_source);
   orch_so = path_join(dir, out->orch_binary);
   kso = path_join(dir, out->kernels_binary);

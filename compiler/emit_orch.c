@@ -18,6 +18,7 @@ typedef struct emitter {
   const pto_ir_func *f;
   const pto_signature *sig;
   const int *kernel_ids;
+  const pto_ir_func *src; /* the entry as the caller gave it (op ids number its statements) */
   pto_text out;
   int tmp;           /* counter for emitter temporaries */
   pto_status err;
@@ -169,6 +170,25 @@ static void emit_decl(emitter *e, const pto_ir_value *v) {
   vname(e, v);
 }
 
+/* Before a statement that can fail at launch: records its op id (its pre-order number in the
+ * entry as given, pto_ir_func_stmt_index) in pto_orch_current_op, which the runtime reads when
+ * the launch fails and looks up in the program's position table. The id, not the position, is
+ * in the code: positions stay out of the cache key, and a program whose lines moved shares the
+ * binary. */
+static void emit_op_id(emitter *e, const pto_ir_stmt *s, int depth) {
+  int id = pto_ir_func_stmt_index(e->src, s->loc);
+  /* Passes may move a statement's column (a rebuilt for takes the position of its range);
+   * the line and the kind of statement still name it. */
+  for (int i = 0; id < 0 && s->loc.line > 0; i++) {
+    const pto_ir_stmt *t = pto_ir_func_stmt_at(e->src, i);
+    if (!t) break;
+    if (t->kind == s->kind && t->loc.line == s->loc.line) id = i;
+  }
+  if (id < 0) return;
+  pto_text_pad(&e->out, (size_t)(depth) * 2);
+  pto_text_printf(&e->out, "pto_orch_current_op = %d;\n", id);
+}
+
 static void emit_call(emitter *e, const pto_ir_stmt *s, int depth) {
   const pto_ir_func *k = s->call.callee;
   if (k->kind != PTO_FUNC_KERNEL) {
@@ -177,6 +197,7 @@ static void emit_call(emitter *e, const pto_ir_stmt *s, int depth) {
   }
   pto_text *b = &e->out;
   int t = e->tmp++;
+  emit_op_id(e, s, depth);
   pto_text_pad(b, (size_t)(depth) * 2);
   pto_text_printf(b, "{  // %s:%d call @%s\n", source_name(e->p), s->loc.line, k->name);
   pto_text_pad(b, (size_t)(depth + 1) * 2);
@@ -218,6 +239,7 @@ static void emit_op(emitter *e, const pto_ir_stmt *s, int depth) {
   pto_text *b = &e->out;
   const pto_ir_arg *a = s->op.args;
   const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
+  if (s->op.opc != PTO_OP_TENSOR_DIM) emit_op_id(e, s, depth);
   switch (s->op.opc) {
   case PTO_OP_TENSOR_SLICE:
     pto_text_pad(b, (size_t)(depth) * 2);
@@ -312,10 +334,12 @@ static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value 
     }
     /* A step known to be positive (absent, or a literal the verifier checked) keeps the plain
      * form; a runtime step may be negative (counts down, as in the interpreter) or zero (a
-     * launch error, never an endless loop). Messages carry no source position: the cache key
-     * leaves positions out, so a cached binary may serve a program whose lines moved. */
+     * launch error, never an endless loop). The code carries an op id, never a position: the
+     * cache key leaves positions out, so a cached binary may serve a program whose lines moved
+     * (the runtime finds the position in the caller's table). */
     int64_t step_value = 1;
     int plain = !s->loop.step || (pto_ir_expr_static_int(s->loop.step, &step_value) == 0 && step_value > 0);
+    if (!plain) emit_op_id(e, s, depth);
     pto_text_pad(b, (size_t)(depth) * 2);
     pto_text_printf(b, "for (int64_t ");
     vname(e, s->loop.iv);
@@ -426,9 +450,10 @@ static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
 static const char k_prelude[] = "using namespace pto_codegen;\n";
 
 pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
-                                   const pto_signature *sig, const int *kernel_ids, char **out_text) {
+                                   const pto_ir_func *src, const pto_signature *sig,
+                                   const int *kernel_ids, char **out_text) {
   *out_text = NULL;
-  emitter e = {.p = p, .f = f, .sig = sig, .kernel_ids = kernel_ids};
+  emitter e = {.p = p, .f = f, .sig = sig, .kernel_ids = kernel_ids, .src = src};
   pto_text *b = &e.out;
   int ntensors = 0, nscalars = 0;
   for (int i = 0; i < f->nparams; i++)
@@ -440,6 +465,9 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
   pto_text_printf(b, "#include \"pto/pto_orchestration_api.h\"\n\n");
   pto_text_printf(b, "%s\n", k_prelude);
   pto_text_printf(b, "extern \"C\" {\n\n");
+  pto_text_printf(b, "// The statement running (its op id), for launch errors: the runtime reads it when a launch\n"
+                     "// fails and finds the source position in the program's position table.\n"
+                     "__attribute__((visibility(\"default\"))) int32_t pto_orch_current_op = -1;\n\n");
   pto_text_printf(b, "__attribute__((visibility(\"default\"))) OrchestrationConfig\n"
                "aicpu_orchestration_config(const ChipTaskArgs &args) {\n"
                "  (void)args;\n"

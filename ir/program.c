@@ -154,3 +154,49 @@ pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program) {
   free(buf);
   return s;
 }
+
+/* ---- statements in pre-order ------------------------------------------------------------ */
+
+typedef struct stmt_walk {
+  int index;            /* next statement's number */
+  int want;             /* stmt_at: the number sought, or -1 */
+  pto_loc loc;          /* stmt_index: the position sought */
+  const pto_ir_stmt *hit;
+} stmt_walk;
+
+static int walk_block(stmt_walk *w, const pto_ir_block *b);
+
+static int walk_stmt(stmt_walk *w, const pto_ir_stmt *s) {
+  int i = w->index++;
+  if (w->want >= 0 ? i == w->want
+                   : s->loc.line == w->loc.line && s->loc.col == w->loc.col) {
+    w->hit = s;
+    w->want = i; /* stmt_index reads the number back from here */
+    return 1;
+  }
+  switch (s->kind) {
+  case PTO_STMT_FOR: return walk_block(w, &s->loop.body);
+  case PTO_STMT_IF: return walk_block(w, &s->branch.then_body) || walk_block(w, &s->branch.else_body);
+  case PTO_STMT_INCORE: return walk_block(w, &s->incore.body);
+  default: return 0;
+  }
+}
+
+static int walk_block(stmt_walk *w, const pto_ir_block *b) {
+  for (int i = 0; i < b->n; i++)
+    if (walk_stmt(w, b->stmts[i])) return 1;
+  return 0;
+}
+
+const pto_ir_stmt *pto_ir_func_stmt_at(const pto_ir_func *f, int index) {
+  if (!f || index < 0) return NULL;
+  stmt_walk w = {0, index, {0, 0}, NULL};
+  walk_block(&w, &f->body);
+  return w.hit;
+}
+
+int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc) {
+  if (!f || loc.line <= 0) return -1;
+  stmt_walk w = {0, -1, loc, NULL};
+  return walk_block(&w, &f->body) ? w.want : -1;
+}

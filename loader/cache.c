@@ -840,6 +840,7 @@ static pto_status compile_uncached_key(const pto_ir_program *p, const pto_compil
   PTO_RETURN_IF_ERROR(make_private_dir(tmp, sizeof tmp));
   pto_status s = pto__loader_build_dir(p, opt, tmp, key);
   if (!s) s = pto_program_load_dir(tmp, out_program);
+  if (!s) s = pto_program_set_positions_from_ir(*out_program, p);
   pto__loader_remove_tree(tmp); /* the shared objects stay mapped after their files are gone */
   return s;
 }
@@ -1010,10 +1011,16 @@ pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
     pto_signature_clear(&sig);
     return s;
   }
-  /* The entry may come from a program that differs from this one only in names: the program
-   * object (new, not shared yet) gets this caller's. */
+  /* The entry may come from a program that differs from this one only in names (or positions):
+   * the program object (new, not shared yet) gets this caller's. An in-process hit above shares
+   * the object, with the first caller's positions. */
   pto_signature_clear(&prog->sig);
   prog->sig = sig;
+  s = pto_program_set_positions_from_ir(prog, p);
+  if (s) {
+    pto_program_release(prog);
+    return s;
+  }
   pthread_mutex_lock(&g_lock);
   prog = adopt_loaded(key, prog);
   if (have_fp) remember_request(fp, key);
@@ -1045,6 +1052,16 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
       s = pto__loader_build_dir(p, opt, dir, key);
       if (!s) write_key_text(dir, key_text);
     }
+  }
+  if (!s) {
+    /* Beside the work dir, from this caller's IR: outside the manifest and the key. */
+    pto_ir_func *entry = NULL;
+    pto__positions *t = NULL;
+    pto_status e = pto_ir_program_entry(p, opt->entry, &entry);
+    if (!e) e = pto__positions_from_ir(p, entry->name, &t);
+    if (!e) e = pto__positions_write(t, dir);
+    pto__positions_free(t);
+    pto_status_free(e); /* only messages would lose their positions */
   }
   free(key_text);
   return s;

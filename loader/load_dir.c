@@ -403,6 +403,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
                         work_dir, m.orch.path, v, PTO_ORCH_ABI_VERSION);
     goto fail;
   }
+  p->current_op = sym(p->orch_dl, "pto_orch_current_op"); /* absent in hand-written code */
+  p->positions = pto__positions_read(work_dir);
   SYM_AS(p->orch_bind, p->orch_dl, "pto_orch_bind");
   /* The C++ entry takes const ChipTaskArgs&, ABI-identical to const pto_orch_args *. */
   SYM_AS(p->orch_entry, p->orch_dl, "aicpu_orchestration_entry");

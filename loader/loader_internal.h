@@ -33,7 +33,24 @@ struct pto_program {
   int32_t *devices;
   int ncallees;
   pto_program **callees; /* one reference each */
+  /* launch errors (positions.c) */
+  int32_t *current_op;              /* the orchestration's pto_orch_current_op, or NULL */
+  struct pto__positions *positions; /* op id -> source position, or NULL */
 };
+
+/* ---- source positions of launch errors (positions.c) --------------------------------------- */
+
+#define PTO_POSITIONS_FILENAME "positions.json"
+typedef struct pto__positions pto__positions;
+void pto__positions_free(pto__positions *t);
+/* The table of ir's entry function (NULL in *out when ir has no source file). */
+pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry, pto__positions **out);
+/* DIR/positions.json: written beside a work dir (never listed in its manifest); read as a
+ * best effort (NULL when missing or unreadable). */
+pto_status pto__positions_write(const pto__positions *t, const char *dir);
+pto__positions *pto__positions_read(const char *dir);
+/* Replaces p's table (takes t). */
+void pto__program_set_positions(pto_program *p, pto__positions *t);
 
 /* An empty program with one reference and nkernels zeroed kernel slots; NULL on OOM. */
 pto_program *pto__loader_program_alloc(int nkernels);

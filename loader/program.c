@@ -107,6 +107,7 @@ void pto_program_release(pto_program *p) {
   free(p->callees);
   free(p->devices);
   if (p->host_dl) dlclose(p->host_dl);
+  pto__positions_free(p->positions);
   free(p->work_dir);
   free(p);
 }

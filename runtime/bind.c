@@ -447,3 +447,34 @@ void pto__rt_emit_strace(const pto_launch_record *rec) {
     }
   }
 }
+
+/* One [STASK] line per recorded task (pto trace --timeline reads them back), after the launch's
+ * [STRACE] lines: [STASK] v=1 pid tid inv hid task kernel core ready ts dur deps=a,b|- */
+void pto__rt_emit_stask(const pto_launch_record *rec, const pto__rt_task_log *log) {
+  long pid = (long)getpid(), tid = (long)gettid();
+  for (size_t i = 0; i < log->ntasks; i++) {
+    const pto_task_record *t = &log->tasks[i];
+    if (t->core < 0) continue; /* did not run */
+    char line[4096];
+    int n = snprintf(line, sizeof line,
+                     "[STASK] v=1 pid=%ld tid=%ld inv=%llu hid=%llx task=%llu kernel=%s core=%d "
+                     "ready=%llu ts=%llu dur=%llu deps=",
+                     pid, tid, (unsigned long long)rec->inv, (unsigned long long)rec->hid,
+                     (unsigned long long)t->task_id, t->kernel ? t->kernel : "?", t->core,
+                     (unsigned long long)t->ready_ns, (unsigned long long)t->start_ns,
+                     (unsigned long long)(t->end_ns - t->start_ns));
+    if (n <= 0 || (size_t)n >= sizeof line) continue;
+    if (!t->ndeps) n += snprintf(line + n, sizeof line - (size_t)n, "-");
+    for (int d = 0; d < t->ndeps && (size_t)n < sizeof line - 24; d++)
+      n += snprintf(line + n, sizeof line - (size_t)n, "%s%llu", d ? "," : "",
+                    (unsigned long long)t->deps[d]);
+    if ((size_t)n >= sizeof line - 24) continue; /* too many deps for one line: left out */
+    line[n++] = '\n';
+    ssize_t off = 0;
+    while (off < n) {
+      ssize_t k = write(STDERR_FILENO, line + off, (size_t)(n - off));
+      if (k <= 0) break;
+      off += k;
+    }
+  }
+}

@@ -156,6 +156,7 @@ typedef struct pto__rt_task {
   uint32_t group;               /* the first task of its mixed task; itself otherwise */
   const void *pred_elem;        /* host address of the predicate's element */
   int64_t pred_target;
+  int32_t op_id;                /* the orchestration's op id at submit (launch errors), or -1 */
   int32_t ntensors, nscalars, ninterms;
   uint32_t seq;
   pto_kernel_tensor *tensors;
@@ -357,6 +358,7 @@ typedef struct pto__rt_worker {
   int record_tasks;        /* pto_worker_set_record_tasks; read at each launch's begin */
   const pto_dist_ctx *dist; /* a distributed worker's chip: handed to every kernel */
   pto__rt_task_log task_log;
+  struct pto__rt_async *async; /* pto_handle_submit's dispatcher (async.c), NULL until used */
 } pto__rt_worker;
 
 /* ---- hooks of the distributed worker (runtime/dist*.c) on its chips' L2 workers ---------- */
@@ -402,6 +404,23 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
 void pto__rt_unbind_args(pto__rt_worker *w, pto__rt_bound *b, int copy_back);
 /* Writes the record's spans as [STRACE] lines on stderr. */
 void pto__rt_emit_strace(const pto_launch_record *rec);
+
+/* ---- asynchronous dispatch (async.c) ------------------------------------------------------ */
+
+typedef struct pto__rt_async pto__rt_async;
+/* One launch of callable c on w, as pto_handle_call runs it (worker.c). */
+pto_status pto__rt_launch_callable(pto__rt_worker *w, struct pto__rt_callable *c,
+                                   const pto_arg *args, size_t nargs);
+/* Queues a launch on w's dispatcher thread (started on first use). */
+pto_status pto__rt_async_submit(pto__rt_worker *w, struct pto__rt_callable *c, const pto_arg *args,
+                                size_t nargs, pto_completion **out);
+/* Waits until every submitted launch of w has ended (a no-op on the dispatcher thread). Every
+ * worker call but submit does this first. */
+void pto__rt_async_drain(pto__rt_worker *w);
+/* Drains, then ends the dispatcher thread (close). */
+void pto__rt_async_stop(pto__rt_worker *w);
+/* The [STASK] lines of a launch that recorded its tasks (log valid). */
+void pto__rt_emit_stask(const pto_launch_record *rec, const pto__rt_task_log *log);
 /* Contiguous <-> strided host copies. */
 void pto__rt_copy_host_to_contig(void *dst, const pto_host_tensor *t);
 void pto__rt_copy_contig_to_host(const pto_host_tensor *t, const void *src);

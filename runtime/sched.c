@@ -34,7 +34,12 @@ __attribute__((format(printf, 2, 3))) static int32_t orch_fail(pto__rt_launch *L
   va_start(ap, fmt);
   pto_status s = pto_status_makev(PTO_STATUS_LAUNCH, fmt, ap);
   va_end(ap);
-  pto__rt_launch_fail(L, pto_status_annotate(s, "orchestration"));
+  s = pto_status_annotate(s, "orchestration");
+  /* The statement that was running, when the program has op ids and positions. */
+  char where[512];
+  if (!pto_program_op_text(L->prog, pto_program_current_op(L->prog), where, sizeof where))
+    s = pto_status_annotate(s, "%s", where);
+  pto__rt_launch_fail(L, s);
   return 1;
 }
 
@@ -440,6 +445,17 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       else
         s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s)",
                             name, t->kernel_id, t->seq, rc, kernel_err_text(rc));
+      char where[512], why[512];
+      if (rc == PTO_KERNEL_ERR_DIM_MISMATCH &&
+          !pto_program_explain_dim_mismatch(L->prog, t->op_id, t->tensors, t->ntensors,
+                                            ctx.err_detail[0], ctx.err_detail[1], why,
+                                            sizeof why)) {
+        pto_status x = pto_status_make(pto_status_code_of(s), "%s: %s", pto_status_message(s), why);
+        pto_status_free(s);
+        s = x;
+      }
+      if (!pto_program_op_text(L->prog, t->op_id, where, sizeof where))
+        s = pto_status_annotate(s, "%s", where);
       pto__rt_launch_fail(L, s);
     }
   }
@@ -662,6 +678,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   t->pred_elem = pelem;
   t->pred_dtype = pelem ? x->pred_tensor->dtype : 0;
   t->pred_target = x->pred_target;
+  t->op_id = pto_program_current_op(L->prog);
   t->ntensors = nt;
   t->nscalars = ns;
   t->ninterms = nim;
@@ -1022,6 +1039,7 @@ void pto__rt_launch_fini(pto__rt_launch *L) {
 
 void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   L->prog = prog;
+  pto_program_reset_current_op(prog);
   L->record_tasks = L->w->record_tasks;
   pto__rt_bump_reset(&L->bump);
   pto__rt_map_clear(&L->tracks);

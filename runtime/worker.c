@@ -37,6 +37,8 @@ static pto_status fail(pto_status_code code, const char *fmt, ...) {
 static pto_status get_worker(const pto_worker *wt, const char *fn, pto__rt_worker **out) {
   pto__rt_gone gone;
   *out = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, &gone);
+  /* Submitted launches end first: they stay ordered before whatever this call does. */
+  pto__rt_async_drain(*out);
   if (*out) return PTO_OK;
   return fail(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
               pto__rt_gone_text(gone, PTO__RT_OBJ_WORKER));
@@ -173,7 +175,10 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
 void pto_worker_close(pto_worker *wt) {
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
   /* Closed already (idempotent), or called from inside a launch (not allowed: ignored). */
-  if (!w || w->in_launch) return;
+  if (!w) return;
+  pto__rt_async_drain(w); /* before reading in_launch, which the dispatcher writes */
+  if (w->in_launch) return;
+  pto__rt_async_stop(w);
   destroy_worker(w);
 }
 
@@ -499,6 +504,7 @@ int64_t pto_handle_callable_id(const pto_handle *ht) {
 
 void pto_handle_unregister(pto_handle *ht) {
   pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, NULL);
+  if (h) pto__rt_async_drain(h->w);
   if (!h || h->w->in_launch) return;
   pto__rt_worker *w = h->w;
   pto__rt_callable *c = h->callable;
@@ -597,6 +603,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
     w->task_log.ntasks = 0;
   }
   if (w->strace) pto__rt_emit_strace(r);
+  if (w->strace && w->task_log.valid) pto__rt_emit_stask(r, &w->task_log);
   if (s) return pto_status_annotate(s, "launch of '%s'", entry);
   return PTO_OK;
 }
@@ -607,7 +614,28 @@ pto_status pto_handle_call(pto_handle *ht, const pto_arg *args, size_t nargs) {
   if (!h)
     return fail(PTO_STATUS_FAILED_PRECONDITION, "pto_handle_call: %s",
                 pto__rt_gone_text(gone, PTO__RT_OBJ_HANDLE));
+  pto__rt_async_drain(h->w);
   return launch(h->w, h->callable, args, nargs);
+}
+
+pto_status pto__rt_launch_callable(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *args,
+                                   size_t nargs) {
+  return launch(w, c, args, nargs);
+}
+
+pto_status pto_handle_submit(pto_handle *ht, const pto_arg *args, size_t nargs,
+                             pto_completion **out_completion) {
+  if (!out_completion)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_handle_submit: out_completion is NULL");
+  *out_completion = NULL;
+  pto__rt_gone gone;
+  pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, &gone);
+  if (!h)
+    return fail(PTO_STATUS_FAILED_PRECONDITION, "pto_handle_submit: %s",
+                pto__rt_gone_text(gone, PTO__RT_OBJ_HANDLE));
+  if (!h->w->async && h->w->in_launch)
+    return not_in_launch(h->w, "pto_handle_submit");
+  return pto__rt_async_submit(h->w, h->callable, args, nargs, out_completion);
 }
 
 pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *args,

@@ -97,6 +97,22 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
                                       const char **out);
 pto_status cli_write_swimlane_records(pto_worker *w, const char *path);
 
+/* --timeline, --timeline-svg FILE, --timeline-width N (timeline.c). */
+typedef struct cli_timeline {
+  int text;        /* --timeline */
+  const char *svg; /* --timeline-svg */
+  int width;       /* --timeline-width; 0: the terminal's */
+} cli_timeline;
+static inline int cli_timeline_wanted(const cli_timeline *t) { return t->text || t->svg; }
+/* 1 consumed, 0 not one of them, -1 usage error printed. */
+int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char **argv, int *i);
+struct pto_swimlane_task;
+/* Prints the timeline of tasks to stdout (--timeline) and/or writes the SVG. */
+pto_status cli_show_timeline(const cli_timeline *t, const struct pto_swimlane_task *tasks, size_t n,
+                             int ncores);
+/* The same for w's last launch, recorded with its tasks. */
+pto_status cli_show_worker_timeline(const cli_timeline *t, pto_worker *w);
+
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);

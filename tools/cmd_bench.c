@@ -19,6 +19,7 @@ typedef struct bench_args {
   const char *swimlane;
   int rank, slot; /* host programs: the dispatch whose tree --tree prints; -1: not given */
   const char *records; /* --swimlane-records */
+  cli_timeline timeline;
 } bench_args;
 
 /* bench's own options (cli_option_fn). */
@@ -36,6 +37,7 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
   int r = cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
   if (r) return r;
   r = cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
+  if (!r) r = cli_parse_timeline_option(cmd, &a->timeline, argc, argv, i);
   if (r) return r;
   return cli_parse_view_option(cmd, &a->view, argc, argv, i);
 }
@@ -161,7 +163,7 @@ int cmd_bench(int argc, char **argv) {
   opt.warmup = a.warmup;
   progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL};
   if ((s = pto_worker_open(NULL, &w))) goto out;
-  if (a.swimlane || a.records) {
+  if (a.swimlane || a.records || cli_timeline_wanted(&a.timeline)) {
     pr.record_last = w;
     if (a.warmup + a.rounds == 1 && (s = pto_worker_set_record_tasks(w, true))) goto out;
   }
@@ -173,6 +175,9 @@ int cmd_bench(int argc, char **argv) {
   size_t ndrawn = 0;
   if (a.swimlane && (s = cli_write_swimlane(w, a.swimlane, &ndrawn))) goto out;
   if (a.records && (s = cli_write_swimlane_records(w, a.records))) goto out;
+  /* JSON output stays JSON: the text timeline is left out then (the SVG is still written). */
+  cli_timeline tl = a.timeline;
+  if (a.view.json) tl.text = 0;
   if (!a.view.json) {
     char hid[17];
     pto_hid_format(st->hid, hid);
@@ -184,6 +189,10 @@ int cmd_bench(int argc, char **argv) {
              ndrawn == 1 ? "" : "s", st->ncores);
   }
   rc = cli_print_stats(k_cmd, st, &a.view);
+  if (cli_timeline_wanted(&tl)) {
+    if (tl.text) printf("\ntimeline of the last measured launch:\n");
+    s = cli_show_worker_timeline(&tl, w);
+  }
 out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_bench_stats_destroy(st);
@@ -198,6 +207,7 @@ const pto_cmd cli_cmd_bench = {
     "usage: pto bench PROG [inputs as pto run] [--rounds 100] [--warmup 3] [--tree [N]]\n"
     "                 [--spread stdev|minmax|both|none] [--json] [--swimlane FILE]\n"
     "                 [--swimlane-records FILE]\n"
+    "                 [--timeline] [--timeline-svg FILE] [--timeline-width N]\n"
     "\n"
     "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"
     "times measured, reading every launch's spans, and prints per metric n, min, median, mean,\n"
@@ -229,6 +239,10 @@ const pto_cmd cli_cmd_bench = {
     "                ready/start/end) and spans to FILE as Chrome trace-event JSON (Perfetto,\n"
     "                chrome://tracing); only that launch records its tasks, so the others are\n"
     "                measured as without the option\n"
+    "  --timeline    draw the last measured launch's tasks in the terminal after the statistics:\n"
+    "                one row per core, busy % per core, the critical path marked (recorded like\n"
+    "                --swimlane; width: the terminal's, or --timeline-width N)\n"
+    "  --timeline-svg FILE  the same picture as an SVG file\n"
     "inputs:\n"
     "  --in NAME=SOURCE  --dim SYM=VALUE  (see 'pto run --help')\n"
     "compile options (for a .ptir PROG):\n"

@@ -116,6 +116,54 @@ static int do_stats(int json) {
   return PTO_EXIT_OK;
 }
 
+/* An entry's signature in one line, "x:in[M,64]f32 y:out[M,64]f32 alpha:f32", and its specialised
+ * scalars, "act=1 n=128" ("-" when none), so two entries of one program can be told apart. */
+static void scalar_text(const pto_sig_param *p, char *buf, size_t n) {
+  if (pto_dtype_is_float(p->dtype))
+    snprintf(buf, n, "%.17g", p->value.f);
+  else if (p->dtype == PTO_DTYPE_BOOL)
+    snprintf(buf, n, "%s", p->value.i ? "true" : "false");
+  else if (!pto_dtype_is_signed(p->dtype))
+    snprintf(buf, n, "%" PRIu64, p->value.u);
+  else
+    snprintf(buf, n, "%" PRId64, p->value.i);
+}
+
+static void entry_signature(const char *dir, pto_text *sig, pto_text *scalars) {
+  static const char *const dirs[] = {"in", "out", "inout"};
+  pto_manifest m;
+  pto_status s = pto_manifest_read(dir, &m);
+  if (s) {
+    pto_status_free(s);
+    pto_text_puts(sig, "(unreadable)");
+    pto_text_puts(scalars, "-");
+    return;
+  }
+  for (int i = 0; i < m.sig.nparams; i++) {
+    const pto_sig_param *p = &m.sig.params[i];
+    if (sig->len) pto_text_puts(sig, " ");
+    if (!p->is_tensor) {
+      char v[64] = "";
+      if (p->bind == PTO_BIND_LITERAL) {
+        scalar_text(p, v, sizeof v);
+        pto_text_printf(scalars, "%s%s=%s", scalars->len ? " " : "", p->name, v);
+      }
+      pto_text_printf(sig, "%s:%s%s%s", p->name, pto_dtype_name(p->dtype), *v ? "=" : "", v);
+      continue;
+    }
+    pto_text_printf(sig, "%s:%s[", p->name, (unsigned)p->dir < 3 ? dirs[p->dir] : "?");
+    for (int d = 0; d < p->rank; d++) {
+      if (p->dims[d].sym >= 0 && p->dims[d].sym < m.sig.nsyms)
+        pto_text_printf(sig, "%s%s", d ? "," : "", m.sig.syms[p->dims[d].sym]);
+      else
+        pto_text_printf(sig, "%s%" PRId64, d ? "," : "", p->dims[d].value);
+    }
+    pto_text_printf(sig, "]%s", pto_dtype_name(p->dtype));
+  }
+  if (!scalars->len) pto_text_puts(scalars, "-");
+  pto_manifest_free(&m);
+}
+
 static int do_ls(int json) {
   pto_cache_entry *v = NULL;
   int n = 0;
@@ -130,12 +178,23 @@ static int do_ls(int json) {
       json_str(stdout, v[i].program);
       printf(", \"entry\": ");
       json_str(stdout, v[i].entry);
-      printf(", \"bytes\": %" PRIu64 ", \"last_use_ns\": %" PRId64 ", \"created_ns\": %" PRId64 "}",
+      printf(", \"bytes\": %" PRIu64 ", \"last_use_ns\": %" PRId64 ", \"created_ns\": %" PRId64,
              v[i].bytes, v[i].last_use_ns, v[i].created_ns);
+      pto_text sig = {0}, sc = {0};
+      entry_signature(v[i].path, &sig, &sc);
+      printf(", \"signature\": ");
+      json_str(stdout, sig.data);
+      printf(", \"specialised\": ");
+      json_str(stdout, sc.data);
+      printf("}");
+      pto_text_free(&sig);
+      pto_text_free(&sc);
     }
     printf("%s]\n", n ? "\n" : "");
   } else {
-    if (n) printf("%-32s  %-20s  %10s  %s\n", "KEY", "PROGRAM", "SIZE", "LAST USE");
+    if (n)
+      printf("%-32s  %-20s  %10s  %-12s  %s\n", "KEY", "PROGRAM", "SIZE", "LAST USE",
+             "SPECIALISED  SIGNATURE");
     for (int i = 0; i < n; i++) {
       char size[32], age[32], prog[64];
       human_bytes(v[i].bytes, size, sizeof size);
@@ -144,7 +203,12 @@ static int do_ls(int json) {
         snprintf(prog, sizeof prog, "%s@%s", v[i].program, v[i].entry);
       else
         snprintf(prog, sizeof prog, "(unreadable)");
-      printf("%s  %-20s  %10s  %s\n", v[i].key, prog, size, age);
+      pto_text sig = {0}, sc = {0};
+      entry_signature(v[i].path, &sig, &sc);
+      printf("%s  %-20s  %10s  %-12s  %-11s  %s\n", v[i].key, prog, size, age,
+             sc.data ? sc.data : "-", sig.data ? sig.data : "");
+      pto_text_free(&sig);
+      pto_text_free(&sc);
     }
   }
   pto_cache_list_free(v, n);
@@ -374,7 +438,8 @@ const pto_cmd cli_cmd_cache = {
     "\n"
     "  stats          counters summed over every process (hits, misses, stores, evictions,\n"
     "                 corruptions, lost races, uncached compiles), entries and size\n"
-    "  ls             every entry, most recently used first\n"
+    "  ls             every entry, most recently used first, with its signature and the scalars\n"
+    "                 it was specialised for (two entries of one program differ there)\n"
     "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"
     "                 binaries and file hashes, and key.txt (written with PTO_CACHE_DEBUG=1)\n"
     "  verify         re-hashes every file of every entry; corrupt entries are reported and\n"

@@ -19,6 +19,7 @@ typedef struct run_args {
   double rtol, atol; /* < 0: by dtype */
   const char *swimlane;
   const char *records; /* --swimlane-records */
+  cli_timeline timeline;
 } run_args;
 
 static const char *k_cmd = "run";
@@ -39,6 +40,8 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     a->trace = 1;
   } else if (!strncmp(arg, "--swimlane-records", 18)) {
     return cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
+  } else if (!strncmp(arg, "--timeline", 10)) {
+    return cli_parse_timeline_option(cmd, &a->timeline, argc, argv, i);
   } else if (!strncmp(arg, "--swimlane", 10)) {
     return cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
   } else if (!strcmp(arg, "--rtol") || !strcmp(arg, "--atol")) {
@@ -245,10 +248,10 @@ int cmd_run(int argc, char **argv) {
   }
   if (pto_program_is_host(prog)) {
     /* L3: one chip process per device of the program's device set. */
-    if (a.swimlane) {
+    if (a.swimlane || cli_timeline_wanted(&a.timeline)) {
       s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                          "--swimlane records one chip's launch; a host program runs on %d chips "
-                          "(use --trace and pto trace)",
+                          "--swimlane and --timeline record one chip's launch; a host program runs "
+                          "on %d chips (use --trace and pto trace)",
                           pto_program_device_count(prog));
       goto out;
     }
@@ -276,7 +279,8 @@ int cmd_run(int argc, char **argv) {
   }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
-  cfg.record_tasks = a.swimlane != NULL || a.records != NULL;
+  /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
+  cfg.record_tasks = a.swimlane != NULL || a.records != NULL || cli_timeline_wanted(&a.timeline) || a.trace;
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   s = pto_worker_run(w, prog, args, (size_t)sig->nparams);
   size_t ndrawn = 0;
@@ -295,6 +299,10 @@ int cmd_run(int argc, char **argv) {
       s = ws;
   }
   if (!s && a.records) s = cli_write_swimlane_records(w, a.records);
+  if (s && cli_timeline_wanted(&a.timeline)) {
+    /* A failed launch is drawn too (the tasks that ran), like the swimlane. */
+    pto_status_free(cli_show_worker_timeline(&a.timeline, w));
+  }
   if (s) goto out;
   pto_launch_record rec;
   if (!pto_worker_last_launch(w, &rec)) {
@@ -312,6 +320,7 @@ int cmd_run(int argc, char **argv) {
   if (a.swimlane)
     printf("swimlane: %s (%zu task%s on %d cores; open it in Perfetto or chrome://tracing)\n",
            a.swimlane, ndrawn, ndrawn == 1 ? "" : "s", pto_worker_core_count(w));
+  if (cli_timeline_wanted(&a.timeline) && (s = cli_show_worker_timeline(&a.timeline, w))) goto out;
 outputs:
   for (int i = 0; i < a.in.nouts; i++) {
     int j = pto_signature_find(sig, a.in.outs[i].name);
@@ -371,6 +380,12 @@ const pto_cmd cli_cmd_run = {
     "  --swimlane-records FILE  the launch's tasks in PyPTO's chip_swimlane_records.json\n"
     "                      layout, with deps.json and func_names.json beside FILE, for PyPTO's\n"
     "                      swimlane_converter and critical_path tools\n"
+    "  --trace             write the launch's [STRACE] span lines and its [STASK] task lines\n"
+    "                      to stderr ('pto trace LOG --timeline' draws them)\n"
+    "  --timeline          draw the launch's tasks in the terminal: one row per core, busy %\n"
+    "                      per core, the critical path marked (width: the terminal's)\n"
+    "  --timeline-svg FILE the same picture as an SVG file\n"
+    "  --timeline-width N  columns of the --timeline rows (default: the terminal's width)\n"
     "  --swimlane FILE     record every task of the launch (core, kernel, dependencies, ready,\n"
     "                      start and end times) and write them with the launch's spans to FILE\n"
     "                      as Chrome trace-event JSON: open it in Perfetto or chrome://tracing\n"

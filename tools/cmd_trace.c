@@ -136,8 +136,13 @@ int cmd_trace(int argc, char **argv) {
   pto_trace_options opt;
   pto_trace_options_init(&opt);
   const char *log = NULL;
+  cli_timeline tl = {0};
+  int inv = 0;
   for (int i = 1; i < argc; i++) {
     int r = cli_parse_view_option(k_cmd, &view, argc, argv, &i);
+    if (!r) r = cli_parse_timeline_option(k_cmd, &tl, argc, argv, &i);
+    if (!r && (!strcmp(argv[i], "--inv") || !strncmp(argv[i], "--inv=", 6)))
+      r = cli_int_option(k_cmd, "--inv", 1, argc, argv, &i, &inv);
     if (!r && (!strcmp(argv[i], "--warmup") || !strncmp(argv[i], "--warmup=", 9)))
       r = cli_int_option(k_cmd, "--warmup", 0, argc, argv, &i, &opt.warmup);
     if (r < 0) return PTO_EXIT_USAGE;
@@ -164,15 +169,16 @@ int cmd_trace(int argc, char **argv) {
   }
   pto_bench_stats *st = NULL;
   pto_status s;
+  uint8_t *text = NULL;
+  size_t len = 0;
   if (!strcmp(log, "-")) {
-    uint8_t *text = NULL;
-    size_t len = 0;
+    /* Kept: the timeline reads the text again, and stdin cannot be read twice. */
     s = pto_file_read_stream(stdin, "stdin", &text, &len);
     if (!s) s = pto_trace_parse((const char *)text, len, &opt, &st);
     if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) s = pto_status_annotate(s, "-");
-    free(text);
   } else {
     s = pto_trace_parse_file(log, &opt, &st);
+    if (!s && cli_timeline_wanted(&tl)) s = pto_file_read(log, 0, &text, &len);
   }
   if (s) {
     if (strstr(pto_status_message(s), "is warmup")) {
@@ -183,6 +189,7 @@ int cmd_trace(int argc, char **argv) {
       pto_status_free(s);
       s = hint;
     }
+    free(text);
     return cli_fail(k_cmd, s);
   }
   if (!view.json) {
@@ -201,6 +208,20 @@ int cmd_trace(int argc, char **argv) {
   }
   int rc = cli_print_stats(k_cmd, st, &view);
   pto_bench_stats_destroy(st);
+  if (view.json) tl.text = 0; /* JSON output stays JSON */
+  if (rc == PTO_EXIT_OK && cli_timeline_wanted(&tl)) {
+    pto_swimlane_task *tasks = NULL;
+    size_t n = 0;
+    uint64_t got = 0;
+    s = pto_trace_parse_tasks((const char *)text, len, (uint64_t)inv, &tasks, &n, &got);
+    if (!s) {
+      if (tl.text) printf("\ntimeline of launch inv=%llu:\n", (unsigned long long)got);
+      s = cli_show_timeline(&tl, tasks, n, 0);
+    }
+    pto_timeline_tasks_free(tasks, n);
+    if (s) rc = cli_fail(k_cmd, pto_status_annotate(s, "%s", log));
+  }
+  free(text);
   return rc;
 }
 
@@ -208,6 +229,7 @@ const pto_cmd cli_cmd_trace = {
     "trace", "statistics from a [STRACE] log",
     "usage: pto trace LOGFILE [--tree [N]] [--spread stdev|minmax|both|none] [--warmup N] "
     "[--json]\n"
+    "                 [--timeline [--inv N]] [--timeline-svg FILE] [--timeline-width N]\n"
     "\n"
     "Reads the [STRACE] v=1 span lines that 'pto run --trace', PTO_LOG_LEVEL=timing or any "
     "runtime\n"
@@ -231,6 +253,11 @@ const pto_cmd cli_cmd_trace = {
     "                default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
     "  --json        print the statistics, samples and mean tree as JSON instead\n"
+    "  --timeline    also draw one launch's tasks from the log's [STASK] lines (written by\n"
+    "                'pto run --trace'): one row per core, busy % per core, the critical path\n"
+    "                marked; width: the terminal's, or --timeline-width N\n"
+    "  --inv N       the launch to draw (default: the last one with task lines)\n"
+    "  --timeline-svg FILE  the same picture as an SVG file\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 bad usage or a log without measurements.\n"
     "\n"

@@ -284,6 +284,57 @@ PTO_API pto_status pto_swimlane_write_records(const char *records_path, const ch
  * NULL) gets the event count. Fails naming the first offending event. */
 PTO_API pto_status pto_swimlane_validate(const char *path, size_t *out_nevents);
 
+/* ---- terminal timeline ------------------------------------------------------------------ */
+
+/* Options of pto_timeline_render and pto_timeline_write_svg (same size convention as above). */
+typedef struct pto_timeline_options {
+  size_t sz;  /* sizeof(pto_timeline_options) */
+  int width;  /* text: total columns of a row (labels and busy % included); 0: 80; at least 30.
+                 SVG: pixels of the drawing area; 0: 1000 */
+  int ncores; /* rows; 0: the highest core of a task + 1 */
+} pto_timeline_options;
+
+PTO_API void pto_timeline_options_init(pto_timeline_options *opt);
+
+/* The critical path of tasks: the chain that ends with the task that ends last, each step back
+ * the dependency (among tasks) that ended last. *out_path (malloc'd) gets indices into tasks, in
+ * time order; *out_n its length (0 for no tasks). */
+PTO_API pto_status pto_timeline_critical_path(const pto_swimlane_task *tasks, size_t ntasks,
+                                      size_t **out_path, size_t *out_n);
+
+/* A launch's tasks as text (malloc'd, UTF-8, each line ending in '\n', no trailing blanks):
+ *   timeline: 6 tasks on 2 cores, 123.4 us from the first start to the last end
+ *   core 0 │██▓▓▒··███│  80.1%
+ *   core 1 │··▓▓▓▓▓░··│  40.0%
+ *           0 us                             123.4 us
+ *   █ critical path  ▓▒░ busy share of a cell  · idle
+ *   critical path: 3 tasks, 45.6 us busy: add#0 (core 0) -> mul#2 (core 1) -> ...
+ * One row per core, one cell per (span / cells) of time; a cell where a task on the critical path
+ * runs on that core is █, otherwise the share of the cell the core was busy picks ▓ (2/3 or
+ * more), ▒ (1/3 or more), ░ (some) or · (none). The busy % of a core is its task time over the
+ * span. Rows are exactly opt->width columns wide (the bar takes what the label and the % leave). */
+PTO_API pto_status pto_timeline_render(const pto_swimlane_task *tasks, size_t ntasks,
+                               const pto_timeline_options *opt, char **out_text);
+
+/* The same picture as an SVG file: one row per core, a rectangle per task (colour by kernel, the
+ * critical path outlined in red, a tooltip with kernel, task id, core and times), busy % per row
+ * and a time axis. Errors name the file. */
+PTO_API pto_status pto_timeline_write_svg(const char *path, const pto_swimlane_task *tasks, size_t ntasks,
+                                  const pto_timeline_options *opt);
+
+/* The tasks of one launch from a log: the [STASK] v=1 lines the runtime writes after a launch's
+ * [STRACE] lines when it recorded its tasks (pto run --trace, or PTO_LOG_LEVEL=timing with
+ * record_tasks):
+ *   [STASK] v=1 pid=N tid=N inv=N hid=HEX task=N kernel=NAME core=N ready=NS ts=NS dur=NS
+ *   deps=N,N,...|-
+ * inv 0 picks the last launch in the log that has task lines, else that inv (of the first pid
+ * with it). Tasks come back in task-id order; kernel names and deps are owned by *out_tasks,
+ * which pto_timeline_tasks_free releases. Fails when the log has no such launch. */
+PTO_API pto_status pto_trace_parse_tasks(const char *text, size_t len, uint64_t inv,
+                                 pto_swimlane_task **out_tasks, size_t *out_ntasks,
+                                 uint64_t *out_inv);
+PTO_API void pto_timeline_tasks_free(pto_swimlane_task *tasks, size_t ntasks);
+
 #ifdef __cplusplus
 }
 #endif

@@ -424,6 +424,14 @@ PTO_API pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const cha
 PTO_API pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name,
                                         pto_ir_func **out_func);
 
+/* Statements of f in pre-order (a statement, then the bodies it holds: for, then/else, incore),
+ * numbered from 0. Structurally equal functions number their statements alike, whatever their
+ * positions, so launch errors name a statement by this index (an "op id") and find its position
+ * in whichever program shares the binary. stmt_at gives NULL past the end; stmt_index gives the
+ * index of the statement at loc (-1 when loc is unknown or no statement starts there). */
+PTO_API const pto_ir_stmt *pto_ir_func_stmt_at(const pto_ir_func *f, int index);
+PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
+
 /* Returns the keyword argument named kw of an op statement, or NULL. */
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
 /* Evaluates an index expression made of INT literals only; returns 0 and sets *out if static. */

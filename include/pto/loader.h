@@ -107,6 +107,27 @@ PTO_API pto_status pto_program_create_host(const pto_signature *sig, pto_host_en
 
 /* ---- compiling (the compiler library is dlopen'ed on demand) ----------------------------- */
 
+/* ---- source positions of launch errors ------------------------------------------------------
+ * Generated orchestration records the op id of the statement it runs (pto_ir_func_stmt_index of
+ * the entry as compiled) in its exported pto_orch_current_op; the program keeps a position
+ * table from op id to file:line:col, made from the caller's IR (pto_compile) or read from the
+ * work dir's positions.json (pto_program_load_dir). Neither enters the cache key. */
+
+/* The op id the orchestration last recorded, or -1 (none yet, or code without op ids). Read on
+ * the thread that runs the orchestration. */
+PTO_API int32_t pto_program_current_op(const pto_program *p);
+PTO_API void pto_program_reset_current_op(const pto_program *p);
+/* "prog.ptir:12:5: call @k" (or ": tensor.slice") for op into buf; 0, or -1 when unknown. */
+PTO_API int pto_program_op_text(const pto_program *p, int32_t op, char *buf, size_t n);
+/* For a kernel that failed with PTO_KERNEL_ERR_DIM_MISMATCH (values a and b) at call op with
+ * these tensor arguments: "dynamic symbol R is 8 from parameter 'x' (dim 0) but 16 from
+ * parameter 'y' (dim 0)"; 0, or -1 when it cannot be told. */
+PTO_API int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,
+                                     const pto_kernel_tensor *tensors, int ntensors, int64_t a,
+                                     int64_t b, char *buf, size_t n);
+/* Replaces p's position table with one made from ir (the program p was compiled from). */
+PTO_API pto_status pto_program_set_positions_from_ir(pto_program *p, const pto_ir_program *ir);
+
 /* Compiles through the binary cache and loads the result: a hit loads the cached entry without
  * loading the compiler (or LLVM); a miss compiles, publishes and loads. A request whose key this
  * process has seen returns the same program object (retained) without touching disk; its

@@ -230,6 +230,23 @@ PTO_API int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis);
 PTO_API pto_status pto_worker_copy_to(pto_worker *w, uint64_t dev_ptr, const void *host, size_t n);
 PTO_API pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_ptr, size_t n);
 
+/* Device tensors by handle, next to the raw-address calls above. Host memory is dense
+ * row-major in the tensor's dtype. Checked against the tensor's extent (PTO_STATUS_INVALID_ARGUMENT
+ * names the elements or the dim and the tensor's shape), its worker, and that no launch runs.
+ *   _tensor:       count elements from the row-major element offset
+ *   _tensor_slice: the box offsets[d] .. offsets[d] + sizes[d] of every dim (rank entries each);
+ *                  host holds the box, row-major with shape sizes */
+PTO_API pto_status pto_worker_copy_to_tensor(pto_worker *w, pto_device_tensor *t, int64_t offset,
+                                     const void *host, int64_t count);
+PTO_API pto_status pto_worker_copy_from_tensor(pto_worker *w, void *host, const pto_device_tensor *t,
+                                       int64_t offset, int64_t count);
+PTO_API pto_status pto_worker_copy_to_tensor_slice(pto_worker *w, pto_device_tensor *t,
+                                           const int64_t *offsets, const int64_t *sizes,
+                                           const void *host);
+PTO_API pto_status pto_worker_copy_from_tensor_slice(pto_worker *w, void *host,
+                                             const pto_device_tensor *t, const int64_t *offsets,
+                                             const int64_t *sizes);
+
 /* ---- registration and launches -------------------------------------------------------- */
 
 /* Validates p (signature, entry, kernels) and makes it callable on w; retains p. Registering
@@ -243,6 +260,26 @@ PTO_API int64_t pto_handle_callable_id(const pto_handle *h);
  * when an argument does not match the signature (the message names the parameter), and with
  * PTO_STATUS_LAUNCH when a kernel or the orchestration fails. */
 PTO_API pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t nargs);
+/* ---- asynchronous dispatch ------------------------------------------------------------------
+ * pto_handle_submit queues one launch (as pto_handle_call would run it) on the worker's
+ * dispatcher thread and returns at once with a completion, so the caller can prepare the next
+ * batch on the host while the device runs this one. Launches of one worker run one at a time in
+ * the order they were issued, submitted or synchronous: every other call on the worker (a
+ * pto_handle_call, copies, allocation, registration, last_launch, close, ...) first waits for
+ * the submitted launches to end. The args array is copied; host tensor data is borrowed until
+ * the completion is done (inputs must not change, outputs are written by then). Each completion
+ * is consumed exactly once, by pto_completion_wait or pto_completion_discard. The submitting
+ * thread owns the worker as before; a completion may be waited on from any thread. */
+typedef struct pto_completion pto_completion;
+PTO_API pto_status pto_handle_submit(pto_handle *h, const pto_arg *args, size_t nargs,
+                             pto_completion **out_completion);
+/* 1 when the launch has ended (wait will not block), 0 while it is queued or running. */
+PTO_API int pto_completion_poll(pto_completion *c);
+/* Waits for the launch to end, frees c and returns the launch's status (the caller's to free). */
+PTO_API pto_status pto_completion_wait(pto_completion *c);
+/* Gives c up: the launch still runs; its status is dropped. */
+PTO_API void pto_completion_discard(pto_completion *c);
+
 /* Unregisters h (a stale handle is ignored). */
 PTO_API void pto_handle_unregister(pto_handle *h);
 /* A launch of p, registering it on first use (kept until close). */

@@ -24,8 +24,10 @@ expect_true "the manifest records a key" test ${#key} = 32
 run_pto 0 cache ls
 expect_out "$key"
 expect_out "add@main"
+expect_out "a:in[M,128]f32 b:in[M,128]f32 c:out[M,128]f32"
 run_pto 0 cache ls --json
 expect_out "\"key\": \"$key\""
+expect_out '"signature": "a:in[M,128]f32 b:in[M,128]f32 c:out[M,128]f32", "specialised": "-"'
 run_pto 0 cache show "${key:0:6}"
 expect_out "key          $key"
 expect_out "add_block"
@@ -148,4 +150,11 @@ if command -v make >/dev/null; then
   touch "$T/src dir/my add.ptir"
   expect_true "make: out of date after the source changed" bash -c "! make -q -C '$T/mk'"
 fi
+
+# ---- ls tells entries of one program apart by their specialised scalars ---------------------
+# Two entries of one program, told apart by their specialised scalars.
+run_pto 0 compile "$EX/scale_rows.ptir" -o "$T/sr1" -D act=1
+run_pto 0 compile "$EX/scale_rows.ptir" -o "$T/sr2" -D act=2
+run_pto 0 cache ls && expect_out "act=1" && expect_out "act=2" && expect_out "act:i32=2"
+
 finish

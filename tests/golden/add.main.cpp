@@ -6,6 +6,10 @@ using namespace pto_codegen;
 
 extern "C" {
 
+// The statement running (its op id), for launch errors: the runtime reads it when a launch
+// fails and finds the source position in the program's position table.
+__attribute__((visibility("default"))) int32_t pto_orch_current_op = -1;
+
 __attribute__((visibility("default"))) OrchestrationConfig
 aicpu_orchestration_config(const ChipTaskArgs &args) {
   (void)args;
@@ -21,9 +25,13 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const int64_t v3_nblk = pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32));
   for (int64_t v4_i = INT64_C(0); v4_i < v3_nblk; v4_i += 1) {
     const int64_t v5_row0 = (v4_i * INT64_C(32));
+    pto_orch_current_op = 3;
     const ChipTensor v6_as = pto_slice(v0_a, {v5_row0, INT64_C(0)}, {INT64_C(32), INT64_C(128)});
+    pto_orch_current_op = 4;
     const ChipTensor v7_bs = pto_slice(v1_b, {v5_row0, INT64_C(0)}, {INT64_C(32), INT64_C(128)});
+    pto_orch_current_op = 5;
     const ChipTensor v8_cs = pto_slice(v2_c, {v5_row0, INT64_C(0)}, {INT64_C(32), INT64_C(128)});
+    pto_orch_current_op = 6;
     {  // add.ptir:25 call @add_block
       CoreTaskArgs t0;
       t0.add_input(v6_as);

@@ -6,6 +6,10 @@ using namespace pto_codegen;
 
 extern "C" {
 
+// The statement running (its op id), for launch errors: the runtime reads it when a launch
+// fails and finds the source position in the program's position table.
+__attribute__((visibility("default"))) int32_t pto_orch_current_op = -1;
+
 __attribute__((visibility("default"))) OrchestrationConfig
 aicpu_orchestration_config(const ChipTaskArgs &args) {
   (void)args;
@@ -23,9 +27,13 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   for (int64_t v5_i = INT64_C(0); v5_i < v4_nblk; v5_i += 1) {
     const int64_t v6_r0 = (v5_i * INT64_C(16));
     const int64_t v7_rows = pto_min<int64_t>(INT64_C(16), (s_M - v6_r0));
+    pto_orch_current_op = 4;
     const ChipTensor v8_xs = pto_slice(v0_x, {v6_r0, INT64_C(0)}, {INT64_C(16), INT64_C(64)});
+    pto_orch_current_op = 5;
     const ChipTensor v9_ys = pto_slice(v1_y, {v6_r0, INT64_C(0)}, {INT64_C(16), INT64_C(64)});
+    pto_orch_current_op = 6;
     const ChipTensor v10_zs = pto_slice(v2_z, {v6_r0, INT64_C(0)}, {INT64_C(16), INT64_C(64)});
+    pto_orch_current_op = 7;
     {  // incore.ptir:17 call @axpy
       CoreTaskArgs t0;
       t0.add_input(v8_xs);

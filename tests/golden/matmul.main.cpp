@@ -6,6 +6,10 @@ using namespace pto_codegen;
 
 extern "C" {
 
+// The statement running (its op id), for launch errors: the runtime reads it when a launch
+// fails and finds the source position in the program's position table.
+__attribute__((visibility("default"))) int32_t pto_orch_current_op = -1;
+
 __attribute__((visibility("default"))) OrchestrationConfig
 aicpu_orchestration_config(const ChipTaskArgs &args) {
   (void)args;
@@ -22,9 +26,13 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
 
   for (int64_t v3_i = INT64_C(0); v3_i < pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32)); v3_i += 1) {
     for (int64_t v4_j = INT64_C(0); v4_j < pto_div<int64_t>((s_N + INT64_C(63)), INT64_C(64)); v4_j += 1) {
+      pto_orch_current_op = 2;
       const ChipTensor v5_as = pto_slice(v0_a, {(v3_i * INT64_C(32)), INT64_C(0)}, {INT64_C(32), s_K});
+      pto_orch_current_op = 3;
       const ChipTensor v6_bs = pto_slice(v1_b, {INT64_C(0), (v4_j * INT64_C(64))}, {s_K, INT64_C(64)});
+      pto_orch_current_op = 4;
       const ChipTensor v7_cs = pto_slice(v2_c, {(v3_i * INT64_C(32)), (v4_j * INT64_C(64))}, {INT64_C(32), INT64_C(64)});
+      pto_orch_current_op = 5;
       {  // matmul.ptir:56 call @matmul_block
         CoreTaskArgs t0;
         t0.add_input(v5_as);

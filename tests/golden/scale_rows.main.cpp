@@ -6,6 +6,10 @@ using namespace pto_codegen;
 
 extern "C" {
 
+// The statement running (its op id), for launch errors: the runtime reads it when a launch
+// fails and finds the source position in the program's position table.
+__attribute__((visibility("default"))) int32_t pto_orch_current_op = -1;
+
 __attribute__((visibility("default"))) OrchestrationConfig
 aicpu_orchestration_config(const ChipTaskArgs &args) {
   (void)args;
@@ -22,8 +26,11 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const int64_t v4_nblk = pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32));
   for (int64_t v5_i = INT64_C(0); v5_i < v4_nblk; v5_i += 1) {
     const int64_t v6_row0 = (v5_i * INT64_C(32));
+    pto_orch_current_op = 3;
     const ChipTensor v7_xs = pto_slice(v0_x, {v6_row0, INT64_C(0)}, {INT64_C(32), INT64_C(128)});
+    pto_orch_current_op = 4;
     const ChipTensor v8_ys = pto_slice(v1_y, {v6_row0, INT64_C(0)}, {INT64_C(32), INT64_C(128)});
+    pto_orch_current_op = 5;
     {  // scale_rows.ptir:31 call @scale_block
       CoreTaskArgs t0;
       t0.add_input(v7_xs);

@@ -1,0 +1,312 @@
+/* Source positions of launch errors.
+ *
+ * Generated orchestration stores the op id of the statement it is running in the exported
+ * variable pto_orch_current_op (an op id is the statement's pre-order number in the entry,
+ * pto_ir_func_stmt_index), never a position: positions stay out of the binary's identity and its
+ * cache key, so programs that differ only in layout share one binary. The position table maps op
+ * ids to file:line:col, the op, and for a kernel call the kernel's tensor parameters and the
+ * dynamic symbols of their dims. It is made from the caller's own IR on every pto_compile that
+ * loads from disk, and written beside a work dir (positions.json, outside the manifest, so it
+ * never makes a binary stale) for pto run DIR. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader_internal.h"
+#include "pto/ir.h"
+
+#define POSITIONS_SCHEMA "pto.positions/1"
+
+typedef struct pos_op {
+  int32_t id;
+  int line, col;
+  char *op;     /* "call", "tensor.slice", "for", ... */
+  char *callee; /* call: the kernel, else NULL */
+  int ntensors; /* call of a kernel: its tensor parameters, in order */
+  char **tnames;
+  int (*dimsym)[PTO_MAX_RANK]; /* per tensor parameter and dim: the symbol index, or -1 */
+} pos_op;
+
+struct pto__positions {
+  char *file;
+  int nsyms;
+  char **syms;
+  int nops;
+  pos_op *ops;
+};
+
+void pto__positions_free(pto__positions *t) {
+  if (!t) return;
+  for (int i = 0; i < t->nops; i++) {
+    pos_op *o = &t->ops[i];
+    free(o->op);
+    free(o->callee);
+    for (int k = 0; k < o->ntensors; k++)
+      free(o->tnames[k]);
+    free(o->tnames);
+    free(o->dimsym);
+  }
+  free(t->ops);
+  for (int i = 0; i < t->nsyms; i++)
+    free(t->syms[i]);
+  free(t->syms);
+  free(t->file);
+  free(t);
+}
+
+static const char *stmt_op_name(const pto_ir_stmt *s) {
+  switch (s->kind) {
+  case PTO_STMT_CALL: return "call";
+  case PTO_STMT_FOR: return "for";
+  case PTO_STMT_INCORE: return "incore";
+  case PTO_STMT_OP: {
+    const pto_op_info *info = pto_op_info_get(s->op.opc);
+    return info ? info->name : NULL;
+  }
+  default: return NULL;
+  }
+}
+
+static int fill_call(pos_op *o, const pto_ir_func *k) {
+  o->callee = strdup(k->name);
+  if (!o->callee) return -1;
+  int n = 0;
+  for (int i = 0; i < k->nparams; i++)
+    if (k->params[i].value->type->kind != PTO_TYPE_SCALAR) n++;
+  o->tnames = calloc((size_t)n + 1, sizeof *o->tnames);
+  o->dimsym = calloc((size_t)n + 1, sizeof *o->dimsym);
+  if (!o->tnames || !o->dimsym) return -1;
+  for (int i = 0; i < k->nparams; i++) {
+    const pto_ir_type *t = k->params[i].value->type;
+    if (t->kind == PTO_TYPE_SCALAR) continue;
+    int j = o->ntensors++;
+    o->tnames[j] = strdup(k->params[i].value->name ? k->params[i].value->name : "?");
+    if (!o->tnames[j]) return -1;
+    for (int d = 0; d < PTO_MAX_RANK; d++) {
+      const pto_ir_expr *e = d < t->rank ? t->dims[d] : NULL;
+      o->dimsym[j][d] = e && e->kind == PTO_EXPR_SYM ? e->sym : -1;
+    }
+  }
+  return 0;
+}
+
+pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
+                                  pto__positions **out) {
+  *out = NULL;
+  pto_ir_func *f = pto_ir_program_find_func(ir, entry);
+  if (!f || !ir->file) return PTO_OK; /* nothing to point at */
+  pto__positions *t = calloc(1, sizeof *t);
+  if (!t) goto oom;
+  t->file = strdup(ir->file);
+  t->syms = calloc((size_t)ir->nsyms + 1, sizeof *t->syms);
+  if (!t->file || !t->syms) goto oom;
+  for (int i = 0; i < ir->nsyms; i++) {
+    if (!(t->syms[i] = strdup(ir->syms[i]))) goto oom;
+    t->nsyms++;
+  }
+  int cap = 0;
+  for (int i = 0;; i++) {
+    const pto_ir_stmt *s = pto_ir_func_stmt_at(f, i);
+    if (!s) break;
+    const char *name = stmt_op_name(s);
+    if (!name || s->loc.line <= 0) continue;
+    if (t->nops == cap) {
+      cap = cap ? cap * 2 : 16;
+      pos_op *ops = realloc(t->ops, (size_t)cap * sizeof *ops);
+      if (!ops) goto oom;
+      t->ops = ops;
+    }
+    pos_op *o = &t->ops[t->nops++];
+    memset(o, 0, sizeof *o);
+    o->id = i;
+    o->line = s->loc.line;
+    o->col = s->loc.col;
+    if (!(o->op = strdup(name))) goto oom;
+    if (s->kind == PTO_STMT_CALL && s->call.callee && fill_call(o, s->call.callee)) goto oom;
+  }
+  *out = t;
+  return PTO_OK;
+oom:
+  pto__positions_free(t);
+  return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building the position table");
+}
+
+static const pos_op *find_op(const pto__positions *t, int32_t id) {
+  int lo = 0, hi = t ? t->nops : 0; /* ops are in id order */
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (t->ops[mid].id < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return t && lo < t->nops && t->ops[lo].id == id ? &t->ops[lo] : NULL;
+}
+
+/* ---- JSON beside a work dir ------------------------------------------------------------- */
+
+pto_status pto__positions_write(const pto__positions *t, const char *dir) {
+  if (!t) return PTO_OK;
+  json_t *doc = json_object(), *syms = json_array(), *ops = json_array();
+  int ok = doc && syms && ops;
+  ok = ok && !json_object_set_new(doc, "schema", json_string(POSITIONS_SCHEMA));
+  ok = ok && !json_object_set_new(doc, "file", json_string(t->file));
+  for (int i = 0; ok && i < t->nsyms; i++)
+    ok = !json_array_append_new(syms, json_string(t->syms[i]));
+  for (int i = 0; ok && i < t->nops; i++) {
+    const pos_op *o = &t->ops[i];
+    json_t *jo = json_pack("{s:i, s:i, s:i, s:s}", "id", (int)o->id, "line", o->line, "col", o->col,
+                           "op", o->op);
+    ok = jo != NULL;
+    if (ok && o->callee) {
+      json_t *params = json_array();
+      ok = params && !json_object_set_new(jo, "callee", json_string(o->callee)) &&
+           !json_object_set_new(jo, "tensors", params);
+      for (int k = 0; ok && k < o->ntensors; k++) {
+        json_t *dims = json_array();
+        for (int d = 0; dims && d < PTO_MAX_RANK; d++)
+          json_array_append_new(dims, json_integer(o->dimsym[k][d]));
+        json_t *p = json_pack("{s:s, s:o}", "name", o->tnames[k], "dim_syms", dims);
+        ok = p && !json_array_append_new(params, p);
+      }
+    }
+    ok = ok && !json_array_append_new(ops, jo);
+  }
+  ok = ok && !json_object_set_new(doc, "syms", syms) && !json_object_set_new(doc, "ops", ops);
+  if (!ok) {
+    json_decref(doc);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing positions.json");
+  }
+  char *text = json_dumps(doc, JSON_INDENT(1));
+  json_decref(doc);
+  if (!text)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing positions.json");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, PTO_POSITIONS_FILENAME);
+  pto_status s = pto_file_write_atomic(path, text, strlen(text), 0644);
+  free(text);
+  return s;
+}
+
+/* Reads DIR/positions.json; a missing or unreadable one gives no table (errors are not worth
+ * refusing a program over: only messages lose their positions). */
+pto__positions *pto__positions_read(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, PTO_POSITIONS_FILENAME);
+  json_t *doc = json_load_file(path, 0, NULL);
+  if (!doc) return NULL;
+  pto__positions *t = calloc(1, sizeof *t);
+  json_t *syms = json_object_get(doc, "syms"), *ops = json_object_get(doc, "ops");
+  const char *file = json_string_value(json_object_get(doc, "file"));
+  const char *schema = json_string_value(json_object_get(doc, "schema"));
+  if (!t || !file || !schema || strcmp(schema, POSITIONS_SCHEMA) || !json_is_array(syms) ||
+      !json_is_array(ops))
+    goto bad;
+  t->file = strdup(file);
+  t->syms = calloc(json_array_size(syms) + 1, sizeof *t->syms);
+  t->ops = calloc(json_array_size(ops) + 1, sizeof *t->ops);
+  if (!t->file || !t->syms || !t->ops) goto bad;
+  for (size_t i = 0; i < json_array_size(syms); i++) {
+    const char *s = json_string_value(json_array_get(syms, i));
+    if (!s || !(t->syms[t->nsyms] = strdup(s))) goto bad;
+    t->nsyms++;
+  }
+  for (size_t i = 0; i < json_array_size(ops); i++) {
+    json_t *jo = json_array_get(ops, i);
+    pos_op *o = &t->ops[t->nops++];
+    json_int_t id = json_integer_value(json_object_get(jo, "id"));
+    const char *op = json_string_value(json_object_get(jo, "op"));
+    if (!op || id < 0 || id > INT32_MAX || (i && id <= t->ops[i - 1].id)) goto bad;
+    o->id = (int32_t)id;
+    o->line = (int)json_integer_value(json_object_get(jo, "line"));
+    o->col = (int)json_integer_value(json_object_get(jo, "col"));
+    if (!(o->op = strdup(op))) goto bad;
+    const char *callee = json_string_value(json_object_get(jo, "callee"));
+    json_t *tens = json_object_get(jo, "tensors");
+    if (!callee) continue;
+    if (!(o->callee = strdup(callee)) || !json_is_array(tens)) goto bad;
+    size_t nt = json_array_size(tens);
+    o->tnames = calloc(nt + 1, sizeof *o->tnames);
+    o->dimsym = calloc(nt + 1, sizeof *o->dimsym);
+    if (!o->tnames || !o->dimsym) goto bad;
+    for (size_t k = 0; k < nt; k++) {
+      json_t *p = json_array_get(tens, k), *dims = json_object_get(p, "dim_syms");
+      const char *name = json_string_value(json_object_get(p, "name"));
+      if (!name || !json_is_array(dims) || !(o->tnames[k] = strdup(name))) goto bad;
+      o->ntensors++;
+      for (int d = 0; d < PTO_MAX_RANK; d++) {
+        json_int_t v = json_integer_value(json_array_get(dims, (size_t)d));
+        o->dimsym[k][d] = v >= 0 && v < t->nsyms ? (int)v : -1;
+      }
+    }
+  }
+  json_decref(doc);
+  return t;
+bad:
+  json_decref(doc);
+  pto__positions_free(t);
+  return NULL;
+}
+
+/* ---- the program's side ------------------------------------------------------------------ */
+
+void pto__program_set_positions(pto_program *p, pto__positions *t) {
+  pto__positions_free(p->positions);
+  p->positions = t;
+}
+
+int32_t pto_program_current_op(const pto_program *p) {
+  return p && p->current_op ? *p->current_op : -1;
+}
+
+void pto_program_reset_current_op(const pto_program *p) {
+  if (p && p->current_op) *p->current_op = -1;
+}
+
+int pto_program_op_text(const pto_program *p, int32_t op, char *buf, size_t n) {
+  const pos_op *o = p ? find_op(p->positions, op) : NULL;
+  if (!o || !n) return -1;
+  if (o->callee)
+    snprintf(buf, n, "%s:%d:%d: %s @%s", p->positions->file, o->line, o->col, o->op, o->callee);
+  else
+    snprintf(buf, n, "%s:%d:%d: %s", p->positions->file, o->line, o->col, o->op);
+  return 0;
+}
+
+int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,
+                                     const pto_kernel_tensor *tensors, int ntensors, int64_t a,
+                                     int64_t b, char *buf, size_t n) {
+  const pos_op *o = p ? find_op(p->positions, op) : NULL;
+  if (!o || !o->callee || !n) return -1;
+  /* The symbol with a dim of value a and another of value b among the kernel's parameters. */
+  for (int sym = 0; sym < p->positions->nsyms; sym++) {
+    int ka = -1, da = -1, kb = -1, db = -1;
+    for (int k = 0; k < o->ntensors && k < ntensors; k++)
+      for (int d = 0; d < tensors[k].rank && d < PTO_MAX_RANK; d++) {
+        if (o->dimsym[k][d] != sym) continue;
+        if (ka < 0 && tensors[k].shape[d] == a)
+          ka = k, da = d;
+        else if (kb < 0 && tensors[k].shape[d] == b && tensors[k].shape[d] != a)
+          kb = k, db = d;
+      }
+    if (ka >= 0 && kb >= 0) {
+      snprintf(buf, n,
+               "dynamic symbol %s is %" PRId64 " from parameter '%s' (dim %d) but %" PRId64
+               " from parameter '%s' (dim %d)",
+               p->positions->syms[sym], a, o->tnames[ka], da, b, o->tnames[kb], db);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+pto_status pto_program_set_positions_from_ir(pto_program *p, const pto_ir_program *ir) {
+  if (!p || !ir) return PTO_OK;
+  pto__positions *t = NULL;
+  PTO_RETURN_IF_ERROR(pto__positions_from_ir(ir, p->sig.entry, &t));
+  if (t) pto__program_set_positions(p, t);
+  return PTO_OK;
+}

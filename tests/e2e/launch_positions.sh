@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Launch errors point at the source: the .ptir file:line:col of the op or call that failed, and
+# for a kernel's "dynamic dimension bound twice" the symbol and the two parameters. Positions
+# stay out of the cache key: a program that differs only in layout shares the binary and still
+# reports its own lines; a work dir reports through its positions.json (outside the manifest).
+source "$(dirname "$0")/lib/common.bash"
+
+KERNEL='kernel @inc(%x: tensor[R,32] f32, out %y: tensor[R,32] f32) -> (tensor[R,32] f32) {
+  %t = tile.load(%x, [0, 0], [8, 32], valid=[R, 32])
+  %s = tile.adds(%t, 1.0)
+  %y1 = tile.store(%s, [0, 0], %y)
+  return %y1
+}'
+cat >"$T/slice_offset.ptir" <<EOF
+program slice_offset
+dynamic M, R
+$KERNEL
+orch @main(%x: tensor[M,32] f32, out %y: tensor[M,32] f32, %off: index = runtime)
+    -> (tensor[M,32] f32) {
+  %xs = tensor.slice(%x, [%off, 0], [8, 32])
+  %ys = tensor.slice(%y, [%off, 0], [8, 32])
+  call @inc(%xs, %ys)
+  return %y
+}
+EOF
+cat >"$T/dim.ptir" <<EOF
+program dim
+dynamic M, R
+$KERNEL
+orch @main(%x: tensor[M,32] f32, out %y: tensor[M,32] f32) -> (tensor[M,32] f32) {
+  %xs = tensor.slice(%x, [0, 0], [8, 32])
+  %ys = tensor.slice(%y, [0, 0], [4, 32])
+  call @inc(%xs, %ys)
+  return %y
+}
+EOF
+cat >"$T/zero_step.ptir" <<EOF
+program zero_step
+dynamic M, R
+$KERNEL
+orch @main(%x: tensor[M,32] f32, out %y: tensor[M,32] f32, %step: index = runtime)
+    -> (tensor[M,32] f32) {
+  for %b in range(0, M, %step) {
+    incore {
+      %t = tile.load(%x, [%b, 0], [8, 32])
+      %u = tile.store(%t, [%b, 0], %y)
+    }
+  }
+  return %y
+}
+EOF
+# The same program three lines further down, indented differently: same structure, same key.
+{ printf '\n\n\n'; sed 's/^  %xs = /    %xs = /' "$T/slice_offset.ptir"; } >"$T/moved.ptir"
+
+export PTO_CACHE_DIR="$T/cache"
+run_pto 1 run "$T/slice_offset.ptir" --dim M=16 --in off=16 &&
+  expect_out "launch of 'main': $T/slice_offset.ptir:11:9: tensor.slice: orchestration: reported a fatal error (code 1): tensor.slice: offset 16 of dim 0 is outside the extent 16"
+run_pto 1 run "$T/dim.ptir" --dim M=16 &&
+  expect_out "$T/dim.ptir:12:3: call @inc: kernel 'inc' (id 0, task 0) failed with code 2 (a dynamic dimension bound twice with different values: 8 and 4): dynamic symbol R is 8 from parameter 'x' (dim 0) but 4 from parameter 'y' (dim 0)"
+
+OUT=$(timeout 60 "$PTO" run "$T/zero_step.ptir" --dim M=16 --in step=0 2>&1)
+expect_true "a zero step fails the launch" test $? = 1
+expect_out "$T/zero_step.ptir:11:3: for: orchestration: reported a fatal error (code 1): for: the step is zero"
+
+run_pto 1 run "$T/moved.ptir" --dim M=16 --in off=16 &&
+  expect_out "$T/moved.ptir:14:11: tensor.slice: orchestration"
+run_pto 0 cache stats && expect_out "hits             1"
+expect_true "the moved program shared the binary (3 entries: slice_offset, dim, zero_step)" \
+  bash -c '[ "$(ls -d "$1"/??/* | wc -l)" = 3 ]' _ "$PTO_CACHE_DIR"
+
+# Work dirs: the key is the same whatever the layout; each dir reports its own lines.
+run_pto 0 compile "$T/slice_offset.ptir" -o "$T/w1"
+run_pto 0 compile "$T/moved.ptir" -o "$T/w2"
+key() { sed -n 's/.*"cache_key": "\([0-9a-f]*\)".*/\1/p' "$1/manifest.json"; }
+expect_true "positions are not in the cache key" test "$(key "$T/w1")" = "$(key "$T/w2")"
+expect_true "the binaries are the same" cmp -s "$T/w1/orchestration/main.so" "$T/w2/orchestration/main.so"
+expect_true "positions.json is beside the work dir" test -f "$T/w2/positions.json"
+expect_true "positions.json is not in the manifest" bash -c '! grep -q positions "$1/manifest.json"' _ "$T/w2"
+run_pto 1 run "$T/w1" --dim M=16 --in off=16 && expect_out "slice_offset.ptir:11:9: tensor.slice"
+run_pto 1 run "$T/w2" --dim M=16 --in off=16 && expect_out "moved.ptir:14:11: tensor.slice"
+# A work dir without the table still runs and reports, without a position.
+rm "$T/w2/positions.json"
+run_pto 1 run "$T/w2" --dim M=16 --in off=16 &&
+  expect_out "launch of 'main': orchestration: reported a fatal error (code 1): tensor.slice"
+echo '{"schema": "pto.positions/1", "ops": 7' >"$T/w1/positions.json" # unreadable: ignored
+run_pto 1 run "$T/w1" --dim M=16 --in off=16 &&
+  expect_out "launch of 'main': orchestration: reported a fatal error (code 1): tensor.slice"
+run_pto 0 run "$T/w1" --dim M=16 --in off=8 --check && expect_out PASS
+
+finish
