@@ -903,6 +903,15 @@ static pto_status shaped_type(pto_ir_builder *b, pto_type_kind kind, pto_dtype d
       return fail_at(b, t->dims[i]->loc, "%s extent %lld: extents are positive", kw,
                      (long long)t->dims[i]->i);
   }
+  /* The static extents alone must give a byte size that fits: found here, not at a launch. */
+  int64_t bytes = (int64_t)pto_dtype_size(dt);
+  for (int i = 0; i < rank; i++) {
+    if (t->dims[i]->kind != PTO_EXPR_INT) continue;
+    if (__builtin_mul_overflow(bytes, t->dims[i]->i, &bytes))
+      return fail_at(b, t->dims[i]->loc,
+                     "%s extent %lld: the tensor's size in bytes overflows 64 bits", kw,
+                     (long long)t->dims[i]->i);
+  }
   *out_type = t;
   return PTO_OK;
 }
@@ -920,6 +929,9 @@ pto_status pto_ir_builder_dtensor_type(pto_ir_builder *b, pto_dtype dt, int rank
 static pto_status tile_type(pto_ir_builder *b, pto_dtype dt, const int64_t shape[2],
                             pto_space space, int has_valid, pto_ir_expr *const *valid,
                             const pto_ir_type **out_type) {
+  if (pto_shape_size(2, shape, dt, NULL, NULL))
+    return fail(b, "tile [%lld, %lld] %s: its size in bytes overflows 64 bits", (long long)shape[0],
+                (long long)shape[1], pto_dtype_name(dt));
   pto_ir_type *t = pto_arena_alloc(b->arena, sizeof *t);
   if (!t) return oom(b);
   t->kind = PTO_TYPE_TILE;
@@ -970,6 +982,9 @@ pto_status pto_ir_builder_tile_type(pto_ir_builder *b, pto_dtype dt, int rank,
       return fail_at(b, d->loc, "tile extent %lld: extents are positive", (long long)d->i);
     shape[i] = d->i;
   }
+  if (pto_shape_size(2, shape, dt, NULL, NULL))
+    return fail_at(b, dims[1]->loc, "tile [%lld, %lld] %s: its size in bytes overflows 64 bits",
+                   (long long)shape[0], (long long)shape[1], pto_dtype_name(dt));
   pto_ir_expr *v[2] = {0};
   if (nvalid) TRY(check_valid(b, "", valid, nvalid, shape, v));
   return tile_type(b, dt, shape, space, nvalid != 0, v, out_type);

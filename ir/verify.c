@@ -25,7 +25,9 @@ static uint64_t tile_type_bytes(const pto_ir_type *t) {
   if (!t || t->kind != PTO_TYPE_TILE || pto_ir_expr_static_int(t->dims[0], &r) ||
       pto_ir_expr_static_int(t->dims[1], &c) || r <= 0 || c <= 0)
     return 0;
-  return (uint64_t)r * (uint64_t)c * pto_dtype_size(t->dtype);
+  int64_t shape[2] = {r, c}, bytes;
+  /* The builder refuses a tile whose size overflows; saturate all the same. */
+  return pto_shape_size(2, shape, t->dtype, NULL, &bytes) ? UINT64_MAX : (uint64_t)bytes;
 }
 
 static int expr_uses(const pto_ir_expr *e, const pto_ir_value *v) {
@@ -98,7 +100,8 @@ static int reuses_operand(const pto_ir_block *blk, int i, const pto_ir_type *rt)
         tile_type_bytes(v->type) != tile_type_bytes(rt))
       continue;
     int made_here = 0;
-    for (int j = 0; j < i && !made_here; j++) made_here = blk->stmts[j] == v->def;
+    for (int j = 0; j < i && !made_here; j++)
+      made_here = blk->stmts[j] == v->def;
     if (made_here && !block_uses(blk, i + 1, v)) return 1;
   }
   return 0;
@@ -122,7 +125,7 @@ static const pto_ir_stmt *walk_footprint(const pto_ir_block *blk, const uint64_t
     pto_space sp = PTO_SPACE_VEC;
     uint64_t bytes = stmt_tile_bytes(blk, i, &sp);
     if (bytes) {
-      running[sp] += bytes;
+      if (__builtin_add_overflow(running[sp], bytes, &running[sp])) running[sp] = UINT64_MAX;
       if (cap && running[sp] > cap[sp]) {
         *out_space = sp;
         return s;
