@@ -79,9 +79,10 @@ static char *xstrdupf(const char *fmt, const char *a) {
 static pto_status start_orchestration(const char *cpp_path, const char *so_path, int opt_level,
                                       pto_exec *out) {
   static const char *const levels[] = {"-O0", "-O1", "-O2", "-O3"};
-  const char *argv[] = {pto__compiler_cxx(), "-std=c++17", levels[opt_level], "-fPIC", "-shared",
-                        "-Wl,--build-id=sha1", "-I", pto__compiler_include_dir(), "-o", so_path,
-                        cpp_path, NULL};
+  /* -fwrapv: signed overflow in orchestration arithmetic wraps, as in kernels. */
+  const char *argv[] = {pto__compiler_cxx(), "-std=c++17", levels[opt_level], "-fwrapv", "-fPIC",
+                        "-shared", "-Wl,--build-id=sha1", "-I", pto__compiler_include_dir(), "-o",
+                        so_path, cpp_path, NULL};
   return pto__compiler_exec_start(argv, out);
 }
 

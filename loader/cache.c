@@ -34,7 +34,8 @@
 #include "pto/orch_abi.h"
 
 /* Bump when the text below changes meaning: every old entry becomes a miss. */
-#define PTO_CACHE_KEY_FORMAT "pto-cache-key/2"
+/* 3: orchestration division no longer traps on MIN / -1 and is built with -fwrapv. */
+#define PTO_CACHE_KEY_FORMAT "pto-cache-key/3"
 
 /* Guards everything in this file that is static and mutable: the identity memo, the two maps of
  * the in-process level, and the structural-hash memo inside each pto_ir_program. */
