@@ -278,7 +278,18 @@ static pto_ir_expr *new_binary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr *l
   e->op = op;
   e->lhs = l;
   e->rhs = r;
+  e->height = 1 + (l->height > r->height ? l->height : r->height);
   return e;
+}
+
+/* A tree higher than PTO_IR_MAX_EXPR_HEIGHT would make every recursive walk (print, hash,
+ * verify, emit, interpret) as deep: refused where it is built. */
+static pto_status check_height(pto_ir_builder *b, const pto_ir_expr *e) {
+  if (e->height <= PTO_IR_MAX_EXPR_HEIGHT) return PTO_OK;
+  return fail_at(b, e->loc,
+                 "expression too deep: more than %d operators nested or chained (split it into "
+                 "several assignments)",
+                 PTO_IR_MAX_EXPR_HEIGHT);
 }
 
 static int block_push(pto_ir_builder *b, pto_ir_block *blk, pto_ir_stmt *s) {
@@ -746,6 +757,8 @@ pto_status pto_ir_builder_unary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr *
   if (!e) return oom(b);
   e->op = op;
   e->a = a;
+  e->height = a->height + 1;
+  TRY(check_height(b, e));
   *out_expr = e;
   return PTO_OK;
 }
@@ -792,6 +805,7 @@ pto_status pto_ir_builder_binary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr 
   pto_ir_expr *e = new_binary(b, op, lhs, rhs);
   if (!e) return oom(b);
   e->dtype = dt;
+  TRY(check_height(b, e));
   *out_expr = e;
   return PTO_OK;
 }
@@ -804,6 +818,8 @@ pto_status pto_ir_builder_cast(pto_ir_builder *b, pto_dtype dt, pto_ir_expr *a,
   pto_ir_expr *e = new_expr(b, PTO_EXPR_CAST, dt);
   if (!e) return oom(b);
   e->a = a;
+  e->height = a->height + 1;
+  TRY(check_height(b, e));
   *out_expr = e;
   return PTO_OK;
 }
