@@ -6,6 +6,7 @@
 
 #include "ir_internal.h"
 #include "pto/arena.h"
+#include "pto/file.h"
 
 void pto_ir_program_destroy(pto_ir_program *p) {
   if (!p) return;
@@ -139,37 +140,10 @@ int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out) {
 
 pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program) {
   *out_program = NULL;
-  FILE *f = fopen(path, "rb");
-  /* A missing file is bad input (the caller named it); other failures are I/O errors. */
-  if (!f)
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  if (!buf) {
-    fclose(f);
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
-  }
-  for (;;) {
-    size_t n = fread(buf + len, 1, cap - len, f);
-    len += n;
-    if (len < cap) break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      fclose(f);
-      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    free(buf);
-    return pto_status_make(PTO_STATUS_IO, "%s: read error", path);
-  }
-  pto_status s = pto_ir_parse_string(buf, len, path, out_program);
+  uint8_t *buf;
+  size_t len;
+  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_SOURCE, &buf, &len));
+  pto_status s = pto_ir_parse_string((const char *)buf, len, path, out_program);
   free(buf);
   return s;
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "loader_internal.h"
+#include "pto/file.h"
 
 #define FNV64_OFFSET_BASIS 0xcbf29ce484222325ull
 #define FNV64_PRIME 0x100000001b3ull
@@ -53,60 +54,7 @@ void pto__loader_hex(const uint8_t *bytes, size_t len, char *out) {
 }
 
 pto_status pto__loader_read_file(const char *path, uint8_t **out_buf, size_t *out_len) {
-  *out_buf = NULL;
-  *out_len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(errno));
-  }
-  pto_status s = PTO_OK;
-  uint8_t *buf = NULL;
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    s = pto_status_make(PTO_STATUS_IO, "cannot stat %s: %s", path, strerror(errno));
-    goto done;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: not a regular file", path);
-    goto done;
-  }
-  /* One byte more than the size: reading it means the file grew since fstat, and keeps a
-   * byte for the terminating NUL otherwise. */
-  size_t alloc = (size_t)st.st_size + 1, len = 0;
-  buf = malloc(alloc);
-  if (!buf) {
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s (%zu bytes)", path,
-                        alloc - 1);
-    goto done;
-  }
-  for (;;) {
-    if (len == alloc) {
-      uint8_t *nb = realloc(buf, 2 * alloc);
-      if (!nb) {
-        s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
-        goto done;
-      }
-      buf = nb;
-      alloc *= 2;
-    }
-    ssize_t n = read(fd, buf + len, alloc - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      s = pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(errno));
-      goto done;
-    }
-    if (n == 0) break; /* len < alloc: room for the NUL */
-    len += (size_t)n;
-  }
-  buf[len] = 0;
-  *out_buf = buf;
-  *out_len = len;
-  buf = NULL;
-done:
-  free(buf);
-  close(fd);
-  return s;
+  return pto_file_read(path, PTO_FILE_MAX_BINARY, out_buf, out_len);
 }
 
 /* ---- notes ---------------------------------------------------------------------------- */

@@ -10,6 +10,7 @@
  *   files { "<relative path>": "<32 hex>" }
  * Unknown keys are ignored, so a later /1 writer may add fields. */
 #include "pto/manifest.h"
+#include "pto/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,11 +51,8 @@ void pto__loader_hash_mem(const void *data, size_t len, char out_hex[33]) {
 
 pto_status pto_file_hash(const char *path, char out_hex[PTO_HASH_HEX_LEN + 1]) {
   out_hex[0] = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(errno));
-  }
+  int fd;
+  PTO_RETURN_IF_ERROR(pto_file_open_regular(path, 0, &fd, NULL));
   pto_status s = PTO_OK;
   XXH3_state_t *st = XXH3_createState();
   enum { CHUNK = 1 << 16 };
@@ -623,7 +621,7 @@ pto_status pto_manifest_read(const char *dir, pto_manifest *out_m) {
   if (asprintf(&path, "%s/%s", dir, PTO_MANIFEST_FILENAME) < 0) return oom();
   uint8_t *buf = NULL;
   size_t len = 0;
-  pto_status s = pto__loader_read_file(path, &buf, &len);
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &buf, &len);
   if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
     pto_status_free(s);
     s = pto_status_make(

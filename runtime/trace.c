@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "pto/file.h"
 
 static const char k_marker[] = "[STRACE]";
 enum { MARKER_LEN = sizeof k_marker - 1 };
@@ -341,28 +342,12 @@ pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
   *out_stats = NULL;
   if (!path)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_trace_parse_file: path is NULL");
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO, "%s: %s", path,
-                           strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  pto_status s = PTO_OK;
-  for (;;) {
-    if (pto__bench_grow((void **)&buf, &cap, len + 65536, 1)) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the log", path);
-      break;
-    }
-    size_t n = fread(buf + len, 1, cap - len, f);
-    len += n;
-    if (n == 0) {
-      if (ferror(f)) s = pto_status_make(PTO_STATUS_IO, "%s: read error", path);
-      break;
-    }
-  }
-  fclose(f);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_LOG, &buf, &len);
+  if (s) return s;
   if (!s) {
-    s = pto_trace_parse(buf, len, opt, out_stats);
+    s = pto_trace_parse((const char *)buf, len, opt, out_stats);
     if (s) s = pto_status_annotate(s, "%s", path);
   }
   free(buf);

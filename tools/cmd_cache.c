@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "pto/cache.h"
+#include "pto/file.h"
 #include "pto/manifest.h"
 
 static const char *k_cmd = "cache";
@@ -151,26 +152,11 @@ static int do_ls(int json) {
 }
 
 static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  for (size_t n; buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-    len += n;
-    if (len + 1 == cap) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-  }
-  fclose(f);
-  if (buf) buf[len] = 0;
-  return buf;
+  uint8_t *buf;
+  size_t len;
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &buf, &len);
+  pto_status_free(s);
+  return s ? NULL : (char *)buf;
 }
 
 static void print_param(const pto_signature *sig, const pto_sig_param *p) {

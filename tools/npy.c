@@ -4,6 +4,7 @@
  * It is parsed with a small tokenizer that accepts exactly that grammar (either quote, any
  * whitespace, optional trailing commas), never by evaluating anything. */
 #include "npy.h"
+#include "pto/file.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -261,38 +262,7 @@ pto_status pto_npy_parse(const uint8_t *buf, size_t len, const char *name, int w
 }
 
 static pto_status read_file(const char *path, uint8_t **out_buf, size_t *out_len) {
-  *out_buf = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  pto_status s = PTO_OK;
-  while (buf) {
-    len += fread(buf + len, 1, cap - len, f);
-    if (len < cap) break;
-    uint8_t *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  if (!buf)
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
-  else if (ferror(f))
-    s = pto_status_make(PTO_STATUS_IO, "cannot read %s", path);
-  fclose(f);
-  if (s) {
-    free(buf);
-    return s;
-  }
-  *out_buf = buf;
-  *out_len = len;
-  return PTO_OK;
+  return pto_file_read(path, PTO_FILE_MAX_DATA, out_buf, out_len);
 }
 
 static void shape_text(int rank, const int64_t *shape, char *buf, size_t n) {
