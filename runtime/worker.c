@@ -43,7 +43,7 @@ static pto_status get_worker(const pto_worker *wt, const char *fn, pto__rt_worke
 }
 
 static pto_status not_in_launch(const pto__rt_worker *w, const char *fn) {
-  if (!w->in_launch) return PTO_OK;
+  if (!__atomic_load_n(&w->in_launch, __ATOMIC_ACQUIRE)) return PTO_OK;
   return fail(PTO_STATUS_FAILED_PRECONDITION,
               "%s: a launch is running on this worker; call it between launches, not from a "
               "kernel or the orchestration",
@@ -65,8 +65,9 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
                 out->platform);
   out->platform = "sim";
   if (out->ncores < 0 || out->ncores > PTO__RT_MAX_CORES)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "ncores %d is out of range (0 for the CPU count, or 1 to %d)",
-                out->ncores, PTO__RT_MAX_CORES);
+    return fail(PTO_STATUS_INVALID_ARGUMENT,
+                "ncores %d is out of range (0 for the CPU count, or 1 to %d)", out->ncores,
+                PTO__RT_MAX_CORES);
   if (out->ncores == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     out->ncores = n < 1 ? 1 : n > PTO__RT_MAX_CORES ? PTO__RT_MAX_CORES : (int)n;
@@ -148,7 +149,7 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
 void pto_worker_close(pto_worker *wt) {
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
   /* Closed already (idempotent), or called from inside a launch (not allowed: ignored). */
-  if (!w || w->in_launch) return;
+  if (!w || __atomic_load_n(&w->in_launch, __ATOMIC_ACQUIRE)) return;
   destroy_worker(w);
 }
 
@@ -280,8 +281,8 @@ int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis) {
   return d && axis >= 0 && axis < d->rank ? d->shape[axis] : -1;
 }
 
-static pto_status check_copy(pto__rt_worker *w, const char *fn, uint64_t dev_ptr,
-                             const void *host, size_t n) {
+static pto_status check_copy(pto__rt_worker *w, const char *fn, uint64_t dev_ptr, const void *host,
+                             size_t n) {
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
   if (n && !host) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
   uint64_t nbytes;
@@ -330,9 +331,8 @@ static pto_status validate_program(const pto_program *p) {
                   name, (int)q->dtype);
     if (!q->is_tensor) continue;
     if (q->rank < 1 || q->rank > PTO_MAX_RANK)
-      return fail(PTO_STATUS_INVALID_ARGUMENT,
-                  "program '%s': parameter '%s' has rank %d (1 to %d)", entry, name, q->rank,
-                  PTO_MAX_RANK);
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': parameter '%s' has rank %d (1 to %d)",
+                  entry, name, q->rank, PTO_MAX_RANK);
     if (q->dir != PTO_DIR_IN && q->dir != PTO_DIR_OUT && q->dir != PTO_DIR_INOUT)
       return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': parameter '%s' has direction %d",
                   entry, name, (int)q->dir);
@@ -428,7 +428,7 @@ int64_t pto_handle_callable_id(const pto_handle *ht) {
 
 void pto_handle_unregister(pto_handle *ht) {
   pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, NULL);
-  if (!h || h->w->in_launch) return;
+  if (!h || __atomic_load_n(&h->w->in_launch, __ATOMIC_ACQUIRE)) return;
   pto__rt_worker *w = h->w;
   pto__rt_callable *c = h->callable;
   if (h->prev)
@@ -458,24 +458,30 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   const pto_program *prog = c->prog;
   const pto_signature *sig = pto_program_signature(prog);
   const char *entry = sig->entry && *sig->entry ? sig->entry : "entry";
-  if (w->in_launch)
-    return fail(PTO_STATUS_FAILED_PRECONDITION,
-                "launch of '%s': a launch is already running on this worker (called from a "
-                "kernel or the orchestration?)",
-                entry);
   if (nargs && !args)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "launch of '%s': args is NULL", entry);
+  /* Taken atomically before anything of the worker is touched: a second launch (another
+   * thread, or a kernel or the orchestration calling back) is refused, never interleaved. */
+  int idle = 0;
+  if (!__atomic_compare_exchange_n(&w->in_launch, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return fail(PTO_STATUS_FAILED_PRECONDITION,
+                "launch of '%s': a launch is already running on this worker; a worker runs one "
+                "launch at a time and its API is one thread per worker (open a worker per "
+                "thread, or serialize the calls)",
+                entry);
   uint64_t t0 = pto__rt_now_ns();
   pto_status s = pto__rt_validate_args(w, sig, args, nargs);
-  if (s) return pto_status_annotate(s, "launch of '%s'", entry);
+  if (s) {
+    __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
+    return pto_status_annotate(s, "launch of '%s'", entry);
+  }
   /* Cores asleep since the last launch start spinning now, while the arguments are copied, so
    * the first task does not pay for a wake-up. */
   pto__rt_pool_wake(&w->pool);
-  w->in_launch = 1;
   pto__rt_bound b;
   s = pto__rt_bind_args(w, sig, args, &b);
   if (s) {
-    w->in_launch = 0;
+    __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
     return pto_status_annotate(s, "launch of '%s'", entry);
   }
   uint64_t t_bind = pto__rt_now_ns();
@@ -497,7 +503,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   uint64_t t_run1 = pto__rt_now_ns();
   pto__rt_unbind_args(w, &b, s == PTO_OK);
   uint64_t t_end = pto__rt_now_ns();
-  w->in_launch = 0;
+  __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
 
   pto_launch_record *r = &w->last;
   memset(r, 0, sizeof *r);
@@ -537,13 +543,12 @@ pto_status pto_handle_call(pto_handle *ht, const pto_arg *args, size_t nargs) {
   return launch(h->w, h->callable, args, nargs);
 }
 
-pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *args,
-                          size_t nargs) {
+pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *args, size_t nargs) {
   static const char fn[] = "pto_worker_run";
   pto__rt_worker *w;
   PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
   if (!p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
-  if (w->in_launch) return not_in_launch(w, fn);
+  if (__atomic_load_n(&w->in_launch, __ATOMIC_ACQUIRE)) return not_in_launch(w, fn);
   pto__rt_callable *c;
   PTO_RETURN_IF_ERROR(get_callable(w, p, fn, &c));
   c->implicit = 1;

@@ -1,4 +1,5 @@
 /* Runtime: worker lifetime, device memory, argument binding and validation, launch failures. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -59,9 +60,19 @@ static int32_t k_ctx(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
   return 0;
 }
 
-enum { K_SCALE, K_ADDC, K_COPY, K_FAIL, K_CTX, NK };
-static const pto_kernel_fn g_kernels[NK] = {k_scale, k_addc, k_copy, k_fail, k_ctx};
-static const char *const g_names[NK] = {"k_scale", "k_addc", "k_copy", "k_fail", "k_ctx"};
+/* Says it started, then waits (at most 10 s) until released: a launch that stays running. */
+static atomic_int g_wait_started, g_wait_release;
+static int32_t k_wait(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t, (void)s, (void)ctx;
+  atomic_store(&g_wait_started, 1);
+  for (int i = 0; i < 10000 && !atomic_load(&g_wait_release); i++)
+    usleep(1000);
+  return 0;
+}
+
+enum { K_SCALE, K_ADDC, K_COPY, K_FAIL, K_CTX, K_WAIT, NK };
+static const pto_kernel_fn g_kernels[NK] = {k_scale, k_addc, k_copy, k_fail, k_ctx, k_wait};
+static const char *const g_names[NK] = {"k_scale", "k_addc", "k_copy", "k_fail", "k_ctx", "k_wait"};
 
 /* ---- the scale program: y = x * alpha -------------------------------------------------------- */
 
@@ -510,6 +521,147 @@ static void test_dispatch_rejects_host_tensors_whose_size_or_strides_overflow(vo
   pto_worker_close(w);
 }
 
+/* Copy calls take only the start of a live allocation: address 0 (which an empty slot of the
+ * allocation map once matched) and a freed tensor's address are refused (issue #10). */
+static void test_copy_calls_reject_address_zero_and_freed_tensors(void **state) {
+  (void)state;
+  pto_worker *w = topen(1, 0, 0);
+  int64_t shape[1] = {64};
+  pto_device_tensor *t, *u;
+  uint8_t buf[256] = {0};
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t));
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &u));
+  uint64_t a = pto_device_tensor_addr(t);
+  assert_pto_ok(pto_worker_copy_to(w, a, buf, 256));
+  static const size_t sizes[] = {0, 1, 256};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    assert_status_contains(pto_worker_copy_to(w, 0, buf, sizes[i]),
+                           "device address 0x0 is not the start of an allocation");
+    assert_status_contains(pto_worker_copy_from(w, buf, 0, sizes[i]),
+                           "device address 0x0 is not the start of an allocation");
+  }
+  assert_status_contains(pto_worker_copy_to(w, a + 4, buf, 4), "is not the start of an allocation");
+  assert_status_contains(pto_worker_copy_to(w, a, buf, 257), "257 bytes exceed the allocation");
+  assert_pto_ok(pto_worker_free_tensor(w, t));
+  assert_status_contains(pto_worker_copy_to(w, a, buf, 4), "is not the start of an allocation");
+  assert_status_contains(pto_worker_copy_from(w, buf, a, 4), "is not the start of an allocation");
+  assert_status_contains(pto_worker_copy_from(w, buf, a, 0), "is not the start of an allocation");
+  assert_pto_ok(pto_worker_copy_from(w, buf, pto_device_tensor_addr(u), 256));
+  pto_worker_close(w);
+}
+
+/* ---- one worker, several threads ------------------------------------------------------------ */
+
+static void wait_entry(const pto_orch_args *a) {
+  (void)a;
+  g_api->submit(g_api->ctx, K_WAIT, PTO_CORE_AIV, NULL, 0);
+}
+
+static pto_program *wait_program(void) {
+  tsig s;
+  tsig_init(&s, "wait");
+  pto_program *p = tprogram(&s, bind_api, wait_entry, NK, g_kernels, g_names);
+  tsig_free(&s);
+  return p;
+}
+
+typedef struct launcher {
+  pto_handle *h;
+  pto_status s;
+} launcher;
+
+static void *launch_thread(void *arg) {
+  launcher *l = arg;
+  l->s = pto_handle_call(l->h, NULL, 0);
+  return NULL;
+}
+
+/* A second launch while one runs is refused atomically with a message naming the rule; the
+ * running launch finishes and the worker stays usable (issue #10). */
+static void test_second_concurrent_launch_is_refused(void **state) {
+  (void)state;
+  pto_worker *w = topen(2, 0, 0);
+  pto_program *p = wait_program(), *q = scale_program();
+  pto_handle *h, *hq;
+  assert_pto_ok(pto_worker_register(w, p, &h));
+  assert_pto_ok(pto_worker_register(w, q, &hq));
+  atomic_store(&g_wait_started, 0);
+  atomic_store(&g_wait_release, 0);
+  launcher l = {h, PTO_OK};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, launch_thread, &l), 0);
+  while (!atomic_load(&g_wait_started))
+    usleep(100);
+  static const char rule[] = "a launch is already running on this worker; a worker runs one "
+                             "launch at a time and its API is one thread per worker";
+  assert_status_contains(pto_handle_call(h, NULL, 0), rule);
+  scale_io io;
+  scale_io_init(&io, 8);
+  assert_status_contains(pto_handle_call(hq, io.args, 4), rule);
+  assert_status_contains(pto_worker_run(w, q, io.args, 4), "a launch is running on this worker");
+  int64_t shape[1] = {4};
+  pto_device_tensor *t = NULL;
+  assert_status_contains(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t),
+                         "a launch is running on this worker");
+  atomic_store(&g_wait_release, 1);
+  pthread_join(th, NULL);
+  assert_null(l.s);
+  check_scale_ok(hq);
+  pto_program_release(p);
+  pto_program_release(q);
+  pto_worker_close(w);
+}
+
+/* Many threads launching on one worker at once: each launch runs whole or is refused; nothing
+ * crashes or interleaves. */
+static void *hammer_thread(void *arg) {
+  launcher *l = arg;
+  int refused = 0;
+  for (int i = 0; i < 50; i++) {
+    scale_io io;
+    scale_io_init(&io, 8);
+    pto_status s = pto_handle_call(l->h, io.args, 4);
+    if (s) {
+      if (!strstr(pto_status_message(s), "one thread per worker")) {
+        l->s = s;
+        return NULL;
+      }
+      pto_status_free(s);
+      refused++;
+      continue;
+    }
+    for (int k = 0; k < 8 * 16; k++)
+      if (io.y[k] != 2.0f * (float)k) {
+        l->s = pto_status_make(PTO_STATUS_INTERNAL, "wrong result at %d", k);
+        return NULL;
+      }
+  }
+  (void)refused;
+  return NULL;
+}
+
+static void test_launches_from_many_threads_run_whole_or_are_refused(void **state) {
+  (void)state;
+  pto_worker *w = topen(2, 0, 0);
+  pto_program *p = scale_program();
+  pto_handle *h;
+  assert_pto_ok(pto_worker_register(w, p, &h));
+  enum { N = 4 };
+  pthread_t th[N];
+  launcher l[N];
+  for (int i = 0; i < N; i++) {
+    l[i] = (launcher){h, PTO_OK};
+    assert_int_equal(pthread_create(&th[i], NULL, hammer_thread, &l[i]), 0);
+  }
+  for (int i = 0; i < N; i++) {
+    pthread_join(th[i], NULL);
+    assert_pto_ok(l[i].s);
+  }
+  check_scale_ok(h);
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
 static void test_dispatch_reports_static_shape_mismatch(void **state) {
   (void)state;
   pto_worker *w = topen(1, 0, 0);
@@ -674,7 +826,7 @@ static void fail_entry(const pto_orch_args *a) {
     break;
   case 2: {
     pto_orch_task_arg t[1] = {ta_in(x)};
-    assert_int_not_equal(g_api->submit(g_api->ctx, 5, PTO_CORE_AIV, t, 1), 0);
+    assert_int_not_equal(g_api->submit(g_api->ctx, NK, PTO_CORE_AIV, t, 1), 0);
     assert_int_not_equal(g_api->submit(g_api->ctx, K_ADDC, PTO_CORE_AIV, t, 1), 0); /* ignored */
     break;
   }
@@ -761,7 +913,7 @@ static void test_launch_failures_name_the_cause_and_keep_the_worker_usable(void 
       "by zero)",
       "launch of 'failing': orchestration: reported a fatal error (code 7): the input is not "
       "sorted",
-      "orchestration: submit: kernel id 5 is out of range (the program has 5 kernels)",
+      "orchestration: submit: kernel id 6 is out of range (the program has 6 kernels)",
       "submit of kernel 'k_addc': argument 0: the view covers bytes [0, 68) of its buffer, which "
       "has 64 bytes",
       "submit of kernel 'k_addc': argument 0: buffer 0x",
@@ -918,6 +1070,9 @@ int main(void) {
       cmocka_unit_test(test_alloc_tensor_validates_shape_and_reports_out_of_memory),
       cmocka_unit_test(test_dispatch_validates_arguments_naming_the_parameter),
       cmocka_unit_test(test_dispatch_rejects_host_tensors_whose_size_or_strides_overflow),
+      cmocka_unit_test(test_copy_calls_reject_address_zero_and_freed_tensors),
+      cmocka_unit_test(test_second_concurrent_launch_is_refused),
+      cmocka_unit_test(test_launches_from_many_threads_run_whole_or_are_refused),
       cmocka_unit_test(test_dispatch_reports_static_shape_mismatch),
       cmocka_unit_test(test_device_tensors_stay_resident_across_calls),
       cmocka_unit_test(test_host_tensors_are_copied_by_direction),
