@@ -21,6 +21,9 @@ pto_status pto__compiler_exec(const char *const *argv);
  * waited for. */
 pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out);
 pto_status pto__compiler_exec_wait(pto_exec *e);
+/* Same; *out_exit_status gets the tool's exit status (-1 when a signal ended it), so a caller
+ * can tell a tool that refused its input from one that could not run. */
+pto_status pto__compiler_exec_wait_status(pto_exec *e, int *out_exit_status);
 
 /* The C and C++ compilers pto invokes ($PTO_CC / $PTO_CXX override the build-time ones). */
 const char *pto__compiler_cc(void);
@@ -34,7 +37,8 @@ int pto__kernel_core_type(const pto_ir_func *k);
 
 /* Emits the orchestration C++ of orch function f (kernel ids by kernel_ids[func->index]). */
 pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
-                                   const pto_signature *sig, const int *kernel_ids, char **out_text);
+                                   const pto_signature *sig, const int *kernel_ids,
+                                   char **out_text);
 
 /* Outlines every incore scope of p into a kernel (PTIR.md "Functions and parameters"). Sets
  * *out_program to a new program, or to NULL when p has no incore scope (use p as it is). */

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,5 +122,61 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
   buf[len] = 0;
   *out_buf = buf;
   *out_len = len;
+  return PTO_OK;
+}
+
+pto_status pto_file_write_atomic(const char *path, const void *const *bufs, const size_t *lens,
+                                 int nbufs) {
+  /* A symlink keeps pointing where it did: the new contents go to its target. */
+  char target[PATH_MAX];
+  struct stat st;
+  int exists = lstat(path, &st) == 0;
+  if (exists && S_ISLNK(st.st_mode)) {
+    if (!realpath(path, target))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s is a symlink to a missing file (%s)",
+                             path, strerror(errno));
+    exists = stat(target, &st) == 0;
+  } else if (snprintf(target, sizeof target, "%s", path) >= (int)sizeof target) {
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
+  }
+  if (exists && !S_ISREG(st.st_mode))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s is not a regular file", path);
+  char tmp[PATH_MAX + 16];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target) >= (int)sizeof tmp)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0)
+    return pto_status_make(PTO_STATUS_IO, "cannot write next to %s: %s", target, strerror(errno));
+  int err = 0;
+  for (int i = 0; i < nbufs && !err; i++) {
+    const char *p = bufs[i];
+    size_t left = lens[i];
+    while (left && !err) {
+      ssize_t w = write(fd, p, left);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        err = w < 0 ? errno : EIO;
+        break;
+      }
+      p += w;
+      left -= (size_t)w;
+    }
+  }
+  /* The old file's mode and owner, or a new file's usual mode (0666 less the umask). */
+  mode_t mask = umask(0);
+  umask(mask);
+  mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+  if (!err && fchmod(fd, mode) != 0) err = errno;
+  if (!err && exists && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+      fchown(fd, st.st_uid, st.st_gid) != 0)
+    err = errno;
+  if (!err && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  if (!err && rename(tmp, target) != 0) err = errno;
+  if (err) {
+    unlink(tmp);
+    return pto_status_make(PTO_STATUS_IO, "cannot write %s: %s (the old file is unchanged)", path,
+                           strerror(err));
+  }
   return PTO_OK;
 }

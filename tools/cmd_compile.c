@@ -203,6 +203,8 @@ int cmd_compile(int argc, char **argv) {
   }
   if (!src) return cli_usage_error(cmd, "no program given");
   if (!out_dir) return cli_usage_error(cmd, "no output directory: pass -o DIR");
+  if (cli_check_output_path(cmd, "-o", out_dir, 1)) return PTO_EXIT_USAGE;
+  if (a.depfile && cli_check_output_path(cmd, "--depfile", a.depfile, 0)) return PTO_EXIT_USAGE;
   pto_ir_program *ir = NULL;
   pto_status s = pto_ir_parse_file(src, &ir);
   if (!s) s = pto_ir_verify(ir);

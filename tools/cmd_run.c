@@ -179,6 +179,11 @@ int cmd_run(int argc, char **argv) {
   a.rtol = a.atol = -1;
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 1, parse_run_option, &a) < 0)
     return PTO_EXIT_USAGE;
+  /* Output paths are checked before the run, not found bad after it. */
+  for (int i = 0; i < a.in.nouts; i++)
+    if (cli_check_output_path(k_cmd, "--out", a.in.outs[i].value, 0)) return PTO_EXIT_USAGE;
+  if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
+    return PTO_EXIT_USAGE;
   if (a.trace) setenv("PTO_LOG_LEVEL", "timing", 1);
 
   pto_program *prog = NULL;

@@ -383,24 +383,13 @@ pto_status pto_npy_write(const char *path, pto_dtype dtype, int rank, const int6
     byteswap(swapped, count, size);
     out = swapped;
   }
-  pto_status s = PTO_OK;
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", path, strerror(errno));
-    goto done;
-  }
-  int ok = fwrite(prefix, 1, sizeof prefix, f) == sizeof prefix && fwrite(header, 1, h, f) == h;
-  for (size_t i = 0; ok && i < pad; i++)
-    ok = fputc(' ', f) != EOF;
-  ok = ok && fputc('\n', f) != EOF;
-  ok = ok && (nbytes == 0 || fwrite(out, 1, nbytes, f) == nbytes);
-  int err = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = 0;
-    err = errno;
-  }
-  if (!ok) s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(err));
-done:
+  /* Through a temp file and a rename: a full disk never leaves a truncated .npy. */
+  char spaces[ARRAY_ALIGN + 1];
+  memset(spaces, ' ', pad);
+  spaces[pad] = '\n';
+  const void *bufs[4] = {prefix, header, spaces, out};
+  size_t lens[4] = {sizeof prefix, h, pad + 1, nbytes};
+  pto_status s = pto_file_write_atomic(path, bufs, lens, 4);
   free(swapped);
   return s;
 }

@@ -32,6 +32,13 @@ pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, int *out_
  * last byte (not counted in *out_len). */
 pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf, size_t *out_len);
 
+/* Writes the concatenation of bufs to path through a temp file in the same directory, fsync
+ * and a rename, so a full disk or a crash never leaves a truncated file; an existing file keeps
+ * its mode and owner, and a symlink keeps pointing at its target, which gets the new contents.
+ * On failure the old file is unchanged and the temp file removed. */
+pto_status pto_file_write_atomic(const char *path, const void *const *bufs, const size_t *lens,
+                                 int nbufs);
+
 #ifdef __cplusplus
 }
 #endif
