@@ -57,6 +57,32 @@ run_pto 2 compile "$EX/add.ptir" -o "$T/wd" --depfile '' && expect_out "--depfil
 run_pto 2 compile "$EX/add.ptir" -o "$T/wd" --depfile "$T/nodir/d" && expect_out "does not exist"
 expect_true "nothing was compiled for a bad output path" test ! -e "$T/wd"
 
+# ---- compile -o DIR: hand edits and foreign files are refused unless --force; stale files of
+# the previous program are removed, never a file pto did not write ---------------------------
+run_pto 0 compile "$EX/add.ptir" -o "$T/cw"
+run_pto 0 compile "$EX/add.ptir" -o "$T/cw"
+run_pto 0 compile "$EX/chain.ptir" -o "$T/cw"
+expect_true "the previous program's kernel is gone" test ! -e "$T/cw/kernels/add_block.ll" -a ! -e "$T/cw/kernels/add_block.o"
+expect_true "the new program is there" test -f "$T/cw/kernels/scale.ll"
+echo "// my edit" >>"$T/cw/orchestration/main.cpp"
+cp "$T/cw/orchestration/main.cpp" "$T/edited.cpp"
+run_pto 2 compile "$EX/add.ptir" -o "$T/cw" && expect_out "orchestration/main.cpp (and 0 more) was edited since it was compiled"
+expect_true "the edit survives a refused compile" cmp -s "$T/cw/orchestration/main.cpp" "$T/edited.cpp"
+echo "// edit" >>"$T/cw/kernels/scale.ll"
+run_pto 2 compile "$EX/add.ptir" -o "$T/cw" && expect_out "(and 1 more) was edited"
+run_pto 0 compile "$EX/chain.ptir" -o "$T/cw" --force
+echo notes >"$T/cw/notes.txt"
+mkdir -p "$T/cw/mine" && echo data >"$T/cw/mine/data"
+run_pto 2 compile "$EX/add.ptir" -o "$T/cw" && expect_out "(and 1 more) was not written by pto"
+run_pto 0 compile "$EX/add.ptir" -o "$T/cw" --force
+expect_true "--force keeps files pto did not write" test -f "$T/cw/notes.txt" -a -f "$T/cw/mine/data"
+expect_true "--force removed the previous program's files" test ! -e "$T/cw/kernels/scale.ll"
+mkdir -p "$T/proj" && echo "int main;" >"$T/proj/main.c"
+run_pto 2 compile "$EX/add.ptir" -o "$T/proj" && expect_out "the directory is not a pto work dir"
+expect_true "a project dir is untouched" test "$(ls "$T/proj")" = main.c
+mkdir -p "$T/empty"
+run_pto 0 compile "$EX/add.ptir" -o "$T/empty"
+
 # ---- inputs that are not files: usage errors ------------------------------------------------
 for cmd in check fmt run; do
   run_pto 2 "$cmd" '' && expect_out "an empty path names no file"
