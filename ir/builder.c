@@ -108,6 +108,8 @@ static pto_status oom(pto_ir_builder *b) {
   return sticky(b);
 }
 
+pto_status pto__ir_builder_oom(pto_ir_builder *b) { return oom(b); }
+
 pto_status pto_ir_builder_fail(pto_ir_builder *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

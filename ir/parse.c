@@ -418,7 +418,8 @@ static const char *text(parser *p, const tok *t) {
   return p->scratch;
 }
 
-static pto_status oom(parser *p) { return pto_ir_builder_fail(p->b, "out of memory parsing"); }
+/* OUT_OF_MEMORY, not a syntax error: the CLI must not call an exhausted heap bad input. */
+static pto_status oom(parser *p) { return pto__ir_builder_oom(p->b); }
 
 /* A STRING token's value, unescaped, in scratch. */
 static const char *unescape(parser *p, const tok *t) {
