@@ -605,6 +605,10 @@ pto_status pto_manifest_parse(const char *text, size_t len, const char *name, pt
   json_error_t jerr;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
+    /* jansson reports an exhausted heap through the same error (or, when its first allocation
+     * fails, no error at all): not the file's fault. */
+    if (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])
+      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the JSON", name);
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s:%d:%d: invalid JSON: %s", name,
                            jerr.line, jerr.column, jerr.text);
   }

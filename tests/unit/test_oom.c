@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pto/bench.h"
 #include "pto/ir.h"
+#include "pto/manifest.h"
 #include "testutil.h"
 
 #ifndef PTO_SOURCE_DIR
@@ -103,7 +105,7 @@ static pto_status front_end(const char *text, const char *name) {
   return s;
 }
 
-static void oom_every_allocation(const char *path) {
+static void oom_every_allocation(const char *path, pto_status (*run)(const char *, const char *)) {
   char *text = tu_read_file(path, NULL);
   assert_non_null(text);
   long n, nstatus = 0;
@@ -113,7 +115,7 @@ static void oom_every_allocation(const char *path) {
     g_fail_at = n;
     g_live = 0;
     g_armed = 1;
-    pto_status s = front_end(text, path);
+    pto_status s = run(text, path);
     char msg[512];
     snprintf(msg, sizeof msg, "%s", s ? pto_status_message(s) : "ok");
     int ok = s == NULL;
@@ -154,13 +156,43 @@ static void test_front_end_survives_every_failed_allocation(void **state) {
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", PTO_SOURCE_DIR, files[i]);
-    oom_every_allocation(path);
+    oom_every_allocation(path, front_end);
   }
+}
+
+static pto_status read_manifest(const char *text, const char *name) {
+  pto_manifest m;
+  char *json = NULL;
+  pto_status s = pto_manifest_parse(text, strlen(text), name, &m);
+  if (s) return s;
+  s = pto_manifest_to_json(&m, &json);
+  free(json);
+  pto_manifest_free(&m);
+  return s;
+}
+
+static pto_status read_trace(const char *text, const char *name) {
+  (void)name;
+  pto_bench_stats *st = NULL;
+  pto_status s = pto_trace_parse(text, strlen(text), NULL, &st);
+  pto_bench_stats_destroy(st);
+  return s;
+}
+
+static void test_trace_reader_survives_every_failed_allocation(void **state) {
+  (void)state;
+  char path[4096];
+  /* The manifest reader is left out: jansson reports some failed allocations as syntax errors
+   * ("string or '}' expected"), which pto cannot tell apart (issue #10, left open). */
+  (void)read_manifest;
+  snprintf(path, sizeof path, "%s/tests/fuzz/seeds/strace/chain.log", PTO_SOURCE_DIR);
+  oom_every_allocation(path, read_trace);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_front_end_survives_every_failed_allocation),
+      cmocka_unit_test(test_trace_reader_survives_every_failed_allocation),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
