@@ -503,7 +503,6 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   uint64_t t_run1 = pto__rt_now_ns();
   pto__rt_unbind_args(w, &b, s == PTO_OK);
   uint64_t t_end = pto__rt_now_ns();
-  __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
 
   pto_launch_record *r = &w->last;
   memset(r, 0, sizeof *r);
@@ -530,6 +529,9 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
     w->task_log.ntasks = 0;
   }
   if (w->strace) pto__rt_emit_strace(r);
+  /* Released only now: the launch record above is the worker's too, and the next launch (maybe
+   * on another thread) must see it complete. */
+  __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
   if (s) return pto_status_annotate(s, "launch of '%s'", entry);
   return PTO_OK;
 }
