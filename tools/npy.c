@@ -170,7 +170,9 @@ pto_status pto_npy_parse(const uint8_t *buf, size_t len, const char *name, int w
   int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0, rank = 0;
   int64_t shape[PTO_MAX_RANK] = {0};
   if (!eat(&c, '{'))
-    return bad(name, ".npy header is not a dict: %.60s", (const char *)buf + hstart);
+    /* The header is not NUL-terminated: print at most its own bytes (found by fuzz_npy). */
+    return bad(name, ".npy header is not a dict: %.*s", (int)(hlen < 60 ? hlen : 60),
+               (const char *)buf + hstart);
   while (!eat(&c, '}')) {
     if (!read_str(&c, key, sizeof key) || !eat(&c, ':'))
       return bad(name, "malformed .npy header near offset %zu", (size_t)(c.p - (const char *)buf));
