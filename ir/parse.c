@@ -1009,7 +1009,8 @@ static pto_status opcall(parser *p, results *rs) {
   if (!s) s = expect(p, T_RPAREN, "to close the arguments", NULL);
   if (!s) {
     for (int i = 0; i < a.n; i++)
-      if (a.v[i].kind == PTO_ARG_LIST) a.v[i].list.items = a.lists.v + starts[i];
+      if (a.v[i].kind == PTO_ARG_LIST) /* no list items at all: lists.v is NULL (fuzz_ptir) */
+        a.v[i].list.items = a.lists.v ? a.lists.v + starts[i] : NULL;
     pto_ir_builder_set_loc(p->b, ns->loc);
     s = pto_ir_builder_op(p->b, (pto_opcode)op, a.v, a.n, rs ? rs->r : NULL, rs ? rs->n : 0, NULL);
   }

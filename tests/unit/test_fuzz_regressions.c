@@ -53,6 +53,22 @@ static void run_npy(const uint8_t *b, size_t n) {
   pto_status_free(s);
 }
 
+static void run_ptir(const uint8_t *b, size_t n) {
+  pto_ir_program *p = NULL;
+  char *text = NULL;
+  pto_status s = pto_ir_parse_string((const char *)b, n, "regression.ptir", &p);
+  if (!s) s = pto_ir_verify(p);
+  if (!s) s = pto_ir_print(p, &text);
+  free(text);
+  pto_status_free(s);
+  pto_ir_program_destroy(p);
+}
+
+static void test_ptir_front_end_reads_its_crash_inputs(void **state) {
+  (void)state;
+  assert_true(each_input("ptir", run_ptir) >= 1);
+}
+
 static void test_strace_parser_reads_its_crash_inputs(void **state) {
   (void)state;
   assert_true(each_input("strace", run_strace) >= 1);
@@ -65,6 +81,7 @@ static void test_npy_reader_reads_its_crash_inputs(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ptir_front_end_reads_its_crash_inputs),
       cmocka_unit_test(test_strace_parser_reads_its_crash_inputs),
       cmocka_unit_test(test_npy_reader_reads_its_crash_inputs),
   };
