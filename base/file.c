@@ -74,25 +74,6 @@ done:
   return err;
 }
 
-pto_status pto_file_read(const char *path, int regular_only, uint8_t **out_buf, size_t *out_len) {
-  pto_file_step step;
-  int err = pto_file_read_errno(path, regular_only, out_buf, out_len, &step);
-  switch (err ? step : PTO_FILE_STEP_OPEN) {
-  case PTO_FILE_STEP_OPEN:
-    if (!err) return PTO_OK;
-    return pto_status_make(err == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(err));
-  case PTO_FILE_STEP_STAT:
-    return pto_status_make(PTO_STATUS_IO, "cannot stat %s: %s", path, strerror(err));
-  case PTO_FILE_STEP_NOT_REGULAR:
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: not a regular file", path);
-  case PTO_FILE_STEP_MEMORY:
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
-  case PTO_FILE_STEP_READ: break;
-  }
-  return pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(err));
-}
-
 pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf, size_t *out_len) {
   *out_buf = NULL;
   *out_len = 0;
@@ -203,4 +184,177 @@ void pto_file_include_dir(const char *beside_lib, char *out, size_t n) {
   }
   snprintf(out, n, "%s",
            has_header(PTO_SOURCE_INCLUDE_DIR) ? PTO_SOURCE_INCLUDE_DIR : PTO_INSTALL_INCLUDE_DIR);
+}
+
+/* ---- reading outside input safely, replacing a user's file (from the reliability work) ---- */
+
+static const char *kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+static pto_status open_error(const char *path, int err) {
+  pto_status_code c = err == ENOENT ? PTO_STATUS_NOT_FOUND
+                      : err == EACCES || err == EPERM || err == ENOTDIR || err == ELOOP ||
+                              err == ENAMETOOLONG || err == EISDIR || err == ENXIO
+                          ? PTO_STATUS_INVALID_ARGUMENT
+                          : PTO_STATUS_IO;
+  return pto_status_make(c, "cannot open %s: %s", path, strerror(err));
+}
+
+static pto_status check_stat(const char *path, const struct stat *st, uint64_t max_bytes) {
+  if (!S_ISREG(st->st_mode))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s is %s: only regular files are read",
+                           path, kind_of(st->st_mode));
+  if (max_bytes && (uint64_t)st->st_size > max_bytes)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s is %llu bytes, more than the limit of %llu MiB for this kind of "
+                           "file",
+                           path, (unsigned long long)st->st_size,
+                           (unsigned long long)(max_bytes >> 20));
+  return PTO_OK;
+}
+
+pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, int *out_fd,
+                                 uint64_t *out_size) {
+  *out_fd = -1;
+  if (out_size) *out_size = 0;
+  if (!path || !*path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "an empty path names no file");
+  struct stat st;
+  if (stat(path, &st) != 0) return open_error(path, errno);
+  PTO_RETURN_IF_ERROR(check_stat(path, &st, max_bytes));
+  /* O_NONBLOCK: a FIFO swapped in after the stat must not block the open. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return open_error(path, errno);
+  pto_status s = PTO_OK;
+  if (fstat(fd, &st) != 0)
+    s = pto_status_make(PTO_STATUS_IO, "cannot stat %s: %s", path, strerror(errno));
+  if (!s) s = check_stat(path, &st, max_bytes);
+  int fl = fcntl(fd, F_GETFL);
+  if (!s && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
+    s = pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(errno));
+  if (s) {
+    close(fd);
+    return s;
+  }
+  *out_fd = fd;
+  if (out_size) *out_size = (uint64_t)st.st_size;
+  return PTO_OK;
+}
+
+pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf, size_t *out_len) {
+  *out_buf = NULL;
+  *out_len = 0;
+  int fd;
+  uint64_t size;
+  PTO_RETURN_IF_ERROR(pto_file_open_regular(path, max_bytes, &fd, &size));
+  pto_status s = PTO_OK;
+  if (size >= SIZE_MAX) {
+    close(fd);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: too large to read", path);
+  }
+  /* One byte more than the size: reading it means the file grew since fstat, and keeps a byte
+   * for the terminating NUL otherwise. */
+  size_t alloc = (size_t)size + 1, len = 0;
+  uint8_t *buf = malloc(alloc);
+  if (!buf) {
+    close(fd);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s (%llu bytes)", path,
+                           (unsigned long long)size);
+  }
+  for (;;) {
+    if (len == alloc) {
+      if (max_bytes && len > max_bytes) {
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                            "%s grew past the limit of %llu MiB while it was read", path,
+                            (unsigned long long)(max_bytes >> 20));
+        break;
+      }
+      uint8_t *nb = alloc <= SIZE_MAX / 2 ? realloc(buf, 2 * alloc) : NULL;
+      if (!nb) {
+        s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
+        break;
+      }
+      buf = nb;
+      alloc *= 2;
+    }
+    ssize_t n = read(fd, buf + len, alloc - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      s = pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(errno));
+      break;
+    }
+    if (n == 0) break; /* len < alloc: room for the NUL */
+    len += (size_t)n;
+  }
+  close(fd);
+  if (s) {
+    free(buf);
+    return s;
+  }
+  buf[len] = 0;
+  *out_buf = buf;
+  *out_len = len;
+  return PTO_OK;
+}
+
+pto_status pto_file_replace(const char *path, const void *const *bufs, const size_t *lens,
+                            int nbufs) {
+  /* A symlink keeps pointing where it did: the new contents go to its target. */
+  char target[PATH_MAX];
+  struct stat st;
+  int exists = lstat(path, &st) == 0;
+  if (exists && S_ISLNK(st.st_mode)) {
+    if (!realpath(path, target))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s is a symlink to a missing file (%s)",
+                             path, strerror(errno));
+    exists = stat(target, &st) == 0;
+  } else if (snprintf(target, sizeof target, "%s", path) >= (int)sizeof target) {
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
+  }
+  if (exists && !S_ISREG(st.st_mode))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s is not a regular file", path);
+  char tmp[PATH_MAX + 16];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target) >= (int)sizeof tmp)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0)
+    return pto_status_make(PTO_STATUS_IO, "cannot write next to %s: %s", target, strerror(errno));
+  int err = 0;
+  for (int i = 0; i < nbufs && !err; i++) {
+    const char *p = bufs[i];
+    size_t left = lens[i];
+    while (left && !err) {
+      ssize_t w = write(fd, p, left);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        err = w < 0 ? errno : EIO;
+        break;
+      }
+      p += w;
+      left -= (size_t)w;
+    }
+  }
+  /* The old file's mode and owner, or a new file's usual mode (0666 less the umask). */
+  mode_t mask = umask(0);
+  umask(mask);
+  mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+  if (!err && fchmod(fd, mode) != 0) err = errno;
+  if (!err && exists && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+      fchown(fd, st.st_uid, st.st_gid) != 0)
+    err = errno;
+  if (!err && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  if (!err && rename(tmp, target) != 0) err = errno;
+  if (err) {
+    unlink(tmp);
+    return pto_status_make(PTO_STATUS_IO, "cannot write %s: %s (the old file is unchanged)", path,
+                           strerror(err));
+  }
+  return PTO_OK;
 }

@@ -2,11 +2,11 @@
 
 #include <string.h>
 
-static const char *const k_dtype_names[PTO_DTYPE_COUNT] = {
-    "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-    "f16",  "bf16", "f32", "f64", "index"};
+static const char *const k_dtype_names[PTO_DTYPE_COUNT] = {"bool", "i8",  "i16", "i32",  "i64",
+                                                           "u8",   "u16", "u32", "u64",  "f16",
+                                                           "bf16", "f32", "f64", "index"};
 static const size_t k_dtype_sizes[PTO_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8};
-static const char *const k_space_names[PTO_SPACE_COUNT] = {"ddr", "vec", "mat",
+static const char *const k_space_names[PTO_SPACE_COUNT] = {"ddr",  "vec",   "mat",
                                                            "left", "right", "acc"};
 
 const char *pto_dtype_name(pto_dtype dt) {
@@ -23,7 +23,9 @@ int pto_dtype_from_name(const char *name, size_t len) {
   return lookup(k_dtype_names, PTO_DTYPE_COUNT, name, len);
 }
 
-size_t pto_dtype_size(pto_dtype dt) { return (unsigned)dt < PTO_DTYPE_COUNT ? k_dtype_sizes[dt] : 0; }
+size_t pto_dtype_size(pto_dtype dt) {
+  return (unsigned)dt < PTO_DTYPE_COUNT ? k_dtype_sizes[dt] : 0;
+}
 
 bool pto_dtype_is_float(pto_dtype dt) {
   return dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16 || dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F64;
@@ -174,12 +176,23 @@ void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank
   for (int i = rank - 1; i >= 0; i--) {
     t->shape[i] = shape[i];
     t->strides[i] = stride;
-    stride *= shape[i];
+    if (__builtin_mul_overflow(stride, shape[i], &stride)) stride = INT64_MAX;
   }
 }
 
 int64_t pto_host_tensor_numel(const pto_host_tensor *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->shape[i];
-  return n;
+  int64_t n;
+  if (t->rank < 0 || t->rank > PTO_MAX_RANK) return -1;
+  return pto_shape_size(t->rank, t->shape, PTO_DTYPE_U8, &n, NULL) ? -1 : n;
+}
+
+int pto_shape_size(int rank, const int64_t *shape, pto_dtype dt, int64_t *out_numel,
+                   int64_t *out_nbytes) {
+  int64_t n = 1, bytes;
+  for (int i = 0; i < rank; i++)
+    if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n)) return -1;
+  if (__builtin_mul_overflow(n, (int64_t)pto_dtype_size(dt), &bytes)) return -1;
+  if (out_numel) *out_numel = n;
+  if (out_nbytes) *out_nbytes = bytes;
+  return 0;
 }

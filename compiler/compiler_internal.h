@@ -22,6 +22,9 @@ pto_status pto__compiler_exec(const char *const *argv);
  * waited for. */
 pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out);
 pto_status pto__compiler_exec_wait(pto_exec *e);
+/* Same; *out_exit_status gets the tool's exit status (-1 when a signal ended it), so a caller
+ * can tell a tool that refused its input from one that could not run. */
+pto_status pto__compiler_exec_wait_status(pto_exec *e, int *out_exit_status);
 
 /* The C and C++ compilers pto invokes ($PTO_CC / $PTO_CXX override the build-time ones). */
 const char *pto__compiler_cc(void);

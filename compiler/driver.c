@@ -86,16 +86,27 @@ static char *xstrdupf(const char *fmt, const char *a) {
 static pto_status start_orchestration(const char *cpp_path, const char *so_path, int opt_level,
                                       pto_exec *out) {
   static const char *const levels[] = {"-O0", "-O1", "-O2", "-O3"};
-  const char *argv[] = {pto__compiler_cxx(), "-std=c++17", levels[opt_level], "-fPIC", "-shared",
-                        "-Wl,--build-id=sha1", "-I", pto__compiler_include_dir(), "-o", so_path,
-                        cpp_path, NULL};
+  /* -fwrapv: signed overflow in orchestration arithmetic wraps, as in kernels. */
+  const char *argv[] = {pto__compiler_cxx(), "-std=c++17", levels[opt_level], "-fwrapv", "-fPIC",
+                        "-shared", "-Wl,--build-id=sha1", "-I", pto__compiler_include_dir(), "-o",
+                        so_path, cpp_path, NULL};
   return pto__compiler_exec_start(argv, out);
 }
 
 pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so_path) {
   pto_exec e;
   PTO_RETURN_IF_ERROR(start_orchestration(cpp_path, so_path, 2, &e));
-  return pto__compiler_exec_wait(&e);
+  int exit_status = 0;
+  pto_status s = pto__compiler_exec_wait_status(&e, &exit_status);
+  if (s && exit_status > 0) {
+    /* The C++ compiler ran and refused the source: bad input (a hand edit that does not
+     * compile), reported like a .ll that does not parse, not an I/O failure. */
+    pto_status bad = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s does not compile: %s",
+                                     cpp_path, pto_status_message(s));
+    pto_status_free(s);
+    s = bad;
+  }
+  return s;
 }
 
 pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, const char *obj_path) {

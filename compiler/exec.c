@@ -23,7 +23,8 @@ pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out) {
   const char *tmp = getenv("TMPDIR");
   snprintf(out->log, sizeof out->log, "%s/pto-exec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   int fd = mkstemp(out->log);
-  if (fd < 0) return pto_status_make(PTO_STATUS_IO, "cannot create a temporary file: %s", strerror(errno));
+  if (fd < 0)
+    return pto_status_make(PTO_STATUS_IO, "cannot create a temporary file: %s", strerror(errno));
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fd, 1);
@@ -43,9 +44,15 @@ pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out) {
 }
 
 pto_status pto__compiler_exec_wait(pto_exec *e) {
+  int exit_status;
+  return pto__compiler_exec_wait_status(e, &exit_status);
+}
+
+pto_status pto__compiler_exec_wait_status(pto_exec *e, int *out_exit_status) {
   int st = 0;
   while (waitpid(e->pid, &st, 0) < 0 && errno == EINTR) {
   }
+  *out_exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   pto_status s = PTO_OK;
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     char buf[4096] = {0};
@@ -60,7 +67,8 @@ pto_status pto__compiler_exec_wait(pto_exec *e) {
       fclose(f);
     }
     size_t len = strlen(buf);
-    while (len && buf[len - 1] == '\n') buf[--len] = 0;
+    while (len && buf[len - 1] == '\n')
+      buf[--len] = 0;
     s = pto_status_make(PTO_STATUS_IO, "command failed (%s %d): %s\n%s",
                         WIFEXITED(st) ? "exit status" : "signal",
                         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), e->cmd, buf);

@@ -109,6 +109,8 @@ static pto_status oom(pto_ir_builder *b) {
   return sticky(b);
 }
 
+pto_status pto__ir_builder_oom(pto_ir_builder *b) { return oom(b); }
+
 pto_status pto_ir_builder_fail(pto_ir_builder *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -279,7 +281,18 @@ static pto_ir_expr *new_binary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr *l
   e->op = op;
   e->lhs = l;
   e->rhs = r;
+  e->height = 1 + (l->height > r->height ? l->height : r->height);
   return e;
+}
+
+/* A tree higher than PTO_IR_MAX_EXPR_HEIGHT would make every recursive walk (print, hash,
+ * verify, emit, interpret) as deep: refused where it is built. */
+static pto_status check_height(pto_ir_builder *b, const pto_ir_expr *e) {
+  if (e->height <= PTO_IR_MAX_EXPR_HEIGHT) return PTO_OK;
+  return fail_at(b, e->loc,
+                 "expression too deep: more than %d operators nested or chained (split it into "
+                 "several assignments)",
+                 PTO_IR_MAX_EXPR_HEIGHT);
 }
 
 static int block_push(pto_ir_builder *b, pto_ir_block *blk, pto_ir_stmt *s) {
@@ -751,6 +764,8 @@ pto_status pto_ir_builder_unary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr *
   if (!e) return oom(b);
   e->op = op;
   e->a = a;
+  e->height = a->height + 1;
+  TRY(check_height(b, e));
   *out_expr = e;
   return PTO_OK;
 }
@@ -797,6 +812,7 @@ pto_status pto_ir_builder_binary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr 
   pto_ir_expr *e = new_binary(b, op, lhs, rhs);
   if (!e) return oom(b);
   e->dtype = dt;
+  TRY(check_height(b, e));
   *out_expr = e;
   return PTO_OK;
 }
@@ -809,6 +825,8 @@ pto_status pto_ir_builder_cast(pto_ir_builder *b, pto_dtype dt, pto_ir_expr *a,
   pto_ir_expr *e = new_expr(b, PTO_EXPR_CAST, dt);
   if (!e) return oom(b);
   e->a = a;
+  e->height = a->height + 1;
+  TRY(check_height(b, e));
   *out_expr = e;
   return PTO_OK;
 }
@@ -908,6 +926,15 @@ static pto_status shaped_type(pto_ir_builder *b, pto_type_kind kind, pto_dtype d
       return fail_at(b, t->dims[i]->loc, "%s extent %lld: extents are positive", kw,
                      (long long)t->dims[i]->i);
   }
+  /* The static extents alone must give a byte size that fits: found here, not at a launch. */
+  int64_t bytes = (int64_t)pto_dtype_size(dt);
+  for (int i = 0; i < rank; i++) {
+    if (t->dims[i]->kind != PTO_EXPR_INT) continue;
+    if (__builtin_mul_overflow(bytes, t->dims[i]->i, &bytes))
+      return fail_at(b, t->dims[i]->loc,
+                     "%s extent %lld: the tensor's size in bytes overflows 64 bits", kw,
+                     (long long)t->dims[i]->i);
+  }
   *out_type = t;
   return PTO_OK;
 }
@@ -925,6 +952,9 @@ pto_status pto_ir_builder_dtensor_type(pto_ir_builder *b, pto_dtype dt, int rank
 static pto_status tile_type(pto_ir_builder *b, pto_dtype dt, const int64_t shape[2],
                             pto_space space, int has_valid, pto_ir_expr *const *valid,
                             const pto_ir_type **out_type) {
+  if (pto_shape_size(2, shape, dt, NULL, NULL))
+    return fail(b, "tile [%lld, %lld] %s: its size in bytes overflows 64 bits", (long long)shape[0],
+                (long long)shape[1], pto_dtype_name(dt));
   pto_ir_type *t = pto_arena_alloc(b->arena, sizeof *t);
   if (!t) return oom(b);
   t->kind = PTO_TYPE_TILE;
@@ -975,6 +1005,9 @@ pto_status pto_ir_builder_tile_type(pto_ir_builder *b, pto_dtype dt, int rank,
       return fail_at(b, d->loc, "tile extent %lld: extents are positive", (long long)d->i);
     shape[i] = d->i;
   }
+  if (pto_shape_size(2, shape, dt, NULL, NULL))
+    return fail_at(b, dims[1]->loc, "tile [%lld, %lld] %s: its size in bytes overflows 64 bits",
+                   (long long)shape[0], (long long)shape[1], pto_dtype_name(dt));
   pto_ir_expr *v[2] = {0};
   if (nvalid) TRY(check_valid(b, "", valid, nvalid, shape, v));
   return tile_type(b, dt, shape, space, nvalid != 0, v, out_type);

@@ -126,7 +126,7 @@ static pto_status copy_results(pto_ir_builder *b, const pto_ir_program *src,
   *out = NULL;
   if (n <= 0) return PTO_OK;
   pto_ir_result *r = calloc((size_t)n, sizeof *r);
-  if (!r) return pto_ir_builder_fail(b, "out of memory copying");
+  if (!r) return pto__ir_builder_oom(b);
   for (int i = 0; i < n; i++) {
     const pto_ir_value *v = vals[i];
     if (!v) {
@@ -154,7 +154,7 @@ static pto_status copy_exprs(pto_ir_builder *b, const pto_ir_program *src, pto_i
   *out = NULL;
   if (n <= 0) return PTO_OK;
   pto_ir_expr **v = calloc((size_t)n, sizeof *v);
-  if (!v) return pto_ir_builder_fail(b, "out of memory copying");
+  if (!v) return pto__ir_builder_oom(b);
   for (int i = 0; i < n; i++) {
     pto_status s = clone_expr(b, src, in[i], m, &v[i]);
     if (s) {
@@ -177,7 +177,7 @@ static pto_status copy_op(pto_ir_builder *b, const pto_ir_program *src, const pt
   items = calloc((size_t)(nitems > 0 ? nitems : 1), sizeof *items);
   pto_ir_result *rs = NULL;
   pto_status st = PTO_OK;
-  if (!args || !items) st = pto_ir_builder_fail(b, "out of memory copying");
+  if (!args || !items) st = pto__ir_builder_oom(b);
   int k = 0;
   for (int i = 0; !st && i < n; i++) {
     const pto_ir_arg *a = &s->op.args[i];
@@ -349,7 +349,7 @@ pto_status pto_ir_builder_copy_func_header(pto_ir_builder *b, const pto_ir_progr
   }
   if (f->nrets > 0) {
     const pto_ir_type **rets = calloc((size_t)f->nrets, sizeof *rets);
-    if (!rets) return pto_ir_builder_fail(b, "out of memory copying");
+    if (!rets) return pto__ir_builder_oom(b);
     pto_status st = PTO_OK;
     for (int i = 0; !st && i < f->nrets; i++)
       st = pto_ir_builder_copy_type(b, src, f->rets[i], NULL, &rets[i]);
@@ -393,7 +393,7 @@ pto_status pto_ir_program_copy(const pto_ir_program *src, pto_ir_program **out_p
   for (int i = 0; !st && i < src->nsyms; i++)
     st = pto_ir_builder_dynamic(b, src->syms[i], NULL);
   pto_ir_func **dst = calloc((size_t)src->nfuncs + 1, sizeof *dst);
-  if (!dst && !st) st = pto_ir_builder_fail(b, "out of memory copying");
+  if (!dst && !st) st = pto__ir_builder_oom(b);
   for (int i = 0; !st && i < src->nfuncs; i++)
     st = pto_ir_builder_copy_func_header(b, src, src->funcs[i], &dst[i]);
   for (int i = 0; !st && i < src->nfuncs; i++)

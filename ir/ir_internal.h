@@ -57,4 +57,7 @@ const pto_ir_stmt *pto__ir_footprint_overflow(const pto_ir_block *blk,
 pto_status pto__ir_errorf(const pto_ir_program *p, pto_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The builder's sticky out-of-memory failure (PTO_STATUS_OUT_OF_MEMORY), for the parser. */
+pto_status pto__ir_builder_oom(pto_ir_builder *b);
+
 #endif

@@ -421,7 +421,8 @@ static const char *text(parser *p, const tok *t) {
   return p->scratch;
 }
 
-static pto_status oom(parser *p) { return pto_ir_builder_fail(p->b, "out of memory parsing"); }
+/* OUT_OF_MEMORY, not a syntax error: the CLI must not call an exhausted heap bad input. */
+static pto_status oom(parser *p) { return pto__ir_builder_oom(p->b); }
 
 /* A STRING token's value, unescaped, in scratch. */
 static const char *unescape(parser *p, const tok *t) {
@@ -1011,7 +1012,8 @@ static pto_status opcall(parser *p, results *rs) {
   if (!s) s = expect(p, T_RPAREN, "to close the arguments", NULL);
   if (!s) {
     for (int i = 0; i < a.n; i++)
-      if (a.v[i].kind == PTO_ARG_LIST) a.v[i].list.items = a.lists.v + starts[i];
+      if (a.v[i].kind == PTO_ARG_LIST) /* no list items at all: lists.v is NULL (fuzz_ptir) */
+        a.v[i].list.items = a.lists.v ? a.lists.v + starts[i] : NULL;
     pto_ir_builder_set_loc(p->b, ns->loc);
     s = pto_ir_builder_op(p->b, (pto_opcode)op, a.v, a.n, rs ? rs->r : NULL, rs ? rs->n : 0, NULL);
   }

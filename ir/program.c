@@ -6,6 +6,7 @@
 
 #include "ir_internal.h"
 #include "pto/arena.h"
+#include "pto/base.h"
 
 void pto_ir_program_destroy(pto_ir_program *p) {
   if (!p) return;
@@ -141,15 +142,7 @@ pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program) {
   *out_program = NULL;
   uint8_t *buf;
   size_t len;
-  pto_file_step step;
-  int err = pto_file_read_errno(path, 0, &buf, &len, &step);
-  /* A missing file is bad input (the caller named it); other failures are I/O errors. */
-  if (err && step == PTO_FILE_STEP_OPEN)
-    return pto_status_make(err == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "%s: cannot open: %s", path, strerror(err));
-  if (err == ENOMEM)
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
-  if (err) return pto_status_make(PTO_STATUS_IO, "%s: read error", path);
+  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_SOURCE, &buf, &len));
   pto_status s = pto_ir_parse_string((const char *)buf, len, path, out_program);
   free(buf);
   return s;

@@ -5,13 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pto_status oom(void) { return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building a signature"); }
+static pto_status oom(void) {
+  return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building a signature");
+}
 
 void pto_signature_clear(pto_signature *sig) {
   if (!sig) return;
-  for (int i = 0; i < sig->nparams; i++) free(sig->params[i].name);
+  for (int i = 0; i < sig->nparams; i++)
+    free(sig->params[i].name);
   free(sig->params);
-  for (int i = 0; i < sig->nsyms; i++) free(sig->syms[i]);
+  for (int i = 0; i < sig->nsyms; i++)
+    free(sig->syms[i]);
   free(sig->syms);
   free(sig->entry);
   memset(sig, 0, sizeof *sig);
@@ -60,9 +64,12 @@ static int parse_scalar(const char *text, pto_dtype dt, pto_scalar *out) {
   char *end = NULL;
   errno = 0;
   if (dt == PTO_DTYPE_BOOL) {
-    if (!strcmp(text, "true") || !strcmp(text, "1")) out->i = 1;
-    else if (!strcmp(text, "false") || !strcmp(text, "0")) out->i = 0;
-    else return -1;
+    if (!strcmp(text, "true") || !strcmp(text, "1"))
+      out->i = 1;
+    else if (!strcmp(text, "false") || !strcmp(text, "0"))
+      out->i = 0;
+    else
+      return -1;
     return 0;
   }
   if (pto_dtype_is_float(dt)) {
@@ -128,20 +135,21 @@ int pto_signature_intern_sym(pto_signature *sig, const char *name) {
 static const char *loc_file(const pto_ir_program *p) { return p->file ? p->file : "<program>"; }
 
 pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
-                               const pto_binding *scalars, int nscalars,
-                               const pto_binding *samples, int nsamples, pto_signature *out) {
+                               const pto_binding *scalars, int nscalars, const pto_binding *samples,
+                               int nsamples, pto_signature *out) {
   memset(out, 0, sizeof *out);
   for (int i = 0; i < nscalars; i++) {
     int found = 0;
-    for (int j = 0; j < f->nparams; j++) found |= !strcmp(f->params[j].value->name, scalars[i].name);
+    for (int j = 0; j < f->nparams; j++)
+      found |= !strcmp(f->params[j].value->name, scalars[i].name);
     if (!found)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "-D %s: @%s has no parameter named '%s'", scalars[i].name, f->name,
-                             scalars[i].name);
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "-D %s: @%s has no parameter named '%s'",
+                             scalars[i].name, f->name, scalars[i].name);
   }
   for (int i = 0; i < nsamples; i++) {
     int found = 0;
-    for (int j = 0; j < f->nparams; j++) found |= !strcmp(f->params[j].value->name, samples[i].name);
+    for (int j = 0; j < f->nparams; j++)
+      found |= !strcmp(f->params[j].value->name, samples[i].name);
     if (!found)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                              "--arg %s: @%s has no parameter named '%s'", samples[i].name, f->name,
@@ -166,8 +174,8 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
       const pto_binding *b = find_binding(scalars, nscalars, name);
       if (find_binding(samples, nsamples, name)) {
         err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                              "--arg %s: '%s' is a scalar parameter; bind it with -D %s=VALUE", name,
-                              name, name);
+                              "--arg %s: '%s' is a scalar parameter; bind it with -D %s=VALUE",
+                              name, name, name);
         goto fail;
       }
       if (b && !strcmp(b->value, "runtime")) {
@@ -175,9 +183,8 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
       } else if (b) {
         sp->bind = PTO_BIND_LITERAL;
         if (parse_scalar(b->value, t->dtype, &sp->value)) {
-          err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                                "-D %s=%s: not a valid %s value", name, b->value,
-                                pto_dtype_name(t->dtype));
+          err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "-D %s=%s: not a valid %s value", name,
+                                b->value, pto_dtype_name(t->dtype));
           goto fail;
         }
       } else if (ip->bind == PTO_BIND_RUNTIME) {
@@ -186,24 +193,30 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
         sp->bind = PTO_BIND_LITERAL;
         const pto_ir_expr *e = ip->literal;
         sp->value.dtype = t->dtype;
-        if (e->kind == PTO_EXPR_FLOAT) sp->value.f = e->f;
-        else if (e->kind == PTO_EXPR_BOOL) sp->value.i = e->b;
-        else if (pto_dtype_is_float(t->dtype)) sp->value.f = (double)e->i;
-        else sp->value.i = e->i;
+        if (e->kind == PTO_EXPR_FLOAT)
+          sp->value.f = e->f;
+        else if (e->kind == PTO_EXPR_BOOL)
+          sp->value.i = e->b;
+        else if (pto_dtype_is_float(t->dtype))
+          sp->value.f = (double)e->i;
+        else
+          sp->value.i = e->i;
       } else {
-        err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                              "%s:%d:%d: scalar parameter '%s' has no value: pass -D %s=VALUE or "
-                              "-D %s=runtime",
-                              loc_file(p), ip->value->loc.line, ip->value->loc.col, name, name, name);
+        err =
+            pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                            "%s:%d:%d: scalar parameter '%s' has no value: pass -D %s=VALUE or "
+                            "-D %s=runtime",
+                            loc_file(p), ip->value->loc.line, ip->value->loc.col, name, name, name);
         goto fail;
       }
       continue;
     }
     sp->is_tensor = 1;
     if (find_binding(scalars, nscalars, name)) {
-      err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                            "-D %s: '%s' is a tensor parameter; give a sample shape with --arg %s=64x128",
-                            name, name, name);
+      err = pto_status_make(
+          PTO_STATUS_INVALID_ARGUMENT,
+          "-D %s: '%s' is a tensor parameter; give a sample shape with --arg %s=64x128", name, name,
+          name);
       goto fail;
     }
     const pto_binding *sample = find_binding(samples, nsamples, name);
@@ -217,6 +230,12 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
                               sample->value);
         goto fail;
       }
+      if (pto_shape_size(srank, sdims, t->dtype, NULL, NULL)) {
+        err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                              "--arg %s=%s: the shape's size in bytes (%s) overflows 64 bits", name,
+                              sample->value, pto_dtype_name(t->dtype));
+        goto fail;
+      }
     }
     if (t->rank < 0) {
       if (!sample) {
@@ -228,7 +247,8 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
         goto fail;
       }
       sp->rank = srank;
-      for (int d = 0; d < srank; d++) sp->dims[d] = (pto_sig_dim){sdims[d], -1};
+      for (int d = 0; d < srank; d++)
+        sp->dims[d] = (pto_sig_dim){sdims[d], -1};
       continue;
     }
     sp->rank = t->rank;

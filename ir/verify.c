@@ -25,72 +25,195 @@ static uint64_t tile_type_bytes(const pto_ir_type *t) {
   if (!t || t->kind != PTO_TYPE_TILE || pto_ir_expr_static_int(t->dims[0], &r) ||
       pto_ir_expr_static_int(t->dims[1], &c) || r <= 0 || c <= 0)
     return 0;
-  return (uint64_t)r * (uint64_t)c * pto_dtype_size(t->dtype);
+  int64_t shape[2] = {r, c}, bytes;
+  /* The builder refuses a tile whose size overflows; saturate all the same. */
+  return pto_shape_size(2, shape, t->dtype, NULL, &bytes) ? UINT64_MAX : (uint64_t)bytes;
 }
 
-static int expr_uses(const pto_ir_expr *e, const pto_ir_value *v) {
+/* The last statement of a block that uses each value, found in one pass over the block (nested
+ * blocks included), so the in-place check below is linear in the size of the block rather
+ * than quadratic: a pointer-keyed open-addressing map from value to statement index. */
+typedef struct last_use_map {
+  const pto_ir_value **keys;
+  int *last;
+  size_t cap; /* a power of two; 0 when the map could not be allocated */
+} last_use_map;
+
+static size_t ptr_slot(const last_use_map *m, const void *p) {
+  uint64_t h = (uint64_t)(uintptr_t)p * UINT64_C(0x9e3779b97f4a7c15);
+  size_t i = (size_t)(h >> 17) & (m->cap - 1);
+  while (m->keys[i] && m->keys[i] != p)
+    i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+static void note_use(last_use_map *m, const pto_ir_value *v, int at) {
+  if (!m->cap || !v) return;
+  size_t i = ptr_slot(m, v);
+  m->keys[i] = v;
+  m->last[i] = at;
+}
+
+static int last_use(const last_use_map *m, const pto_ir_value *v) {
+  if (!m->cap) return INT32_MAX; /* no map: assume used later (no reuse, the safe side) */
+  size_t i = ptr_slot(m, v);
+  return m->keys[i] ? m->last[i] : -1;
+}
+
+static void note_block(last_use_map *m, const pto_ir_block *blk, int at);
+
+/* Expression trees are at most PTO_IR_MAX_EXPR_HEIGHT deep. */
+static void note_expr(last_use_map *m, const pto_ir_expr *e, int at) {
+  if (!e) return;
+  switch (e->kind) {
+  case PTO_EXPR_VALUE: note_use(m, e->value, at); break;
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: note_expr(m, e->a, at); break;
+  case PTO_EXPR_BINARY:
+    note_expr(m, e->lhs, at);
+    note_expr(m, e->rhs, at);
+    break;
+  default: break;
+  }
+}
+
+static void note_stmt(last_use_map *m, const pto_ir_stmt *s, int at) {
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN: note_expr(m, s->expr, at); break;
+  case PTO_STMT_OP:
+    for (int i = 0; i < s->op.nargs; i++) {
+      const pto_ir_arg *a = &s->op.args[i];
+      if (a->kind == PTO_ARG_EXPR) note_expr(m, a->expr, at);
+      if (a->kind == PTO_ARG_LIST)
+        for (int k = 0; k < a->list.n; k++)
+          note_expr(m, a->list.items[k], at);
+    }
+    break;
+  case PTO_STMT_CALL:
+    for (int i = 0; i < s->call.nargs; i++)
+      note_expr(m, s->call.args[i], at);
+    note_expr(m, s->call.device, at);
+    break;
+  case PTO_STMT_FOR:
+    for (int i = 0; i < s->loop.niters; i++)
+      note_expr(m, s->loop.inits[i], at);
+    note_expr(m, s->loop.lo, at);
+    note_expr(m, s->loop.hi, at);
+    note_expr(m, s->loop.step, at);
+    note_block(m, &s->loop.body, at);
+    break;
+  case PTO_STMT_IF:
+    note_expr(m, s->branch.cond, at);
+    note_block(m, &s->branch.then_body, at);
+    note_block(m, &s->branch.else_body, at);
+    break;
+  case PTO_STMT_INCORE: note_block(m, &s->incore.body, at); break;
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN:
+    for (int i = 0; i < s->ret.n; i++)
+      note_expr(m, s->ret.vals[i], at);
+    break;
+  }
+}
+
+static void note_block(last_use_map *m, const pto_ir_block *blk, int at) {
+  for (int i = 0; i < blk->n; i++)
+    note_stmt(m, blk->stmts[i], at);
+}
+
+/* Counts the value references of a block (an upper bound on the map's keys). */
+static size_t count_refs(const pto_ir_block *blk);
+
+static size_t count_expr(const pto_ir_expr *e) {
   if (!e) return 0;
   switch (e->kind) {
-  case PTO_EXPR_VALUE: return e->value == v;
+  case PTO_EXPR_VALUE: return 1;
   case PTO_EXPR_UNARY:
-  case PTO_EXPR_CAST: return expr_uses(e->a, v);
-  case PTO_EXPR_BINARY: return expr_uses(e->lhs, v) || expr_uses(e->rhs, v);
+  case PTO_EXPR_CAST: return count_expr(e->a);
+  case PTO_EXPR_BINARY: return count_expr(e->lhs) + count_expr(e->rhs);
   default: return 0;
   }
 }
 
-static int block_uses(const pto_ir_block *blk, int from, const pto_ir_value *v);
-
-static int stmt_uses(const pto_ir_stmt *s, const pto_ir_value *v) {
+static size_t count_stmt(const pto_ir_stmt *s) {
+  size_t n = 0;
   switch (s->kind) {
-  case PTO_STMT_ASSIGN: return expr_uses(s->expr, v);
+  case PTO_STMT_ASSIGN: return count_expr(s->expr);
   case PTO_STMT_OP:
     for (int i = 0; i < s->op.nargs; i++) {
       const pto_ir_arg *a = &s->op.args[i];
-      if (a->kind == PTO_ARG_EXPR && expr_uses(a->expr, v)) return 1;
+      if (a->kind == PTO_ARG_EXPR) n += count_expr(a->expr);
       if (a->kind == PTO_ARG_LIST)
         for (int k = 0; k < a->list.n; k++)
-          if (expr_uses(a->list.items[k], v)) return 1;
+          n += count_expr(a->list.items[k]);
     }
-    return 0;
+    return n;
   case PTO_STMT_CALL:
     for (int i = 0; i < s->call.nargs; i++)
-      if (expr_uses(s->call.args[i], v)) return 1;
-    return expr_uses(s->call.device, v);
+      n += count_expr(s->call.args[i]);
+    return n + count_expr(s->call.device);
   case PTO_STMT_FOR:
     for (int i = 0; i < s->loop.niters; i++)
-      if (expr_uses(s->loop.inits[i], v)) return 1;
-    return expr_uses(s->loop.lo, v) || expr_uses(s->loop.hi, v) || expr_uses(s->loop.step, v) ||
-           block_uses(&s->loop.body, 0, v);
+      n += count_expr(s->loop.inits[i]);
+    return n + count_expr(s->loop.lo) + count_expr(s->loop.hi) + count_expr(s->loop.step) +
+           count_refs(&s->loop.body);
   case PTO_STMT_IF:
-    return expr_uses(s->branch.cond, v) || block_uses(&s->branch.then_body, 0, v) ||
-           block_uses(&s->branch.else_body, 0, v);
-  case PTO_STMT_INCORE: return block_uses(&s->incore.body, 0, v);
+    return count_expr(s->branch.cond) + count_refs(&s->branch.then_body) +
+           count_refs(&s->branch.else_body);
+  case PTO_STMT_INCORE: return count_refs(&s->incore.body);
   case PTO_STMT_YIELD:
   case PTO_STMT_RETURN:
     for (int i = 0; i < s->ret.n; i++)
-      if (expr_uses(s->ret.vals[i], v)) return 1;
-    return 0;
+      n += count_expr(s->ret.vals[i]);
+    return n;
   }
   return 0;
 }
 
-static int block_uses(const pto_ir_block *blk, int from, const pto_ir_value *v) {
-  for (int i = from; i < blk->n; i++)
-    if (stmt_uses(blk->stmts[i], v)) return 1;
-  return 0;
+static size_t count_refs(const pto_ir_block *blk) {
+  size_t n = 0;
+  for (int i = 0; i < blk->n; i++)
+    n += count_stmt(blk->stmts[i]);
+  return n;
+}
+
+static void last_use_map_build(last_use_map *m, const pto_ir_block *blk) {
+  memset(m, 0, sizeof *m);
+  size_t cap = 16, need = count_refs(blk) * 2 + 1;
+  while (cap < need)
+    cap *= 2;
+  m->keys = calloc(cap, sizeof *m->keys);
+  m->last = calloc(cap, sizeof *m->last);
+  if (!m->keys || !m->last) {
+    free(m->keys);
+    free(m->last);
+    m->keys = NULL;
+    m->last = NULL;
+    return;
+  }
+  m->cap = cap;
+  for (int i = 0; i < blk->n; i++)
+    note_stmt(m, blk->stmts[i], i);
+}
+
+static void last_use_map_free(last_use_map *m) {
+  free(m->keys);
+  free(m->last);
 }
 
 /* Whether an elementwise-shaped op writes its result into a tile operand in place: an operand
  * of the same space and size, made earlier in this block (so not live across loop iterations)
- * and not used after this statement. This is PTIR.md's "in-place reuse shares a buffer". */
-static int reuses_operand(const pto_ir_block *blk, int i, const pto_ir_type *rt) {
+ * and not used after this statement. This is PTIR.md's "in-place reuse shares a buffer".
+ * def_at: index in blk of each statement that defines a value of this block (via the map of
+ * statement pointers), uses: the block's last uses. */
+static int reuses_operand(const pto_ir_block *blk, int i, const pto_ir_type *rt,
+                          const last_use_map *uses, const last_use_map *defs) {
   const pto_ir_stmt *s = blk->stmts[i];
   const pto_op_info *info = pto_op_info_get(s->op.opc);
   pto_op_class cls = info ? info->cls : PTO_OPC_OTHER;
   int elementwise = cls == PTO_OPC_BINARY || cls == PTO_OPC_BINARY_SCALAR || cls == PTO_OPC_UNARY ||
                     cls == PTO_OPC_CAST || cls == PTO_OPC_EXPAND_ROW || cls == PTO_OPC_EXPAND_COL;
-  if (!elementwise) return 0;
+  if (!elementwise || !uses->cap || !defs->cap) return 0;
   for (int a = 0; a < s->op.nargs; a++) {
     const pto_ir_arg *arg = &s->op.args[a];
     if (arg->kw || arg->kind != PTO_ARG_EXPR || arg->expr->kind != PTO_EXPR_VALUE) continue;
@@ -98,38 +221,62 @@ static int reuses_operand(const pto_ir_block *blk, int i, const pto_ir_type *rt)
     if (!v->type || v->type->kind != PTO_TYPE_TILE || v->type->space != rt->space ||
         tile_type_bytes(v->type) != tile_type_bytes(rt))
       continue;
-    int made_here = 0;
-    for (int j = 0; j < i && !made_here; j++) made_here = blk->stmts[j] == v->def;
-    if (made_here && !block_uses(blk, i + 1, v)) return 1;
+    int def_at = last_use(defs, (const pto_ir_value *)(const void *)v->def);
+    int made_here = v->def && def_at >= 0 && def_at < i;
+    if (made_here && last_use(uses, v) <= i) return 1;
   }
   return 0;
 }
 
 /* Bytes of the tile statement i of blk allocates (0 for none or an in-place result). */
-static uint64_t stmt_tile_bytes(const pto_ir_block *blk, int i, pto_space *out_space) {
+static uint64_t stmt_tile_bytes(const pto_ir_block *blk, int i, pto_space *out_space,
+                                const last_use_map *uses, const last_use_map *defs) {
   const pto_ir_stmt *s = blk->stmts[i];
   if (s->kind != PTO_STMT_OP || s->nresults != 1 || s->op.opc == PTO_OP_TILE_MATMUL_ACC) return 0;
   const pto_ir_type *t = s->results[0]->type;
   uint64_t bytes = tile_type_bytes(t);
-  if (!bytes || reuses_operand(blk, i, t)) return 0;
+  if (!bytes || reuses_operand(blk, i, t, uses, defs)) return 0;
   *out_space = t->space;
   return bytes;
 }
 
+/* The statements of a block by pointer, keyed like values (a statement is never a value, so
+ * the map's key type is only borrowed). */
+static void def_map_build(last_use_map *m, const pto_ir_block *blk) {
+  memset(m, 0, sizeof *m);
+  size_t cap = 16;
+  while (cap < (size_t)blk->n * 2 + 1)
+    cap *= 2;
+  m->keys = calloc(cap, sizeof *m->keys);
+  m->last = calloc(cap, sizeof *m->last);
+  if (!m->keys || !m->last) {
+    last_use_map_free(m);
+    memset(m, 0, sizeof *m);
+    return;
+  }
+  m->cap = cap;
+  for (int i = 0; i < blk->n; i++)
+    note_use(m, (const pto_ir_value *)(const void *)blk->stmts[i], i);
+}
+
 static const pto_ir_stmt *walk_footprint(const pto_ir_block *blk, const uint64_t *cap,
                                          uint64_t running[PTO_SPACE_COUNT], pto_space *out_space) {
-  for (int i = 0; i < blk->n; i++) {
+  last_use_map uses, defs;
+  last_use_map_build(&uses, blk);
+  def_map_build(&defs, blk);
+  const pto_ir_stmt *hit = NULL;
+  for (int i = 0; i < blk->n && !hit; i++) {
     const pto_ir_stmt *s = blk->stmts[i];
     pto_space sp = PTO_SPACE_VEC;
-    uint64_t bytes = stmt_tile_bytes(blk, i, &sp);
+    uint64_t bytes = stmt_tile_bytes(blk, i, &sp, &uses, &defs);
     if (bytes) {
-      running[sp] += bytes;
+      if (__builtin_add_overflow(running[sp], bytes, &running[sp])) running[sp] = UINT64_MAX;
       if (cap && running[sp] > cap[sp]) {
         *out_space = sp;
-        return s;
+        hit = s;
+        break;
       }
     }
-    const pto_ir_stmt *hit = NULL;
     switch (s->kind) {
     case PTO_STMT_FOR: hit = walk_footprint(&s->loop.body, cap, running, out_space); break;
     case PTO_STMT_IF:
@@ -139,9 +286,10 @@ static const pto_ir_stmt *walk_footprint(const pto_ir_block *blk, const uint64_t
     case PTO_STMT_INCORE: hit = walk_footprint(&s->incore.body, cap, running, out_space); break;
     default: break;
     }
-    if (hit) return hit;
   }
-  return NULL;
+  last_use_map_free(&uses);
+  last_use_map_free(&defs);
+  return hit;
 }
 
 void pto__ir_footprint_block(const pto_ir_block *blk, uint64_t out_bytes[PTO_SPACE_COUNT]) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "loader_internal.h"
+#include "pto/base.h"
 
 uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len) {
   uint64_t h = 0;
@@ -258,7 +259,7 @@ pto_status pto_elf_build_id(const char *path, uint8_t out_id[64], size_t *out_le
   *out_len = 0;
   uint8_t *buf;
   size_t size;
-  PTO_RETURN_IF_ERROR(pto_file_read(path, 1, &buf, &size));
+  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_BINARY, &buf, &size));
   pto_status s = pto__loader_build_id_mem(path, buf, size, out_id, out_len);
   free(buf);
   return s;
@@ -268,7 +269,7 @@ pto_status pto_elf_hid(const char *path, uint64_t *out_hid) {
   *out_hid = 0;
   uint8_t *buf;
   size_t size;
-  PTO_RETURN_IF_ERROR(pto_file_read(path, 1, &buf, &size));
+  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_BINARY, &buf, &size));
   pto_status s = pto__loader_hid_mem(path, buf, size, out_hid);
   free(buf);
   return s;

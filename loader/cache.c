@@ -11,6 +11,7 @@
  *
  * When the cache cannot be used (refused, read-only, full), programs are compiled without it and
  * the warning hook says so once per process. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +34,8 @@
 #include "pto/orch_abi.h"
 
 /* Bump when the text below changes meaning: every old entry becomes a miss. */
-#define PTO_CACHE_KEY_FORMAT "pto-cache-key/2"
+/* 3: orchestration division no longer traps on MIN / -1 and is built with -fwrapv. */
+#define PTO_CACHE_KEY_FORMAT "pto-cache-key/3"
 
 /* Guards everything in this file that is static and mutable: the identity memo, the two maps of
  * the in-process level, and the structural-hash memo. */
@@ -578,17 +580,96 @@ static pto_status check_private(const char *path, const char *what, const struct
   return PTO_OK;
 }
 
-pto_status pto__loader_cache_root(char *root, size_t n) {
-  PTO_RETURN_IF_ERROR(pto_cache_dir(root, n));
+/* A directory is pto's cache when it holds pto's marker file, or holds nothing but the names
+ * pto creates there (a cache made before the marker existed, or a new empty one). Anything
+ * else (a $HOME, /, a project dir) is not pto's: the cache lives in its "pto" subfolder, so
+ * that gc and clear can never reach a file that pto did not create. */
+static const char k_tag[] = "Signature: 8a477f597d28d172789f06886806bc55\n"
+                            "# This directory is pto's binary cache (see pto cache --help).\n";
+
+static int is_own_name(const char *name) {
+  static const char *const own[] = {".", "..", PTO__CACHE_TAG, "tmp", "lock", "stats"};
+  for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+    if (!strcmp(name, own[i])) return 1;
+  return strlen(name) == 2 && isxdigit((unsigned char)name[0]) &&
+         isxdigit((unsigned char)name[1]) && !isupper((unsigned char)name[0]) &&
+         !isupper((unsigned char)name[1]);
+}
+
+/* 1: dir is pto's (tagged or only pto's names), 0: it holds other files, -1: cannot read. */
+static int dir_is_pto_cache(const char *dir, int *out_tagged) {
+  char tag[PATH_MAX + 32];
   struct stat st;
-  if (stat(root, &st) != 0) {
-    if (errno != ENOENT)
+  snprintf(tag, sizeof tag, "%s/%s", dir, PTO__CACHE_TAG);
+  *out_tagged = lstat(tag, &st) == 0 && S_ISREG(st.st_mode);
+  if (*out_tagged) return 1;
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  int own = 1;
+  struct dirent *e;
+  while (own && (e = readdir(d)))
+    own = is_own_name(e->d_name);
+  closedir(d);
+  return own;
+}
+
+static void write_tag(const char *dir) {
+  char tag[PATH_MAX + 32];
+  snprintf(tag, sizeof tag, "%s/%s", dir, PTO__CACHE_TAG);
+  pto_status s = pto_file_write_atomic(tag, k_tag, sizeof k_tag - 1, 0600);
+  pto_status_free(s); /* best effort: a read-only cache is still usable for reading */
+}
+
+pto_status pto__loader_cache_resolve_root(char *root, size_t n, int create, int *out_exists) {
+  static int warned;
+  *out_exists = 0;
+  PTO_RETURN_IF_ERROR(pto_cache_dir(root, n));
+  for (int level = 0;; level++) {
+    struct stat st;
+    if (lstat(root, &st) != 0) {
+      if (errno != ENOENT)
+        return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
+      if (!create) return PTO_OK;
+      PTO_RETURN_IF_ERROR(pto_file_mkdirs(root, 0700));
+      if (lstat(root, &st) != 0)
+        return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
+      PTO_RETURN_IF_ERROR(check_private(root, "cache directory", &st));
+      write_tag(root);
+      *out_exists = 1;
+      return PTO_OK;
+    }
+    if (S_ISLNK(st.st_mode) && stat(root, &st) != 0)
       return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
-    PTO_RETURN_IF_ERROR(pto_file_mkdirs(root, 0700));
-    if (stat(root, &st) != 0)
+    int tagged = 0;
+    int own = S_ISDIR(st.st_mode) ? dir_is_pto_cache(root, &tagged) : 1;
+    if (own < 0)
       return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
+    if (own) {
+      PTO_RETURN_IF_ERROR(check_private(root, "cache directory", &st));
+      if (!tagged && create) write_tag(root);
+      *out_exists = 1;
+      return PTO_OK;
+    }
+    if (level > 0)
+      return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                             "cache directory %s holds files that pto did not create: refusing to "
+                             "use it; set PTO_CACHE_DIR to a directory of its own",
+                             root);
+    size_t len = strlen(root);
+    if (len + 5 >= n)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "cache directory path too long: %s",
+                             root);
+    pto__loader_warn_once(&warned,
+                          "cache directory %s holds files that pto did not create: using %s/pto "
+                          "instead",
+                          root, root);
+    memcpy(root + len, "/pto", 5);
   }
-  return check_private(root, "cache directory", &st);
+}
+
+pto_status pto__loader_cache_root(char *root, size_t n) {
+  int exists;
+  return pto__loader_cache_resolve_root(root, n, 1, &exists);
 }
 
 void pto__loader_cache_entry_path(const char *root, const char *key, char *out, size_t n) {
@@ -608,8 +689,11 @@ void pto__loader_cache_discard(const char *root, const char *entry_dir) {
   snprintf(tmp, sizeof tmp, "%s/tmp", root);
   pto_status s = pto_file_mkdirs(tmp, 0700);
   pto_status_free(s);
+  struct stat st;
+  /* ROOT/tmp must be our own directory, not a symlink to somewhere else. */
+  int tmp_ok = lstat(tmp, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid();
   snprintf(tmp, sizeof tmp, "%s/tmp/discard-%ld-XXXXXX", root, (long)getpid());
-  if (mkdtemp(tmp)) {
+  if (tmp_ok && mkdtemp(tmp)) {
     char dest[PATH_MAX + 8];
     snprintf(dest, sizeof dest, "%s/e", tmp);
     if (rename(entry_dir, dest) == 0) {
@@ -1103,7 +1187,7 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
   pto_manifest m;
   memset(&m, 0, sizeof m);
   snprintf(path, sizeof path, "%s/%s", entry_dir, PTO_MANIFEST_FILENAME);
-  pto_status s = pto_file_read(path, 1, &mtext, &mlen);
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &mtext, &mlen);
   if (s) {
     if (pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
       pto_status_free(s);
@@ -1132,7 +1216,7 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     const pto_manifest_file *f = &m.files[i];
     char *real = NULL, hash[PTO_HASH_HEX_LEN + 1];
     s = pto_manifest_resolve(entry_dir, f->path, &real);
-    if (!s) s = pto_file_read(real, 1, &buf, &len);
+    if (!s) s = pto_file_read(real, PTO_FILE_MAX_BINARY, &buf, &len);
     free(real);
     if (s) goto corrupt;
     pto_hash_xxh128_hex(buf, len, hash);
@@ -1191,7 +1275,7 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     if ((s = copy_entry(from, key, NULL, to, &nd))) goto done;
   }
   snprintf(path, sizeof path, "%s/key.txt", entry_dir);
-  pto_status ks = pto_file_read(path, 1, &buf, &len);
+  pto_status ks = pto_file_read(path, PTO_FILE_MAX_SOURCE, &buf, &len);
   pto_status_free(ks); /* key.txt is optional */
   if (!ks) {
     snprintf(path, sizeof path, "%s/key.txt", dir);

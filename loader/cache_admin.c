@@ -58,8 +58,13 @@ static pto_status scan(const char *root, int with_sizes, found_list *out) {
     if (strlen(e->d_name) != 2 || !is_hex(e->d_name, 2)) continue;
     char sub[PATH_MAX];
     snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
-    DIR *d2 = opendir(sub);
-    if (!d2) continue;
+    /* Never through a symlink: an entry found there would be removed by gc. */
+    int fd = open(sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d2 = fd < 0 ? NULL : fdopendir(fd);
+    if (!d2) {
+      if (fd >= 0) close(fd);
+      continue;
+    }
     struct dirent *e2;
     while ((e2 = readdir(d2))) {
       if (strlen(e2->d_name) != 30 || !is_hex(e2->d_name, 30)) continue;
@@ -99,13 +104,9 @@ static int by_use_desc(const void *a, const void *b) {
 
 static int by_use_asc(const void *a, const void *b) { return by_use_desc(b, a); }
 
-/* The root for reading: it must exist and pass the ownership checks, but is not created. */
+/* The root for reading: it must pass the ownership checks, but is not created. */
 static pto_status existing_root(char *root, size_t n, int *out_exists) {
-  PTO_RETURN_IF_ERROR(pto_cache_dir(root, n));
-  struct stat st;
-  *out_exists = stat(root, &st) == 0;
-  if (!*out_exists) return PTO_OK;
-  return pto__loader_cache_root(root, n);
+  return pto__loader_cache_resolve_root(root, n, 0, out_exists);
 }
 
 /* ---- list, find ----------------------------------------------------------------------- */
@@ -218,7 +219,7 @@ pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {
     size_t len = 0;
     char hash[PTO_HASH_HEX_LEN + 1];
     s = pto_manifest_resolve(entry_dir, f->path, &real);
-    if (!s) s = pto_file_read(real, 1, &buf, &len);
+    if (!s) s = pto_file_read(real, PTO_FILE_MAX_BINARY, &buf, &len);
     if (!s) {
       pto_hash_xxh128_hex(buf, len, hash);
       if (strcmp(hash, f->hash) != 0)
@@ -289,32 +290,58 @@ pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked,
 
 /* ---- gc, clear ------------------------------------------------------------------------ */
 
-/* A build dir in ROOT/tmp whose process is gone: "<key>-<pid>-XXXXXX", "discard-<pid>-XXXXXX". */
-static int tmp_is_stale(const char *name) {
+/* Length of a run of n characters of mkdtemp's alphabet at s, or 0. */
+static int is_mkdtemp_suffix(const char *s) {
+  size_t i = 0;
+  for (; s[i]; i++)
+    if (!isalnum((unsigned char)s[i])) return 0;
+  return i == 6;
+}
+
+/* The pid in a name pto gives its build dirs in ROOT/tmp ("<32 hex key>-<pid>-XXXXXX",
+ * "discard-<pid>-XXXXXX"), or 0 when the name is not one of those: such a file is not pto's
+ * and is never removed. */
+static long tmp_name_pid(const char *name) {
   const char *dash = strchr(name, '-');
-  if (!dash) return 1;
+  if (!dash) return 0;
+  size_t head = (size_t)(dash - name);
+  if (!((head == 32 && is_hex(name, 32)) || (head == 7 && !strncmp(name, "discard", 7)))) return 0;
+  if (!isdigit((unsigned char)dash[1])) return 0;
   char *end;
+  errno = 0;
   long pid = strtol(dash + 1, &end, 10);
-  if (*end != '-' || pid <= 0) return 1;
-  return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+  if (errno || *end != '-' || pid <= 0 || !is_mkdtemp_suffix(end + 1)) return 0;
+  return pid;
 }
 
 static uint64_t remove_stale_tmp(const char *root) {
   char tmp[PATH_MAX];
   snprintf(tmp, sizeof tmp, "%s/tmp", root);
-  DIR *d = opendir(tmp);
-  if (!d) return 0;
+  int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat tst;
+  if (fd < 0) return 0;
+  if (fstat(fd, &tst) != 0 || tst.st_uid != geteuid()) {
+    close(fd);
+    return 0;
+  }
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    close(fd);
+    return 0;
+  }
   uint64_t n = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
+    long pid = tmp_name_pid(e->d_name);
+    if (!pid) continue;
     char sub[PATH_MAX];
     if (snprintf(sub, sizeof sub, "%s/%s", tmp, e->d_name) >= (int)sizeof sub) continue;
-    /* A day old is stale whatever its pid says: pids are reused. */
+    /* pto makes only directories here, of this user. */
     struct stat st;
-    int old =
-        lstat(sub, &st) == 0 && pto__loader_now_ns() - mtime_ns(&st) > 86400 * INT64_C(1000000000);
-    if (!old && !tmp_is_stale(e->d_name)) continue;
+    if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    /* A day old is stale whatever its pid says: pids are reused. */
+    int old = pto__loader_now_ns() - mtime_ns(&st) > 86400 * INT64_C(1000000000);
+    if (!old && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH)) continue;
     pto__loader_remove_tree(sub);
     n++;
   }

@@ -33,6 +33,12 @@ int64_t pto__loader_now_ns(void);
 /* The cache root: created 0700 if missing, refused (FAILED_PRECONDITION, saying how to fix it)
  * when owned by another user or group/world-writable. */
 pto_status pto__loader_cache_root(char *out_root, size_t n);
+/* The marker file of a cache root. A root without it that holds files pto did not create is
+ * not pto's: the cache is its "pto" subfolder instead (warned once), and a subfolder that is
+ * not pto's either is refused. With create, a missing root is created (and tagged);
+ * without, *out_exists says whether there is one to read. */
+#define PTO__CACHE_TAG "CACHEDIR.TAG"
+pto_status pto__loader_cache_resolve_root(char *out_root, size_t n, int create, int *out_exists);
 /* ROOT/<key[0:2]>/<key[2:]> */
 void pto__loader_cache_entry_path(const char *root, const char *key, char *out, size_t n);
 /* Refuses an entry dir that is not a directory of this user, or is group/world-writable. */

@@ -68,6 +68,33 @@ int64_t pto__loader_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Removes every entry of the directory open as dfd, then closes it. Never follows a symlink:
+ * subdirectories are opened with O_NOFOLLOW relative to their parent, a symlink is unlinked
+ * as a name. depth bounds the recursion (pto's own trees are a few levels deep). */
+static void remove_dir_contents(int dfd, int depth) {
+  DIR *d = fdopendir(dfd);
+  if (!d) {
+    close(dfd);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      if (depth <= 0) continue;
+      int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) continue;
+      remove_dir_contents(sub, depth - 1);
+      unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    } else {
+      unlinkat(dirfd(d), e->d_name, 0);
+    }
+  }
+  closedir(d);
+}
+
 void pto__loader_remove_tree(const char *path) {
   struct stat st;
   if (lstat(path, &st) != 0) return;
@@ -75,17 +102,8 @@ void pto__loader_remove_tree(const char *path) {
     unlink(path);
     return;
   }
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char sub[PATH_MAX];
-      if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub) continue;
-      pto__loader_remove_tree(sub);
-    }
-    closedir(d);
-  }
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) remove_dir_contents(fd, 32);
   rmdir(path);
 }
 

@@ -17,13 +17,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cache_internal.h"
+#include "pto/ir.h"
 #include "pto/manifest.h"
+#include "pto/signature.h"
 
 static pto_status oom(void) {
   return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory loading a work dir");
@@ -35,7 +38,8 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 static int is_source(const char *relpath) {
-  return ends_with(relpath, ".cpp") || ends_with(relpath, ".ll") || ends_with(relpath, ".c");
+  return ends_with(relpath, ".cpp") || ends_with(relpath, ".ll") || ends_with(relpath, ".c") ||
+         ends_with(relpath, ".ptir");
 }
 
 /* A hand-edited source makes its binary stale: refuse, and say how to fix it. */
@@ -57,6 +61,14 @@ static pto_status check_sources(const char *dir, const pto_manifest *m) {
                                dir, f->path);
       }
       return s;
+    }
+    if (strcmp(hash, f->hash) != 0 && ends_with(f->path, ".ptir")) {
+      /* The binaries were made from the old text, and --check would interpret the new one. */
+      return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                             "%s/%s: edited since it was compiled (content hash %s, the manifest "
+                             "has %s), so every binary of the work dir is stale; compile it "
+                             "again: pto compile %s/%s -o DIR",
+                             dir, f->path, hash, f->hash, dir, f->path);
     }
     if (strcmp(hash, f->hash) != 0) {
       return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
@@ -84,7 +96,7 @@ static pto_status verify_binary(const char *dir, const pto_manifest *m,
   const pto_manifest_file *f = pto_manifest_find_file(m, b->path);
   pto_status s = pto_manifest_resolve(dir, b->path, &real);
   if (s) goto done;
-  s = pto_file_read(real, 1, &buf, &len);
+  s = pto_file_read(real, PTO_FILE_MAX_BINARY, &buf, &len);
   if (s) goto done;
   pto_hash_xxh128_hex(buf, len, hash);
   if (!f || strcmp(hash, f->hash) != 0) {
@@ -221,10 +233,101 @@ static pto_status open_binary(const char *dir, const pto_manifest_binary *b, con
   return PTO_OK;
 }
 
-/* dlsym into a function pointer without a data-to-function pointer cast. */
+/* A symbol defined by the object of handle itself, or NULL. dlsym also searches the object's
+ * dependencies, so a manifest edited to name 'system' would otherwise call libc: the address
+ * found must lie in the object that handle loaded. */
 static void *sym(void *handle, const char *name) {
   dlerror();
-  return dlsym(handle, name);
+  void *p = dlsym(handle, name);
+  struct link_map *lm = NULL;
+  Dl_info info;
+  if (!p || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !dladdr(p, &info) ||
+      !info.dli_fname || !lm->l_name || strcmp(info.dli_fname, lm->l_name) != 0)
+    return NULL;
+  return p;
+}
+
+/* Same, and the symbol must be a function: a manifest naming a data symbol of the object
+ * must not make the runtime call into data. */
+static void *func_sym(void *handle, const char *name) {
+  void *p = sym(handle, name);
+  Dl_info info;
+  const ElfW(Sym) *es = NULL;
+  if (!p || !dladdr1(p, &info, (void **)&es, RTLD_DL_SYMENT) || !es ||
+      ELF64_ST_TYPE(es->st_info) != STT_FUNC)
+    return NULL;
+  return p;
+}
+
+static const char *dims_text(const pto_signature *sig, const pto_sig_param *p, char *buf,
+                             size_t n) {
+  size_t k = (size_t)snprintf(buf, n, "[");
+  for (int d = 0; d < p->rank && k < n; d++) {
+    const pto_sig_dim *dm = &p->dims[d];
+    if (dm->sym >= 0 && dm->sym < sig->nsyms)
+      k += (size_t)snprintf(buf + k, n - k, "%s%s", d ? "," : "", sig->syms[dm->sym]);
+    else
+      k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? "," : "", (long long)dm->value);
+  }
+  if (k < n) snprintf(buf + k, n - k, "]");
+  return buf;
+}
+
+/* What differs between two signatures, or NULL. */
+static const char *sig_mismatch(const pto_signature *a, const pto_signature *b, char *why,
+                                size_t n) {
+  if (strcmp(a->entry ? a->entry : "", b->entry ? b->entry : "") != 0) return "the entry";
+  if (a->nparams != b->nparams || a->nrets != b->nrets) return "the parameter count";
+  for (int i = 0; i < a->nparams; i++) {
+    const pto_sig_param *x = &a->params[i], *y = &b->params[i];
+    char dx[128], dy[128];
+    dims_text(a, x, dx, sizeof dx);
+    dims_text(b, y, dy, sizeof dy);
+    if (strcmp(x->name, y->name) || x->is_tensor != y->is_tensor || x->dir != y->dir ||
+        x->dtype != y->dtype || x->bind != y->bind ||
+        (x->bind == PTO_BIND_LITERAL && memcmp(&x->value, &y->value, sizeof x->value)) ||
+        strcmp(dx, dy)) {
+      snprintf(why, n, "parameter %d ('%s' %s %s in the manifest, '%s' %s %s in the program)", i,
+               x->name, pto_dtype_name(x->dtype), dx, y->name, pto_dtype_name(y->dtype), dy);
+      return why;
+    }
+  }
+  return NULL;
+}
+
+/* The manifest's signature is what the runtime validates launches against; it must be the
+ * signature of the program the binaries were built from (DIR/program.ptir, whose hash
+ * check_sources has verified), not a hand edit of the manifest. */
+static pto_status check_signature(const char *dir, const pto_manifest *m) {
+  int listed = 0;
+  for (int i = 0; i < m->nfiles; i++)
+    listed |= !strcmp(m->files[i].path, "program.ptir");
+  if (!listed) return PTO_OK; /* a work dir written by an older pto */
+  char *path = NULL;
+  PTO_RETURN_IF_ERROR(pto_manifest_resolve(dir, "program.ptir", &path));
+  pto_ir_program *ir = NULL;
+  pto_signature sig;
+  memset(&sig, 0, sizeof sig);
+  pto_status s = pto_ir_parse_file(path, &ir);
+  const pto_ir_func *f = NULL;
+  if (!s && !(f = pto_ir_program_find_func(ir, m->sig.entry ? m->sig.entry : "")))
+    s = pto_status_make(PTO_STATUS_DATA_LOSS,
+                        "%s/%s: field 'signature.entry': program.ptir has no function @%s; the "
+                        "manifest was edited: compile the program again",
+                        dir, PTO_MANIFEST_FILENAME, m->sig.entry ? m->sig.entry : "");
+  if (!s) s = pto_signature_build(ir, f, NULL, 0, NULL, 0, &sig);
+  char why[512];
+  const char *what = s ? NULL : sig_mismatch(&m->sig, &sig, why, sizeof why);
+  if (what)
+    s = pto_status_make(PTO_STATUS_DATA_LOSS,
+                        "%s/%s: the signature does not match program.ptir, which the binaries "
+                        "were built from: %s differs; the manifest was edited: compile the "
+                        "program again",
+                        dir, PTO_MANIFEST_FILENAME, what);
+  pto_signature_clear(&sig);
+  pto_ir_program_destroy(ir);
+  free(path);
+  return s;
 }
 
 #define SYM_AS(fnptr, handle, name)                                                                \
@@ -335,6 +438,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     pto_manifest_free(&m);
     return s;
   }
+  s = check_signature(work_dir, &m);
+  if (s) goto fail;
   s = verify_binary(work_dir, &m, &m.orch, &orch_real, &orch_buf, &orch_len);
   if (s) goto fail;
   s = verify_binary(work_dir, &m, &m.kernels_so, &kern_real, &kern_buf, &kern_len);
@@ -369,11 +474,15 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   }
   for (int i = 0; i < m.nkernels; i++) {
     const pto_manifest_kernel *k = &m.kernels[i];
-    SYM_AS(p->kernels[i], p->kernels_dl, k->symbol);
+    {
+      void *fp = func_sym(p->kernels_dl, k->symbol);
+      memcpy(&p->kernels[i], &fp, sizeof fp);
+    }
     if (!p->kernels[i]) {
       s = pto_status_make(PTO_STATUS_NOT_FOUND,
-                          "%s/%s: no symbol '%s' for kernel %d '%s' of the manifest", work_dir,
-                          m.kernels_so.path, k->symbol, i, k->name);
+                          "%s/%s: no function '%s' defined in it for kernel %d '%s' of the "
+                          "manifest",
+                          work_dir, m.kernels_so.path, k->symbol, i, k->name);
       goto fail;
     }
     p->kernel_core_types[i] = k->core_type;

@@ -14,6 +14,7 @@
  * where each callee is the L2 work dir callees/<name>/ with its own manifest.
  * Unknown keys are ignored, so a later /1 writer may add fields. */
 #include "pto/manifest.h"
+#include "pto/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,11 +51,8 @@ static void hash_hex(XXH128_hash_t h, char out[33]) {
 
 pto_status pto_file_hash(const char *path, char out_hex[PTO_HASH_HEX_LEN + 1]) {
   out_hex[0] = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(errno));
-  }
+  int fd;
+  PTO_RETURN_IF_ERROR(pto_file_open_regular(path, 0, &fd, NULL));
   pto_status s = PTO_OK;
   XXH3_state_t *st = XXH3_createState();
   enum { CHUNK = 1 << 16 };
@@ -656,6 +654,10 @@ pto_status pto_manifest_parse(const char *text, size_t len, const char *name, pt
   json_error_t jerr;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
+    /* jansson reports an exhausted heap through the same error (or, when its first allocation
+     * fails, no error at all): not the file's fault. */
+    if (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])
+      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the JSON", name);
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s:%d:%d: invalid JSON: %s", name,
                            jerr.line, jerr.column, jerr.text);
   }
@@ -672,7 +674,7 @@ pto_status pto_manifest_read(const char *dir, pto_manifest *out_m) {
   if (asprintf(&path, "%s/%s", dir, PTO_MANIFEST_FILENAME) < 0) return oom();
   uint8_t *buf = NULL;
   size_t len = 0;
-  pto_status s = pto_file_read(path, 1, &buf, &len);
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &buf, &len);
   if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
     pto_status_free(s);
     s = pto_status_make(
@@ -968,7 +970,7 @@ pto_status pto_manifest_binary_set(pto_manifest_binary *b, const char *dir, cons
   uint8_t id[PTO_BUILD_ID_MAX];
   pto_status s = pto_manifest_resolve(dir, relpath, &real);
   if (s) goto done;
-  s = pto_file_read(real, 1, &buf, &len);
+  s = pto_file_read(real, PTO_FILE_MAX_BINARY, &buf, &len);
   if (s) goto done;
   s = pto__loader_build_id_mem(real, buf, len, id, &idlen);
   if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {

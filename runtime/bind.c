@@ -39,12 +39,14 @@ static void copy_strided(uint8_t *contig, const pto_host_tensor *t, int to_conti
   int inner = t->rank - 1;
   int64_t n_inner = t->shape[inner];
   int64_t outer = 1;
-  for (int d = 0; d < inner; d++) outer *= t->shape[d];
+  for (int d = 0; d < inner; d++)
+    outer *= t->shape[d];
   if (n_inner <= 0 || outer <= 0) return;
   int64_t idx[PTO_MAX_RANK] = {0};
   for (int64_t o = 0; o < outer; o++) {
     int64_t off = 0;
-    for (int d = 0; d < inner; d++) off += idx[d] * t->strides[d];
+    for (int d = 0; d < inner; d++)
+      off += idx[d] * t->strides[d];
     uint8_t *h = data + off * (int64_t)es;
     if (t->strides[inner] == 1) {
       if (to_contig)
@@ -136,24 +138,50 @@ static pto_status invalid(const char *fmt, ...) {
   return s;
 }
 
+/* "[2x3x4]" in a static buffer: for messages only, from one thread at a time per call site. */
+static const char *shape_text(int rank, const int64_t *shape) {
+  static _Thread_local char buf[PTO_MAX_RANK * 22 + 3];
+  size_t n = 0;
+  buf[n++] = '[';
+  for (int d = 0; d < rank; d++)
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", d ? "x" : "", (long long)shape[d]);
+  snprintf(buf + n, sizeof buf - n, "]");
+  return buf;
+}
+
 static pto_status resolve_tensor(pto__rt_worker *w, const pto_sig_param *p, const pto_arg *a,
                                  tensor_view *out) {
   if (a->kind == PTO_ARG_HOST_TENSOR) {
     const pto_host_tensor *h = &a->host;
     if (h->rank < 0 || h->rank > PTO_MAX_RANK)
-      return invalid("parameter '%s': the host tensor's rank %d is out of range (0 to %d)",
-                     p->name, h->rank, PTO_MAX_RANK);
+      return invalid("parameter '%s': the host tensor's rank %d is out of range (0 to %d)", p->name,
+                     h->rank, PTO_MAX_RANK);
     if ((unsigned)h->dtype >= PTO_DTYPE_COUNT)
       return invalid("parameter '%s': the host tensor's dtype %d is not a dtype", p->name,
                      (int)h->dtype);
-    int64_t numel = 1;
+    int64_t numel = 1, span = 0;
     for (int d = 0; d < h->rank; d++) {
       if (h->shape[d] < 0)
         return invalid("parameter '%s': the host tensor's dim %d is negative (%lld)", p->name, d,
                        (long long)h->shape[d]);
-      if (__builtin_mul_overflow(numel, h->shape[d], &numel))
-        return invalid("parameter '%s': the host tensor's size overflows", p->name);
     }
+    if (pto_shape_size(h->rank, h->shape, h->dtype, &numel, NULL))
+      return invalid("parameter '%s': the host tensor's size overflows (%s elements of %zu bytes "
+                     "do not fit in 64 bits)",
+                     p->name, shape_text(h->rank, h->shape), pto_dtype_size(h->dtype));
+    /* The farthest element the strides reach, in bytes, must be computable too. */
+    for (int d = 0; d < h->rank && numel > 0; d++) {
+      int64_t reach;
+      if (h->strides[d] == INT64_MIN ||
+          __builtin_mul_overflow(h->shape[d] - 1,
+                                 h->strides[d] < 0 ? -h->strides[d] : h->strides[d], &reach) ||
+          __builtin_add_overflow(span, reach, &span))
+        return invalid("parameter '%s': the host tensor's strides overflow (stride %lld of dim "
+                       "%d, extent %lld)",
+                       p->name, (long long)h->strides[d], d, (long long)h->shape[d]);
+    }
+    if (numel > 0 && __builtin_mul_overflow(span, (int64_t)pto_dtype_size(h->dtype), &span))
+      return invalid("parameter '%s': the host tensor's strides overflow", p->name);
     if (numel > 0 && !h->data)
       return invalid("parameter '%s': the host tensor has no data (NULL)", p->name);
     out->dtype = h->dtype;
@@ -213,8 +241,8 @@ static pto_status check_tensor(const pto_signature *sig, int pi, const pto_arg *
     } else if (b->value != v->shape[d]) {
       return invalid("parameter '%s': dynamic dim '%s' (dim %d) is %lld, but parameter '%s' "
                      "(dim %d) bound '%s' to %lld; a symbol bound twice must agree",
-                     p->name, sig->syms[sym], d, (long long)v->shape[d],
-                     sig->params[b->param].name, b->dim, sig->syms[sym], (long long)b->value);
+                     p->name, sig->syms[sym], d, (long long)v->shape[d], sig->params[b->param].name,
+                     b->dim, sig->syms[sym], (long long)b->value);
     }
   }
   if (a->kind == PTO_ARG_HOST_TENSOR && a->readonly && p->dir != PTO_DIR_IN)
@@ -261,15 +289,15 @@ static void host_span(const pto_host_tensor *h, uintptr_t *lo, uintptr_t *hi) {
   *hi = (uintptr_t)h->data + (uintptr_t)((u + 1) * es);
 }
 
-pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig,
-                                 const pto_arg *args, size_t nargs) {
+pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
+                                 size_t nargs) {
   if (nargs != (size_t)sig->nparams) {
     char names[512];
     size_t n = 0;
     names[0] = 0;
     for (int i = 0; i < sig->nparams && n < sizeof names; i++)
-      n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
-                            sig->params[i].name);
+      n +=
+          (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", sig->params[i].name);
     return invalid("expected %d argument%s (%s), got %zu", sig->nparams,
                    sig->nparams == 1 ? "" : "s", names, nargs);
   }

@@ -346,7 +346,7 @@ typedef struct pto__rt_worker {
   pto__rt_devmem mem;
   pto__rt_pool pool;
   pto__rt_launch launch;
-  int in_launch;
+  int in_launch; /* atomic (__atomic builtins): set by the one launch that runs */
   int strace;              /* PTO_LOG_LEVEL=timing at open */
   uint64_t scratch_bytes;
   pto__rt_callable *callables;

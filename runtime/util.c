@@ -174,7 +174,8 @@ void pto__rt_map_clear(pto__rt_map *m) {
 }
 
 uint64_t *pto__rt_map_find(const pto__rt_map *m, uint64_t key) {
-  if (!m->cap) return NULL;
+  /* 0 marks an empty slot: it is never a key (it would "find" any empty slot's garbage). */
+  if (!m->cap || key == 0) return NULL;
   for (size_t i = map_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
     if (m->keys[i] == key) return &m->vals[i];
     if (m->keys[i] == 0) return NULL;
@@ -193,7 +194,8 @@ static int map_grow(pto__rt_map *m) {
   for (size_t i = 0; i < m->cap; i++) {
     if (!m->keys[i]) continue;
     size_t j = map_slot(m->keys[i], ncap);
-    while (nk[j]) j = (j + 1) & (ncap - 1);
+    while (nk[j])
+      j = (j + 1) & (ncap - 1);
     nk[j] = m->keys[i];
     nv[j] = m->vals[i];
   }
@@ -206,6 +208,7 @@ static int map_grow(pto__rt_map *m) {
 }
 
 int pto__rt_map_put(pto__rt_map *m, uint64_t key, uint64_t val) {
+  if (key == 0) return -1;
   uint64_t *v = pto__rt_map_find(m, key);
   if (v) {
     *v = val;
@@ -213,7 +216,8 @@ int pto__rt_map_put(pto__rt_map *m, uint64_t key, uint64_t val) {
   }
   if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m) != 0) return -1;
   size_t i = map_slot(key, m->cap);
-  while (m->keys[i]) i = (i + 1) & (m->cap - 1);
+  while (m->keys[i])
+    i = (i + 1) & (m->cap - 1);
   m->keys[i] = key;
   m->vals[i] = val;
   m->n++;
@@ -221,7 +225,7 @@ int pto__rt_map_put(pto__rt_map *m, uint64_t key, uint64_t val) {
 }
 
 int pto__rt_map_del(pto__rt_map *m, uint64_t key) {
-  if (!m->cap) return 0;
+  if (!m->cap || key == 0) return 0;
   size_t mask = m->cap - 1, i = map_slot(key, m->cap);
   while (m->keys[i] != key) {
     if (!m->keys[i]) return 0;

@@ -45,7 +45,7 @@ static pto_status get_worker(const pto_worker *wt, const char *fn, pto__rt_worke
 }
 
 static pto_status not_in_launch(const pto__rt_worker *w, const char *fn) {
-  if (!w->in_launch) return PTO_OK;
+  if (!__atomic_load_n(&w->in_launch, __ATOMIC_ACQUIRE)) return PTO_OK;
   return fail(PTO_STATUS_FAILED_PRECONDITION,
               "%s: a launch is running on this worker; call it between launches, not from a "
               "kernel or the orchestration",
@@ -177,7 +177,7 @@ void pto_worker_close(pto_worker *wt) {
   /* Closed already (idempotent), or called from inside a launch (not allowed: ignored). */
   if (!w) return;
   pto__rt_async_drain(w); /* before reading in_launch, which the dispatcher writes */
-  if (w->in_launch) return;
+  if (__atomic_load_n(&w->in_launch, __ATOMIC_ACQUIRE)) return;
   pto__rt_async_stop(w);
   destroy_worker(w);
 }
@@ -356,8 +356,8 @@ int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis) {
   return d && axis >= 0 && axis < d->rank ? d->shape[axis] : -1;
 }
 
-static pto_status check_copy(pto__rt_worker *w, const char *fn, uint64_t dev_ptr,
-                             const void *host, size_t n) {
+static pto_status check_copy(pto__rt_worker *w, const char *fn, uint64_t dev_ptr, const void *host,
+                             size_t n) {
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
   if (n && !host) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
   uint64_t nbytes;
@@ -406,9 +406,8 @@ static pto_status validate_program(const pto_program *p) {
                   name, (int)q->dtype);
     if (!q->is_tensor) continue;
     if (q->rank < 1 || q->rank > PTO_MAX_RANK)
-      return fail(PTO_STATUS_INVALID_ARGUMENT,
-                  "program '%s': parameter '%s' has rank %d (1 to %d)", entry, name, q->rank,
-                  PTO_MAX_RANK);
+      return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': parameter '%s' has rank %d (1 to %d)",
+                  entry, name, q->rank, PTO_MAX_RANK);
     if (q->dir != PTO_DIR_IN && q->dir != PTO_DIR_OUT && q->dir != PTO_DIR_INOUT)
       return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': parameter '%s' has direction %d",
                   entry, name, (int)q->dir);
@@ -505,7 +504,7 @@ int64_t pto_handle_callable_id(const pto_handle *ht) {
 void pto_handle_unregister(pto_handle *ht) {
   pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, NULL);
   if (h) pto__rt_async_drain(h->w);
-  if (!h || h->w->in_launch) return;
+  if (!h || __atomic_load_n(&h->w->in_launch, __ATOMIC_ACQUIRE)) return;
   pto__rt_worker *w = h->w;
   pto__rt_callable *c = h->callable;
   if (h->prev)
@@ -535,24 +534,30 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   const pto_program *prog = c->prog;
   const pto_signature *sig = pto_program_signature(prog);
   const char *entry = sig->entry && *sig->entry ? sig->entry : "entry";
-  if (w->in_launch)
-    return fail(PTO_STATUS_FAILED_PRECONDITION,
-                "launch of '%s': a launch is already running on this worker (called from a "
-                "kernel or the orchestration?)",
-                entry);
   if (nargs && !args)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "launch of '%s': args is NULL", entry);
+  /* Taken atomically before anything of the worker is touched: a second launch (another
+   * thread, or a kernel or the orchestration calling back) is refused, never interleaved. */
+  int idle = 0;
+  if (!__atomic_compare_exchange_n(&w->in_launch, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return fail(PTO_STATUS_FAILED_PRECONDITION,
+                "launch of '%s': a launch is already running on this worker; a worker runs one "
+                "launch at a time and its API is one thread per worker (open a worker per "
+                "thread, or serialize the calls)",
+                entry);
   uint64_t t0 = pto__rt_now_ns();
   pto_status s = pto__rt_validate_args(w, sig, args, nargs);
-  if (s) return pto_status_annotate(s, "launch of '%s'", entry);
+  if (s) {
+    __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
+    return pto_status_annotate(s, "launch of '%s'", entry);
+  }
   /* Cores asleep since the last launch start spinning now, while the arguments are copied, so
    * the first task does not pay for a wake-up. */
   pto__rt_pool_wake(&w->pool);
-  w->in_launch = 1;
   pto__rt_bound b;
   s = pto__rt_bind_args(w, sig, args, &b);
   if (s) {
-    w->in_launch = 0;
+    __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
     return pto_status_annotate(s, "launch of '%s'", entry);
   }
   uint64_t t_bind = pto__rt_now_ns();
@@ -576,7 +581,6 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   uint64_t t_run1 = pto__rt_now_ns();
   pto__rt_unbind_args(w, &b, s == PTO_OK);
   uint64_t t_end = pto__rt_now_ns();
-  w->in_launch = 0;
 
   pto_launch_record *r = &w->last;
   memset(r, 0, sizeof *r);
@@ -604,6 +608,9 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   }
   if (w->strace) pto__rt_emit_strace(r);
   if (w->strace && w->task_log.valid) pto__rt_emit_stask(r, &w->task_log);
+  /* Released only now: the launch record above is the worker's too, and the next launch (maybe
+   * on another thread) must see it complete. */
+  __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
   if (s) return pto_status_annotate(s, "launch of '%s'", entry);
   return PTO_OK;
 }
@@ -644,7 +651,7 @@ pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *a
   pto__rt_worker *w;
   PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
   if (!p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
-  if (w->in_launch) return not_in_launch(w, fn);
+  if (__atomic_load_n(&w->in_launch, __ATOMIC_ACQUIRE)) return not_in_launch(w, fn);
   pto__rt_callable *c;
   PTO_RETURN_IF_ERROR(get_callable(w, p, fn, &c));
   c->implicit = 1;

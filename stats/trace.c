@@ -342,18 +342,10 @@ pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
   *out_stats = NULL;
   if (!path)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_trace_parse_file: path is NULL");
-  uint8_t *buf;
-  size_t len;
-  pto_file_step step;
-  int err = pto_file_read_errno(path, 0, &buf, &len, &step);
-  pto_status s = PTO_OK;
-  if (err && step == PTO_FILE_STEP_OPEN)
-    return pto_status_make(err == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO, "%s: %s", path,
-                           strerror(err));
-  if (err == ENOMEM)
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory reading the log", path);
-  else if (err)
-    s = pto_status_make(PTO_STATUS_IO, "%s: read error", path);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_LOG, &buf, &len);
+  if (s) return s;
   if (!s) {
     s = pto_trace_parse((const char *)buf, len, opt, out_stats);
     if (s) s = pto_status_annotate(s, "%s", path);

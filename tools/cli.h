@@ -72,6 +72,10 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
 
 int cli_is_dir(const char *path);
 
+/* Checks an output path before the run: not empty; a file path is not a directory and its
+ * directory exists; a dir path is not a file. Prints a usage error and returns 2, else 0. */
+int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir);
+
 /* How bench and trace print statistics (cmd_trace.c). tree: -1 none, else the deepest level. */
 typedef struct cli_stats_view {
   int tree, spread, json;

@@ -141,6 +141,8 @@ int cmd_bench(int argc, char **argv) {
   cli_stats_view_init(&a.view);
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 0, parse_bench_option, &a) < 0)
     return PTO_EXIT_USAGE;
+  if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
+    return PTO_EXIT_USAGE;
 
   pto_program *prog = NULL;
   cli_param *pd = NULL;

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "pto/base.h"
 #include "pto/cache.h"
+#include "pto/base.h"
 #include "pto/manifest.h"
 
 static const char *k_cmd = "cache";
@@ -218,12 +219,9 @@ static int do_ls(int json) {
 static char *read_text(const char *path) {
   uint8_t *buf;
   size_t len;
-  pto_status s = pto_file_read(path, 0, &buf, &len);
-  if (s) {
-    pto_status_free(s);
-    return NULL;
-  }
-  return (char *)buf;
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &buf, &len);
+  pto_status_free(s);
+  return s ? NULL : (char *)buf;
 }
 
 static void print_param(const pto_signature *sig, const pto_sig_param *p) {

@@ -6,34 +6,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pto/base.h"
 
+/* Keeps the file's mode and owner, and a symlink's target (pto/file.h). */
 static pto_status write_atomically(const char *path, const char *text) {
-  size_t n = strlen(path) + 16;
-  char *tmp = malloc(n);
-  if (!tmp) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  snprintf(tmp, n, "%s.fmt-XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot write next to %s: %s", path, strerror(errno));
-    free(tmp);
-    return s;
-  }
-  size_t len = strlen(text), off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, text + off, len - off);
-    if (w <= 0) break;
-    off += (size_t)w;
-  }
-  int ok = off == len && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-    unlink(tmp);
-    free(tmp);
-    return s;
-  }
-  free(tmp);
-  return PTO_OK;
+  const void *bufs[1] = {text};
+  size_t lens[1] = {strlen(text)};
+  return pto_file_replace(path, bufs, lens, 1);
 }
 
 int cmd_fmt(int argc, char **argv) {

@@ -48,8 +48,10 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     if (*i + 1 >= argc) return cli_usage_error(cmd, "%s needs a number", arg), -1;
     char *end;
     double v = strtod(argv[*i + 1], &end);
-    if (*end || end == argv[*i + 1] || v < 0)
-      return cli_usage_error(cmd, "%s %s: expected a non-negative number", arg, argv[*i + 1]), -1;
+    if (*end || end == argv[*i + 1] || !isfinite(v) || v < 0)
+      return cli_usage_error(cmd, "%s %s: expected a finite non-negative number", arg,
+                             argv[*i + 1]),
+             -1;
     if (arg[2] == 'r')
       a->rtol = v;
     else
@@ -59,6 +61,22 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     return 0;
   }
   return 1;
+}
+
+/* One element of --check: NaN matches NaN at the same position, an infinity matches only
+ * itself, anything else matches within atol + rtol*|ref|. *out_err: the absolute error (0 for
+ * a match of NaNs or infinities, +inf for a mismatch of them). */
+static int check_elem(double got, double want, double rtol, double atol, double *out_err) {
+  if (isnan(got) || isnan(want)) {
+    *out_err = isnan(got) && isnan(want) ? 0 : INFINITY;
+    return isnan(got) && isnan(want);
+  }
+  if (isinf(got) || isinf(want)) {
+    *out_err = got == want ? 0 : INFINITY;
+    return got == want;
+  }
+  *out_err = fabs(got - want);
+  return *out_err <= atol + rtol * fabs(want);
 }
 
 static void dtype_tolerance(pto_dtype dt, double *rtol, double *atol) {
@@ -185,19 +203,18 @@ static int compare_outputs(const pto_signature *sig, const cli_param *pd, const 
     if (a->rtol >= 0) rtol = a->rtol;
     if (a->atol >= 0) atol = a->atol;
     int64_t n = pto_host_tensor_numel(&pd[j].t), bad = 0, worst_at = -1;
-    double max_abs = 0, max_rel = 0;
+    double max_abs = 0, max_rel = 0, worst_err = -1;
     for (int64_t e = 0; e < n; e++) {
       double got = cli_elem_get(sp->dtype, pd[j].data, e),
-             want = cli_elem_get(sp->dtype, pd[j].ref, e);
-      double err = fabs(got - want);
-      if (isnan(got) || isnan(want))
-        err = (isnan(got) && isnan(want)) ? 0 : INFINITY;
-      else if (got == want)
-        err = 0; /* equal infinities */
+             want = cli_elem_get(sp->dtype, pd[j].ref, e), err;
+      int ok = check_elem(got, want, rtol, atol, &err);
       double rel = err == 0 ? 0 : err / fmax(fabs(want), 1e-30);
-      if (err > max_abs) max_abs = err, worst_at = e;
+      if (err > max_abs) max_abs = err;
       if (rel > max_rel) max_rel = rel;
-      if (!(err <= atol + rtol * fabs(want))) bad++;
+      if (!ok) {
+        bad++;
+        if (err > worst_err) worst_err = err, worst_at = e; /* the first of the worst */
+      }
     }
     char shape[96];
     cli_format_shape(shape, sizeof shape, pd[j].t.rank, pd[j].t.shape);
@@ -222,6 +239,11 @@ int cmd_run(int argc, char **argv) {
   memset(&a, 0, sizeof a);
   a.rtol = a.atol = -1;
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 1, parse_run_option, &a) < 0)
+    return PTO_EXIT_USAGE;
+  /* Output paths are checked before the run, not found bad after it. */
+  for (int i = 0; i < a.in.nouts; i++)
+    if (cli_check_output_path(k_cmd, "--out", a.in.outs[i].value, 0)) return PTO_EXIT_USAGE;
+  if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
   if (a.trace) setenv("PTO_LOG_LEVEL", "timing", 1);
 

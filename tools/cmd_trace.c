@@ -158,7 +158,7 @@ int cmd_trace(int argc, char **argv) {
   {
     uint8_t *text = NULL;
     size_t len = 0;
-    pto_status rs = strcmp(log, "-") ? pto_file_read(log, 1, &text, &len) : PTO_OK;
+    pto_status rs = strcmp(log, "-") ? pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len) : PTO_OK;
     if (!rs && text && memmem(text, len, "name=host.run", 13) && memmem(text, len, " l3=1", 5)) {
       int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup);
       free(text);
@@ -178,7 +178,7 @@ int cmd_trace(int argc, char **argv) {
     if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) s = pto_status_annotate(s, "-");
   } else {
     s = pto_trace_parse_file(log, &opt, &st);
-    if (!s && cli_timeline_wanted(&tl)) s = pto_file_read(log, 0, &text, &len);
+    if (!s && cli_timeline_wanted(&tl)) s = pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len);
   }
   if (s) {
     if (strstr(pto_status_message(s), "is warmup")) {

@@ -211,11 +211,16 @@ static pto_status bind_dims(const pto_signature *sig, const cli_inputs *a, sym_v
                              sig->nsyms ? strcat(list, ")") : "");
     }
     char *end;
+    errno = 0;
     long long v = strtoll(a->dims[i].value, &end, 10);
     if (*end || end == a->dims[i].value || v < 0)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                              "--dim %s=%s: expected a non-negative integer", a->dims[i].name,
                              a->dims[i].value);
+    if (errno == ERANGE)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "--dim %s=%s: out of range (at most %lld)", a->dims[i].name,
+                             a->dims[i].value, (long long)INT64_MAX);
     syms->v[si] = v;
     syms->known[si] = 1;
   }
@@ -301,8 +306,19 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
     }
     if (s) break;
     pto_host_tensor_init(&d->t, NULL, sp->dtype, sp->rank, shape);
-    int64_t n = pto_host_tensor_numel(&d->t);
-    d->nbytes = (size_t)n * pto_dtype_size(sp->dtype);
+    int64_t n, nbytes;
+    if (pto_shape_size(sp->rank, shape, sp->dtype, &n, &nbytes) || (uint64_t)nbytes > SIZE_MAX) {
+      char dims[PTO_MAX_RANK * 24] = "";
+      for (int k = 0; k < sp->rank; k++)
+        snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", k ? "x" : "",
+                 (long long)shape[k]);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "parameter '%s': shape [%s] %s is too large: its size in bytes "
+                          "overflows 64 bits (check --dim and --arg values)",
+                          sp->name, dims, pto_dtype_name(sp->dtype));
+      break;
+    }
+    d->nbytes = (size_t)nbytes;
     d->data = calloc(1, d->nbytes ? d->nbytes : 1);
     if (!d->data) {
       s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory for parameter '%s' (%zu bytes)",
@@ -352,8 +368,8 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
   return s;
 }
 
-pto_status cli_prepare_params(const pto_signature *sig, const cli_inputs *a,
-                              cli_param **out_pd, pto_arg **out_args) {
+pto_status cli_prepare_params(const pto_signature *sig, const cli_inputs *a, cli_param **out_pd,
+                              pto_arg **out_args) {
   *out_pd = calloc((size_t)sig->nparams + 1, sizeof **out_pd);
   *out_args = calloc((size_t)sig->nparams + 1, sizeof **out_args);
   if (!*out_pd || !*out_args) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");

@@ -1,8 +1,13 @@
 /* pto: compile, run and inspect tile-kernel programs (shared/design/CLI.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -26,6 +31,33 @@ static void usage(FILE *f) {
           "\n"
           "example:\n"
           "  pto run examples/add.ptir --dim M=100 --check\n");
+}
+
+int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir) {
+  if (!path || !*path) return cli_usage_error(cmd, "%s: the path is empty", flag);
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (is_dir && !S_ISDIR(st.st_mode))
+      return cli_usage_error(cmd, "%s %s: exists and is not a directory", flag, path);
+    if (!is_dir && S_ISDIR(st.st_mode))
+      return cli_usage_error(cmd, "%s %s: is a directory, not a file", flag, path);
+    if (!is_dir && !S_ISREG(st.st_mode))
+      return cli_usage_error(cmd, "%s %s: exists and is not a regular file", flag, path);
+    return 0;
+  }
+  if (is_dir) return 0; /* created with its parents */
+  /* The file's directory must exist: found now, not after a long run. */
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) return 0;
+  if (slash == dir)
+    slash[1] = 0;
+  else
+    *slash = 0;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return cli_usage_error(cmd, "%s %s: directory %s does not exist", flag, path, dir);
+  return 0;
 }
 
 int cli_is_dir(const char *path) {

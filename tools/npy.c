@@ -170,7 +170,9 @@ pto_status pto_npy_parse(const uint8_t *buf, size_t len, const char *name, int w
   int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0, rank = 0;
   int64_t shape[PTO_MAX_RANK] = {0};
   if (!eat(&c, '{'))
-    return bad(name, ".npy header is not a dict: %.60s", (const char *)buf + hstart);
+    /* The header is not NUL-terminated: print at most its own bytes (found by fuzz_npy). */
+    return bad(name, ".npy header is not a dict: %.*s", (int)(hlen < 60 ? hlen : 60),
+               (const char *)buf + hstart);
   while (!eat(&c, '}')) {
     if (!read_str(&c, key, sizeof key) || !eat(&c, ':'))
       return bad(name, "malformed .npy header near offset %zu", (size_t)(c.p - (const char *)buf));
@@ -301,7 +303,7 @@ pto_status pto_npy_read_expect(const char *path, pto_dtype dtype, int rank, cons
   memset(out, 0, sizeof *out);
   uint8_t *buf = NULL;
   size_t len = 0;
-  PTO_RETURN_IF_ERROR(pto_file_read(path, 0, &buf, &len));
+  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_DATA, &buf, &len));
   pto_status s = pto_npy_parse(buf, len, path, (int)dtype, out);
   free(buf);
   if (!s) s = pto_npy_check(out, path, dtype, rank, shape);
@@ -313,7 +315,7 @@ pto_status pto_npy_read(const char *path, pto_npy_array *out) {
   memset(out, 0, sizeof *out);
   uint8_t *buf = NULL;
   size_t len = 0;
-  PTO_RETURN_IF_ERROR(pto_file_read(path, 0, &buf, &len));
+  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_DATA, &buf, &len));
   pto_status s = pto_npy_parse(buf, len, path, -1, out);
   free(buf);
   return s;
@@ -379,24 +381,13 @@ pto_status pto_npy_write(const char *path, pto_dtype dtype, int rank, const int6
     byteswap(swapped, count, size);
     out = swapped;
   }
-  pto_status s = PTO_OK;
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", path, strerror(errno));
-    goto done;
-  }
-  int ok = fwrite(prefix, 1, sizeof prefix, f) == sizeof prefix && fwrite(header, 1, h, f) == h;
-  for (size_t i = 0; ok && i < pad; i++)
-    ok = fputc(' ', f) != EOF;
-  ok = ok && fputc('\n', f) != EOF;
-  ok = ok && (nbytes == 0 || fwrite(out, 1, nbytes, f) == nbytes);
-  int err = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = 0;
-    err = errno;
-  }
-  if (!ok) s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(err));
-done:
+  /* Through a temp file and a rename: a full disk never leaves a truncated .npy. */
+  char spaces[ARRAY_ALIGN + 1];
+  memset(spaces, ' ', pad);
+  spaces[pad] = '\n';
+  const void *bufs[4] = {prefix, header, spaces, out};
+  size_t lens[4] = {sizeof prefix, h, pad + 1, nbytes};
+  pto_status s = pto_file_replace(path, bufs, lens, 4);
   free(swapped);
   return s;
 }

@@ -63,8 +63,26 @@ typedef enum pto_file_step {
  * sets *out_step, so a caller can word its own message. */
 PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf,
                                 size_t *out_len, pto_file_step *out_step);
-/* The same, with a status: "cannot open PATH: ...", "PATH: not a regular file", ... */
-PTO_API pto_status pto_file_read(const char *path, int regular_only, uint8_t **out_buf,
+/* Size limits by kind of input (pto_file_read, pto_file_open_regular). */
+#define PTO_FILE_MAX_SOURCE (UINT64_C(256) << 20) /* .ptir, .cpp, .ll, manifest.json */
+#define PTO_FILE_MAX_BINARY (UINT64_C(4) << 30)   /* shared objects, objects */
+#define PTO_FILE_MAX_LOG (UINT64_C(4) << 30)      /* [STRACE] logs */
+#define PTO_FILE_MAX_DATA (UINT64_C(64) << 30)    /* .npy inputs */
+
+/* Every reader of outside input (sources, manifests, cache entries, work-dir files, .npy files,
+ * logs) opens its file through these two, so a FIFO, a device or a directory is rejected without
+ * being opened for reading (no hang on a FIFO without a writer) and every read has a size limit
+ * with a clear error. Statuses: NOT_FOUND for a missing path, INVALID_ARGUMENT for a path that is
+ * not a readable regular file or is over the limit, IO for a failing read, OUT_OF_MEMORY.
+ *
+ * pto_file_open_regular opens path for reading if it is a regular file of at most max_bytes
+ * (0: no limit): checked with stat before the open and with fstat on the descriptor (opened
+ * O_NONBLOCK, then made blocking), so a file swapped in between is caught too. */
+PTO_API pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, int *out_fd,
+                                         uint64_t *out_size);
+/* Reads a whole regular file of at most max_bytes (0: no limit) into a malloc'd buffer with a
+ * NUL after the last byte (not counted in *out_len). */
+PTO_API pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf,
                                  size_t *out_len);
 /* The rest of stream f (e.g. stdin), named name in messages. */
 PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf,
@@ -73,6 +91,12 @@ PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out
  * process that has the old file mapped) never sees a partial file. errno is kept on failure. */
 PTO_API pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,
                                          mode_t mode);
+/* Replaces a user's file with the concatenation of bufs through a temp file in the same
+ * directory, fsync and a rename, so a full disk or a crash never leaves a truncated file; an
+ * existing file keeps its mode and owner, and a symlink keeps pointing at its target, which gets
+ * the new contents. On failure the old file is unchanged and the temp file removed. */
+PTO_API pto_status pto_file_replace(const char *path, const void *const *bufs, const size_t *lens,
+                                    int nbufs);
 /* mkdir -p with mode for the directories it creates; an IO status (errno kept) on failure. */
 PTO_API pto_status pto_file_mkdirs(const char *path, mode_t mode);
 

@@ -115,7 +115,14 @@ struct pto_ir_expr {
       pto_ir_expr *lhs, *rhs; /* BINARY */
     };
   };
+  /* Levels below this node (0 for a leaf). The builder refuses a tree higher than
+   * PTO_IR_MAX_EXPR_HEIGHT, so every recursive walk over an expression is bounded. */
+  int height;
 };
+
+/* The highest expression tree the builder accepts: a chain of this many binary operators (or
+ * nested unary operators, casts, parentheses) is an error naming the limit. */
+#define PTO_IR_MAX_EXPR_HEIGHT 256
 
 /* ---- values --------------------------------------------------------------------------- */
 

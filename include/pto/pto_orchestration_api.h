@@ -1337,11 +1337,17 @@ template <typename T, size_t N> T pto_read(const ChipTensor &t, const int64_t (&
   return pto_orch_detail::read_value<T>(t, N, idx);
 }
 
+// Integer '/' floors and mod takes the sign of the divisor, as kernels do: division by zero is a
+// launch error, and the minimum value divided by -1 wraps (mod gives 0) instead of trapping.
 template <typename T> T pto_div(T a, T b) {
   if constexpr (static_cast<T>(0.5) != 0) {
     return a / b;
   } else {
     if (b == 0) { rt_report_fatal(1, "integer division by zero"); return 0; }
+    if constexpr (std::is_signed<T>::value) {
+      using U = typename std::make_unsigned<T>::type;
+      if (b == static_cast<T>(-1)) return static_cast<T>(static_cast<U>(0) - static_cast<U>(a));
+    }
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
@@ -1354,6 +1360,9 @@ template <typename T> T pto_mod(T a, T b) {
     return r;
   } else {
     if (b == 0) { rt_report_fatal(1, "integer division by zero"); return 0; }
+    if constexpr (std::is_signed<T>::value) {
+      if (b == static_cast<T>(-1)) return 0;
+    }
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;

@@ -42,7 +42,7 @@ run_pto 2 fmt "$EX/add.ptir" "$EX/chain.ptir" && expect_out "one file at a time"
 run_pto 2 compile "$EX/add.ptir" "$EX/chain.ptir" -o "$T/w" && expect_out "one program at a time"
 run_pto 2 run "$EX/add.ptir" --dim M && expect_out "--dim M: expected NAME=VALUE"
 run_pto 2 run "$EX/add.ptir" --dim M=-1 && expect_out "--dim M=-1: expected a non-negative integer"
-run_pto 2 run "$EX/add.ptir" --dim M=4 --rtol x && expect_out "--rtol x: expected a non-negative number"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --rtol x && expect_out "--rtol x: expected a finite non-negative number"
 
 # A work dir was compiled already: compile options cannot apply to it and are refused, not ignored.
 run_pto 0 compile "$EX/chain.ptir" -o "$T/chain_wd"

@@ -135,8 +135,9 @@ run_pto 2 run "$PR/dtype_f16.ptir" --in x="$T/cut.npy" && expect_out "cut.npy: t
 run_pto 2 run "$PR/dtype_f16.ptir" --in x="$T/missing.npy" && expect_out "--in x: cannot open $T/missing.npy"
 run_pto 2 run "$PR/dtype_f16.ptir" --dim M=8 --out x="$T/o.npy" &&
   expect_out "--out x: @main has no out or inout tensor parameter named 'x'"
-run_pto 1 run "$PR/dtype_f16.ptir" --dim M=8 --out y="$T/no/dir/y.npy" &&
-  expect_out "--out y: cannot create $T/no/dir/y.npy"
+# Checked before the run (issue #10): a usage error, not a failure after the launch.
+run_pto 2 run "$PR/dtype_f16.ptir" --dim M=8 --out y="$T/no/dir/y.npy" &&
+  expect_out "--out $T/no/dir/y.npy: directory $T/no/dir does not exist"
 
 # ---- numpy, where installed --------------------------------------------------------------------
 NP=""

@@ -160,7 +160,7 @@ static void test_non_elf_file_is_refused(void **state) {
   assert_int_equal(pto_status_code_of(s), PTO_STATUS_NOT_FOUND);
   assert_status_contains(s, "missing.so");
   /* A directory is not a file. */
-  assert_status_contains(pto_elf_hid(fx->dir, &hid), "not a regular file");
+  assert_status_contains(pto_elf_hid(fx->dir, &hid), "is a directory: only regular files are read");
 }
 
 static void test_truncated_elf_is_refused_at_every_length(void **state) {

@@ -411,7 +411,7 @@ static void test_missing_kernel_symbol_is_named(void **state) {
   fixture *fx = *state;
   edit_manifest(fx->dir, "\"symbol\": \"pto_kernel_mul\"", "\"symbol\": \"pto_kernel_nope\"");
   expect_load_error(fx->dir, PTO_STATUS_NOT_FOUND,
-                    "no symbol 'pto_kernel_nope' for kernel 1 'mul'");
+                    "no function 'pto_kernel_nope' defined in it for kernel 1 'mul'");
 }
 
 static void test_abi_version_mismatch(void **state) {

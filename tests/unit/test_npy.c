@@ -250,7 +250,7 @@ static void test_refusals_are_clear(void **state) {
   assert_status_contains(pto_npy_read("/nonexistent/x.npy", &a), "/nonexistent/x.npy");
   assert_status_contains(
       pto_npy_write("/nonexistent/x.npy", PTO_DTYPE_F32, 1, (int64_t[]){1}, "abcd"),
-      "cannot create /nonexistent/x.npy");
+      "cannot write next to /nonexistent/x.npy");
   assert_status_contains(
       pto_npy_write("/tmp/x.npy", PTO_DTYPE_F32, 6, (int64_t[]){1, 1, 1, 1, 1, 1}, "abcd"),
       "rank 6");

@@ -169,7 +169,7 @@ static void test_parse_file_reports_a_missing_file_as_not_found(void **state) {
   pto_ir_program *p = NULL;
   pto_status s = pto_ir_parse_file("/nonexistent/x.ptir", &p);
   assert_int_equal(pto_status_code_of(s), PTO_STATUS_NOT_FOUND);
-  assert_status_contains(s, "/nonexistent/x.ptir: cannot open: No such file or directory");
+  assert_status_contains(s, "cannot open /nonexistent/x.ptir: No such file or directory");
   assert_null(p);
 }
 

@@ -1,4 +1,5 @@
 /* Runtime: worker lifetime, device memory, argument binding and validation, launch failures. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -16,7 +17,8 @@ static void bind_api(const pto_orch_api *api) { g_api = api; }
 static int32_t k_scale(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)ctx;
   float a = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = kv_f32(&t[0], i) * a;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = kv_f32(&t[0], i) * a;
   return 0;
 }
 
@@ -24,7 +26,8 @@ static int32_t k_scale(const pto_kernel_tensor *t, const uint64_t *s, pto_core_c
 static int32_t k_addc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)ctx;
   float c = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++) *kv_f32p(&t[0], i) += c;
+  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++)
+    *kv_f32p(&t[0], i) += c;
   return 0;
 }
 
@@ -32,7 +35,8 @@ static int32_t k_addc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
 static int32_t k_copy(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)s;
   (void)ctx;
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_u32p(&t[1], i) = *kv_u32p(&t[0], i);
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_u32p(&t[1], i) = *kv_u32p(&t[0], i);
   return 0;
 }
 
@@ -56,14 +60,25 @@ static int32_t k_ctx(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
   return 0;
 }
 
-enum { K_SCALE, K_ADDC, K_COPY, K_FAIL, K_CTX, NK };
-static const pto_kernel_fn g_kernels[NK] = {k_scale, k_addc, k_copy, k_fail, k_ctx};
-static const char *const g_names[NK] = {"k_scale", "k_addc", "k_copy", "k_fail", "k_ctx"};
+/* Says it started, then waits (at most 10 s) until released: a launch that stays running. */
+static atomic_int g_wait_started, g_wait_release;
+static int32_t k_wait(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t, (void)s, (void)ctx;
+  atomic_store(&g_wait_started, 1);
+  for (int i = 0; i < 10000 && !atomic_load(&g_wait_release); i++)
+    usleep(1000);
+  return 0;
+}
+
+enum { K_SCALE, K_ADDC, K_COPY, K_FAIL, K_CTX, K_WAIT, NK };
+static const pto_kernel_fn g_kernels[NK] = {k_scale, k_addc, k_copy, k_fail, k_ctx, k_wait};
+static const char *const g_names[NK] = {"k_scale", "k_addc", "k_copy", "k_fail", "k_ctx", "k_wait"};
 
 /* ---- the scale program: y = x * alpha -------------------------------------------------------- */
 
 static void scale_entry(const pto_orch_args *a) {
-  pto_orch_task_arg ta[3] = {ta_in(&a->tensors[0]), ta_out(&a->tensors[1]), ta_scalar(a->scalars[0])};
+  pto_orch_task_arg ta[3] = {ta_in(&a->tensors[0]), ta_out(&a->tensors[1]),
+                             ta_scalar(a->scalars[0])};
   g_api->submit(g_api->ctx, K_SCALE, PTO_CORE_AIV, ta, 3);
 }
 
@@ -105,10 +120,12 @@ static void check_scale_ok(pto_handle *h) {
   scale_io io;
   scale_io_init(&io, 8);
   assert_pto_ok(pto_handle_call(h, io.args, 4));
-  for (int i = 0; i < 8 * 16; i++) assert_true(io.y[i] == 2.0f * (float)i);
+  for (int i = 0; i < 8 * 16; i++)
+    assert_true(io.y[i] == 2.0f * (float)i);
 }
 
-/* ---- configuration and lifetime --------------------------------------------------------------- */
+/* ---- configuration and lifetime ---------------------------------------------------------------
+ */
 
 static void test_worker_open_applies_defaults_and_rejects_bad_config(void **state) {
   (void)state;
@@ -124,11 +141,13 @@ static void test_worker_open_applies_defaults_and_rejects_bad_config(void **stat
 
   pto_run_config cfg;
   memset(&cfg, 0, sizeof cfg);
-  assert_status_contains(pto_worker_open(&cfg, &w), "initialise the config with pto_run_config_init");
+  assert_status_contains(pto_worker_open(&cfg, &w),
+                         "initialise the config with pto_run_config_init");
   assert_null(w);
   pto_run_config_init(&cfg);
   cfg.platform = "npu";
-  assert_status_contains(pto_worker_open(&cfg, &w), "platform 'npu' is not available (available: sim)");
+  assert_status_contains(pto_worker_open(&cfg, &w),
+                         "platform 'npu' is not available (available: sim)");
   pto_run_config_init(&cfg);
   cfg.ncores = -1;
   assert_status_contains(pto_worker_open(&cfg, &w), "ncores -1 is out of range");
@@ -166,7 +185,8 @@ static void test_close_frees_everything_and_stale_tokens_are_errors(void **state
                          "pto_worker_alloc_tensor: the worker is closed");
   assert_null(t3);
   assert_status_contains(pto_worker_register(w, p, &h1), "the worker is closed");
-  assert_status_contains(pto_worker_copy_to(w, 0x100000000000ull, shape, 8), "the worker is closed");
+  assert_status_contains(pto_worker_copy_to(w, 0x100000000000ull, shape, 8),
+                         "the worker is closed");
   assert_int_equal(pto_worker_core_count(w), -1);
   assert_true(pto_device_tensor_addr(t2) == 0);
   assert_int_equal(pto_device_tensor_rank(t2), -1);
@@ -290,7 +310,8 @@ static void test_device_memory_has_its_own_address_range(void **state) {
   /* Free: a double free is a no-op, the address is no longer valid. */
   assert_pto_ok(pto_worker_free_tensor(w, t));
   assert_pto_ok(pto_worker_free_tensor(w, t));
-  assert_status_contains(pto_worker_copy_from(w, back, addr, 4), "is not the start of an allocation");
+  assert_status_contains(pto_worker_copy_from(w, back, addr, 4),
+                         "is not the start of an allocation");
   assert_true(pto_device_tensor_addr(t) == 0);
   assert_status_contains(pto_device_tensor_describe(t, &info), "the device tensor was freed");
   assert_status_contains(pto_worker_free_tensor(w, (pto_device_tensor *)w),
@@ -300,7 +321,8 @@ static void test_device_memory_has_its_own_address_range(void **state) {
 
   /* A tensor of another worker. */
   pto_worker *w2 = topen(1, 0, 0);
-  assert_status_contains(pto_worker_free_tensor(w2, z), "the device tensor belongs to another worker");
+  assert_status_contains(pto_worker_free_tensor(w2, z),
+                         "the device tensor belongs to another worker");
   assert_status_contains(pto_worker_copy_from(w2, zb, pto_device_tensor_addr(z), 1),
                          "is not the start of an allocation of this worker");
   pto_worker_close(w2);
@@ -430,7 +452,8 @@ static void test_dispatch_validates_arguments_naming_the_parameter(void **state)
   scale_io_init(&io, 8);
   io.hx.data = NULL;
   io.args[0] = pto_arg_host(&io.hx);
-  assert_status_contains(pto_handle_call(h, io.args, 4), "parameter 'x': the host tensor has no data");
+  assert_status_contains(pto_handle_call(h, io.args, 4),
+                         "parameter 'x': the host tensor has no data");
 
   /* Device tensors: freed, of another worker, of a closed worker. */
   int64_t shape[2] = {8, 16};
@@ -459,6 +482,186 @@ static void test_dispatch_validates_arguments_naming_the_parameter(void **state)
   pto_worker_close(w);
 }
 
+/* Sizes and strides of C API host tensors are overflow-checked at binding (issue #10). */
+static void test_dispatch_rejects_host_tensors_whose_size_or_strides_overflow(void **state) {
+  (void)state;
+  pto_worker *w = topen(2, 0, 0);
+  pto_program *p = scale_program();
+  pto_handle *h;
+  assert_pto_ok(pto_worker_register(w, p, &h));
+  scale_io io;
+  static const int64_t rows[] = {INT64_MAX / 16 + 1, INT64_MAX / 64 + 1, INT64_MAX};
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    scale_io_init(&io, 8);
+    io.hx.shape[0] = rows[i];
+    io.args[0] = pto_arg_host(&io.hx);
+    assert_status_contains(pto_handle_call(h, io.args, 4), "parameter 'x': the host tensor's size "
+                                                           "overflows");
+    check_scale_ok(h);
+  }
+  static const int64_t strides[] = {INT64_MAX, INT64_MIN, INT64_MAX / 4, -(INT64_MAX / 4)};
+  for (size_t i = 0; i < sizeof strides / sizeof *strides; i++) {
+    scale_io_init(&io, 8);
+    io.hx.strides[0] = strides[i];
+    io.args[0] = pto_arg_host(&io.hx);
+    assert_status_contains(pto_handle_call(h, io.args, 4),
+                           "parameter 'x': the host tensor's strides overflow");
+    check_scale_ok(h);
+  }
+  /* The checked size helper itself. */
+  int64_t n, b, big[2] = {INT64_MAX / 2, 3}, neg[2] = {4, -1}, ok[2] = {1 << 20, 1 << 20};
+  assert_int_equal(pto_shape_size(2, big, PTO_DTYPE_U8, &n, &b), -1);
+  assert_int_equal(pto_shape_size(2, neg, PTO_DTYPE_U8, &n, &b), -1);
+  assert_int_equal(pto_shape_size(2, ok, PTO_DTYPE_F64, &n, &b), 0);
+  assert_true(n == INT64_C(1) << 40 && b == INT64_C(1) << 43);
+  int64_t wrap[2] = {INT64_C(1) << 61, 1};
+  assert_int_equal(pto_shape_size(2, wrap, PTO_DTYPE_F32, &n, &b), -1);
+  pto_handle_unregister(h);
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
+/* Copy calls take only the start of a live allocation: address 0 (which an empty slot of the
+ * allocation map once matched) and a freed tensor's address are refused (issue #10). */
+static void test_copy_calls_reject_address_zero_and_freed_tensors(void **state) {
+  (void)state;
+  pto_worker *w = topen(1, 0, 0);
+  int64_t shape[1] = {64};
+  pto_device_tensor *t, *u;
+  uint8_t buf[256] = {0};
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t));
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &u));
+  uint64_t a = pto_device_tensor_addr(t);
+  assert_pto_ok(pto_worker_copy_to(w, a, buf, 256));
+  static const size_t sizes[] = {0, 1, 256};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    assert_status_contains(pto_worker_copy_to(w, 0, buf, sizes[i]),
+                           "device address 0x0 is not the start of an allocation");
+    assert_status_contains(pto_worker_copy_from(w, buf, 0, sizes[i]),
+                           "device address 0x0 is not the start of an allocation");
+  }
+  assert_status_contains(pto_worker_copy_to(w, a + 4, buf, 4), "is not the start of an allocation");
+  assert_status_contains(pto_worker_copy_to(w, a, buf, 257), "257 bytes exceed the allocation");
+  assert_pto_ok(pto_worker_free_tensor(w, t));
+  assert_status_contains(pto_worker_copy_to(w, a, buf, 4), "is not the start of an allocation");
+  assert_status_contains(pto_worker_copy_from(w, buf, a, 4), "is not the start of an allocation");
+  assert_status_contains(pto_worker_copy_from(w, buf, a, 0), "is not the start of an allocation");
+  assert_pto_ok(pto_worker_copy_from(w, buf, pto_device_tensor_addr(u), 256));
+  pto_worker_close(w);
+}
+
+/* ---- one worker, several threads ------------------------------------------------------------ */
+
+static void wait_entry(const pto_orch_args *a) {
+  (void)a;
+  g_api->submit(g_api->ctx, K_WAIT, PTO_CORE_AIV, NULL, 0);
+}
+
+static pto_program *wait_program(void) {
+  tsig s;
+  tsig_init(&s, "wait");
+  pto_program *p = tprogram(&s, bind_api, wait_entry, NK, g_kernels, g_names);
+  tsig_free(&s);
+  return p;
+}
+
+typedef struct launcher {
+  pto_handle *h;
+  pto_status s;
+} launcher;
+
+static void *launch_thread(void *arg) {
+  launcher *l = arg;
+  l->s = pto_handle_call(l->h, NULL, 0);
+  return NULL;
+}
+
+/* A second launch while one runs is refused atomically with a message naming the rule; the
+ * running launch finishes and the worker stays usable (issue #10). */
+static void test_second_concurrent_launch_is_refused(void **state) {
+  (void)state;
+  pto_worker *w = topen(2, 0, 0);
+  pto_program *p = wait_program(), *q = scale_program();
+  pto_handle *h, *hq;
+  assert_pto_ok(pto_worker_register(w, p, &h));
+  assert_pto_ok(pto_worker_register(w, q, &hq));
+  atomic_store(&g_wait_started, 0);
+  atomic_store(&g_wait_release, 0);
+  launcher l = {h, PTO_OK};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, launch_thread, &l), 0);
+  while (!atomic_load(&g_wait_started))
+    usleep(100);
+  static const char rule[] = "a launch is already running on this worker; a worker runs one "
+                             "launch at a time and its API is one thread per worker";
+  assert_status_contains(pto_handle_call(h, NULL, 0), rule);
+  scale_io io;
+  scale_io_init(&io, 8);
+  assert_status_contains(pto_handle_call(hq, io.args, 4), rule);
+  assert_status_contains(pto_worker_run(w, q, io.args, 4), "a launch is running on this worker");
+  int64_t shape[1] = {4};
+  pto_device_tensor *t = NULL;
+  assert_status_contains(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t),
+                         "a launch is running on this worker");
+  atomic_store(&g_wait_release, 1);
+  pthread_join(th, NULL);
+  assert_null(l.s);
+  check_scale_ok(hq);
+  pto_program_release(p);
+  pto_program_release(q);
+  pto_worker_close(w);
+}
+
+/* Many threads launching on one worker at once: each launch runs whole or is refused; nothing
+ * crashes or interleaves. */
+static void *hammer_thread(void *arg) {
+  launcher *l = arg;
+  int refused = 0;
+  for (int i = 0; i < 50; i++) {
+    scale_io io;
+    scale_io_init(&io, 8);
+    pto_status s = pto_handle_call(l->h, io.args, 4);
+    if (s) {
+      if (!strstr(pto_status_message(s), "one thread per worker")) {
+        l->s = s;
+        return NULL;
+      }
+      pto_status_free(s);
+      refused++;
+      continue;
+    }
+    for (int k = 0; k < 8 * 16; k++)
+      if (io.y[k] != 2.0f * (float)k) {
+        l->s = pto_status_make(PTO_STATUS_INTERNAL, "wrong result at %d", k);
+        return NULL;
+      }
+  }
+  (void)refused;
+  return NULL;
+}
+
+static void test_launches_from_many_threads_run_whole_or_are_refused(void **state) {
+  (void)state;
+  pto_worker *w = topen(2, 0, 0);
+  pto_program *p = scale_program();
+  pto_handle *h;
+  assert_pto_ok(pto_worker_register(w, p, &h));
+  enum { N = 4 };
+  pthread_t th[N];
+  launcher l[N];
+  for (int i = 0; i < N; i++) {
+    l[i] = (launcher){h, PTO_OK};
+    assert_int_equal(pthread_create(&th[i], NULL, hammer_thread, &l[i]), 0);
+  }
+  for (int i = 0; i < N; i++) {
+    pthread_join(th[i], NULL);
+    assert_pto_ok(l[i].s);
+  }
+  check_scale_ok(h);
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
 static void test_dispatch_reports_static_shape_mismatch(void **state) {
   (void)state;
   pto_worker *w = topen(1, 0, 0);
@@ -480,8 +683,9 @@ static void test_dispatch_reports_static_shape_mismatch(void **state) {
   args[2] = pto_arg_f32(0.25f);
   pto_host_tensor_init(&hx, x, PTO_DTYPE_F32, 2, good);
   args[0] = pto_arg_host(&hx);
-  assert_status_contains(pto_worker_run(w, p, args, 3),
-                         "parameter 'alpha': got 0.25, but its value was fixed at compile time to 0.5");
+  assert_status_contains(
+      pto_worker_run(w, p, args, 3),
+      "parameter 'alpha': got 0.25, but its value was fixed at compile time to 0.5");
   args[2] = pto_arg_f32(0.5f);
   x[77] = 4;
   assert_pto_ok(pto_worker_run(w, p, args, 3));
@@ -492,12 +696,14 @@ static void test_dispatch_reports_static_shape_mismatch(void **state) {
   pto_worker_close(w);
 }
 
-/* ---- residency and copies by direction ---------------------------------------------------------- */
+/* ---- residency and copies by direction ----------------------------------------------------------
+ */
 
 static uint64_t g_seen_addr[3];
 
 static void inc_entry(const pto_orch_args *a) {
-  for (int i = 0; i < a->ntensors; i++) g_seen_addr[i] = a->tensors[i].addr;
+  for (int i = 0; i < a->ntensors; i++)
+    g_seen_addr[i] = a->tensors[i].addr;
   pto_orch_task_arg ta[2] = {ta_inout(&a->tensors[0]), ta_scalar(f32_slot(1.0f))};
   g_api->submit(g_api->ctx, K_ADDC, PTO_CORE_AIV, ta, 2);
 }
@@ -513,7 +719,8 @@ static void test_device_tensors_stay_resident_across_calls(void **state) {
   pto_handle *h;
   assert_pto_ok(pto_worker_register(w, p, &h));
   float init[100];
-  for (int i = 0; i < 100; i++) init[i] = (float)i;
+  for (int i = 0; i < 100; i++)
+    init[i] = (float)i;
   int64_t shape[1] = {100};
   pto_device_tensor *t;
   assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, init, &t));
@@ -529,8 +736,10 @@ static void test_device_tensors_stay_resident_across_calls(void **state) {
   float back[100];
   assert_pto_ok(pto_worker_copy_from(w, back, addr, sizeof back));
   assert_true(back[0] == 1001.0f);
-  for (int i = 1; i < 100; i++) assert_true(back[i] == (float)i + 2.0f);
-  for (int i = 0; i < 100; i++) assert_true(init[i] == (float)i); /* never copied back */
+  for (int i = 1; i < 100; i++)
+    assert_true(back[i] == (float)i + 2.0f);
+  for (int i = 0; i < 100; i++)
+    assert_true(init[i] == (float)i); /* never copied back */
   pto_device_memory_info mi;
   assert_pto_ok(pto_worker_memory_info(w, &mi));
   assert_true(mi.nallocs == 1); /* no device copies were made */
@@ -562,7 +771,8 @@ static void test_host_tensors_are_copied_by_direction(void **state) {
   tsig_free(&s);
   /* x strided in host memory (every other element of a larger buffer). */
   float xbuf[20], y[10], z[10];
-  for (int i = 0; i < 20; i++) xbuf[i] = (float)i;
+  for (int i = 0; i < 20; i++)
+    xbuf[i] = (float)i;
   for (int i = 0; i < 10; i++) {
     y[i] = 7; /* would reach z if out were copied in */
     z[i] = -5;
@@ -576,9 +786,10 @@ static void test_host_tensors_are_copied_by_direction(void **state) {
   pto_arg args[3] = {pto_arg_host(&hx), pto_arg_host(&hy), pto_arg_host(&hz)};
   for (int round = 0; round < 3; round++) {
     assert_pto_ok(pto_worker_run(w, p, args, 3));
-    for (int i = 0; i < 20; i++) assert_true(xbuf[i] == (float)i); /* in: never copied back */
+    for (int i = 0; i < 20; i++)
+      assert_true(xbuf[i] == (float)i); /* in: never copied back */
     for (int i = 0; i < 10; i++) {
-      assert_true(z[i] == 0.0f);                     /* out: never copied in (zeros) */
+      assert_true(z[i] == 0.0f);                    /* out: never copied in (zeros) */
       assert_true(y[i] == (float)(2 * i) + 100.0f); /* out: copied back */
     }
   }
@@ -589,7 +800,8 @@ static void test_host_tensors_are_copied_by_direction(void **state) {
   pto_worker_close(w);
 }
 
-/* ---- launch failures ----------------------------------------------------------------------------- */
+/* ---- launch failures
+ * ----------------------------------------------------------------------------- */
 
 static int g_mode;
 static char g_msg[512];
@@ -614,7 +826,7 @@ static void fail_entry(const pto_orch_args *a) {
     break;
   case 2: {
     pto_orch_task_arg t[1] = {ta_in(x)};
-    assert_int_not_equal(g_api->submit(g_api->ctx, 5, PTO_CORE_AIV, t, 1), 0);
+    assert_int_not_equal(g_api->submit(g_api->ctx, NK, PTO_CORE_AIV, t, 1), 0);
     assert_int_not_equal(g_api->submit(g_api->ctx, K_ADDC, PTO_CORE_AIV, t, 1), 0); /* ignored */
     break;
   }
@@ -642,9 +854,7 @@ static void fail_entry(const pto_orch_args *a) {
     g_api->submit(g_api->ctx, K_ADDC, PTO_CORE_AIV, t, 2);
     break;
   }
-  case 6:
-    g_api->scope_end(g_api->ctx);
-    break;
+  case 6: g_api->scope_end(g_api->ctx); break;
   case 7: {
     int64_t idx[1] = {x->shape[0]};
     float v;
@@ -701,8 +911,9 @@ static void test_launch_failures_name_the_cause_and_keep_the_worker_usable(void 
   static const char *const expect[] = {
       "launch of 'failing': kernel 'k_fail' (id 3, task 0) failed with code 1 (integer division "
       "by zero)",
-      "launch of 'failing': orchestration: reported a fatal error (code 7): the input is not sorted",
-      "orchestration: submit: kernel id 5 is out of range (the program has 5 kernels)",
+      "launch of 'failing': orchestration: reported a fatal error (code 7): the input is not "
+      "sorted",
+      "orchestration: submit: kernel id 6 is out of range (the program has 6 kernels)",
       "submit of kernel 'k_addc': argument 0: the view covers bytes [0, 68) of its buffer, which "
       "has 64 bytes",
       "submit of kernel 'k_addc': argument 0: buffer 0x",
@@ -717,7 +928,8 @@ static void test_launch_failures_name_the_cause_and_keep_the_worker_usable(void 
       "different values: 64 and 32)",
   };
   for (g_mode = 0; g_mode <= 10; g_mode++) {
-    for (int i = 0; i < 16; i++) x[i] = 5;
+    for (int i = 0; i < 16; i++)
+      x[i] = 5;
     pto_status st = pto_handle_call(h, args, 2);
     if (g_mode == 9) {
       assert_pto_ok(st);
@@ -726,7 +938,8 @@ static void test_launch_failures_name_the_cause_and_keep_the_worker_usable(void 
       assert_int_equal(pto_status_code_of(st),
                        g_mode == 8 ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_LAUNCH);
       assert_status_contains(st, expect[g_mode]);
-      for (int i = 0; i < 16; i++) assert_true(x[i] == 5.0f); /* no copy back after a failure */
+      for (int i = 0; i < 16; i++)
+        assert_true(x[i] == 5.0f); /* no copy back after a failure */
     }
     pto_launch_record r;
     assert_pto_ok(pto_worker_last_launch(w, &r));
@@ -741,7 +954,8 @@ static void test_launch_failures_name_the_cause_and_keep_the_worker_usable(void 
   pto_worker_close(w);
 }
 
-/* ---- intermediates, scratch and idle cores ----------------------------------------------------- */
+/* ---- intermediates, scratch and idle cores -----------------------------------------------------
+ */
 
 static void scoped_loop_entry(const pto_orch_args *a) {
   const pto_orch_tensor *x = &a->tensors[0];
@@ -781,7 +995,8 @@ static void test_intermediates_are_freed_when_their_scope_and_tasks_end(void **s
   pto_host_tensor_init(&hx, x, PTO_DTYPE_F32, 1, shape);
   pto_arg arg = pto_arg_host(&hx);
   assert_pto_ok(pto_worker_run(w, p, &arg, 1));
-  for (int i = 0; i < 32; i++) assert_true(x[i] == 200.0f);
+  for (int i = 0; i < 32; i++)
+    assert_true(x[i] == 200.0f);
   pto_device_memory_info mi;
   assert_pto_ok(pto_worker_memory_info(w, &mi));
   assert_true(mi.used == 0 && mi.nallocs == 0);
@@ -854,6 +1069,10 @@ int main(void) {
       cmocka_unit_test(test_device_memory_has_its_own_address_range),
       cmocka_unit_test(test_alloc_tensor_validates_shape_and_reports_out_of_memory),
       cmocka_unit_test(test_dispatch_validates_arguments_naming_the_parameter),
+      cmocka_unit_test(test_dispatch_rejects_host_tensors_whose_size_or_strides_overflow),
+      cmocka_unit_test(test_copy_calls_reject_address_zero_and_freed_tensors),
+      cmocka_unit_test(test_second_concurrent_launch_is_refused),
+      cmocka_unit_test(test_launches_from_many_threads_run_whole_or_are_refused),
       cmocka_unit_test(test_dispatch_reports_static_shape_mismatch),
       cmocka_unit_test(test_device_tensors_stay_resident_across_calls),
       cmocka_unit_test(test_host_tensors_are_copied_by_direction),
