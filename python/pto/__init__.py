@@ -216,15 +216,25 @@ def _tensor_dtype(a: np.ndarray, want: int) -> int:
     return dt if dt >= 0 else want + 100  # unknown: let the C validation name the parameter
 
 
+_UNSET = object()
+
+
 class _Packer:
-    """Fills one pto_arg array per program from Python arguments; keeps the copies to write back
-    for out/inout arrays that could not be passed in place."""
+    """Fills one pto_arg array per program from Python arguments. An argument that is the very
+    object of the previous call in its slot (the same array, tensor or scalar object) keeps its
+    pto_arg as it is: a loop that passes the same buffers pays for the changed scalars only.
+    Out/inout arrays that could not be passed in place are returned for copying back."""
 
     def __init__(self, prog: CompiledProgram):
         self.prog = prog
         self.n = len(prog.params)
         self.args = (_c.Arg * max(1, self.n))()
-        self.keep: list[Any] = []
+        self.scalars = [self.args[i].scalar for i in range(self.n)]
+        self.last: list[Any] = [_UNSET] * self.n  # the objects the pto_args were made from
+        self.keep: list[Any] = [None] * self.n  # contiguous copies of the current call
+
+    def _bad(self, i: int, msg: str) -> Error:
+        return _fail(f"{self.prog.entry}: argument {i} ('{self.prog.params[i].name}') {msg}")
 
     def pack(self, values: Sequence[Any] | dict) -> list[tuple[np.ndarray, np.ndarray]]:
         prog = self.prog
@@ -239,41 +249,41 @@ class _Packer:
             raise _fail(f"{prog.entry} takes {self.n} arguments "
                         f"({', '.join(p.name for p in prog.params)}), got {len(values)}")
         back: list[tuple[np.ndarray, np.ndarray]] = []
-        keep = self.keep
-        keep.clear()
-        for i, (v, (is_tensor, writes, dt, literal, lit_value)) in enumerate(
-                zip(values, prog._codes)):
-            a = self.args[i]
+        last, codes = self.last, prog._codes
+        for i, v in enumerate(values):
+            if v is last[i]:
+                continue
+            last[i] = _UNSET
+            is_tensor, writes, dt, literal, lit_value = codes[i]
             if is_tensor:
+                a = self.args[i]
                 if isinstance(v, np.ndarray):
                     arr = v
                     if not (v.flags.c_contiguous and v.flags.aligned):
-                        arr = np.ascontiguousarray(v)
-                        keep.append(arr)
+                        arr = self.keep[i] = np.ascontiguousarray(v)
                         if writes:
                             if not v.flags.writeable:
-                                raise _fail(f"{prog.entry}: argument {i} "
-                                            f"('{prog.params[i].name}') is written but read-only")
+                                raise self._bad(i, "is written but read-only")
                             back.append((v, arr))
                     a.kind = _c.ARG_HOST
                     a.readonly = not arr.flags.writeable
                     _host_tensor(a.host, arr, _tensor_dtype(arr, dt))
+                    if arr is v:
+                        last[i] = v
                 elif isinstance(v, DeviceTensor):
-                    a.kind, a.device = _c.ARG_DEVICE, v._ptr
-                elif isinstance(v, DistTensor):
-                    a.kind, a.dist = _c.ARG_DIST, v._ptr
+                    a.kind = _c.ARG_DIST if isinstance(v, DistTensor) else _c.ARG_DEVICE
+                    a.device = v._ptr
+                    last[i] = v
                 else:
-                    raise _fail(f"{prog.entry}: argument {i} ('{prog.params[i].name}') is a "
-                                f"tensor: pass a numpy array or a device tensor, not "
-                                f"{type(v).__name__}")
+                    raise self._bad(i, f"is a tensor: pass a numpy array or a device tensor, "
+                                       f"not {type(v).__name__}")
             else:
                 if v is None and literal:
                     v = lit_value
-                if isinstance(v, (np.ndarray, DeviceTensor, DistTensor)) or v is None:
-                    raise _fail(f"{prog.entry}: argument {i} ('{prog.params[i].name}') is a "
-                                f"scalar, got {type(v).__name__}")
-                a.kind = _c.ARG_SCALAR
-                s = a.scalar
+                if isinstance(v, (np.ndarray, DeviceTensor)) or v is None:
+                    raise self._bad(i, f"is a scalar, got {type(v).__name__}")
+                self.args[i].kind = _c.ARG_SCALAR
+                s = self.scalars[i]
                 s.dtype = dt
                 if dt in (9, 10, 11, 12):
                     s.f = float(v)
@@ -281,6 +291,7 @@ class _Packer:
                     s.u = int(v)
                 else:
                     s.i = int(v)
+                last[i] = v
         return back
 
 
