@@ -625,6 +625,11 @@ class DistBenchmarkStats:
             _c.pto_dist_bench_stats_destroy(ptr)
         for k, v in self.json.items():
             setattr(self, k, _ns(v))
+        pr = self.json.get("per_round", {})
+        for metric, name in (("device", "device_wall"), ("host", "host_wall"),
+                             ("effective", "effective")):
+            for k in ("min", "median", "mean", "max", "stdev"):  # the headline, per round
+                setattr(self, f"{name}_us_{k}", pr.get(metric, {}).get(k, float("nan")))
 
     def __repr__(self) -> str:
         return f"<pto.DistBenchmarkStats {sorted(self.json)}>"
