@@ -203,6 +203,8 @@ def compile(path_or_text: str | os.PathLike, entry: str | None = None, *,
 
 
 def _host_tensor(ht: _c.HostTensor, a: np.ndarray, dt: int) -> None:
+    if a.ndim > _c.MAX_RANK:
+        raise _fail(f"an array of rank {a.ndim}: pto tensors have rank {_c.MAX_RANK} at most")
     shape = (C.c_int64 * max(1, a.ndim))(*a.shape)
     _c.pto_host_tensor_init(C.byref(ht), a.ctypes.data, dt, a.ndim, shape)
 
@@ -213,7 +215,10 @@ def _tensor_dtype(a: np.ndarray, want: int) -> int:
         return BF16  # bf16 travels as numpy uint16
     if want == INDEX and dt == 4:
         return INDEX
-    return dt if dt >= 0 else want + 100  # unknown: let the C validation name the parameter
+    if dt < 0:
+        raise _fail(f"numpy dtype {a.dtype} has no pto dtype (the parameter is "
+                    f"{_PTO_NAMES[want]})")
+    return dt
 
 
 _UNSET = object()
@@ -641,6 +646,12 @@ class DistributedWorker:
 
     def __init__(self, devices: int | Sequence[int] = 1, cores_per_chip: int = 0,
                  shared_heap_bytes: int = 0, wait_timeout_ms: int = 0):
+        import threading
+        if threading.active_count() > 1:
+            import warnings
+            warnings.warn("pto.DistributedWorker forks its chip processes while this process "
+                          "runs other threads: open it before starting threads", RuntimeWarning,
+                          stacklevel=2)
         cfg = _c.DistConfig()
         _c.pto_dist_config_init(C.byref(cfg))
         if isinstance(devices, int):

@@ -127,6 +127,10 @@ def test_argument_errors(w, prog):
     with pytest.raises(pto.Error) as e:                         # wrong shape
         w.run(prog, [np.zeros((8, 64), np.float32), y, 1.0])
     assert e.value.code == pto.INVALID_ARGUMENT
+    with pytest.raises(pto.Error):                              # no pto dtype
+        w.run(prog, [x.astype(np.complex64), y, 1.0])
+    with pytest.raises(pto.Error):                              # rank 6
+        w.run(prog, [np.zeros((1, 1, 1, 1, 16, 64), np.float32), y, 1.0])
     with pytest.raises(pto.Error):                              # scalar for a tensor
         w.run(prog, [1.0, y, 1.0])
     with pytest.raises(pto.Error):                              # tensor for a scalar
