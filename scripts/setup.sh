@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(llvm-19-dev libelf-dev libxxhash-dev libjansson-dev libcmocka-dev cmake ninja-build
-          pkg-config gcc g++ make binutils python3-numpy)
+          pkg-config gcc g++ make binutils python3-numpy python3-pytest)
 missing=()
 for p in "${PACKAGES[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")

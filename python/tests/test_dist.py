@@ -1,0 +1,138 @@
+"""pto.DistributedWorker over pto/dist.h: resident and stacked tensors, copies, several programs
+on one worker, and the L3 benchmark views. Opening the worker forks the chip processes, so this
+file opens it once, before anything starts a thread."""
+import os
+
+import numpy as np
+import pytest
+
+import pto
+from conftest import SRC
+
+EX = os.path.join(SRC, "examples")
+
+
+@pytest.fixture(scope="module")
+def dw():
+    with pto.DistributedWorker(devices=2, cores_per_chip=1) as w:
+        yield w
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return pto.compile(os.path.join(EX, "runtime", "dist_scale.ptir"), devices=2)
+
+
+def test_program_is_host(scale):
+    assert scale.is_host and scale.entry == "main"
+    assert [p.name for p in scale.params] == ["w", "x", "y"]
+
+
+def test_stacked_weight_placed_in_reverse(dw, scale):
+    rng = np.random.default_rng(3)
+    wts = rng.standard_normal((2, 16, 64)).astype(np.float32)
+    st = dw.alloc_stacked_tensor(wts, worker_ids=[1, 0])   # shard i on worker 1 - i
+    assert st.shape == (2, 16, 64) and st.worker_ids == (1, 0)
+    for _ in range(3):
+        x = rng.standard_normal((32, 64)).astype(np.float32)
+        y = np.zeros((32, 64), np.float32)
+        dw.run(scale, [st, x, y])
+        # device d gets the shard resident on it: shard 1 - d
+        want = np.concatenate([x[:16] * wts[1], x[16:] * wts[0]])
+        assert np.array_equal(y, want)
+    assert np.array_equal(dw.copy_stacked_from(st), wts)
+    out = np.empty_like(wts)
+    assert dw.copy_stacked_from(st, out=out) is out and np.array_equal(out, wts)
+    with pytest.raises(pto.Error):
+        dw.copy_stacked_from(st, out=np.empty((2, 16, 32), np.float32))
+    dw.free_tensor(st)
+    with pytest.raises(pto.Error):                        # a freed tensor
+        dw.run(scale, [st, np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32)])
+
+
+def test_resident_tensors(dw):
+    a = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    t0 = dw.alloc_tensor((16, 64), np.float32, init=a, worker_id=0)
+    t1 = dw.alloc_tensor((16, 64), "bf16", worker_id=1)
+    assert np.array_equal(dw.copy_from(t0), a)
+    assert dw.copy_from(t1).dtype == np.uint16 and not dw.copy_from(t1).any()
+    bits = np.arange(16 * 64, dtype=np.uint16).reshape(16, 64)
+    dw.copy_to(t1, bits)
+    assert np.array_equal(dw.copy_from(t1), bits)
+    with pytest.raises(pto.Error):
+        dw.copy_to(t1, bits.astype(np.float32))           # wrong dtype
+    with pytest.raises(pto.Error):
+        dw.copy_to(t0, a[:8])                             # wrong shape
+    with pytest.raises(pto.Error):
+        dw.alloc_tensor((4, 4), np.float32, worker_id=7)  # no such rank
+    with pytest.raises(pto.Error):
+        dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), worker_ids=[0])
+    with pytest.raises(pto.Error):
+        dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), worker_ids=[0, 0])
+    sb = dw.alloc_stacked_tensor(np.stack([bits, bits + 1]), dtype="bf16")
+    assert sb.dtype == "bf16" and np.array_equal(dw.copy_stacked_from(sb)[1], bits + 1)
+    with pytest.raises(pto.Error):
+        dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), dtype="bf16")
+    dw.free_tensor(sb)
+    dw.free_tensor(t0)
+    dw.free_tensor(t1)
+    with pytest.raises(pto.Error):
+        dw.copy_from(t0)
+
+
+def test_two_programs_one_worker(dw, scale):
+    mesh = pto.compile(os.path.join(EX, "allreduce_mesh.ptir"), devices=2)
+    x = np.random.default_rng(4).standard_normal((64, 64)).astype(np.float32)
+    y = np.zeros_like(x)
+    dw.run(mesh, [x, y])
+    block = x[:32] + x[32:]
+    assert np.allclose(y, np.concatenate([block, block]), rtol=1e-6, atol=1e-6)
+    wts = np.ones((2, 16, 64), np.float32)
+    st = dw.alloc_stacked_tensor(wts)
+    y2 = np.zeros((32, 64), np.float32)
+    dw.run(scale, [st, x[:32], y2])
+    assert np.array_equal(y2, x[:32])
+    dw.free_tensor(st)
+
+
+def test_run_errors(dw, scale):
+    l2 = pto.compile(os.path.join(EX, "runtime", "add_scalar.ptir"))
+    x = np.zeros((16, 64), np.float32)
+    with pytest.raises(pto.Error):                        # not a host program
+        dw.run(l2, [x, x, 1.0])
+    three = pto.compile(os.path.join(EX, "allreduce_mesh.ptir"), devices=3)
+    with pytest.raises(pto.Error):                        # another device set
+        dw.run(three, [np.zeros((96, 64), np.float32), np.zeros((96, 64), np.float32)])
+    with pytest.raises(pto.Error):
+        dw.run(scale, [x, x])                             # argument count
+
+
+def test_benchmark_views(dw):
+    mesh = pto.compile(os.path.join(EX, "allreduce_mesh.ptir"), devices=2)
+    x = np.ones((64, 64), np.float32)
+    y = np.zeros_like(x)
+    st = dw.benchmark(mesh, [x, y], rounds=5, warmup=1)
+    for k in ("per_round", "per_rank", "per_dispatch", "dispatch_groups", "rounds_dispatches",
+              "unstable_dispatch_slots", "fallback_flattened"):
+        assert k in st.json, k
+        assert hasattr(st, k)
+    assert not st.json["unstable_dispatch_slots"] and not st.json["fallback_flattened"]
+    assert len(st.json["rounds_dispatches"]) == 5
+    assert st.per_round.device.n == 5 and st.per_round.device.median > 0
+    assert st.device_wall_us_median == st.per_round.device.median
+    assert 0 < st.device_wall_us_min <= st.device_wall_us_median <= st.host_wall_us_max
+    assert len(st.per_rank) == 2
+    assert "per_round" in st.report or "device" in st.report
+    assert np.array_equal(y, np.full((64, 64), 2, np.float32))
+    with pytest.raises(pto.Error):
+        dw.benchmark(mesh, [x, y], rounds=0)
+
+
+def test_closed():
+    w = pto.DistributedWorker(devices=[0, 1], cores_per_chip=1)
+    assert w.devices == 2
+    w.close()
+    w.close()
+    with pytest.raises(pto.Error) as e:
+        w.alloc_tensor(4, np.float32)
+    assert e.value.code == pto.FAILED_PRECONDITION

@@ -1,0 +1,35 @@
+"""cmake --install puts the package under <prefix>/lib/python3/dist-packages/pto and it finds the
+installed libraries relative to itself."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, SRC
+
+
+def test_installed_package(tmp_path):
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("cmake not found")
+    prefix = tmp_path / "prefix"
+    subprocess.run([cmake, "--install", BUILD, "--prefix", str(prefix)], check=True,
+                   capture_output=True)
+    pkg = prefix / "lib" / "python3" / "dist-packages"
+    assert (pkg / "pto" / "__init__.py").exists()
+    code = ("import numpy as np, pto, sys\n"
+            "assert pto.__file__.startswith(sys.argv[1]), pto.__file__\n"
+            "p = pto.compile(sys.argv[2])\n"
+            "x = np.ones((16, 64), np.float32); y = np.zeros_like(x)\n"
+            "with pto.ChipWorker(pto.RunConfig(cores=1)) as w: w.run(p, [x, y, 2.0])\n"
+            "assert (y == 3).all()\n"
+            "import pto._capi as c; print(c._find('libpto_runtime.so'))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_LIB_DIR")}
+    env["PYTHONPATH"] = str(pkg)
+    r = subprocess.run([sys.executable, "-c", code, str(pkg),
+                        os.path.join(SRC, "examples", "runtime", "add_scalar.ptir")],
+                       env=env, capture_output=True, text=True, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith(str(prefix)), r.stdout
