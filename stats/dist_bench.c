@@ -247,6 +247,7 @@ typedef struct builder {
   pto_dist_bench_stats *st;
   double *host;
   win **wins;
+  int rounds; /* of wins */
 } builder;
 
 static pto_status builder_begin(builder *b, int rounds, int warmup, int nranks) {
@@ -262,6 +263,7 @@ static pto_status builder_begin(builder *b, int rounds, int warmup, int nranks) 
   st->warmup = warmup;
   st->nranks = nranks;
   b->st = st;
+  b->rounds = rounds;
   d->round_n = calloc((size_t)rounds, sizeof *d->round_n);
   d->rounds = calloc((size_t)rounds, sizeof *d->rounds);
   b->host = calloc((size_t)rounds, sizeof *b->host);
@@ -272,7 +274,7 @@ static pto_status builder_begin(builder *b, int rounds, int warmup, int nranks) 
 }
 
 static void builder_free(builder *b) {
-  for (int r = 0; b->wins && b->st && r < b->st->rounds; r++) free(b->wins[r]);
+  for (int r = 0; b->wins && r < b->rounds; r++) free(b->wins[r]);
   free(b->wins);
   free(b->host);
   pto_dist_bench_stats_destroy(b->st);
