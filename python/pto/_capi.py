@@ -60,7 +60,7 @@ class RunConfigC(C.Structure):
     _fields_ = [("sz", C.c_size_t), ("platform", C.c_char_p), ("ncores", C.c_int),
                 ("device_memory_bytes", u64), ("scratch_bytes", u64), ("idle_spin_us", u32),
                 ("shuffle", C.c_int), ("shuffle_seed", u64), ("max_inflight_tasks", u32),
-                ("record_tasks", C.c_bool)]
+                ("record_tasks", C.c_bool), ("aic_cores", C.c_int), ("aiv_cores", C.c_int)]
 
 
 class Binding(C.Structure):
@@ -195,3 +195,21 @@ def take_string(ptr: int | None) -> str:
         return C.string_at(ptr).decode()
     finally:
         libc.free(ptr)
+
+
+def _check_layout(init_name: str, struct: type) -> None:
+    """The C init function writes the struct's size into its first field: a ctypes mirror of
+    another size means the C headers changed under these bindings, which would corrupt memory."""
+    buf = C.create_string_buffer(4096)
+    f = lib[init_name]  # a fresh function object: no argtypes of the typed binding
+    f.restype, f.argtypes = None, [c_p]
+    f(C.cast(buf, c_p))
+    c_size = C.c_size_t.from_buffer(buf).value
+    if c_size != C.sizeof(struct):
+        raise ImportError(f"pto: {init_name} says the C struct has {c_size} bytes, the Python "
+                          f"mirror {struct.__name__} has {C.sizeof(struct)}: the bindings do not "
+                          f"match this libpto (rebuild pto and its python package together)")
+
+
+_check_layout("pto_run_config_init", RunConfigC)
+_check_layout("pto_dist_config_init", DistConfig)
