@@ -233,6 +233,9 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
     uint32_t h;
     int spins = 0;
+    /* Idle: yield a while, then sleep. No busy spin, here or in the parent's waits: measured on
+     * 2 cores, spinning slowed a one-call run from ~90 to ~110-160 us (it takes the core the
+     * working chip's threads need). */
     while ((h = atomic_load_explicit(&c->head, memory_order_acquire)) == t) {
       if (getppid() != parent) _exit(1);
       if (++spins < 200)
