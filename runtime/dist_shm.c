@@ -264,10 +264,50 @@ static void reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int op,
   }
 }
 
+/* One token from the left neighbour: the count-based handshake the barrier uses, on the same
+ * element (left's), so ring steps and barriers interleave on one signal window. */
+static int32_t take_token(pto__dist_shm *t, int32_t *sig, int from) {
+  int32_t rc = wait_elem(t, sig + from, 1, PTO_DIST_WAIT_GE, "a ring step");
+  if (!rc) atomic_fetch_sub_explicit((_Atomic int32_t *)(sig + from), 1, memory_order_seq_cst);
+  return rc;
+}
+
+/* mode=ring: a reduce-scatter around the ring (at step k rank r folds its left neighbour's
+ * partial of chunk r-k-1 into its own), a barrier, then an all-gather around the ring (rank r
+ * copies chunk r-k from its left neighbour). Each step reads only the left neighbour and is
+ * announced to the right one with a token; 2(n-1) steps moving one chunk each. The chunks are
+ * reduced in ring order, not rank order, so float results may differ from mesh in the last
+ * bits (integer, max and min results are the same). The caller barriers before and after. */
+static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, int32_t *sig,
+                              int64_t nsig, int op) {
+  int n = t->ctx.nranks, r = t->ctx.rank, left = (r + n - 1) % n, right = (r + 1) % n;
+  int eb = (int)pto_dtype_size((pto_dtype)win->dtype);
+  int64_t E = numel_of(win);
+  uint8_t *mine = win->data;
+  const uint8_t *lw = peer_addr(t, win->data, (uint64_t)E * (uint64_t)eb, left);
+  if (!lw) return PTO_KERNEL_ERR_DIST;
+  int32_t rc;
+  for (int k = 0; k < n - 1; k++) {
+    if (k > 0 && (rc = take_token(t, sig, left))) return rc;
+    int c = ((r - k - 1) % n + n) % n;
+    int64_t lo = E * c / n, hi = E * (c + 1) / n;
+    reduce_into(win->dtype, op, mine + lo * eb, lw + lo * eb, hi - lo);
+    if (k < n - 2 && (rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD))) return rc;
+  }
+  if ((rc = barrier_on(t, sig, nsig))) return rc; /* every chunk is final on one rank */
+  for (int k = 0; k < n - 1; k++) {
+    if (k > 0 && (rc = take_token(t, sig, left))) return rc;
+    int c = ((r - k) % n + n) % n;
+    int64_t lo = E * c / n, hi = E * (c + 1) / n;
+    memcpy(mine + lo * eb, lw + lo * eb, (size_t)((hi - lo) * eb));
+    if (k < n - 2 && (rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD))) return rc;
+  }
+  return PTO_KERNEL_OK;
+}
+
 static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_kernel_tensor *win,
                               const pto_kernel_tensor *sig, int32_t op, int32_t mode,
                               int32_t root) {
-  (void)mode; /* one host: every mode moves the same bytes over shared memory */
   pto__dist_shm *t = T(d);
   int n = d->nranks, r = d->rank, eb = (int)pto_dtype_size((pto_dtype)win->dtype);
   int64_t E = numel_of(win);
@@ -277,8 +317,13 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   int32_t rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
   if (rc) return rc;
   switch (kind) {
-  case PTO_DIST_ALLREDUCE: /* rank r reduces chunk r and writes it to every rank */
-    reduce_range(t, win, op, E * r / n, E * (r + 1) / n, -1);
+  case PTO_DIST_ALLREDUCE:
+    if (mode == PTO_DIST_MODE_RING && n > 1) {
+      rc = ring_allreduce(t, win, sig->data, nsig, op);
+      if (rc) return rc;
+    } else { /* mesh: rank r reduces chunk r in rank order and writes it to every rank */
+      reduce_range(t, win, op, E * r / n, E * (r + 1) / n, -1);
+    }
     break;
   case PTO_DIST_BROADCAST:
     if (root < 0 || root >= n) {
