@@ -98,6 +98,7 @@ struct pto_dist_worker {
   int have_last;
   uint64_t nruns;
   const pto_program *program; /* single-program mode, retained */
+  pto__dist_cmd cmd;          /* the command being built (large: kept off the stack) */
   char **names; /* interned span names */
   size_t nnames;
   char fatal[PTO__DIST_MSG];
@@ -703,15 +704,15 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
   int d = (int)device, first_slot = -1;
   for (size_t i = 0; i < w->nprogs; i++)
     if (w->progs[i].p == p) first_slot = w->progs[i].first_slot;
-  static pto__dist_cmd cmd; /* large: kept off the stack; one dispatching thread per worker */
-  memset(&cmd, 0, offsetof(pto__dist_cmd, args));
-  cmd.op = PTO__DIST_CMD_RUN;
-  cmd.slot = first_slot + orch_index;
-  cmd.nargs = nargs;
+  pto__dist_cmd *cmd = &w->cmd;
+  memset(cmd, 0, offsetof(pto__dist_cmd, args));
+  cmd->op = PTO__DIST_CMD_RUN;
+  cmd->slot = first_slot + orch_index;
+  cmd->nargs = nargs;
   uint32_t seq = atomic_load_explicit(&w->sh->chips[d].head, memory_order_relaxed) + 1;
   for (int i = 0; i < nargs; i++) {
     const pto_host_call_arg *a = &args[i];
-    pto__dist_arg *o = &cmd.args[i];
+    pto__dist_arg *o = &cmd->args[i];
     memset(o, 0, sizeof *o);
     o->kind = a->kind;
     if (a->kind == PTO_ORCH_ARG_SCALAR) {
@@ -745,7 +746,7 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     o->rank = v->rank;
     memcpy(o->shape, v->shape, sizeof o->shape);
     o->addr = PTO__DIST_HEAP_BASE + b->off + lo;
-    if (track(w, b, lo, hi, a->kind != PTO_ORCH_ARG_IN, d, seq, cmd.dep))
+    if (track(w, b, lo, hi, a->kind != PTO_ORCH_ARG_IN, d, seq, cmd->dep))
       return host_failf(w, "out of memory");
   }
   if (w->nposted == w->capposted) {
@@ -756,7 +757,7 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     w->capposted = cap;
   }
   uint32_t done_at;
-  pto_status s = post(w, d, &cmd, &done_at);
+  pto_status s = post(w, d, cmd, &done_at);
   if (s) {
     host_failf(w, "%s", pto_status_message(s));
     pto_status_free(s);
@@ -866,12 +867,12 @@ static pto_status load_program(pto_dist_worker *w, const pto_program *p) {
     if (!dir)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                   "callee %d of the program has no work dir: the chips load callees from disk", i);
-    static pto__dist_cmd cmd;
-    memset(&cmd, 0, sizeof cmd);
-    cmd.op = PTO__DIST_CMD_LOAD;
-    if (snprintf(cmd.path, sizeof cmd.path, "%s", dir) >= (int)sizeof cmd.path)
+    pto__dist_cmd *cmd = &w->cmd;
+    memset(cmd, 0, sizeof *cmd);
+    cmd->op = PTO__DIST_CMD_LOAD;
+    if (snprintf(cmd->path, sizeof cmd->path, "%s", dir) >= (int)sizeof cmd->path)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "work dir path too long: %s", dir);
-    for (int r = 0; r < w->n; r++) PTO_RETURN_IF_ERROR(post(w, r, &cmd, NULL));
+    for (int r = 0; r < w->n; r++) PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
     PTO_RETURN_IF_ERROR(drain(w));
   }
   loaded *np = realloc(w->progs, (w->nprogs + 1) * sizeof *np);
