@@ -29,7 +29,11 @@ if [ ! -f "$B/build.ninja" ]; then
     -DPTO_FUZZ=ON -DPTO_SANITIZE=address,undefined -DPTO_BUILD_TESTS=OFF >/dev/null
 fi
 [ "$target" = all ] && run=("${targets[@]}") || run=("$target")
-ninja -C "$B" $(printf 'fuzz_%s ' "${run[@]}") >/dev/null
+if ! ninja -C "$B" $(printf 'fuzz_%s ' "${run[@]}") >"$B/build.log" 2>&1; then
+  echo "fuzz.sh: building the fuzz targets failed; the end of $B/build.log:" >&2
+  tail -n 40 "$B/build.log" >&2
+  exit 1
+fi
 
 seed() { # TARGET DIR: fill DIR with the seeds of TARGET
   local t=$1 d=$2
