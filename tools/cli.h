@@ -86,6 +86,19 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
 /* NAME N or NAME=N with N >= min into *out: 1, or -1 usage error printed. */
 int cli_int_option(const char *cmd, const char *name, int min, int argc, char **argv, int *i,
                    int *out);
+/* --rank R, --slot S, --pid P: which dispatch of an L3 benchmark or log a tree shows. */
+typedef struct cli_dispatch_sel {
+  int rank, slot, pid; /* -1: not given */
+} cli_dispatch_sel;
+void cli_dispatch_sel_init(cli_dispatch_sel *d);
+/* 1 consumed, 0 not one of them, -1 usage error printed. */
+int cli_parse_dispatch_option(const char *cmd, cli_dispatch_sel *d, int argc, char **argv, int *i);
+struct pto_dist_bench_stats;
+/* With --tree (or a selection): the mean tree of the one dispatch selected (by rank and slot,
+ * or by pid and slot); a selection that matches no dispatch, or none when there are several, is
+ * a usage error listing how to choose: a mean never averages different dispatches. */
+int cli_print_dist_tree(const char *cmd, const struct pto_dist_bench_stats *st,
+                        const cli_stats_view *v, const cli_dispatch_sel *d);
 struct pto_bench_stats;
 int cli_print_stats(const char *cmd, const struct pto_bench_stats *st, const cli_stats_view *v);
 

@@ -17,7 +17,7 @@ typedef struct bench_args {
   int rounds, warmup;
   cli_stats_view view;
   const char *swimlane;
-  int rank, slot; /* host programs: the dispatch whose tree --tree prints; -1: not given */
+  cli_dispatch_sel sel; /* host programs: the dispatch whose tree --tree prints */
   const char *records; /* --swimlane-records */
   cli_timeline timeline;
 } bench_args;
@@ -30,10 +30,8 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
     return cli_int_option(cmd, "--rounds", 1, argc, argv, i, &a->rounds);
   if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
     return cli_int_option(cmd, "--warmup", 0, argc, argv, i, &a->warmup);
-  if (!strcmp(arg, "--rank") || !strncmp(arg, "--rank=", 7))
-    return cli_int_option(cmd, "--rank", 0, argc, argv, i, &a->rank);
-  if (!strcmp(arg, "--slot") || !strncmp(arg, "--slot=", 7))
-    return cli_int_option(cmd, "--slot", 0, argc, argv, i, &a->slot);
+  int d = cli_parse_dispatch_option(cmd, &a->sel, argc, argv, i);
+  if (d) return d;
   int r = cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
   if (r) return r;
   r = cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
@@ -101,29 +99,7 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
          st->rounds, st->warmup);
   if ((s = pto_dist_bench_stats_render(st, &text))) goto done;
   fputs(text, stdout);
-  if (a->view.tree >= 0 || a->rank >= 0 || a->slot >= 0) {
-    /* A mean tree averages one dispatch over the rounds, never different dispatches. */
-    const pto_dist_bench_slot *pick = NULL;
-    int n = st->per_dispatch ? st->nslots : 0;
-    for (int i = 0; i < n; i++) {
-      const pto_dist_bench_slot *sl = &st->per_dispatch[i];
-      if ((a->rank < 0 && n == 1) || (sl->rank == a->rank && sl->slot == (a->slot < 0 ? 0 : a->slot)))
-        pick = sl;
-    }
-    if (!pick) {
-      rc = cli_usage_error(k_cmd,
-                           "--tree averages one dispatch: choose it with --rank R [--slot S] "
-                           "(%d dispatch slot%s per round%s)",
-                           n, n == 1 ? "" : "s",
-                           st->unstable_dispatch_slots ? "; the slots are unstable here" : "");
-      goto done;
-    }
-    printf("\nmean tree of rank %d slot %d @%s (pid %d):\n", pick->rank, pick->slot, pick->name,
-           pick->pid);
-    cli_stats_view v = a->view;
-    if (v.tree < 0) v.tree = INT_MAX;
-    rc = cli_print_stats(k_cmd, pick->stats, &v);
-  }
+  rc = cli_print_dist_tree(k_cmd, st, &a->view, &a->sel);
 done:
   if (s) rc = cli_fail(k_cmd, s);
   free(text);
@@ -137,7 +113,7 @@ int cmd_bench(int argc, char **argv) {
   memset(&a, 0, sizeof a);
   a.rounds = PTO_BENCH_DEFAULT_ROUNDS;
   a.warmup = PTO_BENCH_DEFAULT_WARMUP;
-  a.rank = a.slot = -1;
+  cli_dispatch_sel_init(&a.sel);
   cli_stats_view_init(&a.view);
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 0, parse_bench_option, &a) < 0)
     return PTO_EXIT_USAGE;
@@ -233,8 +209,9 @@ const pto_cmd cli_cmd_bench = {
     "                (0: chip.run alone; default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
     "  --json        print the statistics, every sample and the mean tree as JSON instead\n"
-    "  --rank R --slot S  a host program (--devices): the dispatch whose mean tree --tree\n"
-    "                prints (rank R's S-th call of each run; default slot 0)\n"
+    "  --rank R | --pid P, --slot S  a host program (--devices): the dispatch whose mean tree\n"
+    "                --tree prints (the S-th call of each run to rank R, or to the chip process\n"
+    "                P; default slot 0); a tree never averages different dispatches\n"
     "  --swimlane-records FILE  the last measured launch's tasks in PyPTO's\n"
     "                   chip_swimlane_records.json layout, deps.json and func_names.json beside it\n"
     "  --swimlane FILE  write the last measured launch's tasks (core, kernel, dependencies,\n"

@@ -110,29 +110,72 @@ int cli_print_stats(const char *cmd, const pto_bench_stats *st, const cli_stats_
   return PTO_EXIT_OK;
 }
 
-/* An L3 log: per_round, per_rank, per_dispatch, ... (pto/dist_bench.h). Warmup: the given
- * count, else none (a log of one pto run --trace is one measured run). */
+void cli_dispatch_sel_init(cli_dispatch_sel *d) { d->rank = d->slot = d->pid = -1; }
+
+int cli_parse_dispatch_option(const char *cmd, cli_dispatch_sel *d, int argc, char **argv, int *i) {
+  const char *arg = argv[*i];
+  if (!strcmp(arg, "--rank") || !strncmp(arg, "--rank=", 7))
+    return cli_int_option(cmd, "--rank", 0, argc, argv, i, &d->rank);
+  if (!strcmp(arg, "--slot") || !strncmp(arg, "--slot=", 7))
+    return cli_int_option(cmd, "--slot", 0, argc, argv, i, &d->slot);
+  if (!strcmp(arg, "--pid") || !strncmp(arg, "--pid=", 6))
+    return cli_int_option(cmd, "--pid", 1, argc, argv, i, &d->pid);
+  return 0;
+}
+
+int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const cli_stats_view *v,
+                        const cli_dispatch_sel *d) {
+  if (v->tree < 0 && d->rank < 0 && d->slot < 0 && d->pid < 0) return PTO_EXIT_OK;
+  const pto_dist_bench_slot *pick = NULL;
+  int n = st->per_dispatch ? st->nslots : 0, slot = d->slot < 0 ? 0 : d->slot;
+  for (int i = 0; i < n; i++) {
+    const pto_dist_bench_slot *sl = &st->per_dispatch[i];
+    int chosen = d->rank < 0 && d->pid < 0 ? n == 1
+                                           : (d->rank < 0 || sl->rank == d->rank) &&
+                                                 (d->pid < 0 || sl->pid == d->pid) &&
+                                                 sl->slot == slot;
+    if (chosen) pick = sl;
+  }
+  if (!pick)
+    return cli_usage_error(cmd,
+                           "--tree averages one dispatch over the rounds: choose it with --rank R "
+                           "or --pid P, and --slot S (%d dispatch slot%s per round%s)",
+                           n, n == 1 ? "" : "s",
+                           st->unstable_dispatch_slots ? "; the slots are unstable here" : "");
+  printf("\nmean tree of rank %d slot %d @%s (pid %d):\n", pick->rank, pick->slot, pick->name,
+         pick->pid);
+  cli_stats_view tv = *v;
+  if (tv.tree < 0) tv.tree = INT_MAX;
+  return cli_print_stats(cmd, pick->stats, &tv);
+}
+
+/* An L3 log: per_round, per_rank, per_dispatch, ... (pto/dist_bench.h), and one dispatch's tree.
+ * Warmup: the given count, else none (a log of one pto run --trace is one measured run). */
 static int trace_l3(const char *log, const char *text, size_t len, const cli_stats_view *view,
-                    int warmup) {
+                    int warmup, const cli_dispatch_sel *sel) {
   pto_dist_bench_stats *st = NULL;
   char *out = NULL;
   pto_status s = pto_dist_trace_parse(text, len, warmup < 0 ? 0 : warmup, &st);
   if (s) return cli_fail(k_cmd, pto_status_annotate(s, "%s", log));
   if (view->json) s = pto_dist_bench_stats_to_json(st, &out);
   else s = pto_dist_bench_stats_render(st, &out);
+  int rc = PTO_EXIT_OK;
   if (!s) {
     if (!view->json) printf("%s: distributed runs\n", log);
     fputs(out, stdout);
     if (view->json) putchar('\n');
+    else rc = cli_print_dist_tree(k_cmd, st, view, sel);
   }
   free(out);
   pto_dist_bench_stats_destroy(st);
-  return s ? cli_fail(k_cmd, s) : PTO_EXIT_OK;
+  return s ? cli_fail(k_cmd, s) : rc;
 }
 
 int cmd_trace(int argc, char **argv) {
   cli_stats_view view;
   cli_stats_view_init(&view);
+  cli_dispatch_sel sel;
+  cli_dispatch_sel_init(&sel);
   pto_trace_options opt;
   pto_trace_options_init(&opt);
   const char *log = NULL;
@@ -141,6 +184,7 @@ int cmd_trace(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     int r = cli_parse_view_option(k_cmd, &view, argc, argv, &i);
     if (!r) r = cli_parse_timeline_option(k_cmd, &tl, argc, argv, &i);
+    if (!r) r = cli_parse_dispatch_option(k_cmd, &sel, argc, argv, &i);
     if (!r && (!strcmp(argv[i], "--inv") || !strncmp(argv[i], "--inv=", 6)))
       r = cli_int_option(k_cmd, "--inv", 1, argc, argv, &i, &inv);
     if (!r && (!strcmp(argv[i], "--warmup") || !strncmp(argv[i], "--warmup=", 9)))
@@ -160,7 +204,7 @@ int cmd_trace(int argc, char **argv) {
     size_t len = 0;
     pto_status rs = strcmp(log, "-") ? pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len) : PTO_OK;
     if (!rs && text && memmem(text, len, "name=host.run", 13) && memmem(text, len, " l3=1", 5)) {
-      int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup);
+      int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup, &sel);
       free(text);
       return rc;
     }
@@ -229,6 +273,7 @@ const pto_cmd cli_cmd_trace = {
     "trace", "statistics from a [STRACE] log",
     "usage: pto trace LOGFILE [--tree [N]] [--spread stdev|minmax|both|none] [--warmup N] "
     "[--json]\n"
+    "                 [--rank R | --pid P] [--slot S]\n"
     "                 [--timeline [--inv N]] [--timeline-svg FILE] [--timeline-width N]\n"
     "\n"
     "Reads the [STRACE] v=1 span lines that 'pto run --trace', PTO_LOG_LEVEL=timing or any "
@@ -244,6 +289,10 @@ const pto_cmd cli_cmd_trace = {
     "  - records group into launches by (pid, inv); the hid with the most launches is the one\n"
     "    measured; its launches in (inv, pid) order lose the first --warmup as warmup\n"
     "  - a log without records, or with nothing left after --warmup, is an error\n"
+    "  - a log of distributed (L3) runs (host.run records with l3=1, written by the distributed\n"
+    "    worker) gives the L3 views instead, as 'pto bench --devices' prints them: per_round,\n"
+    "    per_rank, per_dispatch, dispatch_groups (--json: every view); --tree with --rank R or\n"
+    "    --pid P and --slot S prints one dispatch's mean tree (default warmup there: 0)\n"
     "\n"
     "options:\n"
     "  --warmup N    launches dropped as warmup; 0 keeps all. Default: 3, as pto bench, but\n"

@@ -33,6 +33,7 @@ for k in per_round per_rank per_dispatch dispatch_tasks rounds_dispatches \
 done
 run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 3 --tree --rank 1 && expect_out "device_wall"
 run_pto 2 bench "$P" --devices 2 --dim M=64 --rounds 3 --tree && expect_out "choose it with --rank"
+run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 3 --tree --slot 0 --rank 0 && expect_out "mean tree of rank 0 slot 0"
 
 # pto trace reads the log of a benchmark into the same L3 views, with the same numbers.
 PTO_LOG_LEVEL=timing "$PTO" bench "$P" --devices 2 --dim M=64 --rounds 6 --warmup 2 >"$T/bench.txt" 2>"$T/l3.log"
@@ -41,6 +42,15 @@ expect_true "bench and trace agree on every view" \
   diff <(sed -n '/^6 rounds/,$p' "$T/bench.txt") <(sed -n '/^6 rounds/,$p' <<<"$OUT")
 run_pto 0 trace "$T/l3.log" --warmup 2 --json && expect_out '"per_dispatch"'
 run_pto 2 trace "$T/l3.log" --warmup 8 && expect_out "no L3 runs to measure"
+# One dispatch's mean tree from the log, chosen by rank or by the chip's pid; never averaged
+# over different dispatches.
+run_pto 0 trace "$T/l3.log" --warmup 2 --tree --rank 1 && expect_out "mean tree of rank 1 slot 0 @step"
+pid1=$(sed -n 's/.*rank 1 slot 0 @step (pid \([0-9]*\)).*/\1/p' <<<"$OUT")
+expect_true "the tree names the chip's pid" test -n "$pid1"
+run_pto 0 trace "$T/l3.log" --warmup 2 --tree --pid "$pid1" && expect_out "mean tree of rank 1 slot 0 @step (pid $pid1)"
+expect_out "device_wall"
+run_pto 2 trace "$T/l3.log" --warmup 2 --tree && expect_out "choose it with --rank R or --pid P"
+run_pto 2 trace "$T/l3.log" --warmup 2 --tree --pid 1 && expect_out "choose it with"
 
 # A wait that no rank can satisfy: rank 0 waits for a signal nobody sends.
 cat >"$T/stuck.ptir" <<'PTIR'
