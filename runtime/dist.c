@@ -98,6 +98,7 @@ struct pto_dist_worker {
   int have_last;
   uint64_t nruns;
   const pto_program *program; /* single-program mode, retained */
+  int strace;                 /* PTO_LOG_LEVEL=timing at open, as an L2 worker reads it */
   pto__dist_cmd cmd;          /* the command being built (large: kept off the stack) */
   char **names; /* interned span names */
   size_t nnames;
@@ -357,6 +358,16 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
   pto_dist_config_init(&cfg);
   if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
   cfg.sz = sizeof cfg;
+  int32_t program_ids[PTO__DIST_MAX_RANKS];
+  if (cfg.ndevices == 0 && cfg.program) { /* single-program mode: the program's device set */
+    if (!pto_program_is_host(cfg.program))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s: the program's entry is not a host function", fn);
+    cfg.ndevices = pto_program_device_count(cfg.program);
+    for (int r = 0; r < cfg.ndevices && r < PTO__DIST_MAX_RANKS; r++)
+      program_ids[r] = pto_program_device_id(cfg.program, r);
+    cfg.device_ids = program_ids;
+  }
   if (cfg.ndevices < 1 || cfg.ndevices > PTO__DIST_MAX_RANKS)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: ndevices %d is out of range (1 to %d)", fn,
                 cfg.ndevices, PTO__DIST_MAX_RANKS);
@@ -377,6 +388,8 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
   if (!w) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   w->n = cfg.ndevices;
   for (int r = 0; r < w->n; r++) w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
+  const char *level = getenv("PTO_LOG_LEVEL");
+  w->strace = level && strcasecmp(level, "timing") == 0;
   if (cfg.program) {
     w->program = cfg.program;
     pto_program_retain((pto_program *)w->program);
@@ -824,8 +837,7 @@ static void gather(pto_dist_worker *w, uint64_t ts, uint64_t dur) {
  * into the L3 views: one host.run span (depth 0) with l3=1, then one host.dispatch line per
  * call naming its rank, slot and callee and carrying its chip.run window. */
 static void emit_run_strace(const pto_dist_worker *w, uint64_t inv) {
-  const char *v = getenv("PTO_LOG_LEVEL");
-  if (!v || strcasecmp(v, "timing") != 0) return;
+  if (!w->strace) return;
   long pid = (long)getpid(), tid = (long)gettid();
   char line[512];
   int n = snprintf(line, sizeof line,
@@ -884,7 +896,7 @@ static pto_status load_program(pto_dist_worker *w, const pto_program *p) {
   return PTO_OK;
 }
 
-static void copy_host(void *dst, const pto_host_tensor *h, int to_host, void *heap) {
+static void copy_host(const pto_host_tensor *h, int to_host, void *heap) {
   /* Row-major host tensors copy in one memcpy; others element by element. */
   size_t eb = pto_dtype_size(h->dtype);
   int64_t n = pto_host_tensor_numel(h);
@@ -894,7 +906,6 @@ static void copy_host(void *dst, const pto_host_tensor *h, int to_host, void *he
     if (h->shape[i] != 1 && h->strides[i] != st) contig = 0;
     st *= h->shape[i];
   }
-  (void)dst;
   if (contig) {
     if (to_host)
       memcpy(h->data, heap, (size_t)n * eb);
@@ -1023,7 +1034,7 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
     if (pp->dir == PTO_DIR_OUT)
       memset(w->heap + b->off, 0, (size_t)nb);
     else
-      copy_host(NULL, h, 0, w->heap + b->off);
+      copy_host(h, 0, w->heap + b->off);
     fill_ref(&refs[nt++], w->io_buf[i], h->rank, h->shape, h->dtype);
   }
   if (s) return s;
@@ -1069,7 +1080,7 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
     if (args[i].readonly)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is %s but its host tensor is read-only",
                   fn, pp->name, pp->dir == PTO_DIR_OUT ? "out" : "inout");
-    copy_host(NULL, &args[i].host, 1, w->heap + get_buffer(w, w->io_buf[i])->off);
+    copy_host(&args[i].host, 1, w->heap + get_buffer(w, w->io_buf[i])->off);
   }
   return PTO_OK;
 }
@@ -1101,12 +1112,9 @@ pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p
   pto_dist_config_init(&cfg);
   if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
   cfg.sz = sizeof cfg;
-  int32_t ids[PTO__DIST_MAX_RANKS];
-  int nd = pto_program_device_count(p);
-  for (int r = 0; r < nd && r < PTO__DIST_MAX_RANKS; r++) ids[r] = pto_program_device_id(p, r);
-  cfg.ndevices = nd;
-  cfg.device_ids = ids;
-  cfg.program = NULL;
+  cfg.ndevices = 0; /* the program's device set */
+  cfg.device_ids = NULL;
+  cfg.program = p;
   pto_dist_worker *w = NULL;
   PTO_RETURN_IF_ERROR(pto_dist_worker_open(&cfg, &w));
   pto_status s = pto_dist_worker_run(w, p, args, nargs);
@@ -1181,7 +1189,7 @@ static void stacked_copy(pto_dist_worker *w, const pto_dist_tensor *t, const pto
     shard.rank = host->rank - 1;
     memcpy(shard.shape, host->shape + 1, (size_t)shard.rank * sizeof *shard.shape);
     memcpy(shard.strides, host->strides + 1, (size_t)shard.rank * sizeof *shard.strides);
-    copy_host(NULL, &shard, to_host, w->heap + b->off + (uint64_t)t->slot_of[i] * b->shard_bytes);
+    copy_host(&shard, to_host, w->heap + b->off + (uint64_t)t->slot_of[i] * b->shard_bytes);
   }
 }
 

@@ -68,12 +68,9 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
     return PTO_EXIT_USAGE;
   }
   int nd = pto_program_device_count(prog);
-  int32_t ids[PTO_MAX_DEVICES];
-  for (int r = 0; r < nd && r < PTO_MAX_DEVICES; r++) ids[r] = pto_program_device_id(prog, r);
   pto_dist_config dc;
   pto_dist_config_init(&dc);
-  dc.ndevices = nd;
-  dc.device_ids = ids;
+  dc.program = prog; /* single-program mode: the program's device set */
   pto_dist_worker *dw = NULL;
   pto_dist_bench_stats *st = NULL;
   char *text = NULL;

@@ -278,12 +278,9 @@ int cmd_run(int argc, char **argv) {
       goto out;
     }
     int nd = pto_program_device_count(prog);
-    int32_t ids[64];
-    for (int r = 0; r < nd && r < 64; r++) ids[r] = pto_program_device_id(prog, r);
     pto_dist_config dc;
     pto_dist_config_init(&dc);
-    dc.ndevices = nd;
-    dc.device_ids = ids;
+    dc.program = prog; /* single-program mode: the program's device set */
     pto_dist_worker *dw = NULL;
     if ((s = pto_dist_worker_open(&dc, &dw))) goto out;
     uint64_t t0 = cli_now_ns();
@@ -293,7 +290,8 @@ int cmd_run(int argc, char **argv) {
     if (s) goto out;
     char set[256] = "";
     for (int r = 0, k = 0; r < nd && k < (int)sizeof set - 12; r++)
-      k += snprintf(set + k, sizeof set - (size_t)k, "%s%d", r ? "," : "", (int)ids[r]);
+      k += snprintf(set + k, sizeof set - (size_t)k, "%s%d", r ? "," : "",
+                    (int)pto_program_device_id(prog, r));
     printf("ran host @%s on sim: %d device%s (%s), %d orch function%s, host wall %.1f us\n",
            sig->entry, nd, nd == 1 ? "" : "s", set, pto_program_callee_count(prog),
            pto_program_callee_count(prog) == 1 ? "" : "s", host_us);

@@ -37,7 +37,8 @@ typedef struct pto_dist_config {
   uint64_t chip_memory_bytes;  /* each chip's private arena for intermediates; 0: 256 MiB */
   uint32_t wait_timeout_ms;    /* dist.wait deadline; 0: $PTO_DIST_TIMEOUT_MS, else 5000 */
   /* Single-program mode: the worker runs this host program (retained) and pto_dist_worker_call
-   * is its shortcut. NULL: multi-program mode, where every run names its program. */
+   * is its shortcut; with ndevices 0 the device set is the program's. NULL: multi-program mode,
+   * where every run names its program. */
   const pto_program *program;
 } pto_dist_config;
 

@@ -439,6 +439,21 @@ static void test_modes(void **state) {
   assert_status_contains(pto_dist_worker_run(single, other, args, 2), "single-program mode");
   pto_dist_worker_close(single);
 
+  /* ndevices 0 in single-program mode: the program's device set; an L2 program has none. */
+  const int32_t ids[2] = {5, 3};
+  pto_program *p53 = host_program(host_blocks, 2, ids, 2);
+  pto_dist_config_init(&cfg);
+  cfg.program = p53;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &single));
+  assert_int_equal(pto_dist_worker_device_count(single), 2);
+  memset(y, 0, sizeof y);
+  assert_pto_ok(pto_dist_worker_call(single, args, 2));
+  assert_true(y[3] == x[3] + 1.0f);
+  pto_dist_worker_close(single);
+  pto_program_release(p53);
+  cfg.program = g_addone;
+  assert_status_contains(pto_dist_worker_open(&cfg, &single), "not a host function");
+
   /* One-shot: host tensors yes, resident tensors no. */
   memset(y, 0, sizeof y);
   assert_pto_ok(pto_dist_run_once(NULL, p, args, 2));
