@@ -191,6 +191,10 @@ int pto__rt_devmem_size(pto__rt_devmem *m, uint64_t addr, uint64_t *out_nbytes) 
     *out_nbytes = m->ext_size - (addr - m->ext_base);
     return 1;
   }
+  if (addr - m->ext2_base < m->ext2_size) {
+    *out_nbytes = m->ext2_size - (addr - m->ext2_base);
+    return 1;
+  }
   pthread_mutex_lock(&m->mu);
   uint64_t *v = pto__rt_map_find(&m->allocs, addr);
   *out_nbytes = v ? *v : 0;

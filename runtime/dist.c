@@ -13,6 +13,7 @@
  * are alive; a chip that dies is reported with its rank and signal, and the worker is then
  * broken: later calls fail with that message. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,10 @@
 
 #include "dist_internal.h"
 #include "pto/dist.h"
+
+#ifndef PTO_MPI
+#define PTO_MPI 0
+#endif
 #include "runtime_internal.h"
 
 enum { BUF_IO = 1, BUF_TEMP, BUF_WINDOW, BUF_RESIDENT };
@@ -46,6 +51,7 @@ typedef struct buffer {
   uint64_t win_stride, win_bytes; /* a window: rank slices' stride and size */
   int owner;            /* a resident tensor: the rank it lives on; -1 otherwise */
   uint64_t shard_bytes; /* a stacked tensor: bytes per device slot (slot d lives on device d) */
+  int arena;            /* MPI: a window, at offset off of every rank's arena (not the heap) */
   acc_rec *acc;
   size_t nacc, capacc;
 } buffer;
@@ -67,8 +73,18 @@ typedef struct loaded {
   int first_slot;       /* callee i is slot first_slot + i on every chip */
 } loaded;
 
+typedef struct chip_state chip_state;
+
 struct pto_dist_worker {
   int n;
+  /* the MPI transport: this process is MPI rank `rank`; only rank 0 (root) runs host code */
+  pto__dist_mpi *mpi;
+  int rank, root;
+  pto__rt_devmem win_alloc; /* rank 0: the window arena's offsets */
+  int win_alloc_ok;
+  pthread_t chip0;          /* rank 0: its chip's thread */
+  int chip0_started;
+  chip_state *chip0_state;
   int32_t ids[PTO__DIST_MAX_RANKS];
   pto__dist_shared *sh;
   size_t sh_bytes;
@@ -112,6 +128,12 @@ void pto_dist_config_init(pto_dist_config *cfg) {
 }
 
 int pto_dist_worker_device_count(const pto_dist_worker *w) { return w ? w->n : -1; }
+int pto_dist_worker_is_root(const pto_dist_worker *w) { return w ? w->root : 0; }
+const char *pto_dist_worker_transport(const pto_dist_worker *w) {
+  if (!w) return "?";
+  if (!w->mpi) return "shm";
+  return pto__dist_mpi_is_shared(w->mpi) ? "mpi (shared windows)" : "mpi (one-sided windows)";
+}
 int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank) {
   return w && rank >= 0 && rank < w->n ? w->sh->chips[rank].pid : -1;
 }
@@ -129,6 +151,17 @@ typedef struct chip_slot {
   pto_program *p;
   pto_handle *h;
 } chip_slot;
+
+/* A chip: its sim worker, transport and registered callees. */
+struct chip_state {
+  pto__dist_shared *sh;
+  pto__dist_chip *c;
+  int rank;
+  pto_worker *wk;
+  pto__dist_shm tr;
+  int nslots;
+  chip_slot slots[256];
+};
 
 static void chip_fail_cmd(pto__dist_chip *c, uint32_t seq, const char *msg, const char *detail) {
   uint32_t expect = 0;
@@ -204,42 +237,79 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
   for (int i = 0; i < nw; i++) pto_status_free(pto_worker_free_tensor(wk, wrapped[i]));
 }
 
-static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg, pid_t parent) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(1);
-  pto__dist_chip *c = &sh->chips[rank];
-  c->pid = (int32_t)getpid();
-  pto__rt_set_strace_rank(rank);
+/* Opens rank's chip; on failure returns the message (in c->msg). */
+static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_dist_config *cfg) {
+  memset(cs, 0, sizeof *cs);
+  cs->sh = sh;
+  cs->rank = rank;
+  cs->c = &sh->chips[rank];
   pto_run_config rc;
   pto_run_config_init(&rc);
   rc.ncores = cfg->ncores_per_chip;
   rc.device_memory_bytes = cfg->chip_memory_bytes ? cfg->chip_memory_bytes : 256ull << 20;
-  pto_worker *wk = NULL;
-  pto_status s = pto_worker_open(&rc, &wk);
+  pto_status s = pto_worker_open(&rc, &cs->wk);
   if (s) {
-    snprintf(c->msg, sizeof c->msg, "rank %d: opening its sim worker: %s", rank,
+    snprintf(cs->c->msg, sizeof cs->c->msg, "rank %d: opening its sim worker: %s", rank,
              pto_status_message(s));
-    atomic_store(&c->state, 2);
-    pto__dist_futex_wake(&c->state);
-    _exit(1);
+    pto_status_free(s);
+    return -1;
   }
-  pto__rt_worker_set_external(wk, sh->heap, sh->heap_size, PTO__DIST_HEAP_BASE);
-  static pto__dist_shm tr;
-  pto__dist_shm_init(&tr, sh, rank);
-  pto__rt_worker_set_dist(wk, &tr.ctx);
-  chip_slot slots[256];
-  int nslots = 0;
-  atomic_store(&c->state, 1);
-  pto__dist_futex_wake(&c->state);
+  pto__rt_worker_set_external(cs->wk, sh->heap, sh->heap_size, PTO__DIST_HEAP_BASE);
+  if (sh->mpi)
+    pto__rt_worker_set_external2(cs->wk, sh->arena[rank], sh->arena_size, PTO__DIST_WIN_BASE);
+  pto__dist_shm_init(&cs->tr, sh, rank);
+  pto__rt_worker_set_dist(cs->wk, &cs->tr.ctx);
+  return 0;
+}
+
+static void chip_close(chip_state *cs) {
+  if (cs->wk) pto_worker_close(cs->wk);
+  for (int i = 0; i < cs->nslots; i++) pto_program_release(cs->slots[i].p);
+  pto__dist_shm_fini(&cs->tr);
+}
+
+/* LOAD or RUN, as command seq of this chip. */
+static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
+  chip_state *cs = ctx;
+  pto__dist_chip *c = cs->c;
+  if (cmd->op == PTO__DIST_CMD_RUN) {
+    chip_run(cs->sh, c, cs->wk, &cs->tr, cs->slots, cs->nslots, cmd, seq);
+    return;
+  }
+  if (cmd->op != PTO__DIST_CMD_LOAD) return;
+  pto_program *p = NULL;
+  pto_handle *hd = NULL;
+  pto_status s = cs->nslots >= 256
+                     ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
+                     : pto_program_load_dir(cmd->path, &p);
+  if (!s) s = pto_worker_register(cs->wk, p, &hd);
+  if (s) {
+    char head[PTO__DIST_MSG];
+    snprintf(head, sizeof head, "rank %d: loading %s: %s", cs->rank, cmd->path,
+             pto_status_message(s));
+    chip_fail_cmd(c, seq, head, NULL);
+    pto_status_free(s);
+    if (p) pto_program_release(p);
+    atomic_store(&c->last_slot, -1);
+  } else {
+    cs->slots[cs->nslots].p = p;
+    cs->slots[cs->nslots].h = hd;
+    atomic_store(&c->last_slot, cs->nslots++);
+  }
+}
+
+/* Serves the chip's ring until EXIT; parent > 0: a forked chip, which exits when its parent
+ * has gone. */
+static void chip_loop(chip_state *cs, pid_t parent) {
+  pto__dist_chip *c = cs->c;
   for (;;) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
-    uint32_t h;
     int spins = 0;
     /* Idle: yield a while, then sleep. No busy spin, here or in the parent's waits: measured on
      * 2 cores, spinning slowed a one-call run from ~90 to ~110-160 us (it takes the core the
      * working chip's threads need). */
-    while ((h = atomic_load_explicit(&c->head, memory_order_acquire)) == t) {
-      if (getppid() != parent) _exit(1);
+    while (atomic_load_explicit(&c->head, memory_order_acquire) == t) {
+      if (parent > 0 && getppid() != parent) _exit(1);
       if (++spins < 200)
         sched_yield();
       else
@@ -247,35 +317,55 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
     }
     const pto__dist_cmd *cmd = &c->ring[t % PTO__DIST_RING];
     if (cmd->op == PTO__DIST_CMD_EXIT) break;
-    if (cmd->op == PTO__DIST_CMD_LOAD) {
-      pto_program *p = NULL;
-      pto_handle *hd = NULL;
-      s = nslots >= 256 ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
-                        : pto_program_load_dir(cmd->path, &p);
-      if (!s) s = pto_worker_register(wk, p, &hd);
-      if (s) {
-        char head[PTO__DIST_MSG];
-        snprintf(head, sizeof head, "rank %d: loading %s: %s", rank, cmd->path,
-                 pto_status_message(s));
-        chip_fail_cmd(c, t, head, NULL);
-        pto_status_free(s);
-        if (p) pto_program_release(p);
-        atomic_store(&c->last_slot, -1);
-      } else {
-        slots[nslots].p = p;
-        slots[nslots].h = hd;
-        atomic_store(&c->last_slot, nslots++);
-      }
-    } else if (cmd->op == PTO__DIST_CMD_RUN) {
-      chip_run(sh, c, wk, &tr, slots, nslots, cmd, t);
-    }
+    chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
     atomic_store_explicit(&c->tail, t + 1, memory_order_release);
     pto__dist_futex_wake(&c->tail);
   }
-  pto_worker_close(wk);
-  for (int i = 0; i < nslots; i++) pto_program_release(slots[i].p);
+}
+
+static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg, pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);
+  pto__dist_chip *c = &sh->chips[rank];
+  c->pid = (int32_t)getpid();
+  pto__rt_set_strace_rank(rank);
+  static chip_state cs;
+  if (chip_open(&cs, sh, rank, cfg)) {
+    atomic_store(&c->state, 2);
+    pto__dist_futex_wake(&c->state);
+    _exit(1);
+  }
+  atomic_store(&c->state, 1);
+  pto__dist_futex_wake(&c->state);
+  chip_loop(&cs, parent);
+  chip_close(&cs);
   atomic_store(&c->state, 3);
   _exit(0);
+}
+
+/* MPI rank 0's chip: a thread of the host's process (no fork under MPI). */
+typedef struct chip0_args {
+  chip_state *cs;
+  pto__dist_shared *sh;
+  pto_dist_config cfg;
+} chip0_args;
+
+static void *chip0_main(void *arg) {
+  chip0_args *a = arg;
+  pto__dist_chip *c = &a->sh->chips[0];
+  if (chip_open(a->cs, a->sh, 0, &a->cfg)) {
+    atomic_store(&c->state, 2);
+    pto__dist_futex_wake(&c->state);
+    free(a);
+    return NULL;
+  }
+  atomic_store(&c->state, 1);
+  pto__dist_futex_wake(&c->state);
+  chip_loop(a->cs, 0);
+  chip_close(a->cs);
+  atomic_store(&c->state, 3);
+  free(a);
+  return NULL;
 }
 
 /* ---- the parent: chips ------------------------------------------------------------------ */
@@ -290,6 +380,7 @@ static void describe_exit(char *buf, size_t n, int status) {
 /* Marks the worker broken if a chip has died; returns 1 then. */
 static int check_chips(pto_dist_worker *w) {
   if (w->broken) return 1;
+  if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
   for (int r = 0; r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
     int status;
@@ -307,6 +398,14 @@ static int check_chips(pto_dist_worker *w) {
     }
   }
   return 0;
+}
+
+static pto_status not_root(const pto_dist_worker *w, const char *fn) {
+  return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                         "%s: this process is MPI rank %d, which served rank 0's chip commands "
+                         "until rank 0 closed the worker; only rank 0 runs host programs and owns "
+                         "tensors (see pto_dist_worker_is_root)",
+                         fn, w->rank);
 }
 
 static pto_status broken(const pto_dist_worker *w) {
@@ -331,6 +430,10 @@ static pto_status post(pto_dist_worker *w, int r, const pto__dist_cmd *cmd, uint
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
   atomic_store_explicit(&c->head, h + 1, memory_order_release);
   pto__dist_futex_wake(&c->head);
+  if (w->mpi) {
+    atomic_fetch_add(&w->sh->bell, 1);
+    pto__dist_futex_wake(&w->sh->bell);
+  }
   if (out_seq) *out_seq = h + 1; /* done once tail >= h + 1 */
   return PTO_OK;
 }
@@ -347,6 +450,84 @@ static pto_status drain(pto_dist_worker *w) {
       return s;
     }
   }
+  return PTO_OK;
+}
+
+/* Under MPI every rank opens: rank 0 gets the worker that runs host programs; the others serve
+ * their chip's commands here until rank 0 closes it, then return a worker that only closes. */
+static pto_status open_mpi(pto_dist_worker *w, const pto_dist_config *cfg) {
+  static const char fn[] = "pto_dist_worker_open";
+  char err[PTO__DIST_MSG];
+  uint64_t arena = cfg->window_bytes;
+  const char *e = getenv("PTO_DIST_WINDOW_BYTES");
+  if (!arena && e && strtoull(e, NULL, 10) > 0) arena = strtoull(e, NULL, 10);
+  arena = arena ? (arena + 4095) & ~4095ull : 64ull << 20;
+  int rank = 0, size = 0;
+  if (pto__dist_mpi_open(arena, getenv("PTO_MPI_WINDOWS"), &w->mpi, &rank, &size, err, sizeof err))
+    return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
+  w->rank = rank;
+  w->root = rank == 0;
+  if (size != w->n)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: the device set has %d device%s but the MPI world has %d rank%s; "
+                           "every MPI rank hosts one chip: launch with mpirun -np %d, or give "
+                           "the program %d devices (--devices %d)",
+                           fn, w->n, w->n == 1 ? "" : "s", size, size == 1 ? "" : "s", w->n, size,
+                           size);
+  w->sh_bytes = sizeof(pto__dist_shared) + (size_t)w->n * sizeof(pto__dist_chip);
+  w->sh = calloc(1, w->sh_bytes); /* this process's own: nothing is forked */
+  w->heap = mmap(NULL, (size_t)w->heap_size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (!w->sh || w->heap == MAP_FAILED) {
+    if (w->heap == MAP_FAILED) w->heap = NULL;
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: cannot map a %llu-byte heap", fn,
+                           (unsigned long long)w->heap_size);
+  }
+  pto__dist_shared *sh = w->sh;
+  sh->nranks = w->n;
+  sh->timeout_ms = cfg->wait_timeout_ms;
+  sh->heap = w->heap;
+  sh->heap_size = w->heap_size;
+  sh->mpi = w->mpi;
+  sh->arena_size = arena;
+  for (int q = 0; q < w->n; q++) sh->arena[q] = pto__dist_mpi_arena(w->mpi, q);
+  pto__rt_set_strace_rank(rank);
+  sh->chips[rank].pid = (int32_t)getpid();
+  if (!w->root) {
+    chip_state *cs = malloc(sizeof *cs);
+    const char *start_err = "out of memory";
+    int opened = cs && !chip_open(cs, sh, rank, cfg);
+    if (cs) start_err = opened ? NULL : sh->chips[rank].msg;
+    int rc = pto__dist_mpi_serve(w->mpi, sh, rank, start_err, chip_exec, cs);
+    if (opened) chip_close(cs);
+    free(cs);
+    if (rc || start_err)
+      return pto_status_make(PTO_STATUS_INTERNAL, "%s: MPI rank %d: %s", fn, rank,
+                             start_err ? start_err : "lost rank 0 while serving it");
+    return PTO_OK;
+  }
+  PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE));
+  PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->win_alloc, sh->arena[0], arena, PTO__DIST_WIN_BASE));
+  w->win_alloc_ok = 1;
+  if (pto__dist_mpi_proxy_start(w->mpi, sh, err, sizeof err))
+    return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
+  chip0_args *a = calloc(1, sizeof *a);
+  w->chip0_state = malloc(sizeof *w->chip0_state);
+  if (!a || !w->chip0_state) {
+    free(a);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  a->cs = w->chip0_state;
+  a->sh = sh;
+  a->cfg = *cfg;
+  if (pthread_create(&w->chip0, NULL, chip0_main, a)) {
+    free(a);
+    return pto_status_make(PTO_STATUS_INTERNAL, "%s: starting rank 0's chip: %s", fn, strerror(errno));
+  }
+  w->chip0_started = 1;
+  uint32_t st;
+  while ((st = atomic_load(&sh->chips[0].state)) == 0) pto__dist_futex_wait(&sh->chips[0].state, 0, 20000);
+  if (st == 2) return pto_status_make(PTO_STATUS_INTERNAL, "%s: %s", fn, sh->chips[0].msg);
   return PTO_OK;
 }
 
@@ -371,9 +552,18 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
   if (cfg.ndevices < 1 || cfg.ndevices > PTO__DIST_MAX_RANKS)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: ndevices %d is out of range (1 to %d)", fn,
                 cfg.ndevices, PTO__DIST_MAX_RANKS);
-  if (cfg.transport && strcmp(cfg.transport, "shm") != 0)
+  if (!cfg.transport) cfg.transport = getenv("PTO_DIST_TRANSPORT");
+  if (cfg.transport && !*cfg.transport) cfg.transport = NULL;
+  int use_mpi = cfg.transport && strcmp(cfg.transport, "mpi") == 0;
+  if (cfg.transport && !use_mpi && strcmp(cfg.transport, "shm") != 0)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: unknown transport '%s' (this build has: %s)", fn, cfg.transport,
+                           PTO_MPI ? "shm, mpi" : "shm");
+  if (use_mpi && !PTO_MPI)
     return pto_status_make(PTO_STATUS_UNIMPLEMENTED,
-                "%s: transport '%s' is not available (this build has: shm)", fn, cfg.transport);
+                           "%s: transport 'mpi' is not in this build (configure pto with "
+                           "-DPTO_MPI=ON; this build has: shm)",
+                           fn);
   for (int r = 0; r < cfg.ndevices && cfg.device_ids; r++) {
     if (cfg.device_ids[r] < 0)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: device id %d of rank %d is negative", fn,
@@ -403,6 +593,16 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
     cfg.wait_timeout_ms = e && atoi(e) > 0 ? (uint32_t)atoi(e) : 5000;
   }
   w->heap_size = cfg.shared_heap_bytes ? (cfg.shared_heap_bytes + 4095) & ~4095ull : 1ull << 30;
+  w->root = 1;
+  if (use_mpi) {
+    pto_status ms = open_mpi(w, &cfg);
+    if (ms) {
+      pto_dist_worker_close(w);
+      return ms;
+    }
+    *out = w;
+    return PTO_OK;
+  }
   w->sh_bytes = sizeof(pto__dist_shared) + (size_t)w->n * sizeof(pto__dist_chip);
   w->sh = mmap(NULL, w->sh_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   w->heap = mmap(NULL, (size_t)w->heap_size, PROT_READ | PROT_WRITE,
@@ -464,7 +664,7 @@ void pto_dist_worker_close(pto_dist_worker *w) {
   pto__dist_cmd cmd;
   memset(&cmd, 0, sizeof cmd);
   cmd.op = PTO__DIST_CMD_EXIT;
-  for (int r = 0; r < w->n; r++) { /* EXIT to every live chip, a broken worker's survivors too */
+  for (int r = 0; w->sh && w->root && r < w->n; r++) { /* EXIT to every live chip, a broken worker's survivors too */
     pto__dist_chip *c = &w->sh->chips[r];
     uint32_t h = atomic_load(&c->head);
     if (c->pid <= 0 || atomic_load(&c->state) != 1 || h - atomic_load(&c->tail) >= PTO__DIST_RING)
@@ -473,7 +673,16 @@ void pto_dist_worker_close(pto_dist_worker *w) {
     atomic_store_explicit(&c->head, h + 1, memory_order_release);
     pto__dist_futex_wake(&c->head);
   }
-  for (int r = 0; r < w->n; r++) {
+  if (w->mpi) {
+    if (w->sh) {
+      atomic_fetch_add(&w->sh->bell, 1);
+      pto__dist_futex_wake(&w->sh->bell);
+    }
+    if (w->chip0_started) pthread_join(w->chip0, NULL);
+    pto__dist_mpi_proxy_join(w->mpi);
+    pto__dist_mpi_close(w->mpi);
+  }
+  for (int r = 0; !w->mpi && r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
     if (c->pid <= 0) continue;
     int status, done = 0;
@@ -505,8 +714,11 @@ void pto_dist_worker_close(pto_dist_worker *w) {
   for (size_t i = 0; i < w->nnames; i++) free(w->names[i]);
   free(w->names);
   pto__rt_devmem_fini(&w->alloc);
-  munmap(w->heap, (size_t)w->heap_size);
-  munmap(w->sh, w->sh_bytes);
+  pto__rt_devmem_fini(&w->win_alloc);
+  free(w->chip0_state);
+  if (w->heap) munmap(w->heap, (size_t)w->heap_size);
+  if (w->mpi) free(w->sh);
+  else if (w->sh) munmap(w->sh, w->sh_bytes);
   free(w);
 }
 
@@ -546,9 +758,59 @@ static void free_buffer(pto_dist_worker *w, uint32_t id) {
   buffer *b = get_buffer(w, id);
   if (!b) return;
   if (b->window >= 0) atomic_store(&w->sh->windows[b->window].live, 0);
-  pto__rt_devmem_free(&w->alloc, PTO__DIST_HEAP_BASE + b->off);
+  if (b->arena)
+    pto__rt_devmem_free(&w->win_alloc, PTO__DIST_WIN_BASE + b->off);
+  else
+    pto__rt_devmem_free(&w->alloc, PTO__DIST_HEAP_BASE + b->off);
   free(b->acc);
   memset(b, 0, sizeof *b);
+}
+
+/* MPI: a window of stride bytes at the same offset of every rank's arena, zeroed on every rank
+ * (directly where addressable, else with one-sided puts; the arena was faulted in at open). */
+static pto_status new_arena_window(pto_dist_worker *w, uint64_t stride, uint32_t *out_id) {
+  size_t i = 0;
+  while (i < w->nbufs && w->bufs[i].kind) i++;
+  if (i == w->nbufs) {
+    buffer *nb = realloc(w->bufs, (w->nbufs + 16) * sizeof *nb);
+    if (!nb) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    memset(nb + w->nbufs, 0, 16 * sizeof *nb);
+    w->bufs = nb;
+    w->nbufs += 16;
+  }
+  uint64_t addr;
+  pto_status s = pto__rt_devmem_alloc(&w->win_alloc, stride, 64, "a comm window", &addr);
+  if (s)
+    return pto_status_annotate(s,
+                               "the MPI window arena (%llu bytes per rank) is full: raise "
+                               "pto_dist_config.window_bytes or PTO_DIST_WINDOW_BYTES",
+                               (unsigned long long)w->sh->arena_size);
+  uint64_t off = addr - PTO__DIST_WIN_BASE;
+  static const uint8_t zeros[64 * 1024];
+  for (int q = 0; q < w->n; q++) {
+    if (w->sh->arena[q]) {
+      memset(w->sh->arena[q] + off, 0, (size_t)stride);
+      continue;
+    }
+    char detail[512];
+    for (uint64_t o = 0; o < stride; o += sizeof zeros) {
+      uint64_t k = stride - o < sizeof zeros ? stride - o : sizeof zeros;
+      if (pto__dist_mpi_put(w->mpi, q, off + o, zeros, k, detail)) {
+        pto__rt_devmem_free(&w->win_alloc, addr);
+        return pto_status_make(PTO_STATUS_INTERNAL, "zeroing a comm window: %s", detail);
+      }
+    }
+  }
+  buffer *b = &w->bufs[i];
+  memset(b, 0, sizeof *b);
+  b->kind = BUF_WINDOW;
+  b->off = off;
+  b->bytes = stride * (uint64_t)w->n; /* tracked as n slices of stride, like on one host */
+  b->window = -1;
+  b->owner = -1;
+  b->arena = 1;
+  *out_id = (uint32_t)i + 1;
+  return PTO_OK;
 }
 
 /* ---- the host API ----------------------------------------------------------------------- */
@@ -626,7 +888,8 @@ static int32_t host_alloc_window(void *ctx, int32_t rank, const int64_t *shape, 
     return host_failf(w, "dist.alloc_window: more than %d windows at once", PTO__DIST_MAX_WINDOWS);
   uint64_t stride = (n + 63) & ~63ull;
   uint32_t id;
-  pto_status s = new_buffer(w, BUF_WINDOW, stride * (uint64_t)w->n, "a comm window", &id);
+  pto_status s = w->mpi ? new_arena_window(w, stride, &id)
+                        : new_buffer(w, BUF_WINDOW, stride * (uint64_t)w->n, "a comm window", &id);
   if (s) {
     host_failf(w, "%s", pto_status_message(s));
     pto_status_free(s);
@@ -758,7 +1021,12 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     o->dtype = v->dtype;
     o->rank = v->rank;
     memcpy(o->shape, v->shape, sizeof o->shape);
-    o->addr = PTO__DIST_HEAP_BASE + b->off + lo;
+    if (b->arena) /* MPI: rank d's slice is at the window's offset of d's own arena */
+      o->addr = PTO__DIST_WIN_BASE + b->off + (lo - (uint64_t)d * b->win_stride);
+    else
+      o->addr = PTO__DIST_HEAP_BASE + b->off + lo;
+    if (b->kind == BUF_IO || b->kind == BUF_TEMP) /* rank 0's: shipped to a remote chip */
+      o->ship = PTO__DIST_SHIP_IN | (a->kind != PTO_ORCH_ARG_IN ? PTO__DIST_SHIP_OUT : 0);
     if (track(w, b, lo, hi, a->kind != PTO_ORCH_ARG_IN, d, seq, cmd->dep))
       return host_failf(w, "out of memory");
   }
@@ -928,6 +1196,7 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
                                size_t nargs) {
   static const char fn[] = "pto_dist_worker_run";
   if (!w || !p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker or program is NULL", fn);
+  if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
   if (w->program && p != w->program)
     return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
@@ -1117,12 +1386,37 @@ pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p
   cfg.program = p;
   pto_dist_worker *w = NULL;
   PTO_RETURN_IF_ERROR(pto_dist_worker_open(&cfg, &w));
-  pto_status s = pto_dist_worker_run(w, p, args, nargs);
+  pto_status s = w->root ? pto_dist_worker_run(w, p, args, nargs) : PTO_OK; /* MPI: served */
   pto_dist_worker_close(w);
   return s;
 }
 
 /* ---- resident and stacked tensors ------------------------------------------------------- */
+
+/* MPI: heap bytes [off, off + n) from rank 0's heap to chip r's (PUT) or back (GET), finished
+ * when this returns. Rank 0's chip shares the host's heap, and on one host every chip does. */
+static pto_status sync_heap(pto_dist_worker *w, int r, uint64_t off, uint64_t n, int get) {
+  if (!w->mpi || r == 0 || !n) return PTO_OK;
+  pto__dist_cmd *cmd = &w->cmd;
+  memset(cmd, 0, sizeof *cmd);
+  cmd->op = get ? PTO__DIST_CMD_GET : PTO__DIST_CMD_PUT;
+  cmd->nargs = 1;
+  cmd->args[0].addr = PTO__DIST_HEAP_BASE + off;
+  cmd->args[0].scalar = n;
+  PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
+  return drain(w);
+}
+
+/* A resident tensor's bytes, or a stacked tensor's shards, between rank 0 and their chips. */
+static pto_status sync_tensor(pto_dist_worker *w, const pto_dist_tensor *t, int get) {
+  buffer *b = get_buffer(w, t->buf);
+  if (!t->stacked) return sync_heap(w, t->owner, b->off, b->bytes, get);
+  for (int64_t i = 0; i < t->shape[0]; i++)
+    PTO_RETURN_IF_ERROR(sync_heap(w, t->slot_of[i], b->off + (uint64_t)t->slot_of[i] * b->shard_bytes,
+                                  b->shard_bytes, get));
+  return PTO_OK;
+}
+
 
 static pto_status new_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
                              int owner, int stacked, pto_dist_tensor **out) {
@@ -1152,6 +1446,7 @@ static pto_status new_tensor(pto_dist_worker *w, int ndim, const int64_t *shape,
 
 static pto_status mine(pto_dist_worker *w, const pto_dist_tensor *t, const char *fn) {
   if (!w) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker is NULL", fn);
+  if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
   for (pto_dist_tensor *q = w->tensors; q; q = q->next)
     if (q == t) return PTO_OK;
@@ -1164,6 +1459,7 @@ pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *sh
   static const char fn[] = "pto_dist_alloc_tensor";
   if (!w || !out || !shape) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
   *out = NULL;
+  if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
   if (worker_id < 0 || worker_id >= w->n)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker_id %d is out of range (0 to %d)", fn,
@@ -1173,6 +1469,11 @@ pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *sh
   if (init)
     memcpy(w->heap + get_buffer(w, (*out)->buf)->off, init,
            (size_t)get_buffer(w, (*out)->buf)->bytes);
+  if ((s = sync_tensor(w, *out, 0))) {
+    pto_status_free(pto_dist_free_tensor(w, *out));
+    *out = NULL;
+    return pto_status_annotate(s, "%s", fn);
+  }
   return PTO_OK;
 }
 
@@ -1199,6 +1500,7 @@ pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tens
   if (!w || !out || !host || !worker_ids)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
   *out = NULL;
+  if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
   if (host->rank < 2)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
@@ -1232,6 +1534,11 @@ pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tens
     t->slot_of[i] = worker_ids[i];
   }
   stacked_copy(w, t, host, 0);
+  if ((s = sync_tensor(w, t, 0))) { /* on failure nothing stays allocated */
+    pto_status_free(pto_dist_free_tensor(w, t));
+    *out = NULL;
+    return pto_status_annotate(s, "%s", fn);
+  }
   return PTO_OK;
 }
 
@@ -1259,7 +1566,7 @@ pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t, const void *
   PTO_RETURN_IF_ERROR(check_bytes(w, t, n, fn));
   if (n && !host) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: host is NULL", fn);
   memcpy(w->heap + get_buffer(w, t->buf)->off, host, n);
-  return PTO_OK;
+  return sync_tensor(w, t, 0);
 }
 
 pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t, size_t n) {
@@ -1267,6 +1574,7 @@ pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t
   PTO_RETURN_IF_ERROR(mine(w, t, fn));
   PTO_RETURN_IF_ERROR(check_bytes(w, t, n, fn));
   if (n && !host) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: host is NULL", fn);
+  PTO_RETURN_IF_ERROR(sync_tensor(w, t, 1));
   memcpy(host, w->heap + get_buffer(w, t->buf)->off, n);
   return PTO_OK;
 }
@@ -1279,6 +1587,7 @@ pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
       memcmp(out->shape, t->shape, (size_t)t->rank * sizeof *t->shape) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                 "%s: the host tensor must have the stacked tensor's dtype and shape", fn);
+  PTO_RETURN_IF_ERROR(sync_tensor(w, t, 1));
   stacked_copy(w, t, out, 1);
   return PTO_OK;
 }

@@ -20,6 +20,10 @@
 #define PTO__DIST_MSG 1024
 /* Device address of the shared heap's byte 0 in every chip (clear of the L2 arenas' windows). */
 #define PTO__DIST_HEAP_BASE 0x600000000000ull
+/* Device address of a rank's window arena under the MPI transport, where comm windows live in
+ * MPI window memory rather than in the heap (each rank its own arena, windows at the same offset
+ * in every rank's). */
+#define PTO__DIST_WIN_BASE 0x680000000000ull
 
 /* A comm window: rank r's slice is bytes at heap offset off + r * stride. */
 typedef struct pto__dist_window {
@@ -29,13 +33,24 @@ typedef struct pto__dist_window {
   int32_t pad;
 } pto__dist_window;
 
-enum { PTO__DIST_CMD_LOAD = 1, PTO__DIST_CMD_RUN = 2, PTO__DIST_CMD_EXIT = 3 };
+/* PUT and GET (MPI transport only) move heap bytes [args[0].addr, + args[0].scalar) of a
+ * resident tensor between rank 0's heap and the chip's; on rank 0's own chip they do nothing. */
+enum {
+  PTO__DIST_CMD_LOAD = 1,
+  PTO__DIST_CMD_RUN = 2,
+  PTO__DIST_CMD_EXIT = 3,
+  PTO__DIST_CMD_PUT = 4,
+  PTO__DIST_CMD_GET = 5,
+};
+/* pto__dist_arg.ship: the bytes live in rank 0's heap (host IO, host-created tensors), so the
+ * MPI transport sends them to a remote chip before its RUN and back after it. */
+enum { PTO__DIST_SHIP_IN = 1, PTO__DIST_SHIP_OUT = 2 };
 
 typedef struct pto__dist_arg {
   int32_t kind; /* PTO_ORCH_ARG_* */
   int32_t dtype;
   int32_t rank;
-  int32_t pad;
+  int32_t ship; /* PTO__DIST_SHIP_* */
   uint64_t addr; /* device address in the shared heap (PTO__DIST_HEAP_BASE + offset) */
   int64_t shape[PTO_MAX_RANK];
   uint64_t scalar;
@@ -78,11 +93,21 @@ typedef struct pto__dist_chip {
   pto__dist_rec recs[PTO__DIST_RECS]; /* by command index % PTO__DIST_RECS */
 } pto__dist_chip;
 
+typedef struct pto__dist_mpi pto__dist_mpi;
+
 typedef struct pto__dist_shared {
   int32_t nranks;
   uint32_t timeout_ms;
+  _Atomic uint32_t bell; /* MPI: raised by every post, so rank 0's proxy sleeps while idle */
   uint8_t *heap;      /* host address of the heap (the same in every process) */
   uint64_t heap_size;
+  /* The MPI transport (mpi != NULL; this struct is then each process's own, not shared):
+   * windows live at offset windows[i].off of each rank's arena; arena[q] is rank q's arena where
+   * this process can address it directly (always its own; every rank's with MPI shared
+   * windows), NULL where only MPI one-sided calls reach it. */
+  struct pto__dist_mpi *mpi;
+  uint8_t *arena[PTO__DIST_MAX_RANKS];
+  uint64_t arena_size;
   pto__dist_window windows[PTO__DIST_MAX_WINDOWS];
   pto__dist_chip chips[]; /* nranks */
 } pto__dist_shared;
@@ -92,10 +117,49 @@ typedef struct pto__dist_shared {
 typedef struct pto__dist_shm {
   pto_dist_ctx ctx;
   pto__dist_shared *sh;
+  uint8_t *bounce; /* MPI without direct access: staging for one-sided gets (lazily allocated) */
   char detail[512];
 } pto__dist_shm;
 
 void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank);
+void pto__dist_shm_fini(pto__dist_shm *t);
+
+/* ---- the MPI transport (dist_mpi.c; without -DPTO_MPI=ON every entry fails cleanly) ------ */
+
+/* Opens the MPI session (MPI_Init_thread if the application has not) and the window arena of
+ * arena_bytes per rank: shared windows when every rank is on this node unless windows is
+ * "separate", else MPI_Win_allocate (windows "shared" refuses that fallback). Collective over
+ * MPI_COMM_WORLD. -1 with err set on failure. */
+int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, pto__dist_mpi **out,
+                       int *out_rank, int *out_size, char *err, size_t errn);
+/* Collective: frees the window arena (MPI is finalized at exit when pto initialized it). */
+void pto__dist_mpi_close(pto__dist_mpi *m);
+int pto__dist_mpi_is_shared(const pto__dist_mpi *m);
+/* Rank q's arena where this process can address it (its own always), else NULL. */
+uint8_t *pto__dist_mpi_arena(pto__dist_mpi *m, int q);
+/* Rank 0: waits for every other rank's hello (pid, sizes), then starts the thread that serves
+ * the rings of chips 1..n-1 of sh until each has answered its EXIT. */
+int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err, size_t errn);
+void pto__dist_mpi_proxy_join(pto__dist_mpi *m);
+/* Other ranks: says hello (with start_err when its chip could not start), then runs each
+ * command rank 0 sends with exec (LOAD and RUN; exec records into sh->chips[rank]) and answers
+ * it, until EXIT. */
+typedef void (*pto__dist_exec_fn)(void *ctx, const struct pto__dist_cmd *cmd, uint32_t seq);
+int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const char *start_err,
+                        pto__dist_exec_fn exec, void *ctx);
+
+/* One-sided access to rank peer's arena at byte offset disp, for what is not directly
+ * addressable. Each returns 0 or -1 with the MPI error in detail (512 bytes). */
+int pto__dist_mpi_get(struct pto__dist_mpi *m, int peer, uint64_t disp, void *dst, uint64_t n,
+                      char *detail);
+int pto__dist_mpi_put(struct pto__dist_mpi *m, int peer, uint64_t disp, const void *src,
+                      uint64_t n, char *detail);
+/* An atomic i32 add (add = 1) or replace on the peer's element; old receives the prior value
+ * when not NULL. */
+int pto__dist_mpi_atomic(struct pto__dist_mpi *m, int peer, uint64_t disp, int32_t value, int add,
+                         int32_t *old, char *detail);
+/* An atomic read of this rank's own element (and MPI progress while a wait polls). */
+int pto__dist_mpi_read(struct pto__dist_mpi *m, uint64_t disp, int32_t *out, char *detail);
 
 /* futex on shared (not process-private) memory. */
 void pto__dist_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint32_t timeout_us);

@@ -1,10 +1,17 @@
-/* The shared-memory transport: the pto_dist_ctx of a chip of a distributed worker on one host.
+/* The transport of a chip of a distributed worker: its pto_dist_ctx.
  *
- * Every chip maps the shared heap at the same address, so a peer's element of a window is this
- * rank's address plus (peer - rank) * the window's rank stride. notify is an atomic store or add
- * followed by a futex wake; wait spins briefly, yields, then sleeps on a futex in slices until its
- * deadline. Collectives are built on those primitives and plain loads and stores of the peers'
- * slices, one path for every dtype; they leave the signal window as they found it (zero). */
+ * One implementation serves both backends. Shared memory on one host: every chip maps the shared
+ * heap at the same address, so a peer's element of a window is this rank's address plus
+ * (peer - rank) * the window's rank stride. MPI: windows live at the same offset of each rank's
+ * arena (MPI window memory); with MPI shared windows every peer's arena is directly addressable,
+ * as on one host; across hosts (MPI_Win_allocate) a peer is reached only through one-sided calls
+ * (dist_mpi.c: get, put, atomic add/replace, atomic read), so every access below goes through
+ * rd/wr/sig_* which take the direct path when there is one.
+ *
+ * notify is an atomic store or add followed by a futex wake; wait spins briefly, yields, then
+ * sleeps on a futex (or, through MPI, polls with short sleeps) until its deadline. Collectives are
+ * built on those primitives and plain loads and stores of the peers' slices, one path for every
+ * dtype and backend; they leave the signal window as they found it (zero). */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -35,6 +42,20 @@ static uint64_t now_ns(void) {
 
 static pto__dist_shm *T(const pto_dist_ctx *d) { return (pto__dist_shm *)d->impl; }
 
+/* Rank q's slice of window w: a direct pointer, or NULL where only MPI reaches it. */
+static uint8_t *slice_of(const pto__dist_shared *sh, const pto__dist_window *w, int q) {
+  if (!sh->mpi) return sh->heap + w->off + (uint64_t)q * w->stride;
+  return sh->arena[q] ? sh->arena[q] + w->off : NULL;
+}
+
+/* Whether every peer is directly addressable (shared memory, or MPI shared windows). */
+static int direct(const pto__dist_shm *t) {
+  if (!t->sh->mpi) return 1;
+  for (int q = 0; q < t->ctx.nranks; q++)
+    if (!t->sh->arena[q]) return 0;
+  return 1;
+}
+
 /* The window holding [local, local + n) in this rank's slice: its index, or -1. */
 static int find_window(const pto__dist_shm *t, const void *local, uint64_t n, uint64_t *out_off) {
   const pto__dist_shared *sh = t->sh;
@@ -42,7 +63,7 @@ static int find_window(const pto__dist_shm *t, const void *local, uint64_t n, ui
   for (int i = 0; i < PTO__DIST_MAX_WINDOWS; i++) {
     const pto__dist_window *w = &sh->windows[i];
     if (!atomic_load_explicit(&w->live, memory_order_acquire)) continue;
-    const uint8_t *lo = sh->heap + w->off + (uint64_t)t->ctx.rank * w->stride;
+    const uint8_t *lo = slice_of(sh, w, t->ctx.rank);
     if (p >= lo && p + n <= lo + w->bytes) {
       *out_off = (uint64_t)(p - lo);
       return i;
@@ -51,12 +72,27 @@ static int find_window(const pto__dist_shm *t, const void *local, uint64_t n, ui
   return -1;
 }
 
-/* The peer's address of [local, local + n), or NULL (not in a window, or a bad peer). */
-static void *peer_addr(pto__dist_shm *t, const void *local, uint64_t n, int32_t peer) {
+/* A peer's bytes at the same window offset as a local address: p where directly addressable
+ * (NULL otherwise), disp its byte offset in the peer's arena for MPI. */
+typedef struct peer_ref {
+  uint8_t *p;
+  uint64_t disp;
+  int peer;
+} peer_ref;
+
+static peer_ref ref_at(peer_ref r, uint64_t off) {
+  if (r.p) r.p += off;
+  r.disp += off;
+  return r;
+}
+
+/* The peer's reference for [local, local + n); -1 (detail set) when not in a window or a bad
+ * peer. */
+static int peer_of(pto__dist_shm *t, const void *local, uint64_t n, int32_t peer, peer_ref *out) {
   if (peer < 0 || peer >= t->ctx.nranks) {
     snprintf(t->detail, sizeof t->detail, "rank %d: peer %d is out of range (0 to %d)",
              t->ctx.rank, peer, t->ctx.nranks - 1);
-    return NULL;
+    return -1;
   }
   uint64_t off;
   int wi = find_window(t, local, n, &off);
@@ -64,41 +100,101 @@ static void *peer_addr(pto__dist_shm *t, const void *local, uint64_t n, int32_t 
     snprintf(t->detail, sizeof t->detail,
              "rank %d: an address passed to dist.* is not inside a comm window of this rank",
              t->ctx.rank);
-    return NULL;
+    return -1;
   }
   const pto__dist_window *w = &t->sh->windows[wi];
-  return t->sh->heap + w->off + (uint64_t)peer * w->stride + off;
+  uint8_t *base = slice_of(t->sh, w, peer);
+  out->p = base ? base + off : NULL;
+  out->disp = w->off + off;
+  out->peer = peer;
+  return 0;
+}
+
+/* n bytes of the peer's into dst. */
+static int32_t rd(pto__dist_shm *t, const peer_ref *r, void *dst, uint64_t n) {
+  if (!n) return PTO_KERNEL_OK;
+  if (r->p) {
+    memcpy(dst, r->p, (size_t)n);
+    return PTO_KERNEL_OK;
+  }
+  return pto__dist_mpi_get(t->sh->mpi, r->peer, r->disp, dst, n, t->detail) ? PTO_KERNEL_ERR_DIST
+                                                                              : PTO_KERNEL_OK;
+}
+
+/* n bytes of src into the peer's. */
+static int32_t wr(pto__dist_shm *t, const peer_ref *r, const void *src, uint64_t n) {
+  if (!n) return PTO_KERNEL_OK;
+  if (r->p) {
+    memcpy(r->p, src, (size_t)n);
+    return PTO_KERNEL_OK;
+  }
+  return pto__dist_mpi_put(t->sh->mpi, r->peer, r->disp, src, n, t->detail) ? PTO_KERNEL_ERR_DIST
+                                                                               : PTO_KERNEL_OK;
+}
+
+/* The peer's bytes readable in place, or copied into buf (n <= the bounce size) first. */
+static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, uint64_t n,
+                             int32_t *rc) {
+  *rc = PTO_KERNEL_OK;
+  if (r->p) return r->p;
+  *rc = rd(t, r, buf, n);
+  return buf;
+}
+
+/* An atomic add (add) or store of value on a signal element, waking its waiters. */
+static int32_t sig_op(pto__dist_shm *t, const peer_ref *r, int32_t value, int add) {
+  if (direct(t)) {
+    _Atomic int32_t *p = (_Atomic int32_t *)r->p;
+    if (add)
+      atomic_fetch_add_explicit(p, value, memory_order_seq_cst);
+    else
+      atomic_store_explicit(p, value, memory_order_seq_cst);
+    pto__dist_futex_wake((_Atomic uint32_t *)p);
+    return PTO_KERNEL_OK;
+  }
+  return pto__dist_mpi_atomic(t->sh->mpi, r->peer, r->disp, value, add, NULL, t->detail)
+             ? PTO_KERNEL_ERR_DIST
+             : PTO_KERNEL_OK;
 }
 
 static int32_t shm_notify(const pto_dist_ctx *d, int32_t *sig, int32_t peer, int32_t value,
                           int32_t op) {
   pto__dist_shm *t = T(d);
-  _Atomic int32_t *p = peer_addr(t, sig, 4, peer);
-  if (!p) return PTO_KERNEL_ERR_DIST;
-  if (op == PTO_DIST_NOTIFY_ADD)
-    atomic_fetch_add_explicit(p, value, memory_order_seq_cst);
-  else
-    atomic_store_explicit(p, value, memory_order_seq_cst);
-  pto__dist_futex_wake((_Atomic uint32_t *)p);
-  return PTO_KERNEL_OK;
+  peer_ref r;
+  if (peer_of(t, sig, 4, peer, &r)) return PTO_KERNEL_ERR_DIST;
+  return sig_op(t, &r, value, op == PTO_DIST_NOTIFY_ADD);
 }
 
 static int satisfied(int32_t cur, int32_t value, int32_t cmp) {
   return cmp == PTO_DIST_WAIT_GE ? cur >= value : cur == value;
 }
 
+/* This rank's element: a plain atomic load, or through MPI where peers update it that way. */
+static int32_t sig_read(pto__dist_shm *t, int32_t *sig, int32_t *out) {
+  if (direct(t)) {
+    *out = atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire);
+    return PTO_KERNEL_OK;
+  }
+  peer_ref r;
+  if (peer_of(t, sig, 4, t->ctx.rank, &r)) return PTO_KERNEL_ERR_DIST;
+  return pto__dist_mpi_read(t->sh->mpi, r.disp, out, t->detail) ? PTO_KERNEL_ERR_DIST
+                                                                 : PTO_KERNEL_OK;
+}
+
 /* Waits on this rank's element; what names the op in the timeout message. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
-  _Atomic int32_t *p = (_Atomic int32_t *)sig;
-  for (int i = 0; i < 2000; i++) {
-    if (satisfied(atomic_load_explicit(p, memory_order_acquire), value, cmp)) return 0;
+  int dir = direct(t);
+  int32_t cur = 0, rc;
+  for (int i = 0; dir && i < 2000; i++) {
+    if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
+      return 0;
     __builtin_ia32_pause();
   }
   uint64_t start = now_ns();
   uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
   for (;;) {
-    int32_t cur = atomic_load_explicit(p, memory_order_acquire);
+    if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
     uint64_t now = now_ns();
     if (now >= deadline) {
@@ -115,9 +211,12 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
     }
     if (now - start < 200000ull) {
       sched_yield();
-    } else {
+    } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
-      pto__dist_futex_wait((_Atomic uint32_t *)p, (uint32_t)cur, left_us < 2000 ? (uint32_t)left_us : 2000);
+      pto__dist_futex_wait((_Atomic uint32_t *)sig, (uint32_t)cur, left_us < 2000 ? (uint32_t)left_us : 2000);
+    } else { /* MPI updates wake no futex: poll (each read also drives MPI progress) */
+      struct timespec ts = {0, 20000};
+      nanosleep(&ts, NULL);
     }
   }
 }
@@ -133,13 +232,6 @@ static int32_t shm_wait(const pto_dist_ctx *d, int32_t *sig, int32_t value, int3
   return wait_elem(t, sig, value, cmp, "dist.wait");
 }
 
-static void copy_rows(void *dst, int64_t dst_stride, const void *src, int64_t src_stride,
-                      int64_t rows, int64_t cols, int32_t eb) {
-  for (int64_t r = 0; r < rows; r++)
-    memcpy((uint8_t *)dst + r * dst_stride * eb, (const uint8_t *)src + r * src_stride * eb,
-           (size_t)(cols * eb));
-}
-
 static uint64_t span_bytes(int64_t rows, int64_t cols, int64_t stride, int32_t eb) {
   return rows <= 0 || cols <= 0 ? 0 : (uint64_t)(((rows - 1) * stride + cols) * eb);
 }
@@ -147,26 +239,50 @@ static uint64_t span_bytes(int64_t rows, int64_t cols, int64_t stride, int32_t e
 static int32_t shm_remote_load(const pto_dist_ctx *d, void *dst, int64_t dst_stride,
                                const void *src_local, int64_t src_stride, int32_t peer,
                                int64_t rows, int64_t cols, int32_t eb) {
-  const void *src = peer_addr(T(d), src_local, span_bytes(rows, cols, src_stride, eb), peer);
-  if (!src) return PTO_KERNEL_ERR_DIST;
-  copy_rows(dst, dst_stride, src, src_stride, rows, cols, eb);
+  pto__dist_shm *t = T(d);
+  peer_ref r;
+  if (peer_of(t, src_local, span_bytes(rows, cols, src_stride, eb), peer, &r))
+    return PTO_KERNEL_ERR_DIST;
+  for (int64_t i = 0; i < rows; i++) {
+    peer_ref ri = ref_at(r, (uint64_t)(i * src_stride * eb));
+    int32_t rc = rd(t, &ri, (uint8_t *)dst + i * dst_stride * eb, (uint64_t)(cols * eb));
+    if (rc) return rc;
+  }
   return PTO_KERNEL_OK;
 }
 
 static int32_t shm_remote_store(const pto_dist_ctx *d, const void *src, int64_t src_stride,
                                 void *dst_local, int64_t dst_stride, int32_t peer, int64_t rows,
                                 int64_t cols, int32_t eb) {
-  void *dst = peer_addr(T(d), dst_local, span_bytes(rows, cols, dst_stride, eb), peer);
-  if (!dst) return PTO_KERNEL_ERR_DIST;
-  copy_rows(dst, dst_stride, src, src_stride, rows, cols, eb);
+  pto__dist_shm *t = T(d);
+  peer_ref r;
+  if (peer_of(t, dst_local, span_bytes(rows, cols, dst_stride, eb), peer, &r))
+    return PTO_KERNEL_ERR_DIST;
+  for (int64_t i = 0; i < rows; i++) {
+    peer_ref ri = ref_at(r, (uint64_t)(i * dst_stride * eb));
+    int32_t rc = wr(t, &ri, (const uint8_t *)src + i * src_stride * eb, (uint64_t)(cols * eb));
+    if (rc) return rc;
+  }
   /* No fence here: the notify that announces the data is a seq_cst (release) atomic, which
-   * orders these stores before it. */
+   * orders these stores before it; through MPI, a put completes (is flushed) before it returns. */
   return PTO_KERNEL_OK;
 }
 
 /* Count-based and self-clearing: rank r adds 1 to element r of every peer's signal window, then
  * waits for each peer's element of its own to reach 1 and takes 1 off it. A fast peer's next
  * barrier only raises a count this one has not consumed yet, so barriers run back to back. */
+static int32_t take(pto__dist_shm *t, int32_t *sig, int from, const char *what) {
+  int32_t rc = wait_elem(t, sig + from, 1, PTO_DIST_WAIT_GE, what);
+  if (rc) return rc;
+  peer_ref self;
+  if (peer_of(t, sig + from, 4, t->ctx.rank, &self)) return PTO_KERNEL_ERR_DIST;
+  if (direct(t)) {
+    atomic_fetch_sub_explicit((_Atomic int32_t *)(sig + from), 1, memory_order_seq_cst);
+    return PTO_KERNEL_OK;
+  }
+  return sig_op(t, &self, -1, 1);
+}
+
 static int32_t barrier_on(pto__dist_shm *t, int32_t *sig, int64_t nsig) {
   int n = t->ctx.nranks, r = t->ctx.rank;
   if (nsig < n) {
@@ -182,9 +298,8 @@ static int32_t barrier_on(pto__dist_shm *t, int32_t *sig, int64_t nsig) {
   }
   for (int p = 0; p < n; p++) {
     if (p == r) continue;
-    int32_t rc = wait_elem(t, sig + p, 1, PTO_DIST_WAIT_GE, "a barrier");
+    int32_t rc = take(t, sig, p, "a barrier");
     if (rc) return rc;
-    atomic_fetch_sub_explicit((_Atomic int32_t *)(sig + p), 1, memory_order_seq_cst);
   }
   return PTO_KERNEL_OK;
 }
@@ -198,7 +313,6 @@ static int64_t numel_of(const pto_kernel_tensor *k) {
 static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) {
   return barrier_on(T(d), sig->data, numel_of(sig));
 }
-
 /* dst[i] = dst[i] op src[i] for n elements of dtype dt. */
 #define RED_LOOP(TY)                                                                           \
   do {                                                                                         \
@@ -243,33 +357,52 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
 }
 
 #define BLOCK_BYTES (64 * 1024)
+#define BOUNCE_BYTES (1024 * 1024)
+
+/* The staging buffers of the MPI path without direct access: two of BOUNCE_BYTES. */
+static uint8_t *bounce(pto__dist_shm *t) {
+  if (!t->bounce && !(t->bounce = aligned_alloc(64, 2 * BOUNCE_BYTES)))
+    snprintf(t->detail, sizeof t->detail, "rank %d: out of memory for MPI staging", t->ctx.rank);
+  return t->bounce;
+}
 
 /* Elements [lo, hi) of the window: reduced over every rank in rank order (so every mode and
  * every rank gets the same bits), written to dst_rank's slice, or to every rank's when dst_rank
  * is -1. */
-static void reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int op, int64_t lo,
-                         int64_t hi, int dst_rank) {
+static int32_t reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int op, int64_t lo,
+                            int64_t hi, int dst_rank) {
   int n = t->ctx.nranks, eb = (int)pto_dtype_size((pto_dtype)win->dtype);
-  uint8_t tmp[BLOCK_BYTES] __attribute__((aligned(64)));
+  uint8_t stack_tmp[BLOCK_BYTES] __attribute__((aligned(64)));
+  uint8_t *tmp = stack_tmp, *buf = NULL;
   int64_t per = BLOCK_BYTES / eb;
+  if (!direct(t)) {
+    if (!(tmp = bounce(t))) return PTO_KERNEL_ERR_DIST;
+    buf = tmp + BOUNCE_BYTES;
+    per = BOUNCE_BYTES / eb;
+  }
   uint64_t nbytes = (uint64_t)numel_of(win) * (uint64_t)eb;
-  uint8_t *slice[PTO__DIST_MAX_RANKS];
-  for (int q = 0; q < n; q++) slice[q] = peer_addr(t, win->data, nbytes, q);
+  peer_ref slice[PTO__DIST_MAX_RANKS];
+  for (int q = 0; q < n; q++)
+    if (peer_of(t, win->data, nbytes, q, &slice[q])) return PTO_KERNEL_ERR_DIST;
+  int32_t rc;
   for (int64_t b = lo; b < hi; b += per) {
     int64_t m = hi - b < per ? hi - b : per;
-    memcpy(tmp, slice[0] + b * eb, (size_t)(m * eb));
-    for (int q = 1; q < n; q++) reduce_into(win->dtype, op, tmp, slice[q] + b * eb, m);
-    for (int q = 0; q < n; q++)
-      if (dst_rank < 0 || q == dst_rank) memcpy(slice[q] + b * eb, tmp, (size_t)(m * eb));
+    uint64_t off = (uint64_t)(b * eb), mb = (uint64_t)(m * eb);
+    peer_ref s0 = ref_at(slice[0], off);
+    if ((rc = rd(t, &s0, tmp, mb))) return rc;
+    for (int q = 1; q < n; q++) {
+      peer_ref sq = ref_at(slice[q], off);
+      const uint8_t *src = rd_ptr(t, &sq, buf, mb, &rc);
+      if (rc) return rc;
+      reduce_into(win->dtype, op, tmp, src, m);
+    }
+    for (int q = 0; q < n; q++) {
+      if (dst_rank >= 0 && q != dst_rank) continue;
+      peer_ref sq = ref_at(slice[q], off);
+      if ((rc = wr(t, &sq, tmp, mb))) return rc;
+    }
   }
-}
-
-/* One token from the left neighbour: the count-based handshake the barrier uses, on the same
- * element (left's), so ring steps and barriers interleave on one signal window. */
-static int32_t take_token(pto__dist_shm *t, int32_t *sig, int from) {
-  int32_t rc = wait_elem(t, sig + from, 1, PTO_DIST_WAIT_GE, "a ring step");
-  if (!rc) atomic_fetch_sub_explicit((_Atomic int32_t *)(sig + from), 1, memory_order_seq_cst);
-  return rc;
+  return PTO_KERNEL_OK;
 }
 
 /* mode=ring: a reduce-scatter around the ring (at step k rank r folds its left neighbour's
@@ -283,23 +416,35 @@ static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, in
   int n = t->ctx.nranks, r = t->ctx.rank, left = (r + n - 1) % n, right = (r + 1) % n;
   int eb = (int)pto_dtype_size((pto_dtype)win->dtype);
   int64_t E = numel_of(win);
-  uint8_t *mine = win->data;
-  const uint8_t *lw = peer_addr(t, win->data, (uint64_t)E * (uint64_t)eb, left);
-  if (!lw) return PTO_KERNEL_ERR_DIST;
+  uint8_t *mine = win->data, *buf = NULL;
+  peer_ref lw;
+  if (peer_of(t, win->data, (uint64_t)E * (uint64_t)eb, left, &lw)) return PTO_KERNEL_ERR_DIST;
+  int64_t per = E ? E : 1;
+  if (!lw.p) {
+    if (!(buf = bounce(t))) return PTO_KERNEL_ERR_DIST;
+    per = BOUNCE_BYTES / eb;
+  }
   int32_t rc;
   for (int k = 0; k < n - 1; k++) {
-    if (k > 0 && (rc = take_token(t, sig, left))) return rc;
+    if (k > 0 && (rc = take(t, sig, left, "a ring step"))) return rc;
     int c = ((r - k - 1) % n + n) % n;
     int64_t lo = E * c / n, hi = E * (c + 1) / n;
-    reduce_into(win->dtype, op, mine + lo * eb, lw + lo * eb, hi - lo);
+    for (int64_t b = lo; b < hi; b += per) {
+      int64_t m = hi - b < per ? hi - b : per;
+      peer_ref s = ref_at(lw, (uint64_t)(b * eb));
+      const uint8_t *src = rd_ptr(t, &s, buf, (uint64_t)(m * eb), &rc);
+      if (rc) return rc;
+      reduce_into(win->dtype, op, mine + b * eb, src, m);
+    }
     if (k < n - 2 && (rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD))) return rc;
   }
   if ((rc = barrier_on(t, sig, nsig))) return rc; /* every chunk is final on one rank */
   for (int k = 0; k < n - 1; k++) {
-    if (k > 0 && (rc = take_token(t, sig, left))) return rc;
+    if (k > 0 && (rc = take(t, sig, left, "a ring step"))) return rc;
     int c = ((r - k) % n + n) % n;
     int64_t lo = E * c / n, hi = E * (c + 1) / n;
-    memcpy(mine + lo * eb, lw + lo * eb, (size_t)((hi - lo) * eb));
+    peer_ref s = ref_at(lw, (uint64_t)(lo * eb));
+    if ((rc = rd(t, &s, mine + lo * eb, (uint64_t)((hi - lo) * eb)))) return rc;
     if (k < n - 2 && (rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD))) return rc;
   }
   return PTO_KERNEL_OK;
@@ -312,27 +457,32 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   int n = d->nranks, r = d->rank, eb = (int)pto_dtype_size((pto_dtype)win->dtype);
   int64_t E = numel_of(win);
   uint64_t nbytes = (uint64_t)E * (uint64_t)eb;
-  if (E > 0 && !peer_addr(t, win->data, nbytes, r)) return PTO_KERNEL_ERR_DIST;
+  peer_ref self;
+  if (E > 0 && peer_of(t, win->data, nbytes, r, &self)) return PTO_KERNEL_ERR_DIST;
   int64_t nsig = numel_of(sig);
   int32_t rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
   if (rc) return rc;
   switch (kind) {
   case PTO_DIST_ALLREDUCE:
-    if (mode == PTO_DIST_MODE_RING && n > 1) {
+    if (mode == PTO_DIST_MODE_RING && n > 1)
       rc = ring_allreduce(t, win, sig->data, nsig, op);
-      if (rc) return rc;
-    } else { /* mesh: rank r reduces chunk r in rank order and writes it to every rank */
-      reduce_range(t, win, op, E * r / n, E * (r + 1) / n, -1);
-    }
+    else /* mesh: rank r reduces chunk r in rank order and writes it to every rank */
+      rc = reduce_range(t, win, op, E * r / n, E * (r + 1) / n, -1);
+    if (rc) return rc;
     break;
-  case PTO_DIST_BROADCAST:
+  case PTO_DIST_BROADCAST: {
     if (root < 0 || root >= n) {
       snprintf(t->detail, sizeof t->detail, "rank %d: broadcast root %d is out of range (0 to %d)",
                r, root, n - 1);
       return PTO_KERNEL_ERR_DIST;
     }
-    if (r != root) memcpy(win->data, peer_addr(t, win->data, nbytes, root), (size_t)nbytes);
+    peer_ref src;
+    if (r != root && E > 0) {
+      if (peer_of(t, win->data, nbytes, root, &src)) return PTO_KERNEL_ERR_DIST;
+      if ((rc = rd(t, &src, win->data, nbytes))) return rc;
+    }
     break;
+  }
   case PTO_DIST_ALLGATHER:
   case PTO_DIST_REDUCE_SCATTER: {
     int64_t rows = win->rank >= 1 ? win->shape[0] : 1;
@@ -344,12 +494,16 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
     }
     int64_t lo = E / rows * (rows / n) * r, hi = lo + E / n;
     if (kind == PTO_DIST_REDUCE_SCATTER) {
-      reduce_range(t, win, op, lo, hi, r);
+      if ((rc = reduce_range(t, win, op, lo, hi, r))) return rc;
     } else {
-      for (int q = 0; q < n; q++)
-        if (q != r)
-          memcpy((uint8_t *)peer_addr(t, win->data, nbytes, q) + lo * eb,
-                 (uint8_t *)win->data + lo * eb, (size_t)((hi - lo) * eb));
+      for (int q = 0; q < n; q++) {
+        if (q == r) continue;
+        peer_ref dst;
+        if (peer_of(t, win->data, nbytes, q, &dst)) return PTO_KERNEL_ERR_DIST;
+        dst = ref_at(dst, (uint64_t)(lo * eb));
+        if ((rc = wr(t, &dst, (uint8_t *)win->data + lo * eb, (uint64_t)((hi - lo) * eb))))
+          return rc;
+      }
     }
     break;
   }
@@ -374,4 +528,9 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   t->ctx.remote_store = shm_remote_store;
   t->ctx.barrier = shm_barrier;
   t->ctx.collective = shm_collective;
+}
+
+void pto__dist_shm_fini(pto__dist_shm *t) {
+  free(t->bounce);
+  t->bounce = NULL;
 }

@@ -113,6 +113,9 @@ typedef struct pto__rt_devmem {
    * [ext_base, ext_base + ext_size) are ext_host's bytes. Never allocated from here. */
   uint8_t *ext_host;
   uint64_t ext_base, ext_size;
+  /* A second one (the MPI transport's window arena), likewise. */
+  uint8_t *ext2_host;
+  uint64_t ext2_base, ext2_size;
   int borrowed; /* host is not ours to unmap (pto__rt_devmem_init_over) */
 } pto__rt_devmem;
 
@@ -131,6 +134,7 @@ int pto__rt_devmem_size(pto__rt_devmem *m, uint64_t addr, uint64_t *out_nbytes);
 void pto__rt_devmem_info(pto__rt_devmem *m, pto_device_memory_info *out);
 static inline void *pto__rt_devmem_host(const pto__rt_devmem *m, uint64_t addr) {
   if (addr - m->ext_base < m->ext_size) return m->ext_host + (addr - m->ext_base);
+  if (addr - m->ext2_base < m->ext2_size) return m->ext2_host + (addr - m->ext2_base);
   return m->host + (addr - m->base);
 }
 
@@ -365,6 +369,8 @@ typedef struct pto__rt_worker {
 
 /* Maps device addresses [base, base + size) to host memory the worker does not own. */
 void pto__rt_worker_set_external(pto_worker *w, void *host, uint64_t size, uint64_t base);
+/* A second external region (the MPI transport's window arena). */
+void pto__rt_worker_set_external2(pto_worker *w, void *host, uint64_t size, uint64_t base);
 /* This process is chip rank of a distributed worker: its [STRACE] lines carry rank=<rank>. */
 void pto__rt_set_strace_rank(int rank);
 /* Every kernel of every later launch gets d in pto_core_ctx.dist. */

@@ -231,6 +231,14 @@ void pto__rt_worker_set_external(pto_worker *wt, void *host, uint64_t size, uint
   w->mem.ext_base = base;
 }
 
+void pto__rt_worker_set_external2(pto_worker *wt, void *host, uint64_t size, uint64_t base) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  if (!w) return;
+  w->mem.ext2_host = host;
+  w->mem.ext2_size = size;
+  w->mem.ext2_base = base;
+}
+
 void pto__rt_worker_set_dist(pto_worker *wt, const pto_dist_ctx *dist) {
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
   if (w) w->dist = dist;
@@ -244,7 +252,11 @@ pto_status pto__rt_worker_wrap(pto_worker *wt, uint64_t addr, int rank, const in
   PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
   uint64_t nbytes = pto_dtype_size(dt);
   for (int d = 0; d < rank; d++) nbytes *= (uint64_t)shape[d];
-  if (addr - w->mem.ext_base >= w->mem.ext_size || nbytes > w->mem.ext_size - (addr - w->mem.ext_base))
+  int in1 = addr - w->mem.ext_base < w->mem.ext_size &&
+            nbytes <= w->mem.ext_size - (addr - w->mem.ext_base);
+  int in2 = addr - w->mem.ext2_base < w->mem.ext2_size &&
+            nbytes <= w->mem.ext2_size - (addr - w->mem.ext2_base);
+  if (!in1 && !in2)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: 0x%llx (+%llu bytes) is outside the shared heap",
                 fn, (unsigned long long)addr, (unsigned long long)nbytes);
   pto__rt_dtensor *d = new_dtensor(w, addr, nbytes, rank, shape, dt);

@@ -10,7 +10,19 @@
  * touch the same bytes, and after every earlier call on chip d.
  *
  * One thread per worker (like pto_worker). Call pto_dist_worker_open before the process starts
- * other threads: a process that forks while other threads hold locks can deadlock its children. */
+ * other threads: a process that forks while other threads hold locks can deadlock its children.
+ *
+ * Transport "mpi" (a build with -DPTO_MPI=ON; launched with mpirun, one MPI rank per device):
+ * every rank calls pto_dist_worker_open with the same configuration. Rank 0 gets the worker that
+ * runs host programs, with its own chip on a thread; every other rank serves its chip's commands
+ * inside pto_dist_worker_open until rank 0 closes the worker, then returns a worker for which
+ * pto_dist_worker_is_root is 0 and which the caller only closes. Host IO and resident tensors
+ * live in rank 0's heap and are shipped to and from the chips with MPI messages; comm windows are
+ * MPI-3 windows (shared windows on one node, MPI_Win_allocate with passive-target one-sided calls
+ * across nodes). MPI_Init_thread(MPI_THREAD_SERIALIZED) is called if the application has not
+ * initialized MPI (which it may do itself, at MPI_THREAD_SERIALIZED or higher); MPI is then
+ * finalized at exit. A rank that dies ends the whole job (Open MPI's mpirun aborts it and names
+ * the rank): there is no recovery. */
 #ifndef PTO_DIST_H
 #define PTO_DIST_H
 
@@ -31,7 +43,9 @@ typedef struct pto_dist_config {
   size_t sz;                   /* sizeof(pto_dist_config) */
   int ndevices;                /* chips; with device_ids NULL the ids are 0 .. ndevices-1 */
   const int32_t *device_ids;   /* rank -> device id (distinct, >= 0), or NULL */
-  const char *transport;       /* "shm" (NULL: "shm"; "mpi" with -DPTO_MPI=ON, not yet) */
+  /* "shm" (one host, chips forked) or "mpi" (a -DPTO_MPI=ON build under mpirun); NULL:
+   * $PTO_DIST_TRANSPORT, else "shm". */
+  const char *transport;
   int ncores_per_chip;         /* 0: max(1, online CPUs / ndevices) */
   uint64_t shared_heap_bytes;  /* the shared heap (address space, committed as used); 0: 1 GiB */
   uint64_t chip_memory_bytes;  /* each chip's private arena for intermediates; 0: 256 MiB */
@@ -40,6 +54,10 @@ typedef struct pto_dist_config {
    * is its shortcut; with ndevices 0 the device set is the program's. NULL: multi-program mode,
    * where every run names its program. */
   const pto_program *program;
+  /* MPI: each rank's window arena, where every comm window of a run lives (allocated and
+   * pre-faulted at open); 0: $PTO_DIST_WINDOW_BYTES, else 64 MiB. PTO_MPI_WINDOWS=separate
+   * forces the one-sided (cross-host) path on one node, =shared refuses to fall back to it. */
+  uint64_t window_bytes;
 } pto_dist_config;
 
 PTO_API void pto_dist_config_init(pto_dist_config *cfg);
@@ -49,6 +67,10 @@ PTO_API pto_status pto_dist_worker_open(const pto_dist_config *cfg, pto_dist_wor
 /* Stops the chips (waits for them), frees every tensor. Idempotent on NULL. */
 PTO_API void pto_dist_worker_close(pto_dist_worker *w);
 PTO_API int pto_dist_worker_device_count(const pto_dist_worker *w);
+/* 1 where this process runs host programs: always on one host; MPI rank 0 under MPI. */
+PTO_API int pto_dist_worker_is_root(const pto_dist_worker *w);
+/* "shm", "mpi (shared windows)" or "mpi (one-sided windows)". */
+PTO_API const char *pto_dist_worker_transport(const pto_dist_worker *w);
 /* The pid of rank's chip process (-1 once it has exited), for diagnostics and tests. */
 PTO_API int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
 
