@@ -110,6 +110,8 @@ int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, co
 pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntasks);
 /* --swimlane-records FILE: PyPTO's chip_swimlane_records.json layout, with deps.json and
  * func_names.json written beside FILE (pto_swimlane_write_records). */
+/* --transport shm|mpi (run, bench): 1 parsed, 0 not this option, -1 usage error (reported). */
+int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out);
 int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
                                       const char **out);
 pto_status cli_write_swimlane_records(pto_worker *w, const char *path);

@@ -19,6 +19,7 @@ typedef struct bench_args {
   const char *swimlane;
   cli_dispatch_sel sel; /* host programs: the dispatch whose tree --tree prints */
   const char *records; /* --swimlane-records */
+  const char *transport; /* --transport */
   cli_timeline timeline;
 } bench_args;
 
@@ -26,6 +27,8 @@ typedef struct bench_args {
 static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv, int *i) {
   bench_args *a = ctx;
   const char *arg = argv[*i];
+  if (!strncmp(arg, "--transport", 11))
+    return cli_parse_transport_option(cmd, argc, argv, i, &a->transport);
   if (!strcmp(arg, "--rounds") || !strncmp(arg, "--rounds=", 9))
     return cli_int_option(cmd, "--rounds", 1, argc, argv, i, &a->rounds);
   if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
@@ -71,6 +74,7 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
   pto_dist_config dc;
   pto_dist_config_init(&dc);
   dc.program = prog; /* single-program mode: the program's device set */
+  dc.transport = a->transport;
   pto_dist_worker *dw = NULL;
   pto_dist_bench_stats *st = NULL;
   char *text = NULL;
@@ -85,6 +89,7 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
   }
   int rc = PTO_EXIT_OK;
   pto_status s = pto_dist_worker_open(&dc, &dw);
+  if (!s && !pto_dist_worker_is_root(dw)) goto done; /* an MPI rank that served rank 0's chip */
   if (!s) s = pto_dist_benchmark(dw, prog, args, (size_t)sig->nparams, &opt, &st);
   if (s) goto done;
   if (a->view.json) {
@@ -92,8 +97,8 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
     printf("%s\n", text);
     goto done;
   }
-  printf("bench host @%s on sim: %d devices, %d runs after %d warmup\n", sig->entry, nd,
-         st->rounds, st->warmup);
+  printf("bench host @%s on sim: %d devices (transport %s), %d runs after %d warmup\n",
+         sig->entry, nd, pto_dist_worker_transport(dw), st->rounds, st->warmup);
   if ((s = pto_dist_bench_stats_render(st, &text))) goto done;
   fputs(text, stdout);
   rc = cli_print_dist_tree(k_cmd, st, &a->view, &a->sel);
@@ -225,6 +230,9 @@ const pto_cmd cli_cmd_bench = {
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
     "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
+    "  --transport shm|mpi  a host program's chips: forked on this host (shm, default) or one per\n"
+    "                      MPI rank (mpi: mpirun -np N pto bench PROG --transport mpi ...; rank 0\n"
+    "                      prints the report)\n"
     "\n"
     "A progress bar is drawn on stderr when it is a terminal. With PTO_LOG_LEVEL=timing every\n"
     "launch (warmup included) also writes its [STRACE] lines to stderr; 'pto trace' of that log\n"

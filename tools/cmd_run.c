@@ -20,6 +20,7 @@ typedef struct run_args {
   const char *swimlane;
   const char *records; /* --swimlane-records */
   cli_timeline timeline;
+  const char *transport; /* --transport */
 } run_args;
 
 static const char *k_cmd = "run";
@@ -40,6 +41,8 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     a->trace = 1;
   } else if (!strncmp(arg, "--swimlane-records", 18)) {
     return cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
+  } else if (!strncmp(arg, "--transport", 11)) {
+    return cli_parse_transport_option(cmd, argc, argv, i, &a->transport);
   } else if (!strncmp(arg, "--timeline", 10)) {
     return cli_parse_timeline_option(cmd, &a->timeline, argc, argv, i);
   } else if (!strncmp(arg, "--swimlane", 10)) {
@@ -114,6 +117,20 @@ pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntask
       *out_ntasks += tasks[i].core >= 0;
   }
   return PTO_OK;
+}
+
+int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i,
+                               const char **out) {
+  const char *arg = argv[*i];
+  if (strcmp(arg, "--transport") != 0 && strncmp(arg, "--transport=", 12) != 0) return 0;
+  const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
+  if (!val || (strcmp(val, "shm") != 0 && strcmp(val, "mpi") != 0))
+    return cli_usage_error(cmd, "--transport %s: the transports are shm (one host, the default) "
+                                "and mpi (under mpirun, in a build with -DPTO_MPI=ON)",
+                           val ? val : "needs a value:"),
+           -1;
+  *out = val;
+  return 1;
 }
 
 int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
@@ -281,20 +298,29 @@ int cmd_run(int argc, char **argv) {
     pto_dist_config dc;
     pto_dist_config_init(&dc);
     dc.program = prog; /* single-program mode: the program's device set */
+    dc.transport = a.transport;
     pto_dist_worker *dw = NULL;
     if ((s = pto_dist_worker_open(&dc, &dw))) goto out;
+    if (!pto_dist_worker_is_root(dw)) { /* an MPI rank that served rank 0's chip: done */
+      pto_dist_worker_close(dw);
+      goto out;
+    }
     uint64_t t0 = cli_now_ns();
     s = pto_dist_worker_run(dw, prog, args, (size_t)sig->nparams);
     double host_us = (double)(cli_now_ns() - t0) / 1e3;
+    char transport[64];
+    snprintf(transport, sizeof transport, "%s", pto_dist_worker_transport(dw));
     pto_dist_worker_close(dw);
     if (s) goto out;
     char set[256] = "";
     for (int r = 0, k = 0; r < nd && k < (int)sizeof set - 12; r++)
       k += snprintf(set + k, sizeof set - (size_t)k, "%s%d", r ? "," : "",
                     (int)pto_program_device_id(prog, r));
-    printf("ran host @%s on sim: %d device%s (%s), %d orch function%s, host wall %.1f us\n",
-           sig->entry, nd, nd == 1 ? "" : "s", set, pto_program_callee_count(prog),
-           pto_program_callee_count(prog) == 1 ? "" : "s", host_us);
+    printf("ran host @%s on sim%s%s: %d device%s (%s), %d orch function%s, host wall %.1f us\n",
+           sig->entry, a.transport && !strcmp(a.transport, "mpi") ? " over " : "",
+           a.transport && !strcmp(a.transport, "mpi") ? transport : "", nd, nd == 1 ? "" : "s",
+           set, pto_program_callee_count(prog), pto_program_callee_count(prog) == 1 ? "" : "s",
+           host_us);
     goto outputs;
   }
   pto_run_config cfg;
@@ -377,6 +403,11 @@ const pto_cmd cli_cmd_run = {
     "interpreter running one simulated rank per device. PTO_DIST_TIMEOUT_MS bounds every\n"
     "dist.wait (default 5000).\n"
     "\n"
+    "Across hosts (a build with -DPTO_MPI=ON): mpirun -np N pto run PROG --transport mpi ...\n"
+    "runs one chip per MPI rank (N must be the program's device count); rank 0 runs the host\n"
+    "function, reads --in and writes --out and the report; the other ranks print nothing.\n"
+    "PTO_MPI_WINDOWS=separate forces the one-sided windows used across hosts; see README.\n"
+    "\n"
     "inputs:\n"
     "  --in NAME=SOURCE    feed parameter NAME: FILE.npy, random[:SEED] (uniform in [-1,1) for\n"
     "                      floats, small integers for ints), zeros, ones, or a number for a\n"
@@ -413,6 +444,8 @@ const pto_cmd cli_cmd_run = {
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
     "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
+    "  --transport shm|mpi  how a host program's chips talk: shm (default: forked chips on this\n"
+    "                      host) or mpi (one chip per MPI rank, under mpirun)\n"
     "\n"
     "exit status: 0 success, 1 the run or the check failed, 2 bad usage or input.\n"
     "\n"

@@ -28,6 +28,12 @@ int main(int argc, char **argv) {
   cfg.ndevices = NDEV;
   pto_dist_worker *w = NULL;
   EX_CHECK(pto_dist_worker_open(&cfg, &w));
+  if (!pto_dist_worker_is_root(w)) { /* under MPI: this rank served its chip until rank 0 closed */
+    pto_dist_worker_close(w);
+    pto_program_release(prefill);
+    pto_program_release(decode);
+    return 0;
+  }
 
   static float cache0[NDEV * ROWS * C], keys[NDEV * P * C], ref[NDEV * ROWS * C],
       back[NDEV * ROWS * C];

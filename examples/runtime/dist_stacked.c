@@ -21,6 +21,11 @@ int main(int argc, char **argv) {
   cfg.ndevices = NDEV;
   pto_dist_worker *w = NULL;
   EX_CHECK(pto_dist_worker_open(&cfg, &w)); /* forks the chips: before any thread of ours */
+  if (!pto_dist_worker_is_root(w)) { /* under MPI: this rank served its chip until rank 0 closed */
+    pto_dist_worker_close(w);
+    pto_program_release(prog);
+    return 0;
+  }
 
   static float wts[NDEV * R * C], x[NDEV * R * C], y[NDEV * R * C], want[NDEV * R * C],
       back[NDEV * R * C];

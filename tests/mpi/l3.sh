@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The L3 suite under MPI (issue #16): every L3 example and test program's run lines of up to 4
+# devices, the C examples with resident and stacked tensors, --trace, pto bench, and the errors,
+# run unchanged through `mpirun -np N pto run PROG --transport mpi`, on one window path:
+#   l3.sh shared     MPI_Win_allocate_shared (one node: peers addressed directly)
+#   l3.sh separate   MPI_Win_allocate + one-sided calls, forced with PTO_MPI_WINDOWS=separate
+#   l3.sh ucx        the cross-host path as it runs across hosts: Open MPI's UCX components over
+#                    TCP on loopback, where MPI_Win_allocate_shared fails and the transport falls
+#                    back to MPI_Win_allocate by itself
+# Needs a pto built with -DPTO_MPI=ON and Open MPI's mpirun (scripts/test-mpi.sh).
+source "$(dirname "$0")/../e2e/lib/common.bash"
+MODE=${1:?usage: l3.sh shared|separate|ucx}
+: "${PTO_EXAMPLES_BIN:?}"
+export PTO_CACHE_DIR
+# Tests only: CI containers run as root, which mpirun refuses without these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Everything on loopback: no real network is touched.
+MPIRUN=(mpirun --oversubscribe --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
+  -x PTO_CACHE_DIR -x PTO_DIST_TIMEOUT_MS=${PTO_DIST_TIMEOUT_MS:-20000})
+ENVS=()
+case $MODE in
+  shared) WANT="mpi (shared windows)" ;;
+  separate)
+    MPIRUN+=(-x PTO_MPI_WINDOWS=separate)
+    WANT="mpi (one-sided windows)"
+    ;;
+  ucx)
+    ENVS=(OMPI_MCA_osc=ucx OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any
+      UCX_TLS=tcp,self UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n)
+    WANT="mpi (one-sided windows)"
+    ;;
+  *) echo "unknown mode $MODE" && exit 2 ;;
+esac
+
+# mpi_run NP EXPECTED_STATUS CMD...: runs CMD on NP ranks, keeps the output in $OUT.
+mpi_run() {
+  local np=$1 want=$2
+  shift 2
+  OUT=$(env "${ENVS[@]}" timeout 300 "${MPIRUN[@]}" -np "$np" "$@" 2>&1)
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: mpirun -np $np $* exited $got, expected $want"
+    echo "$OUT" | sed 's/^/  | /'
+    FAILS=$((FAILS + 1))
+    return 1
+  fi
+  PASSES=$((PASSES + 1))
+}
+
+# Every run line of every L3 program with up to 4 devices, --check against the interpreter.
+# In ucx mode only the 2- and 4-rank lines (the slow path; the same code as separate).
+for f in "$EX"/allreduce_mesh.ptir "$EX"/allreduce_ring.ptir "$EX"/tp_ffn.ptir \
+  "$EX"/runtime/dist_scale.ptir "$EX"/runtime/dist_prefill.ptir "$EX"/runtime/dist_decode.ptir \
+  "$PTO_SOURCE_DIR"/tests/programs/dist_collectives.ptir \
+  "$PTO_SOURCE_DIR"/tests/programs/host_control.ptir \
+  "$PTO_SOURCE_DIR"/tests/programs/host_div.ptir; do
+  while IFS= read -r line; do
+    read -ra args <<<"${line#\# run:}"
+    devs=""
+    for ((k = 0; k < ${#args[@]}; k++)); do
+      [ "${args[k]}" = --devices ] && devs=${args[k + 1]}
+    done
+    case $devs in *,*) np=$(tr ',' '\n' <<<"$devs" | wc -l) ;; *) np=$devs ;; esac
+    [ "$np" -le 4 ] || continue
+    [ "$MODE" != ucx ] || [ "$np" = 2 ] || [ "$np" = 4 ] || continue
+    mpi_run "$np" 0 "$PTO" run "$f" "${args[@]}" --check --transport mpi &&
+      expect_out "PASS" && expect_out "over $WANT: $np device"
+  done < <(grep '^# run:' "$f")
+done
+
+# The C examples: a stacked weight placed in reverse, and two programs sharing a resident KV
+# cache read back with pto_dist_copy_stacked_from; unchanged but for the line that lets ranks
+# other than 0 close after serving.
+mpi_run 2 0 -x PTO_DIST_TRANSPORT=mpi "$PTO_EXAMPLES_BIN/dist_stacked" "$EX/runtime" 6 &&
+  expect_out "placed in reverse: PASS"
+mpi_run 2 0 -x PTO_DIST_TRANSPORT=mpi "$PTO_EXAMPLES_BIN/dist_kv_cache" "$EX/runtime" 6 &&
+  expect_out "sharing one resident cache: PASS"
+
+# --trace: every rank's chip writes its spans with its rank; pto trace reads the merged log.
+P="$EX/allreduce_mesh.ptir"
+mpi_run 2 0 "$PTO" run "$P" --devices 2 --dim M=64 --trace --transport mpi
+grep '^\[STRACE\]' <<<"$OUT" >"$T/trace.log"
+expect_true "rank 1's spans" grep -q 'name=chip.run .*rank=1' "$T/trace.log"
+expect_true "the host's spans" grep -q 'name=host.run .*l3=1' "$T/trace.log"
+run_pto 0 trace "$T/trace.log" && expect_out "device wall"
+
+# pto bench: the L3 views, printed once (by rank 0).
+mpi_run 2 0 "$PTO" bench "$P" --devices 2 --dim M=64 --rounds 4 --warmup 1 --transport mpi &&
+  expect_out "per_round" && expect_out "transport $WANT"
+expect_true "one report" test "$(grep -c '^bench host' <<<"$OUT")" = 1
+
+# The device set must be the MPI world.
+mpi_run 2 2 "$PTO" run "$P" --devices 4 --dim M=128 --transport mpi &&
+  expect_out "the device set has 4 devices but the MPI world has 2 ranks"
+
+# A wait nobody satisfies fails within the timeout, naming rank, window and offsets.
+cat >"$T/stuck.ptir" <<'PTIR'
+program stuck
+kernel @k(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {
+  %r = dist.rank(%sig)
+  if %r == 1 {
+    dist.wait(%sig, [0, 5], 7, cmp=eq)
+  }
+  return %sig
+}
+orch @o(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {
+  %s = call @k(%sig)
+  return %s
+}
+host @main() {
+  %w = dist.alloc_window([1, 8], i32)
+  %s = dist.window(%w)
+  %n = dist.world_size()
+  for %d in range(0, %n) {
+    call @o(%s) device=%d
+  }
+}
+PTIR
+start=$(date +%s%N)
+mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=500 "$PTO" run "$T/stuck.ptir" --devices 2 --transport mpi &&
+  expect_out "rank 1: dist.wait timed out after 500 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_true "the timeout ends the run (took $ms ms)" test "$ms" -lt 30000
+finish
