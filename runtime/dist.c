@@ -128,6 +128,7 @@ void pto_dist_config_init(pto_dist_config *cfg) {
 }
 
 int pto_dist_worker_device_count(const pto_dist_worker *w) { return w ? w->n : -1; }
+const char *pto_dist_transports(void) { return PTO_MPI ? "shm, mpi" : "shm"; }
 int pto_dist_worker_is_root(const pto_dist_worker *w) { return w ? w->root : 0; }
 const char *pto_dist_worker_transport(const pto_dist_worker *w) {
   if (!w) return "?";

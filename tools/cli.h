@@ -112,6 +112,8 @@ pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntask
  * func_names.json written beside FILE (pto_swimlane_write_records). */
 /* --transport shm|mpi (run, bench): 1 parsed, 0 not this option, -1 usage error (reported). */
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out);
+/* A host program started by mpirun without the mpi transport: says so on stderr. */
+void cli_note_mpi_launch(const char *cmd, const char *transport);
 int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
                                       const char **out);
 pto_status cli_write_swimlane_records(pto_worker *w, const char *path);

@@ -75,6 +75,7 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
   pto_dist_config_init(&dc);
   dc.program = prog; /* single-program mode: the program's device set */
   dc.transport = a->transport;
+  cli_note_mpi_launch(k_cmd, a->transport ? a->transport : getenv("PTO_DIST_TRANSPORT"));
   pto_dist_worker *dw = NULL;
   pto_dist_bench_stats *st = NULL;
   char *text = NULL;

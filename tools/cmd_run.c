@@ -119,6 +119,17 @@ pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntask
   return PTO_OK;
 }
 
+void cli_note_mpi_launch(const char *cmd, const char *transport) {
+  const char *np = getenv("OMPI_COMM_WORLD_SIZE");
+  if (!np) np = getenv("PMI_SIZE");
+  if (np && atoi(np) > 1 && (!transport || strcmp(transport, "mpi") != 0))
+    fprintf(stderr,
+            "pto %s: note: started by mpirun on %s ranks with the shm transport, so every rank "
+            "runs the whole program on chips of its own; pass --transport mpi for one chip per "
+            "rank\n",
+            cmd, np);
+}
+
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i,
                                const char **out) {
   const char *arg = argv[*i];
@@ -299,6 +310,7 @@ int cmd_run(int argc, char **argv) {
     pto_dist_config_init(&dc);
     dc.program = prog; /* single-program mode: the program's device set */
     dc.transport = a.transport;
+    cli_note_mpi_launch(k_cmd, a.transport ? a.transport : getenv("PTO_DIST_TRANSPORT"));
     pto_dist_worker *dw = NULL;
     if ((s = pto_dist_worker_open(&dc, &dw))) goto out;
     if (!pto_dist_worker_is_root(dw)) { /* an MPI rank that served rank 0's chip: done */

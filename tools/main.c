@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pto/dist.h"
 
 static const pto_cmd *const k_cmds[] = {&cli_cmd_compile, &cli_cmd_run,      &cli_cmd_bench,
                                         &cli_cmd_fmt,     &cli_cmd_check,    &cli_cmd_build_id,
@@ -138,7 +139,7 @@ int main(int argc, char **argv) {
     return PTO_EXIT_OK;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("pto %s\n", PTO_VERSION_STRING);
+    printf("pto %s (distributed transports: %s)\n", PTO_VERSION_STRING, pto_dist_transports());
     return PTO_EXIT_OK;
   }
   for (int i = 0; i < NCMDS; i++) {

@@ -62,6 +62,9 @@ typedef struct pto_dist_config {
 
 PTO_API void pto_dist_config_init(pto_dist_config *cfg);
 
+/* The transports this build has: "shm", or "shm, mpi" (built with -DPTO_MPI=ON). */
+PTO_API const char *pto_dist_transports(void);
+
 /* Prepares: maps the shared heap, forks the chips, waits until each has opened its worker. */
 PTO_API pto_status pto_dist_worker_open(const pto_dist_config *cfg, pto_dist_worker **out_worker);
 /* Stops the chips (waits for them), frees every tensor. Idempotent on NULL. */

@@ -16,6 +16,16 @@ done
 run_pto 0 run "$P" --devices 2,3 --dim M=64 --check && expect_out "2 devices (2,3)"
 run_pto 0 run "$P" --devices 3,1,0 --dim M=96 --check && expect_out "3 devices (3,1,0)"
 
+# Transports: shm is the default; mpi needs a build with -DPTO_MPI=ON (tests/mpi in that build).
+run_pto 0 run "$P" --devices 2 --dim M=64 --transport shm && expect_out "ran host @main on sim: 2 devices"
+run_pto 2 run "$P" --devices 2 --dim M=64 --transport tcp && expect_out "the transports are shm"
+PTO_DIST_TRANSPORT=bogus run_pto 2 run "$P" --devices 2 --dim M=64 && expect_out "unknown transport 'bogus'"
+run_pto 0 --version && expect_out "distributed transports: shm"
+if ! grep -qF "shm, mpi" <<<"$OUT"; then
+  run_pto 1 run "$P" --devices 2 --dim M=64 --transport mpi && expect_out "transport 'mpi' is not in this build (configure pto with -DPTO_MPI=ON"
+fi
+OMPI_COMM_WORLD_SIZE=2 run_pto 0 run "$P" --devices 2 --dim M=64 && expect_out "pass --transport mpi for one chip per rank"
+
 # Every chip writes its spans with its rank; pto trace reads the log.
 OUT=$("$PTO" run "$P" --devices 2 --dim M=64 --trace 2>"$T/trace.log")
 expect_true "rank 0's spans" grep -q 'name=chip.run .*rank=0' "$T/trace.log"
