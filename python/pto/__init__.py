@@ -645,7 +645,11 @@ class DistributedWorker:
     before the process starts threads."""
 
     def __init__(self, devices: int | Sequence[int] = 1, cores_per_chip: int = 0,
-                 shared_heap_bytes: int = 0, wait_timeout_ms: int = 0):
+                 shared_heap_bytes: int = 0, wait_timeout_ms: int = 0,
+                 transport: str | None = None, window_bytes: int = 0):
+        """transport: "shm" (default) or "mpi" (a pto built with -DPTO_MPI=ON, under mpirun:
+        on ranks other than 0 opening serves rank 0's chip until it closes, and `is_root` is
+        then False)."""
         import threading
         if threading.active_count() > 1:
             import warnings
@@ -662,6 +666,10 @@ class DistributedWorker:
             cfg.ndevices, cfg.device_ids = len(ids), self._ids
         cfg.ncores_per_chip, cfg.shared_heap_bytes = cores_per_chip, shared_heap_bytes
         cfg.wait_timeout_ms = wait_timeout_ms
+        if transport is not None:
+            self._transport = transport.encode()
+            cfg.transport = self._transport
+        cfg.window_bytes = window_bytes
         out = C.c_void_p()
         _check(_c.pto_dist_worker_open(C.byref(cfg), C.byref(out)))
         self._ptr: int | None = out.value
@@ -675,6 +683,15 @@ class DistributedWorker:
     @property
     def devices(self) -> int:
         return _c.pto_dist_worker_device_count(self._w())
+
+    @property
+    def is_root(self) -> bool:
+        """False on an MPI rank other than 0, which only served rank 0's chip."""
+        return bool(_c.pto_dist_worker_is_root(self._w()))
+
+    @property
+    def transport(self) -> str:
+        return _c.pto_dist_worker_transport(self._w()).decode()
 
     def close(self) -> None:
         if self._ptr:

@@ -23,6 +23,13 @@ def scale():
     return pto.compile(os.path.join(EX, "runtime", "dist_scale.ptir"), devices=2)
 
 
+def test_transport(dw):
+    assert dw.transport == "shm" and dw.is_root
+    assert "shm" in pto._c.pto_dist_transports().decode()
+    with pytest.raises(pto.Error, match="unknown transport 'udp'"):
+        pto.DistributedWorker(devices=2, transport="udp")
+
+
 def test_program_is_host(scale):
     assert scale.is_host and scale.entry == "main"
     assert [p.name for p in scale.params] == ["w", "x", "y"]
