@@ -461,9 +461,13 @@ static void *proxy_main(void *arg) {
     }
     while (proxy_recv(m)) busy = 1;
     if (m->nreqs) { /* finished sends give their requests back */
-      int done = 0;
-      MPI_Testall(m->nreqs, m->reqs, &done, MPI_STATUSES_IGNORE);
-      if (done) m->nreqs = 0;
+      int k = 0;
+      for (int i = 0; i < m->nreqs; i++) {
+        int done = 0;
+        MPI_Test(&m->reqs[i], &done, MPI_STATUS_IGNORE);
+        if (!done) m->reqs[k++] = m->reqs[i];
+      }
+      m->nreqs = k;
     }
     pthread_mutex_unlock(&m->mu);
     if (!live && !m->nreqs) break;

@@ -121,4 +121,22 @@ mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=500 "$PTO" run "$T/stuck.ptir" --devices 2 --
   expect_out "rank 1: dist.wait timed out after 500 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
 ms=$((($(date +%s%N) - start) / 1000000))
 expect_true "the timeout ends the run (took $ms ms)" test "$ms" -lt 30000
+
+# A rank that dies: Open MPI has no fault tolerance here, so mpirun ends the job and names the
+# rank (README); nothing hangs. Killed while rank 1 waits in the stuck program above.
+if [ "$MODE" = shared ]; then
+  cp "$T/stuck.ptir" "$T/killme.ptir"
+  env "${ENVS[@]}" timeout 120 "${MPIRUN[@]}" -x PTO_DIST_TIMEOUT_MS=60000 -np 2 "$PTO" run \
+    "$T/killme.ptir" --devices 2 --transport mpi >"$T/kill.log" 2>&1 &
+  job=$!
+  for _ in $(seq 100); do
+    [ "$(pgrep -f "^$PTO run $T/killme.ptir" | wc -l)" -ge 2 ] && break
+    sleep 0.1
+  done
+  sleep 1
+  kill -9 "$(pgrep -f "^$PTO run $T/killme.ptir" | tail -1)"
+  wait "$job"
+  OUT=$(cat "$T/kill.log")
+  expect_out "mpirun noticed that process rank" && expect_out "exited on signal 9 (Killed)"
+fi
 finish
