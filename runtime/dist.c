@@ -14,6 +14,7 @@
  * broken: later calls fail with that message. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -414,11 +415,20 @@ static pto_status broken(const pto_dist_worker *w) {
 }
 
 /* Waits until chip r has finished command seq - 1 (tail >= seq). */
+#ifndef PTO__DIST_WAIT_YIELDS
+#define PTO__DIST_WAIT_YIELDS 32
+#endif
 static pto_status wait_tail(pto_dist_worker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
-  for (;;) {
+  for (int i = 0;; i++) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
     if ((int32_t)(t - seq) >= 0) return PTO_OK;
+    /* A short call ends within microseconds: yield a few times before the liveness check (one
+     * waitpid per chip) and the futex sleep, whose wake-up is the slowest step of a call. */
+    if (i < PTO__DIST_WAIT_YIELDS) {
+      sched_yield();
+      continue;
+    }
     if (check_chips(w)) return broken(w);
     pto__dist_futex_wait(&c->tail, t, 20000);
   }

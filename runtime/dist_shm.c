@@ -405,47 +405,56 @@ static int32_t reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int 
   return PTO_KERNEL_OK;
 }
 
-/* mode=ring: a reduce-scatter around the ring (at step k rank r folds its left neighbour's
- * partial of chunk r-k-1 into its own), a barrier, then an all-gather around the ring (rank r
- * copies chunk r-k from its left neighbour). Each step reads only the left neighbour and is
- * announced to the right one with a token; 2(n-1) steps moving one chunk each. The chunks are
- * reduced in ring order, not rank order, so float results may differ from mesh in the last
- * bits (integer, max and min results are the same). The caller barriers before and after. */
+/* mode=ring: a pipelined chain around the ring that keeps rank order, so every mode gives the
+ * same bits (PTIR.md: mode chooses the algorithm, never the result). The window is cut into K
+ * chunks. Reduce phase: rank 0's chunks are the first partials; rank q (1 .. n-1) folds its own
+ * chunk c into its left neighbour's partial of c (x_0 op x_1 op ... op x_q, in that order) once
+ * the neighbour's token for c has come, keeps it in its window and passes a token right, so rank
+ * n-1 ends with every chunk final. Broadcast phase: the final chunks travel on from rank n-1
+ * around the ring (to 0, 1, ..., n-2), each rank copying chunk c from its left neighbour after
+ * the neighbour's token. Every step reads only the left neighbour; tokens are the barrier's
+ * counts on the left neighbour's element, consumed in the order they were sent (a rank's k-th
+ * token always means its left neighbour's k-th step is done). The caller barriers before and
+ * after. */
 static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, int32_t *sig,
-                              int64_t nsig, int op) {
+                              int op) {
   int n = t->ctx.nranks, r = t->ctx.rank, left = (r + n - 1) % n, right = (r + 1) % n;
   int eb = (int)pto_dtype_size((pto_dtype)win->dtype);
   int64_t E = numel_of(win);
-  uint8_t *mine = win->data, *buf = NULL;
+  uint8_t *mine = win->data;
   peer_ref lw;
   if (peer_of(t, win->data, (uint64_t)E * (uint64_t)eb, left, &lw)) return PTO_KERNEL_ERR_DIST;
-  int64_t per = E ? E : 1;
+  uint8_t stack_tmp[BLOCK_BYTES] __attribute__((aligned(64)));
+  uint8_t *tmp = stack_tmp;
+  int64_t per = BLOCK_BYTES / eb;
   if (!lw.p) {
-    if (!(buf = bounce(t))) return PTO_KERNEL_ERR_DIST;
+    if (!(tmp = bounce(t))) return PTO_KERNEL_ERR_DIST;
     per = BOUNCE_BYTES / eb;
   }
+  /* More chunks than ranks keep the pipeline full; tiny windows take one chunk per rank. */
+  int64_t K = E >= (int64_t)n * 4 * 256 ? (int64_t)n * 4 : E >= n ? n : 1;
   int32_t rc;
-  for (int k = 0; k < n - 1; k++) {
-    if (k > 0 && (rc = take(t, sig, left, "a ring step"))) return rc;
-    int c = ((r - k - 1) % n + n) % n;
-    int64_t lo = E * c / n, hi = E * (c + 1) / n;
-    for (int64_t b = lo; b < hi; b += per) {
-      int64_t m = hi - b < per ? hi - b : per;
-      peer_ref s = ref_at(lw, (uint64_t)(b * eb));
-      const uint8_t *src = rd_ptr(t, &s, buf, (uint64_t)(m * eb), &rc);
-      if (rc) return rc;
-      reduce_into(win->dtype, op, mine + b * eb, src, m);
+  for (int64_t c = 0; c < K; c++) {
+    if (r > 0) {
+      if ((rc = take(t, sig, left, "a ring step"))) return rc;
+      for (int64_t b = E * c / K, hi = E * (c + 1) / K; b < hi; b += per) {
+        int64_t m = hi - b < per ? hi - b : per;
+        peer_ref s = ref_at(lw, (uint64_t)(b * eb));
+        if ((rc = rd(t, &s, tmp, (uint64_t)(m * eb)))) return rc; /* the partial, then op mine */
+        reduce_into(win->dtype, op, tmp, mine + b * eb, m);
+        memcpy(mine + b * eb, tmp, (size_t)(m * eb));
+      }
     }
-    if (k < n - 2 && (rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD))) return rc;
+    if ((rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD))) return rc;
   }
-  if ((rc = barrier_on(t, sig, nsig))) return rc; /* every chunk is final on one rank */
-  for (int k = 0; k < n - 1; k++) {
-    if (k > 0 && (rc = take(t, sig, left, "a ring step"))) return rc;
-    int c = ((r - k) % n + n) % n;
-    int64_t lo = E * c / n, hi = E * (c + 1) / n;
+  if (r == n - 1) return PTO_KERNEL_OK;
+  for (int64_t c = 0; c < K; c++) {
+    if ((rc = take(t, sig, left, "a ring step"))) return rc;
+    int64_t lo = E * c / K, hi = E * (c + 1) / K;
     peer_ref s = ref_at(lw, (uint64_t)(lo * eb));
     if ((rc = rd(t, &s, mine + lo * eb, (uint64_t)((hi - lo) * eb)))) return rc;
-    if (k < n - 2 && (rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD))) return rc;
+    if (right != n - 1 && (rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD)))
+      return rc;
   }
   return PTO_KERNEL_OK;
 }
@@ -465,7 +474,7 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   switch (kind) {
   case PTO_DIST_ALLREDUCE:
     if (mode == PTO_DIST_MODE_RING && n > 1)
-      rc = ring_allreduce(t, win, sig->data, nsig, op);
+      rc = ring_allreduce(t, win, sig->data, op);
     else /* mesh: rank r reduces chunk r in rank order and writes it to every rank */
       rc = reduce_range(t, win, op, E * r / n, E * (r + 1) / n, -1);
     if (rc) return rc;
