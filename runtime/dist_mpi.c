@@ -162,6 +162,11 @@ int pto__dist_mpi_read(pto__dist_mpi *m, uint64_t disp, int32_t *out, char *deta
   pthread_mutex_lock(&m->mu);
   int rc = MPI_Fetch_and_op(NULL, out, MPI_INT32_T, m->rank, (MPI_Aint)disp, MPI_NO_OP, m->win);
   if (rc == MPI_SUCCESS) rc = MPI_Win_flush(m->rank, m->win);
+  /* An operation on this rank itself may complete without ever entering MPI's progress engine
+   * (UCX's self transport): a poll that made no other MPI call would then never apply the
+   * peers' operations that its wait is for. Probing drives the progress engine. */
+  int flag = 0;
+  if (rc == MPI_SUCCESS) rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
   pthread_mutex_unlock(&m->mu);
   if (rc != MPI_SUCCESS) {
     char what[96];
