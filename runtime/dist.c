@@ -256,9 +256,9 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
     pto_status_free(s);
     return -1;
   }
-  pto__rt_worker_set_external(cs->wk, sh->heap, sh->heap_size, PTO__DIST_HEAP_BASE);
+  pto__rt_worker_set_external(cs->wk, 0, sh->heap, sh->heap_size, PTO__DIST_HEAP_BASE);
   if (sh->mpi)
-    pto__rt_worker_set_external2(cs->wk, sh->arena[rank], sh->arena_size, PTO__DIST_WIN_BASE);
+    pto__rt_worker_set_external(cs->wk, 1, sh->arena[rank], sh->arena_size, PTO__DIST_WIN_BASE);
   pto__dist_shm_init(&cs->tr, sh, rank);
   pto__rt_worker_set_dist(cs->wk, &cs->tr.ctx);
   return 0;
@@ -735,8 +735,8 @@ void pto_dist_worker_close(pto_dist_worker *w) {
 
 /* ---- heap buffers ----------------------------------------------------------------------- */
 
-static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const char *what,
-                             uint32_t *out_id) {
+/* A free entry of w->bufs (grown by 16 when full). */
+static pto_status free_slot(pto_dist_worker *w, size_t *out_i) {
   size_t i = 0;
   while (i < w->nbufs && w->bufs[i].kind) i++;
   if (i == w->nbufs) {
@@ -746,6 +746,14 @@ static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const
     w->bufs = nb;
     w->nbufs += 16;
   }
+  *out_i = i;
+  return PTO_OK;
+}
+
+static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const char *what,
+                             uint32_t *out_id) {
+  size_t i;
+  PTO_RETURN_IF_ERROR(free_slot(w, &i));
   uint64_t addr;
   PTO_RETURN_IF_ERROR(pto__rt_devmem_alloc(&w->alloc, bytes, 64, what, &addr));
   buffer *b = &w->bufs[i];
@@ -780,15 +788,8 @@ static void free_buffer(pto_dist_worker *w, uint32_t id) {
 /* MPI: a window of stride bytes at the same offset of every rank's arena, zeroed on every rank
  * (directly where addressable, else with one-sided puts; the arena was faulted in at open). */
 static pto_status new_arena_window(pto_dist_worker *w, uint64_t stride, uint32_t *out_id) {
-  size_t i = 0;
-  while (i < w->nbufs && w->bufs[i].kind) i++;
-  if (i == w->nbufs) {
-    buffer *nb = realloc(w->bufs, (w->nbufs + 16) * sizeof *nb);
-    if (!nb) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-    memset(nb + w->nbufs, 0, 16 * sizeof *nb);
-    w->bufs = nb;
-    w->nbufs += 16;
-  }
+  size_t i;
+  PTO_RETURN_IF_ERROR(free_slot(w, &i));
   uint64_t addr;
   pto_status s = pto__rt_devmem_alloc(&w->win_alloc, stride, 64, "a comm window", &addr);
   if (s)

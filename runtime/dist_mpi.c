@@ -101,43 +101,37 @@ static void backoff(uint64_t *idle_since_ns) {
 
 /* ---- one-sided access (kernel threads) ---------------------------------------------------- */
 
-int pto__dist_mpi_get(pto__dist_mpi *m, int peer, uint64_t disp, void *dst, uint64_t n,
-                      char *detail) {
+/* n bytes between buf and the peer's arena at disp (put: to the peer), each chunk flushed. */
+static int rma(pto__dist_mpi *m, int peer, uint64_t disp, void *buf, uint64_t n, int put,
+               char *detail) {
   int rc = MPI_SUCCESS;
   pthread_mutex_lock(&m->mu);
   for (uint64_t o = 0; o < n && rc == MPI_SUCCESS; o += CHUNK) {
     int c = (int)(n - o < CHUNK ? n - o : CHUNK);
-    rc = MPI_Get((uint8_t *)dst + o, c, MPI_BYTE, peer, (MPI_Aint)(disp + o), c, MPI_BYTE, m->win);
+    uint8_t *p = (uint8_t *)buf + o;
+    rc = put ? MPI_Put(p, c, MPI_BYTE, peer, (MPI_Aint)(disp + o), c, MPI_BYTE, m->win)
+             : MPI_Get(p, c, MPI_BYTE, peer, (MPI_Aint)(disp + o), c, MPI_BYTE, m->win);
     if (rc == MPI_SUCCESS) rc = MPI_Win_flush(peer, m->win);
   }
   pthread_mutex_unlock(&m->mu);
   if (rc != MPI_SUCCESS) {
     char what[96];
-    snprintf(what, sizeof what, "rank %d: MPI_Get from rank %d", m->rank, peer);
+    snprintf(what, sizeof what, "rank %d: %s rank %d", m->rank, put ? "MPI_Put to" : "MPI_Get from",
+             peer);
     mpi_msg(detail, 512, what, rc);
     return -1;
   }
   return 0;
 }
 
+int pto__dist_mpi_get(pto__dist_mpi *m, int peer, uint64_t disp, void *dst, uint64_t n,
+                      char *detail) {
+  return rma(m, peer, disp, dst, n, 0, detail);
+}
+
 int pto__dist_mpi_put(pto__dist_mpi *m, int peer, uint64_t disp, const void *src, uint64_t n,
                       char *detail) {
-  int rc = MPI_SUCCESS;
-  pthread_mutex_lock(&m->mu);
-  for (uint64_t o = 0; o < n && rc == MPI_SUCCESS; o += CHUNK) {
-    int c = (int)(n - o < CHUNK ? n - o : CHUNK);
-    rc = MPI_Put((const uint8_t *)src + o, c, MPI_BYTE, peer, (MPI_Aint)(disp + o), c, MPI_BYTE,
-                 m->win);
-    if (rc == MPI_SUCCESS) rc = MPI_Win_flush(peer, m->win);
-  }
-  pthread_mutex_unlock(&m->mu);
-  if (rc != MPI_SUCCESS) {
-    char what[96];
-    snprintf(what, sizeof what, "rank %d: MPI_Put to rank %d", m->rank, peer);
-    mpi_msg(detail, 512, what, rc);
-    return -1;
-  }
-  return 0;
+  return rma(m, peer, disp, (void *)src, n, 1, detail);
 }
 
 int pto__dist_mpi_atomic(pto__dist_mpi *m, int peer, uint64_t disp, int32_t value, int add,

@@ -236,36 +236,37 @@ static uint64_t span_bytes(int64_t rows, int64_t cols, int64_t stride, int32_t e
   return rows <= 0 || cols <= 0 ? 0 : (uint64_t)(((rows - 1) * stride + cols) * eb);
 }
 
-static int32_t shm_remote_load(const pto_dist_ctx *d, void *dst, int64_t dst_stride,
-                               const void *src_local, int64_t src_stride, int32_t peer,
-                               int64_t rows, int64_t cols, int32_t eb) {
+/* rows x cols elements between a local buffer and the peer's window at win_local's offset:
+ * into buf (load) or from it (store). */
+static int32_t move_rows(const pto_dist_ctx *d, void *buf, int64_t buf_stride, const void *win_local,
+                         int64_t win_stride, int32_t peer, int64_t rows, int64_t cols, int32_t eb,
+                         int store) {
   pto__dist_shm *t = T(d);
   peer_ref r;
-  if (peer_of(t, src_local, span_bytes(rows, cols, src_stride, eb), peer, &r))
+  if (peer_of(t, win_local, span_bytes(rows, cols, win_stride, eb), peer, &r))
     return PTO_KERNEL_ERR_DIST;
   for (int64_t i = 0; i < rows; i++) {
-    peer_ref ri = ref_at(r, (uint64_t)(i * src_stride * eb));
-    int32_t rc = rd(t, &ri, (uint8_t *)dst + i * dst_stride * eb, (uint64_t)(cols * eb));
+    peer_ref ri = ref_at(r, (uint64_t)(i * win_stride * eb));
+    uint8_t *row = (uint8_t *)buf + i * buf_stride * eb;
+    int32_t rc = store ? wr(t, &ri, row, (uint64_t)(cols * eb)) : rd(t, &ri, row, (uint64_t)(cols * eb));
     if (rc) return rc;
   }
   return PTO_KERNEL_OK;
 }
 
+static int32_t shm_remote_load(const pto_dist_ctx *d, void *dst, int64_t dst_stride,
+                               const void *src_local, int64_t src_stride, int32_t peer,
+                               int64_t rows, int64_t cols, int32_t eb) {
+  return move_rows(d, dst, dst_stride, src_local, src_stride, peer, rows, cols, eb, 0);
+}
+
+/* No fence after a store: the notify that announces the data is a seq_cst (release) atomic,
+ * which orders these stores before it; through MPI, a put completes (is flushed) before it
+ * returns. */
 static int32_t shm_remote_store(const pto_dist_ctx *d, const void *src, int64_t src_stride,
                                 void *dst_local, int64_t dst_stride, int32_t peer, int64_t rows,
                                 int64_t cols, int32_t eb) {
-  pto__dist_shm *t = T(d);
-  peer_ref r;
-  if (peer_of(t, dst_local, span_bytes(rows, cols, dst_stride, eb), peer, &r))
-    return PTO_KERNEL_ERR_DIST;
-  for (int64_t i = 0; i < rows; i++) {
-    peer_ref ri = ref_at(r, (uint64_t)(i * dst_stride * eb));
-    int32_t rc = wr(t, &ri, (const uint8_t *)src + i * src_stride * eb, (uint64_t)(cols * eb));
-    if (rc) return rc;
-  }
-  /* No fence here: the notify that announces the data is a seq_cst (release) atomic, which
-   * orders these stores before it; through MPI, a put completes (is flushed) before it returns. */
-  return PTO_KERNEL_OK;
+  return move_rows(d, (void *)src, src_stride, dst_local, dst_stride, peer, rows, cols, eb, 1);
 }
 
 /* Count-based and self-clearing: rank r adds 1 to element r of every peer's signal window, then

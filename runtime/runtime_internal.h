@@ -368,9 +368,10 @@ typedef struct pto__rt_worker {
 /* ---- hooks of the distributed worker (runtime/dist*.c) on its chips' L2 workers ---------- */
 
 /* Maps device addresses [base, base + size) to host memory the worker does not own. */
-void pto__rt_worker_set_external(pto_worker *w, void *host, uint64_t size, uint64_t base);
-/* A second external region (the MPI transport's window arena). */
-void pto__rt_worker_set_external2(pto_worker *w, void *host, uint64_t size, uint64_t base);
+/* External region which (0: the distributed worker's heap; 1: the MPI transport's window arena):
+ * device addresses [base, base + size) are host's bytes. */
+void pto__rt_worker_set_external(pto_worker *w, int which, void *host, uint64_t size,
+                                 uint64_t base);
 /* This process is chip rank of a distributed worker: its [STRACE] lines carry rank=<rank>. */
 void pto__rt_set_strace_rank(int rank);
 /* Every kernel of every later launch gets d in pto_core_ctx.dist. */

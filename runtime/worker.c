@@ -223,20 +223,13 @@ static pto__rt_dtensor *new_dtensor(pto__rt_worker *w, uint64_t addr, uint64_t n
   return d;
 }
 
-void pto__rt_worker_set_external(pto_worker *wt, void *host, uint64_t size, uint64_t base) {
+void pto__rt_worker_set_external(pto_worker *wt, int which, void *host, uint64_t size,
+                                 uint64_t base) {
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
   if (!w) return;
-  w->mem.ext_host = host;
-  w->mem.ext_size = size;
-  w->mem.ext_base = base;
-}
-
-void pto__rt_worker_set_external2(pto_worker *wt, void *host, uint64_t size, uint64_t base) {
-  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
-  if (!w) return;
-  w->mem.ext2_host = host;
-  w->mem.ext2_size = size;
-  w->mem.ext2_base = base;
+  *(which ? &w->mem.ext2_host : &w->mem.ext_host) = host;
+  *(which ? &w->mem.ext2_size : &w->mem.ext_size) = size;
+  *(which ? &w->mem.ext2_base : &w->mem.ext_base) = base;
 }
 
 void pto__rt_worker_set_dist(pto_worker *wt, const pto_dist_ctx *dist) {

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what pto needs to build on Debian (12 "bookworm" or later) when it is missing, then
 # configures and builds pto in ./build. Sourced by quickstart.sh and test.sh; safe to rerun.
+# PTO_EXTRA_PACKAGES adds packages an optional part needs (scripts/test-mpi.sh: Open MPI).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(llvm-19-dev libelf-dev libxxhash-dev libjansson-dev libcmocka-dev cmake ninja-build
-          pkg-config gcc g++ make binutils python3-numpy python3-pytest)
+          pkg-config gcc g++ make binutils python3-numpy python3-pytest ${PTO_EXTRA_PACKAGES:-})
 missing=()
 for p in "${PACKAGES[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")

@@ -62,33 +62,11 @@ expect_out "device_wall"
 run_pto 2 trace "$T/l3.log" --warmup 2 --tree && expect_out "choose it with --rank R or --pid P"
 run_pto 2 trace "$T/l3.log" --warmup 2 --tree --pid 1 && expect_out "choose it with"
 
-# A wait that no rank can satisfy: rank 0 waits for a signal nobody sends.
-cat >"$T/stuck.ptir" <<'PTIR'
-program stuck
-kernel @k(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {
-  %r = dist.rank(%sig)
-  if %r == 0 {
-    dist.wait(%sig, [0, 5], 7, cmp=eq)
-  }
-  return %sig
-}
-orch @o(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {
-  %s = call @k(%sig)
-  return %s
-}
-host @main() {
-  %w = dist.alloc_window([1, 8], i32)
-  %s = dist.window(%w)
-  %n = dist.world_size()
-  for %d in range(0, %n) {
-    call @o(%s) device=%d
-  }
-}
-PTIR
+# A wait that no rank can satisfy: rank 1 waits for a signal nobody sends.
 start=$(date +%s%N)
-PTO_DIST_TIMEOUT_MS=300 run_pto 1 run "$T/stuck.ptir" --devices 2
+PTO_DIST_TIMEOUT_MS=300 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/stuck_wait.ptir" --devices 2
 ms=$((($(date +%s%N) - start) / 1000000))
-expect_out "rank 0: dist.wait timed out after 300 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
+expect_out "rank 1: dist.wait timed out after 300 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
 expect_true "it failed within the timeout plus start-up ($ms ms)" test "$ms" -lt 10000
 
 # A zero divisor in host code fails the run, naming the host function.

@@ -36,15 +36,7 @@ esac
 mpi_run() {
   local np=$1 want=$2
   shift 2
-  OUT=$(env "${ENVS[@]}" timeout 300 "${MPIRUN[@]}" -np "$np" "$@" 2>&1)
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: mpirun -np $np $* exited $got, expected $want"
-    echo "$OUT" | sed 's/^/  | /'
-    FAILS=$((FAILS + 1))
-    return 1
-  fi
-  PASSES=$((PASSES + 1))
+  run_status "$want" env "${ENVS[@]}" timeout 300 "${MPIRUN[@]}" -np "$np" "$@"
 }
 
 # Every run line of every L3 program with up to 4 devices, --check against the interpreter.
@@ -94,30 +86,9 @@ mpi_run 2 2 "$PTO" run "$P" --devices 4 --dim M=128 --transport mpi &&
   expect_out "the device set has 4 devices but the MPI world has 2 ranks"
 
 # A wait nobody satisfies fails within the timeout, naming rank, window and offsets.
-cat >"$T/stuck.ptir" <<'PTIR'
-program stuck
-kernel @k(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {
-  %r = dist.rank(%sig)
-  if %r == 1 {
-    dist.wait(%sig, [0, 5], 7, cmp=eq)
-  }
-  return %sig
-}
-orch @o(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {
-  %s = call @k(%sig)
-  return %s
-}
-host @main() {
-  %w = dist.alloc_window([1, 8], i32)
-  %s = dist.window(%w)
-  %n = dist.world_size()
-  for %d in range(0, %n) {
-    call @o(%s) device=%d
-  }
-}
-PTIR
+STUCK="$PTO_SOURCE_DIR/tests/e2e/data/stuck_wait.ptir"
 start=$(date +%s%N)
-mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=500 "$PTO" run "$T/stuck.ptir" --devices 2 --transport mpi &&
+mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=500 "$PTO" run "$STUCK" --devices 2 --transport mpi &&
   expect_out "rank 1: dist.wait timed out after 500 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
 ms=$((($(date +%s%N) - start) / 1000000))
 expect_true "the timeout ends the run (took $ms ms)" test "$ms" -lt 30000
@@ -125,7 +96,7 @@ expect_true "the timeout ends the run (took $ms ms)" test "$ms" -lt 30000
 # A rank that dies: Open MPI has no fault tolerance here, so mpirun ends the job and names the
 # rank (README); nothing hangs. Killed while rank 1 waits in the stuck program above.
 if [ "$MODE" = shared ]; then
-  cp "$T/stuck.ptir" "$T/killme.ptir"
+  cp "$STUCK" "$T/killme.ptir"
   env "${ENVS[@]}" timeout 120 "${MPIRUN[@]}" -x PTO_DIST_TIMEOUT_MS=60000 -np 2 "$PTO" run \
     "$T/killme.ptir" --devices 2 --transport mpi >"$T/kill.log" 2>&1 &
   job=$!

@@ -20,20 +20,27 @@ trap 'rm -rf "$T"' EXIT
 FAILS=0
 PASSES=0
 
-# run_pto EXPECTED_STATUS ARGS...: runs pto, keeps its output in $OUT, checks the exit status.
-run_pto() {
+# run_status EXPECTED_STATUS CMD...: runs CMD, keeps its output in $OUT, checks the exit status.
+run_status() {
   local want=$1
   shift
-  OUT=$("$PTO" "$@" 2>&1)
+  OUT=$("$@" 2>&1)
   local got=$?
   if [ "$got" != "$want" ]; then
-    echo "FAIL: pto $* exited $got, expected $want"
+    echo "FAIL: $* exited $got, expected $want"
     echo "$OUT" | sed 's/^/  | /'
     FAILS=$((FAILS + 1))
     return 1
   fi
   PASSES=$((PASSES + 1))
   return 0
+}
+
+# run_pto EXPECTED_STATUS ARGS...: run_status of pto.
+run_pto() {
+  local want=$1
+  shift
+  run_status "$want" "$PTO" "$@"
 }
 
 # expect_out TEXT: the last run's output contains TEXT.
