@@ -148,7 +148,21 @@ typedef struct pto__rt_task {
   pto_kernel_fn fn;             /* NULL: a dummy task, which runs nothing */
   int32_t kernel_id;            /* -1 for a dummy task */
   int32_t core_type;            /* PTO_CORE_AIV or PTO_CORE_AIC: the queue it waits in */
-  int32_t block_num;            /* the kernel runs once per SPMD block, block_idx 0.. */
+  int32_t block_num;            /* SPMD blocks: each runs the kernel once (block_idx 0..), on
+                                   whichever core of the type takes it, side by side */
+  int32_t claimed;              /* blocks taken by cores; guarded by the pool's mu */
+  atomic_int blocks_left;       /* blocks not finished; the core that finishes the last one
+                                   completes the task */
+  atomic_ullong t_first, t_last; /* SPMD: the earliest block start, the latest block end */
+  int32_t early_resolve;        /* allow_early_resolve: its successors may be staged on a core
+                                   once it runs (every block taken), before it finishes */
+  atomic_int gate;              /* predecessors that keep it from being staged: unfinished ones
+                                   not (early_resolve and running), + 1 while being submitted */
+  atomic_int queued;            /* pushed to its queue (ready, or staged early) */
+  int32_t started;              /* every block taken (early_resolve); guarded by the stripe lock */
+  uint64_t t_staged;            /* when a core took it staged, before it was ready (0: never;
+                                   1: staged, but ready before a core took it) */
+  pto_block_record *brec;       /* recording only, block_num > 1: each block's core and times */
   int32_t pred_op;              /* PTO_ORCH_PRED_*: run the kernel only when it holds */
   int32_t pred_dtype;
   int32_t skipped;              /* set by the core: 1 predicate false, 2 dummy */
@@ -254,6 +268,8 @@ typedef struct pto__rt_task_log {
   pto_task_record *tasks;
   size_t ntasks, cap;
   uint64_t *deps;           /* every task's deps, back to back */
+  pto_block_record *blocks; /* the SPMD tasks' blocks, back to back */
+  size_t capblocks;
   size_t capdeps;
   char **names;             /* per kernel id, copies */
   int nnames;
@@ -309,8 +325,11 @@ void pto__rt_pool_wake(pto__rt_pool *pool);
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
 /* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
  * that became ready and is left for the caller to run. */
-void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core,
+void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
                           pto__rt_task **out_next);
+/* Every block of t is taken by a core: if t is early_resolve, stages its successors that wait
+ * for nothing else but running early_resolve tasks. */
+void pto__rt_task_started(pto__rt_launch *L, pto__rt_task *t);
 
 /* ---- the worker ------------------------------------------------------------------------- */
 

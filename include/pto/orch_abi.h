@@ -89,7 +89,7 @@ typedef struct pto_orch_submit {
   int32_t nargs;
   int32_t ndeps;
   const int64_t *deps;                 /* explicit dependencies (task ids); negative ones skipped */
-  int32_t allow_early_resolve;         /* a hint; the sim dispatches every task once it is ready */
+  int32_t allow_early_resolve;         /* its successors may be staged on cores while it runs */
   int32_t pred_op;                     /* PTO_ORCH_PRED_* */
   const pto_orch_tensor *pred_tensor;  /* the element read at dispatch */
   int64_t pred_idx[PTO_MAX_RANK];

@@ -21,13 +21,21 @@
  * Where pto differs from PyPTO's runtime: CoreTaskArgs copies the tensors it is given (PyPTO
  * keeps pointers), so temporaries are fine; ChipTensor's shapes and strides are int64_t (PyPTO:
  * uint32_t), so brace-initialising a uint32_t from shapes[i] needs a cast; rt_submit_graph runs
- * its function on every call (no recorded replay); a mixed task's kernels run one after another
- * (AIC, then AIV0, then AIV1) rather than side by side in one cluster, each a task of its own
- * in the records, and the task id a submit returns is the last one's; the blocks of an SPMD task
- * (launch_spec.set_block_num) run one after another on the core that took the task;
- * set_allow_early_resolve is a hint the sim has no use for (a task starts as soon as it is
- * ready); dump() marks arguments (dump_arg_mask) but no tensor dump is written; set_tensor_data
- * converts its value to the tensor's dtype. */
+ * its function on every call (no recorded replay); a mixed task's kernels run side by side, each
+ * on a free core of its type (not necessarily one cluster), each a record of its own in one group,
+ * and the task id a submit returns is the last one's (a dependency on it waits for all of them);
+ * the blocks of an SPMD task (launch_spec.set_block_num) run side by side on as many cores of the
+ * type as are free, but require_sync_start only checks block_num against the core count (the
+ * blocks are not held back to start together); a predicate is read by every block, so a false
+ * one still takes a core per block for the read; dump() marks arguments (dump_arg_mask) but no
+ * tensor dump is written; set_tensor_data converts its value to the tensor's dtype.
+ *
+ * set_allow_early_resolve(true) on a task lets its successors be staged, as PyPTO's runtime
+ * does: once every block of it is on a core, a successor whose every unfinished predecessor is
+ * such a running task is given to a core of its type, which holds it (the core is taken) and
+ * starts it the moment the last predecessor ends. The sim has no launch latency to hide, so this
+ * changes when cores are taken, not results; the records show it (pto_task_record.staged_ns, the
+ * capture's dispatch time, deps.json's early_dispatch). */
 #ifndef PTO_ORCHESTRATION_API_H
 #define PTO_ORCHESTRATION_API_H
 
@@ -537,8 +545,7 @@ class CoreTaskArgs {
   TaskId explicit_dep(uint32_t i) const { return i < ndeps_ ? deps_[i] : TaskId::invalid(); }
   const TaskId *explicit_deps_data() const { return deps_; }
 
-  /* A hint that the task may be staged before its producers finish. The sim starts every task
-   * the moment its last dependency completes, so it is recorded and needs nothing more. */
+  /* Lets this task's successors be staged on cores while it runs (see the top of this file). */
   void set_allow_early_resolve(bool v = true) { early_resolve_ = v; }
   bool allow_early_resolve() const { return early_resolve_; }
 

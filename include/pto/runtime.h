@@ -327,6 +327,13 @@ PTO_API pto_status pto_worker_last_launch(const pto_worker *w, pto_launch_record
 /* One task of a recorded launch. Times are CLOCK_MONOTONIC ns, the clock of the launch's spans.
  * ready_ns <= start_ns <= end_ns; a task starts after each of its dependencies ends, and the
  * tasks of one core never overlap. */
+/* Where and when one SPMD block of a task ran. */
+typedef struct pto_block_record {
+  int core;
+  uint64_t start_ns;
+  uint64_t end_ns;
+} pto_block_record;
+
 typedef struct pto_task_record {
   uint64_t task_id;      /* submission order within the launch, from 0 */
   int32_t kernel_id;
@@ -347,6 +354,16 @@ typedef struct pto_task_record {
                             unfinished) its submission completed */
   uint64_t start_ns;
   uint64_t end_ns;
+  /* An SPMD task (launch_spec.set_block_num) runs its blocks side by side on cores of its type:
+   * core, start_ns and end_ns above are block 0's, blocks[] (block_num entries, NULL when
+   * block_num is 1) every block's. */
+  int block_num;
+  const pto_block_record *blocks;
+  /* allow_early_resolve: its successors may be staged on a core while it runs. staged_ns: when a
+   * core took this task before it was ready (a predecessor of it was such a task still running),
+   * to start it the moment the predecessors end; 0 when it was dispatched once ready. */
+  int early_resolve;
+  uint64_t staged_ns;
 } pto_task_record;
 
 /* Turns per-task recording on or off from the next launch on (pto_run_config.record_tasks sets
