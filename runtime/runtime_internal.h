@@ -163,6 +163,12 @@ typedef struct pto__rt_task {
   uint64_t t_staged;            /* when a core took it staged, before it was ready (0: never;
                                    1: staged, but ready before a core took it) */
   pto_block_record *brec;       /* recording only, block_num > 1: each block's core and times */
+  /* Tensor dump (pto_worker_set_dump_args) only: */
+  uint64_t dump_mask;           /* CoreTaskArgs::dump's marks */
+  int8_t *kinds;                /* per tensor argument, PTO_ORCH_ARG_* */
+  uint64_t *starts;             /* per tensor argument, its view's start_offset */
+  atomic_int dump_state;        /* group leader: 0, 1 dumping the inputs, 2 done */
+  atomic_int dump_left;         /* group leader: the group's tasks not completed */
   int32_t pred_op;              /* PTO_ORCH_PRED_*: run the kernel only when it holds */
   int32_t pred_dtype;
   int32_t skipped;              /* set by the core: 1 predicate false, 2 dummy */
@@ -220,6 +226,25 @@ typedef struct pto__rt_track {
 
 #define PTO__RT_STRIPES 64
 
+/* The tensor dump of one launch (dump.c): entries and their bytes, appended by the cores. */
+typedef struct pto__rt_dump_entry {
+  uint64_t task_id;
+  int32_t arg_index, role, stage, kind; /* role: PTO_ORCH_ARG_*; stage 0 before, 1 after */
+  int32_t dtype, rank, contiguous;
+  int64_t shape[PTO_MAX_RANK];
+  int64_t stride[PTO_MAX_RANK];
+  uint64_t start_offset, bin_offset, bin_size, value;
+} pto__rt_dump_entry;
+
+typedef struct pto__rt_dump {
+  pthread_mutex_t mu;
+  pto__rt_dump_entry *v;
+  size_t n, cap;
+  uint8_t *bin;
+  size_t nbin, capbin;
+  int oom;
+} pto__rt_dump;
+
 typedef struct pto__rt_launch {
   struct pto__rt_worker *w;
   const pto_program *prog;
@@ -237,6 +262,8 @@ typedef struct pto__rt_launch {
   uint32_t captasks;
   uint64_t t_orch_done;    /* when rt_orchestration_done was called; 0: not called */
   int record_tasks; /* this launch records its tasks (set at begin) */
+  int dump_level;   /* pto_worker_set_dump_args's level for this launch (set at begin) */
+  pto__rt_dump dump;
   /* shared: */
   atomic_int failed; /* set once, by the first failure */
   pthread_mutex_t fail_mu;
@@ -279,6 +306,17 @@ typedef struct pto__rt_task_log {
  * (still intact until the next begin); out of memory leaves log invalid with err saying so. */
 void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log);
 void pto__rt_task_log_fini(pto__rt_task_log *log);
+
+/* ---- tensor dump (dump.c) ----------------------------------------------------------------- */
+
+/* Inputs and inouts of t's group, once, before any of its kernels runs (every block calls it). */
+void pto__rt_dump_before(pto__rt_launch *L, pto__rt_task *t);
+/* One task of t's group is about to complete (every block ended): the last one dumps the outputs
+ * and inouts, before it completes, so before any successor of the group starts. */
+void pto__rt_dump_block_done(pto__rt_launch *L, pto__rt_task *t);
+/* Writes the launch's dump to dir (none when it holds nothing); resets it. */
+pto_status pto__rt_dump_write(pto__rt_launch *L, const char *dir);
+void pto__rt_dump_fini(pto__rt_dump *d);
 
 /* ---- sim platform: the core pool --------------------------------------------------------- */
 
@@ -375,6 +413,8 @@ typedef struct pto__rt_worker {
   int have_last;
   pto_launch_record last;
   int record_tasks;        /* pto_worker_set_record_tasks; read at each launch's begin */
+  int dump_level;          /* pto_worker_set_dump_args; read at each launch's begin */
+  char *dump_dir;
   const pto_dist_ctx *dist; /* a distributed worker's chip: handed to every kernel */
   pto__rt_task_log task_log;
   struct pto__rt_async *async; /* pto_handle_submit's dispatcher (async.c), NULL until used */

@@ -463,6 +463,8 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     if (block == 0) t->t_staged = pto__rt_now_ns();
     wait_until(L, pred_task_ready, t);
   }
+  if (L->dump_level && !atomic_load_explicit(&L->failed, memory_order_relaxed))
+    pto__rt_dump_before(L, t);
   if (!atomic_load_explicit(&L->failed, memory_order_relaxed)) {
     pto_core_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
@@ -536,6 +538,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       t->t_end = last;
     }
   }
+  if (L->dump_level) pto__rt_dump_block_done(L, t);
   complete(L, t, out_next, core->type);
 }
 
@@ -600,6 +603,8 @@ typedef struct submit_extra {
   int64_t after;       /* one more dependency (the previous subtask of a mixed task), or -1 */
   int32_t block_num;
   int32_t early_resolve;
+  uint64_t dump_mask;
+  int32_t dump_total;  /* the tasks of its group (tensor dump) */
   int32_t pred_op;
   const pto_orch_tensor *pred_tensor;
   const int64_t *pred_idx;
@@ -770,6 +775,23 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   atomic_init(&t->t_last, 0);
   atomic_init(&t->gate, 1);
   atomic_init(&t->queued, 0);
+  atomic_init(&t->dump_state, 0);
+  atomic_init(&t->dump_left, x->group < 0 ? x->dump_total : 0);
+  if (L->dump_level) {
+    t->dump_mask = x->dump_mask;
+    t->kinds = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->kinds);
+    t->starts = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->starts);
+    if (!t->kinds || !t->starts) {
+      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                             "out of memory submitting %s", kname));
+      return 1;
+    }
+    for (int32_t i = 0, j = 0; i < nargs; i++) {
+      if (args[i].kind == PTO_ORCH_ARG_SCALAR) continue;
+      t->kinds[j] = (int8_t)args[i].kind;
+      t->starts[j++] = args[i].tensor.start_offset;
+    }
+  }
   t->pred_op = x->pred_op;
   t->pred_elem = pelem;
   t->pred_dtype = pelem ? x->pred_tensor->dtype : 0;
@@ -834,7 +856,7 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
                           const pto_orch_task_arg *args, int32_t nargs) {
   pto__rt_launch *L = ctx;
   submit_extra x = {core_type == PTO_CORE_AIC ? PTO_ORCH_SLOT_AIC : PTO_ORCH_SLOT_AIV0,
-                    -1, NULL, 0, -1, 1, 0, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
+                    -1, NULL, 0, -1, 1, 0, 0, 1, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
   int64_t id;
   if (kernel_id < 0)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
@@ -849,8 +871,10 @@ static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out
   pto__rt_launch *L = ctx;
   *out_task_id = -1;
   submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num,
-                    s->allow_early_resolve != 0, s->pred_op, s->pred_tensor, s->pred_idx,
-                    s->pred_target};
+                    s->allow_early_resolve != 0, s->dump_mask, 0, s->pred_op, s->pred_tensor,
+                    s->pred_idx, s->pred_target};
+  for (int slot = 0; slot < PTO_ORCH_NSLOTS; slot++) x.dump_total += s->kernel_ids[slot] >= 0;
+  if (!x.dump_total) x.dump_total = 1;
   if (s->ndeps < 0 || (s->ndeps > 0 && !s->deps))
     return orch_fail(L, "submit: %d explicit dependencies", s->ndeps);
   int any = 0;
@@ -1099,6 +1123,7 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   if (!L->scopes) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&L->fail_mu, NULL);
   pthread_mutex_init(&L->done_mu, NULL);
+  pthread_mutex_init(&L->dump.mu, NULL);
   pthread_cond_init(&L->done_cv, NULL);
   for (int i = 0; i < PTO__RT_STRIPES; i++) pthread_mutex_init(&L->stripes[i], NULL);
   L->api.version = PTO_ORCH_ABI_VERSION;
@@ -1131,6 +1156,8 @@ void pto__rt_launch_fini(pto__rt_launch *L) {
   free(L->task_vec);
   pthread_mutex_destroy(&L->fail_mu);
   pthread_mutex_destroy(&L->done_mu);
+  pthread_mutex_destroy(&L->dump.mu);
+  pto__rt_dump_fini(&L->dump);
   pthread_cond_destroy(&L->done_cv);
   for (int i = 0; i < PTO__RT_STRIPES; i++) pthread_mutex_destroy(&L->stripes[i]);
   pto_status_free(L->fail);
@@ -1141,6 +1168,7 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   L->prog = prog;
   pto_program_reset_current_op(prog);
   L->record_tasks = L->w->record_tasks;
+  L->dump_level = L->w->dump_level;
   pto__rt_bump_reset(&L->bump);
   pto__rt_map_clear(&L->tracks);
   L->ntracks = 0;

@@ -27,8 +27,10 @@
  * the blocks of an SPMD task (launch_spec.set_block_num) run side by side on as many cores of the
  * type as are free, but require_sync_start only checks block_num against the core count (the
  * blocks are not held back to start together); a predicate is read by every block, so a false
- * one still takes a core per block for the read; dump() marks arguments (dump_arg_mask) but no
- * tensor dump is written; set_tensor_data converts its value to the tensor's dtype.
+ * one still takes a core per block for the read; dump()'s marks reach the runtime, which writes
+ * them (pto_worker_set_dump_args, PyPTO's enable_dump_args levels) as simpler's dump_viewer reads
+ * them, scalars as their 64-bit slots (dtype uint64); set_tensor_data converts its value to the
+ * tensor's dtype.
  *
  * set_allow_early_resolve(true) on a task lets its successors be staged, as PyPTO's runtime
  * does: once every block of it is on a core, a successor whose every unfinished predecessor is
@@ -562,8 +564,9 @@ class CoreTaskArgs {
   }
   int32_t task_timing_slot() const { return timing_slot_; }
 
-  /* Marks arguments already added (none: all of them) for a tensor dump; an argument that is not
-   * part of this task is an error. dump_arg_mask() has bit i for tensor i, then the scalars. */
+  /* Marks arguments already added (none: all of them) for the tensor dump
+   * (pto_worker_set_dump_args); an argument that is not part of this task is an error.
+   * dump_arg_mask() has bit i for tensor i, then the scalars. */
   template <typename... Ts>
   void dump(const Ts &...ts) {
     if constexpr (sizeof...(Ts) == 0) {
@@ -865,6 +868,7 @@ inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args
   sub.deps = deps;
   sub.ndeps = static_cast<int32_t>(ndeps);
   sub.allow_early_resolve = args.allow_early_resolve();
+  sub.dump_mask = args.dump_arg_mask();
   const CoreTaskPredicate &p = args.predicate();
   sub.pred_op = static_cast<int32_t>(p.op);
   if (p.op != PredicateOp::NONE) {

@@ -447,6 +447,64 @@ static void test_early_resolve_stages_the_consumer(void **state) {
   free(dir);
 }
 
+/* CoreTaskArgs::dump with pto_worker_set_dump_args: the marked arguments of the mixed task (a and
+ * the scalar before it runs, o1 after it ends, under the group's id) with their bytes at level 1;
+ * every task's arguments at level 2, bytes for the marked only; every byte at level 3. */
+static void test_dump_writes_the_marked_arguments(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-dump");
+  corpus_run r;
+  assert_true(corpus_open(&r, "mixed_spmd", "c++", dir));
+  char dd[4096];
+  snprintf(dd, sizeof dd, "%s/tensor_dump", dir);
+  assert_status_contains(pto_worker_set_dump_args(r.w, 4, dd), "level 4 (0 off, 1 marked, 2 hybrid, 3 full)");
+  assert_status_contains(pto_worker_set_dump_args(r.w, 1, NULL), "level 1 needs a directory");
+  for (int level = 1; level <= 3; level++) {
+    assert_pto_ok(pto_worker_set_dump_args(r.w, level, dd));
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    const pto_task_record *mixed = find_task(r.w, "meet_aic", 0);
+    char py[4096];
+    snprintf(py, sizeof py, "%s/check_dump.py", dir);
+    FILE *f = fopen(py, "w");
+    assert_non_null(f);
+    fputs(
+        "import json, struct, sys\n"
+        "d, level, g = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])\n"
+        "m = json.load(open(d + '/tensor_dump.json'))\n"
+        "b = open(d + '/' + m['bin_file'], 'rb').read()\n"
+        "tid = '0x%016x' % g\n"
+        "mine = [t for t in m['tensors'] if t['task_id'] == tid]\n"
+        "def f32(t): return list(struct.unpack_from('<%df' % (t['bin_size'] // 4), b, t['bin_offset']))\n"
+        "key = sorted((t['stage'], t['role'], t['arg_index'], t['kind']) for t in mine)\n"
+        "assert key == [('after_completion', 'output', 1, 'tensor'), ('before_dispatch', 'input', 0, 'tensor'),\n"
+        "               ('before_dispatch', 'input', 2, 'scalar')], key\n"
+        "a = [t for t in mine if t['arg_index'] == 0][0]\n"
+        "o = [t for t in mine if t['arg_index'] == 1][0]\n"
+        "s = [t for t in mine if t['arg_index'] == 2][0]\n"
+        "assert a['dtype'] == 'float32' and a['shape'] == [16] and a['is_contiguous'], a\n"
+        "assert f32(a) == [float(i) for i in range(16)], f32(a)\n"
+        "assert f32(o) == [2.0 * i if i < 8 else i + 1.0 for i in range(16)], f32(o)\n"
+        "assert s['value'] == 2, s\n"
+        "others = [t for t in m['tensors'] if t['task_id'] != tid]\n"
+        "if level == 1: assert not others, others\n"
+        "else:\n"
+        "    assert others and all(t['bin_size'] == (64 if level == 3 and t['kind'] == 'tensor' else 0) for t in others), others\n"
+        "    roles = {(t['stage'], t['role']) for t in others}\n"
+        "    assert ('before_dispatch', 'inout') in roles and ('after_completion', 'inout') in roles, roles\n"
+        , f);
+    fclose(f);
+    char *out = NULL;
+    int rc = tu_run(&out, "python3 '%s' '%s' %d %d", py, dd, level, (int)mixed->group_id);
+    if (rc) print_error("level %d: %s\n", level, out);
+    assert_int_equal(rc, 0);
+    free(out);
+  }
+  assert_pto_ok(pto_worker_set_dump_args(r.w, 0, NULL));
+  corpus_close(&r);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static void test_views_run_with_both_compilers(void **state) {
   (void)state;
   char *dir = tu_mkdtemp("compat-views");
@@ -542,6 +600,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_orchestration_done_ends_the_orch_span),
       cmocka_unit_test(test_early_resolve_stages_the_consumer),
+      cmocka_unit_test(test_dump_writes_the_marked_arguments),
       cmocka_unit_test(test_worker_core_types_default_to_one_cube_per_two_vector_cores),
       cmocka_unit_test(test_deps_manual_runs_with_both_compilers),
       cmocka_unit_test(test_mixed_spmd_runs_with_both_compilers),
