@@ -27,9 +27,18 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
       link = &(*link)->next_ready;
     }
   }
+  if (q->gang) { /* a sync_start task's blocks first: another must not take cores it waits for */
+    link = &q->qhead_task;
+    prev = NULL;
+    while (*link != q->gang) {
+      prev = *link;
+      link = &(*link)->next_ready;
+    }
+  }
   t = *link;
   *out_block = t->claimed++;
   *out_started = t->claimed == t->block_num;
+  if (t->sync_start) q->gang = *out_started ? NULL : t;
   if (!*out_started) return t;
   *link = t->next_ready;
   if (q->qtail_task == t) q->qtail_task = prev;

@@ -151,6 +151,9 @@ typedef struct pto__rt_task {
   int32_t block_num;            /* SPMD blocks: each runs the kernel once (block_idx 0..), on
                                    whichever core of the type takes it, side by side */
   int32_t claimed;              /* blocks taken by cores; guarded by the pool's mu */
+  int32_t sync_start;           /* require_sync_start: no block starts before every one has a
+                                   core */
+  atomic_int arrived;           /* sync_start: blocks on a core so far */
   atomic_int blocks_left;       /* blocks not finished; the core that finishes the last one
                                    completes the task */
   atomic_ullong t_first, t_last; /* SPMD: the earliest block start, the latest block end */
@@ -334,6 +337,8 @@ typedef struct pto__rt_core {
 typedef struct pto__rt_queue {
   pthread_cond_t cv;      /* the cores of this type sleep here */
   struct pto__rt_task *qhead_task, *qtail_task;
+  struct pto__rt_task *gang;    /* a sync_start task some of whose blocks are taken: its other
+                                   blocks go first, so two such tasks never split the cores */
   size_t qlen;
   atomic_size_t nqueued;  /* mirror of qlen for the idle spin */
   int nsleeping;

@@ -415,6 +415,12 @@ static int predicate_holds(const pto__rt_task *t) {
   }
 }
 
+static int pred_all_arrived(pto__rt_launch *L, const void *arg) {
+  (void)L;
+  const pto__rt_task *t = arg;
+  return atomic_load(&t->arrived) == t->block_num;
+}
+
 static int pred_task_ready(pto__rt_launch *L, const void *arg) {
   (void)L;
   return atomic_load(&((const pto__rt_task *)arg)->pending) == 0;
@@ -462,6 +468,16 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
      * starts the moment the last of them ends. */
     if (block == 0) t->t_staged = pto__rt_now_ns();
     wait_until(L, pred_task_ready, t);
+  }
+  if (t->sync_start) {
+    /* require_sync_start: every block waits until all have a core, then they start together. */
+    if (atomic_fetch_add(&t->arrived, 1) + 1 == t->block_num) {
+      pthread_mutex_lock(&L->done_mu);
+      pthread_cond_broadcast(&L->done_cv);
+      pthread_mutex_unlock(&L->done_mu);
+    } else {
+      wait_until(L, pred_all_arrived, t);
+    }
   }
   if (L->dump_level && !atomic_load_explicit(&L->failed, memory_order_relaxed))
     pto__rt_dump_before(L, t);
@@ -605,6 +621,7 @@ typedef struct submit_extra {
   int32_t early_resolve;
   uint64_t dump_mask;
   int32_t dump_total;  /* the tasks of its group (tensor dump) */
+  int32_t sync_start;
   int32_t pred_op;
   const pto_orch_tensor *pred_tensor;
   const int64_t *pred_idx;
@@ -700,6 +717,11 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   if (x->block_num < 0 || x->block_num > 65535)
     return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kname,
                      x->block_num);
+  if (x->sync_start && x->block_num > L->w->pool.ncores_of[core_type])
+    return orch_fail(L, "submit of %s: require_sync_start with block_num %d, more than the %d %s "
+                        "cores",
+                     kname, x->block_num, L->w->pool.ncores_of[core_type],
+                     core_type == PTO_CORE_AIC ? "AIC" : "AIV");
   if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
     return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kname, x->pred_op);
   int32_t nt = 0, ns = 0;
@@ -761,6 +783,8 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   t->core_type = core_type;
   t->block_num = x->block_num > 1 ? x->block_num : 1;
   t->early_resolve = x->early_resolve;
+  t->sync_start = x->sync_start && t->block_num > 1;
+  atomic_init(&t->arrived, 0);
   if (t->block_num > 1 && L->record_tasks) {
     t->brec = pto__rt_bump_alloc(&L->bump, (size_t)t->block_num * sizeof *t->brec);
     if (!t->brec) {
@@ -856,7 +880,7 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
                           const pto_orch_task_arg *args, int32_t nargs) {
   pto__rt_launch *L = ctx;
   submit_extra x = {core_type == PTO_CORE_AIC ? PTO_ORCH_SLOT_AIC : PTO_ORCH_SLOT_AIV0,
-                    -1, NULL, 0, -1, 1, 0, 0, 1, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
+                    -1, NULL, 0, -1, 1, 0, 0, 1, 0, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
   int64_t id;
   if (kernel_id < 0)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
@@ -871,8 +895,8 @@ static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out
   pto__rt_launch *L = ctx;
   *out_task_id = -1;
   submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num,
-                    s->allow_early_resolve != 0, s->dump_mask, 0, s->pred_op, s->pred_tensor,
-                    s->pred_idx, s->pred_target};
+                    s->allow_early_resolve != 0, s->dump_mask, 0, s->require_sync_start != 0,
+                    s->pred_op, s->pred_tensor, s->pred_idx, s->pred_target};
   for (int slot = 0; slot < PTO_ORCH_NSLOTS; slot++) x.dump_total += s->kernel_ids[slot] >= 0;
   if (!x.dump_total) x.dump_total = 1;
   if (s->ndeps < 0 || (s->ndeps > 0 && !s->deps))

@@ -96,6 +96,9 @@ typedef struct pto_orch_submit {
   int64_t pred_target;
   uint64_t dump_mask;                  /* CoreTaskArgs::dump: bit i for tensor argument i, then
                                           the scalars (pto_worker_set_dump_args) */
+  int32_t require_sync_start;          /* every block starts at once (launch_spec); block_num
+                                          may not exceed the cores of each kernel's type */
+  int32_t reserved;
 } pto_orch_submit;
 
 typedef struct pto_orch_api {

@@ -27,8 +27,8 @@
  * on a free core of its type (not necessarily one cluster), each a record of its own in one group,
  * and the task id a submit returns is the last one's (a dependency on it waits for all of them);
  * the blocks of an SPMD task (launch_spec.set_block_num) run side by side on as many cores of the
- * type as are free, but require_sync_start only checks block_num against the core count (the
- * blocks are not held back to start together); a predicate is read by every block, so a false
+ * type as are free (with require_sync_start, the blocks taken first wait until every block has a
+ * core, then all start); a predicate is read by every block, so a false
  * one still takes a core per block for the read; dump()'s marks reach the runtime, which writes
  * them (pto_worker_set_dump_args, PyPTO's enable_dump_args levels) as simpler's dump_viewer reads
  * them, scalars as their 64-bit slots (dtype uint64); set_tensor_data converts its value to the
@@ -449,7 +449,8 @@ class PTO2LaunchSpec {
   int32_t block_num() const { return block_num_; }
   void set_core_num(int32_t n) { block_num_ = n; }
   int32_t core_num() const { return block_num_; }
-  /* Every block must start at once: block_num may not exceed the cores of the task's type. */
+  /* Every block starts at once (the cores taken first wait for the last): block_num may not
+   * exceed the cores of the task's type. */
   void set_require_sync_start(bool v = true) { require_sync_start_ = v; }
   bool require_sync_start() const { return require_sync_start_; }
 
@@ -923,6 +924,7 @@ inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args
   sub.ndeps = static_cast<int32_t>(ndeps);
   sub.allow_early_resolve = args.allow_early_resolve();
   sub.dump_mask = args.dump_arg_mask();
+  sub.require_sync_start = ls.require_sync_start() ? 1 : 0;
   const CoreTaskPredicate &p = args.predicate();
   sub.pred_op = static_cast<int32_t>(p.op);
   if (p.op != PredicateOp::NONE) {

@@ -7,6 +7,7 @@
 #define K_CUBE_DOUBLE 3
 #define K_VEC_INC 4
 #define K_BLOCK_MARK 5
+#define K_SLOW_ADD 6
 #define K_MEET_AIC 7
 #define K_MEET_AIV 8
 
@@ -33,6 +34,18 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
     wide.launch_spec.set_block_num(aiv + 1);
     wide.launch_spec.set_require_sync_start(true);
     rt_submit_aiv_task(K_BLOCK_MARK, wide);
+    return;
+  }
+  if (mode == -3.0f) {  // a sync-start launch of every AIV core while one of them is busy
+    CoreTaskArgs slow;
+    slow.add_input(a, args.tensor(1).ref());
+    slow.add_output(o1);
+    rt_submit_aiv_task(K_SLOW_ADD, slow);
+    CoreTaskArgs gang;
+    gang.add_inout(o2);
+    gang.launch_spec.set_block_num(aiv);
+    gang.launch_spec.set_require_sync_start(true);
+    rt_submit_aiv_task(K_BLOCK_MARK, gang);
     return;
   }
   if (mode == -2.0f) {  // a cube kernel submitted as a vector task

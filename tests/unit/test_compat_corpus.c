@@ -383,6 +383,16 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
     assert_status_contains(corpus_launch(&r, -2.0f),
                            "submit of kernel 'cube_double': submitted to an AIV core, but the "
                            "kernel is an AIC kernel (use rt_submit_aic_task)");
+    /* require_sync_start: the blocks taken while a core still runs the slow task wait for it, and
+     * all four start once it ends (without the gang, three would start at once). */
+    assert_pto_ok(corpus_launch(&r, -3.0f));
+    const pto_task_record *slow = find_task(r.w, "slow_add", 0);
+    const pto_task_record *gang = find_task(r.w, "block_mark", 0);
+    assert_int_equal(gang->block_num, 4);
+    for (int b = 0; b < 4; b++) {
+      assert_true(gang->blocks[b].start_ns >= slow->end_ns);
+      assert_true(r.o2[b] == (float)(b + 1));
+    }
     assert_pto_ok(corpus_launch(&r, 0.0f));
     corpus_close(&r);
   }
