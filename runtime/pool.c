@@ -10,26 +10,38 @@
 
 #include "runtime_internal.h"
 
-static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q) {
+/* Takes a block of a queued task: *out_block gets its index. A task stays queued until its last
+ * block is taken, so the blocks of an SPMD task go to as many cores as are free. *out_started:
+ * that was the last one. */
+static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *out_block,
+                                int *out_started) {
   if (!q->qlen) return NULL;
   pto__rt_task *t;
+  pto__rt_task **link = &q->qhead_task;
+  pto__rt_task *prev = NULL;
   if (pool->shuffle && q->qlen > 1) {
     size_t window = q->qlen < 64 ? q->qlen : 64;
     size_t k = (size_t)(pto__rt_xorshift64(&pool->rng) % window);
-    pto__rt_task **link = &q->qhead_task;
-    pto__rt_task *prev = NULL;
     for (size_t i = 0; i < k; i++) {
       prev = *link;
       link = &(*link)->next_ready;
     }
-    t = *link;
-    *link = t->next_ready;
-    if (q->qtail_task == t) q->qtail_task = prev;
-  } else {
-    t = q->qhead_task;
-    q->qhead_task = t->next_ready;
-    if (!q->qhead_task) q->qtail_task = NULL;
   }
+  if (q->gang) { /* a sync_start task's blocks first: another must not take cores it waits for */
+    link = &q->qhead_task;
+    prev = NULL;
+    while (*link != q->gang) {
+      prev = *link;
+      link = &(*link)->next_ready;
+    }
+  }
+  t = *link;
+  *out_block = t->claimed++;
+  *out_started = t->claimed == t->block_num;
+  if (t->sync_start) q->gang = *out_started ? NULL : t;
+  if (!*out_started) return t;
+  *link = t->next_ready;
+  if (q->qtail_task == t) q->qtail_task = prev;
   t->next_ready = NULL;
   q->qlen--;
   atomic_store(&q->nqueued, q->qlen);
@@ -49,7 +61,7 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
       q->qhead_task = tasks[i];
     q->qtail_task = tasks[i];
     q->qlen++;
-    pushed[type]++;
+    pushed[type] += tasks[i]->block_num - tasks[i]->claimed;
   }
   for (int type = 0; type < 2; type++) {
     pto__rt_queue *q = &pool->q[type];
@@ -83,16 +95,22 @@ static void *core_main(void *arg) {
   pto__rt_queue *q = &pool->q[core->type];
   for (;;) {
     pto__rt_task *t = NULL;
+    int32_t block = 0;
+    int started = 0;
     if (atomic_load(&q->nqueued) > 0) {
       pthread_mutex_lock(&pool->mu);
-      t = pop_locked(pool, q);
+      t = pop_locked(pool, q, &block, &started);
       pthread_mutex_unlock(&pool->mu);
     }
     if (t) {
       while (t) {
         pto__rt_task *next = NULL;
-        pto__rt_task_execute(&w->launch, t, core, &next);
+        if (started && t->early_resolve) pto__rt_task_started(&w->launch, t);
+        pto__rt_task_execute(&w->launch, t, core, block, &next);
         t = next;
+        block = 0;
+        started = 1;
+        if (t) t->claimed = 1; /* a single block, run here without the queue */
       }
       continue;
     }

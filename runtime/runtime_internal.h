@@ -152,7 +152,30 @@ typedef struct pto__rt_task {
   pto_kernel_fn fn;             /* NULL: a dummy task, which runs nothing */
   int32_t kernel_id;            /* -1 for a dummy task */
   int32_t core_type;            /* PTO_CORE_AIV or PTO_CORE_AIC: the queue it waits in */
-  int32_t block_num;            /* the kernel runs once per SPMD block, block_idx 0.. */
+  int32_t block_num;            /* SPMD blocks: each runs the kernel once (block_idx 0..), on
+                                   whichever core of the type takes it, side by side */
+  int32_t claimed;              /* blocks taken by cores; guarded by the pool's mu */
+  int32_t sync_start;           /* require_sync_start: no block starts before every one has a
+                                   core */
+  atomic_int arrived;           /* sync_start: blocks on a core so far */
+  atomic_int blocks_left;       /* blocks not finished; the core that finishes the last one
+                                   completes the task */
+  atomic_ullong t_first, t_last; /* SPMD: the earliest block start, the latest block end */
+  int32_t early_resolve;        /* allow_early_resolve: its successors may be staged on a core
+                                   once it runs (every block taken), before it finishes */
+  atomic_int gate;              /* predecessors that keep it from being staged: unfinished ones
+                                   not (early_resolve and running), + 1 while being submitted */
+  atomic_int queued;            /* pushed to its queue (ready, or staged early) */
+  int32_t started;              /* every block taken (early_resolve); guarded by the stripe lock */
+  uint64_t t_staged;            /* when a core took it staged, before it was ready (0: never;
+                                   1: staged, but ready before a core took it) */
+  pto_block_record *brec;       /* recording only, block_num > 1: each block's core and times */
+  /* Tensor dump (pto_worker_set_dump_args) only: */
+  uint64_t dump_mask;           /* CoreTaskArgs::dump's marks */
+  int8_t *kinds;                /* per tensor argument, PTO_ORCH_ARG_* */
+  uint64_t *starts;             /* per tensor argument, its view's start_offset */
+  atomic_int dump_state;        /* group leader: 0, 1 dumping the inputs, 2 done */
+  atomic_int dump_left;         /* group leader: the group's tasks not completed */
   int32_t pred_op;              /* PTO_ORCH_PRED_*: run the kernel only when it holds */
   int32_t pred_dtype;
   int32_t skipped;              /* set by the core: 1 predicate false, 2 dummy */
@@ -210,6 +233,25 @@ typedef struct pto__rt_track {
 
 #define PTO__RT_STRIPES 64
 
+/* The tensor dump of one launch (dump.c): entries and their bytes, appended by the cores. */
+typedef struct pto__rt_dump_entry {
+  uint64_t task_id;
+  int32_t arg_index, role, stage, kind; /* role: PTO_ORCH_ARG_*; stage 0 before, 1 after */
+  int32_t dtype, rank, contiguous;
+  int64_t shape[PTO_MAX_RANK];
+  int64_t stride[PTO_MAX_RANK];
+  uint64_t start_offset, bin_offset, bin_size, value;
+} pto__rt_dump_entry;
+
+typedef struct pto__rt_dump {
+  pthread_mutex_t mu;
+  pto__rt_dump_entry *v;
+  size_t n, cap;
+  uint8_t *bin;
+  size_t nbin, capbin;
+  int oom;
+} pto__rt_dump;
+
 typedef struct pto__rt_launch {
   struct pto__rt_worker *w;
   const pto_program *prog;
@@ -227,6 +269,8 @@ typedef struct pto__rt_launch {
   uint32_t captasks;
   uint64_t t_orch_done;    /* when rt_orchestration_done was called; 0: not called */
   int record_tasks; /* this launch records its tasks (set at begin) */
+  int dump_level;   /* pto_worker_set_dump_args's level for this launch (set at begin) */
+  pto__rt_dump dump;
   /* shared: */
   atomic_int failed; /* set once, by the first failure */
   pthread_mutex_t fail_mu;
@@ -258,6 +302,8 @@ typedef struct pto__rt_task_log {
   pto_task_record *tasks;
   size_t ntasks, cap;
   uint64_t *deps;           /* every task's deps, back to back */
+  pto_block_record *blocks; /* the SPMD tasks' blocks, back to back */
+  size_t capblocks;
   size_t capdeps;
   char **names;             /* per kernel id, copies */
   int nnames;
@@ -267,6 +313,17 @@ typedef struct pto__rt_task_log {
  * (still intact until the next begin); out of memory leaves log invalid with err saying so. */
 void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log);
 void pto__rt_task_log_fini(pto__rt_task_log *log);
+
+/* ---- tensor dump (dump.c) ----------------------------------------------------------------- */
+
+/* Inputs and inouts of t's group, once, before any of its kernels runs (every block calls it). */
+void pto__rt_dump_before(pto__rt_launch *L, pto__rt_task *t);
+/* One task of t's group is about to complete (every block ended): the last one dumps the outputs
+ * and inouts, before it completes, so before any successor of the group starts. */
+void pto__rt_dump_block_done(pto__rt_launch *L, pto__rt_task *t);
+/* Writes the launch's dump to dir (none when it holds nothing); resets it. */
+pto_status pto__rt_dump_write(pto__rt_launch *L, const char *dir);
+void pto__rt_dump_fini(pto__rt_dump *d);
 
 /* ---- sim platform: the core pool --------------------------------------------------------- */
 
@@ -284,6 +341,8 @@ typedef struct pto__rt_core {
 typedef struct pto__rt_queue {
   pthread_cond_t cv;      /* the cores of this type sleep here */
   struct pto__rt_task *qhead_task, *qtail_task;
+  struct pto__rt_task *gang;    /* a sync_start task some of whose blocks are taken: its other
+                                   blocks go first, so two such tasks never split the cores */
   size_t qlen;
   atomic_size_t nqueued;  /* mirror of qlen for the idle spin */
   int nsleeping;
@@ -313,8 +372,11 @@ void pto__rt_pool_wake(pto__rt_pool *pool);
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
 /* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
  * that became ready and is left for the caller to run. */
-void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core,
+void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
                           pto__rt_task **out_next);
+/* Every block of t is taken by a core: if t is early_resolve, stages its successors that wait
+ * for nothing else but running early_resolve tasks. */
+void pto__rt_task_started(pto__rt_launch *L, pto__rt_task *t);
 
 /* ---- the worker ------------------------------------------------------------------------- */
 
@@ -360,6 +422,8 @@ typedef struct pto__rt_worker {
   int have_last;
   pto_launch_record last;
   int record_tasks;        /* pto_worker_set_record_tasks; read at each launch's begin */
+  int dump_level;          /* pto_worker_set_dump_args; read at each launch's begin */
+  char *dump_dir;
   const pto_dist_ctx *dist; /* a distributed worker's chip: handed to every kernel */
   pto__rt_task_log task_log;
   struct pto__rt_async *async; /* pto_handle_submit's dispatcher (async.c), NULL until used */

@@ -218,6 +218,8 @@ static void add_edge(pto__rt_launch *L, pto__rt_task *p, pto__rt_task *t) {
     }
     p->succ[p->nsucc++] = t;
     atomic_fetch_add(&t->pending, 1);
+    /* An early_resolve producer already running does not keep t from being staged. */
+    if (!(p->early_resolve && p->started)) atomic_fetch_add(&t->gate, 1);
   }
   pthread_mutex_unlock(mu);
 }
@@ -238,8 +240,10 @@ static void scan_list(pto__rt_launch *L, pto__rt_access_list *l, uint64_t buffer
       continue;
     }
     if (is_done(x)) continue;
-    if (x->task != t && regions_overlap(&x->r, r, buffer)) add_edge(L, x->task, t);
-    if (covering && r->lo <= x->r.lo && x->r.hi <= r->hi) continue;
+    /* The kernels of one mixed task are not ordered among themselves: they run side by side. */
+    int sibling = x->task->group == t->group;
+    if (!sibling && regions_overlap(&x->r, r, buffer)) add_edge(L, x->task, t);
+    if (!sibling && covering && r->lo <= x->r.lo && x->r.hi <= r->hi) continue;
     if (keep != i) l->v[keep] = *x;
     keep++;
   }
@@ -331,14 +335,24 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
   atomic_store(&t->done, 1);
   int32_t n = t->nsucc;
   pto__rt_task **succ = t->succ;
+  int gated = !(t->early_resolve && t->started); /* its edges still hold their successors' gates */
   pthread_mutex_unlock(mu);
   /* succ no longer changes: add_edge skips a task that is done. */
   pto__rt_task *ready[16], *next = NULL;
   int nr = 0;
   for (int32_t i = 0; i < n; i++) {
     pto__rt_task *s = succ[i];
-    if (atomic_fetch_sub(&s->pending, 1) != 1) continue;
-    if (!next && out_next && !L->w->pool.shuffle && s->core_type == core_type) {
+    if (atomic_fetch_sub(&s->pending, 1) != 1) {
+      /* Not ready yet; staged early when every predecessor left is an early_resolve one that
+       * runs. */
+      if (gated && atomic_fetch_sub(&s->gate, 1) == 1 && !atomic_exchange(&s->queued, 1))
+        s->t_staged = 1; /* marks it staged; the core that takes it writes the time */
+      else
+        continue;
+    } else if (atomic_exchange(&s->queued, 1)) {
+      continue; /* staged earlier: a core has it, or will, and waits for it to be ready */
+    } else if (!next && out_next && !L->w->pool.shuffle && s->core_type == core_type &&
+               s->block_num == 1) {
       next = s; /* run it here: no queue round trip, warm caches */
       continue;
     }
@@ -401,8 +415,72 @@ static int predicate_holds(const pto__rt_task *t) {
   }
 }
 
-void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core,
+static int pred_all_arrived(pto__rt_launch *L, const void *arg) {
+  (void)L;
+  const pto__rt_task *t = arg;
+  return atomic_load(&t->arrived) == t->block_num;
+}
+
+static int pred_task_ready(pto__rt_launch *L, const void *arg) {
+  (void)L;
+  return atomic_load(&((const pto__rt_task *)arg)->pending) == 0;
+}
+
+/* Every block of an early_resolve task is taken: its successors whose other predecessors are done
+ * or running early_resolve tasks too may now be staged on cores, to start the moment it ends. */
+void pto__rt_task_started(pto__rt_launch *L, pto__rt_task *t) {
+  pthread_mutex_t *mu = stripe_of(L, t);
+  pto__rt_task *stage[16];
+  int ns = 0;
+  pthread_mutex_lock(mu);
+  t->started = 1;
+  for (int32_t i = 0; i < t->nsucc; i++) {
+    pto__rt_task *s = t->succ[i];
+    if (atomic_fetch_sub(&s->gate, 1) != 1 || atomic_load(&s->pending) == 0 ||
+        atomic_exchange(&s->queued, 1))
+      continue;
+    s->t_staged = 1;
+    stage[ns++] = s;
+    if (ns == 16) {
+      pto__rt_pool_push(&L->w->pool, stage, ns);
+      ns = 0;
+    }
+  }
+  pthread_mutex_unlock(mu);
+  if (ns) pto__rt_pool_push(&L->w->pool, stage, ns);
+}
+
+static void atomic_min_u64(atomic_ullong *a, uint64_t v) {
+  unsigned long long cur = atomic_load_explicit(a, memory_order_relaxed);
+  while (v < cur && !atomic_compare_exchange_weak(a, &cur, v)) {
+  }
+}
+static void atomic_max_u64(atomic_ullong *a, uint64_t v) {
+  unsigned long long cur = atomic_load_explicit(a, memory_order_relaxed);
+  while (v > cur && !atomic_compare_exchange_weak(a, &cur, v)) {
+  }
+}
+
+void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
                           pto__rt_task **out_next) {
+  if (atomic_load(&t->pending) != 0) {
+    /* Staged early (its producers run with allow_early_resolve): this core is its now, and it
+     * starts the moment the last of them ends. */
+    if (block == 0) t->t_staged = pto__rt_now_ns();
+    wait_until(L, pred_task_ready, t);
+  }
+  if (t->sync_start) {
+    /* require_sync_start: every block waits until all have a core, then they start together. */
+    if (atomic_fetch_add(&t->arrived, 1) + 1 == t->block_num) {
+      pthread_mutex_lock(&L->done_mu);
+      pthread_cond_broadcast(&L->done_cv);
+      pthread_mutex_unlock(&L->done_mu);
+    } else {
+      wait_until(L, pred_all_arrived, t);
+    }
+  }
+  if (L->dump_level && !atomic_load_explicit(&L->failed, memory_order_relaxed))
+    pto__rt_dump_before(L, t);
   if (!atomic_load_explicit(&L->failed, memory_order_relaxed)) {
     pto_core_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
@@ -413,6 +491,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     ctx.scratch_size = core->scratch_size;
     ctx.dist = L->w->dist;
     ctx.block_num = t->block_num;
+    ctx.block_idx = block;
     if (L->w->pool.shuffle) {
       /* Test mode: perturb timing so that unordered tasks interleave differently. */
       uint64_t r = pto__rt_xorshift64(&core->rng);
@@ -421,19 +500,22 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       else if ((r & 3) == 1)
         for (unsigned i = (unsigned)(r >> 8) % 2048; i; i--) pto__rt_cpu_relax();
     }
-    t->core = core->id;
-    t->t_start = pto__rt_now_ns();
+    uint64_t t0 = pto__rt_now_ns();
+    if (block == 0) t->core = core->id;
+    if (t->block_num == 1) t->t_start = t0;
     int32_t rc = PTO_KERNEL_OK;
-    if (!t->fn)
-      t->skipped = 2;
-    else if (t->pred_op != PTO_ORCH_PRED_NONE && !predicate_holds(t))
-      t->skipped = 1;
-    else
-      for (int32_t b = 0; b < t->block_num && rc == PTO_KERNEL_OK; b++) {
-        ctx.block_idx = b;
-        rc = t->fn(t->tensors, t->scalars, &ctx);
-      }
-    t->t_end = pto__rt_now_ns();
+    /* Every block reads the predicate itself: the element is final once the task is ready. */
+    int skip = !t->fn ? 2 : t->pred_op != PTO_ORCH_PRED_NONE && !predicate_holds(t) ? 1 : 0;
+    if (block == 0) t->skipped = skip;
+    if (!skip) rc = t->fn(t->tensors, t->scalars, &ctx);
+    uint64_t t1 = pto__rt_now_ns();
+    if (t->block_num == 1) {
+      t->t_end = t1;
+    } else {
+      atomic_min_u64(&t->t_first, t0);
+      atomic_max_u64(&t->t_last, t1);
+      if (t->brec) t->brec[block] = (pto_block_record){core->id, t0, t1};
+    }
     if (rc != PTO_KERNEL_OK) {
       const char *name = pto_program_kernel_name(L->prog, t->kernel_id);
       pto_status s;
@@ -445,6 +527,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       else
         s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s)",
                             name, t->kernel_id, t->seq, rc, kernel_err_text(rc));
+      if (t->block_num > 1) s = pto_status_annotate(s, "block %d of %d", block, t->block_num);
       char where[512], why[512];
       if (rc == PTO_KERNEL_ERR_DIM_MISMATCH &&
           !pto_program_explain_dim_mismatch(L->prog, t->op_id, t->tensors, t->ntensors,
@@ -459,6 +542,19 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       pto__rt_launch_fail(L, s);
     }
   }
+  if (t->block_num > 1) {
+    if (atomic_fetch_sub(&t->blocks_left, 1) != 1) {
+      if (out_next) *out_next = NULL;
+      return;
+    }
+    /* The last block: the task's span is its blocks'. */
+    uint64_t last = atomic_load(&t->t_last);
+    if (last) {
+      t->t_start = atomic_load(&t->t_first);
+      t->t_end = last;
+    }
+  }
+  if (L->dump_level) pto__rt_dump_block_done(L, t);
   complete(L, t, out_next, core->type);
 }
 
@@ -522,6 +618,10 @@ typedef struct submit_extra {
   int32_t ndeps;
   int64_t after;       /* one more dependency (the previous subtask of a mixed task), or -1 */
   int32_t block_num;
+  int32_t early_resolve;
+  uint64_t dump_mask;
+  int32_t dump_total;  /* the tasks of its group (tensor dump) */
+  int32_t sync_start;
   int32_t pred_op;
   const pto_orch_tensor *pred_tensor;
   const int64_t *pred_idx;
@@ -551,7 +651,10 @@ static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, const char
     return orch_fail(L, "submit of %s: dependency on task %lld, which was not submitted before it "
                         "in this launch (%u tasks so far)",
                      kname, (long long)id, t->seq);
-  add_edge(L, L->task_vec[id], t);
+  /* A mixed task's kernels are one task: t waits for every one of them. */
+  uint32_t g = L->task_vec[id]->group;
+  for (uint32_t j = g; j < t->seq && L->task_vec[j]->group == g; j++)
+    if (L->task_vec[j]->group != t->group) add_edge(L, L->task_vec[j], t);
   return 0;
 }
 
@@ -614,6 +717,11 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   if (x->block_num < 0 || x->block_num > 65535)
     return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kname,
                      x->block_num);
+  if (x->sync_start && x->block_num > L->w->pool.ncores_of[core_type])
+    return orch_fail(L, "submit of %s: require_sync_start with block_num %d, more than the %d %s "
+                        "cores",
+                     kname, x->block_num, L->w->pool.ncores_of[core_type],
+                     core_type == PTO_CORE_AIC ? "AIC" : "AIV");
   if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
     return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kname, x->pred_op);
   int32_t nt = 0, ns = 0;
@@ -674,6 +782,40 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   t->kernel_id = kernel_id;
   t->core_type = core_type;
   t->block_num = x->block_num > 1 ? x->block_num : 1;
+  t->early_resolve = x->early_resolve;
+  t->sync_start = x->sync_start && t->block_num > 1;
+  atomic_init(&t->arrived, 0);
+  if (t->block_num > 1 && L->record_tasks) {
+    t->brec = pto__rt_bump_alloc(&L->bump, (size_t)t->block_num * sizeof *t->brec);
+    if (!t->brec) {
+      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                             "out of memory submitting %s", kname));
+      return 1;
+    }
+    for (int32_t b = 0; b < t->block_num; b++) t->brec[b] = (pto_block_record){-1, 0, 0};
+  }
+  atomic_init(&t->blocks_left, t->block_num);
+  atomic_init(&t->t_first, UINT64_MAX);
+  atomic_init(&t->t_last, 0);
+  atomic_init(&t->gate, 1);
+  atomic_init(&t->queued, 0);
+  atomic_init(&t->dump_state, 0);
+  atomic_init(&t->dump_left, x->group < 0 ? x->dump_total : 0);
+  if (L->dump_level) {
+    t->dump_mask = x->dump_mask;
+    t->kinds = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->kinds);
+    t->starts = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->starts);
+    if (!t->kinds || !t->starts) {
+      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                             "out of memory submitting %s", kname));
+      return 1;
+    }
+    for (int32_t i = 0, j = 0; i < nargs; i++) {
+      if (args[i].kind == PTO_ORCH_ARG_SCALAR) continue;
+      t->kinds[j] = (int8_t)args[i].kind;
+      t->starts[j++] = args[i].tensor.start_offset;
+    }
+  }
   t->pred_op = x->pred_op;
   t->pred_elem = pelem;
   t->pred_dtype = pelem ? x->pred_tensor->dtype : 0;
@@ -725,6 +867,10 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     /* Ready now, at submission: the one moment that needs a clock read to be recorded (a task
      * made ready by a completion is ready when its last dependency ended). */
     if (__builtin_expect(L->record_tasks, 0)) t->t_ready = pto__rt_now_ns();
+    if (!atomic_exchange(&t->queued, 1)) pto__rt_pool_push(&L->w->pool, &t, 1);
+  } else if (atomic_fetch_sub(&t->gate, 1) == 1 && !atomic_exchange(&t->queued, 1)) {
+    /* Its predecessors are all early_resolve tasks that run: staged on a core now. */
+    t->t_staged = 1;
     pto__rt_pool_push(&L->w->pool, &t, 1);
   }
   return atomic_load_explicit(&L->failed, memory_order_relaxed) ? 1 : 0;
@@ -734,7 +880,7 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
                           const pto_orch_task_arg *args, int32_t nargs) {
   pto__rt_launch *L = ctx;
   submit_extra x = {core_type == PTO_CORE_AIC ? PTO_ORCH_SLOT_AIC : PTO_ORCH_SLOT_AIV0,
-                    -1, NULL, 0, -1, 1, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
+                    -1, NULL, 0, -1, 1, 0, 0, 1, 0, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
   int64_t id;
   if (kernel_id < 0)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
@@ -742,12 +888,17 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
   return submit_one(L, kernel_id, core_type, args, nargs, &x, &id);
 }
 
-/* A mixed task's kernels run one after another, AIC first, each on a core of its type. */
+/* A mixed task's kernels run side by side, each on a core of its type: one task per kernel, in
+ * one group (not ordered among themselves), with the same arguments and dependencies; whoever
+ * depends on one of them depends on all. */
 static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out_task_id) {
   pto__rt_launch *L = ctx;
   *out_task_id = -1;
-  submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num, s->pred_op,
-                    s->pred_tensor, s->pred_idx, s->pred_target};
+  submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num,
+                    s->allow_early_resolve != 0, s->dump_mask, 0, s->require_sync_start != 0,
+                    s->pred_op, s->pred_tensor, s->pred_idx, s->pred_target};
+  for (int slot = 0; slot < PTO_ORCH_NSLOTS; slot++) x.dump_total += s->kernel_ids[slot] >= 0;
+  if (!x.dump_total) x.dump_total = 1;
   if (s->ndeps < 0 || (s->ndeps > 0 && !s->deps))
     return orch_fail(L, "submit: %d explicit dependencies", s->ndeps);
   int any = 0;
@@ -758,9 +909,6 @@ static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out
     x.slot = slot;
     if (submit_one(L, s->kernel_ids[slot], type, s->args, s->nargs, &x, &id) != 0) return 1;
     if (x.group < 0) x.group = id;
-    x.deps = NULL;
-    x.ndeps = 0;
-    x.after = id;
     *out_task_id = id;
     any = 1;
   }
@@ -999,6 +1147,7 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   if (!L->scopes) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&L->fail_mu, NULL);
   pthread_mutex_init(&L->done_mu, NULL);
+  pthread_mutex_init(&L->dump.mu, NULL);
   pthread_cond_init(&L->done_cv, NULL);
   for (int i = 0; i < PTO__RT_STRIPES; i++) pthread_mutex_init(&L->stripes[i], NULL);
   L->api.version = PTO_ORCH_ABI_VERSION;
@@ -1031,6 +1180,8 @@ void pto__rt_launch_fini(pto__rt_launch *L) {
   free(L->task_vec);
   pthread_mutex_destroy(&L->fail_mu);
   pthread_mutex_destroy(&L->done_mu);
+  pthread_mutex_destroy(&L->dump.mu);
+  pto__rt_dump_fini(&L->dump);
   pthread_cond_destroy(&L->done_cv);
   for (int i = 0; i < PTO__RT_STRIPES; i++) pthread_mutex_destroy(&L->stripes[i]);
   pto_status_free(L->fail);
@@ -1041,6 +1192,7 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   L->prog = prog;
   pto_program_reset_current_op(prog);
   L->record_tasks = L->w->record_tasks;
+  L->dump_level = L->w->dump_level;
   pto__rt_bump_reset(&L->bump);
   pto__rt_map_clear(&L->tracks);
   L->ntracks = 0;
@@ -1092,6 +1244,7 @@ void pto__rt_task_log_fini(pto__rt_task_log *log) {
   free(log->names);
   free(log->tasks);
   free(log->deps);
+  free(log->blocks);
   pto_status_free(log->err);
   memset(log, 0, sizeof *log);
 }
@@ -1115,7 +1268,7 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
   log->valid = 0;
   pto_status_free(log->err);
   log->err = PTO_OK;
-  size_t n = L->ntasks, nedges = 0;
+  size_t n = L->ntasks, nedges = 0, nblocks = 0;
   for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all)
     nedges += (size_t)t->nsucc;
   if (log_grow((void **)&log->tasks, &log->cap, n ? n : 1, sizeof *log->tasks) ||
@@ -1149,6 +1302,10 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
     x->start_ns = t->t_start;
     x->end_ns = t->t_end;
     x->ready_ns = t->t_ready;
+    x->block_num = t->block_num;
+    x->early_resolve = t->early_resolve;
+    x->staged_ns = t->t_staged > 1 ? t->t_staged : 0;
+    if (t->brec) nblocks += (size_t)t->block_num;
     for (int32_t i = 0; i < t->nsucc; i++)
       r[t->succ[i]->seq].ndeps++;
   }
@@ -1167,9 +1324,27 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
       if (t->t_end > x->ready_ns) x->ready_ns = t->t_end;
     }
   }
+  if (log_grow((void **)&log->blocks, &log->capblocks, nblocks ? nblocks : 1,
+               sizeof *log->blocks))
+    goto oom;
+  size_t boff = 0;
+  for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
+    pto_task_record *x = &r[t->seq];
+    if (!t->brec) continue;
+    pto_block_record *b = log->blocks + boff;
+    memcpy(b, t->brec, (size_t)t->block_num * sizeof *b);
+    boff += (size_t)t->block_num;
+    x->blocks = b;
+    /* The record's core and times are block 0's own: one core's slices never overlap. */
+    if (x->core >= 0 && b[0].core >= 0) {
+      x->core = b[0].core;
+      x->start_ns = b[0].start_ns;
+      x->end_ns = b[0].end_ns;
+    }
+  }
   for (size_t i = 0; i < n; i++) {
     if (r[i].core < 0) {
-      r[i].ready_ns = r[i].start_ns = r[i].end_ns = 0;
+      r[i].ready_ns = r[i].start_ns = r[i].end_ns = r[i].staged_ns = 0;
       continue;
     }
     /* Cannot happen on a clock that is monotonic across CPUs; kept so a record never says a

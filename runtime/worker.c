@@ -134,6 +134,7 @@ static void destroy_worker(pto__rt_worker *w) {
   }
   pto__rt_launch_fini(&w->launch);
   pto__rt_task_log_fini(&w->task_log);
+  free(w->dump_dir);
   pto__rt_devmem_fini(&w->mem);
   if (w->token) pto__rt_obj_remove(w->token, PTO__RT_GONE_CLOSED);
   free(w);
@@ -583,6 +584,13 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   if (L->t_orch_done && L->t_orch_done < t_orch1) t_orch1 = L->t_orch_done;
   uint64_t first, last;
   s = pto__rt_launch_finish(L, &first, &last);
+  if (L->dump_level) {
+    pto_status ds = pto__rt_dump_write(L, w->dump_dir);
+    if (!s)
+      s = ds;
+    else
+      pto_status_free(ds);
+  }
   uint64_t t_run1 = pto__rt_now_ns();
   pto__rt_unbind_args(w, &b, s == PTO_OK);
   uint64_t t_end = pto__rt_now_ns();
@@ -678,6 +686,24 @@ pto_status pto_worker_set_record_tasks(pto_worker *wt, bool on) {
   PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
   w->record_tasks = on;
+  return PTO_OK;
+}
+
+pto_status pto_worker_set_dump_args(pto_worker *wt, int level, const char *dir) {
+  static const char fn[] = "pto_worker_set_dump_args";
+  pto__rt_worker *w;
+  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  if (level < 0 || level > 3)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d (0 off, 1 marked, 2 hybrid, 3 full)",
+                fn, level);
+  if (level && (!dir || !*dir))
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d needs a directory", fn, level);
+  PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
+  char *copy = level ? strdup(dir) : NULL;
+  if (level && !copy) return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  free(w->dump_dir);
+  w->dump_dir = copy;
+  w->dump_level = level;
   return PTO_OK;
 }
 

@@ -283,7 +283,8 @@ static pto_status write_deps(const char *path, const pto_task_record *tasks, siz
     put(&db, o, "name", json_string(name));
     put(&db, o, "core_type", json_string(type ? type : "aiv"));
     put(&db, o, "kernel_ids", int_row(&db, k, 3));
-    put(&db, o, "block_num", json_integer(1));
+    put(&db, o, "block_num", json_integer(t->block_num > 1 ? t->block_num : 1));
+    put(&db, o, "early_dispatch", json_boolean(t->early_resolve != 0));
     push(&db, dt, o);
   }
   for (size_t i = 0; i < ne; i++) {
@@ -306,10 +307,13 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_swimlane_write_records: path, tasks or core types missing");
   for (size_t i = 0; i < ntasks; i++)
-    if (tasks[i].core >= ncores)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "pto_swimlane_write_records: task %" PRIu64 " ran on core %d of %d",
-                             tasks[i].task_id, tasks[i].core, ncores);
+    for (int k = -1; k < (tasks[i].blocks ? tasks[i].block_num : 0); k++) {
+      int core = k < 0 ? tasks[i].core : tasks[i].blocks[k].core;
+      if (core >= ncores)
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                               "pto_swimlane_write_records: task %" PRIu64 " ran on core %d of %d",
+                               tasks[i].task_id, core, ncores);
+    }
   jb b = {1};
   json_t *doc = json_object(), *md = json_object(), *types = json_array();
   put(&b, doc, "chip_swimlane_level", json_integer(2));
@@ -324,15 +328,24 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
   put(&b, md, "core_types", types);
   put(&b, doc, "metadata", md);
   json_t *aicore = json_array(), *sched = json_object(), *srows = json_array();
+  int64_t reg = 0; /* the join key of the two rows: unique per dispatch (a block of a task) */
   for (size_t i = 0; i < ntasks; i++) {
     const pto_task_record *t = &tasks[i];
     if (t->core < 0) continue;
-    int64_t reg = (int64_t)i + 1; /* the join key of the two rows: unique per dispatch */
-    int64_t a[7] = {t->core, (int64_t)t->group_id, reg, (int64_t)t->start_ns, (int64_t)t->end_ns,
-                    0, 0};
-    push(&b, aicore, int_row(&b, a, 7));
-    int64_t d[5] = {t->core, reg, (int64_t)t->ready_ns, (int64_t)t->end_ns, 0};
-    push(&b, srows, int_row(&b, d, 5));
+    /* Dispatched when ready, or when a core took it staged (allow_early_resolve producers). */
+    int64_t dispatch = (int64_t)(t->staged_ns ? t->staged_ns : t->ready_ns);
+    int nb = t->blocks && t->block_num > 1 ? t->block_num : 1;
+    for (int k = 0; k < nb; k++) {
+      const pto_block_record one = {t->core, t->start_ns, t->end_ns};
+      const pto_block_record *blk = nb > 1 ? &t->blocks[k] : &one;
+      if (blk->core < 0) continue;
+      reg++;
+      int64_t a[6] = {blk->core, (int64_t)t->group_id, reg, (int64_t)blk->start_ns,
+                      (int64_t)blk->end_ns, 0};
+      push(&b, aicore, int_row(&b, a, 6));
+      int64_t d[4] = {blk->core, reg, dispatch, (int64_t)blk->end_ns};
+      push(&b, srows, int_row(&b, d, 4));
+    }
   }
   put(&b, doc, "aicore_tasks", aicore);
   put(&b, sched, "producer", json_string("aicpu"));

@@ -109,14 +109,14 @@ int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, co
  * *out_ntasks (may be NULL) gets the tasks drawn. Errors name the file. */
 pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntasks);
 /* --swimlane-records FILE: PyPTO's chip_swimlane_records.json layout, with deps.json and
- * func_names.json written beside FILE (pto_swimlane_write_records). */
+ * func_names.json (and a copy, name_map.json) written beside FILE (pto_swimlane_write_records). */
+int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
+                                      const char **out);
+pto_status cli_write_swimlane_records(pto_worker *w, const char *path);
 /* --transport shm|mpi (run, bench): 1 parsed, 0 not this option, -1 usage error (reported). */
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out);
 /* A host program started by mpirun without the mpi transport: says so on stderr. */
 void cli_note_mpi_launch(const char *cmd, const char *transport);
-int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
-                                      const char **out);
-pto_status cli_write_swimlane_records(pto_worker *w, const char *path);
 
 /* --timeline, --timeline-svg FILE, --timeline-width N (timeline.c). */
 typedef struct cli_timeline {

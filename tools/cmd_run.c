@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "npy.h"
+#include "pto/base.h"
 #include "pto/bench.h"
 #include "pto/dist.h"
 #include "pto/runtime.h"
@@ -179,6 +180,15 @@ pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
       snprintf(deps, len, "%sdeps.json", dir);
       snprintf(names, len, "%sfunc_names.json", dir);
       s = pto_swimlane_write_records(path, deps, names, tasks, n, types, ncores);
+      /* The same names as name_map.json, the name simpler's critical_path tool looks for. */
+      uint8_t *buf = NULL;
+      size_t nbuf = 0;
+      if (!s) s = pto_file_read(names, PTO_FILE_MAX_SOURCE, &buf, &nbuf);
+      if (!s) {
+        snprintf(names, len, "%sname_map.json", dir);
+        s = pto_file_write_atomic(names, buf, nbuf, 0644);
+      }
+      free(buf);
     }
     free(deps);
     free(names);
@@ -441,7 +451,8 @@ const pto_cmd cli_cmd_run = {
     "                      atol + rtol*|ref|\n"
     "  --trace             write the launch's [STRACE] span lines to stderr\n"
     "  --swimlane-records FILE  the launch's tasks in PyPTO's chip_swimlane_records.json\n"
-    "                      layout, with deps.json and func_names.json beside FILE, for PyPTO's\n"
+    "                      layout, with deps.json and func_names.json (also as name_map.json)\n"
+    "                      beside FILE, for PyPTO's\n"
     "                      swimlane_converter and critical_path tools\n"
     "  --trace             write the launch's [STRACE] span lines and its [STASK] task lines\n"
     "                      to stderr ('pto trace LOG --timeline' draws them)\n"

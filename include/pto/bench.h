@@ -263,12 +263,15 @@ PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_
  *   {"chip_swimlane_level": 2,
  *    "metadata": {"runtime", "clock_freq_hz": 1e9 (cycles are ns), "num_cores",
  *                 "core_types": ["aiv"|"aic" per core id], "platform": "pto-sim"},
- *    "aicore_tasks": [[core_id, task_id, reg_task_id, start, end, 0, run_epoch], ...],
+ *    "aicore_tasks": [[core_id, task_id, reg_task_id, start, end, 0], ...],
  *    "scheduler_tasks": {"producer": "aicpu",
- *                        "records": [[core_id, reg_task_id, dispatch, finish, run_epoch], ...]}}
- * (dispatch: when the task became ready; finish: its end), and deps_path (NULL: none) gets
- * deps.json's: {"version": 2, "tasks": [{"task_id", "func_id", "name", "core_type",
- * "kernel_ids": [aic, aiv0, aiv1], "block_num"}], "edges": [{"pred", "succ"}]}: a mixed task's
+ *                        "records": [[core_id, reg_task_id, dispatch, finish], ...]}}
+ * with a row per SPMD block (pto_task_record.blocks), the rows of a capture without run identity
+ * (6 and 4 columns: what simpler's converter and critical_path tool both read); dispatch: when
+ * the task became ready, or when a core took it staged (pto_task_record.staged_ns); finish: the
+ * block's end. deps_path (NULL: none) gets deps.json's: {"version": 2, "tasks": [{"task_id",
+ * "func_id", "name", "core_type", "kernel_ids": [aic, aiv0, aiv1], "block_num",
+ * "early_dispatch"}], "edges": [{"pred", "succ"}]}: a mixed task's
  * kernels (one pto_task_record each) are one task, its group_id, with a row per kernel, and
  * "core_type" "mix" when they differ; and beside it
  * names_path (NULL: none) {"callable_id_to_name": {"<kernel id>": name}, "level": 2}. Tasks that

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define PTO_ORCH_ABI_VERSION 2
+#define PTO_ORCH_ABI_VERSION 3
 
 typedef struct pto_orch_tensor {
   uint64_t buffer;               /* device address of the whole allocation (dependency tracking) */
@@ -80,8 +80,8 @@ enum {
 };
 
 /* One submit of submit_task. A task with no kernel in any slot is a dummy: it takes part in the
- * dependency graph and runs nothing. A task with several slots runs its kernels one after
- * another (AIC, AIV0, AIV1), each on a core of its type, and completes when the last one does. */
+ * dependency graph and runs nothing. A task with several slots runs its kernels side by side,
+ * each on a core of its type, and completes when the last one does. */
 typedef struct pto_orch_submit {
   int32_t kernel_ids[PTO_ORCH_NSLOTS]; /* -1: slot unused */
   int32_t block_num;                   /* SPMD blocks per kernel (launch_spec); 0 or 1: one */
@@ -89,11 +89,16 @@ typedef struct pto_orch_submit {
   int32_t nargs;
   int32_t ndeps;
   const int64_t *deps;                 /* explicit dependencies (task ids); negative ones skipped */
-  int32_t allow_early_resolve;         /* a hint; the sim dispatches every task once it is ready */
+  int32_t allow_early_resolve;         /* its successors may be staged on cores while it runs */
   int32_t pred_op;                     /* PTO_ORCH_PRED_* */
   const pto_orch_tensor *pred_tensor;  /* the element read at dispatch */
   int64_t pred_idx[PTO_MAX_RANK];
   int64_t pred_target;
+  uint64_t dump_mask;                  /* CoreTaskArgs::dump: bit i for tensor argument i, then
+                                          the scalars (pto_worker_set_dump_args) */
+  int32_t require_sync_start;          /* every block starts at once (launch_spec); block_num
+                                          may not exceed the cores of each kernel's type */
+  int32_t reserved;
 } pto_orch_submit;
 
 typedef struct pto_orch_api {

@@ -10,8 +10,10 @@
  * rt_orchestration_done, get_tensor_data, set_tensor_data, from_u64/to_u64, LOG_*,
  * rt_report_fatal, rt_is_fatal) and implements them over the versioned C function table of
  * pto/orch_abi.h, which the runtime hands to pto_orch_bind on the dispatching thread before each
- * entry call. ChipTensor and ChipTaskArgs have exactly the layouts of pto_orch_tensor and
- * pto_orch_args, so the runtime passes a pointer where the entry takes a reference.
+ * entry call. ChipTaskArgs has exactly the layout of pto_orch_args, so the runtime passes a
+ * pointer where the entry takes a reference; ChipTensor has PyPTO's field types and is converted
+ * to and from pto_orch_tensor where it crosses the table (an entry tensor on its first
+ * args.tensor(i) of the call, into the calling thread's storage, valid for the whole call).
  *
  * Including this header in one translation unit of an orchestration shared object defines the
  * exported pto_orch_abi_version() and pto_orch_bind(); define PTO_ORCH_NO_EXPORTS before
@@ -19,15 +21,25 @@
  * later), no exceptions, no link dependencies.
  *
  * Where pto differs from PyPTO's runtime: CoreTaskArgs copies the tensors it is given (PyPTO
- * keeps pointers), so temporaries are fine; ChipTensor's shapes and strides are int64_t (PyPTO:
- * uint32_t), so brace-initialising a uint32_t from shapes[i] needs a cast; rt_submit_graph runs
- * its function on every call (no recorded replay); a mixed task's kernels run one after another
- * (AIC, then AIV0, then AIV1) rather than side by side in one cluster, each a task of its own
- * in the records, and the task id a submit returns is the last one's; the blocks of an SPMD task
- * (launch_spec.set_block_num) run one after another on the core that took the task;
- * set_allow_early_resolve is a hint the sim has no use for (a task starts as soon as it is
- * ready); dump() marks arguments (dump_arg_mask) but no tensor dump is written; set_tensor_data
- * converts its value to the tensor's dtype. */
+ * keeps pointers), so temporaries are fine; ChipTensor has PyPTO's uint32_t shapes and ndims but
+ * int64_t strides and no raw_shapes/offsets (a view is addr plus strides); rt_submit_graph runs
+ * its function on every call (no recorded replay); a mixed task's kernels run side by side, each
+ * on a free core of its type (not necessarily one cluster), each a record of its own in one group,
+ * and the task id a submit returns is the last one's (a dependency on it waits for all of them);
+ * the blocks of an SPMD task (launch_spec.set_block_num) run side by side on as many cores of the
+ * type as are free (with require_sync_start, the blocks taken first wait until every block has a
+ * core, then all start); a predicate is read by every block, so a false
+ * one still takes a core per block for the read; dump()'s marks reach the runtime, which writes
+ * them (pto_worker_set_dump_args, PyPTO's enable_dump_args levels) as simpler's dump_viewer reads
+ * them, scalars as their 64-bit slots (dtype uint64); set_tensor_data converts its value to the
+ * tensor's dtype.
+ *
+ * set_allow_early_resolve(true) on a task lets its successors be staged, as PyPTO's runtime
+ * does: once every block of it is on a core, a successor whose every unfinished predecessor is
+ * such a running task is given to a core of its type, which holds it (the core is taken) and
+ * starts it the moment the last predecessor ends. The sim has no launch latency to hide, so this
+ * changes when cores are taken, not results; the records show it (pto_task_record.staged_ns, the
+ * capture's dispatch time, deps.json's early_dispatch). */
 #ifndef PTO_ORCHESTRATION_API_H
 #define PTO_ORCHESTRATION_API_H
 
@@ -219,24 +231,25 @@ struct TaskId {
 };
 using PTO2TaskId = TaskId;
 
-/* A strided view of a device buffer; the layout of pto_orch_tensor. */
+/* A strided view of a device buffer, with the reference runtime's field types (uint32_t shapes
+ * and ndims, so `uint32_t s[2] = {t.shapes[0], 16};` compiles with every compiler); the runtime's
+ * pto_orch_tensor, with 64-bit extents, is converted at the boundary (to_c / from_c). */
 struct ChipTensor {
   uint64_t buffer;                 /* device address of the whole allocation */
   uint64_t addr;                   /* device address of element [0,..,0] */
-  int64_t shapes[PTO_MAX_RANK];
+  uint32_t shapes[PTO_MAX_RANK];
   int64_t strides[PTO_MAX_RANK];   /* elements */
-  int32_t ndims;
+  uint32_t ndims;
   DataType dtype;
   TaskId owner_task_id;            /* the task whose output created it; invalid otherwise */
   uint64_t start_offset;           /* elements from buffer to addr */
   bool manual_dep;                 /* ordered after owner_task_id only: no region tracking */
-  uint8_t reserved_[7];
 
   const ChipTensor &ref() const { return *this; }
   size_t element_size() const { return get_element_size(dtype); }
   int64_t numel() const {
     int64_t n = 1;
-    for (int32_t d = 0; d < ndims; d++) n *= shapes[d];
+    for (uint32_t d = 0; d < ndims; d++) n *= shapes[d];
     return n;
   }
   uint64_t nbytes() const { return static_cast<uint64_t>(numel()) * element_size(); }
@@ -248,7 +261,7 @@ struct ChipTensor {
   }
   bool is_contiguous() const {
     int64_t s = 1;
-    for (int32_t d = ndims - 1; d >= 0; d--) {
+    for (uint32_t d = ndims; d-- > 0;) {
       if (shapes[d] != 1 && strides[d] != s) return false;
       s *= shapes[d];
     }
@@ -262,13 +275,14 @@ struct ChipTensor {
     static_assert(std::is_integral_v<S> && std::is_integral_v<O>, "view: integer shape and offset");
     ChipTensor v = *this;
     int64_t off = 0;
-    for (int32_t d = 0; d < ndims; d++) {
+    for (uint32_t d = 0; d < ndims; d++) {
       int64_t o = static_cast<int64_t>(offset[d]);
       int64_t n = static_cast<int64_t>(shape[d]);
-      if (o > shapes[d]) o = shapes[d];
-      if (n > shapes[d] - o) n = shapes[d] - o;
+      const int64_t extent = shapes[d];
+      if (o > extent) o = extent;
+      if (n > extent - o) n = extent - o;
       if (n < 0) n = 0;
-      v.shapes[d] = n;
+      v.shapes[d] = static_cast<uint32_t>(n);
       off += o * strides[d];
     }
     v.addr = addr + static_cast<uint64_t>(off * static_cast<int64_t>(element_size()));
@@ -282,20 +296,42 @@ struct ChipTensor {
   ChipTensor reshape(const S *new_shapes, uint32_t new_ndims, bool in_manual_dep = false) const;
   /* Dims x and y swapped (shape and stride together): no data moves. */
   ChipTensor transpose(uint32_t x, uint32_t y, bool in_manual_dep = false) const;
-  const pto_orch_tensor *c_tensor() const { return reinterpret_cast<const pto_orch_tensor *>(this); }
+  /* The runtime's form of this view. */
+  pto_orch_tensor to_c() const {
+    pto_orch_tensor c;
+    std::memset(&c, 0, sizeof c);
+    c.buffer = buffer;
+    c.addr = addr;
+    for (int d = 0; d < PTO_MAX_RANK; d++) {
+      c.shape[d] = shapes[d];
+      c.stride[d] = strides[d];
+    }
+    c.rank = static_cast<int32_t>(ndims);
+    c.dtype = static_cast<int32_t>(dtype);
+    c.owner_task_id = owner_task_id.value;
+    c.start_offset = start_offset;
+    c.manual_dep = manual_dep ? 1 : 0;
+    return c;
+  }
+  /* A view from the runtime's form (extents beyond uint32_t are not representable here). */
+  static ChipTensor from_c(const pto_orch_tensor &c) {
+    ChipTensor t{};
+    t.buffer = c.buffer;
+    t.addr = c.addr;
+    for (int d = 0; d < PTO_MAX_RANK; d++) {
+      t.shapes[d] = static_cast<uint32_t>(c.shape[d]);
+      t.strides[d] = c.stride[d];
+    }
+    t.ndims = static_cast<uint32_t>(c.rank);
+    t.dtype = static_cast<DataType>(c.dtype);
+    t.owner_task_id = TaskId{c.owner_task_id};
+    t.start_offset = c.start_offset;
+    t.manual_dep = c.manual_dep != 0;
+    return t;
+  }
 };
 static_assert(std::is_standard_layout_v<ChipTensor> && std::is_trivial_v<ChipTensor>,
               "ChipTensor must stay plain data");
-static_assert(sizeof(ChipTensor) == sizeof(pto_orch_tensor) &&
-                  offsetof(ChipTensor, addr) == offsetof(pto_orch_tensor, addr) &&
-                  offsetof(ChipTensor, shapes) == offsetof(pto_orch_tensor, shape) &&
-                  offsetof(ChipTensor, strides) == offsetof(pto_orch_tensor, stride) &&
-                  offsetof(ChipTensor, ndims) == offsetof(pto_orch_tensor, rank) &&
-                  offsetof(ChipTensor, dtype) == offsetof(pto_orch_tensor, dtype) &&
-                  offsetof(ChipTensor, owner_task_id) == offsetof(pto_orch_tensor, owner_task_id) &&
-                  offsetof(ChipTensor, start_offset) == offsetof(pto_orch_tensor, start_offset) &&
-                  offsetof(ChipTensor, manual_dep) == offsetof(pto_orch_tensor, manual_dep),
-              "ChipTensor must have the layout of pto_orch_tensor");
 using Tensor = ChipTensor;
 
 namespace pto_orch_detail {
@@ -321,10 +357,10 @@ inline ChipTensor ChipTensor::reshape(const S *new_shapes, uint32_t new_ndims,
     return pto_orch_detail::null_tensor();
   }
   ChipTensor r = *this;
-  r.ndims = static_cast<int32_t>(new_ndims);
+  r.ndims = new_ndims;
   int64_t stride = 1;
-  for (int32_t d = PTO_MAX_RANK - 1; d >= 0; d--) {
-    r.shapes[d] = d < r.ndims ? static_cast<int64_t>(new_shapes[d]) : 0;
+  for (uint32_t d = PTO_MAX_RANK; d-- > 0;) {
+    r.shapes[d] = d < r.ndims ? static_cast<uint32_t>(new_shapes[d]) : 0;
     r.strides[d] = d < r.ndims ? stride : 0;
     if (d < r.ndims) stride *= r.shapes[d];
   }
@@ -333,8 +369,8 @@ inline ChipTensor ChipTensor::reshape(const S *new_shapes, uint32_t new_ndims,
 }
 
 inline ChipTensor ChipTensor::transpose(uint32_t x, uint32_t y, bool in_manual_dep) const {
-  if (x >= static_cast<uint32_t>(ndims) || y >= static_cast<uint32_t>(ndims)) {
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "transpose(%u, %u) of a rank-%d view", x, y, ndims);
+  if (x >= ndims || y >= ndims) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "transpose(%u, %u) of a rank-%u view", x, y, ndims);
     return pto_orch_detail::null_tensor();
   }
   ChipTensor r = *this;
@@ -367,13 +403,13 @@ inline ChipTensor make_tensor_external(void *addr, const S shapes[], uint32_t nd
     return t;
   }
   t.buffer = t.addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(addr));
-  t.ndims = static_cast<int32_t>(ndims);
+  t.ndims = ndims;
   t.dtype = dtype;
   t.owner_task_id = TaskId::invalid();
   t.manual_dep = manual_dep;
   int64_t stride = 1;
-  for (int32_t d = t.ndims - 1; d >= 0; d--) {
-    t.shapes[d] = static_cast<int64_t>(shapes[d]);
+  for (uint32_t d = t.ndims; d-- > 0;) {
+    t.shapes[d] = static_cast<uint32_t>(shapes[d]);
     t.strides[d] = stride;
     stride *= t.shapes[d];
   }
@@ -383,8 +419,8 @@ inline ChipTensor make_tensor_external(void *addr, const S shapes[], uint32_t nd
 /* An intermediate to be allocated (tensor.create) when the task that outputs it is submitted, or
  * by alloc_tensors: zero-filled, or every element set_initial_value's. */
 struct TensorCreateInfo {
-  int64_t shapes[PTO_MAX_RANK];
-  int32_t ndims;
+  uint32_t shapes[PTO_MAX_RANK];
+  uint32_t ndims;                  /* 0: a rank out of range (an error at submit) */
   DataType dtype;
   bool has_initial_value = false;
   uint64_t initial_value = 0; /* one element's bytes, low bytes first */
@@ -396,11 +432,11 @@ struct TensorCreateInfo {
   template <typename S>
   TensorCreateInfo(const S *shape, uint32_t ndims_, DataType dtype_ = DataType::FLOAT32,
                    bool zero_init = false)
-      : shapes{}, ndims(ndims_ <= static_cast<uint32_t>(PTO_MAX_RANK) ? static_cast<int32_t>(ndims_) : -1),
+      : shapes{}, ndims(ndims_ <= static_cast<uint32_t>(PTO_MAX_RANK) ? ndims_ : 0),
         dtype(dtype_) {
     static_assert(std::is_integral_v<S>, "TensorCreateInfo: integer shape");
     (void)zero_init;
-    for (int32_t d = 0; d < ndims; d++) shapes[d] = static_cast<int64_t>(shape[d]);
+    for (uint32_t d = 0; d < ndims; d++) shapes[d] = static_cast<uint32_t>(shape[d]);
   }
 };
 
@@ -413,7 +449,8 @@ class PTO2LaunchSpec {
   int32_t block_num() const { return block_num_; }
   void set_core_num(int32_t n) { block_num_ = n; }
   int32_t core_num() const { return block_num_; }
-  /* Every block must start at once: block_num may not exceed the cores of the task's type. */
+  /* Every block starts at once (the cores taken first wait for the last): block_num may not
+   * exceed the cores of the task's type. */
   void set_require_sync_start(bool v = true) { require_sync_start_ = v; }
   bool require_sync_start() const { return require_sync_start_; }
 
@@ -461,8 +498,18 @@ class TensorArg {
   const ChipTensor *p_;
 };
 
+namespace pto_orch_detail {
+/* The entry's tensors as ChipTensors, converted on first use; valid for the whole entry call (the
+ * thread's own, like the runtime table). */
+#ifndef PTO_ORCH_MAX_ENTRY_TENSORS
+#define PTO_ORCH_MAX_ENTRY_TENSORS 256
+#endif
+__attribute__((visibility("hidden"))) inline thread_local ChipTensor
+    entry_tensors[PTO_ORCH_MAX_ENTRY_TENSORS];
+}  // namespace pto_orch_detail
+
 struct ChipTaskArgs {
-  const ChipTensor *tensors_;
+  const pto_orch_tensor *tensors_;
   const uint64_t *scalars_;
   int32_t ntensors_;
   int32_t nscalars_;
@@ -470,12 +517,14 @@ struct ChipTaskArgs {
   int32_t tensor_count() const { return ntensors_; }
   int32_t scalar_count() const { return nscalars_; }
   TensorArg tensor(int32_t i) const {
-    if (i < 0 || i >= ntensors_) {
+    if (i < 0 || i >= ntensors_ || i >= PTO_ORCH_MAX_ENTRY_TENSORS) {
       rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "entry tensor %d is out of range (%d tensors)", i,
                       ntensors_);
       return TensorArg(&pto_orch_detail::null_tensor());
     }
-    return TensorArg(&tensors_[i]);
+    ChipTensor &t = pto_orch_detail::entry_tensors[i];
+    t = ChipTensor::from_c(tensors_[i]);
+    return TensorArg(&t);
   }
   uint64_t scalar(int32_t i) const {
     if (i < 0 || i >= nscalars_) {
@@ -537,8 +586,7 @@ class CoreTaskArgs {
   TaskId explicit_dep(uint32_t i) const { return i < ndeps_ ? deps_[i] : TaskId::invalid(); }
   const TaskId *explicit_deps_data() const { return deps_; }
 
-  /* A hint that the task may be staged before its producers finish. The sim starts every task
-   * the moment its last dependency completes, so it is recorded and needs nothing more. */
+  /* Lets this task's successors be staged on cores while it runs (see the top of this file). */
   void set_allow_early_resolve(bool v = true) { early_resolve_ = v; }
   bool allow_early_resolve() const { return early_resolve_; }
 
@@ -555,8 +603,9 @@ class CoreTaskArgs {
   }
   int32_t task_timing_slot() const { return timing_slot_; }
 
-  /* Marks arguments already added (none: all of them) for a tensor dump; an argument that is not
-   * part of this task is an error. dump_arg_mask() has bit i for tensor i, then the scalars. */
+  /* Marks arguments already added (none: all of them) for the tensor dump
+   * (pto_worker_set_dump_args); an argument that is not part of this task is an error.
+   * dump_arg_mask() has bit i for tensor i, then the scalars. */
   template <typename... Ts>
   void dump(const Ts &...ts) {
     if constexpr (sizeof...(Ts) == 0) {
@@ -659,11 +708,20 @@ class CoreTaskArgs {
   }
   void mark_dump(const ChipTensor &t) {
     for (int32_t i = 0; i < ntensors_; i++)
-      if (kinds_[i] != CREATE && std::memcmp(&tensors_[i], &t, sizeof t) == 0) {
+      if (kinds_[i] != CREATE && same_view(tensors_[i], t)) {
         dump_mask_ |= uint64_t{1} << i;
         return;
       }
     set_error("dump: tensor is not part of this Arg");
+  }
+  static bool same_view(const ChipTensor &a, const ChipTensor &b) {
+    if (a.buffer != b.buffer || a.addr != b.addr || a.ndims != b.ndims || a.dtype != b.dtype ||
+        a.start_offset != b.start_offset || a.owner_task_id != b.owner_task_id ||
+        a.manual_dep != b.manual_dep)
+      return false;
+    for (uint32_t d = 0; d < a.ndims && d < static_cast<uint32_t>(PTO_MAX_RANK); d++)
+      if (a.shapes[d] != b.shapes[d] || a.strides[d] != b.strides[d]) return false;
+    return true;
   }
   void mark_dump(const TensorCreateInfo &ci) {
     for (int32_t i = 0; i < ntensors_; i++)
@@ -787,8 +845,14 @@ using TaskSubmitResult = TaskOutputTensors;
 namespace pto_orch_detail {
 inline bool create(const pto_orch_api *api, const ChipTensor &info, const uint64_t *init,
                    ChipTensor *out) {
-  return api->create_tensor_init(api->ctx, info.ndims, info.shapes, static_cast<int32_t>(info.dtype),
-                                 init, reinterpret_cast<pto_orch_tensor *>(out)) == 0;
+  int64_t shape[PTO_MAX_RANK];
+  for (int d = 0; d < PTO_MAX_RANK; d++) shape[d] = info.shapes[d];
+  pto_orch_tensor c;
+  if (api->create_tensor_init(api->ctx, static_cast<int32_t>(info.ndims), shape,
+                              static_cast<int32_t>(info.dtype), init, &c) != 0)
+    return false;
+  *out = ChipTensor::from_c(c);
+  return true;
 }
 
 inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args) {
@@ -828,10 +892,10 @@ inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args
       if (!create(api, args.tensor(i), has ? &init : nullptr, &t)) return out;
       created[ncreated++] = static_cast<uint32_t>(n - 1);
       x.kind = PTO_ORCH_ARG_OUT;
-      std::memcpy(&x.tensor, &t, sizeof t);
+      x.tensor = t.to_c();
     } else {
       x.kind = args.tensor_kind(i);
-      std::memcpy(&x.tensor, &args.tensor(i), sizeof x.tensor);
+      x.tensor = args.tensor(i).to_c();
     }
   }
   for (int32_t i = 0; i < args.scalar_count(); i++) {
@@ -841,6 +905,7 @@ inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args
     x.scalar = args.scalar(i);
   }
   int64_t deps[256];
+  pto_orch_tensor pred_c;
   uint32_t ndeps = args.explicit_dep_count();
   if (ndeps > sizeof deps / sizeof deps[0]) {
     rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit: %u explicit dependencies (at most 256)", ndeps);
@@ -858,15 +923,18 @@ inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args
   sub.deps = deps;
   sub.ndeps = static_cast<int32_t>(ndeps);
   sub.allow_early_resolve = args.allow_early_resolve();
+  sub.dump_mask = args.dump_arg_mask();
+  sub.require_sync_start = ls.require_sync_start() ? 1 : 0;
   const CoreTaskPredicate &p = args.predicate();
   sub.pred_op = static_cast<int32_t>(p.op);
   if (p.op != PredicateOp::NONE) {
-    if (!p.operand.tensor || p.operand.ndims != static_cast<uint32_t>(p.operand.tensor->ndims)) {
+    if (!p.operand.tensor || p.operand.ndims != p.operand.tensor->ndims) {
       rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit: a predicate needs a tensor and one index "
                                                "per dim");
       return out;
     }
-    sub.pred_tensor = p.operand.tensor->c_tensor();
+    pred_c = p.operand.tensor->to_c();
+    sub.pred_tensor = &pred_c;
     for (uint32_t d = 0; d < p.operand.ndims; d++) sub.pred_idx[d] = p.operand.indices[d];
     sub.pred_target = p.target;
   }
@@ -874,7 +942,7 @@ inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args
   if (api->submit_task(api->ctx, &sub, &id) != 0) return out;
   for (uint32_t i = 0; i < ncreated; i++) {
     ChipTensor t;
-    std::memcpy(static_cast<void *>(&t), &a[created[i]].tensor, sizeof t);
+    t = ChipTensor::from_c(a[created[i]].tensor);
     t.owner_task_id = TaskId{id};
     out.materialize_output(t);
   }
@@ -982,8 +1050,8 @@ inline uint64_t double_to_bits(DataType dt, double v) {
 template <typename I>
 inline bool indices64(const ChipTensor &t, uint32_t ndims, const I *indices, int64_t *out) {
   static_assert(std::is_integral_v<I>, "tensor data access: integer indices");
-  if (static_cast<int32_t>(ndims) != t.ndims) {
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor data access with %u indices on a rank-%d tensor",
+  if (ndims != t.ndims) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor data access with %u indices on a rank-%u tensor",
                     ndims, t.ndims);
     return false;
   }
@@ -1072,7 +1140,8 @@ inline uint64_t read_raw(const ChipTensor &t, uint32_t ndims, const I *indices) 
   int64_t idx[PTO_MAX_RANK];
   if (!api || !indices64(t, ndims, indices, idx)) return 0;
   uint64_t bits = 0;
-  if (api->read_element(api->ctx, t.c_tensor(), idx, &bits) != 0) return 0;
+  const pto_orch_tensor c = t.to_c();
+  if (api->read_element(api->ctx, &c, idx, &bits) != 0) return 0;
   return bits;
 }
 
@@ -1125,7 +1194,8 @@ inline void set_tensor_data(const ChipTensor &t, uint32_t ndims, const I *indice
     return;
   }
   uint64_t bits = pto_orch_detail::value_bits(t.dtype, value);
-  api->write_element(api->ctx, t.c_tensor(), idx, &bits);
+  const pto_orch_tensor c = t.to_c();
+  api->write_element(api->ctx, &c, idx, &bits);
 }
 
 template <typename T>
@@ -1208,19 +1278,10 @@ inline uint64_t pto_dtype_bytes(int32_t dt) {
   return bytes[dt];
 }
 
-// The C view of a tensor, copied: reading a ChipTensor through a pto_orch_tensor pointer
-// would break strict aliasing.
-inline pto_orch_tensor pto_view(const ChipTensor &t) {
-  pto_orch_tensor v;
-  std::memcpy(&v, &t, sizeof v);
-  return v;
-}
+// The runtime's form of a tensor (64-bit extents), and back.
+inline pto_orch_tensor pto_view(const ChipTensor &t) { return t.to_c(); }
 
-inline ChipTensor pto_chip(const pto_orch_tensor &t) {
-  ChipTensor c;
-  std::memcpy(static_cast<void *>(&c), &t, sizeof t);
-  return c;
-}
+inline ChipTensor pto_chip(const pto_orch_tensor &t) { return ChipTensor::from_c(t); }
 
 // tensor.slice: a view clamped at the tensor's edge (only the extent is clamped).
 template <size_t N>

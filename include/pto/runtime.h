@@ -327,6 +327,13 @@ PTO_API pto_status pto_worker_last_launch(const pto_worker *w, pto_launch_record
 /* One task of a recorded launch. Times are CLOCK_MONOTONIC ns, the clock of the launch's spans.
  * ready_ns <= start_ns <= end_ns; a task starts after each of its dependencies ends, and the
  * tasks of one core never overlap. */
+/* Where and when one SPMD block of a task ran. */
+typedef struct pto_block_record {
+  int core;
+  uint64_t start_ns;
+  uint64_t end_ns;
+} pto_block_record;
+
 typedef struct pto_task_record {
   uint64_t task_id;      /* submission order within the launch, from 0 */
   int32_t kernel_id;
@@ -347,7 +354,31 @@ typedef struct pto_task_record {
                             unfinished) its submission completed */
   uint64_t start_ns;
   uint64_t end_ns;
+  /* An SPMD task (launch_spec.set_block_num) runs its blocks side by side on cores of its type:
+   * core, start_ns and end_ns above are block 0's, blocks[] (block_num entries, NULL when
+   * block_num is 1) every block's. */
+  int block_num;
+  const pto_block_record *blocks;
+  /* allow_early_resolve: its successors may be staged on a core while it runs. staged_ns: when a
+   * core took this task before it was ready (a predecessor of it was such a task still running),
+   * to start it the moment the predecessors end; 0 when it was dispatched once ready. */
+  int early_resolve;
+  uint64_t staged_ns;
 } pto_task_record;
+
+/* The tensor dump of PyPTO's runtime (its enable_dump_args), from the next launch on: level 0
+ * off; 1 the arguments CoreTaskArgs::dump marked, with their data; 2 every task's arguments, data
+ * for the marked ones only; 3 every argument with its data. Each launch that has a task with
+ * something to dump replaces dir/tensor_dump.json and dir/tensors.bin (the directory is created),
+ * the layout simpler's dump_viewer reads: {"bin_file": "tensors.bin", "tensors": [{"task_id":
+ * "0x<16 hex digits>", "role": "input"|"output"|"inout", "stage": "before_dispatch" (inputs and
+ * inouts, when the task is ready, before any of its kernels runs) | "after_completion" (outputs
+ * and inouts, when its last kernel ends, before a successor starts), "arg_index", "kind":
+ * "tensor"|"scalar", "dtype" ("float32", ...), "shape", "strides", "start_offset",
+ * "is_contiguous", "bin_offset", "bin_size", and for a scalar "value" (its 64-bit slot)}]}; a
+ * tensor's bytes are its view's elements, row-major. A mixed task is one task (its first
+ * kernel's id). Fails during a launch, or with a level outside 0-3 or no dir. */
+PTO_API pto_status pto_worker_set_dump_args(pto_worker *w, int level, const char *dir);
 
 /* Turns per-task recording on or off from the next launch on (pto_run_config.record_tasks sets
  * it at open). Off, it costs a launch at most one predictable branch per task (taken by a task

@@ -7,6 +7,9 @@
 #define K_CUBE_DOUBLE 3
 #define K_VEC_INC 4
 #define K_BLOCK_MARK 5
+#define K_SLOW_ADD 6
+#define K_MEET_AIC 7
+#define K_MEET_AIV 8
 
 extern "C" __attribute__((visibility("default"))) PTO2OrchestrationConfig
 aicpu_orchestration_config(const ChipTaskArgs &args) {
@@ -33,6 +36,18 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
     rt_submit_aiv_task(K_BLOCK_MARK, wide);
     return;
   }
+  if (mode == -3.0f) {  // a sync-start launch of every AIV core while one of them is busy
+    CoreTaskArgs slow;
+    slow.add_input(a, args.tensor(1).ref());
+    slow.add_output(o1);
+    rt_submit_aiv_task(K_SLOW_ADD, slow);
+    CoreTaskArgs gang;
+    gang.add_inout(o2);
+    gang.launch_spec.set_block_num(aiv);
+    gang.launch_spec.set_require_sync_start(true);
+    rt_submit_aiv_task(K_BLOCK_MARK, gang);
+    return;
+  }
   if (mode == -2.0f) {  // a cube kernel submitted as a vector task
     CoreTaskArgs wrong;
     wrong.add_input(a);
@@ -42,15 +57,17 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
   }
 
   PTO2_SCOPE() {
-    // o1 = 2a (cube), then += 1 (vector): one task of two kernels.
+    // One task of two kernels side by side: the first half of o1 = 2a (cube), the second
+    // a + 1 (vector); they meet (2 kernels) before writing.
     CoreTaskArgs mix;
     mix.add_input(a);
     mix.add_output(o1);
+    mix.add_scalar(int64_t{2});
     mix.dump(a);
     if (mix.dump_arg_mask() != 1u) rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "dump mask");
     mix.dump();
-    if (mix.dump_arg_mask() != 3u) rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "dump all");
-    const MixedKernels mk{K_CUBE_DOUBLE, K_VEC_INC, INVALID_KERNEL_ID};
+    if (mix.dump_arg_mask() != 7u) rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "dump all");
+    const MixedKernels mk{K_MEET_AIC, K_MEET_AIV, INVALID_KERNEL_ID};
     TaskOutputTensors m = rt_submit_task(mk, mix);
     if (!m.task_id().is_valid()) return;
 

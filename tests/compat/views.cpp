@@ -14,7 +14,12 @@ void layer(const GraphTaskArgs &args, float delta) {
   const ChipTensor &a = args.tensor(0).ref();
   const ChipTensor &b = args.tensor(1).ref();
   const ChipTensor &o = args.tensor(2).ref();
-  uint32_t shape[1] = {static_cast<uint32_t>(a.shapes[0])};
+  // PyPTO's field types: shapes and ndims are uint32_t, so they brace-initialise uint32_t arrays
+  // and compare with uint32_t counters without a cast.
+  uint32_t shape[1] = {a.shapes[0]};
+  uint32_t elems = 1;
+  for (uint32_t d = 0; d < a.ndims; d++) elems *= a.shapes[d];
+  if (elems != 16) rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "a has %u elements", elems);
   TensorCreateInfo tmp_info(shape, 1, DataType::FLOAT32);
   CoreTaskArgs add;
   add.add_input(a, b);

@@ -4,7 +4,8 @@
 #    scheduling windows (strace_timing.py's formula, computed here independently in python):
 #    pto trace and pto bench give the same value for the same launches, gap or not;
 #  - pto run|bench --swimlane-records FILE writes chip_swimlane_records.json's layout and
-#    deps.json (and func_names.json) beside it, consistent with each other and with the launch.
+#    deps.json (and func_names.json, also as name_map.json) beside it, consistent with each other
+#    and with the launch.
 source "$(dirname "$0")/lib/common.bash"
 
 # reference_effective LOG: the median over the log's launches (of its most frequent hid) of
@@ -97,12 +98,16 @@ if set(md["core_types"]) - {"aic", "aiv"} or "aic" not in md["core_types"]:
     fail("core types %r" % md["core_types"])
 rows = d["aicore_tasks"]
 sched = {(r[0], r[1]): r for r in d["scheduler_tasks"]["records"]}
+if any(len(r) != 4 for r in d["scheduler_tasks"]["records"]):
+    fail("scheduler rows of other than 4 columns")
+if json.load(open(os.path.join(os.path.dirname(path), "name_map.json"))) != names:
+    fail("name_map.json differs from func_names.json")
 if d["scheduler_tasks"]["producer"] != "aicpu" or len(sched) != len(rows):
     fail("scheduler_tasks do not pair with aicore_tasks")
 by_id = {t["task_id"]: t for t in deps["tasks"]}
 for r in rows:
     core, tid, reg, start, end = r[0], r[1], r[2], r[3], r[4]
-    if len(r) != 7 or not (0 <= core < md["num_cores"]) or end < start:
+    if len(r) != 6 or not (0 <= core < md["num_cores"]) or end < start:
         fail("row %r" % r)
     dispatch, finish = sched[(core, reg)][2], sched[(core, reg)][3]
     if not (dispatch <= start <= end <= finish):

@@ -3,6 +3,8 @@
  * outputs and per-task records checked. The kernels here fail unless they run on a core of their
  * type. */
 #include <dlfcn.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,7 +14,36 @@
 #define N 16
 #define WRONG_CORE 99
 
-enum { K_ADD, K_ADD_SCALAR, K_MUL, K_CUBE_DOUBLE, K_VEC_INC, K_BLOCK_MARK, K_SLOW_ADD, NK };
+enum {
+  K_ADD,
+  K_ADD_SCALAR,
+  K_MUL,
+  K_CUBE_DOUBLE,
+  K_VEC_INC,
+  K_BLOCK_MARK,
+  K_SLOW_ADD,
+  K_MEET_AIC,
+  K_MEET_AIV,
+  NK
+};
+#define NOT_SIDE_BY_SIDE 97
+
+/* Arrivals at the rendezvous of the current launch (reset by corpus_launch). */
+static atomic_int g_meet_mixed, g_meet_blocks;
+
+/* Arrives and waits (2 s at most) until want kernels have: only kernels that run side by side
+ * all get through. */
+static int meet(atomic_int *count, int want) {
+  atomic_fetch_add(count, 1);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (atomic_load(count) < want) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 2000000000L) return 0;
+    sched_yield();
+  }
+  return 1;
+}
 
 static int on_type(const pto_core_ctx *ctx, int type) { return ctx->core_type == type; }
 
@@ -58,6 +89,7 @@ static int32_t k_block_mark(const pto_kernel_tensor *t, const uint64_t *s, pto_c
   if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
   if (ctx->block_idx < 0 || ctx->block_idx >= ctx->block_num || ctx->block_idx >= kv_numel(&t[0]))
     return 98;
+  if (!meet(&g_meet_blocks, ctx->block_num)) return NOT_SIDE_BY_SIDE;
   *kv_f32p(&t[0], ctx->block_idx) = (float)(ctx->block_idx + 1);
   return 0;
 }
@@ -68,12 +100,30 @@ static int32_t k_slow_add(const pto_kernel_tensor *t, const uint64_t *s, pto_cor
   return k_add(t, s, ctx);
 }
 
-static pto_kernel_fn g_kernels[NK] = {k_add,     k_add_scalar, k_mul,     k_cube_double,
-                                      k_vec_inc, k_block_mark, k_slow_add};
-static const char *g_names[NK] = {"add",     "add_scalar", "mul",     "cube_double",
-                                  "vec_inc", "block_mark", "slow_add"};
-static const int g_types[NK] = {PTO_CORE_AIV, PTO_CORE_AIV, PTO_CORE_AIV, PTO_CORE_AIC,
-                                PTO_CORE_AIV, PTO_CORE_AIV, PTO_CORE_AIV};
+/* The two halves of a mixed task (t1 = 2 t0 in the first half, t0 + 1 in the second), which
+ * meet s[0] kernels before writing: they fail unless the AIC and AIV kernels run side by side. */
+static int32_t k_meet_aic(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  if (!meet(&g_meet_mixed, (int)s[0])) return NOT_SIDE_BY_SIDE;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n / 2; i++) *kv_f32p(&t[1], i) = 2.0f * kv_f32(&t[0], i);
+  return 0;
+}
+
+static int32_t k_meet_aiv(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  if (!meet(&g_meet_mixed, (int)s[0])) return NOT_SIDE_BY_SIDE;
+  for (int64_t i = kv_numel(&t[1]) / 2, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = kv_f32(&t[0], i) + 1.0f;
+  return 0;
+}
+
+static pto_kernel_fn g_kernels[NK] = {k_add,     k_add_scalar, k_mul,      k_cube_double, k_vec_inc,
+                                      k_block_mark, k_slow_add, k_meet_aic, k_meet_aiv};
+static const char *g_names[NK] = {"add",        "add_scalar", "mul",      "cube_double", "vec_inc",
+                                  "block_mark", "slow_add",   "meet_aic", "meet_aiv"};
+static const int g_types[NK] = {PTO_CORE_AIV, PTO_CORE_AIV, PTO_CORE_AIV,
+                                PTO_CORE_AIC, PTO_CORE_AIV, PTO_CORE_AIV,
+                                PTO_CORE_AIV, PTO_CORE_AIC, PTO_CORE_AIV};
 
 typedef struct corpus_run {
   void *so;
@@ -145,6 +195,8 @@ static int corpus_open(corpus_run *r, const char *name, const char *cxx, const c
 static pto_status corpus_launch(corpus_run *r, float s) {
   memset(r->o1, 0, sizeof r->o1);
   memset(r->o2, 0, sizeof r->o2);
+  atomic_store(&g_meet_mixed, 0);
+  atomic_store(&g_meet_blocks, 0);
   r->args[4] = pto_arg_f32(s);
   return pto_worker_run(r->w, r->p, r->args, 5);
 }
@@ -264,23 +316,38 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
     if (!corpus_open(&r, "mixed_spmd", k_cxx[c], dir)) continue;
     assert_pto_ok(corpus_launch(&r, 0.0f));
     for (int i = 0; i < N; i++) {
-      assert_true(r.o1[i] == 2.0f * r.a[i] + 1.0f);
+      assert_true(r.o1[i] == (i < N / 2 ? 2.0f * r.a[i] : r.a[i] + 1.0f));
       float want = i < 4 ? (float)(i + 1) : i == 15 ? 93.0f : 0.0f;
       assert_true(r.o2[i] == want);
     }
     check_core_types(r.w);
-    /* The mixed task: its cube kernel, then its vector kernel after it. */
-    const pto_task_record *cube = find_task(r.w, "cube_double", 0);
-    const pto_task_record *inc = find_task(r.w, "vec_inc", 0);
+    /* The mixed task: its cube and vector kernels side by side (they meet before writing), one
+     * on an AIC core, one on an AIV core, one group. */
+    const pto_task_record *cube = find_task(r.w, "meet_aic", 0);
+    const pto_task_record *inc = find_task(r.w, "meet_aiv", 0);
     assert_int_equal(cube->core_type, PTO_CORE_AIC);
     assert_int_equal(inc->core_type, PTO_CORE_AIV);
-    assert_true(inc->start_ns >= cube->end_ns);
+    assert_true(inc->start_ns < cube->end_ns && cube->start_ns < inc->end_ns);
     assert_int_equal(cube->group_id, cube->task_id);
     assert_int_equal(inc->group_id, cube->task_id);
     assert_int_equal(cube->slot, 0);
     assert_int_equal(inc->slot, 1);
-    /* add_dep: the SPMD task starts after the mixed task's last kernel. */
-    assert_true(find_task(r.w, "block_mark", 0)->start_ns >= inc->end_ns);
+    /* add_dep on the mixed task's id: the SPMD task starts after both of its kernels. Its four
+     * blocks ran side by side (they meet), on four AIV cores. */
+    const pto_task_record *spmd = find_task(r.w, "block_mark", 0);
+    assert_true(spmd->start_ns >= inc->end_ns && spmd->start_ns >= cube->end_ns);
+    assert_int_equal(spmd->block_num, 4);
+    assert_non_null(spmd->blocks);
+    for (int b = 0; b < 4; b++) {
+      assert_true(spmd->blocks[b].core >= 0 && spmd->blocks[b].core < 4);
+      assert_true(spmd->blocks[b].start_ns >= cube->end_ns && spmd->blocks[b].start_ns >= inc->end_ns);
+      for (int b2 = 0; b2 < b; b2++) {
+        assert_int_not_equal(spmd->blocks[b].core, spmd->blocks[b2].core);
+        assert_true(spmd->blocks[b].start_ns < spmd->blocks[b2].end_ns &&
+                    spmd->blocks[b2].start_ns < spmd->blocks[b].end_ns);
+      }
+    }
+    assert_true(spmd->core == spmd->blocks[0].core && spmd->start_ns == spmd->blocks[0].start_ns);
     /* In PyPTO's capture the mixed task is one task: two rows (an AIC and an AIV core) under
      * one id, and one deps.json entry with both kernel ids. */
     const pto_task_record *recs;
@@ -300,7 +367,7 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
                     "d=json.load(open(sys.argv[2])); g=%d; "
                     "t=[x for x in d[\"tasks\"] if x[\"task_id\"]==g][0]; "
                     "rows=[x for x in r[\"aicore_tasks\"] if x[1]==g]; "
-                    "ok=t[\"kernel_ids\"]==[3,4,-1] and t[\"name\"]==\"cube_double+vec_inc\" "
+                    "ok=t[\"kernel_ids\"]==[7,8,-1] and t[\"name\"]==\"meet_aic+meet_aiv\" "
                     "and t[\"core_type\"]==\"mix\" and "
                     "sorted(r[\"metadata\"][\"core_types\"][x[0]] for x in rows)==[\"aic\",\"aiv\"] "
                     "and all(e[\"pred\"]!=e[\"succ\"] for e in d[\"edges\"]); "
@@ -316,9 +383,134 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
     assert_status_contains(corpus_launch(&r, -2.0f),
                            "submit of kernel 'cube_double': submitted to an AIV core, but the "
                            "kernel is an AIC kernel (use rt_submit_aic_task)");
+    /* require_sync_start: the blocks taken while a core still runs the slow task wait for it, and
+     * all four start once it ends (without the gang, three would start at once). */
+    assert_pto_ok(corpus_launch(&r, -3.0f));
+    const pto_task_record *slow = find_task(r.w, "slow_add", 0);
+    const pto_task_record *gang = find_task(r.w, "block_mark", 0);
+    assert_int_equal(gang->block_num, 4);
+    for (int b = 0; b < 4; b++) {
+      assert_true(gang->blocks[b].start_ns >= slow->end_ns);
+      assert_true(r.o2[b] == (float)(b + 1));
+    }
     assert_pto_ok(corpus_launch(&r, 0.0f));
     corpus_close(&r);
   }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* allow_early_resolve, as PyPTO's runtime does it: the consumer of a flagged producer is taken by
+ * a core (staged) while the producer runs, and starts once it ends; unflagged, it is dispatched
+ * when ready. The flag reaches deps.json as early_dispatch. */
+static void test_early_resolve_stages_the_consumer(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-early");
+  for (int c = 0; c < 2; c++) {
+    corpus_run r;
+    if (!corpus_open(&r, "early_resolve", k_cxx[c], dir)) continue;
+    for (int early = 1; early >= 0; early--) {
+      assert_pto_ok(corpus_launch(&r, early ? 1.0f : 0.0f));
+      for (int i = 0; i < N; i++) assert_true(r.o1[i] == r.a[i] + r.b[i] + 0.5f);
+      check_core_types(r.w);
+      const pto_task_record *p = find_task(r.w, "slow_add", 0);
+      const pto_task_record *q = find_task(r.w, "add_scalar", 0);
+      assert_int_equal(p->early_resolve, early);
+      assert_int_equal(q->early_resolve, 0);
+      assert_true(q->start_ns >= p->end_ns);
+      if (early) {
+        assert_true(q->staged_ns > 0 && q->staged_ns < p->end_ns && q->staged_ns >= p->start_ns);
+        assert_int_not_equal(q->core, p->core);
+      } else {
+        assert_int_equal(q->staged_ns, 0);
+      }
+      const pto_task_record *recs;
+      size_t nrecs;
+      assert_pto_ok(pto_worker_last_launch_tasks(r.w, &recs, &nrecs));
+      int types[6];
+      for (int k = 0; k < 6; k++) types[k] = pto_worker_core_type(r.w, k);
+      char rp[4096], dp[4096];
+      snprintf(rp, sizeof rp, "%s/chip_swimlane_records.json", dir);
+      snprintf(dp, sizeof dp, "%s/deps.json", dir);
+      assert_pto_ok(pto_swimlane_write_records(rp, dp, NULL, recs, nrecs, types, 6));
+      char *out = NULL;
+      /* The consumer's scheduler row dispatches it when it was staged: before the producer's
+       * end when early. */
+      int rc = tu_run(&out,
+                      "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); "
+                      "d=json.load(open(sys.argv[2])); e=%d; "
+                      "t={x[\"task_id\"]:x for x in d[\"tasks\"]}; "
+                      "a={x[1]:x for x in r[\"aicore_tasks\"]}; "
+                      "s={(x[0],x[1]):x for x in r[\"scheduler_tasks\"][\"records\"]}; "
+                      "p,q=%d,%d; qd=s[(a[q][0],a[q][2])][2]; "
+                      "ok=t[p][\"early_dispatch\"]==bool(e) and not t[q][\"early_dispatch\"] "
+                      "and ((qd<a[p][4]) if e else (qd>=a[p][4])); "
+                      "sys.exit(0 if ok else 1)' '%s' '%s'",
+                      early, (int)p->task_id, (int)q->task_id, rp, dp);
+      if (rc) print_error("%s\n", out);
+      assert_int_equal(rc, 0);
+      free(out);
+    }
+    corpus_close(&r);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* CoreTaskArgs::dump with pto_worker_set_dump_args: the marked arguments of the mixed task (a and
+ * the scalar before it runs, o1 after it ends, under the group's id) with their bytes at level 1;
+ * every task's arguments at level 2, bytes for the marked only; every byte at level 3. */
+static void test_dump_writes_the_marked_arguments(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-dump");
+  corpus_run r;
+  assert_true(corpus_open(&r, "mixed_spmd", "c++", dir));
+  char dd[4096];
+  snprintf(dd, sizeof dd, "%s/tensor_dump", dir);
+  assert_status_contains(pto_worker_set_dump_args(r.w, 4, dd), "level 4 (0 off, 1 marked, 2 hybrid, 3 full)");
+  assert_status_contains(pto_worker_set_dump_args(r.w, 1, NULL), "level 1 needs a directory");
+  for (int level = 1; level <= 3; level++) {
+    assert_pto_ok(pto_worker_set_dump_args(r.w, level, dd));
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    const pto_task_record *mixed = find_task(r.w, "meet_aic", 0);
+    char py[4096];
+    snprintf(py, sizeof py, "%s/check_dump.py", dir);
+    FILE *f = fopen(py, "w");
+    assert_non_null(f);
+    fputs(
+        "import json, struct, sys\n"
+        "d, level, g = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])\n"
+        "m = json.load(open(d + '/tensor_dump.json'))\n"
+        "b = open(d + '/' + m['bin_file'], 'rb').read()\n"
+        "tid = '0x%016x' % g\n"
+        "mine = [t for t in m['tensors'] if t['task_id'] == tid]\n"
+        "def f32(t): return list(struct.unpack_from('<%df' % (t['bin_size'] // 4), b, t['bin_offset']))\n"
+        "key = sorted((t['stage'], t['role'], t['arg_index'], t['kind']) for t in mine)\n"
+        "assert key == [('after_completion', 'output', 1, 'tensor'), ('before_dispatch', 'input', 0, 'tensor'),\n"
+        "               ('before_dispatch', 'input', 2, 'scalar')], key\n"
+        "a = [t for t in mine if t['arg_index'] == 0][0]\n"
+        "o = [t for t in mine if t['arg_index'] == 1][0]\n"
+        "s = [t for t in mine if t['arg_index'] == 2][0]\n"
+        "assert a['dtype'] == 'float32' and a['shape'] == [16] and a['is_contiguous'], a\n"
+        "assert f32(a) == [float(i) for i in range(16)], f32(a)\n"
+        "assert f32(o) == [2.0 * i if i < 8 else i + 1.0 for i in range(16)], f32(o)\n"
+        "assert s['value'] == 2, s\n"
+        "others = [t for t in m['tensors'] if t['task_id'] != tid]\n"
+        "if level == 1: assert not others, others\n"
+        "else:\n"
+        "    assert others and all(t['bin_size'] == (64 if level == 3 and t['kind'] == 'tensor' else 0) for t in others), others\n"
+        "    roles = {(t['stage'], t['role']) for t in others}\n"
+        "    assert ('before_dispatch', 'inout') in roles and ('after_completion', 'inout') in roles, roles\n"
+        , f);
+    fclose(f);
+    char *out = NULL;
+    int rc = tu_run(&out, "python3 '%s' '%s' %d %d", py, dd, level, (int)mixed->group_id);
+    if (rc) print_error("level %d: %s\n", level, out);
+    assert_int_equal(rc, 0);
+    free(out);
+  }
+  assert_pto_ok(pto_worker_set_dump_args(r.w, 0, NULL));
+  corpus_close(&r);
   tu_rmtree(dir);
   free(dir);
 }
@@ -417,6 +609,8 @@ static void test_orchestration_done_ends_the_orch_span(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_orchestration_done_ends_the_orch_span),
+      cmocka_unit_test(test_early_resolve_stages_the_consumer),
+      cmocka_unit_test(test_dump_writes_the_marked_arguments),
       cmocka_unit_test(test_worker_core_types_default_to_one_cube_per_two_vector_cores),
       cmocka_unit_test(test_deps_manual_runs_with_both_compilers),
       cmocka_unit_test(test_mixed_spmd_runs_with_both_compilers),

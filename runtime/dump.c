@@ -1,0 +1,231 @@
+/* The tensor dump (pto_worker_set_dump_args): what PyPTO's runtime writes with enable_dump_args,
+ * in the layout its dump_viewer reads. A task's inputs and inouts are copied when it is ready,
+ * before any of its kernels runs; its outputs and inouts when its last kernel (of every block and
+ * every kernel of a mixed task) ends, before it completes. The cores append entries under one
+ * mutex: the dump is a debugging aid, not a fast path. */
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pto/base.h"
+#include "runtime_internal.h"
+
+static const char *const k_dump_dtype[PTO_DTYPE_COUNT] = {
+    "bool",   "int8",    "int16",    "int32",   "int64",   "uint8",   "uint16",
+    "uint32", "uint64",  "float16",  "bfloat16", "float32", "float64", "int64"};
+
+static pto__rt_task *leader(pto__rt_launch *L, pto__rt_task *t) { return L->task_vec[t->group]; }
+
+/* Whether argument i (tensors first, then scalars) gets an entry, and whether its bytes. */
+static int wanted(const pto__rt_launch *L, const pto__rt_task *t, int i, int *with_data) {
+  int marked = i < 64 && ((t->dump_mask >> i) & 1);
+  *with_data = L->dump_level == 3 || marked;
+  return L->dump_level >= 2 || marked;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t sz) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *q = realloc(*p, n * sz);
+  if (!q) return -1;
+  *p = q;
+  *cap = n;
+  return 0;
+}
+
+/* Appends one entry, and the view's elements (row-major) when with_data. */
+static void add(pto__rt_launch *L, const pto__rt_task *t, int i, int stage, int with_data) {
+  pto__rt_dump *d = &L->dump;
+  pto__rt_dump_entry e;
+  memset(&e, 0, sizeof e);
+  e.task_id = t->group;
+  e.arg_index = i;
+  e.stage = stage;
+  const pto_kernel_tensor *k = i < t->ntensors ? &t->tensors[i] : NULL;
+  uint64_t nbytes = 0;
+  if (k) {
+    e.kind = 0;
+    e.role = t->kinds[i];
+    e.dtype = k->dtype;
+    e.rank = k->rank;
+    int64_t n = 1, dense = 1;
+    e.contiguous = 1;
+    for (int r = k->rank - 1; r >= 0; r--) {
+      e.shape[r] = k->shape[r];
+      e.stride[r] = k->stride[r];
+      if (k->shape[r] != 1 && k->stride[r] != dense) e.contiguous = 0;
+      dense *= k->shape[r];
+      n *= k->shape[r];
+    }
+    e.start_offset = t->starts[i];
+    if (with_data) nbytes = (uint64_t)n * pto_dtype_size((pto_dtype)k->dtype);
+  } else {
+    e.kind = 1;
+    e.role = PTO_ORCH_ARG_IN;
+    e.dtype = PTO_DTYPE_U64;
+    e.value = t->scalars[i - t->ntensors];
+  }
+  pthread_mutex_lock(&d->mu);
+  if (grow((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v) ||
+      grow((void **)&d->bin, &d->capbin, d->nbin + nbytes, 1)) {
+    d->oom = 1;
+    pthread_mutex_unlock(&d->mu);
+    return;
+  }
+  e.bin_offset = d->nbin;
+  e.bin_size = nbytes;
+  if (nbytes) {
+    /* Element by element through the strides: the view may be strided. */
+    size_t es = pto_dtype_size((pto_dtype)k->dtype);
+    int64_t idx[PTO_MAX_RANK] = {0};
+    uint8_t *out = d->bin + d->nbin;
+    for (uint64_t c = 0; c < nbytes / es; c++) {
+      int64_t off = 0;
+      for (int r = 0; r < k->rank; r++) off += idx[r] * k->stride[r];
+      memcpy(out + c * es, (const uint8_t *)k->data + off * (int64_t)es, es);
+      for (int r = k->rank - 1; r >= 0; r--) {
+        if (++idx[r] < k->shape[r]) break;
+        idx[r] = 0;
+      }
+    }
+    d->nbin += nbytes;
+  }
+  d->v[d->n++] = e;
+  pthread_mutex_unlock(&d->mu);
+}
+
+void pto__rt_dump_before(pto__rt_launch *L, pto__rt_task *t) {
+  pto__rt_task *g = leader(L, t);
+  int expect = 0;
+  if (!atomic_compare_exchange_strong(&g->dump_state, &expect, 1)) {
+    /* Another kernel or block of the group dumps the inputs: none runs before it is done. */
+    while (atomic_load(&g->dump_state) != 2) sched_yield();
+    return;
+  }
+  for (int i = 0; i < g->ntensors + g->nscalars; i++) {
+    int data;
+    int is_in = i >= g->ntensors || g->kinds[i] != PTO_ORCH_ARG_OUT;
+    if (is_in && wanted(L, g, i, &data)) add(L, g, i, 0, data);
+  }
+  atomic_store(&g->dump_state, 2);
+}
+
+void pto__rt_dump_block_done(pto__rt_launch *L, pto__rt_task *t) {
+  pto__rt_task *g = leader(L, t);
+  if (atomic_fetch_sub(&g->dump_left, 1) != 1) return;
+  for (int i = 0; i < g->ntensors; i++) {
+    int data;
+    if (g->kinds[i] != PTO_ORCH_ARG_IN && wanted(L, g, i, &data)) add(L, g, i, 1, data);
+  }
+}
+
+static int cmp_entry(const void *a, const void *b) {
+  const pto__rt_dump_entry *x = a, *y = b;
+  if (x->task_id != y->task_id) return x->task_id < y->task_id ? -1 : 1;
+  if (x->stage != y->stage) return x->stage - y->stage;
+  return x->arg_index - y->arg_index;
+}
+
+typedef struct sbuf {
+  char *p;
+  size_t n, cap;
+  int oom;
+} sbuf;
+
+__attribute__((format(printf, 2, 3))) static void put(sbuf *b, const char *fmt, ...) {
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->cap - b->n;
+    int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? room : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+      b->oom = 1;
+      return;
+    }
+    if (b->p && (size_t)k < room) {
+      b->n += (size_t)k;
+      return;
+    }
+    if (grow((void **)&b->p, &b->cap, b->n + (size_t)k + 1, 1)) {
+      b->oom = 1;
+      return;
+    }
+  }
+}
+
+static void put_dims(sbuf *b, const int64_t *v, int n) {
+  put(b, "[");
+  for (int r = 0; r < n; r++) put(b, "%s%" PRId64, r ? ", " : "", v[r]);
+  put(b, "]");
+}
+
+pto_status pto__rt_dump_write(pto__rt_launch *L, const char *dir) {
+  pto__rt_dump *d = &L->dump;
+  pto_status s = PTO_OK;
+  if (d->oom) {
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory collecting the tensor dump");
+    goto out;
+  }
+  if (!d->n) goto out;
+  qsort(d->v, d->n, sizeof *d->v, cmp_entry);
+  static const char *const roles[] = {"input", "output", "inout"};
+  sbuf b = {0};
+  put(&b, "{\n  \"bin_file\": \"tensors.bin\",\n  \"tensors\": [");
+  for (size_t i = 0; i < d->n; i++) {
+    const pto__rt_dump_entry *e = &d->v[i];
+    int role = e->role >= PTO_ORCH_ARG_IN && e->role <= PTO_ORCH_ARG_INOUT ? e->role - PTO_ORCH_ARG_IN
+                                                                            : 0;
+    put(&b,
+        "%s\n    {\"task_id\": \"0x%016" PRIx64 "\", \"role\": \"%s\", \"stage\": \"%s\", "
+        "\"arg_index\": %d, \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": ",
+        i ? "," : "", e->task_id, roles[role], e->stage ? "after_completion" : "before_dispatch",
+        e->arg_index, e->kind ? "scalar" : "tensor",
+        e->dtype >= 0 && e->dtype < PTO_DTYPE_COUNT ? k_dump_dtype[e->dtype] : "uint8");
+    put_dims(&b, e->shape, e->rank);
+    put(&b, ", \"strides\": ");
+    put_dims(&b, e->stride, e->rank);
+    put(&b,
+        ", \"start_offset\": %" PRIu64 ", \"is_contiguous\": %s, \"bin_offset\": %" PRIu64
+        ", \"bin_size\": %" PRIu64,
+        e->start_offset, e->contiguous || e->kind ? "true" : "false", e->bin_offset, e->bin_size);
+    if (e->kind) put(&b, ", \"value\": %" PRIu64, e->value);
+    put(&b, "}");
+  }
+  put(&b, "\n  ]\n}\n");
+  if (b.oom) {
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the tensor dump");
+  } else {
+    size_t len = strlen(dir) + 32;
+    char *path = malloc(len);
+    if (!path) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the tensor dump");
+    } else {
+      s = pto_file_mkdirs(dir, 0755);
+      snprintf(path, len, "%s/tensors.bin", dir);
+      if (!s) s = pto_file_write_atomic(path, d->bin ? (const void *)d->bin : "", d->nbin, 0644);
+      snprintf(path, len, "%s/tensor_dump.json", dir);
+      if (!s) s = pto_file_write_atomic(path, b.p, b.n, 0644);
+      free(path);
+    }
+  }
+  free(b.p);
+  if (s) s = pto_status_annotate(s, "the tensor dump (pto_worker_set_dump_args) in %s", dir);
+out:
+  d->n = 0;
+  d->nbin = 0;
+  d->oom = 0;
+  return s;
+}
+
+void pto__rt_dump_fini(pto__rt_dump *d) {
+  free(d->v);
+  free(d->bin);
+  d->v = NULL;
+  d->bin = NULL;
+  d->n = d->cap = d->nbin = d->capbin = 0;
+}
