@@ -2,7 +2,9 @@
  *
  * The orchestration (on the dispatching thread) submits tasks through the pto_orch_api table.
  * Each tensor argument is a strided view of a buffer; per buffer the launch keeps the accesses
- * of unfinished tasks, and a new access waits for the overlapping ones it conflicts with: a read
+ * of unfinished tasks in a tensor map (tmap.c: found by byte range, so a submit's cost does
+ * not grow with the number of live tasks), and a new access waits for the overlapping ones it
+ * conflicts with: a read
  * waits for earlier writers, a write for earlier readers and writers (RAW, WAR, WAW). Statement
  * order alone never orders two tasks. A task is queued when its last predecessor completes; idle
  * cores take tasks from the queue, spin briefly when it is empty, then block. */
@@ -168,32 +170,6 @@ static pto__rt_track *get_track(pto__rt_launch *L, uint64_t buffer, const char *
   return t;
 }
 
-static int is_done(const pto__rt_access *x) { return atomic_load(&x->task->done) != 0; }
-
-static int list_append(pto__rt_access_list *l, pto__rt_task *task, const pto__rt_region *r) {
-  if (l->n == l->cap) {
-    /* Reads are never scanned by reads: drop finished ones here so the list stays short. */
-    int32_t keep = 0;
-    for (int32_t i = 0; i < l->n; i++)
-      if (!is_done(&l->v[i])) l->v[keep++] = l->v[i];
-    l->n = keep;
-    if (l->n * 2 >= l->cap) { /* mostly live: grow, so compaction stays amortized O(1) */
-      int32_t ncap = l->cap ? l->cap * 2 : 8;
-      pto__rt_access *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
-      if (nv) {
-        l->v = nv;
-        l->cap = ncap;
-      } else if (l->n == l->cap) {
-        return -1;
-      }
-    }
-  }
-  l->v[l->n].task = task;
-  l->v[l->n].r = *r;
-  l->n++;
-  return 0;
-}
-
 static pthread_mutex_t *stripe_of(pto__rt_launch *L, const pto__rt_task *t) {
   return &L->stripes[t->seq % PTO__RT_STRIPES];
 }
@@ -222,41 +198,35 @@ static void add_edge(pto__rt_launch *L, pto__rt_task *p, pto__rt_task *t) {
   pthread_mutex_unlock(mu);
 }
 
-/* Orders t after the unfinished accesses in l that overlap r; drops finished ones, and with
- * covering, those that a dense write r covers: whoever conflicts with such an access x now
- * conflicts with t, which is ordered after x. */
-static void scan_list(pto__rt_launch *L, pto__rt_access_list *l, uint64_t buffer, pto__rt_task *t,
-                      const pto__rt_region *r, int covering) {
-  int32_t keep = 0;
-  for (int32_t i = 0; i < l->n; i++) {
-    pto__rt_access *x = &l->v[i];
-    /* Disjoint byte ranges first: that needs no look at the task (another core's cache line);
-     * finished ones among them are dropped when the list fills up. */
-    if (x->r.hi <= r->lo || r->hi <= x->r.lo) {
-      if (keep != i) l->v[keep] = *x;
-      keep++;
-      continue;
-    }
-    if (is_done(x)) continue;
-    if (x->task != t && regions_overlap(&x->r, r, buffer)) add_edge(L, x->task, t);
-    if (covering && r->lo <= x->r.lo && x->r.hi <= r->hi) continue;
-    if (keep != i) l->v[keep] = *x;
-    keep++;
-  }
-  l->n = keep;
+/* Orders the submitted task after each unfinished access the tensor map visits that it
+ * conflicts with. */
+typedef struct order_ctx {
+  pto__rt_launch *L;
+  pto__rt_task *t;
+  const pto__rt_region *r;
+  uint64_t buffer;
+} order_ctx;
+
+static void order_after(void *ctx, pto__rt_tm_entry *x) {
+  order_ctx *c = ctx;
+  if (x->task != c->t && regions_overlap(&x->r, c->r, c->buffer)) add_edge(c->L, x->task, c->t);
 }
 
-/* A read waits for earlier writers; a write for earlier readers and writers. */
-/* In a manual scope the access is only recorded, for the tasks after the scope to order by. */
+/* A read waits for earlier writers; a write for earlier readers and writers. A dense write
+ * drops the accesses it covers: whoever conflicts with such an access x now conflicts with t,
+ * which is ordered after x. In a manual scope the access is only recorded, for the tasks after
+ * the scope to order by. */
 static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
                        const pto__rt_region *r, int write, int manual) {
   if (r->lo == r->hi) return;
   int covering = write && r->dense && !manual;
   if (!manual) {
-    scan_list(L, &tr->acc[1], tr->buffer, t, r, covering);
-    if (write) scan_list(L, &tr->acc[0], tr->buffer, t, r, covering);
+    order_ctx c = {L, t, r, tr->buffer};
+    pto__rt_tmap_visit(&tr->acc[1], &L->tm_alloc, tr->buffer, r, covering, order_after, &c);
+    if (write)
+      pto__rt_tmap_visit(&tr->acc[0], &L->tm_alloc, tr->buffer, r, covering, order_after, &c);
   }
-  if (list_append(&tr->acc[write ? 1 : 0], t, r) != 0)
+  if (pto__rt_tmap_insert(&tr->acc[write ? 1 : 0], &L->tm_alloc, tr->buffer, tr->size, t, r))
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                                            "out of memory recording a tensor access"));
 }
@@ -629,8 +599,12 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   pto_kernel_tensor *kt = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *kt);
   uint64_t *sc = pto__rt_bump_alloc(&L->bump, (size_t)(ns ? ns : 1) * sizeof *sc);
   pto__rt_interm **ims = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *ims);
-  pto__rt_track **trs = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *trs);
-  pto__rt_region *rs = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *rs);
+  /* The tracks and regions are needed during this submit only: on the stack when few. */
+  pto__rt_track *trs_small[8];
+  pto__rt_region rs_small[8];
+  pto__rt_track **trs = nt <= 8 ? trs_small
+                                : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *trs);
+  pto__rt_region *rs = nt <= 8 ? rs_small : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *rs);
   if (!t || !kt || !sc || !ims || !trs || !rs) {
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                                            "out of memory submitting %s", kname));
@@ -825,7 +799,8 @@ static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *sh
     /* The address of a freed intermediate: every task that used it has finished. */
     tr = (pto__rt_track *)(uintptr_t)*v;
     tr->size = nbytes;
-    tr->acc[0].n = tr->acc[1].n = 0;
+    pto__rt_tmap_reset(&tr->acc[0], &L->tm_alloc);
+    pto__rt_tmap_reset(&tr->acc[1], &L->tm_alloc);
   } else if (im) {
     tr = new_track(L, addr, nbytes);
   }
@@ -924,6 +899,17 @@ static void api_scope_end(void *ctx) {
   end_scope(L);
 }
 
+typedef struct wait_ctx {
+  pto__rt_launch *L;
+  const pto__rt_region *r;
+  uint64_t buffer;
+} wait_ctx;
+
+static void wait_for(void *ctx, pto__rt_tm_entry *x) {
+  wait_ctx *c = ctx;
+  if (regions_overlap(&x->r, c->r, c->buffer)) wait_until(c->L, pred_task_done, x->task);
+}
+
 /* Shared by read_element and write_element: validates the element and waits for the unfinished
  * tasks that conflict with accessing it. Returns its host address, or NULL on failure. */
 static void *element_access(pto__rt_launch *L, const pto_orch_tensor *t, const int64_t *idx,
@@ -946,12 +932,9 @@ static void *element_access(pto__rt_launch *L, const pto_orch_tensor *t, const i
   e.addr = t->addr + (uint64_t)(off * (int64_t)pto_dtype_size((pto_dtype)t->dtype));
   for (int d = 0; d < t->rank; d++) e.shape[d] = 1;
   make_region(&e, &r);
+  wait_ctx c = {L, &r, tr->buffer};
   for (int k = write ? 0 : 1; k < 2; k++)
-    for (int32_t i = 0; i < tr->acc[k].n; i++) {
-      pto__rt_access *x = &tr->acc[k].v[i];
-      if (!is_done(x) && regions_overlap(&x->r, &r, tr->buffer))
-        wait_until(L, pred_task_done, x->task);
-    }
+    pto__rt_tmap_visit(&tr->acc[k], &L->tm_alloc, tr->buffer, &r, 0, wait_for, &c);
   if (atomic_load(&L->failed)) return NULL;
   return pto__rt_devmem_host(&L->w->mem, e.addr);
 }
@@ -1042,6 +1025,9 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   pto_program_reset_current_op(prog);
   L->record_tasks = L->w->record_tasks;
   pto__rt_bump_reset(&L->bump);
+  L->tm_alloc.bump = &L->bump;
+  L->tm_alloc.free = NULL;
+  L->tm_alloc.ncompleted = &L->ncompleted;
   pto__rt_map_clear(&L->tracks);
   L->ntracks = 0;
   L->tasks_head = L->tasks_tail = NULL;
@@ -1069,10 +1055,7 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
   }
   if (first && last <= first) last = first + 1; /* a clock too coarse to see the tasks run */
   for (size_t i = 0; i < L->ntracks; i++) {
-    for (int k = 0; k < 2; k++) {
-      free(L->track_list[i]->acc[k].v);
-      L->track_list[i]->acc[k].v = NULL;
-    }
+    for (int k = 0; k < 2; k++) pto__rt_tmap_fini(&L->track_list[i]->acc[k]);
   }
   L->ntracks = 0;
   *out_first_start = first;
