@@ -434,11 +434,30 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
 
 /* ---- the orchestration API ----------------------------------------------------------------- */
 
+/* A submitted task's name for messages ("kernel 'k'" or "a dummy task"), formatted only when a
+ * message needs it: a submit that succeeds formats nothing. */
+typedef struct kname_t {
+  pto__rt_launch *L;
+  int32_t kernel_id;
+  char buf[160];
+} kname_t;
+
+static const char *kn(kname_t *k) {
+  if (!k->buf[0]) {
+    if (k->kernel_id < 0)
+      snprintf(k->buf, sizeof k->buf, "a dummy task");
+    else
+      snprintf(k->buf, sizeof k->buf, "kernel '%s'",
+               pto_program_kernel_name(k->L->prog, k->kernel_id));
+  }
+  return k->buf;
+}
+
 /* Names the tensor in a message: "submit of kernel 'k': argument 2", or name when kname is NULL.
  * Formatted only when there is a message to write. */
 typedef struct what_ctx {
   const char *name;
-  const char *kname;
+  kname_t *kname;
   int argi;
 } what_ctx;
 
@@ -450,7 +469,7 @@ __attribute__((format(printf, 3, 4))) static int view_fail(pto__rt_launch *L, co
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (wc->kname)
-    return orch_fail(L, "submit of %s: argument %d: %s", wc->kname, wc->argi, msg);
+    return orch_fail(L, "submit of %s: argument %d: %s", kn(wc->kname), wc->argi, msg);
   return orch_fail(L, "%s: %s", wc->name, msg);
 }
 
@@ -515,32 +534,32 @@ static int remember_task(pto__rt_launch *L, pto__rt_task *t) {
 }
 
 /* p (a task id of this launch) must finish before t starts; a negative id is no dependency. */
-static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, const char *kname) {
+static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, kname_t *kname) {
   if (id < 0) return 0;
   if (id >= (int64_t)t->seq)
     return orch_fail(L, "submit of %s: dependency on task %lld, which was not submitted before it "
                         "in this launch (%u tasks so far)",
-                     kname, (long long)id, t->seq);
+                     kn(kname), (long long)id, t->seq);
   add_edge(L, L->task_vec[id], t);
   return 0;
 }
 
 /* Validates the predicate's element and returns its host address, or NULL after failing. */
-static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, const char *kname,
+static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, kname_t *kname,
                                      pto__rt_track **out_track, pto__rt_region *out_r) {
   what_ctx wc = {NULL, kname, -1};
   pto__rt_region whole;
   const pto_orch_tensor *t = x->pred_tensor;
   if (!t) {
-    orch_fail(L, "submit of %s: a predicate without a tensor", kname);
+    orch_fail(L, "submit of %s: a predicate without a tensor", kn(kname));
     return NULL;
   }
   if (check_view(L, t, &wc, out_track, &whole) != 0) return NULL;
   int64_t off = 0;
   for (int d = 0; d < t->rank; d++) {
     if (x->pred_idx[d] < 0 || x->pred_idx[d] >= t->shape[d]) {
-      orch_fail(L, "submit of %s: predicate index %lld of dim %d is out of range [0, %lld)", kname,
-                (long long)x->pred_idx[d], d, (long long)t->shape[d]);
+      orch_fail(L, "submit of %s: predicate index %lld of dim %d is out of range [0, %lld)",
+                kn(kname), (long long)x->pred_idx[d], d, (long long)t->shape[d]);
       return NULL;
     }
     off += x->pred_idx[d] * t->stride[d];
@@ -556,8 +575,8 @@ static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, c
 static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
                           const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
                           int64_t *out_id) {
-  /* Flow control: an orchestration far ahead of the cores waits, which bounds the task memory
-   * and the access lists every submit scans. */
+  /* Flow control: an orchestration far ahead of the cores waits, which bounds the tasks in
+   * flight (the tensor map's cost does not depend on their number). */
   if (atomic_load_explicit(&L->outstanding, memory_order_relaxed) >=
       (long)L->w->cfg.max_inflight_tasks)
     wait_until(L, pred_below_low_mark, NULL);
@@ -566,26 +585,25 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   if (kernel_id < -1 || kernel_id >= nk)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
                      kernel_id, nk);
-  char kname[160];
-  if (kernel_id < 0)
-    snprintf(kname, sizeof kname, "a dummy task");
-  else
-    snprintf(kname, sizeof kname, "kernel '%s'", pto_program_kernel_name(L->prog, kernel_id));
+  kname_t kname_s, *kname = &kname_s;
+  kname_s.L = L;
+  kname_s.kernel_id = kernel_id;
+  kname_s.buf[0] = 0;
   if (core_type != PTO_CORE_AIV && core_type != PTO_CORE_AIC)
-    return orch_fail(L, "submit of %s: core type %d is neither AIV nor AIC", kname, core_type);
+    return orch_fail(L, "submit of %s: core type %d is neither AIV nor AIC", kn(kname), core_type);
   int declared = kernel_id >= 0 ? pto_program_kernel_core_type(L->prog, kernel_id) : -1;
   if (declared >= 0 && declared != core_type)
     return orch_fail(L, "submit of %s: submitted to an %s core, but the kernel is an %s kernel "
                         "(use rt_submit_%s_task)",
-                     kname, core_type == PTO_CORE_AIC ? "AIC" : "AIV",
+                     kn(kname), core_type == PTO_CORE_AIC ? "AIC" : "AIV",
                      declared == PTO_CORE_AIC ? "AIC" : "AIV", declared == PTO_CORE_AIC ? "aic" : "aiv");
   if (nargs < 0 || (nargs > 0 && !args))
-    return orch_fail(L, "submit of %s: %d arguments", kname, nargs);
+    return orch_fail(L, "submit of %s: %d arguments", kn(kname), nargs);
   if (x->block_num < 0 || x->block_num > 65535)
-    return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kname,
+    return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kn(kname),
                      x->block_num);
   if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
-    return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kname, x->pred_op);
+    return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kn(kname), x->pred_op);
   int32_t nt = 0, ns = 0;
   for (int32_t i = 0; i < nargs; i++) {
     if (args[i].kind == PTO_ORCH_ARG_SCALAR)
@@ -593,7 +611,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     else if (args[i].kind >= PTO_ORCH_ARG_IN && args[i].kind <= PTO_ORCH_ARG_INOUT)
       nt++;
     else
-      return orch_fail(L, "submit of %s: argument %d has kind %d", kname, i, args[i].kind);
+      return orch_fail(L, "submit of %s: argument %d has kind %d", kn(kname), i, args[i].kind);
   }
   pto__rt_task *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
   pto_kernel_tensor *kt = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *kt);
@@ -607,7 +625,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   pto__rt_region *rs = nt <= 8 ? rs_small : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *rs);
   if (!t || !kt || !sc || !ims || !trs || !rs) {
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory submitting %s", kname));
+                                           "out of memory submitting %s", kn(kname)));
     return 1;
   }
   int32_t it = 0, is = 0, nim = 0;
@@ -664,7 +682,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   t->group = x->group >= 0 ? (uint32_t)x->group : t->seq;
   if (remember_task(L, t) != 0) {
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory submitting %s", kname));
+                                           "out of memory submitting %s", kn(kname)));
     return 1;
   }
   L->ntasks++;

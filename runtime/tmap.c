@@ -248,6 +248,7 @@ void pto__rt_tmap_fini(pto__rt_tmap *m) {
 
 size_t pto__rt_tmap_count(const pto__rt_tmap *m) {
   size_t n = 0;
-  for (int32_t i = 0; i < m->nlv; i++) n += m->lv[i].n;
+  for (int32_t i = 0; i < m->nlv; i++)
+    n += m->lv[i].n;
   return n;
 }

@@ -20,10 +20,12 @@ int main(int argc, char **argv) {
   if (reps > 256) reps = 256;
   long ns[MAXN];
   int nn = 0;
-  for (int i = 2; i < argc && nn < MAXN; i++) ns[nn++] = strtol(argv[i], NULL, 10);
+  for (int i = 2; i < argc && nn < MAXN; i++)
+    ns[nn++] = strtol(argv[i], NULL, 10);
   if (!nn) {
     long d[] = {100, 1000, 10000, 100000};
-    for (int i = 0; i < 4; i++) ns[nn++] = d[i];
+    for (int i = 0; i < 4; i++)
+      ns[nn++] = d[i];
   }
   long nmax = 0;
   for (int i = 0; i < nn; i++)
@@ -38,7 +40,8 @@ int main(int argc, char **argv) {
   B_CHECK(pto_worker_open(&cfg, &w));
   pto_handle *h = NULL;
   B_CHECK(pto_worker_register(w, p, &h));
-  float *x = calloc((size_t)nmax * COLS, sizeof(float)), *y = malloc(sizeof(float) * (size_t)nmax * COLS);
+  float *x = calloc((size_t)nmax * COLS, sizeof(float)),
+        *y = malloc(sizeof(float) * (size_t)nmax * COLS);
   for (long i = 0; i < nmax * COLS; i++)
     x[i] = (float)(i % 1000);
 
@@ -95,15 +98,17 @@ int main(int argc, char **argv) {
       b_add(&orch[j], o);
       b_add(&per[j], o * 1e3 / (double)N);
     }
-    B_CHECK(pto_worker_copy_from(w, y, pto_device_tensor_addr(dy), sizeof(float) * (size_t)N * COLS));
+    B_CHECK(
+        pto_worker_copy_from(w, y, pto_device_tensor_addr(dy), sizeof(float) * (size_t)N * COLS));
     for (long i = 0; i < N * COLS; i++)
       if (y[i] != x[i] + 1) bad++;
     B_CHECK(pto_worker_free_tensor(w, dx));
     B_CHECK(pto_worker_free_tensor(w, dy));
   }
 
-  printf("live_tasks: %ld repetitions, 1 vector core held by a spin task, max_inflight_tasks %u\n\n",
-         reps, cfg.max_inflight_tasks);
+  printf(
+      "live_tasks: %ld repetitions, 1 vector core held by a spin task, max_inflight_tasks %u\n\n",
+      reps, cfg.max_inflight_tasks);
   printf("| live tasks N | orch span median (us) | per submit min (ns) | per submit median (ns) | "
          "median / median at N=%ld | all live |\n| ---: | ---: | ---: | ---: | ---: | --- |\n",
          ns[0]);

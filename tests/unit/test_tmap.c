@@ -80,7 +80,8 @@ static void run_random(uint64_t seed, uint64_t span, uint64_t size, int max_len_
     qsort(want, (size_t)nwant, sizeof *want, cmp_int);
     qsort(got.seen, (size_t)got.n, sizeof *got.seen, cmp_int);
     assert_int_equal(got.n, nwant);
-    for (int i = 0; i < nwant; i++) assert_int_equal(got.seen[i], want[i]);
+    for (int i = 0; i < nwant; i++)
+      assert_int_equal(got.seen[i], want[i]);
     assert_int_equal(pto__rt_tmap_insert(&m, &a, BUF, size, &tasks[t], &r), 0);
     ref[nref++] = (ref_entry){t, r.lo, r.hi, 0};
     /* Tasks finish at random, mostly the older ones. */
@@ -93,7 +94,8 @@ static void run_random(uint64_t seed, uint64_t span, uint64_t size, int max_len_
     if (rnd(&s) % 1500 == 0) {
       pto__rt_tmap_reset(&m, &a);
       assert_int_equal(pto__rt_tmap_count(&m), 0);
-      for (int i = 0; i < nref; i++) ref[i].removed = 1;
+      for (int i = 0; i < nref; i++)
+        ref[i].removed = 1;
     }
   }
   /* Every live reference entry is still held (finished ones may have been dropped). */
@@ -140,8 +142,8 @@ static void sweeps(uint64_t size) {
 
 static void test_tmap_sweeps_finished_accesses(void **state) {
   (void)state;
-  sweeps(NTASK * 64);  /* bins in an array */
-  sweeps(1ull << 40);  /* bins in a hash map */
+  sweeps(NTASK * 64); /* bins in an array */
+  sweeps(1ull << 40); /* bins in a hash map */
 }
 
 int main(void) {
