@@ -25,7 +25,7 @@ trap 'rm -rf "$T"' EXIT
 # One traced cold compile; prints the phases in ms on one line.
 split_once() {
   rm -rf "$T/cache" "$T/work"
-  env "$@" PTO_CACHE_DIR="$T/cache" strace -f --seccomp-bpf -ttt -qq -o "$T/trace" \
+  env "$@" PTO_CACHE_DIR="$T/cache" strace -f --seccomp-bpf -ttt -qq -s 512 -o "$T/trace" \
     -e trace=execve,exit_group,openat "$PTO" compile "$PROG" -o "$T/work" >/dev/null
   awk '
     function ms(a, b) { return (b - a) * 1000 }

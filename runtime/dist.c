@@ -524,7 +524,7 @@ static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const
     w->nbufs += 16;
   }
   uint64_t addr;
-  PTO_RETURN_IF_ERROR(pto__rt_devmem_alloc(&w->alloc, bytes, 64, what, &addr));
+  PTO_RETURN_IF_ERROR(pto__rt_devmem_alloc(&w->alloc, bytes, 64, what, NULL, &addr));
   buffer *b = &w->bufs[i];
   memset(b, 0, sizeof *b);
   b->kind = kind;

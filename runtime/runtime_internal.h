@@ -120,10 +120,10 @@ pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size);
 /* An allocator over memory someone else mapped (the distributed worker's shared heap). */
 pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base);
 void pto__rt_devmem_fini(pto__rt_devmem *m);
-/* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64). what names
- * the allocation in the out-of-memory message. */
+/* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64). what (and
+ * name, quoted after it, unless NULL) names the allocation in the out-of-memory message. */
 pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
-                                const char *what, uint64_t *out_addr);
+                                const char *what, const char *name, uint64_t *out_addr);
 /* Returns 1 if addr was a live allocation (now freed), 0 otherwise. */
 int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr);
 /* Whether an allocation starts at addr, and its requested size. */

@@ -788,7 +788,8 @@ static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *sh
   uint64_t addr;
   pto_status s;
   for (;;) {
-    s = pto__rt_devmem_alloc(&L->w->mem, nbytes, 64, "an intermediate (tensor.create)", &addr);
+    s = pto__rt_devmem_alloc(&L->w->mem, nbytes, 64, "an intermediate (tensor.create)", NULL,
+                              &addr);
     /* Back-pressure: running tasks give memory back as they finish (intermediates of ended
      * scopes), so an orchestration that runs ahead waits for them instead of failing. */
     if (!s || pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY || nbytes > L->w->mem.size ||
