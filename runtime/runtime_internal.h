@@ -208,17 +208,20 @@ typedef struct pto__rt_tm_level {
   size_t sweep_at;   /* size (bins.n, or n when direct) at which finished entries are swept */
   unsigned long swept_at_completed; /* *ncompleted at the last sweep */
   uint64_t *direct;  /* per bin, (pto__rt_tm_entry *) first entry; NULL: bins is used */
+  int direct_bump;   /* direct came from the entries' bump arena (small): not freed */
   uint64_t ndirect;  /* bins in direct */
   uint64_t dmin, dmax; /* direct: bins [dmin, dmax] may be nonempty (dmin > dmax: none) */
   pto__rt_map bins;  /* bin + 1 -> (pto__rt_tm_entry *) first entry, 0 for an empty bin */
 } pto__rt_tm_level;
 
 typedef struct pto__rt_tmap {
-  pto__rt_tm_level *lv;
+  pto__rt_tm_level *lv; /* inline_lv until a second level is needed */
   int32_t nlv, caplv;
+  pto__rt_tm_level inline_lv[1];
 } pto__rt_tmap;
 
-/* Where entries come from: a bump arena and a free list (one owner thread). */
+/* Where entries (and small bin arrays) come from: a bump arena and a free list (one owner
+ * thread); a map must be reset or finished before its arena is. */
 typedef struct pto__rt_tm_alloc {
   pto__rt_bump *bump;
   pto__rt_tm_entry *free;
@@ -325,6 +328,8 @@ typedef struct pto__rt_core {
   void *scratch;         /* 64-byte aligned; replaced only while no launch runs */
   uint64_t scratch_size;
   uint64_t rng;          /* shuffle mode delays; this core only */
+  atomic_int claimed;    /* 1 while a thread runs tasks as this core: its own, or the
+                            dispatching thread helping at the end of a launch */
 } pto__rt_core;
 
 /* The ready tasks of one core type (next_ready); guarded by the pool's mu. */
@@ -358,6 +363,10 @@ pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes);
 void pto__rt_pool_wake(pto__rt_pool *pool);
 /* Queues ready tasks. */
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
+/* The dispatching thread, its orchestration done, runs one ready task (and the successors it
+ * makes ready) as an idle core of the task's type, instead of waiting for that core's thread to
+ * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready or no core free. */
+int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L);
 /* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
  * that became ready and is left for the caller to run. */
 void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core,

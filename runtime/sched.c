@@ -1065,6 +1065,11 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
 pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
                                  uint64_t *out_last_end) {
   while (L->nscopes > 0) end_scope(L);
+  /* The orchestration is done: rather than wait for core threads to wake up and get a CPU, run
+   * ready tasks here as an idle core (not in shuffle mode, whose timing is the cores' own). */
+  if (!L->w->pool.shuffle)
+    while (atomic_load(&L->outstanding) > 0 && pto__rt_pool_help(&L->w->pool, L)) {
+    }
   wait_until(L, pred_all_done, NULL);
   uint64_t first = 0, last = 0;
   for (pto__rt_task *t = L->tasks_head; t; t = t->next_all) {

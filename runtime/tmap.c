@@ -10,6 +10,7 @@
 #define TM_MIN_SHIFT 6 /* 64-byte bins at the finest level */
 #define TM_SWEEP_MIN 64
 #define TM_DIRECT_MAX (1ull << 20) /* bins of a level kept in an array, at most */
+#define TM_DIRECT_SMALL 512        /* bins of an array taken from the bump arena, at most */
 
 static int32_t shift_for(uint64_t span) {
   if (span <= (1ull << TM_MIN_SHIFT)) return TM_MIN_SHIFT;
@@ -90,13 +91,21 @@ static void maybe_sweep(pto__rt_tm_level *lv, pto__rt_tm_alloc *a) {
   lv->swept_at_completed = done;
 }
 
-static pto__rt_tm_level *level_of(pto__rt_tmap *m, int32_t shift, uint64_t size) {
+static pto__rt_tm_level *level_of(pto__rt_tmap *m, pto__rt_tm_alloc *a, int32_t shift,
+                                  uint64_t size) {
   for (int32_t i = 0; i < m->nlv; i++)
     if (m->lv[i].shift == shift) return &m->lv[i];
+  if (!m->lv) {
+    /* The first level lives in the map itself: a launch of a few tasks mallocs nothing here. */
+    m->lv = m->inline_lv;
+    m->caplv = 1;
+  }
   if (m->nlv == m->caplv) {
-    int32_t ncap = m->caplv ? m->caplv * 2 : 2;
-    pto__rt_tm_level *nl = realloc(m->lv, (size_t)ncap * sizeof *nl);
+    int32_t ncap = m->caplv * 2;
+    pto__rt_tm_level *nl = malloc((size_t)ncap * sizeof *nl);
     if (!nl) return NULL;
+    memcpy(nl, m->lv, (size_t)m->nlv * sizeof *nl);
+    if (m->lv != m->inline_lv) free(m->lv);
     m->lv = nl;
     m->caplv = ncap;
   }
@@ -105,8 +114,14 @@ static pto__rt_tm_level *level_of(pto__rt_tmap *m, int32_t shift, uint64_t size)
   lv.shift = shift;
   lv.sweep_at = TM_SWEEP_MIN;
   uint64_t nb = (size >> shift) + 1;
-  if (nb <= TM_DIRECT_MAX) {
-    if (!(lv.direct = calloc(nb, sizeof *lv.direct))) return NULL;
+  if (nb <= TM_DIRECT_SMALL) {
+    if (!(lv.direct = pto__rt_bump_alloc(a->bump, nb * sizeof *lv.direct))) return NULL;
+    memset(lv.direct, 0, nb * sizeof *lv.direct);
+    lv.direct_bump = 1;
+  } else if (nb <= TM_DIRECT_MAX && !(lv.direct = calloc(nb, sizeof *lv.direct))) {
+    return NULL;
+  }
+  if (lv.direct) {
     lv.ndirect = nb;
     lv.dmin = UINT64_MAX; /* and dmax 0: no bin in use */
   }
@@ -116,7 +131,7 @@ static pto__rt_tm_level *level_of(pto__rt_tmap *m, int32_t shift, uint64_t size)
 
 int pto__rt_tmap_insert(pto__rt_tmap *m, pto__rt_tm_alloc *a, uint64_t buffer, uint64_t size,
                         pto__rt_task *t, const pto__rt_region *r) {
-  pto__rt_tm_level *lv = level_of(m, shift_for(r->hi - r->lo), size);
+  pto__rt_tm_level *lv = level_of(m, a, shift_for(r->hi - r->lo), size);
   if (!lv) return -1;
   pto__rt_tm_entry *e = a->free;
   if (e)
@@ -240,9 +255,9 @@ void pto__rt_tmap_reset(pto__rt_tmap *m, pto__rt_tm_alloc *a) {
 void pto__rt_tmap_fini(pto__rt_tmap *m) {
   for (int32_t i = 0; i < m->nlv; i++) {
     pto__rt_map_fini(&m->lv[i].bins);
-    free(m->lv[i].direct);
+    if (!m->lv[i].direct_bump) free(m->lv[i].direct);
   }
-  free(m->lv);
+  if (m->lv != m->inline_lv) free(m->lv);
   memset(m, 0, sizeof *m);
 }
 
