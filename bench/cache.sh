@@ -60,6 +60,7 @@ cat "$T/hyperfine.md"
 echo
 echo "== in-process (bench/cache_repeat.c), warm cache"
 cc -O2 -std=c17 -D_GNU_SOURCE -Iinclude bench/cache_repeat.c -o "$T/cache_repeat" \
-  -L"$BUILD/ir" -L"$BUILD/loader" -L"$BUILD/runtime" -lpto_runtime -lpto_loader -lpto_ir \
-  -Wl,-rpath,"$PWD/$BUILD/ir:$PWD/$BUILD/loader:$PWD/$BUILD/runtime"
+  -L"$BUILD/base" -L"$BUILD/ir" -L"$BUILD/loader" -L"$BUILD/runtime" -lpto_runtime -lpto_loader \
+  -lpto_ir -lpto_base \
+  -Wl,-rpath,"$PWD/$BUILD/base:$PWD/$BUILD/ir:$PWD/$BUILD/loader:$PWD/$BUILD/runtime"
 for i in 1 2 3; do PTO_CACHE_DIR="$WARM" "$T/cache_repeat" "$PROG" $ROWS 2000000; echo; done

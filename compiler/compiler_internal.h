@@ -31,6 +31,10 @@ const char *pto__compiler_cc(void);
 const char *pto__compiler_cxx(void);
 /* -I directory holding pto/pto_orchestration_api.h. */
 const char *pto__compiler_include_dir(void);
+/* The directory holding pto/pto_orchestration_api.h.gch, precompiled at -O2, or "" when there is
+ * none to use: passed with -I before the include dir, it spares each orchestration compile the
+ * parse of the header and the C++ library headers it includes. */
+const char *pto__compiler_pch_dir(void);
 
 /* The core type a kernel runs on: AIC (cube) when it does a matmul anywhere in its body, else
  * AIV. One answer for the manifest and the emitted submit call. */

@@ -87,9 +87,27 @@ static pto_status start_orchestration(const char *cpp_path, const char *so_path,
                                       pto_exec *out) {
   static const char *const levels[] = {"-O0", "-O1", "-O2", "-O3"};
   /* -fwrapv: signed overflow in orchestration arithmetic wraps, as in kernels. */
-  const char *argv[] = {pto__compiler_cxx(), "-std=c++17", levels[opt_level], "-fwrapv", "-fPIC",
-                        "-shared", "-Wl,--build-id=sha1", "-I", pto__compiler_include_dir(), "-o",
-                        so_path, cpp_path, NULL};
+  const char *argv[16];
+  int n = 0;
+  argv[n++] = pto__compiler_cxx();
+  argv[n++] = "-std=c++17";
+  argv[n++] = levels[opt_level];
+  argv[n++] = "-fwrapv";
+  argv[n++] = "-fPIC";
+  argv[n++] = "-shared";
+  argv[n++] = "-Wl,--build-id=sha1";
+  /* The precompiled header was built with exactly these flags at -O2: first in the search. */
+  const char *pch = pto__compiler_pch_dir();
+  if (opt_level == 2 && *pch) {
+    argv[n++] = "-I";
+    argv[n++] = pch;
+  }
+  argv[n++] = "-I";
+  argv[n++] = pto__compiler_include_dir();
+  argv[n++] = "-o";
+  argv[n++] = so_path;
+  argv[n++] = cpp_path;
+  argv[n] = NULL;
   return pto__compiler_exec_start(argv, out);
 }
 

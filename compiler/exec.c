@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +107,51 @@ static void find_include_dir(void) {
 const char *pto__compiler_include_dir(void) {
   pthread_once(&g_include_once, find_include_dir);
   return g_include_dir;
+}
+
+static char g_pch_dir[PATH_MAX]; /* "" when there is none to use; written once under g_pch_once */
+static pthread_once_t g_pch_once = PTHREAD_ONCE_INIT;
+
+static int newer(const struct timespec *a, const struct timespec *b) {
+  return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
+}
+
+/* The precompiled orchestration header beside this library (pch/, compiler/CMakeLists.txt),
+ * when it is at least as new as every header of the include dir in use. Not with
+ * PTO_INCLUDE_DIR (headers it was not built from) or PTO_NO_PCH=1. */
+static void find_pch_dir(void) {
+  g_pch_dir[0] = 0;
+  const char *e = getenv("PTO_INCLUDE_DIR");
+  if (e && *e) return;
+  e = getenv("PTO_NO_PCH");
+  if (e && strcmp(e, "1") == 0) return;
+  Dl_info info;
+  if (!dladdr((void *)&find_pch_dir, &info) || !info.dli_fname || !strchr(info.dli_fname, '/'))
+    return;
+  char lib[PATH_MAX], dir[PATH_MAX + 8], path[PATH_MAX * 2];
+  snprintf(lib, sizeof lib, "%s", info.dli_fname);
+  snprintf(dir, sizeof dir, "%s/pch", dirname(lib));
+  snprintf(path, sizeof path, "%s/pto/pto_orchestration_api.h.gch", dir);
+  struct stat gs, hs;
+  if (stat(path, &gs) != 0 || !S_ISREG(gs.st_mode)) return;
+  char hdrs[PATH_MAX + 8];
+  snprintf(hdrs, sizeof hdrs, "%s/pto", pto__compiler_include_dir());
+  DIR *d = opendir(hdrs);
+  if (!d) return;
+  int fresh = 1;
+  for (struct dirent *de; fresh && (de = readdir(d));) {
+    size_t n = strlen(de->d_name);
+    if (n < 3 || strcmp(de->d_name + n - 2, ".h") != 0) continue;
+    snprintf(path, sizeof path, "%s/%s", hdrs, de->d_name);
+    if (stat(path, &hs) != 0 || newer(&hs.st_mtim, &gs.st_mtim)) fresh = 0;
+  }
+  closedir(d);
+  if (fresh && strlen(dir) < sizeof g_pch_dir) snprintf(g_pch_dir, sizeof g_pch_dir, "%s", dir);
+}
+
+const char *pto__compiler_pch_dir(void) {
+  pthread_once(&g_pch_once, find_pch_dir);
+  return g_pch_dir;
 }
 
 pto_status pto__compiler_write_file(const char *path, const char *text) {

@@ -220,16 +220,21 @@ static pto_status check_tensor(const pto_signature *sig, int pi, const pto_arg *
   if (v->dtype != p->dtype)
     return invalid("parameter '%s': expected dtype %s, got %s", p->name, pto_dtype_name(p->dtype),
                    pto_dtype_name(v->dtype));
-  fmt_sig_shape(want, sizeof want, sig, p);
-  fmt_shape(got, sizeof got, v->rank, v->shape);
-  if (v->rank != p->rank)
+  /* The shapes are formatted for a message only: a launch that passes formats nothing. */
+  if (v->rank != p->rank) {
+    fmt_sig_shape(want, sizeof want, sig, p);
+    fmt_shape(got, sizeof got, v->rank, v->shape);
     return invalid("parameter '%s': expected rank %d %s, got rank %d %s", p->name, p->rank, want,
                    v->rank, got);
+  }
   for (int d = 0; d < p->rank; d++) {
     int sym = p->dims[d].sym;
     if (sym < 0) {
-      if (v->shape[d] != p->dims[d].value)
+      if (v->shape[d] != p->dims[d].value) {
+        fmt_sig_shape(want, sizeof want, sig, p);
+        fmt_shape(got, sizeof got, v->rank, v->shape);
         return invalid("parameter '%s': expected shape %s, got %s", p->name, want, got);
+      }
       continue;
     }
     sym_binding *b = &syms[sym];
@@ -408,10 +413,9 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
     } else {
       const pto_host_tensor *h = &a->host;
       uint64_t nbytes = (uint64_t)pto_host_tensor_numel(h) * pto_dtype_size(h->dtype);
-      char what[128];
-      snprintf(what, sizeof what, "the device copy of parameter '%s'", p->name);
       uint64_t addr;
-      pto_status s = pto__rt_devmem_alloc(&w->mem, nbytes, 64, what, &addr);
+      pto_status s =
+          pto__rt_devmem_alloc(&w->mem, nbytes, 64, "the device copy of parameter", p->name, &addr);
       if (s) {
         pto__rt_unbind_args(w, out, 0);
         return s;

@@ -117,7 +117,9 @@ static int release_locked(pto__rt_devmem *m, uint64_t off, uint64_t size) {
 }
 
 pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
-                                const char *what, uint64_t *out_addr) {
+                                const char *what, const char *name, uint64_t *out_addr) {
+  const char *q = name ? " '" : "", *qe = name ? "'" : "";
+  if (!name) name = "";
   *out_addr = 0;
   if (align < 64) align = 64;
   if (align & (align - 1))
@@ -125,9 +127,9 @@ pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t ali
                            (unsigned long long)align);
   if (nbytes > m->size)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                           "out of device memory allocating %s: %llu bytes requested, the device "
-                           "has %llu bytes in all; raise pto_run_config.device_memory_bytes",
-                           what, (unsigned long long)nbytes, (unsigned long long)m->size);
+                           "out of device memory allocating %s%s%s%s: %llu bytes requested, the "
+                           "device has %llu bytes in all; raise pto_run_config.device_memory_bytes",
+                           what, q, name, qe, (unsigned long long)nbytes, (unsigned long long)m->size);
   uint64_t size = nbytes ? (nbytes + 63) & ~63ull : 64;
   pthread_mutex_lock(&m->mu);
   for (size_t i = 0; i < m->nfree; i++) {
@@ -163,10 +165,10 @@ pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t ali
   uint64_t used = m->used, largest = largest_free_locked(m);
   pthread_mutex_unlock(&m->mu);
   return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                         "out of device memory allocating %s: %llu bytes requested, %llu of %llu "
-                         "bytes in use, largest free block %llu bytes; raise "
+                         "out of device memory allocating %s%s%s%s: %llu bytes requested, %llu of "
+                         "%llu bytes in use, largest free block %llu bytes; raise "
                          "pto_run_config.device_memory_bytes or free device tensors",
-                         what, (unsigned long long)nbytes, (unsigned long long)used,
+                         what, q, name, qe, (unsigned long long)nbytes, (unsigned long long)used,
                          (unsigned long long)m->size, (unsigned long long)largest);
 }
 

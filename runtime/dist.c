@@ -755,7 +755,7 @@ static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const
   size_t i;
   PTO_RETURN_IF_ERROR(free_slot(w, &i));
   uint64_t addr;
-  PTO_RETURN_IF_ERROR(pto__rt_devmem_alloc(&w->alloc, bytes, 64, what, &addr));
+  PTO_RETURN_IF_ERROR(pto__rt_devmem_alloc(&w->alloc, bytes, 64, what, NULL, &addr));
   buffer *b = &w->bufs[i];
   memset(b, 0, sizeof *b);
   b->kind = kind;
@@ -791,7 +791,7 @@ static pto_status new_arena_window(pto_dist_worker *w, uint64_t stride, uint32_t
   size_t i;
   PTO_RETURN_IF_ERROR(free_slot(w, &i));
   uint64_t addr;
-  pto_status s = pto__rt_devmem_alloc(&w->win_alloc, stride, 64, "a comm window", &addr);
+  pto_status s = pto__rt_devmem_alloc(&w->win_alloc, stride, 64, "a comm window", NULL, &addr);
   if (s)
     return pto_status_annotate(s,
                                "the MPI window arena (%llu bytes per rank) is full: raise "

@@ -3,7 +3,10 @@
  * type's queue (in shuffle test mode, a random one of the first 64), runs them and
  * completes them; when the queue is empty it spins a bounded while (a pause per iteration), then
  * blocks on a condition variable. A launch wakes a few cores to spin before its first submit, so
- * the first task does not pay for a futex wake-up. */
+ * the first task does not pay for a futex wake-up; once its orchestration is done, the
+ * dispatching thread runs ready tasks itself as an idle core (pto__rt_pool_help) rather than wait
+ * for a core thread that has no CPU yet. A core's claimed flag keeps one thread at a time on a
+ * core's identity and scratch. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,6 +91,59 @@ void pto__rt_pool_wake(pto__rt_pool *pool) {
   pthread_mutex_unlock(&pool->mu);
 }
 
+static int claim(pto__rt_core *core) {
+  int free_ = 0;
+  return atomic_compare_exchange_strong(&core->claimed, &free_, 1);
+}
+
+static void release(pto__rt_core *core) { atomic_store(&core->claimed, 0); }
+
+/* Pops a block of a task of q's type as core, which the caller has claimed; NULL when none is
+ * queued (pop_locked: *block, *started). */
+static pto__rt_task *pop(pto__rt_pool *pool, pto__rt_queue *q, int32_t *block, int *started) {
+  pthread_mutex_lock(&pool->mu);
+  pto__rt_task *t = pop_locked(pool, q, block, started);
+  pthread_mutex_unlock(&pool->mu);
+  return t;
+}
+
+/* Runs block of t and the successors it leaves to the core (single blocks, run here without
+ * the queue), as core. */
+static void run_chain(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
+                      int started) {
+  while (t) {
+    pto__rt_task *next = NULL;
+    if (started && t->early_resolve) pto__rt_task_started(L, t);
+    pto__rt_task_execute(L, t, core, block, &next);
+    t = next;
+    block = 0;
+    started = 1;
+    if (t) t->claimed = 1;
+  }
+}
+
+int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
+  for (int type = 0; type < 2; type++) {
+    pto__rt_queue *q = &pool->q[type];
+    if (atomic_load(&q->nqueued) == 0) continue;
+    /* Cores of this type are [0, aiv) or [aiv, ncores). */
+    int lo = type == PTO_CORE_AIV ? 0 : pool->ncores_of[PTO_CORE_AIV];
+    int hi = type == PTO_CORE_AIV ? pool->ncores_of[PTO_CORE_AIV] : pool->ncores;
+    for (int i = lo; i < hi; i++) {
+      pto__rt_core *core = &pool->cores[i];
+      if (atomic_load_explicit(&core->claimed, memory_order_relaxed) || !claim(core)) continue;
+      int32_t block = 0;
+      int started = 0;
+      pto__rt_task *t = pop(pool, q, &block, &started);
+      if (t) run_chain(L, t, core, block, started);
+      release(core);
+      if (t) return 1;
+      break; /* the queue emptied meanwhile */
+    }
+  }
+  return 0;
+}
+
 static void *core_main(void *arg) {
   pto__rt_core *core = arg;
   pto__rt_worker *w = core->w;
@@ -97,23 +153,14 @@ static void *core_main(void *arg) {
     pto__rt_task *t = NULL;
     int32_t block = 0;
     int started = 0;
-    if (atomic_load(&q->nqueued) > 0) {
-      pthread_mutex_lock(&pool->mu);
-      t = pop_locked(pool, q, &block, &started);
-      pthread_mutex_unlock(&pool->mu);
+    /* A core that the dispatching thread is running as (pto__rt_pool_help) leaves the queue
+     * alone until it is released: one thread at a time uses a core's identity and scratch. */
+    if (atomic_load(&q->nqueued) > 0 && claim(core)) {
+      t = pop(pool, q, &block, &started);
+      if (t) run_chain(&w->launch, t, core, block, started);
+      release(core);
     }
-    if (t) {
-      while (t) {
-        pto__rt_task *next = NULL;
-        if (started && t->early_resolve) pto__rt_task_started(&w->launch, t);
-        pto__rt_task_execute(&w->launch, t, core, block, &next);
-        t = next;
-        block = 0;
-        started = 1;
-        if (t) t->claimed = 1; /* a single block, run here without the queue */
-      }
-      continue;
-    }
+    if (t) continue;
     if (atomic_load(&pool->shutdown)) break;
     /* Spin a bounded while: a task handed to a spinning core starts in well under a
      * microsecond, one handed to a blocked core waits for a futex wake (tens of µs). */

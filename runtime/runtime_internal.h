@@ -123,10 +123,10 @@ pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size);
 /* An allocator over memory someone else mapped (the distributed worker's shared heap). */
 pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base);
 void pto__rt_devmem_fini(pto__rt_devmem *m);
-/* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64). what names
- * the allocation in the out-of-memory message. */
+/* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64). what (and
+ * name, quoted after it, unless NULL) names the allocation in the out-of-memory message. */
 pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
-                                const char *what, uint64_t *out_addr);
+                                const char *what, const char *name, uint64_t *out_addr);
 /* Returns 1 if addr was a live allocation (now freed), 0 otherwise. */
 int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr);
 /* Whether an allocation starts at addr, and its requested size. */
@@ -212,23 +212,77 @@ typedef struct pto__rt_region {
   int dense; /* the view covers [lo, hi) exactly */
 } pto__rt_region;
 
-typedef struct pto__rt_access {
+/* ---- tensor map: the live accesses of one buffer, found by byte range (tmap.c) ------------
+ *
+ * An access whose byte range spans at most 2^s bytes lives in level s (s >= 6), in the bin
+ * (lo - buffer) >> s; an access starting in bin b ends before bin b + 2, so a query visits the
+ * bins that can hold an overlapping access at each level in use: its own range plus one bin
+ * before it. A level's bins are an array indexed by bin when the buffer has at most 2^20 of
+ * them (neighbouring bins share cache lines), a hash map otherwise. The cost of a query is the
+ * number of bins its range covers and the accesses in them, not the number of live accesses of
+ * the buffer. Accesses of finished tasks are dropped when a query meets them; a sweep drops the
+ * rest whenever a level's size doubles (when enough tasks completed for it to pay off). */
+
+typedef struct pto__rt_tm_entry {
+  struct pto__rt_tm_entry *next; /* in its bin, or in the free list */
   pto__rt_task *task;
   pto__rt_region r;
-} pto__rt_access;
+} pto__rt_tm_entry;
 
-typedef struct pto__rt_access_list {
-  pto__rt_access *v;
-  int32_t n, cap;
-} pto__rt_access_list;
+typedef struct pto__rt_tm_level {
+  int32_t shift;     /* bin size 2^shift bytes */
+  uint32_t n;        /* entries */
+  size_t sweep_at;   /* size (bins.n, or n when direct) at which finished entries are swept */
+  unsigned long swept_at_completed; /* *ncompleted at the last sweep */
+  uint64_t *direct;  /* per bin, (pto__rt_tm_entry *) first entry; NULL: bins is used */
+  int direct_bump;   /* direct came from the entries' bump arena (small): not freed */
+  uint64_t ndirect;  /* bins in direct */
+  uint64_t dmin, dmax; /* direct: bins [dmin, dmax] may be nonempty (dmin > dmax: none) */
+  pto__rt_map bins;  /* bin + 1 -> (pto__rt_tm_entry *) first entry, 0 for an empty bin */
+} pto__rt_tm_level;
+
+typedef struct pto__rt_tmap {
+  pto__rt_tm_level *lv; /* inline_lv until a second level is needed */
+  int32_t nlv, caplv;
+  pto__rt_tm_level inline_lv[1];
+} pto__rt_tmap;
+
+/* Where entries (and small bin arrays) come from: a bump arena and a free list (one owner
+ * thread); a map must be reset or finished before its arena is. */
+typedef struct pto__rt_tm_alloc {
+  pto__rt_bump *bump;
+  pto__rt_tm_entry *free;
+  /* Tasks completed so far (the launch's count), or NULL: a sweep is skipped while fewer tasks
+   * than half a level's bins have completed since its last sweep, since it could not free
+   * enough to pay for itself (every task live: no sweeps at all). */
+  const atomic_ulong *ncompleted;
+} pto__rt_tm_alloc;
+
+/* Called for every unfinished access whose byte range overlaps the query's. */
+/* Returns 0 to keep a visited access that a covering write would drop (a mixed task's sibling). */
+typedef int (*pto__rt_tm_visit_fn)(void *ctx, pto__rt_tm_entry *e);
+
+/* Records that task t accesses r (non-empty, inside [buffer, buffer + size)); 0, or -1 when out
+ * of memory. A map's buffer and size stay the same until its reset. */
+int pto__rt_tmap_insert(pto__rt_tmap *m, pto__rt_tm_alloc *a, uint64_t buffer, uint64_t size,
+                        pto__rt_task *t, const pto__rt_region *r);
+/* Calls fn for every access of an unfinished task whose byte range overlaps r; drops accesses
+ * of finished tasks it meets and, with covering, the visited ones whose range r contains. */
+void pto__rt_tmap_visit(pto__rt_tmap *m, pto__rt_tm_alloc *a, uint64_t buffer,
+                        const pto__rt_region *r, int covering, pto__rt_tm_visit_fn fn, void *ctx);
+/* Forgets every access (entries go back to a's free list) and the buffer's size. */
+void pto__rt_tmap_reset(pto__rt_tmap *m, pto__rt_tm_alloc *a);
+void pto__rt_tmap_fini(pto__rt_tmap *m);
+/* Accesses recorded (live or not yet dropped). */
+size_t pto__rt_tmap_count(const pto__rt_tmap *m);
 
 /* Everything the dispatching thread knows about one buffer (device allocation) during a launch:
- * the accesses of unfinished tasks, reads and writes apart so that a read scans writes only. */
+ * the accesses of unfinished tasks, reads and writes apart so that a read looks at writes only. */
 typedef struct pto__rt_track {
   uint64_t buffer;
   uint64_t size;
   pto__rt_interm *interm; /* NULL unless made by tensor.create */
-  pto__rt_access_list acc[2]; /* [0] reads, [1] writes */
+  pto__rt_tmap acc[2]; /* [0] reads, [1] writes */
 } pto__rt_track;
 
 #define PTO__RT_STRIPES 64
@@ -257,6 +311,7 @@ typedef struct pto__rt_launch {
   const pto_program *prog;
   /* dispatching thread only: */
   pto__rt_bump bump;
+  pto__rt_tm_alloc tm_alloc; /* tensor map entries, from bump */
   pto__rt_map tracks; /* buffer -> pto__rt_track* */
   pto__rt_track **track_list;
   size_t ntracks, captracks;
@@ -335,6 +390,8 @@ typedef struct pto__rt_core {
   void *scratch;         /* 64-byte aligned; replaced only while no launch runs */
   uint64_t scratch_size;
   uint64_t rng;          /* shuffle mode delays; this core only */
+  atomic_int claimed;    /* 1 while a thread runs tasks as this core: its own, or the
+                            dispatching thread helping at the end of a launch */
 } pto__rt_core;
 
 /* The ready tasks of one core type (next_ready); guarded by the pool's mu. */
@@ -370,6 +427,10 @@ pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes);
 void pto__rt_pool_wake(pto__rt_pool *pool);
 /* Queues ready tasks. */
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
+/* The dispatching thread, its orchestration done, runs one ready task (and the successors it
+ * makes ready) as an idle core of the task's type, instead of waiting for that core's thread to
+ * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready or no core free. */
+int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L);
 /* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
  * that became ready and is left for the caller to run. */
 void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,

@@ -2,7 +2,9 @@
  *
  * The orchestration (on the dispatching thread) submits tasks through the pto_orch_api table.
  * Each tensor argument is a strided view of a buffer; per buffer the launch keeps the accesses
- * of unfinished tasks, and a new access waits for the overlapping ones it conflicts with: a read
+ * of unfinished tasks in a tensor map (tmap.c: found by byte range, so a submit's cost does
+ * not grow with the number of live tasks), and a new access waits for the overlapping ones it
+ * conflicts with: a read
  * waits for earlier writers, a write for earlier readers and writers (RAW, WAR, WAW). Statement
  * order alone never orders two tasks. A task is queued when its last predecessor completes; idle
  * cores take tasks from the queue, spin briefly when it is empty, then block. */
@@ -168,32 +170,6 @@ static pto__rt_track *get_track(pto__rt_launch *L, uint64_t buffer, const char *
   return t;
 }
 
-static int is_done(const pto__rt_access *x) { return atomic_load(&x->task->done) != 0; }
-
-static int list_append(pto__rt_access_list *l, pto__rt_task *task, const pto__rt_region *r) {
-  if (l->n == l->cap) {
-    /* Reads are never scanned by reads: drop finished ones here so the list stays short. */
-    int32_t keep = 0;
-    for (int32_t i = 0; i < l->n; i++)
-      if (!is_done(&l->v[i])) l->v[keep++] = l->v[i];
-    l->n = keep;
-    if (l->n * 2 >= l->cap) { /* mostly live: grow, so compaction stays amortized O(1) */
-      int32_t ncap = l->cap ? l->cap * 2 : 8;
-      pto__rt_access *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
-      if (nv) {
-        l->v = nv;
-        l->cap = ncap;
-      } else if (l->n == l->cap) {
-        return -1;
-      }
-    }
-  }
-  l->v[l->n].task = task;
-  l->v[l->n].r = *r;
-  l->n++;
-  return 0;
-}
-
 static pthread_mutex_t *stripe_of(pto__rt_launch *L, const pto__rt_task *t) {
   return &L->stripes[t->seq % PTO__RT_STRIPES];
 }
@@ -224,43 +200,38 @@ static void add_edge(pto__rt_launch *L, pto__rt_task *p, pto__rt_task *t) {
   pthread_mutex_unlock(mu);
 }
 
-/* Orders t after the unfinished accesses in l that overlap r; drops finished ones, and with
- * covering, those that a dense write r covers: whoever conflicts with such an access x now
- * conflicts with t, which is ordered after x. */
-static void scan_list(pto__rt_launch *L, pto__rt_access_list *l, uint64_t buffer, pto__rt_task *t,
-                      const pto__rt_region *r, int covering) {
-  int32_t keep = 0;
-  for (int32_t i = 0; i < l->n; i++) {
-    pto__rt_access *x = &l->v[i];
-    /* Disjoint byte ranges first: that needs no look at the task (another core's cache line);
-     * finished ones among them are dropped when the list fills up. */
-    if (x->r.hi <= r->lo || r->hi <= x->r.lo) {
-      if (keep != i) l->v[keep] = *x;
-      keep++;
-      continue;
-    }
-    if (is_done(x)) continue;
-    /* The kernels of one mixed task are not ordered among themselves: they run side by side. */
-    int sibling = x->task->group == t->group;
-    if (!sibling && regions_overlap(&x->r, r, buffer)) add_edge(L, x->task, t);
-    if (!sibling && covering && r->lo <= x->r.lo && x->r.hi <= r->hi) continue;
-    if (keep != i) l->v[keep] = *x;
-    keep++;
-  }
-  l->n = keep;
+/* Orders the submitted task after each unfinished access the tensor map visits that it
+ * conflicts with. The kernels of one mixed task are not ordered among themselves (they run side
+ * by side), and a covering write keeps its siblings' accesses. */
+typedef struct order_ctx {
+  pto__rt_launch *L;
+  pto__rt_task *t;
+  const pto__rt_region *r;
+  uint64_t buffer;
+} order_ctx;
+
+static int order_after(void *ctx, pto__rt_tm_entry *x) {
+  order_ctx *c = ctx;
+  if (x->task == c->t || x->task->group == c->t->group) return 0;
+  if (regions_overlap(&x->r, c->r, c->buffer)) add_edge(c->L, x->task, c->t);
+  return 1;
 }
 
-/* A read waits for earlier writers; a write for earlier readers and writers. */
-/* In a manual scope the access is only recorded, for the tasks after the scope to order by. */
+/* A read waits for earlier writers; a write for earlier readers and writers. A dense write
+ * drops the accesses it covers: whoever conflicts with such an access x now conflicts with t,
+ * which is ordered after x. In a manual scope the access is only recorded, for the tasks after
+ * the scope to order by. */
 static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
                        const pto__rt_region *r, int write, int manual) {
   if (r->lo == r->hi) return;
   int covering = write && r->dense && !manual;
   if (!manual) {
-    scan_list(L, &tr->acc[1], tr->buffer, t, r, covering);
-    if (write) scan_list(L, &tr->acc[0], tr->buffer, t, r, covering);
+    order_ctx c = {L, t, r, tr->buffer};
+    pto__rt_tmap_visit(&tr->acc[1], &L->tm_alloc, tr->buffer, r, covering, order_after, &c);
+    if (write)
+      pto__rt_tmap_visit(&tr->acc[0], &L->tm_alloc, tr->buffer, r, covering, order_after, &c);
   }
-  if (list_append(&tr->acc[write ? 1 : 0], t, r) != 0)
+  if (pto__rt_tmap_insert(&tr->acc[write ? 1 : 0], &L->tm_alloc, tr->buffer, tr->size, t, r))
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                                            "out of memory recording a tensor access"));
 }
@@ -560,11 +531,30 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
 
 /* ---- the orchestration API ----------------------------------------------------------------- */
 
+/* A submitted task's name for messages ("kernel 'k'" or "a dummy task"), formatted only when a
+ * message needs it: a submit that succeeds formats nothing. */
+typedef struct kname_t {
+  pto__rt_launch *L;
+  int32_t kernel_id;
+  char buf[160];
+} kname_t;
+
+static const char *kn(kname_t *k) {
+  if (!k->buf[0]) {
+    if (k->kernel_id < 0)
+      snprintf(k->buf, sizeof k->buf, "a dummy task");
+    else
+      snprintf(k->buf, sizeof k->buf, "kernel '%s'",
+               pto_program_kernel_name(k->L->prog, k->kernel_id));
+  }
+  return k->buf;
+}
+
 /* Names the tensor in a message: "submit of kernel 'k': argument 2", or name when kname is NULL.
  * Formatted only when there is a message to write. */
 typedef struct what_ctx {
   const char *name;
-  const char *kname;
+  kname_t *kname;
   int argi;
 } what_ctx;
 
@@ -576,7 +566,7 @@ __attribute__((format(printf, 3, 4))) static int view_fail(pto__rt_launch *L, co
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (wc->kname)
-    return orch_fail(L, "submit of %s: argument %d: %s", wc->kname, wc->argi, msg);
+    return orch_fail(L, "submit of %s: argument %d: %s", kn(wc->kname), wc->argi, msg);
   return orch_fail(L, "%s: %s", wc->name, msg);
 }
 
@@ -645,12 +635,12 @@ static int remember_task(pto__rt_launch *L, pto__rt_task *t) {
 }
 
 /* p (a task id of this launch) must finish before t starts; a negative id is no dependency. */
-static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, const char *kname) {
+static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, kname_t *kname) {
   if (id < 0) return 0;
   if (id >= (int64_t)t->seq)
     return orch_fail(L, "submit of %s: dependency on task %lld, which was not submitted before it "
                         "in this launch (%u tasks so far)",
-                     kname, (long long)id, t->seq);
+                     kn(kname), (long long)id, t->seq);
   /* A mixed task's kernels are one task: t waits for every one of them. */
   uint32_t g = L->task_vec[id]->group;
   for (uint32_t j = g; j < t->seq && L->task_vec[j]->group == g; j++)
@@ -659,21 +649,21 @@ static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, const char
 }
 
 /* Validates the predicate's element and returns its host address, or NULL after failing. */
-static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, const char *kname,
+static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, kname_t *kname,
                                      pto__rt_track **out_track, pto__rt_region *out_r) {
   what_ctx wc = {NULL, kname, -1};
   pto__rt_region whole;
   const pto_orch_tensor *t = x->pred_tensor;
   if (!t) {
-    orch_fail(L, "submit of %s: a predicate without a tensor", kname);
+    orch_fail(L, "submit of %s: a predicate without a tensor", kn(kname));
     return NULL;
   }
   if (check_view(L, t, &wc, out_track, &whole) != 0) return NULL;
   int64_t off = 0;
   for (int d = 0; d < t->rank; d++) {
     if (x->pred_idx[d] < 0 || x->pred_idx[d] >= t->shape[d]) {
-      orch_fail(L, "submit of %s: predicate index %lld of dim %d is out of range [0, %lld)", kname,
-                (long long)x->pred_idx[d], d, (long long)t->shape[d]);
+      orch_fail(L, "submit of %s: predicate index %lld of dim %d is out of range [0, %lld)",
+                kn(kname), (long long)x->pred_idx[d], d, (long long)t->shape[d]);
       return NULL;
     }
     off += x->pred_idx[d] * t->stride[d];
@@ -689,8 +679,8 @@ static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, c
 static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
                           const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
                           int64_t *out_id) {
-  /* Flow control: an orchestration far ahead of the cores waits, which bounds the task memory
-   * and the access lists every submit scans. */
+  /* Flow control: an orchestration far ahead of the cores waits, which bounds the tasks in
+   * flight (the tensor map's cost does not depend on their number). */
   if (atomic_load_explicit(&L->outstanding, memory_order_relaxed) >=
       (long)L->w->cfg.max_inflight_tasks)
     wait_until(L, pred_below_low_mark, NULL);
@@ -699,23 +689,22 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   if (kernel_id < -1 || kernel_id >= nk)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
                      kernel_id, nk);
-  char kname[160];
-  if (kernel_id < 0)
-    snprintf(kname, sizeof kname, "a dummy task");
-  else
-    snprintf(kname, sizeof kname, "kernel '%s'", pto_program_kernel_name(L->prog, kernel_id));
+  kname_t kname_s, *kname = &kname_s;
+  kname_s.L = L;
+  kname_s.kernel_id = kernel_id;
+  kname_s.buf[0] = 0;
   if (core_type != PTO_CORE_AIV && core_type != PTO_CORE_AIC)
-    return orch_fail(L, "submit of %s: core type %d is neither AIV nor AIC", kname, core_type);
+    return orch_fail(L, "submit of %s: core type %d is neither AIV nor AIC", kn(kname), core_type);
   int declared = kernel_id >= 0 ? pto_program_kernel_core_type(L->prog, kernel_id) : -1;
   if (declared >= 0 && declared != core_type)
     return orch_fail(L, "submit of %s: submitted to an %s core, but the kernel is an %s kernel "
                         "(use rt_submit_%s_task)",
-                     kname, core_type == PTO_CORE_AIC ? "AIC" : "AIV",
+                     kn(kname), core_type == PTO_CORE_AIC ? "AIC" : "AIV",
                      declared == PTO_CORE_AIC ? "AIC" : "AIV", declared == PTO_CORE_AIC ? "aic" : "aiv");
   if (nargs < 0 || (nargs > 0 && !args))
-    return orch_fail(L, "submit of %s: %d arguments", kname, nargs);
+    return orch_fail(L, "submit of %s: %d arguments", kn(kname), nargs);
   if (x->block_num < 0 || x->block_num > 65535)
-    return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kname,
+    return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kn(kname),
                      x->block_num);
   if (x->sync_start && x->block_num > L->w->pool.ncores_of[core_type])
     return orch_fail(L, "submit of %s: require_sync_start with block_num %d, more than the %d %s "
@@ -723,7 +712,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
                      kname, x->block_num, L->w->pool.ncores_of[core_type],
                      core_type == PTO_CORE_AIC ? "AIC" : "AIV");
   if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
-    return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kname, x->pred_op);
+    return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kn(kname), x->pred_op);
   int32_t nt = 0, ns = 0;
   for (int32_t i = 0; i < nargs; i++) {
     if (args[i].kind == PTO_ORCH_ARG_SCALAR)
@@ -731,17 +720,21 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     else if (args[i].kind >= PTO_ORCH_ARG_IN && args[i].kind <= PTO_ORCH_ARG_INOUT)
       nt++;
     else
-      return orch_fail(L, "submit of %s: argument %d has kind %d", kname, i, args[i].kind);
+      return orch_fail(L, "submit of %s: argument %d has kind %d", kn(kname), i, args[i].kind);
   }
   pto__rt_task *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
   pto_kernel_tensor *kt = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *kt);
   uint64_t *sc = pto__rt_bump_alloc(&L->bump, (size_t)(ns ? ns : 1) * sizeof *sc);
   pto__rt_interm **ims = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *ims);
-  pto__rt_track **trs = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *trs);
-  pto__rt_region *rs = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *rs);
+  /* The tracks and regions are needed during this submit only: on the stack when few. */
+  pto__rt_track *trs_small[8];
+  pto__rt_region rs_small[8];
+  pto__rt_track **trs = nt <= 8 ? trs_small
+                                : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *trs);
+  pto__rt_region *rs = nt <= 8 ? rs_small : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *rs);
   if (!t || !kt || !sc || !ims || !trs || !rs) {
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory submitting %s", kname));
+                                           "out of memory submitting %s", kn(kname)));
     return 1;
   }
   int32_t it = 0, is = 0, nim = 0;
@@ -832,7 +825,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   t->group = x->group >= 0 ? (uint32_t)x->group : t->seq;
   if (remember_task(L, t) != 0) {
     pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory submitting %s", kname));
+                                           "out of memory submitting %s", kn(kname)));
     return 1;
   }
   L->ntasks++;
@@ -944,7 +937,8 @@ static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *sh
   uint64_t addr;
   pto_status s;
   for (;;) {
-    s = pto__rt_devmem_alloc(&L->w->mem, nbytes, 64, "an intermediate (tensor.create)", &addr);
+    s = pto__rt_devmem_alloc(&L->w->mem, nbytes, 64, "an intermediate (tensor.create)", NULL,
+                              &addr);
     /* Back-pressure: running tasks give memory back as they finish (intermediates of ended
      * scopes), so an orchestration that runs ahead waits for them instead of failing. */
     if (!s || pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY || nbytes > L->w->mem.size ||
@@ -973,7 +967,8 @@ static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *sh
     /* The address of a freed intermediate: every task that used it has finished. */
     tr = (pto__rt_track *)(uintptr_t)*v;
     tr->size = nbytes;
-    tr->acc[0].n = tr->acc[1].n = 0;
+    pto__rt_tmap_reset(&tr->acc[0], &L->tm_alloc);
+    pto__rt_tmap_reset(&tr->acc[1], &L->tm_alloc);
   } else if (im) {
     tr = new_track(L, addr, nbytes);
   }
@@ -1072,6 +1067,18 @@ static void api_scope_end(void *ctx) {
   end_scope(L);
 }
 
+typedef struct wait_ctx {
+  pto__rt_launch *L;
+  const pto__rt_region *r;
+  uint64_t buffer;
+} wait_ctx;
+
+static int wait_for(void *ctx, pto__rt_tm_entry *x) {
+  wait_ctx *c = ctx;
+  if (regions_overlap(&x->r, c->r, c->buffer)) wait_until(c->L, pred_task_done, x->task);
+  return 1;
+}
+
 /* Shared by read_element and write_element: validates the element and waits for the unfinished
  * tasks that conflict with accessing it. Returns its host address, or NULL on failure. */
 static void *element_access(pto__rt_launch *L, const pto_orch_tensor *t, const int64_t *idx,
@@ -1094,12 +1101,9 @@ static void *element_access(pto__rt_launch *L, const pto_orch_tensor *t, const i
   e.addr = t->addr + (uint64_t)(off * (int64_t)pto_dtype_size((pto_dtype)t->dtype));
   for (int d = 0; d < t->rank; d++) e.shape[d] = 1;
   make_region(&e, &r);
+  wait_ctx c = {L, &r, tr->buffer};
   for (int k = write ? 0 : 1; k < 2; k++)
-    for (int32_t i = 0; i < tr->acc[k].n; i++) {
-      pto__rt_access *x = &tr->acc[k].v[i];
-      if (!is_done(x) && regions_overlap(&x->r, &r, tr->buffer))
-        wait_until(L, pred_task_done, x->task);
-    }
+    pto__rt_tmap_visit(&tr->acc[k], &L->tm_alloc, tr->buffer, &r, 0, wait_for, &c);
   if (atomic_load(&L->failed)) return NULL;
   return pto__rt_devmem_host(&L->w->mem, e.addr);
 }
@@ -1194,6 +1198,9 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   L->record_tasks = L->w->record_tasks;
   L->dump_level = L->w->dump_level;
   pto__rt_bump_reset(&L->bump);
+  L->tm_alloc.bump = &L->bump;
+  L->tm_alloc.free = NULL;
+  L->tm_alloc.ncompleted = &L->ncompleted;
   pto__rt_map_clear(&L->tracks);
   L->ntracks = 0;
   L->tasks_head = L->tasks_tail = NULL;
@@ -1212,6 +1219,11 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
 pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
                                  uint64_t *out_last_end) {
   while (L->nscopes > 0) end_scope(L);
+  /* The orchestration is done: rather than wait for core threads to wake up and get a CPU, run
+   * ready tasks here as an idle core (not in shuffle mode, whose timing is the cores' own). */
+  if (!L->w->pool.shuffle)
+    while (atomic_load(&L->outstanding) > 0 && pto__rt_pool_help(&L->w->pool, L)) {
+    }
   wait_until(L, pred_all_done, NULL);
   uint64_t first = 0, last = 0;
   for (pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
@@ -1221,10 +1233,7 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
   }
   if (first && last <= first) last = first + 1; /* a clock too coarse to see the tasks run */
   for (size_t i = 0; i < L->ntracks; i++) {
-    for (int k = 0; k < 2; k++) {
-      free(L->track_list[i]->acc[k].v);
-      L->track_list[i]->acc[k].v = NULL;
-    }
+    for (int k = 0; k < 2; k++) pto__rt_tmap_fini(&L->track_list[i]->acc[k]);
   }
   L->ntracks = 0;
   *out_first_start = first;

@@ -282,7 +282,7 @@ pto_status pto_worker_alloc_tensor(pto_worker *wt, int ndim, const int64_t *shap
       return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: the tensor's size overflows", fn);
   }
   uint64_t addr;
-  pto_status s = pto__rt_devmem_alloc(&w->mem, nbytes, 64, "a device tensor", &addr);
+  pto_status s = pto__rt_devmem_alloc(&w->mem, nbytes, 64, "a device tensor", NULL, &addr);
   if (s) return pto_status_annotate(s, "%s", fn);
   pto__rt_dtensor *d = new_dtensor(w, addr, nbytes, ndim, shape, dt);
   if (!d) {

@@ -135,6 +135,13 @@ static uint64_t next_random(uint64_t *state) {
 
 static void fill_random(pto_dtype dt, void *p, int64_t n, uint64_t seed) {
   uint64_t st = seed * 0x2545f4914f6cdd1dull + 1;
+  if (dt == PTO_DTYPE_F32) {
+    /* The common case without the per-element dtype dispatch: the same values. */
+    float *f = p;
+    for (int64_t i = 0; i < n; i++)
+      f[i] = (float)((double)(next_random(&st) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    return;
+  }
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = next_random(&st);
     double v;

@@ -5,7 +5,10 @@
  * it allocated. Device addresses are not host pointers: they are only meaningful to the worker
  * that made them. A launch binds arguments (validation against the program's signature, host to
  * device copies), runs the program's orchestration on the calling thread while the cores execute
- * its tasks as soon as their inputs are ready, waits for every task, then copies outputs back.
+ * its tasks as soon as their inputs are ready, waits for every task (once the orchestration is
+ * done, the calling thread runs ready tasks itself as an idle core, with that core's id and
+ * scratch, rather than wait for the core's thread to wake; except in shuffle mode), then copies
+ * outputs back.
  * Task order comes from the tensor regions tasks access and their directions, never from the
  * order of submission. Fresh device memory (out parameters' copies, tensor.create, tensors
  * allocated without init) reads as zeros, so runs are deterministic. An orchestration that runs
