@@ -709,7 +709,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   if (x->sync_start && x->block_num > L->w->pool.ncores_of[core_type])
     return orch_fail(L, "submit of %s: require_sync_start with block_num %d, more than the %d %s "
                         "cores",
-                     kname, x->block_num, L->w->pool.ncores_of[core_type],
+                     kn(kname), x->block_num, L->w->pool.ncores_of[core_type],
                      core_type == PTO_CORE_AIC ? "AIC" : "AIV");
   if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
     return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kn(kname), x->pred_op);
@@ -782,7 +782,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     t->brec = pto__rt_bump_alloc(&L->bump, (size_t)t->block_num * sizeof *t->brec);
     if (!t->brec) {
       pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                             "out of memory submitting %s", kname));
+                                             "out of memory submitting %s", kn(kname)));
       return 1;
     }
     for (int32_t b = 0; b < t->block_num; b++) t->brec[b] = (pto_block_record){-1, 0, 0};
@@ -800,7 +800,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     t->starts = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->starts);
     if (!t->kinds || !t->starts) {
       pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                             "out of memory submitting %s", kname));
+                                             "out of memory submitting %s", kn(kname)));
       return 1;
     }
     for (int32_t i = 0, j = 0; i < nargs; i++) {
