@@ -723,6 +723,20 @@ static void lower_expand(lw *L, const pto_ir_stmt *s, int row, lw_bin op) {
 
 /* ---- matmul ---------------------------------------------------------------------------------- */
 
+/* sum + a * b as the interpreter computes a matmul step in odt: one fused multiply-add in f32
+ * (fmaf), a product then a sum otherwise (integers wrap). Scalars or vectors alike. */
+static LLVMValueRef mm_step(lw *L, pto_dtype odt, LLVMValueRef a, LLVMValueRef b,
+                            LLVMValueRef sum) {
+  if (odt == PTO_DTYPE_F32) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[3] = {a, b, sum};
+    return pto__lower_call_intrinsic(L, "llvm.fma", &t, 1, args, 3, "");
+  }
+  if (pto_dtype_is_float(odt))
+    return LLVMBuildFAdd(L->b, sum, LLVMBuildFMul(L->b, a, b, ""), "");
+  return LLVMBuildAdd(L->b, sum, LLVMBuildMul(L->b, a, b, ""), "");
+}
+
 /* out[i, j_lo..j_hi) += l[i,:] x r[:, j_lo..j_hi) for i in [i_lo, i_hi): k outer, j inner, each
  * element summing in k order. */
 static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int64_t i_lo,
@@ -742,8 +756,7 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
   LLVMValueRef rv = pto__lower_convert(L, load_c(L, r, add(L, rrow, j)), r->dt, odt);
   LLVMValueRef oidx = add(L, orow, j);
   LLVMValueRef ov = load_c(L, t, oidx);
-  LLVMValueRef prod = pto__lower_binop(L, LW_MUL, odt, lv, rv, NULL);
-  LLVMValueRef sum = pto__lower_binop(L, LW_ADD, odt, ov, prod, NULL);
+  LLVMValueRef sum = mm_step(L, odt, lv, rv, ov);
   pto__lower_tile_store(L, t->base, odt, oidx, pto__lower_to_storage(L, odt, sum));
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &lk);
@@ -824,7 +837,6 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
                        int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
   if (i_hi <= i_lo || j_hi <= j_lo) return;
   pto_dtype odt = t->dt;
-  int fl = pto_dtype_is_float(odt);
   int64_t NB = MM_NV * vw, N = r->cols, K = l->cols;
   LLVMTypeRef vt = LLVMVectorType(pto__lower_compute_type(L, odt), (unsigned)vw);
   LLVMValueRef accs[MM_MR_MAX][MM_NV];
@@ -858,11 +870,7 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
     LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt), vw);
     for (int h = 0; h < MM_NV; h++) {
       LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, accs[ii][h], "");
-      LLVMValueRef prod =
-          fl ? LLVMBuildFMul(L->b, av, bv[h], "") : LLVMBuildMul(L->b, av, bv[h], "");
-      LLVMValueRef sum =
-          fl ? LLVMBuildFAdd(L->b, cur, prod, "") : LLVMBuildAdd(L->b, cur, prod, "");
-      LLVMBuildStore(L->b, sum, accs[ii][h]);
+      LLVMBuildStore(L->b, mm_step(L, odt, av, bv[h], cur), accs[ii][h]);
     }
   }
   pto__lower_loop_end(L, &lk);

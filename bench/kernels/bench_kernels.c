@@ -443,15 +443,15 @@ static sgemm_fn open_blas(int ncores, char *out_config, size_t n) {
   char threads[16];
   snprintf(threads, sizeof threads, "%d", ncores);
   setenv("OPENBLAS_NUM_THREADS", threads, 1); /* read when the library initializes */
-  /* OpenBLAS 0.3.21 (Debian 12) does not know recent Xeons under KVM and falls back to its
-   * Prescott (SSE3) kernels; name the widest core type the CPU runs unless the user did. */
-  if (!getenv("OPENBLAS_CORETYPE")) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
-      setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-    else if (__builtin_cpu_supports("avx2"))
-      setenv("OPENBLAS_CORETYPE", "Haswell", 1);
-  }
+  /* OpenBLAS on its best kernel for this CPU: OPENBLAS_CORETYPE (which forces a core type, e.g.
+   * Haswell's AVX2 kernels on an AVX-512 machine) and OPENBLAS_L2_SIZE are removed from this
+   * process before the library initializes; what they were is printed with the config. */
+  const char *ct = getenv("OPENBLAS_CORETYPE"), *l2 = getenv("OPENBLAS_L2_SIZE");
+  char was[128];
+  snprintf(was, sizeof was, "OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s unset for the peer",
+           ct ? ct : "(none)", l2 ? l2 : "(none)");
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("OPENBLAS_L2_SIZE");
   void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!lib) lib = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) return NULL;
@@ -460,8 +460,8 @@ static sgemm_fn open_blas(int ncores, char *out_config, size_t n) {
   char *(*get_config)(void) = (char *(*)(void))dlsym(lib, "openblas_get_config");
   int (*get_threads)(void) = (int (*)(void))dlsym(lib, "openblas_get_num_threads");
   char *(*get_core)(void) = (char *(*)(void))dlsym(lib, "openblas_get_corename");
-  snprintf(out_config, n, "%s, core %s, %d threads", get_config ? get_config() : "?",
-           get_core ? get_core() : "?", get_threads ? get_threads() : -1);
+  snprintf(out_config, n, "%s, core %s, %d threads (%s)", get_config ? get_config() : "?",
+           get_core ? get_core() : "?", get_threads ? get_threads() : -1, was);
   return (sgemm_fn)dlsym(lib, "cblas_sgemm");
 }
 
@@ -489,7 +489,7 @@ static void mm_part(void *p, int part, int nparts) {
 }
 
 static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores) {
-  char config[256] = "";
+  char config[512] = "";
   sgemm_fn sgemm = open_blas(ncores, config, sizeof config);
   size_t numel = (size_t)(n * n), bytes = numel * sizeof(float);
   float *a = xalloc(bytes), *b = xalloc(bytes), *c = xalloc(bytes), *d = xalloc(bytes);
