@@ -764,7 +764,8 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
 }
 
 #define MM_MR_MAX 8  /* rows of a register block: 8 with 32 vector registers, else 4 */
-#define MM_NV 2      /* accumulator vectors per row: the block is mr x (MM_NV * vw) */
+#define MM_NV 2      /* accumulator vectors per row: the block is mr x (nv * vw), nv = 2 or 3 */
+#define MM_NV_MAX 3  /* 8 x 3 accumulators + 3 of r + 1 broadcast fit 32 vector registers */
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
@@ -830,18 +831,18 @@ static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
   return LLVMBuildShuffleVector(L->b, v, LLVMGetPoison(vt), mask, "");
 }
 
-/* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by MM_NV vectors of vw
- * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of MM_NV * vw): the accumulators stay in
+/* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by nv vectors of vw
+ * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * vw): the accumulators stay in
  * vector registers across k, each lane summing its products in k order. */
-static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int vw,
-                       int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
+static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int nv,
+                       int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
   if (i_hi <= i_lo || j_hi <= j_lo) return;
   pto_dtype odt = t->dt;
-  int64_t NB = MM_NV * vw, N = r->cols, K = l->cols;
+  int64_t NB = nv * vw, N = r->cols, K = l->cols;
   LLVMTypeRef vt = LLVMVectorType(pto__lower_compute_type(L, odt), (unsigned)vw);
-  LLVMValueRef accs[MM_MR_MAX][MM_NV];
+  LLVMValueRef accs[MM_MR_MAX][MM_NV_MAX];
   for (int ii = 0; ii < mr; ii++)
-    for (int h = 0; h < MM_NV; h++)
+    for (int h = 0; h < nv; h++)
       accs[ii][h] = entry_alloca(L, vt, "mmacc");
   LLVMValueRef Nv = pto__lower_i64(L, N), Kv = pto__lower_i64(L, K);
   /* Column slabs outside: the K x NB slab of r stays in L1 while the row blocks pass. */
@@ -852,30 +853,30 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
   LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0),
                                           pto__lower_i64(L, (i_hi - i_lo) / mr), "mm.ib");
   LLVMValueRef i0 = add(L, mul(L, ib, pto__lower_i64(L, mr)), pto__lower_i64(L, i_lo));
-  LLVMValueRef oidx[MM_MR_MAX][MM_NV];
+  LLVMValueRef oidx[MM_MR_MAX][MM_NV_MAX];
   for (int ii = 0; ii < mr; ii++)
-    for (int h = 0; h < MM_NV; h++) {
+    for (int h = 0; h < nv; h++) {
       oidx[ii][h] = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Nv),
                         add(L, j0, pto__lower_i64(L, h * vw)));
       LLVMBuildStore(L->b, vload(L, t, oidx[ii][h], vw), accs[ii][h]);
     }
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
-  LLVMValueRef bv[MM_NV];
-  for (int h = 0; h < MM_NV; h++)
+  LLVMValueRef bv[MM_NV_MAX];
+  for (int h = 0; h < nv; h++)
     bv[h] =
         vconvert(L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * vw))), vw),
                  r->dt, odt, vw);
   for (int ii = 0; ii < mr; ii++) {
     LLVMValueRef lidx = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Kv), k);
     LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt), vw);
-    for (int h = 0; h < MM_NV; h++) {
+    for (int h = 0; h < nv; h++) {
       LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, accs[ii][h], "");
       LLVMBuildStore(L->b, mm_step(L, odt, av, bv[h], cur), accs[ii][h]);
     }
   }
   pto__lower_loop_end(L, &lk);
   for (int ii = 0; ii < mr; ii++)
-    for (int h = 0; h < MM_NV; h++)
+    for (int h = 0; h < nv; h++)
       vstore(L, t, oidx[ii][h], LLVMBuildLoad2(L->b, vt, accs[ii][h], ""));
   pto__lower_loop_end(L, &lb);
   pto__lower_loop_end(L, &ljb);
@@ -911,9 +912,13 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   int64_t M4 = M / 4 * 4, j = 0;
   if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0) {
     if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
-      int64_t jw = N / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX), M8 = M / 8 * 8;
-      mm_blocked(L, l, r, t, 8, MM_VW_MAX, 0, M8, 0, jw);
-      mm_blocked(L, l, r, t, 4, MM_VW_MAX, M8, M4, 0, jw);
+      /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
+       * 8 x 32, then 4-row edges */
+      int64_t M8 = M / 8 * 8, j3 = N / (3 * MM_VW_MAX) * (3 * MM_VW_MAX);
+      int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
+      mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3);
+      mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw);
+      mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, 0, jw);
       j = jw;
       /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
       LLVMAddAttributeAtIndex(
@@ -921,7 +926,7 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
           LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
     }
     int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
-    mm_blocked(L, l, r, t, 4, 8, 0, M4, j, jn);
+    mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn);
     j = jn;
   } else {
     M4 = 0;

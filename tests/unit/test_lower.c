@@ -1737,6 +1737,61 @@ static void test_lower_scratch_plan_reuses_buffers(void **state) {
 }
 
 
+/* f32 matmul is one fused multiply-add per product, in k order, compiled and interpreted alike:
+ * with l = r = 1 + 2^-12 and acc = -1, fmaf gives 2^-11 + 2^-24 where a rounded product then a
+ * sum gives 2^-11. Shapes that take the 8x48, 8x32, 4-row and scalar paths of the lowering. */
+static const char *k_fma_src =
+    "program fma\n"
+    "kernel @mmfma(%a: tensor[13,3] f32, %b: tensor[3,100] f32,\n"
+    "              out %o: tensor[13,100] f32) -> (tensor[13,100] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [13, 3], space=mat)\n"
+    "  %tb = tile.load(%b, [0, 0], [3, 100], space=mat)\n"
+    "  %l = tile.move(%ta, space=left)\n"
+    "  %r = tile.move(%tb, space=right)\n"
+    "  %acc = tile.full([13, 100], f32, -1, space=acc)\n"
+    "  %m = tile.matmul_acc(%acc, %l, %r)\n"
+    "  %o1 = tile.store(%m, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n";
+
+static void test_lower_matmul_is_fused_multiply_add(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_fma_src, 2);
+  assert_non_null(L);
+  static float a[13 * 3], b[3 * 100], c[13 * 100], o[13 * 100], o2[13 * 100];
+  const float x = 1.0f + 0x1p-12f;
+  for (int i = 0; i < 13 * 3; i++)
+    a[i] = i % 3 == 0 ? x : i < 3 ? 0.0f : (float)(i % 5) * 0.25f; /* row 0: x, 0, 0 */
+  for (int i = 0; i < 3 * 100; i++)
+    b[i] = i < 100 ? x : (float)(i % 7) * 0.125f;
+  for (int i = 0; i < 13 * 100; i++)
+    c[i] = -1.0f;
+  pto_ir_interp_arg args[3];
+  memset(args, 0, sizeof args);
+  int64_t sa[2] = {13, 3}, sb[2] = {3, 100}, sc[2] = {13, 100};
+  for (int i = 0; i < 3; i++)
+    args[i].is_tensor = 1;
+  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, sa);
+  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, sb);
+  pto_host_tensor_init(&args[2].tensor, o, PTO_DTYPE_F32, 2, sc);
+  assert_int_equal(run_native(L, "mmfma", args, 3, 0, NULL), 0);
+  pto_host_tensor_init(&args[2].tensor, o2, PTO_DTYPE_F32, 2, sc);
+  assert_pto_ok(pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, "mmfma"), args, 3));
+  for (int i = 0; i < 13; i++)
+    for (int j = 0; j < 100; j++) {
+      float want = c[i * 100 + j];
+      for (int k = 0; k < 3; k++)
+        want = fmaf(a[i * 3 + k], b[k * 100 + j], want);
+      if (memcmp(&want, &o[i * 100 + j], 4) || memcmp(&want, &o2[i * 100 + j], 4)) {
+        print_error("[%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", i, j,
+                    (double)o[i * 100 + j], (double)o2[i * 100 + j], (double)want);
+        fail();
+      }
+    }
+  assert_true(o[0] == 0x1p-11f + 0x1p-24f); /* not 0x1p-11f: the product was not rounded */
+  lib_free(L);
+}
+
 /* f32 exp, log and sigmoid: the compiled loops (pto/mathf.h's operations emitted as LLVM IR,
  * vectorized) give the same bits as the reference the interpreter calls (pto_expf, pto_logf in
  * base/mathf.c), over a sweep of every 251st f32 bit pattern (NaN, infinities, subnormals and
@@ -1998,6 +2053,7 @@ int main(void) {
       cmocka_unit_test(test_lower_scratch_plan_reuses_buffers),
       cmocka_unit_test(test_lower_loops_vectorize),
       cmocka_unit_test(test_lower_exp_log_bit_identical_to_reference),
+      cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
       cmocka_unit_test(test_lower_dist_kernel_lowers),
       cmocka_unit_test(test_lower_rejects_non_kernel),
       cmocka_unit_test(test_lower_concurrent_lowering_is_deterministic),
