@@ -223,6 +223,9 @@ static void init_alias_scopes(lw *L) {
   LLVMMetadataRef tensor = LLVMMDNodeInContext2(L->c, s2, 2);
   L->md_scratch = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, &scratch, 1));
   L->md_tensor = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, &tensor, 1));
+  L->md_domain = domain;
+  L->md_scratch_scope = scratch;
+  L->md_tensor_scope = tensor;
   L->kind_scope = LLVMGetMDKindIDInContext(L->c, "alias.scope", 11);
   L->kind_noalias = LLVMGetMDKindIDInContext(L->c, "noalias", 7);
 }

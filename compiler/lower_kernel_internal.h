@@ -91,6 +91,8 @@ typedef struct lw {
   LLVMValueRef divzero; /* i8 alloca: a tile op met an integer zero divisor */
 
   LLVMValueRef md_scratch, md_tensor;
+  LLVMMetadataRef md_domain, md_scratch_scope, md_tensor_scope; /* to build more scopes */
+  int nstreams; /* streamed runs lowered so far: each gets scopes of its own */
   unsigned kind_scope, kind_noalias;
 
   LLVMValueRef *syms; /* per program symbol, i64, or NULL when unbound */

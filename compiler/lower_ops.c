@@ -177,13 +177,39 @@ static LLVMValueRef tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValue
   return v;
 }
 
-static void tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
-                         LLVMValueRef raw) {
+/* Alias scopes of one streamed run's fast loop, where a runtime check has proven the store's
+ * window disjoint from every load's: the loads are in scope "load" and the store in "store" (both
+ * also tensor accesses, never scratch), each noalias with the other, so LLVM vectorizes the loop
+ * without overlap checks of its own. Fresh scopes per run: two runs' accesses may alias. */
+typedef struct stream_md {
+  LLVMValueRef load_scope, load_noalias, store_scope, store_noalias;
+} stream_md;
+
+static void stream_scopes(lw *L, stream_md *m) {
+  char name[64];
+  LLVMMetadataRef sc[2];
+  for (int k = 0; k < 2; k++) {
+    int n = snprintf(name, sizeof name, "pto.stream%d.%s", L->nstreams, k ? "store" : "load");
+    LLVMMetadataRef ops[2] = {LLVMMDStringInContext2(L->c, name, (size_t)n), L->md_domain};
+    sc[k] = LLVMMDNodeInContext2(L->c, ops, 2);
+  }
+  L->nstreams++;
+  LLVMMetadataRef ls[2] = {L->md_tensor_scope, sc[0]}, ln[2] = {L->md_scratch_scope, sc[1]};
+  LLVMMetadataRef ss[2] = {L->md_tensor_scope, sc[1]}, sn[2] = {L->md_scratch_scope, sc[0]};
+  m->load_scope = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, ls, 2));
+  m->load_noalias = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, ln, 2));
+  m->store_scope = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, ss, 2));
+  m->store_noalias = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, sn, 2));
+}
+
+static LLVMValueRef tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
+                                 LLVMValueRef raw) {
   LLVMTypeRef et = pto__lower_storage_type(L, dt);
   LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, et, ptr, &idx, 1, "");
   LLVMValueRef st = LLVMBuildStore(L->b, raw, p);
   LLVMSetAlignment(st, (unsigned)pto_dtype_size(dt));
   pto__lower_tag(L, st, 1);
+  return st;
 }
 
 /* Storage value of dt converted from storage value of from. */
@@ -480,8 +506,8 @@ static void window_bytes(lw *L, const lw_window *w, pto_dtype dt, LLVMValueRef r
  * store's window from the tensors, computes it and writes it to the target, the way the
  * buffered path would have for that element; the tiles' other elements are never read, so they
  * need not exist. Otherwise the statements are lowered one by one through their buffers. The
- * tensors may still alias as far as LLVM knows, so the vectorized loop keeps its runtime
- * overlap check (a few compares per row). */
+ * fast loop's accesses carry alias scopes of their own (stream_scopes), so LLVM vectorizes it
+ * without an overlap check of its own per row. */
 void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   enum { MAXL = 16 };
   int nrun = n - nloads - 1;
@@ -544,6 +570,8 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   LLVMBuildCondBr(b, ok, bb_fast, bb_buf);
 
   LLVMPositionBuilderAtEnd(b, bb_fast);
+  stream_md md;
+  stream_scopes(L, &md);
   lw_loop li, lj;
   LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws.nr, "sm.i");
   LLVMValueRef trow = mul(L, i, pto__lower_i64(L, t->cols));
@@ -551,6 +579,8 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   LLVMValueRef raw = NULL;
   for (int k = 0; k < nloads; k++) {
     LLVMValueRef x = tensor_load(L, lt[k]->dt, win[k].ptr, add(L, mul(L, i, win[k].sr), j));
+    LLVMSetMetadata(x, L->kind_scope, md.load_scope);
+    LLVMSetMetadata(x, L->kind_noalias, md.load_noalias);
     x = convert_raw(L, x, lt[k]->dt, ldt[k]);
     if (lv[k] == sv) raw = x; /* a plain copy keeps the loaded bits */
     lval[k] = pto__lower_to_compute(L, ldt[k], x);
@@ -558,7 +588,10 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   fused_env e = {.f = f, .given = lv, .given_v = lval, .ngiven = nloads, .k = add(L, trow, j)};
   if (nrun > 0 && fused_eval(L, &e, nrun, 0)) return;
   if (!raw) raw = pto__lower_to_storage(L, t->dt, fused_operand(L, &e, nrun, sv));
-  tensor_store(L, T->dt, ws.ptr, add(L, mul(L, i, ws.sr), j), convert_raw(L, raw, t->dt, T->dt));
+  LLVMValueRef st =
+      tensor_store(L, T->dt, ws.ptr, add(L, mul(L, i, ws.sr), j), convert_raw(L, raw, t->dt, T->dt));
+  LLVMSetMetadata(st, L->kind_scope, md.store_scope);
+  LLVMSetMetadata(st, L->kind_noalias, md.store_noalias);
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
   LLVMBuildBr(b, bb_done);
