@@ -646,6 +646,89 @@ static LLVMValueRef gep_f(lw *L, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef
  * accumulate in f32 and round once (the interpreter's order and rounding). Rows go in blocks
  * of 8 with independent accumulators (the chains overlap in the CPU); columns run with the
  * column index innermost, so they vectorize. */
+/* Row reductions of an f32 tile with R and C multiples of 8, 8 rows at a time with the rows in
+ * the lanes of one 8-lane accumulator: each 8x8 block is loaded as 8 row vectors, transposed with
+ * three rounds of shuffles (no gathers), and its 8 columns are folded into the accumulator in
+ * index order. Each lane therefore computes exactly the scalar chain of its row (from +0 over
+ * every column for a sum, from column 0 over the rest for max/min), so the results are the
+ * interpreter's bit for bit. */
+static LLVMValueRef shuf8(lw *L, LLVMValueRef x, LLVMValueRef y, const int *idx) {
+  LLVMValueRef m[8];
+  for (int i = 0; i < 8; i++)
+    m[i] = LLVMConstInt(L->t_i32, (unsigned long long)idx[i], 0);
+  return LLVMBuildShuffleVector(L->b, x, y, LLVMConstVector(m, 8), "");
+}
+
+/* cols[k] lane r = rows[r] lane k. */
+static void transpose8(lw *L, LLVMValueRef *rows, LLVMValueRef *cols) {
+  static const int lo[8] = {0, 8, 1, 9, 4, 12, 5, 13}, hi[8] = {2, 10, 3, 11, 6, 14, 7, 15};
+  static const int p_lo[8] = {0, 1, 8, 9, 4, 5, 12, 13}, p_hi[8] = {2, 3, 10, 11, 6, 7, 14, 15};
+  static const int q_lo[8] = {0, 1, 2, 3, 8, 9, 10, 11}, q_hi[8] = {4, 5, 6, 7, 12, 13, 14, 15};
+  LLVMValueRef t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = shuf8(L, rows[2 * i], rows[2 * i + 1], lo);
+    t[2 * i + 1] = shuf8(L, rows[2 * i], rows[2 * i + 1], hi);
+  }
+  for (int g = 0; g < 2; g++) { /* rows 0-3, rows 4-7 */
+    LLVMValueRef *tt = t + 4 * g, *uu = u + 4 * g;
+    uu[0] = shuf8(L, tt[0], tt[2], p_lo);
+    uu[1] = shuf8(L, tt[0], tt[2], p_hi);
+    uu[2] = shuf8(L, tt[1], tt[3], p_lo);
+    uu[3] = shuf8(L, tt[1], tt[3], p_hi);
+  }
+  for (int k = 0; k < 4; k++) {
+    cols[k] = shuf8(L, u[k], u[4 + k], q_lo);
+    cols[4 + k] = shuf8(L, u[k], u[4 + k], q_hi);
+  }
+}
+
+static LLVMValueRef vec8_at(lw *L, const lw_tile *a, LLVMValueRef idx) {
+  LLVMTypeRef vt = LLVMVectorType(L->t_f32, 8);
+  LLVMValueRef v = LLVMBuildLoad2(L->b, vt, gep_f(L, L->t_f32, a->base, idx), "");
+  LLVMSetAlignment(v, 4);
+  pto__lower_tag(L, v, 0);
+  return v;
+}
+
+static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op) {
+  int sum = op == LW_ADD;
+  int64_t R = a->rows, C = a->cols;
+  LLVMTypeRef vt = LLVMVectorType(L->t_f32, 8);
+  LLVMValueRef accp = entry_alloca(L, vt, "racc");
+  LLVMValueRef Cv = pto__lower_i64(L, C);
+  lw_loop lb, lj;
+  LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0), pto__lower_i64(L, R / 8),
+                                          "red8.row");
+  LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, 8));
+  LLVMValueRef base = mul(L, i0, Cv);
+  /* the first block: a sum folds all 8 columns into +0, max/min start from column 0 */
+  LLVMValueRef rows[8], cols[8];
+  for (int r = 0; r < 8; r++)
+    rows[r] = vec8_at(L, a, add(L, base, pto__lower_i64(L, r * C)));
+  transpose8(L, rows, cols);
+  LLVMValueRef acc = sum ? LLVMConstNull(vt) : cols[0];
+  for (int k = sum ? 0 : 1; k < 8; k++)
+    acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
+  LLVMBuildStore(L->b, acc, accp);
+  LLVMValueRef jb = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 1), pto__lower_i64(L, C / 8),
+                                          "red8.j");
+  LLVMValueRef j0 = add(L, base, mul(L, jb, pto__lower_i64(L, 8)));
+  for (int r = 0; r < 8; r++)
+    rows[r] = vec8_at(L, a, add(L, j0, pto__lower_i64(L, r * C)));
+  transpose8(L, rows, cols);
+  acc = LLVMBuildLoad2(L->b, vt, accp, "");
+  for (int k = 0; k < 8; k++)
+    acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
+  LLVMBuildStore(L->b, acc, accp);
+  pto__lower_loop_end(L, &lj);
+  /* the [R,1] result is dense: 8 consecutive elements */
+  LLVMValueRef st =
+      LLVMBuildStore(L->b, LLVMBuildLoad2(L->b, vt, accp, ""), gep_f(L, L->t_f32, t->base, i0));
+  LLVMSetAlignment(st, 4);
+  pto__lower_tag(L, st, 0);
+  pto__lower_loop_end(L, &lb);
+}
+
 static void lower_reduce(lw *L, const pto_ir_stmt *s, int rows, lw_bin op) {
   lw_tile *a = tile_arg(L, s, 0);
   if (!a || s->nresults != 1) return;
@@ -658,6 +741,11 @@ static void lower_reduce(lw *L, const pto_ir_stmt *s, int rows, lw_bin op) {
   int sum = op == LW_ADD;
   int64_t R = a->rows, C = a->cols;
   LLVMValueRef Cv = pto__lower_i64(L, C);
+  if (rows && dt == PTO_DTYPE_F32 && R % 8 == 0 && C % 8 == 0 && C >= 8 &&
+      (op == LW_ADD || op == LW_MAX || op == LW_MIN)) {
+    reduce_rows_by8(L, a, t, op);
+    return;
+  }
   if (rows) {
     int rb = R >= 8 ? 8 : R >= 4 ? 4 : 1;
     int64_t nblk = R / rb;
