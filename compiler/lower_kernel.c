@@ -421,23 +421,27 @@ static LLVMTypeRef like(LLVMValueRef a, LLVMTypeRef el) {
   return el;
 }
 
-/* A constant of type t (scalar, or splat over a vector). */
-static LLVMValueRef cst_real(LLVMTypeRef t, double v) {
-  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstReal(t, v);
+/* Constant e in every lane of vector type t. The lowering emits exp/log on scalars (the loop
+ * vectorizer widens them) or vectors of at most 64 lanes; a wider one would get a 64-lane
+ * constant, which the IR verifier rejects, never a wrong value. */
+static LLVMValueRef splat_const(LLVMTypeRef t, LLVMValueRef e) {
   unsigned n = LLVMGetVectorSize(t);
-  LLVMValueRef e = LLVMConstReal(LLVMGetElementType(t), v), els[64];
-  for (unsigned i = 0; i < n && i < 64; i++)
+  LLVMValueRef els[64];
+  if (n > 64) n = 64;
+  for (unsigned i = 0; i < n; i++)
     els[i] = e;
   return LLVMConstVector(els, n);
 }
 
+/* A constant of type t (scalar, or splat over a vector). */
+static LLVMValueRef cst_real(LLVMTypeRef t, double v) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstReal(t, v);
+  return splat_const(t, LLVMConstReal(LLVMGetElementType(t), v));
+}
+
 static LLVMValueRef cst_int(LLVMTypeRef t, uint64_t v) {
   if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstInt(t, v, 0);
-  unsigned n = LLVMGetVectorSize(t);
-  LLVMValueRef e = LLVMConstInt(LLVMGetElementType(t), v, 0), els[64];
-  for (unsigned i = 0; i < n && i < 64; i++)
-    els[i] = e;
-  return LLVMConstVector(els, n);
+  return splat_const(t, LLVMConstInt(LLVMGetElementType(t), v, 0));
 }
 
 static LLVMValueRef fma3(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
