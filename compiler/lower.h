@@ -11,13 +11,15 @@
  * lifetimes do not overlap are shared, and elementwise ops may run in place over a dead operand.
  *
  * Numerics match the reference interpreter (ir/interp.c) bit for bit: same formulas and order,
- * f16/bf16 computed in f32 and rounded to nearest even, exp/log through libm's expf/logf/exp/log
- * (so kernel objects need -lm when linked; those loops stay scalar, every other elementwise,
- * load/store, reduction and matmul loop vectorizes). A kernel returns PTO_KERNEL_ERR_DIV_ZERO for
- * an integer division by a runtime zero, PTO_KERNEL_ERR_DIM_MISMATCH (err_detail: the two
- * extents) when a dynamic symbol is bound twice with different values, PTO_KERNEL_ERR_SCRATCH
- * (err_detail: needed, given) when the arena is smaller than the footprint, PTO_KERNEL_ERR_DIST
- * for a dist.* op when pto_core_ctx.dist is NULL, and a dist table call's nonzero code as it is.
+ * f16/bf16 computed in f32 and rounded to nearest even; f32 exp/log inline as pto/mathf.h's
+ * operations (they vectorize like the rest), f64 exp/log through libm's exp/log (so kernel objects
+ * need -lm when linked; those loops stay scalar); f32 matmul one llvm.fma per product in k order.
+ * Every other elementwise, load/store, reduction and matmul loop vectorizes. A kernel returns
+ * PTO_KERNEL_ERR_DIV_ZERO for an integer division by a runtime zero, PTO_KERNEL_ERR_DIM_MISMATCH
+ * (err_detail: the two extents) when a dynamic symbol is bound twice with different values,
+ * PTO_KERNEL_ERR_SCRATCH (err_detail: needed, given) when the arena is smaller than the
+ * footprint, PTO_KERNEL_ERR_DIST for a dist.* op when pto_core_ctx.dist is NULL, and a dist table
+ * call's nonzero code as it is.
  *
  * Every call uses its own LLVM context, so kernels may be lowered from several threads at once.
  * LLVM's target registry is initialised once (pthread_once). */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lower_kernel_internal.h"
+#include "pto/mathf.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -222,6 +223,9 @@ static void init_alias_scopes(lw *L) {
   LLVMMetadataRef tensor = LLVMMDNodeInContext2(L->c, s2, 2);
   L->md_scratch = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, &scratch, 1));
   L->md_tensor = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, &tensor, 1));
+  L->md_domain = domain;
+  L->md_scratch_scope = scratch;
+  L->md_tensor_scope = tensor;
   L->kind_scope = LLVMGetMDKindIDInContext(L->c, "alias.scope", 11);
   L->kind_noalias = LLVMGetMDKindIDInContext(L->c, "noalias", 7);
 }
@@ -408,6 +412,101 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
   return NULL;
 }
 
+/* ---- f32 exp and log: pto/mathf.h's algorithm, operation for operation as base/mathf.c --- */
+
+/* The type with a's shape (scalar, or a vector of as many lanes) and element type el. */
+static LLVMTypeRef like(LLVMValueRef a, LLVMTypeRef el) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) return LLVMVectorType(el, LLVMGetVectorSize(t));
+  return el;
+}
+
+/* Constant e in every lane of vector type t. The lowering emits exp/log on scalars (the loop
+ * vectorizer widens them) or vectors of at most 64 lanes; a wider one would get a 64-lane
+ * constant, which the IR verifier rejects, never a wrong value. */
+static LLVMValueRef splat_const(LLVMTypeRef t, LLVMValueRef e) {
+  unsigned n = LLVMGetVectorSize(t);
+  LLVMValueRef els[64];
+  if (n > 64) n = 64;
+  for (unsigned i = 0; i < n; i++)
+    els[i] = e;
+  return LLVMConstVector(els, n);
+}
+
+/* A constant of type t (scalar, or splat over a vector). */
+static LLVMValueRef cst_real(LLVMTypeRef t, double v) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstReal(t, v);
+  return splat_const(t, LLVMConstReal(LLVMGetElementType(t), v));
+}
+
+static LLVMValueRef cst_int(LLVMTypeRef t, uint64_t v) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstInt(t, v, 0);
+  return splat_const(t, LLVMConstInt(LLVMGetElementType(t), v, 0));
+}
+
+static LLVMValueRef fma3(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef args[3] = {a, b, c};
+  return pto__lower_call_intrinsic(L, "llvm.fma", &t, 1, args, 3, "");
+}
+
+/* x < lo ? lo : x with the given ordered predicate (a NaN compares false and stays). */
+static LLVMValueRef clamp_side(lw *L, LLVMRealPredicate pred, LLVMValueRef x, LLVMValueRef lim) {
+  return LLVMBuildSelect(L->b, LLVMBuildFCmp(L->b, pred, x, lim, ""), lim, x, "");
+}
+
+/* pto_expf (base/mathf.c) on an f32 value or vector. */
+static LLVMValueRef lower_expf(lw *L, LLVMValueRef x) {
+  LLVMBuilderRef b = L->b;
+  LLVMTypeRef td = like(x, L->t_f64), ti = like(x, L->t_i64), tf = LLVMTypeOf(x);
+  LLVMValueRef d = LLVMBuildFPExt(b, x, td, "exp.d");
+  d = clamp_side(L, LLVMRealOLT, d, cst_real(td, PTO_MATHF_EXP_LO));
+  d = clamp_side(L, LLVMRealOGT, d, cst_real(td, PTO_MATHF_EXP_HI));
+  LLVMValueRef shift = cst_real(td, PTO_MATHF_SHIFT);
+  LLVMValueRef kd = fma3(L, d, cst_real(td, PTO_MATHF_LOG2E), shift);
+  LLVMValueRef n = LLVMBuildFSub(b, kd, shift, "exp.n");
+  LLVMValueRef r = fma3(L, n, cst_real(td, PTO_MATHF_NEG_LN2), d);
+  LLVMValueRef p = cst_real(td, pto_mathf_exp_coef(PTO_MATHF_EXP_DEGREE));
+  for (int i = PTO_MATHF_EXP_DEGREE - 1; i >= 0; i--)
+    p = fma3(L, p, r, cst_real(td, pto_mathf_exp_coef(i)));
+  double sh = PTO_MATHF_SHIFT;
+  uint64_t shbits;
+  memcpy(&shbits, &sh, sizeof shbits);
+  LLVMValueRef e = LLVMBuildSub(b, LLVMBuildBitCast(b, kd, ti, ""), cst_int(ti, shbits), "");
+  e = LLVMBuildShl(b, LLVMBuildAdd(b, e, cst_int(ti, 1023), ""), cst_int(ti, 52), "");
+  LLVMValueRef y = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, e, td, ""), "");
+  return LLVMBuildFPTrunc(b, y, tf, "exp");
+}
+
+/* pto_logf (base/mathf.c) on an f32 value or vector. */
+static LLVMValueRef lower_logf(lw *L, LLVMValueRef x) {
+  LLVMBuilderRef b = L->b;
+  LLVMTypeRef td = like(x, L->t_f64), ti = like(x, L->t_i64), tf = LLVMTypeOf(x);
+  LLVMValueRef d = LLVMBuildFPExt(b, x, td, "log.d");
+  LLVMValueRef bits = LLVMBuildBitCast(b, d, ti, "");
+  LLVMValueRef ix = LLVMBuildSub(b, bits, cst_int(ti, (uint64_t)PTO_MATHF_LOG_OFF), "");
+  LLVMValueRef k = LLVMBuildAShr(b, ix, cst_int(ti, 52), "log.k");
+  LLVMValueRef mb = LLVMBuildSub(b, bits, LLVMBuildShl(b, k, cst_int(ti, 52), ""), "");
+  LLVMValueRef m = LLVMBuildBitCast(b, mb, td, "log.m");
+  LLVMValueRef one = cst_real(td, 1.0);
+  LLVMValueRef s = LLVMBuildFDiv(b, LLVMBuildFSub(b, m, one, ""), LLVMBuildFAdd(b, m, one, ""), "");
+  LLVMValueRef z = LLVMBuildFMul(b, s, s, "");
+  LLVMValueRef p = cst_real(td, pto_mathf_log_coef(PTO_MATHF_LOG_TERMS - 1));
+  for (int i = PTO_MATHF_LOG_TERMS - 2; i >= 0; i--)
+    p = fma3(L, p, z, cst_real(td, pto_mathf_log_coef(i)));
+  LLVMValueRef lm = LLVMBuildFMul(b, s, p, "");
+  LLVMValueRef kf = LLVMBuildSIToFP(b, k, td, "");
+  LLVMValueRef y = LLVMBuildFPTrunc(b, fma3(L, kf, cst_real(td, PTO_MATHF_LN2), lm), tf, "");
+  /* the special values, in base/mathf.c's order */
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, cst_real(tf, 0.0), ""),
+                      cst_real(tf, -INFINITY), y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, cst_real(tf, 0.0), ""),
+                      cst_real(tf, NAN), y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, cst_real(tf, INFINITY), ""),
+                      cst_real(tf, INFINITY), y, "");
+  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, y, "log");
+}
+
 /* Unary tile math on a compute value; NULL when dt does not support op. */
 LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) {
   LLVMBuilderRef b = L->b;
@@ -439,8 +538,8 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) 
     LLVMValueRef gt = LLVMBuildFCmp(b, LLVMRealOGT, a, zero, "");
     return LLVMBuildSelect(b, gt, a, zero, "");
   }
-  case PTO_FN_EXP: r = call_libm(L, dbl ? "exp" : "expf", t, args, 1); break;
-  case PTO_FN_LOG: r = call_libm(L, dbl ? "log" : "logf", t, args, 1); break;
+  case PTO_FN_EXP: r = dbl ? call_libm(L, "exp", t, args, 1) : lower_expf(L, a); break;
+  case PTO_FN_LOG: r = dbl ? call_libm(L, "log", t, args, 1) : lower_logf(L, a); break;
   case PTO_FN_SQRT: r = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, ""); break;
   case PTO_FN_RSQRT: {
     LLVMValueRef s = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, "");
@@ -450,7 +549,7 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) 
   case PTO_FN_RECIP: r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), a, ""); break;
   case PTO_FN_SIGMOID: {
     LLVMValueRef neg[1] = {LLVMBuildFNeg(b, a, "")};
-    LLVMValueRef e = call_libm(L, dbl ? "exp" : "expf", t, neg, 1);
+    LLVMValueRef e = dbl ? call_libm(L, "exp", t, neg, 1) : lower_expf(L, neg[0]);
     r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), e, ""), "");
     break;
   }
@@ -459,8 +558,8 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) 
   return pto__lower_round(L, dt, r);
 }
 
-int pto__lower_fn_calls_libm(pto_op_fn fn) {
-  return fn == PTO_FN_EXP || fn == PTO_FN_LOG || fn == PTO_FN_SIGMOID;
+int pto__lower_fn_calls_libm(pto_op_fn fn, pto_dtype dt) {
+  return dt == PTO_DTYPE_F64 && (fn == PTO_FN_EXP || fn == PTO_FN_LOG || fn == PTO_FN_SIGMOID);
 }
 
 /* ---- scalar expressions ------------------------------------------------------------------ */

@@ -91,6 +91,8 @@ typedef struct lw {
   LLVMValueRef divzero; /* i8 alloca: a tile op met an integer zero divisor */
 
   LLVMValueRef md_scratch, md_tensor;
+  LLVMMetadataRef md_domain, md_scratch_scope, md_tensor_scope; /* to build more scopes */
+  int nstreams; /* streamed runs lowered so far: each gets scopes of its own */
   unsigned kind_scope, kind_noalias;
 
   LLVMValueRef *syms; /* per program symbol, i64, or NULL when unbound */
@@ -136,8 +138,9 @@ LLVMValueRef pto__lower_smax(lw *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b,
                               LLVMValueRef divzero_flag);
 LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a);
-/* Whether pto__lower_unop calls libm for fn: such a loop stays scalar, so it is not fused. */
-int pto__lower_fn_calls_libm(pto_op_fn fn);
+/* Whether pto__lower_unop calls libm for fn on dt (f64 exp/log/sigmoid; f32 ones are inline,
+ * pto/mathf.h): such a loop stays scalar, so it is not fused. */
+int pto__lower_fn_calls_libm(pto_op_fn fn, pto_dtype dt);
 /* Scalar expression in its compute type; NULL after a failure. */
 LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e);
 

@@ -177,13 +177,39 @@ static LLVMValueRef tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValue
   return v;
 }
 
-static void tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
-                         LLVMValueRef raw) {
+/* Alias scopes of one streamed run's fast loop, where a runtime check has proven the store's
+ * window disjoint from every load's: the loads are in scope "load" and the store in "store" (both
+ * also tensor accesses, never scratch), each noalias with the other, so LLVM vectorizes the loop
+ * without overlap checks of its own. Fresh scopes per run: two runs' accesses may alias. */
+typedef struct stream_md {
+  LLVMValueRef load_scope, load_noalias, store_scope, store_noalias;
+} stream_md;
+
+static void stream_scopes(lw *L, stream_md *m) {
+  char name[64];
+  LLVMMetadataRef sc[2];
+  for (int k = 0; k < 2; k++) {
+    int n = snprintf(name, sizeof name, "pto.stream%d.%s", L->nstreams, k ? "store" : "load");
+    LLVMMetadataRef ops[2] = {LLVMMDStringInContext2(L->c, name, (size_t)n), L->md_domain};
+    sc[k] = LLVMMDNodeInContext2(L->c, ops, 2);
+  }
+  L->nstreams++;
+  LLVMMetadataRef ls[2] = {L->md_tensor_scope, sc[0]}, ln[2] = {L->md_scratch_scope, sc[1]};
+  LLVMMetadataRef ss[2] = {L->md_tensor_scope, sc[1]}, sn[2] = {L->md_scratch_scope, sc[0]};
+  m->load_scope = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, ls, 2));
+  m->load_noalias = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, ln, 2));
+  m->store_scope = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, ss, 2));
+  m->store_noalias = LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, sn, 2));
+}
+
+static LLVMValueRef tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
+                                 LLVMValueRef raw) {
   LLVMTypeRef et = pto__lower_storage_type(L, dt);
   LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, et, ptr, &idx, 1, "");
   LLVMValueRef st = LLVMBuildStore(L->b, raw, p);
   LLVMSetAlignment(st, (unsigned)pto_dtype_size(dt));
   pto__lower_tag(L, st, 1);
+  return st;
 }
 
 /* Storage value of dt converted from storage value of from. */
@@ -480,8 +506,8 @@ static void window_bytes(lw *L, const lw_window *w, pto_dtype dt, LLVMValueRef r
  * store's window from the tensors, computes it and writes it to the target, the way the
  * buffered path would have for that element; the tiles' other elements are never read, so they
  * need not exist. Otherwise the statements are lowered one by one through their buffers. The
- * tensors may still alias as far as LLVM knows, so the vectorized loop keeps its runtime
- * overlap check (a few compares per row). */
+ * fast loop's accesses carry alias scopes of their own (stream_scopes), so LLVM vectorizes it
+ * without an overlap check of its own per row. */
 void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   enum { MAXL = 16 };
   int nrun = n - nloads - 1;
@@ -544,6 +570,8 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   LLVMBuildCondBr(b, ok, bb_fast, bb_buf);
 
   LLVMPositionBuilderAtEnd(b, bb_fast);
+  stream_md md;
+  stream_scopes(L, &md);
   lw_loop li, lj;
   LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws.nr, "sm.i");
   LLVMValueRef trow = mul(L, i, pto__lower_i64(L, t->cols));
@@ -551,6 +579,8 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   LLVMValueRef raw = NULL;
   for (int k = 0; k < nloads; k++) {
     LLVMValueRef x = tensor_load(L, lt[k]->dt, win[k].ptr, add(L, mul(L, i, win[k].sr), j));
+    LLVMSetMetadata(x, L->kind_scope, md.load_scope);
+    LLVMSetMetadata(x, L->kind_noalias, md.load_noalias);
     x = convert_raw(L, x, lt[k]->dt, ldt[k]);
     if (lv[k] == sv) raw = x; /* a plain copy keeps the loaded bits */
     lval[k] = pto__lower_to_compute(L, ldt[k], x);
@@ -558,7 +588,10 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   fused_env e = {.f = f, .given = lv, .given_v = lval, .ngiven = nloads, .k = add(L, trow, j)};
   if (nrun > 0 && fused_eval(L, &e, nrun, 0)) return;
   if (!raw) raw = pto__lower_to_storage(L, t->dt, fused_operand(L, &e, nrun, sv));
-  tensor_store(L, T->dt, ws.ptr, add(L, mul(L, i, ws.sr), j), convert_raw(L, raw, t->dt, T->dt));
+  LLVMValueRef st =
+      tensor_store(L, T->dt, ws.ptr, add(L, mul(L, i, ws.sr), j), convert_raw(L, raw, t->dt, T->dt));
+  LLVMSetMetadata(st, L->kind_scope, md.store_scope);
+  LLVMSetMetadata(st, L->kind_noalias, md.store_noalias);
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
   LLVMBuildBr(b, bb_done);
@@ -613,6 +646,89 @@ static LLVMValueRef gep_f(lw *L, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef
  * accumulate in f32 and round once (the interpreter's order and rounding). Rows go in blocks
  * of 8 with independent accumulators (the chains overlap in the CPU); columns run with the
  * column index innermost, so they vectorize. */
+/* Row reductions of an f32 tile with R and C multiples of 8, 8 rows at a time with the rows in
+ * the lanes of one 8-lane accumulator: each 8x8 block is loaded as 8 row vectors, transposed with
+ * three rounds of shuffles (no gathers), and its 8 columns are folded into the accumulator in
+ * index order. Each lane therefore computes exactly the scalar chain of its row (from +0 over
+ * every column for a sum, from column 0 over the rest for max/min), so the results are the
+ * interpreter's bit for bit. */
+static LLVMValueRef shuf8(lw *L, LLVMValueRef x, LLVMValueRef y, const int *idx) {
+  LLVMValueRef m[8];
+  for (int i = 0; i < 8; i++)
+    m[i] = LLVMConstInt(L->t_i32, (unsigned long long)idx[i], 0);
+  return LLVMBuildShuffleVector(L->b, x, y, LLVMConstVector(m, 8), "");
+}
+
+/* cols[k] lane r = rows[r] lane k. */
+static void transpose8(lw *L, LLVMValueRef *rows, LLVMValueRef *cols) {
+  static const int lo[8] = {0, 8, 1, 9, 4, 12, 5, 13}, hi[8] = {2, 10, 3, 11, 6, 14, 7, 15};
+  static const int p_lo[8] = {0, 1, 8, 9, 4, 5, 12, 13}, p_hi[8] = {2, 3, 10, 11, 6, 7, 14, 15};
+  static const int q_lo[8] = {0, 1, 2, 3, 8, 9, 10, 11}, q_hi[8] = {4, 5, 6, 7, 12, 13, 14, 15};
+  LLVMValueRef t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = shuf8(L, rows[2 * i], rows[2 * i + 1], lo);
+    t[2 * i + 1] = shuf8(L, rows[2 * i], rows[2 * i + 1], hi);
+  }
+  for (int g = 0; g < 2; g++) { /* rows 0-3, rows 4-7 */
+    LLVMValueRef *tt = t + 4 * g, *uu = u + 4 * g;
+    uu[0] = shuf8(L, tt[0], tt[2], p_lo);
+    uu[1] = shuf8(L, tt[0], tt[2], p_hi);
+    uu[2] = shuf8(L, tt[1], tt[3], p_lo);
+    uu[3] = shuf8(L, tt[1], tt[3], p_hi);
+  }
+  for (int k = 0; k < 4; k++) {
+    cols[k] = shuf8(L, u[k], u[4 + k], q_lo);
+    cols[4 + k] = shuf8(L, u[k], u[4 + k], q_hi);
+  }
+}
+
+static LLVMValueRef vec8_at(lw *L, const lw_tile *a, LLVMValueRef idx) {
+  LLVMTypeRef vt = LLVMVectorType(L->t_f32, 8);
+  LLVMValueRef v = LLVMBuildLoad2(L->b, vt, gep_f(L, L->t_f32, a->base, idx), "");
+  LLVMSetAlignment(v, 4);
+  pto__lower_tag(L, v, 0);
+  return v;
+}
+
+static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op) {
+  int sum = op == LW_ADD;
+  int64_t R = a->rows, C = a->cols;
+  LLVMTypeRef vt = LLVMVectorType(L->t_f32, 8);
+  LLVMValueRef accp = entry_alloca(L, vt, "racc");
+  LLVMValueRef Cv = pto__lower_i64(L, C);
+  lw_loop lb, lj;
+  LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0), pto__lower_i64(L, R / 8),
+                                          "red8.row");
+  LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, 8));
+  LLVMValueRef base = mul(L, i0, Cv);
+  /* the first block: a sum folds all 8 columns into +0, max/min start from column 0 */
+  LLVMValueRef rows[8], cols[8];
+  for (int r = 0; r < 8; r++)
+    rows[r] = vec8_at(L, a, add(L, base, pto__lower_i64(L, r * C)));
+  transpose8(L, rows, cols);
+  LLVMValueRef acc = sum ? LLVMConstNull(vt) : cols[0];
+  for (int k = sum ? 0 : 1; k < 8; k++)
+    acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
+  LLVMBuildStore(L->b, acc, accp);
+  LLVMValueRef jb = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 1), pto__lower_i64(L, C / 8),
+                                          "red8.j");
+  LLVMValueRef j0 = add(L, base, mul(L, jb, pto__lower_i64(L, 8)));
+  for (int r = 0; r < 8; r++)
+    rows[r] = vec8_at(L, a, add(L, j0, pto__lower_i64(L, r * C)));
+  transpose8(L, rows, cols);
+  acc = LLVMBuildLoad2(L->b, vt, accp, "");
+  for (int k = 0; k < 8; k++)
+    acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
+  LLVMBuildStore(L->b, acc, accp);
+  pto__lower_loop_end(L, &lj);
+  /* the [R,1] result is dense: 8 consecutive elements */
+  LLVMValueRef st =
+      LLVMBuildStore(L->b, LLVMBuildLoad2(L->b, vt, accp, ""), gep_f(L, L->t_f32, t->base, i0));
+  LLVMSetAlignment(st, 4);
+  pto__lower_tag(L, st, 0);
+  pto__lower_loop_end(L, &lb);
+}
+
 static void lower_reduce(lw *L, const pto_ir_stmt *s, int rows, lw_bin op) {
   lw_tile *a = tile_arg(L, s, 0);
   if (!a || s->nresults != 1) return;
@@ -625,6 +741,11 @@ static void lower_reduce(lw *L, const pto_ir_stmt *s, int rows, lw_bin op) {
   int sum = op == LW_ADD;
   int64_t R = a->rows, C = a->cols;
   LLVMValueRef Cv = pto__lower_i64(L, C);
+  if (rows && dt == PTO_DTYPE_F32 && R % 8 == 0 && C % 8 == 0 && C >= 8 &&
+      (op == LW_ADD || op == LW_MAX || op == LW_MIN)) {
+    reduce_rows_by8(L, a, t, op);
+    return;
+  }
   if (rows) {
     int rb = R >= 8 ? 8 : R >= 4 ? 4 : 1;
     int64_t nblk = R / rb;
@@ -723,6 +844,20 @@ static void lower_expand(lw *L, const pto_ir_stmt *s, int row, lw_bin op) {
 
 /* ---- matmul ---------------------------------------------------------------------------------- */
 
+/* sum + a * b as the interpreter computes a matmul step in odt: one fused multiply-add in f32
+ * (fmaf), a product then a sum otherwise (integers wrap). Scalars or vectors alike. */
+static LLVMValueRef mm_step(lw *L, pto_dtype odt, LLVMValueRef a, LLVMValueRef b,
+                            LLVMValueRef sum) {
+  if (odt == PTO_DTYPE_F32) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[3] = {a, b, sum};
+    return pto__lower_call_intrinsic(L, "llvm.fma", &t, 1, args, 3, "");
+  }
+  if (pto_dtype_is_float(odt))
+    return LLVMBuildFAdd(L->b, sum, LLVMBuildFMul(L->b, a, b, ""), "");
+  return LLVMBuildAdd(L->b, sum, LLVMBuildMul(L->b, a, b, ""), "");
+}
+
 /* out[i, j_lo..j_hi) += l[i,:] x r[:, j_lo..j_hi) for i in [i_lo, i_hi): k outer, j inner, each
  * element summing in k order. */
 static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int64_t i_lo,
@@ -742,8 +877,7 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
   LLVMValueRef rv = pto__lower_convert(L, load_c(L, r, add(L, rrow, j)), r->dt, odt);
   LLVMValueRef oidx = add(L, orow, j);
   LLVMValueRef ov = load_c(L, t, oidx);
-  LLVMValueRef prod = pto__lower_binop(L, LW_MUL, odt, lv, rv, NULL);
-  LLVMValueRef sum = pto__lower_binop(L, LW_ADD, odt, ov, prod, NULL);
+  LLVMValueRef sum = mm_step(L, odt, lv, rv, ov);
   pto__lower_tile_store(L, t->base, odt, oidx, pto__lower_to_storage(L, odt, sum));
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &lk);
@@ -751,7 +885,8 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
 }
 
 #define MM_MR_MAX 8  /* rows of a register block: 8 with 32 vector registers, else 4 */
-#define MM_NV 2      /* accumulator vectors per row: the block is mr x (MM_NV * vw) */
+#define MM_NV 2      /* accumulator vectors per row: the block is mr x (nv * vw), nv = 2 or 3 */
+#define MM_NV_MAX 3  /* 8 x 3 accumulators + 3 of r + 1 broadcast fit 32 vector registers */
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
@@ -817,19 +952,18 @@ static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
   return LLVMBuildShuffleVector(L->b, v, LLVMGetPoison(vt), mask, "");
 }
 
-/* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by MM_NV vectors of vw
- * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of MM_NV * vw): the accumulators stay in
+/* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by nv vectors of vw
+ * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * vw): the accumulators stay in
  * vector registers across k, each lane summing its products in k order. */
-static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int vw,
-                       int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
+static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int nv,
+                       int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
   if (i_hi <= i_lo || j_hi <= j_lo) return;
   pto_dtype odt = t->dt;
-  int fl = pto_dtype_is_float(odt);
-  int64_t NB = MM_NV * vw, N = r->cols, K = l->cols;
+  int64_t NB = nv * vw, N = r->cols, K = l->cols;
   LLVMTypeRef vt = LLVMVectorType(pto__lower_compute_type(L, odt), (unsigned)vw);
-  LLVMValueRef accs[MM_MR_MAX][MM_NV];
+  LLVMValueRef accs[MM_MR_MAX][MM_NV_MAX];
   for (int ii = 0; ii < mr; ii++)
-    for (int h = 0; h < MM_NV; h++)
+    for (int h = 0; h < nv; h++)
       accs[ii][h] = entry_alloca(L, vt, "mmacc");
   LLVMValueRef Nv = pto__lower_i64(L, N), Kv = pto__lower_i64(L, K);
   /* Column slabs outside: the K x NB slab of r stays in L1 while the row blocks pass. */
@@ -840,34 +974,30 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
   LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0),
                                           pto__lower_i64(L, (i_hi - i_lo) / mr), "mm.ib");
   LLVMValueRef i0 = add(L, mul(L, ib, pto__lower_i64(L, mr)), pto__lower_i64(L, i_lo));
-  LLVMValueRef oidx[MM_MR_MAX][MM_NV];
+  LLVMValueRef oidx[MM_MR_MAX][MM_NV_MAX];
   for (int ii = 0; ii < mr; ii++)
-    for (int h = 0; h < MM_NV; h++) {
+    for (int h = 0; h < nv; h++) {
       oidx[ii][h] = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Nv),
                         add(L, j0, pto__lower_i64(L, h * vw)));
       LLVMBuildStore(L->b, vload(L, t, oidx[ii][h], vw), accs[ii][h]);
     }
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
-  LLVMValueRef bv[MM_NV];
-  for (int h = 0; h < MM_NV; h++)
+  LLVMValueRef bv[MM_NV_MAX];
+  for (int h = 0; h < nv; h++)
     bv[h] =
         vconvert(L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * vw))), vw),
                  r->dt, odt, vw);
   for (int ii = 0; ii < mr; ii++) {
     LLVMValueRef lidx = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Kv), k);
     LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt), vw);
-    for (int h = 0; h < MM_NV; h++) {
+    for (int h = 0; h < nv; h++) {
       LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, accs[ii][h], "");
-      LLVMValueRef prod =
-          fl ? LLVMBuildFMul(L->b, av, bv[h], "") : LLVMBuildMul(L->b, av, bv[h], "");
-      LLVMValueRef sum =
-          fl ? LLVMBuildFAdd(L->b, cur, prod, "") : LLVMBuildAdd(L->b, cur, prod, "");
-      LLVMBuildStore(L->b, sum, accs[ii][h]);
+      LLVMBuildStore(L->b, mm_step(L, odt, av, bv[h], cur), accs[ii][h]);
     }
   }
   pto__lower_loop_end(L, &lk);
   for (int ii = 0; ii < mr; ii++)
-    for (int h = 0; h < MM_NV; h++)
+    for (int h = 0; h < nv; h++)
       vstore(L, t, oidx[ii][h], LLVMBuildLoad2(L->b, vt, accs[ii][h], ""));
   pto__lower_loop_end(L, &lb);
   pto__lower_loop_end(L, &ljb);
@@ -903,9 +1033,13 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   int64_t M4 = M / 4 * 4, j = 0;
   if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0) {
     if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
-      int64_t jw = N / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX), M8 = M / 8 * 8;
-      mm_blocked(L, l, r, t, 8, MM_VW_MAX, 0, M8, 0, jw);
-      mm_blocked(L, l, r, t, 4, MM_VW_MAX, M8, M4, 0, jw);
+      /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
+       * 8 x 32, then 4-row edges */
+      int64_t M8 = M / 8 * 8, j3 = N / (3 * MM_VW_MAX) * (3 * MM_VW_MAX);
+      int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
+      mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3);
+      mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw);
+      mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, 0, jw);
       j = jw;
       /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
       LLVMAddAttributeAtIndex(
@@ -913,7 +1047,7 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
           LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
     }
     int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
-    mm_blocked(L, l, r, t, 4, 8, 0, M4, j, jn);
+    mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn);
     j = jn;
   } else {
     M4 = 0;

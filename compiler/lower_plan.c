@@ -335,11 +335,13 @@ static int tile_result_count(const pto_ir_stmt *s, int64_t *out) {
   return 0;
 }
 
-/* Elementwise statements that may share one loop. exp and log call libm, which keeps a loop
- * scalar: they stay alone so the ops around them still vectorize. */
+/* Elementwise statements that may share one loop. f64 exp and log call libm, which keeps a loop
+ * scalar: they stay alone so the ops around them still vectorize (f32 ones are inline code). */
 static int fusable(const pto_ir_stmt *s, int64_t *count) {
   if (s->kind != PTO_STMT_OP || !pto__lower_elementwise_kind(s->op.opc)) return 0;
-  if (pto__lower_fn_calls_libm(pto_op_info_get(s->op.opc)->fn)) return 0;
+  if (s->nresults == 1 && s->results[0]->type->kind == PTO_TYPE_TILE &&
+      pto__lower_fn_calls_libm(pto_op_info_get(s->op.opc)->fn, s->results[0]->type->dtype))
+    return 0;
   return tile_result_count(s, count) == 0;
 }
 

@@ -20,10 +20,11 @@
  *
  * Numerics (chosen so compiled code can match bit for bit)
  * - f32 arithmetic in float, f64 in double, f16/bf16 computed in float and rounded to nearest
- *   even when the result is stored into a 16-bit value. expf/logf/sqrtf; rsqrt = 1/sqrtf(x);
- *   recip = 1/x; max/min = fmaxf/fminf (a NaN operand yields the other one); relu = x > 0 ? x : 0.
- *   No fused multiply-add: products are rounded before they are added (ISO C mode does not
- *   contract).
+ *   even when the result is stored into a 16-bit value. exp/log: pto_expf/pto_logf (pto/mathf.h,
+ *   within 1 ulp; the kernels emit the same operations), sigmoid = 1/(1 + pto_expf(-x)); f64
+ *   exp/log are libm's. sqrtf; rsqrt = 1/sqrtf(x); recip = 1/x; max/min = fmaxf/fminf (a NaN
+ *   operand yields the other one); relu = x > 0 ? x : 0. Elementwise ops never fuse a multiply
+ *   and an add (ISO C mode does not contract); f32 matmul does: see below.
  * - Integers wrap in their dtype's width. Integer `/` floors and `mod` takes the sign of the
  *   divisor; INT_MIN / -1 wraps to INT_MIN and INT_MIN mod -1 is 0. A zero divisor is a launch
  *   error naming the op and its position.
@@ -34,7 +35,8 @@
  *   magnitude ≥ 2^53 may round twice (through double); no program relies on that.
  * - Reductions run in index order in the accumulation dtype (f32 for f16/bf16/f32, the input
  *   dtype otherwise); sums start from +0. Matmul accumulates in the result dtype (f32, or i32 for
- *   integer inputs) in k order, starting from 0 (matmul) or the accumulator (matmul_acc).
+ *   integer inputs) in k order, starting from 0 (matmul) or the accumulator (matmul_acc); in f32
+ *   each step is one fmaf(l, r, sum) (a single rounding per product and sum).
  *
  * Host functions (L3) run with simulated ranks, one thread each: see pto_ir_interp_run_host and
  * the "distributed" sections below. */
@@ -49,6 +51,7 @@
 #include <time.h>
 
 #include "pto/ir.h"
+#include "pto/mathf.h"
 
 /* Calls nest at most this deep; a recursive program fails cleanly instead of overflowing the
  * host stack. */
@@ -1161,15 +1164,15 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
       } else if (isf) { /* f32, and f16/bf16 computed in f32 */
         float v = (float)x.f, y = 0;
         switch (fn) {
-        case PTO_FN_EXP: y = expf(v); break;
-        case PTO_FN_LOG: y = logf(v); break;
+        case PTO_FN_EXP: y = pto_expf(v); break;
+        case PTO_FN_LOG: y = pto_logf(v); break;
         case PTO_FN_SQRT: y = sqrtf(v); break;
         case PTO_FN_RSQRT: y = 1.0f / sqrtf(v); break;
         case PTO_FN_RECIP: y = 1.0f / v; break;
         case PTO_FN_RELU: y = v > 0 ? v : 0.0f; break;
         case PTO_FN_NEG: y = -v; break;
         case PTO_FN_ABS: y = fabsf(v); break;
-        case PTO_FN_SIGMOID: y = 1.0f / (1.0f + expf(-v)); break;
+        case PTO_FN_SIGMOID: y = 1.0f / (1.0f + pto_expf(-v)); break;
         default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, (double)y);
@@ -1289,14 +1292,12 @@ static pto_status op_tile_matmul(frame *fr, const pto_ir_stmt *s, int with_acc, 
   for (int64_t i = 0; i < K * N; i++)
     rv_[i] = conv(tile_get(r, i / N, i % N), dt);
   if (dt == PTO_DTYPE_F32) {
-    /* Same arithmetic as arith(): product rounded to float, then added, in k order. */
+    /* One fused multiply-add per product (one rounding), in k order. */
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) {
         float sum = acc ? (float)conv(tile_get(acc, i, j), dt).f : 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-          float prod = (float)lv[i * K + k].f * (float)rv_[k * N + j].f;
-          sum = sum + prod;
-        }
+        for (int64_t k = 0; k < K; k++)
+          sum = fmaf((float)lv[i * K + k].f, (float)rv_[k * N + j].f, sum);
         tile_put(o, i, j, mk_float(dt, (double)sum));
       }
   } else {

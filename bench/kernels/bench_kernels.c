@@ -220,7 +220,7 @@ static double direct(direct_ctx *d, int nthreads) {
 /* ---- peers on threads --------------------------------------------------------------------- */
 
 typedef struct peer_ctx {
-  int what; /* 0 memcpy, 1 add, 2 chain, 3 softmax */
+  int what; /* 0 memcpy, 1 add, 2 chain, 3 softmax, 4 softmax -ffast-math */
   const float *a, *b;
   float *c;
   float alpha;
@@ -238,7 +238,8 @@ static void peer_part(void *p, int part, int nparts) {
     break;
   case 1: peer_add(x->a, x->b, x->c, x->cols, lo, hi); break;
   case 2: peer_chain(x->a, x->b, x->c, x->alpha, x->cols, lo, hi); break;
-  default: peer_softmax(x->a, x->c, x->cols, lo, hi); break;
+  case 3: peer_softmax(x->a, x->c, x->cols, lo, hi); break;
+  default: peer_softmax_fast(x->a, x->c, x->cols, lo, hi); break;
   }
 }
 
@@ -399,13 +400,18 @@ static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
                    .block = 64,
                    .scratch_bytes = pto_program_scratch_bytes(p)};
   peer_ctx hc = {.what = 3, .a = x, .c = y, .rows = m, .cols = n};
+  float *yf = xalloc(bytes);
+  memset(yf, 0, bytes);
+  peer_ctx hf = {.what = 4, .a = x, .c = yf, .rows = m, .cols = n};
 
+  bstat s_f = {.name = "softmax: hand C, -O3 -ffast-math"};
   bstat s_h = {.name = "softmax: hand C, gcc -O3"},
         s_p = {.name = "softmax: pto, runtime (device wall)"},
         s_d = {.name = "softmax: pto, kernel direct"};
-  peer(&hc, ncores), launch(h, w, args, 2), direct(&dk, ncores);
+  peer(&hc, ncores), peer(&hf, ncores), launch(h, w, args, 2), direct(&dk, ncores);
   for (int r = 0; r < reps; r++) {
     add(&s_h, peer(&hc, ncores));
+    add(&s_f, peer(&hf, ncores));
     add(&s_p, launch(h, w, args, 2));
     add(&s_d, direct(&dk, ncores));
   }
@@ -413,6 +419,7 @@ static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
   dev_read(w, dy, got, numel);
   compare("softmax: pto runtime vs hand C", got, y, numel, 1e-30, 1e-6);
   compare("softmax: pto kernel direct vs hand C", d, y, numel, 1e-30, 1e-6);
+  compare("softmax: -ffast-math hand C vs hand C", yf, y, numel, 1e-30, 1e-5);
 
   char title[160];
   snprintf(title, sizeof title,
@@ -423,13 +430,17 @@ static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
   row(&s_h, (double)m * 1e3, "rows/us", &s_h);
   row(&s_p, (double)m * 1e3, "rows/us", &s_h);
   row(&s_d, (double)m * 1e3, "rows/us", &s_h);
+  table_header("    the same against the -ffast-math (libmvec) loop", "fast-math C");
+  row(&s_f, (double)m * 1e3, "rows/us", &s_f);
+  row(&s_p, (double)m * 1e3, "rows/us", &s_f);
+  row(&s_d, (double)m * 1e3, "rows/us", &s_f);
 
   free(got);
   CHECK(pto_worker_free_tensor(w, dx));
   CHECK(pto_worker_free_tensor(w, dy));
   pto_handle_unregister(h);
   pto_program_release(p);
-  free(x), free(y), free(d);
+  free(x), free(y), free(d), free(yf);
 }
 
 /* ---- (c) matmul ------------------------------------------------------------------------------ */
@@ -443,15 +454,15 @@ static sgemm_fn open_blas(int ncores, char *out_config, size_t n) {
   char threads[16];
   snprintf(threads, sizeof threads, "%d", ncores);
   setenv("OPENBLAS_NUM_THREADS", threads, 1); /* read when the library initializes */
-  /* OpenBLAS 0.3.21 (Debian 12) does not know recent Xeons under KVM and falls back to its
-   * Prescott (SSE3) kernels; name the widest core type the CPU runs unless the user did. */
-  if (!getenv("OPENBLAS_CORETYPE")) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
-      setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-    else if (__builtin_cpu_supports("avx2"))
-      setenv("OPENBLAS_CORETYPE", "Haswell", 1);
-  }
+  /* OpenBLAS on its best kernel for this CPU: OPENBLAS_CORETYPE (which forces a core type, e.g.
+   * Haswell's AVX2 kernels on an AVX-512 machine) and OPENBLAS_L2_SIZE are removed from this
+   * process before the library initializes; what they were is printed with the config. */
+  const char *ct = getenv("OPENBLAS_CORETYPE"), *l2 = getenv("OPENBLAS_L2_SIZE");
+  char was[128];
+  snprintf(was, sizeof was, "OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s unset for the peer",
+           ct ? ct : "(none)", l2 ? l2 : "(none)");
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("OPENBLAS_L2_SIZE");
   void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!lib) lib = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) return NULL;
@@ -460,8 +471,8 @@ static sgemm_fn open_blas(int ncores, char *out_config, size_t n) {
   char *(*get_config)(void) = (char *(*)(void))dlsym(lib, "openblas_get_config");
   int (*get_threads)(void) = (int (*)(void))dlsym(lib, "openblas_get_num_threads");
   char *(*get_core)(void) = (char *(*)(void))dlsym(lib, "openblas_get_corename");
-  snprintf(out_config, n, "%s, core %s, %d threads", get_config ? get_config() : "?",
-           get_core ? get_core() : "?", get_threads ? get_threads() : -1);
+  snprintf(out_config, n, "%s, core %s, %d threads (%s)", get_config ? get_config() : "?",
+           get_core ? get_core() : "?", get_threads ? get_threads() : -1, was);
   return (sgemm_fn)dlsym(lib, "cblas_sgemm");
 }
 
@@ -489,7 +500,7 @@ static void mm_part(void *p, int part, int nparts) {
 }
 
 static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores) {
-  char config[256] = "";
+  char config[512] = "";
   sgemm_fn sgemm = open_blas(ncores, config, sizeof config);
   size_t numel = (size_t)(n * n), bytes = numel * sizeof(float);
   float *a = xalloc(bytes), *b = xalloc(bytes), *c = xalloc(bytes), *d = xalloc(bytes);
@@ -584,13 +595,19 @@ int main(int argc, char **argv) {
   }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
-  cfg.ncores = ncores;
+  /* NCORES cores of each type: a program's tasks all run on one type (matmul on AIC, the others
+   * on AIV), so each program gets NCORES core threads, as many as the peers' threads. (With
+   * ncores = NCORES alone the worker splits them, a third AIC and the rest AIV: on 2 cores one of
+   * each, and every program here ran on a single core.) The idle type's threads sleep. */
+  cfg.aic_cores = ncores;
+  cfg.aiv_cores = ncores;
+  cfg.ncores = 2 * ncores;
   uint64_t need = 3 * (uint64_t)ew * (uint64_t)ew * 4;
   cfg.device_memory_bytes = need + (256u << 20);
   pto_worker *w = NULL;
   CHECK(pto_worker_open(&cfg, &w));
-  printf("bench_kernels %ld %ld %ld %ld %d: sim worker with %d cores\n", ew, sm, mm, reps, ncores,
-         pto_worker_core_count(w));
+  printf("bench_kernels %ld %ld %ld %ld %d: sim worker with %d cores (%d AIC + %d AIV)\n", ew, sm,
+         mm, reps, ncores, pto_worker_core_count(w), cfg.aic_cores, cfg.aiv_cores);
   bench_elementwise(w, ew, (int)reps, ncores);
   bench_softmax(w, sm, (int)reps, ncores);
   bench_matmul(w, mm, (int)reps, ncores);

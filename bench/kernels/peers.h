@@ -20,6 +20,8 @@ void peer_chain(const float *a, const float *b, float *c, float alpha, int64_t n
                 int64_t hi);
 /* Row softmax: max, exp(x - max) (libm expf), sum, divide. */
 void peer_softmax(const float *x, float *y, int64_t n, int64_t lo, int64_t hi);
+/* The same loop built with -ffast-math (peers_fast.c): libmvec's vector expf. */
+void peer_softmax_fast(const float *x, float *y, int64_t n, int64_t lo, int64_t hi);
 void peer_memcpy(void *dst, const void *src, size_t bytes);
 
 #endif

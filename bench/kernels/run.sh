@@ -2,7 +2,8 @@
 # The kernel benchmarks of bench/RESULTS.md ("Kernels"), in one run:
 #   bench/kernels/run.sh [BUILD_DIR] [REPS] [NCORES]     (defaults: build, 10, 2)
 # Installs Debian's libopenblas-dev when it is missing (the sgemm peer; never needed to build or
-# test pto), builds bench_kernels, prints the machine and its load, then runs the benchmark with
+# test pto), builds bench_kernels, prints the machine (CPU model, family/model, flags) and its
+# load, then runs the benchmark with
 # the sizes of the issue: elementwise 4096x4096, softmax 4096x1024, matmul 1024^3. A private
 # cache dir keeps the compile out of the timings and away from other caches.
 set -euo pipefail
@@ -24,6 +25,8 @@ ninja -C "$B" bench_kernels pto_compiler >&2
 export PTO_CACHE_DIR=${PTO_CACHE_DIR:-$PWD/$B/bench-kernels-cache}
 echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
   "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+echo "cpu flags: $(sed -n 's/^flags\s*: //p' /proc/cpuinfo | head -1)"
+echo "cpu family/model: $(sed -n 's/^cpu family\s*: //p' /proc/cpuinfo | head -1)/$(sed -n 's/^model\s*: //p' /proc/cpuinfo | head -1)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$B/bench/kernels/bench_kernels" 4096 4096 1024 "$REPS" "$NCORES"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -104,9 +104,10 @@ run_pto 0 compile "$EX/add.ptir" -o "$T/b1"
 cp -r "$T/b1" "$T/b2"
 echo "garbage {" >>"$T/b1/orchestration/main.cpp"
 echo "garbage {" >>"$T/b2/kernels/add_block.ll"
+GARBAGE_LINE=$(wc -l <"$T/b2/kernels/add_block.ll") # the line just appended
 run_pto 2 rebuild "$T/b1" && expect_out "main.cpp does not compile" && expect_true "the C++ error has its position" grep -qE "main.cpp:[0-9]+:1: error" <<<"$OUT"
-run_pto 2 rebuild "$T/b2" && expect_out "add_block.ll:669:1: error"
+run_pto 2 rebuild "$T/b2" && expect_out "add_block.ll:$GARBAGE_LINE:1: error"
 run_pto 2 run "$T/b1" --dim M=4 && expect_true "the C++ error has its position" grep -qE "main.cpp:[0-9]+:1: error" <<<"$OUT"
-run_pto 2 run "$T/b2" --dim M=4 && expect_out "add_block.ll:669:1: error"
+run_pto 2 run "$T/b2" --dim M=4 && expect_out "add_block.ll:$GARBAGE_LINE:1: error"
 
 finish

@@ -251,17 +251,17 @@ sm.j.body:                                        ; preds = %sm.j.head
   %155 = mul i64 %sm.i, %a.stride0
   %156 = add i64 %155, %sm.j
   %157 = getelementptr inbounds float, ptr %win, i64 %156
-  %158 = load float, ptr %157, align 4, !alias.scope !2, !noalias !5
+  %158 = load float, ptr %157, align 4, !alias.scope !2, !noalias !6
   %159 = mul i64 %sm.i, %b.stride0
   %160 = add i64 %159, %sm.j
   %161 = getelementptr inbounds float, ptr %win9, i64 %160
-  %162 = load float, ptr %161, align 4, !alias.scope !2, !noalias !5
+  %162 = load float, ptr %161, align 4, !alias.scope !2, !noalias !6
   %163 = add i64 %153, %sm.j
   %164 = fadd float %158, %162
   %165 = mul i64 %sm.i, %c.stride0
   %166 = add i64 %165, %sm.j
   %167 = getelementptr inbounds float, ptr %win12, i64 %166
-  store float %164, ptr %167, align 4, !alias.scope !2, !noalias !5
+  store float %164, ptr %167, align 4, !alias.scope !9, !noalias !10
   %168 = add nsw i64 %sm.j, 1
   br label %sm.j.head
 
@@ -300,10 +300,10 @@ ld.j.head:                                        ; preds = %ld.j.body, %ld.i.bo
 ld.j.body:                                        ; preds = %ld.j.head
   %175 = add i64 %172, %ld.j
   %176 = getelementptr inbounds float, ptr %win15, i64 %175
-  %177 = load float, ptr %176, align 4, !alias.scope !2, !noalias !5
+  %177 = load float, ptr %176, align 4, !alias.scope !11, !noalias !12
   %178 = add i64 %173, %ld.j
   %179 = getelementptr inbounds float, ptr %buf0, i64 %178
-  store float %177, ptr %179, align 4, !alias.scope !5, !noalias !2
+  store float %177, ptr %179, align 4, !alias.scope !12, !noalias !11
   %180 = add nsw i64 %ld.j, 1
   br label %ld.j.head
 
@@ -319,7 +319,7 @@ ld.padc.head:                                     ; preds = %ld.padc.body, %ld.j
 
 ld.padc.body:                                     ; preds = %ld.padc.head
   %184 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
-  store float 0.000000e+00, ptr %184, align 4, !alias.scope !5, !noalias !2
+  store float 0.000000e+00, ptr %184, align 4, !alias.scope !12, !noalias !11
   %185 = add nsw i64 %ld.padc, 1
   br label %ld.padc.head
 
@@ -349,10 +349,10 @@ ld.j.body21:                                      ; preds = %ld.j.head20
   %191 = mul i64 %ld.j23, %a.stride1
   %192 = add i64 %188, %191
   %193 = getelementptr inbounds float, ptr %win15, i64 %192
-  %194 = load float, ptr %193, align 4, !alias.scope !2, !noalias !5
+  %194 = load float, ptr %193, align 4, !alias.scope !11, !noalias !12
   %195 = add i64 %189, %ld.j23
   %196 = getelementptr inbounds float, ptr %buf0, i64 %195
-  store float %194, ptr %196, align 4, !alias.scope !5, !noalias !2
+  store float %194, ptr %196, align 4, !alias.scope !12, !noalias !11
   %197 = add nsw i64 %ld.j23, 1
   br label %ld.j.head20
 
@@ -368,7 +368,7 @@ ld.padc.head24:                                   ; preds = %ld.padc.body25, %ld
 
 ld.padc.body25:                                   ; preds = %ld.padc.head24
   %201 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc27
-  store float 0.000000e+00, ptr %201, align 4, !alias.scope !5, !noalias !2
+  store float 0.000000e+00, ptr %201, align 4, !alias.scope !12, !noalias !11
   %202 = add nsw i64 %ld.padc27, 1
   br label %ld.padc.head24
 
@@ -383,7 +383,7 @@ ld.padr.head:                                     ; preds = %ld.padr.body, %load
 
 ld.padr.body:                                     ; preds = %ld.padr.head
   %205 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
-  store float 0.000000e+00, ptr %205, align 4, !alias.scope !5, !noalias !2
+  store float 0.000000e+00, ptr %205, align 4, !alias.scope !12, !noalias !11
   %206 = add nsw i64 %ld.padr, 1
   br label %ld.padr.head
 
@@ -444,10 +444,10 @@ ld.j.head39:                                      ; preds = %ld.j.body40, %ld.i.
 ld.j.body40:                                      ; preds = %ld.j.head39
   %231 = add i64 %228, %ld.j42
   %232 = getelementptr inbounds float, ptr %win30, i64 %231
-  %233 = load float, ptr %232, align 4, !alias.scope !2, !noalias !5
+  %233 = load float, ptr %232, align 4, !alias.scope !11, !noalias !12
   %234 = add i64 %229, %ld.j42
   %235 = getelementptr inbounds float, ptr %buf1, i64 %234
-  store float %233, ptr %235, align 4, !alias.scope !5, !noalias !2
+  store float %233, ptr %235, align 4, !alias.scope !12, !noalias !11
   %236 = add nsw i64 %ld.j42, 1
   br label %ld.j.head39
 
@@ -463,7 +463,7 @@ ld.padc.head43:                                   ; preds = %ld.padc.body44, %ld
 
 ld.padc.body44:                                   ; preds = %ld.padc.head43
   %240 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc46
-  store float 0.000000e+00, ptr %240, align 4, !alias.scope !5, !noalias !2
+  store float 0.000000e+00, ptr %240, align 4, !alias.scope !12, !noalias !11
   %241 = add nsw i64 %ld.padc46, 1
   br label %ld.padc.head43
 
@@ -493,10 +493,10 @@ ld.j.body52:                                      ; preds = %ld.j.head51
   %247 = mul i64 %ld.j54, %b.stride1
   %248 = add i64 %244, %247
   %249 = getelementptr inbounds float, ptr %win30, i64 %248
-  %250 = load float, ptr %249, align 4, !alias.scope !2, !noalias !5
+  %250 = load float, ptr %249, align 4, !alias.scope !11, !noalias !12
   %251 = add i64 %245, %ld.j54
   %252 = getelementptr inbounds float, ptr %buf1, i64 %251
-  store float %250, ptr %252, align 4, !alias.scope !5, !noalias !2
+  store float %250, ptr %252, align 4, !alias.scope !12, !noalias !11
   %253 = add nsw i64 %ld.j54, 1
   br label %ld.j.head51
 
@@ -512,7 +512,7 @@ ld.padc.head55:                                   ; preds = %ld.padc.body56, %ld
 
 ld.padc.body56:                                   ; preds = %ld.padc.head55
   %257 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc58
-  store float 0.000000e+00, ptr %257, align 4, !alias.scope !5, !noalias !2
+  store float 0.000000e+00, ptr %257, align 4, !alias.scope !12, !noalias !11
   %258 = add nsw i64 %ld.padc58, 1
   br label %ld.padc.head55
 
@@ -527,7 +527,7 @@ ld.padr.head59:                                   ; preds = %ld.padr.body60, %lo
 
 ld.padr.body60:                                   ; preds = %ld.padr.head59
   %261 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr62
-  store float 0.000000e+00, ptr %261, align 4, !alias.scope !5, !noalias !2
+  store float 0.000000e+00, ptr %261, align 4, !alias.scope !12, !noalias !11
   %262 = add nsw i64 %ld.padr62, 1
   br label %ld.padr.head59
 
@@ -545,12 +545,12 @@ ew.head:                                          ; preds = %ew.body, %ld.padr.e
 
 ew.body:                                          ; preds = %ew.head
   %268 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  %269 = load float, ptr %268, align 4, !alias.scope !5, !noalias !2
+  %269 = load float, ptr %268, align 4, !alias.scope !12, !noalias !11
   %270 = getelementptr inbounds float, ptr %buf1, i64 %ew
-  %271 = load float, ptr %270, align 4, !alias.scope !5, !noalias !2
+  %271 = load float, ptr %270, align 4, !alias.scope !12, !noalias !11
   %272 = fadd float %269, %271
   %273 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  store float %272, ptr %273, align 4, !alias.scope !5, !noalias !2
+  store float %272, ptr %273, align 4, !alias.scope !12, !noalias !11
   %274 = add nsw i64 %ew, 1
   br label %ew.head
 
@@ -602,10 +602,10 @@ st.j.head:                                        ; preds = %st.j.body, %st.i.bo
 st.j.body:                                        ; preds = %st.j.head
   %290 = add i64 %288, %st.j
   %291 = getelementptr inbounds float, ptr %buf0, i64 %290
-  %292 = load float, ptr %291, align 4, !alias.scope !5, !noalias !2
+  %292 = load float, ptr %291, align 4, !alias.scope !12, !noalias !11
   %293 = add i64 %287, %st.j
   %294 = getelementptr inbounds float, ptr %win65, i64 %293
-  store float %292, ptr %294, align 4, !alias.scope !2, !noalias !5
+  store float %292, ptr %294, align 4, !alias.scope !11, !noalias !12
   %295 = add nsw i64 %st.j, 1
   br label %st.j.head
 
@@ -634,11 +634,11 @@ st.j.head71:                                      ; preds = %st.j.body72, %st.i.
 st.j.body72:                                      ; preds = %st.j.head71
   %301 = add i64 %299, %st.j74
   %302 = getelementptr inbounds float, ptr %buf0, i64 %301
-  %303 = load float, ptr %302, align 4, !alias.scope !5, !noalias !2
+  %303 = load float, ptr %302, align 4, !alias.scope !12, !noalias !11
   %304 = mul i64 %st.j74, %c.stride1
   %305 = add i64 %298, %304
   %306 = getelementptr inbounds float, ptr %win65, i64 %305
-  store float %303, ptr %306, align 4, !alias.scope !2, !noalias !5
+  store float %303, ptr %306, align 4, !alias.scope !11, !noalias !12
   %307 = add nsw i64 %st.j74, 1
   br label %st.j.head71
 
@@ -661,8 +661,14 @@ attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memo
 
 !0 = !{}
 !1 = !{i64 64}
-!2 = !{!3}
+!2 = !{!3, !5}
 !3 = !{!"pto.tensor", !4}
 !4 = !{!"pto.domain"}
-!5 = !{!6}
-!6 = !{!"pto.scratch", !4}
+!5 = !{!"pto.stream0.load", !4}
+!6 = !{!7, !8}
+!7 = !{!"pto.scratch", !4}
+!8 = !{!"pto.stream0.store", !4}
+!9 = !{!3, !8}
+!10 = !{!7, !5}
+!11 = !{!3}
+!12 = !{!7}

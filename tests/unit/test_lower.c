@@ -16,6 +16,7 @@
 
 #include "lower.h"
 #include "pto/ir.h"
+#include "pto/mathf.h"
 #include "pto/kernel_abi.h"
 #include "testutil.h"
 
@@ -816,13 +817,16 @@ static void gen_loadstore(void) {
 
 static void gen_reduce(void) {
   static const char *ops[] = {"row_sum", "row_max", "row_min", "col_sum", "col_max", "col_min"};
-  static const shape_case shapes[] = {
-      {1, 64, 1, 64}, {64, 1, 64, 1}, {13, 29, 13, 29}, {19, 40, 17, 33}};
+  /* the last two: f32 row reductions 8 rows at a time through 8x8 transposes (R, C multiples of
+   * 8), over a whole tile and over one padded by the load */
+  static const shape_case shapes[] = {{1, 64, 1, 64},   {64, 1, 64, 1},   {13, 29, 13, 29},
+                                      {19, 40, 17, 33}, {16, 40, 16, 40}, {24, 64, 20, 60}};
   for (int o = 0; o < 6; o++)
     for (int d = 0; d < N_ALL_DTYPES; d++)
-      for (int sh = 0; sh < 4; sh++) {
+      for (int sh = 0; sh < 6; sh++) {
         pto_dtype dt = k_all_dtypes[d];
         if (sh < 2 && dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_BF16) continue;
+        if (sh >= 4 && dt != PTO_DTYPE_F32) continue;
         const shape_case *S = &shapes[sh];
         int row = o < 3;
         tcase *c = new_case("reduce");
@@ -1735,6 +1739,208 @@ static void test_lower_scratch_plan_reuses_buffers(void **state) {
   lib_free(L);
 }
 
+
+/* f32 row reductions through the 8x8 transposes keep each row's scalar chain: NaNs (maxnum and
+ * minnum skip them), zeros, infinities and a sum whose order matters, against the interpreter
+ * bit for bit. Not tested: the max or min of a row of mixed +0 and -0, where compiled code
+ * (llvm.maxnum/minnum, either zero allowed) and the interpreter's fmaxf/fminf can pick different
+ * zeros (-0 vs +0 for a row alternating -0, +0): a difference that predates these reductions,
+ * the scalar lowering gives the same -0. */
+static void test_lower_row_reductions_special_values(void **state) {
+  (void)state;
+  static const char *src =
+      "program red\n"
+      "kernel @red(%a: tensor[16,24] f32, out %mx: tensor[16,1] f32, out %mn: tensor[16,1] f32,\n"
+      "            out %sm: tensor[16,1] f32)\n"
+      "    -> (tensor[16,1] f32, tensor[16,1] f32, tensor[16,1] f32) {\n"
+      "  %t = tile.load(%a, [0, 0], [16, 24])\n"
+      "  %x = tile.row_max(%t)\n"
+      "  %n = tile.row_min(%t)\n"
+      "  %s = tile.row_sum(%t)\n"
+      "  %x1 = tile.store(%x, [0, 0], %mx)\n"
+      "  %n1 = tile.store(%n, [0, 0], %mn)\n"
+      "  %s1 = tile.store(%s, [0, 0], %sm)\n"
+      "  return %x1, %n1, %s1\n}\n";
+  tl_lib *L = lib_build(src, 2);
+  assert_non_null(L);
+  static float a[16 * 24], out[2][3][16];
+  const float sp[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1e30f, -1e30f, 1.0f, 0x1p-24f, -NAN};
+  for (int i = 0; i < 16 * 24; i++)
+    a[i] = (i * 7) % 5 == 0 ? sp[(i * 3) % 10] : (float)((i * 37) % 101) * 0.01f - 0.5f;
+  for (int c = 0; c < 24; c++) { /* row 1 all NaN, row 2 all -0, row 3 all +0 */
+    a[24 + c] = NAN;
+    a[48 + c] = -0.0f;
+    a[72 + c] = 0.0f;
+  }
+  for (int k = 0; k < 2; k++) {
+    pto_ir_interp_arg args[4];
+    memset(args, 0, sizeof args);
+    int64_t sa[2] = {16, 24}, so[2] = {16, 1};
+    for (int i = 0; i < 4; i++)
+      args[i].is_tensor = 1;
+    pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, sa);
+    for (int i = 0; i < 3; i++)
+      pto_host_tensor_init(&args[1 + i].tensor, out[k][i], PTO_DTYPE_F32, 2, so);
+    if (k == 0)
+      assert_int_equal(run_native(L, "red", args, 4, 0, NULL), 0);
+    else
+      assert_pto_ok(pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, "red"), args, 4));
+  }
+  for (int i = 0; i < 3; i++)
+    for (int r = 0; r < 16; r++)
+      if (memcmp(&out[0][i][r], &out[1][i][r], 4)) {
+        print_error("reduction %d row %d: kernel %a, interpreter %a\n", i, r,
+                    (double)out[0][i][r], (double)out[1][i][r]);
+        fail();
+      }
+  lib_free(L);
+}
+
+/* f32 matmul is one fused multiply-add per product, in k order, compiled and interpreted alike:
+ * with l = r = 1 + 2^-12 and acc = -1, fmaf gives 2^-11 + 2^-24 where a rounded product then a
+ * sum gives 2^-11. Shapes that take the 8x48, 8x32, 4-row and scalar paths of the lowering. */
+static const char *k_fma_src =
+    "program fma\n"
+    "kernel @mmfma(%a: tensor[13,3] f32, %b: tensor[3,100] f32,\n"
+    "              out %o: tensor[13,100] f32) -> (tensor[13,100] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [13, 3], space=mat)\n"
+    "  %tb = tile.load(%b, [0, 0], [3, 100], space=mat)\n"
+    "  %l = tile.move(%ta, space=left)\n"
+    "  %r = tile.move(%tb, space=right)\n"
+    "  %acc = tile.full([13, 100], f32, -1, space=acc)\n"
+    "  %m = tile.matmul_acc(%acc, %l, %r)\n"
+    "  %o1 = tile.store(%m, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n";
+
+static void test_lower_matmul_is_fused_multiply_add(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_fma_src, 2);
+  assert_non_null(L);
+  static float a[13 * 3], b[3 * 100], c[13 * 100], o[13 * 100], o2[13 * 100];
+  const float x = 1.0f + 0x1p-12f;
+  for (int i = 0; i < 13 * 3; i++)
+    a[i] = i % 3 == 0 ? x : i < 3 ? 0.0f : (float)(i % 5) * 0.25f; /* row 0: x, 0, 0 */
+  for (int i = 0; i < 3 * 100; i++)
+    b[i] = i < 100 ? x : (float)(i % 7) * 0.125f;
+  for (int i = 0; i < 13 * 100; i++)
+    c[i] = -1.0f;
+  pto_ir_interp_arg args[3];
+  memset(args, 0, sizeof args);
+  int64_t sa[2] = {13, 3}, sb[2] = {3, 100}, sc[2] = {13, 100};
+  for (int i = 0; i < 3; i++)
+    args[i].is_tensor = 1;
+  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, sa);
+  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, sb);
+  pto_host_tensor_init(&args[2].tensor, o, PTO_DTYPE_F32, 2, sc);
+  assert_int_equal(run_native(L, "mmfma", args, 3, 0, NULL), 0);
+  pto_host_tensor_init(&args[2].tensor, o2, PTO_DTYPE_F32, 2, sc);
+  assert_pto_ok(pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, "mmfma"), args, 3));
+  for (int i = 0; i < 13; i++)
+    for (int j = 0; j < 100; j++) {
+      float want = c[i * 100 + j];
+      for (int k = 0; k < 3; k++)
+        want = fmaf(a[i * 3 + k], b[k * 100 + j], want);
+      if (memcmp(&want, &o[i * 100 + j], 4) || memcmp(&want, &o2[i * 100 + j], 4)) {
+        print_error("[%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", i, j,
+                    (double)o[i * 100 + j], (double)o2[i * 100 + j], (double)want);
+        fail();
+      }
+    }
+  assert_true(o[0] == 0x1p-11f + 0x1p-24f); /* not 0x1p-11f: the product was not rounded */
+  lib_free(L);
+}
+
+/* f32 exp, log and sigmoid: the compiled loops (pto/mathf.h's operations emitted as LLVM IR,
+ * vectorized) give the same bits as the reference the interpreter calls (pto_expf, pto_logf in
+ * base/mathf.c), over a sweep of every 251st f32 bit pattern (NaN, infinities, subnormals and
+ * negatives included) and the special values. */
+static const char *k_explog_src =
+    "program explog\n"
+    "dynamic R\n"
+    "kernel @kexp(%a: tensor[R,1024] f32, out %c: tensor[R,1024] f32) -> (tensor[R,1024] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [64, 1024], valid=[R, 1024])\n"
+    "  %tc = tile.exp(%ta)\n"
+    "  %c1 = tile.store(%tc, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "kernel @klog(%a: tensor[R,1024] f32, out %c: tensor[R,1024] f32) -> (tensor[R,1024] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [64, 1024], valid=[R, 1024])\n"
+    "  %tc = tile.log(%ta)\n"
+    "  %c1 = tile.store(%tc, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "kernel @ksig(%a: tensor[R,1024] f32, out %c: tensor[R,1024] f32) -> (tensor[R,1024] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [64, 1024], valid=[R, 1024])\n"
+    "  %tc = tile.sigmoid(%ta)\n"
+    "  %c1 = tile.store(%tc, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n";
+
+static float f32_of_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static void test_lower_exp_log_bit_identical_to_reference(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_explog_src, 2);
+  assert_non_null(L);
+  enum { N = 64 * 1024 };
+  float *a = malloc(N * sizeof *a), *c = malloc(N * sizeof *c);
+  assert_non_null(a);
+  assert_non_null(c);
+  static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                     0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x00000001u,
+                                     0x807fffffu, 0x3f800000u, 0x42b17218u, 0x42b17217u,
+                                     0xc2ce8ed0u, 0xc2cff1b5u, 0x7f7fffffu, 0xbf800000u};
+  const char *kname[3] = {"kexp", "klog", "ksig"};
+  uint64_t mismatches = 0, checked = 0;
+  uint64_t u = 0;
+  for (int chunk = 0; u <= 0xffffffffull; chunk++) {
+    for (int i = 0; i < N; i++) {
+      if (chunk == 0 && i < (int)(sizeof special / sizeof special[0]))
+        a[i] = f32_of_bits(special[i]);
+      else {
+        a[i] = f32_of_bits((uint32_t)u);
+        u += 251;
+      }
+    }
+    pto_ir_interp_arg args[2];
+    memset(args, 0, sizeof args);
+    int64_t shape[2] = {64, 1024};
+    args[0].is_tensor = args[1].is_tensor = 1;
+    pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, shape);
+    pto_host_tensor_init(&args[1].tensor, c, PTO_DTYPE_F32, 2, shape);
+    for (int k = 0; k < 3; k++) {
+      assert_int_equal(run_native(L, kname[k], args, 2, 0, NULL), 0);
+      for (int i = 0; i < N; i++) {
+        float want = k == 0   ? pto_expf(a[i])
+                     : k == 1 ? pto_logf(a[i])
+                              : 1.0f / (1.0f + pto_expf(-a[i]));
+        checked++;
+        if (memcmp(&want, &c[i], sizeof want) != 0 && mismatches++ < 10)
+          print_error("%s(%a): kernel %a, reference %a\n", kname[k], (double)a[i], (double)c[i],
+                      (double)want);
+      }
+    }
+  }
+  print_message("exp/log/sigmoid: %llu values, %llu mismatches\n", (unsigned long long)checked,
+                (unsigned long long)mismatches);
+  assert_int_equal(mismatches, 0);
+  free(a);
+  free(c);
+  /* and the loops are vector code: the double-precision fma chain vectorizes */
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/kexp.ll", L->dir);
+  char *text = NULL;
+  assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
+  assert_non_null(strstr(text, "x double> @llvm.fma.v"));
+  free(text);
+  lib_free(L);
+}
+
 /* The optimized IR of elementwise, matmul and cast kernels holds vector instructions; -O0 none. */
 static void test_lower_loops_vectorize(void **state) {
   (void)state;
@@ -1745,8 +1951,7 @@ static void test_lower_loops_vectorize(void **state) {
   } want[] = {{"chain", "@llvm.sqrt.v"},
               {"chain", " x half>"},
               {"loop_acc", "fadd <"},
-              {"mm", "fmul <"}, /* 16 lanes where the host has 512-bit vectors, else 8 */
-              {"mm", "fadd <"}};
+              {"mm", "@llvm.fma.v"}}; /* 16 lanes where the host has 512-bit vectors, else 8 */
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     char ll[1024];
     snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[i].k);
@@ -1906,6 +2111,9 @@ int main(void) {
       cmocka_unit_test(test_lower_ll_compiles_back),
       cmocka_unit_test(test_lower_scratch_plan_reuses_buffers),
       cmocka_unit_test(test_lower_loops_vectorize),
+      cmocka_unit_test(test_lower_exp_log_bit_identical_to_reference),
+      cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
+      cmocka_unit_test(test_lower_row_reductions_special_values),
       cmocka_unit_test(test_lower_dist_kernel_lowers),
       cmocka_unit_test(test_lower_rejects_non_kernel),
       cmocka_unit_test(test_lower_concurrent_lowering_is_deterministic),

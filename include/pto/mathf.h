@@ -1,0 +1,63 @@
+/* pto's f32 exp and log: the one definition of what tile.exp, tile.log and tile.sigmoid compute
+ * on f32 (and f16/bf16, which compute in f32). The reference interpreter calls these functions;
+ * the kernel lowering (compiler/lower_kernel.c, pto__lower_expf / pto__lower_logf) emits the
+ * same operations, on the same constants below, in the same order, as LLVM IR that vectorizes.
+ * Every step is an IEEE operation with one correctly rounded result (conversion, fma, multiply,
+ * add, divide) or exact integer/bit arithmetic, so both give the same bits for every input
+ * (test_lower_exp_log_bit_identical_to_reference checks a sweep of f32 against compiled kernels).
+ *
+ * Accuracy: both work in double and round once to f32. exp: x clamped to [-150, 128] (beyond,
+ * the f32 result is 0 or inf anyway); n = round(x / ln 2) by the 1.5*2^52 shift trick;
+ * r = x - n ln2 with one fma (|r| <= 0.3466); e^r by its Taylor polynomial of degree 7 (relative
+ * truncation error <= 7.3e-9, 0.12 of an f32 ulp); times 2^n built in the exponent bits.
+ * log: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the double's bits (f32 subnormals are normal
+ * doubles); s = (m - 1) / (m + 1), log m = 2 atanh s = 2s + 2s^3/3 + ... + 2s^11/11 (|s| <=
+ * 0.1716, relative truncation error <= 6e-11); k ln2 + log m with one fma. The double result is
+ * within ~1e-8 relative of the true value, so after the one rounding to f32 the error is at most
+ * 0.5 + 0.13 ulp: within 1 ulp of the correctly rounded result, and equal to it for all but a
+ * few inputs in a million (test_mathf measures both over a dense sweep against long double).
+ * Special values: exp(NaN) = NaN, exp(-inf) = 0, exp(+inf) = inf; log(NaN) = NaN, log(x < 0) =
+ * NaN, log(+-0) = -inf, log(+inf) = +inf. */
+#ifndef PTO_MATHF_H
+#define PTO_MATHF_H
+
+#include "pto/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* exp */
+#define PTO_MATHF_EXP_LO (-150.0)                     /* clamp: e^-150 rounds to 0 in f32 */
+#define PTO_MATHF_EXP_HI 128.0                        /* e^128 overflows f32 */
+#define PTO_MATHF_SHIFT 0x1.8p52                      /* adding it rounds to an integer */
+#define PTO_MATHF_LOG2E 0x1.71547652b82fep0           /* 1 / ln 2 */
+#define PTO_MATHF_NEG_LN2 (-0x1.62e42fefa39efp-1)     /* -ln 2 */
+#define PTO_MATHF_LN2 0x1.62e42fefa39efp-1            /* ln 2 */
+#define PTO_MATHF_EXP_DEGREE 7                        /* coefficients 1/i!, i = 0..7 */
+/* log */
+#define PTO_MATHF_LOG_OFF 0x3fe6a09e667f3bcdLL        /* bits of sqrt(1/2) as a double */
+#define PTO_MATHF_LOG_TERMS 6                         /* 2/(2i+1), i = 0..5 */
+
+/* Coefficient i of exp's polynomial (1/i!, i = 0..PTO_MATHF_EXP_DEGREE) and of log's odd series
+ * in s (2/(2i+1), i = 0..PTO_MATHF_LOG_TERMS - 1), as doubles. Header-only so that the lowering
+ * (another library) reads the very same numbers. */
+static inline double pto_mathf_exp_coef(int i) {
+  static const double c[PTO_MATHF_EXP_DEGREE + 1] = {
+      1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040};
+  return c[i];
+}
+static inline double pto_mathf_log_coef(int i) {
+  static const double c[PTO_MATHF_LOG_TERMS] = {2.0, 2.0 / 3, 2.0 / 5, 2.0 / 7, 2.0 / 9, 2.0 / 11};
+  return c[i];
+}
+
+/* The scalar reference (base/mathf.c), what the interpreter calls. */
+PTO_API float pto_expf(float x);
+PTO_API float pto_logf(float x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

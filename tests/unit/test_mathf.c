@@ -1,0 +1,130 @@
+/* pto_expf and pto_logf (pto/mathf.h): the accuracy the header documents, measured over a dense
+ * sweep of f32 inputs against a long double reference rounded to f32 (correctly rounded but for
+ * a double rounding once in ~2^40), and their special values. That the compiled kernels give the
+ * same bits is test_lower's test_lower_exp_log_bit_identical_to_reference. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pto/mathf.h"
+
+static uint32_t bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static float of_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* Distance in ulps between two finite floats, or 0/huge for infinities (a monotonic integer
+ * map of the floats: consecutive floats differ by 1). */
+static int64_t ulp_distance(float a, float b) {
+  int64_t ia = (int32_t)bits(a), ib = (int32_t)bits(b);
+  if (ia < 0) ia = (int64_t)INT32_MIN - ia;
+  if (ib < 0) ib = (int64_t)INT32_MIN - ib;
+  return ia > ib ? ia - ib : ib - ia;
+}
+
+typedef struct sweep {
+  int64_t worst;
+  float worst_x;
+  uint64_t n, not_cr; /* inputs checked, results not correctly rounded */
+} sweep;
+
+static void check(sweep *s, float x, float got, float want) {
+  s->n++;
+  if (isnan(want)) {
+    if (!isnan(got)) {
+      print_error("x = %a: got %a, want NaN\n", (double)x, (double)got);
+      fail();
+    }
+    return;
+  }
+  int64_t d = ulp_distance(got, want);
+  if (d) s->not_cr++;
+  if (d > s->worst) {
+    s->worst = d;
+    s->worst_x = x;
+  }
+}
+
+/* The sweep's step through f32 bit patterns: 61 (~2^17 inputs per binade), or
+ * PTO_MATHF_STRIDE (1 = every f32: a few minutes). */
+static uint32_t stride(void) {
+  const char *e = getenv("PTO_MATHF_STRIDE");
+  long v = e ? strtol(e, NULL, 10) : 0;
+  return v >= 1 && v < 1000000 ? (uint32_t)v : 61;
+}
+
+/* Every stride-th f32 from 0 to the largest input whose exp is finite, and the negatives down to
+ * the smallest whose exp is nonzero after rounding (~36M inputs). */
+static void test_mathf_expf_within_one_ulp(void **state) {
+  (void)state;
+  sweep s = {0};
+  uint32_t step = stride();
+  for (uint32_t u = 0; u < 0x42b17218u; u += step) { /* [0, 88.72...] */
+    float x = of_bits(u);
+    check(&s, x, pto_expf(x), (float)expl((long double)x));
+    x = -x;
+    if (x >= -103.98f) check(&s, x, pto_expf(x), (float)expl((long double)x));
+  }
+  print_message("pto_expf: %llu inputs, max error %lld ulp (at %a), %llu not correctly rounded\n",
+                (unsigned long long)s.n, (long long)s.worst, (double)s.worst_x,
+                (unsigned long long)s.not_cr);
+  assert_true(s.worst <= 1);
+}
+
+/* Every stride-th positive f32, subnormals included (~35M inputs). */
+static void test_mathf_logf_within_one_ulp(void **state) {
+  (void)state;
+  sweep s = {0};
+  uint32_t step = stride();
+  for (uint32_t u = 1; u < 0x7f800000u; u += step) {
+    float x = of_bits(u);
+    check(&s, x, pto_logf(x), (float)logl((long double)x));
+  }
+  print_message("pto_logf: %llu inputs, max error %lld ulp (at %a), %llu not correctly rounded\n",
+                (unsigned long long)s.n, (long long)s.worst, (double)s.worst_x,
+                (unsigned long long)s.not_cr);
+  assert_true(s.worst <= 1);
+}
+
+static void test_mathf_special_values(void **state) {
+  (void)state;
+  assert_true(pto_expf(0.0f) == 1.0f);
+  assert_true(pto_expf(-0.0f) == 1.0f);
+  assert_true(pto_expf(INFINITY) == INFINITY);
+  assert_true(pto_expf(-INFINITY) == 0.0f);
+  assert_true(pto_expf(88.8f) == INFINITY); /* overflow */
+  assert_true(pto_expf(-104.0f) == 0.0f);   /* underflow */
+  assert_true(pto_expf(-100.0f) > 0.0f);    /* a subnormal result */
+  assert_true(isnan(pto_expf(NAN)));
+  assert_true(pto_logf(1.0f) == 0.0f);
+  assert_true(pto_logf(0.0f) == -INFINITY);
+  assert_true(pto_logf(-0.0f) == -INFINITY);
+  assert_true(pto_logf(INFINITY) == INFINITY);
+  assert_true(isnan(pto_logf(-1.0f)));
+  assert_true(isnan(pto_logf(-INFINITY)));
+  assert_true(isnan(pto_logf(NAN)));
+  assert_true(pto_logf(of_bits(1)) == (float)logl((long double)of_bits(1))); /* 2^-149 */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_mathf_expf_within_one_ulp),
+      cmocka_unit_test(test_mathf_logf_within_one_ulp),
+      cmocka_unit_test(test_mathf_special_values),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
