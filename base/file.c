@@ -37,7 +37,7 @@ int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf, s
   /* One byte more than the size: reading it means the file grew since fstat, and keeps a byte
    * for the terminating NUL otherwise. A pipe or device reports no size: start at 64 KiB. */
   size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : (size_t)1 << 16, len = 0;
-  buf = malloc(alloc);
+  buf = pto_malloc(alloc);
   if (!buf) {
     err = ENOMEM;
     *out_step = PTO_FILE_STEP_MEMORY;
@@ -45,7 +45,7 @@ int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf, s
   }
   for (;;) {
     if (len == alloc) {
-      uint8_t *nb = alloc <= SIZE_MAX / 2 ? realloc(buf, 2 * alloc) : NULL;
+      uint8_t *nb = alloc <= SIZE_MAX / 2 ? pto_realloc(buf, 2 * alloc) : NULL;
       if (!nb) {
         err = ENOMEM;
         *out_step = PTO_FILE_STEP_MEMORY;
@@ -82,7 +82,7 @@ pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf, si
   for (;;) {
     if (len + 65536 + 1 > cap) {
       size_t ncap = cap ? cap * 2 : (size_t)1 << 20;
-      uint8_t *nb = realloc(buf, ncap);
+      uint8_t *nb = pto_realloc(buf, ncap);
       if (!nb) {
         free(buf);
         return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", name);
@@ -261,7 +261,7 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
   /* One byte more than the size: reading it means the file grew since fstat, and keeps a byte
    * for the terminating NUL otherwise. */
   size_t alloc = (size_t)size + 1, len = 0;
-  uint8_t *buf = malloc(alloc);
+  uint8_t *buf = pto_malloc(alloc);
   if (!buf) {
     close(fd);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s (%llu bytes)", path,
@@ -275,7 +275,7 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
                             (unsigned long long)(max_bytes >> 20));
         break;
       }
-      uint8_t *nb = alloc <= SIZE_MAX / 2 ? realloc(buf, 2 * alloc) : NULL;
+      uint8_t *nb = alloc <= SIZE_MAX / 2 ? pto_realloc(buf, 2 * alloc) : NULL;
       if (!nb) {
         s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
         break;

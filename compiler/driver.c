@@ -71,14 +71,14 @@ const char *pto_compiler_toolchain_identity(void) {
 
 static char *path_join(const char *dir, const char *rel) {
   size_t n = strlen(dir) + strlen(rel) + 2;
-  char *p = malloc(n);
+  char *p = pto_malloc(n);
   if (p) snprintf(p, n, "%s/%s", dir, rel);
   return p;
 }
 
 static char *xstrdupf(const char *fmt, const char *a) {
   size_t n = strlen(fmt) + strlen(a) + 1;
-  char *p = malloc(n);
+  char *p = pto_malloc(n);
   if (p) snprintf(p, n, fmt, a);
   return p;
 }
@@ -114,7 +114,7 @@ pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, 
 }
 
 pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path) {
-  const char **argv = calloc((size_t)nobjects + 8, sizeof *argv);
+  const char **argv = pto_calloc((size_t)nobjects + 8, sizeof *argv);
   if (!argv) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory linking kernels");
   int n = 0;
   argv[n++] = pto__compiler_cc();
@@ -212,14 +212,14 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
   const pto_ir_program *p = specialized;
   const pto_ir_func *host = pto_ir_program_find_func(p, out->sig.entry);
   int cap = count_calls(&host->body);
-  names = calloc((size_t)cap + 1, sizeof *names);
-  out->devices = malloc((size_t)ndev * sizeof *out->devices);
-  out->callees = calloc((size_t)cap + 1, sizeof *out->callees);
-  out->program_name = strdup(p->name);
-  out->host_name = strdup(host->name);
-  out->host_source = strdup("host/host.c");
-  out->host_binary = strdup("host/host.so");
-  out->platform = strdup("sim");
+  names = pto_calloc((size_t)cap + 1, sizeof *names);
+  out->devices = pto_malloc((size_t)ndev * sizeof *out->devices);
+  out->callees = pto_calloc((size_t)cap + 1, sizeof *out->callees);
+  out->program_name = pto_strdup(p->name);
+  out->host_name = pto_strdup(host->name);
+  out->host_source = pto_strdup("host/host.c");
+  out->host_binary = pto_strdup("host/host.so");
+  out->platform = pto_strdup("sim");
   if (!names || !out->devices || !out->callees || !out->program_name || !out->host_name ||
       !out->host_source || !out->host_binary || !out->platform)
     goto oom;
@@ -234,7 +234,7 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
     const pto_ir_func *g = pto_ir_program_find_func(p, names[i]);
     int nb = 0;
     free(binds);
-    binds = calloc((size_t)g->nparams + 1, sizeof *binds);
+    binds = pto_calloc((size_t)g->nparams + 1, sizeof *binds);
     if (!binds) goto oom;
     for (int k = 0; k < g->nparams; k++)
       if (g->params[k].value->type->kind == PTO_TYPE_SCALAR)
@@ -353,20 +353,20 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   if ((s = pto_ir_print(p, &ptir))) goto done;
   if ((s = pto__compiler_write_file(path, ptir))) goto done;
 
-  kernel_ids = calloc((size_t)p->nfuncs + 1, sizeof *kernel_ids);
-  out->kernels = calloc((size_t)p->nfuncs + 1, sizeof *out->kernels);
-  objs = calloc((size_t)p->nfuncs + 2, sizeof *objs);
+  kernel_ids = pto_calloc((size_t)p->nfuncs + 1, sizeof *kernel_ids);
+  out->kernels = pto_calloc((size_t)p->nfuncs + 1, sizeof *out->kernels);
+  objs = pto_calloc((size_t)p->nfuncs + 2, sizeof *objs);
   if (!kernel_ids || !out->kernels || !objs) goto oom;
   for (int i = 0; i < p->nfuncs; i++)
     kernel_ids[i] = p->funcs[i]->kind == PTO_FUNC_KERNEL ? out->nkernels++ : -1;
 
-  out->program_name = strdup(p->name);
-  out->orch_name = strdup(entry->name);
+  out->program_name = pto_strdup(p->name);
+  out->orch_name = pto_strdup(entry->name);
   out->orch_source = xstrdupf("orchestration/%s.cpp", entry->name);
   out->orch_binary = xstrdupf("orchestration/%s.so", entry->name);
-  out->kernels_binary = strdup("kernels/kernels.so");
-  out->abi_object = strdup("kernels/pto_abi.o");
-  out->platform = strdup("sim");
+  out->kernels_binary = pto_strdup("kernels/kernels.so");
+  out->abi_object = pto_strdup("kernels/pto_abi.o");
+  out->platform = pto_strdup("sim");
   out->opt_level = opt_level;
   if (!out->program_name || !out->orch_name || !out->orch_source || !out->orch_binary ||
       !out->kernels_binary || !out->abi_object || !out->platform)
@@ -388,7 +388,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     const pto_ir_func *f = p->funcs[i];
     if (f->kind != PTO_FUNC_KERNEL) continue;
     pto_compiled_kernel *ck = &out->kernels[k];
-    ck->name = strdup(f->name);
+    ck->name = pto_strdup(f->name);
     ck->symbol = xstrdupf("pto_kernel_%s", f->name);
     ck->source = xstrdupf("kernels/%s.ll", f->name);
     ck->object = xstrdupf("kernels/%s.o", f->name);

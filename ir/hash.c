@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "pto/ir.h"
+#include "pto/base.h"
 
 enum {
   TAG_PROGRAM = 0x50,
@@ -55,7 +56,7 @@ static void feed(sink *s, const void *p, size_t n) {
       size_t cap = s->cap ? s->cap : 4096;
       while (cap < s->len + n)
         cap *= 2;
-      unsigned char *nb = realloc(s->buf, cap);
+      unsigned char *nb = pto_realloc(s->buf, cap);
       if (!nb) {
         s->failed = 1;
         return;

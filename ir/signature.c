@@ -1,4 +1,5 @@
 #include "pto/signature.h"
+#include "pto/base.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,19 +24,19 @@ void pto_signature_clear(pto_signature *sig) {
 
 pto_status pto_signature_copy(const pto_signature *src, pto_signature *out) {
   memset(out, 0, sizeof *out);
-  out->entry = strdup(src->entry ? src->entry : "");
-  out->params = calloc((size_t)src->nparams + 1, sizeof *out->params);
-  out->syms = calloc((size_t)src->nsyms + 1, sizeof *out->syms);
+  out->entry = pto_strdup(src->entry ? src->entry : "");
+  out->params = pto_calloc((size_t)src->nparams + 1, sizeof *out->params);
+  out->syms = pto_calloc((size_t)src->nsyms + 1, sizeof *out->syms);
   if (!out->entry || !out->params || !out->syms) goto fail;
   out->nrets = src->nrets;
   for (int i = 0; i < src->nparams; i++) {
     out->params[i] = src->params[i];
-    out->params[i].name = strdup(src->params[i].name);
+    out->params[i].name = pto_strdup(src->params[i].name);
     out->nparams = i + 1;
     if (!out->params[i].name) goto fail;
   }
   for (int i = 0; i < src->nsyms; i++) {
-    out->syms[i] = strdup(src->syms[i]);
+    out->syms[i] = pto_strdup(src->syms[i]);
     out->nsyms = i + 1;
     if (!out->syms[i]) goto fail;
   }
@@ -124,10 +125,10 @@ static int parse_shape(const char *text, int64_t *dims) {
 int pto_signature_intern_sym(pto_signature *sig, const char *name) {
   for (int i = 0; i < sig->nsyms; i++)
     if (!strcmp(sig->syms[i], name)) return i;
-  char **syms = realloc(sig->syms, sizeof *syms * (size_t)(sig->nsyms + 1));
+  char **syms = pto_realloc(sig->syms, sizeof *syms * (size_t)(sig->nsyms + 1));
   if (!syms) return -1;
   sig->syms = syms;
-  syms[sig->nsyms] = strdup(name);
+  syms[sig->nsyms] = pto_strdup(name);
   if (!syms[sig->nsyms]) return -1;
   return sig->nsyms++;
 }
@@ -155,8 +156,8 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
                              "--arg %s: @%s has no parameter named '%s'", samples[i].name, f->name,
                              samples[i].name);
   }
-  out->entry = strdup(f->name);
-  out->params = calloc((size_t)f->nparams + 1, sizeof *out->params);
+  out->entry = pto_strdup(f->name);
+  out->params = pto_calloc((size_t)f->nparams + 1, sizeof *out->params);
   if (!out->entry || !out->params) goto oom_fail;
   out->nrets = f->nrets;
   pto_status err = PTO_OK;
@@ -166,7 +167,7 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
     const char *name = ip->value->name;
     pto_sig_param *sp = &out->params[j];
     out->nparams = j + 1;
-    sp->name = strdup(name);
+    sp->name = pto_strdup(name);
     if (!sp->name) goto oom_fail;
     sp->dtype = t->dtype;
     sp->dir = ip->dir;

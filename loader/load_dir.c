@@ -352,12 +352,12 @@ static pto_status load_host(const char *work_dir, const char *expect_key, pto_ma
     goto fail;
   }
   p->is_host = 1;
-  p->work_dir = realpath(work_dir, NULL);
-  p->devices = malloc((size_t)m->ndevices * sizeof *p->devices + 1);
-  p->callees = calloc((size_t)m->ncallees + 1, sizeof *p->callees);
+  p->work_dir = pto_realpath(work_dir);
+  p->devices = pto_malloc((size_t)m->ndevices * sizeof *p->devices + 1);
+  p->callees = pto_calloc((size_t)m->ncallees + 1, sizeof *p->callees);
   if (!p->work_dir || !p->devices || !p->callees) {
     s = p->work_dir ? oom()
-                    : pto_status_make(PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
+                    : pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
     goto fail;
   }
   memcpy(p->devices, m->devices, (size_t)m->ndevices * sizeof *p->devices);
@@ -450,9 +450,9 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     s = oom();
     goto fail;
   }
-  p->work_dir = realpath(work_dir, NULL);
+  p->work_dir = pto_realpath(work_dir);
   if (!p->work_dir) {
-    s = pto_status_make(PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
+    s = pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
     goto fail;
   }
 
@@ -486,7 +486,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
       goto fail;
     }
     p->kernel_core_types[i] = k->core_type;
-    p->kernel_names[i] = strdup(k->name);
+    p->kernel_names[i] = pto_strdup(k->name);
     if (!p->kernel_names[i]) {
       s = oom();
       goto fail;
