@@ -391,6 +391,12 @@ static frame *top(pto_ir_builder *b) { return b->nframes ? &b->frames[b->nframes
 
 static pto_status push_frame(pto_ir_builder *b, frame_kind kind, pto_ir_stmt *stmt,
                              pto_ir_block *blk) {
+  /* Every walk over statements (verify, print, copy, lower) recurses into nested blocks, so
+   * their depth is bounded like an expression's height. frames[0] is the body. */
+  if (kind != FR_HEADER && kind != FR_BODY && b->nframes > PTO_IR_MAX_BLOCK_DEPTH)
+    return fail(b, "blocks nested too deeply: more than %d levels of for, if and incore "
+                   "(move the inner part into a function)",
+                PTO_IR_MAX_BLOCK_DEPTH);
   frame *nf = grow(b->frames, &b->capframes, b->nframes + 1, sizeof *nf);
   if (!nf) return oom(b);
   b->frames = nf;
