@@ -74,14 +74,18 @@ done:
   return err;
 }
 
-pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf, size_t *out_len) {
+pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes, uint8_t **out_buf,
+                                size_t *out_len) {
   *out_buf = NULL;
   *out_len = 0;
   size_t len = 0, cap = 0;
   uint8_t *buf = NULL;
+  /* One byte past the limit (and the NUL) is enough to know the stream is over it. */
+  size_t capmax = max_bytes && max_bytes < SIZE_MAX - 2 ? (size_t)max_bytes + 2 : SIZE_MAX;
   for (;;) {
-    if (len + 65536 + 1 > cap) {
-      size_t ncap = cap ? cap * 2 : (size_t)1 << 20;
+    if (len + 65536 + 1 > cap && cap < capmax) {
+      size_t ncap = cap ? (cap <= SIZE_MAX / 2 ? cap * 2 : SIZE_MAX) : (size_t)1 << 20;
+      if (ncap > capmax) ncap = capmax;
       uint8_t *nb = pto_realloc(buf, ncap);
       if (!nb) {
         free(buf);
@@ -92,6 +96,16 @@ pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf, si
     }
     size_t n = fread(buf + len, 1, cap - len - 1, f);
     len += n;
+    if (max_bytes && len > max_bytes) {
+      free(buf);
+      if (max_bytes >= (1u << 20))
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                               "%s holds more than the limit of %llu MiB for this kind of input",
+                               name, (unsigned long long)(max_bytes >> 20));
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s holds more than the limit of %llu bytes for this kind of input",
+                             name, (unsigned long long)max_bytes);
+    }
     if (!n) break;
   }
   if (ferror(f)) {

@@ -113,9 +113,11 @@ PTO_API pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, i
  * NUL after the last byte (not counted in *out_len). */
 PTO_API pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf,
                                  size_t *out_len);
-/* The rest of stream f (e.g. stdin), named name in messages. */
-PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf,
-                                        size_t *out_len);
+/* The rest of stream f (e.g. stdin), named name in messages, with a NUL after the last byte:
+ * at most max_bytes (0: no limit), read no further than one byte past it; more is an
+ * INVALID_ARGUMENT naming the limit. */
+PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes,
+                                        uint8_t **out_buf, size_t *out_len);
 /* Writes data to path through a temp file in the same dir and rename(2), so a reader (or a
  * process that has the old file mapped) never sees a partial file. errno is kept on failure. */
 PTO_API pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,
