@@ -60,7 +60,7 @@ static void make_identity(void) {
   char cxx[256];
   cxx_version(cxx, sizeof cxx);
   snprintf(g_identity, sizeof g_identity,
-           "pto=%s;llvm=%s;cxx=%s;orch_abi=%d;kernel_abi=%d;%s", PTO_VERSION, PTO_LLVM_VERSION,
+           "pto=%s;llvm=%s;cxx=%s;orch_abi=%d;kernel_abi=%d;fingerprint=1;%s", PTO_VERSION, PTO_LLVM_VERSION,
            cxx, PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION, pto__llvm_target_identity());
 }
 
@@ -81,6 +81,42 @@ static char *xstrdupf(const char *fmt, const char *a) {
   char *p = pto_malloc(n);
   if (p) snprintf(p, n, fmt, a);
   return p;
+}
+
+/* The fingerprint of the signature and kernel table this code was generated for
+ * (pto_signature_fingerprint), as a data symbol of the orchestration object, so that the loader
+ * can refuse a manifest edited since. The kernels are p's, in order, as the loop below names
+ * them. */
+static pto_status append_fingerprint(const pto_ir_program *p, const pto_signature *sig,
+                                     char **cpp) {
+  const char **names = pto_calloc((size_t)p->nfuncs + 1, sizeof *names);
+  char **symbols = pto_calloc((size_t)p->nfuncs + 1, sizeof *symbols);
+  int n = 0;
+  pto_status s = PTO_OK;
+  if (!names || !symbols) goto oom;
+  for (int i = 0; i < p->nfuncs; i++) {
+    if (p->funcs[i]->kind != PTO_FUNC_KERNEL) continue;
+    names[n] = p->funcs[i]->name;
+    if (!(symbols[n++] = xstrdupf("pto_kernel_%s", p->funcs[i]->name))) goto oom;
+  }
+  char hex[33];
+  if ((s = pto_signature_fingerprint(sig, n, names, (const char *const *)symbols, hex))) goto done;
+  char *text = pto_strdup_printf(
+      "%s\n// The signature and kernel table this object was compiled for (pto_signature_fingerprint):\n"
+      "// the loader refuses a manifest that does not match it.\n"
+      "extern \"C\" __attribute__((visibility(\"default\"), used)) const char %s[33] = \"%s\";\n",
+      *cpp, PTO_ORCH_FINGERPRINT_SYMBOL, hex);
+  if (!text) goto oom;
+  free(*cpp);
+  *cpp = text;
+  goto done;
+oom:
+  s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", p->name);
+done:
+  for (int i = 0; symbols && i < n; i++) free(symbols[i]);
+  free(symbols);
+  free(names);
+  return s;
 }
 
 static pto_status start_orchestration(const char *cpp_path, const char *so_path, int opt_level,
@@ -373,6 +409,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     goto oom;
 
   if ((s = pto__emit_orchestration(p, entry, src_entry, &out->sig, kernel_ids, &cpp))) goto done;
+  if ((s = append_fingerprint(p, &out->sig, &cpp))) goto done;
   orch_cpp = path_join(dir, out->orch_source);
   orch_so = path_join(dir, out->orch_binary);
   kso = path_join(dir, out->kernels_binary);

@@ -286,3 +286,41 @@ fail:
   pto_signature_clear(out);
   return err;
 }
+
+pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
+                                     const char *const *kernel_names,
+                                     const char *const *kernel_symbols, char out_hex[33]) {
+  /* One line per item, every string length-prefixed, so no two signatures share a text. */
+  pto_text t = {0};
+  const char *entry = sig->entry ? sig->entry : "";
+  pto_text_printf(&t, "pto-signature-v1\nentry %zu:%s\nrets %d\n", strlen(entry), entry,
+                  sig->nrets);
+  for (int i = 0; i < sig->nsyms; i++)
+    pto_text_printf(&t, "sym %zu:%s\n", strlen(sig->syms[i]), sig->syms[i]);
+  for (int i = 0; i < sig->nparams; i++) {
+    const pto_sig_param *p = &sig->params[i];
+    const char *name = p->name ? p->name : "";
+    pto_text_printf(&t, "param %zu:%s tensor=%d dir=%d dtype=%d bind=%d", strlen(name), name,
+                    p->is_tensor, (int)p->dir, (int)p->dtype, (int)p->bind);
+    if (p->is_tensor) {
+      pto_text_printf(&t, " rank=%d", p->rank);
+      for (int d = 0; d < p->rank && d < PTO_MAX_RANK; d++)
+        pto_text_printf(&t, " %lld/%d", (long long)p->dims[d].value, p->dims[d].sym);
+    } else if (p->bind == PTO_BIND_LITERAL) {
+      pto_text_printf(&t, " value=%016llx", (unsigned long long)pto_scalar_to_slot(p->value));
+    }
+    pto_text_puts(&t, "\n");
+  }
+  for (int i = 0; i < nkernels; i++) {
+    const char *n = kernel_names[i] ? kernel_names[i] : "";
+    const char *y = kernel_symbols[i] ? kernel_symbols[i] : "";
+    pto_text_printf(&t, "kernel %d %zu:%s %zu:%s\n", i, strlen(n), n, strlen(y), y);
+  }
+  size_t len = t.len;
+  char *text = pto_text_finish(&t);
+  if (!text)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory fingerprinting a signature");
+  pto_hash_xxh128_hex(text, len, out_hex);
+  free(text);
+  return PTO_OK;
+}

@@ -295,6 +295,41 @@ static const char *sig_mismatch(const pto_signature *a, const pto_signature *b, 
   return NULL;
 }
 
+/* The manifest's signature and kernel table against the fingerprint the compiler wrote into the
+ * orchestration object (pto_signature_fingerprint): a manifest edited by hand, with its file
+ * hashes and program.ptir edited to match, still differs from the compiled code. */
+static pto_status check_fingerprint(const char *dir, const pto_manifest *m, void *orch_dl) {
+  const char *have = sym(orch_dl, PTO_ORCH_FINGERPRINT_SYMBOL);
+  if (!have)
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                           "%s/%s: no '%s' symbol: not built by this pto's compiler (or the "
+                           "generated .cpp was edited); compile the program again",
+                           dir, m->orch.path, PTO_ORCH_FINGERPRINT_SYMBOL);
+  const char **names = pto_calloc((size_t)m->nkernels + 1, sizeof *names);
+  const char **symbols = pto_calloc((size_t)m->nkernels + 1, sizeof *symbols);
+  pto_status s = PTO_OK;
+  if (!names || !symbols) {
+    s = oom();
+    goto done;
+  }
+  for (int i = 0; i < m->nkernels; i++) {
+    names[i] = m->kernels[i].name;
+    symbols[i] = m->kernels[i].symbol;
+  }
+  char want[33];
+  if ((s = pto_signature_fingerprint(&m->sig, m->nkernels, names, symbols, want))) goto done;
+  if (strncmp(have, want, sizeof want) != 0)
+    s = pto_status_make(PTO_STATUS_DATA_LOSS,
+                        "%s/%s: the signature or kernel table does not match the one %s was "
+                        "compiled for (fingerprint %.32s, the manifest's %s); the manifest was "
+                        "edited: compile the program again",
+                        dir, PTO_MANIFEST_FILENAME, m->orch.path, have, want);
+done:
+  free(names);
+  free(symbols);
+  return s;
+}
+
 /* The manifest's signature is what the runtime validates launches against; it must be the
  * signature of the program the binaries were built from (DIR/program.ptir, whose hash
  * check_sources has verified), not a hand edit of the manifest. */
@@ -512,6 +547,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
                         work_dir, m.orch.path, v, PTO_ORCH_ABI_VERSION);
     goto fail;
   }
+  s = check_fingerprint(work_dir, &m, p->orch_dl);
+  if (s) goto fail;
   p->current_op = sym(p->orch_dl, "pto_orch_current_op"); /* absent in hand-written code */
   p->positions = pto__positions_read(work_dir);
   SYM_AS(p->orch_bind, p->orch_dl, "pto_orch_bind");

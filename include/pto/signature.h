@@ -70,6 +70,18 @@ PTO_API int pto_signature_find(const pto_signature *sig, const char *name);
  * memory. */
 PTO_API int pto_signature_intern_sym(pto_signature *sig, const char *name);
 
+/* The symbol of a compiled orchestration object that holds its fingerprint (below). */
+#define PTO_ORCH_FINGERPRINT_SYMBOL "pto_orch_fingerprint"
+/* 32 hex digits (XXH3-128) of everything a launch is checked against and dispatched by: sig
+ * (entry, every parameter's name, direction, dtype, dims and binding, the symbols, the result
+ * count) and the kernel table (id, name and symbol of each kernel). The compiler writes it into
+ * the orchestration object it builds; the loader recomputes it from a work dir's manifest and
+ * refuses a manifest whose fingerprint differs from the compiled one (a hand edit). */
+PTO_API pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
+                                             const char *const *kernel_names,
+                                             const char *const *kernel_symbols,
+                                             char out_hex[33]);
+
 #ifdef __cplusplus
 }
 #endif
