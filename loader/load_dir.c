@@ -297,14 +297,13 @@ static const char *sig_mismatch(const pto_signature *a, const pto_signature *b, 
 
 /* The manifest's signature and kernel table against the fingerprint the compiler wrote into the
  * orchestration object (pto_signature_fingerprint): a manifest edited by hand, with its file
- * hashes and program.ptir edited to match, still differs from the compiled code. */
+ * hashes and program.ptir edited to match (or program.ptir dropped), still differs from the
+ * compiled code. */
 static pto_status check_fingerprint(const char *dir, const pto_manifest *m, void *orch_dl) {
   const char *have = sym(orch_dl, PTO_ORCH_FINGERPRINT_SYMBOL);
-  if (!have)
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                           "%s/%s: no '%s' symbol: not built by this pto's compiler (or the "
-                           "generated .cpp was edited); compile the program again",
-                           dir, m->orch.path, PTO_ORCH_FINGERPRINT_SYMBOL);
+  /* Hand-written orchestration (or generated code whose fingerprint line was deleted) carries
+   * none: its signature is the manifest's, checked against program.ptir alone. */
+  if (!have) return PTO_OK;
   const char **names = pto_calloc((size_t)m->nkernels + 1, sizeof *names);
   const char **symbols = pto_calloc((size_t)m->nkernels + 1, sizeof *symbols);
   pto_status s = PTO_OK;
