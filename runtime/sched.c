@@ -1021,11 +1021,13 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   L->capscopes = 16;
   L->scopes = pto_malloc((size_t)L->capscopes * sizeof *L->scopes);
   L->scope_modes = pto_malloc((size_t)L->capscopes * sizeof *L->scope_modes);
-  if (!L->scope_modes) {
+  if (!L->scopes || !L->scope_modes) {
     free(L->scopes);
+    free(L->scope_modes);
     L->scopes = NULL;
+    L->scope_modes = NULL;
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   }
-  if (!L->scopes) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&L->fail_mu, NULL);
   pthread_mutex_init(&L->done_mu, NULL);
   pthread_cond_init(&L->done_cv, NULL);
