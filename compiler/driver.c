@@ -83,6 +83,20 @@ static char *xstrdupf(const char *fmt, const char *a) {
   return p;
 }
 
+/* Appends the definition of data symbol `symbol` holding hex to the generated source *text. */
+static pto_status append_fingerprint_line(char **text, const char *linkage, const char *symbol,
+                                          const char hex[33]) {
+  char *t = pto_strdup_printf(
+      "%s\n// The signature this object was compiled for (pto_signature_fingerprint): the loader\n"
+      "// refuses a manifest that does not match it.\n"
+      "%s__attribute__((visibility(\"default\"), used)) const char %s[33] = \"%s\";\n",
+      *text, linkage, symbol, hex);
+  if (!t) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory generating code");
+  free(*text);
+  *text = t;
+  return PTO_OK;
+}
+
 /* The fingerprint of the signature and kernel table this code was generated for
  * (pto_signature_fingerprint), as a data symbol of the orchestration object, so that the loader
  * can refuse a manifest edited since. The kernels are p's, in order, as the loop below names
@@ -101,14 +115,8 @@ static pto_status append_fingerprint(const pto_ir_program *p, const pto_signatur
   }
   char hex[33];
   if ((s = pto_signature_fingerprint(sig, n, names, (const char *const *)symbols, hex))) goto done;
-  char *text = pto_strdup_printf(
-      "%s\n// The signature and kernel table this object was compiled for (pto_signature_fingerprint):\n"
-      "// the loader refuses a manifest that does not match it.\n"
-      "extern \"C\" __attribute__((visibility(\"default\"), used)) const char %s[33] = \"%s\";\n",
-      *cpp, PTO_ORCH_FINGERPRINT_SYMBOL, hex);
-  if (!text) goto oom;
-  free(*cpp);
-  *cpp = text;
+  if ((s = append_fingerprint_line(cpp, "extern \"C\" ", PTO_ORCH_FINGERPRINT_SYMBOL, hex)))
+    goto done;
   goto done;
 oom:
   s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", p->name);
@@ -299,6 +307,14 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
   snprintf(path, sizeof path, "%s/host", dir);
   if ((s = pto_file_mkdirs(path, 0755))) goto done;
   if ((s = pto__emit_host(p, host, names, ncallees, &text))) goto done;
+  {
+    /* The host's fingerprint: its signature and its callees (by name) in call-index order. */
+    char hex[33];
+    if ((s = pto_signature_fingerprint(&out->sig, ncallees, (const char *const *)names,
+                                       (const char *const *)names, hex)))
+      goto done;
+    if ((s = append_fingerprint_line(&text, "", PTO_HOST_FINGERPRINT_SYMBOL, hex))) goto done;
+  }
   c_path = path_join(dir, out->host_source);
   so_path = path_join(dir, out->host_binary);
   if (!c_path || !so_path) goto oom;

@@ -299,31 +299,39 @@ static const char *sig_mismatch(const pto_signature *a, const pto_signature *b, 
  * orchestration object (pto_signature_fingerprint): a manifest edited by hand, with its file
  * hashes and program.ptir edited to match (or program.ptir dropped), still differs from the
  * compiled code. */
-static pto_status check_fingerprint(const char *dir, const pto_manifest *m, void *orch_dl) {
-  const char *have = sym(orch_dl, PTO_ORCH_FINGERPRINT_SYMBOL);
+static pto_status check_fingerprint_of(const char *dir, const pto_manifest *m, void *dl,
+                                       const char *symbol, const char *object, int n,
+                                       const char *const *names, const char *const *symbols) {
+  const char *have = sym(dl, symbol);
   /* Hand-written orchestration (or generated code whose fingerprint line was deleted) carries
    * none: its signature is the manifest's, checked against program.ptir alone. */
   if (!have) return PTO_OK;
+  char want[33];
+  PTO_RETURN_IF_ERROR(pto_signature_fingerprint(&m->sig, n, names, symbols, want));
+  if (strncmp(have, want, sizeof want) != 0)
+    return pto_status_make(PTO_STATUS_DATA_LOSS,
+                           "%s/%s: the signature or %s does not match the one %s was compiled "
+                           "for (fingerprint %.32s, the manifest's %s); the manifest was edited: "
+                           "compile the program again",
+                           dir, PTO_MANIFEST_FILENAME, m->is_host ? "callee list" : "kernel table",
+                           object, have, want);
+  return PTO_OK;
+}
+
+static pto_status check_fingerprint(const char *dir, const pto_manifest *m, void *orch_dl) {
   const char **names = pto_calloc((size_t)m->nkernels + 1, sizeof *names);
   const char **symbols = pto_calloc((size_t)m->nkernels + 1, sizeof *symbols);
   pto_status s = PTO_OK;
   if (!names || !symbols) {
     s = oom();
-    goto done;
+  } else {
+    for (int i = 0; i < m->nkernels; i++) {
+      names[i] = m->kernels[i].name;
+      symbols[i] = m->kernels[i].symbol;
+    }
+    s = check_fingerprint_of(dir, m, orch_dl, PTO_ORCH_FINGERPRINT_SYMBOL, m->orch.path,
+                             m->nkernels, names, symbols);
   }
-  for (int i = 0; i < m->nkernels; i++) {
-    names[i] = m->kernels[i].name;
-    symbols[i] = m->kernels[i].symbol;
-  }
-  char want[33];
-  if ((s = pto_signature_fingerprint(&m->sig, m->nkernels, names, symbols, want))) goto done;
-  if (strncmp(have, want, sizeof want) != 0)
-    s = pto_status_make(PTO_STATUS_DATA_LOSS,
-                        "%s/%s: the signature or kernel table does not match the one %s was "
-                        "compiled for (fingerprint %.32s, the manifest's %s); the manifest was "
-                        "edited: compile the program again",
-                        dir, PTO_MANIFEST_FILENAME, m->orch.path, have, want);
-done:
   free(names);
   free(symbols);
   return s;
@@ -414,6 +422,10 @@ static pto_status load_host(const char *work_dir, const char *expect_key, pto_ma
                         work_dir, m->host.path, v, PTO_HOST_ABI_VERSION);
     goto fail;
   }
+  s = check_fingerprint_of(work_dir, m, p->host_dl, PTO_HOST_FINGERPRINT_SYMBOL, m->host.path,
+                           m->ncallees, (const char *const *)m->callees,
+                           (const char *const *)m->callees);
+  if (s) goto fail;
   SYM_AS(p->host_entry, p->host_dl, "pto_host_entry");
   if (!p->host_entry) {
     s = pto_status_make(PTO_STATUS_NOT_FOUND, "%s/%s: no 'pto_host_entry' symbol", work_dir,

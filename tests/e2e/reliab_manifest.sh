@@ -77,6 +77,21 @@ sed -i '/pto_orch_fingerprint/d' "$T/w2/orchestration/main.cpp"
 run_pto 0 rebuild "$T/w2"
 run_pto 0 run "$T/w2" --dim M=40 --check && expect_out PASS
 
+# A host (L3) program's host code carries its own fingerprint (signature and callee list).
+run_pto 0 compile "$EX/allreduce_ring.ptir" --devices 2 -o "$T/host"
+run_pto 0 run "$T/host" --dim M=64 --in alpha=0.5 --in rounds=2 --check && expect_out PASS
+for e in "m['signature']['params'][0]['dims'] = ['M', 32]" "m['signature']['params'][0]['dtype'] = 'f16'" \
+  "m['signature']['params'][1]['name'] = 'z'"; do
+  rm -rf "$T/w2" && cp -r "$T/host" "$T/w2"
+  python3 - "$T/w2/manifest.json" "$e" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(m, open(sys.argv[1], 'w'), indent=2)
+PY
+  run_pto 1 run "$T/w2" --dim M=64 --in alpha=0.5 --in rounds=2 && expect_out "the signature or callee list does not match the one host/host.so was compiled for"
+done
+
 # program.ptir edited: the binaries were built from the old text.
 rm -rf "$T/w2" && cp -r "$T/wd" "$T/w2"
 sed -i 's/\[32, 128\]/[16, 128]/' "$T/w2/program.ptir"
