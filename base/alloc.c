@@ -23,8 +23,10 @@ static int should_fail(void) {
   long left = atomic_fetch_sub(&g_next, 1);
   if (left == 0) {
     /* This call fails; later ones fail too when sticky, else injection ends here. */
-    if (atomic_load(&g_sticky)) atomic_store(&g_next, 0);
-    else atomic_store(&g_next, -1);
+    if (atomic_load(&g_sticky))
+      atomic_store(&g_next, 0);
+    else
+      atomic_store(&g_next, -1);
     atomic_fetch_add(&g_failed, 1);
     return 1;
   }

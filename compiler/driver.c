@@ -60,8 +60,9 @@ static void make_identity(void) {
   char cxx[256];
   cxx_version(cxx, sizeof cxx);
   snprintf(g_identity, sizeof g_identity,
-           "pto=%s;llvm=%s;cxx=%s;orch_abi=%d;kernel_abi=%d;fingerprint=1;%s", PTO_VERSION, PTO_LLVM_VERSION,
-           cxx, PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION, pto__llvm_target_identity());
+           "pto=%s;llvm=%s;cxx=%s;orch_abi=%d;kernel_abi=%d;fingerprint=1;%s", PTO_VERSION,
+           PTO_LLVM_VERSION, cxx, PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION,
+           pto__llvm_target_identity());
 }
 
 const char *pto_compiler_toolchain_identity(void) {
@@ -121,7 +122,8 @@ static pto_status append_fingerprint(const pto_ir_program *p, const pto_signatur
 oom:
   s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", p->name);
 done:
-  for (int i = 0; symbols && i < n; i++) free(symbols[i]);
+  for (int i = 0; symbols && i < n; i++)
+    free(symbols[i]);
   free(symbols);
   free(names);
   return s;

@@ -72,9 +72,8 @@ static pto_status failv_at(pto_ir_builder *b, pto_status_code code, pto_loc loc,
   if (b->err) return sticky(b);
   char msg[1024];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  char *full = loc.line > 0
-                   ? pto_strdup_printf("%s:%d:%d: %s", file_of(b), loc.line, loc.col, msg)
-                   : pto_strdup_printf("%s: %s", file_of(b), msg);
+  char *full = loc.line > 0 ? pto_strdup_printf("%s:%d:%d: %s", file_of(b), loc.line, loc.col, msg)
+                            : pto_strdup_printf("%s: %s", file_of(b), msg);
   if (!full) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building the IR");
   b->err = full;
   b->err_code = code;
@@ -394,8 +393,9 @@ static pto_status push_frame(pto_ir_builder *b, frame_kind kind, pto_ir_stmt *st
   /* Every walk over statements (verify, print, copy, lower) recurses into nested blocks, so
    * their depth is bounded like an expression's height. frames[0] is the body. */
   if (kind != FR_HEADER && kind != FR_BODY && b->nframes > PTO_IR_MAX_BLOCK_DEPTH)
-    return fail(b, "blocks nested too deeply: more than %d levels of for, if and incore "
-                   "(move the inner part into a function)",
+    return fail(b,
+                "blocks nested too deeply: more than %d levels of for, if and incore "
+                "(move the inner part into a function)",
                 PTO_IR_MAX_BLOCK_DEPTH);
   frame *nf = grow(b->frames, &b->capframes, b->nframes + 1, sizeof *nf);
   if (!nf) return oom(b);

@@ -17,8 +17,8 @@
 #define XXH_STATIC_LINKING_ONLY /* a stack state: hashing never allocates, so it cannot fail */
 #include <xxhash.h>
 
-#include "pto/ir.h"
 #include "pto/base.h"
+#include "pto/ir.h"
 
 enum {
   TAG_PROGRAM = 0x50,

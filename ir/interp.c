@@ -48,8 +48,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "pto/ir.h"
 #include "pto/base.h"
+#include "pto/ir.h"
 
 /* Calls nest at most this deep; a recursive program fails cleanly instead of overflowing the
  * host stack. */

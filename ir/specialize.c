@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pto/signature.h"
 #include "pto/base.h"
 #include "pto/ir_builder.h"
+#include "pto/signature.h"
 
 static pto_status literal_of(pto_ir_builder *b, const pto_sig_param *sp, pto_ir_expr **out) {
   if (sp->dtype == PTO_DTYPE_BOOL) return pto_ir_builder_bool(b, sp->value.i != 0, out);

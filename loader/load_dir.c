@@ -399,7 +399,8 @@ static pto_status load_host(const char *work_dir, const char *expect_key, pto_ma
   p->callees = pto_calloc((size_t)m->ncallees + 1, sizeof *p->callees);
   if (!p->work_dir || !p->devices || !p->callees) {
     s = p->work_dir ? oom()
-                    : pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
+                    : pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO,
+                                      "work dir %s: %s", work_dir, strerror(errno));
     goto fail;
   }
   memcpy(p->devices, m->devices, (size_t)m->ndevices * sizeof *p->devices);
@@ -498,7 +499,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   }
   p->work_dir = pto_realpath(work_dir);
   if (!p->work_dir) {
-    s = pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
+    s = pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO,
+                        "work dir %s: %s", work_dir, strerror(errno));
     goto fail;
   }
 

@@ -116,7 +116,9 @@ pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out
   char *joined = NULL, *real = NULL;
   char *rdir = pto_realpath(dir);
   if (!rdir) {
-    return pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
+    return pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
+                           : errno == ENOENT ? PTO_STATUS_NOT_FOUND
+                                             : PTO_STATUS_IO,
                            "work dir %s: %s", dir, strerror(errno));
   }
   if (!(joined = pto_strdup_printf("%s/%s", rdir, relpath))) {
@@ -126,8 +128,10 @@ pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out
   }
   real = pto_realpath(joined);
   if (!real) {
-    s = pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO, "%s/%s: %s", dir,
-                        relpath, strerror(errno));
+    s = pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
+                        : errno == ENOENT ? PTO_STATUS_NOT_FOUND
+                                          : PTO_STATUS_IO,
+                        "%s/%s: %s", dir, relpath, strerror(errno));
     goto done;
   }
   size_t n = strlen(rdir);

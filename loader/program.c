@@ -12,7 +12,8 @@ pto_program *pto__loader_program_alloc(int nkernels) {
   p->nkernels = nkernels;
   p->kernels = pto_calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernels);
   p->kernel_names = pto_calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernel_names);
-  p->kernel_core_types = pto_malloc((size_t)(nkernels > 0 ? nkernels : 1) * sizeof *p->kernel_core_types);
+  p->kernel_core_types =
+      pto_malloc((size_t)(nkernels > 0 ? nkernels : 1) * sizeof *p->kernel_core_types);
   if (!p->kernels || !p->kernel_names || !p->kernel_core_types) {
     free(p->kernels);
     free(p->kernel_names);

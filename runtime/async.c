@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime_internal.h"
 #include "pto/base.h"
+#include "runtime_internal.h"
 
 struct pto_completion {
   pthread_mutex_t mu;

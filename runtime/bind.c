@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime_internal.h"
 #include "pto/base.h"
+#include "runtime_internal.h"
 
 /* ---- host copies ------------------------------------------------------------------------- */
 

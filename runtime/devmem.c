@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "runtime_internal.h"
 #include "pto/base.h"
+#include "runtime_internal.h"
 
 /* Each worker gets its own 1 TiB window of device addresses, so a device address of one worker
  * is recognisably foreign to another. Process-global, lock-free (an atomic counter). */

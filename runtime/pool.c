@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime_internal.h"
 #include "pto/base.h"
+#include "runtime_internal.h"
 
 static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q) {
   if (!q->qlen) return NULL;

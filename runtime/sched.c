@@ -13,8 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "runtime_internal.h"
 #include "pto/base.h"
+#include "runtime_internal.h"
 
 /* ---- failure --------------------------------------------------------------------------- */
 
@@ -30,9 +30,8 @@ void pto__rt_launch_fail(pto__rt_launch *L, pto_status s) {
 }
 
 /* A launch error of code (LAUNCH, or OUT_OF_MEMORY when that is the cause). */
-__attribute__((format(printf, 3, 0))) static int32_t orch_failv(pto__rt_launch *L,
-                                                                pto_status_code code,
-                                                                const char *fmt, va_list ap) {
+__attribute__((format(printf, 3, 0))) static int32_t
+orch_failv(pto__rt_launch *L, pto_status_code code, const char *fmt, va_list ap) {
   pto_status s = pto_status_makev(code, fmt, ap);
   s = pto_status_annotate(s, "orchestration");
   /* The statement that was running, when the program has op ids and positions. */
@@ -43,8 +42,8 @@ __attribute__((format(printf, 3, 0))) static int32_t orch_failv(pto__rt_launch *
   return 1;
 }
 
-__attribute__((format(printf, 2, 3))) static int32_t orch_fail(pto__rt_launch *L,
-                                                               const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static int32_t orch_fail(pto__rt_launch *L, const char *fmt,
+                                                               ...) {
   va_list ap;
   va_start(ap, fmt);
   int32_t r = orch_failv(L, PTO_STATUS_LAUNCH, fmt, ap);
@@ -52,9 +51,8 @@ __attribute__((format(printf, 2, 3))) static int32_t orch_fail(pto__rt_launch *L
   return r;
 }
 
-__attribute__((format(printf, 3, 4))) static int32_t orch_fail_code(pto__rt_launch *L,
-                                                                    pto_status_code code,
-                                                                    const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) static int32_t
+orch_fail_code(pto__rt_launch *L, pto_status_code code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int32_t r = orch_failv(L, code, fmt, ap);
@@ -495,10 +493,8 @@ typedef struct what_ctx {
   int argi;
 } what_ctx;
 
-__attribute__((format(printf, 4, 5))) static int view_fail_code(pto__rt_launch *L,
-                                                                pto_status_code code,
-                                                                const what_ctx *wc,
-                                                                const char *fmt, ...) {
+__attribute__((format(printf, 4, 5))) static int
+view_fail_code(pto__rt_launch *L, pto_status_code code, const what_ctx *wc, const char *fmt, ...) {
   char msg[384];
   va_list ap;
   va_start(ap, fmt);

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime_internal.h"
 #include "pto/base.h"
+#include "runtime_internal.h"
 
 uint64_t pto__rt_now_ns(void) {
   struct timespec ts;

@@ -7,8 +7,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "runtime_internal.h"
 #include "pto/base.h"
+#include "runtime_internal.h"
 
 /* The [STRACE] inv: a process-wide launch counter, so (pid, inv) names one launch across
  * workers. Process-global, lock-free (an atomic counter). */

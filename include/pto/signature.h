@@ -82,8 +82,7 @@ PTO_API int pto_signature_intern_sym(pto_signature *sig, const char *name);
  * refuses a manifest whose fingerprint differs from the compiled one (a hand edit). */
 PTO_API pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
                                              const char *const *kernel_names,
-                                             const char *const *kernel_symbols,
-                                             char out_hex[33]);
+                                             const char *const *kernel_symbols, char out_hex[33]);
 
 #ifdef __cplusplus
 }

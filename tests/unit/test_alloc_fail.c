@@ -34,9 +34,17 @@
 /* LeakSanitizer's entry point when the test runs under it (weak: absent in plain builds). */
 int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
 
-enum { STAGE_PARSE, STAGE_VERIFY, STAGE_COMPILE, STAGE_LOAD, STAGE_OPEN, STAGE_REGISTER,
-       STAGE_LAUNCH, NSTAGES };
-static const char *const k_stage[NSTAGES] = {"parse",      "verify",   "compile", "load",
+enum {
+  STAGE_PARSE,
+  STAGE_VERIFY,
+  STAGE_COMPILE,
+  STAGE_LOAD,
+  STAGE_OPEN,
+  STAGE_REGISTER,
+  STAGE_LAUNCH,
+  NSTAGES
+};
+static const char *const k_stage[NSTAGES] = {"parse",       "verify",   "compile", "load",
                                              "worker open", "register", "launch"};
 
 typedef struct example {
@@ -87,15 +95,18 @@ static pto_status launch(run *r, const example *ex) {
       pto_scalar v = p->bind == PTO_BIND_LITERAL ? p->value : (pto_scalar){0};
       if (p->bind != PTO_BIND_LITERAL) {
         v.dtype = p->dtype;
-        if (pto_dtype_is_float(p->dtype)) v.f = 0.5;
-        else v.i = 1;
+        if (pto_dtype_is_float(p->dtype))
+          v.f = 0.5;
+        else
+          v.i = 1;
       }
       args[i] = pto_arg_scalar(v);
       continue;
     }
     int64_t shape[PTO_MAX_RANK];
     int64_t numel = 1;
-    for (int d = 0; d < p->rank; d++) numel *= shape[d] = dim_of(&p->dims[d], ex->sym_value);
+    for (int d = 0; d < p->rank; d++)
+      numel *= shape[d] = dim_of(&p->dims[d], ex->sym_value);
     pto_device_tensor *t = NULL;
     s = pto_worker_alloc_tensor(r->w, p->rank, shape, p->dtype, NULL, &t);
     if (s) break;
@@ -103,7 +114,8 @@ static pto_status launch(run *r, const example *ex) {
     if (p->dir != PTO_DIR_OUT && p->dtype == PTO_DTYPE_F32) {
       float *host = malloc((size_t)numel * sizeof *host);
       if (!host) return pto_status_make(PTO_STATUS_INTERNAL, "the test ran out of memory");
-      for (int64_t k = 0; k < numel; k++) host[k] = 0.25f * (float)(k % 7);
+      for (int64_t k = 0; k < numel; k++)
+        host[k] = 0.25f * (float)(k % 7);
       s = pto_worker_copy_to_tensor(r->w, t, 0, host, numel);
       free(host);
     }
@@ -252,8 +264,8 @@ static void every_failed_allocation(const example *ex) {
                       ex->file, n);
           fail();
         }
-      } else if (r.has_out != has_out || (has_out && !(r.out0 == want || (isnan(want) &&
-                                                                          isnan(r.out0))))) {
+      } else if (r.has_out != has_out ||
+                 (has_out && !(r.out0 == want || (isnan(want) && isnan(r.out0))))) {
         /* A tolerated failure (an optional cache, say) must not change the answer. */
         print_error("%s: failing allocation %ld of %s succeeds with a different result "
                     "(%g, want %g)\n",
@@ -288,16 +300,21 @@ static void test_pipeline_survives_every_failed_allocation(void **state) {
   (void)state;
   static const example reduced[] = {{"examples/runtime/add_scalar.ptir", 0}};
   static const example all[] = {
-      {"examples/runtime/add_scalar.ptir", 0}, {"examples/add.ptir", 64},
-      {"examples/scale_rows.ptir", 64},        {"examples/softmax.ptir", 64},
-      {"examples/incore.ptir", 64},            {"examples/chain.ptir", 64},
-      {"examples/matmul.ptir", 64},            {"examples/layernorm.ptir", 64},
+      {"examples/runtime/add_scalar.ptir", 0},
+      {"examples/add.ptir", 64},
+      {"examples/scale_rows.ptir", 64},
+      {"examples/softmax.ptir", 64},
+      {"examples/incore.ptir", 64},
+      {"examples/chain.ptir", 64},
+      {"examples/matmul.ptir", 64},
+      {"examples/layernorm.ptir", 64},
   };
   const char *e = getenv("PTO_ALLOC_FAIL_ALL");
   int every = e && *e == '1';
   const example *list = every ? all : reduced;
   size_t n = every ? sizeof all / sizeof *all : 1;
-  for (size_t i = 0; i < n; i++) every_failed_allocation(&list[i]);
+  for (size_t i = 0; i < n; i++)
+    every_failed_allocation(&list[i]);
 }
 
 int main(void) {

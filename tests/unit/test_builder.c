@@ -356,8 +356,8 @@ static void test_builder_bounds_block_nesting(void **state) {
     }
     pto_status s;
     if (kind == 0) {
-      s = pto_ir_builder_for_begin(b, "deep", 0, lit(b, 0), lit(b, 2), NULL, NULL, NULL, 0, NULL,
-                                   0, &st);
+      s = pto_ir_builder_for_begin(b, "deep", 0, lit(b, 0), lit(b, 2), NULL, NULL, NULL, 0, NULL, 0,
+                                   &st);
     } else {
       pto_ir_expr *c = NULL;
       OK(pto_ir_builder_bool(b, 1, &c));
@@ -374,10 +374,10 @@ static void test_builder_bounds_block_nesting(void **state) {
   for (int d = 0; d < PTO_IR_MAX_BLOCK_DEPTH; d++) {
     char iv[16];
     snprintf(iv, sizeof iv, "i%d", d);
-    OK(pto_ir_builder_for_begin(b, iv, 0, lit(b, 0), lit(b, 2), NULL, NULL, NULL, 0, NULL, 0,
-                                &st));
+    OK(pto_ir_builder_for_begin(b, iv, 0, lit(b, 0), lit(b, 2), NULL, NULL, NULL, 0, NULL, 0, &st));
   }
-  for (int d = 0; d < PTO_IR_MAX_BLOCK_DEPTH; d++) OK(pto_ir_builder_for_end(b));
+  for (int d = 0; d < PTO_IR_MAX_BLOCK_DEPTH; d++)
+    OK(pto_ir_builder_for_end(b));
   OK(pto_ir_builder_body_end(b));
   pto_ir_program *p = NULL;
   OK(pto_ir_builder_finish(b, &p));
