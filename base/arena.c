@@ -1,4 +1,5 @@
 #include "pto/arena.h"
+#include "pto/base.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ struct pto_arena {
 };
 
 pto_arena *pto_arena_create(void) {
-  pto_arena *a = calloc(1, sizeof *a);
+  pto_arena *a = pto_calloc(1, sizeof *a);
   if (a) a->fail_after = -1;
   return a;
 }
@@ -39,7 +40,7 @@ void *pto_arena_alloc(pto_arena *a, size_t size) {
   chunk *c = a->head;
   if (!c || c->cap - c->used < size) {
     size_t cap = size > 16384 ? size : 16384;
-    c = malloc(sizeof(chunk) + cap);
+    c = pto_malloc(sizeof(chunk) + cap);
     if (!c) return NULL;
     c->used = 0;
     c->cap = cap;

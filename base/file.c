@@ -37,7 +37,7 @@ int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf, s
   /* One byte more than the size: reading it means the file grew since fstat, and keeps a byte
    * for the terminating NUL otherwise. A pipe or device reports no size: start at 64 KiB. */
   size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : (size_t)1 << 16, len = 0;
-  buf = malloc(alloc);
+  buf = pto_malloc(alloc);
   if (!buf) {
     err = ENOMEM;
     *out_step = PTO_FILE_STEP_MEMORY;
@@ -45,7 +45,7 @@ int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf, s
   }
   for (;;) {
     if (len == alloc) {
-      uint8_t *nb = alloc <= SIZE_MAX / 2 ? realloc(buf, 2 * alloc) : NULL;
+      uint8_t *nb = alloc <= SIZE_MAX / 2 ? pto_realloc(buf, 2 * alloc) : NULL;
       if (!nb) {
         err = ENOMEM;
         *out_step = PTO_FILE_STEP_MEMORY;
@@ -74,15 +74,19 @@ done:
   return err;
 }
 
-pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf, size_t *out_len) {
+pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes, uint8_t **out_buf,
+                                size_t *out_len) {
   *out_buf = NULL;
   *out_len = 0;
   size_t len = 0, cap = 0;
   uint8_t *buf = NULL;
+  /* One byte past the limit (and the NUL) is enough to know the stream is over it. */
+  size_t capmax = max_bytes && max_bytes < SIZE_MAX - 2 ? (size_t)max_bytes + 2 : SIZE_MAX;
   for (;;) {
-    if (len + 65536 + 1 > cap) {
-      size_t ncap = cap ? cap * 2 : (size_t)1 << 20;
-      uint8_t *nb = realloc(buf, ncap);
+    if (len + 65536 + 1 > cap && cap < capmax) {
+      size_t ncap = cap ? (cap <= SIZE_MAX / 2 ? cap * 2 : SIZE_MAX) : (size_t)1 << 20;
+      if (ncap > capmax) ncap = capmax;
+      uint8_t *nb = pto_realloc(buf, ncap);
       if (!nb) {
         free(buf);
         return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", name);
@@ -92,6 +96,16 @@ pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf, si
     }
     size_t n = fread(buf + len, 1, cap - len - 1, f);
     len += n;
+    if (max_bytes && len > max_bytes) {
+      free(buf);
+      if (max_bytes >= (1u << 20))
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                               "%s holds more than the limit of %llu MiB for this kind of input",
+                               name, (unsigned long long)(max_bytes >> 20));
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s holds more than the limit of %llu bytes for this kind of input",
+                             name, (unsigned long long)max_bytes);
+    }
     if (!n) break;
   }
   if (ferror(f)) {
@@ -261,7 +275,7 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
   /* One byte more than the size: reading it means the file grew since fstat, and keeps a byte
    * for the terminating NUL otherwise. */
   size_t alloc = (size_t)size + 1, len = 0;
-  uint8_t *buf = malloc(alloc);
+  uint8_t *buf = pto_malloc(alloc);
   if (!buf) {
     close(fd);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s (%llu bytes)", path,
@@ -275,7 +289,7 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
                             (unsigned long long)(max_bytes >> 20));
         break;
       }
-      uint8_t *nb = alloc <= SIZE_MAX / 2 ? realloc(buf, 2 * alloc) : NULL;
+      uint8_t *nb = alloc <= SIZE_MAX / 2 ? pto_realloc(buf, 2 * alloc) : NULL;
       if (!nb) {
         s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
         break;

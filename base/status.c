@@ -1,4 +1,5 @@
 #include "pto/status.h"
+#include "pto/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +15,14 @@ static struct pto_status_impl g_oom_status = {PTO_STATUS_OUT_OF_MEMORY,
                                               (char *)"out of memory while reporting an error"};
 
 pto_status pto_status_makev(pto_status_code code, const char *fmt, va_list ap) {
-  struct pto_status_impl *s = malloc(sizeof *s);
+  struct pto_status_impl *s = pto_malloc(sizeof *s);
   if (!s) return &g_oom_status;
   va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
   if (n < 0) n = 0;
-  s->message = malloc((size_t)n + 1);
+  s->message = pto_malloc((size_t)n + 1);
   if (!s->message) {
     free(s);
     return &g_oom_status;
@@ -47,7 +48,7 @@ pto_status pto_status_annotate(pto_status s, const char *fmt, ...) {
   va_end(ap);
   if (n < 0) return s;
   size_t old = strlen(s->message);
-  char *m = malloc((size_t)n + 2 + old + 1);
+  char *m = pto_malloc((size_t)n + 2 + old + 1);
   if (!m) return s;
   va_start(ap, fmt);
   vsnprintf(m, (size_t)n + 1, fmt, ap);

@@ -16,7 +16,7 @@ static int reserve(pto_text *t, size_t extra) {
     }
     cap *= 2;
   }
-  char *d = realloc(t->data, cap);
+  char *d = pto_realloc(t->data, cap);
   if (!d) {
     t->failed = 1;
     return 0;
@@ -72,7 +72,7 @@ char *pto_text_finish(pto_text *t) {
     free(d);
     return NULL;
   }
-  return d ? d : calloc(1, 1);
+  return d ? d : pto_calloc(1, 1);
 }
 
 void pto_text_free(pto_text *t) {

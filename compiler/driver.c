@@ -60,8 +60,9 @@ static void make_identity(void) {
   char cxx[256];
   cxx_version(cxx, sizeof cxx);
   snprintf(g_identity, sizeof g_identity,
-           "pto=%s;llvm=%s;cxx=%s;orch_abi=%d;kernel_abi=%d;%s", PTO_VERSION, PTO_LLVM_VERSION,
-           cxx, PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION, pto__llvm_target_identity());
+           "pto=%s;llvm=%s;cxx=%s;orch_abi=%d;kernel_abi=%d;fingerprint=1;%s", PTO_VERSION,
+           PTO_LLVM_VERSION, cxx, PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION,
+           pto__llvm_target_identity());
 }
 
 const char *pto_compiler_toolchain_identity(void) {
@@ -71,16 +72,61 @@ const char *pto_compiler_toolchain_identity(void) {
 
 static char *path_join(const char *dir, const char *rel) {
   size_t n = strlen(dir) + strlen(rel) + 2;
-  char *p = malloc(n);
+  char *p = pto_malloc(n);
   if (p) snprintf(p, n, "%s/%s", dir, rel);
   return p;
 }
 
 static char *xstrdupf(const char *fmt, const char *a) {
   size_t n = strlen(fmt) + strlen(a) + 1;
-  char *p = malloc(n);
+  char *p = pto_malloc(n);
   if (p) snprintf(p, n, fmt, a);
   return p;
+}
+
+/* Appends the definition of data symbol `symbol` holding hex to the generated source *text. */
+static pto_status append_fingerprint_line(char **text, const char *linkage, const char *symbol,
+                                          const char hex[33]) {
+  char *t = pto_strdup_printf(
+      "%s\n// The signature this object was compiled for (pto_signature_fingerprint): the loader\n"
+      "// refuses a manifest that does not match it.\n"
+      "%s__attribute__((visibility(\"default\"), used)) const char %s[33] = \"%s\";\n",
+      *text, linkage, symbol, hex);
+  if (!t) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory generating code");
+  free(*text);
+  *text = t;
+  return PTO_OK;
+}
+
+/* The fingerprint of the signature and kernel table this code was generated for
+ * (pto_signature_fingerprint), as a data symbol of the orchestration object, so that the loader
+ * can refuse a manifest edited since. The kernels are p's, in order, as the loop below names
+ * them. */
+static pto_status append_fingerprint(const pto_ir_program *p, const pto_signature *sig,
+                                     char **cpp) {
+  const char **names = pto_calloc((size_t)p->nfuncs + 1, sizeof *names);
+  char **symbols = pto_calloc((size_t)p->nfuncs + 1, sizeof *symbols);
+  int n = 0;
+  pto_status s = PTO_OK;
+  if (!names || !symbols) goto oom;
+  for (int i = 0; i < p->nfuncs; i++) {
+    if (p->funcs[i]->kind != PTO_FUNC_KERNEL) continue;
+    names[n] = p->funcs[i]->name;
+    if (!(symbols[n++] = xstrdupf("pto_kernel_%s", p->funcs[i]->name))) goto oom;
+  }
+  char hex[33];
+  if ((s = pto_signature_fingerprint(sig, n, names, (const char *const *)symbols, hex))) goto done;
+  if ((s = append_fingerprint_line(cpp, "extern \"C\" ", PTO_ORCH_FINGERPRINT_SYMBOL, hex)))
+    goto done;
+  goto done;
+oom:
+  s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", p->name);
+done:
+  for (int i = 0; symbols && i < n; i++)
+    free(symbols[i]);
+  free(symbols);
+  free(names);
+  return s;
 }
 
 static pto_status start_orchestration(const char *cpp_path, const char *so_path, int opt_level,
@@ -132,7 +178,7 @@ pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, 
 }
 
 pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path) {
-  const char **argv = calloc((size_t)nobjects + 8, sizeof *argv);
+  const char **argv = pto_calloc((size_t)nobjects + 8, sizeof *argv);
   if (!argv) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory linking kernels");
   int n = 0;
   argv[n++] = pto__compiler_cc();
@@ -230,14 +276,14 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
   const pto_ir_program *p = specialized;
   const pto_ir_func *host = pto_ir_program_find_func(p, out->sig.entry);
   int cap = count_calls(&host->body);
-  names = calloc((size_t)cap + 1, sizeof *names);
-  out->devices = malloc((size_t)ndev * sizeof *out->devices);
-  out->callees = calloc((size_t)cap + 1, sizeof *out->callees);
-  out->program_name = strdup(p->name);
-  out->host_name = strdup(host->name);
-  out->host_source = strdup("host/host.c");
-  out->host_binary = strdup("host/host.so");
-  out->platform = strdup("sim");
+  names = pto_calloc((size_t)cap + 1, sizeof *names);
+  out->devices = pto_malloc((size_t)ndev * sizeof *out->devices);
+  out->callees = pto_calloc((size_t)cap + 1, sizeof *out->callees);
+  out->program_name = pto_strdup(p->name);
+  out->host_name = pto_strdup(host->name);
+  out->host_source = pto_strdup("host/host.c");
+  out->host_binary = pto_strdup("host/host.so");
+  out->platform = pto_strdup("sim");
   if (!names || !out->devices || !out->callees || !out->program_name || !out->host_name ||
       !out->host_source || !out->host_binary || !out->platform)
     goto oom;
@@ -252,7 +298,7 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
     const pto_ir_func *g = pto_ir_program_find_func(p, names[i]);
     int nb = 0;
     free(binds);
-    binds = calloc((size_t)g->nparams + 1, sizeof *binds);
+    binds = pto_calloc((size_t)g->nparams + 1, sizeof *binds);
     if (!binds) goto oom;
     for (int k = 0; k < g->nparams; k++)
       if (g->params[k].value->type->kind == PTO_TYPE_SCALAR)
@@ -281,6 +327,14 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
   snprintf(path, sizeof path, "%s/host", dir);
   if ((s = pto_file_mkdirs(path, 0755))) goto done;
   if ((s = pto__emit_host(p, host, names, ncallees, &text))) goto done;
+  {
+    /* The host's fingerprint: its signature and its callees (by name) in call-index order. */
+    char hex[33];
+    if ((s = pto_signature_fingerprint(&out->sig, ncallees, (const char *const *)names,
+                                       (const char *const *)names, hex)))
+      goto done;
+    if ((s = append_fingerprint_line(&text, "", PTO_HOST_FINGERPRINT_SYMBOL, hex))) goto done;
+  }
   c_path = path_join(dir, out->host_source);
   so_path = path_join(dir, out->host_binary);
   if (!c_path || !so_path) goto oom;
@@ -371,26 +425,27 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   if ((s = pto_ir_print(p, &ptir))) goto done;
   if ((s = pto__compiler_write_file(path, ptir))) goto done;
 
-  kernel_ids = calloc((size_t)p->nfuncs + 1, sizeof *kernel_ids);
-  out->kernels = calloc((size_t)p->nfuncs + 1, sizeof *out->kernels);
-  objs = calloc((size_t)p->nfuncs + 2, sizeof *objs);
+  kernel_ids = pto_calloc((size_t)p->nfuncs + 1, sizeof *kernel_ids);
+  out->kernels = pto_calloc((size_t)p->nfuncs + 1, sizeof *out->kernels);
+  objs = pto_calloc((size_t)p->nfuncs + 2, sizeof *objs);
   if (!kernel_ids || !out->kernels || !objs) goto oom;
   for (int i = 0; i < p->nfuncs; i++)
     kernel_ids[i] = p->funcs[i]->kind == PTO_FUNC_KERNEL ? out->nkernels++ : -1;
 
-  out->program_name = strdup(p->name);
-  out->orch_name = strdup(entry->name);
+  out->program_name = pto_strdup(p->name);
+  out->orch_name = pto_strdup(entry->name);
   out->orch_source = xstrdupf("orchestration/%s.cpp", entry->name);
   out->orch_binary = xstrdupf("orchestration/%s.so", entry->name);
-  out->kernels_binary = strdup("kernels/kernels.so");
-  out->abi_object = strdup("kernels/pto_abi.o");
-  out->platform = strdup("sim");
+  out->kernels_binary = pto_strdup("kernels/kernels.so");
+  out->abi_object = pto_strdup("kernels/pto_abi.o");
+  out->platform = pto_strdup("sim");
   out->opt_level = opt_level;
   if (!out->program_name || !out->orch_name || !out->orch_source || !out->orch_binary ||
       !out->kernels_binary || !out->abi_object || !out->platform)
     goto oom;
 
   if ((s = pto__emit_orchestration(p, entry, src_entry, &out->sig, kernel_ids, &cpp))) goto done;
+  if ((s = append_fingerprint(p, &out->sig, &cpp))) goto done;
   orch_cpp = path_join(dir, out->orch_source);
   orch_so = path_join(dir, out->orch_binary);
   kso = path_join(dir, out->kernels_binary);
@@ -406,7 +461,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     const pto_ir_func *f = p->funcs[i];
     if (f->kind != PTO_FUNC_KERNEL) continue;
     pto_compiled_kernel *ck = &out->kernels[k];
-    ck->name = strdup(f->name);
+    ck->name = pto_strdup(f->name);
     ck->symbol = xstrdupf("pto_kernel_%s", f->name);
     ck->source = xstrdupf("kernels/%s.ll", f->name);
     ck->object = xstrdupf("kernels/%s.o", f->name);

@@ -1,6 +1,7 @@
 /* Kernel lowering driver: host target machine, the pass pipeline and object emission. The code
  * generator proper is lower_kernel.c. */
 #include "lower.h"
+#include "pto/base.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -30,7 +31,7 @@ static void target_init_once(void) {
   g_features = LLVMGetHostCPUFeatures();
   if (!g_triple || !g_cpu || !g_features) return;
   size_t n = strlen(g_triple) + strlen(g_cpu) + strlen(g_features) + 32;
-  g_identity = malloc(n);
+  g_identity = pto_malloc(n);
   if (!g_identity) return;
   snprintf(g_identity, n, "triple=%s;cpu=%s;features=%s", g_triple, g_cpu, g_features);
   g_target_ok = 1;
@@ -232,7 +233,7 @@ pto_status pto__optimize_ll_text(const char *ll_path, int opt_level, char **out_
   if (!s) s = optimize(mod, tm, opt_level);
   if (!s) {
     char *text = LLVMPrintModuleToString(mod);
-    *out_text = text ? strdup(text) : NULL;
+    *out_text = text ? pto_strdup(text) : NULL;
     LLVMDisposeMessage(text);
     if (!*out_text) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lower_kernel_internal.h"
+#include "pto/base.h"
 #include "pto/mathf.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -1201,10 +1202,10 @@ pto_status pto__lower_build_kernel(LLVMContextRef ctx, LLVMModuleRef mod, const 
     return s;
   }
   int nv = k->nvalues > 0 ? k->nvalues : 1;
-  L.vals = calloc((size_t)nv, sizeof *L.vals);
-  L.syms = calloc((size_t)(p->nsyms > 0 ? p->nsyms : 1), sizeof *L.syms);
-  L.tensors = calloc((size_t)(k->nparams > 0 ? k->nparams : 1), sizeof *L.tensors);
-  L.group_base = calloc((size_t)(L.ngroups > 0 ? L.ngroups : 1), sizeof *L.group_base);
+  L.vals = pto_calloc((size_t)nv, sizeof *L.vals);
+  L.syms = pto_calloc((size_t)(p->nsyms > 0 ? p->nsyms : 1), sizeof *L.syms);
+  L.tensors = pto_calloc((size_t)(k->nparams > 0 ? k->nparams : 1), sizeof *L.tensors);
+  L.group_base = pto_calloc((size_t)(L.ngroups > 0 ? L.ngroups : 1), sizeof *L.group_base);
   if (!L.vals || !L.syms || !L.tensors || !L.group_base) {
     s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory lowering @%s", k->name);
   } else {

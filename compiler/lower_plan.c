@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lower_kernel_internal.h"
+#include "pto/base.h"
 
 int pto__lower_static_int(const pto_ir_expr *e, int64_t *out) {
   if (!e) return -1;
@@ -57,7 +58,7 @@ static int tile_bytes(const pto_ir_type *t, int64_t *out) {
 static int new_group(lw *L, int64_t bytes, int start, int end) {
   if (L->ngroups == L->capgroups) {
     int cap = L->capgroups ? L->capgroups * 2 : 16;
-    lw_group *g = realloc(L->groups, (size_t)cap * sizeof *g);
+    lw_group *g = pto_realloc(L->groups, (size_t)cap * sizeof *g);
     if (!g) return -1;
     L->groups = g;
     L->capgroups = cap;
@@ -668,10 +669,10 @@ pto_status pto__lower_plan(lw *L) {
   const pto_ir_func *k = L->k;
   L->npos = count_block(&k->body);
   int nv = k->nvalues > 0 ? k->nvalues : 1;
-  L->plan = calloc((size_t)(L->npos + 1), sizeof *L->plan);
-  L->def_pos = malloc((size_t)nv * sizeof *L->def_pos);
-  L->group_of = malloc((size_t)nv * sizeof *L->group_of);
-  L->last_use = malloc((size_t)nv * sizeof *L->last_use);
+  L->plan = pto_calloc((size_t)(L->npos + 1), sizeof *L->plan);
+  L->def_pos = pto_malloc((size_t)nv * sizeof *L->def_pos);
+  L->group_of = pto_malloc((size_t)nv * sizeof *L->group_of);
+  L->last_use = pto_malloc((size_t)nv * sizeof *L->last_use);
   if (!L->plan || !L->def_pos || !L->group_of || !L->last_use)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
   for (int i = 0; i < nv; i++) {
@@ -693,7 +694,7 @@ pto_status pto__lower_plan(lw *L) {
   plan_in_place(L);
   plan_takeovers(L);
   widen_fused_runs(L);
-  int *order = malloc((size_t)(L->ngroups + 1) * sizeof *order);
+  int *order = pto_malloc((size_t)(L->ngroups + 1) * sizeof *order);
   if (!order)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
   assign_offsets(L, order);

@@ -52,7 +52,7 @@ static int add_capture(scope *sc, const pto_ir_value *v, int read, int written) 
     }
   if (sc->ncaps == sc->cap_cap) {
     int n = sc->cap_cap ? sc->cap_cap * 2 : 8;
-    capture *c = realloc(sc->caps, sizeof *c * (size_t)n);
+    capture *c = pto_realloc(sc->caps, sizeof *c * (size_t)n);
     if (!c) return -1;
     sc->caps = c;
     sc->cap_cap = n;
@@ -142,7 +142,7 @@ static int name_taken(const outliner *o, const char *name) {
 static pto_status add_scope(outliner *o, const pto_ir_func *orch, const pto_ir_stmt *s) {
   if (o->nscopes == o->cap) {
     int n = o->cap ? o->cap * 2 : 4;
-    scope *sc = realloc(o->scopes, sizeof *sc * (size_t)n);
+    scope *sc = pto_realloc(o->scopes, sizeof *sc * (size_t)n);
     if (!sc) return oom();
     o->scopes = sc;
     o->cap = n;
@@ -358,8 +358,8 @@ pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_pro
   }
   if (!any) return PTO_OK;
   outliner o = {.src = p};
-  o.inside = calloc((size_t)maxvals, 1);
-  pto_ir_func **nfs = calloc((size_t)p->nfuncs, sizeof *nfs);
+  o.inside = pto_calloc((size_t)maxvals, 1);
+  pto_ir_func **nfs = pto_calloc((size_t)p->nfuncs, sizeof *nfs);
   pto_status s = (!o.inside || !nfs) ? oom() : PTO_OK;
   for (int i = 0; i < p->nfuncs && !s; i++)
     if (p->funcs[i]->kind != PTO_FUNC_KERNEL) s = find_scopes(&o, p->funcs[i], &p->funcs[i]->body);

@@ -72,10 +72,9 @@ static pto_status failv_at(pto_ir_builder *b, pto_status_code code, pto_loc loc,
   if (b->err) return sticky(b);
   char msg[1024];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  char *full = NULL;
-  int n = loc.line > 0 ? asprintf(&full, "%s:%d:%d: %s", file_of(b), loc.line, loc.col, msg)
-                       : asprintf(&full, "%s: %s", file_of(b), msg);
-  if (n < 0) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building the IR");
+  char *full = loc.line > 0 ? pto_strdup_printf("%s:%d:%d: %s", file_of(b), loc.line, loc.col, msg)
+                            : pto_strdup_printf("%s: %s", file_of(b), msg);
+  if (!full) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building the IR");
   b->err = full;
   b->err_code = code;
   return sticky(b);
@@ -103,7 +102,7 @@ static pto_status fail(pto_ir_builder *b, const char *fmt, ...) {
 
 static pto_status oom(pto_ir_builder *b) {
   if (b->err) return sticky(b);
-  b->err = strdup("out of memory building the IR");
+  b->err = pto_strdup("out of memory building the IR");
   b->err_code = PTO_STATUS_OUT_OF_MEMORY;
   if (!b->err) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building the IR");
   return sticky(b);
@@ -255,7 +254,7 @@ static void *grow(void *p, int *cap, int need, size_t elem) {
   int nc = *cap ? *cap : 16;
   while (nc < need)
     nc *= 2;
-  void *np = realloc(p, (size_t)nc * elem);
+  void *np = pto_realloc(p, (size_t)nc * elem);
   if (np) *cap = nc;
   return np;
 }
@@ -316,7 +315,7 @@ static atomic_uint_fast64_t g_next_serial = 1;
 pto_status pto_ir_builder_create(const char *program_name, const char *file,
                                  pto_ir_builder **out_b) {
   *out_b = NULL;
-  pto_ir_builder *b = calloc(1, sizeof *b);
+  pto_ir_builder *b = pto_calloc(1, sizeof *b);
   pto_arena *a = pto_arena_create();
   pto_ir_program *p = a ? pto_arena_alloc(a, sizeof *p) : NULL;
   if (!b || !p) {
@@ -391,6 +390,13 @@ static frame *top(pto_ir_builder *b) { return b->nframes ? &b->frames[b->nframes
 
 static pto_status push_frame(pto_ir_builder *b, frame_kind kind, pto_ir_stmt *stmt,
                              pto_ir_block *blk) {
+  /* Every walk over statements (verify, print, copy, lower) recurses into nested blocks, so
+   * their depth is bounded like an expression's height. frames[0] is the body. */
+  if (kind != FR_HEADER && kind != FR_BODY && b->nframes > PTO_IR_MAX_BLOCK_DEPTH)
+    return fail(b,
+                "blocks nested too deeply: more than %d levels of for, if and incore "
+                "(move the inner part into a function)",
+                PTO_IR_MAX_BLOCK_DEPTH);
   frame *nf = grow(b->frames, &b->capframes, b->nframes + 1, sizeof *nf);
   if (!nf) return oom(b);
   b->frames = nf;
@@ -448,7 +454,7 @@ static int name_slot(const pto_ir_builder *b, const char *name) {
 static int names_rehash(pto_ir_builder *b) {
   int cap = b->nnames_cap ? b->nnames_cap * 2 : 64;
   int *old = b->names, oldcap = b->nnames_cap;
-  b->names = malloc(sizeof(int) * (size_t)cap);
+  b->names = pto_malloc(sizeof(int) * (size_t)cap);
   if (!b->names) {
     b->names = old;
     return -1;
@@ -484,11 +490,11 @@ static pto_status register_value(pto_ir_builder *b, pto_ir_value *v, int scope) 
   if (!nv) return oom(b);
   b->vals = nv;
   if (cap != b->capvals) {
-    int *ns = realloc(b->vscope, sizeof(int) * (size_t)cap);
+    int *ns = pto_realloc(b->vscope, sizeof(int) * (size_t)cap);
     if (ns) b->vscope = ns;
-    int *np = ns ? realloc(b->vprev, sizeof(int) * (size_t)cap) : NULL;
+    int *np = ns ? pto_realloc(b->vprev, sizeof(int) * (size_t)cap) : NULL;
     if (np) b->vprev = np;
-    pto_ir_value **nr = np ? realloc(b->vroot, sizeof *nr * (size_t)cap) : NULL;
+    pto_ir_value **nr = np ? pto_realloc(b->vroot, sizeof *nr * (size_t)cap) : NULL;
     if (nr) b->vroot = nr;
     if (!nr) return oom(b);
     b->capvals = cap;

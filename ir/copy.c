@@ -16,8 +16,8 @@
 pto_status pto_ir_value_map_init(pto_ir_value_map *m, int n) {
   memset(m, 0, sizeof *m);
   if (n < 0) n = 0;
-  m->values = calloc((size_t)n + 1, sizeof *m->values);
-  m->exprs = calloc((size_t)n + 1, sizeof *m->exprs);
+  m->values = pto_calloc((size_t)n + 1, sizeof *m->values);
+  m->exprs = pto_calloc((size_t)n + 1, sizeof *m->exprs);
   if (!m->values || !m->exprs) {
     pto_ir_value_map_clear(m);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory making a value map");
@@ -125,7 +125,7 @@ static pto_status copy_results(pto_ir_builder *b, const pto_ir_program *src,
                                pto_ir_result **out) {
   *out = NULL;
   if (n <= 0) return PTO_OK;
-  pto_ir_result *r = calloc((size_t)n, sizeof *r);
+  pto_ir_result *r = pto_calloc((size_t)n, sizeof *r);
   if (!r) return pto__ir_builder_oom(b);
   for (int i = 0; i < n; i++) {
     const pto_ir_value *v = vals[i];
@@ -153,7 +153,7 @@ static pto_status copy_exprs(pto_ir_builder *b, const pto_ir_program *src, pto_i
                              int n, pto_ir_value_map *m, pto_ir_expr ***out) {
   *out = NULL;
   if (n <= 0) return PTO_OK;
-  pto_ir_expr **v = calloc((size_t)n, sizeof *v);
+  pto_ir_expr **v = pto_calloc((size_t)n, sizeof *v);
   if (!v) return pto__ir_builder_oom(b);
   for (int i = 0; i < n; i++) {
     pto_status s = clone_expr(b, src, in[i], m, &v[i]);
@@ -169,12 +169,12 @@ static pto_status copy_exprs(pto_ir_builder *b, const pto_ir_program *src, pto_i
 static pto_status copy_op(pto_ir_builder *b, const pto_ir_program *src, const pto_ir_stmt *s,
                           pto_ir_value_map *m) {
   int n = s->op.nargs;
-  pto_ir_arg *args = calloc((size_t)(n > 0 ? n : 1), sizeof *args);
+  pto_ir_arg *args = pto_calloc((size_t)(n > 0 ? n : 1), sizeof *args);
   pto_ir_expr **items = NULL;
   int nitems = 0;
   for (int i = 0; i < n; i++)
     if (s->op.args[i].kind == PTO_ARG_LIST) nitems += s->op.args[i].list.n;
-  items = calloc((size_t)(nitems > 0 ? nitems : 1), sizeof *items);
+  items = pto_calloc((size_t)(nitems > 0 ? nitems : 1), sizeof *items);
   pto_ir_result *rs = NULL;
   pto_status st = PTO_OK;
   if (!args || !items) st = pto__ir_builder_oom(b);
@@ -348,7 +348,7 @@ pto_status pto_ir_builder_copy_func_header(pto_ir_builder *b, const pto_ir_progr
     TRY(pto_ir_builder_param(b, pa->value->name, t, pa->dir, pa->dir_written, pa->bind, lit, NULL));
   }
   if (f->nrets > 0) {
-    const pto_ir_type **rets = calloc((size_t)f->nrets, sizeof *rets);
+    const pto_ir_type **rets = pto_calloc((size_t)f->nrets, sizeof *rets);
     if (!rets) return pto__ir_builder_oom(b);
     pto_status st = PTO_OK;
     for (int i = 0; !st && i < f->nrets; i++)
@@ -392,7 +392,7 @@ pto_status pto_ir_program_copy(const pto_ir_program *src, pto_ir_program **out_p
   pto_status st = PTO_OK;
   for (int i = 0; !st && i < src->nsyms; i++)
     st = pto_ir_builder_dynamic(b, src->syms[i], NULL);
-  pto_ir_func **dst = calloc((size_t)src->nfuncs + 1, sizeof *dst);
+  pto_ir_func **dst = pto_calloc((size_t)src->nfuncs + 1, sizeof *dst);
   if (!dst && !st) st = pto__ir_builder_oom(b);
   for (int i = 0; !st && i < src->nfuncs; i++)
     st = pto_ir_builder_copy_func_header(b, src, src->funcs[i], &dst[i]);

@@ -17,6 +17,7 @@
 #define XXH_STATIC_LINKING_ONLY /* a stack state: hashing never allocates, so it cannot fail */
 #include <xxhash.h>
 
+#include "pto/base.h"
 #include "pto/ir.h"
 
 enum {
@@ -55,7 +56,7 @@ static void feed(sink *s, const void *p, size_t n) {
       size_t cap = s->cap ? s->cap : 4096;
       while (cap < s->len + n)
         cap *= 2;
-      unsigned char *nb = realloc(s->buf, cap);
+      unsigned char *nb = pto_realloc(s->buf, cap);
       if (!nb) {
         s->failed = 1;
         return;

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pto/base.h"
 #include "pto/ir.h"
 #include "pto/mathf.h"
 
@@ -739,8 +740,8 @@ static pto_status tile_new(const frame *fr, pto_loc loc, const char *what, pto_d
   if (rows <= 0 || cols <= 0 || rows > (INT64_C(1) << 24) || cols > (INT64_C(1) << 24))
     return fail(fr, loc, PTO_STATUS_INVALID_ARGUMENT, "%s: tile shape [%lld,%lld] is not valid",
                 what, (long long)rows, (long long)cols);
-  itile *t = calloc(1, sizeof *t);
-  void *data = t ? calloc((size_t)(rows * cols), pto_dtype_size(dt)) : NULL;
+  itile *t = pto_calloc(1, sizeof *t);
+  void *data = t ? pto_calloc((size_t)(rows * cols), pto_dtype_size(dt)) : NULL;
   if (!data) {
     free(t);
     return oom(fr, loc, what);
@@ -1279,8 +1280,8 @@ static pto_status op_tile_matmul(frame *fr, const pto_ir_stmt *s, int with_acc, 
   }
   /* The operands converted once to the accumulation dtype: exact for every float input to an f32
    * accumulator except f64, and the same conversion the element loop would do. */
-  pto_scalar *lv = malloc(sizeof *lv * (size_t)(M * K));
-  pto_scalar *rv_ = malloc(sizeof *rv_ * (size_t)(K * N));
+  pto_scalar *lv = pto_malloc(sizeof *lv * (size_t)(M * K));
+  pto_scalar *rv_ = pto_malloc(sizeof *rv_ * (size_t)(K * N));
   if (!lv || !rv_) {
     free(lv);
     free(rv_);
@@ -1336,8 +1337,8 @@ static pto_status op_tensor_create(frame *fr, const pto_ir_stmt *s, rv *out) {
                   "tensor.create: extent %lld of dim %d is not valid", (long long)shape[d], d);
     n *= shape[d];
   }
-  ibuf *b = calloc(1, sizeof *b);
-  void *data = b ? calloc((size_t)(n ? n : 1), pto_dtype_size(dt)) : NULL;
+  ibuf *b = pto_calloc(1, sizeof *b);
+  void *data = b ? pto_calloc((size_t)(n ? n : 1), pto_dtype_size(dt)) : NULL;
   if (!data) {
     free(b);
     return oom(fr, s->loc, "tensor.create");
@@ -1923,8 +1924,8 @@ static pto_status op_dist_collective(frame *fr, const pto_ir_stmt *s, rv *out) {
   while (r && !(r->sw == sw && r->soff == soff))
     r = r->next;
   if (!r) {
-    r = calloc(1, sizeof *r);
-    char *here = r ? calloc((size_t)n, 1) : NULL;
+    r = pto_calloc(1, sizeof *r);
+    char *here = r ? pto_calloc((size_t)n, 1) : NULL;
     if (!here) {
       free(r);
       pthread_mutex_unlock(&D->mu);
@@ -1961,7 +1962,7 @@ static pto_status op_dist_collective(frame *fr, const pto_ir_stmt *s, rv *out) {
   r->here[me] = 1;
   if (++r->arrived == n) {
     if (!barrier) {
-      itensor *v = calloc((size_t)n, sizeof *v);
+      itensor *v = pto_calloc((size_t)n, sizeof *v);
       if (!v) {
         st = oom(fr, s->loc, what);
       } else {
@@ -2027,11 +2028,11 @@ static pto_status op_dist_host(frame *fr, const pto_ir_stmt *s, rv *out) {
   rv proto;
   PTO_RETURN_IF_ERROR(op_tensor_create(fr, s, &proto));
   int64_t bytes = view_numel(&proto.t) * (int64_t)pto_dtype_size(proto.t.dtype);
-  iwin *w = calloc(1, sizeof *w);
-  char **copies = w ? calloc((size_t)D->nranks, sizeof *copies) : NULL;
+  iwin *w = pto_calloc(1, sizeof *w);
+  char **copies = w ? pto_calloc((size_t)D->nranks, sizeof *copies) : NULL;
   int ok = copies != NULL;
   for (int q = 0; ok && q < D->nranks; q++)
-    ok = (copies[q] = calloc(1, (size_t)(bytes ? bytes : 1))) != NULL;
+    ok = (copies[q] = pto_calloc(1, (size_t)(bytes ? bytes : 1))) != NULL;
   if (!ok) {
     for (int q = 0; copies && q < D->nranks; q++)
       free(copies[q]);
@@ -2161,7 +2162,7 @@ static pto_status exec_call(frame *fr, const pto_ir_stmt *s) {
   if (s->call.device)
     return fail(fr, s->loc, PTO_STATUS_INTERNAL, "call @%s device= outside a host", callee->name);
   int n = s->call.nargs;
-  rv *args = calloc((size_t)n + 1, sizeof *args);
+  rv *args = pto_calloc((size_t)n + 1, sizeof *args);
   if (!args) return oom(fr, s->loc, "call");
   pto_status st = PTO_OK;
   for (int i = 0; i < n && !st; i++)
@@ -2199,7 +2200,7 @@ static pto_status exec_for(frame *fr, const pto_ir_stmt *s) {
   for (int k = 0; k < ni; k++)
     PTO_RETURN_IF_ERROR(frame_check_value(fr, s->loop.iters[k], s->loc));
   /* Evaluate every init before binding any: an init may read a value an iter shadows. */
-  rvlist init = {calloc((size_t)ni + 1, sizeof(rv)), ni};
+  rvlist init = {pto_calloc((size_t)ni + 1, sizeof(rv)), ni};
   if (!init.v) return oom(fr, s->loc, "for");
   for (int k = 0; k < ni; k++) {
     pto_status st = eval(fr, s->loop.inits[k], &init.v[k]);
@@ -2233,7 +2234,7 @@ static pto_status exec_for(frame *fr, const pto_ir_stmt *s) {
     rvlist_clear(&y);
     if (__builtin_add_overflow(i, step, &i)) break;
   }
-  rvlist res = {calloc((size_t)ni + 1, sizeof(rv)), ni};
+  rvlist res = {pto_calloc((size_t)ni + 1, sizeof(rv)), ni};
   if (!res.v) return oom(fr, s->loc, "for");
   for (int k = 0; k < ni; k++)
     res.v[k] = rv_copy(&fr->vals[s->loop.iters[k]->id]);
@@ -2273,7 +2274,7 @@ static pto_status exec_stmt(frame *fr, const pto_ir_stmt *s, rvlist *out) {
       return fail(fr, s->loc, PTO_STATUS_INTERNAL, "%s outside a function, for or if body",
                   s->kind == PTO_STMT_YIELD ? "yield" : "return");
     rvlist_clear(out);
-    out->v = calloc((size_t)s->ret.n + 1, sizeof(rv));
+    out->v = pto_calloc((size_t)s->ret.n + 1, sizeof(rv));
     if (!out->v) return oom(fr, s->loc, "yield");
     for (int i = 0; i < s->ret.n; i++) {
       pto_status st = eval(fr, s->ret.vals[i], &out->v[i]);
@@ -2363,11 +2364,11 @@ static pto_status host_call(frame *fr, const pto_ir_stmt *s) {
   if (aborted)
     return fail(fr, s->loc, PTO_STATUS_LAUNCH, "call @%s: not dispatched, an earlier call failed",
                 callee->name);
-  ijob *j = calloc(1, sizeof *j);
+  ijob *j = pto_calloc(1, sizeof *j);
   int n = s->call.nargs;
   if (j) {
-    j->args = calloc((size_t)n + 1, sizeof *j->args);
-    j->rg = calloc((size_t)n + 1, sizeof *j->rg);
+    j->args = pto_calloc((size_t)n + 1, sizeof *j->args);
+    j->rg = pto_calloc((size_t)n + 1, sizeof *j->rg);
   }
   if (!j || !j->args || !j->rg) {
     if (j) job_free(j);
@@ -2394,7 +2395,7 @@ static pto_status host_call(frame *fr, const pto_ir_stmt *s) {
   pthread_mutex_lock(&D->mu);
   if (D->njobs == D->capjobs) {
     int cap = D->capjobs ? D->capjobs * 2 : 64;
-    ijob **nj = realloc(D->jobs, sizeof *nj * (size_t)cap);
+    ijob **nj = pto_realloc(D->jobs, sizeof *nj * (size_t)cap);
     if (!nj) {
       pthread_mutex_unlock(&D->mu);
       job_free(j);
@@ -2408,7 +2409,7 @@ static pto_status host_call(frame *fr, const pto_ir_stmt *s) {
     ijob *o = D->jobs[k];
     if (o->device != j->device && o->state != 2 && jobs_conflict(o, j)) ndeps++;
   }
-  if (ndeps && !(j->deps = calloc((size_t)ndeps, sizeof *j->deps))) {
+  if (ndeps && !(j->deps = pto_calloc((size_t)ndeps, sizeof *j->deps))) {
     pthread_mutex_unlock(&D->mu);
     job_free(j);
     return oom(fr, s->loc, "call");
@@ -2628,9 +2629,9 @@ static pto_status invoke(interp *in, const pto_ir_func *f, rv *args, int nargs, 
     return bind_fail(&bc, PTO_STATUS_INVALID_ARGUMENT, "%d arguments for %d parameters", nargs,
                      f->nparams);
   int nsyms = in->p->nsyms;
-  fr.vals = calloc((size_t)f->nvalues + 1, sizeof *fr.vals);
-  fr.sym_val = calloc((size_t)nsyms + 1, sizeof *fr.sym_val);
-  fr.sym_param = malloc(((size_t)nsyms + 1) * sizeof *fr.sym_param);
+  fr.vals = pto_calloc((size_t)f->nvalues + 1, sizeof *fr.vals);
+  fr.sym_val = pto_calloc((size_t)nsyms + 1, sizeof *fr.sym_val);
+  fr.sym_param = pto_malloc(((size_t)nsyms + 1) * sizeof *fr.sym_param);
   pto_status st = PTO_OK;
   if (!fr.vals || !fr.sym_val || !fr.sym_param) {
     st = oom(&fr, f->loc, "interpreter frame");
@@ -2654,7 +2655,7 @@ static pto_status invoke(interp *in, const pto_ir_func *f, rv *args, int nargs, 
 /* The launch's arguments as runtime values (*out: nargs entries, calloc'd). */
 static pto_status convert_args(const pto_ir_func *func, pto_ir_interp_arg *args, int nargs,
                                rv **out) {
-  rv *rargs = calloc((size_t)nargs + 1, sizeof *rargs);
+  rv *rargs = pto_calloc((size_t)nargs + 1, sizeof *rargs);
   if (!rargs)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "interpreter arguments: out of memory");
   pto_status st = PTO_OK;
@@ -2753,7 +2754,7 @@ pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *fu
   pthread_mutex_init(&D.mu, NULL);
   pthread_cond_init(&D.cv, &ca);
   pthread_condattr_destroy(&ca);
-  rank_thread *rt = calloc((size_t)nranks, sizeof *rt);
+  rank_thread *rt = pto_calloc((size_t)nranks, sizeof *rt);
   int started = 0;
   pto_status st = PTO_OK;
   if (!rt) st = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "rank threads: out of memory");

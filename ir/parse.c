@@ -86,7 +86,7 @@ static int is_hex(int c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >=
 static tok *push_tok(parser *p, tok_kind k, const char *s, size_t n, pto_loc loc) {
   if (p->ntoks == p->cap) {
     int nc = p->cap ? p->cap * 2 : 256;
-    tok *nt = realloc(p->toks, sizeof *nt * (size_t)nc);
+    tok *nt = pto_realloc(p->toks, sizeof *nt * (size_t)nc);
     if (!nt) return NULL;
     p->toks = nt;
     p->cap = nc;
@@ -199,7 +199,7 @@ static int lex(parser *p) {
          * e.g. 1. and 140 zeros then e-30, must not be cut to a different number). */
         char small[128], *buf = small;
         size_t n = (size_t)(s - st);
-        if (n >= sizeof small && !(buf = malloc(n + 1))) return -1;
+        if (n >= sizeof small && !(buf = pto_malloc(n + 1))) return -1;
         memcpy(buf, st, n);
         buf[n] = 0;
         errno = 0;
@@ -411,7 +411,7 @@ static pto_status expect(parser *p, tok_kind k, const char *what, tok **out) {
 static const char *text(parser *p, const tok *t) {
   if (t->n + 1 > p->scratch_cap) {
     size_t cap = t->n + 64;
-    char *ns = realloc(p->scratch, cap);
+    char *ns = pto_realloc(p->scratch, cap);
     if (!ns) return NULL;
     p->scratch = ns;
     p->scratch_cap = cap;
@@ -626,7 +626,7 @@ typedef struct exprs {
 static int exprs_push(exprs *es, pto_ir_expr *e) {
   if (es->n == es->cap) {
     int nc = es->cap ? es->cap * 2 : 8;
-    pto_ir_expr **nv = realloc(es->v, sizeof *nv * (size_t)nc);
+    pto_ir_expr **nv = pto_realloc(es->v, sizeof *nv * (size_t)nc);
     if (!nv) return -1;
     es->v = nv;
     es->cap = nc;
@@ -851,7 +851,7 @@ static pto_status result_list(parser *p, results *rs) {
     tok *vt = NULL;
     TRY(expect(p, T_VALUE, "(a result name)", &vt));
     int i = rs->n++;
-    rs->names[i] = strndup(vt->s, vt->n);
+    rs->names[i] = pto_strndup(vt->s, vt->n);
     if (!rs->names[i]) return oom(p);
     rs->r[i] = (pto_ir_result){rs->names[i], NULL, vt->loc};
     if (peek(p)->kind == T_COLON) {
@@ -884,12 +884,12 @@ static void args_free(args *a) {
 static char *args_str(args *a, const char *s, size_t n) {
   if (a->nstrs == a->capstrs) {
     int nc = a->capstrs ? a->capstrs * 2 : 8;
-    char **ns = realloc(a->strs, sizeof *ns * (size_t)nc);
+    char **ns = pto_realloc(a->strs, sizeof *ns * (size_t)nc);
     if (!ns) return NULL;
     a->strs = ns;
     a->capstrs = nc;
   }
-  char *d = strndup(s, n);
+  char *d = pto_strndup(s, n);
   if (d) a->strs[a->nstrs++] = d;
   return d;
 }
@@ -897,7 +897,7 @@ static char *args_str(args *a, const char *s, size_t n) {
 static pto_ir_arg *args_push(args *a) {
   if (a->n == a->cap) {
     int nc = a->cap ? a->cap * 2 : 8;
-    pto_ir_arg *nv = realloc(a->v, sizeof *nv * (size_t)nc);
+    pto_ir_arg *nv = pto_realloc(a->v, sizeof *nv * (size_t)nc);
     if (!nv) return NULL;
     a->v = nv;
     a->cap = nc;
@@ -929,7 +929,7 @@ static pto_status op_args(parser *p, args *a, int **starts) {
     if (!arg) return oom(p);
     if (a->n > cap) {
       int nc = cap ? cap * 2 : 8;
-      int *ns = realloc(*starts, sizeof(int) * (size_t)nc);
+      int *ns = pto_realloc(*starts, sizeof(int) * (size_t)nc);
       if (!ns) return oom(p);
       *starts = ns;
       cap = nc;
@@ -1090,7 +1090,7 @@ static pto_status forexpr(parser *p, results *rs) {
       tok *vt = NULL;
       if ((s = expect(p, T_VALUE, "(an iter variable)", &vt))) break;
       int i = iters.n++;
-      if (!(iters.names[i] = strndup(vt->s, vt->n))) {
+      if (!(iters.names[i] = pto_strndup(vt->s, vt->n))) {
         s = oom(p);
         break;
       }
@@ -1281,7 +1281,7 @@ static pto_status program(parser *p, body_ref **bodies, int *nbodies) {
       if (peek(p)->kind != T_LBRACE) return expected(p, "'{' to start the body");
       if (*nbodies == cap) {
         cap = cap ? cap * 2 : 8;
-        body_ref *nb = realloc(*bodies, sizeof *nb * (size_t)cap);
+        body_ref *nb = pto_realloc(*bodies, sizeof *nb * (size_t)cap);
         if (!nb) return oom(p);
         *bodies = nb;
       }

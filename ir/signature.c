@@ -1,4 +1,5 @@
 #include "pto/signature.h"
+#include "pto/base.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,19 +24,19 @@ void pto_signature_clear(pto_signature *sig) {
 
 pto_status pto_signature_copy(const pto_signature *src, pto_signature *out) {
   memset(out, 0, sizeof *out);
-  out->entry = strdup(src->entry ? src->entry : "");
-  out->params = calloc((size_t)src->nparams + 1, sizeof *out->params);
-  out->syms = calloc((size_t)src->nsyms + 1, sizeof *out->syms);
+  out->entry = pto_strdup(src->entry ? src->entry : "");
+  out->params = pto_calloc((size_t)src->nparams + 1, sizeof *out->params);
+  out->syms = pto_calloc((size_t)src->nsyms + 1, sizeof *out->syms);
   if (!out->entry || !out->params || !out->syms) goto fail;
   out->nrets = src->nrets;
   for (int i = 0; i < src->nparams; i++) {
     out->params[i] = src->params[i];
-    out->params[i].name = strdup(src->params[i].name);
+    out->params[i].name = pto_strdup(src->params[i].name);
     out->nparams = i + 1;
     if (!out->params[i].name) goto fail;
   }
   for (int i = 0; i < src->nsyms; i++) {
-    out->syms[i] = strdup(src->syms[i]);
+    out->syms[i] = pto_strdup(src->syms[i]);
     out->nsyms = i + 1;
     if (!out->syms[i]) goto fail;
   }
@@ -124,10 +125,10 @@ static int parse_shape(const char *text, int64_t *dims) {
 int pto_signature_intern_sym(pto_signature *sig, const char *name) {
   for (int i = 0; i < sig->nsyms; i++)
     if (!strcmp(sig->syms[i], name)) return i;
-  char **syms = realloc(sig->syms, sizeof *syms * (size_t)(sig->nsyms + 1));
+  char **syms = pto_realloc(sig->syms, sizeof *syms * (size_t)(sig->nsyms + 1));
   if (!syms) return -1;
   sig->syms = syms;
-  syms[sig->nsyms] = strdup(name);
+  syms[sig->nsyms] = pto_strdup(name);
   if (!syms[sig->nsyms]) return -1;
   return sig->nsyms++;
 }
@@ -155,8 +156,8 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
                              "--arg %s: @%s has no parameter named '%s'", samples[i].name, f->name,
                              samples[i].name);
   }
-  out->entry = strdup(f->name);
-  out->params = calloc((size_t)f->nparams + 1, sizeof *out->params);
+  out->entry = pto_strdup(f->name);
+  out->params = pto_calloc((size_t)f->nparams + 1, sizeof *out->params);
   if (!out->entry || !out->params) goto oom_fail;
   out->nrets = f->nrets;
   pto_status err = PTO_OK;
@@ -166,7 +167,7 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
     const char *name = ip->value->name;
     pto_sig_param *sp = &out->params[j];
     out->nparams = j + 1;
-    sp->name = strdup(name);
+    sp->name = pto_strdup(name);
     if (!sp->name) goto oom_fail;
     sp->dtype = t->dtype;
     sp->dir = ip->dir;
@@ -284,4 +285,42 @@ oom_fail:
 fail:
   pto_signature_clear(out);
   return err;
+}
+
+pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
+                                     const char *const *kernel_names,
+                                     const char *const *kernel_symbols, char out_hex[33]) {
+  /* One line per item, every string length-prefixed, so no two signatures share a text. */
+  pto_text t = {0};
+  const char *entry = sig->entry ? sig->entry : "";
+  pto_text_printf(&t, "pto-signature-v1\nentry %zu:%s\nrets %d\n", strlen(entry), entry,
+                  sig->nrets);
+  for (int i = 0; i < sig->nsyms; i++)
+    pto_text_printf(&t, "sym %zu:%s\n", strlen(sig->syms[i]), sig->syms[i]);
+  for (int i = 0; i < sig->nparams; i++) {
+    const pto_sig_param *p = &sig->params[i];
+    const char *name = p->name ? p->name : "";
+    pto_text_printf(&t, "param %zu:%s tensor=%d dir=%d dtype=%d bind=%d", strlen(name), name,
+                    p->is_tensor, (int)p->dir, (int)p->dtype, (int)p->bind);
+    if (p->is_tensor) {
+      pto_text_printf(&t, " rank=%d", p->rank);
+      for (int d = 0; d < p->rank && d < PTO_MAX_RANK; d++)
+        pto_text_printf(&t, " %lld/%d", (long long)p->dims[d].value, p->dims[d].sym);
+    } else if (p->bind == PTO_BIND_LITERAL) {
+      pto_text_printf(&t, " value=%016llx", (unsigned long long)pto_scalar_to_slot(p->value));
+    }
+    pto_text_puts(&t, "\n");
+  }
+  for (int i = 0; i < nkernels; i++) {
+    const char *n = kernel_names[i] ? kernel_names[i] : "";
+    const char *y = kernel_symbols[i] ? kernel_symbols[i] : "";
+    pto_text_printf(&t, "kernel %d %zu:%s %zu:%s\n", i, strlen(n), n, strlen(y), y);
+  }
+  size_t len = t.len;
+  char *text = pto_text_finish(&t);
+  if (!text)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory fingerprinting a signature");
+  pto_hash_xxh128_hex(text, len, out_hex);
+  free(text);
+  return PTO_OK;
 }

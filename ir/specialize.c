@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pto/signature.h"
+#include "pto/base.h"
 #include "pto/ir_builder.h"
+#include "pto/signature.h"
 
 static pto_status literal_of(pto_ir_builder *b, const pto_sig_param *sp, pto_ir_expr **out) {
   if (sp->dtype == PTO_DTYPE_BOOL) return pto_ir_builder_bool(b, sp->value.i != 0, out);
@@ -68,7 +69,7 @@ pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
   *out_program = NULL;
   pto_ir_builder *b;
   PTO_RETURN_IF_ERROR(pto_ir_builder_create(p->name, p->file, &b));
-  pto_ir_func **nf = calloc((size_t)p->nfuncs + 1, sizeof *nf);
+  pto_ir_func **nf = pto_calloc((size_t)p->nfuncs + 1, sizeof *nf);
   pto_status s = nf ? PTO_OK : pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory specializing");
   for (int i = 0; !s && i < p->nsyms; i++) s = pto_ir_builder_dynamic(b, p->syms[i], NULL);
   for (int i = 0; !s && i < p->nfuncs; i++)

@@ -182,8 +182,8 @@ static void last_use_map_build(last_use_map *m, const pto_ir_block *blk) {
   size_t cap = 16, need = count_refs(blk) * 2 + 1;
   while (cap < need)
     cap *= 2;
-  m->keys = calloc(cap, sizeof *m->keys);
-  m->last = calloc(cap, sizeof *m->last);
+  m->keys = pto_calloc(cap, sizeof *m->keys);
+  m->last = pto_calloc(cap, sizeof *m->last);
   if (!m->keys || !m->last) {
     free(m->keys);
     free(m->last);
@@ -247,8 +247,8 @@ static void def_map_build(last_use_map *m, const pto_ir_block *blk) {
   size_t cap = 16;
   while (cap < (size_t)blk->n * 2 + 1)
     cap *= 2;
-  m->keys = calloc(cap, sizeof *m->keys);
-  m->last = calloc(cap, sizeof *m->last);
+  m->keys = pto_calloc(cap, sizeof *m->keys);
+  m->last = pto_calloc(cap, sizeof *m->last);
   if (!m->keys || !m->last) {
     last_use_map_free(m);
     memset(m, 0, sizeof *m);
@@ -532,7 +532,7 @@ pto_status pto_ir_verify(const pto_ir_program *p) {
   pto_ir_program_destroy(copy);
   if (s) return s;
 
-  unsigned char *called = calloc((size_t)p->nfuncs + 1, 1);
+  unsigned char *called = pto_calloc((size_t)p->nfuncs + 1, 1);
   if (!called) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory verifying");
   for (int i = 0; i < p->nfuncs; i++)
     mark_calls(&p->funcs[i]->body, called, p->nfuncs);

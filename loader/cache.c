@@ -482,7 +482,7 @@ static memo_node *find_loaded(const char *key) {
 /* Under g_lock: remembers fp -> key (allocation failure only costs a later slow path). */
 static void remember_request(const uint8_t fp[16], const char *key) {
   if (find_request(fp)) return;
-  memo_node *n = calloc(1, sizeof *n);
+  memo_node *n = pto_calloc(1, sizeof *n);
   if (!n) return;
   memcpy(n->fp, fp, 16);
   memcpy(n->key, key, 33);
@@ -507,7 +507,7 @@ static pto_program *adopt_loaded(const char *key, pto_program *prog) {
     pto_program_release(prog);
     return have;
   }
-  memo_node *n = calloc(1, sizeof *n);
+  memo_node *n = pto_calloc(1, sizeof *n);
   if (!n) return prog; /* not remembered; still correct */
   memcpy(n->key, key, 33);
   n->prog = prog;

@@ -70,7 +70,7 @@ static pto_status scan(const char *root, int with_sizes, found_list *out) {
       if (strlen(e2->d_name) != 30 || !is_hex(e2->d_name, 30)) continue;
       if (out->n == out->cap) {
         int cap = out->cap ? 2 * out->cap : 64;
-        found *v = realloc(out->v, sizeof *v * (size_t)cap);
+        found *v = pto_realloc(out->v, sizeof *v * (size_t)cap);
         if (!v) {
           s = oom();
           break;
@@ -121,7 +121,7 @@ pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count) {
   found_list fl;
   PTO_RETURN_IF_ERROR(scan(root, 1, &fl));
   if (fl.n) qsort(fl.v, (size_t)fl.n, sizeof *fl.v, by_use_desc);
-  pto_cache_entry *v = calloc((size_t)fl.n + 1, sizeof *v);
+  pto_cache_entry *v = pto_calloc((size_t)fl.n + 1, sizeof *v);
   if (!v) {
     free(fl.v);
     return oom();
@@ -129,7 +129,7 @@ pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count) {
   for (int i = 0; i < fl.n; i++) {
     pto_cache_entry *ce = &v[i];
     memcpy(ce->key, fl.v[i].key, sizeof ce->key);
-    ce->path = strdup(fl.v[i].path);
+    ce->path = pto_strdup(fl.v[i].path);
     ce->bytes = fl.v[i].bytes;
     ce->last_use_ns = fl.v[i].last_use_ns;
     char mpath[PATH_MAX + 32];
@@ -139,8 +139,8 @@ pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count) {
     pto_manifest m;
     pto_status s = pto_manifest_read(fl.v[i].path, &m);
     if (!s) {
-      ce->program = strdup(m.program);
-      ce->entry = strdup(m.sig.entry);
+      ce->program = pto_strdup(m.program);
+      ce->entry = pto_strdup(m.sig.entry);
       pto_manifest_free(&m);
     }
     pto_status_free(s);
@@ -192,7 +192,7 @@ pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path)
                         hits);
   } else {
     memcpy(out_key, fl.v[which].key, 33);
-    *out_path = strdup(fl.v[which].path);
+    *out_path = pto_strdup(fl.v[which].path);
     if (!*out_path) s = oom();
   }
   free(fl.v);

@@ -99,7 +99,7 @@ pto_status pto__loader_compiler(const pto_compiler_api **out_api) {
 
 int pto__loader_compiler_loaded(void) { return g_compiler != NULL; }
 
-static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+static char *xstrdup(const char *s) { return s ? pto_strdup(s) : NULL; }
 
 /* The manifest of a host program: each callee's L2 manifest in callees/<orch>/ first (its
  * cache_key the host's), then the top one. */
@@ -122,8 +122,8 @@ static pto_status write_host_manifest(const char *dir, const pto_compile_output 
   m.host_source = xstrdup(out->host_source);
   m.opt_level = out->opt_level;
   snprintf(m.cache_key, sizeof m.cache_key, "%s", cache_key ? cache_key : "");
-  m.devices = malloc((size_t)out->ndevices * sizeof *m.devices + 1);
-  m.callees = calloc((size_t)out->ncallees + 1, sizeof *m.callees);
+  m.devices = pto_malloc((size_t)out->ndevices * sizeof *m.devices + 1);
+  m.callees = pto_calloc((size_t)out->ncallees + 1, sizeof *m.callees);
   if (!m.program || !m.toolchain || !m.platform || !m.host_name || !m.host_source || !m.devices ||
       !m.callees) {
     s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
@@ -162,7 +162,7 @@ pto_status pto__loader_write_manifest(const char *dir, const pto_compile_output 
   m.platform = xstrdup(out->platform);
   m.opt_level = out->opt_level;
   snprintf(m.cache_key, sizeof m.cache_key, "%s", cache_key ? cache_key : "");
-  m.kernels = calloc((size_t)out->nkernels + 1, sizeof *m.kernels);
+  m.kernels = pto_calloc((size_t)out->nkernels + 1, sizeof *m.kernels);
   if (!m.program || !m.orch_name || !m.orch_source || !m.toolchain || !m.platform || !m.kernels) {
     s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
     goto done;

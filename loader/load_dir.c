@@ -295,6 +295,48 @@ static const char *sig_mismatch(const pto_signature *a, const pto_signature *b, 
   return NULL;
 }
 
+/* The manifest's signature and kernel table against the fingerprint the compiler wrote into the
+ * orchestration object (pto_signature_fingerprint): a manifest edited by hand, with its file
+ * hashes and program.ptir edited to match (or program.ptir dropped), still differs from the
+ * compiled code. */
+static pto_status check_fingerprint_of(const char *dir, const pto_manifest *m, void *dl,
+                                       const char *symbol, const char *object, int n,
+                                       const char *const *names, const char *const *symbols) {
+  const char *have = sym(dl, symbol);
+  /* Hand-written orchestration (or generated code whose fingerprint line was deleted) carries
+   * none: its signature is the manifest's, checked against program.ptir alone. */
+  if (!have) return PTO_OK;
+  char want[33];
+  PTO_RETURN_IF_ERROR(pto_signature_fingerprint(&m->sig, n, names, symbols, want));
+  if (strncmp(have, want, sizeof want) != 0)
+    return pto_status_make(PTO_STATUS_DATA_LOSS,
+                           "%s/%s: the signature or %s does not match the one %s was compiled "
+                           "for (fingerprint %.32s, the manifest's %s); the manifest was edited: "
+                           "compile the program again",
+                           dir, PTO_MANIFEST_FILENAME, m->is_host ? "callee list" : "kernel table",
+                           object, have, want);
+  return PTO_OK;
+}
+
+static pto_status check_fingerprint(const char *dir, const pto_manifest *m, void *orch_dl) {
+  const char **names = pto_calloc((size_t)m->nkernels + 1, sizeof *names);
+  const char **symbols = pto_calloc((size_t)m->nkernels + 1, sizeof *symbols);
+  pto_status s = PTO_OK;
+  if (!names || !symbols) {
+    s = oom();
+  } else {
+    for (int i = 0; i < m->nkernels; i++) {
+      names[i] = m->kernels[i].name;
+      symbols[i] = m->kernels[i].symbol;
+    }
+    s = check_fingerprint_of(dir, m, orch_dl, PTO_ORCH_FINGERPRINT_SYMBOL, m->orch.path,
+                             m->nkernels, names, symbols);
+  }
+  free(names);
+  free(symbols);
+  return s;
+}
+
 /* The manifest's signature is what the runtime validates launches against; it must be the
  * signature of the program the binaries were built from (DIR/program.ptir, whose hash
  * check_sources has verified), not a hand edit of the manifest. */
@@ -352,12 +394,13 @@ static pto_status load_host(const char *work_dir, const char *expect_key, pto_ma
     goto fail;
   }
   p->is_host = 1;
-  p->work_dir = realpath(work_dir, NULL);
-  p->devices = malloc((size_t)m->ndevices * sizeof *p->devices + 1);
-  p->callees = calloc((size_t)m->ncallees + 1, sizeof *p->callees);
+  p->work_dir = pto_realpath(work_dir);
+  p->devices = pto_malloc((size_t)m->ndevices * sizeof *p->devices + 1);
+  p->callees = pto_calloc((size_t)m->ncallees + 1, sizeof *p->callees);
   if (!p->work_dir || !p->devices || !p->callees) {
     s = p->work_dir ? oom()
-                    : pto_status_make(PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
+                    : pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO,
+                                      "work dir %s: %s", work_dir, strerror(errno));
     goto fail;
   }
   memcpy(p->devices, m->devices, (size_t)m->ndevices * sizeof *p->devices);
@@ -380,6 +423,10 @@ static pto_status load_host(const char *work_dir, const char *expect_key, pto_ma
                         work_dir, m->host.path, v, PTO_HOST_ABI_VERSION);
     goto fail;
   }
+  s = check_fingerprint_of(work_dir, m, p->host_dl, PTO_HOST_FINGERPRINT_SYMBOL, m->host.path,
+                           m->ncallees, (const char *const *)m->callees,
+                           (const char *const *)m->callees);
+  if (s) goto fail;
   SYM_AS(p->host_entry, p->host_dl, "pto_host_entry");
   if (!p->host_entry) {
     s = pto_status_make(PTO_STATUS_NOT_FOUND, "%s/%s: no 'pto_host_entry' symbol", work_dir,
@@ -450,9 +497,10 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     s = oom();
     goto fail;
   }
-  p->work_dir = realpath(work_dir, NULL);
+  p->work_dir = pto_realpath(work_dir);
   if (!p->work_dir) {
-    s = pto_status_make(PTO_STATUS_IO, "work dir %s: %s", work_dir, strerror(errno));
+    s = pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO,
+                        "work dir %s: %s", work_dir, strerror(errno));
     goto fail;
   }
 
@@ -486,7 +534,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
       goto fail;
     }
     p->kernel_core_types[i] = k->core_type;
-    p->kernel_names[i] = strdup(k->name);
+    p->kernel_names[i] = pto_strdup(k->name);
     if (!p->kernel_names[i]) {
       s = oom();
       goto fail;
@@ -512,6 +560,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
                         work_dir, m.orch.path, v, PTO_ORCH_ABI_VERSION);
     goto fail;
   }
+  s = check_fingerprint(work_dir, &m, p->orch_dl);
+  if (s) goto fail;
   p->current_op = sym(p->orch_dl, "pto_orch_current_op"); /* absent in hand-written code */
   p->positions = pto__positions_read(work_dir);
   SYM_AS(p->orch_bind, p->orch_dl, "pto_orch_bind");

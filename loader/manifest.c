@@ -56,7 +56,7 @@ pto_status pto_file_hash(const char *path, char out_hex[PTO_HASH_HEX_LEN + 1]) {
   pto_status s = PTO_OK;
   XXH3_state_t *st = XXH3_createState();
   enum { CHUNK = 1 << 16 };
-  uint8_t *buf = malloc(CHUNK);
+  uint8_t *buf = pto_malloc(CHUNK);
   if (!st || !buf) {
     s = oom();
     goto done;
@@ -114,20 +114,24 @@ pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out
   PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
   pto_status s = PTO_OK;
   char *joined = NULL, *real = NULL;
-  char *rdir = realpath(dir, NULL);
+  char *rdir = pto_realpath(dir);
   if (!rdir) {
-    return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
+    return pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
+                           : errno == ENOENT ? PTO_STATUS_NOT_FOUND
+                                             : PTO_STATUS_IO,
                            "work dir %s: %s", dir, strerror(errno));
   }
-  if (asprintf(&joined, "%s/%s", rdir, relpath) < 0) {
+  if (!(joined = pto_strdup_printf("%s/%s", rdir, relpath))) {
     joined = NULL;
     s = oom();
     goto done;
   }
-  real = realpath(joined, NULL);
+  real = pto_realpath(joined);
   if (!real) {
-    s = pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO, "%s/%s: %s", dir,
-                        relpath, strerror(errno));
+    s = pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
+                        : errno == ENOENT ? PTO_STATUS_NOT_FOUND
+                                          : PTO_STATUS_IO,
+                        "%s/%s: %s", dir, relpath, strerror(errno));
     goto done;
   }
   size_t n = strlen(rdir);
@@ -232,7 +236,7 @@ static pto_status get_str(const reader *r, const json_t *obj, const char *key, c
   if (json_string_length(v) == 0) return field_err(r, path, "is empty");
   if (strlen(json_string_value(v)) != json_string_length(v))
     return field_err(r, path, "contains a NUL character");
-  *out = strdup(json_string_value(v));
+  *out = pto_strdup(json_string_value(v));
   return *out ? PTO_OK : oom();
 }
 
@@ -453,7 +457,7 @@ static pto_status get_signature(const reader *r, const json_t *root, pto_signatu
   PTO_RETURN_IF_ERROR(get_value(r, so, "params", "signature.params", JSON_ARRAY, "an array", &v));
   size_t n = json_array_size(v);
   if (n > INT32_MAX) return field_err(r, "signature.params", "too many parameters");
-  sig->params = calloc(n + 1, sizeof *sig->params);
+  sig->params = pto_calloc(n + 1, sizeof *sig->params);
   if (!sig->params) return oom();
   for (size_t i = 0; i < n; i++) {
     sig->nparams = (int)i + 1;
@@ -542,7 +546,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
     size_t nd = json_array_size(v);
     if (nd < 1 || nd > PTO_MAX_DEVICES)
       return field_err(r, "devices", "expected 1 to %d device ids, got %zu", PTO_MAX_DEVICES, nd);
-    m->devices = calloc(nd, sizeof *m->devices);
+    m->devices = pto_calloc(nd, sizeof *m->devices);
     if (!m->devices) return oom();
     for (size_t i = 0; i < nd; i++) {
       json_t *d = json_array_get(v, i);
@@ -559,7 +563,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
     PTO_RETURN_IF_ERROR(get_value(r, root, "callees", "callees", JSON_ARRAY, "an array", &v));
     size_t nc = json_array_size(v);
     if (nc > 4096) return field_err(r, "callees", "too many callees");
-    m->callees = calloc(nc + 1, sizeof *m->callees);
+    m->callees = pto_calloc(nc + 1, sizeof *m->callees);
     if (!m->callees) return oom();
     for (size_t i = 0; i < nc; i++) {
       json_t *c = json_array_get(v, i);
@@ -569,7 +573,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
           path_problem(json_string_value(c)))
         return field_err(r, path, "expected an orch function name, got %s",
                          describe(c, b, sizeof b));
-      m->callees[i] = strdup(json_string_value(c));
+      m->callees[i] = pto_strdup(json_string_value(c));
       if (!m->callees[i]) return oom();
       m->ncallees = (int)i + 1;
     }
@@ -587,7 +591,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
   PTO_RETURN_IF_ERROR(get_value(r, root, "kernels", "kernels", JSON_ARRAY, "an array", &v));
   size_t nk = json_array_size(v);
   if (nk > INT32_MAX) return field_err(r, "kernels", "too many kernels");
-  m->kernels = calloc(nk + 1, sizeof *m->kernels);
+  m->kernels = pto_calloc(nk + 1, sizeof *m->kernels);
   if (!m->kernels) return oom();
   for (size_t i = 0; i < nk; i++) {
     /* Placed at its id, so kernels[i].id == i: each id must appear once. */
@@ -611,7 +615,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
 
   PTO_RETURN_IF_ERROR(get_value(r, root, "files", "files", JSON_OBJECT, "an object", &o));
   size_t nf = json_object_size(o);
-  m->files = calloc(nf + 1, sizeof *m->files);
+  m->files = pto_calloc(nf + 1, sizeof *m->files);
   if (!m->files) return oom();
   const char *key;
   json_t *hv;
@@ -622,7 +626,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
     if (why) return field_err(r, "files", "path '%.200s' %s: " PATH_RULE, key, why);
     pto_manifest_file *f = &m->files[m->nfiles];
     PTO_RETURN_IF_ERROR(get_hash(r, hv, path, f->hash));
-    f->path = strdup(key);
+    f->path = pto_strdup(key);
     if (!f->path) return oom();
     m->nfiles++;
   }
@@ -671,7 +675,7 @@ pto_status pto_manifest_parse(const char *text, size_t len, const char *name, pt
 pto_status pto_manifest_read(const char *dir, pto_manifest *out_m) {
   memset(out_m, 0, sizeof *out_m);
   char *path = NULL;
-  if (asprintf(&path, "%s/%s", dir, PTO_MANIFEST_FILENAME) < 0) return oom();
+  if (!(path = pto_strdup_printf("%s/%s", dir, PTO_MANIFEST_FILENAME))) return oom();
   uint8_t *buf = NULL;
   size_t len = 0;
   pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &buf, &len);
@@ -879,12 +883,12 @@ pto_status pto_manifest_write(const char *dir, const pto_manifest *m) {
   int fd = -1;
   pto_status s = pto_manifest_to_json(m, &text);
   if (s) goto done;
-  if (asprintf(&path, "%s/%s", dir, PTO_MANIFEST_FILENAME) < 0) {
+  if (!(path = pto_strdup_printf("%s/%s", dir, PTO_MANIFEST_FILENAME))) {
     path = NULL;
     s = oom();
     goto done;
   }
-  if (asprintf(&tmp, "%s/.%s.XXXXXX", dir, PTO_MANIFEST_FILENAME) < 0) {
+  if (!(tmp = pto_strdup_printf("%s/.%s.XXXXXX", dir, PTO_MANIFEST_FILENAME))) {
     tmp = NULL;
     s = oom();
     goto done;
@@ -951,10 +955,10 @@ pto_status pto_manifest_add_file(pto_manifest *m, const char *dir, const char *r
   if (s) return s;
   pto_manifest_file *f = (pto_manifest_file *)pto_manifest_find_file(m, relpath);
   if (!f) {
-    pto_manifest_file *files = realloc(m->files, sizeof *files * (size_t)(m->nfiles + 1));
+    pto_manifest_file *files = pto_realloc(m->files, sizeof *files * (size_t)(m->nfiles + 1));
     if (!files) return oom();
     m->files = files;
-    char *p = strdup(relpath);
+    char *p = pto_strdup(relpath);
     if (!p) return oom();
     f = &files[m->nfiles++];
     f->path = p;
@@ -978,7 +982,7 @@ pto_status pto_manifest_binary_set(pto_manifest_binary *b, const char *dir, cons
     s = PTO_OK;
   }
   if (s) goto done;
-  p = strdup(relpath);
+  p = pto_strdup(relpath);
   if (!p) {
     s = oom();
     goto done;

@@ -71,19 +71,19 @@ static const char *stmt_op_name(const pto_ir_stmt *s) {
 }
 
 static int fill_call(pos_op *o, const pto_ir_func *k) {
-  o->callee = strdup(k->name);
+  o->callee = pto_strdup(k->name);
   if (!o->callee) return -1;
   int n = 0;
   for (int i = 0; i < k->nparams; i++)
     if (k->params[i].value->type->kind != PTO_TYPE_SCALAR) n++;
-  o->tnames = calloc((size_t)n + 1, sizeof *o->tnames);
-  o->dimsym = calloc((size_t)n + 1, sizeof *o->dimsym);
+  o->tnames = pto_calloc((size_t)n + 1, sizeof *o->tnames);
+  o->dimsym = pto_calloc((size_t)n + 1, sizeof *o->dimsym);
   if (!o->tnames || !o->dimsym) return -1;
   for (int i = 0; i < k->nparams; i++) {
     const pto_ir_type *t = k->params[i].value->type;
     if (t->kind == PTO_TYPE_SCALAR) continue;
     int j = o->ntensors++;
-    o->tnames[j] = strdup(k->params[i].value->name ? k->params[i].value->name : "?");
+    o->tnames[j] = pto_strdup(k->params[i].value->name ? k->params[i].value->name : "?");
     if (!o->tnames[j]) return -1;
     for (int d = 0; d < PTO_MAX_RANK; d++) {
       const pto_ir_expr *e = d < t->rank ? t->dims[d] : NULL;
@@ -98,13 +98,13 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
   *out = NULL;
   pto_ir_func *f = pto_ir_program_find_func(ir, entry);
   if (!f || !ir->file) return PTO_OK; /* nothing to point at */
-  pto__positions *t = calloc(1, sizeof *t);
+  pto__positions *t = pto_calloc(1, sizeof *t);
   if (!t) goto oom;
-  t->file = strdup(ir->file);
-  t->syms = calloc((size_t)ir->nsyms + 1, sizeof *t->syms);
+  t->file = pto_strdup(ir->file);
+  t->syms = pto_calloc((size_t)ir->nsyms + 1, sizeof *t->syms);
   if (!t->file || !t->syms) goto oom;
   for (int i = 0; i < ir->nsyms; i++) {
-    if (!(t->syms[i] = strdup(ir->syms[i]))) goto oom;
+    if (!(t->syms[i] = pto_strdup(ir->syms[i]))) goto oom;
     t->nsyms++;
   }
   int cap = 0;
@@ -115,7 +115,7 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     if (!name || s->loc.line <= 0) continue;
     if (t->nops == cap) {
       cap = cap ? cap * 2 : 16;
-      pos_op *ops = realloc(t->ops, (size_t)cap * sizeof *ops);
+      pos_op *ops = pto_realloc(t->ops, (size_t)cap * sizeof *ops);
       if (!ops) goto oom;
       t->ops = ops;
     }
@@ -124,7 +124,7 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     o->id = i;
     o->line = s->loc.line;
     o->col = s->loc.col;
-    if (!(o->op = strdup(name))) goto oom;
+    if (!(o->op = pto_strdup(name))) goto oom;
     if (s->kind == PTO_STMT_CALL && s->call.callee && fill_call(o, s->call.callee)) goto oom;
   }
   *out = t;
@@ -198,20 +198,20 @@ pto__positions *pto__positions_read(const char *dir) {
   snprintf(path, sizeof path, "%s/%s", dir, PTO_POSITIONS_FILENAME);
   json_t *doc = json_load_file(path, 0, NULL);
   if (!doc) return NULL;
-  pto__positions *t = calloc(1, sizeof *t);
+  pto__positions *t = pto_calloc(1, sizeof *t);
   json_t *syms = json_object_get(doc, "syms"), *ops = json_object_get(doc, "ops");
   const char *file = json_string_value(json_object_get(doc, "file"));
   const char *schema = json_string_value(json_object_get(doc, "schema"));
   if (!t || !file || !schema || strcmp(schema, POSITIONS_SCHEMA) || !json_is_array(syms) ||
       !json_is_array(ops))
     goto bad;
-  t->file = strdup(file);
-  t->syms = calloc(json_array_size(syms) + 1, sizeof *t->syms);
-  t->ops = calloc(json_array_size(ops) + 1, sizeof *t->ops);
+  t->file = pto_strdup(file);
+  t->syms = pto_calloc(json_array_size(syms) + 1, sizeof *t->syms);
+  t->ops = pto_calloc(json_array_size(ops) + 1, sizeof *t->ops);
   if (!t->file || !t->syms || !t->ops) goto bad;
   for (size_t i = 0; i < json_array_size(syms); i++) {
     const char *s = json_string_value(json_array_get(syms, i));
-    if (!s || !(t->syms[t->nsyms] = strdup(s))) goto bad;
+    if (!s || !(t->syms[t->nsyms] = pto_strdup(s))) goto bad;
     t->nsyms++;
   }
   for (size_t i = 0; i < json_array_size(ops); i++) {
@@ -223,19 +223,19 @@ pto__positions *pto__positions_read(const char *dir) {
     o->id = (int32_t)id;
     o->line = (int)json_integer_value(json_object_get(jo, "line"));
     o->col = (int)json_integer_value(json_object_get(jo, "col"));
-    if (!(o->op = strdup(op))) goto bad;
+    if (!(o->op = pto_strdup(op))) goto bad;
     const char *callee = json_string_value(json_object_get(jo, "callee"));
     json_t *tens = json_object_get(jo, "tensors");
     if (!callee) continue;
-    if (!(o->callee = strdup(callee)) || !json_is_array(tens)) goto bad;
+    if (!(o->callee = pto_strdup(callee)) || !json_is_array(tens)) goto bad;
     size_t nt = json_array_size(tens);
-    o->tnames = calloc(nt + 1, sizeof *o->tnames);
-    o->dimsym = calloc(nt + 1, sizeof *o->dimsym);
+    o->tnames = pto_calloc(nt + 1, sizeof *o->tnames);
+    o->dimsym = pto_calloc(nt + 1, sizeof *o->dimsym);
     if (!o->tnames || !o->dimsym) goto bad;
     for (size_t k = 0; k < nt; k++) {
       json_t *p = json_array_get(tens, k), *dims = json_object_get(p, "dim_syms");
       const char *name = json_string_value(json_object_get(p, "name"));
-      if (!name || !json_is_array(dims) || !(o->tnames[k] = strdup(name))) goto bad;
+      if (!name || !json_is_array(dims) || !(o->tnames[k] = pto_strdup(name))) goto bad;
       o->ntensors++;
       for (int d = 0; d < PTO_MAX_RANK; d++) {
         json_int_t v = json_integer_value(json_array_get(dims, (size_t)d));

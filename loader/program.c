@@ -6,13 +6,14 @@
 #include "pto/orch_abi.h"
 
 pto_program *pto__loader_program_alloc(int nkernels) {
-  pto_program *p = calloc(1, sizeof *p);
+  pto_program *p = pto_calloc(1, sizeof *p);
   if (!p) return NULL;
   atomic_init(&p->refs, 1);
   p->nkernels = nkernels;
-  p->kernels = calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernels);
-  p->kernel_names = calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernel_names);
-  p->kernel_core_types = malloc((size_t)(nkernels > 0 ? nkernels : 1) * sizeof *p->kernel_core_types);
+  p->kernels = pto_calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernels);
+  p->kernel_names = pto_calloc((size_t)(nkernels > 0 ? nkernels : 1), sizeof *p->kernel_names);
+  p->kernel_core_types =
+      pto_malloc((size_t)(nkernels > 0 ? nkernels : 1) * sizeof *p->kernel_core_types);
   if (!p->kernels || !p->kernel_names || !p->kernel_core_types) {
     free(p->kernels);
     free(p->kernel_names);
@@ -43,7 +44,7 @@ pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_
   p->scratch_bytes = scratch_bytes;
   for (int i = 0; i < nkernels; i++) {
     p->kernels[i] = kernels[i];
-    p->kernel_names[i] = strdup(kernel_names && kernel_names[i] ? kernel_names[i] : "kernel");
+    p->kernel_names[i] = pto_strdup(kernel_names && kernel_names[i] ? kernel_names[i] : "kernel");
     if (!p->kernel_names[i]) {
       pto_program_release(p);
       return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a program");
@@ -67,8 +68,8 @@ pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn e
   pto_program *p = pto__loader_program_alloc(0);
   if (!p) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a program");
   pto_status s = pto_signature_copy(sig, &p->sig);
-  p->devices = malloc((size_t)ndevices * sizeof *p->devices);
-  p->callees = calloc((size_t)(ncallees ? ncallees : 1), sizeof *p->callees);
+  p->devices = pto_malloc((size_t)ndevices * sizeof *p->devices);
+  p->callees = pto_calloc((size_t)(ncallees ? ncallees : 1), sizeof *p->callees);
   if (!s && (!p->devices || !p->callees))
     s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a program");
   if (s) {

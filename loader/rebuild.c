@@ -73,8 +73,10 @@ static pto_status out_path(const char *dir, const char *relpath, char *out, size
   PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
   const char *slash = strrchr(relpath, '/');
   if (!slash) {
-    char *rdir = realpath(dir, NULL);
-    if (!rdir) return pto_status_make(PTO_STATUS_IO, "work dir %s: %s", dir, strerror(errno));
+    char *rdir = pto_realpath(dir);
+    if (!rdir)
+      return pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO,
+                             "work dir %s: %s", dir, strerror(errno));
     snprintf(out, n, "%s/%s", rdir, relpath);
     free(rdir);
     return PTO_OK;
@@ -203,9 +205,9 @@ pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt) {
   }
   pto_status s = PTO_OK;
   int nk = m.nkernels, rebuilt = 0, need_orch = 0, need_link = 0, any_obj = 0, d = 0;
-  int *need_obj = calloc((size_t)nk + 1, sizeof *need_obj);
-  const char **objects = calloc((size_t)m.nfiles + (size_t)nk + 1, sizeof *objects);
-  char **object_paths = calloc((size_t)m.nfiles + (size_t)nk + 1, sizeof *object_paths);
+  int *need_obj = pto_calloc((size_t)nk + 1, sizeof *need_obj);
+  const char **objects = pto_calloc((size_t)m.nfiles + (size_t)nk + 1, sizeof *objects);
+  char **object_paths = pto_calloc((size_t)m.nfiles + (size_t)nk + 1, sizeof *object_paths);
   int nobjects = 0;
   if (!need_obj || !objects || !object_paths) {
     s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory rebuilding %s", work_dir);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pto/base.h"
 #include "runtime_internal.h"
 
 struct pto_completion {
@@ -102,7 +103,7 @@ void pto__rt_async_stop(pto__rt_worker *w) {
 }
 
 static pto_status start(pto__rt_worker *w) {
-  pto__rt_async *a = calloc(1, sizeof *a);
+  pto__rt_async *a = pto_calloc(1, sizeof *a);
   if (!a) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "pto_handle_submit: out of memory");
   pthread_mutex_init(&a->mu, NULL);
   pthread_cond_init(&a->work, NULL);
@@ -126,9 +127,9 @@ pto_status pto__rt_async_submit(pto__rt_worker *w, pto__rt_callable *callable, c
   if (nargs && !args)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_handle_submit: args is NULL");
   if (!w->async) PTO_RETURN_IF_ERROR(start(w));
-  job *j = calloc(1, sizeof *j);
-  pto_completion *c = calloc(1, sizeof *c);
-  pto_arg *copy = malloc((nargs ? nargs : 1) * sizeof *copy);
+  job *j = pto_calloc(1, sizeof *j);
+  pto_completion *c = pto_calloc(1, sizeof *c);
+  pto_arg *copy = pto_malloc((nargs ? nargs : 1) * sizeof *copy);
   if (!j || !c || !copy) {
     free(j);
     free(c);

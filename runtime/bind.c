@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pto/base.h"
 #include "runtime_internal.h"
 
 /* ---- host copies ------------------------------------------------------------------------- */
@@ -306,7 +307,7 @@ pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig, co
     return invalid("expected %d argument%s (%s), got %zu", sig->nparams,
                    sig->nparams == 1 ? "" : "s", names, nargs);
   }
-  sym_binding *syms = calloc((size_t)sig->nsyms + 1, sizeof *syms);
+  sym_binding *syms = pto_calloc((size_t)sig->nsyms + 1, sizeof *syms);
   if (!syms) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory validating arguments");
   pto_status s = PTO_OK;
   for (int i = 0; !s && i < sig->nparams; i++) {
@@ -382,9 +383,9 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
       ns++;
     nh += args[i].kind == PTO_ARG_HOST_TENSOR;
   }
-  out->tensors = calloc((size_t)nt + 1, sizeof *out->tensors);
-  out->scalars = calloc((size_t)ns + 1, sizeof *out->scalars);
-  out->hosts = calloc((size_t)nh + 1, sizeof *out->hosts);
+  out->tensors = pto_calloc((size_t)nt + 1, sizeof *out->tensors);
+  out->scalars = pto_calloc((size_t)ns + 1, sizeof *out->scalars);
+  out->hosts = pto_calloc((size_t)nh + 1, sizeof *out->hosts);
   if (!out->tensors || !out->scalars || !out->hosts) {
     pto__rt_unbind_args(w, out, 0);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory binding arguments");

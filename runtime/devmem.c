@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "pto/base.h"
 #include "runtime_internal.h"
 
 /* Each worker gets its own 1 TiB window of device addresses, so a device address of one worker
@@ -20,7 +21,7 @@ static atomic_uint g_next_window;
 
 /* Sets m up over size bytes at host (64-byte aligned size), device address base. */
 static pto_status setup(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base) {
-  m->free = malloc(16 * sizeof *m->free);
+  m->free = pto_malloc(16 * sizeof *m->free);
   if (!m->free) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&m->mu, NULL);
   m->host = host;
@@ -77,7 +78,7 @@ static uint64_t largest_free_locked(const pto__rt_devmem *m) {
 static int insert_free_locked(pto__rt_devmem *m, size_t at, uint64_t off, uint64_t size) {
   if (m->nfree == m->capfree) {
     size_t ncap = m->capfree * 2;
-    pto__rt_free_block *nf = realloc(m->free, ncap * sizeof *nf);
+    pto__rt_free_block *nf = pto_realloc(m->free, ncap * sizeof *nf);
     if (!nf) return -1;
     m->free = nf;
     m->capfree = ncap;

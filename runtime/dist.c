@@ -486,7 +486,7 @@ static pto_status open_mpi(pto_dist_worker *w, const pto_dist_config *cfg) {
                            fn, w->n, w->n == 1 ? "" : "s", size, size == 1 ? "" : "s", w->n, size,
                            size);
   w->sh_bytes = sizeof(pto__dist_shared) + (size_t)w->n * sizeof(pto__dist_chip);
-  w->sh = calloc(1, w->sh_bytes); /* this process's own: nothing is forked */
+  w->sh = pto_calloc(1, w->sh_bytes); /* this process's own: nothing is forked */
   w->heap = mmap(NULL, (size_t)w->heap_size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (!w->sh || w->heap == MAP_FAILED) {
@@ -505,7 +505,7 @@ static pto_status open_mpi(pto_dist_worker *w, const pto_dist_config *cfg) {
   pto__rt_set_strace_rank(rank);
   sh->chips[rank].pid = (int32_t)getpid();
   if (!w->root) {
-    chip_state *cs = malloc(sizeof *cs);
+    chip_state *cs = pto_malloc(sizeof *cs);
     const char *start_err = "out of memory";
     int opened = cs && !chip_open(cs, sh, rank, cfg);
     if (cs) start_err = opened ? NULL : sh->chips[rank].msg;
@@ -522,8 +522,8 @@ static pto_status open_mpi(pto_dist_worker *w, const pto_dist_config *cfg) {
   w->win_alloc_ok = 1;
   if (pto__dist_mpi_proxy_start(w->mpi, sh, err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
-  chip0_args *a = calloc(1, sizeof *a);
-  w->chip0_state = malloc(sizeof *w->chip0_state);
+  chip0_args *a = pto_calloc(1, sizeof *a);
+  w->chip0_state = pto_malloc(sizeof *w->chip0_state);
   if (!a || !w->chip0_state) {
     free(a);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -585,7 +585,7 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
                     "%s: device id %d is given twice (ranks %d and %d)", fn,
                     (int)cfg.device_ids[r], q, r);
   }
-  pto_dist_worker *w = calloc(1, sizeof *w);
+  pto_dist_worker *w = pto_calloc(1, sizeof *w);
   if (!w) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   w->n = cfg.ndevices;
   for (int r = 0; r < w->n; r++) w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
@@ -740,7 +740,7 @@ static pto_status free_slot(pto_dist_worker *w, size_t *out_i) {
   size_t i = 0;
   while (i < w->nbufs && w->bufs[i].kind) i++;
   if (i == w->nbufs) {
-    buffer *nb = realloc(w->bufs, (w->nbufs + 16) * sizeof *nb);
+    buffer *nb = pto_realloc(w->bufs, (w->nbufs + 16) * sizeof *nb);
     if (!nb) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
     memset(nb + w->nbufs, 0, 16 * sizeof *nb);
     w->bufs = nb;
@@ -965,7 +965,7 @@ static int track(pto_dist_worker *w, buffer *b, uint64_t lo, uint64_t hi, int wr
   b->nacc = k;
   if (b->nacc == b->capacc) {
     size_t cap = b->capacc ? 2 * b->capacc : 8;
-    acc_rec *na = realloc(b->acc, cap * sizeof *na);
+    acc_rec *na = pto_realloc(b->acc, cap * sizeof *na);
     if (!na) return -1;
     b->acc = na;
     b->capacc = cap;
@@ -1044,7 +1044,7 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
   }
   if (w->nposted == w->capposted) {
     size_t cap = w->capposted ? 2 * w->capposted : 64;
-    struct posted *np = realloc(w->posted, cap * sizeof *np);
+    struct posted *np = pto_realloc(w->posted, cap * sizeof *np);
     if (!np) return host_failf(w, "out of memory");
     w->posted = np;
     w->capposted = cap;
@@ -1063,10 +1063,10 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
 static const char *intern(pto_dist_worker *w, const char *name) {
   for (size_t i = 0; i < w->nnames; i++)
     if (!strcmp(w->names[i], name)) return w->names[i];
-  char **nn = realloc(w->names, (w->nnames + 1) * sizeof *nn);
+  char **nn = pto_realloc(w->names, (w->nnames + 1) * sizeof *nn);
   if (!nn) return "?";
   w->names = nn;
-  if (!(nn[w->nnames] = strdup(name))) return "?";
+  if (!(nn[w->nnames] = pto_strdup(name))) return "?";
   return nn[w->nnames++];
 }
 
@@ -1077,7 +1077,7 @@ static void gather(pto_dist_worker *w, uint64_t ts, uint64_t dur) {
   w->last.truncated = 0;
   w->last.ndispatches = 0;
   if (w->nposted > w->capdisp) {
-    pto_dist_dispatch *nd = realloc(w->disp, w->nposted * sizeof *nd);
+    pto_dist_dispatch *nd = pto_realloc(w->disp, w->nposted * sizeof *nd);
     if (!nd) return;
     w->disp = nd;
     w->capdisp = w->nposted;
@@ -1167,7 +1167,7 @@ static pto_status load_program(pto_dist_worker *w, const pto_program *p) {
     for (int r = 0; r < w->n; r++) PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
     PTO_RETURN_IF_ERROR(drain(w));
   }
-  loaded *np = realloc(w->progs, (w->nprogs + 1) * sizeof *np);
+  loaded *np = pto_realloc(w->progs, (w->nprogs + 1) * sizeof *np);
   if (!np) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   w->progs = np;
   pto_program_retain((pto_program *)p);
@@ -1435,7 +1435,7 @@ static pto_status new_tensor(pto_dist_worker *w, int ndim, const int64_t *shape,
   int ok;
   uint64_t nb = bytes_of(ndim, shape, (int32_t)dt, &ok);
   if (!ok) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "bad rank, shape or dtype");
-  pto_dist_tensor *t = calloc(1, sizeof *t);
+  pto_dist_tensor *t = pto_calloc(1, sizeof *t);
   if (!t) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   pto_status s = new_buffer(w, BUF_RESIDENT, nb, "a resident tensor", &t->buf);
   if (s) {

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "pto/base.h"
 #include "pto/dist_abi.h"
 #include "pto/kernel_abi.h"
 #include "pto/runtime.h"

@@ -200,7 +200,7 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, pto__dist_mpi 
              provided);
     return -1;
   }
-  pto__dist_mpi *m = calloc(1, sizeof *m);
+  pto__dist_mpi *m = pto_calloc(1, sizeof *m);
   if (!m) {
     snprintf(err, errn, "out of memory");
     return -1;
@@ -305,7 +305,7 @@ static int send_bytes(pto__dist_mpi *m, int to, int tag, const void *p, uint64_t
     if (nonblocking) {
       if (m->nreqs == m->capreqs) {
         int cap = m->capreqs ? 2 * m->capreqs : 64;
-        MPI_Request *nr = realloc(m->reqs, (size_t)cap * sizeof *nr);
+        MPI_Request *nr = pto_realloc(m->reqs, (size_t)cap * sizeof *nr);
         if (!nr) return -1;
         m->reqs = nr;
         m->capreqs = cap;
@@ -492,7 +492,7 @@ static void *proxy_main(void *arg) {
 
 int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err, size_t errn) {
   m->sh = sh;
-  m->wincopy = calloc((size_t)sh->nranks * PTO__DIST_RING * PTO__DIST_MAX_WINDOWS,
+  m->wincopy = pto_calloc((size_t)sh->nranks * PTO__DIST_RING * PTO__DIST_MAX_WINDOWS,
                       sizeof(pto__dist_window));
   if (!m->wincopy) {
     snprintf(err, errn, "out of memory");
@@ -573,7 +573,7 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
   int bad = send_bytes(m, 0, TAG_DONE, &h, sizeof h, 0);
   pthread_mutex_unlock(&m->mu);
   if (bad) return -1;
-  pto__dist_cmd *cmd = malloc(sizeof *cmd);
+  pto__dist_cmd *cmd = pto_malloc(sizeof *cmd);
   if (!cmd) return -1;
   pto__dist_chip *c = &sh->chips[rank];
   uint64_t idle = 0;

@@ -362,7 +362,7 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
 
 /* The staging buffers of the MPI path without direct access: two of BOUNCE_BYTES. */
 static uint8_t *bounce(pto__dist_shm *t) {
-  if (!t->bounce && !(t->bounce = aligned_alloc(64, 2 * BOUNCE_BYTES)))
+  if (!t->bounce && !(t->bounce = pto_aligned_alloc(64, 2 * BOUNCE_BYTES)))
     snprintf(t->detail, sizeof t->detail, "rank %d: out of memory for MPI staging", t->ctx.rank);
   return t->bounce;
 }

@@ -30,7 +30,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz) {
   if (need <= *cap) return 0;
   size_t n = *cap ? *cap : 64;
   while (n < need) n *= 2;
-  void *q = realloc(*p, n * sz);
+  void *q = pto_realloc(*p, n * sz);
   if (!q) return -1;
   *p = q;
   *cap = n;
@@ -201,7 +201,7 @@ pto_status pto__rt_dump_write(pto__rt_launch *L, const char *dir) {
     s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the tensor dump");
   } else {
     size_t len = strlen(dir) + 32;
-    char *path = malloc(len);
+    char *path = pto_malloc(len);
     if (!path) {
       s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the tensor dump");
     } else {

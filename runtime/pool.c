@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pto/base.h"
 #include "runtime_internal.h"
 
 /* Takes a block of a queued task: *out_block gets its index. A task stays queued until its last
@@ -190,7 +191,7 @@ static void *core_main(void *arg) {
 
 static void *alloc_scratch(uint64_t bytes) {
   size_t size = (size_t)((bytes + 63) & ~63ull);
-  return aligned_alloc(64, size ? size : 64);
+  return pto_aligned_alloc(64, size);
 }
 
 pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
@@ -209,7 +210,7 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   pool->prewake = ncpu > 1 ? (int)(ncpu - 1) : 1;
   if (pool->prewake > ncores) pool->prewake = ncores;
-  pool->cores = calloc((size_t)ncores, sizeof *pool->cores);
+  pool->cores = pto_calloc((size_t)ncores, sizeof *pool->cores);
   if (!pool->cores) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&pool->mu, NULL);
   for (int type = 0; type < 2; type++) pthread_cond_init(&pool->q[type].cv, NULL);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pto/base.h"
 #include "runtime_internal.h"
 
 /* ---- failure --------------------------------------------------------------------------- */
@@ -30,12 +31,10 @@ void pto__rt_launch_fail(pto__rt_launch *L, pto_status s) {
   pto_status_free(s);
 }
 
-__attribute__((format(printf, 2, 3))) static int32_t orch_fail(pto__rt_launch *L,
-                                                               const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  pto_status s = pto_status_makev(PTO_STATUS_LAUNCH, fmt, ap);
-  va_end(ap);
+/* A launch error of code (LAUNCH, or OUT_OF_MEMORY when that is the cause). */
+__attribute__((format(printf, 3, 0))) static int32_t
+orch_failv(pto__rt_launch *L, pto_status_code code, const char *fmt, va_list ap) {
+  pto_status s = pto_status_makev(code, fmt, ap);
   s = pto_status_annotate(s, "orchestration");
   /* The statement that was running, when the program has op ids and positions. */
   char where[512];
@@ -43,6 +42,24 @@ __attribute__((format(printf, 2, 3))) static int32_t orch_fail(pto__rt_launch *L
     s = pto_status_annotate(s, "%s", where);
   pto__rt_launch_fail(L, s);
   return 1;
+}
+
+__attribute__((format(printf, 2, 3))) static int32_t orch_fail(pto__rt_launch *L, const char *fmt,
+                                                               ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int32_t r = orch_failv(L, PTO_STATUS_LAUNCH, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+__attribute__((format(printf, 3, 4))) static int32_t
+orch_fail_code(pto__rt_launch *L, pto_status_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int32_t r = orch_failv(L, code, fmt, ap);
+  va_end(ap);
+  return r;
 }
 
 /* ---- regions ----------------------------------------------------------------------------- */
@@ -141,7 +158,7 @@ static int regions_overlap(const pto__rt_region *a, const pto__rt_region *b, uin
 static pto__rt_track *new_track(pto__rt_launch *L, uint64_t buffer, uint64_t size) {
   if (L->ntracks == L->captracks) {
     size_t ncap = L->captracks ? L->captracks * 2 : 64;
-    pto__rt_track **nl = realloc(L->track_list, ncap * sizeof *nl);
+    pto__rt_track **nl = pto_realloc(L->track_list, ncap * sizeof *nl);
     if (!nl) return NULL;
     L->track_list = nl;
     L->captracks = ncap;
@@ -157,7 +174,8 @@ static pto__rt_track *new_track(pto__rt_launch *L, uint64_t buffer, uint64_t siz
 }
 
 /* The track of buffer; *out_err says why there is none. */
-static pto__rt_track *get_track(pto__rt_launch *L, uint64_t buffer, const char **out_err) {
+static pto__rt_track *get_track(pto__rt_launch *L, uint64_t buffer, const char **out_err,
+                                int *out_oom) {
   uint64_t *v = pto__rt_map_find(&L->tracks, buffer);
   if (v) return (pto__rt_track *)(uintptr_t)*v;
   uint64_t size;
@@ -166,7 +184,10 @@ static pto__rt_track *get_track(pto__rt_launch *L, uint64_t buffer, const char *
     return NULL;
   }
   pto__rt_track *t = new_track(L, buffer, size);
-  if (!t) *out_err = "cannot be tracked: out of memory";
+  if (!t) {
+    *out_err = "cannot be tracked: out of memory";
+    *out_oom = 1;
+  }
   return t;
 }
 
@@ -558,17 +579,18 @@ typedef struct what_ctx {
   int argi;
 } what_ctx;
 
-__attribute__((format(printf, 3, 4))) static int view_fail(pto__rt_launch *L, const what_ctx *wc,
-                                                           const char *fmt, ...) {
+__attribute__((format(printf, 4, 5))) static int
+view_fail_code(pto__rt_launch *L, pto_status_code code, const what_ctx *wc, const char *fmt, ...) {
   char msg[384];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (wc->kname)
-    return orch_fail(L, "submit of %s: argument %d: %s", kn(wc->kname), wc->argi, msg);
-  return orch_fail(L, "%s: %s", wc->name, msg);
+    return orch_fail_code(L, code, "submit of %s: argument %d: %s", kn(wc->kname), wc->argi, msg);
+  return orch_fail_code(L, code, "%s: %s", wc->name, msg);
 }
+#define view_fail(L, wc, ...) view_fail_code(L, PTO_STATUS_LAUNCH, wc, __VA_ARGS__)
 
 static int check_view(pto__rt_launch *L, const pto_orch_tensor *t, const what_ctx *wc,
                       pto__rt_track **out_track, pto__rt_region *out_r) {
@@ -580,8 +602,11 @@ static int check_view(pto__rt_launch *L, const pto_orch_tensor *t, const what_ct
     if (t->shape[d] < 0)
       return view_fail(L, wc, "dim %d has a negative extent %lld", d, (long long)t->shape[d]);
   const char *err = NULL;
-  pto__rt_track *tr = get_track(L, t->buffer, &err);
-  if (!tr) return view_fail(L, wc, "buffer 0x%llx %s", (unsigned long long)t->buffer, err);
+  int oom = 0;
+  pto__rt_track *tr = get_track(L, t->buffer, &err, &oom);
+  if (!tr)
+    return view_fail_code(L, oom ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_LAUNCH, wc,
+                          "buffer 0x%llx %s", (unsigned long long)t->buffer, err);
   if (tr->interm && tr->interm->scope_ended)
     return view_fail(L, wc, "the tensor was created (tensor.create) in a scope that has ended");
   if (make_region(t, out_r) != 0) return view_fail(L, wc, "the view's extent overflows");
@@ -625,7 +650,7 @@ static int in_manual_scope(const pto__rt_launch *L) {
 static int remember_task(pto__rt_launch *L, pto__rt_task *t) {
   if (t->seq >= L->captasks) {
     uint32_t ncap = L->captasks ? L->captasks * 2 : 256;
-    pto__rt_task **nv = realloc(L->task_vec, (size_t)ncap * sizeof *nv);
+    pto__rt_task **nv = pto_realloc(L->task_vec, (size_t)ncap * sizeof *nv);
     if (!nv) return -1;
     L->task_vec = nv;
     L->captasks = ncap;
@@ -1009,9 +1034,9 @@ static void api_scope_begin_mode(void *ctx, int32_t mode) {
   }
   if (L->nscopes == L->capscopes) {
     int ncap = L->capscopes * 2;
-    pto__rt_interm **ns = realloc(L->scopes, (size_t)ncap * sizeof *ns);
+    pto__rt_interm **ns = pto_realloc(L->scopes, (size_t)ncap * sizeof *ns);
     if (ns) L->scopes = ns;
-    int *nm = ns ? realloc(L->scope_modes, (size_t)ncap * sizeof *nm) : NULL;
+    int *nm = ns ? pto_realloc(L->scope_modes, (size_t)ncap * sizeof *nm) : NULL;
     if (nm) L->scope_modes = nm;
     if (!ns || !nm) {
       /* Nest into the current scope instead: its intermediates live a little longer. */
@@ -1142,13 +1167,15 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   memset(L, 0, sizeof *L);
   L->w = w;
   L->capscopes = 16;
-  L->scopes = malloc((size_t)L->capscopes * sizeof *L->scopes);
-  L->scope_modes = malloc((size_t)L->capscopes * sizeof *L->scope_modes);
-  if (!L->scope_modes) {
+  L->scopes = pto_malloc((size_t)L->capscopes * sizeof *L->scopes);
+  L->scope_modes = pto_malloc((size_t)L->capscopes * sizeof *L->scope_modes);
+  if (!L->scopes || !L->scope_modes) {
     free(L->scopes);
+    free(L->scope_modes);
     L->scopes = NULL;
+    L->scope_modes = NULL;
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   }
-  if (!L->scopes) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&L->fail_mu, NULL);
   pthread_mutex_init(&L->done_mu, NULL);
   pthread_mutex_init(&L->dump.mu, NULL);
@@ -1264,7 +1291,7 @@ static int log_grow(void **arr, size_t *cap, size_t need, size_t sz) {
   size_t n = *cap ? *cap : 64;
   while (n < need)
     n *= 2;
-  void *p = realloc(*arr, n * sz);
+  void *p = pto_realloc(*arr, n * sz);
   if (!p) return -1;
   *arr = p;
   *cap = n;
@@ -1287,12 +1314,12 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
     free(log->names[i]);
   log->nnames = 0;
   int nk = pto_program_kernel_count(L->prog);
-  char **names = realloc(log->names, (size_t)(nk > 0 ? nk : 1) * sizeof *names);
+  char **names = pto_realloc(log->names, (size_t)(nk > 0 ? nk : 1) * sizeof *names);
   if (!names) goto oom;
   log->names = names;
   for (; log->nnames < nk; log->nnames++) {
     const char *kn = pto_program_kernel_name(L->prog, log->nnames);
-    if (!(names[log->nnames] = strdup(kn ? kn : "?"))) goto oom;
+    if (!(names[log->nnames] = pto_strdup(kn ? kn : "?"))) goto oom;
   }
 
   /* Pass 1: the records, with each task's dependency count in ndeps. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pto/base.h"
 #include "runtime_internal.h"
 
 #define TM_MIN_SHIFT 6 /* 64-byte bins at the finest level */
@@ -102,7 +103,7 @@ static pto__rt_tm_level *level_of(pto__rt_tmap *m, pto__rt_tm_alloc *a, int32_t 
   }
   if (m->nlv == m->caplv) {
     int32_t ncap = m->caplv * 2;
-    pto__rt_tm_level *nl = malloc((size_t)ncap * sizeof *nl);
+    pto__rt_tm_level *nl = pto_malloc((size_t)ncap * sizeof *nl);
     if (!nl) return NULL;
     memcpy(nl, m->lv, (size_t)m->nlv * sizeof *nl);
     if (m->lv != m->inline_lv) free(m->lv);
@@ -118,7 +119,7 @@ static pto__rt_tm_level *level_of(pto__rt_tmap *m, pto__rt_tm_alloc *a, int32_t 
     if (!(lv.direct = pto__rt_bump_alloc(a->bump, nb * sizeof *lv.direct))) return NULL;
     memset(lv.direct, 0, nb * sizeof *lv.direct);
     lv.direct_bump = 1;
-  } else if (nb <= TM_DIRECT_MAX && !(lv.direct = calloc(nb, sizeof *lv.direct))) {
+  } else if (nb <= TM_DIRECT_MAX && !(lv.direct = pto_calloc(nb, sizeof *lv.direct))) {
     return NULL;
   }
   if (lv.direct) {

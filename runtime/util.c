@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pto/base.h"
 #include "runtime_internal.h"
 
 uint64_t pto__rt_now_ns(void) {
@@ -62,7 +63,7 @@ void *pto__rt_obj_add(pto__rt_obj_kind kind, void *obj) {
   } else {
     if (g_registry.nslots == g_registry.capslots) {
       uint32_t ncap = g_registry.capslots ? g_registry.capslots * 2 : 64;
-      pto__rt_slot *ns = realloc(g_registry.slots, (size_t)ncap * sizeof *ns);
+      pto__rt_slot *ns = pto_realloc(g_registry.slots, (size_t)ncap * sizeof *ns);
       if (!ns) {
         pthread_mutex_unlock(&g_registry.mu);
         return NULL;
@@ -73,7 +74,7 @@ void *pto__rt_obj_add(pto__rt_obj_kind kind, void *obj) {
     /* The retired-slot ring must be able to take every slot, so a removal never allocates. */
     if (g_registry.fcap < g_registry.capslots) {
       uint32_t ncap = g_registry.capslots;
-      uint32_t *nf = malloc((size_t)ncap * sizeof *nf);
+      uint32_t *nf = pto_malloc((size_t)ncap * sizeof *nf);
       if (!nf) {
         pthread_mutex_unlock(&g_registry.mu);
         return NULL;
@@ -184,8 +185,8 @@ uint64_t *pto__rt_map_find(const pto__rt_map *m, uint64_t key) {
 
 static int map_grow(pto__rt_map *m) {
   size_t ncap = m->cap ? m->cap * 2 : 64;
-  uint64_t *nk = calloc(ncap, sizeof *nk);
-  uint64_t *nv = malloc(ncap * sizeof *nv);
+  uint64_t *nk = pto_calloc(ncap, sizeof *nk);
+  uint64_t *nv = pto_malloc(ncap * sizeof *nv);
   if (!nk || !nv) {
     free(nk);
     free(nv);
@@ -271,7 +272,7 @@ void *pto__rt_bump_alloc(pto__rt_bump *b, size_t size) {
   }
   size_t cap = 64 * 1024;
   if (cap < size) cap = size;
-  pto__rt_chunk *c = malloc(sizeof *c + cap);
+  pto__rt_chunk *c = pto_malloc(sizeof *c + cap);
   if (!c) return NULL;
   c->next = NULL;
   c->cap = cap;

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "pto/base.h"
 #include "runtime_internal.h"
 
 /* The [STRACE] inv: a process-wide launch counter, so (pid, inv) names one launch across
@@ -143,7 +144,7 @@ static void destroy_worker(pto__rt_worker *w) {
 pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
   if (!out_worker) return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_worker_open: out_worker is NULL");
   *out_worker = NULL;
-  pto__rt_worker *w = calloc(1, sizeof *w);
+  pto__rt_worker *w = pto_calloc(1, sizeof *w);
   if (!w) return fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pto_status s = normalize_config(cfg, &w->cfg);
   if (s) {
@@ -206,7 +207,7 @@ pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *
 /* A handle for nbytes of device memory at addr, linked into w's tensors; NULL when out of memory. */
 static pto__rt_dtensor *new_dtensor(pto__rt_worker *w, uint64_t addr, uint64_t nbytes, int ndim,
                                     const int64_t *shape, pto_dtype dt) {
-  pto__rt_dtensor *d = calloc(1, sizeof *d);
+  pto__rt_dtensor *d = pto_calloc(1, sizeof *d);
   if (d) d->token = pto__rt_obj_add(PTO__RT_OBJ_TENSOR, d);
   if (!d || !d->token) {
     free(d);
@@ -453,7 +454,7 @@ static pto_status get_callable(pto__rt_worker *w, const pto_program *p, const ch
     if (s) return pto_status_annotate(s, "%s", fn);
     w->scratch_bytes = scratch;
   }
-  pto__rt_callable *c = calloc(1, sizeof *c);
+  pto__rt_callable *c = pto_calloc(1, sizeof *c);
   if (!c) return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   pto_program_retain((pto_program *)p);
   c->prog = p;
@@ -485,7 +486,7 @@ pto_status pto_worker_register(pto_worker *wt, const pto_program *p, pto_handle 
   if (!p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
   pto__rt_callable *c;
   PTO_RETURN_IF_ERROR(get_callable(w, p, fn, &c));
-  pto__rt_handle *h = calloc(1, sizeof *h);
+  pto__rt_handle *h = pto_calloc(1, sizeof *h);
   if (h) h->token = pto__rt_obj_add(PTO__RT_OBJ_HANDLE, h);
   if (!h || !h->token) {
     free(h);
@@ -699,7 +700,7 @@ pto_status pto_worker_set_dump_args(pto_worker *wt, int level, const char *dir) 
   if (level && (!dir || !*dir))
     return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d needs a directory", fn, level);
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
-  char *copy = level ? strdup(dir) : NULL;
+  char *copy = level ? pto_strdup(dir) : NULL;
   if (level && !copy) return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   free(w->dump_dir);
   w->dump_dir = copy;

@@ -11,30 +11,16 @@
 #include <unistd.h>
 
 #include "bench_internal.h"
+#include "pto/base.h"
 
 /* ---- allocation ------------------------------------------------------------------------- */
 
-/* Countdown to the first injected failure; < 0: off. The only mutable global of the bench files;
- * atomic so tests on several threads stay defined. */
-static atomic_long g_fail_after = -1;
+/* base's allocator (pto/base.h), the one a test makes fail; these keep the stats files' names. */
+void pto__bench_fail_after(long n) { pto_alloc_fail_at(n, 1); }
 
-static int alloc_should_fail(void) {
-  long n = atomic_load(&g_fail_after);
-  if (n < 0) return 0;
-  if (n == 0) return 1;
-  atomic_store(&g_fail_after, n - 1);
-  return 0;
-}
-
-void pto__bench_fail_after(long n) { atomic_store(&g_fail_after, n); }
-
-void *pto__bench_malloc(size_t n) { return alloc_should_fail() ? NULL : malloc(n ? n : 1); }
-void *pto__bench_calloc(size_t n, size_t size) {
-  return alloc_should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1);
-}
-void *pto__bench_realloc(void *p, size_t n) {
-  return alloc_should_fail() ? NULL : realloc(p, n ? n : 1);
-}
+void *pto__bench_malloc(size_t n) { return pto_malloc(n); }
+void *pto__bench_calloc(size_t n, size_t size) { return pto_calloc(n, size); }
+void *pto__bench_realloc(void *p, size_t n) { return pto_realloc(p, n); }
 char *pto__bench_strndup(const char *s, size_t n) {
   char *d = pto__bench_malloc(n + 1);
   if (!d) return NULL;
@@ -135,7 +121,7 @@ pto_bench_summary pto_bench_summarize(const double *values, int n) {
   memset(&r, 0, sizeof r);
   if (!values || n <= 0) return r;
   double stackbuf[64];
-  double *buf = n <= 64 ? stackbuf : malloc((size_t)n * sizeof *buf);
+  double *buf = n <= 64 ? stackbuf : pto_malloc((size_t)n * sizeof *buf);
   if (!buf) {
     /* No room to sort: everything but the median is still exact; say so with NAN. */
     double sum = 0, mn = INFINITY, mx = -INFINITY;

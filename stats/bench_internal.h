@@ -11,14 +11,14 @@
 
 /* ---- allocation ------------------------------------------------------------------------- */
 
-/* malloc/calloc/realloc/strndup that fail on demand (pto__bench_fail_after), so every
- * out-of-memory path of these files can be tested. */
+/* malloc/calloc/realloc/strndup over base's allocator (pto_malloc), which fails on demand, so
+ * every out-of-memory path of these files can be tested. */
 void *pto__bench_malloc(size_t n);
 void *pto__bench_calloc(size_t n, size_t size);
 void *pto__bench_realloc(void *p, size_t n);
 char *pto__bench_strndup(const char *s, size_t n);
-/* Testing: the n-th following allocation of these files (0 = the next) and every one after it
- * fail; n < 0 turns failures off. Process-wide (an atomic counter). */
+/* Testing: the n-th following allocation of pto's libraries (0 = the next) and every one after
+ * it fail; n < 0 turns failures off (pto_alloc_fail_at, sticky). */
 void pto__bench_fail_after(long n);
 
 pto_status pto__bench_oom(const char *what);

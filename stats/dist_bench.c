@@ -31,10 +31,10 @@ const char *pto_dist_metric_name(pto_dist_metric m) {
 static const char *intern(pto__dist_bench_data *d, const char *s) {
   for (int i = 0; i < d->nnames; i++)
     if (!strcmp(d->names[i], s)) return d->names[i];
-  char **nn = realloc(d->names, (size_t)(d->nnames + 1) * sizeof *nn);
+  char **nn = pto_realloc(d->names, (size_t)(d->nnames + 1) * sizeof *nn);
   if (!nn) return NULL;
   d->names = nn;
-  return (nn[d->nnames] = strdup(s)) ? nn[d->nnames++] : NULL;
+  return (nn[d->nnames] = pto_strdup(s)) ? nn[d->nnames++] : NULL;
 }
 
 void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st) {
@@ -113,7 +113,7 @@ static double union_len(win *w, int n) {
 /* Copies a run's dispatches into round r's list. */
 static pto_status keep_round(pto_dist_bench_stats *st, int r, const pto_dist_run_record *rr) {
   pto__dist_bench_data *d = st->priv;
-  d->rounds[r] = calloc((size_t)(rr->ndispatches ? rr->ndispatches : 1), sizeof **d->rounds);
+  d->rounds[r] = pto_calloc((size_t)(rr->ndispatches ? rr->ndispatches : 1), sizeof **d->rounds);
   if (!d->rounds[r]) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   d->round_n[r] = rr->ndispatches;
   for (int i = 0; i < rr->ndispatches; i++) {
@@ -157,9 +157,9 @@ static pto_status fold(pto_dist_bench_stats *st, const double *host_us, win *con
   }
   if (st->fallback_flattened) st->unstable_dispatch_slots = 1;
 
-  d->per_round = malloc(sizeof(double) * (size_t)(PTO_DIST_METRIC_COUNT * R));
-  double *rank_v = malloc(sizeof(double) * (size_t)(PTO_DIST_METRIC_COUNT * R * n));
-  win *tmp = malloc(sizeof(win) * 1024);
+  d->per_round = pto_malloc(sizeof(double) * (size_t)(PTO_DIST_METRIC_COUNT * R));
+  double *rank_v = pto_malloc(sizeof(double) * (size_t)(PTO_DIST_METRIC_COUNT * R * n));
+  win *tmp = pto_malloc(sizeof(win) * 1024);
   if (!d->per_round || !rank_v || !tmp) {
     free(rank_v);
     free(tmp);
@@ -199,7 +199,7 @@ static pto_status fold(pto_dist_bench_stats *st, const double *host_us, win *con
     st->per_round_summary[m] = pto_bench_summarize(st->per_round[m], R);
   }
   if (!st->fallback_flattened) {
-    d->per_rank = calloc((size_t)(n * PTO_DIST_METRIC_COUNT), sizeof *d->per_rank);
+    d->per_rank = pto_calloc((size_t)(n * PTO_DIST_METRIC_COUNT), sizeof *d->per_rank);
     if (!d->per_rank) {
       free(rank_v);
       free(tmp);
@@ -219,10 +219,10 @@ static pto_status fold(pto_dist_bench_stats *st, const double *host_us, win *con
 /* dispatch_groups: device walls by callee name over every round. */
 static pto_status groups(pto_dist_bench_stats *st) {
   pto__dist_bench_data *d = st->priv;
-  d->groups = calloc((size_t)(d->nnames ? d->nnames : 1), sizeof *d->groups);
+  d->groups = pto_calloc((size_t)(d->nnames ? d->nnames : 1), sizeof *d->groups);
   size_t total = 0;
   for (int r = 0; r < st->rounds; r++) total += (size_t)d->round_n[r];
-  double *v = malloc(sizeof(double) * (total ? total : 1));
+  double *v = pto_malloc(sizeof(double) * (total ? total : 1));
   if (!d->groups || !v) {
     free(v);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -252,8 +252,8 @@ typedef struct builder {
 
 static pto_status builder_begin(builder *b, int rounds, int warmup, int nranks) {
   memset(b, 0, sizeof *b);
-  pto_dist_bench_stats *st = calloc(1, sizeof *st);
-  pto__dist_bench_data *d = st ? calloc(1, sizeof *d) : NULL;
+  pto_dist_bench_stats *st = pto_calloc(1, sizeof *st);
+  pto__dist_bench_data *d = st ? pto_calloc(1, sizeof *d) : NULL;
   if (!d) {
     free(st);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -264,10 +264,10 @@ static pto_status builder_begin(builder *b, int rounds, int warmup, int nranks) 
   st->nranks = nranks;
   b->st = st;
   b->rounds = rounds;
-  d->round_n = calloc((size_t)rounds, sizeof *d->round_n);
-  d->rounds = calloc((size_t)rounds, sizeof *d->rounds);
-  b->host = calloc((size_t)rounds, sizeof *b->host);
-  b->wins = calloc((size_t)rounds, sizeof *b->wins);
+  d->round_n = pto_calloc((size_t)rounds, sizeof *d->round_n);
+  d->rounds = pto_calloc((size_t)rounds, sizeof *d->rounds);
+  b->host = pto_calloc((size_t)rounds, sizeof *b->host);
+  b->wins = pto_calloc((size_t)rounds, sizeof *b->wins);
   if (!d->round_n || !d->rounds || !b->host || !b->wins)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   return PTO_OK;
@@ -287,7 +287,7 @@ static pto_status builder_add(builder *b, int r, const pto_dist_run_record *rr, 
   pto__dist_bench_data *d = st->priv;
   PTO_RETURN_IF_ERROR(keep_round(st, r, rr));
   b->host[r] = host_us;
-  b->wins[r] = malloc(sizeof(win) * (size_t)(rr->ndispatches ? rr->ndispatches : 1));
+  b->wins[r] = pto_malloc(sizeof(win) * (size_t)(rr->ndispatches ? rr->ndispatches : 1));
   if (!b->wins[r]) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   for (int k = 0; k < rr->ndispatches; k++) {
     const pto_span *root = span_named(&rr->dispatches[k].launch, "chip.run");
@@ -296,7 +296,7 @@ static pto_status builder_add(builder *b, int r, const pto_dist_run_record *rr, 
   /* Slots: the first round names them; each later round adds a launch to each. */
   pto_status s = PTO_OK;
   if (r == 0) {
-    d->slots = calloc((size_t)(rr->ndispatches ? rr->ndispatches : 1), sizeof *d->slots);
+    d->slots = pto_calloc((size_t)(rr->ndispatches ? rr->ndispatches : 1), sizeof *d->slots);
     if (!d->slots) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
     for (int k = 0; !s && k < rr->ndispatches; k++) {
       const pto_dist_dispatch *dp = &rr->dispatches[k];
@@ -456,7 +456,7 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
     if (m) {
       if (nrec == cap) {
         cap = cap ? 2 * cap : 1024;
-        rec *nr = realloc(recs, cap * sizeof *nr);
+        rec *nr = pto_realloc(recs, cap * sizeof *nr);
         if (!nr) {
           free(recs);
           return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
@@ -508,7 +508,7 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
       if (x->pid != parent || x->inv != hr->inv || strcmp(x->name, "host.dispatch")) continue;
       if ((size_t)nd == capd) {
         capd = capd ? 2 * capd : 64;
-        pto_dist_dispatch *nd2 = realloc(disp, capd * sizeof *nd2);
+        pto_dist_dispatch *nd2 = pto_realloc(disp, capd * sizeof *nd2);
         if (!nd2) {
           s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
           break;

@@ -217,7 +217,7 @@ int cmd_trace(int argc, char **argv) {
   size_t len = 0;
   if (!strcmp(log, "-")) {
     /* Kept: the timeline reads the text again, and stdin cannot be read twice. */
-    s = pto_file_read_stream(stdin, "stdin", &text, &len);
+    s = pto_file_read_stream(stdin, "stdin", PTO_FILE_MAX_LOG, &text, &len);
     if (!s) s = pto_trace_parse((const char *)text, len, &opt, &st);
     if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) s = pto_status_annotate(s, "-");
   } else {
@@ -285,6 +285,7 @@ const pto_cmd cli_cmd_trace = {
     "How the log is read:\n"
     "  - a record starts at '[STRACE]' anywhere on a line (logger prefixes are ignored) and runs\n"
     "    to the next '[STRACE]' or the end of the line; %XX escapes in names are decoded\n"
+    "  - a log (a file or stdin) is at most 4 GiB; a larger one is refused\n"
     "  - a truncated or malformed record is skipped and counted\n"
     "  - records group into launches by (pid, inv); the hid with the most launches is the one\n"
     "    measured; its launches in (inv, pid) order lose the first --warmup as warmup\n"

@@ -24,6 +24,35 @@
 extern "C" {
 #endif
 
+/* ---- allocation ------------------------------------------------------------------------ */
+
+/* Every allocation of pto's libraries (base, ir, compiler, loader, runtime, stats) goes through
+ * these, so a test can make any one of them fail and check that the caller unwinds to a clean
+ * status. Blocks come from libc: free(3) releases them. A size of 0 allocates 1 byte.
+ * Allocations made inside other libraries (LLVM, libelf, jansson, libc itself: dlopen, stdio,
+ * realpath, asprintf) and in generated code do not pass through here. */
+PTO_API void *pto_malloc(size_t n);
+PTO_API void *pto_calloc(size_t n, size_t size);
+PTO_API void *pto_realloc(void *p, size_t n);
+PTO_API char *pto_strdup(const char *s);
+/* At most n bytes of s, NUL-terminated. */
+PTO_API char *pto_strndup(const char *s, size_t n);
+/* The formatted text in a new block (asprintf without its out-parameter); NULL on failure. */
+PTO_API char *pto_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* realpath(path, NULL) through this allocator; NULL with errno set on failure. */
+PTO_API char *pto_realpath(const char *path);
+/* align is a power of two; n is rounded up to a multiple of it. */
+PTO_API void *pto_aligned_alloc(size_t align, size_t n);
+
+/* Testing: allocation number n from now (0 = the next) fails; with sticky, every later one
+ * fails too; n < 0 turns injection off. Process-wide (atomic counters), for tests only. An
+ * n >= 0 resets the two counters below, which count only while injection is on. */
+PTO_API void pto_alloc_fail_at(long n, int sticky);
+/* Allocations since the last pto_alloc_fail_at while injection was on. */
+PTO_API long pto_alloc_count(void);
+/* Allocations failed since the last pto_alloc_fail_at. */
+PTO_API long pto_alloc_failures(void);
+
 /* ---- text ------------------------------------------------------------------------------ */
 
 /* A growable malloc'd string, zero-initialized to start (pto_text t = {0}). data is always
@@ -84,9 +113,11 @@ PTO_API pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, i
  * NUL after the last byte (not counted in *out_len). */
 PTO_API pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf,
                                  size_t *out_len);
-/* The rest of stream f (e.g. stdin), named name in messages. */
-PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint8_t **out_buf,
-                                        size_t *out_len);
+/* The rest of stream f (e.g. stdin), named name in messages, with a NUL after the last byte:
+ * at most max_bytes (0: no limit), read no further than one byte past it; more is an
+ * INVALID_ARGUMENT naming the limit. */
+PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes,
+                                        uint8_t **out_buf, size_t *out_len);
 /* Writes data to path through a temp file in the same dir and rename(2), so a reader (or a
  * process that has the old file mapped) never sees a partial file. errno is kept on failure. */
 PTO_API pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,

@@ -124,6 +124,11 @@ struct pto_ir_expr {
  * nested unary operators, casts, parentheses) is an error naming the limit. */
 #define PTO_IR_MAX_EXPR_HEIGHT 256
 
+/* The deepest nesting of blocks (for, if/else, incore) inside a function body the builder
+ * accepts; one more is an error naming the limit. (The parser stops at 200 levels of any
+ * nesting first.) */
+#define PTO_IR_MAX_BLOCK_DEPTH 256
+
 /* ---- values --------------------------------------------------------------------------- */
 
 typedef enum pto_dir {

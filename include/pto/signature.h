@@ -70,6 +70,20 @@ PTO_API int pto_signature_find(const pto_signature *sig, const char *name);
  * memory. */
 PTO_API int pto_signature_intern_sym(pto_signature *sig, const char *name);
 
+/* The symbols of a compiled orchestration object and of compiled host code that hold their
+ * fingerprint (below). A host's "kernel table" is its callees, each name given as both name and
+ * symbol, in call-index order. */
+#define PTO_ORCH_FINGERPRINT_SYMBOL "pto_orch_fingerprint"
+#define PTO_HOST_FINGERPRINT_SYMBOL "pto_host_fingerprint"
+/* 32 hex digits (XXH3-128) of everything a launch is checked against and dispatched by: sig
+ * (entry, every parameter's name, direction, dtype, dims and binding, the symbols, the result
+ * count) and the kernel table (id, name and symbol of each kernel). The compiler writes it into
+ * the orchestration object it builds; the loader recomputes it from a work dir's manifest and
+ * refuses a manifest whose fingerprint differs from the compiled one (a hand edit). */
+PTO_API pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
+                                             const char *const *kernel_names,
+                                             const char *const *kernel_symbols, char out_hex[33]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,3 +43,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
 }
 
 }  // extern "C"
+
+// The signature this object was compiled for (pto_signature_fingerprint): the loader
+// refuses a manifest that does not match it.
+extern "C" __attribute__((visibility("default"), used)) const char pto_orch_fingerprint[33] = "e7949f51960fd61a2bc98a43791859c8";

@@ -225,3 +225,7 @@ int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {
   const int64_t v18_last = v10_acc;
   return 0;
 }
+
+// The signature this object was compiled for (pto_signature_fingerprint): the loader
+// refuses a manifest that does not match it.
+__attribute__((visibility("default"), used)) const char pto_host_fingerprint[33] = "5d9b38462a563686516a5ab3d52b84eb";

@@ -45,3 +45,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
 }
 
 }  // extern "C"
+
+// The signature this object was compiled for (pto_signature_fingerprint): the loader
+// refuses a manifest that does not match it.
+extern "C" __attribute__((visibility("default"), used)) const char pto_orch_fingerprint[33] = "8b07320e60ed5a96302beb1892935d57";

@@ -43,3 +43,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
 }
 
 }  // extern "C"
+
+// The signature this object was compiled for (pto_signature_fingerprint): the loader
+// refuses a manifest that does not match it.
+extern "C" __attribute__((visibility("default"), used)) const char pto_orch_fingerprint[33] = "f5825cc69b8b58bdfe62e9b8a7f5f453";

@@ -117,9 +117,15 @@ static pto_status build_dir(const pto_ir_program *p, const pto_compile_options *
   free(ptir);
   if (s) goto fail;
 
+  /* The fingerprint the loader checks the manifest against (one kernel, k). */
+  const char *kname = "k", *ksym = "pto_kernel_k";
+  char fp[33];
+  if ((s = pto_signature_fingerprint(&out->sig, 1, &kname, &ksym, fp))) goto fail;
   snprintf(text, sizeof text,
            "#include \"pto/orch_abi.h\"\n"
            "extern \"C\" {\n"
+           "__attribute__((visibility(\"default\"))) extern const char pto_orch_fingerprint[33] = "
+           "\"%s\";\n"
            "__attribute__((visibility(\"default\"))) uint32_t pto_orch_abi_version(void) { return "
            "PTO_ORCH_ABI_VERSION; }\n"
            "__attribute__((visibility(\"default\"))) void pto_orch_bind(const pto_orch_api *) {}\n"
@@ -128,7 +134,7 @@ static pto_status build_dir(const pto_ir_program *p, const pto_compile_options *
            "__attribute__((visibility(\"default\"))) unsigned long long pto_fake_tag(void) { "
            "return %" PRIu64 "ull; }\n"
            "}\n",
-           tag);
+           fp, tag);
   snprintf(src, sizeof src, "orchestration/%s.cpp", entry->name);
   if ((s = write_text(dir, src, text))) goto fail;
   snprintf(bin, sizeof bin, "orchestration/%s.so", entry->name);

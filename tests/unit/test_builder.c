@@ -335,6 +335,61 @@ static void test_builder_rejects_values_out_of_scope(void **state) {
   pto_ir_builder_destroy(b);
 }
 
+/* Blocks nest at most PTO_IR_MAX_BLOCK_DEPTH deep through the API (the parser has its own, lower
+ * bound), so no recursive walk over statements can run out of stack; the limit is kept exactly. */
+static void test_builder_bounds_block_nesting(void **state) {
+  for (int kind = 0; kind < 2; kind++) { /* for loops, then ifs */
+    pto_ir_value *n, *f, *x;
+    pto_ir_builder *b = scalar_kernel(&n, &f, &x);
+    pto_ir_stmt *st;
+    for (int d = 0; d < PTO_IR_MAX_BLOCK_DEPTH; d++) {
+      if (kind == 0) {
+        char iv[16];
+        snprintf(iv, sizeof iv, "i%d", d);
+        OK(pto_ir_builder_for_begin(b, iv, 0, lit(b, 0), lit(b, 2), NULL, NULL, NULL, 0, NULL, 0,
+                                    &st));
+      } else {
+        pto_ir_expr *c = NULL;
+        OK(pto_ir_builder_bool(b, 1, &c));
+        OK(pto_ir_builder_if_begin(b, c, NULL, 0, &st));
+      }
+    }
+    pto_status s;
+    if (kind == 0) {
+      s = pto_ir_builder_for_begin(b, "deep", 0, lit(b, 0), lit(b, 2), NULL, NULL, NULL, 0, NULL, 0,
+                                   &st);
+    } else {
+      pto_ir_expr *c = NULL;
+      OK(pto_ir_builder_bool(b, 1, &c));
+      s = pto_ir_builder_if_begin(b, c, NULL, 0, &st);
+    }
+    assert_status_contains(s, "blocks nested too deeply: more than 256 levels of for, if and "
+                              "incore (move the inner part into a function)");
+    pto_ir_builder_destroy(b);
+  }
+  /* At the limit the program builds, verifies and prints. */
+  pto_ir_value *n, *f, *x;
+  pto_ir_builder *b = scalar_kernel(&n, &f, &x);
+  pto_ir_stmt *st;
+  for (int d = 0; d < PTO_IR_MAX_BLOCK_DEPTH; d++) {
+    char iv[16];
+    snprintf(iv, sizeof iv, "i%d", d);
+    OK(pto_ir_builder_for_begin(b, iv, 0, lit(b, 0), lit(b, 2), NULL, NULL, NULL, 0, NULL, 0, &st));
+  }
+  for (int d = 0; d < PTO_IR_MAX_BLOCK_DEPTH; d++)
+    OK(pto_ir_builder_for_end(b));
+  OK(pto_ir_builder_body_end(b));
+  pto_ir_program *p = NULL;
+  OK(pto_ir_builder_finish(b, &p));
+  OK(pto_ir_verify(p));
+  char *text = NULL;
+  OK(pto_ir_print(p, &text));
+  assert_non_null(strstr(text, "for %i255 in range(0, 2)"));
+  free(text);
+  pto_ir_program_destroy(p);
+  pto_ir_builder_destroy(b);
+}
+
 /* Every allocation failure surfaces as an out-of-memory status: no crash, no leak. */
 static void test_builder_reports_out_of_memory(void **state) {
   int saw_oom = 0, saw_ok = 0;
@@ -615,6 +670,7 @@ int main(void) {
       cmocka_unit_test(test_builder_keeps_the_first_error),
       cmocka_unit_test(test_builder_rejects_values_out_of_scope),
       cmocka_unit_test(test_builder_reports_out_of_memory),
+      cmocka_unit_test(test_builder_bounds_block_nesting),
       cmocka_unit_test(test_builder_deduces_result_types),
       cmocka_unit_test(test_builder_copy_makes_an_equal_program),
       cmocka_unit_test(test_builder_copy_with_a_value_map_substitutes_uses),

@@ -2,9 +2,9 @@
  * n, the n-th allocation of parse -> verify -> print of each example fails, and the result is a
  * clean status (never a crash) with nothing leaked. The allocations are counted and failed by
  * interposing malloc/calloc/realloc/free in this executable (glibc allows it), which reaches
- * every allocation of libpto_ir, including strdup and jansson's, without an allocator hook in
- * the library; the hook of STYLE.md comes with base/. Not built under sanitizers, which
- * interpose malloc themselves. */
+ * every allocation of libpto_ir, including libc's and jansson's, which base's allocator
+ * (pto_malloc, tested by test_alloc_fail under the sanitizers too) does not see. Not built under
+ * sanitizers, which interpose malloc themselves. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
