@@ -64,6 +64,7 @@ void pto__rt_devmem_fini(pto__rt_devmem *m) {
   if (!m->borrowed) munmap(m->host, (size_t)m->size);
   free(m->free);
   pto__rt_map_fini(&m->allocs);
+  pto__rt_map_fini(&m->ext_sizes);
   pthread_mutex_destroy(&m->mu);
   memset(m, 0, sizeof *m);
 }
@@ -190,12 +191,13 @@ int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr) {
 }
 
 int pto__rt_devmem_size(pto__rt_devmem *m, uint64_t addr, uint64_t *out_nbytes) {
-  if (addr - m->ext_base < m->ext_size) { /* the external region: owned and checked elsewhere */
-    *out_nbytes = m->ext_size - (addr - m->ext_base);
-    return 1;
-  }
-  if (addr - m->ext2_base < m->ext2_size) {
-    *out_nbytes = m->ext2_size - (addr - m->ext2_base);
+  int in1 = addr - m->ext_base < m->ext_size, in2 = addr - m->ext2_base < m->ext2_size;
+  if (in1 || in2) { /* the external regions: owned and checked elsewhere */
+    pthread_mutex_lock(&m->mu);
+    uint64_t *w = pto__rt_map_find(&m->ext_sizes, addr);
+    *out_nbytes = w ? *w : in1 ? m->ext_size - (addr - m->ext_base)
+                              : m->ext2_size - (addr - m->ext2_base);
+    pthread_mutex_unlock(&m->mu);
     return 1;
   }
   pthread_mutex_lock(&m->mu);

@@ -116,6 +116,10 @@ typedef struct pto__rt_devmem {
   /* A second one (the MPI transport's window arena), likewise. */
   uint8_t *ext2_host;
   uint64_t ext2_base, ext2_size;
+  /* Tensors wrapped in the external regions (pto__rt_worker_wrap): start -> the largest size
+   * wrapped there, so dependency tracking sizes a buffer by its tensor, not by the rest of a
+   * region of a GiB. Guarded by mu. */
+  pto__rt_map ext_sizes;
   int borrowed; /* host is not ours to unmap (pto__rt_devmem_init_over) */
 } pto__rt_devmem;
 

@@ -254,7 +254,11 @@ pto_status pto__rt_worker_wrap(pto_worker *wt, uint64_t addr, int rank, const in
   if (!in1 && !in2)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: 0x%llx (+%llu bytes) is outside the shared heap",
                 fn, (unsigned long long)addr, (unsigned long long)nbytes);
-  pto__rt_dtensor *d = new_dtensor(w, addr, nbytes, rank, shape, dt);
+  pthread_mutex_lock(&w->mem.mu);
+  uint64_t *had = pto__rt_map_find(&w->mem.ext_sizes, addr);
+  int bad = (!had || *had < nbytes) && pto__rt_map_put(&w->mem.ext_sizes, addr, nbytes) != 0;
+  pthread_mutex_unlock(&w->mem.mu);
+  pto__rt_dtensor *d = bad ? NULL : new_dtensor(w, addr, nbytes, rank, shape, dt);
   if (!d) return fail(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   *out_tensor = d->token;
   return PTO_OK;
