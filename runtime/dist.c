@@ -1405,8 +1405,8 @@ pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p
 
 /* ---- resident and stacked tensors ------------------------------------------------------- */
 
-/* MPI: heap bytes [off, off + n) from rank 0's heap to chip r's (PUT) or back (GET), finished
- * when this returns. Rank 0's chip shares the host's heap, and on one host every chip does. */
+/* MPI: posts the move of heap bytes [off, off + n) from rank 0's heap to chip r's (PUT) or back
+ * (GET). Rank 0's chip shares the host's heap, and on one host every chip does. */
 static pto_status sync_heap(pto_dist_worker *w, int r, uint64_t off, uint64_t n, int get) {
   if (!w->mpi || r == 0 || !n) return PTO_OK;
   pto__dist_cmd *cmd = &w->cmd;
@@ -1415,18 +1415,19 @@ static pto_status sync_heap(pto_dist_worker *w, int r, uint64_t off, uint64_t n,
   cmd->nargs = 1;
   cmd->args[0].addr = PTO__DIST_HEAP_BASE + off;
   cmd->args[0].scalar = n;
-  PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
-  return drain(w);
+  return post(w, r, cmd, NULL);
 }
 
-/* A resident tensor's bytes, or a stacked tensor's shards, between rank 0 and their chips. */
+/* A resident tensor's bytes, or a stacked tensor's shards, between rank 0 and their chips,
+ * finished when this returns: every shard's move is posted before the one wait. */
 static pto_status sync_tensor(pto_dist_worker *w, const pto_dist_tensor *t, int get) {
+  if (!w->mpi) return PTO_OK;
   buffer *b = get_buffer(w, t->buf);
-  if (!t->stacked) return sync_heap(w, t->owner, b->off, b->bytes, get);
-  for (int64_t i = 0; i < t->shape[0]; i++)
+  if (!t->stacked) PTO_RETURN_IF_ERROR(sync_heap(w, t->owner, b->off, b->bytes, get));
+  for (int64_t i = 0; t->stacked && i < t->shape[0]; i++)
     PTO_RETURN_IF_ERROR(sync_heap(w, t->slot_of[i], b->off + (uint64_t)t->slot_of[i] * b->shard_bytes,
                                   b->shard_bytes, get));
-  return PTO_OK;
+  return drain(w);
 }
 
 

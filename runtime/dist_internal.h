@@ -118,6 +118,7 @@ typedef struct pto__dist_shared {
 typedef struct pto__dist_shm {
   pto_dist_ctx ctx;
   pto__dist_shared *sh;
+  int direct;      /* every peer's window is addressable (shared memory, MPI shared windows) */
   uint8_t *bounce; /* MPI without direct access: staging for one-sided gets (lazily allocated) */
   char detail[512];
 } pto__dist_shm;

@@ -48,14 +48,6 @@ static uint8_t *slice_of(const pto__dist_shared *sh, const pto__dist_window *w, 
   return sh->arena[q] ? sh->arena[q] + w->off : NULL;
 }
 
-/* Whether every peer is directly addressable (shared memory, or MPI shared windows). */
-static int direct(const pto__dist_shm *t) {
-  if (!t->sh->mpi) return 1;
-  for (int q = 0; q < t->ctx.nranks; q++)
-    if (!t->sh->arena[q]) return 0;
-  return 1;
-}
-
 /* The window holding [local, local + n) in this rank's slice: its index, or -1. */
 static int find_window(const pto__dist_shm *t, const void *local, uint64_t n, uint64_t *out_off) {
   const pto__dist_shared *sh = t->sh;
@@ -143,7 +135,7 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 
 /* An atomic add (add) or store of value on a signal element, waking its waiters. */
 static int32_t sig_op(pto__dist_shm *t, const peer_ref *r, int32_t value, int add) {
-  if (direct(t)) {
+  if (t->direct) {
     _Atomic int32_t *p = (_Atomic int32_t *)r->p;
     if (add)
       atomic_fetch_add_explicit(p, value, memory_order_seq_cst);
@@ -171,7 +163,7 @@ static int satisfied(int32_t cur, int32_t value, int32_t cmp) {
 
 /* This rank's element: a plain atomic load, or through MPI where peers update it that way. */
 static int32_t sig_read(pto__dist_shm *t, int32_t *sig, int32_t *out) {
-  if (direct(t)) {
+  if (t->direct) {
     *out = atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire);
     return PTO_KERNEL_OK;
   }
@@ -184,7 +176,7 @@ static int32_t sig_read(pto__dist_shm *t, int32_t *sig, int32_t *out) {
 /* Waits on this rank's element; what names the op in the timeout message. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
-  int dir = direct(t);
+  int dir = t->direct;
   int32_t cur = 0, rc;
   for (int i = 0; dir && i < 2000; i++) {
     if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
@@ -277,7 +269,7 @@ static int32_t take(pto__dist_shm *t, int32_t *sig, int from, const char *what) 
   if (rc) return rc;
   peer_ref self;
   if (peer_of(t, sig + from, 4, t->ctx.rank, &self)) return PTO_KERNEL_ERR_DIST;
-  if (direct(t)) {
+  if (t->direct) {
     atomic_fetch_sub_explicit((_Atomic int32_t *)(sig + from), 1, memory_order_seq_cst);
     return PTO_KERNEL_OK;
   }
@@ -376,7 +368,7 @@ static int32_t reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int 
   uint8_t stack_tmp[BLOCK_BYTES] __attribute__((aligned(64)));
   uint8_t *tmp = stack_tmp, *buf = NULL;
   int64_t per = BLOCK_BYTES / eb;
-  if (!direct(t)) {
+  if (!t->direct) {
     if (!(tmp = bounce(t))) return PTO_KERNEL_ERR_DIST;
     buf = tmp + BOUNCE_BYTES;
     per = BOUNCE_BYTES / eb;
@@ -538,6 +530,9 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   t->ctx.remote_store = shm_remote_store;
   t->ctx.barrier = shm_barrier;
   t->ctx.collective = shm_collective;
+  t->direct = 1;
+  for (int q = 0; sh->mpi && q < sh->nranks; q++)
+    if (!sh->arena[q]) t->direct = 0;
 }
 
 void pto__dist_shm_fini(pto__dist_shm *t) {
