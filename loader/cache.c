@@ -591,6 +591,12 @@ static int is_own_name(const char *name) {
   static const char *const own[] = {".", "..", PTO__CACHE_TAG, "tmp", "lock", "stats"};
   for (size_t i = 0; i < sizeof own / sizeof *own; i++)
     if (!strcmp(name, own[i])) return 1;
+  /* The marker while another process writes it (pto_file_write_atomic's temp name): without
+   * this, processes that start on a new cache at once took it for a foreign dir and moved to its
+   * "pto" subfolder (seen as lost counters in e2e_cache_race_slow). */
+  static const char tag_tmp[] = PTO__CACHE_TAG ".tmp-";
+  if (!strncmp(name, tag_tmp, sizeof tag_tmp - 1) && strlen(name) == sizeof tag_tmp - 1 + 6)
+    return 1;
   return strlen(name) == 2 && isxdigit((unsigned char)name[0]) &&
          isxdigit((unsigned char)name[1]) && !isupper((unsigned char)name[0]) &&
          !isupper((unsigned char)name[1]);

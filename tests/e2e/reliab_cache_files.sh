@@ -74,6 +74,14 @@ run_pto 1 cache clear && expect_out "holds files that pto did not create: refusi
 run_pto 1 cache gc --max-size 1
 expect_true "a foreign pto subfolder keeps its files" test -f "$home/pto/mine.txt"
 
+# A new cache whose marker another process is writing right now (its temp file is all there is)
+# is pto's own, not a foreign dir: no move to a subfolder.
+fresh="$T/fresh"
+mkdir -p "$fresh" && chmod 700 "$fresh" && echo x >"$fresh/CACHEDIR.TAG.tmp-a1B2c3"
+PTO_CACHE_DIR="$fresh" run_pto 0 run "$EX/add.ptir" --dim M=40 --check && expect_out PASS
+expect_true "no subfolder for a cache being tagged" test ! -e "$fresh/pto"
+expect_true "the cache went into the dir itself" test -n "$(entries "$fresh")"
+
 # ---- eviction under PTO_CACHE_MAX_SIZE keeps user files too ---------------------------------
 export PTO_CACHE_DIR="$T/c4"
 run_pto 0 run "$EX/add.ptir" --dim M=40
