@@ -21,21 +21,35 @@ static double double_of(int64_t i) {
   return d;
 }
 
+static uint32_t bits_of_f(float f) {
+  uint32_t i;
+  memcpy(&i, &f, sizeof i);
+  return i;
+}
+
+static float float_of(uint32_t i) {
+  float f;
+  memcpy(&f, &i, sizeof f);
+  return f;
+}
+
 float pto_expf(float x) {
-  double d = (double)x;
-  d = d < PTO_MATHF_EXP_LO ? PTO_MATHF_EXP_LO : d; /* NaN stays NaN */
-  d = d > PTO_MATHF_EXP_HI ? PTO_MATHF_EXP_HI : d;
-  double kd = fma(d, PTO_MATHF_LOG2E, PTO_MATHF_SHIFT); /* SHIFT + round(d / ln 2) */
-  double n = kd - PTO_MATHF_SHIFT;
-  double r = fma(n, PTO_MATHF_NEG_LN2, d);
-  double p = pto_mathf_exp_coef(PTO_MATHF_EXP_DEGREE);
+  x = x < PTO_MATHF_EXP_LO ? PTO_MATHF_EXP_LO : x; /* NaN stays NaN */
+  x = x > PTO_MATHF_EXP_HI ? PTO_MATHF_EXP_HI : x;
+  float kf = fmaf(x, PTO_MATHF_LOG2E, PTO_MATHF_SHIFT); /* SHIFT + round(x / ln 2) */
+  float n = kf - PTO_MATHF_SHIFT;
+  float r = fmaf(n, PTO_MATHF_NEG_LN2_HI, x); /* exact */
+  r = fmaf(n, PTO_MATHF_LN2_LO_ERR, r);
+  float q = pto_mathf_exp_coef(PTO_MATHF_EXP_DEGREE);
   for (int i = PTO_MATHF_EXP_DEGREE - 1; i >= 0; i--)
-    p = fma(p, r, pto_mathf_exp_coef(i));
-  /* 2^n: n sits in the low bits of kd; unsigned arithmetic, as the lowering's wrapping i64 ops
-   * (a NaN's bits are garbage that the multiply below ignores). */
-  uint64_t e = ((uint64_t)bits_of(kd) - (uint64_t)bits_of(PTO_MATHF_SHIFT) + 1023u) << 52;
-  double scale = double_of((int64_t)e);
-  return (float)(p * scale);
+    q = fmaf(q, r, pto_mathf_exp_coef(i));
+  float p = 1.0f + fmaf(r * r, q, r);
+  /* 2^n in two exact halves: n sits in the low bits of kf; unsigned arithmetic as the
+   * lowering's wrapping i32 ops, the shift arithmetic (a NaN's bits are garbage that the
+   * multiplies below ignore) */
+  uint32_t ni = bits_of_f(kf) - PTO_MATHF_SHIFT_BITS;
+  uint32_t n1 = (uint32_t)((int32_t)ni >> 1), n2 = ni - n1;
+  return (p * float_of((n1 + 127u) << 23)) * float_of((n2 + 127u) << 23);
 }
 
 float pto_logf(float x) {

@@ -456,27 +456,30 @@ static LLVMValueRef clamp_side(lw *L, LLVMRealPredicate pred, LLVMValueRef x, LL
   return LLVMBuildSelect(L->b, LLVMBuildFCmp(L->b, pred, x, lim, ""), lim, x, "");
 }
 
-/* pto_expf (base/mathf.c) on an f32 value or vector. */
+/* pto_expf (base/mathf.c) on an f32 value or vector: f32 throughout, 16 lanes per 512 bits. */
 static LLVMValueRef lower_expf(lw *L, LLVMValueRef x) {
   LLVMBuilderRef b = L->b;
-  LLVMTypeRef td = like(x, L->t_f64), ti = like(x, L->t_i64), tf = LLVMTypeOf(x);
-  LLVMValueRef d = LLVMBuildFPExt(b, x, td, "exp.d");
-  d = clamp_side(L, LLVMRealOLT, d, cst_real(td, PTO_MATHF_EXP_LO));
-  d = clamp_side(L, LLVMRealOGT, d, cst_real(td, PTO_MATHF_EXP_HI));
-  LLVMValueRef shift = cst_real(td, PTO_MATHF_SHIFT);
-  LLVMValueRef kd = fma3(L, d, cst_real(td, PTO_MATHF_LOG2E), shift);
-  LLVMValueRef n = LLVMBuildFSub(b, kd, shift, "exp.n");
-  LLVMValueRef r = fma3(L, n, cst_real(td, PTO_MATHF_NEG_LN2), d);
-  LLVMValueRef p = cst_real(td, pto_mathf_exp_coef(PTO_MATHF_EXP_DEGREE));
+  LLVMTypeRef tf = LLVMTypeOf(x), ti = like(x, L->t_i32);
+  x = clamp_side(L, LLVMRealOLT, x, cst_real(tf, PTO_MATHF_EXP_LO));
+  x = clamp_side(L, LLVMRealOGT, x, cst_real(tf, PTO_MATHF_EXP_HI));
+  LLVMValueRef shift = cst_real(tf, PTO_MATHF_SHIFT);
+  LLVMValueRef kf = fma3(L, x, cst_real(tf, PTO_MATHF_LOG2E), shift);
+  LLVMValueRef n = LLVMBuildFSub(b, kf, shift, "exp.n");
+  LLVMValueRef r = fma3(L, n, cst_real(tf, PTO_MATHF_NEG_LN2_HI), x);
+  r = fma3(L, n, cst_real(tf, PTO_MATHF_LN2_LO_ERR), r);
+  LLVMValueRef q = cst_real(tf, pto_mathf_exp_coef(PTO_MATHF_EXP_DEGREE));
   for (int i = PTO_MATHF_EXP_DEGREE - 1; i >= 0; i--)
-    p = fma3(L, p, r, cst_real(td, pto_mathf_exp_coef(i)));
-  double sh = PTO_MATHF_SHIFT;
-  uint64_t shbits;
-  memcpy(&shbits, &sh, sizeof shbits);
-  LLVMValueRef e = LLVMBuildSub(b, LLVMBuildBitCast(b, kd, ti, ""), cst_int(ti, shbits), "");
-  e = LLVMBuildShl(b, LLVMBuildAdd(b, e, cst_int(ti, 1023), ""), cst_int(ti, 52), "");
-  LLVMValueRef y = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, e, td, ""), "");
-  return LLVMBuildFPTrunc(b, y, tf, "exp");
+    q = fma3(L, q, r, cst_real(tf, pto_mathf_exp_coef(i)));
+  LLVMValueRef t = fma3(L, LLVMBuildFMul(b, r, r, ""), q, r);
+  LLVMValueRef p = LLVMBuildFAdd(b, cst_real(tf, 1.0), t, "");
+  LLVMValueRef ni = LLVMBuildSub(b, LLVMBuildBitCast(b, kf, ti, ""),
+                                 cst_int(ti, PTO_MATHF_SHIFT_BITS), "");
+  LLVMValueRef n1 = LLVMBuildAShr(b, ni, cst_int(ti, 1), "");
+  LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
+  LLVMValueRef s1 = LLVMBuildShl(b, LLVMBuildAdd(b, n1, cst_int(ti, 127), ""), cst_int(ti, 23), "");
+  LLVMValueRef s2 = LLVMBuildShl(b, LLVMBuildAdd(b, n2, cst_int(ti, 127), ""), cst_int(ti, 23), "");
+  LLVMValueRef y = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, s1, tf, ""), "");
+  return LLVMBuildFMul(b, y, LLVMBuildBitCast(b, s2, tf, ""), "exp");
 }
 
 /* pto_logf (base/mathf.c) on an f32 value or vector. */
