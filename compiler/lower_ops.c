@@ -357,11 +357,16 @@ static int bin_of(pto_opcode op, lw_bin *out) {
   }
 }
 
+static LLVMValueRef load_c(lw *L, const lw_tile *t, LLVMValueRef idx) {
+  return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, idx));
+}
+
 typedef struct fused_stmt {
   const pto_ir_stmt *s;
   int kind;                  /* pto__lower_elementwise_kind */
-  const pto_ir_value *a, *b; /* tile operands (b: binary only) */
+  const pto_ir_value *a, *b; /* tile operands (b: binary and row expansion only) */
   LLVMValueRef scalar;       /* kind 2: the scalar operand, compute type of the tile */
+  LLVMValueRef rowv;         /* kind 5: b[i] of this row, compute type (fused_rows) */
   pto_dtype in_dt, out_dt;
   lw_tile *out;
   LLVMValueRef cur; /* this iteration's result, compute type */
@@ -410,7 +415,7 @@ static int64_t fused_prepare(lw *L, pto_ir_stmt *const *ss, int n, fused_stmt *f
     x->in_dt = ta->dt;
     x->out_dt = s->results[0]->type->dtype;
     LLVMValueRef vr = ta->vr, vc = ta->vc;
-    if (x->kind == 1) {
+    if (x->kind == 1 || x->kind == 5) {
       lw_tile *tb = tile_arg(L, s, 1);
       if (!tb) return -1;
       x->b = value_arg(s, 1);
@@ -455,6 +460,11 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
     }
+    case 5:
+      bin_of(x->s->op.opc, &bop);
+      r = pto__lower_binop(L, bop, x->in_dt, a, x->rowv ? x->rowv : fused_operand(L, e, i, x->b),
+                           L->divzero);
+      break;
     case 3: r = pto__lower_unop(L, pto_op_info_get(x->s->op.opc)->fn, x->in_dt, a); break;
     case 4: r = pto__lower_convert(L, a, x->in_dt, x->out_dt); break;
     }
@@ -471,17 +481,47 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
   return 0;
 }
 
+/* The row operands of the run's row expansions at tile row i (from their buffers: the planner
+ * keeps them out of the run), once per row, before the row's loop. Returns whether there are any. */
+static int fused_rows(lw *L, fused_stmt *f, int n, LLVMValueRef i) {
+  int any = 0;
+  for (int m = 0; m < n; m++) {
+    if (f[m].kind != 5) continue;
+    any = 1;
+    f[m].rowv = NULL;
+    int inside = 0; /* an [R,1] operand the run computes: only with C = 1, where k is the row */
+    for (int p = 0; p < m; p++)
+      if (f[p].s->results[0] == f[m].b) inside = 1;
+    if (i && !inside) f[m].rowv = load_c(L, &L->vals[f[m].b->id].tile, i);
+  }
+  return any;
+}
+
 void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
   fused_stmt f[64];
   if (n > 64) n = 64;
   int any_div;
   int64_t count = fused_prepare(L, ss, n, f, &any_div);
   if (count < 0) return;
-  lw_loop lp;
+  lw_loop lp, lr;
   fused_env e = {.f = f};
-  e.k = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count), "ew");
-  if (fused_eval(L, &e, n, 1)) return;
-  pto__lower_loop_end(L, &lp);
+  if (fused_rows(L, f, n, NULL)) {
+    /* rows, then the row's elements, for the row expansions' operands */
+    const lw_tile *t0 = tile_arg(L, ss[0], 0);
+    LLVMValueRef Cv = pto__lower_i64(L, t0->cols);
+    LLVMValueRef i =
+        pto__lower_loop_begin(L, &lr, pto__lower_i64(L, 0), pto__lower_i64(L, t0->rows), "ew.i");
+    fused_rows(L, f, n, i);
+    LLVMValueRef j = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), Cv, "ew.j");
+    e.k = add(L, mul(L, i, Cv), j);
+    if (fused_eval(L, &e, n, 1)) return;
+    pto__lower_loop_end(L, &lp);
+    pto__lower_loop_end(L, &lr);
+  } else {
+    e.k = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count), "ew");
+    if (fused_eval(L, &e, n, 1)) return;
+    pto__lower_loop_end(L, &lp);
+  }
   if (any_div) check_divzero_flag(L);
 }
 
@@ -575,6 +615,7 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   lw_loop li, lj;
   LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws.nr, "sm.i");
   LLVMValueRef trow = mul(L, i, pto__lower_i64(L, t->cols));
+  fused_rows(L, f, nrun, i);
   LLVMValueRef j = pto__lower_loop_begin(L, &lj, zero, ws.nc, "sm.j");
   LLVMValueRef raw = NULL;
   for (int k = 0; k < nloads; k++) {
@@ -631,10 +672,6 @@ static LLVMValueRef entry_alloca(lw *L, LLVMTypeRef ty, const char *name) {
   LLVMValueRef a = LLVMBuildAlloca(b, ty, name);
   LLVMDisposeBuilder(b);
   return a;
-}
-
-static LLVMValueRef load_c(lw *L, const lw_tile *t, LLVMValueRef idx) {
-  return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, idx));
 }
 
 static LLVMValueRef gep_f(lw *L, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef idx) {
@@ -729,6 +766,82 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
   pto__lower_loop_end(L, &lb);
 }
 
+/* Row max/min of an f32 tile whose rows are a multiple of 16 long, along the row: 16 lanes per
+ * vector and up to 4 independent accumulators, `x > acc ? x : acc` per step (one vmaxps/vminps:
+ * a NaN element leaves the accumulator as it is; a NaN first element stays in its lane), then the
+ * lanes folded. The result is the largest (smallest) non-NaN element of the row, which is what
+ * the interpreter's chain of fmaxf/fminf gives whenever it is a nonzero number: equal nonzero
+ * floats have the same bits, so the order of the comparisons cannot matter. The two cases where
+ * it can (a lane that started with a NaN, which also covers a row of NaNs; a result of +-0, where
+ * the chain picks a zero by order) take the row's scalar chain instead, so every row matches the
+ * interpreter bit for bit, at one load and one compare per 16 elements in the common case. */
+static LLVMValueRef vec_at(lw *L, const lw_tile *a, LLVMValueRef idx, unsigned n) {
+  LLVMValueRef v =
+      LLVMBuildLoad2(L->b, LLVMVectorType(L->t_f32, n), gep_f(L, L->t_f32, a->base, idx), "");
+  LLVMSetAlignment(v, 4);
+  pto__lower_tag(L, v, 0);
+  return v;
+}
+
+static void reduce_rows_extreme(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op) {
+  LLVMBuilderRef b = L->b;
+  int64_t R = a->rows, C = a->cols;
+  int nacc = C % 64 == 0 ? 4 : C % 32 == 0 ? 2 : 1;
+  int64_t step = 16 * nacc;
+  LLVMTypeRef vt = LLVMVectorType(L->t_f32, 16);
+  LLVMRealPredicate better = op == LW_MAX ? LLVMRealOGT : LLVMRealOLT;
+  LLVMValueRef accp[4], resp = entry_alloca(L, L->t_f32, "xres");
+  for (int k = 0; k < nacc; k++)
+    accp[k] = entry_alloca(L, vt, "xacc");
+  LLVMValueRef Cv = pto__lower_i64(L, C);
+  lw_loop li, lj, ls;
+  LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, R),
+                                         "xred.row");
+  LLVMValueRef base = mul(L, i, Cv);
+  for (int k = 0; k < nacc; k++)
+    LLVMBuildStore(b, vec_at(L, a, add(L, base, pto__lower_i64(L, 16 * k)), 16), accp[k]);
+  LLVMValueRef j =
+      pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 1), pto__lower_i64(L, C / step), "xred.j");
+  LLVMValueRef j0 = add(L, base, mul(L, j, pto__lower_i64(L, step)));
+  for (int k = 0; k < nacc; k++) {
+    LLVMValueRef x = vec_at(L, a, add(L, j0, pto__lower_i64(L, 16 * k)), 16);
+    LLVMValueRef acc = LLVMBuildLoad2(b, vt, accp[k], "");
+    LLVMValueRef pick = LLVMBuildFCmp(b, better, x, acc, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, pick, x, acc, ""), accp[k]);
+  }
+  pto__lower_loop_end(L, &lj);
+  /* a NaN in any lane: the scalar chain (checked before folding, which could hide one) */
+  LLVMValueRef acc = NULL, nan = NULL;
+  for (int k = 0; k < nacc; k++) {
+    LLVMValueRef v = LLVMBuildLoad2(b, vt, accp[k], "");
+    LLVMValueRef un = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
+    nan = nan ? LLVMBuildOr(b, nan, un, "") : un;
+    acc = acc ? LLVMBuildSelect(b, LLVMBuildFCmp(b, better, v, acc, ""), v, acc, "") : v;
+  }
+  LLVMTypeRef i1v = LLVMTypeOf(nan);
+  LLVMValueRef anynan =
+      pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &i1v, 1, &nan, 1, "");
+  LLVMValueRef res = pto__lower_call_intrinsic(
+      L, op == LW_MAX ? "llvm.vector.reduce.fmax" : "llvm.vector.reduce.fmin", &vt, 1, &acc, 1,
+      "");
+  LLVMBuildStore(b, res, resp);
+  LLVMValueRef zero = LLVMBuildFCmp(b, LLVMRealOEQ, res, LLVMConstReal(L->t_f32, 0.0), "");
+  LLVMBasicBlockRef bb_chain = LLVMAppendBasicBlockInContext(L->c, L->fn, "xred.chain");
+  LLVMBasicBlockRef bb_done = LLVMAppendBasicBlockInContext(L->c, L->fn, "xred.done");
+  LLVMBuildCondBr(b, LLVMBuildOr(b, anynan, zero, ""), bb_chain, bb_done);
+  LLVMPositionBuilderAtEnd(b, bb_chain);
+  LLVMBuildStore(b, load_c(L, a, base), resp);
+  LLVMValueRef js = pto__lower_loop_begin(L, &ls, pto__lower_i64(L, 1), Cv, "xred.s");
+  LLVMValueRef x = load_c(L, a, add(L, base, js));
+  LLVMValueRef cur = LLVMBuildLoad2(b, L->t_f32, resp, "");
+  LLVMBuildStore(b, pto__lower_binop(L, op, PTO_DTYPE_F32, cur, x, NULL), resp);
+  pto__lower_loop_end(L, &ls);
+  LLVMBuildBr(b, bb_done);
+  LLVMPositionBuilderAtEnd(b, bb_done);
+  pto__lower_tile_store(L, t->base, PTO_DTYPE_F32, i, LLVMBuildLoad2(b, L->t_f32, resp, ""));
+  pto__lower_loop_end(L, &li);
+}
+
 static void lower_reduce(lw *L, const pto_ir_stmt *s, int rows, lw_bin op) {
   lw_tile *a = tile_arg(L, s, 0);
   if (!a || s->nresults != 1) return;
@@ -741,6 +854,10 @@ static void lower_reduce(lw *L, const pto_ir_stmt *s, int rows, lw_bin op) {
   int sum = op == LW_ADD;
   int64_t R = a->rows, C = a->cols;
   LLVMValueRef Cv = pto__lower_i64(L, C);
+  if (rows && dt == PTO_DTYPE_F32 && C % 16 == 0 && C >= 16 && (op == LW_MAX || op == LW_MIN)) {
+    reduce_rows_extreme(L, a, t, op);
+    return;
+  }
   if (rows && dt == PTO_DTYPE_F32 && R % 8 == 0 && C % 8 == 0 && C >= 8 &&
       (op == LW_ADD || op == LW_MAX || op == LW_MIN)) {
     reduce_rows_by8(L, a, t, op);

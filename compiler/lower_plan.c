@@ -33,6 +33,7 @@ int pto__lower_elementwise_kind(pto_opcode op) {
   case PTO_OPC_BINARY_SCALAR: return 2;
   case PTO_OPC_UNARY: return 3;
   case PTO_OPC_CAST: return 4;
+  case PTO_OPC_EXPAND_ROW: return 5;
   default: return 0;
   }
 }
@@ -348,6 +349,16 @@ static int fusable(const pto_ir_stmt *s, int64_t *count) {
 
 #define LW_MAX_FUSE 16
 
+/* A row expansion reads its [R,1] operand at the start of each row, from that tile's buffer: the
+ * operand must come from before the run (from position `from` on), not from inside it. */
+static int expand_operand_in(lw *L, int pos, int from) {
+  const pto_ir_stmt *s = L->plan[pos].s;
+  if (pto__lower_elementwise_kind(s->op.opc) != 5 || s->op.nargs < 2) return 0;
+  const pto_ir_arg *a = &s->op.args[1];
+  if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE) return 1;
+  return L->def_pos[a->expr->value->id] >= from;
+}
+
 /* Consecutive elementwise statements of one block over tiles of one size become one loop; a
  * result used only inside its run needs no buffer. */
 static void plan_fusion(lw *L) {
@@ -359,7 +370,7 @@ static void plan_fusion(lw *L) {
     }
     int q = p + 1;
     while (q < L->npos && q - p < LW_MAX_FUSE && L->plan[q].blk == L->plan[p].blk &&
-           fusable(L->plan[q].s, &c2) && c2 == count)
+           fusable(L->plan[q].s, &c2) && c2 == count && !expand_operand_in(L, q, p))
       q++;
     int n = q - p;
     if (n > 1) {
@@ -447,11 +458,13 @@ static void plan_streams(lw *L) {
       if (m >= q) {
         pto_opcode op = x->op.opc;
         int kind = pto__lower_elementwise_kind(op);
-        if ((kind == 1 || kind == 2) && pto_op_info_get(op)->fn == PTO_FN_DIV &&
+        if ((kind == 1 || kind == 2 || kind == 5) && pto_op_info_get(op)->fn == PTO_FN_DIV &&
             !pto_dtype_is_float(r->type->dtype))
           ok = 0;
         for (int i = 0; i < (kind == 1 ? 2 : 1); i++)
           if (!is_tile_of(stmt_value_arg(x, i), rows, cols)) ok = 0;
+        if (kind == 5 && (!is_tile_of(stmt_value_arg(x, 1), rows, 1) || expand_operand_in(L, m - bi + p, p)))
+          ok = 0;
       }
     }
     if (!ok) {

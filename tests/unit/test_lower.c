@@ -1194,6 +1194,84 @@ static void gen_misc(void) {
   c->args[1] = tensor2(PTO_DTYPE_F32, 13, 64, D_ANY, 1);
   c->nargs = 2;
 
+  /* row expansions inside fused runs and streamed stores: the softmax of bench/kernels (the
+   * subtraction fused with exp, the division streamed to the tensor, max along the row), in f32
+   * and bf16; chains that mix scalar and row operands with a row result that must stay live; an
+   * [R,1] operand computed inside what would otherwise be one run (it must not be fused) */
+  c = misc_case(
+      "smx", "row_softmax_f32_8x1024_streamed",
+      "kernel @smx(%x: tensor[16,1024] f32, out %y: tensor[16,1024] f32) -> (tensor[16,1024] f32) {\n"
+      "  for %i in range(0, 2) {\n"
+      "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n"
+      "    %m = tile.row_max(%t)\n"
+      "    %d = tile.row_expand_sub(%t, %m)\n"
+      "    %e = tile.exp(%d)\n"
+      "    %s = tile.row_sum(%e)\n"
+      "    %p = tile.row_expand_div(%e, %s)\n"
+      "    tile.store(%p, [%i * 8, 0], %y)\n"
+      "  }\n"
+      "  return %y\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 16, 1024, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 16, 1024, D_ANY, 1);
+  c->nargs = 2;
+
+  c = misc_case(
+      "smxb", "row_softmax_bf16_16x64",
+      "kernel @smxb(%x: tensor[16,64] bf16, out %y: tensor[16,64] bf16) -> (tensor[16,64] bf16) {\n"
+      "  %t = tile.load(%x, [0, 0], [16, 64])\n"
+      "  %m = tile.row_max(%t)\n"
+      "  %d = tile.row_expand_sub(%t, %m)\n"
+      "  %e = tile.exp(%d)\n"
+      "  %s = tile.row_sum(%e)\n"
+      "  %p = tile.row_expand_div(%e, %s)\n"
+      "  %y1 = tile.store(%p, [0, 0], %y)\n"
+      "  return %y1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_BF16, 16, 64, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_BF16, 16, 64, D_ANY, 1);
+  c->nargs = 2;
+
+  c = misc_case(
+      "rexp", "row_expand_in_fused_runs_f32",
+      "kernel @rexp(%a: tensor[16,48] f32, %v: tensor[16,1] f32, out %o: tensor[16,48] f32,\n"
+      "             out %q: tensor[16,48] f32) -> (tensor[16,48] f32, tensor[16,48] f32) {\n"
+      "  %ta = tile.load(%a, [0, 0], [16, 48])\n"
+      "  %tv = tile.load(%v, [0, 0], [16, 1])\n"
+      "  %x = tile.muls(%ta, f32(2))\n"
+      "  %y = tile.row_expand_add(%x, %tv)\n"
+      "  %z = tile.row_expand_mul(%y, %tv)\n"
+      "  %s = tile.row_sum(%z)\n"
+      "  %w = tile.row_expand_div(%z, %s)\n"
+      "  %u = tile.row_expand_sub(%w, %tv)\n"
+      "  %o1 = tile.store(%u, [0, 0], %o)\n"
+      "  %q1 = tile.store(%y, [0, 0], %q)\n"
+      "  return %o1, %q1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 16, 48, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 16, 1, D_ANY, 0);
+  c->args[2] = tensor2(PTO_DTYPE_F32, 16, 48, D_ANY, 1);
+  c->args[3] = tensor2(PTO_DTYPE_F32, 16, 48, D_ANY, 1);
+  c->nargs = 4;
+
+  c = misc_case(
+      "rexi", "row_expand_in_fused_runs_i32_and_column_tiles",
+      "kernel @rexi(%a: tensor[16,40] i32, %v: tensor[16,1] i32, out %o: tensor[16,40] i32,\n"
+      "             out %q: tensor[16,1] i32) -> (tensor[16,40] i32, tensor[16,1] i32) {\n"
+      "  %ta = tile.load(%a, [0, 0], [16, 40])\n"
+      "  %tv = tile.load(%v, [0, 0], [16, 1])\n"
+      "  %x = tile.adds(%ta, i32(3))\n"
+      "  %y = tile.row_expand_div(%x, %tv)\n"
+      "  %z = tile.row_expand_mul(%y, %tv)\n"
+      "  %o1 = tile.store(%z, [0, 0], %o)\n"
+      "  %d = tile.adds(%tv, i32(1))\n"
+      "  %e = tile.row_expand_mul(%tv, %d)\n"
+      "  %f = tile.row_expand_add(%e, %d)\n"
+      "  %q1 = tile.store(%f, [0, 0], %q)\n"
+      "  return %o1, %q1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_I32, 16, 40, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_I32, 16, 1, D_NONZERO, 0);
+  c->args[2] = tensor2(PTO_DTYPE_I32, 16, 40, D_ANY, 1);
+  c->args[3] = tensor2(PTO_DTYPE_I32, 16, 1, D_ANY, 1);
+  c->nargs = 4;
+
   c = misc_case(
       "tdim", "tensor_dim_drives_loop_and_valid",
       "kernel @tdim(%a: tensor[R,C] f32, out %o: tensor[R,C] f32) -> (tensor[R,C] f32) {\n"
@@ -1740,42 +1818,55 @@ static void test_lower_scratch_plan_reuses_buffers(void **state) {
 }
 
 
-/* f32 row reductions through the 8x8 transposes keep each row's scalar chain: NaNs (maxnum and
+/* f32 row reductions keep each row's scalar chain, through the 8x8 transposes (any row
+ * reduction) and along the row (max and min of rows a multiple of 16 long): NaNs (maxnum and
  * minnum skip them), zeros, infinities and a sum whose order matters, against the interpreter
  * bit for bit. Not tested: the max or min of a row of mixed +0 and -0, where compiled code
  * (llvm.maxnum/minnum, either zero allowed) and the interpreter's fmaxf/fminf can pick different
  * zeros (-0 vs +0 for a row alternating -0, +0): a difference that predates these reductions,
  * the scalar lowering gives the same -0. */
-static void test_lower_row_reductions_special_values(void **state) {
-  (void)state;
-  static const char *src =
-      "program red\n"
-      "kernel @red(%a: tensor[16,24] f32, out %mx: tensor[16,1] f32, out %mn: tensor[16,1] f32,\n"
-      "            out %sm: tensor[16,1] f32)\n"
-      "    -> (tensor[16,1] f32, tensor[16,1] f32, tensor[16,1] f32) {\n"
-      "  %t = tile.load(%a, [0, 0], [16, 24])\n"
-      "  %x = tile.row_max(%t)\n"
-      "  %n = tile.row_min(%t)\n"
-      "  %s = tile.row_sum(%t)\n"
-      "  %x1 = tile.store(%x, [0, 0], %mx)\n"
-      "  %n1 = tile.store(%n, [0, 0], %mn)\n"
-      "  %s1 = tile.store(%s, [0, 0], %sm)\n"
-      "  return %x1, %n1, %s1\n}\n";
+static void row_reductions_special(int C) {
+  char src[1024];
+  snprintf(src, sizeof src,
+           "program red\n"
+           "kernel @red(%%a: tensor[16,%d] f32, out %%mx: tensor[16,1] f32,\n"
+           "            out %%mn: tensor[16,1] f32, out %%sm: tensor[16,1] f32)\n"
+           "    -> (tensor[16,1] f32, tensor[16,1] f32, tensor[16,1] f32) {\n"
+           "  %%t = tile.load(%%a, [0, 0], [16, %d])\n"
+           "  %%x = tile.row_max(%%t)\n"
+           "  %%n = tile.row_min(%%t)\n"
+           "  %%s = tile.row_sum(%%t)\n"
+           "  %%x1 = tile.store(%%x, [0, 0], %%mx)\n"
+           "  %%n1 = tile.store(%%n, [0, 0], %%mn)\n"
+           "  %%s1 = tile.store(%%s, [0, 0], %%sm)\n"
+           "  return %%x1, %%n1, %%s1\n}\n",
+           C, C);
   tl_lib *L = lib_build(src, 2);
   assert_non_null(L);
-  static float a[16 * 24], out[2][3][16];
+  static float a[16 * 64], out[2][3][16];
   const float sp[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1e30f, -1e30f, 1.0f, 0x1p-24f, -NAN};
-  for (int i = 0; i < 16 * 24; i++)
+  for (int i = 0; i < 16 * C; i++)
     a[i] = (i * 7) % 5 == 0 ? sp[(i * 3) % 10] : (float)((i * 37) % 101) * 0.01f - 0.5f;
-  for (int c = 0; c < 24; c++) { /* row 1 all NaN, row 2 all -0, row 3 all +0 */
-    a[24 + c] = NAN;
-    a[48 + c] = -0.0f;
-    a[72 + c] = 0.0f;
+  for (int c = 0; c < C; c++) { /* row 1 all NaN, row 2 all -0, row 3 all +0 */
+    a[C + c] = NAN;
+    a[2 * C + c] = -0.0f;
+    a[3 * C + c] = 0.0f;
+  }
+  /* row 4: NaN first, then numbers; row 5: numbers, a NaN in every lane's middle; row 6: all
+   * -inf; row 7: negatives and one -0 (a zero maximum); row 8: one huge value last;
+   * row 9: NaN in the first 16 (every lane starts with a NaN), a maximum after */
+  for (int c = 0; c < C; c++) {
+    a[4 * C + c] = c == 0 ? NAN : (float)(c % 13) - 6.0f;
+    a[5 * C + c] = c >= 16 && c < 32 ? NAN : (float)(c * 3 % 17) * 0.25f;
+    a[6 * C + c] = -INFINITY;
+    a[7 * C + c] = c == C / 2 ? -0.0f : -(float)(c + 1);
+    a[8 * C + c] = c == C - 1 ? 3e38f : (float)c;
+    a[9 * C + c] = c < 16 ? NAN : c == C - 2 ? 7.0f : -(float)c;
   }
   for (int k = 0; k < 2; k++) {
     pto_ir_interp_arg args[4];
     memset(args, 0, sizeof args);
-    int64_t sa[2] = {16, 24}, so[2] = {16, 1};
+    int64_t sa[2] = {16, C}, so[2] = {16, 1};
     for (int i = 0; i < 4; i++)
       args[i].is_tensor = 1;
     pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, sa);
@@ -1789,11 +1880,18 @@ static void test_lower_row_reductions_special_values(void **state) {
   for (int i = 0; i < 3; i++)
     for (int r = 0; r < 16; r++)
       if (memcmp(&out[0][i][r], &out[1][i][r], 4)) {
-        print_error("reduction %d row %d: kernel %a, interpreter %a\n", i, r,
+        print_error("C=%d reduction %d row %d: kernel %a, interpreter %a\n", C, i, r,
                     (double)out[0][i][r], (double)out[1][i][r]);
         fail();
       }
   lib_free(L);
+}
+
+static void test_lower_row_reductions_special_values(void **state) {
+  (void)state;
+  row_reductions_special(24); /* 8x8 transposes */
+  row_reductions_special(48); /* along the row, one accumulator */
+  row_reductions_special(64); /* along the row, four accumulators */
 }
 
 /* f32 matmul is one fused multiply-add per product, in k order, compiled and interpreted alike:
@@ -1931,10 +2029,14 @@ static void test_lower_exp_log_bit_identical_to_reference(void **state) {
   assert_int_equal(mismatches, 0);
   free(a);
   free(c);
-  /* and the loops are vector code: the double-precision fma chain vectorizes */
+  /* and the loops are vector code: exp's f32 fma chain and log's double one vectorize */
   char ll[1024];
   snprintf(ll, sizeof ll, "%s/kexp.ll", L->dir);
   char *text = NULL;
+  assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
+  assert_non_null(strstr(text, "x float> @llvm.fma.v"));
+  free(text);
+  snprintf(ll, sizeof ll, "%s/klog.ll", L->dir);
   assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
   assert_non_null(strstr(text, "x double> @llvm.fma.v"));
   free(text);
