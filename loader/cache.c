@@ -35,9 +35,8 @@
 #include "pto/orch_abi.h"
 
 /* Bump when the text below changes meaning: every old entry becomes a miss. */
-/* 3: orchestration division no longer traps on MIN / -1 and is built with -fwrapv.
- * 4: target.* from cpuid on x86 (was /proc/cpuinfo). */
-#define PTO_CACHE_KEY_FORMAT "pto-cache-key/4"
+/* 3: orchestration division no longer traps on MIN / -1 and is built with -fwrapv. */
+#define PTO_CACHE_KEY_FORMAT "pto-cache-key/3"
 
 /* Guards everything in this file that is static and mutable: the identity memo, the two maps of
  * the in-process level, and the structural-hash memo. */
@@ -139,59 +138,8 @@ static void compiler_line(pto_text *b) {
     pto_text_printf(b, "toolchain.compiler_library=searched:%s\n", path);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-
-/* The host CPU as the code generator sees it: the cpuid leaves and the XCR0 bits LLVM's host
- * detection reads (sys::getHostCPUName / getHostCPUFeatures), asked directly. Reading
- * /proc/cpuinfo instead cost 40-100 us a process (the kernel formats every CPU's lines). */
-/* One leaf's registers, less the bits that differ from core to core (leaf 1's initial APIC id)
- * or with the OS's supervisor state (leaf 0xd.1's save-area sizes). */
-static void cpuid_line(pto_text *b, unsigned leaf, unsigned sub) {
-  unsigned a = 0, bx = 0, c = 0, d = 0;
-  if (__get_cpuid_max(leaf & 0x80000000u, NULL) >= leaf) __cpuid_count(leaf, sub, a, bx, c, d);
-  if (leaf == 1) bx &= 0x00ffffffu;
-  if (leaf == 0xd) bx = c = d = 0;
-  pto_text_printf(b, "%x.%x=%08x:%08x:%08x:%08x;", leaf, sub, a, bx, c, d);
-}
-
-static int x86_target_lines(pto_text *b) {
-  unsigned a, bx, c, d;
-  if (!__get_cpuid(0, &a, &bx, &c, &d)) return 0;
-  char vendor[13];
-  memcpy(vendor, &bx, 4);
-  memcpy(vendor + 4, &d, 4);
-  memcpy(vendor + 8, &c, 4);
-  vendor[12] = 0;
-  unsigned brand[13] = {0};
-  if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000004u)
-    for (unsigned i = 0; i < 3; i++)
-      __cpuid(0x80000002u + i, brand[4 * i], brand[4 * i + 1], brand[4 * i + 2], brand[4 * i + 3]);
-  unsigned sig = 0, ecx1 = 0;
-  __get_cpuid(1, &sig, &bx, &ecx1, &d);
-  pto_text_printf(b, "target.cpu=vendor=");
-  tb_value(b, vendor);
-  pto_text_printf(b, ";signature=%08x;brand=", sig);
-  tb_value(b, (const char *)brand);
-  pto_text_printf(b, "\ntarget.features=");
-  cpuid_line(b, 1, 0);
-  cpuid_line(b, 7, 0);
-  cpuid_line(b, 7, 1);
-  cpuid_line(b, 0xd, 1);
-  cpuid_line(b, 0x14, 0);
-  cpuid_line(b, 0x19, 0);
-  cpuid_line(b, 0x80000001u, 0);
-  cpuid_line(b, 0x80000008u, 0);
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  if (ecx1 & (1u << 27)) /* OSXSAVE: the OS saves the registers xgetbv reports */
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  pto_text_printf(b, "xcr0=%08x%08x\n", xcr0_hi, xcr0_lo);
-  return 1;
-}
-#endif
-
-/* The host CPU as the code generator sees it: on x86 from cpuid (above); elsewhere from the
- * first processor of /proc/cpuinfo (the kernel's view of the same registers). */
+/* The host CPU as the code generator sees it, from the first processor of /proc/cpuinfo (LLVM
+ * asks cpuid; the kernel's flags are the same bits, and reading them needs no LLVM). */
 static void target_lines(pto_text *b) {
   pto_text_printf(b, "target.triple=%s\n", PTO_LLVM_TRIPLE);
   const char *o = getenv("PTO_CACHE_TARGET_OVERRIDE");
@@ -201,9 +149,6 @@ static void target_lines(pto_text *b) {
     pto_text_printf(b, "\n");
     return;
   }
-#if defined(__x86_64__) || defined(__i386__)
-  if (x86_target_lines(b)) return;
-#endif
   static const char *const k_cpu_fields[] = {"vendor_id",   "cpu family",      "model",
                                              "model name",  "CPU implementer", "CPU architecture",
                                              "CPU variant", "CPU part"};
@@ -262,16 +207,17 @@ static void toolchain_lines(pto_text *b) {
   headers_line(b);
 }
 
-/* ---- the toolchain memo: <cache>/toolchain ------------------------------------------- */
+/* ---- the identity memo: <cache>/toolchain ------------------------------------------- */
 
-/* The toolchain lines cost ~150 us a process (resolving the compilers' symlinks, finding and
- * hashing the headers). The cache dir keeps them in the file "toolchain", under a probe: the
- * stat (device, inode, size, mtime, ctime) of every file they are computed from (the compilers
- * as named, the compiler library, the headers, this library itself), the variables that choose
- * those files, and the constants compiled in. Any change to one of those files (an upgrade in
- * place, a switched alternatives link, an edited header, a rebuilt pto) changes the probe and
- * the lines are computed again; the target lines are never memoized (cpuid is cheap, and a cache
- * dir may be shared by machines). */
+/* The identity cost ~210 us a process: resolving the compilers' symlinks, finding and hashing
+ * the headers (~150 us), reading /proc/cpuinfo (~65 us). The cache dir keeps the lines in the
+ * file "toolchain", under a probe: the stat (device, inode, size, mtime, ctime) of every file
+ * the toolchain lines are computed from (the compilers as named, the compiler library, the
+ * headers, this library itself), the variables that choose those files, the constants compiled
+ * in, and the kernel's boot id for the target lines (the CPU does not change within a boot; a
+ * cache dir shared by machines sees another boot id and recomputes). Any change to one of those
+ * files (an upgrade in place, a switched alternatives link, an edited header, a rebuilt pto)
+ * changes the probe and the lines are computed again and rewritten. */
 #define PTO_TOOLCHAIN_MEMO "toolchain"
 #define PTO_TOOLCHAIN_MEMO_FORMAT "pto-toolchain-memo/1"
 enum { TOOLCHAIN_MEMO_MAX = 64 * 1024 };
@@ -349,8 +295,13 @@ static void toolchain_probe(char out_hex[33]) {
   Dl_info info;
   probe_stat(&b, "loader",
              dladdr((void *)&memo_anchor, &info) && info.dli_fname ? info.dli_fname : NULL);
+  char boot[64] = "";
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  int have_boot = f && fgets(boot, sizeof boot, f) && boot[0] != '\n';
+  if (f) fclose(f);
+  pto_text_printf(&b, "boot_id=%s", boot);
   out_hex[0] = 0;
-  if (!b.failed) pto_hash_xxh128_hex(b.data, b.len, out_hex);
+  if (!b.failed && have_boot) pto_hash_xxh128_hex(b.data, b.len, out_hex);
   free(b.data);
 }
 
@@ -389,15 +340,17 @@ static void memo_write(const char *path, const char *probe_hex, const char *text
   free(b.data);
 }
 
-/* The toolchain lines, from the memo in an existing cache dir when its probe matches (and
- * written there when it does not). */
-static void toolchain_lines_memo(pto_text *b) {
+/* The toolchain and target lines, from the memo in an existing cache dir when its probe matches
+ * (and written there when it does not). Not memoized: a target override (tests). */
+static void identity_lines(pto_text *b) {
   char root[PATH_MAX], path[PATH_MAX + 32], probe[33];
   int exists = 0;
+  const char *o = getenv("PTO_CACHE_TARGET_OVERRIDE");
   pto_status s = pto__loader_cache_resolve_root(root, sizeof root, 0, &exists);
   pto_status_free(s);
-  if (s || !exists || getenv("PTO_CACHE_NO_TOOLCHAIN_MEMO")) {
+  if (s || !exists || (o && *o) || getenv("PTO_CACHE_NO_TOOLCHAIN_MEMO")) {
     toolchain_lines(b);
+    target_lines(b);
     return;
   }
   snprintf(path, sizeof path, "%s/%s", root, PTO_TOOLCHAIN_MEMO);
@@ -410,13 +363,13 @@ static void toolchain_lines_memo(pto_text *b) {
   }
   size_t start = b->len;
   toolchain_lines(b);
+  target_lines(b);
   if (!b->failed && probe[0]) memo_write(path, probe, b->data + start);
 }
 
 static pto_status make_identity(char **out_text) {
   pto_text b = {0};
-  toolchain_lines_memo(&b);
-  target_lines(&b);
+  identity_lines(&b);
   if (b.failed) {
     free(b.data);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory computing a cache key");

@@ -228,8 +228,8 @@ static void test_cache_key_differs_for_platform_and_options(void **state) {
   assert_differ(&k_base, &k_req, &k_base, &o3);
 }
 
-/* The toolchain lines are memoized in the cache dir (file "toolchain") under a probe of the
- * stat of the files they come from: the memo is used while those files are unchanged, and an
+/* The toolchain and target lines are memoized in the cache dir (file "toolchain") under a probe
+ * of the stat of the files they come from (and the boot id): the memo is used while those files are unchanged, and an
  * edited header or a changed compiler binary recomputes them (a stale memo would make a changed
  * toolchain hit entries built by the old one). */
 static void set_or_unset(const char *name, const char *value) {
@@ -287,6 +287,9 @@ static void test_cache_key_toolchain_memo_follows_the_files(void **state) {
   assert_non_null(m);
   char *headers1 = text_of("toolchain.headers=", t1);
   assert_non_null(strstr(m, headers1));
+  char *cpu1 = text_of("target.cpu=", t1);
+  assert_non_null(strstr(m, cpu1)); /* the target lines too (under the boot id) */
+  free(cpu1);
 
   /* The memo is what a new process reads while the files are unchanged: a marked value in it
    * shows up in the key text. */
