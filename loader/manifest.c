@@ -148,7 +148,14 @@ pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out
     s = oom();
     goto done;
   }
-  real = no_links_below(rdir, relpath) ? pto_strdup(joined) : pto_realpath(joined);
+  if (no_links_below(rdir, relpath)) {
+    if (!(real = pto_strdup(joined))) {
+      s = oom();
+      goto done;
+    }
+  } else {
+    real = pto_realpath(joined);
+  }
   if (!real) {
     s = pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
                         : errno == ENOENT ? PTO_STATUS_NOT_FOUND
