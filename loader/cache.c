@@ -347,8 +347,9 @@ static void identity_lines(pto_text *b) {
   int exists = 0;
   const char *o = getenv("PTO_CACHE_TARGET_OVERRIDE");
   pto_status s = pto__loader_cache_resolve_root(root, sizeof root, 0, &exists);
+  int usable = !s && exists;
   pto_status_free(s);
-  if (s || !exists || (o && *o) || getenv("PTO_CACHE_NO_TOOLCHAIN_MEMO")) {
+  if (!usable || (o && *o) || getenv("PTO_CACHE_NO_TOOLCHAIN_MEMO")) {
     toolchain_lines(b);
     target_lines(b);
     return;
