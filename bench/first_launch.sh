@@ -3,7 +3,8 @@
 # side, a `pto --version` process (the peer: process start, the dynamic loader, exit) and
 # `pto run` of a cached program in a new process (parse, cache key, verify and dlopen the entry,
 # open a worker, random inputs, one launch, close). Prints the ratio of their min and median;
-# then the in-process split of the same work (bench/cache_repeat.c).
+# then the in-process split of the same work (bench/cache_repeat.c), and its first pto_compile
+# with and without the identity memo in the cache dir (PTO_CACHE_NO_TOOLCHAIN_MEMO=1).
 #
 #   bench/first_launch.sh [BUILD_DIR] [RUNS]   (default: build, 60; hyperfine is installed with
 #                                              apt-get when missing, for this benchmark only)
@@ -47,3 +48,8 @@ cc -O2 -std=c17 -D_GNU_SOURCE -Iinclude bench/cache_repeat.c -o "$T/cache_repeat
   -lpto_ir -lpto_base \
   -Wl,-rpath,"$PWD/$BUILD/base:$PWD/$BUILD/ir:$PWD/$BUILD/loader:$PWD/$BUILD/runtime"
 for i in 1 2 3; do "$T/cache_repeat" "$PROG" 256 200000; echo; done
+echo "== first pto_compile (a disk hit) with the identity memo and without (PTO_CACHE_NO_TOOLCHAIN_MEMO=1), alternating"
+for i in 1 2 3 4 5 6; do
+  echo "memo    $("$T/cache_repeat" "$PROG" 256 1000 | grep 'first pto_compile')"
+  echo "no memo $(PTO_CACHE_NO_TOOLCHAIN_MEMO=1 "$T/cache_repeat" "$PROG" 256 1000 | grep 'first pto_compile')"
+done

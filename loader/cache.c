@@ -12,6 +12,7 @@
  * When the cache cannot be used (refused, read-only, full), programs are compiled without it and
  * the warning hook says so once per process. */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -194,17 +195,182 @@ typedef struct identity {
 
 static identity g_ident; /* memo: guarded by g_lock, set once per process (or test reset) */
 
+/* The toolchain.* lines: the compilers, the compiler library, the headers. */
+static void toolchain_lines(pto_text *b) {
+  pto_text_printf(b, "toolchain.pto=%s\n", PTO_VERSION_STR);
+  pto_text_printf(b, "toolchain.llvm=%s\n", PTO_LLVM_VERSION_STR);
+  tool_line(b, "cxx", "PTO_CXX", PTO_CXX_ID, PTO_CXX_PATH);
+  tool_line(b, "cc", "PTO_CC", PTO_CC_ID, PTO_CC_PATH);
+  pto_text_printf(b, "toolchain.abi=orch/%d;kernel/%d;compiler_api/%d;%s\n", PTO_ORCH_ABI_VERSION,
+                  PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA);
+  compiler_line(b);
+  headers_line(b);
+}
+
+/* ---- the identity memo: <cache>/toolchain ------------------------------------------- */
+
+/* The identity cost ~210 us a process: resolving the compilers' symlinks, finding and hashing
+ * the headers (~150 us), reading /proc/cpuinfo (~65 us). The cache dir keeps the lines in the
+ * file "toolchain", under a probe: the stat (device, inode, size, mtime, ctime) of every file
+ * the toolchain lines are computed from (the compilers as named, the compiler library, the
+ * headers, this library itself), the variables that choose those files, the constants compiled
+ * in, and the kernel's boot id for the target lines (the CPU does not change within a boot; a
+ * cache dir shared by machines sees another boot id and recomputes). Any change to one of those
+ * files (an upgrade in place, a switched alternatives link, an edited header, a rebuilt pto)
+ * changes the probe and the lines are computed again and rewritten. */
+#define PTO_TOOLCHAIN_MEMO "toolchain"
+#define PTO_TOOLCHAIN_MEMO_FORMAT "pto-toolchain-memo/1"
+enum { TOOLCHAIN_MEMO_MAX = 64 * 1024 };
+
+static void probe_stat(pto_text *b, const char *what, const char *path) {
+  struct stat st;
+  pto_text_printf(b, "%s=", what);
+  tb_value(b, path);
+  if (path && *path && stat(path, &st) == 0)
+    pto_text_printf(b, ";%llu;%llu;%lld;%lld.%09ld;%lld.%09ld\n", (unsigned long long)st.st_dev,
+                    (unsigned long long)st.st_ino, (long long)st.st_size,
+                    (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
+                    (long long)st.st_ctim.tv_sec, (long)st.st_ctim.tv_nsec);
+  else
+    pto_text_printf(b, ";missing\n");
+}
+
+/* A compiler as tool_line finds it (PATH searched for a bare name), without resolving links:
+ * stat follows them to the file they lead to. */
+static void probe_tool(pto_text *b, const char *what, const char *env, const char *dflt_path) {
+  const char *e = getenv(env);
+  const char *name = e && *e ? e : dflt_path;
+  pto_text_printf(b, "%s.name=", what);
+  tb_value(b, name);
+  pto_text_printf(b, "\n");
+  if (strchr(name, '/')) {
+    probe_stat(b, what, name);
+    return;
+  }
+  const char *path = getenv("PATH");
+  char cand[PATH_MAX];
+  for (const char *p = path ? path : ""; *p;) {
+    const char *sep = strchr(p, ':');
+    size_t len = sep ? (size_t)(sep - p) : strlen(p);
+    if (len && snprintf(cand, sizeof cand, "%.*s/%s", (int)len, p, name) < (int)sizeof cand &&
+        access(cand, X_OK) == 0) {
+      probe_stat(b, what, cand);
+      return;
+    }
+    if (!sep) break;
+    p = sep + 1;
+  }
+  probe_stat(b, what, NULL);
+}
+
+static void memo_anchor(void) {}
+
+/* The probe's hash, as 32 hex digits; "" when out of memory. */
+static void toolchain_probe(char out_hex[33]) {
+  static const char *const k_headers[] = {"pto/pto_orchestration_api.h", "pto/orch_abi.h",
+                                          "pto/kernel_abi.h", "pto/types.h"};
+  static const char *const k_env[] = {"PTO_CXX", "PTO_CC", "PATH", "PTO_COMPILER_LIBRARY",
+                                      "PTO_INCLUDE_DIR"};
+  pto_text b = {0};
+  pto_text_printf(&b, "%s\n%s\n%s\n%s\n%d/%d/%d/%s\n%s/%s/%s/%s\n", PTO_TOOLCHAIN_MEMO_FORMAT,
+                  PTO_CACHE_KEY_FORMAT, PTO_VERSION_STR, PTO_LLVM_VERSION_STR,
+                  PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION,
+                  PTO_MANIFEST_SCHEMA, PTO_CXX_ID, PTO_CXX_PATH, PTO_CC_ID, PTO_CC_PATH);
+  for (size_t i = 0; i < sizeof k_env / sizeof *k_env; i++) {
+    const char *v = getenv(k_env[i]);
+    pto_text_printf(&b, "%s%s", k_env[i], v ? "=" : " unset");
+    if (v) tb_value(&b, v);
+    pto_text_printf(&b, "\n");
+  }
+  probe_tool(&b, "cxx", "PTO_CXX", PTO_CXX_PATH);
+  probe_tool(&b, "cc", "PTO_CC", PTO_CC_PATH);
+  char lib[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
+  pto__loader_compiler_path(lib, sizeof lib);
+  probe_stat(&b, "compiler_library", lib);
+  pto_file_include_dir(lib, dir, sizeof dir);
+  for (size_t i = 0; i < sizeof k_headers / sizeof *k_headers; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, k_headers[i]);
+    probe_stat(&b, k_headers[i], path);
+  }
+  Dl_info info;
+  probe_stat(&b, "loader",
+             dladdr((void *)&memo_anchor, &info) && info.dli_fname ? info.dli_fname : NULL);
+  char boot[64] = "";
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  int have_boot = f && fgets(boot, sizeof boot, f) && boot[0] != '\n';
+  if (f) fclose(f);
+  pto_text_printf(&b, "boot_id=%s", boot);
+  out_hex[0] = 0;
+  if (!b.failed && have_boot) pto_hash_xxh128_hex(b.data, b.len, out_hex);
+  free(b.data);
+}
+
+/* The memo's toolchain lines when its probe is probe_hex, else NULL. */
+static char *memo_read(const char *path, const char *probe_hex) {
+  struct stat st;
+  /* The cache root was checked to be private; the memo must be a plain file of ours in it. */
+  if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) return NULL;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  pto_status s = pto_file_read(path, TOOLCHAIN_MEMO_MAX, &buf, &len);
+  if (s) {
+    pto_status_free(s);
+    return NULL;
+  }
+  char head[128];
+  int n = snprintf(head, sizeof head, "%s\nprobe=%s\n", PTO_TOOLCHAIN_MEMO_FORMAT, probe_hex);
+  const char *text = (const char *)buf + n;
+  if (len <= (size_t)n || memcmp(buf, head, (size_t)n) != 0 || strlen(text) != len - (size_t)n ||
+      strncmp(text, "toolchain.", 10) != 0 || buf[len - 1] != '\n') {
+    free(buf);
+    return NULL;
+  }
+  char *out = pto_strdup(text);
+  free(buf);
+  return out;
+}
+
+static void memo_write(const char *path, const char *probe_hex, const char *text) {
+  pto_text b = {0};
+  pto_text_printf(&b, "%s\nprobe=%s\n%s", PTO_TOOLCHAIN_MEMO_FORMAT, probe_hex, text);
+  if (!b.failed) {
+    pto_status s = pto_file_write_atomic(path, b.data, b.len, 0600);
+    pto_status_free(s); /* best effort: a read-only cache computes the lines every time */
+  }
+  free(b.data);
+}
+
+/* The toolchain and target lines, from the memo in an existing cache dir when its probe matches
+ * (and written there when it does not). Not memoized: a target override (tests). */
+static void identity_lines(pto_text *b) {
+  char root[PATH_MAX], path[PATH_MAX + 32], probe[33];
+  int exists = 0;
+  const char *o = getenv("PTO_CACHE_TARGET_OVERRIDE");
+  pto_status s = pto__loader_cache_resolve_root(root, sizeof root, 0, &exists);
+  int usable = !s && exists;
+  pto_status_free(s);
+  if (!usable || (o && *o) || getenv("PTO_CACHE_NO_TOOLCHAIN_MEMO")) {
+    toolchain_lines(b);
+    target_lines(b);
+    return;
+  }
+  snprintf(path, sizeof path, "%s/%s", root, PTO_TOOLCHAIN_MEMO);
+  toolchain_probe(probe);
+  char *text = probe[0] ? memo_read(path, probe) : NULL;
+  if (text) {
+    pto_text_printf(b, "%s", text);
+    free(text);
+    return;
+  }
+  size_t start = b->len;
+  toolchain_lines(b);
+  target_lines(b);
+  if (!b->failed && probe[0]) memo_write(path, probe, b->data + start);
+}
+
 static pto_status make_identity(char **out_text) {
   pto_text b = {0};
-  pto_text_printf(&b, "toolchain.pto=%s\n", PTO_VERSION_STR);
-  pto_text_printf(&b, "toolchain.llvm=%s\n", PTO_LLVM_VERSION_STR);
-  tool_line(&b, "cxx", "PTO_CXX", PTO_CXX_ID, PTO_CXX_PATH);
-  tool_line(&b, "cc", "PTO_CC", PTO_CC_ID, PTO_CC_PATH);
-  pto_text_printf(&b, "toolchain.abi=orch/%d;kernel/%d;compiler_api/%d;%s\n", PTO_ORCH_ABI_VERSION,
-                  PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA);
-  compiler_line(&b);
-  headers_line(&b);
-  target_lines(&b);
+  identity_lines(&b);
   if (b.failed) {
     free(b.data);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory computing a cache key");
@@ -596,6 +762,11 @@ static int is_own_name(const char *name) {
    * "pto" subfolder (seen as lost counters in e2e_cache_race_slow). */
   static const char tag_tmp[] = PTO__CACHE_TAG ".tmp-";
   if (!strncmp(name, tag_tmp, sizeof tag_tmp - 1) && strlen(name) == sizeof tag_tmp - 1 + 6)
+    return 1;
+  /* The toolchain memo, and its temp file while a process writes it. */
+  static const char memo_tmp[] = PTO_TOOLCHAIN_MEMO ".tmp-";
+  if (!strcmp(name, PTO_TOOLCHAIN_MEMO) ||
+      (!strncmp(name, memo_tmp, sizeof memo_tmp - 1) && strlen(name) == sizeof memo_tmp - 1 + 6))
     return 1;
   return strlen(name) == 2 && isxdigit((unsigned char)name[0]) &&
          isxdigit((unsigned char)name[1]) && !isupper((unsigned char)name[0]) &&

@@ -109,6 +109,28 @@ pto_status pto_manifest_check_path(const char *relpath, const char *what) {
                          relpath ? relpath : "(null)", why);
 }
 
+/* 1 when every component of relpath (checked: no '.', '..' or empty ones) below the resolved
+ * dir rdir exists and is not a symlink: then rdir/relpath is already its realpath, found with
+ * one lstat per component instead of a readlink per component of the whole path (a cache hit
+ * resolves every file of its entry). */
+static int no_links_below(const char *rdir, const char *relpath) {
+  char path[PATH_MAX];
+  if (!strcmp(rdir, "/")) return 0; /* the realpath of "//a" is "/a": leave it to realpath */
+  int n = snprintf(path, sizeof path, "%s/%s", rdir, relpath);
+  if (n < 0 || n >= (int)sizeof path) return 0;
+  size_t base = strlen(rdir) + 1;
+  for (size_t i = base;; i++) {
+    if (path[i] != '/' && path[i] != 0) continue;
+    char saved = path[i];
+    path[i] = 0;
+    struct stat st;
+    int ok = lstat(path, &st) == 0 && !S_ISLNK(st.st_mode);
+    path[i] = saved;
+    if (!ok) return 0;
+    if (!saved) return 1;
+  }
+}
+
 pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out_path) {
   *out_path = NULL;
   PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
@@ -126,7 +148,14 @@ pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out
     s = oom();
     goto done;
   }
-  real = pto_realpath(joined);
+  if (no_links_below(rdir, relpath)) {
+    if (!(real = pto_strdup(joined))) {
+      s = oom();
+      goto done;
+    }
+  } else {
+    real = pto_realpath(joined);
+  }
   if (!real) {
     s = pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
                         : errno == ENOENT ? PTO_STATUS_NOT_FOUND

@@ -11,6 +11,11 @@
  *   ROOT/tmp/                 private build dirs "<key>-<pid>-XXXXXX", renamed into place whole
  *   ROOT/stats                counters of every process, updated under flock(2)
  *   ROOT/lock                 flock(2)ed by the one cleaner that evicts at a time
+ *   ROOT/toolchain            the key's toolchain and target lines (compilers, compiler library,
+ *                             headers' hash, CPU), under a probe: the stat (device, inode, size,
+ *                             mtime, ctime) of each file they come from, the variables that
+ *                             choose them and the boot id; any change recomputes them
+ *                             (PTO_CACHE_NO_TOOLCHAIN_MEMO=1: always)
  *
  * Readers take no lock: an entry appears by rename(2) and disappears by rename(2) into ROOT/tmp
  * before it is deleted, so a reader sees a whole entry or none. Every file of an entry is checked
@@ -26,7 +31,8 @@
  * build of the loader (PTO_TEST_HOOKS: the unit tests and the build tree's pto_test, never the
  * library that ships) also reads PTO_CACHE_TEST_PAUSE=SECONDS, a sleep between building an entry
  * and publishing it, and PTO_CACHE_TEST_FAIL_PUBLISH=ENOSPC|EROFS|EACCES, which makes publishing
- * fail with that error. The toolchain and target identity are read once per process. */
+ * fail with that error. The toolchain and target identity are read once per process, from
+ * ROOT/toolchain when its probe matches. */
 #ifndef PTO_CACHE_H
 #define PTO_CACHE_H
 

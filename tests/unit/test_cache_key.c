@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cache_internal.h"
 #include "pto/ir.h"
@@ -227,6 +228,135 @@ static void test_cache_key_differs_for_platform_and_options(void **state) {
   assert_differ(&k_base, &k_req, &k_base, &o3);
 }
 
+/* The toolchain and target lines are memoized in the cache dir (file "toolchain") under a probe
+ * of the stat of the files they come from (and the boot id): the memo is used while those files are unchanged, and an
+ * edited header or a changed compiler binary recomputes them (a stale memo would make a changed
+ * toolchain hit entries built by the old one). */
+static void set_or_unset(const char *name, const char *value) {
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+}
+
+static char *text_of(const char *field, char *text) {
+  char *line = strstr(text, field);
+  assert_non_null(line);
+  char *end = strchr(line, '\n');
+  return strndup(line, end ? (size_t)(end - line) : strlen(line));
+}
+
+static void test_cache_key_toolchain_memo_follows_the_files(void **state) {
+  (void)state;
+  char *saved_cache = getenv("PTO_CACHE_DIR") ? strdup(getenv("PTO_CACHE_DIR")) : NULL;
+  char *saved_inc = getenv("PTO_INCLUDE_DIR") ? strdup(getenv("PTO_INCLUDE_DIR")) : NULL;
+  char *saved_cxx = getenv("PTO_CXX") ? strdup(getenv("PTO_CXX")) : NULL;
+  char *t = tu_mkdtemp("toolchain-memo");
+  char cache[512], inc[512], path[600], memo[600], cxx[600];
+  snprintf(cache, sizeof cache, "%s/cache", t);
+  snprintf(inc, sizeof inc, "%s/include", t);
+  snprintf(path, sizeof path, "%s/pto", inc);
+  assert_int_equal(mkdir(cache, 0700), 0);
+  assert_int_equal(mkdir(inc, 0700), 0);
+  assert_int_equal(mkdir(path, 0700), 0);
+  static const char *const headers[] = {"pto_orchestration_api.h", "orch_abi.h", "kernel_abi.h",
+                                        "types.h"};
+  for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
+    char src[600];
+    snprintf(src, sizeof src, "%s/include/pto/%s", PTO_SOURCE_DIR, headers[i]);
+    char *h = tu_read_file(src, NULL);
+    assert_non_null(h);
+    snprintf(path, sizeof path, "%s/pto/%s", inc, headers[i]);
+    assert_int_equal(tu_write_file(path, h), 0);
+    free(h);
+  }
+  snprintf(cxx, sizeof cxx, "%s/c++", t);
+  assert_int_equal(tu_write_file(cxx, "#!/bin/sh\n"), 0);
+  assert_int_equal(chmod(cxx, 0755), 0);
+  snprintf(memo, sizeof memo, "%s/toolchain", cache);
+  setenv("PTO_CACHE_DIR", cache, 1);
+  setenv("PTO_INCLUDE_DIR", inc, 1);
+  setenv("PTO_CXX", cxx, 1);
+
+  /* First computation: written to the memo. */
+  char k1[33], k2[33], k3[33], k4[33], k5[33];
+  char *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, k1, &t1);
+  char *m = tu_read_file(memo, NULL);
+  assert_non_null(m);
+  char *headers1 = text_of("toolchain.headers=", t1);
+  assert_non_null(strstr(m, headers1));
+  char *cpu1 = text_of("target.cpu=", t1);
+  assert_non_null(strstr(m, cpu1)); /* the target lines too (under the boot id) */
+  free(cpu1);
+
+  /* The memo is what a new process reads while the files are unchanged: a marked value in it
+   * shows up in the key text. */
+  char *at = strstr(m, "toolchain.headers=");
+  memcpy(at + strlen("toolchain.headers="), "0123456789abcdef0123456789abcdef", 32);
+  assert_int_equal(tu_write_file(memo, m), 0);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, k2, &t2);
+  assert_non_null(strstr(t2, "toolchain.headers=0123456789abcdef0123456789abcdef"));
+
+  /* An edited header changes the probe: the lines are computed again (not the marked ones) and
+   * differ from the first (the header's hash changed). */
+  snprintf(path, sizeof path, "%s/pto/orch_abi.h", inc);
+  char *h = tu_read_file(path, NULL);
+  char *h2 = malloc(strlen(h) + 32);
+  sprintf(h2, "%s/* edited */\n", h);
+  assert_int_equal(tu_write_file(path, h2), 0);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, k3, &t3);
+  assert_null(strstr(t3, "0123456789abcdef0123456789abcdef"));
+  char *headers3 = text_of("toolchain.headers=", t3);
+  assert_string_not_equal(headers1, headers3);
+  assert_string_not_equal(k1, k3);
+  char *m3 = tu_read_file(memo, NULL);
+  assert_non_null(strstr(m3, headers3)); /* and written back */
+
+  /* A changed compiler binary (same path, other contents) too. */
+  assert_int_equal(tu_write_file(cxx, "#!/bin/sh\n# another compiler\n"), 0);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, k4, &t4);
+  char *cxx3 = text_of("toolchain.cxx=", t3), *cxx4 = text_of("toolchain.cxx=", t4);
+  assert_string_not_equal(cxx3, cxx4);
+  assert_string_not_equal(k3, k4);
+
+  /* A memo that is not one (garbage) is ignored and rewritten. */
+  assert_int_equal(tu_write_file(memo, "garbage\n"), 0);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, k5, &t5);
+  assert_string_equal(k4, k5);
+  char *m5 = tu_read_file(memo, NULL);
+  assert_non_null(strstr(m5, cxx4));
+
+  set_or_unset("PTO_CACHE_DIR", saved_cache);
+  set_or_unset("PTO_INCLUDE_DIR", saved_inc);
+  set_or_unset("PTO_CXX", saved_cxx);
+  pto__loader_cache_reset_identity();
+  tu_rmtree(t);
+  free(t);
+  free(saved_cache);
+  free(saved_inc);
+  free(saved_cxx);
+  free(m);
+  free(m3);
+  free(m5);
+  free(h);
+  free(h2);
+  free(headers1);
+  free(headers3);
+  free(cxx3);
+  free(cxx4);
+  free(t1);
+  free(t2);
+  free(t3);
+  free(t4);
+  free(t5);
+}
+
 static void test_cache_key_differs_for_cpu_and_toolchain(void **state) {
   (void)state;
   char base[33], cpu_a[33], cpu_b[33], cxx[33], compiler[33];
@@ -283,6 +413,7 @@ int main(void) {
       cmocka_unit_test(test_cache_key_differs_for_specialized_value_and_binding),
       cmocka_unit_test(test_cache_key_differs_for_platform_and_options),
       cmocka_unit_test(test_cache_key_differs_for_cpu_and_toolchain),
+      cmocka_unit_test(test_cache_key_toolchain_memo_follows_the_files),
       cmocka_unit_test(test_cache_key_names_the_missing_binding),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
  * paths that leave the work dir, and the XXH3-128 file hash. */
 #include <dirent.h>
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,6 +413,16 @@ static void test_resolve_refuses_symlinks_leaving_the_dir(void **state) {
   assert_int_equal(symlink("real.so", q), 0);
   assert_pto_ok(pto_manifest_resolve(fx->dir, "kernels/alias.so", &real));
   assert_non_null(strstr(real, "/kernels/real.so"));
+  free(real);
+  /* No symlink below the dir (found by lstat, not realpath): the path is the resolved dir's,
+   * as realpath gives it, also when the dir is named through a symlink. */
+  char dir_link[700], want[PATH_MAX + 32], rdir[PATH_MAX];
+  snprintf(dir_link, sizeof dir_link, "%s/dir-link", outside);
+  assert_int_equal(symlink(fx->dir, dir_link), 0);
+  assert_non_null(realpath(fx->dir, rdir));
+  snprintf(want, sizeof want, "%s/kernels/real.so", rdir);
+  assert_pto_ok(pto_manifest_resolve(dir_link, "kernels/real.so", &real));
+  assert_string_equal(real, want);
   free(real);
   assert_status_contains(pto_manifest_resolve(fx->dir, "../x", &real), "has a '..' component");
   s = pto_manifest_resolve(fx->dir, "kernels/none.so", &real);
