@@ -231,7 +231,35 @@ static void init_alias_scopes(lw *L) {
   L->kind_noalias = LLVMGetMDKindIDInContext(L->c, "noalias", 7);
 }
 
+/* Records base as the address of a tile that may be a view of a tensor (lower_load); with NULL,
+ * makes room for one more. Returns -1 when out of memory (the load then copies). */
+int pto__lower_note_view(lw *L, LLVMValueRef base) {
+  if (L->nviews == L->capviews) {
+    int cap = L->capviews ? 2 * L->capviews : 8;
+    LLVMValueRef *v = pto_realloc(L->views, (size_t)cap * sizeof *v);
+    if (!v) return -1;
+    L->views = v;
+    L->capviews = cap;
+  }
+  if (base) L->views[L->nviews++] = base;
+  return 0;
+}
+
+/* Whether a load's or store's address is an element of a possible view. */
+static int through_view(lw *L, LLVMValueRef inst) {
+  if (!L->nviews) return 0;
+  LLVMValueRef p = LLVMIsAStoreInst(inst) ? LLVMGetOperand(inst, 1) : LLVMGetOperand(inst, 0);
+  while (p && LLVMIsAGetElementPtrInst(p))
+    p = LLVMGetOperand(p, 0);
+  for (int i = 0; i < L->nviews; i++)
+    if (L->views[i] == p) return 1;
+  return 0;
+}
+
+/* Tile buffers (scratch) and tensors never overlap: each access says which it is. An access
+ * through a tile that may be a view of a tensor says nothing (it may be either). */
 void pto__lower_tag(lw *L, LLVMValueRef inst, int is_tensor) {
+  if (!is_tensor && through_view(L, inst)) return;
   LLVMSetMetadata(inst, L->kind_scope, is_tensor ? L->md_tensor : L->md_scratch);
   LLVMSetMetadata(inst, L->kind_noalias, is_tensor ? L->md_scratch : L->md_tensor);
 }

@@ -72,6 +72,7 @@ typedef struct lw_stmt_plan {
   int stream_len;          /* >0: this statement starts a streamed run of that many statements */
   int stream_loads;        /* its leading tile.loads; then elementwise ops, then one tile.store */
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
+  int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views) */
 } lw_stmt_plan;
 
 typedef struct lw {
@@ -111,6 +112,8 @@ typedef struct lw {
   int64_t footprint;
   LLVMValueRef *group_base; /* per group root: its address */
   int cur_pos;              /* codegen: position of the statement being lowered */
+  LLVMValueRef *views;      /* codegen: bases of tiles that may be views of tensors (untagged) */
+  int nviews, capviews;
 } lw;
 
 void pto__lower_fail(lw *L, pto_status_code code, pto_loc loc, const char *fmt, ...)
@@ -126,6 +129,7 @@ LLVMValueRef pto__lower_to_storage(lw *L, pto_dtype dt, LLVMValueRef v);
 LLVMValueRef pto__lower_round(lw *L, pto_dtype dt, LLVMValueRef v);
 LLVMValueRef pto__lower_convert(lw *L, LLVMValueRef v, pto_dtype from, pto_dtype to);
 void pto__lower_tag(lw *L, LLVMValueRef inst, int is_tensor);
+int pto__lower_note_view(lw *L, LLVMValueRef base);
 LLVMValueRef pto__lower_tile_load(lw *L, LLVMValueRef base, pto_dtype dt, LLVMValueRef idx);
 void pto__lower_tile_store(lw *L, LLVMValueRef base, pto_dtype dt, LLVMValueRef idx,
                            LLVMValueRef raw);

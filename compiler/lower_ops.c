@@ -281,6 +281,25 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef padv = pad_value(L, t->dt, pad && pad->kind == PTO_ARG_WORD ? pad->str : NULL);
   LLVMBuilderRef b = L->b;
   LLVMValueRef Cv = pto__lower_i64(L, C);
+  /* A view (plan_views): when the window is the tile's bytes, the tile is the tensor's memory
+   * and nothing is copied; the buffer stays for the other case. Accesses through the chosen base
+   * carry no alias scopes (pto__lower_tag), as it may be either memory. */
+  LLVMBasicBlockRef bb_view = NULL;
+  LLVMValueRef view_base = NULL;
+  int pos = L->cur_pos - 1;
+  if (pos >= 0 && pos < L->npos && L->plan[pos].s == s && L->plan[pos].view && T->dt == t->dt &&
+      pto__lower_note_view(L, NULL) == 0) {
+    LLVMValueRef one = pto__lower_i64(L, 1);
+    LLVMValueRef same = LLVMBuildICmp(b, LLVMIntEQ, w.sc, one, "");
+    if (R > 1) same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.sr, Cv, ""), "");
+    same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.nr, pto__lower_i64(L, R), ""), "");
+    same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.nc, Cv, ""), "same");
+    view_base = LLVMBuildSelect(b, same, w.ptr, t->base, "view");
+    bb_view = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.view");
+    LLVMBasicBlockRef bb_copy = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.copy");
+    LLVMBuildCondBr(b, same, bb_view, bb_copy);
+    LLVMPositionBuilderAtEnd(b, bb_copy);
+  }
   /* Two copies of the row loop: unit column stride (vectorizable) and general. */
   LLVMValueRef unit = LLVMBuildICmp(b, LLVMIntEQ, w.sc, pto__lower_i64(L, 1), "unit");
   LLVMBasicBlockRef bb_unit = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.unit");
@@ -304,6 +323,12 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   }
   LLVMPositionBuilderAtEnd(b, bb_pad);
   fill(L, t->base, t->dt, mul(L, w.nr, Cv), pto__lower_i64(L, R * C), padv, "ld.padr");
+  if (bb_view) {
+    LLVMBuildBr(b, bb_view);
+    LLVMPositionBuilderAtEnd(b, bb_view);
+    t->base = view_base;
+    pto__lower_note_view(L, view_base);
+  }
 }
 
 static void lower_store(lw *L, const pto_ir_stmt *s) {

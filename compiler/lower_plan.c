@@ -678,6 +678,49 @@ static void assign_offsets(lw *L, int *order) {
   L->footprint = top;
 }
 
+/* ---- loads as views ---------------------------------------------------------------------- */
+
+/* A tile.load copies a window of a tensor into the tile's buffer. When the window is the same
+ * bytes in the same order (checked at run time: unit column stride, rows back to back, nothing
+ * clipped or padded, no conversion), the tile may instead be the tensor's memory itself, as long
+ * as nothing can tell the difference: nothing writes any tensor (tile.store, dist.*) from the load
+ * to the tile's last use (to the store of a streamed run that reads it), and no other value shares the tile's buffer (an in-place op, a loop
+ * carry, a takeover would write into it). Kernels that stream a tile through reductions (a row
+ * softmax) then read the tensor once, overlapped with the arithmetic, instead of copying it
+ * first. */
+static int writes_tensor(const pto_ir_stmt *s) {
+  if (s->kind != PTO_STMT_OP) return 0;
+  const pto_op_info *info = pto_op_info_get(s->op.opc);
+  return !info || info->write_mask || strncmp(info->name, "dist.", 5) == 0;
+}
+
+static void plan_views(lw *L, const pto_ir_func *k) {
+  int nv = k->nvalues > 0 ? k->nvalues : 1;
+  int *members = pto_calloc((size_t)(L->ngroups + 1), sizeof *members);
+  if (!members) return; /* an optimisation only */
+  for (int v = 0; v < nv; v++) {
+    int g = L->group_of[v] >= 0 ? pto__lower_group_find(L, L->group_of[v]) : -1;
+    if (g >= 0) members[g]++;
+  }
+  for (int p = 0; p < L->npos; p++) {
+    const pto_ir_stmt *s = L->plan[p].s;
+    if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_LOAD || s->nresults != 1) continue;
+    const pto_ir_value *r = s->results[0];
+    int g = L->group_of[r->id] >= 0 ? pto__lower_group_find(L, L->group_of[r->id]) : -1;
+    if (g < 0 || members[g] != 1 || L->groups[g].iter || L->groups[g].dead) continue;
+    int end = L->last_use[r->id], ok = end > p;
+    /* a streamed run computes and stores element by element: a tile it reads is in use until
+     * its store */
+    for (int q = 0; q < L->npos; q++)
+      if (L->plan[q].stream_len > 0 && q <= end && end < q + L->plan[q].stream_len)
+        end = q + L->plan[q].stream_len - 1;
+    for (int q = p + 1; ok && q <= end && q < L->npos; q++)
+      if (writes_tensor(L->plan[q].s)) ok = 0;
+    L->plan[p].view = ok;
+  }
+  free(members);
+}
+
 pto_status pto__lower_plan(lw *L) {
   const pto_ir_func *k = L->k;
   L->npos = count_block(&k->body);
@@ -712,6 +755,7 @@ pto_status pto__lower_plan(lw *L) {
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
   assign_offsets(L, order);
   free(order);
+  plan_views(L, k);
   return PTO_OK;
 }
 
@@ -723,5 +767,8 @@ void pto__lower_plan_free(lw *L) {
   free(L->groups);
   L->plan = NULL;
   L->def_pos = L->group_of = L->last_use = NULL;
+  free(L->views);
+  L->views = NULL;
+  L->nviews = L->capviews = 0;
   L->groups = NULL;
 }

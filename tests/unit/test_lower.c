@@ -1272,6 +1272,56 @@ static void gen_misc(void) {
   c->args[3] = tensor2(PTO_DTYPE_I32, 16, 1, D_ANY, 1);
   c->nargs = 4;
 
+  /* loads that could be views of their tensor and must not be: a store into the loaded tensor
+   * while the tile lives, an in-place op that would write into the tile's buffer (then the
+   * tensor is loaded again), a row operand read by a streamed run whose store overwrites it
+   * (same tensor, other rows) */
+  c = misc_case(
+      "vw1", "load_view_refused_by_store_into_source",
+      "kernel @vw1(inout %x: tensor[8,64] f32, out %y: tensor[8,64] f32)\n"
+      "    -> (tensor[8,64] f32, tensor[8,64] f32) {\n"
+      "  %t = tile.load(%x, [0, 0], [8, 64])\n"
+      "  %u = tile.adds(%t, f32(1))\n"
+      "  %x1 = tile.store(%u, [0, 0], %x)\n"
+      "  %m = tile.row_max(%t)\n"
+      "  %v = tile.row_expand_sub(%t, %m)\n"
+      "  %y1 = tile.store(%v, [0, 0], %y)\n"
+      "  return %x1, %y1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 8, 64, D_ANY, 1);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 8, 64, D_ANY, 1);
+  c->nargs = 2;
+
+  c = misc_case(
+      "vw2", "load_view_refused_by_in_place_op",
+      "kernel @vw2(%x: tensor[8,64] f32, out %y: tensor[8,1] f32, out %z: tensor[8,64] f32)\n"
+      "    -> (tensor[8,1] f32, tensor[8,64] f32) {\n"
+      "  %t = tile.load(%x, [0, 0], [8, 64])\n"
+      "  %m = tile.row_max(%t)\n"
+      "  %u = tile.row_expand_sub(%t, %m)\n"
+      "  %w = tile.muls(%u, f32(3))\n"
+      "  %s = tile.row_sum(%w)\n"
+      "  %y1 = tile.store(%s, [0, 0], %y)\n"
+      "  %t2 = tile.load(%x, [0, 0], [8, 64])\n"
+      "  %z1 = tile.store(%t2, [0, 0], %z)\n"
+      "  return %y1, %z1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 8, 64, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 8, 1, D_ANY, 1);
+  c->args[2] = tensor2(PTO_DTYPE_F32, 8, 64, D_ANY, 1);
+  c->nargs = 3;
+
+  c = misc_case(
+      "vw3", "load_view_refused_for_streamed_row_operand",
+      "kernel @vw3(inout %x: tensor[16,16] f32) -> (tensor[16,16] f32) {\n"
+      "  %v = tile.load(%x, [0, 15], [16, 1])\n"
+      "  %t = tile.load(%x, [0, 0], [16, 16])\n"
+      "  %m = tile.row_max(%t)\n"
+      "  %a = tile.add(%t, %t)\n"
+      "  %p = tile.row_expand_add(%a, %v)\n"
+      "  %x1 = tile.store(%p, [0, 0], %x)\n"
+      "  return %x1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 16, 16, D_ANY, 1);
+  c->nargs = 1;
+
   c = misc_case(
       "tdim", "tensor_dim_drives_loop_and_valid",
       "kernel @tdim(%a: tensor[R,C] f32, out %o: tensor[R,C] f32) -> (tensor[R,C] f32) {\n"
