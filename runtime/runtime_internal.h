@@ -336,7 +336,11 @@ typedef struct pto__rt_launch {
   pto_status fail; /* guarded by fail_mu */
   atomic_long outstanding; /* submitted and not completed */
   atomic_ulong ncompleted; /* tasks completed so far */
-  atomic_int waiters;      /* threads blocked (or about to block) on done_cv */
+  atomic_int waiters;      /* threads blocked (or about to block) on done_cv, woken by every
+                              completion */
+  atomic_long wake_at;     /* -1, or the dispatching thread blocks on done_cv until at most
+                              this many tasks are outstanding: the completion that gets there
+                              wakes it */
   pthread_mutex_t done_mu;
   pthread_cond_t done_cv;
   pthread_mutex_t stripes[PTO__RT_STRIPES];
@@ -405,8 +409,11 @@ typedef struct pto__rt_queue {
   struct pto__rt_task *gang;    /* a sync_start task some of whose blocks are taken: its other
                                    blocks go first, so two such tasks never split the cores */
   size_t qlen;
+  size_t nblocks;         /* blocks of the queued tasks not yet taken */
   atomic_size_t nqueued;  /* mirror of qlen for the idle spin */
-  int nsleeping;
+  atomic_int nspin;       /* cores of this type spinning (pool->nspinning counts them too) */
+  int nsleeping;          /* cores blocked on cv */
+  int nwaking;            /* of those, signalled and not yet back from the wait */
 } pto__rt_queue;
 
 typedef struct pto__rt_pool {
@@ -414,12 +421,18 @@ typedef struct pto__rt_pool {
   pto__rt_queue q[2];     /* [PTO_CORE_AIV], [PTO_CORE_AIC] */
   uint64_t wake_gen;      /* guarded by mu: bumped to wake sleeping cores for a launch */
   atomic_int shutdown;
+  /* Idle cores spinning, all types together, and how many may: the CPUs of the process less
+   * one, which the dispatching thread needs (at least 1). A core over the budget blocks at once
+   * instead of taking a CPU from the orchestration it waits for. */
+  atomic_int nspinning;
+  int spin_budget;
+  atomic_int spin_types;  /* bit per core type: the types the current launch's kernels run on;
+                             a spinner of another type gives its place up */
   uint64_t spin_ns;
   int shuffle;
   uint64_t rng;           /* guarded by mu */
   int ncores, nstarted;
   int ncores_of[2];       /* per core type: cores [0, aiv) are AIV, the rest AIC */
-  int prewake;            /* cores woken to spin when a launch starts */
   pto__rt_core *cores;
 } pto__rt_pool;
 
@@ -427,8 +440,9 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv);
 void pto__rt_pool_stop(pto__rt_pool *pool);
 /* Grows every core's scratch to at least bytes; only while no launch runs. */
 pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes);
-/* Makes sleeping cores spin again: a launch is about to submit work. */
-void pto__rt_pool_wake(pto__rt_pool *pool);
+/* A launch of prog is about to submit work: sleeping cores of the types its kernels run on start
+ * spinning, within the spin budget (spinners of other types give their places up). */
+void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog);
 /* Queues ready tasks. */
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
 /* The dispatching thread, its orchestration done, runs one ready task (and the successors it

@@ -261,19 +261,38 @@ static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
 
 typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
 
-static void wait_until(pto__rt_launch *L, pto__rt_pred pred, const void *arg) {
+/* Spins a bounded while, then blocks on done_cv until pred holds. wake_at >= 0: pred can only
+ * turn true once at most wake_at tasks are outstanding (the dispatching thread's waits for the
+ * launch's end and for the in-flight window), and a completion wakes this thread only when it
+ * brings outstanding down to wake_at, not at every completion: a completion that wakes a thread
+ * is a futex call on the core that completes, and the woken thread takes a CPU from the cores.
+ * wake_at < 0: any completion may make pred true (only one thread at a time waits with
+ * wake_at >= 0: the dispatching thread). */
+static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg, long wake_at) {
   uint64_t deadline = pto__rt_now_ns() + L->w->pool.spin_ns;
   for (unsigned i = 0; !pred(L, arg); i++) {
     pto__rt_cpu_relax();
     if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) {
-      atomic_fetch_add(&L->waiters, 1);
+      /* Announced before pred is read again under done_mu; a completer decrements outstanding
+       * before it reads these, so one of the two sees the other (sequentially consistent). */
+      if (wake_at >= 0)
+        atomic_store(&L->wake_at, wake_at);
+      else
+        atomic_fetch_add(&L->waiters, 1);
       pthread_mutex_lock(&L->done_mu);
       while (!pred(L, arg)) pthread_cond_wait(&L->done_cv, &L->done_mu);
       pthread_mutex_unlock(&L->done_mu);
-      atomic_fetch_sub(&L->waiters, 1);
+      if (wake_at >= 0)
+        atomic_store(&L->wake_at, -1);
+      else
+        atomic_fetch_sub(&L->waiters, 1);
       return;
     }
   }
+}
+
+static void wait_until(pto__rt_launch *L, pto__rt_pred pred, const void *arg) {
+  wait_until_at(L, pred, arg, -1);
 }
 
 static int pred_task_done(pto__rt_launch *L, const void *arg) {
@@ -357,8 +376,8 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
   if (nr) pto__rt_pool_push(&L->w->pool, ready, nr);
   for (int32_t i = 0; i < t->ninterms; i++) interm_release(L, t->interms[i]);
   atomic_fetch_add(&L->ncompleted, 1);
-  atomic_fetch_sub(&L->outstanding, 1);
-  if (atomic_load(&L->waiters)) {
+  long left = atomic_fetch_sub(&L->outstanding, 1) - 1;
+  if (atomic_load(&L->waiters) || left <= atomic_load(&L->wake_at)) {
     pthread_mutex_lock(&L->done_mu);
     pthread_cond_broadcast(&L->done_cv);
     pthread_mutex_unlock(&L->done_mu);
@@ -708,7 +727,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
    * flight (the tensor map's cost does not depend on their number). */
   if (atomic_load_explicit(&L->outstanding, memory_order_relaxed) >=
       (long)L->w->cfg.max_inflight_tasks)
-    wait_until(L, pred_below_low_mark, NULL);
+    wait_until_at(L, pred_below_low_mark, NULL, (long)(L->w->cfg.max_inflight_tasks / 2));
   if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
   int nk = pto_program_kernel_count(L->prog);
   if (kernel_id < -1 || kernel_id >= nk)
@@ -1166,6 +1185,7 @@ static int32_t api_is_fatal(void *ctx) {
 pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   memset(L, 0, sizeof *L);
   L->w = w;
+  atomic_init(&L->wake_at, -1);
   L->capscopes = 16;
   L->scopes = pto_malloc((size_t)L->capscopes * sizeof *L->scopes);
   L->scope_modes = pto_malloc((size_t)L->capscopes * sizeof *L->scope_modes);
@@ -1241,6 +1261,7 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   atomic_store(&L->outstanding, 0);
   atomic_store(&L->ncompleted, 0);
   atomic_store(&L->waiters, 0);
+  atomic_store(&L->wake_at, -1);
 }
 
 pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
@@ -1251,7 +1272,7 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
   if (!L->w->pool.shuffle)
     while (atomic_load(&L->outstanding) > 0 && pto__rt_pool_help(&L->w->pool, L)) {
     }
-  wait_until(L, pred_all_done, NULL);
+  wait_until_at(L, pred_all_done, NULL, 0);
   uint64_t first = 0, last = 0;
   for (pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
     if (!t->t_start) continue;
