@@ -156,8 +156,7 @@ static void run_chain(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, in
                       int started) {
   while (t) {
     pto__rt_task *next = NULL;
-    if (started && t->early_resolve) pto__rt_task_started(L, t);
-    pto__rt_task_execute(L, t, core, block, &next);
+    pto__rt_task_execute(L, t, core, block, started && t->early_resolve, &next);
     t = next;
     block = 0;
     started = 1;
@@ -174,12 +173,21 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
     int hi = type == PTO_CORE_AIV ? pool->ncores_of[PTO_CORE_AIV] : pool->ncores;
     for (int i = lo; i < hi; i++) {
       pto__rt_core *core = &pool->cores[i];
-      if (atomic_load_explicit(&core->claimed, memory_order_relaxed) || !claim(core)) continue;
+      /* A spinning core's own thread is about to take the task: leave the core to it. */
+      if (atomic_load_explicit(&core->spinning, memory_order_relaxed) ||
+          atomic_load_explicit(&core->claimed, memory_order_relaxed) || !claim(core))
+        continue;
       int32_t block = 0;
       int started = 0;
       pto__rt_task *t = pop(pool, q, &block, &started);
       if (t) run_chain(L, t, core, block, started);
       release(core);
+      /* Its own thread, woken meanwhile, blocked until the core is free again. */
+      if (atomic_load(&core->parked)) {
+        pool_lock(pool);
+        pthread_cond_signal(&core->park_cv);
+        pthread_mutex_unlock(&pool->mu);
+      }
       if (t) return 1;
       break; /* the queue emptied meanwhile */
     }
@@ -187,19 +195,21 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
   return 0;
 }
 
-/* Takes a place in the spin budget for a core of q; 0 when it is full. */
-static int spin_acquire(pto__rt_pool *pool, pto__rt_queue *q) {
+/* Takes a place in the spin budget for core (of queue q); 0 when it is full. */
+static int spin_acquire(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *core) {
   int n = atomic_load(&pool->nspinning);
   while (n < pool->spin_budget)
     if (atomic_compare_exchange_weak(&pool->nspinning, &n, n + 1)) {
+      atomic_store(&core->spinning, 1);
       atomic_fetch_add(&q->nspin, 1);
       return 1;
     }
   return 0;
 }
 
-static void spin_release(pto__rt_pool *pool, pto__rt_queue *q) {
+static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *core) {
   atomic_fetch_sub(&q->nspin, 1);
+  atomic_store(&core->spinning, 0);
   atomic_fetch_sub(&pool->nspinning, 1);
 }
 
@@ -213,18 +223,39 @@ static void *core_main(void *arg) {
     int32_t block = 0;
     int started = 0;
     /* A core that the dispatching thread is running as (pto__rt_pool_help) leaves the queue
-     * alone until it is released: one thread at a time uses a core's identity and scratch. */
-    if (atomic_load(&q->nqueued) > 0 && claim(core)) {
-      t = pop(pool, q, &block, &started);
-      if (t) run_chain(&w->launch, t, core, block, started);
-      release(core);
+     * alone until it is released: one thread at a time uses a core's identity and scratch.
+     * Its thread blocks meanwhile (parked) rather than spin beside the thread that runs its
+     * tasks. */
+    int helped = 0;
+    if (atomic_load(&q->nqueued) > 0) {
+      if (claim(core)) {
+        t = pop(pool, q, &block, &started);
+        if (t) run_chain(&w->launch, t, core, block, started);
+        release(core);
+      } else {
+        helped = 1;
+      }
     }
     if (t) continue;
     if (atomic_load(&pool->shutdown)) break;
+    if (helped) {
+      pool_lock(pool);
+      atomic_store(&core->parked, 1);
+      /* A push may have counted this thread as a spinner that would take its task: wake a
+       * sleeping core for it instead. */
+      wake_for_queued(q);
+      /* Released before parked was set: the helper's release is seen here (and otherwise
+       * it sees parked and wakes this thread). */
+      while (atomic_load(&core->claimed) && !atomic_load(&pool->shutdown))
+        pthread_cond_wait(&core->park_cv, &pool->mu);
+      atomic_store(&core->parked, 0);
+      pthread_mutex_unlock(&pool->mu);
+      continue;
+    }
     /* Spin a bounded while, if the budget has room: a task handed to a spinning core starts in
      * well under a microsecond, one handed to a blocked core waits for a futex wake (tens of
      * µs). A spinner of a type the current launch does not use gives its place up. */
-    if (spin_acquire(pool, q)) {
+    if (spin_acquire(pool, q, core)) {
       uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
       int work = 0, mask = 1 << core->type;
       for (unsigned i = 0;; i++) {
@@ -239,7 +270,7 @@ static void *core_main(void *arg) {
       }
       /* Before the queue is checked under mu below: a push that saw this core spinning and woke
        * nobody has queued its task by then. */
-      spin_release(pool, q);
+      spin_release(pool, q, core);
       if (work) continue;
     }
     pool_lock(pool);
@@ -284,6 +315,7 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
   if (!pool->cores) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&pool->mu, NULL);
   for (int type = 0; type < 2; type++) pthread_cond_init(&pool->q[type].cv, NULL);
+  for (int i = 0; i < ncores; i++) pthread_cond_init(&pool->cores[i].park_cv, NULL);
   pto_status s = PTO_OK;
   for (int i = 0; i < ncores; i++) {
     pto__rt_core *c = &pool->cores[i];
@@ -318,9 +350,13 @@ void pto__rt_pool_stop(pto__rt_pool *pool) {
   pthread_mutex_lock(&pool->mu);
   atomic_store(&pool->shutdown, 1);
   for (int type = 0; type < 2; type++) pthread_cond_broadcast(&pool->q[type].cv);
+  for (int i = 0; i < pool->ncores; i++) pthread_cond_broadcast(&pool->cores[i].park_cv);
   pthread_mutex_unlock(&pool->mu);
   for (int i = 0; i < pool->nstarted; i++) pthread_join(pool->cores[i].thread, NULL);
-  for (int i = 0; i < pool->ncores; i++) free(pool->cores[i].scratch);
+  for (int i = 0; i < pool->ncores; i++) {
+    free(pool->cores[i].scratch);
+    pthread_cond_destroy(&pool->cores[i].park_cv);
+  }
   free(pool->cores);
   pthread_mutex_destroy(&pool->mu);
   for (int type = 0; type < 2; type++) pthread_cond_destroy(&pool->q[type].cv);

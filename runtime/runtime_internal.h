@@ -400,6 +400,10 @@ typedef struct pto__rt_core {
   uint64_t rng;          /* shuffle mode delays; this core only */
   atomic_int claimed;    /* 1 while a thread runs tasks as this core: its own, or the
                             dispatching thread helping at the end of a launch */
+  atomic_int parked;     /* its thread blocks on park_cv (pool mu) until the dispatching
+                            thread releases the core */
+  pthread_cond_t park_cv;
+  atomic_int spinning;   /* its thread spins idle (the dispatching thread leaves it alone) */
 } pto__rt_core;
 
 /* The ready tasks of one core type (next_ready); guarded by the pool's mu. */
@@ -450,9 +454,10 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
  * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready or no core free. */
 int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L);
 /* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
- * that became ready and is left for the caller to run. */
+ * that became ready and is left for the caller to run. stage: the block is the last of t taken
+ * and t is early_resolve: its successors are staged (pto__rt_task_started) as it starts. */
 void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
-                          pto__rt_task **out_next);
+                          int stage, pto__rt_task **out_next);
 /* Every block of t is taken by a core: if t is early_resolve, stages its successors that wait
  * for nothing else but running early_resolve tasks. */
 void pto__rt_task_started(pto__rt_launch *L, pto__rt_task *t);

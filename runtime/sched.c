@@ -269,10 +269,14 @@ typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
  * wake_at < 0: any completion may make pred true (only one thread at a time waits with
  * wake_at >= 0: the dispatching thread). */
 static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg, long wake_at) {
-  uint64_t deadline = pto__rt_now_ns() + L->w->pool.spin_ns;
+  /* No spin when more tasks than cores must complete first: they take at least a task's time,
+   * and a spinning thread here takes that time from the cores that run them. */
+  int spin = wake_at < 0 ||
+             atomic_load(&L->outstanding) - wake_at <= (long)L->w->pool.ncores;
+  uint64_t deadline = spin ? pto__rt_now_ns() + L->w->pool.spin_ns : 0;
   for (unsigned i = 0; !pred(L, arg); i++) {
     pto__rt_cpu_relax();
-    if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) {
+    if (((i & 63) == 63 || !spin) && pto__rt_now_ns() >= deadline) {
       /* Announced before pred is read again under done_mu; a completer decrements outstanding
        * before it reads these, so one of the two sees the other (sequentially consistent). */
       if (wake_at >= 0)
@@ -473,7 +477,7 @@ static void atomic_max_u64(atomic_ullong *a, uint64_t v) {
 }
 
 void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
-                          pto__rt_task **out_next) {
+                          int stage, pto__rt_task **out_next) {
   if (atomic_load(&t->pending) != 0) {
     /* Staged early (its producers run with allow_early_resolve): this core is its now, and it
      * starts the moment the last of them ends. */
@@ -514,6 +518,10 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     uint64_t t0 = pto__rt_now_ns();
     if (block == 0) t->core = core->id;
     if (t->block_num == 1) t->t_start = t0;
+    /* Its successors are staged once it runs: after its start time, which their staging times
+     * never precede. */
+    if (stage) pto__rt_task_started(L, t);
+    stage = 0;
     int32_t rc = PTO_KERNEL_OK;
     /* Every block reads the predicate itself: the element is final once the task is ready. */
     int skip = !t->fn ? 2 : t->pred_op != PTO_ORCH_PRED_NONE && !predicate_holds(t) ? 1 : 0;
@@ -553,6 +561,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       pto__rt_launch_fail(L, s);
     }
   }
+  if (stage) pto__rt_task_started(L, t); /* the launch failed: the kernel did not run */
   if (t->block_num > 1) {
     if (atomic_fetch_sub(&t->blocks_left, 1) != 1) {
       if (out_next) *out_next = NULL;
