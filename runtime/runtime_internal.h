@@ -206,13 +206,16 @@ typedef struct pto__rt_task {
   struct pto__rt_task *next_ready; /* in the pool's queue; guarded by the pool's mu */
 } pto__rt_task;
 
-/* A strided view's footprint: the byte interval [lo, hi) and the box that refines it. */
+/* A strided view's footprint: the byte interval [lo, hi) and the box that refines it. The box's
+ * extents and strides are the task's own kernel tensor's (or the orchestration's view's, for a
+ * region that lives during one call only): not copied, since a tensor map entry is written
+ * fresh for every access of every task in flight. */
 typedef struct pto__rt_region {
   uint64_t lo, hi;
   uint64_t addr;
   int32_t rank, esize;
-  int64_t shape[PTO_MAX_RANK];
-  int64_t stride[PTO_MAX_RANK];
+  const int64_t *shape;  /* rank entries */
+  const int64_t *stride; /* rank entries */
   int dense; /* the view covers [lo, hi) exactly */
 } pto__rt_region;
 

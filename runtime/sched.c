@@ -70,11 +70,11 @@ static int make_region(const pto_orch_tensor *t, pto__rt_region *r) {
   r->addr = t->addr;
   r->rank = t->rank;
   r->esize = (int32_t)pto_dtype_size((pto_dtype)t->dtype);
+  r->shape = t->shape;
+  r->stride = t->stride;
   int64_t lo = 0, hi = 0;
   int empty = 0;
   for (int d = 0; d < t->rank; d++) {
-    r->shape[d] = t->shape[d];
-    r->stride[d] = t->stride[d];
     if (t->shape[d] == 0) empty = 1;
     int64_t ext;
     if (t->shape[d] > 0 && __builtin_mul_overflow(t->shape[d] - 1, t->stride[d], &ext)) return -1;
@@ -725,6 +725,17 @@ static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, k
   e.addr = t->addr + (uint64_t)(off * (int64_t)pto_dtype_size((pto_dtype)t->dtype));
   for (int d = 0; d < t->rank; d++) e.shape[d] = 1;
   make_region(&e, out_r);
+  /* The region outlives this call (in the tensor map): its box, from the launch's arena. */
+  int64_t *box = pto__rt_bump_alloc(&L->bump, 2 * PTO_MAX_RANK * sizeof *box);
+  if (!box) {
+    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                           "out of memory submitting %s", kn(kname)));
+    return NULL;
+  }
+  memcpy(box, e.shape, PTO_MAX_RANK * sizeof *box);
+  memcpy(box + PTO_MAX_RANK, e.stride, PTO_MAX_RANK * sizeof *box);
+  out_r->shape = box;
+  out_r->stride = box + PTO_MAX_RANK;
   return pto__rt_devmem_host(&L->w->mem, e.addr);
 }
 
@@ -810,6 +821,8 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     }
     k->rank = a->tensor.rank;
     k->dtype = a->tensor.dtype;
+    rs[it].shape = k->shape; /* the task's copy: the tensor map keeps the region */
+    rs[it].stride = k->stride;
     pto__rt_interm *im = trs[it]->interm;
     if (im) {
       int dup = 0;
