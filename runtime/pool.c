@@ -2,9 +2,10 @@
  * type (AIC for cube work, AIV for vector work, as on the chip). A core takes ready tasks from its
  * type's queue (in shuffle test mode, a random one of the first 64), runs them and
  * completes them; when the queue is empty it spins a bounded while (a pause per iteration), then
- * blocks on a condition variable. At most spin_budget cores spin at once (the process's CPUs
- * less the one the dispatching thread needs): more spinners would only take CPU time from the
- * orchestration and the cores that run tasks. A push wakes sleeping cores only for the blocks
+ * blocks on a condition variable. Between launches at most spin_budget cores spin at once (the
+ * process's CPUs less the one the dispatching thread needs): more spinners would only take CPU
+ * time from the next launch's dispatching thread; the others give their places up when a launch
+ * ends. A push wakes sleeping cores only for the blocks
  * that the spinners and the cores already waking cannot take. A launch wakes cores of its
  * kernels' types to spin before its first submit, so the first task does not pay for a futex
  * wake-up; once its orchestration is done, the dispatching thread runs ready tasks itself as an
@@ -113,6 +114,7 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   }
   if (!types) types = 3;
   atomic_store(&pool->spin_types, types);
+  atomic_store(&pool->active, 1);
   /* The budget goes to the vector cores first (most programs' first tasks), then the cube
    * cores. */
   int left = pool->spin_budget;
@@ -195,10 +197,12 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
   return 0;
 }
 
-/* Takes a place in the spin budget for core (of queue q); 0 when it is full. */
+/* Takes a place among the spinners for core (of queue q): always while a launch runs (its cores
+ * come back between short tasks, and a core woken for one must not go back to sleep at once
+ * only to be woken again), within the budget otherwise; 0 when it is full. */
 static int spin_acquire(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *core) {
   int n = atomic_load(&pool->nspinning);
-  while (n < pool->spin_budget)
+  while (n < pool->spin_budget || atomic_load(&pool->active))
     if (atomic_compare_exchange_weak(&pool->nspinning, &n, n + 1)) {
       atomic_store(&core->spinning, 1);
       atomic_fetch_add(&q->nspin, 1);
@@ -207,11 +211,22 @@ static int spin_acquire(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *core
   return 0;
 }
 
-static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *core) {
+/* No launch runs and more cores spin than the budget allows: gives this one's place up (1). */
+static int spin_evict(pto__rt_pool *pool) {
+  int n = atomic_load_explicit(&pool->nspinning, memory_order_relaxed);
+  while (n > pool->spin_budget && !atomic_load_explicit(&pool->active, memory_order_relaxed))
+    if (atomic_compare_exchange_weak(&pool->nspinning, &n, n - 1)) return 1;
+  return 0;
+}
+
+/* counted: the core still holds its place in nspinning (not evicted). */
+static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *core, int counted) {
   atomic_fetch_sub(&q->nspin, 1);
   atomic_store(&core->spinning, 0);
-  atomic_fetch_sub(&pool->nspinning, 1);
+  if (counted) atomic_fetch_sub(&pool->nspinning, 1);
 }
+
+void pto__rt_pool_idle(pto__rt_pool *pool) { atomic_store(&pool->active, 0); }
 
 static void *core_main(void *arg) {
   pto__rt_core *core = arg;
@@ -257,7 +272,7 @@ static void *core_main(void *arg) {
      * µs). A spinner of a type the current launch does not use gives its place up. */
     if (spin_acquire(pool, q, core)) {
       uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
-      int work = 0, mask = 1 << core->type;
+      int work = 0, evicted = 0, mask = 1 << core->type;
       for (unsigned i = 0;; i++) {
         if (atomic_load_explicit(&q->nqueued, memory_order_relaxed) > 0 ||
             atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
@@ -265,12 +280,15 @@ static void *core_main(void *arg) {
           break;
         }
         if (!(atomic_load_explicit(&pool->spin_types, memory_order_relaxed) & mask)) break;
+        if (atomic_load_explicit(&pool->nspinning, memory_order_relaxed) > pool->spin_budget &&
+            (evicted = spin_evict(pool)))
+          break;
         pto__rt_cpu_relax();
         if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) break;
       }
       /* Before the queue is checked under mu below: a push that saw this core spinning and woke
        * nobody has queued its task by then. */
-      spin_release(pool, q, core);
+      spin_release(pool, q, core, !evicted);
       if (work) continue;
     }
     pool_lock(pool);

@@ -428,11 +428,13 @@ typedef struct pto__rt_pool {
   pto__rt_queue q[2];     /* [PTO_CORE_AIV], [PTO_CORE_AIC] */
   uint64_t wake_gen;      /* guarded by mu: bumped to wake sleeping cores for a launch */
   atomic_int shutdown;
-  /* Idle cores spinning, all types together, and how many may: the CPUs of the process less
-   * one, which the dispatching thread needs (at least 1). A core over the budget blocks at once
-   * instead of taking a CPU from the orchestration it waits for. */
+  /* Idle cores spinning, all types together, and how many may between launches: the CPUs of
+   * the process less one, which the dispatching thread needs (at least 1). Between launches a
+   * core over the budget blocks at once instead of taking a CPU from the next launch's
+   * dispatching thread; during a launch (active) every idle core may spin its bounded while. */
   atomic_int nspinning;
   int spin_budget;
+  atomic_int active;      /* a launch runs: from pto__rt_pool_wake to pto__rt_pool_idle */
   atomic_int spin_types;  /* bit per core type: the types the current launch's kernels run on;
                              a spinner of another type gives its place up */
   uint64_t spin_ns;
@@ -450,6 +452,8 @@ pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes);
 /* A launch of prog is about to submit work: sleeping cores of the types its kernels run on start
  * spinning, within the spin budget (spinners of other types give their places up). */
 void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog);
+/* The launch has ended: spinners over the budget give their places up. */
+void pto__rt_pool_idle(pto__rt_pool *pool);
 /* Queues ready tasks. */
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
 /* The dispatching thread, its orchestration done, runs one ready task (and the successors it

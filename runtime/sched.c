@@ -1295,6 +1295,7 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
     while (atomic_load(&L->outstanding) > 0 && pto__rt_pool_help(&L->w->pool, L)) {
     }
   wait_until_at(L, pred_all_done, NULL, 0);
+  pto__rt_pool_idle(&L->w->pool);
   uint64_t first = 0, last = 0;
   for (pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
     if (!t->t_start) continue;

@@ -568,6 +568,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   pto__rt_bound b;
   s = pto__rt_bind_args(w, sig, args, &b);
   if (s) {
+    pto__rt_pool_idle(&w->pool);
     __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
     return pto_status_annotate(s, "launch of '%s'", entry);
   }
