@@ -175,8 +175,10 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
     int hi = type == PTO_CORE_AIV ? pool->ncores_of[PTO_CORE_AIV] : pool->ncores;
     for (int i = lo; i < hi; i++) {
       pto__rt_core *core = &pool->cores[i];
-      /* A spinning core's own thread is about to take the task: leave the core to it. */
+      /* A spinning core's own thread is about to take the task, and a parked one is being
+       * handed its core back: leave the core to it. */
       if (atomic_load_explicit(&core->spinning, memory_order_relaxed) ||
+          atomic_load_explicit(&core->parked, memory_order_relaxed) ||
           atomic_load_explicit(&core->claimed, memory_order_relaxed) || !claim(core))
         continue;
       int32_t block = 0;
@@ -184,11 +186,13 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
       pto__rt_task *t = pop(pool, q, &block, &started);
       if (t) run_chain(L, t, core, block, started);
       release(core);
-      /* Its own thread, woken meanwhile, blocked until the core is free again. */
+      /* Its own thread, woken meanwhile, blocked until the core is free again: it has a CPU
+       * now, so it takes its core back and this thread stops helping. */
       if (atomic_load(&core->parked)) {
         pool_lock(pool);
         pthread_cond_signal(&core->park_cv);
         pthread_mutex_unlock(&pool->mu);
+        return 0;
       }
       if (t) return 1;
       break; /* the queue emptied meanwhile */

@@ -458,7 +458,8 @@ void pto__rt_pool_idle(pto__rt_pool *pool);
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
 /* The dispatching thread, its orchestration done, runs one ready task (and the successors it
  * makes ready) as an idle core of the task's type, instead of waiting for that core's thread to
- * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready or no core free. */
+ * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready, no core free, or the
+ * core's own thread came back meanwhile (it runs the rest). */
 int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L);
 /* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
  * that became ready and is left for the caller to run. stage: the block is the last of t taken
