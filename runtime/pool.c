@@ -2,17 +2,33 @@
  * type (AIC for cube work, AIV for vector work, as on the chip). A core takes ready tasks from its
  * type's queue (in shuffle test mode, a random one of the first 64), runs them and
  * completes them; when the queue is empty it spins a bounded while (a pause per iteration), then
- * blocks on a condition variable. A launch wakes a few cores to spin before its first submit, so
- * the first task does not pay for a futex wake-up; once its orchestration is done, the
- * dispatching thread runs ready tasks itself as an idle core (pto__rt_pool_help) rather than wait
- * for a core thread that has no CPU yet. A core's claimed flag keeps one thread at a time on a
- * core's identity and scratch. */
+ * blocks on a condition variable. Between launches at most spin_budget cores spin at once (the
+ * process's CPUs less the one the dispatching thread needs): more spinners would only take CPU
+ * time from the next launch's dispatching thread; the others give their places up when a launch
+ * ends. A push wakes sleeping cores only for the blocks
+ * that the spinners and the cores already waking cannot take. A launch wakes cores of its
+ * kernels' types to spin before its first submit, so the first task does not pay for a futex
+ * wake-up; once its orchestration is done, the dispatching thread runs ready tasks itself as an
+ * idle core (pto__rt_pool_help) rather than wait for a core thread that has no CPU yet. A core's
+ * claimed flag keeps one thread at a time on a core's identity and scratch. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pto/base.h"
 #include "runtime_internal.h"
+
+/* Locks the pool's mu, spinning on trylock a short while first: it is held for a few dozen
+ * instructions at a time, and a core that found work queued and then slept on the mutex (a
+ * futex wait, and a futex wake for the thread that unlocks) would lose microseconds. */
+static void pool_lock(pto__rt_pool *pool) {
+  for (int i = 0; i < 256; i++) {
+    if (pthread_mutex_trylock(&pool->mu) == 0) return;
+    pto__rt_cpu_relax();
+  }
+  pthread_mutex_lock(&pool->mu);
+}
 
 /* Takes a block of a queued task: *out_block gets its index. A task stays queued until its last
  * block is taken, so the blocks of an SPMD task go to as many cores as are free. *out_started:
@@ -41,6 +57,7 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
   }
   t = *link;
   *out_block = t->claimed++;
+  q->nblocks--;
   *out_started = t->claimed == t->block_num;
   if (t->sync_start) q->gang = *out_started ? NULL : t;
   if (!*out_started) return t;
@@ -52,9 +69,19 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
   return t;
 }
 
+/* Signals sleeping cores of q for the queued blocks that no spinner and no core already waking
+ * will take; pool->mu held. */
+static void wake_for_queued(pto__rt_queue *q) {
+  long demand = (long)q->nblocks - atomic_load(&q->nspin) - q->nwaking;
+  long idle = q->nsleeping - q->nwaking;
+  long n = demand < idle ? demand : idle;
+  for (long i = 0; i < n; i++) pthread_cond_signal(&q->cv);
+  if (n > 0) q->nwaking += (int)n;
+}
+
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
   int pushed[2] = {0, 0};
-  pthread_mutex_lock(&pool->mu);
+  pool_lock(pool);
   for (int i = 0; i < n; i++) {
     int type = tasks[i]->core_type == PTO_CORE_AIC ? PTO_CORE_AIC : PTO_CORE_AIV;
     pto__rt_queue *q = &pool->q[type];
@@ -65,28 +92,45 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
       q->qhead_task = tasks[i];
     q->qtail_task = tasks[i];
     q->qlen++;
-    pushed[type] += tasks[i]->block_num - tasks[i]->claimed;
+    q->nblocks += (size_t)(tasks[i]->block_num - tasks[i]->claimed);
+    pushed[type] = 1;
   }
   for (int type = 0; type < 2; type++) {
     pto__rt_queue *q = &pool->q[type];
     if (!pushed[type]) continue;
     atomic_store(&q->nqueued, q->qlen);
-    int wake = pushed[type] < q->nsleeping ? pushed[type] : q->nsleeping;
-    for (int i = 0; i < wake; i++) pthread_cond_signal(&q->cv);
+    wake_for_queued(q);
   }
   pthread_mutex_unlock(&pool->mu);
 }
 
-void pto__rt_pool_wake(pto__rt_pool *pool) {
-  pthread_mutex_lock(&pool->mu);
-  pool->wake_gen++;
-  /* Both types, in their proportion: the first task may be of either. */
-  int aic = pool->prewake * pool->ncores_of[PTO_CORE_AIC] / (pool->ncores ? pool->ncores : 1);
-  if (aic < 1) aic = 1;
-  int want[2] = {pool->prewake - aic, aic};
-  for (int type = 0; type < 2; type++) {
+void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
+  /* The types prog's kernels are declared to run on; an undeclared kernel may run on either. */
+  int types = 0;
+  int nk = pto_program_kernel_count(prog);
+  for (int k = 0; k < nk && types != 3; k++) {
+    int t = pto_program_kernel_core_type(prog, k);
+    types |= t == PTO_CORE_AIC ? 1 << PTO_CORE_AIC : t == PTO_CORE_AIV ? 1 << PTO_CORE_AIV : 3;
+  }
+  if (!types) types = 3;
+  atomic_store(&pool->spin_types, types);
+  atomic_store(&pool->active, 1);
+  /* The budget goes to the vector cores first (most programs' first tasks), then the cube
+   * cores. */
+  int left = pool->spin_budget;
+  pool_lock(pool);
+  for (int k = 0; k < 2 && left > 0; k++) {
+    int type = k == 0 ? PTO_CORE_AIV : PTO_CORE_AIC;
+    if (!(types & (1 << type))) continue;
     pto__rt_queue *q = &pool->q[type];
-    int n = q->nsleeping < want[type] ? q->nsleeping : want[type];
+    int have = atomic_load(&q->nspin) + q->nwaking;
+    int want = left < pool->ncores_of[type] ? left : pool->ncores_of[type];
+    int idle = q->nsleeping - q->nwaking;
+    int n = want - have < idle ? want - have : idle;
+    left -= want;
+    if (n <= 0) continue;
+    pool->wake_gen++;
+    q->nwaking += n;
     for (int i = 0; i < n; i++) pthread_cond_signal(&q->cv);
   }
   pthread_mutex_unlock(&pool->mu);
@@ -102,7 +146,7 @@ static void release(pto__rt_core *core) { atomic_store(&core->claimed, 0); }
 /* Pops a block of a task of q's type as core, which the caller has claimed; NULL when none is
  * queued (pop_locked: *block, *started). */
 static pto__rt_task *pop(pto__rt_pool *pool, pto__rt_queue *q, int32_t *block, int *started) {
-  pthread_mutex_lock(&pool->mu);
+  pool_lock(pool);
   pto__rt_task *t = pop_locked(pool, q, block, started);
   pthread_mutex_unlock(&pool->mu);
   return t;
@@ -114,8 +158,7 @@ static void run_chain(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, in
                       int started) {
   while (t) {
     pto__rt_task *next = NULL;
-    if (started && t->early_resolve) pto__rt_task_started(L, t);
-    pto__rt_task_execute(L, t, core, block, &next);
+    pto__rt_task_execute(L, t, core, block, started && t->early_resolve, &next);
     t = next;
     block = 0;
     started = 1;
@@ -132,18 +175,62 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
     int hi = type == PTO_CORE_AIV ? pool->ncores_of[PTO_CORE_AIV] : pool->ncores;
     for (int i = lo; i < hi; i++) {
       pto__rt_core *core = &pool->cores[i];
-      if (atomic_load_explicit(&core->claimed, memory_order_relaxed) || !claim(core)) continue;
+      /* A spinning core's own thread is about to take the task, and a parked one is being
+       * handed its core back: leave the core to it. */
+      if (atomic_load_explicit(&core->spinning, memory_order_relaxed) ||
+          atomic_load_explicit(&core->parked, memory_order_relaxed) ||
+          atomic_load_explicit(&core->claimed, memory_order_relaxed) || !claim(core))
+        continue;
       int32_t block = 0;
       int started = 0;
       pto__rt_task *t = pop(pool, q, &block, &started);
       if (t) run_chain(L, t, core, block, started);
       release(core);
+      /* Its own thread, woken meanwhile, blocked until the core is free again: it has a CPU
+       * now, so it takes its core back and this thread stops helping. */
+      if (atomic_load(&core->parked)) {
+        pool_lock(pool);
+        pthread_cond_signal(&core->park_cv);
+        pthread_mutex_unlock(&pool->mu);
+        return 0;
+      }
       if (t) return 1;
       break; /* the queue emptied meanwhile */
     }
   }
   return 0;
 }
+
+/* Takes a place among the spinners for core (of queue q): always while a launch runs (its cores
+ * come back between short tasks, and a core woken for one must not go back to sleep at once
+ * only to be woken again), within the budget otherwise; 0 when it is full. */
+static int spin_acquire(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *core) {
+  int n = atomic_load(&pool->nspinning);
+  while (n < pool->spin_budget || atomic_load(&pool->active))
+    if (atomic_compare_exchange_weak(&pool->nspinning, &n, n + 1)) {
+      atomic_store(&core->spinning, 1);
+      atomic_fetch_add(&q->nspin, 1);
+      return 1;
+    }
+  return 0;
+}
+
+/* No launch runs and more cores spin than the budget allows: gives this one's place up (1). */
+static int spin_evict(pto__rt_pool *pool) {
+  int n = atomic_load_explicit(&pool->nspinning, memory_order_relaxed);
+  while (n > pool->spin_budget && !atomic_load_explicit(&pool->active, memory_order_relaxed))
+    if (atomic_compare_exchange_weak(&pool->nspinning, &n, n - 1)) return 1;
+  return 0;
+}
+
+/* counted: the core still holds its place in nspinning (not evicted). */
+static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *core, int counted) {
+  atomic_fetch_sub(&q->nspin, 1);
+  atomic_store(&core->spinning, 0);
+  if (counted) atomic_fetch_sub(&pool->nspinning, 1);
+}
+
+void pto__rt_pool_idle(pto__rt_pool *pool) { atomic_store(&pool->active, 0); }
 
 static void *core_main(void *arg) {
   pto__rt_core *core = arg;
@@ -155,34 +242,66 @@ static void *core_main(void *arg) {
     int32_t block = 0;
     int started = 0;
     /* A core that the dispatching thread is running as (pto__rt_pool_help) leaves the queue
-     * alone until it is released: one thread at a time uses a core's identity and scratch. */
-    if (atomic_load(&q->nqueued) > 0 && claim(core)) {
-      t = pop(pool, q, &block, &started);
-      if (t) run_chain(&w->launch, t, core, block, started);
-      release(core);
+     * alone until it is released: one thread at a time uses a core's identity and scratch.
+     * Its thread blocks meanwhile (parked) rather than spin beside the thread that runs its
+     * tasks. */
+    int helped = 0;
+    if (atomic_load(&q->nqueued) > 0) {
+      if (claim(core)) {
+        t = pop(pool, q, &block, &started);
+        if (t) run_chain(&w->launch, t, core, block, started);
+        release(core);
+      } else {
+        helped = 1;
+      }
     }
     if (t) continue;
     if (atomic_load(&pool->shutdown)) break;
-    /* Spin a bounded while: a task handed to a spinning core starts in well under a
-     * microsecond, one handed to a blocked core waits for a futex wake (tens of µs). */
-    uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
-    int work = 0;
-    for (unsigned i = 0;; i++) {
-      if (atomic_load_explicit(&q->nqueued, memory_order_relaxed) > 0 ||
-          atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
-        work = 1;
-        break;
-      }
-      pto__rt_cpu_relax();
-      if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) break;
+    if (helped) {
+      pool_lock(pool);
+      atomic_store(&core->parked, 1);
+      /* A push may have counted this thread as a spinner that would take its task: wake a
+       * sleeping core for it instead. */
+      wake_for_queued(q);
+      /* Released before parked was set: the helper's release is seen here (and otherwise
+       * it sees parked and wakes this thread). */
+      while (atomic_load(&core->claimed) && !atomic_load(&pool->shutdown))
+        pthread_cond_wait(&core->park_cv, &pool->mu);
+      atomic_store(&core->parked, 0);
+      pthread_mutex_unlock(&pool->mu);
+      continue;
     }
-    if (work) continue;
-    pthread_mutex_lock(&pool->mu);
+    /* Spin a bounded while, if the budget has room: a task handed to a spinning core starts in
+     * well under a microsecond, one handed to a blocked core waits for a futex wake (tens of
+     * µs). A spinner of a type the current launch does not use gives its place up. */
+    if (spin_acquire(pool, q, core)) {
+      uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
+      int work = 0, evicted = 0, mask = 1 << core->type;
+      for (unsigned i = 0;; i++) {
+        if (atomic_load_explicit(&q->nqueued, memory_order_relaxed) > 0 ||
+            atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
+          work = 1;
+          break;
+        }
+        if (!(atomic_load_explicit(&pool->spin_types, memory_order_relaxed) & mask)) break;
+        if (atomic_load_explicit(&pool->nspinning, memory_order_relaxed) > pool->spin_budget &&
+            (evicted = spin_evict(pool)))
+          break;
+        pto__rt_cpu_relax();
+        if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) break;
+      }
+      /* Before the queue is checked under mu below: a push that saw this core spinning and woke
+       * nobody has queued its task by then. */
+      spin_release(pool, q, core, !evicted);
+      if (work) continue;
+    }
+    pool_lock(pool);
     uint64_t gen = pool->wake_gen;
     while (!q->qlen && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
       q->nsleeping++;
       pthread_cond_wait(&q->cv, &pool->mu);
       q->nsleeping--;
+      if (q->nwaking > 0) q->nwaking--;
     }
     pthread_mutex_unlock(&pool->mu);
   }
@@ -206,14 +325,19 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
   if (!pool->rng) pool->rng = 1;
   pool->ncores = ncores;
   /* Spinning cores must leave a CPU to the dispatching thread, or they slow down the very
-   * orchestration they wait for. */
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  pool->prewake = ncpu > 1 ? (int)(ncpu - 1) : 1;
-  if (pool->prewake > ncores) pool->prewake = ncores;
+   * orchestration they wait for: the CPUs this process may run on, less one. */
+  long ncpu = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) ncpu = CPU_COUNT(&set);
+  if (ncpu < 1) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  pool->spin_budget = ncpu > 1 ? (int)(ncpu - 1) : 1;
+  if (pool->spin_budget > ncores) pool->spin_budget = ncores;
+  atomic_init(&pool->spin_types, 3);
   pool->cores = pto_calloc((size_t)ncores, sizeof *pool->cores);
   if (!pool->cores) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&pool->mu, NULL);
   for (int type = 0; type < 2; type++) pthread_cond_init(&pool->q[type].cv, NULL);
+  for (int i = 0; i < ncores; i++) pthread_cond_init(&pool->cores[i].park_cv, NULL);
   pto_status s = PTO_OK;
   for (int i = 0; i < ncores; i++) {
     pto__rt_core *c = &pool->cores[i];
@@ -248,9 +372,13 @@ void pto__rt_pool_stop(pto__rt_pool *pool) {
   pthread_mutex_lock(&pool->mu);
   atomic_store(&pool->shutdown, 1);
   for (int type = 0; type < 2; type++) pthread_cond_broadcast(&pool->q[type].cv);
+  for (int i = 0; i < pool->ncores; i++) pthread_cond_broadcast(&pool->cores[i].park_cv);
   pthread_mutex_unlock(&pool->mu);
   for (int i = 0; i < pool->nstarted; i++) pthread_join(pool->cores[i].thread, NULL);
-  for (int i = 0; i < pool->ncores; i++) free(pool->cores[i].scratch);
+  for (int i = 0; i < pool->ncores; i++) {
+    free(pool->cores[i].scratch);
+    pthread_cond_destroy(&pool->cores[i].park_cv);
+  }
   free(pool->cores);
   pthread_mutex_destroy(&pool->mu);
   for (int type = 0; type < 2; type++) pthread_cond_destroy(&pool->q[type].cv);

@@ -206,13 +206,16 @@ typedef struct pto__rt_task {
   struct pto__rt_task *next_ready; /* in the pool's queue; guarded by the pool's mu */
 } pto__rt_task;
 
-/* A strided view's footprint: the byte interval [lo, hi) and the box that refines it. */
+/* A strided view's footprint: the byte interval [lo, hi) and the box that refines it. The box's
+ * extents and strides are the task's own kernel tensor's (or the orchestration's view's, for a
+ * region that lives during one call only): not copied, since a tensor map entry is written
+ * fresh for every access of every task in flight. */
 typedef struct pto__rt_region {
   uint64_t lo, hi;
   uint64_t addr;
   int32_t rank, esize;
-  int64_t shape[PTO_MAX_RANK];
-  int64_t stride[PTO_MAX_RANK];
+  const int64_t *shape;  /* rank entries */
+  const int64_t *stride; /* rank entries */
   int dense; /* the view covers [lo, hi) exactly */
 } pto__rt_region;
 
@@ -336,7 +339,11 @@ typedef struct pto__rt_launch {
   pto_status fail; /* guarded by fail_mu */
   atomic_long outstanding; /* submitted and not completed */
   atomic_ulong ncompleted; /* tasks completed so far */
-  atomic_int waiters;      /* threads blocked (or about to block) on done_cv */
+  atomic_int waiters;      /* threads blocked (or about to block) on done_cv, woken by every
+                              completion */
+  atomic_long wake_at;     /* -1, or the dispatching thread blocks on done_cv until at most
+                              this many tasks are outstanding: the completion that gets there
+                              wakes it */
   pthread_mutex_t done_mu;
   pthread_cond_t done_cv;
   pthread_mutex_t stripes[PTO__RT_STRIPES];
@@ -396,6 +403,10 @@ typedef struct pto__rt_core {
   uint64_t rng;          /* shuffle mode delays; this core only */
   atomic_int claimed;    /* 1 while a thread runs tasks as this core: its own, or the
                             dispatching thread helping at the end of a launch */
+  atomic_int parked;     /* its thread blocks on park_cv (pool mu) until the dispatching
+                            thread releases the core */
+  pthread_cond_t park_cv;
+  atomic_int spinning;   /* its thread spins idle (the dispatching thread leaves it alone) */
 } pto__rt_core;
 
 /* The ready tasks of one core type (next_ready); guarded by the pool's mu. */
@@ -405,8 +416,11 @@ typedef struct pto__rt_queue {
   struct pto__rt_task *gang;    /* a sync_start task some of whose blocks are taken: its other
                                    blocks go first, so two such tasks never split the cores */
   size_t qlen;
+  size_t nblocks;         /* blocks of the queued tasks not yet taken */
   atomic_size_t nqueued;  /* mirror of qlen for the idle spin */
-  int nsleeping;
+  atomic_int nspin;       /* cores of this type spinning (pool->nspinning counts them too) */
+  int nsleeping;          /* cores blocked on cv */
+  int nwaking;            /* of those, signalled and not yet back from the wait */
 } pto__rt_queue;
 
 typedef struct pto__rt_pool {
@@ -414,12 +428,20 @@ typedef struct pto__rt_pool {
   pto__rt_queue q[2];     /* [PTO_CORE_AIV], [PTO_CORE_AIC] */
   uint64_t wake_gen;      /* guarded by mu: bumped to wake sleeping cores for a launch */
   atomic_int shutdown;
+  /* Idle cores spinning, all types together, and how many may between launches: the CPUs of
+   * the process less one, which the dispatching thread needs (at least 1). Between launches a
+   * core over the budget blocks at once instead of taking a CPU from the next launch's
+   * dispatching thread; during a launch (active) every idle core may spin its bounded while. */
+  atomic_int nspinning;
+  int spin_budget;
+  atomic_int active;      /* a launch runs: from pto__rt_pool_wake to pto__rt_pool_idle */
+  atomic_int spin_types;  /* bit per core type: the types the current launch's kernels run on;
+                             a spinner of another type gives its place up */
   uint64_t spin_ns;
   int shuffle;
   uint64_t rng;           /* guarded by mu */
   int ncores, nstarted;
   int ncores_of[2];       /* per core type: cores [0, aiv) are AIV, the rest AIC */
-  int prewake;            /* cores woken to spin when a launch starts */
   pto__rt_core *cores;
 } pto__rt_pool;
 
@@ -427,18 +449,23 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv);
 void pto__rt_pool_stop(pto__rt_pool *pool);
 /* Grows every core's scratch to at least bytes; only while no launch runs. */
 pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes);
-/* Makes sleeping cores spin again: a launch is about to submit work. */
-void pto__rt_pool_wake(pto__rt_pool *pool);
+/* A launch of prog is about to submit work: sleeping cores of the types its kernels run on start
+ * spinning, within the spin budget (spinners of other types give their places up). */
+void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog);
+/* The launch has ended: spinners over the budget give their places up. */
+void pto__rt_pool_idle(pto__rt_pool *pool);
 /* Queues ready tasks. */
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
 /* The dispatching thread, its orchestration done, runs one ready task (and the successors it
  * makes ready) as an idle core of the task's type, instead of waiting for that core's thread to
- * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready or no core free. */
+ * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready, no core free, or the
+ * core's own thread came back meanwhile (it runs the rest). */
 int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L);
 /* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
- * that became ready and is left for the caller to run. */
+ * that became ready and is left for the caller to run. stage: the block is the last of t taken
+ * and t is early_resolve: its successors are staged (pto__rt_task_started) as it starts. */
 void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
-                          pto__rt_task **out_next);
+                          int stage, pto__rt_task **out_next);
 /* Every block of t is taken by a core: if t is early_resolve, stages its successors that wait
  * for nothing else but running early_resolve tasks. */
 void pto__rt_task_started(pto__rt_launch *L, pto__rt_task *t);

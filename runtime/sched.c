@@ -70,11 +70,11 @@ static int make_region(const pto_orch_tensor *t, pto__rt_region *r) {
   r->addr = t->addr;
   r->rank = t->rank;
   r->esize = (int32_t)pto_dtype_size((pto_dtype)t->dtype);
+  r->shape = t->shape;
+  r->stride = t->stride;
   int64_t lo = 0, hi = 0;
   int empty = 0;
   for (int d = 0; d < t->rank; d++) {
-    r->shape[d] = t->shape[d];
-    r->stride[d] = t->stride[d];
     if (t->shape[d] == 0) empty = 1;
     int64_t ext;
     if (t->shape[d] > 0 && __builtin_mul_overflow(t->shape[d] - 1, t->stride[d], &ext)) return -1;
@@ -261,19 +261,42 @@ static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
 
 typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
 
-static void wait_until(pto__rt_launch *L, pto__rt_pred pred, const void *arg) {
-  uint64_t deadline = pto__rt_now_ns() + L->w->pool.spin_ns;
+/* Spins a bounded while, then blocks on done_cv until pred holds. wake_at >= 0: pred can only
+ * turn true once at most wake_at tasks are outstanding (the dispatching thread's waits for the
+ * launch's end and for the in-flight window), and a completion wakes this thread only when it
+ * brings outstanding down to wake_at, not at every completion: a completion that wakes a thread
+ * is a futex call on the core that completes, and the woken thread takes a CPU from the cores.
+ * wake_at < 0: any completion may make pred true (only one thread at a time waits with
+ * wake_at >= 0: the dispatching thread). */
+static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg, long wake_at) {
+  /* No spin when more tasks than cores must complete first: they take at least a task's time,
+   * and a spinning thread here takes that time from the cores that run them. */
+  int spin = wake_at < 0 ||
+             atomic_load(&L->outstanding) - wake_at <= (long)L->w->pool.ncores;
+  uint64_t deadline = spin ? pto__rt_now_ns() + L->w->pool.spin_ns : 0;
   for (unsigned i = 0; !pred(L, arg); i++) {
     pto__rt_cpu_relax();
-    if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) {
-      atomic_fetch_add(&L->waiters, 1);
+    if (((i & 63) == 63 || !spin) && pto__rt_now_ns() >= deadline) {
+      /* Announced before pred is read again under done_mu; a completer decrements outstanding
+       * before it reads these, so one of the two sees the other (sequentially consistent). */
+      if (wake_at >= 0)
+        atomic_store(&L->wake_at, wake_at);
+      else
+        atomic_fetch_add(&L->waiters, 1);
       pthread_mutex_lock(&L->done_mu);
       while (!pred(L, arg)) pthread_cond_wait(&L->done_cv, &L->done_mu);
       pthread_mutex_unlock(&L->done_mu);
-      atomic_fetch_sub(&L->waiters, 1);
+      if (wake_at >= 0)
+        atomic_store(&L->wake_at, -1);
+      else
+        atomic_fetch_sub(&L->waiters, 1);
       return;
     }
   }
+}
+
+static void wait_until(pto__rt_launch *L, pto__rt_pred pred, const void *arg) {
+  wait_until_at(L, pred, arg, -1);
 }
 
 static int pred_task_done(pto__rt_launch *L, const void *arg) {
@@ -357,8 +380,8 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
   if (nr) pto__rt_pool_push(&L->w->pool, ready, nr);
   for (int32_t i = 0; i < t->ninterms; i++) interm_release(L, t->interms[i]);
   atomic_fetch_add(&L->ncompleted, 1);
-  atomic_fetch_sub(&L->outstanding, 1);
-  if (atomic_load(&L->waiters)) {
+  long left = atomic_fetch_sub(&L->outstanding, 1) - 1;
+  if (atomic_load(&L->waiters) || left <= atomic_load(&L->wake_at)) {
     pthread_mutex_lock(&L->done_mu);
     pthread_cond_broadcast(&L->done_cv);
     pthread_mutex_unlock(&L->done_mu);
@@ -454,7 +477,7 @@ static void atomic_max_u64(atomic_ullong *a, uint64_t v) {
 }
 
 void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
-                          pto__rt_task **out_next) {
+                          int stage, pto__rt_task **out_next) {
   if (atomic_load(&t->pending) != 0) {
     /* Staged early (its producers run with allow_early_resolve): this core is its now, and it
      * starts the moment the last of them ends. */
@@ -495,6 +518,10 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     uint64_t t0 = pto__rt_now_ns();
     if (block == 0) t->core = core->id;
     if (t->block_num == 1) t->t_start = t0;
+    /* Its successors are staged once it runs: after its start time, which their staging times
+     * never precede. */
+    if (stage) pto__rt_task_started(L, t);
+    stage = 0;
     int32_t rc = PTO_KERNEL_OK;
     /* Every block reads the predicate itself: the element is final once the task is ready. */
     int skip = !t->fn ? 2 : t->pred_op != PTO_ORCH_PRED_NONE && !predicate_holds(t) ? 1 : 0;
@@ -534,6 +561,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       pto__rt_launch_fail(L, s);
     }
   }
+  if (stage) pto__rt_task_started(L, t); /* the launch failed: the kernel did not run */
   if (t->block_num > 1) {
     if (atomic_fetch_sub(&t->blocks_left, 1) != 1) {
       if (out_next) *out_next = NULL;
@@ -697,6 +725,17 @@ static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, k
   e.addr = t->addr + (uint64_t)(off * (int64_t)pto_dtype_size((pto_dtype)t->dtype));
   for (int d = 0; d < t->rank; d++) e.shape[d] = 1;
   make_region(&e, out_r);
+  /* The region outlives this call (in the tensor map): its box, from the launch's arena. */
+  int64_t *box = pto__rt_bump_alloc(&L->bump, 2 * PTO_MAX_RANK * sizeof *box);
+  if (!box) {
+    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                           "out of memory submitting %s", kn(kname)));
+    return NULL;
+  }
+  memcpy(box, e.shape, PTO_MAX_RANK * sizeof *box);
+  memcpy(box + PTO_MAX_RANK, e.stride, PTO_MAX_RANK * sizeof *box);
+  out_r->shape = box;
+  out_r->stride = box + PTO_MAX_RANK;
   return pto__rt_devmem_host(&L->w->mem, e.addr);
 }
 
@@ -708,7 +747,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
    * flight (the tensor map's cost does not depend on their number). */
   if (atomic_load_explicit(&L->outstanding, memory_order_relaxed) >=
       (long)L->w->cfg.max_inflight_tasks)
-    wait_until(L, pred_below_low_mark, NULL);
+    wait_until_at(L, pred_below_low_mark, NULL, (long)(L->w->cfg.max_inflight_tasks / 2));
   if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
   int nk = pto_program_kernel_count(L->prog);
   if (kernel_id < -1 || kernel_id >= nk)
@@ -782,6 +821,8 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     }
     k->rank = a->tensor.rank;
     k->dtype = a->tensor.dtype;
+    rs[it].shape = k->shape; /* the task's copy: the tensor map keeps the region */
+    rs[it].stride = k->stride;
     pto__rt_interm *im = trs[it]->interm;
     if (im) {
       int dup = 0;
@@ -1166,6 +1207,7 @@ static int32_t api_is_fatal(void *ctx) {
 pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   memset(L, 0, sizeof *L);
   L->w = w;
+  atomic_init(&L->wake_at, -1);
   L->capscopes = 16;
   L->scopes = pto_malloc((size_t)L->capscopes * sizeof *L->scopes);
   L->scope_modes = pto_malloc((size_t)L->capscopes * sizeof *L->scope_modes);
@@ -1241,6 +1283,7 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   atomic_store(&L->outstanding, 0);
   atomic_store(&L->ncompleted, 0);
   atomic_store(&L->waiters, 0);
+  atomic_store(&L->wake_at, -1);
 }
 
 pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
@@ -1251,7 +1294,8 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
   if (!L->w->pool.shuffle)
     while (atomic_load(&L->outstanding) > 0 && pto__rt_pool_help(&L->w->pool, L)) {
     }
-  wait_until(L, pred_all_done, NULL);
+  wait_until_at(L, pred_all_done, NULL, 0);
+  pto__rt_pool_idle(&L->w->pool);
   uint64_t first = 0, last = 0;
   for (pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
     if (!t->t_start) continue;

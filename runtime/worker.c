@@ -564,10 +564,11 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   }
   /* Cores asleep since the last launch start spinning now, while the arguments are copied, so
    * the first task does not pay for a wake-up. */
-  pto__rt_pool_wake(&w->pool);
+  pto__rt_pool_wake(&w->pool, prog);
   pto__rt_bound b;
   s = pto__rt_bind_args(w, sig, args, &b);
   if (s) {
+    pto__rt_pool_idle(&w->pool);
     __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
     return pto_status_annotate(s, "launch of '%s'", entry);
   }

@@ -58,7 +58,9 @@ typedef struct pto_run_config {
   uint64_t device_memory_bytes; /* device arena; 0: 1 GiB (address space, committed lazily) */
   uint64_t scratch_bytes;       /* per-core scratch floor; 0: 256 KiB. Grown to each registered
                                    program's pto_program_scratch_bytes */
-  uint32_t idle_spin_us;        /* how long an idle core spins before it blocks; 0: 40 */
+  uint32_t idle_spin_us;        /* how long an idle core spins before it blocks; 0: 40. Between
+                                   launches at most the process's CPUs less one cores spin (the
+                                   others block at once) */
   int shuffle;                  /* test mode: ready tasks start in a random order */
   uint64_t shuffle_seed;        /* seed of that order */
   uint32_t max_inflight_tasks;  /* submitted, unfinished tasks before a submit waits (flow

@@ -1,10 +1,12 @@
 /* Runtime: worker lifetime, device memory, argument binding and validation, launch failures. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime_internal.h"
 #include "test_runtime_common.h"
 
 /* The table of the launch in progress (tests run launches on one thread). */
@@ -67,6 +69,14 @@ static int32_t k_wait(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
   atomic_store(&g_wait_started, 1);
   for (int i = 0; i < 10000 && !atomic_load(&g_wait_release); i++)
     usleep(1000);
+  return 0;
+}
+
+/* Sleeps 3 ms: keeps a core busy without using a CPU. */
+static int32_t k_nap(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t, (void)s, (void)ctx;
+  struct timespec ts = {0, 3 * 1000 * 1000};
+  nanosleep(&ts, NULL);
   return 0;
 }
 
@@ -1060,6 +1070,69 @@ static void test_idle_cores_block_instead_of_spinning(void **state) {
   pto_worker_close(w);
 }
 
+/* Eight independent naps: every vector core of the worker runs some at once. */
+static void naps_entry(const pto_orch_args *a) {
+  (void)a;
+  for (int i = 0; i < 8; i++) g_api->submit(g_api->ctx, 0, PTO_CORE_AIV, NULL, 0);
+}
+
+static void test_idle_spinners_leave_a_cpu_to_the_dispatching_thread(void **state) {
+  (void)state;
+  /* Two CPUs for this thread and the core threads it starts: at most one core may spin. */
+  cpu_set_t old, two;
+  assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
+  if (CPU_COUNT(&old) < 2) skip();
+  CPU_ZERO(&two);
+  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
+    if (CPU_ISSET(c, &old)) CPU_SET(c, &two), n++;
+  assert_int_equal(sched_setaffinity(0, sizeof two, &two), 0);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aiv_cores = 4;
+  cfg.aic_cores = 1;
+  cfg.idle_spin_us = 5000000; /* every idle core would spin 5 s */
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+  tsig s;
+  tsig_init(&s, "naps");
+  const pto_kernel_fn nap[1] = {k_nap};
+  const char *const nap_name[1] = {"k_nap"};
+  pto_program *p = tprogram(&s, bind_api, naps_entry, 1, nap, nap_name);
+  tsig_free(&s);
+  const pto_task_record *t;
+  size_t nt;
+  assert_pto_ok(pto_worker_set_record_tasks(w, true));
+  assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+  assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
+  int used_core[8] = {0}, ncores_used = 0;
+  for (size_t i = 0; i < nt; i++)
+    if (t[i].core >= 0 && t[i].core < 8 && !used_core[t[i].core]++) ncores_used++;
+  assert_true(ncores_used >= 2); /* several cores went idle together */
+  /* Now idle: they count themselves while they spin. Those over the budget give their places
+   * up (within the 2 s deadline, whatever the load; they would spin 5 s), and from then on one
+   * spins (a core spins at all), never more. */
+  pto__rt_worker *iw = pto__rt_obj_get(w, PTO__RT_OBJ_WORKER, NULL);
+  assert_non_null(iw);
+  assert_int_equal(iw->pool.spin_budget, 1);
+  uint64_t t0 = pto__rt_now_ns();
+  while (atomic_load(&iw->pool.nspinning) > 1 && pto__rt_now_ns() - t0 < 2000 * 1000 * 1000ull) {
+    struct timespec ts = {0, 100 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  int most = 0;
+  t0 = pto__rt_now_ns();
+  while (pto__rt_now_ns() - t0 < 300 * 1000 * 1000ull) {
+    int n = atomic_load(&iw->pool.nspinning);
+    most = n > most ? n : most;
+    struct timespec ts = {0, 100 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  assert_int_equal(most, 1);
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_worker_open_applies_defaults_and_rejects_bad_config),
@@ -1080,6 +1153,7 @@ int main(void) {
       cmocka_unit_test(test_intermediates_are_freed_when_their_scope_and_tasks_end),
       cmocka_unit_test(test_kernels_get_an_aligned_scratch_grown_to_the_program),
       cmocka_unit_test(test_idle_cores_block_instead_of_spinning),
+      cmocka_unit_test(test_idle_spinners_leave_a_cpu_to_the_dispatching_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
