@@ -74,6 +74,15 @@ typedef struct lw_stmt_plan {
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
 } lw_stmt_plan;
 
+/* A window a tile.load of a loop body reads in the loop's next iteration: rows of row_bytes
+ * (static: the tile's columns) from ptr, sr elements of dt apart. */
+#define LW_NEXT_MAX 4
+typedef struct lw_next_window {
+  LLVMValueRef ptr, sr;
+  int64_t rows, row_bytes;
+  pto_dtype dt;
+} lw_next_window;
+
 typedef struct lw {
   const pto_ir_program *p;
   const pto_ir_func *k;
@@ -111,6 +120,14 @@ typedef struct lw {
   int64_t footprint;
   LLVMValueRef *group_base; /* per group root: its address */
   int cur_pos;              /* codegen: position of the statement being lowered */
+  /* codegen: the block being lowered, and the innermost for loop around it (its body, induction
+   * value and step; NULL outside loops) with the windows its body's tile.loads so far will read
+   * in the next iteration: a matmul later in the same body prefetches them while it computes. */
+  const pto_ir_block *cur_blk, *loop_body;
+  const pto_ir_value *loop_iv;
+  LLVMValueRef loop_step;
+  int nnext;
+  lw_next_window next[LW_NEXT_MAX];
 } lw;
 
 void pto__lower_fail(lw *L, pto_status_code code, pto_loc loc, const char *fmt, ...)
