@@ -1160,8 +1160,12 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0) {
     if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
       /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
-       * 8 x 32, then 4-row edges */
+       * 8 x 32, then 4-row edges; one 48-column block fewer when that lets 32-column blocks
+       * cover the rest (N = 64, 256: not 16 columns left to the 8-lane kernel) */
       int64_t M8 = M / 8 * 8, j3 = N / (3 * MM_VW_MAX) * (3 * MM_VW_MAX);
+      if ((N - j3) % (MM_NV * MM_VW_MAX) && j3 > 0 &&
+          (N - j3 + 3 * MM_VW_MAX) % (MM_NV * MM_VW_MAX) == 0)
+        j3 -= 3 * MM_VW_MAX;
       int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
       mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf);
       mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf);

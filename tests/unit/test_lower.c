@@ -1887,7 +1887,32 @@ static const char *k_mm_loop_src =
     "  }\n"
     "  %o1 = tile.store(%acc, [0, 0], %o)\n"
     "  return %o1\n"
+    "}\n"
+    "kernel @mm64(%a: tensor[8,8] f32, %b: tensor[8,64] f32, out %o: tensor[8,64] f32)\n"
+    "    -> (tensor[8,64] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [8, 8], space=mat)\n"
+    "  %tb = tile.load(%b, [0, 0], [8, 64], space=mat)\n"
+    "  %l = tile.move(%ta, space=left)\n"
+    "  %r = tile.move(%tb, space=right)\n"
+    "  %m = tile.matmul(%l, %r)\n"
+    "  %o1 = tile.store(%m, [0, 0], %o)\n"
+    "  return %o1\n"
     "}\n";
+
+/* N = 64 on a host with 512-bit vectors: two 8 x 32 blocks, not 8 x 48 and 16 columns of the
+ * 8-lane kernel (so 16-lane fmas only). */
+static void check_mm64_wide_only(tl_lib *L) {
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/mm64.ll", L->dir);
+  char *text = tu_read_file(ll, NULL);
+  assert_non_null(text);
+  if (strstr(text, "@llvm.fma.v16f32") && strstr(text, "@llvm.fma.v8f32")) {
+    print_error("@mm64: 8-lane fmas beside 16-lane ones\n");
+    free(text);
+    fail();
+  }
+  free(text);
+}
 
 static void test_lower_matmul_prefetches_next_loads(void **state) {
   (void)state;
@@ -1939,6 +1964,7 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
         }
       }
   }
+  check_mm64_wide_only(L);
   lib_free(L);
 }
 
