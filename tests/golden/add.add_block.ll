@@ -280,136 +280,157 @@ load.padrows:                                     ; preds = %ld.i.exit18, %ld.i.
   br label %ld.padr.head
 
 ld.i.head:                                        ; preds = %ld.padc.exit, %load.unit
-  %ld.i = phi i64 [ 0, %load.unit ], [ %186, %ld.padc.exit ]
+  %ld.i = phi i64 [ 0, %load.unit ], [ %195, %ld.padc.exit ]
   %171 = icmp slt i64 %ld.i, %nr13
   br i1 %171, label %ld.i.body, label %ld.i.exit
 
 ld.i.body:                                        ; preds = %ld.i.head
   %172 = mul i64 %ld.i, %a.stride0
   %173 = mul i64 %ld.i, 128
-  br label %ld.j.head
+  %174 = mul i64 %nc14, 4
+  %175 = mul i64 8, %a.stride0
+  %176 = add i64 %172, %175
+  %pf.row = getelementptr float, ptr %win15, i64 %176
+  %177 = add i64 %174, 63
+  %178 = lshr i64 %177, 6
+  br label %pf.line.head
 
 ld.i.exit:                                        ; preds = %ld.i.head
   br label %load.padrows
 
-ld.j.head:                                        ; preds = %ld.j.body, %ld.i.body
-  %ld.j = phi i64 [ 0, %ld.i.body ], [ %180, %ld.j.body ]
-  %174 = icmp slt i64 %ld.j, %nc14
-  br i1 %174, label %ld.j.body, label %ld.j.exit
+pf.line.head:                                     ; preds = %pf.line.body, %ld.i.body
+  %pf.line = phi i64 [ 0, %ld.i.body ], [ %182, %pf.line.body ]
+  %179 = icmp slt i64 %pf.line, %178
+  br i1 %179, label %pf.line.body, label %pf.line.exit
+
+pf.line.body:                                     ; preds = %pf.line.head
+  %180 = mul i64 %pf.line, 64
+  %181 = getelementptr i8, ptr %pf.row, i64 %180
+  call void @llvm.prefetch.p0(ptr %181, i32 0, i32 3, i32 1)
+  %182 = add nsw i64 %pf.line, 1
+  br label %pf.line.head
+
+pf.line.exit:                                     ; preds = %pf.line.head
+  br label %ld.j.head
+
+ld.j.head:                                        ; preds = %ld.j.body, %pf.line.exit
+  %ld.j = phi i64 [ 0, %pf.line.exit ], [ %189, %ld.j.body ]
+  %183 = icmp slt i64 %ld.j, %nc14
+  br i1 %183, label %ld.j.body, label %ld.j.exit
 
 ld.j.body:                                        ; preds = %ld.j.head
-  %175 = add i64 %172, %ld.j
-  %176 = getelementptr inbounds float, ptr %win15, i64 %175
-  %177 = load float, ptr %176, align 4, !alias.scope !11, !noalias !12
-  %178 = add i64 %173, %ld.j
-  %179 = getelementptr inbounds float, ptr %buf0, i64 %178
-  store float %177, ptr %179, align 4, !alias.scope !12, !noalias !11
-  %180 = add nsw i64 %ld.j, 1
+  %184 = add i64 %172, %ld.j
+  %185 = getelementptr inbounds float, ptr %win15, i64 %184
+  %186 = load float, ptr %185, align 4, !alias.scope !11, !noalias !12
+  %187 = add i64 %173, %ld.j
+  %188 = getelementptr inbounds float, ptr %buf0, i64 %187
+  store float %186, ptr %188, align 4, !alias.scope !12, !noalias !11
+  %189 = add nsw i64 %ld.j, 1
   br label %ld.j.head
 
 ld.j.exit:                                        ; preds = %ld.j.head
-  %181 = add i64 %173, 128
-  %182 = add i64 %173, %nc14
+  %190 = add i64 %173, 128
+  %191 = add i64 %173, %nc14
   br label %ld.padc.head
 
 ld.padc.head:                                     ; preds = %ld.padc.body, %ld.j.exit
-  %ld.padc = phi i64 [ %182, %ld.j.exit ], [ %185, %ld.padc.body ]
-  %183 = icmp slt i64 %ld.padc, %181
-  br i1 %183, label %ld.padc.body, label %ld.padc.exit
+  %ld.padc = phi i64 [ %191, %ld.j.exit ], [ %194, %ld.padc.body ]
+  %192 = icmp slt i64 %ld.padc, %190
+  br i1 %192, label %ld.padc.body, label %ld.padc.exit
 
 ld.padc.body:                                     ; preds = %ld.padc.head
-  %184 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
-  store float 0.000000e+00, ptr %184, align 4, !alias.scope !12, !noalias !11
-  %185 = add nsw i64 %ld.padc, 1
+  %193 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
+  store float 0.000000e+00, ptr %193, align 4, !alias.scope !12, !noalias !11
+  %194 = add nsw i64 %ld.padc, 1
   br label %ld.padc.head
 
 ld.padc.exit:                                     ; preds = %ld.padc.head
-  %186 = add nsw i64 %ld.i, 1
+  %195 = add nsw i64 %ld.i, 1
   br label %ld.i.head
 
 ld.i.head16:                                      ; preds = %ld.padc.exit26, %load.strided
-  %ld.i19 = phi i64 [ 0, %load.strided ], [ %203, %ld.padc.exit26 ]
-  %187 = icmp slt i64 %ld.i19, %nr13
-  br i1 %187, label %ld.i.body17, label %ld.i.exit18
+  %ld.i19 = phi i64 [ 0, %load.strided ], [ %212, %ld.padc.exit26 ]
+  %196 = icmp slt i64 %ld.i19, %nr13
+  br i1 %196, label %ld.i.body17, label %ld.i.exit18
 
 ld.i.body17:                                      ; preds = %ld.i.head16
-  %188 = mul i64 %ld.i19, %a.stride0
-  %189 = mul i64 %ld.i19, 128
+  %197 = mul i64 %ld.i19, %a.stride0
+  %198 = mul i64 %ld.i19, 128
   br label %ld.j.head20
 
 ld.i.exit18:                                      ; preds = %ld.i.head16
   br label %load.padrows
 
 ld.j.head20:                                      ; preds = %ld.j.body21, %ld.i.body17
-  %ld.j23 = phi i64 [ 0, %ld.i.body17 ], [ %197, %ld.j.body21 ]
-  %190 = icmp slt i64 %ld.j23, %nc14
-  br i1 %190, label %ld.j.body21, label %ld.j.exit22
+  %ld.j23 = phi i64 [ 0, %ld.i.body17 ], [ %206, %ld.j.body21 ]
+  %199 = icmp slt i64 %ld.j23, %nc14
+  br i1 %199, label %ld.j.body21, label %ld.j.exit22
 
 ld.j.body21:                                      ; preds = %ld.j.head20
-  %191 = mul i64 %ld.j23, %a.stride1
-  %192 = add i64 %188, %191
-  %193 = getelementptr inbounds float, ptr %win15, i64 %192
-  %194 = load float, ptr %193, align 4, !alias.scope !11, !noalias !12
-  %195 = add i64 %189, %ld.j23
-  %196 = getelementptr inbounds float, ptr %buf0, i64 %195
-  store float %194, ptr %196, align 4, !alias.scope !12, !noalias !11
-  %197 = add nsw i64 %ld.j23, 1
+  %200 = mul i64 %ld.j23, %a.stride1
+  %201 = add i64 %197, %200
+  %202 = getelementptr inbounds float, ptr %win15, i64 %201
+  %203 = load float, ptr %202, align 4, !alias.scope !11, !noalias !12
+  %204 = add i64 %198, %ld.j23
+  %205 = getelementptr inbounds float, ptr %buf0, i64 %204
+  store float %203, ptr %205, align 4, !alias.scope !12, !noalias !11
+  %206 = add nsw i64 %ld.j23, 1
   br label %ld.j.head20
 
 ld.j.exit22:                                      ; preds = %ld.j.head20
-  %198 = add i64 %189, 128
-  %199 = add i64 %189, %nc14
+  %207 = add i64 %198, 128
+  %208 = add i64 %198, %nc14
   br label %ld.padc.head24
 
 ld.padc.head24:                                   ; preds = %ld.padc.body25, %ld.j.exit22
-  %ld.padc27 = phi i64 [ %199, %ld.j.exit22 ], [ %202, %ld.padc.body25 ]
-  %200 = icmp slt i64 %ld.padc27, %198
-  br i1 %200, label %ld.padc.body25, label %ld.padc.exit26
+  %ld.padc27 = phi i64 [ %208, %ld.j.exit22 ], [ %211, %ld.padc.body25 ]
+  %209 = icmp slt i64 %ld.padc27, %207
+  br i1 %209, label %ld.padc.body25, label %ld.padc.exit26
 
 ld.padc.body25:                                   ; preds = %ld.padc.head24
-  %201 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc27
-  store float 0.000000e+00, ptr %201, align 4, !alias.scope !12, !noalias !11
-  %202 = add nsw i64 %ld.padc27, 1
+  %210 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc27
+  store float 0.000000e+00, ptr %210, align 4, !alias.scope !12, !noalias !11
+  %211 = add nsw i64 %ld.padc27, 1
   br label %ld.padc.head24
 
 ld.padc.exit26:                                   ; preds = %ld.padc.head24
-  %203 = add nsw i64 %ld.i19, 1
+  %212 = add nsw i64 %ld.i19, 1
   br label %ld.i.head16
 
 ld.padr.head:                                     ; preds = %ld.padr.body, %load.padrows
-  %ld.padr = phi i64 [ %170, %load.padrows ], [ %206, %ld.padr.body ]
-  %204 = icmp slt i64 %ld.padr, 4096
-  br i1 %204, label %ld.padr.body, label %ld.padr.exit
+  %ld.padr = phi i64 [ %170, %load.padrows ], [ %215, %ld.padr.body ]
+  %213 = icmp slt i64 %ld.padr, 4096
+  br i1 %213, label %ld.padr.body, label %ld.padr.exit
 
 ld.padr.body:                                     ; preds = %ld.padr.head
-  %205 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
-  store float 0.000000e+00, ptr %205, align 4, !alias.scope !12, !noalias !11
-  %206 = add nsw i64 %ld.padr, 1
+  %214 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
+  store float 0.000000e+00, ptr %214, align 4, !alias.scope !12, !noalias !11
+  %215 = add nsw i64 %ld.padr, 1
   br label %ld.padr.head
 
 ld.padr.exit:                                     ; preds = %ld.padr.head
-  %207 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %208 = call i64 @llvm.smax.i64(i64 %207, i64 0)
-  %209 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %210 = call i64 @llvm.smax.i64(i64 %209, i64 0)
-  %211 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %212 = call i64 @llvm.smax.i64(i64 %211, i64 0)
-  %213 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %214 = call i64 @llvm.smax.i64(i64 %213, i64 0)
-  %215 = mul i64 0, %b.stride0
-  %216 = add i64 0, %215
-  %217 = mul i64 0, %b.stride1
-  %218 = add i64 %216, %217
-  %219 = sub i64 %b.dim0, 0
-  %220 = call i64 @llvm.smin.i64(i64 %208, i64 %219)
-  %221 = call i64 @llvm.smin.i64(i64 %220, i64 32)
-  %222 = call i64 @llvm.smax.i64(i64 %221, i64 0)
-  %223 = call i64 @llvm.smin.i64(i64 %210, i64 128)
-  %224 = call i64 @llvm.smin.i64(i64 %223, i64 128)
-  %225 = call i64 @llvm.smax.i64(i64 %224, i64 0)
-  %nr28 = select i1 true, i64 %222, i64 0
-  %nc29 = select i1 true, i64 %225, i64 0
-  %win30 = getelementptr float, ptr %b.data, i64 %218
+  %216 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %217 = call i64 @llvm.smax.i64(i64 %216, i64 0)
+  %218 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %219 = call i64 @llvm.smax.i64(i64 %218, i64 0)
+  %220 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %221 = call i64 @llvm.smax.i64(i64 %220, i64 0)
+  %222 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %223 = call i64 @llvm.smax.i64(i64 %222, i64 0)
+  %224 = mul i64 0, %b.stride0
+  %225 = add i64 0, %224
+  %226 = mul i64 0, %b.stride1
+  %227 = add i64 %225, %226
+  %228 = sub i64 %b.dim0, 0
+  %229 = call i64 @llvm.smin.i64(i64 %217, i64 %228)
+  %230 = call i64 @llvm.smin.i64(i64 %229, i64 32)
+  %231 = call i64 @llvm.smax.i64(i64 %230, i64 0)
+  %232 = call i64 @llvm.smin.i64(i64 %219, i64 128)
+  %233 = call i64 @llvm.smin.i64(i64 %232, i64 128)
+  %234 = call i64 @llvm.smax.i64(i64 %233, i64 0)
+  %nr28 = select i1 true, i64 %231, i64 0
+  %nc29 = select i1 true, i64 %234, i64 0
+  %win30 = getelementptr float, ptr %b.data, i64 %227
   %unit31 = icmp eq i64 %b.stride1, 1
   br i1 %unit31, label %load.unit32, label %load.strided33
 
@@ -417,234 +438,255 @@ load.unit32:                                      ; preds = %ld.padr.exit
   br label %ld.i.head35
 
 load.strided33:                                   ; preds = %ld.padr.exit
-  br label %ld.i.head47
+  br label %ld.i.head52
 
-load.padrows34:                                   ; preds = %ld.i.exit49, %ld.i.exit37
-  %226 = mul i64 %nr28, 128
-  br label %ld.padr.head59
+load.padrows34:                                   ; preds = %ld.i.exit54, %ld.i.exit37
+  %235 = mul i64 %nr28, 128
+  br label %ld.padr.head64
 
-ld.i.head35:                                      ; preds = %ld.padc.exit45, %load.unit32
-  %ld.i38 = phi i64 [ 0, %load.unit32 ], [ %242, %ld.padc.exit45 ]
-  %227 = icmp slt i64 %ld.i38, %nr28
-  br i1 %227, label %ld.i.body36, label %ld.i.exit37
+ld.i.head35:                                      ; preds = %ld.padc.exit50, %load.unit32
+  %ld.i38 = phi i64 [ 0, %load.unit32 ], [ %260, %ld.padc.exit50 ]
+  %236 = icmp slt i64 %ld.i38, %nr28
+  br i1 %236, label %ld.i.body36, label %ld.i.exit37
 
 ld.i.body36:                                      ; preds = %ld.i.head35
-  %228 = mul i64 %ld.i38, %b.stride0
-  %229 = mul i64 %ld.i38, 128
-  br label %ld.j.head39
+  %237 = mul i64 %ld.i38, %b.stride0
+  %238 = mul i64 %ld.i38, 128
+  %239 = mul i64 %nc29, 4
+  %240 = mul i64 8, %b.stride0
+  %241 = add i64 %237, %240
+  %pf.row39 = getelementptr float, ptr %win30, i64 %241
+  %242 = add i64 %239, 63
+  %243 = lshr i64 %242, 6
+  br label %pf.line.head40
 
 ld.i.exit37:                                      ; preds = %ld.i.head35
   br label %load.padrows34
 
-ld.j.head39:                                      ; preds = %ld.j.body40, %ld.i.body36
-  %ld.j42 = phi i64 [ 0, %ld.i.body36 ], [ %236, %ld.j.body40 ]
-  %230 = icmp slt i64 %ld.j42, %nc29
-  br i1 %230, label %ld.j.body40, label %ld.j.exit41
+pf.line.head40:                                   ; preds = %pf.line.body41, %ld.i.body36
+  %pf.line43 = phi i64 [ 0, %ld.i.body36 ], [ %247, %pf.line.body41 ]
+  %244 = icmp slt i64 %pf.line43, %243
+  br i1 %244, label %pf.line.body41, label %pf.line.exit42
 
-ld.j.body40:                                      ; preds = %ld.j.head39
-  %231 = add i64 %228, %ld.j42
-  %232 = getelementptr inbounds float, ptr %win30, i64 %231
-  %233 = load float, ptr %232, align 4, !alias.scope !11, !noalias !12
-  %234 = add i64 %229, %ld.j42
-  %235 = getelementptr inbounds float, ptr %buf1, i64 %234
-  store float %233, ptr %235, align 4, !alias.scope !12, !noalias !11
-  %236 = add nsw i64 %ld.j42, 1
-  br label %ld.j.head39
+pf.line.body41:                                   ; preds = %pf.line.head40
+  %245 = mul i64 %pf.line43, 64
+  %246 = getelementptr i8, ptr %pf.row39, i64 %245
+  call void @llvm.prefetch.p0(ptr %246, i32 0, i32 3, i32 1)
+  %247 = add nsw i64 %pf.line43, 1
+  br label %pf.line.head40
 
-ld.j.exit41:                                      ; preds = %ld.j.head39
-  %237 = add i64 %229, 128
-  %238 = add i64 %229, %nc29
-  br label %ld.padc.head43
+pf.line.exit42:                                   ; preds = %pf.line.head40
+  br label %ld.j.head44
 
-ld.padc.head43:                                   ; preds = %ld.padc.body44, %ld.j.exit41
-  %ld.padc46 = phi i64 [ %238, %ld.j.exit41 ], [ %241, %ld.padc.body44 ]
-  %239 = icmp slt i64 %ld.padc46, %237
-  br i1 %239, label %ld.padc.body44, label %ld.padc.exit45
+ld.j.head44:                                      ; preds = %ld.j.body45, %pf.line.exit42
+  %ld.j47 = phi i64 [ 0, %pf.line.exit42 ], [ %254, %ld.j.body45 ]
+  %248 = icmp slt i64 %ld.j47, %nc29
+  br i1 %248, label %ld.j.body45, label %ld.j.exit46
 
-ld.padc.body44:                                   ; preds = %ld.padc.head43
-  %240 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc46
-  store float 0.000000e+00, ptr %240, align 4, !alias.scope !12, !noalias !11
-  %241 = add nsw i64 %ld.padc46, 1
-  br label %ld.padc.head43
+ld.j.body45:                                      ; preds = %ld.j.head44
+  %249 = add i64 %237, %ld.j47
+  %250 = getelementptr inbounds float, ptr %win30, i64 %249
+  %251 = load float, ptr %250, align 4, !alias.scope !11, !noalias !12
+  %252 = add i64 %238, %ld.j47
+  %253 = getelementptr inbounds float, ptr %buf1, i64 %252
+  store float %251, ptr %253, align 4, !alias.scope !12, !noalias !11
+  %254 = add nsw i64 %ld.j47, 1
+  br label %ld.j.head44
 
-ld.padc.exit45:                                   ; preds = %ld.padc.head43
-  %242 = add nsw i64 %ld.i38, 1
+ld.j.exit46:                                      ; preds = %ld.j.head44
+  %255 = add i64 %238, 128
+  %256 = add i64 %238, %nc29
+  br label %ld.padc.head48
+
+ld.padc.head48:                                   ; preds = %ld.padc.body49, %ld.j.exit46
+  %ld.padc51 = phi i64 [ %256, %ld.j.exit46 ], [ %259, %ld.padc.body49 ]
+  %257 = icmp slt i64 %ld.padc51, %255
+  br i1 %257, label %ld.padc.body49, label %ld.padc.exit50
+
+ld.padc.body49:                                   ; preds = %ld.padc.head48
+  %258 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc51
+  store float 0.000000e+00, ptr %258, align 4, !alias.scope !12, !noalias !11
+  %259 = add nsw i64 %ld.padc51, 1
+  br label %ld.padc.head48
+
+ld.padc.exit50:                                   ; preds = %ld.padc.head48
+  %260 = add nsw i64 %ld.i38, 1
   br label %ld.i.head35
 
-ld.i.head47:                                      ; preds = %ld.padc.exit57, %load.strided33
-  %ld.i50 = phi i64 [ 0, %load.strided33 ], [ %259, %ld.padc.exit57 ]
-  %243 = icmp slt i64 %ld.i50, %nr28
-  br i1 %243, label %ld.i.body48, label %ld.i.exit49
+ld.i.head52:                                      ; preds = %ld.padc.exit62, %load.strided33
+  %ld.i55 = phi i64 [ 0, %load.strided33 ], [ %277, %ld.padc.exit62 ]
+  %261 = icmp slt i64 %ld.i55, %nr28
+  br i1 %261, label %ld.i.body53, label %ld.i.exit54
 
-ld.i.body48:                                      ; preds = %ld.i.head47
-  %244 = mul i64 %ld.i50, %b.stride0
-  %245 = mul i64 %ld.i50, 128
-  br label %ld.j.head51
+ld.i.body53:                                      ; preds = %ld.i.head52
+  %262 = mul i64 %ld.i55, %b.stride0
+  %263 = mul i64 %ld.i55, 128
+  br label %ld.j.head56
 
-ld.i.exit49:                                      ; preds = %ld.i.head47
+ld.i.exit54:                                      ; preds = %ld.i.head52
   br label %load.padrows34
 
-ld.j.head51:                                      ; preds = %ld.j.body52, %ld.i.body48
-  %ld.j54 = phi i64 [ 0, %ld.i.body48 ], [ %253, %ld.j.body52 ]
-  %246 = icmp slt i64 %ld.j54, %nc29
-  br i1 %246, label %ld.j.body52, label %ld.j.exit53
+ld.j.head56:                                      ; preds = %ld.j.body57, %ld.i.body53
+  %ld.j59 = phi i64 [ 0, %ld.i.body53 ], [ %271, %ld.j.body57 ]
+  %264 = icmp slt i64 %ld.j59, %nc29
+  br i1 %264, label %ld.j.body57, label %ld.j.exit58
 
-ld.j.body52:                                      ; preds = %ld.j.head51
-  %247 = mul i64 %ld.j54, %b.stride1
-  %248 = add i64 %244, %247
-  %249 = getelementptr inbounds float, ptr %win30, i64 %248
-  %250 = load float, ptr %249, align 4, !alias.scope !11, !noalias !12
-  %251 = add i64 %245, %ld.j54
-  %252 = getelementptr inbounds float, ptr %buf1, i64 %251
-  store float %250, ptr %252, align 4, !alias.scope !12, !noalias !11
-  %253 = add nsw i64 %ld.j54, 1
-  br label %ld.j.head51
+ld.j.body57:                                      ; preds = %ld.j.head56
+  %265 = mul i64 %ld.j59, %b.stride1
+  %266 = add i64 %262, %265
+  %267 = getelementptr inbounds float, ptr %win30, i64 %266
+  %268 = load float, ptr %267, align 4, !alias.scope !11, !noalias !12
+  %269 = add i64 %263, %ld.j59
+  %270 = getelementptr inbounds float, ptr %buf1, i64 %269
+  store float %268, ptr %270, align 4, !alias.scope !12, !noalias !11
+  %271 = add nsw i64 %ld.j59, 1
+  br label %ld.j.head56
 
-ld.j.exit53:                                      ; preds = %ld.j.head51
-  %254 = add i64 %245, 128
-  %255 = add i64 %245, %nc29
-  br label %ld.padc.head55
+ld.j.exit58:                                      ; preds = %ld.j.head56
+  %272 = add i64 %263, 128
+  %273 = add i64 %263, %nc29
+  br label %ld.padc.head60
 
-ld.padc.head55:                                   ; preds = %ld.padc.body56, %ld.j.exit53
-  %ld.padc58 = phi i64 [ %255, %ld.j.exit53 ], [ %258, %ld.padc.body56 ]
-  %256 = icmp slt i64 %ld.padc58, %254
-  br i1 %256, label %ld.padc.body56, label %ld.padc.exit57
+ld.padc.head60:                                   ; preds = %ld.padc.body61, %ld.j.exit58
+  %ld.padc63 = phi i64 [ %273, %ld.j.exit58 ], [ %276, %ld.padc.body61 ]
+  %274 = icmp slt i64 %ld.padc63, %272
+  br i1 %274, label %ld.padc.body61, label %ld.padc.exit62
 
-ld.padc.body56:                                   ; preds = %ld.padc.head55
-  %257 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc58
-  store float 0.000000e+00, ptr %257, align 4, !alias.scope !12, !noalias !11
-  %258 = add nsw i64 %ld.padc58, 1
-  br label %ld.padc.head55
+ld.padc.body61:                                   ; preds = %ld.padc.head60
+  %275 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc63
+  store float 0.000000e+00, ptr %275, align 4, !alias.scope !12, !noalias !11
+  %276 = add nsw i64 %ld.padc63, 1
+  br label %ld.padc.head60
 
-ld.padc.exit57:                                   ; preds = %ld.padc.head55
-  %259 = add nsw i64 %ld.i50, 1
-  br label %ld.i.head47
+ld.padc.exit62:                                   ; preds = %ld.padc.head60
+  %277 = add nsw i64 %ld.i55, 1
+  br label %ld.i.head52
 
-ld.padr.head59:                                   ; preds = %ld.padr.body60, %load.padrows34
-  %ld.padr62 = phi i64 [ %226, %load.padrows34 ], [ %262, %ld.padr.body60 ]
-  %260 = icmp slt i64 %ld.padr62, 4096
-  br i1 %260, label %ld.padr.body60, label %ld.padr.exit61
+ld.padr.head64:                                   ; preds = %ld.padr.body65, %load.padrows34
+  %ld.padr67 = phi i64 [ %235, %load.padrows34 ], [ %280, %ld.padr.body65 ]
+  %278 = icmp slt i64 %ld.padr67, 4096
+  br i1 %278, label %ld.padr.body65, label %ld.padr.exit66
 
-ld.padr.body60:                                   ; preds = %ld.padr.head59
-  %261 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr62
-  store float 0.000000e+00, ptr %261, align 4, !alias.scope !12, !noalias !11
-  %262 = add nsw i64 %ld.padr62, 1
-  br label %ld.padr.head59
+ld.padr.body65:                                   ; preds = %ld.padr.head64
+  %279 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr67
+  store float 0.000000e+00, ptr %279, align 4, !alias.scope !12, !noalias !11
+  %280 = add nsw i64 %ld.padr67, 1
+  br label %ld.padr.head64
 
-ld.padr.exit61:                                   ; preds = %ld.padr.head59
-  %263 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %264 = call i64 @llvm.smax.i64(i64 %263, i64 0)
-  %265 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %266 = call i64 @llvm.smax.i64(i64 %265, i64 0)
+ld.padr.exit66:                                   ; preds = %ld.padr.head64
+  %281 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %282 = call i64 @llvm.smax.i64(i64 %281, i64 0)
+  %283 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %284 = call i64 @llvm.smax.i64(i64 %283, i64 0)
   br label %ew.head
 
-ew.head:                                          ; preds = %ew.body, %ld.padr.exit61
-  %ew = phi i64 [ 0, %ld.padr.exit61 ], [ %274, %ew.body ]
-  %267 = icmp slt i64 %ew, 4096
-  br i1 %267, label %ew.body, label %ew.exit
+ew.head:                                          ; preds = %ew.body, %ld.padr.exit66
+  %ew = phi i64 [ 0, %ld.padr.exit66 ], [ %292, %ew.body ]
+  %285 = icmp slt i64 %ew, 4096
+  br i1 %285, label %ew.body, label %ew.exit
 
 ew.body:                                          ; preds = %ew.head
-  %268 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  %269 = load float, ptr %268, align 4, !alias.scope !12, !noalias !11
-  %270 = getelementptr inbounds float, ptr %buf1, i64 %ew
-  %271 = load float, ptr %270, align 4, !alias.scope !12, !noalias !11
-  %272 = fadd float %269, %271
-  %273 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  store float %272, ptr %273, align 4, !alias.scope !12, !noalias !11
-  %274 = add nsw i64 %ew, 1
+  %286 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  %287 = load float, ptr %286, align 4, !alias.scope !12, !noalias !11
+  %288 = getelementptr inbounds float, ptr %buf1, i64 %ew
+  %289 = load float, ptr %288, align 4, !alias.scope !12, !noalias !11
+  %290 = fadd float %287, %289
+  %291 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  store float %290, ptr %291, align 4, !alias.scope !12, !noalias !11
+  %292 = add nsw i64 %ew, 1
   br label %ew.head
 
 ew.exit:                                          ; preds = %ew.head
-  %275 = mul i64 0, %c.stride0
-  %276 = add i64 0, %275
-  %277 = mul i64 0, %c.stride1
-  %278 = add i64 %276, %277
-  %279 = sub i64 %c.dim0, 0
-  %280 = call i64 @llvm.smin.i64(i64 %264, i64 %279)
-  %281 = call i64 @llvm.smin.i64(i64 %280, i64 32)
-  %282 = call i64 @llvm.smax.i64(i64 %281, i64 0)
-  %283 = call i64 @llvm.smin.i64(i64 %266, i64 128)
-  %284 = call i64 @llvm.smin.i64(i64 %283, i64 128)
-  %285 = call i64 @llvm.smax.i64(i64 %284, i64 0)
-  %nr63 = select i1 true, i64 %282, i64 0
-  %nc64 = select i1 true, i64 %285, i64 0
-  %win65 = getelementptr float, ptr %c.data, i64 %278
-  %unit66 = icmp eq i64 %c.stride1, 1
-  br i1 %unit66, label %store.unit, label %store.strided
+  %293 = mul i64 0, %c.stride0
+  %294 = add i64 0, %293
+  %295 = mul i64 0, %c.stride1
+  %296 = add i64 %294, %295
+  %297 = sub i64 %c.dim0, 0
+  %298 = call i64 @llvm.smin.i64(i64 %282, i64 %297)
+  %299 = call i64 @llvm.smin.i64(i64 %298, i64 32)
+  %300 = call i64 @llvm.smax.i64(i64 %299, i64 0)
+  %301 = call i64 @llvm.smin.i64(i64 %284, i64 128)
+  %302 = call i64 @llvm.smin.i64(i64 %301, i64 128)
+  %303 = call i64 @llvm.smax.i64(i64 %302, i64 0)
+  %nr68 = select i1 true, i64 %300, i64 0
+  %nc69 = select i1 true, i64 %303, i64 0
+  %win70 = getelementptr float, ptr %c.data, i64 %296
+  %unit71 = icmp eq i64 %c.stride1, 1
+  br i1 %unit71, label %store.unit, label %store.strided
 
 store.unit:                                       ; preds = %ew.exit
   br label %st.i.head
 
 store.strided:                                    ; preds = %ew.exit
-  br label %st.i.head67
+  br label %st.i.head72
 
-store.done:                                       ; preds = %st.i.exit69, %st.i.exit
+store.done:                                       ; preds = %st.i.exit74, %st.i.exit
   br label %stream.done
 
 st.i.head:                                        ; preds = %st.j.exit, %store.unit
-  %st.i = phi i64 [ 0, %store.unit ], [ %296, %st.j.exit ]
-  %286 = icmp slt i64 %st.i, %nr63
-  br i1 %286, label %st.i.body, label %st.i.exit
+  %st.i = phi i64 [ 0, %store.unit ], [ %314, %st.j.exit ]
+  %304 = icmp slt i64 %st.i, %nr68
+  br i1 %304, label %st.i.body, label %st.i.exit
 
 st.i.body:                                        ; preds = %st.i.head
-  %287 = mul i64 %st.i, %c.stride0
-  %288 = mul i64 %st.i, 128
+  %305 = mul i64 %st.i, %c.stride0
+  %306 = mul i64 %st.i, 128
   br label %st.j.head
 
 st.i.exit:                                        ; preds = %st.i.head
   br label %store.done
 
 st.j.head:                                        ; preds = %st.j.body, %st.i.body
-  %st.j = phi i64 [ 0, %st.i.body ], [ %295, %st.j.body ]
-  %289 = icmp slt i64 %st.j, %nc64
-  br i1 %289, label %st.j.body, label %st.j.exit
+  %st.j = phi i64 [ 0, %st.i.body ], [ %313, %st.j.body ]
+  %307 = icmp slt i64 %st.j, %nc69
+  br i1 %307, label %st.j.body, label %st.j.exit
 
 st.j.body:                                        ; preds = %st.j.head
-  %290 = add i64 %288, %st.j
-  %291 = getelementptr inbounds float, ptr %buf0, i64 %290
-  %292 = load float, ptr %291, align 4, !alias.scope !12, !noalias !11
-  %293 = add i64 %287, %st.j
-  %294 = getelementptr inbounds float, ptr %win65, i64 %293
-  store float %292, ptr %294, align 4, !alias.scope !11, !noalias !12
-  %295 = add nsw i64 %st.j, 1
+  %308 = add i64 %306, %st.j
+  %309 = getelementptr inbounds float, ptr %buf0, i64 %308
+  %310 = load float, ptr %309, align 4, !alias.scope !12, !noalias !11
+  %311 = add i64 %305, %st.j
+  %312 = getelementptr inbounds float, ptr %win70, i64 %311
+  store float %310, ptr %312, align 4, !alias.scope !11, !noalias !12
+  %313 = add nsw i64 %st.j, 1
   br label %st.j.head
 
 st.j.exit:                                        ; preds = %st.j.head
-  %296 = add nsw i64 %st.i, 1
+  %314 = add nsw i64 %st.i, 1
   br label %st.i.head
 
-st.i.head67:                                      ; preds = %st.j.exit73, %store.strided
-  %st.i70 = phi i64 [ 0, %store.strided ], [ %308, %st.j.exit73 ]
-  %297 = icmp slt i64 %st.i70, %nr63
-  br i1 %297, label %st.i.body68, label %st.i.exit69
+st.i.head72:                                      ; preds = %st.j.exit78, %store.strided
+  %st.i75 = phi i64 [ 0, %store.strided ], [ %326, %st.j.exit78 ]
+  %315 = icmp slt i64 %st.i75, %nr68
+  br i1 %315, label %st.i.body73, label %st.i.exit74
 
-st.i.body68:                                      ; preds = %st.i.head67
-  %298 = mul i64 %st.i70, %c.stride0
-  %299 = mul i64 %st.i70, 128
-  br label %st.j.head71
+st.i.body73:                                      ; preds = %st.i.head72
+  %316 = mul i64 %st.i75, %c.stride0
+  %317 = mul i64 %st.i75, 128
+  br label %st.j.head76
 
-st.i.exit69:                                      ; preds = %st.i.head67
+st.i.exit74:                                      ; preds = %st.i.head72
   br label %store.done
 
-st.j.head71:                                      ; preds = %st.j.body72, %st.i.body68
-  %st.j74 = phi i64 [ 0, %st.i.body68 ], [ %307, %st.j.body72 ]
-  %300 = icmp slt i64 %st.j74, %nc64
-  br i1 %300, label %st.j.body72, label %st.j.exit73
+st.j.head76:                                      ; preds = %st.j.body77, %st.i.body73
+  %st.j79 = phi i64 [ 0, %st.i.body73 ], [ %325, %st.j.body77 ]
+  %318 = icmp slt i64 %st.j79, %nc69
+  br i1 %318, label %st.j.body77, label %st.j.exit78
 
-st.j.body72:                                      ; preds = %st.j.head71
-  %301 = add i64 %299, %st.j74
-  %302 = getelementptr inbounds float, ptr %buf0, i64 %301
-  %303 = load float, ptr %302, align 4, !alias.scope !12, !noalias !11
-  %304 = mul i64 %st.j74, %c.stride1
-  %305 = add i64 %298, %304
-  %306 = getelementptr inbounds float, ptr %win65, i64 %305
-  store float %303, ptr %306, align 4, !alias.scope !11, !noalias !12
-  %307 = add nsw i64 %st.j74, 1
-  br label %st.j.head71
+st.j.body77:                                      ; preds = %st.j.head76
+  %319 = add i64 %317, %st.j79
+  %320 = getelementptr inbounds float, ptr %buf0, i64 %319
+  %321 = load float, ptr %320, align 4, !alias.scope !12, !noalias !11
+  %322 = mul i64 %st.j79, %c.stride1
+  %323 = add i64 %316, %322
+  %324 = getelementptr inbounds float, ptr %win70, i64 %323
+  store float %321, ptr %324, align 4, !alias.scope !11, !noalias !12
+  %325 = add nsw i64 %st.j79, 1
+  br label %st.j.head76
 
-st.j.exit73:                                      ; preds = %st.j.head71
-  %308 = add nsw i64 %st.i70, 1
-  br label %st.i.head67
+st.j.exit78:                                      ; preds = %st.j.head76
+  %326 = add nsw i64 %st.i75, 1
+  br label %st.i.head72
 
 after.return:                                     ; No predecessors!
   ret i32 0
@@ -656,8 +698,12 @@ declare i64 @llvm.smin.i64(i64, i64) #1
 ; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
 declare i64 @llvm.smax.i64(i64, i64) #1
 
+; Function Attrs: nocallback nofree nosync nounwind willreturn memory(argmem: readwrite, inaccessiblemem: readwrite)
+declare void @llvm.prefetch.p0(ptr nocapture readonly, i32 immarg, i32 immarg, i32 immarg) #2
+
 attributes #0 = { nounwind }
 attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
+attributes #2 = { nocallback nofree nosync nounwind willreturn memory(argmem: readwrite, inaccessiblemem: readwrite) }
 
 !0 = !{}
 !1 = !{i64 64}

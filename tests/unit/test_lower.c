@@ -1852,9 +1852,10 @@ static void test_lower_matmul_is_fused_multiply_add(void **state) {
 }
 
 /* A matmul in a k loop whose tile.loads move with the loop (the blocked matmul of
- * bench/kernels/matmul.ptir, small): the matmul prefetches the next iteration's load windows
- * while it computes ("pf.next"; the last iteration's lie past the tensors' ends, which a
- * prefetch may touch), a load prefetches its rows ahead ("pf.row"), and the result is still one
+ * bench/kernels/matmul.ptir, small; N = 80: 16-lane blocks on AVX-512 hosts, N = 16: 8-lane
+ * blocks everywhere): the matmul prefetches the next iteration's load windows while it computes
+ * ("pf.next"; the last iteration's lie past the tensors' ends, which a prefetch may touch), a
+ * load prefetches its rows ahead ("pf.row"), and the result is still one
  * fma per product in k order, bit for bit the interpreter's. A load whose offset divides is
  * never evaluated at the next iteration (a division there could fail a check the loop never
  * reaches): that kernel prefetches no next window. */
@@ -1866,6 +1867,20 @@ static const char *k_mm_loop_src =
     "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
     "    %ta = tile.load(%a, [0, %k * 8], [16, 8], space=mat)\n"
     "    %tb = tile.load(%b, [%k * 8, 0], [8, 80], space=mat)\n"
+    "    %l = tile.move(%ta, space=left)\n"
+    "    %r = tile.move(%tb, space=right)\n"
+    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
+    "    yield %cn\n"
+    "  }\n"
+    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n"
+    "kernel @mmk16(%a: tensor[16,24] f32, %b: tensor[24,16] f32, out %o: tensor[16,16] f32)\n"
+    "    -> (tensor[16,16] f32) {\n"
+    "  %acc0 = tile.full([16, 16], f32, -1, space=acc)\n"
+    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
+    "    %ta = tile.load(%a, [0, %k * 8], [16, 8], space=mat)\n"
+    "    %tb = tile.load(%b, [%k * 8, 0], [8, 16], space=mat)\n"
     "    %l = tile.move(%ta, space=left)\n"
     "    %r = tile.move(%tb, space=right)\n"
     "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
@@ -1920,8 +1935,8 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
   assert_non_null(L);
   static const struct {
     const char *k;
-    int next;
-  } want[] = {{"mmk", 1}, {"mmdiv", 0}};
+    int n, next;
+  } want[] = {{"mmk", 80, 1}, {"mmk16", 16, 1}, {"mmdiv", 80, 0}};
   static float a[16 * 24], b[24 * 80], o[16 * 80], o2[16 * 80];
   for (int i = 0; i < 16 * 24; i++)
     a[i] = (float)((i * 37) % 23 - 11) * 0.0625f + 0x1p-13f * (float)(i % 3);
@@ -1942,7 +1957,8 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
     free(text);
     pto_ir_interp_arg args[3];
     memset(args, 0, sizeof args);
-    int64_t sa[2] = {16, 24}, sb[2] = {24, 80}, sc[2] = {16, 80};
+    int N = want[w].n;
+    int64_t sa[2] = {16, 24}, sb[2] = {24, N}, sc[2] = {16, N};
     for (int i = 0; i < 3; i++)
       args[i].is_tensor = 1;
     pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, sa);
@@ -1953,13 +1969,13 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
     assert_pto_ok(
         pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, want[w].k), args, 3));
     for (int i = 0; i < 16; i++)
-      for (int j = 0; j < 80; j++) {
+      for (int j = 0; j < N; j++) {
         float sum = -1.0f;
         for (int k = 0; k < 24; k++)
-          sum = fmaf(a[i * 24 + k], b[k * 80 + j], sum);
-        if (memcmp(&sum, &o[i * 80 + j], 4) || memcmp(&sum, &o2[i * 80 + j], 4)) {
+          sum = fmaf(a[i * 24 + k], b[k * N + j], sum);
+        if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
           print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", want[w].k, i, j,
-                      (double)o[i * 80 + j], (double)o2[i * 80 + j], (double)sum);
+                      (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
           fail();
         }
       }
