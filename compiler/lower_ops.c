@@ -265,7 +265,7 @@ static int load_extents(lw *L, const pto_ir_stmt *s, int64_t R, int64_t C, LLVMV
   return 0;
 }
 
-/* Rows a strided tile load prefetches ahead of the row it copies. */
+/* Rows a tile load from rows with gaps prefetches ahead of the row it copies. */
 #define LOAD_PF_ROWS 8
 
 /* Prefetches (into L1) the nbytes from ptr + idx elements of dt on, a line at a time. A prefetch
@@ -354,6 +354,12 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   LLVMBasicBlockRef bb_unit = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.unit");
   LLVMBasicBlockRef bb_gen = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.strided");
   LLVMBasicBlockRef bb_pad = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.padrows");
+  /* Rows with gaps between them (a window narrower than its tensor) break the sequential stream
+   * the hardware prefetchers follow, at every row when rows are a page or more apart: the unit
+   * loop prefetches the row LOAD_PF_ROWS ahead. Back-to-back rows are one stream: none. */
+  LLVMValueRef pf_row_bytes =
+      LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, w.sr, w.nc, ""), pto__lower_i64(L, 0),
+                      mul(L, w.nc, pto__lower_i64(L, (int64_t)pto_dtype_size(T->dt))), "pf.bytes");
   LLVMBuildCondBr(b, unit, bb_unit, bb_gen);
   for (int general = 0; general < 2; general++) {
     LLVMPositionBuilderAtEnd(b, general ? bb_gen : bb_unit);
@@ -363,7 +369,7 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
     LLVMValueRef drow = mul(L, i, Cv);
     if (!general)
       prefetch_bytes(L, T->dt, w.ptr, add(L, srow, mul(L, pto__lower_i64(L, LOAD_PF_ROWS), w.sr)),
-                     mul(L, w.nc, pto__lower_i64(L, (int64_t)pto_dtype_size(T->dt))));
+                     pf_row_bytes);
     LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), w.nc, "ld.j");
     LLVMValueRef sidx = add(L, srow, general ? mul(L, j, w.sc) : j);
     LLVMValueRef raw = tensor_load(L, T->dt, w.ptr, sidx);

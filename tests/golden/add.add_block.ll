@@ -225,48 +225,51 @@ stream.buffered:                                  ; preds = %ok5
   %nc14 = select i1 true, i64 %151, i64 0
   %win15 = getelementptr float, ptr %a.data, i64 %144
   %unit = icmp eq i64 %a.stride1, 1
+  %152 = mul i64 %nc14, 4
+  %153 = icmp eq i64 %a.stride0, %nc14
+  %pf.bytes = select i1 %153, i64 0, i64 %152
   br i1 %unit, label %load.unit, label %load.strided
 
 stream.done:                                      ; preds = %store.done, %sm.i.exit
   ret i32 0
 
 sm.i.head:                                        ; preds = %sm.j.exit, %stream
-  %sm.i = phi i64 [ 0, %stream ], [ %169, %sm.j.exit ]
-  %152 = icmp slt i64 %sm.i, %nr10
-  br i1 %152, label %sm.i.body, label %sm.i.exit
+  %sm.i = phi i64 [ 0, %stream ], [ %171, %sm.j.exit ]
+  %154 = icmp slt i64 %sm.i, %nr10
+  br i1 %154, label %sm.i.body, label %sm.i.exit
 
 sm.i.body:                                        ; preds = %sm.i.head
-  %153 = mul i64 %sm.i, 128
+  %155 = mul i64 %sm.i, 128
   br label %sm.j.head
 
 sm.i.exit:                                        ; preds = %sm.i.head
   br label %stream.done
 
 sm.j.head:                                        ; preds = %sm.j.body, %sm.i.body
-  %sm.j = phi i64 [ 0, %sm.i.body ], [ %168, %sm.j.body ]
-  %154 = icmp slt i64 %sm.j, %nc11
-  br i1 %154, label %sm.j.body, label %sm.j.exit
+  %sm.j = phi i64 [ 0, %sm.i.body ], [ %170, %sm.j.body ]
+  %156 = icmp slt i64 %sm.j, %nc11
+  br i1 %156, label %sm.j.body, label %sm.j.exit
 
 sm.j.body:                                        ; preds = %sm.j.head
-  %155 = mul i64 %sm.i, %a.stride0
-  %156 = add i64 %155, %sm.j
-  %157 = getelementptr inbounds float, ptr %win, i64 %156
-  %158 = load float, ptr %157, align 4, !alias.scope !2, !noalias !6
-  %159 = mul i64 %sm.i, %b.stride0
-  %160 = add i64 %159, %sm.j
-  %161 = getelementptr inbounds float, ptr %win9, i64 %160
-  %162 = load float, ptr %161, align 4, !alias.scope !2, !noalias !6
-  %163 = add i64 %153, %sm.j
-  %164 = fadd float %158, %162
-  %165 = mul i64 %sm.i, %c.stride0
-  %166 = add i64 %165, %sm.j
-  %167 = getelementptr inbounds float, ptr %win12, i64 %166
-  store float %164, ptr %167, align 4, !alias.scope !9, !noalias !10
-  %168 = add nsw i64 %sm.j, 1
+  %157 = mul i64 %sm.i, %a.stride0
+  %158 = add i64 %157, %sm.j
+  %159 = getelementptr inbounds float, ptr %win, i64 %158
+  %160 = load float, ptr %159, align 4, !alias.scope !2, !noalias !6
+  %161 = mul i64 %sm.i, %b.stride0
+  %162 = add i64 %161, %sm.j
+  %163 = getelementptr inbounds float, ptr %win9, i64 %162
+  %164 = load float, ptr %163, align 4, !alias.scope !2, !noalias !6
+  %165 = add i64 %155, %sm.j
+  %166 = fadd float %160, %164
+  %167 = mul i64 %sm.i, %c.stride0
+  %168 = add i64 %167, %sm.j
+  %169 = getelementptr inbounds float, ptr %win12, i64 %168
+  store float %166, ptr %169, align 4, !alias.scope !9, !noalias !10
+  %170 = add nsw i64 %sm.j, 1
   br label %sm.j.head
 
 sm.j.exit:                                        ; preds = %sm.j.head
-  %169 = add nsw i64 %sm.i, 1
+  %171 = add nsw i64 %sm.i, 1
   br label %sm.i.head
 
 load.unit:                                        ; preds = %stream.buffered
@@ -276,417 +279,418 @@ load.strided:                                     ; preds = %stream.buffered
   br label %ld.i.head16
 
 load.padrows:                                     ; preds = %ld.i.exit18, %ld.i.exit
-  %170 = mul i64 %nr13, 128
+  %172 = mul i64 %nr13, 128
   br label %ld.padr.head
 
 ld.i.head:                                        ; preds = %ld.padc.exit, %load.unit
-  %ld.i = phi i64 [ 0, %load.unit ], [ %195, %ld.padc.exit ]
-  %171 = icmp slt i64 %ld.i, %nr13
-  br i1 %171, label %ld.i.body, label %ld.i.exit
+  %ld.i = phi i64 [ 0, %load.unit ], [ %196, %ld.padc.exit ]
+  %173 = icmp slt i64 %ld.i, %nr13
+  br i1 %173, label %ld.i.body, label %ld.i.exit
 
 ld.i.body:                                        ; preds = %ld.i.head
-  %172 = mul i64 %ld.i, %a.stride0
-  %173 = mul i64 %ld.i, 128
-  %174 = mul i64 %nc14, 4
-  %175 = mul i64 8, %a.stride0
-  %176 = add i64 %172, %175
-  %pf.row = getelementptr float, ptr %win15, i64 %176
-  %177 = add i64 %174, 63
-  %178 = lshr i64 %177, 6
+  %174 = mul i64 %ld.i, %a.stride0
+  %175 = mul i64 %ld.i, 128
+  %176 = mul i64 8, %a.stride0
+  %177 = add i64 %174, %176
+  %pf.row = getelementptr float, ptr %win15, i64 %177
+  %178 = add i64 %pf.bytes, 63
+  %179 = lshr i64 %178, 6
   br label %pf.line.head
 
 ld.i.exit:                                        ; preds = %ld.i.head
   br label %load.padrows
 
 pf.line.head:                                     ; preds = %pf.line.body, %ld.i.body
-  %pf.line = phi i64 [ 0, %ld.i.body ], [ %182, %pf.line.body ]
-  %179 = icmp slt i64 %pf.line, %178
-  br i1 %179, label %pf.line.body, label %pf.line.exit
+  %pf.line = phi i64 [ 0, %ld.i.body ], [ %183, %pf.line.body ]
+  %180 = icmp slt i64 %pf.line, %179
+  br i1 %180, label %pf.line.body, label %pf.line.exit
 
 pf.line.body:                                     ; preds = %pf.line.head
-  %180 = mul i64 %pf.line, 64
-  %181 = getelementptr i8, ptr %pf.row, i64 %180
-  call void @llvm.prefetch.p0(ptr %181, i32 0, i32 3, i32 1)
-  %182 = add nsw i64 %pf.line, 1
+  %181 = mul i64 %pf.line, 64
+  %182 = getelementptr i8, ptr %pf.row, i64 %181
+  call void @llvm.prefetch.p0(ptr %182, i32 0, i32 3, i32 1)
+  %183 = add nsw i64 %pf.line, 1
   br label %pf.line.head
 
 pf.line.exit:                                     ; preds = %pf.line.head
   br label %ld.j.head
 
 ld.j.head:                                        ; preds = %ld.j.body, %pf.line.exit
-  %ld.j = phi i64 [ 0, %pf.line.exit ], [ %189, %ld.j.body ]
-  %183 = icmp slt i64 %ld.j, %nc14
-  br i1 %183, label %ld.j.body, label %ld.j.exit
+  %ld.j = phi i64 [ 0, %pf.line.exit ], [ %190, %ld.j.body ]
+  %184 = icmp slt i64 %ld.j, %nc14
+  br i1 %184, label %ld.j.body, label %ld.j.exit
 
 ld.j.body:                                        ; preds = %ld.j.head
-  %184 = add i64 %172, %ld.j
-  %185 = getelementptr inbounds float, ptr %win15, i64 %184
-  %186 = load float, ptr %185, align 4, !alias.scope !11, !noalias !12
-  %187 = add i64 %173, %ld.j
-  %188 = getelementptr inbounds float, ptr %buf0, i64 %187
-  store float %186, ptr %188, align 4, !alias.scope !12, !noalias !11
-  %189 = add nsw i64 %ld.j, 1
+  %185 = add i64 %174, %ld.j
+  %186 = getelementptr inbounds float, ptr %win15, i64 %185
+  %187 = load float, ptr %186, align 4, !alias.scope !11, !noalias !12
+  %188 = add i64 %175, %ld.j
+  %189 = getelementptr inbounds float, ptr %buf0, i64 %188
+  store float %187, ptr %189, align 4, !alias.scope !12, !noalias !11
+  %190 = add nsw i64 %ld.j, 1
   br label %ld.j.head
 
 ld.j.exit:                                        ; preds = %ld.j.head
-  %190 = add i64 %173, 128
-  %191 = add i64 %173, %nc14
+  %191 = add i64 %175, 128
+  %192 = add i64 %175, %nc14
   br label %ld.padc.head
 
 ld.padc.head:                                     ; preds = %ld.padc.body, %ld.j.exit
-  %ld.padc = phi i64 [ %191, %ld.j.exit ], [ %194, %ld.padc.body ]
-  %192 = icmp slt i64 %ld.padc, %190
-  br i1 %192, label %ld.padc.body, label %ld.padc.exit
+  %ld.padc = phi i64 [ %192, %ld.j.exit ], [ %195, %ld.padc.body ]
+  %193 = icmp slt i64 %ld.padc, %191
+  br i1 %193, label %ld.padc.body, label %ld.padc.exit
 
 ld.padc.body:                                     ; preds = %ld.padc.head
-  %193 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
-  store float 0.000000e+00, ptr %193, align 4, !alias.scope !12, !noalias !11
-  %194 = add nsw i64 %ld.padc, 1
+  %194 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
+  store float 0.000000e+00, ptr %194, align 4, !alias.scope !12, !noalias !11
+  %195 = add nsw i64 %ld.padc, 1
   br label %ld.padc.head
 
 ld.padc.exit:                                     ; preds = %ld.padc.head
-  %195 = add nsw i64 %ld.i, 1
+  %196 = add nsw i64 %ld.i, 1
   br label %ld.i.head
 
 ld.i.head16:                                      ; preds = %ld.padc.exit26, %load.strided
-  %ld.i19 = phi i64 [ 0, %load.strided ], [ %212, %ld.padc.exit26 ]
-  %196 = icmp slt i64 %ld.i19, %nr13
-  br i1 %196, label %ld.i.body17, label %ld.i.exit18
+  %ld.i19 = phi i64 [ 0, %load.strided ], [ %213, %ld.padc.exit26 ]
+  %197 = icmp slt i64 %ld.i19, %nr13
+  br i1 %197, label %ld.i.body17, label %ld.i.exit18
 
 ld.i.body17:                                      ; preds = %ld.i.head16
-  %197 = mul i64 %ld.i19, %a.stride0
-  %198 = mul i64 %ld.i19, 128
+  %198 = mul i64 %ld.i19, %a.stride0
+  %199 = mul i64 %ld.i19, 128
   br label %ld.j.head20
 
 ld.i.exit18:                                      ; preds = %ld.i.head16
   br label %load.padrows
 
 ld.j.head20:                                      ; preds = %ld.j.body21, %ld.i.body17
-  %ld.j23 = phi i64 [ 0, %ld.i.body17 ], [ %206, %ld.j.body21 ]
-  %199 = icmp slt i64 %ld.j23, %nc14
-  br i1 %199, label %ld.j.body21, label %ld.j.exit22
+  %ld.j23 = phi i64 [ 0, %ld.i.body17 ], [ %207, %ld.j.body21 ]
+  %200 = icmp slt i64 %ld.j23, %nc14
+  br i1 %200, label %ld.j.body21, label %ld.j.exit22
 
 ld.j.body21:                                      ; preds = %ld.j.head20
-  %200 = mul i64 %ld.j23, %a.stride1
-  %201 = add i64 %197, %200
-  %202 = getelementptr inbounds float, ptr %win15, i64 %201
-  %203 = load float, ptr %202, align 4, !alias.scope !11, !noalias !12
-  %204 = add i64 %198, %ld.j23
-  %205 = getelementptr inbounds float, ptr %buf0, i64 %204
-  store float %203, ptr %205, align 4, !alias.scope !12, !noalias !11
-  %206 = add nsw i64 %ld.j23, 1
+  %201 = mul i64 %ld.j23, %a.stride1
+  %202 = add i64 %198, %201
+  %203 = getelementptr inbounds float, ptr %win15, i64 %202
+  %204 = load float, ptr %203, align 4, !alias.scope !11, !noalias !12
+  %205 = add i64 %199, %ld.j23
+  %206 = getelementptr inbounds float, ptr %buf0, i64 %205
+  store float %204, ptr %206, align 4, !alias.scope !12, !noalias !11
+  %207 = add nsw i64 %ld.j23, 1
   br label %ld.j.head20
 
 ld.j.exit22:                                      ; preds = %ld.j.head20
-  %207 = add i64 %198, 128
-  %208 = add i64 %198, %nc14
+  %208 = add i64 %199, 128
+  %209 = add i64 %199, %nc14
   br label %ld.padc.head24
 
 ld.padc.head24:                                   ; preds = %ld.padc.body25, %ld.j.exit22
-  %ld.padc27 = phi i64 [ %208, %ld.j.exit22 ], [ %211, %ld.padc.body25 ]
-  %209 = icmp slt i64 %ld.padc27, %207
-  br i1 %209, label %ld.padc.body25, label %ld.padc.exit26
+  %ld.padc27 = phi i64 [ %209, %ld.j.exit22 ], [ %212, %ld.padc.body25 ]
+  %210 = icmp slt i64 %ld.padc27, %208
+  br i1 %210, label %ld.padc.body25, label %ld.padc.exit26
 
 ld.padc.body25:                                   ; preds = %ld.padc.head24
-  %210 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc27
-  store float 0.000000e+00, ptr %210, align 4, !alias.scope !12, !noalias !11
-  %211 = add nsw i64 %ld.padc27, 1
+  %211 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc27
+  store float 0.000000e+00, ptr %211, align 4, !alias.scope !12, !noalias !11
+  %212 = add nsw i64 %ld.padc27, 1
   br label %ld.padc.head24
 
 ld.padc.exit26:                                   ; preds = %ld.padc.head24
-  %212 = add nsw i64 %ld.i19, 1
+  %213 = add nsw i64 %ld.i19, 1
   br label %ld.i.head16
 
 ld.padr.head:                                     ; preds = %ld.padr.body, %load.padrows
-  %ld.padr = phi i64 [ %170, %load.padrows ], [ %215, %ld.padr.body ]
-  %213 = icmp slt i64 %ld.padr, 4096
-  br i1 %213, label %ld.padr.body, label %ld.padr.exit
+  %ld.padr = phi i64 [ %172, %load.padrows ], [ %216, %ld.padr.body ]
+  %214 = icmp slt i64 %ld.padr, 4096
+  br i1 %214, label %ld.padr.body, label %ld.padr.exit
 
 ld.padr.body:                                     ; preds = %ld.padr.head
-  %214 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
-  store float 0.000000e+00, ptr %214, align 4, !alias.scope !12, !noalias !11
-  %215 = add nsw i64 %ld.padr, 1
+  %215 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
+  store float 0.000000e+00, ptr %215, align 4, !alias.scope !12, !noalias !11
+  %216 = add nsw i64 %ld.padr, 1
   br label %ld.padr.head
 
 ld.padr.exit:                                     ; preds = %ld.padr.head
-  %216 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %217 = call i64 @llvm.smax.i64(i64 %216, i64 0)
-  %218 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %219 = call i64 @llvm.smax.i64(i64 %218, i64 0)
-  %220 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %221 = call i64 @llvm.smax.i64(i64 %220, i64 0)
-  %222 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %223 = call i64 @llvm.smax.i64(i64 %222, i64 0)
-  %224 = mul i64 0, %b.stride0
-  %225 = add i64 0, %224
-  %226 = mul i64 0, %b.stride1
-  %227 = add i64 %225, %226
-  %228 = sub i64 %b.dim0, 0
-  %229 = call i64 @llvm.smin.i64(i64 %217, i64 %228)
-  %230 = call i64 @llvm.smin.i64(i64 %229, i64 32)
-  %231 = call i64 @llvm.smax.i64(i64 %230, i64 0)
-  %232 = call i64 @llvm.smin.i64(i64 %219, i64 128)
-  %233 = call i64 @llvm.smin.i64(i64 %232, i64 128)
-  %234 = call i64 @llvm.smax.i64(i64 %233, i64 0)
-  %nr28 = select i1 true, i64 %231, i64 0
-  %nc29 = select i1 true, i64 %234, i64 0
-  %win30 = getelementptr float, ptr %b.data, i64 %227
+  %217 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %218 = call i64 @llvm.smax.i64(i64 %217, i64 0)
+  %219 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %220 = call i64 @llvm.smax.i64(i64 %219, i64 0)
+  %221 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %222 = call i64 @llvm.smax.i64(i64 %221, i64 0)
+  %223 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %224 = call i64 @llvm.smax.i64(i64 %223, i64 0)
+  %225 = mul i64 0, %b.stride0
+  %226 = add i64 0, %225
+  %227 = mul i64 0, %b.stride1
+  %228 = add i64 %226, %227
+  %229 = sub i64 %b.dim0, 0
+  %230 = call i64 @llvm.smin.i64(i64 %218, i64 %229)
+  %231 = call i64 @llvm.smin.i64(i64 %230, i64 32)
+  %232 = call i64 @llvm.smax.i64(i64 %231, i64 0)
+  %233 = call i64 @llvm.smin.i64(i64 %220, i64 128)
+  %234 = call i64 @llvm.smin.i64(i64 %233, i64 128)
+  %235 = call i64 @llvm.smax.i64(i64 %234, i64 0)
+  %nr28 = select i1 true, i64 %232, i64 0
+  %nc29 = select i1 true, i64 %235, i64 0
+  %win30 = getelementptr float, ptr %b.data, i64 %228
   %unit31 = icmp eq i64 %b.stride1, 1
+  %236 = mul i64 %nc29, 4
+  %237 = icmp eq i64 %b.stride0, %nc29
+  %pf.bytes35 = select i1 %237, i64 0, i64 %236
   br i1 %unit31, label %load.unit32, label %load.strided33
 
 load.unit32:                                      ; preds = %ld.padr.exit
-  br label %ld.i.head35
+  br label %ld.i.head36
 
 load.strided33:                                   ; preds = %ld.padr.exit
-  br label %ld.i.head52
+  br label %ld.i.head53
 
-load.padrows34:                                   ; preds = %ld.i.exit54, %ld.i.exit37
-  %235 = mul i64 %nr28, 128
-  br label %ld.padr.head64
+load.padrows34:                                   ; preds = %ld.i.exit55, %ld.i.exit38
+  %238 = mul i64 %nr28, 128
+  br label %ld.padr.head65
 
-ld.i.head35:                                      ; preds = %ld.padc.exit50, %load.unit32
-  %ld.i38 = phi i64 [ 0, %load.unit32 ], [ %260, %ld.padc.exit50 ]
-  %236 = icmp slt i64 %ld.i38, %nr28
-  br i1 %236, label %ld.i.body36, label %ld.i.exit37
+ld.i.head36:                                      ; preds = %ld.padc.exit51, %load.unit32
+  %ld.i39 = phi i64 [ 0, %load.unit32 ], [ %262, %ld.padc.exit51 ]
+  %239 = icmp slt i64 %ld.i39, %nr28
+  br i1 %239, label %ld.i.body37, label %ld.i.exit38
 
-ld.i.body36:                                      ; preds = %ld.i.head35
-  %237 = mul i64 %ld.i38, %b.stride0
-  %238 = mul i64 %ld.i38, 128
-  %239 = mul i64 %nc29, 4
-  %240 = mul i64 8, %b.stride0
-  %241 = add i64 %237, %240
-  %pf.row39 = getelementptr float, ptr %win30, i64 %241
-  %242 = add i64 %239, 63
-  %243 = lshr i64 %242, 6
-  br label %pf.line.head40
+ld.i.body37:                                      ; preds = %ld.i.head36
+  %240 = mul i64 %ld.i39, %b.stride0
+  %241 = mul i64 %ld.i39, 128
+  %242 = mul i64 8, %b.stride0
+  %243 = add i64 %240, %242
+  %pf.row40 = getelementptr float, ptr %win30, i64 %243
+  %244 = add i64 %pf.bytes35, 63
+  %245 = lshr i64 %244, 6
+  br label %pf.line.head41
 
-ld.i.exit37:                                      ; preds = %ld.i.head35
+ld.i.exit38:                                      ; preds = %ld.i.head36
   br label %load.padrows34
 
-pf.line.head40:                                   ; preds = %pf.line.body41, %ld.i.body36
-  %pf.line43 = phi i64 [ 0, %ld.i.body36 ], [ %247, %pf.line.body41 ]
-  %244 = icmp slt i64 %pf.line43, %243
-  br i1 %244, label %pf.line.body41, label %pf.line.exit42
+pf.line.head41:                                   ; preds = %pf.line.body42, %ld.i.body37
+  %pf.line44 = phi i64 [ 0, %ld.i.body37 ], [ %249, %pf.line.body42 ]
+  %246 = icmp slt i64 %pf.line44, %245
+  br i1 %246, label %pf.line.body42, label %pf.line.exit43
 
-pf.line.body41:                                   ; preds = %pf.line.head40
-  %245 = mul i64 %pf.line43, 64
-  %246 = getelementptr i8, ptr %pf.row39, i64 %245
-  call void @llvm.prefetch.p0(ptr %246, i32 0, i32 3, i32 1)
-  %247 = add nsw i64 %pf.line43, 1
-  br label %pf.line.head40
+pf.line.body42:                                   ; preds = %pf.line.head41
+  %247 = mul i64 %pf.line44, 64
+  %248 = getelementptr i8, ptr %pf.row40, i64 %247
+  call void @llvm.prefetch.p0(ptr %248, i32 0, i32 3, i32 1)
+  %249 = add nsw i64 %pf.line44, 1
+  br label %pf.line.head41
 
-pf.line.exit42:                                   ; preds = %pf.line.head40
-  br label %ld.j.head44
+pf.line.exit43:                                   ; preds = %pf.line.head41
+  br label %ld.j.head45
 
-ld.j.head44:                                      ; preds = %ld.j.body45, %pf.line.exit42
-  %ld.j47 = phi i64 [ 0, %pf.line.exit42 ], [ %254, %ld.j.body45 ]
-  %248 = icmp slt i64 %ld.j47, %nc29
-  br i1 %248, label %ld.j.body45, label %ld.j.exit46
+ld.j.head45:                                      ; preds = %ld.j.body46, %pf.line.exit43
+  %ld.j48 = phi i64 [ 0, %pf.line.exit43 ], [ %256, %ld.j.body46 ]
+  %250 = icmp slt i64 %ld.j48, %nc29
+  br i1 %250, label %ld.j.body46, label %ld.j.exit47
 
-ld.j.body45:                                      ; preds = %ld.j.head44
-  %249 = add i64 %237, %ld.j47
-  %250 = getelementptr inbounds float, ptr %win30, i64 %249
-  %251 = load float, ptr %250, align 4, !alias.scope !11, !noalias !12
-  %252 = add i64 %238, %ld.j47
-  %253 = getelementptr inbounds float, ptr %buf1, i64 %252
-  store float %251, ptr %253, align 4, !alias.scope !12, !noalias !11
-  %254 = add nsw i64 %ld.j47, 1
-  br label %ld.j.head44
+ld.j.body46:                                      ; preds = %ld.j.head45
+  %251 = add i64 %240, %ld.j48
+  %252 = getelementptr inbounds float, ptr %win30, i64 %251
+  %253 = load float, ptr %252, align 4, !alias.scope !11, !noalias !12
+  %254 = add i64 %241, %ld.j48
+  %255 = getelementptr inbounds float, ptr %buf1, i64 %254
+  store float %253, ptr %255, align 4, !alias.scope !12, !noalias !11
+  %256 = add nsw i64 %ld.j48, 1
+  br label %ld.j.head45
 
-ld.j.exit46:                                      ; preds = %ld.j.head44
-  %255 = add i64 %238, 128
-  %256 = add i64 %238, %nc29
-  br label %ld.padc.head48
+ld.j.exit47:                                      ; preds = %ld.j.head45
+  %257 = add i64 %241, 128
+  %258 = add i64 %241, %nc29
+  br label %ld.padc.head49
 
-ld.padc.head48:                                   ; preds = %ld.padc.body49, %ld.j.exit46
-  %ld.padc51 = phi i64 [ %256, %ld.j.exit46 ], [ %259, %ld.padc.body49 ]
-  %257 = icmp slt i64 %ld.padc51, %255
-  br i1 %257, label %ld.padc.body49, label %ld.padc.exit50
+ld.padc.head49:                                   ; preds = %ld.padc.body50, %ld.j.exit47
+  %ld.padc52 = phi i64 [ %258, %ld.j.exit47 ], [ %261, %ld.padc.body50 ]
+  %259 = icmp slt i64 %ld.padc52, %257
+  br i1 %259, label %ld.padc.body50, label %ld.padc.exit51
 
-ld.padc.body49:                                   ; preds = %ld.padc.head48
-  %258 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc51
-  store float 0.000000e+00, ptr %258, align 4, !alias.scope !12, !noalias !11
-  %259 = add nsw i64 %ld.padc51, 1
-  br label %ld.padc.head48
+ld.padc.body50:                                   ; preds = %ld.padc.head49
+  %260 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc52
+  store float 0.000000e+00, ptr %260, align 4, !alias.scope !12, !noalias !11
+  %261 = add nsw i64 %ld.padc52, 1
+  br label %ld.padc.head49
 
-ld.padc.exit50:                                   ; preds = %ld.padc.head48
-  %260 = add nsw i64 %ld.i38, 1
-  br label %ld.i.head35
+ld.padc.exit51:                                   ; preds = %ld.padc.head49
+  %262 = add nsw i64 %ld.i39, 1
+  br label %ld.i.head36
 
-ld.i.head52:                                      ; preds = %ld.padc.exit62, %load.strided33
-  %ld.i55 = phi i64 [ 0, %load.strided33 ], [ %277, %ld.padc.exit62 ]
-  %261 = icmp slt i64 %ld.i55, %nr28
-  br i1 %261, label %ld.i.body53, label %ld.i.exit54
+ld.i.head53:                                      ; preds = %ld.padc.exit63, %load.strided33
+  %ld.i56 = phi i64 [ 0, %load.strided33 ], [ %279, %ld.padc.exit63 ]
+  %263 = icmp slt i64 %ld.i56, %nr28
+  br i1 %263, label %ld.i.body54, label %ld.i.exit55
 
-ld.i.body53:                                      ; preds = %ld.i.head52
-  %262 = mul i64 %ld.i55, %b.stride0
-  %263 = mul i64 %ld.i55, 128
-  br label %ld.j.head56
+ld.i.body54:                                      ; preds = %ld.i.head53
+  %264 = mul i64 %ld.i56, %b.stride0
+  %265 = mul i64 %ld.i56, 128
+  br label %ld.j.head57
 
-ld.i.exit54:                                      ; preds = %ld.i.head52
+ld.i.exit55:                                      ; preds = %ld.i.head53
   br label %load.padrows34
 
-ld.j.head56:                                      ; preds = %ld.j.body57, %ld.i.body53
-  %ld.j59 = phi i64 [ 0, %ld.i.body53 ], [ %271, %ld.j.body57 ]
-  %264 = icmp slt i64 %ld.j59, %nc29
-  br i1 %264, label %ld.j.body57, label %ld.j.exit58
+ld.j.head57:                                      ; preds = %ld.j.body58, %ld.i.body54
+  %ld.j60 = phi i64 [ 0, %ld.i.body54 ], [ %273, %ld.j.body58 ]
+  %266 = icmp slt i64 %ld.j60, %nc29
+  br i1 %266, label %ld.j.body58, label %ld.j.exit59
 
-ld.j.body57:                                      ; preds = %ld.j.head56
-  %265 = mul i64 %ld.j59, %b.stride1
-  %266 = add i64 %262, %265
-  %267 = getelementptr inbounds float, ptr %win30, i64 %266
-  %268 = load float, ptr %267, align 4, !alias.scope !11, !noalias !12
-  %269 = add i64 %263, %ld.j59
-  %270 = getelementptr inbounds float, ptr %buf1, i64 %269
-  store float %268, ptr %270, align 4, !alias.scope !12, !noalias !11
-  %271 = add nsw i64 %ld.j59, 1
-  br label %ld.j.head56
+ld.j.body58:                                      ; preds = %ld.j.head57
+  %267 = mul i64 %ld.j60, %b.stride1
+  %268 = add i64 %264, %267
+  %269 = getelementptr inbounds float, ptr %win30, i64 %268
+  %270 = load float, ptr %269, align 4, !alias.scope !11, !noalias !12
+  %271 = add i64 %265, %ld.j60
+  %272 = getelementptr inbounds float, ptr %buf1, i64 %271
+  store float %270, ptr %272, align 4, !alias.scope !12, !noalias !11
+  %273 = add nsw i64 %ld.j60, 1
+  br label %ld.j.head57
 
-ld.j.exit58:                                      ; preds = %ld.j.head56
-  %272 = add i64 %263, 128
-  %273 = add i64 %263, %nc29
-  br label %ld.padc.head60
+ld.j.exit59:                                      ; preds = %ld.j.head57
+  %274 = add i64 %265, 128
+  %275 = add i64 %265, %nc29
+  br label %ld.padc.head61
 
-ld.padc.head60:                                   ; preds = %ld.padc.body61, %ld.j.exit58
-  %ld.padc63 = phi i64 [ %273, %ld.j.exit58 ], [ %276, %ld.padc.body61 ]
-  %274 = icmp slt i64 %ld.padc63, %272
-  br i1 %274, label %ld.padc.body61, label %ld.padc.exit62
+ld.padc.head61:                                   ; preds = %ld.padc.body62, %ld.j.exit59
+  %ld.padc64 = phi i64 [ %275, %ld.j.exit59 ], [ %278, %ld.padc.body62 ]
+  %276 = icmp slt i64 %ld.padc64, %274
+  br i1 %276, label %ld.padc.body62, label %ld.padc.exit63
 
-ld.padc.body61:                                   ; preds = %ld.padc.head60
-  %275 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc63
-  store float 0.000000e+00, ptr %275, align 4, !alias.scope !12, !noalias !11
-  %276 = add nsw i64 %ld.padc63, 1
-  br label %ld.padc.head60
+ld.padc.body62:                                   ; preds = %ld.padc.head61
+  %277 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc64
+  store float 0.000000e+00, ptr %277, align 4, !alias.scope !12, !noalias !11
+  %278 = add nsw i64 %ld.padc64, 1
+  br label %ld.padc.head61
 
-ld.padc.exit62:                                   ; preds = %ld.padc.head60
-  %277 = add nsw i64 %ld.i55, 1
-  br label %ld.i.head52
+ld.padc.exit63:                                   ; preds = %ld.padc.head61
+  %279 = add nsw i64 %ld.i56, 1
+  br label %ld.i.head53
 
-ld.padr.head64:                                   ; preds = %ld.padr.body65, %load.padrows34
-  %ld.padr67 = phi i64 [ %235, %load.padrows34 ], [ %280, %ld.padr.body65 ]
-  %278 = icmp slt i64 %ld.padr67, 4096
-  br i1 %278, label %ld.padr.body65, label %ld.padr.exit66
+ld.padr.head65:                                   ; preds = %ld.padr.body66, %load.padrows34
+  %ld.padr68 = phi i64 [ %238, %load.padrows34 ], [ %282, %ld.padr.body66 ]
+  %280 = icmp slt i64 %ld.padr68, 4096
+  br i1 %280, label %ld.padr.body66, label %ld.padr.exit67
 
-ld.padr.body65:                                   ; preds = %ld.padr.head64
-  %279 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr67
-  store float 0.000000e+00, ptr %279, align 4, !alias.scope !12, !noalias !11
-  %280 = add nsw i64 %ld.padr67, 1
-  br label %ld.padr.head64
+ld.padr.body66:                                   ; preds = %ld.padr.head65
+  %281 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr68
+  store float 0.000000e+00, ptr %281, align 4, !alias.scope !12, !noalias !11
+  %282 = add nsw i64 %ld.padr68, 1
+  br label %ld.padr.head65
 
-ld.padr.exit66:                                   ; preds = %ld.padr.head64
-  %281 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %282 = call i64 @llvm.smax.i64(i64 %281, i64 0)
-  %283 = call i64 @llvm.smin.i64(i64 128, i64 128)
+ld.padr.exit67:                                   ; preds = %ld.padr.head65
+  %283 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
   %284 = call i64 @llvm.smax.i64(i64 %283, i64 0)
+  %285 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %286 = call i64 @llvm.smax.i64(i64 %285, i64 0)
   br label %ew.head
 
-ew.head:                                          ; preds = %ew.body, %ld.padr.exit66
-  %ew = phi i64 [ 0, %ld.padr.exit66 ], [ %292, %ew.body ]
-  %285 = icmp slt i64 %ew, 4096
-  br i1 %285, label %ew.body, label %ew.exit
+ew.head:                                          ; preds = %ew.body, %ld.padr.exit67
+  %ew = phi i64 [ 0, %ld.padr.exit67 ], [ %294, %ew.body ]
+  %287 = icmp slt i64 %ew, 4096
+  br i1 %287, label %ew.body, label %ew.exit
 
 ew.body:                                          ; preds = %ew.head
-  %286 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  %287 = load float, ptr %286, align 4, !alias.scope !12, !noalias !11
-  %288 = getelementptr inbounds float, ptr %buf1, i64 %ew
+  %288 = getelementptr inbounds float, ptr %buf0, i64 %ew
   %289 = load float, ptr %288, align 4, !alias.scope !12, !noalias !11
-  %290 = fadd float %287, %289
-  %291 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  store float %290, ptr %291, align 4, !alias.scope !12, !noalias !11
-  %292 = add nsw i64 %ew, 1
+  %290 = getelementptr inbounds float, ptr %buf1, i64 %ew
+  %291 = load float, ptr %290, align 4, !alias.scope !12, !noalias !11
+  %292 = fadd float %289, %291
+  %293 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  store float %292, ptr %293, align 4, !alias.scope !12, !noalias !11
+  %294 = add nsw i64 %ew, 1
   br label %ew.head
 
 ew.exit:                                          ; preds = %ew.head
-  %293 = mul i64 0, %c.stride0
-  %294 = add i64 0, %293
-  %295 = mul i64 0, %c.stride1
-  %296 = add i64 %294, %295
-  %297 = sub i64 %c.dim0, 0
-  %298 = call i64 @llvm.smin.i64(i64 %282, i64 %297)
-  %299 = call i64 @llvm.smin.i64(i64 %298, i64 32)
-  %300 = call i64 @llvm.smax.i64(i64 %299, i64 0)
-  %301 = call i64 @llvm.smin.i64(i64 %284, i64 128)
-  %302 = call i64 @llvm.smin.i64(i64 %301, i64 128)
-  %303 = call i64 @llvm.smax.i64(i64 %302, i64 0)
-  %nr68 = select i1 true, i64 %300, i64 0
-  %nc69 = select i1 true, i64 %303, i64 0
-  %win70 = getelementptr float, ptr %c.data, i64 %296
-  %unit71 = icmp eq i64 %c.stride1, 1
-  br i1 %unit71, label %store.unit, label %store.strided
+  %295 = mul i64 0, %c.stride0
+  %296 = add i64 0, %295
+  %297 = mul i64 0, %c.stride1
+  %298 = add i64 %296, %297
+  %299 = sub i64 %c.dim0, 0
+  %300 = call i64 @llvm.smin.i64(i64 %284, i64 %299)
+  %301 = call i64 @llvm.smin.i64(i64 %300, i64 32)
+  %302 = call i64 @llvm.smax.i64(i64 %301, i64 0)
+  %303 = call i64 @llvm.smin.i64(i64 %286, i64 128)
+  %304 = call i64 @llvm.smin.i64(i64 %303, i64 128)
+  %305 = call i64 @llvm.smax.i64(i64 %304, i64 0)
+  %nr69 = select i1 true, i64 %302, i64 0
+  %nc70 = select i1 true, i64 %305, i64 0
+  %win71 = getelementptr float, ptr %c.data, i64 %298
+  %unit72 = icmp eq i64 %c.stride1, 1
+  br i1 %unit72, label %store.unit, label %store.strided
 
 store.unit:                                       ; preds = %ew.exit
   br label %st.i.head
 
 store.strided:                                    ; preds = %ew.exit
-  br label %st.i.head72
+  br label %st.i.head73
 
-store.done:                                       ; preds = %st.i.exit74, %st.i.exit
+store.done:                                       ; preds = %st.i.exit75, %st.i.exit
   br label %stream.done
 
 st.i.head:                                        ; preds = %st.j.exit, %store.unit
-  %st.i = phi i64 [ 0, %store.unit ], [ %314, %st.j.exit ]
-  %304 = icmp slt i64 %st.i, %nr68
-  br i1 %304, label %st.i.body, label %st.i.exit
+  %st.i = phi i64 [ 0, %store.unit ], [ %316, %st.j.exit ]
+  %306 = icmp slt i64 %st.i, %nr69
+  br i1 %306, label %st.i.body, label %st.i.exit
 
 st.i.body:                                        ; preds = %st.i.head
-  %305 = mul i64 %st.i, %c.stride0
-  %306 = mul i64 %st.i, 128
+  %307 = mul i64 %st.i, %c.stride0
+  %308 = mul i64 %st.i, 128
   br label %st.j.head
 
 st.i.exit:                                        ; preds = %st.i.head
   br label %store.done
 
 st.j.head:                                        ; preds = %st.j.body, %st.i.body
-  %st.j = phi i64 [ 0, %st.i.body ], [ %313, %st.j.body ]
-  %307 = icmp slt i64 %st.j, %nc69
-  br i1 %307, label %st.j.body, label %st.j.exit
+  %st.j = phi i64 [ 0, %st.i.body ], [ %315, %st.j.body ]
+  %309 = icmp slt i64 %st.j, %nc70
+  br i1 %309, label %st.j.body, label %st.j.exit
 
 st.j.body:                                        ; preds = %st.j.head
-  %308 = add i64 %306, %st.j
-  %309 = getelementptr inbounds float, ptr %buf0, i64 %308
-  %310 = load float, ptr %309, align 4, !alias.scope !12, !noalias !11
-  %311 = add i64 %305, %st.j
-  %312 = getelementptr inbounds float, ptr %win70, i64 %311
-  store float %310, ptr %312, align 4, !alias.scope !11, !noalias !12
-  %313 = add nsw i64 %st.j, 1
+  %310 = add i64 %308, %st.j
+  %311 = getelementptr inbounds float, ptr %buf0, i64 %310
+  %312 = load float, ptr %311, align 4, !alias.scope !12, !noalias !11
+  %313 = add i64 %307, %st.j
+  %314 = getelementptr inbounds float, ptr %win71, i64 %313
+  store float %312, ptr %314, align 4, !alias.scope !11, !noalias !12
+  %315 = add nsw i64 %st.j, 1
   br label %st.j.head
 
 st.j.exit:                                        ; preds = %st.j.head
-  %314 = add nsw i64 %st.i, 1
+  %316 = add nsw i64 %st.i, 1
   br label %st.i.head
 
-st.i.head72:                                      ; preds = %st.j.exit78, %store.strided
-  %st.i75 = phi i64 [ 0, %store.strided ], [ %326, %st.j.exit78 ]
-  %315 = icmp slt i64 %st.i75, %nr68
-  br i1 %315, label %st.i.body73, label %st.i.exit74
+st.i.head73:                                      ; preds = %st.j.exit79, %store.strided
+  %st.i76 = phi i64 [ 0, %store.strided ], [ %328, %st.j.exit79 ]
+  %317 = icmp slt i64 %st.i76, %nr69
+  br i1 %317, label %st.i.body74, label %st.i.exit75
 
-st.i.body73:                                      ; preds = %st.i.head72
-  %316 = mul i64 %st.i75, %c.stride0
-  %317 = mul i64 %st.i75, 128
-  br label %st.j.head76
+st.i.body74:                                      ; preds = %st.i.head73
+  %318 = mul i64 %st.i76, %c.stride0
+  %319 = mul i64 %st.i76, 128
+  br label %st.j.head77
 
-st.i.exit74:                                      ; preds = %st.i.head72
+st.i.exit75:                                      ; preds = %st.i.head73
   br label %store.done
 
-st.j.head76:                                      ; preds = %st.j.body77, %st.i.body73
-  %st.j79 = phi i64 [ 0, %st.i.body73 ], [ %325, %st.j.body77 ]
-  %318 = icmp slt i64 %st.j79, %nc69
-  br i1 %318, label %st.j.body77, label %st.j.exit78
+st.j.head77:                                      ; preds = %st.j.body78, %st.i.body74
+  %st.j80 = phi i64 [ 0, %st.i.body74 ], [ %327, %st.j.body78 ]
+  %320 = icmp slt i64 %st.j80, %nc70
+  br i1 %320, label %st.j.body78, label %st.j.exit79
 
-st.j.body77:                                      ; preds = %st.j.head76
-  %319 = add i64 %317, %st.j79
-  %320 = getelementptr inbounds float, ptr %buf0, i64 %319
-  %321 = load float, ptr %320, align 4, !alias.scope !12, !noalias !11
-  %322 = mul i64 %st.j79, %c.stride1
-  %323 = add i64 %316, %322
-  %324 = getelementptr inbounds float, ptr %win70, i64 %323
-  store float %321, ptr %324, align 4, !alias.scope !11, !noalias !12
-  %325 = add nsw i64 %st.j79, 1
-  br label %st.j.head76
+st.j.body78:                                      ; preds = %st.j.head77
+  %321 = add i64 %319, %st.j80
+  %322 = getelementptr inbounds float, ptr %buf0, i64 %321
+  %323 = load float, ptr %322, align 4, !alias.scope !12, !noalias !11
+  %324 = mul i64 %st.j80, %c.stride1
+  %325 = add i64 %318, %324
+  %326 = getelementptr inbounds float, ptr %win71, i64 %325
+  store float %323, ptr %326, align 4, !alias.scope !11, !noalias !12
+  %327 = add nsw i64 %st.j80, 1
+  br label %st.j.head77
 
-st.j.exit78:                                      ; preds = %st.j.head76
-  %326 = add nsw i64 %st.i75, 1
-  br label %st.i.head72
+st.j.exit79:                                      ; preds = %st.j.head77
+  %328 = add nsw i64 %st.i76, 1
+  br label %st.i.head73
 
 after.return:                                     ; No predecessors!
   ret i32 0
