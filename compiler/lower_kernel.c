@@ -736,6 +736,7 @@ LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e) {
 /* ---- statements --------------------------------------------------------------------------- */
 
 static void lower_block(lw *L, const pto_ir_block *blk, const pto_ir_stmt **out_yield);
+static void lower_stmts(lw *L, const pto_ir_block *blk, const pto_ir_stmt **out_yield);
 
 LLVMValueRef pto__lower_value_base(lw *L, const pto_ir_value *v) {
   int g = pto__lower_group_find(L, L->group_of[v->id]);
@@ -887,7 +888,23 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   L->vals[s->loop.iv->id].kind = LW_V_SCALAR;
   L->vals[s->loop.iv->id].v = iv;
   const pto_ir_stmt *y = NULL;
+  /* the body's tile.loads note their next windows for a matmul in it (lw.next) */
+  const pto_ir_block *outer_body = L->loop_body;
+  const pto_ir_value *outer_iv = L->loop_iv;
+  LLVMValueRef outer_step = L->loop_step;
+  int outer_nnext = L->nnext;
+  lw_next_window outer_next[LW_NEXT_MAX];
+  memcpy(outer_next, L->next, sizeof outer_next);
+  L->loop_body = &s->loop.body;
+  L->loop_iv = s->loop.iv;
+  L->loop_step = step;
+  L->nnext = 0;
   lower_block(L, &s->loop.body, &y);
+  L->loop_body = outer_body;
+  L->loop_iv = outer_iv;
+  L->loop_step = outer_step;
+  L->nnext = outer_nnext;
+  memcpy(L->next, outer_next, sizeof outer_next);
   if (L->err) return;
   LLVMValueRef y_s[64], y_vr[64], y_vc[64];
   if (n > 0) {
@@ -980,6 +997,13 @@ static void lower_if(lw *L, const pto_ir_stmt *s) {
 
 /* Lowers the statements of blk; a final yield is numbered but left to the caller. */
 static void lower_block(lw *L, const pto_ir_block *blk, const pto_ir_stmt **out_yield) {
+  const pto_ir_block *outer = L->cur_blk;
+  L->cur_blk = blk;
+  lower_stmts(L, blk, out_yield);
+  L->cur_blk = outer;
+}
+
+static void lower_stmts(lw *L, const pto_ir_block *blk, const pto_ir_stmt **out_yield) {
   for (int i = 0; i < blk->n && !L->err; i++) {
     const pto_ir_stmt *s = blk->stmts[i];
     int me = L->cur_pos;

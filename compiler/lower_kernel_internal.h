@@ -75,6 +75,15 @@ typedef struct lw_stmt_plan {
   int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views) */
 } lw_stmt_plan;
 
+/* A window a tile.load of a loop body reads in the loop's next iteration: rows of row_bytes
+ * (static: the tile's columns) from ptr, sr elements of dt apart. */
+#define LW_NEXT_MAX 4
+typedef struct lw_next_window {
+  LLVMValueRef ptr, sr;
+  int64_t rows, row_bytes;
+  pto_dtype dt;
+} lw_next_window;
+
 typedef struct lw {
   const pto_ir_program *p;
   const pto_ir_func *k;
@@ -114,6 +123,14 @@ typedef struct lw {
   int cur_pos;              /* codegen: position of the statement being lowered */
   LLVMValueRef *views;      /* codegen: bases of tiles that may be views of tensors (untagged) */
   int nviews, capviews;
+  /* codegen: the block being lowered, and the innermost for loop around it (its body, induction
+   * value and step; NULL outside loops) with the windows its body's tile.loads so far will read
+   * in the next iteration: a matmul later in the same body prefetches them while it computes. */
+  const pto_ir_block *cur_blk, *loop_body;
+  const pto_ir_value *loop_iv;
+  LLVMValueRef loop_step;
+  int nnext;
+  lw_next_window next[LW_NEXT_MAX];
 } lw;
 
 void pto__lower_fail(lw *L, pto_status_code code, pto_loc loc, const char *fmt, ...)

@@ -265,6 +265,73 @@ static int load_extents(lw *L, const pto_ir_stmt *s, int64_t R, int64_t C, LLVMV
   return 0;
 }
 
+/* Rows a tile load from rows with gaps prefetches ahead of the row it copies. */
+#define LOAD_PF_ROWS 8
+
+/* Prefetches (into L1) the nbytes from ptr + idx elements of dt on, a line at a time. A prefetch
+ * never faults, so the row may lie past the tensor's end (plain, not inbounds, addressing). */
+static void prefetch_bytes(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
+                           LLVMValueRef nbytes) {
+  LLVMValueRef p = LLVMBuildGEP2(L->b, pto__lower_storage_type(L, dt), ptr, &idx, 1, "pf.row");
+  LLVMValueRef lines =
+      LLVMBuildLShr(L->b, add(L, nbytes, pto__lower_i64(L, 63)), pto__lower_i64(L, 6), "");
+  lw_loop lp;
+  LLVMValueRef line = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), lines, "pf.line");
+  LLVMValueRef off = mul(L, line, pto__lower_i64(L, 64));
+  LLVMValueRef q = LLVMBuildGEP2(L->b, L->t_i8, p, &off, 1, "");
+  LLVMValueRef args[4] = {q, LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 3, 0),
+                          LLVMConstInt(L->t_i32, 1, 0)};
+  LLVMTypeRef pt = L->t_ptr;
+  pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+  pto__lower_loop_end(L, &lp);
+}
+
+/* Uses of v in an offset e built of literals, symbols, values, negation, +, - and * only
+ * (evaluated at another v, such an offset can fail no runtime check); -1 for anything else. */
+static int affine_uses(const pto_ir_expr *e, const pto_ir_value *v) {
+  if (!e) return -1;
+  switch (e->kind) {
+  case PTO_EXPR_INT:
+  case PTO_EXPR_SYM: return 0;
+  case PTO_EXPR_VALUE: return e->value == v;
+  case PTO_EXPR_UNARY: return e->op == PTO_EOP_NEG ? affine_uses(e->a, v) : -1;
+  case PTO_EXPR_BINARY: {
+    if (e->op != PTO_EOP_ADD && e->op != PTO_EOP_SUB && e->op != PTO_EOP_MUL) return -1;
+    int a = affine_uses(e->lhs, v), b = affine_uses(e->rhs, v);
+    return a < 0 || b < 0 ? -1 : a + b;
+  }
+  default: return -1;
+  }
+}
+
+/* A tile.load straight in a loop body whose offsets move with the loop's induction value: note
+ * the window it reads in the next iteration (its offsets at iv + step), for a matmul later in
+ * the body to prefetch (mm_prefetch_line). */
+static void note_next_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T,
+                             const pto_ir_arg *offs, LLVMValueRef vr, LLVMValueRef vc, int64_t R,
+                             int64_t C) {
+  if (!L->loop_iv || L->cur_blk != L->loop_body || L->nnext == LW_NEXT_MAX) return;
+  int moves = 0;
+  for (int d = 0; d < offs->list.n; d++) {
+    int u = affine_uses(offs->list.items[d], L->loop_iv);
+    if (u < 0) return;
+    moves += u;
+  }
+  if (!moves) return;
+  lw_value *iv = &L->vals[L->loop_iv->id];
+  LLVMValueRef now = iv->v;
+  iv->v = add(L, now, L->loop_step);
+  lw_window w;
+  int rc = tensor_window(L, s, T, offs, vr, vc, R, C, &w);
+  iv->v = now;
+  if (rc) return;
+  L->next[L->nnext++] = (lw_next_window){.ptr = w.ptr,
+                                         .sr = w.sr,
+                                         .rows = R,
+                                         .row_bytes = C * (int64_t)pto_dtype_size(T->dt),
+                                         .dt = T->dt};
+}
+
 static void lower_load(lw *L, const pto_ir_stmt *s) {
   lw_tensor *T = tensor_arg(L, s, 0);
   const pto_ir_arg *offs = pos_arg(L, s, 1);
@@ -278,6 +345,7 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   if (L->err) return;
   lw_window w;
   if (tensor_window(L, s, T, offs, vr, vc, R, C, &w)) return;
+  note_next_window(L, s, T, offs, vr, vc, R, C);
   LLVMValueRef padv = pad_value(L, t->dt, pad && pad->kind == PTO_ARG_WORD ? pad->str : NULL);
   LLVMBuilderRef b = L->b;
   LLVMValueRef Cv = pto__lower_i64(L, C);
@@ -305,6 +373,12 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   LLVMBasicBlockRef bb_unit = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.unit");
   LLVMBasicBlockRef bb_gen = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.strided");
   LLVMBasicBlockRef bb_pad = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.padrows");
+  /* Rows with gaps between them (a window narrower than its tensor) break the sequential stream
+   * the hardware prefetchers follow, at every row when rows are a page or more apart: the unit
+   * loop prefetches the row LOAD_PF_ROWS ahead. Back-to-back rows are one stream: none. */
+  LLVMValueRef pf_row_bytes =
+      LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, w.sr, w.nc, ""), pto__lower_i64(L, 0),
+                      mul(L, w.nc, pto__lower_i64(L, (int64_t)pto_dtype_size(T->dt))), "pf.bytes");
   LLVMBuildCondBr(b, unit, bb_unit, bb_gen);
   for (int general = 0; general < 2; general++) {
     LLVMPositionBuilderAtEnd(b, general ? bb_gen : bb_unit);
@@ -312,6 +386,9 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
     LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), w.nr, "ld.i");
     LLVMValueRef srow = mul(L, i, w.sr);
     LLVMValueRef drow = mul(L, i, Cv);
+    if (!general)
+      prefetch_bytes(L, T->dt, w.ptr, add(L, srow, mul(L, pto__lower_i64(L, LOAD_PF_ROWS), w.sr)),
+                     pf_row_bytes);
     LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), w.nc, "ld.j");
     LLVMValueRef sidx = add(L, srow, general ? mul(L, j, w.sc) : j);
     LLVMValueRef raw = tensor_load(L, T->dt, w.ptr, sidx);
@@ -1030,6 +1107,7 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
 #define MM_NV 2      /* accumulator vectors per row: the block is mr x (nv * vw), nv = 2 or 3 */
 #define MM_NV_MAX 3  /* 8 x 3 accumulators + 3 of r + 1 broadcast fit 32 vector registers */
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
+#define MM_PF_MAX 4  /* prefetches of the next iteration's loads a k step, at most */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
  * integers of up to 32 bits into i32. */
@@ -1094,14 +1172,61 @@ static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
   return LLVMBuildShuffleVector(L->b, v, LLVMGetPoison(vt), mask, "");
 }
 
+/* One software prefetch (into L2: locality 2, prefetcht1 on x86; the data is needed an iteration
+ * later, after this matmul has cycled L1 many times) of line g of the next windows' lines, numbered
+ * window by window, row by row (g clamped to the last line: a prefetch never faults, so a row past
+ * a tensor's end, or a repeat, costs an instruction and nothing else). */
+static void mm_prefetch_line(lw *L, LLVMValueRef g) {
+  LLVMValueRef addr = NULL;
+  int64_t first = 0;
+  for (int e = 0; e < L->nnext; e++) {
+    const lw_next_window *nw = &L->next[e];
+    int64_t lpr = (nw->row_bytes + 63) / 64, lines = nw->rows * lpr;
+    LLVMValueRef gl = LLVMBuildSub(L->b, g, pto__lower_i64(L, first), "");
+    gl = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, gl, pto__lower_i64(L, lines), ""),
+                         gl, pto__lower_i64(L, lines - 1), "");
+    LLVMValueRef row = LLVMBuildUDiv(L->b, gl, pto__lower_i64(L, lpr), "");
+    LLVMValueRef col =
+        mul(L, LLVMBuildURem(L->b, gl, pto__lower_i64(L, lpr), ""), pto__lower_i64(L, 64));
+    LLVMValueRef off = add(
+        L, mul(L, mul(L, row, nw->sr), pto__lower_i64(L, (int64_t)pto_dtype_size(nw->dt))), col);
+    LLVMValueRef a = LLVMBuildGEP2(L->b, L->t_i8, nw->ptr, &off, 1, "pf.next");
+    addr = addr ? LLVMBuildSelect(L->b,
+                                  LLVMBuildICmp(L->b, LLVMIntSLT, g, pto__lower_i64(L, first), ""),
+                                  addr, a, "")
+                : a;
+    first += lines;
+  }
+  LLVMValueRef args[4] = {addr, LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 2, 0),
+                          LLVMConstInt(L->t_i32, 1, 0)};
+  LLVMTypeRef pt = L->t_ptr;
+  pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+}
+
+/* Lines of the next windows in all (see mm_prefetch_line). */
+static int64_t mm_next_lines(const lw *L) {
+  int64_t n = 0;
+  for (int e = 0; e < L->nnext; e++)
+    n += L->next[e].rows * ((L->next[e].row_bytes + 63) / 64);
+  return n;
+}
+
 /* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by nv vectors of vw
  * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * vw): the accumulators stay in
  * vector registers across k, each lane summing its products in k order. */
 static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int nv,
-                       int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
-  if (i_hi <= i_lo || j_hi <= j_lo) return;
+                       int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi,
+                       int *prefetch) {
+  if (i_hi - i_lo < mr || j_hi - j_lo < nv * vw) return;
+  /* With prefetch: the next loop iteration's tile.load windows come into the caches while
+   * this computes, spread over the k steps (ppk lines a step) so the loads are never a burst. */
+  int64_t pf_lines = *prefetch ? mm_next_lines(L) : 0;
+  int64_t K = l->cols, nib = (i_hi - i_lo) / mr, slots = (j_hi - j_lo) / (nv * vw) * nib * K;
+  int64_t ppk = slots > 0 ? (pf_lines + slots - 1) / slots : 0;
+  if (ppk > MM_PF_MAX) ppk = MM_PF_MAX; /* a hint: past that many a step, some lines go without */
+  *prefetch = 0;
   pto_dtype odt = t->dt;
-  int64_t NB = nv * vw, N = r->cols, K = l->cols;
+  int64_t NB = nv * vw, N = r->cols;
   LLVMTypeRef vt = LLVMVectorType(pto__lower_compute_type(L, odt), (unsigned)vw);
   LLVMValueRef accs[MM_MR_MAX][MM_NV_MAX];
   for (int ii = 0; ii < mr; ii++)
@@ -1124,6 +1249,12 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
       LLVMBuildStore(L->b, vload(L, t, oidx[ii][h], vw), accs[ii][h]);
     }
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
+  if (ppk > 0) {
+    /* line numbers: block by block, ppk lines a k step */
+    LLVMValueRef step = add(L, mul(L, add(L, mul(L, jb, pto__lower_i64(L, nib)), ib), Kv), k);
+    for (int64_t q = 0; q < ppk; q++)
+      mm_prefetch_line(L, add(L, mul(L, step, pto__lower_i64(L, ppk)), pto__lower_i64(L, q)));
+  }
   LLVMValueRef bv[MM_NV_MAX];
   for (int h = 0; h < nv; h++)
     bv[h] =
@@ -1173,15 +1304,20 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
                     pto__lower_i64(L, M * N * (int64_t)pto_dtype_size(odt)), 64);
   }
   int64_t M4 = M / 4 * 4, j = 0;
+  int pf = 1; /* the first register-blocked part prefetches the loop's next tile.loads */
   if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0) {
     if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
       /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
-       * 8 x 32, then 4-row edges */
+       * 8 x 32, then 4-row edges; one 48-column block fewer when that lets 32-column blocks
+       * cover the rest (N = 64, 256: not 16 columns left to the 8-lane kernel) */
       int64_t M8 = M / 8 * 8, j3 = N / (3 * MM_VW_MAX) * (3 * MM_VW_MAX);
+      if ((N - j3) % (MM_NV * MM_VW_MAX) && j3 > 0 &&
+          (N - j3 + 3 * MM_VW_MAX) % (MM_NV * MM_VW_MAX) == 0)
+        j3 -= 3 * MM_VW_MAX;
       int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
-      mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3);
-      mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw);
-      mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, 0, jw);
+      mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf);
+      mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf);
+      mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, 0, jw, &pf);
       j = jw;
       /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
       LLVMAddAttributeAtIndex(
@@ -1189,7 +1325,7 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
           LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
     }
     int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
-    mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn);
+    mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf);
     j = jn;
   } else {
     M4 = 0;

@@ -175,7 +175,7 @@ static pto_kernel_tensor ktensor(const float *data, int64_t rows, int64_t cols, 
 
 /* Direct kernel calls: the kernel over row blocks of `block` rows, `ntensors` [rows, cols]
  * views per call (tensor i starts at base[i] + row0 * cols), split across threads like
- * peer_split. Matmul has its own (mm_part): a call per 128x128 block of C. */
+ * peer_split. Matmul has its own (mm_part): a call per MM_BM x MM_BN block of C. */
 typedef struct direct_ctx {
   pto_kernel_fn fn;
   const float *base[3];
@@ -484,16 +484,21 @@ typedef struct mm_ctx {
   uint64_t scratch_bytes;
 } mm_ctx;
 
+/* The block of C one task of matmul.ptir computes (its @main's tiling). */
+#define MM_BM 128
+#define MM_BN 256
+
 static void mm_part(void *p, int part, int nparts) {
   mm_ctx *x = p;
   pto_core_ctx ctx = {.core_id = part, .ncores = nparts, .scratch_size = x->scratch_bytes};
   ctx.scratch = xalloc(x->scratch_bytes);
-  int64_t nb = x->n / 128;
-  for (int64_t blk = part; blk < nb * nb; blk += nparts) {
-    int64_t i = blk / nb, j = blk % nb;
-    pto_kernel_tensor t[3] = {ktensor(x->a + i * 128 * x->n, 128, x->n, x->n),
-                              ktensor(x->b + j * 128, x->n, 128, x->n),
-                              ktensor(x->c + i * 128 * x->n + j * 128, 128, 128, x->n)};
+  int64_t nbi = x->n / MM_BM, nbj = x->n / MM_BN;
+  for (int64_t blk = part; blk < nbi * nbj; blk += nparts) {
+    int64_t i = blk / nbj, j = blk % nbj;
+    pto_kernel_tensor t[3] = {
+        ktensor(x->a + i * MM_BM * x->n, MM_BM, x->n, x->n),
+        ktensor(x->b + j * MM_BN, x->n, MM_BN, x->n),
+        ktensor(x->c + i * MM_BM * x->n + j * MM_BN, MM_BM, MM_BN, x->n)};
     run_kernel(x->fn, t, NULL, &ctx);
   }
   free(ctx.scratch);
@@ -585,11 +590,11 @@ int main(int argc, char **argv) {
   long ew = argc > 1 ? atol(argv[1]) : 4096, sm = argc > 2 ? atol(argv[2]) : 4096,
        mm = argc > 3 ? atol(argv[3]) : 1024, reps = argc > 4 ? atol(argv[4]) : 10;
   int ncores = argc > 5 ? atoi(argv[5]) : 2;
-  if (ew < 256 || ew % 256 || sm < 64 || sm % 64 || mm < 128 || mm % 128 || reps < 1 ||
+  if (ew < 256 || ew % 256 || sm < 64 || sm % 64 || mm < MM_BN || mm % MM_BN || reps < 1 ||
       reps > MAX_REPS || ncores < 1) {
     fprintf(stderr,
             "usage: bench_kernels [EW_N [SOFTMAX_M [MATMUL_N [REPS [NCORES]]]]]\n"
-            "  EW_N a multiple of 256, SOFTMAX_M of 64, MATMUL_N of 128; REPS 1..%d\n",
+            "  EW_N a multiple of 256, SOFTMAX_M of 64, MATMUL_N of 256; REPS 1..%d\n",
             MAX_REPS);
     return 2;
   }

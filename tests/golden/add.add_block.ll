@@ -225,48 +225,51 @@ stream.buffered:                                  ; preds = %ok5
   %nc14 = select i1 true, i64 %151, i64 0
   %win15 = getelementptr float, ptr %a.data, i64 %144
   %unit = icmp eq i64 %a.stride1, 1
+  %152 = mul i64 %nc14, 4
+  %153 = icmp eq i64 %a.stride0, %nc14
+  %pf.bytes = select i1 %153, i64 0, i64 %152
   br i1 %unit, label %load.unit, label %load.strided
 
 stream.done:                                      ; preds = %store.done, %sm.i.exit
   ret i32 0
 
 sm.i.head:                                        ; preds = %sm.j.exit, %stream
-  %sm.i = phi i64 [ 0, %stream ], [ %169, %sm.j.exit ]
-  %152 = icmp slt i64 %sm.i, %nr10
-  br i1 %152, label %sm.i.body, label %sm.i.exit
+  %sm.i = phi i64 [ 0, %stream ], [ %171, %sm.j.exit ]
+  %154 = icmp slt i64 %sm.i, %nr10
+  br i1 %154, label %sm.i.body, label %sm.i.exit
 
 sm.i.body:                                        ; preds = %sm.i.head
-  %153 = mul i64 %sm.i, 128
+  %155 = mul i64 %sm.i, 128
   br label %sm.j.head
 
 sm.i.exit:                                        ; preds = %sm.i.head
   br label %stream.done
 
 sm.j.head:                                        ; preds = %sm.j.body, %sm.i.body
-  %sm.j = phi i64 [ 0, %sm.i.body ], [ %168, %sm.j.body ]
-  %154 = icmp slt i64 %sm.j, %nc11
-  br i1 %154, label %sm.j.body, label %sm.j.exit
+  %sm.j = phi i64 [ 0, %sm.i.body ], [ %170, %sm.j.body ]
+  %156 = icmp slt i64 %sm.j, %nc11
+  br i1 %156, label %sm.j.body, label %sm.j.exit
 
 sm.j.body:                                        ; preds = %sm.j.head
-  %155 = mul i64 %sm.i, %a.stride0
-  %156 = add i64 %155, %sm.j
-  %157 = getelementptr inbounds float, ptr %win, i64 %156
-  %158 = load float, ptr %157, align 4, !alias.scope !2, !noalias !6
-  %159 = mul i64 %sm.i, %b.stride0
-  %160 = add i64 %159, %sm.j
-  %161 = getelementptr inbounds float, ptr %win9, i64 %160
-  %162 = load float, ptr %161, align 4, !alias.scope !2, !noalias !6
-  %163 = add i64 %153, %sm.j
-  %164 = fadd float %158, %162
-  %165 = mul i64 %sm.i, %c.stride0
-  %166 = add i64 %165, %sm.j
-  %167 = getelementptr inbounds float, ptr %win12, i64 %166
-  store float %164, ptr %167, align 4, !alias.scope !9, !noalias !10
-  %168 = add nsw i64 %sm.j, 1
+  %157 = mul i64 %sm.i, %a.stride0
+  %158 = add i64 %157, %sm.j
+  %159 = getelementptr inbounds float, ptr %win, i64 %158
+  %160 = load float, ptr %159, align 4, !alias.scope !2, !noalias !6
+  %161 = mul i64 %sm.i, %b.stride0
+  %162 = add i64 %161, %sm.j
+  %163 = getelementptr inbounds float, ptr %win9, i64 %162
+  %164 = load float, ptr %163, align 4, !alias.scope !2, !noalias !6
+  %165 = add i64 %155, %sm.j
+  %166 = fadd float %160, %164
+  %167 = mul i64 %sm.i, %c.stride0
+  %168 = add i64 %167, %sm.j
+  %169 = getelementptr inbounds float, ptr %win12, i64 %168
+  store float %166, ptr %169, align 4, !alias.scope !9, !noalias !10
+  %170 = add nsw i64 %sm.j, 1
   br label %sm.j.head
 
 sm.j.exit:                                        ; preds = %sm.j.head
-  %169 = add nsw i64 %sm.i, 1
+  %171 = add nsw i64 %sm.i, 1
   br label %sm.i.head
 
 load.unit:                                        ; preds = %stream.buffered
@@ -276,375 +279,418 @@ load.strided:                                     ; preds = %stream.buffered
   br label %ld.i.head16
 
 load.padrows:                                     ; preds = %ld.i.exit18, %ld.i.exit
-  %170 = mul i64 %nr13, 128
+  %172 = mul i64 %nr13, 128
   br label %ld.padr.head
 
 ld.i.head:                                        ; preds = %ld.padc.exit, %load.unit
-  %ld.i = phi i64 [ 0, %load.unit ], [ %186, %ld.padc.exit ]
-  %171 = icmp slt i64 %ld.i, %nr13
-  br i1 %171, label %ld.i.body, label %ld.i.exit
+  %ld.i = phi i64 [ 0, %load.unit ], [ %196, %ld.padc.exit ]
+  %173 = icmp slt i64 %ld.i, %nr13
+  br i1 %173, label %ld.i.body, label %ld.i.exit
 
 ld.i.body:                                        ; preds = %ld.i.head
-  %172 = mul i64 %ld.i, %a.stride0
-  %173 = mul i64 %ld.i, 128
-  br label %ld.j.head
+  %174 = mul i64 %ld.i, %a.stride0
+  %175 = mul i64 %ld.i, 128
+  %176 = mul i64 8, %a.stride0
+  %177 = add i64 %174, %176
+  %pf.row = getelementptr float, ptr %win15, i64 %177
+  %178 = add i64 %pf.bytes, 63
+  %179 = lshr i64 %178, 6
+  br label %pf.line.head
 
 ld.i.exit:                                        ; preds = %ld.i.head
   br label %load.padrows
 
-ld.j.head:                                        ; preds = %ld.j.body, %ld.i.body
-  %ld.j = phi i64 [ 0, %ld.i.body ], [ %180, %ld.j.body ]
-  %174 = icmp slt i64 %ld.j, %nc14
-  br i1 %174, label %ld.j.body, label %ld.j.exit
+pf.line.head:                                     ; preds = %pf.line.body, %ld.i.body
+  %pf.line = phi i64 [ 0, %ld.i.body ], [ %183, %pf.line.body ]
+  %180 = icmp slt i64 %pf.line, %179
+  br i1 %180, label %pf.line.body, label %pf.line.exit
+
+pf.line.body:                                     ; preds = %pf.line.head
+  %181 = mul i64 %pf.line, 64
+  %182 = getelementptr i8, ptr %pf.row, i64 %181
+  call void @llvm.prefetch.p0(ptr %182, i32 0, i32 3, i32 1)
+  %183 = add nsw i64 %pf.line, 1
+  br label %pf.line.head
+
+pf.line.exit:                                     ; preds = %pf.line.head
+  br label %ld.j.head
+
+ld.j.head:                                        ; preds = %ld.j.body, %pf.line.exit
+  %ld.j = phi i64 [ 0, %pf.line.exit ], [ %190, %ld.j.body ]
+  %184 = icmp slt i64 %ld.j, %nc14
+  br i1 %184, label %ld.j.body, label %ld.j.exit
 
 ld.j.body:                                        ; preds = %ld.j.head
-  %175 = add i64 %172, %ld.j
-  %176 = getelementptr inbounds float, ptr %win15, i64 %175
-  %177 = load float, ptr %176, align 4, !alias.scope !11, !noalias !12
-  %178 = add i64 %173, %ld.j
-  %179 = getelementptr inbounds float, ptr %buf0, i64 %178
-  store float %177, ptr %179, align 4, !alias.scope !12, !noalias !11
-  %180 = add nsw i64 %ld.j, 1
+  %185 = add i64 %174, %ld.j
+  %186 = getelementptr inbounds float, ptr %win15, i64 %185
+  %187 = load float, ptr %186, align 4, !alias.scope !11, !noalias !12
+  %188 = add i64 %175, %ld.j
+  %189 = getelementptr inbounds float, ptr %buf0, i64 %188
+  store float %187, ptr %189, align 4, !alias.scope !12, !noalias !11
+  %190 = add nsw i64 %ld.j, 1
   br label %ld.j.head
 
 ld.j.exit:                                        ; preds = %ld.j.head
-  %181 = add i64 %173, 128
-  %182 = add i64 %173, %nc14
+  %191 = add i64 %175, 128
+  %192 = add i64 %175, %nc14
   br label %ld.padc.head
 
 ld.padc.head:                                     ; preds = %ld.padc.body, %ld.j.exit
-  %ld.padc = phi i64 [ %182, %ld.j.exit ], [ %185, %ld.padc.body ]
-  %183 = icmp slt i64 %ld.padc, %181
-  br i1 %183, label %ld.padc.body, label %ld.padc.exit
+  %ld.padc = phi i64 [ %192, %ld.j.exit ], [ %195, %ld.padc.body ]
+  %193 = icmp slt i64 %ld.padc, %191
+  br i1 %193, label %ld.padc.body, label %ld.padc.exit
 
 ld.padc.body:                                     ; preds = %ld.padc.head
-  %184 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
-  store float 0.000000e+00, ptr %184, align 4, !alias.scope !12, !noalias !11
-  %185 = add nsw i64 %ld.padc, 1
+  %194 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
+  store float 0.000000e+00, ptr %194, align 4, !alias.scope !12, !noalias !11
+  %195 = add nsw i64 %ld.padc, 1
   br label %ld.padc.head
 
 ld.padc.exit:                                     ; preds = %ld.padc.head
-  %186 = add nsw i64 %ld.i, 1
+  %196 = add nsw i64 %ld.i, 1
   br label %ld.i.head
 
 ld.i.head16:                                      ; preds = %ld.padc.exit26, %load.strided
-  %ld.i19 = phi i64 [ 0, %load.strided ], [ %203, %ld.padc.exit26 ]
-  %187 = icmp slt i64 %ld.i19, %nr13
-  br i1 %187, label %ld.i.body17, label %ld.i.exit18
+  %ld.i19 = phi i64 [ 0, %load.strided ], [ %213, %ld.padc.exit26 ]
+  %197 = icmp slt i64 %ld.i19, %nr13
+  br i1 %197, label %ld.i.body17, label %ld.i.exit18
 
 ld.i.body17:                                      ; preds = %ld.i.head16
-  %188 = mul i64 %ld.i19, %a.stride0
-  %189 = mul i64 %ld.i19, 128
+  %198 = mul i64 %ld.i19, %a.stride0
+  %199 = mul i64 %ld.i19, 128
   br label %ld.j.head20
 
 ld.i.exit18:                                      ; preds = %ld.i.head16
   br label %load.padrows
 
 ld.j.head20:                                      ; preds = %ld.j.body21, %ld.i.body17
-  %ld.j23 = phi i64 [ 0, %ld.i.body17 ], [ %197, %ld.j.body21 ]
-  %190 = icmp slt i64 %ld.j23, %nc14
-  br i1 %190, label %ld.j.body21, label %ld.j.exit22
+  %ld.j23 = phi i64 [ 0, %ld.i.body17 ], [ %207, %ld.j.body21 ]
+  %200 = icmp slt i64 %ld.j23, %nc14
+  br i1 %200, label %ld.j.body21, label %ld.j.exit22
 
 ld.j.body21:                                      ; preds = %ld.j.head20
-  %191 = mul i64 %ld.j23, %a.stride1
-  %192 = add i64 %188, %191
-  %193 = getelementptr inbounds float, ptr %win15, i64 %192
-  %194 = load float, ptr %193, align 4, !alias.scope !11, !noalias !12
-  %195 = add i64 %189, %ld.j23
-  %196 = getelementptr inbounds float, ptr %buf0, i64 %195
-  store float %194, ptr %196, align 4, !alias.scope !12, !noalias !11
-  %197 = add nsw i64 %ld.j23, 1
+  %201 = mul i64 %ld.j23, %a.stride1
+  %202 = add i64 %198, %201
+  %203 = getelementptr inbounds float, ptr %win15, i64 %202
+  %204 = load float, ptr %203, align 4, !alias.scope !11, !noalias !12
+  %205 = add i64 %199, %ld.j23
+  %206 = getelementptr inbounds float, ptr %buf0, i64 %205
+  store float %204, ptr %206, align 4, !alias.scope !12, !noalias !11
+  %207 = add nsw i64 %ld.j23, 1
   br label %ld.j.head20
 
 ld.j.exit22:                                      ; preds = %ld.j.head20
-  %198 = add i64 %189, 128
-  %199 = add i64 %189, %nc14
+  %208 = add i64 %199, 128
+  %209 = add i64 %199, %nc14
   br label %ld.padc.head24
 
 ld.padc.head24:                                   ; preds = %ld.padc.body25, %ld.j.exit22
-  %ld.padc27 = phi i64 [ %199, %ld.j.exit22 ], [ %202, %ld.padc.body25 ]
-  %200 = icmp slt i64 %ld.padc27, %198
-  br i1 %200, label %ld.padc.body25, label %ld.padc.exit26
+  %ld.padc27 = phi i64 [ %209, %ld.j.exit22 ], [ %212, %ld.padc.body25 ]
+  %210 = icmp slt i64 %ld.padc27, %208
+  br i1 %210, label %ld.padc.body25, label %ld.padc.exit26
 
 ld.padc.body25:                                   ; preds = %ld.padc.head24
-  %201 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc27
-  store float 0.000000e+00, ptr %201, align 4, !alias.scope !12, !noalias !11
-  %202 = add nsw i64 %ld.padc27, 1
+  %211 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc27
+  store float 0.000000e+00, ptr %211, align 4, !alias.scope !12, !noalias !11
+  %212 = add nsw i64 %ld.padc27, 1
   br label %ld.padc.head24
 
 ld.padc.exit26:                                   ; preds = %ld.padc.head24
-  %203 = add nsw i64 %ld.i19, 1
+  %213 = add nsw i64 %ld.i19, 1
   br label %ld.i.head16
 
 ld.padr.head:                                     ; preds = %ld.padr.body, %load.padrows
-  %ld.padr = phi i64 [ %170, %load.padrows ], [ %206, %ld.padr.body ]
-  %204 = icmp slt i64 %ld.padr, 4096
-  br i1 %204, label %ld.padr.body, label %ld.padr.exit
+  %ld.padr = phi i64 [ %172, %load.padrows ], [ %216, %ld.padr.body ]
+  %214 = icmp slt i64 %ld.padr, 4096
+  br i1 %214, label %ld.padr.body, label %ld.padr.exit
 
 ld.padr.body:                                     ; preds = %ld.padr.head
-  %205 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
-  store float 0.000000e+00, ptr %205, align 4, !alias.scope !12, !noalias !11
-  %206 = add nsw i64 %ld.padr, 1
+  %215 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
+  store float 0.000000e+00, ptr %215, align 4, !alias.scope !12, !noalias !11
+  %216 = add nsw i64 %ld.padr, 1
   br label %ld.padr.head
 
 ld.padr.exit:                                     ; preds = %ld.padr.head
-  %207 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %208 = call i64 @llvm.smax.i64(i64 %207, i64 0)
-  %209 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %210 = call i64 @llvm.smax.i64(i64 %209, i64 0)
-  %211 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %212 = call i64 @llvm.smax.i64(i64 %211, i64 0)
-  %213 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %214 = call i64 @llvm.smax.i64(i64 %213, i64 0)
-  %215 = mul i64 0, %b.stride0
-  %216 = add i64 0, %215
-  %217 = mul i64 0, %b.stride1
-  %218 = add i64 %216, %217
-  %219 = sub i64 %b.dim0, 0
-  %220 = call i64 @llvm.smin.i64(i64 %208, i64 %219)
-  %221 = call i64 @llvm.smin.i64(i64 %220, i64 32)
+  %217 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %218 = call i64 @llvm.smax.i64(i64 %217, i64 0)
+  %219 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %220 = call i64 @llvm.smax.i64(i64 %219, i64 0)
+  %221 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
   %222 = call i64 @llvm.smax.i64(i64 %221, i64 0)
-  %223 = call i64 @llvm.smin.i64(i64 %210, i64 128)
-  %224 = call i64 @llvm.smin.i64(i64 %223, i64 128)
-  %225 = call i64 @llvm.smax.i64(i64 %224, i64 0)
-  %nr28 = select i1 true, i64 %222, i64 0
-  %nc29 = select i1 true, i64 %225, i64 0
-  %win30 = getelementptr float, ptr %b.data, i64 %218
+  %223 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %224 = call i64 @llvm.smax.i64(i64 %223, i64 0)
+  %225 = mul i64 0, %b.stride0
+  %226 = add i64 0, %225
+  %227 = mul i64 0, %b.stride1
+  %228 = add i64 %226, %227
+  %229 = sub i64 %b.dim0, 0
+  %230 = call i64 @llvm.smin.i64(i64 %218, i64 %229)
+  %231 = call i64 @llvm.smin.i64(i64 %230, i64 32)
+  %232 = call i64 @llvm.smax.i64(i64 %231, i64 0)
+  %233 = call i64 @llvm.smin.i64(i64 %220, i64 128)
+  %234 = call i64 @llvm.smin.i64(i64 %233, i64 128)
+  %235 = call i64 @llvm.smax.i64(i64 %234, i64 0)
+  %nr28 = select i1 true, i64 %232, i64 0
+  %nc29 = select i1 true, i64 %235, i64 0
+  %win30 = getelementptr float, ptr %b.data, i64 %228
   %unit31 = icmp eq i64 %b.stride1, 1
+  %236 = mul i64 %nc29, 4
+  %237 = icmp eq i64 %b.stride0, %nc29
+  %pf.bytes35 = select i1 %237, i64 0, i64 %236
   br i1 %unit31, label %load.unit32, label %load.strided33
 
 load.unit32:                                      ; preds = %ld.padr.exit
-  br label %ld.i.head35
+  br label %ld.i.head36
 
 load.strided33:                                   ; preds = %ld.padr.exit
-  br label %ld.i.head47
+  br label %ld.i.head53
 
-load.padrows34:                                   ; preds = %ld.i.exit49, %ld.i.exit37
-  %226 = mul i64 %nr28, 128
-  br label %ld.padr.head59
+load.padrows34:                                   ; preds = %ld.i.exit55, %ld.i.exit38
+  %238 = mul i64 %nr28, 128
+  br label %ld.padr.head65
 
-ld.i.head35:                                      ; preds = %ld.padc.exit45, %load.unit32
-  %ld.i38 = phi i64 [ 0, %load.unit32 ], [ %242, %ld.padc.exit45 ]
-  %227 = icmp slt i64 %ld.i38, %nr28
-  br i1 %227, label %ld.i.body36, label %ld.i.exit37
+ld.i.head36:                                      ; preds = %ld.padc.exit51, %load.unit32
+  %ld.i39 = phi i64 [ 0, %load.unit32 ], [ %262, %ld.padc.exit51 ]
+  %239 = icmp slt i64 %ld.i39, %nr28
+  br i1 %239, label %ld.i.body37, label %ld.i.exit38
 
-ld.i.body36:                                      ; preds = %ld.i.head35
-  %228 = mul i64 %ld.i38, %b.stride0
-  %229 = mul i64 %ld.i38, 128
-  br label %ld.j.head39
+ld.i.body37:                                      ; preds = %ld.i.head36
+  %240 = mul i64 %ld.i39, %b.stride0
+  %241 = mul i64 %ld.i39, 128
+  %242 = mul i64 8, %b.stride0
+  %243 = add i64 %240, %242
+  %pf.row40 = getelementptr float, ptr %win30, i64 %243
+  %244 = add i64 %pf.bytes35, 63
+  %245 = lshr i64 %244, 6
+  br label %pf.line.head41
 
-ld.i.exit37:                                      ; preds = %ld.i.head35
+ld.i.exit38:                                      ; preds = %ld.i.head36
   br label %load.padrows34
 
-ld.j.head39:                                      ; preds = %ld.j.body40, %ld.i.body36
-  %ld.j42 = phi i64 [ 0, %ld.i.body36 ], [ %236, %ld.j.body40 ]
-  %230 = icmp slt i64 %ld.j42, %nc29
-  br i1 %230, label %ld.j.body40, label %ld.j.exit41
+pf.line.head41:                                   ; preds = %pf.line.body42, %ld.i.body37
+  %pf.line44 = phi i64 [ 0, %ld.i.body37 ], [ %249, %pf.line.body42 ]
+  %246 = icmp slt i64 %pf.line44, %245
+  br i1 %246, label %pf.line.body42, label %pf.line.exit43
 
-ld.j.body40:                                      ; preds = %ld.j.head39
-  %231 = add i64 %228, %ld.j42
-  %232 = getelementptr inbounds float, ptr %win30, i64 %231
-  %233 = load float, ptr %232, align 4, !alias.scope !11, !noalias !12
-  %234 = add i64 %229, %ld.j42
-  %235 = getelementptr inbounds float, ptr %buf1, i64 %234
-  store float %233, ptr %235, align 4, !alias.scope !12, !noalias !11
-  %236 = add nsw i64 %ld.j42, 1
-  br label %ld.j.head39
+pf.line.body42:                                   ; preds = %pf.line.head41
+  %247 = mul i64 %pf.line44, 64
+  %248 = getelementptr i8, ptr %pf.row40, i64 %247
+  call void @llvm.prefetch.p0(ptr %248, i32 0, i32 3, i32 1)
+  %249 = add nsw i64 %pf.line44, 1
+  br label %pf.line.head41
 
-ld.j.exit41:                                      ; preds = %ld.j.head39
-  %237 = add i64 %229, 128
-  %238 = add i64 %229, %nc29
-  br label %ld.padc.head43
+pf.line.exit43:                                   ; preds = %pf.line.head41
+  br label %ld.j.head45
 
-ld.padc.head43:                                   ; preds = %ld.padc.body44, %ld.j.exit41
-  %ld.padc46 = phi i64 [ %238, %ld.j.exit41 ], [ %241, %ld.padc.body44 ]
-  %239 = icmp slt i64 %ld.padc46, %237
-  br i1 %239, label %ld.padc.body44, label %ld.padc.exit45
+ld.j.head45:                                      ; preds = %ld.j.body46, %pf.line.exit43
+  %ld.j48 = phi i64 [ 0, %pf.line.exit43 ], [ %256, %ld.j.body46 ]
+  %250 = icmp slt i64 %ld.j48, %nc29
+  br i1 %250, label %ld.j.body46, label %ld.j.exit47
 
-ld.padc.body44:                                   ; preds = %ld.padc.head43
-  %240 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc46
-  store float 0.000000e+00, ptr %240, align 4, !alias.scope !12, !noalias !11
-  %241 = add nsw i64 %ld.padc46, 1
-  br label %ld.padc.head43
+ld.j.body46:                                      ; preds = %ld.j.head45
+  %251 = add i64 %240, %ld.j48
+  %252 = getelementptr inbounds float, ptr %win30, i64 %251
+  %253 = load float, ptr %252, align 4, !alias.scope !11, !noalias !12
+  %254 = add i64 %241, %ld.j48
+  %255 = getelementptr inbounds float, ptr %buf1, i64 %254
+  store float %253, ptr %255, align 4, !alias.scope !12, !noalias !11
+  %256 = add nsw i64 %ld.j48, 1
+  br label %ld.j.head45
 
-ld.padc.exit45:                                   ; preds = %ld.padc.head43
-  %242 = add nsw i64 %ld.i38, 1
-  br label %ld.i.head35
+ld.j.exit47:                                      ; preds = %ld.j.head45
+  %257 = add i64 %241, 128
+  %258 = add i64 %241, %nc29
+  br label %ld.padc.head49
 
-ld.i.head47:                                      ; preds = %ld.padc.exit57, %load.strided33
-  %ld.i50 = phi i64 [ 0, %load.strided33 ], [ %259, %ld.padc.exit57 ]
-  %243 = icmp slt i64 %ld.i50, %nr28
-  br i1 %243, label %ld.i.body48, label %ld.i.exit49
+ld.padc.head49:                                   ; preds = %ld.padc.body50, %ld.j.exit47
+  %ld.padc52 = phi i64 [ %258, %ld.j.exit47 ], [ %261, %ld.padc.body50 ]
+  %259 = icmp slt i64 %ld.padc52, %257
+  br i1 %259, label %ld.padc.body50, label %ld.padc.exit51
 
-ld.i.body48:                                      ; preds = %ld.i.head47
-  %244 = mul i64 %ld.i50, %b.stride0
-  %245 = mul i64 %ld.i50, 128
-  br label %ld.j.head51
+ld.padc.body50:                                   ; preds = %ld.padc.head49
+  %260 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc52
+  store float 0.000000e+00, ptr %260, align 4, !alias.scope !12, !noalias !11
+  %261 = add nsw i64 %ld.padc52, 1
+  br label %ld.padc.head49
 
-ld.i.exit49:                                      ; preds = %ld.i.head47
+ld.padc.exit51:                                   ; preds = %ld.padc.head49
+  %262 = add nsw i64 %ld.i39, 1
+  br label %ld.i.head36
+
+ld.i.head53:                                      ; preds = %ld.padc.exit63, %load.strided33
+  %ld.i56 = phi i64 [ 0, %load.strided33 ], [ %279, %ld.padc.exit63 ]
+  %263 = icmp slt i64 %ld.i56, %nr28
+  br i1 %263, label %ld.i.body54, label %ld.i.exit55
+
+ld.i.body54:                                      ; preds = %ld.i.head53
+  %264 = mul i64 %ld.i56, %b.stride0
+  %265 = mul i64 %ld.i56, 128
+  br label %ld.j.head57
+
+ld.i.exit55:                                      ; preds = %ld.i.head53
   br label %load.padrows34
 
-ld.j.head51:                                      ; preds = %ld.j.body52, %ld.i.body48
-  %ld.j54 = phi i64 [ 0, %ld.i.body48 ], [ %253, %ld.j.body52 ]
-  %246 = icmp slt i64 %ld.j54, %nc29
-  br i1 %246, label %ld.j.body52, label %ld.j.exit53
+ld.j.head57:                                      ; preds = %ld.j.body58, %ld.i.body54
+  %ld.j60 = phi i64 [ 0, %ld.i.body54 ], [ %273, %ld.j.body58 ]
+  %266 = icmp slt i64 %ld.j60, %nc29
+  br i1 %266, label %ld.j.body58, label %ld.j.exit59
 
-ld.j.body52:                                      ; preds = %ld.j.head51
-  %247 = mul i64 %ld.j54, %b.stride1
-  %248 = add i64 %244, %247
-  %249 = getelementptr inbounds float, ptr %win30, i64 %248
-  %250 = load float, ptr %249, align 4, !alias.scope !11, !noalias !12
-  %251 = add i64 %245, %ld.j54
-  %252 = getelementptr inbounds float, ptr %buf1, i64 %251
-  store float %250, ptr %252, align 4, !alias.scope !12, !noalias !11
-  %253 = add nsw i64 %ld.j54, 1
-  br label %ld.j.head51
+ld.j.body58:                                      ; preds = %ld.j.head57
+  %267 = mul i64 %ld.j60, %b.stride1
+  %268 = add i64 %264, %267
+  %269 = getelementptr inbounds float, ptr %win30, i64 %268
+  %270 = load float, ptr %269, align 4, !alias.scope !11, !noalias !12
+  %271 = add i64 %265, %ld.j60
+  %272 = getelementptr inbounds float, ptr %buf1, i64 %271
+  store float %270, ptr %272, align 4, !alias.scope !12, !noalias !11
+  %273 = add nsw i64 %ld.j60, 1
+  br label %ld.j.head57
 
-ld.j.exit53:                                      ; preds = %ld.j.head51
-  %254 = add i64 %245, 128
-  %255 = add i64 %245, %nc29
-  br label %ld.padc.head55
+ld.j.exit59:                                      ; preds = %ld.j.head57
+  %274 = add i64 %265, 128
+  %275 = add i64 %265, %nc29
+  br label %ld.padc.head61
 
-ld.padc.head55:                                   ; preds = %ld.padc.body56, %ld.j.exit53
-  %ld.padc58 = phi i64 [ %255, %ld.j.exit53 ], [ %258, %ld.padc.body56 ]
-  %256 = icmp slt i64 %ld.padc58, %254
-  br i1 %256, label %ld.padc.body56, label %ld.padc.exit57
+ld.padc.head61:                                   ; preds = %ld.padc.body62, %ld.j.exit59
+  %ld.padc64 = phi i64 [ %275, %ld.j.exit59 ], [ %278, %ld.padc.body62 ]
+  %276 = icmp slt i64 %ld.padc64, %274
+  br i1 %276, label %ld.padc.body62, label %ld.padc.exit63
 
-ld.padc.body56:                                   ; preds = %ld.padc.head55
-  %257 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc58
-  store float 0.000000e+00, ptr %257, align 4, !alias.scope !12, !noalias !11
-  %258 = add nsw i64 %ld.padc58, 1
-  br label %ld.padc.head55
+ld.padc.body62:                                   ; preds = %ld.padc.head61
+  %277 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc64
+  store float 0.000000e+00, ptr %277, align 4, !alias.scope !12, !noalias !11
+  %278 = add nsw i64 %ld.padc64, 1
+  br label %ld.padc.head61
 
-ld.padc.exit57:                                   ; preds = %ld.padc.head55
-  %259 = add nsw i64 %ld.i50, 1
-  br label %ld.i.head47
+ld.padc.exit63:                                   ; preds = %ld.padc.head61
+  %279 = add nsw i64 %ld.i56, 1
+  br label %ld.i.head53
 
-ld.padr.head59:                                   ; preds = %ld.padr.body60, %load.padrows34
-  %ld.padr62 = phi i64 [ %226, %load.padrows34 ], [ %262, %ld.padr.body60 ]
-  %260 = icmp slt i64 %ld.padr62, 4096
-  br i1 %260, label %ld.padr.body60, label %ld.padr.exit61
+ld.padr.head65:                                   ; preds = %ld.padr.body66, %load.padrows34
+  %ld.padr68 = phi i64 [ %238, %load.padrows34 ], [ %282, %ld.padr.body66 ]
+  %280 = icmp slt i64 %ld.padr68, 4096
+  br i1 %280, label %ld.padr.body66, label %ld.padr.exit67
 
-ld.padr.body60:                                   ; preds = %ld.padr.head59
-  %261 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr62
-  store float 0.000000e+00, ptr %261, align 4, !alias.scope !12, !noalias !11
-  %262 = add nsw i64 %ld.padr62, 1
-  br label %ld.padr.head59
+ld.padr.body66:                                   ; preds = %ld.padr.head65
+  %281 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr68
+  store float 0.000000e+00, ptr %281, align 4, !alias.scope !12, !noalias !11
+  %282 = add nsw i64 %ld.padr68, 1
+  br label %ld.padr.head65
 
-ld.padr.exit61:                                   ; preds = %ld.padr.head59
-  %263 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %264 = call i64 @llvm.smax.i64(i64 %263, i64 0)
-  %265 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %266 = call i64 @llvm.smax.i64(i64 %265, i64 0)
+ld.padr.exit67:                                   ; preds = %ld.padr.head65
+  %283 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %284 = call i64 @llvm.smax.i64(i64 %283, i64 0)
+  %285 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %286 = call i64 @llvm.smax.i64(i64 %285, i64 0)
   br label %ew.head
 
-ew.head:                                          ; preds = %ew.body, %ld.padr.exit61
-  %ew = phi i64 [ 0, %ld.padr.exit61 ], [ %274, %ew.body ]
-  %267 = icmp slt i64 %ew, 4096
-  br i1 %267, label %ew.body, label %ew.exit
+ew.head:                                          ; preds = %ew.body, %ld.padr.exit67
+  %ew = phi i64 [ 0, %ld.padr.exit67 ], [ %294, %ew.body ]
+  %287 = icmp slt i64 %ew, 4096
+  br i1 %287, label %ew.body, label %ew.exit
 
 ew.body:                                          ; preds = %ew.head
-  %268 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  %269 = load float, ptr %268, align 4, !alias.scope !12, !noalias !11
-  %270 = getelementptr inbounds float, ptr %buf1, i64 %ew
-  %271 = load float, ptr %270, align 4, !alias.scope !12, !noalias !11
-  %272 = fadd float %269, %271
-  %273 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  store float %272, ptr %273, align 4, !alias.scope !12, !noalias !11
-  %274 = add nsw i64 %ew, 1
+  %288 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  %289 = load float, ptr %288, align 4, !alias.scope !12, !noalias !11
+  %290 = getelementptr inbounds float, ptr %buf1, i64 %ew
+  %291 = load float, ptr %290, align 4, !alias.scope !12, !noalias !11
+  %292 = fadd float %289, %291
+  %293 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  store float %292, ptr %293, align 4, !alias.scope !12, !noalias !11
+  %294 = add nsw i64 %ew, 1
   br label %ew.head
 
 ew.exit:                                          ; preds = %ew.head
-  %275 = mul i64 0, %c.stride0
-  %276 = add i64 0, %275
-  %277 = mul i64 0, %c.stride1
-  %278 = add i64 %276, %277
-  %279 = sub i64 %c.dim0, 0
-  %280 = call i64 @llvm.smin.i64(i64 %264, i64 %279)
-  %281 = call i64 @llvm.smin.i64(i64 %280, i64 32)
-  %282 = call i64 @llvm.smax.i64(i64 %281, i64 0)
-  %283 = call i64 @llvm.smin.i64(i64 %266, i64 128)
-  %284 = call i64 @llvm.smin.i64(i64 %283, i64 128)
-  %285 = call i64 @llvm.smax.i64(i64 %284, i64 0)
-  %nr63 = select i1 true, i64 %282, i64 0
-  %nc64 = select i1 true, i64 %285, i64 0
-  %win65 = getelementptr float, ptr %c.data, i64 %278
-  %unit66 = icmp eq i64 %c.stride1, 1
-  br i1 %unit66, label %store.unit, label %store.strided
+  %295 = mul i64 0, %c.stride0
+  %296 = add i64 0, %295
+  %297 = mul i64 0, %c.stride1
+  %298 = add i64 %296, %297
+  %299 = sub i64 %c.dim0, 0
+  %300 = call i64 @llvm.smin.i64(i64 %284, i64 %299)
+  %301 = call i64 @llvm.smin.i64(i64 %300, i64 32)
+  %302 = call i64 @llvm.smax.i64(i64 %301, i64 0)
+  %303 = call i64 @llvm.smin.i64(i64 %286, i64 128)
+  %304 = call i64 @llvm.smin.i64(i64 %303, i64 128)
+  %305 = call i64 @llvm.smax.i64(i64 %304, i64 0)
+  %nr69 = select i1 true, i64 %302, i64 0
+  %nc70 = select i1 true, i64 %305, i64 0
+  %win71 = getelementptr float, ptr %c.data, i64 %298
+  %unit72 = icmp eq i64 %c.stride1, 1
+  br i1 %unit72, label %store.unit, label %store.strided
 
 store.unit:                                       ; preds = %ew.exit
   br label %st.i.head
 
 store.strided:                                    ; preds = %ew.exit
-  br label %st.i.head67
+  br label %st.i.head73
 
-store.done:                                       ; preds = %st.i.exit69, %st.i.exit
+store.done:                                       ; preds = %st.i.exit75, %st.i.exit
   br label %stream.done
 
 st.i.head:                                        ; preds = %st.j.exit, %store.unit
-  %st.i = phi i64 [ 0, %store.unit ], [ %296, %st.j.exit ]
-  %286 = icmp slt i64 %st.i, %nr63
-  br i1 %286, label %st.i.body, label %st.i.exit
+  %st.i = phi i64 [ 0, %store.unit ], [ %316, %st.j.exit ]
+  %306 = icmp slt i64 %st.i, %nr69
+  br i1 %306, label %st.i.body, label %st.i.exit
 
 st.i.body:                                        ; preds = %st.i.head
-  %287 = mul i64 %st.i, %c.stride0
-  %288 = mul i64 %st.i, 128
+  %307 = mul i64 %st.i, %c.stride0
+  %308 = mul i64 %st.i, 128
   br label %st.j.head
 
 st.i.exit:                                        ; preds = %st.i.head
   br label %store.done
 
 st.j.head:                                        ; preds = %st.j.body, %st.i.body
-  %st.j = phi i64 [ 0, %st.i.body ], [ %295, %st.j.body ]
-  %289 = icmp slt i64 %st.j, %nc64
-  br i1 %289, label %st.j.body, label %st.j.exit
+  %st.j = phi i64 [ 0, %st.i.body ], [ %315, %st.j.body ]
+  %309 = icmp slt i64 %st.j, %nc70
+  br i1 %309, label %st.j.body, label %st.j.exit
 
 st.j.body:                                        ; preds = %st.j.head
-  %290 = add i64 %288, %st.j
-  %291 = getelementptr inbounds float, ptr %buf0, i64 %290
-  %292 = load float, ptr %291, align 4, !alias.scope !12, !noalias !11
-  %293 = add i64 %287, %st.j
-  %294 = getelementptr inbounds float, ptr %win65, i64 %293
-  store float %292, ptr %294, align 4, !alias.scope !11, !noalias !12
-  %295 = add nsw i64 %st.j, 1
+  %310 = add i64 %308, %st.j
+  %311 = getelementptr inbounds float, ptr %buf0, i64 %310
+  %312 = load float, ptr %311, align 4, !alias.scope !12, !noalias !11
+  %313 = add i64 %307, %st.j
+  %314 = getelementptr inbounds float, ptr %win71, i64 %313
+  store float %312, ptr %314, align 4, !alias.scope !11, !noalias !12
+  %315 = add nsw i64 %st.j, 1
   br label %st.j.head
 
 st.j.exit:                                        ; preds = %st.j.head
-  %296 = add nsw i64 %st.i, 1
+  %316 = add nsw i64 %st.i, 1
   br label %st.i.head
 
-st.i.head67:                                      ; preds = %st.j.exit73, %store.strided
-  %st.i70 = phi i64 [ 0, %store.strided ], [ %308, %st.j.exit73 ]
-  %297 = icmp slt i64 %st.i70, %nr63
-  br i1 %297, label %st.i.body68, label %st.i.exit69
+st.i.head73:                                      ; preds = %st.j.exit79, %store.strided
+  %st.i76 = phi i64 [ 0, %store.strided ], [ %328, %st.j.exit79 ]
+  %317 = icmp slt i64 %st.i76, %nr69
+  br i1 %317, label %st.i.body74, label %st.i.exit75
 
-st.i.body68:                                      ; preds = %st.i.head67
-  %298 = mul i64 %st.i70, %c.stride0
-  %299 = mul i64 %st.i70, 128
-  br label %st.j.head71
+st.i.body74:                                      ; preds = %st.i.head73
+  %318 = mul i64 %st.i76, %c.stride0
+  %319 = mul i64 %st.i76, 128
+  br label %st.j.head77
 
-st.i.exit69:                                      ; preds = %st.i.head67
+st.i.exit75:                                      ; preds = %st.i.head73
   br label %store.done
 
-st.j.head71:                                      ; preds = %st.j.body72, %st.i.body68
-  %st.j74 = phi i64 [ 0, %st.i.body68 ], [ %307, %st.j.body72 ]
-  %300 = icmp slt i64 %st.j74, %nc64
-  br i1 %300, label %st.j.body72, label %st.j.exit73
+st.j.head77:                                      ; preds = %st.j.body78, %st.i.body74
+  %st.j80 = phi i64 [ 0, %st.i.body74 ], [ %327, %st.j.body78 ]
+  %320 = icmp slt i64 %st.j80, %nc70
+  br i1 %320, label %st.j.body78, label %st.j.exit79
 
-st.j.body72:                                      ; preds = %st.j.head71
-  %301 = add i64 %299, %st.j74
-  %302 = getelementptr inbounds float, ptr %buf0, i64 %301
-  %303 = load float, ptr %302, align 4, !alias.scope !12, !noalias !11
-  %304 = mul i64 %st.j74, %c.stride1
-  %305 = add i64 %298, %304
-  %306 = getelementptr inbounds float, ptr %win65, i64 %305
-  store float %303, ptr %306, align 4, !alias.scope !11, !noalias !12
-  %307 = add nsw i64 %st.j74, 1
-  br label %st.j.head71
+st.j.body78:                                      ; preds = %st.j.head77
+  %321 = add i64 %319, %st.j80
+  %322 = getelementptr inbounds float, ptr %buf0, i64 %321
+  %323 = load float, ptr %322, align 4, !alias.scope !12, !noalias !11
+  %324 = mul i64 %st.j80, %c.stride1
+  %325 = add i64 %318, %324
+  %326 = getelementptr inbounds float, ptr %win71, i64 %325
+  store float %323, ptr %326, align 4, !alias.scope !11, !noalias !12
+  %327 = add nsw i64 %st.j80, 1
+  br label %st.j.head77
 
-st.j.exit73:                                      ; preds = %st.j.head71
-  %308 = add nsw i64 %st.i70, 1
-  br label %st.i.head67
+st.j.exit79:                                      ; preds = %st.j.head77
+  %328 = add nsw i64 %st.i76, 1
+  br label %st.i.head73
 
 after.return:                                     ; No predecessors!
   ret i32 0
@@ -656,8 +702,12 @@ declare i64 @llvm.smin.i64(i64, i64) #1
 ; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
 declare i64 @llvm.smax.i64(i64, i64) #1
 
+; Function Attrs: nocallback nofree nosync nounwind willreturn memory(argmem: readwrite, inaccessiblemem: readwrite)
+declare void @llvm.prefetch.p0(ptr nocapture readonly, i32 immarg, i32 immarg, i32 immarg) #2
+
 attributes #0 = { nounwind }
 attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
+attributes #2 = { nocallback nofree nosync nounwind willreturn memory(argmem: readwrite, inaccessiblemem: readwrite) }
 
 !0 = !{}
 !1 = !{i64 64}

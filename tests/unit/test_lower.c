@@ -1999,6 +1999,145 @@ static void test_lower_matmul_is_fused_multiply_add(void **state) {
   lib_free(L);
 }
 
+/* A matmul in a k loop whose tile.loads move with the loop (the blocked matmul of
+ * bench/kernels/matmul.ptir, small; N = 80: 16-lane blocks on AVX-512 hosts, N = 16: 8-lane
+ * blocks everywhere): the matmul prefetches the next iteration's load windows while it computes
+ * ("pf.next"; the last iteration's lie past the tensors' ends, which a prefetch may touch), a
+ * load prefetches its rows ahead ("pf.row"), and the result is still one
+ * fma per product in k order, bit for bit the interpreter's. A load whose offset divides is
+ * never evaluated at the next iteration (a division there could fail a check the loop never
+ * reaches): that kernel prefetches no next window. */
+static const char *k_mm_loop_src =
+    "program mmloop\n"
+    "kernel @mmk(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
+    "    -> (tensor[16,80] f32) {\n"
+    "  %acc0 = tile.full([16, 80], f32, -1, space=acc)\n"
+    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
+    "    %ta = tile.load(%a, [0, %k * 8], [16, 8], space=mat)\n"
+    "    %tb = tile.load(%b, [%k * 8, 0], [8, 80], space=mat)\n"
+    "    %l = tile.move(%ta, space=left)\n"
+    "    %r = tile.move(%tb, space=right)\n"
+    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
+    "    yield %cn\n"
+    "  }\n"
+    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n"
+    "kernel @mmk16(%a: tensor[16,24] f32, %b: tensor[24,16] f32, out %o: tensor[16,16] f32)\n"
+    "    -> (tensor[16,16] f32) {\n"
+    "  %acc0 = tile.full([16, 16], f32, -1, space=acc)\n"
+    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
+    "    %ta = tile.load(%a, [0, %k * 8], [16, 8], space=mat)\n"
+    "    %tb = tile.load(%b, [%k * 8, 0], [8, 16], space=mat)\n"
+    "    %l = tile.move(%ta, space=left)\n"
+    "    %r = tile.move(%tb, space=right)\n"
+    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
+    "    yield %cn\n"
+    "  }\n"
+    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n"
+    "kernel @mmdiv(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
+    "    -> (tensor[16,80] f32) {\n"
+    "  %acc0 = tile.full([16, 80], f32, -1, space=acc)\n"
+    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
+    "    %ta = tile.load(%a, [0, %k * 16 / 2], [16, 8], space=mat)\n"
+    "    %tb = tile.load(%b, [%k * 16 / 2, 0], [8, 80], space=mat)\n"
+    "    %l = tile.move(%ta, space=left)\n"
+    "    %r = tile.move(%tb, space=right)\n"
+    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
+    "    yield %cn\n"
+    "  }\n"
+    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n"
+    "kernel @mm64(%a: tensor[8,8] f32, %b: tensor[8,64] f32, out %o: tensor[8,64] f32)\n"
+    "    -> (tensor[8,64] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [8, 8], space=mat)\n"
+    "  %tb = tile.load(%b, [0, 0], [8, 64], space=mat)\n"
+    "  %l = tile.move(%ta, space=left)\n"
+    "  %r = tile.move(%tb, space=right)\n"
+    "  %m = tile.matmul(%l, %r)\n"
+    "  %o1 = tile.store(%m, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n";
+
+/* @mm64: N = 64 on a host with 512-bit vectors takes two 8 x 32 blocks, not 8 x 48 and 16
+ * columns of the 8-lane kernel (so 16-lane fmas only). @mmk's prefetches survive optimization. */
+static void check_mm64(tl_lib *L) {
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/mm64.ll", L->dir);
+  char *text = tu_read_file(ll, NULL);
+  assert_non_null(text);
+  if (strstr(text, "@llvm.fma.v16f32") && strstr(text, "@llvm.fma.v8f32")) {
+    print_error("@mm64: 8-lane fmas beside 16-lane ones\n");
+    free(text);
+    fail();
+  }
+  free(text);
+  snprintf(ll, sizeof ll, "%s/mmk.ll", L->dir);
+  assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
+  assert_non_null(strstr(text, "call void @llvm.prefetch"));
+  free(text);
+}
+
+static void test_lower_matmul_prefetches_next_loads(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_mm_loop_src, 2);
+  assert_non_null(L);
+  static const struct {
+    const char *k;
+    int n, next;
+  } want[] = {{"mmk", 80, 1}, {"mmk16", 16, 1}, {"mmdiv", 80, 0}};
+  static float a[16 * 24], b[24 * 80], o[16 * 80], o2[16 * 80];
+  for (int i = 0; i < 16 * 24; i++)
+    a[i] = (float)((i * 37) % 23 - 11) * 0.0625f + 0x1p-13f * (float)(i % 3);
+  for (int i = 0; i < 24 * 80; i++)
+    b[i] = (float)((i * 53) % 19 - 9) * 0.125f + 0x1p-14f * (float)(i % 5);
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    char ll[1024];
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
+    char *text = tu_read_file(ll, NULL);
+    assert_non_null(text);
+    /* the row-ahead prefetch is sized 0 at run time for rows back to back ("pf.bytes") */
+    if (!strstr(text, "pf.row") || !strstr(text, "%pf.bytes = select") ||
+        !strstr(text, "@llvm.prefetch") ||
+        !strstr(text, "pf.next") != !want[w].next) {
+      print_error("@%s: prefetches not as expected (next windows: %d)\n", want[w].k,
+                  want[w].next);
+      free(text);
+      fail();
+    }
+    free(text);
+    pto_ir_interp_arg args[3];
+    memset(args, 0, sizeof args);
+    int N = want[w].n;
+    int64_t sa[2] = {16, 24}, sb[2] = {24, N}, sc[2] = {16, N};
+    for (int i = 0; i < 3; i++)
+      args[i].is_tensor = 1;
+    pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, sa);
+    pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, sb);
+    pto_host_tensor_init(&args[2].tensor, o, PTO_DTYPE_F32, 2, sc);
+    assert_int_equal(run_native(L, want[w].k, args, 3, 0, NULL), 0);
+    pto_host_tensor_init(&args[2].tensor, o2, PTO_DTYPE_F32, 2, sc);
+    assert_pto_ok(
+        pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, want[w].k), args, 3));
+    for (int i = 0; i < 16; i++)
+      for (int j = 0; j < N; j++) {
+        float sum = -1.0f;
+        for (int k = 0; k < 24; k++)
+          sum = fmaf(a[i * 24 + k], b[k * N + j], sum);
+        if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
+          print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", want[w].k, i, j,
+                      (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
+          fail();
+        }
+      }
+  }
+  check_mm64(L);
+  lib_free(L);
+}
+
 /* f32 exp, log and sigmoid: the compiled loops (pto/mathf.h's operations emitted as LLVM IR,
  * vectorized) give the same bits as the reference the interpreter calls (pto_expf, pto_logf in
  * base/mathf.c), over a sweep of every 251st f32 bit pattern (NaN, infinities, subnormals and
@@ -2265,6 +2404,7 @@ int main(void) {
       cmocka_unit_test(test_lower_loops_vectorize),
       cmocka_unit_test(test_lower_exp_log_bit_identical_to_reference),
       cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
+      cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
       cmocka_unit_test(test_lower_row_reductions_special_values),
       cmocka_unit_test(test_lower_dist_kernel_lowers),
       cmocka_unit_test(test_lower_rejects_non_kernel),
