@@ -4,8 +4,11 @@
  * tile's live range (a tile defined outside a loop and used inside lives to the loop's end), puts
  * aliases (tile.move, loop-carried values and their results) into one buffer group, lets
  * elementwise ops take over a dying operand's buffer, and assigns 64-byte aligned offsets so that
- * groups whose ranges overlap never share bytes. Code generation then walks the body in the same
- * order. */
+ * groups whose ranges overlap never share bytes. It also decides which consecutive elementwise
+ * statements (row expansions included) share one loop (plan_fusion), which runs of loads, such a
+ * loop and a store go element by element from tensor to tensor (plan_streams), and which loaded
+ * tiles may be the tensor's own memory instead of a copy (plan_views). Code generation then walks
+ * the body in the same order. */
 #ifndef PTO_COMPILER_LOWER_KERNEL_INTERNAL_H
 #define PTO_COMPILER_LOWER_KERNEL_INTERNAL_H
 
@@ -30,7 +33,8 @@ typedef struct lw_group {
 } lw_group;
 
 typedef struct lw_tile {
-  LLVMValueRef base; /* element 0 in the scratch arena; NULL while fused away */
+  LLVMValueRef base; /* element 0 in the scratch arena (or in a tensor: a view); NULL while
+                        fused away */
   int64_t rows, cols;
   pto_dtype dt;
   LLVMValueRef vr, vc; /* runtime valid extents (i64), within [0, rows] x [0, cols] */
