@@ -232,7 +232,7 @@ static void init_alias_scopes(lw *L) {
 }
 
 /* Records base as the address of a tile that may be a view of a tensor (lower_load); with NULL,
- * makes room for one more. Returns -1 when out of memory (the load then copies). */
+ * makes room for one more. Returns -1 when out of memory. */
 int pto__lower_note_view(lw *L, LLVMValueRef base) {
   if (L->nviews == L->capviews) {
     int cap = L->capviews ? 2 * L->capviews : 8;

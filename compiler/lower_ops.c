@@ -355,8 +355,11 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   LLVMBasicBlockRef bb_view = NULL;
   LLVMValueRef view_base = NULL;
   int pos = L->cur_pos - 1;
-  if (pos >= 0 && pos < L->npos && L->plan[pos].s == s && L->plan[pos].view && T->dt == t->dt &&
-      pto__lower_note_view(L, NULL) == 0) {
+  if (pos >= 0 && pos < L->npos && L->plan[pos].s == s && L->plan[pos].view && T->dt == t->dt) {
+    if (pto__lower_note_view(L, NULL)) { /* not a copy instead: the code must not depend on it */
+      pto__lower_fail(L, PTO_STATUS_OUT_OF_MEMORY, s->loc, "out of memory lowering a tile.load");
+      return;
+    }
     LLVMValueRef one = pto__lower_i64(L, 1);
     LLVMValueRef same = LLVMBuildICmp(b, LLVMIntEQ, w.sc, one, "");
     if (R > 1) same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.sr, Cv, ""), "");

@@ -694,10 +694,10 @@ static int writes_tensor(const pto_ir_stmt *s) {
   return !info || info->write_mask || strncmp(info->name, "dist.", 5) == 0;
 }
 
-static void plan_views(lw *L, const pto_ir_func *k) {
+static int plan_views(lw *L, const pto_ir_func *k) {
   int nv = k->nvalues > 0 ? k->nvalues : 1;
   int *members = pto_calloc((size_t)(L->ngroups + 1), sizeof *members);
-  if (!members) return; /* an optimisation only */
+  if (!members) return -1; /* not a silent fallback: the code would differ */
   for (int v = 0; v < nv; v++) {
     int g = L->group_of[v] >= 0 ? pto__lower_group_find(L, L->group_of[v]) : -1;
     if (g >= 0) members[g]++;
@@ -719,6 +719,7 @@ static void plan_views(lw *L, const pto_ir_func *k) {
     L->plan[p].view = ok;
   }
   free(members);
+  return 0;
 }
 
 pto_status pto__lower_plan(lw *L) {
@@ -755,7 +756,8 @@ pto_status pto__lower_plan(lw *L) {
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
   assign_offsets(L, order);
   free(order);
-  plan_views(L, k);
+  if (plan_views(L, k))
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
   return PTO_OK;
 }
 
