@@ -231,8 +231,8 @@ static void init_alias_scopes(lw *L) {
   L->kind_noalias = LLVMGetMDKindIDInContext(L->c, "noalias", 7);
 }
 
-/* Records base as the address of a tile that may be a view of a tensor (lower_load); with NULL,
- * makes room for one more. Returns -1 when out of memory. */
+/* Records base as the address of a tile that may be a view of a tensor (lower_load). Returns -1
+ * when out of memory. */
 int pto__lower_note_view(lw *L, LLVMValueRef base) {
   if (L->nviews == L->capviews) {
     int cap = L->capviews ? 2 * L->capviews : 8;
@@ -241,7 +241,7 @@ int pto__lower_note_view(lw *L, LLVMValueRef base) {
     L->views = v;
     L->capviews = cap;
   }
-  if (base) L->views[L->nviews++] = base;
+  L->views[L->nviews++] = base;
   return 0;
 }
 

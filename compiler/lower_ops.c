@@ -356,16 +356,16 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef view_base = NULL;
   int pos = L->cur_pos - 1;
   if (pos >= 0 && pos < L->npos && L->plan[pos].s == s && L->plan[pos].view && T->dt == t->dt) {
-    if (pto__lower_note_view(L, NULL)) { /* not a copy instead: the code must not depend on it */
-      pto__lower_fail(L, PTO_STATUS_OUT_OF_MEMORY, s->loc, "out of memory lowering a tile.load");
-      return;
-    }
     LLVMValueRef one = pto__lower_i64(L, 1);
     LLVMValueRef same = LLVMBuildICmp(b, LLVMIntEQ, w.sc, one, "");
     if (R > 1) same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.sr, Cv, ""), "");
     same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.nr, pto__lower_i64(L, R), ""), "");
     same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.nc, Cv, ""), "same");
     view_base = LLVMBuildSelect(b, same, w.ptr, t->base, "view");
+    if (pto__lower_note_view(L, view_base)) { /* not a copy instead: code must not depend on it */
+      pto__lower_fail(L, PTO_STATUS_OUT_OF_MEMORY, s->loc, "out of memory lowering a tile.load");
+      return;
+    }
     bb_view = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.view");
     LLVMBasicBlockRef bb_copy = LLVMAppendBasicBlockInContext(L->c, L->fn, "load.copy");
     LLVMBuildCondBr(b, same, bb_view, bb_copy);
@@ -407,7 +407,6 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
     LLVMBuildBr(b, bb_view);
     LLVMPositionBuilderAtEnd(b, bb_view);
     t->base = view_base;
-    pto__lower_note_view(L, view_base);
   }
 }
 
@@ -586,20 +585,24 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
   return 0;
 }
 
-/* The row operands of the run's row expansions at tile row i (from their buffers: the planner
- * keeps them out of the run), once per row, before the row's loop. Returns whether there are any. */
-static int fused_rows(lw *L, fused_stmt *f, int n, LLVMValueRef i) {
-  int any = 0;
+/* Whether the run holds a row expansion (kind 5): its loop then goes row by row. */
+static int fused_has_rows(const fused_stmt *f, int n) {
+  for (int m = 0; m < n; m++)
+    if (f[m].kind == 5) return 1;
+  return 0;
+}
+
+/* The row operands of the run's row expansions at tile row i, loaded once per row before the
+ * row's loop (from their buffers: the planner keeps them out of the run). An [R,1] operand the
+ * run computes itself (only with C = 1, where k is the row) is taken from the run instead. */
+static void fused_rows(lw *L, fused_stmt *f, int n, LLVMValueRef i) {
   for (int m = 0; m < n; m++) {
     if (f[m].kind != 5) continue;
-    any = 1;
-    f[m].rowv = NULL;
-    int inside = 0; /* an [R,1] operand the run computes: only with C = 1, where k is the row */
+    int inside = 0;
     for (int p = 0; p < m; p++)
       if (f[p].s->results[0] == f[m].b) inside = 1;
-    if (i && !inside) f[m].rowv = load_c(L, &L->vals[f[m].b->id].tile, i);
+    f[m].rowv = inside ? NULL : load_c(L, &L->vals[f[m].b->id].tile, i);
   }
-  return any;
 }
 
 void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
@@ -610,7 +613,7 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
   if (count < 0) return;
   lw_loop lp, lr;
   fused_env e = {.f = f};
-  if (fused_rows(L, f, n, NULL)) {
+  if (fused_has_rows(f, n)) {
     /* rows, then the row's elements, for the row expansions' operands */
     const lw_tile *t0 = tile_arg(L, ss[0], 0);
     LLVMValueRef Cv = pto__lower_i64(L, t0->cols);
@@ -824,9 +827,10 @@ static void transpose8(lw *L, LLVMValueRef *rows, LLVMValueRef *cols) {
   }
 }
 
-static LLVMValueRef vec8_at(lw *L, const lw_tile *a, LLVMValueRef idx) {
-  LLVMTypeRef vt = LLVMVectorType(L->t_f32, 8);
-  LLVMValueRef v = LLVMBuildLoad2(L->b, vt, gep_f(L, L->t_f32, a->base, idx), "");
+/* n f32 elements of tile a from element idx on, as one vector. */
+static LLVMValueRef vec_at(lw *L, const lw_tile *a, LLVMValueRef idx, unsigned n) {
+  LLVMValueRef v =
+      LLVMBuildLoad2(L->b, LLVMVectorType(L->t_f32, n), gep_f(L, L->t_f32, a->base, idx), "");
   LLVMSetAlignment(v, 4);
   pto__lower_tag(L, v, 0);
   return v;
@@ -846,7 +850,7 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
   /* the first block: a sum folds all 8 columns into +0, max/min start from column 0 */
   LLVMValueRef rows[8], cols[8];
   for (int r = 0; r < 8; r++)
-    rows[r] = vec8_at(L, a, add(L, base, pto__lower_i64(L, r * C)));
+    rows[r] = vec_at(L, a, add(L, base, pto__lower_i64(L, r * C)), 8);
   transpose8(L, rows, cols);
   LLVMValueRef acc = sum ? LLVMConstNull(vt) : cols[0];
   for (int k = sum ? 0 : 1; k < 8; k++)
@@ -856,7 +860,7 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
                                           "red8.j");
   LLVMValueRef j0 = add(L, base, mul(L, jb, pto__lower_i64(L, 8)));
   for (int r = 0; r < 8; r++)
-    rows[r] = vec8_at(L, a, add(L, j0, pto__lower_i64(L, r * C)));
+    rows[r] = vec_at(L, a, add(L, j0, pto__lower_i64(L, r * C)), 8);
   transpose8(L, rows, cols);
   acc = LLVMBuildLoad2(L->b, vt, accp, "");
   for (int k = 0; k < 8; k++)
@@ -880,14 +884,6 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
  * it can (a lane that started with a NaN, which also covers a row of NaNs; a result of +-0, where
  * the chain picks a zero by order) take the row's scalar chain instead, so every row matches the
  * interpreter bit for bit, at one load and one compare per 16 elements in the common case. */
-static LLVMValueRef vec_at(lw *L, const lw_tile *a, LLVMValueRef idx, unsigned n) {
-  LLVMValueRef v =
-      LLVMBuildLoad2(L->b, LLVMVectorType(L->t_f32, n), gep_f(L, L->t_f32, a->base, idx), "");
-  LLVMSetAlignment(v, 4);
-  pto__lower_tag(L, v, 0);
-  return v;
-}
-
 static void reduce_rows_extreme(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op) {
   LLVMBuilderRef b = L->b;
   int64_t R = a->rows, C = a->cols;

@@ -463,7 +463,8 @@ static void plan_streams(lw *L) {
           ok = 0;
         for (int i = 0; i < (kind == 1 ? 2 : 1); i++)
           if (!is_tile_of(stmt_value_arg(x, i), rows, cols)) ok = 0;
-        if (kind == 5 && (!is_tile_of(stmt_value_arg(x, 1), rows, 1) || expand_operand_in(L, m - bi + p, p)))
+        if (kind == 5 && (!is_tile_of(stmt_value_arg(x, 1), rows, 1) ||
+                          expand_operand_in(L, m - bi + p, p)))
           ok = 0;
       }
     }
@@ -684,10 +685,10 @@ static void assign_offsets(lw *L, int *order) {
  * bytes in the same order (checked at run time: unit column stride, rows back to back, nothing
  * clipped or padded, no conversion), the tile may instead be the tensor's memory itself, as long
  * as nothing can tell the difference: nothing writes any tensor (tile.store, dist.*) from the load
- * to the tile's last use (to the store of a streamed run that reads it), and no other value shares the tile's buffer (an in-place op, a loop
- * carry, a takeover would write into it). Kernels that stream a tile through reductions (a row
- * softmax) then read the tensor once, overlapped with the arithmetic, instead of copying it
- * first. */
+ * to the tile's last use (to the store of a streamed run that reads it), and no other value
+ * shares the tile's buffer (an in-place op, a loop carry, a takeover would write into it).
+ * Kernels that stream a tile through reductions (a row softmax) then read the tensor once,
+ * overlapped with the arithmetic, instead of copying it first. */
 static int writes_tensor(const pto_ir_stmt *s) {
   if (s->kind != PTO_STMT_OP) return 0;
   const pto_op_info *info = pto_op_info_get(s->op.opc);

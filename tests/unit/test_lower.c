@@ -1200,7 +1200,8 @@ static void gen_misc(void) {
    * [R,1] operand computed inside what would otherwise be one run (it must not be fused) */
   c = misc_case(
       "smx", "row_softmax_f32_8x1024_streamed",
-      "kernel @smx(%x: tensor[16,1024] f32, out %y: tensor[16,1024] f32) -> (tensor[16,1024] f32) {\n"
+      "kernel @smx(%x: tensor[16,1024] f32, out %y: tensor[16,1024] f32)\n"
+      "    -> (tensor[16,1024] f32) {\n"
       "  for %i in range(0, 2) {\n"
       "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n"
       "    %m = tile.row_max(%t)\n"
