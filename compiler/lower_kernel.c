@@ -889,22 +889,10 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   L->vals[s->loop.iv->id].v = iv;
   const pto_ir_stmt *y = NULL;
   /* the body's tile.loads note their next windows for a matmul in it (lw.next) */
-  const pto_ir_block *outer_body = L->loop_body;
-  const pto_ir_value *outer_iv = L->loop_iv;
-  LLVMValueRef outer_step = L->loop_step;
-  int outer_nnext = L->nnext;
-  lw_next_window outer_next[LW_NEXT_MAX];
-  memcpy(outer_next, L->next, sizeof outer_next);
-  L->loop_body = &s->loop.body;
-  L->loop_iv = s->loop.iv;
-  L->loop_step = step;
-  L->nnext = 0;
+  lw_loop_ctx outer = L->loop;
+  L->loop = (lw_loop_ctx){.body = &s->loop.body, .iv = s->loop.iv, .step = step};
   lower_block(L, &s->loop.body, &y);
-  L->loop_body = outer_body;
-  L->loop_iv = outer_iv;
-  L->loop_step = outer_step;
-  L->nnext = outer_nnext;
-  memcpy(L->next, outer_next, sizeof outer_next);
+  L->loop = outer;
   if (L->err) return;
   LLVMValueRef y_s[64], y_vr[64], y_vc[64];
   if (n > 0) {

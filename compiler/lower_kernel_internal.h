@@ -88,6 +88,17 @@ typedef struct lw_next_window {
   pto_dtype dt;
 } lw_next_window;
 
+/* The innermost for loop around the code being lowered (its body, induction value and step;
+ * body NULL outside loops) with the windows its body's tile.loads so far will read in the next
+ * iteration: a matmul later in the same body prefetches them while it computes. */
+typedef struct lw_loop_ctx {
+  const pto_ir_block *body;
+  const pto_ir_value *iv;
+  LLVMValueRef step;
+  int nnext;
+  lw_next_window next[LW_NEXT_MAX];
+} lw_loop_ctx;
+
 typedef struct lw {
   const pto_ir_program *p;
   const pto_ir_func *k;
@@ -127,14 +138,8 @@ typedef struct lw {
   int cur_pos;              /* codegen: position of the statement being lowered */
   LLVMValueRef *views;      /* codegen: bases of tiles that may be views of tensors (untagged) */
   int nviews, capviews;
-  /* codegen: the block being lowered, and the innermost for loop around it (its body, induction
-   * value and step; NULL outside loops) with the windows its body's tile.loads so far will read
-   * in the next iteration: a matmul later in the same body prefetches them while it computes. */
-  const pto_ir_block *cur_blk, *loop_body;
-  const pto_ir_value *loop_iv;
-  LLVMValueRef loop_step;
-  int nnext;
-  lw_next_window next[LW_NEXT_MAX];
+  const pto_ir_block *cur_blk; /* codegen: the block being lowered */
+  lw_loop_ctx loop;            /* codegen: the innermost for loop around it */
 } lw;
 
 void pto__lower_fail(lw *L, pto_status_code code, pto_loc loc, const char *fmt, ...)

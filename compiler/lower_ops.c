@@ -310,22 +310,22 @@ static int affine_uses(const pto_ir_expr *e, const pto_ir_value *v) {
 static void note_next_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T,
                              const pto_ir_arg *offs, LLVMValueRef vr, LLVMValueRef vc, int64_t R,
                              int64_t C) {
-  if (!L->loop_iv || L->cur_blk != L->loop_body || L->nnext == LW_NEXT_MAX) return;
+  if (!L->loop.iv || L->cur_blk != L->loop.body || L->loop.nnext == LW_NEXT_MAX) return;
   int moves = 0;
   for (int d = 0; d < offs->list.n; d++) {
-    int u = affine_uses(offs->list.items[d], L->loop_iv);
+    int u = affine_uses(offs->list.items[d], L->loop.iv);
     if (u < 0) return;
     moves += u;
   }
   if (!moves) return;
-  lw_value *iv = &L->vals[L->loop_iv->id];
+  lw_value *iv = &L->vals[L->loop.iv->id];
   LLVMValueRef now = iv->v;
-  iv->v = add(L, now, L->loop_step);
+  iv->v = add(L, now, L->loop.step);
   lw_window w;
   int rc = tensor_window(L, s, T, offs, vr, vc, R, C, &w);
   iv->v = now;
   if (rc) return;
-  L->next[L->nnext++] = (lw_next_window){.ptr = w.ptr,
+  L->loop.next[L->loop.nnext++] = (lw_next_window){.ptr = w.ptr,
                                          .sr = w.sr,
                                          .rows = R,
                                          .row_bytes = C * (int64_t)pto_dtype_size(T->dt),
@@ -1178,8 +1178,8 @@ static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
 static void mm_prefetch_line(lw *L, LLVMValueRef g) {
   LLVMValueRef addr = NULL;
   int64_t first = 0;
-  for (int e = 0; e < L->nnext; e++) {
-    const lw_next_window *nw = &L->next[e];
+  for (int e = 0; e < L->loop.nnext; e++) {
+    const lw_next_window *nw = &L->loop.next[e];
     int64_t lpr = (nw->row_bytes + 63) / 64, lines = nw->rows * lpr;
     LLVMValueRef gl = LLVMBuildSub(L->b, g, pto__lower_i64(L, first), "");
     gl = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, gl, pto__lower_i64(L, lines), ""),
@@ -1205,8 +1205,8 @@ static void mm_prefetch_line(lw *L, LLVMValueRef g) {
 /* Lines of the next windows in all (see mm_prefetch_line). */
 static int64_t mm_next_lines(const lw *L) {
   int64_t n = 0;
-  for (int e = 0; e < L->nnext; e++)
-    n += L->next[e].rows * ((L->next[e].row_bytes + 63) / 64);
+  for (int e = 0; e < L->loop.nnext; e++)
+    n += L->loop.next[e].rows * ((L->loop.next[e].row_bytes + 63) / 64);
   return n;
 }
 
