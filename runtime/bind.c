@@ -415,8 +415,9 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
       const pto_host_tensor *h = &a->host;
       uint64_t nbytes = (uint64_t)pto_host_tensor_numel(h) * pto_dtype_size(h->dtype);
       uint64_t addr;
-      pto_status s =
-          pto__rt_devmem_alloc(&w->mem, nbytes, 64, "the device copy of parameter", p->name, &addr);
+      int zero = 0;
+      pto_status s = pto__rt_devmem_alloc_whole(&w->mem, nbytes, "the device copy of parameter",
+                                                p->name, &addr, &zero);
       if (s) {
         pto__rt_unbind_args(w, out, 0);
         return s;
@@ -428,8 +429,11 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
       hb->addr = addr;
       hb->nbytes = nbytes;
       void *dev = pto__rt_devmem_host(&w->mem, addr);
-      if (p->dir == PTO_DIR_OUT)
-        memset(dev, 0, (size_t)nbytes); /* out is never copied in; zeros keep runs deterministic */
+      if (p->dir == PTO_DIR_OUT) {
+        /* out is never copied in; zeros keep runs deterministic (memory never handed out
+         * before holds them already) */
+        if (!zero) memset(dev, 0, (size_t)nbytes);
+      }
       else
         pto__rt_copy_host_to_contig(dev, h);
       t->buffer = t->addr = addr;

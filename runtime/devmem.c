@@ -47,6 +47,14 @@ pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size) {
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                            "cannot reserve %llu bytes of device memory: %s",
                            (unsigned long long)size, strerror(errno));
+#ifdef MADV_HUGEPAGE
+  /* Transparent huge pages where the system offers them on request (`madvise` mode, Debian's
+   * default): a launch's first touch of fresh device memory then costs one fault and one zeroing
+   * per 2 MiB instead of a fault per 4 KiB page (the first launch of a new worker binding 400 KiB
+   * of tensors: 300 -> 185 us), and kernels walk tensors with fewer TLB misses. Without THP, or
+   * if the kernel refuses, the arena keeps its 4 KiB pages. */
+  (void)madvise(p, (size_t)size, MADV_HUGEPAGE);
+#endif
   unsigned win = atomic_fetch_add(&g_next_window, 1) % PTO__RT_WINDOWS;
   pto_status s = setup(m, p, size, PTO__RT_DEVICE_BASE + (uint64_t)win * PTO__RT_WINDOW);
   if (s) munmap(p, (size_t)size);
@@ -56,7 +64,9 @@ pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size) {
 pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base) {
   memset(m, 0, sizeof *m);
   m->borrowed = 1;
-  return setup(m, host, size & ~63ull, base);
+  pto_status s = setup(m, host, size & ~63ull, base);
+  m->touched = m->size; /* someone else's memory: never assumed zero */
+  return s;
 }
 
 void pto__rt_devmem_fini(pto__rt_devmem *m) {
@@ -118,8 +128,10 @@ static int release_locked(pto__rt_devmem *m, uint64_t off, uint64_t size) {
   return 0;
 }
 
-pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
-                                const char *what, const char *name, uint64_t *out_addr) {
+/* pto__rt_devmem_alloc; *out_fresh_from (when not NULL): the arena offset from which the
+ * allocation's bytes were never handed out before (its end when all of them were). */
+static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, const char *what,
+                        const char *name, uint64_t *out_addr, uint64_t *out_fresh_from) {
   const char *q = name ? " '" : "", *qe = name ? "'" : "";
   if (!name) name = "";
   *out_addr = 0;
@@ -160,6 +172,8 @@ pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t ali
     }
     m->used += size;
     if (m->used > m->peak) m->peak = m->used;
+    if (out_fresh_from) *out_fresh_from = a > m->touched ? a : m->touched;
+    if (a + size > m->touched) m->touched = a + size;
     pthread_mutex_unlock(&m->mu);
     *out_addr = m->base + a;
     return PTO_OK;
@@ -172,6 +186,29 @@ pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t ali
                          "pto_run_config.device_memory_bytes or free device tensors",
                          what, q, name, qe, (unsigned long long)nbytes, (unsigned long long)used,
                          (unsigned long long)m->size, (unsigned long long)largest);
+}
+
+pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
+                                const char *what, const char *name, uint64_t *out_addr) {
+  return alloc(m, nbytes, align, what, name, out_addr, NULL);
+}
+
+pto_status pto__rt_devmem_alloc_whole(pto__rt_devmem *m, uint64_t nbytes, const char *what,
+                                      const char *name, uint64_t *out_addr, int *out_zero) {
+  uint64_t fresh;
+  *out_zero = 0;
+  PTO_RETURN_IF_ERROR(alloc(m, nbytes, 64, what, name, out_addr, &fresh));
+  uint64_t off = *out_addr - m->base, end = off + nbytes;
+  *out_zero = fresh <= off;
+#ifdef MADV_POPULATE_WRITE
+  /* The never-touched pages, whole pages only (a page shared with an older allocation is
+   * backed already, or soon by its own fault). A kernel without it (before 5.14) says EINVAL:
+   * the writes then fault page by page, as without this call. */
+  uintptr_t lo = ((uintptr_t)m->host + (fresh > off ? fresh : off) + 4095) & ~(uintptr_t)4095;
+  uintptr_t hi = ((uintptr_t)m->host + end) & ~(uintptr_t)4095;
+  if (hi > lo && end - off >= 16384) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#endif
+  return PTO_OK;
 }
 
 int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr) {

@@ -121,6 +121,9 @@ typedef struct pto__rt_devmem {
    * region of a GiB. Guarded by mu. */
   pto__rt_map ext_sizes;
   int borrowed; /* host is not ours to unmap (pto__rt_devmem_init_over) */
+  /* Arena bytes [0, touched) have been handed out at some time; past it the pages are as mmap
+   * made them (zero, not yet backed). Guarded by mu. */
+  uint64_t touched;
 } pto__rt_devmem;
 
 pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size);
@@ -131,6 +134,12 @@ void pto__rt_devmem_fini(pto__rt_devmem *m);
  * name, quoted after it, unless NULL) names the allocation in the out-of-memory message. */
 pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
                                 const char *what, const char *name, uint64_t *out_addr);
+/* pto__rt_devmem_alloc for a buffer the caller is about to write whole (a launch's copy of a
+ * host tensor): its pages are faulted in by one call where the kernel offers it
+ * (MADV_POPULATE_WRITE) instead of one page fault each, and *out_zero says whether they all still
+ * hold zeros (never handed out before), so that zeroing them again can be skipped. */
+pto_status pto__rt_devmem_alloc_whole(pto__rt_devmem *m, uint64_t nbytes, const char *what,
+                                      const char *name, uint64_t *out_addr, int *out_zero);
 /* Returns 1 if addr was a live allocation (now freed), 0 otherwise. */
 int pto__rt_devmem_free(pto__rt_devmem *m, uint64_t addr);
 /* Whether an allocation starts at addr, and its requested size. */
