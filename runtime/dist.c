@@ -596,7 +596,7 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
     pto_program_retain((pto_program *)w->program);
   }
   if (!cfg.ncores_per_chip) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = pto__rt_usable_cpus();
     cfg.ncores_per_chip = cpus / w->n > 1 ? (int)(cpus / w->n) : 1;
   }
   if (!cfg.wait_timeout_ms) {

@@ -326,10 +326,7 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
   pool->ncores = ncores;
   /* Spinning cores must leave a CPU to the dispatching thread, or they slow down the very
    * orchestration they wait for: the CPUs this process may run on, less one. */
-  long ncpu = 0;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) ncpu = CPU_COUNT(&set);
-  if (ncpu < 1) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  long ncpu = pto__rt_usable_cpus();
   pool->spin_budget = ncpu > 1 ? (int)(ncpu - 1) : 1;
   if (pool->spin_budget > ncores) pool->spin_budget = ncores;
   atomic_init(&pool->spin_types, 3);

@@ -18,6 +18,10 @@
 /* ---- small helpers ------------------------------------------------------------------- */
 
 uint64_t pto__rt_now_ns(void);
+/* The CPUs this process may run on (its affinity mask; the online CPUs if that cannot be read):
+ * the default core count, and the room for spinning cores (sched_getaffinity: one cheap
+ * system call, where sysconf reads a file in /sys). */
+int pto__rt_usable_cpus(void);
 
 static inline uint64_t pto__rt_xorshift64(uint64_t *s) {
   uint64_t x = *s;

@@ -1,8 +1,10 @@
 /* Runtime plumbing: the clock, the object registry, a u64 hash map and a bump arena. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pto/base.h"
 #include "runtime_internal.h"
@@ -11,6 +13,17 @@ uint64_t pto__rt_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int pto__rt_usable_cpus(void) {
+  int n = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+  if (n < 1) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c < 1 ? 1 : c > 1 << 20 ? 1 << 20 : (int)c;
+  }
+  return n;
 }
 
 /* ---- object registry ------------------------------------------------------------------

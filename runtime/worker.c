@@ -90,8 +90,8 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
     out->ncores = sum;
   }
   if (out->ncores == 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    out->ncores = n < 1 ? 1 : n > PTO__RT_MAX_CORES ? PTO__RT_MAX_CORES : (int)n;
+    int n = pto__rt_usable_cpus();
+    out->ncores = n > PTO__RT_MAX_CORES ? PTO__RT_MAX_CORES : n;
   }
   if (!out->aic_cores) {
     /* The chip's clusters: one cube core beside two vector cores. */

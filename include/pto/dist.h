@@ -46,7 +46,7 @@ typedef struct pto_dist_config {
   /* "shm" (one host, chips forked) or "mpi" (a -DPTO_MPI=ON build under mpirun); NULL:
    * $PTO_DIST_TRANSPORT, else "shm". */
   const char *transport;
-  int ncores_per_chip;         /* 0: max(1, online CPUs / ndevices) */
+  int ncores_per_chip;         /* 0: max(1, usable CPUs / ndevices) */
   uint64_t shared_heap_bytes;  /* the shared heap (address space, committed as used); 0: 1 GiB */
   uint64_t chip_memory_bytes;  /* each chip's private arena for intermediates; 0: 256 MiB */
   uint32_t wait_timeout_ms;    /* dist.wait deadline; 0: $PTO_DIST_TIMEOUT_MS, else 5000 */

@@ -54,7 +54,7 @@ typedef struct pto_device_tensor pto_device_tensor;
 typedef struct pto_run_config {
   size_t sz;                    /* sizeof(pto_run_config) */
   const char *platform;         /* "sim" (NULL: "sim") */
-  int ncores;                   /* core threads; 0: the machine's online CPUs */
+  int ncores;                   /* core threads; 0: the CPUs this process may run on */
   uint64_t device_memory_bytes; /* device arena; 0: 1 GiB (address space, committed lazily) */
   uint64_t scratch_bytes;       /* per-core scratch floor; 0: 256 KiB. Grown to each registered
                                    program's pto_program_scratch_bytes */

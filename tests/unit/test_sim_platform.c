@@ -1,9 +1,13 @@
-/* The sim device arena (runtime/devmem.c): what pto__rt_devmem_alloc_whole says about a buffer's
- * contents. A launch skips zeroing an out parameter's device copy only when the arena says its
+/* The sim platform's use of the machine. The CPUs a worker counts by default are the ones this
+ * process may run on. The device arena (runtime/devmem.c): what pto__rt_devmem_alloc_whole says
+ * about a buffer's contents. A launch skips zeroing an out parameter's device copy only when the arena says its
  * bytes were never handed out; memory used before must be zeroed again, or a kernel that leaves
  * part of its output unwritten would show the previous launch's data. */
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "runtime_internal.h"
 #include "testutil.h"
@@ -66,10 +70,35 @@ static void test_borrowed_memory_is_never_assumed_zero(void **state) {
   pto__rt_devmem_fini(&m);
 }
 
+/* In a child pinned to one CPU: one usable CPU, whatever the machine has online. */
+static void test_usable_cpus_follow_the_affinity_mask(void **state) {
+  (void)state;
+  assert_true(pto__rt_usable_cpus() >= 1);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) _exit(2);
+    int first = -1;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+      if (CPU_ISSET(c, &set)) first = c;
+    CPU_ZERO(&set);
+    CPU_SET(first, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(3);
+    _exit(pto__rt_usable_cpus() == 1 ? 0 : 1);
+  }
+  int st = 0;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fresh_memory_is_zero_and_reused_memory_is_not_assumed_zero),
       cmocka_unit_test(test_borrowed_memory_is_never_assumed_zero),
+      cmocka_unit_test(test_usable_cpus_follow_the_affinity_mask),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
