@@ -61,7 +61,8 @@ void pto__loader_count(const char *root, pto__loader_counter c, uint64_t n) {
     }
   }
   uint64_t v[PTO__COUNT_N];
-  if (read_all(fd, buf, sizeof buf) < 0) {
+  ssize_t old = read_all(fd, buf, sizeof buf);
+  if (old < 0) {
     close(fd);
     return;
   }
@@ -71,9 +72,10 @@ void pto__loader_count(const char *root, pto__loader_counter c, uint64_t n) {
   for (int i = 0; i < PTO__COUNT_N; i++)
     len += snprintf(buf + len, sizeof buf - (size_t)len, "%s %" PRIu64 "\n", k_names[i], v[i]);
   /* The text only grows (counters never shrink), so writing over the old text from offset 0
-   * leaves nothing stale behind; the truncate is for tidiness. */
-  if (pwrite(fd, buf, (size_t)len, 0) == len) {
-    if (ftruncate(fd, len) != 0) { /* harmless: the text ends at the same place or later */
+   * leaves nothing stale behind; a file longer than the new text (written by hand, or by a
+   * later pto with more counters) is cut to it. */
+  if (pwrite(fd, buf, (size_t)len, 0) == len && old > len) {
+    if (ftruncate(fd, len) != 0) { /* harmless: parse stops at the text it knows */
     }
   }
   close(fd); /* releases the lock */

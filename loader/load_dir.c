@@ -4,7 +4,9 @@
  * passed. 1. the manifest reads and validates; 2. every source (.cpp, .ll) still has its
  * recorded content hash, else its binary is stale (FAILED_PRECONDITION: run pto rebuild);
  * 3. each shared object is read once, and those very bytes are hashed and their Build-ID read:
- * a mismatch with the manifest is DATA_LOSS and the file is never loaded; 4. dlopen, then the
+ * a mismatch with the manifest is DATA_LOSS and the file is never loaded (the manifest's
+ * signature is checked against program.ptir before that, in a work dir; in a cache entry, after
+ * loading, against the fingerprint compiled into the orchestration object); 4. dlopen, then the
  * Build-ID of the image the dynamic loader actually mapped is compared again (a file replaced
  * between check and load is refused). When an older image of the same path is still mapped in
  * this process (a rebuilt work dir loaded again before the old program was released), the
@@ -485,8 +487,14 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     pto_manifest_free(&m);
     return s;
   }
-  s = check_signature(work_dir, &m);
-  if (s) goto fail;
+  /* A cache entry (expect_key) is pto's own output: its orchestration object carries the
+   * fingerprint of the signature it was compiled for, checked below against the manifest's, so
+   * reading and parsing program.ptir again on every hit would prove nothing more. A work dir (or
+   * an entry whose object has no fingerprint) is checked against program.ptir, before loading. */
+  if (!expect_key) {
+    s = check_signature(work_dir, &m);
+    if (s) goto fail;
+  }
   s = verify_binary(work_dir, &m, &m.orch, &orch_real, &orch_buf, &orch_len);
   if (s) goto fail;
   s = verify_binary(work_dir, &m, &m.kernels_so, &kern_real, &kern_buf, &kern_len);
@@ -561,6 +569,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     goto fail;
   }
   s = check_fingerprint(work_dir, &m, p->orch_dl);
+  if (!s && expect_key && !sym(p->orch_dl, PTO_ORCH_FINGERPRINT_SYMBOL))
+    s = check_signature(work_dir, &m);
   if (s) goto fail;
   p->current_op = sym(p->orch_dl, "pto_orch_current_op"); /* absent in hand-written code */
   p->positions = pto__positions_read(work_dir);

@@ -411,6 +411,54 @@ static void test_cache_edited_source_in_entry_is_corrupt(void **state) {
   assert_recovers(9, edit_source, "edited since it was compiled");
 }
 
+/* The manifest's signature edited (a hit no longer reads program.ptir: the fingerprint compiled
+ * into the orchestration object gives it away). */
+static void edit_signature(const char *dir) {
+  pto_manifest m;
+  assert_pto_ok(pto_manifest_read(dir, &m));
+  assert_int_equal(m.sig.params[0].dtype, PTO_DTYPE_F32);
+  m.sig.params[0].dtype = PTO_DTYPE_F64;
+  assert_pto_ok(pto_manifest_write(dir, &m));
+  pto_manifest_free(&m);
+}
+
+static void test_cache_edited_signature_in_entry_is_corrupt(void **state) {
+  (void)state;
+  assert_recovers(29, edit_signature, "does not match the one orchestration/main.so was compiled");
+}
+
+/* The counters file is rewritten in place: a count leaves exactly its text, and cuts a longer
+ * file (not truncated when the text only grew: one system call less on every hit). */
+static void test_cache_counters_rewrite_the_stats_file_in_place(void **state) {
+  (void)state;
+  assert_int_equal(mkdir(g_cache, 0700), 0);
+  char path[4200], *text = NULL;
+  snprintf(path, sizeof path, "%s/stats", g_cache);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("pto-cache-stats/1\nhits 5\n# a note that makes the file longer than what is written "
+        "back, at well over a hundred bytes of text in all, to be cut away\n",
+        f);
+  fclose(f);
+  pto__loader_count(g_cache, PTO__COUNT_HITS, 1);
+  uint64_t v[PTO__COUNT_N];
+  assert_pto_ok(pto__loader_counts_read(g_cache, v));
+  assert_int_equal(v[PTO__COUNT_HITS], 6);
+  size_t len = 0;
+  assert_pto_ok(pto_file_read(path, 4096, (uint8_t **)&text, &len));
+  assert_null(strstr(text, "a note"));
+  assert_int_equal(strlen(text), len);
+  free(text);
+  for (int i = 0; i < 11; i++)
+    pto__loader_count(g_cache, PTO__COUNT_MISSES, 1); /* 9 -> 10: the text grows by a byte */
+  assert_pto_ok(pto__loader_counts_read(g_cache, v));
+  assert_int_equal(v[PTO__COUNT_MISSES], 11);
+  assert_pto_ok(pto_file_read(path, 4096, (uint8_t **)&text, &len));
+  assert_non_null(strstr(text, "\nmisses 11\n"));
+  assert_int_equal(text[len - 1], '\n');
+  free(text);
+}
+
 static void test_cache_entry_without_manifest_is_corrupt(void **state) {
   (void)state;
   assert_recovers(10, drop_manifest, "no manifest");
@@ -712,6 +760,8 @@ int main(void) {
       cmocka_unit_test_setup(test_cache_swapped_object_is_detected_and_rebuilt, setup),
       cmocka_unit_test_setup(test_cache_build_id_mismatch_is_detected_and_rebuilt, setup),
       cmocka_unit_test_setup(test_cache_edited_source_in_entry_is_corrupt, setup),
+      cmocka_unit_test_setup(test_cache_edited_signature_in_entry_is_corrupt, setup),
+      cmocka_unit_test_setup(test_cache_counters_rewrite_the_stats_file_in_place, setup),
       cmocka_unit_test_setup(test_cache_entry_without_manifest_is_corrupt, setup),
       cmocka_unit_test_setup(test_cache_entry_filed_under_another_key_is_corrupt, setup),
       cmocka_unit_test_setup(test_cache_compile_to_dir_copies_a_verified_entry, setup),
