@@ -298,7 +298,7 @@ int cmd_run(int argc, char **argv) {
   for (int j = 0; a.check && j < sig->nparams; j++) {
     if (sig->params[j].is_tensor) {
       /* The reference interpreter's own copy of the inputs. */
-      pd[j].ref = malloc(pd[j].nbytes ? pd[j].nbytes : 1);
+      pd[j].ref = cli_tensor_data_alloc(pd[j].nbytes);
       if (!pd[j].ref) {
         s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
         goto out;

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "inputs.h"
 #include "npy.h"
@@ -327,21 +326,12 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
       break;
     }
     d->nbytes = (size_t)nbytes;
-    d->data = calloc(1, d->nbytes ? d->nbytes : 1);
+    d->data = cli_tensor_data_alloc(d->nbytes);
     if (!d->data) {
       s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory for parameter '%s' (%zu bytes)",
                           sp->name, d->nbytes);
       break;
     }
-#ifdef MADV_POPULATE_WRITE
-    /* Every byte is written below or by the launch's copy back: fault the pages of a large
-     * buffer (its own mapping, from calloc) in with one call, not one fault each. */
-    if (d->nbytes >= 65536) {
-      uintptr_t lo = ((uintptr_t)d->data + 4095) & ~(uintptr_t)4095;
-      uintptr_t hi = ((uintptr_t)d->data + d->nbytes) & ~(uintptr_t)4095;
-      if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-    }
-#endif
     d->t.data = d->data;
     d->fed = in != NULL;
     const char *src = in ? in->value : (sp->dir == PTO_DIR_OUT ? "zeros" : NULL);
@@ -399,8 +389,8 @@ pto_status cli_prepare_params(const pto_signature *sig, const cli_inputs *a, cli
 
 void cli_params_free(cli_param *pd, pto_arg *args, int nparams) {
   for (int j = 0; pd && j < nparams; j++) {
-    free(pd[j].data);
-    free(pd[j].ref);
+    cli_tensor_data_free(pd[j].data);
+    cli_tensor_data_free(pd[j].ref);
   }
   free(pd);
   free(args);

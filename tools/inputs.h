@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "tensor_data.h"
 #include "pto/runtime.h"
 
 /* --devices N (ids 0..N-1) or --devices ID,ID,... (CLI.md): parses text into out (up to
