@@ -433,9 +433,9 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
         /* out is never copied in; zeros keep runs deterministic (memory never handed out
          * before holds them already) */
         if (!zero) memset(dev, 0, (size_t)nbytes);
-      }
-      else
+      } else {
         pto__rt_copy_host_to_contig(dev, h);
+      }
       t->buffer = t->addr = addr;
       t->dtype = (int32_t)h->dtype;
       rank = h->rank;
