@@ -12,12 +12,6 @@
 #include "runtime_internal.h"
 #include "testutil.h"
 
-static int all_zero(const uint8_t *p, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (p[i]) return 0;
-  return 1;
-}
-
 static void test_fresh_memory_is_zero_and_reused_memory_is_not_assumed_zero(void **state) {
   (void)state;
   pto__rt_devmem m;
@@ -28,12 +22,12 @@ static void test_fresh_memory_is_zero_and_reused_memory_is_not_assumed_zero(void
   assert_null(pto__rt_devmem_alloc_whole(&m, 100000, "a", NULL, &a, &zero));
   assert_int_equal(zero, 1);
   uint8_t *pa = pto__rt_devmem_host(&m, a);
-  assert_true(all_zero(pa, 100000));
+  assert_true(tu_all_zero(pa, 100000));
   memset(pa, 0xab, 100000); /* a launch's data */
   /* A second buffer after it: never handed out either. */
   assert_null(pto__rt_devmem_alloc_whole(&m, 5000, "b", NULL, &b, &zero));
   assert_int_equal(zero, 1);
-  assert_true(all_zero(pto__rt_devmem_host(&m, b), 5000));
+  assert_true(tu_all_zero(pto__rt_devmem_host(&m, b), 5000));
   /* a's memory again, first fit: dirty, so the caller must zero it. */
   assert_int_equal(pto__rt_devmem_free(&m, a), 1);
   assert_null(pto__rt_devmem_alloc_whole(&m, 64, "c", NULL, &c, &zero));

@@ -8,12 +8,6 @@
 #include "../../tools/tensor_data.c"
 #include "testutil.h"
 
-static int all_zero(const uint8_t *p, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (p[i]) return 0;
-  return 1;
-}
-
 static void test_large_tensors_share_a_region_small_ones_do_not(void **state) {
   (void)state;
   uint8_t *a = cli_tensor_data_alloc(200000), *b = cli_tensor_data_alloc(65536 + 3);
@@ -28,7 +22,7 @@ static void test_large_tensors_share_a_region_small_ones_do_not(void **state) {
   assert_int_equal((uintptr_t)a % 64, 0);
   assert_int_equal((uintptr_t)b % 64, 0);
   assert_true(b >= a + 200000); /* carved in order, no overlap */
-  assert_true(all_zero(a, 200000) && all_zero(b, 65536 + 3) && all_zero(small, 100));
+  assert_true(tu_all_zero(a, 200000) && tu_all_zero(b, 65536 + 3) && tu_all_zero(small, 100));
   memset(a, 1, 200000);
   memset(b, 2, 65536 + 3);
   assert_int_equal(a[199999], 1); /* b did not overwrite a's tail */
@@ -43,7 +37,7 @@ static void test_large_tensors_share_a_region_small_ones_do_not(void **state) {
   uint8_t *c = cli_tensor_data_alloc(300000);
   assert_non_null(c);
   assert_non_null(g_data.base);
-  assert_true(all_zero(c, 300000));
+  assert_true(tu_all_zero(c, 300000));
   cli_tensor_data_free(c);
   assert_null(g_data.base);
 }

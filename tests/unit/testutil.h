@@ -28,6 +28,8 @@ void tu_assert_status_contains(pto_status s, const char *needle, const char *fil
 /* malloc'd contents of a file (NUL-terminated), or NULL. */
 char *tu_read_file(const char *path, size_t *out_len);
 int tu_write_file(const char *path, const char *text);
+/* Whether the n bytes at p are all zero. */
+int tu_all_zero(const void *p, size_t n);
 /* A fresh temporary directory under $TMPDIR (malloc'd path). */
 char *tu_mkdtemp(const char *tag);
 /* Removes a directory tree. */
