@@ -351,6 +351,9 @@ typedef struct pto__rt_launch {
 } pto__rt_launch;
 
 pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w);
+/* submit_args of the orchestration table (orch_args.c), over L->api's other entries; ctx is L. */
+int32_t pto__rt_api_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t *out_nouts,
+                                int64_t *out_task_id);
 void pto__rt_launch_fini(pto__rt_launch *L);
 /* Prepares L for a launch of prog; opens the outermost scope. */
 void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog);

@@ -332,6 +332,21 @@ struct ChipTensor {
 };
 static_assert(std::is_standard_layout_v<ChipTensor> && std::is_trivial_v<ChipTensor>,
               "ChipTensor must stay plain data");
+/* The runtime reads and writes ChipTensors as pto_orch_chip_tensor (submit_args). */
+static_assert(sizeof(ChipTensor) == sizeof(pto_orch_chip_tensor) &&
+                  offsetof(ChipTensor, addr) == offsetof(pto_orch_chip_tensor, addr) &&
+                  offsetof(ChipTensor, shapes) == offsetof(pto_orch_chip_tensor, shapes) &&
+                  offsetof(ChipTensor, strides) == offsetof(pto_orch_chip_tensor, strides) &&
+                  offsetof(ChipTensor, ndims) == offsetof(pto_orch_chip_tensor, ndims) &&
+                  offsetof(ChipTensor, dtype) == offsetof(pto_orch_chip_tensor, dtype) &&
+                  offsetof(ChipTensor, owner_task_id) ==
+                      offsetof(pto_orch_chip_tensor, owner_task_id) &&
+                  offsetof(ChipTensor, start_offset) ==
+                      offsetof(pto_orch_chip_tensor, start_offset) &&
+                  offsetof(ChipTensor, manual_dep) == offsetof(pto_orch_chip_tensor, manual_dep) &&
+                  sizeof(TaskId) == sizeof(int64_t) && sizeof(bool) == sizeof(uint8_t) &&
+                  sizeof(DataType) == sizeof(int32_t),
+              "ChipTensor must have the layout of pto_orch_chip_tensor");
 using Tensor = ChipTensor;
 
 namespace pto_orch_detail {
@@ -550,10 +565,21 @@ static_assert(std::is_standard_layout_v<ChipTaskArgs> &&
 
 
 
+class CoreTaskArgs;
+class TaskOutputTensors;
+namespace pto_orch_detail {
+inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args);
+}  // namespace pto_orch_detail
+
 /* One task's arguments, in add_* order (tensors) and add_scalar order (scalars). */
 class CoreTaskArgs {
  public:
-  enum SlotKind : int32_t { IN = PTO_ORCH_ARG_IN, OUT = PTO_ORCH_ARG_OUT, INOUT = PTO_ORCH_ARG_INOUT, CREATE = 100 };
+  enum SlotKind : int32_t {
+    IN = PTO_ORCH_ARG_IN,
+    OUT = PTO_ORCH_ARG_OUT,
+    INOUT = PTO_ORCH_ARG_INOUT,
+    CREATE = PTO_ORCH_ARG_CREATE
+  };
 
   CoreTaskArgs() : has_error(false), error_msg(nullptr), ntensors_(0), nscalars_(0) {}
   CoreTaskArgs(const CoreTaskArgs &) = delete;
@@ -760,6 +786,7 @@ class CoreTaskArgs {
       inits_[ntensors_ - 1] = ci.initial_value;
     }
   }
+  friend TaskOutputTensors pto_orch_detail::submit(const MixedKernels &, const CoreTaskArgs &);
   void add_scalar_one(uint64_t v) {
     if (nscalars_ >= MAX_SCALAR_ARGS) {
       set_error("too many scalar arguments in one task (PTO_ORCH_MAX_SCALAR_ARGS)");
@@ -836,6 +863,7 @@ class TaskOutputTensors {
   void set_task_id(TaskId id) { id_ = id; }
 
  private:
+  friend TaskOutputTensors pto_orch_detail::submit(const MixedKernels &, const CoreTaskArgs &);
   uint32_t n_;
   TaskId id_;
   ChipTensor outs_[MAX_TENSOR_ARGS];
@@ -855,98 +883,39 @@ inline bool create(const pto_orch_api *api, const ChipTensor &info, const uint64
   return true;
 }
 
+/* One task: CoreTaskArgs is described (pointers and counts, no copies) to the runtime, which
+ * checks and converts it (runtime/orch_args.c: TensorCreateInfo outputs created with their
+ * initial values, explicit dependencies, the predicate, the launch spec checks) and submits it. */
 inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args) {
   TaskOutputTensors out;
   const pto_orch_api *api = tls_api;
-  if (!api || api->is_fatal(api->ctx)) return out;
-  if (args.has_error) {
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit of kernel %d: %s",
-                    mk.aic_kernel_id >= 0 ? mk.aic_kernel_id : mk.aiv0_kernel_id,
-                    args.error_msg ? args.error_msg : "invalid arguments");
-    return out;
-  }
-  const PTO2LaunchSpec &ls = args.launch_spec;
-  if (ls.require_sync_start()) {
-    bool aiv_only = mk.aic_kernel_id < 0;
-    int32_t room = aiv_only ? api->core_count(api->ctx, PTO_CORE_AIV)
-                            : api->core_count(api->ctx, PTO_CORE_AIC);
-    if (ls.block_num() > room) {
-      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
-                      "submit: require_sync_start with block_num %d, more than the %d %s",
-                      ls.block_num(), room, aiv_only ? "AIV cores" : "clusters");
-      return out;
-    }
-  }
-  pto_orch_task_arg a[MAX_TENSOR_ARGS + MAX_SCALAR_ARGS];
-  int32_t n = 0;
-  uint32_t created[MAX_TENSOR_ARGS];
-  uint32_t ncreated = 0;
-  for (int32_t i = 0; i < args.tensor_count(); i++) {
-    pto_orch_task_arg &x = a[n++];
-    x.reserved = 0;
-    x.scalar = 0;
-    if (args.tensor_kind(i) == CoreTaskArgs::CREATE) {
-      ChipTensor t;
-      uint64_t init;
-      bool has = args.initial_value(i, &init);
-      if (!create(api, args.tensor(i), has ? &init : nullptr, &t)) return out;
-      created[ncreated++] = static_cast<uint32_t>(n - 1);
-      x.kind = PTO_ORCH_ARG_OUT;
-      x.tensor = t.to_c();
-    } else {
-      x.kind = args.tensor_kind(i);
-      x.tensor = args.tensor(i).to_c();
-    }
-  }
-  for (int32_t i = 0; i < args.scalar_count(); i++) {
-    pto_orch_task_arg &x = a[n++];
-    std::memset(&x, 0, sizeof x);
-    x.kind = PTO_ORCH_ARG_SCALAR;
-    x.scalar = args.scalar(i);
-  }
-  int64_t deps[256];
-  pto_orch_tensor pred_c;
-  uint32_t ndeps = args.explicit_dep_count();
-  if (ndeps > sizeof deps / sizeof deps[0]) {
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit: %u explicit dependencies (at most 256)", ndeps);
-    return out;
-  }
-  for (uint32_t i = 0; i < ndeps; i++) deps[i] = args.explicit_dep(i).value;
-  pto_orch_submit sub;
-  std::memset(&sub, 0, sizeof sub);
-  sub.kernel_ids[PTO_ORCH_SLOT_AIC] = mk.aic_kernel_id;
-  sub.kernel_ids[PTO_ORCH_SLOT_AIV0] = mk.aiv0_kernel_id;
-  sub.kernel_ids[PTO_ORCH_SLOT_AIV1] = mk.aiv1_kernel_id;
-  sub.block_num = ls.block_num();
-  sub.args = a;
-  sub.nargs = n;
-  sub.deps = deps;
-  sub.ndeps = static_cast<int32_t>(ndeps);
-  sub.allow_early_resolve = args.allow_early_resolve();
-  sub.dump_mask = args.dump_arg_mask();
-  sub.require_sync_start = ls.require_sync_start() ? 1 : 0;
-  const CoreTaskPredicate &p = args.predicate();
-  sub.pred_op = static_cast<int32_t>(p.op);
-  if (p.op != PredicateOp::NONE) {
-    if (!p.operand.tensor || p.operand.ndims != p.operand.tensor->ndims) {
-      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit: a predicate needs a tensor and one index "
-                                               "per dim");
-      return out;
-    }
-    pred_c = p.operand.tensor->to_c();
-    sub.pred_tensor = &pred_c;
-    for (uint32_t d = 0; d < p.operand.ndims; d++) sub.pred_idx[d] = p.operand.indices[d];
-    sub.pred_target = p.target;
-  }
-  int64_t id = -1;
-  if (api->submit_task(api->ctx, &sub, &id) != 0) return out;
-  for (uint32_t i = 0; i < ncreated; i++) {
-    ChipTensor t;
-    t = ChipTensor::from_c(a[created[i]].tensor);
-    t.owner_task_id = TaskId{id};
-    out.materialize_output(t);
-  }
-  out.set_task_id(TaskId{id});
+  if (!api) return out;
+  pto_orch_task_args t;
+  t.kernel_ids[PTO_ORCH_SLOT_AIC] = mk.aic_kernel_id;
+  t.kernel_ids[PTO_ORCH_SLOT_AIV0] = mk.aiv0_kernel_id;
+  t.kernel_ids[PTO_ORCH_SLOT_AIV1] = mk.aiv1_kernel_id;
+  t.has_error = args.has_error;
+  t.error_msg = args.error_msg;
+  t.ntensors = args.ntensors_;
+  t.nscalars = args.nscalars_;
+  t.kinds = args.kinds_;
+  t.tensors = reinterpret_cast<const pto_orch_chip_tensor *>(args.tensors_);
+  t.has_init = reinterpret_cast<const uint8_t *>(args.has_init_);
+  t.inits = args.inits_;
+  t.scalars = args.scalars_;
+  t.deps = reinterpret_cast<const int64_t *>(args.deps_);
+  t.ndeps = args.ndeps_;
+  t.block_num = args.launch_spec.block_num();
+  t.require_sync_start = args.launch_spec.require_sync_start();
+  t.allow_early_resolve = args.early_resolve_;
+  t.dump_mask = args.dump_mask_;
+  t.pred_op = static_cast<int32_t>(args.predicate_.op);
+  t.pred_ndims = args.predicate_.operand.ndims;
+  t.pred_tensor = reinterpret_cast<const pto_orch_chip_tensor *>(args.predicate_.operand.tensor);
+  t.pred_indices = args.predicate_.operand.indices;
+  t.pred_target = args.predicate_.target;
+  t.outs = reinterpret_cast<pto_orch_chip_tensor *>(out.outs_);
+  api->submit_args(api->ctx, &t, &out.n_, &out.id_.value);
   return out;
 }
 

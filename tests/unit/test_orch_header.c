@@ -24,6 +24,21 @@ static const char k_orch_cpp[] =
     "    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, \"mode %ld is not supported\", (long)mode);\n"
     "    return;\n"
     "  }\n"
+    "  if (mode == 2) {\n"
+    "    CoreTaskArgs many;\n"
+    "    for (int i = 0; i <= MAX_TENSOR_ARGS; i++) many.add_input(x);\n"
+    "    TaskOutputTensors none = rt_submit_aiv_task(0, many);\n"
+    "    if (!none.empty() || none.task_id().is_valid()) rt_report_fatal(1, \"outputs\");\n"
+    "    return;\n"
+    "  }\n"
+    "  if (mode == 3) {\n"
+    "    static TaskId deps[300];\n"
+    "    CoreTaskArgs late;\n"
+    "    late.add_inout(y);\n"
+    "    late.set_dependencies(deps, 300);\n"
+    "    rt_submit_aic_task(1, late);\n"
+    "    return;\n"
+    "  }\n"
     "  const uint32_t rows = static_cast<uint32_t>(x.shapes[0]);\n"
     "  for (uint32_t r = 0; r < rows; r += 4) {\n"
     "    PTO2_SCOPE() {\n"
@@ -151,6 +166,15 @@ static void test_orchestration_header_compiles_and_runs(void **state) {
   args[3] = pto_arg_i64(1);
   assert_status_contains(pto_worker_run(w, p, args, 4),
                          "orchestration: reported a fatal error (code 1): mode 1 is not supported");
+  /* CoreTaskArgs's errors, reported by the runtime's submit_args. */
+  args[3] = pto_arg_i64(2);
+  assert_status_contains(pto_worker_run(w, p, args, 4),
+                         "orchestration: reported a fatal error (code 1): submit of kernel 0: too "
+                         "many tensor arguments in one task (PTO_ORCH_MAX_TENSOR_ARGS)");
+  args[3] = pto_arg_i64(3);
+  assert_status_contains(pto_worker_run(w, p, args, 4),
+                         "orchestration: reported a fatal error (code 1): submit: 300 explicit "
+                         "dependencies (at most 256)");
   args[3] = pto_arg_i64(0);
   assert_pto_ok(pto_worker_run(w, p, args, 4));
   pto_device_memory_info mi;
