@@ -1,5 +1,6 @@
-/* submit_args of the orchestration table: a CoreTaskArgs of pto_orchestration_api.h, described by
- * a pto_orch_task_args, becomes one submit_task. This is the conversion the header once did
+/* The C side of pto_orchestration_api.h in the orchestration table: submit_args (a CoreTaskArgs
+ * of the header, described by a pto_orch_task_args, becomes one submit_task) and slice
+ * (tensor.slice of a ChipTensor). This is the conversion the header once did
  * inline in every orchestration (ChipTensor to pto_orch_tensor, TensorCreateInfo outputs created
  * with their initial values, scalars, explicit dependencies, the predicate, the launch spec
  * checks), with the same checks and messages; done here, generated C++ compiles in less time. */
@@ -39,7 +40,7 @@ static void chip_to_c(const pto_orch_chip_tensor *t, pto_orch_tensor *c) {
 }
 
 /* ChipTensor::from_c: extents beyond 32 bits are not representable in a ChipTensor. */
-static void c_to_chip(const pto_orch_tensor *c, pto_orch_chip_tensor *t) {
+void pto__rt_chip_tensor(const pto_orch_tensor *c, pto_orch_chip_tensor *t) {
   memset(t, 0, sizeof *t);
   t->buffer = c->buffer;
   t->addr = c->addr;
@@ -106,7 +107,7 @@ int32_t pto__rt_api_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t
         goto done;
       /* Through a ChipTensor, as the header did. */
       pto_orch_chip_tensor made;
-      c_to_chip(&c, &made);
+      pto__rt_chip_tensor(&c, &made);
       x->kind = PTO_ORCH_ARG_OUT;
       chip_to_c(&made, &x->tensor);
     } else {
@@ -155,7 +156,7 @@ int32_t pto__rt_api_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t
     if (t->kinds[i] != PTO_ORCH_ARG_CREATE) continue;
     if (!t->outs) break;
     pto_orch_chip_tensor *o = &t->outs[nouts++];
-    c_to_chip(&a[i].tensor, o);
+    pto__rt_chip_tensor(&a[i].tensor, o);
     o->owner_task_id = id;
   }
   *out_nouts = nouts;
@@ -163,5 +164,38 @@ int32_t pto__rt_api_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t
   rc = 0;
 done:
   if (a != small) free(a);
+  return rc;
+}
+
+int32_t pto__rt_api_slice(void *ctx, const pto_orch_chip_tensor *src, int32_t n,
+                          const int64_t *offs, const int64_t *shape, pto_orch_chip_tensor *out) {
+  pto__rt_launch *L = ctx;
+  *out = *src;
+  if (n < 0 || n > PTO_MAX_RANK || (n && (!offs || !shape))) {
+    fatal(L, "tensor.slice: %d offsets and extents (at most %d)", n, PTO_MAX_RANK);
+    return 1;
+  }
+  int32_t rc = 0;
+  int64_t elem_offset = 0;
+  for (int32_t d = 0; d < n; d++) {
+    const int64_t extent = src->shapes[d];
+    if (offs[d] < 0 || offs[d] >= extent) {
+      fatal(L, "tensor.slice: offset %lld of dim %d is outside the extent %lld",
+            (long long)offs[d], (int)d, (long long)extent);
+      rc = 1;
+    }
+    int64_t off = offs[d] < 0 ? 0 : offs[d];
+    int64_t room = extent - off;
+    if (room < 0) room = 0;
+    if (off > extent) off = extent;
+    elem_offset += off * src->strides[d];
+    out->shapes[d] = (uint32_t)(shape[d] < room ? shape[d] : room);
+  }
+  uint64_t esize = src->dtype >= 0 && src->dtype < PTO_DTYPE_COUNT
+                       ? pto_dtype_size((pto_dtype)src->dtype)
+                       : 0;
+  out->addr += (uint64_t)elem_offset * esize;
+  out->start_offset += (uint64_t)elem_offset;
+  out->manual_dep = src->manual_dep ? 1 : 0;
   return rc;
 }

@@ -39,11 +39,27 @@ typedef struct pto_orch_tensor {
   uint8_t reserved[7];
 } pto_orch_tensor;
 
+/* Version 4. ChipTensor of pto_orchestration_api.h (PyPTO's field types: 32-bit extents), whose
+ * layout the header asserts; pto_orch_tensor is the runtime's form (64-bit extents). */
+typedef struct pto_orch_chip_tensor {
+  uint64_t buffer;
+  uint64_t addr;
+  uint32_t shapes[PTO_MAX_RANK];
+  int64_t strides[PTO_MAX_RANK];
+  uint32_t ndims;
+  int32_t dtype;          /* pto_dtype */
+  int64_t owner_task_id;  /* -1: none */
+  uint64_t start_offset;
+  uint8_t manual_dep;     /* a C++ bool: 0 or 1 */
+} pto_orch_chip_tensor;
+
 typedef struct pto_orch_args {
   const pto_orch_tensor *tensors; /* the entry's tensor parameters, declaration order */
   const uint64_t *scalars;        /* the entry's scalar parameters as slots, declaration order */
   int32_t ntensors;
   int32_t nscalars;
+  /* Version 4: the tensors again as ChipTensors (ChipTaskArgs::tensor hands these out). */
+  const pto_orch_chip_tensor *chip_tensors;
 } pto_orch_args;
 
 enum { PTO_ORCH_ARG_IN = 0, PTO_ORCH_ARG_OUT = 1, PTO_ORCH_ARG_INOUT = 2, PTO_ORCH_ARG_SCALAR = 3 };
@@ -102,20 +118,6 @@ typedef struct pto_orch_submit {
                                           may not exceed the cores of each kernel's type */
   int32_t reserved;
 } pto_orch_submit;
-
-/* Version 4. ChipTensor of pto_orchestration_api.h (PyPTO's field types: 32-bit extents), whose
- * layout the header asserts; pto_orch_tensor is the runtime's form (64-bit extents). */
-typedef struct pto_orch_chip_tensor {
-  uint64_t buffer;
-  uint64_t addr;
-  uint32_t shapes[PTO_MAX_RANK];
-  int64_t strides[PTO_MAX_RANK];
-  uint32_t ndims;
-  int32_t dtype;          /* pto_dtype */
-  int64_t owner_task_id;  /* -1: none */
-  uint64_t start_offset;
-  uint8_t manual_dep;     /* a C++ bool: 0 or 1 */
-} pto_orch_chip_tensor;
 
 /* The kind of a CoreTaskArgs tensor that is a TensorCreateInfo output: the runtime creates it
  * (tensors[i] gives its shape, rank and dtype) and passes it as an output. */
@@ -191,6 +193,11 @@ typedef struct pto_orch_api {
    * error reported, *out_nouts 0 and *out_task_id -1). */
   int32_t (*submit_args)(void *ctx, const pto_orch_task_args *t, uint32_t *out_nouts,
                          int64_t *out_task_id);
+  /* Version 4. PTIR's tensor.slice (pto_codegen::pto_slice): *out is src with n offsets and
+   * extents applied, each extent clamped at src's edge; an offset outside its extent fails the
+   * launch. Returns 0, or nonzero after reporting. */
+  int32_t (*slice)(void *ctx, const pto_orch_chip_tensor *src, int32_t n, const int64_t *offs,
+                   const int64_t *shape, pto_orch_chip_tensor *out);
 } pto_orch_api;
 
 typedef uint32_t (*pto_orch_abi_version_fn)(void);

@@ -11,9 +11,11 @@
  * rt_report_fatal, rt_is_fatal) and implements them over the versioned C function table of
  * pto/orch_abi.h, which the runtime hands to pto_orch_bind on the dispatching thread before each
  * entry call. ChipTaskArgs has exactly the layout of pto_orch_args, so the runtime passes a
- * pointer where the entry takes a reference; ChipTensor has PyPTO's field types and is converted
- * to and from pto_orch_tensor where it crosses the table (an entry tensor on its first
- * args.tensor(i) of the call, into the calling thread's storage, valid for the whole call).
+ * pointer where the entry takes a reference; ChipTensor has PyPTO's field types and the layout of
+ * pto_orch_chip_tensor: the runtime passes the entry tensors in that form too (args.tensor(i) is
+ * the runtime's copy, valid for the whole call), converts a CoreTaskArgs at its submit
+ * (submit_args) and makes tensor.slice views (slice), so that the code each orchestration
+ * compiles stays small.
  *
  * Including this header in one translation unit of an orchestration shared object defines the
  * exported pto_orch_abi_version() and pto_orch_bind(); define PTO_ORCH_NO_EXPORTS before
@@ -513,33 +515,25 @@ class TensorArg {
   const ChipTensor *p_;
 };
 
-namespace pto_orch_detail {
-/* The entry's tensors as ChipTensors, converted on first use; valid for the whole entry call (the
- * thread's own, like the runtime table). */
-#ifndef PTO_ORCH_MAX_ENTRY_TENSORS
-#define PTO_ORCH_MAX_ENTRY_TENSORS 256
-#endif
-__attribute__((visibility("hidden"))) inline thread_local ChipTensor
-    entry_tensors[PTO_ORCH_MAX_ENTRY_TENSORS];
-}  // namespace pto_orch_detail
-
 struct ChipTaskArgs {
   const pto_orch_tensor *tensors_;
   const uint64_t *scalars_;
   int32_t ntensors_;
   int32_t nscalars_;
+  const ChipTensor *chip_tensors_; /* the runtime's ChipTensor copies of tensors_ */
 
   int32_t tensor_count() const { return ntensors_; }
   int32_t scalar_count() const { return nscalars_; }
   TensorArg tensor(int32_t i) const {
-    if (i < 0 || i >= ntensors_ || i >= PTO_ORCH_MAX_ENTRY_TENSORS) {
-      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "entry tensor %d is out of range (%d tensors)", i,
-                      ntensors_);
+    if (i < 0 || i >= ntensors_ || !chip_tensors_) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                      chip_tensors_ ? "entry tensor %d is out of range (%d tensors)"
+                                    : "entry tensor %d: the arguments carry no ChipTensors (%d "
+                                      "tensors)",
+                      i, ntensors_);
       return TensorArg(&pto_orch_detail::null_tensor());
     }
-    ChipTensor &t = pto_orch_detail::entry_tensors[i];
-    t = ChipTensor::from_c(tensors_[i]);
-    return TensorArg(&t);
+    return TensorArg(&chip_tensors_[i]);
   }
   uint64_t scalar(int32_t i) const {
     if (i < 0 || i >= nscalars_) {
@@ -558,7 +552,8 @@ static_assert(std::is_standard_layout_v<ChipTaskArgs> &&
                   sizeof(ChipTaskArgs) == sizeof(pto_orch_args) &&
                   offsetof(ChipTaskArgs, scalars_) == offsetof(pto_orch_args, scalars) &&
                   offsetof(ChipTaskArgs, ntensors_) == offsetof(pto_orch_args, ntensors) &&
-                  offsetof(ChipTaskArgs, nscalars_) == offsetof(pto_orch_args, nscalars),
+                  offsetof(ChipTaskArgs, nscalars_) == offsetof(pto_orch_args, nscalars) &&
+                  offsetof(ChipTaskArgs, chip_tensors_) == offsetof(pto_orch_args, chip_tensors),
               "ChipTaskArgs must have the layout of pto_orch_args");
 
 /* ---- tasks -------------------------------------------------------------------------------- */
@@ -717,7 +712,8 @@ class CoreTaskArgs {
   }
 
  private:
-  void add_tensor(int32_t kind, const ChipTensor &t) {
+  /* Out of line: one copy per orchestration object, not one per add_* call (compile time). */
+  __attribute__((noinline)) void add_tensor(int32_t kind, const ChipTensor &t) {
     if (ntensors_ >= MAX_TENSOR_ARGS) {
       set_error("too many tensor arguments in one task (PTO_ORCH_MAX_TENSOR_ARGS)");
       return;
@@ -1252,25 +1248,24 @@ inline pto_orch_tensor pto_view(const ChipTensor &t) { return t.to_c(); }
 
 inline ChipTensor pto_chip(const pto_orch_tensor &t) { return ChipTensor::from_c(t); }
 
-// tensor.slice: a view clamped at the tensor's edge (only the extent is clamped).
+// tensor.dim: extent d of a tensor (0 for a dim past its rank).
+inline int64_t pto_dim(const ChipTensor &t, int64_t d) {
+  return d >= 0 && d < static_cast<int64_t>(t.ndims) && d < PTO_MAX_RANK ? t.shapes[d] : 0;
+}
+
+// tensor.slice: a view clamped at the tensor's edge (only the extent is clamped), made by the
+// runtime (the table's slice entry).
+__attribute__((noinline)) inline ChipTensor pto_slice_n(const ChipTensor &src, int32_t n,
+                                                        const int64_t *offs, const int64_t *shape) {
+  ChipTensor v{};
+  if (const pto_orch_api *api = pto_orch_detail::tls_api)
+    api->slice(api->ctx, reinterpret_cast<const pto_orch_chip_tensor *>(&src), n, offs, shape,
+               reinterpret_cast<pto_orch_chip_tensor *>(&v));
+  return v;
+}
 template <size_t N>
 ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int64_t (&shape)[N]) {
-  pto_orch_tensor v = pto_view(src);
-  int64_t elem_offset = 0;
-  for (size_t d = 0; d < N; ++d) {
-    if (offs[d] < 0 || offs[d] >= v.shape[d])
-      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.slice: offset %lld of dim %d is outside the extent %lld",
-                      static_cast<long long>(offs[d]), static_cast<int>(d), static_cast<long long>(v.shape[d]));
-    int64_t off = offs[d] < 0 ? 0 : offs[d];
-    int64_t room = v.shape[d] - off;
-    if (room < 0) room = 0;
-    if (off > v.shape[d]) off = v.shape[d];
-    elem_offset += off * v.stride[d];
-    v.shape[d] = shape[d] < room ? shape[d] : room;
-  }
-  v.addr += static_cast<uint64_t>(elem_offset) * pto_dtype_bytes(v.dtype);
-  v.start_offset += static_cast<uint64_t>(elem_offset);
-  return pto_chip(v);
+  return pto_slice_n(src, static_cast<int32_t>(N), offs, shape);
 }
 
 // tensor.reshape: a view of the same elements in a new row-major shape; the source must be

@@ -100,6 +100,26 @@ static int32_t k_addc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
   return 0;
 }
 
+/* A table of stubs, for calling the entry outside the runtime: the first fatal message. */
+static char g_fatal[512];
+static void stub_report_fatal(void *ctx, int32_t code, const char *msg) {
+  (void)ctx;
+  (void)code;
+  if (!g_fatal[0]) snprintf(g_fatal, sizeof g_fatal, "%s", msg);
+}
+static int32_t stub_is_fatal(void *ctx) {
+  (void)ctx;
+  return g_fatal[0] != 0;
+}
+static int32_t stub_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t *out_nouts,
+                                int64_t *out_task_id) {
+  (void)ctx;
+  (void)t;
+  *out_nouts = 0;
+  *out_task_id = -1;
+  return 1;
+}
+
 typedef struct orch_config {
   int expected_arg_count;
 } orch_config;
@@ -133,6 +153,18 @@ static void test_orchestration_header_compiles_and_runs(void **state) {
   assert_int_equal(version(), PTO_ORCH_ABI_VERSION);
   pto_orch_args none = {0};
   assert_int_equal(config(&none).expected_arg_count, 4);
+  /* The entry tensors are the runtime's ChipTensor copies (chip_tensors): arguments without
+   * them are an error, not a read of the wrong layout. */
+  pto_orch_api stub = {.version = PTO_ORCH_ABI_VERSION, .size = sizeof stub,
+                       .report_fatal = stub_report_fatal, .is_fatal = stub_is_fatal,
+                       .submit_args = stub_submit_args};
+  pto_orch_tensor two[2] = {{0}};
+  uint64_t slots[2] = {0, 0};
+  pto_orch_args bare = {.tensors = two, .scalars = slots, .ntensors = 2, .nscalars = 2};
+  bind(&stub);
+  entry(&bare);
+  assert_string_equal(g_fatal, "entry tensor 0: the arguments carry no ChipTensors (2 tensors)");
+  bind(NULL);
 
   tsig s;
   tsig_init(&s, "header");

@@ -1,4 +1,4 @@
-/* submit_args of the orchestration table (runtime/orch_args.c): a CoreTaskArgs described by a
+/* submit_args and slice of the orchestration table (runtime/orch_args.c): a CoreTaskArgs described by a
  * pto_orch_task_args is checked, its TensorCreateInfo outputs created (with initial values) and
  * handed back owned by the task, and the task submitted; every check fails the launch with the
  * message pto_orchestration_api.h's inline submit used to report. */
@@ -210,9 +210,64 @@ static void test_submit_args_creates_outputs_and_submits(void **state) {
   pto_program_release(p);
 }
 
+/* slice: PTIR's tensor.slice of a ChipTensor (pto_codegen::pto_slice). */
+static pto_orch_chip_tensor g_slices[3];
+static int32_t g_slice_rc[3];
+static void slice_entry(const pto_orch_args *args) {
+  /* x is [4, 8] f32: rows 1.. and columns 2..7 of it, then a view 3 past the last row (the
+   * extent is clamped, not the offset), then an offset outside dim 1. */
+  pto_orch_chip_tensor x = args->chip_tensors[0];
+  x.manual_dep = 1;
+  int64_t offs[2] = {1, 2}, shape[2] = {3, 5};
+  g_slice_rc[0] = g_api->slice(g_api->ctx, &x, 2, offs, shape, &g_slices[0]);
+  int64_t offs2[1] = {3}, shape2[1] = {3};
+  g_slice_rc[1] = g_api->slice(g_api->ctx, &x, 1, offs2, shape2, &g_slices[1]);
+  int64_t offs3[2] = {0, 8}, shape3[2] = {1, 1};
+  g_slice_rc[2] = g_api->slice(g_api->ctx, &x, 2, offs3, shape3, &g_slices[2]);
+}
+
+static void test_slice_makes_clamped_views(void **state) {
+  (void)state;
+  tsig s;
+  tsig_init(&s, "slices");
+  tsig_tensor(&s, "x", PTO_DIR_IN, PTO_DTYPE_F32, "4,8");
+  pto_kernel_fn ks[1] = {k_copy};
+  const char *names[1] = {"copy"};
+  pto_program *p = tprogram(&s, bind_api, slice_entry, 1, ks, names);
+  tsig_free(&s);
+  pto_worker *w = topen(2, 0, 1);
+  float x[ROWS][COLS] = {{0}};
+  int64_t shape[2] = {ROWS, COLS};
+  pto_host_tensor hx;
+  pto_host_tensor_init(&hx, x, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[1] = {pto_arg_host(&hx)};
+  assert_status_contains(pto_worker_run(w, p, args, 1),
+                         "orchestration: reported a fatal error (code 1): tensor.slice: offset 8 "
+                         "of dim 1 is outside the extent 8");
+  assert_int_equal(g_slice_rc[0], 0);
+  assert_int_equal(g_slice_rc[1], 0);
+  assert_int_not_equal(g_slice_rc[2], 0);
+  const pto_orch_chip_tensor *a = &g_slices[0], *b = &g_slices[1];
+  assert_int_equal(a->ndims, 2);
+  assert_int_equal(a->shapes[0], 3);
+  assert_int_equal(a->shapes[1], 5);
+  assert_int_equal(a->strides[0], COLS);
+  assert_int_equal(a->strides[1], 1);
+  assert_int_equal(a->start_offset, 1 * COLS + 2);
+  assert_true(a->addr == a->buffer + (1 * COLS + 2) * sizeof(float));
+  assert_int_equal(a->manual_dep, 1);
+  assert_int_equal(a->owner_task_id, -1);
+  assert_int_equal(b->shapes[0], 1); /* 3 rows asked from row 3 of 4: clamped */
+  assert_int_equal(b->shapes[1], COLS);
+  assert_int_equal(b->start_offset, 3 * COLS);
+  pto_worker_close(w);
+  pto_program_release(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_submit_args_creates_outputs_and_submits),
+      cmocka_unit_test(test_slice_makes_clamped_views),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
