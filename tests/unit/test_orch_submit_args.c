@@ -35,6 +35,7 @@ enum {
   MODE_CREATE_FAILS,
   MODE_COUNTS,
   MODE_AFTER_FAILURE,
+  MODE_MANY_ARGS,
 };
 static int g_mode;
 /* What the entry saw: submit_args's results. */
@@ -112,6 +113,25 @@ static void entry(const pto_orch_args *args) {
   case MODE_COUNTS: a.ntensors = -1; break;
   case MODE_AFTER_FAILURE: a.has_error = 1; a.error_msg = "first"; break;
   default: break;
+  }
+  if (g_mode == MODE_MANY_ARGS) {
+    /* More arguments than the runtime's stack buffer (64): a dummy task of 40 tensors and 30
+     * scalars. */
+    static pto_orch_chip_tensor many[40];
+    static int32_t many_kinds[40];
+    static uint64_t many_scalars[30];
+    for (int i = 0; i < 40; i++) {
+      many[i] = x;
+      many_kinds[i] = PTO_ORCH_ARG_IN;
+    }
+    pto_orch_task_args d = task(-1);
+    d.ntensors = 40;
+    d.nscalars = 30;
+    d.kinds = many_kinds;
+    d.tensors = many;
+    d.scalars = many_scalars;
+    g_rc[0] = g_api->submit_args(g_api->ctx, &d, &g_nouts[0], &g_ids[0]);
+    return;
   }
   g_rc[0] = g_api->submit_args(g_api->ctx, &a, &g_nouts[0], &g_ids[0]);
   /* copy(created, y), after it (explicit dependency; a negative one is skipped) */
@@ -195,6 +215,11 @@ static void test_submit_args_creates_outputs_and_submits(void **state) {
     assert_int_equal(g_nouts[0], 0);
     assert_int_equal(g_ids[0], -1);
   }
+  g_mode = MODE_MANY_ARGS;
+  assert_pto_ok(pto_worker_run(w, p, args, 2));
+  assert_int_equal(g_rc[0], 0);
+  assert_int_equal(g_ids[0], 0);
+  assert_int_equal(g_nouts[0], 0);
   /* Once the launch has failed, a submit returns nonzero and creates nothing. */
   g_mode = MODE_AFTER_FAILURE;
   g_nouts[1] = 7;
