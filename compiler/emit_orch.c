@@ -285,11 +285,11 @@ static void emit_op(emitter *e, const pto_ir_stmt *s, int depth) {
     pto_text_pad(b, (size_t)(depth) * 2);
     pto_text_printf(b, "const int64_t ");
     vname(e, r);
-    pto_text_printf(b, " = pto_view(");
+    pto_text_printf(b, " = pto_dim(");
     emit_expr(e, a[0].expr);
-    pto_text_printf(b, ").shape[");
+    pto_text_printf(b, ", ");
     emit_expr(e, a[1].expr);
-    pto_text_printf(b, "];\n");
+    pto_text_printf(b, ");\n");
     return;
   case PTO_OP_TENSOR_READ:
     pto_text_pad(b, (size_t)(depth) * 2);
@@ -515,9 +515,9 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
       for (int d = 0; t->kind != PTO_TYPE_SCALAR && d < t->rank; d++)
         if (t->dims[d]->kind == PTO_EXPR_SYM && t->dims[d]->sym == s) found = d;
       if (found < 0) continue;
-      pto_text_printf(b, "  const int64_t s_%s = pto_view(", p->syms[s]);
+      pto_text_printf(b, "  const int64_t s_%s = pto_dim(", p->syms[s]);
       vname(&e, f->params[i].value);
-      pto_text_printf(b, ").shape[%d];\n", found);
+      pto_text_printf(b, ", %d);\n", found);
       break;
     }
   }

@@ -367,6 +367,7 @@ void pto__rt_unbind_args(pto__rt_worker *w, pto__rt_bound *b, int copy_back) {
     pto__rt_devmem_free(&w->mem, h->addr);
   }
   free(b->tensors);
+  free(b->chip_tensors);
   free(b->scalars);
   free(b->hosts);
   memset(b, 0, sizeof *b);
@@ -384,9 +385,10 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
     nh += args[i].kind == PTO_ARG_HOST_TENSOR;
   }
   out->tensors = pto_calloc((size_t)nt + 1, sizeof *out->tensors);
+  out->chip_tensors = pto_calloc((size_t)nt + 1, sizeof *out->chip_tensors);
   out->scalars = pto_calloc((size_t)ns + 1, sizeof *out->scalars);
   out->hosts = pto_calloc((size_t)nh + 1, sizeof *out->hosts);
-  if (!out->tensors || !out->scalars || !out->hosts) {
+  if (!out->tensors || !out->chip_tensors || !out->scalars || !out->hosts) {
     pto__rt_unbind_args(w, out, 0);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory binding arguments");
   }
@@ -448,6 +450,7 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
       t->stride[d] = stride;
       stride *= shape[d] ? shape[d] : 1;
     }
+    pto__rt_chip_tensor(t, &out->chip_tensors[out->ntensors - 1]);
   }
   return PTO_OK;
 }

@@ -364,6 +364,14 @@ typedef struct pto__rt_launch {
 } pto__rt_launch;
 
 pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w);
+/* submit_args of the orchestration table (orch_args.c), over L->api's other entries; ctx is L. */
+int32_t pto__rt_api_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t *out_nouts,
+                                int64_t *out_task_id);
+/* slice of the orchestration table (orch_args.c). */
+int32_t pto__rt_api_slice(void *ctx, const pto_orch_chip_tensor *src, int32_t n,
+                          const int64_t *offs, const int64_t *shape, pto_orch_chip_tensor *out);
+/* The ChipTensor of pto_orchestration_api.h for a runtime tensor (32-bit extents). */
+void pto__rt_chip_tensor(const pto_orch_tensor *c, pto_orch_chip_tensor *t);
 void pto__rt_launch_fini(pto__rt_launch *L);
 /* Prepares L for a launch of prog; opens the outermost scope. */
 void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog);
@@ -563,6 +571,7 @@ typedef struct pto__rt_host_binding {
 
 typedef struct pto__rt_bound {
   pto_orch_tensor *tensors; /* per tensor parameter, declaration order */
+  pto_orch_chip_tensor *chip_tensors; /* the same, as pto_orchestration_api.h's ChipTensors */
   uint64_t *scalars;        /* per scalar parameter, declaration order */
   int32_t ntensors, nscalars;
   pto__rt_host_binding *hosts;

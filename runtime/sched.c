@@ -1240,6 +1240,8 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   L->api.orchestration_done = api_orchestration_done;
   L->api.core_count = api_core_count;
   L->api.log = api_log;
+  L->api.submit_args = pto__rt_api_submit_args;
+  L->api.slice = pto__rt_api_slice;
   return PTO_OK;
 }
 

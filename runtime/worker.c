@@ -583,6 +583,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   oa.scalars = b.scalars;
   oa.ntensors = b.ntensors;
   oa.nscalars = b.nscalars;
+  oa.chip_tensors = b.chip_tensors;
   uint64_t t_orch0 = pto__rt_now_ns();
   pto_program_orch_entry(prog)(&oa);
   uint64_t t_orch1 = pto__rt_now_ns();

@@ -9,8 +9,10 @@
  *   OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs &);
  *   void     aicpu_orchestration_entry(const ChipTaskArgs &);
  * The runtime calls pto_orch_bind on the dispatching thread before each entry call. ChipTaskArgs
- * and ChipTensor are standard-layout C++ types with exactly the layouts of pto_orch_args and
- * pto_orch_tensor below, so C passes a pointer where C++ takes a reference. */
+ * is a standard-layout C++ type with exactly the layout of pto_orch_args below, so C passes a
+ * pointer where C++ takes a reference; ChipTensor has the layout of pto_orch_chip_tensor, and a
+ * CoreTaskArgs is described to the runtime by a pto_orch_task_args (submit_args), which converts
+ * it in C: the header keeps no conversion code, so orchestration C++ compiles fast. */
 #ifndef PTO_ORCH_ABI_H
 #define PTO_ORCH_ABI_H
 
@@ -22,7 +24,7 @@
 extern "C" {
 #endif
 
-#define PTO_ORCH_ABI_VERSION 3
+#define PTO_ORCH_ABI_VERSION 4
 
 typedef struct pto_orch_tensor {
   uint64_t buffer;               /* device address of the whole allocation (dependency tracking) */
@@ -37,11 +39,27 @@ typedef struct pto_orch_tensor {
   uint8_t reserved[7];
 } pto_orch_tensor;
 
+/* Version 4. ChipTensor of pto_orchestration_api.h (PyPTO's field types: 32-bit extents), whose
+ * layout the header asserts; pto_orch_tensor is the runtime's form (64-bit extents). */
+typedef struct pto_orch_chip_tensor {
+  uint64_t buffer;
+  uint64_t addr;
+  uint32_t shapes[PTO_MAX_RANK];
+  int64_t strides[PTO_MAX_RANK];
+  uint32_t ndims;
+  int32_t dtype;          /* pto_dtype */
+  int64_t owner_task_id;  /* -1: none */
+  uint64_t start_offset;
+  uint8_t manual_dep;     /* a C++ bool: 0 or 1 */
+} pto_orch_chip_tensor;
+
 typedef struct pto_orch_args {
   const pto_orch_tensor *tensors; /* the entry's tensor parameters, declaration order */
   const uint64_t *scalars;        /* the entry's scalar parameters as slots, declaration order */
   int32_t ntensors;
   int32_t nscalars;
+  /* Version 4: the tensors again as ChipTensors (ChipTaskArgs::tensor hands these out). */
+  const pto_orch_chip_tensor *chip_tensors;
 } pto_orch_args;
 
 enum { PTO_ORCH_ARG_IN = 0, PTO_ORCH_ARG_OUT = 1, PTO_ORCH_ARG_INOUT = 2, PTO_ORCH_ARG_SCALAR = 3 };
@@ -101,6 +119,39 @@ typedef struct pto_orch_submit {
   int32_t reserved;
 } pto_orch_submit;
 
+/* The kind of a CoreTaskArgs tensor that is a TensorCreateInfo output: the runtime creates it
+ * (tensors[i] gives its shape, rank and dtype) and passes it as an output. */
+enum { PTO_ORCH_ARG_CREATE = 100 };
+
+/* One CoreTaskArgs submitted with MixedKernels (submit_args): its arrays, read during the call.
+ * The runtime checks it, creates the CREATE tensors, submits the task (submit_task) and writes
+ * the created tensors, owned by the new task, to outs in their order. */
+typedef struct pto_orch_task_args {
+  int32_t kernel_ids[PTO_ORCH_NSLOTS];  /* -1: slot unused */
+  int32_t has_error;                    /* CoreTaskArgs::set_error was called: fail the launch */
+  const char *error_msg;                /* its message (NULL: "invalid arguments") */
+  int32_t ntensors;
+  int32_t nscalars;
+  const int32_t *kinds;                 /* PTO_ORCH_ARG_IN/OUT/INOUT, or PTO_ORCH_ARG_CREATE */
+  const pto_orch_chip_tensor *tensors;
+  const uint8_t *has_init;              /* CREATE: 1 when inits[i] is its initial element */
+  const uint64_t *inits;                /* one element's bytes, low bytes first */
+  const uint64_t *scalars;
+  const int64_t *deps;                  /* explicit dependencies (task ids); negative: skipped */
+  uint32_t ndeps;
+  int32_t block_num;                    /* launch_spec */
+  int32_t require_sync_start;
+  int32_t allow_early_resolve;
+  uint64_t dump_mask;
+  int32_t pred_op;                      /* PTO_ORCH_PRED_* */
+  uint32_t pred_ndims;                  /* indices in pred_indices */
+  const pto_orch_chip_tensor *pred_tensor;
+  const uint32_t *pred_indices;
+  int64_t pred_target;
+  pto_orch_chip_tensor *outs;           /* room for ntensors (NULL: the created ones are not
+                                           written) */
+} pto_orch_task_args;
+
 typedef struct pto_orch_api {
   uint32_t version; /* PTO_ORCH_ABI_VERSION */
   uint32_t size;    /* sizeof(pto_orch_api): the table may grow at its end */
@@ -137,6 +188,16 @@ typedef struct pto_orch_api {
   int32_t (*core_count)(void *ctx, int32_t core_type);
   /* One orchestration log line at a level (PTO_ORCH_LOG_*). */
   void (*log)(void *ctx, int32_t level, const char *func, const char *msg);
+  /* Version 4. One CoreTaskArgs task (pto_orch_task_args): returns 0 with the created tensors
+   * in t->outs[0..*out_nouts) and the task id, or nonzero once the launch has failed (the
+   * error reported, *out_nouts 0 and *out_task_id -1). */
+  int32_t (*submit_args)(void *ctx, const pto_orch_task_args *t, uint32_t *out_nouts,
+                         int64_t *out_task_id);
+  /* Version 4. PTIR's tensor.slice (pto_codegen::pto_slice): *out is src with n offsets and
+   * extents applied, each extent clamped at src's edge; an offset outside its extent fails the
+   * launch. Returns 0, or nonzero after reporting. */
+  int32_t (*slice)(void *ctx, const pto_orch_chip_tensor *src, int32_t n, const int64_t *offs,
+                   const int64_t *shape, pto_orch_chip_tensor *out);
 } pto_orch_api;
 
 typedef uint32_t (*pto_orch_abi_version_fn)(void);

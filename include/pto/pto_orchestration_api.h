@@ -11,9 +11,11 @@
  * rt_report_fatal, rt_is_fatal) and implements them over the versioned C function table of
  * pto/orch_abi.h, which the runtime hands to pto_orch_bind on the dispatching thread before each
  * entry call. ChipTaskArgs has exactly the layout of pto_orch_args, so the runtime passes a
- * pointer where the entry takes a reference; ChipTensor has PyPTO's field types and is converted
- * to and from pto_orch_tensor where it crosses the table (an entry tensor on its first
- * args.tensor(i) of the call, into the calling thread's storage, valid for the whole call).
+ * pointer where the entry takes a reference; ChipTensor has PyPTO's field types and the layout of
+ * pto_orch_chip_tensor: the runtime passes the entry tensors in that form too (args.tensor(i) is
+ * the runtime's copy, valid for the whole call), converts a CoreTaskArgs at its submit
+ * (submit_args) and makes tensor.slice views (slice), so that the code each orchestration
+ * compiles stays small.
  *
  * Including this header in one translation unit of an orchestration shared object defines the
  * exported pto_orch_abi_version() and pto_orch_bind(); define PTO_ORCH_NO_EXPORTS before
@@ -332,6 +334,21 @@ struct ChipTensor {
 };
 static_assert(std::is_standard_layout_v<ChipTensor> && std::is_trivial_v<ChipTensor>,
               "ChipTensor must stay plain data");
+/* The runtime reads and writes ChipTensors as pto_orch_chip_tensor (submit_args). */
+static_assert(sizeof(ChipTensor) == sizeof(pto_orch_chip_tensor) &&
+                  offsetof(ChipTensor, addr) == offsetof(pto_orch_chip_tensor, addr) &&
+                  offsetof(ChipTensor, shapes) == offsetof(pto_orch_chip_tensor, shapes) &&
+                  offsetof(ChipTensor, strides) == offsetof(pto_orch_chip_tensor, strides) &&
+                  offsetof(ChipTensor, ndims) == offsetof(pto_orch_chip_tensor, ndims) &&
+                  offsetof(ChipTensor, dtype) == offsetof(pto_orch_chip_tensor, dtype) &&
+                  offsetof(ChipTensor, owner_task_id) ==
+                      offsetof(pto_orch_chip_tensor, owner_task_id) &&
+                  offsetof(ChipTensor, start_offset) ==
+                      offsetof(pto_orch_chip_tensor, start_offset) &&
+                  offsetof(ChipTensor, manual_dep) == offsetof(pto_orch_chip_tensor, manual_dep) &&
+                  sizeof(TaskId) == sizeof(int64_t) && sizeof(bool) == sizeof(uint8_t) &&
+                  sizeof(DataType) == sizeof(int32_t),
+              "ChipTensor must have the layout of pto_orch_chip_tensor");
 using Tensor = ChipTensor;
 
 namespace pto_orch_detail {
@@ -498,33 +515,25 @@ class TensorArg {
   const ChipTensor *p_;
 };
 
-namespace pto_orch_detail {
-/* The entry's tensors as ChipTensors, converted on first use; valid for the whole entry call (the
- * thread's own, like the runtime table). */
-#ifndef PTO_ORCH_MAX_ENTRY_TENSORS
-#define PTO_ORCH_MAX_ENTRY_TENSORS 256
-#endif
-__attribute__((visibility("hidden"))) inline thread_local ChipTensor
-    entry_tensors[PTO_ORCH_MAX_ENTRY_TENSORS];
-}  // namespace pto_orch_detail
-
 struct ChipTaskArgs {
   const pto_orch_tensor *tensors_;
   const uint64_t *scalars_;
   int32_t ntensors_;
   int32_t nscalars_;
+  const ChipTensor *chip_tensors_; /* the runtime's ChipTensor copies of tensors_ */
 
   int32_t tensor_count() const { return ntensors_; }
   int32_t scalar_count() const { return nscalars_; }
   TensorArg tensor(int32_t i) const {
-    if (i < 0 || i >= ntensors_ || i >= PTO_ORCH_MAX_ENTRY_TENSORS) {
-      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "entry tensor %d is out of range (%d tensors)", i,
-                      ntensors_);
+    if (i < 0 || i >= ntensors_ || !chip_tensors_) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                      chip_tensors_ ? "entry tensor %d is out of range (%d tensors)"
+                                    : "entry tensor %d: the arguments carry no ChipTensors (%d "
+                                      "tensors)",
+                      i, ntensors_);
       return TensorArg(&pto_orch_detail::null_tensor());
     }
-    ChipTensor &t = pto_orch_detail::entry_tensors[i];
-    t = ChipTensor::from_c(tensors_[i]);
-    return TensorArg(&t);
+    return TensorArg(&chip_tensors_[i]);
   }
   uint64_t scalar(int32_t i) const {
     if (i < 0 || i >= nscalars_) {
@@ -543,17 +552,29 @@ static_assert(std::is_standard_layout_v<ChipTaskArgs> &&
                   sizeof(ChipTaskArgs) == sizeof(pto_orch_args) &&
                   offsetof(ChipTaskArgs, scalars_) == offsetof(pto_orch_args, scalars) &&
                   offsetof(ChipTaskArgs, ntensors_) == offsetof(pto_orch_args, ntensors) &&
-                  offsetof(ChipTaskArgs, nscalars_) == offsetof(pto_orch_args, nscalars),
+                  offsetof(ChipTaskArgs, nscalars_) == offsetof(pto_orch_args, nscalars) &&
+                  offsetof(ChipTaskArgs, chip_tensors_) == offsetof(pto_orch_args, chip_tensors),
               "ChipTaskArgs must have the layout of pto_orch_args");
 
 /* ---- tasks -------------------------------------------------------------------------------- */
 
 
 
+class CoreTaskArgs;
+class TaskOutputTensors;
+namespace pto_orch_detail {
+inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args);
+}  // namespace pto_orch_detail
+
 /* One task's arguments, in add_* order (tensors) and add_scalar order (scalars). */
 class CoreTaskArgs {
  public:
-  enum SlotKind : int32_t { IN = PTO_ORCH_ARG_IN, OUT = PTO_ORCH_ARG_OUT, INOUT = PTO_ORCH_ARG_INOUT, CREATE = 100 };
+  enum SlotKind : int32_t {
+    IN = PTO_ORCH_ARG_IN,
+    OUT = PTO_ORCH_ARG_OUT,
+    INOUT = PTO_ORCH_ARG_INOUT,
+    CREATE = PTO_ORCH_ARG_CREATE
+  };
 
   CoreTaskArgs() : has_error(false), error_msg(nullptr), ntensors_(0), nscalars_(0) {}
   CoreTaskArgs(const CoreTaskArgs &) = delete;
@@ -691,7 +712,8 @@ class CoreTaskArgs {
   }
 
  private:
-  void add_tensor(int32_t kind, const ChipTensor &t) {
+  /* Out of line: one copy per orchestration object, not one per add_* call (compile time). */
+  __attribute__((noinline)) void add_tensor(int32_t kind, const ChipTensor &t) {
     if (ntensors_ >= MAX_TENSOR_ARGS) {
       set_error("too many tensor arguments in one task (PTO_ORCH_MAX_TENSOR_ARGS)");
       return;
@@ -760,6 +782,7 @@ class CoreTaskArgs {
       inits_[ntensors_ - 1] = ci.initial_value;
     }
   }
+  friend TaskOutputTensors pto_orch_detail::submit(const MixedKernels &, const CoreTaskArgs &);
   void add_scalar_one(uint64_t v) {
     if (nscalars_ >= MAX_SCALAR_ARGS) {
       set_error("too many scalar arguments in one task (PTO_ORCH_MAX_SCALAR_ARGS)");
@@ -836,6 +859,7 @@ class TaskOutputTensors {
   void set_task_id(TaskId id) { id_ = id; }
 
  private:
+  friend TaskOutputTensors pto_orch_detail::submit(const MixedKernels &, const CoreTaskArgs &);
   uint32_t n_;
   TaskId id_;
   ChipTensor outs_[MAX_TENSOR_ARGS];
@@ -855,98 +879,39 @@ inline bool create(const pto_orch_api *api, const ChipTensor &info, const uint64
   return true;
 }
 
+/* One task: CoreTaskArgs is described (pointers and counts, no copies) to the runtime, which
+ * checks and converts it (runtime/orch_args.c: TensorCreateInfo outputs created with their
+ * initial values, explicit dependencies, the predicate, the launch spec checks) and submits it. */
 inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args) {
   TaskOutputTensors out;
   const pto_orch_api *api = tls_api;
-  if (!api || api->is_fatal(api->ctx)) return out;
-  if (args.has_error) {
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit of kernel %d: %s",
-                    mk.aic_kernel_id >= 0 ? mk.aic_kernel_id : mk.aiv0_kernel_id,
-                    args.error_msg ? args.error_msg : "invalid arguments");
-    return out;
-  }
-  const PTO2LaunchSpec &ls = args.launch_spec;
-  if (ls.require_sync_start()) {
-    bool aiv_only = mk.aic_kernel_id < 0;
-    int32_t room = aiv_only ? api->core_count(api->ctx, PTO_CORE_AIV)
-                            : api->core_count(api->ctx, PTO_CORE_AIC);
-    if (ls.block_num() > room) {
-      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
-                      "submit: require_sync_start with block_num %d, more than the %d %s",
-                      ls.block_num(), room, aiv_only ? "AIV cores" : "clusters");
-      return out;
-    }
-  }
-  pto_orch_task_arg a[MAX_TENSOR_ARGS + MAX_SCALAR_ARGS];
-  int32_t n = 0;
-  uint32_t created[MAX_TENSOR_ARGS];
-  uint32_t ncreated = 0;
-  for (int32_t i = 0; i < args.tensor_count(); i++) {
-    pto_orch_task_arg &x = a[n++];
-    x.reserved = 0;
-    x.scalar = 0;
-    if (args.tensor_kind(i) == CoreTaskArgs::CREATE) {
-      ChipTensor t;
-      uint64_t init;
-      bool has = args.initial_value(i, &init);
-      if (!create(api, args.tensor(i), has ? &init : nullptr, &t)) return out;
-      created[ncreated++] = static_cast<uint32_t>(n - 1);
-      x.kind = PTO_ORCH_ARG_OUT;
-      x.tensor = t.to_c();
-    } else {
-      x.kind = args.tensor_kind(i);
-      x.tensor = args.tensor(i).to_c();
-    }
-  }
-  for (int32_t i = 0; i < args.scalar_count(); i++) {
-    pto_orch_task_arg &x = a[n++];
-    std::memset(&x, 0, sizeof x);
-    x.kind = PTO_ORCH_ARG_SCALAR;
-    x.scalar = args.scalar(i);
-  }
-  int64_t deps[256];
-  pto_orch_tensor pred_c;
-  uint32_t ndeps = args.explicit_dep_count();
-  if (ndeps > sizeof deps / sizeof deps[0]) {
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit: %u explicit dependencies (at most 256)", ndeps);
-    return out;
-  }
-  for (uint32_t i = 0; i < ndeps; i++) deps[i] = args.explicit_dep(i).value;
-  pto_orch_submit sub;
-  std::memset(&sub, 0, sizeof sub);
-  sub.kernel_ids[PTO_ORCH_SLOT_AIC] = mk.aic_kernel_id;
-  sub.kernel_ids[PTO_ORCH_SLOT_AIV0] = mk.aiv0_kernel_id;
-  sub.kernel_ids[PTO_ORCH_SLOT_AIV1] = mk.aiv1_kernel_id;
-  sub.block_num = ls.block_num();
-  sub.args = a;
-  sub.nargs = n;
-  sub.deps = deps;
-  sub.ndeps = static_cast<int32_t>(ndeps);
-  sub.allow_early_resolve = args.allow_early_resolve();
-  sub.dump_mask = args.dump_arg_mask();
-  sub.require_sync_start = ls.require_sync_start() ? 1 : 0;
-  const CoreTaskPredicate &p = args.predicate();
-  sub.pred_op = static_cast<int32_t>(p.op);
-  if (p.op != PredicateOp::NONE) {
-    if (!p.operand.tensor || p.operand.ndims != p.operand.tensor->ndims) {
-      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "submit: a predicate needs a tensor and one index "
-                                               "per dim");
-      return out;
-    }
-    pred_c = p.operand.tensor->to_c();
-    sub.pred_tensor = &pred_c;
-    for (uint32_t d = 0; d < p.operand.ndims; d++) sub.pred_idx[d] = p.operand.indices[d];
-    sub.pred_target = p.target;
-  }
-  int64_t id = -1;
-  if (api->submit_task(api->ctx, &sub, &id) != 0) return out;
-  for (uint32_t i = 0; i < ncreated; i++) {
-    ChipTensor t;
-    t = ChipTensor::from_c(a[created[i]].tensor);
-    t.owner_task_id = TaskId{id};
-    out.materialize_output(t);
-  }
-  out.set_task_id(TaskId{id});
+  if (!api) return out;
+  pto_orch_task_args t;
+  t.kernel_ids[PTO_ORCH_SLOT_AIC] = mk.aic_kernel_id;
+  t.kernel_ids[PTO_ORCH_SLOT_AIV0] = mk.aiv0_kernel_id;
+  t.kernel_ids[PTO_ORCH_SLOT_AIV1] = mk.aiv1_kernel_id;
+  t.has_error = args.has_error;
+  t.error_msg = args.error_msg;
+  t.ntensors = args.ntensors_;
+  t.nscalars = args.nscalars_;
+  t.kinds = args.kinds_;
+  t.tensors = reinterpret_cast<const pto_orch_chip_tensor *>(args.tensors_);
+  t.has_init = reinterpret_cast<const uint8_t *>(args.has_init_);
+  t.inits = args.inits_;
+  t.scalars = args.scalars_;
+  t.deps = reinterpret_cast<const int64_t *>(args.deps_);
+  t.ndeps = args.ndeps_;
+  t.block_num = args.launch_spec.block_num();
+  t.require_sync_start = args.launch_spec.require_sync_start();
+  t.allow_early_resolve = args.early_resolve_;
+  t.dump_mask = args.dump_mask_;
+  t.pred_op = static_cast<int32_t>(args.predicate_.op);
+  t.pred_ndims = args.predicate_.operand.ndims;
+  t.pred_tensor = reinterpret_cast<const pto_orch_chip_tensor *>(args.predicate_.operand.tensor);
+  t.pred_indices = args.predicate_.operand.indices;
+  t.pred_target = args.predicate_.target;
+  t.outs = reinterpret_cast<pto_orch_chip_tensor *>(out.outs_);
+  api->submit_args(api->ctx, &t, &out.n_, &out.id_.value);
   return out;
 }
 
@@ -1283,25 +1248,24 @@ inline pto_orch_tensor pto_view(const ChipTensor &t) { return t.to_c(); }
 
 inline ChipTensor pto_chip(const pto_orch_tensor &t) { return ChipTensor::from_c(t); }
 
-// tensor.slice: a view clamped at the tensor's edge (only the extent is clamped).
+// tensor.dim: extent d of a tensor (0 for a dim past its rank).
+inline int64_t pto_dim(const ChipTensor &t, int64_t d) {
+  return d >= 0 && d < static_cast<int64_t>(t.ndims) && d < PTO_MAX_RANK ? t.shapes[d] : 0;
+}
+
+// tensor.slice: a view clamped at the tensor's edge (only the extent is clamped), made by the
+// runtime (the table's slice entry).
+__attribute__((noinline)) inline ChipTensor pto_slice_n(const ChipTensor &src, int32_t n,
+                                                        const int64_t *offs, const int64_t *shape) {
+  ChipTensor v{};
+  if (const pto_orch_api *api = pto_orch_detail::tls_api)
+    api->slice(api->ctx, reinterpret_cast<const pto_orch_chip_tensor *>(&src), n, offs, shape,
+               reinterpret_cast<pto_orch_chip_tensor *>(&v));
+  return v;
+}
 template <size_t N>
 ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int64_t (&shape)[N]) {
-  pto_orch_tensor v = pto_view(src);
-  int64_t elem_offset = 0;
-  for (size_t d = 0; d < N; ++d) {
-    if (offs[d] < 0 || offs[d] >= v.shape[d])
-      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.slice: offset %lld of dim %d is outside the extent %lld",
-                      static_cast<long long>(offs[d]), static_cast<int>(d), static_cast<long long>(v.shape[d]));
-    int64_t off = offs[d] < 0 ? 0 : offs[d];
-    int64_t room = v.shape[d] - off;
-    if (room < 0) room = 0;
-    if (off > v.shape[d]) off = v.shape[d];
-    elem_offset += off * v.stride[d];
-    v.shape[d] = shape[d] < room ? shape[d] : room;
-  }
-  v.addr += static_cast<uint64_t>(elem_offset) * pto_dtype_bytes(v.dtype);
-  v.start_offset += static_cast<uint64_t>(elem_offset);
-  return pto_chip(v);
+  return pto_slice_n(src, static_cast<int32_t>(N), offs, shape);
 }
 
 // tensor.reshape: a view of the same elements in a new row-major shape; the source must be

@@ -20,7 +20,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const ChipTensor &v0_a = args.tensor(0).ref();
   const ChipTensor &v1_b = args.tensor(1).ref();
   const ChipTensor &v2_c = args.tensor(2).ref();
-  const int64_t s_M = pto_view(v0_a).shape[0];
+  const int64_t s_M = pto_dim(v0_a, 0);
 
   const int64_t v3_nblk = pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32));
   for (int64_t v4_i = INT64_C(0); v4_i < v3_nblk; v4_i += 1) {

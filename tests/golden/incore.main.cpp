@@ -21,7 +21,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const ChipTensor &v1_y = args.tensor(1).ref();
   const ChipTensor &v2_z = args.tensor(2).ref();
   const float v3_a = pto_unslot<float>(args.scalar(0), 11);
-  const int64_t s_M = pto_view(v0_x).shape[0];
+  const int64_t s_M = pto_dim(v0_x, 0);
 
   const int64_t v4_nblk = pto_div<int64_t>((s_M + INT64_C(15)), INT64_C(16));
   for (int64_t v5_i = INT64_C(0); v5_i < v4_nblk; v5_i += 1) {

@@ -20,9 +20,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const ChipTensor &v0_a = args.tensor(0).ref();
   const ChipTensor &v1_b = args.tensor(1).ref();
   const ChipTensor &v2_c = args.tensor(2).ref();
-  const int64_t s_M = pto_view(v0_a).shape[0];
-  const int64_t s_K = pto_view(v0_a).shape[1];
-  const int64_t s_N = pto_view(v1_b).shape[1];
+  const int64_t s_M = pto_dim(v0_a, 0);
+  const int64_t s_K = pto_dim(v0_a, 1);
+  const int64_t s_N = pto_dim(v1_b, 1);
 
   for (int64_t v3_i = INT64_C(0); v3_i < pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32)); v3_i += 1) {
     for (int64_t v4_j = INT64_C(0); v4_j < pto_div<int64_t>((s_N + INT64_C(63)), INT64_C(64)); v4_j += 1) {

@@ -21,7 +21,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const ChipTensor &v1_y = args.tensor(1).ref();
   const float v2_alpha = pto_unslot<float>(args.scalar(0), 11);
   const int32_t v3_act = int32_t(0);  // specialized at compile time (slot 1)
-  const int64_t s_M = pto_view(v0_x).shape[0];
+  const int64_t s_M = pto_dim(v0_x, 0);
 
   const int64_t v4_nblk = pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32));
   for (int64_t v5_i = INT64_C(0); v5_i < v4_nblk; v5_i += 1) {

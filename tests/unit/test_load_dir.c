@@ -423,6 +423,15 @@ static void test_abi_version_mismatch(void **state) {
   compile_orch(fx->dir, 77);
   write_manifest(fx->dir);
   expect_load_error(fx->dir, PTO_STATUS_FAILED_PRECONDITION, "orchestration ABI version 77");
+  /* An object built against the previous header (before submit_args) is refused by name. */
+  compile_orch(fx->dir, PTO_ORCH_ABI_VERSION - 1);
+  write_manifest(fx->dir);
+  char want[160];
+  snprintf(want, sizeof want,
+           "orchestration/main.so: orchestration ABI version %d, this runtime needs %d; compile "
+           "the program again",
+           PTO_ORCH_ABI_VERSION - 1, PTO_ORCH_ABI_VERSION);
+  expect_load_error(fx->dir, PTO_STATUS_FAILED_PRECONDITION, want);
 }
 
 static void test_rebuilt_image_of_a_loaded_path_loads_beside_the_old(void **state) {

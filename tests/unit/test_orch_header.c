@@ -24,6 +24,21 @@ static const char k_orch_cpp[] =
     "    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, \"mode %ld is not supported\", (long)mode);\n"
     "    return;\n"
     "  }\n"
+    "  if (mode == 2) {\n"
+    "    CoreTaskArgs many;\n"
+    "    for (int i = 0; i <= MAX_TENSOR_ARGS; i++) many.add_input(x);\n"
+    "    TaskOutputTensors none = rt_submit_aiv_task(0, many);\n"
+    "    if (!none.empty() || none.task_id().is_valid()) rt_report_fatal(1, \"outputs\");\n"
+    "    return;\n"
+    "  }\n"
+    "  if (mode == 3) {\n"
+    "    static TaskId deps[300];\n"
+    "    CoreTaskArgs late;\n"
+    "    late.add_inout(y);\n"
+    "    late.set_dependencies(deps, 300);\n"
+    "    rt_submit_aic_task(1, late);\n"
+    "    return;\n"
+    "  }\n"
     "  const uint32_t rows = static_cast<uint32_t>(x.shapes[0]);\n"
     "  for (uint32_t r = 0; r < rows; r += 4) {\n"
     "    PTO2_SCOPE() {\n"
@@ -85,6 +100,26 @@ static int32_t k_addc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
   return 0;
 }
 
+/* A table of stubs, for calling the entry outside the runtime: the first fatal message. */
+static char g_fatal[512];
+static void stub_report_fatal(void *ctx, int32_t code, const char *msg) {
+  (void)ctx;
+  (void)code;
+  if (!g_fatal[0]) snprintf(g_fatal, sizeof g_fatal, "%s", msg);
+}
+static int32_t stub_is_fatal(void *ctx) {
+  (void)ctx;
+  return g_fatal[0] != 0;
+}
+static int32_t stub_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t *out_nouts,
+                                int64_t *out_task_id) {
+  (void)ctx;
+  (void)t;
+  *out_nouts = 0;
+  *out_task_id = -1;
+  return 1;
+}
+
 typedef struct orch_config {
   int expected_arg_count;
 } orch_config;
@@ -118,6 +153,18 @@ static void test_orchestration_header_compiles_and_runs(void **state) {
   assert_int_equal(version(), PTO_ORCH_ABI_VERSION);
   pto_orch_args none = {0};
   assert_int_equal(config(&none).expected_arg_count, 4);
+  /* The entry tensors are the runtime's ChipTensor copies (chip_tensors): arguments without
+   * them are an error, not a read of the wrong layout. */
+  pto_orch_api stub = {.version = PTO_ORCH_ABI_VERSION, .size = sizeof stub,
+                       .report_fatal = stub_report_fatal, .is_fatal = stub_is_fatal,
+                       .submit_args = stub_submit_args};
+  pto_orch_tensor two[2] = {{0}};
+  uint64_t slots[2] = {0, 0};
+  pto_orch_args bare = {.tensors = two, .scalars = slots, .ntensors = 2, .nscalars = 2};
+  bind(&stub);
+  entry(&bare);
+  assert_string_equal(g_fatal, "entry tensor 0: the arguments carry no ChipTensors (2 tensors)");
+  bind(NULL);
 
   tsig s;
   tsig_init(&s, "header");
@@ -151,6 +198,15 @@ static void test_orchestration_header_compiles_and_runs(void **state) {
   args[3] = pto_arg_i64(1);
   assert_status_contains(pto_worker_run(w, p, args, 4),
                          "orchestration: reported a fatal error (code 1): mode 1 is not supported");
+  /* CoreTaskArgs's errors, reported by the runtime's submit_args. */
+  args[3] = pto_arg_i64(2);
+  assert_status_contains(pto_worker_run(w, p, args, 4),
+                         "orchestration: reported a fatal error (code 1): submit of kernel 0: too "
+                         "many tensor arguments in one task (PTO_ORCH_MAX_TENSOR_ARGS)");
+  args[3] = pto_arg_i64(3);
+  assert_status_contains(pto_worker_run(w, p, args, 4),
+                         "orchestration: reported a fatal error (code 1): submit: 300 explicit "
+                         "dependencies (at most 256)");
   args[3] = pto_arg_i64(0);
   assert_pto_ok(pto_worker_run(w, p, args, 4));
   pto_device_memory_info mi;
