@@ -96,6 +96,7 @@ typedef struct lw_loop_ctx {
   const pto_ir_value *iv;
   LLVMValueRef step;
   int nnext;
+  int prefetched; /* a run has prefetched the next windows (pto__lower_fused) */
   lw_next_window next[LW_NEXT_MAX];
 } lw_loop_ctx;
 
@@ -139,6 +140,7 @@ typedef struct lw {
   LLVMValueRef *views;      /* codegen: bases of tiles that may be views of tensors (untagged) */
   int nviews, capviews;
   const pto_ir_block *cur_blk; /* codegen: the block being lowered */
+  const pto_ir_stmt *pf_store; /* codegen: the last tile.store a run prefetched (store_ahead) */
   lw_loop_ctx loop;            /* codegen: the innermost for loop around it */
 } lw;
 

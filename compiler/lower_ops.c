@@ -271,19 +271,123 @@ static int load_extents(lw *L, const pto_ir_stmt *s, int64_t R, int64_t C, LLVMV
 /* Prefetches (into L1) the nbytes from ptr + idx elements of dt on, a line at a time. A prefetch
  * never faults, so the row may lie past the tensor's end (plain, not inbounds, addressing). */
 static void prefetch_bytes(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
-                           LLVMValueRef nbytes) {
-  LLVMValueRef p = LLVMBuildGEP2(L->b, pto__lower_storage_type(L, dt), ptr, &idx, 1, "pf.row");
+                           LLVMValueRef nbytes, int write, const char *name) {
+  LLVMValueRef p = LLVMBuildGEP2(L->b, pto__lower_storage_type(L, dt), ptr, &idx, 1, name);
   LLVMValueRef lines =
       LLVMBuildLShr(L->b, add(L, nbytes, pto__lower_i64(L, 63)), pto__lower_i64(L, 6), "");
   lw_loop lp;
   LLVMValueRef line = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), lines, "pf.line");
   LLVMValueRef off = mul(L, line, pto__lower_i64(L, 64));
   LLVMValueRef q = LLVMBuildGEP2(L->b, L->t_i8, p, &off, 1, "");
-  LLVMValueRef args[4] = {q, LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 3, 0),
-                          LLVMConstInt(L->t_i32, 1, 0)};
+  LLVMValueRef args[4] = {q, LLVMConstInt(L->t_i32, (unsigned long long)write, 0),
+                          LLVMConstInt(L->t_i32, 3, 0), LLVMConstInt(L->t_i32, 1, 0)};
   LLVMTypeRef pt = L->t_ptr;
   pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
   pto__lower_loop_end(L, &lp);
+}
+
+/* Whether every value and symbol e reads has its code already (a look-ahead computes nothing
+ * that is not there yet). */
+static int expr_ready(const lw *L, const pto_ir_expr *e) {
+  switch (e->kind) {
+  case PTO_EXPR_VALUE: return L->vals[e->value->id].kind == LW_V_SCALAR;
+  case PTO_EXPR_SYM: return L->syms[e->sym] != NULL;
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return expr_ready(L, e->a);
+  case PTO_EXPR_BINARY: return expr_ready(L, e->lhs) && expr_ready(L, e->rhs);
+  default: return 1;
+  }
+}
+
+/* A store ahead: the first tile.store after `after` in the block being lowered that writes a
+ * tile of `rows` rows into a tensor at offsets whose values exist already, and that no run has
+ * prefetched: its window's start, its row stride and its row length in bytes; 0 when there is
+ * none. */
+static int store_ahead(lw *L, const pto_ir_stmt *after, int64_t rows, LLVMValueRef *out_ptr,
+                       LLVMValueRef *out_stride_bytes, int64_t *out_row_bytes) {
+  const pto_ir_block *blk = L->cur_blk;
+  int k = 0;
+  while (blk && k < blk->n && blk->stmts[k] != after)
+    k++;
+  if (!blk || k >= blk->n) return 0;
+  for (k++; k < blk->n; k++) {
+    const pto_ir_stmt *s = blk->stmts[k];
+    if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_STORE || s == L->pf_store) continue;
+    if (npositional(s) < 3) return 0;
+    const pto_ir_arg *ta = &s->op.args[0], *offs = &s->op.args[1], *tt = &s->op.args[2];
+    if (ta->kind != PTO_ARG_EXPR || ta->expr->kind != PTO_EXPR_VALUE ||
+        tt->kind != PTO_ARG_EXPR || tt->expr->kind != PTO_EXPR_VALUE ||
+        L->vals[tt->expr->value->id].kind != LW_V_TENSOR || offs->kind != PTO_ARG_LIST)
+      return 0;
+    const pto_ir_type *ty = ta->expr->value->type;
+    int64_t r = 0, c = 0;
+    if (ty->kind != PTO_TYPE_TILE || pto__lower_static_int(ty->dims[0], &r) ||
+        pto__lower_static_int(ty->dims[1], &c) || r != rows)
+      return 0;
+    const lw_tensor *T = &L->tensors[L->vals[tt->expr->value->id].tensor];
+    if (offs->list.n != T->rank) return 0;
+    for (int d = 0; d < offs->list.n; d++)
+      if (!expr_ready(L, offs->list.items[d])) return 0;
+    lw_window w;
+    if (tensor_window(L, s, T, offs, pto__lower_i64(L, r), pto__lower_i64(L, c), r, c, &w))
+      return 0;
+    L->pf_store = s;
+    int64_t es = (int64_t)pto_dtype_size(T->dt);
+    *out_ptr = w.ptr;
+    *out_stride_bytes = mul(L, w.sr, pto__lower_i64(L, es));
+    *out_row_bytes = c * es;
+    return 1;
+  }
+  return 0;
+}
+
+/* A run straight in a loop body computing a tile row by row prefetches, a block of
+ * FUSED_PF_BLOCK elements at a time, the share of that row's lines (a) of a later tile.store of
+ * the tile's shape, for writing, and (b) of the loop's next iteration's tile.load windows of as
+ * many rows (lw_loop_ctx.next), so neither the store nor the next iteration's first pass over its
+ * tile waits on memory with no arithmetic to hide it (softmax 4096x1024: a copy of an 8-row tile alone cost 112 ns a row more
+ * at DRAM sizes than in L2; with this, 10-15% off the kernel; bench/RESULTS.md). Spread rather
+ * than a burst per row: a core has only so many misses in flight. */
+#define FUSED_PF_BLOCK 256
+
+typedef struct fused_pf {
+  int nwin;
+  LLVMValueRef ptr[LW_NEXT_MAX + 1], row_stride_bytes[LW_NEXT_MAX + 1];
+  int64_t row_bytes[LW_NEXT_MAX + 1];
+  int write[LW_NEXT_MAX + 1];
+} fused_pf;
+
+static void fused_pf_plan(lw *L, const pto_ir_stmt *last, int64_t rows, fused_pf *pf) {
+  pf->nwin = 0;
+  /* Only straight in a loop body: a loop over tiles is where the next tile's and this tile's
+   * memory can be overlapped with arithmetic (a lone run keeps its flat loop). */
+  if (!L->loop.iv || L->cur_blk != L->loop.body) return;
+  if (store_ahead(L, last, rows, &pf->ptr[0], &pf->row_stride_bytes[0], &pf->row_bytes[0]))
+    pf->write[pf->nwin++] = 1;
+  if (!L->loop.prefetched) {
+    for (int e = 0; e < L->loop.nnext; e++) {
+      const lw_next_window *nw = &L->loop.next[e];
+      if (nw->rows != rows) continue;
+      pf->ptr[pf->nwin] = nw->ptr;
+      pf->row_stride_bytes[pf->nwin] =
+          mul(L, nw->sr, pto__lower_i64(L, (int64_t)pto_dtype_size(nw->dt)));
+      pf->row_bytes[pf->nwin] = nw->row_bytes;
+      pf->write[pf->nwin++] = 0;
+      L->loop.prefetched = 1;
+    }
+  }
+}
+
+/* Block jb of nb of row i: each window's share of the row's lines. */
+static void fused_pf_block(lw *L, const fused_pf *pf, LLVMValueRef i, LLVMValueRef jb,
+                           int64_t nb) {
+  for (int k = 0; k < pf->nwin; k++) {
+    int64_t share = (pf->row_bytes[k] + nb - 1) / nb;
+    LLVMValueRef off =
+        add(L, mul(L, i, pf->row_stride_bytes[k]), mul(L, jb, pto__lower_i64(L, share)));
+    prefetch_bytes(L, PTO_DTYPE_U8, pf->ptr[k], off, pto__lower_i64(L, share), pf->write[k],
+                   pf->write[k] ? "pf.store" : "pf.next");
+  }
 }
 
 /* Uses of v in an offset e built of literals, symbols, values, negation, +, - and * only
@@ -391,7 +495,7 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
     LLVMValueRef drow = mul(L, i, Cv);
     if (!general)
       prefetch_bytes(L, T->dt, w.ptr, add(L, srow, mul(L, pto__lower_i64(L, LOAD_PF_ROWS), w.sr)),
-                     pf_row_bytes);
+                     pf_row_bytes, 0, "pf.row");
     LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), w.nc, "ld.j");
     LLVMValueRef sidx = add(L, srow, general ? mul(L, j, w.sc) : j);
     LLVMValueRef raw = tensor_load(L, T->dt, w.ptr, sidx);
@@ -611,19 +715,41 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
   int any_div;
   int64_t count = fused_prepare(L, ss, n, f, &any_div);
   if (count < 0) return;
-  lw_loop lp, lr;
+  lw_loop lp, lr, lb;
   fused_env e = {.f = f};
-  if (fused_has_rows(f, n)) {
-    /* rows, then the row's elements, for the row expansions' operands */
-    const lw_tile *t0 = tile_arg(L, ss[0], 0);
-    LLVMValueRef Cv = pto__lower_i64(L, t0->cols);
+  /* The shape of the run's tiles: its first result's. */
+  const pto_ir_type *ty = ss[0]->nresults > 0 ? ss[0]->results[0]->type : NULL;
+  int64_t rows = 0, cols = 0;
+  fused_pf pf = {0};
+  if (ty && ty->kind == PTO_TYPE_TILE && !pto__lower_static_int(ty->dims[0], &rows) &&
+      !pto__lower_static_int(ty->dims[1], &cols) && rows > 0 && rows * cols == count)
+    fused_pf_plan(L, ss[n - 1], rows, &pf);
+  if (pf.nwin || fused_has_rows(f, n)) {
+    /* rows, then the row's elements: for the row expansions' operands, and for the prefetches
+     * (blocks of the row) */
+    if (!pf.nwin) {
+      const lw_tile *t0 = tile_arg(L, ss[0], 0);
+      if (!t0) return;
+      rows = t0->rows;
+      cols = t0->cols;
+    }
+    LLVMValueRef Cv = pto__lower_i64(L, cols);
     LLVMValueRef i =
-        pto__lower_loop_begin(L, &lr, pto__lower_i64(L, 0), pto__lower_i64(L, t0->rows), "ew.i");
+        pto__lower_loop_begin(L, &lr, pto__lower_i64(L, 0), pto__lower_i64(L, rows), "ew.i");
     fused_rows(L, f, n, i);
-    LLVMValueRef j = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), Cv, "ew.j");
+    LLVMValueRef j0 = pto__lower_i64(L, 0), j1 = Cv;
+    int64_t nb = (cols + FUSED_PF_BLOCK - 1) / FUSED_PF_BLOCK;
+    if (pf.nwin) {
+      LLVMValueRef jb = pto__lower_loop_begin(L, &lb, j0, pto__lower_i64(L, nb), "ew.jb");
+      fused_pf_block(L, &pf, i, jb, nb);
+      j0 = mul(L, jb, pto__lower_i64(L, FUSED_PF_BLOCK));
+      j1 = pto__lower_smin(L, add(L, j0, pto__lower_i64(L, FUSED_PF_BLOCK)), Cv);
+    }
+    LLVMValueRef j = pto__lower_loop_begin(L, &lp, j0, j1, "ew.j");
     e.k = add(L, mul(L, i, Cv), j);
     if (fused_eval(L, &e, n, 1)) return;
     pto__lower_loop_end(L, &lp);
+    if (pf.nwin) pto__lower_loop_end(L, &lb);
     pto__lower_loop_end(L, &lr);
   } else {
     e.k = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count), "ew");

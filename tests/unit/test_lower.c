@@ -2082,6 +2082,65 @@ static void check_mm64(tl_lib *L) {
   free(text);
 }
 
+/* A run that computes a tile row by row while a loop walks tiles (the softmax of bench/kernels)
+ * prefetches, a block of the row at a time, the lines its later tile.store writes (for writing)
+ * and the next iteration's tile.load window (for reading); in a loop whose load does not move
+ * with the induction value, only the store's. The results are the interpreter's (the "smx"
+ * differential case covers the kernel with both). */
+static const char *const k_fused_pf_src =
+    "program fpf\n"
+    "kernel @both(%x: tensor[32,512] f32, out %y: tensor[32,512] f32) -> (tensor[32,512] f32) {\n"
+    "  for %i in range(0, 4) {\n"
+    "    %t = tile.load(%x, [%i * 8, 0], [8, 512])\n"
+    "    %m = tile.row_max(%t)\n"
+    "    %d = tile.row_expand_sub(%t, %m)\n"
+    "    %e = tile.exp(%d)\n"
+    "    %s = tile.row_sum(%e)\n"
+    "    %p = tile.row_expand_div(%e, %s)\n"
+    "    tile.store(%p, [%i * 8, 0], %y)\n"
+    "  }\n"
+    "  return %y\n"
+    "}\n"
+    "kernel @store_only(%x: tensor[8,512] f32, out %y: tensor[32,512] f32)\n"
+    "    -> (tensor[32,512] f32) {\n"
+    "  for %i in range(0, 4) {\n"
+    "    %t = tile.load(%x, [0, 0], [8, 512])\n"
+    "    %m = tile.row_max(%t)\n"
+    "    %d = tile.row_expand_sub(%t, %m)\n"
+    "    %e = tile.exp(%d)\n"
+    "    %s = tile.row_sum(%e)\n"
+    "    %p = tile.row_expand_div(%e, %s)\n"
+    "    tile.store(%p, [%i * 8, 0], %y)\n"
+    "  }\n"
+    "  return %y\n"
+    "}\n";
+
+static void test_lower_fused_run_prefetches_store_and_next_load(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_fused_pf_src, 2);
+  assert_non_null(L);
+  static const struct {
+    const char *k;
+    int next;
+  } want[] = {{"both", 1}, {"store_only", 0}};
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    char ll[1024];
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
+    char *text = tu_read_file(ll, NULL);
+    assert_non_null(text);
+    int blocked = strstr(text, "ew.jb") != NULL;
+    int write = strstr(text, "%pf.store = ") != NULL && strstr(text, "i32 1, i32 3, i32 1)");
+    int read = strstr(text, "%pf.next = ") != NULL;
+    free(text);
+    if (!blocked || !write || read != want[w].next) {
+      print_error("@%s: blocked %d, write prefetch %d, read prefetch %d (want %d)\n", want[w].k,
+                  blocked, write, read, want[w].next);
+      fail();
+    }
+  }
+  lib_free(L);
+}
+
 static void test_lower_matmul_prefetches_next_loads(void **state) {
   (void)state;
   tl_lib *L = lib_build(k_mm_loop_src, 2);
@@ -2406,6 +2465,7 @@ int main(void) {
       cmocka_unit_test(test_lower_exp_log_bit_identical_to_reference),
       cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
       cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
+      cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
       cmocka_unit_test(test_lower_row_reductions_special_values),
       cmocka_unit_test(test_lower_dist_kernel_lowers),
       cmocka_unit_test(test_lower_rejects_non_kernel),
