@@ -345,9 +345,10 @@ static int store_ahead(lw *L, const pto_ir_stmt *after, int64_t rows, LLVMValueR
  * FUSED_PF_BLOCK elements at a time, the share of that row's lines (a) of a later tile.store of
  * the tile's shape, for writing, and (b) of the loop's next iteration's tile.load windows of as
  * many rows (lw_loop_ctx.next), so neither the store nor the next iteration's first pass over its
- * tile waits on memory with no arithmetic to hide it (softmax 4096x1024: a copy of an 8-row tile alone cost 112 ns a row more
- * at DRAM sizes than in L2; with this, 10-15% off the kernel; bench/RESULTS.md). Spread rather
- * than a burst per row: a core has only so many misses in flight. */
+ * tile waits on memory with no arithmetic to hide it (softmax 4096x1024: a copy of an 8-row tile
+ * alone cost 112 ns a row more at DRAM sizes than in L2; with this, 10-15% off the kernel;
+ * bench/RESULTS.md). Spread rather than a burst per row: a core has only so many misses in
+ * flight. */
 #define FUSED_PF_BLOCK 256
 
 typedef struct fused_pf {

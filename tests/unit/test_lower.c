@@ -2086,38 +2086,31 @@ static void check_mm64(tl_lib *L) {
  * prefetches, a block of the row at a time, the lines its later tile.store writes (for writing)
  * and the next iteration's tile.load window (for reading); in a loop whose load does not move
  * with the induction value, only the store's. The results are the interpreter's (the "smx"
- * differential case covers the kernel with both). */
-static const char *const k_fused_pf_src =
-    "program fpf\n"
-    "kernel @both(%x: tensor[32,512] f32, out %y: tensor[32,512] f32) -> (tensor[32,512] f32) {\n"
-    "  for %i in range(0, 4) {\n"
-    "    %t = tile.load(%x, [%i * 8, 0], [8, 512])\n"
-    "    %m = tile.row_max(%t)\n"
-    "    %d = tile.row_expand_sub(%t, %m)\n"
-    "    %e = tile.exp(%d)\n"
-    "    %s = tile.row_sum(%e)\n"
-    "    %p = tile.row_expand_div(%e, %s)\n"
-    "    tile.store(%p, [%i * 8, 0], %y)\n"
+ * differential case covers the kernel with both). A kernel of the test program: its name, the
+ * rows of its x, the row offset of its load. */
+static const char *const k_fused_pf_kernel =
+    "kernel @%s(%%x: tensor[%d,512] f32, out %%y: tensor[32,512] f32) -> (tensor[32,512] f32) {\n"
+    "  for %%i in range(0, 4) {\n"
+    "    %%t = tile.load(%%x, [%s, 0], [8, 512])\n"
+    "    %%m = tile.row_max(%%t)\n"
+    "    %%d = tile.row_expand_sub(%%t, %%m)\n"
+    "    %%e = tile.exp(%%d)\n"
+    "    %%s = tile.row_sum(%%e)\n"
+    "    %%p = tile.row_expand_div(%%e, %%s)\n"
+    "    tile.store(%%p, [%%i * 8, 0], %%y)\n"
     "  }\n"
-    "  return %y\n"
-    "}\n"
-    "kernel @store_only(%x: tensor[8,512] f32, out %y: tensor[32,512] f32)\n"
-    "    -> (tensor[32,512] f32) {\n"
-    "  for %i in range(0, 4) {\n"
-    "    %t = tile.load(%x, [0, 0], [8, 512])\n"
-    "    %m = tile.row_max(%t)\n"
-    "    %d = tile.row_expand_sub(%t, %m)\n"
-    "    %e = tile.exp(%d)\n"
-    "    %s = tile.row_sum(%e)\n"
-    "    %p = tile.row_expand_div(%e, %s)\n"
-    "    tile.store(%p, [%i * 8, 0], %y)\n"
-    "  }\n"
-    "  return %y\n"
+    "  return %%y\n"
     "}\n";
 
 static void test_lower_fused_run_prefetches_store_and_next_load(void **state) {
   (void)state;
-  tl_lib *L = lib_build(k_fused_pf_src, 2);
+  char *both = dupf(k_fused_pf_kernel, "both", 32, "%i * 8");
+  char *store_only = dupf(k_fused_pf_kernel, "store_only", 8, "0");
+  char *src = dupf("program fpf\n%s%s", both, store_only);
+  tl_lib *L = lib_build(src, 2);
+  free(both);
+  free(store_only);
+  free(src);
   assert_non_null(L);
   static const struct {
     const char *k;

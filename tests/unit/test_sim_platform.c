@@ -1,8 +1,8 @@
 /* The sim platform's use of the machine. The CPUs a worker counts by default are the ones this
  * process may run on. The device arena (runtime/devmem.c): what pto__rt_devmem_alloc_whole says
- * about a buffer's contents. A launch skips zeroing an out parameter's device copy only when the arena says its
- * bytes were never handed out; memory used before must be zeroed again, or a kernel that leaves
- * part of its output unwritten would show the previous launch's data. */
+ * about a buffer's contents. A launch skips zeroing an out parameter's device copy only when the
+ * arena says its bytes were never handed out; memory used before must be zeroed again, or a
+ * kernel that leaves part of its output unwritten would show the previous launch's data. */
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
