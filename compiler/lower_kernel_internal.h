@@ -77,6 +77,7 @@ typedef struct lw_stmt_plan {
   int stream_loads;        /* its leading tile.loads; then elementwise ops, then one tile.store */
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
   int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views) */
+  int mm_pack;             /* a matmul on bf16 dot products: the group of its packed operands, or -1 */
 } lw_stmt_plan;
 
 /* A window a tile.load of a loop body reads in the loop's next iteration: rows of row_bytes
@@ -191,6 +192,10 @@ void pto__lower_plan_free(lw *L);
 
 /* lower_ops.c */
 void pto__lower_op(lw *L, const pto_ir_stmt *s);
+/* Bytes of the packed operands of an [M,K] x [K,N] matmul of those input dtypes that may run on
+ * the host's bf16 dot-product instruction (lower_matmul); 0 when it never does. The planner
+ * reserves them for the statement alone (lw_stmt_plan.mm_pack). */
+int64_t pto__lower_mm_pack_bytes(pto_dtype l, pto_dtype r, int64_t M, int64_t K, int64_t N);
 /* Lowers the fused run of n elementwise statements starting at s[0] (consecutive in a block). */
 void pto__lower_fused(lw *L, pto_ir_stmt *const *s, int n);
 /* Lowers a streamed run (lw_stmt_plan.stream_len): n statements from s[0], nloads tile.loads,

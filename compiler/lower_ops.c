@@ -1337,17 +1337,113 @@ static int64_t mm_next_lines(const lw *L) {
   return n;
 }
 
+/* bf16 dot products (see "bf16 dot products" below): the packed operands of a matmul, l as
+ * rows x P and r as P x rstride 32-bit pairs, the pair of k = 2p and 2p + 1 with k = 2p in the
+ * high half; check_acc: the accumulators may be out of range (matmul_acc). */
+typedef struct mm_dp {
+  LLVMValueRef lp, rp;
+  int64_t P, rstride;
+  int check_acc;
+} mm_dp;
+
+/* A 32-bit pair broadcast or a vector of them as 2 x vw bf16 lanes. */
+static LLVMValueRef as_bf16_pairs(lw *L, LLVMValueRef v, int vw) {
+  return LLVMBuildBitCast(L->b, v, LLVMVectorType(LLVMBFloatTypeInContext(L->c), 2u * (unsigned)vw),
+                          "");
+}
+
+static LLVMValueRef dp_outside(lw *L, LLVMValueRef x, int f32);
+
+/* One register block's place: rows i0.., columns j0.., its accumulators (allocas of vt), and
+ * its prefetch slot (step0 + k, ppk lines a step; ppk 0: none). */
+typedef struct mm_blk {
+  int mr, nv, vw;
+  LLVMValueRef i0, j0, step0;
+  LLVMValueRef (*accs)[MM_NV_MAX];
+  LLVMTypeRef vt;
+  int64_t ppk;
+} mm_blk;
+
+/* The k loop of a register block: one fma per k step, or (dp) one vdpbf16ps per pair of steps
+ * on the packed operands and an odd K's last step as one fma. */
+static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt, const mm_blk *B,
+                       const mm_dp *dp) {
+  int64_t K = l->cols, KS = dp ? dp->P : K;
+  int mr = B->mr, nv = B->nv, vw = B->vw;
+  LLVMValueRef Nv = pto__lower_i64(L, r->cols), Kv = pto__lower_i64(L, K);
+  LLVMValueRef KSv = pto__lower_i64(L, KS);
+  lw_loop lk;
+  LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), KSv, "mm.k");
+  if (B->ppk > 0) {
+    LLVMValueRef step = add(L, B->step0, k);
+    for (int64_t q = 0; q < B->ppk; q++)
+      mm_prefetch_line(L, add(L, mul(L, step, pto__lower_i64(L, B->ppk)), pto__lower_i64(L, q)));
+  }
+  if (dp) {
+    LLVMTypeRef pv = LLVMVectorType(L->t_i32, (unsigned)vw);
+    LLVMValueRef bv[MM_NV_MAX];
+    for (int h = 0; h < nv; h++) {
+      LLVMValueRef idx = add(L, mul(L, k, pto__lower_i64(L, dp->rstride)),
+                             add(L, B->j0, pto__lower_i64(L, h * vw)));
+      LLVMValueRef v = LLVMBuildLoad2(L->b, pv, gep_f(L, L->t_i32, dp->rp, idx), "");
+      LLVMSetAlignment(v, 4);
+      pto__lower_tag(L, v, 0);
+      bv[h] = as_bf16_pairs(L, v, vw);
+    }
+    const char *fn = vw == 16 ? "llvm.x86.avx512bf16.dpbf16ps.512"
+                              : "llvm.x86.avx512bf16.dpbf16ps.256";
+    for (int ii = 0; ii < mr; ii++) {
+      LLVMValueRef lidx = add(L, mul(L, add(L, B->i0, pto__lower_i64(L, ii)), KSv), k);
+      LLVMValueRef a = LLVMBuildLoad2(L->b, L->t_i32, gep_f(L, L->t_i32, dp->lp, lidx), "");
+      LLVMSetAlignment(a, 4);
+      pto__lower_tag(L, a, 0);
+      LLVMValueRef av = as_bf16_pairs(L, splat(L, a, vw), vw);
+      for (int h = 0; h < nv; h++) {
+        LLVMValueRef args[3] = {LLVMBuildLoad2(L->b, B->vt, B->accs[ii][h], ""), av, bv[h]};
+        LLVMBuildStore(L->b, pto__lower_call_intrinsic(L, fn, NULL, 0, args, 3, ""),
+                       B->accs[ii][h]);
+      }
+    }
+    pto__lower_loop_end(L, &lk);
+  }
+  /* the k steps one at a time: all of them, or an odd K's last after the pairs */
+  LLVMValueRef k1 = NULL;
+  if (!dp)
+    k1 = k;
+  else if (K % 2)
+    k1 = pto__lower_i64(L, K - 1);
+  if (k1) {
+    LLVMValueRef bv[MM_NV_MAX];
+    for (int h = 0; h < nv; h++)
+      bv[h] = vconvert(
+          L, vload(L, r, add(L, mul(L, k1, Nv), add(L, B->j0, pto__lower_i64(L, h * vw))), vw),
+          r->dt, odt, vw);
+    for (int ii = 0; ii < mr; ii++) {
+      LLVMValueRef lidx = add(L, mul(L, add(L, B->i0, pto__lower_i64(L, ii)), Kv), k1);
+      LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt), vw);
+      for (int h = 0; h < nv; h++) {
+        LLVMValueRef cur = LLVMBuildLoad2(L->b, B->vt, B->accs[ii][h], "");
+        LLVMBuildStore(L->b, mm_step(L, odt, av, bv[h], cur), B->accs[ii][h]);
+      }
+    }
+  }
+  if (!dp) pto__lower_loop_end(L, &lk);
+}
+
 /* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by nv vectors of vw
  * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * vw): the accumulators stay in
- * vector registers across k, each lane summing its products in k order. */
+ * vector registers across k, each lane summing its products in k order. With dp, on bf16 dot
+ * products (mm_block_k); a block whose accumulators are out of their range (dp->check_acc) runs
+ * its fma steps instead. */
 static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int nv,
                        int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi,
-                       int *prefetch) {
+                       int *prefetch, const mm_dp *dp) {
   if (i_hi - i_lo < mr || j_hi - j_lo < nv * vw) return;
   /* With prefetch: the next loop iteration's tile.load windows come into the caches while
    * this computes, spread over the k steps (ppk lines a step) so the loads are never a burst. */
   int64_t pf_lines = *prefetch ? mm_next_lines(L) : 0;
-  int64_t K = l->cols, nib = (i_hi - i_lo) / mr, slots = (j_hi - j_lo) / (nv * vw) * nib * K;
+  int64_t KS = dp ? dp->P : l->cols, nib = (i_hi - i_lo) / mr;
+  int64_t slots = (j_hi - j_lo) / (nv * vw) * nib * KS;
   int64_t ppk = slots > 0 ? (pf_lines + slots - 1) / slots : 0;
   if (ppk > MM_PF_MAX) ppk = MM_PF_MAX; /* a hint: past that many a step, some lines go without */
   *prefetch = 0;
@@ -1358,43 +1454,55 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
   for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < nv; h++)
       accs[ii][h] = entry_alloca(L, vt, "mmacc");
-  LLVMValueRef Nv = pto__lower_i64(L, N), Kv = pto__lower_i64(L, K);
+  LLVMValueRef Nv = pto__lower_i64(L, N);
   /* Column slabs outside: the K x NB slab of r stays in L1 while the row blocks pass. */
-  lw_loop lb, ljb, lk;
+  lw_loop lb, ljb;
   LLVMValueRef jb = pto__lower_loop_begin(L, &ljb, pto__lower_i64(L, 0),
                                           pto__lower_i64(L, (j_hi - j_lo) / NB), "mm.jb");
   LLVMValueRef j0 = add(L, mul(L, jb, pto__lower_i64(L, NB)), pto__lower_i64(L, j_lo));
   LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0),
                                           pto__lower_i64(L, (i_hi - i_lo) / mr), "mm.ib");
   LLVMValueRef i0 = add(L, mul(L, ib, pto__lower_i64(L, mr)), pto__lower_i64(L, i_lo));
-  LLVMValueRef oidx[MM_MR_MAX][MM_NV_MAX];
+  LLVMValueRef oidx[MM_MR_MAX][MM_NV_MAX], out = NULL;
   for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < nv; h++) {
       oidx[ii][h] = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Nv),
                         add(L, j0, pto__lower_i64(L, h * vw)));
-      LLVMBuildStore(L->b, vload(L, t, oidx[ii][h], vw), accs[ii][h]);
+      LLVMValueRef v = vload(L, t, oidx[ii][h], vw);
+      LLVMBuildStore(L->b, v, accs[ii][h]);
+      if (dp && dp->check_acc) {
+        LLVMTypeRef it = LLVMVectorType(L->t_i32, (unsigned)vw);
+        LLVMValueRef o = dp_outside(L, LLVMBuildBitCast(L->b, v, it, ""), 1);
+        out = out ? LLVMBuildOr(L->b, out, o, "") : o;
+      }
     }
-  LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
-  if (ppk > 0) {
-    /* line numbers: block by block, ppk lines a k step */
-    LLVMValueRef step = add(L, mul(L, add(L, mul(L, jb, pto__lower_i64(L, nib)), ib), Kv), k);
-    for (int64_t q = 0; q < ppk; q++)
-      mm_prefetch_line(L, add(L, mul(L, step, pto__lower_i64(L, ppk)), pto__lower_i64(L, q)));
+  /* line numbers: block by block, ppk lines a k step */
+  mm_blk B = {.mr = mr,
+              .nv = nv,
+              .vw = vw,
+              .i0 = i0,
+              .j0 = j0,
+              .step0 = mul(L, add(L, mul(L, jb, pto__lower_i64(L, nib)), ib), pto__lower_i64(L, KS)),
+              .accs = accs,
+              .vt = vt,
+              .ppk = ppk};
+  if (out) {
+    LLVMTypeRef bt = LLVMTypeOf(out);
+    out = pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &bt, 1, &out, 1, "");
+    LLVMBasicBlockRef bdp = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.dp"),
+                      bfma = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.fma"),
+                      join = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.join");
+    LLVMBuildCondBr(L->b, out, bfma, bdp);
+    LLVMPositionBuilderAtEnd(L->b, bdp);
+    mm_block_k(L, l, r, odt, &B, dp);
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, bfma);
+    mm_block_k(L, l, r, odt, &B, NULL);
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, join);
+  } else {
+    mm_block_k(L, l, r, odt, &B, dp);
   }
-  LLVMValueRef bv[MM_NV_MAX];
-  for (int h = 0; h < nv; h++)
-    bv[h] =
-        vconvert(L, vload(L, r, add(L, mul(L, k, Nv), add(L, j0, pto__lower_i64(L, h * vw))), vw),
-                 r->dt, odt, vw);
-  for (int ii = 0; ii < mr; ii++) {
-    LLVMValueRef lidx = add(L, mul(L, add(L, i0, pto__lower_i64(L, ii)), Kv), k);
-    LLVMValueRef av = splat(L, pto__lower_convert(L, load_c(L, l, lidx), l->dt, odt), vw);
-    for (int h = 0; h < nv; h++) {
-      LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, accs[ii][h], "");
-      LLVMBuildStore(L->b, mm_step(L, odt, av, bv[h], cur), accs[ii][h]);
-    }
-  }
-  pto__lower_loop_end(L, &lk);
   for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < nv; h++)
       vstore(L, t, oidx[ii][h], LLVMBuildLoad2(L->b, vt, accs[ii][h], ""));
@@ -1402,10 +1510,221 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
   pto__lower_loop_end(L, &ljb);
 }
 
+/* The register blocks of out[0..M4, 0..j) (M4 = M / 4 * 4; j returned): 16-lane vectors where
+ * the host has them, then 8-lane ones; the edges are left to mm_simple. The same blocks with or
+ * without dp. */
+static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
+                         const mm_dp *dp) {
+  int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
+  int pf = 1; /* the first register-blocked part prefetches the loop's next tile.loads */
+  if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
+    /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
+     * 8 x 32, then 4-row edges; one 48-column block fewer when that lets 32-column blocks
+     * cover the rest (N = 64, 256: not 16 columns left to the 8-lane kernel) */
+    int64_t M8 = M / 8 * 8, j3 = N / (3 * MM_VW_MAX) * (3 * MM_VW_MAX);
+    if ((N - j3) % (MM_NV * MM_VW_MAX) && j3 > 0 &&
+        (N - j3 + 3 * MM_VW_MAX) % (MM_NV * MM_VW_MAX) == 0)
+      j3 -= 3 * MM_VW_MAX;
+    int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
+    mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf, dp);
+    mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf, dp);
+    mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, 0, jw, &pf, dp);
+    j = jw;
+    /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
+    LLVMAddAttributeAtIndex(L->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
+  }
+  int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
+  mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf, dp);
+  return jn;
+}
+
+/* ---- bf16 dot products ----------------------------------------------------------------------
+ *
+ * vdpbf16ps (AVX512_BF16) does, in each f32 lane, two fused multiply-adds of a pair of bf16
+ * products: the pair's odd element first, then the even one, each rounded to nearest even
+ * (Intel's SDM; measured the same on AMD Zen 5), but it reads denormal inputs as zero and
+ * flushes denormal results to zero. With each pair packed k = 2p in the high half and 2p + 1 in
+ * the low one, a lane computes fmaf(l[2p+1], r[2p+1], fmaf(l[2p], r[2p], sum)): the interpreter's
+ * k order, bit for bit as long as no denormal appears and nothing overflows. That is so when
+ * every nonzero bf16 input lies in [2^-56, 2^51) in magnitude and every nonzero accumulator in
+ * [2^-103, 2^126): products are multiples of 2^-126 (two bf16 quanta of at least 2^-63), so is
+ * an accumulator, so is every sum, and a rounded sum stays one; a nonzero multiple of 2^-126 is
+ * a normal number. Products stay below 2^102 and K below 2^24, so no sum reaches 2^127. The
+ * kernel checks the ranges at run time: the operands as it packs them (work linear in their
+ * size, beside the product's M x N x K; when some element is outside, every block runs its fmaf
+ * steps), a matmul_acc's accumulators block by block as they come into registers (a block with
+ * one outside runs its fmaf steps). inf and NaN are outside. */
+
+static int mm_dp_host(void) {
+  const char *id = pto__llvm_target_identity();
+  return strstr(id, "+avx512bf16") != NULL && strstr(id, "+avx512vl") != NULL;
+}
+
+/* Bytes of packed l (the rows of whole register blocks, M / 4 * 4, by K / 2 pairs), 64-aligned;
+ * packed r follows: K / 2 pairs by N / 8 * 8 columns. */
+static int64_t mm_dp_lbytes(int64_t M, int64_t K) {
+  return (M / 4 * 4 * (K / 2) * 4 + 63) / 64 * 64;
+}
+
+int64_t pto__lower_mm_pack_bytes(pto_dtype l, pto_dtype r, int64_t M, int64_t K, int64_t N) {
+  if (l != PTO_DTYPE_BF16 || r != PTO_DTYPE_BF16 || M < 4 || K < 2 || N < 16 || !mm_dp_host())
+    return 0;
+  return mm_dp_lbytes(M, K) + K / 2 * (N / 8 * 8) * 4;
+}
+
+/* A constant of integer type t (a vector: in every lane). */
+static LLVMValueRef const_int_like(LLVMTypeRef t, uint64_t v) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstInt(t, v, 0);
+  LLVMValueRef e[MM_VW_MAX * 2];
+  unsigned n = LLVMGetVectorSize(t);
+  for (unsigned i = 0; i < n; i++)
+    e[i] = LLVMConstInt(LLVMGetElementType(t), v, 0);
+  return LLVMConstVector(e, n);
+}
+
+/* Per lane of x (bf16 bits in i16, or f32 bits in i32): is the element outside the range in
+ * which vdpbf16ps equals fmaf (see above)? */
+static LLVMValueRef dp_outside(lw *L, LLVMValueRef x, int f32) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  uint64_t mask = f32 ? 0x7fffffffu : 0x7fffu;
+  uint64_t lo = f32 ? 24u << 23 : 71u << 7; /* 2^-103, 2^-56 */
+  uint64_t span = f32 ? ((252u - 24u) << 23 | 0x7fffffu) : ((177u - 71u) << 7 | 0x7fu);
+  LLVMValueRef mag = LLVMBuildAnd(L->b, x, const_int_like(t, mask), "");
+  LLVMValueRef off = LLVMBuildSub(L->b, mag, const_int_like(t, lo), "");
+  return LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntNE, mag, const_int_like(t, 0), ""),
+                      LLVMBuildICmp(L->b, LLVMIntUGT, off, const_int_like(t, span), ""), "");
+}
+
+/* Where packing notes bf16 elements out of range: 16 lanes of 32-bit pairs, ORed lane by lane (a
+ * reduction per vector would cost more than the test), and a scalar for single pairs. */
+typedef struct dp_flags {
+  LLVMValueRef vec, one; /* allocas: <16 x i16>, i8 */
+} dp_flags;
+
+static void dp_note_outside(lw *L, LLVMValueRef v, const dp_flags *f) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  unsigned n = LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetVectorSize(t) : 1;
+  LLVMTypeRef ht = LLVMVectorType(L->t_i16, 2 * n);
+  LLVMValueRef o = dp_outside(L, LLVMBuildBitCast(L->b, v, ht, ""), 0);
+  if (n == 8) {
+    LLVMValueRef cur = LLVMBuildLoad2(L->b, ht, f->vec, "");
+    LLVMBuildStore(L->b, LLVMBuildOr(L->b, cur, LLVMBuildZExt(L->b, o, ht, ""), ""), f->vec);
+    return;
+  }
+  LLVMTypeRef ot = LLVMTypeOf(o);
+  o = pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &ot, 1, &o, 1, "");
+  LLVMValueRef cur = LLVMBuildLoad2(L->b, L->t_i8, f->one, "");
+  LLVMBuildStore(L->b, LLVMBuildOr(L->b, cur, LLVMBuildZExt(L->b, o, L->t_i8, ""), ""), f->one);
+}
+
+/* Packs rows [0, rows) of l: lp[i][p] = the 32 bits of l[i][2p..2p+1] rotated by 16 (l[i][2p] in
+ * the high half), 8 pairs at a time, the rest one by one; notes elements out of range in flag. */
+static void dp_pack_l(lw *L, const lw_tile *l, LLVMValueRef lp, int64_t rows, int64_t P,
+                      const dp_flags *flag) {
+  int64_t K = l->cols, P8 = P / 8 * 8;
+  lw_loop li, lq;
+  LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, rows),
+                                         "dp.pl.i");
+  for (int part = 0; part < 2; part++) {
+    int64_t lo = part ? P8 : 0, hi = part ? P : P8, step = part ? 1 : 8;
+    if (lo >= hi) continue;
+    LLVMTypeRef t = step == 8 ? LLVMVectorType(L->t_i32, 8) : L->t_i32;
+    LLVMValueRef q = pto__lower_loop_begin(L, &lq, pto__lower_i64(L, 0),
+                                           pto__lower_i64(L, (hi - lo) / step), "dp.pl.p");
+    LLVMValueRef p = add(L, mul(L, q, pto__lower_i64(L, step)), pto__lower_i64(L, lo));
+    LLVMValueRef src = add(L, mul(L, i, pto__lower_i64(L, K)), mul(L, p, pto__lower_i64(L, 2)));
+    LLVMValueRef v = LLVMBuildLoad2(L->b, t, gep_f(L, L->t_i16, l->base, src), "");
+    LLVMSetAlignment(v, 2);
+    pto__lower_tag(L, v, 0);
+    dp_note_outside(L, v, flag);
+    LLVMValueRef args[3] = {v, v, const_int_like(t, 16)};
+    v = pto__lower_call_intrinsic(L, "llvm.fshl", &t, 1, args, 3, "");
+    LLVMValueRef x = LLVMBuildStore(
+        L->b, v, gep_f(L, L->t_i32, lp, add(L, mul(L, i, pto__lower_i64(L, P)), p)));
+    LLVMSetAlignment(x, 4);
+    pto__lower_tag(L, x, 0);
+    pto__lower_loop_end(L, &lq);
+  }
+  pto__lower_loop_end(L, &li);
+}
+
+/* Packs r: rp[p][j] = r[2p][j] << 16 | r[2p+1][j] for j in [0, cols), 8 columns at a time; notes
+ * elements out of range in flag. */
+static void dp_pack_r(lw *L, const lw_tile *r, LLVMValueRef rp, int64_t P, int64_t cols,
+                      const dp_flags *flag) {
+  int64_t N = r->cols;
+  LLVMTypeRef t16 = LLVMVectorType(L->t_i16, 8), t32 = LLVMVectorType(L->t_i32, 8);
+  lw_loop lp, lj;
+  LLVMValueRef p =
+      pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, P), "dp.pr.p");
+  LLVMValueRef j = mul(L,
+                       pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0),
+                                             pto__lower_i64(L, cols / 8), "dp.pr.j"),
+                       pto__lower_i64(L, 8));
+  LLVMValueRef half[2];
+  for (int h = 0; h < 2; h++) {
+    LLVMValueRef row = add(L, mul(L, p, pto__lower_i64(L, 2)), pto__lower_i64(L, h));
+    LLVMValueRef idx = add(L, mul(L, row, pto__lower_i64(L, N)), j);
+    LLVMValueRef v = LLVMBuildLoad2(L->b, t16, gep_f(L, L->t_i16, r->base, idx), "");
+    LLVMSetAlignment(v, 2);
+    pto__lower_tag(L, v, 0);
+    half[h] = LLVMBuildZExt(L->b, v, t32, "");
+  }
+  LLVMValueRef v = LLVMBuildOr(L->b, LLVMBuildShl(L->b, half[0], const_int_like(t32, 16), ""),
+                               half[1], "");
+  dp_note_outside(L, v, flag);
+  LLVMValueRef x = LLVMBuildStore(
+      L->b, v, gep_f(L, L->t_i32, rp, add(L, mul(L, p, pto__lower_i64(L, cols)), j)));
+  LLVMSetAlignment(x, 4);
+  pto__lower_tag(L, x, 0);
+  pto__lower_loop_end(L, &lj);
+  pto__lower_loop_end(L, &lp);
+}
+
+/* The register blocks of a bf16 matmul (the planner gave it the packed buffer pack): the
+ * operands are packed, and when every element the pairs use is in range, the blocks run on
+ * vdpbf16ps (each block checking its own accumulators, matmul_acc), else mm_blocks' fmaf path.
+ * Returns j as mm_blocks does. */
+static int64_t mm_blocks_dp(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
+                            int with_acc, LLVMValueRef pack) {
+  int64_t M = l->rows, K = l->cols, N = r->cols, P = K / 2;
+  LLVMValueRef off = pto__lower_i64(L, mm_dp_lbytes(M, K));
+  mm_dp dp = {.lp = pack,
+              .rp = LLVMBuildInBoundsGEP2(L->b, L->t_i8, pack, &off, 1, "dp.rp"),
+              .P = P,
+              .rstride = N / 8 * 8,
+              .check_acc = with_acc};
+  LLVMTypeRef vt = LLVMVectorType(L->t_i16, 16);
+  dp_flags flag = {entry_alloca(L, vt, "dp.out"), entry_alloca(L, L->t_i8, "dp.out1")};
+  LLVMBuildStore(L->b, LLVMConstNull(vt), flag.vec);
+  LLVMBuildStore(L->b, LLVMConstInt(L->t_i8, 0, 0), flag.one);
+  dp_pack_l(L, l, dp.lp, M / 4 * 4, P, &flag);
+  dp_pack_r(L, r, dp.rp, P, dp.rstride, &flag);
+  LLVMValueRef v = LLVMBuildLoad2(L->b, vt, flag.vec, "");
+  v = pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &vt, 1, &v, 1, "");
+  v = LLVMBuildOr(L->b, LLVMBuildTrunc(L->b, v, L->t_i8, ""),
+                  LLVMBuildLoad2(L->b, L->t_i8, flag.one, ""), "");
+  LLVMValueRef out = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->t_i8, 0, 0), "");
+  LLVMBasicBlockRef bdp = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.dp"),
+                    bfma = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.fma"),
+                    join = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.join");
+  LLVMBuildCondBr(L->b, out, bfma, bdp);
+  LLVMPositionBuilderAtEnd(L->b, bdp);
+  int64_t j = mm_blocks(L, l, r, t, &dp);
+  LLVMBuildBr(L->b, join);
+  LLVMPositionBuilderAtEnd(L->b, bfma);
+  mm_blocks(L, l, r, t, NULL); /* the same blocks: they depend on the shapes alone */
+  LLVMBuildBr(L->b, join);
+  LLVMPositionBuilderAtEnd(L->b, join);
+  return j;
+}
+
 /* out[M,N] = (acc ? acc : 0) + l[M,K] x r[K,N]: each output element sums its products in k
- * order (the interpreter's order, no fused multiply-add), in the result dtype. Whole register
- * blocks (mm_blocked: 16-lane vectors where the host has them, then 8-lane ones) keep their
- * accumulators in vector registers across k; the edges run the simple loop. */
+ * order (the interpreter's order: one fmaf per product in f32), in the result dtype. Whole
+ * register blocks (mm_blocks; bf16 inputs on the host's bf16 dot products where they can,
+ * mm_blocks_dp) keep their accumulators in vector registers across k; the edges run the simple
+ * loop. */
 static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   int base = with_acc ? 1 : 0;
   lw_tile *acc = with_acc ? tile_arg(L, s, 0) : NULL;
@@ -1430,32 +1749,14 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
                     pto__lower_i64(L, M * N * (int64_t)pto_dtype_size(odt)), 64);
   }
   int64_t M4 = M / 4 * 4, j = 0;
-  int pf = 1; /* the first register-blocked part prefetches the loop's next tile.loads */
-  if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0) {
-    if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
-      /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
-       * 8 x 32, then 4-row edges; one 48-column block fewer when that lets 32-column blocks
-       * cover the rest (N = 64, 256: not 16 columns left to the 8-lane kernel) */
-      int64_t M8 = M / 8 * 8, j3 = N / (3 * MM_VW_MAX) * (3 * MM_VW_MAX);
-      if ((N - j3) % (MM_NV * MM_VW_MAX) && j3 > 0 &&
-          (N - j3 + 3 * MM_VW_MAX) % (MM_NV * MM_VW_MAX) == 0)
-        j3 -= 3 * MM_VW_MAX;
-      int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
-      mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf);
-      mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf);
-      mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, 0, jw, &pf);
-      j = jw;
-      /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
-      LLVMAddAttributeAtIndex(
-          L->fn, LLVMAttributeFunctionIndex,
-          LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
-    }
-    int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
-    mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf);
-    j = jn;
-  } else {
+  int pack = L->plan[L->cur_pos - 1].mm_pack;
+  if (pack >= 0 && odt == PTO_DTYPE_F32)
+    j = mm_blocks_dp(L, l, r, t, with_acc,
+                     L->group_base[pto__lower_group_find(L, pack)]);
+  else if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0)
+    j = mm_blocks(L, l, r, t, NULL);
+  else
     M4 = 0;
-  }
   mm_simple(L, l, r, t, 0, M4, j, N);
   mm_simple(L, l, r, t, M4, M, 0, N);
 }

@@ -108,6 +108,7 @@ static void number_block(lw *L, const pto_ir_block *b, int *pos) {
     L->plan[me].s = s;
     L->plan[me].blk = b;
     L->plan[me].yield_tmp = -1;
+    L->plan[me].mm_pack = -1;
     L->plan[me].fuse_len = 1;
     if (s->kind == PTO_STMT_FOR) number_block(L, &s->loop.body, pos);
     if (s->kind == PTO_STMT_IF) {
@@ -173,6 +174,31 @@ static int define_tile(lw *L, const pto_ir_value *v, int pos) {
   return 0;
 }
 
+/* A matmul that may run on bf16 dot products gets a buffer of its own for its packed operands,
+ * live at its statement only. */
+static int plan_mm_pack(lw *L, const pto_ir_stmt *s, int pos) {
+  int base = s->op.opc == PTO_OP_TILE_MATMUL_ACC;
+  if ((s->op.opc != PTO_OP_TILE_MATMUL && !base) || s->op.nargs < base + 2) return 0;
+  const pto_ir_type *t[2];
+  int64_t d[2][2];
+  for (int i = 0; i < 2; i++) {
+    const pto_ir_arg *a = &s->op.args[base + i];
+    if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE) return 0;
+    t[i] = a->expr->value->type;
+    if (t[i]->kind != PTO_TYPE_TILE || t[i]->rank != 2 ||
+        pto__lower_static_int(t[i]->dims[0], &d[i][0]) ||
+        pto__lower_static_int(t[i]->dims[1], &d[i][1]))
+      return 0;
+  }
+  int64_t bytes =
+      pto__lower_mm_pack_bytes(t[0]->dtype, t[1]->dtype, d[0][0], d[0][1], d[1][1]);
+  if (bytes <= 0 || d[1][0] != d[0][1]) return 0;
+  int g = new_group(L, bytes, pos, pos);
+  if (g < 0) return -1;
+  L->plan[pos].mm_pack = g;
+  return 0;
+}
+
 static int walk_block(lw *L, plan_walk *w, const pto_ir_block *b, int *pos);
 
 static int walk_stmt(lw *L, plan_walk *w, const pto_ir_stmt *s, int *pos) {
@@ -211,6 +237,7 @@ static int walk_stmt(lw *L, plan_walk *w, const pto_ir_stmt *s, int *pos) {
         return -1;
       }
     }
+    if (plan_mm_pack(L, s, me)) return -1;
     break;
   case PTO_STMT_CALL:
     for (int i = 0; i < s->call.nargs; i++)

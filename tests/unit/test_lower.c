@@ -2000,6 +2000,101 @@ static void test_lower_matmul_is_fused_multiply_add(void **state) {
   lib_free(L);
 }
 
+/* bf16 matmul on the host's bf16 dot products (vdpbf16ps, where it has AVX512_BF16) stays the
+ * interpreter's fmaf chain in k order: the pairs are packed so that k = 2p goes first (with the
+ * instruction's own order, odd element first, row "order" would give 0.5 + 2^-24), an odd K's
+ * last step is one fma, and operands outside the range where the instruction equals fmaf (it
+ * flushes denormals) take the fmaf blocks: a product of 2^-140 (row "tiny"), a sum of 2^-135 from
+ * an accumulator below 2^-103 (@mmdp_acc). [13,5] x [5,116]: 8x48 and 4-row 16-lane
+ * blocks, an 8-lane block, scalar edges. */
+static const char *k_dp_fmt =
+    "program dp\n"
+    "kernel @mmdp%s(%%a: tensor[13,5] bf16, %%b: tensor[5,116] bf16,\n"
+    "              out %%o: tensor[13,116] f32) -> (tensor[13,116] f32) {\n"
+    "  %%ta = tile.load(%%a, [0, 0], [13, 5], space=mat)\n"
+    "  %%tb = tile.load(%%b, [0, 0], [5, 116], space=mat)\n"
+    "  %%l = tile.move(%%ta, space=left)\n"
+    "  %%r = tile.move(%%tb, space=right)\n"
+    "  %%acc = tile.full([13, 116], f32, %.17g, space=acc)\n"
+    "  %%m = tile.matmul_acc(%%acc, %%l, %%r)\n"
+    "  %%o1 = tile.store(%%m, [0, 0], %%o)\n"
+    "  return %%o1\n"
+    "}\n";
+
+/* Runs kernel name of L on l [13,5] and r [5,116] (floats, exact in bf16) and returns whether
+ * the kernel and the interpreter both gave want in every element. */
+static int dp_run(tl_lib *L, const char *name, const float *l, const float *r, float want) {
+  static uint16_t a[13 * 5], b[5 * 116];
+  static float o[13 * 116], o2[13 * 116];
+  for (int i = 0; i < 13 * 5; i++)
+    a[i] = pto_f32_to_bf16(l[i]);
+  for (int i = 0; i < 5 * 116; i++)
+    b[i] = pto_f32_to_bf16(r[i]);
+  pto_ir_interp_arg args[3];
+  memset(args, 0, sizeof args);
+  int64_t sa[2] = {13, 5}, sb[2] = {5, 116}, sc[2] = {13, 116};
+  for (int i = 0; i < 3; i++)
+    args[i].is_tensor = 1;
+  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_BF16, 2, sa);
+  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_BF16, 2, sb);
+  pto_host_tensor_init(&args[2].tensor, o, PTO_DTYPE_F32, 2, sc);
+  assert_int_equal(run_native(L, name, args, 3, 0, NULL), 0);
+  pto_host_tensor_init(&args[2].tensor, o2, PTO_DTYPE_F32, 2, sc);
+  assert_pto_ok(pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, name), args, 3));
+  for (int i = 0; i < 13 * 116; i++)
+    if (memcmp(&o[i], &want, 4) || memcmp(&o2[i], &want, 4)) {
+      print_error("@%s [%d,%d]: kernel %a, interpreter %a, want %a\n", name, i / 116, i % 116,
+                  (double)o[i], (double)o2[i], (double)want);
+      return 0;
+    }
+  return 1;
+}
+
+static void test_lower_bf16_matmul_dot_products(void **state) {
+  (void)state;
+  char src[4096];
+  int n = snprintf(src, sizeof src, k_dp_fmt, "", 0.0);
+  snprintf(src + n, sizeof src - (size_t)n, strchr(k_dp_fmt, '\n') + 1, "_acc",
+           (double)(0x1p-112f + 0x1p-135f));
+  tl_lib *L = lib_build(src, 2);
+  assert_non_null(L);
+  const char *id = pto__llvm_target_identity();
+  if (strstr(id, "+avx512bf16") && strstr(id, "+avx512vl")) {
+    char ll[1024];
+    snprintf(ll, sizeof ll, "%s/mmdp.ll", L->dir);
+    char *text = tu_read_file(ll, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "@llvm.x86.avx512bf16.dpbf16ps.512"));
+    assert_non_null(strstr(text, "@llvm.x86.avx512bf16.dpbf16ps.256"));
+    free(text);
+  } else {
+    print_message("host without AVX512_BF16: the fmaf blocks only\n");
+  }
+  static float l[13 * 5], r[5 * 116];
+  /* order: sum 1, then 1 + 2^-24 (a tie: 1) - 1, then + 0.5 */
+  static const float lrow[5] = {1, 0, 0x1p-12f, -1, 0.5f}, rcol[5] = {1, 0, 0x1p-12f, 1, 1};
+  for (int i = 0; i < 13 * 5; i++)
+    l[i] = lrow[i % 5];
+  for (int i = 0; i < 5 * 116; i++)
+    r[i] = rcol[i / 116];
+  assert_true(dp_run(L, "mmdp", l, r, 0.5f));
+  /* tiny: 2^-70 x 2^-70 */
+  memset(l, 0, sizeof l);
+  memset(r, 0, sizeof r);
+  for (int i = 0; i < 13; i++)
+    l[i * 5] = 0x1p-70f;
+  for (int j = 0; j < 116; j++)
+    r[j] = 0x1p-70f;
+  assert_true(dp_run(L, "mmdp", l, r, 0x1p-140f));
+  /* an accumulator of 2^-112 + 2^-135 minus 2^-56 x 2^-56 (the inputs in range) */
+  for (int i = 0; i < 13; i++)
+    l[i * 5] = -0x1p-56f;
+  for (int j = 0; j < 116; j++)
+    r[j] = 0x1p-56f;
+  assert_true(dp_run(L, "mmdp_acc", l, r, 0x1p-135f));
+  lib_free(L);
+}
+
 /* A matmul in a k loop whose tile.loads move with the loop (the blocked matmul of
  * bench/kernels/matmul.ptir, small; N = 80: 16-lane blocks on AVX-512 hosts, N = 16: 8-lane
  * blocks everywhere): the matmul prefetches the next iteration's load windows while it computes
@@ -2457,6 +2552,7 @@ int main(void) {
       cmocka_unit_test(test_lower_loops_vectorize),
       cmocka_unit_test(test_lower_exp_log_bit_identical_to_reference),
       cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
+      cmocka_unit_test(test_lower_bf16_matmul_dot_products),
       cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
       cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
       cmocka_unit_test(test_lower_row_reductions_special_values),
