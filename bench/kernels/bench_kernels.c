@@ -10,7 +10,12 @@
  *   (b) row softmax over [SOFTMAX_M, 1024] f32 (softmax.ptir) against peers.c;
  *   (c) C = A x B, [MATMUL_N]^3 f32 (matmul.ptir), against OpenBLAS cblas_sgemm (dlopen'ed at run
  *       time: libopenblas-dev is never a build dependency; skipped when it is missing) with
- *       OPENBLAS_NUM_THREADS = NCORES.
+ *       OPENBLAS_NUM_THREADS = NCORES;
+ *   (d) the same with bf16 A and B into f32 C (matmul_bf16.ptir) against cblas_sbgemm of the
+ *       OpenBLAS named by PTO_BENCH_SBGEMM_LIB (Debian's exports none; bench/kernels/sbgemm_peer.sh
+ *       builds one from Debian's source; skipped without it).
+ * Both matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's
+ * numbers).
  *
  * Each pto program is measured two ways:
  *   "pto, runtime": a launch on a sim worker with NCORES cores and device tensors resident (no
@@ -149,28 +154,38 @@ static double launch(pto_handle *h, pto_worker *w, const pto_arg *args, size_t n
   exit(1);
 }
 
-static pto_device_tensor *dev_tensor(pto_worker *w, int64_t rows, int64_t cols, const float *init) {
+static pto_device_tensor *dev_tensor_dt(pto_worker *w, int64_t rows, int64_t cols, pto_dtype dt,
+                                        const void *init) {
   const int64_t shape[2] = {rows, cols};
   pto_device_tensor *t = NULL;
-  CHECK(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, init, &t));
+  CHECK(pto_worker_alloc_tensor(w, 2, shape, dt, init, &t));
   return t;
+}
+
+static pto_device_tensor *dev_tensor(pto_worker *w, int64_t rows, int64_t cols, const float *init) {
+  return dev_tensor_dt(w, rows, cols, PTO_DTYPE_F32, init);
 }
 
 static void dev_read(pto_worker *w, pto_device_tensor *t, float *out, size_t n) {
   CHECK(pto_worker_copy_from(w, out, pto_device_tensor_addr(t), n * sizeof(float)));
 }
 
-static pto_kernel_tensor ktensor(const float *data, int64_t rows, int64_t cols, int64_t stride) {
+static pto_kernel_tensor ktensor_dt(const void *data, pto_dtype dt, int64_t rows, int64_t cols,
+                                    int64_t stride) {
   pto_kernel_tensor t;
   memset(&t, 0, sizeof t);
   t.data = (void *)data;
   t.rank = 2;
-  t.dtype = PTO_DTYPE_F32;
+  t.dtype = dt;
   t.shape[0] = rows;
   t.shape[1] = cols;
   t.stride[0] = stride;
   t.stride[1] = 1;
   return t;
+}
+
+static pto_kernel_tensor ktensor(const float *data, int64_t rows, int64_t cols, int64_t stride) {
+  return ktensor_dt(data, PTO_DTYPE_F32, rows, cols, stride);
 }
 
 /* Direct kernel calls: the kernel over row blocks of `block` rows, `ntensors` [rows, cols]
@@ -443,48 +458,58 @@ static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
   free(x), free(y), free(d), free(yf);
 }
 
-/* ---- (c) matmul ------------------------------------------------------------------------------ */
+/* ---- (c) matmul, (d) bf16 matmul ---------------------------------------------------------- */
 
 typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,
                          const float *a, int lda, const float *b, int ldb, float beta, float *c,
                          int ldc);
+typedef void (*sbgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,
+                          const uint16_t *a, int lda, const uint16_t *b, int ldb, float beta,
+                          float *c, int ldc);
 
-/* OpenBLAS, looked up at run time so that the build never needs it. */
-static sgemm_fn open_blas(int ncores, char *out_config, size_t n) {
+/* OpenBLAS, looked up at run time so that the build never needs it: path, or Debian's
+ * libopenblas when NULL. Returns the library (NULL when missing) and its configuration. */
+static void *open_blas(const char *path, int ncores, char *out_config, size_t n) {
   char threads[16];
   snprintf(threads, sizeof threads, "%d", ncores);
   setenv("OPENBLAS_NUM_THREADS", threads, 1); /* read when the library initializes */
   /* OpenBLAS on its best kernel for this CPU: OPENBLAS_CORETYPE (which forces a core type, e.g.
    * Haswell's AVX2 kernels on an AVX-512 machine) and OPENBLAS_L2_SIZE are removed from this
    * process before the library initializes; what they were is printed with the config. */
-  const char *ct = getenv("OPENBLAS_CORETYPE"), *l2 = getenv("OPENBLAS_L2_SIZE");
-  char was[128];
-  snprintf(was, sizeof was, "OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s unset for the peer",
-           ct ? ct : "(none)", l2 ? l2 : "(none)");
+  static char was[128];
+  if (!was[0]) {
+    const char *ct = getenv("OPENBLAS_CORETYPE"), *l2 = getenv("OPENBLAS_L2_SIZE");
+    snprintf(was, sizeof was, "OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s unset for the peer",
+             ct ? ct : "(none)", l2 ? l2 : "(none)");
+  }
   unsetenv("OPENBLAS_CORETYPE");
   unsetenv("OPENBLAS_L2_SIZE");
-  void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) lib = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
+  void *lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (!path) lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!path && !lib) lib = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) return NULL;
   void (*set_threads)(int) = (void (*)(int))dlsym(lib, "openblas_set_num_threads");
   if (set_threads) set_threads(ncores);
   char *(*get_config)(void) = (char *(*)(void))dlsym(lib, "openblas_get_config");
   int (*get_threads)(void) = (int (*)(void))dlsym(lib, "openblas_get_num_threads");
   char *(*get_core)(void) = (char *(*)(void))dlsym(lib, "openblas_get_corename");
-  snprintf(out_config, n, "%s, core %s, %d threads (%s)", get_config ? get_config() : "?",
-           get_core ? get_core() : "?", get_threads ? get_threads() : -1, was);
-  return (sgemm_fn)dlsym(lib, "cblas_sgemm");
+  snprintf(out_config, n, "%s: %s, core %s, %d threads (%s)", path ? path : "libopenblas.so.0",
+           get_config ? get_config() : "?", get_core ? get_core() : "?",
+           get_threads ? get_threads() : -1, was);
+  return lib;
 }
 
 typedef struct mm_ctx {
   pto_kernel_fn fn;
-  const float *a, *b;
+  const char *a, *b; /* n x n elements of es bytes */
   float *c;
+  size_t es;
+  pto_dtype dt;
   int64_t n;
   uint64_t scratch_bytes;
 } mm_ctx;
 
-/* The block of C one task of matmul.ptir computes (its @main's tiling). */
+/* The block of C one task of matmul.ptir and matmul_bf16.ptir computes (their @main's tiling). */
 #define MM_BM 128
 #define MM_BN 256
 
@@ -496,47 +521,77 @@ static void mm_part(void *p, int part, int nparts) {
   for (int64_t blk = part; blk < nbi * nbj; blk += nparts) {
     int64_t i = blk / nbj, j = blk % nbj;
     pto_kernel_tensor t[3] = {
-        ktensor(x->a + i * MM_BM * x->n, MM_BM, x->n, x->n),
-        ktensor(x->b + j * MM_BN, x->n, MM_BN, x->n),
+        ktensor_dt(x->a + (size_t)(i * MM_BM * x->n) * x->es, x->dt, MM_BM, x->n, x->n),
+        ktensor_dt(x->b + (size_t)(j * MM_BN) * x->es, x->dt, x->n, MM_BN, x->n),
         ktensor(x->c + i * MM_BM * x->n + j * MM_BN, MM_BM, MM_BN, x->n)};
     run_kernel(x->fn, t, NULL, &ctx);
   }
   free(ctx.scratch);
 }
 
-static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores) {
-  char config[512] = "";
-  sgemm_fn sgemm = open_blas(ncores, config, sizeof config);
-  size_t numel = (size_t)(n * n), bytes = numel * sizeof(float);
+/* C = A x B, [n]^3: f32 (matmul.ptir against cblas_sgemm) or bf16 inputs into f32 (matmul_bf16.ptir
+ * against cblas_sbgemm; PTO_BENCH_SBGEMM_LIB names an OpenBLAS built with it, as
+ * bench/kernels/sbgemm_peer.sh builds one: Debian's exports none). */
+static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores, int bf16) {
+  char config[768] = "";
+  const char *peer_path = bf16 ? getenv("PTO_BENCH_SBGEMM_LIB") : NULL;
+  if (peer_path && !*peer_path) peer_path = NULL;
+  void *lib = open_blas(peer_path, ncores, config, sizeof config);
+  sgemm_fn sgemm = !bf16 && lib ? (sgemm_fn)dlsym(lib, "cblas_sgemm") : NULL;
+  sbgemm_fn sbgemm = bf16 && lib ? (sbgemm_fn)dlsym(lib, "cblas_sbgemm") : NULL;
+  int have_peer = sgemm || sbgemm;
+  pto_dtype dt = bf16 ? PTO_DTYPE_BF16 : PTO_DTYPE_F32;
+  size_t numel = (size_t)(n * n), bytes = numel * sizeof(float), es = pto_dtype_size(dt);
   float *a = xalloc(bytes), *b = xalloc(bytes), *c = xalloc(bytes), *d = xalloc(bytes);
   fill(a, numel, 4, -1, 1);
   fill(b, numel, 5, -1, 1);
+  uint16_t *a16 = NULL, *b16 = NULL;
+  if (bf16) {
+    a16 = xalloc(numel * 2);
+    b16 = xalloc(numel * 2);
+    for (size_t i = 0; i < numel; i++) {
+      a16[i] = pto_f32_to_bf16(a[i]);
+      b16[i] = pto_f32_to_bf16(b[i]);
+      a[i] = pto_bf16_to_f32(a16[i]); /* the values the products see */
+      b[i] = pto_bf16_to_f32(b16[i]);
+    }
+  }
+  const void *ain = bf16 ? (const void *)a16 : a, *bin = bf16 ? (const void *)b16 : b;
   memset(c, 0, bytes);
   memset(d, 0, bytes);
 
-  pto_program *p = compile("matmul.ptir", NULL);
+  pto_program *p = compile(bf16 ? "matmul_bf16.ptir" : "matmul.ptir", NULL);
   pto_handle *h = NULL;
   CHECK(pto_worker_register(w, p, &h));
-  pto_device_tensor *da = dev_tensor(w, n, n, a), *db = dev_tensor(w, n, n, b),
+  pto_device_tensor *da = dev_tensor_dt(w, n, n, dt, ain), *db = dev_tensor_dt(w, n, n, dt, bin),
                     *dc = dev_tensor(w, n, n, NULL);
   pto_arg args[3] = {pto_arg_device(da), pto_arg_device(db), pto_arg_device(dc)};
-  mm_ctx mk = {.fn = kernel_of(p, "matmul_block"),
-               .a = a,
-               .b = b,
+  mm_ctx mk = {.fn = kernel_of(p, bf16 ? "matmul_block_bf16" : "matmul_block"),
+               .a = ain,
+               .b = bin,
                .c = d,
+               .es = es,
+               .dt = dt,
                .n = n,
                .scratch_bytes = pto_program_scratch_bytes(p)};
+  int N = (int)n;
+#define PEER()                                                                                     \
+  do {                                                                                             \
+    if (sgemm) sgemm(101, 111, 111, N, N, N, 1, a, N, b, N, 0, c, N);                              \
+    if (sbgemm) sbgemm(101, 111, 111, N, N, N, 1, a16, N, b16, N, 0, c, N);                        \
+  } while (0)
 
-  bstat s_b = {.name = "sgemm: OpenBLAS"}, s_p = {.name = "matmul: pto, runtime (device wall)"},
+  bstat s_b = {.name = bf16 ? "sbgemm: OpenBLAS" : "sgemm: OpenBLAS"},
+        s_p = {.name = "matmul: pto, runtime (device wall)"},
         s_d = {.name = "matmul: pto, kernel direct"};
-  if (sgemm) sgemm(101, 111, 111, (int)n, (int)n, (int)n, 1, a, (int)n, b, (int)n, 0, c, (int)n);
+  PEER();
   launch(h, w, args, 3);
   peer_parallel(ncores, mm_part, &mk);
   for (int r = 0; r < reps; r++) {
     double t0;
-    if (sgemm) {
+    if (have_peer) {
       t0 = now_ms();
-      sgemm(101, 111, 111, (int)n, (int)n, (int)n, 1, a, (int)n, b, (int)n, 0, c, (int)n);
+      PEER();
       add(&s_b, now_ms() - t0);
     }
     add(&s_p, launch(h, w, args, 3));
@@ -544,38 +599,54 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores) {
     peer_parallel(ncores, mm_part, &mk);
     add(&s_d, now_ms() - t0);
   }
+#undef PEER
   float *got = xalloc(bytes);
   dev_read(w, dc, got, numel);
   compare("matmul: pto kernel direct vs pto runtime", d, got, numel, 1e-30, 0);
-  if (sgemm) {
+  if (have_peer) {
     /* Different summation orders: compare relative to the row's magnitude (|a| |b| sum ~ n/4). */
-    compare("matmul: pto runtime vs OpenBLAS", got, c, numel, (double)n / 16, 1e-5);
-  } else {
-    /* spot check against a double-precision dot product */
-    for (int64_t t = 0; t < 64; t++) {
-      int64_t i = (t * 131) % n, j = (t * 71) % n;
-      double s = 0;
-      for (int64_t k = 0; k < n; k++)
-        s += (double)a[i * n + k] * b[k * n + j];
-      c[t] = (float)s;
-      d[t] = got[i * n + j];
-    }
-    compare("matmul: pto runtime vs double, 64 entries", d, c, 64, (double)n / 16, 1e-5);
+    compare(bf16 ? "matmul bf16: pto runtime vs OpenBLAS" : "matmul: pto runtime vs OpenBLAS",
+            got, c, numel, (double)n / 16, 1e-5);
   }
+  /* 64 entries: the interpreter's numbers (fmaf in k order) bit for bit, and a double-precision
+   * dot product within rounding */
+  float *want = c; /* the peer's output is checked above */
+  for (int64_t t = 0; t < 64; t++) {
+    int64_t i = (t * 131) % n, j = (t * 71) % n;
+    double s = 0;
+    float f = 0;
+    for (int64_t k = 0; k < n; k++) {
+      s += (double)a[i * n + k] * b[k * n + j];
+      f = fmaf(a[i * n + k], b[k * n + j], f);
+    }
+    want[t] = (float)s;
+    d[t] = got[i * n + j];
+    if (memcmp(&f, &d[t], sizeof f)) {
+      fprintf(stderr, "matmul: [%lld,%lld] is %a, the fmaf chain in k order %a\n", (long long)i,
+              (long long)j, (double)d[t], (double)f);
+      exit(1);
+    }
+  }
+  printf("check %-44s bit-identical ok\n", "matmul: 64 entries vs fmaf in k order");
+  compare("matmul: pto runtime vs double, 64 entries", d, want, 64, (double)n / 16, 1e-5);
 
   char title[200];
   snprintf(title, sizeof title,
-           "(c) matmul, [%lld]^3 f32, %d threads/cores, %d reps; rate = GFLOP/s (2 n^3)",
-           (long long)n, ncores, reps);
+           "(%c) matmul, [%lld]^3 %s, %d threads/cores, %d reps; rate = GFLOP/s (2 n^3)",
+           bf16 ? 'd' : 'c', (long long)n, bf16 ? "bf16 into f32" : "f32", ncores, reps);
   table_header(title, "OpenBLAS");
   double flops = 2.0 * (double)n * (double)n * (double)n;
-  if (sgemm)
+  if (have_peer)
     row(&s_b, flops, "GFLOPS", &s_b);
+  else if (bf16)
+    printf("| cblas_sbgemm not found (%s; Debian's OpenBLAS has none: "
+           "PTO_BENCH_SBGEMM_LIB=$(bench/kernels/sbgemm_peer.sh)): skipped |\n",
+           peer_path ? peer_path : "libopenblas.so.0");
   else
     printf("| OpenBLAS not found (apt-get install libopenblas-dev): skipped |\n");
-  row(&s_p, flops, "GFLOPS", sgemm ? &s_b : NULL);
-  row(&s_d, flops, "GFLOPS", sgemm ? &s_b : NULL);
-  if (sgemm) printf("\nOpenBLAS: %s\n", config);
+  row(&s_p, flops, "GFLOPS", have_peer ? &s_b : NULL);
+  row(&s_d, flops, "GFLOPS", have_peer ? &s_b : NULL);
+  if (have_peer) printf("\nOpenBLAS: %s\n", config);
 
   free(got);
   CHECK(pto_worker_free_tensor(w, da));
@@ -583,7 +654,7 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores) {
   CHECK(pto_worker_free_tensor(w, dc));
   pto_handle_unregister(h);
   pto_program_release(p);
-  free(a), free(b), free(c), free(d);
+  free(a), free(b), free(c), free(d), free(a16), free(b16);
 }
 
 int main(int argc, char **argv) {
@@ -615,7 +686,8 @@ int main(int argc, char **argv) {
          mm, reps, ncores, pto_worker_core_count(w), cfg.aic_cores, cfg.aiv_cores);
   bench_elementwise(w, ew, (int)reps, ncores);
   bench_softmax(w, sm, (int)reps, ncores);
-  bench_matmul(w, mm, (int)reps, ncores);
+  bench_matmul(w, mm, (int)reps, ncores, 0);
+  bench_matmul(w, mm, (int)reps, ncores, 1);
   pto_worker_close(w);
   return 0;
 }

@@ -2,10 +2,11 @@
 # The kernel benchmarks of bench/RESULTS.md ("Kernels"), in one run:
 #   bench/kernels/run.sh [BUILD_DIR] [REPS] [NCORES]     (defaults: build, 10, 2)
 # Installs Debian's libopenblas-dev when it is missing (the sgemm peer; never needed to build or
-# test pto), builds bench_kernels, prints the machine (CPU model, family/model, flags) and its
-# load, then runs the benchmark with
-# the sizes of the issue: elementwise 4096x4096, softmax 4096x1024, matmul 1024^3. A private
-# cache dir keeps the compile out of the timings and away from other caches.
+# test pto), builds the sbgemm peer once on CPUs with avx512_bf16 (sbgemm_peer.sh), builds
+# bench_kernels, prints the machine (CPU model, family/model, flags) and its load, then runs the
+# benchmark with the sizes of the issue: elementwise 4096x4096, softmax 4096x1024, matmul 1024^3
+# (f32, and bf16 into f32). A private cache dir keeps the compile out of the timings and away
+# from other caches.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build}
@@ -21,6 +22,13 @@ fi
 
 [ -f "$B/build.ninja" ] || cmake -S . -B "$B" -G Ninja >&2
 ninja -C "$B" bench_kernels pto_compiler >&2
+
+# The bf16 matmul's peer, cblas_sbgemm, is in no Debian package: build it once where the CPU
+# has avx512_bf16 (bench/kernels/sbgemm_peer.sh); the bf16 table skips the peer without it.
+if [ -z "${PTO_BENCH_SBGEMM_LIB:-}" ] && grep -qw avx512_bf16 /proc/cpuinfo; then
+  PTO_BENCH_SBGEMM_LIB=$(bench/kernels/sbgemm_peer.sh "$B") || PTO_BENCH_SBGEMM_LIB=
+  export PTO_BENCH_SBGEMM_LIB
+fi
 
 export PTO_CACHE_DIR=${PTO_CACHE_DIR:-$PWD/$B/bench-kernels-cache}
 echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
