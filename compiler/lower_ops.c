@@ -391,34 +391,87 @@ static void fused_pf_block(lw *L, const fused_pf *pf, LLVMValueRef i, LLVMValueR
   }
 }
 
-/* Uses of v in an offset e built of literals, symbols, values, negation, +, - and * only
- * (evaluated at another v, such an offset can fail no runtime check); -1 for anything else. */
-static int affine_uses(const pto_ir_expr *e, const pto_ir_value *v) {
-  if (!e) return -1;
+/* The assignment straight in the loop body being lowered that defines scalar v (`%r = %i * 8`),
+ * or NULL: a parameter, a value from outside the loop, an op's result. */
+static const pto_ir_stmt *body_assign(const lw *L, const pto_ir_value *v) {
+  int pos = L->def_pos[v->id];
+  if (pos < 0 || pos >= L->npos || v->type->kind != PTO_TYPE_SCALAR) return NULL;
+  const lw_stmt_plan *pl = &L->plan[pos];
+  if (pl->blk != L->loop.body || pl->s->kind != PTO_STMT_ASSIGN || pl->s->nresults != 1)
+    return NULL;
+  return pl->s;
+}
+
+/* Scalars assigned in the loop body that an offset reads, re-evaluated at most this deep and
+ * this many per load (a hint's look-ahead: past that, no prefetch). */
+#define LW_REBIND_MAX 16
+
+/* Uses of v in an offset e built of literals, symbols, values, negation, +, - and * only, seeing
+ * through scalars assigned in the loop body (evaluated at another v, such an offset can fail no
+ * runtime check); -1 for anything else. */
+static int affine_uses(const lw *L, const pto_ir_expr *e, const pto_ir_value *v, int depth) {
+  if (!e || depth > LW_REBIND_MAX) return -1;
   switch (e->kind) {
   case PTO_EXPR_INT:
   case PTO_EXPR_SYM: return 0;
-  case PTO_EXPR_VALUE: return e->value == v;
-  case PTO_EXPR_UNARY: return e->op == PTO_EOP_NEG ? affine_uses(e->a, v) : -1;
+  case PTO_EXPR_VALUE: {
+    if (e->value == v) return 1;
+    const pto_ir_stmt *d = body_assign(L, e->value);
+    return d ? affine_uses(L, d->expr, v, depth + 1) : 0;
+  }
+  case PTO_EXPR_UNARY: return e->op == PTO_EOP_NEG ? affine_uses(L, e->a, v, depth) : -1;
   case PTO_EXPR_BINARY: {
     if (e->op != PTO_EOP_ADD && e->op != PTO_EOP_SUB && e->op != PTO_EOP_MUL) return -1;
-    int a = affine_uses(e->lhs, v), b = affine_uses(e->rhs, v);
+    int a = affine_uses(L, e->lhs, v, depth), b = affine_uses(L, e->rhs, v, depth);
     return a < 0 || b < 0 ? -1 : a + b;
   }
   default: return -1;
   }
 }
 
-/* A tile.load straight in a loop body whose offsets move with the loop's induction value: note
- * the window it reads in the next iteration (its offsets at iv + step), for a matmul later in
- * the body to prefetch (mm_prefetch_line). */
+/* The scalars re-evaluated for a look-ahead, with the values they had. */
+typedef struct lw_rebind {
+  int n;
+  int id[LW_REBIND_MAX];
+  LLVMValueRef old[LW_REBIND_MAX];
+} lw_rebind;
+
+/* Re-evaluates, dependencies first, each scalar assigned in the loop body that e reads, at the
+ * induction value now bound (affine_uses has vetted e); -1 when there are too many. */
+static int rebind_expr(lw *L, const pto_ir_expr *e, lw_rebind *rb) {
+  switch (e->kind) {
+  case PTO_EXPR_VALUE: {
+    const pto_ir_stmt *d = body_assign(L, e->value);
+    if (!d) return 0;
+    for (int i = 0; i < rb->n; i++)
+      if (rb->id[i] == e->value->id) return 0;
+    if (rebind_expr(L, d->expr, rb) || rb->n == LW_REBIND_MAX) return -1;
+    LLVMValueRef v = pto__lower_expr(L, d->expr);
+    if (!v) return -1;
+    lw_value *x = &L->vals[e->value->id];
+    rb->id[rb->n] = e->value->id;
+    rb->old[rb->n++] = x->v;
+    x->v = pto__lower_convert(L, v, d->expr->dtype, e->value->type->dtype);
+    return 0;
+  }
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return rebind_expr(L, e->a, rb);
+  case PTO_EXPR_BINARY: return rebind_expr(L, e->lhs, rb) || rebind_expr(L, e->rhs, rb) ? -1 : 0;
+  default: return 0;
+  }
+}
+
+/* A tile.load straight in a loop body whose offsets move with the loop's induction value
+ * (directly or through scalars assigned in the body): note the window it reads in the next
+ * iteration (its offsets at iv + step), for a matmul or a fused run later in the body to
+ * prefetch (mm_prefetch_line, fused_pf_plan). */
 static void note_next_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T,
                              const pto_ir_arg *offs, LLVMValueRef vr, LLVMValueRef vc, int64_t R,
                              int64_t C) {
   if (!L->loop.iv || L->cur_blk != L->loop.body || L->loop.nnext == LW_NEXT_MAX) return;
   int moves = 0;
   for (int d = 0; d < offs->list.n; d++) {
-    int u = affine_uses(offs->list.items[d], L->loop.iv);
+    int u = affine_uses(L, offs->list.items[d], L->loop.iv, 0);
     if (u < 0) return;
     moves += u;
   }
@@ -426,15 +479,24 @@ static void note_next_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T,
   lw_value *iv = &L->vals[L->loop.iv->id];
   LLVMValueRef now = iv->v;
   iv->v = add(L, now, L->loop.step);
+  lw_rebind rb = {.n = 0};
+  int rc = 0;
+  for (int d = 0; d < offs->list.n && !rc; d++)
+    rc = rebind_expr(L, offs->list.items[d], &rb);
   lw_window w;
-  int rc = tensor_window(L, s, T, offs, vr, vc, R, C, &w);
+  if (!rc) rc = tensor_window(L, s, T, offs, vr, vc, R, C, &w);
+  while (rb.n > 0) {
+    rb.n--;
+    L->vals[rb.id[rb.n]].v = rb.old[rb.n];
+  }
   iv->v = now;
   if (rc) return;
   L->loop.next[L->loop.nnext++] = (lw_next_window){.ptr = w.ptr,
-                                         .sr = w.sr,
-                                         .rows = R,
-                                         .row_bytes = C * (int64_t)pto_dtype_size(T->dt),
-                                         .dt = T->dt};
+                                                   .sr = w.sr,
+                                                   .rows = R,
+                                                   .row_bytes =
+                                                       C * (int64_t)pto_dtype_size(T->dt),
+                                                   .dt = T->dt};
 }
 
 static void lower_load(lw *L, const pto_ir_stmt *s) {

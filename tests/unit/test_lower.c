@@ -2102,7 +2102,9 @@ static void test_lower_bf16_matmul_dot_products(void **state) {
  * load prefetches its rows ahead ("pf.row"), and the result is still one
  * fma per product in k order, bit for bit the interpreter's. A load whose offset divides is
  * never evaluated at the next iteration (a division there could fail a check the loop never
- * reaches): that kernel prefetches no next window. */
+ * reaches): that kernel prefetches no next window. The offsets may go through scalars assigned
+ * in the loop body (@mmvar: re-evaluated at the next iteration; @mmvardiv: a division there,
+ * no next window). */
 static const char *k_mm_loop_src =
     "program mmloop\n"
     "kernel @mmk(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
@@ -2125,6 +2127,37 @@ static const char *k_mm_loop_src =
     "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
     "    %ta = tile.load(%a, [0, %k * 8], [16, 8], space=mat)\n"
     "    %tb = tile.load(%b, [%k * 8, 0], [8, 16], space=mat)\n"
+    "    %l = tile.move(%ta, space=left)\n"
+    "    %r = tile.move(%tb, space=right)\n"
+    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
+    "    yield %cn\n"
+    "  }\n"
+    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n"
+    "kernel @mmvar(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
+    "    -> (tensor[16,80] f32) {\n"
+    "  %acc0 = tile.full([16, 80], f32, -1, space=acc)\n"
+    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
+    "    %k1 = %k * 4\n"
+    "    %k0 = %k1 + %k1\n"
+    "    %ta = tile.load(%a, [0, %k0], [16, 8], space=mat)\n"
+    "    %tb = tile.load(%b, [%k0, 0], [8, 80], space=mat)\n"
+    "    %l = tile.move(%ta, space=left)\n"
+    "    %r = tile.move(%tb, space=right)\n"
+    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
+    "    yield %cn\n"
+    "  }\n"
+    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
+    "  return %o1\n"
+    "}\n"
+    "kernel @mmvardiv(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
+    "    -> (tensor[16,80] f32) {\n"
+    "  %acc0 = tile.full([16, 80], f32, -1, space=acc)\n"
+    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
+    "    %k0 = %k * 16 / 2\n"
+    "    %ta = tile.load(%a, [0, %k0], [16, 8], space=mat)\n"
+    "    %tb = tile.load(%b, [%k0, 0], [8, 80], space=mat)\n"
     "    %l = tile.move(%ta, space=left)\n"
     "    %r = tile.move(%tb, space=right)\n"
     "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
@@ -2236,7 +2269,8 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
   static const struct {
     const char *k;
     int n, next;
-  } want[] = {{"mmk", 80, 1}, {"mmk16", 16, 1}, {"mmdiv", 80, 0}};
+  } want[] = {{"mmk", 80, 1}, {"mmk16", 16, 1}, {"mmvar", 80, 1}, {"mmvardiv", 80, 0},
+               {"mmdiv", 80, 0}};
   static float a[16 * 24], b[24 * 80], o[16 * 80], o2[16 * 80];
   for (int i = 0; i < 16 * 24; i++)
     a[i] = (float)((i * 37) % 23 - 11) * 0.0625f + 0x1p-13f * (float)(i % 3);
