@@ -77,7 +77,7 @@ typedef struct lw_stmt_plan {
   int stream_loads;        /* its leading tile.loads; then elementwise ops, then one tile.store */
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
   int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views) */
-  int mm_pack;             /* a matmul on bf16 dot products: the group of its packed operands, or -1 */
+  int mm_pack;             /* a matmul on bf16 dot products: its packed operands' group, or -1 */
 } lw_stmt_plan;
 
 /* A window a tile.load of a loop body reads in the loop's next iteration: rows of row_bytes

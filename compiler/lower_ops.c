@@ -975,6 +975,23 @@ static LLVMValueRef gep_f(lw *L, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef
   return LLVMBuildInBoundsGEP2(L->b, ty, base, &idx, 1, "");
 }
 
+/* A load of ty at element idx of et from scratch memory at base (or a view of a tensor:
+ * pto__lower_tag), aligned to align bytes; and the store of v there. */
+static LLVMValueRef scratch_load(lw *L, LLVMTypeRef ty, LLVMTypeRef et, LLVMValueRef base,
+                                 LLVMValueRef idx, unsigned align) {
+  LLVMValueRef v = LLVMBuildLoad2(L->b, ty, gep_f(L, et, base, idx), "");
+  LLVMSetAlignment(v, align);
+  pto__lower_tag(L, v, 0);
+  return v;
+}
+
+static void scratch_store(lw *L, LLVMValueRef v, LLVMTypeRef et, LLVMValueRef base,
+                          LLVMValueRef idx, unsigned align) {
+  LLVMValueRef x = LLVMBuildStore(L->b, v, gep_f(L, et, base, idx));
+  LLVMSetAlignment(x, align);
+  pto__lower_tag(L, x, 0);
+}
+
 /* row (rows=1: [R,C] -> [R,1]) or column ([R,C] -> [1,C]) reduction. Each output element folds
  * its inputs in index order: sums from +0, max/min from the first element; 16-bit floats
  * accumulate in f32 and round once (the interpreter's order and rounding). Rows go in blocks
@@ -1315,18 +1332,13 @@ static int mm_wide_ok(void) { return strstr(pto__llvm_target_identity(), "+avx51
 
 static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw) {
   LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
-  LLVMTypeRef vt = LLVMVectorType(st, (unsigned)vw);
-  LLVMValueRef v = LLVMBuildLoad2(L->b, vt, gep_f(L, st, t->base, idx), "");
-  LLVMSetAlignment(v, (unsigned)pto_dtype_size(t->dt));
-  pto__lower_tag(L, v, 0);
-  return v;
+  return scratch_load(L, LLVMVectorType(st, (unsigned)vw), st, t->base, idx,
+                      (unsigned)pto_dtype_size(t->dt));
 }
 
 static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
-  LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
-  LLVMValueRef x = LLVMBuildStore(L->b, v, gep_f(L, st, t->base, idx));
-  LLVMSetAlignment(x, (unsigned)pto_dtype_size(t->dt));
-  pto__lower_tag(L, x, 0);
+  scratch_store(L, v, pto__lower_storage_type(L, t->dt), t->base, idx,
+                (unsigned)pto_dtype_size(t->dt));
 }
 
 /* A vector of vw storage values of dt to the accumulation dtype odt (see mm_vector_ok). */
@@ -1447,18 +1459,13 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
     for (int h = 0; h < nv; h++) {
       LLVMValueRef idx = add(L, mul(L, k, pto__lower_i64(L, dp->rstride)),
                              add(L, B->j0, pto__lower_i64(L, h * vw)));
-      LLVMValueRef v = LLVMBuildLoad2(L->b, pv, gep_f(L, L->t_i32, dp->rp, idx), "");
-      LLVMSetAlignment(v, 4);
-      pto__lower_tag(L, v, 0);
-      bv[h] = as_bf16_pairs(L, v, vw);
+      bv[h] = as_bf16_pairs(L, scratch_load(L, pv, L->t_i32, dp->rp, idx, 4), vw);
     }
     const char *fn = vw == 16 ? "llvm.x86.avx512bf16.dpbf16ps.512"
                               : "llvm.x86.avx512bf16.dpbf16ps.256";
     for (int ii = 0; ii < mr; ii++) {
       LLVMValueRef lidx = add(L, mul(L, add(L, B->i0, pto__lower_i64(L, ii)), KSv), k);
-      LLVMValueRef a = LLVMBuildLoad2(L->b, L->t_i32, gep_f(L, L->t_i32, dp->lp, lidx), "");
-      LLVMSetAlignment(a, 4);
-      pto__lower_tag(L, a, 0);
+      LLVMValueRef a = scratch_load(L, L->t_i32, L->t_i32, dp->lp, lidx, 4);
       LLVMValueRef av = as_bf16_pairs(L, splat(L, a, vw), vw);
       for (int h = 0; h < nv; h++) {
         LLVMValueRef args[3] = {LLVMBuildLoad2(L->b, B->vt, B->accs[ii][h], ""), av, bv[h]};
@@ -1544,7 +1551,8 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
               .vw = vw,
               .i0 = i0,
               .j0 = j0,
-              .step0 = mul(L, add(L, mul(L, jb, pto__lower_i64(L, nib)), ib), pto__lower_i64(L, KS)),
+              .step0 =
+                  mul(L, add(L, mul(L, jb, pto__lower_i64(L, nib)), ib), pto__lower_i64(L, KS)),
               .accs = accs,
               .vt = vt,
               .ppk = ppk};
@@ -1593,8 +1601,9 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
     mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, 0, jw, &pf, dp);
     j = jw;
     /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
-    LLVMAddAttributeAtIndex(L->fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
+    LLVMAddAttributeAtIndex(
+        L->fn, LLVMAttributeFunctionIndex,
+        LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
   }
   int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
   mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf, dp);
@@ -1696,16 +1705,11 @@ static void dp_pack_l(lw *L, const lw_tile *l, LLVMValueRef lp, int64_t rows, in
                                            pto__lower_i64(L, (hi - lo) / step), "dp.pl.p");
     LLVMValueRef p = add(L, mul(L, q, pto__lower_i64(L, step)), pto__lower_i64(L, lo));
     LLVMValueRef src = add(L, mul(L, i, pto__lower_i64(L, K)), mul(L, p, pto__lower_i64(L, 2)));
-    LLVMValueRef v = LLVMBuildLoad2(L->b, t, gep_f(L, L->t_i16, l->base, src), "");
-    LLVMSetAlignment(v, 2);
-    pto__lower_tag(L, v, 0);
+    LLVMValueRef v = scratch_load(L, t, L->t_i16, l->base, src, 2);
     dp_note_outside(L, v, flag);
     LLVMValueRef args[3] = {v, v, const_int_like(t, 16)};
     v = pto__lower_call_intrinsic(L, "llvm.fshl", &t, 1, args, 3, "");
-    LLVMValueRef x = LLVMBuildStore(
-        L->b, v, gep_f(L, L->t_i32, lp, add(L, mul(L, i, pto__lower_i64(L, P)), p)));
-    LLVMSetAlignment(x, 4);
-    pto__lower_tag(L, x, 0);
+    scratch_store(L, v, L->t_i32, lp, add(L, mul(L, i, pto__lower_i64(L, P)), p), 4);
     pto__lower_loop_end(L, &lq);
   }
   pto__lower_loop_end(L, &li);
@@ -1728,18 +1732,12 @@ static void dp_pack_r(lw *L, const lw_tile *r, LLVMValueRef rp, int64_t P, int64
   for (int h = 0; h < 2; h++) {
     LLVMValueRef row = add(L, mul(L, p, pto__lower_i64(L, 2)), pto__lower_i64(L, h));
     LLVMValueRef idx = add(L, mul(L, row, pto__lower_i64(L, N)), j);
-    LLVMValueRef v = LLVMBuildLoad2(L->b, t16, gep_f(L, L->t_i16, r->base, idx), "");
-    LLVMSetAlignment(v, 2);
-    pto__lower_tag(L, v, 0);
-    half[h] = LLVMBuildZExt(L->b, v, t32, "");
+    half[h] = LLVMBuildZExt(L->b, scratch_load(L, t16, L->t_i16, r->base, idx, 2), t32, "");
   }
   LLVMValueRef v = LLVMBuildOr(L->b, LLVMBuildShl(L->b, half[0], const_int_like(t32, 16), ""),
                                half[1], "");
   dp_note_outside(L, v, flag);
-  LLVMValueRef x = LLVMBuildStore(
-      L->b, v, gep_f(L, L->t_i32, rp, add(L, mul(L, p, pto__lower_i64(L, cols)), j)));
-  LLVMSetAlignment(x, 4);
-  pto__lower_tag(L, x, 0);
+  scratch_store(L, v, L->t_i32, rp, add(L, mul(L, p, pto__lower_i64(L, cols)), j), 4);
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &lp);
 }

@@ -1945,6 +1945,23 @@ static void test_lower_row_reductions_special_values(void **state) {
   row_reductions_special(64); /* along the row, four accumulators */
 }
 
+/* Runs kernel name of L, C[M,N] f32 = A[M,K] x B[K,N] of dtype in (its three tensor
+ * parameters), compiled into o and interpreted into o2. */
+static void mm_run_both(tl_lib *L, const char *name, pto_dtype in, void *a, void *b, int64_t M,
+                        int64_t K, int64_t N, float *o, float *o2) {
+  pto_ir_interp_arg args[3];
+  memset(args, 0, sizeof args);
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+  for (int i = 0; i < 3; i++)
+    args[i].is_tensor = 1;
+  pto_host_tensor_init(&args[0].tensor, a, in, 2, sa);
+  pto_host_tensor_init(&args[1].tensor, b, in, 2, sb);
+  pto_host_tensor_init(&args[2].tensor, o, PTO_DTYPE_F32, 2, sc);
+  assert_int_equal(run_native(L, name, args, 3, 0, NULL), 0);
+  pto_host_tensor_init(&args[2].tensor, o2, PTO_DTYPE_F32, 2, sc);
+  assert_pto_ok(pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, name), args, 3));
+}
+
 /* f32 matmul is one fused multiply-add per product, in k order, compiled and interpreted alike:
  * with l = r = 1 + 2^-12 and acc = -1, fmaf gives 2^-11 + 2^-24 where a rounded product then a
  * sum gives 2^-11. Shapes that take the 8x48, 8x32, 4-row and scalar paths of the lowering. */
@@ -1974,17 +1991,7 @@ static void test_lower_matmul_is_fused_multiply_add(void **state) {
     b[i] = i < 100 ? x : (float)(i % 7) * 0.125f;
   for (int i = 0; i < 13 * 100; i++)
     c[i] = -1.0f;
-  pto_ir_interp_arg args[3];
-  memset(args, 0, sizeof args);
-  int64_t sa[2] = {13, 3}, sb[2] = {3, 100}, sc[2] = {13, 100};
-  for (int i = 0; i < 3; i++)
-    args[i].is_tensor = 1;
-  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, sa);
-  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, sb);
-  pto_host_tensor_init(&args[2].tensor, o, PTO_DTYPE_F32, 2, sc);
-  assert_int_equal(run_native(L, "mmfma", args, 3, 0, NULL), 0);
-  pto_host_tensor_init(&args[2].tensor, o2, PTO_DTYPE_F32, 2, sc);
-  assert_pto_ok(pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, "mmfma"), args, 3));
+  mm_run_both(L, "mmfma", PTO_DTYPE_F32, a, b, 13, 3, 100, o, o2);
   for (int i = 0; i < 13; i++)
     for (int j = 0; j < 100; j++) {
       float want = c[i * 100 + j];
@@ -2030,17 +2037,7 @@ static int dp_run(tl_lib *L, const char *name, const float *l, const float *r, f
     a[i] = pto_f32_to_bf16(l[i]);
   for (int i = 0; i < 5 * 116; i++)
     b[i] = pto_f32_to_bf16(r[i]);
-  pto_ir_interp_arg args[3];
-  memset(args, 0, sizeof args);
-  int64_t sa[2] = {13, 5}, sb[2] = {5, 116}, sc[2] = {13, 116};
-  for (int i = 0; i < 3; i++)
-    args[i].is_tensor = 1;
-  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_BF16, 2, sa);
-  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_BF16, 2, sb);
-  pto_host_tensor_init(&args[2].tensor, o, PTO_DTYPE_F32, 2, sc);
-  assert_int_equal(run_native(L, name, args, 3, 0, NULL), 0);
-  pto_host_tensor_init(&args[2].tensor, o2, PTO_DTYPE_F32, 2, sc);
-  assert_pto_ok(pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, name), args, 3));
+  mm_run_both(L, name, PTO_DTYPE_BF16, a, b, 13, 5, 116, o, o2);
   for (int i = 0; i < 13 * 116; i++)
     if (memcmp(&o[i], &want, 4) || memcmp(&o2[i], &want, 4)) {
       print_error("@%s [%d,%d]: kernel %a, interpreter %a, want %a\n", name, i / 116, i % 116,
@@ -2105,81 +2102,37 @@ static void test_lower_bf16_matmul_dot_products(void **state) {
  * reaches): that kernel prefetches no next window. The offsets may go through scalars assigned
  * in the loop body (@mmvar: re-evaluated at the next iteration; @mmvardiv: a division there,
  * no next window). */
-static const char *k_mm_loop_src =
-    "program mmloop\n"
-    "kernel @mmk(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
-    "    -> (tensor[16,80] f32) {\n"
-    "  %acc0 = tile.full([16, 80], f32, -1, space=acc)\n"
-    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
-    "    %ta = tile.load(%a, [0, %k * 8], [16, 8], space=mat)\n"
-    "    %tb = tile.load(%b, [%k * 8, 0], [8, 80], space=mat)\n"
-    "    %l = tile.move(%ta, space=left)\n"
-    "    %r = tile.move(%tb, space=right)\n"
-    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
-    "    yield %cn\n"
+/* A k-loop kernel of the program: its name, N, the scalars assigned at the top of the loop body,
+ * the k offset, and whether it prefetches next windows. */
+static const struct mm_loop_kernel {
+  const char *name;
+  int n;
+  const char *scalars, *koff;
+  int next;
+} k_mm_loop[] = {{"mmk", 80, "", "%k * 8", 1},
+                 {"mmk16", 16, "", "%k * 8", 1},
+                 {"mmvar", 80, "    %k1 = %k * 4\n    %k0 = %k1 + %k1\n", "%k0", 1},
+                 {"mmvardiv", 80, "    %k0 = %k * 16 / 2\n", "%k0", 0},
+                 {"mmdiv", 80, "", "%k * 16 / 2", 0}};
+
+static const char *k_mm_loop_fmt =
+    "kernel @%s(%%a: tensor[16,24] f32, %%b: tensor[24,%d] f32, out %%o: tensor[16,%d] f32)\n"
+    "    -> (tensor[16,%d] f32) {\n"
+    "  %%acc0 = tile.full([16, %d], f32, -1, space=acc)\n"
+    "  %%acc = for %%k in range(0, 3) iter(%%ck = %%acc0) {\n"
+    "%s"
+    "    %%ta = tile.load(%%a, [0, %s], [16, 8], space=mat)\n"
+    "    %%tb = tile.load(%%b, [%s, 0], [8, %d], space=mat)\n"
+    "    %%l = tile.move(%%ta, space=left)\n"
+    "    %%r = tile.move(%%tb, space=right)\n"
+    "    %%cn = tile.matmul_acc(%%ck, %%l, %%r)\n"
+    "    yield %%cn\n"
     "  }\n"
-    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
-    "  return %o1\n"
-    "}\n"
-    "kernel @mmk16(%a: tensor[16,24] f32, %b: tensor[24,16] f32, out %o: tensor[16,16] f32)\n"
-    "    -> (tensor[16,16] f32) {\n"
-    "  %acc0 = tile.full([16, 16], f32, -1, space=acc)\n"
-    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
-    "    %ta = tile.load(%a, [0, %k * 8], [16, 8], space=mat)\n"
-    "    %tb = tile.load(%b, [%k * 8, 0], [8, 16], space=mat)\n"
-    "    %l = tile.move(%ta, space=left)\n"
-    "    %r = tile.move(%tb, space=right)\n"
-    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
-    "    yield %cn\n"
-    "  }\n"
-    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
-    "  return %o1\n"
-    "}\n"
-    "kernel @mmvar(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
-    "    -> (tensor[16,80] f32) {\n"
-    "  %acc0 = tile.full([16, 80], f32, -1, space=acc)\n"
-    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
-    "    %k1 = %k * 4\n"
-    "    %k0 = %k1 + %k1\n"
-    "    %ta = tile.load(%a, [0, %k0], [16, 8], space=mat)\n"
-    "    %tb = tile.load(%b, [%k0, 0], [8, 80], space=mat)\n"
-    "    %l = tile.move(%ta, space=left)\n"
-    "    %r = tile.move(%tb, space=right)\n"
-    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
-    "    yield %cn\n"
-    "  }\n"
-    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
-    "  return %o1\n"
-    "}\n"
-    "kernel @mmvardiv(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
-    "    -> (tensor[16,80] f32) {\n"
-    "  %acc0 = tile.full([16, 80], f32, -1, space=acc)\n"
-    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
-    "    %k0 = %k * 16 / 2\n"
-    "    %ta = tile.load(%a, [0, %k0], [16, 8], space=mat)\n"
-    "    %tb = tile.load(%b, [%k0, 0], [8, 80], space=mat)\n"
-    "    %l = tile.move(%ta, space=left)\n"
-    "    %r = tile.move(%tb, space=right)\n"
-    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
-    "    yield %cn\n"
-    "  }\n"
-    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
-    "  return %o1\n"
-    "}\n"
-    "kernel @mmdiv(%a: tensor[16,24] f32, %b: tensor[24,80] f32, out %o: tensor[16,80] f32)\n"
-    "    -> (tensor[16,80] f32) {\n"
-    "  %acc0 = tile.full([16, 80], f32, -1, space=acc)\n"
-    "  %acc = for %k in range(0, 3) iter(%ck = %acc0) {\n"
-    "    %ta = tile.load(%a, [0, %k * 16 / 2], [16, 8], space=mat)\n"
-    "    %tb = tile.load(%b, [%k * 16 / 2, 0], [8, 80], space=mat)\n"
-    "    %l = tile.move(%ta, space=left)\n"
-    "    %r = tile.move(%tb, space=right)\n"
-    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
-    "    yield %cn\n"
-    "  }\n"
-    "  %o1 = tile.store(%acc, [0, 0], %o)\n"
-    "  return %o1\n"
-    "}\n"
+    "  %%o1 = tile.store(%%acc, [0, 0], %%o)\n"
+    "  return %%o1\n"
+    "}\n";
+
+static const char *k_mm64_src =
     "kernel @mm64(%a: tensor[8,8] f32, %b: tensor[8,64] f32, out %o: tensor[8,64] f32)\n"
     "    -> (tensor[8,64] f32) {\n"
     "  %ta = tile.load(%a, [0, 0], [8, 8], space=mat)\n"
@@ -2264,53 +2217,46 @@ static void test_lower_fused_run_prefetches_store_and_next_load(void **state) {
 
 static void test_lower_matmul_prefetches_next_loads(void **state) {
   (void)state;
-  tl_lib *L = lib_build(k_mm_loop_src, 2);
+  static char src[8192];
+  int len = snprintf(src, sizeof src, "program mmloop\n");
+  for (size_t i = 0; i < sizeof k_mm_loop / sizeof k_mm_loop[0]; i++) {
+    const struct mm_loop_kernel *k = &k_mm_loop[i];
+    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_loop_fmt, k->name, k->n, k->n,
+                    k->n, k->n, k->scalars, k->koff, k->koff, k->n);
+  }
+  snprintf(src + len, sizeof src - (size_t)len, "%s", k_mm64_src);
+  tl_lib *L = lib_build(src, 2);
   assert_non_null(L);
-  static const struct {
-    const char *k;
-    int n, next;
-  } want[] = {{"mmk", 80, 1}, {"mmk16", 16, 1}, {"mmvar", 80, 1}, {"mmvardiv", 80, 0},
-               {"mmdiv", 80, 0}};
   static float a[16 * 24], b[24 * 80], o[16 * 80], o2[16 * 80];
   for (int i = 0; i < 16 * 24; i++)
     a[i] = (float)((i * 37) % 23 - 11) * 0.0625f + 0x1p-13f * (float)(i % 3);
   for (int i = 0; i < 24 * 80; i++)
     b[i] = (float)((i * 53) % 19 - 9) * 0.125f + 0x1p-14f * (float)(i % 5);
-  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+  for (size_t w = 0; w < sizeof k_mm_loop / sizeof k_mm_loop[0]; w++) {
+    const struct mm_loop_kernel *k = &k_mm_loop[w];
     char ll[1024];
-    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, k->name);
     char *text = tu_read_file(ll, NULL);
     assert_non_null(text);
     /* the row-ahead prefetch is sized 0 at run time for rows back to back ("pf.bytes") */
     if (!strstr(text, "pf.row") || !strstr(text, "%pf.bytes = select") ||
         !strstr(text, "@llvm.prefetch") ||
-        !strstr(text, "pf.next") != !want[w].next) {
-      print_error("@%s: prefetches not as expected (next windows: %d)\n", want[w].k,
-                  want[w].next);
+        !strstr(text, "pf.next") != !k->next) {
+      print_error("@%s: prefetches not as expected (next windows: %d)\n", k->name,
+                  k->next);
       free(text);
       fail();
     }
     free(text);
-    pto_ir_interp_arg args[3];
-    memset(args, 0, sizeof args);
-    int N = want[w].n;
-    int64_t sa[2] = {16, 24}, sb[2] = {24, N}, sc[2] = {16, N};
-    for (int i = 0; i < 3; i++)
-      args[i].is_tensor = 1;
-    pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, sa);
-    pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, sb);
-    pto_host_tensor_init(&args[2].tensor, o, PTO_DTYPE_F32, 2, sc);
-    assert_int_equal(run_native(L, want[w].k, args, 3, 0, NULL), 0);
-    pto_host_tensor_init(&args[2].tensor, o2, PTO_DTYPE_F32, 2, sc);
-    assert_pto_ok(
-        pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, want[w].k), args, 3));
+    int N = k->n;
+    mm_run_both(L, k->name, PTO_DTYPE_F32, a, b, 16, 24, N, o, o2);
     for (int i = 0; i < 16; i++)
       for (int j = 0; j < N; j++) {
         float sum = -1.0f;
         for (int k = 0; k < 24; k++)
           sum = fmaf(a[i * 24 + k], b[k * N + j], sum);
         if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
-          print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", want[w].k, i, j,
+          print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", k->name, i, j,
                       (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
           fail();
         }
