@@ -2012,7 +2012,7 @@ static void test_lower_matmul_is_fused_multiply_add(void **state) {
  * instruction's own order, odd element first, row "order" would give 0.5 + 2^-24), an odd K's
  * last step is one fma, and operands outside the range where the instruction equals fmaf (it
  * flushes denormals) take the fmaf blocks: a product of 2^-140 (row "tiny"), a sum of 2^-135 from
- * an accumulator below 2^-103 (@mmdp_acc). [13,5] x [5,116]: 8x48 and 4-row 16-lane
+ * an accumulator below 2^-103 (@mmdp_acc), an infinity. [13,5] x [5,116]: 8x48 and 4-row 16-lane
  * blocks, an 8-lane block, scalar edges. */
 static const char *k_dp_fmt =
     "program dp\n"
@@ -2029,8 +2029,9 @@ static const char *k_dp_fmt =
     "}\n";
 
 /* Runs kernel name of L on l [13,5] and r [5,116] (floats, exact in bf16) and returns whether
- * the kernel and the interpreter both gave want in every element. */
-static int dp_run(tl_lib *L, const char *name, const float *l, const float *r, float want) {
+ * the kernel and the interpreter both gave want[i] in every element of row i. */
+static int dp_run_rows(tl_lib *L, const char *name, const float *l, const float *r,
+                       const float *want) {
   static uint16_t a[13 * 5], b[5 * 116];
   static float o[13 * 116], o2[13 * 116];
   for (int i = 0; i < 13 * 5; i++)
@@ -2039,12 +2040,19 @@ static int dp_run(tl_lib *L, const char *name, const float *l, const float *r, f
     b[i] = pto_f32_to_bf16(r[i]);
   mm_run_both(L, name, PTO_DTYPE_BF16, a, b, 13, 5, 116, o, o2);
   for (int i = 0; i < 13 * 116; i++)
-    if (memcmp(&o[i], &want, 4) || memcmp(&o2[i], &want, 4)) {
+    if (memcmp(&o[i], &want[i / 116], 4) || memcmp(&o2[i], &want[i / 116], 4)) {
       print_error("@%s [%d,%d]: kernel %a, interpreter %a, want %a\n", name, i / 116, i % 116,
-                  (double)o[i], (double)o2[i], (double)want);
+                  (double)o[i], (double)o2[i], (double)want[i / 116]);
       return 0;
     }
   return 1;
+}
+
+static int dp_run(tl_lib *L, const char *name, const float *l, const float *r, float want) {
+  float w[13];
+  for (int i = 0; i < 13; i++)
+    w[i] = want;
+  return dp_run_rows(L, name, l, r, w);
 }
 
 static void test_lower_bf16_matmul_dot_products(void **state) {
@@ -2089,6 +2097,20 @@ static void test_lower_bf16_matmul_dot_products(void **state) {
   for (int j = 0; j < 116; j++)
     r[j] = 0x1p-56f;
   assert_true(dp_run(L, "mmdp_acc", l, r, 0x1p-135f));
+  /* an infinity among the inputs (outside the range: the fmaf blocks) gives the interpreter's
+   * inf in its row; 2^40 x 2^40 in the others */
+  for (int i = 0; i < 13; i++) {
+    l[i * 5] = i == 12 ? INFINITY : 0x1p40f;
+    l[i * 5 + 1] = i == 12 ? 1.0f : 0.0f;
+  }
+  for (int j = 0; j < 116; j++) {
+    r[j] = 0x1p40f;
+    r[116 + j] = 1.0f;
+  }
+  float inf_want[13];
+  for (int i = 0; i < 13; i++)
+    inf_want[i] = i == 12 ? INFINITY : 0x1p80f;
+  assert_true(dp_run_rows(L, "mmdp", l, r, inf_want));
   lib_free(L);
 }
 
