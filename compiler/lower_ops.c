@@ -1632,8 +1632,11 @@ static int mm_dp_host(void) {
   return strstr(id, "+avx512bf16") != NULL && strstr(id, "+avx512vl") != NULL;
 }
 
+/* Pairs packed a vector at a time (512 bits); every register block's columns are a multiple. */
+#define DP_PACK_W 16
+
 /* Bytes of packed l (the rows of whole register blocks, M / 4 * 4, by K / 2 pairs), 64-aligned;
- * packed r follows: K / 2 pairs by N / 8 * 8 columns. */
+ * packed r follows: K / 2 pairs by the columns of whole register blocks, N / 16 * 16. */
 static int64_t mm_dp_lbytes(int64_t M, int64_t K) {
   return (M / 4 * 4 * (K / 2) * 4 + 63) / 64 * 64;
 }
@@ -1641,7 +1644,7 @@ static int64_t mm_dp_lbytes(int64_t M, int64_t K) {
 int64_t pto__lower_mm_pack_bytes(pto_dtype l, pto_dtype r, int64_t M, int64_t K, int64_t N) {
   if (l != PTO_DTYPE_BF16 || r != PTO_DTYPE_BF16 || M < 4 || K < 2 || N < 16 || !mm_dp_host())
     return 0;
-  return mm_dp_lbytes(M, K) + K / 2 * (N / 8 * 8) * 4;
+  return mm_dp_lbytes(M, K) + K / 2 * (N / DP_PACK_W * DP_PACK_W) * 4;
 }
 
 /* A constant of integer type t (a vector: in every lane). */
@@ -1667,10 +1670,10 @@ static LLVMValueRef dp_outside(lw *L, LLVMValueRef x, int f32) {
                       LLVMBuildICmp(L->b, LLVMIntUGT, off, const_int_like(t, span), ""), "");
 }
 
-/* Where packing notes bf16 elements out of range: 16 lanes of 32-bit pairs, ORed lane by lane (a
- * reduction per vector would cost more than the test), and a scalar for single pairs. */
+/* Where packing notes bf16 elements out of range: DP_PACK_W lanes of 32-bit pairs, ORed lane by
+ * lane (a reduction per vector would cost more than the test), and a scalar for the rest. */
 typedef struct dp_flags {
-  LLVMValueRef vec, one; /* allocas: <16 x i16>, i8 */
+  LLVMValueRef vec, one; /* allocas: <2 DP_PACK_W x i16>, i8 */
 } dp_flags;
 
 static void dp_note_outside(lw *L, LLVMValueRef v, const dp_flags *f) {
@@ -1678,7 +1681,7 @@ static void dp_note_outside(lw *L, LLVMValueRef v, const dp_flags *f) {
   unsigned n = LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetVectorSize(t) : 1;
   LLVMTypeRef ht = LLVMVectorType(L->t_i16, 2 * n);
   LLVMValueRef o = dp_outside(L, LLVMBuildBitCast(L->b, v, ht, ""), 0);
-  if (n == 8) {
+  if (n == DP_PACK_W) {
     LLVMValueRef cur = LLVMBuildLoad2(L->b, ht, f->vec, "");
     LLVMBuildStore(L->b, LLVMBuildOr(L->b, cur, LLVMBuildZExt(L->b, o, ht, ""), ""), f->vec);
     return;
@@ -1690,17 +1693,18 @@ static void dp_note_outside(lw *L, LLVMValueRef v, const dp_flags *f) {
 }
 
 /* Packs rows [0, rows) of l: lp[i][p] = the 32 bits of l[i][2p..2p+1] rotated by 16 (l[i][2p] in
- * the high half), 8 pairs at a time, the rest one by one; notes elements out of range in flag. */
+ * the high half), DP_PACK_W pairs at a time, the rest one by one; notes elements out of range in
+ * flag. */
 static void dp_pack_l(lw *L, const lw_tile *l, LLVMValueRef lp, int64_t rows, int64_t P,
                       const dp_flags *flag) {
-  int64_t K = l->cols, P8 = P / 8 * 8;
+  int64_t K = l->cols, PW = P / DP_PACK_W * DP_PACK_W;
   lw_loop li, lq;
   LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, rows),
                                          "dp.pl.i");
   for (int part = 0; part < 2; part++) {
-    int64_t lo = part ? P8 : 0, hi = part ? P : P8, step = part ? 1 : 8;
+    int64_t lo = part ? PW : 0, hi = part ? P : PW, step = part ? 1 : DP_PACK_W;
     if (lo >= hi) continue;
-    LLVMTypeRef t = step == 8 ? LLVMVectorType(L->t_i32, 8) : L->t_i32;
+    LLVMTypeRef t = part ? L->t_i32 : LLVMVectorType(L->t_i32, DP_PACK_W);
     LLVMValueRef q = pto__lower_loop_begin(L, &lq, pto__lower_i64(L, 0),
                                            pto__lower_i64(L, (hi - lo) / step), "dp.pl.p");
     LLVMValueRef p = add(L, mul(L, q, pto__lower_i64(L, step)), pto__lower_i64(L, lo));
@@ -1715,27 +1719,28 @@ static void dp_pack_l(lw *L, const lw_tile *l, LLVMValueRef lp, int64_t rows, in
   pto__lower_loop_end(L, &li);
 }
 
-/* Packs r: rp[p][j] = r[2p][j] << 16 | r[2p+1][j] for j in [0, cols), 8 columns at a time; notes
- * elements out of range in flag. */
+/* Packs r: rp[p][j] = r[2p][j] << 16 | r[2p+1][j] for j in [0, cols) (a multiple of DP_PACK_W,
+ * as every register block's columns are), DP_PACK_W columns at a time; notes elements out of
+ * range in flag. */
 static void dp_pack_r(lw *L, const lw_tile *r, LLVMValueRef rp, int64_t P, int64_t cols,
                       const dp_flags *flag) {
-  int64_t N = r->cols;
-  LLVMTypeRef t16 = LLVMVectorType(L->t_i16, 8), t32 = LLVMVectorType(L->t_i32, 8);
+  LLVMTypeRef t16 = LLVMVectorType(L->t_i16, DP_PACK_W), t32 = LLVMVectorType(L->t_i32, DP_PACK_W);
+  LLVMValueRef W = pto__lower_i64(L, DP_PACK_W), N = pto__lower_i64(L, r->cols);
   lw_loop lp, lj;
   LLVMValueRef p =
       pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, P), "dp.pr.p");
   LLVMValueRef j = mul(L,
                        pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0),
-                                             pto__lower_i64(L, cols / 8), "dp.pr.j"),
-                       pto__lower_i64(L, 8));
+                                             pto__lower_i64(L, cols / DP_PACK_W), "dp.pr.j"),
+                       W);
   LLVMValueRef half[2];
   for (int h = 0; h < 2; h++) {
     LLVMValueRef row = add(L, mul(L, p, pto__lower_i64(L, 2)), pto__lower_i64(L, h));
-    LLVMValueRef idx = add(L, mul(L, row, pto__lower_i64(L, N)), j);
-    half[h] = LLVMBuildZExt(L->b, scratch_load(L, t16, L->t_i16, r->base, idx, 2), t32, "");
+    LLVMValueRef v = scratch_load(L, t16, L->t_i16, r->base, add(L, mul(L, row, N), j), 2);
+    half[h] = LLVMBuildZExt(L->b, v, t32, "");
   }
-  LLVMValueRef v = LLVMBuildOr(L->b, LLVMBuildShl(L->b, half[0], const_int_like(t32, 16), ""),
-                               half[1], "");
+  LLVMValueRef v =
+      LLVMBuildOr(L->b, LLVMBuildShl(L->b, half[0], const_int_like(t32, 16), ""), half[1], "");
   dp_note_outside(L, v, flag);
   scratch_store(L, v, L->t_i32, rp, add(L, mul(L, p, pto__lower_i64(L, cols)), j), 4);
   pto__lower_loop_end(L, &lj);
@@ -1753,9 +1758,9 @@ static int64_t mm_blocks_dp(lw *L, const lw_tile *l, const lw_tile *r, const lw_
   mm_dp dp = {.lp = pack,
               .rp = LLVMBuildInBoundsGEP2(L->b, L->t_i8, pack, &off, 1, "dp.rp"),
               .P = P,
-              .rstride = N / 8 * 8,
+              .rstride = N / DP_PACK_W * DP_PACK_W,
               .check_acc = with_acc};
-  LLVMTypeRef vt = LLVMVectorType(L->t_i16, 16);
+  LLVMTypeRef vt = LLVMVectorType(L->t_i16, 2 * DP_PACK_W);
   dp_flags flag = {entry_alloca(L, vt, "dp.out"), entry_alloca(L, L->t_i8, "dp.out1")};
   LLVMBuildStore(L->b, LLVMConstNull(vt), flag.vec);
   LLVMBuildStore(L->b, LLVMConstInt(L->t_i8, 0, 0), flag.one);

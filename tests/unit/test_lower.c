@@ -879,13 +879,14 @@ static void gen_expand(void) {
       }
 }
 
-/* matmul in each input dtype over shapes with and without whole register blocks; acc 1:
+/* matmul in each input dtype over shapes with and without whole register blocks (bf16 on an
+ * AVX512_BF16 host: pairs packed 16 at a time and one by one, columns 16 and 8 at a time); acc 1:
  * matmul_acc onto a product that stays live (a copy), acc 2: onto a dead one (in place). */
 static void gen_matmul(void) {
   static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_F16, PTO_DTYPE_BF16,
                                   PTO_DTYPE_I8,  PTO_DTYPE_U8,  PTO_DTYPE_I32};
   static const int64_t mkn[][3] = {{1, 1, 1},    {5, 7, 19},  {8, 16, 32}, {13, 9, 35},
-                                   {32, 64, 48}, {1, 40, 64}, {64, 8, 1}};
+                                   {32, 64, 48}, {1, 40, 64}, {64, 8, 1},  {12, 40, 40}};
   for (int d = 0; d < (int)(sizeof dts / sizeof dts[0]); d++)
     for (int sh = 0; sh < (int)(sizeof mkn / sizeof mkn[0]); sh++)
       for (int acc = 0; acc < 3; acc++) {
