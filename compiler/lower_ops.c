@@ -992,6 +992,19 @@ static void scratch_store(lw *L, LLVMValueRef v, LLVMTypeRef et, LLVMValueRef ba
   pto__lower_tag(L, x, 0);
 }
 
+/* vw elements of tile t from element idx on, as one vector of its storage type; and the store of
+ * such a vector. */
+static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw) {
+  LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
+  return scratch_load(L, LLVMVectorType(st, (unsigned)vw), st, t->base, idx,
+                      (unsigned)pto_dtype_size(t->dt));
+}
+
+static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
+  scratch_store(L, v, pto__lower_storage_type(L, t->dt), t->base, idx,
+                (unsigned)pto_dtype_size(t->dt));
+}
+
 /* row (rows=1: [R,C] -> [R,1]) or column ([R,C] -> [1,C]) reduction. Each output element folds
  * its inputs in index order: sums from +0, max/min from the first element; 16-bit floats
  * accumulate in f32 and round once (the interpreter's order and rounding). Rows go in blocks
@@ -1033,15 +1046,6 @@ static void transpose8(lw *L, LLVMValueRef *rows, LLVMValueRef *cols) {
   }
 }
 
-/* n f32 elements of tile a from element idx on, as one vector. */
-static LLVMValueRef vec_at(lw *L, const lw_tile *a, LLVMValueRef idx, unsigned n) {
-  LLVMValueRef v =
-      LLVMBuildLoad2(L->b, LLVMVectorType(L->t_f32, n), gep_f(L, L->t_f32, a->base, idx), "");
-  LLVMSetAlignment(v, 4);
-  pto__lower_tag(L, v, 0);
-  return v;
-}
-
 static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op) {
   int sum = op == LW_ADD;
   int64_t R = a->rows, C = a->cols;
@@ -1056,7 +1060,7 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
   /* the first block: a sum folds all 8 columns into +0, max/min start from column 0 */
   LLVMValueRef rows[8], cols[8];
   for (int r = 0; r < 8; r++)
-    rows[r] = vec_at(L, a, add(L, base, pto__lower_i64(L, r * C)), 8);
+    rows[r] = vload(L, a, add(L, base, pto__lower_i64(L, r * C)), 8);
   transpose8(L, rows, cols);
   LLVMValueRef acc = sum ? LLVMConstNull(vt) : cols[0];
   for (int k = sum ? 0 : 1; k < 8; k++)
@@ -1066,7 +1070,7 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
                                           "red8.j");
   LLVMValueRef j0 = add(L, base, mul(L, jb, pto__lower_i64(L, 8)));
   for (int r = 0; r < 8; r++)
-    rows[r] = vec_at(L, a, add(L, j0, pto__lower_i64(L, r * C)), 8);
+    rows[r] = vload(L, a, add(L, j0, pto__lower_i64(L, r * C)), 8);
   transpose8(L, rows, cols);
   acc = LLVMBuildLoad2(L->b, vt, accp, "");
   for (int k = 0; k < 8; k++)
@@ -1074,10 +1078,7 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
   LLVMBuildStore(L->b, acc, accp);
   pto__lower_loop_end(L, &lj);
   /* the [R,1] result is dense: 8 consecutive elements */
-  LLVMValueRef st =
-      LLVMBuildStore(L->b, LLVMBuildLoad2(L->b, vt, accp, ""), gep_f(L, L->t_f32, t->base, i0));
-  LLVMSetAlignment(st, 4);
-  pto__lower_tag(L, st, 0);
+  vstore(L, t, i0, LLVMBuildLoad2(L->b, vt, accp, ""));
   pto__lower_loop_end(L, &lb);
 }
 
@@ -1106,12 +1107,12 @@ static void reduce_rows_extreme(lw *L, const lw_tile *a, const lw_tile *t, lw_bi
                                          "xred.row");
   LLVMValueRef base = mul(L, i, Cv);
   for (int k = 0; k < nacc; k++)
-    LLVMBuildStore(b, vec_at(L, a, add(L, base, pto__lower_i64(L, 16 * k)), 16), accp[k]);
+    LLVMBuildStore(b, vload(L, a, add(L, base, pto__lower_i64(L, 16 * k)), 16), accp[k]);
   LLVMValueRef j =
       pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 1), pto__lower_i64(L, C / step), "xred.j");
   LLVMValueRef j0 = add(L, base, mul(L, j, pto__lower_i64(L, step)));
   for (int k = 0; k < nacc; k++) {
-    LLVMValueRef x = vec_at(L, a, add(L, j0, pto__lower_i64(L, 16 * k)), 16);
+    LLVMValueRef x = vload(L, a, add(L, j0, pto__lower_i64(L, 16 * k)), 16);
     LLVMValueRef acc = LLVMBuildLoad2(b, vt, accp[k], "");
     LLVMValueRef pick = LLVMBuildFCmp(b, better, x, acc, "");
     LLVMBuildStore(b, LLVMBuildSelect(b, pick, x, acc, ""), accp[k]);
@@ -1329,17 +1330,6 @@ static int mm_vector_ok(pto_dtype in, pto_dtype out) {
  * work per instruction of 8 lanes (the products and sums stay separate, so this is the only way
  * to more throughput without changing the rounding). */
 static int mm_wide_ok(void) { return strstr(pto__llvm_target_identity(), "+avx512f") != NULL; }
-
-static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw) {
-  LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
-  return scratch_load(L, LLVMVectorType(st, (unsigned)vw), st, t->base, idx,
-                      (unsigned)pto_dtype_size(t->dt));
-}
-
-static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
-  scratch_store(L, v, pto__lower_storage_type(L, t->dt), t->base, idx,
-                (unsigned)pto_dtype_size(t->dt));
-}
 
 /* A vector of vw storage values of dt to the accumulation dtype odt (see mm_vector_ok). */
 static LLVMValueRef vconvert(lw *L, LLVMValueRef v, pto_dtype dt, pto_dtype odt, int vw) {

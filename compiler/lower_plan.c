@@ -47,11 +47,17 @@ int pto__lower_group_find(lw *L, int g) {
   return g;
 }
 
+/* A tile type's static rows and columns; -1 for anything else. */
+static int tile_shape(const pto_ir_type *t, int64_t *r, int64_t *c) {
+  if (t->kind != PTO_TYPE_TILE || t->rank != 2 || pto__lower_static_int(t->dims[0], r) ||
+      pto__lower_static_int(t->dims[1], c))
+    return -1;
+  return 0;
+}
+
 static int tile_bytes(const pto_ir_type *t, int64_t *out) {
   int64_t r, c;
-  if (t->kind != PTO_TYPE_TILE || t->rank != 2 || pto__lower_static_int(t->dims[0], &r) ||
-      pto__lower_static_int(t->dims[1], &c) || r <= 0 || c <= 0)
-    return -1;
+  if (tile_shape(t, &r, &c) || r <= 0 || c <= 0) return -1;
   *out = r * c * (int64_t)pto_dtype_size(t->dtype);
   return 0;
 }
@@ -185,10 +191,7 @@ static int plan_mm_pack(lw *L, const pto_ir_stmt *s, int pos) {
     const pto_ir_arg *a = &s->op.args[base + i];
     if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE) return 0;
     t[i] = a->expr->value->type;
-    if (t[i]->kind != PTO_TYPE_TILE || t[i]->rank != 2 ||
-        pto__lower_static_int(t[i]->dims[0], &d[i][0]) ||
-        pto__lower_static_int(t[i]->dims[1], &d[i][1]))
-      return 0;
+    if (tile_shape(t[i], &d[i][0], &d[i][1])) return 0;
   }
   int64_t bytes =
       pto__lower_mm_pack_bytes(t[0]->dtype, t[1]->dtype, d[0][0], d[0][1], d[1][1]);
