@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower.h"
 #include "lower_kernel_internal.h"
 #include "pto/base.h"
 #include "pto/mathf.h"
@@ -441,6 +442,8 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
   return NULL;
 }
 
+int pto__lower_host_avx512(void) { return strstr(pto__llvm_target_identity(), "+avx512f") != NULL; }
+
 /* ---- f32 exp and log: pto/mathf.h's algorithm, operation for operation as base/mathf.c --- */
 
 /* The type with a's shape (scalar, or a vector of as many lanes) and element type el. */
@@ -500,6 +503,17 @@ static LLVMValueRef lower_expf(lw *L, LLVMValueRef x) {
     q = fma3(L, q, r, cst_real(tf, pto_mathf_exp_coef(i)));
   LLVMValueRef t = fma3(L, LLVMBuildFMul(b, r, r, ""), q, r);
   LLVMValueRef p = LLVMBuildFAdd(b, cst_real(tf, 1.0), t, "");
+  if (LLVMGetTypeKind(tf) == LLVMVectorTypeKind && LLVMGetVectorSize(tf) == 16 &&
+      pto__lower_host_avx512()) {
+    /* p 2^n in one instruction, rounded once: vscalefps (p times 2^floor(n), n an integer or
+     * NaN) equals the two multiplies below, of which the first is exact (p 2^(n>>1) is normal for
+     * n >= -150), and the second rounds. It spares 9 operations of 27 and the microcode assist
+     * x86 takes for a multiply with a subnormal result. */
+    LLVMValueRef args[5] = {p, n, LLVMGetPoison(tf), LLVMConstInt(L->t_i16, 0xffff, 0),
+                            LLVMConstInt(L->t_i32, 4, 0)}; /* all lanes, MXCSR rounding */
+    return pto__lower_call_intrinsic(L, "llvm.x86.avx512.mask.scalef.ps.512", NULL, 0, args, 5,
+                                     "exp");
+  }
   LLVMValueRef ni = LLVMBuildSub(b, LLVMBuildBitCast(b, kf, ti, ""),
                                  cst_int(ti, PTO_MATHF_SHIFT_BITS), "");
   LLVMValueRef n1 = LLVMBuildAShr(b, ni, cst_int(ti, 1), "");
@@ -575,14 +589,14 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) 
   case PTO_FN_SQRT: r = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, ""); break;
   case PTO_FN_RSQRT: {
     LLVMValueRef s = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, "");
-    r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), s, "");
+    r = LLVMBuildFDiv(b, cst_real(t, 1.0), s, "");
     break;
   }
-  case PTO_FN_RECIP: r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), a, ""); break;
+  case PTO_FN_RECIP: r = LLVMBuildFDiv(b, cst_real(t, 1.0), a, ""); break;
   case PTO_FN_SIGMOID: {
     LLVMValueRef neg[1] = {LLVMBuildFNeg(b, a, "")};
     LLVMValueRef e = dbl ? call_libm(L, "exp", t, neg, 1) : lower_expf(L, neg[0]);
-    r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), e, ""), "");
+    r = LLVMBuildFDiv(b, cst_real(t, 1.0), LLVMBuildFAdd(b, cst_real(t, 1.0), e, ""), "");
     break;
   }
   default: return NULL;

@@ -168,13 +168,18 @@ static int tensor_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T, const 
   return 0;
 }
 
-static LLVMValueRef tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx) {
+/* vw (1: a scalar) consecutive elements of a tensor from element idx of ptr on; and the store. */
+static LLVMValueRef tensor_loadv(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx, int vw) {
   LLVMTypeRef et = pto__lower_storage_type(L, dt);
   LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, et, ptr, &idx, 1, "");
-  LLVMValueRef v = LLVMBuildLoad2(L->b, et, p, "");
+  LLVMValueRef v = LLVMBuildLoad2(L->b, vw > 1 ? LLVMVectorType(et, (unsigned)vw) : et, p, "");
   LLVMSetAlignment(v, (unsigned)pto_dtype_size(dt));
   pto__lower_tag(L, v, 1);
   return v;
+}
+
+static LLVMValueRef tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx) {
+  return tensor_loadv(L, dt, ptr, idx, 1);
 }
 
 /* Alias scopes of one streamed run's fast loop, where a runtime check has proven the store's
@@ -628,8 +633,51 @@ static int bin_of(pto_opcode op, lw_bin *out) {
   }
 }
 
+static LLVMValueRef gep_f(lw *L, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef idx) {
+  return LLVMBuildInBoundsGEP2(L->b, ty, base, &idx, 1, "");
+}
+
+/* A load of ty at element idx of et from scratch memory at base (or a view of a tensor:
+ * pto__lower_tag), aligned to align bytes; and the store of v there. */
+static LLVMValueRef scratch_load(lw *L, LLVMTypeRef ty, LLVMTypeRef et, LLVMValueRef base,
+                                 LLVMValueRef idx, unsigned align) {
+  LLVMValueRef v = LLVMBuildLoad2(L->b, ty, gep_f(L, et, base, idx), "");
+  LLVMSetAlignment(v, align);
+  pto__lower_tag(L, v, 0);
+  return v;
+}
+
+static void scratch_store(lw *L, LLVMValueRef v, LLVMTypeRef et, LLVMValueRef base,
+                          LLVMValueRef idx, unsigned align) {
+  LLVMValueRef x = LLVMBuildStore(L->b, v, gep_f(L, et, base, idx));
+  LLVMSetAlignment(x, align);
+  pto__lower_tag(L, x, 0);
+}
+
+/* vw elements of tile t from element idx on, as one vector of its storage type; and the store of
+ * such a vector. */
+static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw) {
+  LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
+  return scratch_load(L, LLVMVectorType(st, (unsigned)vw), st, t->base, idx,
+                      (unsigned)pto_dtype_size(t->dt));
+}
+
+static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
+  scratch_store(L, v, pto__lower_storage_type(L, t->dt), t->base, idx,
+                (unsigned)pto_dtype_size(t->dt));
+}
+
 static LLVMValueRef load_c(lw *L, const lw_tile *t, LLVMValueRef idx) {
   return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, idx));
+}
+
+/* x in each of vw lanes. */
+static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), (unsigned)vw);
+  LLVMValueRef v =
+      LLVMBuildInsertElement(L->b, LLVMGetPoison(vt), x, LLVMConstInt(L->t_i32, 0, 0), "");
+  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(L->t_i32, (unsigned)vw));
+  return LLVMBuildShuffleVector(L->b, v, LLVMGetPoison(vt), mask, "");
 }
 
 typedef struct fused_stmt {
@@ -652,6 +700,7 @@ typedef struct fused_env {
   const LLVMValueRef *given_v; /* compute type */
   int ngiven;
   LLVMValueRef k;
+  int vw; /* elements per step: 1, or FUSED_VW lanes from k on (fused_vw) */
 } fused_env;
 
 static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto_ir_value *v) {
@@ -660,6 +709,7 @@ static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto
   for (int i = 0; i < e->ngiven; i++)
     if (e->given[i] == v) return e->given_v[i];
   const lw_tile *t = &L->vals[v->id].tile;
+  if (e->vw > 1) return vload(L, t, e->k, e->vw); /* f32: storage is compute */
   return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, e->k));
 }
 
@@ -726,16 +776,21 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
     switch (x->kind) {
     case 1:
     case 2: {
-      LLVMValueRef b = x->kind == 1 ? fused_operand(L, e, i, x->b) : x->scalar;
+      LLVMValueRef b = x->kind == 1 ? fused_operand(L, e, i, x->b)
+                       : e->vw > 1  ? splat(L, x->scalar, e->vw)
+                                    : x->scalar;
       bin_of(x->s->op.opc, &bop);
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
     }
-    case 5:
+    case 5: {
+      LLVMValueRef b = !x->rowv    ? fused_operand(L, e, i, x->b)
+                       : e->vw > 1 ? splat(L, x->rowv, e->vw)
+                                   : x->rowv;
       bin_of(x->s->op.opc, &bop);
-      r = pto__lower_binop(L, bop, x->in_dt, a, x->rowv ? x->rowv : fused_operand(L, e, i, x->b),
-                           L->divzero);
+      r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
+    }
     case 3: r = pto__lower_unop(L, pto_op_info_get(x->s->op.opc)->fn, x->in_dt, a); break;
     case 4: r = pto__lower_convert(L, a, x->in_dt, x->out_dt); break;
     }
@@ -745,11 +800,37 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
       return -1;
     }
     x->cur = r;
-    if (store_results && x->out->base)
-      pto__lower_tile_store(L, x->out->base, x->out_dt, e->k,
-                            pto__lower_to_storage(L, x->out_dt, r));
+    if (store_results && x->out->base) {
+      if (e->vw > 1)
+        vstore(L, x->out, e->k, r);
+      else
+        pto__lower_tile_store(L, x->out->base, x->out_dt, e->k,
+                              pto__lower_to_storage(L, x->out_dt, r));
+    }
   }
   return 0;
+}
+
+/* Lanes per step of a fused or streamed run: FUSED_VW where the run computes an f32 exp or
+ * sigmoid on an AVX-512 host and all its statements are f32 in and out; else 1, scalar code that
+ * LLVM's loop vectorizer widens. Explicit vectors let exp scale by 2^n with one vscalefps
+ * (lower_kernel.c, lower_expf), which the vectorizer cannot make of scalar code; every other
+ * operation is the same IR on vectors as on scalars, so the results are the same bits. The
+ * caller also needs whole steps: a row length (or element count) that FUSED_VW divides, or a
+ * scalar loop for the rest. */
+#define FUSED_VW 16
+static int fused_vw(lw *L, const fused_stmt *f, int n) {
+  if (!pto__lower_host_avx512()) return 1;
+  int want = 0;
+  for (int i = 0; i < n; i++) {
+    const fused_stmt *x = &f[i];
+    if (x->in_dt != PTO_DTYPE_F32 || x->out_dt != PTO_DTYPE_F32) return 1;
+    if ((x->kind == 1 || x->kind == 5) && L->vals[x->b->id].tile.dt != PTO_DTYPE_F32) return 1;
+    pto_op_fn fn = pto_op_info_get(x->s->op.opc)->fn;
+    if (x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) want = 1;
+    if (x->kind == 4) return 1;
+  }
+  return want ? FUSED_VW : 1;
 }
 
 /* Whether the run holds a row expansion (kind 5): its loop then goes row by row. */
@@ -808,14 +889,28 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
       j0 = mul(L, jb, pto__lower_i64(L, FUSED_PF_BLOCK));
       j1 = pto__lower_smin(L, add(L, j0, pto__lower_i64(L, FUSED_PF_BLOCK)), Cv);
     }
-    LLVMValueRef j = pto__lower_loop_begin(L, &lp, j0, j1, "ew.j");
+    int vw = cols % FUSED_VW == 0 && FUSED_PF_BLOCK % FUSED_VW == 0 ? fused_vw(L, f, n) : 1;
+    LLVMValueRef j;
+    if (vw > 1) {
+      LLVMValueRef w = pto__lower_i64(L, vw);
+      j = mul(L, pto__lower_loop_begin(L, &lp, LLVMBuildExactSDiv(L->b, j0, w, ""),
+                                       LLVMBuildExactSDiv(L->b, j1, w, ""), "ew.jv"),
+              w);
+    } else {
+      j = pto__lower_loop_begin(L, &lp, j0, j1, "ew.j");
+    }
     e.k = add(L, mul(L, i, Cv), j);
+    e.vw = vw;
     if (fused_eval(L, &e, n, 1)) return;
     pto__lower_loop_end(L, &lp);
     if (pf.nwin) pto__lower_loop_end(L, &lb);
     pto__lower_loop_end(L, &lr);
   } else {
-    e.k = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count), "ew");
+    int vw = count % FUSED_VW == 0 ? fused_vw(L, f, n) : 1;
+    e.k = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count / vw),
+                                vw > 1 ? "ew.v" : "ew");
+    if (vw > 1) e.k = mul(L, e.k, pto__lower_i64(L, vw));
+    e.vw = vw;
     if (fused_eval(L, &e, n, 1)) return;
     pto__lower_loop_end(L, &lp);
   }
@@ -823,6 +918,50 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
 }
 
 /* ---- streamed runs ------------------------------------------------------------------------- */
+
+/* What one step of a streamed run's fast loop reads and writes (pto__lower_streamed). */
+typedef struct stream_step {
+  int nloads, nrun;
+  const pto_ir_value *const *lv; /* the loaded tiles */
+  LLVMValueRef *lval;            /* this step's loaded values (filled by stream_one) */
+  lw_tensor *const *lt;
+  const lw_window *win;
+  const pto_dtype *ldt;
+  fused_stmt *f;
+  const pto_ir_value *sv; /* the stored tile */
+  const lw_tile *t;
+  const lw_tensor *T;
+  const lw_window *ws;
+  const stream_md *md;
+  LLVMValueRef i, trow; /* the row, and its first element in the tiles */
+} stream_step;
+
+/* Column j of row st->i (vw columns from j on): the loads, the run, the store. */
+static int stream_one(lw *L, const stream_step *st, LLVMValueRef j, int vw) {
+  LLVMValueRef raw = NULL;
+  for (int k = 0; k < st->nloads; k++) {
+    LLVMValueRef x = tensor_loadv(L, st->lt[k]->dt, st->win[k].ptr,
+                                  add(L, mul(L, st->i, st->win[k].sr), j), vw);
+    LLVMSetMetadata(x, L->kind_scope, st->md->load_scope);
+    LLVMSetMetadata(x, L->kind_noalias, st->md->load_noalias);
+    x = convert_raw(L, x, st->lt[k]->dt, st->ldt[k]);
+    if (st->lv[k] == st->sv) raw = x; /* a plain copy keeps the loaded bits */
+    st->lval[k] = pto__lower_to_compute(L, st->ldt[k], x);
+  }
+  fused_env e = {.f = st->f,
+                 .given = st->lv,
+                 .given_v = st->lval,
+                 .ngiven = st->nloads,
+                 .k = add(L, st->trow, j),
+                 .vw = vw};
+  if (st->nrun > 0 && fused_eval(L, &e, st->nrun, 0)) return -1;
+  if (!raw) raw = pto__lower_to_storage(L, st->t->dt, fused_operand(L, &e, st->nrun, st->sv));
+  LLVMValueRef s = tensor_store(L, st->T->dt, st->ws->ptr, add(L, mul(L, st->i, st->ws->sr), j),
+                                convert_raw(L, raw, st->t->dt, st->T->dt));
+  LLVMSetMetadata(s, L->kind_scope, st->md->store_scope);
+  LLVMSetMetadata(s, L->kind_noalias, st->md->store_noalias);
+  return 0;
+}
 
 /* [first, last) byte addresses of rows x cols elements of a window (empty when either is 0). */
 static void window_bytes(lw *L, const lw_window *w, pto_dtype dt, LLVMValueRef rows,
@@ -913,23 +1052,25 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws.nr, "sm.i");
   LLVMValueRef trow = mul(L, i, pto__lower_i64(L, t->cols));
   fused_rows(L, f, nrun, i);
-  LLVMValueRef j = pto__lower_loop_begin(L, &lj, zero, ws.nc, "sm.j");
-  LLVMValueRef raw = NULL;
-  for (int k = 0; k < nloads; k++) {
-    LLVMValueRef x = tensor_load(L, lt[k]->dt, win[k].ptr, add(L, mul(L, i, win[k].sr), j));
-    LLVMSetMetadata(x, L->kind_scope, md.load_scope);
-    LLVMSetMetadata(x, L->kind_noalias, md.load_noalias);
-    x = convert_raw(L, x, lt[k]->dt, ldt[k]);
-    if (lv[k] == sv) raw = x; /* a plain copy keeps the loaded bits */
-    lval[k] = pto__lower_to_compute(L, ldt[k], x);
+  /* f32 throughout with an exp: FUSED_VW columns a step while whole steps remain (fused_vw),
+   * then the row's rest one by one */
+  int vw = nrun > 0 && t->dt == PTO_DTYPE_F32 && T->dt == PTO_DTYPE_F32 ? fused_vw(L, f, nrun) : 1;
+  for (int k = 0; k < nloads && vw > 1; k++)
+    if (lt[k]->dt != PTO_DTYPE_F32 || ldt[k] != PTO_DTYPE_F32) vw = 1;
+  stream_step st = {.nloads = nloads, .nrun = nrun, .lv = lv, .lval = lval, .lt = lt, .win = win,
+                    .ldt = ldt, .f = f, .sv = sv, .t = t, .T = T, .ws = &ws, .md = &md, .i = i,
+                    .trow = trow};
+  LLVMValueRef j0 = zero;
+  if (vw > 1) {
+    lw_loop lv_;
+    LLVMValueRef w = pto__lower_i64(L, vw), nv = LLVMBuildSDiv(b, ws.nc, w, "");
+    LLVMValueRef jv = pto__lower_loop_begin(L, &lv_, zero, nv, "sm.jv");
+    if (stream_one(L, &st, mul(L, jv, w), vw)) return;
+    pto__lower_loop_end(L, &lv_);
+    j0 = mul(L, nv, w);
   }
-  fused_env e = {.f = f, .given = lv, .given_v = lval, .ngiven = nloads, .k = add(L, trow, j)};
-  if (nrun > 0 && fused_eval(L, &e, nrun, 0)) return;
-  if (!raw) raw = pto__lower_to_storage(L, t->dt, fused_operand(L, &e, nrun, sv));
-  LLVMValueRef st =
-      tensor_store(L, T->dt, ws.ptr, add(L, mul(L, i, ws.sr), j), convert_raw(L, raw, t->dt, T->dt));
-  LLVMSetMetadata(st, L->kind_scope, md.store_scope);
-  LLVMSetMetadata(st, L->kind_noalias, md.store_noalias);
+  LLVMValueRef j = pto__lower_loop_begin(L, &lj, j0, ws.nc, "sm.j");
+  if (stream_one(L, &st, j, 1)) return;
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
   LLVMBuildBr(b, bb_done);
@@ -969,40 +1110,6 @@ static LLVMValueRef entry_alloca(lw *L, LLVMTypeRef ty, const char *name) {
   LLVMValueRef a = LLVMBuildAlloca(b, ty, name);
   LLVMDisposeBuilder(b);
   return a;
-}
-
-static LLVMValueRef gep_f(lw *L, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef idx) {
-  return LLVMBuildInBoundsGEP2(L->b, ty, base, &idx, 1, "");
-}
-
-/* A load of ty at element idx of et from scratch memory at base (or a view of a tensor:
- * pto__lower_tag), aligned to align bytes; and the store of v there. */
-static LLVMValueRef scratch_load(lw *L, LLVMTypeRef ty, LLVMTypeRef et, LLVMValueRef base,
-                                 LLVMValueRef idx, unsigned align) {
-  LLVMValueRef v = LLVMBuildLoad2(L->b, ty, gep_f(L, et, base, idx), "");
-  LLVMSetAlignment(v, align);
-  pto__lower_tag(L, v, 0);
-  return v;
-}
-
-static void scratch_store(lw *L, LLVMValueRef v, LLVMTypeRef et, LLVMValueRef base,
-                          LLVMValueRef idx, unsigned align) {
-  LLVMValueRef x = LLVMBuildStore(L->b, v, gep_f(L, et, base, idx));
-  LLVMSetAlignment(x, align);
-  pto__lower_tag(L, x, 0);
-}
-
-/* vw elements of tile t from element idx on, as one vector of its storage type; and the store of
- * such a vector. */
-static LLVMValueRef vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw) {
-  LLVMTypeRef st = pto__lower_storage_type(L, t->dt);
-  return scratch_load(L, LLVMVectorType(st, (unsigned)vw), st, t->base, idx,
-                      (unsigned)pto_dtype_size(t->dt));
-}
-
-static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
-  scratch_store(L, v, pto__lower_storage_type(L, t->dt), t->base, idx,
-                (unsigned)pto_dtype_size(t->dt));
 }
 
 /* row (rows=1: [R,C] -> [R,1]) or column ([R,C] -> [1,C]) reduction. Each output element folds
@@ -1326,11 +1433,6 @@ static int mm_vector_ok(pto_dtype in, pto_dtype out) {
   return 0;
 }
 
-/* Does the host have 512-bit vector registers? Then matmul blocks use 16-lane vectors, twice the
- * work per instruction of 8 lanes (the products and sums stay separate, so this is the only way
- * to more throughput without changing the rounding). */
-static int mm_wide_ok(void) { return strstr(pto__llvm_target_identity(), "+avx512f") != NULL; }
-
 /* A vector of vw storage values of dt to the accumulation dtype odt (see mm_vector_ok). */
 static LLVMValueRef vconvert(lw *L, LLVMValueRef v, pto_dtype dt, pto_dtype odt, int vw) {
   LLVMBuilderRef b = L->b;
@@ -1352,14 +1454,6 @@ static LLVMValueRef vconvert(lw *L, LLVMValueRef v, pto_dtype dt, pto_dtype odt,
   case PTO_DTYPE_U16: return LLVMBuildZExt(b, v, of, "");
   default: return v;
   }
-}
-
-static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
-  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), (unsigned)vw);
-  LLVMValueRef v =
-      LLVMBuildInsertElement(L->b, LLVMGetPoison(vt), x, LLVMConstInt(L->t_i32, 0, 0), "");
-  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(L->t_i32, (unsigned)vw));
-  return LLVMBuildShuffleVector(L->b, v, LLVMGetPoison(vt), mask, "");
 }
 
 /* One software prefetch (into L2: locality 2, prefetcht1 on x86; the data is needed an iteration
@@ -1577,7 +1671,10 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
   int pf = 1; /* the first register-blocked part prefetches the loop's next tile.loads */
-  if (mm_wide_ok() && N >= MM_NV * MM_VW_MAX) {
+  /* 512-bit registers: 16-lane blocks, twice the work per instruction of 8 lanes (the products
+   * and sums stay separate, so this is the only way to more throughput without changing the
+   * rounding) */
+  if (pto__lower_host_avx512() && N >= MM_NV * MM_VW_MAX) {
     /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
      * 8 x 32, then 4-row edges; one 48-column block fewer when that lets 32-column blocks
      * cover the rest (N = 64, 256: not 16 columns left to the 8-lane kernel) */
