@@ -17,6 +17,8 @@ for c in "${CMDS[@]}"; do
     expect_true "pto $c --help has an example" grep -qE '^examples?:$' <<<"$OUT" &&
     expect_true "pto $c --help shows an example command line" grep -qE "^  pto $c( |$)" <<<"$OUT"
   help_text=$OUT
+  dup=$(grep -oE '^  --[a-z-]+' <<<"$help_text" | sort | uniq -d)
+  expect_true "pto $c --help describes each option once${dup:+ (twice: $dup)}" test -z "$dup"
   run_pto 0 "$c" -h
   expect_true "pto $c -h is --help" test "$OUT" = "$help_text"
   run_pto 0 help "$c"
