@@ -102,40 +102,72 @@ LLVMAttributeRef pto__lower_enum_attr(lw *L, const char *name) {
   return LLVMCreateEnumAttribute(L->c, kind, 0);
 }
 
-/* Storage bits to compute value. */
+/* The type with a's shape (scalar, or a vector of as many lanes) and element type el. */
+static LLVMTypeRef like(LLVMValueRef a, LLVMTypeRef el) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) return LLVMVectorType(el, LLVMGetVectorSize(t));
+  return el;
+}
+
+/* Constant e in every lane of vector type t. The lowering emits exp/log on scalars (the loop
+ * vectorizer widens them) or vectors of at most 64 lanes; a wider one would get a 64-lane
+ * constant, which the IR verifier rejects, never a wrong value. */
+static LLVMValueRef splat_const(LLVMTypeRef t, LLVMValueRef e) {
+  unsigned n = LLVMGetVectorSize(t);
+  LLVMValueRef els[64];
+  if (n > 64) n = 64;
+  for (unsigned i = 0; i < n; i++)
+    els[i] = e;
+  return LLVMConstVector(els, n);
+}
+
+/* A constant of type t (scalar, or splat over a vector). */
+static LLVMValueRef cst_real(LLVMTypeRef t, double v) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstReal(t, v);
+  return splat_const(t, LLVMConstReal(LLVMGetElementType(t), v));
+}
+
+static LLVMValueRef cst_int(LLVMTypeRef t, uint64_t v) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstInt(t, v, 0);
+  return splat_const(t, LLVMConstInt(LLVMGetElementType(t), v, 0));
+}
+
+/* Storage bits to compute value (a scalar, or a vector of them: 16-bit floats). */
 LLVMValueRef pto__lower_to_compute(lw *L, pto_dtype dt, LLVMValueRef raw) {
   LLVMBuilderRef b = L->b;
   switch (dt) {
   case PTO_DTYPE_BOOL: return LLVMBuildICmp(b, LLVMIntNE, raw, LLVMConstInt(L->t_i8, 0, 0), "");
-  case PTO_DTYPE_F16: return LLVMBuildFPExt(b, raw, L->t_f32, "");
+  case PTO_DTYPE_F16: return LLVMBuildFPExt(b, raw, like(raw, L->t_f32), "");
   case PTO_DTYPE_BF16: {
-    LLVMValueRef w = LLVMBuildZExt(b, raw, L->t_i32, "");
-    w = LLVMBuildShl(b, w, LLVMConstInt(L->t_i32, 16, 0), "");
-    return LLVMBuildBitCast(b, w, L->t_f32, "");
+    LLVMTypeRef i32 = like(raw, L->t_i32);
+    LLVMValueRef w = LLVMBuildZExt(b, raw, i32, "");
+    w = LLVMBuildShl(b, w, cst_int(i32, 16), "");
+    return LLVMBuildBitCast(b, w, like(raw, L->t_f32), "");
   }
   default: return raw;
   }
 }
 
-/* Compute value to storage bits, rounding 16-bit floats to nearest even. The bf16 rounding is
- * the integer formula of pto_f32_to_bf16 (NaN: quieted, sign and top payload kept). */
+/* Compute value to storage bits, rounding 16-bit floats to nearest even (a scalar, or a vector
+ * of them). The bf16 rounding is the integer formula of pto_f32_to_bf16 (NaN: quieted, sign and
+ * top payload kept). */
 LLVMValueRef pto__lower_to_storage(lw *L, pto_dtype dt, LLVMValueRef v) {
   LLVMBuilderRef b = L->b;
   switch (dt) {
   case PTO_DTYPE_BOOL: return LLVMBuildZExt(b, v, L->t_i8, "");
-  case PTO_DTYPE_F16: return LLVMBuildFPTrunc(b, v, L->t_half, "");
+  case PTO_DTYPE_F16: return LLVMBuildFPTrunc(b, v, like(v, L->t_half), "");
   case PTO_DTYPE_BF16: {
-    LLVMTypeRef i32 = L->t_i32;
+    LLVMTypeRef i32 = like(v, L->t_i32);
     LLVMValueRef x = LLVMBuildBitCast(b, v, i32, "");
-    LLVMValueRef absx = LLVMBuildAnd(b, x, LLVMConstInt(i32, 0x7fffffffu, 0), "");
-    LLVMValueRef isnan = LLVMBuildICmp(b, LLVMIntUGT, absx, LLVMConstInt(i32, 0x7f800000u, 0), "");
-    LLVMValueRef hi = LLVMBuildLShr(b, x, LLVMConstInt(i32, 16, 0), "");
-    LLVMValueRef qnan = LLVMBuildOr(b, hi, LLVMConstInt(i32, 0x40, 0), "");
-    LLVMValueRef lsb = LLVMBuildAnd(b, hi, LLVMConstInt(i32, 1, 0), "");
-    LLVMValueRef r = LLVMBuildAdd(b, x, LLVMBuildAdd(b, lsb, LLVMConstInt(i32, 0x7fff, 0), ""), "");
-    r = LLVMBuildLShr(b, r, LLVMConstInt(i32, 16, 0), "");
+    LLVMValueRef absx = LLVMBuildAnd(b, x, cst_int(i32, 0x7fffffffu), "");
+    LLVMValueRef isnan = LLVMBuildICmp(b, LLVMIntUGT, absx, cst_int(i32, 0x7f800000u), "");
+    LLVMValueRef hi = LLVMBuildLShr(b, x, cst_int(i32, 16), "");
+    LLVMValueRef qnan = LLVMBuildOr(b, hi, cst_int(i32, 0x40), "");
+    LLVMValueRef lsb = LLVMBuildAnd(b, hi, cst_int(i32, 1), "");
+    LLVMValueRef r = LLVMBuildAdd(b, x, LLVMBuildAdd(b, lsb, cst_int(i32, 0x7fff), ""), "");
+    r = LLVMBuildLShr(b, r, cst_int(i32, 16), "");
     r = LLVMBuildSelect(b, isnan, qnan, r, "");
-    return LLVMBuildTrunc(b, r, L->t_i16, "");
+    return LLVMBuildTrunc(b, r, like(v, L->t_i16), "");
   }
   default: return v;
   }
@@ -445,36 +477,6 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
 int pto__lower_host_avx512(void) { return strstr(pto__llvm_target_identity(), "+avx512f") != NULL; }
 
 /* ---- f32 exp and log: pto/mathf.h's algorithm, operation for operation as base/mathf.c --- */
-
-/* The type with a's shape (scalar, or a vector of as many lanes) and element type el. */
-static LLVMTypeRef like(LLVMValueRef a, LLVMTypeRef el) {
-  LLVMTypeRef t = LLVMTypeOf(a);
-  if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) return LLVMVectorType(el, LLVMGetVectorSize(t));
-  return el;
-}
-
-/* Constant e in every lane of vector type t. The lowering emits exp/log on scalars (the loop
- * vectorizer widens them) or vectors of at most 64 lanes; a wider one would get a 64-lane
- * constant, which the IR verifier rejects, never a wrong value. */
-static LLVMValueRef splat_const(LLVMTypeRef t, LLVMValueRef e) {
-  unsigned n = LLVMGetVectorSize(t);
-  LLVMValueRef els[64];
-  if (n > 64) n = 64;
-  for (unsigned i = 0; i < n; i++)
-    els[i] = e;
-  return LLVMConstVector(els, n);
-}
-
-/* A constant of type t (scalar, or splat over a vector). */
-static LLVMValueRef cst_real(LLVMTypeRef t, double v) {
-  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstReal(t, v);
-  return splat_const(t, LLVMConstReal(LLVMGetElementType(t), v));
-}
-
-static LLVMValueRef cst_int(LLVMTypeRef t, uint64_t v) {
-  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstInt(t, v, 0);
-  return splat_const(t, LLVMConstInt(LLVMGetElementType(t), v, 0));
-}
 
 static LLVMValueRef fma3(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
   LLVMTypeRef t = LLVMTypeOf(a);

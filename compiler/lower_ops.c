@@ -709,8 +709,9 @@ static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto
   for (int i = 0; i < e->ngiven; i++)
     if (e->given[i] == v) return e->given_v[i];
   const lw_tile *t = &L->vals[v->id].tile;
-  if (e->vw > 1) return vload(L, t, e->k, e->vw); /* f32: storage is compute */
-  return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, e->k));
+  LLVMValueRef raw = e->vw > 1 ? vload(L, t, e->k, e->vw)
+                               : pto__lower_tile_load(L, t->base, t->dt, e->k);
+  return pto__lower_to_compute(L, t->dt, raw);
 }
 
 static const pto_ir_value *value_arg(const pto_ir_stmt *s, int i) {
@@ -801,31 +802,36 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
     }
     x->cur = r;
     if (store_results && x->out->base) {
+      LLVMValueRef raw = pto__lower_to_storage(L, x->out_dt, r);
       if (e->vw > 1)
-        vstore(L, x->out, e->k, r);
+        vstore(L, x->out, e->k, raw);
       else
-        pto__lower_tile_store(L, x->out->base, x->out_dt, e->k,
-                              pto__lower_to_storage(L, x->out_dt, r));
+        pto__lower_tile_store(L, x->out->base, x->out_dt, e->k, raw);
     }
   }
   return 0;
 }
 
-/* Lanes per step of a fused or streamed run: FUSED_VW where the run computes an f32 exp or
- * sigmoid on an AVX-512 host and all its statements are f32 in and out; else 1, scalar code that
- * LLVM's loop vectorizer widens. Explicit vectors let exp scale by 2^n with one vscalefps
- * (lower_kernel.c, lower_expf), which the vectorizer cannot make of scalar code; every other
- * operation is the same IR on vectors as on scalars, so the results are the same bits. The
+/* Lanes per step of a fused or streamed run: FUSED_VW where the run computes an exp or sigmoid
+ * on an AVX-512 host and all its statements are f32, f16 or bf16 in and out with no conversion
+ * between them (16-bit floats compute in f32, rounded after each op as on scalars); else 1,
+ * scalar code that LLVM's loop vectorizer widens. Explicit vectors let exp scale by 2^n with one
+ * vscalefps (lower_kernel.c, lower_expf), which the vectorizer cannot make of scalar code; every
+ * other operation is the same IR on vectors as on scalars, so the results are the same bits. The
  * caller also needs whole steps: a row length (or element count) that FUSED_VW divides, or a
  * scalar loop for the rest. */
 #define FUSED_VW 16
+static int vec_float(pto_dtype dt) {
+  return dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16;
+}
+
 static int fused_vw(lw *L, const fused_stmt *f, int n) {
   if (!pto__lower_host_avx512()) return 1;
   int want = 0;
   for (int i = 0; i < n; i++) {
     const fused_stmt *x = &f[i];
-    if (x->in_dt != PTO_DTYPE_F32 || x->out_dt != PTO_DTYPE_F32) return 1;
-    if ((x->kind == 1 || x->kind == 5) && L->vals[x->b->id].tile.dt != PTO_DTYPE_F32) return 1;
+    if (!vec_float(x->in_dt) || x->out_dt != x->in_dt) return 1;
+    if ((x->kind == 1 || x->kind == 5) && !vec_float(L->vals[x->b->id].tile.dt)) return 1;
     pto_op_fn fn = pto_op_info_get(x->s->op.opc)->fn;
     if (x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) want = 1;
     if (x->kind == 4) return 1;
@@ -1052,11 +1058,11 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws.nr, "sm.i");
   LLVMValueRef trow = mul(L, i, pto__lower_i64(L, t->cols));
   fused_rows(L, f, nrun, i);
-  /* f32 throughout with an exp: FUSED_VW columns a step while whole steps remain (fused_vw),
-   * then the row's rest one by one */
-  int vw = nrun > 0 && t->dt == PTO_DTYPE_F32 && T->dt == PTO_DTYPE_F32 ? fused_vw(L, f, nrun) : 1;
+  /* an exp, and no conversion at the loads or the store: FUSED_VW columns a step while whole
+   * steps remain (fused_vw), then the row's rest one by one */
+  int vw = nrun > 0 && T->dt == t->dt ? fused_vw(L, f, nrun) : 1;
   for (int k = 0; k < nloads && vw > 1; k++)
-    if (lt[k]->dt != PTO_DTYPE_F32 || ldt[k] != PTO_DTYPE_F32) vw = 1;
+    if (lt[k]->dt != ldt[k] || !vec_float(ldt[k])) vw = 1;
   stream_step st = {.nloads = nloads, .nrun = nrun, .lv = lv, .lval = lval, .lt = lt, .win = win,
                     .ldt = ldt, .f = f, .sv = sv, .t = t, .T = T, .ws = &ws, .md = &md, .i = i,
                     .trow = trow};

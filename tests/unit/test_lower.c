@@ -643,11 +643,12 @@ static void gen_scalar_ops(void) {
 }
 
 static void gen_unary(void) {
-  static const char *ops[] = {"exp", "log", "sqrt", "rsqrt", "recip", "relu", "neg", "abs"};
-  for (int o = 0; o < 8; o++)
+  static const char *ops[] = {"exp",     "log",  "sqrt", "rsqrt", "recip",
+                               "sigmoid", "relu", "neg",  "abs"};
+  for (int o = 0; o < 9; o++)
     for (int d = 0; d < N_ALL_DTYPES; d++) {
       pto_dtype dt = k_all_dtypes[d];
-      if (!pto_dtype_is_float(dt) && o < 5) continue;
+      if (!pto_dtype_is_float(dt) && o < 6) continue;
       tcase *c = new_case("unary");
       const char *dn = pto_dtype_name(dt);
       snprintf(c->kname, sizeof c->kname, "%s_%s", ops[o], dn);
