@@ -476,6 +476,8 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
 
 int pto__lower_host_avx512(void) { return strstr(pto__llvm_target_identity(), "+avx512f") != NULL; }
 
+int pto__lower_host_x86(void) { return strstr(pto__llvm_target_identity(), "triple=x86_64") != NULL; }
+
 /* ---- f32 exp and log: pto/mathf.h's algorithm, operation for operation as base/mathf.c --- */
 
 static LLVMValueRef fma3(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
@@ -1173,9 +1175,9 @@ static void build_types(lw *L) {
   LLVMTypeRef df[5] = {L->t_ptr, dims, dims, L->t_i32, L->t_i32};
   LLVMStructSetBody(L->t_desc, df, 5, 0);
   L->t_ctx = LLVMStructCreateNamed(c, "pto_core_ctx");
-  LLVMTypeRef cf[6] = {L->t_i32, L->t_i32, L->t_ptr, L->t_i64, LLVMArrayType2(L->t_i64, 2),
-                       L->t_ptr};
-  LLVMStructSetBody(L->t_ctx, cf, 6, 0);
+  LLVMTypeRef cf[10] = {L->t_i32, L->t_i32, L->t_ptr, L->t_i64, LLVMArrayType2(L->t_i64, 2),
+                        L->t_ptr, L->t_i32, L->t_i32, L->t_i32, L->t_i32};
+  LLVMStructSetBody(L->t_ctx, cf, 10, 0);
   /* pto_dist_ctx of dist_abi.h: version, size, rank, nranks, impl, then the functions. */
   L->t_dist = LLVMStructCreateNamed(c, "pto_dist_ctx");
   LLVMTypeRef xf[11] = {L->t_i32, L->t_i32, L->t_i32, L->t_i32, L->t_ptr, L->t_ptr,

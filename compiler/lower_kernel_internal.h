@@ -173,6 +173,8 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
 LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a);
 /* Whether the host (the code's target) has 512-bit vector registers (AVX-512F). */
 int pto__lower_host_avx512(void);
+/* Whether the host is x86-64 (non-temporal stores, sfence). */
+int pto__lower_host_x86(void);
 /* Whether pto__lower_unop calls libm for fn on dt (f64 exp/log/sigmoid; f32 ones are inline,
  * pto/mathf.h): such a loop stays scalar, so it is not fused. */
 int pto__lower_fn_calls_libm(pto_op_fn fn, pto_dtype dt);

@@ -291,6 +291,16 @@ static void prefetch_bytes(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef i
   pto__lower_loop_end(L, &lp);
 }
 
+/* i1: the runtime's PTO_CORE_STREAM_STORES for this task (pto/kernel_abi.h). */
+static LLVMValueRef stream_stores_on(lw *L) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef idx[2] = {LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 9, 0)};
+  LLVMValueRef fp = LLVMBuildInBoundsGEP2(b, L->t_ctx, L->arg_ctx, idx, 2, "flags");
+  LLVMValueRef flags = LLVMBuildLoad2(b, L->t_i32, fp, "");
+  LLVMValueRef bit = LLVMBuildAnd(b, flags, LLVMConstInt(L->t_i32, PTO_CORE_STREAM_STORES, 0), "");
+  return LLVMBuildICmp(b, LLVMIntNE, bit, LLVMConstInt(L->t_i32, 0, 0), "stream_stores");
+}
+
 /* Whether every value and symbol e reads has its code already (a look-ahead computes nothing
  * that is not there yet). */
 static int expr_ready(const lw *L, const pto_ir_expr *e) {
@@ -391,7 +401,12 @@ static void fused_pf_block(lw *L, const fused_pf *pf, LLVMValueRef i, LLVMValueR
     int64_t share = (pf->row_bytes[k] + nb - 1) / nb;
     LLVMValueRef off =
         add(L, mul(L, i, pf->row_stride_bytes[k]), mul(L, jb, pto__lower_i64(L, share)));
-    prefetch_bytes(L, PTO_DTYPE_U8, pf->ptr[k], off, pto__lower_i64(L, share), pf->write[k],
+    /* none for the store when the runtime says outputs go past the cache: a line fetched for
+     * writing would only be evicted again by the non-temporal store */
+    LLVMValueRef n = pto__lower_i64(L, share);
+    if (pf->write[k])
+      n = LLVMBuildSelect(L->b, stream_stores_on(L), pto__lower_i64(L, 0), n, "");
+    prefetch_bytes(L, PTO_DTYPE_U8, pf->ptr[k], off, n, pf->write[k],
                    pf->write[k] ? "pf.store" : "pf.next");
   }
 }
@@ -825,18 +840,23 @@ static int vec_float(pto_dtype dt) {
   return dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16;
 }
 
-static int fused_vw(lw *L, const fused_stmt *f, int n) {
-  if (!pto__lower_host_avx512()) return 1;
-  int want = 0;
+/* Whether the run's statements are all ones the lowering emits on FUSED_VW-lane vectors (float
+ * dtypes, no conversion); *has_exp: one of them is an exp or a sigmoid. */
+static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
+  *has_exp = 0;
   for (int i = 0; i < n; i++) {
     const fused_stmt *x = &f[i];
-    if (!vec_float(x->in_dt) || x->out_dt != x->in_dt) return 1;
-    if ((x->kind == 1 || x->kind == 5) && !vec_float(L->vals[x->b->id].tile.dt)) return 1;
+    if (!vec_float(x->in_dt) || x->out_dt != x->in_dt || x->kind == 4) return 0;
+    if ((x->kind == 1 || x->kind == 5) && !vec_float(L->vals[x->b->id].tile.dt)) return 0;
     pto_op_fn fn = pto_op_info_get(x->s->op.opc)->fn;
-    if (x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) want = 1;
-    if (x->kind == 4) return 1;
+    if (x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) *has_exp = 1;
   }
-  return want ? FUSED_VW : 1;
+  return 1;
+}
+
+static int fused_vw(lw *L, const fused_stmt *f, int n) {
+  int has_exp;
+  return pto__lower_host_avx512() && fused_vec_ok(L, f, n, &has_exp) && has_exp ? FUSED_VW : 1;
 }
 
 /* Whether the run holds a row expansion (kind 5): its loop then goes row by row. */
@@ -942,8 +962,9 @@ typedef struct stream_step {
   LLVMValueRef i, trow; /* the row, and its first element in the tiles */
 } stream_step;
 
-/* Column j of row st->i (vw columns from j on): the loads, the run, the store. */
-static int stream_one(lw *L, const stream_step *st, LLVMValueRef j, int vw) {
+/* Column j of row st->i (vw columns from j on): the loads, the run, the store; with nt, a
+ * non-temporal store of vw elements that j's address aligns to. */
+static int stream_one(lw *L, const stream_step *st, LLVMValueRef j, int vw, int nt) {
   LLVMValueRef raw = NULL;
   for (int k = 0; k < st->nloads; k++) {
     LLVMValueRef x = tensor_loadv(L, st->lt[k]->dt, st->win[k].ptr,
@@ -966,6 +987,59 @@ static int stream_one(lw *L, const stream_step *st, LLVMValueRef j, int vw) {
                                 convert_raw(L, raw, st->t->dt, st->T->dt));
   LLVMSetMetadata(s, L->kind_scope, st->md->store_scope);
   LLVMSetMetadata(s, L->kind_noalias, st->md->store_noalias);
+  if (nt) {
+    LLVMSetAlignment(s, (unsigned)(vw * pto_dtype_size(st->T->dt)));
+    LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(L->t_i32, 1, 0));
+    unsigned kind = LLVMGetMDKindIDInContext(L->c, "nontemporal", 11);
+    LLVMSetMetadata(s, kind, LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, &one, 1)));
+  }
+  return 0;
+}
+
+/* The rows of a streamed run's fast loop: vw > 1 columns a step while whole steps remain, then
+ * the row's rest one by one. With nt, each row first goes one by one up to the 64-byte boundary
+ * of the store's address (all of it when the row is not aligned to its elements), then in
+ * non-temporal steps of FUSED_VW, then one by one. */
+static int stream_rows(lw *L, stream_step *st, int vw, int nt) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef zero = pto__lower_i64(L, 0), nc = st->ws->nc;
+  lw_loop li, lj, lv, lp;
+  st->i = pto__lower_loop_begin(L, &li, zero, st->ws->nr, nt ? "sm.nt.i" : "sm.i");
+  st->trow = mul(L, st->i, pto__lower_i64(L, st->t->cols));
+  fused_rows(L, st->f, st->nrun, st->i);
+  LLVMValueRef j0 = zero;
+  if (nt) {
+    int64_t es = (int64_t)pto_dtype_size(st->T->dt);
+    LLVMValueRef row = LLVMBuildGEP2(b, pto__lower_storage_type(L, st->T->dt), st->ws->ptr,
+                                     (LLVMValueRef[]){mul(L, st->i, st->ws->sr)}, 1, "");
+    LLVMValueRef addr = LLVMBuildPtrToInt(b, row, L->t_i64, "");
+    LLVMValueRef mis = LLVMBuildAnd(b, addr, pto__lower_i64(L, 63), "");
+    LLVMValueRef peel = LLVMBuildLShr(
+        b, LLVMBuildAnd(b, LLVMBuildSub(b, pto__lower_i64(L, 64), mis, ""), pto__lower_i64(L, 63), ""),
+        pto__lower_i64(L, es == 4 ? 2 : 1), "");
+    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE,
+                                     LLVMBuildAnd(b, addr, pto__lower_i64(L, es - 1), ""), zero, "");
+    peel = pto__lower_smin(L, LLVMBuildSelect(b, odd, nc, peel, ""), nc);
+    LLVMValueRef jp = pto__lower_loop_begin(L, &lp, zero, peel, "sm.peel");
+    if (stream_one(L, st, jp, 1, 0)) return -1;
+    pto__lower_loop_end(L, &lp);
+    LLVMValueRef w = pto__lower_i64(L, FUSED_VW);
+    LLVMValueRef nv = LLVMBuildSDiv(b, LLVMBuildSub(b, nc, peel, ""), w, "");
+    LLVMValueRef jv = pto__lower_loop_begin(L, &lv, zero, nv, "sm.ntv");
+    if (stream_one(L, st, add(L, peel, mul(L, jv, w)), FUSED_VW, 1)) return -1;
+    pto__lower_loop_end(L, &lv);
+    j0 = add(L, peel, mul(L, nv, w));
+  } else if (vw > 1) {
+    LLVMValueRef w = pto__lower_i64(L, vw), nv = LLVMBuildSDiv(b, nc, w, "");
+    LLVMValueRef jv = pto__lower_loop_begin(L, &lv, zero, nv, "sm.jv");
+    if (stream_one(L, st, mul(L, jv, w), vw, 0)) return -1;
+    pto__lower_loop_end(L, &lv);
+    j0 = mul(L, nv, w);
+  }
+  LLVMValueRef j = pto__lower_loop_begin(L, &lj, j0, nc, "sm.j");
+  if (stream_one(L, st, j, 1, 0)) return -1;
+  pto__lower_loop_end(L, &lj);
+  pto__lower_loop_end(L, &li);
   return 0;
 }
 
@@ -1054,31 +1128,29 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   LLVMPositionBuilderAtEnd(b, bb_fast);
   stream_md md;
   stream_scopes(L, &md);
-  lw_loop li, lj;
-  LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws.nr, "sm.i");
-  LLVMValueRef trow = mul(L, i, pto__lower_i64(L, t->cols));
-  fused_rows(L, f, nrun, i);
-  /* an exp, and no conversion at the loads or the store: FUSED_VW columns a step while whole
-   * steps remain (fused_vw), then the row's rest one by one */
-  int vw = nrun > 0 && T->dt == t->dt ? fused_vw(L, f, nrun) : 1;
-  for (int k = 0; k < nloads && vw > 1; k++)
-    if (lt[k]->dt != ldt[k] || !vec_float(ldt[k])) vw = 1;
+  /* Vector code when the run is all vector ops with no conversion at the loads or the store:
+   * FUSED_VW columns a step with an exp (fused_vw); and where the runtime says the task's
+   * outputs are too large to stay in the cache (PTO_CORE_STREAM_STORES), non-temporal stores
+   * (then fenced, so that the task's completion publishes them) */
+  int has_exp = 0, vec = (nrun == 0 || fused_vec_ok(L, f, nrun, &has_exp)) &&
+                         pto__lower_host_x86() && T->dt == t->dt && vec_float(t->dt);
+  for (int k = 0; k < nloads && vec; k++)
+    if (lt[k]->dt != ldt[k] || !vec_float(ldt[k])) vec = 0;
+  int vw = vec && has_exp && pto__lower_host_avx512() ? FUSED_VW : 1;
   stream_step st = {.nloads = nloads, .nrun = nrun, .lv = lv, .lval = lval, .lt = lt, .win = win,
-                    .ldt = ldt, .f = f, .sv = sv, .t = t, .T = T, .ws = &ws, .md = &md, .i = i,
-                    .trow = trow};
-  LLVMValueRef j0 = zero;
-  if (vw > 1) {
-    lw_loop lv_;
-    LLVMValueRef w = pto__lower_i64(L, vw), nv = LLVMBuildSDiv(b, ws.nc, w, "");
-    LLVMValueRef jv = pto__lower_loop_begin(L, &lv_, zero, nv, "sm.jv");
-    if (stream_one(L, &st, mul(L, jv, w), vw)) return;
-    pto__lower_loop_end(L, &lv_);
-    j0 = mul(L, nv, w);
+                    .ldt = ldt, .f = f, .sv = sv, .t = t, .T = T, .ws = &ws, .md = &md};
+  if (vec) {
+    LLVMValueRef on = stream_stores_on(L);
+    LLVMBasicBlockRef bb_nt = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.nt");
+    LLVMBasicBlockRef bb_ct = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.cached");
+    LLVMBuildCondBr(b, on, bb_nt, bb_ct);
+    LLVMPositionBuilderAtEnd(b, bb_nt);
+    if (stream_rows(L, &st, FUSED_VW, 1)) return;
+    pto__lower_call_intrinsic(L, "llvm.x86.sse.sfence", NULL, 0, NULL, 0, "");
+    LLVMBuildBr(b, bb_done);
+    LLVMPositionBuilderAtEnd(b, bb_ct);
   }
-  LLVMValueRef j = pto__lower_loop_begin(L, &lj, j0, ws.nc, "sm.j");
-  if (stream_one(L, &st, j, 1)) return;
-  pto__lower_loop_end(L, &lj);
-  pto__lower_loop_end(L, &li);
+  if (stream_rows(L, &st, vw, 0)) return;
   LLVMBuildBr(b, bb_done);
 
   LLVMPositionBuilderAtEnd(b, bb_buf);

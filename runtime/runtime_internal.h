@@ -197,6 +197,7 @@ typedef struct pto__rt_task {
   int32_t pred_dtype;
   int32_t skipped;              /* set by the core: 1 predicate false, 2 dummy */
   int32_t slot;                 /* PTO_ORCH_SLOT_* of a mixed task's kernel (AIV0 otherwise) */
+  int32_t stream_stores;        /* PTO_CORE_STREAM_STORES for its kernel (submit_one) */
   uint32_t group;               /* the first task of its mixed task; itself otherwise */
   const void *pred_elem;        /* host address of the predicate's element */
   int64_t pred_target;

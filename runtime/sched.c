@@ -507,6 +507,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     ctx.dist = L->w->dist;
     ctx.block_num = t->block_num;
     ctx.block_idx = block;
+    ctx.flags = t->stream_stores ? PTO_CORE_STREAM_STORES : 0;
     if (L->w->pool.shuffle) {
       /* Test mode: perturb timing so that unordered tasks interleave differently. */
       uint64_t r = pto__rt_xorshift64(&core->rng);
@@ -802,6 +803,10 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     return 1;
   }
   int32_t it = 0, is = 0, nim = 0;
+  /* PTO_CORE_STREAM_STORES: the buffers the task touches hold more than the cache can keep
+   * until what it writes is read again */
+  int writes = 0;
+  uint64_t touched = 0;
   for (int32_t i = 0; i < nargs; i++) {
     const pto_orch_task_arg *a = &args[i];
     if (a->kind == PTO_ORCH_ARG_SCALAR) {
@@ -810,6 +815,10 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     }
     what_ctx wc = {NULL, kname, i};
     if (check_view(L, &a->tensor, &wc, &trs[it], &rs[it]) != 0) return 1;
+    writes += a->kind != PTO_ORCH_ARG_IN;
+    int seen = 0;
+    for (int32_t j = 0; j < it; j++) seen |= trs[j] == trs[it];
+    if (!seen) touched += trs[it]->size;
     pto_kernel_tensor *k = &kt[it];
     memset(k, 0, sizeof *k);
     /* An empty view may point anywhere; give it its buffer's start instead. */
@@ -875,6 +884,7 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
       t->starts[j++] = args[i].tensor.start_offset;
     }
   }
+  t->stream_stores = writes > 0 && touched >= L->w->cfg.stream_store_bytes;
   t->pred_op = x->pred_op;
   t->pred_elem = pelem;
   t->pred_dtype = pelem ? x->pred_tensor->dtype : 0;

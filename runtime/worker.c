@@ -17,6 +17,7 @@ static atomic_ullong g_launch_counter;
 #define PTO__RT_DEFAULT_DEVICE_MEMORY (1ull << 30)
 #define PTO__RT_DEFAULT_SCRATCH (256u * 1024u)
 #define PTO__RT_DEFAULT_SPIN_US 40u
+#define PTO__RT_DEFAULT_STREAM_STORE (32ull << 20)
 #define PTO__RT_MAX_CORES 1024
 
 void pto_run_config_init(pto_run_config *cfg) {
@@ -105,6 +106,7 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
   if (!out->max_inflight_tasks)
     out->max_inflight_tasks = out->ncores * 32u > 256u ? (uint32_t)out->ncores * 32u : 256u;
   if (out->max_inflight_tasks < 2) out->max_inflight_tasks = 2;
+  if (!out->stream_store_bytes) out->stream_store_bytes = PTO__RT_DEFAULT_STREAM_STORE;
   return PTO_OK;
 }
 

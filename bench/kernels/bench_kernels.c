@@ -23,8 +23,9 @@
  *     orchestration's start to the last task's end), so it includes task submission,
  *     dependency tracking and dispatch;
  *   "pto, kernel direct": the compiled kernel function (pto_program_kernel) called on NCORES
- *     threads over the same host buffers, one call per row block like the tasks: the kernel code
- *     alone, without the runtime.
+ *     threads over the same host buffers, one call per row block like the tasks, with the
+ *     pto_core_ctx.flags the runtime would give them (non-temporal stores for tensors of 32 MiB
+ *     or more together): the kernel code alone, without the runtime.
  * Peers run on NCORES threads (rows split evenly; threads are created per repetition, tens of
  * microseconds). Every output is checked against its peer. Times: min and median over REPS.
  * PTO_BENCH_KERNELS_DIR, when set, is where the .ptir programs are read from (to try variants). */
@@ -198,7 +199,14 @@ typedef struct direct_ctx {
   int64_t rows, cols, block;
   uint64_t slots[2];
   uint64_t scratch_bytes;
+  int32_t flags; /* pto_core_ctx.flags, as the runtime would set them (direct_flags) */
 } direct_ctx;
+
+/* The flags a default worker gives a task whose tensors' buffers hold `bytes` together
+ * (pto_run_config.stream_store_bytes: 32 MiB), so the direct calls run the code the tasks do. */
+static int32_t direct_flags(uint64_t bytes) {
+  return bytes >= (32ull << 20) ? PTO_CORE_STREAM_STORES : 0;
+}
 
 static void run_kernel(pto_kernel_fn fn, const pto_kernel_tensor *t, const uint64_t *slots,
                        pto_core_ctx *ctx) {
@@ -212,7 +220,8 @@ static void run_kernel(pto_kernel_fn fn, const pto_kernel_tensor *t, const uint6
 
 static void direct_part(void *p, int part, int nparts) {
   direct_ctx *d = p;
-  pto_core_ctx ctx = {.core_id = part, .ncores = nparts, .scratch_size = d->scratch_bytes};
+  pto_core_ctx ctx = {
+      .core_id = part, .ncores = nparts, .scratch_size = d->scratch_bytes, .flags = d->flags};
   ctx.scratch = xalloc(d->scratch_bytes);
   int64_t lo, hi;
   peer_split(d->rows, d->block, part, nparts, &lo, &hi);
@@ -313,7 +322,8 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
                      .rows = n,
                      .cols = n,
                      .block = 16,
-                     .scratch_bytes = pto_program_scratch_bytes(padd)};
+                     .scratch_bytes = pto_program_scratch_bytes(padd),
+                     .flags = direct_flags(3 * (uint64_t)bytes)};
   direct_ctx dchain = dadd;
   dchain.fn = kernel_of(pchain, "chain_rows");
   dchain.scratch_bytes = pto_program_scratch_bytes(pchain);
@@ -413,7 +423,8 @@ static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
                    .rows = m,
                    .cols = n,
                    .block = 64,
-                   .scratch_bytes = pto_program_scratch_bytes(p)};
+                   .scratch_bytes = pto_program_scratch_bytes(p),
+                   .flags = direct_flags(2 * (uint64_t)bytes)};
   peer_ctx hc = {.what = 3, .a = x, .c = y, .rows = m, .cols = n};
   float *yf = xalloc(bytes);
   memset(yf, 0, bytes);

@@ -39,8 +39,16 @@ typedef struct pto_core_ctx {
   int32_t block_idx;      /* this run's SPMD block, 0 to block_num - 1 */
   int32_t block_num;      /* the task's SPMD blocks (launch_spec.set_block_num), at least 1 */
   int32_t core_type;      /* PTO_CORE_AIV or PTO_CORE_AIC: the type of the core running it */
-  int32_t reserved;
+  int32_t flags;          /* PTO_CORE_* bits below; 0 from runtimes that set none */
 } pto_core_ctx;
+
+enum {
+  /* The buffers of the task's tensors are together too large for the cache to keep what it
+   * writes until that is read again (pto_run_config.stream_store_bytes): a kernel may write
+   * its outputs with non-temporal stores, which skip reading each line before overwriting it,
+   * and fences them before it returns. */
+  PTO_CORE_STREAM_STORES = 1,
+};
 
 enum {
   PTO_KERNEL_OK = 0,

@@ -71,6 +71,11 @@ typedef struct pto_run_config {
   int aiv_cores;                /* vector (AIV) cores. Both 0: ncores split like the chip's
                                    clusters, a third AIC and the rest AIV, at least one of each.
                                    Set either, and ncores (if not 0) must be their sum */
+  uint64_t stream_store_bytes;  /* a task whose tensors' buffers hold at least this many bytes
+                                   together may write its outputs past the cache (non-temporal
+                                   stores: PTO_CORE_STREAM_STORES): the cache could not keep them
+                                   until they are read again anyway. 0: 32 MiB, a core complex's
+                                   last-level cache on current x86 parts; UINT64_MAX: never */
 } pto_run_config;
 
 /* Zeroes cfg and sets cfg->sz: every option at its default. */

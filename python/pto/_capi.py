@@ -60,7 +60,8 @@ class RunConfigC(C.Structure):
     _fields_ = [("sz", C.c_size_t), ("platform", C.c_char_p), ("ncores", C.c_int),
                 ("device_memory_bytes", u64), ("scratch_bytes", u64), ("idle_spin_us", u32),
                 ("shuffle", C.c_int), ("shuffle_seed", u64), ("max_inflight_tasks", u32),
-                ("record_tasks", C.c_bool), ("aic_cores", C.c_int), ("aiv_cores", C.c_int)]
+                ("record_tasks", C.c_bool), ("aic_cores", C.c_int), ("aiv_cores", C.c_int),
+                ("stream_store_bytes", u64)]
 
 
 class Binding(C.Structure):

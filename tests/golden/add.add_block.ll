@@ -3,7 +3,7 @@ source_filename = "pto_kernel_add_block"
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
-%pto_core_ctx = type { i32, i32, ptr, i64, [2 x i64], ptr }
+%pto_core_ctx = type { i32, i32, ptr, i64, [2 x i64], ptr, i32, i32, i32, i32 }
 %pto_kernel_tensor = type { ptr, [5 x i64], [5 x i64], i32, i32 }
 
 ; Function Attrs: nounwind
@@ -199,498 +199,617 @@ ok5:                                              ; preds = %ok2
   br i1 %132, label %stream, label %stream.buffered
 
 stream:                                           ; preds = %ok5
-  br label %sm.i.head
+  %flags = getelementptr inbounds %pto_core_ctx, ptr %ctx, i32 0, i32 9
+  %133 = load i32, ptr %flags, align 4
+  %134 = and i32 %133, 1
+  %stream_stores = icmp ne i32 %134, 0
+  br i1 %stream_stores, label %stream.nt, label %stream.cached
 
 stream.buffered:                                  ; preds = %ok5
-  %133 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %134 = call i64 @llvm.smax.i64(i64 %133, i64 0)
-  %135 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %135 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
   %136 = call i64 @llvm.smax.i64(i64 %135, i64 0)
-  %137 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %137 = call i64 @llvm.smin.i64(i64 128, i64 128)
   %138 = call i64 @llvm.smax.i64(i64 %137, i64 0)
-  %139 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %139 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
   %140 = call i64 @llvm.smax.i64(i64 %139, i64 0)
-  %141 = mul i64 0, %a.stride0
-  %142 = add i64 0, %141
-  %143 = mul i64 0, %a.stride1
-  %144 = add i64 %142, %143
-  %145 = sub i64 %a.dim0, 0
-  %146 = call i64 @llvm.smin.i64(i64 %134, i64 %145)
-  %147 = call i64 @llvm.smin.i64(i64 %146, i64 32)
-  %148 = call i64 @llvm.smax.i64(i64 %147, i64 0)
-  %149 = call i64 @llvm.smin.i64(i64 %136, i64 128)
-  %150 = call i64 @llvm.smin.i64(i64 %149, i64 128)
-  %151 = call i64 @llvm.smax.i64(i64 %150, i64 0)
-  %nr13 = select i1 true, i64 %148, i64 0
-  %nc14 = select i1 true, i64 %151, i64 0
-  %win15 = getelementptr float, ptr %a.data, i64 %144
+  %141 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %142 = call i64 @llvm.smax.i64(i64 %141, i64 0)
+  %143 = mul i64 0, %a.stride0
+  %144 = add i64 0, %143
+  %145 = mul i64 0, %a.stride1
+  %146 = add i64 %144, %145
+  %147 = sub i64 %a.dim0, 0
+  %148 = call i64 @llvm.smin.i64(i64 %136, i64 %147)
+  %149 = call i64 @llvm.smin.i64(i64 %148, i64 32)
+  %150 = call i64 @llvm.smax.i64(i64 %149, i64 0)
+  %151 = call i64 @llvm.smin.i64(i64 %138, i64 128)
+  %152 = call i64 @llvm.smin.i64(i64 %151, i64 128)
+  %153 = call i64 @llvm.smax.i64(i64 %152, i64 0)
+  %nr17 = select i1 true, i64 %150, i64 0
+  %nc18 = select i1 true, i64 %153, i64 0
+  %win19 = getelementptr float, ptr %a.data, i64 %146
   %unit = icmp eq i64 %a.stride1, 1
-  %152 = mul i64 %nc14, 4
-  %153 = icmp eq i64 %a.stride0, %nc14
-  %pf.bytes = select i1 %153, i64 0, i64 %152
+  %154 = mul i64 %nc18, 4
+  %155 = icmp eq i64 %a.stride0, %nc18
+  %pf.bytes = select i1 %155, i64 0, i64 %154
   br i1 %unit, label %load.unit, label %load.strided
 
-stream.done:                                      ; preds = %store.done, %sm.i.exit
+stream.done:                                      ; preds = %store.done, %sm.i.exit, %sm.nt.i.exit
   ret i32 0
 
-sm.i.head:                                        ; preds = %sm.j.exit, %stream
-  %sm.i = phi i64 [ 0, %stream ], [ %171, %sm.j.exit ]
-  %154 = icmp slt i64 %sm.i, %nr10
-  br i1 %154, label %sm.i.body, label %sm.i.exit
+stream.nt:                                        ; preds = %stream
+  br label %sm.nt.i.head
+
+stream.cached:                                    ; preds = %stream
+  br label %sm.i.head
+
+sm.nt.i.head:                                     ; preds = %sm.j.exit, %stream.nt
+  %sm.nt.i = phi i64 [ 0, %stream.nt ], [ %220, %sm.j.exit ]
+  %156 = icmp slt i64 %sm.nt.i, %nr10
+  br i1 %156, label %sm.nt.i.body, label %sm.nt.i.exit
+
+sm.nt.i.body:                                     ; preds = %sm.nt.i.head
+  %157 = mul i64 %sm.nt.i, 128
+  %158 = mul i64 %sm.nt.i, %c.stride0
+  %159 = getelementptr float, ptr %win12, i64 %158
+  %160 = ptrtoint ptr %159 to i64
+  %161 = and i64 %160, 63
+  %162 = sub i64 64, %161
+  %163 = and i64 %162, 63
+  %164 = lshr i64 %163, 2
+  %165 = and i64 %160, 3
+  %166 = icmp ne i64 %165, 0
+  %167 = select i1 %166, i64 %nc11, i64 %164
+  %168 = call i64 @llvm.smin.i64(i64 %167, i64 %nc11)
+  br label %sm.peel.head
+
+sm.nt.i.exit:                                     ; preds = %sm.nt.i.head
+  call void @llvm.x86.sse.sfence()
+  br label %stream.done
+
+sm.peel.head:                                     ; preds = %sm.peel.body, %sm.nt.i.body
+  %sm.peel = phi i64 [ 0, %sm.nt.i.body ], [ %183, %sm.peel.body ]
+  %169 = icmp slt i64 %sm.peel, %168
+  br i1 %169, label %sm.peel.body, label %sm.peel.exit
+
+sm.peel.body:                                     ; preds = %sm.peel.head
+  %170 = mul i64 %sm.nt.i, %a.stride0
+  %171 = add i64 %170, %sm.peel
+  %172 = getelementptr inbounds float, ptr %win, i64 %171
+  %173 = load float, ptr %172, align 4, !alias.scope !2, !noalias !6
+  %174 = mul i64 %sm.nt.i, %b.stride0
+  %175 = add i64 %174, %sm.peel
+  %176 = getelementptr inbounds float, ptr %win9, i64 %175
+  %177 = load float, ptr %176, align 4, !alias.scope !2, !noalias !6
+  %178 = add i64 %157, %sm.peel
+  %179 = fadd float %173, %177
+  %180 = mul i64 %sm.nt.i, %c.stride0
+  %181 = add i64 %180, %sm.peel
+  %182 = getelementptr inbounds float, ptr %win12, i64 %181
+  store float %179, ptr %182, align 4, !alias.scope !9, !noalias !10
+  %183 = add nsw i64 %sm.peel, 1
+  br label %sm.peel.head
+
+sm.peel.exit:                                     ; preds = %sm.peel.head
+  %184 = sub i64 %nc11, %168
+  %185 = sdiv i64 %184, 16
+  br label %sm.ntv.head
+
+sm.ntv.head:                                      ; preds = %sm.ntv.body, %sm.peel.exit
+  %sm.ntv = phi i64 [ 0, %sm.peel.exit ], [ %202, %sm.ntv.body ]
+  %186 = icmp slt i64 %sm.ntv, %185
+  br i1 %186, label %sm.ntv.body, label %sm.ntv.exit
+
+sm.ntv.body:                                      ; preds = %sm.ntv.head
+  %187 = mul i64 %sm.ntv, 16
+  %188 = add i64 %168, %187
+  %189 = mul i64 %sm.nt.i, %a.stride0
+  %190 = add i64 %189, %188
+  %191 = getelementptr inbounds float, ptr %win, i64 %190
+  %192 = load <16 x float>, ptr %191, align 4, !alias.scope !2, !noalias !6
+  %193 = mul i64 %sm.nt.i, %b.stride0
+  %194 = add i64 %193, %188
+  %195 = getelementptr inbounds float, ptr %win9, i64 %194
+  %196 = load <16 x float>, ptr %195, align 4, !alias.scope !2, !noalias !6
+  %197 = add i64 %157, %188
+  %198 = fadd <16 x float> %192, %196
+  %199 = mul i64 %sm.nt.i, %c.stride0
+  %200 = add i64 %199, %188
+  %201 = getelementptr inbounds float, ptr %win12, i64 %200
+  store <16 x float> %198, ptr %201, align 64, !alias.scope !9, !noalias !10, !nontemporal !11
+  %202 = add nsw i64 %sm.ntv, 1
+  br label %sm.ntv.head
+
+sm.ntv.exit:                                      ; preds = %sm.ntv.head
+  %203 = mul i64 %185, 16
+  %204 = add i64 %168, %203
+  br label %sm.j.head
+
+sm.j.head:                                        ; preds = %sm.j.body, %sm.ntv.exit
+  %sm.j = phi i64 [ %204, %sm.ntv.exit ], [ %219, %sm.j.body ]
+  %205 = icmp slt i64 %sm.j, %nc11
+  br i1 %205, label %sm.j.body, label %sm.j.exit
+
+sm.j.body:                                        ; preds = %sm.j.head
+  %206 = mul i64 %sm.nt.i, %a.stride0
+  %207 = add i64 %206, %sm.j
+  %208 = getelementptr inbounds float, ptr %win, i64 %207
+  %209 = load float, ptr %208, align 4, !alias.scope !2, !noalias !6
+  %210 = mul i64 %sm.nt.i, %b.stride0
+  %211 = add i64 %210, %sm.j
+  %212 = getelementptr inbounds float, ptr %win9, i64 %211
+  %213 = load float, ptr %212, align 4, !alias.scope !2, !noalias !6
+  %214 = add i64 %157, %sm.j
+  %215 = fadd float %209, %213
+  %216 = mul i64 %sm.nt.i, %c.stride0
+  %217 = add i64 %216, %sm.j
+  %218 = getelementptr inbounds float, ptr %win12, i64 %217
+  store float %215, ptr %218, align 4, !alias.scope !9, !noalias !10
+  %219 = add nsw i64 %sm.j, 1
+  br label %sm.j.head
+
+sm.j.exit:                                        ; preds = %sm.j.head
+  %220 = add nsw i64 %sm.nt.i, 1
+  br label %sm.nt.i.head
+
+sm.i.head:                                        ; preds = %sm.j.exit15, %stream.cached
+  %sm.i = phi i64 [ 0, %stream.cached ], [ %238, %sm.j.exit15 ]
+  %221 = icmp slt i64 %sm.i, %nr10
+  br i1 %221, label %sm.i.body, label %sm.i.exit
 
 sm.i.body:                                        ; preds = %sm.i.head
-  %155 = mul i64 %sm.i, 128
-  br label %sm.j.head
+  %222 = mul i64 %sm.i, 128
+  br label %sm.j.head13
 
 sm.i.exit:                                        ; preds = %sm.i.head
   br label %stream.done
 
-sm.j.head:                                        ; preds = %sm.j.body, %sm.i.body
-  %sm.j = phi i64 [ 0, %sm.i.body ], [ %170, %sm.j.body ]
-  %156 = icmp slt i64 %sm.j, %nc11
-  br i1 %156, label %sm.j.body, label %sm.j.exit
+sm.j.head13:                                      ; preds = %sm.j.body14, %sm.i.body
+  %sm.j16 = phi i64 [ 0, %sm.i.body ], [ %237, %sm.j.body14 ]
+  %223 = icmp slt i64 %sm.j16, %nc11
+  br i1 %223, label %sm.j.body14, label %sm.j.exit15
 
-sm.j.body:                                        ; preds = %sm.j.head
-  %157 = mul i64 %sm.i, %a.stride0
-  %158 = add i64 %157, %sm.j
-  %159 = getelementptr inbounds float, ptr %win, i64 %158
-  %160 = load float, ptr %159, align 4, !alias.scope !2, !noalias !6
-  %161 = mul i64 %sm.i, %b.stride0
-  %162 = add i64 %161, %sm.j
-  %163 = getelementptr inbounds float, ptr %win9, i64 %162
-  %164 = load float, ptr %163, align 4, !alias.scope !2, !noalias !6
-  %165 = add i64 %155, %sm.j
-  %166 = fadd float %160, %164
-  %167 = mul i64 %sm.i, %c.stride0
-  %168 = add i64 %167, %sm.j
-  %169 = getelementptr inbounds float, ptr %win12, i64 %168
-  store float %166, ptr %169, align 4, !alias.scope !9, !noalias !10
-  %170 = add nsw i64 %sm.j, 1
-  br label %sm.j.head
+sm.j.body14:                                      ; preds = %sm.j.head13
+  %224 = mul i64 %sm.i, %a.stride0
+  %225 = add i64 %224, %sm.j16
+  %226 = getelementptr inbounds float, ptr %win, i64 %225
+  %227 = load float, ptr %226, align 4, !alias.scope !2, !noalias !6
+  %228 = mul i64 %sm.i, %b.stride0
+  %229 = add i64 %228, %sm.j16
+  %230 = getelementptr inbounds float, ptr %win9, i64 %229
+  %231 = load float, ptr %230, align 4, !alias.scope !2, !noalias !6
+  %232 = add i64 %222, %sm.j16
+  %233 = fadd float %227, %231
+  %234 = mul i64 %sm.i, %c.stride0
+  %235 = add i64 %234, %sm.j16
+  %236 = getelementptr inbounds float, ptr %win12, i64 %235
+  store float %233, ptr %236, align 4, !alias.scope !9, !noalias !10
+  %237 = add nsw i64 %sm.j16, 1
+  br label %sm.j.head13
 
-sm.j.exit:                                        ; preds = %sm.j.head
-  %171 = add nsw i64 %sm.i, 1
+sm.j.exit15:                                      ; preds = %sm.j.head13
+  %238 = add nsw i64 %sm.i, 1
   br label %sm.i.head
 
 load.unit:                                        ; preds = %stream.buffered
   br label %ld.i.head
 
 load.strided:                                     ; preds = %stream.buffered
-  br label %ld.i.head16
+  br label %ld.i.head20
 
-load.padrows:                                     ; preds = %ld.i.exit18, %ld.i.exit
-  %172 = mul i64 %nr13, 128
+load.padrows:                                     ; preds = %ld.i.exit22, %ld.i.exit
+  %239 = mul i64 %nr17, 128
   br label %ld.padr.head
 
 ld.i.head:                                        ; preds = %ld.padc.exit, %load.unit
-  %ld.i = phi i64 [ 0, %load.unit ], [ %196, %ld.padc.exit ]
-  %173 = icmp slt i64 %ld.i, %nr13
-  br i1 %173, label %ld.i.body, label %ld.i.exit
+  %ld.i = phi i64 [ 0, %load.unit ], [ %263, %ld.padc.exit ]
+  %240 = icmp slt i64 %ld.i, %nr17
+  br i1 %240, label %ld.i.body, label %ld.i.exit
 
 ld.i.body:                                        ; preds = %ld.i.head
-  %174 = mul i64 %ld.i, %a.stride0
-  %175 = mul i64 %ld.i, 128
-  %176 = mul i64 8, %a.stride0
-  %177 = add i64 %174, %176
-  %pf.row = getelementptr float, ptr %win15, i64 %177
-  %178 = add i64 %pf.bytes, 63
-  %179 = lshr i64 %178, 6
+  %241 = mul i64 %ld.i, %a.stride0
+  %242 = mul i64 %ld.i, 128
+  %243 = mul i64 8, %a.stride0
+  %244 = add i64 %241, %243
+  %pf.row = getelementptr float, ptr %win19, i64 %244
+  %245 = add i64 %pf.bytes, 63
+  %246 = lshr i64 %245, 6
   br label %pf.line.head
 
 ld.i.exit:                                        ; preds = %ld.i.head
   br label %load.padrows
 
 pf.line.head:                                     ; preds = %pf.line.body, %ld.i.body
-  %pf.line = phi i64 [ 0, %ld.i.body ], [ %183, %pf.line.body ]
-  %180 = icmp slt i64 %pf.line, %179
-  br i1 %180, label %pf.line.body, label %pf.line.exit
+  %pf.line = phi i64 [ 0, %ld.i.body ], [ %250, %pf.line.body ]
+  %247 = icmp slt i64 %pf.line, %246
+  br i1 %247, label %pf.line.body, label %pf.line.exit
 
 pf.line.body:                                     ; preds = %pf.line.head
-  %181 = mul i64 %pf.line, 64
-  %182 = getelementptr i8, ptr %pf.row, i64 %181
-  call void @llvm.prefetch.p0(ptr %182, i32 0, i32 3, i32 1)
-  %183 = add nsw i64 %pf.line, 1
+  %248 = mul i64 %pf.line, 64
+  %249 = getelementptr i8, ptr %pf.row, i64 %248
+  call void @llvm.prefetch.p0(ptr %249, i32 0, i32 3, i32 1)
+  %250 = add nsw i64 %pf.line, 1
   br label %pf.line.head
 
 pf.line.exit:                                     ; preds = %pf.line.head
   br label %ld.j.head
 
 ld.j.head:                                        ; preds = %ld.j.body, %pf.line.exit
-  %ld.j = phi i64 [ 0, %pf.line.exit ], [ %190, %ld.j.body ]
-  %184 = icmp slt i64 %ld.j, %nc14
-  br i1 %184, label %ld.j.body, label %ld.j.exit
+  %ld.j = phi i64 [ 0, %pf.line.exit ], [ %257, %ld.j.body ]
+  %251 = icmp slt i64 %ld.j, %nc18
+  br i1 %251, label %ld.j.body, label %ld.j.exit
 
 ld.j.body:                                        ; preds = %ld.j.head
-  %185 = add i64 %174, %ld.j
-  %186 = getelementptr inbounds float, ptr %win15, i64 %185
-  %187 = load float, ptr %186, align 4, !alias.scope !11, !noalias !12
-  %188 = add i64 %175, %ld.j
-  %189 = getelementptr inbounds float, ptr %buf0, i64 %188
-  store float %187, ptr %189, align 4, !alias.scope !12, !noalias !11
-  %190 = add nsw i64 %ld.j, 1
+  %252 = add i64 %241, %ld.j
+  %253 = getelementptr inbounds float, ptr %win19, i64 %252
+  %254 = load float, ptr %253, align 4, !alias.scope !12, !noalias !13
+  %255 = add i64 %242, %ld.j
+  %256 = getelementptr inbounds float, ptr %buf0, i64 %255
+  store float %254, ptr %256, align 4, !alias.scope !13, !noalias !12
+  %257 = add nsw i64 %ld.j, 1
   br label %ld.j.head
 
 ld.j.exit:                                        ; preds = %ld.j.head
-  %191 = add i64 %175, 128
-  %192 = add i64 %175, %nc14
+  %258 = add i64 %242, 128
+  %259 = add i64 %242, %nc18
   br label %ld.padc.head
 
 ld.padc.head:                                     ; preds = %ld.padc.body, %ld.j.exit
-  %ld.padc = phi i64 [ %192, %ld.j.exit ], [ %195, %ld.padc.body ]
-  %193 = icmp slt i64 %ld.padc, %191
-  br i1 %193, label %ld.padc.body, label %ld.padc.exit
+  %ld.padc = phi i64 [ %259, %ld.j.exit ], [ %262, %ld.padc.body ]
+  %260 = icmp slt i64 %ld.padc, %258
+  br i1 %260, label %ld.padc.body, label %ld.padc.exit
 
 ld.padc.body:                                     ; preds = %ld.padc.head
-  %194 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
-  store float 0.000000e+00, ptr %194, align 4, !alias.scope !12, !noalias !11
-  %195 = add nsw i64 %ld.padc, 1
+  %261 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
+  store float 0.000000e+00, ptr %261, align 4, !alias.scope !13, !noalias !12
+  %262 = add nsw i64 %ld.padc, 1
   br label %ld.padc.head
 
 ld.padc.exit:                                     ; preds = %ld.padc.head
-  %196 = add nsw i64 %ld.i, 1
+  %263 = add nsw i64 %ld.i, 1
   br label %ld.i.head
 
-ld.i.head16:                                      ; preds = %ld.padc.exit26, %load.strided
-  %ld.i19 = phi i64 [ 0, %load.strided ], [ %213, %ld.padc.exit26 ]
-  %197 = icmp slt i64 %ld.i19, %nr13
-  br i1 %197, label %ld.i.body17, label %ld.i.exit18
+ld.i.head20:                                      ; preds = %ld.padc.exit30, %load.strided
+  %ld.i23 = phi i64 [ 0, %load.strided ], [ %280, %ld.padc.exit30 ]
+  %264 = icmp slt i64 %ld.i23, %nr17
+  br i1 %264, label %ld.i.body21, label %ld.i.exit22
 
-ld.i.body17:                                      ; preds = %ld.i.head16
-  %198 = mul i64 %ld.i19, %a.stride0
-  %199 = mul i64 %ld.i19, 128
-  br label %ld.j.head20
+ld.i.body21:                                      ; preds = %ld.i.head20
+  %265 = mul i64 %ld.i23, %a.stride0
+  %266 = mul i64 %ld.i23, 128
+  br label %ld.j.head24
 
-ld.i.exit18:                                      ; preds = %ld.i.head16
+ld.i.exit22:                                      ; preds = %ld.i.head20
   br label %load.padrows
 
-ld.j.head20:                                      ; preds = %ld.j.body21, %ld.i.body17
-  %ld.j23 = phi i64 [ 0, %ld.i.body17 ], [ %207, %ld.j.body21 ]
-  %200 = icmp slt i64 %ld.j23, %nc14
-  br i1 %200, label %ld.j.body21, label %ld.j.exit22
+ld.j.head24:                                      ; preds = %ld.j.body25, %ld.i.body21
+  %ld.j27 = phi i64 [ 0, %ld.i.body21 ], [ %274, %ld.j.body25 ]
+  %267 = icmp slt i64 %ld.j27, %nc18
+  br i1 %267, label %ld.j.body25, label %ld.j.exit26
 
-ld.j.body21:                                      ; preds = %ld.j.head20
-  %201 = mul i64 %ld.j23, %a.stride1
-  %202 = add i64 %198, %201
-  %203 = getelementptr inbounds float, ptr %win15, i64 %202
-  %204 = load float, ptr %203, align 4, !alias.scope !11, !noalias !12
-  %205 = add i64 %199, %ld.j23
-  %206 = getelementptr inbounds float, ptr %buf0, i64 %205
-  store float %204, ptr %206, align 4, !alias.scope !12, !noalias !11
-  %207 = add nsw i64 %ld.j23, 1
-  br label %ld.j.head20
+ld.j.body25:                                      ; preds = %ld.j.head24
+  %268 = mul i64 %ld.j27, %a.stride1
+  %269 = add i64 %265, %268
+  %270 = getelementptr inbounds float, ptr %win19, i64 %269
+  %271 = load float, ptr %270, align 4, !alias.scope !12, !noalias !13
+  %272 = add i64 %266, %ld.j27
+  %273 = getelementptr inbounds float, ptr %buf0, i64 %272
+  store float %271, ptr %273, align 4, !alias.scope !13, !noalias !12
+  %274 = add nsw i64 %ld.j27, 1
+  br label %ld.j.head24
 
-ld.j.exit22:                                      ; preds = %ld.j.head20
-  %208 = add i64 %199, 128
-  %209 = add i64 %199, %nc14
-  br label %ld.padc.head24
+ld.j.exit26:                                      ; preds = %ld.j.head24
+  %275 = add i64 %266, 128
+  %276 = add i64 %266, %nc18
+  br label %ld.padc.head28
 
-ld.padc.head24:                                   ; preds = %ld.padc.body25, %ld.j.exit22
-  %ld.padc27 = phi i64 [ %209, %ld.j.exit22 ], [ %212, %ld.padc.body25 ]
-  %210 = icmp slt i64 %ld.padc27, %208
-  br i1 %210, label %ld.padc.body25, label %ld.padc.exit26
+ld.padc.head28:                                   ; preds = %ld.padc.body29, %ld.j.exit26
+  %ld.padc31 = phi i64 [ %276, %ld.j.exit26 ], [ %279, %ld.padc.body29 ]
+  %277 = icmp slt i64 %ld.padc31, %275
+  br i1 %277, label %ld.padc.body29, label %ld.padc.exit30
 
-ld.padc.body25:                                   ; preds = %ld.padc.head24
-  %211 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc27
-  store float 0.000000e+00, ptr %211, align 4, !alias.scope !12, !noalias !11
-  %212 = add nsw i64 %ld.padc27, 1
-  br label %ld.padc.head24
+ld.padc.body29:                                   ; preds = %ld.padc.head28
+  %278 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc31
+  store float 0.000000e+00, ptr %278, align 4, !alias.scope !13, !noalias !12
+  %279 = add nsw i64 %ld.padc31, 1
+  br label %ld.padc.head28
 
-ld.padc.exit26:                                   ; preds = %ld.padc.head24
-  %213 = add nsw i64 %ld.i19, 1
-  br label %ld.i.head16
+ld.padc.exit30:                                   ; preds = %ld.padc.head28
+  %280 = add nsw i64 %ld.i23, 1
+  br label %ld.i.head20
 
 ld.padr.head:                                     ; preds = %ld.padr.body, %load.padrows
-  %ld.padr = phi i64 [ %172, %load.padrows ], [ %216, %ld.padr.body ]
-  %214 = icmp slt i64 %ld.padr, 4096
-  br i1 %214, label %ld.padr.body, label %ld.padr.exit
+  %ld.padr = phi i64 [ %239, %load.padrows ], [ %283, %ld.padr.body ]
+  %281 = icmp slt i64 %ld.padr, 4096
+  br i1 %281, label %ld.padr.body, label %ld.padr.exit
 
 ld.padr.body:                                     ; preds = %ld.padr.head
-  %215 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
-  store float 0.000000e+00, ptr %215, align 4, !alias.scope !12, !noalias !11
-  %216 = add nsw i64 %ld.padr, 1
+  %282 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
+  store float 0.000000e+00, ptr %282, align 4, !alias.scope !13, !noalias !12
+  %283 = add nsw i64 %ld.padr, 1
   br label %ld.padr.head
 
 ld.padr.exit:                                     ; preds = %ld.padr.head
-  %217 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %218 = call i64 @llvm.smax.i64(i64 %217, i64 0)
-  %219 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %220 = call i64 @llvm.smax.i64(i64 %219, i64 0)
-  %221 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %222 = call i64 @llvm.smax.i64(i64 %221, i64 0)
-  %223 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %224 = call i64 @llvm.smax.i64(i64 %223, i64 0)
-  %225 = mul i64 0, %b.stride0
-  %226 = add i64 0, %225
-  %227 = mul i64 0, %b.stride1
-  %228 = add i64 %226, %227
-  %229 = sub i64 %b.dim0, 0
-  %230 = call i64 @llvm.smin.i64(i64 %218, i64 %229)
-  %231 = call i64 @llvm.smin.i64(i64 %230, i64 32)
-  %232 = call i64 @llvm.smax.i64(i64 %231, i64 0)
-  %233 = call i64 @llvm.smin.i64(i64 %220, i64 128)
-  %234 = call i64 @llvm.smin.i64(i64 %233, i64 128)
-  %235 = call i64 @llvm.smax.i64(i64 %234, i64 0)
-  %nr28 = select i1 true, i64 %232, i64 0
-  %nc29 = select i1 true, i64 %235, i64 0
-  %win30 = getelementptr float, ptr %b.data, i64 %228
-  %unit31 = icmp eq i64 %b.stride1, 1
-  %236 = mul i64 %nc29, 4
-  %237 = icmp eq i64 %b.stride0, %nc29
-  %pf.bytes35 = select i1 %237, i64 0, i64 %236
-  br i1 %unit31, label %load.unit32, label %load.strided33
+  %284 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %285 = call i64 @llvm.smax.i64(i64 %284, i64 0)
+  %286 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %287 = call i64 @llvm.smax.i64(i64 %286, i64 0)
+  %288 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %289 = call i64 @llvm.smax.i64(i64 %288, i64 0)
+  %290 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %291 = call i64 @llvm.smax.i64(i64 %290, i64 0)
+  %292 = mul i64 0, %b.stride0
+  %293 = add i64 0, %292
+  %294 = mul i64 0, %b.stride1
+  %295 = add i64 %293, %294
+  %296 = sub i64 %b.dim0, 0
+  %297 = call i64 @llvm.smin.i64(i64 %285, i64 %296)
+  %298 = call i64 @llvm.smin.i64(i64 %297, i64 32)
+  %299 = call i64 @llvm.smax.i64(i64 %298, i64 0)
+  %300 = call i64 @llvm.smin.i64(i64 %287, i64 128)
+  %301 = call i64 @llvm.smin.i64(i64 %300, i64 128)
+  %302 = call i64 @llvm.smax.i64(i64 %301, i64 0)
+  %nr32 = select i1 true, i64 %299, i64 0
+  %nc33 = select i1 true, i64 %302, i64 0
+  %win34 = getelementptr float, ptr %b.data, i64 %295
+  %unit35 = icmp eq i64 %b.stride1, 1
+  %303 = mul i64 %nc33, 4
+  %304 = icmp eq i64 %b.stride0, %nc33
+  %pf.bytes39 = select i1 %304, i64 0, i64 %303
+  br i1 %unit35, label %load.unit36, label %load.strided37
 
-load.unit32:                                      ; preds = %ld.padr.exit
-  br label %ld.i.head36
+load.unit36:                                      ; preds = %ld.padr.exit
+  br label %ld.i.head40
 
-load.strided33:                                   ; preds = %ld.padr.exit
-  br label %ld.i.head53
+load.strided37:                                   ; preds = %ld.padr.exit
+  br label %ld.i.head57
 
-load.padrows34:                                   ; preds = %ld.i.exit55, %ld.i.exit38
-  %238 = mul i64 %nr28, 128
-  br label %ld.padr.head65
+load.padrows38:                                   ; preds = %ld.i.exit59, %ld.i.exit42
+  %305 = mul i64 %nr32, 128
+  br label %ld.padr.head69
 
-ld.i.head36:                                      ; preds = %ld.padc.exit51, %load.unit32
-  %ld.i39 = phi i64 [ 0, %load.unit32 ], [ %262, %ld.padc.exit51 ]
-  %239 = icmp slt i64 %ld.i39, %nr28
-  br i1 %239, label %ld.i.body37, label %ld.i.exit38
+ld.i.head40:                                      ; preds = %ld.padc.exit55, %load.unit36
+  %ld.i43 = phi i64 [ 0, %load.unit36 ], [ %329, %ld.padc.exit55 ]
+  %306 = icmp slt i64 %ld.i43, %nr32
+  br i1 %306, label %ld.i.body41, label %ld.i.exit42
 
-ld.i.body37:                                      ; preds = %ld.i.head36
-  %240 = mul i64 %ld.i39, %b.stride0
-  %241 = mul i64 %ld.i39, 128
-  %242 = mul i64 8, %b.stride0
-  %243 = add i64 %240, %242
-  %pf.row40 = getelementptr float, ptr %win30, i64 %243
-  %244 = add i64 %pf.bytes35, 63
-  %245 = lshr i64 %244, 6
-  br label %pf.line.head41
+ld.i.body41:                                      ; preds = %ld.i.head40
+  %307 = mul i64 %ld.i43, %b.stride0
+  %308 = mul i64 %ld.i43, 128
+  %309 = mul i64 8, %b.stride0
+  %310 = add i64 %307, %309
+  %pf.row44 = getelementptr float, ptr %win34, i64 %310
+  %311 = add i64 %pf.bytes39, 63
+  %312 = lshr i64 %311, 6
+  br label %pf.line.head45
 
-ld.i.exit38:                                      ; preds = %ld.i.head36
-  br label %load.padrows34
+ld.i.exit42:                                      ; preds = %ld.i.head40
+  br label %load.padrows38
 
-pf.line.head41:                                   ; preds = %pf.line.body42, %ld.i.body37
-  %pf.line44 = phi i64 [ 0, %ld.i.body37 ], [ %249, %pf.line.body42 ]
-  %246 = icmp slt i64 %pf.line44, %245
-  br i1 %246, label %pf.line.body42, label %pf.line.exit43
+pf.line.head45:                                   ; preds = %pf.line.body46, %ld.i.body41
+  %pf.line48 = phi i64 [ 0, %ld.i.body41 ], [ %316, %pf.line.body46 ]
+  %313 = icmp slt i64 %pf.line48, %312
+  br i1 %313, label %pf.line.body46, label %pf.line.exit47
 
-pf.line.body42:                                   ; preds = %pf.line.head41
-  %247 = mul i64 %pf.line44, 64
-  %248 = getelementptr i8, ptr %pf.row40, i64 %247
-  call void @llvm.prefetch.p0(ptr %248, i32 0, i32 3, i32 1)
-  %249 = add nsw i64 %pf.line44, 1
-  br label %pf.line.head41
+pf.line.body46:                                   ; preds = %pf.line.head45
+  %314 = mul i64 %pf.line48, 64
+  %315 = getelementptr i8, ptr %pf.row44, i64 %314
+  call void @llvm.prefetch.p0(ptr %315, i32 0, i32 3, i32 1)
+  %316 = add nsw i64 %pf.line48, 1
+  br label %pf.line.head45
 
-pf.line.exit43:                                   ; preds = %pf.line.head41
-  br label %ld.j.head45
+pf.line.exit47:                                   ; preds = %pf.line.head45
+  br label %ld.j.head49
 
-ld.j.head45:                                      ; preds = %ld.j.body46, %pf.line.exit43
-  %ld.j48 = phi i64 [ 0, %pf.line.exit43 ], [ %256, %ld.j.body46 ]
-  %250 = icmp slt i64 %ld.j48, %nc29
-  br i1 %250, label %ld.j.body46, label %ld.j.exit47
+ld.j.head49:                                      ; preds = %ld.j.body50, %pf.line.exit47
+  %ld.j52 = phi i64 [ 0, %pf.line.exit47 ], [ %323, %ld.j.body50 ]
+  %317 = icmp slt i64 %ld.j52, %nc33
+  br i1 %317, label %ld.j.body50, label %ld.j.exit51
 
-ld.j.body46:                                      ; preds = %ld.j.head45
-  %251 = add i64 %240, %ld.j48
-  %252 = getelementptr inbounds float, ptr %win30, i64 %251
-  %253 = load float, ptr %252, align 4, !alias.scope !11, !noalias !12
-  %254 = add i64 %241, %ld.j48
-  %255 = getelementptr inbounds float, ptr %buf1, i64 %254
-  store float %253, ptr %255, align 4, !alias.scope !12, !noalias !11
-  %256 = add nsw i64 %ld.j48, 1
-  br label %ld.j.head45
+ld.j.body50:                                      ; preds = %ld.j.head49
+  %318 = add i64 %307, %ld.j52
+  %319 = getelementptr inbounds float, ptr %win34, i64 %318
+  %320 = load float, ptr %319, align 4, !alias.scope !12, !noalias !13
+  %321 = add i64 %308, %ld.j52
+  %322 = getelementptr inbounds float, ptr %buf1, i64 %321
+  store float %320, ptr %322, align 4, !alias.scope !13, !noalias !12
+  %323 = add nsw i64 %ld.j52, 1
+  br label %ld.j.head49
 
-ld.j.exit47:                                      ; preds = %ld.j.head45
-  %257 = add i64 %241, 128
-  %258 = add i64 %241, %nc29
-  br label %ld.padc.head49
+ld.j.exit51:                                      ; preds = %ld.j.head49
+  %324 = add i64 %308, 128
+  %325 = add i64 %308, %nc33
+  br label %ld.padc.head53
 
-ld.padc.head49:                                   ; preds = %ld.padc.body50, %ld.j.exit47
-  %ld.padc52 = phi i64 [ %258, %ld.j.exit47 ], [ %261, %ld.padc.body50 ]
-  %259 = icmp slt i64 %ld.padc52, %257
-  br i1 %259, label %ld.padc.body50, label %ld.padc.exit51
+ld.padc.head53:                                   ; preds = %ld.padc.body54, %ld.j.exit51
+  %ld.padc56 = phi i64 [ %325, %ld.j.exit51 ], [ %328, %ld.padc.body54 ]
+  %326 = icmp slt i64 %ld.padc56, %324
+  br i1 %326, label %ld.padc.body54, label %ld.padc.exit55
 
-ld.padc.body50:                                   ; preds = %ld.padc.head49
-  %260 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc52
-  store float 0.000000e+00, ptr %260, align 4, !alias.scope !12, !noalias !11
-  %261 = add nsw i64 %ld.padc52, 1
-  br label %ld.padc.head49
+ld.padc.body54:                                   ; preds = %ld.padc.head53
+  %327 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc56
+  store float 0.000000e+00, ptr %327, align 4, !alias.scope !13, !noalias !12
+  %328 = add nsw i64 %ld.padc56, 1
+  br label %ld.padc.head53
 
-ld.padc.exit51:                                   ; preds = %ld.padc.head49
-  %262 = add nsw i64 %ld.i39, 1
-  br label %ld.i.head36
+ld.padc.exit55:                                   ; preds = %ld.padc.head53
+  %329 = add nsw i64 %ld.i43, 1
+  br label %ld.i.head40
 
-ld.i.head53:                                      ; preds = %ld.padc.exit63, %load.strided33
-  %ld.i56 = phi i64 [ 0, %load.strided33 ], [ %279, %ld.padc.exit63 ]
-  %263 = icmp slt i64 %ld.i56, %nr28
-  br i1 %263, label %ld.i.body54, label %ld.i.exit55
+ld.i.head57:                                      ; preds = %ld.padc.exit67, %load.strided37
+  %ld.i60 = phi i64 [ 0, %load.strided37 ], [ %346, %ld.padc.exit67 ]
+  %330 = icmp slt i64 %ld.i60, %nr32
+  br i1 %330, label %ld.i.body58, label %ld.i.exit59
 
-ld.i.body54:                                      ; preds = %ld.i.head53
-  %264 = mul i64 %ld.i56, %b.stride0
-  %265 = mul i64 %ld.i56, 128
-  br label %ld.j.head57
+ld.i.body58:                                      ; preds = %ld.i.head57
+  %331 = mul i64 %ld.i60, %b.stride0
+  %332 = mul i64 %ld.i60, 128
+  br label %ld.j.head61
 
-ld.i.exit55:                                      ; preds = %ld.i.head53
-  br label %load.padrows34
+ld.i.exit59:                                      ; preds = %ld.i.head57
+  br label %load.padrows38
 
-ld.j.head57:                                      ; preds = %ld.j.body58, %ld.i.body54
-  %ld.j60 = phi i64 [ 0, %ld.i.body54 ], [ %273, %ld.j.body58 ]
-  %266 = icmp slt i64 %ld.j60, %nc29
-  br i1 %266, label %ld.j.body58, label %ld.j.exit59
+ld.j.head61:                                      ; preds = %ld.j.body62, %ld.i.body58
+  %ld.j64 = phi i64 [ 0, %ld.i.body58 ], [ %340, %ld.j.body62 ]
+  %333 = icmp slt i64 %ld.j64, %nc33
+  br i1 %333, label %ld.j.body62, label %ld.j.exit63
 
-ld.j.body58:                                      ; preds = %ld.j.head57
-  %267 = mul i64 %ld.j60, %b.stride1
-  %268 = add i64 %264, %267
-  %269 = getelementptr inbounds float, ptr %win30, i64 %268
-  %270 = load float, ptr %269, align 4, !alias.scope !11, !noalias !12
-  %271 = add i64 %265, %ld.j60
-  %272 = getelementptr inbounds float, ptr %buf1, i64 %271
-  store float %270, ptr %272, align 4, !alias.scope !12, !noalias !11
-  %273 = add nsw i64 %ld.j60, 1
-  br label %ld.j.head57
+ld.j.body62:                                      ; preds = %ld.j.head61
+  %334 = mul i64 %ld.j64, %b.stride1
+  %335 = add i64 %331, %334
+  %336 = getelementptr inbounds float, ptr %win34, i64 %335
+  %337 = load float, ptr %336, align 4, !alias.scope !12, !noalias !13
+  %338 = add i64 %332, %ld.j64
+  %339 = getelementptr inbounds float, ptr %buf1, i64 %338
+  store float %337, ptr %339, align 4, !alias.scope !13, !noalias !12
+  %340 = add nsw i64 %ld.j64, 1
+  br label %ld.j.head61
 
-ld.j.exit59:                                      ; preds = %ld.j.head57
-  %274 = add i64 %265, 128
-  %275 = add i64 %265, %nc29
-  br label %ld.padc.head61
+ld.j.exit63:                                      ; preds = %ld.j.head61
+  %341 = add i64 %332, 128
+  %342 = add i64 %332, %nc33
+  br label %ld.padc.head65
 
-ld.padc.head61:                                   ; preds = %ld.padc.body62, %ld.j.exit59
-  %ld.padc64 = phi i64 [ %275, %ld.j.exit59 ], [ %278, %ld.padc.body62 ]
-  %276 = icmp slt i64 %ld.padc64, %274
-  br i1 %276, label %ld.padc.body62, label %ld.padc.exit63
+ld.padc.head65:                                   ; preds = %ld.padc.body66, %ld.j.exit63
+  %ld.padc68 = phi i64 [ %342, %ld.j.exit63 ], [ %345, %ld.padc.body66 ]
+  %343 = icmp slt i64 %ld.padc68, %341
+  br i1 %343, label %ld.padc.body66, label %ld.padc.exit67
 
-ld.padc.body62:                                   ; preds = %ld.padc.head61
-  %277 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc64
-  store float 0.000000e+00, ptr %277, align 4, !alias.scope !12, !noalias !11
-  %278 = add nsw i64 %ld.padc64, 1
-  br label %ld.padc.head61
+ld.padc.body66:                                   ; preds = %ld.padc.head65
+  %344 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc68
+  store float 0.000000e+00, ptr %344, align 4, !alias.scope !13, !noalias !12
+  %345 = add nsw i64 %ld.padc68, 1
+  br label %ld.padc.head65
 
-ld.padc.exit63:                                   ; preds = %ld.padc.head61
-  %279 = add nsw i64 %ld.i56, 1
-  br label %ld.i.head53
+ld.padc.exit67:                                   ; preds = %ld.padc.head65
+  %346 = add nsw i64 %ld.i60, 1
+  br label %ld.i.head57
 
-ld.padr.head65:                                   ; preds = %ld.padr.body66, %load.padrows34
-  %ld.padr68 = phi i64 [ %238, %load.padrows34 ], [ %282, %ld.padr.body66 ]
-  %280 = icmp slt i64 %ld.padr68, 4096
-  br i1 %280, label %ld.padr.body66, label %ld.padr.exit67
+ld.padr.head69:                                   ; preds = %ld.padr.body70, %load.padrows38
+  %ld.padr72 = phi i64 [ %305, %load.padrows38 ], [ %349, %ld.padr.body70 ]
+  %347 = icmp slt i64 %ld.padr72, 4096
+  br i1 %347, label %ld.padr.body70, label %ld.padr.exit71
 
-ld.padr.body66:                                   ; preds = %ld.padr.head65
-  %281 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr68
-  store float 0.000000e+00, ptr %281, align 4, !alias.scope !12, !noalias !11
-  %282 = add nsw i64 %ld.padr68, 1
-  br label %ld.padr.head65
+ld.padr.body70:                                   ; preds = %ld.padr.head69
+  %348 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr72
+  store float 0.000000e+00, ptr %348, align 4, !alias.scope !13, !noalias !12
+  %349 = add nsw i64 %ld.padr72, 1
+  br label %ld.padr.head69
 
-ld.padr.exit67:                                   ; preds = %ld.padr.head65
-  %283 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %284 = call i64 @llvm.smax.i64(i64 %283, i64 0)
-  %285 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %286 = call i64 @llvm.smax.i64(i64 %285, i64 0)
+ld.padr.exit71:                                   ; preds = %ld.padr.head69
+  %350 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %351 = call i64 @llvm.smax.i64(i64 %350, i64 0)
+  %352 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %353 = call i64 @llvm.smax.i64(i64 %352, i64 0)
   br label %ew.head
 
-ew.head:                                          ; preds = %ew.body, %ld.padr.exit67
-  %ew = phi i64 [ 0, %ld.padr.exit67 ], [ %294, %ew.body ]
-  %287 = icmp slt i64 %ew, 4096
-  br i1 %287, label %ew.body, label %ew.exit
+ew.head:                                          ; preds = %ew.body, %ld.padr.exit71
+  %ew = phi i64 [ 0, %ld.padr.exit71 ], [ %361, %ew.body ]
+  %354 = icmp slt i64 %ew, 4096
+  br i1 %354, label %ew.body, label %ew.exit
 
 ew.body:                                          ; preds = %ew.head
-  %288 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  %289 = load float, ptr %288, align 4, !alias.scope !12, !noalias !11
-  %290 = getelementptr inbounds float, ptr %buf1, i64 %ew
-  %291 = load float, ptr %290, align 4, !alias.scope !12, !noalias !11
-  %292 = fadd float %289, %291
-  %293 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  store float %292, ptr %293, align 4, !alias.scope !12, !noalias !11
-  %294 = add nsw i64 %ew, 1
+  %355 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  %356 = load float, ptr %355, align 4, !alias.scope !13, !noalias !12
+  %357 = getelementptr inbounds float, ptr %buf1, i64 %ew
+  %358 = load float, ptr %357, align 4, !alias.scope !13, !noalias !12
+  %359 = fadd float %356, %358
+  %360 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  store float %359, ptr %360, align 4, !alias.scope !13, !noalias !12
+  %361 = add nsw i64 %ew, 1
   br label %ew.head
 
 ew.exit:                                          ; preds = %ew.head
-  %295 = mul i64 0, %c.stride0
-  %296 = add i64 0, %295
-  %297 = mul i64 0, %c.stride1
-  %298 = add i64 %296, %297
-  %299 = sub i64 %c.dim0, 0
-  %300 = call i64 @llvm.smin.i64(i64 %284, i64 %299)
-  %301 = call i64 @llvm.smin.i64(i64 %300, i64 32)
-  %302 = call i64 @llvm.smax.i64(i64 %301, i64 0)
-  %303 = call i64 @llvm.smin.i64(i64 %286, i64 128)
-  %304 = call i64 @llvm.smin.i64(i64 %303, i64 128)
-  %305 = call i64 @llvm.smax.i64(i64 %304, i64 0)
-  %nr69 = select i1 true, i64 %302, i64 0
-  %nc70 = select i1 true, i64 %305, i64 0
-  %win71 = getelementptr float, ptr %c.data, i64 %298
-  %unit72 = icmp eq i64 %c.stride1, 1
-  br i1 %unit72, label %store.unit, label %store.strided
+  %362 = mul i64 0, %c.stride0
+  %363 = add i64 0, %362
+  %364 = mul i64 0, %c.stride1
+  %365 = add i64 %363, %364
+  %366 = sub i64 %c.dim0, 0
+  %367 = call i64 @llvm.smin.i64(i64 %351, i64 %366)
+  %368 = call i64 @llvm.smin.i64(i64 %367, i64 32)
+  %369 = call i64 @llvm.smax.i64(i64 %368, i64 0)
+  %370 = call i64 @llvm.smin.i64(i64 %353, i64 128)
+  %371 = call i64 @llvm.smin.i64(i64 %370, i64 128)
+  %372 = call i64 @llvm.smax.i64(i64 %371, i64 0)
+  %nr73 = select i1 true, i64 %369, i64 0
+  %nc74 = select i1 true, i64 %372, i64 0
+  %win75 = getelementptr float, ptr %c.data, i64 %365
+  %unit76 = icmp eq i64 %c.stride1, 1
+  br i1 %unit76, label %store.unit, label %store.strided
 
 store.unit:                                       ; preds = %ew.exit
   br label %st.i.head
 
 store.strided:                                    ; preds = %ew.exit
-  br label %st.i.head73
+  br label %st.i.head77
 
-store.done:                                       ; preds = %st.i.exit75, %st.i.exit
+store.done:                                       ; preds = %st.i.exit79, %st.i.exit
   br label %stream.done
 
 st.i.head:                                        ; preds = %st.j.exit, %store.unit
-  %st.i = phi i64 [ 0, %store.unit ], [ %316, %st.j.exit ]
-  %306 = icmp slt i64 %st.i, %nr69
-  br i1 %306, label %st.i.body, label %st.i.exit
+  %st.i = phi i64 [ 0, %store.unit ], [ %383, %st.j.exit ]
+  %373 = icmp slt i64 %st.i, %nr73
+  br i1 %373, label %st.i.body, label %st.i.exit
 
 st.i.body:                                        ; preds = %st.i.head
-  %307 = mul i64 %st.i, %c.stride0
-  %308 = mul i64 %st.i, 128
+  %374 = mul i64 %st.i, %c.stride0
+  %375 = mul i64 %st.i, 128
   br label %st.j.head
 
 st.i.exit:                                        ; preds = %st.i.head
   br label %store.done
 
 st.j.head:                                        ; preds = %st.j.body, %st.i.body
-  %st.j = phi i64 [ 0, %st.i.body ], [ %315, %st.j.body ]
-  %309 = icmp slt i64 %st.j, %nc70
-  br i1 %309, label %st.j.body, label %st.j.exit
+  %st.j = phi i64 [ 0, %st.i.body ], [ %382, %st.j.body ]
+  %376 = icmp slt i64 %st.j, %nc74
+  br i1 %376, label %st.j.body, label %st.j.exit
 
 st.j.body:                                        ; preds = %st.j.head
-  %310 = add i64 %308, %st.j
-  %311 = getelementptr inbounds float, ptr %buf0, i64 %310
-  %312 = load float, ptr %311, align 4, !alias.scope !12, !noalias !11
-  %313 = add i64 %307, %st.j
-  %314 = getelementptr inbounds float, ptr %win71, i64 %313
-  store float %312, ptr %314, align 4, !alias.scope !11, !noalias !12
-  %315 = add nsw i64 %st.j, 1
+  %377 = add i64 %375, %st.j
+  %378 = getelementptr inbounds float, ptr %buf0, i64 %377
+  %379 = load float, ptr %378, align 4, !alias.scope !13, !noalias !12
+  %380 = add i64 %374, %st.j
+  %381 = getelementptr inbounds float, ptr %win75, i64 %380
+  store float %379, ptr %381, align 4, !alias.scope !12, !noalias !13
+  %382 = add nsw i64 %st.j, 1
   br label %st.j.head
 
 st.j.exit:                                        ; preds = %st.j.head
-  %316 = add nsw i64 %st.i, 1
+  %383 = add nsw i64 %st.i, 1
   br label %st.i.head
 
-st.i.head73:                                      ; preds = %st.j.exit79, %store.strided
-  %st.i76 = phi i64 [ 0, %store.strided ], [ %328, %st.j.exit79 ]
-  %317 = icmp slt i64 %st.i76, %nr69
-  br i1 %317, label %st.i.body74, label %st.i.exit75
+st.i.head77:                                      ; preds = %st.j.exit83, %store.strided
+  %st.i80 = phi i64 [ 0, %store.strided ], [ %395, %st.j.exit83 ]
+  %384 = icmp slt i64 %st.i80, %nr73
+  br i1 %384, label %st.i.body78, label %st.i.exit79
 
-st.i.body74:                                      ; preds = %st.i.head73
-  %318 = mul i64 %st.i76, %c.stride0
-  %319 = mul i64 %st.i76, 128
-  br label %st.j.head77
+st.i.body78:                                      ; preds = %st.i.head77
+  %385 = mul i64 %st.i80, %c.stride0
+  %386 = mul i64 %st.i80, 128
+  br label %st.j.head81
 
-st.i.exit75:                                      ; preds = %st.i.head73
+st.i.exit79:                                      ; preds = %st.i.head77
   br label %store.done
 
-st.j.head77:                                      ; preds = %st.j.body78, %st.i.body74
-  %st.j80 = phi i64 [ 0, %st.i.body74 ], [ %327, %st.j.body78 ]
-  %320 = icmp slt i64 %st.j80, %nc70
-  br i1 %320, label %st.j.body78, label %st.j.exit79
+st.j.head81:                                      ; preds = %st.j.body82, %st.i.body78
+  %st.j84 = phi i64 [ 0, %st.i.body78 ], [ %394, %st.j.body82 ]
+  %387 = icmp slt i64 %st.j84, %nc74
+  br i1 %387, label %st.j.body82, label %st.j.exit83
 
-st.j.body78:                                      ; preds = %st.j.head77
-  %321 = add i64 %319, %st.j80
-  %322 = getelementptr inbounds float, ptr %buf0, i64 %321
-  %323 = load float, ptr %322, align 4, !alias.scope !12, !noalias !11
-  %324 = mul i64 %st.j80, %c.stride1
-  %325 = add i64 %318, %324
-  %326 = getelementptr inbounds float, ptr %win71, i64 %325
-  store float %323, ptr %326, align 4, !alias.scope !11, !noalias !12
-  %327 = add nsw i64 %st.j80, 1
-  br label %st.j.head77
+st.j.body82:                                      ; preds = %st.j.head81
+  %388 = add i64 %386, %st.j84
+  %389 = getelementptr inbounds float, ptr %buf0, i64 %388
+  %390 = load float, ptr %389, align 4, !alias.scope !13, !noalias !12
+  %391 = mul i64 %st.j84, %c.stride1
+  %392 = add i64 %385, %391
+  %393 = getelementptr inbounds float, ptr %win75, i64 %392
+  store float %390, ptr %393, align 4, !alias.scope !12, !noalias !13
+  %394 = add nsw i64 %st.j84, 1
+  br label %st.j.head81
 
-st.j.exit79:                                      ; preds = %st.j.head77
-  %328 = add nsw i64 %st.i76, 1
-  br label %st.i.head73
+st.j.exit83:                                      ; preds = %st.j.head81
+  %395 = add nsw i64 %st.i80, 1
+  br label %st.i.head77
 
 after.return:                                     ; No predecessors!
   ret i32 0
@@ -701,6 +820,9 @@ declare i64 @llvm.smin.i64(i64, i64) #1
 
 ; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
 declare i64 @llvm.smax.i64(i64, i64) #1
+
+; Function Attrs: nounwind
+declare void @llvm.x86.sse.sfence() #0
 
 ; Function Attrs: nocallback nofree nosync nounwind willreturn memory(argmem: readwrite, inaccessiblemem: readwrite)
 declare void @llvm.prefetch.p0(ptr nocapture readonly, i32 immarg, i32 immarg, i32 immarg) #2
@@ -720,5 +842,6 @@ attributes #2 = { nocallback nofree nosync nounwind willreturn memory(argmem: re
 !8 = !{!"pto.stream0.store", !4}
 !9 = !{!3, !8}
 !10 = !{!7, !5}
-!11 = !{!3}
-!12 = !{!7}
+!11 = !{i32 1}
+!12 = !{!3}
+!13 = !{!7}

@@ -59,9 +59,17 @@ static int32_t k_fail(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
   return PTO_KERNEL_ERR_DIV_ZERO;
 }
 
-enum { K_GATE, K_ADDC, K_SUM, K_FAIL, NK };
-static const pto_kernel_fn g_kernels[NK] = {k_gate, k_addc, k_sum, k_fail};
-static const char *const g_names[NK] = {"gate", "addc", "sum", "fail"};
+/* t[0] = the pto_core_ctx.flags it ran with, in every element */
+static int32_t k_flags(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++)
+    *kv_f32p(&t[0], i) = (float)ctx->flags;
+  return 0;
+}
+
+enum { K_GATE, K_ADDC, K_SUM, K_FAIL, K_FLAGS, NK };
+static const pto_kernel_fn g_kernels[NK] = {k_gate, k_addc, k_sum, k_fail, k_flags};
+static const char *const g_names[NK] = {"gate", "addc", "sum", "fail", "flags"};
 
 enum { CHAIN = 4, FAN = 8, ROWS = FAN, COLS = 16 };
 
@@ -106,6 +114,15 @@ static void failing_entry(const pto_orch_args *a) {
     submit(K_ADDC, c, 2);
   }
   atomic_store(&g_gate, 1);
+}
+
+/* x = flags of a task writing x; y = flags of a task reading x and writing y. */
+static void flags_entry(const pto_orch_args *a) {
+  const pto_orch_tensor *x = &a->tensors[0], *y = &a->tensors[1];
+  pto_orch_task_arg f[1] = {ta_out(x)};
+  submit(K_FLAGS, f, 1);
+  pto_orch_task_arg g[2] = {ta_out(y), ta_in(x)};
+  submit(K_FLAGS, g, 2);
 }
 
 static pto_program *make_program(pto_orch_entry_fn entry, int with_y) {
@@ -176,6 +193,35 @@ static void expect_deps(const pto_task_record *t, const uint64_t *want, int n) {
   assert_int_equal(t->ndeps, n);
   for (int i = 0; i < n; i++)
     assert_int_equal(t->deps[i], want[i]);
+}
+
+/* PTO_CORE_STREAM_STORES: set for a task whose tensors' buffers hold together at least
+ * pto_run_config.stream_store_bytes (x and y here: 512 bytes each; the first task touches x,
+ * the second x and y), else 0. */
+static void test_stream_stores_flag_follows_the_buffers(void **state) {
+  (void)state;
+  pto_program *p = make_program(flags_entry, 1);
+  static const uint64_t limits[] = {0, 1, 512, 1024, 1025, UINT64_MAX};
+  static const int want_x[] = {0, PTO_CORE_STREAM_STORES, PTO_CORE_STREAM_STORES, 0, 0, 0};
+  static const int want_y[] = {0, PTO_CORE_STREAM_STORES, PTO_CORE_STREAM_STORES,
+                               PTO_CORE_STREAM_STORES, 0, 0};
+  for (int k = 0; k < 6; k++) {
+    pto_run_config cfg;
+    pto_run_config_init(&cfg);
+    cfg.ncores = 2;
+    cfg.device_memory_bytes = 64ull << 20;
+    cfg.stream_store_bytes = limits[k]; /* 0: the default, 32 MiB */
+    pto_worker *w;
+    assert_pto_ok(pto_worker_open(&cfg, &w));
+    assert_pto_ok(run_graph(w, p, 2));
+    for (int r = 0; r < ROWS; r++)
+      for (int c = 0; c < COLS; c++) {
+        assert_true(g_x[r][c] == (float)want_x[k]);
+        assert_true(g_y[r][c] == (float)want_y[k]);
+      }
+    pto_worker_close(w);
+  }
+  pto_program_release(p);
 }
 
 static void test_tasks_are_recorded_only_when_asked(void **state) {
@@ -361,6 +407,7 @@ static void test_a_recorded_launch_makes_a_valid_swimlane(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_stream_stores_flag_follows_the_buffers),
       cmocka_unit_test(test_tasks_are_recorded_only_when_asked),
       cmocka_unit_test(test_a_chain_and_a_fan_out_are_recorded_exactly),
       cmocka_unit_test(test_tasks_a_failed_launch_skipped_have_no_core),
