@@ -242,6 +242,18 @@ static int32_t run_native(tl_lib *L, const char *name, const pto_ir_interp_arg *
   return rc;
 }
 
+/* Whether kernel k's IR as lowered (L->dir/k.ll) holds needle; says which when it does not. */
+static int ll_has(tl_lib *L, const char *k, const char *needle) {
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, k);
+  char *text = tu_read_file(ll, NULL);
+  assert_non_null(text);
+  int found = strstr(text, needle) != NULL;
+  if (!found) print_error("@%s: no '%s' in its IR\n", k, needle);
+  free(text);
+  return found;
+}
+
 /* ---- data --------------------------------------------------------------------------------- */
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
@@ -1691,6 +1703,18 @@ static const char *k_add_src =
     "  return %c1\n"
     "}\n";
 
+/* @add_block of k_add_src on [rows, 128] f32 matrices: c = a + b. */
+static int32_t run_add_block(tl_lib *L, float *a, float *b, float *c, int64_t rows) {
+  pto_ir_interp_arg args[3];
+  memset(args, 0, sizeof args);
+  int64_t shape[2] = {rows, 128};
+  args[0].is_tensor = args[1].is_tensor = args[2].is_tensor = 1;
+  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&args[2].tensor, c, PTO_DTYPE_F32, 2, shape);
+  return run_native(L, "add_block", args, 3, 0, NULL);
+}
+
 /* With PTO_CORE_STREAM_STORES a streamed run stores past the cache: rows peeled one by one to
  * the 64-byte boundary, then non-temporal 16-lane stores, then the rest; fenced. The results are
  * the same for every alignment of the output, and nothing outside its window is written. */
@@ -1699,13 +1723,8 @@ static void test_lower_streamed_stores_past_the_cache(void **state) {
   tl_lib *L = lib_build(k_add_src, 2);
   assert_non_null(L);
   if (strstr(pto__llvm_target_identity(), "triple=x86_64")) {
-    char ll[1024];
-    snprintf(ll, sizeof ll, "%s/add_block.ll", L->dir);
-    char *text = tu_read_file(ll, NULL);
-    assert_non_null(text);
-    assert_non_null(strstr(text, "!nontemporal"));
-    assert_non_null(strstr(text, "@llvm.x86.sse.sfence()"));
-    free(text);
+    assert_true(ll_has(L, "add_block", "!nontemporal"));
+    assert_true(ll_has(L, "add_block", "@llvm.x86.sse.sfence()"));
   } else {
     print_message("host not x86-64: no non-temporal path\n");
   }
@@ -1719,14 +1738,7 @@ static void test_lower_streamed_stores_past_the_cache(void **state) {
     for (int rows = 1; rows <= 3; rows++) {
       for (int i = 0; i < 3 * 128 + 64; i++)
         buf[i] = -1.0f;
-      pto_ir_interp_arg args[3];
-      memset(args, 0, sizeof args);
-      int64_t shape[2] = {rows, 128};
-      args[0].is_tensor = args[1].is_tensor = args[2].is_tensor = 1;
-      pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, shape);
-      pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, shape);
-      pto_host_tensor_init(&args[2].tensor, buf + off, PTO_DTYPE_F32, 2, shape);
-      assert_int_equal(run_native(L, "add_block", args, 3, 0, NULL), 0);
+      assert_int_equal(run_add_block(L, a, b, buf + off, rows), 0);
       for (int i = 0; i < 3 * 128 + 64; i++) {
         int k = i - off;
         float want = k >= 0 && k < rows * 128 ? a[k] + b[k] : -1.0f;
@@ -1753,14 +1765,7 @@ static void test_lower_add_block_matches_hand_computed(void **state) {
       b[i] = 1000.0f - (float)i;
       c[i] = -1.0f;
     }
-    pto_ir_interp_arg args[3];
-    memset(args, 0, sizeof args);
-    int64_t shape[2] = {rows, 128};
-    args[0].is_tensor = args[1].is_tensor = args[2].is_tensor = 1;
-    pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, shape);
-    pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_F32, 2, shape);
-    pto_host_tensor_init(&args[2].tensor, c, PTO_DTYPE_F32, 2, shape);
-    assert_int_equal(run_native(L, "add_block", args, 3, 0, NULL), 0);
+    assert_int_equal(run_add_block(L, a, b, c, rows), 0);
     for (int i = 0; i < 32 * 128; i++) {
       float want = i < rows * 128 ? a[i] + b[i] : -1.0f;
       if (c[i] != want) {
@@ -2128,13 +2133,8 @@ static void test_lower_bf16_matmul_dot_products(void **state) {
   assert_non_null(L);
   const char *id = pto__llvm_target_identity();
   if (strstr(id, "+avx512bf16") && strstr(id, "+avx512vl")) {
-    char ll[1024];
-    snprintf(ll, sizeof ll, "%s/mmdp.ll", L->dir);
-    char *text = tu_read_file(ll, NULL);
-    assert_non_null(text);
-    assert_non_null(strstr(text, "@llvm.x86.avx512bf16.dpbf16ps.512"));
-    assert_non_null(strstr(text, "@llvm.x86.avx512bf16.dpbf16ps.256"));
-    free(text);
+    assert_true(ll_has(L, "mmdp", "@llvm.x86.avx512bf16.dpbf16ps.512"));
+    assert_true(ll_has(L, "mmdp", "@llvm.x86.avx512bf16.dpbf16ps.256"));
   } else {
     print_message("host without AVX512_BF16: the fmaf blocks only\n");
   }
@@ -2469,16 +2469,8 @@ static void test_lower_exp_log_bit_identical_to_reference(void **state) {
    * vscalefps on 16-lane vectors, the results above being the same bits. */
   if (strstr(pto__llvm_target_identity(), "+avx512f")) {
     const char *vk[4] = {"kexp", "ksig", "kexpf", "ksigrow"};
-    for (int k = 0; k < 4; k++) {
-      char ll[1024];
-      snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, vk[k]);
-      char *text = tu_read_file(ll, NULL);
-      assert_non_null(text);
-      if (!strstr(text, "@llvm.x86.avx512.mask.scalef.ps.512(<16 x float>"))
-        print_error("@%s: no 16-lane vscalefps in its IR\n", vk[k]);
-      assert_non_null(strstr(text, "@llvm.x86.avx512.mask.scalef.ps.512(<16 x float>"));
-      free(text);
-    }
+    for (int k = 0; k < 4; k++)
+      assert_true(ll_has(L, vk[k], "@llvm.x86.avx512.mask.scalef.ps.512(<16 x float>"));
   } else {
     print_message("host without AVX-512: exp scales by two multiplies only\n");
   }
