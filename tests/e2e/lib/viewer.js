@@ -54,7 +54,7 @@ function finish(code, result) {
   });
   setTimeout(() => process.exit(code), 5000);
 }
-setTimeout(() => finish(1, { error: 'timed out after 90 s' }), 90000);
+setTimeout(() => finish(1, { error: 'timed out after 140 s' }), 140000);
 async function evaluate(sid, expression) {
   const r = await send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true }, sid);
   return r.result && r.result.result ? r.result.result.value : undefined;
@@ -92,8 +92,10 @@ async function speedscopeApp(path) {
   const sid = await page();
   await send('DOM.enable', {}, sid);
   await send('Page.navigate', { url: 'file://' + speedscope + '/index.html' }, sid);
+  /* Deadlines, not counts: under load (CI runs other tests beside this one) the app can take
+   * many seconds to load and to parse the file. */
   let input;
-  for (let i = 0; i < 40 && !input; i++) {
+  for (const until = Date.now() + 30000; Date.now() < until && !input;) {
     await sleep(250);
     const doc = await send('DOM.getDocument', { depth: -1, pierce: true }, sid);
     const q = await send('DOM.querySelector', { nodeId: doc.result.root.nodeId, selector: 'input[type=file]' }, sid);
@@ -106,7 +108,7 @@ async function speedscopeApp(path) {
    * the frames (here: kernels) of the profile. */
   const title = () => evaluate(sid, 'document.body.innerText');
   let text = '';
-  for (let i = 0; i < 40 && !/\(\d+\/\d+\)/.test(text); i++) {
+  for (const until = Date.now() + 60000; Date.now() < until && !/\(\d+\/\d+\)/.test(text);) {
     await sleep(250);
     text = (await title()) || '';
   }
