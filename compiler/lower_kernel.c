@@ -474,9 +474,7 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
   return NULL;
 }
 
-int pto__lower_host_avx512(void) { return strstr(pto__llvm_target_identity(), "+avx512f") != NULL; }
-
-int pto__lower_host_x86(void) { return strstr(pto__llvm_target_identity(), "triple=x86_64") != NULL; }
+int pto__lower_host_has(const char *what) { return strstr(pto__llvm_target_identity(), what) != NULL; }
 
 /* ---- f32 exp and log: pto/mathf.h's algorithm, operation for operation as base/mathf.c --- */
 
@@ -508,7 +506,7 @@ static LLVMValueRef lower_expf(lw *L, LLVMValueRef x) {
   LLVMValueRef t = fma3(L, LLVMBuildFMul(b, r, r, ""), q, r);
   LLVMValueRef p = LLVMBuildFAdd(b, cst_real(tf, 1.0), t, "");
   if (LLVMGetTypeKind(tf) == LLVMVectorTypeKind && LLVMGetVectorSize(tf) == 16 &&
-      pto__lower_host_avx512()) {
+      pto__lower_host_has("+avx512f")) {
     /* p 2^n in one instruction, rounded once: vscalefps (p times 2^floor(n), n an integer or
      * NaN) equals the two multiplies below, of which the first is exact (p 2^(n>>1) is normal for
      * n >= -150), and the second rounds. It spares 9 operations of 27 and the microcode assist
@@ -1075,6 +1073,23 @@ static LLVMValueRef load_field(lw *L, LLVMTypeRef sty, LLVMValueRef base, unsign
   LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, sty, base, idx, index < 0 ? 2 : 3, "");
   LLVMValueRef v = LLVMBuildLoad2(L->b, ty, p, name);
   return v;
+}
+
+LLVMValueRef pto__lower_stream_stores(lw *L) {
+  if (!L->stream_stores) {
+    /* Once per kernel, at the top of its entry block: no loop reloads it. */
+    LLVMBuilderRef at = L->b;
+    L->b = LLVMCreateBuilderInContext(L->c);
+    LLVMPositionBuilderBefore(L->b, LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(L->fn)));
+    LLVMValueRef flags = load_field(L, L->t_ctx, L->arg_ctx, 9, -1, L->t_i32, "flags");
+    LLVMValueRef bit =
+        LLVMBuildAnd(L->b, flags, LLVMConstInt(L->t_i32, PTO_CORE_STREAM_STORES, 0), "");
+    L->stream_stores =
+        LLVMBuildICmp(L->b, LLVMIntNE, bit, LLVMConstInt(L->t_i32, 0, 0), "stream_stores");
+    LLVMDisposeBuilder(L->b);
+    L->b = at;
+  }
+  return L->stream_stores;
 }
 
 static void decode_scalar(lw *L, const pto_ir_param *prm, int slot) {

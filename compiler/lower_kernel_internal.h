@@ -116,6 +116,7 @@ typedef struct lw {
   LLVMValueRef arg_tensors, arg_scalars, arg_ctx;
   LLVMValueRef scratch;
   LLVMValueRef divzero; /* i8 alloca: a tile op met an integer zero divisor */
+  LLVMValueRef stream_stores; /* pto__lower_stream_stores, once made */
 
   LLVMValueRef md_scratch, md_tensor;
   LLVMMetadataRef md_domain, md_scratch_scope, md_tensor_scope; /* to build more scopes */
@@ -171,10 +172,11 @@ LLVMValueRef pto__lower_smax(lw *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b,
                               LLVMValueRef divzero_flag);
 LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a);
-/* Whether the host (the code's target) has 512-bit vector registers (AVX-512F). */
-int pto__lower_host_avx512(void);
-/* Whether the host is x86-64 (non-temporal stores, sfence). */
-int pto__lower_host_x86(void);
+/* Whether the host (the code's target) has what: a part of pto__llvm_target_identity, e.g.
+ * "+avx512f" (512-bit vector registers) or "triple=x86_64" (non-temporal stores, sfence). */
+int pto__lower_host_has(const char *what);
+/* i1: the task's pto_core_ctx.flags has PTO_CORE_STREAM_STORES (loaded once per kernel). */
+LLVMValueRef pto__lower_stream_stores(lw *L);
 /* Whether pto__lower_unop calls libm for fn on dt (f64 exp/log/sigmoid; f32 ones are inline,
  * pto/mathf.h): such a loop stays scalar, so it is not fused. */
 int pto__lower_fn_calls_libm(pto_op_fn fn, pto_dtype dt);

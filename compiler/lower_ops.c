@@ -291,16 +291,6 @@ static void prefetch_bytes(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef i
   pto__lower_loop_end(L, &lp);
 }
 
-/* i1: the runtime's PTO_CORE_STREAM_STORES for this task (pto/kernel_abi.h). */
-static LLVMValueRef stream_stores_on(lw *L) {
-  LLVMBuilderRef b = L->b;
-  LLVMValueRef idx[2] = {LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 9, 0)};
-  LLVMValueRef fp = LLVMBuildInBoundsGEP2(b, L->t_ctx, L->arg_ctx, idx, 2, "flags");
-  LLVMValueRef flags = LLVMBuildLoad2(b, L->t_i32, fp, "");
-  LLVMValueRef bit = LLVMBuildAnd(b, flags, LLVMConstInt(L->t_i32, PTO_CORE_STREAM_STORES, 0), "");
-  return LLVMBuildICmp(b, LLVMIntNE, bit, LLVMConstInt(L->t_i32, 0, 0), "stream_stores");
-}
-
 /* Whether every value and symbol e reads has its code already (a look-ahead computes nothing
  * that is not there yet). */
 static int expr_ready(const lw *L, const pto_ir_expr *e) {
@@ -405,7 +395,7 @@ static void fused_pf_block(lw *L, const fused_pf *pf, LLVMValueRef i, LLVMValueR
      * writing would only be evicted again by the non-temporal store */
     LLVMValueRef n = pto__lower_i64(L, share);
     if (pf->write[k])
-      n = LLVMBuildSelect(L->b, stream_stores_on(L), pto__lower_i64(L, 0), n, "");
+      n = LLVMBuildSelect(L->b, pto__lower_stream_stores(L), pto__lower_i64(L, 0), n, "");
     prefetch_bytes(L, PTO_DTYPE_U8, pf->ptr[k], off, n, pf->write[k],
                    pf->write[k] ? "pf.store" : "pf.next");
   }
@@ -856,7 +846,7 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
 
 static int fused_vw(lw *L, const fused_stmt *f, int n) {
   int has_exp;
-  return pto__lower_host_avx512() && fused_vec_ok(L, f, n, &has_exp) && has_exp ? FUSED_VW : 1;
+  return pto__lower_host_has("+avx512f") && fused_vec_ok(L, f, n, &has_exp) && has_exp ? FUSED_VW : 1;
 }
 
 /* Whether the run holds a row expansion (kind 5): its loop then goes row by row. */
@@ -997,9 +987,9 @@ static int stream_one(lw *L, const stream_step *st, LLVMValueRef j, int vw, int 
 }
 
 /* The rows of a streamed run's fast loop: vw > 1 columns a step while whole steps remain, then
- * the row's rest one by one. With nt, each row first goes one by one up to the 64-byte boundary
- * of the store's address (all of it when the row is not aligned to its elements), then in
- * non-temporal steps of FUSED_VW, then one by one. */
+ * the row's rest one by one. With nt (vw ignored), each row first goes one by one up to the
+ * 64-byte boundary of the store's address (all of it when the row is not aligned to its
+ * elements), then in non-temporal steps of FUSED_VW, then one by one. */
 static int stream_rows(lw *L, stream_step *st, int vw, int nt) {
   LLVMBuilderRef b = L->b;
   LLVMValueRef zero = pto__lower_i64(L, 0), nc = st->ws->nc;
@@ -1019,22 +1009,19 @@ static int stream_rows(lw *L, stream_step *st, int vw, int nt) {
         pto__lower_i64(L, es == 4 ? 2 : 1), "");
     LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE,
                                      LLVMBuildAnd(b, addr, pto__lower_i64(L, es - 1), ""), zero, "");
-    peel = pto__lower_smin(L, LLVMBuildSelect(b, odd, nc, peel, ""), nc);
-    LLVMValueRef jp = pto__lower_loop_begin(L, &lp, zero, peel, "sm.peel");
+    j0 = pto__lower_smin(L, LLVMBuildSelect(b, odd, nc, peel, ""), nc);
+    LLVMValueRef jp = pto__lower_loop_begin(L, &lp, zero, j0, "sm.peel");
     if (stream_one(L, st, jp, 1, 0)) return -1;
     pto__lower_loop_end(L, &lp);
-    LLVMValueRef w = pto__lower_i64(L, FUSED_VW);
-    LLVMValueRef nv = LLVMBuildSDiv(b, LLVMBuildSub(b, nc, peel, ""), w, "");
-    LLVMValueRef jv = pto__lower_loop_begin(L, &lv, zero, nv, "sm.ntv");
-    if (stream_one(L, st, add(L, peel, mul(L, jv, w)), FUSED_VW, 1)) return -1;
+    vw = FUSED_VW;
+  }
+  if (vw > 1) {
+    LLVMValueRef w = pto__lower_i64(L, vw);
+    LLVMValueRef nv = LLVMBuildSDiv(b, nt ? LLVMBuildSub(b, nc, j0, "") : nc, w, "");
+    LLVMValueRef jv = pto__lower_loop_begin(L, &lv, zero, nv, nt ? "sm.ntv" : "sm.jv");
+    if (stream_one(L, st, add(L, j0, mul(L, jv, w)), vw, nt)) return -1;
     pto__lower_loop_end(L, &lv);
-    j0 = add(L, peel, mul(L, nv, w));
-  } else if (vw > 1) {
-    LLVMValueRef w = pto__lower_i64(L, vw), nv = LLVMBuildSDiv(b, nc, w, "");
-    LLVMValueRef jv = pto__lower_loop_begin(L, &lv, zero, nv, "sm.jv");
-    if (stream_one(L, st, mul(L, jv, w), vw, 0)) return -1;
-    pto__lower_loop_end(L, &lv);
-    j0 = mul(L, nv, w);
+    j0 = add(L, j0, mul(L, nv, w));
   }
   LLVMValueRef j = pto__lower_loop_begin(L, &lj, j0, nc, "sm.j");
   if (stream_one(L, st, j, 1, 0)) return -1;
@@ -1133,19 +1120,19 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
    * outputs are too large to stay in the cache (PTO_CORE_STREAM_STORES), non-temporal stores
    * (then fenced, so that the task's completion publishes them) */
   int has_exp = 0, vec = (nrun == 0 || fused_vec_ok(L, f, nrun, &has_exp)) &&
-                         pto__lower_host_x86() && T->dt == t->dt && vec_float(t->dt);
+                         pto__lower_host_has("triple=x86_64") && T->dt == t->dt && vec_float(t->dt);
   for (int k = 0; k < nloads && vec; k++)
     if (lt[k]->dt != ldt[k] || !vec_float(ldt[k])) vec = 0;
-  int vw = vec && has_exp && pto__lower_host_avx512() ? FUSED_VW : 1;
+  int vw = vec && has_exp && pto__lower_host_has("+avx512f") ? FUSED_VW : 1;
   stream_step st = {.nloads = nloads, .nrun = nrun, .lv = lv, .lval = lval, .lt = lt, .win = win,
                     .ldt = ldt, .f = f, .sv = sv, .t = t, .T = T, .ws = &ws, .md = &md};
   if (vec) {
-    LLVMValueRef on = stream_stores_on(L);
+    LLVMValueRef on = pto__lower_stream_stores(L);
     LLVMBasicBlockRef bb_nt = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.nt");
     LLVMBasicBlockRef bb_ct = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.cached");
     LLVMBuildCondBr(b, on, bb_nt, bb_ct);
     LLVMPositionBuilderAtEnd(b, bb_nt);
-    if (stream_rows(L, &st, FUSED_VW, 1)) return;
+    if (stream_rows(L, &st, 1, 1)) return;
     pto__lower_call_intrinsic(L, "llvm.x86.sse.sfence", NULL, 0, NULL, 0, "");
     LLVMBuildBr(b, bb_done);
     LLVMPositionBuilderAtEnd(b, bb_ct);
@@ -1752,7 +1739,7 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
   /* 512-bit registers: 16-lane blocks, twice the work per instruction of 8 lanes (the products
    * and sums stay separate, so this is the only way to more throughput without changing the
    * rounding) */
-  if (pto__lower_host_avx512() && N >= MM_NV * MM_VW_MAX) {
+  if (pto__lower_host_has("+avx512f") && N >= MM_NV * MM_VW_MAX) {
     /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
      * 8 x 32, then 4-row edges; one 48-column block fewer when that lets 32-column blocks
      * cover the rest (N = 64, 256: not 16 columns left to the 8-lane kernel) */
@@ -1793,8 +1780,7 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
  * one outside runs its fmaf steps). inf and NaN are outside. */
 
 static int mm_dp_host(void) {
-  const char *id = pto__llvm_target_identity();
-  return strstr(id, "+avx512bf16") != NULL && strstr(id, "+avx512vl") != NULL;
+  return pto__lower_host_has("+avx512bf16") && pto__lower_host_has("+avx512vl");
 }
 
 /* Pairs packed a vector at a time (512 bits); every register block's columns are a multiple. */
