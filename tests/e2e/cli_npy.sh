@@ -139,6 +139,47 @@ run_pto 2 run "$PR/dtype_f16.ptir" --dim M=8 --out x="$T/o.npy" &&
 run_pto 2 run "$PR/dtype_f16.ptir" --dim M=8 --out y="$T/no/dir/y.npy" &&
   expect_out "--out $T/no/dir/y.npy: directory $T/no/dir does not exist"
 
+# ---- generated inputs ------------------------------------------------------------------------
+# An unfed f32 input is splitmix64 from seed*0x2545f4914f6cdd1d + 1, each word's top 53 bits
+# scaled to [-1, 1) and rounded to f32 (element by element, or 8 at a time on AVX-512 hosts: the
+# same values). y = x - 1 of slice_edges shows them; sizes with and without a remainder of 8.
+cat >"$T/splitmix.py" <<'EOF'
+import struct
+def f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+def inputs(seed, n):
+    m = (1 << 64) - 1
+    st = (seed * 0x2545f4914f6cdd1d + 1) & m
+    out = []
+    for _ in range(n):
+        st = (st + 0x9e3779b97f4a7c15) & m
+        z = st
+        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & m
+        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & m
+        z ^= z >> 31
+        out.append(f32((z >> 11) * 2.0 ** -52 - 1.0))
+    return out
+EOF
+for dims in "3 13" "2 3" "17 35"; do
+  set -- $dims
+  run_pto 0 run "$PR/slice_edges.ptir" --dim M=$1 --dim N=$2 --in x=random:$(($1 * 7)) \
+    --out y="$T/ry.npy" && expect_out "ran @main on sim"
+  expect_true "random:SEED is the splitmix64 sequence, [$1,$2]" py "
+import splitmix
+d, s, v = npyio.read('ry.npy')
+x = splitmix.inputs($1 * 7, $1 * $2)
+assert d == '<f4' and s == ($1, $2), (d, s)
+bad = [i for i in range(len(v)) if v[i] != splitmix.f32(x[i] - 1.0)]
+assert not bad, (len(bad), bad[:4])"
+done
+# Unfed: the seed is the parameter's position (x is parameter 0).
+run_pto 0 run "$PR/slice_edges.ptir" --dim M=2 --dim N=9 --out y="$T/ry.npy"
+expect_true "an unfed input is random:POSITION" py "
+import splitmix
+d, s, v = npyio.read('ry.npy')
+x = splitmix.inputs(0, 18)
+assert v == [splitmix.f32(a - 1.0) for a in x], v[:4]"
+
 # ---- numpy, where installed --------------------------------------------------------------------
 NP=""
 for c in python3 /usr/bin/python3; do
