@@ -249,9 +249,7 @@ pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, int *out_
   if (fstat(fd, &st) != 0)
     s = pto_status_make(PTO_STATUS_IO, "cannot stat %s: %s", path, strerror(errno));
   if (!s) s = check_stat(path, &st, max_bytes);
-  int fl = fcntl(fd, F_GETFL);
-  if (!s && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
-    s = pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(errno));
+  /* A regular file now: O_NONBLOCK has no effect on its reads, so it stays set. */
   if (s) {
     close(fd);
     return s;

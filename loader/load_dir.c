@@ -45,13 +45,13 @@ static int is_source(const char *relpath) {
 }
 
 /* A hand-edited source makes its binary stale: refuse, and say how to fix it. */
-static pto_status check_sources(const char *dir, const pto_manifest *m) {
+static pto_status check_sources(const char *dir, const char *rdir, const pto_manifest *m) {
   for (int i = 0; i < m->nfiles; i++) {
     const pto_manifest_file *f = &m->files[i];
     if (!is_source(f->path)) continue;
     char *real = NULL;
     char hash[PTO_HASH_HEX_LEN + 1];
-    pto_status s = pto_manifest_resolve(dir, f->path, &real);
+    pto_status s = pto__manifest_resolve_in(rdir, dir, f->path, &real);
     if (!s) s = pto_file_hash(real, hash);
     free(real);
     if (s) {
@@ -84,7 +84,7 @@ static pto_status check_sources(const char *dir, const pto_manifest *m) {
 
 /* Reads the shared object b, checks its bytes against the manifest (content hash and Build-ID),
  * and returns its resolved path. */
-static pto_status verify_binary(const char *dir, const pto_manifest *m,
+static pto_status verify_binary(const char *dir, const char *rdir, const pto_manifest *m,
                                 const pto_manifest_binary *b, char **out_real, uint8_t **out_buf,
                                 size_t *out_len) {
   *out_real = NULL;
@@ -96,7 +96,7 @@ static pto_status verify_binary(const char *dir, const pto_manifest *m,
   uint8_t id[PTO_BUILD_ID_MAX];
   char hash[PTO_HASH_HEX_LEN + 1], idhex[2 * PTO_BUILD_ID_MAX + 1];
   const pto_manifest_file *f = pto_manifest_find_file(m, b->path);
-  pto_status s = pto_manifest_resolve(dir, b->path, &real);
+  pto_status s = pto__manifest_resolve_in(rdir, dir, b->path, &real);
   if (s) goto done;
   s = pto_file_read(real, PTO_FILE_MAX_BINARY, &buf, &len);
   if (s) goto done;
@@ -190,6 +190,17 @@ done:
   return s;
 }
 
+static int name_is(struct dl_phdr_info *info, size_t size, void *path) {
+  (void)size;
+  return info->dlpi_name && strcmp(info->dlpi_name, path) == 0;
+}
+
+/* Whether an object loaded in this process has the name path (a realpath, as every dlopen
+ * below is given). Cheaper than asking dlopen with RTLD_NOLOAD, which opens and reads the file
+ * to compare inodes: the case it would find besides, the same file under another name, loads
+ * to that image anyway, and its Build-ID is checked below like any other. */
+static int loaded_as(const char *path) { return dl_iterate_phdr(name_is, (void *)path) != 0; }
+
 /* dlopen after verify_binary (buf holds the verified bytes), then the mapped image's Build-ID
  * once more. */
 static pto_status open_binary(const char *dir, const pto_manifest_binary *b, const char *real,
@@ -198,7 +209,8 @@ static pto_status open_binary(const char *dir, const pto_manifest_binary *b, con
   char idhex[2 * PTO_BUILD_ID_MAX + 1];
   /* An image of this path already mapped in this process: reuse it when it is this build, else
    * load the new build under a private name. */
-  void *h = b->build_id[0] ? dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
+  void *h =
+      b->build_id[0] && loaded_as(real) ? dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
   if (h) {
     pto_status s = loaded_id_hex(h, real, idhex);
     if (!s && strcmp(idhex, b->build_id) == 0) {
@@ -342,13 +354,13 @@ static pto_status check_fingerprint(const char *dir, const pto_manifest *m, void
 /* The manifest's signature is what the runtime validates launches against; it must be the
  * signature of the program the binaries were built from (DIR/program.ptir, whose hash
  * check_sources has verified), not a hand edit of the manifest. */
-static pto_status check_signature(const char *dir, const pto_manifest *m) {
+static pto_status check_signature(const char *dir, const char *rdir, const pto_manifest *m) {
   int listed = 0;
   for (int i = 0; i < m->nfiles; i++)
     listed |= !strcmp(m->files[i].path, "program.ptir");
   if (!listed) return PTO_OK; /* a work dir written by an older pto */
   char *path = NULL;
-  PTO_RETURN_IF_ERROR(pto_manifest_resolve(dir, "program.ptir", &path));
+  PTO_RETURN_IF_ERROR(pto__manifest_resolve_in(rdir, dir, "program.ptir", &path));
   pto_ir_program *ir = NULL;
   pto_signature sig;
   memset(&sig, 0, sizeof sig);
@@ -382,13 +394,13 @@ static pto_status check_signature(const char *dir, const pto_manifest *m) {
 
 /* A host (L3) work dir, after its manifest read and its sources checked: host.so verified and
  * opened, its ABI version checked, then every callee work dir loaded (same cache key). */
-static pto_status load_host(const char *work_dir, const char *expect_key, pto_manifest *m,
-                            pto_program **out_program) {
+static pto_status load_host(const char *work_dir, char *rdir, const char *expect_key,
+                            pto_manifest *m, pto_program **out_program) {
   char *real = NULL;
   uint8_t *buf = NULL;
   size_t len = 0;
   pto_program *p = NULL;
-  pto_status s = verify_binary(work_dir, m, &m->host, &real, &buf, &len);
+  pto_status s = verify_binary(work_dir, rdir, m, &m->host, &real, &buf, &len);
   if (s) goto fail;
   p = pto__loader_program_alloc(0);
   if (!p) {
@@ -396,13 +408,12 @@ static pto_status load_host(const char *work_dir, const char *expect_key, pto_ma
     goto fail;
   }
   p->is_host = 1;
-  p->work_dir = pto_realpath(work_dir);
+  p->work_dir = rdir;
+  rdir = NULL;
   p->devices = pto_malloc((size_t)m->ndevices * sizeof *p->devices + 1);
   p->callees = pto_calloc((size_t)m->ncallees + 1, sizeof *p->callees);
-  if (!p->work_dir || !p->devices || !p->callees) {
-    s = p->work_dir ? oom()
-                    : pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO,
-                                      "work dir %s: %s", work_dir, strerror(errno));
+  if (!p->devices || !p->callees) {
+    s = oom();
     goto fail;
   }
   memcpy(p->devices, m->devices, (size_t)m->ndevices * sizeof *p->devices);
@@ -454,6 +465,7 @@ static pto_status load_host(const char *work_dir, const char *expect_key, pto_ma
   return PTO_OK;
 fail:
   pto_program_release(p);
+  free(rdir);
   free(real);
   free(buf);
   return s;
@@ -468,7 +480,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   *out_program = NULL;
   pto_manifest m;
   pto_program *p = NULL;
-  char *orch_real = NULL, *kern_real = NULL;
+  char *orch_real = NULL, *kern_real = NULL, *rdir = NULL;
   uint8_t *orch_buf = NULL, *kern_buf = NULL;
   size_t orch_len = 0, kern_len = 0;
   pto_status s = pto_manifest_read(work_dir, &m);
@@ -480,10 +492,12 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     goto fail;
   }
 
-  s = check_sources(work_dir, &m);
+  /* Every path below is resolved under the work dir's realpath, found once. */
+  s = pto__manifest_realdir(work_dir, &rdir);
+  if (!s) s = check_sources(work_dir, rdir, &m);
   if (s) goto fail;
   if (m.is_host) {
-    s = load_host(work_dir, expect_key, &m, out_program);
+    s = load_host(work_dir, rdir, expect_key, &m, out_program);
     pto_manifest_free(&m);
     return s;
   }
@@ -492,12 +506,12 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
    * reading and parsing program.ptir again on every hit would prove nothing more. A work dir (or
    * an entry whose object has no fingerprint) is checked against program.ptir, before loading. */
   if (!expect_key) {
-    s = check_signature(work_dir, &m);
+    s = check_signature(work_dir, rdir, &m);
     if (s) goto fail;
   }
-  s = verify_binary(work_dir, &m, &m.orch, &orch_real, &orch_buf, &orch_len);
+  s = verify_binary(work_dir, rdir, &m, &m.orch, &orch_real, &orch_buf, &orch_len);
   if (s) goto fail;
-  s = verify_binary(work_dir, &m, &m.kernels_so, &kern_real, &kern_buf, &kern_len);
+  s = verify_binary(work_dir, rdir, &m, &m.kernels_so, &kern_real, &kern_buf, &kern_len);
   if (s) goto fail;
 
   p = pto__loader_program_alloc(m.nkernels);
@@ -505,12 +519,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     s = oom();
     goto fail;
   }
-  p->work_dir = pto_realpath(work_dir);
-  if (!p->work_dir) {
-    s = pto_status_make(errno == ENOMEM ? PTO_STATUS_OUT_OF_MEMORY : PTO_STATUS_IO,
-                        "work dir %s: %s", work_dir, strerror(errno));
-    goto fail;
-  }
+  p->work_dir = rdir;
+  rdir = NULL;
 
   s = open_binary(work_dir, &m.kernels_so, kern_real, kern_buf, kern_len, &p->kernels_dl);
   if (s) goto fail;
@@ -570,7 +580,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   }
   s = check_fingerprint(work_dir, &m, p->orch_dl);
   if (!s && expect_key && !sym(p->orch_dl, PTO_ORCH_FINGERPRINT_SYMBOL))
-    s = check_signature(work_dir, &m);
+    s = check_signature(work_dir, p->work_dir, &m);
   if (s) goto fail;
   p->current_op = sym(p->orch_dl, "pto_orch_current_op"); /* absent in hand-written code */
   p->positions = pto__positions_read(work_dir);
@@ -599,6 +609,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
 
 fail:
   pto_program_release(p);
+  free(rdir);
   free(orch_real);
   free(kern_real);
   free(orch_buf);

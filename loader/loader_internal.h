@@ -57,6 +57,15 @@ pto_program *pto__loader_program_alloc(int nkernels);
 
 /* ---- files, hashes and ELF (build_id.c, manifest.c) ------------------------------------- */
 
+/* Seeds jansson's hash tables without a system call (manifest.c); before the first JSON call. */
+void pto__loader_json_init(void);
+/* pto_manifest_resolve in two steps, for a caller resolving several paths of one dir: the
+ * realpath of dir once (NOT_FOUND, IO or OUT_OF_MEMORY naming dir), then each relpath under that
+ * realpath (dir names it in messages). */
+pto_status pto__manifest_realdir(const char *dir, char **out_rdir);
+pto_status pto__manifest_resolve_in(const char *rdir, const char *dir, const char *relpath,
+                                    char **out_path);
+
 /* The Build-ID / hid of an ELF image held in memory; name is used in messages. Same results
  * and errors as pto_elf_build_id / pto_elf_hid. */
 pto_status pto__loader_build_id_mem(const char *name, const uint8_t *buf, size_t size,

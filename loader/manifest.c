@@ -22,10 +22,12 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -36,6 +38,19 @@
 #ifndef JSON_PRESERVE_ORDER
 #define JSON_PRESERVE_ORDER 0
 #endif
+
+/* jansson seeds its hash tables from /dev/urandom on first use (an open, a read and a close on
+ * every load of a work dir); the 16 random bytes the kernel gives every process at exec
+ * (AT_RANDOM) serve as well, hashed so that they are not exposed. A seed set before, by an
+ * application using jansson itself, stays (the first seed wins). */
+static pthread_once_t g_json_seed_once = PTHREAD_ONCE_INIT;
+
+static void json_seed(void) {
+  const void *r = (const void *)getauxval(AT_RANDOM);
+  if (r) json_object_seed((size_t)(XXH3_64bits(r, 16) | 1));
+}
+
+void pto__loader_json_init(void) { pthread_once(&g_json_seed_once, json_seed); }
 
 static pto_status oom(void) {
   return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory handling a manifest");
@@ -131,18 +146,12 @@ static int no_links_below(const char *rdir, const char *relpath) {
   }
 }
 
-pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out_path) {
+pto_status pto__manifest_resolve_in(const char *rdir, const char *dir, const char *relpath,
+                                    char **out_path) {
   *out_path = NULL;
   PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
   pto_status s = PTO_OK;
   char *joined = NULL, *real = NULL;
-  char *rdir = pto_realpath(dir);
-  if (!rdir) {
-    return pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
-                           : errno == ENOENT ? PTO_STATUS_NOT_FOUND
-                                             : PTO_STATUS_IO,
-                           "work dir %s: %s", dir, strerror(errno));
-  }
   if (!(joined = pto_strdup_printf("%s/%s", rdir, relpath))) {
     joined = NULL;
     s = oom();
@@ -176,6 +185,24 @@ pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out
 done:
   free(real);
   free(joined);
+  return s;
+}
+
+pto_status pto__manifest_realdir(const char *dir, char **out_rdir) {
+  *out_rdir = pto_realpath(dir);
+  if (*out_rdir) return PTO_OK;
+  return pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
+                         : errno == ENOENT ? PTO_STATUS_NOT_FOUND
+                                           : PTO_STATUS_IO,
+                         "work dir %s: %s", dir, strerror(errno));
+}
+
+pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out_path) {
+  *out_path = NULL;
+  PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
+  char *rdir = NULL;
+  PTO_RETURN_IF_ERROR(pto__manifest_realdir(dir, &rdir));
+  pto_status s = pto__manifest_resolve_in(rdir, dir, relpath, out_path);
   free(rdir);
   return s;
 }
@@ -562,8 +589,8 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
   PTO_RETURN_IF_ERROR(get_signature(r, root, &m->sig));
 
   v = json_object_get(root, "kind");
-  if (v && (!json_is_string(v) || (strcmp(json_string_value(v), "host") != 0 &&
-                                   strcmp(json_string_value(v), "l2") != 0)))
+  if (v && (!json_is_string(v) ||
+            (strcmp(json_string_value(v), "host") != 0 && strcmp(json_string_value(v), "l2") != 0)))
     return field_err(r, "kind", "expected \"l2\" or \"host\", got %s", describe(v, b, sizeof b));
   m->is_host = v && strcmp(json_string_value(v), "host") == 0;
   if (m->is_host) {
@@ -684,6 +711,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
 
 pto_status pto_manifest_parse(const char *text, size_t len, const char *name, pto_manifest *out_m) {
   memset(out_m, 0, sizeof *out_m);
+  pto__loader_json_init();
   json_error_t jerr;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
@@ -770,6 +798,7 @@ static json_t *binary_json(writer *w, json_t *o, const pto_manifest_binary *b) {
 }
 
 static json_t *manifest_json(const pto_manifest *m, writer *w) {
+  pto__loader_json_init();
   json_t *root = json_object();
   put(w, root, "schema", jstr(w, PTO_MANIFEST_SCHEMA));
   put(w, root, "program", jstr(w, m->program));

@@ -150,6 +150,7 @@ static const pos_op *find_op(const pto__positions *t, int32_t id) {
 
 pto_status pto__positions_write(const pto__positions *t, const char *dir) {
   if (!t) return PTO_OK;
+  pto__loader_json_init();
   json_t *doc = json_object(), *syms = json_array(), *ops = json_array();
   int ok = doc && syms && ops;
   ok = ok && !json_object_set_new(doc, "schema", json_string(POSITIONS_SCHEMA));
@@ -196,6 +197,7 @@ pto_status pto__positions_write(const pto__positions *t, const char *dir) {
 pto__positions *pto__positions_read(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, PTO_POSITIONS_FILENAME);
+  pto__loader_json_init();
   json_t *doc = json_load_file(path, 0, NULL);
   if (!doc) return NULL;
   pto__positions *t = pto_calloc(1, sizeof *t);
