@@ -202,10 +202,14 @@ typedef struct direct_ctx {
   int32_t flags; /* pto_core_ctx.flags, as the runtime would set them (direct_flags) */
 } direct_ctx;
 
-/* The flags a default worker gives a task whose tensors' buffers hold `bytes` together
- * (pto_run_config.stream_store_bytes: 32 MiB), so the direct calls run the code the tasks do. */
+/* pto_run_config.stream_store_bytes of the worker: the runtime's default (32 MiB), or
+ * PTO_BENCH_STREAM_STORE_BYTES (UINT64_MAX: never), to measure the choice. */
+static uint64_t g_stream_store_bytes = 32ull << 20;
+
+/* The flags the worker gives a task whose tensors' buffers hold `bytes` together, so the direct
+ * calls run the code the tasks do. */
 static int32_t direct_flags(uint64_t bytes) {
-  return bytes >= (32ull << 20) ? PTO_CORE_STREAM_STORES : 0;
+  return bytes >= g_stream_store_bytes ? PTO_CORE_STREAM_STORES : 0;
 }
 
 static void run_kernel(pto_kernel_fn fn, const pto_kernel_tensor *t, const uint64_t *slots,
@@ -689,12 +693,17 @@ int main(int argc, char **argv) {
   cfg.aic_cores = ncores;
   cfg.aiv_cores = ncores;
   cfg.ncores = 2 * ncores;
+  const char *ssb = getenv("PTO_BENCH_STREAM_STORE_BYTES");
+  if (ssb && *ssb) g_stream_store_bytes = strtoull(ssb, NULL, 0);
+  cfg.stream_store_bytes = g_stream_store_bytes;
   uint64_t need = 3 * (uint64_t)ew * (uint64_t)ew * 4;
   cfg.device_memory_bytes = need + (256u << 20);
   pto_worker *w = NULL;
   CHECK(pto_worker_open(&cfg, &w));
-  printf("bench_kernels %ld %ld %ld %ld %d: sim worker with %d cores (%d AIC + %d AIV)\n", ew, sm,
-         mm, reps, ncores, pto_worker_core_count(w), cfg.aic_cores, cfg.aiv_cores);
+  printf("bench_kernels %ld %ld %ld %ld %d: sim worker with %d cores (%d AIC + %d AIV), stores "
+         "past the cache from %llu bytes of a task's buffers\n",
+         ew, sm, mm, reps, ncores, pto_worker_core_count(w), cfg.aic_cores, cfg.aiv_cores,
+         (unsigned long long)g_stream_store_bytes);
   bench_elementwise(w, ew, (int)reps, ncores);
   bench_softmax(w, sm, (int)reps, ncores);
   bench_matmul(w, mm, (int)reps, ncores, 0);
