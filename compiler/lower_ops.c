@@ -1301,9 +1301,16 @@ static void reduce_rows_extreme(lw *L, const lw_tile *a, const lw_tile *t, lw_bi
   LLVMTypeRef i1v = LLVMTypeOf(nan);
   LLVMValueRef anynan =
       pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &i1v, 1, &nan, 1, "");
-  LLVMValueRef res = pto__lower_call_intrinsic(
-      L, op == LW_MAX ? "llvm.vector.reduce.fmax" : "llvm.vector.reduce.fmin", &vt, 1, &acc, 1,
-      "");
+  /* the lanes folded by a tree of compare-and-select: llvm.vector.reduce.fmax would keep its
+   * NaN semantics in a chain of 16 dependent steps, and NaNs take the chain below anyway */
+  for (int w = 8; w >= 1; w /= 2) {
+    LLVMValueRef m[16];
+    for (int k = 0; k < 16; k++)
+      m[k] = LLVMConstInt(L->t_i32, (unsigned long long)(w + k % w), 0);
+    LLVMValueRef hi = LLVMBuildShuffleVector(b, acc, LLVMGetPoison(vt), LLVMConstVector(m, 16), "");
+    acc = LLVMBuildSelect(b, LLVMBuildFCmp(b, better, hi, acc, ""), hi, acc, "");
+  }
+  LLVMValueRef res = LLVMBuildExtractElement(b, acc, LLVMConstInt(L->t_i32, 0, 0), "");
   LLVMBuildStore(b, res, resp);
   LLVMValueRef zero = LLVMBuildFCmp(b, LLVMRealOEQ, res, LLVMConstReal(L->t_f32, 0.0), "");
   LLVMBasicBlockRef bb_chain = LLVMAppendBasicBlockInContext(L->c, L->fn, "xred.chain");
