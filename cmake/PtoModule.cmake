@@ -27,6 +27,10 @@ function(pto_add_module name)
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${name} PUBLIC ${M_PUBLIC_DEPS} PRIVATE ${M_PRIVATE_DEPS})
   set_target_properties(${name} PROPERTIES INSTALL_RPATH "$ORIGIN")
+  # A call from the library to an exported function of its own binds at link time, not through
+  # the dynamic loader at its first call (pto run of a cached program resolved ~80 such symbols
+  # lazily; nothing here is meant to be interposed).
+  target_link_options(${name} PRIVATE "LINKER:-Bsymbolic-functions")
   install(TARGETS ${name} EXPORT ptoTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   # What a test executable must link besides the objects (tests/CMakeLists.txt).
   set_property(GLOBAL APPEND PROPERTY PTO_MODULE_DEPS ${M_PRIVATE_DEPS})

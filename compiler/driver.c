@@ -133,7 +133,7 @@ static pto_status start_orchestration(const char *cpp_path, const char *so_path,
                                       pto_exec *out) {
   static const char *const levels[] = {"-O0", "-O1", "-O2", "-O3"};
   /* -fwrapv: signed overflow in orchestration arithmetic wraps, as in kernels. */
-  const char *argv[16];
+  const char *argv[20];
   int n = 0;
   argv[n++] = pto__compiler_cxx();
   argv[n++] = "-std=c++17";
@@ -142,6 +142,9 @@ static pto_status start_orchestration(const char *cpp_path, const char *so_path,
   argv[n++] = "-fPIC";
   argv[n++] = "-shared";
   argv[n++] = "-Wl,--build-id=sha1";
+  /* Its calls to its own functions (the header's inline ones) bind when linked, not at their
+   * first call in a launch. */
+  argv[n++] = "-Wl,-Bsymbolic-functions";
   /* The precompiled header was built with exactly these flags at -O2: first in the search. */
   const char *pch = pto__compiler_pch_dir();
   if (opt_level == 2 && *pch) {
