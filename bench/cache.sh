@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Binary-cache benchmarks, side by side in one hyperfine run (bench/RESULTS.md, "Binary cache"):
-#   1. cold `pto compile` (empty cache: parse, lower through LLVM, C++ compile, publish)
-#   2. `pto compile` that hits the disk cache (key, verify, copy into the work dir)
-#   3. a ccache hit compiling the emitted orchestration C++ (the peer for 2; target: 2 <= 1.5x 3)
-#   4. `pto run` in a new process from a cache entry (key, verify, dlopen, register, one launch)
+# Binary-cache benchmarks, side by side, interleaved run by run (bench/interleave.py;
+# bench/RESULTS.md, "Binary cache"):
+#   1. a ccache hit compiling the emitted orchestration C++ (the peer of 2)
+#   2. `pto compile` that hits the disk cache (key, verify, copy into the work dir), into the
+#      work dir of the previous run and into a new one
+#   3. `pto run` in a new process from a cache entry (key, verify, dlopen, register, one launch)
+#   4. apart: cold `pto compile` (empty cache: parse, lower through LLVM, C++ compile, publish)
 # then bench/cache_repeat.c: the first compile of a new process split up, and the in-process
 # repeat compile with an equal key (target <= 1 us).
 #
-#   bench/cache.sh [BUILD_DIR]        (default: build; hyperfine and ccache are installed if
-#                                      missing, with apt-get)
+#   bench/cache.sh [BUILD_DIR]        (default: build; ccache is installed if missing, with
+#                                      apt-get)
 # The program is examples/softmax.ptir when it exists, else examples/chain.ptir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +19,6 @@ PTO="$PWD/$BUILD/tools/pto"
 [ -x "$PTO" ] || { echo "no $PTO: build first (cmake -S . -B $BUILD -G Ninja && ninja -C $BUILD)" >&2; exit 2; }
 
 need=()
-command -v hyperfine >/dev/null || need+=(hyperfine)
 command -v ccache >/dev/null || need+=(ccache)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]}" >&2
@@ -47,16 +48,16 @@ grep -qiE "hits: *1|cache hit \(direct\) *1|Direct: *1" <<<"$(ccache -s 2>/dev/n
   { echo "warning: the ccache peer did not hit; ccache -s:" >&2; ccache -s >&2; }
 
 echo "== $PROG, $("$PTO" --version), $(nproc) cores, $(uname -m)"
-hyperfine -N --warmup 3 --min-runs 20 \
-  --export-markdown "$T/hyperfine.md" \
-  --prepare "rm -rf $COLD $T/cold-work" \
-  --prepare "true" --prepare "true" --prepare "true" \
-  -n "cold pto compile" "env PTO_CACHE_DIR=$COLD $PTO compile $PROG -o $T/cold-work" \
-  -n "pto compile, disk-cache hit" "env PTO_CACHE_DIR=$WARM $PTO compile $PROG -o $T/hit-work" \
-  -n "ccache hit, orchestration C++" "${CXXCMD[*]}" \
-  -n "pto run, new process, cache hit" "env PTO_CACHE_DIR=$WARM $PTO run $PROG ${RUNARGS[*]}"
-cat "$T/hyperfine.md"
-
+# Interleaved run by run (bench/interleave.py): the ccache hit is the peer of the disk-cache hit.
+python3 bench/interleave.py --runs 60 --warmup 3 -- \
+  "ccache hit, orchestration C++" "${CXXCMD[*]}" \
+  "pto compile, disk-cache hit" "PTO_CACHE_DIR=$WARM $PTO compile $PROG -o $T/hit-work" \
+  "pto compile, disk-cache hit, new work dir" \
+  "prepare:rm -rf $T/hit-new; PTO_CACHE_DIR=$WARM $PTO compile $PROG -o $T/hit-new" \
+  "pto run, new process, cache hit" "PTO_CACHE_DIR=$WARM $PTO run $PROG ${RUNARGS[*]}"
+# The cold compile apart: between the others, its 100+ ms of work would slow whichever ran next.
+python3 bench/interleave.py --runs 20 --warmup 2 -- \
+  "cold pto compile" "prepare:rm -rf $COLD $T/cold-work; PTO_CACHE_DIR=$COLD $PTO compile $PROG -o $T/cold-work"
 echo
 echo "== in-process (bench/cache_repeat.c), warm cache"
 cc -O2 -std=c17 -D_GNU_SOURCE -Iinclude bench/cache_repeat.c -o "$T/cache_repeat" \
