@@ -7,7 +7,10 @@
  *
  *   (a) c = a + b and a fused chain c = relu(a * alpha + b) - b over [EW_N, EW_N] f32
  *       (ew.ptir), against the hand loops of peers.c and against memcpy of the same matrix;
- *   (b) row softmax over [SOFTMAX_M, 1024] f32 (softmax.ptir) against peers.c;
+ *   (b) row softmax over [SOFTMAX_M, 1024] f32 (softmax.ptir) against peers.c, every contender
+ *       starting with its data out of the cache (evict_caches; 4096 rows are 16 MiB in and 16 MiB
+ *       out, about one L3: before this, each peer read an input the one before it had left in
+ *       L3);
  *   (c) C = A x B, [MATMUL_N]^3 f32 (matmul.ptir), against OpenBLAS cblas_sgemm (dlopen'ed at run
  *       time: libopenblas-dev is never a build dependency; skipped when it is missing) with
  *       OPENBLAS_NUM_THREADS = NCORES;
@@ -28,7 +31,8 @@
  *     or more together): the kernel code alone, without the runtime.
  * Peers run on NCORES threads (rows split evenly; threads are created per repetition, tens of
  * microseconds). Every output is checked against its peer. Times: min and median over REPS.
- * PTO_BENCH_KERNELS_DIR, when set, is where the .ptir programs are read from (to try variants). */
+ * PTO_BENCH_KERNELS_DIR, when set, is where the .ptir programs are read from (to try variants);
+ * PTO_BENCH_STREAM_STORE_BYTES, the worker's stream_store_bytes (and the direct calls' flags). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -292,6 +296,24 @@ static void compare(const char *what, const float *got, const float *want, size_
   if (!(worst <= tol)) exit(1);
 }
 
+/* Reads 128 MiB (four times a Zen 5 core complex's L3, whatever size the VM reports), so that
+ * the next contender finds none of its data in the cache. Without it, a contender that reads
+ * the same input as the one before it finds much of it still in L3 (a 4096x1024 softmax reads
+ * 16 MiB): the -ffast-math loop ran after the glibc loop on the same x, the direct kernel after
+ * it, while the runtime read its own device copy cold. */
+static volatile float g_evict_sink;
+static void evict_caches(void) {
+  static float *buf;
+  const size_t n = (128u << 20) / sizeof(float);
+  if (!buf) {
+    buf = xalloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) buf[i] = (float)(i & 7);
+  }
+  float acc = 0;
+  for (size_t i = 0; i < n; i += 16) acc += buf[i];
+  g_evict_sink = acc;
+}
+
 static void fill(float *x, size_t n, uint32_t seed, float lo, float hi) {
   uint32_t s = seed * 2654435761u + 1;
   for (size_t i = 0; i < n; i++) {
@@ -439,10 +461,15 @@ static void bench_softmax(pto_worker *w, int64_t m, int reps, int ncores) {
         s_p = {.name = "softmax: pto, runtime (device wall)"},
         s_d = {.name = "softmax: pto, kernel direct"};
   peer(&hc, ncores), peer(&hf, ncores), launch(h, w, args, 2), direct(&dk, ncores);
+  /* Each contender starts with nothing of its data in the cache (evict_caches). */
   for (int r = 0; r < reps; r++) {
+    evict_caches();
     add(&s_h, peer(&hc, ncores));
+    evict_caches();
     add(&s_f, peer(&hf, ncores));
+    evict_caches();
     add(&s_p, launch(h, w, args, 2));
+    evict_caches();
     add(&s_d, direct(&dk, ncores));
   }
   float *got = xalloc(bytes);
