@@ -49,11 +49,14 @@ grep -qiE "hits: *1|cache hit \(direct\) *1|Direct: *1" <<<"$(ccache -s 2>/dev/n
 
 echo "== $PROG, $("$PTO" --version), $(nproc) cores, $(uname -m)"
 # Interleaved run by run (bench/interleave.py): the ccache hit is the peer of the disk-cache hit.
+# The new work dir's predecessor is moved aside, not deleted, before each run: on a filesystem
+# mounted with discard (this machine's) deletions cost the next writes their time.
+mkdir -p "$T/trash"
 python3 bench/interleave.py --runs 60 --warmup 3 -- \
   "ccache hit, orchestration C++" "${CXXCMD[*]}" \
   "pto compile, disk-cache hit" "PTO_CACHE_DIR=$WARM $PTO compile $PROG -o $T/hit-work" \
   "pto compile, disk-cache hit, new work dir" \
-  "prepare:rm -rf $T/hit-new; PTO_CACHE_DIR=$WARM $PTO compile $PROG -o $T/hit-new" \
+  "prepare:mv $T/hit-new \$(mktemp -u -p $T/trash) 2>/dev/null || true; PTO_CACHE_DIR=$WARM $PTO compile $PROG -o $T/hit-new" \
   "pto run, new process, cache hit" "PTO_CACHE_DIR=$WARM $PTO run $PROG ${RUNARGS[*]}"
 # The cold compile apart: between the others, its 100+ ms of work would slow whichever ran next.
 python3 bench/interleave.py --runs 20 --warmup 2 -- \
