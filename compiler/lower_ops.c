@@ -1221,36 +1221,46 @@ static void transpose8(lw *L, LLVMValueRef *rows, LLVMValueRef *cols) {
 static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op) {
   int sum = op == LW_ADD;
   int64_t R = a->rows, C = a->cols;
+  /* Two blocks of 8 rows side by side when the tile has them: each block's chain waits on the
+   * latency of one add per column, so two independent chains keep the adder twice as busy. */
+  int nblk = R % 16 == 0 ? 2 : 1;
   LLVMTypeRef vt = LLVMVectorType(L->t_f32, 8);
-  LLVMValueRef accp = entry_alloca(L, vt, "racc");
+  LLVMValueRef accp[2];
+  for (int q = 0; q < nblk; q++)
+    accp[q] = entry_alloca(L, vt, "racc");
   LLVMValueRef Cv = pto__lower_i64(L, C);
   lw_loop lb, lj;
-  LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0), pto__lower_i64(L, R / 8),
-                                          "red8.row");
-  LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, 8));
+  LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0),
+                                          pto__lower_i64(L, R / (8 * nblk)), "red8.row");
+  LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, 8 * nblk));
   LLVMValueRef base = mul(L, i0, Cv);
-  /* the first block: a sum folds all 8 columns into +0, max/min start from column 0 */
+  /* the first block of columns: a sum folds all 8 columns into +0, max/min start from column 0 */
   LLVMValueRef rows[8], cols[8];
-  for (int r = 0; r < 8; r++)
-    rows[r] = vload(L, a, add(L, base, pto__lower_i64(L, r * C)), 8);
-  transpose8(L, rows, cols);
-  LLVMValueRef acc = sum ? LLVMConstNull(vt) : cols[0];
-  for (int k = sum ? 0 : 1; k < 8; k++)
-    acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
-  LLVMBuildStore(L->b, acc, accp);
+  for (int q = 0; q < nblk; q++) {
+    for (int r = 0; r < 8; r++)
+      rows[r] = vload(L, a, add(L, base, pto__lower_i64(L, (8 * q + r) * C)), 8);
+    transpose8(L, rows, cols);
+    LLVMValueRef acc = sum ? LLVMConstNull(vt) : cols[0];
+    for (int k = sum ? 0 : 1; k < 8; k++)
+      acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
+    LLVMBuildStore(L->b, acc, accp[q]);
+  }
   LLVMValueRef jb = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 1), pto__lower_i64(L, C / 8),
                                           "red8.j");
   LLVMValueRef j0 = add(L, base, mul(L, jb, pto__lower_i64(L, 8)));
-  for (int r = 0; r < 8; r++)
-    rows[r] = vload(L, a, add(L, j0, pto__lower_i64(L, r * C)), 8);
-  transpose8(L, rows, cols);
-  acc = LLVMBuildLoad2(L->b, vt, accp, "");
-  for (int k = 0; k < 8; k++)
-    acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
-  LLVMBuildStore(L->b, acc, accp);
+  for (int q = 0; q < nblk; q++) {
+    for (int r = 0; r < 8; r++)
+      rows[r] = vload(L, a, add(L, j0, pto__lower_i64(L, (8 * q + r) * C)), 8);
+    transpose8(L, rows, cols);
+    LLVMValueRef acc = LLVMBuildLoad2(L->b, vt, accp[q], "");
+    for (int k = 0; k < 8; k++)
+      acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
+    LLVMBuildStore(L->b, acc, accp[q]);
+  }
   pto__lower_loop_end(L, &lj);
-  /* the [R,1] result is dense: 8 consecutive elements */
-  vstore(L, t, i0, LLVMBuildLoad2(L->b, vt, accp, ""));
+  /* the [R,1] result is dense: 8 consecutive elements a block */
+  for (int q = 0; q < nblk; q++)
+    vstore(L, t, add(L, i0, pto__lower_i64(L, 8 * q)), LLVMBuildLoad2(L->b, vt, accp[q], ""));
   pto__lower_loop_end(L, &lb);
 }
 

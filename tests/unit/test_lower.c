@@ -835,13 +835,16 @@ static void gen_loadstore(void) {
 
 static void gen_reduce(void) {
   static const char *ops[] = {"row_sum", "row_max", "row_min", "col_sum", "col_max", "col_min"};
-  /* the last two: f32 row reductions 8 rows at a time through 8x8 transposes (R, C multiples of
-   * 8), over a whole tile and over one padded by the load */
+  /* the last three: f32 row reductions 8 rows at a time through 8x8 transposes (R, C multiples
+   * of 8), over a whole tile and over one padded by the load; two blocks of 8 side by side where
+   * R is a multiple of 16 (16 and 32 rows), one where it is not (24) */
   static const shape_case shapes[] = {{1, 64, 1, 64},   {64, 1, 64, 1},   {13, 29, 13, 29},
-                                      {19, 40, 17, 33}, {16, 40, 16, 40}, {24, 64, 20, 60}};
+                                      {19, 40, 17, 33}, {16, 40, 16, 40}, {24, 64, 20, 60},
+                                      {32, 24, 29, 21}};
+  enum { NSHAPES = sizeof shapes / sizeof *shapes };
   for (int o = 0; o < 6; o++)
     for (int d = 0; d < N_ALL_DTYPES; d++)
-      for (int sh = 0; sh < 6; sh++) {
+      for (int sh = 0; sh < NSHAPES; sh++) {
         pto_dtype dt = k_all_dtypes[d];
         if (sh < 2 && dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_BF16) continue;
         if (sh >= 4 && dt != PTO_DTYPE_F32) continue;
