@@ -151,8 +151,8 @@ static float random_f32(uint64_t r) { return (float)((double)(r >> 11) * 0x1.0p-
 
 #ifdef HAVE_FILL_F32_AVX512
 /* The f32 fill 8 elements at a time (64-bit multiplies and conversions need AVX-512 DQ): the
- * same values as random_f32 of next_random, about 8x faster, which is most of what pto run
- * spends on generated inputs. Returns how many elements it wrote (a multiple of 8). */
+ * same values as random_f32 of next_random (pto run of a softmax over 16384x200 generated
+ * inputs: 11.4 -> 9.6 ms). Returns how many elements it wrote (a multiple of 8). */
 __attribute__((target("avx512f,avx512dq"))) static int64_t fill_f32_avx512(float *f, int64_t n,
                                                                            uint64_t st) {
   __m512i z =
