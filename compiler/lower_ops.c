@@ -1218,8 +1218,29 @@ static void transpose8(lw *L, LLVMValueRef *rows, LLVMValueRef *cols) {
   }
 }
 
+/* Columns [c0, c0 + 8) of the 8 rows from row `row` on (at flat index base + row * C + c0),
+ * folded into the block's accumulator at accp in index order; the first columns start it: a sum
+ * from +0 over all 8, max/min from column 0 over the other 7. */
+static void red8_step(lw *L, const lw_tile *a, LLVMValueRef at, int64_t row, lw_bin op,
+                      LLVMValueRef accp, int first) {
+  LLVMTypeRef vt = LLVMVectorType(L->t_f32, 8);
+  LLVMValueRef rows[8], cols[8], acc;
+  for (int r = 0; r < 8; r++)
+    rows[r] = vload(L, a, add(L, at, pto__lower_i64(L, (row + r) * a->cols)), 8);
+  transpose8(L, rows, cols);
+  int k = 0;
+  if (!first)
+    acc = LLVMBuildLoad2(L->b, vt, accp, "");
+  else if (op == LW_ADD)
+    acc = LLVMConstNull(vt);
+  else
+    acc = cols[k++];
+  for (; k < 8; k++)
+    acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
+  LLVMBuildStore(L->b, acc, accp);
+}
+
 static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op) {
-  int sum = op == LW_ADD;
   int64_t R = a->rows, C = a->cols;
   /* Two blocks of 8 rows side by side when the tile has them: each block's chain waits on the
    * latency of one add per column, so two independent chains keep the adder twice as busy. */
@@ -1228,35 +1249,18 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
   LLVMValueRef accp[2];
   for (int q = 0; q < nblk; q++)
     accp[q] = entry_alloca(L, vt, "racc");
-  LLVMValueRef Cv = pto__lower_i64(L, C);
   lw_loop lb, lj;
   LLVMValueRef ib = pto__lower_loop_begin(L, &lb, pto__lower_i64(L, 0),
                                           pto__lower_i64(L, R / (8 * nblk)), "red8.row");
   LLVMValueRef i0 = mul(L, ib, pto__lower_i64(L, 8 * nblk));
-  LLVMValueRef base = mul(L, i0, Cv);
-  /* the first block of columns: a sum folds all 8 columns into +0, max/min start from column 0 */
-  LLVMValueRef rows[8], cols[8];
-  for (int q = 0; q < nblk; q++) {
-    for (int r = 0; r < 8; r++)
-      rows[r] = vload(L, a, add(L, base, pto__lower_i64(L, (8 * q + r) * C)), 8);
-    transpose8(L, rows, cols);
-    LLVMValueRef acc = sum ? LLVMConstNull(vt) : cols[0];
-    for (int k = sum ? 0 : 1; k < 8; k++)
-      acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
-    LLVMBuildStore(L->b, acc, accp[q]);
-  }
+  LLVMValueRef base = mul(L, i0, pto__lower_i64(L, C));
+  for (int q = 0; q < nblk; q++)
+    red8_step(L, a, base, 8 * q, op, accp[q], 1);
   LLVMValueRef jb = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 1), pto__lower_i64(L, C / 8),
                                           "red8.j");
   LLVMValueRef j0 = add(L, base, mul(L, jb, pto__lower_i64(L, 8)));
-  for (int q = 0; q < nblk; q++) {
-    for (int r = 0; r < 8; r++)
-      rows[r] = vload(L, a, add(L, j0, pto__lower_i64(L, (8 * q + r) * C)), 8);
-    transpose8(L, rows, cols);
-    LLVMValueRef acc = LLVMBuildLoad2(L->b, vt, accp[q], "");
-    for (int k = 0; k < 8; k++)
-      acc = pto__lower_binop(L, op, PTO_DTYPE_F32, acc, cols[k], NULL);
-    LLVMBuildStore(L->b, acc, accp[q]);
-  }
+  for (int q = 0; q < nblk; q++)
+    red8_step(L, a, j0, 8 * q, op, accp[q], 0);
   pto__lower_loop_end(L, &lj);
   /* the [R,1] result is dense: 8 consecutive elements a block */
   for (int q = 0; q < nblk; q++)

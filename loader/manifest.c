@@ -146,14 +146,19 @@ static int no_links_below(const char *rdir, const char *relpath) {
   }
 }
 
-pto_status pto__manifest_resolve_in(const char *rdir, const char *dir, const char *relpath,
-                                    char **out_path) {
-  *out_path = NULL;
-  PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
+/* The status of a path that realpath could not resolve (errno says why). */
+static pto_status_code realpath_code(void) {
+  return errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
+         : errno == ENOENT ? PTO_STATUS_NOT_FOUND
+                           : PTO_STATUS_IO;
+}
+
+/* relpath, already checked, under rdir (dir's realpath; dir names it in messages). */
+static pto_status resolve_checked(const char *rdir, const char *dir, const char *relpath,
+                                  char **out_path) {
   pto_status s = PTO_OK;
   char *joined = NULL, *real = NULL;
   if (!(joined = pto_strdup_printf("%s/%s", rdir, relpath))) {
-    joined = NULL;
     s = oom();
     goto done;
   }
@@ -166,10 +171,7 @@ pto_status pto__manifest_resolve_in(const char *rdir, const char *dir, const cha
     real = pto_realpath(joined);
   }
   if (!real) {
-    s = pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
-                        : errno == ENOENT ? PTO_STATUS_NOT_FOUND
-                                          : PTO_STATUS_IO,
-                        "%s/%s: %s", dir, relpath, strerror(errno));
+    s = pto_status_make(realpath_code(), "%s/%s: %s", dir, relpath, strerror(errno));
     goto done;
   }
   size_t n = strlen(rdir);
@@ -188,13 +190,17 @@ done:
   return s;
 }
 
+pto_status pto__manifest_resolve_in(const char *rdir, const char *dir, const char *relpath,
+                                    char **out_path) {
+  *out_path = NULL;
+  PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
+  return resolve_checked(rdir, dir, relpath, out_path);
+}
+
 pto_status pto__manifest_realdir(const char *dir, char **out_rdir) {
   *out_rdir = pto_realpath(dir);
   if (*out_rdir) return PTO_OK;
-  return pto_status_make(errno == ENOMEM   ? PTO_STATUS_OUT_OF_MEMORY
-                         : errno == ENOENT ? PTO_STATUS_NOT_FOUND
-                                           : PTO_STATUS_IO,
-                         "work dir %s: %s", dir, strerror(errno));
+  return pto_status_make(realpath_code(), "work dir %s: %s", dir, strerror(errno));
 }
 
 pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out_path) {
@@ -202,7 +208,7 @@ pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out
   PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
   char *rdir = NULL;
   PTO_RETURN_IF_ERROR(pto__manifest_realdir(dir, &rdir));
-  pto_status s = pto__manifest_resolve_in(rdir, dir, relpath, out_path);
+  pto_status s = resolve_checked(rdir, dir, relpath, out_path);
   free(rdir);
   return s;
 }

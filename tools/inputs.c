@@ -145,13 +145,13 @@ static uint64_t splitmix_mix(uint64_t z) {
 
 static uint64_t next_random(uint64_t *state) { return splitmix_mix(*state += SPLITMIX_GAMMA); }
 
-/* A random word as a float in [-1, 1): the top 53 bits scaled by 2^-52, less one (all exact in
- * double), rounded once to f32. */
-static float random_f32(uint64_t r) { return (float)((double)(r >> 11) * 0x1.0p-52 - 1.0); }
+/* A random word as a number in [-1, 1): the top 53 bits scaled by 2^-52, less one (all exact
+ * in double); an f32 input rounds it once. */
+static double random_unit(uint64_t r) { return (double)(r >> 11) * 0x1.0p-52 - 1.0; }
 
 #ifdef HAVE_FILL_F32_AVX512
 /* The f32 fill 8 elements at a time (64-bit multiplies and conversions need AVX-512 DQ): the
- * same values as random_f32 of next_random (pto run of a softmax over 16384x200 generated
+ * same values as random_unit of next_random, rounded (pto run of a softmax over 16384x200 generated
  * inputs: 11.4 -> 9.6 ms). Returns how many elements it wrote (a multiple of 8). */
 __attribute__((target("avx512f,avx512dq"))) static int64_t fill_f32_avx512(float *f, int64_t n,
                                                                            uint64_t st) {
@@ -192,14 +192,14 @@ static void fill_random(pto_dtype dt, void *p, int64_t n, uint64_t seed) {
     }
 #endif
     for (; i < n; i++)
-      f[i] = random_f32(next_random(&st));
+      f[i] = (float)random_unit(next_random(&st));
     return;
   }
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = next_random(&st);
     double v;
     if (pto_dtype_is_float(dt))
-      v = (double)(r >> 11) * 0x1.0p-52 - 1.0; /* [-1, 1) */
+      v = random_unit(r);
     else if (dt == PTO_DTYPE_BOOL)
       v = (double)(r & 1);
     else if (pto_dtype_is_signed(dt))
