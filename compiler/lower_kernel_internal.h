@@ -78,6 +78,9 @@ typedef struct lw_stmt_plan {
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
   int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views) */
   int mm_pack;             /* a matmul on bf16 dot products: its packed operands' group, or -1 */
+  int defer;               /* a streamed run whose store may be deferred (plan_deferred_stores):
+                              its staging buffer's group, or -1 */
+  int defer_at;            /* a for statement: the position of that run in its body, or -1 */
 } lw_stmt_plan;
 
 /* A window a tile.load of a loop body reads in the loop's next iteration: rows of row_bytes
@@ -89,6 +92,20 @@ typedef struct lw_next_window {
   pto_dtype dt;
 } lw_next_window;
 
+/* A streamed run's store deferred to the next iteration of its loop (pto__lower_streamed): its
+ * values wait in a staging buffer in the scratch arena while the loop's next iteration computes,
+ * and go to the tensor, past the cache, a share of a row at a time inside that iteration's first
+ * row-by-row run of the same tile shape (pto__lower_fused), or whole before the next staging and
+ * after the loop. pend, ptr, nr and sr are allocas: whether rows wait, where row 0 goes, how many
+ * rows, and the row stride in elements. */
+typedef struct lw_defer {
+  int pos; /* the streamed run's position */
+  LLVMValueRef buf;
+  int64_t rows, cols;
+  pto_dtype dt;
+  LLVMValueRef pend, ptr, nr, sr;
+} lw_defer;
+
 /* The innermost for loop around the code being lowered (its body, induction value and step;
  * body NULL outside loops) with the windows its body's tile.loads so far will read in the next
  * iteration: a matmul later in the same body prefetches them while it computes. */
@@ -98,6 +115,8 @@ typedef struct lw_loop_ctx {
   LLVMValueRef step;
   int nnext;
   int prefetched; /* a run has prefetched the next windows (pto__lower_fused) */
+  lw_defer *defer; /* the body's deferred store, or NULL */
+  int drains;      /* a run of the body drains it (pto__lower_fused) */
   lw_next_window next[LW_NEXT_MAX];
 } lw_loop_ctx;
 
@@ -207,6 +226,11 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *s, int n);
 /* Lowers a streamed run (lw_stmt_plan.stream_len): n statements from s[0], nloads tile.loads,
  * elementwise ops, a tile.store. Advances L->cur_pos past them. */
 void pto__lower_streamed(lw *L, pto_ir_stmt *const *s, int nloads, int n);
+/* The deferred store of the for statement at position `pos` (lw_defer): allocas, nothing
+ * pending on entry. At the loop's exit: pto__lower_defer_finish writes what is pending and
+ * fences the non-temporal stores. */
+void pto__lower_defer_begin(lw *L, lw_defer *d, int pos);
+void pto__lower_defer_finish(lw *L, const lw_defer *d);
 /* Copies a whole tile buffer. */
 void pto__lower_copy_tile(lw *L, LLVMValueRef dst, LLVMValueRef src, const lw_tile *t);
 /* Address of a buffer group's storage. */

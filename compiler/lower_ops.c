@@ -217,6 +217,8 @@ static LLVMValueRef tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValu
   return st;
 }
 
+static LLVMValueRef entry_alloca(lw *L, LLVMTypeRef ty, const char *name);
+
 /* Storage value of dt converted from storage value of from. */
 static LLVMValueRef convert_raw(lw *L, LLVMValueRef raw, pto_dtype from, pto_dtype to) {
   if (from == to || (pto_dtype_size(from) == pto_dtype_size(to) && !pto_dtype_is_float(from) &&
@@ -672,6 +674,112 @@ static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
                 (unsigned)pto_dtype_size(t->dt));
 }
 
+/* ---- deferred stores (lw_defer) ---------------------------------------------------------- */
+
+static int64_t defer_row_bytes(const lw_defer *d) {
+  return d->cols * (int64_t)pto_dtype_size(d->dt);
+}
+
+static void nontemporal(lw *L, LLVMValueRef store) {
+  LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(L->t_i32, 1, 0));
+  unsigned kind = LLVMGetMDKindIDInContext(L->c, "nontemporal", 11);
+  LLVMSetMetadata(store, kind, LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, &one, 1)));
+}
+
+void pto__lower_defer_begin(lw *L, lw_defer *d, int pos) {
+  int p = L->plan[pos].defer_at;
+  memset(d, 0, sizeof *d);
+  d->pos = p;
+  const pto_ir_stmt *store = L->plan[p + L->plan[p].stream_len - 1].s;
+  const pto_ir_type *ty = store->op.args[0].expr->value->type;
+  pto__lower_static_int(ty->dims[0], &d->rows);
+  pto__lower_static_int(ty->dims[1], &d->cols);
+  d->dt = ty->dtype;
+  d->buf = L->group_base[pto__lower_group_find(L, L->plan[p].defer)];
+  d->pend = entry_alloca(L, L->t_i8, "dpend");
+  d->ptr = entry_alloca(L, L->t_ptr, "dptr");
+  d->nr = entry_alloca(L, L->t_i64, "dnr");
+  d->sr = entry_alloca(L, L->t_i64, "dsr");
+  LLVMBuildStore(L->b, LLVMConstInt(L->t_i8, 0, 0), d->pend);
+}
+
+/* n64 64-byte lines of staged row i, from line first64 of the row on, to the tensor past the
+ * cache (every row of a deferred window starts on a line: pto__lower_streamed). */
+static void defer_copy(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef first64,
+                       LLVMValueRef n64) {
+  LLVMBuilderRef b = L->b;
+  LLVMTypeRef vt = LLVMVectorType(L->t_i32, 16);
+  LLVMValueRef ptr = LLVMBuildLoad2(b, L->t_ptr, d->ptr, "");
+  LLVMValueRef sr = LLVMBuildLoad2(b, L->t_i64, d->sr, "");
+  LLVMValueRef src = mul(L, i, pto__lower_i64(L, defer_row_bytes(d) / 64));
+  LLVMValueRef dst = mul(L, mul(L, i, sr), pto__lower_i64(L, (int64_t)pto_dtype_size(d->dt)));
+  lw_loop lc;
+  LLVMValueRef m = pto__lower_loop_begin(L, &lc, first64, add(L, first64, n64), "defer.line");
+  LLVMValueRef v = scratch_load(L, vt, vt, d->buf, add(L, src, m), 64);
+  LLVMValueRef at = add(L, dst, mul(L, m, pto__lower_i64(L, 64)));
+  LLVMValueRef q = LLVMBuildGEP2(b, L->t_i8, ptr, &at, 1, "");
+  LLVMValueRef st = LLVMBuildStore(b, v, q);
+  LLVMSetAlignment(st, 64);
+  pto__lower_tag(L, st, 1);
+  nontemporal(L, st);
+  pto__lower_loop_end(L, &lc);
+}
+
+/* Everything pending, now. */
+static void defer_drain_all(lw *L, const lw_defer *d) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef pend = LLVMBuildLoad2(b, L->t_i8, d->pend, "");
+  LLVMBasicBlockRef bb_do = LLVMAppendBasicBlockInContext(L->c, L->fn, "defer.drain");
+  LLVMBasicBlockRef bb_done = LLVMAppendBasicBlockInContext(L->c, L->fn, "defer.drained");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, pend, LLVMConstInt(L->t_i8, 0, 0), ""), bb_do,
+                  bb_done);
+  LLVMPositionBuilderAtEnd(b, bb_do);
+  lw_loop li;
+  LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0),
+                                         LLVMBuildLoad2(b, L->t_i64, d->nr, ""), "defer.row");
+  defer_copy(L, d, i, pto__lower_i64(L, 0), pto__lower_i64(L, defer_row_bytes(d) / 64));
+  pto__lower_loop_end(L, &li);
+  LLVMBuildStore(b, LLVMConstInt(L->t_i8, 0, 0), d->pend);
+  LLVMBuildBr(b, bb_done);
+  LLVMPositionBuilderAtEnd(b, bb_done);
+}
+
+void pto__lower_defer_finish(lw *L, const lw_defer *d) {
+  defer_drain_all(L, d);
+  pto__lower_call_intrinsic(L, "llvm.x86.sse.sfence", NULL, 0, NULL, 0, "");
+}
+
+/* Whether a row-by-row run of rows x cols tiles can drain the loop's deferred store: straight
+ * in its body, the same tile shape; the first such run. */
+static lw_defer *defer_drainer(lw *L, int64_t rows, int64_t cols) {
+  lw_defer *d = L->loop.defer;
+  if (!d || L->loop.drains || L->cur_blk != L->loop.body || rows != d->rows || cols != d->cols)
+    return NULL;
+  L->loop.drains = 1;
+  return d;
+}
+
+/* At columns [j, j + step) of row i of the draining run: the same share of staged row i's
+ * lines (one line a step of 16 f32 lanes), so the stores past the cache go out evenly between
+ * the run's arithmetic rather than in bursts that fill the core's write buffers. */
+static void defer_drain_at(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef j, int step) {
+  LLVMBuilderRef b = L->b;
+  int64_t lines = defer_row_bytes(d) / 64;
+  LLVMValueRef nr = LLVMBuildLoad2(b, L->t_i64, d->nr, "");
+  LLVMValueRef first, n64;
+  if (step * (int64_t)pto_dtype_size(d->dt) == 64 && d->cols % step == 0) {
+    first = LLVMBuildExactSDiv(b, j, pto__lower_i64(L, step), "");
+    n64 = pto__lower_i64(L, 1);
+  } else {
+    LLVMValueRef C = pto__lower_i64(L, d->cols), Lr = pto__lower_i64(L, lines);
+    first = LLVMBuildSDiv(b, mul(L, j, Lr), C, "");
+    LLVMValueRef last = LLVMBuildSDiv(b, mul(L, add(L, j, pto__lower_i64(L, step)), Lr), C, "");
+    n64 = LLVMBuildSub(b, last, first, "");
+  }
+  n64 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, i, nr, ""), n64, pto__lower_i64(L, 0), "");
+  defer_copy(L, d, i, first, n64);
+}
+
 static LLVMValueRef load_c(lw *L, const lw_tile *t, LLVMValueRef idx) {
   return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, idx));
 }
@@ -869,59 +977,88 @@ static void fused_rows(lw *L, fused_stmt *f, int n, LLVMValueRef i) {
   }
 }
 
+/* The rows of a run of rows x cols tiles, then each row's elements: for the row expansions'
+ * operands, the prefetches (blocks of the row) and the lines of a deferred store (dr). */
+static int fused_by_rows(lw *L, fused_stmt *f, int n, int64_t rows, int64_t cols,
+                         const fused_pf *pf, const lw_defer *dr) {
+  lw_loop lp, lr, lb;
+  LLVMValueRef Cv = pto__lower_i64(L, cols);
+  LLVMValueRef i =
+      pto__lower_loop_begin(L, &lr, pto__lower_i64(L, 0), pto__lower_i64(L, rows), "ew.i");
+  fused_rows(L, f, n, i);
+  LLVMValueRef j0 = pto__lower_i64(L, 0), j1 = Cv;
+  int64_t nb = (cols + FUSED_PF_BLOCK - 1) / FUSED_PF_BLOCK;
+  if (pf->nwin) {
+    LLVMValueRef jb = pto__lower_loop_begin(L, &lb, j0, pto__lower_i64(L, nb), "ew.jb");
+    fused_pf_block(L, pf, i, jb, nb);
+    j0 = mul(L, jb, pto__lower_i64(L, FUSED_PF_BLOCK));
+    j1 = pto__lower_smin(L, add(L, j0, pto__lower_i64(L, FUSED_PF_BLOCK)), Cv);
+  }
+  int vw = cols % FUSED_VW == 0 && FUSED_PF_BLOCK % FUSED_VW == 0 ? fused_vw(L, f, n) : 1;
+  LLVMValueRef j;
+  if (vw > 1) {
+    LLVMValueRef w = pto__lower_i64(L, vw);
+    j = mul(L,
+            pto__lower_loop_begin(L, &lp, LLVMBuildExactSDiv(L->b, j0, w, ""),
+                                  LLVMBuildExactSDiv(L->b, j1, w, ""), "ew.jv"),
+            w);
+  } else {
+    j = pto__lower_loop_begin(L, &lp, j0, j1, "ew.j");
+  }
+  if (dr) defer_drain_at(L, dr, i, j, vw);
+  fused_env e = {.f = f, .k = add(L, mul(L, i, Cv), j), .vw = vw};
+  if (fused_eval(L, &e, n, 1)) return -1;
+  pto__lower_loop_end(L, &lp);
+  if (pf->nwin) pto__lower_loop_end(L, &lb);
+  pto__lower_loop_end(L, &lr);
+  return 0;
+}
+
 void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
   fused_stmt f[64];
   if (n > 64) n = 64;
   int any_div;
   int64_t count = fused_prepare(L, ss, n, f, &any_div);
   if (count < 0) return;
-  lw_loop lp, lr, lb;
-  fused_env e = {.f = f};
   /* The shape of the run's tiles: its first result's. */
   const pto_ir_type *ty = ss[0]->nresults > 0 ? ss[0]->results[0]->type : NULL;
   int64_t rows = 0, cols = 0;
   fused_pf pf = {0};
+  lw_defer *dr = NULL;
   if (ty && ty->kind == PTO_TYPE_TILE && !pto__lower_static_int(ty->dims[0], &rows) &&
-      !pto__lower_static_int(ty->dims[1], &cols) && rows > 0 && rows * cols == count)
+      !pto__lower_static_int(ty->dims[1], &cols) && rows > 0 && rows * cols == count) {
     fused_pf_plan(L, ss[n - 1], rows, &pf);
-  if (pf.nwin || fused_has_rows(f, n)) {
-    /* rows, then the row's elements: for the row expansions' operands, and for the prefetches
-     * (blocks of the row) */
+    dr = defer_drainer(L, rows, cols);
+  }
+  if (dr) {
+    /* two versions: with rows of a deferred store waiting, the run writes them out as it goes;
+     * without (the stores stayed in the cache), it pays nothing for them */
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef pending = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, L->t_i8, dr->pend, ""),
+                                         LLVMConstInt(L->t_i8, 0, 0), "");
+    LLVMBasicBlockRef bb_d = LLVMAppendBasicBlockInContext(L->c, L->fn, "ew.drain");
+    LLVMBasicBlockRef bb_p = LLVMAppendBasicBlockInContext(L->c, L->fn, "ew.plain");
+    LLVMBasicBlockRef bb_j = LLVMAppendBasicBlockInContext(L->c, L->fn, "ew.joined");
+    LLVMBuildCondBr(b, pending, bb_d, bb_p);
+    LLVMPositionBuilderAtEnd(b, bb_d);
+    if (fused_by_rows(L, f, n, rows, cols, &pf, dr)) return;
+    LLVMBuildStore(b, LLVMConstInt(L->t_i8, 0, 0), dr->pend);
+    LLVMBuildBr(b, bb_j);
+    LLVMPositionBuilderAtEnd(b, bb_p);
+    if (fused_by_rows(L, f, n, rows, cols, &pf, NULL)) return;
+    LLVMBuildBr(b, bb_j);
+    LLVMPositionBuilderAtEnd(b, bb_j);
+  } else if (pf.nwin || fused_has_rows(f, n)) {
     if (!pf.nwin) {
       const lw_tile *t0 = tile_arg(L, ss[0], 0);
       if (!t0) return;
       rows = t0->rows;
       cols = t0->cols;
     }
-    LLVMValueRef Cv = pto__lower_i64(L, cols);
-    LLVMValueRef i =
-        pto__lower_loop_begin(L, &lr, pto__lower_i64(L, 0), pto__lower_i64(L, rows), "ew.i");
-    fused_rows(L, f, n, i);
-    LLVMValueRef j0 = pto__lower_i64(L, 0), j1 = Cv;
-    int64_t nb = (cols + FUSED_PF_BLOCK - 1) / FUSED_PF_BLOCK;
-    if (pf.nwin) {
-      LLVMValueRef jb = pto__lower_loop_begin(L, &lb, j0, pto__lower_i64(L, nb), "ew.jb");
-      fused_pf_block(L, &pf, i, jb, nb);
-      j0 = mul(L, jb, pto__lower_i64(L, FUSED_PF_BLOCK));
-      j1 = pto__lower_smin(L, add(L, j0, pto__lower_i64(L, FUSED_PF_BLOCK)), Cv);
-    }
-    int vw = cols % FUSED_VW == 0 && FUSED_PF_BLOCK % FUSED_VW == 0 ? fused_vw(L, f, n) : 1;
-    LLVMValueRef j;
-    if (vw > 1) {
-      LLVMValueRef w = pto__lower_i64(L, vw);
-      j = mul(L, pto__lower_loop_begin(L, &lp, LLVMBuildExactSDiv(L->b, j0, w, ""),
-                                       LLVMBuildExactSDiv(L->b, j1, w, ""), "ew.jv"),
-              w);
-    } else {
-      j = pto__lower_loop_begin(L, &lp, j0, j1, "ew.j");
-    }
-    e.k = add(L, mul(L, i, Cv), j);
-    e.vw = vw;
-    if (fused_eval(L, &e, n, 1)) return;
-    pto__lower_loop_end(L, &lp);
-    if (pf.nwin) pto__lower_loop_end(L, &lb);
-    pto__lower_loop_end(L, &lr);
+    if (fused_by_rows(L, f, n, rows, cols, &pf, NULL)) return;
   } else {
+    lw_loop lp;
+    fused_env e = {.f = f};
     int vw = count % FUSED_VW == 0 ? fused_vw(L, f, n) : 1;
     e.k = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, count / vw),
                                 vw > 1 ? "ew.v" : "ew");
@@ -1043,6 +1180,82 @@ static void window_bytes(lw *L, const lw_window *w, pto_dtype dt, LLVMValueRef r
   *out_hi = add(L, *out_lo, mul(L, span, pto__lower_i64(L, (int64_t)pto_dtype_size(dt))));
 }
 
+/* [*lo, *hi): the bytes tensor T may touch, all strides non-negative (*ok false otherwise). */
+static void tensor_bytes(lw *L, const lw_tensor *T, LLVMValueRef *lo, LLVMValueRef *hi,
+                         LLVMValueRef *ok) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef zero = pto__lower_i64(L, 0), span = pto__lower_i64(L, 1), empty = NULL;
+  *ok = LLVMConstInt(L->t_i1, 1, 0);
+  for (int d = 0; d < T->rank; d++) {
+    *ok = LLVMBuildAnd(b, *ok, LLVMBuildICmp(b, LLVMIntSGE, T->stride[d], zero, ""), "");
+    LLVMValueRef e = LLVMBuildICmp(b, LLVMIntSLE, T->shape[d], zero, "");
+    empty = empty ? LLVMBuildOr(b, empty, e, "") : e;
+    span =
+        add(L, span, mul(L, LLVMBuildSub(b, T->shape[d], pto__lower_i64(L, 1), ""), T->stride[d]));
+  }
+  if (empty) span = LLVMBuildSelect(b, empty, zero, span, "");
+  *lo = LLVMBuildPtrToInt(b, T->data, L->t_i64, "");
+  *hi = add(L, *lo, mul(L, span, pto__lower_i64(L, (int64_t)pto_dtype_size(T->dt))));
+}
+
+/* The non-temporal path of a streamed run whose store the loop defers (lw_defer): when at run
+ * time the window's rows are whole and start on 64-byte lines and no other tensor of the kernel
+ * shares a byte with it, what is still pending goes out, then the run's values go to the staging
+ * buffer and wait (then on to bb_done); otherwise what is pending goes out and the builder is
+ * left where the ordinary non-temporal path follows. 0 after a failure. */
+static int stream_defer(lw *L, lw_defer *d, stream_step *st, LLVMValueRef slo, LLVMValueRef shi,
+                        LLVMBasicBlockRef bb_done) {
+  LLVMBuilderRef b = L->b;
+  const lw_window *ws = st->ws;
+  int64_t es = (int64_t)pto_dtype_size(st->T->dt), C = st->t->cols;
+  LLVMValueRef zero = pto__lower_i64(L, 0), l63 = pto__lower_i64(L, 63);
+  LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntEQ, ws->nc, pto__lower_i64(L, C), "");
+  ok =
+      LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, slo, l63, ""), zero, ""), "");
+  LLVMValueRef srb = mul(L, ws->sr, pto__lower_i64(L, es));
+  ok =
+      LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, srb, l63, ""), zero, ""), "");
+  for (int k = 0; k < L->ntensors; k++) {
+    if (&L->tensors[k] == st->T || !L->tensors[k].data) continue;
+    LLVMValueRef lo, hi, sok;
+    tensor_bytes(L, &L->tensors[k], &lo, &hi, &sok);
+    LLVMValueRef apart = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntULE, hi, slo, ""),
+                                     LLVMBuildICmp(b, LLVMIntULE, shi, lo, ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildAnd(b, sok, apart, ""), "");
+  }
+  LLVMBasicBlockRef bb_stage = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.defer");
+  LLVMBasicBlockRef bb_now = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.now");
+  LLVMBuildCondBr(b, ok, bb_stage, bb_now);
+
+  LLVMPositionBuilderAtEnd(b, bb_stage);
+  defer_drain_all(L, d);
+  lw_tile stg = {.base = d->buf, .rows = d->rows, .cols = C, .dt = st->t->dt};
+  int vw = C % FUSED_VW == 0 ? FUSED_VW : 1;
+  lw_loop li, lj;
+  LLVMValueRef i = pto__lower_loop_begin(L, &li, zero, ws->nr, "defer.i");
+  fused_rows(L, st->f, st->nrun, i);
+  LLVMValueRef j = mul(L, pto__lower_loop_begin(L, &lj, zero, pto__lower_i64(L, C / vw), "defer.j"),
+                       pto__lower_i64(L, vw));
+  fused_env e = {.f = st->f, .k = add(L, mul(L, i, pto__lower_i64(L, C)), j), .vw = vw};
+  if (fused_eval(L, &e, st->nrun, 0)) return 0;
+  LLVMValueRef raw = pto__lower_to_storage(L, stg.dt, fused_operand(L, &e, st->nrun, st->sv));
+  if (vw > 1)
+    vstore(L, &stg, e.k, raw);
+  else
+    pto__lower_tile_store(L, stg.base, stg.dt, e.k, raw);
+  pto__lower_loop_end(L, &lj);
+  pto__lower_loop_end(L, &li);
+  LLVMBuildStore(b, ws->ptr, d->ptr);
+  LLVMBuildStore(b, ws->nr, d->nr);
+  LLVMBuildStore(b, ws->sr, d->sr);
+  LLVMBuildStore(b, LLVMConstInt(L->t_i8, 1, 0), d->pend);
+  LLVMBuildBr(b, bb_done);
+
+  LLVMPositionBuilderAtEnd(b, bb_now);
+  defer_drain_all(L, d);
+  return 1;
+}
+
 /* loads, an elementwise run, a store whose tile is the run's: when every load's window covers
  * the store's, all windows have unit column strides and the store's window overlaps none of the
  * loads' (an in-place update takes the buffered path), one loop reads each element of the
@@ -1132,6 +1345,10 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
     LLVMBasicBlockRef bb_ct = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.cached");
     LLVMBuildCondBr(b, on, bb_nt, bb_ct);
     LLVMPositionBuilderAtEnd(b, bb_nt);
+    lw_defer *d = L->loop.defer;
+    if (d && d->pos == pos0 && L->cur_blk == L->loop.body && nloads == 0 &&
+        !stream_defer(L, d, &st, slo, shi, bb_done))
+      return;
     if (stream_rows(L, &st, 1, 1)) return;
     pto__lower_call_intrinsic(L, "llvm.x86.sse.sfence", NULL, 0, NULL, 0, "");
     LLVMBuildBr(b, bb_done);

@@ -115,6 +115,8 @@ static void number_block(lw *L, const pto_ir_block *b, int *pos) {
     L->plan[me].blk = b;
     L->plan[me].yield_tmp = -1;
     L->plan[me].mm_pack = -1;
+    L->plan[me].defer = -1;
+    L->plan[me].defer_at = -1;
     L->plan[me].fuse_len = 1;
     if (s->kind == PTO_STMT_FOR) number_block(L, &s->loop.body, pos);
     if (s->kind == PTO_STMT_IF) {
@@ -508,6 +510,133 @@ static void plan_streams(lw *L) {
   }
 }
 
+/* ---- deferred stores ----------------------------------------------------------------------- */
+
+/* Whether expression e reads value v (bounded: PTO_IR_MAX_EXPR_HEIGHT). */
+static int expr_reads(const pto_ir_expr *e, const pto_ir_value *v) {
+  if (!e) return 0;
+  switch (e->kind) {
+  case PTO_EXPR_VALUE: return e->value == v;
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return expr_reads(e->a, v);
+  case PTO_EXPR_BINARY: return expr_reads(e->lhs, v) || expr_reads(e->rhs, v);
+  default: return 0;
+  }
+}
+
+/* Whether some tensor value other than a kernel parameter appears in e. */
+static int expr_nonparam_tensor(lw *L, const pto_ir_expr *e) {
+  if (!e) return 0;
+  switch (e->kind) {
+  case PTO_EXPR_VALUE:
+    return (e->value->type->kind == PTO_TYPE_TENSOR || e->value->type->kind == PTO_TYPE_DTENSOR) &&
+           L->def_pos[e->value->id] >= 0;
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return expr_nonparam_tensor(L, e->a);
+  case PTO_EXPR_BINARY: return expr_nonparam_tensor(L, e->lhs) || expr_nonparam_tensor(L, e->rhs);
+  default: return 0;
+  }
+}
+
+/* The expressions statement s reads itself (not its nested blocks): n of them into out. */
+static int stmt_exprs(const pto_ir_stmt *s, const pto_ir_expr **out, int cap) {
+  int n = 0;
+#define PUT(x)                                                                                     \
+  do {                                                                                             \
+    if ((x) && n < cap) out[n++] = (x);                                                            \
+  } while (0)
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN: PUT(s->expr); break;
+  case PTO_STMT_OP:
+    for (int i = 0; i < s->op.nargs; i++) {
+      const pto_ir_arg *a = &s->op.args[i];
+      if (a->kind == PTO_ARG_EXPR) PUT(a->expr);
+      if (a->kind == PTO_ARG_LIST)
+        for (int j = 0; j < a->list.n; j++)
+          PUT(a->list.items[j]);
+    }
+    break;
+  case PTO_STMT_CALL:
+    for (int i = 0; i < s->call.nargs; i++)
+      PUT(s->call.args[i]);
+    PUT(s->call.device);
+    break;
+  case PTO_STMT_FOR:
+    PUT(s->loop.lo);
+    PUT(s->loop.hi);
+    PUT(s->loop.step);
+    for (int i = 0; i < s->loop.niters; i++)
+      PUT(s->loop.inits[i]);
+    break;
+  case PTO_STMT_IF: PUT(s->branch.cond); break;
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN:
+    for (int i = 0; i < s->ret.n; i++)
+      PUT(s->ret.vals[i]);
+    break;
+  default: break;
+  }
+#undef PUT
+  return n < cap ? n : -1;
+}
+
+/* A streamed run with no loads (its inputs are tiles: the division of a row softmax) straight in
+ * the body of a for loop may leave its values in a staging buffer and have the loop's next
+ * iteration write them to the tensor while it computes (lw_defer): the stores past the cache then
+ * overlap arithmetic instead of stalling the core at the end of every tile. That is invisible
+ * when nothing in the loop reads or writes the tensor but the run's store, and no other tensor
+ * shares its bytes: the first is checked here (the tensor is a kernel parameter that the body
+ * names nowhere else, every tensor the body names is a parameter, no dist.* op or call), the
+ * second at run time (pto__lower_streamed). The staging buffer is live for the whole loop. */
+static int plan_deferred_stores(lw *L) {
+  for (int p = 0; p < L->npos; p++) {
+    int n = L->plan[p].stream_len;
+    if (n <= 1 || L->plan[p].stream_loads != 0) continue;
+    const pto_ir_block *blk = L->plan[p].blk;
+    int lp = -1;
+    for (int q = p - 1; q >= 0 && lp < 0; q--)
+      if (L->plan[q].s->kind == PTO_STMT_FOR && &L->plan[q].s->loop.body == blk) lp = q;
+    if (lp < 0 || L->plan[lp].defer_at >= 0) continue;
+    const pto_ir_stmt *store = L->plan[p + n - 1].s;
+    const pto_ir_value *sv = stmt_value_arg(store, 0), *tv = stmt_value_arg(store, 2);
+    int64_t rows, cols;
+    if (!sv || !tv || tv->type->kind != PTO_TYPE_TENSOR || L->def_pos[tv->id] >= 0 ||
+        tile_shape(sv->type, &rows, &cols) || rows <= 0 || cols <= 0 ||
+        (store->nresults == 1 && L->last_use[store->results[0]->id] >= 0))
+      continue;
+    /* what the non-temporal path stores: floats of the tensor's dtype, rows of whole lines */
+    pto_dtype dt = sv->type->dtype;
+    if (!pto__lower_host_has("triple=x86_64") || tv->type->dtype != dt ||
+        !(dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16) ||
+        cols * (int64_t)pto_dtype_size(dt) % 64)
+      continue;
+    int ok = 1;
+    for (int q = lp + 1; ok && q <= L->plan[lp].end; q++) {
+      const pto_ir_stmt *s = L->plan[q].s;
+      if (s->kind == PTO_STMT_CALL ||
+          (s->kind == PTO_STMT_OP && !strncmp(pto_op_info_get(s->op.opc)->name, "dist.", 5))) {
+        ok = 0;
+        break;
+      }
+      const pto_ir_expr *ex[64];
+      int ne = stmt_exprs(s, ex, 64);
+      if (ne < 0) ok = 0;
+      for (int i = 0; ok && i < ne; i++) {
+        if (expr_nonparam_tensor(L, ex[i])) ok = 0;
+        /* the tensor only as the store's target */
+        if (expr_reads(ex[i], tv) && !(s == store && store->op.args[2].expr == ex[i])) ok = 0;
+      }
+    }
+    if (!ok) continue;
+    int g =
+        new_group(L, rows * cols * (int64_t)pto_dtype_size(sv->type->dtype), lp, L->plan[lp].end);
+    if (g < 0) return -1;
+    L->plan[p].defer = g;
+    L->plan[lp].defer_at = p;
+  }
+  return 0;
+}
+
 /* Inside a fused loop every statement touches element k before any touches k+1: buffers the run
  * reads or writes must not share bytes with each other for the whole run, so their ranges are
  * widened to it. */
@@ -779,6 +908,8 @@ pto_status pto__lower_plan(lw *L) {
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
   plan_fusion(L);
   plan_streams(L);
+  if (plan_deferred_stores(L))
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
   plan_in_place(L);
   plan_takeovers(L);
   widen_fused_runs(L);
