@@ -680,6 +680,7 @@ static int64_t defer_row_bytes(const lw_defer *d) {
   return d->cols * (int64_t)pto_dtype_size(d->dt);
 }
 
+/* Marks a store to go past the cache (a non-temporal store on x86-64). */
 static void nontemporal(lw *L, LLVMValueRef store) {
   LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(L->t_i32, 1, 0));
   unsigned kind = LLVMGetMDKindIDInContext(L->c, "nontemporal", 11);
@@ -1116,9 +1117,7 @@ static int stream_one(lw *L, const stream_step *st, LLVMValueRef j, int vw, int 
   LLVMSetMetadata(s, L->kind_noalias, st->md->store_noalias);
   if (nt) {
     LLVMSetAlignment(s, (unsigned)(vw * pto_dtype_size(st->T->dt)));
-    LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(L->t_i32, 1, 0));
-    unsigned kind = LLVMGetMDKindIDInContext(L->c, "nontemporal", 11);
-    LLVMSetMetadata(s, kind, LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, &one, 1)));
+    nontemporal(L, s);
   }
   return 0;
 }
