@@ -22,6 +22,11 @@
 
 static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The steps of a row softmax from the loaded tile %t to %p, each line indented by `ind`. */
+#define SOFTMAX_STEPS(ind)                                                                         \
+  ind "%m = tile.row_max(%t)\n" ind "%d = tile.row_expand_sub(%t, %m)\n" ind                       \
+      "%e = tile.exp(%d)\n" ind "%s = tile.row_sum(%e)\n" ind "%p = tile.row_expand_div(%e, %s)\n"
+
 /* ---- a built library of kernels ------------------------------------------------------------ */
 
 typedef struct tl_lib {
@@ -1220,20 +1225,14 @@ static void gen_misc(void) {
    * subtraction fused with exp, the division streamed to the tensor, max along the row), in f32
    * and bf16; chains that mix scalar and row operands with a row result that must stay live; an
    * [R,1] operand computed inside what would otherwise be one run (it must not be fused) */
-  c = misc_case(
-      "smx", "row_softmax_f32_8x1024_streamed",
-      "kernel @smx(%x: tensor[16,1024] f32, out %y: tensor[16,1024] f32)\n"
-      "    -> (tensor[16,1024] f32) {\n"
-      "  for %i in range(0, 2) {\n"
-      "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n"
-      "    %m = tile.row_max(%t)\n"
-      "    %d = tile.row_expand_sub(%t, %m)\n"
-      "    %e = tile.exp(%d)\n"
-      "    %s = tile.row_sum(%e)\n"
-      "    %p = tile.row_expand_div(%e, %s)\n"
-      "    tile.store(%p, [%i * 8, 0], %y)\n"
-      "  }\n"
-      "  return %y\n}\n");
+  c = misc_case("smx", "row_softmax_f32_8x1024_streamed",
+                "kernel @smx(%x: tensor[16,1024] f32, out %y: tensor[16,1024] f32)\n"
+                "    -> (tensor[16,1024] f32) {\n"
+                "  for %i in range(0, 2) {\n"
+                "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n" SOFTMAX_STEPS(
+                    "    ") "    tile.store(%p, [%i * 8, 0], %y)\n"
+                            "  }\n"
+                            "  return %y\n}\n");
   c->args[0] = tensor2(PTO_DTYPE_F32, 16, 1024, D_ANY, 0);
   c->args[1] = tensor2(PTO_DTYPE_F32, 16, 1024, D_ANY, 1);
   c->nargs = 2;
@@ -1769,59 +1768,48 @@ static const char *k_defer_src =
     "dynamic R\n"
     "kernel @dsm(%x: tensor[R,1024] f32, out %y: tensor[R,1024] f32) -> (tensor[R,1024] f32) {\n"
     "  for %i in range(0, 3) {\n"
-    "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n"
-    "    %m = tile.row_max(%t)\n"
-    "    %d = tile.row_expand_sub(%t, %m)\n"
-    "    %e = tile.exp(%d)\n"
-    "    %s = tile.row_sum(%e)\n"
-    "    %p = tile.row_expand_div(%e, %s)\n"
-    "    tile.store(%p, [%i * 8, 0], %y)\n"
-    "  }\n"
-    "  return %y\n}\n"
-    "kernel @dsum(%x: tensor[R,1024] f32, out %y: tensor[R,1024] f32) -> (tensor[R,1024] f32) {\n"
-    "  for %i in range(0, 3) {\n"
-    "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n"
-    "    %s = tile.row_sum(%t)\n"
-    "    %p = tile.row_expand_div(%t, %s)\n"
-    "    tile.store(%p, [%i * 8, 0], %y)\n"
-    "  }\n"
-    "  return %y\n}\n"
-    "kernel @dnest(%x: tensor[R,1024] f32, out %y: tensor[R,1024] f32) -> (tensor[R,1024] f32) {\n"
-    "  for %j in range(0, 2) {\n"
-    "    for %i in range(0, 2) {\n"
-    "      %r = %j * 16 + %i * 8\n"
-    "      %t = tile.load(%x, [%r, 0], [8, 1024])\n"
-    "      %m = tile.row_max(%t)\n"
-    "      %d = tile.row_expand_sub(%t, %m)\n"
-    "      %e = tile.exp(%d)\n"
-    "      %s = tile.row_sum(%e)\n"
-    "      %p = tile.row_expand_div(%e, %s)\n"
-    "      tile.store(%p, [%r, 0], %y)\n"
-    "    }\n"
-    "  }\n"
-    "  return %y\n}\n"
-    "kernel @dinout(%x: tensor[R,1024] f32, inout %y: tensor[R,1024] f32)\n"
-    "    -> (tensor[R,1024] f32) {\n"
-    "  for %i in range(0, 3) {\n"
-    "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n"
-    "    %u = tile.load(%y, [%i * 8, 0], [8, 1024])\n"
-    "    %v = tile.add(%t, %u)\n"
-    "    %s = tile.row_sum(%v)\n"
-    "    %p = tile.row_expand_div(%v, %s)\n"
-    "    tile.store(%p, [%i * 8, 0], %y)\n"
-    "  }\n"
-    "  return %y\n}\n"
-    "kernel @dbf(%x: tensor[R,64] bf16, out %y: tensor[R,64] bf16) -> (tensor[R,64] bf16) {\n"
-    "  for %i in range(0, 3) {\n"
-    "    %t = tile.load(%x, [%i * 8, 0], [8, 64])\n"
-    "    %m = tile.row_max(%t)\n"
-    "    %d = tile.row_expand_sub(%t, %m)\n"
-    "    %e = tile.exp(%d)\n"
-    "    %s = tile.row_sum(%e)\n"
-    "    %p = tile.row_expand_div(%e, %s)\n"
-    "    tile.store(%p, [%i * 8, 0], %y)\n"
-    "  }\n"
-    "  return %y\n}\n";
+    "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n" SOFTMAX_STEPS(
+        "    ") "    tile.store(%p, [%i * 8, 0], %y)\n"
+                "  }\n"
+                "  return %y\n}\n"
+                "kernel @dsum(%x: tensor[R,1024] f32, out %y: tensor[R,1024] f32) -> "
+                "(tensor[R,1024] f32) {\n"
+                "  for %i in range(0, 3) {\n"
+                "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n"
+                "    %s = tile.row_sum(%t)\n"
+                "    %p = tile.row_expand_div(%t, %s)\n"
+                "    tile.store(%p, [%i * 8, 0], %y)\n"
+                "  }\n"
+                "  return %y\n}\n"
+                "kernel @dnest(%x: tensor[R,1024] f32, out %y: tensor[R,1024] f32) -> "
+                "(tensor[R,1024] f32) {\n"
+                "  for %j in range(0, 2) {\n"
+                "    for %i in range(0, 2) {\n"
+                "      %r = %j * 16 + %i * 8\n"
+                "      %t = tile.load(%x, [%r, 0], [8, 1024])\n" SOFTMAX_STEPS(
+                    "      ") "      tile.store(%p, [%r, 0], %y)\n"
+                              "    }\n"
+                              "  }\n"
+                              "  return %y\n}\n"
+                              "kernel @dinout(%x: tensor[R,1024] f32, inout %y: tensor[R,1024] "
+                              "f32)\n"
+                              "    -> (tensor[R,1024] f32) {\n"
+                              "  for %i in range(0, 3) {\n"
+                              "    %t = tile.load(%x, [%i * 8, 0], [8, 1024])\n"
+                              "    %u = tile.load(%y, [%i * 8, 0], [8, 1024])\n"
+                              "    %v = tile.add(%t, %u)\n"
+                              "    %s = tile.row_sum(%v)\n"
+                              "    %p = tile.row_expand_div(%v, %s)\n"
+                              "    tile.store(%p, [%i * 8, 0], %y)\n"
+                              "  }\n"
+                              "  return %y\n}\n"
+                              "kernel @dbf(%x: tensor[R,64] bf16, out %y: tensor[R,64] bf16) -> "
+                              "(tensor[R,64] bf16) {\n"
+                              "  for %i in range(0, 3) {\n"
+                              "    %t = tile.load(%x, [%i * 8, 0], [8, 64])\n" SOFTMAX_STEPS(
+                                  "    ") "    tile.store(%p, [%i * 8, 0], %y)\n"
+                                          "  }\n"
+                                          "  return %y\n}\n";
 
 /* Kernel k on x = buf + xoff and y = buf + yoff elements ([rows, cols] each, dtype dt), natively
  * (flags) in one copy of buf and by the interpreter in another: the whole buffers must agree. */
