@@ -704,25 +704,29 @@ void pto__lower_defer_begin(lw *L, lw_defer *d, int pos) {
   LLVMBuildStore(L->b, LLVMConstInt(L->t_i8, 0, 0), d->pend);
 }
 
-/* n64 64-byte lines of staged row i, from line first64 of the row on, to the tensor past the
- * cache (every row of a deferred window starts on a line: pto__lower_streamed). */
-static void defer_copy(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef first64,
-                       LLVMValueRef n64) {
+/* Line m of staged row i to the tensor, past the cache (every row of a deferred window starts on
+ * a line: pto__lower_streamed). */
+static void defer_line(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef m) {
   LLVMBuilderRef b = L->b;
   LLVMTypeRef vt = LLVMVectorType(L->t_i32, 16);
   LLVMValueRef ptr = LLVMBuildLoad2(b, L->t_ptr, d->ptr, "");
   LLVMValueRef sr = LLVMBuildLoad2(b, L->t_i64, d->sr, "");
-  LLVMValueRef src = mul(L, i, pto__lower_i64(L, defer_row_bytes(d) / 64));
-  LLVMValueRef dst = mul(L, mul(L, i, sr), pto__lower_i64(L, (int64_t)pto_dtype_size(d->dt)));
-  lw_loop lc;
-  LLVMValueRef m = pto__lower_loop_begin(L, &lc, first64, add(L, first64, n64), "defer.line");
-  LLVMValueRef v = scratch_load(L, vt, vt, d->buf, add(L, src, m), 64);
-  LLVMValueRef at = add(L, dst, mul(L, m, pto__lower_i64(L, 64)));
-  LLVMValueRef q = LLVMBuildGEP2(b, L->t_i8, ptr, &at, 1, "");
-  LLVMValueRef st = LLVMBuildStore(b, v, q);
+  LLVMValueRef src = add(L, mul(L, i, pto__lower_i64(L, defer_row_bytes(d) / 64)), m);
+  LLVMValueRef v = scratch_load(L, vt, vt, d->buf, src, 64);
+  LLVMValueRef at = add(L, mul(L, mul(L, i, sr), pto__lower_i64(L, (int64_t)pto_dtype_size(d->dt))),
+                        mul(L, m, pto__lower_i64(L, 64)));
+  LLVMValueRef st = LLVMBuildStore(b, v, LLVMBuildGEP2(b, L->t_i8, ptr, &at, 1, ""));
   LLVMSetAlignment(st, 64);
   pto__lower_tag(L, st, 1);
   nontemporal(L, st);
+}
+
+/* Lines [first64, first64 + n64) of staged row i (defer_line). */
+static void defer_copy(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef first64,
+                       LLVMValueRef n64) {
+  lw_loop lc;
+  LLVMValueRef m = pto__lower_loop_begin(L, &lc, first64, add(L, first64, n64), "defer.line");
+  defer_line(L, d, i, m);
   pto__lower_loop_end(L, &lc);
 }
 
@@ -760,25 +764,20 @@ static lw_defer *defer_drainer(lw *L, int64_t rows, int64_t cols) {
   return d;
 }
 
-/* At columns [j, j + step) of row i of the draining run: the same share of staged row i's
- * lines (one line a step of 16 f32 lanes), so the stores past the cache go out evenly between
- * the run's arithmetic rather than in bursts that fill the core's write buffers. */
+/* At columns [j, j + step) of row i of the draining run (every staged row is waiting: see
+ * pto__lower_fused): the same share of staged row i's lines, one line a step of 16 f32 lanes, so
+ * the stores past the cache go out evenly between the run's arithmetic rather than in bursts
+ * that fill the core's write buffers. */
 static void defer_drain_at(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef j, int step) {
   LLVMBuilderRef b = L->b;
-  int64_t lines = defer_row_bytes(d) / 64;
-  LLVMValueRef nr = LLVMBuildLoad2(b, L->t_i64, d->nr, "");
-  LLVMValueRef first, n64;
   if (step * (int64_t)pto_dtype_size(d->dt) == 64 && d->cols % step == 0) {
-    first = LLVMBuildExactSDiv(b, j, pto__lower_i64(L, step), "");
-    n64 = pto__lower_i64(L, 1);
-  } else {
-    LLVMValueRef C = pto__lower_i64(L, d->cols), Lr = pto__lower_i64(L, lines);
-    first = LLVMBuildSDiv(b, mul(L, j, Lr), C, "");
-    LLVMValueRef last = LLVMBuildSDiv(b, mul(L, add(L, j, pto__lower_i64(L, step)), Lr), C, "");
-    n64 = LLVMBuildSub(b, last, first, "");
+    defer_line(L, d, i, LLVMBuildExactSDiv(b, j, pto__lower_i64(L, step), ""));
+    return;
   }
-  n64 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, i, nr, ""), n64, pto__lower_i64(L, 0), "");
-  defer_copy(L, d, i, first, n64);
+  LLVMValueRef C = pto__lower_i64(L, d->cols), Lr = pto__lower_i64(L, defer_row_bytes(d) / 64);
+  LLVMValueRef first = LLVMBuildSDiv(b, mul(L, j, Lr), C, "");
+  LLVMValueRef last = LLVMBuildSDiv(b, mul(L, add(L, j, pto__lower_i64(L, step)), Lr), C, "");
+  defer_copy(L, d, i, first, LLVMBuildSub(b, last, first, ""));
 }
 
 static LLVMValueRef load_c(lw *L, const lw_tile *t, LLVMValueRef idx) {
@@ -1032,20 +1031,24 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
     dr = defer_drainer(L, rows, cols);
   }
   if (dr) {
-    /* two versions: with rows of a deferred store waiting, the run writes them out as it goes;
-     * without (the stores stayed in the cache), it pays nothing for them */
+    /* two versions: with every row of a deferred store waiting, the run writes them out as it
+     * goes; otherwise (a partial tile waits: that goes out first; or the stores stayed in the
+     * cache) it pays nothing for them */
     LLVMBuilderRef b = L->b;
     LLVMValueRef pending = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, L->t_i8, dr->pend, ""),
                                          LLVMConstInt(L->t_i8, 0, 0), "");
+    LLVMValueRef full = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildLoad2(b, L->t_i64, dr->nr, ""),
+                                      pto__lower_i64(L, rows), "");
     LLVMBasicBlockRef bb_d = LLVMAppendBasicBlockInContext(L->c, L->fn, "ew.drain");
     LLVMBasicBlockRef bb_p = LLVMAppendBasicBlockInContext(L->c, L->fn, "ew.plain");
     LLVMBasicBlockRef bb_j = LLVMAppendBasicBlockInContext(L->c, L->fn, "ew.joined");
-    LLVMBuildCondBr(b, pending, bb_d, bb_p);
+    LLVMBuildCondBr(b, LLVMBuildAnd(b, pending, full, ""), bb_d, bb_p);
     LLVMPositionBuilderAtEnd(b, bb_d);
     if (fused_by_rows(L, f, n, rows, cols, &pf, dr)) return;
     LLVMBuildStore(b, LLVMConstInt(L->t_i8, 0, 0), dr->pend);
     LLVMBuildBr(b, bb_j);
     LLVMPositionBuilderAtEnd(b, bb_p);
+    defer_drain_all(L, dr);
     if (fused_by_rows(L, f, n, rows, cols, &pf, NULL)) return;
     LLVMBuildBr(b, bb_j);
     LLVMPositionBuilderAtEnd(b, bb_j);
