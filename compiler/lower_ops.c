@@ -1032,8 +1032,8 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
   }
   if (dr) {
     /* two versions: with every row of a deferred store waiting, the run writes them out as it
-     * goes; otherwise (a partial tile waits: that goes out first; or the stores stayed in the
-     * cache) it pays nothing for them */
+     * goes; otherwise (a partial tile waits, or the stores stayed in the cache) it pays nothing
+     * for them, and what waits goes out before the next staging or at the loop's exit */
     LLVMBuilderRef b = L->b;
     LLVMValueRef pending = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, L->t_i8, dr->pend, ""),
                                          LLVMConstInt(L->t_i8, 0, 0), "");
@@ -1048,7 +1048,6 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
     LLVMBuildStore(b, LLVMConstInt(L->t_i8, 0, 0), dr->pend);
     LLVMBuildBr(b, bb_j);
     LLVMPositionBuilderAtEnd(b, bb_p);
-    defer_drain_all(L, dr);
     if (fused_by_rows(L, f, n, rows, cols, &pf, NULL)) return;
     LLVMBuildBr(b, bb_j);
     LLVMPositionBuilderAtEnd(b, bb_j);
