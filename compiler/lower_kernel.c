@@ -862,9 +862,9 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
       init_vc[i] = t->vc;
     }
   }
-  lw_defer defer = {0};
+  lw_defer defer_store = {0}, *defer = NULL; /* the body's deferred store, if the plan has one */
   int fpos = L->cur_pos - 1;
-  if (L->plan[fpos].defer_at >= 0) pto__lower_defer_begin(L, &defer, fpos);
+  if (L->plan[fpos].defer_at >= 0) pto__lower_defer_begin(L, defer = &defer_store, fpos);
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.head");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.body");
@@ -909,10 +909,7 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   const pto_ir_stmt *y = NULL;
   /* the body's tile.loads note their next windows for a matmul in it (lw.next) */
   lw_loop_ctx outer = L->loop;
-  L->loop = (lw_loop_ctx){.body = &s->loop.body,
-                          .iv = s->loop.iv,
-                          .step = step,
-                          .defer = L->plan[fpos].defer_at >= 0 ? &defer : NULL};
+  L->loop = (lw_loop_ctx){.body = &s->loop.body, .iv = s->loop.iv, .step = step, .defer = defer};
   lower_block(L, &s->loop.body, &y);
   L->loop = outer;
   if (L->err) return;
@@ -942,7 +939,7 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
     }
   }
   LLVMPositionBuilderAtEnd(L->b, exit);
-  if (L->plan[fpos].defer_at >= 0) pto__lower_defer_finish(L, &defer);
+  if (defer) pto__lower_defer_finish(L, defer);
   for (int i = 0; i < s->nresults && i < n; i++) {
     if (dst[i])
       def_carried_tile(L, s->results[i], phi_vr[i], phi_vc[i]);

@@ -1346,10 +1346,9 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
     LLVMBasicBlockRef bb_ct = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.cached");
     LLVMBuildCondBr(b, on, bb_nt, bb_ct);
     LLVMPositionBuilderAtEnd(b, bb_nt);
+    /* the plan deferred only a run without loads straight in this loop's body */
     lw_defer *d = L->loop.defer;
-    if (d && d->pos == pos0 && L->cur_blk == L->loop.body && nloads == 0 &&
-        !stream_defer(L, d, &st, slo, shi, bb_done))
-      return;
+    if (d && d->pos == pos0 && !stream_defer(L, d, &st, slo, shi, bb_done)) return;
     if (stream_rows(L, &st, 1, 1)) return;
     pto__lower_call_intrinsic(L, "llvm.x86.sse.sfence", NULL, 0, NULL, 0, "");
     LLVMBuildBr(b, bb_done);
