@@ -51,7 +51,11 @@ typedef struct buffer {
   int window;           /* index in sh->windows, or -1 */
   uint64_t win_stride, win_bytes; /* a window: rank slices' stride and size */
   int owner;            /* a resident tensor: the rank it lives on; -1 otherwise */
-  uint64_t shard_bytes; /* a stacked tensor: bytes per device slot (slot d lives on device d) */
+  /* A stacked tensor, laid out in shard order like the host array it was made from: shard i is
+   * bytes [i * shard_bytes, (i + 1) * shard_bytes) and lives on rank shard_dev[i]. */
+  uint64_t shard_bytes;
+  int nshards;
+  int shard_dev[PTO__DIST_MAX_RANKS];
   int arena;            /* MPI: a window, at offset off of every rank's arena (not the heap) */
   acc_rec *acc;
   size_t nacc, capacc;
@@ -65,7 +69,6 @@ struct pto_dist_tensor {
   int64_t shape[PTO_MAX_RANK];
   int owner;    /* rank, or -1 for a stacked tensor */
   int stacked;
-  int slot_of[PTO__DIST_MAX_RANKS]; /* stacked: shard i lives in device slot slot_of[i] */
   pto_dist_tensor *prev, *next;
 };
 
@@ -940,6 +943,35 @@ static int view_range(const pto_host_ref *v, const buffer *b, int d, uint64_t *l
   return *hi <= limit;
 }
 
+/* A stacked tensor's argument on device d must be one whole-or-part shard that lives on d
+ * (PyPTO's placement: shard i on worker_ids[i]); else the launch fails naming the shard, both
+ * devices and the placement that would fit. */
+static int check_shard(pto_dist_worker *w, const char *name, int d, int arg, const buffer *b,
+                       uint64_t lo, uint64_t hi) {
+  uint64_t first = lo / b->shard_bytes, last = hi > lo ? (hi - 1) / b->shard_bytes : first;
+  if (first != last)
+    return host_failf(w,
+                      "call @%s device=%d: argument %d spans shards %llu to %llu of a stacked "
+                      "tensor; pass one shard (tensor.select(%%t, i))",
+                      name, d, arg, (unsigned long long)first, (unsigned long long)last);
+  int on = b->shard_dev[first];
+  if (on == d) return 0;
+  /* The placement that fits: this shard on d, and the shard that was on d where this one was. */
+  char fit[16 * PTO__DIST_MAX_RANKS] = "", now[16 * PTO__DIST_MAX_RANKS] = "";
+  size_t nf = 0, nn = 0;
+  for (int j = 0; j < b->nshards; j++) {
+    int to = j == (int)first ? d : b->shard_dev[j] == d ? on : b->shard_dev[j];
+    nf += (size_t)snprintf(fit + nf, sizeof fit - nf, "%s%d", j ? ", " : "", to);
+    nn += (size_t)snprintf(now + nn, sizeof now - nn, "%s%d", j ? ", " : "", b->shard_dev[j]);
+  }
+  return host_failf(w,
+                    "call @%s device=%d: argument %d is shard %llu of a stacked tensor, resident "
+                    "on device %d (worker_ids=[%s]); pass it to device=%d, or place the shards "
+                    "with worker_ids=[%s]",
+                    name, d, arg, (unsigned long long)first, (int)w->ids[on], now, (int)w->ids[on],
+                    fit);
+}
+
 static int contiguous(const pto_host_ref *v) {
   int64_t st = 1;
   for (int i = v->rank - 1; i >= 0; i--) {
@@ -1019,12 +1051,7 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
                         "call @%s device=%d: argument %d is a tensor resident on device %d; a "
                         "device uses only its own resident tensors",
                         name, d, i, (int)w->ids[b->owner]);
-    if (b->shard_bytes && (lo / b->shard_bytes != (uint64_t)d ||
-                           (hi > lo && (hi - 1) / b->shard_bytes != (uint64_t)d)))
-      return host_failf(w,
-                        "call @%s device=%d: argument %d is not the shard of a stacked tensor "
-                        "resident on device %d (pass tensor.select(%%t, %d))",
-                        name, d, i, d, d);
+    if (b->shard_bytes && check_shard(w, name, d, i, b, lo, hi)) return 1;
     if (!contiguous(v))
       return host_failf(w,
                         "call @%s device=%d: argument %d is a strided (non-contiguous) view; "
@@ -1424,9 +1451,9 @@ static pto_status sync_tensor(pto_dist_worker *w, const pto_dist_tensor *t, int 
   if (!w->mpi) return PTO_OK;
   buffer *b = get_buffer(w, t->buf);
   if (!t->stacked) PTO_RETURN_IF_ERROR(sync_heap(w, t->owner, b->off, b->bytes, get));
-  for (int64_t i = 0; t->stacked && i < t->shape[0]; i++)
-    PTO_RETURN_IF_ERROR(sync_heap(w, t->slot_of[i], b->off + (uint64_t)t->slot_of[i] * b->shard_bytes,
-                                  b->shard_bytes, get));
+  for (int i = 0; t->stacked && i < b->nshards; i++)
+    PTO_RETURN_IF_ERROR(
+        sync_heap(w, b->shard_dev[i], b->off + (uint64_t)i * b->shard_bytes, b->shard_bytes, get));
   return drain(w);
 }
 
@@ -1490,7 +1517,7 @@ pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *sh
   return PTO_OK;
 }
 
-/* Shard i of host <-> device slot t->slot_of[i] of t's buffer. */
+/* Shard i of host <-> shard i of t's buffer. */
 static void stacked_copy(pto_dist_worker *w, const pto_dist_tensor *t, const pto_host_tensor *host,
                          int to_host) {
   buffer *b = get_buffer(w, t->buf);
@@ -1503,7 +1530,7 @@ static void stacked_copy(pto_dist_worker *w, const pto_dist_tensor *t, const pto
     shard.rank = host->rank - 1;
     memcpy(shard.shape, host->shape + 1, (size_t)shard.rank * sizeof *shard.shape);
     memcpy(shard.strides, host->strides + 1, (size_t)shard.rank * sizeof *shard.strides);
-    copy_host(&shard, to_host, w->heap + b->off + (uint64_t)t->slot_of[i] * b->shard_bytes);
+    copy_host(&shard, to_host, w->heap + b->off + (uint64_t)i * b->shard_bytes);
   }
 }
 
@@ -1520,6 +1547,8 @@ pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tens
                 "%s: a stacked tensor has rank >= 2 (shards along dim 0), got rank %d", fn,
                 host->rank);
   int64_t B = host->shape[0];
+  if (B < 1)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: a stacked tensor has at least one shard", fn);
   for (int64_t i = 0; i < B; i++) {
     if (worker_ids[i] < 0 || worker_ids[i] >= w->n)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
@@ -1532,20 +1561,13 @@ pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tens
                     "different worker",
                     fn, (long long)j, (long long)i, worker_ids[i]);
   }
-  /* Laid out by device: slot d holds the shard resident on device d, so tensor.select(%t, d)
-   * passed to device=d is that device's shard, whatever the placement. */
-  int64_t slots_shape[PTO_MAX_RANK];
-  memcpy(slots_shape, host->shape, sizeof slots_shape);
-  slots_shape[0] = w->n;
-  pto_status s = new_tensor(w, host->rank, slots_shape, host->dtype, -1, 1, out);
+  pto_status s = new_tensor(w, host->rank, host->shape, host->dtype, -1, 1, out);
   if (s) return pto_status_annotate(s, "%s", fn);
   pto_dist_tensor *t = *out;
-  t->shape[0] = B;
   buffer *b = get_buffer(w, t->buf);
-  b->shard_bytes = b->bytes / (uint64_t)w->n;
-  for (int64_t i = 0; i < B; i++) {
-    t->slot_of[i] = worker_ids[i];
-  }
+  b->nshards = (int)B;
+  b->shard_bytes = b->bytes / (uint64_t)B;
+  for (int64_t i = 0; i < B; i++) b->shard_dev[i] = worker_ids[i];
   stacked_copy(w, t, host, 0);
   if ((s = sync_tensor(w, t, 0))) { /* on failure nothing stays allocated */
     pto_status_free(pto_dist_free_tensor(w, t));

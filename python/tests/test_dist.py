@@ -35,7 +35,12 @@ def test_program_is_host(scale):
     assert [p.name for p in scale.params] == ["w", "x", "y"]
 
 
-def test_stacked_weight_placed_in_reverse(dw, scale):
+@pytest.fixture(scope="module")
+def scale_placed():
+    return pto.compile(os.path.join(EX, "runtime", "dist_scale_placed.ptir"), devices=2)
+
+
+def test_stacked_weight_placed_in_reverse(dw, scale, scale_placed):
     rng = np.random.default_rng(3)
     wts = rng.standard_normal((2, 16, 64)).astype(np.float32)
     st = dw.alloc_stacked_tensor(wts, worker_ids=[1, 0])   # shard i on worker 1 - i
@@ -43,10 +48,16 @@ def test_stacked_weight_placed_in_reverse(dw, scale):
     for _ in range(3):
         x = rng.standard_normal((32, 64)).astype(np.float32)
         y = np.zeros((32, 64), np.float32)
-        dw.run(scale, [st, x, y])
-        # device d gets the shard resident on it: shard 1 - d
-        want = np.concatenate([x[:16] * wts[1], x[16:] * wts[0]])
-        assert np.array_equal(y, want)
+        dw.run(scale_placed, [st, x, y])   # x[0] and shard 0 to card 1, x[1] and shard 1 to card 0
+        yhost = np.zeros((32, 64), np.float32)
+        dw.run(scale_placed, [wts, x, yhost])
+        assert np.array_equal(y, yhost)    # the stacked tensor means the host array
+        assert np.array_equal(y, np.concatenate([x[:16] * wts[0], x[16:] * wts[1]]))
+    # dist_scale passes shard d to device d: refused with this placement, naming what fits
+    with pytest.raises(pto.Error, match=r"argument 0 is shard 0 of a stacked tensor, resident on "
+                       r"device 1 \(worker_ids=\[1, 0\]\); pass it to device=1, or place the "
+                       r"shards with worker_ids=\[0, 1\]"):
+        dw.run(scale, [st, np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32)])
     assert np.array_equal(dw.copy_stacked_from(st), wts)
     out = np.empty_like(wts)
     assert dw.copy_stacked_from(st, out=out) is out and np.array_equal(out, wts)

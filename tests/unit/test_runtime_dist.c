@@ -111,22 +111,38 @@ static int32_t host_chain(const pto_host_api *api, const pto_host_args *a) {
   return 0;
 }
 
-/* host @main(%w: tensor[n, 16, 64] f32 (stacked), out %y: tensor[16n, 64]): tensor.select(%w, d)
- * on device d. */
+/* tensor.select(%w, i): the leading dim indexed and dropped. */
+static pto_host_ref select_shard(const pto_host_ref *w, int64_t i) {
+  pto_host_ref shard = *w;
+  shard.offset += i * w->stride[0];
+  shard.rank = 2;
+  for (int k = 0; k < 2; k++) {
+    shard.shape[k] = w->shape[k + 1];
+    shard.stride[k] = w->stride[k + 1];
+  }
+  return shard;
+}
+
+/* host @main(%w: tensor[n, 16, 64] f32 (stacked), out %y: tensor[16n, 64]): shard d of %w to
+ * device d, y's block d. */
 static int32_t host_stacked(const pto_host_api *api, const pto_host_args *a) {
   int64_t n = api->world_size(api->ctx);
   for (int64_t d = 0; d < n; d++) {
-    const pto_host_ref *w = &a->tensors[0];
-    pto_host_ref shard = *w; /* tensor.select(%w, d): leading dim indexed and dropped */
-    shard.offset += d * w->stride[0];
-    shard.rank = 2;
-    for (int i = 0; i < 2; i++) {
-      shard.shape[i] = w->shape[i + 1];
-      shard.stride[i] = w->stride[i + 1];
-    }
-    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, shard),
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, select_shard(&a->tensors[0], d)),
                                  targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], d * ROWS))};
     if (api->call(api->ctx, 0, d, args, 2)) return 1;
+  }
+  return 0;
+}
+
+/* PyPTO's seed case: shard i (and y's block i) to device n-1-i, so on 2 devices x[0] goes to
+ * card 1 and x[1] to card 0. */
+static int32_t host_stacked_reversed(const pto_host_api *api, const pto_host_args *a) {
+  int64_t n = api->world_size(api->ctx);
+  for (int64_t i = 0; i < n; i++) {
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, select_shard(&a->tensors[0], i)),
+                                 targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], i * ROWS))};
+    if (api->call(api->ctx, 0, n - 1 - i, args, 2)) return 1;
   }
   return 0;
 }
@@ -135,11 +151,7 @@ static int32_t host_stacked(const pto_host_api *api, const pto_host_args *a) {
 static int32_t host_wrong_shard(const pto_host_api *api, const pto_host_args *a) {
   int64_t n = api->world_size(api->ctx);
   for (int64_t d = 0; d < n; d++) {
-    const pto_host_ref *w = &a->tensors[0];
-    pto_host_ref shard = *w;
-    shard.rank = 2;
-    for (int i = 0; i < 2; i++) shard.shape[i] = w->shape[i + 1], shard.stride[i] = w->stride[i + 1];
-    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, shard),
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, select_shard(&a->tensors[0], 0)),
                                  targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], d * ROWS))};
     if (api->call(api->ctx, 0, d, args, 2)) return 1;
   }
@@ -352,22 +364,41 @@ static void test_resident_and_stacked(void **state) {
                          "worker_ids[1] = 2 is out of range (0 to 1)");
   assert_null(st);
 
-  /* A non-identity placement: shard 0 on worker 1, shard 1 on worker 0. tensor.select(%w, d)
-   * passed to device d is the shard resident there: y's block d comes from shard 1 - d. */
+  /* PyPTO's placement: shard i on worker_ids[i] = 1 - i, and the host dispatching shard i to
+   * device 1 - i. tensor.select(%w, i) is shard i wherever it lives: the run gives the same bits
+   * as the host array it was made from, and moves nothing. */
+  static float yhost[2 * ROWS * COLS];
+  pto_host_tensor tyh;
+  pto_host_tensor_init(&tyh, yhost, PTO_DTYPE_F32, 2, yshape);
+  pto_program *rev = host_program(host_stacked_reversed, n, NULL, 3);
+  pto_arg hargs[2] = {pto_arg_host(&ts), pto_arg_host(&tyh)};
+  assert_pto_ok(pto_dist_worker_run(w, rev, hargs, 2));
   assert_pto_ok(pto_dist_alloc_stacked_tensor(w, &ts, perm, &st));
   for (int round = 0; round < 2; round++) {
+    memset(y, 0, sizeof y);
     pto_arg args[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
-    assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
-    for (int d = 0; d < 2; d++)
-      for (int i = 0; i < ROWS * COLS; i++)
-        assert_true(y[d * ROWS * COLS + i] == shards[(1 - d) * ROWS * COLS + i] + 1.0f);
+    assert_pto_ok(pto_dist_worker_run(w, rev, args, 2));
+    assert_memory_equal(y, yhost, sizeof y);
+    for (int i = 0; i < 2 * ROWS * COLS; i++) assert_true(y[i] == shards[i] + 1.0f);
   }
-  /* Passing device 0's shard to device 1 is refused. */
+  /* Shard d to device d with that placement is refused, naming the shard, both devices and the
+   * placement that fits. */
+  pto_arg pargs[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
+  assert_status_contains(pto_dist_worker_run(w, p, pargs, 2),
+                         "argument 0 is shard 0 of a stacked tensor, resident on device 1 "
+                         "(worker_ids=[1, 0]); pass it to device=1, or place the shards with "
+                         "worker_ids=[0, 1]");
+  /* Every device given shard 0: wrong on device 1, whatever the placement. */
   pto_program *wrong = host_program(host_wrong_shard, n, NULL, 3);
   pto_arg wargs[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
   assert_status_contains(pto_dist_worker_run(w, wrong, wargs, 2),
-                         "argument 0 is not the shard of a stacked tensor resident on device 1");
+                         "argument 0 is shard 0 of a stacked tensor, resident on device 1");
   pto_program_release(wrong);
+  pto_program_release(rev);
+  /* Raw copies of a stacked tensor are in shard order too (the host array's layout). */
+  static float raw[2 * ROWS * COLS];
+  assert_pto_ok(pto_dist_copy_from(w, raw, st, sizeof raw));
+  assert_memory_equal(raw, shards, sizeof raw);
   assert_pto_ok(pto_dist_copy_stacked_from(w, st, &tb));
   assert_memory_equal(back, shards, sizeof shards);
 
