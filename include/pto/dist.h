@@ -122,7 +122,10 @@ PTO_API pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_r
 PTO_API pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
                                  const void *init, int worker_id, pto_dist_tensor **out_tensor);
 /* A stacked tensor from host[B, ...]: shard i (host[i]) is uploaded once to worker_ids[i] (B
- * ids, distinct and in range). tensor.select(%t, i) in a host resolves to shard i. */
+ * ids, distinct and in range). It means the host array it was made from: tensor.select(%t, i)
+ * in a host is shard i, whatever worker holds it; passing it to device=worker_ids[i] moves
+ * nothing, passing it to another device fails the launch naming the worker_ids that would fit.
+ * pto_dist_copy_to/_from of a stacked tensor are in shard order (the host array's layout). */
 PTO_API pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tensor *host,
                                          const int *worker_ids, pto_dist_tensor **out_tensor);
 PTO_API pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t);
