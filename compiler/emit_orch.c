@@ -315,6 +315,7 @@ static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value 
   pto_text *b = &e->out;
   switch (s->kind) {
   case PTO_STMT_ASSIGN:
+    if (pto_ir_expr_divides_int(s->expr)) emit_op_id(e, s, depth); /* a runtime zero fails the launch */
     pto_text_pad(b, (size_t)(depth) * 2);
     pto_text_printf(b, "const ");
     emit_decl(e, s->results[0]);

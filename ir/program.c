@@ -193,3 +193,16 @@ int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc) {
   stmt_walk w = {0, -1, loc, NULL};
   return walk_block(&w, &f->body) ? w.want : -1;
 }
+
+bool pto_ir_expr_divides_int(const pto_ir_expr *x) {
+  switch (x->kind) {
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return pto_ir_expr_divides_int(x->a);
+  case PTO_EXPR_BINARY:
+    if ((x->op == PTO_EOP_DIV || x->op == PTO_EOP_MOD) && !pto_dtype_is_float(x->dtype) &&
+        !(x->rhs->kind == PTO_EXPR_INT && x->rhs->i != 0))
+      return true;
+    return pto_ir_expr_divides_int(x->lhs) || pto_ir_expr_divides_int(x->rhs);
+  default: return false;
+  }
+}

@@ -112,6 +112,11 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     const pto_ir_stmt *s = pto_ir_func_stmt_at(f, i);
     if (!s) break;
     const char *name = stmt_op_name(s);
+    char assign[80];
+    if (s->kind == PTO_STMT_ASSIGN && s->nresults == 1 && pto_ir_expr_divides_int(s->expr)) {
+      snprintf(assign, sizeof assign, "%%%s =", s->results[0]->name);
+      name = assign;
+    }
     if (!name || s->loc.line <= 0) continue;
     if (t->nops == cap) {
       cap = cap ? cap * 2 : 16;

@@ -168,11 +168,19 @@ struct chip_state {
   chip_slot slots[256];
 };
 
-static void chip_fail_cmd(pto__dist_chip *c, uint32_t seq, const char *msg, const char *detail) {
+/* Records a chip's failed command, its place on the fail clock and, for a RUN of run epoch
+ * (nonzero), the run's abort: the first failing rank of a run is the one every wait names. */
+static void chip_fail_cmd(pto__dist_shared *sh, pto__dist_chip *c, uint32_t seq, uint32_t epoch,
+                          const char *msg, const char *detail) {
   uint32_t expect = 0;
-  if (atomic_compare_exchange_strong(&c->failed, &expect, seq + 1))
-    snprintf(c->msg, sizeof c->msg, "%s%s%s", msg, detail && *detail ? ": " : "",
-             detail ? detail : "");
+  if (!atomic_compare_exchange_strong(&c->failed, &expect, seq + 1)) return;
+  c->fail_at = atomic_fetch_add(&sh->fail_clock, 1) + 1;
+  snprintf(c->msg, sizeof c->msg, "%s%s%s", msg, detail && *detail ? ": " : "",
+           detail ? detail : "");
+  uint64_t mine = (uint64_t)epoch << 32 | (uint64_t)(c - sh->chips + 1);
+  uint64_t cur = atomic_load(&sh->abort);
+  while (epoch && cur >> 32 != epoch && !atomic_compare_exchange_weak(&sh->abort, &cur, mine)) {
+  }
 }
 
 static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
@@ -193,11 +201,11 @@ static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
 static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pto__dist_shm *tr,
                      chip_slot *slots, int nslots, const pto__dist_cmd *cmd, uint32_t seq) {
   if (cmd->slot < 0 || cmd->slot >= nslots) {
-    chip_fail_cmd(c, seq, "a call to a program this chip has not loaded", NULL);
+    chip_fail_cmd(sh, c, seq, cmd->epoch, "a call to a program this chip has not loaded", NULL);
     return;
   }
   if (wait_deps(sh, cmd)) {
-    chip_fail_cmd(c, seq, "a call whose inputs come from a chip that died", NULL);
+    chip_fail_cmd(sh, c, seq, cmd->epoch, "a call whose inputs come from a chip that died", NULL);
     return;
   }
   const pto_signature *sig = pto_program_signature(slots[cmd->slot].p);
@@ -216,7 +224,9 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
     }
   }
   tr->detail[0] = '\0';
+  tr->epoch = cmd->epoch;
   if (!s) s = pto_handle_call(slots[cmd->slot].h, args, (size_t)cmd->nargs);
+  tr->epoch = 0;
   pto_launch_record lr;
   pto__dist_rec *rec = &c->recs[seq % PTO__DIST_RECS];
   if (!pto_status_ok_free(pto_worker_last_launch(wk, &lr))) memset(&lr, 0, sizeof lr);
@@ -236,7 +246,7 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
     char head[PTO__DIST_MSG];
     snprintf(head, sizeof head, "rank %d (pid %d): @%s: %s", tr->ctx.rank, (int)getpid(),
              sig->entry ? sig->entry : "?", pto_status_message(s));
-    chip_fail_cmd(c, seq, head, tr->detail);
+    chip_fail_cmd(sh, c, seq, cmd->epoch, head, tr->detail);
     pto_status_free(s);
   }
   for (int i = 0; i < nw; i++) pto_status_free(pto_worker_free_tensor(wk, wrapped[i]));
@@ -292,7 +302,7 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
     char head[PTO__DIST_MSG];
     snprintf(head, sizeof head, "rank %d: loading %s: %s", cs->rank, cmd->path,
              pto_status_message(s));
-    chip_fail_cmd(c, seq, head, NULL);
+    chip_fail_cmd(cs->sh, c, seq, 0, head, NULL);
     pto_status_free(s);
     if (p) pto_program_release(p);
     atomic_store(&c->last_slot, -1);
@@ -453,18 +463,32 @@ static pto_status post(pto_dist_worker *w, int r, const pto__dist_cmd *cmd, uint
 }
 
 /* Waits for every chip to finish what was posted; reports the first failed command. */
+/* The run in progress, as chips know it: from 1, never 0. */
+static uint32_t run_epoch(const pto_dist_worker *w) {
+  return (uint32_t)(w->nruns % 0xffffffffu) + 1;
+}
+
 static pto_status drain(pto_dist_worker *w) {
   for (int r = 0; r < w->n; r++)
     PTO_RETURN_IF_ERROR(wait_tail(w, r, atomic_load(&w->sh->chips[r].head)));
-  for (int r = 0; r < w->n; r++) {
-    pto__dist_chip *c = &w->sh->chips[r];
-    if (atomic_load(&c->failed)) {
-      pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "%s", c->msg);
-      for (int q = 0; q < w->n; q++) atomic_store(&w->sh->chips[q].failed, 0);
-      return s;
-    }
-  }
-  return PTO_OK;
+  /* The first failure on the fail clock is the error; the others (a wait aborted because of
+   * it, say) follow it as context. */
+  int first = -1;
+  for (int r = 0; r < w->n; r++)
+    if (atomic_load(&w->sh->chips[r].failed) &&
+        (first < 0 || w->sh->chips[r].fail_at < w->sh->chips[first].fail_at))
+      first = r;
+  if (first < 0) return PTO_OK;
+  pto_text t = {0};
+  pto_text_puts(&t, w->sh->chips[first].msg);
+  for (int r = 0; r < w->n; r++)
+    if (r != first && atomic_load(&w->sh->chips[r].failed))
+      pto_text_printf(&t, "; then %s", w->sh->chips[r].msg);
+  for (int q = 0; q < w->n; q++) atomic_store(&w->sh->chips[q].failed, 0);
+  char *m = pto_text_finish(&t);
+  pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "%s", m ? m : w->sh->chips[first].msg);
+  free(m);
+  return s;
 }
 
 /* Under MPI every rank opens: rank 0 gets the worker that runs host programs; the others serve
@@ -1027,6 +1051,7 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
   pto__dist_cmd *cmd = &w->cmd;
   memset(cmd, 0, offsetof(pto__dist_cmd, args));
   cmd->op = PTO__DIST_CMD_RUN;
+  cmd->epoch = run_epoch(w);
   cmd->slot = first_slot + orch_index;
   cmd->nargs = nargs;
   uint32_t seq = atomic_load_explicit(&w->sh->chips[d].head, memory_order_relaxed) + 1;

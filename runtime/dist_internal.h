@@ -61,7 +61,7 @@ typedef struct pto__dist_cmd {
   int32_t op;
   int32_t slot; /* RUN: the chip's registered program */
   int32_t nargs;
-  int32_t pad;
+  uint32_t epoch; /* RUN: the run it belongs to (from 1); its first failure aborts that run */
   uint32_t dep[PTO__DIST_MAX_RANKS]; /* run after chip r has finished dep[r] commands */
   pto__dist_arg args[PTO__DIST_MAX_ARGS];
   char path[1024]; /* LOAD: the work dir */
@@ -87,6 +87,7 @@ typedef struct pto__dist_chip {
   _Atomic uint32_t tail;   /* commands finished (chip) */
   _Atomic uint32_t state;  /* 0 starting, 1 serving, 2 failed to start, 3 exited */
   _Atomic uint32_t failed; /* 1 + the seq of the first failed command, or 0 */
+  uint32_t fail_at;        /* when it failed, on the worker's fail_clock: the first error wins */
   _Atomic int32_t last_slot; /* LOAD's result */
   int32_t pid;
   char msg[PTO__DIST_MSG]; /* why it failed to start, or its first failed command */
@@ -100,6 +101,11 @@ typedef struct pto__dist_shared {
   int32_t nranks;
   uint32_t timeout_ms;
   _Atomic uint32_t bell; /* MPI: raised by every post, so rank 0's proxy sleeps while idle */
+  /* A run's first failure: (epoch << 32) | (1 + rank). Every wait of that run (dist.wait,
+   * barriers, collectives) on another rank checks it and fails at once, "aborted because rank r
+   * failed", instead of waiting out its deadline; a later run has another epoch. */
+  _Atomic uint64_t abort;
+  _Atomic uint32_t fail_clock; /* orders the chips' failures (pto__dist_chip.fail_at) */
   uint8_t *heap;      /* host address of the heap (the same in every process) */
   uint64_t heap_size;
   /* The MPI transport (mpi != NULL; this struct is then each process's own, not shared):
@@ -120,6 +126,7 @@ typedef struct pto__dist_shm {
   pto__dist_shared *sh;
   int direct;      /* every peer's window is addressable (shared memory, MPI shared windows) */
   uint8_t *bounce; /* MPI without direct access: staging for one-sided gets (lazily allocated) */
+  uint32_t epoch;  /* the run this chip is executing a command of (0: none) */
   char detail[512];
 } pto__dist_shm;
 

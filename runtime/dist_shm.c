@@ -173,6 +173,15 @@ static int32_t sig_read(pto__dist_shm *t, int32_t *sig, int32_t *out) {
                                                                  : PTO_KERNEL_OK;
 }
 
+/* Another rank of this run failed first: the wait fails now, naming it (pto__dist_shared.abort). */
+static int aborted(pto__dist_shm *t, const char *what) {
+  uint64_t ab = atomic_load_explicit(&t->sh->abort, memory_order_acquire);
+  if (!t->epoch || ab >> 32 != t->epoch || (int)(uint32_t)ab == t->ctx.rank + 1) return 0;
+  snprintf(t->detail, sizeof t->detail, "rank %d: %s aborted because rank %d failed",
+           t->ctx.rank, what, (int)(uint32_t)ab - 1);
+  return 1;
+}
+
 /* Waits on this rank's element; what names the op in the timeout message. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
@@ -188,6 +197,7 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   for (;;) {
     if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
+    if (aborted(t, what)) return PTO_KERNEL_ERR_DIST;
     uint64_t now = now_ns();
     if (now >= deadline) {
       uint64_t off;

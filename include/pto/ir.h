@@ -443,6 +443,9 @@ PTO_API pto_status pto_ir_program_entry(const pto_ir_program *p, const char *nam
  * index of the statement at loc (-1 when loc is unknown or no statement starts there). */
 PTO_API const pto_ir_stmt *pto_ir_func_stmt_at(const pto_ir_func *f, int index);
 PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
+/* An integer '/' or mod in x by anything but a nonzero literal: a scalar assignment holding one
+ * fails its launch on a runtime zero divisor, so it has an op id like the ops that can fail. */
+PTO_API bool pto_ir_expr_divides_int(const pto_ir_expr *x);
 
 /* Returns the keyword argument named kw of an op statement, or NULL. */
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);

@@ -87,4 +87,24 @@ run_pto 1 run "$T/w1" --dim M=16 --in off=16 &&
   expect_out "launch of 'main': orchestration: reported a fatal error (code 1): tensor.slice"
 run_pto 0 run "$T/w1" --dim M=16 --in off=8 --check && expect_out PASS
 
+# A scalar division by a runtime zero names its assignment (a division by a literal cannot fail
+# and carries no op id: the golden orchestration texts show none).
+cat >"$T/div.ptir" <<EOF
+program div
+kernel @put(out %y: tensor[1,8] i64, %v: i64) -> (tensor[1,8] i64) {
+  %t = tile.full([1, 8], i64, %v)
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(out %y: tensor[1,8] i64, %z: i64 = runtime) -> (tensor[1,8] i64) {
+  %h = i64(10 / 2)
+  %q = %h / %z
+  %y1 = call @put(%y, %q)
+  return %y1
+}
+EOF
+run_pto 1 run "$T/div.ptir" --in z=0 &&
+  expect_out "$T/div.ptir:9:3: %q =: orchestration: reported a fatal error (code 1): integer division by zero"
+run_pto 0 run "$T/div.ptir" --in z=2 --check && expect_out PASS
+
 finish
