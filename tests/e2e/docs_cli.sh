@@ -49,4 +49,8 @@ if command -v man >/dev/null; then
   done < <("$PTO" rebuild --help | sed 's/^ *//')
   expect_true "pto(1) holds pto rebuild --help (missing: ${missing[*]:0:3})" test ${#missing[@]} = 0
 fi
+# Nothing in the repository points outside it to the design notes it was built from.
+PAT="shared""/design"
+HITS=$(cd "$PTO_SOURCE_DIR" && grep -rIl --exclude-dir=.git --exclude-dir='build*' -e "\.\./shared" -e "$PAT" . 2>/dev/null)
+expect_true "no file points outside the repository to the design notes (found in: $HITS)" test -z "$HITS"
 finish
