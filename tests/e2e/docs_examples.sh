@@ -92,5 +92,35 @@ for info in "$T"/blocks/*.info; do
   fi
 done
 expect_true "the docs have PTIR examples ($NBLOCKS)" test "$NBLOCKS" -gt 50
+
+# ```python run and ```c run blocks: run from the source dir against this build (C: built with
+# the build tree's pto-uninstalled.pc). Python needs Debian's python3 with numpy.
+B=$(cd "$(dirname "$PTO")/.." && pwd)
+PY=${PTO_PYTHON:-/usr/bin/python3}
+for md in "$DOCS"/*.md; do
+  awk -v dir="$T/blocks" -v src="$(basename "$md")" '
+    /^```(python|c) run/ { n = ++count; ext = ($1 == "```c") ? "c" : "py"; f = dir "/" src ".run" n "." ext
+                           print FILENAME ":" NR > (f ".where"); inb = 1; next }
+    inb && /^```/ { inb = 0; close(f); next }
+    inb { print > f }' "$md"
+done
+for f in "$T"/blocks/*.run*.py "$T"/blocks/*.run*.c; do
+  [ -f "$f" ] || continue
+  where=$(cat "$f.where")
+  case $f in
+  *.py)
+    if ! "$PY" -c 'import numpy' 2>/dev/null; then
+      echo "note: $where: $PY has no numpy; the Python block is not run"
+      continue
+    fi
+    run_status 0 env PYTHONPATH="$B/python" bash -c 'cd "$1" && "$2" "$3"' _ "$PTO_SOURCE_DIR" "$PY" "$f" ;;
+  *.c)
+    # shellcheck disable=SC2046,SC2086 # pkg-config's flags and PTO_SANFLAGS are flag lists
+    if run_status 0 cc -std=c17 -Wall -Wextra -Werror $PTO_SANFLAGS "$f" -o "${f%.c}" \
+      $(PKG_CONFIG_PATH=$B pkg-config --cflags --libs pto); then
+      run_status 0 bash -c 'cd "$1" && "$2"' _ "$PTO_SOURCE_DIR" "${f%.c}"
+    fi ;;
+  esac
+done
 echo "$NBLOCKS blocks, $PENDING pending on second-set ops"
 finish
