@@ -26,7 +26,10 @@ function(pto_add_module name)
   target_include_directories(${name}
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${name} PUBLIC ${M_PUBLIC_DEPS} PRIVATE ${M_PRIVATE_DEPS})
-  set_target_properties(${name} PROPERTIES INSTALL_RPATH "$ORIGIN")
+  # Versioned: libpto_X.so.MAJOR.MINOR.PATCH with the SONAME libpto_X.so.MAJOR (and the
+  # libpto_X.so link to build against), so an application never loads another major version.
+  set_target_properties(${name} PROPERTIES INSTALL_RPATH "$ORIGIN" VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR})
   # A call from the library to an exported function of its own binds at link time, not through
   # the dynamic loader at its first call (pto run of a cached program resolved ~80 such symbols
   # lazily; nothing here is meant to be interposed).

@@ -1,4 +1,4 @@
-/* pto: compile, run and inspect tile-kernel programs (shared/design/CLI.md). */
+/* pto: compile, run and inspect tile-kernel programs (docs/cli.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pto/base.h"
 #include "pto/dist.h"
 
 static const pto_cmd *const k_cmds[] = {&cli_cmd_compile, &cli_cmd_run,      &cli_cmd_bench,
@@ -139,7 +140,7 @@ int main(int argc, char **argv) {
     return PTO_EXIT_OK;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("pto %s (distributed transports: %s)\n", PTO_VERSION_STRING, pto_dist_transports());
+    printf("pto %s (distributed transports: %s)\n", pto_version(), pto_dist_transports());
     return PTO_EXIT_OK;
   }
   for (int i = 0; i < NCMDS; i++) {

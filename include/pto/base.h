@@ -24,6 +24,13 @@
 extern "C" {
 #endif
 
+/* ---- version --------------------------------------------------------------------------- */
+
+/* The version of the pto libraries loaded at run time, "MAJOR.MINOR.PATCH" (static storage). Each
+ * libpto_*.so has the SONAME libpto_<module>.so.MAJOR: a program built against one major version
+ * never loads another. `pto --version` prints it. */
+PTO_API const char *pto_version(void);
+
 /* ---- allocation ------------------------------------------------------------------------ */
 
 /* Every allocation of pto's libraries (base, ir, compiler, loader, runtime, stats) goes through

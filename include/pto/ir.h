@@ -1,4 +1,4 @@
-/* pto IR: the in-memory form of a PTIR program (see shared/design/PTIR.md).
+/* pto IR: the in-memory form of a PTIR program (see docs/language.md).
  *
  * A program owns every node through one arena: nodes are created by the builder (which the parser
  * drives, so text and C API produce the same IR), never freed one by one, and all go away with

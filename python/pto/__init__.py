@@ -19,7 +19,17 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Iterable, Sequence
 
-import numpy as np
+from . import _paths
+
+try:
+    import numpy as np
+except ImportError as _e:  # name the fix, not just the module: a venv or pyenv python lacks it
+    raise ImportError(
+        f"pto needs numpy, which this interpreter ({sys.executable}, Python "
+        f"{sys.version_info[0]}.{sys.version_info[1]}) cannot import: on Debian, "
+        f"apt-get install python3-numpy; pto was built for "
+        f"{getattr(_paths, 'PYTHON', 'python3')} (else pip install numpy into this one)",
+        name="numpy") from _e
 
 from . import _capi as _c
 

@@ -1,5 +1,6 @@
-"""cmake --install puts the package under <prefix>/lib/python3/dist-packages/pto and it finds the
-installed libraries relative to itself."""
+"""cmake --install puts the package under <prefix>/lib/python3.X/dist-packages/pto (X: the minor
+version of the interpreter pto was built for, where Debian's python3 looks under /usr/local) and
+it finds the installed libraries relative to itself."""
 import os
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ def test_installed_package(tmp_path):
     prefix = tmp_path / "prefix"
     subprocess.run([cmake, "--install", BUILD, "--prefix", str(prefix)], check=True,
                    capture_output=True)
-    pkg = prefix / "lib" / "python3" / "dist-packages"
+    pkg = prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "dist-packages"
     assert (pkg / "pto" / "__init__.py").exists()
     code = ("import numpy as np, pto, sys\n"
             "assert pto.__file__.startswith(sys.argv[1]), pto.__file__\n"

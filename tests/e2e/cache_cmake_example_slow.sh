@@ -3,7 +3,7 @@
 # find_package(pto), pto_add_program compiling a .ptir at build time, the work dir exposed to a
 # C program that loads and runs it; an unchanged build does nothing, an edited .ptir recompiles.
 source "$(dirname "$0")/lib/common.bash"
-command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 0; }
+command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 77; }
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 BUILD=$(cd "$(dirname "$PTO")/.." && pwd)

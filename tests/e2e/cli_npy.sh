@@ -7,9 +7,8 @@ source "$(dirname "$0")/lib/common.bash"
 
 PR="$PTO_SOURCE_DIR/tests/programs"
 if ! command -v python3 >/dev/null; then
-  echo "python3 not found: skipped"
-  finish
-  exit
+  echo "SKIP: python3 not found"
+  exit 77
 fi
 
 # A .npy writer and reader in plain python3 (struct), so the test needs no numpy.

@@ -4,7 +4,7 @@
 # Each build compiles dense.ptir into a work dir at build time; the program loads it, keeps the
 # weights resident, registers once, runs a loop of batches and checks them.
 source "$(dirname "$0")/lib/common.bash"
-command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 0; }
+command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 77; }
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 BUILD=$(cd "$(dirname "$PTO")/.." && pwd)
