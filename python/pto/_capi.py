@@ -124,6 +124,27 @@ class CacheGcResult(C.Structure):
 CACHE_VERIFY_FN = C.CFUNCTYPE(None, c_p, C.c_char_p, c_p)
 
 
+class BenchSummary(C.Structure):
+    _fields_ = [("count", C.c_int), ("min", C.c_double), ("median", C.c_double),
+                ("mean", C.c_double), ("max", C.c_double), ("stdev", C.c_double)]
+
+
+class DistBenchSlot(C.Structure):
+    _fields_ = [("rank", C.c_int), ("device", i32), ("pid", C.c_int), ("slot", C.c_int),
+                ("name", C.c_char_p), ("hid", u64), ("tasks", u64), ("stats", c_p)]
+
+
+DIST_METRIC_COUNT = 4  # device, host, effective, union (pto/dist_bench.h)
+
+
+class DistBenchStats(C.Structure):
+    """The leading fields of pto_dist_bench_stats (read-only: its per-slot stats)."""
+    _fields_ = [("rounds", C.c_int), ("warmup", C.c_int), ("nranks", C.c_int),
+                ("per_round", c_p * DIST_METRIC_COUNT),
+                ("per_round_summary", BenchSummary * DIST_METRIC_COUNT),
+                ("per_rank", c_p), ("nslots", C.c_int), ("per_dispatch", C.POINTER(DistBenchSlot))]
+
+
 class DistConfig(C.Structure):
     _fields_ = [("sz", C.c_size_t), ("ndevices", C.c_int), ("device_ids", C.POINTER(i32)),
                 ("transport", C.c_char_p), ("ncores_per_chip", C.c_int),
