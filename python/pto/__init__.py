@@ -178,13 +178,17 @@ class CompiledProgram:
 
     def __call__(self, *args: Any, config: "RunConfig | None" = None) -> None:
         """PyPTO's compiled(*args): one launch. An L2 program runs on this process's shared
-        ChipWorker for config (opened on first use, closed at exit); a host (L3) program opens a
+        ChipWorker for config (opened on first use, closed at exit), or on the worker of a
+        DeviceTensor among args; a host (L3) program opens a
         DistributedWorker over its device set, runs once and closes it."""
         if self.is_host:
             with DistributedWorker(self, config) as rt:
                 rt(*args)
-        else:
-            _shared_worker(config or RunConfig()).run(self, *args)
+            return
+        vals = _call_values(args)
+        w = next((a._worker for a in (vals.values() if isinstance(vals, dict) else vals)
+                  if isinstance(a, DeviceTensor)), None)  # a resident tensor's worker
+        (w or _shared_worker(config or RunConfig())).run(self, vals)
 
     def prepare(self, config: "RunConfig | None" = None, *,
                 extra_compiled: Sequence["CompiledProgram"] = ()) -> "DistributedWorker":
