@@ -221,7 +221,7 @@ _CLI_HINTS = [  # the C messages name CLI flags: Python users pass keyword argum
     (re.compile(r"-D (\w+)=runtime"), r"\1=pto.RUNTIME"),
     (re.compile(r"-D (\w+)=VALUE"), r"\1=VALUE"),
     (re.compile(r"--arg (\w+)=(\d+)x(\d+)"), r"\1=(\2, \3)"),
-    (re.compile(r"--devices\b"), "devices="),
+    (re.compile(r"--devices\b"), "devices"),
     (re.compile(r"\bpass -D\b"), "pass"),
 ]
 

@@ -169,6 +169,14 @@ def test_errors_name_python_arguments():
     with pytest.raises(pto.Error) as e:
         pto.compile(text)
     assert "-D" not in e.value.message and "c=pto.RUNTIME" in e.value.message
+    assert "pass c=VALUE or c=pto.RUNTIME" in e.value.message
+    unshaped = text.replace("orch @main(%x: tensor[16,64] f32", "orch @main(%x: tensor f32")
+    with pytest.raises(pto.Error) as e:
+        pto.compile(unshaped, c=pto.RUNTIME)
+    assert "--arg" not in e.value.message and "x=(64, 128)" in e.value.message
+    with pytest.raises(pto.Error) as e:
+        pto.compile(ADD, devices=2)
+    assert "--devices" not in e.value.message and "devices applies to" in e.value.message
 
 
 def test_failed_distributed_open_is_one_clean_error():
