@@ -616,9 +616,12 @@ class Callable:
         next batch while it runs."""
         vals = _call_values(args)
         args_c, back = self._packer.pack(vals)
+        # the arrays and this call's contiguous copies stay alive until the launch ends (the
+        # next call of this thread replaces the packer's copies)
+        keep = (vals, list(self._packer.slots().keep))
         out = C.c_void_p()
         _check(_c.pto_handle_submit(self._ptr, args_c, self._packer.n, C.byref(out)))
-        return RunHandle(out.value, back, (vals, [src for _, src in back]))
+        return RunHandle(out.value, back, keep)
 
     def unregister(self) -> None:
         """Unregisters; calling it afterwards raises pto.Error (a stale handle)."""
@@ -779,12 +782,22 @@ class ChipWorker:
 
     def run(self, program: CompiledProgram, *args: Any, config: RunConfig | None = None) -> None:
         """One launch (registering program on first use); out/inout arrays are written.
-        run(prog, *args) as PyPTO, or run(prog, [args]) / run(prog, {name: arg})."""
+        run(prog, *args) as PyPTO, or run(prog, [args]) / run(prog, {name: arg}). config: this
+        launch's settings where they differ from the worker's (its task recording,
+        enable_chip_swimlane / record_tasks; the worker's own setting is restored after)."""
         if not isinstance(program, CompiledProgram):
             raise _fail(f"run: the first argument is the program, not {type(program).__name__}")
         p = self._packer(program)
         args_c, back = p.pack(_call_values(args))
-        _check(_c.pto_worker_run(self._w(), program._ptr, args_c, p.n))
+        rec = self.config._c().record_tasks
+        once = config is not None and config._c().record_tasks != rec
+        if once:
+            _check(_c.pto_worker_set_record_tasks(self._w(), not rec))
+        try:
+            _check(_c.pto_worker_run(self._w(), program._ptr, args_c, p.n))
+        finally:
+            if once:
+                _check(_c.pto_worker_set_record_tasks(self._w(), rec))
         for dst, src in back:
             dst[...] = src
 
@@ -1492,16 +1505,19 @@ class DistributedWorker:
         return p, args_c, back
 
     def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
-        """rt(*args): runs the (first) program this worker was made for."""
+        """rt(*args): runs the (first) program this worker was made for. config (PyPTO's
+        per-dispatch settings) is range-checked; an L3 run of pto has no per-run settings."""
         if not self.programs:
             raise _fail("rt(*args) runs the program the worker was made with "
                         "(DistributedWorker(compiled)); this one was opened with devices=: "
                         "use rt.run(compiled, *args)", FAILED_PRECONDITION)
-        self.run(self.programs[0], *args)
+        self.run(self.programs[0], *args, config=config)
 
     def run(self, program: CompiledProgram, *args: Any, config: RunConfig | None = None) -> None:
         """One run of a host program compiled for this device set: run(p, *args) as PyPTO, or
-        run(p, [args])."""
+        run(p, [args]). config is range-checked; an L3 run of pto has no per-run settings."""
+        if config is not None:
+            config._c()
         p, args_c, back = self._pack(program, _call_values(args))
         _check(_c.pto_dist_worker_run(self._w(), program._ptr, args_c, p.n))
         for dst, src in back:
@@ -1511,7 +1527,7 @@ class DistributedWorker:
                config: RunConfig | None = None) -> RunHandle:
         """PyPTO's submit: here the run completes before it returns (the L3 runtime has no
         asynchronous dispatch); the handle reports its end."""
-        self.run(program, *args)
+        self.run(program, *args, config=config)
         return RunHandle(None, [], None)
 
     def benchmark(self, program: CompiledProgram, args: Sequence[Any] | dict,

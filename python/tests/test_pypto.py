@@ -129,6 +129,13 @@ def test_submit_with_completions(compiled):
         for k, h in enumerate(hs):
             h.result(timeout=60)
             assert h.done and (outs[k] == k + 1).all()
+        # non-contiguous arrays: each launch keeps its own contiguous copies until it ends
+        big = [np.ones((ROWS, 2 * COLS), np.float32) * (k + 1) for k in range(3)]
+        outs = [np.zeros((ROWS, 2 * COLS), np.float32) for _ in range(3)]
+        hs = [w.submit(compiled, big[k][:, ::2], a, outs[k][:, 1::2]) for k in range(3)]
+        for k, h in enumerate(hs):
+            h.wait()
+            assert (outs[k][:, 1::2] == k + 2).all() and not outs[k][:, ::2].any()
         bad = w.register(compiled).submit(a, a, np.zeros((ROWS, 64), np.float32))
         with pytest.raises(pto.Error):
             bad.wait()
@@ -146,6 +153,12 @@ def test_swimlane_export(compiled, tmp_path):
     rec = json.load(open(os.path.join(d, "chip_swimlane_records.json")))
     assert rec["aicore_tasks"] and os.path.exists(os.path.join(d, "deps.json"))
     with pto.ChipWorker(pto.RunConfig()) as w:           # nothing recorded: a clear error
+        w.run(compiled, a, a, np.zeros_like(a))
+        with pytest.raises(pto.Error):
+            w.export_swimlane(tmp_path / "none.json")
+        # a per-dispatch config records this launch only
+        w.run(compiled, a, a, np.zeros_like(a), config=pto.RunConfig(enable_chip_swimlane=True))
+        w.export_swimlane(tmp_path / "once.json")
         w.run(compiled, a, a, np.zeros_like(a))
         with pytest.raises(pto.Error):
             w.export_swimlane(tmp_path / "none.json")
