@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import ctypes as C
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -872,9 +873,9 @@ class Invocation:
     """One measured launch (PyPTO's TraceInvocation): device_wall_us, host_wall_us,
     effective_us (µs) and format_tree()."""
 
-    def __init__(self, stats: Any, index: int, device: float, host: float, effective: float,
+    def __init__(self, render: Any, device: float, host: float, effective: float,
                  pid: int = 0, inv: int = 0, hid: str = ""):
-        self._stats, self._i = stats, index
+        self._render = render  # () -> its span tree, rendered
         self.device_wall_us, self.host_wall_us = _Us(device), _Us(host)
         self.effective_us = _Us(effective)
         self.pid, self.inv, self.hid = pid, inv, hid
@@ -883,7 +884,7 @@ class Invocation:
     task_name = property(lambda self: self.hid)
 
     def format_tree(self, *, us: bool = True) -> str:
-        return self._stats._launch_tree(self._i) if self._stats is not None else ""
+        return self._render()
 
     def __repr__(self) -> str:
         return (f"<pto.Invocation device_wall_us={float(self.device_wall_us):.2f} "
@@ -915,8 +916,8 @@ class BenchmarkStats:
         self.host_wall_us: list[float] = per["host_wall"]
         self.effective_wall_us: list[float] = per["effective"]
         self.invocations: list[Invocation] = [
-            Invocation(self, i, per["device_wall"][i], per["host_wall"][i], per["effective"][i])
-            for i in range(self.rounds)]
+            Invocation(functools.partial(self._launch_tree, i), per["device_wall"][i],
+                       per["host_wall"][i], per["effective"][i]) for i in range(self.rounds)]
         self.round_samples: list[dict[str, float]] = [
             {f"{m}_us": per[m][i] for m in per} for i in range(self.rounds)]
         for metric in ("device_wall", "host_wall", "effective"):
@@ -1197,14 +1198,20 @@ class DistBenchmarkStats:
                              ("effective", "effective")):
             for k in ("min", "median", "mean", "max", "stdev"):  # the headline, per round
                 setattr(self, f"{name}_us_{k}", pr.get(metric, {}).get(k, nan))
-        # rounds_dispatches[k][rank] = that rank's dispatches of round k, as Invocations
+        # rounds_dispatches[k][rank] = that rank's dispatches of round k, as Invocations; the
+        # span tree of one is launch k of its slot's stats (pto_dist_bench_slot)
+        cs = C.cast(ptr, C.POINTER(_c.DistBenchStats)).contents
+        slot_stats = {(cs.per_dispatch[i].rank, cs.per_dispatch[i].slot): cs.per_dispatch[i].stats
+                      for i in range(cs.nslots)}
         self._grid: list[dict[int, list[Invocation]]] = []
         for k, ranks in enumerate(j.get("rounds_dispatches", [])):
             row: dict[int, list[Invocation]] = {}
             for r, ds in enumerate(ranks):
-                row[r] = [Invocation(None, k, d["device_us"], d["host_us"], d["effective_us"],
-                                     pid=r, inv=k, hid=d.get("task", "")) for d in ds]
+                row[r] = [Invocation(functools.partial(self._slot_tree, (r, d["slot"]), k),
+                                     d["device_us"], d["host_us"], d["effective_us"], pid=r, inv=k,
+                                     hid=d.get("task", "")) for d in ds]
             self._grid.append(row)
+        self._slot_stats = slot_stats
         self.invocations: list[Invocation] = [iv for row in self._grid for ds in row.values()
                                               for iv in ds]
 
@@ -1214,6 +1221,12 @@ class DistBenchmarkStats:
     device_us_mean = property(lambda self: _stat(self.device_wall_us, "mean"))
     device_us_max = property(lambda self: _stat(self.device_wall_us, "max"))
     device_us_stdev = property(lambda self: _stat(self.device_wall_us, "stdev"))
+
+    def _slot_tree(self, key: tuple[int, int], round_: int) -> str:
+        st = self._slot_stats.get(key)
+        if not st:
+            return f"no span tree of rank {key[0]} slot {key[1]} (unstable dispatch slots)\n"
+        return _render_tree(st, round_, "none", -1)
 
     def _per_round(self, metric: str = "device") -> list[float]:
         smp = self.json.get("per_round", {}).get("samples", {})

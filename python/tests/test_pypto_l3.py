@@ -94,6 +94,7 @@ def test_l3_benchmark_views(mesh):
     assert sorted(per) == [(0, 0), (1, 0)] and all(len(v) == 4 for v in per.values())
     groups = stats.dispatch_groups()
     assert len(groups[(0, 0)]) == 4 and groups[(0, 0)][0].device_wall_us() > 0
+    assert "chip.run" in groups[(1, 0)][3].format_tree()
     assert stats.dispatch_tasks() == {(0, 0): "step", (1, 0): "step"}
     assert len(stats.invocations) == 8
     tree = stats.format_mean_tree()
