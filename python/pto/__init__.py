@@ -58,7 +58,24 @@ def _check(status: int | None) -> None:
         code = _c.pto_status_code_of(status)
         msg = _c.pto_status_message(status).decode(errors="replace")
         _c.pto_status_free(status)
-        raise Error(code, msg)
+        raise Error(code, _python_names(msg))
+
+
+_CLI_HINTS = [  # the C messages name CLI flags: Python users pass keyword arguments
+    (re.compile(r"-D (\w+)=runtime"), r"\1=pto.RUNTIME"),
+    (re.compile(r"-D (\w+)=VALUE"), r"\1=VALUE"),
+    (re.compile(r"--arg (\w+)=(\d+)x(\d+)"), r"\1=(\2, \3)"),
+    (re.compile(r"--devices\b"), "devices"),
+    (re.compile(r"\bpass -D\b"), "pass"),
+]
+
+
+def _python_names(msg: str) -> str:
+    """msg with the CLI flags it suggests spelled as the Python arguments (pto.compile's
+    keywords)."""
+    for pat, rep in _CLI_HINTS:
+        msg = pat.sub(rep, msg)
+    return msg
 
 
 def _fail(msg: str, code: int = INVALID_ARGUMENT) -> Error:
@@ -218,23 +235,6 @@ def _binding_value(v: Any) -> str:
     return repr(v) if isinstance(v, float) else str(v)
 
 
-_CLI_HINTS = [  # the C messages name CLI flags: Python users pass keyword arguments
-    (re.compile(r"-D (\w+)=runtime"), r"\1=pto.RUNTIME"),
-    (re.compile(r"-D (\w+)=VALUE"), r"\1=VALUE"),
-    (re.compile(r"--arg (\w+)=(\d+)x(\d+)"), r"\1=(\2, \3)"),
-    (re.compile(r"--devices\b"), "devices"),
-    (re.compile(r"\bpass -D\b"), "pass"),
-]
-
-
-def _python_names(e: Error) -> Error:
-    """e with the CLI flags its message suggests spelled as pto.compile's arguments."""
-    msg = e.message
-    for pat, rep in _CLI_HINTS:
-        msg = pat.sub(rep, msg)
-    return e if msg == e.message else Error(e.code, msg)
-
-
 def _device_list(devices: int | Sequence[int]) -> list[int]:
     if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
         n = _int("devices", devices, 1, I32_MAX)
@@ -289,15 +289,12 @@ def compile(path_or_text: str | os.PathLike, entry: str | None = None, *,
             dv = (C.c_int32 * len(ids))(*ids)
             opt.devices, opt.ndevices = dv, len(ids)
         out = C.c_void_p()
-        try:
-            if work_dir is not None:
-                wd = os.fsencode(work_dir)
-                _check(_c.pto_compile_to_dir(ir, C.byref(opt), wd, 1))
-                _check(_c.pto_program_load_dir(wd, C.byref(out)))
-            else:
-                _check(_c.pto_compile(ir, C.byref(opt), C.byref(out)))
-        except Error as e:
-            raise _python_names(e) from None
+        if work_dir is not None:
+            wd = os.fsencode(work_dir)
+            _check(_c.pto_compile_to_dir(ir, C.byref(opt), wd, 1))
+            _check(_c.pto_program_load_dir(wd, C.byref(out)))
+        else:
+            _check(_c.pto_compile(ir, C.byref(opt), C.byref(out)))
         return CompiledProgram(out.value)
     finally:
         _c.pto_ir_program_destroy(ir)

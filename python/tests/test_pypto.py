@@ -187,6 +187,11 @@ def test_errors_name_python_arguments():
     with pytest.raises(pto.Error) as e:
         pto.compile(unshaped, c=pto.RUNTIME)
     assert "--arg" not in e.value.message and "x=(64, 128)" in e.value.message
+    fixed = pto.compile(text, c=1.5)                    # a launch with another value
+    x = np.zeros((16, 64), np.float32)
+    with pytest.raises(pto.Error) as e:
+        fixed(x, x, 2.0)
+    assert "-D" not in e.value.message and "recompile with c=pto.RUNTIME" in e.value.message
     with pytest.raises(pto.Error) as e:
         pto.compile(ADD, devices=2)
     assert "--devices" not in e.value.message and "devices applies to" in e.value.message
