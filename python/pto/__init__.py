@@ -67,6 +67,7 @@ _CLI_HINTS = [  # the C messages name CLI flags: Python users pass keyword argum
     (re.compile(r"--arg (\w+)=(\d+)x(\d+)"), r"\1=(\2, \3)"),
     (re.compile(r"--devices\b"), "devices"),
     (re.compile(r"\bpass -D\b"), "pass"),
+    (re.compile(r"(?<![\w-])-D (\w+)="), r"\1="),
 ]
 
 

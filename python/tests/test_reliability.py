@@ -130,6 +130,16 @@ def test_scalars_out_of_their_dtype_are_refused(w):
     assert np.array_equal(y, x)
 
 
+def test_bound_scalars_out_of_their_dtype_are_refused():
+    act = os.path.join(SRC, "examples", "activation.ptir")  # mode: i32 = runtime
+    for v in (2**31, -2**31 - 1, 2**40, 1.5):
+        with pytest.raises(pto.Error) as e:
+            pto.compile(act, mode=v)
+        assert f"mode={str(v).lower()}: not a valid i32 value" in e.value.message
+        assert "-D" not in e.value.message
+    assert pto.compile(act, mode=2**31 - 1).params[2].value == 2**31 - 1
+
+
 def test_ids_counts_and_sizes_are_range_checked(w, prog):
     cases = [
         (lambda: pto.compile(ADD_SCALAR, devices=0), "devices = 0"),
