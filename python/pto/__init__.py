@@ -1,14 +1,16 @@
-"""pto: PyPTO's names over the pto C libraries (ctypes), numpy in and out.
+"""pto: PyPTO's pypto.runtime API over the pto C libraries (ctypes), numpy in and out.
 
-    import numpy as np, pto
-    prog = pto.compile("examples/add.ptir", M=128)
-    with pto.ChipWorker(pto.RunConfig(platform="sim", cores=2)) as w:
-        x = np.ones((128, 64), np.float32); y = np.zeros_like(x)
-        w.run(prog, [x, x, y])           # y written in place
+    import numpy as np
+    from pto import ChipWorker, RunConfig, compile
+    prog = compile("examples/add.ptir")
+    with ChipWorker(RunConfig(platform="sim", cores=2)) as w:
+        x = np.ones((128, 128), np.float32); y = np.zeros_like(x)
+        w.run(prog, x, x, y)             # y written in place
 
-Every failure raises pto.Error (code: the C pto_status_code, message: its text). bf16 data is
-numpy uint16 (the raw bits). Host arrays that are C-contiguous and aligned are passed without a
-copy; out/inout arrays are written in place."""
+PyPTO user code runs with `from pypto.runtime import` -> `from pto import` and torch -> numpy
+(docs/pypto-names.md maps the names). Every failure raises pto.Error (code: the C
+pto_status_code, message: its text). bf16 data is numpy uint16 (the raw bits). Host arrays that
+are C-contiguous and aligned are passed without a copy; out/inout arrays are written in place."""
 from __future__ import annotations
 
 import atexit
@@ -1339,8 +1341,7 @@ class DistributedWorker:
                 devices = list(ids)
         if devices is None:
             devices = 1
-        import threading as _t
-        if _t.active_count() > 1:
+        if threading.active_count() > 1:
             import warnings
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
