@@ -209,7 +209,12 @@ class CompiledProgram:
         vals = _call_values(args)
         w = next((a._worker for a in (vals.values() if isinstance(vals, dict) else vals)
                   if isinstance(a, DeviceTensor)), None)  # a resident tensor's worker
-        (w or _shared_worker(config or RunConfig())).run(self, vals)
+        if w is not None:
+            w.run(self, vals)
+            return
+        w, lock = _shared_worker(config or RunConfig())
+        with lock:  # threads share this worker, which runs one launch at a time
+            w.run(self, vals)
 
     def prepare(self, config: "RunConfig | None" = None, *,
                 extra_compiled: Sequence["CompiledProgram"] = ()) -> "DistributedWorker":
@@ -635,23 +640,24 @@ class Callable:
         self.unregister()
 
 
-_SHARED: dict[tuple, "ChipWorker"] = {}
+_SHARED: dict[tuple, tuple["ChipWorker", threading.Lock]] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def _shared_worker(config: RunConfig) -> "ChipWorker":
-    """The ChipWorker compiled(*args) runs on: one per (platform, device_id, cores, memory)."""
+def _shared_worker(config: RunConfig) -> tuple["ChipWorker", threading.Lock]:
+    """The ChipWorker compiled(*args) runs on, one per (platform, device_id, cores, memory),
+    and the lock its launches take."""
     key = (config._platform(), config.device_id, config.cores, config.device_memory_bytes)
     with _SHARED_LOCK:
-        w = _SHARED.get(key)
-        if w is None or not w._ptr:
-            w = _SHARED[key] = ChipWorker(config)
-        return w
+        wl = _SHARED.get(key)
+        if wl is None or not wl[0]._ptr:
+            wl = _SHARED[key] = (ChipWorker(config), threading.Lock())
+        return wl
 
 
 @atexit.register
 def _close_shared() -> None:
-    for w in _SHARED.values():
+    for w, _ in _SHARED.values():
         w.close()
     _SHARED.clear()
 

@@ -106,6 +106,29 @@ def test_two_threads_on_one_handle_keep_their_own_arguments(w, prog):
     assert h._packer.slots() is not None
 
 
+def test_threads_calling_a_compiled_program_share_its_worker_safely(prog):
+    errors = []
+
+    def body(k):
+        try:
+            x = xs() * (k + 1)
+            y = np.zeros((16, 64), np.float32)
+            for i in range(20):
+                prog(x, y, float(i))                    # PyPTO's compiled(*args)
+                if not np.array_equal(y, x + i):
+                    errors.append(f"thread {k} round {i}: a wrong result")
+                    return
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(f"thread {k}: {e!r}")
+
+    ts = [threading.Thread(target=body, args=(k,)) for k in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in ts) and not errors, errors
+
+
 def test_each_thread_packs_its_own_array(prog):
     p = pto._Packer(prog)
     mine = p.slots()
