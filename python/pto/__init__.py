@@ -1582,7 +1582,10 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     """PyPTO's run: compiles program (PTIR path or text, or a CompiledProgram) and runs it once
     with tensors (out arrays written in place). golden(*tensors) (optional) writes the expected
     outputs into copies of the arguments; passed is then whether every out/inout array matches
-    them within config.rtol/atol. A failure is reported in the result, not raised."""
+    them within config.rtol/atol. With config.save_kernels, the program is compiled into
+    config.save_kernels_dir, and with config.enable_chip_swimlane an L2 run's task records land
+    in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do. A
+    failure is reported in the result, not raised."""
     cfg = config or RunConfig()
     t0 = time.monotonic()
     try:
@@ -1600,6 +1603,8 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
         else:
             with ChipWorker(cfg) as w:
                 w.run(prog, vals)
+                if cfg.enable_chip_swimlane and wd is not None:
+                    w.export_swimlane_records(os.path.join(wd, "dfx_outputs"))
         if expect is not None:
             for p, got, want in zip(prog.params, vals, expect):
                 if p.is_tensor and p.dir != "in" and isinstance(got, np.ndarray) and not \

@@ -152,6 +152,12 @@ def test_swimlane_export(compiled, tmp_path):
     assert any(e.get("cat") == "task" for e in trace["traceEvents"])
     rec = json.load(open(os.path.join(d, "chip_swimlane_records.json")))
     assert rec["aicore_tasks"] and os.path.exists(os.path.join(d, "deps.json"))
+    out_dir = tmp_path / "kept"                          # PyPTO's run with a swimlane
+    r = pto.run(ADD, a, a, np.zeros_like(a), config=pto.RunConfig(
+        platform=PLATFORM, enable_chip_swimlane=4, save_kernels=True, save_kernels_dir=out_dir))
+    assert r.passed, r.error
+    assert (out_dir / "manifest.json").exists()
+    assert (out_dir / "dfx_outputs" / "chip_swimlane_records.json").exists()
     with pto.ChipWorker(pto.RunConfig()) as w:           # nothing recorded: a clear error
         w.run(compiled, a, a, np.zeros_like(a))
         with pytest.raises(pto.Error):
