@@ -199,6 +199,21 @@ pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path)
   return s;
 }
 
+pto_status pto_cache_remove(const char *prefix, char out_key[33]) {
+  char key[33], root[PATH_MAX];
+  char *path = NULL;
+  if (out_key) out_key[0] = 0;
+  PTO_RETURN_IF_ERROR(pto_cache_find(prefix, key, &path));
+  int exists;
+  pto_status s = existing_root(root, sizeof root, &exists);
+  if (!s) {
+    pto__loader_cache_discard(root, path);
+    if (out_key) memcpy(out_key, key, sizeof key);
+  }
+  free(path);
+  return s;
+}
+
 /* ---- verify --------------------------------------------------------------------------- */
 
 pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {

@@ -368,6 +368,36 @@ static int do_gc(const char *max_text) {
   return PTO_EXIT_OK;
 }
 
+/* Every KEY is resolved to its full key before anything is removed: a KEY that names no entry
+ * (or several) removes nothing; two KEYs of one entry remove it once. */
+static int do_rm(char **keys, int nkeys) {
+  char(*full)[33] = calloc((size_t)nkeys, sizeof *full);
+  if (!full) return cli_fail(k_cmd, pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory"));
+  for (int i = 0; i < nkeys; i++) {
+    char *path = NULL;
+    pto_status s = pto_cache_find(keys[i], full[i], &path);
+    free(path);
+    if (s) {
+      free(full);
+      return cli_fail(k_cmd, s);
+    }
+  }
+  int rc = PTO_EXIT_OK;
+  for (int i = 0; i < nkeys && rc == PTO_EXIT_OK; i++) {
+    int seen = 0;
+    for (int j = 0; j < i; j++)
+      seen |= !strcmp(full[j], full[i]);
+    if (seen) continue;
+    pto_status s = pto_cache_remove(full[i], NULL);
+    if (s)
+      rc = cli_fail(k_cmd, s);
+    else
+      printf("removed %s\n", full[i]);
+  }
+  free(full);
+  return rc;
+}
+
 static int do_clear(void) {
   uint64_t n = 0;
   pto_status s = pto_cache_clear(&n);
@@ -378,7 +408,8 @@ static int do_clear(void) {
 
 int cmd_cache(int argc, char **argv) {
   const char *sub = NULL, *arg = NULL, *max_size = NULL;
-  int json = 0;
+  int json = 0, nkeys = 0;
+  char **keys = argv; /* rm's KEYs, collected in place over the options already read */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--json")) {
@@ -394,13 +425,16 @@ int cmd_cache(int argc, char **argv) {
       return cli_usage_error(k_cmd, "unknown option '%s'", a);
     } else if (!sub) {
       sub = a;
+    } else if (!strcmp(sub, "rm")) {
+      keys[nkeys++] = argv[i];
     } else if (!arg) {
       arg = a;
     } else {
       return cli_usage_error(k_cmd, "unexpected argument '%s'", a);
     }
   }
-  if (!sub) return cli_usage_error(k_cmd, "which one: stats, ls, show KEY, verify, gc or clear?");
+  if (!sub)
+    return cli_usage_error(k_cmd, "which one: stats, ls, show KEY, rm KEY..., verify, gc or clear?");
   int takes_key = !strcmp(sub, "show");
   if (arg && !takes_key) return cli_usage_error(k_cmd, "%s takes no argument ('%s')", sub, arg);
   if (max_size && strcmp(sub, "gc") != 0)
@@ -413,10 +447,14 @@ int cmd_cache(int argc, char **argv) {
     if (!arg) return cli_usage_error(k_cmd, "show needs a KEY (or a unique start of one)");
     return do_show(arg, json);
   }
+  if (!strcmp(sub, "rm")) {
+    if (!nkeys) return cli_usage_error(k_cmd, "rm needs a KEY (or a unique start of one)");
+    return do_rm(keys, nkeys);
+  }
   if (!strcmp(sub, "verify")) return do_verify();
   if (!strcmp(sub, "gc")) return do_gc(max_size);
   if (!strcmp(sub, "clear")) return do_clear();
-  return cli_usage_error(k_cmd, "'%s' is not a cache command: stats, ls, show, verify, gc, clear",
+  return cli_usage_error(k_cmd, "'%s' is not a cache command: stats, ls, show, rm, verify, gc, clear",
                          sub);
 }
 
@@ -425,6 +463,7 @@ const pto_cmd cli_cmd_cache = {
     "usage: pto cache stats [--json]\n"
     "       pto cache ls [--json]\n"
     "       pto cache show KEY [--json]\n"
+    "       pto cache rm KEY...\n"
     "       pto cache verify\n"
     "       pto cache gc [--max-size SIZE]\n"
     "       pto cache clear\n"
@@ -440,6 +479,8 @@ const pto_cmd cli_cmd_cache = {
     "                 it was specialised for (two entries of one program differ there)\n"
     "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"
     "                 binaries and file hashes, and key.txt (written with PTO_CACHE_DEBUG=1)\n"
+    "  rm KEY...      removes these entries (each KEY or a unique start of one); when a KEY\n"
+    "                 names no entry or several, nothing is removed\n"
     "  verify         re-hashes every file of every entry; corrupt entries are reported and\n"
     "                 removed (exit status 1 when there were any)\n"
     "  gc             evicts least recently used entries until the cache fits SIZE (default\n"
@@ -455,6 +496,7 @@ const pto_cmd cli_cmd_cache = {
     "  pto cache stats\n"
     "  pto cache ls --json\n"
     "  pto cache show 3fa9\n"
+    "  pto cache rm 3fa9 07c1\n"
     "  pto cache verify\n"
     "  pto cache gc --max-size 512M\n"
     "  pto cache clear\n",

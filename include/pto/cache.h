@@ -94,6 +94,11 @@ PTO_API void pto_cache_list_free(pto_cache_entry *entries, int count);
  * INVALID_ARGUMENT naming the count when several do. *out_path is malloc'd. */
 PTO_API pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path);
 
+/* Removes the entry whose key starts with prefix (as pto_cache_find finds it: NOT_FOUND when
+ * none does, INVALID_ARGUMENT when several do, and then nothing is removed). out_key (may be
+ * NULL) gets the full key removed. */
+PTO_API pto_status pto_cache_remove(const char *prefix, char out_key[33]);
+
 /* Checks one entry dir completely: the manifest reads and names this key, every listed file has
  * its recorded hash, both shared objects their recorded Build-ID, the dir belongs to this user
  * and is not group/world-writable. Loads nothing. */

@@ -1,20 +1,29 @@
-"""pto: PyPTO's names over the pto C libraries (ctypes), numpy in and out.
+"""pto: PyPTO's pypto.runtime API over the pto C libraries (ctypes), numpy in and out.
 
-    import numpy as np, pto
-    prog = pto.compile("examples/add.ptir", M=128)
-    with pto.ChipWorker(pto.RunConfig(platform="sim", cores=2)) as w:
-        x = np.ones((128, 64), np.float32); y = np.zeros_like(x)
-        w.run(prog, [x, x, y])           # y written in place
+    import numpy as np
+    from pto import ChipWorker, RunConfig, compile
+    prog = compile("examples/add.ptir")
+    with ChipWorker(RunConfig(platform="sim", cores=2)) as w:
+        x = np.ones((128, 128), np.float32); y = np.zeros_like(x)
+        w.run(prog, x, x, y)             # y written in place
 
-Every failure raises pto.Error (code: the C pto_status_code, message: its text). bf16 data is
-numpy uint16 (the raw bits). Host arrays that are C-contiguous and aligned are passed without a
-copy; out/inout arrays are written in place."""
+PyPTO user code runs with `from pypto.runtime import` -> `from pto import` and torch -> numpy
+(docs/pypto-names.md maps the names). Every failure raises pto.Error (code: the C
+pto_status_code, message: its text). bf16 data is numpy uint16 (the raw bits). Host arrays that
+are C-contiguous and aligned are passed without a copy; out/inout arrays are written in place."""
 from __future__ import annotations
 
+import atexit
 import ctypes as C
+import dataclasses
+import functools
 import json
 import os
+import re
+import statistics
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Iterable, Sequence
@@ -34,8 +43,10 @@ except ImportError as _e:  # name the fix, not just the module: a venv or pyenv 
 from . import _capi as _c
 
 __all__ = ["Error", "RUNTIME", "compile", "CompiledProgram", "RunConfig", "ChipWorker",
-           "DeviceTensor", "Callable", "benchmark", "BenchmarkStats", "DistributedWorker",
-           "DistTensor", "DistBenchmarkStats"]
+           "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle", "benchmark",
+           "BenchmarkStats", "Invocation", "TraceInvocation", "DistributedWorker", "DistTensor",
+           "StackedDeviceTensor", "DistBenchmarkStats", "DistributedRunHandle", "run",
+           "RunResult", "cache"]
 
 # ---- errors -------------------------------------------------------------------------------
 
@@ -59,11 +70,43 @@ def _check(status: int | None) -> None:
         code = _c.pto_status_code_of(status)
         msg = _c.pto_status_message(status).decode(errors="replace")
         _c.pto_status_free(status)
-        raise Error(code, msg)
+        raise Error(code, _python_names(msg))
+
+
+_CLI_HINTS = [  # the C messages name CLI flags: Python users pass keyword arguments
+    (re.compile(r"-D (\w+)=runtime"), r"\1=pto.RUNTIME"),
+    (re.compile(r"-D (\w+)=VALUE"), r"\1=VALUE"),
+    (re.compile(r"--arg (\w+)=(\d+)x(\d+)"), r"\1=(\2, \3)"),
+    (re.compile(r"--devices\b"), "devices"),
+    (re.compile(r"\bpass -D\b"), "pass"),
+    (re.compile(r"(?<![\w-])-D (\w+)="), r"\1="),
+]
+
+
+def _python_names(msg: str) -> str:
+    """msg with the CLI flags it suggests spelled as the Python arguments (pto.compile's
+    keywords)."""
+    for pat, rep in _CLI_HINTS:
+        msg = pat.sub(rep, msg)
+    return msg
 
 
 def _fail(msg: str, code: int = INVALID_ARGUMENT) -> Error:
     return Error(code, msg)
+
+
+I32_MAX, I64_MAX, U32_MAX, U64_MAX = 2**31 - 1, 2**63 - 1, 2**32 - 1, 2**64 - 1
+
+
+def _int(what: str, v: Any, lo: int, hi: int) -> int:
+    """v as a Python int in [lo, hi], or pto.Error naming what: nothing crosses into C wrapped
+    (ctypes would silently keep the low bits of 2**31 or -1)."""
+    if not isinstance(v, (int, np.integer)):
+        raise _fail(f"{what} must be an integer, got {type(v).__name__} {v!r}")
+    i = int(v)
+    if not lo <= i <= hi:
+        raise _fail(f"{what} = {i} is out of range: it must be in [{lo}, {hi}]")
+    return i
 
 
 # ---- dtypes -------------------------------------------------------------------------------
@@ -78,6 +121,13 @@ _PTO2NP[BF16] = np.dtype(np.uint16)
 _PTO2NP[INDEX] = np.dtype(np.int64)
 _PTO_NAMES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16",
               "f32", "f64", "index"]
+
+
+# The range of each integer scalar dtype (bool, i8 .. u64, index), by pto dtype.
+_INT_RANGES = {0: (0, 1), 1: (-2**7, 2**7 - 1), 2: (-2**15, 2**15 - 1), 3: (-2**31, I32_MAX),
+               4: (-2**63, I64_MAX), 5: (0, 2**8 - 1), 6: (0, 2**16 - 1), 7: (0, U32_MAX),
+               8: (0, U64_MAX), 13: (-2**63, I64_MAX)}
+_FLOATS = (9, 10, 11, 12)
 
 
 def _pto_dtype(dtype: Any) -> int:
@@ -146,6 +196,42 @@ class CompiledProgram:
         _check(_c.pto_program_load_dir(d, C.byref(out)))
         return cls(out.value)
 
+    @property
+    def device_ids(self) -> tuple[int, ...]:
+        """A host (L3) program's device set (rank -> device id); () for an L2 program."""
+        n = _c.pto_program_device_count(self._ptr) if self.is_host else 0
+        return tuple(_c.pto_program_device_id(self._ptr, r) for r in range(n))
+
+    @property
+    def output_dir(self) -> str | None:
+        """PyPTO's name of work_dir."""
+        return self.work_dir
+
+    def __call__(self, *args: Any, config: "RunConfig | None" = None) -> None:
+        """PyPTO's compiled(*args): one launch. An L2 program runs on this process's shared
+        ChipWorker for config (opened on first use, closed at exit), or on the worker of a
+        DeviceTensor among args; a host (L3) program opens a
+        DistributedWorker over its device set, runs once and closes it."""
+        if self.is_host:
+            with DistributedWorker(self, config) as rt:
+                rt(*args)
+            return
+        vals = _call_values(args)
+        w = next((a._worker for a in (vals.values() if isinstance(vals, dict) else vals)
+                  if isinstance(a, DeviceTensor)), None)  # a resident tensor's worker
+        if w is not None:
+            w.run(self, vals)
+            return
+        w, lock = _shared_worker(config or RunConfig())
+        with lock:  # threads share this worker, which runs one launch at a time
+            w.run(self, vals)
+
+    def prepare(self, config: "RunConfig | None" = None, *,
+                extra_compiled: Sequence["CompiledProgram"] = ()) -> "DistributedWorker":
+        """PyPTO's compiled.prepare(): a DistributedWorker for this host program (and
+        extra_compiled, of the same device set), to call as rt(*args) many times."""
+        return DistributedWorker([self, *extra_compiled], config)
+
     def __del__(self) -> None:
         if getattr(self, "_ptr", None):
             _c.pto_program_release(self._ptr)
@@ -167,19 +253,35 @@ def _binding_value(v: Any) -> str:
     return repr(v) if isinstance(v, float) else str(v)
 
 
+def _device_list(devices: int | Sequence[int]) -> list[int]:
+    if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
+        n = _int("devices", devices, 1, I32_MAX)
+        return list(range(n))
+    if isinstance(devices, (str, bytes)) or not isinstance(devices, Iterable):
+        raise _fail(f"devices must be a count or a list of device ids, got {devices!r}")
+    ids = [_int(f"devices[{i}]", d, 0, I32_MAX) for i, d in enumerate(devices)]
+    if not ids:
+        raise _fail("devices is empty: give a count >= 1 or at least one device id")
+    return ids
+
+
 def compile(path_or_text: str | os.PathLike, entry: str | None = None, *,
             devices: int | Sequence[int] | None = None, opt_level: int = 2,
-            **bindings: Any) -> CompiledProgram:
+            work_dir: str | os.PathLike | None = None, **bindings: Any) -> CompiledProgram:
     """Compiles PTIR (a .ptir path, a work dir, or PTIR text) through the binary cache.
 
     bindings: NAME=value specializes a scalar (pto.RUNTIME leaves it to run time; a tuple of
     ints is a sample shape of an unshaped tensor parameter: x=(64, 128)). devices: the device
-    set of a host (L3) program, N (ids 0..N-1) or a list of ids."""
+    set of a host (L3) program, N (ids 0..N-1) or a list of ids. work_dir: also write the
+    complete work dir there (pto compile -o DIR: the cache's entry copied in, hand-editable,
+    loadable with CompiledProgram.from_dir) and load the program from it."""
     src = os.fspath(path_or_text)
-    if os.path.isdir(src):
+    if os.path.isdir(src) and work_dir is None:
         if bindings or devices is not None:
             raise _fail("a work dir is compiled already: bindings and devices do not apply")
         return CompiledProgram.from_dir(src)
+    opt_level = _int("opt_level", opt_level, 0, 3)
+    ids = _device_list(devices) if devices is not None else None
     ir = C.c_void_p()
     if "\n" not in src and (os.path.exists(src) or src.endswith(".ptir")):
         _check(_c.pto_ir_parse_file(os.fsencode(src), C.byref(ir)))
@@ -193,17 +295,24 @@ def compile(path_or_text: str | os.PathLike, entry: str | None = None, *,
         opt.entry = entry.encode() if entry else None
         scal = [(k, v) for k, v in bindings.items() if not isinstance(v, (tuple, list))]
         samp = [(k, v) for k, v in bindings.items() if isinstance(v, (tuple, list))]
+        for k, v in samp:
+            for j, d in enumerate(v):
+                _int(f"{k}[{j}] (a sample extent)", d, 0, I64_MAX)
         sa = (_c.Binding * max(1, len(scal)))(*[(k.encode(), _binding_value(v).encode())
                                                for k, v in scal])
         sm = (_c.Binding * max(1, len(samp)))(*[(k.encode(), _binding_value(v).encode())
                                                for k, v in samp])
         opt.scalars, opt.nscalars, opt.samples, opt.nsamples = sa, len(scal), sm, len(samp)
-        if devices is not None:
-            ids = list(range(devices)) if isinstance(devices, int) else [int(d) for d in devices]
+        if ids is not None:
             dv = (C.c_int32 * len(ids))(*ids)
             opt.devices, opt.ndevices = dv, len(ids)
         out = C.c_void_p()
-        _check(_c.pto_compile(ir, C.byref(opt), C.byref(out)))
+        if work_dir is not None:
+            wd = os.fsencode(work_dir)
+            _check(_c.pto_compile_to_dir(ir, C.byref(opt), wd, 1))
+            _check(_c.pto_program_load_dir(wd, C.byref(out)))
+        else:
+            _check(_c.pto_compile(ir, C.byref(opt), C.byref(out)))
         return CompiledProgram(out.value)
     finally:
         _c.pto_ir_program_destroy(ir)
@@ -234,24 +343,55 @@ def _tensor_dtype(a: np.ndarray, want: int) -> int:
 _UNSET = object()
 
 
+def _array_key(a: np.ndarray) -> tuple:
+    """What a pto_arg made from a records of the array: an array changed in place (resized,
+    re-strided, re-typed, its buffer swapped, made read-only) no longer has the same key."""
+    return (a.shape, a.strides, a.dtype, a.ctypes.data, a.flags.writeable)
+
+
+class _Slots:
+    """One thread's packed arguments of one program: the pto_arg array, the objects each slot
+    was made from (and the key of an array among them), contiguous copies of this call."""
+
+    def __init__(self, n: int):
+        self.args = (_c.Arg * max(1, n))()
+        self.scalars = [self.args[i].scalar for i in range(n)]
+        self.last: list[Any] = [_UNSET] * n
+        self.keys: list[Any] = [None] * n
+        self.keep: list[Any] = [None] * n
+
+
 class _Packer:
-    """Fills one pto_arg array per program from Python arguments. An argument that is the very
-    object of the previous call in its slot (the same array, tensor or scalar object) keeps its
-    pto_arg as it is: a loop that passes the same buffers pays for the changed scalars only.
-    Out/inout arrays that could not be passed in place are returned for copying back."""
+    """Fills a pto_arg array per program and thread from Python arguments. An argument that is
+    the very object of this thread's previous call in its slot keeps its pto_arg when it still
+    matches it (an array's shape, strides, dtype, data pointer and writeability are compared: an
+    array changed in place is packed and checked again): a loop that passes the same buffers pays
+    for the changed scalars only. Each thread has its own array, so two threads calling one
+    handle never launch with each other's pointers. Out/inout arrays that could not be passed in
+    place are returned for copying back."""
 
     def __init__(self, prog: CompiledProgram):
         self.prog = prog
         self.n = len(prog.params)
-        self.args = (_c.Arg * max(1, self.n))()
-        self.scalars = [self.args[i].scalar for i in range(self.n)]
-        self.last: list[Any] = [_UNSET] * self.n  # the objects the pto_args were made from
-        self.keep: list[Any] = [None] * self.n  # contiguous copies of the current call
+        self._local = threading.local()
+
+    def slots(self) -> _Slots:
+        """This thread's slots (made on its first call)."""
+        sl = getattr(self._local, "slots", None)
+        if sl is None:
+            sl = self._local.slots = _Slots(self.n)
+        return sl
+
+    @property
+    def args(self) -> Any:
+        """This thread's pto_arg array (of its last call)."""
+        return self.slots().args
 
     def _bad(self, i: int, msg: str) -> Error:
         return _fail(f"{self.prog.entry}: argument {i} ('{self.prog.params[i].name}') {msg}")
 
-    def pack(self, values: Sequence[Any] | dict) -> list[tuple[np.ndarray, np.ndarray]]:
+    def pack(self, values: Sequence[Any] | dict) -> tuple[Any, list[tuple[np.ndarray, np.ndarray]]]:
+        """(this thread's filled pto_arg array, the arrays to copy back after the launch)."""
         prog = self.prog
         if isinstance(values, dict):
             missing = [p.name for p in prog.params if p.name not in values and
@@ -263,19 +403,22 @@ class _Packer:
         if len(values) != self.n:
             raise _fail(f"{prog.entry} takes {self.n} arguments "
                         f"({', '.join(p.name for p in prog.params)}), got {len(values)}")
+        sl = self.slots()
         back: list[tuple[np.ndarray, np.ndarray]] = []
-        last, codes = self.last, prog._codes
+        last, keys, codes = sl.last, sl.keys, prog._codes
         for i, v in enumerate(values):
-            if v is last[i]:
+            if v is last[i] and (keys[i] is None or keys[i] == _array_key(v)):
                 continue
             last[i] = _UNSET
+            keys[i] = None
+            sl.keep[i] = None
             is_tensor, writes, dt, literal, lit_value = codes[i]
             if is_tensor:
-                a = self.args[i]
+                a = sl.args[i]
                 if isinstance(v, np.ndarray):
                     arr = v
                     if not (v.flags.c_contiguous and v.flags.aligned):
-                        arr = self.keep[i] = np.ascontiguousarray(v)
+                        arr = sl.keep[i] = np.ascontiguousarray(v)
                         if writes:
                             if not v.flags.writeable:
                                 raise self._bad(i, "is written but read-only")
@@ -284,10 +427,10 @@ class _Packer:
                     a.readonly = not arr.flags.writeable
                     _host_tensor(a.host, arr, _tensor_dtype(arr, dt))
                     if arr is v:
-                        last[i] = v
+                        last[i], keys[i] = v, _array_key(v)
                 elif isinstance(v, DeviceTensor):
                     a.kind = _c.ARG_DIST if isinstance(v, DistTensor) else _c.ARG_DEVICE
-                    a.device = v._ptr
+                    a.device = v._handle()
                     last[i] = v
                 else:
                     raise self._bad(i, f"is a tensor: pass a numpy array or a device tensor, "
@@ -297,17 +440,23 @@ class _Packer:
                     v = lit_value
                 if isinstance(v, (np.ndarray, DeviceTensor)) or v is None:
                     raise self._bad(i, f"is a scalar, got {type(v).__name__}")
-                self.args[i].kind = _c.ARG_SCALAR
-                s = self.scalars[i]
-                s.dtype = dt
-                if dt in (9, 10, 11, 12):
-                    s.f = float(v)
-                elif dt in (5, 6, 7, 8):
-                    s.u = int(v)
+                sl.args[i].kind = _c.ARG_SCALAR
+                sc = sl.scalars[i]
+                sc.dtype = dt
+                if dt in _FLOATS:
+                    if not isinstance(v, (int, float, np.integer, np.floating)):
+                        raise self._bad(i, f"is a {_PTO_NAMES[dt]} scalar, got "
+                                           f"{type(v).__name__} {v!r}")
+                    sc.f = float(v)
                 else:
-                    s.i = int(v)
+                    lo, hi = _INT_RANGES[dt]
+                    what = f"{prog.entry}: argument {i} ('{prog.params[i].name}', {_PTO_NAMES[dt]})"
+                    if dt in (5, 6, 7, 8):
+                        sc.u = _int(what, v, lo, hi)
+                    else:
+                        sc.i = _int(what, v, lo, hi)
                 last[i] = v
-        return back
+        return sl.args, back
 
 
 # ---- one chip (L2) ------------------------------------------------------------------------
@@ -315,42 +464,87 @@ class _Packer:
 
 @dataclass
 class RunConfig:
-    """pto_run_config: platform "sim"; cores 0 = the machine's online CPUs."""
+    """pto_run_config, with PyPTO's RunConfig fields: platform "sim" (PyPTO's simulator names,
+    "a2a3sim", "a5sim", ..., run on it too); device_id: the device (the simulator has one, any id
+    selects it); cores 0 = the machine's online CPUs; rtol/atol: pto.run's comparison with a
+    golden; enable_chip_swimlane (a level, or True) records every task of every launch
+    (record_tasks) so ChipWorker.export_swimlane can write them; save_kernels_dir: the work dir
+    pto.run compiles into."""
     platform: str = "sim"
+    device_id: int = 0
     cores: int = 0
     device_memory_bytes: int = 0
     record_tasks: bool = False
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    enable_chip_swimlane: int | bool = 0
+    save_kernels: bool = False
+    save_kernels_dir: str | None = None
+
+    def _platform(self) -> bytes:
+        p = str(self.platform)
+        return b"sim" if p.endswith("sim") else p.encode()
 
     def _c(self) -> _c.RunConfigC:
+        _int("RunConfig.device_id", self.device_id, 0, I32_MAX)
         cfg = _c.RunConfigC()
         _c.pto_run_config_init(C.byref(cfg))
-        cfg.platform = self.platform.encode()
-        cfg.ncores = self.cores
-        cfg.device_memory_bytes = self.device_memory_bytes
-        cfg.record_tasks = self.record_tasks
+        cfg.platform = self._platform()
+        cfg.ncores = _int("RunConfig.cores", self.cores, 0, I32_MAX)
+        cfg.device_memory_bytes = _int("RunConfig.device_memory_bytes",
+                                       self.device_memory_bytes, 0, U64_MAX)
+        cfg.record_tasks = bool(self.record_tasks or self.enable_chip_swimlane)
         return cfg
 
 
+def _call_values(args: tuple) -> Any:
+    """PyPTO's f(*args), or pto's f([args]) / f({name: arg})."""
+    return args[0] if len(args) == 1 and isinstance(args[0], (list, tuple, dict)) else args
+
+
+def _host_ptr(what: str, host: Any, nbytes: int) -> int:
+    """A host address: an int (PyPTO's data_ptr) or a numpy array of at least nbytes."""
+    if isinstance(host, np.ndarray):
+        if not host.flags.c_contiguous:
+            raise _fail(f"{what}: the array must be C-contiguous")
+        if host.nbytes < nbytes:
+            raise _fail(f"{what}: the array has {host.nbytes} bytes, nbytes is {nbytes}")
+        return host.ctypes.data
+    return _int(what, host, 1, U64_MAX)
+
+
 class DeviceTensor:
-    """A tensor resident on a ChipWorker (pto_device_tensor)."""
+    """A tensor resident on a ChipWorker (pto_device_tensor): PyPTO's DeviceTensor with shape,
+    dtype (numpy; bf16 is uint16), nbytes and data_ptr (its device address)."""
 
     def __init__(self, worker: Any, ptr: int, shape: tuple[int, ...], dtype: int):
         self._worker, self._ptr, self.shape, self._dt = worker, ptr, shape, dtype
 
+    def _handle(self) -> int:
+        return self._ptr
+
     @property
-    def dtype(self) -> str:
+    def dtype(self) -> np.dtype:
+        return _PTO2NP[self._dt]
+
+    np_dtype = dtype
+
+    @property
+    def pto_dtype(self) -> str:
+        """The pto dtype's name ("f32", "bf16", ...)."""
         return _PTO_NAMES[self._dt]
 
     @property
-    def np_dtype(self) -> np.dtype:
-        return _PTO2NP[self._dt]
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape)) * self.dtype.itemsize
 
     @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape)) * self.np_dtype.itemsize
+    def data_ptr(self) -> int:
+        """Its device address, for ChipWorker.copy_to/copy_from (0 once freed)."""
+        return int(_c.pto_device_tensor_addr(self._ptr))
 
     def __repr__(self) -> str:
-        return f"<pto.{type(self).__name__} {list(self.shape)} {self.dtype}>"
+        return f"<pto.{type(self).__name__} {list(self.shape)} {self.pto_dtype}>"
 
 
 def _init_array(shape: tuple[int, ...], dt: int, init: Any) -> np.ndarray | None:
@@ -366,27 +560,84 @@ def _init_array(shape: tuple[int, ...], dt: int, init: Any) -> np.ndarray | None
 
 
 def _shape(shape: Iterable[int] | int) -> tuple[int, ...]:
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return tuple(_int(f"shape[{i}]", d, 0, I64_MAX) for i, d in enumerate(dims))
+
+
+class RunHandle:
+    """A submitted launch (pto_completion): done, result()/wait() (raise the launch's error,
+    and copy back out arrays that could not be written in place). The arguments stay referenced
+    until it is consumed; inputs must not change and outputs are written by then."""
+
+    def __init__(self, ptr: int, back: list, keep: Any):
+        self._ptr, self._back, self._keep = ptr, back, keep
+        self._lock = threading.Lock()
+
+    @property
+    def done(self) -> bool:
+        with self._lock:
+            return self._ptr is None or bool(_c.pto_completion_poll(self._ptr))
+
+    def result(self, timeout: float | None = None) -> None:
+        """Waits for the launch (timeout: seconds, None without a deadline; TimeoutError after
+        it, and the handle stays waitable)."""
+        if timeout is not None:
+            deadline, ev = time.monotonic() + float(timeout), threading.Event()
+            while not self.done:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"the launch has not ended after {timeout} s")
+                ev.wait(min(left, 0.001))
+        with self._lock:
+            if self._ptr is None:
+                return
+            ptr, self._ptr = self._ptr, None
+        _check(_c.pto_completion_wait(ptr))
+        for dst, src in self._back:
+            dst[...] = src
+        self._keep = None
+
+    wait = result
+
+    def __del__(self) -> None:
+        if getattr(self, "_ptr", None):
+            _c.pto_completion_discard(self._ptr)
+            self._ptr = None
 
 
 class Callable:
-    """A registered program (pto_handle): call it with the entry's arguments."""
+    """A registered program (pto_handle, PyPTO's RegistrationHandle): call it with the entry's
+    arguments, or submit them."""
 
     def __init__(self, worker: "ChipWorker", prog: CompiledProgram, ptr: int):
         self._worker, self.program, self._ptr = worker, prog, ptr
         self._packer = _Packer(prog)
 
+    compiled = property(lambda self: self.program)
+
     @property
     def callable_id(self) -> int:
         return _c.pto_handle_callable_id(self._ptr)
 
+    cid = callable_id
+
     def __call__(self, *args: Any) -> None:
-        vals = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple, dict)) else args
-        p = self._packer
-        back = p.pack(vals)
-        _check(_c.pto_handle_call(self._ptr, p.args, p.n))
+        args_c, back = self._packer.pack(_call_values(args))
+        _check(_c.pto_handle_call(self._ptr, args_c, self._packer.n))
         for dst, src in back:
             dst[...] = src
+
+    def submit(self, *args: Any) -> RunHandle:
+        """Queues one launch and returns at once (pto_handle_submit): the host may prepare the
+        next batch while it runs."""
+        vals = _call_values(args)
+        args_c, back = self._packer.pack(vals)
+        # the arrays and this call's contiguous copies stay alive until the launch ends (the
+        # next call of this thread replaces the packer's copies)
+        keep = (vals, list(self._packer.slots().keep))
+        out = C.c_void_p()
+        _check(_c.pto_handle_submit(self._ptr, args_c, self._packer.n, C.byref(out)))
+        return RunHandle(out.value, back, keep)
 
     def unregister(self) -> None:
         """Unregisters; calling it afterwards raises pto.Error (a stale handle)."""
@@ -399,16 +650,41 @@ class Callable:
         self.unregister()
 
 
+_SHARED: dict[tuple, tuple["ChipWorker", threading.Lock]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_worker(config: RunConfig) -> tuple["ChipWorker", threading.Lock]:
+    """The ChipWorker compiled(*args) runs on, one per (platform, device_id, cores, memory),
+    and the lock its launches take."""
+    key = (config._platform(), config.device_id, config.cores, config.device_memory_bytes)
+    with _SHARED_LOCK:
+        wl = _SHARED.get(key)
+        if wl is None or not wl[0]._ptr:
+            wl = _SHARED[key] = (ChipWorker(config), threading.Lock())
+        return wl
+
+
+@atexit.register
+def _close_shared() -> None:
+    for w, _ in _SHARED.values():
+        w.close()
+    _SHARED.clear()
+
+
 class ChipWorker:
     """One chip (pto_worker): device tensors, registered programs, launches."""
 
     def __init__(self, config: RunConfig | None = None):
+        self._ptr: int | None = None
         self.config = config or RunConfig()
         cfg = self.config._c()
         out = C.c_void_p()
         _check(_c.pto_worker_open(C.byref(cfg), C.byref(out)))
-        self._ptr: int | None = out.value
+        self._ptr = out.value
         self._packers: dict[int, _Packer] = {}
+        self._handles: dict[int, Callable] = {}
+        self._malloced: dict[int, DeviceTensor] = {}
 
     def _w(self) -> int:
         if not self._ptr:
@@ -419,11 +695,17 @@ class ChipWorker:
     def cores(self) -> int:
         return _c.pto_worker_core_count(self._w())
 
+    platform = property(lambda self: self.config.platform)
+    device_id = property(lambda self: self.config.device_id)
+    initialized = property(lambda self: bool(self._ptr))
+
     def close(self) -> None:
         if self._ptr:
             _c.pto_worker_close(self._ptr)
             self._ptr = None
             self._packers.clear()
+            self._handles.clear()
+            self._malloced.clear()
 
     def __enter__(self) -> "ChipWorker":
         return self
@@ -446,40 +728,103 @@ class ChipWorker:
     def free_tensor(self, t: DeviceTensor) -> None:
         _check(_c.pto_worker_free_tensor(self._w(), t._ptr))
 
+    def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
+        """PyPTO's malloc: nbytes of device memory; returns its device address."""
+        _int("worker_id", worker_id, 0, 0)
+        t = self.alloc_tensor((_int("nbytes", nbytes, 1, I64_MAX),), np.uint8)
+        self._malloced[t.data_ptr] = t
+        return t.data_ptr
+
+    def free(self, ptr: int, *, worker_id: int = 0) -> None:
+        """Frees what malloc returned."""
+        _int("worker_id", worker_id, 0, 0)
+        t = self._malloced.pop(_int("ptr", ptr, 0, U64_MAX), None)
+        if t is None:
+            raise _fail(f"free: {ptr:#x} is not an address malloc returned (or it was freed)")
+        self.free_tensor(t)
+
     def _addr(self, t: DeviceTensor) -> int:
         addr = _c.pto_device_tensor_addr(t._ptr)
         if not addr:
             raise _fail(f"{t!r} was freed (or belongs to a closed worker)", FAILED_PRECONDITION)
         return addr
 
-    def copy_to(self, t: DeviceTensor, array: Any) -> None:
-        """Uploads array (t's shape and numpy dtype) into t."""
-        a = _init_array(t.shape, t._dt, array)
-        _check(_c.pto_worker_copy_to(self._w(), self._addr(t), a.ctypes.data, a.nbytes))
+    def copy_to(self, dst: Any, src: Any, nbytes: int | None = None, *,
+                worker_id: int = 0) -> None:
+        """copy_to(tensor, array): uploads array (t's shape and numpy dtype) into tensor.
+        PyPTO's copy_to(dst_dev_ptr, src_host_ptr, nbytes): nbytes from a host address (or
+        array) to a device address (a DeviceTensor's data_ptr, or what malloc returned)."""
+        if isinstance(dst, DeviceTensor):
+            a = _init_array(dst.shape, dst._dt, src)
+            _check(_c.pto_worker_copy_to(self._w(), self._addr(dst), a.ctypes.data, a.nbytes))
+            return
+        _int("worker_id", worker_id, 0, 0)
+        n = _int("nbytes", nbytes, 0, I64_MAX)
+        _check(_c.pto_worker_copy_to(self._w(), _int("dst_dev_ptr", dst, 1, U64_MAX),
+                                     _host_ptr("src_host_ptr", src, n), n))
 
-    def copy_from(self, t: DeviceTensor, out: np.ndarray | None = None) -> np.ndarray:
-        """Reads t back into a new array (or into out, of t's shape and dtype)."""
-        if out is None:
-            out = np.empty(t.shape, t.np_dtype)
-        elif out.shape != t.shape or out.dtype != t.np_dtype or not out.flags.c_contiguous:
-            raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.np_dtype} array")
-        _check(_c.pto_worker_copy_from(self._w(), out.ctypes.data, self._addr(t), out.nbytes))
-        return out
+    def copy_from(self, dst: Any, src: Any = None, nbytes: int | None = None, *,
+                  out: np.ndarray | None = None, worker_id: int = 0) -> Any:
+        """copy_from(tensor, out=None): reads tensor back into a new array (or into out).
+        PyPTO's copy_from(dst_host_ptr, src_dev_ptr, nbytes): nbytes from a device address to a
+        host address (or array)."""
+        if isinstance(dst, DeviceTensor):
+            t = dst
+            out = src if out is None else out
+            if out is None:
+                out = np.empty(t.shape, t.dtype)
+            elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+                raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
+            _check(_c.pto_worker_copy_from(self._w(), out.ctypes.data, self._addr(t),
+                                           out.nbytes))
+            return out
+        _int("worker_id", worker_id, 0, 0)
+        n = _int("nbytes", nbytes, 0, I64_MAX)
+        if isinstance(dst, np.ndarray) and not dst.flags.writeable:
+            raise _fail("copy_from: dst_host_ptr is a read-only array")
+        _check(_c.pto_worker_copy_from(self._w(), _host_ptr("dst_host_ptr", dst, n),
+                                       _int("src_dev_ptr", src, 1, U64_MAX), n))
+        return None
 
     def register(self, program: CompiledProgram) -> Callable:
         out = C.c_void_p()
         _check(_c.pto_worker_register(self._w(), program._ptr, C.byref(out)))
         return Callable(self, program, out.value)
 
-    def run(self, program: CompiledProgram, args: Sequence[Any] | dict) -> None:
-        """One launch (registering program on first use); out/inout arrays are written."""
+    def _packer(self, program: CompiledProgram) -> _Packer:
         p = self._packers.get(id(program))
         if p is None or p.prog is not program:
             p = self._packers[id(program)] = _Packer(program)
-        back = p.pack(args)
-        _check(_c.pto_worker_run(self._w(), program._ptr, p.args, p.n))
+        return p
+
+    def run(self, program: CompiledProgram, *args: Any, config: RunConfig | None = None) -> None:
+        """One launch (registering program on first use); out/inout arrays are written.
+        run(prog, *args) as PyPTO, or run(prog, [args]) / run(prog, {name: arg}). config: this
+        launch's settings where they differ from the worker's (its task recording,
+        enable_chip_swimlane / record_tasks; the worker's own setting is restored after)."""
+        if not isinstance(program, CompiledProgram):
+            raise _fail(f"run: the first argument is the program, not {type(program).__name__}")
+        p = self._packer(program)
+        args_c, back = p.pack(_call_values(args))
+        rec = self.config._c().record_tasks
+        once = config is not None and config._c().record_tasks != rec
+        if once:
+            _check(_c.pto_worker_set_record_tasks(self._w(), not rec))
+        try:
+            _check(_c.pto_worker_run(self._w(), program._ptr, args_c, p.n))
+        finally:
+            if once:
+                _check(_c.pto_worker_set_record_tasks(self._w(), rec))
         for dst, src in back:
             dst[...] = src
+
+    def submit(self, program: CompiledProgram, *args: Any) -> RunHandle:
+        """One launch queued on the worker's dispatcher (registering program on first use)."""
+        h = self._handles.get(id(program))
+        if h is None or h.program is not program:
+            h = self._handles[id(program)] = self.register(program)
+        self._w()
+        return h.submit(*args)
 
     def last_launch(self) -> dict[str, Any]:
         """The spans of the last launch: {"inv", "ntasks", "ok", "spans": {name: dur_us}}."""
@@ -489,14 +834,85 @@ class ChipWorker:
                 "spans": {rec.spans[i].name.decode(): rec.spans[i].dur_ns / 1e3
                           for i in range(rec.nspans)}}
 
+    def _last_tasks(self) -> tuple[_c.LaunchRecord, int, int]:
+        rec = _c.LaunchRecord()
+        _check(_c.pto_worker_last_launch(self._w(), C.byref(rec)))
+        tasks, n = C.c_void_p(), C.c_size_t()
+        _check(_c.pto_worker_last_launch_tasks(self._w(), C.byref(tasks), C.byref(n)))
+        return rec, tasks.value, n.value
+
+    def export_swimlane(self, path: str | os.PathLike) -> None:
+        """The last launch as a Chrome trace-event file (Perfetto): its spans and every task on
+        its core's track, with dependency arrows. Needs RunConfig(enable_chip_swimlane=...) (or
+        record_tasks)."""
+        rec, tasks, n = self._last_tasks()
+        _check(_c.pto_swimlane_write_launch(os.fsencode(path), C.byref(rec), tasks, n))
+
+    def export_swimlane_records(self, out_dir: str | os.PathLike) -> str:
+        """PyPTO's capture of the last launch: out_dir/chip_swimlane_records.json, deps.json and
+        names.json (the layouts PyPTO's swimlane_converter reads); returns out_dir."""
+        _, tasks, n = self._last_tasks()
+        os.makedirs(out_dir, exist_ok=True)
+        nc = self.cores
+        types = (C.c_int * max(1, nc))(*[_c.pto_worker_core_type(self._w(), i)
+                                        for i in range(nc)])
+        d = os.fspath(out_dir)
+        _check(_c.pto_swimlane_write_records(
+            os.fsencode(os.path.join(d, "chip_swimlane_records.json")),
+            os.fsencode(os.path.join(d, "deps.json")), os.fsencode(os.path.join(d, "names.json")),
+            tasks, n, types, nc))
+        return d
+
 
 # ---- benchmarks ---------------------------------------------------------------------------
 
 _SPREADS = ("stdev", "minmax", "both", "none")
 
 
+class _Us(float):
+    """Microseconds that may also be called: PyPTO reads inv.device_wall_us as a property, and
+    inv.device_wall_us() works as well."""
+
+    def __call__(self) -> float:
+        return float(self)
+
+
+def _stat(values: list[float], k: str) -> float:
+    v = [x for x in values if x == x]
+    if not v:
+        return 0.0
+    return {"min": min, "max": max, "median": statistics.median, "mean": statistics.fmean,
+            "stdev": lambda x: statistics.stdev(x) if len(x) > 1 else 0.0}[k](v)
+
+
+class Invocation:
+    """One measured launch (PyPTO's TraceInvocation): device_wall_us, host_wall_us,
+    effective_us (µs) and format_tree()."""
+
+    def __init__(self, render: Any, device: float, host: float, effective: float,
+                 pid: int = 0, inv: int = 0, hid: str = ""):
+        self._render = render  # () -> its span tree, rendered
+        self.device_wall_us, self.host_wall_us = _Us(device), _Us(host)
+        self.effective_us = _Us(effective)
+        self.pid, self.inv, self.hid = pid, inv, hid
+
+    task = property(lambda self: self.hid)
+    task_name = property(lambda self: self.hid)
+
+    def format_tree(self, *, us: bool = True) -> str:
+        return self._render()
+
+    def __repr__(self) -> str:
+        return (f"<pto.Invocation device_wall_us={float(self.device_wall_us):.2f} "
+                f"host_wall_us={float(self.host_wall_us):.2f}>")
+
+
 class BenchmarkStats:
-    """pto_benchmark's statistics, with the seed's names (times in microseconds)."""
+    """pto_benchmark's statistics with PyPTO's names (µs): device_wall_us, host_wall_us
+    (per-round lists; samples is device_wall_us), invocations (one per measured launch),
+    device_us_* / device_wall_us_* / host_wall_us_* / effective_us_* (min, median, mean, max,
+    stdev), per_round(metric), and the L3-only views (per_rank, per_dispatch, dispatch_groups,
+    dispatch_tasks: empty here)."""
 
     def __init__(self, ptr: int):
         self._ptr = ptr
@@ -508,26 +924,61 @@ class BenchmarkStats:
         self.warmup: int = j["warmup"]
         self.ntasks: int = j["ntasks"]
         self.ncores: int = j["ncores"]
-        self.invocations: int = j["rounds"]
         nan = float("nan")
+        sm = j["samples"]
+        per = {m: [(sm[m][i] if sm[m][i] is not None else nan) for i in range(self.rounds)]
+               for m in ("device_wall", "host_wall", "effective")}
+        self.device_wall_us: list[float] = per["device_wall"]
+        self.host_wall_us: list[float] = per["host_wall"]
+        self.effective_wall_us: list[float] = per["effective"]
+        self.invocations: list[Invocation] = [
+            Invocation(functools.partial(self._launch_tree, i), per["device_wall"][i],
+                       per["host_wall"][i], per["effective"][i]) for i in range(self.rounds)]
+        self.round_samples: list[dict[str, float]] = [
+            {f"{m}_us": per[m][i] for m in per} for i in range(self.rounds)]
         for metric in ("device_wall", "host_wall", "effective"):
             s = j["summary"][metric]
             for k in ("min", "median", "mean", "max", "stdev"):
                 setattr(self, f"{metric}_us_{k}", s[k] if s["count"] else nan)
-        sm = j["samples"]
-        self.samples: list[dict[str, float]] = [
-            {f"{m}_us": (sm[m][i] if sm[m][i] is not None else nan)
-             for m in ("device_wall", "host_wall", "effective")} for i in range(self.rounds)]
+        self.rounds_dispatches: list = []
+        self.fallback_flattened = False
+        self.unstable_dispatch_slots = False
 
     device_wall_us_median: float
     device_wall_us_min: float
     host_wall_us_median: float
     host_wall_us_min: float
 
+    samples = property(lambda self: self.device_wall_us)
+    device_us_min = property(lambda self: _stat(self.device_wall_us, "min"))
+    device_us_median = property(lambda self: _stat(self.device_wall_us, "median"))
+    device_us_mean = property(lambda self: _stat(self.device_wall_us, "mean"))
+    device_us_max = property(lambda self: _stat(self.device_wall_us, "max"))
+    device_us_stdev = property(lambda self: _stat(self.device_wall_us, "stdev"))
+
     @property
     def all_zero_device(self) -> bool:
         """Every measured launch's device wall is 0 (or missing): no device time was recorded."""
-        return all(not (s["device_wall_us"] > 0) for s in self.samples)
+        return all(not (v > 0) for v in self.device_wall_us)
+
+    def per_round(self, metric: str = "device") -> list[float]:
+        m = {"device": self.device_wall_us, "host": self.host_wall_us,
+             "effective": self.effective_wall_us}.get(metric)
+        if m is None:
+            raise _fail(f"per_round: metric must be device, host or effective, not {metric!r}")
+        return list(m)
+
+    def per_rank(self, metric: str = "device") -> dict:
+        return {}
+
+    def per_dispatch(self, metric: str = "device") -> dict:
+        return {}
+
+    def dispatch_groups(self) -> dict:
+        return {}
+
+    def dispatch_tasks(self) -> dict:
+        return {}
 
     def __del__(self) -> None:
         if getattr(self, "_ptr", None):
@@ -535,30 +986,38 @@ class BenchmarkStats:
             self._ptr = None
 
     def _tree(self, launch: int | None, spread: str, max_level: int) -> str:
-        if spread not in _SPREADS:
-            raise _fail(f"spread must be one of {_SPREADS}, not {spread!r}")
-        tree = C.c_void_p()
-        if launch is None:
-            _check(_c.pto_bench_stats_mean_tree(self._ptr, C.byref(tree)))
-        else:
-            _check(_c.pto_bench_stats_launch_tree(self._ptr, launch, C.byref(tree)))
-        try:
-            out = C.c_void_p()
-            _check(_c.pto_bench_tree_render(tree, _SPREADS.index(spread), max_level,
-                                            C.byref(out)))
-            return _c.take_string(out.value)
-        finally:
-            _c.pto_bench_tree_destroy(tree)
+        return _render_tree(self._ptr, launch, spread, max_level)
+
+    def _launch_tree(self, i: int) -> str:
+        return self._tree(i, "none", -1)
 
     def mean_tree(self, spread: str = "stdev", max_level: int = -1) -> str:
         return self._tree(None, spread, max_level)
 
-    def print_mean_tree(self, spread: str = "stdev", max_level: int = -1, file: Any = None) -> None:
-        print(self._tree(None, spread, max_level), end="", file=file or sys.stdout)
+    def format_mean_tree(self, *, us: bool = True, spread: str = "stdev", pid: int | None = None,
+                         slot: int | None = None, max_level: int = -1) -> str:
+        """The span tree with every node's mean over the measured launches and its spread."""
+        return self._tree(None, spread, max_level)
 
-    def print_tree(self, launch: int = -1, max_level: int = -1, file: Any = None) -> None:
-        """The span tree of one measured launch (default the last; negative counts back)."""
-        i = launch + self.rounds if launch < 0 else launch
+    def print_mean_tree(self, spread: str = "stdev", max_level: int = -1, file: Any = None,
+                        **kw: Any) -> None:
+        print(self.format_mean_tree(spread=spread, max_level=max_level), end="",
+              file=file or sys.stdout)
+
+    def format_tree(self, launch: int | None = None, *, us: bool = True) -> str:
+        """The span tree of one measured launch (negative counts back), or of every one."""
+        if launch is None:
+            return "".join(f"launch[{i}]:\n" + self._launch_tree(i) for i in range(self.rounds))
+        i = _int("launch", launch, -self.rounds, I32_MAX)
+        return self._launch_tree(i + self.rounds if i < 0 else i)
+
+    def print_tree(self, launch: int | None = -1, max_level: int = -1, file: Any = None) -> None:
+        """The span tree of one measured launch (default the last; None: every one)."""
+        if launch is None:
+            print(self.format_tree(None), end="", file=file or sys.stdout)
+            return
+        i = _int("launch", launch, -self.rounds, I32_MAX)
+        i = i + self.rounds if i < 0 else i
         print(self._tree(i, "none", max_level), end="", file=file or sys.stdout)
 
     def summary(self) -> str:
@@ -572,30 +1031,63 @@ class BenchmarkStats:
                 f"{self.host_wall_us_median:.2f}>")
 
 
+def _render_tree(stats_ptr: int, launch: int | None, spread: str, max_level: int) -> str:
+    """A pto_bench_stats' mean tree (launch None) or one launch's tree, rendered."""
+    if spread not in _SPREADS:
+        raise _fail(f"spread must be one of {_SPREADS}, not {spread!r}")
+    max_level = _int("max_level", max_level, -1, I32_MAX)
+    tree = C.c_void_p()
+    if launch is None:
+        _check(_c.pto_bench_stats_mean_tree(stats_ptr, C.byref(tree)))
+    else:
+        _check(_c.pto_bench_stats_launch_tree(stats_ptr, _int("launch", launch, 0, I32_MAX),
+                                              C.byref(tree)))
+    try:
+        out = C.c_void_p()
+        _check(_c.pto_bench_tree_render(tree, _SPREADS.index(spread), max_level, C.byref(out)))
+        return _c.take_string(out.value)
+    finally:
+        _c.pto_bench_tree_destroy(tree)
+
+
 def _bench_opts(rounds: int, warmup: int) -> _c.BenchOptions:
-    if rounds < 1 or warmup < 0:
-        raise _fail(f"rounds must be >= 1 and warmup >= 0 (got {rounds}, {warmup})")
     opt = _c.BenchOptions()
     _c.pto_bench_options_init(C.byref(opt))
-    opt.rounds, opt.warmup = rounds, warmup
+    opt.rounds = _int("rounds", rounds, 1, I32_MAX)
+    opt.warmup = _int("warmup", warmup, 0, I32_MAX)
     return opt
 
 
 def benchmark(compiled: CompiledProgram, args: Sequence[Any] | dict, rounds: int = 100,
-              warmup: int = 3, worker: ChipWorker | None = None,
-              config: RunConfig | None = None) -> BenchmarkStats:
-    """Registers compiled once and launches it warmup + rounds times (pto_benchmark). Without a
-    worker, one is opened with config (or taken from a DeviceTensor among args) and closed."""
+              warmup: int = 3, worker: "ChipWorker | DistributedWorker | None" = None,
+              config: RunConfig | None = None, *, platform: str | None = None,
+              device_id: int | None = None) -> "BenchmarkStats | DistBenchmarkStats":
+    """PyPTO's benchmark: registers compiled once and launches it warmup + rounds times. An L2
+    program runs on worker (else on the worker of a DeviceTensor among args, else on one opened
+    with config, platform and device_id, and closed); a host (L3) program on worker (a
+    DistributedWorker) or on one opened over its device set."""
+    if config is None:
+        config = RunConfig()
+    if platform is not None or device_id is not None:
+        config = dataclasses.replace(config, **({"platform": platform} if platform else {}),
+                                     **({"device_id": device_id} if device_id is not None
+                                        else {}))
+    config._c()  # range checks before anything runs
+    if compiled.is_host:
+        if worker is not None:
+            return worker.benchmark(compiled, args, rounds=rounds, warmup=warmup)
+        with DistributedWorker(compiled, config) as rt:
+            return rt.benchmark(compiled, args, rounds=rounds, warmup=warmup)
     if worker is None:
         worker = next((a._worker for a in (args.values() if isinstance(args, dict) else args)
                        if isinstance(a, DeviceTensor)), None)
     p = _Packer(compiled)
-    back = p.pack(args)
     opt = _bench_opts(rounds, warmup)
-    cfg = (config or RunConfig())._c()
+    args_c, back = p.pack(args)
+    cfg = config._c()
     opt.run_config = C.pointer(cfg)
     out = C.c_void_p()
-    _check(_c.pto_benchmark(worker._w() if worker else None, compiled._ptr, p.args, p.n,
+    _check(_c.pto_benchmark(worker._w() if worker else None, compiled._ptr, args_c, p.n,
                             C.byref(opt), C.byref(out)))
     for dst, src in back:
         dst[...] = src
@@ -606,12 +1098,50 @@ def benchmark(compiled: CompiledProgram, args: Sequence[Any] | dict, rounds: int
 
 
 class DistTensor(DeviceTensor):
-    """A resident (worker_id) or stacked (worker_ids) tensor of a DistributedWorker."""
+    """A resident (worker_id) tensor of a DistributedWorker. data_ptr is its handle in this
+    process, which the worker's copy_to/copy_from/free take as PyPTO's device pointer."""
 
     def __init__(self, worker: Any, ptr: int, shape: tuple[int, ...], dtype: int,
                  worker_ids: tuple[int, ...]):
         super().__init__(worker, ptr, shape, dtype)
         self.worker_ids = worker_ids
+
+    @property
+    def worker_id(self) -> int:
+        return self.worker_ids[0]
+
+    @property
+    def data_ptr(self) -> int:
+        return self._ptr
+
+
+class _Shard:
+    """Shard i of a stacked tensor (PyPTO's StackedDeviceTensor.shards[i]): its shape, dtype,
+    nbytes and the worker that holds it; the worker's copy_from reads it."""
+
+    def __init__(self, stacked: "StackedDeviceTensor", index: int):
+        self.stacked, self.index = stacked, index
+        self.shape = stacked.shape[1:]
+        self.dtype = stacked.dtype
+        self.worker_id = stacked.worker_ids[index]
+        self.nbytes = stacked.nbytes // stacked.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<pto shard {self.index} of {self.stacked!r} on worker {self.worker_id}>"
+
+
+class StackedDeviceTensor(DistTensor):
+    """A stacked tensor (PyPTO's StackedDeviceTensor): shard i (host[i]) resident on
+    worker_ids[i]; shards, shape (= full_shape), dtype, worker_ids."""
+
+    @property
+    def shards(self) -> tuple[_Shard, ...]:
+        return tuple(_Shard(self, i) for i in range(self.shape[0]))
+
+    full_shape = property(lambda self: self.shape)
+
+    def __getitem__(self, i: int) -> _Shard:
+        return self.shards[i]
 
 
 def _ns(v: Any) -> Any:
@@ -622,68 +1152,230 @@ def _ns(v: Any) -> Any:
     return v
 
 
+class _CallableNS(SimpleNamespace):
+    """The JSON view (attributes) that is also PyPTO's method: per_round.device.median and
+    per_round("device")."""
+
+    def __init__(self, fn: Any, **kw: Any):
+        super().__init__(**kw)
+        object.__setattr__(self, "_fn", fn)
+
+    def __call__(self, *a: Any, **kw: Any) -> Any:
+        return self._fn(*a, **kw)
+
+
+class _CallableList(list):
+    """A JSON list view that is also PyPTO's method (per_rank(), per_dispatch(), ...)."""
+
+    def __init__(self, items: list, fn: Any):
+        super().__init__(items)
+        self._fn = fn
+
+    def __call__(self, *a: Any, **kw: Any) -> Any:
+        return self._fn(*a, **kw)
+
+
+_METRIC_KEY = {"device": "device_us", "host": "host_us", "effective": "effective_us"}
+
+
 class DistBenchmarkStats:
-    """pto_dist_benchmark's L3 views, from pto/dist_bench.h's JSON (the seed's field names):
-    per_round, per_rank, per_dispatch, dispatch_tasks, dispatch_groups, rounds_dispatches,
-    unstable_dispatch_slots, fallback_flattened (dicts become attribute namespaces; .json is the
-    raw dict)."""
+    """pto_dist_benchmark's L3 views with PyPTO's names: device_wall_us / host_wall_us
+    (per-round lists, the slowest rank's), invocations (every measured dispatch),
+    per_round(metric), per_rank(metric) {rank: [per round]}, per_dispatch(metric)
+    {(rank, slot): [per round]}, dispatch_groups() {(rank, slot): [Invocation]},
+    dispatch_tasks(), format_mean_tree / print_mean_tree (one tree per dispatch slot). The JSON
+    of pto/dist_bench.h stays readable too: st.per_round.device.median, st.json, st.report."""
 
     def __init__(self, ptr: int):
-        try:
-            out = C.c_void_p()
-            _check(_c.pto_dist_bench_stats_to_json(ptr, C.byref(out)))
-            self.json: dict[str, Any] = json.loads(_c.take_string(out.value))
-            out = C.c_void_p()
-            _check(_c.pto_dist_bench_stats_render(ptr, C.byref(out)))
-            self.report: str = _c.take_string(out.value)
-        finally:
-            _c.pto_dist_bench_stats_destroy(ptr)
-        for k, v in self.json.items():
+        self._ptr = ptr
+        out = C.c_void_p()
+        _check(_c.pto_dist_bench_stats_to_json(ptr, C.byref(out)))
+        self.json: dict[str, Any] = json.loads(_c.take_string(out.value))
+        out = C.c_void_p()
+        _check(_c.pto_dist_bench_stats_render(ptr, C.byref(out)))
+        self.report: str = _c.take_string(out.value)
+        j = self.json
+        for k, v in j.items():
             setattr(self, k, _ns(v))
-        pr = self.json.get("per_round", {})
+        pr = j.get("per_round", {})
+        self.per_round = _CallableNS(self._per_round, **vars(_ns(pr)))
+        self.per_rank = _CallableList(_ns(j.get("per_rank", [])), self._per_rank)
+        self.per_dispatch = _CallableList(_ns(j.get("per_dispatch", [])), self._per_dispatch)
+        self.dispatch_groups = _CallableList(_ns(j.get("dispatch_groups", [])), self._groups)
+        self.dispatch_tasks = _CallableList(j.get("dispatch_tasks", []), self._tasks)
+        nan = float("nan")
+        smp = pr.get("samples", {})
+        self.device_wall_us: list[float] = [nan if x is None else x for x in smp.get("device", [])]
+        self.host_wall_us: list[float] = [nan if x is None else x for x in smp.get("host", [])]
         for metric, name in (("device", "device_wall"), ("host", "host_wall"),
                              ("effective", "effective")):
             for k in ("min", "median", "mean", "max", "stdev"):  # the headline, per round
-                setattr(self, f"{name}_us_{k}", pr.get(metric, {}).get(k, float("nan")))
+                setattr(self, f"{name}_us_{k}", pr.get(metric, {}).get(k, nan))
+        # rounds_dispatches[k][rank] = that rank's dispatches of round k, as Invocations; the
+        # span tree of one is launch k of its slot's stats (pto_dist_bench_slot)
+        cs = C.cast(ptr, C.POINTER(_c.DistBenchStats)).contents
+        slot_stats = {(cs.per_dispatch[i].rank, cs.per_dispatch[i].slot): cs.per_dispatch[i].stats
+                      for i in range(cs.nslots)}
+        self._grid: list[dict[int, list[Invocation]]] = []
+        for k, ranks in enumerate(j.get("rounds_dispatches", [])):
+            row: dict[int, list[Invocation]] = {}
+            for r, ds in enumerate(ranks):
+                row[r] = [Invocation(functools.partial(self._slot_tree, (r, d["slot"]), k),
+                                     d["device_us"], d["host_us"], d["effective_us"], pid=r, inv=k,
+                                     hid=d.get("task", "")) for d in ds]
+            self._grid.append(row)
+        self._slot_stats = slot_stats
+        self.invocations: list[Invocation] = [iv for row in self._grid for ds in row.values()
+                                              for iv in ds]
+
+    samples = property(lambda self: self.device_wall_us)
+    device_us_min = property(lambda self: _stat(self.device_wall_us, "min"))
+    device_us_median = property(lambda self: _stat(self.device_wall_us, "median"))
+    device_us_mean = property(lambda self: _stat(self.device_wall_us, "mean"))
+    device_us_max = property(lambda self: _stat(self.device_wall_us, "max"))
+    device_us_stdev = property(lambda self: _stat(self.device_wall_us, "stdev"))
+
+    def _slot_tree(self, key: tuple[int, int], round_: int) -> str:
+        st = self._slot_stats.get(key)
+        if not st:
+            return f"no span tree of rank {key[0]} slot {key[1]} (unstable dispatch slots)\n"
+        return _render_tree(st, round_, "none", -1)
+
+    def _per_round(self, metric: str = "device") -> list[float]:
+        smp = self.json.get("per_round", {}).get("samples", {})
+        if metric not in smp:
+            raise _fail(f"per_round: metric must be one of {sorted(smp)}, not {metric!r}")
+        return [float("nan") if x is None else x for x in smp[metric]]
+
+    def _attr(self, metric: str) -> str:
+        if metric not in _METRIC_KEY:
+            raise _fail(f"metric must be device, host or effective, not {metric!r}")
+        return {"device": "device_wall_us", "host": "host_wall_us",
+                "effective": "effective_us"}[metric]
+
+    def _per_rank(self, metric: str = "device") -> dict[int, list[float]]:
+        attr, n = self._attr(metric), len(self._grid)
+        out: dict[int, list[float]] = {}
+        for k, row in enumerate(self._grid):
+            for r, ds in row.items():
+                out.setdefault(r, [0.0] * n)[k] = sum(float(getattr(d, attr)) for d in ds)
+        return out
+
+    def _groups(self) -> dict[tuple[int, int], list[Invocation]]:
+        if self.json.get("unstable_dispatch_slots"):
+            return {}
+        out: dict[tuple[int, int], list[Invocation]] = {}
+        for row in self._grid:
+            for r, ds in row.items():
+                for slot, d in enumerate(ds):
+                    out.setdefault((r, slot), []).append(d)
+        return {k: out[k] for k in sorted(out)}
+
+    def _per_dispatch(self, metric: str = "device") -> dict[tuple[int, int], list[float]]:
+        attr = self._attr(metric)
+        return {k: [float(getattr(d, attr)) for d in g] for k, g in self._groups().items()}
+
+    def _tasks(self) -> dict[tuple[int, int], str]:
+        return {k: g[0].hid for k, g in self._groups().items() if g}
+
+    def format_mean_tree(self, *, us: bool = True, spread: str = "stdev", pid: int | None = None,
+                         slot: int | None = None, max_level: int = -1) -> str:
+        """One mean span tree per dispatch slot (rank, slot), over the measured rounds."""
+        st = C.cast(self._ptr, C.POINTER(_c.DistBenchStats)).contents
+        parts = []
+        for i in range(st.nslots):
+            d = st.per_dispatch[i]
+            if (pid is not None and d.rank != pid) or (slot is not None and d.slot != slot):
+                continue
+            parts.append(f"dispatch rank={d.rank} slot={d.slot} task={d.name.decode()} - mean of "
+                         f"{self.json.get('rounds')} rounds:\n" +
+                         _render_tree(d.stats, None, spread, max_level))
+        if not parts:
+            return "no dispatch tree (unstable dispatch slots, or no dispatch matches)\n"
+        return "\n".join(parts)
+
+    def print_mean_tree(self, *, us: bool = True, spread: str = "stdev", pid: int | None = None,
+                        slot: int | None = None, file: Any = None) -> None:
+        print(self.format_mean_tree(spread=spread, pid=pid, slot=slot), end="",
+              file=file or sys.stdout)
+
+    def __del__(self) -> None:
+        if getattr(self, "_ptr", None):
+            _c.pto_dist_bench_stats_destroy(self._ptr)
+            self._ptr = None
 
     def __repr__(self) -> str:
         return f"<pto.DistBenchmarkStats {sorted(self.json)}>"
 
 
-class DistributedWorker:
-    """Many chips (pto_dist_worker): opening it forks one chip process per device, so open it
-    before the process starts threads."""
+def _programs(arg: Any) -> list[CompiledProgram] | None:
+    if isinstance(arg, CompiledProgram):
+        return [arg]
+    if isinstance(arg, (list, tuple)) and arg and all(isinstance(p, CompiledProgram) for p in arg):
+        return list(arg)
+    return None
 
-    def __init__(self, devices: int | Sequence[int] = 1, cores_per_chip: int = 0,
+
+class DistributedWorker:
+    """Many chips (pto_dist_worker), PyPTO's DistributedWorker: DistributedWorker(compiled) or
+    DistributedWorker([prefill, decode]) (host programs of one device set; rt(*args) runs the
+    first, rt.run(p, *args) any of them), or DistributedWorker(devices=N | [ids]) for any host
+    program of that device set. Opening it forks one chip process per device, so open it before
+    the process starts threads."""
+
+    def __init__(self, compiled: Any = None, config: RunConfig | None = None, *,
+                 devices: int | Sequence[int] | None = None, cores_per_chip: int = 0,
                  shared_heap_bytes: int = 0, wait_timeout_ms: int = 0,
                  transport: str | None = None, window_bytes: int = 0):
         """transport: "shm" (default) or "mpi" (a pto built with -DPTO_MPI=ON, under mpirun:
         on ranks other than 0 opening serves rank 0's chip until it closes, and `is_root` is
         then False)."""
-        import threading
+        self._ptr: int | None = None  # set first: a failed open leaves a closed worker
+        self._packers: dict[int, _Packer] = {}
+        self._tensors: dict[int, DistTensor] = {}
+        progs = _programs(compiled)
+        if progs is None and compiled is not None:
+            if devices is not None:
+                raise _fail("DistributedWorker: give the programs or devices=, not both")
+            devices = compiled  # pto's DistributedWorker(N) / DistributedWorker([ids])
+        self.programs: tuple[CompiledProgram, ...] = tuple(progs or ())
+        for i, p in enumerate(self.programs):
+            if not p.is_host:
+                raise _fail(f"DistributedWorker: program {i} ({p.entry}) is not a host (L3) "
+                            f"program: run it on a ChipWorker")
+        if self.programs:
+            ids = self.programs[0].device_ids
+            for p in self.programs[1:]:
+                if p.device_ids != ids:
+                    raise _fail(f"DistributedWorker: {p.entry} is compiled for devices "
+                                f"{list(p.device_ids)}, {self.programs[0].entry} for {list(ids)}:"
+                                f" one worker runs programs of one device set")
+            if devices is None:
+                devices = list(ids)
+        if devices is None:
+            devices = 1
         if threading.active_count() > 1:
             import warnings
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
                           stacklevel=2)
+        self.config = config or RunConfig()
+        self.config._c()
         cfg = _c.DistConfig()
         _c.pto_dist_config_init(C.byref(cfg))
-        if isinstance(devices, int):
-            cfg.ndevices = devices
-        else:
-            ids = [int(d) for d in devices]
-            self._ids = (C.c_int32 * max(1, len(ids)))(*ids)
-            cfg.ndevices, cfg.device_ids = len(ids), self._ids
-        cfg.ncores_per_chip, cfg.shared_heap_bytes = cores_per_chip, shared_heap_bytes
-        cfg.wait_timeout_ms = wait_timeout_ms
+        ids = _device_list(devices)
+        self._ids = (C.c_int32 * len(ids))(*ids)
+        cfg.ndevices, cfg.device_ids = len(ids), self._ids
+        cfg.ncores_per_chip = _int("cores_per_chip", cores_per_chip, 0, I32_MAX)
+        cfg.shared_heap_bytes = _int("shared_heap_bytes", shared_heap_bytes, 0, U64_MAX)
+        cfg.wait_timeout_ms = _int("wait_timeout_ms", wait_timeout_ms, 0, U32_MAX)
         if transport is not None:
             self._transport = transport.encode()
             cfg.transport = self._transport
-        cfg.window_bytes = window_bytes
+        cfg.window_bytes = _int("window_bytes", window_bytes, 0, U64_MAX)
         out = C.c_void_p()
         _check(_c.pto_dist_worker_open(C.byref(cfg), C.byref(out)))
-        self._ptr: int | None = out.value
-        self._packers: dict[int, _Packer] = {}
+        self._ptr = out.value
 
     def _w(self) -> int:
         if not self._ptr:
@@ -693,6 +1385,8 @@ class DistributedWorker:
     @property
     def devices(self) -> int:
         return _c.pto_dist_worker_device_count(self._w())
+
+    world_size = devices
 
     @property
     def is_root(self) -> bool:
@@ -704,9 +1398,10 @@ class DistributedWorker:
         return _c.pto_dist_worker_transport(self._w()).decode()
 
     def close(self) -> None:
-        if self._ptr:
+        if getattr(self, "_ptr", None):
             _c.pto_dist_worker_close(self._ptr)
             self._ptr = None
+            self._tensors.clear()
 
     def __enter__(self) -> "DistributedWorker":
         return self
@@ -717,25 +1412,34 @@ class DistributedWorker:
     def __del__(self) -> None:
         self.close()
 
+    def _rank(self, worker_id: int) -> int:
+        return _int("worker_id", worker_id, 0, I32_MAX)
+
     def alloc_tensor(self, shape: Iterable[int] | int, dtype: Any = np.float32, init: Any = None,
                      worker_id: int = 0) -> DistTensor:
         shp, dt = _shape(shape), _pto_dtype(dtype)
+        rank = self._rank(worker_id)
         a = _init_array(shp, dt, init)
         out = C.c_void_p()
         _check(_c.pto_dist_alloc_tensor(self._w(), len(shp), (C.c_int64 * max(1, len(shp)))(*shp),
-                                        dt, None if a is None else a.ctypes.data, worker_id,
+                                        dt, None if a is None else a.ctypes.data, rank,
                                         C.byref(out)))
-        return DistTensor(self, out.value, shp, dt, (worker_id,))
+        t = DistTensor(self, out.value, shp, dt, (rank,))
+        self._tensors[t._ptr] = t
+        return t
 
     def alloc_stacked_tensor(self, array: np.ndarray, worker_ids: Sequence[int] | None = None,
-                             dtype: Any = None) -> DistTensor:
+                             dtype: Any = None) -> StackedDeviceTensor:
         """Shard i (array[i]) resident on worker_ids[i] (default rank i). dtype="bf16" for a
         uint16 array of bf16 bits."""
         a = np.ascontiguousarray(array)
         dt = _pto_dtype(dtype if dtype is not None else a.dtype)
         if _PTO2NP[dt] != a.dtype:
             raise _fail(f"array has dtype {a.dtype}, not {_PTO_NAMES[dt]}")
-        ids = list(range(a.shape[0])) if worker_ids is None else [int(i) for i in worker_ids]
+        if a.ndim < 1:
+            raise _fail("alloc_stacked_tensor: the array needs a leading (shard) dimension")
+        ids = (list(range(a.shape[0])) if worker_ids is None else
+               [_int(f"worker_ids[{i}]", w, 0, I32_MAX) for i, w in enumerate(worker_ids)])
         if len(ids) != a.shape[0]:
             raise _fail(f"{len(ids)} worker ids for {a.shape[0]} shards")
         ht = _c.HostTensor()
@@ -743,53 +1447,187 @@ class DistributedWorker:
         out = C.c_void_p()
         _check(_c.pto_dist_alloc_stacked_tensor(self._w(), C.byref(ht),
                                                 (C.c_int * len(ids))(*ids), C.byref(out)))
-        return DistTensor(self, out.value, a.shape, dt, tuple(ids))
+        t = StackedDeviceTensor(self, out.value, a.shape, dt, tuple(ids))
+        self._tensors[t._ptr] = t
+        return t
 
-    def free_tensor(self, t: DistTensor) -> None:
+    def free_tensor(self, t: DistTensor, *, worker_id: int | None = None) -> None:
         _check(_c.pto_dist_free_tensor(self._w(), t._ptr))
+        self._tensors.pop(t._ptr, None)
 
-    def copy_to(self, t: DistTensor, array: Any) -> None:
-        a = _init_array(t.shape, t._dt, array)
-        _check(_c.pto_dist_copy_to(self._w(), t._ptr, a.ctypes.data, a.nbytes))
+    free_stacked_tensor = free_tensor
 
-    def copy_from(self, t: DistTensor, out: np.ndarray | None = None) -> np.ndarray:
-        if out is None:
-            out = np.empty(t.shape, t.np_dtype)
-        elif out.shape != t.shape or out.dtype != t.np_dtype or not out.flags.c_contiguous:
-            raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.np_dtype} array")
-        _check(_c.pto_dist_copy_from(self._w(), out.ctypes.data, t._ptr, out.nbytes))
-        return out
+    def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
+        """PyPTO's malloc: nbytes on chip worker_id; returns its handle (a DistTensor's
+        data_ptr) for copy_to/copy_from/free."""
+        return self.alloc_tensor((_int("nbytes", nbytes, 1, I64_MAX),), np.uint8,
+                                 worker_id=worker_id).data_ptr
+
+    def _by_ptr(self, what: str, ptr: Any) -> DistTensor:
+        if isinstance(ptr, DistTensor):
+            return ptr
+        t = self._tensors.get(_int(what, ptr, 0, U64_MAX))
+        if t is None:
+            raise _fail(f"{what} {ptr:#x} is no live tensor of this worker (data_ptr of "
+                        f"alloc_tensor or what malloc returned)")
+        return t
+
+    def free(self, ptr: int, *, worker_id: int = 0) -> None:
+        self.free_tensor(self._by_ptr("ptr", ptr))
+
+    def copy_to(self, dst: Any, src: Any, nbytes: int | None = None, *,
+                worker_id: int = 0) -> None:
+        """copy_to(tensor, array), or PyPTO's copy_to(dst_dev_ptr, src_host_ptr, nbytes) (the
+        tensor's whole size)."""
+        if isinstance(dst, DistTensor) and nbytes is None:
+            a = _init_array(dst.shape, dst._dt, src)
+            _check(_c.pto_dist_copy_to(self._w(), dst._ptr, a.ctypes.data, a.nbytes))
+            return
+        t = self._by_ptr("dst_dev_ptr", dst)
+        n = _int("nbytes", nbytes, 0, I64_MAX)
+        _check(_c.pto_dist_copy_to(self._w(), t._ptr, _host_ptr("src_host_ptr", src, n), n))
+
+    def copy_from(self, dst: Any, src: Any = None, nbytes: int | None = None, *,
+                  out: np.ndarray | None = None, worker_id: int = 0) -> Any:
+        """copy_from(tensor, out=None) -> array, or PyPTO's copy_from(dst_host_ptr,
+        src_dev_ptr, nbytes); a shard of a stacked tensor (stacked.shards[i]) reads that
+        shard."""
+        if isinstance(dst, _Shard):
+            full = self.copy_stacked_from(dst.stacked)
+            return full[dst.index].copy() if out is None else np.copyto(out, full[dst.index])
+        if isinstance(dst, DistTensor):
+            t = dst
+            out = src if out is None else out
+            if out is None:
+                out = np.empty(t.shape, t.dtype)
+            elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+                raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
+            _check(_c.pto_dist_copy_from(self._w(), out.ctypes.data, t._ptr, out.nbytes))
+            return out
+        t = self._by_ptr("src_dev_ptr", src)
+        n = _int("nbytes", nbytes, 0, I64_MAX)
+        _check(_c.pto_dist_copy_from(self._w(), _host_ptr("dst_host_ptr", dst, n), t._ptr, n))
+        return None
 
     def copy_stacked_from(self, t: DistTensor, out: np.ndarray | None = None) -> np.ndarray:
+        """Every shard into out (PyPTO's copy_stacked_from(stacked, host_out)) or a new array."""
         if out is None:
-            out = np.empty(t.shape, t.np_dtype)
-        elif out.shape != t.shape or out.dtype != t.np_dtype or not out.flags.c_contiguous:
-            raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.np_dtype} array")
+            out = np.empty(t.shape, t.dtype)
+        elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+            raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
         ht = _c.HostTensor()
         _host_tensor(ht, out, t._dt)
         _check(_c.pto_dist_copy_stacked_from(self._w(), t._ptr, C.byref(ht)))
         return out
 
-    def _pack(self, program: CompiledProgram, args: Any) -> tuple[_Packer, list]:
+    def _pack(self, program: CompiledProgram, args: Any) -> tuple[_Packer, Any, list]:
+        if not isinstance(program, CompiledProgram):
+            raise _fail(f"run: the first argument is the program, not {type(program).__name__}")
         p = self._packers.get(id(program))
         if p is None or p.prog is not program:
             p = self._packers[id(program)] = _Packer(program)
-        return p, p.pack(args)
+        args_c, back = p.pack(args)
+        return p, args_c, back
 
-    def run(self, program: CompiledProgram, args: Sequence[Any] | dict) -> None:
-        """One run of a host program compiled for this device set (any number of programs)."""
-        p, back = self._pack(program, args)
-        _check(_c.pto_dist_worker_run(self._w(), program._ptr, p.args, p.n))
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
+        """rt(*args): runs the (first) program this worker was made for. config (PyPTO's
+        per-dispatch settings) is range-checked; an L3 run of pto has no per-run settings."""
+        if not self.programs:
+            raise _fail("rt(*args) runs the program the worker was made with "
+                        "(DistributedWorker(compiled)); this one was opened with devices=: "
+                        "use rt.run(compiled, *args)", FAILED_PRECONDITION)
+        self.run(self.programs[0], *args, config=config)
+
+    def run(self, program: CompiledProgram, *args: Any, config: RunConfig | None = None) -> None:
+        """One run of a host program compiled for this device set: run(p, *args) as PyPTO, or
+        run(p, [args]). config is range-checked; an L3 run of pto has no per-run settings."""
+        if config is not None:
+            config._c()
+        p, args_c, back = self._pack(program, _call_values(args))
+        _check(_c.pto_dist_worker_run(self._w(), program._ptr, args_c, p.n))
         for dst, src in back:
             dst[...] = src
 
+    def submit(self, program: CompiledProgram, *args: Any,
+               config: RunConfig | None = None) -> RunHandle:
+        """PyPTO's submit: here the run completes before it returns (the L3 runtime has no
+        asynchronous dispatch); the handle reports its end."""
+        self.run(program, *args, config=config)
+        return RunHandle(None, [], None)
+
     def benchmark(self, program: CompiledProgram, args: Sequence[Any] | dict,
                   rounds: int = 100, warmup: int = 3) -> DistBenchmarkStats:
-        p, back = self._pack(program, args)
         opt = _bench_opts(rounds, warmup)
+        p, args_c, back = self._pack(program, args)
         out = C.c_void_p()
-        _check(_c.pto_dist_benchmark(self._w(), program._ptr, p.args, p.n, C.byref(opt),
+        _check(_c.pto_dist_benchmark(self._w(), program._ptr, args_c, p.n, C.byref(opt),
                                      C.byref(out)))
         for dst, src in back:
             dst[...] = src
         return DistBenchmarkStats(out.value)
+
+
+# ---- PyPTO's run ----------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    """pto.run's outcome (PyPTO's RunResult): passed, error, execution_time (seconds)."""
+    passed: bool
+    test_name: str | None = None
+    error: str | None = None
+    execution_time: float | None = None
+    profile: dict[str, Any] | None = None
+
+    def __str__(self) -> str:
+        t = f" ({self.execution_time:.3f}s)" if self.execution_time is not None else ""
+        return ("PASS" if self.passed else f"FAIL: {self.error}") + t
+
+
+def run(program: Any, *tensors: Any, config: RunConfig | None = None,
+        golden: Any = None, **bindings: Any) -> RunResult:
+    """PyPTO's run: compiles program (PTIR path or text, or a CompiledProgram) and runs it once
+    with tensors (out arrays written in place). golden(*tensors) (optional) writes the expected
+    outputs into copies of the arguments; passed is then whether every out/inout array matches
+    them within config.rtol/atol. With config.save_kernels, the program is compiled into
+    config.save_kernels_dir, and with config.enable_chip_swimlane an L2 run's task records land
+    in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do. A
+    failure is reported in the result, not raised."""
+    cfg = config or RunConfig()
+    t0 = time.monotonic()
+    try:
+        wd = cfg.save_kernels_dir if cfg.save_kernels else None
+        prog = program if isinstance(program, CompiledProgram) else compile(
+            program, work_dir=wd, **bindings)
+        vals = _call_values(tensors)
+        expect = None
+        if golden is not None:
+            expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
+            golden(*expect)
+        if prog.is_host:
+            with DistributedWorker(prog, cfg) as rt:
+                rt.run(prog, vals)
+        else:
+            with ChipWorker(cfg) as w:
+                w.run(prog, vals)
+                if cfg.enable_chip_swimlane and wd is not None:
+                    w.export_swimlane_records(os.path.join(wd, "dfx_outputs"))
+        if expect is not None:
+            for p, got, want in zip(prog.params, vals, expect):
+                if p.is_tensor and p.dir != "in" and isinstance(got, np.ndarray) and not \
+                        np.allclose(got, want, rtol=cfg.rtol, atol=cfg.atol):
+                    bad = int(np.sum(~np.isclose(got, want, rtol=cfg.rtol, atol=cfg.atol)))
+                    return RunResult(False, error=f"output '{p.name}': {bad} of {got.size} "
+                                     f"elements differ from the golden beyond rtol={cfg.rtol} "
+                                     f"atol={cfg.atol}", execution_time=time.monotonic() - t0)
+        return RunResult(True, execution_time=time.monotonic() - t0)
+    except Error as e:
+        return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
+
+
+# PyPTO's names of the same things
+RegistrationHandle = Callable
+TraceInvocation = Invocation
+DistributedRunHandle = RunHandle
+
+from . import cache  # noqa: E402  (pto.cache: the binary cache)

@@ -105,6 +105,46 @@ class BenchOptions(C.Structure):
                 ("run_config", C.POINTER(RunConfigC)), ("progress", c_p), ("progress_ctx", c_p)]
 
 
+class CacheStats(C.Structure):
+    _fields_ = [(n, u64) for n in ("hits", "misses", "stores", "evictions", "corruptions",
+                                   "races", "uncached", "memory_hits", "entries", "bytes",
+                                   "max_bytes")]
+
+
+class CacheEntry(C.Structure):
+    _fields_ = [("key", C.c_char * 33), ("path", C.c_char_p), ("program", C.c_char_p),
+                ("entry", C.c_char_p), ("bytes", u64), ("last_use_ns", i64),
+                ("created_ns", i64)]
+
+
+class CacheGcResult(C.Structure):
+    _fields_ = [(n, u64) for n in ("evicted", "evicted_bytes", "entries", "bytes", "stale_tmp")]
+
+
+CACHE_VERIFY_FN = C.CFUNCTYPE(None, c_p, C.c_char_p, c_p)
+
+
+class BenchSummary(C.Structure):
+    _fields_ = [("count", C.c_int), ("min", C.c_double), ("median", C.c_double),
+                ("mean", C.c_double), ("max", C.c_double), ("stdev", C.c_double)]
+
+
+class DistBenchSlot(C.Structure):
+    _fields_ = [("rank", C.c_int), ("device", i32), ("pid", C.c_int), ("slot", C.c_int),
+                ("name", C.c_char_p), ("hid", u64), ("tasks", u64), ("stats", c_p)]
+
+
+DIST_METRIC_COUNT = 4  # device, host, effective, union (pto/dist_bench.h)
+
+
+class DistBenchStats(C.Structure):
+    """The leading fields of pto_dist_bench_stats (read-only: its per-slot stats)."""
+    _fields_ = [("rounds", C.c_int), ("warmup", C.c_int), ("nranks", C.c_int),
+                ("per_round", c_p * DIST_METRIC_COUNT),
+                ("per_round_summary", BenchSummary * DIST_METRIC_COUNT),
+                ("per_rank", c_p), ("nslots", C.c_int), ("per_dispatch", C.POINTER(DistBenchSlot))]
+
+
 class DistConfig(C.Structure):
     _fields_ = [("sz", C.c_size_t), ("ndevices", C.c_int), ("device_ids", C.POINTER(i32)),
                 ("transport", C.c_char_p), ("ncores_per_chip", C.c_int),
@@ -135,6 +175,18 @@ _decls = {
     "pto_program_work_dir": (C.c_char_p, [c_p]),
     "pto_program_is_host": (C.c_int, [c_p]),
     "pto_program_device_count": (C.c_int, [c_p]),
+    "pto_program_device_id": (i32, [c_p, C.c_int]),
+    "pto_compile_to_dir": (c_p, [c_p, P(CompileOptions), C.c_char_p, C.c_int]),
+    # cache
+    "pto_cache_dir": (c_p, [C.c_char_p, C.c_size_t]),
+    "pto_cache_stats_get": (c_p, [P(CacheStats)]),
+    "pto_cache_list": (c_p, [P(P(CacheEntry)), P(C.c_int)]),
+    "pto_cache_list_free": (None, [P(CacheEntry), C.c_int]),
+    "pto_cache_verify": (c_p, [CACHE_VERIFY_FN, c_p, P(C.c_int), P(C.c_int)]),
+    "pto_cache_gc": (c_p, [u64, P(CacheGcResult)]),
+    "pto_cache_clear": (c_p, [P(u64)]),
+    "pto_cache_remove": (c_p, [C.c_char_p, C.c_char * 33]),
+    "pto_cache_parse_size": (c_p, [C.c_char_p, P(u64)]),
     # runtime
     "pto_run_config_init": (None, [P(RunConfigC)]),
     "pto_worker_open": (c_p, [P(RunConfigC), P(c_p)]),
@@ -148,6 +200,13 @@ _decls = {
     "pto_worker_register": (c_p, [c_p, c_p, P(c_p)]),
     "pto_handle_call": (c_p, [c_p, P(Arg), C.c_size_t]),
     "pto_handle_unregister": (None, [c_p]),
+    "pto_handle_submit": (c_p, [c_p, P(Arg), C.c_size_t, P(c_p)]),
+    "pto_completion_poll": (C.c_int, [c_p]),
+    "pto_completion_wait": (c_p, [c_p]),
+    "pto_completion_discard": (None, [c_p]),
+    "pto_worker_core_type": (C.c_int, [c_p, C.c_int]),
+    "pto_worker_set_record_tasks": (c_p, [c_p, C.c_bool]),
+    "pto_worker_last_launch_tasks": (c_p, [c_p, P(c_p), P(C.c_size_t)]),
     "pto_handle_callable_id": (i64, [c_p]),
     "pto_worker_run": (c_p, [c_p, c_p, P(Arg), C.c_size_t]),
     "pto_worker_last_launch": (c_p, [c_p, P(LaunchRecord)]),
@@ -162,6 +221,9 @@ _decls = {
     "pto_bench_tree_render": (c_p, [c_p, C.c_int, C.c_int, P(c_p)]),
     "pto_bench_tree_destroy": (None, [c_p]),
     "pto_bench_spread_from_name": (C.c_int, [C.c_char_p]),
+    "pto_swimlane_write_launch": (c_p, [C.c_char_p, P(LaunchRecord), c_p, C.c_size_t]),
+    "pto_swimlane_write_records": (c_p, [C.c_char_p, C.c_char_p, C.c_char_p, c_p, C.c_size_t,
+                                          P(C.c_int), C.c_int]),
     # dist
     "pto_dist_config_init": (None, [P(DistConfig)]),
     "pto_dist_worker_open": (c_p, [P(DistConfig), P(c_p)]),

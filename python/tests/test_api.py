@@ -147,7 +147,8 @@ def test_device_tensors(w, prog):
     x = xs()
     t = w.alloc_tensor((16, 64), np.float32, init=x)
     z = w.alloc_tensor([16, 64], "f32")
-    assert t.shape == (16, 64) and t.dtype == "f32" and t.nbytes == 4096
+    assert t.shape == (16, 64) and t.dtype == np.float32 and t.nbytes == 4096
+    assert t.pto_dtype == "f32" and t.data_ptr != 0
     assert np.array_equal(w.copy_from(t), x) and not w.copy_from(z).any()
     w.run(prog, [t, z, 1.0])                                    # resident in, resident out
     out = np.empty((16, 64), np.float32)
@@ -238,12 +239,13 @@ def test_dtypes(w, dt, np_dt):
 def test_benchmark(w, prog):
     x, y = xs(), np.zeros((16, 64), np.float32)
     st = pto.benchmark(prog, [x, y, 1.0], rounds=12, warmup=2, worker=w)
-    assert st.rounds == st.invocations == len(st.samples) == 12 and st.warmup == 2
+    assert st.rounds == len(st.invocations) == len(st.samples) == 12 and st.warmup == 2
+    assert st.samples == st.device_wall_us and len(st.host_wall_us) == 12
     assert 0 < st.device_wall_us_min <= st.device_wall_us_median
     assert 0 < st.host_wall_us_min <= st.host_wall_us_median
     assert st.host_wall_us_mean > 0 and st.effective_us_median >= 0
     assert not st.all_zero_device and st.ntasks == 1 and st.ncores == 2
-    assert set(st.samples[0]) == {"device_wall_us", "host_wall_us", "effective_us"}
+    assert set(st.round_samples[0]) == {"device_wall_us", "host_wall_us", "effective_us"}
     assert np.array_equal(y, x + 1.0)
     f = io.StringIO()
     st.print_mean_tree(spread="both", file=f)

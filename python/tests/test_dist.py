@@ -88,7 +88,7 @@ def test_resident_tensors(dw):
     with pytest.raises(pto.Error):
         dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), worker_ids=[0, 0])
     sb = dw.alloc_stacked_tensor(np.stack([bits, bits + 1]), dtype="bf16")
-    assert sb.dtype == "bf16" and np.array_equal(dw.copy_stacked_from(sb)[1], bits + 1)
+    assert sb.pto_dtype == "bf16" and np.array_equal(dw.copy_stacked_from(sb)[1], bits + 1)
     with pytest.raises(pto.Error):
         dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), dtype="bf16")
     dw.free_tensor(sb)

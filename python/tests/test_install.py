@@ -26,6 +26,11 @@ def test_installed_package(tmp_path):
             "x = np.ones((16, 64), np.float32); y = np.zeros_like(x)\n"
             "with pto.ChipWorker(pto.RunConfig(cores=1)) as w: w.run(p, [x, y, 2.0])\n"
             "assert (y == 3).all()\n"
+            "from pto import ChipWorker, RunConfig, benchmark\n"  # PyPTO's names
+            "with ChipWorker(config=RunConfig(platform='a2a3sim')) as w: w.run(p, x, y, 4.0)\n"
+            "st = benchmark(p, [x, y, 1.0], rounds=3, warmup=1, platform='a2a3sim', device_id=0)\n"
+            "assert len(st.device_wall_us) == 3 and st.invocations[0].host_wall_us() > 0\n"
+            "assert pto.cache.stats()['entries'] >= 1\n"
             "import pto._capi as c; print(c._find('libpto_runtime.so'))\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_LIB_DIR")}
     env["PYTHONPATH"] = str(pkg)

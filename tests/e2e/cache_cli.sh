@@ -71,6 +71,25 @@ expect_out "removed 1 entries"
 run_pto 0 cache ls
 expect_true "ls of an empty cache prints nothing" test -z "$OUT"
 
+# ---- rm: a unique start of a key removes that entry; a bad KEY removes nothing ---------------
+run_pto 0 compile "$EX/add.ptir" -o "$T/r1"
+run_pto 0 compile "$EX/scale_rows.ptir" -o "$T/r2"
+k1=$(sed -n 's/.*"cache_key": "\([0-9a-f]*\)".*/\1/p' "$T/r1/manifest.json")
+k2=$(sed -n 's/.*"cache_key": "\([0-9a-f]*\)".*/\1/p' "$T/r2/manifest.json")
+run_pto 2 cache rm
+expect_out "rm needs a KEY"
+run_pto 2 cache rm "${k1:0:6}" zz
+expect_out "1 to 32 hex digits"
+run_pto 0 cache stats && expect_out "entries          2"
+run_pto 0 cache rm "${k1:0:6}" "$k1"
+expect_out "removed $k1"
+expect_true "the entry is gone" test ! -e "$PTO_CACHE_DIR/${k1:0:2}/${k1:2}"
+expect_true "the other entry stays" test -d "$PTO_CACHE_DIR/${k2:0:2}/${k2:2}"
+run_pto 2 cache rm "$k1"
+expect_out "no cache entry has a key starting with '$k1'"
+run_pto 0 cache rm "$k2"
+run_pto 0 cache stats && expect_out "entries          0"
+
 # ---- signature-only compile ----------------------------------------------------------------
 # Every entry tensor of add.ptir is annotated: no samples needed, and samples that agree with
 # the annotations (any extent for the dynamic M) give the same key.

@@ -730,6 +730,36 @@ static void test_cache_find_verify_clear(void **state) {
   free(ka);
 }
 
+/* pto_cache_remove: a unique start of a key removes that entry and only it; a key that names no
+ * entry (or is no key) removes nothing. */
+static void test_cache_remove(void **state) {
+  (void)state;
+  pto_program *a = compile_variant(28), *b = compile_variant(29);
+  pto_program_release(a);
+  pto_program_release(b);
+  pto__loader_cache_forget_loaded();
+  char *ka = key_of_variant(28), *kb = key_of_variant(29), key[33], prefix[9], dir[4096];
+  assert_int_equal(stats().entries, 2);
+  assert_status_contains(pto_cache_remove("xyz", key), "1 to 32 hex digits");
+  char none[33];
+  snprintf(none, sizeof none, "%.31s%c", ka, ka[31] == '0' ? '1' : '0');
+  if (strcmp(none, kb) != 0) assert_status_contains(pto_cache_remove(none, key), "no cache entry");
+  assert_int_equal(stats().entries, 2);
+  snprintf(prefix, sizeof prefix, "%.8s", ka);
+  assert_pto_ok(pto_cache_remove(prefix, key));
+  assert_string_equal(key, ka);
+  entry_dir(ka, dir, sizeof dir);
+  assert_int_not_equal(access(dir, F_OK), 0);
+  entry_dir(kb, dir, sizeof dir);
+  assert_int_equal(access(dir, F_OK), 0);
+  assert_int_equal(stats().entries, 1);
+  assert_status_contains(pto_cache_remove(ka, NULL), "no cache entry");
+  assert_pto_ok(pto_cache_remove(kb, NULL));
+  assert_int_equal(stats().entries, 0);
+  free(ka);
+  free(kb);
+}
+
 static void test_cache_parse_size(void **state) {
   (void)state;
   uint64_t n;
@@ -773,6 +803,7 @@ int main(void) {
       cmocka_unit_test_setup(test_cache_refuses_a_dir_owned_by_another_user, setup),
       cmocka_unit_test_setup(test_cache_evicts_least_recently_used_under_max_size, setup),
       cmocka_unit_test_setup(test_cache_find_verify_clear, setup),
+      cmocka_unit_test_setup(test_cache_remove, setup),
       cmocka_unit_test(test_cache_parse_size),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);

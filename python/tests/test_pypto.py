@@ -1,0 +1,215 @@
+"""PyPTO's pypto.runtime user code against pto: the snippets of PyPTO's "Running on Device" and
+"Host performance" pages with only `from pypto.runtime import ...` -> `from pto import ...` and
+torch -> numpy changed (the @pl.jit kernel is examples/add.ptir), plus the Python-facing
+errors. L3 snippets are in test_pypto_l3.py (forking chips wants a process without threads)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pto
+from conftest import SRC
+
+ADD = os.path.join(SRC, "examples", "add.ptir")  # add(a, b, out c): [M,128] f32
+ROWS, COLS = 128, 128
+PLATFORM = "a2a3sim"
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return pto.compile(ADD)
+
+
+def test_keep_a_weight_on_the_device(compiled):
+    from pto import ChipWorker, RunConfig
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    B = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    cfg = RunConfig(platform=PLATFORM)
+    with ChipWorker(config=cfg) as w:
+        resident = w.alloc_tensor((ROWS, COLS), np.float32, init=B)  # stays on device
+        for _ in range(3):                                           # three "batches"
+            out = np.zeros((ROWS, COLS), dtype=np.float32)
+            w.run(compiled, A, resident, out)
+            np.testing.assert_allclose(out, A + B, rtol=1e-4, atol=1e-4)
+        w.free_tensor(resident)
+
+
+def test_explicit_dispatch(compiled):
+    from pto import ChipWorker, RunConfig
+    A = np.full((ROWS, COLS), 2.0, np.float32)
+    B = np.full((ROWS, COLS), 3.0, np.float32)
+    worker = ChipWorker(config=RunConfig(platform=PLATFORM))
+    try:
+        handle = worker.register(compiled)               # eager registration
+        out = np.zeros((ROWS, COLS), dtype=np.float32)
+        for _ in range(3):                               # hot loop, no cid lookup
+            handle(A, B, out)
+        np.testing.assert_allclose(out, A + B, rtol=1e-4, atol=1e-4)
+        assert handle.cid == handle.callable_id and handle.compiled is compiled
+    finally:
+        worker.close()
+
+
+def test_device_tensor_read_back_by_address(compiled):
+    from pto import ChipWorker, RunConfig
+    cfg = RunConfig(platform=PLATFORM, device_id=0)
+    host_weight = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    with ChipWorker(config=cfg) as w:
+        weight = w.alloc_tensor((ROWS, COLS), np.float32, init=host_weight)  # uploaded once
+        t = w.alloc_tensor((ROWS, COLS), np.float32)
+        for batch in (np.ones((ROWS, COLS), np.float32), np.full((ROWS, COLS), 2, np.float32)):
+            compiled(batch, weight, t)                   # not re-uploaded; t stays resident
+            host = np.empty((ROWS, COLS), np.float32)
+            w.copy_from(host.ctypes.data, t.data_ptr, t.nbytes)
+            assert np.array_equal(host, batch + host_weight)
+        assert weight.shape == (ROWS, COLS) and weight.dtype == np.float32
+        assert weight.nbytes == ROWS * COLS * 4
+        w.free_tensor(weight)
+        # malloc / copy_to / copy_from / free with raw addresses and byte counts
+        ptr = w.malloc(64)
+        src = np.arange(16, dtype=np.float32)
+        w.copy_to(ptr, src.ctypes.data, src.nbytes)
+        back = np.zeros(16, np.float32)
+        w.copy_from(back.ctypes.data, ptr, back.nbytes)
+        assert np.array_equal(back, src)
+        w.free(ptr)
+        with pytest.raises(pto.Error, match="not an address malloc returned"):
+            w.free(ptr)
+
+
+def test_compiled_call_and_run(compiled):
+    a = np.ones((ROWS, COLS), np.float32)
+    c = np.zeros_like(a)
+    compiled(a, a, c)                                    # PyPTO's compiled(*args)
+    assert (c == 2).all()
+    r = pto.run(ADD, a, a, c, config=pto.RunConfig(platform=PLATFORM))
+    assert r.passed and r.error is None and "PASS" in str(r)
+
+    def golden(a, b, c):
+        c[...] = a + b
+    assert pto.run(compiled, a, a, c, golden=golden).passed
+
+    def wrong(a, b, c):
+        c[...] = a - b
+    r = pto.run(compiled, a, a, c, golden=wrong)
+    assert not r.passed and "output 'c'" in r.error
+    r = pto.run(compiled, a, a)                          # a failure is in the result
+    assert not r.passed and "takes 3 arguments" in r.error
+
+
+def test_benchmark(compiled):
+    from pto import benchmark
+    a = b = np.ones((ROWS, COLS), np.float32)
+    c = np.zeros_like(a)
+    stats = benchmark(compiled, [a, b, c], rounds=10, warmup=3, platform=PLATFORM, device_id=0)
+    print(stats.device_wall_us_median, stats.device_wall_us_min)
+    assert len(stats.device_wall_us) == len(stats.host_wall_us) == 10
+    assert stats.samples == stats.device_wall_us == stats.per_round("device")
+    assert stats.device_wall_us_min == min(stats.device_wall_us) == stats.device_us_min
+    assert stats.device_wall_us_min <= stats.device_wall_us_median <= stats.device_wall_us_max
+    assert stats.device_us_mean > 0 and stats.device_us_stdev >= 0
+    assert stats.device_wall_us_stdev == pytest.approx(stats.device_us_stdev)
+    inv = stats.invocations[0]
+    assert inv.device_wall_us() == inv.device_wall_us == stats.device_wall_us[0]
+    assert inv.host_wall_us() > 0 and inv.effective_us() >= 0
+    assert "chip.run" in inv.format_tree()
+    assert stats.format_mean_tree().startswith("chip.run")
+    assert stats.per_rank() == {} and stats.per_dispatch() == {} and stats.dispatch_groups() == {}
+    assert (c == 2).all()
+
+
+def test_submit_with_completions(compiled):
+    a = np.ones((ROWS, COLS), np.float32)
+    outs = [np.zeros_like(a) for _ in range(3)]
+    with pto.ChipWorker(pto.RunConfig(cores=2)) as w:
+        hs = [w.submit(compiled, a * k, a, outs[k]) for k in range(3)]
+        for k, h in enumerate(hs):
+            h.result(timeout=60)
+            assert h.done and (outs[k] == k + 1).all()
+        # non-contiguous arrays: each launch keeps its own contiguous copies until it ends
+        big = [np.ones((ROWS, 2 * COLS), np.float32) * (k + 1) for k in range(3)]
+        outs = [np.zeros((ROWS, 2 * COLS), np.float32) for _ in range(3)]
+        hs = [w.submit(compiled, big[k][:, ::2], a, outs[k][:, 1::2]) for k in range(3)]
+        for k, h in enumerate(hs):
+            h.wait()
+            assert (outs[k][:, 1::2] == k + 2).all() and not outs[k][:, ::2].any()
+        bad = w.register(compiled).submit(a, a, np.zeros((ROWS, 64), np.float32))
+        with pytest.raises(pto.Error):
+            bad.wait()
+
+
+def test_swimlane_export(compiled, tmp_path):
+    a = np.ones((ROWS, COLS), np.float32)
+    with pto.ChipWorker(pto.RunConfig(platform=PLATFORM, enable_chip_swimlane=4)) as w:
+        w.run(compiled, a, a, np.zeros_like(a))
+        w.export_swimlane(tmp_path / "trace.json")
+        d = w.export_swimlane_records(tmp_path / "dfx_outputs")
+    import json
+    trace = json.load(open(tmp_path / "trace.json"))
+    assert any(e.get("cat") == "task" for e in trace["traceEvents"])
+    rec = json.load(open(os.path.join(d, "chip_swimlane_records.json")))
+    assert rec["aicore_tasks"] and os.path.exists(os.path.join(d, "deps.json"))
+    out_dir = tmp_path / "kept"                          # PyPTO's run with a swimlane
+    r = pto.run(ADD, a, a, np.zeros_like(a), config=pto.RunConfig(
+        platform=PLATFORM, enable_chip_swimlane=4, save_kernels=True, save_kernels_dir=out_dir))
+    assert r.passed, r.error
+    assert (out_dir / "manifest.json").exists()
+    assert (out_dir / "dfx_outputs" / "chip_swimlane_records.json").exists()
+    with pto.ChipWorker(pto.RunConfig()) as w:           # nothing recorded: a clear error
+        w.run(compiled, a, a, np.zeros_like(a))
+        with pytest.raises(pto.Error):
+            w.export_swimlane(tmp_path / "none.json")
+        # a per-dispatch config records this launch only
+        w.run(compiled, a, a, np.zeros_like(a), config=pto.RunConfig(enable_chip_swimlane=True))
+        w.export_swimlane(tmp_path / "once.json")
+        w.run(compiled, a, a, np.zeros_like(a))
+        with pytest.raises(pto.Error):
+            w.export_swimlane(tmp_path / "none.json")
+
+
+def test_compile_into_a_work_dir(tmp_path):
+    d = tmp_path / "work"
+    p = pto.compile(ADD, work_dir=d)
+    assert os.path.exists(d / "manifest.json") and os.path.samefile(p.work_dir, d)
+    assert p.output_dir == p.work_dir
+    q = pto.CompiledProgram.from_dir(str(d))
+    a = np.ones((64, 128), np.float32)
+    c = np.zeros_like(a)
+    q(a, a, c)
+    assert (c == 2).all()
+
+
+def test_errors_name_python_arguments():
+    text = open(os.path.join(SRC, "examples", "runtime", "add_scalar.ptir")).read().replace(
+        "%c: f32 = runtime", "%c: f32")
+    with pytest.raises(pto.Error) as e:
+        pto.compile(text)
+    assert "-D" not in e.value.message and "c=pto.RUNTIME" in e.value.message
+    assert "pass c=VALUE or c=pto.RUNTIME" in e.value.message
+    unshaped = text.replace("orch @main(%x: tensor[16,64] f32", "orch @main(%x: tensor f32")
+    with pytest.raises(pto.Error) as e:
+        pto.compile(unshaped, c=pto.RUNTIME)
+    assert "--arg" not in e.value.message and "x=(64, 128)" in e.value.message
+    fixed = pto.compile(text, c=1.5)                    # a launch with another value
+    x = np.zeros((16, 64), np.float32)
+    with pytest.raises(pto.Error) as e:
+        fixed(x, x, 2.0)
+    assert "-D" not in e.value.message and "recompile with c=pto.RUNTIME" in e.value.message
+    with pytest.raises(pto.Error) as e:
+        pto.compile(ADD, devices=2)
+    assert "--devices" not in e.value.message and "devices applies to" in e.value.message
+
+
+def test_failed_distributed_open_is_one_clean_error():
+    code = ("import pto\ntry:\n    pto.DistributedWorker(devices=2, transport='udp')\n"
+            "except pto.Error as e:\n    print('caught', e.code)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=os.environ)
+    assert r.returncode == 0 and "caught 1" in r.stdout
+    assert r.stderr == "", r.stderr                     # no second traceback from __del__
+    with pytest.raises(pto.Error) as e:
+        pto.DistributedWorker(pto.compile(ADD))         # an L2 program: refused before forking
+    assert "not a host (L3) program" in e.value.message

@@ -1,0 +1,113 @@
+"""PyPTO's L3 user code against pto ("Distributed execution": DistributedWorker(compiled) and
+compiled.prepare() as context managers, rt(*args), rt.run(compiled, *args), several programs on
+one worker, stacked tensors, the L3 benchmark views and mean tree), with only the import and
+torch -> numpy changed. Opens its workers before anything starts a thread."""
+import os
+
+import numpy as np
+import pytest
+
+import pto
+from conftest import SRC
+
+EX = os.path.join(SRC, "examples")
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return pto.compile(os.path.join(EX, "allreduce_mesh.ptir"), devices=2)  # x, out y [64,64]
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return pto.compile(os.path.join(EX, "runtime", "dist_scale.ptir"), devices=2)  # w, x, y
+
+
+def want_mesh(x):
+    block = x[:32] + x[32:]
+    return np.concatenate([block, block])
+
+
+def test_prepare_and_dispatch(mesh, scale):
+    from pto import DistributedWorker
+    host_x = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
+    host_out = np.zeros_like(host_x)
+    with mesh.prepare() as rt:
+        rt(host_x, host_out)
+        np.testing.assert_allclose(host_out, want_mesh(host_x), rtol=1e-6, atol=1e-6)
+        host_out[...] = 0
+        rt.run(mesh, host_x, host_out)
+        np.testing.assert_allclose(host_out, want_mesh(host_x), rtol=1e-6, atol=1e-6)
+        rt.submit(mesh, host_x, host_out).result()
+    with DistributedWorker(mesh) as rt:
+        assert rt.world_size == 2
+        rt(host_x, host_out)
+    # several programs on one worker: rt(*args) runs the first, rt.run names the other
+    with DistributedWorker([mesh, scale]) as rt:
+        host_w = np.ones((2, 16, 64), np.float32) * np.array([2, 3], np.float32)[:, None, None]
+        stacked = rt.alloc_stacked_tensor(host_w)
+        assert stacked.worker_ids == (0, 1) and len(stacked.shards) == 2
+        assert stacked.shards[1].worker_id == 1 and stacked.shards[0].shape == (16, 64)
+        assert stacked.shape == stacked.full_shape == (2, 16, 64)
+        x = np.ones((32, 64), np.float32)
+        y = np.zeros((32, 64), np.float32)
+        rt.run(scale, stacked, x, y)
+        assert np.array_equal(y, np.concatenate([x[:16] * 2, x[16:] * 3]))
+        rt(host_x, host_out)
+        out = np.empty_like(host_w)
+        rt.copy_stacked_from(stacked, out)
+        assert np.array_equal(out, host_w)
+        assert np.array_equal(rt.copy_from(stacked.shards[1]), host_w[1])
+        rt.free_stacked_tensor(stacked)
+        # resident tensors by address and byte count
+        t = rt.alloc_tensor((16, 64), np.float32, init=host_w[0], worker_id=1)
+        back = np.zeros((16, 64), np.float32)
+        rt.copy_from(back.ctypes.data, t.data_ptr, t.nbytes, worker_id=1)
+        assert np.array_equal(back, host_w[0])
+        ptr = rt.malloc(64, worker_id=0)
+        src = np.arange(64, dtype=np.uint8)
+        rt.copy_to(ptr, src.ctypes.data, 64)
+        got = np.zeros(64, np.uint8)
+        rt.copy_from(got, ptr, 64)
+        assert np.array_equal(got, src)
+        rt.free(ptr)
+        rt.free_tensor(t)
+        with pytest.raises(pto.Error, match="no live tensor"):
+            rt.free(ptr)
+    with pytest.raises(pto.Error, match="one device set"):
+        DistributedWorker([mesh, pto.compile(os.path.join(EX, "allreduce_mesh.ptir"),
+                                             devices=[0, 2])])
+
+
+def test_l3_benchmark_views(mesh):
+    from pto import benchmark
+    x = np.ones((64, 64), np.float32)
+    y = np.zeros_like(x)
+    with mesh.prepare() as rt:
+        stats = benchmark(mesh, [x, y], rounds=4, warmup=1, worker=rt)
+    assert len(stats.device_wall_us) == len(stats.host_wall_us) == 4
+    assert stats.per_round("device") == stats.device_wall_us == stats.samples
+    assert stats.per_round.device.n == 4                 # pto's JSON view still reads
+    ranks = stats.per_rank()
+    assert sorted(ranks) == [0, 1] and all(len(v) == 4 for v in ranks.values())
+    per = stats.per_dispatch("device")
+    assert sorted(per) == [(0, 0), (1, 0)] and all(len(v) == 4 for v in per.values())
+    groups = stats.dispatch_groups()
+    assert len(groups[(0, 0)]) == 4 and groups[(0, 0)][0].device_wall_us() > 0
+    assert "chip.run" in groups[(1, 0)][3].format_tree()
+    assert stats.dispatch_tasks() == {(0, 0): "step", (1, 0): "step"}
+    assert len(stats.invocations) == 8
+    tree = stats.format_mean_tree()
+    assert "rank=0 slot=0 task=step" in tree and "rank=1 slot=0" in tree and "chip.run" in tree
+    assert "rank=1" not in stats.format_mean_tree(pid=0)
+    # benchmark without a worker opens one over the program's devices
+    st2 = benchmark(mesh, [x, y], rounds=2, warmup=0)
+    assert len(st2.device_wall_us) == 2 and (y == 2).all()
+
+
+def test_l3_compiled_call_and_ids(mesh):
+    x = np.ones((64, 64), np.float32)
+    y = np.zeros_like(x)
+    mesh(x, y)                                           # one-shot: opens, runs, closes
+    assert (y == 2).all()
+    assert mesh.device_ids == (0, 1)

@@ -1,0 +1,195 @@
+"""Issue #34 items 5 and 27: the argument packer never launches with a stale or another
+thread's pto_arg (an array changed in place is packed and checked again; each thread packs its
+own), and every integer that crosses into C is range-checked and refused with its name."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import pto
+from conftest import SRC
+
+ADD_SCALAR = os.path.join(SRC, "examples", "runtime", "add_scalar.ptir")  # x, out y, c: f32
+
+INTS = """program ints
+kernel @k(%x: tensor[16,64] f32, out %y: tensor[16,64] f32) -> (tensor[16,64] f32) {
+  %t = tile.load(%x, [0, 0], [16, 64])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[16,64] f32, out %y: tensor[16,64] f32, %n: i32 = runtime,
+           %u: u32 = runtime, %b: i8 = runtime) -> (tensor[16,64] f32) {
+  call @k(%x, %y)
+  return %y
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def w():
+    with pto.ChipWorker(pto.RunConfig(cores=2)) as w:
+        yield w
+
+
+@pytest.fixture(scope="module")
+def prog():
+    return pto.compile(ADD_SCALAR)
+
+
+def xs():
+    return np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+
+
+def test_array_resized_in_place_is_checked_again(w, prog):
+    h = w.register(prog)
+    x, y = xs().copy(), np.zeros((16, 64), np.float32)   # arrays that own their data
+    h(x, y, 1.0)
+    assert np.array_equal(y, x + 1.0)
+    y.resize((32, 64), refcheck=False)                  # a new, bigger buffer: not [16,64]
+    with pytest.raises(pto.Error) as e:
+        h(x, y, 2.0)
+    assert "y" in e.value.message
+    y.resize((16, 64), refcheck=False)                  # the shape fits again, another buffer
+    y[...] = 0
+    h(x, y, 3.0)                                        # written where y's data is now
+    assert np.array_equal(y, x + 3.0)
+    x.resize((8, 64), refcheck=False)                   # an input shrunk in place
+    with pytest.raises(pto.Error):
+        h(x, y, 1.0)
+    for run in (h, lambda *a: w.run(prog, *a)):         # the same through worker.run
+        x2, y2 = xs().copy(), np.zeros((16, 64), np.float32)
+        run(x2, y2, 1.0)
+        x2.dtype = np.int32                              # re-typed in place, same bytes
+        with pytest.raises(pto.Error):
+            run(x2, y2, 1.0)
+        x2.dtype = np.float32
+        y2.flags.writeable = False                       # made read-only in place
+        with pytest.raises(pto.Error):
+            run(x2, y2, 1.0)
+        y2.flags.writeable = True
+        run(x2, y2, 5.0)
+        assert np.array_equal(y2, xs() + 5.0)
+
+
+def test_two_threads_on_one_handle_keep_their_own_arguments(w, prog):
+    h = w.register(prog)
+    errors, n = [], 40
+    barrier = threading.Barrier(2, timeout=60)
+
+    def body(k):
+        try:
+            x = xs() * (k + 1)
+            y = np.zeros((16, 64), np.float32)
+            barrier.wait()
+            for i in range(n):
+                y[...] = -1
+                try:
+                    h(x, y, float(k * 1000 + i))
+                except pto.Error as e:  # the worker runs one launch at a time: refused, not run
+                    if "already running" not in e.message:
+                        raise
+                    continue
+                if not np.array_equal(y, x + (k * 1000 + i)):  # a success wrote our y
+                    errors.append(f"thread {k} round {i}: another thread's arguments")
+                    return
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(f"thread {k}: {e!r}")
+
+    ts = [threading.Thread(target=body, args=(k,)) for k in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in ts), "a thread did not finish"
+    assert not errors, errors
+    assert h._packer.slots() is not None
+
+
+def test_threads_calling_a_compiled_program_share_its_worker_safely(prog):
+    errors = []
+
+    def body(k):
+        try:
+            x = xs() * (k + 1)
+            y = np.zeros((16, 64), np.float32)
+            for i in range(20):
+                prog(x, y, float(i))                    # PyPTO's compiled(*args)
+                if not np.array_equal(y, x + i):
+                    errors.append(f"thread {k} round {i}: a wrong result")
+                    return
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(f"thread {k}: {e!r}")
+
+    ts = [threading.Thread(target=body, args=(k,)) for k in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in ts) and not errors, errors
+
+
+def test_each_thread_packs_its_own_array(prog):
+    p = pto._Packer(prog)
+    mine = p.slots()
+    other = []
+    t = threading.Thread(target=lambda: other.append(p.slots()))
+    t.start()
+    t.join(timeout=60)
+    assert other and other[0] is not mine and other[0].args is not mine.args
+
+
+def test_scalars_out_of_their_dtype_are_refused(w):
+    p = pto.compile(INTS)
+    x, y = xs(), np.zeros((16, 64), np.float32)
+    w.run(p, x, y, 2**31 - 1, 2**32 - 1, -128)
+    for args, name in (((2**31, 0, 0), "'n', i32"), ((-2**31 - 1, 0, 0), "'n', i32"),
+                       ((0, -1, 0), "'u', u32"), ((0, 2**32, 0), "'u', u32"),
+                       ((0, 0, 128), "'b', i8"), ((1.5, 0, 0), "'n', i32"),
+                       (("3", 0, 0), "'n', i32")):
+        with pytest.raises(pto.Error) as e:
+            w.run(p, x, y, *args)
+        assert name in e.value.message and e.value.code == pto.INVALID_ARGUMENT
+    assert np.array_equal(y, x)
+
+
+def test_bound_scalars_out_of_their_dtype_are_refused():
+    act = os.path.join(SRC, "examples", "activation.ptir")  # mode: i32 = runtime
+    for v in (2**31, -2**31 - 1, 2**40, 1.5):
+        with pytest.raises(pto.Error) as e:
+            pto.compile(act, mode=v)
+        assert f"mode={str(v).lower()}: not a valid i32 value" in e.value.message
+        assert "-D" not in e.value.message
+    assert pto.compile(act, mode=2**31 - 1).params[2].value == 2**31 - 1
+
+
+def test_ids_counts_and_sizes_are_range_checked(w, prog):
+    cases = [
+        (lambda: pto.compile(ADD_SCALAR, devices=0), "devices = 0"),
+        (lambda: pto.compile(ADD_SCALAR, devices=[2**31]), "devices[0] = 2147483648"),
+        (lambda: pto.compile(ADD_SCALAR, devices=[-1]), "devices[0] = -1"),
+        (lambda: pto.compile(ADD_SCALAR, devices=[]), "devices is empty"),
+        (lambda: pto.compile(ADD_SCALAR, opt_level=2**32), "opt_level"),
+        (lambda: pto.DistributedWorker(devices=[0, 2**31]), "devices[1] = 2147483648"),
+        (lambda: pto.DistributedWorker(devices=0), "devices = 0"),
+        (lambda: pto.DistributedWorker(devices=2, wait_timeout_ms=2**32), "wait_timeout_ms"),
+        (lambda: pto.DistributedWorker(devices=2, cores_per_chip=-1), "cores_per_chip"),
+        (lambda: pto.ChipWorker(pto.RunConfig(cores=2**31)), "RunConfig.cores"),
+        (lambda: pto.ChipWorker(pto.RunConfig(device_id=2**31)), "RunConfig.device_id"),
+        (lambda: pto.ChipWorker(pto.RunConfig(device_memory_bytes=-1)),
+         "RunConfig.device_memory_bytes"),
+        (lambda: w.alloc_tensor((2**63,), np.float32), "shape[0]"),
+        (lambda: w.alloc_tensor((4, -1), np.float32), "shape[1] = -1"),
+        (lambda: w.malloc(-8), "nbytes = -8"),
+        (lambda: w.copy_to(2**64, np.zeros(4, np.uint8), 4), "dst_dev_ptr"),
+        (lambda: w.copy_from(np.zeros(4, np.uint8), 1, 8), "has 4 bytes, nbytes is 8"),
+        (lambda: pto.benchmark(prog, [xs(), xs(), 1.0], rounds=2**31, worker=w), "rounds"),
+        (lambda: pto.benchmark(prog, [xs(), xs(), 1.0], rounds=1, warmup=-1, worker=w),
+         "warmup"),
+        (lambda: pto.benchmark(prog, [xs(), xs(), 1.0], rounds=1, device_id=-1, worker=w),
+         "device_id"),
+    ]
+    for call, text in cases:
+        with pytest.raises(pto.Error) as e:
+            call()
+        assert text in e.value.message, (text, e.value.message)
