@@ -125,6 +125,21 @@ def test_run_errors(dw, scale):
         dw.run(scale, [x, x])                             # argument count
 
 
+def test_first_error_wins(dw):
+    # rank 1's orch divides by a runtime zero while rank 0 waits in dist.wait for its notify: the
+    # error is rank 1's, rank 0's wait ends at once (no timeout), and the worker stays usable.
+    fe = pto.compile(os.path.join(SRC, "tests", "e2e", "data", "first_error.ptir"), devices=2)
+    y = np.zeros((1, 16), np.float32)
+    with pytest.raises(pto.Error) as e:
+        dw.run(fe, y, 0)
+    msg = str(e.value)
+    assert msg.index("rank 1 (pid") < msg.index("then rank 0 (pid"), msg
+    assert "integer division by zero" in msg and "dist.wait aborted because rank 1 failed" in msg
+    assert "timed out" not in msg
+    dw.run(fe, y, 1)
+    assert np.array_equal(y, np.ones((1, 16), np.float32))
+
+
 def test_benchmark_views(dw):
     mesh = pto.compile(os.path.join(EX, "allreduce_mesh.ptir"), devices=2)
     x = np.ones((64, 64), np.float32)
