@@ -177,10 +177,7 @@ static void chip_fail_cmd(pto__dist_shared *sh, pto__dist_chip *c, uint32_t seq,
   c->fail_at = atomic_fetch_add(&sh->fail_clock, 1) + 1;
   snprintf(c->msg, sizeof c->msg, "%s%s%s", msg, detail && *detail ? ": " : "",
            detail ? detail : "");
-  uint64_t mine = (uint64_t)epoch << 32 | (uint64_t)(c - sh->chips + 1);
-  uint64_t cur = atomic_load(&sh->abort);
-  while (epoch && cur >> 32 != epoch && !atomic_compare_exchange_weak(&sh->abort, &cur, mine)) {
-  }
+  pto__dist_abort_raise(sh, (int)(c - sh->chips), epoch);
 }
 
 static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
@@ -471,10 +468,12 @@ static uint32_t run_epoch(const pto_dist_worker *w) {
 static pto_status drain(pto_dist_worker *w) {
   for (int r = 0; r < w->n; r++)
     PTO_RETURN_IF_ERROR(wait_tail(w, r, atomic_load(&w->sh->chips[r].head)));
-  /* The first failure on the fail clock is the error; the others (a wait aborted because of
-   * it, say) follow it as context. */
-  int first = -1;
-  for (int r = 0; r < w->n; r++)
+  /* The rank that raised the run's abort failed first (under MPI the answers of remote chips
+   * arrive in any order); else the first failure on the fail clock. The others (a wait aborted
+   * because of it, say) follow it as context. */
+  int first = pto__dist_abort_first(w->sh, 0, run_epoch(w));
+  if (first >= 0 && !atomic_load(&w->sh->chips[first].failed)) first = -1;
+  for (int r = 0; first < 0 && r < w->n; r++)
     if (atomic_load(&w->sh->chips[r].failed) &&
         (first < 0 || w->sh->chips[r].fail_at < w->sh->chips[first].fail_at))
       first = r;
@@ -547,6 +546,11 @@ static pto_status open_mpi(pto_dist_worker *w, const pto_dist_config *cfg) {
   PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE));
   PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->win_alloc, sh->arena[0], arena, PTO__DIST_WIN_BASE));
   w->win_alloc_ok = 1;
+  uint64_t abort_at; /* offset 0 of every arena: the run's abort word, never a window's */
+  PTO_RETURN_IF_ERROR(
+      pto__rt_devmem_alloc(&w->win_alloc, 64, 64, "the abort word", NULL, &abort_at));
+  if (abort_at != PTO__DIST_WIN_BASE)
+    return pto_status_make(PTO_STATUS_INTERNAL, "%s: the abort word is not at the arena's start", fn);
   if (pto__dist_mpi_proxy_start(w->mpi, sh, err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
   chip0_args *a = pto_calloc(1, sizeof *a);

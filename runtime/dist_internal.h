@@ -131,6 +131,13 @@ typedef struct pto__dist_shm {
 } pto__dist_shm;
 
 void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank);
+
+/* A run's first failure (issue #28 item 2). raise: rank failed in run epoch (nonzero); the
+ * first rank to raise a run's abort is the one its other ranks' waits name. first: that rank, or
+ * -1. Shared memory: sh->abort. MPI: a word at offset 0 of every rank's window arena (rank 0
+ * never gives it to a window), written into every rank's arena by the failing rank. */
+void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch);
+int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch);
 void pto__dist_shm_fini(pto__dist_shm *t);
 
 /* ---- the MPI transport (dist_mpi.c; without -DPTO_MPI=ON every entry fails cleanly) ------ */

@@ -173,12 +173,55 @@ static int32_t sig_read(pto__dist_shm *t, int32_t *sig, int32_t *out) {
                                                                  : PTO_KERNEL_OK;
 }
 
-/* Another rank of this run failed first: the wait fails now, naming it (pto__dist_shared.abort). */
+/* The MPI form of a run's abort: 24 bits of the epoch and 1 + the rank, in one int32. */
+static int32_t abort_word(int rank, uint32_t epoch) {
+  return (int32_t)((epoch & 0xffffffu) << 8 | (uint32_t)(rank + 1));
+}
+
+void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch) {
+  if (!epoch) return;
+  if (!sh->mpi) {
+    uint64_t mine = (uint64_t)epoch << 32 | (uint64_t)(rank + 1);
+    uint64_t cur = atomic_load(&sh->abort);
+    while (cur >> 32 != epoch && !atomic_compare_exchange_weak(&sh->abort, &cur, mine)) {
+    }
+    return;
+  }
+  /* Every rank's word, its own included (rank 0's drain reads its own). Without a compare-and-
+   * swap two ranks failing at once may each win somewhere: either names a real failure. */
+  char detail[512];
+  for (int q = 0; q < sh->nranks; q++) {
+    uint8_t *a = pto__dist_mpi_arena(sh->mpi, q);
+    if (a)
+      atomic_store((_Atomic int32_t *)a, abort_word(rank, epoch));
+    else
+      (void)pto__dist_mpi_atomic(sh->mpi, q, 0, abort_word(rank, epoch), 0, NULL, detail);
+  }
+}
+
+int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch) {
+  if (!epoch) return -1;
+  if (!sh->mpi) {
+    uint64_t ab = atomic_load_explicit(&sh->abort, memory_order_acquire);
+    return ab >> 32 == epoch ? (int)(uint32_t)ab - 1 : -1;
+  }
+  int32_t v = 0;
+  char detail[512];
+  /* As a signal element is read: in place in a shared window, else through MPI, where the peers'
+   * one-sided writes land. */
+  if (pto__dist_mpi_is_shared(sh->mpi))
+    v = atomic_load((_Atomic int32_t *)pto__dist_mpi_arena(sh->mpi, rank));
+  else if (pto__dist_mpi_read(sh->mpi, 0, &v, detail))
+    return -1;
+  return ((uint32_t)v >> 8) == (epoch & 0xffffffu) ? (v & 0xff) - 1 : -1;
+}
+
+/* Another rank of this run failed first: the wait fails now, naming it. */
 static int aborted(pto__dist_shm *t, const char *what) {
-  uint64_t ab = atomic_load_explicit(&t->sh->abort, memory_order_acquire);
-  if (!t->epoch || ab >> 32 != t->epoch || (int)(uint32_t)ab == t->ctx.rank + 1) return 0;
+  int first = pto__dist_abort_first(t->sh, t->ctx.rank, t->epoch);
+  if (first < 0 || first == t->ctx.rank) return 0;
   snprintf(t->detail, sizeof t->detail, "rank %d: %s aborted because rank %d failed",
-           t->ctx.rank, what, (int)(uint32_t)ab - 1);
+           t->ctx.rank, what, first);
   return 1;
 }
 
