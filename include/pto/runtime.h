@@ -283,11 +283,15 @@ PTO_API pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t na
 typedef struct pto_completion pto_completion;
 PTO_API pto_status pto_handle_submit(pto_handle *h, const pto_arg *args, size_t nargs,
                              pto_completion **out_completion);
-/* 1 when the launch has ended (wait will not block), 0 while it is queued or running. */
+/* A completion is a generation-checked token: once consumed, every later use of it is recognised
+ * as stale (never a use of freed memory). */
+/* 1 when the launch has ended (wait will not block), 0 while it is queued or running, -1 for a
+ * completion that was consumed already (or never submitted). */
 PTO_API int pto_completion_poll(pto_completion *c);
-/* Waits for the launch to end, frees c and returns the launch's status (the caller's to free). */
+/* Waits for the launch to end, consumes c and returns the launch's status (the caller's to
+ * free); PTO_STATUS_FAILED_PRECONDITION, saying why, for a completion consumed already. */
 PTO_API pto_status pto_completion_wait(pto_completion *c);
-/* Gives c up: the launch still runs; its status is dropped. */
+/* Gives c up: the launch still runs; its status is dropped. A consumed c is ignored. */
 PTO_API void pto_completion_discard(pto_completion *c);
 
 /* Unregisters h (a stale handle is ignored). */
