@@ -480,11 +480,18 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   static const char fn[] = "pto_dist_worker_open";
   char err[PTO__DIST_MSG];
   uint64_t arena = cfg->window_bytes;
-  const char *e = getenv("PTO_DIST_WINDOW_BYTES");
-  if (!arena && e && strtoull(e, NULL, 10) > 0) arena = strtoull(e, NULL, 10);
-  arena = arena ? (arena + 4095) & ~4095ull : 64ull << 20;
+  int64_t env_arena;
+  static const char *const k_windows[] = {"shared", "separate"};
+  int windows;
+  pto_status es = pto_env_int("PTO_DIST_WINDOW_BYTES", 4096, PTO__DIST_MAX_WINDOW_BYTES,
+                              64 << 20, &env_arena);
+  if (!es) es = pto_env_choice("PTO_MPI_WINDOWS", k_windows, 2, -1, &windows);
+  if (es) return pto_status_annotate(es, "%s", fn);
+  if (!arena) arena = (uint64_t)env_arena;
+  arena = (arena + 4095) & ~4095ull;
   int rank = 0, size = 0;
-  if (pto__dist_mpi_open(arena, getenv("PTO_MPI_WINDOWS"), &w->mpi, &rank, &size, err, sizeof err))
+  if (pto__dist_mpi_open(arena, windows < 0 ? NULL : k_windows[windows], &w->mpi, &rank, &size,
+                         err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
   w->rank = rank;
   w->root = rank == 0;
@@ -598,6 +605,17 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                     "%s: device id %d is given twice (ranks %d and %d)", fn,
                     (int)cfg.device_ids[r], q, r);
   }
+  if (cfg.wait_timeout_ms > PTO_DIST_TIMEOUT_MS_MAX)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: wait_timeout_ms %u is out of range (0 for $PTO_DIST_TIMEOUT_MS "
+                           "or the default, or 1 to %d)",
+                           fn, cfg.wait_timeout_ms, PTO_DIST_TIMEOUT_MS_MAX);
+  if (!cfg.wait_timeout_ms) {
+    int64_t ms;
+    pto_status es = pto_env_int("PTO_DIST_TIMEOUT_MS", 1, PTO_DIST_TIMEOUT_MS_MAX, 5000, &ms);
+    if (es) return pto_status_annotate(es, "%s", fn);
+    cfg.wait_timeout_ms = (uint32_t)ms;
+  }
   dworker *w = pto_calloc(1, sizeof *w);
   if (w) w->token = pto__rt_obj_add(PTO__RT_OBJ_DIST_WORKER, w);
   if (!w || !w->token) {
@@ -615,10 +633,6 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   if (!cfg.ncores_per_chip) {
     long cpus = pto__rt_usable_cpus();
     cfg.ncores_per_chip = cpus / w->n > 1 ? (int)(cpus / w->n) : 1;
-  }
-  if (!cfg.wait_timeout_ms) {
-    const char *e = getenv("PTO_DIST_TIMEOUT_MS");
-    cfg.wait_timeout_ms = e && atoi(e) > 0 ? (uint32_t)atoi(e) : 5000;
   }
   w->heap_size = cfg.shared_heap_bytes ? (cfg.shared_heap_bytes + 4095) & ~4095ull : 1ull << 30;
   w->root = 1;

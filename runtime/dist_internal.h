@@ -19,6 +19,8 @@
 #define PTO__DIST_RING 32
 #define PTO__DIST_MAX_ARGS 32
 #define PTO__DIST_MSG 1024
+/* The MPI window arena per rank: PTO_DIST_WINDOW_BYTES accepts 4096 to this (1 TiB). */
+#define PTO__DIST_MAX_WINDOW_BYTES (1ll << 40)
 /* Device address of the shared heap's byte 0 in every chip (clear of the L2 arenas' windows). */
 #define PTO__DIST_HEAP_BASE 0x600000000000ull
 /* Device address of a rank's window arena under the MPI transport, where comm windows live in

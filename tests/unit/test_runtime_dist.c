@@ -538,6 +538,33 @@ static void test_stale_handles_are_refused(void **state) {
   pto_dist_worker_close(w2);
 }
 
+/* Issue #34 item 23: $PTO_DIST_TIMEOUT_MS is range-checked; a bad value fails the open, naming
+ * the variable and the range (before, "abc" was silently 5000, "1e3" 1 ms, 4294967297 1 ms). */
+static void test_bad_timeout_setting_is_an_error(void **state) {
+  (void)state;
+  static const char *const bad[] = {"abc", "1e3", "4294967297", "-1", "0", "86400001"};
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 1;
+  cfg.ncores_per_chip = 1;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("PTO_DIST_TIMEOUT_MS", bad[i], 1);
+    pto_dist_worker *w = (pto_dist_worker *)&cfg;
+    char want[128];
+    snprintf(want, sizeof want, "PTO_DIST_TIMEOUT_MS is '%s': expected an integer from 1 to 86400000",
+             bad[i]);
+    assert_status_contains(pto_dist_worker_open(&cfg, &w), want);
+    assert_null(w);
+  }
+  setenv("PTO_DIST_TIMEOUT_MS", "250", 1);
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  pto_dist_worker_close(w);
+  unsetenv("PTO_DIST_TIMEOUT_MS");
+  cfg.wait_timeout_ms = 86400001u;
+  assert_status_contains(pto_dist_worker_open(&cfg, &w), "wait_timeout_ms 86400001 is out of range");
+}
+
 /* Waits (at most 10 s) until released, then runs host_blocks: a run that stays in its host code. */
 static atomic_int g_host_started, g_host_release;
 static int32_t host_waiting(const pto_host_api *api, const pto_host_args *a) {
@@ -728,6 +755,7 @@ int main(void) {
       cmocka_unit_test(test_modes),
       cmocka_unit_test(test_killed_chip),
       cmocka_unit_test(test_stale_handles_are_refused),
+      cmocka_unit_test(test_bad_timeout_setting_is_an_error),
       cmocka_unit_test(test_close_waits_for_another_threads_run),
       cmocka_unit_test(test_benchmark_views),
   };
