@@ -10,8 +10,12 @@
  * writing); a chip runs its own commands in order, so a rank's wait never overtakes its send.
  *
  * Waits are bounded everywhere: the parent sleeps on futexes in slices and checks that its chips
- * are alive; a chip that dies is reported with its rank and signal, and the worker is then
- * broken: later calls fail with that message. */
+ * are alive, through a pidfd per chip (which works when the process ignores SIGCHLD, and never
+ * names another process once the chip's pid is reused) and each chip's heartbeat in the control
+ * region (a chip stopped by a signal or a debugger beats no more). A chip that dies is reported
+ * with its rank and signal, one that stopped beating for the wait deadline as not running, and
+ * the worker is then broken: later calls fail with that message. A chip watches its parent
+ * process (not the thread that forked it) and ends when it has gone. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -22,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +96,12 @@ struct dworker {
   /* the MPI transport: this process is MPI rank `rank`; only rank 0 (root) runs host code */
   pto__dist_mpi *mpi;
   int rank, root;
+  /* One host: each chip's pidfd (-1: none, the kernel has no pidfds, or reaped): liveness and
+   * signals through a handle that cannot name another process once the chip's pid is reused,
+   * and that works when this process ignores SIGCHLD (waitpid then knows nothing). */
+  int pidfd[PTO__DIST_MAX_RANKS];
+  uint32_t beat_seen[PTO__DIST_MAX_RANKS]; /* each chip's last heartbeat seen, and when */
+  uint64_t beat_at[PTO__DIST_MAX_RANKS];
   pto__rt_devmem win_alloc; /* rank 0: the window arena's offsets */
   int win_alloc_ok;
   pthread_t chip0;          /* rank 0: its chip's thread */
@@ -335,10 +346,51 @@ static void chip_loop(chip_state *cs, pid_t parent) {
   }
 }
 
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+typedef struct chip_watch_args {
+  pto__dist_chip *c;
+  pid_t parent;
+} chip_watch_args;
+
+/* A chip's watcher thread: beats the chip's heartbeat, and ends the chip when its parent process
+ * has gone. It watches the process (a pidfd; getppid where the kernel has none), not the thread
+ * that forked the chip: a parent-death signal would come when that thread exits, and a worker
+ * opened on a thread that ended would lose every chip. */
+static void *chip_watch(void *arg) {
+  chip_watch_args *a = arg;
+  int fd = pidfd_open_(a->parent);
+  for (;;) {
+    if (getppid() != a->parent) _exit(1);
+    atomic_fetch_add(&a->c->beat, 1);
+    if (fd >= 0) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      if (poll(&p, 1, PTO__DIST_BEAT_MS) > 0) _exit(1); /* readable: the parent has exited */
+    } else {
+      struct timespec ts = {0, PTO__DIST_BEAT_MS * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+  return NULL;
+}
+
 static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg, pid_t parent) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(1);
   pto__dist_chip *c = &sh->chips[rank];
+  /* Nothing that can end this process before the parent holds its pidfd: the pid cannot be
+   * reaped (and reused) under the parent's pidfd_open, even where SIGCHLD is ignored. */
+  while (!atomic_load(&c->go)) {
+    if (getppid() != parent) _exit(1);
+    pto__dist_futex_wait(&c->go, 0, 100000);
+  }
+  static chip_watch_args wa;
+  wa.c = c;
+  wa.parent = parent;
+  pthread_t watcher;
+  if (pthread_create(&watcher, NULL, chip_watch, &wa) == 0) pthread_detach(watcher);
   c->pid = (int32_t)getpid();
   pto__rt_set_strace_rank(rank);
   static chip_state cs;
@@ -389,27 +441,132 @@ static void describe_exit(char *buf, size_t n, int status) {
     snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
 }
 
-/* Marks the worker broken if a chip has died; returns 1 then. */
+/* How an exited chip ended, from its pidfd (reaping it); 0 if it has not exited. */
+static int chip_exited(int pidfd, char *how, size_t n) {
+  struct pollfd p = {.fd = pidfd, .events = POLLIN};
+  if (poll(&p, 1, 0) <= 0) return 0;
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) != 0 || !si.si_pid)
+    snprintf(how, n, "exited (its status is unknown: this process ignores SIGCHLD, so it was "
+                     "reaped by the kernel)");
+  else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
+    snprintf(how, n, "killed by signal %d (%s)", si.si_status, strsignal(si.si_status));
+  else
+    snprintf(how, n, "exited with status %d", si.si_status);
+  return 1;
+}
+
+static void mark_broken(dworker *w, int r, const char *how) {
+  pto__dist_chip *c = &w->sh->chips[r];
+  snprintf(w->why, sizeof w->why,
+           "chip rank %d (device %d, pid %d) %s; the distributed worker is unusable: close it "
+           "and open another",
+           r, (int)w->ids[r], (int)c->pid, how);
+  w->broken = 1;
+}
+
+/* The state letter of /proc/<pid>/stat ('R', 'S', 'T' stopped, 't' traced, ...), or '?'. */
+static char proc_state(int pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return '?';
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *e = strrchr(buf, ')'); /* after the command name, which may hold anything */
+  return e && e[1] == ' ' && e[2] ? e[2] : '?';
+}
+
+/* Marks the worker broken if a chip has died, or its heartbeat has stopped for longer than the
+ * wait deadline (a chip stopped by a signal or a debugger); returns 1 then. */
 static int check_chips(dworker *w) {
   if (w->broken) return 1;
   if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
+  uint64_t now = pto__rt_now_ns();
+  uint64_t stall_ms = w->sh->timeout_ms > PTO__DIST_MIN_STALL_MS ? w->sh->timeout_ms
+                                                                   : PTO__DIST_MIN_STALL_MS;
   for (int r = 0; r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
-    int status;
-    if (c->pid > 0 && waitpid(c->pid, &status, WNOHANG) == c->pid) {
-      char how[128];
+    char how[160];
+    int status, dead = 0;
+    if (w->pidfd[r] >= 0) {
+      dead = chip_exited(w->pidfd[r], how, sizeof how);
+    } else if (c->pid > 0 && waitpid(c->pid, &status, WNOHANG) == c->pid) {
       describe_exit(how, sizeof how, status);
-      snprintf(w->why, sizeof w->why,
-               "chip rank %d (device %d, pid %d) %s; the distributed worker is unusable: close "
-               "it and open another",
-               r, (int)w->ids[r], (int)c->pid, how);
+      dead = 1;
+    }
+    if (dead) {
+      mark_broken(w, r, how);
+      if (w->pidfd[r] >= 0) close(w->pidfd[r]);
+      w->pidfd[r] = -1;
       c->pid = -1;
       atomic_store(&c->state, 3);
-      w->broken = 1;
+      return 1;
+    }
+    uint32_t beat = atomic_load(&c->beat);
+    if (beat != w->beat_seen[r] || !w->beat_at[r]) {
+      w->beat_seen[r] = beat;
+      w->beat_at[r] = now;
+    } else if (c->pid > 0 && now - w->beat_at[r] > stall_ms * 1000000ull) {
+      char st = proc_state(c->pid);
+      snprintf(how, sizeof how, "has not run for %llu ms (%s)", (unsigned long long)stall_ms,
+               st == 'T' || st == 't' ? "stopped by a signal or a debugger"
+                                      : "its heartbeat stopped");
+      mark_broken(w, r, how);
       return 1;
     }
   }
   return 0;
+}
+
+/* Whether chip r has ended (and is reaped), by its pidfd or, without one, waitpid. */
+static int chip_gone(dworker *w, int r) {
+  pto__dist_chip *c = &w->sh->chips[r];
+  if (c->pid <= 0) return 1;
+  int status;
+  if (w->pidfd[r] >= 0) {
+    char how[160];
+    return chip_exited(w->pidfd[r], how, sizeof how);
+  }
+  pid_t got = waitpid(c->pid, &status, WNOHANG);
+  return got == c->pid || (got < 0 && errno == ECHILD);
+}
+
+/* close: every chip has been told to exit; waits for them all under one deadline (not one per
+ * chip), then kills those left through their pidfds, which name them and nothing else (a bare
+ * pid may have been reused by then: without a pidfd a chip is killed only while it is still our
+ * unreaped child), and reaps them, within a second deadline. */
+static void reap_chips(dworker *w) {
+  /* A broken worker's chips may be stopped or stuck: they get less time. */
+  uint64_t t0 = pto__rt_now_ns(), grace = w->broken ? 1000000000ull : 5000000000ull;
+  uint64_t hard = grace + 5000000000ull;
+  int killed = 0;
+  for (;;) {
+    int left = 0;
+    for (int r = 0; r < w->n; r++) {
+      if (w->sh->chips[r].pid <= 0) continue;
+      if (chip_gone(w, r)) {
+        w->sh->chips[r].pid = -1;
+        continue;
+      }
+      left++;
+      if (killed || pto__rt_now_ns() - t0 < grace) continue;
+      if (w->pidfd[r] >= 0)
+        syscall(SYS_pidfd_send_signal, w->pidfd[r], SIGKILL, NULL, 0);
+      else
+        kill(w->sh->chips[r].pid, SIGKILL); /* unreaped (chip_gone said so): still ours */
+    }
+    if (!left || pto__rt_now_ns() - t0 > hard) break;
+    killed = pto__rt_now_ns() - t0 >= grace;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  for (int r = 0; r < w->n; r++) {
+    if (w->pidfd[r] >= 0) close(w->pidfd[r]);
+    w->pidfd[r] = -1;
+  }
 }
 
 static pto_status not_root(const dworker *w, const char *fn) {
@@ -622,6 +779,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     free(w);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
+  for (int r = 0; r < PTO__DIST_MAX_RANKS; r++) w->pidfd[r] = -1;
   w->n = cfg.ndevices;
   for (int r = 0; r < w->n; r++) w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
   const char *level = getenv("PTO_LOG_LEVEL");
@@ -681,6 +839,9 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
       break;
     }
     w->sh->chips[r].pid = pid;
+    w->pidfd[r] = pidfd_open_(pid); /* -1 on a kernel without pidfds: waitpid and kill then */
+    atomic_store(&w->sh->chips[r].go, 1);
+    pto__dist_futex_wake(&w->sh->chips[r].go);
   }
   for (int r = 0; r < w->n && !w->broken; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
@@ -727,23 +888,7 @@ static void dist_worker_close(dworker *w) {
     pto__dist_mpi_proxy_join(w->mpi);
     pto__dist_mpi_close(w->mpi);
   }
-  for (int r = 0; !w->mpi && r < w->n; r++) {
-    pto__dist_chip *c = &w->sh->chips[r];
-    if (c->pid <= 0) continue;
-    int status, done = 0;
-    for (int i = 0; i < 5000 && !done; i++) { /* 5 s, then it is killed */
-      if (waitpid(c->pid, &status, WNOHANG) == c->pid) done = 1;
-      else {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-      }
-    }
-    if (!done) {
-      kill(c->pid, SIGKILL);
-      waitpid(c->pid, &status, 0);
-    }
-    c->pid = -1;
-  }
+  if (!w->mpi && w->sh) reap_chips(w);
   while (w->tensors) {
     dtensor *t = w->tensors;
     w->tensors = t->next;

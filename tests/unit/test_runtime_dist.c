@@ -646,6 +646,90 @@ static void test_close_waits_for_another_threads_run(void **state) {
   pto_program_release(p);
 }
 
+/* Issue #34 item 11: chips follow the process that opened the worker, not the thread: a worker
+ * opened on a thread that has since exited still runs (before, the chips were forked with a
+ * parent-death signal of the opening thread, and all died with it). */
+static void *open_thread(void *arg) {
+  *(pto_dist_worker **)arg = open_worker(2, NULL);
+  return NULL;
+}
+
+static void test_chips_outlive_the_opening_thread(void **state) {
+  (void)state;
+  pto_dist_worker *w = NULL;
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, open_thread, &w), 0);
+  pthread_join(th, NULL);
+  assert_non_null(w);
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 2.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
+/* Issue #34 item 22: a dead chip is noticed by a process that ignores SIGCHLD (waitpid knows
+ * nothing then: the next run waited forever), and a stopped chip fails the run after the wait
+ * deadline instead of hanging it; close then ends it, through its pidfd, in bounded time. */
+static void test_dead_chip_noticed_with_sigchld_ignored(void **state) {
+  (void)state;
+  struct sigaction ign, old;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  assert_int_equal(sigaction(SIGCHLD, &ign, &old), 0);
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  int pid = pto_dist_worker_chip_pid(w, 1);
+  assert_true(pid > 0);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  char want[128];
+  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) exited", pid);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), "the distributed worker is unusable");
+  pto_dist_worker_close(w);
+  assert_int_equal(sigaction(SIGCHLD, &old, NULL), 0);
+  pto_program_release(p);
+}
+
+static void test_stopped_chip_fails_the_run_and_close_ends_it(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL); /* wait_timeout_ms 2000 */
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  int pid = pto_dist_worker_chip_pid(w, 1);
+  assert_true(pid > 0);
+  assert_int_equal(kill(pid, SIGSTOP), 0);
+  char want[160];
+  snprintf(want, sizeof want,
+           "chip rank 1 (device 1, pid %d) has not run for 2000 ms (stopped by a signal or a "
+           "debugger)",
+           pid);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
+  pto_dist_worker_close(w); /* kills the stopped chip and reaps it */
+  assert_int_equal(kill(pid, 0), -1);
+  pto_program_release(p);
+}
+
 /* Rank 0 gets one call, rank 1 two (a chain through a temporary): a fixed dispatch shape. */
 static int32_t host_uneven(const pto_host_api *api, const pto_host_args *a) {
   const int64_t shape[2] = {ROWS, COLS};
@@ -755,6 +839,9 @@ int main(void) {
       cmocka_unit_test(test_modes),
       cmocka_unit_test(test_killed_chip),
       cmocka_unit_test(test_stale_handles_are_refused),
+      cmocka_unit_test(test_chips_outlive_the_opening_thread),
+      cmocka_unit_test(test_dead_chip_noticed_with_sigchld_ignored),
+      cmocka_unit_test(test_stopped_chip_fails_the_run_and_close_ends_it),
       cmocka_unit_test(test_bad_timeout_setting_is_an_error),
       cmocka_unit_test(test_close_waits_for_another_threads_run),
       cmocka_unit_test(test_benchmark_views),
