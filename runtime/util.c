@@ -231,12 +231,12 @@ int pto__rt_obj_retire_wait(const void *token, pto__rt_gone why) {
   pthread_mutex_lock(&g_registry.mu);
   int retired = retire(token, why, &idx);
   if (retired) {
-    pto__rt_slot *s = &g_registry.slots[idx];
-    s->waiting = 1;
-    while (s->pins) /* the calls inside end by themselves: each holds its pin only while it runs */
+    /* By index: the array may move (grow) while we wait. The calls inside end by themselves:
+     * each holds its pin only while it runs. */
+    g_registry.slots[idx].waiting = 1;
+    while (g_registry.slots[idx].pins)
       pthread_cond_wait(&g_registry.unpinned, &g_registry.mu);
-    s = &g_registry.slots[idx]; /* the array may have moved while we waited */
-    s->waiting = 0;
+    g_registry.slots[idx].waiting = 0;
     recycle(idx);
   }
   pthread_mutex_unlock(&g_registry.mu);
