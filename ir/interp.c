@@ -51,6 +51,7 @@
 #include <time.h>
 
 #include "pto/base.h"
+#include "pto/dist_abi.h"
 #include "pto/ir.h"
 #include "pto/mathf.h"
 
@@ -2716,15 +2717,22 @@ pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
   return st;
 }
 
-int64_t pto_ir_interp_dist_timeout_ms(int64_t timeout_ms) {
-  if (timeout_ms > 0) return timeout_ms;
-  const char *e = getenv("PTO_DIST_TIMEOUT_MS");
-  if (e && *e) {
-    char *end = NULL;
-    long long v = strtoll(e, &end, 10);
-    if (end && *end == 0 && v > 0) return (int64_t)v;
+/* wait_timeout_ms, else $PTO_DIST_TIMEOUT_MS (range-checked), else the default. */
+static pto_status dist_timeout_ms(int64_t timeout_ms, int64_t *out) {
+  if (timeout_ms > 0) {
+    *out = timeout_ms;
+    return PTO_OK;
   }
-  return PTO_IR_INTERP_DIST_TIMEOUT_MS;
+  return pto_env_int("PTO_DIST_TIMEOUT_MS", 1, PTO_DIST_TIMEOUT_MS_MAX,
+                     PTO_IR_INTERP_DIST_TIMEOUT_MS, out);
+}
+
+int64_t pto_ir_interp_dist_timeout_ms(int64_t timeout_ms) {
+  int64_t v;
+  pto_status s = dist_timeout_ms(timeout_ms, &v);
+  if (!s) return v;
+  pto_status_free(s);
+  return -1;
 }
 
 pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *func,
@@ -2745,9 +2753,12 @@ pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *fu
   if (nargs < 0 || (nargs > 0 && !args))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_ir_interp_run_host: bad argument array");
+  int64_t timeout_ms;
+  pto_status ts = dist_timeout_ms(wait_timeout_ms, &timeout_ms);
+  if (ts) return pto_status_annotate(ts, "pto_ir_interp_run_host");
   rv *rargs = NULL;
   PTO_RETURN_IF_ERROR(convert_args(func, args, nargs, &rargs));
-  idist D = {.p = p, .nranks = nranks, .timeout_ms = pto_ir_interp_dist_timeout_ms(wait_timeout_ms)};
+  idist D = {.p = p, .nranks = nranks, .timeout_ms = timeout_ms};
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -7,7 +7,12 @@
  * call (a synchronous call, copies, allocation, register, close, ...) first waits until the
  * queue is empty, so launches on one worker stay ordered whichever entry point issued them, and
  * the worker is still used by one thread at a time. Guarded by async->mu: the queue, pending
- * and stop; a completion's own mu guards its done flag and status. */
+ * and stop; a completion's own mu guards its done flag and status.
+ *
+ * The caller holds a completion as a registry token, never a pointer: wait and discard retire
+ * the token before the completion is freed, so a second wait, or a poll after a wait, names a
+ * stale token and is refused (pto__rt_obj_take: of two threads consuming one completion, one
+ * gets it). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,20 +20,20 @@
 #include "pto/base.h"
 #include "runtime_internal.h"
 
-struct pto_completion {
+typedef struct completion {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int done;
   int discarded;     /* the caller gave it up: the dispatcher frees it */
   pto_status status; /* the launch's, once done */
-};
+} completion;
 
 typedef struct job {
   struct job *next;
   pto__rt_callable *callable;
   pto_arg *args; /* a copy of the caller's array (host data stays the caller's) */
   size_t nargs;
-  pto_completion *c;
+  completion *c;
 } job;
 
 struct pto__rt_async {
@@ -40,7 +45,13 @@ struct pto__rt_async {
   int stop;
 };
 
-static void complete(pto_completion *c, pto_status s) {
+static void free_completion(completion *c) {
+  pthread_mutex_destroy(&c->mu);
+  pthread_cond_destroy(&c->cv);
+  free(c);
+}
+
+static void complete(completion *c, pto_status s) {
   pthread_mutex_lock(&c->mu);
   int discarded = c->discarded;
   c->status = s;
@@ -49,15 +60,14 @@ static void complete(pto_completion *c, pto_status s) {
   pthread_mutex_unlock(&c->mu);
   if (discarded) {
     pto_status_free(s);
-    pthread_mutex_destroy(&c->mu);
-    pthread_cond_destroy(&c->cv);
-    free(c);
+    free_completion(c);
   }
 }
 
 static void *dispatcher(void *arg) {
   pto__rt_worker *w = arg;
   pto__rt_async *a = w->async;
+  pto__rt_tls_worker = w; /* a kernel's close of its own worker is ignored, not waited on */
   pthread_mutex_lock(&a->mu);
   for (;;) {
     while (!a->head && !a->stop)
@@ -128,12 +138,14 @@ pto_status pto__rt_async_submit(pto__rt_worker *w, pto__rt_callable *callable, c
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_handle_submit: args is NULL");
   if (!w->async) PTO_RETURN_IF_ERROR(start(w));
   job *j = pto_calloc(1, sizeof *j);
-  pto_completion *c = pto_calloc(1, sizeof *c);
+  completion *c = pto_calloc(1, sizeof *c);
   pto_arg *copy = pto_malloc((nargs ? nargs : 1) * sizeof *copy);
-  if (!j || !c || !copy) {
+  void *token = c ? pto__rt_obj_add(PTO__RT_OBJ_COMPLETION, c) : NULL;
+  if (!j || !c || !copy || !token) {
     free(j);
     free(c);
     free(copy);
+    if (token) pto__rt_obj_remove(token, PTO__RT_GONE_DISCARDED);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "pto_handle_submit: out of memory");
   }
   if (nargs) memcpy(copy, args, nargs * sizeof *copy);
@@ -153,11 +165,12 @@ pto_status pto__rt_async_submit(pto__rt_worker *w, pto__rt_callable *callable, c
   a->pending++;
   pthread_cond_signal(&a->work);
   pthread_mutex_unlock(&a->mu);
-  *out = c;
+  *out = token;
   return PTO_OK;
 }
 
-int pto_completion_poll(pto_completion *c) {
+int pto_completion_poll(pto_completion *ct) {
+  completion *c = pto__rt_obj_get(ct, PTO__RT_OBJ_COMPLETION, NULL);
   if (!c) return -1;
   pthread_mutex_lock(&c->mu);
   int done = c->done;
@@ -165,28 +178,29 @@ int pto_completion_poll(pto_completion *c) {
   return done;
 }
 
-pto_status pto_completion_wait(pto_completion *c) {
-  if (!c) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_completion_wait: NULL");
+pto_status pto_completion_wait(pto_completion *ct) {
+  pto__rt_gone gone;
+  completion *c = pto__rt_obj_take(ct, PTO__RT_OBJ_COMPLETION, PTO__RT_GONE_WAITED, &gone);
+  if (!c)
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "pto_completion_wait: %s",
+                           pto__rt_gone_text(gone, PTO__RT_OBJ_COMPLETION));
   pthread_mutex_lock(&c->mu);
   while (!c->done)
     pthread_cond_wait(&c->cv, &c->mu);
   pto_status s = c->status;
   pthread_mutex_unlock(&c->mu);
-  pthread_mutex_destroy(&c->mu);
-  pthread_cond_destroy(&c->cv);
-  free(c);
+  free_completion(c);
   return s;
 }
 
-void pto_completion_discard(pto_completion *c) {
-  if (!c) return;
+void pto_completion_discard(pto_completion *ct) {
+  completion *c = pto__rt_obj_take(ct, PTO__RT_OBJ_COMPLETION, PTO__RT_GONE_DISCARDED, NULL);
+  if (!c) return; /* consumed already: a no-op */
   pthread_mutex_lock(&c->mu);
   int done = c->done;
   c->discarded = 1;
   pthread_mutex_unlock(&c->mu);
   if (!done) return; /* the dispatcher frees it when the launch ends */
   pto_status_free(c->status);
-  pthread_mutex_destroy(&c->mu);
-  pthread_cond_destroy(&c->cv);
-  free(c);
+  free_completion(c);
 }

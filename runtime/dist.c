@@ -10,8 +10,12 @@
  * writing); a chip runs its own commands in order, so a rank's wait never overtakes its send.
  *
  * Waits are bounded everywhere: the parent sleeps on futexes in slices and checks that its chips
- * are alive; a chip that dies is reported with its rank and signal, and the worker is then
- * broken: later calls fail with that message. */
+ * are alive, through a pidfd per chip (which works when the process ignores SIGCHLD, and never
+ * names another process once the chip's pid is reused) and each chip's heartbeat in the control
+ * region (a chip stopped by a signal or a debugger beats no more). A chip that dies is reported
+ * with its rank and signal, one that stopped beating for the wait deadline as not running, and
+ * the worker is then broken: later calls fail with that message. A chip watches its parent
+ * process (not the thread that forked it) and ends when it has gone. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -22,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,15 +66,21 @@ typedef struct buffer {
   size_t nacc, capacc;
 } buffer;
 
-struct pto_dist_tensor {
-  pto_dist_worker *w;
+typedef struct dtensor dtensor;
+typedef struct dworker dworker;
+
+/* A resident or stacked tensor; callers hold its token (registry kind DIST_TENSOR, owned by its
+ * worker's token). */
+struct dtensor {
+  void *token;
+  dworker *w;
   uint32_t buf; /* buffer id */
   pto_dtype dtype;
   int rank;
   int64_t shape[PTO_MAX_RANK];
   int owner;    /* rank, or -1 for a stacked tensor */
   int stacked;
-  pto_dist_tensor *prev, *next;
+  dtensor *prev, *next;
 };
 
 typedef struct loaded {
@@ -79,11 +90,21 @@ typedef struct loaded {
 
 typedef struct chip_state chip_state;
 
-struct pto_dist_worker {
+/* A distributed worker; callers hold its token (registry kind DIST_WORKER): a call pins it, so
+ * close, on any thread, waits for the calls of other threads to return (issue #34). */
+struct dworker {
+  void *token;
+  int busy; /* atomic: a call that uses the worker's state runs (one thread at a time) */
   int n;
   /* the MPI transport: this process is MPI rank `rank`; only rank 0 (root) runs host code */
   pto__dist_mpi *mpi;
   int rank, root;
+  /* One host: each chip's pidfd (-1: none, the kernel has no pidfds, or reaped): liveness and
+   * signals through a handle that cannot name another process once the chip's pid is reused,
+   * and that works when this process ignores SIGCHLD (waitpid then knows nothing). */
+  int pidfd[PTO__DIST_MAX_RANKS];
+  uint32_t beat_seen[PTO__DIST_MAX_RANKS]; /* each chip's last heartbeat seen, and when */
+  uint64_t beat_at[PTO__DIST_MAX_RANKS];
   pto__rt_devmem win_alloc; /* rank 0: the window arena's offsets */
   int win_alloc_ok;
   pthread_t chip0;          /* rank 0: its chip's thread */
@@ -97,7 +118,7 @@ struct pto_dist_worker {
   pto__rt_devmem alloc; /* the parent's allocator over the heap */
   buffer *bufs;
   size_t nbufs;
-  pto_dist_tensor *tensors;
+  dtensor *tensors;
   loaded *progs;
   size_t nprogs;
   int nslots;
@@ -131,15 +152,15 @@ void pto_dist_config_init(pto_dist_config *cfg) {
   cfg->sz = sizeof *cfg;
 }
 
-int pto_dist_worker_device_count(const pto_dist_worker *w) { return w ? w->n : -1; }
+static int dist_worker_device_count(const dworker *w) { return w ? w->n : -1; }
 const char *pto_dist_transports(void) { return PTO_MPI ? "shm, mpi" : "shm"; }
-int pto_dist_worker_is_root(const pto_dist_worker *w) { return w ? w->root : 0; }
-const char *pto_dist_worker_transport(const pto_dist_worker *w) {
+static int dist_worker_is_root(const dworker *w) { return w ? w->root : 0; }
+static const char *dist_worker_transport(const dworker *w) {
   if (!w) return "?";
   if (!w->mpi) return "shm";
   return pto__dist_mpi_is_shared(w->mpi) ? "mpi (shared windows)" : "mpi (one-sided windows)";
 }
-int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank) {
+static int dist_worker_chip_pid(const dworker *w, int rank) {
   return w && rank >= 0 && rank < w->n ? w->sh->chips[rank].pid : -1;
 }
 
@@ -335,10 +356,51 @@ static void chip_loop(chip_state *cs, pid_t parent) {
   }
 }
 
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+typedef struct chip_watch_args {
+  pto__dist_chip *c;
+  pid_t parent;
+} chip_watch_args;
+
+/* A chip's watcher thread: beats the chip's heartbeat, and ends the chip when its parent process
+ * has gone. It watches the process (a pidfd; getppid where the kernel has none), not the thread
+ * that forked the chip: a parent-death signal would come when that thread exits, and a worker
+ * opened on a thread that ended would lose every chip. */
+static void *chip_watch(void *arg) {
+  chip_watch_args *a = arg;
+  int fd = pidfd_open_(a->parent);
+  for (;;) {
+    if (getppid() != a->parent) _exit(1);
+    atomic_fetch_add(&a->c->beat, 1);
+    if (fd >= 0) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      if (poll(&p, 1, PTO__DIST_BEAT_MS) > 0) _exit(1); /* readable: the parent has exited */
+    } else {
+      struct timespec ts = {0, PTO__DIST_BEAT_MS * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+  return NULL;
+}
+
 static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg, pid_t parent) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(1);
   pto__dist_chip *c = &sh->chips[rank];
+  /* Nothing that can end this process before the parent holds its pidfd: the pid cannot be
+   * reaped (and reused) under the parent's pidfd_open, even where SIGCHLD is ignored. */
+  while (!atomic_load(&c->go)) {
+    if (getppid() != parent) _exit(1);
+    pto__dist_futex_wait(&c->go, 0, 100000);
+  }
+  static chip_watch_args wa;
+  wa.c = c;
+  wa.parent = parent;
+  pthread_t watcher;
+  if (pthread_create(&watcher, NULL, chip_watch, &wa) == 0) pthread_detach(watcher);
   c->pid = (int32_t)getpid();
   pto__rt_set_strace_rank(rank);
   static chip_state cs;
@@ -389,30 +451,135 @@ static void describe_exit(char *buf, size_t n, int status) {
     snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
 }
 
-/* Marks the worker broken if a chip has died; returns 1 then. */
-static int check_chips(pto_dist_worker *w) {
+/* How an exited chip ended, from its pidfd (reaping it); 0 if it has not exited. */
+static int chip_exited(int pidfd, char *how, size_t n) {
+  struct pollfd p = {.fd = pidfd, .events = POLLIN};
+  if (poll(&p, 1, 0) <= 0) return 0;
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) != 0 || !si.si_pid)
+    snprintf(how, n, "exited (its status is unknown: this process ignores SIGCHLD, so it was "
+                     "reaped by the kernel)");
+  else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
+    snprintf(how, n, "killed by signal %d (%s)", si.si_status, strsignal(si.si_status));
+  else
+    snprintf(how, n, "exited with status %d", si.si_status);
+  return 1;
+}
+
+static void mark_broken(dworker *w, int r, const char *how) {
+  pto__dist_chip *c = &w->sh->chips[r];
+  snprintf(w->why, sizeof w->why,
+           "chip rank %d (device %d, pid %d) %s; the distributed worker is unusable: close it "
+           "and open another",
+           r, (int)w->ids[r], (int)c->pid, how);
+  w->broken = 1;
+}
+
+/* The state letter of /proc/<pid>/stat ('R', 'S', 'T' stopped, 't' traced, ...), or '?'. */
+static char proc_state(int pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return '?';
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *e = strrchr(buf, ')'); /* after the command name, which may hold anything */
+  return e && e[1] == ' ' && e[2] ? e[2] : '?';
+}
+
+/* Marks the worker broken if a chip has died, or its heartbeat has stopped for longer than the
+ * wait deadline (a chip stopped by a signal or a debugger); returns 1 then. */
+static int check_chips(dworker *w) {
   if (w->broken) return 1;
   if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
+  uint64_t now = pto__rt_now_ns();
+  uint64_t stall_ms = w->sh->timeout_ms > PTO__DIST_MIN_STALL_MS ? w->sh->timeout_ms
+                                                                   : PTO__DIST_MIN_STALL_MS;
   for (int r = 0; r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
-    int status;
-    if (c->pid > 0 && waitpid(c->pid, &status, WNOHANG) == c->pid) {
-      char how[128];
+    char how[160];
+    int status, dead = 0;
+    if (w->pidfd[r] >= 0) {
+      dead = chip_exited(w->pidfd[r], how, sizeof how);
+    } else if (c->pid > 0 && waitpid(c->pid, &status, WNOHANG) == c->pid) {
       describe_exit(how, sizeof how, status);
-      snprintf(w->why, sizeof w->why,
-               "chip rank %d (device %d, pid %d) %s; the distributed worker is unusable: close "
-               "it and open another",
-               r, (int)w->ids[r], (int)c->pid, how);
+      dead = 1;
+    }
+    if (dead) {
+      mark_broken(w, r, how);
+      if (w->pidfd[r] >= 0) close(w->pidfd[r]);
+      w->pidfd[r] = -1;
       c->pid = -1;
       atomic_store(&c->state, 3);
-      w->broken = 1;
+      return 1;
+    }
+    uint32_t beat = atomic_load(&c->beat);
+    if (beat != w->beat_seen[r] || !w->beat_at[r]) {
+      w->beat_seen[r] = beat;
+      w->beat_at[r] = now;
+    } else if (c->pid > 0 && now - w->beat_at[r] > stall_ms * 1000000ull) {
+      char st = proc_state(c->pid);
+      snprintf(how, sizeof how, "has not run for %llu ms (%s)", (unsigned long long)stall_ms,
+               st == 'T' || st == 't' ? "stopped by a signal or a debugger"
+                                      : "its heartbeat stopped");
+      mark_broken(w, r, how);
       return 1;
     }
   }
   return 0;
 }
 
-static pto_status not_root(const pto_dist_worker *w, const char *fn) {
+/* Whether chip r has ended (and is reaped), by its pidfd or, without one, waitpid. */
+static int chip_gone(dworker *w, int r) {
+  pto__dist_chip *c = &w->sh->chips[r];
+  if (c->pid <= 0) return 1;
+  int status;
+  if (w->pidfd[r] >= 0) {
+    char how[160];
+    return chip_exited(w->pidfd[r], how, sizeof how);
+  }
+  pid_t got = waitpid(c->pid, &status, WNOHANG);
+  return got == c->pid || (got < 0 && errno == ECHILD);
+}
+
+/* close: every chip has been told to exit; waits for them all under one deadline (not one per
+ * chip), then kills those left through their pidfds, which name them and nothing else (a bare
+ * pid may have been reused by then: without a pidfd a chip is killed only while it is still our
+ * unreaped child), and reaps them, within a second deadline. */
+static void reap_chips(dworker *w) {
+  /* A broken worker's chips may be stopped or stuck: they get less time. */
+  uint64_t t0 = pto__rt_now_ns(), grace = w->broken ? 1000000000ull : 5000000000ull;
+  uint64_t hard = grace + 5000000000ull;
+  int killed = 0;
+  for (;;) {
+    int left = 0;
+    for (int r = 0; r < w->n; r++) {
+      if (w->sh->chips[r].pid <= 0) continue;
+      if (chip_gone(w, r)) {
+        w->sh->chips[r].pid = -1;
+        continue;
+      }
+      left++;
+      if (killed || pto__rt_now_ns() - t0 < grace) continue;
+      if (w->pidfd[r] >= 0)
+        syscall(SYS_pidfd_send_signal, w->pidfd[r], SIGKILL, NULL, 0);
+      else
+        kill(w->sh->chips[r].pid, SIGKILL); /* unreaped (chip_gone said so): still ours */
+    }
+    if (!left || pto__rt_now_ns() - t0 > hard) break;
+    killed = pto__rt_now_ns() - t0 >= grace;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  for (int r = 0; r < w->n; r++) {
+    if (w->pidfd[r] >= 0) close(w->pidfd[r]);
+    w->pidfd[r] = -1;
+  }
+}
+
+static pto_status not_root(const dworker *w, const char *fn) {
   return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
                          "%s: this process is MPI rank %d, which served rank 0's chip commands "
                          "until rank 0 closed the worker; only rank 0 runs host programs and owns "
@@ -420,7 +587,7 @@ static pto_status not_root(const pto_dist_worker *w, const char *fn) {
                          fn, w->rank);
 }
 
-static pto_status broken(const pto_dist_worker *w) {
+static pto_status broken(const dworker *w) {
   return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s", w->why);
 }
 
@@ -428,7 +595,7 @@ static pto_status broken(const pto_dist_worker *w) {
 #ifndef PTO__DIST_WAIT_YIELDS
 #define PTO__DIST_WAIT_YIELDS 32
 #endif
-static pto_status wait_tail(pto_dist_worker *w, int r, uint32_t seq) {
+static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   for (int i = 0;; i++) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
@@ -444,7 +611,7 @@ static pto_status wait_tail(pto_dist_worker *w, int r, uint32_t seq) {
   }
 }
 
-static pto_status post(pto_dist_worker *w, int r, const pto__dist_cmd *cmd, uint32_t *out_seq) {
+static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *out_seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
   PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING + 1)); /* a free ring slot */
@@ -461,11 +628,11 @@ static pto_status post(pto_dist_worker *w, int r, const pto__dist_cmd *cmd, uint
 
 /* Waits for every chip to finish what was posted; reports the first failed command. */
 /* The run in progress, as chips know it: from 1, never 0. */
-static uint32_t run_epoch(const pto_dist_worker *w) {
+static uint32_t run_epoch(const dworker *w) {
   return (uint32_t)(w->nruns % 0xffffffffu) + 1;
 }
 
-static pto_status drain(pto_dist_worker *w) {
+static pto_status drain(dworker *w) {
   for (int r = 0; r < w->n; r++)
     PTO_RETURN_IF_ERROR(wait_tail(w, r, atomic_load(&w->sh->chips[r].head)));
   /* The rank that raised the run's abort failed first (under MPI the answers of remote chips
@@ -492,15 +659,22 @@ static pto_status drain(pto_dist_worker *w) {
 
 /* Under MPI every rank opens: rank 0 gets the worker that runs host programs; the others serve
  * their chip's commands here until rank 0 closes it, then return a worker that only closes. */
-static pto_status open_mpi(pto_dist_worker *w, const pto_dist_config *cfg) {
+static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   static const char fn[] = "pto_dist_worker_open";
   char err[PTO__DIST_MSG];
   uint64_t arena = cfg->window_bytes;
-  const char *e = getenv("PTO_DIST_WINDOW_BYTES");
-  if (!arena && e && strtoull(e, NULL, 10) > 0) arena = strtoull(e, NULL, 10);
-  arena = arena ? (arena + 4095) & ~4095ull : 64ull << 20;
+  int64_t env_arena;
+  static const char *const k_windows[] = {"shared", "separate"};
+  int windows;
+  pto_status es = pto_env_int("PTO_DIST_WINDOW_BYTES", 4096, PTO__DIST_MAX_WINDOW_BYTES,
+                              64 << 20, &env_arena);
+  if (!es) es = pto_env_choice("PTO_MPI_WINDOWS", k_windows, 2, -1, &windows);
+  if (es) return pto_status_annotate(es, "%s", fn);
+  if (!arena) arena = (uint64_t)env_arena;
+  arena = (arena + 4095) & ~4095ull;
   int rank = 0, size = 0;
-  if (pto__dist_mpi_open(arena, getenv("PTO_MPI_WINDOWS"), &w->mpi, &rank, &size, err, sizeof err))
+  if (pto__dist_mpi_open(arena, windows < 0 ? NULL : k_windows[windows], &w->mpi, &rank, &size,
+                         err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
   w->rank = rank;
   w->root = rank == 0;
@@ -573,7 +747,10 @@ static pto_status open_mpi(pto_dist_worker *w, const pto_dist_config *cfg) {
   return PTO_OK;
 }
 
-pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker **out) {
+static void dist_worker_close(dworker *w);
+static pto_status dist_free_tensor(dworker *w, dtensor *t);
+
+static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out) {
   static const char fn[] = "pto_dist_worker_open";
   if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: out_worker is NULL", fn);
   *out = NULL;
@@ -616,8 +793,24 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
                     "%s: device id %d is given twice (ranks %d and %d)", fn,
                     (int)cfg.device_ids[r], q, r);
   }
-  pto_dist_worker *w = pto_calloc(1, sizeof *w);
-  if (!w) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  if (cfg.wait_timeout_ms > PTO_DIST_TIMEOUT_MS_MAX)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: wait_timeout_ms %u is out of range (0 for $PTO_DIST_TIMEOUT_MS "
+                           "or the default, or 1 to %d)",
+                           fn, cfg.wait_timeout_ms, PTO_DIST_TIMEOUT_MS_MAX);
+  if (!cfg.wait_timeout_ms) {
+    int64_t ms;
+    pto_status es = pto_env_int("PTO_DIST_TIMEOUT_MS", 1, PTO_DIST_TIMEOUT_MS_MAX, 5000, &ms);
+    if (es) return pto_status_annotate(es, "%s", fn);
+    cfg.wait_timeout_ms = (uint32_t)ms;
+  }
+  dworker *w = pto_calloc(1, sizeof *w);
+  if (w) w->token = pto__rt_obj_add(PTO__RT_OBJ_DIST_WORKER, w);
+  if (!w || !w->token) {
+    free(w);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  for (int r = 0; r < PTO__DIST_MAX_RANKS; r++) w->pidfd[r] = -1;
   w->n = cfg.ndevices;
   for (int r = 0; r < w->n; r++) w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
   const char *level = getenv("PTO_LOG_LEVEL");
@@ -630,16 +823,12 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
     long cpus = pto__rt_usable_cpus();
     cfg.ncores_per_chip = cpus / w->n > 1 ? (int)(cpus / w->n) : 1;
   }
-  if (!cfg.wait_timeout_ms) {
-    const char *e = getenv("PTO_DIST_TIMEOUT_MS");
-    cfg.wait_timeout_ms = e && atoi(e) > 0 ? (uint32_t)atoi(e) : 5000;
-  }
   w->heap_size = cfg.shared_heap_bytes ? (cfg.shared_heap_bytes + 4095) & ~4095ull : 1ull << 30;
   w->root = 1;
   if (use_mpi) {
     pto_status ms = open_mpi(w, &cfg);
     if (ms) {
-      pto_dist_worker_close(w);
+      dist_worker_close(w);
       return ms;
     }
     *out = w;
@@ -654,6 +843,7 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
                         fn, (unsigned long long)w->heap_size, strerror(errno));
     if (w->sh != MAP_FAILED) munmap(w->sh, w->sh_bytes);
     if (w->heap != MAP_FAILED) munmap(w->heap, (size_t)w->heap_size);
+    pto__rt_obj_remove(w->token, PTO__RT_GONE_CLOSED);
     free(w);
     return s;
   }
@@ -665,6 +855,7 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
   if (s) {
     munmap(w->sh, w->sh_bytes);
     munmap(w->heap, (size_t)w->heap_size);
+    pto__rt_obj_remove(w->token, PTO__RT_GONE_CLOSED);
     free(w);
     return s;
   }
@@ -679,6 +870,9 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
       break;
     }
     w->sh->chips[r].pid = pid;
+    w->pidfd[r] = pidfd_open_(pid); /* -1 on a kernel without pidfds: waitpid and kill then */
+    atomic_store(&w->sh->chips[r].go, 1);
+    pto__dist_futex_wake(&w->sh->chips[r].go);
   }
   for (int r = 0; r < w->n && !w->broken; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
@@ -692,17 +886,18 @@ pto_status pto_dist_worker_open(const pto_dist_config *cfg_in, pto_dist_worker *
   }
   if (w->broken) {
     s = pto_status_make(PTO_STATUS_INTERNAL, "%s: %s", fn, w->why);
-    pto_dist_worker_close(w);
+    dist_worker_close(w);
     return s;
   }
   *out = w;
   return PTO_OK;
 }
 
-static void free_buffer(pto_dist_worker *w, uint32_t id);
+static void free_buffer(dworker *w, uint32_t id);
 
-void pto_dist_worker_close(pto_dist_worker *w) {
+static void dist_worker_close(dworker *w) {
   if (!w) return;
+  pto__rt_obj_remove(w->token, PTO__RT_GONE_CLOSED); /* a no-op when close retired it */
   pto__dist_cmd cmd;
   memset(&cmd, 0, sizeof cmd);
   cmd.op = PTO__DIST_CMD_EXIT;
@@ -724,26 +919,11 @@ void pto_dist_worker_close(pto_dist_worker *w) {
     pto__dist_mpi_proxy_join(w->mpi);
     pto__dist_mpi_close(w->mpi);
   }
-  for (int r = 0; !w->mpi && r < w->n; r++) {
-    pto__dist_chip *c = &w->sh->chips[r];
-    if (c->pid <= 0) continue;
-    int status, done = 0;
-    for (int i = 0; i < 5000 && !done; i++) { /* 5 s, then it is killed */
-      if (waitpid(c->pid, &status, WNOHANG) == c->pid) done = 1;
-      else {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-      }
-    }
-    if (!done) {
-      kill(c->pid, SIGKILL);
-      waitpid(c->pid, &status, 0);
-    }
-    c->pid = -1;
-  }
+  if (!w->mpi && w->sh) reap_chips(w);
   while (w->tensors) {
-    pto_dist_tensor *t = w->tensors;
+    dtensor *t = w->tensors;
     w->tensors = t->next;
+    pto__rt_obj_remove(t->token, PTO__RT_GONE_WORKER_CLOSED);
     free(t);
   }
   for (size_t i = 0; i < w->nbufs; i++) free(w->bufs[i].acc);
@@ -767,7 +947,7 @@ void pto_dist_worker_close(pto_dist_worker *w) {
 /* ---- heap buffers ----------------------------------------------------------------------- */
 
 /* A free entry of w->bufs (grown by 16 when full). */
-static pto_status free_slot(pto_dist_worker *w, size_t *out_i) {
+static pto_status free_slot(dworker *w, size_t *out_i) {
   size_t i = 0;
   while (i < w->nbufs && w->bufs[i].kind) i++;
   if (i == w->nbufs) {
@@ -781,7 +961,7 @@ static pto_status free_slot(pto_dist_worker *w, size_t *out_i) {
   return PTO_OK;
 }
 
-static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const char *what,
+static pto_status new_buffer(dworker *w, int kind, uint64_t bytes, const char *what,
                              uint32_t *out_id) {
   size_t i;
   PTO_RETURN_IF_ERROR(free_slot(w, &i));
@@ -799,12 +979,12 @@ static pto_status new_buffer(pto_dist_worker *w, int kind, uint64_t bytes, const
   return PTO_OK;
 }
 
-static buffer *get_buffer(pto_dist_worker *w, uint64_t id) {
+static buffer *get_buffer(dworker *w, uint64_t id) {
   if (id == 0 || id > w->nbufs || !w->bufs[id - 1].kind) return NULL;
   return &w->bufs[id - 1];
 }
 
-static void free_buffer(pto_dist_worker *w, uint32_t id) {
+static void free_buffer(dworker *w, uint32_t id) {
   buffer *b = get_buffer(w, id);
   if (!b) return;
   if (b->window >= 0) atomic_store(&w->sh->windows[b->window].live, 0);
@@ -818,7 +998,7 @@ static void free_buffer(pto_dist_worker *w, uint32_t id) {
 
 /* MPI: a window of stride bytes at the same offset of every rank's arena, zeroed on every rank
  * (directly where addressable, else with one-sided puts; the arena was faulted in at open). */
-static pto_status new_arena_window(pto_dist_worker *w, uint64_t stride, uint32_t *out_id) {
+static pto_status new_arena_window(dworker *w, uint64_t stride, uint32_t *out_id) {
   size_t i;
   PTO_RETURN_IF_ERROR(free_slot(w, &i));
   uint64_t addr;
@@ -859,16 +1039,16 @@ static pto_status new_arena_window(pto_dist_worker *w, uint64_t stride, uint32_t
 /* ---- the host API ----------------------------------------------------------------------- */
 
 static void host_fatal(void *ctx, int32_t code, const char *msg) {
-  pto_dist_worker *w = ctx;
+  dworker *w = ctx;
   if (!w->fatal_code) {
     w->fatal_code = code ? code : 1;
     snprintf(w->fatal, sizeof w->fatal, "%s", msg ? msg : "host code failed");
   }
 }
 
-static int32_t host_failf(pto_dist_worker *w, const char *fmt, ...)
+static int32_t host_failf(dworker *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static int32_t host_failf(pto_dist_worker *w, const char *fmt, ...) {
+static int32_t host_failf(dworker *w, const char *fmt, ...) {
   char msg[PTO__DIST_MSG];
   va_list ap;
   va_start(ap, fmt);
@@ -878,7 +1058,7 @@ static int32_t host_failf(pto_dist_worker *w, const char *fmt, ...) {
   return 1;
 }
 
-static int64_t host_world_size(void *ctx) { return ((pto_dist_worker *)ctx)->n; }
+static int64_t host_world_size(void *ctx) { return ((dworker *)ctx)->n; }
 
 static uint64_t bytes_of(int32_t rank, const int64_t *shape, int32_t dtype, int *ok) {
   uint64_t n = pto_dtype_size((pto_dtype)dtype);
@@ -904,7 +1084,7 @@ static void fill_ref(pto_host_ref *out, uint32_t id, int32_t rank, const int64_t
 
 static int32_t host_create(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
                            pto_host_ref *out) {
-  pto_dist_worker *w = ctx;
+  dworker *w = ctx;
   int ok;
   uint64_t n = bytes_of(rank, shape, dtype, &ok);
   if (!ok) return host_failf(w, "tensor.create in the host: bad shape or dtype");
@@ -921,7 +1101,7 @@ static int32_t host_create(void *ctx, int32_t rank, const int64_t *shape, int32_
 
 static int32_t host_alloc_window(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
                                  pto_host_ref *out) {
-  pto_dist_worker *w = ctx;
+  dworker *w = ctx;
   int ok;
   uint64_t n = bytes_of(rank, shape, dtype, &ok);
   if (!ok) return host_failf(w, "dist.alloc_window: bad shape or dtype");
@@ -974,7 +1154,7 @@ static int view_range(const pto_host_ref *v, const buffer *b, int d, uint64_t *l
 /* A stacked tensor's argument on device d must be one whole-or-part shard that lives on d
  * (PyPTO's placement: shard i on worker_ids[i]); else the launch fails naming the shard, both
  * devices and the placement that would fit. */
-static int check_shard(pto_dist_worker *w, const char *name, int d, int arg, const buffer *b,
+static int check_shard(dworker *w, const char *name, int d, int arg, const buffer *b,
                        uint64_t lo, uint64_t hi) {
   uint64_t first = lo / b->shard_bytes, last = hi > lo ? (hi - 1) / b->shard_bytes : first;
   if (first != last)
@@ -1011,7 +1191,7 @@ static int contiguous(const pto_host_ref *v) {
 
 /* Records an acc_rec of (rank, seq) to b and raises dep[] to the earlier commands of other ranks
  * it must follow. Accesses of commands already finished are dropped on the way. */
-static int track(pto_dist_worker *w, buffer *b, uint64_t lo, uint64_t hi, int write, int rank,
+static int track(dworker *w, buffer *b, uint64_t lo, uint64_t hi, int write, int rank,
                  uint32_t seq, uint32_t *dep) {
   size_t k = 0;
   for (size_t i = 0; i < b->nacc; i++) {
@@ -1036,7 +1216,7 @@ static int track(pto_dist_worker *w, buffer *b, uint64_t lo, uint64_t hi, int wr
 
 static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
                          const pto_host_call_arg *args, int32_t nargs) {
-  pto_dist_worker *w = ctx;
+  dworker *w = ctx;
   if (w->fatal_code) return w->fatal_code;
   const pto_program *p = w->run_prog;
   int ncallees = pto_program_callee_count(p);
@@ -1116,7 +1296,7 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
   return 0;
 }
 
-static const char *intern(pto_dist_worker *w, const char *name) {
+static const char *intern(dworker *w, const char *name) {
   for (size_t i = 0; i < w->nnames; i++)
     if (!strcmp(w->names[i], name)) return w->names[i];
   char **nn = pto_realloc(w->names, (w->nnames + 1) * sizeof *nn);
@@ -1127,7 +1307,7 @@ static const char *intern(pto_dist_worker *w, const char *name) {
 }
 
 /* After the drain: each posted call's launch record, from its chip. */
-static void gather(pto_dist_worker *w, uint64_t ts, uint64_t dur) {
+static void gather(dworker *w, uint64_t ts, uint64_t dur) {
   w->last.ts_ns = ts;
   w->last.dur_ns = dur;
   w->last.truncated = 0;
@@ -1172,7 +1352,7 @@ static void gather(pto_dist_worker *w, uint64_t ts, uint64_t dur) {
 /* PTO_LOG_LEVEL=timing: the run as [STRACE] v=1 lines of this process, read back by pto trace
  * into the L3 views: one host.run span (depth 0) with l3=1, then one host.dispatch line per
  * call naming its rank, slot and callee and carrying its chip.run window. */
-static void emit_run_strace(const pto_dist_worker *w, uint64_t inv) {
+static void emit_run_strace(const dworker *w, uint64_t inv) {
   if (!w->strace) return;
   long pid = (long)getpid(), tid = (long)gettid();
   char line[512];
@@ -1196,7 +1376,7 @@ static void emit_run_strace(const pto_dist_worker *w, uint64_t inv) {
   }
 }
 
-pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_record *out) {
+static pto_status dist_worker_last_run(const dworker *w, pto_dist_run_record *out) {
   if (!w || !out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_last_run: NULL argument");
   if (!w->have_last)
     return pto_status_make(PTO_STATUS_NOT_FOUND, "pto_dist_worker_last_run: no run has reached the host code yet");
@@ -1206,7 +1386,7 @@ pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_recor
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-static pto_status load_program(pto_dist_worker *w, const pto_program *p) {
+static pto_status load_program(dworker *w, const pto_program *p) {
   for (size_t i = 0; i < w->nprogs; i++)
     if (w->progs[i].p == p) return PTO_OK;
   int nc = pto_program_callee_count(p);
@@ -1260,7 +1440,7 @@ static void copy_host(const pto_host_tensor *h, int to_host, void *heap) {
   }
 }
 
-pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
+static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_arg *args,
                                size_t nargs) {
   static const char fn[] = "pto_dist_worker_run";
   if (!w || !p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker or program is NULL", fn);
@@ -1309,14 +1489,14 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
       continue;
     }
     if (a->kind == PTO_ARG_DIST_TENSOR) {
-      pto_dist_tensor *t = a->dist;
-      int mine = 0;
-      for (pto_dist_tensor *q = w->tensors; q; q = q->next) mine |= q == t;
-      if (!mine) {
+      pto__rt_gone gone;
+      dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, &gone);
+      if (!t || t->w != w) {
         s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                 "%s: parameter '%s': the tensor is not a live tensor of this distributed worker "
-                 "(only the worker that allocated a tensor can use it)",
-                 fn, pp->name);
+                 "%s: parameter '%s': not a live tensor of this distributed worker: %s (only the "
+                 "worker that allocated a tensor can use it)",
+                 fn, pp->name, t ? "it is another worker's"
+                                 : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
         break;
       }
       int bad = t->dtype != pp->dtype || t->rank != pp->rank;
@@ -1422,14 +1602,14 @@ pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const p
   return PTO_OK;
 }
 
-pto_status pto_dist_worker_call(pto_dist_worker *w, const pto_arg *args, size_t nargs) {
+static pto_status dist_worker_call(dworker *w, const pto_arg *args, size_t nargs) {
   if (!w) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_call: worker is NULL");
   if (!w->program)
     return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
                 "pto_dist_worker_call: this worker was opened without a program (multi-program "
                 "mode, where several programs share it), so there is no program to call: name "
-                "it with pto_dist_worker_run(w, program, args)");
-  return pto_dist_worker_run(w, w->program, args, nargs);
+                "it with dist_worker_run(w, program, args)");
+  return dist_worker_run(w, w->program, args, nargs);
 }
 
 pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p,
@@ -1452,10 +1632,10 @@ pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p
   cfg.ndevices = 0; /* the program's device set */
   cfg.device_ids = NULL;
   cfg.program = p;
-  pto_dist_worker *w = NULL;
-  PTO_RETURN_IF_ERROR(pto_dist_worker_open(&cfg, &w));
-  pto_status s = w->root ? pto_dist_worker_run(w, p, args, nargs) : PTO_OK; /* MPI: served */
-  pto_dist_worker_close(w);
+  dworker *w = NULL;
+  PTO_RETURN_IF_ERROR(dist_worker_open(&cfg, &w));
+  pto_status s = w->root ? dist_worker_run(w, p, args, nargs) : PTO_OK; /* MPI: served */
+  dist_worker_close(w);
   return s;
 }
 
@@ -1463,7 +1643,7 @@ pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p
 
 /* MPI: posts the move of heap bytes [off, off + n) from rank 0's heap to chip r's (PUT) or back
  * (GET). Rank 0's chip shares the host's heap, and on one host every chip does. */
-static pto_status sync_heap(pto_dist_worker *w, int r, uint64_t off, uint64_t n, int get) {
+static pto_status sync_heap(dworker *w, int r, uint64_t off, uint64_t n, int get) {
   if (!w->mpi || r == 0 || !n) return PTO_OK;
   pto__dist_cmd *cmd = &w->cmd;
   memset(cmd, 0, sizeof *cmd);
@@ -1476,7 +1656,7 @@ static pto_status sync_heap(pto_dist_worker *w, int r, uint64_t off, uint64_t n,
 
 /* A resident tensor's bytes, or a stacked tensor's shards, between rank 0 and their chips,
  * finished when this returns: every shard's move is posted before the one wait. */
-static pto_status sync_tensor(pto_dist_worker *w, const pto_dist_tensor *t, int get) {
+static pto_status sync_tensor(dworker *w, const dtensor *t, int get) {
   if (!w->mpi) return PTO_OK;
   buffer *b = get_buffer(w, t->buf);
   if (!t->stacked) PTO_RETURN_IF_ERROR(sync_heap(w, t->owner, b->off, b->bytes, get));
@@ -1487,17 +1667,23 @@ static pto_status sync_tensor(pto_dist_worker *w, const pto_dist_tensor *t, int 
 }
 
 
-static pto_status new_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
-                             int owner, int stacked, pto_dist_tensor **out) {
+static pto_status new_tensor(dworker *w, int ndim, const int64_t *shape, pto_dtype dt,
+                             int owner, int stacked, dtensor **out) {
   int ok;
   uint64_t nb = bytes_of(ndim, shape, (int32_t)dt, &ok);
   if (!ok) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "bad rank, shape or dtype");
-  pto_dist_tensor *t = pto_calloc(1, sizeof *t);
+  dtensor *t = pto_calloc(1, sizeof *t);
   if (!t) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   pto_status s = new_buffer(w, BUF_RESIDENT, nb, "a resident tensor", &t->buf);
   if (s) {
     free(t);
     return s;
+  }
+  t->token = pto__rt_obj_add_owned(PTO__RT_OBJ_DIST_TENSOR, t, w->token);
+  if (!t->token) {
+    free_buffer(w, t->buf);
+    free(t);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   }
   t->w = w;
   t->dtype = dt;
@@ -1513,18 +1699,23 @@ static pto_status new_tensor(pto_dist_worker *w, int ndim, const int64_t *shape,
   return PTO_OK;
 }
 
-static pto_status mine(pto_dist_worker *w, const pto_dist_tensor *t, const char *fn) {
-  if (!w) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker is NULL", fn);
+/* The live tensor of w that token tt names (a stale token, even one whose memory was reused, is
+ * recognised: the registry checks its generation). */
+static pto_status mine(dworker *w, const pto_dist_tensor *tt, const char *fn, dtensor **out) {
   if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
-  for (pto_dist_tensor *q = w->tensors; q; q = q->next)
-    if (q == t) return PTO_OK;
+  pto__rt_gone gone;
+  *out = pto__rt_obj_get(tt, PTO__RT_OBJ_DIST_TENSOR, &gone);
+  if (*out && (*out)->w == w) return PTO_OK;
   return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-              "%s: not a live tensor of this distributed worker (freed, or another worker's)", fn);
+                         "%s: not a live tensor of this distributed worker: %s", fn,
+                         *out ? "it is another worker's (only the worker that allocated a tensor "
+                                "can use it)"
+                              : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
 }
 
-pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
-                                 const void *init, int worker_id, pto_dist_tensor **out) {
+static pto_status dist_alloc_tensor(dworker *w, int ndim, const int64_t *shape, pto_dtype dt,
+                                 const void *init, int worker_id, dtensor **out) {
   static const char fn[] = "pto_dist_alloc_tensor";
   if (!w || !out || !shape) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
   *out = NULL;
@@ -1539,7 +1730,7 @@ pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *sh
     memcpy(w->heap + get_buffer(w, (*out)->buf)->off, init,
            (size_t)get_buffer(w, (*out)->buf)->bytes);
   if ((s = sync_tensor(w, *out, 0))) {
-    pto_status_free(pto_dist_free_tensor(w, *out));
+    pto_status_free(dist_free_tensor(w, *out));
     *out = NULL;
     return pto_status_annotate(s, "%s", fn);
   }
@@ -1547,7 +1738,7 @@ pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *sh
 }
 
 /* Shard i of host <-> shard i of t's buffer. */
-static void stacked_copy(pto_dist_worker *w, const pto_dist_tensor *t, const pto_host_tensor *host,
+static void stacked_copy(dworker *w, const dtensor *t, const pto_host_tensor *host,
                          int to_host) {
   buffer *b = get_buffer(w, t->buf);
   size_t eb = pto_dtype_size(host->dtype);
@@ -1563,8 +1754,8 @@ static void stacked_copy(pto_dist_worker *w, const pto_dist_tensor *t, const pto
   }
 }
 
-pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tensor *host,
-                                         const int *worker_ids, pto_dist_tensor **out) {
+static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *host,
+                                         const int *worker_ids, dtensor **out) {
   static const char fn[] = "pto_dist_alloc_stacked_tensor";
   if (!w || !out || !host || !worker_ids)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
@@ -1592,22 +1783,22 @@ pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tens
   }
   pto_status s = new_tensor(w, host->rank, host->shape, host->dtype, -1, 1, out);
   if (s) return pto_status_annotate(s, "%s", fn);
-  pto_dist_tensor *t = *out;
+  dtensor *t = *out;
   buffer *b = get_buffer(w, t->buf);
   b->nshards = (int)B;
   b->shard_bytes = b->bytes / (uint64_t)B;
   for (int64_t i = 0; i < B; i++) b->shard_dev[i] = worker_ids[i];
   stacked_copy(w, t, host, 0);
   if ((s = sync_tensor(w, t, 0))) { /* on failure nothing stays allocated */
-    pto_status_free(pto_dist_free_tensor(w, t));
+    pto_status_free(dist_free_tensor(w, t));
     *out = NULL;
     return pto_status_annotate(s, "%s", fn);
   }
   return PTO_OK;
 }
 
-pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t) {
-  PTO_RETURN_IF_ERROR(mine(w, t, "pto_dist_free_tensor"));
+static pto_status dist_free_tensor(dworker *w, dtensor *t) {
+  pto__rt_obj_remove(t->token, PTO__RT_GONE_FREED);
   free_buffer(w, t->buf);
   if (t->prev) t->prev->next = t->next;
   else w->tensors = t->next;
@@ -1616,7 +1807,7 @@ pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t) {
   return PTO_OK;
 }
 
-static pto_status check_bytes(pto_dist_worker *w, pto_dist_tensor *t, size_t n, const char *fn) {
+static pto_status check_bytes(dworker *w, dtensor *t, size_t n, const char *fn) {
   uint64_t have = get_buffer(w, t->buf)->bytes;
   if (n != have)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %zu bytes given, the tensor has %llu", fn, n,
@@ -1624,18 +1815,16 @@ static pto_status check_bytes(pto_dist_worker *w, pto_dist_tensor *t, size_t n, 
   return PTO_OK;
 }
 
-pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t, const void *host, size_t n) {
+static pto_status dist_copy_to(dworker *w, dtensor *t, const void *host, size_t n) {
   static const char fn[] = "pto_dist_copy_to";
-  PTO_RETURN_IF_ERROR(mine(w, t, fn));
   PTO_RETURN_IF_ERROR(check_bytes(w, t, n, fn));
   if (n && !host) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: host is NULL", fn);
   memcpy(w->heap + get_buffer(w, t->buf)->off, host, n);
   return sync_tensor(w, t, 0);
 }
 
-pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t, size_t n) {
+static pto_status dist_copy_from(dworker *w, void *host, dtensor *t, size_t n) {
   static const char fn[] = "pto_dist_copy_from";
-  PTO_RETURN_IF_ERROR(mine(w, t, fn));
   PTO_RETURN_IF_ERROR(check_bytes(w, t, n, fn));
   if (n && !host) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: host is NULL", fn);
   PTO_RETURN_IF_ERROR(sync_tensor(w, t, 1));
@@ -1643,10 +1832,9 @@ pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t
   return PTO_OK;
 }
 
-pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
+static pto_status dist_copy_stacked_from(dworker *w, dtensor *t,
                                       const pto_host_tensor *out) {
   static const char fn[] = "pto_dist_copy_stacked_from";
-  PTO_RETURN_IF_ERROR(mine(w, t, fn));
   if (!out || out->dtype != t->dtype || out->rank != t->rank ||
       memcmp(out->shape, t->shape, (size_t)t->rank * sizeof *t->shape) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
@@ -1654,4 +1842,165 @@ pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
   PTO_RETURN_IF_ERROR(sync_tensor(w, t, 1));
   stacked_copy(w, t, out, 1);
   return PTO_OK;
+}
+
+/* ---- the public API: tokens ------------------------------------------------------------- */
+
+/* The worker a token names, pinned until leave(): a close on another thread waits until the call
+ * has returned. With exclusive, the call also takes the worker for itself (its state is one
+ * thread's at a time): a second thread's call is refused, never interleaved. */
+static pto_status enter(const pto_dist_worker *wt, const char *fn, int exclusive, dworker **out,
+                        uint32_t *out_pin) {
+  pto__rt_gone gone;
+  *out = pto__rt_obj_pin(wt, PTO__RT_OBJ_DIST_WORKER, &gone, out_pin);
+  if (!*out)
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
+                           pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_WORKER));
+  int idle = 0;
+  if (!exclusive ||
+      __atomic_compare_exchange_n(&(*out)->busy, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return PTO_OK;
+  pto__rt_obj_unpin(*out_pin);
+  *out = NULL;
+  return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                         "%s: another thread is inside a call on this distributed worker; its API "
+                         "is one thread at a time (serialize the calls, or open a worker per "
+                         "thread)",
+                         fn);
+}
+
+static pto_status leave(dworker *w, int exclusive, uint32_t pin, pto_status s) {
+  if (exclusive) __atomic_store_n(&w->busy, 0, __ATOMIC_RELEASE);
+  pto__rt_obj_unpin(pin);
+  return s;
+}
+
+int pto_dist_worker_device_count(const pto_dist_worker *wt) {
+  const dworker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_DIST_WORKER, NULL);
+  return dist_worker_device_count(w);
+}
+
+int pto_dist_worker_is_root(const pto_dist_worker *wt) {
+  return dist_worker_is_root(pto__rt_obj_get(wt, PTO__RT_OBJ_DIST_WORKER, NULL));
+}
+
+const char *pto_dist_worker_transport(const pto_dist_worker *wt) {
+  return dist_worker_transport(pto__rt_obj_get(wt, PTO__RT_OBJ_DIST_WORKER, NULL));
+}
+
+int pto_dist_worker_chip_pid(const pto_dist_worker *wt, int rank) {
+  dworker *w;
+  uint32_t pin;
+  pto_status s = enter(wt, "pto_dist_worker_chip_pid", 0, &w, &pin);
+  if (s) {
+    pto_status_free(s);
+    return -1;
+  }
+  int pid = dist_worker_chip_pid(w, rank);
+  pto__rt_obj_unpin(pin);
+  return pid;
+}
+
+pto_status pto_dist_worker_open(const pto_dist_config *cfg, pto_dist_worker **out_worker) {
+  dworker *w = NULL;
+  pto_status s = dist_worker_open(cfg, out_worker ? &w : NULL);
+  if (out_worker) *out_worker = w ? w->token : NULL;
+  return s;
+}
+
+void pto_dist_worker_close(pto_dist_worker *wt) {
+  dworker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_DIST_WORKER, NULL);
+  /* Closed already (a no-op, also when its memory was reused); or the calls of other threads end
+   * first, later ones fail, and of two threads closing it one does. */
+  if (!w || !pto__rt_obj_retire_wait(wt, PTO__RT_GONE_CLOSED)) return;
+  dist_worker_close(w);
+}
+
+pto_status pto_dist_worker_run(pto_dist_worker *wt, const pto_program *p, const pto_arg *args,
+                               size_t nargs) {
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_dist_worker_run", 1, &w, &pin));
+  return leave(w, 1, pin, dist_worker_run(w, p, args, nargs));
+}
+
+pto_status pto_dist_worker_call(pto_dist_worker *wt, const pto_arg *args, size_t nargs) {
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_dist_worker_call", 1, &w, &pin));
+  return leave(w, 1, pin, dist_worker_call(w, args, nargs));
+}
+
+pto_status pto_dist_worker_last_run(const pto_dist_worker *wt, pto_dist_run_record *out_record) {
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_dist_worker_last_run", 0, &w, &pin));
+  return leave(w, 0, pin, dist_worker_last_run(w, out_record));
+}
+
+pto_status pto_dist_alloc_tensor(pto_dist_worker *wt, int ndim, const int64_t *shape, pto_dtype dt,
+                                 const void *init, int worker_id, pto_dist_tensor **out_tensor) {
+  if (out_tensor) *out_tensor = NULL;
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_dist_alloc_tensor", 1, &w, &pin));
+  dtensor *t = NULL;
+  pto_status s = dist_alloc_tensor(w, ndim, shape, dt, init, worker_id, out_tensor ? &t : NULL);
+  if (out_tensor && t) *out_tensor = t->token;
+  return leave(w, 1, pin, s);
+}
+
+pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *wt, const pto_host_tensor *host,
+                                         const int *worker_ids, pto_dist_tensor **out_tensor) {
+  if (out_tensor) *out_tensor = NULL;
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_dist_alloc_stacked_tensor", 1, &w, &pin));
+  dtensor *t = NULL;
+  pto_status s = dist_alloc_stacked_tensor(w, host, worker_ids, out_tensor ? &t : NULL);
+  if (out_tensor && t) *out_tensor = t->token;
+  return leave(w, 1, pin, s);
+}
+
+pto_status pto_dist_free_tensor(pto_dist_worker *wt, pto_dist_tensor *tt) {
+  static const char fn[] = "pto_dist_free_tensor";
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, 1, &w, &pin));
+  dtensor *t;
+  pto_status s = mine(w, tt, fn, &t);
+  return leave(w, 1, pin, s ? s : dist_free_tensor(w, t));
+}
+
+pto_status pto_dist_copy_to(pto_dist_worker *wt, pto_dist_tensor *tt, const void *host,
+                            size_t nbytes) {
+  static const char fn[] = "pto_dist_copy_to";
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, 1, &w, &pin));
+  dtensor *t;
+  pto_status s = mine(w, tt, fn, &t);
+  return leave(w, 1, pin, s ? s : dist_copy_to(w, t, host, nbytes));
+}
+
+pto_status pto_dist_copy_from(pto_dist_worker *wt, void *host, pto_dist_tensor *tt,
+                              size_t nbytes) {
+  static const char fn[] = "pto_dist_copy_from";
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, 1, &w, &pin));
+  dtensor *t;
+  pto_status s = mine(w, tt, fn, &t);
+  return leave(w, 1, pin, s ? s : dist_copy_from(w, host, t, nbytes));
+}
+
+pto_status pto_dist_copy_stacked_from(pto_dist_worker *wt, pto_dist_tensor *tt,
+                                      const pto_host_tensor *out) {
+  static const char fn[] = "pto_dist_copy_stacked_from";
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, 1, &w, &pin));
+  dtensor *t;
+  pto_status s = mine(w, tt, fn, &t);
+  return leave(w, 1, pin, s ? s : dist_copy_stacked_from(w, t, out));
 }

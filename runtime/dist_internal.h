@@ -19,6 +19,12 @@
 #define PTO__DIST_RING 32
 #define PTO__DIST_MAX_ARGS 32
 #define PTO__DIST_MSG 1024
+/* The chip's heartbeat period; the parent gives up on a chip whose beat stopped for the wait
+ * deadline (at least PTO__DIST_MIN_STALL_MS, so a loaded machine is not mistaken for it). */
+#define PTO__DIST_BEAT_MS 100
+#define PTO__DIST_MIN_STALL_MS 2000
+/* The MPI window arena per rank: PTO_DIST_WINDOW_BYTES accepts 4096 to this (1 TiB). */
+#define PTO__DIST_MAX_WINDOW_BYTES (1ll << 40)
 /* Device address of the shared heap's byte 0 in every chip (clear of the L2 arenas' windows). */
 #define PTO__DIST_HEAP_BASE 0x600000000000ull
 /* Device address of a rank's window arena under the MPI transport, where comm windows live in
@@ -89,6 +95,9 @@ typedef struct pto__dist_chip {
   _Atomic uint32_t failed; /* 1 + the seq of the first failed command, or 0 */
   uint32_t fail_at;        /* when it failed, on the worker's fail_clock: the first error wins */
   _Atomic int32_t last_slot; /* LOAD's result */
+  _Atomic uint32_t beat;   /* raised every PTO__DIST_BEAT_MS by the chip's watcher thread: a chip
+                              whose beat stops (stopped by a signal or a debugger) is noticed */
+  _Atomic uint32_t go;     /* set by the parent once it holds the chip's pidfd */
   int32_t pid;
   char msg[PTO__DIST_MSG]; /* why it failed to start, or its first failed command */
   pto__dist_cmd ring[PTO__DIST_RING];

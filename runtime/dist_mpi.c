@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,6 +174,23 @@ int pto__dist_mpi_read(pto__dist_mpi *m, uint64_t disp, int32_t *out, char *deta
 
 /* ---- session -------------------------------------------------------------------------- */
 
+/* Whether Open MPI's directory for shared windows' backing files ($OMPI_MCA_osc_sm_backing_
+ * directory, else /dev/shm) has need bytes free; 1 when it cannot be told (then MPI tries). */
+static int shm_room(uint64_t need, char *why, size_t n) {
+  const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
+  if (!dir || !*dir) dir = "/dev/shm";
+  struct statvfs v;
+  if (statvfs(dir, &v) != 0) return 1;
+  uint64_t avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+  if (avail >= need) return 1;
+  snprintf(why, n,
+           "the shared window arena needs %llu bytes of %s, which has %llu free: enlarge it (a "
+           "container's --shm-size), or lower PTO_DIST_WINDOW_BYTES (pto_dist_config."
+           "window_bytes)",
+           (unsigned long long)need, dir, (unsigned long long)avail);
+  return 0;
+}
+
 int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, pto__dist_mpi **out,
                        int *out_rank, int *out_size, char *err, size_t errn) {
   *out = NULL;
@@ -224,6 +242,25 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, pto__dist_mpi 
     }
     int all_here = nsize == m->size;
     if (all_here) {
+      /* A rank that cannot get the arena's backing memory fails inside MPI_Win_allocate_shared
+       * while the others wait there for ever: every rank checks the room first, and all agree
+       * before the collective call (MINLOC: which rank lacks it). */
+      char why[384] = "";
+      struct {
+        int room, rank;
+      } mine = {0, m->rank}, worst = {1, 0};
+      uint64_t need = arena_bytes * (uint64_t)m->size + (uint64_t)m->size * 65536 + (1u << 20);
+      mine.room = shm_room(need, why, sizeof why);
+      MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, m->comm);
+      if (!worst.room) {
+        snprintf(err, errn, "MPI rank %d: %s", worst.rank,
+                 mine.room ? "too little shared memory for the window arena (see that rank's "
+                             "error)"
+                           : why);
+        MPI_Comm_free(&m->comm);
+        free(m);
+        return -1;
+      }
       MPI_Info info;
       MPI_Info_create(&info);
       MPI_Info_set(info, "alloc_shared_noncontig", "true");

@@ -237,6 +237,7 @@ static void *core_main(void *arg) {
   pto__rt_worker *w = core->w;
   pto__rt_pool *pool = &w->pool;
   pto__rt_queue *q = &pool->q[core->type];
+  pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
   for (;;) {
     pto__rt_task *t = NULL;
     int32_t block = 0;

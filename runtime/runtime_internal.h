@@ -45,6 +45,9 @@ typedef enum pto__rt_obj_kind {
   PTO__RT_OBJ_WORKER = 1,
   PTO__RT_OBJ_HANDLE,
   PTO__RT_OBJ_TENSOR,
+  PTO__RT_OBJ_COMPLETION,
+  PTO__RT_OBJ_DIST_WORKER,
+  PTO__RT_OBJ_DIST_TENSOR,
 } pto__rt_obj_kind;
 
 /* Why a token no longer names an object. */
@@ -55,14 +58,32 @@ typedef enum pto__rt_gone {
   PTO__RT_GONE_FREED,
   PTO__RT_GONE_UNREGISTERED,
   PTO__RT_GONE_WRONG_KIND,  /* a live token of another kind */
+  PTO__RT_GONE_WAITED,      /* a completion, consumed by its wait */
+  PTO__RT_GONE_DISCARDED,   /* a completion, given up */
 } pto__rt_gone;
 
 /* A fresh token for obj, NULL when out of memory. */
 void *pto__rt_obj_add(pto__rt_obj_kind kind, void *obj);
 /* The object a token names, or NULL with *out_gone saying why not (out_gone may be NULL). */
 void *pto__rt_obj_get(const void *token, pto__rt_obj_kind kind, pto__rt_gone *out_gone);
+/* A fresh token for obj, which belongs to the object of token owner (a worker): pinning obj
+ * pins its owner. NULL when out of memory. */
+void *pto__rt_obj_add_owned(pto__rt_obj_kind kind, void *obj, const void *owner);
 /* Retires a live token; later lookups report why. */
 void pto__rt_obj_remove(const void *token, pto__rt_gone why);
+/* pto__rt_obj_get and retire at once (of two threads taking one token, one gets the object). */
+void *pto__rt_obj_take(const void *token, pto__rt_obj_kind kind, pto__rt_gone why,
+                       pto__rt_gone *out_gone);
+/* pto__rt_obj_get for the length of a call: the object's owner (the object itself when it has
+ * none) stays allocated until pto__rt_obj_unpin(*out_pin); NULL (nothing pinned) when the token
+ * or its owner is not live. */
+void *pto__rt_obj_pin(const void *token, pto__rt_obj_kind kind, pto__rt_gone *out_gone,
+                      uint32_t *out_pin);
+void pto__rt_obj_unpin(uint32_t pin);
+/* Retires a live token, then waits until no call holds a pin on it (close: the calls of other
+ * threads inside the object end first; new ones fail with why). Returns 0, at once, when the
+ * token was not live (of two threads closing one object, one gets 1). */
+int pto__rt_obj_retire_wait(const void *token, pto__rt_gone why);
 const char *pto__rt_gone_text(pto__rt_gone why, pto__rt_obj_kind kind);
 
 /* ---- u64 -> u64 hash map (open addressing, keys nonzero) --------------------------------- */
@@ -542,6 +563,10 @@ typedef struct pto__rt_worker {
   pto__rt_task_log task_log;
   struct pto__rt_async *async; /* pto_handle_submit's dispatcher (async.c), NULL until used */
 } pto__rt_worker;
+
+/* The worker whose launch this thread runs (its dispatching thread during a launch; its core
+ * threads and dispatcher thread always), else NULL: a close from there is ignored. */
+extern _Thread_local const pto__rt_worker *pto__rt_tls_worker;
 
 /* ---- hooks of the distributed worker (runtime/dist*.c) on its chips' L2 workers ---------- */
 

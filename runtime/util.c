@@ -33,25 +33,36 @@ int pto__rt_usable_cpus(void) {
  * retired until it is reused; slots are reused oldest first and only once PTO__RT_REUSE_AFTER
  * others are waiting, so a recently retired token is reliably explained (double free is a no-op).
  *
- * The registry is process-global mutable state, guarded by g_registry.mu. */
+ * An object may be pinned (pto__rt_obj_pin): a call that uses it holds a pin until it returns,
+ * and pto__rt_obj_retire_wait retires the token and then waits until every pin is released, so
+ * the object can be freed while no other thread is inside a call on it. A handle or tensor is
+ * added with its owner (its worker): pinning it pins the owner, which must be live too.
+ *
+ * The registry is process-global mutable state, guarded by g_registry.mu; g_registry.unpinned
+ * is signalled when a retired slot's last pin is released. */
 
 #define PTO__RT_REUSE_AFTER 256u
 
 typedef struct pto__rt_slot {
   void *obj;
   uint32_t gen;
+  uint32_t owner; /* the owner's slot index + 1, or 0 */
+  uint32_t owner_gen;
+  uint32_t pins;  /* calls inside the object now; a pinned slot is never reused */
   uint8_t kind;
   uint8_t live;
   uint8_t gone;
+  uint8_t waiting; /* retired and pinned: retire_wait pushes it to the ring once unpinned */
 } pto__rt_slot;
 
 static struct {
   pthread_mutex_t mu;
+  pthread_cond_t unpinned;
   pto__rt_slot *slots;
   uint32_t nslots, capslots;
   uint32_t *fifo; /* retired slot indices, a ring */
   uint32_t fhead, fcount, fcap;
-} g_registry = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} g_registry = {.mu = PTHREAD_MUTEX_INITIALIZER, .unpinned = PTHREAD_COND_INITIALIZER};
 
 static void *make_token(uint32_t idx, uint32_t gen) {
   return (void *)(uintptr_t)(((uint64_t)gen << 32) | ((uint64_t)idx + 1));
@@ -67,6 +78,12 @@ static int split_token(const void *token, uint32_t *out_idx, uint32_t *out_gen) 
 }
 
 void *pto__rt_obj_add(pto__rt_obj_kind kind, void *obj) {
+  return pto__rt_obj_add_owned(kind, obj, NULL);
+}
+
+void *pto__rt_obj_add_owned(pto__rt_obj_kind kind, void *obj, const void *owner) {
+  uint32_t owner_idx = 0, owner_gen = 0;
+  if (owner && !split_token(owner, &owner_idx, &owner_gen)) return NULL;
   pthread_mutex_lock(&g_registry.mu);
   uint32_t idx;
   if (g_registry.fcount > PTO__RT_REUSE_AFTER) {
@@ -107,25 +124,55 @@ void *pto__rt_obj_add(pto__rt_obj_kind kind, void *obj) {
   s->kind = (uint8_t)kind;
   s->live = 1;
   s->gone = PTO__RT_GONE_UNKNOWN;
+  s->owner = owner ? owner_idx + 1 : 0;
+  s->owner_gen = owner ? owner_gen : 0;
+  s->pins = 0;
+  s->waiting = 0;
   void *token = make_token(idx, s->gen);
   pthread_mutex_unlock(&g_registry.mu);
   return token;
 }
 
-void *pto__rt_obj_get(const void *token, pto__rt_obj_kind kind, pto__rt_gone *out_gone) {
-  pto__rt_gone gone = PTO__RT_GONE_UNKNOWN;
-  void *obj = NULL;
+/* The live slot a token names, or NULL with *gone saying why not. Under g_registry.mu. */
+static pto__rt_slot *lookup(const void *token, pto__rt_obj_kind kind, pto__rt_gone *gone) {
   uint32_t idx, gen;
+  *gone = PTO__RT_GONE_UNKNOWN;
+  if (!split_token(token, &idx, &gen) || idx >= g_registry.nslots) return NULL;
+  pto__rt_slot *s = &g_registry.slots[idx];
+  if (s->live && s->gen == gen) {
+    if (s->kind == kind) return s;
+    *gone = PTO__RT_GONE_WRONG_KIND;
+  } else if (!s->live && s->gen == gen + 1) {
+    *gone = (pto__rt_gone)s->gone;
+  }
+  return NULL;
+}
+
+void *pto__rt_obj_get(const void *token, pto__rt_obj_kind kind, pto__rt_gone *out_gone) {
+  pto__rt_gone gone;
   pthread_mutex_lock(&g_registry.mu);
-  if (split_token(token, &idx, &gen) && idx < g_registry.nslots) {
-    pto__rt_slot *s = &g_registry.slots[idx];
-    if (s->live && s->gen == gen) {
-      if (s->kind == kind)
-        obj = s->obj;
-      else
-        gone = PTO__RT_GONE_WRONG_KIND;
-    } else if (!s->live && s->gen == gen + 1) {
-      gone = (pto__rt_gone)s->gone;
+  pto__rt_slot *s = lookup(token, kind, &gone);
+  void *obj = s ? s->obj : NULL;
+  pthread_mutex_unlock(&g_registry.mu);
+  if (out_gone) *out_gone = gone;
+  return obj;
+}
+
+void *pto__rt_obj_pin(const void *token, pto__rt_obj_kind kind, pto__rt_gone *out_gone,
+                      uint32_t *out_pin) {
+  pto__rt_gone gone;
+  void *obj = NULL;
+  pthread_mutex_lock(&g_registry.mu);
+  pto__rt_slot *s = lookup(token, kind, &gone);
+  if (s) {
+    uint32_t idx = s->owner ? s->owner - 1 : (uint32_t)(s - g_registry.slots);
+    pto__rt_slot *o = &g_registry.slots[idx];
+    if (o->live && (!s->owner || o->gen == s->owner_gen)) {
+      o->pins++;
+      *out_pin = idx;
+      obj = s->obj;
+    } else {
+      gone = PTO__RT_GONE_WORKER_CLOSED; /* its owner is being closed */
     }
   }
   pthread_mutex_unlock(&g_registry.mu);
@@ -133,38 +180,103 @@ void *pto__rt_obj_get(const void *token, pto__rt_obj_kind kind, pto__rt_gone *ou
   return obj;
 }
 
-void pto__rt_obj_remove(const void *token, pto__rt_gone why) {
-  uint32_t idx, gen;
+void pto__rt_obj_unpin(uint32_t pin) {
   pthread_mutex_lock(&g_registry.mu);
-  if (split_token(token, &idx, &gen) && idx < g_registry.nslots) {
-    pto__rt_slot *s = &g_registry.slots[idx];
-    if (s->live && s->gen == gen) {
-      s->live = 0;
-      s->obj = NULL;
-      s->gone = (uint8_t)why;
-      s->gen++;
-      g_registry.fifo[(g_registry.fhead + g_registry.fcount) % g_registry.fcap] = idx;
-      g_registry.fcount++;
-    }
-  }
+  pto__rt_slot *s = &g_registry.slots[pin];
+  if (--s->pins == 0 && s->waiting) pthread_cond_broadcast(&g_registry.unpinned);
   pthread_mutex_unlock(&g_registry.mu);
 }
 
+void *pto__rt_obj_take(const void *token, pto__rt_obj_kind kind, pto__rt_gone why,
+                       pto__rt_gone *out_gone) {
+  pto__rt_gone gone;
+  pthread_mutex_lock(&g_registry.mu);
+  pto__rt_slot *s = lookup(token, kind, &gone);
+  void *obj = s ? s->obj : NULL;
+  pthread_mutex_unlock(&g_registry.mu);
+  if (obj) pto__rt_obj_remove(token, why);
+  if (out_gone) *out_gone = gone;
+  return obj;
+}
+
+/* Retires slot idx (live, of generation gen): later lookups say why; reused once unpinned.
+ * Returns 1 if it was live. Under g_registry.mu. */
+static int retire(const void *token, pto__rt_gone why, uint32_t *out_idx) {
+  uint32_t idx, gen;
+  if (!split_token(token, &idx, &gen) || idx >= g_registry.nslots) return 0;
+  pto__rt_slot *s = &g_registry.slots[idx];
+  if (!s->live || s->gen != gen) return 0;
+  s->live = 0;
+  s->obj = NULL;
+  s->gone = (uint8_t)why;
+  s->gen++;
+  *out_idx = idx;
+  return 1;
+}
+
+static void recycle(uint32_t idx) {
+  g_registry.fifo[(g_registry.fhead + g_registry.fcount) % g_registry.fcap] = idx;
+  g_registry.fcount++;
+}
+
+void pto__rt_obj_remove(const void *token, pto__rt_gone why) {
+  uint32_t idx;
+  pthread_mutex_lock(&g_registry.mu);
+  if (retire(token, why, &idx)) recycle(idx);
+  pthread_mutex_unlock(&g_registry.mu);
+}
+
+int pto__rt_obj_retire_wait(const void *token, pto__rt_gone why) {
+  uint32_t idx;
+  pthread_mutex_lock(&g_registry.mu);
+  int retired = retire(token, why, &idx);
+  if (retired) {
+    /* By index: the array may move (grow) while we wait. The calls inside end by themselves:
+     * each holds its pin only while it runs. */
+    g_registry.slots[idx].waiting = 1;
+    while (g_registry.slots[idx].pins)
+      pthread_cond_wait(&g_registry.unpinned, &g_registry.mu);
+    g_registry.slots[idx].waiting = 0;
+    recycle(idx);
+  }
+  pthread_mutex_unlock(&g_registry.mu);
+  return retired;
+}
+
 const char *pto__rt_gone_text(pto__rt_gone why, pto__rt_obj_kind kind) {
+  static const char *const wrong[] = {
+      [PTO__RT_OBJ_WORKER] = "not a worker (a token of another kind)",
+      [PTO__RT_OBJ_HANDLE] = "not a handle (a token of another kind)",
+      [PTO__RT_OBJ_TENSOR] = "not a device tensor (a token of another kind)",
+      [PTO__RT_OBJ_COMPLETION] = "not a completion (a token of another kind)",
+      [PTO__RT_OBJ_DIST_WORKER] = "not a distributed worker (a token of another kind)",
+      [PTO__RT_OBJ_DIST_TENSOR] = "not a distributed tensor (a token of another kind)",
+  };
+  static const char *const unknown[] = {
+      [PTO__RT_OBJ_WORKER] = "not an open worker (closed long ago, or never opened)",
+      [PTO__RT_OBJ_HANDLE] = "not a live handle (stale, or never registered)",
+      [PTO__RT_OBJ_TENSOR] = "not a live device tensor (stale, or never allocated)",
+      [PTO__RT_OBJ_COMPLETION] = "not a live completion (waited for or discarded long ago, or "
+                                 "never submitted)",
+      [PTO__RT_OBJ_DIST_WORKER] = "not an open distributed worker (closed long ago, or never "
+                                  "opened)",
+      [PTO__RT_OBJ_DIST_TENSOR] = "not a live tensor of a distributed worker (stale, or never "
+                                  "allocated)",
+  };
   switch (why) {
-  case PTO__RT_GONE_CLOSED: return "the worker is closed";
+  case PTO__RT_GONE_CLOSED:
+    return kind == PTO__RT_OBJ_DIST_WORKER ? "the distributed worker is closed"
+                                           : "the worker is closed";
   case PTO__RT_GONE_WORKER_CLOSED: return "its worker was closed";
-  case PTO__RT_GONE_FREED: return "the device tensor was freed";
+  case PTO__RT_GONE_FREED:
+    return kind == PTO__RT_OBJ_DIST_TENSOR ? "the tensor was freed" : "the device tensor was freed";
   case PTO__RT_GONE_UNREGISTERED: return "the handle was unregistered";
-  case PTO__RT_GONE_WRONG_KIND:
-    return kind == PTO__RT_OBJ_WORKER   ? "not a worker (a token of another kind)"
-           : kind == PTO__RT_OBJ_HANDLE ? "not a handle (a token of another kind)"
-                                        : "not a device tensor (a token of another kind)";
+  case PTO__RT_GONE_WAITED: return "the completion was waited for already (each is consumed once)";
+  case PTO__RT_GONE_DISCARDED: return "the completion was discarded";
+  case PTO__RT_GONE_WRONG_KIND: return wrong[kind];
   case PTO__RT_GONE_UNKNOWN: break;
   }
-  return kind == PTO__RT_OBJ_WORKER   ? "not an open worker (closed long ago, or never opened)"
-         : kind == PTO__RT_OBJ_HANDLE ? "not a live handle (stale, or never registered)"
-                                      : "not a live device tensor (stale, or never allocated)";
+  return unknown[kind];
 }
 
 /* ---- u64 map ------------------------------------------------------------------------- */

@@ -35,15 +35,27 @@ static pto_status fail(pto_status_code code, const char *fmt, ...) {
   return s;
 }
 
-/* The worker a token names, or a status saying why there is none. */
-static pto_status get_worker(const pto_worker *wt, const char *fn, pto__rt_worker **out) {
+/* The worker whose launch this thread is running: its dispatching thread during a launch, its
+ * core threads and its dispatcher thread always. A close from there cannot wait for the launch. */
+_Thread_local const pto__rt_worker *pto__rt_tls_worker;
+
+/* The worker a token names, pinned until leave(pin): a close on another thread waits until this
+ * call has returned. Or a status saying why there is none (nothing pinned). */
+static pto_status enter(const pto_worker *wt, const char *fn, pto__rt_worker **out,
+                        uint32_t *out_pin) {
   pto__rt_gone gone;
-  *out = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, &gone);
+  *out = pto__rt_obj_pin(wt, PTO__RT_OBJ_WORKER, &gone, out_pin);
   /* Submitted launches end first: they stay ordered before whatever this call does. */
   pto__rt_async_drain(*out);
   if (*out) return PTO_OK;
   return fail(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
               pto__rt_gone_text(gone, PTO__RT_OBJ_WORKER));
+}
+
+/* Ends a call that entered the worker; passes its status through. */
+static pto_status leave(uint32_t pin, pto_status s) {
+  pto__rt_obj_unpin(pin);
+  return s;
 }
 
 static pto_status not_in_launch(const pto__rt_worker *w, const char *fn) {
@@ -178,10 +190,14 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
 
 void pto_worker_close(pto_worker *wt) {
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
-  /* Closed already (idempotent), or called from inside a launch (not allowed: ignored). */
-  if (!w) return;
-  pto__rt_async_drain(w); /* before reading in_launch, which the dispatcher writes */
-  if (__atomic_load_n(&w->in_launch, __ATOMIC_ACQUIRE)) return;
+  if (!w) return; /* closed already (idempotent) */
+  /* From inside one of its launches (a kernel, the orchestration, the dispatcher thread): it
+   * cannot wait for that launch to end, and is ignored, as documented. */
+  if (pto__rt_tls_worker == w) return;
+  /* Every call of another thread inside the worker (a launch, a copy, ...) ends first, and later
+   * ones fail: "the worker is closed". Of two threads closing at once, one retires the token and
+   * destroys; the other returns at once. */
+  if (!pto__rt_obj_retire_wait(wt, PTO__RT_GONE_CLOSED)) return;
   pto__rt_async_stop(w);
   destroy_worker(w);
 }
@@ -197,11 +213,16 @@ int pto_worker_core_type(const pto_worker *wt, int core) {
   return w->pool.cores[core].type;
 }
 
-pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *out_info) {
-  pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_memory_info", &w));
+static pto_status worker_memory_info_in(pto__rt_worker *w, pto_device_memory_info *out_info) {
   pto__rt_devmem_info(&w->mem, out_info);
   return PTO_OK;
+}
+
+pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *out_info) {
+  pto__rt_worker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_worker_memory_info", &w, &pin));
+  return leave(pin, worker_memory_info_in(w, out_info));
 }
 
 /* ---- device tensors ---------------------------------------------------------------------- */
@@ -210,7 +231,7 @@ pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *
 static pto__rt_dtensor *new_dtensor(pto__rt_worker *w, uint64_t addr, uint64_t nbytes, int ndim,
                                     const int64_t *shape, pto_dtype dt) {
   pto__rt_dtensor *d = pto_calloc(1, sizeof *d);
-  if (d) d->token = pto__rt_obj_add(PTO__RT_OBJ_TENSOR, d);
+  if (d) d->token = pto__rt_obj_add_owned(PTO__RT_OBJ_TENSOR, d, w->token);
   if (!d || !d->token) {
     free(d);
     return NULL;
@@ -246,7 +267,9 @@ pto_status pto__rt_worker_wrap(pto_worker *wt, uint64_t addr, int rank, const in
   static const char fn[] = "pto__rt_worker_wrap";
   *out_tensor = NULL;
   pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  pto__rt_obj_unpin(pin); /* the chip's own thread: its worker is not closed meanwhile */
   uint64_t nbytes = pto_dtype_size(dt);
   for (int d = 0; d < rank; d++) nbytes *= (uint64_t)shape[d];
   int in1 = addr - w->mem.ext_base < w->mem.ext_size &&
@@ -266,13 +289,10 @@ pto_status pto__rt_worker_wrap(pto_worker *wt, uint64_t addr, int rank, const in
   return PTO_OK;
 }
 
-pto_status pto_worker_alloc_tensor(pto_worker *wt, int ndim, const int64_t *shape, pto_dtype dt,
-                                   const void *init, pto_device_tensor **out_tensor) {
+static pto_status worker_alloc_tensor_in(pto__rt_worker *w, int ndim, const int64_t *shape,
+                                         pto_dtype dt, const void *init,
+                                         pto_device_tensor **out_tensor) {
   static const char fn[] = "pto_worker_alloc_tensor";
-  if (!out_tensor) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_tensor is NULL", fn);
-  *out_tensor = NULL;
-  pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
   if (ndim < 1 || ndim > PTO_MAX_RANK)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: rank %d is out of range (1 to %d)", fn, ndim,
@@ -305,10 +325,19 @@ pto_status pto_worker_alloc_tensor(pto_worker *wt, int ndim, const int64_t *shap
   return PTO_OK;
 }
 
-pto_status pto_worker_free_tensor(pto_worker *wt, pto_device_tensor *t) {
-  static const char fn[] = "pto_worker_free_tensor";
+pto_status pto_worker_alloc_tensor(pto_worker *wt, int ndim, const int64_t *shape, pto_dtype dt,
+                                   const void *init, pto_device_tensor **out_tensor) {
+  static const char fn[] = "pto_worker_alloc_tensor";
+  if (!out_tensor) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_tensor is NULL", fn);
+  *out_tensor = NULL;
   pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  return leave(pin, worker_alloc_tensor_in(w, ndim, shape, dt, init, out_tensor));
+}
+
+static pto_status worker_free_tensor_in(pto__rt_worker *w, pto_device_tensor *t) {
+  static const char fn[] = "pto_worker_free_tensor";
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
   pto__rt_gone gone;
   pto__rt_dtensor *d = pto__rt_obj_get(t, PTO__RT_OBJ_TENSOR, &gone);
@@ -331,6 +360,14 @@ pto_status pto_worker_free_tensor(pto_worker *wt, pto_device_tensor *t) {
   pto__rt_obj_remove(d->token, PTO__RT_GONE_FREED);
   free(d);
   return PTO_OK;
+}
+
+pto_status pto_worker_free_tensor(pto_worker *wt, pto_device_tensor *t) {
+  static const char fn[] = "pto_worker_free_tensor";
+  pto__rt_worker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  return leave(pin, worker_free_tensor_in(w, t));
 }
 
 pto_status pto_device_tensor_describe(const pto_device_tensor *t,
@@ -385,20 +422,31 @@ static pto_status check_copy(pto__rt_worker *w, const char *fn, uint64_t dev_ptr
   return PTO_OK;
 }
 
-pto_status pto_worker_copy_to(pto_worker *wt, uint64_t dev_ptr, const void *host, size_t n) {
-  pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_copy_to", &w));
+static pto_status worker_copy_to_in(pto__rt_worker *w, uint64_t dev_ptr, const void *host,
+                                    size_t n) {
   PTO_RETURN_IF_ERROR(check_copy(w, "pto_worker_copy_to", dev_ptr, host, n));
   if (n) memcpy(pto__rt_devmem_host(&w->mem, dev_ptr), host, n);
   return PTO_OK;
 }
 
-pto_status pto_worker_copy_from(pto_worker *wt, void *host, uint64_t dev_ptr, size_t n) {
+pto_status pto_worker_copy_to(pto_worker *wt, uint64_t dev_ptr, const void *host, size_t n) {
   pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_copy_from", &w));
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_worker_copy_to", &w, &pin));
+  return leave(pin, worker_copy_to_in(w, dev_ptr, host, n));
+}
+
+static pto_status worker_copy_from_in(pto__rt_worker *w, void *host, uint64_t dev_ptr, size_t n) {
   PTO_RETURN_IF_ERROR(check_copy(w, "pto_worker_copy_from", dev_ptr, host, n));
   if (n) memcpy(host, pto__rt_devmem_host(&w->mem, dev_ptr), n);
   return PTO_OK;
+}
+
+pto_status pto_worker_copy_from(pto_worker *wt, void *host, uint64_t dev_ptr, size_t n) {
+  pto__rt_worker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_worker_copy_from", &w, &pin));
+  return leave(pin, worker_copy_from_in(w, host, dev_ptr, n));
 }
 
 /* ---- registration ------------------------------------------------------------------------ */
@@ -482,18 +530,15 @@ static void release_callable(pto__rt_worker *w, pto__rt_callable *c) {
   free(c);
 }
 
-pto_status pto_worker_register(pto_worker *wt, const pto_program *p, pto_handle **out_handle) {
+static pto_status worker_register_in(pto__rt_worker *w, const pto_program *p,
+                                     pto_handle **out_handle) {
   static const char fn[] = "pto_worker_register";
-  if (!out_handle) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_handle is NULL", fn);
-  *out_handle = NULL;
-  pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
   if (!p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
   pto__rt_callable *c;
   PTO_RETURN_IF_ERROR(get_callable(w, p, fn, &c));
   pto__rt_handle *h = pto_calloc(1, sizeof *h);
-  if (h) h->token = pto__rt_obj_add(PTO__RT_OBJ_HANDLE, h);
+  if (h) h->token = pto__rt_obj_add_owned(PTO__RT_OBJ_HANDLE, h, w->token);
   if (!h || !h->token) {
     free(h);
     if (!c->nhandles && !c->implicit) release_callable(w, c);
@@ -509,15 +554,30 @@ pto_status pto_worker_register(pto_worker *wt, const pto_program *p, pto_handle 
   return PTO_OK;
 }
 
+pto_status pto_worker_register(pto_worker *wt, const pto_program *p, pto_handle **out_handle) {
+  static const char fn[] = "pto_worker_register";
+  if (!out_handle) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_handle is NULL", fn);
+  *out_handle = NULL;
+  pto__rt_worker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  return leave(pin, worker_register_in(w, p, out_handle));
+}
+
 int64_t pto_handle_callable_id(const pto_handle *ht) {
   const pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, NULL);
   return h ? h->callable->id : -1;
 }
 
 void pto_handle_unregister(pto_handle *ht) {
-  pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, NULL);
-  if (h) pto__rt_async_drain(h->w);
-  if (!h || __atomic_load_n(&h->w->in_launch, __ATOMIC_ACQUIRE)) return;
+  uint32_t pin;
+  pto__rt_handle *h = pto__rt_obj_pin(ht, PTO__RT_OBJ_HANDLE, NULL, &pin);
+  if (!h) return;
+  pto__rt_async_drain(h->w);
+  if (__atomic_load_n(&h->w->in_launch, __ATOMIC_ACQUIRE)) {
+    pto__rt_obj_unpin(pin);
+    return;
+  }
   pto__rt_worker *w = h->w;
   pto__rt_callable *c = h->callable;
   if (h->prev)
@@ -528,6 +588,7 @@ void pto_handle_unregister(pto_handle *ht) {
   pto__rt_obj_remove(h->token, PTO__RT_GONE_UNREGISTERED);
   free(h);
   if (--c->nhandles == 0 && !c->implicit) release_callable(w, c);
+  pto__rt_obj_unpin(pin);
 }
 
 /* ---- launches ---------------------------------------------------------------------------- */
@@ -558,9 +619,12 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
                 "launch at a time and its API is one thread per worker (open a worker per "
                 "thread, or serialize the calls)",
                 entry);
+  const pto__rt_worker *tls_was = pto__rt_tls_worker;
+  pto__rt_tls_worker = w;
   uint64_t t0 = pto__rt_now_ns();
   pto_status s = pto__rt_validate_args(w, sig, args, nargs);
   if (s) {
+    pto__rt_tls_worker = tls_was;
     __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
     return pto_status_annotate(s, "launch of '%s'", entry);
   }
@@ -571,6 +635,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   s = pto__rt_bind_args(w, sig, args, &b);
   if (s) {
     pto__rt_pool_idle(&w->pool);
+    pto__rt_tls_worker = tls_was;
     __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
     return pto_status_annotate(s, "launch of '%s'", entry);
   }
@@ -632,6 +697,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   if (w->strace && w->task_log.valid) pto__rt_emit_stask(r, &w->task_log);
   /* Released only now: the launch record above is the worker's too, and the next launch (maybe
    * on another thread) must see it complete. */
+  pto__rt_tls_worker = tls_was;
   __atomic_store_n(&w->in_launch, 0, __ATOMIC_RELEASE);
   if (s) return pto_status_annotate(s, "launch of '%s'", entry);
   return PTO_OK;
@@ -639,12 +705,13 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
 
 pto_status pto_handle_call(pto_handle *ht, const pto_arg *args, size_t nargs) {
   pto__rt_gone gone;
-  pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, &gone);
+  uint32_t pin;
+  pto__rt_handle *h = pto__rt_obj_pin(ht, PTO__RT_OBJ_HANDLE, &gone, &pin);
   if (!h)
     return fail(PTO_STATUS_FAILED_PRECONDITION, "pto_handle_call: %s",
                 pto__rt_gone_text(gone, PTO__RT_OBJ_HANDLE));
   pto__rt_async_drain(h->w);
-  return launch(h->w, h->callable, args, nargs);
+  return leave(pin, launch(h->w, h->callable, args, nargs));
 }
 
 pto_status pto__rt_launch_callable(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *args,
@@ -658,20 +725,19 @@ pto_status pto_handle_submit(pto_handle *ht, const pto_arg *args, size_t nargs,
     return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_handle_submit: out_completion is NULL");
   *out_completion = NULL;
   pto__rt_gone gone;
-  pto__rt_handle *h = pto__rt_obj_get(ht, PTO__RT_OBJ_HANDLE, &gone);
+  uint32_t pin;
+  pto__rt_handle *h = pto__rt_obj_pin(ht, PTO__RT_OBJ_HANDLE, &gone, &pin);
   if (!h)
     return fail(PTO_STATUS_FAILED_PRECONDITION, "pto_handle_submit: %s",
                 pto__rt_gone_text(gone, PTO__RT_OBJ_HANDLE));
   if (!h->w->async && h->w->in_launch)
-    return not_in_launch(h->w, "pto_handle_submit");
-  return pto__rt_async_submit(h->w, h->callable, args, nargs, out_completion);
+    return leave(pin, not_in_launch(h->w, "pto_handle_submit"));
+  return leave(pin, pto__rt_async_submit(h->w, h->callable, args, nargs, out_completion));
 }
 
-pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *args,
-                          size_t nargs) {
+static pto_status worker_run_in(pto__rt_worker *w, const pto_program *p, const pto_arg *args,
+                                size_t nargs) {
   static const char fn[] = "pto_worker_run";
-  pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
   if (!p) return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
   if (__atomic_load_n(&w->in_launch, __ATOMIC_ACQUIRE)) return not_in_launch(w, fn);
   pto__rt_callable *c;
@@ -680,28 +746,46 @@ pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *a
   return launch(w, c, args, nargs);
 }
 
-pto_status pto_worker_last_launch(const pto_worker *wt, pto_launch_record *out_record) {
+pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *args,
+                          size_t nargs) {
+  static const char fn[] = "pto_worker_run";
   pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, "pto_worker_last_launch", &w));
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  return leave(pin, worker_run_in(w, p, args, nargs));
+}
+
+static pto_status worker_last_launch_in(pto__rt_worker *w, pto_launch_record *out_record) {
   if (!w->have_last)
     return fail(PTO_STATUS_NOT_FOUND, "pto_worker_last_launch: no launch has run on this worker");
   *out_record = w->last;
   return PTO_OK;
 }
 
-pto_status pto_worker_set_record_tasks(pto_worker *wt, bool on) {
-  static const char fn[] = "pto_worker_set_record_tasks";
+pto_status pto_worker_last_launch(const pto_worker *wt, pto_launch_record *out_record) {
   pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_worker_last_launch", &w, &pin));
+  return leave(pin, worker_last_launch_in(w, out_record));
+}
+
+static pto_status worker_set_record_tasks_in(pto__rt_worker *w, bool on) {
+  static const char fn[] = "pto_worker_set_record_tasks";
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));
   w->record_tasks = on;
   return PTO_OK;
 }
 
-pto_status pto_worker_set_dump_args(pto_worker *wt, int level, const char *dir) {
-  static const char fn[] = "pto_worker_set_dump_args";
+pto_status pto_worker_set_record_tasks(pto_worker *wt, bool on) {
+  static const char fn[] = "pto_worker_set_record_tasks";
   pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  return leave(pin, worker_set_record_tasks_in(w, on));
+}
+
+static pto_status worker_set_dump_args_in(pto__rt_worker *w, int level, const char *dir) {
+  static const char fn[] = "pto_worker_set_dump_args";
   if (level < 0 || level > 3)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d (0 off, 1 marked, 2 hybrid, 3 full)",
                 fn, level);
@@ -716,15 +800,17 @@ pto_status pto_worker_set_dump_args(pto_worker *wt, int level, const char *dir) 
   return PTO_OK;
 }
 
-pto_status pto_worker_last_launch_tasks(const pto_worker *wt, const pto_task_record **out_tasks,
-                                        size_t *out_ntasks) {
-  static const char fn[] = "pto_worker_last_launch_tasks";
-  if (!out_tasks || !out_ntasks)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_tasks or out_ntasks is NULL", fn);
-  *out_tasks = NULL;
-  *out_ntasks = 0;
+pto_status pto_worker_set_dump_args(pto_worker *wt, int level, const char *dir) {
+  static const char fn[] = "pto_worker_set_dump_args";
   pto__rt_worker *w;
-  PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  return leave(pin, worker_set_dump_args_in(w, level, dir));
+}
+
+static pto_status worker_last_launch_tasks_in(pto__rt_worker *w, const pto_task_record **out_tasks,
+                                              size_t *out_ntasks) {
+  static const char fn[] = "pto_worker_last_launch_tasks";
   if (!w->have_last) return fail(PTO_STATUS_NOT_FOUND, "%s: no launch has run on this worker", fn);
   const pto__rt_task_log *log = &w->task_log;
   if (log->err)
@@ -737,4 +823,17 @@ pto_status pto_worker_last_launch_tasks(const pto_worker *wt, const pto_task_rec
   *out_tasks = log->tasks;
   *out_ntasks = log->ntasks;
   return PTO_OK;
+}
+
+pto_status pto_worker_last_launch_tasks(const pto_worker *wt, const pto_task_record **out_tasks,
+                                        size_t *out_ntasks) {
+  static const char fn[] = "pto_worker_last_launch_tasks";
+  if (!out_tasks || !out_ntasks)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_tasks or out_ntasks is NULL", fn);
+  *out_tasks = NULL;
+  *out_ntasks = 0;
+  pto__rt_worker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  return leave(pin, worker_last_launch_tasks_in(w, out_tasks, out_ntasks));
 }

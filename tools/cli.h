@@ -119,6 +119,8 @@ int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, c
 void cli_note_mpi_launch(const char *cmd, const char *transport);
 
 /* --timeline, --timeline-svg FILE, --timeline-width N (timeline.c). */
+/* --timeline-width accepts 30 to this many columns. */
+#define CLI_TIMELINE_MAX_WIDTH 10000
 typedef struct cli_timeline {
   int text;        /* --timeline */
   const char *svg; /* --timeline-svg */

@@ -457,7 +457,7 @@ const pto_cmd cli_cmd_run = {
     "  --timeline          draw the launch's tasks in the terminal: one row per core, busy %\n"
     "                      per core, the critical path marked (width: the terminal's)\n"
     "  --timeline-svg FILE the same picture as an SVG file\n"
-    "  --timeline-width N  columns of the --timeline rows (default: the terminal's width)\n"
+    "  --timeline-width N  columns of the --timeline rows, 30 to 10000 (default: the terminal's)\n"
     "  --swimlane FILE     record every task of the launch (core, kernel, dependencies, ready,\n"
     "                      start and end times) and write them with the launch's spans to FILE\n"
     "                      as Chrome trace-event JSON: open it in Perfetto or chrome://tracing\n"

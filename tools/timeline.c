@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pto/base.h"
 #include "pto/bench.h"
 
 int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char **argv, int *i) {
@@ -21,8 +22,19 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
     t->svg = val;
     return 1;
   }
-  if (!strcmp(arg, "--timeline-width") || !strncmp(arg, "--timeline-width=", 17))
-    return cli_int_option(cmd, "--timeline-width", 30, argc, argv, i, &t->width);
+  if (!strcmp(arg, "--timeline-width") || !strncmp(arg, "--timeline-width=", 17)) {
+    const char *val = arg[16] == '=' ? arg + 17 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!val) return cli_usage_error(cmd, "--timeline-width needs a number"), -1;
+    int64_t v;
+    pto_status s = pto_parse_int_setting("--timeline-width", val, 30, CLI_TIMELINE_MAX_WIDTH, &v);
+    if (s) {
+      cli_usage_error(cmd, "%s", pto_status_message(s));
+      pto_status_free(s);
+      return -1;
+    }
+    t->width = (int)v;
+    return 1;
+  }
   return 0;
 }
 

@@ -144,6 +144,22 @@ PTO_API pto_status pto_file_mkdirs(const char *path, mode_t mode);
  * install include dir. */
 PTO_API void pto_file_include_dir(const char *beside_lib, char *out, size_t n);
 
+/* ---- settings -------------------------------------------------------------------------- */
+
+/* text, the value of setting name (an environment variable, or a command-line option), as a
+ * decimal integer from min to max: digits only, with a leading '-' where min < 0 (no blanks,
+ * '+', hex, suffix, exponent or fraction). Otherwise INVALID_ARGUMENT naming the setting, the
+ * text and the range: "PTO_DIST_TIMEOUT_MS is 'abc': expected an integer from 1 to 86400000". */
+PTO_API pto_status pto_parse_int_setting(const char *name, const char *text, int64_t min,
+                                         int64_t max, int64_t *out);
+/* The integer environment variable name, as pto_parse_int_setting; dflt when unset or empty. */
+PTO_API pto_status pto_env_int(const char *name, int64_t min, int64_t max, int64_t dflt,
+                               int64_t *out);
+/* The environment variable name, which must be one of choices[0..nchoices): *out is its index;
+ * dflt when unset or empty. Otherwise INVALID_ARGUMENT naming the variable and every choice. */
+PTO_API pto_status pto_env_choice(const char *name, const char *const *choices, int nchoices,
+                                  int dflt, int *out);
+
 /* ---- hashes ---------------------------------------------------------------------------- */
 
 /* Lowercase hex of len bytes into out (2 * len + 1 bytes). */

@@ -9,8 +9,13 @@
  * `call ... device=d` is queued to chip d, ordered after the earlier calls on other chips that
  * touch the same bytes, and after every earlier call on chip d.
  *
- * One thread per worker (like pto_worker). Call pto_dist_worker_open before the process starts
- * other threads: a process that forks while other threads hold locks can deadlock its children.
+ * One thread per worker (like pto_worker): a call while another thread's call is inside the
+ * worker is refused. The exception is pto_dist_worker_close, which waits for the other thread's
+ * call to return, then closes. pto_dist_worker and pto_dist_tensor values are tokens, not
+ * pointers: a stale one (a freed tensor, a closed worker) is reported as an error by every call,
+ * never dereferenced, even once its memory was reused. Call pto_dist_worker_open before the
+ * process starts other threads: a process that forks while other threads hold locks can deadlock
+ * its children.
  *
  * Transport "mpi" (a build with -DPTO_MPI=ON; launched with mpirun, one MPI rank per device):
  * every rank calls pto_dist_worker_open with the same configuration. Rank 0 gets the worker that
@@ -67,7 +72,8 @@ PTO_API const char *pto_dist_transports(void);
 
 /* Prepares: maps the shared heap, forks the chips, waits until each has opened its worker. */
 PTO_API pto_status pto_dist_worker_open(const pto_dist_config *cfg, pto_dist_worker **out_worker);
-/* Stops the chips (waits for them), frees every tensor. Idempotent on NULL. */
+/* Stops the chips (waits for them), frees every tensor. Idempotent (NULL, or a closed worker, is
+ * a no-op). A run or copy of another thread in progress on the worker ends first. */
 PTO_API void pto_dist_worker_close(pto_dist_worker *w);
 PTO_API int pto_dist_worker_device_count(const pto_dist_worker *w);
 /* 1 where this process runs host programs: always on one host; MPI rank 0 under MPI. */

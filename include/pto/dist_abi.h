@@ -26,6 +26,10 @@ struct pto_kernel_tensor;
 
 #define PTO_DIST_ABI_VERSION 1
 
+/* dist.wait's deadline, $PTO_DIST_TIMEOUT_MS, accepts 1 ms to a day (the L3 runtime and the
+ * interpreter alike); another value is an error naming the variable and this range. */
+#define PTO_DIST_TIMEOUT_MS_MAX 86400000
+
 enum { PTO_DIST_NOTIFY_SET = 0, PTO_DIST_NOTIFY_ADD = 1 };   /* dist.notify op=set|atomic_add */
 enum { PTO_DIST_WAIT_EQ = 0, PTO_DIST_WAIT_GE = 1 };         /* dist.wait cmp=eq|ge */
 enum {                                                         /* dist.allreduce/... op= */

@@ -494,7 +494,9 @@ PTO_API pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func 
 PTO_API pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *func,
                                   pto_ir_interp_arg *args, int nargs, int nranks,
                                   int64_t wait_timeout_ms);
-/* The deadline pto_ir_interp_run_host uses for wait_timeout_ms (resolving <= 0 as it does). */
+/* The deadline pto_ir_interp_run_host uses for wait_timeout_ms (resolving <= 0 as it does); -1
+ * when $PTO_DIST_TIMEOUT_MS is not an integer from 1 to PTO_DIST_TIMEOUT_MS_MAX (the run then
+ * fails, naming the variable and the range). */
 PTO_API int64_t pto_ir_interp_dist_timeout_ms(int64_t wait_timeout_ms);
 
 #ifdef __cplusplus

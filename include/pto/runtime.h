@@ -15,11 +15,14 @@
  * far ahead of the cores waits (max_inflight_tasks), as does a tensor.create that finds no
  * memory while running tasks can still give some back.
  *
- * Lifetime: pto_worker, pto_handle and pto_device_tensor values are tokens, not pointers. Closing
- * a worker frees every handle and device tensor it made; a token that outlived its object (after
- * close, unregister or free) is reported as a clear error by every call, never dereferenced.
- * pto_worker_close is idempotent. A worker and its handles and tensors are used by one thread at
- * a time (the core threads are internal); different workers are independent.
+ * Lifetime: pto_worker, pto_handle, pto_device_tensor and pto_completion values are tokens, not
+ * pointers. Closing a worker frees every handle and device tensor it made; a token that outlived
+ * its object (after close, unregister, free or wait) is reported as a clear error by every call,
+ * never dereferenced. pto_worker_close is idempotent. A worker and its handles and tensors are
+ * used by one thread at a time (the core threads are internal); different workers are
+ * independent. The one exception is close: called while another thread is inside a call on the
+ * worker (a launch, a copy), it waits for that call to return, then closes; calls that start
+ * after the close began fail ("the worker is closed").
  *
  * Every launch records spans (pto_worker_last_launch); with PTO_LOG_LEVEL=timing in the
  * environment when the worker opens, each span is also written to stderr as one line
@@ -191,7 +194,9 @@ static inline pto_arg pto_arg_f64(double v) {
 /* Opens a worker: reserves its device memory, starts its core threads. cfg may be NULL. */
 PTO_API pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker);
 /* Stops the core threads and frees every handle, callable and device tensor of the worker.
- * Idempotent: closing a closed worker does nothing. Must not be called during a launch. */
+ * Idempotent: closing a closed worker does nothing. Another thread's call in progress on the
+ * worker (a launch, a copy) is waited for first. Called from inside one of the worker's own
+ * launches (a kernel, the orchestration), it cannot wait for that launch and does nothing. */
 PTO_API void pto_worker_close(pto_worker *w);
 /* Core threads of an open worker, or -1. */
 PTO_API int pto_worker_core_count(const pto_worker *w);
@@ -283,11 +288,15 @@ PTO_API pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t na
 typedef struct pto_completion pto_completion;
 PTO_API pto_status pto_handle_submit(pto_handle *h, const pto_arg *args, size_t nargs,
                              pto_completion **out_completion);
-/* 1 when the launch has ended (wait will not block), 0 while it is queued or running. */
+/* A completion is a generation-checked token: once consumed, every later use of it is recognised
+ * as stale (never a use of freed memory). */
+/* 1 when the launch has ended (wait will not block), 0 while it is queued or running, -1 for a
+ * completion that was consumed already (or never submitted). */
 PTO_API int pto_completion_poll(pto_completion *c);
-/* Waits for the launch to end, frees c and returns the launch's status (the caller's to free). */
+/* Waits for the launch to end, consumes c and returns the launch's status (the caller's to
+ * free); PTO_STATUS_FAILED_PRECONDITION, saying why, for a completion consumed already. */
 PTO_API pto_status pto_completion_wait(pto_completion *c);
-/* Gives c up: the launch still runs; its status is dropped. */
+/* Gives c up: the launch still runs; its status is dropped. A consumed c is ignored. */
 PTO_API void pto_completion_discard(pto_completion *c);
 
 /* Unregisters h (a stale handle is ignored). */

@@ -45,7 +45,13 @@ grep -v STASK "$T/run.log" >"$T/spans.log"
 run_pto 2 trace "$T/spans.log" --timeline && expect_out "no [STASK] task lines" &&
   expect_out "pto run --trace"
 run_pto 2 trace "$T/run.log" --timeline --inv 999 && expect_out "inv=999"
-run_pto 2 run "${CHAIN[@]}" --timeline-width 10 && expect_out "--timeline-width 10"
+run_pto 2 run "${CHAIN[@]}" --timeline-width 10 && expect_out "--timeline-width is '10'"
+# Bounded above too (issue #34 item 23: 2^31 grew the process until it was killed).
+run_pto 2 run "${CHAIN[@]}" --timeline --timeline-width 2147483648 &&
+  expect_out "--timeline-width is '2147483648': expected an integer from 30 to 10000"
+run_pto 2 run "${CHAIN[@]}" --timeline --timeline-width=10001 &&
+  expect_out "expected an integer from 30 to 10000"
+run_pto 0 run "${CHAIN[@]}" --timeline --timeline-width=10000 && expect_out "timeline:"
 run_pto 2 run "${CHAIN[@]}" --timeline-svg && expect_out "--timeline-svg needs a file name"
 run_pto 1 run "${CHAIN[@]}" --timeline-svg "$T/no/such/dir/x.svg" &&
   expect_out "--timeline-svg $T/no/such/dir/x.svg"

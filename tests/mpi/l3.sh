@@ -110,4 +110,20 @@ if [ "$MODE" = shared ]; then
   OUT=$(cat "$T/kill.log")
   expect_out "mpirun noticed that process rank" && expect_out "exited on signal 9 (Killed)"
 fi
+
+# Too little shared memory for the window arena (a container's 64 MB /dev/shm; here 32 MiB in a
+# mount namespace of its own, where the test may make one): every rank refuses before the
+# collective call, naming the rank, the room and the remedy, instead of one rank failing inside
+# MPI_Win_allocate_shared while the others wait there for ever (issue #34 item 12).
+if [ "$MODE" = shared ] && unshare -m true 2>/dev/null; then
+  small_shm() { mount -t tmpfs -o size=32m tmpfs /dev/shm && exec "$@"; }
+  export -f small_shm
+  run_status 1 unshare -m bash -c 'small_shm "$@"' _ env "${ENVS[@]}" timeout 120 "${MPIRUN[@]}" \
+    -np 2 "$PTO" run "$P" --devices 2 --dim M=64 --transport mpi &&
+    expect_out "MPI rank 0: the shared window arena needs" &&
+    expect_out "enlarge it (a container's --shm-size), or lower PTO_DIST_WINDOW_BYTES"
+  run_status 0 unshare -m bash -c 'small_shm "$@"' _ env "${ENVS[@]}" timeout 120 "${MPIRUN[@]}" \
+    -x PTO_DIST_WINDOW_BYTES=4194304 -np 2 "$PTO" run "$P" --devices 2 --dim M=64 --check \
+    --transport mpi && expect_out "over mpi (shared windows)"
+fi
 finish

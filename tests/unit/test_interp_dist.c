@@ -422,8 +422,16 @@ static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   t0 = now_s();
   check_error(run_host(p, &a, 1, 2, 0), "timed out after 150 ms", NULL);
   assert_true(now_s() - t0 < 3.0);
-  setenv("PTO_DIST_TIMEOUT_MS", "x", 1);
-  assert_int_equal(pto_ir_interp_dist_timeout_ms(0), PTO_IR_INTERP_DIST_TIMEOUT_MS);
+  /* A bad value is an error naming the variable and the range, not a silent default (issue #34
+   * item 23). */
+  static const char *const bad[] = {"x", "1e3", "4294967297", "-1", "0", "86400001"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("PTO_DIST_TIMEOUT_MS", bad[i], 1);
+    assert_int_equal(pto_ir_interp_dist_timeout_ms(0), -1);
+    check_error(run_host(p, &a, 1, 2, 0),
+                "PTO_DIST_TIMEOUT_MS is '", "': expected an integer from 1 to 86400000");
+  }
+  assert_int_equal(pto_ir_interp_dist_timeout_ms(77), 77); /* a parameter wins */
   unsetenv("PTO_DIST_TIMEOUT_MS");
   pto_ir_program_destroy(p);
 }

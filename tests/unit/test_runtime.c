@@ -622,6 +622,134 @@ static void test_second_concurrent_launch_is_refused(void **state) {
   pto_worker_close(w);
 }
 
+/* Threads of this process (/proc/self/status), -1 if unreadable. */
+static int thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int n = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "Threads:", 8)) n = atoi(line + 8);
+  if (f) fclose(f);
+  return n;
+}
+
+/* Yields until *flag is set or about 10 s have passed; returns whether it was set. */
+static int await_flag(atomic_int *flag, int want) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (atomic_load(flag) != want) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 10) return 0;
+    sched_yield();
+  }
+  return 1;
+}
+
+typedef struct closer {
+  pto_worker *w;
+  atomic_int done;
+} closer;
+
+static void *close_thread(void *arg) {
+  closer *c = arg;
+  pto_worker_close(c->w);
+  atomic_store(&c->done, 1);
+  return NULL;
+}
+
+/* Issue #34 item 10: a close on one thread while another thread's launch runs waits for the
+ * launch to end, then closes the worker for good: later calls fail "the worker is closed", and
+ * every core thread is gone (before, the close was silently ignored and the worker's threads and
+ * arena leaked; or it unmapped the arena under the launch). */
+static void test_close_waits_for_another_threads_launch(void **state) {
+  (void)state;
+  int threads0 = thread_count();
+  pto_worker *w = topen(2, 0, 0);
+  pto_program *p = wait_program();
+  pto_handle *h;
+  assert_pto_ok(pto_worker_register(w, p, &h));
+  atomic_store(&g_wait_started, 0);
+  atomic_store(&g_wait_release, 0);
+  launcher l = {h, PTO_OK};
+  pthread_t th, tc;
+  assert_int_equal(pthread_create(&th, NULL, launch_thread, &l), 0);
+  assert_true(await_flag(&g_wait_started, 1));
+  closer c = {w, 0};
+  assert_int_equal(pthread_create(&tc, NULL, close_thread, &c), 0);
+  /* The close has retired the worker's token once new calls see it closed... */
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (pto_worker_core_count(w) != -1) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    assert_true(t.tv_sec - t0.tv_sec <= 10); /* else the close was ignored */
+    sched_yield();
+  }
+  /* ...but it cannot have returned: the launch still runs. */
+  assert_int_equal(atomic_load(&c.done), 0);
+  int64_t shape[1] = {4};
+  pto_device_tensor *t2 = NULL;
+  assert_status_contains(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t2),
+                         "the worker is closed");
+  assert_status_contains(pto_handle_call(h, NULL, 0), "pto_handle_call");
+  atomic_store(&g_wait_release, 1);
+  pthread_join(th, NULL);
+  pthread_join(tc, NULL);
+  assert_pto_ok(l.s); /* the launch that was running finished whole */
+  assert_int_equal(atomic_load(&c.done), 1);
+  assert_status_contains(pto_handle_call(h, NULL, 0), "its worker was closed");
+  pto_worker_close(w); /* again: a no-op */
+  if (threads0 > 0) assert_int_equal(thread_count(), threads0);
+  pto_program_release(p);
+}
+
+/* Launches and closes from several threads at once: every call returns (ok, refused or "closed"),
+ * nothing crashes, and no thread of the worker outlives the close. */
+static void *hammer_close_thread(void *arg) {
+  launcher *l = arg;
+  for (int i = 0; i < 200; i++) {
+    scale_io io;
+    scale_io_init(&io, 8);
+    pto_status s = pto_handle_call(l->h, io.args, 4);
+    if (!s) continue;
+    int closed = strstr(pto_status_message(s), "closed") != NULL;
+    if (!closed && !strstr(pto_status_message(s), "one thread per worker")) {
+      l->s = s;
+      return NULL;
+    }
+    pto_status_free(s);
+    if (closed) break;
+  }
+  return NULL;
+}
+
+static void test_close_racing_launches_never_crashes_or_leaks(void **state) {
+  (void)state;
+  int threads0 = thread_count();
+  pto_program *p = scale_program();
+  for (int round = 0; round < 4; round++) {
+    pto_worker *w = topen(2, 0, 0);
+    pto_handle *h;
+    assert_pto_ok(pto_worker_register(w, p, &h));
+    enum { N = 3 };
+    pthread_t th[N], tc;
+    launcher l[N];
+    for (int i = 0; i < N; i++) {
+      l[i] = (launcher){h, PTO_OK};
+      assert_int_equal(pthread_create(&th[i], NULL, hammer_close_thread, &l[i]), 0);
+    }
+    closer c = {w, 0};
+    assert_int_equal(pthread_create(&tc, NULL, close_thread, &c), 0);
+    pthread_join(tc, NULL);
+    for (int i = 0; i < N; i++) {
+      pthread_join(th[i], NULL);
+      assert_pto_ok(l[i].s);
+    }
+    assert_int_equal(pto_worker_core_count(w), -1);
+  }
+  if (threads0 > 0) assert_int_equal(thread_count(), threads0);
+  pto_program_release(p);
+}
+
 /* Many threads launching on one worker at once: each launch runs whole or is refused; nothing
  * crashes or interleaves. */
 static void *hammer_thread(void *arg) {
@@ -1146,6 +1274,8 @@ int main(void) {
       cmocka_unit_test(test_copy_calls_reject_address_zero_and_freed_tensors),
       cmocka_unit_test(test_second_concurrent_launch_is_refused),
       cmocka_unit_test(test_launches_from_many_threads_run_whole_or_are_refused),
+      cmocka_unit_test(test_close_waits_for_another_threads_launch),
+      cmocka_unit_test(test_close_racing_launches_never_crashes_or_leaks),
       cmocka_unit_test(test_dispatch_reports_static_shape_mismatch),
       cmocka_unit_test(test_device_tensors_stay_resident_across_calls),
       cmocka_unit_test(test_host_tensors_are_copied_by_direction),

@@ -132,6 +132,36 @@ static void test_poll_then_wait_and_discard(void **state) {
   pto_worker_close(r.w); /* waits for the discarded one */
 }
 
+/* Issue #34 item 20: a completion is a generation-checked token. A second wait, a poll after the
+ * wait, a wait after a discard and a second discard are recognised (never a use of the freed
+ * completion: ASan would report one), also once the memory was reused by later completions. */
+static void test_consumed_completion_is_refused(void **state) {
+  (void)state;
+  rig r;
+  rig_open(&r);
+  pto_arg a[3];
+  args_of(&r, 0, 1.0f, a);
+  pto_completion *c = NULL, *d = NULL;
+  assert_pto_ok(pto_handle_submit(r.h, a, 3, &c));
+  assert_pto_ok(pto_completion_wait(c));
+  assert_int_equal(pto_completion_poll(c), -1);
+  assert_status_contains(pto_completion_wait(c), "waited for already");
+  assert_pto_ok(pto_handle_submit(r.h, a, 3, &d));
+  pto_completion_discard(d);
+  pto_completion_discard(d); /* a no-op */
+  assert_int_equal(pto_completion_poll(d), -1);
+  assert_status_contains(pto_completion_wait(d), "discarded");
+  for (int i = 0; i < 8; i++) { /* reuse the freed memory: the stale tokens stay stale */
+    pto_completion *e = NULL;
+    assert_pto_ok(pto_handle_submit(r.h, a, 3, &e));
+    assert_ptr_not_equal(e, c);
+    assert_pto_ok(pto_completion_wait(e));
+  }
+  assert_status_contains(pto_completion_wait(c), "pto_completion_wait");
+  assert_status_contains(pto_completion_wait((pto_completion *)r.h), "not a completion");
+  pto_worker_close(r.w);
+}
+
 static void test_failed_launch_reports_through_its_completion(void **state) {
   (void)state;
   rig r;
@@ -176,6 +206,7 @@ int main(void) {
       cmocka_unit_test(test_submit_runs_launches_in_order),
       cmocka_unit_test(test_other_calls_wait_for_submitted_launches),
       cmocka_unit_test(test_poll_then_wait_and_discard),
+      cmocka_unit_test(test_consumed_completion_is_refused),
       cmocka_unit_test(test_failed_launch_reports_through_its_completion),
       cmocka_unit_test(test_close_with_launches_in_flight),
   };

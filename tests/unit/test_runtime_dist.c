@@ -4,6 +4,10 @@
  * The callees are real L2 programs compiled into work dirs; the host functions are written here
  * in C against pto/host_abi.h, as the compiler emits them. */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -523,6 +527,243 @@ static void test_killed_chip(void **state) {
   pto_dist_worker_close(w);
 }
 
+/* Issue #34 item 6: distributed-tensor and worker handles are generation-checked tokens. A freed
+ * tensor's handle stays stale once its memory is reused by later tensors (before, the pointer
+ * compared equal to a new tensor's: copy_from read the new tensor and free_tensor freed it), and
+ * closing a worker twice is a no-op (before, a use after free). */
+static void test_stale_handles_are_refused(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  int64_t shape[2] = {ROWS, COLS};
+  static float a[ROWS * COLS], b[ROWS * COLS];
+  fill(a, ROWS * COLS, 1.0f);
+  pto_dist_tensor *old = NULL;
+  assert_pto_ok(pto_dist_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, a, 0, &old));
+  assert_pto_ok(pto_dist_free_tensor(w, old));
+  pto_dist_tensor *fresh[8];
+  for (int i = 0; i < 8; i++) { /* reuse the freed memory */
+    assert_pto_ok(pto_dist_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, a, i % 2, &fresh[i]));
+    assert_ptr_not_equal(fresh[i], old);
+  }
+  assert_status_contains(pto_dist_copy_from(w, b, old, sizeof b), "the tensor was freed");
+  assert_status_contains(pto_dist_copy_to(w, old, b, sizeof b), "the tensor was freed");
+  assert_status_contains(pto_dist_free_tensor(w, old), "the tensor was freed");
+  for (int i = 0; i < 8; i++) { /* none of the live ones was touched or freed */
+    memset(b, 0, sizeof b);
+    assert_pto_ok(pto_dist_copy_from(w, b, fresh[i], sizeof b));
+    assert_memory_equal(a, b, sizeof b);
+  }
+  /* A token of another kind is recognised too. */
+  assert_status_contains(pto_dist_copy_from(w, b, (pto_dist_tensor *)w, sizeof b),
+                         "not a distributed tensor");
+  pto_dist_worker_close(w);
+  pto_dist_worker_close(w); /* again: a no-op */
+  assert_int_equal(pto_dist_worker_device_count(w), -1);
+  assert_int_equal(pto_dist_worker_chip_pid(w, 0), -1);
+  assert_status_contains(pto_dist_copy_from(w, b, fresh[0], sizeof b),
+                         "the distributed worker is closed");
+  pto_dist_worker *w2 = open_worker(2, NULL); /* a new worker: the old token stays stale */
+  assert_ptr_not_equal(w2, w);
+  assert_int_equal(pto_dist_worker_device_count(w), -1);
+  assert_status_contains(pto_dist_free_tensor(w2, fresh[0]), "its worker was closed");
+  pto_dist_worker_close(w2);
+}
+
+/* Issue #34 item 23: $PTO_DIST_TIMEOUT_MS is range-checked; a bad value fails the open, naming
+ * the variable and the range (before, "abc" was silently 5000, "1e3" 1 ms, 4294967297 1 ms). */
+static void test_bad_timeout_setting_is_an_error(void **state) {
+  (void)state;
+  static const char *const bad[] = {"abc", "1e3", "4294967297", "-1", "0", "86400001"};
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 1;
+  cfg.ncores_per_chip = 1;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("PTO_DIST_TIMEOUT_MS", bad[i], 1);
+    pto_dist_worker *w = (pto_dist_worker *)&cfg;
+    char want[128];
+    snprintf(want, sizeof want, "PTO_DIST_TIMEOUT_MS is '%s': expected an integer from 1 to 86400000",
+             bad[i]);
+    assert_status_contains(pto_dist_worker_open(&cfg, &w), want);
+    assert_null(w);
+  }
+  setenv("PTO_DIST_TIMEOUT_MS", "250", 1);
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  pto_dist_worker_close(w);
+  unsetenv("PTO_DIST_TIMEOUT_MS");
+  cfg.wait_timeout_ms = 86400001u;
+  assert_status_contains(pto_dist_worker_open(&cfg, &w), "wait_timeout_ms 86400001 is out of range");
+}
+
+/* Waits (at most 10 s) until released, then runs host_blocks: a run that stays in its host code. */
+static atomic_int g_host_started, g_host_release;
+static int32_t host_waiting(const pto_host_api *api, const pto_host_args *a) {
+  atomic_store(&g_host_started, 1);
+  for (int i = 0; i < 10000 && !atomic_load(&g_host_release); i++) usleep(1000);
+  return host_blocks(api, a);
+}
+
+/* Yields until *flag is want or about 10 s have passed; returns whether it got there. */
+static int await_flag(atomic_int *flag, int want) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (atomic_load(flag) != want) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 10) return 0;
+    sched_yield();
+  }
+  return 1;
+}
+
+typedef struct dist_runner {
+  pto_dist_worker *w;
+  pto_program *p;
+  pto_arg *args;
+  pto_status s;
+  atomic_int done;
+} dist_runner;
+
+static void *run_thread(void *arg) {
+  dist_runner *r = arg;
+  r->s = pto_dist_worker_run(r->w, r->p, r->args, 2);
+  atomic_store(&r->done, 1);
+  return NULL;
+}
+
+static void *close_thread(void *arg) {
+  dist_runner *r = arg;
+  pto_dist_worker_close(r->w);
+  atomic_store(&r->done, 1);
+  return NULL;
+}
+
+/* Issue #34 item 13: a close on one thread while another thread's run is inside the worker waits
+ * for the run to end (before, it unmapped the control region under the runner: SIGSEGV). A call
+ * of a third thread meanwhile is refused cleanly. */
+static void test_close_waits_for_another_threads_run(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_waiting, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 3.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  atomic_store(&g_host_started, 0);
+  atomic_store(&g_host_release, 0);
+  dist_runner run = {w, p, args, PTO_OK, 0}, cl = {w, NULL, NULL, PTO_OK, 0};
+  pthread_t tr, tc;
+  assert_int_equal(pthread_create(&tr, NULL, run_thread, &run), 0);
+  assert_true(await_flag(&g_host_started, 1));
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), "one thread at a time");
+  assert_int_equal(pthread_create(&tc, NULL, close_thread, &cl), 0);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (pto_dist_worker_device_count(w) != -1) { /* the close has begun: new calls see it */
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    assert_true(t.tv_sec - t0.tv_sec <= 10);
+    sched_yield();
+  }
+  assert_int_equal(atomic_load(&cl.done), 0); /* it waits for the run, which still runs */
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), "the distributed worker is closed");
+  atomic_store(&g_host_release, 1);
+  pthread_join(tr, NULL);
+  pthread_join(tc, NULL);
+  assert_pto_ok(run.s);
+  for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
+  pto_program_release(p);
+}
+
+/* Issue #34 item 11: chips follow the process that opened the worker, not the thread: a worker
+ * opened on a thread that has since exited still runs (before, the chips were forked with a
+ * parent-death signal of the opening thread, and all died with it). */
+static void *open_thread(void *arg) {
+  *(pto_dist_worker **)arg = open_worker(2, NULL);
+  return NULL;
+}
+
+static void test_chips_outlive_the_opening_thread(void **state) {
+  (void)state;
+#if defined(__SANITIZE_THREAD__)
+  skip(); /* TSan cannot follow a fork from a process with two threads: its chips would die */
+#endif
+  pto_dist_worker *w = NULL;
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, open_thread, &w), 0);
+  pthread_join(th, NULL);
+  assert_non_null(w);
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 2.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
+/* Issue #34 item 22: a dead chip is noticed by a process that ignores SIGCHLD (waitpid knows
+ * nothing then: the next run waited forever), and a stopped chip fails the run after the wait
+ * deadline instead of hanging it; close then ends it, through its pidfd, in bounded time. */
+static void test_dead_chip_noticed_with_sigchld_ignored(void **state) {
+  (void)state;
+  struct sigaction ign, old;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  assert_int_equal(sigaction(SIGCHLD, &ign, &old), 0);
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  int pid = pto_dist_worker_chip_pid(w, 1);
+  assert_true(pid > 0);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  char want[128];
+  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) exited", pid);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), "the distributed worker is unusable");
+  pto_dist_worker_close(w);
+  assert_int_equal(sigaction(SIGCHLD, &old, NULL), 0);
+  pto_program_release(p);
+}
+
+static void test_stopped_chip_fails_the_run_and_close_ends_it(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL); /* wait_timeout_ms 2000 */
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  int pid = pto_dist_worker_chip_pid(w, 1);
+  assert_true(pid > 0);
+  assert_int_equal(kill(pid, SIGSTOP), 0);
+  char want[160];
+  snprintf(want, sizeof want,
+           "chip rank 1 (device 1, pid %d) has not run for 2000 ms (stopped by a signal or a "
+           "debugger)",
+           pid);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
+  pto_dist_worker_close(w); /* kills the stopped chip and reaps it */
+  assert_int_equal(kill(pid, 0), -1);
+  pto_program_release(p);
+}
+
 /* Rank 0 gets one call, rank 1 two (a chain through a temporary): a fixed dispatch shape. */
 static int32_t host_uneven(const pto_host_api *api, const pto_host_args *a) {
   const int64_t shape[2] = {ROWS, COLS};
@@ -631,6 +872,12 @@ int main(void) {
       cmocka_unit_test(test_resident_and_stacked),
       cmocka_unit_test(test_modes),
       cmocka_unit_test(test_killed_chip),
+      cmocka_unit_test(test_stale_handles_are_refused),
+      cmocka_unit_test(test_chips_outlive_the_opening_thread),
+      cmocka_unit_test(test_dead_chip_noticed_with_sigchld_ignored),
+      cmocka_unit_test(test_stopped_chip_fails_the_run_and_close_ends_it),
+      cmocka_unit_test(test_bad_timeout_setting_is_an_error),
+      cmocka_unit_test(test_close_waits_for_another_threads_run),
       cmocka_unit_test(test_benchmark_views),
   };
   return cmocka_run_group_tests(tests, setup_all, teardown_all);
