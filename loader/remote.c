@@ -320,8 +320,6 @@ static pto_status parse_object(const uint8_t *buf, size_t len, const char *rkey,
   memcpy(o->origin, p + hn, 32);
   o->origin[32] = 0;
   p += hn + 33;
-  o->files = pto_calloc(MAX_FILES, sizeof *o->files);
-  if (!o->files) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   for (;;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl) return pto_status_make(PTO_STATUS_DATA_LOSS, "the entry is cut short");
@@ -333,9 +331,15 @@ static pto_status parse_object(const uint8_t *buf, size_t len, const char *rkey,
     size_t ln = (size_t)(nl - p);
     if (ln >= sizeof line || o->nfiles == MAX_FILES)
       return pto_status_make(PTO_STATUS_DATA_LOSS, "malformed file record");
+    if (o->nfiles % 16 == 0) { /* grown 16 records at a time */
+      object_file *grown = pto_realloc(o->files, (size_t)(o->nfiles + 16) * sizeof *o->files);
+      if (!grown) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+      o->files = grown;
+    }
     memcpy(line, p, ln);
     line[ln] = 0;
     object_file *f = &o->files[o->nfiles];
+    memset(f, 0, sizeof *f);
     unsigned long long size = 0;
     char fmt[32];
     snprintf(fmt, sizeof fmt, "file %%%ds %%llu", PATH_MAX - 1);
