@@ -65,6 +65,15 @@ for url in "$HTTP_URL" "$REDIS_URL"; do
   run_status 0 "$RTPTO" run "$T/host-$b-add" --dim M=70 --check && expect_out PASS
 done
 
+# The Python package of the runtime-only build compiles (from the remote) without a compiler.
+if [ -x /usr/bin/python3 ]; then
+  PTO_CACHE_DIR="$T/python" PTO_REMOTE_CACHE=$REDIS_URL PYTHONPATH="$RT/python" run_status 0 \
+    timeout 120 /usr/bin/python3 -c "import pto; p = pto.compile('$EX/add.ptir'); print('compiled', type(p).__name__)"
+  expect_out "compiled CompiledProgram"
+  OUT=$(PTO_CACHE_DIR="$T/python" "$RTPTO" cache stats --json)
+  expect_out '"remote_hits": 1'
+fi
+
 # A work dir compiled elsewhere runs as today, without any cache.
 run_status 0 env PTO_CACHE_DIR="$T/none" "$RTPTO" run "$T/ci-http-chain" --dim M=256 --in alpha=0.5 --check &&
   expect_out PASS
