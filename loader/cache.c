@@ -30,10 +30,10 @@
 #include <xxhash.h>
 
 #include "cache_internal.h"
-#include "remote_internal.h"
 #include "pto/arena.h"
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
+#include "remote_internal.h"
 
 /* Bump when the text below changes meaning: every old entry becomes a miss. */
 /* 3: orchestration division no longer traps on MIN / -1 and is built with -fwrapv. */
@@ -1149,7 +1149,8 @@ static pto_status disk_get(const disk_request *r, pto_program **out_program) {
     if (l == LOOKUP_HIT) {
       if (!counted_miss) pto__loader_count(root, PTO__COUNT_HITS, 1); /* a request counts once */
       if (stored) {
-        if (r->key_text) pto__loader_remote_store(root, entry, r->key, r->key_text); /* both levels */
+        if (r->key_text)
+          pto__loader_remote_store(root, entry, r->key, r->key_text); /* both levels */
         maybe_evict(root);
       }
       return PTO_OK;

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cache_internal.h"
-#include "remote_internal.h"
 #include "pto/manifest.h"
+#include "remote_internal.h"
 
 /* The compiler library, loaded once (g_compiler_once guards both). */
 static pthread_once_t g_compiler_once = PTHREAD_ONCE_INIT;

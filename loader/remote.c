@@ -29,10 +29,10 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <pthread.h>
-#include <sys/utsname.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cache_internal.h"
@@ -45,12 +45,12 @@
 #define MAX_FILES 4096
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_configured;    /* the environment was read */
-static int g_disabled;      /* a failure turned the remote off for this process */
-static char *g_override;    /* pto_cache_set_remote's URL (wins over the environment) */
-static char g_url[1024];    /* "" when there is no remote */
+static int g_configured; /* the environment was read */
+static int g_disabled;   /* a failure turned the remote off for this process */
+static char *g_override; /* pto_cache_set_remote's URL (wins over the environment) */
+static char g_url[1024]; /* "" when there is no remote */
 static pto__remote_backend g_backend;
-static int g_open;          /* g_backend is open */
+static int g_open; /* g_backend is open */
 static int g_failure_warned;
 
 /* ---- configuration -------------------------------------------------------------------- */
@@ -102,8 +102,8 @@ static int configure(void) {
 /* Called under g_lock: a failure of the remote turns it off for the rest of the process. */
 static void fail(const char *root, const char *what, pto_status s) {
   pto__loader_warn_once(&g_failure_warned,
-                        "remote cache %s: %s: %s; not using it for the rest of this process",
-                        g_url, what, pto_status_message(s));
+                        "remote cache %s: %s: %s; not using it for the rest of this process", g_url,
+                        what, pto_status_message(s));
   pto_status_free(s);
   pto__loader_count(root, PTO__COUNT_REMOTE_ERRORS, 1);
   g_disabled = 1;
@@ -187,9 +187,9 @@ static void hmac_hex(const uint8_t *key, size_t key_len, const uint8_t *data, si
 
 /* ---- the remote key --------------------------------------------------------------------- */
 
-static const char *const k_local_lines[] = {"toolchain.llvm=", "toolchain.cxx=", "toolchain.cc=",
-                                            "toolchain.compiler_library=", "toolchain.headers=",
-                                            "target.triple="};
+static const char *const k_local_lines[] = {
+    "toolchain.llvm=",    "toolchain.cxx=", "toolchain.cc=", "toolchain.compiler_library=",
+    "toolchain.headers=", "target.triple="};
 
 static int local_line(const char *line) {
   for (size_t i = 0; i < sizeof k_local_lines / sizeof *k_local_lines; i++)
@@ -607,9 +607,8 @@ pto_status pto_cache_remote_list(void (*fn)(void *ctx, const char *key, uint64_t
   pto_status s = PTO_OK;
   if (!configure()) {
     const char *url = g_override ? g_override : getenv("PTO_REMOTE_CACHE");
-    s = url && *url ? pto_status_make(PTO_STATUS_IO, "remote cache %s cannot be used (see the "
-                                                     "warning above)",
-                                      url)
+    s = url && *url ? pto_status_make(PTO_STATUS_IO,
+                                      "remote cache %s cannot be used (see the warning above)", url)
                     : pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                                       "no remote cache: set PTO_REMOTE_CACHE=URL or pass "
                                       "--remote-cache URL");

@@ -19,8 +19,7 @@ typedef struct pto__remote_backend {
   pto_status (*head)(void *impl, const char *key, int *out_exists);
   pto_status (*put)(void *impl, const char *key, const uint8_t *data, size_t len);
   /* Calls fn for each key it holds; NULL when the backend cannot list. */
-  pto_status (*list)(void *impl, void (*fn)(void *ctx, const char *key, uint64_t bytes),
-                     void *ctx);
+  pto_status (*list)(void *impl, void (*fn)(void *ctx, const char *key, uint64_t bytes), void *ctx);
   void (*close)(void *impl);
 } pto__remote_backend;
 
@@ -32,9 +31,10 @@ pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_b
 /* ---- the hooks of the binary cache (remote.c) ---------------------------------------------- */
 
 /* After a local miss of key (key_text: its text, pto_cache_key's): asks the remote for the
- * entry of the same remote key (remote.c says which lines of the text it leaves out). Returns 1 when a verified entry is now in place at
- * ROOT/<key[0:2]>/<key[2:]> (the caller loads it as a local entry), 0 when there is no remote,
- * it is disabled, it has no entry, or the entry was refused (warned and counted). Never fails. */
+ * entry of the same remote key (remote.c says which lines of the text it leaves out). Returns 1
+ * when a verified entry is now in place at ROOT/<key[0:2]>/<key[2:]> (the caller loads it as a
+ * local entry), 0 when there is no remote, it is disabled, it has no entry, or the entry was
+ * refused (warned and counted). Never fails. */
 int pto__loader_remote_fetch(const char *root, const char *key, const char *key_text);
 /* After an entry was stored locally (and loaded): stores it remotely too, signed when a key is
  * set. Best effort: a failure is warned once and disables the remote. */

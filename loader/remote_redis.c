@@ -80,8 +80,8 @@ static pto_status command(redis *r, redisReply **out, const char *what, const ch
     return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what,
                            r->c->err ? r->c->errstr : "no answer");
   if (rep->type == REDIS_REPLY_ERROR) {
-    pto_status s = pto_status_make(PTO_STATUS_IO, "%s: %s: %.*s", r->url, what, (int)rep->len,
-                                   rep->str);
+    pto_status s =
+        pto_status_make(PTO_STATUS_IO, "%s: %s: %.*s", r->url, what, (int)rep->len, rep->str);
     freeReplyObject(rep);
     return s;
   }

@@ -122,8 +122,8 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
     char *v = option_value(cmd, "--remote-cache", argc, argv, i);
     if (!v) return -1;
     if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8) && strncmp(v, "redis://", 8))
-      return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL",
-                             v), -1;
+      return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", v),
+             -1;
     pto_status s = pto_cache_set_remote(v);
     if (s) return cli_fail(cmd, s), -1;
     return 1;

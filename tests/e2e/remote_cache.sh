@@ -5,8 +5,7 @@
 # without compiling; a wrong key, an unsigned entry and a tampered object are refused (counted,
 # nothing loaded) and the program is compiled here instead; a remote that is down or hangs costs
 # one bounded timeout and one warning, and the compile proceeds. `pto cache ls --remote` lists
-# what a redis:// remote holds. PTO_REMOTE_PTO (a runtime-only pto, -DPTO_COMPILER=OFF) is the
-# pto that fetches when set: tests/e2e/remote_cache_runtime_only_slow.sh sets it.
+# what a redis:// remote holds. A runtime-only pto fetching: remote_cache_no_compiler_slow.sh.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/remote_servers.bash"
 need_servers
@@ -15,7 +14,6 @@ start_nginx || exit 1
 start_redis || exit 1
 unset PTO_REMOTE_CACHE PTO_REMOTE_CACHE_KEY_FILE
 export PTO_REMOTE_CACHE_KEY=s3cret-of-the-farm
-FETCH=${PTO_REMOTE_PTO:-$PTO}
 PROGRAMS=(add chain)
 
 # run_from CACHE_NAME PTO_BINARY STATUS ARGS...: a run with its own local cache dir.
@@ -41,14 +39,14 @@ for backend in http redis; do
 
   # ---- an empty local cache runs them from the remote, compiling nothing ----------------------
   for p in "${PROGRAMS[@]}"; do
-    run_from "$backend-host" "$FETCH" 0 run "$EX/$p.ptir" $(dims $p) --check --remote-cache "$url" &&
+    run_from "$backend-host" "$PTO" 0 run "$EX/$p.ptir" $(dims $p) --check --remote-cache "$url" &&
       expect_out PASS
   done
   OUT=$(stats "$backend-host")
   expect_out '"stores": 0'
   expect_out '"remote_hits": 2'
   # PTO_REMOTE_CACHE works as the flag does; now a local hit, the remote is not asked.
-  PTO_REMOTE_CACHE=$url run_from "$backend-host" "$FETCH" 0 run "$EX/add.ptir" --dim M=70 --check
+  PTO_REMOTE_CACHE=$url run_from "$backend-host" "$PTO" 0 run "$EX/add.ptir" --dim M=70 --check
   OUT=$(stats "$backend-host")
   expect_out '"hits": 1'
   expect_out '"remote_hits": 2, "remote_misses": 0'

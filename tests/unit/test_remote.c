@@ -162,7 +162,8 @@ static void test_remote_unusable_urls(void **state) {
     assert_non_null(strstr(g_warnings, cases[i].why));
     assert_non_null(strstr(g_warnings, "not using the remote cache"));
   }
-  assert_int_equal(count(PTO__COUNT_REMOTE_ERRORS), 0); /* a configuration error, not the remote's */
+  /* A configuration error, not the remote's. */
+  assert_int_equal(count(PTO__COUNT_REMOTE_ERRORS), 0);
 }
 
 static void test_remote_timeout_variable_checked(void **state) {
@@ -211,7 +212,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_remote_silent_servers_time_out, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_unusable_urls, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_timeout_variable_checked, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_remote_set_remote_wins_over_environment, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_set_remote_wins_over_environment, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_remote_list_errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
