@@ -504,14 +504,15 @@ static pto_status unpack(const char *root, const char *key, object *o) {
 /* ---- the hooks -------------------------------------------------------------------------- */
 
 int pto__loader_remote_fetch(const char *root, const char *key, const char *key_text) {
+  pthread_mutex_lock(&g_lock);
+  if (!configure()) { /* no remote: no work, not even the remote key */
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+  }
   char rkey[33];
   pto_status s = remote_key(key_text, rkey);
   if (s) {
     pto_status_free(s);
-    return 0;
-  }
-  pthread_mutex_lock(&g_lock);
-  if (!configure()) {
     pthread_mutex_unlock(&g_lock);
     return 0;
   }
@@ -559,14 +560,15 @@ int pto__loader_remote_fetch(const char *root, const char *key, const char *key_
 
 void pto__loader_remote_store(const char *root, const char *entry_dir, const char *key,
                               const char *key_text) {
+  pthread_mutex_lock(&g_lock);
+  if (!configure()) { /* no remote: no work, not even the remote key */
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
   char rkey[33];
   pto_status s = remote_key(key_text, rkey);
   if (s) {
     pto_status_free(s);
-    return;
-  }
-  pthread_mutex_lock(&g_lock);
-  if (!configure()) {
     pthread_mutex_unlock(&g_lock);
     return;
   }
