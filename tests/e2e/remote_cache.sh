@@ -126,6 +126,22 @@ expect_out PASS
 run_pto 2 run "$EX/add.ptir" --dim M=70 --remote-cache ftp://example/c
 expect_out "not an http://, https:// or redis:// URL"
 
+# ---- the CMake integration: -DPTO_REMOTE_CACHE=URL makes pto_add_program share the remote ----
+build=$(cd "$(dirname "$PTO")/.." && pwd)
+mkdir -p "$T/proj"
+cat >"$T/proj/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.25)
+project(remote_proj C)
+find_package(pto REQUIRED)
+pto_add_program(scale SOURCE "$EX/scale_rows.ptir")
+EOF
+run_status 0 timeout 120 cmake -S "$T/proj" -B "$T/proj/b" -G Ninja -Dpto_DIR="$build/cmake" \
+  -DPTO_REMOTE_CACHE="$HTTP_URL/cmake"
+PTO_CACHE_DIR="$T/cmake-cache" run_status 0 timeout 300 cmake --build "$T/proj/b"
+OUT=$(stats cmake-cache)
+expect_out '"remote_stores": 1'
+expect_true "the program is in the remote" test "$(ls "$HTTP_DATA/cmake" | wc -l)" = 1
+
 # ---- listing ----------------------------------------------------------------------------------
 PTO_REMOTE_CACHE=$REDIS_URL run_pto 0 cache ls --remote
 expect_true "ls --remote lists the two entries" test "$(grep -c 'KiB' <<<"$OUT")" = 2
