@@ -34,7 +34,14 @@ function(pto_add_module name)
   # the dynamic loader at its first call (pto run of a cached program resolved ~80 such symbols
   # lazily; nothing here is meant to be interposed).
   target_link_options(${name} PRIVATE "LINKER:-Bsymbolic-functions")
-  install(TARGETS ${name} EXPORT ptoTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  # Install components (CMakeLists.txt): the compiler library is `compiler`, the rest `runtime`.
+  if(name STREQUAL "pto_compiler")
+    set(component compiler)
+  else()
+    set(component runtime)
+  endif()
+  install(TARGETS ${name} EXPORT ptoTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    COMPONENT ${component})
   # What a test executable must link besides the objects (tests/CMakeLists.txt).
   set_property(GLOBAL APPEND PROPERTY PTO_MODULE_DEPS ${M_PRIVATE_DEPS})
 endfunction()

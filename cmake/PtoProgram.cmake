@@ -17,9 +17,16 @@
 # makes TARGET build after the work dir and puts that header on its include path, so that C code
 # can do pto_program_load_dir(PTO_PROGRAM_<NAME>_DIR, &program).
 #
+# PTO_REMOTE_CACHE (a CMake cache variable, -DPTO_REMOTE_CACHE=URL) makes every pto_add_program
+# without NO_CACHE pass --remote-cache URL: the build shares the remote binary cache
+# (docs/remote-cache.md). The signing key stays out of CMake: PTO_REMOTE_CACHE_KEY(_FILE) in the
+# build's environment.
+#
 # The pto executable is the imported target pto::pto (find_package(pto) provides it), or the
 # pto target when used inside the pto build.
 include_guard(GLOBAL)
+set(PTO_REMOTE_CACHE "" CACHE STRING
+    "Remote binary cache URL for pto_add_program (http://... or redis://...; empty: none)")
 
 function(pto_add_program name)
   cmake_parse_arguments(P "NO_CACHE" "SOURCE;ENTRY;OPT;PLATFORM;OUTPUT_DIR" "DEFINES;ARGS"
@@ -64,6 +71,8 @@ function(pto_add_program name)
   endif()
   if(P_NO_CACHE)
     list(APPEND args --no-cache)
+  elseif(PTO_REMOTE_CACHE)
+    list(APPEND args --remote-cache "${PTO_REMOTE_CACHE}")
   endif()
 
   # The manifest is written last: it is the work dir's output for the build system.

@@ -33,6 +33,7 @@
 #include "pto/arena.h"
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
+#include "remote_internal.h"
 
 /* Bump when the text below changes meaning: every old entry becomes a miss. */
 /* 3: orchestration division no longer traps on MIN / -1 and is built with -fwrapv. */
@@ -1136,7 +1137,7 @@ static pto_status disk_get(const disk_request *r, pto_program **out_program) {
     goto uncached;
   }
   pto__loader_cache_entry_path(root, r->key, entry, sizeof entry);
-  int counted_miss = 0, stored = 0;
+  int counted_miss = 0, stored = 0, asked_remote = 0;
   for (int attempt = 0; attempt < 4; attempt++) {
     pto_status problem = PTO_OK;
     lookup l = try_entry(entry, r->key, r->sig, r->copy_to, out_program, &problem);
@@ -1147,7 +1148,11 @@ static pto_status disk_get(const disk_request *r, pto_program **out_program) {
     }
     if (l == LOOKUP_HIT) {
       if (!counted_miss) pto__loader_count(root, PTO__COUNT_HITS, 1); /* a request counts once */
-      if (stored) maybe_evict(root);
+      if (stored) {
+        if (r->key_text)
+          pto__loader_remote_store(root, entry, r->key, r->key_text); /* both levels */
+        maybe_evict(root);
+      }
       return PTO_OK;
     }
     if (l == LOOKUP_CORRUPT) {
@@ -1158,6 +1163,14 @@ static pto_status disk_get(const disk_request *r, pto_program **out_program) {
         return problem;
       }
       report_corrupt(root, entry, problem);
+    }
+    if (l == LOOKUP_MISS && !asked_remote) {
+      asked_remote = 1;
+      /* The second level: a verified remote entry placed here counts as a remote hit only. */
+      if (r->key_text && pto__loader_remote_fetch(root, r->key, r->key_text)) {
+        counted_miss = 1;
+        continue;
+      }
     }
     if (!counted_miss) {
       pto__loader_count(root, PTO__COUNT_MISSES, 1);

@@ -498,6 +498,11 @@ pto_status pto_cache_stats_get(pto_cache_stats *out) {
   out->corruptions = c[PTO__COUNT_CORRUPTIONS];
   out->races = c[PTO__COUNT_RACES];
   out->uncached = c[PTO__COUNT_UNCACHED];
+  out->remote_hits = c[PTO__COUNT_REMOTE_HITS];
+  out->remote_misses = c[PTO__COUNT_REMOTE_MISSES];
+  out->remote_stores = c[PTO__COUNT_REMOTE_STORES];
+  out->remote_errors = c[PTO__COUNT_REMOTE_ERRORS];
+  out->remote_refusals = c[PTO__COUNT_REMOTE_REFUSALS];
   found_list fl;
   PTO_RETURN_IF_ERROR(scan(root, 1, &fl));
   out->entries = (uint64_t)fl.n;

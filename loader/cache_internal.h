@@ -71,6 +71,11 @@ typedef enum pto__loader_counter {
   PTO__COUNT_CORRUPTIONS,
   PTO__COUNT_RACES,
   PTO__COUNT_UNCACHED,
+  PTO__COUNT_REMOTE_HITS, /* the remote second level (remote.c) */
+  PTO__COUNT_REMOTE_MISSES,
+  PTO__COUNT_REMOTE_STORES,
+  PTO__COUNT_REMOTE_ERRORS,
+  PTO__COUNT_REMOTE_REFUSALS,
   PTO__COUNT_N
 } pto__loader_counter;
 

@@ -17,7 +17,8 @@
 #define STATS_HEADER "pto-cache-stats/1"
 
 static const char *const k_names[PTO__COUNT_N] = {
-    "hits", "misses", "stores", "evictions", "corruptions", "races", "uncached",
+    "hits",     "misses",      "stores",        "evictions",     "corruptions",   "races",
+    "uncached", "remote_hits", "remote_misses", "remote_stores", "remote_errors", "remote_refusals",
 };
 
 static void parse(const char *text, uint64_t out[PTO__COUNT_N]) {

@@ -14,6 +14,7 @@
 
 #include "cache_internal.h"
 #include "pto/manifest.h"
+#include "remote_internal.h"
 
 /* The compiler library, loaded once (g_compiler_once guards both). */
 static pthread_once_t g_compiler_once = PTHREAD_ONCE_INIT;
@@ -87,6 +88,12 @@ static void load_compiler(void) {
 }
 
 pto_status pto__loader_compiler(const pto_compiler_api **out_api) {
+#ifdef PTO_NO_COMPILER
+  *out_api = NULL;
+  return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                         "this pto is runtime-only (built with -DPTO_COMPILER=OFF): it cannot "
+                         "compile or rebuild; use a full pto for that");
+#endif
   pthread_once(&g_compiler_once, load_compiler);
   *out_api = g_compiler;
   if (!g_compiler)
@@ -210,8 +217,34 @@ static void *identity_thread(void *arg) {
   return NULL;
 }
 
+#ifdef PTO_NO_COMPILER
+/* A runtime-only pto (-DPTO_COMPILER=OFF) gets here on a miss of both cache levels: it says what
+ * would serve the program instead. */
+static pto_status cannot_compile(const char *cache_key) {
+  char local[PATH_MAX], remote[1024];
+  pto_status s = pto_cache_dir(local, sizeof local);
+  if (s) {
+    snprintf(local, sizeof local, "(none: %s)", pto_status_message(s));
+    pto_status_free(s);
+  }
+  pto__loader_remote_url(remote, sizeof remote);
+  return pto_status_make(
+      PTO_STATUS_FAILED_PRECONDITION,
+      "this pto is runtime-only (built with -DPTO_COMPILER=OFF) and cannot compile; the program "
+      "(cache key %s) has no usable entry in the local cache %s or in %s%s (a refused remote entry "
+      "is warned about above). Compile it with a full pto that "
+      "stores to the same remote (pto compile PROG -o DIR --remote-cache URL, with the same "
+      "PTO_REMOTE_CACHE_KEY), or run a work dir compiled elsewhere (pto run DIR)",
+      cache_key ? cache_key : "-", local, remote[0] ? "the remote cache " : "a remote cache",
+      remote[0] ? remote : " (none set: PTO_REMOTE_CACHE=URL or --remote-cache URL)");
+}
+#endif
+
 pto_status pto__loader_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
                                  const char *dir, const char *cache_key) {
+#ifdef PTO_NO_COMPILER
+  return cannot_compile(cache_key);
+#endif
   const pto_compiler_api *api;
   PTO_RETURN_IF_ERROR(pto__loader_compiler(&api));
   pthread_t identity;

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(llvm-19-dev libelf-dev libxxhash-dev libjansson-dev libcmocka-dev cmake ninja-build
-          pkg-config gcc g++ make binutils python3-numpy python3-pytest ${PTO_EXTRA_PACKAGES:-})
+          pkg-config gcc g++ make binutils python3-numpy python3-pytest libcurl4-openssl-dev
+          libhiredis-dev libssl-dev nginx-core redis-server ${PTO_EXTRA_PACKAGES:-})
 missing=()
 for p in "${PACKAGES[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")

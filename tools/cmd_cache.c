@@ -92,9 +92,12 @@ static int do_stats(int json) {
     printf(", \"entries\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_bytes\": %" PRIu64
            ", \"hits\": %" PRIu64 ", \"misses\": %" PRIu64 ", \"stores\": %" PRIu64
            ", \"evictions\": %" PRIu64 ", \"corruptions\": %" PRIu64 ", \"races\": %" PRIu64
-           ", \"uncached\": %" PRIu64 "}\n",
+           ", \"uncached\": %" PRIu64 ", \"remote_hits\": %" PRIu64 ", \"remote_misses\": %" PRIu64
+           ", \"remote_stores\": %" PRIu64 ", \"remote_errors\": %" PRIu64
+           ", \"remote_refusals\": %" PRIu64 "}\n",
            st.entries, st.bytes, st.max_bytes, st.hits, st.misses, st.stores, st.evictions,
-           st.corruptions, st.races, st.uncached);
+           st.corruptions, st.races, st.uncached, st.remote_hits, st.remote_misses,
+           st.remote_stores, st.remote_errors, st.remote_refusals);
     return PTO_EXIT_OK;
   }
   char size[32], max[32];
@@ -114,6 +117,11 @@ static int do_stats(int json) {
   printf("corruptions      %" PRIu64 "\n", st.corruptions);
   printf("races            %" PRIu64 "\n", st.races);
   printf("uncached         %" PRIu64 "\n", st.uncached);
+  printf("remote hits      %" PRIu64 "\n", st.remote_hits);
+  printf("remote misses    %" PRIu64 "\n", st.remote_misses);
+  printf("remote stores    %" PRIu64 "\n", st.remote_stores);
+  printf("remote errors    %" PRIu64 "\n", st.remote_errors);
+  printf("remote refusals  %" PRIu64 "\n", st.remote_refusals);
   return PTO_EXIT_OK;
 }
 
@@ -163,6 +171,32 @@ static void entry_signature(const char *dir, pto_text *sig, pto_text *scalars) {
   }
   if (!scalars->len) pto_text_puts(scalars, "-");
   pto_manifest_free(&m);
+}
+
+typedef struct remote_ls {
+  int json, n;
+} remote_ls;
+
+static void print_remote(void *ctx, const char *key, uint64_t bytes) {
+  remote_ls *l = ctx;
+  if (l->json) {
+    printf("%s{\"key\": \"%s\", \"bytes\": %" PRIu64 "}", l->n ? ", " : "", key, bytes);
+  } else {
+    char size[32];
+    human_bytes(bytes, size, sizeof size);
+    printf("%s  %s\n", key, size);
+  }
+  l->n++;
+}
+
+/* pto cache ls --remote: the entries of $PTO_REMOTE_CACHE, where its backend can list. */
+static int do_ls_remote(int json) {
+  remote_ls l = {json, 0};
+  if (json) printf("[");
+  pto_status s = pto_cache_remote_list(print_remote, &l);
+  if (json) printf("]\n");
+  if (s) return cli_fail(k_cmd, s);
+  return PTO_EXIT_OK;
 }
 
 static int do_ls(int json) {
@@ -408,12 +442,19 @@ static int do_clear(void) {
 
 int cmd_cache(int argc, char **argv) {
   const char *sub = NULL, *arg = NULL, *max_size = NULL;
-  int json = 0, nkeys = 0;
+  int json = 0, remote = 0, nkeys = 0;
   char **keys = argv; /* rm's KEYs, collected in place over the options already read */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--json")) {
       json = 1;
+    } else if (!strcmp(a, "--remote")) {
+      remote = 1;
+    } else if (!strcmp(a, "--remote-cache") || !strncmp(a, "--remote-cache=", 15)) {
+      const char *url = a[14] == '=' ? a + 15 : i + 1 < argc ? argv[++i] : NULL;
+      if (!url) return cli_usage_error(k_cmd, "--remote-cache needs a URL");
+      pto_status s = pto_cache_set_remote(url);
+      if (s) return cli_fail(k_cmd, s);
     } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
       if (a[10] == '=')
         max_size = a + 11;
@@ -441,8 +482,10 @@ int cmd_cache(int argc, char **argv) {
     return cli_usage_error(k_cmd, "--max-size is an option of gc only");
   if (json && strcmp(sub, "stats") && strcmp(sub, "ls") && strcmp(sub, "show"))
     return cli_usage_error(k_cmd, "--json is for stats, ls and show");
+  if (remote && strcmp(sub, "ls") != 0)
+    return cli_usage_error(k_cmd, "--remote is an option of ls only");
   if (!strcmp(sub, "stats")) return do_stats(json);
-  if (!strcmp(sub, "ls")) return do_ls(json);
+  if (!strcmp(sub, "ls")) return remote ? do_ls_remote(json) : do_ls(json);
   if (!strcmp(sub, "show")) {
     if (!arg) return cli_usage_error(k_cmd, "show needs a KEY (or a unique start of one)");
     return do_show(arg, json);
@@ -461,7 +504,7 @@ int cmd_cache(int argc, char **argv) {
 const pto_cmd cli_cmd_cache = {
     "cache", "inspect and maintain the binary cache",
     "usage: pto cache stats [--json]\n"
-    "       pto cache ls [--json]\n"
+    "       pto cache ls [--remote [--remote-cache URL]] [--json]\n"
     "       pto cache show KEY [--json]\n"
     "       pto cache rm KEY...\n"
     "       pto cache verify\n"
@@ -474,9 +517,12 @@ const pto_cmd cli_cmd_cache = {
     "options, the platform, the host CPU and the toolchain.\n"
     "\n"
     "  stats          counters summed over every process (hits, misses, stores, evictions,\n"
-    "                 corruptions, lost races, uncached compiles), entries and size\n"
+    "                 corruptions, lost races, uncached compiles; the remote level's hits,\n"
+    "                 misses, stores, errors and refused entries), entries and size\n"
     "  ls             every entry, most recently used first, with its signature and the scalars\n"
     "                 it was specialised for (two entries of one program differ there)\n"
+    "  ls --remote    the keys and sizes of the remote cache's entries ($PTO_REMOTE_CACHE or\n"
+    "                 --remote-cache URL; a redis:// remote can list, an http:// one cannot)\n"
     "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"
     "                 binaries and file hashes, and key.txt (written with PTO_CACHE_DEBUG=1)\n"
     "  rm KEY...      removes these entries (each KEY or a unique start of one); when a KEY\n"

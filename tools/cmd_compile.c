@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "inputs.h"
+#include "pto/cache.h"
 #include "pto/manifest.h"
 
 void cli_compile_args_init(cli_compile_args *a) {
@@ -115,6 +116,16 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
   }
   if (!strcmp(arg, "--no-cache")) {
     a->no_cache = 1;
+    return 1;
+  }
+  if (is_opt(arg, "--remote-cache")) {
+    char *v = option_value(cmd, "--remote-cache", argc, argv, i);
+    if (!v) return -1;
+    if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8) && strncmp(v, "redis://", 8))
+      return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", v),
+             -1;
+    pto_status s = pto_cache_set_remote(v);
+    if (s) return cli_fail(cmd, s), -1;
     return 1;
   }
   return 0;
@@ -368,6 +379,9 @@ const pto_cmd cli_cmd_compile = {
     "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
     "  --depfile FILE         also write a Make/Ninja depfile for build systems\n"
     "  --no-cache             compile without reading or writing the binary cache\n"
+    "  --remote-cache URL     a second cache level shared between machines (default\n"
+    "                         $PTO_REMOTE_CACHE): http://HOST/PATH or redis://HOST[:PORT][/DB];\n"
+    "                         entries signed with $PTO_REMOTE_CACHE_KEY (docs/remote-cache.md)\n"
     "  --force                compile into a DIR that holds hand edits or files pto did not write\n"
     "                         (without it, such a DIR is refused; files of a previous program\n"
     "                         that pto wrote and nobody edited are removed either way)\n"

@@ -464,6 +464,8 @@ const pto_cmd cli_cmd_run = {
     "compile options (for a .ptir PROG):\n"
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
+    "  --remote-cache URL  the shared second cache level (default $PTO_REMOTE_CACHE; see pto\n"
+    "                      compile --help and docs/remote-cache.md)\n"
     "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
     "  --transport shm|mpi  how a host program's chips talk: shm (default: forked chips on this\n"
     "                      host) or mpi (one chip per MPI rank, under mpirun)\n"

@@ -70,9 +70,29 @@ typedef struct pto_cache_stats {
   uint64_t entries;
   uint64_t bytes;
   uint64_t max_bytes; /* PTO_CACHE_MAX_SIZE, 0 when unset */
+  /* The remote second level (PTO_REMOTE_CACHE), persisted in ROOT/stats like the above. */
+  uint64_t remote_hits;     /* a local miss served by a verified remote entry */
+  uint64_t remote_misses;   /* the remote had no entry */
+  uint64_t remote_stores;   /* entries copied to the remote */
+  uint64_t remote_errors;   /* the remote failed (down, slow, garbage): off for that process */
+  uint64_t remote_refusals; /* fetched entries refused: bad hashes, unsigned or badly signed */
 } pto_cache_stats;
 
 PTO_API pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
+
+/* ---- the remote second level (docs/remote-cache.md) -------------------------------------- */
+
+/* The remote cache URL (http://, https:// or redis://HOST[:PORT][/DB]) for this process,
+ * instead of $PTO_REMOTE_CACHE; NULL goes back to the environment. A local miss asks it, a
+ * local store is copied to it; entries are signed and verified with $PTO_REMOTE_CACHE_KEY (or
+ * the content of $PTO_REMOTE_CACHE_KEY_FILE) when set. Requests are bounded by
+ * $PTO_REMOTE_CACHE_TIMEOUT_MS (default 2000); the first failure turns the remote off for the
+ * rest of the process, with one warning. */
+PTO_API pto_status pto_cache_set_remote(const char *url);
+/* Calls fn for every entry of the remote (key and size of its object). UNIMPLEMENTED for a
+ * backend that cannot list (HTTP); INVALID_ARGUMENT when no remote is set. */
+PTO_API pto_status pto_cache_remote_list(void (*fn)(void *ctx, const char *key, uint64_t bytes),
+                                         void *ctx);
 
 /* ---- entries ---------------------------------------------------------------------------- */
 

@@ -1,0 +1,198 @@
+/* The Redis remote cache backend: an entry is the string "pto:<key>" (GET, EXISTS, SET), listed
+ * with SCAN. hiredis (Debian's libhiredis-dev) speaks RESP; one connection per process, made on
+ * first use, with the timeout on connecting and on every reply. */
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "remote_internal.h"
+
+typedef struct redis {
+  char url[1024];
+  char host[256];
+  int port, db;
+  struct timeval timeout;
+  redisContext *c;
+} redis;
+
+/* redis://HOST[:PORT][/DB] */
+static pto_status parse_url(redis *r, const char *url) {
+  const char *p = url + strlen("redis://");
+  size_t hn = strcspn(p, ":/");
+  if (hn == 0 || hn >= sizeof r->host)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "remote cache '%s': no host (redis://HOST[:PORT][/DB])", url);
+  memcpy(r->host, p, hn);
+  r->host[hn] = 0;
+  p += hn;
+  r->port = 6379;
+  r->db = 0;
+  char *end = NULL;
+  if (*p == ':') {
+    long v = strtol(p + 1, &end, 10);
+    if (end == p + 1 || v <= 0 || v > 65535 || (*end && *end != '/'))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "remote cache '%s': bad port (redis://HOST[:PORT][/DB])", url);
+    r->port = (int)v;
+    p = end;
+  }
+  if (*p == '/' && p[1]) {
+    long v = strtol(p + 1, &end, 10);
+    if (end == p + 1 || *end || v < 0 || v > 65535)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "remote cache '%s': bad database number (redis://HOST[:PORT][/DB])",
+                             url);
+    r->db = (int)v;
+  }
+  return PTO_OK;
+}
+
+static pto_status connect_once(redis *r) {
+  if (r->c) return PTO_OK;
+  r->c = redisConnectWithTimeout(r->host, r->port, r->timeout);
+  if (!r->c) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", r->url);
+  if (r->c->err)
+    return pto_status_make(PTO_STATUS_IO, "%s: cannot connect: %s", r->url, r->c->errstr);
+  if (redisSetTimeout(r->c, r->timeout) != REDIS_OK)
+    return pto_status_make(PTO_STATUS_IO, "%s: cannot set a timeout: %s", r->url, r->c->errstr);
+  if (r->db) {
+    redisReply *rep = redisCommand(r->c, "SELECT %d", r->db);
+    int ok = rep && rep->type == REDIS_REPLY_STATUS;
+    if (rep) freeReplyObject(rep);
+    if (!ok) return pto_status_make(PTO_STATUS_IO, "%s: SELECT %d failed", r->url, r->db);
+  }
+  return PTO_OK;
+}
+
+/* Sends one command; NULL reply or an error reply is a status naming the command. */
+static pto_status command(redis *r, redisReply **out, const char *what, const char *fmt, ...) {
+  *out = NULL;
+  PTO_RETURN_IF_ERROR(connect_once(r));
+  va_list ap;
+  va_start(ap, fmt);
+  redisReply *rep = redisvCommand(r->c, fmt, ap);
+  va_end(ap);
+  if (!rep)
+    return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what,
+                           r->c->err ? r->c->errstr : "no answer");
+  if (rep->type == REDIS_REPLY_ERROR) {
+    pto_status s =
+        pto_status_make(PTO_STATUS_IO, "%s: %s: %.*s", r->url, what, (int)rep->len, rep->str);
+    freeReplyObject(rep);
+    return s;
+  }
+  *out = rep;
+  return PTO_OK;
+}
+
+static pto_status redis_get(void *impl, const char *key, uint8_t **out, size_t *out_len) {
+  redis *r = impl;
+  redisReply *rep;
+  PTO_RETURN_IF_ERROR(command(r, &rep, "GET", "GET pto:%s", key));
+  pto_status s = PTO_OK;
+  if (rep->type == REDIS_REPLY_NIL) {
+    s = pto_status_make(PTO_STATUS_NOT_FOUND, "%s: no pto:%s", r->url, key);
+  } else if (rep->type != REDIS_REPLY_STRING) {
+    s = pto_status_make(PTO_STATUS_IO, "%s: GET pto:%s: not a string (type %d)", r->url, key,
+                        rep->type);
+  } else {
+    *out = pto_malloc(rep->len ? rep->len : 1);
+    if (!*out) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    } else {
+      memcpy(*out, rep->str, rep->len);
+      *out_len = rep->len;
+    }
+  }
+  freeReplyObject(rep);
+  return s;
+}
+
+static pto_status redis_head(void *impl, const char *key, int *out_exists) {
+  redis *r = impl;
+  redisReply *rep;
+  PTO_RETURN_IF_ERROR(command(r, &rep, "EXISTS", "EXISTS pto:%s", key));
+  pto_status s = PTO_OK;
+  if (rep->type != REDIS_REPLY_INTEGER)
+    s = pto_status_make(PTO_STATUS_IO, "%s: EXISTS: not an integer", r->url);
+  else
+    *out_exists = rep->integer > 0;
+  freeReplyObject(rep);
+  return s;
+}
+
+static pto_status redis_put(void *impl, const char *key, const uint8_t *data, size_t len) {
+  redis *r = impl;
+  redisReply *rep;
+  PTO_RETURN_IF_ERROR(command(r, &rep, "SET", "SET pto:%s %b", key, data, len));
+  pto_status s = PTO_OK;
+  if (rep->type != REDIS_REPLY_STATUS)
+    s = pto_status_make(PTO_STATUS_IO, "%s: SET pto:%s: unexpected answer", r->url, key);
+  freeReplyObject(rep);
+  return s;
+}
+
+static pto_status redis_list(void *impl, void (*fn)(void *ctx, const char *key, uint64_t bytes),
+                             void *ctx) {
+  redis *r = impl;
+  char cursor[32] = "0";
+  for (int round = 0; round < 100000; round++) {
+    redisReply *rep;
+    PTO_RETURN_IF_ERROR(command(r, &rep, "SCAN", "SCAN %s MATCH pto:* COUNT 1000", cursor));
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+        rep->element[0]->type != REDIS_REPLY_STRING || rep->element[1]->type != REDIS_REPLY_ARRAY) {
+      freeReplyObject(rep);
+      return pto_status_make(PTO_STATUS_IO, "%s: SCAN: unexpected answer", r->url);
+    }
+    snprintf(cursor, sizeof cursor, "%.*s", (int)rep->element[0]->len, rep->element[0]->str);
+    redisReply *keys = rep->element[1];
+    pto_status s = PTO_OK;
+    for (size_t i = 0; i < keys->elements && !s; i++) {
+      redisReply *k = keys->element[i];
+      if (k->type != REDIS_REPLY_STRING || k->len != 4 + 32) continue;
+      char name[40];
+      snprintf(name, sizeof name, "%.*s", (int)k->len, k->str);
+      redisReply *len;
+      s = command(r, &len, "STRLEN", "STRLEN %s", name);
+      if (s) break;
+      fn(ctx, name + 4, len->type == REDIS_REPLY_INTEGER ? (uint64_t)len->integer : 0);
+      freeReplyObject(len);
+    }
+    freeReplyObject(rep);
+    if (s) return s;
+    if (!strcmp(cursor, "0")) return PTO_OK;
+  }
+  return pto_status_make(PTO_STATUS_IO, "%s: SCAN does not end", r->url);
+}
+
+static void redis_close(void *impl) {
+  redis *r = impl;
+  if (!r) return;
+  if (r->c) redisFree(r->c);
+  free(r);
+}
+
+pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_backend *out) {
+  memset(out, 0, sizeof *out);
+  redis *r = pto_calloc(1, sizeof *r);
+  if (!r) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  snprintf(r->url, sizeof r->url, "%s", url);
+  pto_status s = parse_url(r, url);
+  if (s) {
+    free(r);
+    return s;
+  }
+  r->timeout.tv_sec = timeout_ms / 1000;
+  r->timeout.tv_usec = (timeout_ms % 1000) * 1000;
+  out->impl = r;
+  out->get = redis_get;
+  out->head = redis_head;
+  out->put = redis_put;
+  out->list = redis_list;
+  out->close = redis_close;
+  return PTO_OK;
+}

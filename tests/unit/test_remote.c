@@ -1,0 +1,220 @@
+/* The remote cache level (loader/remote.c) without servers: a remote that is down, or that
+ * accepts connections and never answers, costs one bounded request, one warning and one counted
+ * error, then is off for the process (nothing more is asked, warned or counted); URLs that are
+ * not usable are warned about with what is wrong; pto_cache_set_remote wins over
+ * $PTO_REMOTE_CACHE; listing says when there is no remote or it cannot list. The servers' side
+ * (stores, fetches, signatures, tampering) is tests/e2e/remote_cache.sh. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cache_internal.h"
+#include "pto/cache.h"
+#include "remote_internal.h"
+#include "testutil.h"
+
+static char g_warnings[8192];
+static int g_nwarnings;
+static char *g_root;
+
+static void capture_warning(void *ctx, const char *msg) {
+  (void)ctx;
+  g_nwarnings++;
+  strncat(g_warnings, msg, sizeof g_warnings - strlen(g_warnings) - 2);
+  strcat(g_warnings, "\n");
+}
+
+static const char k_key[] = "0123456789abcdef0123456789abcdef";
+static const char k_key_text[] = "format=pto-cache-key/3\ntoolchain.pto=0\nprogram=1\n";
+
+static int setup(void **state) {
+  (void)state;
+  g_warnings[0] = 0;
+  g_nwarnings = 0;
+  pto_loader_set_warning_hook(capture_warning, NULL);
+  unsetenv("PTO_REMOTE_CACHE");
+  unsetenv("PTO_REMOTE_CACHE_TIMEOUT_MS");
+  unsetenv("PTO_REMOTE_CACHE_KEY");
+  unsetenv("PTO_REMOTE_CACHE_KEY_FILE");
+  assert_int_equal(pto_cache_set_remote(NULL), PTO_OK);
+  pto__loader_remote_reset();
+  g_root = tu_mkdtemp("remote");
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  pto_loader_set_warning_hook(NULL, NULL);
+  tu_rmtree(g_root);
+  free(g_root);
+  return 0;
+}
+
+/* A loopback socket bound to a free port; listening (connections queue, nothing answers) or
+ * closed again (the port refuses connections). */
+static int loopback_socket(int listening, int *out_port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  socklen_t len = sizeof a;
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+  *out_port = ntohs(a.sin_port);
+  if (listening) {
+    assert_int_equal(listen(fd, 4), 0);
+    return fd;
+  }
+  close(fd);
+  return -1;
+}
+
+static uint64_t count(pto__loader_counter c) {
+  uint64_t v[PTO__COUNT_N];
+  assert_int_equal(pto__loader_counts_read(g_root, v), PTO_OK);
+  return v[c];
+}
+
+/* The first failure warns once, counts once and turns the remote off: later fetches and stores
+ * neither ask, warn nor count. */
+static void expect_off_after_one_failure(const char *url) {
+  assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+  assert_int_equal(g_nwarnings, 1);
+  assert_non_null(strstr(g_warnings, url));
+  assert_non_null(strstr(g_warnings, "not using it for the rest of this process"));
+  assert_int_equal(count(PTO__COUNT_REMOTE_ERRORS), 1);
+  assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+  pto__loader_remote_store(g_root, g_root, k_key, k_key_text);
+  assert_int_equal(g_nwarnings, 1);
+  assert_int_equal(count(PTO__COUNT_REMOTE_ERRORS), 1);
+  assert_int_equal(count(PTO__COUNT_REMOTE_MISSES), 0);
+}
+
+static void test_remote_down_http(void **state) {
+  (void)state;
+  int port;
+  loopback_socket(0, &port);
+  char url[128];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/cache", port);
+  setenv("PTO_REMOTE_CACHE", url, 1);
+  expect_off_after_one_failure(url);
+  assert_non_null(strstr(g_warnings, "GET "));
+}
+
+static void test_remote_down_redis(void **state) {
+  (void)state;
+  int port;
+  loopback_socket(0, &port);
+  char url[128];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d/2", port);
+  setenv("PTO_REMOTE_CACHE", url, 1);
+  expect_off_after_one_failure(url);
+  assert_non_null(strstr(g_warnings, "cannot connect"));
+}
+
+/* A server that accepts connections (the kernel queues them) and never answers: one request,
+ * bounded by PTO_REMOTE_CACHE_TIMEOUT_MS, then off. */
+static void test_remote_silent_servers_time_out(void **state) {
+  (void)state;
+  setenv("PTO_REMOTE_CACHE_TIMEOUT_MS", "200", 1);
+  const char *schemes[] = {"http://127.0.0.1:%d/c", "redis://127.0.0.1:%d"};
+  for (int i = 0; i < 2; i++) {
+    int port;
+    int fd = loopback_socket(1, &port);
+    char url[128];
+    snprintf(url, sizeof url, schemes[i], port);
+    assert_int_equal(pto_cache_set_remote(url), PTO_OK);
+    pto__loader_remote_reset();
+    g_warnings[0] = 0;
+    g_nwarnings = 0;
+    assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+    close(fd);
+    assert_int_equal(g_nwarnings, 1);
+    assert_non_null(strstr(g_warnings, url));
+    assert_int_equal(count(PTO__COUNT_REMOTE_ERRORS), (uint64_t)i + 1);
+  }
+}
+
+static void test_remote_unusable_urls(void **state) {
+  (void)state;
+  static const struct {
+    const char *url, *why;
+  } cases[] = {
+      {"ftp://example/c", "not an http://, https:// or redis:// URL"},
+      {"redis://", "no host (redis://HOST[:PORT][/DB])"},
+      {"redis://h:99999", "bad port"},
+      {"redis://h:12x", "bad port"},
+      {"redis://h:6379/x", "bad database number"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    setenv("PTO_REMOTE_CACHE", cases[i].url, 1);
+    pto__loader_remote_reset();
+    g_warnings[0] = 0;
+    g_nwarnings = 0;
+    assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+    assert_int_equal(g_nwarnings, 1);
+    assert_non_null(strstr(g_warnings, cases[i].why));
+    assert_non_null(strstr(g_warnings, "not using the remote cache"));
+  }
+  /* A configuration error, not the remote's. */
+  assert_int_equal(count(PTO__COUNT_REMOTE_ERRORS), 0);
+}
+
+static void test_remote_timeout_variable_checked(void **state) {
+  (void)state;
+  int port;
+  loopback_socket(0, &port);
+  char url[128];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/c", port);
+  setenv("PTO_REMOTE_CACHE", url, 1);
+  setenv("PTO_REMOTE_CACHE_TIMEOUT_MS", "soon", 1);
+  assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+  assert_non_null(strstr(g_warnings, "PTO_REMOTE_CACHE_TIMEOUT_MS='soon' is not a number"));
+}
+
+static void test_remote_set_remote_wins_over_environment(void **state) {
+  (void)state;
+  int port;
+  loopback_socket(0, &port);
+  char url[128];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/override", port);
+  setenv("PTO_REMOTE_CACHE", "ftp://not-this-one", 1);
+  assert_int_equal(pto_cache_set_remote(url), PTO_OK);
+  char got[256];
+  pto__loader_remote_url(got, sizeof got);
+  assert_string_equal(got, url);
+  expect_off_after_one_failure(url);
+  assert_null(strstr(g_warnings, "ftp://"));
+}
+
+static void test_remote_list_errors(void **state) {
+  (void)state;
+  pto_status s = pto_cache_remote_list(NULL, NULL);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_status_contains(s, "no remote cache: set PTO_REMOTE_CACHE=URL");
+  setenv("PTO_REMOTE_CACHE", "http://127.0.0.1:9/c", 1);
+  pto__loader_remote_reset();
+  s = pto_cache_remote_list(NULL, NULL);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_UNIMPLEMENTED);
+  assert_status_contains(s, "cannot list its entries");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_remote_down_http, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_down_redis, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_silent_servers_time_out, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_unusable_urls, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_timeout_variable_checked, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_set_remote_wins_over_environment, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_remote_list_errors, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
