@@ -163,6 +163,9 @@ struct chip_state {
   pto__dist_shm tr;
   int nslots;
   chip_slot slots[256];
+  pto_status (*on_call)(void *, pto_worker *, int, int); /* pto_dist_config.on_chip_call */
+  void *on_call_ctx;
+  int ncalls;
 };
 
 static void chip_fail_cmd(pto__dist_chip *c, uint32_t seq, const char *msg, const char *detail) {
@@ -249,6 +252,9 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
   pto_run_config_init(&rc);
   rc.ncores = cfg->ncores_per_chip;
   rc.device_memory_bytes = cfg->chip_memory_bytes ? cfg->chip_memory_bytes : 256ull << 20;
+  rc.record_tasks = cfg->on_chip_call != NULL;
+  cs->on_call = cfg->on_chip_call;
+  cs->on_call_ctx = cfg->on_chip_call_ctx;
   pto_status s = pto_worker_open(&rc, &cs->wk);
   if (s) {
     snprintf(cs->c->msg, sizeof cs->c->msg, "rank %d: opening its sim worker: %s", rank,
@@ -276,6 +282,17 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   pto__dist_chip *c = cs->c;
   if (cmd->op == PTO__DIST_CMD_RUN) {
     chip_run(cs->sh, c, cs->wk, &cs->tr, cs->slots, cs->nslots, cmd, seq);
+    int call = cs->ncalls++;
+    pto_status s = cs->on_call && !atomic_load(&c->failed)
+                       ? cs->on_call(cs->on_call_ctx, cs->wk, cs->rank, call)
+                       : PTO_OK;
+    if (s) {
+      char head[PTO__DIST_MSG];
+      snprintf(head, sizeof head, "rank %d: after call %d: %s", cs->rank, call,
+               pto_status_message(s));
+      chip_fail_cmd(c, seq, head, NULL);
+      pto_status_free(s);
+    }
     return;
   }
   if (cmd->op != PTO__DIST_CMD_LOAD) return;

@@ -70,6 +70,12 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
                     pto_program_device_count(prog));
     return PTO_EXIT_USAGE;
   }
+  if (a->records) {
+    cli_usage_error(k_cmd, "--swimlane-records of a host program: use 'pto run', which writes "
+                           "one set per call of each of its %d chips",
+                    pto_program_device_count(prog));
+    return PTO_EXIT_USAGE;
+  }
   int nd = pto_program_device_count(prog);
   pto_dist_config dc;
   pto_dist_config_init(&dc);
@@ -122,6 +128,7 @@ int cmd_bench(int argc, char **argv) {
     return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
+  if (a.records && cli_prepare_swimlane_records(k_cmd, a.records)) return PTO_EXIT_USAGE;
 
   pto_program *prog = NULL;
   cli_param *pd = NULL;
@@ -217,7 +224,7 @@ const pto_cmd cli_cmd_bench = {
     "                P; default slot 0); a tree never averages different dispatches\n"
     "  --swimlane-records FILE  the last measured launch's tasks in PyPTO's\n"
     "                   chip_swimlane_records.json layout, deps.json and func_names.json (also as\n"
-    "                   name_map.json) beside it\n"
+    "                   name_map.json) beside it (its folder is created; L2 programs)\n"
     "  --swimlane FILE  write the last measured launch's tasks (core, kernel, dependencies,\n"
     "                ready/start/end) and spans to FILE as Chrome trace-event JSON (Perfetto,\n"
     "                chrome://tracing); only that launch records its tasks, so the others are\n"

@@ -1,5 +1,6 @@
 /* pto run: load or compile a program, feed it, run it on a sim worker, check and save outputs. */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,23 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
   return 1;
 }
 
+int cli_prepare_swimlane_records(const char *cmd, const char *path) {
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash && slash != dir) {
+    *slash = 0;
+    pto_status s = pto_file_mkdirs(dir, 0755);
+    if (s) {
+      cli_usage_error(cmd, "--swimlane-records %s: cannot create its folder: %s", path,
+                      pto_status_message(s));
+      pto_status_free(s);
+      return -1;
+    }
+  }
+  return cli_check_output_path(cmd, "--swimlane-records", path, 0);
+}
+
 pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
   const pto_task_record *tasks = NULL;
   size_t n = 0;
@@ -196,6 +214,21 @@ pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
   free(types);
   free(dir);
   return s ? pto_status_annotate(s, "--swimlane-records %s", path) : PTO_OK;
+}
+
+/* pto_dist_config.on_chip_call of a host program's --swimlane-records FILE (ctx): in each chip's
+ * process, its call N as DIR/rank_R/dispatch_N/ + FILE's name, where critical_path finds them. */
+static pto_status write_rank_records(void *ctx, pto_worker *chip, int rank, int call) {
+  const char *file = ctx, *slash = strrchr(file, '/');
+  int dirlen = slash ? (int)(slash - file) + 1 : 0;
+  char path[PATH_MAX];
+  int n = snprintf(path, sizeof path, "%.*srank_%d/dispatch_%d", dirlen, file, rank, call);
+  if (n < 0 || (size_t)n + strlen(file) + 2 >= sizeof path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--swimlane-records %s: path too long",
+                           file);
+  PTO_RETURN_IF_ERROR(pto_file_mkdirs(path, 0755));
+  snprintf(path + n, sizeof path - (size_t)n, "/%s", file + dirlen);
+  return cli_write_swimlane_records(chip, path);
 }
 
 /* ---- --check -------------------------------------------------------------------------- */
@@ -283,6 +316,7 @@ int cmd_run(int argc, char **argv) {
     if (cli_check_output_path(k_cmd, "--out", a.in.outs[i].value, 0)) return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
+  if (a.records && cli_prepare_swimlane_records(k_cmd, a.records)) return PTO_EXIT_USAGE;
   if (a.trace) setenv("PTO_LOG_LEVEL", "timing", 1);
 
   pto_program *prog = NULL;
@@ -320,6 +354,10 @@ int cmd_run(int argc, char **argv) {
     pto_dist_config_init(&dc);
     dc.program = prog; /* single-program mode: the program's device set */
     dc.transport = a.transport;
+    if (a.records) {
+      dc.on_chip_call = write_rank_records;
+      dc.on_chip_call_ctx = (void *)a.records;
+    }
     cli_note_mpi_launch(k_cmd, a.transport ? a.transport : getenv("PTO_DIST_TRANSPORT"));
     pto_dist_worker *dw = NULL;
     if ((s = pto_dist_worker_open(&dc, &dw))) goto out;
@@ -343,6 +381,10 @@ int cmd_run(int argc, char **argv) {
            a.transport && !strcmp(a.transport, "mpi") ? transport : "", nd, nd == 1 ? "" : "s",
            set, pto_program_callee_count(prog), pto_program_callee_count(prog) == 1 ? "" : "s",
            host_us);
+    if (a.records)
+      printf("swimlane records: one set per call of each rank in %.*srank_R/dispatch_N/\n",
+             (int)(strrchr(a.records, '/') ? strrchr(a.records, '/') - a.records + 1 : 0),
+             a.records);
     goto outputs;
   }
   pto_run_config cfg;
@@ -454,6 +496,8 @@ const pto_cmd cli_cmd_run = {
     "  --swimlane-records FILE  the launch's tasks in PyPTO's chip_swimlane_records.json\n"
     "                      layout, with deps.json and func_names.json (also as name_map.json)\n"
     "                      beside FILE, for PyPTO's swimlane_converter and critical_path tools\n"
+    "                      (FILE's folder is created); a host program writes one set per call\n"
+    "                      of each chip, in rank_R/dispatch_N/ beside FILE\n"
     "  --timeline          draw the launch's tasks in the terminal: one row per core, busy %\n"
     "                      per core, the critical path marked (width: the terminal's)\n"
     "  --timeline-svg FILE the same picture as an SVG file\n"

@@ -441,7 +441,7 @@ static void test_early_resolve_stages_the_consumer(void **state) {
                       "d=json.load(open(sys.argv[2])); e=%d; "
                       "t={x[\"task_id\"]:x for x in d[\"tasks\"]}; "
                       "a={x[1]:x for x in r[\"aicore_tasks\"]}; "
-                      "s={(x[0],x[1]):x for x in r[\"scheduler_tasks\"][\"records\"]}; "
+                      "s={(x[0],x[1]):x for x in r[\"aicpu_tasks\"]}; "
                       "p,q=%d,%d; qd=s[(a[q][0],a[q][2])][2]; "
                       "ok=t[p][\"early_dispatch\"]==bool(e) and not t[q][\"early_dispatch\"] "
                       "and ((qd<a[p][4]) if e else (qd>=a[p][4])); "
