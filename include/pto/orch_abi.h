@@ -203,6 +203,9 @@ typedef struct pto_orch_api {
 typedef uint32_t (*pto_orch_abi_version_fn)(void);
 typedef void (*pto_orch_bind_fn)(const pto_orch_api *api);
 typedef void (*pto_orch_entry_fn)(const pto_orch_args *args);
+/* The entry symbol the runtime looks up unless the manifest names another
+ * (orchestration.entry_symbol; pto rebuild DIR --orch-entry NAME). */
+#define PTO_ORCH_DEFAULT_ENTRY "aicpu_orchestration_entry"
 
 #ifdef __cplusplus
 }
