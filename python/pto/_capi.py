@@ -109,7 +109,8 @@ class DistConfig(C.Structure):
     _fields_ = [("sz", C.c_size_t), ("ndevices", C.c_int), ("device_ids", C.POINTER(i32)),
                 ("transport", C.c_char_p), ("ncores_per_chip", C.c_int),
                 ("shared_heap_bytes", u64), ("chip_memory_bytes", u64),
-                ("wait_timeout_ms", u32), ("program", c_p), ("window_bytes", u64)]
+                ("wait_timeout_ms", u32), ("program", c_p), ("window_bytes", u64),
+                ("on_chip_call", c_p), ("on_chip_call_ctx", c_p)]
 
 
 P = C.POINTER
