@@ -191,6 +191,7 @@ typedef struct pto__rt_task {
   uint64_t dump_mask;           /* CoreTaskArgs::dump's marks */
   int8_t *kinds;                /* per tensor argument, PTO_ORCH_ARG_* */
   uint64_t *starts;             /* per tensor argument, its view's start_offset */
+  int32_t dump_funcs[PTO_ORCH_NSLOTS]; /* group leader: its kernels' ids (func_id), -1 after */
   atomic_int dump_state;        /* group leader: 0, 1 dumping the inputs, 2 done */
   atomic_int dump_left;         /* group leader: the group's tasks not completed */
   int32_t pred_op;              /* PTO_ORCH_PRED_*: run the kernel only when it holds */
@@ -316,6 +317,7 @@ typedef struct pto__rt_dump_entry {
   int64_t shape[PTO_MAX_RANK];
   int64_t stride[PTO_MAX_RANK];
   uint64_t start_offset, bin_offset, bin_size, value;
+  int32_t funcs[PTO_ORCH_NSLOTS]; /* the task's kernel ids (func_id), -1 after the last */
 } pto__rt_dump_entry;
 
 typedef struct pto__rt_dump {

@@ -670,6 +670,7 @@ typedef struct submit_extra {
   const pto_orch_tensor *pred_tensor;
   const int64_t *pred_idx;
   int64_t pred_target;
+  const int32_t *group_kernels; /* a mixed task's kernel ids by slot (tensor dump), or NULL */
 } submit_extra;
 
 static int in_manual_scope(const pto__rt_launch *L) {
@@ -871,6 +872,11 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   atomic_init(&t->dump_left, x->group < 0 ? x->dump_total : 0);
   if (L->dump_level) {
     t->dump_mask = x->dump_mask;
+    for (int k = 0, n = 0; k < PTO_ORCH_NSLOTS; k++) {
+      t->dump_funcs[k] = -1;
+      if (x->group_kernels && x->group_kernels[k] >= 0) t->dump_funcs[n++] = x->group_kernels[k];
+    }
+    if (!x->group_kernels) t->dump_funcs[0] = kernel_id;
     t->kinds = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->kinds);
     t->starts = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->starts);
     if (!t->kinds || !t->starts) {
@@ -966,6 +972,7 @@ static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out
   submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num,
                     s->allow_early_resolve != 0, s->dump_mask, 0, s->require_sync_start != 0,
                     s->pred_op, s->pred_tensor, s->pred_idx, s->pred_target};
+  x.group_kernels = s->kernel_ids;
   for (int slot = 0; slot < PTO_ORCH_NSLOTS; slot++) x.dump_total += s->kernel_ids[slot] >= 0;
   if (!x.dump_total) x.dump_total = 1;
   if (s->ndeps < 0 || (s->ndeps > 0 && !s->deps))

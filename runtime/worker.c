@@ -703,7 +703,7 @@ pto_status pto_worker_set_dump_args(pto_worker *wt, int level, const char *dir) 
   pto__rt_worker *w;
   PTO_RETURN_IF_ERROR(get_worker(wt, fn, &w));
   if (level < 0 || level > 3)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d (0 off, 1 marked, 2 hybrid, 3 full)",
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d (0 off, 1 marked, 2 full, 3 hybrid)",
                 fn, level);
   if (level && (!dir || !*dir))
     return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d needs a directory", fn, level);

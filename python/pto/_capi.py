@@ -152,6 +152,7 @@ _decls = {
     "pto_handle_callable_id": (i64, [c_p]),
     "pto_worker_run": (c_p, [c_p, c_p, P(Arg), C.c_size_t]),
     "pto_worker_last_launch": (c_p, [c_p, P(LaunchRecord)]),
+    "pto_worker_set_dump_args": (c_p, [c_p, C.c_int, C.c_char_p]),
     # stats
     "pto_bench_options_init": (None, [P(BenchOptions)]),
     "pto_benchmark": (c_p, [c_p, c_p, P(Arg), C.c_size_t, P(BenchOptions), P(c_p)]),

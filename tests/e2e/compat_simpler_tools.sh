@@ -5,7 +5,9 @@
 #    pto trace and pto bench give the same value for the same launches, gap or not;
 #  - pto run|bench --swimlane-records FILE writes chip_swimlane_records.json's layout and
 #    deps.json (and func_names.json, also as name_map.json) beside it, consistent with each other
-#    and with the launch.
+#    and with the launch; a host program one set per call of each chip;
+#  - pto run|bench --dump-args DIR writes the reference's args_dump.json and args.bin.
+# scripts/check-reference-tools.sh runs the reference's own tools on the same output.
 source "$(dirname "$0")/lib/common.bash"
 
 # reference_effective LOG: the median over the log's launches (of its most frequent hid) of
@@ -163,4 +165,48 @@ expect_true "host program: one dispatch per rank" test "$(ls -d "$T"/l3/rank_*/d
 run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --rounds 1 --warmup 0 \
   --swimlane-records "$T/l3b/chip_swimlane_records.json"
 expect_out "--swimlane-records of a host program: use 'pto run'"
+
+# --dump-args DIR [--dump-level N]: the reference's args_dump.json (args key, counters, func_id)
+# and args.bin; level 2 (the default, full) carries every tensor's bytes, level 3 (hybrid)
+# none without a CoreTaskArgs::dump mark, so no args.bin and a null bin_file.
+dump_check() { # DIR LEVEL NTASKS
+  python3 - "$@" <<'EOF'
+import json, os, sys
+d, level, ntasks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+m = json.load(open(os.path.join(d, "args_dump.json")))
+a = m["args"]
+assert m["dump_args_level"] == level and m["run_dir"] == os.path.basename(d), m["run_dir"]
+assert m["total_args"] == len(a) == m["before_dispatch"] + m["after_completion"]
+assert m["input_args"] + m["output_args"] + m["inout_args"] == len(a)
+assert m["dropped_records"] == m["dropped_overwrite"] == m["truncated_args"] == 0
+assert len({x["task_id"] for x in a}) == ntasks, len({x["task_id"] for x in a})
+assert all(x["func_id"] and all(f >= 0 for f in x["func_id"]) for x in a)
+tensors = [x for x in a if x["kind"] == "tensor"]
+if level == 2:
+    assert m["bin_file"] == "args.bin"
+    size = os.path.getsize(os.path.join(d, "args.bin"))
+    assert size == sum(x["bin_size"] for x in a), size
+    for x in tensors:
+        assert x["bin_size"] == x["numel"] * 4, x
+else:
+    assert m["bin_file"] is None and not os.path.exists(os.path.join(d, "args.bin"))
+    assert all(x["bin_size"] == 0 for x in a)
+EOF
+}
+run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --dump-args "$T/dump/args_dump"
+expect_out "args dump (level 2): $T/dump/args_dump/args_dump.json"
+expect_true "run: a full dump" dump_check "$T/dump/args_dump" 2 12
+run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --dump-args "$T/dump/args_dump" --dump-level 3
+expect_true "run: a hybrid dump replaces it, without args.bin" dump_check "$T/dump/args_dump" 3 12
+run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1 --rounds 2 --warmup 1 \
+  --dump-args "$T/bdump"
+expect_true "bench: the last launch's dump" dump_check "$T/bdump" 2 12
+run_pto 2 run "$EX/chain.ptir" --dump-level 3
+expect_out "--dump-level 3 without --dump-args DIR"
+run_pto 2 run "$EX/chain.ptir" --dump-args "$T/x" --dump-level 4
+expect_out "--dump-level 4: the levels are 1"
+run_pto 2 run "$EX/chain.ptir" --dump-args "$T/bench.json"
+expect_out "exists and is not a directory"
+run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --dump-args "$T/l3dump"
+expect_out "--dump-args record one chip's launch"
 finish
