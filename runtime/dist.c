@@ -1131,28 +1131,33 @@ static void gather(pto_dist_worker *w, uint64_t ts, uint64_t dur) {
 }
 
 /* PTO_LOG_LEVEL=timing: the run as [STRACE] v=1 lines of this process, read back by pto trace
- * into the L3 views: one host.run span (depth 0) with l3=1, then one host.dispatch line per
- * call naming its rank, slot and callee and carrying its chip.run window. */
+ * into the L3 views, named as the reference runtime names its node-level spans (its tools keep
+ * them out of the per-launch views): one node.graph_build span, the host function's run, with
+ * host.so's hid and l3=1, then one node.dispatch line per call naming its rank, slot and callee
+ * and carrying its chip.run window. */
 static void emit_run_strace(const pto_dist_worker *w, uint64_t inv) {
   if (!w->strace) return;
   long pid = (long)getpid(), tid = (long)gettid();
   char line[512];
   int n = snprintf(line, sizeof line,
-                   "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=0 depth=0 name=host.run ts=%llu "
-                   "dur=%llu l3=1 ranks=%d\n",
-                   pid, tid, (unsigned long long)inv, (unsigned long long)w->last.ts_ns,
-                   (unsigned long long)w->last.dur_ns, w->n);
+                   "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=0 name=node.graph_build "
+                   "ts=%llu dur=%llu run_id=%llu role=facade l3=1 ranks=%d\n",
+                   pid, tid, (unsigned long long)inv,
+                   (unsigned long long)pto_program_hid(w->run_prog),
+                   (unsigned long long)w->last.ts_ns, (unsigned long long)w->last.dur_ns,
+                   (unsigned long long)inv, w->n);
   if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
   for (int i = 0; i < w->last.ndispatches; i++) {
     const pto_dist_dispatch *d = &w->last.dispatches[i];
     const pto_span *root = d->launch.nspans ? &d->launch.spans[0] : NULL;
     n = snprintf(line, sizeof line,
-                 "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=1 name=host.dispatch "
-                 "ts=%llu dur=%llu rank=%d slot=%d chip=%d callee=%s\n",
+                 "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=0 name=node.dispatch "
+                 "ts=%llu dur=%llu run_id=%llu task_slot=%d worker_id=%d role=scheduler "
+                 "rank=%d slot=%d chip=%d callee=%s\n",
                  pid, tid, (unsigned long long)inv, (unsigned long long)d->launch.hid,
                  (unsigned long long)(root ? root->ts_ns : 0),
-                 (unsigned long long)(root ? root->dur_ns : 0), d->rank, d->slot, d->pid,
-                 d->name ? d->name : "?");
+                 (unsigned long long)(root ? root->dur_ns : 0), (unsigned long long)inv, i,
+                 d->rank, d->rank, d->slot, d->pid, d->name ? d->name : "?");
     if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
   }
 }
