@@ -72,7 +72,8 @@ static void add(pto__rt_launch *L, const pto__rt_task *t, int i, int stage, int 
   } else {
     e.kind = 1;
     e.role = PTO_ORCH_ARG_IN;
-    e.dtype = PTO_DTYPE_U64;
+    int code = t->scalar_codes ? t->scalar_codes[i - t->ntensors] : 0;
+    e.dtype = code ? code - 1 : PTO_DTYPE_U64; /* not known: the raw 64-bit slot */
     e.value = t->scalars[i - t->ntensors];
   }
   pthread_mutex_lock(&d->mu);

@@ -877,6 +877,17 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
       if (x->group_kernels && x->group_kernels[k] >= 0) t->dump_funcs[n++] = x->group_kernels[k];
     }
     if (!x->group_kernels) t->dump_funcs[0] = kernel_id;
+    t->scalar_codes = pto__rt_bump_alloc(&L->bump, (size_t)(ns ? ns : 1));
+    if (!t->scalar_codes) {
+      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                             "out of memory submitting %s", kn(kname)));
+      return 1;
+    }
+    for (int32_t i = 0, j = 0; i < nargs; i++)
+      if (args[i].kind == PTO_ORCH_ARG_SCALAR)
+        t->scalar_codes[j++] = args[i].reserved > 0 && args[i].reserved <= PTO_DTYPE_COUNT
+                                   ? (uint8_t)args[i].reserved
+                                   : 0;
     t->kinds = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->kinds);
     t->starts = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->starts);
     if (!t->kinds || !t->starts) {
@@ -949,6 +960,12 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     pto__rt_pool_push(&L->w->pool, &t, 1);
   }
   return atomic_load_explicit(&L->failed, memory_order_relaxed) ? 1 : 0;
+}
+
+static void api_scalar_dtypes(void *ctx, const uint8_t *codes, int32_t n) {
+  pto__rt_launch *L = ctx;
+  L->scalar_codes = n > 0 ? codes : NULL;
+  L->nscalar_codes = n > 0 ? n : 0;
 }
 
 static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
@@ -1259,6 +1276,7 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   L->api.log = api_log;
   L->api.submit_args = pto__rt_api_submit_args;
   L->api.slice = pto__rt_api_slice;
+  L->api.scalar_dtypes = api_scalar_dtypes;
   return PTO_OK;
 }
 

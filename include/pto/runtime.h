@@ -389,7 +389,8 @@ typedef struct pto_task_record {
  * "input"|"output"|"inout", "stage": "before_dispatch" (inputs and inouts, when the task is
  * ready, before any of its kernels runs) | "after_completion" (outputs and inouts, when its
  * last kernel ends, before a successor starts), "kind": "tensor"|"scalar", "dtype" ("float32",
- * ...), for a scalar "value" (as its dtype), "is_contiguous", "shape", "strides",
+ * ...), for a scalar "value" (as its dtype: the type add_scalar was given, or pto_slot's dtype in
+ * generated code; "uint64" and the raw slot when the orchestration did not say), "is_contiguous", "shape", "strides",
  * "start_offset", "numel", "bin_offset", "bin_size", "truncated", "overwritten"}]}; a tensor's
  * bytes are its view's elements, row-major. A mixed task is one task (its first kernel's id).
  * Fails during a launch, or with a level outside 0-3 or no dir. */

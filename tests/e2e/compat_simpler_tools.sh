@@ -182,6 +182,9 @@ assert m["dropped_records"] == m["dropped_overwrite"] == m["truncated_args"] == 
 assert len({x["task_id"] for x in a}) == ntasks, len({x["task_id"] for x in a})
 assert all(x["func_id"] and all(f >= 0 for f in x["func_id"]) for x in a)
 tensors = [x for x in a if x["kind"] == "tensor"]
+scalars = [x for x in a if x["kind"] == "scalar"]
+# chain's alpha (f32, fed as 1.5) as its dtype, a number, not its raw slot
+assert scalars and all(x["dtype"] == "float32" and x["value"] == 1.5 for x in scalars), scalars
 if level == 2:
     assert m["bin_file"] == "args.bin"
     size = os.path.getsize(os.path.join(d, "args.bin"))
@@ -193,12 +196,12 @@ else:
     assert all(x["bin_size"] == 0 for x in a)
 EOF
 }
-run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --dump-args "$T/dump/args_dump"
+run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --dump-args "$T/dump/args_dump"
 expect_out "args dump (level 2): $T/dump/args_dump/args_dump.json"
 expect_true "run: a full dump" dump_check "$T/dump/args_dump" 2 12
-run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --dump-args "$T/dump/args_dump" --dump-level 3
+run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --dump-args "$T/dump/args_dump" --dump-level 3
 expect_true "run: a hybrid dump replaces it, without args.bin" dump_check "$T/dump/args_dump" 3 12
-run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1 --rounds 2 --warmup 1 \
+run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --rounds 2 --warmup 1 \
   --dump-args "$T/bdump"
 expect_true "bench: the last launch's dump" dump_check "$T/bdump" 2 12
 run_pto 2 run "$EX/chain.ptir" --dump-level 3

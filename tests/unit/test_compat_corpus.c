@@ -501,7 +501,7 @@ static void test_dump_writes_the_marked_arguments(void **state) {
         "assert a['dtype'] == 'float32' and a['shape'] == [16] and a['is_contiguous'], a\n"
         "assert f32(a) == [float(i) for i in range(16)], f32(a)\n"
         "assert f32(o) == [2.0 * i if i < 8 else i + 1.0 for i in range(16)], f32(o)\n"
-        "assert s['value'] == 2, s\n"
+        "assert s['value'] == 2 and s['dtype'] == 'int64', s\n"
         "others = [t for t in m['args'] if t['task_id'] != tid]\n"
         "if level == 1: assert not others, others\n"
         "else:\n"
