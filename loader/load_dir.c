@@ -586,11 +586,15 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   p->positions = pto__positions_read(work_dir);
   SYM_AS(p->orch_bind, p->orch_dl, "pto_orch_bind");
   /* The C++ entry takes const ChipTaskArgs&, ABI-identical to const pto_orch_args *. */
-  SYM_AS(p->orch_entry, p->orch_dl, "aicpu_orchestration_entry");
+  const char *entry = m.orch_entry_symbol ? m.orch_entry_symbol : PTO_ORCH_DEFAULT_ENTRY;
+  SYM_AS(p->orch_entry, p->orch_dl, entry);
   if (!p->orch_bind || !p->orch_entry) {
     s = pto_status_make(PTO_STATUS_NOT_FOUND,
-                        "%s/%s: no '%s' symbol (is it declared extern \"C\"?)", work_dir,
-                        m.orch.path, p->orch_bind ? "aicpu_orchestration_entry" : "pto_orch_bind");
+                        "%s/%s: no '%s' symbol (is it declared extern \"C\"?)%s", work_dir,
+                        m.orch.path, p->orch_bind ? entry : "pto_orch_bind",
+                        p->orch_bind ? "; for an entry of another name: pto rebuild DIR "
+                                       "--orch-entry NAME"
+                                     : "");
     goto fail;
   }
   p->hid = m.orch.hid;

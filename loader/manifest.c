@@ -4,7 +4,7 @@
  *   schema, program, platform, opt_level, toolchain, cache_key,
  *   signature { entry, nrets, params [ {name, kind, dtype, direction, dims} |
  *                                      {name, kind, dtype, binding} ] },
- *   orchestration { name, source, binary, build_id, hid },
+ *   orchestration { name, source, binary, build_id, hid, entry_symbol? },
  *   kernels_so { binary, build_id, hid },
  *   kernels [ {id, name, symbol, core_type, scratch_bytes, source?, object?} ],
  *   files { "<relative path>": "<32 hex>" }
@@ -228,6 +228,7 @@ void pto_manifest_free(pto_manifest *m) {
   free(m->kernels);
   free(m->orch_name);
   free(m->orch_source);
+  free(m->orch_entry_symbol);
   free(m->orch.path);
   free(m->kernels_so.path);
   for (int i = 0; i < m->nfiles; i++)
@@ -288,6 +289,15 @@ static pto_status get_value(const reader *r, const json_t *obj, const char *key,
   }
   *out = v;
   return PTO_OK;
+}
+
+/* Letters, digits and '_', not starting with a digit: a symbol dlsym can find unmangled. */
+static int c_identifier(const char *s) {
+  if (!*s || (*s >= '0' && *s <= '9')) return 0;
+  for (; *s; s++)
+    if (!(*s == '_' || (*s >= '0' && *s <= '9') || ((*s | 32) >= 'a' && (*s | 32) <= 'z')))
+      return 0;
+  return 1;
 }
 
 /* A required non-empty string, duplicated into *out (freed by the manifest). */
@@ -645,6 +655,15 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
     PTO_RETURN_IF_ERROR(get_str(r, o, "name", "orchestration.name", &m->orch_name));
     PTO_RETURN_IF_ERROR(get_path(r, o, "source", "orchestration.source", &m->orch_source));
     PTO_RETURN_IF_ERROR(get_binary(r, o, "orchestration", &m->orch));
+    if (json_object_get(o, "entry_symbol")) {
+      PTO_RETURN_IF_ERROR(
+          get_str(r, o, "entry_symbol", "orchestration.entry_symbol", &m->orch_entry_symbol));
+      if (!c_identifier(m->orch_entry_symbol))
+        return field_err(r, "orchestration.entry_symbol",
+                         "'%.200s' is not a C identifier (letters, digits, '_', not starting "
+                         "with a digit)",
+                         m->orch_entry_symbol);
+    }
     PTO_RETURN_IF_ERROR(
         get_value(r, root, "kernels_so", "kernels_so", JSON_OBJECT, "an object", &o));
     PTO_RETURN_IF_ERROR(get_binary(r, o, "kernels_so", &m->kernels_so));
@@ -861,6 +880,7 @@ static json_t *manifest_json(const pto_manifest *m, writer *w) {
     json_t *orch = json_object();
     put(w, orch, "name", jstr(w, m->orch_name));
     put(w, orch, "source", jstr(w, m->orch_source));
+    if (m->orch_entry_symbol) put(w, orch, "entry_symbol", jstr(w, m->orch_entry_symbol));
     put(w, root, "orchestration", binary_json(w, orch, &m->orch));
     put(w, root, "kernels_so", binary_json(w, json_object(), &m->kernels_so));
   }

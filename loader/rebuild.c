@@ -315,3 +315,28 @@ done:
   pto_manifest_free(&m);
   return s;
 }
+
+pto_status pto_program_set_orch_entry(const char *work_dir, const char *symbol) {
+  if (!work_dir)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_program_set_orch_entry: work_dir is NULL");
+  pto_manifest m;
+  PTO_RETURN_IF_ERROR(pto_manifest_read(work_dir, &m));
+  pto_status s = PTO_OK;
+  if (m.is_host) {
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "%s is a host (L3) program: its orchestration entries are those of its "
+                        "callees, each a work dir of its own (%s/callees/<name>)",
+                        work_dir, work_dir);
+  } else {
+    free(m.orch_entry_symbol);
+    m.orch_entry_symbol = NULL;
+    if (symbol && strcmp(symbol, PTO_ORCH_DEFAULT_ENTRY) != 0 &&
+        !(m.orch_entry_symbol = pto_strdup(symbol)))
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (!s) s = pto_manifest_write(work_dir, &m);
+    if (s) s = pto_status_annotate(s, "setting the orchestration entry of %s to '%s'", work_dir,
+                                   symbol ? symbol : PTO_ORCH_DEFAULT_ENTRY);
+  }
+  pto_manifest_free(&m);
+  return s;
+}

@@ -187,6 +187,9 @@ struct chip_state {
   pto__dist_shm tr;
   int nslots;
   chip_slot slots[256];
+  pto_status (*on_call)(void *, pto_worker *, int, int); /* pto_dist_config.on_chip_call */
+  void *on_call_ctx;
+  int ncalls;
 };
 
 /* Records a chip's failed command, its place on the fail clock and, for a RUN of run epoch
@@ -280,6 +283,9 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
   pto_run_config_init(&rc);
   rc.ncores = cfg->ncores_per_chip;
   rc.device_memory_bytes = cfg->chip_memory_bytes ? cfg->chip_memory_bytes : 256ull << 20;
+  rc.record_tasks = cfg->on_chip_call != NULL;
+  cs->on_call = cfg->on_chip_call;
+  cs->on_call_ctx = cfg->on_chip_call_ctx;
   pto_status s = pto_worker_open(&rc, &cs->wk);
   if (s) {
     snprintf(cs->c->msg, sizeof cs->c->msg, "rank %d: opening its sim worker: %s", rank,
@@ -307,6 +313,17 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   pto__dist_chip *c = cs->c;
   if (cmd->op == PTO__DIST_CMD_RUN) {
     chip_run(cs->sh, c, cs->wk, &cs->tr, cs->slots, cs->nslots, cmd, seq);
+    int call = cs->ncalls++;
+    pto_status s = cs->on_call && !atomic_load(&c->failed)
+                       ? cs->on_call(cs->on_call_ctx, cs->wk, cs->rank, call)
+                       : PTO_OK;
+    if (s) {
+      char head[PTO__DIST_MSG];
+      snprintf(head, sizeof head, "rank %d: after call %d: %s", cs->rank, call,
+               pto_status_message(s));
+      chip_fail_cmd(cs->sh, c, seq, cmd->epoch, head, NULL);
+      pto_status_free(s);
+    }
     return;
   }
   if (cmd->op != PTO__DIST_CMD_LOAD) return;
@@ -1350,28 +1367,33 @@ static void gather(dworker *w, uint64_t ts, uint64_t dur) {
 }
 
 /* PTO_LOG_LEVEL=timing: the run as [STRACE] v=1 lines of this process, read back by pto trace
- * into the L3 views: one host.run span (depth 0) with l3=1, then one host.dispatch line per
- * call naming its rank, slot and callee and carrying its chip.run window. */
+ * into the L3 views, named as the reference runtime names its node-level spans (its tools keep
+ * them out of the per-launch views): one node.graph_build span, the host function's run, with
+ * host.so's hid and l3=1, then one node.dispatch line per call naming its rank, slot and callee
+ * and carrying its chip.run window. */
 static void emit_run_strace(const dworker *w, uint64_t inv) {
   if (!w->strace) return;
   long pid = (long)getpid(), tid = (long)gettid();
   char line[512];
   int n = snprintf(line, sizeof line,
-                   "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=0 depth=0 name=host.run ts=%llu "
-                   "dur=%llu l3=1 ranks=%d\n",
-                   pid, tid, (unsigned long long)inv, (unsigned long long)w->last.ts_ns,
-                   (unsigned long long)w->last.dur_ns, w->n);
+                   "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=0 name=node.graph_build "
+                   "ts=%llu dur=%llu run_id=%llu role=facade l3=1 ranks=%d\n",
+                   pid, tid, (unsigned long long)inv,
+                   (unsigned long long)pto_program_hid(w->run_prog),
+                   (unsigned long long)w->last.ts_ns, (unsigned long long)w->last.dur_ns,
+                   (unsigned long long)inv, w->n);
   if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
   for (int i = 0; i < w->last.ndispatches; i++) {
     const pto_dist_dispatch *d = &w->last.dispatches[i];
     const pto_span *root = d->launch.nspans ? &d->launch.spans[0] : NULL;
     n = snprintf(line, sizeof line,
-                 "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=1 name=host.dispatch "
-                 "ts=%llu dur=%llu rank=%d slot=%d chip=%d callee=%s\n",
+                 "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=0 name=node.dispatch "
+                 "ts=%llu dur=%llu run_id=%llu task_slot=%d worker_id=%d role=scheduler "
+                 "rank=%d slot=%d chip=%d callee=%s\n",
                  pid, tid, (unsigned long long)inv, (unsigned long long)d->launch.hid,
                  (unsigned long long)(root ? root->ts_ns : 0),
-                 (unsigned long long)(root ? root->dur_ns : 0), d->rank, d->slot, d->pid,
-                 d->name ? d->name : "?");
+                 (unsigned long long)(root ? root->dur_ns : 0), (unsigned long long)inv, i,
+                 d->rank, d->rank, d->slot, d->pid, d->name ? d->name : "?");
     if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
   }
 }

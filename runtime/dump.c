@@ -1,14 +1,17 @@
-/* The tensor dump (pto_worker_set_dump_args): what PyPTO's runtime writes with enable_dump_args,
- * in the layout its dump_viewer reads. A task's inputs and inouts are copied when it is ready,
+/* The argument dump (pto_worker_set_dump_args): what PyPTO's runtime writes with
+ * enable_dump_args, args_dump.json and args.bin as its dump_viewer reads them. A task's inputs and inouts are copied when it is ready,
  * before any of its kernels runs; its outputs and inouts when its last kernel (of every block and
  * every kernel of a mixed task) ends, before it completes. The cores append entries under one
  * mutex: the dump is a debugging aid, not a fast path. */
+#include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pto/base.h"
 #include "runtime_internal.h"
@@ -19,10 +22,12 @@ static const char *const k_dump_dtype[PTO_DTYPE_COUNT] = {
 
 static pto__rt_task *leader(pto__rt_launch *L, pto__rt_task *t) { return L->task_vec[t->group]; }
 
-/* Whether argument i (tensors first, then scalars) gets an entry, and whether its bytes. */
+/* Whether argument i (tensors first, then scalars) gets an entry, and whether its bytes: the
+ * reference's levels, 1 partial (the marked ones, with data), 2 full (every argument with its
+ * data), 3 hybrid (every argument, data for the marked ones only). */
 static int wanted(const pto__rt_launch *L, const pto__rt_task *t, int i, int *with_data) {
   int marked = i < 64 && ((t->dump_mask >> i) & 1);
-  *with_data = L->dump_level == 3 || marked;
+  *with_data = L->dump_level == 2 || marked;
   return L->dump_level >= 2 || marked;
 }
 
@@ -44,6 +49,7 @@ static void add(pto__rt_launch *L, const pto__rt_task *t, int i, int stage, int 
   memset(&e, 0, sizeof e);
   e.task_id = t->group;
   e.arg_index = i;
+  memcpy(e.funcs, t->dump_funcs, sizeof e.funcs);
   e.stage = stage;
   const pto_kernel_tensor *k = i < t->ntensors ? &t->tensors[i] : NULL;
   uint64_t nbytes = 0;
@@ -66,7 +72,8 @@ static void add(pto__rt_launch *L, const pto__rt_task *t, int i, int stage, int 
   } else {
     e.kind = 1;
     e.role = PTO_ORCH_ARG_IN;
-    e.dtype = PTO_DTYPE_U64;
+    int code = t->scalar_codes ? t->scalar_codes[i - t->ntensors] : 0;
+    e.dtype = code ? code - 1 : PTO_DTYPE_U64; /* not known: the raw 64-bit slot */
     e.value = t->scalars[i - t->ntensors];
   }
   pthread_mutex_lock(&d->mu);
@@ -164,57 +171,136 @@ static void put_dims(sbuf *b, const int64_t *v, int n) {
   put(b, "]");
 }
 
+/* Scalars as their dtype, as the reference writes them: NaN as null, infinities as "$Inf" /
+ * "-$Inf", other floats with a '.' or exponent, integers in their own width. */
+static void put_scalar(sbuf *b, int dtype, uint64_t raw) {
+  if (dtype == PTO_DTYPE_F32 || dtype == PTO_DTYPE_F64) {
+    double v;
+    if (dtype == PTO_DTYPE_F32) {
+      float f;
+      uint32_t u = (uint32_t)raw;
+      memcpy(&f, &u, sizeof f);
+      v = f;
+    } else {
+      memcpy(&v, &raw, sizeof v);
+    }
+    if (v != v) {
+      put(b, "null");
+    } else if (v == (double)INFINITY || v == -(double)INFINITY) {
+      put(b, "\"%s$Inf\"", v < 0 ? "-" : "");
+    } else {
+      char num[40];
+      snprintf(num, sizeof num, "%.*g", dtype == PTO_DTYPE_F32 ? 9 : 17, v);
+      put(b, "%s%s", num, strpbrk(num, ".e") ? "" : ".0");
+    }
+    return;
+  }
+  switch (dtype) {
+  case PTO_DTYPE_BOOL: put(b, "%s", raw ? "true" : "false"); return;
+  case PTO_DTYPE_I8: put(b, "%d", (int)(int8_t)raw); return;
+  case PTO_DTYPE_I16: put(b, "%d", (int)(int16_t)raw); return;
+  case PTO_DTYPE_I32: put(b, "%" PRId32, (int32_t)raw); return;
+  case PTO_DTYPE_I64:
+  case PTO_DTYPE_INDEX: put(b, "%" PRId64, (int64_t)raw); return;
+  case PTO_DTYPE_U8: put(b, "%u", (unsigned)(uint8_t)raw); return;
+  case PTO_DTYPE_U16: put(b, "%u", (unsigned)(uint16_t)raw); return;
+  case PTO_DTYPE_U32: put(b, "%" PRIu32, (uint32_t)raw); return;
+  default: put(b, "%" PRIu64, raw); return;
+  }
+}
+
+/* The manifest: the reference's header (level, counters, bin_file) and one "args" entry per
+ * dumped argument. */
+static void put_manifest(sbuf *b, const pto__rt_dump *d, const char *run_dir, int level) {
+  static const char *const roles[] = {"input", "output", "inout"};
+  size_t stage[2] = {0, 0}, role[3] = {0, 0, 0};
+  for (size_t i = 0; i < d->n; i++) {
+    const pto__rt_dump_entry *e = &d->v[i];
+    stage[e->stage != 0]++;
+    role[e->role >= PTO_ORCH_ARG_IN && e->role <= PTO_ORCH_ARG_INOUT ? e->role - PTO_ORCH_ARG_IN
+                                                                       : 0]++;
+  }
+  put(b,
+      "{\n  \"run_dir\": \"%s\",\n  \"bin_format\": {\"type\": \"logical_contiguous\", "
+      "\"byte_order\": \"little_endian\"},\n  \"dump_args_level\": %d,\n  \"total_args\": %zu,\n"
+      "  \"before_dispatch\": %zu,\n  \"after_completion\": %zu,\n  \"input_args\": %zu,\n"
+      "  \"output_args\": %zu,\n  \"inout_args\": %zu,\n  \"truncated_args\": 0,\n"
+      "  \"dropped_records\": 0,\n  \"dropped_overwrite\": 0,\n  \"bin_file\": %s,\n"
+      "  \"args\": [",
+      run_dir, level, d->n, stage[0], stage[1], role[0], role[1], role[2],
+      level == 3 && !d->nbin ? "null" : "\"args.bin\"");
+  for (size_t i = 0; i < d->n; i++) {
+    const pto__rt_dump_entry *e = &d->v[i];
+    int r = e->role >= PTO_ORCH_ARG_IN && e->role <= PTO_ORCH_ARG_INOUT ? e->role - PTO_ORCH_ARG_IN
+                                                                          : 0;
+    put(b, "%s\n    {\"task_id\": \"0x%016" PRIx64 "\", \"func_id\": [", i ? "," : "",
+        e->task_id);
+    for (int k = 0; k < PTO_ORCH_NSLOTS && (k == 0 || e->funcs[k] >= 0); k++)
+      put(b, "%s%d", k ? ", " : "", (int)e->funcs[k]);
+    put(b, "], \"arg_index\": %d, \"role\": \"%s\", \"stage\": \"%s\", \"kind\": \"%s\", "
+           "\"dtype\": \"%s\"",
+        e->arg_index, roles[r], e->stage ? "after_completion" : "before_dispatch",
+        e->kind ? "scalar" : "tensor",
+        e->dtype >= 0 && e->dtype < PTO_DTYPE_COUNT ? k_dump_dtype[e->dtype] : "uint8");
+    if (e->kind) {
+      put(b, ", \"value\": ");
+      put_scalar(b, e->dtype, e->value);
+    }
+    int64_t numel = 1;
+    for (int k = 0; k < e->rank; k++) numel *= e->shape[k];
+    put(b, ", \"is_contiguous\": %s, \"shape\": ", e->contiguous || e->kind ? "true" : "false");
+    put_dims(b, e->shape, e->rank);
+    put(b, ", \"strides\": ");
+    put_dims(b, e->stride, e->rank);
+    put(b,
+        ", \"start_offset\": %" PRIu64 ", \"numel\": %" PRId64 ", \"bin_offset\": %" PRIu64
+        ", \"bin_size\": %" PRIu64 ", \"truncated\": false, \"overwritten\": false}",
+        e->start_offset, numel, e->bin_offset, e->bin_size);
+  }
+  put(b, "\n  ]\n}\n");
+}
+
 pto_status pto__rt_dump_write(pto__rt_launch *L, const char *dir) {
   pto__rt_dump *d = &L->dump;
   pto_status s = PTO_OK;
   if (d->oom) {
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory collecting the tensor dump");
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory collecting the argument dump");
     goto out;
   }
   if (!d->n) goto out;
   qsort(d->v, d->n, sizeof *d->v, cmp_entry);
-  static const char *const roles[] = {"input", "output", "inout"};
+  /* run_dir: the dump folder's own name, as the reference writes it. */
+  char full[256], *run_dir = full;
+  snprintf(full, sizeof full, "%s", dir);
+  for (size_t n = strlen(full); n > 1 && full[n - 1] == '/';) full[--n] = '\0';
+  if (strrchr(full, '/')) run_dir = strrchr(full, '/') + 1;
+  run_dir[strcspn(run_dir, "\"\\")] = '\0';
   sbuf b = {0};
-  put(&b, "{\n  \"bin_file\": \"tensors.bin\",\n  \"tensors\": [");
-  for (size_t i = 0; i < d->n; i++) {
-    const pto__rt_dump_entry *e = &d->v[i];
-    int role = e->role >= PTO_ORCH_ARG_IN && e->role <= PTO_ORCH_ARG_INOUT ? e->role - PTO_ORCH_ARG_IN
-                                                                            : 0;
-    put(&b,
-        "%s\n    {\"task_id\": \"0x%016" PRIx64 "\", \"role\": \"%s\", \"stage\": \"%s\", "
-        "\"arg_index\": %d, \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": ",
-        i ? "," : "", e->task_id, roles[role], e->stage ? "after_completion" : "before_dispatch",
-        e->arg_index, e->kind ? "scalar" : "tensor",
-        e->dtype >= 0 && e->dtype < PTO_DTYPE_COUNT ? k_dump_dtype[e->dtype] : "uint8");
-    put_dims(&b, e->shape, e->rank);
-    put(&b, ", \"strides\": ");
-    put_dims(&b, e->stride, e->rank);
-    put(&b,
-        ", \"start_offset\": %" PRIu64 ", \"is_contiguous\": %s, \"bin_offset\": %" PRIu64
-        ", \"bin_size\": %" PRIu64,
-        e->start_offset, e->contiguous || e->kind ? "true" : "false", e->bin_offset, e->bin_size);
-    if (e->kind) put(&b, ", \"value\": %" PRIu64, e->value);
-    put(&b, "}");
-  }
-  put(&b, "\n  ]\n}\n");
+  put_manifest(&b, d, run_dir, L->dump_level);
   if (b.oom) {
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the tensor dump");
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the argument dump");
   } else {
     size_t len = strlen(dir) + 32;
     char *path = pto_malloc(len);
     if (!path) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the tensor dump");
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the argument dump");
     } else {
       s = pto_file_mkdirs(dir, 0755);
-      snprintf(path, len, "%s/tensors.bin", dir);
-      if (!s) s = pto_file_write_atomic(path, d->bin ? (const void *)d->bin : "", d->nbin, 0644);
-      snprintf(path, len, "%s/tensor_dump.json", dir);
+      snprintf(path, len, "%s/args.bin", dir);
+      /* Level 3 without a marked tensor has no payload: no args.bin (nor an older one). */
+      if (!s && L->dump_level == 3 && !d->nbin) {
+        if (unlink(path) != 0 && errno != ENOENT)
+          s = pto_status_make(PTO_STATUS_IO, "cannot remove %s: %s", path, strerror(errno));
+      } else if (!s) {
+        s = pto_file_write_atomic(path, d->bin ? (const void *)d->bin : "", d->nbin, 0644);
+      }
+      snprintf(path, len, "%s/args_dump.json", dir);
       if (!s) s = pto_file_write_atomic(path, b.p, b.n, 0644);
       free(path);
     }
   }
   free(b.p);
-  if (s) s = pto_status_annotate(s, "the tensor dump (pto_worker_set_dump_args) in %s", dir);
+  if (s) s = pto_status_annotate(s, "the argument dump (pto_worker_set_dump_args) in %s", dir);
 out:
   d->n = 0;
   d->nbin = 0;

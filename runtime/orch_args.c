@@ -120,7 +120,11 @@ int32_t pto__rt_api_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t
     memset(x, 0, sizeof *x);
     x->kind = PTO_ORCH_ARG_SCALAR;
     x->scalar = t->scalars[i];
+    /* Its dtype (api.scalar_dtypes, just before this call), for the argument dump. */
+    x->reserved = L->scalar_codes && i < L->nscalar_codes ? L->scalar_codes[i] : 0;
   }
+  L->scalar_codes = NULL;
+  L->nscalar_codes = 0;
   if (t->ndeps > MAX_DEPS) {
     fatal(L, "submit: %u explicit dependencies (at most 256)", t->ndeps);
     goto done;

@@ -212,6 +212,8 @@ typedef struct pto__rt_task {
   uint64_t dump_mask;           /* CoreTaskArgs::dump's marks */
   int8_t *kinds;                /* per tensor argument, PTO_ORCH_ARG_* */
   uint64_t *starts;             /* per tensor argument, its view's start_offset */
+  int32_t dump_funcs[PTO_ORCH_NSLOTS]; /* group leader: its kernels' ids (func_id), -1 after */
+  uint8_t *scalar_codes;        /* per scalar argument, PTO_DTYPE_* + 1 (0: not known) */
   atomic_int dump_state;        /* group leader: 0, 1 dumping the inputs, 2 done */
   atomic_int dump_left;         /* group leader: the group's tasks not completed */
   int32_t pred_op;              /* PTO_ORCH_PRED_*: run the kernel only when it holds */
@@ -337,6 +339,7 @@ typedef struct pto__rt_dump_entry {
   int64_t shape[PTO_MAX_RANK];
   int64_t stride[PTO_MAX_RANK];
   uint64_t start_offset, bin_offset, bin_size, value;
+  int32_t funcs[PTO_ORCH_NSLOTS]; /* the task's kernel ids (func_id), -1 after the last */
 } pto__rt_dump_entry;
 
 typedef struct pto__rt_dump {
@@ -367,6 +370,8 @@ typedef struct pto__rt_launch {
   uint64_t t_orch_done;    /* when rt_orchestration_done was called; 0: not called */
   int record_tasks; /* this launch records its tasks (set at begin) */
   int dump_level;   /* pto_worker_set_dump_args's level for this launch (set at begin) */
+  const uint8_t *scalar_codes; /* api.scalar_dtypes: the next submit_args' scalars' dtypes */
+  int32_t nscalar_codes;
   pto__rt_dump dump;
   /* shared: */
   atomic_int failed; /* set once, by the first failure */

@@ -670,6 +670,7 @@ typedef struct submit_extra {
   const pto_orch_tensor *pred_tensor;
   const int64_t *pred_idx;
   int64_t pred_target;
+  const int32_t *group_kernels; /* a mixed task's kernel ids by slot (tensor dump), or NULL */
 } submit_extra;
 
 static int in_manual_scope(const pto__rt_launch *L) {
@@ -871,6 +872,22 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   atomic_init(&t->dump_left, x->group < 0 ? x->dump_total : 0);
   if (L->dump_level) {
     t->dump_mask = x->dump_mask;
+    for (int k = 0, n = 0; k < PTO_ORCH_NSLOTS; k++) {
+      t->dump_funcs[k] = -1;
+      if (x->group_kernels && x->group_kernels[k] >= 0) t->dump_funcs[n++] = x->group_kernels[k];
+    }
+    if (!x->group_kernels) t->dump_funcs[0] = kernel_id;
+    t->scalar_codes = pto__rt_bump_alloc(&L->bump, (size_t)(ns ? ns : 1));
+    if (!t->scalar_codes) {
+      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                             "out of memory submitting %s", kn(kname)));
+      return 1;
+    }
+    for (int32_t i = 0, j = 0; i < nargs; i++)
+      if (args[i].kind == PTO_ORCH_ARG_SCALAR)
+        t->scalar_codes[j++] = args[i].reserved > 0 && args[i].reserved <= PTO_DTYPE_COUNT
+                                   ? (uint8_t)args[i].reserved
+                                   : 0;
     t->kinds = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->kinds);
     t->starts = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->starts);
     if (!t->kinds || !t->starts) {
@@ -945,6 +962,12 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   return atomic_load_explicit(&L->failed, memory_order_relaxed) ? 1 : 0;
 }
 
+static void api_scalar_dtypes(void *ctx, const uint8_t *codes, int32_t n) {
+  pto__rt_launch *L = ctx;
+  L->scalar_codes = n > 0 ? codes : NULL;
+  L->nscalar_codes = n > 0 ? n : 0;
+}
+
 static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
                           const pto_orch_task_arg *args, int32_t nargs) {
   pto__rt_launch *L = ctx;
@@ -966,6 +989,7 @@ static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out
   submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num,
                     s->allow_early_resolve != 0, s->dump_mask, 0, s->require_sync_start != 0,
                     s->pred_op, s->pred_tensor, s->pred_idx, s->pred_target};
+  x.group_kernels = s->kernel_ids;
   for (int slot = 0; slot < PTO_ORCH_NSLOTS; slot++) x.dump_total += s->kernel_ids[slot] >= 0;
   if (!x.dump_total) x.dump_total = 1;
   if (s->ndeps < 0 || (s->ndeps > 0 && !s->deps))
@@ -1252,6 +1276,7 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   L->api.log = api_log;
   L->api.submit_args = pto__rt_api_submit_args;
   L->api.slice = pto__rt_api_slice;
+  L->api.scalar_dtypes = api_scalar_dtypes;
   return PTO_OK;
 }
 

@@ -787,7 +787,7 @@ pto_status pto_worker_set_record_tasks(pto_worker *wt, bool on) {
 static pto_status worker_set_dump_args_in(pto__rt_worker *w, int level, const char *dir) {
   static const char fn[] = "pto_worker_set_dump_args";
   if (level < 0 || level > 3)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d (0 off, 1 marked, 2 hybrid, 3 full)",
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d (0 off, 1 marked, 2 full, 3 hybrid)",
                 fn, level);
   if (level && (!dir || !*dir))
     return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d needs a directory", fn, level);

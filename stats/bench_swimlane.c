@@ -327,7 +327,7 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
   }
   put(&b, md, "core_types", types);
   put(&b, doc, "metadata", md);
-  json_t *aicore = json_array(), *sched = json_object(), *srows = json_array();
+  json_t *aicore = json_array(), *srows = json_array();
   int64_t reg = 0; /* the join key of the two rows: unique per dispatch (a block of a task) */
   for (size_t i = 0; i < ntasks; i++) {
     const pto_task_record *t = &tasks[i];
@@ -347,10 +347,9 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
       push(&b, srows, int_row(&b, d, 4));
     }
   }
+  /* Top-level rows, as the converter, critical_path and sched_overhead_analysis read them. */
   put(&b, doc, "aicore_tasks", aicore);
-  put(&b, sched, "producer", json_string("aicpu"));
-  put(&b, sched, "records", srows);
-  put(&b, doc, "scheduler_tasks", sched);
+  put(&b, doc, "aicpu_tasks", srows);
   PTO_RETURN_IF_ERROR(dump_json(&b, doc, records_path, "the swimlane records"));
 
   if (deps_path) PTO_RETURN_IF_ERROR(write_deps(deps_path, tasks, ntasks));

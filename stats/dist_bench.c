@@ -24,7 +24,7 @@ typedef struct pto__dist_bench_data {
 } pto__dist_bench_data;
 
 const char *pto_dist_metric_name(pto_dist_metric m) {
-  static const char *const k[] = {"device", "host", "effective", "union"};
+  static const char *const k[] = {"device", "host", "effective", "union", "host_function"};
   return (unsigned)m < PTO_DIST_METRIC_COUNT ? k[m] : NULL;
 }
 
@@ -166,7 +166,7 @@ static pto_status fold(pto_dist_bench_stats *st, const double *host_us, win *con
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   }
   for (int r = 0; r < R; r++) {
-    double dev = NAN, eff = NAN;
+    double dev = NAN, eff = NAN, host = NAN;
     for (int k = 0; k < n; k++) {
       double sd = 0, sh = 0, se = 0;
       int cnt = 0, nw = 0;
@@ -184,13 +184,16 @@ static pto_status fold(pto_dist_bench_stats *st, const double *host_us, win *con
       v[PTO_DIST_HOST * R + r] = cnt ? sh : NAN;
       v[PTO_DIST_EFFECTIVE * R + r] = cnt ? se : NAN;
       v[PTO_DIST_UNION * R + r] = union_len(tmp, nw);
+      v[PTO_DIST_HOST_FUNCTION * R + r] = NAN; /* the parent's, no rank's */
       if (cnt && (isnan(dev) || sd > dev)) dev = sd;
       if (cnt && (isnan(eff) || se > eff)) eff = se;
+      if (cnt && (isnan(host) || sh > host)) host = sh;
     }
     int nw = d->round_n[r] < 1024 ? d->round_n[r] : 1024;
     memcpy(tmp, wins[r], sizeof *tmp * (size_t)nw);
     d->per_round[PTO_DIST_DEVICE * R + r] = dev;
-    d->per_round[PTO_DIST_HOST * R + r] = host_us[r];
+    d->per_round[PTO_DIST_HOST * R + r] = host; /* PyPTO's: the slowest rank's summed walls */
+    d->per_round[PTO_DIST_HOST_FUNCTION * R + r] = host_us[r];
     d->per_round[PTO_DIST_EFFECTIVE * R + r] = eff;
     d->per_round[PTO_DIST_UNION * R + r] = st->fallback_flattened ? NAN : union_len(tmp, nw);
   }
@@ -438,6 +441,11 @@ static int parse_rec(const char *p, const char *end, rec *r) {
   return 1;
 }
 
+/* A run of the host function: node.graph_build with l3=1 (host.run in logs of older pto). */
+static int is_run(const rec *r) {
+  return r->l3 && (!strcmp(r->name, "node.graph_build") || !strcmp(r->name, "host.run"));
+}
+
 pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
                                 pto_dist_bench_stats **out) {
   *out = NULL;
@@ -467,18 +475,18 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
     }
     p = nl ? nl + 1 : end;
   }
-  /* Rounds: the host.run records (l3=1) of the first process that wrote them, in inv order. */
+  /* Rounds: the run records (l3=1) of the first process that wrote them, in inv order. */
   int nrounds = 0, nranks = 0;
   uint64_t parent = 0;
   for (size_t i = 0; i < nrec; i++)
-    if (recs[i].l3 && !strcmp(recs[i].name, "host.run")) {
+    if (is_run(&recs[i])) {
       if (!parent) parent = recs[i].pid;
       if (recs[i].pid == parent) nrounds++;
     }
   pto_status s = PTO_OK;
   if (nrounds <= warmup) {
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "no L3 runs to measure: the log holds %d host.run record%s (l3=1) and "
+                        "no L3 runs to measure: the log holds %d node.graph_build record%s (l3=1) and "
                         "%d are warmup; write it with PTO_LOG_LEVEL=timing (or pto run --trace) "
                         "around a distributed worker's runs",
                         nrounds, nrounds == 1 ? "" : "s", warmup);
@@ -491,7 +499,7 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
   size_t capd = 0;
   int round = -1;
   for (size_t i = 0; !s && i < nrec; i++) {
-    if (!(recs[i].l3 && recs[i].pid == parent && !strcmp(recs[i].name, "host.run"))) continue;
+    if (!(is_run(&recs[i]) && recs[i].pid == parent)) continue;
     round++;
     if (round < warmup) continue;
     if (round == warmup) {
@@ -501,11 +509,13 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
       if ((s = builder_begin(&b, measured, warmup, nranks))) break;
     }
     const rec *hr = &recs[i];
-    /* This run's dispatches: its host.dispatch lines, each matched to the chip's launch. */
+    /* This run's dispatches: its node.dispatch lines, each matched to the chip's launch. */
     int nd = 0;
     for (size_t j = 0; j < nrec; j++) {
       const rec *x = &recs[j];
-      if (x->pid != parent || x->inv != hr->inv || strcmp(x->name, "host.dispatch")) continue;
+      if (x->pid != parent || x->inv != hr->inv ||
+          (strcmp(x->name, "node.dispatch") && strcmp(x->name, "host.dispatch")))
+        continue;
       if ((size_t)nd == capd) {
         capd = capd ? 2 * capd : 64;
         pto_dist_dispatch *nd2 = pto_realloc(disp, capd * sizeof *nd2);

@@ -113,6 +113,16 @@ pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntask
 int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
                                       const char **out);
 pto_status cli_write_swimlane_records(pto_worker *w, const char *path);
+/* --dump-args DIR and --dump-level N (run, bench): 1 consumed, 0 not these, -1 usage error
+ * printed. *level starts at 0 (not given). */
+int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const char **dir,
+                          int *level);
+/* After parsing: --dump-level without --dump-args, or out of 1-3, is a usage error (-1); the
+ * level defaults to 2 (every argument with its data). */
+int cli_check_dump_options(const char *cmd, const char *dir, int *level);
+/* Before the run: FILE's folder created (mkdir -p) and FILE checked as an output file; 0, or a
+ * usage error printed and -1. */
+int cli_prepare_swimlane_records(const char *cmd, const char *path);
 /* --transport shm|mpi (run, bench): 1 parsed, 0 not this option, -1 usage error (reported). */
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out);
 /* A host program started by mpirun without the mpi transport: says so on stderr. */

@@ -21,6 +21,8 @@ typedef struct bench_args {
   const char *records; /* --swimlane-records */
   const char *transport; /* --transport */
   cli_timeline timeline;
+  const char *dump_dir; /* --dump-args */
+  int dump_level;       /* --dump-level */
 } bench_args;
 
 /* bench's own options (cli_option_fn). */
@@ -34,6 +36,7 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
   if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
     return cli_int_option(cmd, "--warmup", 0, argc, argv, i, &a->warmup);
   int d = cli_parse_dispatch_option(cmd, &a->sel, argc, argv, i);
+  if (!d) d = cli_parse_dump_option(cmd, argc, argv, i, &a->dump_dir, &a->dump_level);
   if (d) return d;
   int r = cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
   if (r) return r;
@@ -50,6 +53,9 @@ typedef struct progress {
   cli_progress bar;
   int draw;
   pto_worker *record_last; /* NULL: no --swimlane */
+  pto_worker *dump_last;   /* NULL: no --dump-args */
+  const char *dump_dir;
+  int dump_level;
 } progress;
 
 static void on_progress(void *ctx, int done, int total) {
@@ -59,14 +65,22 @@ static void on_progress(void *ctx, int done, int total) {
     pto_status s = pto_worker_set_record_tasks(p->record_last, true);
     pto_status_free(s); /* between launches it cannot fail; the swimlane would say so */
   }
+  if (p->dump_last && done == total - 1) /* checked before the run: between launches it holds */
+    pto_status_free(pto_worker_set_dump_args(p->dump_last, p->dump_level, p->dump_dir));
 }
 
 /* A host program: rounds on a distributed worker, the L3 views (pto/dist_bench.h). */
 static int bench_host(const bench_args *a, const pto_program *prog, const pto_arg *args) {
   const pto_signature *sig = pto_program_signature(prog);
-  if (a->swimlane) {
-    cli_usage_error(k_cmd, "--swimlane draws one chip's launch; a host program runs on %d chips "
-                           "(use --json for every dispatch)",
+  if (a->swimlane || a->dump_dir) {
+    cli_usage_error(k_cmd, "--swimlane and --dump-args record one chip's launch; a host program "
+                           "runs on %d chips (use --json for every dispatch)",
+                    pto_program_device_count(prog));
+    return PTO_EXIT_USAGE;
+  }
+  if (a->records) {
+    cli_usage_error(k_cmd, "--swimlane-records of a host program: use 'pto run', which writes "
+                           "one set per call of each of its %d chips",
                     pto_program_device_count(prog));
     return PTO_EXIT_USAGE;
   }
@@ -83,7 +97,7 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
   pto_bench_options_init(&opt);
   opt.rounds = a->rounds;
   opt.warmup = a->warmup;
-  progress pr = {{"bench", "runs", -1, 0}, isatty(STDERR_FILENO), NULL};
+  progress pr = {{"bench", "runs", -1, 0}, isatty(STDERR_FILENO), NULL, NULL, NULL, 0};
   if (pr.draw) {
     opt.progress = on_progress;
     opt.progress_ctx = &pr;
@@ -122,6 +136,8 @@ int cmd_bench(int argc, char **argv) {
     return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
+  if (a.records && cli_prepare_swimlane_records(k_cmd, a.records)) return PTO_EXIT_USAGE;
+  if (cli_check_dump_options(k_cmd, a.dump_dir, &a.dump_level)) return PTO_EXIT_USAGE;
 
   pto_program *prog = NULL;
   cli_param *pd = NULL;
@@ -142,13 +158,21 @@ int cmd_bench(int argc, char **argv) {
   pto_bench_options_init(&opt);
   opt.rounds = a.rounds;
   opt.warmup = a.warmup;
-  progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL};
+  progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL, NULL, a.dump_dir,
+                 a.dump_level};
   if ((s = pto_worker_open(NULL, &w))) goto out;
+  if (a.dump_dir) {
+    /* Only the last launch dumps, so the others are measured as without the option. */
+    pr.dump_last = w;
+    if (a.warmup + a.rounds == 1 &&
+        (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir)))
+      goto out;
+  }
   if (a.swimlane || a.records || cli_timeline_wanted(&a.timeline)) {
     pr.record_last = w;
     if (a.warmup + a.rounds == 1 && (s = pto_worker_set_record_tasks(w, true))) goto out;
   }
-  if (pr.draw || pr.record_last) {
+  if (pr.draw || pr.record_last || pr.dump_last) {
     opt.progress = on_progress;
     opt.progress_ctx = &pr;
   }
@@ -187,7 +211,7 @@ const pto_cmd cli_cmd_bench = {
     "bench", "launch a program many times and print timing statistics",
     "usage: pto bench PROG [inputs as pto run] [--rounds 100] [--warmup 3] [--tree [N]]\n"
     "                 [--spread stdev|minmax|both|none] [--json] [--swimlane FILE]\n"
-    "                 [--swimlane-records FILE]\n"
+    "                 [--swimlane-records FILE] [--dump-args DIR [--dump-level N]]\n"
     "                 [--timeline] [--timeline-svg FILE] [--timeline-width N]\n"
     "\n"
     "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"
@@ -201,7 +225,8 @@ const pto_cmd cli_cmd_bench = {
     "The inputs are bound once, as 'pto run' binds them, and fed to every launch.\n"
     "A program with a host entry (--devices) runs its rounds on a distributed worker and prints\n"
     "the L3 views: per_round (device: the max over ranks of a rank's summed dispatch device\n"
-    "walls; host: the whole run; effective; union of the dispatch windows), per_rank,\n"
+    "walls; host: the same of their chip.run walls, as PyPTO's parser computes it; effective;\n"
+    "union of the dispatch windows; host_function: the host function's whole run), per_rank,\n"
     "per_dispatch (rank R's S-th call of each round), dispatch_groups (by orch function);\n"
     "--json adds rounds_dispatches, dispatch_tasks, unstable_dispatch_slots, fallback_flattened.\n"
     "\n"
@@ -217,11 +242,13 @@ const pto_cmd cli_cmd_bench = {
     "                P; default slot 0); a tree never averages different dispatches\n"
     "  --swimlane-records FILE  the last measured launch's tasks in PyPTO's\n"
     "                   chip_swimlane_records.json layout, deps.json and func_names.json (also as\n"
-    "                   name_map.json) beside it\n"
+    "                   name_map.json) beside it (its folder is created; L2 programs)\n"
     "  --swimlane FILE  write the last measured launch's tasks (core, kernel, dependencies,\n"
     "                ready/start/end) and spans to FILE as Chrome trace-event JSON (Perfetto,\n"
     "                chrome://tracing); only that launch records its tasks, so the others are\n"
     "                measured as without the option\n"
+    "  --dump-args DIR  the last measured launch's argument dump in DIR, as 'pto run' writes it\n"
+    "                (only that launch dumps); --dump-level N as there (default 2, full)\n"
     "  --timeline    draw the last measured launch's tasks in the terminal after the statistics:\n"
     "                one row per core, busy % per core, the critical path marked (recorded like\n"
     "                --swimlane; width: the terminal's, or --timeline-width N)\n"

@@ -6,8 +6,14 @@
 
 int cmd_rebuild(int argc, char **argv) {
   const char *cmd = "rebuild";
-  const char *dir = NULL;
+  const char *dir = NULL, *entry = NULL;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--orch-entry") || !strncmp(argv[i], "--orch-entry=", 13)) {
+      entry = argv[i][12] == '=' ? argv[i] + 13 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!entry || !*entry)
+        return cli_usage_error(cmd, "--orch-entry needs the entry's symbol name");
+      continue;
+    }
     if (argv[i][0] == '-' && argv[i][1])
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     if (dir) return cli_usage_error(cmd, "one work dir at a time: '%s' and '%s'", dir, argv[i]);
@@ -16,8 +22,10 @@ int cmd_rebuild(int argc, char **argv) {
   if (!dir) return cli_usage_error(cmd, "no work dir given");
   if (!cli_is_dir(dir)) return cli_usage_error(cmd, "%s is not a directory", dir);
   int rebuilt = 0;
-  pto_status s = pto_program_rebuild_dir(dir, &rebuilt);
+  pto_status s = entry ? pto_program_set_orch_entry(dir, entry) : PTO_OK;
+  if (!s) s = pto_program_rebuild_dir(dir, &rebuilt);
   if (s) return cli_fail(cmd, s);
+  if (entry) printf("%s: orchestration entry %s\n", dir, entry);
   if (rebuilt)
     printf("%s: rebuilt %d file%s\n", dir, rebuilt, rebuilt == 1 ? "" : "s");
   else
@@ -27,7 +35,7 @@ int cmd_rebuild(int argc, char **argv) {
 
 const pto_cmd cli_cmd_rebuild = {
     "rebuild", "rebuild what hand edits made stale in a work dir",
-    "usage: pto rebuild DIR\n"
+    "usage: pto rebuild DIR [--orch-entry NAME]\n"
     "\n"
     "Rebuilds exactly the binaries of the work dir DIR (made by 'pto compile ... -o DIR') whose\n"
     "sources were edited since they were compiled: an edited orchestration/<entry>.cpp gives a\n"
@@ -36,6 +44,13 @@ const pto_cmd cli_cmd_rebuild = {
     "rebuilt from its source too. The new content hashes, Build-IDs and hids are recorded in\n"
     "DIR/manifest.json, which is written last. When nothing changed, nothing is rebuilt.\n"
     "'pto run DIR' does the same before loading (unless PTO_NO_REBUILD=1).\n"
+    "\n"
+    "options:\n"
+    "  --orch-entry NAME  the orchestration's entry symbol is NAME (an extern \"C\" function\n"
+    "                taking const ChipTaskArgs&), for a hand-written orchestration that names its\n"
+    "                entry otherwise; recorded in DIR/manifest.json (orchestration.entry_symbol)\n"
+    "                and used by every later load (default aicpu_orchestration_entry; --entry of\n"
+    "                'pto compile' stays the PTIR entry function)\n"
     "\n"
     "example:\n"
     "  pto compile examples/chain.ptir -o out/chain\n"

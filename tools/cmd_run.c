@@ -1,5 +1,6 @@
 /* pto run: load or compile a program, feed it, run it on a sim worker, check and save outputs. */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@ typedef struct run_args {
   const char *records; /* --swimlane-records */
   cli_timeline timeline;
   const char *transport; /* --transport */
+  const char *dump_dir;  /* --dump-args */
+  int dump_level;        /* --dump-level */
 } run_args;
 
 static const char *k_cmd = "run";
@@ -42,6 +45,8 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     a->trace = 1;
   } else if (!strncmp(arg, "--swimlane-records", 18)) {
     return cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
+  } else if (!strncmp(arg, "--dump-", 7)) {
+    return cli_parse_dump_option(cmd, argc, argv, i, &a->dump_dir, &a->dump_level);
   } else if (!strncmp(arg, "--transport", 11)) {
     return cli_parse_transport_option(cmd, argc, argv, i, &a->transport);
   } else if (!strncmp(arg, "--timeline", 10)) {
@@ -157,6 +162,49 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
   return 1;
 }
 
+int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const char **dir,
+                          int *level) {
+  const char *arg = argv[*i];
+  if (!strcmp(arg, "--dump-level") || !strncmp(arg, "--dump-level=", 13))
+    return cli_int_option(cmd, "--dump-level", 1, argc, argv, i, level);
+  if (strcmp(arg, "--dump-args") != 0 && strncmp(arg, "--dump-args=", 12) != 0) return 0;
+  const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
+  if (!val || !*val) return cli_usage_error(cmd, "--dump-args needs a directory"), -1;
+  *dir = val;
+  return 1;
+}
+
+int cli_check_dump_options(const char *cmd, const char *dir, int *level) {
+  if (*level && !dir)
+    return cli_usage_error(cmd, "--dump-level %d without --dump-args DIR", *level), -1;
+  if (!dir) return 0;
+  if (!*level) *level = 2;
+  if (*level > 3)
+    return cli_usage_error(cmd, "--dump-level %d: the levels are 1 (the arguments "
+                                "CoreTaskArgs::dump marks), 2 (every argument with its data, "
+                                "the default) and 3 (every argument, data for the marked only)",
+                           *level),
+           -1;
+  return cli_check_output_path(cmd, "--dump-args", dir, 1);
+}
+
+int cli_prepare_swimlane_records(const char *cmd, const char *path) {
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash && slash != dir) {
+    *slash = 0;
+    pto_status s = pto_file_mkdirs(dir, 0755);
+    if (s) {
+      cli_usage_error(cmd, "--swimlane-records %s: cannot create its folder: %s", path,
+                      pto_status_message(s));
+      pto_status_free(s);
+      return -1;
+    }
+  }
+  return cli_check_output_path(cmd, "--swimlane-records", path, 0);
+}
+
 pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
   const pto_task_record *tasks = NULL;
   size_t n = 0;
@@ -196,6 +244,21 @@ pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
   free(types);
   free(dir);
   return s ? pto_status_annotate(s, "--swimlane-records %s", path) : PTO_OK;
+}
+
+/* pto_dist_config.on_chip_call of a host program's --swimlane-records FILE (ctx): in each chip's
+ * process, its call N as DIR/rank_R/dispatch_N/ + FILE's name, where critical_path finds them. */
+static pto_status write_rank_records(void *ctx, pto_worker *chip, int rank, int call) {
+  const char *file = ctx, *slash = strrchr(file, '/');
+  int dirlen = slash ? (int)(slash - file) + 1 : 0;
+  char path[PATH_MAX];
+  int n = snprintf(path, sizeof path, "%.*srank_%d/dispatch_%d", dirlen, file, rank, call);
+  if (n < 0 || (size_t)n + strlen(file) + 2 >= sizeof path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--swimlane-records %s: path too long",
+                           file);
+  PTO_RETURN_IF_ERROR(pto_file_mkdirs(path, 0755));
+  snprintf(path + n, sizeof path - (size_t)n, "/%s", file + dirlen);
+  return cli_write_swimlane_records(chip, path);
 }
 
 /* ---- --check -------------------------------------------------------------------------- */
@@ -283,6 +346,8 @@ int cmd_run(int argc, char **argv) {
     if (cli_check_output_path(k_cmd, "--out", a.in.outs[i].value, 0)) return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
+  if (a.records && cli_prepare_swimlane_records(k_cmd, a.records)) return PTO_EXIT_USAGE;
+  if (cli_check_dump_options(k_cmd, a.dump_dir, &a.dump_level)) return PTO_EXIT_USAGE;
   if (a.trace) setenv("PTO_LOG_LEVEL", "timing", 1);
 
   pto_program *prog = NULL;
@@ -308,10 +373,11 @@ int cmd_run(int argc, char **argv) {
   }
   if (pto_program_is_host(prog)) {
     /* L3: one chip process per device of the program's device set. */
-    if (a.swimlane || cli_timeline_wanted(&a.timeline)) {
+    if (a.swimlane || a.dump_dir || cli_timeline_wanted(&a.timeline)) {
       s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                          "--swimlane and --timeline record one chip's launch; a host program runs "
-                          "on %d chips (use --trace and pto trace)",
+                          "--swimlane, --timeline and --dump-args record one chip's launch; a host "
+                          "program runs on %d chips (use --trace and pto trace, or "
+                          "--swimlane-records for one set per chip)",
                           pto_program_device_count(prog));
       goto out;
     }
@@ -320,6 +386,10 @@ int cmd_run(int argc, char **argv) {
     pto_dist_config_init(&dc);
     dc.program = prog; /* single-program mode: the program's device set */
     dc.transport = a.transport;
+    if (a.records) {
+      dc.on_chip_call = write_rank_records;
+      dc.on_chip_call_ctx = (void *)a.records;
+    }
     cli_note_mpi_launch(k_cmd, a.transport ? a.transport : getenv("PTO_DIST_TRANSPORT"));
     pto_dist_worker *dw = NULL;
     if ((s = pto_dist_worker_open(&dc, &dw))) goto out;
@@ -343,6 +413,10 @@ int cmd_run(int argc, char **argv) {
            a.transport && !strcmp(a.transport, "mpi") ? transport : "", nd, nd == 1 ? "" : "s",
            set, pto_program_callee_count(prog), pto_program_callee_count(prog) == 1 ? "" : "s",
            host_us);
+    if (a.records)
+      printf("swimlane records: one set per call of each rank in %.*srank_R/dispatch_N/\n",
+             (int)(strrchr(a.records, '/') ? strrchr(a.records, '/') - a.records + 1 : 0),
+             a.records);
     goto outputs;
   }
   pto_run_config cfg;
@@ -350,6 +424,7 @@ int cmd_run(int argc, char **argv) {
   /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
   cfg.record_tasks = a.swimlane != NULL || a.records != NULL || cli_timeline_wanted(&a.timeline) || a.trace;
   if ((s = pto_worker_open(&cfg, &w))) goto out;
+  if (a.dump_dir && (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir))) goto out;
   s = pto_worker_run(w, prog, args, (size_t)sig->nparams);
   size_t ndrawn = 0;
   if (a.swimlane) {
@@ -385,6 +460,9 @@ int cmd_run(int argc, char **argv) {
            sig->entry, pto_worker_core_count(w), rec.ntasks, rec.ntasks == 1 ? "" : "s", host_us,
            dev_us);
   }
+  if (a.dump_dir)
+    printf("args dump (level %d): %s/args_dump.json (simpler's dump_viewer reads it)\n",
+           a.dump_level, a.dump_dir);
   if (a.swimlane)
     printf("swimlane: %s (%zu task%s on %d cores; open it in Perfetto or chrome://tracing)\n",
            a.swimlane, ndrawn, ndrawn == 1 ? "" : "s", pto_worker_core_count(w));
@@ -454,6 +532,14 @@ const pto_cmd cli_cmd_run = {
     "  --swimlane-records FILE  the launch's tasks in PyPTO's chip_swimlane_records.json\n"
     "                      layout, with deps.json and func_names.json (also as name_map.json)\n"
     "                      beside FILE, for PyPTO's swimlane_converter and critical_path tools\n"
+    "                      (FILE's folder is created); a host program writes one set per call\n"
+    "                      of each chip, in rank_R/dispatch_N/ beside FILE\n"
+    "  --dump-args DIR     write the reference runtime's argument dump of the launch to DIR\n"
+    "                      (args_dump.json and args.bin, for simpler's dump_viewer; DIR is\n"
+    "                      created): every task's arguments with their data\n"
+    "  --dump-level N      the reference's levels: 1 the arguments CoreTaskArgs::dump marks,\n"
+    "                      with their data; 2 every argument with its data (the default); 3\n"
+    "                      every argument, data for the marked ones only\n"
     "  --timeline          draw the launch's tasks in the terminal: one row per core, busy %\n"
     "                      per core, the critical path marked (width: the terminal's)\n"
     "  --timeline-svg FILE the same picture as an SVG file\n"

@@ -203,7 +203,8 @@ int cmd_trace(int argc, char **argv) {
     uint8_t *text = NULL;
     size_t len = 0;
     pto_status rs = strcmp(log, "-") ? pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len) : PTO_OK;
-    if (!rs && text && memmem(text, len, "name=host.run", 13) && memmem(text, len, " l3=1", 5)) {
+    if (!rs && text && memmem(text, len, " l3=1", 5) &&
+        (memmem(text, len, "name=node.graph_build", 21) || memmem(text, len, "name=host.run", 13))) {
       int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup, &sel);
       free(text);
       return rc;
@@ -290,8 +291,9 @@ const pto_cmd cli_cmd_trace = {
     "  - records group into launches by (pid, inv); the hid with the most launches is the one\n"
     "    measured; its launches in (inv, pid) order lose the first --warmup as warmup\n"
     "  - a log without records, or with nothing left after --warmup, is an error\n"
-    "  - a log of distributed (L3) runs (host.run records with l3=1, written by the distributed\n"
-    "    worker) gives the L3 views instead, as 'pto bench --devices' prints them: per_round,\n"
+    "  - a log of distributed (L3) runs (node.graph_build records with l3=1, written by the\n"
+    "    distributed worker; host.run in older logs) gives the L3 views instead, as 'pto bench\n"
+    "    --devices' prints them: per_round,\n"
     "    per_rank, per_dispatch, dispatch_groups (--json: every view); --tree with --rank R or\n"
     "    --pid P and --slot S prints one dispatch's mean tree (default warmup there: 0)\n"
     "\n"

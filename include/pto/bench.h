@@ -264,8 +264,7 @@ PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_
  *    "metadata": {"runtime", "clock_freq_hz": 1e9 (cycles are ns), "num_cores",
  *                 "core_types": ["aiv"|"aic" per core id], "platform": "pto-sim"},
  *    "aicore_tasks": [[core_id, task_id, reg_task_id, start, end, 0], ...],
- *    "scheduler_tasks": {"producer": "aicpu",
- *                        "records": [[core_id, reg_task_id, dispatch, finish], ...]}}
+ *    "aicpu_tasks": [[core_id, reg_task_id, dispatch, finish], ...]}
  * with a row per SPMD block (pto_task_record.blocks), the rows of a capture without run identity
  * (6 and 4 columns: what simpler's converter and critical_path tool both read); dispatch: when
  * the task became ready, or when a core took it staged (pto_task_record.staged_ns); finish: the

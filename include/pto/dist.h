@@ -63,6 +63,11 @@ typedef struct pto_dist_config {
    * pre-faulted at open); 0: $PTO_DIST_WINDOW_BYTES, else 64 MiB. PTO_MPI_WINDOWS=separate
    * forces the one-sided (cross-host) path on one node, =shared refuses to fall back to it. */
   uint64_t window_bytes;
+  /* Called in each chip's own process after each call it ran without error, with its worker,
+   * which then records tasks (pto_worker_last_launch_tasks), its rank and the call's number on
+   * that chip (from 0); an error fails the call. NULL: none, and no task recording. */
+  pto_status (*on_chip_call)(void *ctx, pto_worker *chip, int rank, int call);
+  void *on_chip_call_ctx;
 } pto_dist_config;
 
 PTO_API void pto_dist_config_init(pto_dist_config *cfg);

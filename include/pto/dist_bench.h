@@ -2,9 +2,11 @@
  * the views PyPTO's distributed benchmark gives (the seed's names):
  *
  *   per_round      one sample per round and metric. device: the max over ranks of that rank's
- *                  summed dispatch device walls (the headline); host: the parent's whole run;
+ *                  summed dispatch device walls (the headline); host: the max over ranks of that
+ *                  rank's summed dispatch host walls (chip.run), as PyPTO's parser computes it;
  *                  effective: the max over ranks of summed dispatch effective times; union: the
- *                  length of the union of every dispatch's window (chip.run) over all ranks.
+ *                  length of the union of every dispatch's window (chip.run) over all ranks;
+ *                  host_function: pto's own, the host function's whole run in the parent.
  *   per_rank       per rank, the summary over rounds of its summed device, host (chip.run) and
  *                  effective times, and the union of its own dispatch windows.
  *   per_dispatch   per dispatch slot (rank, its n-th call in the round): an L2 benchmark of that
@@ -32,10 +34,11 @@ typedef enum pto_dist_metric {
   PTO_DIST_HOST,
   PTO_DIST_EFFECTIVE,
   PTO_DIST_UNION,
+  PTO_DIST_HOST_FUNCTION, /* per_round only (per_rank: no samples) */
   PTO_DIST_METRIC_COUNT
 } pto_dist_metric;
 
-/* "device", "host", "effective", "union". */
+/* "device", "host", "effective", "union", "host_function". */
 PTO_API const char *pto_dist_metric_name(pto_dist_metric m);
 
 typedef struct pto_dist_bench_slot {
@@ -85,9 +88,11 @@ PTO_API pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, 
                               size_t nargs, const pto_bench_options *opt,
                               pto_dist_bench_stats **out_stats);
 /* The same views from [STRACE] v=1 text of distributed runs (PTO_LOG_LEVEL=timing, pto run
- * --trace): each run is the parent's host.run record (l3=1), its calls the host.dispatch records
- * (rank, slot, callee, the chip's pid), each matched to the chip's own spans (rank=). The first
- * warmup runs are dropped. Fails when the text holds no more runs than that. */
+ * --trace): each run is the parent's node.graph_build record (l3=1; the host function, under
+ * the reference's node-level name, with host.so's hid), its calls the node.dispatch records
+ * (rank, slot, callee, the chip's pid), each matched to the chip's own spans (rank=); logs of
+ * older pto (host.run, host.dispatch) read the same. The first warmup runs are dropped. Fails
+ * when the text holds no more runs than that. */
 PTO_API pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
                                         pto_dist_bench_stats **out_stats);
 PTO_API void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st);

@@ -53,6 +53,13 @@ PTO_API pto_status pto_program_load_dir(const char *work_dir, pto_program **out_
  * keeps running its old binaries; pto_program_load_dir afterwards loads the new ones. */
 PTO_API pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt);
 
+/* Sets the symbol the runtime calls as the orchestration's entry in an L2 work dir
+ * (orchestration.entry_symbol of DIR/manifest.json, written atomically): for hand-written
+ * orchestration whose entry is not aicpu_orchestration_entry. NULL or PTO_ORCH_DEFAULT_ENTRY
+ * goes back to the default. symbol must be a C identifier; a host (L3) work dir is refused. The
+ * next pto_program_load_dir looks it up (and fails naming it when the .so lacks it). */
+PTO_API pto_status pto_program_set_orch_entry(const char *work_dir, const char *symbol);
+
 /* For embedders and tests with functions in hand (no shared objects): a program whose
  * orchestration and kernels are the given function pointers. sig is copied; names copied. */
 PTO_API pto_status pto_program_create_from_functions(const pto_signature *sig,

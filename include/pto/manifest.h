@@ -68,6 +68,10 @@ typedef struct pto_manifest {
   char *orch_name;                /* orchestration function name */
   char *orch_source;              /* "orchestration/<orch>.cpp" */
   pto_manifest_binary orch;       /* "orchestration/<orch>.so" */
+  /* The symbol of orch that the runtime calls with the ChipTaskArgs ("entry_symbol", optional:
+   * NULL is PTO_ORCH_DEFAULT_ENTRY, aicpu_orchestration_entry): set for hand-written
+   * orchestration that names its entry otherwise (pto rebuild DIR --orch-entry NAME). */
+  char *orch_entry_symbol;
   pto_manifest_binary kernels_so; /* "kernels/kernels.so" */
   int nfiles;
   pto_manifest_file *files; /* every source and binary, each path once */

@@ -198,11 +198,18 @@ typedef struct pto_orch_api {
    * launch. Returns 0, or nonzero after reporting. */
   int32_t (*slice)(void *ctx, const pto_orch_chip_tensor *src, int32_t n, const int64_t *offs,
                    const int64_t *shape, pto_orch_chip_tensor *out);
+  /* Since version 4 (check size): the dtypes of the next submit_args' n scalars, codes[i] =
+   * PTO_DTYPE_* + 1 (0: not known), read during that call only (the argument dump writes each
+   * scalar as its dtype). Optional: without it every scalar is a raw uint64. */
+  void (*scalar_dtypes)(void *ctx, const uint8_t *codes, int32_t n);
 } pto_orch_api;
 
 typedef uint32_t (*pto_orch_abi_version_fn)(void);
 typedef void (*pto_orch_bind_fn)(const pto_orch_api *api);
 typedef void (*pto_orch_entry_fn)(const pto_orch_args *args);
+/* The entry symbol the runtime looks up unless the manifest names another
+ * (orchestration.entry_symbol; pto rebuild DIR --orch-entry NAME). */
+#define PTO_ORCH_DEFAULT_ENTRY "aicpu_orchestration_entry"
 
 #ifdef __cplusplus
 }

@@ -135,6 +135,32 @@ inline uint64_t to_u64(T value) {
   return bits;
 }
 
+namespace pto_orch_detail {
+/* The dtype code (PTO_DTYPE_* + 1; 0: not known) of a scalar of type T, for the argument dump. */
+template <typename T>
+constexpr uint8_t scalar_code() {
+  using U = std::remove_cv_t<std::remove_reference_t<T>>;
+  if constexpr (std::is_same_v<U, bool>) return PTO_DTYPE_BOOL + 1;
+  else if constexpr (std::is_same_v<U, float>) return PTO_DTYPE_F32 + 1;
+  else if constexpr (std::is_same_v<U, double>) return PTO_DTYPE_F64 + 1;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>)
+    return sizeof(U) == 1 ? PTO_DTYPE_I8 + 1 : sizeof(U) == 2 ? PTO_DTYPE_I16 + 1
+         : sizeof(U) == 4 ? PTO_DTYPE_I32 + 1 : PTO_DTYPE_I64 + 1;
+  else if constexpr (std::is_integral_v<U>)
+    return sizeof(U) == 1 ? PTO_DTYPE_U8 + 1 : sizeof(U) == 2 ? PTO_DTYPE_U16 + 1
+         : sizeof(U) == 4 ? PTO_DTYPE_U32 + 1 : PTO_DTYPE_U64 + 1;
+  else return 0;
+}
+}  // namespace pto_orch_detail
+
+/* A scalar already in its 64-bit slot, with its dtype (pto_slot): what add_scalar takes from
+ * generated code. */
+struct PtoSlot {
+  uint64_t bits;
+  int32_t dtype;
+  operator uint64_t() const { return bits; }
+};
+
 template <typename T>
 inline T from_u64(uint64_t bits) {
   static_assert(sizeof(T) <= sizeof(uint64_t), "from_u64: the type must fit in 8 bytes");
@@ -657,20 +683,22 @@ class CoreTaskArgs {
   template <typename... Ts>
   void add_scalar(Ts... vs) {
     static_assert(sizeof...(Ts) >= 1, "add_scalar: at least one value");
-    (add_scalar_one(to_u64(vs)), ...);
+    (add_scalar_typed(vs), ...);
   }
   void add_scalars(const uint64_t *values, int count) {
     for (int i = 0; i < count; i++) add_scalar_one(values[i]);
   }
   void add_scalars_i32(const int32_t *values, int count) {
-    for (int i = 0; i < count; i++) add_scalar_one(static_cast<uint64_t>(static_cast<uint32_t>(values[i])));
+    for (int i = 0; i < count; i++)
+      add_scalar_one(static_cast<uint64_t>(static_cast<uint32_t>(values[i])), PTO_DTYPE_I32 + 1);
   }
   void copy_scalars_from(const CoreTaskArgs &src, int src_offset, int count) {
     if (src_offset < 0 || count < 0 || src_offset + count > src.nscalars_) {
       set_error("Source scalar range out of bounds in copy_scalars_from");
       return;
     }
-    for (int i = 0; i < count; i++) add_scalar_one(src.scalars_[src_offset + i]);
+    for (int i = 0; i < count; i++)
+      add_scalar_one(src.scalars_[src_offset + i], src.scalar_codes_[src_offset + i]);
   }
   /* A tensor ordered after its creator task only: no region tracking for it. */
   template <typename... Ts>
@@ -783,11 +811,19 @@ class CoreTaskArgs {
     }
   }
   friend TaskOutputTensors pto_orch_detail::submit(const MixedKernels &, const CoreTaskArgs &);
-  void add_scalar_one(uint64_t v) {
+  template <typename T>
+  void add_scalar_typed(T v) {
+    add_scalar_one(to_u64(v), pto_orch_detail::scalar_code<T>());
+  }
+  void add_scalar_typed(PtoSlot s) {
+    add_scalar_one(s.bits, s.dtype >= 0 && s.dtype < PTO_DTYPE_COUNT ? s.dtype + 1 : 0);
+  }
+  void add_scalar_one(uint64_t v, uint8_t code = 0) {
     if (nscalars_ >= MAX_SCALAR_ARGS) {
       set_error("too many scalar arguments in one task (PTO_ORCH_MAX_SCALAR_ARGS)");
       return;
     }
+    scalar_codes_[nscalars_] = code;
     scalars_[nscalars_++] = v;
   }
 
@@ -803,6 +839,7 @@ class CoreTaskArgs {
   int32_t kinds_[MAX_TENSOR_ARGS];
   ChipTensor tensors_[MAX_TENSOR_ARGS];
   uint64_t scalars_[MAX_SCALAR_ARGS];
+  uint8_t scalar_codes_[MAX_SCALAR_ARGS]; /* PTO_DTYPE_* + 1 each; 0: not known */
 };
 using Arg = CoreTaskArgs;
 using PTOParam = CoreTaskArgs;
@@ -911,6 +948,11 @@ inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args
   t.pred_indices = args.predicate_.operand.indices;
   t.pred_target = args.predicate_.target;
   t.outs = reinterpret_cast<pto_orch_chip_tensor *>(out.outs_);
+  /* The scalars' dtypes for the argument dump, where the runtime takes them. */
+  if (args.nscalars_ > 0 &&
+      api->size >= offsetof(pto_orch_api, scalar_dtypes) + sizeof api->scalar_dtypes &&
+      api->scalar_dtypes)
+    api->scalar_dtypes(api->ctx, args.scalar_codes_, args.nscalars_);
   api->submit_args(api->ctx, &t, &out.n_, &out.id_.value);
   return out;
 }
@@ -1322,7 +1364,7 @@ inline bool pto_in_range(int64_t i, int64_t hi, int64_t step) {
 }
 
 // Scalars travel as 64-bit slots: ints sign/zero-extended, f32 bits low, f16/bf16 16 bits.
-template <typename T> uint64_t pto_slot(T v, int dt) {
+template <typename T> uint64_t pto_slot_bits(T v, int dt) {
   switch (dt) {
   case PTO_DTYPE_F32: { float f = static_cast<float>(v); uint32_t u; std::memcpy(&u, &f, 4); return u; }
   case PTO_DTYPE_F64: { double f = static_cast<double>(v); uint64_t u; std::memcpy(&u, &f, 8); return u; }
@@ -1338,6 +1380,8 @@ template <typename T> uint64_t pto_slot(T v, int dt) {
   default: return static_cast<uint64_t>(static_cast<int64_t>(v));
   }
 }
+// The slot with its dtype, so that add_scalar records the dtype for the argument dump.
+template <typename T> PtoSlot pto_slot(T v, int dt) { return PtoSlot{pto_slot_bits(v, dt), dt}; }
 template <typename T> T pto_unslot(uint64_t s, int dt) {
   switch (dt) {
   case PTO_DTYPE_F32: { uint32_t u = static_cast<uint32_t>(s); float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }

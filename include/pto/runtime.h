@@ -385,18 +385,24 @@ typedef struct pto_task_record {
   uint64_t staged_ns;
 } pto_task_record;
 
-/* The tensor dump of PyPTO's runtime (its enable_dump_args), from the next launch on: level 0
- * off; 1 the arguments CoreTaskArgs::dump marked, with their data; 2 every task's arguments, data
- * for the marked ones only; 3 every argument with its data. Each launch that has a task with
- * something to dump replaces dir/tensor_dump.json and dir/tensors.bin (the directory is created),
- * the layout simpler's dump_viewer reads: {"bin_file": "tensors.bin", "tensors": [{"task_id":
- * "0x<16 hex digits>", "role": "input"|"output"|"inout", "stage": "before_dispatch" (inputs and
- * inouts, when the task is ready, before any of its kernels runs) | "after_completion" (outputs
- * and inouts, when its last kernel ends, before a successor starts), "arg_index", "kind":
- * "tensor"|"scalar", "dtype" ("float32", ...), "shape", "strides", "start_offset",
- * "is_contiguous", "bin_offset", "bin_size", and for a scalar "value" (its 64-bit slot)}]}; a
- * tensor's bytes are its view's elements, row-major. A mixed task is one task (its first
- * kernel's id). Fails during a launch, or with a level outside 0-3 or no dir. */
+/* The argument dump of PyPTO's runtime (its enable_dump_args), from the next launch on, at the
+ * reference's levels: 0 off; 1 partial: the arguments CoreTaskArgs::dump marked, with their
+ * data; 2 full: every task's arguments with their data; 3 hybrid: every task's arguments, data
+ * for the marked ones only. Each launch that has a task with something to dump replaces
+ * dir/args_dump.json and dir/args.bin (the directory is created; level 3 without a marked
+ * tensor writes no args.bin, and its "bin_file" is null), the layout simpler's dump_viewer
+ * reads: {"run_dir": dir's name, "bin_format", "dump_args_level", "total_args",
+ * "before_dispatch", "after_completion", "input_args", "output_args", "inout_args",
+ * "truncated_args", "dropped_records", "dropped_overwrite" (0: nothing is lost), "bin_file",
+ * "args": [{"task_id": "0x<16 hex digits>", "func_id": [its kernels' ids], "arg_index", "role":
+ * "input"|"output"|"inout", "stage": "before_dispatch" (inputs and inouts, when the task is
+ * ready, before any of its kernels runs) | "after_completion" (outputs and inouts, when its
+ * last kernel ends, before a successor starts), "kind": "tensor"|"scalar", "dtype" ("float32",
+ * ...), for a scalar "value" (as its dtype: the type add_scalar was given, or pto_slot's dtype in
+ * generated code; "uint64" and the raw slot when the orchestration did not say), "is_contiguous", "shape", "strides",
+ * "start_offset", "numel", "bin_offset", "bin_size", "truncated", "overwritten"}]}; a tensor's
+ * bytes are its view's elements, row-major. A mixed task is one task (its first kernel's id).
+ * Fails during a launch, or with a level outside 0-3 or no dir. */
 PTO_API pto_status pto_worker_set_dump_args(pto_worker *w, int level, const char *dir);
 
 /* Turns per-task recording on or off from the next launch on (pto_run_config.record_tasks sets

@@ -786,6 +786,14 @@ class ChipWorker:
                                        _int("src_dev_ptr", src, 1, U64_MAX), n))
         return None
 
+    def set_dump_args(self, level: int, directory: str | os.PathLike | None = None) -> None:
+        """The reference runtime's argument dump from the next launch on
+        (pto_worker_set_dump_args): level 0 off, 1 the arguments CoreTaskArgs::dump marks, 2
+        every argument with its data, 3 every argument, data for the marked only; each launch
+        writes directory/args_dump.json and args.bin, as simpler's dump_viewer reads them."""
+        d = None if directory is None else os.fsencode(directory)
+        _check(_c.pto_worker_set_dump_args(self._w(), level, d))
+
     def register(self, program: CompiledProgram) -> Callable:
         out = C.c_void_p()
         _check(_c.pto_worker_register(self._w(), program._ptr, C.byref(out)))

@@ -149,7 +149,8 @@ class DistConfig(C.Structure):
     _fields_ = [("sz", C.c_size_t), ("ndevices", C.c_int), ("device_ids", C.POINTER(i32)),
                 ("transport", C.c_char_p), ("ncores_per_chip", C.c_int),
                 ("shared_heap_bytes", u64), ("chip_memory_bytes", u64),
-                ("wait_timeout_ms", u32), ("program", c_p), ("window_bytes", u64)]
+                ("wait_timeout_ms", u32), ("program", c_p), ("window_bytes", u64),
+                ("on_chip_call", c_p), ("on_chip_call_ctx", c_p)]
 
 
 P = C.POINTER
@@ -210,6 +211,7 @@ _decls = {
     "pto_handle_callable_id": (i64, [c_p]),
     "pto_worker_run": (c_p, [c_p, c_p, P(Arg), C.c_size_t]),
     "pto_worker_last_launch": (c_p, [c_p, P(LaunchRecord)]),
+    "pto_worker_set_dump_args": (c_p, [c_p, C.c_int, C.c_char_p]),
     # stats
     "pto_bench_options_init": (None, [P(BenchOptions)]),
     "pto_benchmark": (c_p, [c_p, c_p, P(Arg), C.c_size_t, P(BenchOptions), P(c_p)]),

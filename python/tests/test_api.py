@@ -196,6 +196,23 @@ def test_register_handle(w, prog):
         h(x, y, 1.0)
 
 
+def test_dump_args(w, prog, tmp_path):
+    """set_dump_args writes the reference's args_dump.json: every argument at level 2, the
+    scalar as its dtype; a bad level is refused naming the levels."""
+    import json
+    x, y = xs(), np.zeros((16, 64), np.float32)
+    w.set_dump_args(2, tmp_path / "args_dump")
+    w.run(prog, [x, y, 3.0])
+    m = json.load(open(tmp_path / "args_dump" / "args_dump.json"))
+    assert m["dump_args_level"] == 2 and m["total_args"] == len(m["args"]) > 0
+    assert (tmp_path / "args_dump" / "args.bin").stat().st_size == sum(a["bin_size"] for a in m["args"])
+    assert all(isinstance(a["func_id"], list) for a in m["args"])
+    w.set_dump_args(0)
+    with pytest.raises(pto.Error) as e:
+        w.set_dump_args(4, tmp_path)
+    assert "1 marked, 2 full, 3 hybrid" in str(e.value)
+
+
 def test_closed_worker(prog):
     w = pto.ChipWorker(pto.RunConfig(cores=1))
     t = w.alloc_tensor((16, 64), np.float32)

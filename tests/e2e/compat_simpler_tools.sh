@@ -5,7 +5,9 @@
 #    pto trace and pto bench give the same value for the same launches, gap or not;
 #  - pto run|bench --swimlane-records FILE writes chip_swimlane_records.json's layout and
 #    deps.json (and func_names.json, also as name_map.json) beside it, consistent with each other
-#    and with the launch.
+#    and with the launch; a host program one set per call of each chip;
+#  - pto run|bench --dump-args DIR writes the reference's args_dump.json and args.bin.
+# scripts/check-reference-tools.sh runs the reference's own tools on the same output.
 source "$(dirname "$0")/lib/common.bash"
 
 # reference_effective LOG: the median over the log's launches (of its most frequent hid) of
@@ -97,13 +99,15 @@ if md["clock_freq_hz"] <= 0 or md["num_cores"] != len(md["core_types"]) or not m
 if set(md["core_types"]) - {"aic", "aiv"} or "aic" not in md["core_types"]:
     fail("core types %r" % md["core_types"])
 rows = d["aicore_tasks"]
-sched = {(r[0], r[1]): r for r in d["scheduler_tasks"]["records"]}
-if any(len(r) != 4 for r in d["scheduler_tasks"]["records"]):
-    fail("scheduler rows of other than 4 columns")
+if "scheduler_tasks" in d:
+    fail("a scheduler_tasks key: the reference reads top-level aicpu_tasks rows")
+sched = {(r[0], r[1]): r for r in d["aicpu_tasks"]}
+if any(len(r) != 4 for r in d["aicpu_tasks"]):
+    fail("aicpu_tasks rows of other than 4 columns")
 if json.load(open(os.path.join(os.path.dirname(path), "name_map.json"))) != names:
     fail("name_map.json differs from func_names.json")
-if d["scheduler_tasks"]["producer"] != "aicpu" or len(sched) != len(rows):
-    fail("scheduler_tasks do not pair with aicore_tasks")
+if len(sched) != len(rows):
+    fail("aicpu_tasks do not pair with aicore_tasks")
 by_id = {t["task_id"]: t for t in deps["tasks"]}
 for r in rows:
     core, tid, reg, start, end = r[0], r[1], r[2], r[3], r[4]
@@ -139,4 +143,73 @@ run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1 --rounds 3 --warmup 1 \
 expect_true "bench: records and deps.json agree" records_check "$T/bench/chip_swimlane_records.json" scale add_bias act
 run_pto 2 run "$EX/chain.ptir" --swimlane-records
 expect_out "--swimlane-records needs a file name"
+
+# The file's folder is created before the run.
+run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 \
+  --swimlane-records "$T/made/for/it/chip_swimlane_records.json"
+expect_true "run: records in a folder it created" records_check \
+  "$T/made/for/it/chip_swimlane_records.json" scale add_bias act
+run_pto 2 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --swimlane-records "$T/made"
+expect_out "--swimlane-records $T/made: is a directory, not a file"
+
+# A host program: one set per call of each chip, in the rank/dispatch folders critical_path
+# walks, each the records of that chip's launch.
+run_pto 0 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 \
+  --swimlane-records "$T/l3/chip_swimlane_records.json"
+expect_out "one set per call of each rank in $T/l3/rank_R/dispatch_N/"
+for r in 0 1; do
+  expect_true "host program: rank $r's records" records_check \
+    "$T/l3/rank_$r/dispatch_0/chip_swimlane_records.json" allreduce
+done
+expect_true "host program: one dispatch per rank" test "$(ls -d "$T"/l3/rank_*/dispatch_* | wc -l)" = 2
+run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --rounds 1 --warmup 0 \
+  --swimlane-records "$T/l3b/chip_swimlane_records.json"
+expect_out "--swimlane-records of a host program: use 'pto run'"
+
+# --dump-args DIR [--dump-level N]: the reference's args_dump.json (args key, counters, func_id)
+# and args.bin; level 2 (the default, full) carries every tensor's bytes, level 3 (hybrid)
+# none without a CoreTaskArgs::dump mark, so no args.bin and a null bin_file.
+dump_check() { # DIR LEVEL NTASKS
+  python3 - "$@" <<'EOF'
+import json, os, sys
+d, level, ntasks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+m = json.load(open(os.path.join(d, "args_dump.json")))
+a = m["args"]
+assert m["dump_args_level"] == level and m["run_dir"] == os.path.basename(d), m["run_dir"]
+assert m["total_args"] == len(a) == m["before_dispatch"] + m["after_completion"]
+assert m["input_args"] + m["output_args"] + m["inout_args"] == len(a)
+assert m["dropped_records"] == m["dropped_overwrite"] == m["truncated_args"] == 0
+assert len({x["task_id"] for x in a}) == ntasks, len({x["task_id"] for x in a})
+assert all(x["func_id"] and all(f >= 0 for f in x["func_id"]) for x in a)
+tensors = [x for x in a if x["kind"] == "tensor"]
+scalars = [x for x in a if x["kind"] == "scalar"]
+# chain's alpha (f32, fed as 1.5) as its dtype, a number, not its raw slot
+assert scalars and all(x["dtype"] == "float32" and x["value"] == 1.5 for x in scalars), scalars
+if level == 2:
+    assert m["bin_file"] == "args.bin"
+    size = os.path.getsize(os.path.join(d, "args.bin"))
+    assert size == sum(x["bin_size"] for x in a), size
+    for x in tensors:
+        assert x["bin_size"] == x["numel"] * 4, x
+else:
+    assert m["bin_file"] is None and not os.path.exists(os.path.join(d, "args.bin"))
+    assert all(x["bin_size"] == 0 for x in a)
+EOF
+}
+run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --dump-args "$T/dump/args_dump"
+expect_out "args dump (level 2): $T/dump/args_dump/args_dump.json"
+expect_true "run: a full dump" dump_check "$T/dump/args_dump" 2 12
+run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --dump-args "$T/dump/args_dump" --dump-level 3
+expect_true "run: a hybrid dump replaces it, without args.bin" dump_check "$T/dump/args_dump" 3 12
+run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --rounds 2 --warmup 1 \
+  --dump-args "$T/bdump"
+expect_true "bench: the last launch's dump" dump_check "$T/bdump" 2 12
+run_pto 2 run "$EX/chain.ptir" --dump-level 3
+expect_out "--dump-level 3 without --dump-args DIR"
+run_pto 2 run "$EX/chain.ptir" --dump-args "$T/x" --dump-level 4
+expect_out "--dump-level 4: the levels are 1"
+run_pto 2 run "$EX/chain.ptir" --dump-args "$T/bench.json"
+expect_out "exists and is not a directory"
+run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --dump-args "$T/l3dump"
+expect_out "--dump-args record one chip's launch"
 finish

@@ -31,6 +31,12 @@ OUT=$("$PTO" run "$P" --devices 2 --dim M=64 --trace 2>"$T/trace.log")
 expect_true "rank 0's spans" grep -q 'name=chip.run .*rank=0' "$T/trace.log"
 expect_true "rank 1's spans" grep -q 'name=chip.run .*rank=1' "$T/trace.log"
 run_pto 0 trace "$T/trace.log" && expect_out "device wall"
+# The host's spans carry the reference's node-level names (its tools keep them out of the
+# per-launch views): the host function's run with host.so's hid, one node.dispatch per call.
+expect_true "the host function: node.graph_build with a hid" \
+  grep -qE 'hid=0*[1-9a-f][0-9a-f]* depth=0 name=node.graph_build .*role=facade l3=1' "$T/trace.log"
+expect_true "each call: node.dispatch" grep -q 'name=node.dispatch .*worker_id=1 role=scheduler' "$T/trace.log"
+expect_true "no span named host.*" sh -c "! grep -q 'name=host[.]' '$T/trace.log'"
 
 # pto bench: the L3 views.
 run_pto 0 bench "$P" --devices 2 --dim M=64 --rounds 5 --warmup 1
@@ -51,6 +57,13 @@ run_pto 0 trace "$T/l3.log" --warmup 2 && expect_out "distributed runs"
 expect_true "bench and trace agree on every view" \
   diff <(sed -n '/^6 rounds/,$p' "$T/bench.txt") <(sed -n '/^6 rounds/,$p' <<<"$OUT")
 run_pto 0 trace "$T/l3.log" --warmup 2 --json && expect_out '"per_dispatch"'
+expect_out '"host_function"'
+# A log of an older pto (host.run, host.dispatch) reads the same.
+sed 's/name=node[.]graph_build/name=host.run/; s/name=node[.]dispatch/name=host.dispatch/' \
+  "$T/l3.log" >"$T/old.log"
+NEW=$OUT
+run_pto 0 trace "$T/old.log" --warmup 2 --json
+expect_true "an older log gives the same views" test "$NEW" = "$OUT"
 run_pto 2 trace "$T/l3.log" --warmup 8 && expect_out "no L3 runs to measure"
 # One dispatch's mean tree from the log, chosen by rank or by the chip's pid; never averaged
 # over different dispatches.

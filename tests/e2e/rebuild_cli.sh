@@ -55,6 +55,28 @@ expect_out "FAIL" # subtracting now
 sed -i 's/fsub float/fadd float/' "$ll"
 run_pto 0 "${RUN[@]}" && expect_out PASS
 
+# ---- a hand-written orchestration whose entry has another name: --orch-entry -----------------
+sed -i 's/void aicpu_orchestration_entry(/void my_orch_entry(/' "$W/orchestration/main.cpp"
+expect_true "the entry renamed" grep -q 'void my_orch_entry(' "$W/orchestration/main.cpp"
+run_pto 2 "${RUN[@]}"
+expect_out "no 'aicpu_orchestration_entry' symbol"
+expect_out "pto rebuild DIR --orch-entry NAME"
+run_pto 2 rebuild "$W" --orch-entry 9lives
+expect_out "field 'orchestration.entry_symbol': '9lives' is not a C identifier"
+expect_true "a refused name leaves the manifest alone" sh -c "! grep -q entry_symbol '$W/manifest.json'"
+run_pto 0 rebuild "$W" --orch-entry my_orch_entry
+expect_out "orchestration entry my_orch_entry"
+expect_true "the manifest names it" grep -q '"entry_symbol": "my_orch_entry"' "$W/manifest.json"
+run_pto 0 "${RUN[@]}" && expect_out PASS
+sed -i 's/void my_orch_entry(/void aicpu_orchestration_entry(/' "$W/orchestration/main.cpp"
+run_pto 2 "${RUN[@]}"
+expect_out "no 'my_orch_entry' symbol"
+run_pto 0 rebuild "$W" --orch-entry aicpu_orchestration_entry
+expect_true "back to the default: no field" sh -c "! grep -q entry_symbol '$W/manifest.json'"
+run_pto 0 "${RUN[@]}" && expect_out PASS
+run_pto 2 rebuild "$W" --orch-entry
+expect_out "--orch-entry needs the entry's symbol name"
+
 # ---- what cannot be trusted is named -----------------------------------------------------------
 cp "$W/manifest.json" "$T/manifest.good"
 sed -i 's/"opt_level": 2/"opt_level": 9/' "$W/manifest.json"

@@ -73,7 +73,7 @@ P="$EX/allreduce_mesh.ptir"
 mpi_run 2 0 "$PTO" run "$P" --devices 2 --dim M=64 --trace --transport mpi
 grep '^\[STRACE\]' <<<"$OUT" >"$T/trace.log"
 expect_true "rank 1's spans" grep -q 'name=chip.run .*rank=1' "$T/trace.log"
-expect_true "the host's spans" grep -q 'name=host.run .*l3=1' "$T/trace.log"
+expect_true "the host's spans" grep -q 'name=node.graph_build .*l3=1' "$T/trace.log"
 run_pto 0 trace "$T/trace.log" && expect_out "device wall"
 
 # pto bench: the L3 views, printed once (by rank 0).

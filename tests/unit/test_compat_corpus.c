@@ -441,7 +441,7 @@ static void test_early_resolve_stages_the_consumer(void **state) {
                       "d=json.load(open(sys.argv[2])); e=%d; "
                       "t={x[\"task_id\"]:x for x in d[\"tasks\"]}; "
                       "a={x[1]:x for x in r[\"aicore_tasks\"]}; "
-                      "s={(x[0],x[1]):x for x in r[\"scheduler_tasks\"][\"records\"]}; "
+                      "s={(x[0],x[1]):x for x in r[\"aicpu_tasks\"]}; "
                       "p,q=%d,%d; qd=s[(a[q][0],a[q][2])][2]; "
                       "ok=t[p][\"early_dispatch\"]==bool(e) and not t[q][\"early_dispatch\"] "
                       "and ((qd<a[p][4]) if e else (qd>=a[p][4])); "
@@ -457,17 +457,19 @@ static void test_early_resolve_stages_the_consumer(void **state) {
   free(dir);
 }
 
-/* CoreTaskArgs::dump with pto_worker_set_dump_args: the marked arguments of the mixed task (a and
- * the scalar before it runs, o1 after it ends, under the group's id) with their bytes at level 1;
- * every task's arguments at level 2, bytes for the marked only; every byte at level 3. */
+/* CoreTaskArgs::dump with pto_worker_set_dump_args, in the reference's args_dump.json: the marked
+ * arguments of the mixed task (a and the scalar before it runs, o1 after it ends, under the
+ * group's id, with both kernels' func_ids) with their bytes at level 1; every byte at level 2
+ * (full); every task's arguments at level 3 (hybrid), bytes for the marked only; the counters
+ * match the entries. */
 static void test_dump_writes_the_marked_arguments(void **state) {
   (void)state;
   char *dir = tu_mkdtemp("compat-dump");
   corpus_run r;
   assert_true(corpus_open(&r, "mixed_spmd", "c++", dir));
   char dd[4096];
-  snprintf(dd, sizeof dd, "%s/tensor_dump", dir);
-  assert_status_contains(pto_worker_set_dump_args(r.w, 4, dd), "level 4 (0 off, 1 marked, 2 hybrid, 3 full)");
+  snprintf(dd, sizeof dd, "%s/args_dump", dir);
+  assert_status_contains(pto_worker_set_dump_args(r.w, 4, dd), "level 4 (0 off, 1 marked, 2 full, 3 hybrid)");
   assert_status_contains(pto_worker_set_dump_args(r.w, 1, NULL), "level 1 needs a directory");
   for (int level = 1; level <= 3; level++) {
     assert_pto_ok(pto_worker_set_dump_args(r.w, level, dd));
@@ -480,10 +482,15 @@ static void test_dump_writes_the_marked_arguments(void **state) {
     fputs(
         "import json, struct, sys\n"
         "d, level, g = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])\n"
-        "m = json.load(open(d + '/tensor_dump.json'))\n"
+        "m = json.load(open(d + '/args_dump.json'))\n"
+        "assert m['dump_args_level'] == level and m['run_dir'] == 'args_dump', m['run_dir']\n"
+        "assert m['total_args'] == len(m['args']) == m['before_dispatch'] + m['after_completion']\n"
+        "assert m['input_args'] + m['output_args'] + m['inout_args'] == len(m['args'])\n"
+        "assert m['dropped_records'] == m['dropped_overwrite'] == m['truncated_args'] == 0\n"
         "b = open(d + '/' + m['bin_file'], 'rb').read()\n"
         "tid = '0x%016x' % g\n"
-        "mine = [t for t in m['tensors'] if t['task_id'] == tid]\n"
+        "mine = [t for t in m['args'] if t['task_id'] == tid]\n"
+        "assert all(len(t['func_id']) == 2 for t in mine), mine\n"
         "def f32(t): return list(struct.unpack_from('<%df' % (t['bin_size'] // 4), b, t['bin_offset']))\n"
         "key = sorted((t['stage'], t['role'], t['arg_index'], t['kind']) for t in mine)\n"
         "assert key == [('after_completion', 'output', 1, 'tensor'), ('before_dispatch', 'input', 0, 'tensor'),\n"
@@ -494,11 +501,11 @@ static void test_dump_writes_the_marked_arguments(void **state) {
         "assert a['dtype'] == 'float32' and a['shape'] == [16] and a['is_contiguous'], a\n"
         "assert f32(a) == [float(i) for i in range(16)], f32(a)\n"
         "assert f32(o) == [2.0 * i if i < 8 else i + 1.0 for i in range(16)], f32(o)\n"
-        "assert s['value'] == 2, s\n"
-        "others = [t for t in m['tensors'] if t['task_id'] != tid]\n"
+        "assert s['value'] == 2 and s['dtype'] == 'int64', s\n"
+        "others = [t for t in m['args'] if t['task_id'] != tid]\n"
         "if level == 1: assert not others, others\n"
         "else:\n"
-        "    assert others and all(t['bin_size'] == (64 if level == 3 and t['kind'] == 'tensor' else 0) for t in others), others\n"
+        "    assert others and all(t['bin_size'] == (64 if level == 2 and t['kind'] == 'tensor' else 0) for t in others), others\n"
         "    roles = {(t['stage'], t['role']) for t in others}\n"
         "    assert ('before_dispatch', 'inout') in roles and ('after_completion', 'inout') in roles, roles\n"
         , f);
