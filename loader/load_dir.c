@@ -483,7 +483,9 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   char *orch_real = NULL, *kern_real = NULL, *rdir = NULL;
   uint8_t *orch_buf = NULL, *kern_buf = NULL;
   size_t orch_len = 0, kern_len = 0;
-  pto_status s = pto_manifest_read(work_dir, &m);
+  /* A cache entry's manifest is covered by its seal, as the files it lists by their hashes. */
+  pto_status s = expect_key ? pto__loader_manifest_read_sealed(work_dir, &m)
+                            : pto_manifest_read(work_dir, &m);
   if (s) return s;
   if (expect_key && strcmp(m.cache_key, expect_key) != 0) {
     s = pto_status_make(PTO_STATUS_DATA_LOSS,
