@@ -338,8 +338,20 @@ static const char *kernel_err_text(int32_t rc) {
   case PTO_KERNEL_ERR_DIV_ZERO: return "integer division by zero";
   case PTO_KERNEL_ERR_DIM_MISMATCH: return "a dynamic dimension bound twice with different values";
   case PTO_KERNEL_ERR_SCRATCH: return "scratch arena smaller than the kernel's footprint";
+  case PTO_KERNEL_ERR_LOAD_OFFSET: return "tile.load";
+  case PTO_KERNEL_ERR_STORE_OFFSET: return "tile.store";
   default: return "kernel error";
   }
+}
+
+/* The detail of a tile offset out of range (pto/kernel_abi.h), in the interpreter's words. */
+static void offset_err_text(const pto_core_ctx *ctx, char *out, size_t n) {
+  long long off = (long long)ctx->err_detail[0], why = (long long)ctx->err_detail[1];
+  if (why < 8)
+    snprintf(out, n, "offset %lld of dim %lld is negative", off, why);
+  else
+    snprintf(out, n, "offset %lld of dim %lld is outside the tensor's extent %lld", off, why % 8,
+             why / 8 - 1);
 }
 
 /* A successor that became ready and runs on a core of core_type is left in *out_next, for the
@@ -539,7 +551,12 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     if (rc != PTO_KERNEL_OK) {
       const char *name = pto_program_kernel_name(L->prog, t->kernel_id);
       pto_status s;
-      if (rc == PTO_KERNEL_ERR_DIM_MISMATCH)
+      char detail[160];
+      if (rc == PTO_KERNEL_ERR_LOAD_OFFSET || rc == PTO_KERNEL_ERR_STORE_OFFSET) {
+        offset_err_text(&ctx, detail, sizeof detail);
+        s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s: %s)",
+                            name, t->kernel_id, t->seq, rc, kernel_err_text(rc), detail);
+      } else if (rc == PTO_KERNEL_ERR_DIM_MISMATCH)
         s = pto_status_make(PTO_STATUS_LAUNCH,
                             "kernel '%s' (id %d, task %u) failed with code %d (%s: %lld and %lld)",
                             name, t->kernel_id, t->seq, rc, kernel_err_text(rc),
