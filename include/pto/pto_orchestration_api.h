@@ -1321,6 +1321,13 @@ inline bool pto_in_range(int64_t i, int64_t hi, int64_t step) {
   return false;
 }
 
+// The next value of a for's induction variable: hi when i + step would step past INT64_MAX (or
+// below INT64_MIN), which ends the loop after exactly its iterations instead of wrapping.
+inline int64_t pto_step(int64_t i, int64_t step, int64_t hi) {
+  int64_t next;
+  return __builtin_add_overflow(i, step, &next) ? hi : next;
+}
+
 // Scalars travel as 64-bit slots: ints sign/zero-extended, f32 bits low, f16/bf16 16 bits.
 template <typename T> uint64_t pto_slot(T v, int dt) {
   switch (dt) {
