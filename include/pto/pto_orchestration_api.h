@@ -1268,10 +1268,25 @@ ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int6
   return pto_slice_n(src, static_cast<int32_t>(N), offs, shape);
 }
 
+// Whether every extent fits ChipTensor's (PTO2's) 32-bit extents; a launch error naming the op
+// and the dim when one does not (2^32 + 100 would silently become 100, -1 4294967295).
+template <size_t N> bool pto_extents_fit(const char *op, const int64_t (&shape)[N]) {
+  for (size_t d = 0; d < N; ++d)
+    if (shape[d] < 0 || shape[d] > static_cast<int64_t>(UINT32_MAX)) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                      "%s: extent %lld of dim %d is outside 0 to %u, the extents the "
+                      "orchestration ABI holds (32 bits)",
+                      op, static_cast<long long>(shape[d]), static_cast<int>(d), UINT32_MAX);
+      return false;
+    }
+  return true;
+}
+
 // tensor.reshape: a view of the same elements in a new row-major shape; the source must be
 // contiguous and the element counts equal.
 template <size_t N>
 ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
+  if (!pto_extents_fit("tensor.reshape", shape)) return ChipTensor{};
   pto_orch_tensor v = pto_view(src);
   int64_t have = 1, want = 1, dense = 1;
   bool contiguous = true;
@@ -1360,6 +1375,7 @@ template <typename T> T pto_unslot(uint64_t s, int dt) {
 
 // tensor.create: a zero-filled intermediate owned by the innermost scope.
 template <size_t N> ChipTensor pto_create(const int64_t (&shape)[N], DataType dt) {
+  if (!pto_extents_fit("tensor.create", shape)) return ChipTensor{};
   const TaskOutputTensors made = alloc_tensors(TensorCreateInfo(shape, N, dt));
   return made.empty() ? ChipTensor{} : made.get_ref(0);
 }
