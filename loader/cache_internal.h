@@ -22,6 +22,13 @@ void pto__loader_warn_once(int *once, const char *fmt, ...) __attribute__((forma
 /* rm -rf without following symlinks, of a tree of any depth (iterative, a bounded number of
  * directories open); best effort. */
 void pto__loader_remove_tree(const char *path);
+/* A private copy of work dir dir, made at once (hard links where possible, else copies) in a new
+ * $TMPDIR/pto-held-<pid>-XXXXXX (*out_held, malloc'd): what a loaded host program's chips load
+ * from later, whatever happens to dir meanwhile (a temporary build dir deleted, a cache entry
+ * evicted). release_held removes it and frees the path; copies still held at exit are removed
+ * then, and those of dead processes by the next process that holds one. */
+pto_status pto__loader_hold_dir(const char *dir, char **out_held);
+void pto__loader_release_held(char *held);
 /* Sum of the sizes of the regular files under path, without following symlinks (iterative; the
  * first 64 levels, deeper than pto ever writes). */
 uint64_t pto__loader_tree_bytes(const char *path);

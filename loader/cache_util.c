@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,4 +258,159 @@ pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m
   }
   free(text);
   return s;
+}
+
+/* ---- holding a work dir --------------------------------------------------------------- */
+
+/* dst, a copy of the regular file src: a hard link where the file system allows one (the
+ * content is never rewritten in place: pto replaces files by rename), else a copy. */
+static pto_status hold_file(const char *src, const char *dst, mode_t mode) {
+  if (link(src, dst) == 0) return PTO_OK;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  PTO_RETURN_IF_ERROR(pto_file_read(src, PTO_FILE_MAX_BINARY, &buf, &len));
+  pto_status s = pto_file_write_atomic(dst, buf, len, (int)(mode & 0777));
+  free(buf);
+  return s;
+}
+
+/* The subdirectories of a work dir a copy follows (pto writes two levels). */
+#define HOLD_MAX_DIRS 256
+
+/* The copies this process holds, removed at release, or at exit for those of programs still
+ * loaded then (the in-process map keeps its programs for the process's life); copies of a
+ * process that died are removed by the next process that holds one. */
+static pthread_mutex_t g_held_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_held_once = PTHREAD_ONCE_INIT;
+static char **g_held;
+static int g_nheld, g_held_cap;
+static pid_t g_held_pid;
+
+static void held_at_exit(void) {
+  if (getpid() != g_held_pid) return; /* a forked child (a chip) leaves its parent's copies */
+  pthread_mutex_lock(&g_held_lock);
+  for (int i = 0; i < g_nheld; i++) {
+    pto__loader_remove_tree(g_held[i]);
+    free(g_held[i]);
+  }
+  g_nheld = 0;
+  pthread_mutex_unlock(&g_held_lock);
+}
+
+/* Removes the pto-held-<pid>-XXXXXX dirs of dead processes of this user in tmp. */
+static void remove_stale_held(const char *tmp) {
+  DIR *d = opendir(tmp);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, "pto-held-", 9) != 0) continue;
+    char *end;
+    long pid = strtol(e->d_name + 9, &end, 10);
+    if (pid <= 0 || *end != '-' || strlen(end + 1) != 6) continue;
+    struct stat st;
+    char sub[PATH_MAX];
+    if (snprintf(sub, sizeof sub, "%s/%s", tmp, e->d_name) >= (int)sizeof sub) continue;
+    if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) pto__loader_remove_tree(sub);
+  }
+  closedir(d);
+}
+
+static void held_init(void) {
+  g_held_pid = getpid();
+  atexit(held_at_exit);
+  const char *t = getenv("TMPDIR");
+  remove_stale_held(t && *t ? t : "/tmp");
+}
+
+static int held_add(char *path) {
+  pthread_mutex_lock(&g_held_lock);
+  int ok = 1;
+  if (g_nheld == g_held_cap) {
+    int cap = g_held_cap ? 2 * g_held_cap : 16;
+    char **v = pto_realloc(g_held, sizeof *v * (size_t)cap);
+    if (v) {
+      g_held = v;
+      g_held_cap = cap;
+    } else {
+      ok = 0;
+    }
+  }
+  if (ok) g_held[g_nheld++] = path;
+  pthread_mutex_unlock(&g_held_lock);
+  return ok;
+}
+
+void pto__loader_release_held(char *held) {
+  if (!held) return;
+  pthread_mutex_lock(&g_held_lock);
+  for (int i = 0; i < g_nheld; i++)
+    if (g_held[i] == held) {
+      g_held[i] = g_held[--g_nheld];
+      break;
+    }
+  pthread_mutex_unlock(&g_held_lock);
+  pto__loader_remove_tree(held);
+  free(held);
+}
+
+pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
+  *out_held = NULL;
+  pthread_once(&g_held_once, held_init);
+  const char *t = getenv("TMPDIR");
+  char *held = pto_strdup_printf("%s/pto-held-%ld-XXXXXX", t && *t ? t : "/tmp", (long)getpid());
+  if (!held) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory holding %s", dir);
+  if (!mkdtemp(held)) {
+    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot create a directory %s to hold %s: %s",
+                                   held, dir, strerror(errno));
+    free(held);
+    return s;
+  }
+  /* Breadth first over relative dir names, iteratively; symlinks are not followed. */
+  char *dirs[HOLD_MAX_DIRS];
+  int ndirs = 0, next = 0;
+  pto_status s = PTO_OK;
+  if (!(dirs[ndirs++] = pto_strdup(""))) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  while (!s && next < ndirs) {
+    const char *rel = dirs[next++];
+    char from[PATH_MAX], to[PATH_MAX];
+    snprintf(from, sizeof from, "%s%s%s", dir, *rel ? "/" : "", rel);
+    DIR *d = open_dir_at(AT_FDCWD, from);
+    if (!d) {
+      s = pto_status_make(PTO_STATUS_NOT_FOUND, "cannot read %s: %s", from, strerror(errno));
+      break;
+    }
+    struct dirent *e;
+    while (!s && (e = readdir(d))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      struct stat st;
+      if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      char sub[PATH_MAX];
+      if (snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name) >= (int)sizeof sub ||
+          snprintf(from, sizeof from, "%s/%s", dir, sub) >= (int)sizeof from ||
+          snprintf(to, sizeof to, "%s/%s", held, sub) >= (int)sizeof to) {
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s/%s: path too long", dir, e->d_name);
+      } else if (S_ISREG(st.st_mode)) {
+        s = hold_file(from, to, st.st_mode);
+      } else if (S_ISDIR(st.st_mode)) {
+        if (ndirs == HOLD_MAX_DIRS)
+          s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: more than %d directories", dir,
+                              HOLD_MAX_DIRS);
+        else if (mkdir(to, 0700) != 0)
+          s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", to, strerror(errno));
+        else if (!(dirs[ndirs++] = pto_strdup(sub)))
+          s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+      }
+    }
+    closedir(d);
+  }
+  for (int i = 0; i < ndirs; i++) free(dirs[i]);
+  if (!s && !held_add(held)) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (s) {
+    pto__loader_remove_tree(held);
+    free(held);
+    return pto_status_annotate(s, "holding the work dir %s", dir);
+  }
+  *out_held = held;
+  return PTO_OK;
 }

@@ -448,9 +448,18 @@ static pto_status load_host(const char *work_dir, char *rdir, const char *expect
   }
   p->hid = m->host.hid;
   for (int i = 0; i < m->ncallees; i++) {
-    char sub[PATH_MAX];
+    char sub[PATH_MAX], *held = NULL;
     snprintf(sub, sizeof sub, "%s/callees/%s", work_dir, m->callees[i]);
-    s = pto__loader_load_dir_checked(sub, expect_key, &p->callees[i]);
+    /* The chips load each callee from disk on their first run, which may be long after this
+     * load: they load a private copy, made now and held until the program is released, and
+     * the very copy is what is loaded (and verified) here. */
+    s = pto__loader_hold_dir(sub, &held);
+    if (!s) s = pto__loader_load_dir_checked(held, expect_key, &p->callees[i]);
+    if (!s) {
+      p->callees[i]->held_dir = held;
+    } else {
+      pto__loader_release_held(held);
+    }
     if (s) {
       s = pto_status_annotate(s, "loading callee @%s of %s", m->callees[i], work_dir);
       goto fail;

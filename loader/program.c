@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_internal.h"
 #include "loader_internal.h"
 #include "pto/orch_abi.h"
 
@@ -110,6 +111,7 @@ void pto_program_release(pto_program *p) {
   if (p->host_dl) dlclose(p->host_dl);
   pto__positions_free(p->positions);
   free(p->work_dir);
+  pto__loader_release_held(p->held_dir);
   free(p);
 }
 
