@@ -412,7 +412,8 @@ static pto_status load_host(const char *work_dir, char *rdir, const char *expect
   rdir = NULL;
   p->devices = pto_malloc((size_t)m->ndevices * sizeof *p->devices + 1);
   p->callees = pto_calloc((size_t)m->ncallees + 1, sizeof *p->callees);
-  if (!p->devices || !p->callees) {
+  p->callee_dirs = pto_calloc((size_t)m->ncallees + 1, sizeof *p->callee_dirs);
+  if (!p->devices || !p->callees || !p->callee_dirs) {
     s = oom();
     goto fail;
   }
@@ -457,6 +458,10 @@ static pto_status load_host(const char *work_dir, char *rdir, const char *expect
     if (!s) s = pto__loader_load_dir_checked(held, expect_key, &p->callees[i]);
     if (!s) {
       p->callees[i]->held_dir = held;
+      p->ncallees = i + 1;
+      char *rsub = realpath(sub, NULL);
+      p->callee_dirs[i] = rsub ? rsub : pto_strdup(sub);
+      if (!p->callee_dirs[i]) s = oom();
     } else {
       pto__loader_release_held(held);
     }
@@ -464,7 +469,6 @@ static pto_status load_host(const char *work_dir, char *rdir, const char *expect
       s = pto_status_annotate(s, "loading callee @%s of %s", m->callees[i], work_dir);
       goto fail;
     }
-    p->ncallees = i + 1;
   }
   p->sig = m->sig;
   memset(&m->sig, 0, sizeof m->sig);
