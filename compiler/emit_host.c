@@ -500,8 +500,15 @@ static void emit_stmt(hemit *e, const pto_ir_stmt *s, int depth, pto_ir_value *c
     pto_text_printf(b, " < hi : ");
     vname(e, s->loop.iv);
     pto_text_printf(b, " > hi; ");
+    /* A step past INT64_MAX (INT64_MIN) ends the loop instead of wrapping around. */
     vname(e, s->loop.iv);
-    pto_text_printf(b, " += step) {\n");
+    pto_text_printf(b, " = __builtin_add_overflow(");
+    vname(e, s->loop.iv);
+    pto_text_printf(b, ", step, &");
+    vname(e, s->loop.iv);
+    pto_text_printf(b, ") ? hi : ");
+    vname(e, s->loop.iv);
+    pto_text_printf(b, ") {\n");
     emit_block(e, &s->loop.body, depth + 2, s->loop.iters, s->loop.niters);
     pto_text_pad(b, (size_t)(depth + 1) * 2);
     pto_text_printf(b, "}\n");

@@ -3,7 +3,9 @@
  * The output is meant to be read and hand-edited (work dirs are rebuilt from it), so it keeps
  * the PTIR names (v<id>_<name>), one C++ statement per PTIR statement, and a comment with the
  * source line of each call. Tensors are ChipTensor values (views), scalars native C++ types;
- * index is int64_t. Integer '/' floors and mod takes the sign of the divisor, as in PTIR. */
+ * index is int64_t. Integer '/' floors and mod takes the sign of the divisor, as in PTIR. A
+ * loop also ends at the first fatal error of the launch (rt_is_fatal), and its induction
+ * variable never steps past INT64_MAX/INT64_MIN (pto_step). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -360,12 +362,22 @@ static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value 
       emit_expr(e, s->loop.step);
       pto_text_printf(b, ")");
     }
-    pto_text_printf(b, "; ");
+    /* The first fatal error (a bad slice, a failed kernel) ends every loop at its next
+     * iteration: the launch returns at once instead of running the remaining iterations. */
+    pto_text_printf(b, " && !rt_is_fatal(); ");
     vname(e, s->loop.iv);
-    pto_text_printf(b, " += ");
-    if (s->loop.step) emit_expr(e, s->loop.step);
-    else pto_text_printf(b, "1");
-    pto_text_printf(b, ") {\n");
+    if (!s->loop.step || (plain && step_value == 1)) {
+      pto_text_printf(b, " += 1) {\n"); /* i < hi: i + 1 cannot overflow */
+    } else {
+      /* A step past INT64_MAX (INT64_MIN) ends the loop instead of wrapping around. */
+      pto_text_printf(b, " = pto_step(");
+      vname(e, s->loop.iv);
+      pto_text_printf(b, ", ");
+      emit_expr(e, s->loop.step);
+      pto_text_printf(b, ", ");
+      emit_expr(e, s->loop.hi);
+      pto_text_printf(b, ")) {\n");
+    }
     emit_block(e, &s->loop.body, depth + 1, s->loop.iters, s->loop.niters);
     pto_text_pad(b, (size_t)(depth) * 2);
     pto_text_printf(b, "}\n");

@@ -152,6 +152,40 @@ static LLVMValueRef element_at(lw *L, const pto_ir_stmt *s, const lw_tensor *T,
   return LLVMBuildGEP2(L->b, pto__lower_storage_type(L, T->dt), T->data, &lin, 1, "elem");
 }
 
+/* Fails the launch (PTO_KERNEL_ERR_DIST_OFFSET, pto/kernel_abi.h) when offsets o leave window
+ * T, the kernel's tensor argument of value v, as the interpreter does: with whole (an element:
+ * dist.notify, dist.wait) every offset must be inside its extent; else (a block: remote loads
+ * and stores) no offset may be negative nor a leading dim's past its extent, and a block past
+ * the row or column edge is clipped. Without this check a runtime offset past the end of one
+ * window reached the window after it. op: 0 notify, 1 wait, 2 remote_load, 3 remote_store. */
+static void check_window_offsets(lw *L, const pto_ir_value *v, const lw_tensor *T,
+                                 const LLVMValueRef *o, int op, int whole) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef zero = pto__lower_i64(L, 0), any = NULL, off = zero, why = zero;
+  int64_t head = (int64_t)op << 3 | (int64_t)L->vals[v->id].tensor << 5;
+  for (int d = T->rank - 1; d >= 0; d--) {
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, o[d], zero, "");
+    LLVMValueRef past = whole || d < T->rank - 2
+                            ? LLVMBuildICmp(b, LLVMIntSGE, o[d], T->shape[d], "")
+                            : NULL;
+    LLVMValueRef bad = past ? LLVMBuildOr(b, neg, past, "") : neg;
+    if (LLVMIsConstant(bad) && !LLVMConstIntGetZExtValue(bad)) continue; /* cannot fail */
+    /* detail[1]: dim | op << 3 | tensor << 5 | (extent + 1) << 13, extent + 1 = 0 for "is
+     * negative" */
+    LLVMValueRef ext1 = LLVMBuildShl(b, LLVMBuildAdd(b, T->shape[d], pto__lower_i64(L, 1), ""),
+                                     pto__lower_i64(L, 13), "");
+    LLVMValueRef w = pto__lower_i64(L, head | d);
+    if (whole)
+      w = LLVMBuildOr(b, w, ext1, "");
+    else if (past)
+      w = LLVMBuildSelect(b, neg, w, LLVMBuildOr(b, w, ext1, ""), "");
+    off = LLVMBuildSelect(b, bad, o[d], off, "");
+    why = LLVMBuildSelect(b, bad, w, why, "");
+    any = any ? LLVMBuildOr(b, any, bad, "") : bad;
+  }
+  if (any) pto__lower_fail_if(L, any, PTO_KERNEL_ERR_DIST_OFFSET, off, why);
+}
+
 /* Rows and columns of a rows x cols block at offsets o inside T (clipped at its edge, 0 when an
  * offset is out of range), and its row stride. */
 static void block_extent(lw *L, const lw_tensor *T, const LLVMValueRef *o, LLVMValueRef rows,
@@ -202,6 +236,7 @@ static void lower_notify_wait(lw *L, const pto_ir_stmt *s, int notify) {
   LLVMValueRef elem = element_at(L, s, T, arg_at(L, s, i++), o);
   LLVMValueRef value = elem ? scalar_at(L, s, i, PTO_DTYPE_I32) : NULL;
   if (!value) return;
+  check_window_offsets(L, value_at(L, s, 0), T, o, notify ? 0 : 1, 1);
   static const char *const ops[] = {"set", "atomic_add"};
   static const char *const cmps[] = {"eq", "ge"};
   int mode = notify ? kw_index(L, s, "op", ops, 2, PTO_DIST_NOTIFY_SET)
@@ -228,6 +263,7 @@ static void lower_remote_load(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef o[PTO_MAX_RANK];
   LLVMValueRef src = element_at(L, s, T, arg_at(L, s, 2), o);
   if (!src) return;
+  check_window_offsets(L, value_at(L, s, 0), T, o, 2, 0);
   const pto_ir_value *r = s->results[0];
   int64_t R = 1, C = 1;
   pto__lower_static_int(r->type->dims[0], &R);
@@ -280,6 +316,7 @@ static void lower_remote_store(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef o[PTO_MAX_RANK];
   LLVMValueRef dst = element_at(L, s, T, arg_at(L, s, 3), o);
   if (!dst) return;
+  check_window_offsets(L, value_at(L, s, 1), T, o, 3, 0);
   LLVMValueRef nr, nc, sr;
   block_extent(L, T, o, t->vr, t->vc, &nr, &nc, &sr);
   LLVMValueRef d = dist_table(L);

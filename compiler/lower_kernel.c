@@ -835,6 +835,25 @@ static void lower_yield(lw *L, const pto_ir_stmt *y, int ypos, LLVMValueRef *dst
     if (tiles[i]) copy_into(L, dst[i], tiles[i]);
 }
 
+/* iv + step for the next iteration. A step that would carry iv past INT64_MAX (below INT64_MIN)
+ * gives hi instead, which fails the loop's condition: the loop runs exactly its iterations and
+ * never wraps around. A step of 1 (-1) needs no check: iv < hi (iv > hi) leaves room for it. */
+static LLVMValueRef step_iv(lw *L, LLVMValueRef iv, LLVMValueRef step, LLVMValueRef hi,
+                            const pto_ir_expr *step_expr) {
+  int64_t st = 1;
+  int known = !step_expr || pto__lower_static_int(step_expr, &st) == 0;
+  if (known && (st == 1 || st == -1)) return LLVMBuildAdd(L->b, iv, step, "");
+  LLVMValueRef next = LLVMBuildAdd(L->b, iv, step, "");
+  LLVMValueRef zero = pto__lower_i64(L, 0);
+  LLVMValueRef up_wrapped = LLVMBuildICmp(L->b, LLVMIntSLT, next, iv, "");
+  LLVMValueRef down_wrapped = LLVMBuildICmp(L->b, LLVMIntSGT, next, iv, "");
+  LLVMValueRef wrapped =
+      known ? (st > 0 ? up_wrapped : down_wrapped)
+            : LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSGT, step, zero, ""), up_wrapped,
+                              down_wrapped, "");
+  return LLVMBuildSelect(L->b, wrapped, hi, next, "");
+}
+
 static void lower_for(lw *L, const pto_ir_stmt *s) {
   int n = s->loop.niters;
   if (n > 64) {
@@ -922,7 +941,7 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
     lower_yield(L, y, L->cur_pos - 1, dst, s->loop.iters, n, y_s, y_vr, y_vc);
     if (L->err) return;
   }
-  LLVMValueRef next = LLVMBuildAdd(L->b, iv, step, "");
+  LLVMValueRef next = step_iv(L, iv, step, hi, s->loop.step);
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
   LLVMBuildBr(L->b, head);
   LLVMBasicBlockRef blocks[2] = {pre, latch};

@@ -130,9 +130,41 @@ typedef struct lw_window {
   LLVMValueRef nr, nc; /* rows and columns inside both the valid region and the tensor */
 } lw_window;
 
-/* Where a tile at offs sits in T, clipped to the tensor and to the valid extents vr x vc. */
+/* Fails the launch (PTO_KERNEL_ERR_LOAD_OFFSET / _STORE_OFFSET, pto/kernel_abi.h) when an offset
+ * is negative or a leading dim's offset is not inside its extent, as the interpreter does: the
+ * detail names the first such dim. Nothing is emitted for offsets known to be in range. */
+static void check_offsets(lw *L, const pto_ir_stmt *s, const lw_tensor *T, LLVMValueRef *o) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef zero = pto__lower_i64(L, 0), any = NULL, off = zero, why = zero;
+  for (int d = T->rank - 1; d >= 0; d--) {
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, o[d], zero, "");
+    LLVMValueRef past = d < T->rank - 2 ? LLVMBuildICmp(b, LLVMIntSGE, o[d], T->shape[d], "") : NULL;
+    LLVMValueRef bad = past ? LLVMBuildOr(b, neg, past, "") : neg;
+    if (LLVMIsConstant(bad) && !LLVMConstIntGetZExtValue(bad)) continue; /* cannot fail */
+    /* detail[1]: the dim when negative, dim + 8 * (extent + 1) when past the extent */
+    LLVMValueRef dim = pto__lower_i64(L, d);
+    LLVMValueRef w = dim;
+    if (past)
+      w = LLVMBuildSelect(
+          b, neg, dim,
+          add(L, dim, mul(L, add(L, T->shape[d], pto__lower_i64(L, 1)), pto__lower_i64(L, 8))),
+          "");
+    off = LLVMBuildSelect(b, bad, o[d], off, "");
+    why = LLVMBuildSelect(b, bad, w, why, "");
+    any = any ? LLVMBuildOr(b, any, bad, "") : bad;
+  }
+  if (!any) return;
+  pto__lower_fail_if(L, any,
+                     s->op.opc == PTO_OP_TILE_STORE ? PTO_KERNEL_ERR_STORE_OFFSET
+                                                    : PTO_KERNEL_ERR_LOAD_OFFSET,
+                     off, why);
+}
+
+/* Where a tile at offs sits in T, clipped to the tensor and to the valid extents vr x vc. With
+ * check, offsets out of range fail the launch (check_offsets); without (the window of a later
+ * iteration, for a prefetch), they leave an empty window. */
 static int tensor_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T, const pto_ir_arg *offs,
-                         LLVMValueRef vr, LLVMValueRef vc, int64_t rows, int64_t cols,
+                         LLVMValueRef vr, LLVMValueRef vc, int64_t rows, int64_t cols, int check,
                          lw_window *w) {
   if (!offs || offs->kind != PTO_ARG_LIST || offs->list.n != T->rank) {
     pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s: offsets need %d entries",
@@ -145,6 +177,7 @@ static int tensor_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T, const 
     if (!v) return -1;
     o[d] = pto__lower_convert(L, v, offs->list.items[d]->dtype, PTO_DTYPE_INDEX);
   }
+  if (check) check_offsets(L, s, T, o);
   LLVMBuilderRef b = L->b;
   LLVMValueRef zero = pto__lower_i64(L, 0);
   LLVMValueRef lin = zero, inb = LLVMConstInt(L->t_i1, 1, 0);
@@ -336,7 +369,7 @@ static int store_ahead(lw *L, const pto_ir_stmt *after, int64_t rows, LLVMValueR
     for (int d = 0; d < offs->list.n; d++)
       if (!expr_ready(L, offs->list.items[d])) return 0;
     lw_window w;
-    if (tensor_window(L, s, T, offs, pto__lower_i64(L, r), pto__lower_i64(L, c), r, c, &w))
+    if (tensor_window(L, s, T, offs, pto__lower_i64(L, r), pto__lower_i64(L, c), r, c, 0, &w))
       return 0;
     L->pf_store = s;
     int64_t es = (int64_t)pto_dtype_size(T->dt);
@@ -496,7 +529,7 @@ static void note_next_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T,
   for (int d = 0; d < offs->list.n && !rc; d++)
     rc = rebind_expr(L, offs->list.items[d], &rb);
   lw_window w;
-  if (!rc) rc = tensor_window(L, s, T, offs, vr, vc, R, C, &w);
+  if (!rc) rc = tensor_window(L, s, T, offs, vr, vc, R, C, 0, &w);
   while (rb.n > 0) {
     rb.n--;
     L->vals[rb.id[rb.n]].v = rb.old[rb.n];
@@ -523,7 +556,7 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   lw_tile *t = def_tile(L, r, vr, vc);
   if (L->err) return;
   lw_window w;
-  if (tensor_window(L, s, T, offs, vr, vc, R, C, &w)) return;
+  if (tensor_window(L, s, T, offs, vr, vc, R, C, 1, &w)) return;
   note_next_window(L, s, T, offs, vr, vc, R, C);
   LLVMValueRef padv = pad_value(L, t->dt, pad && pad->kind == PTO_ARG_WORD ? pad->str : NULL);
   LLVMBuilderRef b = L->b;
@@ -595,7 +628,7 @@ static void lower_store(lw *L, const pto_ir_stmt *s) {
   lw_tensor *T = offs ? tensor_arg(L, s, 2) : NULL;
   if (!t || !T) return;
   lw_window w;
-  if (tensor_window(L, s, T, offs, t->vr, t->vc, t->rows, t->cols, &w)) return;
+  if (tensor_window(L, s, T, offs, t->vr, t->vc, t->rows, t->cols, 1, &w)) return;
   LLVMBuilderRef b = L->b;
   LLVMValueRef Cv = pto__lower_i64(L, t->cols);
   LLVMValueRef unit = LLVMBuildICmp(b, LLVMIntEQ, w.sc, pto__lower_i64(L, 1), "unit");
@@ -1291,7 +1324,7 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
     LLVMValueRef vr, vc;
     if (load_extents(L, s, R, C, &vr, &vc)) return;
     ldt[i] = def_tile(L, lv[i], vr, vc)->dt;
-    if (L->err || tensor_window(L, s, lt[i], offs, vr, vc, R, C, &win[i])) return;
+    if (L->err || tensor_window(L, s, lt[i], offs, vr, vc, R, C, 1, &win[i])) return;
   }
   fused_stmt f[64];
   int any_div = 0;
@@ -1301,7 +1334,7 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   lw_tensor *T = soffs ? tensor_arg(L, store, 2) : NULL;
   if (!t || !T) return;
   lw_window ws;
-  if (tensor_window(L, store, T, soffs, t->vr, t->vc, t->rows, t->cols, &ws)) return;
+  if (tensor_window(L, store, T, soffs, t->vr, t->vc, t->rows, t->cols, 1, &ws)) return;
   const pto_ir_value *sv = value_arg(store, 0);
 
   LLVMValueRef one = pto__lower_i64(L, 1), zero = pto__lower_i64(L, 0);

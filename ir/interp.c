@@ -1634,8 +1634,10 @@ static pto_status sig_elem(frame *fr, const pto_ir_stmt *s, const itensor *t, in
   for (int d = 0; d < t->rank; d++)
     if (offs[d] < 0 || offs[d] >= t->shape[d])
       return fail(fr, s->loc, PTO_STATUS_LAUNCH,
-                  "%s on rank %d: offset %lld of dim %d is outside the extent %lld",
-                  op_name(s->op.opc), fr->in->rank, (long long)offs[d], d, (long long)t->shape[d]);
+                  "%s on rank %d: offset %lld of dim %d is outside the extent %lld of window "
+                  "%%%s (%%%s in @%s)",
+                  op_name(s->op.opc), fr->in->rank, (long long)offs[d], d, (long long)t->shape[d],
+                  t->win ? t->win->name : "?", vname(pos_arg(s, 0)->expr->value), fr->f->name);
   if (t->dtype != PTO_DTYPE_I32)
     return fail(fr, s->loc, PTO_STATUS_LAUNCH, "%s: signal windows are i32, not %s",
                 op_name(s->op.opc), pto_dtype_name(t->dtype));

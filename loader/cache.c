@@ -1052,6 +1052,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
                            strerror(err));
   }
   s = pto__loader_build_dir(p, opt, tmp, key);
+  if (!s) s = pto__loader_manifest_seal(tmp);
   if (s) {
     pto__loader_remove_tree(tmp);
     if (pto_status_code_of(s) == PTO_STATUS_IO && fs_full(root)) {
@@ -1385,6 +1386,8 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
     }
     return s;
   }
+  s = pto__loader_manifest_check_seal(entry_dir, mtext, mlen);
+  if (s) goto corrupt;
   s = pto_manifest_parse((const char *)mtext, mlen, path, &m);
   if (s) goto corrupt;
   if (strcmp(m.cache_key, key) != 0) {

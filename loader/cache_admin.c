@@ -219,7 +219,7 @@ pto_status pto_cache_remove(const char *prefix, char out_key[33]) {
 pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {
   PTO_RETURN_IF_ERROR(pto__loader_cache_check_owner(entry_dir));
   pto_manifest m;
-  pto_status s = pto_manifest_read(entry_dir, &m);
+  pto_status s = pto__loader_manifest_read_sealed(entry_dir, &m);
   if (s) return s;
   if (key && strcmp(m.cache_key, key) != 0) {
     s = pto_status_make(PTO_STATUS_DATA_LOSS,

@@ -19,14 +19,33 @@ void pto__loader_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* Same, but at most once per process for each distinct *once flag. */
 void pto__loader_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* rm -rf without following symlinks; best effort. */
+/* rm -rf without following symlinks, of a tree of any depth (iterative, a bounded number of
+ * directories open); best effort. */
 void pto__loader_remove_tree(const char *path);
-/* Sum of the sizes of the regular files under path. */
+/* A private copy of work dir dir, made at once (hard links where possible, else copies) in a new
+ * $TMPDIR/pto-held-<pid>-XXXXXX (*out_held, malloc'd): what a loaded host program's chips load
+ * from later, whatever happens to dir meanwhile (a temporary build dir deleted, a cache entry
+ * evicted). release_held removes it and frees the path; copies still held at exit are removed
+ * then, and those of dead processes by the next process that holds one. */
+pto_status pto__loader_hold_dir(const char *dir, char **out_held);
+void pto__loader_release_held(char *held);
+/* Sum of the sizes of the regular files under path, without following symlinks (iterative; the
+ * first 64 levels, deeper than pto ever writes). */
 uint64_t pto__loader_tree_bytes(const char *path);
 /* True for the errors of a cache that cannot take a new entry: full, read-only, not ours. */
 int pto__loader_errno_is_unwritable(int err);
 /* Realtime clock in ns. */
 int64_t pto__loader_now_ns(void);
+
+/* The seal of a cache entry's manifest: ENTRY/manifest.xxh128, the XXH3-128 of manifest.json
+ * (hex and a newline), so an entry's manifest is covered like the files it lists. Seal writes it
+ * for dir and each callee work dir of a host program. check_seal: DATA_LOSS when the seal is
+ * missing or differs from text (the manifest's bytes). read_sealed: pto_manifest_read, the bytes
+ * read once and checked against the seal (a missing manifest is DATA_LOSS too). */
+#define PTO__MANIFEST_SEAL "manifest.xxh128"
+pto_status pto__loader_manifest_seal(const char *dir);
+pto_status pto__loader_manifest_check_seal(const char *dir, const void *text, size_t len);
+pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m);
 
 /* ---- the cache root and entries (cache.c) ------------------------------------------------ */
 

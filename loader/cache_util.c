@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,31 +69,68 @@ int64_t pto__loader_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Removes every entry of the directory open as dfd, then closes it. Never follows a symlink:
- * subdirectories are opened with O_NOFOLLOW relative to their parent, a symlink is unlinked
- * as a name. depth bounds the recursion (pto's own trees are a few levels deep). */
-static void remove_dir_contents(int dfd, int depth) {
-  DIR *d = fdopendir(dfd);
-  if (!d) {
-    close(dfd);
-    return;
+/* The tree walks below hold at most this many directories open at once (one a level): pto's own
+ * trees are a few levels deep, and a deeper one (a damaged or hostile entry) must cost neither
+ * the stack nor every descriptor of the process. */
+#define TREE_MAX_OPEN 64
+
+/* One level of an iterative walk: the open directory and its name in its parent. */
+typedef struct tree_level {
+  DIR *d;
+  char name[NAME_MAX + 1];
+} tree_level;
+
+/* Opens name (relative to dirfd; a path when dirfd is AT_FDCWD) as a directory, never through a
+ * symlink. */
+static DIR *open_dir_at(int dirfd, const char *name) {
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  DIR *d = fdopendir(fd);
+  if (!d) close(fd);
+  return d;
+}
+
+/* Moves the directory name of parent up to the top of the tree being removed (top), under a
+ * name of its own, for a later pass to remove. 1 when moved. */
+static int hoist_dir(int parent, const char *name, int top, unsigned *serial) {
+  for (int tries = 0; tries < 16; tries++) {
+    char to[32];
+    snprintf(to, sizeof to, ".pto-deep-%u", (*serial)++);
+    if (renameat(parent, name, top, to) == 0) return 1;
+    if (errno != EEXIST && errno != ENOTEMPTY) return 0;
   }
-  struct dirent *e;
-  while ((e = readdir(d))) {
+  return 0;
+}
+
+/* One depth-first pass removing what is under the directory open as top; a directory at the
+ * depth bound is moved up to top instead. Returns the number moved (0: nothing left to do). */
+static int remove_pass(int top, unsigned *serial) {
+  tree_level lv[TREE_MAX_OPEN];
+  int depth = 0, moved = 0;
+  if (!(lv[0].d = open_dir_at(top, "."))) return 0;
+  lv[0].name[0] = 0;
+  depth = 1;
+  while (depth > 0) {
+    tree_level *cur = &lv[depth - 1];
+    struct dirent *e = readdir(cur->d);
+    if (!e) {
+      closedir(cur->d);
+      if (--depth > 0) unlinkat(dirfd(lv[depth - 1].d), cur->name, AT_REMOVEDIR);
+      continue;
+    }
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     struct stat st;
-    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      if (depth <= 0) continue;
-      int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub < 0) continue;
-      remove_dir_contents(sub, depth - 1);
-      unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-    } else {
-      unlinkat(dirfd(d), e->d_name, 0);
+    if (fstatat(dirfd(cur->d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISDIR(st.st_mode)) {
+      unlinkat(dirfd(cur->d), e->d_name, 0);
+    } else if (depth == TREE_MAX_OPEN) {
+      moved += hoist_dir(dirfd(cur->d), e->d_name, top, serial);
+    } else if ((lv[depth].d = open_dir_at(dirfd(cur->d), e->d_name))) {
+      snprintf(lv[depth].name, sizeof lv[depth].name, "%s", e->d_name);
+      depth++;
     }
   }
-  closedir(d);
+  return moved;
 }
 
 void pto__loader_remove_tree(const char *path) {
@@ -102,8 +140,14 @@ void pto__loader_remove_tree(const char *path) {
     unlink(path);
     return;
   }
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0) remove_dir_contents(fd, 32);
+  int top = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (top >= 0) {
+    /* Each pass removes every directory above the ones it moves, so the passes end. */
+    unsigned serial = 0;
+    while (remove_pass(top, &serial) > 0) {
+    }
+    close(top);
+  }
   rmdir(path);
 }
 
@@ -112,16 +156,261 @@ uint64_t pto__loader_tree_bytes(const char *path) {
   if (lstat(path, &st) != 0) return 0;
   if (S_ISREG(st.st_mode)) return (uint64_t)st.st_size;
   if (!S_ISDIR(st.st_mode)) return 0;
+  /* Iterative, without following symlinks; below TREE_MAX_OPEN levels nothing is counted (pto
+   * never writes so deep). */
+  DIR *lv[TREE_MAX_OPEN];
+  if (!(lv[0] = open_dir_at(AT_FDCWD, path))) return 0;
+  int depth = 1;
   uint64_t total = 0;
-  DIR *d = opendir(path);
-  if (!d) return 0;
+  while (depth > 0) {
+    DIR *cur = lv[depth - 1];
+    struct dirent *e = readdir(cur);
+    if (!e) {
+      closedir(cur);
+      depth--;
+      continue;
+    }
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (fstatat(dirfd(cur), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISREG(st.st_mode))
+      total += (uint64_t)st.st_size;
+    else if (S_ISDIR(st.st_mode) && depth < TREE_MAX_OPEN &&
+             (lv[depth] = open_dir_at(dirfd(cur), e->d_name)))
+      depth++;
+  }
+  return total;
+}
+
+/* ---- the manifest's seal -------------------------------------------------------------- */
+
+/* DIR/manifest.json's bytes. */
+static pto_status read_manifest_text(const char *dir, uint8_t **out, size_t *out_len) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", dir, PTO_MANIFEST_FILENAME);
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, out, out_len);
+  if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+    pto_status_free(s);
+    s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s: missing", path);
+  }
+  return s;
+}
+
+pto_status pto__loader_manifest_seal(const char *dir) {
+  uint8_t *text = NULL;
+  size_t len = 0;
+  char path[PATH_MAX], hash[PTO_HASH_HEX_LEN + 2];
+  PTO_RETURN_IF_ERROR(read_manifest_text(dir, &text, &len));
+  pto_manifest m;
+  snprintf(path, sizeof path, "%s/%s", dir, PTO_MANIFEST_FILENAME);
+  pto_status s = pto_manifest_parse((const char *)text, len, path, &m);
+  if (!s) {
+    pto_hash_xxh128_hex(text, len, hash);
+    strcat(hash, "\n");
+    snprintf(path, sizeof path, "%s/%s", dir, PTO__MANIFEST_SEAL);
+    s = pto_file_write_atomic(path, hash, strlen(hash), 0644);
+    /* A host program's callee work dirs carry manifests of their own. */
+    for (int i = 0; i < m.ncallees && !s; i++) {
+      snprintf(path, sizeof path, "%s/callees/%s", dir, m.callees[i]);
+      s = pto__loader_manifest_seal(path);
+    }
+    pto_manifest_free(&m);
+  }
+  free(text);
+  return s;
+}
+
+pto_status pto__loader_manifest_check_seal(const char *dir, const void *text, size_t len) {
+  char path[PATH_MAX], have[PTO_HASH_HEX_LEN + 1];
+  snprintf(path, sizeof path, "%s/%s", dir, PTO__MANIFEST_SEAL);
+  uint8_t *seal = NULL;
+  size_t slen = 0;
+  pto_status s = pto_file_read(path, 64, &seal, &slen);
+  if (s) {
+    pto_status_code c = pto_status_code_of(s);
+    if (c == PTO_STATUS_OUT_OF_MEMORY) return s;
+    pto_status t =
+        pto_status_make(PTO_STATUS_DATA_LOSS, "%s: the entry's manifest is not sealed: %s", dir,
+                        pto_status_message(s));
+    pto_status_free(s);
+    return t;
+  }
+  pto_hash_xxh128_hex(text, len, have);
+  if (slen != PTO_HASH_HEX_LEN + 1 || memcmp(seal, have, PTO_HASH_HEX_LEN) != 0 ||
+      seal[PTO_HASH_HEX_LEN] != '\n')
+    s = pto_status_make(PTO_STATUS_DATA_LOSS,
+                        "%s/%s: content hash %s differs from the one sealed in %s: the manifest "
+                        "was changed after the entry was stored",
+                        dir, PTO_MANIFEST_FILENAME, have, PTO__MANIFEST_SEAL);
+  free(seal);
+  return s;
+}
+
+pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m) {
+  memset(out_m, 0, sizeof *out_m);
+  uint8_t *text = NULL;
+  size_t len = 0;
+  PTO_RETURN_IF_ERROR(read_manifest_text(dir, &text, &len));
+  pto_status s = pto__loader_manifest_check_seal(dir, text, len);
+  if (!s) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, PTO_MANIFEST_FILENAME);
+    s = pto_manifest_parse((const char *)text, len, path, out_m);
+  }
+  free(text);
+  return s;
+}
+
+/* ---- holding a work dir --------------------------------------------------------------- */
+
+/* dst, a copy of the regular file src: a hard link where the file system allows one (the
+ * content is never rewritten in place: pto replaces files by rename), else a copy. */
+static pto_status hold_file(const char *src, const char *dst, mode_t mode) {
+  if (link(src, dst) == 0) return PTO_OK;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  PTO_RETURN_IF_ERROR(pto_file_read(src, PTO_FILE_MAX_BINARY, &buf, &len));
+  pto_status s = pto_file_write_atomic(dst, buf, len, (int)(mode & 0777));
+  free(buf);
+  return s;
+}
+
+/* The subdirectories of a work dir a copy follows (pto writes two levels). */
+#define HOLD_MAX_DIRS 256
+
+/* The copies this process holds, removed at release, or at exit for those of programs still
+ * loaded then (the in-process map keeps its programs for the process's life); copies of a
+ * process that died are removed by the next process that holds one. */
+static pthread_mutex_t g_held_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_held_once = PTHREAD_ONCE_INIT;
+static char **g_held;
+static int g_nheld, g_held_cap;
+static pid_t g_held_pid;
+
+static void held_at_exit(void) {
+  if (getpid() != g_held_pid) return; /* a forked child (a chip) leaves its parent's copies */
+  pthread_mutex_lock(&g_held_lock);
+  for (int i = 0; i < g_nheld; i++) {
+    pto__loader_remove_tree(g_held[i]);
+    free(g_held[i]);
+  }
+  g_nheld = 0;
+  pthread_mutex_unlock(&g_held_lock);
+}
+
+/* Removes the pto-held-<pid>-XXXXXX dirs of dead processes of this user in tmp. */
+static void remove_stale_held(const char *tmp) {
+  DIR *d = opendir(tmp);
+  if (!d) return;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (strncmp(e->d_name, "pto-held-", 9) != 0) continue;
+    char *end;
+    long pid = strtol(e->d_name + 9, &end, 10);
+    if (pid <= 0 || *end != '-' || strlen(end + 1) != 6) continue;
+    struct stat st;
     char sub[PATH_MAX];
-    if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub) continue;
-    total += pto__loader_tree_bytes(sub);
+    if (snprintf(sub, sizeof sub, "%s/%s", tmp, e->d_name) >= (int)sizeof sub) continue;
+    if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) pto__loader_remove_tree(sub);
   }
   closedir(d);
-  return total;
+}
+
+static void held_init(void) {
+  g_held_pid = getpid();
+  atexit(held_at_exit);
+  const char *t = getenv("TMPDIR");
+  remove_stale_held(t && *t ? t : "/tmp");
+}
+
+static int held_add(char *path) {
+  pthread_mutex_lock(&g_held_lock);
+  int ok = 1;
+  if (g_nheld == g_held_cap) {
+    int cap = g_held_cap ? 2 * g_held_cap : 16;
+    char **v = pto_realloc(g_held, sizeof *v * (size_t)cap);
+    if (v) {
+      g_held = v;
+      g_held_cap = cap;
+    } else {
+      ok = 0;
+    }
+  }
+  if (ok) g_held[g_nheld++] = path;
+  pthread_mutex_unlock(&g_held_lock);
+  return ok;
+}
+
+void pto__loader_release_held(char *held) {
+  if (!held) return;
+  pthread_mutex_lock(&g_held_lock);
+  for (int i = 0; i < g_nheld; i++)
+    if (g_held[i] == held) {
+      g_held[i] = g_held[--g_nheld];
+      break;
+    }
+  pthread_mutex_unlock(&g_held_lock);
+  pto__loader_remove_tree(held);
+  free(held);
+}
+
+pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
+  *out_held = NULL;
+  pthread_once(&g_held_once, held_init);
+  const char *t = getenv("TMPDIR");
+  char *held = pto_strdup_printf("%s/pto-held-%ld-XXXXXX", t && *t ? t : "/tmp", (long)getpid());
+  if (!held) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory holding %s", dir);
+  if (!mkdtemp(held)) {
+    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot create a directory %s to hold %s: %s",
+                                   held, dir, strerror(errno));
+    free(held);
+    return s;
+  }
+  /* Breadth first over relative dir names, iteratively; symlinks are not followed. */
+  char *dirs[HOLD_MAX_DIRS];
+  int ndirs = 0, next = 0;
+  pto_status s = PTO_OK;
+  if (!(dirs[ndirs++] = pto_strdup(""))) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  while (!s && next < ndirs) {
+    const char *rel = dirs[next++];
+    char from[PATH_MAX], to[PATH_MAX];
+    snprintf(from, sizeof from, "%s%s%s", dir, *rel ? "/" : "", rel);
+    DIR *d = open_dir_at(AT_FDCWD, from);
+    if (!d) {
+      s = pto_status_make(PTO_STATUS_NOT_FOUND, "cannot read %s: %s", from, strerror(errno));
+      break;
+    }
+    struct dirent *e;
+    while (!s && (e = readdir(d))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      struct stat st;
+      if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      char sub[PATH_MAX];
+      if (snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name) >= (int)sizeof sub ||
+          snprintf(from, sizeof from, "%s/%s", dir, sub) >= (int)sizeof from ||
+          snprintf(to, sizeof to, "%s/%s", held, sub) >= (int)sizeof to) {
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s/%s: path too long", dir, e->d_name);
+      } else if (S_ISREG(st.st_mode)) {
+        s = hold_file(from, to, st.st_mode);
+      } else if (S_ISDIR(st.st_mode)) {
+        if (ndirs == HOLD_MAX_DIRS)
+          s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: more than %d directories", dir,
+                              HOLD_MAX_DIRS);
+        else if (mkdir(to, 0700) != 0)
+          s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", to, strerror(errno));
+        else if (!(dirs[ndirs++] = pto_strdup(sub)))
+          s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+      }
+    }
+    closedir(d);
+  }
+  for (int i = 0; i < ndirs; i++) free(dirs[i]);
+  if (!s && !held_add(held)) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (s) {
+    pto__loader_remove_tree(held);
+    free(held);
+    return pto_status_annotate(s, "holding the work dir %s", dir);
+  }
+  *out_held = held;
+  return PTO_OK;
 }

@@ -412,7 +412,8 @@ static pto_status load_host(const char *work_dir, char *rdir, const char *expect
   rdir = NULL;
   p->devices = pto_malloc((size_t)m->ndevices * sizeof *p->devices + 1);
   p->callees = pto_calloc((size_t)m->ncallees + 1, sizeof *p->callees);
-  if (!p->devices || !p->callees) {
+  p->callee_dirs = pto_calloc((size_t)m->ncallees + 1, sizeof *p->callee_dirs);
+  if (!p->devices || !p->callees || !p->callee_dirs) {
     s = oom();
     goto fail;
   }
@@ -448,14 +449,26 @@ static pto_status load_host(const char *work_dir, char *rdir, const char *expect
   }
   p->hid = m->host.hid;
   for (int i = 0; i < m->ncallees; i++) {
-    char sub[PATH_MAX];
+    char sub[PATH_MAX], *held = NULL;
     snprintf(sub, sizeof sub, "%s/callees/%s", work_dir, m->callees[i]);
-    s = pto__loader_load_dir_checked(sub, expect_key, &p->callees[i]);
+    /* The chips load each callee from disk on their first run, which may be long after this
+     * load: they load a private copy, made now and held until the program is released, and
+     * the very copy is what is loaded (and verified) here. */
+    s = pto__loader_hold_dir(sub, &held);
+    if (!s) s = pto__loader_load_dir_checked(held, expect_key, &p->callees[i]);
+    if (!s) {
+      p->callees[i]->held_dir = held;
+      p->ncallees = i + 1;
+      char *rsub = realpath(sub, NULL);
+      p->callee_dirs[i] = rsub ? rsub : pto_strdup(sub);
+      if (!p->callee_dirs[i]) s = oom();
+    } else {
+      pto__loader_release_held(held);
+    }
     if (s) {
       s = pto_status_annotate(s, "loading callee @%s of %s", m->callees[i], work_dir);
       goto fail;
     }
-    p->ncallees = i + 1;
   }
   p->sig = m->sig;
   memset(&m->sig, 0, sizeof m->sig);
@@ -483,7 +496,9 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   char *orch_real = NULL, *kern_real = NULL, *rdir = NULL;
   uint8_t *orch_buf = NULL, *kern_buf = NULL;
   size_t orch_len = 0, kern_len = 0;
-  pto_status s = pto_manifest_read(work_dir, &m);
+  /* A cache entry's manifest is covered by its seal, as the files it lists by their hashes. */
+  pto_status s = expect_key ? pto__loader_manifest_read_sealed(work_dir, &m)
+                            : pto_manifest_read(work_dir, &m);
   if (s) return s;
   if (expect_key && strcmp(m.cache_key, expect_key) != 0) {
     s = pto_status_make(PTO_STATUS_DATA_LOSS,

@@ -33,6 +33,10 @@ struct pto_program {
   int32_t *devices;
   int ncallees;
   pto_program **callees; /* one reference each */
+  char **callee_dirs;    /* DIR/callees/<orch>, resolved */
+  /* A host program's callee: the private copy of its work dir (work_dir) that the chips load
+   * from, held from load to release (pto__loader_hold_dir); NULL otherwise. */
+  char *held_dir;
   /* launch errors (positions.c) */
   int32_t *current_op;              /* the orchestration's pto_orch_current_op, or NULL */
   struct pto__positions *positions; /* op id -> source position, or NULL */

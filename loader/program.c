@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_internal.h"
 #include "loader_internal.h"
 #include "pto/orch_abi.h"
 
@@ -103,13 +104,17 @@ void pto_program_release(pto_program *p) {
   free(p->kernels);
   if (p->kernels_dl) dlclose(p->kernels_dl);
   if (p->orch_dl) dlclose(p->orch_dl);
-  for (int i = 0; i < p->ncallees; i++)
+  for (int i = 0; i < p->ncallees; i++) {
     pto_program_release(p->callees[i]);
+    free(p->callee_dirs[i]);
+  }
   free(p->callees);
+  free(p->callee_dirs);
   free(p->devices);
   if (p->host_dl) dlclose(p->host_dl);
   pto__positions_free(p->positions);
   free(p->work_dir);
+  pto__loader_release_held(p->held_dir);
   free(p);
 }
 
@@ -139,6 +144,9 @@ pto_status pto_program_set_kernel_core_type(pto_program *p, int id, int core_typ
 }
 uint64_t pto_program_scratch_bytes(const pto_program *p) { return p->scratch_bytes; }
 const char *pto_program_work_dir(const pto_program *p) { return p->work_dir; }
+const char *pto_program_callee_dir(const pto_program *p, int index) {
+  return p && index >= 0 && index < p->ncallees ? p->callee_dirs[index] : NULL;
+}
 
 int pto_program_is_host(const pto_program *p) { return p->is_host; }
 int pto_program_device_count(const pto_program *p) { return p->is_host ? p->ndevices : 0; }

@@ -446,6 +446,15 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
     t->rank = rank;
     int64_t stride = 1;
     for (int d = rank - 1; d >= 0; d--) {
+      /* The orchestration ABI (ChipTensor, PTO2's) holds extents in 32 bits: a larger one
+       * would silently become another (2^32 + 100 is 100). */
+      if (shape[d] < 0 || shape[d] > (int64_t)UINT32_MAX) {
+        pto__rt_unbind_args(w, out, 0);
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                               "parameter %d '%s': extent %lld of dim %d is outside 0 to %u, the "
+                               "extents the orchestration ABI holds (32 bits)",
+                               i, p->name, (long long)shape[d], d, UINT32_MAX);
+      }
       t->shape[d] = shape[d];
       t->stride[d] = stride;
       stride *= shape[d] ? shape[d] : 1;

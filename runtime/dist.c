@@ -1413,7 +1413,10 @@ static pto_status load_program(dworker *w, const pto_program *p) {
     if (w->progs[i].p == p) return PTO_OK;
   int nc = pto_program_callee_count(p);
   for (int i = 0; i < nc; i++) {
-    const char *dir = pto_program_work_dir(pto_program_callee(p, i));
+    /* This host's chips load the copy the program holds; ranks on other hosts (MPI) the work
+     * dir itself, at the same path there. */
+    const char *dir = w->mpi ? pto_program_callee_dir(p, i)
+                             : pto_program_work_dir(pto_program_callee(p, i));
     if (!dir)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                   "callee %d of the program has no work dir: the chips load callees from disk", i);

@@ -338,8 +338,42 @@ static const char *kernel_err_text(int32_t rc) {
   case PTO_KERNEL_ERR_DIV_ZERO: return "integer division by zero";
   case PTO_KERNEL_ERR_DIM_MISMATCH: return "a dynamic dimension bound twice with different values";
   case PTO_KERNEL_ERR_SCRATCH: return "scratch arena smaller than the kernel's footprint";
+  case PTO_KERNEL_ERR_LOAD_OFFSET: return "tile.load";
+  case PTO_KERNEL_ERR_STORE_OFFSET: return "tile.store";
   default: return "kernel error";
   }
+}
+
+/* The detail of a window offset out of range (PTO_KERNEL_ERR_DIST_OFFSET), in the interpreter's
+ * words, naming the rank, the op, the window (the kernel's tensor argument) and the offset. */
+static void dist_offset_err_text(const pto_core_ctx *ctx, char *out, size_t n) {
+  static const char *const ops[] = {"dist.notify", "dist.wait", "dist.remote_load",
+                                    "dist.remote_store"};
+  long long off = (long long)ctx->err_detail[0];
+  uint64_t w = (uint64_t)ctx->err_detail[1];
+  int dim = (int)(w & 7), op = (int)(w >> 3 & 3), tensor = (int)(w >> 5 & 255);
+  long long ext1 = (long long)(w >> 13);
+  int rank = ctx->dist ? ctx->dist->rank : -1;
+  if (ext1)
+    snprintf(out, n,
+             "%s on rank %d: offset %lld of dim %d is outside the extent %lld of its window (the "
+             "kernel's tensor argument %d)",
+             ops[op], rank, off, dim, ext1 - 1, tensor);
+  else
+    snprintf(out, n,
+             "%s on rank %d: offset %lld of dim %d of its window (the kernel's tensor argument "
+             "%d) is negative",
+             ops[op], rank, off, dim, tensor);
+}
+
+/* The detail of a tile offset out of range (pto/kernel_abi.h), in the interpreter's words. */
+static void offset_err_text(const pto_core_ctx *ctx, char *out, size_t n) {
+  long long off = (long long)ctx->err_detail[0], why = (long long)ctx->err_detail[1];
+  if (why < 8)
+    snprintf(out, n, "offset %lld of dim %lld is negative", off, why);
+  else
+    snprintf(out, n, "offset %lld of dim %lld is outside the tensor's extent %lld", off, why % 8,
+             why / 8 - 1);
 }
 
 /* A successor that became ready and runs on a core of core_type is left in *out_next, for the
@@ -539,7 +573,16 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     if (rc != PTO_KERNEL_OK) {
       const char *name = pto_program_kernel_name(L->prog, t->kernel_id);
       pto_status s;
-      if (rc == PTO_KERNEL_ERR_DIM_MISMATCH)
+      char detail[256];
+      if (rc == PTO_KERNEL_ERR_LOAD_OFFSET || rc == PTO_KERNEL_ERR_STORE_OFFSET) {
+        offset_err_text(&ctx, detail, sizeof detail);
+        s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s: %s)",
+                            name, t->kernel_id, t->seq, rc, kernel_err_text(rc), detail);
+      } else if (rc == PTO_KERNEL_ERR_DIST_OFFSET) {
+        dist_offset_err_text(&ctx, detail, sizeof detail);
+        s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s)",
+                            name, t->kernel_id, t->seq, rc, detail);
+      } else if (rc == PTO_KERNEL_ERR_DIM_MISMATCH)
         s = pto_status_make(PTO_STATUS_LAUNCH,
                             "kernel '%s' (id %d, task %u) failed with code %d (%s: %lld and %lld)",
                             name, t->kernel_id, t->seq, rc, kernel_err_text(rc),

@@ -119,9 +119,9 @@ PTO_API pto_status pto_cache_find(const char *prefix, char out_key[33], char **o
  * NULL) gets the full key removed. */
 PTO_API pto_status pto_cache_remove(const char *prefix, char out_key[33]);
 
-/* Checks one entry dir completely: the manifest reads and names this key, every listed file has
- * its recorded hash, both shared objects their recorded Build-ID, the dir belongs to this user
- * and is not group/world-writable. Loads nothing. */
+/* Checks one entry dir completely: the manifest matches its seal (manifest.xxh128), reads and
+ * names this key, every listed file has its recorded hash, both shared objects their recorded
+ * Build-ID, the dir belongs to this user and is not group/world-writable. Loads nothing. */
 PTO_API pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
 
 /* Verifies every entry; a bad one is reported to fn (which may be NULL), counted as a corruption

@@ -57,6 +57,14 @@ enum {
   PTO_KERNEL_ERR_SCRATCH = 3,      /* scratch arena smaller than the kernel's footprint */
   PTO_KERNEL_ERR_DIST_TIMEOUT = 4, /* dist.wait (or a collective) passed its deadline */
   PTO_KERNEL_ERR_DIST = 5,         /* dist.* without peers (L2), or a peer out of range */
+  /* A tile.load / tile.store offset out of range: err_detail[0] the offset, err_detail[1] its
+   * dim when negative, dim + 8 * (extent + 1) when a leading dim's offset is past its extent. */
+  PTO_KERNEL_ERR_LOAD_OFFSET = 6,
+  PTO_KERNEL_ERR_STORE_OFFSET = 7,
+  /* A dist.notify / wait / remote_load / remote_store offset outside its window (the dtensor):
+   * err_detail[0] the offset, err_detail[1] dim | op << 3 (0 notify, 1 wait, 2 remote_load,
+   * 3 remote_store) | the window's tensor argument << 5 | (extent + 1) << 13 (0: negative). */
+  PTO_KERNEL_ERR_DIST_OFFSET = 8,
 };
 
 typedef int32_t (*pto_kernel_fn)(const pto_kernel_tensor *tensors, const uint64_t *scalars,

@@ -104,6 +104,11 @@ PTO_API int32_t pto_program_device_id(const pto_program *p, int rank);
 /* The orch functions the host calls, in the order of pto_host_api.call's orch_index. */
 PTO_API int pto_program_callee_count(const pto_program *p);
 PTO_API const pto_program *pto_program_callee(const pto_program *p, int index); /* borrowed */
+/* A callee's work dir in the host program's work dir (DIR/callees/<orch>, resolved), or NULL.
+ * The callee itself was loaded from a private copy made at load (its pto_program_work_dir),
+ * held until it is released, which this host's chips load: that dir may be gone by then (a
+ * temporary build dir, an evicted cache entry). Ranks on other hosts (MPI) load this one. */
+PTO_API const char *pto_program_callee_dir(const pto_program *p, int index);
 PTO_API pto_host_entry_fn pto_program_host_entry(const pto_program *p);
 /* For embedders and tests with a host function in hand: a host program calling the given L2
  * programs (retained; the distributed worker loads them on its chips from their work dirs, so

@@ -1310,10 +1310,25 @@ ChipTensor pto_slice(const ChipTensor &src, const int64_t (&offs)[N], const int6
   return pto_slice_n(src, static_cast<int32_t>(N), offs, shape);
 }
 
+// Whether every extent fits ChipTensor's (PTO2's) 32-bit extents; a launch error naming the op
+// and the dim when one does not (2^32 + 100 would silently become 100, -1 4294967295).
+template <size_t N> bool pto_extents_fit(const char *op, const int64_t (&shape)[N]) {
+  for (size_t d = 0; d < N; ++d)
+    if (shape[d] < 0 || shape[d] > static_cast<int64_t>(UINT32_MAX)) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                      "%s: extent %lld of dim %d is outside 0 to %u, the extents the "
+                      "orchestration ABI holds (32 bits)",
+                      op, static_cast<long long>(shape[d]), static_cast<int>(d), UINT32_MAX);
+      return false;
+    }
+  return true;
+}
+
 // tensor.reshape: a view of the same elements in a new row-major shape; the source must be
 // contiguous and the element counts equal.
 template <size_t N>
 ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
+  if (!pto_extents_fit("tensor.reshape", shape)) return ChipTensor{};
   pto_orch_tensor v = pto_view(src);
   int64_t have = 1, want = 1, dense = 1;
   bool contiguous = true;
@@ -1363,6 +1378,13 @@ inline bool pto_in_range(int64_t i, int64_t hi, int64_t step) {
   return false;
 }
 
+// The next value of a for's induction variable: hi when i + step would step past INT64_MAX (or
+// below INT64_MIN), which ends the loop after exactly its iterations instead of wrapping.
+inline int64_t pto_step(int64_t i, int64_t step, int64_t hi) {
+  int64_t next;
+  return __builtin_add_overflow(i, step, &next) ? hi : next;
+}
+
 // Scalars travel as 64-bit slots: ints sign/zero-extended, f32 bits low, f16/bf16 16 bits.
 template <typename T> uint64_t pto_slot_bits(T v, int dt) {
   switch (dt) {
@@ -1397,6 +1419,7 @@ template <typename T> T pto_unslot(uint64_t s, int dt) {
 
 // tensor.create: a zero-filled intermediate owned by the innermost scope.
 template <size_t N> ChipTensor pto_create(const int64_t (&shape)[N], DataType dt) {
+  if (!pto_extents_fit("tensor.create", shape)) return ChipTensor{};
   const TaskOutputTensors made = alloc_tensors(TensorCreateInfo(shape, N, dt));
   return made.empty() ? ChipTensor{} : made.get_ref(0);
 }

@@ -54,6 +54,25 @@ damage_test truncated truncate -s 200 kernels/kernels.so
 damage_test swapped cp kernels/kernels.so orchestration/main.so
 damage_test edited bash -c "echo '// edited' >>orchestration/main.cpp"
 damage_test manifest bash -c "echo '{' >manifest.json"
+# One changed field of a manifest that still reads (issue #34 item 7): the seal catches it.
+damage_test scratch sed -i 's/"scratch_bytes": *[0-9]*/"scratch_bytes": 4096/' manifest.json
+damage_test unsealed rm manifest.xxh128
+
+# ---- pto cache verify checks the manifest against its seal, and discards a changed one ------
+export PTO_CACHE_DIR="$T/seal-verify"
+run_pto 0 "${RUN[@]}"
+entry=$(entries)
+expect_true "the entry holds its manifest's seal" test -s "$entry/manifest.xxh128"
+sed -i 's/"scratch_bytes": *[0-9]*/"scratch_bytes": 4096/' "$entry/manifest.json"
+expect_true "the edit changed the manifest" grep -q '"scratch_bytes": 4096' "$entry/manifest.json"
+run_pto 1 cache verify
+expect_out "1 entries checked, 1 corrupt (discarded)"
+expect_out "manifest.json: content hash"
+expect_out "differs from the one sealed in manifest.xxh128"
+expect_true "verify discarded the entry" test -z "$(entries)"
+run_pto 0 "${RUN[@]}" && expect_out PASS
+run_pto 0 cache verify
+expect_out "1 entries checked, 0 corrupt"
 
 # ---- a cache that cannot be written: compile without caching, warn once ---------------------
 can_mount=0

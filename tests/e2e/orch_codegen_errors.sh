@@ -70,4 +70,31 @@ run_pto 0 run "$T/slice_offset.ptir" --dim M=16 --in off=15 --check && expect_ou
 
 run_pto 1 run "$T/read_index.ptir" --in i=8 && expect_out "tensor.read: index 8 of dim 0"
 run_pto 0 run "$T/read_index.ptir" --in i=7 --check && expect_out PASS
+
+# The first fatal error stops the orchestration (issue #34 item 26): a slice out of range in the
+# first of 2e9 iterations used to run every remaining one (~30 minutes) before the launch
+# returned. The timeout turns a regression into a failure.
+cat >"$T/fatal_loop.ptir" <<EOF
+program fatal_loop
+dynamic M, R
+$KERNEL
+orch @main(%x: tensor[M,32] f32, out %y: tensor[M,32] f32, %off: index = runtime,
+           %n: index = runtime) -> (tensor[M,32] f32) {
+  for %i in range(0, %n) {
+    %xs = tensor.slice(%x, [%off, 0], [8, 32])
+    %ys = tensor.slice(%y, [0, 0], [8, 32])
+    call @inc(%xs, %ys)
+  }
+  return %y
+}
+EOF
+run_pto_limited run "$T/fatal_loop.ptir" --dim M=16 --in off=16 --in n=2000000000
+expect_true "fatal in a long loop: exit 1, got $?" test "$?" = 1
+expect_out "tensor.slice: offset 16 of dim 0 is outside the extent 16"
+sed -e 's/range(0, %n)/range(0, %n, 3)/' -e 's/program fatal_loop/program fatal_loop3/' \
+  "$T/fatal_loop.ptir" >"$T/fatal_loop3.ptir"
+run_pto_limited run "$T/fatal_loop3.ptir" --dim M=16 --in off=16 --in n=6000000000
+expect_true "fatal in a long loop with a step: exit 1, got $?" test "$?" = 1
+expect_out "tensor.slice: offset 16 of dim 0 is outside the extent 16"
+run_pto 0 run "$T/fatal_loop.ptir" --dim M=16 --in off=8 --in n=3 --check && expect_out PASS
 finish

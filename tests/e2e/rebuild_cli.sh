@@ -21,8 +21,8 @@ old_hid=$(hid "$W/orchestration/main.so")
 kso_before=$(sha1sum <"$W/kernels/kernels.so")
 
 # ---- an edited orchestration: only the first block of rows is computed now ----------------
-sed -i 's/v4_i < v3_nblk;/v4_i < 1;/' "$W/orchestration/main.cpp"
-expect_true "the edit applied" grep -q 'v4_i < 1;' "$W/orchestration/main.cpp"
+sed -i 's/v4_i < v3_nblk /v4_i < 1 /' "$W/orchestration/main.cpp"
+expect_true "the edit applied" grep -q 'v4_i < 1 ' "$W/orchestration/main.cpp"
 PTO_NO_REBUILD=1 run_pto 1 "${RUN[@]}"
 expect_out "orchestration/main.cpp: edited since it was compiled"
 expect_out "run: pto rebuild"
@@ -38,7 +38,7 @@ run_pto 0 rebuild "$W"
 expect_out "up to date"
 
 # ---- pto run DIR rebuilds first ------------------------------------------------------------
-sed -i 's/v4_i < 1;/v4_i < v3_nblk;/' "$W/orchestration/main.cpp"
+sed -i 's/v4_i < 1 /v4_i < v3_nblk /' "$W/orchestration/main.cpp"
 run_pto 0 "${RUN[@]}"
 expect_out "rebuilt 1 stale file"
 expect_out PASS

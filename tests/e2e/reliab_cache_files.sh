@@ -91,4 +91,30 @@ PTO_CACHE_MAX_SIZE=1 run_pto 0 run "$EX/chain.ptir" --dim M=40 --in alpha=1
 expect_true "eviction keeps tmp/mine" test -f "$PTO_CACHE_DIR/tmp/mine"
 expect_true "eviction keeps a non-pto name" test -d "$PTO_CACHE_DIR/tmp/0123456789abcdef0123456789abcdef-1-notes"
 
+# ---- a deep tree inside an entry (issue #34 item 8): every walk is iterative, clear removes it --
+# 3000 levels: the old recursive size walk needed ~4 KiB of stack a level (SIGSEGV in a 2 MiB
+# stack), and the old removal stopped at 32 levels, leaving the tree under tmp/.
+export PTO_CACHE_DIR="$T/deep"
+run_pto 0 run "$EX/add.ptir" --dim M=40
+entry=$(entries "$PTO_CACHE_DIR")
+/usr/bin/python3 - "$entry" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for _ in range(3000):
+    os.mkdir("d", dir_fd=fd)
+    sub = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = sub
+os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+PY
+small_stack() { bash -c 'ulimit -s 2048 && exec "$@"' _ "$@"; }
+run_status 0 small_stack "$PTO" cache stats && expect_out "entries"
+run_status 0 small_stack "$PTO" cache ls
+expect_true "ls lists the entry" test -n "$OUT"
+run_status 0 small_stack "$PTO" cache gc
+PTO_CACHE_MAX_SIZE=1 run_status 0 small_stack "$PTO" run "$EX/chain.ptir" --dim M=40 --in alpha=1
+run_status 0 small_stack "$PTO" cache clear
+expect_true "clear removed every entry" test -z "$(entries "$PTO_CACHE_DIR")"
+expect_true "clear left nothing under tmp/" test -z "$(ls -A "$PTO_CACHE_DIR/tmp")"
+
 finish

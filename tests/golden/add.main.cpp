@@ -23,7 +23,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const int64_t s_M = pto_dim(v0_a, 0);
 
   const int64_t v3_nblk = pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32));
-  for (int64_t v4_i = INT64_C(0); v4_i < v3_nblk; v4_i += 1) {
+  for (int64_t v4_i = INT64_C(0); v4_i < v3_nblk && !rt_is_fatal(); v4_i += 1) {
     const int64_t v5_row0 = (v4_i * INT64_C(32));
     pto_orch_current_op = 3;
     const ChipTensor v6_as = pto_slice(v0_a, {v5_row0, INT64_C(0)}, {INT64_C(32), INT64_C(128)});

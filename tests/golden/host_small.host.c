@@ -187,7 +187,7 @@ int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {
   {
     const int64_t lo = (int64_t)INT64_C(0), hi = (int64_t)v4_n, step = 1;
     if (step == 0) return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, "for: the step is zero");
-    for (int64_t v9_r = lo; step > 0 ? v9_r < hi : v9_r > hi; v9_r += step) {
+    for (int64_t v9_r = lo; step > 0 ? v9_r < hi : v9_r > hi; v9_r = __builtin_add_overflow(v9_r, step, &v9_r) ? hi : v9_r) {
       const int64_t v11_row = (v9_r * v3_blk);
       pto_host_ref v12_xs;
       {

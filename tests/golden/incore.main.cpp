@@ -24,7 +24,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const int64_t s_M = pto_dim(v0_x, 0);
 
   const int64_t v4_nblk = pto_div<int64_t>((s_M + INT64_C(15)), INT64_C(16));
-  for (int64_t v5_i = INT64_C(0); v5_i < v4_nblk; v5_i += 1) {
+  for (int64_t v5_i = INT64_C(0); v5_i < v4_nblk && !rt_is_fatal(); v5_i += 1) {
     const int64_t v6_r0 = (v5_i * INT64_C(16));
     const int64_t v7_rows = pto_min<int64_t>(INT64_C(16), (s_M - v6_r0));
     pto_orch_current_op = 4;

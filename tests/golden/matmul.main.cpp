@@ -24,8 +24,8 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const int64_t s_K = pto_dim(v0_a, 1);
   const int64_t s_N = pto_dim(v1_b, 1);
 
-  for (int64_t v3_i = INT64_C(0); v3_i < pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32)); v3_i += 1) {
-    for (int64_t v4_j = INT64_C(0); v4_j < pto_div<int64_t>((s_N + INT64_C(63)), INT64_C(64)); v4_j += 1) {
+  for (int64_t v3_i = INT64_C(0); v3_i < pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32)) && !rt_is_fatal(); v3_i += 1) {
+    for (int64_t v4_j = INT64_C(0); v4_j < pto_div<int64_t>((s_N + INT64_C(63)), INT64_C(64)) && !rt_is_fatal(); v4_j += 1) {
       pto_orch_current_op = 2;
       const ChipTensor v5_as = pto_slice(v0_a, {(v3_i * INT64_C(32)), INT64_C(0)}, {INT64_C(32), s_K});
       pto_orch_current_op = 3;

@@ -24,7 +24,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
   const int64_t s_M = pto_dim(v0_x, 0);
 
   const int64_t v4_nblk = pto_div<int64_t>((s_M + INT64_C(31)), INT64_C(32));
-  for (int64_t v5_i = INT64_C(0); v5_i < v4_nblk; v5_i += 1) {
+  for (int64_t v5_i = INT64_C(0); v5_i < v4_nblk && !rt_is_fatal(); v5_i += 1) {
     const int64_t v6_row0 = (v5_i * INT64_C(32));
     pto_orch_current_op = 3;
     const ChipTensor v7_xs = pto_slice(v0_x, {v6_row0, INT64_C(0)}, {INT64_C(32), INT64_C(128)});

@@ -370,6 +370,7 @@ static void swap_so_and_forge_hash(const char *dir) {
   assert_pto_ok(pto_manifest_add_file(&m, dir, "orchestration/main.so"));
   assert_pto_ok(pto_manifest_write(dir, &m));
   pto_manifest_free(&m);
+  assert_pto_ok(pto__loader_manifest_seal(dir)); /* the seal forged too: the Build-ID tells */
 }
 
 static void edit_source(const char *dir) {
@@ -420,6 +421,7 @@ static void edit_signature(const char *dir) {
   m.sig.params[0].dtype = PTO_DTYPE_F64;
   assert_pto_ok(pto_manifest_write(dir, &m));
   pto_manifest_free(&m);
+  assert_pto_ok(pto__loader_manifest_seal(dir)); /* the seal forged too */
 }
 
 static void test_cache_edited_signature_in_entry_is_corrupt(void **state) {
@@ -461,7 +463,42 @@ static void test_cache_counters_rewrite_the_stats_file_in_place(void **state) {
 
 static void test_cache_entry_without_manifest_is_corrupt(void **state) {
   (void)state;
-  assert_recovers(10, drop_manifest, "no manifest");
+  assert_recovers(10, drop_manifest, "manifest.json: missing");
+}
+
+/* One field of the manifest changed (a kernel's scratch_bytes, which no file hash covers): the
+ * manifest's seal gives it away, on load and in verify (issue #34 item 7). */
+static void edit_scratch_bytes(const char *dir) {
+  pto_manifest m;
+  assert_pto_ok(pto_manifest_read(dir, &m));
+  assert_true(m.nkernels > 0);
+  m.kernels[0].scratch_bytes += 4096;
+  assert_pto_ok(pto_manifest_write(dir, &m));
+  pto_manifest_free(&m);
+}
+
+static void test_cache_edited_manifest_field_is_corrupt(void **state) {
+  (void)state;
+  assert_recovers(30, edit_scratch_bytes, "differs from the one sealed in manifest.xxh128");
+  char *key = key_of_variant(30), dir[4096];
+  entry_dir(key, dir, sizeof dir);
+  assert_pto_ok(pto_cache_verify_entry(dir, key));
+  edit_scratch_bytes(dir);
+  pto_status s = pto_cache_verify_entry(dir, key);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_DATA_LOSS);
+  assert_non_null(strstr(pto_status_message(s), "manifest.json: content hash"));
+  pto_status_free(s);
+  /* A seal that is missing is no seal. */
+  char path[4200];
+  assert_pto_ok(pto__loader_manifest_seal(dir));
+  assert_pto_ok(pto_cache_verify_entry(dir, key));
+  snprintf(path, sizeof path, "%s/" PTO__MANIFEST_SEAL, dir);
+  assert_int_equal(unlink(path), 0);
+  s = pto_cache_verify_entry(dir, key);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_DATA_LOSS);
+  assert_non_null(strstr(pto_status_message(s), "the entry's manifest is not sealed"));
+  pto_status_free(s);
+  free(key);
 }
 
 static void test_cache_entry_filed_under_another_key_is_corrupt(void **state) {
@@ -793,6 +830,7 @@ int main(void) {
       cmocka_unit_test_setup(test_cache_edited_signature_in_entry_is_corrupt, setup),
       cmocka_unit_test_setup(test_cache_counters_rewrite_the_stats_file_in_place, setup),
       cmocka_unit_test_setup(test_cache_entry_without_manifest_is_corrupt, setup),
+      cmocka_unit_test_setup(test_cache_edited_manifest_field_is_corrupt, setup),
       cmocka_unit_test_setup(test_cache_entry_filed_under_another_key_is_corrupt, setup),
       cmocka_unit_test_setup(test_cache_compile_to_dir_copies_a_verified_entry, setup),
       cmocka_unit_test_setup(test_cache_renamed_program_gets_its_own_names, setup),

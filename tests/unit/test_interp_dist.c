@@ -381,6 +381,41 @@ static const char *k_stuck =
     "  }\n"
     "}\n";
 
+/* A window op's offsets are checked against its own dtensor, not the rank's whole window area
+ * (issue #34 item 3): the error names the rank, the op, the window and the offset. */
+static const char *k_poke =
+    "program poke\n"
+    "kernel @k(inout %sig: dtensor[1, 4] i32, %i: index) -> (dtensor[1, 4] i32) {\n"
+    "  %me = dist.rank(%sig)\n"
+    "  %s1 = dist.notify(%sig, %me, [0, %i], 1, op=set)\n"
+    "  return %s1\n"
+    "}\n"
+    "orch @o(inout %sig: dtensor[1, 4] i32, %i: index) -> (dtensor[1, 4] i32) {\n"
+    "  %a = call @k(%sig, %i)\n"
+    "  return %a\n"
+    "}\n"
+    "host @main(%i: index = runtime) {\n"
+    "  %wsig = dist.alloc_window([1, 4], i32)\n"
+    "  %wnext = dist.alloc_window([1, 4], i32)\n"
+    "  %sig = dist.window(%wsig)\n"
+    "  %n = dist.world_size()\n"
+    "  for %r in range(0, %n) {\n"
+    "    call @o(%sig, %i) device=%r\n"
+    "  }\n"
+    "}\n";
+
+static void test_notify_past_its_window_is_a_launch_error(void **state) {
+  (void)state;
+  pto_ir_program *p = parse_text(k_poke);
+  pto_ir_interp_arg a = scalar_arg(PTO_DTYPE_INDEX, 4);
+  pto_status s = run_host(p, &a, 1, 2, 300);
+  check_error(s, "dist.notify on rank ",
+              "offset 4 of dim 1 is outside the extent 4 of window %wsig (%sig in @k)");
+  a = scalar_arg(PTO_DTYPE_INDEX, 3);
+  assert_pto_ok(run_host(p, &a, 1, 2, 300));
+  pto_ir_program_destroy(p);
+}
+
 static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   pto_ir_program *p = parse_text(k_stuck);
 
@@ -778,6 +813,7 @@ int main(void) {
       cmocka_unit_test(test_ring_allreduce_example),
       cmocka_unit_test(test_tp_ffn_example),
       cmocka_unit_test(test_wait_that_cannot_be_satisfied_times_out),
+      cmocka_unit_test(test_notify_past_its_window_is_a_launch_error),
       cmocka_unit_test(test_a_failure_stops_the_waiting_ranks),
       cmocka_unit_test(test_calls_run_in_order),
       cmocka_unit_test(test_reshape_and_select),

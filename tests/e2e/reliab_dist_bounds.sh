@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Window ops are bounds-checked against their own dtensor (issue #34 item 3): a runtime offset
+# past the end of a window used to reach the next window of the same rank (dist.notify wrote
+# into it, exit 0). Now it is a launch error naming the rank, the op, the window and the offset;
+# offsets inside the window still run and pass --check.
+source "$(dirname "$0")/lib/common.bash"
+
+cat >"$T/poke.ptir" <<'PTIR'
+program win_bounds
+kernel @poke(inout %sig: dtensor[1, 8] i32, %k: index, %row: index, %x: tensor[1, 8] f32,
+             inout %buf: dtensor[2, 8] f32) -> (dtensor[1, 8] i32, dtensor[2, 8] f32) {
+  %me = dist.rank(%sig)
+  %s1 = dist.notify(%sig, %me, [0, %k], 1, op=set)
+  %t = tile.load(%x, [0, 0], [1, 8])
+  %b1 = dist.remote_store(%t, %buf, %me, [%row, 0])
+  return %s1, %b1
+}
+orch @step(inout %sig: dtensor[1, 8] i32, %k: index, %row: index, %x: tensor[1, 8] f32,
+           inout %buf: dtensor[2, 8] f32) -> (dtensor[1, 8] i32, dtensor[2, 8] f32) {
+  %s, %b = call @poke(%sig, %k, %row, %x, %buf)
+  return %s, %b
+}
+host @main(%x: tensor[1, 8] f32, %k: index = runtime, %row: index = runtime) {
+  %n = dist.world_size()
+  %wsig = dist.alloc_window([1, 8], i32)
+  %wnext = dist.alloc_window([1, 8], i32)
+  %wbuf = dist.alloc_window([2, 8], f32)
+  %sig = dist.window(%wsig)
+  %buf = dist.window(%wbuf)
+  for %r in range(0, %n) {
+    call @step(%sig, %k, %row, %x, %buf) device=%r
+  }
+}
+PTIR
+
+run_limited() { OUT=$(timeout 120 "$PTO" "$@" 2>&1); }
+run_limited run "$T/poke.ptir" --devices 2 --in k=7 --in row=1 --check
+expect_true "in range: exit 0, got $?" test "$?" = 0
+expect_out PASS
+run_limited run "$T/poke.ptir" --devices 2 --in k=8 --in row=0
+expect_true "notify past the window: exit 1, got $?" test "$?" = 1
+expect_out "dist.notify on rank 0: offset 8 of dim 1 is outside the extent 8 of its window (the kernel's tensor argument 0)"
+run_limited run "$T/poke.ptir" --devices 2 --in k=-1 --in row=0
+expect_true "notify before the window: exit 1, got $?" test "$?" = 1
+expect_out "dist.notify on rank 0: offset -1 of dim 1 is outside the extent 8"
+run_limited run "$T/poke.ptir" --devices 2 --in k=1 --in row=-1
+expect_true "remote_store before the window: exit 1, got $?" test "$?" = 1
+expect_out "dist.remote_store on rank 0: offset -1 of dim 0 of its window (the kernel's tensor argument 2) is negative"
+finish
