@@ -194,6 +194,28 @@ typedef enum pto_opcode {
   PTO_OP_TILE_COL_EXPAND_DIV,
   PTO_OP_TILE_MATMUL,
   PTO_OP_TILE_MATMUL_ACC,
+  /* second set: structural */
+  PTO_OP_TILE_ROW_PROD,
+  PTO_OP_TILE_COL_PROD,
+  PTO_OP_TILE_ROW_ARGMAX,
+  PTO_OP_TILE_ROW_ARGMIN,
+  PTO_OP_TILE_COL_ARGMAX,
+  PTO_OP_TILE_COL_ARGMIN,
+  PTO_OP_TILE_ROW_EXPAND,
+  PTO_OP_TILE_COL_EXPAND,
+  PTO_OP_TILE_TRANSPOSE,
+  PTO_OP_TILE_EXTRACT,
+  PTO_OP_TILE_ASSEMBLE,
+  PTO_OP_TILE_CONCAT,
+  PTO_OP_TILE_RESHAPE,
+  PTO_OP_TILE_FILLPAD,
+  PTO_OP_TILE_CI,
+  PTO_OP_TILE_TRI,
+  PTO_OP_TILE_GATHER,
+  PTO_OP_TILE_GATHER_ROWS,
+  PTO_OP_TILE_SCATTER_ROWS,
+  PTO_OP_TILE_SORT_IDX,
+  PTO_OP_TILE_MATMUL_BIAS,
   PTO_OP_TENSOR_CREATE,
   PTO_OP_TENSOR_SLICE,
   PTO_OP_TENSOR_DIM,
@@ -258,6 +280,8 @@ typedef enum pto_op_class {
   PTO_OPC_EXPAND_ROW,    /* tile op row vector [R,1] */
   PTO_OPC_EXPAND_COL,    /* tile op column vector [1,C] */
   PTO_OPC_MATMUL,
+  /* second set: structural */
+  PTO_OPC_LAYOUT, /* moves elements without arithmetic: broadcasts, transpose, extract, gather */
 } pto_op_class;
 
 /* The scalar function an elementwise, reduction or expansion op applies to each element. */
@@ -278,6 +302,9 @@ typedef enum pto_op_fn {
   PTO_FN_NEG,
   PTO_FN_ABS,
   PTO_FN_SIGMOID,
+  /* second set: structural */
+  PTO_FN_ARGMAX, /* reductions to the i32 index of the first extreme (NaN first) */
+  PTO_FN_ARGMIN,
 } pto_op_fn;
 
 typedef struct pto_op_info {
