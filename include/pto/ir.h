@@ -470,6 +470,18 @@ PTO_API pto_status pto_ir_program_entry(const pto_ir_program *p, const char *nam
  * index of the statement at loc (-1 when loc is unknown or no statement starts there). */
 PTO_API const pto_ir_stmt *pto_ir_func_stmt_at(const pto_ir_func *f, int index);
 PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
+/* The same numbering over one block (an incore scope's body is its kernel's body). */
+PTO_API const pto_ir_stmt *pto_ir_block_stmt_at(const pto_ir_block *b, int index);
+
+/* The incore scopes of p's orch and host functions, in function order and pre-order within each,
+ * each with the name of the kernel it becomes when outlined (its string made an identifier, else
+ * <func>_incore; a name already taken gets 0, 1, ...): the outlined kernel's body is the scope's
+ * body, statement for statement, then a return. visit returning nonzero stops the walk. */
+#define PTO_IR_KERNEL_NAME_MAX 128
+PTO_API pto_status pto_ir_each_incore(const pto_ir_program *p,
+                                      int (*visit)(void *ctx, const pto_ir_func *f,
+                                                   const pto_ir_stmt *scope, const char *kernel),
+                                      void *ctx);
 
 /* Returns the keyword argument named kw of an op statement, or NULL. */
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
