@@ -89,6 +89,90 @@ static int sub_offsets(lw *L, const pto_ir_stmt *s, const pto_ir_arg *a, int64_t
  * extreme in index order; once the best is a NaN it stays (numpy's first NaN). Columns keep one
  * best value and index per column and run the column index innermost, so they vectorize; rows
  * run their chain along the row. */
+/* Whether x replaces best: strictly better (first extreme kept), or the first NaN; a NaN best
+ * stays. */
+static LLVMValueRef arg_take(lw *L, LLVMValueRef x, LLVMValueRef best, int isf, int want_max,
+                             int uns) {
+  LLVMBuilderRef b = L->b;
+  if (!isf)
+    return LLVMBuildICmp(b, want_max ? (uns ? LLVMIntUGT : LLVMIntSGT) : (uns ? LLVMIntULT : LLVMIntSLT),
+                         x, best, "take");
+  LLVMValueRef bnan = LLVMBuildFCmp(b, LLVMRealUNO, best, best, "");
+  LLVMValueRef xnan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+  LLVMValueRef take =
+      LLVMBuildOr(b, xnan, LLVMBuildFCmp(b, want_max ? LLVMRealOGT : LLVMRealOLT, x, best, ""), "");
+  return LLVMBuildAnd(b, take, LLVMBuildNot(b, bnan, ""), "take");
+}
+
+/* 16 f32 elements of t from element idx on. */
+static LLVMValueRef vload16(lw *L, const lw_tile *t, LLVMValueRef idx) {
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, L->t_f32, t->base, &idx, 1, "");
+  LLVMValueRef v = LLVMBuildLoad2(L->b, LLVMVectorType(L->t_f32, 16), p, "");
+  LLVMSetAlignment(v, 4);
+  pto__lower_tag(L, v, 0);
+  return v;
+}
+
+/* Row argmax/min of f32 rows a multiple of 16 long, in two passes per row: the extreme m along
+ * the row, 16 lanes a step, `x > acc ? x : acc` (a NaN element never enters; a NaN first element
+ * is caught by the NaN flag), then the first column holding m (== : -0 and +0 alike, as the
+ * chain keeps the first of equal values); a row holding NaN instead gives its first NaN. Both
+ * are what the interpreter's chain gives. */
+static void argreduce_rows_f32(lw *L, const lw_tile *a, const lw_tile *t, int want_max) {
+  LLVMBuilderRef b = L->b;
+  int64_t R = a->rows, C = a->cols;
+  LLVMTypeRef vt = LLVMVectorType(L->t_f32, 16), bt = LLVMVectorType(L->t_i1, 16);
+  LLVMRealPredicate better = want_max ? LLVMRealOGT : LLVMRealOLT;
+  LLVMValueRef accp = pto__lower_entry_alloca(L, vt, "amx.acc");
+  LLVMValueRef nanp = pto__lower_entry_alloca(L, bt, "amx.nan");
+  LLVMValueRef kp = pto__lower_entry_alloca(L, L->t_i64, "amx.k");
+  lw_loop li, lj;
+  LLVMValueRef Cv = i64c(L, C);
+  LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, R), "amx.row");
+  LLVMValueRef base = mul(L, i, Cv);
+  LLVMValueRef first = vload16(L, a, base);
+  LLVMBuildStore(b, first, accp);
+  LLVMBuildStore(b, LLVMBuildFCmp(b, LLVMRealUNO, first, first, ""), nanp);
+  LLVMValueRef j = pto__lower_loop_begin(L, &lj, i64c(L, 1), i64c(L, C / 16), "amx.j");
+  LLVMValueRef x = vload16(L, a, add(L, base, mul(L, j, i64c(L, 16))));
+  LLVMValueRef acc = LLVMBuildLoad2(b, vt, accp, "");
+  LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildFCmp(b, better, x, acc, ""), x, acc, ""), accp);
+  LLVMBuildStore(b, LLVMBuildOr(b, LLVMBuildLoad2(b, bt, nanp, ""),
+                                LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), ""),
+                 nanp);
+  pto__lower_loop_end(L, &lj);
+  LLVMValueRef nan = LLVMBuildLoad2(b, bt, nanp, "");
+  LLVMValueRef anynan = pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &bt, 1, &nan, 1, "");
+  acc = LLVMBuildLoad2(b, vt, accp, "");
+  for (int w = 8; w >= 1; w /= 2) { /* no NaN in the lanes when it is used */
+    LLVMValueRef m[16];
+    for (int k = 0; k < 16; k++)
+      m[k] = LLVMConstInt(L->t_i32, (unsigned long long)(w + k % w), 0);
+    LLVMValueRef hi = LLVMBuildShuffleVector(b, acc, LLVMGetPoison(vt), LLVMConstVector(m, 16), "");
+    acc = LLVMBuildSelect(b, LLVMBuildFCmp(b, better, hi, acc, ""), hi, acc, "");
+  }
+  LLVMValueRef mx = LLVMBuildExtractElement(b, acc, LLVMConstInt(L->t_i32, 0, 0), "");
+  /* the first column holding m (or the first NaN): it exists, so the scan stops inside the row */
+  LLVMBuildStore(b, i64c(L, 0), kp);
+  LLVMBasicBlockRef scan = LLVMAppendBasicBlockInContext(L->c, L->fn, "amx.scan");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(L->c, L->fn, "amx.next");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->c, L->fn, "amx.found");
+  LLVMBuildBr(b, scan);
+  LLVMPositionBuilderAtEnd(b, scan);
+  LLVMValueRef k = LLVMBuildLoad2(b, L->t_i64, kp, "");
+  LLVMValueRef y = pto__lower_load_c(L, a, add(L, base, k));
+  LLVMValueRef hit = LLVMBuildSelect(b, anynan, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""),
+                                     LLVMBuildFCmp(b, LLVMRealOEQ, y, mx, ""), "");
+  hit = LLVMBuildOr(b, hit, LLVMBuildICmp(b, LLVMIntSGE, k, i64c(L, C - 1), ""), "");
+  LLVMBuildCondBr(b, hit, done, next);
+  LLVMPositionBuilderAtEnd(b, next);
+  LLVMBuildStore(b, add(L, k, i64c(L, 1)), kp);
+  LLVMBuildBr(b, scan);
+  LLVMPositionBuilderAtEnd(b, done);
+  pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, i, LLVMBuildTrunc(b, k, L->t_i32, ""));
+  pto__lower_loop_end(L, &li);
+}
+
 void pto__lower_argreduce(lw *L, const pto_ir_stmt *s, int rows) {
   lw_tile *a = pto__lower_tile_arg(L, s, 0);
   if (!a) return;
@@ -99,50 +183,59 @@ void pto__lower_argreduce(lw *L, const pto_ir_stmt *s, int rows) {
   int isf = pto_dtype_is_float(a->dt);
   int uns = !isf && !pto_dtype_is_signed(a->dt);
   LLVMTypeRef ct = pto__lower_compute_type(L, a->dt);
-  int64_t R = a->rows, C = a->cols, n_out = rows ? R : C, n_in = rows ? C : R;
-  LLVMValueRef bestv = pto__lower_entry_alloca(L, LLVMArrayType2(ct, (uint64_t)n_out), "amax.v");
-  LLVMValueRef besti =
-      pto__lower_entry_alloca(L, LLVMArrayType2(L->t_i32, (uint64_t)n_out), "amax.i");
-  LLVMIntPredicate ip = want_max ? (uns ? LLVMIntUGT : LLVMIntSGT) : (uns ? LLVMIntULT : LLVMIntSLT);
-  LLVMRealPredicate fp = want_max ? LLVMRealOGT : LLVMRealOLT;
-  /* element k of output line o */
-  lw_loop l0, lk, lo;
-  LLVMValueRef o0 = pto__lower_loop_begin(L, &l0, i64c(L, 0), i64c(L, n_out), "amax.init");
-  LLVMValueRef first = pto__lower_load_c(L, a, rows ? mul(L, o0, i64c(L, C)) : o0);
-  LLVMBuildStore(b, first, LLVMBuildInBoundsGEP2(b, ct, bestv, &o0, 1, ""));
-  LLVMBuildStore(b, LLVMConstInt(L->t_i32, 0, 0),
-                 LLVMBuildInBoundsGEP2(b, L->t_i32, besti, &o0, 1, ""));
-  pto__lower_loop_end(L, &l0);
-  /* rows: the row outer, its elements inner; columns: the rows outer, the columns inner */
-  LLVMValueRef outer =
-      pto__lower_loop_begin(L, &lo, i64c(L, rows ? 0 : 1), i64c(L, rows ? n_out : n_in), "amax.o");
-  LLVMValueRef inner =
-      pto__lower_loop_begin(L, &lk, i64c(L, rows ? 1 : 0), i64c(L, rows ? n_in : n_out), "amax.k");
-  LLVMValueRef o = rows ? outer : inner, k = rows ? inner : outer;
-  LLVMValueRef x = pto__lower_load_c(L, a, rows ? add(L, mul(L, o, i64c(L, C)), k)
-                                                : add(L, mul(L, k, i64c(L, C)), o));
-  LLVMValueRef pv = LLVMBuildInBoundsGEP2(b, ct, bestv, &o, 1, "");
-  LLVMValueRef pi = LLVMBuildInBoundsGEP2(b, L->t_i32, besti, &o, 1, "");
-  LLVMValueRef best = LLVMBuildLoad2(b, ct, pv, "");
-  LLVMValueRef take;
-  if (isf) {
-    LLVMValueRef bnan = LLVMBuildFCmp(b, LLVMRealUNO, best, best, "");
-    LLVMValueRef xnan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
-    take = LLVMBuildOr(b, xnan, LLVMBuildFCmp(b, fp, x, best, ""), "");
-    take = LLVMBuildAnd(b, take, LLVMBuildNot(b, bnan, ""), "take");
-  } else {
-    take = LLVMBuildICmp(b, ip, x, best, "take");
+  int64_t R = a->rows, C = a->cols;
+  LLVMValueRef Cv = i64c(L, C);
+  lw_loop lo, lk;
+  if (rows && a->dt == PTO_DTYPE_F32 && C % 16 == 0) {
+    argreduce_rows_f32(L, a, t, want_max);
+    return;
   }
+  if (rows) {
+    /* the row's chain in registers (scalar allocas: promoted) */
+    LLVMValueRef bv = pto__lower_entry_alloca(L, ct, "amax.v");
+    LLVMValueRef bi = pto__lower_entry_alloca(L, L->t_i32, "amax.i");
+    LLVMValueRef o = pto__lower_loop_begin(L, &lo, i64c(L, 0), i64c(L, R), "amax.row");
+    LLVMValueRef base = mul(L, o, Cv);
+    LLVMBuildStore(b, pto__lower_load_c(L, a, base), bv);
+    LLVMBuildStore(b, LLVMConstInt(L->t_i32, 0, 0), bi);
+    LLVMValueRef k = pto__lower_loop_begin(L, &lk, i64c(L, 1), Cv, "amax.k");
+    LLVMValueRef x = pto__lower_load_c(L, a, add(L, base, k));
+    LLVMValueRef best = LLVMBuildLoad2(b, ct, bv, "");
+    LLVMValueRef take = arg_take(L, x, best, isf, want_max, uns);
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, x, best, ""), bv);
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, LLVMBuildTrunc(b, k, L->t_i32, ""),
+                                      LLVMBuildLoad2(b, L->t_i32, bi, ""), ""),
+                   bi);
+    pto__lower_loop_end(L, &lk);
+    pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, o, LLVMBuildLoad2(b, L->t_i32, bi, ""));
+    pto__lower_loop_end(L, &lo);
+    return;
+  }
+  /* columns: one best value and index per column, the column index innermost (vectorizes) */
+  LLVMValueRef bestv = pto__lower_entry_alloca(L, LLVMArrayType2(ct, (uint64_t)C), "amax.v");
+  LLVMValueRef besti = pto__lower_entry_alloca(L, LLVMArrayType2(L->t_i32, (uint64_t)C), "amax.i");
+  LLVMValueRef j0 = pto__lower_loop_begin(L, &lk, i64c(L, 0), Cv, "amax.init");
+  LLVMBuildStore(b, pto__lower_load_c(L, a, j0), LLVMBuildInBoundsGEP2(b, ct, bestv, &j0, 1, ""));
+  LLVMBuildStore(b, LLVMConstInt(L->t_i32, 0, 0),
+                 LLVMBuildInBoundsGEP2(b, L->t_i32, besti, &j0, 1, ""));
+  pto__lower_loop_end(L, &lk);
+  LLVMValueRef i = pto__lower_loop_begin(L, &lo, i64c(L, 1), i64c(L, R), "amax.i");
+  LLVMValueRef ii = LLVMBuildTrunc(b, i, L->t_i32, "");
+  LLVMValueRef j = pto__lower_loop_begin(L, &lk, i64c(L, 0), Cv, "amax.j");
+  LLVMValueRef x = pto__lower_load_c(L, a, add(L, mul(L, i, Cv), j));
+  LLVMValueRef pv = LLVMBuildInBoundsGEP2(b, ct, bestv, &j, 1, "");
+  LLVMValueRef pi = LLVMBuildInBoundsGEP2(b, L->t_i32, besti, &j, 1, "");
+  LLVMValueRef best = LLVMBuildLoad2(b, ct, pv, "");
+  LLVMValueRef take = arg_take(L, x, best, isf, want_max, uns);
   LLVMBuildStore(b, LLVMBuildSelect(b, take, x, best, ""), pv);
-  LLVMValueRef ki = LLVMBuildTrunc(b, k, L->t_i32, "");
-  LLVMBuildStore(b, LLVMBuildSelect(b, take, ki, LLVMBuildLoad2(b, L->t_i32, pi, ""), ""), pi);
+  LLVMBuildStore(b, LLVMBuildSelect(b, take, ii, LLVMBuildLoad2(b, L->t_i32, pi, ""), ""), pi);
   pto__lower_loop_end(L, &lk);
   pto__lower_loop_end(L, &lo);
-  LLVMValueRef o1 = pto__lower_loop_begin(L, &l0, i64c(L, 0), i64c(L, n_out), "amax.out");
-  pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, o1,
+  LLVMValueRef j1 = pto__lower_loop_begin(L, &lk, i64c(L, 0), Cv, "amax.out");
+  pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, j1,
                         LLVMBuildLoad2(b, L->t_i32,
-                                       LLVMBuildInBoundsGEP2(b, L->t_i32, besti, &o1, 1, ""), ""));
-  pto__lower_loop_end(L, &l0);
+                                       LLVMBuildInBoundsGEP2(b, L->t_i32, besti, &j1, 1, ""), ""));
+  pto__lower_loop_end(L, &lk);
 }
 
 /* ---- moves ---------------------------------------------------------------------------------- */
@@ -448,12 +541,104 @@ static LLVMValueRef sort_key(lw *L, pto_dtype dt, LLVMValueRef x) {
                          "key");
 }
 
+/* Dtypes of up to 32 bits: per row, each element becomes one u64, its order key in the high
+ * half (u32: floats through their f32 bits with negatives flipped, -0 as +0, NaN above +inf;
+ * signed integers with the sign bit flipped; desc: complemented) and its column in the low half.
+ * The u64s are all distinct and their ascending order is the stable order, so a branch-free
+ * bottom-up merge sort (log2 C passes, unrolled here: C is static) between two buffers gives the
+ * same columns as the interpreter's stable insertion sort. */
+static LLVMValueRef sort_key32(lw *L, pto_dtype dt, LLVMValueRef x, int desc) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef u;
+  if (pto_dtype_is_float(dt)) {
+    LLVMValueRef zero = LLVMConstReal(L->t_f32, 0.0);
+    x = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, zero, ""), zero, x, "");
+    LLVMValueRef bits = LLVMBuildBitCast(b, x, L->t_i32, "");
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, bits, LLVMConstInt(L->t_i32, 0, 0), "");
+    u = LLVMBuildXor(b, bits,
+                     LLVMBuildSelect(b, neg, LLVMConstInt(L->t_i32, 0xffffffffu, 0),
+                                     LLVMConstInt(L->t_i32, 0x80000000u, 0), ""),
+                     "");
+    u = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""),
+                        LLVMConstInt(L->t_i32, 0xffffffffu, 0), u, "");
+  } else if (pto_dtype_is_signed(dt)) {
+    u = LLVMBuildXor(b, LLVMBuildSExtOrBitCast(b, x, L->t_i32, ""),
+                     LLVMConstInt(L->t_i32, 0x80000000u, 0), "");
+  } else {
+    u = LLVMBuildZExtOrBitCast(b, x, L->t_i32, "");
+  }
+  if (desc) u = LLVMBuildNot(b, u, "");
+  return LLVMBuildShl(b, LLVMBuildZExt(b, u, L->t_i64, ""), i64c(L, 32), "");
+}
+
+static void sort_row_merge(lw *L, const lw_tile *a, const lw_tile *t, LLVMValueRef row,
+                           LLVMValueRef buf[2], int desc) {
+  LLVMBuilderRef b = L->b;
+  int64_t C = a->cols;
+  lw_loop lc, lm, lk;
+  LLVMValueRef c = pto__lower_loop_begin(L, &lc, i64c(L, 0), i64c(L, C), "msort.key");
+  LLVMValueRef key = sort_key32(L, a->dt, pto__lower_load_c(L, a, add(L, row, c)), desc);
+  LLVMBuildStore(b, LLVMBuildOr(b, key, c, ""), LLVMBuildInBoundsGEP2(b, L->t_i64, buf[0], &c, 1, ""));
+  pto__lower_loop_end(L, &lc);
+  int from = 0;
+  LLVMValueRef ip = pto__lower_entry_alloca(L, L->t_i64, "msort.i");
+  LLVMValueRef jp = pto__lower_entry_alloca(L, L->t_i64, "msort.j");
+  for (int64_t w = 1; w < C; w *= 2, from ^= 1) {
+    LLVMValueRef src = buf[from], dst = buf[from ^ 1];
+    LLVMValueRef lo = pto__lower_loop_begin(L, &lm, i64c(L, 0), i64c(L, (C + 2 * w - 1) / (2 * w)),
+                                            "msort.run");
+    LLVMValueRef l0 = mul(L, lo, i64c(L, 2 * w));
+    LLVMValueRef mid = pto__lower_smin(L, add(L, l0, i64c(L, w)), i64c(L, C));
+    LLVMValueRef hi = pto__lower_smin(L, add(L, l0, i64c(L, 2 * w)), i64c(L, C));
+    LLVMBuildStore(b, l0, ip);
+    LLVMBuildStore(b, mid, jp);
+    LLVMValueRef k = pto__lower_loop_begin(L, &lk, l0, hi, "msort.k");
+    LLVMValueRef i = LLVMBuildLoad2(b, L->t_i64, ip, ""), j = LLVMBuildLoad2(b, L->t_i64, jp, "");
+    /* both reads stay inside the buffers (C + 1 long): i <= mid, j <= hi <= C */
+    LLVMValueRef x = LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, src, &i, 1, ""), "");
+    LLVMValueRef y = LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, src, &j, 1, ""), "");
+    LLVMValueRef left = LLVMBuildAnd(
+        b, LLVMBuildICmp(b, LLVMIntSLT, i, mid, ""),
+        LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSGE, j, hi, ""), LLVMBuildICmp(b, LLVMIntULT, x, y, ""),
+                    ""),
+        "left");
+    LLVMBuildStore(b, LLVMBuildSelect(b, left, x, y, ""),
+                   LLVMBuildInBoundsGEP2(b, L->t_i64, dst, &k, 1, ""));
+    LLVMValueRef one = LLVMBuildZExt(b, left, L->t_i64, "");
+    LLVMBuildStore(b, add(L, i, one), ip);
+    LLVMBuildStore(b, add(L, j, LLVMBuildSub(b, i64c(L, 1), one, "")), jp);
+    pto__lower_loop_end(L, &lk);
+    pto__lower_loop_end(L, &lm);
+  }
+  LLVMValueRef c2 = pto__lower_loop_begin(L, &lc, i64c(L, 0), i64c(L, C), "msort.out");
+  LLVMValueRef v = LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, buf[from], &c2, 1, ""), "");
+  pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, add(L, row, c2), LLVMBuildTrunc(b, v, L->t_i32, ""));
+  pto__lower_loop_end(L, &lc);
+}
+
 /* Per row: keys computed once, then a stable insertion sort of (key, column) pairs; an element
- * moves before another only when its key orders strictly first. */
+ * moves before another only when its key orders strictly first (64-bit dtypes; the others take
+ * sort_row_merge). */
 static void lower_sort_idx(lw *L, const pto_ir_stmt *s) {
   lw_tile *a = pto__lower_tile_arg(L, s, 0);
   lw_tile *t = a ? result(L, s, NULL, NULL) : NULL;
   if (!t) return;
+  if (pto_dtype_size(a->dt) <= 4) {
+    const pto_ir_arg *oa = pto__lower_kwarg(s, "order");
+    int asc = oa && oa->kind == PTO_ARG_WORD && strcmp(oa->str, "asc") == 0;
+    LLVMTypeRef at = LLVMArrayType2(L->t_i64, (uint64_t)a->cols + 1);
+    LLVMValueRef buf[2] = {pto__lower_entry_alloca(L, at, "msort.a"),
+                           pto__lower_entry_alloca(L, at, "msort.b")};
+    /* the element past the end is read (never chosen) when a run is used up */
+    LLVMValueRef end = i64c(L, a->cols);
+    for (int k = 0; k < 2; k++)
+      LLVMBuildStore(L->b, i64c(L, 0), LLVMBuildInBoundsGEP2(L->b, L->t_i64, buf[k], &end, 1, ""));
+    lw_loop li;
+    LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, a->rows), "msort.row");
+    sort_row_merge(L, a, t, mul(L, i, i64c(L, a->cols)), buf, !asc);
+    pto__lower_loop_end(L, &li);
+    return;
+  }
   LLVMBuilderRef b = L->b;
   const pto_ir_arg *oa = pto__lower_kwarg(s, "order");
   int asc = oa && oa->kind == PTO_ARG_WORD && strcmp(oa->str, "asc") == 0;

@@ -1656,20 +1656,24 @@ static void gen_struct_reduce(void) {
   static const char *ops[] = {"row_prod",   "col_prod",   "row_argmax", "row_argmin",
                               "col_argmax", "col_argmin", "sort_idx",   "sort_idx_asc"};
   static const shape_case shapes[] = {{7, 13, 7, 13}, {16, 32, 11, 29}, {32, 64, 32, 64}};
+  /* ties: small integers without NaN (a row of D_SPECIAL almost always holds one) */
+  for (int ties = 0; ties < 2; ties++)
   for (int o = 0; o < 8; o++)
     for (int d = 0; d < N_ALL_DTYPES; d++)
       for (int sh = 0; sh < 3; sh++) {
         pto_dtype dt = k_all_dtypes[d];
         const shape_case *S = &shapes[sh];
-        if (sh == 2 && o < 6 && o != 2) continue; /* 32x64: the benchmarked shapes */
+        if (sh == 2 && o < 6 && o != 2 && o != 3) continue; /* 32x64: the benchmarked shapes */
+        if (ties && (o < 2 || (dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_I32))) continue;
         const char *dn = pto_dtype_name(dt);
         int sort = o >= 6, row = sort || o == 0 || o == 2 || o == 3, arg = o >= 2;
         int64_t orr = sort || row ? S->tr : 1, oc = sort ? S->tc : row ? 1 : S->tc;
         const char *odn = arg ? "i32" : dn;
         char kn[96], nm[96], op[64];
-        snprintf(kn, sizeof kn, "st_%s_%s_%d", ops[o], dn, sh);
-        snprintf(nm, sizeof nm, "tile_%s_%s_%lldx%lld_on_%lldx%lld", ops[o], dn, (long long)S->tr,
-                 (long long)S->tc, (long long)S->r, (long long)S->c);
+        snprintf(kn, sizeof kn, "st_%s_%s_%d%s", ops[o], dn, sh, ties ? "_t" : "");
+        snprintf(nm, sizeof nm, "tile_%s_%s_%lldx%lld_on_%lldx%lld%s", ops[o], dn,
+                 (long long)S->tr, (long long)S->tc, (long long)S->r, (long long)S->c,
+                 ties ? "_ties" : "");
         snprintf(op, sizeof op, "%s", sort ? "sort_idx" : ops[o]);
         tcase *c = struct_case(kn, nm);
         c->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[%lld,%lld] %s)"
@@ -1681,7 +1685,7 @@ static void gen_struct_reduce(void) {
                        kn, dn, (long long)orr, (long long)oc, odn, (long long)orr, (long long)oc,
                        odn, (long long)S->tr, (long long)S->tc, o == 3 ? "max" : "min", op,
                        o == 7 ? ", order=asc" : o == 6 ? ", order=desc" : "");
-        c->args[0] = tensor2(dt, S->r, S->c, o < 2 ? D_ANY : D_SPECIAL, 0);
+        c->args[0] = tensor2(dt, S->r, S->c, o < 2 ? D_ANY : ties ? D_SMALLINT : D_SPECIAL, 0);
         c->args[1] = tensor2(arg ? PTO_DTYPE_I32 : dt, orr, oc, D_ANY, 1);
         c->nargs = 2;
       }
