@@ -2184,6 +2184,22 @@ static pto_status arg_int_scalar(opctx *c, int i, const char *what) {
   return finish_scalar(c->b, a->expr, w);
 }
 
+/* Static indices are checked here (PTIR.md: static ones are verifier errors): an index tile made
+ * by tile.full of a constant must lie in [0, bound) when bound >= 0. */
+static pto_status static_indices(opctx *c, int i, const pto_ir_value *idx, int64_t bound,
+                                 const char *what) {
+  const pto_ir_stmt *d = idx->def;
+  int64_t v;
+  if (bound < 0 || !d || d->kind != PTO_STMT_OP || d->op.opc != PTO_OP_TILE_FULL ||
+      d->op.nargs < 3 || d->op.args[2].kind != PTO_ARG_EXPR ||
+      pto_ir_expr_static_int(d->op.args[2].expr, &v))
+    return PTO_OK;
+  if (v < 0 || v >= bound)
+    return op_fail_at(c, c->pos[i].loc, "index %lld (every element of %%%s) is outside [0, %lld) (%s)",
+                      (long long)v, idx->name, (long long)bound, what);
+  return PTO_OK;
+}
+
 /* An i32 index tile; cols1: it must be one column [R,1] (gather_rows, scatter_rows). */
 static pto_status arg_index_tile(opctx *c, int i, int cols1, pto_ir_value **out) {
   TRY(arg_tile(c, i, out));
@@ -2336,6 +2352,8 @@ static pto_status type_gather(opctx *c) {
   pto_ir_value *src, *idx;
   TRY(arg_tile(c, 0, &src));
   TRY(arg_index_tile(c, 1, 0, &idx));
+  TRY(static_indices(c, 1, idx, tile_dim(src->type, 0) * tile_dim(src->type, 1),
+                     "positions of the source tile"));
   int64_t shape[2] = {tile_dim(idx->type, 0), tile_dim(idx->type, 1)};
   return tile_type(c->b, src->type->dtype, shape, src->type->space, 0, NULL, &c->rtype);
 }
@@ -2362,12 +2380,19 @@ static pto_status rows_tensor(opctx *c, int ti, int ci, int64_t C, pto_ir_value 
   return PTO_OK;
 }
 
+/* Dim 0 of a rank-2 tensor when static, else -1. */
+static int64_t static_rows(const pto_ir_value *t) {
+  int64_t e;
+  return pto_ir_expr_static_int(t->type->dims[0], &e) == 0 ? e : -1;
+}
+
 static pto_status type_gather_rows(opctx *c) {
   pto_ir_value *t, *idx;
   int64_t shape[2];
   TRY(tile_shape(c, &c->pos[3], shape));
   TRY(rows_tensor(c, 0, 2, shape[1], &t));
   TRY(arg_index_tile(c, 1, 1, &idx));
+  TRY(static_indices(c, 1, idx, static_rows(t), "rows of the tensor"));
   if (tile_dim(idx->type, 0) != shape[0])
     return op_fail_at(c, c->pos[1].loc, "%%%s has %lld rows, the result %lld", idx->name,
                       (long long)tile_dim(idx->type, 0), (long long)shape[0]);
@@ -2380,6 +2405,7 @@ static pto_status type_scatter_rows(opctx *c) {
   const pto_ir_type *ti = tile->type;
   TRY(rows_tensor(c, 3, 2, tile_dim(ti, 1), &t));
   TRY(arg_index_tile(c, 1, 1, &idx));
+  TRY(static_indices(c, 1, idx, static_rows(t), "rows of the tensor"));
   if (tile_dim(idx->type, 0) != tile_dim(ti, 0))
     return op_fail_at(c, c->pos[1].loc, "%%%s has %lld rows, the tile %lld", idx->name,
                       (long long)tile_dim(idx->type, 0), (long long)tile_dim(ti, 0));

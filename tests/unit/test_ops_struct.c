@@ -80,6 +80,16 @@ static const bad_case k_bad[] = {
     {"  %j = tile.load(%i, [0, 0], [16, 1])\n  %x = tile.load(%i, [0, 0], [16, 8])\n"
      "  %y = tile.scatter_rows(%x, %j, [0], %o)\n",
      "tile.scatter_rows: the tile is i32 but %o is f32"},
+    {"  %j = tile.full([4, 4], i32, 512)\n  %x = tile.load(%a, [0, 0], [16, 32])\n"
+     "  %y = tile.gather(%x, %j)\n",
+     "s.ptir:5:24: tile.gather: index 512 (every element of %j) is outside [0, 512) (positions "
+     "of the source tile)"},
+    {"  %j = tile.full([16, 1], i32, -1)\n  %y = tile.gather_rows(%t, %j, [0], [16, 8])\n",
+     "s.ptir:4:29: tile.gather_rows: index -1 (every element of %j) is outside [0, 64) (rows of "
+     "the tensor)"},
+    {"  %j = tile.full([16, 1], i32, 64)\n  %x = tile.load(%a, [0, 0], [16, 8])\n"
+     "  %y = tile.scatter_rows(%x, %j, [0], %o)\n",
+     "tile.scatter_rows: index 64 (every element of %j) is outside [0, 64) (rows of the tensor)"},
     {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %y = tile.sort_idx(%x, order=up)\n",
      "tile.sort_idx: order=up: expected one of desc asc"},
     {"  %x = tile.load(%a, [0, 0], [16, 32], space=mat)\n  %l = tile.move(%x, space=left)\n"
