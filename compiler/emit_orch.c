@@ -550,8 +550,7 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
 static int uses_matmul(const pto_ir_block *b) {
   for (int i = 0; i < b->n; i++) {
     const pto_ir_stmt *s = b->stmts[i];
-    if (s->kind == PTO_STMT_OP && (s->op.opc == PTO_OP_TILE_MATMUL || s->op.opc == PTO_OP_TILE_MATMUL_ACC))
-      return 1;
+    if (s->kind == PTO_STMT_OP && pto_op_info_get(s->op.opc)->cls == PTO_OPC_MATMUL) return 1;
     if (s->kind == PTO_STMT_FOR && uses_matmul(&s->loop.body)) return 1;
     if (s->kind == PTO_STMT_IF && (uses_matmul(&s->branch.then_body) || uses_matmul(&s->branch.else_body)))
       return 1;

@@ -235,5 +235,25 @@ void pto__lower_defer_finish(lw *L, const lw_defer *d);
 void pto__lower_copy_tile(lw *L, LLVMValueRef dst, LLVMValueRef src, const lw_tile *t);
 /* Address of a buffer group's storage. */
 LLVMValueRef pto__lower_value_base(lw *L, const pto_ir_value *v);
+/* Operands and results as lower_ops.c's own ops read and define them (for lower_struct.c):
+ * a positional argument (a failure when missing), a tile or tensor operand, a scalar converted to
+ * dt's compute type, the tile result of the current statement, one element of a tile in its
+ * compute type, an alloca in the entry block, one tensor element's storage value and its store,
+ * the storage value of pad=zero|min|max. */
+const pto_ir_arg *pto__lower_pos_arg(lw *L, const pto_ir_stmt *s, int i);
+lw_tile *pto__lower_tile_arg(lw *L, const pto_ir_stmt *s, int i);
+lw_tensor *pto__lower_tensor_arg(lw *L, const pto_ir_stmt *s, int i);
+LLVMValueRef pto__lower_scalar_arg(lw *L, const pto_ir_arg *a, pto_dtype dt);
+lw_tile *pto__lower_def_tile(lw *L, const pto_ir_value *r, LLVMValueRef vr, LLVMValueRef vc);
+LLVMValueRef pto__lower_load_c(lw *L, const lw_tile *t, LLVMValueRef idx);
+LLVMValueRef pto__lower_entry_alloca(lw *L, LLVMTypeRef ty, const char *name);
+LLVMValueRef pto__lower_tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx);
+void pto__lower_tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
+                             LLVMValueRef raw);
+LLVMValueRef pto__lower_pad_value(lw *L, pto_dtype dt, const char *pad);
+
+/* lower_struct.c: the second set's structural ops (PTO_OPC_LAYOUT, arg reductions). */
+void pto__lower_layout_op(lw *L, const pto_ir_stmt *s);
+void pto__lower_argreduce(lw *L, const pto_ir_stmt *s, int rows);
 
 #endif

@@ -2217,7 +2217,10 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   lw_tile *acc = with_acc ? tile_arg(L, s, 0) : NULL;
   lw_tile *l = (!with_acc || acc) ? tile_arg(L, s, base) : NULL;
   lw_tile *r = l ? tile_arg(L, s, base + 1) : NULL;
-  if (!r || s->nresults != 1) return;
+  /* matmul_bias: the accumulator starts as the bias in every row (the interpreter's order) */
+  int with_bias = s->op.opc == PTO_OP_TILE_MATMUL_BIAS;
+  lw_tile *bias = with_bias && r ? tile_arg(L, s, 2) : NULL;
+  if (!r || s->nresults != 1 || (with_bias && !bias)) return;
   lw_tile *t = def_tile(L, s->results[0], with_acc ? acc->vr : NULL, with_acc ? acc->vc : NULL);
   if (L->err) return;
   pto_dtype odt = t->dt;
@@ -2231,6 +2234,17 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   }
   if (with_acc) {
     if (acc->base != t->base) pto__lower_copy_tile(L, t->base, acc->base, acc);
+  } else if (bias) {
+    lw_loop li, lj;
+    LLVMValueRef Nv = pto__lower_i64(L, N);
+    LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, M),
+                                           "mm.bias.i");
+    LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), Nv, "mm.bias.j");
+    LLVMValueRef v = pto__lower_convert(L, load_c(L, bias, j), bias->dt, odt);
+    pto__lower_tile_store(L, t->base, odt, add(L, mul(L, i, Nv), j),
+                          pto__lower_to_storage(L, odt, v));
+    pto__lower_loop_end(L, &lj);
+    pto__lower_loop_end(L, &li);
   } else {
     LLVMBuildMemSet(L->b, t->base, LLVMConstInt(L->t_i8, 0, 0),
                     pto__lower_i64(L, M * N * (int64_t)pto_dtype_size(odt)), 64);
@@ -2238,7 +2252,7 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   int64_t M4 = M / 4 * 4, j = 0;
   int pack = L->plan[L->cur_pos - 1].mm_pack;
   if (pack >= 0 && odt == PTO_DTYPE_F32)
-    j = mm_blocks_dp(L, l, r, t, with_acc,
+    j = mm_blocks_dp(L, l, r, t, with_acc || with_bias,
                      L->group_base[pto__lower_group_find(L, pack)]);
   else if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0)
     j = mm_blocks(L, l, r, t, NULL);
@@ -2262,13 +2276,17 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
   switch (info ? info->cls : PTO_OPC_OTHER) {
   case PTO_OPC_REDUCE_ROW:
   case PTO_OPC_REDUCE_COL:
-    if (bin_of(op, &bop)) lower_reduce(L, s, info->cls == PTO_OPC_REDUCE_ROW, bop);
+    if (info->fn == PTO_FN_ARGMAX || info->fn == PTO_FN_ARGMIN)
+      pto__lower_argreduce(L, s, info->cls == PTO_OPC_REDUCE_ROW);
+    else if (bin_of(op, &bop))
+      lower_reduce(L, s, info->cls == PTO_OPC_REDUCE_ROW, bop);
     return;
   case PTO_OPC_EXPAND_ROW:
   case PTO_OPC_EXPAND_COL:
     if (bin_of(op, &bop)) lower_expand(L, s, info->cls == PTO_OPC_EXPAND_ROW, bop);
     return;
   case PTO_OPC_MATMUL: lower_matmul(L, s, op == PTO_OP_TILE_MATMUL_ACC); return;
+  case PTO_OPC_LAYOUT: pto__lower_layout_op(L, s); return;
   default: break;
   }
   switch (op) {
@@ -2330,4 +2348,36 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
                     pto_op_info_get(op) ? pto_op_info_get(op)->name : "op");
     return;
   }
+}
+
+/* ---- helpers for the second set's structural ops (lower_struct.c) -------------------------- */
+
+lw_tile *pto__lower_tile_arg(lw *L, const pto_ir_stmt *s, int i) { return tile_arg(L, s, i); }
+lw_tensor *pto__lower_tensor_arg(lw *L, const pto_ir_stmt *s, int i) {
+  return tensor_arg(L, s, i);
+}
+const pto_ir_arg *pto__lower_pos_arg(lw *L, const pto_ir_stmt *s, int i) {
+  return pos_arg(L, s, i);
+}
+LLVMValueRef pto__lower_scalar_arg(lw *L, const pto_ir_arg *a, pto_dtype dt) {
+  return scalar_arg(L, a, dt);
+}
+lw_tile *pto__lower_def_tile(lw *L, const pto_ir_value *r, LLVMValueRef vr, LLVMValueRef vc) {
+  return def_tile(L, r, vr, vc);
+}
+LLVMValueRef pto__lower_load_c(lw *L, const lw_tile *t, LLVMValueRef idx) {
+  return load_c(L, t, idx);
+}
+LLVMValueRef pto__lower_entry_alloca(lw *L, LLVMTypeRef ty, const char *name) {
+  return entry_alloca(L, ty, name);
+}
+LLVMValueRef pto__lower_tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx) {
+  return tensor_load(L, dt, ptr, idx);
+}
+void pto__lower_tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
+                             LLVMValueRef raw) {
+  tensor_store(L, dt, ptr, idx, raw);
+}
+LLVMValueRef pto__lower_pad_value(lw *L, pto_dtype dt, const char *pad) {
+  return pad_value(L, dt, pad);
 }

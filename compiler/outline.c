@@ -132,14 +132,9 @@ static int scan_block(outliner *o, scope *sc, const pto_ir_block *blk) {
   return 0;
 }
 
-static int name_taken(const outliner *o, const char *name) {
-  if (pto_ir_program_find_func(o->src, name)) return 1;
-  for (int i = 0; i < o->nscopes; i++)
-    if (!strcmp(o->scopes[i].name, name)) return 1;
-  return 0;
-}
-
-static pto_status add_scope(outliner *o, const pto_ir_func *orch, const pto_ir_stmt *s) {
+/* One incore scope, named as pto_ir_each_incore names the kernel it becomes. */
+static pto_status add_scope(outliner *o, const pto_ir_func *orch, const pto_ir_stmt *s,
+                            const char *name) {
   if (o->nscopes == o->cap) {
     int n = o->cap ? o->cap * 2 : 4;
     scope *sc = pto_realloc(o->scopes, sizeof *sc * (size_t)n);
@@ -151,36 +146,17 @@ static pto_status add_scope(outliner *o, const pto_ir_func *orch, const pto_ir_s
   memset(sc, 0, sizeof *sc);
   sc->stmt = s;
   sc->orch = orch;
-  /* The scope's string names the kernel (made an identifier); else <orch>_incore<k>. */
-  char base[100];
-  if (s->incore.name && *s->incore.name) {
-    size_t k = 0;
-    for (const char *c = s->incore.name; *c && k < sizeof base - 1; c++)
-      base[k++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_');
-    base[k] = 0;
-    if (base[0] >= '0' && base[0] <= '9') base[0] = '_';
-  } else {
-    snprintf(base, sizeof base, "%s_incore", orch->name);
-  }
-  snprintf(sc->name, sizeof sc->name, "%s", base);
-  for (int k = 0; name_taken(o, sc->name); k++) snprintf(sc->name, sizeof sc->name, "%s%d", base, k);
+  snprintf(sc->name, sizeof sc->name, "%s", name);
   memset(o->inside, 0, (size_t)orch->nvalues);
   if (scan_block(o, sc, &s->incore.body)) return oom();
   o->nscopes++;
   return PTO_OK;
 }
 
-static pto_status find_scopes(outliner *o, const pto_ir_func *f, const pto_ir_block *blk) {
-  for (int i = 0; i < blk->n; i++) {
-    const pto_ir_stmt *s = blk->stmts[i];
-    if (s->kind == PTO_STMT_INCORE) PTO_RETURN_IF_ERROR(add_scope(o, f, s));
-    else if (s->kind == PTO_STMT_FOR) PTO_RETURN_IF_ERROR(find_scopes(o, f, &s->loop.body));
-    else if (s->kind == PTO_STMT_IF) {
-      PTO_RETURN_IF_ERROR(find_scopes(o, f, &s->branch.then_body));
-      PTO_RETURN_IF_ERROR(find_scopes(o, f, &s->branch.else_body));
-    }
-  }
-  return PTO_OK;
+static int visit_scope(void *ctx, const pto_ir_func *f, const pto_ir_stmt *s, const char *name) {
+  outliner *o = ctx;
+  o->err = add_scope(o, f, s, name);
+  return o->err != PTO_OK;
 }
 
 /* ---- building the new program ---------------------------------------------------------- */
@@ -361,8 +337,11 @@ pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_pro
   o.inside = pto_calloc((size_t)maxvals, 1);
   pto_ir_func **nfs = pto_calloc((size_t)p->nfuncs, sizeof *nfs);
   pto_status s = (!o.inside || !nfs) ? oom() : PTO_OK;
-  for (int i = 0; i < p->nfuncs && !s; i++)
-    if (p->funcs[i]->kind != PTO_FUNC_KERNEL) s = find_scopes(&o, p->funcs[i], &p->funcs[i]->body);
+  if (!s) s = pto_ir_each_incore(p, visit_scope, &o);
+  if (!s && o.err) {
+    s = o.err;
+    o.err = PTO_OK;
+  }
   if (!s) s = pto_ir_builder_create(p->name, p->file, &o.b);
   for (int i = 0; i < p->nsyms && !s; i++) {
     int sym;

@@ -1720,6 +1720,9 @@ static pto_status type_reduce(opctx *c, int rows) {
   TRY(arg_tile(c, 0, &a));
   const pto_ir_type *at = a->type;
   int64_t shape[2] = {rows ? tile_dim(at, 0) : 1, rows ? 1 : tile_dim(at, 1)};
+  pto_op_fn fn = pto_op_info_get(c->opc)->fn;
+  int arg = fn == PTO_FN_ARGMAX || fn == PTO_FN_ARGMIN;
+  if (arg && at->dtype == PTO_DTYPE_BOOL) return OPFAIL(c, "bool tiles have no order");
   pto_ir_expr *valid[2] = {0};
   if (at->has_valid) {
     pto_ir_expr *one = new_int(c->b, 1);
@@ -1727,7 +1730,8 @@ static pto_status type_reduce(opctx *c, int rows) {
     valid[0] = rows ? at->valid[0] : one;
     valid[1] = rows ? one : at->valid[1];
   }
-  return tile_type(c->b, at->dtype, shape, at->space, at->has_valid, valid, &c->rtype);
+  return tile_type(c->b, arg ? PTO_DTYPE_I32 : at->dtype, shape, at->space, at->has_valid, valid,
+                   &c->rtype);
 }
 
 static pto_status type_expand(opctx *c, int rows) {
@@ -2165,6 +2169,307 @@ static pto_status type_collective(opctx *c) {
   return PTO_OK;
 }
 
+/* ---- second set: structural ---- */
+
+/* A scalar argument of any integer dtype (a literal is index): tile.tri's diagonal. */
+static pto_status arg_int_scalar(opctx *c, int i, const char *what) {
+  const pto_ir_arg *a = &c->pos[i];
+  if (a->kind != PTO_ARG_EXPR || (a->expr->kind == PTO_EXPR_VALUE &&
+                                  a->expr->value->type->kind != PTO_TYPE_SCALAR))
+    return op_fail_at(c, a->loc, "argument %d (%s) must be an integer scalar", i + 1, what);
+  if (pto__ir_expr_is_flexible(a->expr) || !pto_dtype_is_int(a->expr->dtype))
+    return arg_scalar(c, i, PTO_DTYPE_INDEX, what);
+  char w[160];
+  snprintf(w, sizeof w, "%s: %s: ", c->info->name, what);
+  return finish_scalar(c->b, a->expr, w);
+}
+
+/* Static indices are checked here (PTIR.md: static ones are verifier errors): an index tile made
+ * by tile.full of a constant must lie in [0, bound) when bound >= 0. */
+static pto_status static_indices(opctx *c, int i, const pto_ir_value *idx, int64_t bound,
+                                 const char *what) {
+  const pto_ir_stmt *d = idx->def;
+  int64_t v;
+  if (bound < 0 || !d || d->kind != PTO_STMT_OP || d->op.opc != PTO_OP_TILE_FULL ||
+      d->op.nargs < 3 || d->op.args[2].kind != PTO_ARG_EXPR ||
+      pto_ir_expr_static_int(d->op.args[2].expr, &v))
+    return PTO_OK;
+  if (v < 0 || v >= bound)
+    return op_fail_at(c, c->pos[i].loc, "index %lld (every element of %%%s) is outside [0, %lld) (%s)",
+                      (long long)v, idx->name, (long long)bound, what);
+  return PTO_OK;
+}
+
+/* An i32 index tile; cols1: it must be one column [R,1] (gather_rows, scatter_rows). */
+static pto_status arg_index_tile(opctx *c, int i, int cols1, pto_ir_value **out) {
+  TRY(arg_tile(c, i, out));
+  const pto_ir_type *t = (*out)->type;
+  if (t->dtype != PTO_DTYPE_I32 || (cols1 && tile_dim(t, 1) != 1)) {
+    txt x = ttext(c->b, t);
+    return op_fail_at(c, c->pos[i].loc, "the indices %%%s must be an i32 tile%s, got %s",
+                      (*out)->name, cols1 ? " [R,1]" : "", x.s);
+  }
+  return PTO_OK;
+}
+
+/* tile.row_expand(%v[R,1], [R, C]) / tile.col_expand(%v[1,C], [R, C]). */
+static pto_status type_broadcast(opctx *c, int rows) {
+  pto_ir_value *v;
+  TRY(arg_tile(c, 0, &v));
+  int64_t shape[2];
+  TRY(tile_shape(c, &c->pos[1], shape));
+  const pto_ir_type *vt = v->type;
+  int64_t want0 = rows ? shape[0] : 1, want1 = rows ? 1 : shape[1];
+  if (tile_dim(vt, 0) != want0 || tile_dim(vt, 1) != want1) {
+    txt s = stext(c->b, vt);
+    return op_fail_at(c, c->pos[0].loc, "%%%s must be [%lld,%lld] for a [%lld,%lld] result, got %s",
+                      v->name, (long long)want0, (long long)want1, (long long)shape[0],
+                      (long long)shape[1], s.s);
+  }
+  return tile_type(c->b, vt->dtype, shape, vt->space, 0, NULL, &c->rtype);
+}
+
+static pto_status type_transpose(opctx *c) {
+  pto_ir_value *a;
+  TRY(arg_tile(c, 0, &a));
+  const pto_ir_type *at = a->type;
+  int64_t shape[2] = {tile_dim(at, 1), tile_dim(at, 0)};
+  pto_ir_expr *valid[2] = {at->valid[1], at->valid[0]};
+  return tile_type(c->b, at->dtype, shape, at->space, at->has_valid, valid, &c->rtype);
+}
+
+/* The offsets [r, c] of a sub-tile [h, w] inside a [R, C] tile: index expressions; static ones
+ * must leave the sub-tile inside (dynamic ones are checked at launch). */
+static pto_status sub_offsets(opctx *c, const pto_ir_arg *a, const pto_ir_type *big,
+                              const int64_t sub[2], const char *what) {
+  TRY(check_list(c, a, "the offsets", 2));
+  for (int k = 0; k < 2; k++) {
+    int64_t o, e = tile_dim(big, k);
+    pto_ir_expr *oe = a->list.items[k];
+    if (pto_ir_expr_static_int(oe, &o)) continue;
+    if (o < 0 || o + sub[k] > e)
+      return op_fail_at(c, oe->loc, "%s %lld..%lld fall outside the %s's %lld %s", k ? "columns" : "rows",
+                        (long long)o, (long long)(o + sub[k]), what, (long long)e,
+                        k ? "columns" : "rows");
+  }
+  return PTO_OK;
+}
+
+static pto_status type_extract(opctx *c) {
+  pto_ir_value *a;
+  TRY(arg_tile(c, 0, &a));
+  int64_t shape[2];
+  TRY(tile_shape(c, &c->pos[2], shape));
+  const pto_ir_type *at = a->type;
+  TRY(sub_offsets(c, &c->pos[1], at, shape, "source tile"));
+  return tile_type(c->b, at->dtype, shape, at->space, 0, NULL, &c->rtype);
+}
+
+static pto_status type_assemble(opctx *c) {
+  pto_ir_value *d, *s;
+  TRY(arg_tile(c, 0, &d));
+  TRY(arg_tile(c, 1, &s));
+  TRY(same_dtype(c, d->type, s->type));
+  int64_t sub[2] = {tile_dim(s->type, 0), tile_dim(s->type, 1)};
+  TRY(sub_offsets(c, &c->pos[2], d->type, sub, "destination tile"));
+  c->rtype = d->type;
+  return PTO_OK;
+}
+
+static pto_status type_concat(opctx *c) {
+  pto_ir_value *a, *x;
+  TRY(arg_tile(c, 0, &a));
+  TRY(arg_tile(c, 1, &x));
+  TRY(same_dtype(c, a->type, x->type));
+  if (tile_dim(a->type, 0) != tile_dim(x->type, 0)) {
+    txt p = stext(c->b, a->type), q = stext(c->b, x->type);
+    return OPFAIL(c, "row counts differ: %s and %s", p.s, q.s);
+  }
+  int64_t shape[2] = {tile_dim(a->type, 0), tile_dim(a->type, 1) + tile_dim(x->type, 1)};
+  return tile_type(c->b, a->type->dtype, shape, a->type->space, 0, NULL, &c->rtype);
+}
+
+static pto_status type_tile_reshape(opctx *c) {
+  pto_ir_value *a;
+  TRY(arg_tile(c, 0, &a));
+  int64_t shape[2];
+  TRY(tile_shape(c, &c->pos[1], shape));
+  const pto_ir_type *at = a->type;
+  int64_t n = tile_dim(at, 0) * tile_dim(at, 1);
+  if (shape[0] * shape[1] != n) {
+    txt s = stext(c->b, at);
+    return op_fail_at(c, c->pos[1].loc, "%%%s %s has %lld elements, the shape [%lld,%lld] %lld",
+                      a->name, s.s, (long long)n, (long long)shape[0], (long long)shape[1],
+                      (long long)(shape[0] * shape[1]));
+  }
+  return tile_type(c->b, at->dtype, shape, at->space, 0, NULL, &c->rtype);
+}
+
+static pto_status type_fillpad(opctx *c) {
+  pto_ir_value *a;
+  TRY(arg_tile(c, 0, &a));
+  int pad;
+  TRY(kw_word(c, "pad", "zero min max", 0, 0, &pad));
+  const pto_ir_type *at = a->type;
+  int64_t shape[2] = {tile_dim(at, 0), tile_dim(at, 1)};
+  return tile_type(c->b, at->dtype, shape, at->space, 0, NULL, &c->rtype);
+}
+
+static const char *const k_ci_dtypes = "i32 i16 i64";
+static const char *const k_tri_dtypes = "i32 i8 i16 i64 u8 u16 u32 u64 f16 bf16 f32 f64";
+
+/* dtype= of tile.ci / tile.tri: a word naming one of `allowed`. */
+static pto_status kw_dtype(opctx *c, const char *allowed, pto_dtype *out) {
+  int k;
+  TRY(kw_word(c, "dtype", allowed, 0, 0, &k));
+  const char *p = allowed;
+  for (; k > 0; k--)
+    p = strchr(p, ' ') + 1;
+  const char *e = strchr(p, ' ');
+  *out = (pto_dtype)pto_dtype_from_name(p, e ? (size_t)(e - p) : strlen(p));
+  return PTO_OK;
+}
+
+static pto_status type_ci_tri(opctx *c, int tri) {
+  pto_dtype dt;
+  TRY(kw_dtype(c, tri ? k_tri_dtypes : k_ci_dtypes, &dt));
+  int flag;
+  TRY(kw_word(c, tri ? "upper" : "descending", "false true", 0, 0, &flag));
+  int64_t shape[2];
+  TRY(tile_shape(c, &c->pos[1], shape));
+  if (tri) {
+    TRY(arg_int_scalar(c, 0, "the diagonal"));
+  } else {
+    TRY(arg_scalar(c, 0, dt, "the start"));
+    if (shape[0] != 1)
+      return op_fail_at(c, c->pos[1].loc, "the shape must be [1, N], got [%lld,%lld]",
+                        (long long)shape[0], (long long)shape[1]);
+  }
+  return tile_type(c->b, dt, shape, PTO_SPACE_VEC, 0, NULL, &c->rtype);
+}
+
+static pto_status type_gather(opctx *c) {
+  pto_ir_value *src, *idx;
+  TRY(arg_tile(c, 0, &src));
+  TRY(arg_index_tile(c, 1, 0, &idx));
+  TRY(static_indices(c, 1, idx, tile_dim(src->type, 0) * tile_dim(src->type, 1),
+                     "positions of the source tile"));
+  int64_t shape[2] = {tile_dim(idx->type, 0), tile_dim(idx->type, 1)};
+  return tile_type(c->b, src->type->dtype, shape, src->type->space, 0, NULL, &c->rtype);
+}
+
+/* The tensor of gather_rows / scatter_rows: rank 2; the columns [c0, c0 + C) inside it when
+ * static. */
+static pto_status rows_tensor(opctx *c, int ti, int ci, int64_t C, pto_ir_value **out) {
+  TRY(arg_value(c, ti, M_TENSOR, out));
+  const pto_ir_type *tt = (*out)->type;
+  if (tt->rank != 2) {
+    txt x = stext(c->b, tt);
+    return op_fail_at(c, c->pos[ti].loc, "%%%s %s must be a rank-2 tensor", (*out)->name, x.s);
+  }
+  TRY(check_list(c, &c->pos[ci], "the column offset", 1));
+  int64_t c0, e;
+  pto_ir_expr *ce = c->pos[ci].list.items[0];
+  if (pto_ir_expr_static_int(ce, &c0) == 0) {
+    if (c0 < 0)
+      return op_fail_at(c, ce->loc, "column offset %lld is negative", (long long)c0);
+    if (pto_ir_expr_static_int(tt->dims[1], &e) == 0 && c0 + C > e)
+      return op_fail_at(c, ce->loc, "columns %lld..%lld fall past the extent %lld of dim 1",
+                        (long long)c0, (long long)(c0 + C), (long long)e);
+  }
+  return PTO_OK;
+}
+
+/* Dim 0 of a rank-2 tensor when static, else -1. */
+static int64_t static_rows(const pto_ir_value *t) {
+  int64_t e;
+  return pto_ir_expr_static_int(t->type->dims[0], &e) == 0 ? e : -1;
+}
+
+static pto_status type_gather_rows(opctx *c) {
+  pto_ir_value *t, *idx;
+  int64_t shape[2];
+  TRY(tile_shape(c, &c->pos[3], shape));
+  TRY(rows_tensor(c, 0, 2, shape[1], &t));
+  TRY(arg_index_tile(c, 1, 1, &idx));
+  TRY(static_indices(c, 1, idx, static_rows(t), "rows of the tensor"));
+  if (tile_dim(idx->type, 0) != shape[0])
+    return op_fail_at(c, c->pos[1].loc, "%%%s has %lld rows, the result %lld", idx->name,
+                      (long long)tile_dim(idx->type, 0), (long long)shape[0]);
+  return tile_type(c->b, t->type->dtype, shape, PTO_SPACE_VEC, 0, NULL, &c->rtype);
+}
+
+static pto_status type_scatter_rows(opctx *c) {
+  pto_ir_value *tile, *idx, *t;
+  TRY(arg_tile(c, 0, &tile));
+  const pto_ir_type *ti = tile->type;
+  TRY(rows_tensor(c, 3, 2, tile_dim(ti, 1), &t));
+  TRY(arg_index_tile(c, 1, 1, &idx));
+  TRY(static_indices(c, 1, idx, static_rows(t), "rows of the tensor"));
+  if (tile_dim(idx->type, 0) != tile_dim(ti, 0))
+    return op_fail_at(c, c->pos[1].loc, "%%%s has %lld rows, the tile %lld", idx->name,
+                      (long long)tile_dim(idx->type, 0), (long long)tile_dim(ti, 0));
+  if (ti->dtype != t->type->dtype)
+    return OPFAIL(c, "the tile is %s but %%%s is %s", pto_dtype_name(ti->dtype), t->name,
+                  pto_dtype_name(t->type->dtype));
+  TRY(check_writable(c, t, c->info->name));
+  c->rtype = t->type;
+  c->alias = t;
+  return PTO_OK;
+}
+
+static pto_status type_sort_idx(opctx *c) {
+  pto_ir_value *a;
+  TRY(arg_tile(c, 0, &a));
+  int order;
+  TRY(kw_word(c, "order", "desc asc", 0, 0, &order));
+  const pto_ir_type *at = a->type;
+  if (at->dtype == PTO_DTYPE_BOOL) return OPFAIL(c, "bool tiles have no order");
+  int64_t shape[2] = {tile_dim(at, 0), tile_dim(at, 1)};
+  return tile_type(c->b, PTO_DTYPE_I32, shape, at->space, 0, NULL, &c->rtype);
+}
+
+/* tile.matmul_bias(%l, %r, %bias[1,N]): the bias has the product's dtype (f32 / i32) or the
+ * operands' (converted exactly). */
+static pto_status type_matmul_bias(opctx *c) {
+  int64_t shape[2];
+  pto_dtype dt;
+  TRY(matmul_operands(c, 0, &shape[0], &shape[1], &dt));
+  pto_ir_value *bias;
+  TRY(arg_tile(c, 2, &bias));
+  const pto_ir_type *bt = bias->type;
+  pto_dtype in = c->pos[0].expr->value->type->dtype;
+  if (tile_dim(bt, 0) != 1 || tile_dim(bt, 1) != shape[1] ||
+      (bt->dtype != dt && bt->dtype != in)) {
+    txt x = ttext(c->b, bt);
+    char alt[32] = "";
+    if (in != dt) snprintf(alt, sizeof alt, " (or %s)", pto_dtype_name(in));
+    return op_fail_at(c, c->pos[2].loc, "the bias %%%s must be [1,%lld] %s%s, got %s", bias->name,
+                      (long long)shape[1], pto_dtype_name(dt), alt, x.s);
+  }
+  return tile_type(c->b, dt, shape, PTO_SPACE_ACC, 0, NULL, &c->rtype);
+}
+
+static pto_status type_layout(opctx *c) {
+  switch (c->opc) {
+  case PTO_OP_TILE_ROW_EXPAND: return type_broadcast(c, 1);
+  case PTO_OP_TILE_COL_EXPAND: return type_broadcast(c, 0);
+  case PTO_OP_TILE_TRANSPOSE: return type_transpose(c);
+  case PTO_OP_TILE_EXTRACT: return type_extract(c);
+  case PTO_OP_TILE_ASSEMBLE: return type_assemble(c);
+  case PTO_OP_TILE_CONCAT: return type_concat(c);
+  case PTO_OP_TILE_RESHAPE: return type_tile_reshape(c);
+  case PTO_OP_TILE_FILLPAD: return type_fillpad(c);
+  case PTO_OP_TILE_CI: return type_ci_tri(c, 0);
+  case PTO_OP_TILE_TRI: return type_ci_tri(c, 1);
+  case PTO_OP_TILE_GATHER: return type_gather(c);
+  case PTO_OP_TILE_GATHER_ROWS: return type_gather_rows(c);
+  case PTO_OP_TILE_SCATTER_ROWS: return type_scatter_rows(c);
+  case PTO_OP_TILE_SORT_IDX: return type_sort_idx(c);
+  default: return fail(c->b, "unknown op");
+  }
+}
+
 static pto_status type_op(opctx *c) {
   const pto_op_info *info = pto_op_info_get(c->opc);
   switch (info ? info->cls : PTO_OPC_OTHER) {
@@ -2177,7 +2482,9 @@ static pto_status type_op(opctx *c) {
   case PTO_OPC_EXPAND_ROW: return type_expand(c, 1);
   case PTO_OPC_EXPAND_COL: return type_expand(c, 0);
   case PTO_OPC_MATMUL:
+    if (c->opc == PTO_OP_TILE_MATMUL_BIAS) return type_matmul_bias(c);
     return c->opc == PTO_OP_TILE_MATMUL_ACC ? type_matmul_acc(c) : type_matmul(c);
+  case PTO_OPC_LAYOUT: return type_layout(c);
   case PTO_OPC_OTHER: break;
   }
   switch (c->opc) {

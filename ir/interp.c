@@ -1225,9 +1225,14 @@ static pto_dtype accum_dtype(pto_dtype dt) {
 }
 
 /* row_* reduce each row to [R,1]; col_* each column to [1,C]. */
+static pto_status op_tile_argreduce(frame *fr, const pto_ir_stmt *s, const itile *a, int by_row,
+                                    rv *out);
+
 static pto_status op_tile_reduce(frame *fr, const pto_ir_stmt *s, int by_row, rv *out) {
   const itile *a;
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  pto_op_fn fn = pto_op_info_get(s->op.opc)->fn;
+  if (fn == PTO_FN_ARGMAX || fn == PTO_FN_ARGMIN) return op_tile_argreduce(fr, s, a, by_row, out);
   arith_op op = arith_of(s->op.opc);
   pto_dtype acc_dt = accum_dtype(a->dtype);
   int64_t n_out = by_row ? a->rows : a->cols, n_in = by_row ? a->cols : a->rows;
@@ -1257,17 +1262,21 @@ static pto_status op_tile_reduce(frame *fr, const pto_ir_stmt *s, int by_row, rv
 }
 
 /* matmul: acc[M,N] = l[M,K] x r[K,N]; matmul_acc adds onto a copy of acc. */
+/* matmul_bias: the accumulator starts as the [1,N] bias in every row, converted to the product's
+ * dtype (exact), as matmul_acc onto that. */
 static pto_status op_tile_matmul(frame *fr, const pto_ir_stmt *s, int with_acc, rv *out) {
-  const itile *acc = NULL, *l, *r;
+  const itile *acc = NULL, *l, *r, *bias = NULL;
   int k0 = with_acc ? 1 : 0;
   if (with_acc) PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &acc));
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, k0, &l));
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, k0 + 1, &r));
+  if (s->op.opc == PTO_OP_TILE_MATMUL_BIAS) PTO_RETURN_IF_ERROR(arg_tile(fr, s, 2, &bias));
   pto_dtype dt = with_acc                       ? acc->dtype
                  : pto_dtype_is_float(l->dtype) ? PTO_DTYPE_F32
                                                 : PTO_DTYPE_I32;
   int64_t M = l->rows, K = l->cols, N = r->cols;
-  if (r->rows != K || l->dtype != r->dtype || (acc && (acc->rows != M || acc->cols != N)))
+  if (r->rows != K || l->dtype != r->dtype || (acc && (acc->rows != M || acc->cols != N)) ||
+      (bias && (bias->rows != 1 || bias->cols != N)))
     return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT,
                 "%s: shapes do not chain: [%lld,%lld] x [%lld,%lld]", op_name(s->op.opc),
                 (long long)M, (long long)K, (long long)r->rows, (long long)N);
@@ -1297,7 +1306,9 @@ static pto_status op_tile_matmul(frame *fr, const pto_ir_stmt *s, int with_acc, 
     /* One fused multiply-add per product (one rounding), in k order. */
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) {
-        float sum = acc ? (float)conv(tile_get(acc, i, j), dt).f : 0.0f;
+        float sum = acc    ? (float)conv(tile_get(acc, i, j), dt).f
+                    : bias ? (float)conv(tile_get(bias, 0, j), dt).f
+                           : 0.0f;
         for (int64_t k = 0; k < K; k++)
           sum = fmaf((float)lv[i * K + k].f, (float)rv_[k * N + j].f, sum);
         tile_put(o, i, j, mk_float(dt, (double)sum));
@@ -1305,7 +1316,9 @@ static pto_status op_tile_matmul(frame *fr, const pto_ir_stmt *s, int with_acc, 
   } else {
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) {
-        pto_scalar sum = acc ? conv(tile_get(acc, i, j), dt) : conv(mk_int(PTO_DTYPE_I64, 0), dt);
+        pto_scalar sum = acc    ? conv(tile_get(acc, i, j), dt)
+                         : bias ? conv(tile_get(bias, 0, j), dt)
+                                : conv(mk_int(PTO_DTYPE_I64, 0), dt);
         for (int64_t k = 0; k < K; k++) {
           pto_scalar prod;
           arith(AR_MUL, dt, lv[i * K + k], rv_[k * N + j], &prod);
@@ -1318,6 +1331,398 @@ static pto_status op_tile_matmul(frame *fr, const pto_ir_stmt *s, int with_acc, 
   free(rv_);
   *out = rv_tile(o);
   return PTO_OK;
+}
+
+/* ---- ops: second set, structural ---------------------------------------------------------- */
+
+/* A new result tile of the statement: dtype, shape and space given, valid region from the result
+ * type (else the whole tile). */
+static pto_status layout_result(frame *fr, const pto_ir_stmt *s, pto_dtype dt, int64_t rows,
+                                int64_t cols, pto_space space, itile **out) {
+  PTO_RETURN_IF_ERROR(tile_new(fr, s->loc, op_name(s->op.opc), dt, rows, cols, space, out));
+  pto_status st = tile_set_valid(fr, s, *out, rows, cols);
+  if (!st) st = check_result_type(fr, s, *out);
+  if (st) {
+    tile_drop(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* Whether x orders strictly before y ascending: numbers by value (-0 equals +0), every NaN
+ * above +inf and equal to the other NaNs. */
+static int order_less(pto_dtype dt, pto_scalar x, pto_scalar y) {
+  if (pto_dtype_is_float(dt)) {
+    if (isnan(x.f)) return 0;
+    return isnan(y.f) || x.f < y.f;
+  }
+  return is_unsigned_int(dt) ? x.u < y.u : x.i < y.i;
+}
+
+/* row_argmax/min ([R,1]) and col_argmax/min ([1,C]), i32: the first extreme in index order; a
+ * line holding NaN gives its first NaN (numpy's rule). */
+static pto_status op_tile_argreduce(frame *fr, const pto_ir_stmt *s, const itile *a, int by_row,
+                                    rv *out) {
+  int want_max = pto_op_info_get(s->op.opc)->fn == PTO_FN_ARGMAX;
+  int64_t n_out = by_row ? a->rows : a->cols, n_in = by_row ? a->cols : a->rows;
+  itile *o;
+  PTO_RETURN_IF_ERROR(tile_new(fr, s->loc, op_name(s->op.opc), PTO_DTYPE_I32, by_row ? a->rows : 1,
+                               by_row ? 1 : a->cols, a->space, &o));
+  pto_status st = tile_set_valid(fr, s, o, by_row ? a->vr : 1, by_row ? 1 : a->vc);
+  if (!st) st = check_result_type(fr, s, o);
+  if (st) {
+    tile_drop(o);
+    return st;
+  }
+  int isf = pto_dtype_is_float(a->dtype);
+  for (int64_t i = 0; i < n_out; i++) {
+    int64_t best = 0;
+    pto_scalar bv = by_row ? tile_get(a, i, 0) : tile_get(a, 0, i);
+    for (int64_t k = 1; k < n_in && !(isf && isnan(bv.f)); k++) {
+      pto_scalar x = by_row ? tile_get(a, i, k) : tile_get(a, k, i);
+      int take = (isf && isnan(x.f)) ||
+                 (want_max ? order_less(a->dtype, bv, x) : order_less(a->dtype, x, bv));
+      if (take) {
+        best = k;
+        bv = x;
+      }
+    }
+    tile_put(o, by_row ? i : 0, by_row ? 0 : i, mk_int(PTO_DTYPE_I32, (uint64_t)best));
+  }
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+/* row_expand: v[i,0] in every column; col_expand: v[0,j] in every row. */
+static pto_status op_tile_broadcast(frame *fr, const pto_ir_stmt *s, int rows, rv *out) {
+  const itile *v;
+  int64_t shape[2];
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &v));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the shape", 2, shape));
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, v->dtype, shape[0], shape[1], v->space, &o));
+  for (int64_t r = 0; r < o->rows; r++)
+    for (int64_t c = 0; c < o->cols; c++)
+      tile_put(o, r, c, rows ? tile_get(v, r, 0) : tile_get(v, 0, c));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_transpose(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  itile *o;
+  PTO_RETURN_IF_ERROR(tile_new(fr, s->loc, op_name(s->op.opc), a->dtype, a->cols, a->rows,
+                               a->space, &o));
+  pto_status st = tile_set_valid(fr, s, o, a->vc, a->vr);
+  if (!st) st = check_result_type(fr, s, o);
+  if (st) {
+    tile_drop(o);
+    return st;
+  }
+  for (int64_t r = 0; r < o->rows; r++)
+    for (int64_t c = 0; c < o->cols; c++)
+      tile_put(o, r, c, tile_get(a, c, r));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+/* The offsets of a [h,w] sub-tile of a [R,C] tile: outside is a launch error. */
+static pto_status sub_offsets(frame *fr, const pto_ir_stmt *s, const pto_ir_arg *a, int64_t R,
+                              int64_t C, int64_t h, int64_t w, int64_t offs[2]) {
+  PTO_RETURN_IF_ERROR(list_values(fr, s, a, "the offsets", 2, offs));
+  const int64_t ext[2] = {R, C}, sub[2] = {h, w};
+  for (int k = 0; k < 2; k++)
+    if (offs[k] < 0 || offs[k] > ext[k] - sub[k])
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "%s in @%s: offset %lld of dim %d (%s %lld..%lld) is outside the tile's %lld %s",
+                  op_name(s->op.opc), fr->f->name, (long long)offs[k], k, k ? "columns" : "rows",
+                  (long long)offs[k], (long long)(offs[k] + sub[k]), (long long)ext[k],
+                  k ? "columns" : "rows");
+  return PTO_OK;
+}
+
+static pto_status op_tile_extract(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a;
+  int64_t shape[2], offs[2];
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 2), "the shape", 2, shape));
+  PTO_RETURN_IF_ERROR(sub_offsets(fr, s, pos_arg(s, 1), a->rows, a->cols, shape[0], shape[1], offs));
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, a->dtype, shape[0], shape[1], a->space, &o));
+  for (int64_t r = 0; r < o->rows; r++)
+    for (int64_t c = 0; c < o->cols; c++)
+      tile_put(o, r, c, tile_get(a, offs[0] + r, offs[1] + c));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_assemble(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *d, *x;
+  int64_t offs[2];
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &d));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &x));
+  PTO_RETURN_IF_ERROR(sub_offsets(fr, s, pos_arg(s, 2), d->rows, d->cols, x->rows, x->cols, offs));
+  itile *o;
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, d, d->dtype, d->space, &o));
+  memcpy(o->data, d->data, (size_t)(d->rows * d->cols) * pto_dtype_size(d->dtype));
+  for (int64_t r = 0; r < x->rows; r++)
+    for (int64_t c = 0; c < x->cols; c++)
+      tile_put(o, offs[0] + r, offs[1] + c, tile_get(x, r, c));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_concat(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a, *b;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &b));
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, a->dtype, a->rows, a->cols + b->cols, a->space, &o));
+  for (int64_t r = 0; r < o->rows; r++)
+    for (int64_t c = 0; c < o->cols; c++)
+      tile_put(o, r, c, c < a->cols ? tile_get(a, r, c) : tile_get(b, r, c - a->cols));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_reshape(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a;
+  int64_t shape[2];
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the shape", 2, shape));
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, a->dtype, shape[0], shape[1], a->space, &o));
+  if (o->rows * o->cols != a->rows * a->cols) {
+    tile_drop(o);
+    return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT, "tile.reshape: element counts differ");
+  }
+  memcpy(o->data, a->data, (size_t)(a->rows * a->cols) * pto_dtype_size(a->dtype));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+/* The pad value pad=zero|min|max names (absent: zero). */
+static pto_status pad_of(frame *fr, const pto_ir_stmt *s, pto_dtype dt, pto_scalar *out) {
+  *out = conv(mk_int(PTO_DTYPE_I64, 0), dt);
+  const pto_ir_arg *pa = kw_arg(s, "pad");
+  if (!pa) return PTO_OK;
+  const char *w = pa->kind == PTO_ARG_WORD ? pa->str : NULL;
+  if (w && strcmp(w, "min") == 0)
+    *out = lowest_of(dt);
+  else if (w && strcmp(w, "max") == 0)
+    *out = highest_of(dt);
+  else if (!w || strcmp(w, "zero") != 0)
+    return fail(fr, pa->loc, PTO_STATUS_INVALID_ARGUMENT, "%s: pad= must be zero, min or max",
+                op_name(s->op.opc));
+  return PTO_OK;
+}
+
+static pto_status op_tile_fillpad(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a;
+  pto_scalar pad;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  PTO_RETURN_IF_ERROR(pad_of(fr, s, a->dtype, &pad));
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, a->dtype, a->rows, a->cols, a->space, &o));
+  for (int64_t r = 0; r < o->rows; r++)
+    for (int64_t c = 0; c < o->cols; c++)
+      tile_put(o, r, c, r < a->vr && c < a->vc ? tile_get(a, r, c) : pad);
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+/* A boolean keyword word (false when absent). */
+static int kw_true(const pto_ir_stmt *s, const char *kw) {
+  const pto_ir_arg *a = kw_arg(s, kw);
+  return a && a->kind == PTO_ARG_WORD && strcmp(a->str, "true") == 0;
+}
+
+static pto_dtype result_dtype(const pto_ir_stmt *s) {
+  const pto_ir_type *ty = result_tile_type(s);
+  return ty ? ty->dtype : PTO_DTYPE_I32;
+}
+
+/* ci: start + j (descending: start - j), wrapping in the dtype. */
+static pto_status op_tile_ci(frame *fr, const pto_ir_stmt *s, rv *out) {
+  pto_scalar start;
+  int64_t shape[2];
+  PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 0, &start));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the shape", 2, shape));
+  pto_dtype dt = result_dtype(s);
+  int desc = kw_true(s, "descending");
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, dt, shape[0], shape[1], PTO_SPACE_VEC, &o));
+  uint64_t st = conv(start, dt).u;
+  for (int64_t r = 0; r < o->rows; r++)
+    for (int64_t c = 0; c < o->cols; c++)
+      tile_put(o, r, c, mk_int(dt, desc ? st - (uint64_t)c : st + (uint64_t)c));
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+/* tri: 1 where j <= i + diagonal (upper: j >= i + diagonal), else 0. */
+static pto_status op_tile_tri(frame *fr, const pto_ir_stmt *s, rv *out) {
+  pto_scalar dg;
+  int64_t shape[2];
+  PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 0, &dg));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the shape", 2, shape));
+  int64_t d = is_unsigned_int(dg.dtype) && dg.u > (uint64_t)INT64_MAX ? INT64_MAX : dg.i;
+  pto_dtype dt = result_dtype(s);
+  int upper = kw_true(s, "upper");
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, dt, shape[0], shape[1], PTO_SPACE_VEC, &o));
+  for (int64_t r = 0; r < o->rows; r++)
+    for (int64_t c = 0; c < o->cols; c++) {
+      /* j - i against the diagonal, without overflow for any diagonal */
+      int in = upper ? c - r >= d : c - r <= d;
+      tile_put(o, r, c, mk_int(PTO_DTYPE_I64, (uint64_t)in));
+    }
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status index_error(frame *fr, const pto_ir_stmt *s, int64_t r, int64_t c, int64_t v,
+                              int64_t bound, const char *what) {
+  return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+              "%s in @%s: index %lld at [%lld,%lld] is outside [0, %lld) (%s)", op_name(s->op.opc),
+              fr->f->name, (long long)v, (long long)r, (long long)c, (long long)bound, what);
+}
+
+static pto_status op_tile_gather(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *src, *idx;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &src));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &idx));
+  int64_t n = src->rows * src->cols;
+  for (int64_t r = 0; r < idx->rows; r++)
+    for (int64_t c = 0; c < idx->cols; c++) {
+      int64_t k = tile_get(idx, r, c).i;
+      if (k < 0 || k >= n) return index_error(fr, s, r, c, k, n, "positions of the source tile");
+    }
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, src->dtype, idx->rows, idx->cols, src->space, &o));
+  for (int64_t r = 0; r < idx->rows; r++)
+    for (int64_t c = 0; c < idx->cols; c++) {
+      int64_t k = tile_get(idx, r, c).i;
+      tile_put(o, r, c, tile_get(src, k / src->cols, k % src->cols));
+    }
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+/* The rows of gather_rows / scatter_rows: every index within the tensor's rows and the columns
+ * [c0, c0 + C) within its columns, checked before any element moves. */
+static pto_status rows_check(frame *fr, const pto_ir_stmt *s, const itensor *t, const itile *idx,
+                             int64_t C, int64_t *c0) {
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 2), "the column offset", 1, c0));
+  if (*c0 < 0 || *c0 > t->shape[1] - C)
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "%s in @%s: columns %lld..%lld are outside the tensor's %lld columns",
+                op_name(s->op.opc), fr->f->name, (long long)*c0, (long long)(*c0 + C),
+                (long long)t->shape[1]);
+  for (int64_t r = 0; r < idx->rows; r++) {
+    int64_t k = tile_get(idx, r, 0).i;
+    if (k < 0 || k >= t->shape[0])
+      return index_error(fr, s, r, 0, k, t->shape[0], "rows of the tensor");
+  }
+  return PTO_OK;
+}
+
+static pto_status op_tile_gather_rows(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const rv *tv;
+  const itile *idx;
+  int64_t shape[2], c0;
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &tv));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &idx));
+  PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 3), "the shape", 2, shape));
+  const itensor *t = &tv->t;
+  PTO_RETURN_IF_ERROR(rows_check(fr, s, t, idx, shape[1], &c0));
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, t->dtype, shape[0], shape[1], PTO_SPACE_VEC, &o));
+  for (int64_t r = 0; r < o->rows; r++) {
+    int64_t at[2] = {tile_get(idx, r, 0).i, c0};
+    for (int64_t c = 0; c < o->cols; c++, at[1]++)
+      tile_put(o, r, c, elem_get(t->dtype, tensor_at(t, at), 0));
+  }
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_scatter_rows(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const rv *tv;
+  const itile *tl, *idx;
+  int64_t c0;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &tl));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &idx));
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 3, &tv));
+  const itensor *t = &tv->t;
+  if (!t->writable) {
+    const pto_ir_arg *a = pos_arg(s, 3);
+    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                "tile.scatter_rows: %%%s is read-only (it is reached through an 'in' parameter)",
+                vname(a->expr->value));
+  }
+  PTO_RETURN_IF_ERROR(rows_check(fr, s, t, idx, tl->cols, &c0));
+  for (int64_t r = 0; r < tl->rows; r++) { /* in row order: a later row wins */
+    int64_t at[2] = {tile_get(idx, r, 0).i, c0};
+    for (int64_t c = 0; c < tl->cols; c++, at[1]++)
+      elem_put(t->dtype, tensor_at(t, at), 0, conv(tile_get(tl, r, c), t->dtype));
+  }
+  *out = rv_copy(tv); /* the result aliases the target */
+  return PTO_OK;
+}
+
+/* sort_idx: per row, the columns in sorted order (insertion sort: stable). */
+static pto_status op_tile_sort_idx(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *a;
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
+  const pto_ir_arg *oa = kw_arg(s, "order");
+  int asc = oa && oa->kind == PTO_ARG_WORD && strcmp(oa->str, "asc") == 0;
+  itile *o;
+  PTO_RETURN_IF_ERROR(layout_result(fr, s, PTO_DTYPE_I32, a->rows, a->cols, a->space, &o));
+  int64_t *ix = pto_malloc(sizeof *ix * (size_t)a->cols);
+  if (!ix) {
+    tile_drop(o);
+    return oom(fr, s->loc, op_name(s->op.opc));
+  }
+  for (int64_t r = 0; r < a->rows; r++) {
+    for (int64_t c = 0; c < a->cols; c++) {
+      pto_scalar x = tile_get(a, r, c);
+      int64_t k = c;
+      for (; k > 0; k--) {
+        pto_scalar y = tile_get(a, r, ix[k - 1]);
+        if (!(asc ? order_less(a->dtype, x, y) : order_less(a->dtype, y, x))) break;
+        ix[k] = ix[k - 1];
+      }
+      ix[k] = c;
+    }
+    for (int64_t c = 0; c < a->cols; c++)
+      tile_put(o, r, c, mk_int(PTO_DTYPE_I32, (uint64_t)ix[c]));
+  }
+  free(ix);
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
+static pto_status op_tile_layout(frame *fr, const pto_ir_stmt *s, rv *out) {
+  switch (s->op.opc) {
+  case PTO_OP_TILE_ROW_EXPAND: return op_tile_broadcast(fr, s, 1, out);
+  case PTO_OP_TILE_COL_EXPAND: return op_tile_broadcast(fr, s, 0, out);
+  case PTO_OP_TILE_TRANSPOSE: return op_tile_transpose(fr, s, out);
+  case PTO_OP_TILE_EXTRACT: return op_tile_extract(fr, s, out);
+  case PTO_OP_TILE_ASSEMBLE: return op_tile_assemble(fr, s, out);
+  case PTO_OP_TILE_CONCAT: return op_tile_concat(fr, s, out);
+  case PTO_OP_TILE_RESHAPE: return op_tile_reshape(fr, s, out);
+  case PTO_OP_TILE_FILLPAD: return op_tile_fillpad(fr, s, out);
+  case PTO_OP_TILE_CI: return op_tile_ci(fr, s, out);
+  case PTO_OP_TILE_TRI: return op_tile_tri(fr, s, out);
+  case PTO_OP_TILE_GATHER: return op_tile_gather(fr, s, out);
+  case PTO_OP_TILE_GATHER_ROWS: return op_tile_gather_rows(fr, s, out);
+  case PTO_OP_TILE_SCATTER_ROWS: return op_tile_scatter_rows(fr, s, out);
+  case PTO_OP_TILE_SORT_IDX: return op_tile_sort_idx(fr, s, out);
+  default:
+    return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)s->op.opc);
+  }
 }
 
 /* ---- ops: tensors --------------------------------------------------------------------- */
@@ -2078,6 +2483,7 @@ static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
   case PTO_OPC_EXPAND_ROW: st = op_tile_binary(fr, s, BIN_ROW, &res); break;
   case PTO_OPC_EXPAND_COL: st = op_tile_binary(fr, s, BIN_COL, &res); break;
   case PTO_OPC_MATMUL: st = op_tile_matmul(fr, s, opc == PTO_OP_TILE_MATMUL_ACC, &res); break;
+  case PTO_OPC_LAYOUT: st = op_tile_layout(fr, s, &res); break;
   default:
     switch (opc) {
     case PTO_OP_TILE_LOAD: st = op_tile_load(fr, s, &res); break;

@@ -1,4 +1,4 @@
-/* The op registry: one row per op of PTIR.md's "Ops (first set)" table, with its class and scalar
+/* The op registry: one row per op of PTIR.md's op tables (first and second set), with its class and scalar
  * function, on which the builder, interpreter, verifier and lowering dispatch. Adding an op of an
  * existing class is a row here (and its opcode) plus, for a new scalar function, its semantics in
  * the interpreter (ir/interp.c) and the lowering (compiler/lower_kernel.c); never the grammar. */
@@ -63,6 +63,34 @@ static const pto_op_info k_ops[PTO_OP_COUNT] = {
                                     PTO_FN_DIV},
     [PTO_OP_TILE_MATMUL] = {"tile.matmul", K, 2, 2, "", 1, 0, PTO_OPC_MATMUL, PTO_FN_NONE},
     [PTO_OP_TILE_MATMUL_ACC] = {"tile.matmul_acc", K, 3, 3, "", 1, 0, PTO_OPC_MATMUL, PTO_FN_NONE},
+    /* second set: structural */
+    [PTO_OP_TILE_ROW_PROD] = {"tile.row_prod", K, 1, 1, "", 1, 0, PTO_OPC_REDUCE_ROW, PTO_FN_MUL},
+    [PTO_OP_TILE_COL_PROD] = {"tile.col_prod", K, 1, 1, "", 1, 0, PTO_OPC_REDUCE_COL, PTO_FN_MUL},
+    [PTO_OP_TILE_ROW_ARGMAX] = {"tile.row_argmax", K, 1, 1, "", 1, 0, PTO_OPC_REDUCE_ROW,
+                                PTO_FN_ARGMAX},
+    [PTO_OP_TILE_ROW_ARGMIN] = {"tile.row_argmin", K, 1, 1, "", 1, 0, PTO_OPC_REDUCE_ROW,
+                                PTO_FN_ARGMIN},
+    [PTO_OP_TILE_COL_ARGMAX] = {"tile.col_argmax", K, 1, 1, "", 1, 0, PTO_OPC_REDUCE_COL,
+                                PTO_FN_ARGMAX},
+    [PTO_OP_TILE_COL_ARGMIN] = {"tile.col_argmin", K, 1, 1, "", 1, 0, PTO_OPC_REDUCE_COL,
+                                PTO_FN_ARGMIN},
+    [PTO_OP_TILE_ROW_EXPAND] = {"tile.row_expand", K, 2, 2, "", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_COL_EXPAND] = {"tile.col_expand", K, 2, 2, "", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_TRANSPOSE] = {"tile.transpose", K, 1, 1, "", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_EXTRACT] = {"tile.extract", K, 3, 3, "", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_ASSEMBLE] = {"tile.assemble", K, 3, 3, "", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_CONCAT] = {"tile.concat", K, 2, 2, "", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_RESHAPE] = {"tile.reshape", K, 2, 2, "", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_FILLPAD] = {"tile.fillpad", K, 1, 1, "pad", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_CI] = {"tile.ci", K, 2, 2, "dtype descending", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_TRI] = {"tile.tri", K, 2, 2, "dtype upper", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_GATHER] = {"tile.gather", K, 2, 2, "", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_GATHER_ROWS] = {"tile.gather_rows", K, 4, 4, "", 1, 0, PTO_OPC_LAYOUT},
+    /* writes %t (its result aliases it), as tile.store does */
+    [PTO_OP_TILE_SCATTER_ROWS] = {"tile.scatter_rows", K, 4, 4, "", 1, 1u << 3, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_SORT_IDX] = {"tile.sort_idx", K, 1, 1, "order", 1, 0, PTO_OPC_LAYOUT},
+    [PTO_OP_TILE_MATMUL_BIAS] = {"tile.matmul_bias", K, 3, 3, "", 1, 0, PTO_OPC_MATMUL,
+                                 PTO_FN_NONE},
     [PTO_OP_TENSOR_CREATE] = {"tensor.create", O | H, 2, 2, "", 1, 0},
     [PTO_OP_TENSOR_SLICE] = {"tensor.slice", O | H, 3, 3, "", 1, 0},
     [PTO_OP_TENSOR_DIM] = {"tensor.dim", K | O | H, 2, 2, "", 1, 0},

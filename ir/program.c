@@ -1,6 +1,7 @@
 /* Program-level queries: lifetime, function lookup, the entry point, keyword arguments and static
  * evaluation of index expressions. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,10 +183,91 @@ static int walk_block(stmt_walk *w, const pto_ir_block *b) {
 }
 
 const pto_ir_stmt *pto_ir_func_stmt_at(const pto_ir_func *f, int index) {
-  if (!f || index < 0) return NULL;
+  return f ? pto_ir_block_stmt_at(&f->body, index) : NULL;
+}
+
+const pto_ir_stmt *pto_ir_block_stmt_at(const pto_ir_block *b, int index) {
+  if (!b || index < 0) return NULL;
   stmt_walk w = {0, index, {0, 0}, NULL};
-  walk_block(&w, &f->body);
+  walk_block(&w, b);
   return w.hit;
+}
+
+/* ---- incore scopes and the kernels they become ------------------------------------------ */
+
+typedef struct incore_walk {
+  const pto_ir_program *p;
+  char (*names)[PTO_IR_KERNEL_NAME_MAX];
+  int n, cap;
+  int (*visit)(void *ctx, const pto_ir_func *f, const pto_ir_stmt *scope, const char *kernel);
+  void *ctx;
+} incore_walk;
+
+static int name_taken(const incore_walk *w, const char *name) {
+  if (pto_ir_program_find_func(w->p, name)) return 1;
+  for (int i = 0; i < w->n; i++)
+    if (!strcmp(w->names[i], name)) return 1;
+  return 0;
+}
+
+/* -1: out of memory; 1: the visitor stopped; 0: go on. */
+static int incore_scope(incore_walk *w, const pto_ir_func *f, const pto_ir_stmt *s) {
+  if (w->n == w->cap) {
+    int cap = w->cap ? w->cap * 2 : 8;
+    void *x = pto_realloc(w->names, sizeof *w->names * (size_t)cap);
+    if (!x) return -1;
+    w->names = x;
+    w->cap = cap;
+  }
+  /* The scope's string made an identifier; else <func>_incore. A taken name gets 0, 1, ... */
+  char base[100];
+  if (s->incore.name && *s->incore.name) {
+    size_t k = 0;
+    for (const char *c = s->incore.name; *c && k < sizeof base - 1; c++)
+      base[k++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                                 (*c >= '0' && *c <= '9')
+                             ? *c
+                             : '_');
+    base[k] = 0;
+    if (base[0] >= '0' && base[0] <= '9') base[0] = '_';
+  } else {
+    snprintf(base, sizeof base, "%s_incore", f->name);
+  }
+  char *name = w->names[w->n];
+  snprintf(name, PTO_IR_KERNEL_NAME_MAX, "%s", base);
+  for (int k = 0; name_taken(w, name); k++)
+    snprintf(name, PTO_IR_KERNEL_NAME_MAX, "%s%d", base, k);
+  w->n++;
+  return w->visit(w->ctx, f, s, name) ? 1 : 0;
+}
+
+static int incore_block(incore_walk *w, const pto_ir_func *f, const pto_ir_block *b) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    int r = 0;
+    if (s->kind == PTO_STMT_INCORE)
+      r = incore_scope(w, f, s);
+    else if (s->kind == PTO_STMT_FOR)
+      r = incore_block(w, f, &s->loop.body);
+    else if (s->kind == PTO_STMT_IF)
+      r = incore_block(w, f, &s->branch.then_body);
+    if (!r && s->kind == PTO_STMT_IF) r = incore_block(w, f, &s->branch.else_body);
+    if (r) return r;
+  }
+  return 0;
+}
+
+pto_status pto_ir_each_incore(const pto_ir_program *p,
+                              int (*visit)(void *ctx, const pto_ir_func *f,
+                                           const pto_ir_stmt *scope, const char *kernel),
+                              void *ctx) {
+  incore_walk w = {.p = p, .visit = visit, .ctx = ctx};
+  int r = 0;
+  for (int i = 0; p && i < p->nfuncs && !r; i++)
+    if (p->funcs[i]->kind != PTO_FUNC_KERNEL) r = incore_block(&w, p->funcs[i], &p->funcs[i]->body);
+  free(w.names);
+  return r < 0 ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory naming incore scopes")
+               : PTO_OK;
 }
 
 int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc) {

@@ -30,12 +30,23 @@ typedef struct pos_op {
   int (*dimsym)[PTO_MAX_RANK]; /* per tensor parameter and dim: the symbol index, or -1 */
 } pos_op;
 
+/* A statement inside a kernel that can fail a launch naming it (PTO_KERNEL_ERR_INDEX): the
+ * kernel's name (an incore scope's: the kernel it becomes) and the statement's index there. */
+typedef struct pos_kop {
+  char *kernel;
+  int32_t id;
+  int line, col;
+  char *op;
+} pos_kop;
+
 struct pto__positions {
   char *file;
   int nsyms;
   char **syms;
   int nops;
   pos_op *ops;
+  int nkops, capkops;
+  pos_kop *kops;
 };
 
 void pto__positions_free(pto__positions *t) {
@@ -50,6 +61,11 @@ void pto__positions_free(pto__positions *t) {
     free(o->dimsym);
   }
   free(t->ops);
+  for (int i = 0; i < t->nkops; i++) {
+    free(t->kops[i].kernel);
+    free(t->kops[i].op);
+  }
+  free(t->kops);
   for (int i = 0; i < t->nsyms; i++)
     free(t->syms[i]);
   free(t->syms);
@@ -93,6 +109,49 @@ static int fill_call(pos_op *o, const pto_ir_func *k) {
   return 0;
 }
 
+static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, int col,
+                   const char *op) {
+  if (t->nkops == t->capkops) {
+    int cap = t->capkops ? t->capkops * 2 : 16;
+    pos_kop *k = pto_realloc(t->kops, (size_t)cap * sizeof *k);
+    if (!k) return -1;
+    t->kops = k;
+    t->capkops = cap;
+  }
+  pos_kop *k = &t->kops[t->nkops];
+  k->kernel = pto_strdup(kernel);
+  k->op = pto_strdup(op);
+  if (!k->kernel || !k->op) {
+    free(k->kernel);
+    free(k->op);
+    return -1;
+  }
+  k->id = id;
+  k->line = line;
+  k->col = col;
+  t->nkops++;
+  return 0;
+}
+
+/* The layout ops of a kernel body (those that check indices at run time), by statement index. */
+static int add_kernel_ops(pto__positions *t, const char *kernel, const pto_ir_block *body) {
+  for (int i = 0;; i++) {
+    const pto_ir_stmt *s = pto_ir_block_stmt_at(body, i);
+    if (!s) return 0;
+    if (s->kind != PTO_STMT_OP || s->loc.line <= 0) continue;
+    const pto_op_info *info = pto_op_info_get(s->op.opc);
+    if (info && info->cls == PTO_OPC_LAYOUT &&
+        add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name))
+      return -1;
+  }
+}
+
+static int visit_incore(void *ctx, const pto_ir_func *f, const pto_ir_stmt *scope,
+                        const char *kernel) {
+  (void)f;
+  return add_kernel_ops(ctx, kernel, &scope->incore.body);
+}
+
 pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
                                   pto__positions **out) {
   *out = NULL;
@@ -132,6 +191,11 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     if (!(o->op = pto_strdup(name))) goto oom;
     if (s->kind == PTO_STMT_CALL && s->call.callee && fill_call(o, s->call.callee)) goto oom;
   }
+  for (int i = 0; i < ir->nfuncs; i++)
+    if (ir->funcs[i]->kind == PTO_FUNC_KERNEL &&
+        add_kernel_ops(t, ir->funcs[i]->name, &ir->funcs[i]->body))
+      goto oom;
+  if (pto_ir_each_incore(ir, visit_incore, t) != PTO_OK) goto oom;
   *out = t;
   return PTO_OK;
 oom:
@@ -181,6 +245,16 @@ pto_status pto__positions_write(const pto__positions *t, const char *dir) {
     }
     ok = ok && !json_array_append_new(ops, jo);
   }
+  json_t *kops = json_array();
+  ok = ok && kops;
+  for (int i = 0; ok && i < t->nkops; i++) {
+    const pos_kop *k = &t->kops[i];
+    json_t *jk = json_pack("{s:s, s:i, s:i, s:i, s:s}", "kernel", k->kernel, "id", (int)k->id,
+                           "line", k->line, "col", k->col, "op", k->op);
+    ok = jk && !json_array_append_new(kops, jk);
+  }
+  if (!ok) json_decref(kops);
+  ok = ok && !json_object_set_new(doc, "kernel_ops", kops);
   ok = ok && !json_object_set_new(doc, "syms", syms) && !json_object_set_new(doc, "ops", ops);
   if (!ok) {
     json_decref(doc);
@@ -250,6 +324,17 @@ pto__positions *pto__positions_read(const char *dir) {
       }
     }
   }
+  json_t *kops = json_object_get(doc, "kernel_ops"); /* absent in older tables */
+  for (size_t i = 0; i < json_array_size(kops); i++) {
+    json_t *jk = json_array_get(kops, i);
+    const char *kernel = json_string_value(json_object_get(jk, "kernel"));
+    const char *op = json_string_value(json_object_get(jk, "op"));
+    json_int_t id = json_integer_value(json_object_get(jk, "id"));
+    if (!kernel || !op || id < 0 || id > INT32_MAX ||
+        add_kop(t, kernel, (int32_t)id, (int)json_integer_value(json_object_get(jk, "line")),
+                (int)json_integer_value(json_object_get(jk, "col")), op))
+      goto bad;
+  }
   json_decref(doc);
   return t;
 bad:
@@ -281,6 +366,18 @@ int pto_program_op_text(const pto_program *p, int32_t op, char *buf, size_t n) {
   else
     snprintf(buf, n, "%s:%d:%d: %s", p->positions->file, o->line, o->col, o->op);
   return 0;
+}
+
+int pto_program_kernel_op_text(const pto_program *p, const char *kernel, int32_t op, char *buf,
+                               size_t n) {
+  const pto__positions *t = p ? p->positions : NULL;
+  for (int i = 0; t && kernel && n && i < t->nkops; i++) {
+    const pos_kop *k = &t->kops[i];
+    if (k->id != op || strcmp(k->kernel, kernel)) continue;
+    snprintf(buf, n, "%s:%d:%d: %s", t->file, k->line, k->col, k->op);
+    return 0;
+  }
+  return -1;
 }
 
 int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,

@@ -340,6 +340,7 @@ static const char *kernel_err_text(int32_t rc) {
   case PTO_KERNEL_ERR_SCRATCH: return "scratch arena smaller than the kernel's footprint";
   case PTO_KERNEL_ERR_LOAD_OFFSET: return "tile.load";
   case PTO_KERNEL_ERR_STORE_OFFSET: return "tile.store";
+  case PTO_KERNEL_ERR_INDEX: return "an index out of range";
   default: return "kernel error";
   }
 }
@@ -374,6 +375,23 @@ static void offset_err_text(const pto_core_ctx *ctx, char *out, size_t n) {
   else
     snprintf(out, n, "offset %lld of dim %lld is outside the tensor's extent %lld", off, why % 8,
              why / 8 - 1);
+}
+
+/* PTO_KERNEL_ERR_INDEX: the op (its source position when the program has one), the position of
+ * the index and its value (pto/kernel_abi.h). */
+static pto_status index_error(pto__rt_launch *L, const pto__rt_task *t, const char *name,
+                              int32_t rc, const pto_core_ctx *ctx) {
+  int64_t d = ctx->err_detail[0];
+  int32_t op = PTO_KERNEL_INDEX_OP(d);
+  char where[512];
+  if (pto_program_kernel_op_text(L->prog, name, op, where, sizeof where))
+    snprintf(where, sizeof where, "op %d of the kernel", (int)op);
+  return pto_status_make(PTO_STATUS_LAUNCH,
+                         "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: value %lld "
+                         "at [%lld,%lld]; nothing outside a tensor was read or written",
+                         name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where,
+                         (long long)ctx->err_detail[1], (long long)PTO_KERNEL_INDEX_ROW(d),
+                         (long long)PTO_KERNEL_INDEX_COL(d));
 }
 
 /* A successor that became ready and runs on a core of core_type is left in *out_next, for the
@@ -587,6 +605,8 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
                             "kernel '%s' (id %d, task %u) failed with code %d (%s: %lld and %lld)",
                             name, t->kernel_id, t->seq, rc, kernel_err_text(rc),
                             (long long)ctx.err_detail[0], (long long)ctx.err_detail[1]);
+      else if (rc == PTO_KERNEL_ERR_INDEX)
+        s = index_error(L, t, name, rc, &ctx);
       else
         s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s)",
                             name, t->kernel_id, t->seq, rc, kernel_err_text(rc));

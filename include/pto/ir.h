@@ -194,6 +194,28 @@ typedef enum pto_opcode {
   PTO_OP_TILE_COL_EXPAND_DIV,
   PTO_OP_TILE_MATMUL,
   PTO_OP_TILE_MATMUL_ACC,
+  /* second set: structural */
+  PTO_OP_TILE_ROW_PROD,
+  PTO_OP_TILE_COL_PROD,
+  PTO_OP_TILE_ROW_ARGMAX,
+  PTO_OP_TILE_ROW_ARGMIN,
+  PTO_OP_TILE_COL_ARGMAX,
+  PTO_OP_TILE_COL_ARGMIN,
+  PTO_OP_TILE_ROW_EXPAND,
+  PTO_OP_TILE_COL_EXPAND,
+  PTO_OP_TILE_TRANSPOSE,
+  PTO_OP_TILE_EXTRACT,
+  PTO_OP_TILE_ASSEMBLE,
+  PTO_OP_TILE_CONCAT,
+  PTO_OP_TILE_RESHAPE,
+  PTO_OP_TILE_FILLPAD,
+  PTO_OP_TILE_CI,
+  PTO_OP_TILE_TRI,
+  PTO_OP_TILE_GATHER,
+  PTO_OP_TILE_GATHER_ROWS,
+  PTO_OP_TILE_SCATTER_ROWS,
+  PTO_OP_TILE_SORT_IDX,
+  PTO_OP_TILE_MATMUL_BIAS,
   PTO_OP_TENSOR_CREATE,
   PTO_OP_TENSOR_SLICE,
   PTO_OP_TENSOR_DIM,
@@ -258,6 +280,8 @@ typedef enum pto_op_class {
   PTO_OPC_EXPAND_ROW,    /* tile op row vector [R,1] */
   PTO_OPC_EXPAND_COL,    /* tile op column vector [1,C] */
   PTO_OPC_MATMUL,
+  /* second set: structural */
+  PTO_OPC_LAYOUT, /* moves elements without arithmetic: broadcasts, transpose, extract, gather */
 } pto_op_class;
 
 /* The scalar function an elementwise, reduction or expansion op applies to each element. */
@@ -278,6 +302,9 @@ typedef enum pto_op_fn {
   PTO_FN_NEG,
   PTO_FN_ABS,
   PTO_FN_SIGMOID,
+  /* second set: structural */
+  PTO_FN_ARGMAX, /* reductions to the i32 index of the first extreme (NaN first) */
+  PTO_FN_ARGMIN,
 } pto_op_fn;
 
 typedef struct pto_op_info {
@@ -446,6 +473,19 @@ PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
 /* An integer '/' or mod in x by anything but a nonzero literal: a scalar assignment holding one
  * fails its launch on a runtime zero divisor, so it has an op id like the ops that can fail. */
 PTO_API bool pto_ir_expr_divides_int(const pto_ir_expr *x);
+
+/* The same numbering over one block (an incore scope's body is its kernel's body). */
+PTO_API const pto_ir_stmt *pto_ir_block_stmt_at(const pto_ir_block *b, int index);
+
+/* The incore scopes of p's orch and host functions, in function order and pre-order within each,
+ * each with the name of the kernel it becomes when outlined (its string made an identifier, else
+ * <func>_incore; a name already taken gets 0, 1, ...): the outlined kernel's body is the scope's
+ * body, statement for statement, then a return. visit returning nonzero stops the walk. */
+#define PTO_IR_KERNEL_NAME_MAX 128
+PTO_API pto_status pto_ir_each_incore(const pto_ir_program *p,
+                                      int (*visit)(void *ctx, const pto_ir_func *f,
+                                                   const pto_ir_stmt *scope, const char *kernel),
+                                      void *ctx);
 
 /* Returns the keyword argument named kw of an op statement, or NULL. */
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);

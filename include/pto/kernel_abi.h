@@ -65,7 +65,18 @@ enum {
    * err_detail[0] the offset, err_detail[1] dim | op << 3 (0 notify, 1 wait, 2 remote_load,
    * 3 remote_store) | the window's tensor argument << 5 | (extent + 1) << 13 (0: negative). */
   PTO_KERNEL_ERR_DIST_OFFSET = 8,
+  /* An index or offset out of range in tile.gather, gather_rows, scatter_rows or extract (and
+   * assemble): err_detail[0] is PTO_KERNEL_INDEX_DETAIL(op, r, c), the op's statement index in
+   * the kernel (pto_ir_func_stmt_at) and the position of the index, err_detail[1] the value.
+   * Nothing was read or written outside a tensor. */
+  PTO_KERNEL_ERR_INDEX = 9,
 };
+
+#define PTO_KERNEL_INDEX_DETAIL(op, r, c) \
+  (((int64_t)(op) << 42) | ((int64_t)(r) & 0x1fffff) << 21 | ((int64_t)(c) & 0x1fffff))
+#define PTO_KERNEL_INDEX_OP(d) ((int32_t)((d) >> 42))
+#define PTO_KERNEL_INDEX_ROW(d) ((int64_t)((d) >> 21) & 0x1fffff)
+#define PTO_KERNEL_INDEX_COL(d) ((int64_t)(d) & 0x1fffff)
 
 typedef int32_t (*pto_kernel_fn)(const pto_kernel_tensor *tensors, const uint64_t *scalars,
                                  pto_core_ctx *ctx);

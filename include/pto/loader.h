@@ -131,6 +131,11 @@ PTO_API int32_t pto_program_current_op(const pto_program *p);
 PTO_API void pto_program_reset_current_op(const pto_program *p);
 /* "prog.ptir:12:5: call @k" (or ": tensor.slice") for op into buf; 0, or -1 when unknown. */
 PTO_API int pto_program_op_text(const pto_program *p, int32_t op, char *buf, size_t n);
+/* "prog.ptir:14:9: tile.gather" for the statement with index op (pto_ir_func_stmt_at) of the
+ * kernel named kernel (an incore scope's: the kernel it becomes), as a kernel failing with
+ * PTO_KERNEL_ERR_INDEX names it; 0, or -1 when unknown. */
+PTO_API int pto_program_kernel_op_text(const pto_program *p, const char *kernel, int32_t op,
+                                       char *buf, size_t n);
 /* For a kernel that failed with PTO_KERNEL_ERR_DIM_MISMATCH (values a and b) at call op with
  * these tensor arguments: "dynamic symbol R is 8 from parameter 'x' (dim 0) but 16 from
  * parameter 'y' (dim 0)"; 0, or -1 when it cannot be told. */

@@ -271,7 +271,8 @@ static uint64_t rnd(void) {
 }
 
 /* Fill domains. */
-enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO };
+/* D_SPECIAL: small integers (many ties), and among floats NaN, -0, +0 and infinities. */
+enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO, D_SPECIAL };
 
 static double rnd_real(int domain) {
   double u = (double)(rnd() >> 11) / 9007199254740992.0; /* [0,1) */
@@ -279,6 +280,11 @@ static double rnd_real(int domain) {
   case D_POS: return 0.01 + u * 10.0;
   case D_WIDE: return (u - 0.5) * 600.0;
   case D_SMALLINT: return floor((u - 0.5) * 20.0);
+  case D_SPECIAL: {
+    static const double special[] = {NAN, -0.0, 0.0, INFINITY, -INFINITY};
+    uint64_t k = rnd() % 12;
+    return k < 5 ? special[k] : floor((u - 0.5) * 8.0);
+  }
   default: return (u - 0.5) * 16.0;
   }
 }
@@ -311,6 +317,7 @@ static void fill(pto_dtype dt, void *base, int64_t n, int domain) {
     double r = rnd_real(domain);
     uint64_t bits = rnd();
     if (domain == D_SMALLINT || domain == D_POS) bits = (uint64_t)(int64_t)floor(r);
+    if (domain == D_SPECIAL) bits = (uint64_t)(int64_t)(isfinite(r) ? r : 3.0);
     if (domain == D_POS && bits == 0) bits = 1;
     if (domain == D_NONZERO || domain == D_WITHZERO) {
       if (pto_dtype_size(dt) < 8) bits &= (1ull << (8 * pto_dtype_size(dt))) - 1;
@@ -1633,6 +1640,271 @@ static void gen_random(void) {
   }
 }
 
+/* ---- second set: structural ops ------------------------------------------------------------ */
+
+/* One structural case: kernel text from fmt (its first %s is the kernel name), arguments after. */
+static tcase *struct_case(const char *kname, const char *name) {
+  tcase *c = new_case("struct");
+  snprintf(c->kname, sizeof c->kname, "%s", kname);
+  snprintf(c->name, sizeof c->name, "%s", name);
+  return c;
+}
+
+/* Arg reductions and products over every dtype, sort_idx both ways: small integers (ties) with
+ * NaN, -0, +0 and infinities among the floats; partial tiles (pad values take part). */
+static void gen_struct_reduce(void) {
+  static const char *ops[] = {"row_prod",   "col_prod",   "row_argmax", "row_argmin",
+                              "col_argmax", "col_argmin", "sort_idx",   "sort_idx_asc"};
+  static const shape_case shapes[] = {{7, 13, 7, 13}, {16, 32, 11, 29}, {32, 64, 32, 64}};
+  /* ties: small integers without NaN (a row of D_SPECIAL almost always holds one) */
+  for (int ties = 0; ties < 2; ties++)
+  for (int o = 0; o < 8; o++)
+    for (int d = 0; d < N_ALL_DTYPES; d++)
+      for (int sh = 0; sh < 3; sh++) {
+        pto_dtype dt = k_all_dtypes[d];
+        const shape_case *S = &shapes[sh];
+        if (sh == 2 && o < 6 && o != 2 && o != 3) continue; /* 32x64: the benchmarked shapes */
+        if (ties && (o < 2 || (dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_I32))) continue;
+        const char *dn = pto_dtype_name(dt);
+        int sort = o >= 6, row = sort || o == 0 || o == 2 || o == 3, arg = o >= 2;
+        int64_t orr = sort || row ? S->tr : 1, oc = sort ? S->tc : row ? 1 : S->tc;
+        const char *odn = arg ? "i32" : dn;
+        char kn[96], nm[96], op[64];
+        snprintf(kn, sizeof kn, "st_%s_%s_%d%s", ops[o], dn, sh, ties ? "_t" : "");
+        snprintf(nm, sizeof nm, "tile_%s_%s_%lldx%lld_on_%lldx%lld%s", ops[o], dn,
+                 (long long)S->tr, (long long)S->tc, (long long)S->r, (long long)S->c,
+                 ties ? "_ties" : "");
+        snprintf(op, sizeof op, "%s", sort ? "sort_idx" : ops[o]);
+        tcase *c = struct_case(kn, nm);
+        c->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[%lld,%lld] %s)"
+                       " -> (tensor[%lld,%lld] %s) {\n"
+                       "  %%ta = tile.load(%%a, [0, 0], [%lld, %lld], pad=%s)\n"
+                       "  %%tc = tile.%s(%%ta%s)\n"
+                       "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                       "  return %%c1\n}\n",
+                       kn, dn, (long long)orr, (long long)oc, odn, (long long)orr, (long long)oc,
+                       odn, (long long)S->tr, (long long)S->tc, o == 3 ? "max" : "min", op,
+                       o == 7 ? ", order=asc" : o == 6 ? ", order=desc" : "");
+        c->args[0] = tensor2(dt, S->r, S->c, o < 2 ? D_ANY : ties ? D_SMALLINT : D_SPECIAL, 0);
+        c->args[1] = tensor2(arg ? PTO_DTYPE_I32 : dt, orr, oc, D_ANY, 1);
+        c->nargs = 2;
+      }
+}
+
+/* Moves over every dtype: broadcasts, transpose (valid regions swap), extract and assemble at
+ * static and runtime offsets, concat, reshape, fillpad with each pad. */
+static void gen_struct_moves(void) {
+  for (int d = 0; d < N_ALL_DTYPES; d++) {
+    pto_dtype dt = k_all_dtypes[d];
+    const char *dn = pto_dtype_name(dt);
+    char kn[96], nm[96];
+    for (int rc = 0; rc < 2; rc++) {
+      snprintf(kn, sizeof kn, "st_%s_expand_%s", rc ? "col" : "row", dn);
+      snprintf(nm, sizeof nm, "tile_%s_expand_%s_10x24", rc ? "col" : "row", dn);
+      tcase *c = struct_case(kn, nm);
+      c->text = dupf("kernel @%s(%%v: tensor[%d,%d] %s, out %%c: tensor[10,24] %s)"
+                     " -> (tensor[10,24] %s) {\n"
+                     "  %%tv = tile.load(%%v, [0, 0], [%d, %d])\n"
+                     "  %%tc = tile.%s_expand(%%tv, [10, 24])\n"
+                     "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     kn, rc ? 1 : 10, rc ? 24 : 1, dn, dn, dn, rc ? 1 : 10, rc ? 24 : 1,
+                     rc ? "col" : "row");
+      c->args[0] = tensor2(dt, rc ? 1 : 10, rc ? 24 : 1, D_ANY, 0);
+      c->args[1] = tensor2(dt, 10, 24, D_ANY, 1);
+      c->nargs = 2;
+    }
+    static const shape_case tshapes[] = {{7, 13, 5, 11}, {64, 64, 64, 64}, {16, 40, 16, 40}};
+    for (int sh = 0; sh < 3; sh++) {
+      const shape_case *S = &tshapes[sh];
+      snprintf(kn, sizeof kn, "st_transpose_%s_%d", dn, sh);
+      snprintf(nm, sizeof nm, "tile_transpose_%s_%lldx%lld_valid_%lldx%lld", dn, (long long)S->tr,
+               (long long)S->tc, (long long)S->r, (long long)S->c);
+      tcase *c = struct_case(kn, nm);
+      c->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[C,R] %s)"
+                     " -> (tensor[C,R] %s) {\n"
+                     "  %%ta = tile.load(%%a, [0, 0], [%lld, %lld], valid=[R, C])\n"
+                     "  %%tc = tile.transpose(%%ta)\n"
+                     "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     kn, dn, dn, dn, (long long)S->tr, (long long)S->tc);
+      c->args[0] = tensor2(dt, S->r, S->c, D_ANY, 0);
+      c->args[1] = tensor2(dt, S->c, S->r, D_ANY, 1);
+      c->nargs = 2;
+    }
+    /* extract [4,5] at (2,3) and at runtime (r0, c0); assemble it back at runtime (c0, r0) into
+     * a concat of the two; reshape; fillpad of a partial load with each pad */
+    snprintf(kn, sizeof kn, "st_moves_%s", dn);
+    snprintf(nm, sizeof nm, "tile_extract_assemble_concat_reshape_fillpad_%s", dn);
+    tcase *c = struct_case(kn, nm);
+    c->text = dupf(
+        "kernel @%s(%%a: tensor[10,24] %s, %%b: tensor[R,C] %s, out %%e: tensor[4,10] %s,"
+        " out %%f: tensor[20,24] %s, out %%g: tensor[8,24] %s, %%r0: index, %%c0: index)"
+        " -> (tensor[4,10] %s, tensor[20,24] %s, tensor[8,24] %s) {\n"
+        "  %%ta = tile.load(%%a, [0, 0], [10, 24])\n"
+        "  %%tb = tile.load(%%b, [0, 0], [8, 12], valid=[R, C])\n"
+        "  %%x1 = tile.extract(%%ta, [2, 3], [4, 5])\n"
+        "  %%x2 = tile.extract(%%ta, [%%r0, %%c0], [4, 5])\n"
+        "  %%x = tile.concat(%%x1, %%x2)\n"
+        "  %%e1 = tile.store(%%x, [0, 0], %%e)\n"
+        "  %%p0 = tile.fillpad(%%tb, pad=min)\n"
+        "  %%p1 = tile.fillpad(%%tb, pad=max)\n"
+        "  %%p2 = tile.fillpad(%%tb)\n"
+        "  %%p = tile.concat(%%p0, %%p1)\n"
+        "  %%y = tile.assemble(%%ta, %%x2, [%%c0, %%r0])\n"
+        "  %%z = tile.reshape(%%y, [20, 12])\n"
+        "  %%z1 = tile.concat(%%z, %%z)\n"
+        "  %%f1 = tile.store(%%z1, [0, 0], %%f)\n"
+        "  %%g0 = tile.extract(%%p, [0, 6], [8, 12])\n"
+        "  %%g2 = tile.concat(%%g0, %%p2)\n"
+        "  %%g1 = tile.store(%%g2, [0, 0], %%g)\n"
+        "  return %%e1, %%f1, %%g1\n}\n",
+        kn, dn, dn, dn, dn, dn, dn, dn, dn);
+    c->args[0] = tensor2(dt, 10, 24, D_ANY, 0);
+    c->args[1] = tensor2(dt, 6, 9, D_ANY, 0);
+    c->args[2] = tensor2(dt, 4, 10, D_ANY, 1);
+    c->args[3] = tensor2(dt, 20, 24, D_ANY, 1);
+    c->args[4] = tensor2(dt, 8, 24, D_ANY, 1);
+    c->args[5] = scalar_spec(PTO_DTYPE_INDEX, 0, 5);
+    c->args[6] = scalar_spec(PTO_DTYPE_INDEX, 0, 2);
+    c->nargs = 7;
+    /* tri, lower and upper, at a runtime diagonal */
+    for (int up = 0; up < 2; up++)
+      for (int dg = -2; dg <= 3; dg += 5) {
+        snprintf(kn, sizeof kn, "st_tri_%s_%d_%d", dn, up, dg + 2);
+        snprintf(nm, sizeof nm, "tile_tri_%s%s_diagonal_%d", dn, up ? "_upper" : "", dg);
+        c = struct_case(kn, nm);
+        c->text = dupf("kernel @%s(out %%c: tensor[9,13] %s, %%d: index) -> (tensor[9,13] %s) {\n"
+                       "  %%t = tile.tri(%%d, [9, 13], dtype=%s, upper=%s)\n"
+                       "  %%c1 = tile.store(%%t, [0, 0], %%c)\n"
+                       "  return %%c1\n}\n",
+                       kn, dn, dn, dn, up ? "true" : "false");
+        c->args[0] = tensor2(dt, 9, 13, D_ANY, 1);
+        c->args[1] = scalar_spec(PTO_DTYPE_INDEX, 0, dg);
+        c->nargs = 2;
+      }
+  }
+  static const pto_dtype cdts[] = {PTO_DTYPE_I32, PTO_DTYPE_I16, PTO_DTYPE_I64};
+  for (int d = 0; d < 3; d++)
+    for (int desc = 0; desc < 2; desc++) {
+      const char *dn = pto_dtype_name(cdts[d]);
+      char kn[96], nm[96];
+      snprintf(kn, sizeof kn, "st_ci_%s_%d", dn, desc);
+      snprintf(nm, sizeof nm, "tile_ci_%s%s_runtime_start", dn, desc ? "_descending" : "");
+      tcase *c = struct_case(kn, nm);
+      c->text = dupf("kernel @%s(out %%c: tensor[1,37] %s, %%s: %s) -> (tensor[1,37] %s) {\n"
+                     "  %%t = tile.ci(%%s, [1, 37], dtype=%s, descending=%s)\n"
+                     "  %%c1 = tile.store(%%t, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     kn, dn, dn, dn, dn, desc ? "true" : "false");
+      c->args[0] = tensor2(cdts[d], 1, 37, D_ANY, 1);
+      /* i16 wraps past 32767 */
+      c->args[1] = scalar_spec(cdts[d], 0, cdts[d] == PTO_DTYPE_I16 ? 32750 : -5);
+      c->nargs = 2;
+    }
+}
+
+/* Gathers and scatters with indices made in the kernel (sort_idx: a permutation of the
+ * columns, so in range; column 0 of it repeats rows across a tile: a later row wins), and with
+ * indices from a tensor of random values: a launch error, in the interpreter too. */
+static void gen_struct_gather(void) {
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_BF16, PTO_DTYPE_I8, PTO_DTYPE_I64,
+                                  PTO_DTYPE_F64, PTO_DTYPE_U16};
+  for (int d = 0; d < 6; d++) {
+    pto_dtype dt = dts[d];
+    const char *dn = pto_dtype_name(dt);
+    char kn[96], nm[96];
+    for (int bad = 0; bad < 2; bad++) {
+      snprintf(kn, sizeof kn, "st_gather_%s_%d", dn, bad);
+      snprintf(nm, sizeof nm, "tile_gather_rows_scatter_rows_%s%s", dn,
+               bad ? "_index_out_of_range" : "");
+      tcase *c = struct_case(kn, nm);
+      c->text = dupf(
+          "kernel @%s(%%a: tensor[8,32] f32, %%t: tensor[K,24] %s, %%s: tensor[8,16] %s,"
+          " %%bi: tensor[8,32] i32, out %%o: tensor[8,32] %s, out %%g: tensor[8,16] %s,"
+          " inout %%u: tensor[K,24] %s, %%c0: index)"
+          " -> (tensor[8,32] %s, tensor[8,16] %s, tensor[K,24] %s) {\n"
+          "  %%ta = tile.load(%%a, [0, 0], [8, 32])\n"
+          "  %%ix = %s\n"
+          "  %%src = tile.load(%%t, [0, 0], [8, 24])\n"
+          "  %%w = tile.gather(%%src, %%ix)\n"
+          "  %%o1 = tile.store(%%w, [0, 0], %%o)\n"
+          "  %%ir = tile.extract(%%ix, [0, 0], [8, 1])\n"
+          "  %%gr = tile.gather_rows(%%t, %%ir, [%%c0], [8, 16])\n"
+          "  %%g1 = tile.store(%%gr, [0, 0], %%g)\n"
+          "  %%ts = tile.load(%%s, [0, 0], [8, 16])\n"
+          "  %%u1 = tile.scatter_rows(%%ts, %%ir, [%%c0], %%u)\n"
+          "  return %%o1, %%g1, %%u1\n}\n",
+          kn, dn, dn, dn, dn, dn, dn, dn, dn,
+          bad ? "tile.load(%bi, [0, 0], [8, 32])" : "tile.sort_idx(%ta, order=asc)");
+      c->args[0] = tensor2(PTO_DTYPE_F32, 8, 32, D_ANY, 0);
+      c->args[1] = tensor2(dt, 40, 24, D_ANY, 0);
+      c->args[2] = tensor2(dt, 8, 16, D_ANY, 0);
+      c->args[3] = tensor2(PTO_DTYPE_I32, 8, 32, D_ANY, 0);
+      c->args[4] = tensor2(dt, 8, 32, D_ANY, 1);
+      c->args[5] = tensor2(dt, 8, 16, D_ANY, 1);
+      c->args[6] = tensor2(dt, 40, 24, D_ANY, 2);
+      c->args[7] = scalar_spec(PTO_DTYPE_INDEX, 0, 5);
+      c->nargs = 8;
+      c->expect_rc = bad ? PTO_KERNEL_ERR_INDEX : 0;
+    }
+    /* the columns past the tensor's edge: 9 + 16 > 24 */
+    snprintf(kn, sizeof kn, "st_gather_cols_%s", dn);
+    snprintf(nm, sizeof nm, "tile_gather_rows_%s_columns_out_of_range", dn);
+    tcase *c = struct_case(kn, nm);
+    c->text = dupf("kernel @%s(%%t: tensor[K,24] %s, out %%g: tensor[8,16] %s, %%c0: index)"
+                   " -> (tensor[8,16] %s) {\n"
+                   "  %%ir = tile.full([8, 1], i32, 3)\n"
+                   "  %%gr = tile.gather_rows(%%t, %%ir, [%%c0], [8, 16])\n"
+                   "  %%g1 = tile.store(%%gr, [0, 0], %%g)\n"
+                   "  return %%g1\n}\n",
+                   kn, dn, dn, dn);
+    c->args[0] = tensor2(dt, 40, 24, D_ANY, 0);
+    c->args[1] = tensor2(dt, 8, 16, D_ANY, 1);
+    c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, 9);
+    c->nargs = 3;
+    c->expect_rc = PTO_KERNEL_ERR_INDEX;
+  }
+}
+
+/* matmul_bias: the bias in the product's dtype and in the operands'. */
+static void gen_struct_matmul_bias(void) {
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_F16, PTO_DTYPE_BF16, PTO_DTYPE_I8};
+  static const int64_t mkn[][3] = {{5, 7, 19}, {32, 64, 48}, {12, 40, 40}};
+  for (int d = 0; d < 4; d++)
+    for (int sh = 0; sh < 3; sh++)
+      for (int own = 0; own < 2; own++) {
+        pto_dtype dt = dts[d];
+        const char *dn = pto_dtype_name(dt);
+        const char *on = pto_dtype_is_float(dt) ? "f32" : "i32";
+        const char *bn = own ? dn : on;
+        long long M = mkn[sh][0], K = mkn[sh][1], N = mkn[sh][2];
+        char kn[96], nm[96];
+        snprintf(kn, sizeof kn, "st_mmb_%s_%d_%d", dn, sh, own);
+        snprintf(nm, sizeof nm, "tile_matmul_bias_%s_%lldx%lldx%lld_bias_%s", dn, M, K, N, bn);
+        tcase *c = struct_case(kn, nm);
+        c->text = dupf("kernel @%s(%%l: tensor[%lld,%lld] %s, %%r: tensor[%lld,%lld] %s,"
+                       " %%b: tensor[1,%lld] %s, out %%c: tensor[%lld,%lld] %s)"
+                       " -> (tensor[%lld,%lld] %s) {\n"
+                       "  %%tl = tile.load(%%l, [0, 0], [%lld, %lld], space=mat)\n"
+                       "  %%tr = tile.load(%%r, [0, 0], [%lld, %lld], space=mat)\n"
+                       "  %%tb = tile.load(%%b, [0, 0], [1, %lld])\n"
+                       "  %%ml = tile.move(%%tl, space=left)\n"
+                       "  %%mr = tile.move(%%tr, space=right)\n"
+                       "  %%o = tile.matmul_bias(%%ml, %%mr, %%tb)\n"
+                       "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
+                       "  return %%c1\n}\n",
+                       kn, M, K, dn, K, N, dn, N, bn, M, N, on, M, N, on, M, K, K, N, N);
+        c->args[0] = tensor2(dt, M, K, D_ANY, 0);
+        c->args[1] = tensor2(dt, K, N, D_ANY, 0);
+        c->args[2] = tensor2(own ? dt : pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32, 1,
+                             N, D_ANY, 0);
+        c->args[3] = tensor2(pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32, M, N, D_ANY,
+                             1);
+        c->nargs = 4;
+      }
+}
+
 /* ---- groups -----------------------------------------------------------------------------------
  */
 
@@ -2821,12 +3093,17 @@ int main(void) {
   gen_matmul();
   gen_misc();
   gen_random();
+  gen_struct_reduce();
+  gen_struct_moves();
+  gen_struct_gather();
+  gen_struct_matmul_bias();
   /* The same kernels unoptimized and at -O3 (objects rebuilt from their .ll): results equal the
    * interpreter's, so each other's. */
   copy_group("misc", "misc_O0");
   copy_group("misc", "misc_O3");
   copy_group("loadstore", "loadstore_O0");
   copy_group("matmul", "matmul_O0");
+  copy_group("struct", "struct_O0");
   fails += run_group("misc", 2);
   fails += run_group("random", 2);
   fails += run_group("misc_O0", 0);
@@ -2841,6 +3118,8 @@ int main(void) {
   fails += run_group("reduce", 2);
   fails += run_group("expand", 2);
   fails += run_group("matmul", 3);
+  fails += run_group("struct", 2);
+  fails += run_group("struct_O0", 0);
   /* Again with the runtime's word that the outputs are too large for the cache: streamed runs
    * take their non-temporal path (rows peeled to 64-byte boundaries), with the same results. */
   g_run_flags = PTO_CORE_STREAM_STORES;

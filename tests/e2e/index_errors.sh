@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Indices out of range in the second set's gathers, scatters and extracts fail the launch naming
+# the kernel, the op's file:line:col (in a kernel function and in an incore scope, which becomes
+# a kernel), the position of the index and its value; a work dir reports the same through its
+# positions.json. (The interpreter's messages: test_ops_struct.)
+source "$(dirname "$0")/lib/common.bash"
+
+cat >"$T/rows.ptir" <<'PTIR'
+program rows
+dynamic V
+
+kernel @put(%s: tensor[4,8] f32, inout %cache: tensor[V,8] f32, %row: i32)
+    -> (tensor[V,8] f32) {
+  %t = tile.load(%s, [0, 0], [4, 8])
+  %c = tile.ci(%row, [1, 4], dtype=i32)
+  %ix = tile.transpose(%c)
+  %c1 = tile.scatter_rows(%t, %ix, [0], %cache)
+  return %c1
+}
+
+orch @main(%tab: tensor[V,8] f32, %s: tensor[4,8] f32, inout %cache: tensor[V,8] f32,
+           out %y: tensor[4,8] f32, %row: i32 = runtime, %c0: index = runtime)
+    -> (tensor[V,8] f32, tensor[4,8] f32) {
+  incore "look" {
+    %ix = tile.full([4, 1], i32, %row)
+    %e = tile.gather_rows(%tab, %ix, [0], [4, 8])
+    %x = tile.extract(%e, [0, %c0], [4, 4])
+    %x2 = tile.concat(%x, %x)
+    tile.store(%x2, [0, 0], %y)
+  }
+  call @put(%s, %cache, %row)
+  return %cache, %y
+}
+PTIR
+
+MSG="nothing outside a tensor was read or written"
+run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=10 --in c0=0
+expect_out "kernel 'look'" && expect_out "rows.ptir:18:10: tile.gather_rows: value 10 at [0,0]; $MSG"
+run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=-1 --in c0=0
+expect_out "tile.gather_rows: value -1 at [0,0]"
+run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=2 --in c0=5
+expect_out "rows.ptir:19:10: tile.extract: value 5 at [1,0]"
+# ids 8, 9, 10, 11: the launch fails at the third row (checked before any row is written)
+run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=8 --in c0=0
+expect_out "kernel 'put'" && expect_out "rows.ptir:9:9: tile.scatter_rows: value 10 at [2,0]"
+# in range: both paths agree
+run_pto 0 run "$T/rows.ptir" --dim V=10 --in row=6 --in c0=4 --check
+expect_out PASS
+# a work dir reports through positions.json
+run_pto 0 compile "$T/rows.ptir" -o "$T/wd"
+run_pto 1 run "$T/wd" --dim V=10 --in row=10 --in c0=0
+expect_out "rows.ptir:18:10: tile.gather_rows: value 10 at [0,0]"
+finish
