@@ -164,14 +164,32 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
   return s;
 }
 
-/* A path in a Make/Ninja depfile: spaces and '#' escaped with a backslash, '$' doubled (as
- * gcc -MD writes them). */
+/* Whether Make treats c specially in a depfile path, so that it is written with a backslash. */
+static int depfile_special(char c) { return c == ' ' || c == '\t' || c == '#' || c == ':'; }
+
+/* A path in a Make/Ninja depfile, as gcc -MD writes one: space, tab, '#' and ':' escaped with a
+ * backslash (and the backslashes right before one doubled), '$' doubled. */
 static void depfile_path(FILE *f, const char *p) {
   for (; *p; p++) {
-    if (*p == ' ' || *p == '#') fputc('\\', f);
+    if (*p == '\\') {
+      size_t n = strspn(p, "\\");
+      for (size_t i = 0; i < (depfile_special(p[n]) ? 2 * n : n); i++) fputc('\\', f);
+      p += n - 1;
+      continue;
+    }
+    if (depfile_special(*p)) fputc('\\', f);
     if (*p == '$') fputc('$', f);
     fputc(*p, f);
   }
+}
+
+/* A path that no depfile can hold (Make has no escape for a line break): usage error, 2. */
+static int check_depfile_path(const char *cmd, const char *what, const char *p) {
+  if (!strpbrk(p, "\n\r")) return 0;
+  return cli_usage_error(cmd,
+                         "--depfile: the %s path '%s' holds a line break, which a Make/Ninja "
+                         "depfile cannot express: rename it, or compile without --depfile",
+                         what, p);
 }
 
 /* A Make/Ninja depfile: the work dir's manifest (written last, so it is the work dir's output
@@ -236,7 +254,10 @@ int cmd_compile(int argc, char **argv) {
   if (!src) return cli_usage_error(cmd, "no program given");
   if (!out_dir) return cli_usage_error(cmd, "no output directory: pass -o DIR");
   if (cli_check_output_path(cmd, "-o", out_dir, 1)) return PTO_EXIT_USAGE;
-  if (a.depfile && cli_check_output_path(cmd, "--depfile", a.depfile, 0)) return PTO_EXIT_USAGE;
+  if (a.depfile && (cli_check_output_path(cmd, "--depfile", a.depfile, 0) ||
+                    check_depfile_path(cmd, "source", src) ||
+                    check_depfile_path(cmd, "work dir", out_dir)))
+    return PTO_EXIT_USAGE;
   pto_ir_program *ir = NULL;
   pto_status s = pto_ir_parse_file(src, &ir);
   if (!s) s = pto_ir_verify(ir);
@@ -281,7 +302,8 @@ const pto_cmd cli_cmd_compile = {
     "  --devices N|ID,ID,...  the device set of a program with a host entry: N devices 0..N-1,\n"
     "                         or those ids (rank r runs on the r-th); default 1 device, id 0\n"
     "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
-    "  --depfile FILE         also write a Make/Ninja depfile for build systems\n"
+    "  --depfile FILE         also write a Make/Ninja depfile for build systems (paths escaped\n"
+    "                         as gcc -MD does; a path with a line break is refused)\n"
     "  --no-cache             compile without reading or writing the binary cache\n"
     "  --force                compile into a DIR that holds hand edits or files pto did not write:\n"
     "                         hand edits are overwritten; files pto did not write are kept, and\n"
