@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "inputs.h"
+#include "pto/base.h"
 #include "pto/manifest.h"
 
 void cli_compile_args_init(cli_compile_args *a) {
@@ -169,17 +170,17 @@ static int depfile_special(char c) { return c == ' ' || c == '\t' || c == '#' ||
 
 /* A path in a Make/Ninja depfile, as gcc -MD writes one: space, tab, '#' and ':' escaped with a
  * backslash (and the backslashes right before one doubled), '$' doubled. */
-static void depfile_path(FILE *f, const char *p) {
+static void depfile_path(pto_text *t, const char *p) {
   for (; *p; p++) {
     if (*p == '\\') {
       size_t n = strspn(p, "\\");
-      for (size_t i = 0; i < (depfile_special(p[n]) ? 2 * n : n); i++) fputc('\\', f);
+      for (size_t i = 0; i < (depfile_special(p[n]) ? 2 * n : n); i++) pto_text_puts(t, "\\");
       p += n - 1;
       continue;
     }
-    if (depfile_special(*p)) fputc('\\', f);
-    if (*p == '$') fputc('$', f);
-    fputc(*p, f);
+    if (depfile_special(*p)) pto_text_puts(t, "\\");
+    if (*p == '$') pto_text_puts(t, "$");
+    pto_text_put(t, p, 1);
   }
 }
 
@@ -193,28 +194,27 @@ static int check_depfile_path(const char *cmd, const char *what, const char *p) 
 }
 
 /* A Make/Ninja depfile: the work dir's manifest (written last, so it is the work dir's output
- * for a build system) depends on the PTIR source, the one input pto compile reads. Written to a
- * temp file and renamed, so a build tool never reads half of one. */
+ * for a build system) depends on the PTIR source, the one input pto compile reads. Written with
+ * pto_file_replace, as every output file (a temp file and a rename: a build tool never reads half
+ * of one). */
 static pto_status write_depfile(const char *path, const char *dir, const char *source) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return pto_status_make(PTO_STATUS_IO, "--depfile %s: %s", path, strerror(errno));
   size_t n = strlen(dir);
   while (n > 1 && dir[n - 1] == '/')
     n--;
   char target[4096];
   snprintf(target, sizeof target, "%.*s/manifest.json", (int)n, dir);
-  depfile_path(f, target);
-  fputs(": ", f);
-  depfile_path(f, source);
-  fputc('\n', f);
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    pto_status s = pto_status_make(PTO_STATUS_IO, "--depfile %s: %s", path, strerror(errno));
-    unlink(tmp);
-    return s;
-  }
-  return PTO_OK;
+  pto_text t = {0};
+  depfile_path(&t, target);
+  pto_text_puts(&t, ": ");
+  depfile_path(&t, source);
+  pto_text_puts(&t, "\n");
+  char *text = pto_text_finish(&t);
+  if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "--depfile %s: out of memory", path);
+  const void *bufs[1] = {text};
+  size_t lens[1] = {strlen(text)};
+  pto_status s = pto_file_replace(path, bufs, lens, 1);
+  free(text);
+  return s ? pto_status_annotate(s, "--depfile %s", path) : PTO_OK;
 }
 
 /* What cli_compile_into_dir builds into its build dir: the program through the cache. */

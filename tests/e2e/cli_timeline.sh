@@ -47,7 +47,8 @@ run_pto 2 trace "$T/spans.log" --timeline && expect_out "no [STASK] task lines" 
 run_pto 2 trace "$T/run.log" --timeline --inv 999 && expect_out "inv=999"
 run_pto 2 run "${CHAIN[@]}" --timeline-width 10 && expect_out "--timeline-width 10"
 run_pto 2 run "${CHAIN[@]}" --timeline-svg && expect_out "--timeline-svg needs a file name"
-run_pto 1 run "${CHAIN[@]}" --timeline-svg "$T/no/such/dir/x.svg" &&
-  expect_out "--timeline-svg $T/no/such/dir/x.svg"
+# Checked before the run, like every output path (issue #34, item 18).
+run_pto 2 run "${CHAIN[@]}" --timeline-svg "$T/no/such/dir/x.svg" &&
+  expect_out "--timeline-svg $T/no/such/dir/x.svg: directory $T/no/such/dir does not exist"
 
 finish
