@@ -98,6 +98,8 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
   *out = NULL;
   pto_ir_func *f = pto_ir_program_find_func(ir, entry);
   if (!f || !ir->file) return PTO_OK; /* nothing to point at */
+  const pto_ir_stmt **stmts = NULL;
+  int nstmts = 0;
   pto__positions *t = pto_calloc(1, sizeof *t);
   if (!t) goto oom;
   t->file = pto_strdup(ir->file);
@@ -107,18 +109,18 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     if (!(t->syms[i] = pto_strdup(ir->syms[i]))) goto oom;
     t->nsyms++;
   }
-  int cap = 0;
-  for (int i = 0;; i++) {
-    const pto_ir_stmt *s = pto_ir_func_stmt_at(f, i);
-    if (!s) break;
+  /* One walk: looking each statement up by its index would walk from the start every time. */
+  pto_status ls = pto_ir_func_stmts(f, &stmts, &nstmts);
+  if (ls) {
+    pto_status_free(ls); /* out of memory, its only failure */
+    goto oom;
+  }
+  t->ops = pto_calloc((size_t)nstmts + 1, sizeof *t->ops);
+  if (!t->ops) goto oom;
+  for (int i = 0; i < nstmts; i++) {
+    const pto_ir_stmt *s = stmts[i];
     const char *name = stmt_op_name(s);
     if (!name || s->loc.line <= 0) continue;
-    if (t->nops == cap) {
-      cap = cap ? cap * 2 : 16;
-      pos_op *ops = pto_realloc(t->ops, (size_t)cap * sizeof *ops);
-      if (!ops) goto oom;
-      t->ops = ops;
-    }
     pos_op *o = &t->ops[t->nops++];
     memset(o, 0, sizeof *o);
     o->id = i;
@@ -127,9 +129,11 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     if (!(o->op = pto_strdup(name))) goto oom;
     if (s->kind == PTO_STMT_CALL && s->call.callee && fill_call(o, s->call.callee)) goto oom;
   }
+  free(stmts);
   *out = t;
   return PTO_OK;
 oom:
+  free(stmts);
   pto__positions_free(t);
   return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building the position table");
 }

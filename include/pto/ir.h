@@ -443,6 +443,11 @@ PTO_API pto_status pto_ir_program_entry(const pto_ir_program *p, const char *nam
  * index of the statement at loc (-1 when loc is unknown or no statement starts there). */
 PTO_API const pto_ir_stmt *pto_ir_func_stmt_at(const pto_ir_func *f, int index);
 PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
+/* Every statement of f in pre-order, in one walk: (*out_stmts)[i] is pto_ir_func_stmt_at(f, i)
+ * (a pass over all of them is linear, where calling stmt_at for each index is quadratic).
+ * *out_stmts is malloc'd, the caller frees it; NULL when f has no statement. */
+PTO_API pto_status pto_ir_func_stmts(const pto_ir_func *f, const pto_ir_stmt ***out_stmts,
+                                     int *out_n);
 
 /* Returns the keyword argument named kw of an op statement, or NULL. */
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
