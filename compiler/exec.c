@@ -16,14 +16,35 @@
 
 #include "compiler_internal.h"
 
+/* The program argv[0] names, found in PATH as execvp would (before the fork: the child of a
+ * threaded process may only make async-signal-safe calls, which execvp's search is not). 0, or
+ * the errno execvp would give. */
+static int find_program(const char *name, char *out, size_t n) {
+  if (strchr(name, '/')) return snprintf(out, n, "%s", name) < (int)n ? 0 : ENAMETOOLONG;
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+  int err = ENOENT;
+  for (const char *p = path;; p++) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (snprintf(out, n, "%.*s%s%s", (int)len, p, len ? "/" : "", name) < (int)n) {
+      if (access(out, X_OK) == 0) return 0;
+      if (errno == EACCES) err = EACCES;
+    }
+    if (!end) return err;
+    p = end;
+  }
+}
+
 /* The child's half, between fork and exec (only async-signal-safe calls): dies with the thread
  * that forked it, and reports a failed exec through errfd. */
-static void run_child(const char *const *argv, int log_fd, int errfd, pid_t parent) {
+static void run_child(const char *prog, const char *const *argv, int log_fd, int errfd,
+                      pid_t parent) {
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
   int null = open("/dev/null", O_RDONLY);
   if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0) _exit(127);
   if (null > 2) close(null);
-  execvp(argv[0], (char *const *)argv);
+  execv(prog, (char *const *)argv);
   int err = errno;
   ssize_t w = write(errfd, &err, sizeof err);
   (void)w;
@@ -47,6 +68,12 @@ pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out) {
   size_t off = 0;
   for (int i = 0; argv[i] && off < sizeof out->cmd - 1; i++)
     off += (size_t)snprintf(out->cmd + off, sizeof out->cmd - off, "%s%s", i ? " " : "", argv[i]);
+  char prog[PATH_MAX];
+  int perr = find_program(argv[0], prog, sizeof prog);
+  if (perr) {
+    close(fd);
+    return pto_status_make(PTO_STATUS_IO, "cannot run %s: %s", argv[0], strerror(perr));
+  }
   int errpipe[2];
   if (pipe2(errpipe, O_CLOEXEC) != 0) {
     int err = errno;
@@ -55,7 +82,7 @@ pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out) {
   }
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid == 0) run_child(argv, fd, errpipe[1], parent);
+  if (pid == 0) run_child(prog, argv, fd, errpipe[1], parent);
   int fork_err = errno;
   close(errpipe[1]);
   int exec_err = 0;
