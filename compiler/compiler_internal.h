@@ -11,7 +11,7 @@
 /* A running tool. */
 typedef struct pto_exec {
   pid_t pid;
-  char log[PATH_MAX];
+  int log_fd; /* the tool's stdout and stderr: a temporary file, unlinked once opened */
   char cmd[1024];
 } pto_exec;
 
@@ -19,7 +19,9 @@ typedef struct pto_exec {
  * the end of the tool's output. */
 pto_status pto__compiler_exec(const char *const *argv);
 /* The same in two halves, so other work can overlap the tool. Every started exec must be
- * waited for. */
+ * waited for. The tool dies with the thread that started it (a parent-death SIGTERM, which the
+ * C/C++ compiler drivers answer by removing their temporary files): killing pto, even with
+ * SIGKILL, leaves no compiler running. */
 pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out);
 pto_status pto__compiler_exec_wait(pto_exec *e);
 /* Same; *out_exit_status gets the tool's exit status (-1 when a signal ended it), so a caller

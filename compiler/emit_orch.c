@@ -15,12 +15,19 @@
 #include "pto/base.h"
 #include "pto/orch_abi.h"
 
+/* A statement of the source entry by position: its op id (pre-order number) and kind. */
+typedef struct op_pos {
+  int line, col, kind, id;
+} op_pos;
+
 typedef struct emitter {
   const pto_ir_program *p;
   const pto_ir_func *f;
   const pto_signature *sig;
   const int *kernel_ids;
   const pto_ir_func *src; /* the entry as the caller gave it (op ids number its statements) */
+  op_pos *ops;            /* src's statements sorted by (line, col, id): one walk, then lookups */
+  int nops;
   pto_text out;
   int tmp;           /* counter for emitter temporaries */
   pto_status err;
@@ -177,15 +184,54 @@ static void emit_decl(emitter *e, const pto_ir_value *v) {
  * the launch fails and looks up in the program's position table. The id, not the position, is
  * in the code: positions stay out of the cache key, and a program whose lines moved shares the
  * binary. */
-static void emit_op_id(emitter *e, const pto_ir_stmt *s, int depth) {
-  int id = pto_ir_func_stmt_index(e->src, s->loc);
-  /* Passes may move a statement's column (a rebuilt for takes the position of its range);
-   * the line and the kind of statement still name it. */
-  for (int i = 0; id < 0 && s->loc.line > 0; i++) {
-    const pto_ir_stmt *t = pto_ir_func_stmt_at(e->src, i);
-    if (!t) break;
-    if (t->kind == s->kind && t->loc.line == s->loc.line) id = i;
+static int cmp_op_pos(const void *a, const void *b) {
+  const op_pos *x = a, *y = b;
+  if (x->line != y->line) return x->line < y->line ? -1 : 1;
+  if (x->col != y->col) return x->col < y->col ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Lists src's statements by position, in one walk (so that finding each statement's op id is a
+ * search, not a walk from the start: compile time stays linear in the statement count). */
+static pto_status index_ops(emitter *e) {
+  const pto_ir_stmt **stmts = NULL;
+  int n = 0;
+  PTO_RETURN_IF_ERROR(pto_ir_func_stmts(e->src, &stmts, &n));
+  e->ops = pto_malloc((size_t)(n ? n : 1) * sizeof *e->ops);
+  if (!e->ops) {
+    free(stmts);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory emitting the orchestration");
   }
+  for (int i = 0; i < n; i++)
+    e->ops[i] = (op_pos){stmts[i]->loc.line, stmts[i]->loc.col, (int)stmts[i]->kind, i};
+  e->nops = n;
+  free(stmts);
+  qsort(e->ops, (size_t)n, sizeof *e->ops, cmp_op_pos);
+  return PTO_OK;
+}
+
+/* The op id of s: the first statement of src (in pre-order) at s's position, as
+ * pto_ir_func_stmt_index finds it; else, since passes may move a statement's column (a rebuilt for
+ * takes the position of its range), the first of its kind on its line; else -1. */
+static int op_id_of(const emitter *e, const pto_ir_stmt *s) {
+  if (s->loc.line <= 0) return -1;
+  int lo = 0, hi = e->nops; /* the first entry at or after (line, 0) */
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (e->ops[mid].line < s->loc.line) lo = mid + 1;
+    else hi = mid;
+  }
+  int same_kind = -1;
+  for (int i = lo; i < e->nops && e->ops[i].line == s->loc.line; i++) {
+    if (e->ops[i].col == s->loc.col) return e->ops[i].id; /* lowest id first among equals */
+    if (e->ops[i].kind == (int)s->kind && (same_kind < 0 || e->ops[i].id < same_kind))
+      same_kind = e->ops[i].id;
+  }
+  return same_kind;
+}
+
+static void emit_op_id(emitter *e, const pto_ir_stmt *s, int depth) {
+  int id = op_id_of(e, s);
   if (id < 0) return;
   pto_text_pad(&e->out, (size_t)(depth) * 2);
   pto_text_printf(&e->out, "pto_orch_current_op = %d;\n", id);
@@ -467,6 +513,7 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
                                    const int *kernel_ids, char **out_text) {
   *out_text = NULL;
   emitter e = {.p = p, .f = f, .sig = sig, .kernel_ids = kernel_ids, .src = src};
+  PTO_RETURN_IF_ERROR(index_ops(&e));
   pto_text *b = &e.out;
   int ntensors = 0, nscalars = 0;
   for (int i = 0; i < f->nparams; i++)
@@ -538,6 +585,7 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
   emit_block(&e, &f->body, 1, NULL, 0);
   pto_text_printf(b, "}\n\n}  // extern \"C\"\n");
   char *text = pto_text_finish(b);
+  free(e.ops);
   if (e.err) {
     free(text);
     return e.err;

@@ -5,42 +5,102 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "compiler_internal.h"
 
-extern char **environ;
+/* The program argv[0] names, found in PATH as execvp would (before the fork: the child of a
+ * threaded process may only make async-signal-safe calls, which execvp's search is not). 0, or
+ * the errno execvp would give. */
+static int find_program(const char *name, char *out, size_t n) {
+  if (strchr(name, '/')) return snprintf(out, n, "%s", name) < (int)n ? 0 : ENAMETOOLONG;
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+  int err = ENOENT;
+  for (const char *p = path;; p++) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (snprintf(out, n, "%.*s%s%s", (int)len, p, len ? "/" : "", name) < (int)n) {
+      if (access(out, X_OK) == 0) return 0;
+      if (errno == EACCES) err = EACCES;
+    }
+    if (!end) return err;
+    p = end;
+  }
+}
+
+/* The child's half, between fork and exec (only async-signal-safe calls): dies with the thread
+ * that forked it, and reports a failed exec through errfd. */
+static void run_child(const char *prog, const char *const *argv, int log_fd, int errfd,
+                      pid_t parent) {
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
+  int null = open("/dev/null", O_RDONLY);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0) _exit(127);
+  if (null > 2) close(null);
+  execv(prog, (char *const *)argv);
+  int err = errno;
+  ssize_t w = write(errfd, &err, sizeof err);
+  (void)w;
+  _exit(127);
+}
 
 /* The tool's output goes to a temporary file rather than a pipe, so a chatty tool can never
- * block on a full pipe while we are busy with other work (pto__compiler_exec_start). */
+ * block on a full pipe while we are busy with other work (pto__compiler_exec_start); the file is
+ * unlinked as soon as it is open, so nothing is left behind whatever becomes of this process.
+ * fork, not posix_spawn: the child must ask for its parent-death signal before it execs. */
 pto_status pto__compiler_exec_start(const char *const *argv, pto_exec *out) {
   memset(out, 0, sizeof *out);
+  out->log_fd = -1;
   const char *tmp = getenv("TMPDIR");
-  snprintf(out->log, sizeof out->log, "%s/pto-exec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  int fd = mkstemp(out->log);
+  char log[PATH_MAX];
+  snprintf(log, sizeof log, "%s/pto-exec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  int fd = mkostemp(log, O_CLOEXEC);
   if (fd < 0)
     return pto_status_make(PTO_STATUS_IO, "cannot create a temporary file: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, fd, 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  int rc = posix_spawnp(&out->pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fd);
+  unlink(log);
   size_t off = 0;
   for (int i = 0; argv[i] && off < sizeof out->cmd - 1; i++)
     off += (size_t)snprintf(out->cmd + off, sizeof out->cmd - off, "%s%s", i ? " " : "", argv[i]);
-  if (rc != 0) {
-    unlink(out->log);
-    return pto_status_make(PTO_STATUS_IO, "cannot run %s: %s", argv[0], strerror(rc));
+  char prog[PATH_MAX];
+  int perr = find_program(argv[0], prog, sizeof prog);
+  if (perr) {
+    close(fd);
+    return pto_status_make(PTO_STATUS_IO, "cannot run %s: %s", argv[0], strerror(perr));
   }
+  int errpipe[2];
+  if (pipe2(errpipe, O_CLOEXEC) != 0) {
+    int err = errno;
+    close(fd);
+    return pto_status_make(PTO_STATUS_IO, "cannot run %s: %s", argv[0], strerror(err));
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) run_child(prog, argv, fd, errpipe[1], parent);
+  int fork_err = errno;
+  close(errpipe[1]);
+  int exec_err = 0;
+  ssize_t got = 0;
+  if (pid > 0)
+    while ((got = read(errpipe[0], &exec_err, sizeof exec_err)) < 0 && errno == EINTR) {
+    }
+  close(errpipe[0]);
+  if (pid < 0 || got == (ssize_t)sizeof exec_err) {
+    int err = pid < 0 ? fork_err : exec_err;
+    if (pid > 0)
+      while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+      }
+    close(fd);
+    return pto_status_make(PTO_STATUS_IO, "cannot run %s: %s", argv[0], strerror(err));
+  }
+  out->pid = pid;
+  out->log_fd = fd;
   return PTO_OK;
 }
 
@@ -57,16 +117,11 @@ pto_status pto__compiler_exec_wait_status(pto_exec *e, int *out_exit_status) {
   pto_status s = PTO_OK;
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     char buf[4096] = {0};
-    FILE *f = fopen(e->log, "rb");
-    if (f) {
-      fseek(f, 0, SEEK_END);
-      long n = ftell(f);
-      /* The end of the output holds the error that stopped the tool. */
-      fseek(f, n > (long)sizeof buf - 1 ? n - (long)sizeof buf + 1 : 0, SEEK_SET);
-      size_t got = fread(buf, 1, sizeof buf - 1, f);
-      buf[got] = 0;
-      fclose(f);
-    }
+    /* The end of the output holds the error that stopped the tool. */
+    off_t n = lseek(e->log_fd, 0, SEEK_END);
+    off_t from = n > (off_t)sizeof buf - 1 ? n - (off_t)sizeof buf + 1 : 0;
+    ssize_t got = n > 0 ? pread(e->log_fd, buf, sizeof buf - 1, from) : 0;
+    buf[got > 0 ? got : 0] = 0;
     size_t len = strlen(buf);
     while (len && buf[len - 1] == '\n')
       buf[--len] = 0;
@@ -74,7 +129,8 @@ pto_status pto__compiler_exec_wait_status(pto_exec *e, int *out_exit_status) {
                         WIFEXITED(st) ? "exit status" : "signal",
                         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), e->cmd, buf);
   }
-  unlink(e->log);
+  close(e->log_fd);
+  e->log_fd = -1;
   return s;
 }
 

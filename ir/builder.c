@@ -2052,7 +2052,12 @@ static pto_status type_reshape(opctx *c) {
     int64_t v;
     if (pto_ir_expr_static_int(d, &v) == 0) {
       if (v <= 0) return op_fail_at(c, d->loc, "extent %lld: extents are positive", (long long)v);
-      count *= v;
+      /* Checked: huge static extents must not wrap into a count that happens to match. */
+      if (__builtin_mul_overflow(count, v, &count))
+        return op_fail_at(c, a->loc,
+                          "the shape has more than %lld elements (extent %lld of dim %d "
+                          "overflows the count)",
+                          (long long)INT64_MAX, (long long)v, k);
     } else {
       all_static = 0;
     }
@@ -2063,8 +2068,12 @@ static pto_status type_reshape(opctx *c) {
     int src_static = 1;
     for (int k = 0; k < tt->rank && src_static; k++) {
       int64_t v;
-      if (pto_ir_expr_static_int(tt->dims[k], &v)) src_static = 0;
-      else src *= v;
+      if (pto_ir_expr_static_int(tt->dims[k], &v) || v < 0) src_static = 0;
+      else if (__builtin_mul_overflow(src, v, &src)) {
+        txt x = stext(c->b, tt);
+        return op_fail_at(c, c->pos[0].loc, "%%%s %s has more than %lld elements", t->name, x.s,
+                          (long long)INT64_MAX);
+      }
     }
     if (src_static && src != count) {
       txt x = stext(c->b, tt);

@@ -10,6 +10,10 @@
 #include "pto/ir.h"
 #include "pto/ir_builder.h"
 
+/* Statements visited so far by the walks of program.c (stmt_at, stmt_index, func_stmts): a test
+ * reads it around a pass to prove the pass linear in the statement count. */
+long pto__ir_stmt_steps(void);
+
 /* Canonical text of a type / expression, appended to out. */
 void pto__ir_print_type(pto_text *out, const pto_ir_program *p, const pto_ir_type *t);
 void pto__ir_print_expr(pto_text *out, const pto_ir_program *p, const pto_ir_expr *e);

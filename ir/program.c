@@ -2,6 +2,7 @@
  * evaluation of index expressions. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,9 +159,16 @@ typedef struct stmt_walk {
   const pto_ir_stmt *hit;
 } stmt_walk;
 
+/* Statements visited by every walk of this file, for tests that prove a pass linear
+ * (pto__ir_stmt_steps). Relaxed: a count, read when nothing else runs. */
+static atomic_long g_stmt_steps;
+
+long pto__ir_stmt_steps(void) { return atomic_load_explicit(&g_stmt_steps, memory_order_relaxed); }
+
 static int walk_block(stmt_walk *w, const pto_ir_block *b);
 
 static int walk_stmt(stmt_walk *w, const pto_ir_stmt *s) {
+  atomic_fetch_add_explicit(&g_stmt_steps, 1, memory_order_relaxed);
   int i = w->index++;
   if (w->want >= 0 ? i == w->want
                    : s->loc.line == w->loc.line && s->loc.col == w->loc.col) {
@@ -274,6 +282,43 @@ int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc) {
   if (!f || loc.line <= 0) return -1;
   stmt_walk w = {0, -1, loc, NULL};
   return walk_block(&w, &f->body) ? w.want : -1;
+}
+
+/* Appends the statements of b in pre-order to out (NULL: counts them only) from *n on. */
+static void collect_block(const pto_ir_block *b, const pto_ir_stmt **out, int *n) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    atomic_fetch_add_explicit(&g_stmt_steps, 1, memory_order_relaxed);
+    if (out) out[*n] = s;
+    ++*n;
+    switch (s->kind) {
+    case PTO_STMT_FOR: collect_block(&s->loop.body, out, n); break;
+    case PTO_STMT_IF:
+      collect_block(&s->branch.then_body, out, n);
+      collect_block(&s->branch.else_body, out, n);
+      break;
+    case PTO_STMT_INCORE: collect_block(&s->incore.body, out, n); break;
+    default: break;
+    }
+  }
+}
+
+pto_status pto_ir_func_stmts(const pto_ir_func *f, const pto_ir_stmt ***out_stmts, int *out_n) {
+  *out_stmts = NULL;
+  *out_n = 0;
+  if (!f) return PTO_OK;
+  int n = 0;
+  collect_block(&f->body, NULL, &n);
+  if (!n) return PTO_OK;
+  const pto_ir_stmt **v = pto_malloc((size_t)n * sizeof *v);
+  if (!v)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory listing the statements of @%s",
+                           f->name);
+  int k = 0;
+  collect_block(&f->body, v, &k);
+  *out_stmts = v;
+  *out_n = n;
+  return PTO_OK;
 }
 
 bool pto_ir_expr_divides_int(const pto_ir_expr *x) {

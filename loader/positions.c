@@ -133,17 +133,37 @@ static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, 
   return 0;
 }
 
-/* The layout ops of a kernel body (those that check indices at run time), by statement index. */
-static int add_kernel_ops(pto__positions *t, const char *kernel, const pto_ir_block *body) {
-  for (int i = 0;; i++) {
-    const pto_ir_stmt *s = pto_ir_block_stmt_at(body, i);
-    if (!s) return 0;
-    if (s->kind != PTO_STMT_OP || s->loc.line <= 0) continue;
-    const pto_op_info *info = pto_op_info_get(s->op.opc);
-    if (info && info->cls == PTO_OPC_LAYOUT &&
-        add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name))
-      return -1;
+/* The layout ops of a kernel body (those that check indices at run time), by statement index:
+ * one pre-order walk numbering statements as pto_ir_block_stmt_at does. */
+static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir_block *b,
+                             int *index) {
+  for (int j = 0; j < b->n; j++) {
+    const pto_ir_stmt *s = b->stmts[j];
+    int i = (*index)++;
+    if (s->kind == PTO_STMT_OP && s->loc.line > 0) {
+      const pto_op_info *info = pto_op_info_get(s->op.opc);
+      if (info && info->cls == PTO_OPC_LAYOUT &&
+          add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name))
+        return -1;
+    }
+    int rc = 0;
+    switch (s->kind) {
+    case PTO_STMT_FOR: rc = add_kernel_ops_in(t, kernel, &s->loop.body, index); break;
+    case PTO_STMT_IF:
+      rc = add_kernel_ops_in(t, kernel, &s->branch.then_body, index);
+      if (!rc) rc = add_kernel_ops_in(t, kernel, &s->branch.else_body, index);
+      break;
+    case PTO_STMT_INCORE: rc = add_kernel_ops_in(t, kernel, &s->incore.body, index); break;
+    default: break;
+    }
+    if (rc) return rc;
   }
+  return 0;
+}
+
+static int add_kernel_ops(pto__positions *t, const char *kernel, const pto_ir_block *body) {
+  int index = 0;
+  return add_kernel_ops_in(t, kernel, body, &index);
 }
 
 static int visit_incore(void *ctx, const pto_ir_func *f, const pto_ir_stmt *scope,
@@ -157,6 +177,8 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
   *out = NULL;
   pto_ir_func *f = pto_ir_program_find_func(ir, entry);
   if (!f || !ir->file) return PTO_OK; /* nothing to point at */
+  const pto_ir_stmt **stmts = NULL;
+  int nstmts = 0;
   pto__positions *t = pto_calloc(1, sizeof *t);
   if (!t) goto oom;
   t->file = pto_strdup(ir->file);
@@ -166,10 +188,16 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     if (!(t->syms[i] = pto_strdup(ir->syms[i]))) goto oom;
     t->nsyms++;
   }
-  int cap = 0;
-  for (int i = 0;; i++) {
-    const pto_ir_stmt *s = pto_ir_func_stmt_at(f, i);
-    if (!s) break;
+  /* One walk: looking each statement up by its index would walk from the start every time. */
+  pto_status ls = pto_ir_func_stmts(f, &stmts, &nstmts);
+  if (ls) {
+    pto_status_free(ls); /* out of memory, its only failure */
+    goto oom;
+  }
+  t->ops = pto_calloc((size_t)nstmts + 1, sizeof *t->ops);
+  if (!t->ops) goto oom;
+  for (int i = 0; i < nstmts; i++) {
+    const pto_ir_stmt *s = stmts[i];
     const char *name = stmt_op_name(s);
     char assign[80];
     if (s->kind == PTO_STMT_ASSIGN && s->nresults == 1 && pto_ir_expr_divides_int(s->expr)) {
@@ -177,12 +205,6 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
       name = assign;
     }
     if (!name || s->loc.line <= 0) continue;
-    if (t->nops == cap) {
-      cap = cap ? cap * 2 : 16;
-      pos_op *ops = pto_realloc(t->ops, (size_t)cap * sizeof *ops);
-      if (!ops) goto oom;
-      t->ops = ops;
-    }
     pos_op *o = &t->ops[t->nops++];
     memset(o, 0, sizeof *o);
     o->id = i;
@@ -191,6 +213,7 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     if (!(o->op = pto_strdup(name))) goto oom;
     if (s->kind == PTO_STMT_CALL && s->call.callee && fill_call(o, s->call.callee)) goto oom;
   }
+  free(stmts);
   for (int i = 0; i < ir->nfuncs; i++)
     if (ir->funcs[i]->kind == PTO_FUNC_KERNEL &&
         add_kernel_ops(t, ir->funcs[i]->name, &ir->funcs[i]->body))
@@ -199,6 +222,7 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
   *out = t;
   return PTO_OK;
 oom:
+  free(stmts);
   pto__positions_free(t);
   return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory building the position table");
 }

@@ -33,6 +33,13 @@ pto_status pto__bench_oom(const char *what) {
   return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
 }
 
+pto_status pto__bench_write_output(const char *path, const char *text, const char *what) {
+  const void *bufs[1] = {text};
+  size_t lens[1] = {strlen(text)};
+  pto_status s = pto_file_replace(path, bufs, lens, 1);
+  return s ? pto_status_annotate(s, "cannot write %s", what) : PTO_OK;
+}
+
 int pto__bench_grow(void **arr, size_t *cap, size_t need, size_t sz) {
   if (need <= *cap) return 0;
   size_t n = *cap ? *cap : 16;

@@ -67,6 +67,15 @@ typedef struct id_index {
   size_t i;
 } id_index;
 
+/* doc as JSON text into the output file path (pto__bench_write_output). */
+static pto_status write_json(json_t *doc, size_t flags, const char *path, const char *what) {
+  char *text = json_dumps(doc, flags);
+  if (!text) return pto__bench_oom(what);
+  pto_status s = pto__bench_write_output(path, text, what);
+  free(text);
+  return s;
+}
+
 static int cmp_id(const void *a, const void *b) {
   uint64_t x = ((const id_index *)a)->id, y = ((const id_index *)b)->id;
   return x < y ? -1 : x > y;
@@ -180,9 +189,8 @@ pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspan
   pto_status s = PTO_OK;
   if (!b.ok) {
     s = pto__bench_oom("the swimlane");
-  } else if (json_dump_file(doc, path, JSON_REAL_PRECISION(15))) {
-    s = pto_status_make(PTO_STATUS_IO, "%s: cannot write the swimlane: %s", path,
-                        errno ? strerror(errno) : "write failed");
+  } else {
+    s = write_json(doc, JSON_REAL_PRECISION(15), path, "the swimlane");
   }
   json_decref(doc);
   return s;
@@ -220,9 +228,8 @@ static pto_status dump_json(jb *b, json_t *doc, const char *path, const char *wh
   pto_status s = PTO_OK;
   if (!b->ok)
     s = pto__bench_oom(what);
-  else if (json_dump_file(doc, path, JSON_INDENT(1) | JSON_REAL_PRECISION(15)))
-    s = pto_status_make(PTO_STATUS_IO, "%s: cannot write %s: %s", path, what,
-                        errno ? strerror(errno) : "write failed");
+  else
+    s = write_json(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(15), path, what);
   json_decref(doc);
   return s;
 }

@@ -310,13 +310,7 @@ pto_status pto_timeline_write_svg(const char *path, const pto_swimlane_task *tas
   layout_fini(&L);
   char *text = pto_text_finish(&t);
   if (!text) return pto__bench_oom("the timeline SVG");
-  pto_status s = PTO_OK;
-  FILE *f = fopen(path, "w");
-  if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-    s = pto_status_make(PTO_STATUS_IO, "%s: cannot write the timeline SVG: %s", path,
-                        strerror(errno));
-    if (f && ferror(f)) fclose(f);
-  }
+  pto_status s = pto__bench_write_output(path, text, "the timeline SVG");
   free(text);
   return s;
 }

@@ -76,6 +76,18 @@ int cli_is_dir(const char *path);
  * directory exists; a dir path is not a file. Prints a usage error and returns 2, else 0. */
 int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir);
 
+/* pto compile -o DIR (workdir.c): under an exclusive lock on DIR, refuses (usage error) a DIR
+ * holding hand edits or files pto did not write unless force, builds the program with build(ctx,
+ * BUILD_DIR) into a build dir inside DIR and moves its files in (never over a file pto did not
+ * write, never through a symlink), the manifest last; then removes the previous program's files
+ * that nobody edited. Returns the exit status, the error printed. */
+typedef pto_status (*cli_build_fn)(void *ctx, const char *build_dir);
+int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_fn build,
+                         void *ctx);
+/* Opens dir and takes flock LOCK_EX (exclusive) or LOCK_SH on it, saying on stderr when it has
+ * to wait: the fd (closing it unlocks), or -1 with errno set. */
+int cli_lock_dir(const char *cmd, const char *dir, int exclusive);
+
 /* How bench and trace print statistics (cmd_trace.c). tree: -1 none, else the deepest level. */
 typedef struct cli_stats_view {
   int tree, spread, json;

@@ -1,6 +1,5 @@
 /* pto compile, and the compile options shared with run and bench. */
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "pto/cache.h"
+#include "pto/base.h"
 #include "pto/manifest.h"
 
 void cli_compile_args_init(cli_compile_args *a) {
@@ -136,21 +136,27 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
   *out_program = NULL;
   if (out_ir) *out_ir = NULL;
   if (cli_is_dir(prog)) {
+    /* Not while a pto compile -o moves another program in (the lock ends with the load: the
+     * loaded files stay mapped when a later compile replaces them). */
+    int lock = cli_lock_dir("run", prog, 0);
     /* Stale parts (hand-edited sources) are rebuilt first, so a stale binary is never loaded;
      * with PTO_NO_REBUILD=1 loading a stale dir fails instead, naming the edited file. */
     const char *no_rebuild = getenv("PTO_NO_REBUILD");
+    pto_status s = PTO_OK;
     if (!no_rebuild || strcmp(no_rebuild, "1") != 0) {
       int rebuilt = 0;
-      PTO_RETURN_IF_ERROR(pto_program_rebuild_dir(prog, &rebuilt));
+      s = pto_program_rebuild_dir(prog, &rebuilt);
       if (rebuilt)
         fprintf(stderr, "pto: %s: rebuilt %d stale file%s\n", prog, rebuilt,
                 rebuilt == 1 ? "" : "s");
     }
-    PTO_RETURN_IF_ERROR(pto_program_load_dir(prog, out_program));
+    if (!s) s = pto_program_load_dir(prog, out_program);
+    if (lock >= 0) close(lock);
+    if (s) return s;
     if (out_ir) {
       char path[4096];
       snprintf(path, sizeof path, "%s/program.ptir", prog);
-      pto_status s = pto_ir_parse_file(path, out_ir);
+      s = pto_ir_parse_file(path, out_ir);
       if (s) {
         pto_program_release(*out_program);
         *out_program = NULL;
@@ -170,146 +176,67 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
   return s;
 }
 
-/* A path in a Make/Ninja depfile: spaces and '#' escaped with a backslash, '$' doubled (as
- * gcc -MD writes them). */
-static void depfile_path(FILE *f, const char *p) {
+/* Whether Make treats c specially in a depfile path, so that it is written with a backslash. */
+static int depfile_special(char c) { return c == ' ' || c == '\t' || c == '#' || c == ':'; }
+
+/* A path in a Make/Ninja depfile, as gcc -MD writes one: space, tab, '#' and ':' escaped with a
+ * backslash (and the backslashes right before one doubled), '$' doubled. */
+static void depfile_path(pto_text *t, const char *p) {
   for (; *p; p++) {
-    if (*p == ' ' || *p == '#') fputc('\\', f);
-    if (*p == '$') fputc('$', f);
-    fputc(*p, f);
+    if (*p == '\\') {
+      size_t n = strspn(p, "\\");
+      for (size_t i = 0; i < (depfile_special(p[n]) ? 2 * n : n); i++) pto_text_puts(t, "\\");
+      p += n - 1;
+      continue;
+    }
+    if (depfile_special(*p)) pto_text_puts(t, "\\");
+    if (*p == '$') pto_text_puts(t, "$");
+    pto_text_put(t, p, 1);
   }
 }
 
+/* A path that no depfile can hold (Make has no escape for a line break): usage error, 2. */
+static int check_depfile_path(const char *cmd, const char *what, const char *p) {
+  if (!strpbrk(p, "\n\r")) return 0;
+  return cli_usage_error(cmd,
+                         "--depfile: the %s path '%s' holds a line break, which a Make/Ninja "
+                         "depfile cannot express: rename it, or compile without --depfile",
+                         what, p);
+}
+
 /* A Make/Ninja depfile: the work dir's manifest (written last, so it is the work dir's output
- * for a build system) depends on the PTIR source, the one input pto compile reads. Written to a
- * temp file and renamed, so a build tool never reads half of one. */
+ * for a build system) depends on the PTIR source, the one input pto compile reads. Written with
+ * pto_file_replace, as every output file (a temp file and a rename: a build tool never reads half
+ * of one). */
 static pto_status write_depfile(const char *path, const char *dir, const char *source) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return pto_status_make(PTO_STATUS_IO, "--depfile %s: %s", path, strerror(errno));
   size_t n = strlen(dir);
   while (n > 1 && dir[n - 1] == '/')
     n--;
   char target[4096];
   snprintf(target, sizeof target, "%.*s/manifest.json", (int)n, dir);
-  depfile_path(f, target);
-  fputs(": ", f);
-  depfile_path(f, source);
-  fputc('\n', f);
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    pto_status s = pto_status_make(PTO_STATUS_IO, "--depfile %s: %s", path, strerror(errno));
-    unlink(tmp);
-    return s;
-  }
-  return PTO_OK;
+  pto_text t = {0};
+  depfile_path(&t, target);
+  pto_text_puts(&t, ": ");
+  depfile_path(&t, source);
+  pto_text_puts(&t, "\n");
+  char *text = pto_text_finish(&t);
+  if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "--depfile %s: out of memory", path);
+  const void *bufs[1] = {text};
+  size_t lens[1] = {strlen(text)};
+  pto_status s = pto_file_replace(path, bufs, lens, 1);
+  free(text);
+  return s ? pto_status_annotate(s, "--depfile %s", path) : PTO_OK;
 }
 
-/* ---- the work dir that -o names ------------------------------------------------------- */
+/* What cli_compile_into_dir builds into its build dir: the program through the cache. */
+typedef struct build_ctx {
+  const pto_ir_program *ir;
+  cli_compile_args *a;
+} build_ctx;
 
-/* What is in DIR that a compile would overwrite or leave behind: files edited since the last
- * compile (hash differs from the manifest) and files pto did not write (not in the manifest).
- * nftw has no context argument: the walk's state is this one static, used by one thread. */
-static struct {
-  const char *dir;
-  const pto_manifest *m; /* NULL: DIR has no manifest */
-  char first[2][512];    /* first edited, first foreign */
-  int nedited, nforeign;
-} g_walk;
-
-static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-  (void)st;
-  if (type == FTW_D || type == FTW_DP) return 0;
-  const char *rel = path + strlen(g_walk.dir);
-  while (*rel == '/') rel++;
-  /* pto's own files beside the manifest: the cache key text and the launch-error position table
-   * (kept out of the manifest so positions never enter the key). */
-  if (!strcmp(rel, PTO_MANIFEST_FILENAME) || !strcmp(rel, "key.txt") ||
-      !strcmp(rel, "positions.json"))
-    return 0;
-  /* A host program's callees are L2 work dirs of pto's with manifests of their own. */
-  for (int i = 0; g_walk.m && g_walk.m->is_host && i < g_walk.m->ncallees; i++) {
-    size_t n = strlen(g_walk.m->callees[i]);
-    if (!strncmp(rel, "callees/", 8) && !strncmp(rel + 8, g_walk.m->callees[i], n) &&
-        rel[8 + n] == '/')
-      return 0;
-  }
-  const pto_manifest_file *f = NULL;
-  for (int i = 0; g_walk.m && i < g_walk.m->nfiles && !f; i++)
-    if (!strcmp(g_walk.m->files[i].path, rel)) f = &g_walk.m->files[i];
-  char hash[PTO_HASH_HEX_LEN + 1] = "";
-  int which = -1;
-  if (!f || type != FTW_F) {
-    which = 1;
-  } else {
-    pto_status s = pto_file_hash(path, hash);
-    if (s || strcmp(hash, f->hash) != 0) which = 0;
-    pto_status_free(s);
-  }
-  if (which >= 0 && (which ? g_walk.nforeign++ : g_walk.nedited++) == 0)
-    snprintf(g_walk.first[which], sizeof g_walk.first[which], "%s", rel);
-  (void)ftw;
-  return 0;
-}
-
-/* Refuses (usage error, 2) a DIR holding hand edits or files pto did not write, unless force.
- * *out_old gets DIR's manifest when it has one (the previous program). */
-static int check_out_dir(const char *cmd, const char *dir, int force, pto_manifest *out_old,
-                         int *out_has_old) {
-  *out_has_old = 0;
-  struct stat st;
-  if (stat(dir, &st) != 0) return 0; /* created */
-  pto_status s = pto_manifest_read(dir, out_old);
-  *out_has_old = s == PTO_OK;
-  pto_status_free(s);
-  memset(&g_walk, 0, sizeof g_walk);
-  g_walk.dir = dir;
-  g_walk.m = *out_has_old ? out_old : NULL;
-  nftw(dir, walk_one, 16, FTW_PHYS);
-  if (force || (!g_walk.nedited && !g_walk.nforeign)) return 0;
-  if (g_walk.nedited)
-    cli_usage_error(cmd,
-                    "-o %s: %s/%s (and %d more) was edited since it was compiled; compiling would "
-                    "overwrite it: pass --force to overwrite, or choose another -o",
-                    dir, dir, g_walk.first[0], g_walk.nedited - 1);
-  else
-    cli_usage_error(cmd,
-                    "-o %s: %s/%s (and %d more) was not written by pto%s; pass --force to "
-                    "compile into it anyway (pto never deletes files it did not write), or choose "
-                    "another -o",
-                    dir, dir, g_walk.first[1], g_walk.nforeign - 1,
-                    *out_has_old ? "" : " (the directory is not a pto work dir)");
-  if (*out_has_old) pto_manifest_free(out_old);
-  *out_has_old = 0;
-  return PTO_EXIT_USAGE;
-}
-
-/* After a compile into a dir that held another program: removes the files the old manifest
- * listed that the new one does not, when their content is still what pto wrote. */
-static void remove_stale(const char *dir, const pto_manifest *old) {
-  pto_manifest m;
-  pto_status s = pto_manifest_read(dir, &m);
-  if (s) {
-    pto_status_free(s);
-    return;
-  }
-  for (int i = 0; i < old->nfiles; i++) {
-    const char *rel = old->files[i].path;
-    int kept = 0;
-    for (int k = 0; k < m.nfiles && !kept; k++)
-      kept = !strcmp(m.files[k].path, rel);
-    char *path = NULL;
-    char hash[PTO_HASH_HEX_LEN + 1];
-    if (kept || pto_manifest_resolve(dir, rel, &path)) {
-      free(path);
-      continue;
-    }
-    pto_status h = pto_file_hash(path, hash);
-    if (!h && !strcmp(hash, old->files[i].hash)) unlink(path);
-    pto_status_free(h);
-    free(path);
-  }
-  pto_manifest_free(&m);
+static pto_status build_into(void *ctx, const char *dir) {
+  build_ctx *b = ctx;
+  return pto_compile_to_dir(b->ir, &b->a->opt, dir, !b->a->no_cache);
 }
 
 int cmd_compile(int argc, char **argv) {
@@ -338,21 +265,26 @@ int cmd_compile(int argc, char **argv) {
   if (!src) return cli_usage_error(cmd, "no program given");
   if (!out_dir) return cli_usage_error(cmd, "no output directory: pass -o DIR");
   if (cli_check_output_path(cmd, "-o", out_dir, 1)) return PTO_EXIT_USAGE;
-  if (a.depfile && cli_check_output_path(cmd, "--depfile", a.depfile, 0)) return PTO_EXIT_USAGE;
-  pto_manifest old;
-  int has_old = 0;
-  if (check_out_dir(cmd, out_dir, force, &old, &has_old)) return PTO_EXIT_USAGE;
+  if (a.depfile && (cli_check_output_path(cmd, "--depfile", a.depfile, 0) ||
+                    check_depfile_path(cmd, "source", src) ||
+                    check_depfile_path(cmd, "work dir", out_dir)))
+    return PTO_EXIT_USAGE;
   pto_ir_program *ir = NULL;
   pto_status s = pto_ir_parse_file(src, &ir);
   if (!s) s = pto_ir_verify(ir);
-  if (!s) s = pto_compile_to_dir(ir, &a.opt, out_dir, !a.no_cache);
+  if (s) {
+    pto_ir_program_destroy(ir);
+    return cli_fail(cmd, s);
+  }
+  build_ctx b = {ir, &a};
+  int rc = cli_compile_into_dir(cmd, out_dir, force, build_into, &b);
   cli_progress_end(&a.progress);
-  if (!s && a.depfile) s = write_depfile(a.depfile, out_dir, src);
-  if (!s && has_old) remove_stale(out_dir, &old);
-  if (has_old) pto_manifest_free(&old);
   pto_ir_program_destroy(ir);
-  if (s) return cli_fail(cmd, s);
-  return PTO_EXIT_OK;
+  if (!rc && a.depfile) {
+    s = write_depfile(a.depfile, out_dir, src);
+    if (s) return cli_fail(cmd, s);
+  }
+  return rc;
 }
 
 const pto_cmd cli_cmd_compile = {
@@ -367,6 +299,10 @@ const pto_cmd cli_cmd_compile = {
     "host/host.so (the host function as C) and one such work dir per orch it calls in\n"
     "callees/<orch>/, for the device set of --devices.\n"
     "\n"
+    "DIR/compiled.xxh128 records the files as pto wrote them ('xxh128sum -c' lists the edited\n"
+    "ones). The program is built aside in DIR and moved in, the manifest last; compiles into\n"
+    "one DIR take turns, so DIR always holds one program.\n"
+    "\n"
     "options:\n"
     "  -o DIR                 the work dir to write (created if missing)\n"
     "  --entry NAME           the entry function (default: the single host, else the single orch)\n"
@@ -377,14 +313,18 @@ const pto_cmd cli_cmd_compile = {
     "  --devices N|ID,ID,...  the device set of a program with a host entry: N devices 0..N-1,\n"
     "                         or those ids (rank r runs on the r-th); default 1 device, id 0\n"
     "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
-    "  --depfile FILE         also write a Make/Ninja depfile for build systems\n"
+    "  --depfile FILE         also write a Make/Ninja depfile for build systems (paths escaped\n"
+    "                         as gcc -MD does; a path with a line break is refused)\n"
     "  --no-cache             compile without reading or writing the binary cache\n"
     "  --remote-cache URL     a second cache level shared between machines (default\n"
     "                         $PTO_REMOTE_CACHE): http://HOST/PATH or redis://HOST[:PORT][/DB];\n"
     "                         entries signed with $PTO_REMOTE_CACHE_KEY (docs/remote-cache.md)\n"
-    "  --force                compile into a DIR that holds hand edits or files pto did not write\n"
-    "                         (without it, such a DIR is refused; files of a previous program\n"
-    "                         that pto wrote and nobody edited are removed either way)\n"
+    "  --force                compile into a DIR that holds hand edits or files pto did not write:\n"
+    "                         hand edits are overwritten; files pto did not write are kept, and\n"
+    "                         a program with a file of such a name (or below a symlink) is\n"
+    "                         refused (without --force, any such DIR is refused; files of a\n"
+    "                         previous program that pto wrote and nobody edited are removed\n"
+    "                         either way)\n"
     "\n"
     "On a terminal, a progress bar counts the kernels as they are lowered (programs of four\n"
     "kernels or more).\n"

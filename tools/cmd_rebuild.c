@@ -1,6 +1,7 @@
 /* pto rebuild: rebuild the binaries that hand edits made stale in a work dir. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -22,8 +23,10 @@ int cmd_rebuild(int argc, char **argv) {
   if (!dir) return cli_usage_error(cmd, "no work dir given");
   if (!cli_is_dir(dir)) return cli_usage_error(cmd, "%s is not a directory", dir);
   int rebuilt = 0;
+  int lock = cli_lock_dir(cmd, dir, 1); /* not while a pto compile -o writes it */
   pto_status s = entry ? pto_program_set_orch_entry(dir, entry) : PTO_OK;
   if (!s) s = pto_program_rebuild_dir(dir, &rebuilt);
+  if (lock >= 0) close(lock);
   if (s) return cli_fail(cmd, s);
   if (entry) printf("%s: orchestration entry %s\n", dir, entry);
   if (rebuilt)

@@ -158,6 +158,8 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
   const char *val = arg[18] == '=' ? arg + 19 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
+  /* Checked now, like every output path, not found bad after the run. */
+  if (cli_check_output_path(cmd, "--swimlane-records", val, 0)) return -1;
   *out = val;
   return 1;
 }
@@ -234,7 +236,8 @@ pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
       if (!s) s = pto_file_read(names, PTO_FILE_MAX_SOURCE, &buf, &nbuf);
       if (!s) {
         snprintf(names, len, "%sname_map.json", dir);
-        s = pto_file_write_atomic(names, buf, nbuf, 0644);
+        const void *bufs[1] = {buf};
+        s = pto_file_replace(names, bufs, &nbuf, 1);
       }
       free(buf);
     }

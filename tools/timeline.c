@@ -19,6 +19,8 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
     const char *val = arg[14] == '=' ? arg + 15 : (*i + 1 < argc ? argv[++*i] : NULL);
     if (!val || !*val)
       return cli_usage_error(cmd, "--timeline-svg needs a file name (FILE.svg)"), -1;
+    /* Checked now, like every output path, not found bad after the run. */
+    if (cli_check_output_path(cmd, "--timeline-svg", val, 0)) return -1;
     t->svg = val;
     return 1;
   }

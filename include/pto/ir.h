@@ -487,6 +487,12 @@ PTO_API pto_status pto_ir_each_incore(const pto_ir_program *p,
                                                    const pto_ir_stmt *scope, const char *kernel),
                                       void *ctx);
 
+/* Every statement of f in pre-order, in one walk: (*out_stmts)[i] is pto_ir_func_stmt_at(f, i)
+ * (a pass over all of them is linear, where calling stmt_at for each index is quadratic).
+ * *out_stmts is malloc'd, the caller frees it; NULL when f has no statement. */
+PTO_API pto_status pto_ir_func_stmts(const pto_ir_func *f, const pto_ir_stmt ***out_stmts,
+                                     int *out_n);
+
 /* Returns the keyword argument named kw of an op statement, or NULL. */
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
 /* Evaluates an index expression made of INT literals only; returns 0 and sets *out if static. */

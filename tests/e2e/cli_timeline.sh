@@ -53,7 +53,8 @@ run_pto 2 run "${CHAIN[@]}" --timeline --timeline-width=10001 &&
   expect_out "expected an integer from 30 to 10000"
 run_pto 0 run "${CHAIN[@]}" --timeline --timeline-width=10000 && expect_out "timeline:"
 run_pto 2 run "${CHAIN[@]}" --timeline-svg && expect_out "--timeline-svg needs a file name"
-run_pto 1 run "${CHAIN[@]}" --timeline-svg "$T/no/such/dir/x.svg" &&
-  expect_out "--timeline-svg $T/no/such/dir/x.svg"
+# Checked before the run, like every output path (issue #34, item 18).
+run_pto 2 run "${CHAIN[@]}" --timeline-svg "$T/no/such/dir/x.svg" &&
+  expect_out "--timeline-svg $T/no/such/dir/x.svg: directory $T/no/such/dir does not exist"
 
 finish

@@ -431,8 +431,36 @@ static void test_l3_ops_misuse(void **state) {
   }
 }
 
+/* Extent products are checked (issue #34, item 17): huge static extents whose product wraps to a
+ * small number (here (2^63-1)^2 * 4 == 4, and * 16 == the source's 16 elements) are refused
+ * with the overflow named, never compared wrapped (UBSan aborted; the release build wrapped). */
+static void test_reshape_extent_products_do_not_overflow(void **state) {
+  const char *fmt = "program r\n"
+                    "orch @main(%%a: tensor[16] f32) {\n"
+                    "  %%b = tensor.reshape(%%a, [9223372036854775807, 9223372036854775807, %d])\n"
+                    "}\n";
+  const int last[] = {4, 16};
+  for (int i = 0; i < 2; i++) {
+    char text[256];
+    snprintf(text, sizeof text, fmt, last[i]);
+    pto_ir_program *p = NULL;
+    assert_status_contains(pto_ir_parse_string(text, strlen(text), "r.ptir", &p),
+                           "r.ptir:3:27: tensor.reshape: the shape has more than "
+                           "9223372036854775807 elements (extent 9223372036854775807 of dim 1 "
+                           "overflows the count)");
+    assert_null(p);
+  }
+  /* Counts that fit are compared as before. */
+  pto_ir_program *ok = parse("program r\n"
+                             "orch @main(%a: tensor[4, 4] f32) {\n"
+                             "  %b = tensor.reshape(%a, [16])\n"
+                             "}\n");
+  pto_ir_program_destroy(ok);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_reshape_extent_products_do_not_overflow),
       cmocka_unit_test(test_verify_catches_an_edited_value_type),
       cmocka_unit_test(test_verify_catches_an_edited_alias),
       cmocka_unit_test(test_verify_catches_an_edited_literal_dtype),

@@ -1,0 +1,100 @@
+/* The compile front end is linear in a function's statement count (issue #34, item 16): the
+ * position table and the orchestration emitter each list the entry's statements in one walk
+ * instead of looking each one up from the start. No timing: the test counts the statements the
+ * IR walks visit (pto__ir_stmt_steps) on a generated program of N statements; a lookup per
+ * statement would visit about N*N/2 of them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler_internal.h"
+#include "ir_internal.h"
+#include "loader_internal.h"
+#include "pto/ir.h"
+#include "pto/signature.h"
+#include "testutil.h"
+
+enum { N = 4000 };
+
+/* An orch of N statements: N-1 slices, one in a loop, and the return. */
+static pto_ir_program *big_program(void) {
+  pto_text t = {0};
+  pto_text_puts(&t, "program big\n"
+                    "orch @main(%a: tensor[64,128] f32, out %c: tensor[64,128] f32)\n"
+                    "    -> (tensor[64,128] f32) {\n"
+                    "  for %i in range(0, 2) {\n"
+                    "    %in = tensor.slice(%a, [0, 0], [32, 128])\n"
+                    "  }\n");
+  for (int i = 0; i < N - 3; i++)
+    pto_text_printf(&t, "  %%s%d = tensor.slice(%%a, [0, 0], [32, 128])\n", i);
+  pto_text_puts(&t, "  return %c\n}\n");
+  char *text = pto_text_finish(&t);
+  assert_non_null(text);
+  pto_ir_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_string(text, strlen(text), "big.ptir", &p));
+  free(text);
+  assert_pto_ok(pto_ir_verify(p));
+  return p;
+}
+
+static void test_func_stmts_lists_the_pre_order(void **state) {
+  pto_ir_program *p = big_program();
+  pto_ir_func *f = pto_ir_program_find_func(p, "main");
+  const pto_ir_stmt **v = NULL;
+  int n = 0;
+  long before = pto__ir_stmt_steps();
+  assert_pto_ok(pto_ir_func_stmts(f, &v, &n));
+  assert_int_equal(n, N);
+  assert_true(pto__ir_stmt_steps() - before <= 2L * N); /* counted, then filled */
+  /* The same numbering as stmt_at and stmt_index (checked at a few indexes: each is a walk). */
+  const int probe[] = {0, 1, 2, N / 2, N - 1};
+  for (size_t k = 0; k < sizeof probe / sizeof *probe; k++) {
+    assert_ptr_equal(v[probe[k]], pto_ir_func_stmt_at(f, probe[k]));
+    assert_int_equal(pto_ir_func_stmt_index(f, v[probe[k]]->loc), probe[k]);
+  }
+  assert_null(pto_ir_func_stmt_at(f, N));
+  free(v);
+  pto_ir_program_destroy(p);
+}
+
+static void test_position_table_is_linear(void **state) {
+  pto_ir_program *p = big_program();
+  pto__positions *t = NULL;
+  long before = pto__ir_stmt_steps();
+  assert_pto_ok(pto__positions_from_ir(p, "main", &t));
+  long steps = pto__ir_stmt_steps() - before;
+  assert_non_null(t);
+  assert_true(steps <= 2L * N);
+  pto__positions_free(t);
+  pto_ir_program_destroy(p);
+}
+
+static void test_orchestration_emitter_is_linear(void **state) {
+  pto_ir_program *p = big_program();
+  pto_ir_func *f = pto_ir_program_find_func(p, "main");
+  pto_signature sig;
+  assert_pto_ok(pto_signature_build(p, f, NULL, 0, NULL, 0, &sig));
+  int kernel_ids[2] = {-1, -1};
+  char *cpp = NULL;
+  long before = pto__ir_stmt_steps();
+  assert_pto_ok(pto__emit_orchestration(p, f, f, &sig, kernel_ids, &cpp));
+  long steps = pto__ir_stmt_steps() - before;
+  assert_true(steps <= 2L * N);
+  /* Every statement that can fail records its op id: the last slice is statement N-2. */
+  char want[64];
+  snprintf(want, sizeof want, "pto_orch_current_op = %d;", N - 2);
+  assert_non_null(strstr(cpp, want));
+  assert_non_null(strstr(cpp, "pto_orch_current_op = 1;")); /* the slice in the loop */
+  free(cpp);
+  pto_signature_clear(&sig);
+  pto_ir_program_destroy(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_func_stmts_lists_the_pre_order),
+      cmocka_unit_test(test_position_table_is_linear),
+      cmocka_unit_test(test_orchestration_emitter_is_linear),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
