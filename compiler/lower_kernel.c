@@ -445,6 +445,7 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
       LLVMTypeRef t = LLVMTypeOf(a);
       return pto__lower_call_intrinsic(L, "llvm.maxnum", &t, 1, args, 2, "");
     }
+    default: return pto__lower_elem_binop(L, op, dt, a, bv);
     }
     return pto__lower_round(L, dt, r);
   }
@@ -470,8 +471,8 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
     LLVMTypeRef t = LLVMTypeOf(a);
     return pto__lower_call_intrinsic(L, un ? "llvm.umax" : "llvm.smax", &t, 1, args, 2, "");
   }
+  default: return pto__lower_elem_binop(L, op, dt, a, bv);
   }
-  return NULL;
 }
 
 int pto__lower_host_has(const char *what) { return strstr(pto__llvm_target_identity(), what) != NULL; }
@@ -653,7 +654,8 @@ static LLVMValueRef short_circuit(lw *L, const pto_ir_expr *e) {
   return phi;
 }
 
-static LLVMValueRef compare(lw *L, pto_expr_op op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b) {
+LLVMValueRef pto__lower_compare(lw *L, pto_expr_op op, pto_dtype dt, LLVMValueRef a,
+                                LLVMValueRef b) {
   if (pto_dtype_is_float(dt)) {
     LLVMRealPredicate pr = op == PTO_EOP_EQ   ? LLVMRealOEQ
                            : op == PTO_EOP_NE ? LLVMRealUNE
@@ -726,7 +728,7 @@ LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e) {
     case PTO_EOP_LT:
     case PTO_EOP_LE:
     case PTO_EOP_GT:
-    case PTO_EOP_GE: return compare(L, e->op, odt, a, b);
+    case PTO_EOP_GE: return pto__lower_compare(L, e->op, odt, a, b);
     case PTO_EOP_DIV:
     case PTO_EOP_MOD:
       if (!pto_dtype_is_float(odt)) {

@@ -1091,6 +1091,56 @@ static arith_op arith_of(pto_opcode opc) {
   }
 }
 
+/* ---- second set: elementwise ---- */
+
+/* The comparison a cmp= keyword names (tile.cmp, tile.cmps). */
+static pto_expr_op cmp_of(const pto_ir_stmt *s) {
+  const pto_ir_arg *k = kw_arg(s, "cmp");
+  static const char *const words[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  static const pto_expr_op ops[] = {PTO_EOP_EQ, PTO_EOP_NE, PTO_EOP_LT,
+                                    PTO_EOP_LE, PTO_EOP_GT, PTO_EOP_GE};
+  for (int i = 0; k && k->kind == PTO_ARG_WORD && i < 6; i++)
+    if (strcmp(k->str, words[i]) == 0) return ops[i];
+  return PTO_EOP_NONE;
+}
+
+/* x fn y for the second set's binary functions, in dtype dt (both canonical in dt): 1 with *z
+ * set when fn is one of them, 0 when it is not (arith computes it). */
+static int elem_binary(pto_op_fn fn, pto_expr_op cmp, pto_dtype dt, pto_scalar x, pto_scalar y,
+                       pto_scalar *z) {
+  switch (fn) {
+  case PTO_FN_CMP: *z = mk_bool(compare(cmp, dt, x, y)); return 1;
+  default: return 0;
+  }
+}
+
+/* tile.sel / tile.sels: out = mask ? a : b (b the third tile or the scalar). */
+static pto_status op_tile_select(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *m, *a, *b = NULL;
+  pto_scalar sc = {0};
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &m));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &a));
+  if (s->op.opc == PTO_OP_TILE_SELS) {
+    PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 2, &sc));
+    sc = conv(sc, a->dtype);
+  } else {
+    PTO_RETURN_IF_ERROR(arg_tile(fr, s, 2, &b));
+    PTO_RETURN_IF_ERROR(same_shape(fr, s, a, b));
+  }
+  if (m->dtype != PTO_DTYPE_BOOL || m->rows != a->rows || m->cols != a->cols)
+    return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT,
+                "%s: the mask tile[%lld,%lld] %s does not fit tile[%lld,%lld]", op_name(s->op.opc),
+                (long long)m->rows, (long long)m->cols, pto_dtype_name(m->dtype),
+                (long long)a->rows, (long long)a->cols);
+  itile *o;
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, a->dtype, a->space, &o));
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t c = 0; c < a->cols; c++)
+      tile_put(o, r, c, tile_get(m, r, c).u ? tile_get(a, r, c) : b ? tile_get(b, r, c) : sc);
+  *out = rv_tile(o);
+  return PTO_OK;
+}
+
 /* Binary elementwise, scalar forms and row/col expansions: out[r,c] = a[r,c] op b(r,c) where b
  * is the other tile, the scalar, v[r,0] or v[0,c]. */
 typedef enum bin_form { BIN_TILE, BIN_SCALAR, BIN_ROW, BIN_COL } bin_form;
@@ -1113,8 +1163,11 @@ static pto_status op_tile_binary(frame *fr, const pto_ir_stmt *s, bin_form form,
                   (long long)b->rows, (long long)b->cols, pto_dtype_name(b->dtype),
                   (long long)a->rows, (long long)a->cols, pto_dtype_name(a->dtype));
   }
+  pto_op_fn fn = pto_op_info_get(s->op.opc)->fn;
+  pto_expr_op cmp = fn == PTO_FN_CMP ? cmp_of(s) : PTO_EOP_NONE;
   itile *o;
-  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, a->dtype, a->space, &o));
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, fn == PTO_FN_CMP ? PTO_DTYPE_BOOL : a->dtype,
+                                      a->space, &o));
   arith_op op = arith_of(s->op.opc);
   for (int64_t r = 0; r < a->rows; r++)
     for (int64_t c = 0; c < a->cols; c++) {
@@ -1122,8 +1175,12 @@ static pto_status op_tile_binary(frame *fr, const pto_ir_stmt *s, bin_form form,
                      : form == BIN_TILE ? tile_get(b, r, c)
                      : form == BIN_ROW  ? tile_get(b, r, 0)
                                         : tile_get(b, 0, c);
-      pto_scalar z;
-      if (arith(op, a->dtype, tile_get(a, r, c), y, &z) != 0) {
+      pto_scalar z, x = tile_get(a, r, c);
+      if (elem_binary(fn, cmp, a->dtype, x, y, &z)) {
+        tile_put(o, r, c, z);
+        continue;
+      }
+      if (arith(op, a->dtype, x, y, &z) != 0) {
         tile_drop(o);
         return div_zero(fr, s, r, c);
       }
@@ -2075,6 +2132,7 @@ static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
   case PTO_OPC_EXPAND_ROW: st = op_tile_binary(fr, s, BIN_ROW, &res); break;
   case PTO_OPC_EXPAND_COL: st = op_tile_binary(fr, s, BIN_COL, &res); break;
   case PTO_OPC_MATMUL: st = op_tile_matmul(fr, s, opc == PTO_OP_TILE_MATMUL_ACC, &res); break;
+  case PTO_OPC_SELECT: st = op_tile_select(fr, s, &res); break;
   default:
     switch (opc) {
     case PTO_OP_TILE_LOAD: st = op_tile_load(fr, s, &res); break;

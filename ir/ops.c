@@ -63,6 +63,11 @@ static const pto_op_info k_ops[PTO_OP_COUNT] = {
                                     PTO_FN_DIV},
     [PTO_OP_TILE_MATMUL] = {"tile.matmul", K, 2, 2, "", 1, 0, PTO_OPC_MATMUL, PTO_FN_NONE},
     [PTO_OP_TILE_MATMUL_ACC] = {"tile.matmul_acc", K, 3, 3, "", 1, 0, PTO_OPC_MATMUL, PTO_FN_NONE},
+    /* second set: elementwise */
+    [PTO_OP_TILE_CMP] = {"tile.cmp", K, 2, 2, "cmp", 1, 0, PTO_OPC_BINARY, PTO_FN_CMP},
+    [PTO_OP_TILE_CMPS] = {"tile.cmps", K, 2, 2, "cmp", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_CMP},
+    [PTO_OP_TILE_SEL] = {"tile.sel", K, 3, 3, "", 1, 0, PTO_OPC_SELECT, PTO_FN_SEL},
+    [PTO_OP_TILE_SELS] = {"tile.sels", K, 3, 3, "", 1, 0, PTO_OPC_SELECT, PTO_FN_SEL},
     [PTO_OP_TENSOR_CREATE] = {"tensor.create", O | H, 2, 2, "", 1, 0},
     [PTO_OP_TENSOR_SLICE] = {"tensor.slice", O | H, 3, 3, "", 1, 0},
     [PTO_OP_TENSOR_DIM] = {"tensor.dim", K | O | H, 2, 2, "", 1, 0},

@@ -194,6 +194,11 @@ typedef enum pto_opcode {
   PTO_OP_TILE_COL_EXPAND_DIV,
   PTO_OP_TILE_MATMUL,
   PTO_OP_TILE_MATMUL_ACC,
+  /* second set: elementwise */
+  PTO_OP_TILE_CMP,
+  PTO_OP_TILE_CMPS,
+  PTO_OP_TILE_SEL,
+  PTO_OP_TILE_SELS,
   PTO_OP_TENSOR_CREATE,
   PTO_OP_TENSOR_SLICE,
   PTO_OP_TENSOR_DIM,
@@ -258,6 +263,8 @@ typedef enum pto_op_class {
   PTO_OPC_EXPAND_ROW,    /* tile op row vector [R,1] */
   PTO_OPC_EXPAND_COL,    /* tile op column vector [1,C] */
   PTO_OPC_MATMUL,
+  /* second set: elementwise */
+  PTO_OPC_SELECT,        /* mask ? tile : tile-or-scalar, elementwise */
 } pto_op_class;
 
 /* The scalar function an elementwise, reduction or expansion op applies to each element. */
@@ -278,6 +285,9 @@ typedef enum pto_op_fn {
   PTO_FN_NEG,
   PTO_FN_ABS,
   PTO_FN_SIGMOID,
+  /* second set: elementwise */
+  PTO_FN_CMP, /* the comparison its cmp= keyword names; the result is bool */
+  PTO_FN_SEL,
 } pto_op_fn;
 
 typedef struct pto_op_info {

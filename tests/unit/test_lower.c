@@ -271,7 +271,7 @@ static uint64_t rnd(void) {
 }
 
 /* Fill domains. */
-enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO };
+enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO, D_SPECIAL };
 
 static double rnd_real(int domain) {
   double u = (double)(rnd() >> 11) / 9007199254740992.0; /* [0,1) */
@@ -306,8 +306,25 @@ static void put_elem(pto_dtype dt, void *base, int64_t i, double real, uint64_t 
   }
 }
 
+/* D_SPECIAL: the values the second set's edge rules are about, mixed with small numbers: NaN,
+ * infinities, signed zeros, and for integers 0, +-1, the extremes and their neighbours. */
+static void put_special(pto_dtype dt, void *base, int64_t i, uint64_t pick) {
+  static const double reals[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -1.0, 2.5, -2.5, 0.5,
+                                 3.0, -3.0, 7.0, 1e30, -1e-30};
+  int w = (int)pto_dtype_size(dt) * 8;
+  uint64_t top = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1, sign = UINT64_C(1) << (w - 1);
+  uint64_t ints[] = {0, 1, top, sign, sign - 1, sign + 1, 2, top - 1, 3, 5, (uint64_t)w - 1,
+                     (uint64_t)w, (uint64_t)w + 1, 7, top - 6};
+  int n = (int)(sizeof reals / sizeof reals[0]);
+  put_elem(dt, base, i, reals[pick % (uint64_t)n], ints[pick % (uint64_t)n]);
+}
+
 static void fill(pto_dtype dt, void *base, int64_t n, int domain) {
   for (int64_t i = 0; i < n; i++) {
+    if (domain == D_SPECIAL && (rnd() & 1)) {
+      put_special(dt, base, i, rnd());
+      continue;
+    }
     double r = rnd_real(domain);
     uint64_t bits = rnd();
     if (domain == D_SMALLINT || domain == D_POS) bits = (uint64_t)(int64_t)floor(r);
@@ -473,8 +490,8 @@ static void compare_outputs(const tcase *c, pto_ir_interp_arg *nat, pto_ir_inter
   }
 }
 
-static tl_lib *g_libs[16];
-static const char *g_lib_names[16];
+static tl_lib *g_libs[32];
+static const char *g_lib_names[32];
 static int g_nlibs;
 static tcase *g_cases;
 static int g_ncases, g_capcases;
@@ -1631,6 +1648,150 @@ static void gen_random(void) {
     c->args[5] = scalar_spec(PTO_DTYPE_INDEX, 0, 3);
     c->nargs = 6;
   }
+}
+
+/* ---- second set: elementwise ------------------------------------------------------------------
+ */
+
+/* How an op of the second set's elementwise group is called. */
+enum { EF_TILE, EF_SCALAR, EF_UNARY, EF_SEL, EF_SELS, EF_ROW, EF_COL };
+/* Which dtypes its row allows. */
+enum { ED_ALL, ED_INT_BOOL, ED_INT, ED_FLOAT };
+
+typedef struct elem_op {
+  const char *op;  /* the op's name after "tile." */
+  const char *kw;  /* ", cmp=lt" or "" */
+  int form, dts;
+  int bool_out;    /* the result is a bool tile */
+  int b_domain;    /* fill of the second operand */
+} elem_op;
+
+static const elem_op k_elem_ops[] = {
+    {"cmp", ", cmp=eq", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=ne", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=lt", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=le", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=gt", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=ge", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmps", ", cmp=eq", EF_SCALAR, ED_ALL, 1, 0},
+    {"cmps", ", cmp=ne", EF_SCALAR, ED_ALL, 1, 0},
+    {"cmps", ", cmp=lt", EF_SCALAR, ED_ALL, 1, 0},
+    {"cmps", ", cmp=ge", EF_SCALAR, ED_ALL, 1, 0},
+    {"sel", "", EF_SEL, ED_ALL, 0, D_SPECIAL},
+    {"sels", "", EF_SELS, ED_ALL, 0, 0},
+};
+#define N_ELEM_OPS ((int)(sizeof k_elem_ops / sizeof k_elem_ops[0]))
+
+static const pto_dtype k_elem_dtypes[] = {
+    PTO_DTYPE_BOOL, PTO_DTYPE_I8,  PTO_DTYPE_I16, PTO_DTYPE_I32, PTO_DTYPE_I64,
+    PTO_DTYPE_U8,   PTO_DTYPE_U16, PTO_DTYPE_U32, PTO_DTYPE_U64, PTO_DTYPE_F16,
+    PTO_DTYPE_BF16, PTO_DTYPE_F32, PTO_DTYPE_F64};
+
+static int elem_dtype_ok(int dts, pto_dtype dt) {
+  switch (dts) {
+  case ED_INT_BOOL: return dt == PTO_DTYPE_BOOL || pto_dtype_is_int(dt);
+  case ED_INT: return pto_dtype_is_int(dt);
+  case ED_FLOAT: return pto_dtype_is_float(dt);
+  default: return 1;
+  }
+}
+
+/* The scalar operand of a scalar form: a value the edge rules care about for dt. */
+static ta_spec elem_scalar(const elem_op *o, pto_dtype dt, int variant) {
+  ta_spec s = scalar_spec(dt, variant ? NAN : -2.5, variant ? -1 : 3);
+  if (dt == PTO_DTYPE_BOOL) s.s.i = 1;
+  if (!pto_dtype_is_float(dt) && !pto_dtype_is_signed(dt) && dt != PTO_DTYPE_BOOL)
+    s.s.u = variant ? 200 : 3;
+  (void)o;
+  return s;
+}
+
+/* One case of op o on dt: tiles [tr,tc] loaded from [r,c] tensors (a partial tile when smaller),
+ * the result stored to an out tensor of the result's dtype. */
+static void elem_case(const elem_op *o, pto_dtype dt, int64_t tr, int64_t tc, int64_t r, int64_t c,
+                      int variant) {
+  const char *dn = pto_dtype_name(dt), *on = o->bool_out ? "bool" : dn;
+  tcase *t = new_case("elem");
+  const char *kw = o->kw[0] ? o->kw + 6 : "";
+  snprintf(t->kname, sizeof t->kname, "%s%s_%s_%lldx%lld_%d", o->op, kw, dn, (long long)tr,
+           (long long)tc, variant);
+  snprintf(t->name, sizeof t->name, "tile_%s%s%s_%s_%lldx%lld_on_%lldx%lld%s", o->op,
+           kw[0] ? "_" : "", kw, dn, (long long)tr, (long long)tc, (long long)r, (long long)c,
+           variant ? "_edge_scalar" : "");
+  int64_t br = o->form == EF_COL ? 1 : r, bc = o->form == EF_ROW ? 1 : c;
+  int64_t btr = o->form == EF_COL ? 1 : tr, btc = o->form == EF_ROW ? 1 : tc;
+  int sel = o->form == EF_SEL || o->form == EF_SELS;
+  const char *call;
+  switch (o->form) {
+  case EF_SCALAR: call = "%ta, %s"; break;
+  case EF_UNARY: call = "%ta"; break;
+  case EF_SEL: call = "%tm, %ta, %tb"; break;
+  case EF_SELS: call = "%tm, %ta, %s"; break;
+  default: call = "%ta, %tb"; break;
+  }
+  const char *bdims = o->form == EF_COL ? "1,C" : o->form == EF_ROW ? "R,1" : "R,C";
+  t->text = dupf("kernel @%s(%%a: tensor[R,C] %s, %%b: tensor[%s] %s,"
+                 " %%m: tensor[R,C] bool, out %%c: tensor[R,C] %s, %%s: %s)"
+                 " -> (tensor[R,C] %s) {\n"
+                 "  %%ta = tile.load(%%a, [0, 0], [%lld, %lld])\n"
+                 "  %%tb = tile.load(%%b, [0, 0], [%lld, %lld])\n"
+                 "  %%tm = tile.load(%%m, [0, 0], [%lld, %lld])\n"
+                 "  %%tc = tile.%s(%s%s)\n"
+                 "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                 "  return %%c1\n}\n",
+                 t->kname, dn, bdims, dn, on, dn, on, (long long)tr, (long long)tc, (long long)btr, (long long)btc,
+                 (long long)tr, (long long)tc, o->op, call, o->kw);
+  (void)sel;
+  t->args[0] = tensor2(dt, r, c, D_SPECIAL, 0);
+  t->args[1] = tensor2(dt, br, bc, o->b_domain ? o->b_domain : D_SPECIAL, 0);
+  t->args[2] = tensor2(PTO_DTYPE_BOOL, r, c, D_ANY, 0);
+  t->args[3] = tensor2(o->bool_out ? PTO_DTYPE_BOOL : dt, r, c, D_ANY, 1);
+  t->args[4] = elem_scalar(o, dt, variant);
+  t->nargs = 5;
+}
+
+static void gen_elem(void) {
+  for (int k = 0; k < N_ELEM_OPS; k++) {
+    const elem_op *o = &k_elem_ops[k];
+    for (int d = 0; d < (int)(sizeof k_elem_dtypes / sizeof k_elem_dtypes[0]); d++) {
+      pto_dtype dt = k_elem_dtypes[d];
+      if (!elem_dtype_ok(o->dts, dt)) continue;
+      elem_case(o, dt, 16, 32, 11, 29, 0); /* a partial tile */
+      if (o->form == EF_SCALAR || o->form == EF_SELS) elem_case(o, dt, 8, 16, 8, 16, 1);
+      if (dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_I32) elem_case(o, dt, 7, 13, 7, 13, 0);
+    }
+  }
+  /* bool tiles: casts to and from every dtype (nonzero -> 1), and a bool tile stored to u8 */
+  for (int d = 1; d < (int)(sizeof k_elem_dtypes / sizeof k_elem_dtypes[0]); d++) {
+    const char *dn = pto_dtype_name(k_elem_dtypes[d]);
+    for (int dir = 0; dir < 2; dir++) {
+      tcase *t = new_case("elem");
+      const char *from = dir ? "bool" : dn, *to = dir ? dn : "bool";
+      snprintf(t->kname, sizeof t->kname, "cast_%s_to_%s", from, to);
+      snprintf(t->name, sizeof t->name, "tile_cast_%s_to_%s_12x20_on_9x17", from, to);
+      t->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[R,C] %s)"
+                     " -> (tensor[R,C] %s) {\n"
+                     "  %%ta = tile.load(%%a, [0, 0], [12, 20])\n"
+                     "  %%tc = tile.cast(%%ta, %s)\n"
+                     "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     t->kname, from, to, to, to);
+      t->args[0] = tensor2(dir ? PTO_DTYPE_BOOL : k_elem_dtypes[d], 9, 17, D_SPECIAL, 0);
+      t->args[1] = tensor2(dir ? k_elem_dtypes[d] : PTO_DTYPE_BOOL, 9, 17, D_ANY, 1);
+      t->nargs = 2;
+    }
+  }
+  tcase *t = new_case("elem");
+  snprintf(t->kname, sizeof t->kname, "bool_to_u8");
+  snprintf(t->name, sizeof t->name, "tile_store_bool_tile_to_u8_tensor");
+  t->text = dupf("kernel @bool_to_u8(%%a: tensor[5,40] bool, out %%c: tensor[5,40] u8)"
+                 " -> (tensor[5,40] u8) {\n"
+                 "  %%ta = tile.load(%%a, [0, 0], [5, 40])\n"
+                 "  %%c1 = tile.store(%%ta, [0, 0], %%c)\n"
+                 "  return %%c1\n}\n");
+  t->args[0] = tensor2(PTO_DTYPE_BOOL, 5, 40, D_ANY, 0);
+  t->args[1] = tensor2(PTO_DTYPE_U8, 5, 40, D_ANY, 1);
+  t->nargs = 2;
 }
 
 /* ---- groups -----------------------------------------------------------------------------------
@@ -2821,6 +2982,7 @@ int main(void) {
   gen_matmul();
   gen_misc();
   gen_random();
+  gen_elem();
   /* The same kernels unoptimized and at -O3 (objects rebuilt from their .ll): results equal the
    * interpreter's, so each other's. */
   copy_group("misc", "misc_O0");
@@ -2841,6 +3003,7 @@ int main(void) {
   fails += run_group("reduce", 2);
   fails += run_group("expand", 2);
   fails += run_group("matmul", 3);
+  fails += run_group("elem", 2);
   /* Again with the runtime's word that the outputs are too large for the cache: streamed runs
    * take their non-temporal path (rows peeled to 64-byte boundaries), with the same results. */
   g_run_flags = PTO_CORE_STREAM_STORES;
