@@ -80,6 +80,14 @@ typedef enum lw_bin {
   LW_LE,
   LW_GT,
   LW_GE,
+  LW_AND,
+  LW_OR,
+  LW_XOR,
+  LW_SHL,
+  LW_SHR,
+  LW_LRELU,
+  LW_FMOD,
+  LW_EXPDIF,
 } lw_bin;
 
 /* Per statement position, what the planner decided. */
@@ -221,6 +229,9 @@ LLVMValueRef pto__lower_compare(lw *L, pto_expr_op op, pto_dtype dt, LLVMValueRe
 LLVMValueRef pto__lower_elem_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a,
                                    LLVMValueRef b);
 int pto__lower_stmt_bin(const pto_ir_stmt *s, lw_bin *out);
+/* pto_sinf (cos 0) / pto_cosf (cos 1) of pto/mathf.h on an f32 value or vector, operation for
+ * operation as base/mathf.c (in double lanes). */
+LLVMValueRef pto__lower_sincosf(lw *L, LLVMValueRef x, int cos);
 /* Whether pto__lower_unop calls libm for fn on dt (f64 exp/log/sigmoid; f32 ones are inline,
  * pto/mathf.h): such a loop stays scalar, so it is not fused. */
 int pto__lower_fn_calls_libm(pto_op_fn fn, pto_dtype dt);

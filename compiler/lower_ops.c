@@ -860,7 +860,9 @@ static int64_t fused_prepare(lw *L, pto_ir_stmt *const *ss, int n, fused_stmt *f
       if (!x->scalar) return -1;
     }
     lw_bin bop;
-    if (pto__lower_stmt_bin(s, &bop) && (bop == LW_DIV) && !pto_dtype_is_float(ta->dt)) *any_div = 1;
+    if (pto__lower_stmt_bin(s, &bop) && (bop == LW_DIV || bop == LW_MOD) &&
+        !pto_dtype_is_float(ta->dt))
+      *any_div = 1;
     if (x->kind == 3 && pto_op_info_get(s->op.opc)->float_only && !pto_dtype_is_float(ta->dt)) {
       pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s on %s tiles is not defined",
                       pto_op_info_get(s->op.opc)->name, pto_dtype_name(ta->dt));
@@ -956,7 +958,8 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
     if (!vec_float(x->in_dt) || x->out_dt != x->in_dt || x->kind == 4 || x->kind == 6) return 0;
     if ((x->kind == 1 || x->kind == 5) && !vec_float(L->vals[x->b->id].tile.dt)) return 0;
     pto_op_fn fn = pto_op_info_get(x->s->op.opc)->fn;
-    if (x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) *has_exp = 1;
+    if ((x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) || fn == PTO_FN_EXPDIF)
+      *has_exp = 1;
   }
   return 1;
 }
@@ -1683,7 +1686,7 @@ static void lower_expand(lw *L, const pto_ir_stmt *s, int row, lw_bin op) {
   pto__lower_tile_store(L, t->base, dt, idx, pto__lower_to_storage(L, dt, r));
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
-  if (op == LW_DIV && !pto_dtype_is_float(dt)) check_divzero_flag(L);
+  if ((op == LW_DIV || op == LW_MOD) && !pto_dtype_is_float(dt)) check_divzero_flag(L);
 }
 
 /* ---- matmul ---------------------------------------------------------------------------------- */

@@ -491,7 +491,8 @@ static void plan_streams(lw *L) {
       if (m >= q) {
         pto_opcode op = x->op.opc;
         int kind = pto__lower_elementwise_kind(op);
-        if ((kind == 1 || kind == 2 || kind == 5) && pto_op_info_get(op)->fn == PTO_FN_DIV &&
+        pto_op_fn fn = pto_op_info_get(op)->fn;
+        if ((kind == 1 || kind == 2 || kind == 5) && (fn == PTO_FN_DIV || fn == PTO_FN_REM) &&
             !pto_dtype_is_float(r->type->dtype))
           ok = 0;
         int ntiles = kind == 1 ? 2 : kind == 6 ? (op == PTO_OP_TILE_SELS ? 2 : 3) : 1;

@@ -1684,9 +1684,24 @@ static pto_status type_tile_move(opctx *c) {
 
 static const char *const k_cmp_words = "eq ne lt le gt ge";
 
+/* The dtypes an op's row allows (pto_op_info.dtypes): an error naming them otherwise. */
+static pto_status elem_dtype(opctx *c, pto_dtype dt) {
+  int want = c->info->dtypes;
+  int have = dt == PTO_DTYPE_BOOL         ? PTO_OPD_BOOL
+             : pto_dtype_is_float(dt)     ? PTO_OPD_FLOAT
+                                          : PTO_OPD_INT;
+  if (!want || (want & have)) return PTO_OK;
+  const char *what = want == PTO_OPD_INT                    ? "an integer tile"
+                     : want == (PTO_OPD_INT | PTO_OPD_BOOL) ? "an integer or bool tile"
+                     : want == PTO_OPD_FLOAT                ? "a float tile"
+                                                            : "an integer or float tile";
+  return OPFAIL(c, "needs %s, got %s (cast it with tile.cast)", what, pto_dtype_name(dt));
+}
+
 /* The result of a binary elementwise op once c->rtype holds its operand-shaped type: a
  * comparison (cmp=, required) gives a bool tile of that shape and valid region. */
 static pto_status elem_result(opctx *c) {
+  TRY(elem_dtype(c, c->rtype->dtype));
   if (c->info->fn != PTO_FN_CMP) return PTO_OK;
   int k;
   TRY(kw_word(c, "cmp", k_cmp_words, 0, 1, &k));
@@ -1737,7 +1752,8 @@ static pto_status type_scalar_op(opctx *c) {
   TRY(arg_tile(c, 0, &a));
   TRY(arg_scalar(c, 1, a->type->dtype, "the scalar"));
   int64_t z;
-  if (pto_op_info_get(c->opc)->fn == PTO_FN_DIV && pto_dtype_is_int(a->type->dtype) &&
+  pto_op_fn fn = pto_op_info_get(c->opc)->fn;
+  if ((fn == PTO_FN_DIV || fn == PTO_FN_REM) && pto_dtype_is_int(a->type->dtype) &&
       pto_ir_expr_static_int(c->pos[1].expr, &z) == 0 && z == 0)
     return op_fail_at(c, c->pos[1].loc, "division by a constant zero");
   c->rtype = a->type;
@@ -1750,6 +1766,7 @@ static pto_status type_unary(opctx *c) {
   if (pto_op_info_get(c->opc)->float_only && !pto_dtype_is_float(a->type->dtype))
     return OPFAIL(c, "needs a float tile, got %s (cast it with tile.cast)",
                   pto_dtype_name(a->type->dtype));
+  TRY(elem_dtype(c, a->type->dtype));
   c->rtype = a->type;
   return PTO_OK;
 }
@@ -1792,6 +1809,7 @@ static pto_status type_expand(opctx *c, int rows) {
                       (long long)want0, (long long)want1, stext(c->b, at).s, s.s);
   }
   TRY(same_dtype(c, at, vt));
+  TRY(elem_dtype(c, at->dtype));
   c->rtype = at;
   return PTO_OK;
 }

@@ -23,7 +23,7 @@
  *   even when the result is stored into a 16-bit value. exp/log: pto_expf/pto_logf (pto/mathf.h,
  *   within 1 ulp; the kernels emit the same operations), sigmoid = 1/(1 + pto_expf(-x)); f64
  *   exp/log are libm's. sqrtf; rsqrt = 1/sqrtf(x); recip = 1/x; max/min = fmaxf/fminf (a NaN
- *   operand yields the other one); relu = x > 0 ? x : 0. Elementwise ops never fuse a multiply
+ *   operand yields the other one; of +0 and -0, max is +0 and min -0); relu = x > 0 ? x : 0. Elementwise ops never fuse a multiply
  *   and an add (ISO C mode does not contract); f32 matmul does: see below.
  * - Integers wrap in their dtype's width. Integer `/` floors and `mod` takes the sign of the
  *   divisor; INT_MIN / -1 wraps to INT_MIN and INT_MIN mod -1 is 0. A zero divisor is a launch
@@ -336,6 +336,27 @@ static pto_scalar highest_of(pto_dtype dt) {
 
 typedef enum arith_op { AR_ADD, AR_SUB, AR_MUL, AR_DIV, AR_MOD, AR_MIN, AR_MAX } arith_op;
 
+/* min/max of two equal floats: the same bits unless they are zeros of different signs, where
+ * fmin/fmax may give either; max gives +0 (the bits ANDed), min -0 (ORed), so the result never
+ * depends on the order of the operands (the lowering computes the same). */
+static double zero_pick_d(double x, double y, int min) {
+  uint64_t a, b;
+  memcpy(&a, &x, 8);
+  memcpy(&b, &y, 8);
+  a = min ? a | b : a & b;
+  memcpy(&x, &a, 8);
+  return x;
+}
+
+static float zero_pick_f(float x, float y, int min) {
+  uint32_t a, b;
+  memcpy(&a, &x, 4);
+  memcpy(&b, &y, 4);
+  a = min ? a | b : a & b;
+  memcpy(&x, &a, 4);
+  return x;
+}
+
 /* Computes a op b in dtype dt (both canonical in dt). Returns -1 for an integer division or
  * mod by zero, else 0. */
 static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scalar *out) {
@@ -350,8 +371,8 @@ static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scal
       r = fmod(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r += y;
       break;
-    case AR_MIN: r = fmin(x, y); break;
-    case AR_MAX: r = fmax(x, y); break;
+    case AR_MIN: r = x == y ? zero_pick_d(x, y, 1) : fmin(x, y); break;
+    case AR_MAX: r = x == y ? zero_pick_d(x, y, 0) : fmax(x, y); break;
     }
     *out = mk_float(dt, r);
     return 0;
@@ -367,8 +388,8 @@ static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scal
       r = fmodf(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r += y;
       break;
-    case AR_MIN: r = fminf(x, y); break;
-    case AR_MAX: r = fmaxf(x, y); break;
+    case AR_MIN: r = x == y ? zero_pick_f(x, y, 1) : fminf(x, y); break;
+    case AR_MAX: r = x == y ? zero_pick_f(x, y, 0) : fmaxf(x, y); break;
     }
     *out = mk_float(dt, (double)r);
     return 0;
@@ -1085,6 +1106,7 @@ static arith_op arith_of(pto_opcode opc) {
   case PTO_FN_SUB: return AR_SUB;
   case PTO_FN_MUL: return AR_MUL;
   case PTO_FN_DIV: return AR_DIV;
+  case PTO_FN_REM: return AR_MOD;
   case PTO_FN_MAX: return AR_MAX;
   case PTO_FN_MIN: return AR_MIN;
   default: return AR_ADD; /* add and the sums */
@@ -1108,8 +1130,36 @@ static pto_expr_op cmp_of(const pto_ir_stmt *s) {
  * set when fn is one of them, 0 when it is not (arith computes it). */
 static int elem_binary(pto_op_fn fn, pto_expr_op cmp, pto_dtype dt, pto_scalar x, pto_scalar y,
                        pto_scalar *z) {
+  int bits = dtype_bits(dt), isf = pto_dtype_is_float(dt);
+  /* a shift count inside [0, bits): signed counts below 0 are outside */
+  int in_range = pto_dtype_is_signed(dt) ? y.i >= 0 && y.i < bits : y.u < (uint64_t)bits;
   switch (fn) {
   case PTO_FN_CMP: *z = mk_bool(compare(cmp, dt, x, y)); return 1;
+  case PTO_FN_AND: *z = mk_int(dt, x.u & y.u); return 1;
+  case PTO_FN_OR: *z = mk_int(dt, x.u | y.u); return 1;
+  case PTO_FN_XOR: *z = mk_int(dt, x.u ^ y.u); return 1;
+  case PTO_FN_SHL: *z = mk_int(dt, in_range ? x.u << y.u : 0); return 1;
+  case PTO_FN_SHR:
+    if (pto_dtype_is_signed(dt))
+      *z = mk_int(dt, (uint64_t)(x.i >> (in_range ? y.i : bits - 1))); /* x.i sign-extended */
+    else
+      *z = mk_int(dt, in_range ? x.u >> y.u : 0);
+    return 1;
+  case PTO_FN_LRELU:
+    if (dt == PTO_DTYPE_F64) *z = mk_float(dt, x.f >= 0 ? x.f : x.f * y.f);
+    else if (isf) *z = mk_float(dt, (float)x.f >= 0 ? (float)x.f : (float)x.f * (float)y.f);
+    else if (is_unsigned_int(dt)) *z = x;
+    else *z = x.i >= 0 ? x : mk_int(dt, x.u * y.u); /* the product wraps */
+    return 1;
+  case PTO_FN_FMOD:
+    *z = mk_float(dt, dt == PTO_DTYPE_F64 ? fmod(x.f, y.f) : (double)fmodf((float)x.f, (float)y.f));
+    return 1;
+  case PTO_FN_EXPDIF: {
+    pto_scalar d;
+    arith(AR_SUB, dt, x, y, &d); /* rounded once to dt, as tile.sub */
+    *z = mk_float(dt, dt == PTO_DTYPE_F64 ? exp(d.f) : (double)pto_expf((float)d.f));
+    return 1;
+  }
   default: return 0;
   }
 }
@@ -1204,7 +1254,9 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
   for (int64_t r = 0; r < a->rows; r++)
     for (int64_t c = 0; c < a->cols; c++) {
       pto_scalar x = tile_get(a, r, c), z;
-      if (a->dtype == PTO_DTYPE_F64) {
+      if (fn == PTO_FN_NOT) {
+        z = a->dtype == PTO_DTYPE_BOOL ? mk_bool(!x.u) : mk_int(a->dtype, ~x.u);
+      } else if (a->dtype == PTO_DTYPE_F64) {
         double v = x.f, y = 0;
         switch (fn) {
         case PTO_FN_EXP: y = exp(v); break;
@@ -1216,6 +1268,8 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
         case PTO_FN_NEG: y = -v; break;
         case PTO_FN_ABS: y = fabs(v); break;
         case PTO_FN_SIGMOID: y = 1.0 / (1.0 + exp(-v)); break;
+        case PTO_FN_SIN: y = sin(v); break;
+        case PTO_FN_COS: y = cos(v); break;
         default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, y);
@@ -1231,6 +1285,8 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
         case PTO_FN_NEG: y = -v; break;
         case PTO_FN_ABS: y = fabsf(v); break;
         case PTO_FN_SIGMOID: y = 1.0f / (1.0f + pto_expf(-v)); break;
+        case PTO_FN_SIN: y = pto_sinf(v); break;
+        case PTO_FN_COS: y = pto_cosf(v); break;
         default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, (double)y);

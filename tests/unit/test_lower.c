@@ -271,7 +271,7 @@ static uint64_t rnd(void) {
 }
 
 /* Fill domains. */
-enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO, D_SPECIAL };
+enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO, D_SPECIAL, D_SPECIAL_NZ };
 
 static double rnd_real(int domain) {
   double u = (double)(rnd() >> 11) / 9007199254740992.0; /* [0,1) */
@@ -308,7 +308,7 @@ static void put_elem(pto_dtype dt, void *base, int64_t i, double real, uint64_t 
 
 /* D_SPECIAL: the values the second set's edge rules are about, mixed with small numbers: NaN,
  * infinities, signed zeros, and for integers 0, +-1, the extremes and their neighbours. */
-static void put_special(pto_dtype dt, void *base, int64_t i, uint64_t pick) {
+static void put_special(pto_dtype dt, void *base, int64_t i, uint64_t pick, int nonzero) {
   static const double reals[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -1.0, 2.5, -2.5, 0.5,
                                  3.0, -3.0, 7.0, 1e30, -1e-30};
   int w = (int)pto_dtype_size(dt) * 8;
@@ -317,14 +317,16 @@ static void put_special(pto_dtype dt, void *base, int64_t i, uint64_t pick) {
                      (uint64_t)w, (uint64_t)w + 1, 7, top - 6};
   int n = (int)(sizeof reals / sizeof reals[0]);
   put_elem(dt, base, i, reals[pick % (uint64_t)n], ints[pick % (uint64_t)n]);
+  if (nonzero && pick % (uint64_t)n == 0) put_elem(dt, base, i, 0.75, (uint64_t)-1);
 }
 
 static void fill(pto_dtype dt, void *base, int64_t n, int domain) {
   for (int64_t i = 0; i < n; i++) {
-    if (domain == D_SPECIAL && (rnd() & 1)) {
-      put_special(dt, base, i, rnd());
+    if ((domain == D_SPECIAL || domain == D_SPECIAL_NZ) && (rnd() & 1)) {
+      put_special(dt, base, i, rnd(), domain == D_SPECIAL_NZ);
       continue;
     }
+    if (domain == D_SPECIAL_NZ) domain = D_NONZERO;
     double r = rnd_real(domain);
     uint64_t bits = rnd();
     if (domain == D_SMALLINT || domain == D_POS) bits = (uint64_t)(int64_t)floor(r);
@@ -1656,7 +1658,7 @@ static void gen_random(void) {
 /* How an op of the second set's elementwise group is called. */
 enum { EF_TILE, EF_SCALAR, EF_UNARY, EF_SEL, EF_SELS, EF_ROW, EF_COL };
 /* Which dtypes its row allows. */
-enum { ED_ALL, ED_INT_BOOL, ED_INT, ED_FLOAT };
+enum { ED_ALL, ED_INT_BOOL, ED_INT, ED_FLOAT, ED_NUM };
 
 typedef struct elem_op {
   const char *op;  /* the op's name after "tile." */
@@ -1673,12 +1675,39 @@ static const elem_op k_elem_ops[] = {
     {"cmp", ", cmp=le", EF_TILE, ED_ALL, 1, D_SPECIAL},
     {"cmp", ", cmp=gt", EF_TILE, ED_ALL, 1, D_SPECIAL},
     {"cmp", ", cmp=ge", EF_TILE, ED_ALL, 1, D_SPECIAL},
-    {"cmps", ", cmp=eq", EF_SCALAR, ED_ALL, 1, 0},
     {"cmps", ", cmp=ne", EF_SCALAR, ED_ALL, 1, 0},
     {"cmps", ", cmp=lt", EF_SCALAR, ED_ALL, 1, 0},
-    {"cmps", ", cmp=ge", EF_SCALAR, ED_ALL, 1, 0},
     {"sel", "", EF_SEL, ED_ALL, 0, D_SPECIAL},
     {"sels", "", EF_SELS, ED_ALL, 0, 0},
+    {"and", "", EF_TILE, ED_INT_BOOL, 0, D_SPECIAL},
+    {"or", "", EF_TILE, ED_INT_BOOL, 0, D_SPECIAL},
+    {"xor", "", EF_TILE, ED_INT_BOOL, 0, D_SPECIAL},
+    {"ands", "", EF_SCALAR, ED_INT, 0, 0},
+    {"ors", "", EF_SCALAR, ED_INT, 0, 0},
+    {"xors", "", EF_SCALAR, ED_INT, 0, 0},
+    {"not", "", EF_UNARY, ED_INT_BOOL, 0, 0},
+    {"shl", "", EF_TILE, ED_INT, 0, D_SPECIAL},
+    {"shr", "", EF_TILE, ED_INT, 0, D_SPECIAL},
+    {"shls", "", EF_SCALAR, ED_INT, 0, 0},
+    {"shrs", "", EF_SCALAR, ED_INT, 0, 0},
+    {"row_expand_max", "", EF_ROW, ED_NUM, 0, D_SPECIAL},
+    {"row_expand_min", "", EF_ROW, ED_NUM, 0, D_SPECIAL},
+    {"col_expand_max", "", EF_COL, ED_NUM, 0, D_SPECIAL},
+    {"col_expand_min", "", EF_COL, ED_NUM, 0, D_SPECIAL},
+    {"row_expand_expdif", "", EF_ROW, ED_FLOAT, 0, D_SPECIAL},
+    {"col_expand_expdif", "", EF_COL, ED_FLOAT, 0, D_SPECIAL},
+    {"lrelu", "", EF_SCALAR, ED_NUM, 0, 0},
+    {"prelu", "", EF_COL, ED_NUM, 0, D_SPECIAL},
+    {"rem", "", EF_TILE, ED_NUM, 0, D_SPECIAL_NZ},
+    {"rems", "", EF_SCALAR, ED_NUM, 0, 0},
+    {"fmod", "", EF_TILE, ED_FLOAT, 0, D_SPECIAL},
+    {"fmods", "", EF_SCALAR, ED_FLOAT, 0, 0},
+    {"sin", "", EF_UNARY, ED_FLOAT, 0, 0},
+    {"cos", "", EF_UNARY, ED_FLOAT, 0, 0},
+    /* the first set's integer ops at the overflow rule's edges (MIN / -1, MIN mod -1, wraps) */
+    {"div", "", EF_TILE, ED_INT, 0, D_SPECIAL_NZ},
+    {"divs", "", EF_SCALAR, ED_INT, 0, 0},
+    {"mul", "", EF_TILE, ED_INT, 0, D_SPECIAL},
 };
 #define N_ELEM_OPS ((int)(sizeof k_elem_ops / sizeof k_elem_ops[0]))
 
@@ -1692,6 +1721,7 @@ static int elem_dtype_ok(int dts, pto_dtype dt) {
   case ED_INT_BOOL: return dt == PTO_DTYPE_BOOL || pto_dtype_is_int(dt);
   case ED_INT: return pto_dtype_is_int(dt);
   case ED_FLOAT: return pto_dtype_is_float(dt);
+  case ED_NUM: return dt != PTO_DTYPE_BOOL;
   default: return 1;
   }
 }
@@ -1702,7 +1732,11 @@ static ta_spec elem_scalar(const elem_op *o, pto_dtype dt, int variant) {
   if (dt == PTO_DTYPE_BOOL) s.s.i = 1;
   if (!pto_dtype_is_float(dt) && !pto_dtype_is_signed(dt) && dt != PTO_DTYPE_BOOL)
     s.s.u = variant ? 200 : 3;
-  (void)o;
+  /* shift counts: one inside [0, bits), one past it (-1 or 200: outside for every width) */
+  if (o->op[0] == 's' && o->op[1] == 'h' && variant) s.s.u = pto_dtype_is_signed(dt) ? (uint64_t)-1 : 200;
+  int divlike = strcmp(o->op, "rems") == 0 || strcmp(o->op, "divs") == 0;
+  if (divlike && variant && !pto_dtype_is_float(dt)) s.s.i = -1;
+  if (divlike && variant && pto_dtype_is_float(dt)) s.s.f = -0.75;
   return s;
 }
 
@@ -1748,6 +1782,10 @@ static void elem_case(const elem_op *o, pto_dtype dt, int64_t tr, int64_t tc, in
   t->args[3] = tensor2(o->bool_out ? PTO_DTYPE_BOOL : dt, r, c, D_ANY, 1);
   t->args[4] = elem_scalar(o, dt, variant);
   t->nargs = 5;
+  /* an integer remainder meets the zero pad of a partial tile: a launch error */
+  if ((strcmp(o->op, "rem") == 0 || strcmp(o->op, "div") == 0) && pto_dtype_is_int(dt) &&
+      (r < tr || c < tc))
+    t->expect_rc = PTO_KERNEL_ERR_DIV_ZERO;
 }
 
 static void gen_elem(void) {
@@ -1757,8 +1795,13 @@ static void gen_elem(void) {
       pto_dtype dt = k_elem_dtypes[d];
       if (!elem_dtype_ok(o->dts, dt)) continue;
       elem_case(o, dt, 16, 32, 11, 29, 0); /* a partial tile */
-      if (o->form == EF_SCALAR || o->form == EF_SELS) elem_case(o, dt, 8, 16, 8, 16, 1);
-      if (dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_I32) elem_case(o, dt, 7, 13, 7, 13, 0);
+      /* the scalar at its edge (NaN, -1, a shift count past the width) on a few widths */
+      int edge = dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_I8 ||
+                 dt == PTO_DTYPE_U8 || dt == PTO_DTYPE_I64;
+      if ((o->form == EF_SCALAR || o->form == EF_SELS) && edge) elem_case(o, dt, 8, 16, 8, 16, 1);
+      if (dt == PTO_DTYPE_F32 ||
+          ((strcmp(o->op, "rem") == 0 || strcmp(o->op, "div") == 0) && pto_dtype_is_int(dt)))
+        elem_case(o, dt, 7, 13, 7, 13, 0);
     }
   }
   /* bool tiles: casts to and from every dtype (nonzero -> 1), and a bool tile stored to u8 */
@@ -2789,6 +2832,67 @@ static void test_lower_exp_log_bit_identical_to_reference(void **state) {
   lib_free(L);
 }
 
+/* tile.sin / tile.cos on f32 against pto_sinf / pto_cosf (base/mathf.c) over a sweep of every
+ * 251st f32 (all of them: beyond 2^20, infinities and NaNs too), bit for bit; the loops are
+ * vector code (the double fma chain vectorizes). */
+static const char *k_sincos_src =
+    "program sc\n"
+    "kernel @ksin(%a: tensor[64, 1024] f32, out %c: tensor[64, 1024] f32)"
+    " -> (tensor[64, 1024] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [64, 1024])\n"
+    "  %tc = tile.sin(%ta)\n"
+    "  %c1 = tile.store(%tc, [0, 0], %c)\n"
+    "  return %c1\n}\n"
+    "kernel @kcos(%a: tensor[64, 1024] f32, out %c: tensor[64, 1024] f32)"
+    " -> (tensor[64, 1024] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [64, 1024])\n"
+    "  %tc = tile.cos(%ta)\n"
+    "  %c1 = tile.store(%tc, [0, 0], %c)\n"
+    "  return %c1\n}\n";
+
+static void test_lower_sin_cos_bit_identical_to_reference(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_sincos_src, 2);
+  assert_non_null(L);
+  enum { N = 64 * 1024 };
+  float *a = malloc(N * sizeof *a), *c = malloc(N * sizeof *c);
+  assert_non_null(a);
+  assert_non_null(c);
+  uint64_t mismatches = 0, checked = 0, u = 0;
+  while (u <= 0xffffffffull) {
+    for (int i = 0; i < N; i++, u += 251)
+      a[i] = f32_of_bits((uint32_t)u);
+    pto_ir_interp_arg args[2];
+    memset(args, 0, sizeof args);
+    int64_t shape[2] = {64, 1024};
+    args[0].is_tensor = args[1].is_tensor = 1;
+    pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, shape);
+    pto_host_tensor_init(&args[1].tensor, c, PTO_DTYPE_F32, 2, shape);
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(run_native(L, k ? "kcos" : "ksin", args, 2, 0, NULL), 0);
+      for (int i = 0; i < N; i++) {
+        float want = k ? pto_cosf(a[i]) : pto_sinf(a[i]);
+        checked++;
+        if (memcmp(&want, &c[i], sizeof want) != 0 && mismatches++ < 10)
+          print_error("%s(%a): kernel %a, reference %a\n", k ? "cos" : "sin", (double)a[i],
+                      (double)c[i], (double)want);
+      }
+    }
+  }
+  print_message("sin/cos: %llu values, %llu mismatches\n", (unsigned long long)checked,
+                (unsigned long long)mismatches);
+  assert_int_equal(mismatches, 0);
+  free(a);
+  free(c);
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/ksin.ll", L->dir);
+  char *text = NULL;
+  assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
+  assert_non_null(strstr(text, "x double> @llvm.fma.v"));
+  free(text);
+  lib_free(L);
+}
+
 /* The optimized IR of elementwise, matmul and cast kernels holds vector instructions; -O0 none. */
 static void test_lower_loops_vectorize(void **state) {
   (void)state;
@@ -2960,6 +3064,7 @@ int main(void) {
       cmocka_unit_test(test_lower_scratch_plan_reuses_buffers),
       cmocka_unit_test(test_lower_loops_vectorize),
       cmocka_unit_test(test_lower_exp_log_bit_identical_to_reference),
+      cmocka_unit_test(test_lower_sin_cos_bit_identical_to_reference),
       cmocka_unit_test(test_lower_streamed_stores_past_the_cache),
       cmocka_unit_test(test_lower_deferred_store_matches_interpreter),
       cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),

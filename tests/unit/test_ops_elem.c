@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pto/ir.h"
+#include "pto/mathf.h"
 #include "testutil.h"
 
 /* ---- verifier messages ---- */
@@ -79,6 +80,32 @@ static void test_bool_and_compare_misuse(void **state) {
   expect_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
+static void test_second_set_dtype_rules(void **state) {
+  static const bad_case cases[] = {
+      {K2("f32", "  %x = tile.and(%ta, %tb)\n"),
+       "v.ptir:5:8: tile.and: needs an integer or bool tile, got f32 (cast it with tile.cast)"},
+      {K2("bool", "  %x = tile.ands(%ta, true)\n"), "v.ptir:5:8: tile.ands: needs an integer tile, got bool"},
+      {K2("f16", "  %x = tile.not(%ta)\n"), "v.ptir:5:8: tile.not: needs an integer or bool tile, got f16"},
+      {K2("f32", "  %x = tile.shl(%ta, %tb)\n"), "v.ptir:5:8: tile.shl: needs an integer tile, got f32"},
+      {K2("i32", "  %x = tile.shrs(%ta, 1.5)\n"), "tile.shrs: the scalar"},
+      {K2("i32", "  %x = tile.fmod(%ta, %tb)\n"), "v.ptir:5:8: tile.fmod: needs a float tile, got i32"},
+      {K2("bool", "  %x = tile.rem(%ta, %tb)\n"),
+       "v.ptir:5:8: tile.rem: needs an integer or float tile, got bool"},
+      {K2("i32", "  %x = tile.rems(%ta, 0)\n"), "v.ptir:5:23: tile.rems: division by a constant zero"},
+      {K2("bool", "  %x = tile.lrelu(%ta, true)\n"), "v.ptir:5:8: tile.lrelu: needs an integer or float tile"},
+      {K2("f32", "  %s = tile.load(%b, [0, 0], [8, 1])\n  %x = tile.prelu(%ta, %s)\n"),
+       "v.ptir:6:24: tile.prelu: operand 2 must be [1,16] for a [8,16] tile, got [8,1]"},
+      {K2("f32", "  %s = tile.load(%b, [0, 0], [1, 16])\n  %x = tile.row_expand_max(%ta, %s)\n"),
+       "v.ptir:6:33: tile.row_expand_max: operand 2 must be [8,1] for a [8,16] tile, got [1,16]"},
+      {K2("i32", "  %s = tile.load(%b, [0, 0], [8, 1])\n  %x = tile.row_expand_expdif(%ta, %s)\n"),
+       "v.ptir:6:8: tile.row_expand_expdif: needs a float tile, got i32"},
+      {K2("f32", "  %s = tile.load(%b, [0, 0], [1, 16])\n  %y = tile.cast(%s, f16)\n"
+                 "  %x = tile.col_expand_min(%ta, %y)\n"),
+       "v.ptir:7:8: tile.col_expand_min: dtypes f32 and f16 differ"},
+  };
+  expect_errors(cases, sizeof cases / sizeof cases[0]);
+}
+
 /* ---- printing ---- */
 
 static const char *k_round_trip =
@@ -91,6 +118,20 @@ static const char *k_round_trip =
     "  %n = tile.cmps(%ta, 0.5, cmp=ne)\n"
     "  %x = tile.sel(%m, %ta, %tb)\n"
     "  %y = tile.sels(%n, %x, -1.0)\n"
+    "  %v = tile.row_max(%y)\n"
+    "  %e = tile.row_expand_expdif(%y, %v)\n"
+    "  %w = tile.col_max(%e)\n"
+    "  %f = tile.col_expand_min(%e, %w)\n"
+    "  %g = tile.prelu(%f, %w)\n"
+    "  %h = tile.lrelu(%g, 0.125)\n"
+    "  %i = tile.fmods(%h, 3.0)\n"
+    "  %j = tile.rem(%i, %tb)\n"
+    "  %k = tile.cast(%j, i32)\n"
+    "  %l = tile.shls(%k, 3)\n"
+    "  %o = tile.xor(%l, %k)\n"
+    "  %q = tile.not(%o)\n"
+    "  %t = tile.shr(%q, %k)\n"
+    "  %u = tile.ors(%t, 5)\n"
     "  %c1 = tile.store(%y, [0, 0], %c)\n"
     "  %d1 = tile.store(%m, [0, 0], %d)\n"
     "  return %c1, %d1\n"
@@ -196,8 +237,119 @@ static void test_bool_tile_casts_and_selects(void **state) {
   /* x for the first three: 0, -0.0, 30 (sel), then sels replaced them */
 }
 
+/* Runs a one-op i32 kernel `tile.OP(%ta, %tb)` (or with a scalar) on n pairs; c gets the result. */
+static void run_i32(const char *call, const int32_t *a, const int32_t *b, int32_t *c, int n) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "program i\n"
+           "kernel @k(%%a: tensor[1, %d] i32, %%b: tensor[1, %d] i32, out %%c: tensor[1, %d] i32)"
+           " -> (tensor[1, %d] i32) {\n"
+           "  %%ta = tile.load(%%a, [0, 0], [1, %d])\n"
+           "  %%tb = tile.load(%%b, [0, 0], [1, %d])\n"
+           "  %%x = %s\n"
+           "  %%c1 = tile.store(%%x, [0, 0], %%c)\n"
+           "  return %%c1\n}\n",
+           n, n, n, n, n, n, call);
+  run_k(text, PTO_DTYPE_I32, a, b, PTO_DTYPE_I32, c, n);
+}
+
+static void expect_i32(const char *call, const int32_t *a, const int32_t *b, const int32_t *want,
+                       int n) {
+  int32_t c[16];
+  run_i32(call, a, b, c, n);
+  for (int i = 0; i < n; i++)
+    if (c[i] != want[i]) {
+      print_error("%s: element %d (%d, %d): got %d, want %d\n", call, i, a[i], b[i], c[i], want[i]);
+      fail();
+    }
+}
+
+static void test_integer_edges(void **state) {
+  const int32_t MIN = INT32_MIN, MAX = INT32_MAX;
+  /* shifts: counts outside [0, 32) give 0 or the sign fill */
+  const int32_t a[8] = {1, -8, MIN, 5, -1, 7, -7, MAX};
+  const int32_t n[8] = {31, 1, 31, 32, 40, -1, 33, 0};
+  expect_i32("tile.shl(%ta, %tb)", a, n, (const int32_t[8]){MIN, -16, 0, 0, 0, 0, 0, MAX}, 8);
+  expect_i32("tile.shr(%ta, %tb)", a, n, (const int32_t[8]){0, -4, -1, 0, -1, 0, -1, MAX}, 8);
+  /* wraps; MIN / -1 = MIN, MIN mod -1 = 0; floored remainder takes the divisor's sign */
+  const int32_t x[8] = {MIN, MIN, 7, -7, 7, -7, MAX, MIN};
+  const int32_t y[8] = {-1, -1, -2, 2, 2, -2, 2, 2};
+  expect_i32("tile.div(%ta, %tb)", x, y, (const int32_t[8]){MIN, MIN, -4, -4, 3, 3, MAX / 2, MIN / 2}, 8);
+  expect_i32("tile.rem(%ta, %tb)", x, y, (const int32_t[8]){0, 0, -1, 1, 1, -1, 1, 0}, 8);
+  expect_i32("tile.mul(%ta, %tb)", x, y, (const int32_t[8]){MIN, MIN, -14, -14, 14, 14, -2, 0}, 8);
+  expect_i32("tile.lrelu(%ta, 3)", x, y, (const int32_t[8]){MIN, MIN, 7, -21, 7, -21, MAX, MIN}, 8);
+  expect_i32("tile.xor(%ta, %tb)", x, y, (const int32_t[8]){MAX, MAX, -7, -5, 5, 7, MAX - 2, MIN + 2}, 8);
+  expect_i32("tile.not(%ta)", x, y, (const int32_t[8]){MAX, MAX, -8, 6, -8, 6, MIN, MAX}, 8);
+}
+
+static void test_rem_by_zero_is_a_launch_error(void **state) {
+  const char *text =
+      "program z\n"
+      "kernel @k(%a: tensor[1, 4] i32, %b: tensor[1, 4] i32, out %c: tensor[1, 4] i32)"
+      " -> (tensor[1, 4] i32) {\n"
+      "  %ta = tile.load(%a, [0, 0], [1, 4])\n"
+      "  %tb = tile.load(%b, [0, 0], [1, 4])\n"
+      "  %x = tile.rem(%ta, %tb)\n"
+      "  %c1 = tile.store(%x, [0, 0], %c)\n"
+      "  return %c1\n}\n";
+  pto_ir_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_string(text, strlen(text), "z.ptir", &p));
+  int32_t a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 0, 1}, c[4] = {9, 9, 9, 9};
+  int64_t shape[2] = {1, 4};
+  pto_ir_interp_arg args[3];
+  memset(args, 0, sizeof args);
+  for (int i = 0; i < 3; i++) args[i].is_tensor = 1;
+  pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_I32, 2, shape);
+  pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_I32, 2, shape);
+  pto_host_tensor_init(&args[2].tensor, c, PTO_DTYPE_I32, 2, shape);
+  pto_status s = pto_ir_interp_run(p, pto_ir_program_find_func(p, "k"), args, 3);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_LAUNCH);
+  assert_status_contains(s, "z.ptir:5:8: tile.rem: integer division by zero at [0,2]");
+  for (int i = 0; i < 4; i++) assert_int_equal(c[i], 9); /* nothing stored */
+  pto_ir_program_destroy(p);
+}
+
+static void test_float_rem_fmod_lrelu_expdif(void **state) {
+  const float a[6] = {7.5f, -7.5f, 7.5f, -7.5f, -0.0f, 2.0f};
+  const float b[6] = {2.0f, 2.0f, -2.0f, -2.0f, 3.0f, 2.0f};
+  float c[6];
+  const char *fmt = "program f\n"
+                    "kernel @k(%%a: tensor[1, 6] f32, %%b: tensor[1, 6] f32, out %%c: tensor[1, 6] f32)"
+                    " -> (tensor[1, 6] f32) {\n"
+                    "  %%ta = tile.load(%%a, [0, 0], [1, 6])\n"
+                    "  %%tb = tile.load(%%b, [0, 0], [1, 6])\n"
+                    "  %%x = %s\n"
+                    "  %%c1 = tile.store(%%x, [0, 0], %%c)\n"
+                    "  return %%c1\n}\n";
+  char text[1024];
+  snprintf(text, sizeof text, fmt, "tile.rem(%ta, %tb)");
+  run_k(text, PTO_DTYPE_F32, a, b, PTO_DTYPE_F32, c, 6);
+  const float rem[6] = {1.5f, 0.5f, -0.5f, -1.5f, -0.0f, 0.0f};
+  for (int i = 0; i < 6; i++) assert_true(memcmp(&c[i], &rem[i], 4) == 0);
+  snprintf(text, sizeof text, fmt, "tile.fmod(%ta, %tb)");
+  run_k(text, PTO_DTYPE_F32, a, b, PTO_DTYPE_F32, c, 6);
+  const float fm[6] = {1.5f, -1.5f, 1.5f, -1.5f, -0.0f, 0.0f};
+  for (int i = 0; i < 6; i++) assert_true(memcmp(&c[i], &fm[i], 4) == 0);
+  snprintf(text, sizeof text, fmt, "tile.lrelu(%ta, 0.5)");
+  run_k(text, PTO_DTYPE_F32, a, b, PTO_DTYPE_F32, c, 6);
+  const float lr[6] = {7.5f, -3.75f, 7.5f, -3.75f, -0.0f, 2.0f};
+  for (int i = 0; i < 6; i++) assert_true(memcmp(&c[i], &lr[i], 4) == 0);
+  /* expdif is exp of the rounded difference: exactly tile.exp(a - b) */
+  snprintf(text, sizeof text, fmt, "tile.col_expand_expdif(%ta, %tb)");
+  /* (col expand needs [1,C]: the [1,6] operand is one) */
+  run_k(text, PTO_DTYPE_F32, a, b, PTO_DTYPE_F32, c, 6);
+  for (int i = 0; i < 6; i++) {
+    float want = pto_expf(a[i] - b[i]);
+    assert_true(memcmp(&c[i], &want, 4) == 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_second_set_dtype_rules),
+      cmocka_unit_test(test_integer_edges),
+      cmocka_unit_test(test_rem_by_zero_is_a_launch_error),
+      cmocka_unit_test(test_float_rem_fmod_lrelu_expdif),
       cmocka_unit_test(test_bool_and_compare_misuse),
       cmocka_unit_test(test_elem_ops_print_round_trip),
       cmocka_unit_test(test_cmp_nan_is_false_except_ne),
