@@ -435,16 +435,22 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
     case LW_MUL: r = LLVMBuildFMul(b, a, bv, ""); break;
     case LW_DIV: r = LLVMBuildFDiv(b, a, bv, ""); break;
     case LW_MOD: return float_mod(L, dt, a, bv);
-    case LW_MIN: {
-      LLVMValueRef args[2] = {a, bv};
-      LLVMTypeRef t = LLVMTypeOf(a);
-      return pto__lower_call_intrinsic(L, "llvm.minnum", &t, 1, args, 2, "");
-    }
+    case LW_MIN:
     case LW_MAX: {
+      /* minnum/maxnum may give either zero of +0 and -0 (and LLVM may swap the operands): equal
+       * operands take their bits ORed (min: -0) or ANDed (max: +0), as the interpreter */
       LLVMValueRef args[2] = {a, bv};
       LLVMTypeRef t = LLVMTypeOf(a);
-      return pto__lower_call_intrinsic(L, "llvm.maxnum", &t, 1, args, 2, "");
+      LLVMTypeRef et = LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetElementType(t) : t;
+      LLVMTypeRef ti = like(a, LLVMGetTypeKind(et) == LLVMDoubleTypeKind ? L->t_i64 : L->t_i32);
+      LLVMValueRef m = pto__lower_call_intrinsic(L, op == LW_MIN ? "llvm.minnum" : "llvm.maxnum",
+                                                 &t, 1, args, 2, "");
+      LLVMValueRef ab = LLVMBuildBitCast(b, a, ti, ""), bb = LLVMBuildBitCast(b, bv, ti, "");
+      LLVMValueRef z = op == LW_MIN ? LLVMBuildOr(b, ab, bb, "") : LLVMBuildAnd(b, ab, bb, "");
+      LLVMValueRef eq = LLVMBuildFCmp(b, LLVMRealOEQ, a, bv, "");
+      return LLVMBuildSelect(b, eq, LLVMBuildBitCast(b, z, t, ""), m, "");
     }
+    default: return pto__lower_elem_binop(L, op, dt, a, bv);
     }
     return pto__lower_round(L, dt, r);
   }
@@ -470,8 +476,8 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
     LLVMTypeRef t = LLVMTypeOf(a);
     return pto__lower_call_intrinsic(L, un ? "llvm.umax" : "llvm.smax", &t, 1, args, 2, "");
   }
+  default: return pto__lower_elem_binop(L, op, dt, a, bv);
   }
-  return NULL;
 }
 
 int pto__lower_host_has(const char *what) { return strstr(pto__llvm_target_identity(), what) != NULL; }
@@ -564,6 +570,7 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) 
   if (!fl) {
     LLVMValueRef zero = LLVMConstNull(t);
     switch (op) {
+    case PTO_FN_NOT: return LLVMBuildNot(b, a, ""); /* bool (i1): logical not */
     case PTO_FN_NEG: return LLVMBuildSub(b, zero, a, "");
     case PTO_FN_RELU:
       if (is_unsigned(dt)) return a;
@@ -588,6 +595,8 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) 
   }
   case PTO_FN_EXP: r = dbl ? call_libm(L, "exp", t, args, 1) : lower_expf(L, a); break;
   case PTO_FN_LOG: r = dbl ? call_libm(L, "log", t, args, 1) : lower_logf(L, a); break;
+  case PTO_FN_SIN: r = dbl ? call_libm(L, "sin", t, args, 1) : pto__lower_sincosf(L, a, 0); break;
+  case PTO_FN_COS: r = dbl ? call_libm(L, "cos", t, args, 1) : pto__lower_sincosf(L, a, 1); break;
   case PTO_FN_SQRT: r = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, ""); break;
   case PTO_FN_RSQRT: {
     LLVMValueRef s = pto__lower_call_intrinsic(L, "llvm.sqrt", &t, 1, args, 1, "");
@@ -607,7 +616,8 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a) 
 }
 
 int pto__lower_fn_calls_libm(pto_op_fn fn, pto_dtype dt) {
-  return dt == PTO_DTYPE_F64 && (fn == PTO_FN_EXP || fn == PTO_FN_LOG || fn == PTO_FN_SIGMOID);
+  return dt == PTO_DTYPE_F64 && (fn == PTO_FN_EXP || fn == PTO_FN_LOG || fn == PTO_FN_SIGMOID ||
+                                 fn == PTO_FN_EXPDIF || fn == PTO_FN_SIN || fn == PTO_FN_COS);
 }
 
 /* ---- scalar expressions ------------------------------------------------------------------ */
@@ -653,7 +663,8 @@ static LLVMValueRef short_circuit(lw *L, const pto_ir_expr *e) {
   return phi;
 }
 
-static LLVMValueRef compare(lw *L, pto_expr_op op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b) {
+LLVMValueRef pto__lower_compare(lw *L, pto_expr_op op, pto_dtype dt, LLVMValueRef a,
+                                LLVMValueRef b) {
   if (pto_dtype_is_float(dt)) {
     LLVMRealPredicate pr = op == PTO_EOP_EQ   ? LLVMRealOEQ
                            : op == PTO_EOP_NE ? LLVMRealUNE
@@ -726,7 +737,7 @@ LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e) {
     case PTO_EOP_LT:
     case PTO_EOP_LE:
     case PTO_EOP_GT:
-    case PTO_EOP_GE: return compare(L, e->op, odt, a, b);
+    case PTO_EOP_GE: return pto__lower_compare(L, e->op, odt, a, b);
     case PTO_EOP_DIV:
     case PTO_EOP_MOD:
       if (!pto_dtype_is_float(odt)) {

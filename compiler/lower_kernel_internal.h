@@ -65,7 +65,30 @@ typedef struct lw_loop {
   LLVMValueRef iv, lo;
 } lw_loop;
 
-typedef enum lw_bin { LW_ADD, LW_SUB, LW_MUL, LW_DIV, LW_MOD, LW_MIN, LW_MAX } lw_bin;
+typedef enum lw_bin {
+  LW_ADD,
+  LW_SUB,
+  LW_MUL,
+  LW_DIV,
+  LW_MOD,
+  LW_MIN,
+  LW_MAX,
+  /* second set: elementwise (compiler/lower_elem.c) */
+  LW_EQ, /* comparisons: i1 results, NaN false except ne */
+  LW_NE,
+  LW_LT,
+  LW_LE,
+  LW_GT,
+  LW_GE,
+  LW_AND,
+  LW_OR,
+  LW_XOR,
+  LW_SHL,
+  LW_SHR,
+  LW_LRELU,
+  LW_FMOD,
+  LW_EXPDIF,
+} lw_bin;
 
 /* Per statement position, what the planner decided. */
 typedef struct lw_stmt_plan {
@@ -196,6 +219,19 @@ LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a);
 int pto__lower_host_has(const char *what);
 /* i1: the task's pto_core_ctx.flags has PTO_CORE_STREAM_STORES (loaded once per kernel). */
 LLVMValueRef pto__lower_stream_stores(lw *L);
+/* a cmp b (PTIR's comparisons, as scalar expressions compare): i1, NaN false except ne. */
+LLVMValueRef pto__lower_compare(lw *L, pto_expr_op op, pto_dtype dt, LLVMValueRef a,
+                                LLVMValueRef b);
+/* compiler/lower_elem.c: the second set's elementwise functions on compute values (scalars or
+ * vectors), what pto__lower_binop gives for the lw_bin values it does not compute itself; and
+ * the lw_bin of a statement's function (its cmp= keyword for tile.cmp/cmps), 0 when it has
+ * none. */
+LLVMValueRef pto__lower_elem_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a,
+                                   LLVMValueRef b);
+int pto__lower_stmt_bin(const pto_ir_stmt *s, lw_bin *out);
+/* pto_sinf (cos 0) / pto_cosf (cos 1) of pto/mathf.h on an f32 value or vector, operation for
+ * operation as base/mathf.c (in double lanes). */
+LLVMValueRef pto__lower_sincosf(lw *L, LLVMValueRef x, int cos);
 /* Whether pto__lower_unop calls libm for fn on dt (f64 exp/log/sigmoid; f32 ones are inline,
  * pto/mathf.h): such a loop stays scalar, so it is not fused. */
 int pto__lower_fn_calls_libm(pto_op_fn fn, pto_dtype dt);
@@ -210,7 +246,7 @@ int pto__lower_static_int(const pto_ir_expr *e, int64_t *out);
 const pto_ir_arg *pto__lower_kwarg(const pto_ir_stmt *s, const char *kw);
 int pto__lower_group_find(lw *L, int g);
 /* Classifies elementwise tile ops (fusable, may run in place): 1 binary, 2 with a scalar,
- * 3 unary, 4 cast; 0 otherwise. */
+ * 3 unary, 4 cast, 5 row expansion, 6 select (tile.sel, tile.sels); 0 otherwise. */
 int pto__lower_elementwise_kind(pto_opcode op);
 pto_status pto__lower_plan(lw *L);
 void pto__lower_plan_free(lw *L);

@@ -254,7 +254,8 @@ static LLVMValueRef entry_alloca(lw *L, LLVMTypeRef ty, const char *name);
 
 /* Storage value of dt converted from storage value of from. */
 static LLVMValueRef convert_raw(lw *L, LLVMValueRef raw, pto_dtype from, pto_dtype to) {
-  if (from == to || (pto_dtype_size(from) == pto_dtype_size(to) && !pto_dtype_is_float(from) &&
+  if ((from == to && to != PTO_DTYPE_BOOL) ||
+      (pto_dtype_size(from) == pto_dtype_size(to) && !pto_dtype_is_float(from) &&
                      !pto_dtype_is_float(to) && from != PTO_DTYPE_BOOL && to != PTO_DTYPE_BOOL))
     return raw;
   return pto__lower_to_storage(
@@ -660,19 +661,6 @@ static void lower_store(lw *L, const pto_ir_stmt *s) {
 /* ---- elementwise ------------------------------------------------------------------------------
  */
 
-/* The binary function of an elementwise, reduction or expansion op. */
-static int bin_of(pto_opcode op, lw_bin *out) {
-  switch (pto_op_info_get(op)->fn) {
-  case PTO_FN_ADD: *out = LW_ADD; return 1;
-  case PTO_FN_SUB: *out = LW_SUB; return 1;
-  case PTO_FN_MUL: *out = LW_MUL; return 1;
-  case PTO_FN_DIV: *out = LW_DIV; return 1;
-  case PTO_FN_MAX: *out = LW_MAX; return 1;
-  case PTO_FN_MIN: *out = LW_MIN; return 1;
-  default: return 0;
-  }
-}
-
 static LLVMValueRef gep_f(lw *L, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef idx) {
   return LLVMBuildInBoundsGEP2(L->b, ty, base, &idx, 1, "");
 }
@@ -830,6 +818,7 @@ typedef struct fused_stmt {
   const pto_ir_stmt *s;
   int kind;                  /* pto__lower_elementwise_kind */
   const pto_ir_value *a, *b; /* tile operands (b: binary and row expansion only) */
+  const pto_ir_value *c;     /* kind 6 (select): the third tile operand, NULL for tile.sels */
   LLVMValueRef scalar;       /* kind 2: the scalar operand, compute type of the tile */
   LLVMValueRef rowv;         /* kind 5: b[i] of this row, compute type (fused_rows) */
   pto_dtype in_dt, out_dt;
@@ -883,7 +872,19 @@ static int64_t fused_prepare(lw *L, pto_ir_stmt *const *ss, int n, fused_stmt *f
     x->in_dt = ta->dt;
     x->out_dt = s->results[0]->type->dtype;
     LLVMValueRef vr = ta->vr, vc = ta->vc;
-    if (x->kind == 1 || x->kind == 5) {
+    if (x->kind == 6) { /* select: the mask is operand a; the values are b, and c or the scalar */
+      lw_tile *tb = tile_arg(L, s, 1);
+      if (!tb) return -1;
+      x->b = value_arg(s, 1);
+      vr = tb->vr;
+      vc = tb->vc;
+      if (s->op.opc == PTO_OP_TILE_SELS) {
+        if (!(x->scalar = scalar_arg(L, pos_arg(L, s, 2), tb->dt))) return -1;
+      } else {
+        if (!tile_arg(L, s, 2)) return -1;
+        x->c = value_arg(s, 2);
+      }
+    } else if (x->kind == 1 || x->kind == 5) {
       lw_tile *tb = tile_arg(L, s, 1);
       if (!tb) return -1;
       x->b = value_arg(s, 1);
@@ -892,7 +893,9 @@ static int64_t fused_prepare(lw *L, pto_ir_stmt *const *ss, int n, fused_stmt *f
       if (!x->scalar) return -1;
     }
     lw_bin bop;
-    if (bin_of(s->op.opc, &bop) && (bop == LW_DIV) && !pto_dtype_is_float(ta->dt)) *any_div = 1;
+    if (pto__lower_stmt_bin(s, &bop) && (bop == LW_DIV || bop == LW_MOD) &&
+        !pto_dtype_is_float(ta->dt))
+      *any_div = 1;
     if (x->kind == 3 && pto_op_info_get(s->op.opc)->float_only && !pto_dtype_is_float(ta->dt)) {
       pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "%s on %s tiles is not defined",
                       pto_op_info_get(s->op.opc)->name, pto_dtype_name(ta->dt));
@@ -926,7 +929,7 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
       LLVMValueRef b = x->kind == 1 ? fused_operand(L, e, i, x->b)
                        : e->vw > 1  ? splat(L, x->scalar, e->vw)
                                     : x->scalar;
-      bin_of(x->s->op.opc, &bop);
+      pto__lower_stmt_bin(x->s, &bop);
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
     }
@@ -934,8 +937,16 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
       LLVMValueRef b = !x->rowv    ? fused_operand(L, e, i, x->b)
                        : e->vw > 1 ? splat(L, x->rowv, e->vw)
                                    : x->rowv;
-      bin_of(x->s->op.opc, &bop);
+      pto__lower_stmt_bin(x->s, &bop);
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
+      break;
+    }
+    case 6: {
+      LLVMValueRef y = fused_operand(L, e, i, x->b);
+      LLVMValueRef z = x->c       ? fused_operand(L, e, i, x->c)
+                       : e->vw > 1 ? splat(L, x->scalar, e->vw)
+                                   : x->scalar;
+      r = LLVMBuildSelect(L->b, a, y, z, "");
       break;
     }
     case 3: r = pto__lower_unop(L, pto_op_info_get(x->s->op.opc)->fn, x->in_dt, a); break;
@@ -977,10 +988,11 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
   *has_exp = 0;
   for (int i = 0; i < n; i++) {
     const fused_stmt *x = &f[i];
-    if (!vec_float(x->in_dt) || x->out_dt != x->in_dt || x->kind == 4) return 0;
+    if (!vec_float(x->in_dt) || x->out_dt != x->in_dt || x->kind == 4 || x->kind == 6) return 0;
     if ((x->kind == 1 || x->kind == 5) && !vec_float(L->vals[x->b->id].tile.dt)) return 0;
     pto_op_fn fn = pto_op_info_get(x->s->op.opc)->fn;
-    if (x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) *has_exp = 1;
+    if ((x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) || fn == PTO_FN_EXPDIF)
+      *has_exp = 1;
   }
   return 1;
 }
@@ -1707,7 +1719,7 @@ static void lower_expand(lw *L, const pto_ir_stmt *s, int row, lw_bin op) {
   pto__lower_tile_store(L, t->base, dt, idx, pto__lower_to_storage(L, dt, r));
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
-  if (op == LW_DIV && !pto_dtype_is_float(dt)) check_divzero_flag(L);
+  if ((op == LW_DIV || op == LW_MOD) && !pto_dtype_is_float(dt)) check_divzero_flag(L);
 }
 
 /* ---- matmul ---------------------------------------------------------------------------------- */
@@ -2278,12 +2290,12 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
   case PTO_OPC_REDUCE_COL:
     if (info->fn == PTO_FN_ARGMAX || info->fn == PTO_FN_ARGMIN)
       pto__lower_argreduce(L, s, info->cls == PTO_OPC_REDUCE_ROW);
-    else if (bin_of(op, &bop))
+    else if (pto__lower_stmt_bin(s, &bop))
       lower_reduce(L, s, info->cls == PTO_OPC_REDUCE_ROW, bop);
     return;
   case PTO_OPC_EXPAND_ROW:
   case PTO_OPC_EXPAND_COL:
-    if (bin_of(op, &bop)) lower_expand(L, s, info->cls == PTO_OPC_EXPAND_ROW, bop);
+    if (pto__lower_stmt_bin(s, &bop)) lower_expand(L, s, info->cls == PTO_OPC_EXPAND_ROW, bop);
     return;
   case PTO_OPC_MATMUL: lower_matmul(L, s, op == PTO_OP_TILE_MATMUL_ACC); return;
   case PTO_OPC_LAYOUT: pto__lower_layout_op(L, s); return;

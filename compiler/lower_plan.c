@@ -34,6 +34,7 @@ int pto__lower_elementwise_kind(pto_opcode op) {
   case PTO_OPC_UNARY: return 3;
   case PTO_OPC_CAST: return 4;
   case PTO_OPC_EXPAND_ROW: return 5;
+  case PTO_OPC_SELECT: return 6;
   default: return 0;
   }
 }
@@ -490,10 +491,12 @@ static void plan_streams(lw *L) {
       if (m >= q) {
         pto_opcode op = x->op.opc;
         int kind = pto__lower_elementwise_kind(op);
-        if ((kind == 1 || kind == 2 || kind == 5) && pto_op_info_get(op)->fn == PTO_FN_DIV &&
+        pto_op_fn fn = pto_op_info_get(op)->fn;
+        if ((kind == 1 || kind == 2 || kind == 5) && (fn == PTO_FN_DIV || fn == PTO_FN_REM) &&
             !pto_dtype_is_float(r->type->dtype))
           ok = 0;
-        for (int i = 0; i < (kind == 1 ? 2 : 1); i++)
+        int ntiles = kind == 1 ? 2 : kind == 6 ? (op == PTO_OP_TILE_SELS ? 2 : 3) : 1;
+        for (int i = 0; i < ntiles; i++)
           if (!is_tile_of(stmt_value_arg(x, i), rows, cols)) ok = 0;
         if (kind == 5 && (!is_tile_of(stmt_value_arg(x, 1), rows, 1) ||
                           expand_operand_in(L, m - bi + p, p)))

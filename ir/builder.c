@@ -1508,6 +1508,12 @@ static pto_status same_dtype(opctx *c, const pto_ir_type *a, const pto_ir_type *
   return PTO_OK;
 }
 
+/* A bool tile lives in vec: a tile of another space made or moved as bool is an error. */
+static pto_status bool_in_vec(opctx *c, pto_dtype dt, pto_space sp) {
+  if (dt != PTO_DTYPE_BOOL || sp == PTO_SPACE_VEC) return PTO_OK;
+  return OPFAIL(c, "a bool tile lives in vec, not %s", pto_space_name(sp));
+}
+
 /* A write target must not be (a view or alias of) an `in` parameter. */
 static pto_status check_writable(opctx *c, const pto_ir_value *target, const char *who) {
   const pto_ir_value *r = root_of(c->b, target);
@@ -1600,6 +1606,7 @@ static pto_status type_tile_load(opctx *c) {
     for (int k = 0; k < 2; k++)
       va->list.items[k] = valid[k];
   }
+  TRY(bool_in_vec(c, tt->dtype, k_load_space[si]));
   const pto_ir_type *rt;
   TRY(tile_type(c->b, tt->dtype, shape, k_load_space[si], va != NULL, valid, &rt));
   if (tt->rank >= 1) {
@@ -1616,13 +1623,15 @@ static pto_status type_tile_store(opctx *c) {
   TRY(arg_tile(c, 0, &tile));
   TRY(arg_value(c, 2, M_TENSOR, &t));
   const pto_ir_type *tt = t->type, *ti = tile->type;
-  int ok = tt->dtype == ti->dtype || (ti->space == PTO_SPACE_ACC &&
-                                      (tt->dtype == PTO_DTYPE_F16 || tt->dtype == PTO_DTYPE_BF16));
+  int ok = tt->dtype == ti->dtype ||
+           (ti->space == PTO_SPACE_ACC &&
+            (tt->dtype == PTO_DTYPE_F16 || tt->dtype == PTO_DTYPE_BF16)) ||
+           (ti->dtype == PTO_DTYPE_BOOL && tt->dtype == PTO_DTYPE_U8);
   if (!ok)
     return OPFAIL(
         c,
         "the tile is %s but %%%s is %s (dtypes must be equal; an acc tile may also store to "
-        "f16 or bf16)",
+        "f16 or bf16, a bool tile to u8)",
         pto_dtype_name(ti->dtype), t->name, pto_dtype_name(tt->dtype));
   TRY(need_rank_list(c, &c->pos[1], tt, "the offsets"));
   if (tt->rank == 1 && tile_dim(ti, 0) != 1)
@@ -1655,6 +1664,7 @@ static pto_status type_tile_create(opctx *c, int full) {
   if (full) TRY(arg_scalar(c, 2, dt, "the fill value"));
   pto_space sp;
   TRY(create_space(c, &sp));
+  TRY(bool_in_vec(c, dt, sp));
   return tile_type(c->b, dt, shape, sp, 0, NULL, &c->rtype);
 }
 
@@ -1665,8 +1675,62 @@ static pto_status type_tile_move(opctx *c) {
   TRY(kw_word(c, "space", "left right mat vec", 0, 1, &si));
   static const pto_space sp[] = {PTO_SPACE_LEFT, PTO_SPACE_RIGHT, PTO_SPACE_MAT, PTO_SPACE_VEC};
   const pto_ir_type *at = a->type;
+  TRY(bool_in_vec(c, at->dtype, sp[si]));
   int64_t shape[2] = {tile_dim(at, 0), tile_dim(at, 1)};
   return tile_type(c->b, at->dtype, shape, sp[si], at->has_valid, at->valid, &c->rtype);
+}
+
+/* ---- second set: elementwise (typing) ---- */
+
+static const char *const k_cmp_words = "eq ne lt le gt ge";
+
+/* The dtypes an op's row allows (pto_op_info.dtypes): an error naming them otherwise. */
+static pto_status elem_dtype(opctx *c, pto_dtype dt) {
+  int want = c->info->dtypes;
+  int have = dt == PTO_DTYPE_BOOL         ? PTO_OPD_BOOL
+             : pto_dtype_is_float(dt)     ? PTO_OPD_FLOAT
+                                          : PTO_OPD_INT;
+  if (!want || (want & have)) return PTO_OK;
+  const char *what = want == PTO_OPD_INT                    ? "an integer tile"
+                     : want == (PTO_OPD_INT | PTO_OPD_BOOL) ? "an integer or bool tile"
+                     : want == PTO_OPD_FLOAT                ? "a float tile"
+                                                            : "an integer or float tile";
+  return OPFAIL(c, "needs %s, got %s (cast it with tile.cast)", what, pto_dtype_name(dt));
+}
+
+/* The result of a binary elementwise op once c->rtype holds its operand-shaped type: a
+ * comparison (cmp=, required) gives a bool tile of that shape and valid region. */
+static pto_status elem_result(opctx *c) {
+  TRY(elem_dtype(c, c->rtype->dtype));
+  if (c->info->fn != PTO_FN_CMP) return PTO_OK;
+  int k;
+  TRY(kw_word(c, "cmp", k_cmp_words, 0, 1, &k));
+  const pto_ir_type *t = c->rtype;
+  if (t->space != PTO_SPACE_VEC)
+    return OPFAIL(c, "compares vec tiles (its bool result lives in vec), not %s",
+                  pto_space_name(t->space));
+  int64_t shape[2] = {tile_dim(t, 0), tile_dim(t, 1)};
+  return tile_type(c->b, PTO_DTYPE_BOOL, shape, t->space, t->has_valid, t->valid, &c->rtype);
+}
+
+/* tile.sel(%mask, %a, %b) / tile.sels(%mask, %a, scalar): mask a bool tile of a's shape. */
+static pto_status type_select_op(opctx *c) {
+  pto_ir_value *m, *a, *x;
+  TRY(arg_tile(c, 0, &m));
+  TRY(arg_tile(c, 1, &a));
+  if (m->type->dtype != PTO_DTYPE_BOOL)
+    return op_fail_at(c, c->pos[0].loc, "the mask %%%s must be a bool tile, got %s", m->name,
+                      pto_dtype_name(m->type->dtype));
+  TRY(same_shape(c, m->type, a->type));
+  if (c->opc == PTO_OP_TILE_SELS) {
+    TRY(arg_scalar(c, 2, a->type->dtype, "the scalar"));
+  } else {
+    TRY(arg_tile(c, 2, &x));
+    TRY(same_shape(c, a->type, x->type));
+    TRY(same_dtype(c, a->type, x->type));
+  }
+  c->rtype = a->type;
+  return PTO_OK;
 }
 
 static pto_status type_elementwise2(opctx *c) {
@@ -1678,9 +1742,9 @@ static pto_status type_elementwise2(opctx *c) {
   c->rtype = a->type->has_valid || !x->type->has_valid ? a->type : x->type;
   if (c->rtype->space != a->type->space) {
     int64_t shape[2] = {tile_dim(a->type, 0), tile_dim(a->type, 1)};
-    return tile_type(c->b, a->type->dtype, shape, a->type->space, 1, x->type->valid, &c->rtype);
+    TRY(tile_type(c->b, a->type->dtype, shape, a->type->space, 1, x->type->valid, &c->rtype));
   }
-  return PTO_OK;
+  return elem_result(c);
 }
 
 static pto_status type_scalar_op(opctx *c) {
@@ -1688,11 +1752,12 @@ static pto_status type_scalar_op(opctx *c) {
   TRY(arg_tile(c, 0, &a));
   TRY(arg_scalar(c, 1, a->type->dtype, "the scalar"));
   int64_t z;
-  if (pto_op_info_get(c->opc)->fn == PTO_FN_DIV && pto_dtype_is_int(a->type->dtype) &&
+  pto_op_fn fn = pto_op_info_get(c->opc)->fn;
+  if ((fn == PTO_FN_DIV || fn == PTO_FN_REM) && pto_dtype_is_int(a->type->dtype) &&
       pto_ir_expr_static_int(c->pos[1].expr, &z) == 0 && z == 0)
     return op_fail_at(c, c->pos[1].loc, "division by a constant zero");
   c->rtype = a->type;
-  return PTO_OK;
+  return elem_result(c);
 }
 
 static pto_status type_unary(opctx *c) {
@@ -1701,6 +1766,7 @@ static pto_status type_unary(opctx *c) {
   if (pto_op_info_get(c->opc)->float_only && !pto_dtype_is_float(a->type->dtype))
     return OPFAIL(c, "needs a float tile, got %s (cast it with tile.cast)",
                   pto_dtype_name(a->type->dtype));
+  TRY(elem_dtype(c, a->type->dtype));
   c->rtype = a->type;
   return PTO_OK;
 }
@@ -1711,6 +1777,7 @@ static pto_status type_cast(opctx *c) {
   pto_dtype dt;
   TRY(arg_dtype(c, 1, &dt));
   const pto_ir_type *at = a->type;
+  TRY(bool_in_vec(c, dt, at->space));
   int64_t shape[2] = {tile_dim(at, 0), tile_dim(at, 1)};
   return tile_type(c->b, dt, shape, at->space, at->has_valid, at->valid, &c->rtype);
 }
@@ -1746,6 +1813,7 @@ static pto_status type_expand(opctx *c, int rows) {
                       (long long)want0, (long long)want1, stext(c->b, at).s, s.s);
   }
   TRY(same_dtype(c, at, vt));
+  TRY(elem_dtype(c, at->dtype));
   c->rtype = at;
   return PTO_OK;
 }
@@ -2494,6 +2562,7 @@ static pto_status type_op(opctx *c) {
     if (c->opc == PTO_OP_TILE_MATMUL_BIAS) return type_matmul_bias(c);
     return c->opc == PTO_OP_TILE_MATMUL_ACC ? type_matmul_acc(c) : type_matmul(c);
   case PTO_OPC_LAYOUT: return type_layout(c);
+  case PTO_OPC_SELECT: return type_select_op(c);
   case PTO_OPC_OTHER: break;
   }
   switch (c->opc) {

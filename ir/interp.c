@@ -23,7 +23,7 @@
  *   even when the result is stored into a 16-bit value. exp/log: pto_expf/pto_logf (pto/mathf.h,
  *   within 1 ulp; the kernels emit the same operations), sigmoid = 1/(1 + pto_expf(-x)); f64
  *   exp/log are libm's. sqrtf; rsqrt = 1/sqrtf(x); recip = 1/x; max/min = fmaxf/fminf (a NaN
- *   operand yields the other one); relu = x > 0 ? x : 0. Elementwise ops never fuse a multiply
+ *   operand yields the other one; of +0 and -0, max is +0 and min -0); relu = x > 0 ? x : 0. Elementwise ops never fuse a multiply
  *   and an add (ISO C mode does not contract); f32 matmul does: see below.
  * - Integers wrap in their dtype's width. Integer `/` floors and `mod` takes the sign of the
  *   divisor; INT_MIN / -1 wraps to INT_MIN and INT_MIN mod -1 is 0. A zero divisor is a launch
@@ -337,6 +337,27 @@ static pto_scalar highest_of(pto_dtype dt) {
 
 typedef enum arith_op { AR_ADD, AR_SUB, AR_MUL, AR_DIV, AR_MOD, AR_MIN, AR_MAX } arith_op;
 
+/* min/max of two equal floats: the same bits unless they are zeros of different signs, where
+ * fmin/fmax may give either; max gives +0 (the bits ANDed), min -0 (ORed), so the result never
+ * depends on the order of the operands (the lowering computes the same). */
+static double zero_pick_d(double x, double y, int min) {
+  uint64_t a, b;
+  memcpy(&a, &x, 8);
+  memcpy(&b, &y, 8);
+  a = min ? a | b : a & b;
+  memcpy(&x, &a, 8);
+  return x;
+}
+
+static float zero_pick_f(float x, float y, int min) {
+  uint32_t a, b;
+  memcpy(&a, &x, 4);
+  memcpy(&b, &y, 4);
+  a = min ? a | b : a & b;
+  memcpy(&x, &a, 4);
+  return x;
+}
+
 /* Computes a op b in dtype dt (both canonical in dt). Returns -1 for an integer division or
  * mod by zero, else 0. */
 static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scalar *out) {
@@ -351,8 +372,8 @@ static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scal
       r = fmod(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r += y;
       break;
-    case AR_MIN: r = fmin(x, y); break;
-    case AR_MAX: r = fmax(x, y); break;
+    case AR_MIN: r = x == y ? zero_pick_d(x, y, 1) : fmin(x, y); break;
+    case AR_MAX: r = x == y ? zero_pick_d(x, y, 0) : fmax(x, y); break;
     }
     *out = mk_float(dt, r);
     return 0;
@@ -368,8 +389,8 @@ static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scal
       r = fmodf(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r += y;
       break;
-    case AR_MIN: r = fminf(x, y); break;
-    case AR_MAX: r = fmaxf(x, y); break;
+    case AR_MIN: r = x == y ? zero_pick_f(x, y, 1) : fminf(x, y); break;
+    case AR_MAX: r = x == y ? zero_pick_f(x, y, 0) : fmaxf(x, y); break;
     }
     *out = mk_float(dt, (double)r);
     return 0;
@@ -1086,10 +1107,89 @@ static arith_op arith_of(pto_opcode opc) {
   case PTO_FN_SUB: return AR_SUB;
   case PTO_FN_MUL: return AR_MUL;
   case PTO_FN_DIV: return AR_DIV;
+  case PTO_FN_REM: return AR_MOD;
   case PTO_FN_MAX: return AR_MAX;
   case PTO_FN_MIN: return AR_MIN;
   default: return AR_ADD; /* add and the sums */
   }
+}
+
+/* ---- second set: elementwise ---- */
+
+/* The comparison a cmp= keyword names (tile.cmp, tile.cmps). */
+static pto_expr_op cmp_of(const pto_ir_stmt *s) {
+  const pto_ir_arg *k = kw_arg(s, "cmp");
+  static const char *const words[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  static const pto_expr_op ops[] = {PTO_EOP_EQ, PTO_EOP_NE, PTO_EOP_LT,
+                                    PTO_EOP_LE, PTO_EOP_GT, PTO_EOP_GE};
+  for (int i = 0; k && k->kind == PTO_ARG_WORD && i < 6; i++)
+    if (strcmp(k->str, words[i]) == 0) return ops[i];
+  return PTO_EOP_NONE;
+}
+
+/* x fn y for the second set's binary functions, in dtype dt (both canonical in dt): 1 with *z
+ * set when fn is one of them, 0 when it is not (arith computes it). */
+static int elem_binary(pto_op_fn fn, pto_expr_op cmp, pto_dtype dt, pto_scalar x, pto_scalar y,
+                       pto_scalar *z) {
+  int bits = dtype_bits(dt), isf = pto_dtype_is_float(dt);
+  /* a shift count inside [0, bits): signed counts below 0 are outside */
+  int in_range = pto_dtype_is_signed(dt) ? y.i >= 0 && y.i < bits : y.u < (uint64_t)bits;
+  switch (fn) {
+  case PTO_FN_CMP: *z = mk_bool(compare(cmp, dt, x, y)); return 1;
+  case PTO_FN_AND: *z = mk_int(dt, x.u & y.u); return 1;
+  case PTO_FN_OR: *z = mk_int(dt, x.u | y.u); return 1;
+  case PTO_FN_XOR: *z = mk_int(dt, x.u ^ y.u); return 1;
+  case PTO_FN_SHL: *z = mk_int(dt, in_range ? x.u << y.u : 0); return 1;
+  case PTO_FN_SHR:
+    if (pto_dtype_is_signed(dt))
+      *z = mk_int(dt, (uint64_t)(x.i >> (in_range ? y.i : bits - 1))); /* x.i sign-extended */
+    else
+      *z = mk_int(dt, in_range ? x.u >> y.u : 0);
+    return 1;
+  case PTO_FN_LRELU:
+    if (dt == PTO_DTYPE_F64) *z = mk_float(dt, x.f >= 0 ? x.f : x.f * y.f);
+    else if (isf) *z = mk_float(dt, (float)x.f >= 0 ? (float)x.f : (float)x.f * (float)y.f);
+    else if (is_unsigned_int(dt)) *z = x;
+    else *z = x.i >= 0 ? x : mk_int(dt, x.u * y.u); /* the product wraps */
+    return 1;
+  case PTO_FN_FMOD:
+    *z = mk_float(dt, dt == PTO_DTYPE_F64 ? fmod(x.f, y.f) : (double)fmodf((float)x.f, (float)y.f));
+    return 1;
+  case PTO_FN_EXPDIF: {
+    pto_scalar d;
+    arith(AR_SUB, dt, x, y, &d); /* rounded once to dt, as tile.sub */
+    *z = mk_float(dt, dt == PTO_DTYPE_F64 ? exp(d.f) : (double)pto_expf((float)d.f));
+    return 1;
+  }
+  default: return 0;
+  }
+}
+
+/* tile.sel / tile.sels: out = mask ? a : b (b the third tile or the scalar). */
+static pto_status op_tile_select(frame *fr, const pto_ir_stmt *s, rv *out) {
+  const itile *m, *a, *b = NULL;
+  pto_scalar sc = {0};
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &m));
+  PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &a));
+  if (s->op.opc == PTO_OP_TILE_SELS) {
+    PTO_RETURN_IF_ERROR(arg_scalar(fr, s, 2, &sc));
+    sc = conv(sc, a->dtype);
+  } else {
+    PTO_RETURN_IF_ERROR(arg_tile(fr, s, 2, &b));
+    PTO_RETURN_IF_ERROR(same_shape(fr, s, a, b));
+  }
+  if (m->dtype != PTO_DTYPE_BOOL || m->rows != a->rows || m->cols != a->cols)
+    return fail(fr, s->loc, PTO_STATUS_INVALID_ARGUMENT,
+                "%s: the mask tile[%lld,%lld] %s does not fit tile[%lld,%lld]", op_name(s->op.opc),
+                (long long)m->rows, (long long)m->cols, pto_dtype_name(m->dtype),
+                (long long)a->rows, (long long)a->cols);
+  itile *o;
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, a->dtype, a->space, &o));
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t c = 0; c < a->cols; c++)
+      tile_put(o, r, c, tile_get(m, r, c).u ? tile_get(a, r, c) : b ? tile_get(b, r, c) : sc);
+  *out = rv_tile(o);
+  return PTO_OK;
 }
 
 /* Binary elementwise, scalar forms and row/col expansions: out[r,c] = a[r,c] op b(r,c) where b
@@ -1114,8 +1214,11 @@ static pto_status op_tile_binary(frame *fr, const pto_ir_stmt *s, bin_form form,
                   (long long)b->rows, (long long)b->cols, pto_dtype_name(b->dtype),
                   (long long)a->rows, (long long)a->cols, pto_dtype_name(a->dtype));
   }
+  pto_op_fn fn = pto_op_info_get(s->op.opc)->fn;
+  pto_expr_op cmp = fn == PTO_FN_CMP ? cmp_of(s) : PTO_EOP_NONE;
   itile *o;
-  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, a->dtype, a->space, &o));
+  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, fn == PTO_FN_CMP ? PTO_DTYPE_BOOL : a->dtype,
+                                      a->space, &o));
   arith_op op = arith_of(s->op.opc);
   for (int64_t r = 0; r < a->rows; r++)
     for (int64_t c = 0; c < a->cols; c++) {
@@ -1123,8 +1226,12 @@ static pto_status op_tile_binary(frame *fr, const pto_ir_stmt *s, bin_form form,
                      : form == BIN_TILE ? tile_get(b, r, c)
                      : form == BIN_ROW  ? tile_get(b, r, 0)
                                         : tile_get(b, 0, c);
-      pto_scalar z;
-      if (arith(op, a->dtype, tile_get(a, r, c), y, &z) != 0) {
+      pto_scalar z, x = tile_get(a, r, c);
+      if (elem_binary(fn, cmp, a->dtype, x, y, &z)) {
+        tile_put(o, r, c, z);
+        continue;
+      }
+      if (arith(op, a->dtype, x, y, &z) != 0) {
         tile_drop(o);
         return div_zero(fr, s, r, c);
       }
@@ -1148,7 +1255,9 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
   for (int64_t r = 0; r < a->rows; r++)
     for (int64_t c = 0; c < a->cols; c++) {
       pto_scalar x = tile_get(a, r, c), z;
-      if (a->dtype == PTO_DTYPE_F64) {
+      if (fn == PTO_FN_NOT) {
+        z = a->dtype == PTO_DTYPE_BOOL ? mk_bool(!x.u) : mk_int(a->dtype, ~x.u);
+      } else if (a->dtype == PTO_DTYPE_F64) {
         double v = x.f, y = 0;
         switch (fn) {
         case PTO_FN_EXP: y = exp(v); break;
@@ -1160,6 +1269,8 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
         case PTO_FN_NEG: y = -v; break;
         case PTO_FN_ABS: y = fabs(v); break;
         case PTO_FN_SIGMOID: y = 1.0 / (1.0 + exp(-v)); break;
+        case PTO_FN_SIN: y = sin(v); break;
+        case PTO_FN_COS: y = cos(v); break;
         default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, y);
@@ -1175,6 +1286,8 @@ static pto_status op_tile_unary(frame *fr, const pto_ir_stmt *s, rv *out) {
         case PTO_FN_NEG: y = -v; break;
         case PTO_FN_ABS: y = fabsf(v); break;
         case PTO_FN_SIGMOID: y = 1.0f / (1.0f + pto_expf(-v)); break;
+        case PTO_FN_SIN: y = pto_sinf(v); break;
+        case PTO_FN_COS: y = pto_cosf(v); break;
         default: y = NAN; break; /* not a unary function */
         }
         z = mk_float(a->dtype, (double)y);
@@ -2484,6 +2597,7 @@ static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
   case PTO_OPC_EXPAND_COL: st = op_tile_binary(fr, s, BIN_COL, &res); break;
   case PTO_OPC_MATMUL: st = op_tile_matmul(fr, s, opc == PTO_OP_TILE_MATMUL_ACC, &res); break;
   case PTO_OPC_LAYOUT: st = op_tile_layout(fr, s, &res); break;
+  case PTO_OPC_SELECT: st = op_tile_select(fr, s, &res); break;
   default:
     switch (opc) {
     case PTO_OP_TILE_LOAD: st = op_tile_load(fr, s, &res); break;

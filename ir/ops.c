@@ -9,6 +9,10 @@
 #define K PTO_IN_KERNEL
 #define O PTO_IN_ORCH
 #define H PTO_IN_HOST
+#define I PTO_OPD_INT
+#define IB (PTO_OPD_INT | PTO_OPD_BOOL)
+#define N (PTO_OPD_INT | PTO_OPD_FLOAT)
+#define F PTO_OPD_FLOAT
 
 /* Indexed by pto_opcode; the order must match the enum. */
 static const pto_op_info k_ops[PTO_OP_COUNT] = {
@@ -91,6 +95,44 @@ static const pto_op_info k_ops[PTO_OP_COUNT] = {
     [PTO_OP_TILE_SORT_IDX] = {"tile.sort_idx", K, 1, 1, "order", 1, 0, PTO_OPC_LAYOUT},
     [PTO_OP_TILE_MATMUL_BIAS] = {"tile.matmul_bias", K, 3, 3, "", 1, 0, PTO_OPC_MATMUL,
                                  PTO_FN_NONE},
+    /* second set: elementwise */
+    [PTO_OP_TILE_CMP] = {"tile.cmp", K, 2, 2, "cmp", 1, 0, PTO_OPC_BINARY, PTO_FN_CMP},
+    [PTO_OP_TILE_CMPS] = {"tile.cmps", K, 2, 2, "cmp", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_CMP},
+    [PTO_OP_TILE_SEL] = {"tile.sel", K, 3, 3, "", 1, 0, PTO_OPC_SELECT, PTO_FN_SEL},
+    [PTO_OP_TILE_SELS] = {"tile.sels", K, 3, 3, "", 1, 0, PTO_OPC_SELECT, PTO_FN_SEL},
+    [PTO_OP_TILE_AND] = {"tile.and", K, 2, 2, "", 1, 0, PTO_OPC_BINARY, PTO_FN_AND, 0, IB},
+    [PTO_OP_TILE_OR] = {"tile.or", K, 2, 2, "", 1, 0, PTO_OPC_BINARY, PTO_FN_OR, 0, IB},
+    [PTO_OP_TILE_XOR] = {"tile.xor", K, 2, 2, "", 1, 0, PTO_OPC_BINARY, PTO_FN_XOR, 0, IB},
+    [PTO_OP_TILE_ANDS] = {"tile.ands", K, 2, 2, "", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_AND, 0, I},
+    [PTO_OP_TILE_ORS] = {"tile.ors", K, 2, 2, "", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_OR, 0, I},
+    [PTO_OP_TILE_XORS] = {"tile.xors", K, 2, 2, "", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_XOR, 0, I},
+    [PTO_OP_TILE_NOT] = {"tile.not", K, 1, 1, "", 1, 0, PTO_OPC_UNARY, PTO_FN_NOT, 0, IB},
+    [PTO_OP_TILE_SHL] = {"tile.shl", K, 2, 2, "", 1, 0, PTO_OPC_BINARY, PTO_FN_SHL, 0, I},
+    [PTO_OP_TILE_SHR] = {"tile.shr", K, 2, 2, "", 1, 0, PTO_OPC_BINARY, PTO_FN_SHR, 0, I},
+    [PTO_OP_TILE_SHLS] = {"tile.shls", K, 2, 2, "", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_SHL, 0, I},
+    [PTO_OP_TILE_SHRS] = {"tile.shrs", K, 2, 2, "", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_SHR, 0, I},
+    [PTO_OP_TILE_ROW_EXPAND_MAX] = {"tile.row_expand_max", K, 2, 2, "", 1, 0, PTO_OPC_EXPAND_ROW,
+                                    PTO_FN_MAX, 0, N},
+    [PTO_OP_TILE_ROW_EXPAND_MIN] = {"tile.row_expand_min", K, 2, 2, "", 1, 0, PTO_OPC_EXPAND_ROW,
+                                    PTO_FN_MIN, 0, N},
+    [PTO_OP_TILE_COL_EXPAND_MAX] = {"tile.col_expand_max", K, 2, 2, "", 1, 0, PTO_OPC_EXPAND_COL,
+                                    PTO_FN_MAX, 0, N},
+    [PTO_OP_TILE_COL_EXPAND_MIN] = {"tile.col_expand_min", K, 2, 2, "", 1, 0, PTO_OPC_EXPAND_COL,
+                                    PTO_FN_MIN, 0, N},
+    [PTO_OP_TILE_ROW_EXPAND_EXPDIF] = {"tile.row_expand_expdif", K, 2, 2, "", 1, 0,
+                                       PTO_OPC_EXPAND_ROW, PTO_FN_EXPDIF, 1, F},
+    [PTO_OP_TILE_COL_EXPAND_EXPDIF] = {"tile.col_expand_expdif", K, 2, 2, "", 1, 0,
+                                       PTO_OPC_EXPAND_COL, PTO_FN_EXPDIF, 1, F},
+    [PTO_OP_TILE_LRELU] = {"tile.lrelu", K, 2, 2, "", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_LRELU, 0,
+                           N},
+    [PTO_OP_TILE_PRELU] = {"tile.prelu", K, 2, 2, "", 1, 0, PTO_OPC_EXPAND_COL, PTO_FN_LRELU, 0, N},
+    [PTO_OP_TILE_REM] = {"tile.rem", K, 2, 2, "", 1, 0, PTO_OPC_BINARY, PTO_FN_REM, 0, N},
+    [PTO_OP_TILE_REMS] = {"tile.rems", K, 2, 2, "", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_REM, 0, N},
+    [PTO_OP_TILE_FMOD] = {"tile.fmod", K, 2, 2, "", 1, 0, PTO_OPC_BINARY, PTO_FN_FMOD, 1, F},
+    [PTO_OP_TILE_FMODS] = {"tile.fmods", K, 2, 2, "", 1, 0, PTO_OPC_BINARY_SCALAR, PTO_FN_FMOD, 1,
+                           F},
+    [PTO_OP_TILE_SIN] = {"tile.sin", K, 1, 1, "", 1, 0, PTO_OPC_UNARY, PTO_FN_SIN, 1, F},
+    [PTO_OP_TILE_COS] = {"tile.cos", K, 1, 1, "", 1, 0, PTO_OPC_UNARY, PTO_FN_COS, 1, F},
     [PTO_OP_TENSOR_CREATE] = {"tensor.create", O | H, 2, 2, "", 1, 0},
     [PTO_OP_TENSOR_SLICE] = {"tensor.slice", O | H, 3, 3, "", 1, 0},
     [PTO_OP_TENSOR_DIM] = {"tensor.dim", K | O | H, 2, 2, "", 1, 0},

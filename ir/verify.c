@@ -212,7 +212,8 @@ static int reuses_operand(const pto_ir_block *blk, int i, const pto_ir_type *rt,
   const pto_op_info *info = pto_op_info_get(s->op.opc);
   pto_op_class cls = info ? info->cls : PTO_OPC_OTHER;
   int elementwise = cls == PTO_OPC_BINARY || cls == PTO_OPC_BINARY_SCALAR || cls == PTO_OPC_UNARY ||
-                    cls == PTO_OPC_CAST || cls == PTO_OPC_EXPAND_ROW || cls == PTO_OPC_EXPAND_COL;
+                    cls == PTO_OPC_CAST || cls == PTO_OPC_EXPAND_ROW || cls == PTO_OPC_EXPAND_COL ||
+                    cls == PTO_OPC_SELECT;
   if (!elementwise || !uses->cap || !defs->cap) return 0;
   for (int a = 0; a < s->op.nargs; a++) {
     const pto_ir_arg *arg = &s->op.args[a];

@@ -216,6 +216,36 @@ typedef enum pto_opcode {
   PTO_OP_TILE_SCATTER_ROWS,
   PTO_OP_TILE_SORT_IDX,
   PTO_OP_TILE_MATMUL_BIAS,
+  /* second set: elementwise */
+  PTO_OP_TILE_CMP,
+  PTO_OP_TILE_CMPS,
+  PTO_OP_TILE_SEL,
+  PTO_OP_TILE_SELS,
+  PTO_OP_TILE_AND,
+  PTO_OP_TILE_OR,
+  PTO_OP_TILE_XOR,
+  PTO_OP_TILE_ANDS,
+  PTO_OP_TILE_ORS,
+  PTO_OP_TILE_XORS,
+  PTO_OP_TILE_NOT,
+  PTO_OP_TILE_SHL,
+  PTO_OP_TILE_SHR,
+  PTO_OP_TILE_SHLS,
+  PTO_OP_TILE_SHRS,
+  PTO_OP_TILE_ROW_EXPAND_MAX,
+  PTO_OP_TILE_ROW_EXPAND_MIN,
+  PTO_OP_TILE_COL_EXPAND_MAX,
+  PTO_OP_TILE_COL_EXPAND_MIN,
+  PTO_OP_TILE_ROW_EXPAND_EXPDIF,
+  PTO_OP_TILE_COL_EXPAND_EXPDIF,
+  PTO_OP_TILE_LRELU,
+  PTO_OP_TILE_PRELU,
+  PTO_OP_TILE_REM,
+  PTO_OP_TILE_REMS,
+  PTO_OP_TILE_FMOD,
+  PTO_OP_TILE_FMODS,
+  PTO_OP_TILE_SIN,
+  PTO_OP_TILE_COS,
   PTO_OP_TENSOR_CREATE,
   PTO_OP_TENSOR_SLICE,
   PTO_OP_TENSOR_DIM,
@@ -282,6 +312,8 @@ typedef enum pto_op_class {
   PTO_OPC_MATMUL,
   /* second set: structural */
   PTO_OPC_LAYOUT, /* moves elements without arithmetic: broadcasts, transpose, extract, gather */
+  /* second set: elementwise */
+  PTO_OPC_SELECT,        /* mask ? tile : tile-or-scalar, elementwise */
 } pto_op_class;
 
 /* The scalar function an elementwise, reduction or expansion op applies to each element. */
@@ -305,6 +337,21 @@ typedef enum pto_op_fn {
   /* second set: structural */
   PTO_FN_ARGMAX, /* reductions to the i32 index of the first extreme (NaN first) */
   PTO_FN_ARGMIN,
+  /* second set: elementwise */
+  PTO_FN_CMP, /* the comparison its cmp= keyword names; the result is bool */
+  PTO_FN_SEL,
+  PTO_FN_AND, /* bitwise (bool: logical) */
+  PTO_FN_OR,
+  PTO_FN_XOR,
+  PTO_FN_NOT,
+  PTO_FN_SHL, /* a count outside [0, bits) gives 0 */
+  PTO_FN_SHR, /* arithmetic on signed, logical on unsigned; outside [0, bits): sign fill or 0 */
+  PTO_FN_EXPDIF, /* exp(a - b): the difference rounded once as tile.sub, then tile.exp */
+  PTO_FN_LRELU,  /* a >= 0 ? a : a * b */
+  PTO_FN_REM,    /* floored remainder, the sign of the divisor (as mod) */
+  PTO_FN_FMOD,   /* C's fmod: the sign of the dividend */
+  PTO_FN_SIN,    /* f32: pto_sinf / pto_cosf (pto/mathf.h) */
+  PTO_FN_COS,
 } pto_op_fn;
 
 typedef struct pto_op_info {
@@ -319,7 +366,12 @@ typedef struct pto_op_info {
   pto_op_class cls;
   pto_op_fn fn;
   int float_only; /* its operands must be float tiles */
+  /* second set: which dtypes its tiles may have beyond float_only (PTO_OPD_*; 0: any) */
+  int dtypes;
 } pto_op_info;
+
+/* Bits of pto_op_info.dtypes: integers, bool, floats. */
+enum { PTO_OPD_INT = 1, PTO_OPD_BOOL = 2, PTO_OPD_FLOAT = 4 };
 
 PTO_API const pto_op_info *pto_op_info_get(pto_opcode op);
 /* Returns -1 when name[0..len) names no op. */

@@ -1,4 +1,5 @@
-/* pto's f32 exp and log: the one definition of what tile.exp, tile.log and tile.sigmoid compute
+/* pto's f32 exp, log, sin and cos: the one definition of what tile.exp, tile.log, tile.sigmoid,
+ * tile.sin and tile.cos compute
  * on f32 (and f16/bf16, which compute in f32). The reference interpreter calls these functions;
  * the kernel lowering (compiler/lower_kernel.c, pto__lower_expf / pto__lower_logf) emits the
  * same operations, on the same constants below, in the same order, as LLVM IR that vectorizes.
@@ -47,6 +48,38 @@ extern "C" {
 #define PTO_MATHF_LOG_OFF 0x3fe6a09e667f3bcdLL        /* bits of sqrt(1/2) as a double */
 #define PTO_MATHF_LOG_TERMS 6                         /* 2/(2i+1), i = 0..5 */
 
+/* sin/cos (f32 in, computed in double, rounded once). x = k pi/2 + r with k = round(x 2/pi) (the
+ * 1.5*2^52 shift trick on the double product) and r = x - k pi/2 by three fmas over pi/2 split
+ * in three doubles (Cody-Waite; each fma rounds once, so r is within ~2^-100 relative of the
+ * true remainder for |x| <= 2^20, where |k| < 2^20); |r| <= pi/4. sin r and cos r are Taylor
+ * polynomials in z = r^2 (truncation <= 3e-9 relative, 0.05 f32 ulp), evaluated with fmas; the
+ * quadrant q = k mod 4 (k - 4 floor(k/4), in double: no integer conversion, so NaN and huge k
+ * stay defined) picks sin or cos of r and the sign; cos(x) is sin's rule with q + 1. One
+ * rounding of the double result to f32: within 1 ulp of the correctly rounded value for
+ * |x| <= 2^20 (test_mathf sweeps it against long double: at most 1 ulp, 0.02% of inputs not
+ * correctly rounded). Past 2^20 the result is deterministic (the same operations everywhere) but
+ * not accurate, and past ~2^51 not bounded (the shift trick no longer rounds k); inf and NaN
+ * give the quiet NaN 0x7fc00000. */
+#define PTO_MATHF_2_OVER_PI 0x1.45f306dc9c883p-1       /* 2 / pi */
+#define PTO_MATHF_SHIFT52 0x1.8p52                     /* adding it rounds a double to an integer */
+#define PTO_MATHF_PIO2_1 0x1.921fb54442d18p+0          /* pi/2 = PIO2_1 + PIO2_2 + PIO2_3 */
+#define PTO_MATHF_PIO2_2 0x1.1a62633145c07p-54
+#define PTO_MATHF_PIO2_3 (-0x1.f1976b7ed8fbcp-110)
+#define PTO_MATHF_SIN_TERMS 4                          /* sin r = r + r z (s0 + z (s1 + ...)) */
+#define PTO_MATHF_COS_TERMS 5                          /* cos r = 1 + z (c0 + z (c1 + ...)) */
+
+/* Coefficient i of sin's and cos's polynomials in z = r^2 (Taylor: (-1)^(i+1) / (2i+3)! and
+ * (-1)^(i+1) / (2i+2)!), double. */
+static inline double pto_mathf_sin_coef(int i) {
+  static const double c[PTO_MATHF_SIN_TERMS] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
+  return c[i];
+}
+static inline double pto_mathf_cos_coef(int i) {
+  static const double c[PTO_MATHF_COS_TERMS] = {-1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320,
+                                                -1.0 / 3628800};
+  return c[i];
+}
+
 /* Coefficient i of exp's q (f32, i = 0..PTO_MATHF_EXP_DEGREE: near 1/(i+2)!) and of log's odd
  * series in s (2/(2i+1), i = 0..PTO_MATHF_LOG_TERMS - 1, double). Header-only so that the
  * lowering (another library) reads the very same numbers. */
@@ -63,6 +96,8 @@ static inline double pto_mathf_log_coef(int i) {
 /* The scalar reference (base/mathf.c), what the interpreter calls. */
 PTO_API float pto_expf(float x);
 PTO_API float pto_logf(float x);
+PTO_API float pto_sinf(float x);
+PTO_API float pto_cosf(float x);
 
 #ifdef __cplusplus
 }

@@ -271,8 +271,9 @@ static uint64_t rnd(void) {
 }
 
 /* Fill domains. */
-/* D_SPECIAL: small integers (many ties), and among floats NaN, -0, +0 and infinities. */
-enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO, D_SPECIAL };
+/* D_SPECIAL: small integers (many ties), and among floats NaN, -0, +0 and infinities, with
+ * the edge values of put_special half the time; D_SPECIAL_NZ the same without zeros. */
+enum { D_ANY = 0, D_POS, D_NONZERO, D_WIDE, D_SMALLINT, D_WITHZERO, D_SPECIAL, D_SPECIAL_NZ };
 
 static double rnd_real(int domain) {
   double u = (double)(rnd() >> 11) / 9007199254740992.0; /* [0,1) */
@@ -312,8 +313,27 @@ static void put_elem(pto_dtype dt, void *base, int64_t i, double real, uint64_t 
   }
 }
 
+/* D_SPECIAL: the values the second set's edge rules are about, mixed with small numbers: NaN,
+ * infinities, signed zeros, and for integers 0, +-1, the extremes and their neighbours. */
+static void put_special(pto_dtype dt, void *base, int64_t i, uint64_t pick, int nonzero) {
+  static const double reals[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -1.0, 2.5, -2.5, 0.5,
+                                 3.0, -3.0, 7.0, 1e30, -1e-30};
+  int w = (int)pto_dtype_size(dt) * 8;
+  uint64_t top = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1, sign = UINT64_C(1) << (w - 1);
+  uint64_t ints[] = {0, 1, top, sign, sign - 1, sign + 1, 2, top - 1, 3, 5, (uint64_t)w - 1,
+                     (uint64_t)w, (uint64_t)w + 1, 7, top - 6};
+  int n = (int)(sizeof reals / sizeof reals[0]);
+  put_elem(dt, base, i, reals[pick % (uint64_t)n], ints[pick % (uint64_t)n]);
+  if (nonzero && pick % (uint64_t)n == 0) put_elem(dt, base, i, 0.75, (uint64_t)-1);
+}
+
 static void fill(pto_dtype dt, void *base, int64_t n, int domain) {
   for (int64_t i = 0; i < n; i++) {
+    if ((domain == D_SPECIAL || domain == D_SPECIAL_NZ) && (rnd() & 1)) {
+      put_special(dt, base, i, rnd(), domain == D_SPECIAL_NZ);
+      continue;
+    }
+    if (domain == D_SPECIAL_NZ) domain = D_NONZERO;
     double r = rnd_real(domain);
     uint64_t bits = rnd();
     if (domain == D_SMALLINT || domain == D_POS) bits = (uint64_t)(int64_t)floor(r);
@@ -480,8 +500,8 @@ static void compare_outputs(const tcase *c, pto_ir_interp_arg *nat, pto_ir_inter
   }
 }
 
-static tl_lib *g_libs[16];
-static const char *g_lib_names[16];
+static tl_lib *g_libs[32];
+static const char *g_lib_names[32];
 static int g_nlibs;
 static tcase *g_cases;
 static int g_ncases, g_capcases;
@@ -1903,6 +1923,189 @@ static void gen_struct_matmul_bias(void) {
                              1);
         c->nargs = 4;
       }
+/* ---- second set: elementwise ------------------------------------------------------------------
+ */
+
+/* How an op of the second set's elementwise group is called. */
+enum { EF_TILE, EF_SCALAR, EF_UNARY, EF_SEL, EF_SELS, EF_ROW, EF_COL };
+/* Which dtypes its row allows. */
+enum { ED_ALL, ED_INT_BOOL, ED_INT, ED_FLOAT, ED_NUM };
+
+typedef struct elem_op {
+  const char *op;  /* the op's name after "tile." */
+  const char *kw;  /* ", cmp=lt" or "" */
+  int form, dts;
+  int bool_out;    /* the result is a bool tile */
+  int b_domain;    /* fill of the second operand */
+} elem_op;
+
+static const elem_op k_elem_ops[] = {
+    {"cmp", ", cmp=eq", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=ne", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=lt", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=le", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=gt", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmp", ", cmp=ge", EF_TILE, ED_ALL, 1, D_SPECIAL},
+    {"cmps", ", cmp=ne", EF_SCALAR, ED_ALL, 1, 0},
+    {"cmps", ", cmp=lt", EF_SCALAR, ED_ALL, 1, 0},
+    {"sel", "", EF_SEL, ED_ALL, 0, D_SPECIAL},
+    {"sels", "", EF_SELS, ED_ALL, 0, 0},
+    {"and", "", EF_TILE, ED_INT_BOOL, 0, D_SPECIAL},
+    {"or", "", EF_TILE, ED_INT_BOOL, 0, D_SPECIAL},
+    {"xor", "", EF_TILE, ED_INT_BOOL, 0, D_SPECIAL},
+    {"ands", "", EF_SCALAR, ED_INT, 0, 0},
+    {"ors", "", EF_SCALAR, ED_INT, 0, 0},
+    {"xors", "", EF_SCALAR, ED_INT, 0, 0},
+    {"not", "", EF_UNARY, ED_INT_BOOL, 0, 0},
+    {"shl", "", EF_TILE, ED_INT, 0, D_SPECIAL},
+    {"shr", "", EF_TILE, ED_INT, 0, D_SPECIAL},
+    {"shls", "", EF_SCALAR, ED_INT, 0, 0},
+    {"shrs", "", EF_SCALAR, ED_INT, 0, 0},
+    {"row_expand_max", "", EF_ROW, ED_NUM, 0, D_SPECIAL},
+    {"row_expand_min", "", EF_ROW, ED_NUM, 0, D_SPECIAL},
+    {"col_expand_max", "", EF_COL, ED_NUM, 0, D_SPECIAL},
+    {"col_expand_min", "", EF_COL, ED_NUM, 0, D_SPECIAL},
+    {"row_expand_expdif", "", EF_ROW, ED_FLOAT, 0, D_SPECIAL},
+    {"col_expand_expdif", "", EF_COL, ED_FLOAT, 0, D_SPECIAL},
+    {"lrelu", "", EF_SCALAR, ED_NUM, 0, 0},
+    {"prelu", "", EF_COL, ED_NUM, 0, D_SPECIAL},
+    {"rem", "", EF_TILE, ED_NUM, 0, D_SPECIAL_NZ},
+    {"rems", "", EF_SCALAR, ED_NUM, 0, 0},
+    {"fmod", "", EF_TILE, ED_FLOAT, 0, D_SPECIAL},
+    {"fmods", "", EF_SCALAR, ED_FLOAT, 0, 0},
+    {"sin", "", EF_UNARY, ED_FLOAT, 0, 0},
+    {"cos", "", EF_UNARY, ED_FLOAT, 0, 0},
+    /* the first set's integer ops at the overflow rule's edges (MIN / -1, MIN mod -1, wraps) */
+    {"div", "", EF_TILE, ED_INT, 0, D_SPECIAL_NZ},
+    {"divs", "", EF_SCALAR, ED_INT, 0, 0},
+    {"mul", "", EF_TILE, ED_INT, 0, D_SPECIAL},
+};
+#define N_ELEM_OPS ((int)(sizeof k_elem_ops / sizeof k_elem_ops[0]))
+
+static const pto_dtype k_elem_dtypes[] = {
+    PTO_DTYPE_BOOL, PTO_DTYPE_I8,  PTO_DTYPE_I16, PTO_DTYPE_I32, PTO_DTYPE_I64,
+    PTO_DTYPE_U8,   PTO_DTYPE_U16, PTO_DTYPE_U32, PTO_DTYPE_U64, PTO_DTYPE_F16,
+    PTO_DTYPE_BF16, PTO_DTYPE_F32, PTO_DTYPE_F64};
+
+static int elem_dtype_ok(int dts, pto_dtype dt) {
+  switch (dts) {
+  case ED_INT_BOOL: return dt == PTO_DTYPE_BOOL || pto_dtype_is_int(dt);
+  case ED_INT: return pto_dtype_is_int(dt);
+  case ED_FLOAT: return pto_dtype_is_float(dt);
+  case ED_NUM: return dt != PTO_DTYPE_BOOL;
+  default: return 1;
+  }
+}
+
+/* The scalar operand of a scalar form: a value the edge rules care about for dt. */
+static ta_spec elem_scalar(const elem_op *o, pto_dtype dt, int variant) {
+  ta_spec s = scalar_spec(dt, variant ? NAN : -2.5, variant ? -1 : 3);
+  if (dt == PTO_DTYPE_BOOL) s.s.i = 1;
+  if (!pto_dtype_is_float(dt) && !pto_dtype_is_signed(dt) && dt != PTO_DTYPE_BOOL)
+    s.s.u = variant ? 200 : 3;
+  /* shift counts: one inside [0, bits), one past it (-1 or 200: outside for every width) */
+  if (o->op[0] == 's' && o->op[1] == 'h' && variant) s.s.u = pto_dtype_is_signed(dt) ? (uint64_t)-1 : 200;
+  int divlike = strcmp(o->op, "rems") == 0 || strcmp(o->op, "divs") == 0;
+  if (divlike && variant && !pto_dtype_is_float(dt)) s.s.i = -1;
+  if (divlike && variant && pto_dtype_is_float(dt)) s.s.f = -0.75;
+  return s;
+}
+
+/* One case of op o on dt: tiles [tr,tc] loaded from [r,c] tensors (a partial tile when smaller),
+ * the result stored to an out tensor of the result's dtype. */
+static void elem_case(const elem_op *o, pto_dtype dt, int64_t tr, int64_t tc, int64_t r, int64_t c,
+                      int variant) {
+  const char *dn = pto_dtype_name(dt), *on = o->bool_out ? "bool" : dn;
+  tcase *t = new_case("elem");
+  const char *kw = o->kw[0] ? o->kw + 6 : "";
+  snprintf(t->kname, sizeof t->kname, "%s%s_%s_%lldx%lld_%d", o->op, kw, dn, (long long)tr,
+           (long long)tc, variant);
+  snprintf(t->name, sizeof t->name, "tile_%s%s%s_%s_%lldx%lld_on_%lldx%lld%s", o->op,
+           kw[0] ? "_" : "", kw, dn, (long long)tr, (long long)tc, (long long)r, (long long)c,
+           variant ? "_edge_scalar" : "");
+  int64_t br = o->form == EF_COL ? 1 : r, bc = o->form == EF_ROW ? 1 : c;
+  int64_t btr = o->form == EF_COL ? 1 : tr, btc = o->form == EF_ROW ? 1 : tc;
+  int sel = o->form == EF_SEL || o->form == EF_SELS;
+  const char *call;
+  switch (o->form) {
+  case EF_SCALAR: call = "%ta, %s"; break;
+  case EF_UNARY: call = "%ta"; break;
+  case EF_SEL: call = "%tm, %ta, %tb"; break;
+  case EF_SELS: call = "%tm, %ta, %s"; break;
+  default: call = "%ta, %tb"; break;
+  }
+  const char *bdims = o->form == EF_COL ? "1,C" : o->form == EF_ROW ? "R,1" : "R,C";
+  t->text = dupf("kernel @%s(%%a: tensor[R,C] %s, %%b: tensor[%s] %s,"
+                 " %%m: tensor[R,C] bool, out %%c: tensor[R,C] %s, %%s: %s)"
+                 " -> (tensor[R,C] %s) {\n"
+                 "  %%ta = tile.load(%%a, [0, 0], [%lld, %lld])\n"
+                 "  %%tb = tile.load(%%b, [0, 0], [%lld, %lld])\n"
+                 "  %%tm = tile.load(%%m, [0, 0], [%lld, %lld])\n"
+                 "  %%tc = tile.%s(%s%s)\n"
+                 "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                 "  return %%c1\n}\n",
+                 t->kname, dn, bdims, dn, on, dn, on, (long long)tr, (long long)tc, (long long)btr, (long long)btc,
+                 (long long)tr, (long long)tc, o->op, call, o->kw);
+  (void)sel;
+  t->args[0] = tensor2(dt, r, c, D_SPECIAL, 0);
+  t->args[1] = tensor2(dt, br, bc, o->b_domain ? o->b_domain : D_SPECIAL, 0);
+  t->args[2] = tensor2(PTO_DTYPE_BOOL, r, c, D_ANY, 0);
+  t->args[3] = tensor2(o->bool_out ? PTO_DTYPE_BOOL : dt, r, c, D_ANY, 1);
+  t->args[4] = elem_scalar(o, dt, variant);
+  t->nargs = 5;
+  /* an integer remainder meets the zero pad of a partial tile: a launch error */
+  if ((strcmp(o->op, "rem") == 0 || strcmp(o->op, "div") == 0) && pto_dtype_is_int(dt) &&
+      (r < tr || c < tc))
+    t->expect_rc = PTO_KERNEL_ERR_DIV_ZERO;
+}
+
+static void gen_elem(void) {
+  for (int k = 0; k < N_ELEM_OPS; k++) {
+    const elem_op *o = &k_elem_ops[k];
+    for (int d = 0; d < (int)(sizeof k_elem_dtypes / sizeof k_elem_dtypes[0]); d++) {
+      pto_dtype dt = k_elem_dtypes[d];
+      if (!elem_dtype_ok(o->dts, dt)) continue;
+      elem_case(o, dt, 16, 32, 11, 29, 0); /* a partial tile */
+      /* the scalar at its edge (NaN, -1, a shift count past the width) on a few widths */
+      int edge = dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_I8 ||
+                 dt == PTO_DTYPE_U8 || dt == PTO_DTYPE_I64;
+      if ((o->form == EF_SCALAR || o->form == EF_SELS) && edge) elem_case(o, dt, 8, 16, 8, 16, 1);
+      if (dt == PTO_DTYPE_F32 ||
+          ((strcmp(o->op, "rem") == 0 || strcmp(o->op, "div") == 0) && pto_dtype_is_int(dt)))
+        elem_case(o, dt, 7, 13, 7, 13, 0);
+    }
+  }
+  /* bool tiles: casts to and from every dtype (nonzero -> 1), and a bool tile stored to u8 */
+  for (int d = 1; d < (int)(sizeof k_elem_dtypes / sizeof k_elem_dtypes[0]); d++) {
+    const char *dn = pto_dtype_name(k_elem_dtypes[d]);
+    for (int dir = 0; dir < 2; dir++) {
+      tcase *t = new_case("elem");
+      const char *from = dir ? "bool" : dn, *to = dir ? dn : "bool";
+      snprintf(t->kname, sizeof t->kname, "cast_%s_to_%s", from, to);
+      snprintf(t->name, sizeof t->name, "tile_cast_%s_to_%s_12x20_on_9x17", from, to);
+      t->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[R,C] %s)"
+                     " -> (tensor[R,C] %s) {\n"
+                     "  %%ta = tile.load(%%a, [0, 0], [12, 20])\n"
+                     "  %%tc = tile.cast(%%ta, %s)\n"
+                     "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     t->kname, from, to, to, to);
+      t->args[0] = tensor2(dir ? PTO_DTYPE_BOOL : k_elem_dtypes[d], 9, 17, D_SPECIAL, 0);
+      t->args[1] = tensor2(dir ? k_elem_dtypes[d] : PTO_DTYPE_BOOL, 9, 17, D_ANY, 1);
+      t->nargs = 2;
+    }
+  }
+  tcase *t = new_case("elem");
+  snprintf(t->kname, sizeof t->kname, "bool_to_u8");
+  snprintf(t->name, sizeof t->name, "tile_store_bool_tile_to_u8_tensor");
+  t->text = dupf("kernel @bool_to_u8(%%a: tensor[5,40] bool, out %%c: tensor[5,40] u8)"
+                 " -> (tensor[5,40] u8) {\n"
+                 "  %%ta = tile.load(%%a, [0, 0], [5, 40])\n"
+                 "  %%c1 = tile.store(%%ta, [0, 0], %%c)\n"
+                 "  return %%c1\n}\n");
+  t->args[0] = tensor2(PTO_DTYPE_BOOL, 5, 40, D_ANY, 0);
+  t->args[1] = tensor2(PTO_DTYPE_U8, 5, 40, D_ANY, 1);
+  t->nargs = 2;
 }
 
 /* ---- groups -----------------------------------------------------------------------------------
@@ -2900,6 +3103,67 @@ static void test_lower_exp_log_bit_identical_to_reference(void **state) {
   lib_free(L);
 }
 
+/* tile.sin / tile.cos on f32 against pto_sinf / pto_cosf (base/mathf.c) over a sweep of every
+ * 251st f32 (all of them: beyond 2^20, infinities and NaNs too), bit for bit; the loops are
+ * vector code (the double fma chain vectorizes). */
+static const char *k_sincos_src =
+    "program sc\n"
+    "kernel @ksin(%a: tensor[64, 1024] f32, out %c: tensor[64, 1024] f32)"
+    " -> (tensor[64, 1024] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [64, 1024])\n"
+    "  %tc = tile.sin(%ta)\n"
+    "  %c1 = tile.store(%tc, [0, 0], %c)\n"
+    "  return %c1\n}\n"
+    "kernel @kcos(%a: tensor[64, 1024] f32, out %c: tensor[64, 1024] f32)"
+    " -> (tensor[64, 1024] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [64, 1024])\n"
+    "  %tc = tile.cos(%ta)\n"
+    "  %c1 = tile.store(%tc, [0, 0], %c)\n"
+    "  return %c1\n}\n";
+
+static void test_lower_sin_cos_bit_identical_to_reference(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_sincos_src, 2);
+  assert_non_null(L);
+  enum { N = 64 * 1024 };
+  float *a = malloc(N * sizeof *a), *c = malloc(N * sizeof *c);
+  assert_non_null(a);
+  assert_non_null(c);
+  uint64_t mismatches = 0, checked = 0, u = 0;
+  while (u <= 0xffffffffull) {
+    for (int i = 0; i < N; i++, u += 251)
+      a[i] = f32_of_bits((uint32_t)u);
+    pto_ir_interp_arg args[2];
+    memset(args, 0, sizeof args);
+    int64_t shape[2] = {64, 1024};
+    args[0].is_tensor = args[1].is_tensor = 1;
+    pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_F32, 2, shape);
+    pto_host_tensor_init(&args[1].tensor, c, PTO_DTYPE_F32, 2, shape);
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(run_native(L, k ? "kcos" : "ksin", args, 2, 0, NULL), 0);
+      for (int i = 0; i < N; i++) {
+        float want = k ? pto_cosf(a[i]) : pto_sinf(a[i]);
+        checked++;
+        if (memcmp(&want, &c[i], sizeof want) != 0 && mismatches++ < 10)
+          print_error("%s(%a): kernel %a, reference %a\n", k ? "cos" : "sin", (double)a[i],
+                      (double)c[i], (double)want);
+      }
+    }
+  }
+  print_message("sin/cos: %llu values, %llu mismatches\n", (unsigned long long)checked,
+                (unsigned long long)mismatches);
+  assert_int_equal(mismatches, 0);
+  free(a);
+  free(c);
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/ksin.ll", L->dir);
+  char *text = NULL;
+  assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
+  assert_non_null(strstr(text, "x double> @llvm.fma.v"));
+  free(text);
+  lib_free(L);
+}
+
 /* The optimized IR of elementwise, matmul and cast kernels holds vector instructions; -O0 none. */
 static void test_lower_loops_vectorize(void **state) {
   (void)state;
@@ -3071,6 +3335,7 @@ int main(void) {
       cmocka_unit_test(test_lower_scratch_plan_reuses_buffers),
       cmocka_unit_test(test_lower_loops_vectorize),
       cmocka_unit_test(test_lower_exp_log_bit_identical_to_reference),
+      cmocka_unit_test(test_lower_sin_cos_bit_identical_to_reference),
       cmocka_unit_test(test_lower_streamed_stores_past_the_cache),
       cmocka_unit_test(test_lower_deferred_store_matches_interpreter),
       cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
@@ -3097,6 +3362,7 @@ int main(void) {
   gen_struct_moves();
   gen_struct_gather();
   gen_struct_matmul_bias();
+  gen_elem();
   /* The same kernels unoptimized and at -O3 (objects rebuilt from their .ll): results equal the
    * interpreter's, so each other's. */
   copy_group("misc", "misc_O0");
@@ -3120,6 +3386,7 @@ int main(void) {
   fails += run_group("matmul", 3);
   fails += run_group("struct", 2);
   fails += run_group("struct_O0", 0);
+  fails += run_group("elem", 2);
   /* Again with the runtime's word that the outputs are too large for the cache: streamed runs
    * take their non-temporal path (rows peeled to 64-byte boundaries), with the same results. */
   g_run_flags = PTO_CORE_STREAM_STORES;

@@ -1,0 +1,167 @@
+/* The second set's elementwise functions (PTIR.md, "Ops (second set: what real models need)")
+ * on compute values: what pto__lower_binop hands over for the lw_bin values past the first set's.
+ * Each is the interpreter's definition (ir/interp.c, elem_binary) in straight-line IR on scalars
+ * or vectors, so the fused loops that call it vectorize as the first set's do. */
+#include <math.h>
+#include <string.h>
+
+#include "lower_kernel_internal.h"
+#include "pto/mathf.h"
+
+static pto_expr_op cmp_expr_op(lw_bin op) {
+  switch (op) {
+  case LW_EQ: return PTO_EOP_EQ;
+  case LW_NE: return PTO_EOP_NE;
+  case LW_LT: return PTO_EOP_LT;
+  case LW_LE: return PTO_EOP_LE;
+  case LW_GT: return PTO_EOP_GT;
+  case LW_GE: return PTO_EOP_GE;
+  default: return PTO_EOP_NONE;
+  }
+}
+
+/* A constant of a's type (scalar or vector) with every lane v. */
+static LLVMValueRef int_like(LLVMValueRef a, uint64_t v) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstInt(t, v, 0);
+  unsigned n = LLVMGetVectorSize(t);
+  LLVMValueRef els[64];
+  for (unsigned i = 0; i < n && i < 64; i++)
+    els[i] = LLVMConstInt(LLVMGetElementType(t), v, 0);
+  return LLVMConstVector(els, n < 64 ? n : 64);
+}
+
+/* Shifts: LLVM's are poison for a count outside [0, bits), so the count is made safe first and
+ * the result of such a count chosen after (0, or the sign fill of an arithmetic shift right). */
+static LLVMValueRef shift(lw *L, int left, pto_dtype dt, LLVMValueRef a, LLVMValueRef n) {
+  LLVMBuilderRef b = L->b;
+  unsigned bits = (unsigned)pto_dtype_size(dt) * 8;
+  LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, n, int_like(n, bits), ""); /* negatives too */
+  LLVMValueRef safe = LLVMBuildSelect(b, in, n, LLVMConstNull(LLVMTypeOf(n)), "");
+  if (left) return LLVMBuildSelect(b, in, LLVMBuildShl(b, a, safe, ""), LLVMConstNull(LLVMTypeOf(a)), "");
+  if (!pto_dtype_is_signed(dt))
+    return LLVMBuildSelect(b, in, LLVMBuildLShr(b, a, safe, ""), LLVMConstNull(LLVMTypeOf(a)), "");
+  LLVMValueRef fill = LLVMBuildAShr(b, a, int_like(a, bits - 1), "");
+  return LLVMBuildSelect(b, in, LLVMBuildAShr(b, a, safe, ""), fill, "");
+}
+
+LLVMValueRef pto__lower_elem_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a,
+                                   LLVMValueRef b) {
+  LLVMBuilderRef bd = L->b;
+  int fl = pto_dtype_is_float(dt);
+  pto_expr_op cmp = cmp_expr_op(op);
+  if (cmp != PTO_EOP_NONE) return pto__lower_compare(L, cmp, dt, a, b);
+  switch (op) {
+  case LW_AND: return fl ? NULL : LLVMBuildAnd(bd, a, b, "");
+  case LW_OR: return fl ? NULL : LLVMBuildOr(bd, a, b, "");
+  case LW_XOR: return fl ? NULL : LLVMBuildXor(bd, a, b, "");
+  case LW_SHL:
+  case LW_SHR: return fl ? NULL : shift(L, op == LW_SHL, dt, a, b);
+  case LW_LRELU: {
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a));
+    if (fl) {
+      LLVMValueRef ge = LLVMBuildFCmp(bd, LLVMRealOGE, a, zero, "");
+      return LLVMBuildSelect(bd, ge, a, pto__lower_round(L, dt, LLVMBuildFMul(bd, a, b, "")), "");
+    }
+    if (!pto_dtype_is_signed(dt)) return a;
+    LLVMValueRef ge = LLVMBuildICmp(bd, LLVMIntSGE, a, zero, "");
+    return LLVMBuildSelect(bd, ge, a, LLVMBuildMul(bd, a, b, ""), "");
+  }
+  case LW_FMOD: return fl ? pto__lower_round(L, dt, LLVMBuildFRem(bd, a, b, "")) : NULL;
+  case LW_EXPDIF: {
+    if (!fl) return NULL;
+    LLVMValueRef d = pto__lower_binop(L, LW_SUB, dt, a, b, NULL); /* rounded as tile.sub */
+    return pto__lower_unop(L, PTO_FN_EXP, dt, d);
+  }
+  default: return NULL;
+  }
+}
+
+int pto__lower_stmt_bin(const pto_ir_stmt *s, lw_bin *out) {
+  const pto_op_info *info = pto_op_info_get(s->op.opc);
+  switch (info ? info->fn : PTO_FN_NONE) {
+  case PTO_FN_ADD: *out = LW_ADD; return 1;
+  case PTO_FN_SUB: *out = LW_SUB; return 1;
+  case PTO_FN_MUL: *out = LW_MUL; return 1;
+  case PTO_FN_DIV: *out = LW_DIV; return 1;
+  case PTO_FN_MAX: *out = LW_MAX; return 1;
+  case PTO_FN_MIN: *out = LW_MIN; return 1;
+  case PTO_FN_REM: *out = LW_MOD; return 1;
+  case PTO_FN_AND: *out = LW_AND; return 1;
+  case PTO_FN_OR: *out = LW_OR; return 1;
+  case PTO_FN_XOR: *out = LW_XOR; return 1;
+  case PTO_FN_SHL: *out = LW_SHL; return 1;
+  case PTO_FN_SHR: *out = LW_SHR; return 1;
+  case PTO_FN_LRELU: *out = LW_LRELU; return 1;
+  case PTO_FN_FMOD: *out = LW_FMOD; return 1;
+  case PTO_FN_EXPDIF: *out = LW_EXPDIF; return 1;
+  case PTO_FN_CMP: {
+    static const char *const words[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    const pto_ir_arg *k = pto__lower_kwarg(s, "cmp");
+    for (int i = 0; k && k->kind == PTO_ARG_WORD && i < 6; i++)
+      if (strcmp(k->str, words[i]) == 0) {
+        *out = (lw_bin)(LW_EQ + i);
+        return 1;
+      }
+    return 0;
+  }
+  default: return 0;
+  }
+}
+
+/* ---- sin/cos: pto/mathf.h's algorithm, operation for operation as base/mathf.c ---- */
+
+/* The double constant v in x's shape (scalar, or a vector of as many lanes). */
+static LLVMValueRef dconst(lw *L, LLVMValueRef like_x, double v) {
+  LLVMTypeRef t = LLVMTypeOf(like_x);
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstReal(L->t_f64, v);
+  unsigned n = LLVMGetVectorSize(t);
+  LLVMValueRef els[64];
+  for (unsigned i = 0; i < n && i < 64; i++)
+    els[i] = LLVMConstReal(L->t_f64, v);
+  return LLVMConstVector(els, n < 64 ? n : 64);
+}
+
+static LLVMValueRef dfma(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef args[3] = {a, b, c};
+  return pto__lower_call_intrinsic(L, "llvm.fma", &t, 1, args, 3, "");
+}
+
+LLVMValueRef pto__lower_sincosf(lw *L, LLVMValueRef x, int cos) {
+  LLVMBuilderRef b = L->b;
+  LLVMTypeRef tf = LLVMTypeOf(x);
+  LLVMTypeRef td = LLVMGetTypeKind(tf) == LLVMVectorTypeKind
+                       ? LLVMVectorType(L->t_f64, LLVMGetVectorSize(tf))
+                       : L->t_f64;
+  LLVMValueRef d = LLVMBuildFPExt(b, x, td, "sc.d");
+#define C(v) dconst(L, d, (v))
+  LLVMValueRef k = LLVMBuildFSub(
+      b, dfma(L, d, C(PTO_MATHF_2_OVER_PI), C(PTO_MATHF_SHIFT52)), C(PTO_MATHF_SHIFT52), "sc.k");
+  LLVMValueRef nk = LLVMBuildFNeg(b, k, "");
+  LLVMValueRef r = dfma(L, nk, C(PTO_MATHF_PIO2_1), d);
+  r = dfma(L, nk, C(PTO_MATHF_PIO2_2), r);
+  r = dfma(L, nk, C(PTO_MATHF_PIO2_3), r);
+  LLVMValueRef z = LLVMBuildFMul(b, r, r, "");
+  LLVMValueRef ps = C(pto_mathf_sin_coef(PTO_MATHF_SIN_TERMS - 1));
+  for (int i = PTO_MATHF_SIN_TERMS - 2; i >= 0; i--)
+    ps = dfma(L, ps, z, C(pto_mathf_sin_coef(i)));
+  ps = dfma(L, LLVMBuildFMul(b, r, z, ""), ps, r);
+  LLVMValueRef pc = C(pto_mathf_cos_coef(PTO_MATHF_COS_TERMS - 1));
+  for (int i = PTO_MATHF_COS_TERMS - 2; i >= 0; i--)
+    pc = dfma(L, pc, z, C(pto_mathf_cos_coef(i)));
+  pc = dfma(L, z, pc, C(1.0));
+  LLVMValueRef kq = LLVMBuildFAdd(b, k, C(cos ? 1.0 : 0.0), "");
+  LLVMTypeRef tt = td;
+  LLVMValueRef quarter = LLVMBuildFMul(b, kq, C(0.25), "");
+  LLVMValueRef fl = pto__lower_call_intrinsic(L, "llvm.floor", &tt, 1, &quarter, 1, "");
+  LLVMValueRef q = LLVMBuildFSub(b, kq, LLVMBuildFMul(b, C(4.0), fl, ""), "sc.q");
+  LLVMValueRef odd = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, q, C(1.0), ""),
+                                 LLVMBuildFCmp(b, LLVMRealOEQ, q, C(3.0), ""), "");
+  LLVMValueRef y = LLVMBuildSelect(b, odd, pc, ps, "");
+  LLVMValueRef neg = LLVMBuildFCmp(b, LLVMRealOGE, q, C(2.0), "");
+  y = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, y, ""), y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), C(NAN), y, "");
+#undef C
+  return LLVMBuildFPTrunc(b, y, tf, cos ? "cos" : "sin");
+}
