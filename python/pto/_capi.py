@@ -134,7 +134,7 @@ class DistBenchSlot(C.Structure):
                 ("name", C.c_char_p), ("hid", u64), ("tasks", u64), ("stats", c_p)]
 
 
-DIST_METRIC_COUNT = 4  # device, host, effective, union (pto/dist_bench.h)
+DIST_METRIC_COUNT = 5  # device, host, effective, union, host_function (pto/dist_bench.h)
 
 
 class DistBenchStats(C.Structure):

@@ -1923,6 +1923,8 @@ static void gen_struct_matmul_bias(void) {
                              1);
         c->nargs = 4;
       }
+}
+
 /* ---- second set: elementwise ------------------------------------------------------------------
  */
 
