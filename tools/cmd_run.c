@@ -158,9 +158,7 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
   const char *val = arg[18] == '=' ? arg + 19 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
-  /* Checked now, like every output path, not found bad after the run. */
-  if (cli_check_output_path(cmd, "--swimlane-records", val, 0)) return -1;
-  *out = val;
+  *out = val; /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
   return 1;
 }
 
