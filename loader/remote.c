@@ -485,6 +485,7 @@ static pto_status unpack(const char *root, const char *key, object *o) {
       s = pto_file_write_atomic(path, o->files[i].data, o->files[i].len, exe ? 0755 : 0644);
     }
   }
+  if (!s) s = pto__loader_manifest_seal(tmp); /* as a local store seals it (manifest.xxh128) */
   if (!s) {
     snprintf(parent, sizeof parent, "%s/%.2s", root, key);
     pto__loader_cache_entry_path(root, key, entry, sizeof entry);
