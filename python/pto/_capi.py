@@ -108,7 +108,8 @@ class BenchOptions(C.Structure):
 class CacheStats(C.Structure):
     _fields_ = [(n, u64) for n in ("hits", "misses", "stores", "evictions", "corruptions",
                                    "races", "uncached", "memory_hits", "entries", "bytes",
-                                   "max_bytes")]
+                                   "max_bytes", "remote_hits", "remote_misses", "remote_stores",
+                                   "remote_errors", "remote_refusals")]
 
 
 class CacheEntry(C.Structure):
