@@ -106,7 +106,7 @@ void pto_program_release(pto_program *p) {
   if (p->orch_dl) dlclose(p->orch_dl);
   for (int i = 0; i < p->ncallees; i++) {
     pto_program_release(p->callees[i]);
-    free(p->callee_dirs[i]);
+    if (p->callee_dirs) free(p->callee_dirs[i]); /* NULL for pto_program_create_host's */
   }
   free(p->callees);
   free(p->callee_dirs);
