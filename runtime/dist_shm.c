@@ -187,8 +187,11 @@ void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch) {
     }
     return;
   }
-  /* Every rank's word, its own included (rank 0's drain reads its own). Without a compare-and-
-   * swap two ranks failing at once may each win somewhere: either names a real failure. */
+  /* Every rank's word, its own included (rank 0's drain reads its own), unless this run's abort
+   * already reached this rank: a rank failing because of it (its wait aborted) must not
+   * overwrite the first rank's name. Without a compare-and-swap two ranks failing at once may
+   * each win somewhere: either names a real failure. */
+  if (pto__dist_abort_first(sh, rank, epoch) >= 0) return;
   char detail[512];
   for (int q = 0; q < sh->nranks; q++) {
     uint8_t *a = pto__dist_mpi_arena(sh->mpi, q);

@@ -64,7 +64,7 @@ done
 # cache read back with pto_dist_copy_stacked_from; unchanged but for the line that lets ranks
 # other than 0 close after serving.
 mpi_run 2 0 -x PTO_DIST_TRANSPORT=mpi "$PTO_EXAMPLES_BIN/dist_stacked" "$EX/runtime" 6 &&
-  expect_out "placed in reverse: PASS"
+  expect_out "weight shard i on worker n-1-i: PASS"
 mpi_run 2 0 -x PTO_DIST_TRANSPORT=mpi "$PTO_EXAMPLES_BIN/dist_kv_cache" "$EX/runtime" 6 &&
   expect_out "sharing one resident cache: PASS"
 
@@ -92,6 +92,14 @@ mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=500 "$PTO" run "$STUCK" --devices 2 --transpo
   expect_out "rank 1: dist.wait timed out after 500 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
 ms=$((($(date +%s%N) - start) / 1000000))
 expect_true "the timeout ends the run (took $ms ms)" test "$ms" -lt 30000
+
+# The first error wins on MPI too (issue #28 item 2): rank 1's orch fails while rank 0 waits for
+# its notify; rank 0's wait ends at once (the abort word in every rank's arena), not at 20 s.
+FE="$PTO_SOURCE_DIR/tests/e2e/data/first_error.ptir"
+mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=20000 "$PTO" run "$FE" --devices 2 --in z=0 --transport mpi &&
+  expect_out "integer division by zero; then rank 0 (pid " &&
+  expect_out "rank 0: dist.wait aborted because rank 1 failed"
+expect_true "no wait timed out (first error)" test "${OUT/timed out/}" = "$OUT"
 
 # A rank that dies: Open MPI has no fault tolerance here, so mpirun ends the job and names the
 # rank (README); nothing hangs. Killed while rank 1 waits in the stuck program above.
