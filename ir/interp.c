@@ -1020,18 +1020,23 @@ static pto_status op_tile_load(frame *fr, const pto_ir_stmt *s, rv *out) {
   return PTO_OK;
 }
 
+/* Positional argument i of s as the tensor the op writes: refused when it is reached through an
+ * 'in' parameter. */
+static pto_status arg_target(frame *fr, const pto_ir_stmt *s, int i, const char *op,
+                             const rv **out) {
+  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, i, out));
+  if ((*out)->t.writable) return PTO_OK;
+  return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+              "%s: %%%s is read-only (it is reached through an 'in' parameter)", op,
+              vname(pos_arg(s, i)->expr->value));
+}
+
 static pto_status op_tile_store(frame *fr, const pto_ir_stmt *s, rv *out) {
   const itile *tl;
   const rv *tv;
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &tl));
-  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 2, &tv));
+  PTO_RETURN_IF_ERROR(arg_target(fr, s, 2, "tile.store", &tv));
   const itensor *t = &tv->t;
-  if (!t->writable) {
-    const pto_ir_arg *a = pos_arg(s, 2);
-    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
-                "tile.store: %%%s is read-only (it is reached through an 'in' parameter)",
-                vname(a->expr->value));
-  }
   int64_t offs[PTO_MAX_RANK];
   PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 1), "the offsets", t->rank, offs));
   tile_window w;
@@ -1767,14 +1772,8 @@ static pto_status op_tile_scatter_rows(frame *fr, const pto_ir_stmt *s, rv *out)
   int64_t c0;
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &tl));
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &idx));
-  PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 3, &tv));
+  PTO_RETURN_IF_ERROR(arg_target(fr, s, 3, "tile.scatter_rows", &tv));
   const itensor *t = &tv->t;
-  if (!t->writable) {
-    const pto_ir_arg *a = pos_arg(s, 3);
-    return fail(fr, s->loc, PTO_STATUS_LAUNCH,
-                "tile.scatter_rows: %%%s is read-only (it is reached through an 'in' parameter)",
-                vname(a->expr->value));
-  }
   PTO_RETURN_IF_ERROR(rows_check(fr, s, t, idx, tl->cols, &c0));
   for (int64_t r = 0; r < tl->rows; r++) { /* in row order: a later row wins */
     int64_t at[2] = {tile_get(idx, r, 0).i, c0};
