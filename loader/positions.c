@@ -436,5 +436,18 @@ pto_status pto_program_set_positions_from_ir(pto_program *p, const pto_ir_progra
   pto__positions *t = NULL;
   PTO_RETURN_IF_ERROR(pto__positions_from_ir(ir, p->sig.entry, &t));
   if (t) pto__program_set_positions(p, t);
+  /* A host program's callees: their chips load them from the private copies this process holds
+   * (pto__loader_hold_dir), so their tables go there too, and a failing rank names its line. */
+  for (int i = 0; i < p->ncallees; i++) {
+    pto_program *c = p->callees[i];
+    pto__positions *ct = NULL;
+    pto_status s = pto__positions_from_ir(ir, c->sig.entry, &ct);
+    if (s || !ct) {
+      pto_status_free(s); /* only messages would lose their positions */
+      continue;
+    }
+    if (c->held_dir && c->work_dir) pto_status_free(pto__positions_write(ct, c->work_dir));
+    pto__program_set_positions(c, ct);
+  }
   return PTO_OK;
 }

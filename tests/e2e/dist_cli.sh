@@ -83,12 +83,13 @@ expect_out "rank 1: dist.wait timed out after 300 ms on window 0 at offsets [0, 
 expect_true "it failed within the timeout plus start-up ($ms ms)" test "$ms" -lt 10000
 
 # The first error wins (issue #28 item 2): rank 1's orch fails while rank 0 waits for its
-# notify. The run reports rank 1's error, with its op and source line, and rank 0's wait ends at
+# notify. The run reports rank 1's error, with its op and source line (the callees' position
+# tables are written into the copies the chips load), and rank 0's wait ends at
 # once, "aborted because rank 1 failed", instead of waiting out its 20 s deadline.
 FE="$PTO_SOURCE_DIR/tests/e2e/data/first_error.ptir"
 PTO_DIST_TIMEOUT_MS=20000 run_pto 1 run "$FE" --devices 2 --in z=0 &&
   expect_out "pto run: rank 1 (pid " && expect_out "@fail_side: launch of 'fail_side': " &&
-  expect_out "integer division by zero; then rank 0 (pid " &&
+  expect_out "first_error.ptir:25:3: %q =: orchestration: reported a fatal error (code 1): integer division by zero; then rank 0 (pid " &&
   expect_out "rank 0: dist.wait aborted because rank 1 failed"
 expect_true "no wait timed out" test "${OUT/timed out/}" = "$OUT"
 run_pto 0 run "$FE" --devices 2 --in z=1 --check && expect_out PASS
