@@ -166,10 +166,14 @@ static int add_kernel_ops(pto__positions *t, const char *kernel, const pto_ir_bl
   return add_kernel_ops_in(t, kernel, body, &index);
 }
 
+/* ctx: {the table, an int set when adding failed}. */
 static int visit_incore(void *ctx, const pto_ir_func *f, const pto_ir_stmt *scope,
                         const char *kernel) {
   (void)f;
-  return add_kernel_ops(ctx, kernel, &scope->incore.body);
+  void **c = ctx;
+  if (!add_kernel_ops(c[0], kernel, &scope->incore.body)) return 0;
+  *(int *)c[1] = 1;
+  return 1;
 }
 
 pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
@@ -214,11 +218,19 @@ pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
     if (s->kind == PTO_STMT_CALL && s->call.callee && fill_call(o, s->call.callee)) goto oom;
   }
   free(stmts);
+  stmts = NULL;
   for (int i = 0; i < ir->nfuncs; i++)
     if (ir->funcs[i]->kind == PTO_FUNC_KERNEL &&
         add_kernel_ops(t, ir->funcs[i]->name, &ir->funcs[i]->body))
       goto oom;
-  if (pto_ir_each_incore(ir, visit_incore, t) != PTO_OK) goto oom;
+  /* The walk stops, and still returns PTO_OK, when the visitor fails: the flag says so. */
+  int incore_failed = 0;
+  void *ctx[2] = {t, &incore_failed};
+  pto_status is = pto_ir_each_incore(ir, visit_incore, ctx);
+  if (is || incore_failed) {
+    pto_status_free(is); /* out of memory, its only failure */
+    goto oom;
+  }
   *out = t;
   return PTO_OK;
 oom:
