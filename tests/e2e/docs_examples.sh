@@ -113,6 +113,10 @@ for f in "$T"/blocks/*.run*.py "$T"/blocks/*.run*.c; do
       echo "note: $where: $PY has no numpy; the Python block is not run"
       continue
     fi
+    if [ -n "$PTO_SANFLAGS" ]; then # an uninstrumented python3 cannot load sanitized libraries
+      echo "note: $where: a sanitizer build ($PTO_SANITIZE); the Python block is run by the plain build"
+      continue
+    fi
     run_status 0 env PYTHONPATH="$B/python" bash -c 'cd "$1" && "$2" "$3"' _ "$PTO_SOURCE_DIR" "$PY" "$f" ;;
   *.c)
     # shellcheck disable=SC2046,SC2086 # pkg-config's flags and PTO_SANFLAGS are flag lists
