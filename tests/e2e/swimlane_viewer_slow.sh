@@ -36,7 +36,7 @@ fi
 [ -f "$SPEEDSCOPE/index.html" ] || SPEEDSCOPE=
 
 run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --swimlane "$T/chain.json"
-OUT=$(timeout 150 node "$(dirname "$0")/lib/viewer.js" "$CHROMIUM" "$T/chain.json" $SPEEDSCOPE 2>&1)
+OUT=$(timeout 180 node "$(dirname "$0")/lib/viewer.js" "$CHROMIUM" "$T/chain.json" $SPEEDSCOPE 2>&1)
 rc=$?
 echo "$OUT"
 [ $rc = 77 ] && skip "no trace viewer could run: $OUT"
@@ -47,7 +47,7 @@ expect_out "core 0"
 
 # A test that cannot fail is a defect: a truncated file must be refused.
 head -c 200 "$T/chain.json" >"$T/broken.json"
-OUT=$(timeout 150 node "$(dirname "$0")/lib/viewer.js" "$CHROMIUM" "$T/broken.json" $SPEEDSCOPE 2>&1)
+OUT=$(timeout 180 node "$(dirname "$0")/lib/viewer.js" "$CHROMIUM" "$T/broken.json" $SPEEDSCOPE 2>&1)
 rc=$?
 echo "$OUT"
 expect_true "a broken file is refused (exit 1, got $rc)" test $rc = 1
