@@ -4,7 +4,9 @@
 # `pto run FILE ARGS --check`; `ptir kernel`, `ptir orch`, `ptir dist`, `ptir host` are
 # statements placed in the fixed function docs/language.md ("How to read the examples") shows.
 # A block that names an op of language.md's second-set section which pto's op table does not
-# have yet ("unknown op") is reported PENDING, not failed; any other error fails.
+# have yet ("unknown op") is reported PENDING, not failed; any other error fails. A whole-program
+# block whose info string has `file=PATH` (`ptir file=examples/add.ptir`, `ptir run file=PATH
+# ARGS`) shows that file of the repository: it must be the file, line for line.
 source "$(dirname "$0")/lib/common.bash"
 DOCS="$PTO_SOURCE_DIR/docs"
 LANG_MD="$DOCS/language.md"
@@ -63,9 +65,22 @@ NBLOCKS=0
 PENDING=0
 for info in "$T"/blocks/*.info; do
   base=${info%.info}
-  read -r kind args <"$info"
+  shown=
+  words=()
+  read -ra all <"$info"
+  for word in ${all[@]+"${all[@]}"}; do
+    case $word in file=*) shown=${word#file=} ;; *) words+=("$word") ;; esac
+  done
+  kind=${words[0]:-}
+  args=${words[*]:1}
   where=$(cat "$base.where")
   touch "$base.body"
+  if [ -n "$shown" ] && ! diff -q "$PTO_SOURCE_DIR/$shown" "$base.body" >/dev/null 2>&1; then
+    echo "FAIL: $where: the block is not $shown as the repository has it:"
+    diff "$PTO_SOURCE_DIR/$shown" "$base.body" | sed 's/^/  | /'
+    FAILS=$((FAILS + 1))
+    continue
+  fi
   case $kind in
   "" | run) cp "$base.body" "$base.ptir"; args=${kind:+$args} ;;
   kernel | orch | dist | host) wrap "$kind" "$base.body" >"$base.ptir" ;;
@@ -93,20 +108,27 @@ for info in "$T"/blocks/*.info; do
 done
 expect_true "the docs have PTIR examples ($NBLOCKS)" test "$NBLOCKS" -gt 50
 
-# ```python run and ```c run blocks: run from the source dir against this build (C: built with
-# the build tree's pto-uninstalled.pc). Python needs Debian's python3 with numpy.
+# ```python run, ```c run and ```sh run blocks: run against this build in a scratch folder where
+# examples/ is the repository's (C: built with the build tree's pto-uninstalled.pc; sh: bash -e
+# with the built pto first on PATH). Python needs Debian's python3 with numpy.
 B=$(cd "$(dirname "$PTO")/.." && pwd)
 PY=${PTO_PYTHON:-/usr/bin/python3}
 for md in "$DOCS"/*.md; do
   awk -v dir="$T/blocks" -v src="$(basename "$md")" '
-    /^```(python|c) run/ { n = ++count; ext = ($1 == "```c") ? "c" : "py"; f = dir "/" src ".run" n "." ext
-                           print FILENAME ":" NR > (f ".where"); inb = 1; next }
+    /^```(python|c|sh) run/ { n = ++count; ext = substr($1, 4); if (ext == "python") ext = "py"
+                              f = dir "/" src ".run" n "." ext
+                              print FILENAME ":" NR > (f ".where"); inb = 1; next }
     inb && /^```/ { inb = 0; close(f); next }
     inb { print > f }' "$md"
 done
-for f in "$T"/blocks/*.run*.py "$T"/blocks/*.run*.c; do
+W="$T/work"
+mkdir -p "$W"
+ln -s "$PTO_SOURCE_DIR/examples" "$W/examples"
+NRUN=0
+for f in "$T"/blocks/*.run*.py "$T"/blocks/*.run*.c "$T"/blocks/*.run*.sh; do
   [ -f "$f" ] || continue
   where=$(cat "$f.where")
+  NRUN=$((NRUN + 1))
   case $f in
   *.py)
     if ! "$PY" -c 'import numpy' 2>/dev/null; then
@@ -117,14 +139,21 @@ for f in "$T"/blocks/*.run*.py "$T"/blocks/*.run*.c; do
       echo "note: $where: a sanitizer build ($PTO_SANITIZE); the Python block is run by the plain build"
       continue
     fi
-    run_status 0 env PYTHONPATH="$B/python" bash -c 'cd "$1" && "$2" "$3"' _ "$PTO_SOURCE_DIR" "$PY" "$f" ;;
+    run_status 0 env PYTHONPATH="$B/python" bash -c 'cd "$1" && "$2" "$3"' _ "$W" "$PY" "$f" ||
+      echo "  (the block at $where)" ;;
   *.c)
     # shellcheck disable=SC2046,SC2086 # pkg-config's flags and PTO_SANFLAGS are flag lists
     if run_status 0 cc -std=c17 -Wall -Wextra -Werror $PTO_SANFLAGS "$f" -o "${f%.c}" \
       $(PKG_CONFIG_PATH=$B pkg-config --cflags --libs pto); then
-      run_status 0 bash -c 'cd "$1" && "$2"' _ "$PTO_SOURCE_DIR" "${f%.c}"
+      run_status 0 bash -c 'cd "$1" && "$2"' _ "$W" "${f%.c}" || echo "  (the block at $where)"
+    else
+      echo "  (the block at $where)"
     fi ;;
+  *.sh)
+    run_status 0 env PATH="$(dirname "$PTO"):$PATH" bash -c 'cd "$1" && bash -e -o pipefail "$2"' \
+      _ "$W" "$f" || echo "  (the block at $where)" ;;
   esac
 done
+expect_true "the docs have runnable Python, C and shell blocks ($NRUN)" test "$NRUN" -gt 0
 echo "$NBLOCKS blocks, $PENDING pending on second-set ops"
 finish
