@@ -151,7 +151,8 @@ class DistConfig(C.Structure):
                 ("transport", C.c_char_p), ("ncores_per_chip", C.c_int),
                 ("shared_heap_bytes", u64), ("chip_memory_bytes", u64),
                 ("wait_timeout_ms", u32), ("program", c_p), ("window_bytes", u64),
-                ("on_chip_call", c_p), ("on_chip_call_ctx", c_p)]
+                ("on_chip_call", c_p), ("on_chip_call_ctx", c_p), ("record_phases", C.c_bool),
+                ("dump_args_dir", C.c_char_p), ("dump_args_level", C.c_int)]
 
 
 P = C.POINTER
