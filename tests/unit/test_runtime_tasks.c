@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "pto/base.h"
 #include "pto/bench.h"
 #include "test_runtime_common.h"
 
@@ -518,6 +519,50 @@ static void test_scheduling_phases_follow_the_tasks(void **state) {
   pto_program_release(p);
 }
 
+/* A phase that finds no memory costs the launch its phases, not its result: for each n, a warm
+ * worker's n-th allocation in a recorded launch fails; the launch gives its result or
+ * OUT_OF_MEMORY, and its phases are complete or refused as out of memory, never partial. */
+static void test_phases_without_memory_are_refused_whole(void **state) {
+  (void)state;
+  pto_program *p = make_program(graph_entry, 1);
+  int refused = 0;
+  for (long n = 0;; n++) {
+    pto_worker *w = topen(1, 0, 0);
+    assert_pto_ok(run_graph(w, p, 2)); /* warm: the launch's own structures are grown */
+    assert_pto_ok(pto_worker_set_record_phases(w, true));
+    pto_alloc_fail_at(n, 0);
+    pto_status s = run_graph(w, p, 2);
+    long failed = pto_alloc_failures();
+    pto_alloc_fail_at(-1, 0);
+    if (s) {
+      assert_int_equal(pto_status_code_of(s), PTO_STATUS_OUT_OF_MEMORY);
+      pto_status_free(s);
+    } else {
+      assert_true(g_x[0][0] == 1.0f + CHAIN + 1.0f);
+      const pto_sched_phase *ph;
+      size_t nph;
+      s = pto_worker_last_launch_phases(w, &ph, &nph);
+      if (s) {
+        assert_int_equal(pto_status_code_of(s), PTO_STATUS_OUT_OF_MEMORY);
+        assert_non_null(strstr(pto_status_message(s), "out of memory recording the scheduling"));
+        pto_status_free(s);
+        refused++;
+      } else {
+        size_t ncomplete = 0;
+        for (size_t i = 0; i < nph; i++)
+          ncomplete += ph[i].kind == PTO_SCHED_PHASE_COMPLETE;
+        assert_int_equal(ncomplete, 1 + CHAIN + FAN + 1);
+      }
+    }
+    pto_worker_close(w);
+    if (!failed) break; /* past the launch's last allocation */
+  }
+  print_message("phases refused as out of memory %d times in a sweep of the launch's "
+                "allocations\n", refused);
+  assert_true(refused > 0); /* the phase log's first allocation is one of the launch's */
+  pto_program_release(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stream_stores_flag_follows_the_buffers),
@@ -526,6 +571,7 @@ int main(void) {
       cmocka_unit_test(test_tasks_a_failed_launch_skipped_have_no_core),
       cmocka_unit_test(test_a_recorded_launch_makes_a_valid_swimlane),
       cmocka_unit_test(test_scheduling_phases_follow_the_tasks),
+      cmocka_unit_test(test_phases_without_memory_are_refused_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
