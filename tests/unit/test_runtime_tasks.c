@@ -475,7 +475,8 @@ static void test_scheduling_phases_follow_the_tasks(void **state) {
     char *dir = tu_mkdtemp("rt-phases");
     char path[4096];
     snprintf(path, sizeof path, "%s/chip_swimlane_records.json", dir);
-    int types[3];
+    int types[64];
+    assert_true(ncores <= 64);
     for (int c = 0; c < ncores; c++)
       types[c] = pto_worker_core_type(w, c);
     assert_pto_ok(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 3, ph,
