@@ -190,6 +190,8 @@ struct chip_state {
   pto_status (*on_call)(void *, pto_worker *, int, int); /* pto_dist_config.on_chip_call */
   void *on_call_ctx;
   int ncalls;
+  const char *dump_dir; /* pto_dist_config.dump_args_dir: NULL, no dump */
+  int dump_level;
 };
 
 /* Records a chip's failed command, its place on the fail clock and, for a RUN of run epoch
@@ -286,7 +288,16 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
   rc.record_tasks = cfg->on_chip_call != NULL;
   cs->on_call = cfg->on_chip_call;
   cs->on_call_ctx = cfg->on_chip_call_ctx;
+  cs->dump_dir = cfg->dump_args_dir;
+  cs->dump_level = cfg->dump_args_level;
   pto_status s = pto_worker_open(&rc, &cs->wk);
+  if (!s && cfg->on_chip_call && cfg->record_phases) {
+    s = pto_worker_set_record_phases(cs->wk, true);
+    if (s) {
+      pto_worker_close(cs->wk);
+      cs->wk = NULL;
+    }
+  }
   if (s) {
     snprintf(cs->c->msg, sizeof cs->c->msg, "rank %d: opening its sim worker: %s", rank,
              pto_status_message(s));
@@ -307,11 +318,32 @@ static void chip_close(chip_state *cs) {
   pto__dist_shm_fini(&cs->tr);
 }
 
+/* pto_dist_config.dump_args_dir: the argument dump of this chip's next call into
+ * DIR/rank_R/dispatch_N, the folder its swimlane records get. */
+static pto_status set_call_dump(const chip_state *cs) {
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d", cs->dump_dir, cs->rank,
+                   cs->ncalls);
+  if (n < 0 || (size_t)n >= sizeof path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "dump_args_dir %s: path too long",
+                           cs->dump_dir);
+  return pto_worker_set_dump_args(cs->wk, cs->dump_level, path);
+}
+
 /* LOAD or RUN, as command seq of this chip. */
 static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   chip_state *cs = ctx;
   pto__dist_chip *c = cs->c;
   if (cmd->op == PTO__DIST_CMD_RUN) {
+    pto_status ds = cs->dump_dir ? set_call_dump(cs) : PTO_OK;
+    if (ds) {
+      char head[PTO__DIST_MSG];
+      snprintf(head, sizeof head, "rank %d: before call %d: %s", cs->rank, cs->ncalls++,
+               pto_status_message(ds));
+      chip_fail_cmd(cs->sh, c, seq, cmd->epoch, head, NULL);
+      pto_status_free(ds);
+      return;
+    }
     chip_run(cs->sh, c, cs->wk, &cs->tr, cs->slots, cs->nslots, cmd, seq);
     int call = cs->ncalls++;
     pto_status s = cs->on_call && !atomic_load(&c->failed)
@@ -775,6 +807,12 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   pto_dist_config_init(&cfg);
   if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
   cfg.sz = sizeof cfg;
+  if (cfg.dump_args_dir && (cfg.dump_args_level < 1 || cfg.dump_args_level > 3 ||
+                            !*cfg.dump_args_dir))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: dump_args_dir '%s' with dump_args_level %d: a folder and a level "
+                           "1-3 (1 marked, 2 full, 3 hybrid)",
+                           fn, cfg.dump_args_dir, cfg.dump_args_level);
   int32_t program_ids[PTO__DIST_MAX_RANKS];
   if (cfg.ndevices == 0 && cfg.program) { /* single-program mode: the program's device set */
     if (!pto_program_is_host(cfg.program))

@@ -152,6 +152,19 @@ static pto__rt_task *pop(pto__rt_pool *pool, pto__rt_queue *q, int32_t *block, i
   return t;
 }
 
+/* pop as core, the take recorded as its dispatch phase when the launch records phases. */
+static pto__rt_task *take(pto__rt_pool *pool, pto__rt_queue *q, const pto__rt_launch *L,
+                          pto__rt_core *core, int32_t *block, int *started) {
+  if (!L->record_phases) return pop(pool, q, block, started);
+  uint64_t t0 = pto__rt_now_ns();
+  pto__rt_task *t = pop(pool, q, block, started);
+  if (t) {
+    core->loop_iter++;
+    pto__rt_core_phase(core, PTO_SCHED_PHASE_DISPATCH, t0, pto__rt_now_ns());
+  }
+  return t;
+}
+
 /* Runs block of t and the successors it leaves to the core (single blocks, run here without
  * the queue), as core. */
 static void run_chain(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, int32_t block,
@@ -162,8 +175,64 @@ static void run_chain(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core, in
     t = next;
     block = 0;
     started = 1;
-    if (t) t->claimed = 1;
+    if (t) {
+      t->claimed = 1;
+      core->loop_iter += L->record_phases != 0; /* a task of its own, taken without the queue */
+    }
   }
+}
+
+void pto__rt_pool_phases_reset(pto__rt_pool *pool) {
+  for (int i = 0; i < pool->ncores; i++) {
+    pto__rt_core *c = &pool->cores[i];
+    c->nphases = 0;
+    c->loop_iter = 0;
+    c->phases_oom = 0;
+  }
+}
+
+void pto__rt_core_phase(pto__rt_core *core, int kind, uint64_t start_ns, uint64_t end_ns) {
+  if (core->nphases == core->capphases) {
+    size_t cap = core->capphases ? core->capphases * 2 : 256;
+    pto_sched_phase *p = pto_realloc(core->phases, cap * sizeof *p);
+    if (!p) {
+      core->phases_oom = 1;
+      return;
+    }
+    core->phases = p;
+    core->capphases = cap;
+  }
+  core->phases[core->nphases++] =
+      (pto_sched_phase){core->id, kind, core->loop_iter, 1, start_ns, end_ns};
+}
+
+void pto__rt_pool_collect_phases(const pto__rt_pool *pool, pto__rt_task_log *log) {
+  log->phases_valid = 0;
+  pto_status_free(log->phases_err);
+  log->phases_err = PTO_OK;
+  log->nphases = 0;
+  size_t n = 0;
+  for (int i = 0; i < pool->ncores; i++) {
+    if (pool->cores[i].phases_oom) goto oom;
+    n += pool->cores[i].nphases;
+  }
+  if (n > log->capphases) {
+    pto_sched_phase *p = pto_realloc(log->phases, n * sizeof *p);
+    if (!p) goto oom;
+    log->phases = p;
+    log->capphases = n;
+  }
+  for (int i = 0; i < pool->ncores; i++) {
+    const pto__rt_core *c = &pool->cores[i];
+    if (c->nphases) memcpy(log->phases + log->nphases, c->phases, c->nphases * sizeof *c->phases);
+    log->nphases += c->nphases;
+  }
+  log->phases_valid = 1;
+  return;
+oom:
+  log->phases_err = pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                    "out of memory recording the scheduling phases of the last "
+                                    "launch");
 }
 
 int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
@@ -183,7 +252,7 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
         continue;
       int32_t block = 0;
       int started = 0;
-      pto__rt_task *t = pop(pool, q, &block, &started);
+      pto__rt_task *t = take(pool, q, L, core, &block, &started);
       if (t) run_chain(L, t, core, block, started);
       release(core);
       /* Its own thread, woken meanwhile, blocked until the core is free again: it has a CPU
@@ -249,7 +318,7 @@ static void *core_main(void *arg) {
     int helped = 0;
     if (atomic_load(&q->nqueued) > 0) {
       if (claim(core)) {
-        t = pop(pool, q, &block, &started);
+        t = take(pool, q, &w->launch, core, &block, &started);
         if (t) run_chain(&w->launch, t, core, block, started);
         release(core);
       } else {
@@ -375,6 +444,7 @@ void pto__rt_pool_stop(pto__rt_pool *pool) {
   for (int i = 0; i < pool->nstarted; i++) pthread_join(pool->cores[i].thread, NULL);
   for (int i = 0; i < pool->ncores; i++) {
     free(pool->cores[i].scratch);
+    free(pool->cores[i].phases);
     pthread_cond_destroy(&pool->cores[i].park_cv);
   }
   free(pool->cores);

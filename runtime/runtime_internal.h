@@ -370,6 +370,7 @@ typedef struct pto__rt_launch {
   uint64_t t_orch_done;    /* when rt_orchestration_done was called; 0: not called */
   int record_tasks; /* this launch records its tasks (set at begin) */
   int dump_level;   /* pto_worker_set_dump_args's level for this launch (set at begin) */
+  int record_phases; /* this launch records its cores' scheduling phases (set at begin) */
   const uint8_t *scalar_codes; /* api.scalar_dtypes: the next submit_args' scalars' dtypes */
   int32_t nscalar_codes;
   pto__rt_dump dump;
@@ -421,6 +422,10 @@ typedef struct pto__rt_task_log {
   size_t capdeps;
   char **names;             /* per kernel id, copies */
   int nnames;
+  int phases_valid;         /* holds the last launch's scheduling phases */
+  pto_status phases_err;    /* why not, when recording them failed */
+  pto_sched_phase *phases;
+  size_t nphases, capphases;
 } pto__rt_task_log;
 
 /* After pto__rt_launch_finish of a launch that recorded its tasks: fills log from the task graph
@@ -455,6 +460,12 @@ typedef struct pto__rt_core {
                             thread releases the core */
   pthread_cond_t park_cv;
   atomic_int spinning;   /* its thread spins idle (the dispatching thread leaves it alone) */
+  /* The launch's scheduling phases (L->record_phases): written by the thread that holds the
+   * core (claimed), read after the launch. */
+  pto_sched_phase *phases;
+  size_t nphases, capphases;
+  uint32_t loop_iter;    /* tasks this core took in the launch */
+  int phases_oom;        /* a phase found no memory: the launch's phases are not reported */
 } pto__rt_core;
 
 /* The ready tasks of one core type (next_ready); guarded by the pool's mu. */
@@ -509,6 +520,12 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
  * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready, no core free, or the
  * core's own thread came back meanwhile (it runs the rest). */
 int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L);
+/* Scheduling phases (pto_worker_set_record_phases): a launch that records them starts every
+ * core's log empty; core's thread appends a phase of its own, at its loop_iter; after the launch
+ * the logs become log's phases (out of memory: none, and phases_err says so). */
+void pto__rt_pool_phases_reset(pto__rt_pool *pool);
+void pto__rt_core_phase(pto__rt_core *core, int kind, uint64_t start_ns, uint64_t end_ns);
+void pto__rt_pool_collect_phases(const pto__rt_pool *pool, pto__rt_task_log *log);
 /* Runs a task's kernel (unless the launch failed) and completes it; *out_next is a successor
  * that became ready and is left for the caller to run. stage: the block is the last of t taken
  * and t is early_resolve: its successors are staged (pto__rt_task_started) as it starts. */
@@ -563,6 +580,7 @@ typedef struct pto__rt_worker {
   pto_launch_record last;
   int record_tasks;        /* pto_worker_set_record_tasks; read at each launch's begin */
   int dump_level;          /* pto_worker_set_dump_args; read at each launch's begin */
+  int record_phases;       /* pto_worker_set_record_phases; read at each launch's begin */
   char *dump_dir;
   const pto_dist_ctx *dist; /* a distributed worker's chip: handed to every kernel */
   pto__rt_task_log task_log;

@@ -394,9 +394,13 @@ static pto_status index_error(pto__rt_launch *L, const pto__rt_task *t, const ch
                          (long long)PTO_KERNEL_INDEX_COL(d));
 }
 
-/* A successor that became ready and runs on a core of core_type is left in *out_next, for the
+/* A successor that became ready and runs on a core of core's type is left in *out_next, for the
  * caller (that core) to run. */
-static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next, int core_type) {
+static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next,
+                     pto__rt_core *core) {
+  int core_type = core->type;
+  /* Recorded before the launch can see the task done (outstanding), which ends the launch. */
+  uint64_t c0 = L->record_phases ? pto__rt_now_ns() : 0;
   pthread_mutex_t *mu = stripe_of(L, t);
   pthread_mutex_lock(mu);
   atomic_store(&t->done, 1);
@@ -431,6 +435,7 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
   }
   if (nr) pto__rt_pool_push(&L->w->pool, ready, nr);
   for (int32_t i = 0; i < t->ninterms; i++) interm_release(L, t->interms[i]);
+  if (c0) pto__rt_core_phase(core, PTO_SCHED_PHASE_COMPLETE, c0, pto__rt_now_ns());
   atomic_fetch_add(&L->ncompleted, 1);
   long left = atomic_fetch_sub(&L->outstanding, 1) - 1;
   if (atomic_load(&L->waiters) || left <= atomic_load(&L->wake_at)) {
@@ -639,7 +644,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     }
   }
   if (L->dump_level) pto__rt_dump_block_done(L, t);
-  complete(L, t, out_next, core->type);
+  complete(L, t, out_next, core);
 }
 
 /* ---- the orchestration API ----------------------------------------------------------------- */
@@ -1366,6 +1371,8 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
   pto_program_reset_current_op(prog);
   L->record_tasks = L->w->record_tasks;
   L->dump_level = L->w->dump_level;
+  L->record_phases = L->w->record_phases;
+  if (L->record_phases) pto__rt_pool_phases_reset(&L->w->pool);
   pto__rt_bump_reset(&L->bump);
   L->tm_alloc.bump = &L->bump;
   L->tm_alloc.free = NULL;
@@ -1425,7 +1432,9 @@ void pto__rt_task_log_fini(pto__rt_task_log *log) {
   free(log->tasks);
   free(log->deps);
   free(log->blocks);
+  free(log->phases);
   pto_status_free(log->err);
+  pto_status_free(log->phases_err);
   memset(log, 0, sizeof *log);
 }
 

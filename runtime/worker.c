@@ -693,6 +693,12 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
     w->task_log.valid = 0;
     w->task_log.ntasks = 0;
   }
+  if (L->record_phases) {
+    pto__rt_pool_collect_phases(&w->pool, &w->task_log);
+  } else {
+    w->task_log.phases_valid = 0;
+    w->task_log.nphases = 0;
+  }
   if (w->strace) pto__rt_emit_strace(r);
   if (w->strace && w->task_log.valid) pto__rt_emit_stask(r, &w->task_log);
   /* Released only now: the launch record above is the worker's too, and the next launch (maybe
@@ -782,6 +788,51 @@ pto_status pto_worker_set_record_tasks(pto_worker *wt, bool on) {
   uint32_t pin;
   PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
   return leave(pin, worker_set_record_tasks_in(w, on));
+}
+
+static pto_status worker_set_record_phases_in(pto__rt_worker *w, bool on) {
+  PTO_RETURN_IF_ERROR(not_in_launch(w, "pto_worker_set_record_phases"));
+  w->record_phases = on;
+  return PTO_OK;
+}
+
+pto_status pto_worker_set_record_phases(pto_worker *wt, bool on) {
+  pto__rt_worker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, "pto_worker_set_record_phases", &w, &pin));
+  return leave(pin, worker_set_record_phases_in(w, on));
+}
+
+static pto_status worker_last_launch_phases_in(pto__rt_worker *w,
+                                               const pto_sched_phase **out_phases,
+                                               size_t *out_nphases) {
+  static const char fn[] = "pto_worker_last_launch_phases";
+  if (!w->have_last) return fail(PTO_STATUS_NOT_FOUND, "%s: no launch has run on this worker", fn);
+  const pto__rt_task_log *log = &w->task_log;
+  if (log->phases_err)
+    return fail(pto_status_code_of(log->phases_err), "%s: %s", fn,
+                pto_status_message(log->phases_err));
+  if (!log->phases_valid)
+    return fail(PTO_STATUS_NOT_FOUND,
+                "%s: the last launch did not record its scheduling phases: turn recording on "
+                "before it (pto_worker_set_record_phases)",
+                fn);
+  *out_phases = log->phases;
+  *out_nphases = log->nphases;
+  return PTO_OK;
+}
+
+pto_status pto_worker_last_launch_phases(const pto_worker *wt, const pto_sched_phase **out_phases,
+                                         size_t *out_nphases) {
+  static const char fn[] = "pto_worker_last_launch_phases";
+  if (!out_phases || !out_nphases)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: out_phases or out_nphases is NULL", fn);
+  *out_phases = NULL;
+  *out_nphases = 0;
+  pto__rt_worker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
+  return leave(pin, worker_last_launch_phases_in(w, out_phases, out_nphases));
 }
 
 static pto_status worker_set_dump_args_in(pto__rt_worker *w, int level, const char *dir) {

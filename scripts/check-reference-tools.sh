@@ -16,9 +16,12 @@
 #     dump_viewer          exits 0; lists every argument of args_dump.json
 #     strace_timing        on the [STRACE] log of pto bench: exits 0; per-launch Host, Device and
 #                          Effective (its own functions) equal pto bench's medians
-#   L3, per program: pto run --swimlane-records (one set per call of each chip), then
+#   L3, per program: pto run --swimlane-records (one set per call of each chip), pto run
+#   --dump-args (one dump per call of each chip, in the same rank_R/dispatch_N folders), then
 #     critical_path        on the folder: one report per chip call
 #     swimlane_converter   on each set, as above
+#     sched_overhead_analysis  on each set, as above
+#     dump_viewer          on each dump, as above
 #     strace_timing        on the log of pto bench: its per-launch view holds only the chips'
 #                          chip.run launches (the host's node.* spans kept out), and PyPTO's
 #                          per_round host (max over ranks of each rank's summed chip.run) equals
@@ -86,6 +89,22 @@ print("%d tasks" % len(rows))
 EOF
 }
 
+dump_view() { # DUMP-DIR LABEL: dump_viewer lists every argument of args_dump.json
+  local d=$1
+  (cd "$(dirname "$d")" && tool dump_viewer "$(basename "$d")")
+  expect $? "$2: dump_viewer"
+  LOG=$(ls -t "$OUT"/dump_viewer.*.log | head -1)
+  pycheck "$2: dump_viewer listed every argument" "$d" "$LOG" <<'EOF'
+import json, re, sys
+d, log = sys.argv[1], open(sys.argv[2]).read()
+n = json.load(open(d + "/args_dump.json"))["total_args"]
+rows = len(re.findall(r"^\s*\d+\s+0x[0-9a-f]{16}\s", log, re.M))
+if rows != n or n == 0:
+    sys.exit("%d rows, %d arguments" % (rows, n))
+print("%d arguments" % n)
+EOF
+}
+
 l2() { # NAME PTO-ARGS...
   local name=$1
   shift
@@ -128,18 +147,7 @@ EOF
   tool sched_overhead_analysis --chip-swimlane-records-json "$d/chip_swimlane_records.json" \
     --deps-json "$d/deps.json"
   expect $? "$name: sched_overhead_analysis"
-  (cd "$d" && tool dump_viewer args_dump)
-  expect $? "$name: dump_viewer"
-  LOG=$(ls -t "$OUT"/dump_viewer.*.log | head -1)
-  pycheck "$name: dump_viewer listed every argument" "$d" "$LOG" <<'EOF'
-import json, re, sys
-d, log = sys.argv[1], open(sys.argv[2]).read()
-n = json.load(open(d + "/args_dump/args_dump.json"))["total_args"]
-rows = len(re.findall(r"^\s*\d+\s+0x[0-9a-f]{16}\s", log, re.M))
-if rows != n or n == 0:
-    sys.exit("%d rows, %d arguments" % (rows, n))
-print("%d arguments" % n)
-EOF
+  dump_view "$d/args_dump" "$name"
   # Timing: pto bench's medians and strace_timing's per-launch numbers of the same log.
   if ! PTO_LOG_LEVEL=timing "$PTO" bench "$@" --rounds 5 --warmup 0 --json >"$d/bench.json" \
     2>"$d/bench.log"; then
@@ -190,7 +198,25 @@ l3() { # NAME PTO-ARGS...
     bad "$name: critical_path: $(grep -m1 Analyzed "$LOG"), $sets sets written"
   fi
   local s
-  for s in "$d"/rank_*/dispatch_*; do converter "$s" "$name ${s#"$d"/}"; done
+  for s in "$d"/rank_*/dispatch_*; do
+    converter "$s" "$name ${s#"$d"/}"
+    tool sched_overhead_analysis --chip-swimlane-records-json "$s/chip_swimlane_records.json" \
+      --deps-json "$s/deps.json"
+    expect $? "$name ${s#"$d"/}: sched_overhead_analysis"
+  done
+  if ! "$PTO" run "$@" --dump-args "$d/args_dump" >>"$OUT/$name.run" 2>&1; then
+    bad "$name: pto run $* --dump-args"
+    sed 's/^/      | /' "$OUT/$name.run"
+    return
+  fi
+  local dumps
+  dumps=$(ls -d "$d"/args_dump/rank_*/dispatch_* 2>/dev/null | wc -l)
+  if [ "$dumps" = "$sets" ]; then
+    ok "$name: a dump per chip call ($dumps)"
+  else
+    bad "$name: $dumps dumps, $sets chip calls"
+  fi
+  for s in "$d"/args_dump/rank_*/dispatch_*; do dump_view "$s" "$name ${s#"$d"/args_dump/}"; done
   if ! PTO_LOG_LEVEL=timing "$PTO" bench "$@" --rounds 4 --warmup 0 --json >"$d/bench.json" \
     2>"$d/bench.log"; then
     bad "$name: pto bench"

@@ -307,12 +307,65 @@ static pto_status write_deps(const char *path, const pto_task_record *tasks, siz
   return dump_json(&db, dd, path, "deps.json");
 }
 
+/* Level 3's per-thread phase lists (one thread per core) into doc, and core_to_thread into md. */
+static pto_status put_phases(jb *b, json_t *doc, json_t *md, const pto_sched_phase *phases,
+                             size_t nphases, int ncores) {
+  static const char fn[] = "pto_swimlane_write_records_level";
+  json_t *threads = json_array(), *c2t = json_array();
+  for (int c = 0; c < ncores; c++) {
+    push(b, threads, json_array());
+    push(b, c2t, json_integer(c));
+  }
+  put(b, md, "core_to_thread", c2t);
+  for (size_t i = 0; i < nphases && b->ok; i++) {
+    const pto_sched_phase *p = &phases[i];
+    if (p->core < 0 || p->core >= ncores ||
+        (p->kind != PTO_SCHED_PHASE_DISPATCH && p->kind != PTO_SCHED_PHASE_COMPLETE) ||
+        p->end_ns < p->start_ns) {
+      json_decref(threads);
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s: phase %zu: core %d of %d, kind %d, times %" PRIu64 "..%" PRIu64
+                             " (a core, dispatch or complete, start <= end expected)",
+                             fn, i, p->core, ncores, p->kind, p->start_ns, p->end_ns);
+    }
+    json_t *o = json_object();
+    put(b, o, "kind",
+        json_string(p->kind == PTO_SCHED_PHASE_DISPATCH ? "dispatch" : "complete"));
+    put(b, o, "start_cycles", json_integer((json_int_t)p->start_ns));
+    put(b, o, "end_cycles", json_integer((json_int_t)p->end_ns));
+    put(b, o, "loop_iter", json_integer(p->loop_iter));
+    put(b, o, "tasks_processed", json_integer(p->tasks));
+    push(b, json_array_get(threads, (size_t)p->core), o);
+  }
+  put(b, doc, "aicpu_scheduler_phases", threads);
+  return PTO_OK;
+}
+
 pto_status pto_swimlane_write_records(const char *records_path, const char *deps_path,
                                       const char *names_path, const pto_task_record *tasks,
                                       size_t ntasks, const int *core_types, int ncores) {
+  return pto_swimlane_write_records_level(records_path, deps_path, names_path, tasks, ntasks,
+                                          core_types, ncores, 2, NULL, 0);
+}
+
+pto_status pto_swimlane_write_records_level(const char *records_path, const char *deps_path,
+                                            const char *names_path, const pto_task_record *tasks,
+                                            size_t ntasks, const int *core_types, int ncores,
+                                            int level, const pto_sched_phase *phases,
+                                            size_t nphases) {
   if (!records_path || (ntasks && !tasks) || ncores < 0 || (ncores && !core_types))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_swimlane_write_records: path, tasks or core types missing");
+  if (level < 1 || level > 3)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_swimlane_write_records_level: level %d: pto writes levels 1 (AICore "
+                           "rows), 2 (and AICPU rows) and 3 (and scheduler phases); level 4's "
+                           "orchestrator phases are not recorded",
+                           level);
+  if (level == 3 && !phases)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_swimlane_write_records_level: level 3 needs the launch's "
+                           "scheduling phases (pto_worker_last_launch_phases)");
   for (size_t i = 0; i < ntasks; i++)
     for (int k = -1; k < (tasks[i].blocks ? tasks[i].block_num : 0); k++) {
       int core = k < 0 ? tasks[i].core : tasks[i].blocks[k].core;
@@ -323,7 +376,7 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
     }
   jb b = {1};
   json_t *doc = json_object(), *md = json_object(), *types = json_array();
-  put(&b, doc, "chip_swimlane_level", json_integer(2));
+  put(&b, doc, "chip_swimlane_level", json_integer(level));
   put(&b, md, "runtime", json_string("tensormap_and_ringbuffer"));
   put(&b, md, "platform", json_string("pto-sim"));
   put(&b, md, "clock_freq_hz", json_integer(1000000000));
@@ -351,12 +404,19 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
                       (int64_t)blk->end_ns, 0};
       push(&b, aicore, int_row(&b, a, 6));
       int64_t d[4] = {blk->core, reg, dispatch, (int64_t)blk->end_ns};
-      push(&b, srows, int_row(&b, d, 4));
+      if (level >= 2) push(&b, srows, int_row(&b, d, 4));
     }
   }
   /* Top-level rows, as the converter, critical_path and sched_overhead_analysis read them. */
   put(&b, doc, "aicore_tasks", aicore);
   put(&b, doc, "aicpu_tasks", srows);
+  if (level == 3) {
+    pto_status s = put_phases(&b, doc, md, phases, nphases, ncores);
+    if (s) {
+      json_decref(doc);
+      return s;
+    }
+  }
   PTO_RETURN_IF_ERROR(dump_json(&b, doc, records_path, "the swimlane records"));
 
   if (deps_path) PTO_RETURN_IF_ERROR(write_deps(deps_path, tasks, ntasks));
@@ -370,7 +430,7 @@ pto_status pto_swimlane_write_records(const char *records_path, const char *deps
       put(&nb, map, key, json_string(tasks[i].kernel));
     }
     put(&nb, nd, "callable_id_to_name", map);
-    put(&nb, nd, "level", json_integer(2));
+    put(&nb, nd, "level", json_integer(level));
     PTO_RETURN_IF_ERROR(dump_json(&nb, nd, names_path, "the kernel names"));
   }
   return PTO_OK;

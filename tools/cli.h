@@ -120,11 +120,18 @@ int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, co
 /* Writes w's last launch, recorded with its tasks, to path as Chrome trace-event JSON;
  * *out_ntasks (may be NULL) gets the tasks drawn. Errors name the file. */
 pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntasks);
-/* --swimlane-records FILE: PyPTO's chip_swimlane_records.json layout, with deps.json and
- * func_names.json (and a copy, name_map.json) written beside FILE (pto_swimlane_write_records). */
+/* --swimlane-records FILE [--swimlane-level N]: PyPTO's chip_swimlane_records.json layout at
+ * its level N (1-3, default 3: with the scheduler phases), with deps.json and func_names.json
+ * (and a copy, name_map.json) written beside FILE (pto_swimlane_write_records_level). */
+typedef struct cli_records {
+  const char *path; /* NULL: not asked for */
+  int level;        /* 0 until cli_prepare_swimlane_records */
+} cli_records;
+/* Either option: 1 consumed, 0 not these, -1 usage error printed. */
 int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
-                                      const char **out);
-pto_status cli_write_swimlane_records(pto_worker *w, const char *path);
+                                      cli_records *out);
+/* w's last launch, recorded with its tasks (and at level 3 its phases). */
+pto_status cli_write_swimlane_records(pto_worker *w, const cli_records *r);
 /* --dump-args DIR and --dump-level N (run, bench): 1 consumed, 0 not these, -1 usage error
  * printed. *level starts at 0 (not given). */
 int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const char **dir,
@@ -132,9 +139,10 @@ int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const 
 /* After parsing: --dump-level without --dump-args, or out of 1-3, is a usage error (-1); the
  * level defaults to 2 (every argument with its data). */
 int cli_check_dump_options(const char *cmd, const char *dir, int *level);
-/* Before the run: FILE's folder created (mkdir -p) and FILE checked as an output file; 0, or a
- * usage error printed and -1. */
-int cli_prepare_swimlane_records(const char *cmd, const char *path);
+/* Before the run: --swimlane-level without --swimlane-records, or out of 1-3, refused; the level
+ * defaulted; FILE's folder created (mkdir -p) and FILE checked as an output file; 0, or a usage
+ * error printed and -1. */
+int cli_prepare_swimlane_records(const char *cmd, cli_records *r);
 /* --transport shm|mpi (run, bench): 1 parsed, 0 not this option, -1 usage error (reported). */
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out);
 /* A host program started by mpirun without the mpi transport: says so on stderr. */

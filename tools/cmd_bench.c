@@ -18,7 +18,7 @@ typedef struct bench_args {
   cli_stats_view view;
   const char *swimlane;
   cli_dispatch_sel sel; /* host programs: the dispatch whose tree --tree prints */
-  const char *records; /* --swimlane-records */
+  cli_records records; /* --swimlane-records, --swimlane-level */
   const char *transport; /* --transport */
   cli_timeline timeline;
   const char *dump_dir; /* --dump-args */
@@ -53,6 +53,7 @@ typedef struct progress {
   cli_progress bar;
   int draw;
   pto_worker *record_last; /* NULL: no --swimlane */
+  int phases_last;         /* record_last records its scheduling phases too */
   pto_worker *dump_last;   /* NULL: no --dump-args */
   const char *dump_dir;
   int dump_level;
@@ -64,6 +65,7 @@ static void on_progress(void *ctx, int done, int total) {
   if (p->record_last && done == total - 1) {
     pto_status s = pto_worker_set_record_tasks(p->record_last, true);
     pto_status_free(s); /* between launches it cannot fail; the swimlane would say so */
+    if (p->phases_last) pto_status_free(pto_worker_set_record_phases(p->record_last, true));
   }
   if (p->dump_last && done == total - 1) /* checked before the run: between launches it holds */
     pto_status_free(pto_worker_set_dump_args(p->dump_last, p->dump_level, p->dump_dir));
@@ -72,15 +74,16 @@ static void on_progress(void *ctx, int done, int total) {
 /* A host program: rounds on a distributed worker, the L3 views (pto/dist_bench.h). */
 static int bench_host(const bench_args *a, const pto_program *prog, const pto_arg *args) {
   const pto_signature *sig = pto_program_signature(prog);
-  if (a->swimlane || a->dump_dir) {
-    cli_usage_error(k_cmd, "--swimlane and --dump-args record one chip's launch; a host program "
-                           "runs on %d chips (use --json for every dispatch)",
+  if (a->swimlane) {
+    cli_usage_error(k_cmd, "--swimlane draws one chip's launch; a host program runs on %d chips "
+                           "(use --json for every dispatch)",
                     pto_program_device_count(prog));
     return PTO_EXIT_USAGE;
   }
-  if (a->records) {
-    cli_usage_error(k_cmd, "--swimlane-records of a host program: use 'pto run', which writes "
-                           "one set per call of each of its %d chips",
+  if (a->records.path || a->dump_dir) {
+    cli_usage_error(k_cmd, "%s of a host program: use 'pto run', which writes one set per call "
+                           "of each of its %d chips",
+                    a->dump_dir ? "--dump-args" : "--swimlane-records",
                     pto_program_device_count(prog));
     return PTO_EXIT_USAGE;
   }
@@ -97,7 +100,7 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
   pto_bench_options_init(&opt);
   opt.rounds = a->rounds;
   opt.warmup = a->warmup;
-  progress pr = {{"bench", "runs", -1, 0}, isatty(STDERR_FILENO), NULL, NULL, NULL, 0};
+  progress pr = {{"bench", "runs", -1, 0}, isatty(STDERR_FILENO), NULL, 0, NULL, NULL, 0};
   if (pr.draw) {
     opt.progress = on_progress;
     opt.progress_ctx = &pr;
@@ -136,7 +139,7 @@ int cmd_bench(int argc, char **argv) {
     return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
-  if (a.records && cli_prepare_swimlane_records(k_cmd, a.records)) return PTO_EXIT_USAGE;
+  if (cli_prepare_swimlane_records(k_cmd, &a.records)) return PTO_EXIT_USAGE;
   if (cli_check_dump_options(k_cmd, a.dump_dir, &a.dump_level)) return PTO_EXIT_USAGE;
 
   pto_program *prog = NULL;
@@ -158,7 +161,7 @@ int cmd_bench(int argc, char **argv) {
   pto_bench_options_init(&opt);
   opt.rounds = a.rounds;
   opt.warmup = a.warmup;
-  progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL, NULL, a.dump_dir,
+  progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL, 0, NULL, a.dump_dir,
                  a.dump_level};
   if ((s = pto_worker_open(NULL, &w))) goto out;
   if (a.dump_dir) {
@@ -168,9 +171,12 @@ int cmd_bench(int argc, char **argv) {
         (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir)))
       goto out;
   }
-  if (a.swimlane || a.records || cli_timeline_wanted(&a.timeline)) {
+  if (a.swimlane || a.records.path || cli_timeline_wanted(&a.timeline)) {
     pr.record_last = w;
+    pr.phases_last = a.records.level >= 3;
     if (a.warmup + a.rounds == 1 && (s = pto_worker_set_record_tasks(w, true))) goto out;
+    if (a.warmup + a.rounds == 1 && pr.phases_last && (s = pto_worker_set_record_phases(w, true)))
+      goto out;
   }
   if (pr.draw || pr.record_last || pr.dump_last) {
     opt.progress = on_progress;
@@ -179,7 +185,7 @@ int cmd_bench(int argc, char **argv) {
   if ((s = pto_benchmark(w, prog, args, (size_t)sig->nparams, &opt, &st))) goto out;
   size_t ndrawn = 0;
   if (a.swimlane && (s = cli_write_swimlane(w, a.swimlane, &ndrawn))) goto out;
-  if (a.records && (s = cli_write_swimlane_records(w, a.records))) goto out;
+  if (a.records.path && (s = cli_write_swimlane_records(w, &a.records))) goto out;
   /* JSON output stays JSON: the text timeline is left out then (the SVG is still written). */
   cli_timeline tl = a.timeline;
   if (a.view.json) tl.text = 0;
@@ -211,7 +217,8 @@ const pto_cmd cli_cmd_bench = {
     "bench", "launch a program many times and print timing statistics",
     "usage: pto bench PROG [inputs as pto run] [--rounds 100] [--warmup 3] [--tree [N]]\n"
     "                 [--spread stdev|minmax|both|none] [--json] [--swimlane FILE]\n"
-    "                 [--swimlane-records FILE] [--dump-args DIR [--dump-level N]]\n"
+    "                 [--swimlane-records FILE [--swimlane-level N]]\n"
+    "                 [--dump-args DIR [--dump-level N]]\n"
     "                 [--timeline] [--timeline-svg FILE] [--timeline-width N]\n"
     "\n"
     "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"
@@ -243,6 +250,8 @@ const pto_cmd cli_cmd_bench = {
     "  --swimlane-records FILE  the last measured launch's tasks in PyPTO's\n"
     "                   chip_swimlane_records.json layout, deps.json and func_names.json (also as\n"
     "                   name_map.json) beside it (its folder is created; L2 programs)\n"
+    "  --swimlane-level N  their chip_swimlane_level, as 'pto run' takes it: 1, 2 or 3 (the\n"
+    "                default: with the scheduler phases, recorded in that launch only)\n"
     "  --swimlane FILE  write the last measured launch's tasks (core, kernel, dependencies,\n"
     "                ready/start/end) and spans to FILE as Chrome trace-event JSON (Perfetto,\n"
     "                chrome://tracing); only that launch records its tasks, so the others are\n"

@@ -20,7 +20,7 @@ typedef struct run_args {
   int check, trace;
   double rtol, atol; /* < 0: by dtype */
   const char *swimlane;
-  const char *records; /* --swimlane-records */
+  cli_records records; /* --swimlane-records, --swimlane-level */
   cli_timeline timeline;
   const char *transport; /* --transport */
   const char *dump_dir;  /* --dump-args */
@@ -43,7 +43,7 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     a->check = 1;
   } else if (!strcmp(arg, "--trace")) {
     a->trace = 1;
-  } else if (!strncmp(arg, "--swimlane-records", 18)) {
+  } else if (!strncmp(arg, "--swimlane-records", 18) || !strncmp(arg, "--swimlane-level", 16)) {
     return cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
   } else if (!strncmp(arg, "--dump-", 7)) {
     return cli_parse_dump_option(cmd, argc, argv, i, &a->dump_dir, &a->dump_level);
@@ -151,14 +151,16 @@ int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i,
 }
 
 int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
-                                      const char **out) {
+                                      cli_records *out) {
   const char *arg = argv[*i];
+  if (!strcmp(arg, "--swimlane-level") || !strncmp(arg, "--swimlane-level=", 17))
+    return cli_int_option(cmd, "--swimlane-level", 1, argc, argv, i, &out->level);
   if (strcmp(arg, "--swimlane-records") != 0 && strncmp(arg, "--swimlane-records=", 19) != 0)
     return 0;
   const char *val = arg[18] == '=' ? arg + 19 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
-  *out = val; /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
+  out->path = val; /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
   return 1;
 }
 
@@ -188,7 +190,20 @@ int cli_check_dump_options(const char *cmd, const char *dir, int *level) {
   return cli_check_output_path(cmd, "--dump-args", dir, 1);
 }
 
-int cli_prepare_swimlane_records(const char *cmd, const char *path) {
+int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
+  const char *path = r->path;
+  if (r->level && !path)
+    return cli_usage_error(cmd, "--swimlane-level %d without --swimlane-records FILE", r->level),
+           -1;
+  if (!path) return 0;
+  if (!r->level) r->level = 3;
+  if (r->level > 3)
+    return cli_usage_error(cmd, "--swimlane-level %d: the levels are 1 (AICore rows), 2 (and "
+                                "AICPU dispatch/finish rows) and 3 (and the scheduler phases, "
+                                "the default); pto does not record level 4's orchestrator "
+                                "phases",
+                           r->level),
+           -1;
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
@@ -205,10 +220,13 @@ int cli_prepare_swimlane_records(const char *cmd, const char *path) {
   return cli_check_output_path(cmd, "--swimlane-records", path, 0);
 }
 
-pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
+pto_status cli_write_swimlane_records(pto_worker *w, const cli_records *r) {
+  const char *path = r->path;
   const pto_task_record *tasks = NULL;
-  size_t n = 0;
+  const pto_sched_phase *phases = NULL;
+  size_t n = 0, nphases = 0;
   pto_status s = pto_worker_last_launch_tasks(w, &tasks, &n);
+  if (!s && r->level >= 3) s = pto_worker_last_launch_phases(w, &phases, &nphases);
   int ncores = pto_worker_core_count(w);
   int *types = calloc((size_t)(ncores > 0 ? ncores : 1), sizeof *types);
   char *dir = strdup(path);
@@ -227,7 +245,8 @@ pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
     } else {
       snprintf(deps, len, "%sdeps.json", dir);
       snprintf(names, len, "%sfunc_names.json", dir);
-      s = pto_swimlane_write_records(path, deps, names, tasks, n, types, ncores);
+      s = pto_swimlane_write_records_level(path, deps, names, tasks, n, types, ncores, r->level,
+                                           phases, nphases);
       /* The same names as name_map.json, the name simpler's critical_path tool looks for. */
       uint8_t *buf = NULL;
       size_t nbuf = 0;
@@ -247,10 +266,12 @@ pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
   return s ? pto_status_annotate(s, "--swimlane-records %s", path) : PTO_OK;
 }
 
-/* pto_dist_config.on_chip_call of a host program's --swimlane-records FILE (ctx): in each chip's
- * process, its call N as DIR/rank_R/dispatch_N/ + FILE's name, where critical_path finds them. */
+/* pto_dist_config.on_chip_call of a host program's --swimlane-records FILE (ctx, cli_records):
+ * in each chip's process, its call N as DIR/rank_R/dispatch_N/ + FILE's name, where
+ * critical_path finds them. */
 static pto_status write_rank_records(void *ctx, pto_worker *chip, int rank, int call) {
-  const char *file = ctx, *slash = strrchr(file, '/');
+  const cli_records *rec = ctx;
+  const char *file = rec->path, *slash = strrchr(file, '/');
   int dirlen = slash ? (int)(slash - file) + 1 : 0;
   char path[PATH_MAX];
   int n = snprintf(path, sizeof path, "%.*srank_%d/dispatch_%d", dirlen, file, rank, call);
@@ -259,7 +280,8 @@ static pto_status write_rank_records(void *ctx, pto_worker *chip, int rank, int 
                            file);
   PTO_RETURN_IF_ERROR(pto_file_mkdirs(path, 0755));
   snprintf(path + n, sizeof path - (size_t)n, "/%s", file + dirlen);
-  return cli_write_swimlane_records(chip, path);
+  cli_records one = {path, rec->level};
+  return cli_write_swimlane_records(chip, &one);
 }
 
 /* ---- --check -------------------------------------------------------------------------- */
@@ -347,7 +369,7 @@ int cmd_run(int argc, char **argv) {
     if (cli_check_output_path(k_cmd, "--out", a.in.outs[i].value, 0)) return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
-  if (a.records && cli_prepare_swimlane_records(k_cmd, a.records)) return PTO_EXIT_USAGE;
+  if (cli_prepare_swimlane_records(k_cmd, &a.records)) return PTO_EXIT_USAGE;
   if (cli_check_dump_options(k_cmd, a.dump_dir, &a.dump_level)) return PTO_EXIT_USAGE;
   if (a.trace) setenv("PTO_LOG_LEVEL", "timing", 1);
 
@@ -374,11 +396,11 @@ int cmd_run(int argc, char **argv) {
   }
   if (pto_program_is_host(prog)) {
     /* L3: one chip process per device of the program's device set. */
-    if (a.swimlane || a.dump_dir || cli_timeline_wanted(&a.timeline)) {
+    if (a.swimlane || cli_timeline_wanted(&a.timeline)) {
       s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                          "--swimlane, --timeline and --dump-args record one chip's launch; a host "
-                          "program runs on %d chips (use --trace and pto trace, or "
-                          "--swimlane-records for one set per chip)",
+                          "--swimlane and --timeline draw one chip's launch; a host program runs "
+                          "on %d chips (use --trace and pto trace, or --swimlane-records for one "
+                          "set per chip)",
                           pto_program_device_count(prog));
       goto out;
     }
@@ -387,10 +409,13 @@ int cmd_run(int argc, char **argv) {
     pto_dist_config_init(&dc);
     dc.program = prog; /* single-program mode: the program's device set */
     dc.transport = a.transport;
-    if (a.records) {
+    if (a.records.path) {
       dc.on_chip_call = write_rank_records;
-      dc.on_chip_call_ctx = (void *)a.records;
+      dc.on_chip_call_ctx = &a.records;
+      dc.record_phases = a.records.level >= 3;
     }
+    dc.dump_args_dir = a.dump_dir;
+    dc.dump_args_level = a.dump_level;
     cli_note_mpi_launch(k_cmd, a.transport ? a.transport : getenv("PTO_DIST_TRANSPORT"));
     pto_dist_worker *dw = NULL;
     if ((s = pto_dist_worker_open(&dc, &dw))) goto out;
@@ -414,17 +439,24 @@ int cmd_run(int argc, char **argv) {
            a.transport && !strcmp(a.transport, "mpi") ? transport : "", nd, nd == 1 ? "" : "s",
            set, pto_program_callee_count(prog), pto_program_callee_count(prog) == 1 ? "" : "s",
            host_us);
-    if (a.records)
-      printf("swimlane records: one set per call of each rank in %.*srank_R/dispatch_N/\n",
-             (int)(strrchr(a.records, '/') ? strrchr(a.records, '/') - a.records + 1 : 0),
-             a.records);
+    const char *rp = a.records.path;
+    if (rp)
+      printf("swimlane records (level %d): one set per call of each rank in "
+             "%.*srank_R/dispatch_N/\n",
+             a.records.level, (int)(strrchr(rp, '/') ? strrchr(rp, '/') - rp + 1 : 0), rp);
+    if (a.dump_dir)
+      printf("args dump (level %d): one per call of each rank in %s/rank_R/dispatch_N/"
+             "args_dump.json (simpler's dump_viewer reads each)\n",
+             a.dump_level, a.dump_dir);
     goto outputs;
   }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
-  cfg.record_tasks = a.swimlane != NULL || a.records != NULL || cli_timeline_wanted(&a.timeline) || a.trace;
+  cfg.record_tasks = a.swimlane != NULL || a.records.path != NULL ||
+                     cli_timeline_wanted(&a.timeline) || a.trace;
   if ((s = pto_worker_open(&cfg, &w))) goto out;
+  if (a.records.level >= 3 && (s = pto_worker_set_record_phases(w, true))) goto out;
   if (a.dump_dir && (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir))) goto out;
   s = pto_worker_run(w, prog, args, (size_t)sig->nparams);
   size_t ndrawn = 0;
@@ -442,7 +474,7 @@ int cmd_run(int argc, char **argv) {
     else
       s = ws;
   }
-  if (!s && a.records) s = cli_write_swimlane_records(w, a.records);
+  if (!s && a.records.path) s = cli_write_swimlane_records(w, &a.records);
   if (s && cli_timeline_wanted(&a.timeline)) {
     /* A failed launch is drawn too (the tasks that ran), like the swimlane. */
     pto_status_free(cli_show_worker_timeline(&a.timeline, w));
@@ -535,9 +567,14 @@ const pto_cmd cli_cmd_run = {
     "                      beside FILE, for PyPTO's swimlane_converter and critical_path tools\n"
     "                      (FILE's folder is created); a host program writes one set per call\n"
     "                      of each chip, in rank_R/dispatch_N/ beside FILE\n"
+    "  --swimlane-level N  the reference's chip_swimlane_level of those records: 1 AICore rows,\n"
+    "                      2 and the AICPU dispatch/finish rows, 3 (the default) and each\n"
+    "                      core's scheduler phases (aicpu_scheduler_phases, for PyPTO's\n"
+    "                      sched_overhead_analysis; recorded only at level 3)\n"
     "  --dump-args DIR     write the reference runtime's argument dump of the launch to DIR\n"
     "                      (args_dump.json and args.bin, for simpler's dump_viewer; DIR is\n"
-    "                      created): every task's arguments with their data\n"
+    "                      created): every task's arguments with their data; a host program\n"
+    "                      writes one per call of each chip, in DIR/rank_R/dispatch_N/\n"
     "  --dump-level N      the reference's levels: 1 the arguments CoreTaskArgs::dump marks,\n"
     "                      with their data; 2 every argument with its data (the default); 3\n"
     "                      every argument, data for the marked ones only\n"

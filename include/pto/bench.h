@@ -280,6 +280,22 @@ PTO_API pto_status pto_swimlane_write_records(const char *records_path, const ch
                                               const pto_task_record *tasks, size_t ntasks,
                                               const int *core_types, int ncores);
 
+/* pto_swimlane_write_records at one of the reference's chip_swimlane_level values: 1 (AICore
+ * rows only: "aicpu_tasks" is empty), 2 (as above) or 3, which needs the launch's scheduling
+ * phases (pto_worker_last_launch_phases; phases may be empty, never NULL) and adds
+ *   "metadata": {..., "core_to_thread": [0, 1, ...]}   (each core is its own scheduler thread)
+ *   "aicpu_scheduler_phases": [[{"kind": "dispatch"|"complete", "start_cycles", "end_cycles",
+ *                                "loop_iter", "tasks_processed"}, ...] per core, in time order]
+ * (PyPTO's sched_overhead_analysis reads them); names_path's "level" is the level too. Level 4
+ * (orchestrator phases) is refused: pto does not record them. */
+PTO_API pto_status pto_swimlane_write_records_level(const char *records_path,
+                                                    const char *deps_path,
+                                                    const char *names_path,
+                                                    const pto_task_record *tasks, size_t ntasks,
+                                                    const int *core_types, int ncores, int level,
+                                                    const pto_sched_phase *phases,
+                                                    size_t nphases);
+
 /* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose
  * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,
  * and where no two "task" slices (cat "task") on one (pid, tid) overlap. *out_nevents (may be

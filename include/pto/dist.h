@@ -68,6 +68,14 @@ typedef struct pto_dist_config {
    * that chip (from 0); an error fails the call. NULL: none, and no task recording. */
   pto_status (*on_chip_call)(void *ctx, pto_worker *chip, int rank, int call);
   void *on_chip_call_ctx;
+  /* With on_chip_call: the chips record their cores' scheduling phases too
+   * (pto_worker_set_record_phases), for level-3 swimlane records. */
+  bool record_phases;
+  /* Each chip dumps the arguments of its call N (pto_worker_set_dump_args at dump_args_level,
+   * 1-3) into dump_args_dir/rank_R/dispatch_N/ (created), R its rank, N counted from 0 on that
+   * chip, as the swimlane records of on_chip_call are laid out; NULL: no dump. */
+  const char *dump_args_dir;
+  int dump_args_level;
 } pto_dist_config;
 
 PTO_API void pto_dist_config_init(pto_dist_config *cfg);

@@ -385,6 +385,42 @@ typedef struct pto_task_record {
   uint64_t staged_ns;
 } pto_task_record;
 
+/* ---- scheduling phases (level-3 swimlane records) ------------------------------------- */
+
+/* What a core's thread did for a task besides running it. The sim has no scheduler threads
+ * apart from its cores: each core's thread takes its tasks from its type's ready queue and
+ * completes them itself, so these are the scheduler phases of PyPTO's swimlane level 3, one
+ * scheduler thread per core. */
+typedef enum pto_sched_phase_kind {
+  PTO_SCHED_PHASE_DISPATCH = 0, /* taking a task (one block of it) from the ready queue */
+  PTO_SCHED_PHASE_COMPLETE = 1, /* completing a task: counting down its successors, queueing
+                                   those that became ready, releasing its intermediates */
+} pto_sched_phase_kind;
+
+typedef struct pto_sched_phase {
+  int core;           /* the core whose thread did it */
+  int kind;           /* pto_sched_phase_kind */
+  uint32_t loop_iter; /* the core's tasks so far in the launch, from 1: a task's take and its
+                         completion share it (a successor the core runs next without the queue
+                         has no take) */
+  uint32_t tasks;     /* tasks taken or completed: 1 */
+  uint64_t start_ns;  /* CLOCK_MONOTONIC ns, the clock of the task records */
+  uint64_t end_ns;
+} pto_sched_phase;
+
+/* Turns the recording of every core's scheduling phases on or off from the next launch on
+ * (off at open). Off, it costs a launch one predictable branch per task taken or completed;
+ * on, two clock reads and a record each. Fails during a launch. */
+PTO_API pto_status pto_worker_set_record_phases(pto_worker *w, bool on);
+
+/* The scheduling phases of the worker's last launch that got past argument validation, core by
+ * core, each core's in time order. *out_phases is owned by the worker and valid until the next
+ * launch on it or its close. Fails with PTO_STATUS_NOT_FOUND when there is no launch or the last
+ * one did not record them. */
+PTO_API pto_status pto_worker_last_launch_phases(const pto_worker *w,
+                                                 const pto_sched_phase **out_phases,
+                                                 size_t *out_nphases);
+
 /* The argument dump of PyPTO's runtime (its enable_dump_args), from the next launch on, at the
  * reference's levels: 0 off; 1 partial: the arguments CoreTaskArgs::dump marked, with their
  * data; 2 full: every task's arguments with their data; 3 hybrid: every task's arguments, data

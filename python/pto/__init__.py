@@ -468,7 +468,9 @@ class RunConfig:
     "a2a3sim", "a5sim", ..., run on it too); device_id: the device (the simulator has one, any id
     selects it); cores 0 = the machine's online CPUs; rtol/atol: pto.run's comparison with a
     golden; enable_chip_swimlane (a level, or True) records every task of every launch
-    (record_tasks) so ChipWorker.export_swimlane can write them; save_kernels_dir: the work dir
+    (record_tasks) so ChipWorker.export_swimlane can write them, and at level 3 or more (True:
+    the reference's bare flag, 4) each core's scheduler phases too, which
+    export_swimlane_records writes as level 3; save_kernels_dir: the work dir
     pto.run compiles into."""
     platform: str = "sim"
     device_id: int = 0
@@ -682,6 +684,8 @@ class ChipWorker:
         out = C.c_void_p()
         _check(_c.pto_worker_open(C.byref(cfg), C.byref(out)))
         self._ptr = out.value
+        if self._swimlane_level() >= 3:
+            _check(_c.pto_worker_set_record_phases(self._ptr, True))
         self._packers: dict[int, _Packer] = {}
         self._handles: dict[int, Callable] = {}
         self._malloced: dict[int, DeviceTensor] = {}
@@ -856,19 +860,30 @@ class ChipWorker:
         rec, tasks, n = self._last_tasks()
         _check(_c.pto_swimlane_write_launch(os.fsencode(path), C.byref(rec), tasks, n))
 
+    def _swimlane_level(self) -> int:
+        lv = self.config.enable_chip_swimlane
+        return 4 if lv is True else int(lv or 0)
+
     def export_swimlane_records(self, out_dir: str | os.PathLike) -> str:
         """PyPTO's capture of the last launch: out_dir/chip_swimlane_records.json, deps.json and
-        names.json (the layouts PyPTO's swimlane_converter reads); returns out_dir."""
+        names.json (the layouts PyPTO's swimlane_converter reads); returns out_dir. Its level is
+        RunConfig.enable_chip_swimlane's, at most 3 (with the scheduler phases, when the launch
+        recorded them), 2 when not given."""
         _, tasks, n = self._last_tasks()
+        ph, nph = C.c_void_p(), C.c_size_t()
+        st = _c.pto_worker_last_launch_phases(self._w(), C.byref(ph), C.byref(nph))
+        if st:
+            _c.pto_status_free(st)
+        level = min(self._swimlane_level() or 2, 3 if not st else 2)
         os.makedirs(out_dir, exist_ok=True)
         nc = self.cores
         types = (C.c_int * max(1, nc))(*[_c.pto_worker_core_type(self._w(), i)
                                         for i in range(nc)])
         d = os.fspath(out_dir)
-        _check(_c.pto_swimlane_write_records(
+        _check(_c.pto_swimlane_write_records_level(
             os.fsencode(os.path.join(d, "chip_swimlane_records.json")),
             os.fsencode(os.path.join(d, "deps.json")), os.fsencode(os.path.join(d, "names.json")),
-            tasks, n, types, nc))
+            tasks, n, types, nc, level, ph.value if not st else None, nph.value))
         return d
 
 

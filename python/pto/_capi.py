@@ -151,7 +151,8 @@ class DistConfig(C.Structure):
                 ("transport", C.c_char_p), ("ncores_per_chip", C.c_int),
                 ("shared_heap_bytes", u64), ("chip_memory_bytes", u64),
                 ("wait_timeout_ms", u32), ("program", c_p), ("window_bytes", u64),
-                ("on_chip_call", c_p), ("on_chip_call_ctx", c_p)]
+                ("on_chip_call", c_p), ("on_chip_call_ctx", c_p), ("record_phases", C.c_bool),
+                ("dump_args_dir", C.c_char_p), ("dump_args_level", C.c_int)]
 
 
 P = C.POINTER
@@ -209,6 +210,8 @@ _decls = {
     "pto_worker_core_type": (C.c_int, [c_p, C.c_int]),
     "pto_worker_set_record_tasks": (c_p, [c_p, C.c_bool]),
     "pto_worker_last_launch_tasks": (c_p, [c_p, P(c_p), P(C.c_size_t)]),
+    "pto_worker_set_record_phases": (c_p, [c_p, C.c_bool]),
+    "pto_worker_last_launch_phases": (c_p, [c_p, P(c_p), P(C.c_size_t)]),
     "pto_handle_callable_id": (i64, [c_p]),
     "pto_worker_run": (c_p, [c_p, c_p, P(Arg), C.c_size_t]),
     "pto_worker_last_launch": (c_p, [c_p, P(LaunchRecord)]),
@@ -227,6 +230,9 @@ _decls = {
     "pto_swimlane_write_launch": (c_p, [C.c_char_p, P(LaunchRecord), c_p, C.c_size_t]),
     "pto_swimlane_write_records": (c_p, [C.c_char_p, C.c_char_p, C.c_char_p, c_p, C.c_size_t,
                                           P(C.c_int), C.c_int]),
+    "pto_swimlane_write_records_level": (c_p, [C.c_char_p, C.c_char_p, C.c_char_p, c_p,
+                                                C.c_size_t, P(C.c_int), C.c_int, C.c_int, c_p,
+                                                C.c_size_t]),
     # dist
     "pto_dist_config_init": (None, [P(DistConfig)]),
     "pto_dist_worker_open": (c_p, [P(DistConfig), P(c_p)]),

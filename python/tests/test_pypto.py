@@ -152,6 +152,16 @@ def test_swimlane_export(compiled, tmp_path):
     assert any(e.get("cat") == "task" for e in trace["traceEvents"])
     rec = json.load(open(os.path.join(d, "chip_swimlane_records.json")))
     assert rec["aicore_tasks"] and os.path.exists(os.path.join(d, "deps.json"))
+    # level 4 asked (the reference's bare flag): level 3, the highest pto records, with each
+    # core's scheduler phases, one complete per task
+    assert rec["chip_swimlane_level"] == 3
+    phases = [p for lane in rec["aicpu_scheduler_phases"] for p in lane]
+    assert sum(p["kind"] == "complete" for p in phases) == len(rec["aicore_tasks"])
+    with pto.ChipWorker(pto.RunConfig(platform=PLATFORM, enable_chip_swimlane=2)) as w:
+        w.run(compiled, a, a, np.zeros_like(a))
+        rec2 = json.load(open(os.path.join(w.export_swimlane_records(tmp_path / "l2"),
+                                           "chip_swimlane_records.json")))
+    assert rec2["chip_swimlane_level"] == 2 and "aicpu_scheduler_phases" not in rec2
     out_dir = tmp_path / "kept"                          # PyPTO's run with a swimlane
     r = pto.run(ADD, a, a, np.zeros_like(a), config=pto.RunConfig(
         platform=PLATFORM, enable_chip_swimlane=4, save_kernels=True, save_kernels_dir=out_dir))

@@ -5,8 +5,10 @@
 #    pto trace and pto bench give the same value for the same launches, gap or not;
 #  - pto run|bench --swimlane-records FILE writes chip_swimlane_records.json's layout and
 #    deps.json (and func_names.json, also as name_map.json) beside it, consistent with each other
-#    and with the launch; a host program one set per call of each chip;
-#  - pto run|bench --dump-args DIR writes the reference's args_dump.json and args.bin.
+#    and with the launch; a host program one set per call of each chip; --swimlane-level 1-3
+#    (default 3: each core's scheduler phases, as sched_overhead_analysis reads them);
+#  - pto run|bench --dump-args DIR writes the reference's args_dump.json and args.bin; a host
+#    program one per call of each chip.
 # scripts/check-reference-tools.sh runs the reference's own tools on the same output.
 source "$(dirname "$0")/lib/common.bash"
 
@@ -81,18 +83,18 @@ expect_true "bench log: pto bench effective ($(json_median "$T/bench.json" effec
   test "$(json_median "$T/bench.json" effective)" = "$want"
 
 # --swimlane-records: the capture and deps.json of one launch, and of a benchmark's last launch.
-records_check() { # FILE KERNELS...
+records_check() { # FILE LEVEL KERNELS...
   python3 - "$@" <<'EOF'
 import json, os, sys
-path, kernels = sys.argv[1], set(sys.argv[2:])
+path, level, kernels = sys.argv[1], int(sys.argv[2]), set(sys.argv[3:])
 d = json.load(open(path))
 deps = json.load(open(os.path.join(os.path.dirname(path), "deps.json")))
 names = json.load(open(os.path.join(os.path.dirname(path), "func_names.json")))
 def fail(msg):
     print("records check: " + msg)
     sys.exit(1)
-if d.get("chip_swimlane_level") not in (1, 2, 3, 4):
-    fail("chip_swimlane_level %r" % d.get("chip_swimlane_level"))
+if d.get("chip_swimlane_level") != level:
+    fail("chip_swimlane_level %r, %d expected" % (d.get("chip_swimlane_level"), level))
 md = d["metadata"]
 if md["clock_freq_hz"] <= 0 or md["num_cores"] != len(md["core_types"]) or not md.get("runtime"):
     fail("metadata %r" % md)
@@ -106,8 +108,45 @@ if any(len(r) != 4 for r in d["aicpu_tasks"]):
     fail("aicpu_tasks rows of other than 4 columns")
 if json.load(open(os.path.join(os.path.dirname(path), "name_map.json"))) != names:
     fail("name_map.json differs from func_names.json")
+if level == 1:
+    if sched:
+        fail("level 1 with aicpu_tasks rows")
+    sys.exit(0)
 if len(sched) != len(rows):
     fail("aicpu_tasks do not pair with aicore_tasks")
+# Level 3: aicpu_scheduler_phases, one list per scheduler thread, and core_to_thread mapping each
+# core to its thread; sched_overhead_analysis (parse_scheduler_from_json_phases) sorts a thread's
+# dispatch/complete records by start, counts FINs from complete's tasks_processed and loops as
+# the largest loop_iter. Each core of pto's sim is its own scheduler thread.
+phases = d.get("aicpu_scheduler_phases")
+if level == 2:
+    if phases is not None or "core_to_thread" in md:
+        fail("level 2 with level 3's scheduler phases")
+else:
+    if md.get("core_to_thread") != list(range(md["num_cores"])) or len(phases) != md["num_cores"]:
+        fail("core_to_thread %r, %d phase lists" % (md.get("core_to_thread"), len(phases)))
+    fins = 0
+    for core, recs in enumerate(phases):
+        ran = sorted((r for r in rows if r[0] == core), key=lambda r: r[3])
+        prev = None
+        for p in recs:
+            if p["kind"] not in ("dispatch", "complete") or p["tasks_processed"] != 1:
+                fail("core %d: phase %r" % (core, p))
+            if p["start_cycles"] > p["end_cycles"] or (prev and prev["end_cycles"] > p["start_cycles"]):
+                fail("core %d: phase %r out of order" % (core, p))
+            if not 1 <= p["loop_iter"] <= len(ran):
+                fail("core %d: loop_iter %d of %d tasks" % (core, p["loop_iter"], len(ran)))
+            task = ran[p["loop_iter"] - 1]
+            if p["kind"] == "dispatch" and p["end_cycles"] > task[3]:
+                fail("core %d: dispatch %r after its task's start %d" % (core, p, task[3]))
+            if p["kind"] == "complete" and p["start_cycles"] < task[4]:
+                fail("core %d: complete %r before its task's end %d" % (core, p, task[4]))
+            fins += p["kind"] == "complete"
+            prev = p
+        if recs and max(p["loop_iter"] for p in recs) != len(ran):
+            fail("core %d: %d loops for %d tasks" % (core, max(p["loop_iter"] for p in recs), len(ran)))
+    if fins != len(rows):
+        fail("%d completions for %d tasks" % (fins, len(rows)))
 by_id = {t["task_id"]: t for t in deps["tasks"]}
 for r in rows:
     core, tid, reg, start, end = r[0], r[1], r[2], r[3], r[4]
@@ -137,18 +176,36 @@ EOF
 }
 mkdir -p "$T/run" "$T/bench"
 run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --swimlane-records "$T/run/chip_swimlane_records.json"
-expect_true "run: records and deps.json agree" records_check "$T/run/chip_swimlane_records.json" scale add_bias act
+expect_true "run: records and deps.json agree" records_check "$T/run/chip_swimlane_records.json" 3 scale add_bias act
 run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1 --rounds 3 --warmup 1 \
   --swimlane-records "$T/bench/chip_swimlane_records.json"
-expect_true "bench: records and deps.json agree" records_check "$T/bench/chip_swimlane_records.json" scale add_bias act
+expect_true "bench: records and deps.json agree" records_check "$T/bench/chip_swimlane_records.json" 3 scale add_bias act
 run_pto 2 run "$EX/chain.ptir" --swimlane-records
 expect_out "--swimlane-records needs a file name"
+# --swimlane-level: the reference's lower levels leave the phases (2) and the AICPU rows (1) out.
+for lv in 1 2; do
+  run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --swimlane-level $lv \
+    --swimlane-records "$T/lv$lv/chip_swimlane_records.json"
+  expect_true "run: level $lv records" records_check "$T/lv$lv/chip_swimlane_records.json" $lv \
+    scale add_bias act
+done
+run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1 --rounds 2 --warmup 0 \
+  --swimlane-records "$T/blv2/chip_swimlane_records.json" --swimlane-level=2
+expect_true "bench: level 2 records" records_check "$T/blv2/chip_swimlane_records.json" 2 \
+  scale add_bias act
+run_pto 2 run "$EX/chain.ptir" --dim M=64 --swimlane-records "$T/x.json" --swimlane-level 4
+expect_out "--swimlane-level 4: the levels are 1 (AICore rows), 2"
+expect_true "a refused level writes nothing" test ! -e "$T/x.json"
+run_pto 2 bench "$EX/chain.ptir" --dim M=64 --swimlane-level 3
+expect_out "--swimlane-level 3 without --swimlane-records FILE"
+run_pto 2 run "$EX/chain.ptir" --dim M=64 --swimlane-records "$T/x.json" --swimlane-level 0
+expect_out "--swimlane-level 0: expected a positive integer"
 
 # The file's folder is created before the run.
 run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1 \
   --swimlane-records "$T/made/for/it/chip_swimlane_records.json"
 expect_true "run: records in a folder it created" records_check \
-  "$T/made/for/it/chip_swimlane_records.json" scale add_bias act
+  "$T/made/for/it/chip_swimlane_records.json" 3 scale add_bias act
 run_pto 2 run "$EX/chain.ptir" --dim M=64 --in alpha=1 --swimlane-records "$T/made"
 expect_out "--swimlane-records $T/made: is a directory, not a file"
 
@@ -156,10 +213,10 @@ expect_out "--swimlane-records $T/made: is a directory, not a file"
 # walks, each the records of that chip's launch.
 run_pto 0 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 \
   --swimlane-records "$T/l3/chip_swimlane_records.json"
-expect_out "one set per call of each rank in $T/l3/rank_R/dispatch_N/"
+expect_out "swimlane records (level 3): one set per call of each rank in $T/l3/rank_R/dispatch_N/"
 for r in 0 1; do
   expect_true "host program: rank $r's records" records_check \
-    "$T/l3/rank_$r/dispatch_0/chip_swimlane_records.json" allreduce
+    "$T/l3/rank_$r/dispatch_0/chip_swimlane_records.json" 3 allreduce
 done
 expect_true "host program: one dispatch per rank" test "$(ls -d "$T"/l3/rank_*/dispatch_* | wc -l)" = 2
 run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --rounds 1 --warmup 0 \
@@ -210,6 +267,31 @@ run_pto 2 run "$EX/chain.ptir" --dump-args "$T/x" --dump-level 4
 expect_out "--dump-level 4: the levels are 1"
 run_pto 2 run "$EX/chain.ptir" --dump-args "$T/bench.json"
 expect_out "exists and is not a directory"
-run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --dump-args "$T/l3dump"
-expect_out "--dump-args record one chip's launch"
+
+# A host program: one dump per call of each chip, in the rank/dispatch folders of its records,
+# each listing every argument of that call's tasks.
+l3_dump_check() { # DIR NRANKS
+  python3 - "$@" <<'EOF'
+import glob, json, os, sys
+d, nranks = sys.argv[1], int(sys.argv[2])
+sets = sorted(glob.glob(os.path.join(d, "rank_*", "dispatch_*")))
+assert len(sets) == nranks and [os.path.basename(os.path.dirname(s)) for s in sets] == \
+    ["rank_%d" % r for r in range(nranks)], sets
+for s in sets:
+    m = json.load(open(os.path.join(s, "args_dump.json")))
+    a = m["args"]
+    assert m["run_dir"] == "dispatch_0" and m["dump_args_level"] == 2, m["run_dir"]
+    assert m["total_args"] == len(a) > 0 and m["dropped_records"] == 0, s
+    assert any(x["kind"] == "tensor" and x["role"] in ("output", "inout") for x in a), s
+    assert os.path.getsize(os.path.join(s, "args.bin")) == sum(x["bin_size"] for x in a), s
+EOF
+}
+run_pto 0 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --dump-args "$T/l3dump"
+expect_out "args dump (level 2): one per call of each rank in $T/l3dump/rank_R/dispatch_N/"
+expect_true "host program: each rank's dump" l3_dump_check "$T/l3dump" 2
+run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --dump-args "$T/bench.json"
+expect_out "exists and is not a directory"
+run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --rounds 1 --warmup 0 \
+  --dump-args "$T/l3bdump"
+expect_out "--dump-args of a host program: use 'pto run'"
 finish

@@ -870,6 +870,75 @@ static void test_benchmark_views(void **state) {
   pto_dist_worker_close(w);
 }
 
+/* on_chip_call of test_chips_dump_and_record_each_call: the call's phases were recorded (one
+ * completion per task), else the call fails with why. */
+static pto_status expect_phases(void *ctx, pto_worker *chip, int rank, int call) {
+  (void)ctx;
+  const pto_sched_phase *ph;
+  const pto_task_record *t;
+  size_t nph, nt;
+  PTO_RETURN_IF_ERROR(pto_worker_last_launch_phases(chip, &ph, &nph));
+  PTO_RETURN_IF_ERROR(pto_worker_last_launch_tasks(chip, &t, &nt));
+  size_t ncomplete = 0;
+  for (size_t i = 0; i < nph; i++) ncomplete += ph[i].kind == PTO_SCHED_PHASE_COMPLETE;
+  if (ncomplete != nt || nt == 0)
+    return pto_status_make(PTO_STATUS_INTERNAL, "rank %d call %d: %zu completions, %zu tasks",
+                           rank, call, ncomplete, nt);
+  return PTO_OK;
+}
+
+/* pto_dist_config.dump_args_dir: each chip dumps its call N into DIR/rank_R/dispatch_N/;
+ * record_phases: each chip records its scheduler phases for on_chip_call. A bad level is
+ * refused at open. */
+static void test_chips_dump_and_record_each_call(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("dist-dump");
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  cfg.ncores_per_chip = 1;
+  cfg.shared_heap_bytes = 64ull << 20;
+  cfg.chip_memory_bytes = 16ull << 20;
+  cfg.wait_timeout_ms = 2000;
+  cfg.dump_args_dir = dir;
+  cfg.dump_args_level = 4;
+  pto_dist_worker *w = NULL;
+  assert_status_contains(pto_dist_worker_open(&cfg, &w), "with dump_args_level 4: a folder and a "
+                                                         "level 1-3");
+  assert_null(w);
+  cfg.dump_args_level = 2;
+  cfg.on_chip_call = expect_phases;
+  cfg.record_phases = true;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  pto_program *p = host_program(host_chain, 2, NULL, 2);
+  int64_t shape[2] = {ROWS, COLS};
+  float x[ROWS * COLS], y[ROWS * COLS];
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  fill(x, ROWS * COLS, 1.0f);
+  for (int round = 0; round < 2; round++) {
+    pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+    assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  }
+  for (int r = 0; r < 2; r++)
+    for (int c = 0; c < 2; c++) {
+      char path[4096], want[64];
+      snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d/args_dump.json", dir, r, c);
+      char *text = tu_read_file(path, NULL);
+      if (!text) print_error("no %s\n", path);
+      assert_non_null(text);
+      snprintf(want, sizeof want, "\"run_dir\": \"dispatch_%d\"", c);
+      assert_non_null(strstr(text, want));
+      assert_non_null(strstr(text, "\"dump_args_level\": 2"));
+      free(text);
+    }
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_blocks_2),
@@ -887,6 +956,7 @@ int main(void) {
       cmocka_unit_test(test_bad_timeout_setting_is_an_error),
       cmocka_unit_test(test_close_waits_for_another_threads_run),
       cmocka_unit_test(test_benchmark_views),
+      cmocka_unit_test(test_chips_dump_and_record_each_call),
   };
   return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "pto/base.h"
 #include "pto/bench.h"
 #include "test_runtime_common.h"
 
@@ -405,6 +406,164 @@ static void test_a_recorded_launch_makes_a_valid_swimlane(void **state) {
   pto_program_release(p);
 }
 
+/* The k-th task a core ran (in time order) among the n records, or NULL. */
+static const pto_task_record *kth_on_core(const pto_task_record *t, size_t n, int core,
+                                          uint32_t k) {
+  const pto_task_record *prev = NULL;
+  for (uint32_t i = 1; i <= k; i++) {
+    const pto_task_record *next = NULL;
+    for (size_t j = 0; j < n; j++)
+      if (t[j].core == core && (!prev || t[j].start_ns > prev->start_ns) &&
+          (!next || t[j].start_ns < next->start_ns))
+        next = &t[j];
+    if (!next) return NULL;
+    prev = next;
+  }
+  return prev;
+}
+
+/* pto_worker_set_record_phases: off until asked; on, every core's phases in time order, one
+ * completion per task right after it on its core, each take before the task it took; the
+ * level-3 records carry them per core. */
+static void test_scheduling_phases_follow_the_tasks(void **state) {
+  (void)state;
+  pto_program *p = make_program(graph_entry, 1);
+  for (int seed = 0; seed <= 3; seed++) {
+    pto_worker *w = topen(seed ? 3 : 1, seed != 0, (uint64_t)seed);
+    const pto_sched_phase *ph = NULL;
+    size_t nph = 99;
+    assert_status_contains(pto_worker_last_launch_phases(w, &ph, &nph), "no launch has run");
+    assert_pto_ok(pto_worker_set_record_tasks(w, true));
+    assert_pto_ok(run_graph(w, p, 2));
+    assert_status_contains(pto_worker_last_launch_phases(w, &ph, &nph),
+                           "did not record its scheduling phases");
+    assert_null(ph);
+    assert_pto_ok(pto_worker_set_record_phases(w, true));
+    assert_pto_ok(run_graph(w, p, 2));
+    const pto_task_record *t;
+    size_t n;
+    assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &n));
+    assert_pto_ok(pto_worker_last_launch_phases(w, &ph, &nph));
+    int ncores = pto_worker_core_count(w);
+    size_t ncomplete = 0;
+    for (size_t i = 0; i < nph; i++) {
+      const pto_sched_phase *x = &ph[i];
+      assert_true(x->core >= 0 && x->core < ncores);
+      assert_true(x->start_ns <= x->end_ns);
+      assert_int_equal(x->tasks, 1);
+      assert_true(x->loop_iter >= 1);
+      if (i && ph[i - 1].core == x->core) { /* a core's own, in order, never overlapping */
+        assert_true(ph[i - 1].end_ns <= x->start_ns);
+        assert_true(ph[i - 1].loop_iter <= x->loop_iter);
+      } else {
+        assert_true(!i || ph[i - 1].core < x->core); /* core by core */
+      }
+      const pto_task_record *k = kth_on_core(t, n, x->core, x->loop_iter);
+      assert_non_null(k);
+      if (x->kind == PTO_SCHED_PHASE_DISPATCH) {
+        assert_true(x->end_ns <= k->start_ns);
+      } else {
+        assert_int_equal(x->kind, PTO_SCHED_PHASE_COMPLETE);
+        assert_true(x->start_ns >= k->end_ns);
+        const pto_task_record *after = kth_on_core(t, n, x->core, x->loop_iter + 1);
+        if (after) assert_true(x->end_ns <= after->start_ns);
+        ncomplete++;
+      }
+    }
+    assert_int_equal(ncomplete, n); /* every task completed once, by the core that ran it */
+
+    char *dir = tu_mkdtemp("rt-phases");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/chip_swimlane_records.json", dir);
+    int types[64];
+    assert_true(ncores <= 64);
+    for (int c = 0; c < ncores; c++)
+      types[c] = pto_worker_core_type(w, c);
+    assert_pto_ok(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 3, ph,
+                                                   nph));
+    char *text = tu_read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"chip_swimlane_level\": 3"));
+    assert_non_null(strstr(text, "\"aicpu_scheduler_phases\""));
+    assert_non_null(strstr(text, "\"core_to_thread\""));
+    assert_int_equal(count(text, "\"kind\": \"complete\""), n);
+    free(text);
+    assert_status_contains(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types,
+                                                            ncores, 3, NULL, 0),
+                           "level 3 needs the launch's scheduling phases");
+    assert_status_contains(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types,
+                                                            ncores, 4, ph, nph),
+                           "level 4: pto writes levels 1");
+    pto_sched_phase bad = ph[0];
+    bad.core = ncores;
+    char want[64];
+    snprintf(want, sizeof want, "phase 0: core %d of %d", ncores, ncores);
+    assert_status_contains(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types,
+                                                            ncores, 3, &bad, 1),
+                           want);
+    /* level 2 is the file as before: no phases */
+    assert_pto_ok(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 2, NULL,
+                                                   0));
+    text = tu_read_file(path, NULL);
+    assert_null(strstr(text, "aicpu_scheduler_phases"));
+    free(text);
+    tu_rmtree(dir);
+    free(dir);
+
+    /* off again: an earlier launch's phases are never handed out as the last one's */
+    assert_pto_ok(pto_worker_set_record_phases(w, false));
+    assert_pto_ok(run_graph(w, p, 2));
+    assert_status_contains(pto_worker_last_launch_phases(w, &ph, &nph), "did not record");
+    pto_worker_close(w);
+    assert_status_contains(pto_worker_set_record_phases(w, true), "closed");
+  }
+  pto_program_release(p);
+}
+
+/* A phase that finds no memory costs the launch its phases, not its result: for each n, a warm
+ * worker's n-th allocation in a recorded launch fails; the launch gives its result or
+ * OUT_OF_MEMORY, and its phases are complete or refused as out of memory, never partial. */
+static void test_phases_without_memory_are_refused_whole(void **state) {
+  (void)state;
+  pto_program *p = make_program(graph_entry, 1);
+  int refused = 0;
+  for (long n = 0;; n++) {
+    pto_worker *w = topen(1, 0, 0);
+    assert_pto_ok(run_graph(w, p, 2)); /* warm: the launch's own structures are grown */
+    assert_pto_ok(pto_worker_set_record_phases(w, true));
+    pto_alloc_fail_at(n, 0);
+    pto_status s = run_graph(w, p, 2);
+    long failed = pto_alloc_failures();
+    pto_alloc_fail_at(-1, 0);
+    if (s) {
+      assert_int_equal(pto_status_code_of(s), PTO_STATUS_OUT_OF_MEMORY);
+      pto_status_free(s);
+    } else {
+      assert_true(g_x[0][0] == 1.0f + CHAIN + 1.0f);
+      const pto_sched_phase *ph;
+      size_t nph;
+      s = pto_worker_last_launch_phases(w, &ph, &nph);
+      if (s) {
+        assert_int_equal(pto_status_code_of(s), PTO_STATUS_OUT_OF_MEMORY);
+        assert_non_null(strstr(pto_status_message(s), "out of memory recording the scheduling"));
+        pto_status_free(s);
+        refused++;
+      } else {
+        size_t ncomplete = 0;
+        for (size_t i = 0; i < nph; i++)
+          ncomplete += ph[i].kind == PTO_SCHED_PHASE_COMPLETE;
+        assert_int_equal(ncomplete, 1 + CHAIN + FAN + 1);
+      }
+    }
+    pto_worker_close(w);
+    if (!failed) break; /* past the launch's last allocation */
+  }
+  print_message("phases refused as out of memory %d times in a sweep of the launch's "
+                "allocations\n", refused);
+  assert_true(refused > 0); /* the phase log's first allocation is one of the launch's */
+  pto_program_release(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stream_stores_flag_follows_the_buffers),
@@ -412,6 +571,8 @@ int main(void) {
       cmocka_unit_test(test_a_chain_and_a_fan_out_are_recorded_exactly),
       cmocka_unit_test(test_tasks_a_failed_launch_skipped_have_no_core),
       cmocka_unit_test(test_a_recorded_launch_makes_a_valid_swimlane),
+      cmocka_unit_test(test_scheduling_phases_follow_the_tasks),
+      cmocka_unit_test(test_phases_without_memory_are_refused_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
