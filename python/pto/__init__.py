@@ -565,12 +565,15 @@ def _shape(shape: Iterable[int] | int) -> tuple[int, ...]:
 
 
 class RunHandle:
-    """A submitted launch (pto_completion): done, result()/wait() (raise the launch's error,
-    and copy back out arrays that could not be written in place). The arguments stay referenced
-    until it is consumed; inputs must not change and outputs are written by then."""
+    """A submitted launch (Callable.submit, ChipWorker.submit) or L3 run
+    (DistributedWorker.submit), a pto_completion: done, result()/wait() (raise the run's error,
+    and copy back out arrays that could not be written in place). Waiting again returns the same
+    outcome (raises the same error) without waiting. The arguments stay referenced until it is
+    consumed; inputs must not change and outputs are written by then."""
 
     def __init__(self, ptr: int, back: list, keep: Any):
         self._ptr, self._back, self._keep = ptr, back, keep
+        self._error: Error | None = None
         self._lock = threading.Lock()
 
     @property
@@ -590,12 +593,19 @@ class RunHandle:
                 ev.wait(min(left, 0.001))
         with self._lock:
             if self._ptr is None:
+                if self._error is not None:
+                    raise self._error
                 return
             ptr, self._ptr = self._ptr, None
-        _check(_c.pto_completion_wait(ptr))
+        try:
+            _check(_c.pto_completion_wait(ptr))
+        except Error as e:
+            self._error = e
+            raise
+        finally:
+            self._keep = None
         for dst, src in self._back:
             dst[...] = src
-        self._keep = None
 
     wait = result
 
@@ -1558,10 +1568,22 @@ class DistributedWorker:
 
     def submit(self, program: CompiledProgram, *args: Any,
                config: RunConfig | None = None) -> RunHandle:
-        """PyPTO's submit: here the run completes before it returns (the L3 runtime has no
-        asynchronous dispatch); the handle reports its end."""
-        self.run(program, *args, config=config)
-        return RunHandle(None, [], None)
+        """PyPTO's submit: queues one run (pto_dist_worker_submit) and returns at once with its
+        handle: done, wait()/result() (raises the run's error). Runs happen in the order issued;
+        every other call on the worker (run, copies, tensors, benchmark, close) waits for the
+        submitted runs first, and close waits for them too, so a handle can be waited on after
+        close. The arguments stay referenced until the handle is consumed: inputs must not
+        change, outputs are written by then."""
+        if config is not None:
+            config._c()
+        vals = _call_values(args)
+        p, args_c, back = self._pack(program, vals)
+        # the arrays and this run's contiguous copies stay alive until the run ends (the next
+        # pack of this program replaces the packer's copies)
+        keep = (vals, list(p.slots().keep))
+        out = C.c_void_p()
+        _check(_c.pto_dist_worker_submit(self._w(), program._ptr, args_c, p.n, C.byref(out)))
+        return RunHandle(out.value, back, keep)
 
     def benchmark(self, program: CompiledProgram, args: Sequence[Any] | dict,
                   rounds: int = 100, warmup: int = 3) -> DistBenchmarkStats:

@@ -236,6 +236,7 @@ _decls = {
     "pto_dist_worker_transport": (C.c_char_p, [c_p]),
     "pto_dist_transports": (C.c_char_p, []),
     "pto_dist_worker_run": (c_p, [c_p, c_p, P(Arg), C.c_size_t]),
+    "pto_dist_worker_submit": (c_p, [c_p, c_p, P(Arg), C.c_size_t, P(c_p)]),
     "pto_dist_alloc_tensor": (c_p, [c_p, C.c_int, P(i64), C.c_int, c_p, C.c_int, P(c_p)]),
     "pto_dist_alloc_stacked_tensor": (c_p, [c_p, P(HostTensor), P(C.c_int), P(c_p)]),
     "pto_dist_free_tensor": (c_p, [c_p, c_p]),

@@ -111,3 +111,44 @@ def test_l3_compiled_call_and_ids(mesh):
     mesh(x, y)                                           # one-shot: opens, runs, closes
     assert (y == 2).all()
     assert mesh.device_ids == (0, 1)
+
+
+def test_l3_submit_completions(mesh):
+    # rt.submit queues the run and returns at once; handles report done and the run's outcome;
+    # runs keep their order; close waits for submitted runs, so a handle is waitable after it
+    fe = pto.compile(os.path.join(SRC, "tests", "e2e", "data", "first_error.ptir"), devices=2)
+    xs = [np.full((64, 64), k, np.float32) for k in range(4)]
+    ys = [np.zeros((64, 64), np.float32) for _ in range(4)]
+    rt = pto.DistributedWorker(mesh)
+    hs = [rt.submit(mesh, x, y) for x, y in zip(xs, ys)]
+    assert all(isinstance(h, pto.RunHandle) for h in hs)
+    for h in reversed(hs):                               # any order of waits
+        h.wait()
+        assert h.done
+    for x, y in zip(xs, ys):
+        assert np.array_equal(y, want_mesh(x))
+    # a run that fails: its handle raises, again on a second wait; the worker stays usable
+    y1 = np.zeros((1, 16), np.float32)
+    bad = rt.submit(fe, y1, 0)
+    good = rt.submit(fe, y1, 1)
+    for _ in range(2):
+        with pytest.raises(pto.Error, match="integer division by zero"):
+            bad.wait()
+    good.result(timeout=60)
+    good.wait()                                          # a second wait: the same outcome
+    assert np.array_equal(y1, np.ones((1, 16), np.float32))
+    # a copy right after a submit sees the run: every other call waits for submitted runs
+    h = rt.submit(mesh, xs[2], ys[0])
+    t = rt.alloc_tensor((4,), np.float32)
+    assert h.done
+    rt.free_tensor(t)
+    # wait after close: close waited for the run; its outputs are there
+    ys[1][...] = 0
+    late = rt.submit(mesh, xs[3], ys[1])
+    rt.close()
+    assert late.done
+    late.wait()
+    assert np.array_equal(ys[1], want_mesh(xs[3]))
+    with pytest.raises(pto.Error, match="the distributed worker is closed"):
+        rt.submit(mesh, xs[0], ys[0])
+    h.wait()
