@@ -206,60 +206,15 @@ int cli_prepare_swimlane_records(const char *cmd, const char *path) {
 }
 
 pto_status cli_write_swimlane_records(pto_worker *w, const char *path) {
-  const pto_task_record *tasks = NULL;
-  size_t n = 0;
-  pto_status s = pto_worker_last_launch_tasks(w, &tasks, &n);
-  int ncores = pto_worker_core_count(w);
-  int *types = calloc((size_t)(ncores > 0 ? ncores : 1), sizeof *types);
-  char *dir = strdup(path);
-  if (!s && (!types || !dir)) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  if (!s) {
-    for (int c = 0; c < ncores; c++) types[c] = pto_worker_core_type(w, c);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-      slash[1] = 0;
-    else
-      dir[0] = 0;
-    size_t len = strlen(dir) + 32;
-    char *deps = malloc(len), *names = malloc(len);
-    if (!deps || !names) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-    } else {
-      snprintf(deps, len, "%sdeps.json", dir);
-      snprintf(names, len, "%sfunc_names.json", dir);
-      s = pto_swimlane_write_records(path, deps, names, tasks, n, types, ncores);
-      /* The same names as name_map.json, the name simpler's critical_path tool looks for. */
-      uint8_t *buf = NULL;
-      size_t nbuf = 0;
-      if (!s) s = pto_file_read(names, PTO_FILE_MAX_SOURCE, &buf, &nbuf);
-      if (!s) {
-        snprintf(names, len, "%sname_map.json", dir);
-        const void *bufs[1] = {buf};
-        s = pto_file_replace(names, bufs, &nbuf, 1);
-      }
-      free(buf);
-    }
-    free(deps);
-    free(names);
-  }
-  free(types);
-  free(dir);
+  pto_status s = pto_swimlane_write_worker_records(w, path);
   return s ? pto_status_annotate(s, "--swimlane-records %s", path) : PTO_OK;
 }
 
 /* pto_dist_config.on_chip_call of a host program's --swimlane-records FILE (ctx): in each chip's
  * process, its call N as DIR/rank_R/dispatch_N/ + FILE's name, where critical_path finds them. */
 static pto_status write_rank_records(void *ctx, pto_worker *chip, int rank, int call) {
-  const char *file = ctx, *slash = strrchr(file, '/');
-  int dirlen = slash ? (int)(slash - file) + 1 : 0;
-  char path[PATH_MAX];
-  int n = snprintf(path, sizeof path, "%.*srank_%d/dispatch_%d", dirlen, file, rank, call);
-  if (n < 0 || (size_t)n + strlen(file) + 2 >= sizeof path)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--swimlane-records %s: path too long",
-                           file);
-  PTO_RETURN_IF_ERROR(pto_file_mkdirs(path, 0755));
-  snprintf(path + n, sizeof path - (size_t)n, "/%s", file + dirlen);
-  return cli_write_swimlane_records(chip, path);
+  pto_status s = pto_dist_swimlane_records_on_chip_call(ctx, chip, rank, call);
+  return s ? pto_status_annotate(s, "--swimlane-records %s", (const char *)ctx) : PTO_OK;
 }
 
 /* ---- --check -------------------------------------------------------------------------- */

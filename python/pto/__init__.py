@@ -1344,10 +1344,15 @@ class DistributedWorker:
     def __init__(self, compiled: Any = None, config: RunConfig | None = None, *,
                  devices: int | Sequence[int] | None = None, cores_per_chip: int = 0,
                  shared_heap_bytes: int = 0, wait_timeout_ms: int = 0,
-                 transport: str | None = None, window_bytes: int = 0):
+                 transport: str | None = None, window_bytes: int = 0,
+                 swimlane_records: str | os.PathLike | None = None):
         """transport: "shm" (default) or "mpi" (a pto built with -DPTO_MPI=ON, under mpirun:
         on ranks other than 0 opening serves rank 0's chip until it closes, and `is_root` is
-        then False)."""
+        then False). swimlane_records: a folder (made if missing) where every call of every
+        chip leaves its capture as `pto run --swimlane-records DIR/chip_swimlane_records.json`
+        does for a host program: DIR/rank_R/dispatch_N/ (N counts the chip's calls from 0 over
+        the worker's life) with chip_swimlane_records.json, deps.json, func_names.json and
+        name_map.json, where PyPTO's critical_path walks."""
         self._ptr: int | None = None  # set first: a failed open leaves a closed worker
         self._packers: dict[int, _Packer] = {}
         self._tensors: dict[int, DistTensor] = {}
@@ -1391,6 +1396,17 @@ class DistributedWorker:
             self._transport = transport.encode()
             cfg.transport = self._transport
         cfg.window_bytes = _int("window_bytes", window_bytes, 0, U64_MAX)
+        self.swimlane_records: str | None = None
+        if swimlane_records is not None:
+            d = os.path.abspath(os.fspath(swimlane_records))
+            os.makedirs(d, exist_ok=True)
+            self.swimlane_records = d
+            # read in the chip processes (forked by open, each with its copy of this buffer)
+            self._records_path = C.create_string_buffer(
+                os.fsencode(os.path.join(d, "chip_swimlane_records.json")))
+            cfg.on_chip_call = C.cast(_c.lib.pto_dist_swimlane_records_on_chip_call,
+                                      C.c_void_p).value
+            cfg.on_chip_call_ctx = C.addressof(self._records_path)
         out = C.c_void_p()
         _check(_c.pto_dist_worker_open(C.byref(cfg), C.byref(out)))
         self._ptr = out.value
@@ -1621,7 +1637,8 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     outputs into copies of the arguments; passed is then whether every out/inout array matches
     them within config.rtol/atol. With config.save_kernels, the program is compiled into
     config.save_kernels_dir, and with config.enable_chip_swimlane an L2 run's task records land
-    in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do. A
+    in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do (an
+    L3 run's in dfx_outputs/rank_R/dispatch_N/, DistributedWorker(swimlane_records=)). A
     failure is reported in the result, not raised."""
     cfg = config or RunConfig()
     t0 = time.monotonic()
@@ -1635,7 +1652,8 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
             expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
             golden(*expect)
         if prog.is_host:
-            with DistributedWorker(prog, cfg) as rt:
+            rec = os.path.join(wd, "dfx_outputs") if cfg.enable_chip_swimlane and wd else None
+            with DistributedWorker(prog, cfg, swimlane_records=rec) as rt:
                 rt.run(prog, vals)
         else:
             with ChipWorker(cfg) as w:

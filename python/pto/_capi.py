@@ -227,6 +227,7 @@ _decls = {
     "pto_swimlane_write_launch": (c_p, [C.c_char_p, P(LaunchRecord), c_p, C.c_size_t]),
     "pto_swimlane_write_records": (c_p, [C.c_char_p, C.c_char_p, C.c_char_p, c_p, C.c_size_t,
                                           P(C.c_int), C.c_int]),
+    "pto_swimlane_write_worker_records": (c_p, [c_p, C.c_char_p]),
     # dist
     "pto_dist_config_init": (None, [P(DistConfig)]),
     "pto_dist_worker_open": (c_p, [P(DistConfig), P(c_p)]),

@@ -152,3 +152,44 @@ def test_l3_submit_completions(mesh):
     with pytest.raises(pto.Error, match="the distributed worker is closed"):
         rt.submit(mesh, xs[0], ys[0])
     h.wait()
+
+
+def test_l3_swimlane_records(mesh, tmp_path):
+    # DistributedWorker(swimlane_records=DIR): every call of every chip leaves the files that
+    # `pto run --swimlane-records DIR/chip_swimlane_records.json` writes for a host program
+    import json
+    import subprocess
+    from conftest import BUILD
+    x = np.ones((64, 64), np.float32)
+    y = np.zeros_like(x)
+    with pto.DistributedWorker(mesh, swimlane_records=tmp_path / "py") as rt:
+        rt(x, y)
+        rt(x, y)                                         # a second run: dispatch_1 of each rank
+        assert rt.swimlane_records == str(tmp_path / "py")
+    subprocess.run([os.path.join(BUILD, "tools", "pto"), "run",
+                    os.path.join(EX, "allreduce_mesh.ptir"), "--devices", "2", "--dim", "M=64",
+                    "--swimlane-records", str(tmp_path / "cli" / "chip_swimlane_records.json")],
+                   check=True, capture_output=True)
+
+    def files(d):
+        return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d)
+                      for f in fs)
+
+    py, cli = files(tmp_path / "py"), files(tmp_path / "cli")
+    assert [f for f in py if "dispatch_0" in f] == cli
+    assert len(cli) == 8 and len(py) == 16               # 2 ranks x 4 files, per run
+    for r in (0, 1):
+        for n in (0, 1):
+            d = tmp_path / "py" / f"rank_{r}" / f"dispatch_{n}"
+            rec = json.loads((d / "chip_swimlane_records.json").read_text())
+            assert rec["chip_swimlane_level"] == 2 and rec["aicore_tasks"]
+            deps = json.loads((d / "deps.json").read_text())
+            assert [t["name"] for t in deps["tasks"]] == ["allreduce"]
+            assert (d / "name_map.json").read_text() == (d / "func_names.json").read_text()
+    # pto.run of a host program with enable_chip_swimlane: the same under dfx_outputs/
+    wd = tmp_path / "wd"
+    res = pto.run(os.path.join(EX, "allreduce_mesh.ptir"), x, y, devices=2,
+                  config=pto.RunConfig(save_kernels=True, save_kernels_dir=str(wd),
+                                       enable_chip_swimlane=True))
+    assert res.passed, res.error
+    assert files(wd / "dfx_outputs") == cli
