@@ -569,7 +569,8 @@ class RunHandle:
     (DistributedWorker.submit), a pto_completion: done, result()/wait() (raise the run's error,
     and copy back out arrays that could not be written in place). Waiting again returns the same
     outcome (raises the same error) without waiting. The arguments stay referenced until it is
-    consumed; inputs must not change and outputs are written by then."""
+    consumed; inputs must not change and outputs are written by then. A handle dropped unwaited
+    waits for its run as it is collected (the run uses the arrays it keeps alive)."""
 
     def __init__(self, ptr: int, back: list, keep: Any):
         self._ptr, self._back, self._keep = ptr, back, keep
@@ -610,9 +611,15 @@ class RunHandle:
     wait = result
 
     def __del__(self) -> None:
-        if getattr(self, "_ptr", None):
-            _c.pto_completion_discard(self._ptr)
+        # A handle dropped before its run ended: the run still reads and writes the arrays this
+        # handle keeps alive, so it is waited for (its outcome dropped), never discarded early.
+        ptr = getattr(self, "_ptr", None)
+        if ptr:
             self._ptr = None
+            if self._keep is not None and not _c.pto_completion_poll(ptr):
+                _c.pto_status_free(_c.pto_completion_wait(ptr))
+            else:
+                _c.pto_completion_discard(ptr)
 
 
 class Callable:

@@ -137,6 +137,11 @@ def test_l3_submit_completions(mesh):
     good.result(timeout=60)
     good.wait()                                          # a second wait: the same outcome
     assert np.array_equal(y1, np.ones((1, 16), np.float32))
+    # a handle dropped at once: its run still sees its (temporary) input, and writes y
+    ys[2][...] = 0
+    rt.submit(mesh, np.full((64, 64), 7, np.float32), ys[2])
+    rt.run(mesh, xs[0], ys[3])
+    assert np.array_equal(ys[2], want_mesh(np.full((64, 64), 7, np.float32)))
     # a copy right after a submit sees the run: every other call waits for submitted runs
     h = rt.submit(mesh, xs[2], ys[0])
     t = rt.alloc_tensor((4,), np.float32)
