@@ -1986,7 +1986,7 @@ pto_status pto_dist_worker_submit(pto_dist_worker *wt, const pto_program *p, con
                                  "(multi-program mode): name the program to run",
                                  fn));
   if (!w->root) return leave(w, 1, pin, not_root(w, fn));
-  /* What the run checks before it starts is checked here too: a bad call fails the submit. */
+  /* An L2 program fails the submit; what the run checks (device set, arguments) its completion. */
   if (!pto_program_is_host(p))
     return leave(w, 1, pin,
                  pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
