@@ -1304,6 +1304,31 @@ pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
   return PTO_OK;
 }
 
+/* DIR/positions.json of function fn, from ir; a failure loses only the messages' positions. */
+static void write_positions(const pto_ir_program *ir, const char *fn, const char *dir) {
+  pto__positions *t = NULL;
+  pto_status e = pto__positions_from_ir(ir, fn, &t);
+  if (!e && t) e = pto__positions_write(t, dir);
+  pto__positions_free(t);
+  pto_status_free(e);
+}
+
+/* A host program's callees are work dirs of their own (DIR/callees/<orch>/, as its manifest
+ * lists them): each gets its position table too, so a rank that fails in a run from DIR names
+ * its op and line (the chips load the callee dirs, tables included). */
+static void write_callee_positions(const pto_ir_program *ir, const char *dir) {
+  pto_manifest m;
+  memset(&m, 0, sizeof m);
+  pto_status e = pto_manifest_read(dir, &m);
+  for (int i = 0; !e && i < m.ncallees; i++) {
+    char sub[PATH_MAX];
+    if (snprintf(sub, sizeof sub, "%s/callees/%s", dir, m.callees[i]) < (int)sizeof sub)
+      write_positions(ir, m.callees[i], sub);
+  }
+  pto_status_free(e);
+  pto_manifest_free(&m);
+}
+
 pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
                               const char *dir, int use_cache) {
   pto_compile_options defaults;
@@ -1331,12 +1356,10 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
   if (!s) {
     /* Beside the work dir, from this caller's IR: outside the manifest and the key. */
     pto_ir_func *entry = NULL;
-    pto__positions *t = NULL;
     pto_status e = pto_ir_program_entry(p, opt->entry, &entry);
-    if (!e) e = pto__positions_from_ir(p, entry->name, &t);
-    if (!e) e = pto__positions_write(t, dir);
-    pto__positions_free(t);
+    if (!e) write_positions(p, entry->name, dir);
     pto_status_free(e); /* only messages would lose their positions */
+    write_callee_positions(p, dir);
   }
   free(key_text);
   return s;

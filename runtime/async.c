@@ -1,13 +1,15 @@
-/* Asynchronous dispatch: pto_handle_submit queues a launch on the worker's dispatcher thread and
- * returns a completion to wait on or poll, so the caller can prepare the next batch while the
- * device runs this one.
+/* Asynchronous dispatch: a submit queues a launch on a dispatcher thread and returns a completion
+ * to wait on or poll, so the caller can prepare the next batch while the device runs this one.
+ * The queue is generic: an L2 worker's pto_handle_submit queues pto_handle_call's launch path,
+ * an L3 worker's pto_dist_worker_submit its run path (dist.c); both hand out the same
+ * pto_completion.
  *
- * One dispatcher thread per worker, started by the first submit; launches run on it one at a
- * time in submission order, through the same launch path as pto_handle_call. Every other worker
- * call (a synchronous call, copies, allocation, register, close, ...) first waits until the
- * queue is empty, so launches on one worker stay ordered whichever entry point issued them, and
- * the worker is still used by one thread at a time. Guarded by async->mu: the queue, pending
- * and stop; a completion's own mu guards its done flag and status.
+ * One dispatcher thread per worker, started by the first submit; jobs run on it one at a time in
+ * submission order, through the owner's run function. Every other worker call (a synchronous
+ * call, copies, allocation, register, close, ...) first waits until the queue is empty, so
+ * launches on one worker stay ordered whichever entry point issued them, and the worker is still
+ * used by one thread at a time. Guarded by async->mu: the queue, pending and stop; a
+ * completion's own mu guards its done flag and status.
  *
  * The caller holds a completion as a registry token, never a pointer: wait and discard retire
  * the token before the completion is freed, so a second wait, or a poll after a wait, names a
@@ -30,13 +32,16 @@ typedef struct completion {
 
 typedef struct job {
   struct job *next;
-  pto__rt_callable *callable;
+  void *what; /* the owner's: an L2 callable, an L3 program */
   pto_arg *args; /* a copy of the caller's array (host data stays the caller's) */
   size_t nargs;
   completion *c;
 } job;
 
 struct pto__rt_async {
+  pto__rt_async_run run;
+  void *ctx;
+  void (*done)(void *ctx, void *what); /* after run: the owner releases what (or NULL) */
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t work, idle;
@@ -65,9 +70,7 @@ static void complete(completion *c, pto_status s) {
 }
 
 static void *dispatcher(void *arg) {
-  pto__rt_worker *w = arg;
-  pto__rt_async *a = w->async;
-  pto__rt_tls_worker = w; /* a kernel's close of its own worker is ignored, not waited on */
+  pto__rt_async *a = arg;
   pthread_mutex_lock(&a->mu);
   for (;;) {
     while (!a->head && !a->stop)
@@ -77,7 +80,8 @@ static void *dispatcher(void *arg) {
     a->head = j->next;
     if (!a->head) a->tail = NULL;
     pthread_mutex_unlock(&a->mu);
-    pto_status s = pto__rt_launch_callable(w, j->callable, j->args, j->nargs);
+    pto_status s = a->run(a->ctx, j->what, j->args, j->nargs);
+    if (a->done) a->done(a->ctx, j->what);
     complete(j->c, s);
     free(j->args);
     free(j);
@@ -88,8 +92,7 @@ static void *dispatcher(void *arg) {
   return NULL;
 }
 
-void pto__rt_async_drain(pto__rt_worker *w) {
-  pto__rt_async *a = w ? w->async : NULL;
+void pto__rt_async_wait_idle(pto__rt_async *a) {
   if (!a || pthread_equal(pthread_self(), a->thread)) return;
   pthread_mutex_lock(&a->mu);
   while (a->pending)
@@ -97,8 +100,8 @@ void pto__rt_async_drain(pto__rt_worker *w) {
   pthread_mutex_unlock(&a->mu);
 }
 
-void pto__rt_async_stop(pto__rt_worker *w) {
-  pto__rt_async *a = w->async;
+void pto__rt_async_end(pto__rt_async **slot) {
+  pto__rt_async *a = *slot;
   if (!a) return;
   pthread_mutex_lock(&a->mu);
   a->stop = 1;
@@ -109,53 +112,59 @@ void pto__rt_async_stop(pto__rt_worker *w) {
   pthread_cond_destroy(&a->work);
   pthread_cond_destroy(&a->idle);
   free(a);
-  w->async = NULL;
+  *slot = NULL;
 }
 
-static pto_status start(pto__rt_worker *w) {
+static pto_status start(pto__rt_async **slot, const pto__rt_async_owner *owner) {
+  const char *fn = owner->fn;
   pto__rt_async *a = pto_calloc(1, sizeof *a);
-  if (!a) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "pto_handle_submit: out of memory");
+  if (!a) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  a->run = owner->run; /* set before the thread exists: it reads them unlocked */
+  a->ctx = owner->ctx;
+  a->done = owner->done;
   pthread_mutex_init(&a->mu, NULL);
   pthread_cond_init(&a->work, NULL);
   pthread_cond_init(&a->idle, NULL);
-  w->async = a;
-  if (pthread_create(&a->thread, NULL, dispatcher, w)) {
+  if (pthread_create(&a->thread, NULL, dispatcher, a)) {
     pthread_mutex_destroy(&a->mu);
     pthread_cond_destroy(&a->work);
     pthread_cond_destroy(&a->idle);
     free(a);
-    w->async = NULL;
-    return pto_status_make(PTO_STATUS_INTERNAL,
-                           "pto_handle_submit: cannot start the dispatcher thread");
+    return pto_status_make(PTO_STATUS_INTERNAL, "%s: cannot start the dispatcher thread", fn);
   }
+  *slot = a;
   return PTO_OK;
 }
 
-pto_status pto__rt_async_submit(pto__rt_worker *w, pto__rt_callable *callable, const pto_arg *args,
-                                size_t nargs, pto_completion **out) {
+pto_status pto__rt_async_post(pto__rt_async **slot, const pto__rt_async_owner *owner,
+                              void *what, const pto_arg *args, size_t nargs,
+                              pto_completion **out) {
+  const char *fn = owner->fn;
   *out = NULL;
-  if (nargs && !args)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_handle_submit: args is NULL");
-  if (!w->async) PTO_RETURN_IF_ERROR(start(w));
+  if (nargs && !args) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: args is NULL", fn);
   job *j = pto_calloc(1, sizeof *j);
   completion *c = pto_calloc(1, sizeof *c);
   pto_arg *copy = pto_malloc((nargs ? nargs : 1) * sizeof *copy);
   void *token = c ? pto__rt_obj_add(PTO__RT_OBJ_COMPLETION, c) : NULL;
-  if (!j || !c || !copy || !token) {
+  pto_status s = j && c && copy && token
+                     ? PTO_OK
+                     : pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
+  if (!s && !*slot) s = start(slot, owner);
+  if (s) {
     free(j);
     free(c);
     free(copy);
     if (token) pto__rt_obj_remove(token, PTO__RT_GONE_DISCARDED);
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "pto_handle_submit: out of memory");
+    return s;
   }
   if (nargs) memcpy(copy, args, nargs * sizeof *copy);
   pthread_mutex_init(&c->mu, NULL);
   pthread_cond_init(&c->cv, NULL);
-  j->callable = callable;
+  j->what = what;
   j->args = copy;
   j->nargs = nargs;
   j->c = c;
-  pto__rt_async *a = w->async;
+  pto__rt_async *a = *slot;
   pthread_mutex_lock(&a->mu);
   if (a->tail)
     a->tail->next = j;
@@ -168,6 +177,24 @@ pto_status pto__rt_async_submit(pto__rt_worker *w, pto__rt_callable *callable, c
   *out = token;
   return PTO_OK;
 }
+
+/* ---- the L2 worker's queue (pto_handle_submit) ------------------------------------------- */
+
+static pto_status run_l2(void *ctx, void *what, const pto_arg *args, size_t nargs) {
+  pto__rt_worker *w = ctx;
+  pto__rt_tls_worker = w; /* a kernel's close of its own worker is ignored, not waited on */
+  return pto__rt_launch_callable(w, what, args, nargs);
+}
+
+pto_status pto__rt_async_submit(pto__rt_worker *w, pto__rt_callable *callable, const pto_arg *args,
+                                size_t nargs, pto_completion **out) {
+  const pto__rt_async_owner owner = {"pto_handle_submit", run_l2, NULL, w};
+  return pto__rt_async_post(&w->async, &owner, callable, args, nargs, out);
+}
+
+void pto__rt_async_drain(pto__rt_worker *w) { pto__rt_async_wait_idle(w ? w->async : NULL); }
+
+void pto__rt_async_stop(pto__rt_worker *w) { pto__rt_async_end(&w->async); }
 
 int pto_completion_poll(pto_completion *ct) {
   completion *c = pto__rt_obj_get(ct, PTO__RT_OBJ_COMPLETION, NULL);

@@ -145,6 +145,9 @@ struct dworker {
   size_t nnames;
   char fatal[PTO__DIST_MSG];
   int32_t fatal_code;
+  /* pto_dist_worker_submit's dispatcher (async.c), NULL until used. Its queued runs own the
+   * worker's state: a call that takes the worker waits for them first (enter). */
+  pto__rt_async *async;
 };
 
 void pto_dist_config_init(pto_dist_config *cfg) {
@@ -1911,7 +1914,11 @@ static pto_status dist_copy_stacked_from(dworker *w, dtensor *t,
 
 /* The worker a token names, pinned until leave(): a close on another thread waits until the call
  * has returned. With exclusive, the call also takes the worker for itself (its state is one
- * thread's at a time): a second thread's call is refused, never interleaved. */
+ * thread's at a time): a second thread's call is refused, never interleaved. Submitted runs end
+ * first (they stay ordered before what this call does); an exclusive call waits for them once it
+ * holds the worker, when no submit (itself exclusive) can queue another. exclusive ENTER_QUEUE:
+ * a submit, which takes the worker to queue a run, and does not wait for the queue. */
+enum { ENTER_QUEUE = 2 };
 static pto_status enter(const pto_dist_worker *wt, const char *fn, int exclusive, dworker **out,
                         uint32_t *out_pin) {
   pto__rt_gone gone;
@@ -1921,8 +1928,10 @@ static pto_status enter(const pto_dist_worker *wt, const char *fn, int exclusive
                            pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_WORKER));
   int idle = 0;
   if (!exclusive ||
-      __atomic_compare_exchange_n(&(*out)->busy, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      __atomic_compare_exchange_n(&(*out)->busy, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (exclusive != ENTER_QUEUE) pto__rt_async_wait_idle((*out)->async);
     return PTO_OK;
+  }
   pto__rt_obj_unpin(*out_pin);
   *out = NULL;
   return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
@@ -1976,6 +1985,7 @@ void pto_dist_worker_close(pto_dist_worker *wt) {
   /* Closed already (a no-op, also when its memory was reused); or the calls of other threads end
    * first, later ones fail, and of two threads closing it one does. */
   if (!w || !pto__rt_obj_retire_wait(wt, PTO__RT_GONE_CLOSED)) return;
+  pto__rt_async_end(&w->async); /* submitted runs end first (issue #34: close waits for runs) */
   dist_worker_close(w);
 }
 
@@ -1985,6 +1995,47 @@ pto_status pto_dist_worker_run(pto_dist_worker *wt, const pto_program *p, const 
   uint32_t pin;
   PTO_RETURN_IF_ERROR(enter(wt, "pto_dist_worker_run", 1, &w, &pin));
   return leave(w, 1, pin, dist_worker_run(w, p, args, nargs));
+}
+
+/* The dispatcher's run of a submitted job: the worker is the queue's (enter waits for it). */
+static pto_status run_submitted(void *ctx, void *what, const pto_arg *args, size_t nargs) {
+  return dist_worker_run(ctx, what, args, nargs);
+}
+
+static void release_submitted(void *ctx, void *what) {
+  (void)ctx;
+  pto_program_release(what);
+}
+
+pto_status pto_dist_worker_submit(pto_dist_worker *wt, const pto_program *p, const pto_arg *args,
+                                  size_t nargs, pto_completion **out_completion) {
+  static const char fn[] = "pto_dist_worker_submit";
+  if (!out_completion)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: out_completion is NULL", fn);
+  *out_completion = NULL;
+  dworker *w;
+  uint32_t pin;
+  PTO_RETURN_IF_ERROR(enter(wt, fn, ENTER_QUEUE, &w, &pin));
+  if (!p) p = w->program;
+  if (!p)
+    return leave(w, 1, pin,
+                 pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                                 "%s: program is NULL, and this worker was opened without one "
+                                 "(multi-program mode): name the program to run",
+                                 fn));
+  if (!w->root) return leave(w, 1, pin, not_root(w, fn));
+  /* An L2 program fails the submit; what the run checks (device set, arguments) its completion. */
+  if (!pto_program_is_host(p))
+    return leave(w, 1, pin,
+                 pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                                 "%s: the program's entry is not a host function; submit an L2 "
+                                 "program on a pto_worker (pto_handle_submit)",
+                                 fn));
+  const pto__rt_async_owner owner = {fn, run_submitted, release_submitted, w};
+  pto_program_retain((pto_program *)p); /* until its run has ended */
+  pto_status s = pto__rt_async_post(&w->async, &owner, (void *)p, args, nargs, out_completion);
+  if (s) pto_program_release((pto_program *)p);
+  return leave(w, 1, pin, s);
 }
 
 pto_status pto_dist_worker_call(pto_dist_worker *wt, const pto_arg *args, size_t nargs) {

@@ -642,6 +642,25 @@ void pto__rt_emit_strace(const pto_launch_record *rec);
 /* ---- asynchronous dispatch (async.c) ------------------------------------------------------ */
 
 typedef struct pto__rt_async pto__rt_async;
+/* Runs one queued job on the dispatcher thread: what and args as posted. */
+typedef pto_status (*pto__rt_async_run)(void *ctx, void *what, const pto_arg *args, size_t nargs);
+/* Who queues: the API name its messages start with, how a job runs, and (or NULL) what releases
+ * a job's what after it ran. Fixed per queue (the first post starts the thread with it). */
+typedef struct pto__rt_async_owner {
+  const char *fn;
+  pto__rt_async_run run;
+  void (*done)(void *ctx, void *what);
+  void *ctx;
+} pto__rt_async_owner;
+/* Queues a job on *slot's dispatcher thread (started, and *slot set, on first use); args are
+ * copied. *out: the completion's token. */
+pto_status pto__rt_async_post(pto__rt_async **slot, const pto__rt_async_owner *owner,
+                              void *what, const pto_arg *args, size_t nargs,
+                              pto_completion **out);
+/* Waits until every queued job of a (may be NULL) has ended (a no-op on its dispatcher thread). */
+void pto__rt_async_wait_idle(pto__rt_async *a);
+/* Runs what is queued, ends the thread and frees *slot (NULL after; a no-op when NULL). */
+void pto__rt_async_end(pto__rt_async **slot);
 /* One launch of callable c on w, as pto_handle_call runs it (worker.c). */
 pto_status pto__rt_launch_callable(pto__rt_worker *w, struct pto__rt_callable *c,
                                    const pto_arg *args, size_t nargs);

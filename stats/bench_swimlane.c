@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_internal.h"
+#include "pto/base.h"
 #include "pto/orch_abi.h"
 
 enum { PID_HOST = 1, PID_DEVICE = 2 };
@@ -538,4 +540,64 @@ out:
   free(sl);
   json_decref(doc);
   return s;
+}
+
+/* ---- a worker's last launch as record files (pto run --swimlane-records, Python) ---------- */
+
+pto_status pto_swimlane_write_worker_records(pto_worker *w, const char *records_path, int level) {
+  if (!records_path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "swimlane records: the path is NULL");
+  const pto_task_record *tasks = NULL;
+  const pto_sched_phase *phases = NULL;
+  size_t n = 0, nphases = 0;
+  PTO_RETURN_IF_ERROR(pto_worker_last_launch_tasks(w, &tasks, &n));
+  if (level == 0) { /* the most the launch has: its phases when it recorded them */
+    level = pto_worker_last_launch_phases(w, &phases, &nphases) ? 2 : 3;
+  } else if (level >= 3) {
+    PTO_RETURN_IF_ERROR(pto_worker_last_launch_phases(w, &phases, &nphases));
+  }
+  int ncores = pto_worker_core_count(w);
+  int *types = pto_calloc((size_t)(ncores > 0 ? ncores : 1), sizeof *types);
+  if (!types) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int c = 0; c < ncores; c++) types[c] = pto_worker_core_type(w, c);
+  const char *slash = strrchr(records_path, '/');
+  int dirlen = slash ? (int)(slash - records_path) + 1 : 0;
+  char deps[PATH_MAX], names[PATH_MAX], map[PATH_MAX];
+  pto_status s = PTO_OK;
+  if (snprintf(deps, sizeof deps, "%.*sdeps.json", dirlen, records_path) >= (int)sizeof deps ||
+      snprintf(names, sizeof names, "%.*sfunc_names.json", dirlen, records_path) >=
+          (int)sizeof names ||
+      snprintf(map, sizeof map, "%.*sname_map.json", dirlen, records_path) >= (int)sizeof map)
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: path too long", records_path);
+  if (!s)
+    s = pto_swimlane_write_records_level(records_path, deps, names, tasks, n, types, ncores, level,
+                                         phases, nphases);
+  free(types);
+  /* The same names as name_map.json, the name simpler's critical_path tool looks for. */
+  uint8_t *buf = NULL;
+  size_t nbuf = 0;
+  if (!s) s = pto_file_read(names, PTO_FILE_MAX_SOURCE, &buf, &nbuf);
+  if (!s) {
+    const void *bufs[1] = {buf};
+    s = pto_file_replace(map, bufs, &nbuf, 1);
+  }
+  free(buf);
+  return s;
+}
+
+pto_status pto_dist_swimlane_records_on_chip_call(void *ctx, pto_worker *chip, int rank,
+                                                  int call) {
+  const char *file = ctx;
+  if (!file)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "swimlane records: on_chip_call_ctx is not the records path");
+  const char *slash = strrchr(file, '/');
+  int dirlen = slash ? (int)(slash - file) + 1 : 0;
+  char path[PATH_MAX];
+  int n = snprintf(path, sizeof path, "%.*srank_%d/dispatch_%d", dirlen, file, rank, call);
+  if (n < 0 || (size_t)n + strlen(file + dirlen) + 2 >= sizeof path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: path too long", file);
+  PTO_RETURN_IF_ERROR(pto_file_mkdirs(path, 0755));
+  snprintf(path + n, sizeof path - (size_t)n, "/%s", file + dirlen);
+  return pto_swimlane_write_worker_records(chip, path, 0);
 }

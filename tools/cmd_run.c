@@ -221,49 +221,8 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
 }
 
 pto_status cli_write_swimlane_records(pto_worker *w, const cli_records *r) {
-  const char *path = r->path;
-  const pto_task_record *tasks = NULL;
-  const pto_sched_phase *phases = NULL;
-  size_t n = 0, nphases = 0;
-  pto_status s = pto_worker_last_launch_tasks(w, &tasks, &n);
-  if (!s && r->level >= 3) s = pto_worker_last_launch_phases(w, &phases, &nphases);
-  int ncores = pto_worker_core_count(w);
-  int *types = calloc((size_t)(ncores > 0 ? ncores : 1), sizeof *types);
-  char *dir = strdup(path);
-  if (!s && (!types || !dir)) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  if (!s) {
-    for (int c = 0; c < ncores; c++) types[c] = pto_worker_core_type(w, c);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-      slash[1] = 0;
-    else
-      dir[0] = 0;
-    size_t len = strlen(dir) + 32;
-    char *deps = malloc(len), *names = malloc(len);
-    if (!deps || !names) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-    } else {
-      snprintf(deps, len, "%sdeps.json", dir);
-      snprintf(names, len, "%sfunc_names.json", dir);
-      s = pto_swimlane_write_records_level(path, deps, names, tasks, n, types, ncores, r->level,
-                                           phases, nphases);
-      /* The same names as name_map.json, the name simpler's critical_path tool looks for. */
-      uint8_t *buf = NULL;
-      size_t nbuf = 0;
-      if (!s) s = pto_file_read(names, PTO_FILE_MAX_SOURCE, &buf, &nbuf);
-      if (!s) {
-        snprintf(names, len, "%sname_map.json", dir);
-        const void *bufs[1] = {buf};
-        s = pto_file_replace(names, bufs, &nbuf, 1);
-      }
-      free(buf);
-    }
-    free(deps);
-    free(names);
-  }
-  free(types);
-  free(dir);
-  return s ? pto_status_annotate(s, "--swimlane-records %s", path) : PTO_OK;
+  pto_status s = pto_swimlane_write_worker_records(w, r->path, r->level);
+  return s ? pto_status_annotate(s, "--swimlane-records %s", r->path) : PTO_OK;
 }
 
 /* pto_dist_config.on_chip_call of a host program's --swimlane-records FILE (ctx, cli_records):
@@ -271,17 +230,8 @@ pto_status cli_write_swimlane_records(pto_worker *w, const cli_records *r) {
  * critical_path finds them. */
 static pto_status write_rank_records(void *ctx, pto_worker *chip, int rank, int call) {
   const cli_records *rec = ctx;
-  const char *file = rec->path, *slash = strrchr(file, '/');
-  int dirlen = slash ? (int)(slash - file) + 1 : 0;
-  char path[PATH_MAX];
-  int n = snprintf(path, sizeof path, "%.*srank_%d/dispatch_%d", dirlen, file, rank, call);
-  if (n < 0 || (size_t)n + strlen(file) + 2 >= sizeof path)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--swimlane-records %s: path too long",
-                           file);
-  PTO_RETURN_IF_ERROR(pto_file_mkdirs(path, 0755));
-  snprintf(path + n, sizeof path - (size_t)n, "/%s", file + dirlen);
-  cli_records one = {path, rec->level};
-  return cli_write_swimlane_records(chip, &one);
+  pto_status s = pto_dist_swimlane_records_on_chip_call((void *)rec->path, chip, rank, call);
+  return s ? pto_status_annotate(s, "--swimlane-records %s", rec->path) : PTO_OK;
 }
 
 /* ---- --check -------------------------------------------------------------------------- */

@@ -108,6 +108,22 @@ PTO_API pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p,
  * on a worker opened without one (multi-program mode), which must name each run's program. */
 PTO_API pto_status pto_dist_worker_call(pto_dist_worker *w, const pto_arg *args, size_t nargs);
 
+/* Asynchronous dispatch: queues one run of p (as pto_dist_worker_run would run it; p NULL: the
+ * program of a single-program worker) on the worker's dispatcher thread and returns at once with
+ * a completion, the same kind as pto_handle_submit's: pto_completion_poll, _wait (the run's
+ * status), _discard (pto/runtime.h), each completion consumed exactly once, a consumed one
+ * refused as stale. Runs of one worker happen one at a time in the order they were issued,
+ * submitted or synchronous: every other call on the worker (a run, copies, allocation, freeing,
+ * last_run, ...) first waits for the submitted runs to end; close waits for them too, then
+ * closes (a completion outlives its worker: waiting after close returns the run's status). The
+ * args array is copied and p retained until its run ends; host tensor data is borrowed until the
+ * completion is done (inputs must not change, outputs are written by then). A program that is
+ * not a host program, a worker that is not the root (MPI) or a closed worker fail the submit;
+ * what a run checks later (arguments, device set) fails its completion. */
+PTO_API pto_status pto_dist_worker_submit(pto_dist_worker *w, const pto_program *p,
+                                          const pto_arg *args, size_t nargs,
+                                          pto_completion **out_completion);
+
 /* One-shot: opens a worker for p's device set (cfg may be NULL: defaults), runs p once, closes.
  * Host tensors and scalars only: a resident or stacked tensor belongs to a worker that outlives
  * the run, so it is refused. */

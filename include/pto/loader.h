@@ -159,7 +159,9 @@ PTO_API pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compi
                                         pto_program **out_program);
 /* Writes a complete work dir at dir (created if missing); the manifest is written last. With
  * use_cache the binary cache's entry for the key is copied in (every file checked against its
- * hash on the way), after building and publishing it on a miss; without, dir is built directly. */
+ * hash on the way), after building and publishing it on a miss; without, dir is built directly.
+ * Beside the manifest (no part of it or of the key), positions.json maps op ids to this IR's
+ * source lines for launch errors; a host program's callees (dir/callees/<orch>/) get theirs. */
 PTO_API pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
                                       const char *dir, int use_cache);
 /* The cache key (32 hex digits) and, if out_text, the text that was hashed (malloc'd). */

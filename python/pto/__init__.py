@@ -567,12 +567,16 @@ def _shape(shape: Iterable[int] | int) -> tuple[int, ...]:
 
 
 class RunHandle:
-    """A submitted launch (pto_completion): done, result()/wait() (raise the launch's error,
-    and copy back out arrays that could not be written in place). The arguments stay referenced
-    until it is consumed; inputs must not change and outputs are written by then."""
+    """A submitted launch (Callable.submit, ChipWorker.submit) or L3 run
+    (DistributedWorker.submit), a pto_completion: done, result()/wait() (raise the run's error,
+    and copy back out arrays that could not be written in place). Waiting again returns the same
+    outcome (raises the same error) without waiting. The arguments stay referenced until it is
+    consumed; inputs must not change and outputs are written by then. A handle dropped unwaited
+    waits for its run as it is collected (the run uses the arrays it keeps alive)."""
 
     def __init__(self, ptr: int, back: list, keep: Any):
         self._ptr, self._back, self._keep = ptr, back, keep
+        self._error: Error | None = None
         self._lock = threading.Lock()
 
     @property
@@ -592,19 +596,32 @@ class RunHandle:
                 ev.wait(min(left, 0.001))
         with self._lock:
             if self._ptr is None:
+                if self._error is not None:
+                    raise self._error
                 return
             ptr, self._ptr = self._ptr, None
-        _check(_c.pto_completion_wait(ptr))
+        try:
+            _check(_c.pto_completion_wait(ptr))
+        except Error as e:
+            self._error = e
+            raise
+        finally:
+            self._keep = None
         for dst, src in self._back:
             dst[...] = src
-        self._keep = None
 
     wait = result
 
     def __del__(self) -> None:
-        if getattr(self, "_ptr", None):
-            _c.pto_completion_discard(self._ptr)
+        # A handle dropped before its run ended: the run still reads and writes the arrays this
+        # handle keeps alive, so it is waited for (its outcome dropped), never discarded early.
+        ptr = getattr(self, "_ptr", None)
+        if ptr:
             self._ptr = None
+            if self._keep is not None and not _c.pto_completion_poll(ptr):
+                _c.pto_status_free(_c.pto_completion_wait(ptr))
+            else:
+                _c.pto_completion_discard(ptr)
 
 
 class Callable:
@@ -1349,10 +1366,15 @@ class DistributedWorker:
     def __init__(self, compiled: Any = None, config: RunConfig | None = None, *,
                  devices: int | Sequence[int] | None = None, cores_per_chip: int = 0,
                  shared_heap_bytes: int = 0, wait_timeout_ms: int = 0,
-                 transport: str | None = None, window_bytes: int = 0):
+                 transport: str | None = None, window_bytes: int = 0,
+                 swimlane_records: str | os.PathLike | None = None):
         """transport: "shm" (default) or "mpi" (a pto built with -DPTO_MPI=ON, under mpirun:
         on ranks other than 0 opening serves rank 0's chip until it closes, and `is_root` is
-        then False)."""
+        then False). swimlane_records: a folder (made if missing) where every call of every
+        chip leaves its capture as `pto run --swimlane-records DIR/chip_swimlane_records.json`
+        does for a host program: DIR/rank_R/dispatch_N/ (N counts the chip's calls from 0 over
+        the worker's life) with chip_swimlane_records.json, deps.json, func_names.json and
+        name_map.json, where PyPTO's critical_path walks."""
         self._ptr: int | None = None  # set first: a failed open leaves a closed worker
         self._packers: dict[int, _Packer] = {}
         self._tensors: dict[int, DistTensor] = {}
@@ -1396,6 +1418,17 @@ class DistributedWorker:
             self._transport = transport.encode()
             cfg.transport = self._transport
         cfg.window_bytes = _int("window_bytes", window_bytes, 0, U64_MAX)
+        self.swimlane_records: str | None = None
+        if swimlane_records is not None:
+            d = os.path.abspath(os.fspath(swimlane_records))
+            os.makedirs(d, exist_ok=True)
+            self.swimlane_records = d
+            # read in the chip processes (forked by open, each with its copy of this buffer)
+            self._records_path = C.create_string_buffer(
+                os.fsencode(os.path.join(d, "chip_swimlane_records.json")))
+            cfg.on_chip_call = C.cast(_c.lib.pto_dist_swimlane_records_on_chip_call,
+                                      C.c_void_p).value
+            cfg.on_chip_call_ctx = C.addressof(self._records_path)
         out = C.c_void_p()
         _check(_c.pto_dist_worker_open(C.byref(cfg), C.byref(out)))
         self._ptr = out.value
@@ -1573,10 +1606,22 @@ class DistributedWorker:
 
     def submit(self, program: CompiledProgram, *args: Any,
                config: RunConfig | None = None) -> RunHandle:
-        """PyPTO's submit: here the run completes before it returns (the L3 runtime has no
-        asynchronous dispatch); the handle reports its end."""
-        self.run(program, *args, config=config)
-        return RunHandle(None, [], None)
+        """PyPTO's submit: queues one run (pto_dist_worker_submit) and returns at once with its
+        handle: done, wait()/result() (raises the run's error). Runs happen in the order issued;
+        every other call on the worker (run, copies, tensors, benchmark, close) waits for the
+        submitted runs first, and close waits for them too, so a handle can be waited on after
+        close. The arguments stay referenced until the handle is consumed: inputs must not
+        change, outputs are written by then."""
+        if config is not None:
+            config._c()
+        vals = _call_values(args)
+        p, args_c, back = self._pack(program, vals)
+        # the arrays and this run's contiguous copies stay alive until the run ends (the next
+        # pack of this program replaces the packer's copies)
+        keep = (vals, list(p.slots().keep))
+        out = C.c_void_p()
+        _check(_c.pto_dist_worker_submit(self._w(), program._ptr, args_c, p.n, C.byref(out)))
+        return RunHandle(out.value, back, keep)
 
     def benchmark(self, program: CompiledProgram, args: Sequence[Any] | dict,
                   rounds: int = 100, warmup: int = 3) -> DistBenchmarkStats:
@@ -1614,7 +1659,8 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     outputs into copies of the arguments; passed is then whether every out/inout array matches
     them within config.rtol/atol. With config.save_kernels, the program is compiled into
     config.save_kernels_dir, and with config.enable_chip_swimlane an L2 run's task records land
-    in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do. A
+    in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do (an
+    L3 run's in dfx_outputs/rank_R/dispatch_N/, DistributedWorker(swimlane_records=)). A
     failure is reported in the result, not raised."""
     cfg = config or RunConfig()
     t0 = time.monotonic()
@@ -1628,7 +1674,8 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
             expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
             golden(*expect)
         if prog.is_host:
-            with DistributedWorker(prog, cfg) as rt:
+            rec = os.path.join(wd, "dfx_outputs") if cfg.enable_chip_swimlane and wd else None
+            with DistributedWorker(prog, cfg, swimlane_records=rec) as rt:
                 rt.run(prog, vals)
         else:
             with ChipWorker(cfg) as w:

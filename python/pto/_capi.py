@@ -233,6 +233,7 @@ _decls = {
     "pto_swimlane_write_records_level": (c_p, [C.c_char_p, C.c_char_p, C.c_char_p, c_p,
                                                 C.c_size_t, P(C.c_int), C.c_int, C.c_int, c_p,
                                                 C.c_size_t]),
+    "pto_swimlane_write_worker_records": (c_p, [c_p, C.c_char_p, C.c_int]),
     # dist
     "pto_dist_config_init": (None, [P(DistConfig)]),
     "pto_dist_worker_open": (c_p, [P(DistConfig), P(c_p)]),
@@ -242,6 +243,7 @@ _decls = {
     "pto_dist_worker_transport": (C.c_char_p, [c_p]),
     "pto_dist_transports": (C.c_char_p, []),
     "pto_dist_worker_run": (c_p, [c_p, c_p, P(Arg), C.c_size_t]),
+    "pto_dist_worker_submit": (c_p, [c_p, c_p, P(Arg), C.c_size_t, P(c_p)]),
     "pto_dist_alloc_tensor": (c_p, [c_p, C.c_int, P(i64), C.c_int, c_p, C.c_int, P(c_p)]),
     "pto_dist_alloc_stacked_tensor": (c_p, [c_p, P(HostTensor), P(C.c_int), P(c_p)]),
     "pto_dist_free_tensor": (c_p, [c_p, c_p]),

@@ -111,3 +111,90 @@ def test_l3_compiled_call_and_ids(mesh):
     mesh(x, y)                                           # one-shot: opens, runs, closes
     assert (y == 2).all()
     assert mesh.device_ids == (0, 1)
+
+
+def test_l3_submit_completions(mesh):
+    # rt.submit queues the run and returns at once; handles report done and the run's outcome;
+    # runs keep their order; close waits for submitted runs, so a handle is waitable after it
+    fe = pto.compile(os.path.join(SRC, "tests", "e2e", "data", "first_error.ptir"), devices=2)
+    xs = [np.full((64, 64), k, np.float32) for k in range(4)]
+    ys = [np.zeros((64, 64), np.float32) for _ in range(4)]
+    rt = pto.DistributedWorker(mesh)
+    hs = [rt.submit(mesh, x, y) for x, y in zip(xs, ys)]
+    assert all(isinstance(h, pto.RunHandle) for h in hs)
+    for h in reversed(hs):                               # any order of waits
+        h.wait()
+        assert h.done
+    for x, y in zip(xs, ys):
+        assert np.array_equal(y, want_mesh(x))
+    # a run that fails: its handle raises, again on a second wait; the worker stays usable
+    y1 = np.zeros((1, 16), np.float32)
+    bad = rt.submit(fe, y1, 0)
+    good = rt.submit(fe, y1, 1)
+    for _ in range(2):
+        with pytest.raises(pto.Error, match="integer division by zero"):
+            bad.wait()
+    good.result(timeout=60)
+    good.wait()                                          # a second wait: the same outcome
+    assert np.array_equal(y1, np.ones((1, 16), np.float32))
+    # a handle dropped at once: its run still sees its (temporary) input, and writes y
+    ys[2][...] = 0
+    rt.submit(mesh, np.full((64, 64), 7, np.float32), ys[2])
+    rt.run(mesh, xs[0], ys[3])
+    assert np.array_equal(ys[2], want_mesh(np.full((64, 64), 7, np.float32)))
+    # a copy right after a submit sees the run: every other call waits for submitted runs
+    h = rt.submit(mesh, xs[2], ys[0])
+    t = rt.alloc_tensor((4,), np.float32)
+    assert h.done
+    rt.free_tensor(t)
+    # wait after close: close waited for the run; its outputs are there
+    ys[1][...] = 0
+    late = rt.submit(mesh, xs[3], ys[1])
+    rt.close()
+    assert late.done
+    late.wait()
+    assert np.array_equal(ys[1], want_mesh(xs[3]))
+    with pytest.raises(pto.Error, match="the distributed worker is closed"):
+        rt.submit(mesh, xs[0], ys[0])
+    h.wait()
+
+
+def test_l3_swimlane_records(mesh, tmp_path):
+    # DistributedWorker(swimlane_records=DIR): every call of every chip leaves the files that
+    # `pto run --swimlane-records DIR/chip_swimlane_records.json` writes for a host program
+    import json
+    import subprocess
+    from conftest import BUILD
+    x = np.ones((64, 64), np.float32)
+    y = np.zeros_like(x)
+    with pto.DistributedWorker(mesh, swimlane_records=tmp_path / "py") as rt:
+        rt(x, y)
+        rt(x, y)                                         # a second run: dispatch_1 of each rank
+        assert rt.swimlane_records == str(tmp_path / "py")
+    subprocess.run([os.path.join(BUILD, "tools", "pto"), "run",
+                    os.path.join(EX, "allreduce_mesh.ptir"), "--devices", "2", "--dim", "M=64",
+                    "--swimlane-records", str(tmp_path / "cli" / "chip_swimlane_records.json")],
+                   check=True, capture_output=True)
+
+    def files(d):
+        return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d)
+                      for f in fs)
+
+    py, cli = files(tmp_path / "py"), files(tmp_path / "cli")
+    assert [f for f in py if "dispatch_0" in f] == cli
+    assert len(cli) == 8 and len(py) == 16               # 2 ranks x 4 files, per run
+    for r in (0, 1):
+        for n in (0, 1):
+            d = tmp_path / "py" / f"rank_{r}" / f"dispatch_{n}"
+            rec = json.loads((d / "chip_swimlane_records.json").read_text())
+            assert rec["chip_swimlane_level"] == 2 and rec["aicore_tasks"]
+            deps = json.loads((d / "deps.json").read_text())
+            assert [t["name"] for t in deps["tasks"]] == ["allreduce"]
+            assert (d / "name_map.json").read_text() == (d / "func_names.json").read_text()
+    # pto.run of a host program with enable_chip_swimlane: the same under dfx_outputs/
+    wd = tmp_path / "wd"
+    res = pto.run(os.path.join(EX, "allreduce_mesh.ptir"), x, y, devices=2,
+                  config=pto.RunConfig(save_kernels=True, save_kernels_dir=str(wd),
+                                       enable_chip_swimlane=True))
+    assert res.passed, res.error
+    assert files(wd / "dfx_outputs") == cli

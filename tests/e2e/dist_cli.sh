@@ -93,6 +93,14 @@ PTO_DIST_TIMEOUT_MS=20000 run_pto 1 run "$FE" --devices 2 --in z=0 &&
   expect_out "rank 0: dist.wait aborted because rank 1 failed"
 expect_true "no wait timed out" test "${OUT/timed out/}" = "$OUT"
 run_pto 0 run "$FE" --devices 2 --in z=1 --check && expect_out PASS
+# The same from a work dir (issue #28): compile -o DIR writes each callee's position table into
+# DIR/callees/<orch>/ (recorded in DIR/compiled.xxh128 as pto's), so `pto run DIR` names the line.
+run_pto 0 compile "$FE" --devices 2 -o "$T/fe" &&
+  expect_true "the callee's table" test -f "$T/fe/callees/fail_side/positions.json" &&
+  expect_true "recorded as pto's" grep -q '  callees/fail_side/positions.json$' "$T/fe/compiled.xxh128"
+PTO_DIST_TIMEOUT_MS=20000 run_pto 1 run "$T/fe" --in z=0 &&
+  expect_out "first_error.ptir:25:3: %q =: orchestration: reported a fatal error (code 1): integer division by zero; then rank 0 (pid "
+run_pto 0 compile "$FE" --devices 2 -o "$T/fe" # a recompile into it: every file is pto's
 
 # A zero divisor in host code fails the run, naming the host function.
 run_pto 1 run "$PTO_SOURCE_DIR/tests/programs/host_div.ptir" --devices 1 --in a=7 --in b=0 &&

@@ -677,6 +677,136 @@ static void test_close_waits_for_another_threads_run(void **state) {
   pto_program_release(p);
 }
 
+/* ---- asynchronous dispatch (pto_dist_worker_submit, issue #28) ------------------------- */
+
+/* Submitted runs return at once with completions, run in the order issued (a synchronous run in
+ * between too), and a call that needs the worker (last_run) waits for them first. */
+static void test_submit_runs_in_order(void **state) {
+  (void)state;
+  enum { K = 6 };
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[K][ROWS * COLS * 2], y[K][ROWS * COLS * 2];
+  pto_completion *c[K];
+  for (int k = 0; k < K; k++) {
+    fill(x[k], ROWS * COLS * 2, (float)(10 * k));
+    pto_host_tensor tx, ty;
+    pto_host_tensor_init(&tx, x[k], PTO_DTYPE_F32, 2, shape);
+    pto_host_tensor_init(&ty, y[k], PTO_DTYPE_F32, 2, shape);
+    pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)}; /* copied by the submit */
+    if (k == 3) {
+      assert_pto_ok(pto_dist_worker_run(w, p, args, 2)); /* after runs 0..2, before 4.. */
+      c[k] = NULL;
+    } else {
+      assert_pto_ok(pto_dist_worker_submit(w, p, args, 2, &c[k]));
+      assert_non_null(c[k]);
+    }
+  }
+  pto_dist_run_record rr; /* waits for every submitted run: the last one is the record's */
+  assert_pto_ok(pto_dist_worker_last_run(w, &rr));
+  for (int k = 0; k < K; k++)
+    if (c[k]) assert_int_equal(pto_completion_poll(c[k]), 1);
+  assert_int_equal(rr.ndispatches, 2);
+  for (int k = K - 1; k >= 0; k--) /* waited out of order: any order is fine */
+    if (c[k]) assert_pto_ok(pto_completion_wait(c[k]));
+  for (int k = 0; k < K; k++)
+    for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[k][i] == x[k][i] + 1.0f);
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
+/* Bad use is refused cleanly: what a submit can check fails the submit, what the run checks
+ * fails its completion only (the next run is fine); a completion is consumed once. */
+static void test_submit_bad_use(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 4.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  pto_completion *c = NULL, *bad = NULL, *d = NULL;
+  assert_status_contains(pto_dist_worker_submit(w, p, args, 2, NULL), "out_completion is NULL");
+  assert_status_contains(pto_dist_worker_submit(w, NULL, args, 2, &c),
+                         "program is NULL, and this worker was opened without one");
+  assert_null(c);
+  assert_status_contains(pto_dist_worker_submit(w, g_addone, args, 2, &c),
+                         "not a host function; submit an L2 program on a pto_worker");
+  assert_null(c);
+  assert_status_contains(pto_dist_worker_submit(w, p, NULL, 2, &c),
+                         "pto_dist_worker_submit: args is NULL");
+  assert_pto_ok(pto_dist_worker_submit(w, p, args, 1, &bad)); /* one argument short */
+  assert_pto_ok(pto_dist_worker_submit(w, p, args, 2, &c));
+  assert_status_contains(pto_completion_wait(bad), "@main takes 2 arguments, got 1");
+  assert_pto_ok(pto_completion_wait(c));
+  assert_true(y[5] == x[5] + 1.0f);
+  /* consumed once: a second wait, a poll after it, a wait after a discard */
+  assert_status_contains(pto_completion_wait(c), "waited for already");
+  assert_int_equal(pto_completion_poll(c), -1);
+  assert_pto_ok(pto_dist_worker_submit(w, p, args, 2, &d));
+  pto_completion_discard(d);
+  pto_completion_discard(d); /* a no-op */
+  assert_status_contains(pto_completion_wait(d), "discarded");
+  /* A token that is not a completion. */
+  assert_status_contains(pto_completion_wait((pto_completion *)w), "not a completion");
+  pto_dist_worker_close(w);
+  c = NULL;
+  assert_status_contains(pto_dist_worker_submit(w, p, args, 2, &c),
+                         "pto_dist_worker_submit: the distributed worker is closed");
+  assert_null(c);
+  pto_program_release(p);
+}
+
+/* Close waits for the submitted runs (one still in its host code, more queued behind it), then
+ * closes; their completions outlive the worker and report each run's status. */
+static void test_close_waits_for_submitted_runs(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_waiting, 2, NULL, 2);
+  int64_t shape[2] = {ROWS * 2, COLS};
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  fill(x, ROWS * COLS * 2, 6.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  atomic_store(&g_host_started, 0);
+  atomic_store(&g_host_release, 0);
+  pto_completion *first = NULL, *last = NULL, *dropped = NULL;
+  assert_pto_ok(pto_dist_worker_submit(w, p, args, 2, &first));
+  assert_pto_ok(pto_dist_worker_submit(w, p, args, 2, &dropped));
+  pto_completion_discard(dropped); /* still runs; close waits for it too */
+  assert_pto_ok(pto_dist_worker_submit(w, p, args, 1, &last)); /* fails when it runs */
+  assert_true(await_flag(&g_host_started, 1));
+  assert_int_equal(pto_completion_poll(first), 0); /* held in its host code */
+  dist_runner cl = {w, NULL, NULL, PTO_OK, 0};
+  pthread_t tc;
+  assert_int_equal(pthread_create(&tc, NULL, close_thread, &cl), 0);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (pto_dist_worker_device_count(w) != -1) { /* the close has begun */
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    assert_true(t.tv_sec - t0.tv_sec <= 10);
+    sched_yield();
+  }
+  assert_int_equal(atomic_load(&cl.done), 0); /* it waits for the runs */
+  pto_completion *late = NULL;
+  assert_status_contains(pto_dist_worker_submit(w, p, args, 2, &late),
+                         "the distributed worker is closed");
+  atomic_store(&g_host_release, 1);
+  pthread_join(tc, NULL);
+  assert_int_equal(pto_completion_poll(first), 1);
+  assert_int_equal(pto_completion_poll(last), 1);
+  assert_pto_ok(pto_completion_wait(first));
+  assert_status_contains(pto_completion_wait(last), "@main takes 2 arguments, got 1");
+  for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
+  pto_program_release(p);
+}
+
 /* Issue #34 item 11: chips follow the process that opened the worker, not the thread: a worker
  * opened on a thread that has since exited still runs (before, the chips were forked with a
  * parent-death signal of the opening thread, and all died with it). */
@@ -955,6 +1085,9 @@ int main(void) {
       cmocka_unit_test(test_stopped_chip_fails_the_run_and_close_ends_it),
       cmocka_unit_test(test_bad_timeout_setting_is_an_error),
       cmocka_unit_test(test_close_waits_for_another_threads_run),
+      cmocka_unit_test(test_submit_runs_in_order),
+      cmocka_unit_test(test_submit_bad_use),
+      cmocka_unit_test(test_close_waits_for_submitted_runs),
       cmocka_unit_test(test_benchmark_views),
       cmocka_unit_test(test_chips_dump_and_record_each_call),
   };
