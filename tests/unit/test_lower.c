@@ -3107,7 +3107,7 @@ static void test_lower_exp_log_bit_identical_to_reference(void **state) {
 
 /* tile.sin / tile.cos on f32 against pto_sinf / pto_cosf (base/mathf.c) over a sweep of every
  * 251st f32 (all of them: beyond 2^20, infinities and NaNs too), bit for bit; the loops are
- * vector code (the double fma chain vectorizes). */
+ * vector code (the reduction's double fmas and the polynomials' f32 fmas vectorize). */
 static const char *k_sincos_src =
     "program sc\n"
     "kernel @ksin(%a: tensor[64, 1024] f32, out %c: tensor[64, 1024] f32)"
@@ -3162,6 +3162,7 @@ static void test_lower_sin_cos_bit_identical_to_reference(void **state) {
   char *text = NULL;
   assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
   assert_non_null(strstr(text, "x double> @llvm.fma.v"));
+  assert_non_null(strstr(text, "x float> @llvm.fma.v"));
   free(text);
   lib_free(L);
 }
