@@ -938,13 +938,17 @@ static void gen_expand(void) {
 static void gen_matmul(void) {
   static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_F16, PTO_DTYPE_BF16,
                                   PTO_DTYPE_I8,  PTO_DTYPE_U8,  PTO_DTYPE_I32};
+  /* M = 1, 2, 3 and 6: the last M mod 4 rows run register blocks of their own (1 x 48, 2 x 32,
+   * 3 x 48, beside 4-row blocks for M = 6); 6 x 16 x 112 also has a 4-row edge whose 48-column
+   * part is not a multiple of 32 columns (it lost 16 columns once: M = 4, N = 48 likewise) */
   static const int64_t mkn[][3] = {{1, 1, 1},    {5, 7, 19},  {8, 16, 32}, {13, 9, 35},
-                                   {32, 64, 48}, {1, 40, 64}, {64, 8, 1},  {12, 40, 40}};
+                                   {32, 64, 48}, {1, 40, 64}, {64, 8, 1},  {12, 40, 40},
+                                   {2, 17, 80},  {3, 24, 96}, {6, 16, 112}};
   for (int d = 0; d < (int)(sizeof dts / sizeof dts[0]); d++)
     for (int sh = 0; sh < (int)(sizeof mkn / sizeof mkn[0]); sh++)
       for (int acc = 0; acc < 3; acc++) {
         pto_dtype dt = dts[d];
-        if (acc && sh != 3 && sh != 4) continue;
+        if (acc && sh != 3 && sh != 4 && sh != 10) continue;
         const char *dn = pto_dtype_name(dt);
         const char *on = pto_dtype_is_float(dt) ? "f32" : "i32";
         pto_dtype odt = pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32;
