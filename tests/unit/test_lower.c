@@ -1679,18 +1679,19 @@ static tcase *struct_case(const char *kname, const char *name) {
 static void gen_struct_reduce(void) {
   static const char *ops[] = {"row_prod",   "col_prod",   "row_argmax", "row_argmin",
                               "col_argmax", "col_argmin", "sort_idx",   "sort_idx_asc"};
-  /* 4x40 (sort only): two runs of the 16-lane sorting network and a partial third */
-  static const shape_case shapes[] = {
-      {7, 13, 7, 13}, {16, 32, 11, 29}, {32, 64, 32, 64}, {4, 40, 3, 37}};
+  /* sort only: 4x40 (3x37 valid: a 64-lane sorting network over padding) and 2x100 (a full run
+   * of 64 and a padded one, then a merge) */
+  static const shape_case shapes[] = {{7, 13, 7, 13},  {16, 32, 11, 29}, {32, 64, 32, 64},
+                                      {4, 40, 3, 37}, {2, 100, 2, 97}};
   /* ties: small integers without NaN (a row of D_SPECIAL almost always holds one) */
   for (int ties = 0; ties < 2; ties++)
   for (int o = 0; o < 8; o++)
     for (int d = 0; d < N_ALL_DTYPES; d++)
-      for (int sh = 0; sh < 4; sh++) {
+      for (int sh = 0; sh < 5; sh++) {
         pto_dtype dt = k_all_dtypes[d];
         const shape_case *S = &shapes[sh];
         if (sh == 2 && o < 6 && o != 2 && o != 3) continue; /* 32x64: the benchmarked shapes */
-        if (sh == 3 && o < 6) continue;
+        if (sh >= 3 && o < 6) continue;
         if (ties && (o < 2 || (dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_I32))) continue;
         const char *dn = pto_dtype_name(dt);
         int sort = o >= 6, row = sort || o == 0 || o == 2 || o == 3, arg = o >= 2;
