@@ -71,29 +71,29 @@ float pto_logf(float x) {
   return y;
 }
 
-/* sin (cos_shift 0) or cos (cos_shift 1) of x, as pto/mathf.h describes. */
-static float sincos_f(float x, double cos_shift) {
+/* sin (cos 0) or cos (cos 1) of x, as pto/mathf.h describes. */
+static float sincos_f(float x, uint32_t cos) {
   double d = (double)x;
-  double k = fma(d, PTO_MATHF_2_OVER_PI, PTO_MATHF_SHIFT52) - PTO_MATHF_SHIFT52;
-  double r = fma(-k, PTO_MATHF_PIO2_1, d);
-  r = fma(-k, PTO_MATHF_PIO2_2, r);
-  r = fma(-k, PTO_MATHF_PIO2_3, r);
-  double z = r * r;
-  double ps = pto_mathf_sin_coef(PTO_MATHF_SIN_TERMS - 1);
+  double kf = fma(d, PTO_MATHF_2_OVER_PI, PTO_MATHF_SHIFT52); /* SHIFT52 + round(x 2/pi) */
+  double k = kf - PTO_MATHF_SHIFT52;
+  double rd = fma(-k, PTO_MATHF_PIO2_1, d);
+  float r = (float)fma(-k, PTO_MATHF_PIO2_2, rd);
+  float z = r * r;
+  float ps = pto_mathf_sin_coef(PTO_MATHF_SIN_TERMS - 1);
   for (int i = PTO_MATHF_SIN_TERMS - 2; i >= 0; i--)
-    ps = fma(ps, z, pto_mathf_sin_coef(i));
-  ps = fma(r * z, ps, r);
-  double pc = pto_mathf_cos_coef(PTO_MATHF_COS_TERMS - 1);
+    ps = fmaf(ps, z, pto_mathf_sin_coef(i));
+  ps = fmaf(r * z, ps, r);
+  float pc = pto_mathf_cos_coef(PTO_MATHF_COS_TERMS - 1);
   for (int i = PTO_MATHF_COS_TERMS - 2; i >= 0; i--)
-    pc = fma(pc, z, pto_mathf_cos_coef(i));
-  pc = fma(z, pc, 1.0);
-  double kq = k + cos_shift;
-  double q = kq - 4.0 * floor(kq * 0.25); /* 0..3 (NaN for NaN) */
-  double y = (q == 1.0 || q == 3.0) ? pc : ps;
-  y = q >= 2.0 ? -y : y;
+    pc = fmaf(pc, z, pto_mathf_cos_coef(i));
+  pc = fmaf(z, pc, 1.0f);
+  /* the quadrant: k's low bits (a NaN's are garbage, and r is NaN then) */
+  uint32_t q = (uint32_t)bits_of(kf) + cos;
+  float y = (q & 1u) ? pc : ps;
+  y = float_of(bits_of_f(y) ^ ((q << 30) & 0x80000000u));
   /* inf and NaN: one NaN, whatever the order the operations above met them in */
-  return (float)(y != y ? (double)NAN : y);
+  return y != y ? NAN : y;
 }
 
-float pto_sinf(float x) { return sincos_f(x, 0.0); }
-float pto_cosf(float x) { return sincos_f(x, 1.0); }
+float pto_sinf(float x) { return sincos_f(x, 0); }
+float pto_cosf(float x) { return sincos_f(x, 1); }

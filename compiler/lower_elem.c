@@ -111,57 +111,60 @@ int pto__lower_stmt_bin(const pto_ir_stmt *s, lw_bin *out) {
 
 /* ---- sin/cos: pto/mathf.h's algorithm, operation for operation as base/mathf.c ---- */
 
-/* The double constant v in x's shape (scalar, or a vector of as many lanes). */
-static LLVMValueRef dconst(lw *L, LLVMValueRef like_x, double v) {
+/* Type el in x's shape (scalar, or a vector of as many lanes). */
+static LLVMTypeRef shaped(LLVMValueRef like_x, LLVMTypeRef el) {
   LLVMTypeRef t = LLVMTypeOf(like_x);
-  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstReal(L->t_f64, v);
+  return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMVectorType(el, LLVMGetVectorSize(t)) : el;
+}
+
+/* The constant c (a scalar) in x's shape. */
+static LLVMValueRef splat(LLVMValueRef like_x, LLVMValueRef c) {
+  LLVMTypeRef t = LLVMTypeOf(like_x);
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return c;
   unsigned n = LLVMGetVectorSize(t);
   LLVMValueRef els[64];
   for (unsigned i = 0; i < n && i < 64; i++)
-    els[i] = LLVMConstReal(L->t_f64, v);
+    els[i] = c;
   return LLVMConstVector(els, n < 64 ? n : 64);
 }
 
-static LLVMValueRef dfma(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+static LLVMValueRef fma_of(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
   LLVMTypeRef t = LLVMTypeOf(a);
   LLVMValueRef args[3] = {a, b, c};
   return pto__lower_call_intrinsic(L, "llvm.fma", &t, 1, args, 3, "");
 }
 
+/* The reduction in double on as many lanes as x has (8 per 512 bits), the rest in f32 (16). */
 LLVMValueRef pto__lower_sincosf(lw *L, LLVMValueRef x, int cos) {
   LLVMBuilderRef b = L->b;
-  LLVMTypeRef tf = LLVMTypeOf(x);
-  LLVMTypeRef td = LLVMGetTypeKind(tf) == LLVMVectorTypeKind
-                       ? LLVMVectorType(L->t_f64, LLVMGetVectorSize(tf))
-                       : L->t_f64;
+  LLVMTypeRef tf = LLVMTypeOf(x), td = shaped(x, L->t_f64), ti64 = shaped(x, L->t_i64);
+  LLVMTypeRef ti = shaped(x, L->t_i32);
   LLVMValueRef d = LLVMBuildFPExt(b, x, td, "sc.d");
-#define C(v) dconst(L, d, (v))
-  LLVMValueRef k = LLVMBuildFSub(
-      b, dfma(L, d, C(PTO_MATHF_2_OVER_PI), C(PTO_MATHF_SHIFT52)), C(PTO_MATHF_SHIFT52), "sc.k");
-  LLVMValueRef nk = LLVMBuildFNeg(b, k, "");
-  LLVMValueRef r = dfma(L, nk, C(PTO_MATHF_PIO2_1), d);
-  r = dfma(L, nk, C(PTO_MATHF_PIO2_2), r);
-  r = dfma(L, nk, C(PTO_MATHF_PIO2_3), r);
+#define D(v) splat(x, LLVMConstReal(L->t_f64, (v)))
+#define F(v) splat(x, LLVMConstReal(L->t_f32, (v)))
+#define I(v) splat(x, LLVMConstInt(L->t_i32, (v), 0))
+  LLVMValueRef kf = fma_of(L, d, D(PTO_MATHF_2_OVER_PI), D(PTO_MATHF_SHIFT52));
+  LLVMValueRef nk = LLVMBuildFNeg(b, LLVMBuildFSub(b, kf, D(PTO_MATHF_SHIFT52), "sc.k"), "");
+  LLVMValueRef rd = fma_of(L, nk, D(PTO_MATHF_PIO2_1), d);
+  LLVMValueRef r = LLVMBuildFPTrunc(b, fma_of(L, nk, D(PTO_MATHF_PIO2_2), rd), tf, "sc.r");
   LLVMValueRef z = LLVMBuildFMul(b, r, r, "");
-  LLVMValueRef ps = C(pto_mathf_sin_coef(PTO_MATHF_SIN_TERMS - 1));
+  LLVMValueRef ps = F(pto_mathf_sin_coef(PTO_MATHF_SIN_TERMS - 1));
   for (int i = PTO_MATHF_SIN_TERMS - 2; i >= 0; i--)
-    ps = dfma(L, ps, z, C(pto_mathf_sin_coef(i)));
-  ps = dfma(L, LLVMBuildFMul(b, r, z, ""), ps, r);
-  LLVMValueRef pc = C(pto_mathf_cos_coef(PTO_MATHF_COS_TERMS - 1));
+    ps = fma_of(L, ps, z, F(pto_mathf_sin_coef(i)));
+  ps = fma_of(L, LLVMBuildFMul(b, r, z, ""), ps, r);
+  LLVMValueRef pc = F(pto_mathf_cos_coef(PTO_MATHF_COS_TERMS - 1));
   for (int i = PTO_MATHF_COS_TERMS - 2; i >= 0; i--)
-    pc = dfma(L, pc, z, C(pto_mathf_cos_coef(i)));
-  pc = dfma(L, z, pc, C(1.0));
-  LLVMValueRef kq = LLVMBuildFAdd(b, k, C(cos ? 1.0 : 0.0), "");
-  LLVMTypeRef tt = td;
-  LLVMValueRef quarter = LLVMBuildFMul(b, kq, C(0.25), "");
-  LLVMValueRef fl = pto__lower_call_intrinsic(L, "llvm.floor", &tt, 1, &quarter, 1, "");
-  LLVMValueRef q = LLVMBuildFSub(b, kq, LLVMBuildFMul(b, C(4.0), fl, ""), "sc.q");
-  LLVMValueRef odd = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, q, C(1.0), ""),
-                                 LLVMBuildFCmp(b, LLVMRealOEQ, q, C(3.0), ""), "");
+    pc = fma_of(L, pc, z, F(pto_mathf_cos_coef(i)));
+  pc = fma_of(L, z, pc, F(1.0));
+  LLVMValueRef q = LLVMBuildTrunc(b, LLVMBuildBitCast(b, kf, ti64, ""), ti, "");
+  q = LLVMBuildAdd(b, q, I((unsigned)cos), "sc.q");
+  LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, I(1), ""), I(0), "");
   LLVMValueRef y = LLVMBuildSelect(b, odd, pc, ps, "");
-  LLVMValueRef neg = LLVMBuildFCmp(b, LLVMRealOGE, q, C(2.0), "");
-  y = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, y, ""), y, "");
-  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), C(NAN), y, "");
-#undef C
-  return LLVMBuildFPTrunc(b, y, tf, cos ? "cos" : "sin");
+  LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildShl(b, q, I(30), ""), I(0x80000000u), "");
+  y = LLVMBuildBitCast(b, LLVMBuildXor(b, LLVMBuildBitCast(b, y, ti, ""), sign, ""), tf, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), F(NAN), y, cos ? "cos" : "sin");
+#undef D
+#undef F
+#undef I
+  return y;
 }

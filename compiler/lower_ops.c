@@ -2012,20 +2012,26 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
   pto__lower_loop_end(L, &ljb);
 }
 
-/* The register blocks of out[0..M4, 0..j) (M4 = M / 4 * 4; j returned): 16-lane vectors where
- * the host has them, then 8-lane ones; the edges are left to mm_simple. The same blocks with or
- * without dp. */
+/* The register blocks of out[0..M, 0..j) (j returned): 16-lane vectors where the host has them,
+ * then 8-lane ones; the right edge is left to mm_simple. Rows in blocks of 8 and 4, and the last
+ * M mod 4 rows (all of them for M < 4: a decode step's [1, K] or [2, K] x [K, N]) in blocks of
+ * their own, so that every row keeps its accumulators in registers across k and reads r a vector
+ * at a time. The same blocks with or without dp; the last rows always on the fmaf path (packed l
+ * holds whole blocks of 4 rows). */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
+  int mt = (int)(M - M4);
   int pf = 1; /* the first register-blocked part prefetches the loop's next tile.loads */
   /* 512-bit registers: 16-lane blocks, twice the work per instruction of 8 lanes (the products
    * and sums stay separate, so this is the only way to more throughput without changing the
    * rounding) */
   if (pto__lower_host_has("+avx512f") && N >= MM_NV * MM_VW_MAX) {
     /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
-     * 8 x 32, then 4-row edges; one 48-column block fewer when that lets 32-column blocks
-     * cover the rest (N = 64, 256: not 16 columns left to the 8-lane kernel) */
+     * 8 x 32, then 4-row edges and the last rows, split at the same columns (a 48-column part
+     * that is not a multiple of 32 columns left 16 of them out of a 4-row edge: M = 4, N = 48);
+     * one 48-column block fewer when that lets 32-column blocks cover the rest (N = 64, 256:
+     * not 16 columns left to the 8-lane kernel) */
     int64_t M8 = M / 8 * 8, j3 = N / (3 * MM_VW_MAX) * (3 * MM_VW_MAX);
     if ((N - j3) % (MM_NV * MM_VW_MAX) && j3 > 0 &&
         (N - j3 + 3 * MM_VW_MAX) % (MM_NV * MM_VW_MAX) == 0)
@@ -2033,7 +2039,12 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
     int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
     mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf, dp);
     mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf, dp);
-    mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, 0, jw, &pf, dp);
+    mm_blocked(L, l, r, t, 4, 3, MM_VW_MAX, M8, M4, 0, j3, &pf, dp);
+    mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, j3, jw, &pf, dp);
+    if (mt > 0) {
+      mm_blocked(L, l, r, t, mt, 3, MM_VW_MAX, M4, M, 0, j3, &pf, NULL);
+      mm_blocked(L, l, r, t, mt, MM_NV, MM_VW_MAX, M4, M, j3, jw, &pf, NULL);
+    }
     j = jw;
     /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
     LLVMAddAttributeAtIndex(
@@ -2042,6 +2053,7 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
   }
   int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
   mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf, dp);
+  if (mt > 0) mm_blocked(L, l, r, t, mt, MM_NV, 8, M4, M, j, jn, &pf, NULL);
   return jn;
 }
 
@@ -2261,17 +2273,14 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
     LLVMBuildMemSet(L->b, t->base, LLVMConstInt(L->t_i8, 0, 0),
                     pto__lower_i64(L, M * N * (int64_t)pto_dtype_size(odt)), 64);
   }
-  int64_t M4 = M / 4 * 4, j = 0;
+  int64_t j = 0;
   int pack = L->plan[L->cur_pos - 1].mm_pack;
   if (pack >= 0 && odt == PTO_DTYPE_F32)
     j = mm_blocks_dp(L, l, r, t, with_acc || with_bias,
                      L->group_base[pto__lower_group_find(L, pack)]);
-  else if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt) && M4 > 0)
+  else if (mm_vector_ok(l->dt, odt) && mm_vector_ok(r->dt, odt))
     j = mm_blocks(L, l, r, t, NULL);
-  else
-    M4 = 0;
-  mm_simple(L, l, r, t, 0, M4, j, N);
-  mm_simple(L, l, r, t, M4, M, 0, N);
+  mm_simple(L, l, r, t, 0, M, j, N);
 }
 
 /* ---- the dispatcher ----------------------------------------------------------------------------

@@ -544,9 +544,11 @@ static LLVMValueRef sort_key(lw *L, pto_dtype dt, LLVMValueRef x) {
 /* Dtypes of up to 32 bits: per row, each element becomes one u64, its order key in the high
  * half (u32: floats through their f32 bits with negatives flipped, -0 as +0, NaN above +inf;
  * signed integers with the sign bit flipped; desc: complemented) and its column in the low half.
- * The u64s are all distinct and their ascending order is the stable order, so a branch-free
- * bottom-up merge sort (log2 C passes, unrolled here: C is static) between two buffers gives the
- * same columns as the interpreter's stable insertion sort. */
+ * The u64s are all distinct and their ascending order is the stable order, so any sort of them
+ * gives the same columns as the interpreter's stable insertion sort: here a sorting network on
+ * each run of up to 64 in vector registers (sort_net: a whole row of up to 64 columns), then a
+ * branch-free bottom-up merge sort (log2(C / 64) passes, unrolled here: C is static) between two
+ * buffers. */
 static LLVMValueRef sort_key32(lw *L, pto_dtype dt, LLVMValueRef x, int desc) {
   LLVMBuilderRef b = L->b;
   LLVMValueRef u;
@@ -571,6 +573,45 @@ static LLVMValueRef sort_key32(lw *L, pto_dtype dt, LLVMValueRef x, int desc) {
   return LLVMBuildShl(b, LLVMBuildZExt(b, u, L->t_i64, ""), i64c(L, 32), "");
 }
 
+#define SORT_NET_MAX 64 /* the most u64s a sorting network orders at once, before the merges */
+
+/* The network's width for C columns: the power of two that holds them, up to SORT_NET_MAX. */
+static int sort_net_width(int64_t C) {
+  int n = 2;
+  while (n < C && n < SORT_NET_MAX)
+    n *= 2;
+  return n;
+}
+
+/* v (a <n x i64> of distinct keys) in ascending order: Batcher's bitonic network, each stage one
+ * lane permutation, an unsigned min and max of the pairs, and a blend that gives each lane its
+ * side (vpermq, vpminuq, vpmaxuq, vpblendmq with AVX-512): log2(n) (log2(n) + 1) / 2 stages, 21
+ * at 64 lanes, with no branch and no load that depends on a comparison. */
+static LLVMValueRef sort_net(lw *L, LLVMValueRef v, int n) {
+  LLVMBuilderRef b = L->b;
+  LLVMTypeRef vt = LLVMTypeOf(v);
+  for (int k = 2; k <= n; k *= 2)
+    for (int j = k / 2; j >= 1; j /= 2) {
+      LLVMValueRef perm[SORT_NET_MAX], pick[SORT_NET_MAX];
+      for (int i = 0; i < n; i++) {
+        int asc = (i & k) == 0, low = (i & j) == 0; /* i below its partner i ^ j */
+        perm[i] = LLVMConstInt(L->t_i32, (unsigned)(i ^ j), 0);
+        pick[i] = LLVMConstInt(L->t_i32, (unsigned)(low == asc ? i : n + i), 0);
+      }
+      LLVMValueRef w = LLVMBuildShuffleVector(b, v, LLVMGetPoison(vt),
+                                              LLVMConstVector(perm, (unsigned)n), "");
+      LLVMValueRef args[2] = {v, w};
+      LLVMValueRef mn = pto__lower_call_intrinsic(L, "llvm.umin", &vt, 1, args, 2, "");
+      LLVMValueRef mx = pto__lower_call_intrinsic(L, "llvm.umax", &vt, 1, args, 2, "");
+      v = LLVMBuildShuffleVector(b, mn, mx, LLVMConstVector(pick, (unsigned)n), "");
+    }
+  return v;
+}
+
+/* One row: keys into buf[0] (whose tail up to a multiple of the network's width holds
+ * UINT64_MAX, above every key: see lower_sort_idx), each run of that width sorted by the
+ * network in vector registers (the whole row up to 64 columns), then the merges from runs of
+ * that width up. */
 static void sort_row_merge(lw *L, const lw_tile *a, const lw_tile *t, LLVMValueRef row,
                            LLVMValueRef buf[2], int desc) {
   LLVMBuilderRef b = L->b;
@@ -580,10 +621,21 @@ static void sort_row_merge(lw *L, const lw_tile *a, const lw_tile *t, LLVMValueR
   LLVMValueRef key = sort_key32(L, a->dt, pto__lower_load_c(L, a, add(L, row, c)), desc);
   LLVMBuildStore(b, LLVMBuildOr(b, key, c, ""), LLVMBuildInBoundsGEP2(b, L->t_i64, buf[0], &c, 1, ""));
   pto__lower_loop_end(L, &lc);
+  int n = sort_net_width(C);
+  LLVMTypeRef vt = LLVMVectorType(L->t_i64, (unsigned)n);
+  LLVMValueRef r =
+      pto__lower_loop_begin(L, &lc, i64c(L, 0), i64c(L, (C + n - 1) / n), "msort.net");
+  LLVMValueRef off = mul(L, r, i64c(L, n));
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(b, L->t_i64, buf[0], &off, 1, "");
+  LLVMValueRef run = LLVMBuildLoad2(b, vt, p, "");
+  LLVMSetAlignment(run, 8);
+  LLVMValueRef st = LLVMBuildStore(b, sort_net(L, run, n), p);
+  LLVMSetAlignment(st, 8);
+  pto__lower_loop_end(L, &lc);
   int from = 0;
   LLVMValueRef ip = pto__lower_entry_alloca(L, L->t_i64, "msort.i");
   LLVMValueRef jp = pto__lower_entry_alloca(L, L->t_i64, "msort.j");
-  for (int64_t w = 1; w < C; w *= 2, from ^= 1) {
+  for (int64_t w = n; w < C; w *= 2, from ^= 1) {
     LLVMValueRef src = buf[from], dst = buf[from ^ 1];
     LLVMValueRef lo = pto__lower_loop_begin(L, &lm, i64c(L, 0), i64c(L, (C + 2 * w - 1) / (2 * w)),
                                             "msort.run");
@@ -626,13 +678,22 @@ static void lower_sort_idx(lw *L, const pto_ir_stmt *s) {
   if (pto_dtype_size(a->dt) <= 4) {
     const pto_ir_arg *oa = pto__lower_kwarg(s, "order");
     int asc = oa && oa->kind == PTO_ARG_WORD && strcmp(oa->str, "asc") == 0;
-    LLVMTypeRef at = LLVMArrayType2(L->t_i64, (uint64_t)a->cols + 1);
+    int64_t nw = sort_net_width(a->cols), padded = (a->cols + nw - 1) / nw * nw;
+    LLVMTypeRef at = LLVMArrayType2(L->t_i64, (uint64_t)padded + 1);
     LLVMValueRef buf[2] = {pto__lower_entry_alloca(L, at, "msort.a"),
                            pto__lower_entry_alloca(L, at, "msort.b")};
-    /* the element past the end is read (never chosen) when a run is used up */
-    LLVMValueRef end = i64c(L, a->cols);
-    for (int k = 0; k < 2; k++)
-      LLVMBuildStore(L->b, i64c(L, 0), LLVMBuildInBoundsGEP2(L->b, L->t_i64, buf[k], &end, 1, ""));
+    /* the columns up to the network width's multiple: UINT64_MAX, above every key (a key's low half
+     * is its column, below 2^31), so the network leaves them last and no row ever writes them;
+     * the element past the end is read (never chosen) when a run is used up */
+    for (int64_t e = a->cols; e <= padded; e++) {
+      LLVMValueRef ev = i64c(L, e);
+      for (int k = 0; k < 2; k++)
+        LLVMBuildStore(L->b, i64c(L, -1), LLVMBuildInBoundsGEP2(L->b, L->t_i64, buf[k], &ev, 1, ""));
+    }
+    if (pto__lower_host_has("+avx512f")) /* the network's <n x i64> in zmm, not ymm, registers */
+      LLVMAddAttributeAtIndex(
+          L->fn, LLVMAttributeFunctionIndex,
+          LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
     lw_loop li;
     LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, a->rows), "msort.row");
     sort_row_merge(L, a, t, mul(L, i, i64c(L, a->cols)), buf, !asc);

@@ -17,8 +17,18 @@
  *   (d) the same with bf16 A and B into f32 C (matmul_bf16.ptir) against cblas_sbgemm of the
  *       OpenBLAS named by PTO_BENCH_SBGEMM_LIB (Debian's exports none; bench/kernels/sbgemm_peer.sh
  *       builds one from Debian's source; skipped without it).
- * Both matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's
- * numbers).
+ *   (e) the decode step's products, y = x W with x of M = 1 and M = 8 rows and W a
+ *       [DECODE_K, DECODE_K] f32 weight (matmul_decode.ptir; DECODE_K = 4096 unless
+ *       PTO_BENCH_DECODE_K says otherwise), against OpenBLAS cblas_sgemv (M = 1) and cblas_sgemm
+ *       (M = 8), and the limit: memcpy of W's bytes on as many threads (a product that reads W
+ *       once can go no faster than the memory delivers W). Every contender starts with W out of
+ *       the cache, and W is on transparent huge pages for all of them as for the runtime. With
+ *       NCORES = 1 the contenders in this thread are timed by its CPU time. A variant of the
+ *       program (PTO_BENCH_KERNELS_DIR) with another task width names it in
+ *       PTO_BENCH_DECODE_BN (default 256).
+ * The matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's
+ * numbers). PTO_BENCH_KERNELS_ONLY, when set, is a comma-separated list of the sections to run
+ * (ew, softmax, matmul, bf16, decode); all of them otherwise.
  *
  * Each pto program is measured two ways:
  *   "pto, runtime": a launch on a sim worker with NCORES cores and device tensors resident (no
@@ -38,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "peers.h"
@@ -66,9 +77,32 @@ static void *xalloc(size_t bytes) {
   return p;
 }
 
+/* xalloc on transparent huge pages where the system gives them on request (madvise mode), as
+ * the sim runtime's device memory is (runtime/devmem.c): a contender streaming W from 4 KiB
+ * pages pays a page walk every 4 KiB, which the runtime's tasks do not. */
+static void *xalloc_huge(size_t bytes) {
+  size_t huge = 2u << 20, n = (bytes + huge - 1) / huge * huge;
+  void *p = aligned_alloc(huge, n);
+  if (!p) {
+    fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
+    exit(1);
+  }
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* CPU time of the calling thread: time spent descheduled on a shared machine does not count. */
+static double cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
@@ -699,15 +733,184 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores, int bf1
   free(a), free(b), free(c), free(d), free(a16), free(b16);
 }
 
+/* ---- (e) the decode step's products ------------------------------------------------------- */
+
+typedef void (*sgemv_fn)(int order, int trans, int m, int n, float alpha, const float *a, int lda,
+                         const float *x, int incx, float beta, float *y, int incy);
+
+typedef struct dec_ctx {
+  pto_kernel_fn fn;
+  const float *x, *w;
+  float *y;
+  int64_t m, k, n;
+  uint64_t scratch_bytes;
+} dec_ctx;
+
+#define DEC_BN 256 /* the columns of y one task of matmul_decode.ptir computes */
+
+/* DEC_BN, or PTO_BENCH_DECODE_BN for a variant of the program (PTO_BENCH_KERNELS_DIR) */
+static int64_t dec_bn(void) {
+  const char *e = getenv("PTO_BENCH_DECODE_BN");
+  return e && *e ? atol(e) : DEC_BN;
+}
+
+static void dec_part(void *p, int part, int nparts) {
+  dec_ctx *x = p;
+  pto_core_ctx ctx = {.core_id = part, .ncores = nparts, .scratch_size = x->scratch_bytes};
+  ctx.scratch = xalloc(x->scratch_bytes);
+  int64_t bn = dec_bn();
+  for (int64_t j = part; j < x->n / bn; j += nparts) {
+    pto_kernel_tensor t[3] = {ktensor(x->x, x->m, x->k, x->k),
+                              ktensor(x->w + j * bn, x->k, bn, x->n),
+                              ktensor(x->y + j * bn, x->m, bn, x->n)};
+    run_kernel(x->fn, t, NULL, &ctx);
+  }
+  free(ctx.scratch);
+}
+
+/* y = x W, x [m, k], W [k, n]: the same reps interleaved, pto (runtime and direct), OpenBLAS and
+ * memcpy of W, each after evict_caches. With one thread (ncores 1) every contender but the
+ * runtime runs in this thread, timed by its CPU time (cpu_ms), which time spent descheduled on a
+ * loaded machine does not inflate; the runtime row stays its device wall. */
+static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncores) {
+  char config[768] = "";
+  void *lib = open_blas(NULL, ncores, config, sizeof config);
+  sgemv_fn sgemv = lib && m == 1 ? (sgemv_fn)dlsym(lib, "cblas_sgemv") : NULL;
+  sgemm_fn sgemm = lib && m > 1 ? (sgemm_fn)dlsym(lib, "cblas_sgemm") : NULL;
+  int have_peer = sgemv || sgemm;
+  int64_t n = k;
+  size_t wn = (size_t)(k * n), xn = (size_t)(m * k), yn = (size_t)(m * n);
+  float *x = xalloc(xn * 4), *wt = xalloc_huge(wn * 4), *yd = xalloc(yn * 4),
+        *yp = xalloc(yn * 4), *wc = xalloc_huge(wn * 4);
+  fill(x, xn, 6, -1, 1);
+  fill(wt, wn, 7, -1, 1);
+  memset(yd, 0, yn * 4);
+  memset(yp, 0, yn * 4);
+  memset(wc, 0, wn * 4);
+  pto_program *p = compile("matmul_decode.ptir", m == 1 ? "m1" : "m8");
+  pto_handle *h = NULL;
+  CHECK(pto_worker_register(w, p, &h));
+  pto_device_tensor *dx = dev_tensor(w, m, k, x), *dw = dev_tensor(w, k, n, wt),
+                    *dy = dev_tensor(w, m, n, NULL);
+  pto_arg args[3] = {pto_arg_device(dx), pto_arg_device(dw), pto_arg_device(dy)};
+  dec_ctx dk = {.fn = kernel_of(p, m == 1 ? "gemv_1" : "gemm_8"),
+                .x = x,
+                .w = wt,
+                .y = yd,
+                .m = m,
+                .k = k,
+                .n = n,
+                .scratch_bytes = pto_program_scratch_bytes(p)};
+  peer_ctx cp = {.what = 0, .a = wt, .c = wc, .rows = k, .cols = n};
+  int K = (int)k, N = (int)n, M = (int)m;
+#define PEER()                                                                                     \
+  do {                                                                                             \
+    if (sgemv) sgemv(101, 112, K, N, 1, wt, N, x, 1, 0, yp, 1);                                    \
+    if (sgemm) sgemm(101, 111, 111, M, N, K, 1, x, K, wt, N, 0, yp, N);                            \
+  } while (0)
+  char bname[64];
+  snprintf(bname, sizeof bname, "%s: OpenBLAS", m == 1 ? "sgemv" : "sgemm");
+  bstat s_b = {.name = bname}, s_p = {.name = "pto, runtime (device wall)"},
+        s_d = {.name = "pto, kernel direct"}, s_m = {.name = "limit: memcpy of W"};
+  PEER();
+  launch(h, w, args, 3);
+  peer_parallel(ncores, dec_part, &dk);
+  peer(&cp, ncores);
+  double (*clk)(void) = ncores == 1 ? cpu_ms : now_ms;
+  for (int r = 0; r < reps; r++) {
+    double t0;
+    if (have_peer) {
+      evict_caches();
+      t0 = clk();
+      PEER();
+      add(&s_b, clk() - t0);
+    }
+    evict_caches();
+    add(&s_p, launch(h, w, args, 3));
+    evict_caches();
+    t0 = clk();
+    peer_parallel(ncores, dec_part, &dk);
+    add(&s_d, clk() - t0);
+    evict_caches();
+    t0 = clk();
+    peer_parallel(ncores, peer_part, &cp);
+    add(&s_m, clk() - t0);
+  }
+#undef PEER
+  float *got = xalloc(yn * 4);
+  dev_read(w, dy, got, yn);
+  compare("decode: pto kernel direct vs pto runtime", yd, got, yn, 1e-30, 0);
+  if (have_peer) compare("decode: pto runtime vs OpenBLAS", got, yp, yn, (double)k / 16, 1e-5);
+  /* every entry: the interpreter's numbers (fmaf in k order) bit for bit */
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      float f = 0;
+      for (int64_t q = 0; q < k; q++)
+        f = fmaf(x[i * k + q], wt[q * n + j], f);
+      if (memcmp(&f, &got[i * n + j], sizeof f)) {
+        fprintf(stderr, "decode: [%lld,%lld] is %a, the fmaf chain in k order %a\n",
+                (long long)i, (long long)j, (double)got[i * n + j], (double)f);
+        exit(1);
+      }
+    }
+  printf("check %-44s bit-identical ok\n", "decode: every entry vs fmaf in k order");
+  char title[200];
+  snprintf(title, sizeof title,
+           "(e) decode product, [%lld, %lld] x [%lld, %lld] f32, %d threads/cores, %d reps; "
+           "rate = GB/s of W (%.0f MiB)%s",
+           (long long)m, (long long)k, (long long)k, (long long)n, ncores, reps,
+           (double)wn * 4 / 1048576,
+           ncores == 1 ? "; one thread: CPU time, but the runtime's device wall" : "");
+  table_header(title, "OpenBLAS");
+  double wbytes = (double)wn * 4; /* row(): work / ms / 1e6, GB/s */
+  if (have_peer)
+    row(&s_b, wbytes, "GB/s", &s_b);
+  else
+    printf("| OpenBLAS not found (apt-get install libopenblas-dev): skipped |\n");
+  row(&s_p, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  row(&s_d, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  row(&s_m, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  printf("pto's time / the limit's (memcpy of W): runtime min %.2fx median %.2fx, direct min "
+         "%.2fx median %.2fx\n",
+         stat_min(&s_p) / stat_min(&s_m), stat_median(&s_p) / stat_median(&s_m),
+         stat_min(&s_d) / stat_min(&s_m), stat_median(&s_d) / stat_median(&s_m));
+  if (have_peer) printf("\nOpenBLAS: %s\n", config);
+  free(got);
+  CHECK(pto_worker_free_tensor(w, dx));
+  CHECK(pto_worker_free_tensor(w, dw));
+  CHECK(pto_worker_free_tensor(w, dy));
+  pto_handle_unregister(h);
+  pto_program_release(p);
+  free(x), free(wt), free(yd), free(yp), free(wc);
+}
+
+/* Is section name to run (PTO_BENCH_KERNELS_ONLY unset, or naming it)? */
+static int wanted(const char *name) {
+  const char *only = getenv("PTO_BENCH_KERNELS_ONLY");
+  if (!only || !*only) return 1;
+  size_t n = strlen(name);
+  for (const char *c = only; *c;) {
+    const char *e = strchr(c, ',');
+    size_t len = e ? (size_t)(e - c) : strlen(c);
+    if (len == n && !strncmp(c, name, n)) return 1;
+    if (!e) break;
+    c = e + 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   long ew = argc > 1 ? atol(argv[1]) : 4096, sm = argc > 2 ? atol(argv[2]) : 4096,
        mm = argc > 3 ? atol(argv[3]) : 1024, reps = argc > 4 ? atol(argv[4]) : 10;
   int ncores = argc > 5 ? atoi(argv[5]) : 2;
+  const char *dks = getenv("PTO_BENCH_DECODE_K");
+  long decode_k = dks && *dks ? atol(dks) : 4096;
   if (ew < 256 || ew % 256 || sm < 64 || sm % 64 || mm < MM_BN || mm % MM_BN || reps < 1 ||
-      reps > MAX_REPS || ncores < 1) {
+      reps > MAX_REPS || ncores < 1 || decode_k < DEC_BN || decode_k % DEC_BN) {
     fprintf(stderr,
             "usage: bench_kernels [EW_N [SOFTMAX_M [MATMUL_N [REPS [NCORES]]]]]\n"
-            "  EW_N a multiple of 256, SOFTMAX_M of 64, MATMUL_N of 256; REPS 1..%d\n",
+            "  EW_N a multiple of 256, SOFTMAX_M of 64, MATMUL_N of 256; REPS 1..%d;\n"
+            "  PTO_BENCH_DECODE_K a multiple of 256\n",
             MAX_REPS);
     return 2;
   }
@@ -723,7 +926,8 @@ int main(int argc, char **argv) {
   const char *ssb = getenv("PTO_BENCH_STREAM_STORE_BYTES");
   if (ssb && *ssb) g_stream_store_bytes = strtoull(ssb, NULL, 0);
   cfg.stream_store_bytes = g_stream_store_bytes;
-  uint64_t need = 3 * (uint64_t)ew * (uint64_t)ew * 4;
+  uint64_t need = 3 * (uint64_t)ew * (uint64_t)ew * 4, dneed = 2 * (uint64_t)decode_k * decode_k * 4;
+  need = need > dneed ? need : dneed;
   cfg.device_memory_bytes = need + (256u << 20);
   pto_worker *w = NULL;
   CHECK(pto_worker_open(&cfg, &w));
@@ -731,10 +935,14 @@ int main(int argc, char **argv) {
          "past the cache from %llu bytes of a task's buffers\n",
          ew, sm, mm, reps, ncores, pto_worker_core_count(w), cfg.aic_cores, cfg.aiv_cores,
          (unsigned long long)g_stream_store_bytes);
-  bench_elementwise(w, ew, (int)reps, ncores);
-  bench_softmax(w, sm, (int)reps, ncores);
-  bench_matmul(w, mm, (int)reps, ncores, 0);
-  bench_matmul(w, mm, (int)reps, ncores, 1);
+  if (wanted("ew")) bench_elementwise(w, ew, (int)reps, ncores);
+  if (wanted("softmax")) bench_softmax(w, sm, (int)reps, ncores);
+  if (wanted("matmul")) bench_matmul(w, mm, (int)reps, ncores, 0);
+  if (wanted("bf16")) bench_matmul(w, mm, (int)reps, ncores, 1);
+  if (wanted("decode")) {
+    bench_decode(w, 1, decode_k, (int)reps, ncores);
+    bench_decode(w, 8, decode_k, (int)reps, ncores);
+  }
   pto_worker_close(w);
   return 0;
 }

@@ -5,7 +5,8 @@
 # test pto), builds the sbgemm peer once on CPUs with avx512_bf16 (sbgemm_peer.sh), builds
 # bench_kernels, prints the machine (CPU model, family/model, flags) and its load, then runs the
 # benchmark with the sizes of the issue: elementwise 4096x4096, softmax 4096x1024, matmul 1024^3
-# (f32, and bf16 into f32). A private cache dir keeps the compile out of the timings and away
+# (f32, and bf16 into f32), and the decode step's products [1|8, 4096] x [4096, 4096] f32
+# (PTO_BENCH_KERNELS_ONLY=decode runs those alone). A private cache dir keeps the compile out of the timings and away
 # from other caches.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -48,35 +48,38 @@ extern "C" {
 #define PTO_MATHF_LOG_OFF 0x3fe6a09e667f3bcdLL        /* bits of sqrt(1/2) as a double */
 #define PTO_MATHF_LOG_TERMS 6                         /* 2/(2i+1), i = 0..5 */
 
-/* sin/cos (f32 in, computed in double, rounded once). x = k pi/2 + r with k = round(x 2/pi) (the
- * 1.5*2^52 shift trick on the double product) and r = x - k pi/2 by three fmas over pi/2 split
- * in three doubles (Cody-Waite; each fma rounds once, so r is within ~2^-100 relative of the
- * true remainder for |x| <= 2^20, where |k| < 2^20); |r| <= pi/4. sin r and cos r are Taylor
- * polynomials in z = r^2 (truncation <= 3e-9 relative, 0.05 f32 ulp), evaluated with fmas; the
- * quadrant q = k mod 4 (k - 4 floor(k/4), in double: no integer conversion, so NaN and huge k
- * stay defined) picks sin or cos of r and the sign; cos(x) is sin's rule with q + 1. One
- * rounding of the double result to f32: within 1 ulp of the correctly rounded value for
- * |x| <= 2^20 (test_mathf sweeps it against long double: at most 1 ulp, 0.02% of inputs not
- * correctly rounded). Past 2^20 the result is deterministic (the same operations everywhere) but
- * not accurate, and past ~2^51 not bounded (the shift trick no longer rounds k); inf and NaN
- * give the quiet NaN 0x7fc00000. */
+/* sin/cos (f32 in; the reduction in double, the polynomials in f32). x = k pi/2 + r with
+ * k = round(x 2/pi) (the 1.5*2^52 shift trick on the double product: kf = fma(x, 2/pi, SHIFT52),
+ * k = kf - SHIFT52) and r = x - k pi/2 by two fmas over pi/2 split in two doubles (Cody-Waite;
+ * for |x| <= 2^20, |k| < 2^20, the dropped tail k (pi/2 - PIO2_1 - PIO2_2) is below 2^-85, and
+ * each fma rounds once, so r is within ~2^-52 relative of the true remainder); |r| <= pi/4. r is
+ * rounded to f32 once (0.5 ulp), and sin r and cos r are Taylor polynomials in z = r^2 in f32
+ * (truncation <= 2e-9 relative, 0.03 ulp), both evaluated with fmas, so that compiled code holds
+ * 16 lanes per 512-bit vector for them. The quadrant q = k mod 4 comes from kf's low bits (k's
+ * two's complement: SHIFT52's low 51 bits are zero), plus 1 for cos: bit 0 picks cos r over
+ * sin r, bit 1 flips the sign (an xor of the sign bit). The rounded r and the f32 polynomials
+ * bring the error to at most 2 ulp of the correctly rounded value for |x| <= 2^20, PTIR.md's
+ * bound (test_mathf sweeps it against long double and prints the worst case and how many inputs
+ * are not correctly rounded). Past 2^20 the result is deterministic (the same operations
+ * everywhere) but not accurate, and past ~2^51 not bounded (the shift trick no longer rounds k);
+ * inf and NaN give the quiet NaN 0x7fc00000. */
 #define PTO_MATHF_2_OVER_PI 0x1.45f306dc9c883p-1       /* 2 / pi */
 #define PTO_MATHF_SHIFT52 0x1.8p52                     /* adding it rounds a double to an integer */
-#define PTO_MATHF_PIO2_1 0x1.921fb54442d18p+0          /* pi/2 = PIO2_1 + PIO2_2 + PIO2_3 */
+#define PTO_MATHF_PIO2_1 0x1.921fb54442d18p+0          /* pi/2 ~= PIO2_1 + PIO2_2 */
 #define PTO_MATHF_PIO2_2 0x1.1a62633145c07p-54
-#define PTO_MATHF_PIO2_3 (-0x1.f1976b7ed8fbcp-110)
 #define PTO_MATHF_SIN_TERMS 4                          /* sin r = r + r z (s0 + z (s1 + ...)) */
 #define PTO_MATHF_COS_TERMS 5                          /* cos r = 1 + z (c0 + z (c1 + ...)) */
 
 /* Coefficient i of sin's and cos's polynomials in z = r^2 (Taylor: (-1)^(i+1) / (2i+3)! and
- * (-1)^(i+1) / (2i+2)!), double. */
-static inline double pto_mathf_sin_coef(int i) {
-  static const double c[PTO_MATHF_SIN_TERMS] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
+ * (-1)^(i+1) / (2i+2)!, rounded to f32). */
+static inline float pto_mathf_sin_coef(int i) {
+  static const float c[PTO_MATHF_SIN_TERMS] = {(float)(-1.0 / 6), (float)(1.0 / 120),
+                                               (float)(-1.0 / 5040), (float)(1.0 / 362880)};
   return c[i];
 }
-static inline double pto_mathf_cos_coef(int i) {
-  static const double c[PTO_MATHF_COS_TERMS] = {-1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320,
-                                                -1.0 / 3628800};
+static inline float pto_mathf_cos_coef(int i) {
+  static const float c[PTO_MATHF_COS_TERMS] = {-0.5f, (float)(1.0 / 24), (float)(-1.0 / 720),
+                                               (float)(1.0 / 40320), (float)(-1.0 / 3628800)};
   return c[i];
 }
 

@@ -938,13 +938,17 @@ static void gen_expand(void) {
 static void gen_matmul(void) {
   static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_F16, PTO_DTYPE_BF16,
                                   PTO_DTYPE_I8,  PTO_DTYPE_U8,  PTO_DTYPE_I32};
+  /* M = 1, 2, 3 and 6: the last M mod 4 rows run register blocks of their own (1 x 48, 2 x 32,
+   * 3 x 48, beside 4-row blocks for M = 6); 6 x 16 x 112 also has a 4-row edge whose 48-column
+   * part is not a multiple of 32 columns (it lost 16 columns once: M = 4, N = 48 likewise) */
   static const int64_t mkn[][3] = {{1, 1, 1},    {5, 7, 19},  {8, 16, 32}, {13, 9, 35},
-                                   {32, 64, 48}, {1, 40, 64}, {64, 8, 1},  {12, 40, 40}};
+                                   {32, 64, 48}, {1, 40, 64}, {64, 8, 1},  {12, 40, 40},
+                                   {2, 17, 80},  {3, 24, 96}, {6, 16, 112}};
   for (int d = 0; d < (int)(sizeof dts / sizeof dts[0]); d++)
     for (int sh = 0; sh < (int)(sizeof mkn / sizeof mkn[0]); sh++)
       for (int acc = 0; acc < 3; acc++) {
         pto_dtype dt = dts[d];
-        if (acc && sh != 3 && sh != 4) continue;
+        if (acc && sh != 3 && sh != 4 && sh != 10) continue;
         const char *dn = pto_dtype_name(dt);
         const char *on = pto_dtype_is_float(dt) ? "f32" : "i32";
         pto_dtype odt = pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32;
@@ -1675,15 +1679,19 @@ static tcase *struct_case(const char *kname, const char *name) {
 static void gen_struct_reduce(void) {
   static const char *ops[] = {"row_prod",   "col_prod",   "row_argmax", "row_argmin",
                               "col_argmax", "col_argmin", "sort_idx",   "sort_idx_asc"};
-  static const shape_case shapes[] = {{7, 13, 7, 13}, {16, 32, 11, 29}, {32, 64, 32, 64}};
+  /* sort only: 4x40 (3x37 valid: a 64-lane sorting network over padding) and 2x100 (a full run
+   * of 64 and a padded one, then a merge) */
+  static const shape_case shapes[] = {{7, 13, 7, 13},  {16, 32, 11, 29}, {32, 64, 32, 64},
+                                      {4, 40, 3, 37}, {2, 100, 2, 97}};
   /* ties: small integers without NaN (a row of D_SPECIAL almost always holds one) */
   for (int ties = 0; ties < 2; ties++)
   for (int o = 0; o < 8; o++)
     for (int d = 0; d < N_ALL_DTYPES; d++)
-      for (int sh = 0; sh < 3; sh++) {
+      for (int sh = 0; sh < 5; sh++) {
         pto_dtype dt = k_all_dtypes[d];
         const shape_case *S = &shapes[sh];
         if (sh == 2 && o < 6 && o != 2 && o != 3) continue; /* 32x64: the benchmarked shapes */
+        if (sh >= 3 && o < 6) continue;
         if (ties && (o < 2 || (dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_I32))) continue;
         const char *dn = pto_dtype_name(dt);
         int sort = o >= 6, row = sort || o == 0 || o == 2 || o == 3, arg = o >= 2;
@@ -3107,7 +3115,7 @@ static void test_lower_exp_log_bit_identical_to_reference(void **state) {
 
 /* tile.sin / tile.cos on f32 against pto_sinf / pto_cosf (base/mathf.c) over a sweep of every
  * 251st f32 (all of them: beyond 2^20, infinities and NaNs too), bit for bit; the loops are
- * vector code (the double fma chain vectorizes). */
+ * vector code (the reduction's double fmas and the polynomials' f32 fmas vectorize). */
 static const char *k_sincos_src =
     "program sc\n"
     "kernel @ksin(%a: tensor[64, 1024] f32, out %c: tensor[64, 1024] f32)"
@@ -3162,6 +3170,7 @@ static void test_lower_sin_cos_bit_identical_to_reference(void **state) {
   char *text = NULL;
   assert_pto_ok(pto__optimize_ll_text(ll, 2, &text));
   assert_non_null(strstr(text, "x double> @llvm.fma.v"));
+  assert_non_null(strstr(text, "x float> @llvm.fma.v"));
   free(text);
   lib_free(L);
 }
