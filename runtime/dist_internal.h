@@ -157,7 +157,7 @@ void pto__dist_shm_fini(pto__dist_shm *t);
  * memory when Open MPI's backing directory (/dev/shm) is short, with a warning (windows "shared"
  * refuses any fallback). Collective over MPI_COMM_WORLD: the ranks agree on every step, each
  * agreement bounded by timeout_ms (the first, where ranks arrive at their own pace, by at least
- * 120 s); a failure on any rank fails every rank, naming it. -1 with err set on failure. */
+ * 120 s, the others by at least 10 s); a failure on any rank fails every rank, naming it. -1 with err set on failure. */
 int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
                        pto__dist_mpi **out, int *out_rank, int *out_size, char *err,
                        size_t errn);

@@ -21,6 +21,7 @@
  * Opening and closing are agreements (agree()): every rank sends every other a record of what
  * it found (a failure, its configuration, its backing room) and all decide alike, so no rank
  * enters a collective call the others will not, and each agreement ends at PTO_DIST_TIMEOUT_MS
+ * (at least STEP_MIN_MS; the first at least ARRIVE_MIN_MS)
  * naming the ranks that did not arrive. After such a timeout MPI is abandoned: nothing
  * collective is called again, MPI_Finalize included, and mpirun ends the job once this process
  * exits (a rank that left may wait in MPI_Finalize's fence for the others).
@@ -193,8 +194,11 @@ static const char *const k_step_doing[NSTEPS] = {
     "closing the worker",
 };
 /* Ranks that open at their own pace (each compiles or loads its program first) are given at
- * least this long to arrive, as rank 0 gives the chips to start (pto__dist_mpi_proxy_start). */
+ * least this long to arrive, as rank 0 gives the chips to start (pto__dist_mpi_proxy_start). The
+ * later agreements at least STEP_MIN_MS: a rank's own work between two (zeroing its arena on a
+ * loaded host) must not pass for its absence, whatever short dist.wait deadline a run sets. */
 #define ARRIVE_MIN_MS 120000u
+#define STEP_MIN_MS 10000u
 
 typedef struct agree_rec {
   int32_t failed;  /* this rank cannot go on: msg says why */
@@ -234,8 +238,8 @@ static int test_skip(int rank, int step) {
 static int test_skip(int rank, int step) { return 0; }
 #endif
 
-/* Sends mine to every other rank of comm and takes theirs, polling until timeout_ms have
- * passed. Returns every rank's record (all[rank] is mine; the caller frees it), or NULL with
+/* Sends mine to every other rank of comm and takes theirs, polling until timeout_ms (at least
+ * the step's minimum) have passed. Returns every rank's record (all[rank] is mine; the caller frees it), or NULL with
  * err naming the ranks that did not arrive and what this rank was doing; MPI is abandoned then
  * (g_abandoned), and the buffers MPI may still write are left to it. Called only while no other
  * thread of this process calls MPI (open, and close after the proxy and chips have stopped). */
@@ -251,6 +255,8 @@ static agree_rec *agree(MPI_Comm comm, int rank, int size, int step, const agree
     return NULL;
   }
   all[rank] = *mine;
+  const uint32_t min_ms = step == STEP_ARRIVE ? ARRIVE_MIN_MS : STEP_MIN_MS;
+  if (timeout_ms < min_ms) timeout_ms = min_ms;
   int rc = MPI_SUCCESS;
   for (int q = 0; q < size; q++) {
     req[2 * q] = req[2 * q + 1] = MPI_REQUEST_NULL;
@@ -275,11 +281,10 @@ static agree_rec *agree(MPI_Comm comm, int rank, int size, int step, const agree
           n += snprintf(err + n, errn - (size_t)n, "%s %d", missing++ ? "," : "", q);
       if (n >= 0 && (size_t)n < errn)
         snprintf(err + n, errn - (size_t)n,
-                 " did not arrive within %u ms (%s) while this rank was %s: it failed or stopped "
-                 "before agreeing; MPI is left unfinalized so that mpirun ends the job",
-                 timeout_ms,
-                 step == STEP_ARRIVE ? "PTO_DIST_TIMEOUT_MS, at least 120 s for ranks to start"
-                                     : "PTO_DIST_TIMEOUT_MS",
+                 " did not arrive within %u ms (PTO_DIST_TIMEOUT_MS, at least %u s%s) while this "
+                 "rank was %s: it failed or stopped before agreeing; MPI is left unfinalized so "
+                 "that mpirun ends the job",
+                 timeout_ms, min_ms / 1000, step == STEP_ARRIVE ? " for ranks to start" : "",
                  k_step_doing[step]);
       atomic_store(&g_abandoned, 1);
       return NULL; /* all and req stay MPI's: a late record may still land there */
@@ -398,7 +403,7 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeo
   }
   if (test_skip(world_rank, STEP_ARRIVE)) goto skipped;
   all = agree(MPI_COMM_WORLD, world_rank, world_size, STEP_ARRIVE, &mine,
-              timeout_ms > ARRIVE_MIN_MS ? timeout_ms : ARRIVE_MIN_MS, err, errn);
+              timeout_ms, err, errn);
   if (!all) goto fail_early;
   int bad = first_failed(all, world_size);
   for (int q = 1; q < world_size && bad < 0; q++)
@@ -859,7 +864,9 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
   pthread_mutex_lock(&m->mu);
   int bad = send_bytes(m, 0, TAG_DONE, &h, sizeof h, 0);
   pthread_mutex_unlock(&m->mu);
-  if (bad) return -1;
+  /* A chip that did not start gets no command, not even EXIT (rank 0 marks it gone): waiting for
+   * one would keep this rank from the close agreement until the others' deadline. */
+  if (bad || start_err) return -1;
   pto__dist_cmd *cmd = pto_malloc(sizeof *cmd);
   if (!cmd) return -1;
   pto__dist_chip *c = &sh->chips[rank];

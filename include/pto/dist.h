@@ -26,7 +26,7 @@
  * MPI-3 windows (shared windows on one node, MPI_Win_allocate with passive-target one-sided calls
  * across nodes, or MPI_Win_create over each rank's own memory, with a warning, where /dev/shm is
  * too small for shared ones). The ranks agree on each step of open and close, each agreement
- * bounded by wait_timeout_ms (the first by at least 120 s): a rank that does not arrive is named
+ * bounded by wait_timeout_ms (at least 10 s; the first at least 120 s): a rank that does not arrive is named
  * in the others' error, and MPI is then not finalized, so mpirun ends the job.
  * MPI_Init_thread(MPI_THREAD_SERIALIZED) is called if the application has not initialized MPI
  * (which it may do itself, at MPI_THREAD_SERIALIZED or higher); MPI is then finalized at exit.
