@@ -371,6 +371,12 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeo
     snprintf(err, errn, "MPI was finalized in this process already");
     return -1;
   }
+  if (atomic_load(&g_abandoned)) {
+    snprintf(err, errn,
+             "MPI was given up in this process after a rank did not arrive at an agreement: "
+             "start a new job");
+    return -1;
+  }
   MPI_Initialized(&inited);
   if (!inited) {
     rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
