@@ -223,18 +223,24 @@ static void finalize_at_exit(void) {
 static void register_finalize(void) { atexit(finalize_at_exit); }
 
 #ifdef PTO_TEST_HOOKS
-/* PTO_DIST_TEST_MPI_SKIP=RANK:STEP (the test build only, pto_test): rank RANK leaves before
- * agreement STEP (k_step_name), as a rank that failed or stopped there would: the others' wait
- * for it must end at their deadline. */
-static int test_skip(int rank, int step) {
-  static const char *const k_step_name[NSTEPS] = {"arrive", "room",  "shared",
-                                                  "separate", "ready", "close"};
+/* PTO_DIST_TEST_MPI_SKIP=RANK:WHAT (the test build only, pto_test). WHAT a step's name
+ * (k_step_name): rank RANK leaves before that agreement, as a rank that failed or stopped there
+ * would, and the others' wait for it must end at their deadline. WHAT fail-shared: rank RANK does
+ * not enter MPI_Win_allocate_shared and fails as if it had failed inside it, while the others
+ * wait inside it for ever (the hang of #34 item 12): its own wait must end, naming its error. */
+static int test_hook(int rank, const char *what) {
   const char *v = getenv("PTO_DIST_TEST_MPI_SKIP");
   char *end;
   if (!v || strtol(v, &end, 10) != rank || *end != ':') return 0;
-  return strcmp(end + 1, k_step_name[step]) == 0;
+  return strcmp(end + 1, what) == 0;
+}
+static int test_skip(int rank, int step) {
+  static const char *const k_step_name[NSTEPS] = {"arrive", "room",  "shared",
+                                                  "separate", "ready", "close"};
+  return test_hook(rank, k_step_name[step]);
 }
 #else
+static int test_hook(int rank, const char *what) { return 0; }
 static int test_skip(int rank, int step) { return 0; }
 #endif
 
@@ -286,6 +292,9 @@ static agree_rec *agree(MPI_Comm comm, int rank, int size, int step, const agree
                  "that mpirun ends the job",
                  timeout_ms, min_ms / 1000, step == STEP_ARRIVE ? " for ranks to start" : "",
                  k_step_doing[step]);
+      n = (int)strlen(err);
+      if (mine->failed && (size_t)n < errn) /* why this rank could not go on, if it could not */
+        snprintf(err + n, errn - (size_t)n, "; this rank had failed: %s", mine->msg);
       atomic_store(&g_abandoned, 1);
       return NULL; /* all and req stay MPI's: a late record may still land there */
     }
@@ -485,7 +494,10 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeo
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     void *base = NULL;
-    rc = MPI_Win_allocate_shared((MPI_Aint)arena_bytes, 1, info, m->comm, &base, &m->win);
+    if (test_hook(m->rank, "fail-shared"))
+      rc = MPI_ERR_NO_MEM;
+    else
+      rc = MPI_Win_allocate_shared((MPI_Aint)arena_bytes, 1, info, m->comm, &base, &m->win);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
       mine.failed = 1;

@@ -178,6 +178,14 @@ if [ "$MODE" != ucx ]; then
   mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=1000 -x PTO_DIST_TEST_MPI_SKIP=0:$step "$PTO_TEST" run \
     "$P" --devices 2 --dim M=64 --transport mpi &&
     expect_out "MPI rank 1: rank 0 did not arrive within 10000 ms (PTO_DIST_TIMEOUT_MS, at least 10 s) while this rank was allocating"
+  # The hang of the issue itself: rank 1 fails MPI_Win_allocate_shared (the hook: it never enters
+  # it) while rank 0 waits inside that collective call, which nothing can bound. Rank 1's wait
+  # for rank 0 ends at its deadline, naming rank 0 and its own error; mpirun then ends rank 0.
+  if [ "$MODE" = shared ]; then
+    mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=1000 -x PTO_DIST_TEST_MPI_SKIP=1:fail-shared "$PTO_TEST" \
+      run "$P" --devices 2 --dim M=64 --transport mpi &&
+      expect_out "MPI rank 1: rank 0 did not arrive within 10000 ms (PTO_DIST_TIMEOUT_MS, at least 10 s) while this rank was allocating shared windows (MPI_Win_allocate_shared): it failed or stopped before agreeing; MPI is left unfinalized so that mpirun ends the job; this rank had failed: MPI_Win_allocate_shared: MPI_ERR_NO_MEM"
+  fi
 fi
 
 # Ranks that open with different window settings fail at once, every rank naming them, before
