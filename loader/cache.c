@@ -990,13 +990,21 @@ static int test_publish_failure(void) {
   return EIO;
 }
 
-/* PTO_CACHE_TEST_PAUSE=SECONDS: sleep between building an entry and publishing it. */
+/* Between building an entry and publishing it: PTO_CACHE_TEST_PAUSE=SECONDS sleeps;
+ * PTO_CACHE_TEST_GATE=W,R (two inherited pipe fds) writes one byte to W, then waits for one byte
+ * (or end of file) on R, so a test holds the publish until it has done what it means to first. */
 static void test_pause(void) {
   const char *pause = getenv("PTO_CACHE_TEST_PAUSE");
   if (pause && *pause) {
     struct timespec ts = {atoi(pause), 0};
     nanosleep(&ts, NULL);
   }
+  const char *gate = getenv("PTO_CACHE_TEST_GATE");
+  int w, r;
+  char c = 'b';
+  if (gate && sscanf(gate, "%d,%d", &w, &r) == 2 && write(w, &c, 1) == 1)
+    while (read(r, &c, 1) < 0 && errno == EINTR) {
+    }
 }
 #else
 static int test_publish_failure(void) { return 0; }

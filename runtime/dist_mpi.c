@@ -14,7 +14,17 @@
  * (Open MPI's UCX one-sided component cannot give shared windows), MPI_Win_allocate with a
  * passive-target lock_all epoch: remote_load = MPI_Get + flush, remote_store = MPI_Put + flush,
  * notify = MPI_Accumulate (SUM or REPLACE) + flush, and a wait polls its own element with
- * MPI_Fetch_and_op(MPI_NO_OP), which also drives MPI's progress.
+ * MPI_Fetch_and_op(MPI_NO_OP), which also drives MPI's progress. Both allocations put the node's
+ * arenas in Open MPI's backing directory (/dev/shm); where it is short, the separate windows are
+ * MPI_Win_create over each process's own memory instead (a warning says so).
+ *
+ * Opening and closing are agreements (agree()): every rank sends every other a record of what
+ * it found (a failure, its configuration, its backing room) and all decide alike, so no rank
+ * enters a collective call the others will not, and each agreement ends at PTO_DIST_TIMEOUT_MS
+ * (at least STEP_MIN_MS; the first at least ARRIVE_MIN_MS)
+ * naming the ranks that did not arrive. After such a timeout MPI is abandoned: nothing
+ * collective is called again, MPI_Finalize included, and mpirun ends the job once this process
+ * exits (a rank that left may wait in MPI_Finalize's fence for the others).
  *
  * Threads: rank 0's proxy and host threads and every chip's core threads may call MPI, one at a
  * time under one mutex (MPI_THREAD_SERIALIZED, checked; Open MPI's osc pt2pt refuses window
@@ -26,11 +36,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dist_internal.h"
+#include "runtime_internal.h"
 
 #if PTO_MPI
 #include <mpi.h>
@@ -55,6 +67,8 @@ struct pto__dist_mpi {
   int rank, size, shared;
   uint8_t *arena;
   uint64_t arena_size;
+  void *own_arena; /* the arena's memory when it is this process's own (MPI_Win_create) */
+  uint32_t timeout_ms; /* each agreement's deadline (PTO_DIST_TIMEOUT_MS) */
   /* rank 0's proxy */
   pto__dist_shared *sh;
   pthread_t proxy;
@@ -66,14 +80,6 @@ struct pto__dist_mpi {
   int nreqs, capreqs;
   char err[PTO__DIST_MSG];
 };
-
-static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
-static void finalize_at_exit(void) {
-  int fin = 0;
-  MPI_Finalized(&fin);
-  if (!fin) MPI_Finalize();
-}
-static void register_finalize(void) { atexit(finalize_at_exit); }
 
 static void mpi_msg(char *out, size_t n, const char *what, int code) {
   char es[MPI_MAX_ERROR_STRING];
@@ -174,30 +180,210 @@ int pto__dist_mpi_read(pto__dist_mpi *m, uint64_t disp, int32_t *out, char *deta
 
 /* ---- session -------------------------------------------------------------------------- */
 
-/* Whether Open MPI's directory for shared windows' backing files ($OMPI_MCA_osc_sm_backing_
- * directory, else /dev/shm) has need bytes free; 1 when it cannot be told (then MPI tries). */
-static int shm_room(uint64_t need, char *why, size_t n) {
+/* Every agreement of open and close (a step): each rank sends its record to every other and
+ * decides from all of them the same way. Each has a tag of its own, so a late record of an
+ * agreement that was given up can never be taken for the next one's. */
+enum { STEP_ARRIVE, STEP_ROOM, STEP_SHARED, STEP_SEPARATE, STEP_READY, STEP_CLOSE, NSTEPS };
+enum { TAG_AGREE = 7310 };
+static const char *const k_step_doing[NSTEPS] = {
+    "starting the MPI transport (every rank opening its worker)",
+    "checking the room for the window arena",
+    "allocating shared windows (MPI_Win_allocate_shared)",
+    "allocating separate windows",
+    "waiting for every rank's window arena to be zeroed",
+    "closing the worker",
+};
+/* Ranks that open at their own pace (each compiles or loads its program first) are given at
+ * least this long to arrive, as rank 0 gives the chips to start (pto__dist_mpi_proxy_start). The
+ * later agreements at least STEP_MIN_MS: a rank's own work between two (zeroing its arena on a
+ * loaded host) must not pass for its absence, whatever short dist.wait deadline a run sets. */
+#define ARRIVE_MIN_MS 120000u
+#define STEP_MIN_MS 10000u
+
+typedef struct agree_rec {
+  int32_t failed;  /* this rank cannot go on: msg says why */
+  int32_t windows; /* its PTO_MPI_WINDOWS: 0 unset, 1 shared, 2 separate */
+  int32_t room;    /* its backing directory (msg) has room for the node's arenas */
+  int32_t pad;
+  uint64_t arena, need, avail;
+  char msg[384];
+} agree_rec;
+
+/* Set when an agreement timed out: a rank is missing, so a collective call (MPI_Finalize's
+ * fence included) could wait for it for ever. Nothing more is freed collectively, and MPI is
+ * not finalized at exit; mpirun then ends the job when this process exits. */
+static _Atomic int g_abandoned;
+
+static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
+static void finalize_at_exit(void) {
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (!fin && !atomic_load(&g_abandoned)) MPI_Finalize();
+}
+static void register_finalize(void) { atexit(finalize_at_exit); }
+
+#ifdef PTO_TEST_HOOKS
+/* PTO_DIST_TEST_MPI_SKIP=RANK:WHAT (the test build only, pto_test). WHAT a step's name
+ * (k_step_name): rank RANK leaves before that agreement, as a rank that failed or stopped there
+ * would, and the others' wait for it must end at their deadline. WHAT fail-shared: rank RANK does
+ * not enter MPI_Win_allocate_shared and fails as if it had failed inside it, while the others
+ * wait inside it for ever (the hang of #34 item 12): its own wait must end, naming its error. */
+static int test_hook(int rank, const char *what) {
+  const char *v = getenv("PTO_DIST_TEST_MPI_SKIP");
+  char *end;
+  if (!v || strtol(v, &end, 10) != rank || *end != ':') return 0;
+  return strcmp(end + 1, what) == 0;
+}
+static int test_skip(int rank, int step) {
+  static const char *const k_step_name[NSTEPS] = {"arrive", "room",  "shared",
+                                                  "separate", "ready", "close"};
+  return test_hook(rank, k_step_name[step]);
+}
+#else
+static int test_hook(int rank, const char *what) { return 0; }
+static int test_skip(int rank, int step) { return 0; }
+#endif
+
+/* Sends mine to every other rank of comm and takes theirs, polling until timeout_ms (at least
+ * the step's minimum) have passed. Returns every rank's record (all[rank] is mine; the caller frees it), or NULL with
+ * err naming the ranks that did not arrive and what this rank was doing; MPI is abandoned then
+ * (g_abandoned), and the buffers MPI may still write are left to it. Called only while no other
+ * thread of this process calls MPI (open, and close after the proxy and chips have stopped). */
+static agree_rec *agree(MPI_Comm comm, int rank, int size, int step, const agree_rec *mine,
+                        uint32_t timeout_ms, char *err, size_t errn) {
+  agree_rec *all = pto_calloc((size_t)size, sizeof *all);
+  MPI_Request *req = pto_calloc(2 * (size_t)size, sizeof *req);
+  if (!all || !req) {
+    free(all);
+    free(req);
+    snprintf(err, errn, "MPI rank %d: out of memory while %s", rank, k_step_doing[step]);
+    atomic_store(&g_abandoned, 1); /* the others will wait for this rank in vain */
+    return NULL;
+  }
+  all[rank] = *mine;
+  const uint32_t min_ms = step == STEP_ARRIVE ? ARRIVE_MIN_MS : STEP_MIN_MS;
+  if (timeout_ms < min_ms) timeout_ms = min_ms;
+  int rc = MPI_SUCCESS;
+  for (int q = 0; q < size; q++) {
+    req[2 * q] = req[2 * q + 1] = MPI_REQUEST_NULL;
+    if (q == rank || rc != MPI_SUCCESS) continue;
+    rc = MPI_Irecv(&all[q], sizeof *all, MPI_BYTE, q, TAG_AGREE + step, comm, &req[2 * q]);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Isend(&all[rank], sizeof *all, MPI_BYTE, q, TAG_AGREE + step, comm, &req[2 * q + 1]);
+  }
+  uint64_t deadline = pto__rt_now_ns() + (uint64_t)timeout_ms * 1000000ull, idle = 0;
+  for (int pending = 1; pending && rc == MPI_SUCCESS;) {
+    pending = 0;
+    for (int i = 0; i < 2 * size && rc == MPI_SUCCESS; i++) {
+      int done = 1;
+      if (req[i] != MPI_REQUEST_NULL) rc = MPI_Test(&req[i], &done, MPI_STATUS_IGNORE);
+      pending |= !done;
+    }
+    if (!pending || rc != MPI_SUCCESS) break;
+    if (pto__rt_now_ns() > deadline) {
+      int n = snprintf(err, errn, "MPI rank %d: rank", rank), missing = 0;
+      for (int q = 0; q < size; q++)
+        if (req[2 * q] != MPI_REQUEST_NULL && n >= 0 && (size_t)n < errn)
+          n += snprintf(err + n, errn - (size_t)n, "%s %d", missing++ ? "," : "", q);
+      if (n >= 0 && (size_t)n < errn)
+        snprintf(err + n, errn - (size_t)n,
+                 " did not arrive within %u ms (PTO_DIST_TIMEOUT_MS, at least %u s%s) while this "
+                 "rank was %s: it failed or stopped before agreeing; MPI is left unfinalized so "
+                 "that mpirun ends the job",
+                 timeout_ms, min_ms / 1000, step == STEP_ARRIVE ? " for ranks to start" : "",
+                 k_step_doing[step]);
+      n = (int)strlen(err);
+      if (mine->failed && (size_t)n < errn) /* why this rank could not go on, if it could not */
+        snprintf(err + n, errn - (size_t)n, "; this rank had failed: %s", mine->msg);
+      atomic_store(&g_abandoned, 1);
+      return NULL; /* all and req stay MPI's: a late record may still land there */
+    }
+    backoff(&idle);
+  }
+  if (rc != MPI_SUCCESS) {
+    char what[160];
+    snprintf(what, sizeof what, "MPI rank %d: exchanging records while %s", rank,
+             k_step_doing[step]);
+    mpi_msg(err, errn, what, rc);
+    atomic_store(&g_abandoned, 1);
+    return NULL;
+  }
+  free(req);
+  return all;
+}
+
+/* The first rank whose record says failed, or -1. */
+static int first_failed(const agree_rec *all, int size) {
+  for (int q = 0; q < size; q++)
+    if (all[q].failed) return q;
+  return -1;
+}
+
+/* Open MPI's directory for the arenas' backing files ($OMPI_MCA_osc_sm_backing_directory, else
+ * /dev/shm), into r->msg, and whether it has r->need bytes free (r->room; 1 when it cannot be
+ * told: then MPI tries). MPI_Win_allocate_shared and, on one node, MPI_Win_allocate both put
+ * every rank's arena there. */
+static void shm_room(agree_rec *r) {
   const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
   if (!dir || !*dir) dir = "/dev/shm";
+  snprintf(r->msg, sizeof r->msg, "%s", dir);
   struct statvfs v;
-  if (statvfs(dir, &v) != 0) return 1;
-  uint64_t avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
-  if (avail >= need) return 1;
-  snprintf(why, n,
-           "the shared window arena needs %llu bytes of %s, which has %llu free: enlarge it (a "
-           "container's --shm-size), or lower PTO_DIST_WINDOW_BYTES (pto_dist_config."
-           "window_bytes)",
-           (unsigned long long)need, dir, (unsigned long long)avail);
+  r->room = 1;
+  if (statvfs(dir, &v) != 0) return;
+  r->avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+  r->room = r->avail >= r->need;
+}
+
+/* Gives up an open that failed: the window is left when not every rank got one (freeing it is
+ * collective over ranks that do not have it), and everything collective once MPI is abandoned. */
+static int open_fail(pto__dist_mpi *m) {
+  if (!atomic_load(&g_abandoned) && m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
+  if (m->own_arena) munmap(m->own_arena, (size_t)m->arena_size);
+  pthread_mutex_destroy(&m->mu);
+  free(m);
+  return -1;
+}
+
+/* The arena over each rank's own memory, for separate windows where the backing directory is
+ * short: MPI_Win_create needs no backing file. */
+static int create_own_window(pto__dist_mpi *m, char *why, size_t n) {
+  void *p = mmap(NULL, (size_t)m->arena_size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    snprintf(why, n, "cannot map a %llu-byte window arena: %s",
+             (unsigned long long)m->arena_size, strerror(errno));
+    return -1;
+  }
+  m->own_arena = p;
+  int rc = MPI_Win_create(p, (MPI_Aint)m->arena_size, 1, MPI_INFO_NULL, m->comm, &m->win);
+  if (rc != MPI_SUCCESS) {
+    mpi_msg(why, n, "MPI_Win_create of the window arena", rc);
+    return -1;
+  }
+  m->arena = p;
   return 0;
 }
 
-int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, pto__dist_mpi **out,
-                       int *out_rank, int *out_size, char *err, size_t errn) {
+static const char *windows_name(int w) {
+  return w == 1   ? "PTO_MPI_WINDOWS=shared"
+         : w == 2 ? "PTO_MPI_WINDOWS=separate"
+                  : "PTO_MPI_WINDOWS unset";
+}
+
+int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
+                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err,
+                       size_t errn) {
   *out = NULL;
   int inited = 0, fin = 0, provided = 0, rc;
   MPI_Finalized(&fin);
   if (fin) {
     snprintf(err, errn, "MPI was finalized in this process already");
+    return -1;
+  }
+  if (atomic_load(&g_abandoned)) {
+    snprintf(err, errn,
+             "MPI was given up in this process after a rank did not arrive at an agreement: "
+             "start a new job");
     return -1;
   }
   MPI_Initialized(&inited);
@@ -211,102 +397,177 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, pto__dist_mpi 
   } else {
     MPI_Query_thread(&provided);
   }
-  if (provided < MPI_THREAD_SERIALIZED) {
-    snprintf(err, errn,
+  /* From here every failure is agreed: a rank that left alone would leave the others waiting. */
+  agree_rec mine, *all = NULL;
+  memset(&mine, 0, sizeof mine);
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  mine.windows = !windows ? 0 : strcmp(windows, "shared") == 0 ? 1 : 2;
+  mine.arena = arena_bytes;
+  pto__dist_mpi *m = pto_calloc(1, sizeof *m);
+  if (!m) {
+    mine.failed = 1;
+    snprintf(mine.msg, sizeof mine.msg, "out of memory");
+  } else if (provided < MPI_THREAD_SERIALIZED) {
+    mine.failed = 1;
+    snprintf(mine.msg, sizeof mine.msg,
              "MPI gives thread level %d; the MPI transport needs MPI_THREAD_SERIALIZED (its "
              "threads call MPI one at a time): initialize MPI with MPI_Init_thread",
              provided);
-    return -1;
   }
-  pto__dist_mpi *m = pto_calloc(1, sizeof *m);
-  if (!m) {
-    snprintf(err, errn, "out of memory");
-    return -1;
-  }
+  if (test_skip(world_rank, STEP_ARRIVE)) goto skipped;
+  all = agree(MPI_COMM_WORLD, world_rank, world_size, STEP_ARRIVE, &mine,
+              timeout_ms, err, errn);
+  if (!all) goto fail_early;
+  int bad = first_failed(all, world_size);
+  for (int q = 1; q < world_size && bad < 0; q++)
+    if (all[q].windows != all[0].windows || all[q].arena != all[0].arena) {
+      snprintf(err, errn,
+               "MPI rank %d opened its worker with %s and a %llu-byte window arena, rank 0 with "
+               "%s and %llu bytes: every rank must pass the same configuration",
+               q, windows_name(all[q].windows), (unsigned long long)all[q].arena,
+               windows_name(all[0].windows), (unsigned long long)all[0].arena);
+      bad = world_size;
+    }
+  if (bad >= 0 && bad < world_size) snprintf(err, errn, "MPI rank %d: %s", bad, all[bad].msg);
+  free(all);
+  if (bad >= 0) goto fail_early;
+
+  /* Every rank is here and goes on in step: the collective calls below cannot be left alone. */
   pthread_mutex_init(&m->mu, NULL);
   m->win = MPI_WIN_NULL;
+  m->timeout_ms = timeout_ms;
   MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
   MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(m->comm, &m->rank);
   MPI_Comm_size(m->comm, &m->size);
   m->arena_size = arena_bytes;
-  /* Shared windows when every rank is on this node and they are not refused. */
-  int want_shared = !windows || strcmp(windows, "separate") != 0;
-  if (want_shared) {
-    MPI_Comm node;
-    int nsize = 0;
-    if (MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
-      MPI_Comm_size(node, &nsize);
-      MPI_Comm_free(&node);
-    }
-    int all_here = nsize == m->size;
-    if (all_here) {
-      /* A rank that cannot get the arena's backing memory fails inside MPI_Win_allocate_shared
-       * while the others wait there for ever: every rank checks the room first, and all agree
-       * before the collective call (MINLOC: which rank lacks it). */
-      char why[384] = "";
-      struct {
-        int room, rank;
-      } mine = {0, m->rank}, worst = {1, 0};
-      uint64_t need = arena_bytes * (uint64_t)m->size + (uint64_t)m->size * 65536 + (1u << 20);
-      mine.room = shm_room(need, why, sizeof why);
-      MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, m->comm);
-      if (!worst.room) {
-        snprintf(err, errn, "MPI rank %d: %s", worst.rank,
-                 mine.room ? "too little shared memory for the window arena (see that rank's "
-                             "error)"
-                           : why);
-        MPI_Comm_free(&m->comm);
-        free(m);
-        return -1;
-      }
-      MPI_Info info;
-      MPI_Info_create(&info);
-      MPI_Info_set(info, "alloc_shared_noncontig", "true");
-      void *base = NULL;
-      rc = MPI_Win_allocate_shared((MPI_Aint)arena_bytes, 1, info, m->comm, &base, &m->win);
-      MPI_Info_free(&info);
-      /* Every rank must agree on the path: one failure sends all to the separate windows. */
-      int ok = rc == MPI_SUCCESS, all_ok = 0;
-      MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->comm);
-      if (all_ok) {
-        m->shared = 1;
-        m->arena = base;
-      } else if (ok) {
-        MPI_Win_free(&m->win);
-      }
-      if (!all_ok) m->win = MPI_WIN_NULL;
-    }
-    if (!m->shared && windows && strcmp(windows, "shared") == 0) {
+  MPI_Comm node;
+  int nsize = 0;
+  if (MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+  }
+  int all_here = nsize == m->size;
+
+  /* A rank that cannot get the arenas' backing memory fails inside MPI_Win_allocate_shared (or,
+   * on one node, MPI_Win_allocate) while the others wait there for ever: every rank checks the
+   * room first, and all agree on the path before the collective call. */
+  memset(&mine, 0, sizeof mine);
+  mine.need =
+      arena_bytes * (uint64_t)(nsize > 0 ? nsize : 1) + (uint64_t)nsize * 65536 + (1u << 20);
+  shm_room(&mine);
+  if (test_skip(m->rank, STEP_ROOM)) goto skipped;
+  if (!(all = agree(m->comm, m->rank, m->size, STEP_ROOM, &mine, timeout_ms, err, errn)))
+    return open_fail(m);
+  int shortq = -1;
+  for (int q = 0; q < m->size && shortq < 0; q++)
+    if (!all[q].room) shortq = q;
+  char room_why[512] = "", dir[sizeof mine.msg] = "";
+  if (shortq >= 0) {
+    snprintf(dir, sizeof dir, "%s", all[shortq].msg);
+    snprintf(room_why, sizeof room_why,
+             "the window arenas of the ranks on its node need %llu bytes of %s, which has %llu "
+             "free",
+             (unsigned long long)all[shortq].need, all[shortq].msg,
+             (unsigned long long)all[shortq].avail);
+  }
+  free(all);
+  const int forced_shared = windows && strcmp(windows, "shared") == 0;
+  const int want_shared = !windows || forced_shared;
+  if (forced_shared && (!all_here || shortq >= 0)) {
+    if (!all_here)
+      snprintf(err, errn, "PTO_MPI_WINDOWS=shared, but the ranks are not all on one node");
+    else
       snprintf(err, errn,
-               "PTO_MPI_WINDOWS=shared, but %s", all_here ? "MPI_Win_allocate_shared failed (the "
-               "one-sided component cannot give shared windows)"
-               : "the ranks are not all on one node");
-      MPI_Comm_free(&m->comm);
-      free(m);
-      return -1;
+               "MPI rank %d: PTO_MPI_WINDOWS=shared, but %s: enlarge %s (a container's "
+               "--shm-size), lower PTO_DIST_WINDOW_BYTES (pto_dist_config.window_bytes), or unset "
+               "PTO_MPI_WINDOWS to fall back to separate windows",
+               shortq, room_why, dir);
+    return open_fail(m);
+  }
+
+  if (want_shared && all_here && shortq < 0) {
+    memset(&mine, 0, sizeof mine);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    void *base = NULL;
+    if (test_hook(m->rank, "fail-shared"))
+      rc = MPI_ERR_NO_MEM;
+    else
+      rc = MPI_Win_allocate_shared((MPI_Aint)arena_bytes, 1, info, m->comm, &base, &m->win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) {
+      mine.failed = 1;
+      mpi_msg(mine.msg, sizeof mine.msg, "MPI_Win_allocate_shared", rc);
     }
+    if (test_skip(m->rank, STEP_SHARED)) goto skipped;
+    if (!(all = agree(m->comm, m->rank, m->size, STEP_SHARED, &mine, timeout_ms, err, errn)))
+      return open_fail(m);
+    int bad = first_failed(all, m->size);
+    if (bad < 0) {
+      m->shared = 1;
+      m->arena = base;
+    } else if (forced_shared) {
+      snprintf(err, errn, "MPI rank %d: PTO_MPI_WINDOWS=shared, but %s (the one-sided component "
+               "cannot give shared windows)", bad, all[bad].msg);
+      free(all);
+      return open_fail(m);
+    }
+    free(all);
+    /* One failure sends every rank to separate windows (Open MPI's UCX one-sided component
+     * cannot give shared ones). A window not every rank got is left as it is. */
+    if (!m->shared) m->win = MPI_WIN_NULL;
   }
   if (!m->shared) {
-    void *base = NULL;
-    rc = MPI_Win_allocate((MPI_Aint)arena_bytes, 1, MPI_INFO_NULL, m->comm, &base, &m->win);
-    if (rc != MPI_SUCCESS) {
-      mpi_msg(err, errn, "MPI_Win_allocate of the window arena", rc);
-      MPI_Comm_free(&m->comm);
-      free(m);
-      return -1;
+    memset(&mine, 0, sizeof mine);
+    if (shortq >= 0) {
+      if (m->rank == 0)
+        fprintf(stderr,
+                "pto: warning: MPI rank %d: %s: using separate windows over each rank's own "
+                "memory (MPI_Win_create; one-sided calls, slower than shared windows); enlarge "
+                "%s (a container's --shm-size) or lower PTO_DIST_WINDOW_BYTES for shared "
+                "windows\n",
+                shortq, room_why, dir);
+      mine.failed = create_own_window(m, mine.msg, sizeof mine.msg) != 0;
+    } else {
+      void *base = NULL;
+      rc = MPI_Win_allocate((MPI_Aint)arena_bytes, 1, MPI_INFO_NULL, m->comm, &base, &m->win);
+      if (rc != MPI_SUCCESS) {
+        mine.failed = 1;
+        mpi_msg(mine.msg, sizeof mine.msg, "MPI_Win_allocate of the window arena", rc);
+      }
+      m->arena = base;
     }
-    m->arena = base;
+    if (test_skip(m->rank, STEP_SEPARATE)) goto skipped;
+    if (!(all = agree(m->comm, m->rank, m->size, STEP_SEPARATE, &mine, timeout_ms, err, errn)))
+      return open_fail(m);
+    int bad = first_failed(all, m->size);
+    if (bad >= 0) snprintf(err, errn, "MPI rank %d: %s", bad, all[bad].msg);
+    free(all);
+    if (bad >= 0) return open_fail(m);
   }
   MPI_Win_set_errhandler(m->win, MPI_ERRORS_RETURN);
   memset(m->arena, 0, (size_t)arena_bytes); /* zeroed, and its pages faulted in, once */
   MPI_Win_lock_all(MPI_MODE_NOCHECK, m->win);
-  MPI_Barrier(m->comm); /* nobody touches a peer's arena before it is zero */
+  /* Nobody touches a peer's arena before it is zero. */
+  memset(&mine, 0, sizeof mine);
+  if (test_skip(m->rank, STEP_READY)) goto skipped;
+  if (!(all = agree(m->comm, m->rank, m->size, STEP_READY, &mine, timeout_ms, err, errn)))
+    return open_fail(m);
+  free(all);
   *out = m;
   *out_rank = m->rank;
   *out_size = m->size;
   return 0;
+
+skipped: /* the test hook: this rank leaves MPI as it is, as a rank that stopped would */
+  snprintf(err, errn, "PTO_DIST_TEST_MPI_SKIP: MPI rank %d left before an agreement", world_rank);
+fail_early:
+  free(m);
+  return -1;
 }
 
 int pto__dist_mpi_is_shared(const pto__dist_mpi *m) { return m->shared; }
@@ -324,15 +585,27 @@ uint8_t *pto__dist_mpi_arena(pto__dist_mpi *m, int q) {
 void pto__dist_mpi_close(pto__dist_mpi *m) {
   if (!m) return;
   MPI_Win_unlock_all(m->win);
-  MPI_Barrier(m->comm);
-  MPI_Win_free(&m->win);
-  MPI_Comm_free(&m->comm);
+  /* Every rank frees the window together: a missing one is reported, and nothing collective is
+   * called after it (the window and communicator are left to the process's end). */
+  agree_rec mine, *all = NULL;
+  char err[PTO__DIST_MSG];
+  memset(&mine, 0, sizeof mine);
+  int skip = test_skip(m->rank, STEP_CLOSE);
+  if (!skip)
+    all = agree(m->comm, m->rank, m->size, STEP_CLOSE, &mine, m->timeout_ms, err, sizeof err);
+  if (all) {
+    MPI_Win_free(&m->win);
+    MPI_Comm_free(&m->comm);
+    if (m->own_arena) munmap(m->own_arena, (size_t)m->arena_size);
+  } else if (!skip) { /* close cannot fail: the one report there is */
+    fprintf(stderr, "pto: error: closing the distributed worker: %s\n", err);
+  }
+  free(all);
   pthread_mutex_destroy(&m->mu);
   free(m->wincopy);
   free(m->reqs);
   free(m);
 }
-
 /* ---- messages ------------------------------------------------------------------------- */
 
 static int send_bytes(pto__dist_mpi *m, int to, int tag, const void *p, uint64_t n, int nonblocking) {
@@ -609,7 +882,9 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
   pthread_mutex_lock(&m->mu);
   int bad = send_bytes(m, 0, TAG_DONE, &h, sizeof h, 0);
   pthread_mutex_unlock(&m->mu);
-  if (bad) return -1;
+  /* A chip that did not start gets no command, not even EXIT (rank 0 marks it gone): waiting for
+   * one would keep this rank from the close agreement until the others' deadline. */
+  if (bad || start_err) return -1;
   pto__dist_cmd *cmd = pto_malloc(sizeof *cmd);
   if (!cmd) return -1;
   pto__dist_chip *c = &sh->chips[rank];
@@ -703,8 +978,9 @@ int pto__dist_mpi_atomic(pto__dist_mpi *m, int peer, uint64_t disp, int32_t valu
 int pto__dist_mpi_read(pto__dist_mpi *m, uint64_t disp, int32_t *out, char *detail) {
   return no_mpi(detail);
 }
-int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, pto__dist_mpi **out,
-                       int *out_rank, int *out_size, char *err, size_t errn) {
+int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
+                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err,
+                       size_t errn) {
   *out = NULL;
   return no_mpi_n(err, errn);
 }

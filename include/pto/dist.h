@@ -24,10 +24,14 @@
  * pto_dist_worker_is_root is 0 and which the caller only closes. Host IO and resident tensors
  * live in rank 0's heap and are shipped to and from the chips with MPI messages; comm windows are
  * MPI-3 windows (shared windows on one node, MPI_Win_allocate with passive-target one-sided calls
- * across nodes). MPI_Init_thread(MPI_THREAD_SERIALIZED) is called if the application has not
- * initialized MPI (which it may do itself, at MPI_THREAD_SERIALIZED or higher); MPI is then
- * finalized at exit. A rank that dies ends the whole job (Open MPI's mpirun aborts it and names
- * the rank): there is no recovery. */
+ * across nodes, or MPI_Win_create over each rank's own memory, with a warning, where /dev/shm is
+ * too small for shared ones). The ranks agree on each step of open and close, each agreement
+ * bounded by wait_timeout_ms (at least 10 s; the first at least 120 s): a rank that does not arrive is named
+ * in the others' error, and MPI is then not finalized, so mpirun ends the job.
+ * MPI_Init_thread(MPI_THREAD_SERIALIZED) is called if the application has not initialized MPI
+ * (which it may do itself, at MPI_THREAD_SERIALIZED or higher); MPI is then finalized at exit.
+ * A rank that dies ends the whole job (Open MPI's mpirun aborts it and names the rank): there is
+ * no recovery. */
 #ifndef PTO_DIST_H
 #define PTO_DIST_H
 
@@ -54,14 +58,16 @@ typedef struct pto_dist_config {
   int ncores_per_chip;         /* 0: max(1, usable CPUs / ndevices) */
   uint64_t shared_heap_bytes;  /* the shared heap (address space, committed as used); 0: 1 GiB */
   uint64_t chip_memory_bytes;  /* each chip's private arena for intermediates; 0: 256 MiB */
-  uint32_t wait_timeout_ms;    /* dist.wait deadline; 0: $PTO_DIST_TIMEOUT_MS, else 5000 */
+  /* dist.wait's deadline, and MPI's agreements'; 0: $PTO_DIST_TIMEOUT_MS, else 5000 */
+  uint32_t wait_timeout_ms;
   /* Single-program mode: the worker runs this host program (retained) and pto_dist_worker_call
    * is its shortcut; with ndevices 0 the device set is the program's. NULL: multi-program mode,
    * where every run names its program. */
   const pto_program *program;
   /* MPI: each rank's window arena, where every comm window of a run lives (allocated and
    * pre-faulted at open); 0: $PTO_DIST_WINDOW_BYTES, else 64 MiB. PTO_MPI_WINDOWS=separate
-   * forces the one-sided (cross-host) path on one node, =shared refuses to fall back to it. */
+   * forces the one-sided (cross-host) path on one node, =shared refuses to fall back to it
+   * (too little /dev/shm is then an error rather than separate windows). */
   uint64_t window_bytes;
   /* Called in each chip's own process after each call it ran without error, with its worker,
    * which then records tasks (pto_worker_last_launch_tasks), its rank and the call's number on

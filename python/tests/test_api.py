@@ -123,7 +123,8 @@ def test_argument_errors(w, prog):
         assert e.value.code == pto.INVALID_ARGUMENT
     with pytest.raises(pto.Error) as e:                         # wrong dtype
         w.run(prog, [x.astype(np.float64), y, 1.0])
-    assert "x" in e.value.message
+    assert e.value.code == pto.INVALID_ARGUMENT
+    assert "parameter 'x': expected dtype f32, got f64" in e.value.message
     with pytest.raises(pto.Error) as e:                         # wrong shape
         w.run(prog, [np.zeros((8, 64), np.float32), y, 1.0])
     assert e.value.code == pto.INVALID_ARGUMENT

@@ -504,27 +504,48 @@ static void test_modes(void **state) {
   pto_program_release(other);
 }
 
+/* The start of the tests that kill or stop a chip: a two-chip worker that has run host_blocks
+ * once, with the run's arguments and the pid of chip rank 1. The struct must stay where it is
+ * (args point into it); chip_run_done closes it. */
+typedef struct chip_run {
+  pto_dist_worker *w;
+  pto_program *p;
+  pto_host_tensor tx, ty;
+  pto_arg args[2];
+  int pid;
+} chip_run;
+
+static void chip_run_open(chip_run *r) {
+  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  const int64_t shape[2] = {ROWS * 2, COLS};
+  r->w = open_worker(2, NULL);
+  r->p = host_program(host_blocks, 2, NULL, 2);
+  pto_host_tensor_init(&r->tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&r->ty, y, PTO_DTYPE_F32, 2, shape);
+  r->args[0] = pto_arg_host_readonly(&r->tx);
+  r->args[1] = pto_arg_host(&r->ty);
+  assert_pto_ok(pto_dist_worker_run(r->w, r->p, r->args, 2));
+  r->pid = pto_dist_worker_chip_pid(r->w, 1);
+  assert_true(r->pid > 0);
+}
+
+static void chip_run_done(chip_run *r) {
+  pto_dist_worker_close(r->w);
+  pto_program_release(r->p);
+}
+
 static void test_killed_chip(void **state) {
   (void)state;
-  pto_dist_worker *w = open_worker(2, NULL);
-  pto_program *p = host_program(host_blocks, 2, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
-  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
-  int pid = pto_dist_worker_chip_pid(w, 1);
-  assert_true(pid > 0);
-  assert_int_equal(kill(pid, SIGKILL), 0);
+  chip_run r;
+  chip_run_open(&r);
+  assert_int_equal(kill(r.pid, SIGKILL), 0);
   char want[128];
-  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) killed by signal 9", pid);
-  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
+  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) killed by signal 9", r.pid);
+  assert_status_contains(pto_dist_worker_run(r.w, r.p, r.args, 2), want);
   /* Later calls fail clearly too, and close does not hang. */
-  assert_status_contains(pto_dist_worker_run(w, p, args, 2), "the distributed worker is unusable");
-  pto_program_release(p);
-  pto_dist_worker_close(w);
+  assert_status_contains(pto_dist_worker_run(r.w, r.p, r.args, 2),
+                         "the distributed worker is unusable");
+  chip_run_done(&r);
 }
 
 /* Issue #34 item 6: distributed-tensor and worker handles are generation-checked tokens. A freed
@@ -848,50 +869,31 @@ static void test_dead_chip_noticed_with_sigchld_ignored(void **state) {
   memset(&ign, 0, sizeof ign);
   ign.sa_handler = SIG_IGN;
   assert_int_equal(sigaction(SIGCHLD, &ign, &old), 0);
-  pto_dist_worker *w = open_worker(2, NULL);
-  pto_program *p = host_program(host_blocks, 2, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
-  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
-  int pid = pto_dist_worker_chip_pid(w, 1);
-  assert_true(pid > 0);
-  assert_int_equal(kill(pid, SIGKILL), 0);
+  chip_run r;
+  chip_run_open(&r);
+  assert_int_equal(kill(r.pid, SIGKILL), 0);
   char want[128];
-  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) exited", pid);
-  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
-  assert_status_contains(pto_dist_worker_run(w, p, args, 2), "the distributed worker is unusable");
-  pto_dist_worker_close(w);
+  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) exited", r.pid);
+  assert_status_contains(pto_dist_worker_run(r.w, r.p, r.args, 2), want);
+  assert_status_contains(pto_dist_worker_run(r.w, r.p, r.args, 2),
+                         "the distributed worker is unusable");
+  chip_run_done(&r);
   assert_int_equal(sigaction(SIGCHLD, &old, NULL), 0);
-  pto_program_release(p);
 }
 
 static void test_stopped_chip_fails_the_run_and_close_ends_it(void **state) {
   (void)state;
-  pto_dist_worker *w = open_worker(2, NULL); /* wait_timeout_ms 2000 */
-  pto_program *p = host_program(host_blocks, 2, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
-  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
-  int pid = pto_dist_worker_chip_pid(w, 1);
-  assert_true(pid > 0);
-  assert_int_equal(kill(pid, SIGSTOP), 0);
+  chip_run r;
+  chip_run_open(&r); /* wait_timeout_ms 2000 */
+  assert_int_equal(kill(r.pid, SIGSTOP), 0);
   char want[160];
   snprintf(want, sizeof want,
            "chip rank 1 (device 1, pid %d) has not run for 2000 ms (stopped by a signal or a "
            "debugger)",
-           pid);
-  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
-  pto_dist_worker_close(w); /* kills the stopped chip and reaps it */
-  assert_int_equal(kill(pid, 0), -1);
-  pto_program_release(p);
+           r.pid);
+  assert_status_contains(pto_dist_worker_run(r.w, r.p, r.args, 2), want);
+  chip_run_done(&r); /* close kills the stopped chip and reaps it */
+  assert_int_equal(kill(r.pid, 0), -1);
 }
 
 /* Rank 0 gets one call, rank 1 two (a chain through a temporary): a fixed dispatch shape. */
