@@ -1,0 +1,87 @@
+"""examples/llm: the Llama-style decoder layer (llama_layer.ptir) against its numpy reference
+(examples/llm/model.py, float64).
+
+Tolerances: the kernels compute in float32 (bf16 matrices: bf16 products summed in float32), the
+reference in float64 from the same weights and the same bf16 roundings. The logits pass through
+six chained projections with dot products of at most 512 terms, RoPE, an online softmax and
+three RMSNorms; float32 rounding gives errors near 1e-6 of the logits' scale (measured: 2.3e-6 at
+a scale of 3.9), so LOGIT_TOL (1e-4 of the largest |logit|) leaves a margin of 40x. The argmax
+must be equal; the tests check first that the reference's best logit leads the second by more
+than the tolerance (so a tie can't flip it). The KV cache rows the step appends are checked to
+the same tolerance, and every other row to be untouched (bit for bit)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import pto
+from conftest import SRC
+
+LLM = os.path.join(SRC, "examples", "llm")
+sys.path.insert(0, LLM)
+import model  # noqa: E402
+
+PTIR = os.path.join(LLM, "llama_layer.ptir")
+LOGIT_TOL = 1e-4
+CFG = model.Config(hidden=256, ffn=512, vocab=512, blocks=40, max_blocks=4)
+NAMES = ("emb", "g1", "wq", "wk", "wv", "wo", "g2", "wg", "wu", "wd", "gf", "wlm", "invf")
+
+
+@pytest.fixture(scope="module")
+def decode():
+    return pto.compile(PTIR, entry="decode")
+
+
+def check_logits(got, want):
+    tol = LOGIT_TOL * np.abs(want).max()
+    err = np.abs(got - want).max()
+    assert err <= tol, f"logits: max error {err} over the tolerance {tol}"
+    top2 = np.sort(want, axis=1)[:, -2:]
+    assert (top2[:, 1] - top2[:, 0] > tol).all(), "a near tie in the reference: pick another seed"
+    return err
+
+
+def run_step(prog, w, ids, pos, bt, kc, vc):
+    n = len(ids)
+    logits = np.zeros((n, CFG.V), np.float32)
+    nxt = np.full((n, 1), -1, np.int32)
+    pto.run(prog, ids, pos, bt, *[w[k] for k in NAMES], kc, vc, logits, nxt)
+    return logits, nxt.reshape(-1)
+
+
+def decode_case(prog, w, pos, seed, bf16_mats=False):
+    """A decode step of len(pos) sequences over caches filled with random earlier tokens."""
+    rng = np.random.default_rng(seed)
+    n = len(pos)
+    ids = rng.integers(0, CFG.V, (n, 1)).astype(np.int32)
+    pos = np.array(pos, np.int32).reshape(n, 1)
+    bt = model.block_tables(CFG, n, seed)
+    kc = rng.standard_normal((CFG.S, CFG.D)).astype(np.float32)
+    vc = rng.standard_normal((CFG.S, CFG.D)).astype(np.float32)
+    kr, vr = kc.copy(), vc.copy()
+    logits, nxt = run_step(prog, w, ids, pos, bt, kc, vc)
+    want, want_next = model.step(CFG, model.weights(CFG) if bf16_mats else w, ids, pos, bt, kr,
+                                 vr, bf16_mats=bf16_mats)
+    err = check_logits(logits, want)
+    assert (nxt == want_next).all(), f"next tokens {nxt}, numpy says {want_next}"
+    slots = [int(bt[i][p // model.BLOCK]) * model.BLOCK + p % model.BLOCK
+             for i, p in enumerate(pos.reshape(-1))]
+    tol = LOGIT_TOL * max(np.abs(kr).max(), np.abs(vr).max())
+    assert np.abs(kc[slots] - kr[slots]).max() <= tol and np.abs(vc[slots] - vr[slots]).max() <= tol
+    rest = np.setdiff1d(np.arange(CFG.S), slots)
+    assert np.array_equal(kc[rest], kr[rest]) and np.array_equal(vc[rest], vr[rest])
+    return err
+
+
+def test_decode_f32(decode):
+    w = model.weights(CFG)
+    # three sequences: inside the first block, on a block edge, past the first 64-token chunk
+    err = decode_case(decode, w, [5, 16, 63], seed=1)
+    print(f"decode f32, 3 sequences: max logit error {err:.3g}")
+
+
+def test_decode_f32_two_row_blocks(decode):
+    # 10 sequences: a full block of 8 rows, then a block of 2 (pad rows must append nothing)
+    w = model.weights(CFG)
+    decode_case(decode, w, [0, 1, 2, 15, 31, 32, 47, 48, 62, 63], seed=2)
