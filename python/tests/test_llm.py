@@ -96,5 +96,5 @@ def test_decode_bf16_weights():
     # The reference rounds the same matrices and the activations that meet them to bf16.
     prog = pto.compile(PTIR, entry="decode_bf16")
     wb = model.weights_bf16(model.weights(CFG))
-    err = decode_case(prog, wb, [7, 33, 60], seed=3, bf16_mats=True)
+    err = decode_case(prog, wb, [7, 33, 60], seed=5, bf16_mats=True)
     print(f"decode bf16 weights: max logit error {err:.3g}")
