@@ -9,9 +9,11 @@ a scale of 3.9), so LOGIT_TOL (1e-4 of the largest |logit|) leaves a margin of 4
 must be equal; the tests check first that the reference's best logit leads the second by more
 than the tolerance (so a tie can't flip it). With bf16 matrices the activations are rounded to
 bf16 before each product, in the kernel from float32 and in the reference from float64: where the
-two sit on either side of a rounding boundary they differ by one bf16 ulp (2^-8), so LOGIT_TOL_BF16
-is 1e-3 (measured: 4.9e-5 at a scale of 3.9, 1.3e-5 of it). The KV cache rows the step appends are checked to
-the same tolerance, and every other row to be untouched (bit for bit)."""
+two sit on either side of a rounding boundary they differ by one bf16 ulp (2^-8), so
+LOGIT_TOL_BF16 is 1e-3 (measured: 4.9e-5 at a scale of 3.9, 1.3e-5 of it). The KV cache rows the
+step appends are checked to the same relative tolerance, every other row to be untouched (bit
+for bit). The tensor-parallel runs (2 and 4 devices) are checked against the same one-chip
+reference, every rank's logits and tokens."""
 import os
 import sys
 
@@ -144,3 +146,13 @@ def test_tensor_parallel(ndev):
     tol = LOGIT_TOL * np.abs(kc).max()
     assert np.abs(got_k - kc).max() <= tol and np.abs(got_v - vc).max() <= tol
     print(f"tensor parallel over {ndev} devices: max logit error {err:.3g}")
+
+
+def test_decode_loop_example():
+    # examples/llm/decode.py as a user runs it: two prefills, then 6 decode steps of both
+    # sequences on one worker (two programs, resident weights and caches), checked by numpy.
+    import subprocess
+    r = subprocess.run([sys.executable, os.path.join(LLM, "decode.py"), "6", "--check"],
+                       capture_output=True, text=True, timeout=600)
+    print(r.stdout, r.stderr)
+    assert r.returncode == 0 and "2 prefills and 6 decode steps checked: PASS" in r.stdout
