@@ -48,26 +48,26 @@ def check_logits(got, want, rel=LOGIT_TOL):
     return err
 
 
-def run_step(prog, w, ids, pos, bt, kc, vc):
+def run_step(prog, w, ids, pos, bt, kc, vc, cfg=CFG):
     n = len(ids)
-    logits = np.zeros((n, CFG.V), np.float32)
+    logits = np.zeros((n, cfg.V), np.float32)
     nxt = np.full((n, 1), -1, np.int32)
     pto.run(prog, ids, pos, bt, *[w[k] for k in NAMES], kc, vc, logits, nxt)
     return logits, nxt.reshape(-1)
 
 
-def decode_case(prog, w, pos, seed, bf16_mats=False):
+def decode_case(prog, w, pos, seed, bf16_mats=False, cfg=CFG):
     """A decode step of len(pos) sequences over caches filled with random earlier tokens."""
     rng = np.random.default_rng(seed)
     n = len(pos)
-    ids = rng.integers(0, CFG.V, (n, 1)).astype(np.int32)
+    ids = rng.integers(0, cfg.V, (n, 1)).astype(np.int32)
     pos = np.array(pos, np.int32).reshape(n, 1)
-    bt = model.block_tables(CFG, n, seed)
-    kc = rng.standard_normal((CFG.S, CFG.D)).astype(np.float32)
-    vc = rng.standard_normal((CFG.S, CFG.D)).astype(np.float32)
+    bt = model.block_tables(cfg, n, seed)
+    kc = rng.standard_normal((cfg.S, cfg.D)).astype(np.float32)
+    vc = rng.standard_normal((cfg.S, cfg.D)).astype(np.float32)
     kr, vr = kc.copy(), vc.copy()
-    logits, nxt = run_step(prog, w, ids, pos, bt, kc, vc)
-    want, want_next = model.step(CFG, model.weights(CFG) if bf16_mats else w, ids, pos, bt, kr,
+    logits, nxt = run_step(prog, w, ids, pos, bt, kc, vc, cfg)
+    want, want_next = model.step(cfg, model.weights(cfg) if bf16_mats else w, ids, pos, bt, kr,
                                  vr, bf16_mats=bf16_mats)
     rel = LOGIT_TOL_BF16 if bf16_mats else LOGIT_TOL
     err = check_logits(logits, want, rel)
@@ -76,7 +76,7 @@ def decode_case(prog, w, pos, seed, bf16_mats=False):
              for i, p in enumerate(pos.reshape(-1))]
     tol = rel * max(np.abs(kr).max(), np.abs(vr).max())
     assert np.abs(kc[slots] - kr[slots]).max() <= tol and np.abs(vc[slots] - vr[slots]).max() <= tol
-    rest = np.setdiff1d(np.arange(CFG.S), slots)
+    rest = np.setdiff1d(np.arange(cfg.S), slots)
     assert np.array_equal(kc[rest], kr[rest]) and np.array_equal(vc[rest], vr[rest])
     return err
 
@@ -92,6 +92,13 @@ def test_decode_f32_two_row_blocks(decode):
     # 10 sequences: a full block of 8 rows, then a block of 2 (pad rows must append nothing)
     w = model.weights(CFG)
     decode_case(decode, w, [0, 1, 2, 15, 31, 32, 47, 48, 62, 63], seed=2)
+
+
+def test_decode_f32_odd_sizes(decode):
+    # the same compiled program at other sizes: a vocab of 700 (a partial 128-column block of
+    # the logits and a partial 512-column chunk of the argmax) and an FFN of 384
+    cfg = model.Config(hidden=256, ffn=384, vocab=700, blocks=12, max_blocks=4)
+    decode_case(decode, model.weights(cfg), [5, 17, 40], seed=4, cfg=cfg)
 
 
 def test_decode_bf16_weights():
