@@ -96,7 +96,8 @@ def main() -> int:
         logits = np.zeros((b, cfg.V), np.float32)
         nxt = np.zeros((b, 1), np.int32)
         with pto.ChipWorker(pto.RunConfig(platform="sim", cores=a.threads)) as wk:
-            dev = [wk.alloc_tensor(ww[k].shape, ww[k].dtype, init=ww[k]) for k in NAMES]
+            dev = [wk.alloc_tensor(ww[k].shape, "bf16" if a.bf16 and k in peers.model.MATS
+                                   else ww[k].dtype, init=ww[k]) for k in NAMES]
             dkc = wk.alloc_tensor(kc.shape, np.float32, init=kc)
             dvc = wk.alloc_tensor(vc.shape, np.float32, init=vc)
             args = [ids, pos, bt, *dev, dkc, dvc, logits, nxt]
