@@ -163,3 +163,23 @@ def test_decode_loop_example():
                        capture_output=True, text=True, timeout=600)
     print(r.stdout, r.stderr)
     assert r.returncode == 0 and "2 prefills and 6 decode steps checked: PASS" in r.stdout
+
+
+@pytest.mark.parametrize("n", [20, 70])
+def test_prefill(n):
+    # a prompt of 20 tokens (@prefill_attend: Q K^T, tile.tri's mask, P V) and of 70 (past its
+    # 64 rows: each token's attention through @attend), against the reference row by row
+    prog = pto.compile(PTIR, entry="prefill")
+    cfg = model.Config(hidden=256, ffn=256, vocab=512, blocks=12, max_blocks=8)
+    w = model.weights(cfg, seed=8)
+    ids = np.random.default_rng(n).integers(0, cfg.V, (n, 1)).astype(np.int32)
+    bt = model.block_tables(cfg, 1, seed=n)
+    kc, vc = model.empty_cache(cfg)
+    kr, vr = kc.copy(), vc.copy()
+    logits = np.zeros((n, cfg.V), np.float32)
+    nxt = np.full((n, 1), -1, np.int32)
+    pto.run(prog, ids, bt, *[w[k] for k in NAMES], kc, vc, logits, nxt)
+    want, want_next = model.step(cfg, w, ids, np.arange(n), np.repeat(bt, n, 0), kr, vr)
+    check_logits(logits, want)
+    assert (nxt[:, 0] == want_next).all()
+    assert np.abs(kc - kr).max() <= LOGIT_TOL * np.abs(kr).max()
