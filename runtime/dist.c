@@ -105,6 +105,9 @@ struct dworker {
   int pidfd[PTO__DIST_MAX_RANKS];
   uint32_t beat_seen[PTO__DIST_MAX_RANKS]; /* each chip's last heartbeat seen, and when */
   uint64_t beat_at[PTO__DIST_MAX_RANKS];
+  uint32_t progress_ms; /* the wait deadline when given explicitly (wait_timeout_ms or
+                           $PTO_DIST_TIMEOUT_MS): a chip without progress that long fails the
+                           run (issue #34 item 22); 0: not given, no such bound */
   pto__rt_devmem win_alloc; /* rank 0: the window arena's offsets */
   int win_alloc_ok;
   pthread_t chip0;          /* rank 0: its chip's thread */
@@ -225,7 +228,11 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
     chip_fail_cmd(sh, c, seq, cmd->epoch, "a call to a program this chip has not loaded", NULL);
     return;
   }
-  if (wait_deps(sh, cmd)) {
+  /* Waiting for another chip is progress for the parent's stall check: that chip is checked. */
+  atomic_fetch_add_explicit(&c->waiting, 1, memory_order_relaxed);
+  int dead = wait_deps(sh, cmd);
+  atomic_fetch_sub_explicit(&c->waiting, 1, memory_order_relaxed);
+  if (dead) {
     chip_fail_cmd(sh, c, seq, cmd->epoch, "a call whose inputs come from a chip that died", NULL);
     return;
   }
@@ -382,7 +389,36 @@ static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0);
 typedef struct chip_watch_args {
   pto__dist_chip *c;
   pid_t parent;
+  pthread_mutex_t mu; /* guards wk: the chip's worker while it is open, else NULL */
+  pto_worker *wk;
 } chip_watch_args;
+
+/* What the watcher saw at its last beat. */
+typedef struct chip_seen {
+  uint64_t done;
+  uint32_t tail, nwaits;
+} chip_seen;
+
+/* At each beat: stamps the chip's progress (pto__dist_chip.progress_ns) when it has no command
+ * to run, is inside a wait, or has completed a task, entered a wait or finished a command since
+ * the last beat; and names the kernel that has run longest on one of its cores. */
+static void watch_progress(chip_watch_args *a, chip_seen *seen) {
+  pto__dist_chip *c = a->c;
+  uint64_t done = 0, t0 = 0;
+  const pto_program *prog = NULL;
+  int k = -1;
+  pthread_mutex_lock(&a->mu);
+  if (a->wk) pto__rt_worker_activity(a->wk, &done, &prog, &k, &t0);
+  const char *name = k >= 0 && prog ? pto_program_kernel_name(prog, k) : NULL;
+  if (k >= 0) snprintf(c->kernel, sizeof c->kernel, "%s", name ? name : "?");
+  pthread_mutex_unlock(&a->mu);
+  atomic_store(&c->kernel_ns, k >= 0 ? t0 : 0);
+  uint32_t tail = atomic_load(&c->tail), nwaits = atomic_load(&c->nwaits);
+  if (atomic_load(&c->head) == tail || atomic_load(&c->waiting) || done != seen->done ||
+      tail != seen->tail || nwaits != seen->nwaits)
+    atomic_store(&c->progress_ns, pto__rt_now_ns());
+  *seen = (chip_seen){done, tail, nwaits};
+}
 
 /* A chip's watcher thread: beats the chip's heartbeat, and ends the chip when its parent process
  * has gone. It watches the process (a pidfd; getppid where the kernel has none), not the thread
@@ -391,8 +427,10 @@ typedef struct chip_watch_args {
 static void *chip_watch(void *arg) {
   chip_watch_args *a = arg;
   int fd = pidfd_open_(a->parent);
+  chip_seen seen = {0};
   for (;;) {
     if (getppid() != a->parent) _exit(1);
+    watch_progress(a, &seen);
     atomic_fetch_add(&a->c->beat, 1);
     if (fd >= 0) {
       struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -416,6 +454,8 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
   static chip_watch_args wa;
   wa.c = c;
   wa.parent = parent;
+  pthread_mutex_init(&wa.mu, NULL);
+  atomic_store(&c->progress_ns, pto__rt_now_ns());
   pthread_t watcher;
   if (pthread_create(&watcher, NULL, chip_watch, &wa) == 0) pthread_detach(watcher);
   c->pid = (int32_t)getpid();
@@ -426,9 +466,15 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
     pto__dist_futex_wake(&c->state);
     _exit(1);
   }
+  pthread_mutex_lock(&wa.mu);
+  wa.wk = cs.wk;
+  pthread_mutex_unlock(&wa.mu);
   atomic_store(&c->state, 1);
   pto__dist_futex_wake(&c->state);
   chip_loop(&cs, parent);
+  pthread_mutex_lock(&wa.mu);
+  wa.wk = NULL;
+  pthread_mutex_unlock(&wa.mu);
   chip_close(&cs);
   atomic_store(&c->state, 3);
   _exit(0);
@@ -506,8 +552,36 @@ static char proc_state(int pid) {
   return e && e[1] == ' ' && e[2] ? e[2] : '?';
 }
 
+/* With an explicit wait deadline (w->progress_ms): whether chip r, running (its beat seen lately,
+ * not stopped) with a command to finish, has made no progress for that long; how then says so
+ * and names the kernel it runs. A chip that does not run at all is the heartbeat's case. */
+static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
+  pto__dist_chip *c = &w->sh->chips[r];
+  if (!w->progress_ms || c->pid <= 0 || atomic_load(&c->head) == atomic_load(&c->tail)) return 0;
+  uint64_t seen = atomic_load(&c->progress_ns), limit = (uint64_t)w->progress_ms * 1000000ull;
+  if (!seen || now < seen || now - seen <= limit ||
+      now - w->beat_at[r] > 3ull * PTO__DIST_BEAT_MS * 1000000ull)
+    return 0;
+  char st = proc_state(c->pid);
+  if (st == 'T' || st == 't') return 0;
+  int len = snprintf(how, n,
+                     "has made no progress for %u ms (PTO_DIST_TIMEOUT_MS: no task completed, no "
+                     "wait entered)",
+                     w->progress_ms);
+  uint64_t k0 = atomic_load(&c->kernel_ns);
+  if (len > 0 && (size_t)len < n) {
+    if (k0 && now > k0)
+      snprintf(how + len, n - (size_t)len, ": it has been running kernel @%s for %llu ms",
+               c->kernel, (unsigned long long)((now - k0) / 1000000ull));
+    else
+      snprintf(how + len, n - (size_t)len, ": no kernel is running (its orchestration is)");
+  }
+  return 1;
+}
+
 /* Marks the worker broken if a chip has died, or its heartbeat has stopped for longer than the
- * wait deadline (a chip stopped by a signal or a debugger); returns 1 then. */
+ * wait deadline (a chip stopped by a signal or a debugger), or, with an explicit deadline, it
+ * has made no progress for that long (stalled); returns 1 then. */
 static int check_chips(dworker *w) {
   if (w->broken) return 1;
   if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
@@ -516,7 +590,7 @@ static int check_chips(dworker *w) {
                                                                    : PTO__DIST_MIN_STALL_MS;
   for (int r = 0; r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
-    char how[160];
+    char how[384];
     int status, dead = 0;
     if (w->pidfd[r] >= 0) {
       dead = chip_exited(w->pidfd[r], how, sizeof how);
@@ -541,6 +615,10 @@ static int check_chips(dworker *w) {
       snprintf(how, sizeof how, "has not run for %llu ms (%s)", (unsigned long long)stall_ms,
                st == 'T' || st == 't' ? "stopped by a signal or a debugger"
                                       : "its heartbeat stopped");
+      mark_broken(w, r, how);
+      return 1;
+    }
+    if (stalled(w, r, now, how, sizeof how)) {
       mark_broken(w, r, how);
       return 1;
     }
@@ -815,6 +893,8 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                            "%s: wait_timeout_ms %u is out of range (0 for $PTO_DIST_TIMEOUT_MS "
                            "or the default, or 1 to %d)",
                            fn, cfg.wait_timeout_ms, PTO_DIST_TIMEOUT_MS_MAX);
+  const char *env_ms = getenv("PTO_DIST_TIMEOUT_MS");
+  int explicit_ms = cfg.wait_timeout_ms || (env_ms && *env_ms);
   if (!cfg.wait_timeout_ms) {
     int64_t ms;
     pto_status es = pto_env_int("PTO_DIST_TIMEOUT_MS", 1, PTO_DIST_TIMEOUT_MS_MAX, 5000, &ms);
@@ -866,6 +946,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   }
   w->sh->nranks = w->n;
   w->sh->timeout_ms = cfg.wait_timeout_ms;
+  w->progress_ms = explicit_ms ? cfg.wait_timeout_ms : 0;
   w->sh->heap = w->heap;
   w->sh->heap_size = w->heap_size;
   pto_status s = pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE);

@@ -228,16 +228,12 @@ static int aborted(pto__dist_shm *t, const char *what) {
   return 1;
 }
 
-/* Waits on this rank's element; what names the op in the timeout message. */
-static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
+/* wait_elem past its spin: yields, then sleeps, until the element is satisfied, the run is
+ * aborted or the deadline passes. */
+static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
   int dir = t->direct;
   int32_t cur = 0, rc;
-  for (int i = 0; dir && i < 2000; i++) {
-    if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
-      return 0;
-    __builtin_ia32_pause();
-  }
   uint64_t start = now_ns();
   uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
   for (;;) {
@@ -267,6 +263,23 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
       nanosleep(&ts, NULL);
     }
   }
+}
+
+/* Waits on this rank's element; what names the op in the timeout message. */
+static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
+                         const char *what) {
+  for (int i = 0; t->direct && i < 2000; i++) {
+    if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
+      return 0;
+    __builtin_ia32_pause();
+  }
+  /* The chip is in a bounded wait: progress for the parent's stall check (dist.c). */
+  pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
+  atomic_fetch_add_explicit(&chip->nwaits, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&chip->waiting, 1, memory_order_relaxed);
+  int32_t rc = wait_slow(t, sig, value, cmp, what);
+  atomic_fetch_sub_explicit(&chip->waiting, 1, memory_order_relaxed);
+  return rc;
 }
 
 static int32_t shm_wait(const pto_dist_ctx *d, int32_t *sig, int32_t value, int32_t cmp) {
