@@ -107,6 +107,8 @@ typedef struct pto__dist_chip {
   _Atomic uint64_t progress_ns;
   _Atomic uint32_t waiting; /* inside a bounded wait: dist.* (dist_shm.c), a dependency */
   _Atomic uint32_t nwaits;  /* waits entered */
+  _Atomic uint32_t sleepers; /* its waits asleep on a futex (dist_shm.c): a notify wakes only
+                                then */
   _Atomic uint64_t kernel_ns;
   char kernel[64];
   int32_t pid;

@@ -8,8 +8,9 @@
  * (dist_mpi.c: get, put, atomic add/replace, atomic read), so every access below goes through
  * rd/wr/sig_* which take the direct path when there is one.
  *
- * notify is an atomic store or add followed by a futex wake; wait spins briefly, yields, then
- * sleeps on a futex (or, through MPI, polls with short sleeps) until its deadline. Collectives are
+ * notify is an atomic store or add followed by a futex wake when the peer has a waiter asleep;
+ * wait spins a few microseconds, yields while nothing else wants its CPU, then sleeps on a futex
+ * (or, through MPI, polls with short sleeps) until its deadline (wait_elem says why). Collectives are
  * built on those primitives and plain loads and stores of the peers' slices, one path for every
  * dtype and backend; they leave the signal window as they found it (zero). */
 #include <errno.h>
@@ -133,6 +134,11 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
   return buf;
 }
 
+/* wait_elem's phases (see there). */
+#define SPIN_NS 2000ull
+#define YIELD_NS 200000ull
+#define YIELD_ALONE_NS 5000ull
+
 /* An atomic add (add) or store of value on a signal element, waking its waiters. */
 static int32_t sig_op(pto__dist_shm *t, const peer_ref *r, int32_t value, int add) {
   if (t->direct) {
@@ -141,7 +147,11 @@ static int32_t sig_op(pto__dist_shm *t, const peer_ref *r, int32_t value, int ad
       atomic_fetch_add_explicit(p, value, memory_order_seq_cst);
     else
       atomic_store_explicit(p, value, memory_order_seq_cst);
-    pto__dist_futex_wake((_Atomic uint32_t *)p);
+    /* The wake is a system call: only for a peer with a waiter asleep (or about to be: it counts
+     * itself in sleepers, seq_cst, before the futex rechecks the value). Under MPI sh is this
+     * process's own, so the count of another process is not here: always wake. */
+    if (t->sh->mpi || atomic_load_explicit(&t->sh->chips[r->peer].sleepers, memory_order_seq_cst))
+      pto__dist_futex_wake((_Atomic uint32_t *)p);
     return PTO_KERNEL_OK;
   }
   return pto__dist_mpi_atomic(t->sh->mpi, r->peer, r->disp, value, add, NULL, t->detail)
@@ -228,12 +238,13 @@ static int aborted(pto__dist_shm *t, const char *what) {
   return 1;
 }
 
-/* wait_elem past its spin: yields, then sleeps, until the element is satisfied, the run is
- * aborted or the deadline passes. */
+/* wait_elem past its spin: yields while the yields come back at once, then sleeps, until the
+ * element is satisfied, the run is aborted or the deadline passes. */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
-  int dir = t->direct;
+  int dir = t->direct, alone = 1;
   int32_t cur = 0, rc;
+  pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
   uint64_t start = now_ns();
   uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
   for (;;) {
@@ -253,11 +264,14 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
                (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
       return PTO_KERNEL_ERR_DIST_TIMEOUT;
     }
-    if (now - start < 200000ull) {
+    if (alone && now - start < YIELD_NS) {
       sched_yield();
+      alone = now_ns() - now < YIELD_ALONE_NS;
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
+      atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);
       pto__dist_futex_wait((_Atomic uint32_t *)sig, (uint32_t)cur, left_us < 2000 ? (uint32_t)left_us : 2000);
+      atomic_fetch_sub_explicit(&chip->sleepers, 1, memory_order_relaxed);
     } else { /* MPI updates wake no futex: poll (each read also drives MPI progress) */
       struct timespec ts = {0, 20000};
       nanosleep(&ts, NULL);
@@ -265,13 +279,28 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   }
 }
 
-/* Waits on this rank's element; what names the op in the timeout message. */
+/* Waits on this rank's element; what names the op in the timeout message.
+ *
+ * A peer on another CPU answers within microseconds: the wait spins SPIN_NS first, by the clock
+ * (a pause takes 10 to 150 cycles depending on the CPU: the 2000 pauses this spun before were
+ * 47 us on Zen 5, and a peer descheduled on this very CPU, which the scheduler's wake-affine
+ * placement makes common, waited all of it out, twice per barrier: the ~100 us floor of a
+ * collective on a loaded host, issue #31). Then it yields while each yield comes straight back
+ * (nothing else wants this CPU, or the peer ran and is waiting in turn), for up to YIELD_NS. A
+ * yield that gave the CPU away to another process costs its time slice (milliseconds with a busy
+ * process beside), so from then on the wait sleeps on the element's futex: the peer's notify
+ * wakes it, and a woken task preempts the busy one where a yielded one would wait its turn. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
-  for (int i = 0; t->direct && i < 2000; i++) {
-    if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
-      return 0;
-    __builtin_ia32_pause();
+  if (t->direct) {
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0;; i++) {
+      if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value,
+                    cmp))
+        return 0;
+      __builtin_ia32_pause();
+      if ((i & 15) == 15 && now_ns() - t0 >= SPIN_NS) break;
+    }
   }
   /* The chip is in a bounded wait: progress for the parent's stall check (dist.c). */
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
