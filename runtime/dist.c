@@ -207,6 +207,31 @@ static void chip_fail_cmd(pto__dist_shared *sh, pto__dist_chip *c, uint32_t seq,
   pto__dist_abort_raise(sh, (int)(c - sh->chips), epoch);
 }
 
+/* The rings' waits (issue #31 items 1 and 2). A waiter yields while each yield comes straight
+ * back (nothing else wants its CPU, or the thread it waits for ran and is done): yield_alone
+ * says 0 once a yield gave the CPU away, since each further one would cost that thread's time
+ * slice (milliseconds beside a busy process), and the waiter then sleeps on the word's futex,
+ * counted in the word's sleepers (ring_sleep), where the writer's wake (ring_wake) reaches it at
+ * once: a woken thread preempts a busy one, a yielded one waits its turn. The writer makes the
+ * wake system call only while a waiter sleeps: the count is raised (seq_cst) before the futex
+ * rechecks the word, and the word is stored (seq_cst) before the count is read. */
+static int yield_alone(void) {
+  uint64_t t0 = pto__rt_now_ns();
+  sched_yield();
+  return pto__rt_now_ns() - t0 < 5000;
+}
+
+static void ring_sleep(_Atomic uint32_t *word, uint32_t val, _Atomic uint32_t *sleepers,
+                       uint32_t timeout_us) {
+  atomic_fetch_add_explicit(sleepers, 1, memory_order_seq_cst);
+  pto__dist_futex_wait(word, val, timeout_us);
+  atomic_fetch_sub_explicit(sleepers, 1, memory_order_relaxed);
+}
+
+static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
+  if (atomic_load_explicit(sleepers, memory_order_seq_cst)) pto__dist_futex_wake(word);
+}
+
 static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
   for (int r = 0; r < sh->nranks; r++) {
     uint32_t want = cmd->dep[r];
@@ -216,7 +241,7 @@ static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
       uint32_t t = atomic_load_explicit(&o->tail, memory_order_acquire);
       if ((int32_t)(t - want) >= 0) break;
       if (atomic_load(&o->state) >= 2) return -1;
-      pto__dist_futex_wait(&o->tail, t, 2000);
+      ring_sleep(&o->tail, t, &o->tail_sleepers, 2000);
     }
   }
   return 0;
@@ -361,22 +386,22 @@ static void chip_loop(chip_state *cs, pid_t parent) {
   pto__dist_chip *c = cs->c;
   for (;;) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
-    int spins = 0;
-    /* Idle: yield a while, then sleep. No busy spin, here or in the parent's waits: measured on
-     * 2 cores, spinning slowed a one-call run from ~90 to ~110-160 us (it takes the core the
-     * working chip's threads need). */
+    int spins = 0, alone = 1;
+    /* Idle: yield a while (see yield_alone), then sleep. No busy spin, here or in the parent's
+     * waits: measured on 2 cores, spinning slowed a one-call run from ~90 to ~110-160 us (it
+     * takes the core the working chip's threads need). */
     while (atomic_load_explicit(&c->head, memory_order_acquire) == t) {
       if (parent > 0 && getppid() != parent) _exit(1);
-      if (++spins < 200)
-        sched_yield();
+      if (alone && ++spins < 200)
+        alone = yield_alone();
       else
-        pto__dist_futex_wait(&c->head, t, 100000);
+        ring_sleep(&c->head, t, &c->head_sleepers, 100000);
     }
     const pto__dist_cmd *cmd = &c->ring[t % PTO__DIST_RING];
     if (cmd->op == PTO__DIST_CMD_EXIT) break;
     chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
-    atomic_store_explicit(&c->tail, t + 1, memory_order_release);
-    pto__dist_futex_wake(&c->tail);
+    atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
+    ring_wake(&c->tail, &c->tail_sleepers);
   }
 }
 
@@ -692,17 +717,18 @@ static pto_status broken(const dworker *w) {
 #endif
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
+  int alone = 1;
   for (int i = 0;; i++) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
     if ((int32_t)(t - seq) >= 0) return PTO_OK;
-    /* A short call ends within microseconds: yield a few times before the liveness check (one
-     * waitpid per chip) and the futex sleep, whose wake-up is the slowest step of a call. */
-    if (i < PTO__DIST_WAIT_YIELDS) {
-      sched_yield();
+    /* A short call ends within microseconds: yield a few times (while the CPU is ours, see
+     * yield_alone) before the liveness check (one waitpid per chip) and the futex sleep. */
+    if (alone && i < PTO__DIST_WAIT_YIELDS) {
+      alone = yield_alone();
       continue;
     }
     if (check_chips(w)) return broken(w);
-    pto__dist_futex_wait(&c->tail, t, 20000);
+    ring_sleep(&c->tail, t, &c->tail_sleepers, 20000);
   }
 }
 
@@ -711,8 +737,8 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
   uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
   PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING + 1)); /* a free ring slot */
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
-  atomic_store_explicit(&c->head, h + 1, memory_order_release);
-  pto__dist_futex_wake(&c->head);
+  atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);
+  ring_wake(&c->head, &c->head_sleepers);
   if (w->mpi) {
     atomic_fetch_add(&w->sh->bell, 1);
     pto__dist_futex_wake(&w->sh->bell);

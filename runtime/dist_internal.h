@@ -98,6 +98,9 @@ typedef struct pto__dist_chip {
   _Atomic uint32_t beat;   /* raised every PTO__DIST_BEAT_MS by the chip's watcher thread: a chip
                               whose beat stops (stopped by a signal or a debugger) is noticed */
   _Atomic uint32_t go;     /* set by the parent once it holds the chip's pidfd */
+  /* Waits asleep on head (the chip) and on tail (the parent, chips waiting for this one): the
+   * writer of the word makes the futex_wake system call only when one is (dist.c ring_wake). */
+  _Atomic uint32_t head_sleepers, tail_sleepers;
   /* Progress (issue #34 item 22): a chip alive but stuck in a long kernel beats on, so with an
    * explicit PTO_DIST_TIMEOUT_MS the parent fails the run once the chip has made no progress
    * (no task completed, no wait entered, no command finished) for that long. The chip's watcher
