@@ -361,10 +361,13 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   if (cmd->op != PTO__DIST_CMD_LOAD) return;
   pto_program *p = NULL;
   pto_handle *hd = NULL;
+  /* Loading (a stale work dir is rebuilt) runs no task: it counts as progress, as a wait does. */
+  atomic_fetch_add_explicit(&c->waiting, 1, memory_order_relaxed);
   pto_status s = cs->nslots >= 256
                      ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
                      : pto_program_load_dir(cmd->path, &p);
   if (!s) s = pto_worker_register(cs->wk, p, &hd);
+  atomic_fetch_sub_explicit(&c->waiting, 1, memory_order_relaxed);
   if (s) {
     char head[PTO__DIST_MSG];
     snprintf(head, sizeof head, "rank %d: loading %s: %s", cs->rank, cmd->path,

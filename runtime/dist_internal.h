@@ -108,7 +108,8 @@ typedef struct pto__dist_chip {
    * or the chip inside a wait (which has its own deadline), and names the kernel running
    * longest (kernel_ns: its start, 0: none). */
   _Atomic uint64_t progress_ns;
-  _Atomic uint32_t waiting; /* inside a bounded wait: dist.* (dist_shm.c), a dependency */
+  _Atomic uint32_t waiting; /* inside a bounded wait (dist.* in dist_shm.c, a dependency) or
+                               loading a program: progress */
   _Atomic uint32_t nwaits;  /* waits entered */
   _Atomic uint32_t sleepers; /* its waits asleep on a futex (dist_shm.c): a notify wakes only
                                 then */
