@@ -316,6 +316,11 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
   rc.ncores = cfg->ncores_per_chip;
   rc.device_memory_bytes = cfg->chip_memory_bytes ? cfg->chip_memory_bytes : 256ull << 20;
   rc.record_tasks = cfg->on_chip_call != NULL;
+  /* A chip's idle core spins 2 us, not the L2 default 40: chips share the host's CPUs with each
+   * other and the parent, and a core spinning on the CPU its own dispatching thread waits for
+   * (perf sched: a 45 us spin, twice per one-call run, the core and the chip's main thread on
+   * one CPU) was most of a one-call run's ~110 us on a loaded host (issue #31 item 2). */
+  rc.idle_spin_us = 2;
   cs->on_call = cfg->on_chip_call;
   cs->on_call_ctx = cfg->on_chip_call_ctx;
   pto_status s = pto_worker_open(&rc, &cs->wk);
