@@ -113,6 +113,8 @@ typedef struct pto__dist_chip {
   _Atomic uint32_t nwaits;  /* waits entered */
   _Atomic uint32_t sleepers; /* its waits asleep on a futex (dist_shm.c): a notify wakes only
                                 then */
+  _Atomic int32_t cpu;       /* 1 + the CPU its last dist.* wait started on, 0: none yet
+                                (dist_shm.c wait_elem) */
   _Atomic uint64_t kernel_ns;
   char kernel[64];
   int32_t pid;

@@ -135,7 +135,7 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 }
 
 /* wait_elem's phases (see there). */
-#define SPIN_NS 2000ull
+#define SPIN_NS 50000ull
 #define YIELD_NS 200000ull
 #define YIELD_ALONE_NS 5000ull
 
@@ -279,20 +279,35 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   }
 }
 
+/* Publishes this rank's CPU; 1 if another rank's last wait started on it (shared memory only). */
+static int peer_on_this_cpu(pto__dist_shm *t) {
+  int me = sched_getcpu() + 1; /* 0: not known */
+  atomic_store_explicit(&t->sh->chips[t->ctx.rank].cpu, me, memory_order_relaxed);
+  if (t->sh->mpi || me <= 0) return 0;
+  for (int q = 0; q < t->ctx.nranks; q++)
+    if (q != t->ctx.rank &&
+        atomic_load_explicit(&t->sh->chips[q].cpu, memory_order_relaxed) == me)
+      return 1;
+  return 0;
+}
+
 /* Waits on this rank's element; what names the op in the timeout message.
  *
- * A peer on another CPU answers within microseconds: the wait spins SPIN_NS first, by the clock
- * (a pause takes 10 to 150 cycles depending on the CPU: the 2000 pauses this spun before were
- * 47 us on Zen 5, and a peer descheduled on this very CPU, which the scheduler's wake-affine
- * placement makes common, waited all of it out, twice per barrier: the ~100 us floor of a
- * collective on a loaded host, issue #31). Then it yields while each yield comes straight back
- * (nothing else wants this CPU, or the peer ran and is waiting in turn), for up to YIELD_NS. A
- * yield that gave the CPU away to another process costs its time slice (milliseconds with a busy
- * process beside), so from then on the wait sleeps on the element's futex: the peer's notify
- * wakes it, and a woken task preempts the busy one where a yielded one would wait its turn. */
+ * A peer on another CPU answers within microseconds, and on a loaded host a CPU given away (a
+ * yield, a sleep) comes back only after other processes' time slices, milliseconds: so the wait
+ * spins first, SPIN_NS by the clock, and keeps its CPU. But a peer that last waited on this very
+ * CPU (each wait publishes its CPU in the chip's control block; the scheduler's wake-affine
+ * placement puts ranks together) cannot run while this one spins: the 2000 pauses this spun
+ * before (47 us on Zen 5) were waited out twice per barrier, the ~100 us floor of a collective on
+ * a loaded host (issue #31). Then the wait does not spin and hands the CPU over at once. After the
+ * spin it yields while each yield comes straight back (nothing else wants this CPU, or the peer
+ * ran and is waiting in turn), for up to YIELD_NS; once a yield gave the CPU away to another
+ * process it sleeps on the element's futex, where the peer's notify wakes it. Under MPI the
+ * control block is each process's own (no peer's CPU is known) and mpirun places ranks on
+ * cores of their own: the wait spins. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
-  if (t->direct) {
+  if (t->direct && !peer_on_this_cpu(t)) {
     uint64_t t0 = now_ns();
     for (unsigned i = 0;; i++) {
       if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value,
