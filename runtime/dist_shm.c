@@ -9,10 +9,11 @@
  * rd/wr/sig_* which take the direct path when there is one.
  *
  * notify is an atomic store or add followed by a futex wake when the peer has a waiter asleep;
- * wait spins a few microseconds, yields while nothing else wants its CPU, then sleeps on a futex
- * (or, through MPI, polls with short sleeps) until its deadline (wait_elem says why). Collectives are
- * built on those primitives and plain loads and stores of the peers' slices, one path for every
- * dtype and backend; they leave the signal window as they found it (zero). */
+ * wait spins (unless another rank waits on its CPU), yields while nothing else wants its CPU,
+ * then sleeps on a futex (or, through MPI, polls with short sleeps) until its deadline (wait_elem
+ * says why). Collectives are built on those primitives and plain loads and stores of the peers'
+ * slices, one path for every dtype and backend; they leave the signal window as they found it
+ * (zero). */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
