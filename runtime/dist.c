@@ -105,6 +105,9 @@ struct dworker {
   int pidfd[PTO__DIST_MAX_RANKS];
   uint32_t beat_seen[PTO__DIST_MAX_RANKS]; /* each chip's last heartbeat seen, and when */
   uint64_t beat_at[PTO__DIST_MAX_RANKS];
+  uint32_t progress_ms; /* the wait deadline when given explicitly (wait_timeout_ms or
+                           $PTO_DIST_TIMEOUT_MS): a chip without progress that long fails the
+                           run (issue #34 item 22); 0: not given, no such bound */
   pto__rt_devmem win_alloc; /* rank 0: the window arena's offsets */
   int win_alloc_ok;
   pthread_t chip0;          /* rank 0: its chip's thread */
@@ -209,6 +212,31 @@ static void chip_fail_cmd(pto__dist_shared *sh, pto__dist_chip *c, uint32_t seq,
   pto__dist_abort_raise(sh, (int)(c - sh->chips), epoch);
 }
 
+/* The rings' waits (issue #31 items 1 and 2). A waiter yields while each yield comes straight
+ * back (nothing else wants its CPU, or the thread it waits for ran and is done): yield_alone
+ * says 0 once a yield gave the CPU away, since each further one would cost that thread's time
+ * slice (milliseconds beside a busy process), and the waiter then sleeps on the word's futex,
+ * counted in the word's sleepers (ring_sleep), where the writer's wake (ring_wake) reaches it at
+ * once: a woken thread preempts a busy one, a yielded one waits its turn. The writer makes the
+ * wake system call only while a waiter sleeps: the count is raised (seq_cst) before the futex
+ * rechecks the word, and the word is stored (seq_cst) before the count is read. */
+static int yield_alone(void) {
+  uint64_t t0 = pto__rt_now_ns();
+  sched_yield();
+  return pto__rt_now_ns() - t0 < 5000;
+}
+
+static void ring_sleep(_Atomic uint32_t *word, uint32_t val, _Atomic uint32_t *sleepers,
+                       uint32_t timeout_us) {
+  atomic_fetch_add_explicit(sleepers, 1, memory_order_seq_cst);
+  pto__dist_futex_wait(word, val, timeout_us);
+  atomic_fetch_sub_explicit(sleepers, 1, memory_order_relaxed);
+}
+
+static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
+  if (atomic_load_explicit(sleepers, memory_order_seq_cst)) pto__dist_futex_wake(word);
+}
+
 static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
   for (int r = 0; r < sh->nranks; r++) {
     uint32_t want = cmd->dep[r];
@@ -218,7 +246,7 @@ static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
       uint32_t t = atomic_load_explicit(&o->tail, memory_order_acquire);
       if ((int32_t)(t - want) >= 0) break;
       if (atomic_load(&o->state) >= 2) return -1;
-      pto__dist_futex_wait(&o->tail, t, 2000);
+      ring_sleep(&o->tail, t, &o->tail_sleepers, 2000);
     }
   }
   return 0;
@@ -230,7 +258,11 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
     chip_fail_cmd(sh, c, seq, cmd->epoch, "a call to a program this chip has not loaded", NULL);
     return;
   }
-  if (wait_deps(sh, cmd)) {
+  /* Waiting for another chip is progress for the parent's stall check: that chip is checked. */
+  atomic_fetch_add_explicit(&c->waiting, 1, memory_order_relaxed);
+  int dead = wait_deps(sh, cmd);
+  atomic_fetch_sub_explicit(&c->waiting, 1, memory_order_relaxed);
+  if (dead) {
     chip_fail_cmd(sh, c, seq, cmd->epoch, "a call whose inputs come from a chip that died", NULL);
     return;
   }
@@ -289,6 +321,11 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
   rc.ncores = cfg->ncores_per_chip;
   rc.device_memory_bytes = cfg->chip_memory_bytes ? cfg->chip_memory_bytes : 256ull << 20;
   rc.record_tasks = cfg->on_chip_call != NULL;
+  /* A chip's idle core spins 2 us, not the L2 default 40: chips share the host's CPUs with each
+   * other and the parent, and a core spinning on the CPU its own dispatching thread waits for
+   * (perf sched: a 45 us spin, twice per one-call run, the core and the chip's main thread on
+   * one CPU) was most of a one-call run's ~110 us on a loaded host (issue #31 item 2). */
+  rc.idle_spin_us = 2;
   cs->on_call = cfg->on_chip_call;
   cs->on_call_ctx = cfg->on_chip_call_ctx;
   cs->dump_dir = cfg->dump_args_dir;
@@ -364,10 +401,13 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   if (cmd->op != PTO__DIST_CMD_LOAD) return;
   pto_program *p = NULL;
   pto_handle *hd = NULL;
+  /* Loading (a stale work dir is rebuilt) runs no task: it counts as progress, as a wait does. */
+  atomic_fetch_add_explicit(&c->waiting, 1, memory_order_relaxed);
   pto_status s = cs->nslots >= 256
                      ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
                      : pto_program_load_dir(cmd->path, &p);
   if (!s) s = pto_worker_register(cs->wk, p, &hd);
+  atomic_fetch_sub_explicit(&c->waiting, 1, memory_order_relaxed);
   if (s) {
     char head[PTO__DIST_MSG];
     snprintf(head, sizeof head, "rank %d: loading %s: %s", cs->rank, cmd->path,
@@ -389,22 +429,22 @@ static void chip_loop(chip_state *cs, pid_t parent) {
   pto__dist_chip *c = cs->c;
   for (;;) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
-    int spins = 0;
-    /* Idle: yield a while, then sleep. No busy spin, here or in the parent's waits: measured on
-     * 2 cores, spinning slowed a one-call run from ~90 to ~110-160 us (it takes the core the
-     * working chip's threads need). */
+    int spins = 0, alone = 1;
+    /* Idle: yield a while (see yield_alone), then sleep. No busy spin, here or in the parent's
+     * waits: measured on 2 cores, spinning slowed a one-call run from ~90 to ~110-160 us (it
+     * takes the core the working chip's threads need). */
     while (atomic_load_explicit(&c->head, memory_order_acquire) == t) {
       if (parent > 0 && getppid() != parent) _exit(1);
-      if (++spins < 200)
-        sched_yield();
+      if (alone && ++spins < 200)
+        alone = yield_alone();
       else
-        pto__dist_futex_wait(&c->head, t, 100000);
+        ring_sleep(&c->head, t, &c->head_sleepers, 100000);
     }
     const pto__dist_cmd *cmd = &c->ring[t % PTO__DIST_RING];
     if (cmd->op == PTO__DIST_CMD_EXIT) break;
     chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
-    atomic_store_explicit(&c->tail, t + 1, memory_order_release);
-    pto__dist_futex_wake(&c->tail);
+    atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
+    ring_wake(&c->tail, &c->tail_sleepers);
   }
 }
 
@@ -417,7 +457,36 @@ static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0);
 typedef struct chip_watch_args {
   pto__dist_chip *c;
   pid_t parent;
+  pthread_mutex_t mu; /* guards wk: the chip's worker while it is open, else NULL */
+  pto_worker *wk;
 } chip_watch_args;
+
+/* What the watcher saw at its last beat. */
+typedef struct chip_seen {
+  uint64_t done;
+  uint32_t tail, nwaits;
+} chip_seen;
+
+/* At each beat: stamps the chip's progress (pto__dist_chip.progress_ns) when it has no command
+ * to run, is inside a wait, or has completed a task, entered a wait or finished a command since
+ * the last beat; and names the kernel that has run longest on one of its cores. */
+static void watch_progress(chip_watch_args *a, chip_seen *seen) {
+  pto__dist_chip *c = a->c;
+  uint64_t done = 0, t0 = 0;
+  const pto_program *prog = NULL;
+  int k = -1;
+  pthread_mutex_lock(&a->mu);
+  if (a->wk) pto__rt_worker_activity(a->wk, &done, &prog, &k, &t0);
+  const char *name = k >= 0 && prog ? pto_program_kernel_name(prog, k) : NULL;
+  if (k >= 0) snprintf(c->kernel, sizeof c->kernel, "%s", name ? name : "?");
+  pthread_mutex_unlock(&a->mu);
+  atomic_store(&c->kernel_ns, k >= 0 ? t0 : 0);
+  uint32_t tail = atomic_load(&c->tail), nwaits = atomic_load(&c->nwaits);
+  if (atomic_load(&c->head) == tail || atomic_load(&c->waiting) || done != seen->done ||
+      tail != seen->tail || nwaits != seen->nwaits)
+    atomic_store(&c->progress_ns, pto__rt_now_ns());
+  *seen = (chip_seen){done, tail, nwaits};
+}
 
 /* A chip's watcher thread: beats the chip's heartbeat, and ends the chip when its parent process
  * has gone. It watches the process (a pidfd; getppid where the kernel has none), not the thread
@@ -426,8 +495,10 @@ typedef struct chip_watch_args {
 static void *chip_watch(void *arg) {
   chip_watch_args *a = arg;
   int fd = pidfd_open_(a->parent);
+  chip_seen seen = {0};
   for (;;) {
     if (getppid() != a->parent) _exit(1);
+    watch_progress(a, &seen);
     atomic_fetch_add(&a->c->beat, 1);
     if (fd >= 0) {
       struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -451,6 +522,8 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
   static chip_watch_args wa;
   wa.c = c;
   wa.parent = parent;
+  pthread_mutex_init(&wa.mu, NULL);
+  atomic_store(&c->progress_ns, pto__rt_now_ns());
   pthread_t watcher;
   if (pthread_create(&watcher, NULL, chip_watch, &wa) == 0) pthread_detach(watcher);
   c->pid = (int32_t)getpid();
@@ -461,9 +534,15 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
     pto__dist_futex_wake(&c->state);
     _exit(1);
   }
+  pthread_mutex_lock(&wa.mu);
+  wa.wk = cs.wk;
+  pthread_mutex_unlock(&wa.mu);
   atomic_store(&c->state, 1);
   pto__dist_futex_wake(&c->state);
   chip_loop(&cs, parent);
+  pthread_mutex_lock(&wa.mu);
+  wa.wk = NULL;
+  pthread_mutex_unlock(&wa.mu);
   chip_close(&cs);
   atomic_store(&c->state, 3);
   _exit(0);
@@ -541,8 +620,36 @@ static char proc_state(int pid) {
   return e && e[1] == ' ' && e[2] ? e[2] : '?';
 }
 
+/* With an explicit wait deadline (w->progress_ms): whether chip r, running (its beat seen lately,
+ * not stopped) with a command to finish, has made no progress for that long; how then says so
+ * and names the kernel it runs. A chip that does not run at all is the heartbeat's case. */
+static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
+  pto__dist_chip *c = &w->sh->chips[r];
+  if (!w->progress_ms || c->pid <= 0 || atomic_load(&c->head) == atomic_load(&c->tail)) return 0;
+  uint64_t seen = atomic_load(&c->progress_ns), limit = (uint64_t)w->progress_ms * 1000000ull;
+  if (!seen || now < seen || now - seen <= limit ||
+      now - w->beat_at[r] > 3ull * PTO__DIST_BEAT_MS * 1000000ull)
+    return 0;
+  char st = proc_state(c->pid);
+  if (st == 'T' || st == 't') return 0;
+  int len = snprintf(how, n,
+                     "has made no progress for %u ms (PTO_DIST_TIMEOUT_MS: no task completed, no "
+                     "wait entered)",
+                     w->progress_ms);
+  uint64_t k0 = atomic_load(&c->kernel_ns);
+  if (len > 0 && (size_t)len < n) {
+    if (k0 && now > k0)
+      snprintf(how + len, n - (size_t)len, ": it has been running kernel @%s for %llu ms",
+               c->kernel, (unsigned long long)((now - k0) / 1000000ull));
+    else
+      snprintf(how + len, n - (size_t)len, ": no kernel is running (its orchestration is)");
+  }
+  return 1;
+}
+
 /* Marks the worker broken if a chip has died, or its heartbeat has stopped for longer than the
- * wait deadline (a chip stopped by a signal or a debugger); returns 1 then. */
+ * wait deadline (a chip stopped by a signal or a debugger), or, with an explicit deadline, it
+ * has made no progress for that long (stalled); returns 1 then. */
 static int check_chips(dworker *w) {
   if (w->broken) return 1;
   if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
@@ -551,7 +658,7 @@ static int check_chips(dworker *w) {
                                                                    : PTO__DIST_MIN_STALL_MS;
   for (int r = 0; r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
-    char how[160];
+    char how[384];
     int status, dead = 0;
     if (w->pidfd[r] >= 0) {
       dead = chip_exited(w->pidfd[r], how, sizeof how);
@@ -576,6 +683,10 @@ static int check_chips(dworker *w) {
       snprintf(how, sizeof how, "has not run for %llu ms (%s)", (unsigned long long)stall_ms,
                st == 'T' || st == 't' ? "stopped by a signal or a debugger"
                                       : "its heartbeat stopped");
+      mark_broken(w, r, how);
+      return 1;
+    }
+    if (stalled(w, r, now, how, sizeof how)) {
       mark_broken(w, r, how);
       return 1;
     }
@@ -649,17 +760,18 @@ static pto_status broken(const dworker *w) {
 #endif
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
+  int alone = 1;
   for (int i = 0;; i++) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
     if ((int32_t)(t - seq) >= 0) return PTO_OK;
-    /* A short call ends within microseconds: yield a few times before the liveness check (one
-     * waitpid per chip) and the futex sleep, whose wake-up is the slowest step of a call. */
-    if (i < PTO__DIST_WAIT_YIELDS) {
-      sched_yield();
+    /* A short call ends within microseconds: yield a few times (while the CPU is ours, see
+     * yield_alone) before the liveness check (one waitpid per chip) and the futex sleep. */
+    if (alone && i < PTO__DIST_WAIT_YIELDS) {
+      alone = yield_alone();
       continue;
     }
     if (check_chips(w)) return broken(w);
-    pto__dist_futex_wait(&c->tail, t, 20000);
+    ring_sleep(&c->tail, t, &c->tail_sleepers, 20000);
   }
 }
 
@@ -668,8 +780,8 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
   uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
   PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING + 1)); /* a free ring slot */
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
-  atomic_store_explicit(&c->head, h + 1, memory_order_release);
-  pto__dist_futex_wake(&c->head);
+  atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);
+  ring_wake(&c->head, &c->head_sleepers);
   if (w->mpi) {
     atomic_fetch_add(&w->sh->bell, 1);
     pto__dist_futex_wake(&w->sh->bell);
@@ -856,6 +968,8 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                            "%s: wait_timeout_ms %u is out of range (0 for $PTO_DIST_TIMEOUT_MS "
                            "or the default, or 1 to %d)",
                            fn, cfg.wait_timeout_ms, PTO_DIST_TIMEOUT_MS_MAX);
+  const char *env_ms = getenv("PTO_DIST_TIMEOUT_MS");
+  int explicit_ms = cfg.wait_timeout_ms || (env_ms && *env_ms);
   if (!cfg.wait_timeout_ms) {
     int64_t ms;
     pto_status es = pto_env_int("PTO_DIST_TIMEOUT_MS", 1, PTO_DIST_TIMEOUT_MS_MAX, 5000, &ms);
@@ -907,6 +1021,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   }
   w->sh->nranks = w->n;
   w->sh->timeout_ms = cfg.wait_timeout_ms;
+  w->progress_ms = explicit_ms ? cfg.wait_timeout_ms : 0;
   w->sh->heap = w->heap;
   w->sh->heap_size = w->heap_size;
   pto_status s = pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE);

@@ -98,6 +98,25 @@ typedef struct pto__dist_chip {
   _Atomic uint32_t beat;   /* raised every PTO__DIST_BEAT_MS by the chip's watcher thread: a chip
                               whose beat stops (stopped by a signal or a debugger) is noticed */
   _Atomic uint32_t go;     /* set by the parent once it holds the chip's pidfd */
+  /* Waits asleep on head (the chip) and on tail (the parent, chips waiting for this one): the
+   * writer of the word makes the futex_wake system call only when one is (dist.c ring_wake). */
+  _Atomic uint32_t head_sleepers, tail_sleepers;
+  /* Progress (issue #34 item 22): a chip alive but stuck in a long kernel beats on, so with an
+   * explicit PTO_DIST_TIMEOUT_MS the parent fails the run once the chip has made no progress
+   * (no task completed, no wait entered, no command finished) for that long. The chip's watcher
+   * stamps progress_ns (CLOCK_MONOTONIC) at each beat that saw progress, or no command to run,
+   * or the chip inside a wait (which has its own deadline), and names the kernel running
+   * longest (kernel_ns: its start, 0: none). */
+  _Atomic uint64_t progress_ns;
+  _Atomic uint32_t waiting; /* inside a bounded wait (dist.* in dist_shm.c, a dependency) or
+                               loading a program: progress */
+  _Atomic uint32_t nwaits;  /* waits entered */
+  _Atomic uint32_t sleepers; /* its waits asleep on a futex (dist_shm.c): a notify wakes only
+                                then */
+  _Atomic int32_t cpu;       /* 1 + the CPU its last dist.* wait started on, 0: none yet
+                                (dist_shm.c wait_elem) */
+  _Atomic uint64_t kernel_ns;
+  char kernel[64];
   int32_t pid;
   char msg[PTO__DIST_MSG]; /* why it failed to start, or its first failed command */
   pto__dist_cmd ring[PTO__DIST_RING];

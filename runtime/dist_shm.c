@@ -8,10 +8,12 @@
  * (dist_mpi.c: get, put, atomic add/replace, atomic read), so every access below goes through
  * rd/wr/sig_* which take the direct path when there is one.
  *
- * notify is an atomic store or add followed by a futex wake; wait spins briefly, yields, then
- * sleeps on a futex (or, through MPI, polls with short sleeps) until its deadline. Collectives are
- * built on those primitives and plain loads and stores of the peers' slices, one path for every
- * dtype and backend; they leave the signal window as they found it (zero). */
+ * notify is an atomic store or add followed by a futex wake when the peer has a waiter asleep;
+ * wait spins (unless another rank waits on its CPU), yields while nothing else wants its CPU,
+ * then sleeps on a futex (or, through MPI, polls with short sleeps) until its deadline (wait_elem
+ * says why). Collectives are built on those primitives and plain loads and stores of the peers'
+ * slices, one path for every dtype and backend; they leave the signal window as they found it
+ * (zero). */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -133,6 +135,11 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
   return buf;
 }
 
+/* wait_elem's phases (see there). */
+#define SPIN_NS 50000ull
+#define YIELD_NS 200000ull
+#define YIELD_ALONE_NS 5000ull
+
 /* An atomic add (add) or store of value on a signal element, waking its waiters. */
 static int32_t sig_op(pto__dist_shm *t, const peer_ref *r, int32_t value, int add) {
   if (t->direct) {
@@ -141,7 +148,11 @@ static int32_t sig_op(pto__dist_shm *t, const peer_ref *r, int32_t value, int ad
       atomic_fetch_add_explicit(p, value, memory_order_seq_cst);
     else
       atomic_store_explicit(p, value, memory_order_seq_cst);
-    pto__dist_futex_wake((_Atomic uint32_t *)p);
+    /* The wake is a system call: only for a peer with a waiter asleep (or about to be: it counts
+     * itself in sleepers, seq_cst, before the futex rechecks the value). Under MPI sh is this
+     * process's own, so the count of another process is not here: always wake. */
+    if (t->sh->mpi || atomic_load_explicit(&t->sh->chips[r->peer].sleepers, memory_order_seq_cst))
+      pto__dist_futex_wake((_Atomic uint32_t *)p);
     return PTO_KERNEL_OK;
   }
   return pto__dist_mpi_atomic(t->sh->mpi, r->peer, r->disp, value, add, NULL, t->detail)
@@ -228,16 +239,13 @@ static int aborted(pto__dist_shm *t, const char *what) {
   return 1;
 }
 
-/* Waits on this rank's element; what names the op in the timeout message. */
-static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
+/* wait_elem past its spin: yields while the yields come back at once, then sleeps, until the
+ * element is satisfied, the run is aborted or the deadline passes. */
+static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
-  int dir = t->direct;
+  int dir = t->direct, alone = 1;
   int32_t cur = 0, rc;
-  for (int i = 0; dir && i < 2000; i++) {
-    if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
-      return 0;
-    __builtin_ia32_pause();
-  }
+  pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
   uint64_t start = now_ns();
   uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
   for (;;) {
@@ -257,16 +265,66 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
                (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
       return PTO_KERNEL_ERR_DIST_TIMEOUT;
     }
-    if (now - start < 200000ull) {
+    if (alone && now - start < YIELD_NS) {
       sched_yield();
+      alone = now_ns() - now < YIELD_ALONE_NS;
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
+      atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);
       pto__dist_futex_wait((_Atomic uint32_t *)sig, (uint32_t)cur, left_us < 2000 ? (uint32_t)left_us : 2000);
+      atomic_fetch_sub_explicit(&chip->sleepers, 1, memory_order_relaxed);
     } else { /* MPI updates wake no futex: poll (each read also drives MPI progress) */
       struct timespec ts = {0, 20000};
       nanosleep(&ts, NULL);
     }
   }
+}
+
+/* Publishes this rank's CPU; 1 if another rank's last wait started on it (shared memory only). */
+static int peer_on_this_cpu(pto__dist_shm *t) {
+  int me = sched_getcpu() + 1; /* 0: not known */
+  atomic_store_explicit(&t->sh->chips[t->ctx.rank].cpu, me, memory_order_relaxed);
+  if (t->sh->mpi || me <= 0) return 0;
+  for (int q = 0; q < t->ctx.nranks; q++)
+    if (q != t->ctx.rank &&
+        atomic_load_explicit(&t->sh->chips[q].cpu, memory_order_relaxed) == me)
+      return 1;
+  return 0;
+}
+
+/* Waits on this rank's element; what names the op in the timeout message.
+ *
+ * A peer on another CPU answers within microseconds, and on a loaded host a CPU given away (a
+ * yield, a sleep) comes back only after other processes' time slices, milliseconds: so the wait
+ * spins first, SPIN_NS by the clock, and keeps its CPU. But a peer that last waited on this very
+ * CPU (each wait publishes its CPU in the chip's control block; the scheduler's wake-affine
+ * placement puts ranks together) cannot run while this one spins: the 2000 pauses this spun
+ * before (47 us on Zen 5) were waited out twice per barrier, the ~100 us floor of a collective on
+ * a loaded host (issue #31). Then the wait does not spin and hands the CPU over at once. After the
+ * spin it yields while each yield comes straight back (nothing else wants this CPU, or the peer
+ * ran and is waiting in turn), for up to YIELD_NS; once a yield gave the CPU away to another
+ * process it sleeps on the element's futex, where the peer's notify wakes it. Under MPI the
+ * control block is each process's own (no peer's CPU is known) and mpirun places ranks on
+ * cores of their own: the wait spins. */
+static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
+                         const char *what) {
+  if (t->direct && !peer_on_this_cpu(t)) {
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0;; i++) {
+      if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value,
+                    cmp))
+        return 0;
+      __builtin_ia32_pause();
+      if ((i & 15) == 15 && now_ns() - t0 >= SPIN_NS) break;
+    }
+  }
+  /* The chip is in a bounded wait: progress for the parent's stall check (dist.c). */
+  pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
+  atomic_fetch_add_explicit(&chip->nwaits, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&chip->waiting, 1, memory_order_relaxed);
+  int32_t rc = wait_slow(t, sig, value, cmp, what);
+  atomic_fetch_sub_explicit(&chip->waiting, 1, memory_order_relaxed);
+  return rc;
 }
 
 static int32_t shm_wait(const pto_dist_ctx *d, int32_t *sig, int32_t value, int32_t cmp) {

@@ -466,6 +466,11 @@ typedef struct pto__rt_core {
   size_t nphases, capphases;
   uint32_t loop_iter;    /* tasks this core took in the launch */
   int phases_oom;        /* a phase found no memory: the launch's phases are not reported */
+  /* The kernel running as this core (1 + its id, 0: none), its program and start: what a
+   * distributed chip's watcher names when the chip makes no progress (runtime/dist.c). */
+  atomic_int kernel;
+  const pto_program *_Atomic kernel_prog;
+  atomic_ullong kernel_t0;
 } pto__rt_core;
 
 /* The ready tasks of one core type (next_ready); guarded by the pool's mu. */
@@ -602,6 +607,11 @@ void pto__rt_worker_set_external(pto_worker *w, int which, void *host, uint64_t 
 void pto__rt_set_strace_rank(int rank);
 /* Every kernel of every later launch gets d in pto_core_ctx.dist. */
 void pto__rt_worker_set_dist(pto_worker *w, const pto_dist_ctx *d);
+/* What runs on w now, for another thread (a distributed chip's watcher): *ncompleted the tasks
+ * the current (or last) launch has completed, and the kernel that has run longest on a core:
+ * *kernel its id (-1: none runs), *prog its program, *t0 its start (pto__rt_now_ns). */
+void pto__rt_worker_activity(pto_worker *w, uint64_t *ncompleted, const pto_program **prog,
+                             int *kernel, uint64_t *t0);
 /* A device tensor handle over device memory the worker does not own (the external region): a
  * contiguous tensor at addr. Freeing it releases the handle only. */
 pto_status pto__rt_worker_wrap(pto_worker *w, uint64_t addr, int rank, const int64_t *shape,

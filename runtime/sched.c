@@ -584,7 +584,13 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
     /* Every block reads the predicate itself: the element is final once the task is ready. */
     int skip = !t->fn ? 2 : t->pred_op != PTO_ORCH_PRED_NONE && !predicate_holds(t) ? 1 : 0;
     if (block == 0) t->skipped = skip;
-    if (!skip) rc = t->fn(t->tensors, t->scalars, &ctx);
+    if (!skip) {
+      atomic_store_explicit(&core->kernel_prog, L->prog, memory_order_relaxed);
+      atomic_store_explicit(&core->kernel_t0, t0, memory_order_relaxed);
+      atomic_store_explicit(&core->kernel, t->kernel_id + 1, memory_order_release);
+      rc = t->fn(t->tensors, t->scalars, &ctx);
+      atomic_store_explicit(&core->kernel, 0, memory_order_relaxed);
+    }
     uint64_t t1 = pto__rt_now_ns();
     if (t->block_num == 1) {
       t->t_end = t1;

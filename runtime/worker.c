@@ -262,6 +262,22 @@ void pto__rt_worker_set_dist(pto_worker *wt, const pto_dist_ctx *dist) {
   if (w) w->dist = dist;
 }
 
+void pto__rt_worker_activity(pto_worker *wt, uint64_t *ncompleted, const pto_program **prog,
+                             int *kernel, uint64_t *t0) {
+  *ncompleted = 0, *prog = NULL, *kernel = -1, *t0 = 0;
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  if (!w) return;
+  *ncompleted = atomic_load_explicit(&w->launch.ncompleted, memory_order_relaxed);
+  for (int i = 0; i < w->pool.ncores; i++) {
+    pto__rt_core *c = &w->pool.cores[i];
+    int k = atomic_load_explicit(&c->kernel, memory_order_acquire) - 1;
+    uint64_t since = atomic_load_explicit(&c->kernel_t0, memory_order_relaxed);
+    if (k < 0 || (*kernel >= 0 && since >= *t0)) continue;
+    *kernel = k, *t0 = since;
+    *prog = atomic_load_explicit(&c->kernel_prog, memory_order_relaxed);
+  }
+}
+
 pto_status pto__rt_worker_wrap(pto_worker *wt, uint64_t addr, int rank, const int64_t *shape,
                                pto_dtype dt, pto_device_tensor **out_tensor) {
   static const char fn[] = "pto__rt_worker_wrap";

@@ -896,6 +896,91 @@ static void test_stopped_chip_fails_the_run_and_close_ends_it(void **state) {
   assert_int_equal(kill(r.pid, 0), -1);
 }
 
+/* y += x, n times, in one kernel: with a huge n it runs (as good as) forever, alive. */
+static const char *k_spin =
+    "program spin\n"
+    "kernel @spin(%x: tensor[16,64] f32, out %y: tensor[16,64] f32, %n: index)\n"
+    "    -> (tensor[16,64] f32) {\n"
+    "  %t = tile.load(%x, [0, 0], [16, 64])\n"
+    "  for %i in range(0, %n) {\n"
+    "    %u = tile.load(%y, [0, 0], [16, 64])\n"
+    "    %v = tile.add(%u, %t)\n"
+    "    tile.store(%v, [0, 0], %y)\n"
+    "  }\n"
+    "  return %y\n"
+    "}\n"
+    "orch @spin_orch(%x: tensor[16,64] f32, out %y: tensor[16,64] f32, %n: index = runtime)\n"
+    "    -> (tensor[16,64] f32) {\n"
+    "  call @spin(%x, %y, %n)\n"
+    "  return %y\n"
+    "}\n";
+
+/* host @main(%x, out %y): spin 2^50 times on device 1. */
+static int32_t host_spin(const pto_host_api *api, const pto_host_args *a) {
+  pto_host_call_arg args[3] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], 0)),
+                               targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], 0))};
+  memset(&args[2], 0, sizeof args[2]);
+  args[2].kind = PTO_ORCH_ARG_SCALAR;
+  args[2].scalar = 1ull << 50;
+  return api->call(api->ctx, 0, 1, args, 3);
+}
+
+/* Issue #34 item 22: a chip alive (beating) but stuck in a long kernel fails the run once it has
+ * made no progress for the explicit PTO_DIST_TIMEOUT_MS, naming its rank, the kernel and for how
+ * long; the worker is refused afterwards with that reason, and close kills the chip and reaps
+ * it, in bounded time. */
+static void test_chip_stuck_in_a_kernel_fails_the_run(void **state) {
+  (void)state;
+  char wd[4096];
+  snprintf(wd, sizeof wd, "%s/spin", g_dir);
+  pto_ir_program *ir = NULL;
+  pto_program *spin = NULL;
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  assert_pto_ok(pto_ir_parse_string(k_spin, strlen(k_spin), "spin.ptir", &ir));
+  assert_pto_ok(pto_compile_to_dir(ir, &opt, wd, 1));
+  pto_ir_program_destroy(ir);
+  assert_pto_ok(pto_program_load_dir(wd, &spin));
+  hsig h;
+  make_sig(&h, 0, 2);
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_create_host(&h.sig, host_spin, 1, &spin, 2, NULL, &p));
+
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  cfg.ncores_per_chip = 1;
+  cfg.shared_heap_bytes = 64ull << 20;
+  cfg.chip_memory_bytes = 16ull << 20;
+  cfg.wait_timeout_ms = 300;
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  int64_t shape[2] = {ROWS, COLS};
+  static float x[ROWS * COLS], y[ROWS * COLS];
+  fill(x, ROWS * COLS, 1.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  int pid = pto_dist_worker_chip_pid(w, 1);
+  assert_true(pid > 0);
+  char want[256];
+  snprintf(want, sizeof want,
+           "chip rank 1 (device 1, pid %d) has made no progress for 300 ms (PTO_DIST_TIMEOUT_MS: "
+           "no task completed, no wait entered): it has been running kernel @spin for ",
+           pid);
+  pto_status s = pto_dist_worker_run(w, p, args, 2);
+  assert_non_null(s);
+  assert_non_null(strstr(pto_status_message(s), "the distributed worker is unusable"));
+  assert_status_contains(s, want);
+  /* Refused from then on, with the reason. */
+  assert_status_contains(pto_dist_worker_run(w, p, args, 2), want);
+  pto_dist_worker_close(w); /* kills the stuck chip and reaps it */
+  assert_int_equal(kill(pid, 0), -1);
+  pto_program_release(p);
+  pto_program_release(spin);
+}
+
 /* Rank 0 gets one call, rank 1 two (a chain through a temporary): a fixed dispatch shape. */
 static int32_t host_uneven(const pto_host_api *api, const pto_host_args *a) {
   const int64_t shape[2] = {ROWS, COLS};
@@ -1085,6 +1170,7 @@ int main(void) {
       cmocka_unit_test(test_chips_outlive_the_opening_thread),
       cmocka_unit_test(test_dead_chip_noticed_with_sigchld_ignored),
       cmocka_unit_test(test_stopped_chip_fails_the_run_and_close_ends_it),
+      cmocka_unit_test(test_chip_stuck_in_a_kernel_fails_the_run),
       cmocka_unit_test(test_bad_timeout_setting_is_an_error),
       cmocka_unit_test(test_close_waits_for_another_threads_run),
       cmocka_unit_test(test_submit_runs_in_order),
