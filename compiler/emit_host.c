@@ -8,364 +8,185 @@
  * host errors go through api->report_fatal, and the entry returns the code at once:
  * PTO_KERNEL_ERR_DIV_ZERO for an integer division by zero, PTO_KERNEL_ERR_DIST for a device
  * outside 0..world_size-1, PTO_KERNEL_ERR_DIM_MISMATCH for a slice offset outside its extent or a
- * zero loop step. A call without device= goes to device 0. */
+ * zero loop step. A call without device= goes to device 0. What it shares with the
+ * orchestration C++ (expressions, control flow) is the emitter core's (emit_c.c). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler_internal.h"
+#include "emit_internal.h"
 #include "pto/orch_abi.h"
 #include "pto/base.h"
 
 typedef struct hemit {
-  const pto_ir_program *p;
-  const pto_ir_func *f;
+  pto__emit c;                /* first: the core's state */
   const char *const *callees; /* orch names, call index order */
   int ncallees;
-  pto_text out;
-  pto_status err;
 } hemit;
 
-static void fail(hemit *e, pto_loc loc, const char *what) {
-  if (e->err) return;
-  e->err = pto_status_make(PTO_STATUS_UNIMPLEMENTED, "%s:%d:%d: host codegen: %s",
-                           e->p->file ? e->p->file : "<program>", loc.line, loc.col, what);
-}
-
-static const char *ctype(pto_dtype dt) {
-  switch (dt) {
-  case PTO_DTYPE_BOOL: return "int";
-  case PTO_DTYPE_I8: return "int8_t";
-  case PTO_DTYPE_I16: return "int16_t";
-  case PTO_DTYPE_I32: return "int32_t";
-  case PTO_DTYPE_I64:
-  case PTO_DTYPE_INDEX: return "int64_t";
-  case PTO_DTYPE_U8: return "uint8_t";
-  case PTO_DTYPE_U16: return "uint16_t";
-  case PTO_DTYPE_U32: return "uint32_t";
-  case PTO_DTYPE_U64: return "uint64_t";
-  case PTO_DTYPE_F32: return "float";
-  case PTO_DTYPE_F64: return "double";
-  default: return NULL; /* f16/bf16 scalars: not in a host */
-  }
-}
+/* bool is an int; f16/bf16 scalars have no C type here (NULL). */
+static const char *ctype(pto_dtype dt) { return dt == PTO_DTYPE_BOOL ? "int" : pto__emit_c_type(dt); }
 
 static const char *dtype_enum(pto_dtype dt) {
-  switch (dt) {
-  case PTO_DTYPE_BOOL: return "PTO_DTYPE_BOOL";
-  case PTO_DTYPE_I8: return "PTO_DTYPE_I8";
-  case PTO_DTYPE_I16: return "PTO_DTYPE_I16";
-  case PTO_DTYPE_I32: return "PTO_DTYPE_I32";
-  case PTO_DTYPE_I64: return "PTO_DTYPE_I64";
-  case PTO_DTYPE_U8: return "PTO_DTYPE_U8";
-  case PTO_DTYPE_U16: return "PTO_DTYPE_U16";
-  case PTO_DTYPE_U32: return "PTO_DTYPE_U32";
-  case PTO_DTYPE_U64: return "PTO_DTYPE_U64";
-  case PTO_DTYPE_F16: return "PTO_DTYPE_F16";
-  case PTO_DTYPE_BF16: return "PTO_DTYPE_BF16";
-  case PTO_DTYPE_F32: return "PTO_DTYPE_F32";
-  case PTO_DTYPE_F64: return "PTO_DTYPE_F64";
-  case PTO_DTYPE_INDEX: return "PTO_DTYPE_INDEX";
-  default: return "0";
-  }
+  static const char *const names[PTO_DTYPE_COUNT] = {
+      "PTO_DTYPE_BOOL", "PTO_DTYPE_I8",  "PTO_DTYPE_I16", "PTO_DTYPE_I32",  "PTO_DTYPE_I64",
+      "PTO_DTYPE_U8",   "PTO_DTYPE_U16", "PTO_DTYPE_U32", "PTO_DTYPE_U64",  "PTO_DTYPE_F16",
+      "PTO_DTYPE_BF16", "PTO_DTYPE_F32", "PTO_DTYPE_F64", "PTO_DTYPE_INDEX"};
+  return (unsigned)dt < PTO_DTYPE_COUNT ? names[dt] : "0";
 }
 
-static int is_int(pto_dtype dt) { return !pto_dtype_is_float(dt) && dt != PTO_DTYPE_BOOL; }
-
-static void vname(hemit *e, const pto_ir_value *v) {
-  pto_text_printf(&e->out, "v%d_%s", v->id, v->name ? v->name : "t");
-}
-
-static int is_ref(const pto_ir_value *v) { return v->type->kind != PTO_TYPE_SCALAR; }
-
-static const char *binop_str(pto_expr_op op) {
-  switch (op) {
-  case PTO_EOP_ADD: return "+";
-  case PTO_EOP_SUB: return "-";
-  case PTO_EOP_MUL: return "*";
-  case PTO_EOP_EQ: return "==";
-  case PTO_EOP_NE: return "!=";
-  case PTO_EOP_LT: return "<";
-  case PTO_EOP_LE: return "<=";
-  case PTO_EOP_GT: return ">";
-  case PTO_EOP_GE: return ">=";
-  case PTO_EOP_AND: return "&&";
-  case PTO_EOP_OR: return "||";
-  default: return NULL;
-  }
-}
-
-/* Whether an expression divides integers (then the statement checks st.rc after it). */
-static int has_int_div(const pto_ir_expr *x) {
-  if (!x) return 0;
-  switch (x->kind) {
-  case PTO_EXPR_UNARY:
-  case PTO_EXPR_CAST: return has_int_div(x->a);
-  case PTO_EXPR_BINARY:
-    if ((x->op == PTO_EOP_DIV || x->op == PTO_EOP_MOD) && is_int(x->dtype)) return 1;
-    return has_int_div(x->lhs) || has_int_div(x->rhs);
-  default: return 0;
-  }
-}
-
-static void emit_expr(hemit *e, const pto_ir_expr *x) {
-  pto_text *b = &e->out;
-  const char *ct = ctype(x->dtype);
-  if (!ct && x->kind != PTO_EXPR_VALUE) {
-    fail(e, x->loc, "f16/bf16 scalars are not supported in a host function");
-    return;
-  }
-  switch (x->kind) {
-  case PTO_EXPR_INT:
-    if (pto_dtype_is_float(x->dtype)) pto_text_printf(b, "((%s)%" PRId64 ")", ct, x->i);
-    else if (x->dtype == PTO_DTYPE_BOOL) pto_text_printf(b, "%d", x->i != 0);
-    else if (!pto_dtype_is_signed(x->dtype)) pto_text_printf(b, "((%s)UINT64_C(%" PRIu64 "))", ct, (uint64_t)x->i);
-    else if (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64) pto_text_printf(b, "INT64_C(%" PRId64 ")", x->i);
-    else pto_text_printf(b, "((%s)%" PRId64 ")", ct, x->i);
-    return;
-  case PTO_EXPR_FLOAT:
-    if (isnan(x->f)) pto_text_printf(b, "((%s)NAN)", ct);
-    else if (isinf(x->f)) pto_text_printf(b, "((%s)(%sINFINITY))", ct, x->f < 0 ? "-" : "");
-    else pto_text_printf(b, "((%s)%a)", ct, x->f);
-    return;
-  case PTO_EXPR_BOOL: pto_text_printf(b, "%d", x->b ? 1 : 0); return;
-  case PTO_EXPR_VALUE: vname(e, x->value); return;
-  case PTO_EXPR_SYM: pto_text_printf(b, "s_%s", e->p->syms[x->sym]); return;
-  case PTO_EXPR_UNARY:
-    pto_text_printf(b, "(%s", x->op == PTO_EOP_NOT ? "!" : "-");
-    emit_expr(e, x->a);
-    pto_text_printf(b, ")");
-    return;
-  case PTO_EXPR_CAST:
-    if (x->dtype == PTO_DTYPE_BOOL) {
-      pto_text_printf(b, "((");
-      emit_expr(e, x->a);
-      pto_text_printf(b, ") != 0)");
-    } else {
-      pto_text_printf(b, "((%s)(", ct);
-      emit_expr(e, x->a);
-      pto_text_printf(b, "))");
-    }
-    return;
-  case PTO_EXPR_BINARY: {
-    const char *op = binop_str(x->op);
-    if (op) {
-      pto_text_printf(b, "(");
-      emit_expr(e, x->lhs);
-      pto_text_printf(b, " %s ", op);
-      emit_expr(e, x->rhs);
-      pto_text_printf(b, ")");
-      return;
-    }
-    if (x->op == PTO_EOP_MIN || x->op == PTO_EOP_MAX) {
-      pto_text_printf(b, "%s(", x->op == PTO_EOP_MIN ? "PH_MIN" : "PH_MAX");
-    } else if (pto_dtype_is_float(x->dtype)) {
-      if (x->op == PTO_EOP_DIV) {
-        pto_text_printf(b, "(");
-        emit_expr(e, x->lhs);
-        pto_text_printf(b, " / ");
-        emit_expr(e, x->rhs);
-        pto_text_printf(b, ")");
-        return;
-      }
-      pto_text_printf(b, "(%s)ph_fmod((double)", ct);
-    } else {
-      int u = !pto_dtype_is_signed(x->dtype);
-      pto_text_printf(b, "(%s)ph_%s%s(&st, (%s)", ct, x->op == PTO_EOP_DIV ? "div" : "mod", u ? "_u" : "",
-                u ? "uint64_t" : "int64_t");
-    }
-    emit_expr(e, x->lhs);
-    pto_text_printf(b, ", ");
-    emit_expr(e, x->rhs);
-    pto_text_printf(b, ")");
-    return;
-  }
-  }
-}
+/* Whether x (NULL: no expression) may divide an integer by a runtime zero: then the statement
+ * checks st.rc after it. */
+static int divides(const pto_ir_expr *x) { return x && pto_ir_expr_divides_int(x); }
 
 /* After a statement whose expressions may divide by zero: return the fatal code. */
-static void check_rc(hemit *e, int depth) {
-  pto_text_pad(&e->out, (size_t)(depth) * 2);
-  pto_text_printf(&e->out, "if (st.rc) return st.rc;\n");
+static void check_rc(pto__emit *c, int depth) { pto__emit_line(c, depth, "if (st.rc) return st.rc;\n"); }
+
+static void after_expr(pto__emit *c, const pto_ir_expr *x, int depth) {
+  if (divides(x)) check_rc(c, depth);
 }
 
-static int arg_has_div(const pto_ir_arg *a) {
-  if (a->kind == PTO_ARG_EXPR) return has_int_div(a->expr);
+static int arg_divides(const pto_ir_arg *a) {
+  if (a->kind == PTO_ARG_EXPR) return divides(a->expr);
   if (a->kind == PTO_ARG_LIST)
     for (int i = 0; i < a->list.n; i++)
-      if (has_int_div(a->list.items[i])) return 1;
+      if (divides(a->list.items[i])) return 1;
   return 0;
 }
 
-static void emit_list(hemit *e, const pto_ir_arg *a) {
-  pto_text_printf(&e->out, "{");
-  for (int i = 0; i < a->list.n; i++) {
-    if (i) pto_text_printf(&e->out, ", ");
-    pto_text_printf(&e->out, "(int64_t)");
-    emit_expr(e, a->list.items[i]);
-  }
-  pto_text_printf(&e->out, "}");
-}
-
-static void emit_decl(hemit *e, const pto_ir_value *v) {
-  if (is_ref(v)) {
-    pto_text_printf(&e->out, "pto_host_ref ");
+/* min and max as macros, float '/' as itself, the rest as helpers that floor (integer '/'),
+ * give mod the divisor's sign and fail on a zero divisor. */
+static void binary_call(pto__emit *c, const pto_ir_expr *x) {
+  const char *ct = ctype(x->dtype);
+  if (x->op == PTO_EOP_MIN || x->op == PTO_EOP_MAX) {
+    pto__emit_printf(c, "%s(", x->op == PTO_EOP_MIN ? "PH_MIN" : "PH_MAX");
+  } else if (pto_dtype_is_float(x->dtype) && x->op == PTO_EOP_DIV) {
+    pto__emit_printf(c, "(");
+    pto__emit_expr(c, x->lhs);
+    pto__emit_printf(c, " / ");
+    pto__emit_expr(c, x->rhs);
+    pto__emit_printf(c, ")");
+    return;
+  } else if (pto_dtype_is_float(x->dtype)) {
+    pto__emit_printf(c, "(%s)ph_fmod((double)", ct);
   } else {
-    const char *ct = ctype(v->type->dtype);
-    if (!ct) fail(e, v->loc, "f16/bf16 scalars are not supported in a host function");
-    pto_text_printf(&e->out, "%s ", ct ? ct : "int");
+    int u = !pto_dtype_is_signed(x->dtype);
+    pto__emit_printf(c, "(%s)ph_%s%s(&st, (%s)", ct, x->op == PTO_EOP_DIV ? "div" : "mod", u ? "_u" : "",
+                     u ? "uint64_t" : "int64_t");
   }
-  vname(e, v);
+  pto__emit_expr(c, x->lhs);
+  pto__emit_printf(c, ", ");
+  pto__emit_expr(c, x->rhs);
+  pto__emit_printf(c, ")");
 }
 
-static void emit_op(hemit *e, const pto_ir_stmt *s, int depth) {
-  pto_text *b = &e->out;
+/* v; then a block that fills it: the lists an op takes as named arrays (`const int64_t
+ * shape[n] = {...}`), the check for a division in them, and `if (helper(...)) return`. */
+static void open_filled(pto__emit *c, const pto_ir_value *r, int depth) {
+  pto__emit_line(c, depth, "%s", "");
+  pto__emit_decl(c, r);
+  pto__emit_printf(c, ";\n");
+  pto__emit_line(c, depth, "{\n");
+}
+
+static void emit_array(pto__emit *c, const char *lead, const char *name, const pto_ir_arg *a) {
+  pto__emit_printf(c, "%s%s[%d] = ", lead, name, a->list.n);
+  pto__emit_list(c, a);
+}
+
+static void emit_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
   const pto_ir_arg *a = s->op.args;
   const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
   int div = 0;
-  for (int i = 0; i < s->op.nargs; i++)
-    div |= arg_has_div(&a[i]);
+  for (int i = 0; i < s->op.nargs; i++) div |= arg_divides(&a[i]);
   switch (s->op.opc) {
   case PTO_OP_DIST_WORLD_SIZE:
     if (!r) return;
-    pto_text_pad(b, (size_t)(depth) * 2);
-    emit_decl(e, r);
-    pto_text_printf(b, " = api->world_size(api->ctx);\n");
+    pto__emit_line(c, depth, "%s", "");
+    pto__emit_decl(c, r);
+    pto__emit_printf(c, " = api->world_size(api->ctx);\n");
     return;
   case PTO_OP_TENSOR_CREATE:
-  case PTO_OP_DIST_ALLOC_WINDOW: {
+  case PTO_OP_DIST_ALLOC_WINDOW:
     if (!r) return;
-    pto_text_pad(b, (size_t)(depth) * 2);
-    emit_decl(e, r);
-    pto_text_printf(b, ";\n");
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "{\n");
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "const int64_t shape[%d] = ", a[0].list.n);
-    emit_list(e, &a[0]);
-    pto_text_printf(b, ";\n");
-    if (div) check_rc(e, depth + 1);
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "int32_t rc = api->%s(api->ctx, %d, shape, %s, &",
-              s->op.opc == PTO_OP_TENSOR_CREATE ? "create_tensor" : "alloc_window", a[0].list.n,
-              dtype_enum(a[1].dtype));
-    vname(e, r);
-    pto_text_printf(b, ");\n");
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "if (rc) return rc;\n");
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "}\n");
+    open_filled(c, r, depth);
+    pto__emit_line(c, depth + 1, "%s", "");
+    emit_array(c, "const int64_t ", "shape", &a[0]);
+    pto__emit_printf(c, ";\n");
+    if (div) check_rc(c, depth + 1);
+    pto__emit_line(c, depth + 1, "int32_t rc = api->%s(api->ctx, %d, shape, %s, &",
+                   s->op.opc == PTO_OP_TENSOR_CREATE ? "create_tensor" : "alloc_window", a[0].list.n,
+                   dtype_enum(a[1].dtype));
+    pto__emit_vname(c, r);
+    pto__emit_printf(c, ");\n");
+    pto__emit_line(c, depth + 1, "if (rc) return rc;\n");
+    pto__emit_line(c, depth, "}\n");
     return;
-  }
   case PTO_OP_DIST_WINDOW:
     if (!r) return;
-    pto_text_pad(b, (size_t)(depth) * 2);
-    emit_decl(e, r);
-    pto_text_printf(b, " = ");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ";\n");
-    pto_text_pad(b, (size_t)(depth) * 2);
-    vname(e, r);
-    pto_text_printf(b, ".window = 1;\n");
+    pto__emit_line(c, depth, "%s", "");
+    pto__emit_decl(c, r);
+    pto__emit_printf(c, " = ");
+    pto__emit_expr(c, a[0].expr);
+    pto__emit_printf(c, ";\n");
+    pto__emit_line(c, depth, "%s", "");
+    pto__emit_vname(c, r);
+    pto__emit_printf(c, ".window = 1;\n");
     return;
   case PTO_OP_TENSOR_DIM: {
     if (!r) return;
     int64_t axis = 0;
     pto_ir_expr_static_int(a[1].expr, &axis);
-    pto_text_pad(b, (size_t)(depth) * 2);
-    emit_decl(e, r);
-    pto_text_printf(b, " = (%s)", ctype(r->type->dtype) ? ctype(r->type->dtype) : "int64_t");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ".shape[%" PRId64 "];\n", axis);
+    pto__emit_line(c, depth, "%s", "");
+    pto__emit_decl(c, r);
+    pto__emit_printf(c, " = (%s)", ctype(r->type->dtype) ? ctype(r->type->dtype) : "int64_t");
+    pto__emit_expr(c, a[0].expr);
+    pto__emit_printf(c, ".shape[%" PRId64 "];\n", axis);
     return;
   }
-  case PTO_OP_TENSOR_SLICE: {
-    if (!r) return;
-    int n = a[1].list.n;
-    pto_text_pad(b, (size_t)(depth) * 2);
-    emit_decl(e, r);
-    pto_text_printf(b, ";\n");
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "{\n");
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "const int64_t offs[%d] = ", n);
-    emit_list(e, &a[1]);
-    pto_text_printf(b, ", shape[%d] = ", n);
-    emit_list(e, &a[2]);
-    pto_text_printf(b, ";\n");
-    if (div) check_rc(e, depth + 1);
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "if (ph_slice(&st, &");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ", offs, shape, %d, &", n);
-    vname(e, r);
-    pto_text_printf(b, ")) return st.rc;\n");
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "}\n");
-    return;
-  }
+  case PTO_OP_TENSOR_SLICE:
   case PTO_OP_TENSOR_RESHAPE: {
     if (!r) return;
-    int n = a[1].list.n;
-    pto_text_pad(b, (size_t)(depth) * 2);
-    emit_decl(e, r);
-    pto_text_printf(b, ";\n");
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "{\n");
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "const int64_t shape[%d] = ", n);
-    emit_list(e, &a[1]);
-    pto_text_printf(b, ";\n");
-    if (div) check_rc(e, depth + 1);
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "if (ph_reshape(&st, &");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ", shape, %d, &", n);
-    vname(e, r);
-    pto_text_printf(b, ")) return st.rc;\n");
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "}\n");
+    int slice = s->op.opc == PTO_OP_TENSOR_SLICE;
+    open_filled(c, r, depth);
+    pto__emit_line(c, depth + 1, "%s", "");
+    if (slice) {
+      emit_array(c, "const int64_t ", "offs", &a[1]);
+      emit_array(c, ", ", "shape", &a[2]);
+    } else {
+      emit_array(c, "const int64_t ", "shape", &a[1]);
+    }
+    pto__emit_printf(c, ";\n");
+    if (div) check_rc(c, depth + 1);
+    pto__emit_line(c, depth + 1, "if (ph_%s(&st, &", slice ? "slice" : "reshape");
+    pto__emit_expr(c, a[0].expr);
+    pto__emit_printf(c, slice ? ", offs, shape, %d, &" : ", shape, %d, &", a[1].list.n);
+    pto__emit_vname(c, r);
+    pto__emit_printf(c, ")) return st.rc;\n");
+    pto__emit_line(c, depth, "}\n");
     return;
   }
   case PTO_OP_TENSOR_SELECT:
     if (!r) return;
-    pto_text_pad(b, (size_t)(depth) * 2);
-    emit_decl(e, r);
-    pto_text_printf(b, ";\n");
-    if (div) {
-      pto_text_pad(b, (size_t)(depth) * 2);
-      pto_text_printf(b, "{\n");
-      pto_text_pad(b, (size_t)(depth + 1) * 2);
-      pto_text_printf(b, "const int64_t idx = (int64_t)");
-      emit_expr(e, a[1].expr);
-      pto_text_printf(b, ";\n");
-      check_rc(e, depth + 1);
-      pto_text_pad(b, (size_t)(depth + 1) * 2);
-      pto_text_printf(b, "if (ph_select(&st, &");
-      emit_expr(e, a[0].expr);
-      pto_text_printf(b, ", idx, &");
-      vname(e, r);
-      pto_text_printf(b, ")) return st.rc;\n");
-      pto_text_pad(b, (size_t)(depth) * 2);
-      pto_text_printf(b, "}\n");
-      return;
-    }
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "if (ph_select(&st, &");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ", (int64_t)");
-    emit_expr(e, a[1].expr);
-    pto_text_printf(b, ", &");
-    vname(e, r);
-    pto_text_printf(b, ")) return st.rc;\n");
+    open_filled(c, r, depth);
+    pto__emit_line(c, depth + 1, "const int64_t idx = (int64_t)");
+    pto__emit_expr(c, a[1].expr);
+    pto__emit_printf(c, ";\n");
+    if (div) check_rc(c, depth + 1);
+    pto__emit_line(c, depth + 1, "if (ph_select(&st, &");
+    pto__emit_expr(c, a[0].expr);
+    pto__emit_printf(c, ", idx, &");
+    pto__emit_vname(c, r);
+    pto__emit_printf(c, ")) return st.rc;\n");
+    pto__emit_line(c, depth, "}\n");
     return;
   default: {
     const pto_op_info *info = pto_op_info_get(s->op.opc);
     char msg[128];
     snprintf(msg, sizeof msg, "%s is not a host op", info ? info->name : "op");
-    fail(e, s->loc, msg);
+    pto__emit_fail(c, s->loc, msg);
   }
   }
 }
@@ -376,196 +197,115 @@ static int callee_index(hemit *e, const char *name) {
   return -1;
 }
 
-static void emit_call(hemit *e, const pto_ir_stmt *s, int depth) {
-  pto_text *b = &e->out;
+/* One argument of a call: a scalar into its 64-bit slot, a tensor with its direction. */
+static void emit_call_arg(pto__emit *c, const pto_ir_stmt *s, const pto_ir_param *prm, int i, int depth) {
+  const pto_ir_expr *x = s->call.args[i];
+  if (prm->value->type->kind != PTO_TYPE_SCALAR) {
+    static const char *const kinds[] = {"PTO_ORCH_ARG_IN", "PTO_ORCH_ARG_OUT", "PTO_ORCH_ARG_INOUT"};
+    pto__emit_line(c, depth, "a[%d].kind = %s; a[%d].tensor = ", i, kinds[prm->dir], i);
+    pto__emit_expr(c, x);
+    pto__emit_printf(c, ";\n");
+    return;
+  }
+  pto_dtype dt = prm->value->type->dtype;
+  pto__emit_line(c, depth, "a[%d].kind = PTO_ORCH_ARG_SCALAR; a[%d].scalar = ", i, i);
+  if (dt == PTO_DTYPE_F32) pto__emit_printf(c, "ph_slot_f32((float)");
+  else if (dt == PTO_DTYPE_F64) pto__emit_printf(c, "ph_slot_f64((double)");
+  else if (dt == PTO_DTYPE_BOOL) pto__emit_printf(c, "(uint64_t)(0 != ");
+  else if (!pto_dtype_is_signed(dt)) pto__emit_printf(c, "(uint64_t)(");
+  else pto__emit_printf(c, "(uint64_t)(int64_t)(");
+  pto__emit_ctype(c, dt, s->loc);
+  pto__emit_expr(c, x);
+  pto__emit_printf(c, ");\n");
+}
+
+static void emit_call(pto__emit *c, const pto_ir_stmt *s, int depth) {
+  hemit *e = (hemit *)c;
   const pto_ir_func *g = s->call.callee;
   int idx = callee_index(e, g->name);
   if (g->kind != PTO_FUNC_ORCH || idx < 0) {
-    fail(e, s->loc, "a host calls orch functions only");
+    pto__emit_fail(c, s->loc, "a host calls orch functions only");
     return;
   }
-  int div = has_int_div(s->call.device);
-  for (int i = 0; i < s->call.nargs; i++)
-    div |= has_int_div(s->call.args[i]);
-  pto_text_pad(b, (size_t)(depth) * 2);
-  pto_text_printf(b, "{ /* call @%s */\n", g->name);
-  pto_text_pad(b, (size_t)(depth + 1) * 2);
-  pto_text_printf(b, "pto_host_call_arg a[%d];\n", s->call.nargs > 0 ? s->call.nargs : 1);
-  pto_text_pad(b, (size_t)(depth + 1) * 2);
-  pto_text_printf(b, "memset(a, 0, sizeof a);\n");
-  pto_text_pad(b, (size_t)(depth + 1) * 2);
-  pto_text_printf(b, "const int64_t device = ");
-  if (s->call.device) {
-    pto_text_printf(b, "(int64_t)");
-    emit_expr(e, s->call.device);
-  } else {
-    pto_text_printf(b, "0");
-  }
-  pto_text_printf(b, ";\n");
-  for (int i = 0; i < s->call.nargs && i < g->nparams; i++) {
-    const pto_ir_param *prm = &g->params[i];
-    const pto_ir_expr *x = s->call.args[i];
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    if (prm->value->type->kind == PTO_TYPE_SCALAR) {
-      pto_dtype dt = prm->value->type->dtype;
-      pto_text_printf(b, "a[%d].kind = PTO_ORCH_ARG_SCALAR; a[%d].scalar = ", i, i);
-      if (dt == PTO_DTYPE_F32) pto_text_printf(b, "ph_slot_f32((float)");
-      else if (dt == PTO_DTYPE_F64) pto_text_printf(b, "ph_slot_f64((double)");
-      else if (dt == PTO_DTYPE_BOOL) pto_text_printf(b, "(uint64_t)(0 != ");
-      else if (!pto_dtype_is_signed(dt)) pto_text_printf(b, "(uint64_t)(");
-      else pto_text_printf(b, "(uint64_t)(int64_t)(");
-      if (!ctype(dt)) fail(e, s->loc, "f16/bf16 scalars are not supported in a host function");
-      emit_expr(e, x);
-      pto_text_printf(b, ");\n");
-    } else {
-      static const char *const kinds[] = {"PTO_ORCH_ARG_IN", "PTO_ORCH_ARG_OUT", "PTO_ORCH_ARG_INOUT"};
-      pto_text_printf(b, "a[%d].kind = %s; a[%d].tensor = ", i, kinds[prm->dir], i);
-      emit_expr(e, x);
-      pto_text_printf(b, ";\n");
-    }
-  }
-  if (div) check_rc(e, depth + 1);
-  pto_text_pad(b, (size_t)(depth + 1) * 2);
-  pto_text_printf(b, "if (ph_check_device(&st, device, \"@%s\")) return st.rc;\n", g->name);
-  pto_text_pad(b, (size_t)(depth + 1) * 2);
-  pto_text_printf(b, "int32_t rc = api->call(api->ctx, %d, device, a, %d);\n", idx, s->call.nargs);
-  pto_text_pad(b, (size_t)(depth + 1) * 2);
-  pto_text_printf(b, "if (rc) return rc;\n");
-  pto_text_pad(b, (size_t)(depth) * 2);
-  pto_text_printf(b, "}\n");
-  /* Results alias the out/inout arguments, in parameter order. */
-  int k = 0;
-  for (int i = 0; i < g->nparams && k < s->nresults; i++) {
-    const pto_ir_param *prm = &g->params[i];
-    if (prm->value->type->kind == PTO_TYPE_SCALAR || prm->dir == PTO_DIR_IN) continue;
-    pto_text_pad(b, (size_t)(depth) * 2);
-    emit_decl(e, s->results[k++]);
-    pto_text_printf(b, " = ");
-    emit_expr(e, s->call.args[i]);
-    pto_text_printf(b, ";\n");
-  }
+  int div = divides(s->call.device);
+  for (int i = 0; i < s->call.nargs; i++) div |= divides(s->call.args[i]);
+  pto__emit_line(c, depth, "{ /* call @%s */\n", g->name);
+  pto__emit_line(c, depth + 1, "pto_host_call_arg a[%d];\n", s->call.nargs > 0 ? s->call.nargs : 1);
+  pto__emit_line(c, depth + 1, "memset(a, 0, sizeof a);\n");
+  pto__emit_line(c, depth + 1, "const int64_t device = ");
+  if (s->call.device) pto__emit_int64(c, s->call.device);
+  else pto__emit_printf(c, "0");
+  pto__emit_printf(c, ";\n");
+  for (int i = 0; i < s->call.nargs && i < g->nparams; i++) emit_call_arg(c, s, &g->params[i], i, depth + 1);
+  if (div) check_rc(c, depth + 1);
+  pto__emit_line(c, depth + 1, "if (ph_check_device(&st, device, \"@%s\")) return st.rc;\n", g->name);
+  pto__emit_line(c, depth + 1, "int32_t rc = api->call(api->ctx, %d, device, a, %d);\n", idx, s->call.nargs);
+  pto__emit_line(c, depth + 1, "if (rc) return rc;\n");
+  pto__emit_line(c, depth, "}\n");
+  pto__emit_call_results(c, s, depth);
 }
 
-static void emit_block(hemit *e, const pto_ir_block *blk, int depth, pto_ir_value *const *yield_to,
-                       int nyield);
-
-static void emit_stmt(hemit *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *yield_to,
-                      int nyield) {
-  pto_text *b = &e->out;
-  switch (s->kind) {
-  case PTO_STMT_ASSIGN:
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const ");
-    emit_decl(e, s->results[0]);
-    pto_text_printf(b, " = ");
-    emit_expr(e, s->expr);
-    pto_text_printf(b, ";\n");
-    if (has_int_div(s->expr)) check_rc(e, depth);
-    return;
-  case PTO_STMT_OP: emit_op(e, s, depth); return;
-  case PTO_STMT_CALL: emit_call(e, s, depth); return;
-  case PTO_STMT_FOR: {
-    int div = has_int_div(s->loop.lo) || has_int_div(s->loop.hi) || has_int_div(s->loop.step);
-    for (int i = 0; i < s->loop.niters; i++) {
-      pto_text_pad(b, (size_t)(depth) * 2);
-      emit_decl(e, s->loop.iters[i]);
-      pto_text_printf(b, " = ");
-      emit_expr(e, s->loop.inits[i]);
-      pto_text_printf(b, ";\n");
-      div |= has_int_div(s->loop.inits[i]);
-    }
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "{\n");
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "const int64_t lo = (int64_t)");
-    emit_expr(e, s->loop.lo);
-    pto_text_printf(b, ", hi = (int64_t)");
-    emit_expr(e, s->loop.hi);
-    pto_text_printf(b, ", step = ");
-    if (s->loop.step) {
-      pto_text_printf(b, "(int64_t)");
-      emit_expr(e, s->loop.step);
-    } else {
-      pto_text_printf(b, "1");
-    }
-    pto_text_printf(b, ";\n");
-    if (div) check_rc(e, depth + 1);
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "if (step == 0) return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"for: the step is zero\");\n");
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "for (int64_t ");
-    vname(e, s->loop.iv);
-    pto_text_printf(b, " = lo; step > 0 ? ");
-    vname(e, s->loop.iv);
-    pto_text_printf(b, " < hi : ");
-    vname(e, s->loop.iv);
-    pto_text_printf(b, " > hi; ");
-    /* A step past INT64_MAX (INT64_MIN) ends the loop instead of wrapping around. */
-    vname(e, s->loop.iv);
-    pto_text_printf(b, " = __builtin_add_overflow(");
-    vname(e, s->loop.iv);
-    pto_text_printf(b, ", step, &");
-    vname(e, s->loop.iv);
-    pto_text_printf(b, ") ? hi : ");
-    vname(e, s->loop.iv);
-    pto_text_printf(b, ") {\n");
-    emit_block(e, &s->loop.body, depth + 2, s->loop.iters, s->loop.niters);
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
-    pto_text_printf(b, "}\n");
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "}\n");
-    for (int i = 0; i < s->nresults; i++) {
-      pto_text_pad(b, (size_t)(depth) * 2);
-      pto_text_printf(b, "const ");
-      emit_decl(e, s->results[i]);
-      pto_text_printf(b, " = ");
-      vname(e, s->loop.iters[i]);
-      pto_text_printf(b, ";\n");
-    }
-    return;
-  }
-  case PTO_STMT_IF:
-    for (int i = 0; i < s->nresults; i++) {
-      pto_text_pad(b, (size_t)(depth) * 2);
-      emit_decl(e, s->results[i]);
-      pto_text_printf(b, is_ref(s->results[i]) ? " = {0};\n" : " = 0;\n");
-    }
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "if (");
-    emit_expr(e, s->branch.cond);
-    pto_text_printf(b, ") {\n");
-    emit_block(e, &s->branch.then_body, depth + 1, s->results, s->nresults);
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "}");
-    if (s->branch.has_else) {
-      pto_text_printf(b, " else {\n");
-      emit_block(e, &s->branch.else_body, depth + 1, s->results, s->nresults);
-      pto_text_pad(b, (size_t)(depth) * 2);
-      pto_text_printf(b, "}");
-    }
-    pto_text_printf(b, "\n");
-    if (has_int_div(s->branch.cond)) check_rc(e, depth);
-    return;
-  case PTO_STMT_YIELD:
-    for (int i = 0; i < s->ret.n && i < nyield; i++) {
-      pto_text_pad(b, (size_t)(depth) * 2);
-      vname(e, yield_to[i]);
-      pto_text_printf(b, " = ");
-      emit_expr(e, s->ret.vals[i]);
-      pto_text_printf(b, ";\n");
-      if (has_int_div(s->ret.vals[i])) check_rc(e, depth);
-    }
-    return;
-  case PTO_STMT_RETURN: return;
-  case PTO_STMT_INCORE: fail(e, s->loc, "an incore scope in a host function"); return;
-  }
+/* for: the bounds once, in a block; a zero step is fatal, a negative one counts down, and a step
+ * past INT64_MAX (INT64_MIN) ends the loop instead of wrapping around. */
+static void emit_loop(pto__emit *c, const pto_ir_stmt *s, int depth) {
+  pto__emit_line(c, depth, "{\n");
+  pto__emit_line(c, depth + 1, "const int64_t lo = ");
+  pto__emit_int64(c, s->loop.lo);
+  pto__emit_printf(c, ", hi = ");
+  pto__emit_int64(c, s->loop.hi);
+  pto__emit_printf(c, ", step = ");
+  if (s->loop.step) pto__emit_int64(c, s->loop.step);
+  else pto__emit_printf(c, "1");
+  pto__emit_printf(c, ";\n");
+  if (divides(s->loop.lo) || divides(s->loop.hi) || divides(s->loop.step)) check_rc(c, depth + 1);
+  pto__emit_line(c, depth + 1,
+                 "if (step == 0) return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"for: the step is zero\");\n");
+  const pto_ir_value *iv = s->loop.iv;
+  pto__emit_line(c, depth + 1, "for (int64_t ");
+  pto__emit_vname(c, iv);
+  pto__emit_printf(c, " = lo; step > 0 ? ");
+  pto__emit_vname(c, iv);
+  pto__emit_printf(c, " < hi : ");
+  pto__emit_vname(c, iv);
+  pto__emit_printf(c, " > hi; ");
+  pto__emit_vname(c, iv);
+  pto__emit_printf(c, " = __builtin_add_overflow(");
+  pto__emit_vname(c, iv);
+  pto__emit_printf(c, ", step, &");
+  pto__emit_vname(c, iv);
+  pto__emit_printf(c, ") ? hi : ");
+  pto__emit_vname(c, iv);
+  pto__emit_printf(c, ") {\n");
+  pto__emit_block(c, &s->loop.body, depth + 2, s->loop.iters, s->loop.niters);
+  pto__emit_line(c, depth + 1, "}\n");
+  pto__emit_line(c, depth, "}\n");
 }
 
-static void emit_block(hemit *e, const pto_ir_block *blk, int depth, pto_ir_value *const *yield_to,
-                       int nyield) {
-  for (int i = 0; i < blk->n && !e->err; i++)
-    emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
+static void bind_sym(pto__emit *c, int sym, const pto_ir_value *v, int dim) {
+  pto__emit_printf(c, "  const int64_t s_%s = ", c->p->syms[sym]);
+  pto__emit_vname(c, v);
+  pto__emit_printf(c, ".shape[%d];\n", dim);
+  pto__emit_printf(c, "  (void)s_%s;\n", c->p->syms[sym]);
 }
+
+static const pto__emit_dialect k_host = {
+    .what = "host codegen",
+    .cxx = 0,
+    .tensor_type = "pto_host_ref",
+    .alias_decl = "pto_host_ref ",
+    .if_tensor_init = " = {0}",
+    .if_scalar_init = " = 0",
+    .scope_open = NULL,
+    .no_ctype = "f16/bf16 scalars are not supported in a host function",
+    .incore = "an incore scope in a host function",
+    .ctype = ctype,
+    .binary_call = binary_call,
+    .op = emit_op,
+    .call = emit_call,
+    .loop = emit_loop,
+    .after_expr = after_expr,
+    .bind_sym = bind_sym,
+};
 
 static const char k_helpers[] =
     "typedef struct ph_state {\n"
@@ -712,87 +452,64 @@ static const char k_helpers[] =
     "  return 1;\n"
     "}\n";
 
-pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,
-                          const char *const *callees, int ncallees, char **out_text) {
-  *out_text = NULL;
-  hemit E;
-  memset(&E, 0, sizeof E);
-  E.p = p;
-  E.f = f;
-  E.callees = callees;
-  E.ncallees = ncallees;
-  pto_text *b = &E.out;
-  const char *src = p->file ? strrchr(p->file, '/') : NULL;
-  src = src ? src + 1 : (p->file ? p->file : "<program>");
-  pto_text_printf(b, "/* Generated by pto from %s: host @%s of program %s.\n", src, f->name, p->name);
-  pto_text_printf(b, " * Hand-editable: `pto rebuild DIR` (or loading the work dir) rebuilds host.so.\n");
-  pto_text_printf(b, " * Calls, by orch_index:");
-  for (int i = 0; i < ncallees; i++)
-    pto_text_printf(b, " %d=@%s", i, callees[i]);
-  pto_text_printf(b, " */\n");
-  pto_text_printf(b, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n");
-  pto_text_printf(b, "#include \"pto/host_abi.h\"\n#include \"pto/kernel_abi.h\"\n#include \"pto/orch_abi.h\"\n\n");
-  pto_text_printf(b, "%s\n", k_helpers);
-  pto_text_printf(b, "uint32_t pto_host_abi_version(void) { return PTO_HOST_ABI_VERSION; }\n\n");
-  pto_text_printf(b, "int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {\n");
-  pto_text_printf(b, "  ph_state st = {api, 0};\n");
-  int nt = 0, ns = 0;
-  for (int i = 0; i < f->nparams; i++) {
-    if (is_ref(f->params[i].value)) nt++;
-    else ns++;
-  }
-  pto_text_printf(b, "  if (args->ntensors != %d || args->nscalars != %d)\n", nt, ns);
-  pto_text_printf(b, "    return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"host @%s: expected %d tensors and %d scalars\");\n",
-            f->name, nt, ns);
+/* The entry's parameters: tensors as given, scalars from their slots (or the literal where the
+ * signature specialized them: the slot stays). */
+static void emit_params(pto__emit *c, const pto_ir_func *f) {
   int ti = 0, si = 0;
   for (int i = 0; i < f->nparams; i++) {
     const pto_ir_param *prm = &f->params[i];
     const pto_ir_value *v = prm->value;
-    pto_text_printf(b, "  ");
-    if (is_ref(v)) {
-      pto_text_printf(b, "const ");
-      emit_decl(&E, v);
-      pto_text_printf(b, " = args->tensors[%d];\n", ti++);
+    pto__emit_printf(c, "  const ");
+    pto__emit_decl(c, v);
+    if (v->type->kind != PTO_TYPE_SCALAR) {
+      pto__emit_printf(c, " = args->tensors[%d];\n", ti++);
       continue;
     }
     pto_dtype dt = v->type->dtype;
-    pto_text_printf(b, "const ");
-    emit_decl(&E, v);
     if (prm->bind == PTO_BIND_LITERAL && prm->literal) {
-      /* Specialized: the literal wins, the slot is kept. */
-      pto_text_printf(b, " = ");
-      emit_expr(&E, prm->literal);
-      pto_text_printf(b, "; /* specialized; slot %d */\n", si++);
-      continue;
-    }
-    if (dt == PTO_DTYPE_F32) pto_text_printf(b, " = ph_unslot_f32(args->scalars[%d]);\n", si++);
-    else if (dt == PTO_DTYPE_F64) pto_text_printf(b, " = ph_unslot_f64(args->scalars[%d]);\n", si++);
-    else if (dt == PTO_DTYPE_BOOL) pto_text_printf(b, " = args->scalars[%d] != 0;\n", si++);
-    else pto_text_printf(b, " = (%s)args->scalars[%d];\n", ctype(dt) ? ctype(dt) : "int", si++);
-  }
-  /* Dynamic symbols: bound from the first tensor parameter dim that names them. */
-  for (int sym = 0; sym < p->nsyms; sym++) {
-    for (int i = 0; i < f->nparams; i++) {
-      const pto_ir_type *t = f->params[i].value->type;
-      int found = -1;
-      for (int d = 0; t->kind != PTO_TYPE_SCALAR && d < t->rank; d++)
-        if (t->dims[d]->kind == PTO_EXPR_SYM && t->dims[d]->sym == sym) found = d;
-      if (found < 0) continue;
-      pto_text_printf(b, "  const int64_t s_%s = ", p->syms[sym]);
-      vname(&E, f->params[i].value);
-      pto_text_printf(b, ".shape[%d];\n", found);
-      pto_text_printf(b, "  (void)s_%s;\n", p->syms[sym]);
-      break;
+      pto__emit_printf(c, " = ");
+      pto__emit_expr(c, prm->literal);
+      pto__emit_printf(c, "; /* specialized; slot %d */\n", si++);
+    } else if (dt == PTO_DTYPE_F32) {
+      pto__emit_printf(c, " = ph_unslot_f32(args->scalars[%d]);\n", si++);
+    } else if (dt == PTO_DTYPE_F64) {
+      pto__emit_printf(c, " = ph_unslot_f64(args->scalars[%d]);\n", si++);
+    } else if (dt == PTO_DTYPE_BOOL) {
+      pto__emit_printf(c, " = args->scalars[%d] != 0;\n", si++);
+    } else {
+      pto__emit_printf(c, " = (%s)args->scalars[%d];\n", ctype(dt) ? ctype(dt) : "int", si++);
     }
   }
-  emit_block(&E, &f->body, 1, NULL, 0);
-  pto_text_printf(b, "  return 0;\n}\n");
-  char *text = pto_text_finish(b);
-  if (E.err) {
-    free(text);
-    return E.err;
+}
+
+pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,
+                          const char *const *callees, int ncallees, char **out_text) {
+  *out_text = NULL;
+  hemit e = {.c = {.d = &k_host, .p = p}, .callees = callees, .ncallees = ncallees};
+  pto__emit *c = &e.c;
+  pto__emit_printf(c, "/* Generated by pto from %s: host @%s of program %s.\n", pto__emit_source_name(p, "<program>"),
+                   f->name, p->name);
+  pto__emit_printf(c, " * Hand-editable: `pto rebuild DIR` (or loading the work dir) rebuilds host.so.\n");
+  pto__emit_printf(c, " * Calls, by orch_index:");
+  for (int i = 0; i < ncallees; i++) pto__emit_printf(c, " %d=@%s", i, callees[i]);
+  pto__emit_printf(c, " */\n");
+  pto__emit_printf(c, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n");
+  pto__emit_printf(c, "#include \"pto/host_abi.h\"\n#include \"pto/kernel_abi.h\"\n#include \"pto/orch_abi.h\"\n\n");
+  pto__emit_printf(c, "%s\n", k_helpers);
+  pto__emit_printf(c, "uint32_t pto_host_abi_version(void) { return PTO_HOST_ABI_VERSION; }\n\n");
+  pto__emit_printf(c, "int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {\n");
+  pto__emit_printf(c, "  ph_state st = {api, 0};\n");
+  int nt = 0, ns = 0;
+  for (int i = 0; i < f->nparams; i++) {
+    if (f->params[i].value->type->kind != PTO_TYPE_SCALAR) nt++;
+    else ns++;
   }
-  if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory emitting host code");
-  *out_text = text;
-  return PTO_OK;
+  pto__emit_printf(c, "  if (args->ntensors != %d || args->nscalars != %d)\n", nt, ns);
+  pto__emit_printf(c, "    return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"host @%s: expected %d tensors and %d scalars\");\n",
+                   f->name, nt, ns);
+  emit_params(c, f);
+  pto__emit_bind_syms(c, f);
+  pto__emit_block(c, &f->body, 1, NULL, 0);
+  pto__emit_printf(c, "  return 0;\n}\n");
+  return pto__emit_finish(c, "host code", out_text);
 }

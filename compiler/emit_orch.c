@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler_internal.h"
+#include "emit_internal.h"
 #include "pto/base.h"
 #include "pto/orch_abi.h"
 
@@ -21,35 +21,23 @@ typedef struct op_pos {
 } op_pos;
 
 typedef struct emitter {
-  const pto_ir_program *p;
+  pto__emit c; /* first: the core's state */
   const pto_ir_func *f;
   const pto_signature *sig;
   const int *kernel_ids;
   const pto_ir_func *src; /* the entry as the caller gave it (op ids number its statements) */
   op_pos *ops;            /* src's statements sorted by (line, col, id): one walk, then lookups */
   int nops;
-  pto_text out;
-  int tmp;           /* counter for emitter temporaries */
-  pto_status err;
+  int tmp; /* counter for emitter temporaries */
 } emitter;
 
+/* index is int64_t; f16/bf16 scalars compute as float. */
 static const char *ctype(pto_dtype dt) {
   switch (dt) {
   case PTO_DTYPE_BOOL: return "bool";
-  case PTO_DTYPE_I8: return "int8_t";
-  case PTO_DTYPE_I16: return "int16_t";
-  case PTO_DTYPE_I32: return "int32_t";
-  case PTO_DTYPE_I64: return "int64_t";
-  case PTO_DTYPE_U8: return "uint8_t";
-  case PTO_DTYPE_U16: return "uint16_t";
-  case PTO_DTYPE_U32: return "uint32_t";
-  case PTO_DTYPE_U64: return "uint64_t";
   case PTO_DTYPE_F16:
-  case PTO_DTYPE_BF16:
-  case PTO_DTYPE_F32: return "float";
-  case PTO_DTYPE_F64: return "double";
-  case PTO_DTYPE_INDEX: return "int64_t";
-  default: return "void";
+  case PTO_DTYPE_BF16: return "float";
+  default: return pto__emit_c_type(dt);
   }
 }
 
@@ -59,124 +47,6 @@ static const char *datatype_name(pto_dtype dt) {
       "BOOL",   "INT8",    "INT16",    "INT32",   "INT64",   "UINT8", "UINT16",
       "UINT32", "UINT64",  "FLOAT16",  "BFLOAT16", "FLOAT32", "FLOAT64", "INDEX"};
   return (unsigned)dt < PTO_DTYPE_COUNT ? names[dt] : "FLOAT32";
-}
-
-/* The source file's name without its directory: generated text must not depend on where the
- * source was (golden tests, reproducible work dirs). */
-static const char *source_name(const pto_ir_program *p) {
-  if (!p->file) return "<builder>";
-  const char *slash = strrchr(p->file, '/');
-  return slash ? slash + 1 : p->file;
-}
-
-static void fail(emitter *e, pto_loc loc, const char *what) {
-  if (e->err) return;
-  e->err = pto_status_make(PTO_STATUS_UNIMPLEMENTED, "%s:%d:%d: orchestration codegen: %s",
-                           e->p->file ? e->p->file : "<program>", loc.line, loc.col, what);
-}
-
-static void vname(emitter *e, const pto_ir_value *v) { pto_text_printf(&e->out, "v%d_%s", v->id, v->name); }
-
-static const char *binop_str(pto_expr_op op) {
-  switch (op) {
-  case PTO_EOP_ADD: return "+";
-  case PTO_EOP_SUB: return "-";
-  case PTO_EOP_MUL: return "*";
-  case PTO_EOP_EQ: return "==";
-  case PTO_EOP_NE: return "!=";
-  case PTO_EOP_LT: return "<";
-  case PTO_EOP_LE: return "<=";
-  case PTO_EOP_GT: return ">";
-  case PTO_EOP_GE: return ">=";
-  case PTO_EOP_AND: return "&&";
-  case PTO_EOP_OR: return "||";
-  default: return NULL;
-  }
-}
-
-static void emit_expr(emitter *e, const pto_ir_expr *x) {
-  pto_text *b = &e->out;
-  switch (x->kind) {
-  case PTO_EXPR_INT:
-    if (pto_dtype_is_float(x->dtype)) pto_text_printf(b, "%s(%" PRId64 ")", ctype(x->dtype), x->i);
-    else if (!pto_dtype_is_signed(x->dtype) && x->dtype != PTO_DTYPE_BOOL)
-      pto_text_printf(b, "%s(UINT64_C(%" PRIu64 "))", ctype(x->dtype), (uint64_t)x->i);
-    else if (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64) pto_text_printf(b, "INT64_C(%" PRId64 ")", x->i);
-    else pto_text_printf(b, "%s(%" PRId64 ")", ctype(x->dtype), x->i);
-    return;
-  case PTO_EXPR_FLOAT:
-    if (isnan(x->f)) pto_text_printf(b, "%s(__builtin_nan(\"\"))", ctype(x->dtype));
-    else if (isinf(x->f)) pto_text_printf(b, "%s(%s__builtin_inf())", ctype(x->dtype), x->f < 0 ? "-" : "");
-    else pto_text_printf(b, "%s(%a)", ctype(x->dtype), x->f);
-    return;
-  case PTO_EXPR_BOOL: pto_text_printf(b, "%s", x->b ? "true" : "false"); return;
-  case PTO_EXPR_VALUE: vname(e, x->value); return;
-  case PTO_EXPR_SYM: pto_text_printf(b, "s_%s", e->p->syms[x->sym]); return;
-  case PTO_EXPR_UNARY:
-    pto_text_printf(b, "(%s", x->op == PTO_EOP_NOT ? "!" : "-");
-    emit_expr(e, x->a);
-    pto_text_printf(b, ")");
-    return;
-  case PTO_EXPR_CAST:
-    pto_text_printf(b, "static_cast<%s>(", ctype(x->dtype));
-    emit_expr(e, x->a);
-    pto_text_printf(b, ")");
-    return;
-  case PTO_EXPR_BINARY: {
-    const char *op = binop_str(x->op);
-    if (op) {
-      pto_text_printf(b, "(");
-      emit_expr(e, x->lhs);
-      pto_text_printf(b, " %s ", op);
-      emit_expr(e, x->rhs);
-      pto_text_printf(b, ")");
-      return;
-    }
-    const char *fn = x->op == PTO_EOP_DIV ? "pto_div"
-                     : x->op == PTO_EOP_MOD ? "pto_mod"
-                     : x->op == PTO_EOP_MIN ? "pto_min"
-                                            : "pto_max";
-    pto_text_printf(b, "%s<%s>(", fn, ctype(x->dtype));
-    emit_expr(e, x->lhs);
-    pto_text_printf(b, ", ");
-    emit_expr(e, x->rhs);
-    pto_text_printf(b, ")");
-    return;
-  }
-  }
-}
-
-static void emit_list(emitter *e, const pto_ir_arg *a) {
-  pto_text_printf(&e->out, "{");
-  for (int i = 0; i < a->list.n; i++) {
-    if (i) pto_text_printf(&e->out, ", ");
-    const pto_ir_expr *x = a->list.items[i];
-    int wrap = x->dtype != PTO_DTYPE_INDEX && x->dtype != PTO_DTYPE_I64;
-    if (wrap) pto_text_printf(&e->out, "int64_t(");
-    emit_expr(e, x);
-    if (wrap) pto_text_printf(&e->out, ")");
-  }
-  pto_text_printf(&e->out, "}");
-}
-
-static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
-                       pto_ir_value *const *yield_to, int nyield);
-
-/* Assigns the yielded values of a for/if body to the carried variables. */
-static void emit_yield(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *to, int n) {
-  for (int i = 0; i < s->ret.n && i < n; i++) {
-    pto_text_pad(&e->out, (size_t)(depth) * 2);
-    vname(e, to[i]);
-    pto_text_printf(&e->out, " = ");
-    emit_expr(e, s->ret.vals[i]);
-    pto_text_printf(&e->out, ";\n");
-  }
-}
-
-static void emit_decl(emitter *e, const pto_ir_value *v) {
-  if (v->type->kind == PTO_TYPE_SCALAR) pto_text_printf(&e->out, "%s ", ctype(v->type->dtype));
-  else pto_text_printf(&e->out, "ChipTensor ");
-  vname(e, v);
 }
 
 /* Before a statement that can fail at launch: records its op id (its pre-order number in the
@@ -232,278 +102,225 @@ static int op_id_of(const emitter *e, const pto_ir_stmt *s) {
 
 static void emit_op_id(emitter *e, const pto_ir_stmt *s, int depth) {
   int id = op_id_of(e, s);
-  if (id < 0) return;
-  pto_text_pad(&e->out, (size_t)(depth) * 2);
-  pto_text_printf(&e->out, "pto_orch_current_op = %d;\n", id);
+  if (id >= 0) pto__emit_line(&e->c, depth, "pto_orch_current_op = %d;\n", id);
 }
 
-static void emit_call(emitter *e, const pto_ir_stmt *s, int depth) {
+/* A runtime zero divisor fails the launch: the statement names itself first. */
+static void before_expr(pto__emit *c, const pto_ir_stmt *s, const pto_ir_expr *x, int depth) {
+  if (pto_ir_expr_divides_int(x)) emit_op_id((emitter *)c, s, depth);
+}
+
+static void emit_call(pto__emit *c, const pto_ir_stmt *s, int depth) {
+  emitter *e = (emitter *)c;
   const pto_ir_func *k = s->call.callee;
   if (k->kind != PTO_FUNC_KERNEL) {
-    fail(e, s->loc, "calls from an orch to a non-kernel function are not supported yet");
+    pto__emit_fail(c, s->loc, "calls from an orch to a non-kernel function are not supported yet");
     return;
   }
-  pto_text *b = &e->out;
   int t = e->tmp++;
   emit_op_id(e, s, depth);
-  pto_text_pad(b, (size_t)(depth) * 2);
-  pto_text_printf(b, "{  // %s:%d call @%s\n", source_name(e->p), s->loc.line, k->name);
-  pto_text_pad(b, (size_t)(depth + 1) * 2);
-  pto_text_printf(b, "CoreTaskArgs t%d;\n", t);
+  pto__emit_line(c, depth, "{  // %s:%d call @%s\n", pto__emit_source_name(c->p, "<builder>"), s->loc.line,
+                 k->name);
+  pto__emit_line(c, depth + 1, "CoreTaskArgs t%d;\n", t);
   for (int i = 0; i < s->call.nargs && i < k->nparams; i++) {
     const pto_ir_param *kp = &k->params[i];
-    pto_text_pad(b, (size_t)(depth + 1) * 2);
     if (kp->value->type->kind == PTO_TYPE_SCALAR) {
-      pto_text_printf(b, "t%d.add_scalar(pto_slot(static_cast<%s>(", t, ctype(kp->value->type->dtype));
-      emit_expr(e, s->call.args[i]);
-      pto_text_printf(b, "), %d));\n", (int)kp->value->type->dtype);
+      pto__emit_line(c, depth + 1, "t%d.add_scalar(pto_slot(static_cast<%s>(", t, ctype(kp->value->type->dtype));
+      pto__emit_expr(c, s->call.args[i]);
+      pto__emit_printf(c, "), %d));\n", (int)kp->value->type->dtype);
     } else {
       const char *fn = kp->dir == PTO_DIR_OUT ? "add_output" : kp->dir == PTO_DIR_INOUT ? "add_inout" : "add_input";
-      pto_text_printf(b, "t%d.%s(", t, fn);
-      emit_expr(e, s->call.args[i]);
-      pto_text_printf(b, ");\n");
+      pto__emit_line(c, depth + 1, "t%d.%s(", t, fn);
+      pto__emit_expr(c, s->call.args[i]);
+      pto__emit_printf(c, ");\n");
     }
   }
   int core = pto__kernel_core_type(k);
-  pto_text_pad(b, (size_t)(depth + 1) * 2);
-  pto_text_printf(b, "%s(%d, t%d);\n", core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
-            e->kernel_ids[k->index], t);
-  pto_text_pad(b, (size_t)(depth) * 2);
-  pto_text_printf(b, "}\n");
-  /* Results alias the out/inout arguments in order. */
-  int r = 0;
-  for (int i = 0; i < s->call.nargs && i < k->nparams && r < s->nresults; i++) {
-    if (k->params[i].dir == PTO_DIR_IN || k->params[i].value->type->kind == PTO_TYPE_SCALAR) continue;
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const ChipTensor &");
-    vname(e, s->results[r++]);
-    pto_text_printf(b, " = ");
-    emit_expr(e, s->call.args[i]);
-    pto_text_printf(b, ";\n");
-  }
+  pto__emit_line(c, depth + 1, "%s(%d, t%d);\n", core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
+                 e->kernel_ids[k->index], t);
+  pto__emit_line(c, depth, "}\n");
+  pto__emit_call_results(c, s, depth);
 }
 
-static void emit_op(emitter *e, const pto_ir_stmt *s, int depth) {
-  pto_text *b = &e->out;
+/* const ChipTensor v = fn(args...); for the view ops and tensor.create. */
+static void emit_view_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
   const pto_ir_arg *a = s->op.args;
   const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
-  if (s->op.opc != PTO_OP_TENSOR_DIM) emit_op_id(e, s, depth);
-  switch (s->op.opc) {
-  case PTO_OP_TENSOR_SLICE:
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const ChipTensor ");
-    vname(e, r);
-    pto_text_printf(b, " = pto_slice(");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ", ");
-    emit_list(e, &a[1]);
-    pto_text_printf(b, ", ");
-    emit_list(e, &a[2]);
-    pto_text_printf(b, ");\n");
-    return;
-  case PTO_OP_TENSOR_RESHAPE:
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const ChipTensor ");
-    vname(e, r);
-    pto_text_printf(b, " = pto_reshape(");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ", ");
-    emit_list(e, &a[1]);
-    pto_text_printf(b, ");\n");
+  int opc = s->op.opc;
+  const char *type = opc == PTO_OP_TENSOR_DIM ? "int64_t" : opc == PTO_OP_TENSOR_READ ? ctype(r->type->dtype) : "ChipTensor";
+  pto__emit_line(c, depth, "const %s ", type);
+  pto__emit_vname(c, r);
+  switch (opc) {
+  case PTO_OP_TENSOR_CREATE:
+    pto__emit_printf(c, " = pto_create(");
+    pto__emit_list(c, &a[0]);
+    pto__emit_printf(c, ", DataType::%s);\n", datatype_name(a[1].dtype));
     return;
   case PTO_OP_TENSOR_SELECT:
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const ChipTensor ");
-    vname(e, r);
-    pto_text_printf(b, " = pto_select(");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ", int64_t(");
-    emit_expr(e, a[1].expr);
-    pto_text_printf(b, "));\n");
-    return;
-  case PTO_OP_TENSOR_CREATE:
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const ChipTensor ");
-    vname(e, r);
-    pto_text_printf(b, " = pto_create(");
-    emit_list(e, &a[0]);
-    pto_text_printf(b, ", DataType::%s);\n", datatype_name(a[1].dtype));
+    pto__emit_printf(c, " = pto_select(");
+    pto__emit_expr(c, a[0].expr);
+    pto__emit_printf(c, ", int64_t(");
+    pto__emit_expr(c, a[1].expr);
+    pto__emit_printf(c, "));\n");
     return;
   case PTO_OP_TENSOR_DIM:
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const int64_t ");
-    vname(e, r);
-    pto_text_printf(b, " = pto_dim(");
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ", ");
-    emit_expr(e, a[1].expr);
-    pto_text_printf(b, ");\n");
+    pto__emit_printf(c, " = pto_dim(");
+    pto__emit_expr(c, a[0].expr);
+    pto__emit_printf(c, ", ");
+    pto__emit_expr(c, a[1].expr);
+    pto__emit_printf(c, ");\n");
     return;
+  default: break;
+  }
+  /* slice(t, offsets, shape), reshape(t, shape), read<T>(t, index): a tensor, then lists. */
+  if (opc == PTO_OP_TENSOR_READ) pto__emit_printf(c, " = pto_read<%s>(", type);
+  else pto__emit_printf(c, " = pto_%s(", opc == PTO_OP_TENSOR_SLICE ? "slice" : "reshape");
+  pto__emit_expr(c, a[0].expr);
+  for (int i = 1; i < s->op.nargs && i <= (opc == PTO_OP_TENSOR_SLICE ? 2 : 1); i++) {
+    pto__emit_printf(c, ", ");
+    pto__emit_list(c, &a[i]);
+  }
+  pto__emit_printf(c, ");\n");
+}
+
+static void emit_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
+  switch (s->op.opc) {
+  case PTO_OP_TENSOR_DIM: emit_view_op(c, s, depth); return; /* cannot fail: no op id */
+  case PTO_OP_TENSOR_SLICE:
+  case PTO_OP_TENSOR_RESHAPE:
+  case PTO_OP_TENSOR_SELECT:
+  case PTO_OP_TENSOR_CREATE:
   case PTO_OP_TENSOR_READ:
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const %s ", ctype(r->type->dtype));
-    vname(e, r);
-    pto_text_printf(b, " = pto_read<%s>(", ctype(r->type->dtype));
-    emit_expr(e, a[0].expr);
-    pto_text_printf(b, ", ");
-    emit_list(e, &a[1]);
-    pto_text_printf(b, ");\n");
+    emit_op_id((emitter *)c, s, depth);
+    emit_view_op(c, s, depth);
     return;
   default: {
     const pto_op_info *info = pto_op_info_get(s->op.opc);
     char msg[128];
     snprintf(msg, sizeof msg, "%s is not an orchestration op", info ? info->name : "op");
-    fail(e, s->loc, msg);
+    emit_op_id((emitter *)c, s, depth);
+    pto__emit_fail(c, s->loc, msg);
   }
   }
 }
 
-static void emit_stmt(emitter *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *yield_to,
-                      int nyield) {
-  pto_text *b = &e->out;
-  switch (s->kind) {
-  case PTO_STMT_ASSIGN:
-    if (pto_ir_expr_divides_int(s->expr)) emit_op_id(e, s, depth); /* a runtime zero fails the launch */
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "const ");
-    emit_decl(e, s->results[0]);
-    pto_text_printf(b, " = ");
-    emit_expr(e, s->expr);
-    pto_text_printf(b, ";\n");
-    return;
-  case PTO_STMT_OP: emit_op(e, s, depth); return;
-  case PTO_STMT_CALL: emit_call(e, s, depth); return;
-  case PTO_STMT_FOR: {
-    for (int i = 0; i < s->loop.niters; i++) {
-      pto_text_pad(b, (size_t)(depth) * 2);
-      emit_decl(e, s->loop.iters[i]);
-      pto_text_printf(b, " = ");
-      emit_expr(e, s->loop.inits[i]);
-      pto_text_printf(b, ";\n");
-    }
-    /* A step known to be positive (absent, or a literal the verifier checked) keeps the plain
-     * form; a runtime step may be negative (counts down, as in the interpreter) or zero (a
-     * launch error, never an endless loop). The code carries an op id, never a position: the
-     * cache key leaves positions out, so a cached binary may serve a program whose lines moved
-     * (the runtime finds the position in the caller's table). */
-    int64_t step_value = 1;
-    int plain = !s->loop.step || (pto_ir_expr_static_int(s->loop.step, &step_value) == 0 && step_value > 0);
-    if (!plain) emit_op_id(e, s, depth);
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "for (int64_t ");
-    vname(e, s->loop.iv);
-    pto_text_printf(b, " = ");
-    emit_expr(e, s->loop.lo);
-    pto_text_printf(b, "; ");
-    if (plain) {
-      vname(e, s->loop.iv);
-      pto_text_printf(b, " < ");
-      emit_expr(e, s->loop.hi);
-    } else {
-      pto_text_printf(b, "pto_in_range(");
-      vname(e, s->loop.iv);
-      pto_text_printf(b, ", ");
-      emit_expr(e, s->loop.hi);
-      pto_text_printf(b, ", ");
-      emit_expr(e, s->loop.step);
-      pto_text_printf(b, ")");
-    }
-    /* The first fatal error (a bad slice, a failed kernel) ends every loop at its next
-     * iteration: the launch returns at once instead of running the remaining iterations. */
-    pto_text_printf(b, " && !rt_is_fatal(); ");
-    vname(e, s->loop.iv);
-    if (!s->loop.step || (plain && step_value == 1)) {
-      pto_text_printf(b, " += 1) {\n"); /* i < hi: i + 1 cannot overflow */
-    } else {
-      /* A step past INT64_MAX (INT64_MIN) ends the loop instead of wrapping around. */
-      pto_text_printf(b, " = pto_step(");
-      vname(e, s->loop.iv);
-      pto_text_printf(b, ", ");
-      emit_expr(e, s->loop.step);
-      pto_text_printf(b, ", ");
-      emit_expr(e, s->loop.hi);
-      pto_text_printf(b, ")) {\n");
-    }
-    emit_block(e, &s->loop.body, depth + 1, s->loop.iters, s->loop.niters);
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "}\n");
-    for (int i = 0; i < s->nresults; i++) {
-      pto_text_pad(b, (size_t)(depth) * 2);
-      pto_text_printf(b, "const ");
-      emit_decl(e, s->results[i]);
-      pto_text_printf(b, " = ");
-      vname(e, s->loop.iters[i]);
-      pto_text_printf(b, ";\n");
-    }
-    return;
+/* A step known to be positive (absent, or a literal the verifier checked) keeps the plain form;
+ * a runtime step may be negative (counts down, as in the interpreter) or zero (a launch error,
+ * never an endless loop). The code carries an op id, never a position: the cache key leaves
+ * positions out, so a cached binary may serve a program whose lines moved (the runtime finds the
+ * position in the caller's table). */
+static void emit_loop(pto__emit *c, const pto_ir_stmt *s, int depth) {
+  int64_t step_value = 1;
+  int plain = !s->loop.step || (pto_ir_expr_static_int(s->loop.step, &step_value) == 0 && step_value > 0);
+  if (!plain) emit_op_id((emitter *)c, s, depth);
+  pto__emit_line(c, depth, "for (int64_t ");
+  pto__emit_vname(c, s->loop.iv);
+  pto__emit_printf(c, " = ");
+  pto__emit_expr(c, s->loop.lo);
+  pto__emit_printf(c, "; ");
+  if (plain) {
+    pto__emit_vname(c, s->loop.iv);
+    pto__emit_printf(c, " < ");
+    pto__emit_expr(c, s->loop.hi);
+  } else {
+    pto__emit_printf(c, "pto_in_range(");
+    pto__emit_vname(c, s->loop.iv);
+    pto__emit_printf(c, ", ");
+    pto__emit_expr(c, s->loop.hi);
+    pto__emit_printf(c, ", ");
+    pto__emit_expr(c, s->loop.step);
+    pto__emit_printf(c, ")");
   }
-  case PTO_STMT_IF:
-    for (int i = 0; i < s->nresults; i++) {
-      pto_text_pad(b, (size_t)(depth) * 2);
-      emit_decl(e, s->results[i]);
-      pto_text_printf(b, "{};\n");
+  /* The first fatal error (a bad slice, a failed kernel) ends every loop at its next
+   * iteration: the launch returns at once instead of running the remaining iterations. */
+  pto__emit_printf(c, " && !rt_is_fatal(); ");
+  pto__emit_vname(c, s->loop.iv);
+  if (!s->loop.step || (plain && step_value == 1)) {
+    pto__emit_printf(c, " += 1) {\n"); /* i < hi: i + 1 cannot overflow */
+  } else {
+    /* A step past INT64_MAX (INT64_MIN) ends the loop instead of wrapping around. */
+    pto__emit_printf(c, " = pto_step(");
+    pto__emit_vname(c, s->loop.iv);
+    pto__emit_printf(c, ", ");
+    pto__emit_expr(c, s->loop.step);
+    pto__emit_printf(c, ", ");
+    pto__emit_expr(c, s->loop.hi);
+    pto__emit_printf(c, ")) {\n");
+  }
+  pto__emit_block(c, &s->loop.body, depth + 1, s->loop.iters, s->loop.niters);
+  pto__emit_line(c, depth, "}\n");
+}
+
+/* div, mod, min and max as the header's templates (integer '/' floors, mod has the divisor's
+ * sign, as in PTIR). */
+static void binary_call(pto__emit *c, const pto_ir_expr *x) {
+  const char *fn = x->op == PTO_EOP_DIV ? "pto_div" : x->op == PTO_EOP_MOD ? "pto_mod"
+                   : x->op == PTO_EOP_MIN ? "pto_min" : "pto_max";
+  pto__emit_printf(c, "%s<%s>(", fn, ctype(x->dtype));
+  pto__emit_expr(c, x->lhs);
+  pto__emit_printf(c, ", ");
+  pto__emit_expr(c, x->rhs);
+  pto__emit_printf(c, ")");
+}
+
+static void bind_sym(pto__emit *c, int sym, const pto_ir_value *v, int dim) {
+  pto__emit_printf(c, "  const int64_t s_%s = pto_dim(", c->p->syms[sym]);
+  pto__emit_vname(c, v);
+  pto__emit_printf(c, ", %d);\n", dim);
+}
+
+static const pto__emit_dialect k_orch = {
+    .what = "orchestration codegen",
+    .cxx = 1,
+    .tensor_type = "ChipTensor",
+    .alias_decl = "const ChipTensor &",
+    .if_tensor_init = "{}",
+    .if_scalar_init = "{}",
+    .scope_open = "PTO2_SCOPE() {",
+    .no_ctype = "a scalar of this dtype has no C++ type",
+    .incore = "incore scope was not outlined",
+    .ctype = ctype,
+    .binary_call = binary_call,
+    .op = emit_op,
+    .call = emit_call,
+    .loop = emit_loop,
+    .before_expr = before_expr,
+    .bind_sym = bind_sym,
+};
+
+/* The entry's parameters: tensors by reference into the arguments, scalars from their slots
+ * (or baked in where the signature specialized them: the slot stays in the ABI). */
+static void emit_params(emitter *e) {
+  pto__emit *c = &e->c;
+  int ti = 0, si = 0;
+  for (int i = 0; i < e->f->nparams; i++) {
+    const pto_ir_value *v = e->f->params[i].value;
+    const pto_sig_param *sp = &e->sig->params[i];
+    if (v->type->kind != PTO_TYPE_SCALAR) {
+      pto__emit_printf(c, "  const ChipTensor &");
+      pto__emit_vname(c, v);
+      pto__emit_printf(c, " = args.tensor(%d).ref();\n", ti++);
+      continue;
     }
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "if (");
-    emit_expr(e, s->branch.cond);
-    pto_text_printf(b, ") {\n");
-    emit_block(e, &s->branch.then_body, depth + 1, s->results, s->nresults);
-    pto_text_pad(b, (size_t)(depth) * 2);
-    pto_text_printf(b, "}");
-    if (s->branch.has_else) {
-      pto_text_printf(b, " else {\n");
-      emit_block(e, &s->branch.else_body, depth + 1, s->results, s->nresults);
-      pto_text_pad(b, (size_t)(depth) * 2);
-      pto_text_printf(b, "}");
+    pto__emit_printf(c, "  const %s ", ctype(sp->dtype));
+    pto__emit_vname(c, v);
+    if (sp->bind != PTO_BIND_LITERAL) {
+      pto__emit_printf(c, " = pto_unslot<%s>(args.scalar(%d), %d);\n", ctype(sp->dtype), si++, (int)sp->dtype);
+      continue;
     }
-    pto_text_printf(b, "\n");
-    return;
-  case PTO_STMT_YIELD: emit_yield(e, s, depth, yield_to, nyield); return;
-  case PTO_STMT_RETURN: return; /* outputs are the out/inout parameters themselves */
-  case PTO_STMT_INCORE: fail(e, s->loc, "incore scope was not outlined"); return;
+    pto_ir_expr lit = {.kind = pto_dtype_is_float(sp->dtype) ? PTO_EXPR_FLOAT : PTO_EXPR_INT, .dtype = sp->dtype};
+    if (lit.kind == PTO_EXPR_FLOAT) lit.f = sp->value.f;
+    else lit.i = sp->value.i;
+    if (sp->dtype == PTO_DTYPE_BOOL) {
+      lit.kind = PTO_EXPR_BOOL;
+      lit.b = sp->value.i != 0;
+    }
+    pto__emit_printf(c, " = ");
+    pto__emit_expr(c, &lit);
+    pto__emit_printf(c, ";  // specialized at compile time (slot %d)\n", si++);
   }
 }
 
-static int creates_tensors(const pto_ir_block *blk) {
-  for (int i = 0; i < blk->n; i++)
-    if (blk->stmts[i]->kind == PTO_STMT_OP && blk->stmts[i]->op.opc == PTO_OP_TENSOR_CREATE) return 1;
-  return 0;
-}
-
-/* Whether the block ends in a yield of a tensor, which may be one it created (or a view of
- * one): a loop carrying a buffer from one iteration to the next, an if choosing a buffer. */
-static int yields_tensor(const pto_ir_block *blk) {
-  const pto_ir_stmt *last = blk->n ? blk->stmts[blk->n - 1] : NULL;
-  if (!last || last->kind != PTO_STMT_YIELD) return 0;
-  for (int i = 0; i < last->ret.n; i++) {
-    const pto_ir_expr *x = last->ret.vals[i];
-    if (x->kind == PTO_EXPR_VALUE && x->value->type->kind != PTO_TYPE_SCALAR) return 1;
-  }
-  return 0;
-}
-
-/* A block that makes intermediates is a PTO2 scope: they are freed once it ends and the tasks
- * using them finish, so a loop reuses memory instead of holding every iteration's buffers. The
- * function body needs none: the launch itself is the outermost scope. A block that yields a
- * tensor is not a scope, since what it yields must outlive it; its intermediates belong to the
- * enclosing scope. */
-static void emit_block(emitter *e, const pto_ir_block *blk, int depth,
-                       pto_ir_value *const *yield_to, int nyield) {
-  int scoped = depth > 1 && creates_tensors(blk) && !yields_tensor(blk);
-  if (scoped) {
-    pto_text_pad(&e->out, (size_t)(depth) * 2);
-    pto_text_printf(&e->out, "PTO2_SCOPE() {\n");
-    depth++;
-  }
-  for (int i = 0; i < blk->n && !e->err; i++) emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
-  if (scoped) {
-    pto_text_pad(&e->out, (size_t)(depth - 1) * 2);
-    pto_text_printf(&e->out, "}\n");
-  }
-}
-
-/* Helpers every generated file carries; they work on the C layout of ChipTensor
- * (pto_orch_tensor), which the header guarantees. */
 /* The helpers generated code calls (pto_slice, pto_create, pto_read, pto_slot, pto_div, ...)
  * live in pto_orchestration_api.h, namespace pto_codegen. */
 static const char k_prelude[] = "using namespace pto_codegen;\n";
@@ -512,87 +329,32 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
                                    const pto_ir_func *src, const pto_signature *sig,
                                    const int *kernel_ids, char **out_text) {
   *out_text = NULL;
-  emitter e = {.p = p, .f = f, .sig = sig, .kernel_ids = kernel_ids, .src = src};
+  emitter e = {.c = {.d = &k_orch, .p = p}, .f = f, .sig = sig, .kernel_ids = kernel_ids, .src = src};
   PTO_RETURN_IF_ERROR(index_ops(&e));
-  pto_text *b = &e.out;
-  int ntensors = 0, nscalars = 0;
-  for (int i = 0; i < f->nparams; i++)
-    if (f->params[i].value->type->kind == PTO_TYPE_SCALAR) nscalars++;
-    else ntensors++;
-  pto_text_printf(b, "// Orchestration of @%s, program %s. Generated by pto from %s; edit freely, then run\n"
-               "// `pto rebuild` on the work dir.\n",
-            f->name, p->name, source_name(p));
-  pto_text_printf(b, "#include \"pto/pto_orchestration_api.h\"\n\n");
-  pto_text_printf(b, "%s\n", k_prelude);
-  pto_text_printf(b, "extern \"C\" {\n\n");
-  pto_text_printf(b, "// The statement running (its op id), for launch errors: the runtime reads it when a launch\n"
-                     "// fails and finds the source position in the program's position table.\n"
-                     "__attribute__((visibility(\"default\"))) int32_t pto_orch_current_op = -1;\n\n");
-  pto_text_printf(b, "__attribute__((visibility(\"default\"))) OrchestrationConfig\n"
-               "aicpu_orchestration_config(const ChipTaskArgs &args) {\n"
-               "  (void)args;\n"
-               "  return OrchestrationConfig{.expected_arg_count = %d};\n}\n\n",
-            ntensors + nscalars);
-  pto_text_printf(b, "__attribute__((visibility(\"default\"))) void aicpu_orchestration_entry(const ChipTaskArgs &args) {\n");
-  int ti = 0, si = 0;
-  for (int i = 0; i < f->nparams; i++) {
-    const pto_ir_param *pp = &f->params[i];
-    const pto_ir_value *v = pp->value;
-    const pto_sig_param *sp = &sig->params[i];
-    if (v->type->kind != PTO_TYPE_SCALAR) {
-      pto_text_printf(b, "  const ChipTensor &");
-      vname(&e, v);
-      pto_text_printf(b, " = args.tensor(%d).ref();\n", ti++);
-      continue;
-    }
-    if (sp->bind == PTO_BIND_LITERAL) {
-      /* Specialized: the value is baked in; its slot stays in the ABI. */
-      pto_ir_expr lit = {.kind = pto_dtype_is_float(sp->dtype) ? PTO_EXPR_FLOAT : PTO_EXPR_INT,
-                         .dtype = sp->dtype};
-      if (lit.kind == PTO_EXPR_FLOAT) lit.f = sp->value.f;
-      else lit.i = sp->value.i;
-      if (sp->dtype == PTO_DTYPE_BOOL) {
-        lit.kind = PTO_EXPR_BOOL;
-        lit.b = sp->value.i != 0;
-      }
-      pto_text_printf(b, "  const %s ", ctype(sp->dtype));
-      vname(&e, v);
-      pto_text_printf(b, " = ");
-      emit_expr(&e, &lit);
-      pto_text_printf(b, ";  // specialized at compile time (slot %d)\n", si++);
-    } else {
-      pto_text_printf(b, "  const %s ", ctype(sp->dtype));
-      vname(&e, v);
-      pto_text_printf(b, " = pto_unslot<%s>(args.scalar(%d), %d);\n", ctype(sp->dtype), si++, (int)sp->dtype);
-    }
-  }
-  /* Dynamic symbols: bound from the first tensor parameter that declares them (the runtime has
-   * already checked that every declaration agrees). */
-  for (int s = 0; s < p->nsyms; s++) {
-    for (int i = 0; i < f->nparams; i++) {
-      const pto_ir_type *t = f->params[i].value->type;
-      int found = -1;
-      for (int d = 0; t->kind != PTO_TYPE_SCALAR && d < t->rank; d++)
-        if (t->dims[d]->kind == PTO_EXPR_SYM && t->dims[d]->sym == s) found = d;
-      if (found < 0) continue;
-      pto_text_printf(b, "  const int64_t s_%s = pto_dim(", p->syms[s]);
-      vname(&e, f->params[i].value);
-      pto_text_printf(b, ", %d);\n", found);
-      break;
-    }
-  }
-  pto_text_printf(b, "\n");
-  emit_block(&e, &f->body, 1, NULL, 0);
-  pto_text_printf(b, "}\n\n}  // extern \"C\"\n");
-  char *text = pto_text_finish(b);
+  pto__emit *c = &e.c;
+  int nparams = f->nparams;
+  pto__emit_printf(c, "// Orchestration of @%s, program %s. Generated by pto from %s; edit freely, then run\n"
+                      "// `pto rebuild` on the work dir.\n",
+                   f->name, p->name, pto__emit_source_name(p, "<builder>"));
+  pto__emit_printf(c, "#include \"pto/pto_orchestration_api.h\"\n\n");
+  pto__emit_printf(c, "%s\n", k_prelude);
+  pto__emit_printf(c, "extern \"C\" {\n\n");
+  pto__emit_printf(c, "// The statement running (its op id), for launch errors: the runtime reads it when a launch\n"
+                      "// fails and finds the source position in the program's position table.\n"
+                      "__attribute__((visibility(\"default\"))) int32_t pto_orch_current_op = -1;\n\n");
+  pto__emit_printf(c, "__attribute__((visibility(\"default\"))) OrchestrationConfig\n"
+                      "aicpu_orchestration_config(const ChipTaskArgs &args) {\n"
+                      "  (void)args;\n"
+                      "  return OrchestrationConfig{.expected_arg_count = %d};\n}\n\n",
+                   nparams);
+  pto__emit_printf(c, "__attribute__((visibility(\"default\"))) void aicpu_orchestration_entry(const ChipTaskArgs &args) {\n");
+  emit_params(&e);
+  pto__emit_bind_syms(c, f);
+  pto__emit_printf(c, "\n");
+  pto__emit_block(c, &f->body, 1, NULL, 0);
+  pto__emit_printf(c, "}\n\n}  // extern \"C\"\n");
   free(e.ops);
-  if (e.err) {
-    free(text);
-    return e.err;
-  }
-  if (!text) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory emitting orchestration");
-  *out_text = text;
-  return PTO_OK;
+  return pto__emit_finish(c, "orchestration", out_text);
 }
 
 static int uses_matmul(const pto_ir_block *b) {

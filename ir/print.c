@@ -43,8 +43,12 @@ static int expr_prec(const pto_ir_expr *e) {
   }
 }
 
-static const char *binop_text(pto_expr_op op) {
+/* The one operator-name table: the printer writes these, and the C and C++ emitters write the
+ * infix ones as they are (C spells them alike; '/' floors in PTIR, so they call a helper). */
+const char *pto_expr_op_name(pto_expr_op op) {
   switch (op) {
+  case PTO_EOP_NEG: return "-";
+  case PTO_EOP_NOT: return "!";
   case PTO_EOP_ADD: return "+";
   case PTO_EOP_SUB: return "-";
   case PTO_EOP_MUL: return "*";
@@ -63,6 +67,8 @@ static const char *binop_text(pto_expr_op op) {
   default: return "?";
   }
 }
+
+bool pto_expr_op_is_infix(pto_expr_op op) { return binop_prec(op) != PREC_ATOM; }
 
 void pto__ir_print_float(pto_text *out, double v) {
   if (isnan(v)) {
@@ -115,7 +121,7 @@ void pto__ir_print_expr(pto_text *out, const pto_ir_program *p, const pto_ir_exp
       pto_text_printf(out, "<sym%d>", e->sym);
     break;
   case PTO_EXPR_UNARY:
-    pto_text_puts(out, e->op == PTO_EOP_NOT ? "!" : "-");
+    pto_text_puts(out, pto_expr_op_name(e->op == PTO_EOP_NOT ? PTO_EOP_NOT : PTO_EOP_NEG));
     print_expr_prec(out, p, e->a, e->a && expr_prec(e->a) < PREC_UNARY);
     break;
   case PTO_EXPR_CAST:
@@ -126,7 +132,7 @@ void pto__ir_print_expr(pto_text *out, const pto_ir_program *p, const pto_ir_exp
   case PTO_EXPR_BINARY: {
     int prec = binop_prec(e->op);
     if (prec == PREC_ATOM) {
-      pto_text_printf(out, "%s(", binop_text(e->op));
+      pto_text_printf(out, "%s(", pto_expr_op_name(e->op));
       pto__ir_print_expr(out, p, e->lhs);
       pto_text_puts(out, ", ");
       pto__ir_print_expr(out, p, e->rhs);
@@ -137,7 +143,7 @@ void pto__ir_print_expr(pto_text *out, const pto_ir_program *p, const pto_ir_exp
     int lp = e->lhs ? expr_prec(e->lhs) : PREC_ATOM;
     int rp = e->rhs ? expr_prec(e->rhs) : PREC_ATOM;
     print_expr_prec(out, p, e->lhs, lp < prec || (prec == PREC_CMP && lp == PREC_CMP));
-    pto_text_printf(out, " %s ", binop_text(e->op));
+    pto_text_printf(out, " %s ", pto_expr_op_name(e->op));
     print_expr_prec(out, p, e->rhs, rp <= prec);
     break;
   }

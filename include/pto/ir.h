@@ -526,6 +526,12 @@ PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
  * fails its launch on a runtime zero divisor, so it has an op id like the ops that can fail. */
 PTO_API bool pto_ir_expr_divides_int(const pto_ir_expr *x);
 
+/* An operator's PTIR spelling ("+", "mod", "min", "!", ...; "?" for none), and whether PTIR
+ * writes it between its operands (a + b) rather than as a call (mod(a, b)): one table for the
+ * printer and the code emitters. */
+PTO_API const char *pto_expr_op_name(pto_expr_op op);
+PTO_API bool pto_expr_op_is_infix(pto_expr_op op);
+
 /* The same numbering over one block (an incore scope's body is its kernel's body). */
 PTO_API const pto_ir_stmt *pto_ir_block_stmt_at(const pto_ir_block *b, int index);
 

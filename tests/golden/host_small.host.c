@@ -200,7 +200,6 @@ int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {
         if (ph_slice(&st, &v1_y, offs, shape, 2, &v13_ys)) return st.rc;
       }
       const int32_t v14_k = ((int32_t)((int64_t)ph_mod(&st, (int64_t)v9_r, INT64_C(2))));
-      if (st.rc) return st.rc;
       if ((v9_r < v7_per)) {
         { /* call @part */
           pto_host_call_arg a[5];
