@@ -311,10 +311,18 @@ static void test_pipeline_survives_every_failed_allocation(void **state) {
   };
   const char *e = getenv("PTO_ALLOC_FAIL_ALL");
   int every = e && *e == '1';
+  /* PTO_ALLOC_FAIL_EXAMPLE=FILE: that example of the list alone (CTest runs one test per
+   * example, alloc_fail_all_<name>, so that the sweeps run side by side under -j). */
+  const char *only = getenv("PTO_ALLOC_FAIL_EXAMPLE");
   const example *list = every ? all : reduced;
   size_t n = every ? sizeof all / sizeof *all : 1;
-  for (size_t i = 0; i < n; i++)
+  int ran = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (only && *only && strcmp(only, list[i].file) != 0) continue;
     every_failed_allocation(&list[i]);
+    ran++;
+  }
+  if (!ran) fail_msg("PTO_ALLOC_FAIL_EXAMPLE=%s is not in the list of examples", only);
 }
 
 int main(void) {
