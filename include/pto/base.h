@@ -83,6 +83,25 @@ PTO_API void pto_text_pad(pto_text *t, size_t n);
 PTO_API char *pto_text_finish(pto_text *t);
 PTO_API void pto_text_free(pto_text *t);
 
+/* ---- scalars and elements ---------------------------------------------------------------- */
+
+/* Parses text as a scalar of dtype dt (base/scalar.c; -D, --in and the Python package's bindings
+ * all come here): bool is true, false, 1 or 0; an integer is an optional '-' then decimal digits
+ * or 0x and hex digits (no blanks, '+', octal or suffix) within the dtype's range; a float is what
+ * strtod reads (decimal, 0x hex, inf, nan), rounded to the dtype, and a finite value that rounds
+ * to infinity is refused. INVALID_ARGUMENT names the dtype and its range ("out of range for i8:
+ * expected an integer from -128 to 127"), not the text: the caller annotates it with where the
+ * text came from. *out is untouched on failure. */
+PTO_API pto_status pto_scalar_parse(const char *text, pto_dtype dt, pto_scalar *out);
+/* INVALID_ARGUMENT when the value of s lies outside the range of its dtype (an i8 of 300, a
+ * bool of 2, a u8 of 256; floats always fit), naming the value and the range. */
+PTO_API pto_status pto_scalar_check(pto_scalar s);
+/* Element i of an array of dtype dt (any alignment), as a scalar of dtype dt: the one load and
+ * store of an element by dtype. pto_elem_store writes v's value as dtype dt (v must fit it:
+ * pto_scalar_check), through the same conversion as pto_scalar_to_slot. */
+PTO_API pto_scalar pto_elem_load(pto_dtype dt, const void *base, int64_t i);
+PTO_API void pto_elem_store(pto_dtype dt, void *base, int64_t i, pto_scalar v);
+
 /* ---- files ----------------------------------------------------------------------------- */
 
 /* Which step of pto_file_read_errno failed. */
