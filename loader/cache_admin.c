@@ -84,7 +84,7 @@ static pto_status scan(const char *root, int with_sizes, found_list *out) {
       struct stat st;
       if (lstat(f->path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
       f->last_use_ns = mtime_ns(&st);
-      f->bytes = with_sizes ? pto__loader_tree_bytes(f->path) : 0;
+      f->bytes = with_sizes ? pto_file_tree_bytes(f->path) : 0;
       out->n++;
     }
     closedir(d2);
@@ -357,7 +357,7 @@ static uint64_t remove_stale_tmp(const char *root) {
     /* A day old is stale whatever its pid says: pids are reused. */
     int old = pto__loader_now_ns() - mtime_ns(&st) > 86400 * INT64_C(1000000000);
     if (!old && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH)) continue;
-    pto__loader_remove_tree(sub);
+    pto_file_remove_tree(sub);
     n++;
   }
   closedir(d);

@@ -237,21 +237,6 @@ static int list_one(const char *path, const struct stat *st, int type, struct FT
   return g_walk.failed ? FTW_STOP : FTW_CONTINUE;
 }
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-  (void)st;
-  (void)ftw;
-  if (type == FTW_DP)
-    rmdir(path);
-  else
-    unlink(path);
-  return FTW_CONTINUE;
-}
-
-/* Removes the tree at path (its own build dir: no symlink is followed). */
-static void remove_tree(const char *path) {
-  nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Build dirs in DIR of processes that are gone (killed while compiling). */
 static void reclaim_build_dirs(const char *dir) {
   DIR *d = opendir(dir);
@@ -265,7 +250,7 @@ static void reclaim_build_dirs(const char *dir) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(path);
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) pto_file_remove_tree(path);
   }
   closedir(d);
 }
@@ -466,7 +451,7 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
   else if (!rc) {
     s = build(ctx, tmp);
     rc = s ? cli_fail(cmd, s) : publish(cmd, dir, tmp, &own, record, force);
-    remove_tree(tmp);
+    pto_file_remove_tree(tmp);
   }
   list_free(&own);
   if (rc && created) rmdir(dir); /* made for this compile, and still empty */

@@ -9,6 +9,7 @@
 #ifndef PTO_BASE_H
 #define PTO_BASE_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -156,6 +157,16 @@ PTO_API pto_status pto_file_replace(const char *path, const void *const *bufs, c
                                     int nbufs);
 /* mkdir -p with mode for the directories it creates; an IO status (errno kept) on failure. */
 PTO_API pto_status pto_file_mkdirs(const char *path, mode_t mode);
+
+/* Directory trees (base/tree.c). pto_file_opendir_at opens name (relative to dirfd; a path when
+ * dirfd is AT_FDCWD) as a directory, never through a symlink; NULL with errno on failure. */
+PTO_API DIR *pto_file_opendir_at(int dirfd, const char *name);
+/* rm -rf without following symlinks, of a tree of any depth (iterative, a bounded number of
+ * directories open); best effort. A path that is not a directory is unlinked. */
+PTO_API void pto_file_remove_tree(const char *path);
+/* Sum of the sizes of the regular files under path, without following symlinks (iterative; the
+ * first 64 levels, deeper than pto ever writes). */
+PTO_API uint64_t pto_file_tree_bytes(const char *path);
 
 /* The directory that holds pto/pto_orchestration_api.h, for -I when compiling generated C++:
  * $PTO_INCLUDE_DIR, else <dir of beside_lib>/../include (the installed layout; beside_lib may be

@@ -1,7 +1,11 @@
-/* base's file readers (pto/base.h): the stream reader keeps to its size limit. */
+/* base's file helpers (pto/base.h): the stream reader keeps to its size limit; trees are removed
+ * and summed without following a symlink, at any depth. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pto/base.h"
 #include "testutil.h"
@@ -55,10 +59,56 @@ static void test_file_read_stream_limit_in_mib(void **state) {
   free(big);
 }
 
+/* A chain of 100 directories (deeper than the 64 a walk holds open) with a 3-byte file at each
+ * level, and a symlink to a directory outside: the tree is summed and removed whole, and the
+ * symlink's target is left alone. */
+static void test_file_remove_tree_deep_without_following_links(void **state) {
+  char *top = tu_mkdtemp("tree");
+  assert_non_null(top);
+  char keep[512], path[8192];
+  snprintf(keep, sizeof keep, "%s-keep", top);
+  assert_int_equal(mkdir(keep, 0755), 0);
+  snprintf(path, sizeof path, "%s/kept.txt", keep);
+  assert_int_equal(tu_write_file(path, "kept"), 0);
+  snprintf(path, sizeof path, "%s/t", top);
+  int dfd = -1;
+  assert_int_equal(mkdir(path, 0755), 0);
+  assert_true((dfd = open(path, O_RDONLY | O_DIRECTORY)) >= 0);
+  for (int i = 0; i < 100; i++) {
+    int f = openat(dfd, "f", O_WRONLY | O_CREAT, 0644);
+    assert_true(f >= 0);
+    assert_int_equal(write(f, "abc", 3), 3);
+    close(f);
+    if (i == 50) assert_int_equal(symlinkat(keep, dfd, "outside"), 0);
+    assert_int_equal(mkdirat(dfd, "d", 0755), 0);
+    int next = openat(dfd, "d", O_RDONLY | O_DIRECTORY);
+    assert_true(next >= 0);
+    close(dfd);
+    dfd = next;
+  }
+  close(dfd);
+  /* The first 64 levels count (the walk's bound), and not the 4 bytes behind the symlink. */
+  assert_int_equal(pto_file_tree_bytes(path), 3 * 64);
+  pto_file_remove_tree(path);
+  struct stat st;
+  assert_int_equal(lstat(path, &st), -1);
+  snprintf(path, sizeof path, "%s/kept.txt", keep);
+  assert_int_equal(stat(path, &st), 0);
+  snprintf(path, sizeof path, "%s/file", top); /* a plain file is unlinked; a missing path is ok */
+  assert_int_equal(tu_write_file(path, "x"), 0);
+  pto_file_remove_tree(path);
+  assert_int_equal(lstat(path, &st), -1);
+  pto_file_remove_tree(path);
+  tu_rmtree(keep);
+  tu_rmtree(top);
+  free(top);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_file_read_stream_keeps_to_its_limit),
       cmocka_unit_test(test_file_read_stream_limit_in_mib),
+      cmocka_unit_test(test_file_remove_tree_deep_without_following_links),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
