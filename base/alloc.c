@@ -1,6 +1,7 @@
 /* The one allocator of pto's libraries (pto/base.h): malloc, calloc, realloc and the string
- * duplicates, each of which a test can make fail (pto_alloc_fail_at). Memory comes from libc and
- * is released with free(3), so a caller never needs to know which allocator made a block. */
+ * duplicates, each of which a test can make fail (pto_alloc_fail_at, in the test build only).
+ * Memory comes from libc and is released with free(3), so a caller never needs to know which
+ * allocator made a block. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -10,6 +11,9 @@
 #include <string.h>
 
 #include "pto/base.h"
+
+#ifdef PTO_TEST_HOOKS
+#include "alloc_test.h"
 
 /* The injection state: the only mutable globals of base/, atomic because allocations happen on
  * a worker's pool threads too. g_next counts down to the failing allocation; < 0: off. */
@@ -51,6 +55,11 @@ void pto_alloc_fail_at(long n, int sticky) {
 long pto_alloc_count(void) { return atomic_load(&g_count); }
 
 long pto_alloc_failures(void) { return atomic_load(&g_failed); }
+
+#else
+/* The shipped library: no injection, nothing to test for. */
+static inline int should_fail(void) { return 0; }
+#endif
 
 void *pto_malloc(size_t n) { return should_fail() ? NULL : malloc(n ? n : 1); }
 

@@ -16,7 +16,6 @@
 /* ---- allocation ------------------------------------------------------------------------- */
 
 /* base's allocator (pto/base.h), the one a test makes fail; these keep the stats files' names. */
-void pto__bench_fail_after(long n) { pto_alloc_fail_at(n, 1); }
 
 void *pto__bench_malloc(size_t n) { return pto_malloc(n); }
 void *pto__bench_calloc(size_t n, size_t size) { return pto_calloc(n, size); }

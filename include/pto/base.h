@@ -52,14 +52,7 @@ PTO_API char *pto_realpath(const char *path);
 /* align is a power of two; n is rounded up to a multiple of it. */
 PTO_API void *pto_aligned_alloc(size_t align, size_t n);
 
-/* Testing: allocation number n from now (0 = the next) fails; with sticky, every later one
- * fails too; n < 0 turns injection off. Process-wide (atomic counters), for tests only. An
- * n >= 0 resets the two counters below, which count only while injection is on. */
-PTO_API void pto_alloc_fail_at(long n, int sticky);
-/* Allocations since the last pto_alloc_fail_at while injection was on. */
-PTO_API long pto_alloc_count(void);
-/* Allocations failed since the last pto_alloc_fail_at. */
-PTO_API long pto_alloc_failures(void);
+/* Allocation-failure injection exists in the test build only (base/alloc_test.h). */
 
 /* ---- text ------------------------------------------------------------------------------ */
 
