@@ -86,10 +86,10 @@ PTO_API void pto_text_free(pto_text *t);
  * to infinity is refused. INVALID_ARGUMENT names the dtype and its range ("out of range for i8:
  * expected an integer from -128 to 127"), not the text: the caller annotates it with where the
  * text came from. *out is untouched on failure. */
-PTO_API pto_status pto_scalar_parse(const char *text, pto_dtype dt, pto_scalar *out);
+PTO_API PTO_MUST_USE pto_status pto_scalar_parse(const char *text, pto_dtype dt, pto_scalar *out);
 /* INVALID_ARGUMENT when the value of s lies outside the range of its dtype (an i8 of 300, a
  * bool of 2, a u8 of 256; floats always fit), naming the value and the range. */
-PTO_API pto_status pto_scalar_check(pto_scalar s);
+PTO_API PTO_MUST_USE pto_status pto_scalar_check(pto_scalar s);
 /* Element i of an array of dtype dt (any alignment), as a scalar of dtype dt: the one load and
  * store of an element by dtype. pto_elem_store writes v's value as dtype dt (v must fit it:
  * pto_scalar_check), through the same conversion as pto_scalar_to_slot. */
@@ -127,29 +127,29 @@ PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **ou
  * pto_file_open_regular opens path for reading if it is a regular file of at most max_bytes
  * (0: no limit): checked with stat before the open and with fstat on the descriptor (opened
  * O_NONBLOCK, then made blocking), so a file swapped in between is caught too. */
-PTO_API pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, int *out_fd,
-                                         uint64_t *out_size);
+PTO_API PTO_MUST_USE pto_status pto_file_open_regular(const char *path, uint64_t max_bytes,
+                                                      int *out_fd, uint64_t *out_size);
 /* Reads a whole regular file of at most max_bytes (0: no limit) into a malloc'd buffer with a
  * NUL after the last byte (not counted in *out_len). */
-PTO_API pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf,
-                                 size_t *out_len);
+PTO_API PTO_MUST_USE pto_status pto_file_read(const char *path, uint64_t max_bytes,
+                                              uint8_t **out_buf, size_t *out_len);
 /* The rest of stream f (e.g. stdin), named name in messages, with a NUL after the last byte:
  * at most max_bytes (0: no limit), read no further than one byte past it; more is an
  * INVALID_ARGUMENT naming the limit. */
-PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes,
-                                        uint8_t **out_buf, size_t *out_len);
+PTO_API PTO_MUST_USE pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes,
+                                                     uint8_t **out_buf, size_t *out_len);
 /* Writes data to path through a temp file in the same dir and rename(2), so a reader (or a
  * process that has the old file mapped) never sees a partial file. errno is kept on failure. */
-PTO_API pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,
-                                         mode_t mode);
+PTO_API PTO_MUST_USE pto_status pto_file_write_atomic(const char *path, const void *data,
+                                                      size_t len, mode_t mode);
 /* Replaces a user's file with the concatenation of bufs through a temp file in the same
  * directory, fsync and a rename, so a full disk or a crash never leaves a truncated file; an
  * existing file keeps its mode and owner, and a symlink keeps pointing at its target, which gets
  * the new contents. On failure the old file is unchanged and the temp file removed. */
-PTO_API pto_status pto_file_replace(const char *path, const void *const *bufs, const size_t *lens,
-                                    int nbufs);
+PTO_API PTO_MUST_USE pto_status pto_file_replace(const char *path, const void *const *bufs,
+                                                 const size_t *lens, int nbufs);
 /* mkdir -p with mode for the directories it creates; an IO status (errno kept) on failure. */
-PTO_API pto_status pto_file_mkdirs(const char *path, mode_t mode);
+PTO_API PTO_MUST_USE pto_status pto_file_mkdirs(const char *path, mode_t mode);
 
 /* Directory trees (base/tree.c). pto_file_opendir_at opens name (relative to dirfd; a path when
  * dirfd is AT_FDCWD) as a directory, never through a symlink; NULL with errno on failure. */
@@ -173,15 +173,15 @@ PTO_API void pto_file_include_dir(const char *beside_lib, char *out, size_t n);
  * decimal integer from min to max: digits only, with a leading '-' where min < 0 (no blanks,
  * '+', hex, suffix, exponent or fraction). Otherwise INVALID_ARGUMENT naming the setting, the
  * text and the range: "PTO_DIST_TIMEOUT_MS is 'abc': expected an integer from 1 to 86400000". */
-PTO_API pto_status pto_parse_int_setting(const char *name, const char *text, int64_t min,
-                                         int64_t max, int64_t *out);
+PTO_API PTO_MUST_USE pto_status pto_parse_int_setting(const char *name, const char *text,
+                                                      int64_t min, int64_t max, int64_t *out);
 /* The integer environment variable name, as pto_parse_int_setting; dflt when unset or empty. */
-PTO_API pto_status pto_env_int(const char *name, int64_t min, int64_t max, int64_t dflt,
-                               int64_t *out);
+PTO_API PTO_MUST_USE pto_status pto_env_int(const char *name, int64_t min, int64_t max,
+                                            int64_t dflt, int64_t *out);
 /* The environment variable name, which must be one of choices[0..nchoices): *out is its index;
  * dflt when unset or empty. Otherwise INVALID_ARGUMENT naming the variable and every choice. */
-PTO_API pto_status pto_env_choice(const char *name, const char *const *choices, int nchoices,
-                                  int dflt, int *out);
+PTO_API PTO_MUST_USE pto_status pto_env_choice(const char *name, const char *const *choices,
+                                               int nchoices, int dflt, int *out);
 
 /* ---- hashes ---------------------------------------------------------------------------- */
 

@@ -45,7 +45,7 @@ static void test_scalar_slots(void **state) {
 
 static void test_status_annotate_prefixes_message(void **state) {
   pto_status s = pto_status_make(PTO_STATUS_IO, "disk full");
-  pto_status_annotate(s, "writing %s", "x.so");
+  s = pto_status_annotate(s, "writing %s", "x.so");
   assert_string_equal(pto_status_message(s), "writing x.so: disk full");
   assert_int_equal(pto_status_code_of(s), PTO_STATUS_IO);
   pto_status_free(s);
