@@ -61,6 +61,8 @@ long pto_alloc_failures(void) { return atomic_load(&g_failed); }
 static inline int should_fail(void) { return 0; }
 #endif
 
+void pto_free(void *p) { free(p); }
+
 void *pto_malloc(size_t n) { return should_fail() ? NULL : malloc(n ? n : 1); }
 
 void *pto_calloc(size_t n, size_t size) {

@@ -122,11 +122,11 @@ static int read_record(const char *dir, wd_list *l) {
     if (!ok) break;
     line[hex] = 0;
     if (list_add(l, line + hex + 2, line)) {
-      free(buf);
+      pto_free(buf);
       return -1;
     }
   }
-  free(buf);
+  pto_free(buf);
   if (!ok) list_free(l);
   return ok;
 }
@@ -326,7 +326,7 @@ static pto_status write_record(const char *dir, const wd_list *a, const wd_list 
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/" RECORD_NAME, dir);
   pto_status s = pto_file_write_atomic(path, text, strlen(text), 0644);
-  free(text);
+  pto_free(text);
   return s;
 }
 

@@ -40,6 +40,11 @@ PTO_API const char *pto_version(void);
  * Allocations made inside other libraries (LLVM, libelf, jansson, libc itself: dlopen, stdio,
  * realpath, asprintf) and in generated code do not pass through here. */
 PTO_API void *pto_malloc(size_t n);
+/* Releases a block of these allocators, or any result a pto library documents as freed with
+ * pto_free (texts, buffers, paths); NULL is ignored. The blocks come from libc, so free(3) works
+ * too, but pto_free is the contract: a caller (the Python package, another language's binding)
+ * never has to find the C library's free. */
+PTO_API void pto_free(void *p);
 PTO_API void *pto_calloc(size_t n, size_t size);
 PTO_API void *pto_realloc(void *p, size_t n);
 PTO_API char *pto_strdup(const char *s);
@@ -72,8 +77,8 @@ PTO_API void pto_text_printf(pto_text *t, const char *fmt, ...)
 PTO_API void pto_text_vprintf(pto_text *t, const char *fmt, va_list ap);
 /* n spaces. */
 PTO_API void pto_text_pad(pto_text *t, size_t n);
-/* The text (caller frees; "" when nothing was appended), or NULL when an append failed, in
- * which case the buffer is freed. Either way t is left empty. */
+/* The text (the caller frees it with pto_free; "" when nothing was appended), or NULL when an
+ * append failed, in which case the buffer is freed. Either way t is left empty. */
 PTO_API char *pto_text_finish(pto_text *t);
 PTO_API void pto_text_free(pto_text *t);
 
@@ -107,9 +112,9 @@ typedef enum pto_file_step {
   PTO_FILE_STEP_READ,
 } pto_file_step;
 
-/* Reads the whole file at path. On success returns 0 and *out_buf (malloc'd, one NUL byte past
- * *out_len). On failure returns the errno of the failed step (ENOMEM when out of memory) and
- * sets *out_step, so a caller can word its own message. */
+/* Reads the whole file at path. On success returns 0 and *out_buf (freed with pto_free, one NUL
+ * byte past *out_len). On failure returns the errno of the failed step (ENOMEM when out of memory)
+ * and sets *out_step, so a caller can word its own message. */
 PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf,
                                 size_t *out_len, pto_file_step *out_step);
 /* Size limits by kind of input (pto_file_read, pto_file_open_regular). */
@@ -129,8 +134,8 @@ PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **ou
  * O_NONBLOCK, then made blocking), so a file swapped in between is caught too. */
 PTO_API PTO_MUST_USE pto_status pto_file_open_regular(const char *path, uint64_t max_bytes,
                                                       int *out_fd, uint64_t *out_size);
-/* Reads a whole regular file of at most max_bytes (0: no limit) into a malloc'd buffer with a
- * NUL after the last byte (not counted in *out_len). */
+/* Reads a whole regular file of at most max_bytes (0: no limit) into a buffer (freed with pto_free)
+ * with a NUL after the last byte (not counted in *out_len). */
 PTO_API PTO_MUST_USE pto_status pto_file_read(const char *path, uint64_t max_bytes,
                                               uint8_t **out_buf, size_t *out_len);
 /* The rest of stream f (e.g. stdin), named name in messages, with a NUL after the last byte:

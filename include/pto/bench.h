@@ -216,16 +216,17 @@ PTO_API void pto_bench_tree_destroy(pto_bench_tree *tree);
 
 /* The tree as text, one line per node, each ending in '\n' (see the header comment): the mean as
  * "%.1fus", then per spread "±%.1f" and/or "[%.1f..%.1f]". max_level >= 0 keeps the nodes of
- * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is malloc'd. */
+ * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is freed with pto_free. */
 PTO_API PTO_MUST_USE pto_status pto_bench_tree_render(const pto_bench_tree *tree,
                                                       pto_bench_spread spread, int max_level,
                                                       char **out_text);
 
-/* The statistics table (one row per metric: n, min, median, mean, max, stdev in us), malloc'd. */
+/* The statistics table (one row per metric: n, min, median, mean, max, stdev in us); the caller
+ * frees it with pto_free. */
 PTO_API PTO_MUST_USE pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats,
                                                                char **out_text);
 
-/* The statistics as one JSON object (malloc'd, ends in '\n'): rounds, warmup, hid, ntasks,
+/* The statistics as one JSON object (pto_free it; ends in '\n'): rounds, warmup, hid, ntasks,
  * ncores, "unit": "us", "samples" {metric: [..]} (null where NAN), "summary" {metric: {count,
  * min, median, mean, max, stdev}}, "mean_tree" [{name, label, level, depth, device, count, mean,
  * stdev, min, max}], and "trace" {records, skipped, unsupported, invocations, hids, bucket}. */
@@ -306,13 +307,13 @@ typedef struct pto_timeline_options {
 PTO_API void pto_timeline_options_init(pto_timeline_options *opt);
 
 /* The critical path of tasks: the chain that ends with the task that ends last, each step back
- * the dependency (among tasks) that ended last. *out_path (malloc'd) gets indices into tasks, in
- * time order; *out_n its length (0 for no tasks). */
+ * the dependency (among tasks) that ended last. *out_path (pto_free it) gets indices into tasks,
+ * in time order; *out_n its length (0 for no tasks). */
 PTO_API PTO_MUST_USE pto_status pto_timeline_critical_path(const pto_swimlane_task *tasks,
                                                            size_t ntasks, size_t **out_path,
                                                            size_t *out_n);
 
-/* A launch's tasks as text (malloc'd, UTF-8, each line ending in '\n', no trailing blanks):
+/* A launch's tasks as text (pto_free it; UTF-8, each line ending in '\n', no trailing blanks):
  *   timeline: 6 tasks on 2 cores, 123.4 us from the first start to the last end
  *   core 0 │██▓▓▒··███│  80.1%
  *   core 1 │··▓▓▓▓▓░··│  40.0%

@@ -112,7 +112,7 @@ PTO_API PTO_MUST_USE pto_status pto_cache_list(pto_cache_entry **out_entries, in
 PTO_API void pto_cache_list_free(pto_cache_entry *entries, int count);
 
 /* The entry whose key starts with prefix (1 to 32 hex digits): NOT_FOUND when none does,
- * INVALID_ARGUMENT naming the count when several do. *out_path is malloc'd. */
+ * INVALID_ARGUMENT naming the count when several do. *out_path is freed with pto_free. */
 PTO_API PTO_MUST_USE pto_status pto_cache_find(const char *prefix, char out_key[33],
                                                char **out_path);
 

@@ -492,10 +492,11 @@ PTO_API PTO_MUST_USE pto_status pto_ir_parse_string(const char *text, size_t len
                                                     pto_ir_program **out_program);
 PTO_API void pto_ir_program_destroy(pto_ir_program *p);
 
-/* Canonical text. print(parse(print(p))) == print(p) byte for byte. *out_text is malloc'd. */
+/* Canonical text. print(parse(print(p))) == print(p) byte for byte. *out_text is freed with
+ * pto_free. */
 PTO_API PTO_MUST_USE pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
 PTO_API PTO_MUST_USE pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
-/* The text of one type / expression (malloc'd), for messages. */
+/* The text of one type / expression (freed with pto_free), for messages. */
 PTO_API char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t);
 PTO_API char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
 
@@ -543,7 +544,7 @@ PTO_API PTO_MUST_USE pto_status pto_ir_each_incore(const pto_ir_program *p,
 
 /* Every statement of f in pre-order, in one walk: (*out_stmts)[i] is pto_ir_func_stmt_at(f, i)
  * (a pass over all of them is linear, where calling stmt_at for each index is quadratic).
- * *out_stmts is malloc'd, the caller frees it; NULL when f has no statement. */
+ * *out_stmts is the caller's, freed with pto_free; NULL when f has no statement. */
 PTO_API PTO_MUST_USE pto_status pto_ir_func_stmts(const pto_ir_func *f,
                                                   const pto_ir_stmt ***out_stmts, int *out_n);
 

@@ -169,7 +169,8 @@ PTO_API PTO_MUST_USE pto_status pto_compile_uncached(const pto_ir_program *p,
 PTO_API PTO_MUST_USE pto_status pto_compile_to_dir(const pto_ir_program *p,
                                                    const pto_compile_options *opt, const char *dir,
                                                    int use_cache);
-/* The cache key (32 hex digits) and, if out_text, the text that was hashed (malloc'd). */
+/* The cache key (32 hex digits) and, if out_text, the text that was hashed (freed with pto_free).
+ */
 PTO_API PTO_MUST_USE pto_status pto_cache_key(const pto_ir_program *p,
                                               const pto_compile_options *opt, char out_hex[33],
                                               char **out_text);

@@ -100,7 +100,7 @@ PTO_API PTO_MUST_USE pto_status pto_manifest_parse(const char *text, size_t len,
                                                    pto_manifest *out_m);
 /* Validates m and writes DIR/manifest.json atomically. */
 PTO_API PTO_MUST_USE pto_status pto_manifest_write(const char *dir, const pto_manifest *m);
-/* The JSON text pto_manifest_write would write (malloc'd, NUL-terminated). */
+/* The JSON text pto_manifest_write would write (freed with pto_free, NUL-terminated). */
 PTO_API PTO_MUST_USE pto_status pto_manifest_to_json(const pto_manifest *m, char **out_text);
 PTO_API void pto_manifest_free(pto_manifest *m);
 
@@ -120,8 +120,8 @@ PTO_API PTO_MUST_USE pto_status pto_manifest_binary_set(pto_manifest_binary *b, 
 /* Ok when relpath is a safe work-dir path: relative, '/'-separated, no empty, '.' or '..'
  * components, no control characters. what names it in the message. */
 PTO_API PTO_MUST_USE pto_status pto_manifest_check_path(const char *relpath, const char *what);
-/* DIR/relpath as an absolute, symlink-free path (malloc'd), refusing an unsafe relpath and a
- * path that symlinks lead outside DIR. The file must exist. */
+/* DIR/relpath as an absolute, symlink-free path (freed with pto_free), refusing an unsafe relpath
+ * and a path that symlinks lead outside DIR. The file must exist. */
 PTO_API PTO_MUST_USE pto_status pto_manifest_resolve(const char *dir, const char *relpath,
                                                      char **out_path);
 

@@ -104,11 +104,35 @@ static void test_file_remove_tree_deep_without_following_links(void **state) {
   free(top);
 }
 
+/* Results the library allocates are released with pto_free (the contract the headers name), and
+ * pto_free(NULL) is a no-op, as free's is. */
+static void test_results_are_released_with_pto_free(void **state) {
+  pto_text t = {0};
+  pto_text_printf(&t, "%d", 42);
+  char *text = pto_text_finish(&t);
+  assert_string_equal(text, "42");
+  pto_free(text);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  char *dir = tu_mkdtemp("free");
+  assert_non_null(dir);
+  char path[512];
+  snprintf(path, sizeof path, "%s/f", dir);
+  assert_int_equal(tu_write_file(path, "abc"), 0);
+  assert_pto_ok(pto_file_read(path, 0, &buf, &len));
+  assert_int_equal(len, 3);
+  pto_free(buf);
+  pto_free(NULL);
+  pto_file_remove_tree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_file_read_stream_keeps_to_its_limit),
       cmocka_unit_test(test_file_read_stream_limit_in_mib),
       cmocka_unit_test(test_file_remove_tree_deep_without_following_links),
+      cmocka_unit_test(test_results_are_released_with_pto_free),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
