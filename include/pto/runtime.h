@@ -38,7 +38,6 @@
 #include <stdint.h>
 
 #include "pto/export.h"
-#include "pto/loader.h"
 #include "pto/status.h"
 #include "pto/types.h"
 
@@ -46,6 +45,9 @@
 extern "C" {
 #endif
 
+/* A loaded program (pto/loader.h makes one: pto_program_load_dir, pto_compile). Opaque here, so a
+ * runtime-only user includes no loader or IR header (CTest runtime_header_alone). */
+typedef struct pto_program pto_program;
 typedef struct pto_worker pto_worker;
 typedef struct pto_handle pto_handle;
 typedef struct pto_device_tensor pto_device_tensor;
