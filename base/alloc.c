@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,4 +107,43 @@ char *pto_realpath(const char *path) {
   char *d = pto_strdup(buf);
   if (!d) errno = ENOMEM;
   return d;
+}
+
+/* ---- growable arrays ---------------------------------------------------------------------- */
+
+/* The one growth rule: from max(cap, 16), double until need is held, clamping to max_count (the
+ * largest count the caller's counter holds, and no more than PTRDIFF_MAX bytes). need above that
+ * fails; nothing is changed on failure. */
+static int grow_to(void *parr, size_t elem, size_t cap, size_t need, size_t max_count,
+                   size_t *out_cap) {
+  if (need <= cap) {
+    *out_cap = cap;
+    return 0;
+  }
+  if (elem == 0) return -1;
+  if (max_count > (size_t)PTRDIFF_MAX / elem) max_count = (size_t)PTRDIFF_MAX / elem;
+  if (need > max_count) return -1;
+  size_t n = cap > 16 ? cap : 16;
+  while (n < need)
+    n = n > max_count / 2 ? max_count : 2 * n;
+  if (n > max_count) n = max_count;
+  void *old;
+  memcpy(&old, parr, sizeof old);
+  void *p = pto_realloc(old, n * elem);
+  if (!p) return -1;
+  memcpy(parr, &p, sizeof p);
+  *out_cap = n;
+  return 0;
+}
+
+int pto_grow(void *parr, size_t elem, size_t *cap, size_t need) {
+  return grow_to(parr, elem, *cap, need, SIZE_MAX, cap);
+}
+
+int pto_grow_int(void *parr, size_t elem, int *cap, int64_t need) {
+  size_t n;
+  if (need < 0 || *cap < 0) return -1;
+  if (grow_to(parr, elem, (size_t)*cap, (size_t)need, INT_MAX, &n)) return -1;
+  *cap = (int)n;
+  return 0;
 }

@@ -25,8 +25,6 @@ pto_status pto__bench_oom(const char *what);
  * regular file refused (a FIFO never blocks the run), every failure reported once. */
 pto_status pto__bench_write_output(const char *path, const char *text, const char *what);
 
-/* Grows *arr (of *cap elements of size sz) to hold at least need; 0, or -1 when out of memory. */
-int pto__bench_grow(void **arr, size_t *cap, size_t need, size_t sz);
 
 /* ---- stats storage ---------------------------------------------------------------------- */
 

@@ -57,6 +57,15 @@ PTO_API char *pto_realpath(const char *path);
 /* align is a power of two; n is rounded up to a multiple of it. */
 PTO_API void *pto_aligned_alloc(size_t align, size_t n);
 
+/* The one growth rule of pto's growable arrays: makes the array *parr points to (parr is the
+ * address of the caller's T *; elements of elem bytes, *cap of them allocated) hold at least need
+ * elements. From max(*cap, 16) the capacity doubles until need fits, clamped to what the counter
+ * holds (SIZE_MAX for pto_grow, INT_MAX for pto_grow_int) and to PTRDIFF_MAX bytes; a need above
+ * that fails as an allocation failure does. Returns 0 (at once when *cap >= need), or -1 with the
+ * array and *cap unchanged (the old block stays valid and the caller's). */
+PTO_API PTO_MUST_USE int pto_grow(void *parr, size_t elem, size_t *cap, size_t need);
+PTO_API PTO_MUST_USE int pto_grow_int(void *parr, size_t elem, int *cap, int64_t need);
+
 /* Allocation-failure injection exists in the test build only (base/alloc_test.h). */
 
 /* ---- text ------------------------------------------------------------------------------ */
