@@ -2803,16 +2803,10 @@ static pto_status host_call(frame *fr, const pto_ir_stmt *s) {
     return st;
   }
   pthread_mutex_lock(&D->mu);
-  if (D->njobs == D->capjobs) {
-    int cap = D->capjobs ? D->capjobs * 2 : 64;
-    ijob **nj = pto_realloc(D->jobs, sizeof *nj * (size_t)cap);
-    if (!nj) {
-      pthread_mutex_unlock(&D->mu);
-      job_free(j);
-      return oom(fr, s->loc, "call");
-    }
-    D->jobs = nj;
-    D->capjobs = cap;
+  if (pto_grow_int(&D->jobs, sizeof *D->jobs, &D->capjobs, D->njobs + 1)) {
+    pthread_mutex_unlock(&D->mu);
+    job_free(j);
+    return oom(fr, s->loc, "call");
   }
   int ndeps = 0;
   for (int k = 0; k < D->njobs; k++) {

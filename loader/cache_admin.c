@@ -68,15 +68,9 @@ static pto_status scan(const char *root, int with_sizes, found_list *out) {
     struct dirent *e2;
     while ((e2 = readdir(d2))) {
       if (strlen(e2->d_name) != 30 || !is_hex(e2->d_name, 30)) continue;
-      if (out->n == out->cap) {
-        int cap = out->cap ? 2 * out->cap : 64;
-        found *v = pto_realloc(out->v, sizeof *v * (size_t)cap);
-        if (!v) {
-          s = oom();
-          break;
-        }
-        out->v = v;
-        out->cap = cap;
+      if (pto_grow_int(&out->v, sizeof *out->v, &out->cap, out->n + 1)) {
+        s = oom();
+        break;
       }
       found *f = &out->v[out->n];
       snprintf(f->key, sizeof f->key, "%s%s", e->d_name, e2->d_name);

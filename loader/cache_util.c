@@ -213,17 +213,7 @@ static void held_init(void) {
 
 static int held_add(char *path) {
   pthread_mutex_lock(&g_held_lock);
-  int ok = 1;
-  if (g_nheld == g_held_cap) {
-    int cap = g_held_cap ? 2 * g_held_cap : 16;
-    char **v = pto_realloc(g_held, sizeof *v * (size_t)cap);
-    if (v) {
-      g_held = v;
-      g_held_cap = cap;
-    } else {
-      ok = 0;
-    }
-  }
+  int ok = !pto_grow_int(&g_held, sizeof *g_held, &g_held_cap, g_nheld + 1);
   if (ok) g_held[g_nheld++] = path;
   pthread_mutex_unlock(&g_held_lock);
   return ok;

@@ -53,13 +53,7 @@ static void list_free(wd_list *l) {
 }
 
 static int list_add(wd_list *l, const char *path, const char *hash) {
-  if (l->n == l->cap) {
-    int cap = l->cap ? 2 * l->cap : 64;
-    wd_file *v = pto_realloc(l->v, (size_t)cap * sizeof *v);
-    if (!v) return -1;
-    l->v = v;
-    l->cap = cap;
-  }
+  if (pto_grow_int(&l->v, sizeof *l->v, &l->cap, l->n + 1)) return -1;
   char *p = pto_strdup(path);
   if (!p) return -1;
   l->v[l->n].path = p;
