@@ -1,15 +1,20 @@
 /* The one allocator of pto's libraries (pto/base.h): malloc, calloc, realloc and the string
- * duplicates, each of which a test can make fail (pto_alloc_fail_at). Memory comes from libc and
- * is released with free(3), so a caller never needs to know which allocator made a block. */
+ * duplicates, each of which a test can make fail (pto_alloc_fail_at, in the test build only).
+ * Memory comes from libc and is released with free(3), so a caller never needs to know which
+ * allocator made a block. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pto/base.h"
+
+#ifdef PTO_TEST_HOOKS
+#include "alloc_test.h"
 
 /* The injection state: the only mutable globals of base/, atomic because allocations happen on
  * a worker's pool threads too. g_next counts down to the failing allocation; < 0: off. */
@@ -51,6 +56,13 @@ void pto_alloc_fail_at(long n, int sticky) {
 long pto_alloc_count(void) { return atomic_load(&g_count); }
 
 long pto_alloc_failures(void) { return atomic_load(&g_failed); }
+
+#else
+/* The shipped library: no injection, nothing to test for. */
+static inline int should_fail(void) { return 0; }
+#endif
+
+void pto_free(void *p) { free(p); }
 
 void *pto_malloc(size_t n) { return should_fail() ? NULL : malloc(n ? n : 1); }
 
@@ -95,4 +107,43 @@ char *pto_realpath(const char *path) {
   char *d = pto_strdup(buf);
   if (!d) errno = ENOMEM;
   return d;
+}
+
+/* ---- growable arrays ---------------------------------------------------------------------- */
+
+/* The one growth rule: from max(cap, 16), double until need is held, clamping to max_count (the
+ * largest count the caller's counter holds, and no more than PTRDIFF_MAX bytes). need above that
+ * fails; nothing is changed on failure. */
+static int grow_to(void *parr, size_t elem, size_t cap, size_t need, size_t max_count,
+                   size_t *out_cap) {
+  if (need <= cap) {
+    *out_cap = cap;
+    return 0;
+  }
+  if (elem == 0) return -1;
+  if (max_count > (size_t)PTRDIFF_MAX / elem) max_count = (size_t)PTRDIFF_MAX / elem;
+  if (need > max_count) return -1;
+  size_t n = cap > 16 ? cap : 16;
+  while (n < need)
+    n = n > max_count / 2 ? max_count : 2 * n;
+  if (n > max_count) n = max_count;
+  void *old;
+  memcpy(&old, parr, sizeof old);
+  void *p = pto_realloc(old, n * elem);
+  if (!p) return -1;
+  memcpy(parr, &p, sizeof p);
+  *out_cap = n;
+  return 0;
+}
+
+int pto_grow(void *parr, size_t elem, size_t *cap, size_t need) {
+  return grow_to(parr, elem, *cap, need, SIZE_MAX, cap);
+}
+
+int pto_grow_int(void *parr, size_t elem, int *cap, int64_t need) {
+  size_t n;
+  if (need < 0 || *cap < 0) return -1;
+  if (grow_to(parr, elem, (size_t)*cap, (size_t)need, INT_MAX, &n)) return -1;
+  *cap = (int)n;
+  return 0;
 }

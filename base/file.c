@@ -44,15 +44,10 @@ int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf, s
     goto done;
   }
   for (;;) {
-    if (len == alloc) {
-      uint8_t *nb = alloc <= SIZE_MAX / 2 ? pto_realloc(buf, 2 * alloc) : NULL;
-      if (!nb) {
-        err = ENOMEM;
-        *out_step = PTO_FILE_STEP_MEMORY;
-        goto done;
-      }
-      buf = nb;
-      alloc *= 2;
+    if (len == alloc && pto_grow(&buf, 1, &alloc, alloc + 1)) {
+      err = ENOMEM;
+      *out_step = PTO_FILE_STEP_MEMORY;
+      goto done;
     }
     ssize_t n = read(fd, buf + len, alloc - len);
     if (n < 0 && errno == EINTR) continue;
@@ -287,13 +282,10 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
                             (unsigned long long)(max_bytes >> 20));
         break;
       }
-      uint8_t *nb = alloc <= SIZE_MAX / 2 ? pto_realloc(buf, 2 * alloc) : NULL;
-      if (!nb) {
+      if (pto_grow(&buf, 1, &alloc, alloc + 1)) {
         s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
         break;
       }
-      buf = nb;
-      alloc *= 2;
     }
     ssize_t n = read(fd, buf + len, alloc - len);
     if (n < 0 && errno == EINTR) continue;

@@ -7,22 +7,10 @@
 
 static int reserve(pto_text *t, size_t extra) {
   if (t->failed) return 0;
-  if (t->len + extra + 1 <= t->cap) return 1;
-  size_t cap = t->cap ? t->cap : 256;
-  while (cap < t->len + extra + 1) {
-    if (cap > SIZE_MAX / 2) {
-      t->failed = 1;
-      return 0;
-    }
-    cap *= 2;
-  }
-  char *d = pto_realloc(t->data, cap);
-  if (!d) {
+  if (extra >= SIZE_MAX - t->len || pto_grow(&t->data, 1, &t->cap, t->len + extra + 1)) {
     t->failed = 1;
     return 0;
   }
-  t->data = d;
-  t->cap = cap;
   return 1;
 }
 

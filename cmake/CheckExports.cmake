@@ -1,7 +1,8 @@
 # The dynamic symbols each pto library exports (cmake -DNM=nm -DLIBS="a.so;b.so" -P ...): run by
 # CTest as `exported_symbols`. Fails on any internal pto__ symbol (only PTO_API declarations may
-# leave a library), and on a library that exports no pto_ symbol at all (the check would then
-# be looking at the wrong thing).
+# leave a library), on a test hook (allocation-failure injection and any pto_test_* / *_test
+# name: those exist in the test build only, base/alloc_test.h), and on a library that exports no
+# pto_ symbol at all (the check would then be looking at the wrong thing).
 cmake_minimum_required(VERSION 3.25)
 set(errors "")
 foreach(lib IN LISTS LIBS)
@@ -13,6 +14,17 @@ foreach(lib IN LISTS LIBS)
   endif()
   string(REGEX MATCHALL "[ \t](pto__[A-Za-z0-9_]*)" internal "${out}")
   string(REGEX MATCHALL "[ \t]pto_[a-z][A-Za-z0-9_]*" public "${out}")
+  set(hooks "")
+  foreach(sym IN LISTS public)
+    string(STRIP "${sym}" sym)
+    if(sym MATCHES "^(pto_alloc_(fail_at|count|failures)|pto_test_.*|.*_test(_.*)?)$")
+      list(APPEND hooks "${sym}")
+    endif()
+  endforeach()
+  if(hooks)
+    string(REPLACE ";" "," hooks "${hooks}")
+    list(APPEND errors "${name} exports test hooks: ${hooks}")
+  endif()
   list(LENGTH public npublic)
   message(STATUS "${name}: ${npublic} pto_ symbols exported")
   if(internal)

@@ -50,13 +50,7 @@ static int add_capture(scope *sc, const pto_ir_value *v, int read, int written) 
       sc->caps[i].written |= written;
       return 0;
     }
-  if (sc->ncaps == sc->cap_cap) {
-    int n = sc->cap_cap ? sc->cap_cap * 2 : 8;
-    capture *c = pto_realloc(sc->caps, sizeof *c * (size_t)n);
-    if (!c) return -1;
-    sc->caps = c;
-    sc->cap_cap = n;
-  }
+  if (pto_grow_int(&sc->caps, sizeof *sc->caps, &sc->cap_cap, sc->ncaps + 1)) return -1;
   sc->caps[sc->ncaps++] = (capture){v, read, written};
   return 0;
 }
@@ -135,13 +129,7 @@ static int scan_block(outliner *o, scope *sc, const pto_ir_block *blk) {
 /* One incore scope, named as pto_ir_each_incore names the kernel it becomes. */
 static pto_status add_scope(outliner *o, const pto_ir_func *orch, const pto_ir_stmt *s,
                             const char *name) {
-  if (o->nscopes == o->cap) {
-    int n = o->cap ? o->cap * 2 : 4;
-    scope *sc = pto_realloc(o->scopes, sizeof *sc * (size_t)n);
-    if (!sc) return oom();
-    o->scopes = sc;
-    o->cap = n;
-  }
+  if (pto_grow_int(&o->scopes, sizeof *o->scopes, &o->cap, o->nscopes + 1)) return oom();
   scope *sc = &o->scopes[o->nscopes];
   memset(sc, 0, sizeof *sc);
   sc->stmt = s;

@@ -249,16 +249,6 @@ pto_dtype pto__ir_flexible_default(const pto_ir_expr *e) {
 
 /* ---- memory --------------------------------------------------------------------------- */
 
-static void *grow(void *p, int *cap, int need, size_t elem) {
-  if (need <= *cap) return p;
-  int nc = *cap ? *cap : 16;
-  while (nc < need)
-    nc *= 2;
-  void *np = pto_realloc(p, (size_t)nc * elem);
-  if (np) *cap = nc;
-  return np;
-}
-
 static pto_ir_expr *new_expr(pto_ir_builder *b, pto_expr_kind kind, pto_dtype dt) {
   pto_ir_expr *e = pto_arena_alloc(b->arena, sizeof *e);
   if (!e) return NULL;
@@ -397,12 +387,9 @@ static pto_status push_frame(pto_ir_builder *b, frame_kind kind, pto_ir_stmt *st
                 "blocks nested too deeply: more than %d levels of for, if and incore "
                 "(move the inner part into a function)",
                 PTO_IR_MAX_BLOCK_DEPTH);
-  frame *nf = grow(b->frames, &b->capframes, b->nframes + 1, sizeof *nf);
-  if (!nf) return oom(b);
-  b->frames = nf;
-  unsigned char *so = grow(b->scope_open, &b->capscopes, b->nscopes + 1, 1);
-  if (!so) return oom(b);
-  b->scope_open = so;
+  if (pto_grow_int(&b->frames, sizeof *b->frames, &b->capframes, b->nframes + 1) ||
+      pto_grow_int(&b->scope_open, 1, &b->capscopes, b->nscopes + 1))
+    return oom(b);
   frame *f = &b->frames[b->nframes++];
   memset(f, 0, sizeof *f);
   f->kind = kind;
@@ -486,9 +473,7 @@ static pto_ir_value *find_any(const pto_ir_builder *b, const char *name) {
 static pto_status register_value(pto_ir_builder *b, pto_ir_value *v, int scope) {
   int need = b->nvals + 1;
   int cap = b->capvals;
-  pto_ir_value **nv = grow(b->vals, &cap, need, sizeof *nv);
-  if (!nv) return oom(b);
-  b->vals = nv;
+  if (pto_grow_int(&b->vals, sizeof *b->vals, &cap, need)) return oom(b);
   if (cap != b->capvals) {
     int *ns = pto_realloc(b->vscope, sizeof(int) * (size_t)cap);
     if (ns) b->vscope = ns;
@@ -1037,9 +1022,8 @@ pto_status pto_ir_builder_func_begin(pto_ir_builder *b, pto_func_kind kind, cons
   pto_ir_func *f = pto_arena_alloc(b->arena, sizeof *f);
   pto_ir_func **nf = pto_arena_realloc(b->arena, p->funcs, sizeof *nf * (size_t)p->nfuncs,
                                        sizeof *nf * (size_t)(p->nfuncs + 1));
-  func_state *fs = grow(b->fstate, &b->fstate_cap, p->nfuncs + 1, sizeof *fs);
-  if (fs) b->fstate = fs;
-  if (!f || !nf || !fs || !(f->name = pto_arena_strdup(b->arena, name))) return oom(b);
+  int grown = pto_grow_int(&b->fstate, sizeof *b->fstate, &b->fstate_cap, p->nfuncs + 1);
+  if (!f || !nf || grown || !(f->name = pto_arena_strdup(b->arena, name))) return oom(b);
   f->kind = kind;
   f->loc = b->loc;
   f->index = p->nfuncs;
@@ -3039,9 +3023,7 @@ pto_status pto_ir_builder_else(pto_ir_builder *b) {
   TRY(branch_ends(b, fr));
   /* The else block is a new scope: values of the then block are not visible in it. */
   b->scope_open[fr->scope] = 0;
-  unsigned char *so = grow(b->scope_open, &b->capscopes, b->nscopes + 1, 1);
-  if (!so) return oom(b);
-  b->scope_open = so;
+  if (pto_grow_int(&b->scope_open, 1, &b->capscopes, b->nscopes + 1)) return oom(b);
   fr = top(b);
   fr->scope = b->nscopes++;
   b->scope_open[fr->scope] = 1;

@@ -52,17 +52,9 @@ static void feed(sink *s, const void *p, size_t n) {
   switch (s->mode) {
   case SINK_HASH: XXH3_128bits_update(s->state, p, n); break;
   case SINK_BUFFER:
-    if (s->len + n > s->cap) {
-      size_t cap = s->cap ? s->cap : 4096;
-      while (cap < s->len + n)
-        cap *= 2;
-      unsigned char *nb = pto_realloc(s->buf, cap);
-      if (!nb) {
-        s->failed = 1;
-        return;
-      }
-      s->buf = nb;
-      s->cap = cap;
+    if (n > SIZE_MAX - s->len || pto_grow(&s->buf, 1, &s->cap, s->len + n)) {
+      s->failed = 1;
+      return;
     }
     memcpy(s->buf + s->len, p, n);
     s->len += n;

@@ -491,126 +491,14 @@ static pto_scalar negate(pto_scalar a) {
 
 /* ---- element access ---------------------------------------------------------------------- */
 
-/* Elements are read and written through memcpy: a host tensor's data need not be aligned. */
-static pto_scalar elem_get(pto_dtype dt, const void *base, int64_t i) {
-  const char *p = (const char *)base + (size_t)i * pto_dtype_size(dt);
-  pto_scalar s = {.dtype = dt};
-  switch (dt) {
-  case PTO_DTYPE_BOOL: {
-    uint8_t x;
-    memcpy(&x, p, 1);
-    s.i = x != 0;
-    break;
-  }
-  case PTO_DTYPE_I8: {
-    int8_t x;
-    memcpy(&x, p, 1);
-    s.i = x;
-    break;
-  }
-  case PTO_DTYPE_I16: {
-    int16_t x;
-    memcpy(&x, p, 2);
-    s.i = x;
-    break;
-  }
-  case PTO_DTYPE_I32: {
-    int32_t x;
-    memcpy(&x, p, 4);
-    s.i = x;
-    break;
-  }
-  case PTO_DTYPE_U8: {
-    uint8_t x;
-    memcpy(&x, p, 1);
-    s.u = x;
-    break;
-  }
-  case PTO_DTYPE_U16: {
-    uint16_t x;
-    memcpy(&x, p, 2);
-    s.u = x;
-    break;
-  }
-  case PTO_DTYPE_U32: {
-    uint32_t x;
-    memcpy(&x, p, 4);
-    s.u = x;
-    break;
-  }
-  case PTO_DTYPE_F16: {
-    uint16_t x;
-    memcpy(&x, p, 2);
-    s.f = pto_f16_to_f32(x);
-    break;
-  }
-  case PTO_DTYPE_BF16: {
-    uint16_t x;
-    memcpy(&x, p, 2);
-    s.f = pto_bf16_to_f32(x);
-    break;
-  }
-  case PTO_DTYPE_F32: {
-    float x;
-    memcpy(&x, p, 4);
-    s.f = x;
-    break;
-  }
-  case PTO_DTYPE_F64: memcpy(&s.f, p, 8); break;
-  default: memcpy(&s.i, p, 8); break; /* i64, u64, index */
-  }
-  return s;
-}
-
-/* v must already be canonical in dt (see conv). */
-static void elem_put(pto_dtype dt, void *base, int64_t i, pto_scalar v) {
-  char *p = (char *)base + (size_t)i * pto_dtype_size(dt);
-  switch (dt) {
-  case PTO_DTYPE_BOOL:
-  case PTO_DTYPE_I8:
-  case PTO_DTYPE_U8: {
-    uint8_t x = (uint8_t)v.u;
-    memcpy(p, &x, 1);
-    break;
-  }
-  case PTO_DTYPE_I16:
-  case PTO_DTYPE_U16: {
-    uint16_t x = (uint16_t)v.u;
-    memcpy(p, &x, 2);
-    break;
-  }
-  case PTO_DTYPE_I32:
-  case PTO_DTYPE_U32: {
-    uint32_t x = (uint32_t)v.u;
-    memcpy(p, &x, 4);
-    break;
-  }
-  case PTO_DTYPE_F16: {
-    uint16_t x = pto_f32_to_f16((float)v.f); /* exact: v.f is already an f16 value */
-    memcpy(p, &x, 2);
-    break;
-  }
-  case PTO_DTYPE_BF16: {
-    uint16_t x = pto_f32_to_bf16((float)v.f);
-    memcpy(p, &x, 2);
-    break;
-  }
-  case PTO_DTYPE_F32: {
-    float x = (float)v.f;
-    memcpy(p, &x, 4);
-    break;
-  }
-  case PTO_DTYPE_F64: memcpy(p, &v.f, 8); break;
-  default: memcpy(p, &v.u, 8); break;
-  }
-}
-
+/* Elements are read and written by pto_elem_load/pto_elem_store (base/scalar.c): a host
+ * tensor's data need not be aligned. */
 static pto_scalar tile_get(const itile *t, int64_t r, int64_t c) {
-  return elem_get(t->dtype, t->data, r * t->cols + c);
+  return pto_elem_load(t->dtype, t->data, r * t->cols + c);
 }
 
 static void tile_put(itile *t, int64_t r, int64_t c, pto_scalar v) {
-  elem_put(t->dtype, t->data, r * t->cols + c, conv(v, t->dtype));
+  pto_elem_store(t->dtype, t->data, r * t->cols + c, conv(v, t->dtype));
 }
 
 /* ---- frames ---------------------------------------------------------------------------- */
@@ -1014,7 +902,7 @@ static pto_status op_tile_load(frame *fr, const pto_ir_stmt *s, rv *out) {
   for (int64_t r = 0; r < tl->rows; r++)
     for (int64_t c = 0; c < tl->cols; c++) {
       int inside = r < vr && c < vc && r < w.rext && c < w.cext;
-      tile_put(tl, r, c, inside ? elem_get(t->dtype, window_at(t, &w, r, c), 0) : pad);
+      tile_put(tl, r, c, inside ? pto_elem_load(t->dtype, window_at(t, &w, r, c), 0) : pad);
     }
   *out = rv_tile(tl);
   return PTO_OK;
@@ -1045,7 +933,7 @@ static pto_status op_tile_store(frame *fr, const pto_ir_stmt *s, rv *out) {
   int64_t nc = tl->vc < w.cext ? tl->vc : w.cext;
   for (int64_t r = 0; r < nr; r++)
     for (int64_t c = 0; c < nc; c++)
-      elem_put(t->dtype, window_at(t, &w, r, c), 0, conv(tile_get(tl, r, c), t->dtype));
+      pto_elem_store(t->dtype, window_at(t, &w, r, c), 0, conv(tile_get(tl, r, c), t->dtype));
   *out = rv_copy(tv); /* the result aliases the target */
   return PTO_OK;
 }
@@ -1760,7 +1648,7 @@ static pto_status op_tile_gather_rows(frame *fr, const pto_ir_stmt *s, rv *out) 
   for (int64_t r = 0; r < o->rows; r++) {
     int64_t at[2] = {tile_get(idx, r, 0).i, c0};
     for (int64_t c = 0; c < o->cols; c++, at[1]++)
-      tile_put(o, r, c, elem_get(t->dtype, tensor_at(t, at), 0));
+      tile_put(o, r, c, pto_elem_load(t->dtype, tensor_at(t, at), 0));
   }
   *out = rv_tile(o);
   return PTO_OK;
@@ -1778,7 +1666,7 @@ static pto_status op_tile_scatter_rows(frame *fr, const pto_ir_stmt *s, rv *out)
   for (int64_t r = 0; r < tl->rows; r++) { /* in row order: a later row wins */
     int64_t at[2] = {tile_get(idx, r, 0).i, c0};
     for (int64_t c = 0; c < tl->cols; c++, at[1]++)
-      elem_put(t->dtype, tensor_at(t, at), 0, conv(tile_get(tl, r, c), t->dtype));
+      pto_elem_store(t->dtype, tensor_at(t, at), 0, conv(tile_get(tl, r, c), t->dtype));
   }
   *out = rv_copy(tv); /* the result aliases the target */
   return PTO_OK;
@@ -1926,7 +1814,7 @@ static pto_status op_tensor_read(frame *fr, const pto_ir_stmt *s, rv *out) {
       return fail(fr, s->loc, PTO_STATUS_LAUNCH,
                   "tensor.read: index %lld of dim %d is outside the extent %lld", (long long)idx[d],
                   d, (long long)t->shape[d]);
-  *out = rv_scalar(elem_get(t->dtype, tensor_at(t, idx), 0));
+  *out = rv_scalar(pto_elem_load(t->dtype, tensor_at(t, idx), 0));
   return PTO_OK;
 }
 
@@ -2275,7 +2163,7 @@ static pto_status op_dist_remote_load(frame *fr, const pto_ir_stmt *s, rv *out) 
   for (int64_t r = 0; r < tl->rows; r++)
     for (int64_t c = 0; c < tl->cols; c++) {
       int inside = r < w.rext && c < w.cext;
-      tile_put(tl, r, c, inside ? elem_get(t.dtype, window_at(&t, &w, r, c), 0) : zero);
+      tile_put(tl, r, c, inside ? pto_elem_load(t.dtype, window_at(&t, &w, r, c), 0) : zero);
     }
   pthread_mutex_unlock(&D->mu);
   *out = rv_tile(tl);
@@ -2306,7 +2194,7 @@ static pto_status op_dist_remote_store(frame *fr, const pto_ir_stmt *s, rv *out)
   pthread_mutex_lock(&D->mu);
   for (int64_t r = 0; r < nr; r++)
     for (int64_t c = 0; c < nc; c++)
-      elem_put(t.dtype, window_at(&t, &w, r, c), 0, conv(tile_get(tl, r, c), t.dtype));
+      pto_elem_store(t.dtype, window_at(&t, &w, r, c), 0, conv(tile_get(tl, r, c), t.dtype));
   pthread_mutex_unlock(&D->mu);
   *out = rv_copy(dv); /* the result aliases the window */
   return PTO_OK;
@@ -2330,9 +2218,9 @@ static arith_op red_op(int op) {
  * f16/bf16/f32), rounded once to the window's dtype. */
 static pto_scalar reduce_ranks(const itensor *v, int n, const int64_t *idx, arith_op op) {
   pto_dtype dt = v[0].dtype, acc = accum_dtype(dt);
-  pto_scalar a = conv(elem_get(dt, tensor_at(&v[0], idx), 0), acc);
+  pto_scalar a = conv(pto_elem_load(dt, tensor_at(&v[0], idx), 0), acc);
   for (int q = 1; q < n; q++) {
-    pto_scalar b = conv(elem_get(dt, tensor_at(&v[q], idx), 0), acc);
+    pto_scalar b = conv(pto_elem_load(dt, tensor_at(&v[q], idx), 0), acc);
     arith(op, acc, a, b, &a);
   }
   return conv(a, dt);
@@ -2349,7 +2237,7 @@ static void collective_compute(const rdv *r, itensor *v, int n) {
     do {
       pto_scalar x = reduce_ranks(v, n, idx, red_op(r->op));
       for (int q = 0; q < n; q++)
-        elem_put(t->dtype, tensor_at(&v[q], idx), 0, x);
+        pto_elem_store(t->dtype, tensor_at(&v[q], idx), 0, x);
     } while (next_index(t->rank, t->shape, idx));
     break;
   case PTO_OP_DIST_BROADCAST:
@@ -2370,7 +2258,7 @@ static void collective_compute(const rdv *r, itensor *v, int n) {
           if (q != owner) memmove(tensor_at(&v[q], idx), src, es);
       } else {
         pto_scalar x = reduce_ranks(v, n, idx, red_op(r->op));
-        elem_put(t->dtype, tensor_at(&v[owner], idx), 0, x);
+        pto_elem_store(t->dtype, tensor_at(&v[owner], idx), 0, x);
       }
     } while (next_index(t->rank, t->shape, idx));
     break;
@@ -2915,16 +2803,10 @@ static pto_status host_call(frame *fr, const pto_ir_stmt *s) {
     return st;
   }
   pthread_mutex_lock(&D->mu);
-  if (D->njobs == D->capjobs) {
-    int cap = D->capjobs ? D->capjobs * 2 : 64;
-    ijob **nj = pto_realloc(D->jobs, sizeof *nj * (size_t)cap);
-    if (!nj) {
-      pthread_mutex_unlock(&D->mu);
-      job_free(j);
-      return oom(fr, s->loc, "call");
-    }
-    D->jobs = nj;
-    D->capjobs = cap;
+  if (pto_grow_int(&D->jobs, sizeof *D->jobs, &D->capjobs, D->njobs + 1)) {
+    pthread_mutex_unlock(&D->mu);
+    job_free(j);
+    return oom(fr, s->loc, "call");
   }
   int ndeps = 0;
   for (int k = 0; k < D->njobs; k++) {

@@ -84,13 +84,7 @@ static int is_alnum(int c) { return is_alpha(c) || is_digit(c); }
 static int is_hex(int c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 static tok *push_tok(parser *p, tok_kind k, const char *s, size_t n, pto_loc loc) {
-  if (p->ntoks == p->cap) {
-    int nc = p->cap ? p->cap * 2 : 256;
-    tok *nt = pto_realloc(p->toks, sizeof *nt * (size_t)nc);
-    if (!nt) return NULL;
-    p->toks = nt;
-    p->cap = nc;
-  }
+  if (pto_grow_int(&p->toks, sizeof *p->toks, &p->cap, p->ntoks + 1)) return NULL;
   tok *t = &p->toks[p->ntoks++];
   memset(t, 0, sizeof *t);
   t->kind = k;
@@ -409,13 +403,7 @@ static pto_status expect(parser *p, tok_kind k, const char *what, tok **out) {
 /* The token's text as a NUL-terminated string in the parser's scratch buffer (valid until the
  * next call). */
 static const char *text(parser *p, const tok *t) {
-  if (t->n + 1 > p->scratch_cap) {
-    size_t cap = t->n + 64;
-    char *ns = pto_realloc(p->scratch, cap);
-    if (!ns) return NULL;
-    p->scratch = ns;
-    p->scratch_cap = cap;
-  }
+  if (pto_grow(&p->scratch, 1, &p->scratch_cap, t->n + 1)) return NULL;
   memcpy(p->scratch, t->s, t->n);
   p->scratch[t->n] = 0;
   return p->scratch;
@@ -624,13 +612,7 @@ typedef struct exprs {
 } exprs;
 
 static int exprs_push(exprs *es, pto_ir_expr *e) {
-  if (es->n == es->cap) {
-    int nc = es->cap ? es->cap * 2 : 8;
-    pto_ir_expr **nv = pto_realloc(es->v, sizeof *nv * (size_t)nc);
-    if (!nv) return -1;
-    es->v = nv;
-    es->cap = nc;
-  }
+  if (pto_grow_int(&es->v, sizeof *es->v, &es->cap, es->n + 1)) return -1;
   es->v[es->n++] = e;
   return 0;
 }
@@ -882,26 +864,14 @@ static void args_free(args *a) {
 }
 
 static char *args_str(args *a, const char *s, size_t n) {
-  if (a->nstrs == a->capstrs) {
-    int nc = a->capstrs ? a->capstrs * 2 : 8;
-    char **ns = pto_realloc(a->strs, sizeof *ns * (size_t)nc);
-    if (!ns) return NULL;
-    a->strs = ns;
-    a->capstrs = nc;
-  }
+  if (pto_grow_int(&a->strs, sizeof *a->strs, &a->capstrs, a->nstrs + 1)) return NULL;
   char *d = pto_strndup(s, n);
   if (d) a->strs[a->nstrs++] = d;
   return d;
 }
 
 static pto_ir_arg *args_push(args *a) {
-  if (a->n == a->cap) {
-    int nc = a->cap ? a->cap * 2 : 8;
-    pto_ir_arg *nv = pto_realloc(a->v, sizeof *nv * (size_t)nc);
-    if (!nv) return NULL;
-    a->v = nv;
-    a->cap = nc;
-  }
+  if (pto_grow_int(&a->v, sizeof *a->v, &a->cap, a->n + 1)) return NULL;
   pto_ir_arg *r = &a->v[a->n++];
   memset(r, 0, sizeof *r);
   return r;
@@ -927,13 +897,7 @@ static pto_status op_args(parser *p, args *a, int **starts) {
     pto_ir_arg *arg = args_push(a);
     int idx = a->n - 1;
     if (!arg) return oom(p);
-    if (a->n > cap) {
-      int nc = cap ? cap * 2 : 8;
-      int *ns = pto_realloc(*starts, sizeof(int) * (size_t)nc);
-      if (!ns) return oom(p);
-      *starts = ns;
-      cap = nc;
-    }
+    if (pto_grow_int(starts, sizeof **starts, &cap, a->n)) return oom(p);
     (*starts)[idx] = -1;
     arg->loc = t->loc;
     if (t->kind == T_WORD && t2->kind == T_ASSIGN) {
@@ -1279,12 +1243,7 @@ static pto_status program(parser *p, body_ref **bodies, int *nbodies) {
       pto_ir_func *f;
       TRY(header(p, &f));
       if (peek(p)->kind != T_LBRACE) return expected(p, "'{' to start the body");
-      if (*nbodies == cap) {
-        cap = cap ? cap * 2 : 8;
-        body_ref *nb = pto_realloc(*bodies, sizeof *nb * (size_t)cap);
-        if (!nb) return oom(p);
-        *bodies = nb;
-      }
+      if (pto_grow_int(bodies, sizeof **bodies, &cap, *nbodies + 1)) return oom(p);
       (*bodies)[(*nbodies)++] = (body_ref){f, p->pos};
       /* Skip the body; an unbalanced one runs to the end, and pass 2 reports where it broke. */
       int depth = 0;

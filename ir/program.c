@@ -220,13 +220,7 @@ static int name_taken(const incore_walk *w, const char *name) {
 
 /* -1: out of memory; 1: the visitor stopped; 0: go on. */
 static int incore_scope(incore_walk *w, const pto_ir_func *f, const pto_ir_stmt *s) {
-  if (w->n == w->cap) {
-    int cap = w->cap ? w->cap * 2 : 8;
-    void *x = pto_realloc(w->names, sizeof *w->names * (size_t)cap);
-    if (!x) return -1;
-    w->names = x;
-    w->cap = cap;
-  }
+  if (pto_grow_int(&w->names, sizeof *w->names, &w->cap, w->n + 1)) return -1;
   /* The scope's string made an identifier; else <func>_incore. A taken name gets 0, 1, ... */
   char base[100];
   if (s->incore.name && *s->incore.name) {

@@ -59,46 +59,6 @@ static const pto_binding *find_binding(const pto_binding *b, int n, const char *
   return found;
 }
 
-/* Parses a scalar value for dtype dt. Returns 0 on success. */
-static int parse_scalar(const char *text, pto_dtype dt, pto_scalar *out) {
-  out->dtype = dt;
-  char *end = NULL;
-  errno = 0;
-  if (dt == PTO_DTYPE_BOOL) {
-    if (!strcmp(text, "true") || !strcmp(text, "1"))
-      out->i = 1;
-    else if (!strcmp(text, "false") || !strcmp(text, "0"))
-      out->i = 0;
-    else
-      return -1;
-    return 0;
-  }
-  if (pto_dtype_is_float(dt)) {
-    double v = strtod(text, &end);
-    if (end == text || *end || errno) return -1;
-    out->f = dt == PTO_DTYPE_F64 ? v : (double)(float)v;
-    return 0;
-  }
-  if (!pto_dtype_is_signed(dt)) {
-    if (text[0] == '-') return -1;
-    unsigned long long v = strtoull(text, &end, 0);
-    if (end == text || *end || errno) return -1;
-    size_t bits = pto_dtype_size(dt) * 8;
-    if (bits < 64 && v >> bits) return -1;
-    out->u = v;
-    return 0;
-  }
-  long long v = strtoll(text, &end, 0);
-  if (end == text || *end || errno) return -1;
-  size_t bits = pto_dtype_size(dt) * 8;
-  if (bits < 64) {
-    long long lo = -(1LL << (bits - 1)), hi = (1LL << (bits - 1)) - 1;
-    if (v < lo || v > hi) return -1;
-  }
-  out->i = v;
-  return 0;
-}
-
 /* Parses "64x128" into dims; returns the rank or -1. */
 static int parse_shape(const char *text, int64_t *dims) {
   int rank = 0;
@@ -183,9 +143,9 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
         sp->bind = PTO_BIND_RUNTIME;
       } else if (b) {
         sp->bind = PTO_BIND_LITERAL;
-        if (parse_scalar(b->value, t->dtype, &sp->value)) {
-          err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "-D %s=%s: not a valid %s value", name,
-                                b->value, pto_dtype_name(t->dtype));
+        err = pto_scalar_parse(b->value, t->dtype, &sp->value);
+        if (err) {
+          err = pto_status_annotate(err, "-D %s=%s", name, b->value);
           goto fail;
         }
       } else if (ip->bind == PTO_BIND_RUNTIME) {

@@ -875,12 +875,12 @@ void pto__loader_cache_discard(const char *root, const char *entry_dir) {
     char dest[PATH_MAX + 8];
     snprintf(dest, sizeof dest, "%s/e", tmp);
     if (rename(entry_dir, dest) == 0) {
-      pto__loader_remove_tree(tmp);
+      pto_file_remove_tree(tmp);
       return;
     }
     rmdir(tmp);
   }
-  pto__loader_remove_tree(entry_dir); /* cannot move it aside: delete in place */
+  pto_file_remove_tree(entry_dir); /* cannot move it aside: delete in place */
 }
 
 uint64_t pto__loader_cache_max_bytes(void) {
@@ -1062,7 +1062,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
   s = pto__loader_build_dir(p, opt, tmp, key);
   if (!s) s = pto__loader_manifest_seal(tmp);
   if (s) {
-    pto__loader_remove_tree(tmp);
+    pto_file_remove_tree(tmp);
     if (pto_status_code_of(s) == PTO_STATUS_IO && fs_full(root)) {
       const char *msg = pto_status_message(s);
       snprintf(out_why, why_len, "the file system is full (%.*s)", (int)strcspn(msg, "\n"), msg);
@@ -1085,7 +1085,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
   } else {
     err = errno;
   }
-  pto__loader_remove_tree(tmp);
+  pto_file_remove_tree(tmp);
   if (err == EEXIST || err == ENOTEMPTY) {
     *out_result = PUBLISH_LOST_RACE;
     return PTO_OK;
@@ -1112,7 +1112,7 @@ static pto_status compile_uncached_key(const pto_ir_program *p, const pto_compil
   pto_status s = pto__loader_build_dir(p, opt, tmp, key);
   if (!s) s = pto_program_load_dir(tmp, out_program);
   if (!s) s = pto_program_set_positions_from_ir(*out_program, p);
-  pto__loader_remove_tree(tmp); /* the shared objects stay mapped after their files are gone */
+  pto_file_remove_tree(tmp); /* the shared objects stay mapped after their files are gone */
   return s;
 }
 

@@ -68,15 +68,9 @@ static pto_status scan(const char *root, int with_sizes, found_list *out) {
     struct dirent *e2;
     while ((e2 = readdir(d2))) {
       if (strlen(e2->d_name) != 30 || !is_hex(e2->d_name, 30)) continue;
-      if (out->n == out->cap) {
-        int cap = out->cap ? 2 * out->cap : 64;
-        found *v = pto_realloc(out->v, sizeof *v * (size_t)cap);
-        if (!v) {
-          s = oom();
-          break;
-        }
-        out->v = v;
-        out->cap = cap;
+      if (pto_grow_int(&out->v, sizeof *out->v, &out->cap, out->n + 1)) {
+        s = oom();
+        break;
       }
       found *f = &out->v[out->n];
       snprintf(f->key, sizeof f->key, "%s%s", e->d_name, e2->d_name);
@@ -84,7 +78,7 @@ static pto_status scan(const char *root, int with_sizes, found_list *out) {
       struct stat st;
       if (lstat(f->path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
       f->last_use_ns = mtime_ns(&st);
-      f->bytes = with_sizes ? pto__loader_tree_bytes(f->path) : 0;
+      f->bytes = with_sizes ? pto_file_tree_bytes(f->path) : 0;
       out->n++;
     }
     closedir(d2);
@@ -357,7 +351,7 @@ static uint64_t remove_stale_tmp(const char *root) {
     /* A day old is stale whatever its pid says: pids are reused. */
     int old = pto__loader_now_ns() - mtime_ns(&st) > 86400 * INT64_C(1000000000);
     if (!old && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH)) continue;
-    pto__loader_remove_tree(sub);
+    pto_file_remove_tree(sub);
     n++;
   }
   closedir(d);

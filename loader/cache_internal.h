@@ -19,9 +19,6 @@ void pto__loader_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* Same, but at most once per process for each distinct *once flag. */
 void pto__loader_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* rm -rf without following symlinks, of a tree of any depth (iterative, a bounded number of
- * directories open); best effort. */
-void pto__loader_remove_tree(const char *path);
 /* A private copy of work dir dir, made at once (hard links where possible, else copies) in a new
  * $TMPDIR/pto-held-<pid>-XXXXXX (*out_held, malloc'd): what a loaded host program's chips load
  * from later, whatever happens to dir meanwhile (a temporary build dir deleted, a cache entry
@@ -29,9 +26,6 @@ void pto__loader_remove_tree(const char *path);
  * then, and those of dead processes by the next process that holds one. */
 pto_status pto__loader_hold_dir(const char *dir, char **out_held);
 void pto__loader_release_held(char *held);
-/* Sum of the sizes of the regular files under path, without following symlinks (iterative; the
- * first 64 levels, deeper than pto ever writes). */
-uint64_t pto__loader_tree_bytes(const char *path);
 /* True for the errors of a cache that cannot take a new entry: full, read-only, not ours. */
 int pto__loader_errno_is_unwritable(int err);
 /* Realtime clock in ns. */

@@ -69,118 +69,6 @@ int64_t pto__loader_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The tree walks below hold at most this many directories open at once (one a level): pto's own
- * trees are a few levels deep, and a deeper one (a damaged or hostile entry) must cost neither
- * the stack nor every descriptor of the process. */
-#define TREE_MAX_OPEN 64
-
-/* One level of an iterative walk: the open directory and its name in its parent. */
-typedef struct tree_level {
-  DIR *d;
-  char name[NAME_MAX + 1];
-} tree_level;
-
-/* Opens name (relative to dirfd; a path when dirfd is AT_FDCWD) as a directory, never through a
- * symlink. */
-static DIR *open_dir_at(int dirfd, const char *name) {
-  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return NULL;
-  DIR *d = fdopendir(fd);
-  if (!d) close(fd);
-  return d;
-}
-
-/* Moves the directory name of parent up to the top of the tree being removed (top), under a
- * name of its own, for a later pass to remove. 1 when moved. */
-static int hoist_dir(int parent, const char *name, int top, unsigned *serial) {
-  for (int tries = 0; tries < 16; tries++) {
-    char to[32];
-    snprintf(to, sizeof to, ".pto-deep-%u", (*serial)++);
-    if (renameat(parent, name, top, to) == 0) return 1;
-    if (errno != EEXIST && errno != ENOTEMPTY) return 0;
-  }
-  return 0;
-}
-
-/* One depth-first pass removing what is under the directory open as top; a directory at the
- * depth bound is moved up to top instead. Returns the number moved (0: nothing left to do). */
-static int remove_pass(int top, unsigned *serial) {
-  tree_level lv[TREE_MAX_OPEN];
-  int depth = 0, moved = 0;
-  if (!(lv[0].d = open_dir_at(top, "."))) return 0;
-  lv[0].name[0] = 0;
-  depth = 1;
-  while (depth > 0) {
-    tree_level *cur = &lv[depth - 1];
-    struct dirent *e = readdir(cur->d);
-    if (!e) {
-      closedir(cur->d);
-      if (--depth > 0) unlinkat(dirfd(lv[depth - 1].d), cur->name, AT_REMOVEDIR);
-      continue;
-    }
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    struct stat st;
-    if (fstatat(dirfd(cur->d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (!S_ISDIR(st.st_mode)) {
-      unlinkat(dirfd(cur->d), e->d_name, 0);
-    } else if (depth == TREE_MAX_OPEN) {
-      moved += hoist_dir(dirfd(cur->d), e->d_name, top, serial);
-    } else if ((lv[depth].d = open_dir_at(dirfd(cur->d), e->d_name))) {
-      snprintf(lv[depth].name, sizeof lv[depth].name, "%s", e->d_name);
-      depth++;
-    }
-  }
-  return moved;
-}
-
-void pto__loader_remove_tree(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (!S_ISDIR(st.st_mode)) {
-    unlink(path);
-    return;
-  }
-  int top = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (top >= 0) {
-    /* Each pass removes every directory above the ones it moves, so the passes end. */
-    unsigned serial = 0;
-    while (remove_pass(top, &serial) > 0) {
-    }
-    close(top);
-  }
-  rmdir(path);
-}
-
-uint64_t pto__loader_tree_bytes(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return 0;
-  if (S_ISREG(st.st_mode)) return (uint64_t)st.st_size;
-  if (!S_ISDIR(st.st_mode)) return 0;
-  /* Iterative, without following symlinks; below TREE_MAX_OPEN levels nothing is counted (pto
-   * never writes so deep). */
-  DIR *lv[TREE_MAX_OPEN];
-  if (!(lv[0] = open_dir_at(AT_FDCWD, path))) return 0;
-  int depth = 1;
-  uint64_t total = 0;
-  while (depth > 0) {
-    DIR *cur = lv[depth - 1];
-    struct dirent *e = readdir(cur);
-    if (!e) {
-      closedir(cur);
-      depth--;
-      continue;
-    }
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    if (fstatat(dirfd(cur), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (S_ISREG(st.st_mode))
-      total += (uint64_t)st.st_size;
-    else if (S_ISDIR(st.st_mode) && depth < TREE_MAX_OPEN &&
-             (lv[depth] = open_dir_at(dirfd(cur), e->d_name)))
-      depth++;
-  }
-  return total;
-}
-
 /* ---- the manifest's seal -------------------------------------------------------------- */
 
 /* DIR/manifest.json's bytes. */
@@ -290,7 +178,7 @@ static void held_at_exit(void) {
   if (getpid() != g_held_pid) return; /* a forked child (a chip) leaves its parent's copies */
   pthread_mutex_lock(&g_held_lock);
   for (int i = 0; i < g_nheld; i++) {
-    pto__loader_remove_tree(g_held[i]);
+    pto_file_remove_tree(g_held[i]);
     free(g_held[i]);
   }
   g_nheld = 0;
@@ -311,7 +199,7 @@ static void remove_stale_held(const char *tmp) {
     char sub[PATH_MAX];
     if (snprintf(sub, sizeof sub, "%s/%s", tmp, e->d_name) >= (int)sizeof sub) continue;
     if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) pto__loader_remove_tree(sub);
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) pto_file_remove_tree(sub);
   }
   closedir(d);
 }
@@ -325,17 +213,7 @@ static void held_init(void) {
 
 static int held_add(char *path) {
   pthread_mutex_lock(&g_held_lock);
-  int ok = 1;
-  if (g_nheld == g_held_cap) {
-    int cap = g_held_cap ? 2 * g_held_cap : 16;
-    char **v = pto_realloc(g_held, sizeof *v * (size_t)cap);
-    if (v) {
-      g_held = v;
-      g_held_cap = cap;
-    } else {
-      ok = 0;
-    }
-  }
+  int ok = !pto_grow_int(&g_held, sizeof *g_held, &g_held_cap, g_nheld + 1);
   if (ok) g_held[g_nheld++] = path;
   pthread_mutex_unlock(&g_held_lock);
   return ok;
@@ -350,7 +228,7 @@ void pto__loader_release_held(char *held) {
       break;
     }
   pthread_mutex_unlock(&g_held_lock);
-  pto__loader_remove_tree(held);
+  pto_file_remove_tree(held);
   free(held);
 }
 
@@ -375,7 +253,7 @@ pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
     const char *rel = dirs[next++];
     char from[PATH_MAX], to[PATH_MAX];
     snprintf(from, sizeof from, "%s%s%s", dir, *rel ? "/" : "", rel);
-    DIR *d = open_dir_at(AT_FDCWD, from);
+    DIR *d = pto_file_opendir_at(AT_FDCWD, from);
     if (!d) {
       s = pto_status_make(PTO_STATUS_NOT_FOUND, "cannot read %s: %s", from, strerror(errno));
       break;
@@ -407,7 +285,7 @@ pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
   for (int i = 0; i < ndirs; i++) free(dirs[i]);
   if (!s && !held_add(held)) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s) {
-    pto__loader_remove_tree(held);
+    pto_file_remove_tree(held);
     free(held);
     return pto_status_annotate(s, "holding the work dir %s", dir);
   }

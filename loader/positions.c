@@ -111,13 +111,7 @@ static int fill_call(pos_op *o, const pto_ir_func *k) {
 
 static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, int col,
                    const char *op) {
-  if (t->nkops == t->capkops) {
-    int cap = t->capkops ? t->capkops * 2 : 16;
-    pos_kop *k = pto_realloc(t->kops, (size_t)cap * sizeof *k);
-    if (!k) return -1;
-    t->kops = k;
-    t->capkops = cap;
-  }
+  if (pto_grow_int(&t->kops, sizeof *t->kops, &t->capkops, t->nkops + 1)) return -1;
   pos_kop *k = &t->kops[t->nkops];
   k->kernel = pto_strdup(kernel);
   k->op = pto_strdup(op);

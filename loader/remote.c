@@ -498,7 +498,7 @@ static pto_status unpack(const char *root, const char *key, object *o) {
       }
     }
   }
-  pto__loader_remove_tree(tmp); /* gone already after a rename */
+  pto_file_remove_tree(tmp); /* gone already after a rename */
   return s;
 }
 

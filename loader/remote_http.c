@@ -34,17 +34,9 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *ctx) {
     b->too_big = 1;
     return 0;
   }
-  if (b->len + add > b->cap) {
-    size_t cap = b->cap ? b->cap : 65536;
-    while (cap < b->len + add)
-      cap *= 2;
-    uint8_t *d = pto_realloc(b->data, cap);
-    if (!d) {
-      b->oom = 1;
-      return 0;
-    }
-    b->data = d;
-    b->cap = cap;
+  if (pto_grow(&b->data, 1, &b->cap, b->len + add)) { /* len + add <= MAX_BODY: no wrap */
+    b->oom = 1;
+    return 0;
   }
   memcpy(b->data + b->len, ptr, add);
   b->len += add;

@@ -264,6 +264,8 @@ static pto_status check_scalar(const pto_sig_param *p, const pto_arg *a) {
                    pto_dtype_name(p->dtype),
                    (unsigned)a->scalar.dtype < PTO_DTYPE_COUNT ? pto_dtype_name(a->scalar.dtype)
                                                                : "an invalid dtype");
+  pto_status s = pto_scalar_check(a->scalar); /* an i32 of 2^32 + 1 would pass as 1 */
+  if (s) return pto_status_annotate(s, "parameter '%s'", p->name);
   pto_scalar fixed = p->value;
   fixed.dtype = p->dtype;
   if (p->bind == PTO_BIND_LITERAL && pto_scalar_to_slot(a->scalar) != pto_scalar_to_slot(fixed)) {

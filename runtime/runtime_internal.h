@@ -13,6 +13,7 @@
 
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
+#include "pto/loader.h"
 #include "pto/runtime.h"
 
 /* ---- small helpers ------------------------------------------------------------------- */

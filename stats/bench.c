@@ -16,7 +16,6 @@
 /* ---- allocation ------------------------------------------------------------------------- */
 
 /* base's allocator (pto/base.h), the one a test makes fail; these keep the stats files' names. */
-void pto__bench_fail_after(long n) { pto_alloc_fail_at(n, 1); }
 
 void *pto__bench_malloc(size_t n) { return pto_malloc(n); }
 void *pto__bench_calloc(size_t n, size_t size) { return pto_calloc(n, size); }
@@ -38,20 +37,6 @@ pto_status pto__bench_write_output(const char *path, const char *text, const cha
   size_t lens[1] = {strlen(text)};
   pto_status s = pto_file_replace(path, bufs, lens, 1);
   return s ? pto_status_annotate(s, "cannot write %s", what) : PTO_OK;
-}
-
-int pto__bench_grow(void **arr, size_t *cap, size_t need, size_t sz) {
-  if (need <= *cap) return 0;
-  size_t n = *cap ? *cap : 16;
-  while (n < need) {
-    if (n > SIZE_MAX / 2 / sz) return -1;
-    n *= 2;
-  }
-  void *p = pto__bench_realloc(*arr, n * sz);
-  if (!p) return -1;
-  *arr = p;
-  *cap = n;
-  return 0;
 }
 
 /* ---- names and options ------------------------------------------------------------------ */
@@ -222,7 +207,7 @@ const char *pto__bench_intern(pto_bench_stats *st, const char *name, size_t len)
   if (d->nnames >= UINT32_MAX - 1) return NULL;
   /* Keep the table at most half full. */
   if ((d->nnames + 1) * 2 > d->nslots && rehash(d, d->nslots ? d->nslots * 2 : 16)) return NULL;
-  if (pto__bench_grow((void **)&d->names, &d->names_cap, d->nnames + 1, sizeof *d->names))
+  if (pto_grow(&d->names, sizeof *d->names, &d->names_cap, d->nnames + 1))
     return NULL;
   char *copy = pto__bench_strndup(name, len);
   if (!copy) return NULL;
@@ -237,10 +222,8 @@ const char *pto__bench_intern(pto_bench_stats *st, const char *name, size_t len)
 pto_status pto__bench_begin_launch(pto_bench_stats *st, uint64_t pid, uint64_t tid, uint64_t inv,
                                    uint64_t hid) {
   pto__bench_data *d = st->priv;
-  if (pto__bench_grow((void **)&d->launches, &d->launches_cap, d->nlaunches + 1,
-                      sizeof *d->launches) ||
-      pto__bench_grow((void **)&d->span_start, &d->span_start_cap, d->nlaunches + 1,
-                      sizeof *d->span_start))
+  if (pto_grow(&d->launches, sizeof *d->launches, &d->launches_cap, d->nlaunches + 1) ||
+      pto_grow(&d->span_start, sizeof *d->span_start, &d->span_start_cap, d->nlaunches + 1))
     return pto__bench_oom("launch records");
   if (d->nlaunches >= INT_MAX)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "too many launches");
@@ -256,7 +239,7 @@ pto_status pto__bench_add_span(pto_bench_stats *st, const char *name, int depth,
                                uint64_t dur, bool is_device) {
   pto__bench_data *d = st->priv;
   if (!d->nlaunches) return pto_status_make(PTO_STATUS_INTERNAL, "a span outside a launch");
-  if (pto__bench_grow((void **)&d->spans, &d->spans_cap, d->nspans + 1, sizeof *d->spans))
+  if (pto_grow(&d->spans, sizeof *d->spans, &d->spans_cap, d->nspans + 1))
     return pto__bench_oom("span records");
   pto_bench_launch *l = &d->launches[d->nlaunches - 1];
   if (l->nspans == INT_MAX) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "too many spans");

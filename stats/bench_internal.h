@@ -17,9 +17,6 @@ void *pto__bench_malloc(size_t n);
 void *pto__bench_calloc(size_t n, size_t size);
 void *pto__bench_realloc(void *p, size_t n);
 char *pto__bench_strndup(const char *s, size_t n);
-/* Testing: the n-th following allocation of pto's libraries (0 = the next) and every one after
- * it fail; n < 0 turns failures off (pto_alloc_fail_at, sticky). */
-void pto__bench_fail_after(long n);
 
 pto_status pto__bench_oom(const char *what);
 
@@ -28,8 +25,6 @@ pto_status pto__bench_oom(const char *what);
  * regular file refused (a FIFO never blocks the run), every failure reported once. */
 pto_status pto__bench_write_output(const char *path, const char *text, const char *what);
 
-/* Grows *arr (of *cap elements of size sz) to hold at least need; 0, or -1 when out of memory. */
-int pto__bench_grow(void **arr, size_t *cap, size_t need, size_t sz);
 
 /* ---- stats storage ---------------------------------------------------------------------- */
 

@@ -462,14 +462,9 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
         break;
       }
     if (m) {
-      if (nrec == cap) {
-        cap = cap ? 2 * cap : 1024;
-        rec *nr = pto_realloc(recs, cap * sizeof *nr);
-        if (!nr) {
-          free(recs);
-          return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
-        }
-        recs = nr;
+      if (pto_grow(&recs, sizeof *recs, &cap, nrec + 1)) {
+        free(recs);
+        return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
       }
       if (parse_rec(m - 1, le, &recs[nrec])) nrec++;
     }
@@ -516,14 +511,9 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
       if (x->pid != parent || x->inv != hr->inv ||
           (strcmp(x->name, "node.dispatch") && strcmp(x->name, "host.dispatch")))
         continue;
-      if ((size_t)nd == capd) {
-        capd = capd ? 2 * capd : 64;
-        pto_dist_dispatch *nd2 = pto_realloc(disp, capd * sizeof *nd2);
-        if (!nd2) {
-          s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
-          break;
-        }
-        disp = nd2;
+      if (pto_grow(&disp, sizeof *disp, &capd, (size_t)nd + 1)) {
+        s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
+        break;
       }
       pto_dist_dispatch *dp = &disp[nd++];
       memset(dp, 0, sizeof *dp);

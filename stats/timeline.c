@@ -464,7 +464,7 @@ pto_status pto_trace_parse_tasks(const char *text, size_t len, uint64_t inv,
     if (field_u64(m, e, "pid", 10, &pid) || field_u64(m, e, "inv", 10, &iv) || pid != want_pid ||
         iv != want_inv)
       continue;
-    if (pto__bench_grow((void **)&tasks, &cap, n + 1, sizeof *tasks)) {
+    if (pto_grow(&tasks, sizeof *tasks, &cap, n + 1)) {
       s = pto__bench_oom("the log's tasks");
       break;
     }

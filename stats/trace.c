@@ -153,14 +153,14 @@ static pto_status parse_record(trace_state *ts, const char *p, const char *end) 
       ps.p++;
     if (ps.p - t == 7 && !memcmp(t, "clk=dev", 7)) r.dev = true;
   }
-  if (pto__bench_grow((void **)&ts->namebuf, &ts->namebuf_cap, name_len + 1, 1))
+  if (pto_grow(&ts->namebuf, 1, &ts->namebuf_cap, name_len + 1))
     return pto__bench_oom("span names");
   size_t n = percent_decode(name, name_len, ts->namebuf);
   r.name = pto__bench_intern(ts->st, ts->namebuf, n);
   if (!r.name) return pto__bench_oom("span names");
   r.depth = (int)depth;
   r.seq = ts->nrecs;
-  if (pto__bench_grow((void **)&ts->recs, &ts->cap, ts->nrecs + 1, sizeof *ts->recs))
+  if (pto_grow(&ts->recs, sizeof *ts->recs, &ts->cap, ts->nrecs + 1))
     return pto__bench_oom("[STRACE] records");
   ts->recs[ts->nrecs++] = r;
   info->records++;

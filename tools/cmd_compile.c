@@ -224,7 +224,7 @@ static pto_status write_depfile(const char *path, const char *dir, const char *s
   const void *bufs[1] = {text};
   size_t lens[1] = {strlen(text)};
   pto_status s = pto_file_replace(path, bufs, lens, 1);
-  free(text);
+  pto_free(text);
   return s ? pto_status_annotate(s, "--depfile %s", path) : PTO_OK;
 }
 

@@ -34,7 +34,7 @@ int cmd_fmt(int argc, char **argv) {
   /* The file is replaced only once the whole new text exists: a bad program is never touched. */
   if (!s && in_place) s = write_atomically(file, text);
   else if (!s) fputs(text, stdout);
-  free(text);
+  pto_free(text);
   pto_ir_program_destroy(p);
   return s ? cli_fail(cmd, s) : PTO_EXIT_OK;
 }

@@ -90,13 +90,13 @@ int cli_print_stats(const char *cmd, const pto_bench_stats *st, const cli_stats_
     s = pto_bench_stats_to_json(st, &text);
     if (s) return cli_fail(cmd, s);
     fputs(text, stdout);
-    free(text);
+    pto_free(text);
     return PTO_EXIT_OK;
   }
   s = pto_bench_stats_render_summary(st, &text);
   if (s) return cli_fail(cmd, s);
   fputs(text, stdout);
-  free(text);
+  pto_free(text);
   if (v->tree < 0) return PTO_EXIT_OK;
   pto_bench_tree *tree = NULL;
   s = pto_bench_stats_mean_tree(st, &tree);
@@ -106,7 +106,7 @@ int cli_print_stats(const char *cmd, const pto_bench_stats *st, const cli_stats_
   printf("\nmean of %d launch%s (warmup %d excluded); each node: %s\n", st->nlaunches,
          st->nlaunches == 1 ? "" : "es", st->warmup, spread_legend(v->spread));
   fputs(text, stdout);
-  free(text);
+  pto_free(text);
   return PTO_EXIT_OK;
 }
 
@@ -206,11 +206,11 @@ int cmd_trace(int argc, char **argv) {
     if (!rs && text && memmem(text, len, " l3=1", 5) &&
         (memmem(text, len, "name=node.graph_build", 21) || memmem(text, len, "name=host.run", 13))) {
       int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup, &sel);
-      free(text);
+      pto_free(text);
       return rc;
     }
     pto_status_free(rs); /* the L2 path below reports it */
-    free(text);
+    pto_free(text);
   }
   pto_bench_stats *st = NULL;
   pto_status s;
@@ -234,7 +234,7 @@ int cmd_trace(int argc, char **argv) {
       pto_status_free(s);
       s = hint;
     }
-    free(text);
+    pto_free(text);
     return cli_fail(k_cmd, s);
   }
   if (!view.json) {
@@ -266,7 +266,7 @@ int cmd_trace(int argc, char **argv) {
     pto_timeline_tasks_free(tasks, n);
     if (s) rc = cli_fail(k_cmd, pto_status_annotate(s, "%s", log));
   }
-  free(text);
+  pto_free(text);
   return rc;
 }
 

@@ -7,6 +7,7 @@
 
 #include "inputs.h"
 #include "npy.h"
+#include "pto/base.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -90,44 +91,11 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
 
 /* ---- element access ------------------------------------------------------------------- */
 
+/* An element as a double, for --check's comparison (pto_elem_load reads it). */
 double cli_elem_get(pto_dtype dt, const void *p, int64_t i) {
-  switch (dt) {
-  case PTO_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case PTO_DTYPE_I8: return ((const int8_t *)p)[i];
-  case PTO_DTYPE_I16: return ((const int16_t *)p)[i];
-  case PTO_DTYPE_I32: return ((const int32_t *)p)[i];
-  case PTO_DTYPE_I64:
-  case PTO_DTYPE_INDEX: return (double)((const int64_t *)p)[i];
-  case PTO_DTYPE_U8: return ((const uint8_t *)p)[i];
-  case PTO_DTYPE_U16: return ((const uint16_t *)p)[i];
-  case PTO_DTYPE_U32: return ((const uint32_t *)p)[i];
-  case PTO_DTYPE_U64: return (double)((const uint64_t *)p)[i];
-  case PTO_DTYPE_F16: return pto_f16_to_f32(((const uint16_t *)p)[i]);
-  case PTO_DTYPE_BF16: return pto_bf16_to_f32(((const uint16_t *)p)[i]);
-  case PTO_DTYPE_F32: return ((const float *)p)[i];
-  case PTO_DTYPE_F64: return ((const double *)p)[i];
-  default: return 0;
-  }
-}
-
-static void elem_set(pto_dtype dt, void *p, int64_t i, double v) {
-  switch (dt) {
-  case PTO_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-  case PTO_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-  case PTO_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-  case PTO_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-  case PTO_DTYPE_I64:
-  case PTO_DTYPE_INDEX: ((int64_t *)p)[i] = (int64_t)v; break;
-  case PTO_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-  case PTO_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-  case PTO_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-  case PTO_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-  case PTO_DTYPE_F16: ((uint16_t *)p)[i] = pto_f32_to_f16((float)v); break;
-  case PTO_DTYPE_BF16: ((uint16_t *)p)[i] = pto_f32_to_bf16((float)v); break;
-  case PTO_DTYPE_F32: ((float *)p)[i] = (float)v; break;
-  case PTO_DTYPE_F64: ((double *)p)[i] = v; break;
-  default: break;
-  }
+  pto_scalar s = pto_elem_load(dt, p, i);
+  if (pto_dtype_is_float(dt)) return s.f;
+  return pto_dtype_is_signed(dt) ? (double)s.i : (double)s.u;
 }
 
 /* splitmix64: a tiny, well-mixed generator, so 'random:SEED' is reproducible everywhere. Its
@@ -197,16 +165,16 @@ static void fill_random(pto_dtype dt, void *p, int64_t n, uint64_t seed) {
   }
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = next_random(&st);
-    double v;
+    pto_scalar v = {.dtype = dt};
     if (pto_dtype_is_float(dt))
-      v = random_unit(r);
+      v.f = random_unit(r);
     else if (dt == PTO_DTYPE_BOOL)
-      v = (double)(r & 1);
+      v.i = (int64_t)(r & 1);
     else if (pto_dtype_is_signed(dt))
-      v = (double)(int)(r % 17) - 8; /* [-8, 8] */
+      v.i = (int64_t)(r % 17) - 8; /* [-8, 8] */
     else
-      v = (double)(r % 17); /* [0, 16] */
-    elem_set(dt, p, i, v);
+      v.u = r % 17; /* [0, 16] */
+    pto_elem_store(dt, p, i, v);
   }
 }
 
@@ -218,36 +186,6 @@ void cli_format_shape(char *buf, size_t n, int rank, const int64_t *shape) {
 }
 
 /* ---- binding the inputs --------------------------------------------------------------- */
-
-static pto_status parse_scalar_value(const char *pname, const char *text, pto_dtype dt,
-                                     pto_scalar *out) {
-  out->dtype = dt;
-  char *end;
-  errno = 0;
-  if (dt == PTO_DTYPE_BOOL) {
-    if (!strcmp(text, "true") || !strcmp(text, "1"))
-      out->i = 1;
-    else if (!strcmp(text, "false") || !strcmp(text, "0"))
-      out->i = 0;
-    else
-      goto bad;
-    return PTO_OK;
-  }
-  if (pto_dtype_is_float(dt)) {
-    out->f = strtod(text, &end);
-    if (end == text || *end || errno) goto bad;
-    return PTO_OK;
-  }
-  if (pto_dtype_is_signed(dt))
-    out->i = strtoll(text, &end, 0);
-  else
-    out->u = strtoull(text, &end, 0);
-  if (end == text || *end || errno || (!pto_dtype_is_signed(dt) && text[0] == '-')) goto bad;
-  return PTO_OK;
-bad:
-  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--in %s=%s: not a valid %s value", pname,
-                         text, pto_dtype_name(dt));
-}
 
 typedef struct sym_values {
   int64_t v[64];
@@ -334,7 +272,8 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
     cli_param *d = &pd[j];
     if (!sp->is_tensor) {
       if (in) {
-        s = parse_scalar_value(sp->name, in->value, sp->dtype, &d->scalar);
+        s = pto_scalar_parse(in->value, sp->dtype, &d->scalar);
+        if (s) s = pto_status_annotate(s, "--in %s=%s", sp->name, in->value);
       } else if (sp->bind == PTO_BIND_LITERAL) {
         d->scalar = sp->value;
       } else {
@@ -392,8 +331,13 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
       fill_random(sp->dtype, d->data, n, (uint64_t)j); /* unfed inputs: reproducible random */
     } else if (!strcmp(src, "zeros")) {
     } else if (!strcmp(src, "ones")) {
+      pto_scalar one = {.dtype = sp->dtype};
+      if (pto_dtype_is_float(sp->dtype))
+        one.f = 1.0;
+      else
+        one.i = 1;
       for (int64_t e = 0; e < n; e++)
-        elem_set(sp->dtype, d->data, e, 1.0);
+        pto_elem_store(sp->dtype, d->data, e, one);
     } else if (!strncmp(src, "random", 6)) {
       uint64_t seed = (uint64_t)j;
       if (src[6] == ':') {

@@ -305,7 +305,7 @@ pto_status pto_npy_read_expect(const char *path, pto_dtype dtype, int rank, cons
   size_t len = 0;
   PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_DATA, &buf, &len));
   pto_status s = pto_npy_parse(buf, len, path, (int)dtype, out);
-  free(buf);
+  pto_free(buf);
   if (!s) s = pto_npy_check(out, path, dtype, rank, shape);
   if (s) pto_npy_array_free(out);
   return s;
@@ -317,7 +317,7 @@ pto_status pto_npy_read(const char *path, pto_npy_array *out) {
   size_t len = 0;
   PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_DATA, &buf, &len));
   pto_status s = pto_npy_parse(buf, len, path, -1, out);
-  free(buf);
+  pto_free(buf);
   return s;
 }
 

@@ -64,7 +64,7 @@ pto_status cli_show_timeline(const cli_timeline *t, const pto_swimlane_task *tas
   char *text = NULL;
   PTO_RETURN_IF_ERROR(pto_timeline_render(tasks, n, &opt, &text));
   fputs(text, stdout);
-  free(text);
+  pto_free(text);
   return PTO_OK;
 }
 

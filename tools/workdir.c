@@ -53,13 +53,7 @@ static void list_free(wd_list *l) {
 }
 
 static int list_add(wd_list *l, const char *path, const char *hash) {
-  if (l->n == l->cap) {
-    int cap = l->cap ? 2 * l->cap : 64;
-    wd_file *v = pto_realloc(l->v, (size_t)cap * sizeof *v);
-    if (!v) return -1;
-    l->v = v;
-    l->cap = cap;
-  }
+  if (pto_grow_int(&l->v, sizeof *l->v, &l->cap, l->n + 1)) return -1;
   char *p = pto_strdup(path);
   if (!p) return -1;
   l->v[l->n].path = p;
@@ -122,11 +116,11 @@ static int read_record(const char *dir, wd_list *l) {
     if (!ok) break;
     line[hex] = 0;
     if (list_add(l, line + hex + 2, line)) {
-      free(buf);
+      pto_free(buf);
       return -1;
     }
   }
-  free(buf);
+  pto_free(buf);
   if (!ok) list_free(l);
   return ok;
 }
@@ -237,21 +231,6 @@ static int list_one(const char *path, const struct stat *st, int type, struct FT
   return g_walk.failed ? FTW_STOP : FTW_CONTINUE;
 }
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-  (void)st;
-  (void)ftw;
-  if (type == FTW_DP)
-    rmdir(path);
-  else
-    unlink(path);
-  return FTW_CONTINUE;
-}
-
-/* Removes the tree at path (its own build dir: no symlink is followed). */
-static void remove_tree(const char *path) {
-  nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Build dirs in DIR of processes that are gone (killed while compiling). */
 static void reclaim_build_dirs(const char *dir) {
   DIR *d = opendir(dir);
@@ -265,7 +244,7 @@ static void reclaim_build_dirs(const char *dir) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(path);
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) pto_file_remove_tree(path);
   }
   closedir(d);
 }
@@ -341,7 +320,7 @@ static pto_status write_record(const char *dir, const wd_list *a, const wd_list 
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/" RECORD_NAME, dir);
   pto_status s = pto_file_write_atomic(path, text, strlen(text), 0644);
-  free(text);
+  pto_free(text);
   return s;
 }
 
@@ -466,7 +445,7 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
   else if (!rc) {
     s = build(ctx, tmp);
     rc = s ? cli_fail(cmd, s) : publish(cmd, dir, tmp, &own, record, force);
-    remove_tree(tmp);
+    pto_file_remove_tree(tmp);
   }
   list_free(&own);
   if (rc && created) rmdir(dir); /* made for this compile, and still empty */

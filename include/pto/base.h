@@ -9,6 +9,7 @@
 #ifndef PTO_BASE_H
 #define PTO_BASE_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,11 @@ PTO_API const char *pto_version(void);
  * Allocations made inside other libraries (LLVM, libelf, jansson, libc itself: dlopen, stdio,
  * realpath, asprintf) and in generated code do not pass through here. */
 PTO_API void *pto_malloc(size_t n);
+/* Releases a block of these allocators, or any result a pto library documents as freed with
+ * pto_free (texts, buffers, paths); NULL is ignored. The blocks come from libc, so free(3) works
+ * too, but pto_free is the contract: a caller (the Python package, another language's binding)
+ * never has to find the C library's free. */
+PTO_API void pto_free(void *p);
 PTO_API void *pto_calloc(size_t n, size_t size);
 PTO_API void *pto_realloc(void *p, size_t n);
 PTO_API char *pto_strdup(const char *s);
@@ -51,14 +57,16 @@ PTO_API char *pto_realpath(const char *path);
 /* align is a power of two; n is rounded up to a multiple of it. */
 PTO_API void *pto_aligned_alloc(size_t align, size_t n);
 
-/* Testing: allocation number n from now (0 = the next) fails; with sticky, every later one
- * fails too; n < 0 turns injection off. Process-wide (atomic counters), for tests only. An
- * n >= 0 resets the two counters below, which count only while injection is on. */
-PTO_API void pto_alloc_fail_at(long n, int sticky);
-/* Allocations since the last pto_alloc_fail_at while injection was on. */
-PTO_API long pto_alloc_count(void);
-/* Allocations failed since the last pto_alloc_fail_at. */
-PTO_API long pto_alloc_failures(void);
+/* The one growth rule of pto's growable arrays: makes the array *parr points to (parr is the
+ * address of the caller's T *; elements of elem bytes, *cap of them allocated) hold at least need
+ * elements. From max(*cap, 16) the capacity doubles until need fits, clamped to what the counter
+ * holds (SIZE_MAX for pto_grow, INT_MAX for pto_grow_int) and to PTRDIFF_MAX bytes; a need above
+ * that fails as an allocation failure does. Returns 0 (at once when *cap >= need), or -1 with the
+ * array and *cap unchanged (the old block stays valid and the caller's). */
+PTO_API PTO_MUST_USE int pto_grow(void *parr, size_t elem, size_t *cap, size_t need);
+PTO_API PTO_MUST_USE int pto_grow_int(void *parr, size_t elem, int *cap, int64_t need);
+
+/* Allocation-failure injection exists in the test build only (base/alloc_test.h). */
 
 /* ---- text ------------------------------------------------------------------------------ */
 
@@ -78,10 +86,29 @@ PTO_API void pto_text_printf(pto_text *t, const char *fmt, ...)
 PTO_API void pto_text_vprintf(pto_text *t, const char *fmt, va_list ap);
 /* n spaces. */
 PTO_API void pto_text_pad(pto_text *t, size_t n);
-/* The text (caller frees; "" when nothing was appended), or NULL when an append failed, in
- * which case the buffer is freed. Either way t is left empty. */
+/* The text (the caller frees it with pto_free; "" when nothing was appended), or NULL when an
+ * append failed, in which case the buffer is freed. Either way t is left empty. */
 PTO_API char *pto_text_finish(pto_text *t);
 PTO_API void pto_text_free(pto_text *t);
+
+/* ---- scalars and elements ---------------------------------------------------------------- */
+
+/* Parses text as a scalar of dtype dt (base/scalar.c; -D, --in and the Python package's bindings
+ * all come here): bool is true, false, 1 or 0; an integer is an optional '-' then decimal digits
+ * or 0x and hex digits (no blanks, '+', octal or suffix) within the dtype's range; a float is what
+ * strtod reads (decimal, 0x hex, inf, nan), rounded to the dtype, and a finite value that rounds
+ * to infinity is refused. INVALID_ARGUMENT names the dtype and its range ("out of range for i8:
+ * expected an integer from -128 to 127"), not the text: the caller annotates it with where the
+ * text came from. *out is untouched on failure. */
+PTO_API PTO_MUST_USE pto_status pto_scalar_parse(const char *text, pto_dtype dt, pto_scalar *out);
+/* INVALID_ARGUMENT when the value of s lies outside the range of its dtype (an i8 of 300, a
+ * bool of 2, a u8 of 256; floats always fit), naming the value and the range. */
+PTO_API PTO_MUST_USE pto_status pto_scalar_check(pto_scalar s);
+/* Element i of an array of dtype dt (any alignment), as a scalar of dtype dt: the one load and
+ * store of an element by dtype. pto_elem_store writes v's value as dtype dt (v must fit it:
+ * pto_scalar_check), through the same conversion as pto_scalar_to_slot. */
+PTO_API pto_scalar pto_elem_load(pto_dtype dt, const void *base, int64_t i);
+PTO_API void pto_elem_store(pto_dtype dt, void *base, int64_t i, pto_scalar v);
 
 /* ---- files ----------------------------------------------------------------------------- */
 
@@ -94,9 +121,9 @@ typedef enum pto_file_step {
   PTO_FILE_STEP_READ,
 } pto_file_step;
 
-/* Reads the whole file at path. On success returns 0 and *out_buf (malloc'd, one NUL byte past
- * *out_len). On failure returns the errno of the failed step (ENOMEM when out of memory) and
- * sets *out_step, so a caller can word its own message. */
+/* Reads the whole file at path. On success returns 0 and *out_buf (freed with pto_free, one NUL
+ * byte past *out_len). On failure returns the errno of the failed step (ENOMEM when out of memory)
+ * and sets *out_step, so a caller can word its own message. */
 PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf,
                                 size_t *out_len, pto_file_step *out_step);
 /* Size limits by kind of input (pto_file_read, pto_file_open_regular). */
@@ -114,29 +141,39 @@ PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **ou
  * pto_file_open_regular opens path for reading if it is a regular file of at most max_bytes
  * (0: no limit): checked with stat before the open and with fstat on the descriptor (opened
  * O_NONBLOCK, then made blocking), so a file swapped in between is caught too. */
-PTO_API pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, int *out_fd,
-                                         uint64_t *out_size);
-/* Reads a whole regular file of at most max_bytes (0: no limit) into a malloc'd buffer with a
- * NUL after the last byte (not counted in *out_len). */
-PTO_API pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf,
-                                 size_t *out_len);
+PTO_API PTO_MUST_USE pto_status pto_file_open_regular(const char *path, uint64_t max_bytes,
+                                                      int *out_fd, uint64_t *out_size);
+/* Reads a whole regular file of at most max_bytes (0: no limit) into a buffer (freed with pto_free)
+ * with a NUL after the last byte (not counted in *out_len). */
+PTO_API PTO_MUST_USE pto_status pto_file_read(const char *path, uint64_t max_bytes,
+                                              uint8_t **out_buf, size_t *out_len);
 /* The rest of stream f (e.g. stdin), named name in messages, with a NUL after the last byte:
  * at most max_bytes (0: no limit), read no further than one byte past it; more is an
  * INVALID_ARGUMENT naming the limit. */
-PTO_API pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes,
-                                        uint8_t **out_buf, size_t *out_len);
+PTO_API PTO_MUST_USE pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes,
+                                                     uint8_t **out_buf, size_t *out_len);
 /* Writes data to path through a temp file in the same dir and rename(2), so a reader (or a
  * process that has the old file mapped) never sees a partial file. errno is kept on failure. */
-PTO_API pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,
-                                         mode_t mode);
+PTO_API PTO_MUST_USE pto_status pto_file_write_atomic(const char *path, const void *data,
+                                                      size_t len, mode_t mode);
 /* Replaces a user's file with the concatenation of bufs through a temp file in the same
  * directory, fsync and a rename, so a full disk or a crash never leaves a truncated file; an
  * existing file keeps its mode and owner, and a symlink keeps pointing at its target, which gets
  * the new contents. On failure the old file is unchanged and the temp file removed. */
-PTO_API pto_status pto_file_replace(const char *path, const void *const *bufs, const size_t *lens,
-                                    int nbufs);
+PTO_API PTO_MUST_USE pto_status pto_file_replace(const char *path, const void *const *bufs,
+                                                 const size_t *lens, int nbufs);
 /* mkdir -p with mode for the directories it creates; an IO status (errno kept) on failure. */
-PTO_API pto_status pto_file_mkdirs(const char *path, mode_t mode);
+PTO_API PTO_MUST_USE pto_status pto_file_mkdirs(const char *path, mode_t mode);
+
+/* Directory trees (base/tree.c). pto_file_opendir_at opens name (relative to dirfd; a path when
+ * dirfd is AT_FDCWD) as a directory, never through a symlink; NULL with errno on failure. */
+PTO_API DIR *pto_file_opendir_at(int dirfd, const char *name);
+/* rm -rf without following symlinks, of a tree of any depth (iterative, a bounded number of
+ * directories open); best effort. A path that is not a directory is unlinked. */
+PTO_API void pto_file_remove_tree(const char *path);
+/* Sum of the sizes of the regular files under path, without following symlinks (iterative; the
+ * first 64 levels, deeper than pto ever writes). */
+PTO_API uint64_t pto_file_tree_bytes(const char *path);
 
 /* The directory that holds pto/pto_orchestration_api.h, for -I when compiling generated C++:
  * $PTO_INCLUDE_DIR, else <dir of beside_lib>/../include (the installed layout; beside_lib may be
@@ -150,15 +187,15 @@ PTO_API void pto_file_include_dir(const char *beside_lib, char *out, size_t n);
  * decimal integer from min to max: digits only, with a leading '-' where min < 0 (no blanks,
  * '+', hex, suffix, exponent or fraction). Otherwise INVALID_ARGUMENT naming the setting, the
  * text and the range: "PTO_DIST_TIMEOUT_MS is 'abc': expected an integer from 1 to 86400000". */
-PTO_API pto_status pto_parse_int_setting(const char *name, const char *text, int64_t min,
-                                         int64_t max, int64_t *out);
+PTO_API PTO_MUST_USE pto_status pto_parse_int_setting(const char *name, const char *text,
+                                                      int64_t min, int64_t max, int64_t *out);
 /* The integer environment variable name, as pto_parse_int_setting; dflt when unset or empty. */
-PTO_API pto_status pto_env_int(const char *name, int64_t min, int64_t max, int64_t dflt,
-                               int64_t *out);
+PTO_API PTO_MUST_USE pto_status pto_env_int(const char *name, int64_t min, int64_t max,
+                                            int64_t dflt, int64_t *out);
 /* The environment variable name, which must be one of choices[0..nchoices): *out is its index;
  * dflt when unset or empty. Otherwise INVALID_ARGUMENT naming the variable and every choice. */
-PTO_API pto_status pto_env_choice(const char *name, const char *const *choices, int nchoices,
-                                  int dflt, int *out);
+PTO_API PTO_MUST_USE pto_status pto_env_choice(const char *name, const char *const *choices,
+                                               int nchoices, int dflt, int *out);
 
 /* ---- hashes ---------------------------------------------------------------------------- */
 

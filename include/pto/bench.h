@@ -148,9 +148,10 @@ PTO_API pto_bench_summary pto_bench_summarize(const double *values, int n);
  * NULL), runs opt->warmup + opt->rounds launches with args through that one handle and collects
  * the measured launches' spans. A failed launch fails the whole call, naming the launch. opt may
  * be NULL (defaults). */
-PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_arg *args,
-                                 size_t nargs, const pto_bench_options *opt,
-                                 pto_bench_stats **out_stats);
+PTO_API PTO_MUST_USE pto_status pto_benchmark(pto_worker *w, const pto_program *p,
+                                              const pto_arg *args, size_t nargs,
+                                              const pto_bench_options *opt,
+                                              pto_bench_stats **out_stats);
 
 /* ---- [STRACE] logs ---------------------------------------------------------------------- */
 
@@ -167,11 +168,12 @@ PTO_API pto_status pto_benchmark(pto_worker *w, const pto_program *p, const pto_
  * Fails with PTO_STATUS_INVALID_ARGUMENT when the text holds no complete record, or when an
  * explicit warmup leaves nothing of the chosen hid: a log without measurements is an error, never
  * zeros. */
-PTO_API pto_status pto_trace_parse(const char *text, size_t len, const pto_trace_options *opt,
-                                   pto_bench_stats **out_stats);
+PTO_API PTO_MUST_USE pto_status pto_trace_parse(const char *text, size_t len,
+                                                const pto_trace_options *opt,
+                                                pto_bench_stats **out_stats);
 /* pto_trace_parse of a file's contents; errors name the file. */
-PTO_API pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
-                                        pto_bench_stats **out_stats);
+PTO_API PTO_MUST_USE pto_status pto_trace_parse_file(const char *path, const pto_trace_options *opt,
+                                                     pto_bench_stats **out_stats);
 
 /* ---- span trees ------------------------------------------------------------------------- */
 
@@ -205,27 +207,31 @@ typedef struct pto_bench_tree {
 } pto_bench_tree;
 
 /* The mean tree over every measured launch. */
-PTO_API pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats,
-                                             pto_bench_tree **out_tree);
+PTO_API PTO_MUST_USE pto_status pto_bench_stats_mean_tree(const pto_bench_stats *stats,
+                                                          pto_bench_tree **out_tree);
 /* The tree of measured launch i (0 <= i < nlaunches): every node's count is 1. */
-PTO_API pto_status pto_bench_stats_launch_tree(const pto_bench_stats *stats, int i,
-                                               pto_bench_tree **out_tree);
+PTO_API PTO_MUST_USE pto_status pto_bench_stats_launch_tree(const pto_bench_stats *stats, int i,
+                                                            pto_bench_tree **out_tree);
 PTO_API void pto_bench_tree_destroy(pto_bench_tree *tree);
 
 /* The tree as text, one line per node, each ending in '\n' (see the header comment): the mean as
  * "%.1fus", then per spread "±%.1f" and/or "[%.1f..%.1f]". max_level >= 0 keeps the nodes of
- * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is malloc'd. */
-PTO_API pto_status pto_bench_tree_render(const pto_bench_tree *tree, pto_bench_spread spread,
-                                         int max_level, char **out_text);
+ * level <= max_level (0: the roots alone); < 0 keeps all. *out_text is freed with pto_free. */
+PTO_API PTO_MUST_USE pto_status pto_bench_tree_render(const pto_bench_tree *tree,
+                                                      pto_bench_spread spread, int max_level,
+                                                      char **out_text);
 
-/* The statistics table (one row per metric: n, min, median, mean, max, stdev in us), malloc'd. */
-PTO_API pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats, char **out_text);
+/* The statistics table (one row per metric: n, min, median, mean, max, stdev in us); the caller
+ * frees it with pto_free. */
+PTO_API PTO_MUST_USE pto_status pto_bench_stats_render_summary(const pto_bench_stats *stats,
+                                                               char **out_text);
 
-/* The statistics as one JSON object (malloc'd, ends in '\n'): rounds, warmup, hid, ntasks,
+/* The statistics as one JSON object (pto_free it; ends in '\n'): rounds, warmup, hid, ntasks,
  * ncores, "unit": "us", "samples" {metric: [..]} (null where NAN), "summary" {metric: {count,
  * min, median, mean, max, stdev}}, "mean_tree" [{name, label, level, depth, device, count, mean,
  * stdev, min, max}], and "trace" {records, skipped, unsupported, invocations, hids, bucket}. */
-PTO_API pto_status pto_bench_stats_to_json(const pto_bench_stats *stats, char **out_json);
+PTO_API PTO_MUST_USE pto_status pto_bench_stats_to_json(const pto_bench_stats *stats,
+                                                        char **out_json);
 
 /* ---- swimlanes -------------------------------------------------------------------------- */
 
@@ -249,14 +255,17 @@ typedef struct pto_swimlane_task {
  * dependencies in args, and one flow arrow per dependency. Timestamps are microseconds from the
  * earliest time given. Every event carries ph, ts, dur, pid, tid and name. Fails on a task that
  * ends before it starts or starts before it is ready. spans may be NULL with nspans 0. */
-PTO_API pto_status pto_swimlane_write(const char *path, const pto_span *spans, int nspans,
-                                      const pto_swimlane_task *tasks, size_t ntasks);
+PTO_API PTO_MUST_USE pto_status pto_swimlane_write(const char *path, const pto_span *spans,
+                                                   int nspans, const pto_swimlane_task *tasks,
+                                                   size_t ntasks);
 
 /* pto_swimlane_write of one launch recorded by the runtime (pto_worker_last_launch_tasks): rec's
  * spans (rec may be NULL: no host track) and the tasks that ran (core >= 0); a task that did not
  * run (a failed launch) is left out, and so are the arrows from it. */
-PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *rec,
-                                             const pto_task_record *tasks, size_t ntasks);
+PTO_API PTO_MUST_USE pto_status pto_swimlane_write_launch(const char *path,
+                                                          const pto_launch_record *rec,
+                                                          const pto_task_record *tasks,
+                                                          size_t ntasks);
 
 /* PyPTO's chip swimlane capture of one recorded launch, for its swimlane_converter and
  * critical_path tools: records_path gets chip_swimlane_records.json's layout
@@ -275,10 +284,9 @@ PTO_API pto_status pto_swimlane_write_launch(const char *path, const pto_launch_
  * "core_type" "mix" when they differ; and beside it
  * names_path (NULL: none) {"callable_id_to_name": {"<kernel id>": name}, "level": 2}. Tasks that
  * did not run are left out. core_types has ncores entries, PTO_CORE_AIV or PTO_CORE_AIC. */
-PTO_API pto_status pto_swimlane_write_records(const char *records_path, const char *deps_path,
-                                              const char *names_path,
-                                              const pto_task_record *tasks, size_t ntasks,
-                                              const int *core_types, int ncores);
+PTO_API PTO_MUST_USE pto_status pto_swimlane_write_records(
+    const char *records_path, const char *deps_path, const char *names_path,
+    const pto_task_record *tasks, size_t ntasks, const int *core_types, int ncores);
 
 /* pto_swimlane_write_records at one of the reference's chip_swimlane_level values: 1 (AICore
  * rows only: "aicpu_tasks" is empty), 2 (as above) or 3, which needs the launch's scheduling
@@ -318,7 +326,7 @@ PTO_API pto_status pto_dist_swimlane_records_on_chip_call(void *ctx, pto_worker 
  * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,
  * and where no two "task" slices (cat "task") on one (pid, tid) overlap. *out_nevents (may be
  * NULL) gets the event count. Fails naming the first offending event. */
-PTO_API pto_status pto_swimlane_validate(const char *path, size_t *out_nevents);
+PTO_API PTO_MUST_USE pto_status pto_swimlane_validate(const char *path, size_t *out_nevents);
 
 /* ---- terminal timeline ------------------------------------------------------------------ */
 
@@ -333,12 +341,13 @@ typedef struct pto_timeline_options {
 PTO_API void pto_timeline_options_init(pto_timeline_options *opt);
 
 /* The critical path of tasks: the chain that ends with the task that ends last, each step back
- * the dependency (among tasks) that ended last. *out_path (malloc'd) gets indices into tasks, in
- * time order; *out_n its length (0 for no tasks). */
-PTO_API pto_status pto_timeline_critical_path(const pto_swimlane_task *tasks, size_t ntasks,
-                                      size_t **out_path, size_t *out_n);
+ * the dependency (among tasks) that ended last. *out_path (pto_free it) gets indices into tasks,
+ * in time order; *out_n its length (0 for no tasks). */
+PTO_API PTO_MUST_USE pto_status pto_timeline_critical_path(const pto_swimlane_task *tasks,
+                                                           size_t ntasks, size_t **out_path,
+                                                           size_t *out_n);
 
-/* A launch's tasks as text (malloc'd, UTF-8, each line ending in '\n', no trailing blanks):
+/* A launch's tasks as text (pto_free it; UTF-8, each line ending in '\n', no trailing blanks):
  *   timeline: 6 tasks on 2 cores, 123.4 us from the first start to the last end
  *   core 0 │██▓▓▒··███│  80.1%
  *   core 1 │··▓▓▓▓▓░··│  40.0%
@@ -349,14 +358,17 @@ PTO_API pto_status pto_timeline_critical_path(const pto_swimlane_task *tasks, si
  * runs on that core is █, otherwise the share of the cell the core was busy picks ▓ (2/3 or
  * more), ▒ (1/3 or more), ░ (some) or · (none). The busy % of a core is its task time over the
  * span. Rows are exactly opt->width columns wide (the bar takes what the label and the % leave). */
-PTO_API pto_status pto_timeline_render(const pto_swimlane_task *tasks, size_t ntasks,
-                               const pto_timeline_options *opt, char **out_text);
+PTO_API PTO_MUST_USE pto_status pto_timeline_render(const pto_swimlane_task *tasks, size_t ntasks,
+                                                    const pto_timeline_options *opt,
+                                                    char **out_text);
 
 /* The same picture as an SVG file: one row per core, a rectangle per task (colour by kernel, the
  * critical path outlined in red, a tooltip with kernel, task id, core and times), busy % per row
  * and a time axis. Errors name the file. */
-PTO_API pto_status pto_timeline_write_svg(const char *path, const pto_swimlane_task *tasks, size_t ntasks,
-                                  const pto_timeline_options *opt);
+PTO_API PTO_MUST_USE pto_status pto_timeline_write_svg(const char *path,
+                                                       const pto_swimlane_task *tasks,
+                                                       size_t ntasks,
+                                                       const pto_timeline_options *opt);
 
 /* The tasks of one launch from a log: the [STASK] v=1 lines the runtime writes after a launch's
  * [STRACE] lines when it recorded its tasks (pto run --trace, or PTO_LOG_LEVEL=timing with
@@ -366,9 +378,9 @@ PTO_API pto_status pto_timeline_write_svg(const char *path, const pto_swimlane_t
  * inv 0 picks the last launch in the log that has task lines, else that inv (of the first pid
  * with it). Tasks come back in task-id order; kernel names and deps are owned by *out_tasks,
  * which pto_timeline_tasks_free releases. Fails when the log has no such launch. */
-PTO_API pto_status pto_trace_parse_tasks(const char *text, size_t len, uint64_t inv,
-                                 pto_swimlane_task **out_tasks, size_t *out_ntasks,
-                                 uint64_t *out_inv);
+PTO_API PTO_MUST_USE pto_status pto_trace_parse_tasks(const char *text, size_t len, uint64_t inv,
+                                                      pto_swimlane_task **out_tasks,
+                                                      size_t *out_ntasks, uint64_t *out_inv);
 PTO_API void pto_timeline_tasks_free(pto_swimlane_task *tasks, size_t ntasks);
 
 #ifdef __cplusplus

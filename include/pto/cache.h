@@ -79,7 +79,7 @@ typedef struct pto_cache_stats {
   uint64_t remote_refusals; /* fetched entries refused: bad hashes, unsigned or badly signed */
 } pto_cache_stats;
 
-PTO_API pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
+PTO_API PTO_MUST_USE pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
 
 /* ---- the remote second level (docs/remote-cache.md) -------------------------------------- */
 
@@ -89,11 +89,12 @@ PTO_API pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
  * the content of $PTO_REMOTE_CACHE_KEY_FILE) when set. Requests are bounded by
  * $PTO_REMOTE_CACHE_TIMEOUT_MS (default 2000); the first failure turns the remote off for the
  * rest of the process, with one warning. */
-PTO_API pto_status pto_cache_set_remote(const char *url);
+PTO_API PTO_MUST_USE pto_status pto_cache_set_remote(const char *url);
 /* Calls fn for every entry of the remote (key and size of its object). UNIMPLEMENTED for a
  * backend that cannot list (HTTP); INVALID_ARGUMENT when no remote is set. */
-PTO_API pto_status pto_cache_remote_list(void (*fn)(void *ctx, const char *key, uint64_t bytes),
-                                         void *ctx);
+PTO_API PTO_MUST_USE pto_status pto_cache_remote_list(void (*fn)(void *ctx, const char *key,
+                                                                 uint64_t bytes),
+                                                      void *ctx);
 
 /* ---- entries ---------------------------------------------------------------------------- */
 
@@ -108,28 +109,29 @@ typedef struct pto_cache_entry {
 } pto_cache_entry;
 
 /* Every entry, most recently used first. */
-PTO_API pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count);
+PTO_API PTO_MUST_USE pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count);
 PTO_API void pto_cache_list_free(pto_cache_entry *entries, int count);
 
 /* The entry whose key starts with prefix (1 to 32 hex digits): NOT_FOUND when none does,
- * INVALID_ARGUMENT naming the count when several do. *out_path is malloc'd. */
-PTO_API pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path);
+ * INVALID_ARGUMENT naming the count when several do. *out_path is freed with pto_free. */
+PTO_API PTO_MUST_USE pto_status pto_cache_find(const char *prefix, char out_key[33],
+                                               char **out_path);
 
 /* Removes the entry whose key starts with prefix (as pto_cache_find finds it: NOT_FOUND when
  * none does, INVALID_ARGUMENT when several do, and then nothing is removed). out_key (may be
  * NULL) gets the full key removed. */
-PTO_API pto_status pto_cache_remove(const char *prefix, char out_key[33]);
+PTO_API PTO_MUST_USE pto_status pto_cache_remove(const char *prefix, char out_key[33]);
 
 /* Checks one entry dir completely: the manifest matches its seal (manifest.xxh128), reads and
  * names this key, every listed file has its recorded hash, both shared objects their recorded
  * Build-ID, the dir belongs to this user and is not group/world-writable. Loads nothing. */
-PTO_API pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
+PTO_API PTO_MUST_USE pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
 
 /* Verifies every entry; a bad one is reported to fn (which may be NULL), counted as a corruption
  * and discarded. */
 typedef void (*pto_cache_verify_fn)(void *ctx, const char *key, pto_status problem);
-PTO_API pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked,
-                                    int *out_corrupt);
+PTO_API PTO_MUST_USE pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx,
+                                                 int *out_checked, int *out_corrupt);
 
 typedef struct pto_cache_gc_result {
   uint64_t evicted, evicted_bytes; /* entries removed, least recently used first */
@@ -139,13 +141,13 @@ typedef struct pto_cache_gc_result {
 
 /* Evicts least recently used entries until the cache holds at most max_bytes (0: evict nothing)
  * and removes build dirs left by processes that died. Waits for a concurrent cleaner. */
-PTO_API pto_status pto_cache_gc(uint64_t max_bytes, pto_cache_gc_result *out_result);
+PTO_API PTO_MUST_USE pto_status pto_cache_gc(uint64_t max_bytes, pto_cache_gc_result *out_result);
 
 /* Removes every entry (counters are kept). */
-PTO_API pto_status pto_cache_clear(uint64_t *out_removed);
+PTO_API PTO_MUST_USE pto_status pto_cache_clear(uint64_t *out_removed);
 
 /* "4096", "512K", "512M", "2G", "1T" (powers of 1024; an optional trailing "B" or "iB"). */
-PTO_API pto_status pto_cache_parse_size(const char *text, uint64_t *out_bytes);
+PTO_API PTO_MUST_USE pto_status pto_cache_parse_size(const char *text, uint64_t *out_bytes);
 
 #ifdef __cplusplus
 }

@@ -30,17 +30,19 @@ PTO_API void pto_compile_output_clear(pto_compile_output *out);
  * compiler, runtime ABI versions, target triple, CPU and features. Static string. */
 PTO_API const char *pto_compiler_toolchain_identity(void);
 
-PTO_API pto_status pto_compiler_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
-                                          const char *dir, pto_compile_output *out);
+PTO_API PTO_MUST_USE pto_status pto_compiler_build_dir(const pto_ir_program *p,
+                                                       const pto_compile_options *opt,
+                                                       const char *dir, pto_compile_output *out);
 
 /* Rebuild path for hand-edited sources: .cpp -> .so, .ll -> .o, objects -> kernels.so. */
-PTO_API pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so_path);
-PTO_API pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level,
-                                                    const char *obj_path);
-PTO_API pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects,
-                                             const char *so_path);
+PTO_API PTO_MUST_USE pto_status pto_compiler_build_orchestration(const char *cpp_path,
+                                                                 const char *so_path);
+PTO_API PTO_MUST_USE pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level,
+                                                                 const char *obj_path);
+PTO_API PTO_MUST_USE pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects,
+                                                          const char *so_path);
 /* Host C -> shared object: cc -shared -fPIC -O2 -Wl,--build-id=sha1 with pto's headers. */
-PTO_API pto_status pto_compiler_build_host(const char *c_path, const char *so_path);
+PTO_API PTO_MUST_USE pto_status pto_compiler_build_host(const char *c_path, const char *so_path);
 
 /* The table (pto/compile_api.h) the loader reads from the dlopen'ed library. */
 PTO_API extern const pto_compiler_api pto_compiler_api_table;

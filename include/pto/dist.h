@@ -92,7 +92,8 @@ PTO_API void pto_dist_config_init(pto_dist_config *cfg);
 PTO_API const char *pto_dist_transports(void);
 
 /* Prepares: maps the shared heap, forks the chips, waits until each has opened its worker. */
-PTO_API pto_status pto_dist_worker_open(const pto_dist_config *cfg, pto_dist_worker **out_worker);
+PTO_API PTO_MUST_USE pto_status pto_dist_worker_open(const pto_dist_config *cfg,
+                                                     pto_dist_worker **out_worker);
 /* Stops the chips (waits for them), frees every tensor. Idempotent (NULL, or a closed worker, is
  * a no-op). A run or copy of another thread in progress on the worker ends first. */
 PTO_API void pto_dist_worker_close(pto_dist_worker *w);
@@ -109,12 +110,13 @@ PTO_API int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
  * buffers are kept and reused by the next run of the same shapes), PTO_ARG_DIST_TENSOR for
  * resident and stacked tensors of this worker, scalars. The program's device set must have this
  * worker's size and ids. The chips load its callees at the first run. */
-PTO_API pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
-                               size_t nargs);
+PTO_API PTO_MUST_USE pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p,
+                                                    const pto_arg *args, size_t nargs);
 
 /* Single-program mode's shortcut: pto_dist_worker_run with the program given at open. Refused
  * on a worker opened without one (multi-program mode), which must name each run's program. */
-PTO_API pto_status pto_dist_worker_call(pto_dist_worker *w, const pto_arg *args, size_t nargs);
+PTO_API PTO_MUST_USE pto_status pto_dist_worker_call(pto_dist_worker *w, const pto_arg *args,
+                                                     size_t nargs);
 
 /* Asynchronous dispatch: queues one run of p (as pto_dist_worker_run would run it; p NULL: the
  * program of a single-program worker) on the worker's dispatcher thread and returns at once with
@@ -135,8 +137,8 @@ PTO_API pto_status pto_dist_worker_submit(pto_dist_worker *w, const pto_program 
 /* One-shot: opens a worker for p's device set (cfg may be NULL: defaults), runs p once, closes.
  * Host tensors and scalars only: a resident or stacked tensor belongs to a worker that outlives
  * the run, so it is refused. */
-PTO_API pto_status pto_dist_run_once(const pto_dist_config *cfg, const pto_program *p,
-                                     const pto_arg *args, size_t nargs);
+PTO_API PTO_MUST_USE pto_status pto_dist_run_once(const pto_dist_config *cfg, const pto_program *p,
+                                                  const pto_arg *args, size_t nargs);
 
 /* ---- what the last run did (for measurement: pto_dist_benchmark in pto/bench.h) ------- */
 
@@ -159,26 +161,32 @@ typedef struct pto_dist_run_record {
 } pto_dist_run_record;
 
 /* The last run (ok or not) that reached the host code. PTO_STATUS_NOT_FOUND before the first. */
-PTO_API pto_status pto_dist_worker_last_run(const pto_dist_worker *w, pto_dist_run_record *out_record);
+PTO_API PTO_MUST_USE pto_status pto_dist_worker_last_run(const pto_dist_worker *w,
+                                                         pto_dist_run_record *out_record);
 
 /* A resident tensor owned by chip worker_id (a rank), zeroed or copied from init. */
-PTO_API pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim, const int64_t *shape, pto_dtype dt,
-                                 const void *init, int worker_id, pto_dist_tensor **out_tensor);
+PTO_API PTO_MUST_USE pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int ndim,
+                                                      const int64_t *shape, pto_dtype dt,
+                                                      const void *init, int worker_id,
+                                                      pto_dist_tensor **out_tensor);
 /* A stacked tensor from host[B, ...]: shard i (host[i]) is uploaded once to worker_ids[i] (B
  * ids, distinct and in range). It means the host array it was made from: tensor.select(%t, i)
  * in a host is shard i, whatever worker holds it; passing it to device=worker_ids[i] moves
  * nothing, passing it to another device fails the launch naming the worker_ids that would fit.
  * pto_dist_copy_to/_from of a stacked tensor are in shard order (the host array's layout). */
-PTO_API pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w, const pto_host_tensor *host,
-                                         const int *worker_ids, pto_dist_tensor **out_tensor);
-PTO_API pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t);
+PTO_API PTO_MUST_USE pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w,
+                                                              const pto_host_tensor *host,
+                                                              const int *worker_ids,
+                                                              pto_dist_tensor **out_tensor);
+PTO_API PTO_MUST_USE pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t);
 /* Upload into / read back from a resident tensor (any host buffer; nbytes must be its size). */
-PTO_API pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t, const void *host,
-                            size_t nbytes);
-PTO_API pto_status pto_dist_copy_from(pto_dist_worker *w, void *host, pto_dist_tensor *t, size_t nbytes);
+PTO_API PTO_MUST_USE pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t,
+                                                 const void *host, size_t nbytes);
+PTO_API PTO_MUST_USE pto_status pto_dist_copy_from(pto_dist_worker *w, void *host,
+                                                   pto_dist_tensor *t, size_t nbytes);
 /* Every shard of a stacked tensor, in order, into out (a host tensor of the stacked shape). */
-PTO_API pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
-                                      const pto_host_tensor *out);
+PTO_API PTO_MUST_USE pto_status pto_dist_copy_stacked_from(pto_dist_worker *w, pto_dist_tensor *t,
+                                                           const pto_host_tensor *out);
 
 #ifdef __cplusplus
 }

@@ -84,24 +84,27 @@ typedef struct pto_dist_bench_stats {
 
 /* Runs opt->warmup + opt->rounds runs of p on w (pto_bench_options: rounds, warmup, progress;
  * run_config is not used) and folds the measured ones. A failed run fails the call. */
-PTO_API pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p, const pto_arg *args,
-                              size_t nargs, const pto_bench_options *opt,
-                              pto_dist_bench_stats **out_stats);
+PTO_API PTO_MUST_USE pto_status pto_dist_benchmark(pto_dist_worker *w, const pto_program *p,
+                                                   const pto_arg *args, size_t nargs,
+                                                   const pto_bench_options *opt,
+                                                   pto_dist_bench_stats **out_stats);
 /* The same views from [STRACE] v=1 text of distributed runs (PTO_LOG_LEVEL=timing, pto run
  * --trace): each run is the parent's node.graph_build record (l3=1; the host function, under
  * the reference's node-level name, with host.so's hid), its calls the node.dispatch records
  * (rank, slot, callee, the chip's pid), each matched to the chip's own spans (rank=); logs of
  * older pto (host.run, host.dispatch) read the same. The first warmup runs are dropped. Fails
  * when the text holds no more runs than that. */
-PTO_API pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
-                                        pto_dist_bench_stats **out_stats);
+PTO_API PTO_MUST_USE pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
+                                                     pto_dist_bench_stats **out_stats);
 PTO_API void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st);
 /* A text report: per_round, per_rank, per_dispatch and dispatch_groups as tables. */
-PTO_API pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st, char **out_text);
+PTO_API PTO_MUST_USE pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st,
+                                                            char **out_text);
 /* Every view as JSON with the seed's field names (per_round, per_rank, per_dispatch,
  * dispatch_tasks, dispatch_groups, rounds_dispatches, unstable_dispatch_slots,
  * fallback_flattened). */
-PTO_API pto_status pto_dist_bench_stats_to_json(const pto_dist_bench_stats *st, char **out_json);
+PTO_API PTO_MUST_USE pto_status pto_dist_bench_stats_to_json(const pto_dist_bench_stats *st,
+                                                             char **out_json);
 
 #ifdef __cplusplus
 }

@@ -9,4 +9,14 @@
 #define PTO_API
 #endif
 
+/* PTO_MUST_USE marks every public function that returns a pto_status: a caller that drops one
+ * (a failure unseen, a message leaked) gets a warning, an error under -Werror. A (void) cast does
+ * not silence it (GCC): handle the status or pto_status_free it. CTest must_use checks that every
+ * declaration carries it, and that ignoring one fails to compile. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PTO_MUST_USE __attribute__((warn_unused_result))
+#else
+#define PTO_MUST_USE
+#endif
+
 #endif

@@ -485,23 +485,25 @@ struct pto_ir_program {
 
 /* ---- reading, printing, checking ------------------------------------------------------- */
 
-PTO_API pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program);
+PTO_API PTO_MUST_USE pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program);
 /* filename is used in messages only. */
-PTO_API pto_status pto_ir_parse_string(const char *text, size_t len, const char *filename,
-                                       pto_ir_program **out_program);
+PTO_API PTO_MUST_USE pto_status pto_ir_parse_string(const char *text, size_t len,
+                                                    const char *filename,
+                                                    pto_ir_program **out_program);
 PTO_API void pto_ir_program_destroy(pto_ir_program *p);
 
-/* Canonical text. print(parse(print(p))) == print(p) byte for byte. *out_text is malloc'd. */
-PTO_API pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
-PTO_API pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
-/* The text of one type / expression (malloc'd), for messages. */
+/* Canonical text. print(parse(print(p))) == print(p) byte for byte. *out_text is freed with
+ * pto_free. */
+PTO_API PTO_MUST_USE pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
+PTO_API PTO_MUST_USE pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
+/* The text of one type / expression (freed with pto_free), for messages. */
 PTO_API char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t);
 PTO_API char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
 
 /* Every static rule of PTIR.md. Messages: "file:line:col: what is wrong". The builder already
  * checks types as statements are added; this adds the whole-function rules and re-checks
  * programs assembled through the C API. */
-PTO_API pto_status pto_ir_verify(const pto_ir_program *p);
+PTO_API PTO_MUST_USE pto_status pto_ir_verify(const pto_ir_program *p);
 
 /* Structural hash (XXH3-128) and equality: ignore value and symbol names and positions. */
 typedef struct pto_ir_hash128 {
@@ -512,8 +514,8 @@ PTO_API int pto_ir_program_equal(const pto_ir_program *a, const pto_ir_program *
 
 PTO_API pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const char *name);
 /* The entry: the named function if name != NULL, else the single host, else the single orch. */
-PTO_API pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name,
-                                        pto_ir_func **out_func);
+PTO_API PTO_MUST_USE pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name,
+                                                     pto_ir_func **out_func);
 
 /* Statements of f in pre-order (a statement, then the bodies it holds: for, then/else, incore),
  * numbered from 0. Structurally equal functions number their statements alike, whatever their
@@ -540,16 +542,17 @@ PTO_API const pto_ir_stmt *pto_ir_block_stmt_at(const pto_ir_block *b, int index
  * <func>_incore; a name already taken gets 0, 1, ...): the outlined kernel's body is the scope's
  * body, statement for statement, then a return. visit returning nonzero stops the walk. */
 #define PTO_IR_KERNEL_NAME_MAX 128
-PTO_API pto_status pto_ir_each_incore(const pto_ir_program *p,
-                                      int (*visit)(void *ctx, const pto_ir_func *f,
-                                                   const pto_ir_stmt *scope, const char *kernel),
-                                      void *ctx);
+PTO_API PTO_MUST_USE pto_status pto_ir_each_incore(const pto_ir_program *p,
+                                                   int (*visit)(void *ctx, const pto_ir_func *f,
+                                                                const pto_ir_stmt *scope,
+                                                                const char *kernel),
+                                                   void *ctx);
 
 /* Every statement of f in pre-order, in one walk: (*out_stmts)[i] is pto_ir_func_stmt_at(f, i)
  * (a pass over all of them is linear, where calling stmt_at for each index is quadratic).
- * *out_stmts is malloc'd, the caller frees it; NULL when f has no statement. */
-PTO_API pto_status pto_ir_func_stmts(const pto_ir_func *f, const pto_ir_stmt ***out_stmts,
-                                     int *out_n);
+ * *out_stmts is the caller's, freed with pto_free; NULL when f has no statement. */
+PTO_API PTO_MUST_USE pto_status pto_ir_func_stmts(const pto_ir_func *f,
+                                                  const pto_ir_stmt ***out_stmts, int *out_n);
 
 /* Returns the keyword argument named kw of an op statement, or NULL. */
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
@@ -573,8 +576,8 @@ typedef struct pto_ir_interp_arg {
 /* Runs func (an orch or kernel) on host memory, written for obvious correctness. Dynamic dims
  * are bound from the tensor arguments. A host function needs pto_ir_interp_run_host; dist.* ops
  * in a kernel run this way fail (they need a rank). */
-PTO_API pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
-                                     pto_ir_interp_arg *args, int nargs);
+PTO_API PTO_MUST_USE pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func *func,
+                                                  pto_ir_interp_arg *args, int nargs);
 
 /* The default deadline of a dist.wait, a barrier or a collective, and the most ranks. */
 #define PTO_IR_INTERP_DIST_TIMEOUT_MS 5000
@@ -595,9 +598,10 @@ PTO_API pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func 
  * window, the offsets, and the expected and current value (or the ranks that did not arrive);
  * after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
  * environment's PTO_DIST_TIMEOUT_MS, else PTO_IR_INTERP_DIST_TIMEOUT_MS. */
-PTO_API pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *func,
-                                  pto_ir_interp_arg *args, int nargs, int nranks,
-                                  int64_t wait_timeout_ms);
+PTO_API PTO_MUST_USE pto_status pto_ir_interp_run_host(const pto_ir_program *p,
+                                                       const pto_ir_func *func,
+                                                       pto_ir_interp_arg *args, int nargs,
+                                                       int nranks, int64_t wait_timeout_ms);
 /* The deadline pto_ir_interp_run_host uses for wait_timeout_ms (resolving <= 0 as it does); -1
  * when $PTO_DIST_TIMEOUT_MS is not an integer from 1 to PTO_DIST_TIMEOUT_MS_MAX (the run then
  * fails, naming the variable and the range). */

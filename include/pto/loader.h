@@ -27,10 +27,11 @@ typedef struct pto_program pto_program;
 
 /* The GNU Build-ID of an ELF file: *out_len bytes (up to 64) in out_id. Fails with
  * PTO_STATUS_NOT_FOUND when the file has no NT_GNU_BUILD_ID note. */
-PTO_API pto_status pto_elf_build_id(const char *path, uint8_t out_id[64], size_t *out_len);
+PTO_API PTO_MUST_USE pto_status pto_elf_build_id(const char *path, uint8_t out_id[64],
+                                                 size_t *out_len);
 /* hid: the first 8 bytes of the Build-ID read little-endian; without a note, FNV-1a-64 of the
  * whole file. */
-PTO_API pto_status pto_elf_hid(const char *path, uint64_t *out_hid);
+PTO_API PTO_MUST_USE pto_status pto_elf_hid(const char *path, uint64_t *out_hid);
 PTO_API uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len);
 /* hid as lowercase hex without 0x or padding; buf of at least 17 bytes. */
 PTO_API void pto_hid_format(uint64_t hid, char buf[17]);
@@ -42,7 +43,8 @@ PTO_API void pto_hid_format(uint64_t hid, char buf[17]);
  * naming the file; pto_program_rebuild_dir first rebuilds it. A binary rebuilt while an older
  * build of the same path is still loaded in this process loads beside it (the older program
  * keeps its code). */
-PTO_API pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program);
+PTO_API PTO_MUST_USE pto_status pto_program_load_dir(const char *work_dir,
+                                                     pto_program **out_program);
 
 /* Rebuilds what hand edits made stale in a work dir (ARCHITECTURE.md "Work dir"): an edited
  * orchestration/<orch>.cpp -> its .so; an edited kernels/<k>.ll -> its .o, then kernels.so
@@ -51,23 +53,22 @@ PTO_API pto_status pto_program_load_dir(const char *work_dir, pto_program **out_
  * atomically. *out_rebuilt (may be NULL) counts the files rebuilt: 0 when nothing was stale, in
  * which case the compiler library (and LLVM) is not loaded. A program loaded from the dir before
  * keeps running its old binaries; pto_program_load_dir afterwards loads the new ones. */
-PTO_API pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt);
+PTO_API PTO_MUST_USE pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt);
 
 /* Sets the symbol the runtime calls as the orchestration's entry in an L2 work dir
  * (orchestration.entry_symbol of DIR/manifest.json, written atomically): for hand-written
  * orchestration whose entry is not aicpu_orchestration_entry. NULL or PTO_ORCH_DEFAULT_ENTRY
  * goes back to the default. symbol must be a C identifier; a host (L3) work dir is refused. The
  * next pto_program_load_dir looks it up (and fails naming it when the .so lacks it). */
-PTO_API pto_status pto_program_set_orch_entry(const char *work_dir, const char *symbol);
+PTO_API PTO_MUST_USE pto_status pto_program_set_orch_entry(const char *work_dir,
+                                                           const char *symbol);
 
 /* For embedders and tests with functions in hand (no shared objects): a program whose
  * orchestration and kernels are the given function pointers. sig is copied; names copied. */
-PTO_API pto_status pto_program_create_from_functions(const pto_signature *sig,
-                                                     pto_orch_bind_fn bind, pto_orch_entry_fn entry,
-                                                     int nkernels, const pto_kernel_fn *kernels,
-                                                     const char *const *kernel_names,
-                                                     uint64_t scratch_bytes,
-                                                     pto_program **out_program);
+PTO_API PTO_MUST_USE pto_status pto_program_create_from_functions(
+    const pto_signature *sig, pto_orch_bind_fn bind, pto_orch_entry_fn entry, int nkernels,
+    const pto_kernel_fn *kernels, const char *const *kernel_names, uint64_t scratch_bytes,
+    pto_program **out_program);
 
 PTO_API void pto_program_retain(pto_program *p);
 PTO_API void pto_program_release(pto_program *p);
@@ -84,7 +85,8 @@ PTO_API const char *pto_program_kernel_name(const pto_program *p, int kernel_id)
  * manifest declares it; -1 when undeclared (programs made from functions, until set). A task
  * submitted to the other type fails the launch. */
 PTO_API int pto_program_kernel_core_type(const pto_program *p, int kernel_id);
-PTO_API pto_status pto_program_set_kernel_core_type(pto_program *p, int kernel_id, int core_type);
+PTO_API PTO_MUST_USE pto_status pto_program_set_kernel_core_type(pto_program *p, int kernel_id,
+                                                                 int core_type);
 /* The largest per-core tile footprint of any kernel, bytes: the runtime's scratch size. */
 PTO_API uint64_t pto_program_scratch_bytes(const pto_program *p);
 /* The work dir it was loaded from, or NULL. */
@@ -113,9 +115,11 @@ PTO_API pto_host_entry_fn pto_program_host_entry(const pto_program *p);
 /* For embedders and tests with a host function in hand: a host program calling the given L2
  * programs (retained; the distributed worker loads them on its chips from their work dirs, so
  * each must have one) on ndevices ranks with these device ids (NULL: 0 .. ndevices-1). */
-PTO_API pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry,
-                                   int ncallees, pto_program *const *callees, int ndevices,
-                                   const int32_t *device_ids, pto_program **out_program);
+PTO_API PTO_MUST_USE pto_status pto_program_create_host(const pto_signature *sig,
+                                                        pto_host_entry_fn entry, int ncallees,
+                                                        pto_program *const *callees, int ndevices,
+                                                        const int32_t *device_ids,
+                                                        pto_program **out_program);
 
 /* ---- compiling (the compiler library is dlopen'ed on demand) ----------------------------- */
 
@@ -143,7 +147,8 @@ PTO_API int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,
                                      const pto_kernel_tensor *tensors, int ntensors, int64_t a,
                                      int64_t b, char *buf, size_t n);
 /* Replaces p's position table with one made from ir (the program p was compiled from). */
-PTO_API pto_status pto_program_set_positions_from_ir(pto_program *p, const pto_ir_program *ir);
+PTO_API PTO_MUST_USE pto_status pto_program_set_positions_from_ir(pto_program *p,
+                                                                  const pto_ir_program *ir);
 
 /* Compiles through the binary cache and loads the result: a hit loads the cached entry without
  * loading the compiler (or LLVM); a miss compiles, publishes and loads. A request whose key this
@@ -152,23 +157,27 @@ PTO_API pto_status pto_program_set_positions_from_ir(pto_program *p, const pto_i
  * memoized per program (by pto_ir_program.serial): do not edit p's nodes in place after
  * compiling it. A cache that cannot be used (refused, read-only, full) is warned about once
  * (pto/cache.h) and the program is compiled without it. */
-PTO_API pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
-                               pto_program **out_program);
+PTO_API PTO_MUST_USE pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
+                                            pto_program **out_program);
 /* Compiles without touching the cache (a temporary work dir, removed after loading). */
-PTO_API pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
-                                        pto_program **out_program);
+PTO_API PTO_MUST_USE pto_status pto_compile_uncached(const pto_ir_program *p,
+                                                     const pto_compile_options *opt,
+                                                     pto_program **out_program);
 /* Writes a complete work dir at dir (created if missing); the manifest is written last. With
  * use_cache the binary cache's entry for the key is copied in (every file checked against its
  * hash on the way), after building and publishing it on a miss; without, dir is built directly.
  * Beside the manifest (no part of it or of the key), positions.json maps op ids to this IR's
  * source lines for launch errors; a host program's callees (dir/callees/<orch>/) get theirs. */
-PTO_API pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
-                                      const char *dir, int use_cache);
-/* The cache key (32 hex digits) and, if out_text, the text that was hashed (malloc'd). */
-PTO_API pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt,
-                                 char out_hex[33], char **out_text);
+PTO_API PTO_MUST_USE pto_status pto_compile_to_dir(const pto_ir_program *p,
+                                                   const pto_compile_options *opt, const char *dir,
+                                                   int use_cache);
+/* The cache key (32 hex digits) and, if out_text, the text that was hashed (freed with pto_free).
+ */
+PTO_API PTO_MUST_USE pto_status pto_cache_key(const pto_ir_program *p,
+                                              const pto_compile_options *opt, char out_hex[33],
+                                              char **out_text);
 /* $PTO_CACHE_DIR, else $XDG_CACHE_HOME/pto, else ~/.cache/pto. */
-PTO_API pto_status pto_cache_dir(char *out, size_t n);
+PTO_API PTO_MUST_USE pto_status pto_cache_dir(char *out, size_t n);
 
 #ifdef __cplusplus
 }

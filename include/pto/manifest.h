@@ -94,14 +94,14 @@ typedef struct pto_manifest {
 } pto_manifest;
 
 /* Reads and validates DIR/manifest.json into *out_m (zeroed first; left empty on failure). */
-PTO_API pto_status pto_manifest_read(const char *dir, pto_manifest *out_m);
+PTO_API PTO_MUST_USE pto_status pto_manifest_read(const char *dir, pto_manifest *out_m);
 /* Parses manifest text; name is the file named in messages. */
-PTO_API pto_status pto_manifest_parse(const char *text, size_t len, const char *name,
-                                      pto_manifest *out_m);
+PTO_API PTO_MUST_USE pto_status pto_manifest_parse(const char *text, size_t len, const char *name,
+                                                   pto_manifest *out_m);
 /* Validates m and writes DIR/manifest.json atomically. */
-PTO_API pto_status pto_manifest_write(const char *dir, const pto_manifest *m);
-/* The JSON text pto_manifest_write would write (malloc'd, NUL-terminated). */
-PTO_API pto_status pto_manifest_to_json(const pto_manifest *m, char **out_text);
+PTO_API PTO_MUST_USE pto_status pto_manifest_write(const char *dir, const pto_manifest *m);
+/* The JSON text pto_manifest_write would write (freed with pto_free, NUL-terminated). */
+PTO_API PTO_MUST_USE pto_status pto_manifest_to_json(const pto_manifest *m, char **out_text);
 PTO_API void pto_manifest_free(pto_manifest *m);
 
 /* ---- building a manifest (compiler, rebuild) -------------------------------------------- */
@@ -109,23 +109,25 @@ PTO_API void pto_manifest_free(pto_manifest *m);
 /* The files entry for path, or NULL. */
 PTO_API const pto_manifest_file *pto_manifest_find_file(const pto_manifest *m, const char *relpath);
 /* Hashes DIR/relpath and records it in m->files (replacing an earlier entry for the path). */
-PTO_API pto_status pto_manifest_add_file(pto_manifest *m, const char *dir, const char *relpath);
+PTO_API PTO_MUST_USE pto_status pto_manifest_add_file(pto_manifest *m, const char *dir,
+                                                      const char *relpath);
 /* Fills b from the shared object DIR/relpath: path, Build-ID hex and hid. */
-PTO_API pto_status pto_manifest_binary_set(pto_manifest_binary *b, const char *dir,
-                                           const char *relpath);
+PTO_API PTO_MUST_USE pto_status pto_manifest_binary_set(pto_manifest_binary *b, const char *dir,
+                                                        const char *relpath);
 
 /* ---- paths and hashes ------------------------------------------------------------------- */
 
 /* Ok when relpath is a safe work-dir path: relative, '/'-separated, no empty, '.' or '..'
  * components, no control characters. what names it in the message. */
-PTO_API pto_status pto_manifest_check_path(const char *relpath, const char *what);
-/* DIR/relpath as an absolute, symlink-free path (malloc'd), refusing an unsafe relpath and a
- * path that symlinks lead outside DIR. The file must exist. */
-PTO_API pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out_path);
+PTO_API PTO_MUST_USE pto_status pto_manifest_check_path(const char *relpath, const char *what);
+/* DIR/relpath as an absolute, symlink-free path (freed with pto_free), refusing an unsafe relpath
+ * and a path that symlinks lead outside DIR. The file must exist. */
+PTO_API PTO_MUST_USE pto_status pto_manifest_resolve(const char *dir, const char *relpath,
+                                                     char **out_path);
 
 /* XXH3-128 of a file's content, streamed, as 32 lowercase hex digits (the canonical big-endian
  * byte order, as xxh128sum prints it). */
-PTO_API pto_status pto_file_hash(const char *path, char out_hex[PTO_HASH_HEX_LEN + 1]);
+PTO_API PTO_MUST_USE pto_status pto_file_hash(const char *path, char out_hex[PTO_HASH_HEX_LEN + 1]);
 
 #ifdef __cplusplus
 }

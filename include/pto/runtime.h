@@ -38,7 +38,6 @@
 #include <stdint.h>
 
 #include "pto/export.h"
-#include "pto/loader.h"
 #include "pto/status.h"
 #include "pto/types.h"
 
@@ -46,6 +45,9 @@
 extern "C" {
 #endif
 
+/* A loaded program (pto/loader.h makes one: pto_program_load_dir, pto_compile). Opaque here, so a
+ * runtime-only user includes no loader or IR header (CTest runtime_header_alone). */
+typedef struct pto_program pto_program;
 typedef struct pto_worker pto_worker;
 typedef struct pto_handle pto_handle;
 typedef struct pto_device_tensor pto_device_tensor;
@@ -192,7 +194,7 @@ static inline pto_arg pto_arg_f64(double v) {
 /* ---- workers ------------------------------------------------------------------------- */
 
 /* Opens a worker: reserves its device memory, starts its core threads. cfg may be NULL. */
-PTO_API pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker);
+PTO_API PTO_MUST_USE pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker);
 /* Stops the core threads and frees every handle, callable and device tensor of the worker.
  * Idempotent: closing a closed worker does nothing. Another thread's call in progress on the
  * worker (a launch, a copy) is waited for first. Called from inside one of the worker's own
@@ -212,18 +214,20 @@ typedef struct pto_device_memory_info {
   uint64_t nallocs;    /* live allocations */
   uint64_t largest_free;
 } pto_device_memory_info;
-PTO_API pto_status pto_worker_memory_info(const pto_worker *w, pto_device_memory_info *out_info);
+PTO_API PTO_MUST_USE pto_status pto_worker_memory_info(const pto_worker *w,
+                                                       pto_device_memory_info *out_info);
 
 /* ---- device memory and tensors --------------------------------------------------------- */
 
 /* A device tensor of rank 1..PTO_MAX_RANK, row-major, 64-byte aligned. init (NULL: zeros) holds
  * numel * dtype-size bytes, row-major. */
-PTO_API pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim, const int64_t *shape,
-                                           pto_dtype dt, const void *init,
-                                           pto_device_tensor **out_tensor);
+PTO_API PTO_MUST_USE pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim,
+                                                        const int64_t *shape, pto_dtype dt,
+                                                        const void *init,
+                                                        pto_device_tensor **out_tensor);
 /* Frees t. Freeing a tensor a second time is a no-op; a tensor of another worker, or a stale
  * token, is an error. */
-PTO_API pto_status pto_worker_free_tensor(pto_worker *w, pto_device_tensor *t);
+PTO_API PTO_MUST_USE pto_status pto_worker_free_tensor(pto_worker *w, pto_device_tensor *t);
 
 typedef struct pto_device_tensor_info {
   uint64_t addr;   /* device address */
@@ -232,8 +236,8 @@ typedef struct pto_device_tensor_info {
   int rank;
   int64_t shape[PTO_MAX_RANK];
 } pto_device_tensor_info;
-PTO_API pto_status pto_device_tensor_describe(const pto_device_tensor *t,
-                                              pto_device_tensor_info *out_info);
+PTO_API PTO_MUST_USE pto_status pto_device_tensor_describe(const pto_device_tensor *t,
+                                                           pto_device_tensor_info *out_info);
 /* Accessors of a live tensor; a stale token gives 0, PTO_DTYPE_COUNT, -1, -1. */
 PTO_API uint64_t pto_device_tensor_addr(const pto_device_tensor *t);
 PTO_API pto_dtype pto_device_tensor_dtype(const pto_device_tensor *t);
@@ -242,8 +246,10 @@ PTO_API int64_t pto_device_tensor_dim(const pto_device_tensor *t, int axis);
 
 /* Copies n bytes between host memory and the start of one of this worker's allocations
  * (dev_ptr must be an allocation's base address; n at most its size). */
-PTO_API pto_status pto_worker_copy_to(pto_worker *w, uint64_t dev_ptr, const void *host, size_t n);
-PTO_API pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_ptr, size_t n);
+PTO_API PTO_MUST_USE pto_status pto_worker_copy_to(pto_worker *w, uint64_t dev_ptr,
+                                                   const void *host, size_t n);
+PTO_API PTO_MUST_USE pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_ptr,
+                                                     size_t n);
 
 /* Device tensors by handle, next to the raw-address calls above. Host memory is dense
  * row-major in the tensor's dtype. Checked against the tensor's extent (PTO_STATUS_INVALID_ARGUMENT
@@ -251,30 +257,34 @@ PTO_API pto_status pto_worker_copy_from(pto_worker *w, void *host, uint64_t dev_
  *   _tensor:       count elements from the row-major element offset
  *   _tensor_slice: the box offsets[d] .. offsets[d] + sizes[d] of every dim (rank entries each);
  *                  host holds the box, row-major with shape sizes */
-PTO_API pto_status pto_worker_copy_to_tensor(pto_worker *w, pto_device_tensor *t, int64_t offset,
-                                     const void *host, int64_t count);
-PTO_API pto_status pto_worker_copy_from_tensor(pto_worker *w, void *host, const pto_device_tensor *t,
-                                       int64_t offset, int64_t count);
-PTO_API pto_status pto_worker_copy_to_tensor_slice(pto_worker *w, pto_device_tensor *t,
-                                           const int64_t *offsets, const int64_t *sizes,
-                                           const void *host);
-PTO_API pto_status pto_worker_copy_from_tensor_slice(pto_worker *w, void *host,
-                                             const pto_device_tensor *t, const int64_t *offsets,
-                                             const int64_t *sizes);
+PTO_API PTO_MUST_USE pto_status pto_worker_copy_to_tensor(pto_worker *w, pto_device_tensor *t,
+                                                          int64_t offset, const void *host,
+                                                          int64_t count);
+PTO_API PTO_MUST_USE pto_status pto_worker_copy_from_tensor(pto_worker *w, void *host,
+                                                            const pto_device_tensor *t,
+                                                            int64_t offset, int64_t count);
+PTO_API PTO_MUST_USE pto_status pto_worker_copy_to_tensor_slice(pto_worker *w, pto_device_tensor *t,
+                                                                const int64_t *offsets,
+                                                                const int64_t *sizes,
+                                                                const void *host);
+PTO_API PTO_MUST_USE pto_status pto_worker_copy_from_tensor_slice(pto_worker *w, void *host,
+                                                                  const pto_device_tensor *t,
+                                                                  const int64_t *offsets,
+                                                                  const int64_t *sizes);
 
 /* ---- registration and launches -------------------------------------------------------- */
 
 /* Validates p (signature, entry, kernels) and makes it callable on w; retains p. Registering
  * the same program again gives another handle to the same callable (same callable id); the
  * callable is released when its last handle is unregistered, or once at close. */
-PTO_API pto_status pto_worker_register(pto_worker *w, const pto_program *p,
-                                       pto_handle **out_handle);
+PTO_API PTO_MUST_USE pto_status pto_worker_register(pto_worker *w, const pto_program *p,
+                                                    pto_handle **out_handle);
 /* The callable id of a live handle, or -1. */
 PTO_API int64_t pto_handle_callable_id(const pto_handle *h);
 /* One launch. args are the entry's parameters in declaration order. Fails without launching
  * when an argument does not match the signature (the message names the parameter), and with
  * PTO_STATUS_LAUNCH when a kernel or the orchestration fails. */
-PTO_API pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t nargs);
+PTO_API PTO_MUST_USE pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t nargs);
 /* ---- asynchronous dispatch ------------------------------------------------------------------
  * pto_handle_submit queues one launch (as pto_handle_call would run it) on the worker's
  * dispatcher thread and returns at once with a completion, so the caller can prepare the next
@@ -286,8 +296,8 @@ PTO_API pto_status pto_handle_call(pto_handle *h, const pto_arg *args, size_t na
  * is consumed exactly once, by pto_completion_wait or pto_completion_discard. The submitting
  * thread owns the worker as before; a completion may be waited on from any thread. */
 typedef struct pto_completion pto_completion;
-PTO_API pto_status pto_handle_submit(pto_handle *h, const pto_arg *args, size_t nargs,
-                             pto_completion **out_completion);
+PTO_API PTO_MUST_USE pto_status pto_handle_submit(pto_handle *h, const pto_arg *args, size_t nargs,
+                                                  pto_completion **out_completion);
 /* A completion is a generation-checked token: once consumed, every later use of it is recognised
  * as stale (never a use of freed memory). */
 /* 1 when the launch has ended (wait will not block), 0 while it is queued or running, -1 for a
@@ -295,15 +305,15 @@ PTO_API pto_status pto_handle_submit(pto_handle *h, const pto_arg *args, size_t 
 PTO_API int pto_completion_poll(pto_completion *c);
 /* Waits for the launch to end, consumes c and returns the launch's status (the caller's to
  * free); PTO_STATUS_FAILED_PRECONDITION, saying why, for a completion consumed already. */
-PTO_API pto_status pto_completion_wait(pto_completion *c);
+PTO_API PTO_MUST_USE pto_status pto_completion_wait(pto_completion *c);
 /* Gives c up: the launch still runs; its status is dropped. A consumed c is ignored. */
 PTO_API void pto_completion_discard(pto_completion *c);
 
 /* Unregisters h (a stale handle is ignored). */
 PTO_API void pto_handle_unregister(pto_handle *h);
 /* A launch of p, registering it on first use (kept until close). */
-PTO_API pto_status pto_worker_run(pto_worker *w, const pto_program *p, const pto_arg *args,
-                                  size_t nargs);
+PTO_API PTO_MUST_USE pto_status pto_worker_run(pto_worker *w, const pto_program *p,
+                                               const pto_arg *args, size_t nargs);
 
 /* ---- spans --------------------------------------------------------------------------- */
 
@@ -339,7 +349,8 @@ typedef struct pto_launch_record {
 
 /* The spans of the worker's last launch that got past argument validation. Fails with
  * PTO_STATUS_NOT_FOUND before the first one. */
-PTO_API pto_status pto_worker_last_launch(const pto_worker *w, pto_launch_record *out_record);
+PTO_API PTO_MUST_USE pto_status pto_worker_last_launch(const pto_worker *w,
+                                                       pto_launch_record *out_record);
 
 /* ---- per-task records ------------------------------------------------------------------ */
 
@@ -439,21 +450,21 @@ PTO_API pto_status pto_worker_last_launch_phases(const pto_worker *w,
  * "start_offset", "numel", "bin_offset", "bin_size", "truncated", "overwritten"}]}; a tensor's
  * bytes are its view's elements, row-major. A mixed task is one task (its first kernel's id).
  * Fails during a launch, or with a level outside 0-3 or no dir. */
-PTO_API pto_status pto_worker_set_dump_args(pto_worker *w, int level, const char *dir);
+PTO_API PTO_MUST_USE pto_status pto_worker_set_dump_args(pto_worker *w, int level, const char *dir);
 
 /* Turns per-task recording on or off from the next launch on (pto_run_config.record_tasks sets
  * it at open). Off, it costs a launch at most one predictable branch per task (taken by a task
  * that is ready when submitted); on, one clock read per such task, and building the records
  * after the launch, outside its spans. Fails during a launch. */
-PTO_API pto_status pto_worker_set_record_tasks(pto_worker *w, bool on);
+PTO_API PTO_MUST_USE pto_status pto_worker_set_record_tasks(pto_worker *w, bool on);
 
 /* The tasks of the worker's last launch that got past argument validation, in submission order
  * (task_id == index), when it was recorded. *out_tasks is owned by the worker and valid until the
  * next launch on it or its close. Fails with PTO_STATUS_NOT_FOUND when there is no launch or the
  * last one was not recorded. */
-PTO_API pto_status pto_worker_last_launch_tasks(const pto_worker *w,
-                                                const pto_task_record **out_tasks,
-                                                size_t *out_ntasks);
+PTO_API PTO_MUST_USE pto_status pto_worker_last_launch_tasks(const pto_worker *w,
+                                                             const pto_task_record **out_tasks,
+                                                             size_t *out_ntasks);
 
 #ifdef __cplusplus
 }

@@ -52,17 +52,19 @@ typedef struct pto_binding {
  * parameter and both fixes ("scalar parameter 'n' has no value: pass -D n=VALUE or -D n=runtime",
  * "tensor parameter 'x' has no shape: annotate it (tensor[64,128] f32) or pass --arg x=64x128"),
  * or naming a binding that matches no parameter or does not fit its dtype. */
-PTO_API pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
-                                       const pto_binding *scalars, int nscalars,
-                                       const pto_binding *samples, int nsamples,
-                                       pto_signature *out_sig);
+PTO_API PTO_MUST_USE pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
+                                                    const pto_binding *scalars, int nscalars,
+                                                    const pto_binding *samples, int nsamples,
+                                                    pto_signature *out_sig);
 /* The program with entry's bindings from sig written in: a specialized scalar's default becomes
  * its value (-D n=128 gives `%n: i32 = 128`, -D n=runtime `= runtime`), an unshaped tensor gets
  * its sample shape. What DIR/program.ptir holds, and what the reference interpreter runs. */
-PTO_API pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
-                                     const pto_signature *sig, pto_ir_program **out_program);
+PTO_API PTO_MUST_USE pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
+                                                  const pto_signature *sig,
+                                                  pto_ir_program **out_program);
 
-PTO_API pto_status pto_signature_copy(const pto_signature *src, pto_signature *out_sig);
+PTO_API PTO_MUST_USE pto_status pto_signature_copy(const pto_signature *src,
+                                                   pto_signature *out_sig);
 PTO_API void pto_signature_clear(pto_signature *sig);
 /* Index of the named parameter, or -1. */
 PTO_API int pto_signature_find(const pto_signature *sig, const char *name);
@@ -80,9 +82,10 @@ PTO_API int pto_signature_intern_sym(pto_signature *sig, const char *name);
  * count) and the kernel table (id, name and symbol of each kernel). The compiler writes it into
  * the orchestration object it builds; the loader recomputes it from a work dir's manifest and
  * refuses a manifest whose fingerprint differs from the compiled one (a hand edit). */
-PTO_API pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
-                                             const char *const *kernel_names,
-                                             const char *const *kernel_symbols, char out_hex[33]);
+PTO_API PTO_MUST_USE pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
+                                                          const char *const *kernel_names,
+                                                          const char *const *kernel_symbols,
+                                                          char out_hex[33]);
 
 #ifdef __cplusplus
 }

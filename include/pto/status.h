@@ -33,11 +33,11 @@ typedef struct pto_status_impl *pto_status;
 
 /* Makes a failed status; code must not be PTO_STATUS_OK. Never returns NULL: if the message
  * cannot be allocated, a static out-of-memory status is returned (pto_status_free ignores it). */
-PTO_API pto_status pto_status_make(pto_status_code code, const char *fmt, ...)
+PTO_API PTO_MUST_USE pto_status pto_status_make(pto_status_code code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-PTO_API pto_status pto_status_makev(pto_status_code code, const char *fmt, va_list ap);
+PTO_API PTO_MUST_USE pto_status pto_status_makev(pto_status_code code, const char *fmt, va_list ap);
 /* Prefixes the message of s with the formatted text (followed by ": "); returns s. */
-PTO_API pto_status pto_status_annotate(pto_status s, const char *fmt, ...)
+PTO_API PTO_MUST_USE pto_status pto_status_annotate(pto_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 PTO_API pto_status_code pto_status_code_of(pto_status s);

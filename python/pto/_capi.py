@@ -161,6 +161,7 @@ _decls = {
     "pto_status_code_of": (C.c_int, [c_p]),
     "pto_status_message": (C.c_char_p, [c_p]),
     "pto_status_free": (None, [c_p]),
+    "pto_free": (None, [c_p]),
     "pto_status_make": (c_p, [C.c_int, C.c_char_p]),
     # types
     "pto_host_tensor_init": (None, [P(HostTensor), c_p, C.c_int, C.c_int, P(i64)]),
@@ -260,18 +261,14 @@ for _name, (_res, _args) in _decls.items():
     _f.restype, _f.argtypes = _res, _args
     globals()[_name] = _f
 
-libc = C.CDLL(None)
-libc.free.argtypes, libc.free.restype = [c_p], None
-
-
 def take_string(ptr: int | None) -> str:
-    """A malloc'd C string as str, freed."""
+    """A C string the library allocated, as str; released with pto_free."""
     if not ptr:
         return ""
     try:
         return C.string_at(ptr).decode()
     finally:
-        libc.free(ptr)
+        pto_free(ptr)
 
 
 def _check_layout(init_name: str, struct: type) -> None:

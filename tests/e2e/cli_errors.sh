@@ -12,6 +12,18 @@ run_pto 2 run "$EX/add.ptir" --dim Q=3 && expect_out "--dim Q: the entry's param
 run_pto 2 run "$EX/add.ptir" --dim M=4 --in nope=zeros && expect_out "--in nope: @main has no parameter named 'nope'"
 run_pto 2 run "$EX/chain.ptir" --dim M=4 && expect_out "runtime scalar parameter 'alpha' (f32) has no value: pass --in alpha=VALUE"
 run_pto 2 run "$EX/chain.ptir" --dim M=4 --in alpha=abc && expect_out "--in alpha=abc: not a valid f32 value"
+# A scalar out of its dtype's range is refused by -D and --in alike (base/scalar.c), never wrapped
+# (--in s=300 for an i8 once ran with 44).
+sed 's/out %c: tensor\[M,128\] f32)/out %c: tensor[M,128] f32, %s: i8 = runtime)/' "$EX/add.ptir" >"$T/add_i8.ptir"
+run_pto 2 run "$T/add_i8.ptir" --dim M=4 --in s=300 &&
+  expect_out "--in s=300: out of range for i8: expected an integer from -128 to 127"
+run_pto 2 run "$T/add_i8.ptir" --dim M=4 --in s=-129 && expect_out "--in s=-129: out of range for i8"
+run_pto 2 run "$T/add_i8.ptir" --dim M=4 --in s=1.5 &&
+  expect_out "--in s=1.5: not a valid i8 value: expected an integer from -128 to 127 (decimal or 0x hex)"
+run_pto 2 run "$T/add_i8.ptir" --dim M=4 -D s=300 && expect_out "-D s=300: out of range for i8"
+run_pto 2 compile "$T/add_i8.ptir" -o "$T/add_i8_wd" -D s=0x80 && expect_out "-D s=0x80: out of range for i8"
+run_pto 0 run "$T/add_i8.ptir" --dim M=4 --in s=-128 --check && expect_out PASS
+run_pto 0 run "$T/add_i8.ptir" --dim M=4 --in s=0x7f --check && expect_out PASS
 run_pto 2 run "$EX/add.ptir" --dim M=4 --in a=random:x && expect_out "expected random or random:SEED"
 run_pto 2 run "$EX/add.ptir" --dim M=4 --out a="$T/a.npy" && expect_out "--out a: @main has no out or inout tensor parameter named 'a'"
 run_pto 2 run "$EX/add.ptir" --dim M=4 -O7 && expect_out "-O7: the optimization levels are"

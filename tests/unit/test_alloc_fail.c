@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "alloc_test.h"
 #include "pto/base.h"
 #include "pto/ir.h"
 #include "pto/loader.h"

@@ -706,7 +706,7 @@ static void test_cache_evicts_least_recently_used_under_max_size(void **state) {
   char *ka = key_of_variant(23), *kb = key_of_variant(24), *kc = key_of_variant(25);
   char da[4096];
   entry_dir(ka, da, sizeof da);
-  uint64_t one = pto__loader_tree_bytes(da);
+  uint64_t one = pto_file_tree_bytes(da);
   pto_program *b = compile_variant(24);
   time_t now = time(NULL);
   set_use_time(ka, now - 100); /* a is older... */

@@ -1,7 +1,11 @@
-/* base's file readers (pto/base.h): the stream reader keeps to its size limit. */
+/* base's file helpers (pto/base.h): the stream reader keeps to its size limit; trees are removed
+ * and summed without following a symlink, at any depth. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pto/base.h"
 #include "testutil.h"
@@ -55,10 +59,80 @@ static void test_file_read_stream_limit_in_mib(void **state) {
   free(big);
 }
 
+/* A chain of 100 directories (deeper than the 64 a walk holds open) with a 3-byte file at each
+ * level, and a symlink to a directory outside: the tree is summed and removed whole, and the
+ * symlink's target is left alone. */
+static void test_file_remove_tree_deep_without_following_links(void **state) {
+  char *top = tu_mkdtemp("tree");
+  assert_non_null(top);
+  char keep[512], path[8192];
+  snprintf(keep, sizeof keep, "%s-keep", top);
+  assert_int_equal(mkdir(keep, 0755), 0);
+  snprintf(path, sizeof path, "%s/kept.txt", keep);
+  assert_int_equal(tu_write_file(path, "kept"), 0);
+  snprintf(path, sizeof path, "%s/t", top);
+  int dfd = -1;
+  assert_int_equal(mkdir(path, 0755), 0);
+  assert_true((dfd = open(path, O_RDONLY | O_DIRECTORY)) >= 0);
+  for (int i = 0; i < 100; i++) {
+    int f = openat(dfd, "f", O_WRONLY | O_CREAT, 0644);
+    assert_true(f >= 0);
+    assert_int_equal(write(f, "abc", 3), 3);
+    close(f);
+    if (i == 50) assert_int_equal(symlinkat(keep, dfd, "outside"), 0);
+    assert_int_equal(mkdirat(dfd, "d", 0755), 0);
+    int next = openat(dfd, "d", O_RDONLY | O_DIRECTORY);
+    assert_true(next >= 0);
+    close(dfd);
+    dfd = next;
+  }
+  close(dfd);
+  /* The first 64 levels count (the walk's bound), and not the 4 bytes behind the symlink. */
+  assert_int_equal(pto_file_tree_bytes(path), 3 * 64);
+  pto_file_remove_tree(path);
+  struct stat st;
+  assert_int_equal(lstat(path, &st), -1);
+  snprintf(path, sizeof path, "%s/kept.txt", keep);
+  assert_int_equal(stat(path, &st), 0);
+  snprintf(path, sizeof path, "%s/file", top); /* a plain file is unlinked; a missing path is ok */
+  assert_int_equal(tu_write_file(path, "x"), 0);
+  pto_file_remove_tree(path);
+  assert_int_equal(lstat(path, &st), -1);
+  pto_file_remove_tree(path);
+  tu_rmtree(keep);
+  tu_rmtree(top);
+  free(top);
+}
+
+/* Results the library allocates are released with pto_free (the contract the headers name), and
+ * pto_free(NULL) is a no-op, as free's is. */
+static void test_results_are_released_with_pto_free(void **state) {
+  pto_text t = {0};
+  pto_text_printf(&t, "%d", 42);
+  char *text = pto_text_finish(&t);
+  assert_string_equal(text, "42");
+  pto_free(text);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  char *dir = tu_mkdtemp("free");
+  assert_non_null(dir);
+  char path[512];
+  snprintf(path, sizeof path, "%s/f", dir);
+  assert_int_equal(tu_write_file(path, "abc"), 0);
+  assert_pto_ok(pto_file_read(path, 0, &buf, &len));
+  assert_int_equal(len, 3);
+  pto_free(buf);
+  pto_free(NULL);
+  pto_file_remove_tree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_file_read_stream_keeps_to_its_limit),
       cmocka_unit_test(test_file_read_stream_limit_in_mib),
+      cmocka_unit_test(test_file_remove_tree_deep_without_following_links),
+      cmocka_unit_test(test_results_are_released_with_pto_free),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

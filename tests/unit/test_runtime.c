@@ -447,6 +447,13 @@ static void test_dispatch_validates_arguments_naming_the_parameter(void **state)
                          "pass 1, or recompile with -D act=runtime to pass it at launch");
   check_scale_ok(h);
 
+  scale_io_init(&io, 8); /* its slot would be 1, the fixed value: refused, not wrapped */
+  io.args[3] = pto_arg_scalar((pto_scalar){.dtype = PTO_DTYPE_I32, .i = INT64_C(0x100000001)});
+  assert_status_contains(pto_handle_call(h, io.args, 4),
+                         "parameter 'act': the value 4294967297: out of range for i32: expected "
+                         "an integer from -2147483648 to 2147483647");
+  check_scale_ok(h);
+
   scale_io_init(&io, 8);
   io.args[1] = pto_arg_host_readonly(&io.hy);
   assert_status_contains(pto_handle_call(h, io.args, 4),

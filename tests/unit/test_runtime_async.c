@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pto/ir.h"
+#include "pto/loader.h"
 #include "pto/runtime.h"
 #include "testutil.h"
 

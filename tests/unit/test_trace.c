@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_test.h"
 #include "bench_internal.h"
 #include "pto/bench.h"
 #include "testutil.h"
@@ -645,7 +646,7 @@ static void test_trace_out_of_memory_paths(void **state) {
   (void)state;
   int failures = 0;
   for (long n = 0; n < 100000; n++) {
-    pto__bench_fail_after(n);
+    pto_alloc_fail_at(n, 1);
     pto_bench_stats *st = NULL;
     pto_bench_tree *t = NULL;
     char *a = NULL, *b = NULL, *c = NULL;
@@ -654,7 +655,7 @@ static void test_trace_out_of_memory_paths(void **state) {
     if (!s) s = pto_bench_tree_render(t, PTO_BENCH_SPREAD_BOTH, -1, &a);
     if (!s) s = pto_bench_stats_render_summary(st, &b);
     if (!s) s = pto_bench_stats_to_json(st, &c);
-    pto__bench_fail_after(-1);
+    pto_alloc_fail_at(-1, 1);
     free(a), free(b), free(c);
     pto_bench_tree_destroy(t);
     pto_bench_stats_destroy(st);

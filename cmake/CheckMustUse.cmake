@@ -1,0 +1,31 @@
+# Every public function returning a pto_status carries PTO_MUST_USE (cmake -DHEADERS="a.h;b.h"
+# -P ...): run by CTest as `must_use`. A declaration starts at the line's start with PTO_API, so
+# "PTO_API pto_status name(" without PTO_MUST_USE between them is the form to refuse (and a
+# return type left alone on its line, which would hide a declaration from this scan).
+cmake_minimum_required(VERSION 3.25)
+set(errors "")
+set(nmarked 0)
+foreach(h IN LISTS HEADERS)
+  file(READ "${h}" text)
+  get_filename_component(name "${h}" NAME)
+  string(REGEX MATCHALL "\nPTO_API[ \t]+PTO_MUST_USE[ \t]+pto_status[ \t]+[A-Za-z0-9_]+" marked
+         "\n${text}")
+  list(LENGTH marked n)
+  math(EXPR nmarked "${nmarked} + ${n}")
+  string(REGEX MATCHALL "\nPTO_API[ \t]+pto_status[ \t]+[A-Za-z0-9_]+" bare "\n${text}")
+  foreach(m IN LISTS bare)
+    string(REGEX REPLACE ".*[ \t]" "" fn "${m}")
+    list(APPEND errors "${name}: ${fn} returns a pto_status without PTO_MUST_USE")
+  endforeach()
+  if("\n${text}" MATCHES "\nPTO_API[ \t]+(PTO_MUST_USE[ \t]+)?pto_status[ \t]*\n")
+    list(APPEND errors "${name}: a declaration split after its return type pto_status")
+  endif()
+endforeach()
+message(STATUS "${nmarked} public functions returning pto_status carry PTO_MUST_USE")
+if(nmarked EQUAL 0)
+  list(APPEND errors "no PTO_MUST_USE declaration found: the check is looking at the wrong files")
+endif()
+if(errors)
+  list(JOIN errors "\n" text)
+  message(FATAL_ERROR "${text}")
+endif()

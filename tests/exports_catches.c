@@ -1,0 +1,11 @@
+/* A library that exports test hooks, for CTest exported_symbols_catches: CheckExports.cmake must
+ * fail on it, as it would on a shipped library that leaked base's allocation-failure injection. */
+__attribute__((visibility("default"))) void pto_alloc_fail_at(long n, int sticky);
+__attribute__((visibility("default"))) long pto_alloc_count(void);
+
+void pto_alloc_fail_at(long n, int sticky) {
+  (void)n;
+  (void)sticky;
+}
+
+long pto_alloc_count(void) { return 0; }
