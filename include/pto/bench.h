@@ -296,7 +296,7 @@ PTO_API PTO_MUST_USE pto_status pto_swimlane_write_records(
  *                                "loop_iter", "tasks_processed"}, ...] per core, in time order]
  * (PyPTO's sched_overhead_analysis reads them); names_path's "level" is the level too. Level 4
  * (orchestrator phases) is refused: pto does not record them. */
-PTO_API pto_status pto_swimlane_write_records_level(const char *records_path,
+PTO_API PTO_MUST_USE pto_status pto_swimlane_write_records_level(const char *records_path,
                                                     const char *deps_path,
                                                     const char *names_path,
                                                     const pto_task_record *tasks, size_t ntasks,
@@ -310,7 +310,7 @@ PTO_API pto_status pto_swimlane_write_records_level(const char *records_path,
  * reads that one) beside it. The folder must exist. level 1-3 as above (3 needs the launch's
  * phases: pto_worker_set_record_phases); 0 is the most the launch has: 3 when it recorded its
  * phases, else 2. */
-PTO_API pto_status pto_swimlane_write_worker_records(pto_worker *w, const char *records_path,
+PTO_API PTO_MUST_USE pto_status pto_swimlane_write_worker_records(pto_worker *w, const char *records_path,
                                                      int level);
 
 /* A pto_dist_config.on_chip_call that records every call of every chip as pto run
@@ -319,7 +319,7 @@ PTO_API pto_status pto_swimlane_write_worker_records(pto_worker *w, const char *
  * DIR/rank_R/dispatch_N/ + FILE's name (pto_swimlane_write_worker_records at level 0: 3 where
  * the chips record their phases, pto_dist_config.record_phases; DIR is FILE's folder, the rank
  * and dispatch folders are made), where critical_path walks. */
-PTO_API pto_status pto_dist_swimlane_records_on_chip_call(void *ctx, pto_worker *chip, int rank,
+PTO_API PTO_MUST_USE pto_status pto_dist_swimlane_records_on_chip_call(void *ctx, pto_worker *chip, int rank,
                                                           int call);
 
 /* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose

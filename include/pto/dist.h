@@ -130,7 +130,7 @@ PTO_API PTO_MUST_USE pto_status pto_dist_worker_call(pto_dist_worker *w, const p
  * completion is done (inputs must not change, outputs are written by then). A program that is
  * not a host program, a worker that is not the root (MPI) or a closed worker fail the submit;
  * what a run checks later (arguments, device set) fails its completion. */
-PTO_API pto_status pto_dist_worker_submit(pto_dist_worker *w, const pto_program *p,
+PTO_API PTO_MUST_USE pto_status pto_dist_worker_submit(pto_dist_worker *w, const pto_program *p,
                                           const pto_arg *args, size_t nargs,
                                           pto_completion **out_completion);
 

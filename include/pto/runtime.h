@@ -422,13 +422,13 @@ typedef struct pto_sched_phase {
 /* Turns the recording of every core's scheduling phases on or off from the next launch on
  * (off at open). Off, it costs a launch one predictable branch per task taken or completed;
  * on, two clock reads and a record each. Fails during a launch. */
-PTO_API pto_status pto_worker_set_record_phases(pto_worker *w, bool on);
+PTO_API PTO_MUST_USE pto_status pto_worker_set_record_phases(pto_worker *w, bool on);
 
 /* The scheduling phases of the worker's last launch that got past argument validation, core by
  * core, each core's in time order. *out_phases is owned by the worker and valid until the next
  * launch on it or its close. Fails with PTO_STATUS_NOT_FOUND when there is no launch or the last
  * one did not record them. */
-PTO_API pto_status pto_worker_last_launch_phases(const pto_worker *w,
+PTO_API PTO_MUST_USE pto_status pto_worker_last_launch_phases(const pto_worker *w,
                                                  const pto_sched_phase **out_phases,
                                                  size_t *out_nphases);
 

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "alloc_test.h"
 #include "pto/base.h"
 #include "pto/bench.h"
 #include "test_runtime_common.h"
