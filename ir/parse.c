@@ -1,4 +1,5 @@
-/* The PTIR parser: a lexer and an LL(2) recursive-descent parser for the grammar of PTIR.md.
+/* The PTIR parser: a lexer and an LL(2) recursive-descent parser for the grammar of
+ * docs/language.md.
  *
  * It handles syntax only: every node is created and type-checked by the builder, so parsed and
  * C-built programs are the same IR. Two passes over the token array let functions call each other

@@ -498,8 +498,8 @@ PTO_API pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
 PTO_API char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t);
 PTO_API char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
 
-/* Every static rule of PTIR.md. Messages: "file:line:col: what is wrong". The builder already
- * checks types as statements are added; this adds the whole-function rules and re-checks
+/* Every static rule of docs/language.md. Messages: "file:line:col: what is wrong". The builder
+ * already checks types as statements are added; this adds the whole-function rules and re-checks
  * programs assembled through the C API. */
 PTO_API pto_status pto_ir_verify(const pto_ir_program *p);
 
@@ -583,11 +583,11 @@ PTO_API pto_status pto_ir_interp_run(const pto_ir_program *p, const pto_ir_func 
  * finished, with the first failure (its message names the call, device= and the rank).
  *
  * dist.alloc_window allocates nranks zeroed copies; dist.window(%w) passed to device=d is copy d.
- * Kernel-side dist.* ops run with PTIR.md's semantics; the collectives are computed directly
- * at a rendezvous of all ranks on the signal window and leave it untouched (zero). A dist.wait,
- * barrier or collective that is not satisfied within wait_timeout_ms fails naming the rank, the
- * window, the offsets, and the expected and current value (or the ranks that did not arrive);
- * after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
+ * Kernel-side dist.* ops run with docs/language.md's semantics; the collectives are computed
+ * directly at a rendezvous of all ranks on the signal window and leave it untouched (zero). A
+ * dist.wait, barrier or collective that is not satisfied within wait_timeout_ms fails naming the
+ * rank, the window, the offsets, and the expected and current value (or the ranks that did not
+ * arrive); after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
  * environment's PTO_DIST_TIMEOUT_MS, else PTO_IR_INTERP_DIST_TIMEOUT_MS. */
 PTO_API pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *func,
                                   pto_ir_interp_arg *args, int nargs, int nranks,
