@@ -470,6 +470,27 @@ struct pto_ir_func {
   int nvalues; /* values defined in this function; ids are 0..nvalues-1 */
 };
 
+/* A '#' comment of a parsed source, kept for pto_ir_format. */
+typedef struct pto_ir_comment {
+  int line;         /* 1-based line of the '#' */
+  const char *text; /* from '#' to the end of its line, trailing blanks dropped */
+  size_t len;       /* its bytes in the source: more than strlen(text) if it holds a NUL */
+  int eol;          /* code precedes it on its line */
+  int blank_before; /* a full-line comment with a blank line above it */
+} pto_ir_comment;
+
+/* What the parser keeps of the source that the IR does not hold, so pto_ir_format can put the
+ * comments back: the comments in source order, the lines of 'program' and 'dynamic', the line of
+ * every '}' in source order (a comment above a '}' stays inside that block). Zero for C-built programs. */
+typedef struct pto_ir_source_notes {
+  const pto_ir_comment *comments;
+  int ncomments;
+  int program_line;
+  int dynamic_line; /* of the last 'dynamic' symbol; 0 when none */
+  const int *close_lines;
+  int nclose;
+} pto_ir_source_notes;
+
 struct pto_ir_program {
   const char *name;
   const char *file; /* source path for messages; "<builder>" for the C API */
@@ -481,6 +502,7 @@ struct pto_ir_program {
   /* Unique in the process and never reused (set at creation): what a cache outside the program
    * keys on, e.g. pto_compile's memo of pto_ir_program_hash. */
   uint64_t serial;
+  pto_ir_source_notes notes; /* set by the parser only; never copied, hashed or compiled */
 };
 
 /* ---- reading, printing, checking ------------------------------------------------------- */
@@ -494,6 +516,13 @@ PTO_API void pto_ir_program_destroy(pto_ir_program *p);
 /* Canonical text. print(parse(print(p))) == print(p) byte for byte. *out_text is malloc'd. */
 PTO_API pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
 PTO_API pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
+/* pto_ir_print's text with the parsed source's comments put back (what `pto fmt` writes):
+ * full-line comments before the statement, function or '}' they preceded, at its indentation
+ * (a blank line above a comment is kept), end-of-line comments after their line's statement or
+ * header; a comment the printer has no place for (inside a multi-line expression or header) goes
+ * before the next statement. Every comment is printed once, in source order, and
+ * format(parse(format(p))) == format(p). Without notes it is pto_ir_print. */
+PTO_API pto_status pto_ir_format(const pto_ir_program *p, char **out_text);
 /* The text of one type / expression (malloc'd), for messages. */
 PTO_API char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t);
 PTO_API char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
