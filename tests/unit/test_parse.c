@@ -453,6 +453,15 @@ static void test_format_puts_comments_back(void **state) {
   assert_null(strchr(out, '#'));
   free(out);
   pto_ir_program_destroy(p);
+  /* Without comments the two are the same text. */
+  p = parse_ok("program c\nkernel @k() {\n  if true {\n  } else {\n  }\n}\n");
+  char *fmt = NULL;
+  assert_pto_ok(pto_ir_format(p, &fmt));
+  assert_pto_ok(pto_ir_print(p, &out));
+  assert_string_equal(fmt, out);
+  free(fmt);
+  free(out);
+  pto_ir_program_destroy(p);
 }
 
 int main(void) {
