@@ -66,7 +66,7 @@ typedef struct tok {
 } tok;
 
 typedef struct src_comment {
-  int line, eol, blank_before;
+  int line, eol, blank_before, blank_after;
   const char *s;
   size_t n;
 } src_comment;
@@ -149,6 +149,10 @@ static int lex(parser *p) {
   while (s < end) {
     char c = *s;
     if (c == '\n') {
+      /* A blank line ends here: the full-line comment just above it has a blank after it. */
+      if (!line_used && p->ncmts && p->cmts[p->ncmts - 1].line == line - 1 &&
+          !p->cmts[p->ncmts - 1].eol)
+        p->cmts[p->ncmts - 1].blank_after = 1;
       line++;
       line_start = ++s;
       prev_blank = !line_used;
@@ -168,7 +172,7 @@ static int lex(parser *p) {
       size_t n = (size_t)(s - st);
       while (n > 1 && (st[n - 1] == ' ' || st[n - 1] == '\t' || st[n - 1] == '\r'))
         n--;
-      if (note_comment(p, (src_comment){line, eol, !eol && line > 1 && prev_blank, st, n}))
+      if (note_comment(p, (src_comment){line, eol, !eol && line > 1 && prev_blank, 0, st, n}))
         return -1;
       continue;
     }
@@ -1362,7 +1366,7 @@ static int keep_notes(parser *p, pto_ir_program *prog) {
   for (int i = 0; i < p->ncmts; i++) {
     const src_comment *c = &p->cmts[i];
     cs[i] = (pto_ir_comment){c->line, pto_arena_strndup(prog->arena, c->s, c->n), c->n, c->eol,
-                             c->blank_before};
+                             c->blank_before, c->blank_after};
     if (!cs[i].text) return -1;
   }
   if (p->ncloses && !(closes = pto_arena_alloc(prog->arena, sizeof *closes * (size_t)p->ncloses)))

@@ -294,17 +294,23 @@ typedef struct comments {
 
 static void print_comment(pto_text *out, const pto_ir_comment *c) { pto_text_puts(out, c->text); }
 
-/* Full-line comments of lines before `line`, at depth (a blank line above one is kept, except
- * where the output starts a block or already has one). */
+/* Full-line comments of lines before `line`, at depth. A blank line above one is kept, except
+ * where the output starts a block or already has one, and so is one below the last (a header
+ * comment set off from 'program'), except at the end of the file. */
 static void comments_before(pto_text *out, comments *c, int line, int depth) {
   if (!c) return;
+  const pto_ir_comment *k = NULL;
   for (; c->next < c->n->ncomments && c->n->comments[c->next].line < line; c->next++) {
-    const pto_ir_comment *k = &c->n->comments[c->next];
+    k = &c->n->comments[c->next];
     if (k->blank_before && !c->fresh) pto_text_puts(out, "\n");
     indent(out, depth);
     print_comment(out, k);
     pto_text_puts(out, "\n");
     c->fresh = 0;
+  }
+  if (k && k->blank_after && line != INT_MAX) {
+    pto_text_puts(out, "\n");
+    c->fresh = 1;
   }
 }
 

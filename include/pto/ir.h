@@ -477,11 +477,13 @@ typedef struct pto_ir_comment {
   size_t len;       /* its bytes in the source: more than strlen(text) if it holds a NUL */
   int eol;          /* code precedes it on its line */
   int blank_before; /* a full-line comment with a blank line above it */
+  int blank_after;  /* a full-line comment with a blank line below it */
 } pto_ir_comment;
 
 /* What the parser keeps of the source that the IR does not hold, so pto_ir_format can put the
  * comments back: the comments in source order, the lines of 'program' and 'dynamic', the line of
- * every '}' in source order (a comment above a '}' stays inside that block). Zero for C-built programs. */
+ * every '}' in source order (a comment above a '}' stays inside that block). Zero for C-built
+ * programs. */
 typedef struct pto_ir_source_notes {
   const pto_ir_comment *comments;
   int ncomments;
@@ -518,9 +520,9 @@ PTO_API pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
 PTO_API pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
 /* pto_ir_print's text with the parsed source's comments put back (what `pto fmt` writes):
  * full-line comments before the statement, function or '}' they preceded, at its indentation
- * (a blank line above a comment is kept), end-of-line comments after their line's statement or
- * header; a comment the printer has no place for (inside a multi-line expression or header) goes
- * before the next statement. Every comment is printed once, in source order, and
+ * (a blank line above or below a group is kept), end-of-line comments after their line's
+ * statement or header; a comment the printer has no place for (inside a multi-line expression or
+ * header) goes before the next statement. Every comment is printed once, in source order, and
  * format(parse(format(p))) == format(p). Without notes it is pto_ir_print. */
 PTO_API pto_status pto_ir_format(const pto_ir_program *p, char **out_text);
 /* The text of one type / expression (malloc'd), for messages. */

@@ -453,6 +453,13 @@ static void test_format_puts_comments_back(void **state) {
   assert_null(strchr(out, '#'));
   free(out);
   pto_ir_program_destroy(p);
+  /* A header set off from 'program' by a blank line stays set off; none is added at the end. */
+  p = parse_ok("# header\n\nprogram c\nkernel @k() {\n  # last\n\n}\n# end\n\n\n");
+  assert_true(p->notes.comments[0].blank_after);
+  assert_pto_ok(pto_ir_format(p, &out));
+  assert_string_equal(out, "# header\n\nprogram c\n\nkernel @k() {\n  # last\n\n}\n# end\n");
+  free(out);
+  pto_ir_program_destroy(p);
   /* Without comments the two are the same text. */
   p = parse_ok("program c\nkernel @k() {\n  if true {\n  } else {\n  }\n}\n");
   char *fmt = NULL;
