@@ -51,8 +51,8 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
 pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,
                           const char *const *callees, int ncallees, char **out_text);
 
-/* Outlines every incore scope of p into a kernel (PTIR.md "Functions and parameters"). Sets
- * *out_program to a new program, or to NULL when p has no incore scope (use p as it is). */
+/* Outlines every incore scope of p into a kernel (docs/language.md "Functions and parameters").
+ * Sets *out_program to a new program, or to NULL when p has no incore scope (use p as it is). */
 pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_program);
 
 pto_status pto__compiler_write_file(const char *path, const char *text);

@@ -1,4 +1,4 @@
-/* The second set's elementwise functions (PTIR.md, "Ops (second set: what real models need)")
+/* The second set's elementwise functions (docs/language.md, "Ops (second set)")
  * on compute values: what pto__lower_binop hands over for the lw_bin values past the first set's.
  * Each is the interpreter's definition (ir/interp.c, elem_binary) in straight-line IR on scalars
  * or vectors, so the fused loops that call it vectorize as the first set's do. */

@@ -1,4 +1,4 @@
-/* Outlining incore scopes (PTIR.md "Functions and parameters").
+/* Outlining incore scopes (docs/language.md "Functions and parameters").
  *
  * Each `incore ["name"] { ... }` of an orch becomes a kernel whose parameters are the tensors
  * and scalars the scope uses from outside, in order of first use: a tensor only stored to is

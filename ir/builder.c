@@ -2245,8 +2245,8 @@ static pto_status arg_int_scalar(opctx *c, int i, const char *what) {
   return finish_scalar(c->b, a->expr, w);
 }
 
-/* Static indices are checked here (PTIR.md: static ones are verifier errors): an index tile made
- * by tile.full of a constant must lie in [0, bound) when bound >= 0. */
+/* Static indices are checked here (docs/language.md: static ones are verifier errors): an index
+ * tile made by tile.full of a constant must lie in [0, bound) when bound >= 0. */
 static pto_status static_indices(opctx *c, int i, const pto_ir_value *idx, int64_t bound,
                                  const char *what) {
   const pto_ir_stmt *d = idx->def;

@@ -16,7 +16,7 @@
  * - A tile carries its valid region at run time: the region of its IR type when the type has one,
  *   else the valid= of its load, else the operand's region for ops that map elements one to one,
  *   else the whole tile. Only loads (what is filled) and stores (what is written) look at it;
- *   every op computes every element, pad included, as PTIR.md says reductions must.
+ *   every op computes every element, pad included, as docs/language.md says reductions must.
  *
  * Numerics (chosen so compiled code can match bit for bit)
  * - f32 arithmetic in float, f64 in double, f16/bf16 computed in float and rounded to nearest
@@ -701,8 +701,9 @@ static pto_status tile_set_valid(frame *fr, const pto_ir_stmt *s, itile *t, int6
   return PTO_OK;
 }
 
-/* The interpreter derives every result's dtype and shape from the operands, as PTIR.md defines
- * them; the builder did too. A disagreement is a bug in one of them, reported rather than run. */
+/* The interpreter derives every result's dtype and shape from the operands, as docs/language.md
+ * defines them; the builder did too. A disagreement is a bug in one of them, reported rather
+ * than run. */
 static pto_status check_result_type(frame *fr, const pto_ir_stmt *s, const itile *t) {
   const pto_ir_type *ty = result_tile_type(s);
   if (!ty) return PTO_OK;
@@ -1917,7 +1918,7 @@ static pto_status op_tensor_select(frame *fr, const pto_ir_stmt *s, rv *out) {
  * rendezvous keyed by its signal window; the last to arrive computes the result into every
  * rank's copy (the others are blocked in the same collective, so nobody else touches the window)
  * and releases them. They never write the signal window, which is therefore left as it was: zero
- * between collectives, as PTIR.md requires. */
+ * between collectives, as docs/language.md requires. */
 
 typedef struct ijob ijob;
 

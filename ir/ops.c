@@ -1,7 +1,8 @@
-/* The op registry: one row per op of PTIR.md's op tables (first and second set), with its class and scalar
- * function, on which the builder, interpreter, verifier and lowering dispatch. Adding an op of an
- * existing class is a row here (and its opcode) plus, for a new scalar function, its semantics in
- * the interpreter (ir/interp.c) and the lowering (compiler/lower_kernel.c); never the grammar. */
+/* The op registry: one row per op of docs/language.md's op tables (first and second set), with its
+ * class and scalar function, on which the builder, interpreter, verifier and lowering dispatch.
+ * Adding an op of an existing class is a row here (and its opcode) plus, for a new scalar function,
+ * its semantics in the interpreter (ir/interp.c) and the lowering (compiler/lower_kernel.c);
+ * never the grammar. */
 #include <string.h>
 
 #include "pto/ir.h"

@@ -1,4 +1,5 @@
-/* The PTIR parser: a lexer and an LL(2) recursive-descent parser for the grammar of PTIR.md.
+/* The PTIR parser: a lexer and an LL(2) recursive-descent parser for the grammar of
+ * docs/language.md.
  *
  * It handles syntax only: every node is created and type-checked by the builder, so parsed and
  * C-built programs are the same IR. Two passes over the token array let functions call each other
@@ -64,6 +65,12 @@ typedef struct tok {
   int has_bad;
 } tok;
 
+typedef struct src_comment {
+  int line, eol, blank_before, blank_after;
+  const char *s;
+  size_t n;
+} src_comment;
+
 typedef struct parser {
   const char *src;
   size_t len;
@@ -74,6 +81,13 @@ typedef struct parser {
   char *scratch; /* unescaped strings, names */
   size_t scratch_cap;
   int depth;
+  /* What pto_ir_format needs beyond the IR (pto_ir_source_notes), copied into the program at the
+   * end. Comment texts point into src until then. */
+  src_comment *cmts;
+  int ncmts, cmtcap;
+  int *closes;
+  int ncloses, closecap;
+  int program_line, dynamic_line;
 } parser;
 
 /* ---- lexer ---------------------------------------------------------------------------- */
@@ -94,6 +108,30 @@ static tok *push_tok(parser *p, tok_kind k, const char *s, size_t n, pto_loc loc
   return t;
 }
 
+static int note_comment(parser *p, src_comment c) {
+  if (p->ncmts == p->cmtcap) {
+    int nc = p->cmtcap ? p->cmtcap * 2 : 32;
+    src_comment *nv = pto_realloc(p->cmts, sizeof *nv * (size_t)nc);
+    if (!nv) return -1;
+    p->cmts = nv;
+    p->cmtcap = nc;
+  }
+  p->cmts[p->ncmts++] = c;
+  return 0;
+}
+
+static int note_close(parser *p, int line) {
+  if (p->ncloses == p->closecap) {
+    int nc = p->closecap ? p->closecap * 2 : 32;
+    int *nv = pto_realloc(p->closes, sizeof *nv * (size_t)nc);
+    if (!nv) return -1;
+    p->closes = nv;
+    p->closecap = nc;
+  }
+  p->closes[p->ncloses++] = line;
+  return 0;
+}
+
 /* Lexes the whole source. A lexical error ends the array with a T_ERROR token, so the parser
  * reports it when it gets there and errors come out in text order. Returns -1 when out of
  * memory. */
@@ -101,20 +139,35 @@ static int lex(parser *p) {
   const char *s = p->src, *end = p->src + p->len;
   int line = 1;
   const char *line_start = s;
+  int line_used = 0, prev_blank = 0; /* for comments: code or a comment on this / the last line */
   while (s < end) {
     char c = *s;
     if (c == '\n') {
+      /* A blank line ends here: the full-line comment just above it has a blank after it. */
+      if (!line_used && p->ncmts && p->cmts[p->ncmts - 1].line == line - 1 &&
+          !p->cmts[p->ncmts - 1].eol)
+        p->cmts[p->ncmts - 1].blank_after = 1;
       line++;
       line_start = ++s;
+      prev_blank = !line_used;
+      line_used = 0;
       continue;
     }
     if (c == ' ' || c == '\t' || c == '\r') {
       s++;
       continue;
     }
+    int eol = line_used;
+    line_used = 1;
     if (c == '#') {
+      const char *st = s;
       while (s < end && *s != '\n')
         s++;
+      size_t n = (size_t)(s - st);
+      while (n > 1 && (st[n - 1] == ' ' || st[n - 1] == '\t' || st[n - 1] == '\r'))
+        n--;
+      if (note_comment(p, (src_comment){line, eol, !eol && line > 1 && prev_blank, 0, st, n}))
+        return -1;
       continue;
     }
     pto_loc loc = {line, (int)(s - line_start) + 1};
@@ -293,6 +346,7 @@ static int lex(parser *p) {
       }
       s += n;
       t = push_tok(p, k, st, n, loc);
+      if (k == T_RBRACE && note_close(p, line)) return -1;
     }
     if (!t) return -1;
   }
@@ -1214,7 +1268,7 @@ static pto_status program(parser *p, body_ref **bodies, int *nbodies) {
   pto_ir_builder *b = p->b;
   if (!is_word(peek(p), "program"))
     return expected(p, "'program' (a file starts with: program NAME)");
-  next(p);
+  p->program_line = next(p)->loc.line;
   tok *nt = peek(p);
   if (nt->kind != T_WORD) return expected(p, "the program name");
   next(p);
@@ -1234,6 +1288,7 @@ static pto_status program(parser *p, body_ref **bodies, int *nbodies) {
         if (!name) return oom(p);
         pto_ir_builder_set_loc(b, st->loc);
         TRY(pto_ir_builder_dynamic(b, name, NULL));
+        p->dynamic_line = st->loc.line;
         if (peek(p)->kind != T_COMMA) break;
         next(p);
       }
@@ -1258,6 +1313,27 @@ static pto_status program(parser *p, body_ref **bodies, int *nbodies) {
     }
     return expected(p, "'dynamic', 'kernel', 'orch' or 'host'");
   }
+}
+
+/* Copies the comments and '}' lines into the program's arena. Returns -1 when out of memory. */
+static int keep_notes(parser *p, pto_ir_program *prog) {
+  pto_ir_source_notes *n = &prog->notes;
+  n->program_line = p->program_line;
+  pto_ir_comment *cs = NULL;
+  int *closes = NULL;
+  if (p->ncmts && !(cs = pto_arena_alloc(prog->arena, sizeof *cs * (size_t)p->ncmts))) return -1;
+  for (int i = 0; i < p->ncmts; i++) {
+    const src_comment *c = &p->cmts[i];
+    cs[i] = (pto_ir_comment){c->line, pto_arena_strndup(prog->arena, c->s, c->n), c->n, c->eol,
+                             c->blank_before, c->blank_after};
+    if (!cs[i].text) return -1;
+  }
+  if (p->ncloses && !(closes = pto_arena_alloc(prog->arena, sizeof *closes * (size_t)p->ncloses)))
+    return -1;
+  if (p->ncloses) memcpy(closes, p->closes, sizeof *closes * (size_t)p->ncloses);
+  *n = (pto_ir_source_notes){cs, p->ncmts, p->program_line, p->dynamic_line,
+                              closes, p->ncloses};
+  return 0;
 }
 
 pto_status pto_ir_parse_string(const char *src, size_t len, const char *filename,
@@ -1286,7 +1362,14 @@ pto_status pto_ir_parse_string(const char *src, size_t len, const char *filename
     }
   }
   if (!s) s = pto_ir_builder_finish(p.b, out_program);
+  if (!s && keep_notes(&p, *out_program)) {
+    pto_ir_program_destroy(*out_program);
+    *out_program = NULL;
+    s = oom(&p);
+  }
 done:
+  free(p.cmts);
+  free(p.closes);
   free(bodies);
   free(p.toks);
   free(p.scratch);

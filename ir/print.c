@@ -3,6 +3,7 @@
  * `dynamic` line), minimal parentheses by precedence, floats in the shortest text that reads back
  * exactly. A result type is printed only where the parser would otherwise deduce another one: a
  * literal-only expression whose dtype came from a declared type. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,7 +288,67 @@ static void print_arg(pto_text *out, const pto_ir_program *p, const pto_ir_arg *
   }
 }
 
-static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_block *blk, int depth);
+/* pto_ir_format's walk over the source notes: comments are printed in source order as the
+ * printer passes their lines, and each printed '}' takes the next '}' line of the source. NULL
+ * (pto_ir_print) prints none. */
+typedef struct comments {
+  const pto_ir_source_notes *n;
+  int next;      /* the first comment not yet printed */
+  int next_close;
+  int fresh;     /* at the start of the file or of a block, or after a blank line */
+} comments;
+
+static void print_comment(pto_text *out, const pto_ir_comment *c) { pto_text_puts(out, c->text); }
+
+/* Full-line comments of lines before `line`, at depth. A blank line above one is kept, except
+ * where the output starts a block or already has one, and so is one below the last (a header
+ * comment set off from 'program'), except at the end of the file. */
+static void comments_before(pto_text *out, comments *c, int line, int depth) {
+  if (!c) return;
+  const pto_ir_comment *k = NULL;
+  for (; c->next < c->n->ncomments && c->n->comments[c->next].line < line; c->next++) {
+    k = &c->n->comments[c->next];
+    if (k->blank_before && !c->fresh) pto_text_puts(out, "\n");
+    indent(out, depth);
+    print_comment(out, k);
+    pto_text_puts(out, "\n");
+    c->fresh = 0;
+  }
+  if (k && k->blank_after && line != INT_MAX) {
+    pto_text_puts(out, "\n");
+    c->fresh = 1;
+  }
+}
+
+/* The end-of-line comment of `line` (and any earlier one still pending), after the code. */
+static void comments_eol(pto_text *out, comments *c, int line) {
+  if (!c) return;
+  for (; c->next < c->n->ncomments && c->n->comments[c->next].line <= line; c->next++) {
+    pto_text_puts(out, "  ");
+    print_comment(out, &c->n->comments[c->next]);
+  }
+}
+
+/* Ends a header line ("... {"): its comment, the newline; the block starts. */
+static void open_block(pto_text *out, comments *c, int line) {
+  comments_eol(out, c, line);
+  pto_text_puts(out, "\n");
+  if (c) c->fresh = 1;
+}
+
+/* The '}' of a block at depth: the comments above it stay inside. Returns its source line (0
+ * when unknown: then the comments wait for what follows). */
+static int close_block(pto_text *out, comments *c, int depth) {
+  int line = 0;
+  if (c && c->next_close < c->n->nclose) line = c->n->close_lines[c->next_close++];
+  comments_before(out, c, line, depth + 1);
+  indent(out, depth);
+  pto_text_puts(out, "}");
+  return line;
+}
+
+static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_block *blk, int depth,
+                        comments *c);
 
 static void print_exprs(pto_text *out, const pto_ir_program *p, pto_ir_expr *const *es, int n) {
   for (int i = 0; i < n; i++) {
@@ -310,8 +371,11 @@ static int yields_flexible(const pto_ir_block *blk) {
   return 0;
 }
 
-static void print_stmt(pto_text *out, const pto_ir_program *p, const pto_ir_stmt *s, int depth) {
+static void print_stmt(pto_text *out, const pto_ir_program *p, const pto_ir_stmt *s, int depth,
+                       comments *c) {
+  comments_before(out, c, s->loc.line, depth);
   indent(out, depth);
+  int line = s->loc.line; /* of the line the statement's text ends on */
   switch (s->kind) {
   case PTO_STMT_ASSIGN:
     print_results(out, p, s, s->nresults == 1 && needs_type(s->expr, s->results[0]->type));
@@ -361,10 +425,10 @@ static void print_stmt(pto_text *out, const pto_ir_program *p, const pto_ir_stmt
       }
       pto_text_puts(out, ")");
     }
-    pto_text_puts(out, " {\n");
-    print_block(out, p, &s->loop.body, depth + 1);
-    indent(out, depth);
-    pto_text_puts(out, "}");
+    pto_text_puts(out, " {");
+    open_block(out, c, s->loc.line);
+    print_block(out, p, &s->loop.body, depth + 1, c);
+    line = close_block(out, c, depth);
     break;
   case PTO_STMT_IF:
     print_results(out, p, s,
@@ -372,15 +436,16 @@ static void print_stmt(pto_text *out, const pto_ir_program *p, const pto_ir_stmt
                                       yields_flexible(&s->branch.else_body)));
     pto_text_puts(out, "if ");
     pto__ir_print_expr(out, p, s->branch.cond);
-    pto_text_puts(out, " {\n");
-    print_block(out, p, &s->branch.then_body, depth + 1);
-    indent(out, depth);
-    pto_text_puts(out, "}");
+    pto_text_puts(out, " {");
+    open_block(out, c, s->loc.line);
+    print_block(out, p, &s->branch.then_body, depth + 1, c);
+    line = close_block(out, c, depth);
     if (s->branch.has_else) {
-      pto_text_puts(out, " else {\n");
-      print_block(out, p, &s->branch.else_body, depth + 1);
-      indent(out, depth);
-      pto_text_puts(out, "}");
+      /* A comment between '}' and 'else' opens the else block. */
+      pto_text_puts(out, " else {");
+      open_block(out, c, line);
+      print_block(out, p, &s->branch.else_body, depth + 1, c);
+      line = close_block(out, c, depth);
     }
     break;
   case PTO_STMT_INCORE:
@@ -389,10 +454,10 @@ static void print_stmt(pto_text *out, const pto_ir_program *p, const pto_ir_stmt
       print_string(out, s->incore.name);
       pto_text_puts(out, " ");
     }
-    pto_text_puts(out, "{\n");
-    print_block(out, p, &s->incore.body, depth + 1);
-    indent(out, depth);
-    pto_text_puts(out, "}");
+    pto_text_puts(out, "{");
+    open_block(out, c, s->loc.line);
+    print_block(out, p, &s->incore.body, depth + 1, c);
+    line = close_block(out, c, depth);
     break;
   case PTO_STMT_YIELD:
   case PTO_STMT_RETURN:
@@ -401,19 +466,23 @@ static void print_stmt(pto_text *out, const pto_ir_program *p, const pto_ir_stmt
     print_exprs(out, p, s->ret.vals, s->ret.n);
     break;
   }
+  comments_eol(out, c, line);
   pto_text_puts(out, "\n");
+  if (c) c->fresh = 0;
 }
 
-static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_block *blk,
-                        int depth) {
+static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_block *blk, int depth,
+                        comments *c) {
   for (int i = 0; i < blk->n; i++)
-    print_stmt(out, p, blk->stmts[i], depth);
+    print_stmt(out, p, blk->stmts[i], depth, c);
 }
 
 static const char *const k_func_kinds[] = {"kernel", "orch", "host"};
 static const char *const k_dirs[] = {"in", "out", "inout"};
 
-static void print_func(pto_text *out, const pto_ir_program *p, const pto_ir_func *f) {
+static void print_func(pto_text *out, const pto_ir_program *p, const pto_ir_func *f,
+                       comments *c) {
+  comments_before(out, c, f->loc.line, 0);
   pto_text_printf(out, "%s @%s(", k_func_kinds[f->kind], f->name);
   for (int i = 0; i < f->nparams; i++) {
     const pto_ir_param *pa = &f->params[i];
@@ -436,35 +505,56 @@ static void print_func(pto_text *out, const pto_ir_program *p, const pto_ir_func
     }
     pto_text_puts(out, ")");
   }
-  pto_text_puts(out, " {\n");
-  print_block(out, p, &f->body, 1);
-  pto_text_puts(out, "}\n");
+  pto_text_puts(out, " {");
+  open_block(out, c, f->loc.line);
+  print_block(out, p, &f->body, 1, c);
+  comments_eol(out, c, close_block(out, c, 0));
+  pto_text_puts(out, "\n");
+  if (c) c->fresh = 0;
 }
 
-static void print_program(pto_text *out, const pto_ir_program *p) {
-  pto_text_printf(out, "program %s\n", p->name ? p->name : "unnamed");
+static void print_program(pto_text *out, const pto_ir_program *p, comments *c) {
+  comments_before(out, c, p->notes.program_line, 0);
+  pto_text_printf(out, "program %s", p->name ? p->name : "unnamed");
+  comments_eol(out, c, p->notes.program_line);
+  pto_text_puts(out, "\n");
+  if (c) c->fresh = 0;
   if (p->nsyms > 0) {
+    comments_before(out, c, p->notes.dynamic_line, 0);
     pto_text_puts(out, "dynamic ");
     for (int i = 0; i < p->nsyms; i++)
       pto_text_printf(out, "%s%s", i ? ", " : "", p->syms[i]);
+    comments_eol(out, c, p->notes.dynamic_line);
     pto_text_puts(out, "\n");
   }
   for (int i = 0; i < p->nfuncs; i++) {
     pto_text_puts(out, "\n");
-    print_func(out, p, p->funcs[i]);
+    if (c) c->fresh = 1;
+    print_func(out, p, p->funcs[i], c);
   }
+  /* What follows the last function (or every comment, if the printer passed none). */
+  comments_before(out, c, INT_MAX, 0);
 }
 
-pto_status pto_ir_print(const pto_ir_program *p, char **out_text) {
+static pto_status print_text(const pto_ir_program *p, comments *c, char **out_text) {
   *out_text = NULL;
   pto_text b = {0};
-  print_program(&b, p);
+  print_program(&b, p, c);
   if (b.failed) {
     pto_text_free(&b);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory printing the program");
   }
   *out_text = pto_text_finish(&b);
   return PTO_OK;
+}
+
+pto_status pto_ir_print(const pto_ir_program *p, char **out_text) {
+  return print_text(p, NULL, out_text);
+}
+
+pto_status pto_ir_format(const pto_ir_program *p, char **out_text) {
+  comments c = {&p->notes, 0, 0, 1};
+  return print_text(p, &c, out_text);
 }
 
 pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f) {

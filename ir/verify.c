@@ -1,4 +1,4 @@
-/* The verifier: every static rule of PTIR.md.
+/* The verifier: every static rule of docs/language.md.
  *
  * Per-statement rules (types, shapes, spaces, SSA visibility, where an op may appear, call
  * arguments, yields and returns, literal fit, division by a constant zero) live in the builder,
@@ -203,7 +203,7 @@ static void last_use_map_free(last_use_map *m) {
 
 /* Whether an elementwise-shaped op writes its result into a tile operand in place: an operand
  * of the same space and size, made earlier in this block (so not live across loop iterations)
- * and not used after this statement. This is PTIR.md's "in-place reuse shares a buffer".
+ * and not used after this statement. This is docs/language.md's "in-place reuse shares a buffer".
  * def_at: index in blk of each statement that defines a value of this block (via the map of
  * statement pointers), uses: the block's last uses. */
 static int reuses_operand(const pto_ir_block *blk, int i, const pto_ir_type *rt,

@@ -1,4 +1,5 @@
-/* The binary cache (ARCHITECTURE.md "Binary cache"; layout and environment in pto/cache.h).
+/* The binary cache (README.md, "Work dirs and the binary cache"; layout and environment in
+ * pto/cache.h).
  *
  * Two levels. The in-process map answers a request whose key it has seen with the very program
  * object it returned before (retained), without touching disk: a request fingerprint (the

@@ -513,9 +513,9 @@ static int32_t reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int 
 }
 
 /* mode=ring: a pipelined chain around the ring that keeps rank order, so every mode gives the
- * same bits (PTIR.md: mode chooses the algorithm, never the result). The window is cut into K
- * chunks. Reduce phase: rank 0's chunks are the first partials; rank q (1 .. n-1) folds its own
- * chunk c into its left neighbour's partial of c (x_0 op x_1 op ... op x_q, in that order) once
+ * same bits (docs/language.md: mode chooses the algorithm, never the result). The window is cut
+ * into K chunks. Reduce phase: rank 0's chunks are the first partials; rank q (1 .. n-1) folds its
+ * own chunk c into its left neighbour's partial of c (x_0 op x_1 op ... op x_q, in that order) once
  * the neighbour's token for c has come, keeps it in its window and passes a token right, so rank
  * n-1 ends with every chunk final. Broadcast phase: the final chunks travel on from rank n-1
  * around the ring (to 0, 1, ..., n-2), each rank copying chunk c from its left neighbour after

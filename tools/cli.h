@@ -10,7 +10,7 @@
 #include "pto/runtime.h"
 #include "pto/status.h"
 
-/* Exit codes of CLI.md. */
+/* Exit codes of docs/cli.md. */
 enum { PTO_EXIT_OK = 0, PTO_EXIT_FAILED = 1, PTO_EXIT_USAGE = 2 };
 
 typedef struct pto_cmd {

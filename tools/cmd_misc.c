@@ -15,6 +15,42 @@ static pto_status write_atomically(const char *path, const char *text) {
   return pto_file_replace(path, bufs, lens, 1);
 }
 
+/* The formatted text must read back with every comment of the source, in order and unchanged:
+ * a formatter that loses a user's comment refuses rather than writes. */
+static pto_status check_comments(const char *file, const pto_ir_program *p, const char *text) {
+  pto_ir_program *back = NULL;
+  pto_status s = pto_ir_parse_string(text, strlen(text), file, &back);
+  if (s) {
+    pto_status r = pto_status_make(PTO_STATUS_INTERNAL,
+                                   "%s: the formatted text does not read back (%s); the file is "
+                                   "left untouched, please report this",
+                                   file, pto_status_message(s));
+    pto_status_free(s);
+    return r;
+  }
+  const pto_ir_source_notes *a = &p->notes, *b = &back->notes;
+  for (int i = 0; !s && i < a->ncomments; i++) {
+    const pto_ir_comment *c = &a->comments[i];
+    if (strlen(c->text) != c->len)
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "%s:%d: formatting would lose the comment '%s': it holds a NUL byte, "
+                          "which the formatted text cannot; remove it (the file is left untouched)",
+                          file, c->line, c->text);
+    else if (i >= b->ncomments || strcmp(c->text, b->comments[i].text))
+      s = pto_status_make(PTO_STATUS_INTERNAL,
+                          "%s:%d: formatting would lose the comment '%s'; the file is left "
+                          "untouched, please report this",
+                          file, c->line, c->text);
+  }
+  if (!s && b->ncomments != a->ncomments)
+    s = pto_status_make(PTO_STATUS_INTERNAL,
+                        "%s: formatting would print %d comments where the file has %d; the file "
+                        "is left untouched, please report this",
+                        file, b->ncomments, a->ncomments);
+  pto_ir_program_destroy(back);
+  return s;
+}
+
 int cmd_fmt(int argc, char **argv) {
   const char *cmd = "fmt";
   int in_place = 0;
@@ -30,7 +66,8 @@ int cmd_fmt(int argc, char **argv) {
   char *text = NULL;
   pto_status s = pto_ir_parse_file(file, &p);
   if (!s) s = pto_ir_verify(p);
-  if (!s) s = pto_ir_print(p, &text);
+  if (!s) s = pto_ir_format(p, &text);
+  if (!s) s = check_comments(file, p, text);
   /* The file is replaced only once the whole new text exists: a bad program is never touched. */
   if (!s && in_place) s = write_atomically(file, text);
   else if (!s) fputs(text, stdout);
@@ -95,8 +132,10 @@ const pto_cmd cli_cmd_fmt = {
     "usage: pto fmt FILE.ptir [-i]\n"
     "\n"
     "Parses and verifies FILE.ptir and prints it in canonical form (the printer's output is a\n"
-    "fixed point: formatting twice changes nothing). A file with errors is reported and left\n"
-    "untouched.\n"
+    "fixed point: formatting twice changes nothing). Comments are kept: a full-line comment stays\n"
+    "above what it preceded, at its indentation, an end-of-line comment after its statement; one\n"
+    "inside a multi-line expression moves above the next statement. A file with errors, or one\n"
+    "whose comments could not all be kept, is reported and left untouched.\n"
     "\n"
     "options:\n"
     "  -i    rewrite FILE.ptir in place (atomically) instead of printing to stdout\n"

@@ -1,6 +1,6 @@
 /* Program inputs shared by pto run and pto bench: the command-line options that name a program
  * and feed its entry (--dim, --in, --out, compile options), and the host data bound to every
- * entry parameter from them. Messages name the option, as CLI.md asks. */
+ * entry parameter from them. Messages name the option, as docs/cli.md asks. */
 #ifndef PTO_TOOLS_INPUTS_H
 #define PTO_TOOLS_INPUTS_H
 
@@ -10,7 +10,7 @@
 #include "tensor_data.h"
 #include "pto/runtime.h"
 
-/* --devices N (ids 0..N-1) or --devices ID,ID,... (CLI.md): parses text into out (up to
+/* --devices N (ids 0..N-1) or --devices ID,ID,... (docs/cli.md): parses text into out (up to
  * PTO_MAX_DEVICES ids: distinct, >= 0; N >= 1) and returns the count, or -1 with a message in
  * err ("--devices 2,2: device id 2 appears twice"). Shared by compile, run and bench. */
 int cli_parse_devices(const char *text, int32_t out[PTO_MAX_DEVICES], char *err, size_t errlen);

@@ -2,8 +2,8 @@
  *
  * On a chip of a distributed worker, every core context carries a pto_dist_ctx (pto_core_ctx.dist;
  * NULL on an L2 worker, where a kernel that uses dist.* fails with PTO_KERNEL_ERR_DIST). Kernels
- * lower every kernel-side dist.* op of PTIR.md onto this table, so one lowering serves every
- * transport (shared memory on one host, MPI across hosts): the transport lives behind it.
+ * lower every kernel-side dist.* op of docs/language.md onto this table, so one lowering serves
+ * every transport (shared memory on one host, MPI across hosts): the transport lives behind it.
  *
  * Addresses are this rank's: a dtensor parameter's descriptor points into this rank's slice of a
  * comm window, and every call names a window element by its local address. The transport maps

@@ -470,6 +470,29 @@ struct pto_ir_func {
   int nvalues; /* values defined in this function; ids are 0..nvalues-1 */
 };
 
+/* A '#' comment of a parsed source, kept for pto_ir_format. */
+typedef struct pto_ir_comment {
+  int line;         /* 1-based line of the '#' */
+  const char *text; /* from '#' to the end of its line, trailing blanks dropped */
+  size_t len;       /* its bytes in the source: more than strlen(text) if it holds a NUL */
+  int eol;          /* code precedes it on its line */
+  int blank_before; /* a full-line comment with a blank line above it */
+  int blank_after;  /* a full-line comment with a blank line below it */
+} pto_ir_comment;
+
+/* What the parser keeps of the source that the IR does not hold, so pto_ir_format can put the
+ * comments back: the comments in source order, the lines of 'program' and 'dynamic', the line of
+ * every '}' in source order (a comment above a '}' stays inside that block). Zero for C-built
+ * programs. */
+typedef struct pto_ir_source_notes {
+  const pto_ir_comment *comments;
+  int ncomments;
+  int program_line;
+  int dynamic_line; /* of the last 'dynamic' symbol; 0 when none */
+  const int *close_lines;
+  int nclose;
+} pto_ir_source_notes;
+
 struct pto_ir_program {
   const char *name;
   const char *file; /* source path for messages; "<builder>" for the C API */
@@ -481,6 +504,7 @@ struct pto_ir_program {
   /* Unique in the process and never reused (set at creation): what a cache outside the program
    * keys on, e.g. pto_compile's memo of pto_ir_program_hash. */
   uint64_t serial;
+  pto_ir_source_notes notes; /* set by the parser only; never copied, hashed or compiled */
 };
 
 /* ---- reading, printing, checking ------------------------------------------------------- */
@@ -496,12 +520,20 @@ PTO_API void pto_ir_program_destroy(pto_ir_program *p);
  * pto_free. */
 PTO_API PTO_MUST_USE pto_status pto_ir_print(const pto_ir_program *p, char **out_text);
 PTO_API PTO_MUST_USE pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f);
+/* pto_ir_print's text with the parsed source's comments put back (what `pto fmt` writes):
+ * full-line comments before the statement, function or '}' they preceded, at its indentation
+ * (a blank line above or below a group is kept), end-of-line comments after their line's
+ * statement or header; a comment the printer has no place for (inside a multi-line expression or
+ * header) goes before the next statement. Every comment is printed once, in source order, and
+ * format(parse(format(p))) == format(p). Without notes it is pto_ir_print. *out_text is freed
+ * with pto_free. */
+PTO_API PTO_MUST_USE pto_status pto_ir_format(const pto_ir_program *p, char **out_text);
 /* The text of one type / expression (freed with pto_free), for messages. */
 PTO_API char *pto_ir_type_str(const pto_ir_program *p, const pto_ir_type *t);
 PTO_API char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
 
-/* Every static rule of PTIR.md. Messages: "file:line:col: what is wrong". The builder already
- * checks types as statements are added; this adds the whole-function rules and re-checks
+/* Every static rule of docs/language.md. Messages: "file:line:col: what is wrong". The builder
+ * already checks types as statements are added; this adds the whole-function rules and re-checks
  * programs assembled through the C API. */
 PTO_API PTO_MUST_USE pto_status pto_ir_verify(const pto_ir_program *p);
 
@@ -592,11 +624,11 @@ PTO_API PTO_MUST_USE pto_status pto_ir_interp_run(const pto_ir_program *p, const
  * finished, with the first failure (its message names the call, device= and the rank).
  *
  * dist.alloc_window allocates nranks zeroed copies; dist.window(%w) passed to device=d is copy d.
- * Kernel-side dist.* ops run with PTIR.md's semantics; the collectives are computed directly
- * at a rendezvous of all ranks on the signal window and leave it untouched (zero). A dist.wait,
- * barrier or collective that is not satisfied within wait_timeout_ms fails naming the rank, the
- * window, the offsets, and the expected and current value (or the ranks that did not arrive);
- * after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
+ * Kernel-side dist.* ops run with docs/language.md's semantics; the collectives are computed
+ * directly at a rendezvous of all ranks on the signal window and leave it untouched (zero). A
+ * dist.wait, barrier or collective that is not satisfied within wait_timeout_ms fails naming the
+ * rank, the window, the offsets, and the expected and current value (or the ranks that did not
+ * arrive); after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
  * environment's PTO_DIST_TIMEOUT_MS, else PTO_IR_INTERP_DIST_TIMEOUT_MS. */
 PTO_API PTO_MUST_USE pto_status pto_ir_interp_run_host(const pto_ir_program *p,
                                                        const pto_ir_func *func,

@@ -21,7 +21,7 @@
  * made by that call and must not be passed again (expressions are trees, never shared); a value
  * may be used any number of times through pto_ir_builder_use.
  *
- * Literal typing (PTIR.md "Types and conversions"): an integer literal takes the int or float
+ * Literal typing (docs/language.md "Types"): an integer literal takes the int or float
  * dtype its context needs and a float literal any float dtype; without context they are index and
  * f32. An expression made only of literals stays open to its context until the statement that
  * uses it is added, then takes its context's dtype (an error if the value does not fit). Negating

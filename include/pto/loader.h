@@ -46,11 +46,11 @@ PTO_API void pto_hid_format(uint64_t hid, char buf[17]);
 PTO_API PTO_MUST_USE pto_status pto_program_load_dir(const char *work_dir,
                                                      pto_program **out_program);
 
-/* Rebuilds what hand edits made stale in a work dir (ARCHITECTURE.md "Work dir"): an edited
- * orchestration/<orch>.cpp -> its .so; an edited kernels/<k>.ll -> its .o, then kernels.so
- * relinked; a binary that is missing or no longer matches its recorded hash is rebuilt from its
- * source too. Records the new content hashes and Build-IDs and writes the manifest last and
- * atomically. *out_rebuilt (may be NULL) counts the files rebuilt: 0 when nothing was stale, in
+/* Rebuilds what hand edits made stale in a work dir (README.md "Work dirs and the binary cache"):
+ * an edited orchestration/<orch>.cpp -> its .so; an edited kernels/<k>.ll -> its .o, then
+ * kernels.so relinked; a binary that is missing or no longer matches its recorded hash is rebuilt
+ * from its source too. Records the new content hashes and Build-IDs and writes the manifest last
+ * and atomically. *out_rebuilt (may be NULL) counts the files rebuilt: 0 when nothing was stale, in
  * which case the compiler library (and LLVM) is not loaded. A program loaded from the dir before
  * keeps running its old binaries; pto_program_load_dir afterwards loads the new ones. */
 PTO_API PTO_MUST_USE pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt);

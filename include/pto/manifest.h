@@ -1,4 +1,5 @@
-/* pto manifest: DIR/manifest.json, the record of a work dir (ARCHITECTURE.md "Work dir").
+/* pto manifest: DIR/manifest.json, the record of a work dir (README.md, "Work dirs and the
+ * binary cache").
  *
  * A manifest names what the compiler produced and how to trust it: the program and its entry
  * signature, the kernels (id, name, exported symbol, core type, scratch bytes), the

@@ -58,7 +58,7 @@ extern "C" {
  * 16 lanes per 512-bit vector for them. The quadrant q = k mod 4 comes from kf's low bits (k's
  * two's complement: SHIFT52's low 51 bits are zero), plus 1 for cos: bit 0 picks cos r over
  * sin r, bit 1 flips the sign (an xor of the sign bit). The rounded r and the f32 polynomials
- * bring the error to at most 2 ulp of the correctly rounded value for |x| <= 2^20, PTIR.md's
+ * bring the error to at most 2 ulp of the correctly rounded value for |x| <= 2^20, docs/language.md's
  * bound (test_mathf sweeps it against long double and prints the worst case and how many inputs
  * are not correctly rounded). Past 2^20 the result is deterministic (the same operations
  * everywhere) but not accurate, and past ~2^51 not bounded (the shift trick no longer rounds k);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pto command as CLI.md lists it: every subcommand exists and has --help with an example,
+# The pto command as docs/cli.md lists it: every subcommand exists and has --help with an example,
 # bad usage exits 2 naming the problem, and a progress bar is drawn only on a terminal, for
 # compiles of four kernels or more.
 source "$(dirname "$0")/lib/common.bash"

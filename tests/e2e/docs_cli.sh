@@ -53,4 +53,9 @@ fi
 PAT="shared""/design"
 HITS=$(cd "$PTO_SOURCE_DIR" && grep -rIl --exclude-dir=.git --exclude-dir='build*' -e "\.\./shared" -e "$PAT" . 2>/dev/null)
 expect_true "no file points outside the repository to the design notes (found in: $HITS)" test -z "$HITS"
+# Nor names those notes by file: users have docs/language.md, docs/cli.md and docs/DESIGN.md.
+# (Each pattern is split so this file does not match itself.)
+NOTES=$(cd "$PTO_SOURCE_DIR" && grep -rIlw --exclude-dir=.git --exclude-dir='build*' \
+  -e "PTIR""\.md" -e "CLI""\.md" -e "ARCHITECTURE""\.md" . 2>/dev/null)
+expect_true "no file names the internal design notes (found in: $NOTES)" test -z "$NOTES"
 finish

@@ -1,6 +1,6 @@
 /* libFuzzer target: the PTIR parser, verifier and printer. Any text either fails with a status
  * or parses; a program that parses and verifies prints, and its printed text parses, verifies
- * and prints to the same bytes (PTIR.md: print(parse(print(p))) == print(p)). */
+ * and prints to the same bytes (docs/language.md: print(parse(print(p))) == print(p)). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

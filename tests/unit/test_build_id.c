@@ -1,4 +1,4 @@
-/* ELF Build-ID and hid: the ARCHITECTURE.md test vector, agreement with readelf -n on objects
+/* ELF Build-ID and hid: the hid test vector, agreement with readelf -n on objects
  * the test links itself, the FNV-1a fallback, and refusal of non-ELF, truncated and corrupted
  * files without reading past them. */
 #include <inttypes.h>

@@ -101,8 +101,8 @@ static void test_mathf_logf_within_one_ulp(void **state) {
 }
 
 /* Every stride-th f32 with |x| <= 2^20, both signs (~2^17 inputs per binade, subnormals and
- * zero included): sin and cos within 2 ulp of the correctly rounded value (PTIR.md's bound; the
- * header's analysis says 1). */
+ * zero included): sin and cos within 2 ulp of the correctly rounded value (docs/language.md's
+ * bound; the header's analysis says 1). */
 static void test_mathf_sinf_cosf_within_two_ulp(void **state) {
   (void)state;
   sweep s = {0}, c = {0};

@@ -1,6 +1,6 @@
-/* The second set's elementwise ops (PTIR.md, "Ops (second set)"): their typing rules and verifier
- * messages, the printer's round trip, and the interpreter's values on hand-computed cases (the
- * edge rules: NaN comparisons, bool tiles). tests/unit/test_lower.c ("elem" group) checks that
+/* The second set's elementwise ops (docs/language.md, "Ops (second set)"): their typing rules and
+ * verifier messages, the printer's round trip, and the interpreter's values on hand-computed cases
+ * (the edge rules: NaN comparisons, bool tiles). tests/unit/test_lower.c ("elem" group) checks that
  * compiled kernels give the interpreter's bits. */
 #include <math.h>
 #include <stdlib.h>

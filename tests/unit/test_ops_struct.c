@@ -1,5 +1,5 @@
-/* PTIR's second set of ops, the structural group (PTIR.md, "Ops (second set)"): the type rules
- * and their messages (op, numbers, source position), the text round trip, and the reference
+/* PTIR's second set of ops, the structural group (docs/language.md, "Ops (second set)"): the type
+ * rules and their messages (op, numbers, source position), the text round trip, and the reference
  * interpreter's semantics checked by hand: first extremes and NaN in arg reductions, stable
  * sorts with NaN above +inf, ci wrapping, tri, later rows winning in scatter_rows, and launch
  * errors for indices out of range that leave every tensor untouched. The compiled kernels are

@@ -300,6 +300,18 @@ static void test_parse_survives_random_mutations(void **state) {
           assert_string_equal(out, out2);
           free(out2);
           pto_ir_program_destroy(p2);
+          /* and formats, comments included, to a fixed point that loses none of them */
+          char *fmt = NULL, *fmt2 = NULL;
+          assert_pto_ok(pto_ir_format(p, &fmt));
+          assert_pto_ok(pto_ir_parse_string(fmt, strlen(fmt), "m.ptir", &p2));
+          assert_int_equal(p2->notes.ncomments, p->notes.ncomments);
+          for (int i = 0; i < p->notes.ncomments; i++)
+            assert_string_equal(p2->notes.comments[i].text, p->notes.comments[i].text);
+          assert_pto_ok(pto_ir_format(p2, &fmt2));
+          assert_string_equal(fmt, fmt2);
+          free(fmt2);
+          free(fmt);
+          pto_ir_program_destroy(p2);
         }
         free(out);
       }
@@ -371,6 +383,94 @@ static void test_print_uses_minimal_parentheses(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* The parser keeps each comment with its line, whether code precedes it and whether a blank line
+ * is above it; '\r' and trailing blanks are not part of it. */
+static void test_parse_keeps_comment_notes(void **state) {
+  pto_ir_program *p = parse_ok("# top\r\nprogram c  # eol \r\n\n# above\nkernel @k() {\n}\n");
+  const pto_ir_source_notes *n = &p->notes;
+  assert_int_equal(n->ncomments, 3);
+  assert_string_equal(n->comments[0].text, "# top");
+  assert_int_equal(n->comments[0].line, 1);
+  assert_false(n->comments[0].eol);
+  assert_false(n->comments[0].blank_before);
+  assert_string_equal(n->comments[1].text, "# eol");
+  assert_true(n->comments[1].eol);
+  assert_string_equal(n->comments[2].text, "# above");
+  assert_int_equal(n->comments[2].line, 4);
+  assert_true(n->comments[2].blank_before);
+  assert_int_equal(n->program_line, 2);
+  assert_int_equal(n->nclose, 1);
+  assert_int_equal(n->close_lines[0], 6);
+  pto_ir_program_destroy(p);
+}
+
+/* pto_ir_format puts every comment back where it was; pto_ir_print prints none. */
+static void test_format_puts_comments_back(void **state) {
+  pto_ir_program *p = parse_ok("program c # p\n"
+                               "orch @main(%n: index) {  # header\n"
+                               "  for %i in range(0,\n"
+                               "      %n) {  # for\n"
+                               "    # inside\n"
+                               "    if %i == 0 {\n"
+                               "      # then only\n"
+                               "    }\n"
+                               "    # before else\n"
+                               "    else {\n"
+                               "\n"
+                               "      # after a blank, first in else\n"
+                               "      %x = %i    # x\n"
+                               "\n"
+                               "      # end of else\n"
+                               "    } # closes else\n"
+                               "  }\n"
+                               "  return\n"
+                               "}\n"
+                               "# after\n");
+  char *out = NULL;
+  assert_pto_ok(pto_ir_format(p, &out));
+  assert_string_equal(out, "program c  # p\n"
+                           "\n"
+                           "orch @main(%n: index) {  # header\n"
+                           "  for %i in range(0, %n) {\n"
+                           "    # for\n"
+                           "    # inside\n"
+                           "    if %i == 0 {\n"
+                           "      # then only\n"
+                           "    } else {\n"
+                           "      # before else\n"
+                           "\n"
+                           "      # after a blank, first in else\n"
+                           "      %x = %i  # x\n"
+                           "\n"
+                           "      # end of else\n"
+                           "    }  # closes else\n"
+                           "  }\n"
+                           "  return\n"
+                           "}\n"
+                           "# after\n");
+  free(out);
+  assert_pto_ok(pto_ir_print(p, &out));
+  assert_null(strchr(out, '#'));
+  free(out);
+  pto_ir_program_destroy(p);
+  /* A header set off from 'program' by a blank line stays set off; none is added at the end. */
+  p = parse_ok("# header\n\nprogram c\nkernel @k() {\n  # last\n\n}\n# end\n\n\n");
+  assert_true(p->notes.comments[0].blank_after);
+  assert_pto_ok(pto_ir_format(p, &out));
+  assert_string_equal(out, "# header\n\nprogram c\n\nkernel @k() {\n  # last\n\n}\n# end\n");
+  free(out);
+  pto_ir_program_destroy(p);
+  /* Without comments the two are the same text. */
+  p = parse_ok("program c\nkernel @k() {\n  if true {\n  } else {\n  }\n}\n");
+  char *fmt = NULL;
+  assert_pto_ok(pto_ir_format(p, &fmt));
+  assert_pto_ok(pto_ir_print(p, &out));
+  assert_string_equal(fmt, out);
+  free(fmt);
+  free(out);
+  pto_ir_program_destroy(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_add_example_structure),
@@ -390,6 +490,8 @@ int main(void) {
       cmocka_unit_test(test_print_floats_round_trip_exactly),
       cmocka_unit_test(test_parse_reads_a_long_float_literal_whole),
       cmocka_unit_test(test_print_uses_minimal_parentheses),
+      cmocka_unit_test(test_parse_keeps_comment_notes),
+      cmocka_unit_test(test_format_puts_comments_back),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /* The verifier and the program queries: programs edited through the C API are re-checked, the
- * kernel footprint is reported with its numbers, the entry is chosen as PTIR.md says. */
+ * kernel footprint is reported with its numbers, the entry is chosen as docs/language.md says. */
 #include <stdlib.h>
 #include <string.h>
 
