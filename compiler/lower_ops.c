@@ -306,9 +306,10 @@ static int load_extents(lw *L, const pto_ir_stmt *s, int64_t R, int64_t C, LLVMV
   LLVMValueRef v[2] = {pto__lower_convert(L, a, valid->list.items[0]->dtype, PTO_DTYPE_INDEX),
                        pto__lower_convert(L, b, valid->list.items[1]->dtype, PTO_DTYPE_INDEX)};
   const int64_t ext[2] = {R, C};
-  for (int k = 0; k < 2; k++)
-    pto__lower_check_index(L, s, v[k], pto__lower_i64(L, 0), pto__lower_i64(L, ext[k] + 1),
-                           pto__lower_i64(L, k), pto__lower_i64(L, 0));
+  for (int k = 0; k < 2; k++) /* a constant one the builder has checked */
+    if (!LLVMIsAConstantInt(v[k]))
+      pto__lower_check_index(L, s, v[k], pto__lower_i64(L, 0), pto__lower_i64(L, ext[k] + 1),
+                             pto__lower_i64(L, k), pto__lower_i64(L, 0));
   *out_vr = clamp(L, v[0], R);
   *out_vc = clamp(L, v[1], C);
   return 0;
