@@ -50,9 +50,8 @@ static int64_t op_index(lw *L, const pto_ir_stmt *s) {
   }
 }
 
-/* Fails the launch with PTO_KERNEL_ERR_INDEX unless lo <= v < hi (i64 values). */
-static void check_index(lw *L, const pto_ir_stmt *s, LLVMValueRef v, LLVMValueRef lo,
-                        LLVMValueRef hi, LLVMValueRef r, LLVMValueRef c) {
+void pto__lower_check_index(lw *L, const pto_ir_stmt *s, LLVMValueRef v, LLVMValueRef lo,
+                            LLVMValueRef hi, LLVMValueRef r, LLVMValueRef c) {
   LLVMBuilderRef b = L->b;
   LLVMValueRef bad = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSLT, v, lo, ""),
                                  LLVMBuildICmp(b, LLVMIntSGE, v, hi, ""), "oob");
@@ -78,7 +77,8 @@ static int sub_offsets(lw *L, const pto_ir_stmt *s, const pto_ir_arg *a, int64_t
     LLVMValueRef v = pto__lower_expr(L, a->list.items[k]);
     if (!v) return -1;
     offs[k] = pto__lower_convert(L, v, a->list.items[k]->dtype, PTO_DTYPE_INDEX);
-    check_index(L, s, offs[k], i64c(L, 0), i64c(L, ext[k] - sub[k] + 1), i64c(L, k), i64c(L, 0));
+    pto__lower_check_index(L, s, offs[k], i64c(L, 0), i64c(L, ext[k] - sub[k] + 1), i64c(L, k),
+                           i64c(L, 0));
   }
   return 0;
 }
@@ -426,7 +426,8 @@ static void lower_gather(lw *L, const pto_ir_stmt *s) {
   /* every index checked first: the gather loop then has no exit and vectorizes */
   LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, idx->rows), "gat.ci");
   LLVMValueRef j = pto__lower_loop_begin(L, &lj, i64c(L, 0), Cv, "gat.cj");
-  check_index(L, s, index_at(L, idx, add(L, mul(L, i, Cv), j)), i64c(L, 0), i64c(L, n), i, j);
+  pto__lower_check_index(L, s, index_at(L, idx, add(L, mul(L, i, Cv), j)), i64c(L, 0), i64c(L, n),
+                         i, j);
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
   lw_tile *t = result(L, s, NULL, NULL);
@@ -437,10 +438,10 @@ static void lower_gather(lw *L, const pto_ir_stmt *s) {
   pto__lower_loop_end(L, &li);
 }
 
-/* gather_rows / scatter_rows: the column offset and every row index checked against the rank-2
- * tensor before anything moves. Returns the column offset (i64), or NULL. */
+/* gather_rows / scatter_rows: the column offset and the indices of the first nrows rows checked
+ * against the rank-2 tensor before anything moves. Returns the column offset (i64), or NULL. */
 static LLVMValueRef rows_check(lw *L, const pto_ir_stmt *s, const lw_tensor *T, const lw_tile *idx,
-                               int64_t C) {
+                               LLVMValueRef nrows, int64_t C) {
   const pto_ir_arg *ca = pto__lower_pos_arg(L, s, 2);
   if (!ca) return NULL;
   if (ca->kind != PTO_ARG_LIST || ca->list.n != 1 || T->rank != 2) {
@@ -453,21 +454,20 @@ static LLVMValueRef rows_check(lw *L, const pto_ir_stmt *s, const lw_tensor *T, 
   if (!c0) return NULL;
   c0 = pto__lower_convert(L, c0, ca->list.items[0]->dtype, PTO_DTYPE_INDEX);
   /* the columns: reported as the offset at position [0, 1] */
-  check_index(L, s, c0, i64c(L, 0), add(L, LLVMBuildSub(L->b, T->shape[1], i64c(L, C), ""),
-                                        i64c(L, 1)),
-              i64c(L, 0), i64c(L, 1));
+  pto__lower_check_index(
+      L, s, c0, i64c(L, 0),
+      add(L, LLVMBuildSub(L->b, T->shape[1], i64c(L, C), ""), i64c(L, 1)), i64c(L, 0), i64c(L, 1));
   lw_loop li;
-  LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, idx->rows), "rows.chk");
-  check_index(L, s, index_at(L, idx, i), i64c(L, 0), T->shape[0], i, i64c(L, 0));
+  LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), nrows, "rows.chk");
+  pto__lower_check_index(L, s, index_at(L, idx, i), i64c(L, 0), T->shape[0], i, i64c(L, 0));
   pto__lower_loop_end(L, &li);
   return c0;
 }
 
-/* Row i of the tile and row idx[i] of the tensor from column c0: element j of each as the
- * callback's i, j, tensor element index. Two copies of the loop: unit column stride
- * (vectorizable) and general. */
-static void rows_loop(lw *L, const lw_tensor *T, const lw_tile *idx, LLVMValueRef c0, int64_t R,
-                      int64_t C, int scatter, const lw_tile *t) {
+/* Row i < nr of the tile (C columns) and row idx[i] of the tensor from column c0: elements
+ * j < nc of each. Two copies of the loop: unit column stride (vectorizable) and general. */
+static void rows_loop(lw *L, const lw_tensor *T, const lw_tile *idx, LLVMValueRef c0,
+                      LLVMValueRef nr, LLVMValueRef nc, int64_t C, int scatter, const lw_tile *t) {
   LLVMBuilderRef b = L->b;
   LLVMValueRef unit = LLVMBuildICmp(b, LLVMIntEQ, T->stride[1], i64c(L, 1), "unit");
   LLVMBasicBlockRef bb[2] = {LLVMAppendBasicBlockInContext(L->c, L->fn, "rows.unit"),
@@ -477,10 +477,10 @@ static void rows_loop(lw *L, const lw_tensor *T, const lw_tile *idx, LLVMValueRe
   for (int general = 0; general < 2; general++) {
     LLVMPositionBuilderAtEnd(b, bb[general]);
     lw_loop li, lj;
-    LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, R), "rows.i");
+    LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), nr, "rows.i");
     LLVMValueRef trow = mul(L, index_at(L, idx, i), T->stride[0]);
     LLVMValueRef orow = mul(L, i, i64c(L, C));
-    LLVMValueRef j = pto__lower_loop_begin(L, &lj, i64c(L, 0), i64c(L, C), "rows.j");
+    LLVMValueRef j = pto__lower_loop_begin(L, &lj, i64c(L, 0), nc, "rows.j");
     LLVMValueRef col = add(L, c0, j);
     LLVMValueRef tidx = add(L, trow, general ? mul(L, col, T->stride[1]) : col);
     if (scatter)
@@ -503,20 +503,21 @@ static void lower_gather_rows(lw *L, const pto_ir_stmt *s) {
   int64_t R = 0, C = 0;
   pto__lower_static_int(s->results[0]->type->dims[0], &R);
   pto__lower_static_int(s->results[0]->type->dims[1], &C);
-  LLVMValueRef c0 = rows_check(L, s, T, idx, C);
+  LLVMValueRef c0 = rows_check(L, s, T, idx, i64c(L, idx->rows), C);
   lw_tile *t = c0 ? result(L, s, NULL, NULL) : NULL;
-  if (t) rows_loop(L, T, idx, c0, R, C, 0, t);
+  if (t) rows_loop(L, T, idx, c0, i64c(L, R), i64c(L, C), C, 0, t);
 }
 
-/* Rows in row order: a later row wins on a repeated index. */
+/* Rows in row order: a later row wins on a repeated index. Like a store, only the valid region
+ * (the interpreter's rule): padding rows are not data, their indices neither checked nor used. */
 static void lower_scatter_rows(lw *L, const pto_ir_stmt *s) {
   lw_tile *t = pto__lower_tile_arg(L, s, 0);
   lw_tile *idx = t ? pto__lower_tile_arg(L, s, 1) : NULL;
   lw_tensor *T = idx ? pto__lower_tensor_arg(L, s, 3) : NULL;
   if (!T) return;
-  LLVMValueRef c0 = rows_check(L, s, T, idx, t->cols);
+  LLVMValueRef c0 = rows_check(L, s, T, idx, t->vr, t->cols);
   if (!c0) return;
-  rows_loop(L, T, idx, c0, t->rows, t->cols, 1, t);
+  rows_loop(L, T, idx, c0, t->vr, t->vc, t->cols, 1, t);
   if (s->nresults == 1) L->vals[s->results[0]->id] = L->vals[s->op.args[3].expr->value->id];
 }
 

@@ -954,6 +954,12 @@ static pto_status tile_type(pto_ir_builder *b, pto_dtype dt, const int64_t shape
   t->space = space;
   for (int i = 0; i < 2; i++)
     if (!(t->dims[i] = new_int(b, shape[i]))) return oom(b);
+  /* A static valid region equal to the shape is the whole tile: the same type as none (a loop
+   * carrying tile[8, 1] valid[8, 1] yields a tile[8, 1] without one). */
+  int64_t v[2];
+  if (has_valid && !pto_ir_expr_static_int(valid[0], &v[0]) &&
+      !pto_ir_expr_static_int(valid[1], &v[1]) && v[0] == shape[0] && v[1] == shape[1])
+    has_valid = 0;
   t->has_valid = has_valid;
   for (int i = 0; has_valid && i < 2; i++)
     t->valid[i] = valid[i];

@@ -869,6 +869,13 @@ static pto_status op_tile_load(frame *fr, const pto_ir_stmt *s, rv *out) {
   const pto_ir_arg *va = kw_arg(s, "valid");
   if (va) {
     PTO_RETURN_IF_ERROR(list_values(fr, s, va, "valid=", 2, valid));
+    for (int k = 0; k < 2; k++) /* a valid region lies within the tile */
+      if (valid[k] < 0 || valid[k] > shape[k])
+        return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                    "tile.load in @%s: valid region [%lld, %lld] is outside the tile's shape "
+                    "[%lld, %lld]: value %lld at [%d,0] is outside [0, %lld]",
+                    fr->f->name, (long long)valid[0], (long long)valid[1], (long long)shape[0],
+                    (long long)shape[1], (long long)valid[k], k, (long long)shape[k]);
   } else {
     valid[0] = shape[0];
     valid[1] = shape[1];
@@ -1617,17 +1624,17 @@ static pto_status op_tile_gather(frame *fr, const pto_ir_stmt *s, rv *out) {
   return PTO_OK;
 }
 
-/* The rows of gather_rows / scatter_rows: every index within the tensor's rows and the columns
- * [c0, c0 + C) within its columns, checked before any element moves. */
+/* The rows of gather_rows / scatter_rows: the indices of the first nrows rows within the tensor's
+ * rows and the columns [c0, c0 + C) within its columns, checked before any element moves. */
 static pto_status rows_check(frame *fr, const pto_ir_stmt *s, const itensor *t, const itile *idx,
-                             int64_t C, int64_t *c0) {
+                             int64_t nrows, int64_t C, int64_t *c0) {
   PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 2), "the column offset", 1, c0));
   if (*c0 < 0 || *c0 > t->shape[1] - C)
     return fail(fr, s->loc, PTO_STATUS_LAUNCH,
                 "%s in @%s: columns %lld..%lld are outside the tensor's %lld columns",
                 op_name(s->op.opc), fr->f->name, (long long)*c0, (long long)(*c0 + C),
                 (long long)t->shape[1]);
-  for (int64_t r = 0; r < idx->rows; r++) {
+  for (int64_t r = 0; r < nrows; r++) {
     int64_t k = tile_get(idx, r, 0).i;
     if (k < 0 || k >= t->shape[0])
       return index_error(fr, s, r, 0, k, t->shape[0], "rows of the tensor");
@@ -1643,7 +1650,7 @@ static pto_status op_tile_gather_rows(frame *fr, const pto_ir_stmt *s, rv *out) 
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &idx));
   PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 3), "the shape", 2, shape));
   const itensor *t = &tv->t;
-  PTO_RETURN_IF_ERROR(rows_check(fr, s, t, idx, shape[1], &c0));
+  PTO_RETURN_IF_ERROR(rows_check(fr, s, t, idx, idx->rows, shape[1], &c0));
   itile *o;
   PTO_RETURN_IF_ERROR(layout_result(fr, s, t->dtype, shape[0], shape[1], PTO_SPACE_VEC, &o));
   for (int64_t r = 0; r < o->rows; r++) {
@@ -1663,10 +1670,12 @@ static pto_status op_tile_scatter_rows(frame *fr, const pto_ir_stmt *s, rv *out)
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 1, &idx));
   PTO_RETURN_IF_ERROR(arg_target(fr, s, 3, "tile.scatter_rows", &tv));
   const itensor *t = &tv->t;
-  PTO_RETURN_IF_ERROR(rows_check(fr, s, t, idx, tl->cols, &c0));
-  for (int64_t r = 0; r < tl->rows; r++) { /* in row order: a later row wins */
+  /* Like a store, only the valid region: rows past it are padding, not data, and their
+   * indices are neither checked nor used. */
+  PTO_RETURN_IF_ERROR(rows_check(fr, s, t, idx, tl->vr, tl->cols, &c0));
+  for (int64_t r = 0; r < tl->vr; r++) { /* in row order: a later row wins */
     int64_t at[2] = {tile_get(idx, r, 0).i, c0};
-    for (int64_t c = 0; c < tl->cols; c++, at[1]++)
+    for (int64_t c = 0; c < tl->vc; c++, at[1]++)
       pto_elem_store(t->dtype, tensor_at(t, at), 0, conv(tile_get(tl, r, c), t->dtype));
   }
   *out = rv_copy(tv); /* the result aliases the target */

@@ -127,8 +127,9 @@ static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, 
   return 0;
 }
 
-/* The layout ops of a kernel body (those that check indices at run time), by statement index:
- * one pre-order walk numbering statements as pto_ir_block_stmt_at does. */
+/* The layout ops of a kernel body and its loads with a valid= region (those that check indices
+ * or extents at run time), by statement index: one pre-order walk numbering statements as
+ * pto_ir_block_stmt_at does. */
 static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir_block *b,
                              int *index) {
   for (int j = 0; j < b->n; j++) {
@@ -136,7 +137,9 @@ static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir
     int i = (*index)++;
     if (s->kind == PTO_STMT_OP && s->loc.line > 0) {
       const pto_op_info *info = pto_op_info_get(s->op.opc);
-      if (info && info->cls == PTO_OPC_LAYOUT &&
+      int checks = info && (info->cls == PTO_OPC_LAYOUT ||
+                            (s->op.opc == PTO_OP_TILE_LOAD && pto_ir_stmt_kwarg(s, "valid")));
+      if (checks &&
           add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name))
         return -1;
     }

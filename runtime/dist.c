@@ -1938,7 +1938,7 @@ static void stacked_copy(dworker *w, const dtensor *t, const pto_host_tensor *ho
 static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *host,
                                          const int *worker_ids, dtensor **out) {
   static const char fn[] = "pto_dist_alloc_stacked_tensor";
-  if (!w || !out || !host || !worker_ids)
+  if (!w || !out || !host)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
   *out = NULL;
   if (!w->root) return not_root(w, fn);
@@ -1950,7 +1950,13 @@ static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *h
   int64_t B = host->shape[0];
   if (B < 1)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: a stacked tensor has at least one shard", fn);
-  for (int64_t i = 0; i < B; i++) {
+  if (!worker_ids && B > w->n) /* the default placement: shard i on device i */
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                "%s: %lld shards with the default placement (worker_ids NULL: shard i on device "
+                "i) need %lld devices, the worker has %d; pass worker_ids, or stack at most %d "
+                "shards",
+                fn, (long long)B, (long long)B, w->n, w->n);
+  for (int64_t i = 0; worker_ids && i < B; i++) {
     if (worker_ids[i] < 0 || worker_ids[i] >= w->n)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                   "%s: worker_ids[%lld] = %d is out of range (0 to %d)", fn, (long long)i,
@@ -1968,7 +1974,7 @@ static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *h
   buffer *b = get_buffer(w, t->buf);
   b->nshards = (int)B;
   b->shard_bytes = b->bytes / (uint64_t)B;
-  for (int64_t i = 0; i < B; i++) b->shard_dev[i] = worker_ids[i];
+  for (int64_t i = 0; i < B; i++) b->shard_dev[i] = worker_ids ? worker_ids[i] : (int)i;
   stacked_copy(w, t, host, 0);
   if ((s = sync_tensor(w, t, 0))) { /* on failure nothing stays allocated */
     pto_status_free(dist_free_tensor(w, t));

@@ -170,7 +170,8 @@ PTO_API PTO_MUST_USE pto_status pto_dist_alloc_tensor(pto_dist_worker *w, int nd
                                                       const void *init, int worker_id,
                                                       pto_dist_tensor **out_tensor);
 /* A stacked tensor from host[B, ...]: shard i (host[i]) is uploaded once to worker_ids[i] (B
- * ids, distinct and in range). It means the host array it was made from: tensor.select(%t, i)
+ * ids, distinct and in range); worker_ids NULL is the default placement, shard i on device i
+ * (B at most the device count). It means the host array it was made from: tensor.select(%t, i)
  * in a host is shard i, whatever worker holds it; passing it to device=worker_ids[i] moves
  * nothing, passing it to another device fails the launch naming the worker_ids that would fit.
  * pto_dist_copy_to/_from of a stacked tensor are in shard order (the host array's layout). */

@@ -778,7 +778,7 @@ static void test_interp_dynamic_valid_and_store_clipping(void **state) {
     a[i] = (float)(i + 1);
   struct {
     int64_t n, r, q;
-  } cases[] = {{2, 0, 0}, {7, 0, 0}, {0, 0, 0}, {4, 2, 2}, {3, 1, 3}};
+  } cases[] = {{2, 0, 0}, {4, 0, 0}, {0, 0, 0}, {4, 2, 2}, {3, 1, 3}};
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     for (int i = 0; i < 16; i++)
       c[i] = -1.0f;
@@ -798,6 +798,25 @@ static void test_interp_dynamic_valid_and_store_clipping(void **state) {
           fail();
         }
       }
+  }
+  /* A valid region past the tile's shape (or negative) is a launch error naming the op, its
+   * line, the region and the shape; nothing is written. */
+  const int64_t bad[][2] = {{7, 4}, {5, 1}, {-1, 2}};
+  const char *const want[] = {
+      "tile.load in @k: valid region [7, 4] is outside the tile's shape [4, 4]: value 7 at [0,0] "
+      "is outside [0, 4]",
+      "valid region [5, 4] is outside the tile's shape [4, 4]: value 5 at [0,0]",
+      "valid region [-1, 4] is outside the tile's shape [4, 4]: value -1 at [0,0]"};
+  for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < 16; i++)
+      c[i] = -1.0f;
+    pto_ir_interp_arg args[5] = {tensor2(a, PTO_DTYPE_F32, 4, 4), tensor2(c, PTO_DTYPE_F32, 4, 4),
+                                 scalar_i(PTO_DTYPE_INDEX, bad[k][0]),
+                                 scalar_i(PTO_DTYPE_INDEX, bad[k][1]),
+                                 scalar_i(PTO_DTYPE_INDEX, 0)};
+    check_error(run_fn(p, "k", args, 5), PTO_STATUS_LAUNCH, ":4:", want[k]);
+    for (int i = 0; i < 16; i++)
+      assert_true(c[i] == -1.0f);
   }
   pto_ir_program_destroy(p);
 }

@@ -1382,7 +1382,7 @@ static void gen_misc(void) {
       "  %cols = tensor.dim(%a, 1)\n"
       "  %nb = (%rows + 3) / 4\n"
       "  for %i in range(0, %nb) {\n"
-      "    %t = tile.load(%a, [%i * 4, 0], [4, 16], valid=[%rows - %i * 4, %cols - 1])\n"
+      "    %t = tile.load(%a, [%i * 4, 0], [4, 16], valid=[min(4, %rows - %i * 4), %cols - 1])\n"
       "    %u = tile.adds(%t, f32(%cols))\n"
       "    %o1 = tile.store(%u, [%i * 4, 0], %o)\n"
       "  }\n"

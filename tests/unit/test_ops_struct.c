@@ -318,6 +318,42 @@ static void test_struct_gather_rows_and_scatter_rows_later_row_wins(void **state
   assert_int_equal(u[1 * 4 + 2], -1);
 }
 
+/* scatter_rows writes only the tile's valid region, as a store does: a [8, 4] tile with 3 valid
+ * rows and 3 valid columns into a KV cache changes 3 cache rows' first 3 columns; every other
+ * element, the targets of the padding rows (whose indices are 0, or past the cache) included,
+ * keeps its bits. */
+static void test_struct_scatter_rows_writes_only_the_valid_region(void **state) {
+  (void)state;
+  const char *src = "program r\n"
+                    "kernel @k(%s: tensor[8, 4] f32, %ix: tensor[8, 1] i32,"
+                    " inout %kv: tensor[10, 6] f32, %n: index) -> (tensor[10, 6] f32) {\n"
+                    "  %i = tile.load(%ix, [0, 0], [8, 1])\n"
+                    "  %t = tile.load(%s, [0, 0], [8, 4], valid=[%n, 3])\n"
+                    "  %kv1 = tile.scatter_rows(%t, %i, [1], %kv)\n"
+                    "  return %kv1\n}\n";
+  float sv[32], kv[60], before[60];
+  for (int k = 0; k < 32; k++)
+    sv[k] = (float)(100 + k);
+  for (int k = 0; k < 60; k++)
+    kv[k] = before[k] = -(float)k - 0.5f;
+  int32_t ix[8] = {7, 2, 5, 0, 0, 99, -4, 0}; /* rows 3..7 are padding: never used */
+  pto_ir_interp_arg args[4] = {tensor_arg(sv, PTO_DTYPE_F32, 8, 4),
+                               tensor_arg(ix, PTO_DTYPE_I32, 8, 1),
+                               tensor_arg(kv, PTO_DTYPE_F32, 10, 6)};
+  args[3].scalar.dtype = PTO_DTYPE_INDEX;
+  args[3].scalar.i = 3;
+  assert_pto_ok(run_k(src, args, 4));
+  for (int r = 0; r < 10; r++)
+    for (int c = 0; c < 6; c++) {
+      int src_row = r == 7 ? 0 : r == 2 ? 1 : r == 5 ? 2 : -1;
+      float want = src_row >= 0 && c >= 1 && c < 4 ? sv[src_row * 4 + c - 1] : before[r * 6 + c];
+      if (memcmp(&kv[r * 6 + c], &want, sizeof want) != 0) {
+        print_error("kv[%d][%d] = %g, expected %g\n", r, c, kv[r * 6 + c], want);
+        fail();
+      }
+    }
+}
+
 static void test_struct_index_out_of_range_is_a_launch_error_writing_nothing(void **state) {
   (void)state;
   int32_t t[24] = {0}, s[6] = {1, 2, 3, 4, 5, 6}, g[6] = {0}, u[24];
@@ -374,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_struct_sort_idx_stable_with_nan_above_inf),
       cmocka_unit_test(test_struct_ci_wraps_and_tri_takes_a_runtime_diagonal),
       cmocka_unit_test(test_struct_gather_rows_and_scatter_rows_later_row_wins),
+      cmocka_unit_test(test_struct_scatter_rows_writes_only_the_valid_region),
       cmocka_unit_test(test_struct_index_out_of_range_is_a_launch_error_writing_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

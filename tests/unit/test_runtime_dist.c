@@ -407,6 +407,25 @@ static void test_resident_and_stacked(void **state) {
   assert_memory_equal(back, shards, sizeof shards);
 
   /* A resident tensor on worker 1: upload, read back, size checked. */
+  /* worker_ids NULL is the default placement, shard i on device i: host_stacked (shard d to
+   * device d) runs on it; more shards than devices is refused, naming the counts. */
+  pto_dist_tensor *id = NULL;
+  int64_t three[3] = {3, 1, COLS};
+  pto_host_tensor t3;
+  pto_host_tensor_init(&t3, shards, PTO_DTYPE_F32, 3, three);
+  assert_status_contains(pto_dist_alloc_stacked_tensor(w, &t3, NULL, &id),
+                         "3 shards with the default placement (worker_ids NULL: shard i on device "
+                         "i) need 3 devices, the worker has 2; pass worker_ids");
+  assert_null(id);
+  assert_pto_ok(pto_dist_alloc_stacked_tensor(w, &ts, NULL, &id));
+  memset(y, 0, sizeof y);
+  pto_arg iargs[2] = {pto_arg_dist(id), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_worker_run(w, p, iargs, 2));
+  for (int i = 0; i < 2 * ROWS * COLS; i++) assert_true(y[i] == shards[i] + 1.0f);
+  assert_pto_ok(pto_dist_copy_stacked_from(w, id, &tb));
+  assert_memory_equal(back, shards, sizeof shards);
+  assert_pto_ok(pto_dist_free_tensor(w, id));
+
   pto_dist_tensor *r = NULL;
   int64_t rshape[2] = {ROWS, COLS};
   assert_status_contains(pto_dist_alloc_tensor(w, 2, rshape, PTO_DTYPE_F32, NULL, 5, &r),

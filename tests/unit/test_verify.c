@@ -30,6 +30,26 @@ static void test_verify_catches_an_edited_value_type(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* A written-out valid region equal to the tile's shape is the whole tile: the same type as none,
+ * so a loop carrying a tile[8, 1] takes a row_sum of a tile loaded with valid=[8, 4] (issue #33:
+ * "yield for iter ... the iter variable is tile[8, 1] f32 @vec"). */
+static void test_verify_full_valid_region_is_the_plain_tile_type(void **state) {
+  pto_ir_program *p = parse("program carry\n"
+                            "kernel @k(%x: tensor[8,4] f32, out %y: tensor[8,1] f32)"
+                            " -> (tensor[8,1] f32) {\n"
+                            "  %z = tile.full([8, 1], f32, 0.0)\n"
+                            "  %s = for %i in range(0, 3) iter(%acc = %z) {\n"
+                            "    %t = tile.load(%x, [0, 0], [8, 4], valid=[8, 4])\n"
+                            "    %r = tile.row_sum(%t)\n"
+                            "    %n = tile.add(%acc, %r)\n"
+                            "    yield %n\n"
+                            "  }\n"
+                            "  %y1 = tile.store(%s, [0, 0], %y)\n"
+                            "  return %y1\n}\n");
+  assert_pto_ok(pto_ir_verify(p));
+  pto_ir_program_destroy(p);
+}
+
 static void test_verify_catches_an_edited_alias(void **state) {
   pto_ir_program *p = parse_add();
   pto_ir_func *k = p->funcs[0];
@@ -462,6 +482,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reshape_extent_products_do_not_overflow),
       cmocka_unit_test(test_verify_catches_an_edited_value_type),
+      cmocka_unit_test(test_verify_full_valid_region_is_the_plain_tile_type),
       cmocka_unit_test(test_verify_catches_an_edited_alias),
       cmocka_unit_test(test_verify_catches_an_edited_literal_dtype),
       cmocka_unit_test(test_verify_catches_a_moved_statement),
