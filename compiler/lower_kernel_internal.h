@@ -210,7 +210,7 @@ LLVMValueRef pto__lower_loop_begin(lw *L, lw_loop *lp, LLVMValueRef lo, LLVMValu
 void pto__lower_loop_end(lw *L, lw_loop *lp);
 void pto__lower_fail_if(lw *L, LLVMValueRef cond, int code, LLVMValueRef d0, LLVMValueRef d1);
 /* Fails the launch with PTO_KERNEL_ERR_INDEX (s's statement index, position [r, c], the value v)
- * unless lo <= v < hi (i64 values). */
+ * unless lo <= v < hi (i64 values; hi NULL: no upper bound). */
 void pto__lower_check_index(lw *L, const pto_ir_stmt *s, LLVMValueRef v, LLVMValueRef lo,
                             LLVMValueRef hi, LLVMValueRef r, LLVMValueRef c);
 LLVMValueRef pto__lower_smin(lw *L, LLVMValueRef a, LLVMValueRef b);

@@ -286,9 +286,9 @@ static LLVMValueRef pad_value(lw *L, pto_dtype dt, const char *pad) {
 
 /* ---- tile.load / tile.store ------------------------------------------------------------------ */
 
-/* The valid extents a tile.load gives its tile: valid=, else the shape. A runtime extent outside
- * 0..the shape fails the launch (PTO_KERNEL_ERR_INDEX, position [k, 0] of the list, as the
- * interpreter refuses it); the clamp only keeps the dead path in bounds. */
+/* The valid extents a tile.load gives its tile: valid= clamped to the shape, else the shape. A
+ * negative runtime extent fails the launch (PTO_KERNEL_ERR_INDEX, position [k, 0] of the list, as
+ * the interpreter refuses it); one past the shape is clamped, as in the interpreter. */
 static int load_extents(lw *L, const pto_ir_stmt *s, int64_t R, int64_t C, LLVMValueRef *out_vr,
                         LLVMValueRef *out_vc) {
   *out_vr = pto__lower_i64(L, R);
@@ -305,11 +305,10 @@ static int load_extents(lw *L, const pto_ir_stmt *s, int64_t R, int64_t C, LLVMV
   if (!b) return -1;
   LLVMValueRef v[2] = {pto__lower_convert(L, a, valid->list.items[0]->dtype, PTO_DTYPE_INDEX),
                        pto__lower_convert(L, b, valid->list.items[1]->dtype, PTO_DTYPE_INDEX)};
-  const int64_t ext[2] = {R, C};
   for (int k = 0; k < 2; k++) /* a constant one the builder has checked */
     if (!LLVMIsAConstantInt(v[k]))
-      pto__lower_check_index(L, s, v[k], pto__lower_i64(L, 0), pto__lower_i64(L, ext[k] + 1),
-                             pto__lower_i64(L, k), pto__lower_i64(L, 0));
+      pto__lower_check_index(L, s, v[k], pto__lower_i64(L, 0), NULL, pto__lower_i64(L, k),
+                             pto__lower_i64(L, 0));
   *out_vr = clamp(L, v[0], R);
   *out_vc = clamp(L, v[1], C);
   return 0;

@@ -53,8 +53,8 @@ static int64_t op_index(lw *L, const pto_ir_stmt *s) {
 void pto__lower_check_index(lw *L, const pto_ir_stmt *s, LLVMValueRef v, LLVMValueRef lo,
                             LLVMValueRef hi, LLVMValueRef r, LLVMValueRef c) {
   LLVMBuilderRef b = L->b;
-  LLVMValueRef bad = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSLT, v, lo, ""),
-                                 LLVMBuildICmp(b, LLVMIntSGE, v, hi, ""), "oob");
+  LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntSLT, v, lo, hi ? "" : "oob");
+  if (hi) bad = LLVMBuildOr(b, bad, LLVMBuildICmp(b, LLVMIntSGE, v, hi, ""), "oob");
   LLVMValueRef mask = i64c(L, 0x1fffff);
   LLVMValueRef d0 = LLVMBuildOr(
       b, i64c(L, op_index(L, s) << 42),

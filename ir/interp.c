@@ -869,13 +869,15 @@ static pto_status op_tile_load(frame *fr, const pto_ir_stmt *s, rv *out) {
   const pto_ir_arg *va = kw_arg(s, "valid");
   if (va) {
     PTO_RETURN_IF_ERROR(list_values(fr, s, va, "valid=", 2, valid));
-    for (int k = 0; k < 2; k++) /* a valid region lies within the tile */
-      if (valid[k] < 0 || valid[k] > shape[k])
+    /* An extent past the tile's is clamped to it (as tensor.slice clamps at the tensor's edge:
+     * `valid=[M - row0, C]` is the natural way to write a last partial block); a negative one is
+     * a launch error. */
+    for (int k = 0; k < 2; k++)
+      if (valid[k] < 0)
         return fail(fr, s->loc, PTO_STATUS_LAUNCH,
-                    "tile.load in @%s: valid region [%lld, %lld] is outside the tile's shape "
-                    "[%lld, %lld]: value %lld at [%d,0] is outside [0, %lld]",
-                    fr->f->name, (long long)valid[0], (long long)valid[1], (long long)shape[0],
-                    (long long)shape[1], (long long)valid[k], k, (long long)shape[k]);
+                    "tile.load in @%s: valid region [%lld, %lld] has a negative extent: value "
+                    "%lld at [%d,0] is below 0",
+                    fr->f->name, (long long)valid[0], (long long)valid[1], (long long)valid[k], k);
   } else {
     valid[0] = shape[0];
     valid[1] = shape[1];

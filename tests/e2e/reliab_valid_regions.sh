@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Valid regions in compiled kernels (issue #33, a Llama decode layer): a runtime valid= past the
-# tile's shape (or negative) fails the launch naming the kernel, the load's file:line:col and the
-# value (it used to be clamped silently); a loop carrying a tile whose written-out valid region is
+# Valid regions in compiled kernels (issue #33, a Llama decode layer): a negative runtime valid=
+# fails the launch naming the kernel, the load's file:line:col and the value, and one past the
+# tile's shape is clamped to it in both paths (`valid=[M - row0, C]` for a last partial block, as
+# tensor.slice clamps at the edge); a loop carrying a tile whose written-out valid region is
 # its whole shape checks and runs (that region is the same type as none); tile.scatter_rows writes
 # only the tile's valid region, so the cache rows the padding rows point at keep their bits.
 # (The interpreter's side: test_interp, test_ops_struct.)
@@ -28,19 +29,19 @@ orch @main(%x: tensor[4,4] f32, out %y: tensor[4,4] f32, %vr: index = runtime,
 }
 PTIR
 MSG="nothing outside a tensor was read or written"
-run_pto 1 run "$T/big.ptir" --in vr=6 --in vc=4
-expect_out "kernel 'k'" && expect_out "big.ptir:4:8: tile.load: value 6 at [0,0]; $MSG"
-run_pto 1 run "$T/big.ptir" --in vr=2 --in vc=5
-expect_out "big.ptir:4:8: tile.load: value 5 at [1,0]"
 run_pto 1 run "$T/big.ptir" --in vr=-1 --in vc=4
-expect_out "big.ptir:4:8: tile.load: value -1 at [0,0]"
+expect_out "kernel 'k'" && expect_out "big.ptir:4:8: tile.load: value -1 at [0,0]; $MSG"
+run_pto 1 run "$T/big.ptir" --in vr=2 --in vc=-5
+expect_out "big.ptir:4:8: tile.load: value -5 at [1,0]"
 # a work dir names the load through its positions.json
 run_pto 0 compile "$T/big.ptir" -o "$T/wd"
-run_pto 1 run "$T/wd" --in vr=6 --in vc=4
-expect_out "big.ptir:4:8: tile.load: value 6 at [0,0]; $MSG"
-# within the shape (its edge included): both paths agree
+run_pto 1 run "$T/wd" --in vr=-6 --in vc=4
+expect_out "big.ptir:4:8: tile.load: value -6 at [0,0]; $MSG"
+# within the shape (its edge included), and past it (clamped): both paths agree
 run_pto 0 run "$T/big.ptir" --in vr=4 --in vc=4 --check && expect_out PASS
 run_pto 0 run "$T/big.ptir" --in vr=2 --in vc=0 --check && expect_out PASS
+run_pto 0 run "$T/big.ptir" --in vr=6 --in vc=4 --check && expect_out PASS
+run_pto 0 run "$T/big.ptir" --in vr=2 --in vc=500 --check && expect_out PASS
 
 cat >"$T/carry.ptir" <<'PTIR'
 program carry

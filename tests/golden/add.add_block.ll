@@ -81,160 +81,154 @@ fail4:                                            ; preds = %ok2
 ok5:                                              ; preds = %ok2
   %24 = getelementptr inbounds %pto_kernel_tensor, ptr %18, i32 0, i32 2, i32 1
   %c.stride1 = load i64, ptr %24, align 8
-  %25 = icmp sge i64 %a.dim0, 33
-  %26 = icmp slt i64 %a.dim0, 0
-  %oob = or i1 %26, %25
+  %oob = icmp slt i64 %a.dim0, 0
   br i1 %oob, label %fail7, label %ok8
 
 fail7:                                            ; preds = %ok5
   %err_detail9 = getelementptr inbounds %pto_core_ctx, ptr %ctx, i32 0, i32 4
   store i64 0, ptr %err_detail9, align 8
-  %27 = getelementptr inbounds i64, ptr %err_detail9, i64 1
-  store i64 %a.dim0, ptr %27, align 8
+  %25 = getelementptr inbounds i64, ptr %err_detail9, i64 1
+  store i64 %a.dim0, ptr %25, align 8
   ret i32 9
 
 ok8:                                              ; preds = %ok5
-  %28 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %26 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %27 = call i64 @llvm.smax.i64(i64 %26, i64 0)
+  %28 = call i64 @llvm.smin.i64(i64 128, i64 128)
   %29 = call i64 @llvm.smax.i64(i64 %28, i64 0)
-  %30 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %30 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
   %31 = call i64 @llvm.smax.i64(i64 %30, i64 0)
-  %32 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %32 = call i64 @llvm.smin.i64(i64 128, i64 128)
   %33 = call i64 @llvm.smax.i64(i64 %32, i64 0)
-  %34 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %35 = call i64 @llvm.smax.i64(i64 %34, i64 0)
-  %36 = mul i64 0, %a.stride0
-  %37 = add i64 0, %36
-  %38 = mul i64 0, %a.stride1
-  %39 = add i64 %37, %38
-  %40 = sub i64 %a.dim0, 0
-  %41 = call i64 @llvm.smin.i64(i64 %29, i64 %40)
-  %42 = call i64 @llvm.smin.i64(i64 %41, i64 32)
-  %43 = call i64 @llvm.smax.i64(i64 %42, i64 0)
-  %44 = call i64 @llvm.smin.i64(i64 %31, i64 128)
-  %45 = call i64 @llvm.smin.i64(i64 %44, i64 128)
-  %46 = call i64 @llvm.smax.i64(i64 %45, i64 0)
-  %nr = select i1 true, i64 %43, i64 0
-  %nc = select i1 true, i64 %46, i64 0
-  %win = getelementptr float, ptr %a.data, i64 %39
-  %47 = icmp sge i64 %a.dim0, 33
-  %48 = icmp slt i64 %a.dim0, 0
-  %oob10 = or i1 %48, %47
+  %34 = mul i64 0, %a.stride0
+  %35 = add i64 0, %34
+  %36 = mul i64 0, %a.stride1
+  %37 = add i64 %35, %36
+  %38 = sub i64 %a.dim0, 0
+  %39 = call i64 @llvm.smin.i64(i64 %27, i64 %38)
+  %40 = call i64 @llvm.smin.i64(i64 %39, i64 32)
+  %41 = call i64 @llvm.smax.i64(i64 %40, i64 0)
+  %42 = call i64 @llvm.smin.i64(i64 %29, i64 128)
+  %43 = call i64 @llvm.smin.i64(i64 %42, i64 128)
+  %44 = call i64 @llvm.smax.i64(i64 %43, i64 0)
+  %nr = select i1 true, i64 %41, i64 0
+  %nc = select i1 true, i64 %44, i64 0
+  %win = getelementptr float, ptr %a.data, i64 %37
+  %oob10 = icmp slt i64 %a.dim0, 0
   br i1 %oob10, label %fail11, label %ok12
 
 fail11:                                           ; preds = %ok8
   %err_detail13 = getelementptr inbounds %pto_core_ctx, ptr %ctx, i32 0, i32 4
   store i64 4398046511104, ptr %err_detail13, align 8
-  %49 = getelementptr inbounds i64, ptr %err_detail13, i64 1
-  store i64 %a.dim0, ptr %49, align 8
+  %45 = getelementptr inbounds i64, ptr %err_detail13, i64 1
+  store i64 %a.dim0, ptr %45, align 8
   ret i32 9
 
 ok12:                                             ; preds = %ok8
+  %46 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %47 = call i64 @llvm.smax.i64(i64 %46, i64 0)
+  %48 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %49 = call i64 @llvm.smax.i64(i64 %48, i64 0)
   %50 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
   %51 = call i64 @llvm.smax.i64(i64 %50, i64 0)
   %52 = call i64 @llvm.smin.i64(i64 128, i64 128)
   %53 = call i64 @llvm.smax.i64(i64 %52, i64 0)
-  %54 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %55 = call i64 @llvm.smax.i64(i64 %54, i64 0)
-  %56 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %57 = call i64 @llvm.smax.i64(i64 %56, i64 0)
-  %58 = mul i64 0, %b.stride0
-  %59 = add i64 0, %58
-  %60 = mul i64 0, %b.stride1
-  %61 = add i64 %59, %60
-  %62 = sub i64 %b.dim0, 0
-  %63 = call i64 @llvm.smin.i64(i64 %51, i64 %62)
-  %64 = call i64 @llvm.smin.i64(i64 %63, i64 32)
-  %65 = call i64 @llvm.smax.i64(i64 %64, i64 0)
-  %66 = call i64 @llvm.smin.i64(i64 %53, i64 128)
-  %67 = call i64 @llvm.smin.i64(i64 %66, i64 128)
+  %54 = mul i64 0, %b.stride0
+  %55 = add i64 0, %54
+  %56 = mul i64 0, %b.stride1
+  %57 = add i64 %55, %56
+  %58 = sub i64 %b.dim0, 0
+  %59 = call i64 @llvm.smin.i64(i64 %47, i64 %58)
+  %60 = call i64 @llvm.smin.i64(i64 %59, i64 32)
+  %61 = call i64 @llvm.smax.i64(i64 %60, i64 0)
+  %62 = call i64 @llvm.smin.i64(i64 %49, i64 128)
+  %63 = call i64 @llvm.smin.i64(i64 %62, i64 128)
+  %64 = call i64 @llvm.smax.i64(i64 %63, i64 0)
+  %nr14 = select i1 true, i64 %61, i64 0
+  %nc15 = select i1 true, i64 %64, i64 0
+  %win16 = getelementptr float, ptr %b.data, i64 %57
+  %65 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %66 = call i64 @llvm.smax.i64(i64 %65, i64 0)
+  %67 = call i64 @llvm.smin.i64(i64 128, i64 128)
   %68 = call i64 @llvm.smax.i64(i64 %67, i64 0)
-  %nr14 = select i1 true, i64 %65, i64 0
-  %nc15 = select i1 true, i64 %68, i64 0
-  %win16 = getelementptr float, ptr %b.data, i64 %61
-  %69 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %70 = call i64 @llvm.smax.i64(i64 %69, i64 0)
-  %71 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %72 = call i64 @llvm.smax.i64(i64 %71, i64 0)
-  %73 = mul i64 0, %c.stride0
-  %74 = add i64 0, %73
-  %75 = mul i64 0, %c.stride1
-  %76 = add i64 %74, %75
-  %77 = sub i64 %c.dim0, 0
-  %78 = call i64 @llvm.smin.i64(i64 %70, i64 %77)
-  %79 = call i64 @llvm.smin.i64(i64 %78, i64 32)
-  %80 = call i64 @llvm.smax.i64(i64 %79, i64 0)
-  %81 = call i64 @llvm.smin.i64(i64 %72, i64 128)
-  %82 = call i64 @llvm.smin.i64(i64 %81, i64 128)
-  %83 = call i64 @llvm.smax.i64(i64 %82, i64 0)
-  %nr17 = select i1 true, i64 %80, i64 0
-  %nc18 = select i1 true, i64 %83, i64 0
-  %win19 = getelementptr float, ptr %c.data, i64 %76
-  %84 = icmp sge i64 %c.stride0, 0
-  %85 = icmp eq i64 %c.stride1, 1
-  %86 = and i1 %85, %84
-  %87 = sub i64 %nr17, 1
-  %88 = mul i64 %87, %c.stride0
-  %89 = add i64 %88, %nc18
-  %90 = icmp eq i64 %nc18, 0
-  %91 = icmp eq i64 %nr17, 0
-  %92 = or i1 %91, %90
-  %93 = select i1 %92, i64 0, i64 %89
-  %94 = ptrtoint ptr %win19 to i64
-  %95 = mul i64 %93, 4
-  %96 = add i64 %94, %95
-  %97 = icmp eq i64 %a.stride1, 1
-  %98 = and i1 %86, %97
-  %99 = icmp sge i64 %a.stride0, 0
+  %69 = mul i64 0, %c.stride0
+  %70 = add i64 0, %69
+  %71 = mul i64 0, %c.stride1
+  %72 = add i64 %70, %71
+  %73 = sub i64 %c.dim0, 0
+  %74 = call i64 @llvm.smin.i64(i64 %66, i64 %73)
+  %75 = call i64 @llvm.smin.i64(i64 %74, i64 32)
+  %76 = call i64 @llvm.smax.i64(i64 %75, i64 0)
+  %77 = call i64 @llvm.smin.i64(i64 %68, i64 128)
+  %78 = call i64 @llvm.smin.i64(i64 %77, i64 128)
+  %79 = call i64 @llvm.smax.i64(i64 %78, i64 0)
+  %nr17 = select i1 true, i64 %76, i64 0
+  %nc18 = select i1 true, i64 %79, i64 0
+  %win19 = getelementptr float, ptr %c.data, i64 %72
+  %80 = icmp sge i64 %c.stride0, 0
+  %81 = icmp eq i64 %c.stride1, 1
+  %82 = and i1 %81, %80
+  %83 = sub i64 %nr17, 1
+  %84 = mul i64 %83, %c.stride0
+  %85 = add i64 %84, %nc18
+  %86 = icmp eq i64 %nc18, 0
+  %87 = icmp eq i64 %nr17, 0
+  %88 = or i1 %87, %86
+  %89 = select i1 %88, i64 0, i64 %85
+  %90 = ptrtoint ptr %win19 to i64
+  %91 = mul i64 %89, 4
+  %92 = add i64 %90, %91
+  %93 = icmp eq i64 %a.stride1, 1
+  %94 = and i1 %82, %93
+  %95 = icmp sge i64 %a.stride0, 0
+  %96 = and i1 %94, %95
+  %97 = icmp sge i64 %nr, %nr17
+  %98 = and i1 %96, %97
+  %99 = icmp sge i64 %nc, %nc18
   %100 = and i1 %98, %99
-  %101 = icmp sge i64 %nr, %nr17
-  %102 = and i1 %100, %101
-  %103 = icmp sge i64 %nc, %nc18
-  %104 = and i1 %102, %103
-  %105 = sub i64 %nr17, 1
-  %106 = mul i64 %105, %a.stride0
-  %107 = add i64 %106, %nc18
-  %108 = icmp eq i64 %nc18, 0
-  %109 = icmp eq i64 %nr17, 0
-  %110 = or i1 %109, %108
-  %111 = select i1 %110, i64 0, i64 %107
-  %112 = ptrtoint ptr %win to i64
-  %113 = mul i64 %111, 4
-  %114 = add i64 %112, %113
-  %115 = icmp ule i64 %96, %112
-  %116 = icmp ule i64 %114, %94
-  %117 = or i1 %116, %115
-  %118 = and i1 %104, %117
-  %119 = icmp eq i64 %b.stride1, 1
+  %101 = sub i64 %nr17, 1
+  %102 = mul i64 %101, %a.stride0
+  %103 = add i64 %102, %nc18
+  %104 = icmp eq i64 %nc18, 0
+  %105 = icmp eq i64 %nr17, 0
+  %106 = or i1 %105, %104
+  %107 = select i1 %106, i64 0, i64 %103
+  %108 = ptrtoint ptr %win to i64
+  %109 = mul i64 %107, 4
+  %110 = add i64 %108, %109
+  %111 = icmp ule i64 %92, %108
+  %112 = icmp ule i64 %110, %90
+  %113 = or i1 %112, %111
+  %114 = and i1 %100, %113
+  %115 = icmp eq i64 %b.stride1, 1
+  %116 = and i1 %114, %115
+  %117 = icmp sge i64 %b.stride0, 0
+  %118 = and i1 %116, %117
+  %119 = icmp sge i64 %nr14, %nr17
   %120 = and i1 %118, %119
-  %121 = icmp sge i64 %b.stride0, 0
+  %121 = icmp sge i64 %nc15, %nc18
   %122 = and i1 %120, %121
-  %123 = icmp sge i64 %nr14, %nr17
-  %124 = and i1 %122, %123
-  %125 = icmp sge i64 %nc15, %nc18
-  %126 = and i1 %124, %125
-  %127 = sub i64 %nr17, 1
-  %128 = mul i64 %127, %b.stride0
-  %129 = add i64 %128, %nc18
-  %130 = icmp eq i64 %nc18, 0
-  %131 = icmp eq i64 %nr17, 0
-  %132 = or i1 %131, %130
-  %133 = select i1 %132, i64 0, i64 %129
-  %134 = ptrtoint ptr %win16 to i64
-  %135 = mul i64 %133, 4
-  %136 = add i64 %134, %135
-  %137 = icmp ule i64 %96, %134
-  %138 = icmp ule i64 %136, %94
-  %139 = or i1 %138, %137
-  %140 = and i1 %126, %139
-  br i1 %140, label %stream, label %stream.buffered
+  %123 = sub i64 %nr17, 1
+  %124 = mul i64 %123, %b.stride0
+  %125 = add i64 %124, %nc18
+  %126 = icmp eq i64 %nc18, 0
+  %127 = icmp eq i64 %nr17, 0
+  %128 = or i1 %127, %126
+  %129 = select i1 %128, i64 0, i64 %125
+  %130 = ptrtoint ptr %win16 to i64
+  %131 = mul i64 %129, 4
+  %132 = add i64 %130, %131
+  %133 = icmp ule i64 %92, %130
+  %134 = icmp ule i64 %132, %90
+  %135 = or i1 %134, %133
+  %136 = and i1 %122, %135
+  br i1 %136, label %stream, label %stream.buffered
 
 stream:                                           ; preds = %ok12
   br i1 %stream_stores, label %stream.nt, label %stream.cached
 
 stream.buffered:                                  ; preds = %ok12
-  %141 = icmp sge i64 %a.dim0, 33
-  %142 = icmp slt i64 %a.dim0, 0
-  %oob24 = or i1 %142, %141
+  %oob24 = icmp slt i64 %a.dim0, 0
   br i1 %oob24, label %fail25, label %ok26
 
 stream.done:                                      ; preds = %store.done, %sm.i.exit, %sm.nt.i.exit
@@ -247,23 +241,23 @@ stream.cached:                                    ; preds = %stream
   br label %sm.i.head
 
 sm.nt.i.head:                                     ; preds = %sm.j.exit, %stream.nt
-  %sm.nt.i = phi i64 [ 0, %stream.nt ], [ %207, %sm.j.exit ]
-  %143 = icmp slt i64 %sm.nt.i, %nr17
-  br i1 %143, label %sm.nt.i.body, label %sm.nt.i.exit
+  %sm.nt.i = phi i64 [ 0, %stream.nt ], [ %201, %sm.j.exit ]
+  %137 = icmp slt i64 %sm.nt.i, %nr17
+  br i1 %137, label %sm.nt.i.body, label %sm.nt.i.exit
 
 sm.nt.i.body:                                     ; preds = %sm.nt.i.head
-  %144 = mul i64 %sm.nt.i, 128
-  %145 = mul i64 %sm.nt.i, %c.stride0
-  %146 = getelementptr float, ptr %win19, i64 %145
-  %147 = ptrtoint ptr %146 to i64
-  %148 = and i64 %147, 63
-  %149 = sub i64 64, %148
-  %150 = and i64 %149, 63
-  %151 = lshr i64 %150, 2
-  %152 = and i64 %147, 3
-  %153 = icmp ne i64 %152, 0
-  %154 = select i1 %153, i64 %nc18, i64 %151
-  %155 = call i64 @llvm.smin.i64(i64 %154, i64 %nc18)
+  %138 = mul i64 %sm.nt.i, 128
+  %139 = mul i64 %sm.nt.i, %c.stride0
+  %140 = getelementptr float, ptr %win19, i64 %139
+  %141 = ptrtoint ptr %140 to i64
+  %142 = and i64 %141, 63
+  %143 = sub i64 64, %142
+  %144 = and i64 %143, 63
+  %145 = lshr i64 %144, 2
+  %146 = and i64 %141, 3
+  %147 = icmp ne i64 %146, 0
+  %148 = select i1 %147, i64 %nc18, i64 %145
+  %149 = call i64 @llvm.smin.i64(i64 %148, i64 %nc18)
   br label %sm.peel.head
 
 sm.nt.i.exit:                                     ; preds = %sm.nt.i.head
@@ -271,163 +265,163 @@ sm.nt.i.exit:                                     ; preds = %sm.nt.i.head
   br label %stream.done
 
 sm.peel.head:                                     ; preds = %sm.peel.body, %sm.nt.i.body
-  %sm.peel = phi i64 [ 0, %sm.nt.i.body ], [ %170, %sm.peel.body ]
-  %156 = icmp slt i64 %sm.peel, %155
-  br i1 %156, label %sm.peel.body, label %sm.peel.exit
+  %sm.peel = phi i64 [ 0, %sm.nt.i.body ], [ %164, %sm.peel.body ]
+  %150 = icmp slt i64 %sm.peel, %149
+  br i1 %150, label %sm.peel.body, label %sm.peel.exit
 
 sm.peel.body:                                     ; preds = %sm.peel.head
-  %157 = mul i64 %sm.nt.i, %a.stride0
-  %158 = add i64 %157, %sm.peel
-  %159 = getelementptr inbounds float, ptr %win, i64 %158
-  %160 = load float, ptr %159, align 4, !alias.scope !2, !noalias !6
-  %161 = mul i64 %sm.nt.i, %b.stride0
+  %151 = mul i64 %sm.nt.i, %a.stride0
+  %152 = add i64 %151, %sm.peel
+  %153 = getelementptr inbounds float, ptr %win, i64 %152
+  %154 = load float, ptr %153, align 4, !alias.scope !2, !noalias !6
+  %155 = mul i64 %sm.nt.i, %b.stride0
+  %156 = add i64 %155, %sm.peel
+  %157 = getelementptr inbounds float, ptr %win16, i64 %156
+  %158 = load float, ptr %157, align 4, !alias.scope !2, !noalias !6
+  %159 = add i64 %138, %sm.peel
+  %160 = fadd float %154, %158
+  %161 = mul i64 %sm.nt.i, %c.stride0
   %162 = add i64 %161, %sm.peel
-  %163 = getelementptr inbounds float, ptr %win16, i64 %162
-  %164 = load float, ptr %163, align 4, !alias.scope !2, !noalias !6
-  %165 = add i64 %144, %sm.peel
-  %166 = fadd float %160, %164
-  %167 = mul i64 %sm.nt.i, %c.stride0
-  %168 = add i64 %167, %sm.peel
-  %169 = getelementptr inbounds float, ptr %win19, i64 %168
-  store float %166, ptr %169, align 4, !alias.scope !9, !noalias !10
-  %170 = add nsw i64 %sm.peel, 1
+  %163 = getelementptr inbounds float, ptr %win19, i64 %162
+  store float %160, ptr %163, align 4, !alias.scope !9, !noalias !10
+  %164 = add nsw i64 %sm.peel, 1
   br label %sm.peel.head
 
 sm.peel.exit:                                     ; preds = %sm.peel.head
-  %171 = sub i64 %nc18, %155
-  %172 = sdiv i64 %171, 16
+  %165 = sub i64 %nc18, %149
+  %166 = sdiv i64 %165, 16
   br label %sm.ntv.head
 
 sm.ntv.head:                                      ; preds = %sm.ntv.body, %sm.peel.exit
-  %sm.ntv = phi i64 [ 0, %sm.peel.exit ], [ %189, %sm.ntv.body ]
-  %173 = icmp slt i64 %sm.ntv, %172
-  br i1 %173, label %sm.ntv.body, label %sm.ntv.exit
+  %sm.ntv = phi i64 [ 0, %sm.peel.exit ], [ %183, %sm.ntv.body ]
+  %167 = icmp slt i64 %sm.ntv, %166
+  br i1 %167, label %sm.ntv.body, label %sm.ntv.exit
 
 sm.ntv.body:                                      ; preds = %sm.ntv.head
-  %174 = mul i64 %sm.ntv, 16
-  %175 = add i64 %155, %174
-  %176 = mul i64 %sm.nt.i, %a.stride0
-  %177 = add i64 %176, %175
-  %178 = getelementptr inbounds float, ptr %win, i64 %177
-  %179 = load <16 x float>, ptr %178, align 4, !alias.scope !2, !noalias !6
-  %180 = mul i64 %sm.nt.i, %b.stride0
-  %181 = add i64 %180, %175
-  %182 = getelementptr inbounds float, ptr %win16, i64 %181
-  %183 = load <16 x float>, ptr %182, align 4, !alias.scope !2, !noalias !6
-  %184 = add i64 %144, %175
-  %185 = fadd <16 x float> %179, %183
-  %186 = mul i64 %sm.nt.i, %c.stride0
-  %187 = add i64 %186, %175
-  %188 = getelementptr inbounds float, ptr %win19, i64 %187
-  store <16 x float> %185, ptr %188, align 64, !alias.scope !9, !noalias !10, !nontemporal !11
-  %189 = add nsw i64 %sm.ntv, 1
+  %168 = mul i64 %sm.ntv, 16
+  %169 = add i64 %149, %168
+  %170 = mul i64 %sm.nt.i, %a.stride0
+  %171 = add i64 %170, %169
+  %172 = getelementptr inbounds float, ptr %win, i64 %171
+  %173 = load <16 x float>, ptr %172, align 4, !alias.scope !2, !noalias !6
+  %174 = mul i64 %sm.nt.i, %b.stride0
+  %175 = add i64 %174, %169
+  %176 = getelementptr inbounds float, ptr %win16, i64 %175
+  %177 = load <16 x float>, ptr %176, align 4, !alias.scope !2, !noalias !6
+  %178 = add i64 %138, %169
+  %179 = fadd <16 x float> %173, %177
+  %180 = mul i64 %sm.nt.i, %c.stride0
+  %181 = add i64 %180, %169
+  %182 = getelementptr inbounds float, ptr %win19, i64 %181
+  store <16 x float> %179, ptr %182, align 64, !alias.scope !9, !noalias !10, !nontemporal !11
+  %183 = add nsw i64 %sm.ntv, 1
   br label %sm.ntv.head
 
 sm.ntv.exit:                                      ; preds = %sm.ntv.head
-  %190 = mul i64 %172, 16
-  %191 = add i64 %155, %190
+  %184 = mul i64 %166, 16
+  %185 = add i64 %149, %184
   br label %sm.j.head
 
 sm.j.head:                                        ; preds = %sm.j.body, %sm.ntv.exit
-  %sm.j = phi i64 [ %191, %sm.ntv.exit ], [ %206, %sm.j.body ]
-  %192 = icmp slt i64 %sm.j, %nc18
-  br i1 %192, label %sm.j.body, label %sm.j.exit
+  %sm.j = phi i64 [ %185, %sm.ntv.exit ], [ %200, %sm.j.body ]
+  %186 = icmp slt i64 %sm.j, %nc18
+  br i1 %186, label %sm.j.body, label %sm.j.exit
 
 sm.j.body:                                        ; preds = %sm.j.head
-  %193 = mul i64 %sm.nt.i, %a.stride0
-  %194 = add i64 %193, %sm.j
-  %195 = getelementptr inbounds float, ptr %win, i64 %194
-  %196 = load float, ptr %195, align 4, !alias.scope !2, !noalias !6
-  %197 = mul i64 %sm.nt.i, %b.stride0
+  %187 = mul i64 %sm.nt.i, %a.stride0
+  %188 = add i64 %187, %sm.j
+  %189 = getelementptr inbounds float, ptr %win, i64 %188
+  %190 = load float, ptr %189, align 4, !alias.scope !2, !noalias !6
+  %191 = mul i64 %sm.nt.i, %b.stride0
+  %192 = add i64 %191, %sm.j
+  %193 = getelementptr inbounds float, ptr %win16, i64 %192
+  %194 = load float, ptr %193, align 4, !alias.scope !2, !noalias !6
+  %195 = add i64 %138, %sm.j
+  %196 = fadd float %190, %194
+  %197 = mul i64 %sm.nt.i, %c.stride0
   %198 = add i64 %197, %sm.j
-  %199 = getelementptr inbounds float, ptr %win16, i64 %198
-  %200 = load float, ptr %199, align 4, !alias.scope !2, !noalias !6
-  %201 = add i64 %144, %sm.j
-  %202 = fadd float %196, %200
-  %203 = mul i64 %sm.nt.i, %c.stride0
-  %204 = add i64 %203, %sm.j
-  %205 = getelementptr inbounds float, ptr %win19, i64 %204
-  store float %202, ptr %205, align 4, !alias.scope !9, !noalias !10
-  %206 = add nsw i64 %sm.j, 1
+  %199 = getelementptr inbounds float, ptr %win19, i64 %198
+  store float %196, ptr %199, align 4, !alias.scope !9, !noalias !10
+  %200 = add nsw i64 %sm.j, 1
   br label %sm.j.head
 
 sm.j.exit:                                        ; preds = %sm.j.head
-  %207 = add nsw i64 %sm.nt.i, 1
+  %201 = add nsw i64 %sm.nt.i, 1
   br label %sm.nt.i.head
 
 sm.i.head:                                        ; preds = %sm.j.exit22, %stream.cached
-  %sm.i = phi i64 [ 0, %stream.cached ], [ %225, %sm.j.exit22 ]
-  %208 = icmp slt i64 %sm.i, %nr17
-  br i1 %208, label %sm.i.body, label %sm.i.exit
+  %sm.i = phi i64 [ 0, %stream.cached ], [ %219, %sm.j.exit22 ]
+  %202 = icmp slt i64 %sm.i, %nr17
+  br i1 %202, label %sm.i.body, label %sm.i.exit
 
 sm.i.body:                                        ; preds = %sm.i.head
-  %209 = mul i64 %sm.i, 128
+  %203 = mul i64 %sm.i, 128
   br label %sm.j.head20
 
 sm.i.exit:                                        ; preds = %sm.i.head
   br label %stream.done
 
 sm.j.head20:                                      ; preds = %sm.j.body21, %sm.i.body
-  %sm.j23 = phi i64 [ 0, %sm.i.body ], [ %224, %sm.j.body21 ]
-  %210 = icmp slt i64 %sm.j23, %nc18
-  br i1 %210, label %sm.j.body21, label %sm.j.exit22
+  %sm.j23 = phi i64 [ 0, %sm.i.body ], [ %218, %sm.j.body21 ]
+  %204 = icmp slt i64 %sm.j23, %nc18
+  br i1 %204, label %sm.j.body21, label %sm.j.exit22
 
 sm.j.body21:                                      ; preds = %sm.j.head20
-  %211 = mul i64 %sm.i, %a.stride0
-  %212 = add i64 %211, %sm.j23
-  %213 = getelementptr inbounds float, ptr %win, i64 %212
-  %214 = load float, ptr %213, align 4, !alias.scope !2, !noalias !6
-  %215 = mul i64 %sm.i, %b.stride0
+  %205 = mul i64 %sm.i, %a.stride0
+  %206 = add i64 %205, %sm.j23
+  %207 = getelementptr inbounds float, ptr %win, i64 %206
+  %208 = load float, ptr %207, align 4, !alias.scope !2, !noalias !6
+  %209 = mul i64 %sm.i, %b.stride0
+  %210 = add i64 %209, %sm.j23
+  %211 = getelementptr inbounds float, ptr %win16, i64 %210
+  %212 = load float, ptr %211, align 4, !alias.scope !2, !noalias !6
+  %213 = add i64 %203, %sm.j23
+  %214 = fadd float %208, %212
+  %215 = mul i64 %sm.i, %c.stride0
   %216 = add i64 %215, %sm.j23
-  %217 = getelementptr inbounds float, ptr %win16, i64 %216
-  %218 = load float, ptr %217, align 4, !alias.scope !2, !noalias !6
-  %219 = add i64 %209, %sm.j23
-  %220 = fadd float %214, %218
-  %221 = mul i64 %sm.i, %c.stride0
-  %222 = add i64 %221, %sm.j23
-  %223 = getelementptr inbounds float, ptr %win19, i64 %222
-  store float %220, ptr %223, align 4, !alias.scope !9, !noalias !10
-  %224 = add nsw i64 %sm.j23, 1
+  %217 = getelementptr inbounds float, ptr %win19, i64 %216
+  store float %214, ptr %217, align 4, !alias.scope !9, !noalias !10
+  %218 = add nsw i64 %sm.j23, 1
   br label %sm.j.head20
 
 sm.j.exit22:                                      ; preds = %sm.j.head20
-  %225 = add nsw i64 %sm.i, 1
+  %219 = add nsw i64 %sm.i, 1
   br label %sm.i.head
 
 fail25:                                           ; preds = %stream.buffered
   %err_detail27 = getelementptr inbounds %pto_core_ctx, ptr %ctx, i32 0, i32 4
   store i64 0, ptr %err_detail27, align 8
-  %226 = getelementptr inbounds i64, ptr %err_detail27, i64 1
-  store i64 %a.dim0, ptr %226, align 8
+  %220 = getelementptr inbounds i64, ptr %err_detail27, i64 1
+  store i64 %a.dim0, ptr %220, align 8
   ret i32 9
 
 ok26:                                             ; preds = %stream.buffered
-  %227 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %221 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %222 = call i64 @llvm.smax.i64(i64 %221, i64 0)
+  %223 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %224 = call i64 @llvm.smax.i64(i64 %223, i64 0)
+  %225 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %226 = call i64 @llvm.smax.i64(i64 %225, i64 0)
+  %227 = call i64 @llvm.smin.i64(i64 128, i64 128)
   %228 = call i64 @llvm.smax.i64(i64 %227, i64 0)
-  %229 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %230 = call i64 @llvm.smax.i64(i64 %229, i64 0)
-  %231 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %232 = call i64 @llvm.smax.i64(i64 %231, i64 0)
-  %233 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %234 = call i64 @llvm.smax.i64(i64 %233, i64 0)
-  %235 = mul i64 0, %a.stride0
-  %236 = add i64 0, %235
-  %237 = mul i64 0, %a.stride1
-  %238 = add i64 %236, %237
-  %239 = sub i64 %a.dim0, 0
-  %240 = call i64 @llvm.smin.i64(i64 %228, i64 %239)
-  %241 = call i64 @llvm.smin.i64(i64 %240, i64 32)
-  %242 = call i64 @llvm.smax.i64(i64 %241, i64 0)
-  %243 = call i64 @llvm.smin.i64(i64 %230, i64 128)
-  %244 = call i64 @llvm.smin.i64(i64 %243, i64 128)
-  %245 = call i64 @llvm.smax.i64(i64 %244, i64 0)
-  %nr28 = select i1 true, i64 %242, i64 0
-  %nc29 = select i1 true, i64 %245, i64 0
-  %win30 = getelementptr float, ptr %a.data, i64 %238
+  %229 = mul i64 0, %a.stride0
+  %230 = add i64 0, %229
+  %231 = mul i64 0, %a.stride1
+  %232 = add i64 %230, %231
+  %233 = sub i64 %a.dim0, 0
+  %234 = call i64 @llvm.smin.i64(i64 %222, i64 %233)
+  %235 = call i64 @llvm.smin.i64(i64 %234, i64 32)
+  %236 = call i64 @llvm.smax.i64(i64 %235, i64 0)
+  %237 = call i64 @llvm.smin.i64(i64 %224, i64 128)
+  %238 = call i64 @llvm.smin.i64(i64 %237, i64 128)
+  %239 = call i64 @llvm.smax.i64(i64 %238, i64 0)
+  %nr28 = select i1 true, i64 %236, i64 0
+  %nc29 = select i1 true, i64 %239, i64 0
+  %win30 = getelementptr float, ptr %a.data, i64 %232
   %unit = icmp eq i64 %a.stride1, 1
-  %246 = mul i64 %nc29, 4
-  %247 = icmp eq i64 %a.stride0, %nc29
-  %pf.bytes = select i1 %247, i64 0, i64 %246
+  %240 = mul i64 %nc29, 4
+  %241 = icmp eq i64 %a.stride0, %nc29
+  %pf.bytes = select i1 %241, i64 0, i64 %240
   br i1 %unit, label %load.unit, label %load.strided
 
 load.unit:                                        ; preds = %ok26
@@ -437,177 +431,175 @@ load.strided:                                     ; preds = %ok26
   br label %ld.i.head31
 
 load.padrows:                                     ; preds = %ld.i.exit33, %ld.i.exit
-  %248 = mul i64 %nr28, 128
+  %242 = mul i64 %nr28, 128
   br label %ld.padr.head
 
 ld.i.head:                                        ; preds = %ld.padc.exit, %load.unit
-  %ld.i = phi i64 [ 0, %load.unit ], [ %272, %ld.padc.exit ]
-  %249 = icmp slt i64 %ld.i, %nr28
-  br i1 %249, label %ld.i.body, label %ld.i.exit
+  %ld.i = phi i64 [ 0, %load.unit ], [ %266, %ld.padc.exit ]
+  %243 = icmp slt i64 %ld.i, %nr28
+  br i1 %243, label %ld.i.body, label %ld.i.exit
 
 ld.i.body:                                        ; preds = %ld.i.head
-  %250 = mul i64 %ld.i, %a.stride0
-  %251 = mul i64 %ld.i, 128
-  %252 = mul i64 8, %a.stride0
-  %253 = add i64 %250, %252
-  %pf.row = getelementptr float, ptr %win30, i64 %253
-  %254 = add i64 %pf.bytes, 63
-  %255 = lshr i64 %254, 6
+  %244 = mul i64 %ld.i, %a.stride0
+  %245 = mul i64 %ld.i, 128
+  %246 = mul i64 8, %a.stride0
+  %247 = add i64 %244, %246
+  %pf.row = getelementptr float, ptr %win30, i64 %247
+  %248 = add i64 %pf.bytes, 63
+  %249 = lshr i64 %248, 6
   br label %pf.line.head
 
 ld.i.exit:                                        ; preds = %ld.i.head
   br label %load.padrows
 
 pf.line.head:                                     ; preds = %pf.line.body, %ld.i.body
-  %pf.line = phi i64 [ 0, %ld.i.body ], [ %259, %pf.line.body ]
-  %256 = icmp slt i64 %pf.line, %255
-  br i1 %256, label %pf.line.body, label %pf.line.exit
+  %pf.line = phi i64 [ 0, %ld.i.body ], [ %253, %pf.line.body ]
+  %250 = icmp slt i64 %pf.line, %249
+  br i1 %250, label %pf.line.body, label %pf.line.exit
 
 pf.line.body:                                     ; preds = %pf.line.head
-  %257 = mul i64 %pf.line, 64
-  %258 = getelementptr i8, ptr %pf.row, i64 %257
-  call void @llvm.prefetch.p0(ptr %258, i32 0, i32 3, i32 1)
-  %259 = add nsw i64 %pf.line, 1
+  %251 = mul i64 %pf.line, 64
+  %252 = getelementptr i8, ptr %pf.row, i64 %251
+  call void @llvm.prefetch.p0(ptr %252, i32 0, i32 3, i32 1)
+  %253 = add nsw i64 %pf.line, 1
   br label %pf.line.head
 
 pf.line.exit:                                     ; preds = %pf.line.head
   br label %ld.j.head
 
 ld.j.head:                                        ; preds = %ld.j.body, %pf.line.exit
-  %ld.j = phi i64 [ 0, %pf.line.exit ], [ %266, %ld.j.body ]
-  %260 = icmp slt i64 %ld.j, %nc29
-  br i1 %260, label %ld.j.body, label %ld.j.exit
+  %ld.j = phi i64 [ 0, %pf.line.exit ], [ %260, %ld.j.body ]
+  %254 = icmp slt i64 %ld.j, %nc29
+  br i1 %254, label %ld.j.body, label %ld.j.exit
 
 ld.j.body:                                        ; preds = %ld.j.head
-  %261 = add i64 %250, %ld.j
-  %262 = getelementptr inbounds float, ptr %win30, i64 %261
-  %263 = load float, ptr %262, align 4, !alias.scope !12, !noalias !13
-  %264 = add i64 %251, %ld.j
-  %265 = getelementptr inbounds float, ptr %buf0, i64 %264
-  store float %263, ptr %265, align 4, !alias.scope !13, !noalias !12
-  %266 = add nsw i64 %ld.j, 1
+  %255 = add i64 %244, %ld.j
+  %256 = getelementptr inbounds float, ptr %win30, i64 %255
+  %257 = load float, ptr %256, align 4, !alias.scope !12, !noalias !13
+  %258 = add i64 %245, %ld.j
+  %259 = getelementptr inbounds float, ptr %buf0, i64 %258
+  store float %257, ptr %259, align 4, !alias.scope !13, !noalias !12
+  %260 = add nsw i64 %ld.j, 1
   br label %ld.j.head
 
 ld.j.exit:                                        ; preds = %ld.j.head
-  %267 = add i64 %251, 128
-  %268 = add i64 %251, %nc29
+  %261 = add i64 %245, 128
+  %262 = add i64 %245, %nc29
   br label %ld.padc.head
 
 ld.padc.head:                                     ; preds = %ld.padc.body, %ld.j.exit
-  %ld.padc = phi i64 [ %268, %ld.j.exit ], [ %271, %ld.padc.body ]
-  %269 = icmp slt i64 %ld.padc, %267
-  br i1 %269, label %ld.padc.body, label %ld.padc.exit
+  %ld.padc = phi i64 [ %262, %ld.j.exit ], [ %265, %ld.padc.body ]
+  %263 = icmp slt i64 %ld.padc, %261
+  br i1 %263, label %ld.padc.body, label %ld.padc.exit
 
 ld.padc.body:                                     ; preds = %ld.padc.head
-  %270 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
-  store float 0.000000e+00, ptr %270, align 4, !alias.scope !13, !noalias !12
-  %271 = add nsw i64 %ld.padc, 1
+  %264 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc
+  store float 0.000000e+00, ptr %264, align 4, !alias.scope !13, !noalias !12
+  %265 = add nsw i64 %ld.padc, 1
   br label %ld.padc.head
 
 ld.padc.exit:                                     ; preds = %ld.padc.head
-  %272 = add nsw i64 %ld.i, 1
+  %266 = add nsw i64 %ld.i, 1
   br label %ld.i.head
 
 ld.i.head31:                                      ; preds = %ld.padc.exit41, %load.strided
-  %ld.i34 = phi i64 [ 0, %load.strided ], [ %289, %ld.padc.exit41 ]
-  %273 = icmp slt i64 %ld.i34, %nr28
-  br i1 %273, label %ld.i.body32, label %ld.i.exit33
+  %ld.i34 = phi i64 [ 0, %load.strided ], [ %283, %ld.padc.exit41 ]
+  %267 = icmp slt i64 %ld.i34, %nr28
+  br i1 %267, label %ld.i.body32, label %ld.i.exit33
 
 ld.i.body32:                                      ; preds = %ld.i.head31
-  %274 = mul i64 %ld.i34, %a.stride0
-  %275 = mul i64 %ld.i34, 128
+  %268 = mul i64 %ld.i34, %a.stride0
+  %269 = mul i64 %ld.i34, 128
   br label %ld.j.head35
 
 ld.i.exit33:                                      ; preds = %ld.i.head31
   br label %load.padrows
 
 ld.j.head35:                                      ; preds = %ld.j.body36, %ld.i.body32
-  %ld.j38 = phi i64 [ 0, %ld.i.body32 ], [ %283, %ld.j.body36 ]
-  %276 = icmp slt i64 %ld.j38, %nc29
-  br i1 %276, label %ld.j.body36, label %ld.j.exit37
+  %ld.j38 = phi i64 [ 0, %ld.i.body32 ], [ %277, %ld.j.body36 ]
+  %270 = icmp slt i64 %ld.j38, %nc29
+  br i1 %270, label %ld.j.body36, label %ld.j.exit37
 
 ld.j.body36:                                      ; preds = %ld.j.head35
-  %277 = mul i64 %ld.j38, %a.stride1
-  %278 = add i64 %274, %277
-  %279 = getelementptr inbounds float, ptr %win30, i64 %278
-  %280 = load float, ptr %279, align 4, !alias.scope !12, !noalias !13
-  %281 = add i64 %275, %ld.j38
-  %282 = getelementptr inbounds float, ptr %buf0, i64 %281
-  store float %280, ptr %282, align 4, !alias.scope !13, !noalias !12
-  %283 = add nsw i64 %ld.j38, 1
+  %271 = mul i64 %ld.j38, %a.stride1
+  %272 = add i64 %268, %271
+  %273 = getelementptr inbounds float, ptr %win30, i64 %272
+  %274 = load float, ptr %273, align 4, !alias.scope !12, !noalias !13
+  %275 = add i64 %269, %ld.j38
+  %276 = getelementptr inbounds float, ptr %buf0, i64 %275
+  store float %274, ptr %276, align 4, !alias.scope !13, !noalias !12
+  %277 = add nsw i64 %ld.j38, 1
   br label %ld.j.head35
 
 ld.j.exit37:                                      ; preds = %ld.j.head35
-  %284 = add i64 %275, 128
-  %285 = add i64 %275, %nc29
+  %278 = add i64 %269, 128
+  %279 = add i64 %269, %nc29
   br label %ld.padc.head39
 
 ld.padc.head39:                                   ; preds = %ld.padc.body40, %ld.j.exit37
-  %ld.padc42 = phi i64 [ %285, %ld.j.exit37 ], [ %288, %ld.padc.body40 ]
-  %286 = icmp slt i64 %ld.padc42, %284
-  br i1 %286, label %ld.padc.body40, label %ld.padc.exit41
+  %ld.padc42 = phi i64 [ %279, %ld.j.exit37 ], [ %282, %ld.padc.body40 ]
+  %280 = icmp slt i64 %ld.padc42, %278
+  br i1 %280, label %ld.padc.body40, label %ld.padc.exit41
 
 ld.padc.body40:                                   ; preds = %ld.padc.head39
-  %287 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc42
-  store float 0.000000e+00, ptr %287, align 4, !alias.scope !13, !noalias !12
-  %288 = add nsw i64 %ld.padc42, 1
+  %281 = getelementptr inbounds float, ptr %buf0, i64 %ld.padc42
+  store float 0.000000e+00, ptr %281, align 4, !alias.scope !13, !noalias !12
+  %282 = add nsw i64 %ld.padc42, 1
   br label %ld.padc.head39
 
 ld.padc.exit41:                                   ; preds = %ld.padc.head39
-  %289 = add nsw i64 %ld.i34, 1
+  %283 = add nsw i64 %ld.i34, 1
   br label %ld.i.head31
 
 ld.padr.head:                                     ; preds = %ld.padr.body, %load.padrows
-  %ld.padr = phi i64 [ %248, %load.padrows ], [ %292, %ld.padr.body ]
-  %290 = icmp slt i64 %ld.padr, 4096
-  br i1 %290, label %ld.padr.body, label %ld.padr.exit
+  %ld.padr = phi i64 [ %242, %load.padrows ], [ %286, %ld.padr.body ]
+  %284 = icmp slt i64 %ld.padr, 4096
+  br i1 %284, label %ld.padr.body, label %ld.padr.exit
 
 ld.padr.body:                                     ; preds = %ld.padr.head
-  %291 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
-  store float 0.000000e+00, ptr %291, align 4, !alias.scope !13, !noalias !12
-  %292 = add nsw i64 %ld.padr, 1
+  %285 = getelementptr inbounds float, ptr %buf0, i64 %ld.padr
+  store float 0.000000e+00, ptr %285, align 4, !alias.scope !13, !noalias !12
+  %286 = add nsw i64 %ld.padr, 1
   br label %ld.padr.head
 
 ld.padr.exit:                                     ; preds = %ld.padr.head
-  %293 = icmp sge i64 %a.dim0, 33
-  %294 = icmp slt i64 %a.dim0, 0
-  %oob43 = or i1 %294, %293
+  %oob43 = icmp slt i64 %a.dim0, 0
   br i1 %oob43, label %fail44, label %ok45
 
 fail44:                                           ; preds = %ld.padr.exit
   %err_detail46 = getelementptr inbounds %pto_core_ctx, ptr %ctx, i32 0, i32 4
   store i64 4398046511104, ptr %err_detail46, align 8
-  %295 = getelementptr inbounds i64, ptr %err_detail46, i64 1
-  store i64 %a.dim0, ptr %295, align 8
+  %287 = getelementptr inbounds i64, ptr %err_detail46, i64 1
+  store i64 %a.dim0, ptr %287, align 8
   ret i32 9
 
 ok45:                                             ; preds = %ld.padr.exit
-  %296 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %297 = call i64 @llvm.smax.i64(i64 %296, i64 0)
-  %298 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %299 = call i64 @llvm.smax.i64(i64 %298, i64 0)
-  %300 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %301 = call i64 @llvm.smax.i64(i64 %300, i64 0)
-  %302 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %288 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %289 = call i64 @llvm.smax.i64(i64 %288, i64 0)
+  %290 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %291 = call i64 @llvm.smax.i64(i64 %290, i64 0)
+  %292 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %293 = call i64 @llvm.smax.i64(i64 %292, i64 0)
+  %294 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %295 = call i64 @llvm.smax.i64(i64 %294, i64 0)
+  %296 = mul i64 0, %b.stride0
+  %297 = add i64 0, %296
+  %298 = mul i64 0, %b.stride1
+  %299 = add i64 %297, %298
+  %300 = sub i64 %b.dim0, 0
+  %301 = call i64 @llvm.smin.i64(i64 %289, i64 %300)
+  %302 = call i64 @llvm.smin.i64(i64 %301, i64 32)
   %303 = call i64 @llvm.smax.i64(i64 %302, i64 0)
-  %304 = mul i64 0, %b.stride0
-  %305 = add i64 0, %304
-  %306 = mul i64 0, %b.stride1
-  %307 = add i64 %305, %306
-  %308 = sub i64 %b.dim0, 0
-  %309 = call i64 @llvm.smin.i64(i64 %297, i64 %308)
-  %310 = call i64 @llvm.smin.i64(i64 %309, i64 32)
-  %311 = call i64 @llvm.smax.i64(i64 %310, i64 0)
-  %312 = call i64 @llvm.smin.i64(i64 %299, i64 128)
-  %313 = call i64 @llvm.smin.i64(i64 %312, i64 128)
-  %314 = call i64 @llvm.smax.i64(i64 %313, i64 0)
-  %nr47 = select i1 true, i64 %311, i64 0
-  %nc48 = select i1 true, i64 %314, i64 0
-  %win49 = getelementptr float, ptr %b.data, i64 %307
+  %304 = call i64 @llvm.smin.i64(i64 %291, i64 128)
+  %305 = call i64 @llvm.smin.i64(i64 %304, i64 128)
+  %306 = call i64 @llvm.smax.i64(i64 %305, i64 0)
+  %nr47 = select i1 true, i64 %303, i64 0
+  %nc48 = select i1 true, i64 %306, i64 0
+  %win49 = getelementptr float, ptr %b.data, i64 %299
   %unit50 = icmp eq i64 %b.stride1, 1
-  %315 = mul i64 %nc48, 4
-  %316 = icmp eq i64 %b.stride0, %nc48
-  %pf.bytes54 = select i1 %316, i64 0, i64 %315
+  %307 = mul i64 %nc48, 4
+  %308 = icmp eq i64 %b.stride0, %nc48
+  %pf.bytes54 = select i1 %308, i64 0, i64 %307
   br i1 %unit50, label %load.unit51, label %load.strided52
 
 load.unit51:                                      ; preds = %ok45
@@ -617,175 +609,175 @@ load.strided52:                                   ; preds = %ok45
   br label %ld.i.head72
 
 load.padrows53:                                   ; preds = %ld.i.exit74, %ld.i.exit57
-  %317 = mul i64 %nr47, 128
+  %309 = mul i64 %nr47, 128
   br label %ld.padr.head84
 
 ld.i.head55:                                      ; preds = %ld.padc.exit70, %load.unit51
-  %ld.i58 = phi i64 [ 0, %load.unit51 ], [ %341, %ld.padc.exit70 ]
-  %318 = icmp slt i64 %ld.i58, %nr47
-  br i1 %318, label %ld.i.body56, label %ld.i.exit57
+  %ld.i58 = phi i64 [ 0, %load.unit51 ], [ %333, %ld.padc.exit70 ]
+  %310 = icmp slt i64 %ld.i58, %nr47
+  br i1 %310, label %ld.i.body56, label %ld.i.exit57
 
 ld.i.body56:                                      ; preds = %ld.i.head55
-  %319 = mul i64 %ld.i58, %b.stride0
-  %320 = mul i64 %ld.i58, 128
-  %321 = mul i64 8, %b.stride0
-  %322 = add i64 %319, %321
-  %pf.row59 = getelementptr float, ptr %win49, i64 %322
-  %323 = add i64 %pf.bytes54, 63
-  %324 = lshr i64 %323, 6
+  %311 = mul i64 %ld.i58, %b.stride0
+  %312 = mul i64 %ld.i58, 128
+  %313 = mul i64 8, %b.stride0
+  %314 = add i64 %311, %313
+  %pf.row59 = getelementptr float, ptr %win49, i64 %314
+  %315 = add i64 %pf.bytes54, 63
+  %316 = lshr i64 %315, 6
   br label %pf.line.head60
 
 ld.i.exit57:                                      ; preds = %ld.i.head55
   br label %load.padrows53
 
 pf.line.head60:                                   ; preds = %pf.line.body61, %ld.i.body56
-  %pf.line63 = phi i64 [ 0, %ld.i.body56 ], [ %328, %pf.line.body61 ]
-  %325 = icmp slt i64 %pf.line63, %324
-  br i1 %325, label %pf.line.body61, label %pf.line.exit62
+  %pf.line63 = phi i64 [ 0, %ld.i.body56 ], [ %320, %pf.line.body61 ]
+  %317 = icmp slt i64 %pf.line63, %316
+  br i1 %317, label %pf.line.body61, label %pf.line.exit62
 
 pf.line.body61:                                   ; preds = %pf.line.head60
-  %326 = mul i64 %pf.line63, 64
-  %327 = getelementptr i8, ptr %pf.row59, i64 %326
-  call void @llvm.prefetch.p0(ptr %327, i32 0, i32 3, i32 1)
-  %328 = add nsw i64 %pf.line63, 1
+  %318 = mul i64 %pf.line63, 64
+  %319 = getelementptr i8, ptr %pf.row59, i64 %318
+  call void @llvm.prefetch.p0(ptr %319, i32 0, i32 3, i32 1)
+  %320 = add nsw i64 %pf.line63, 1
   br label %pf.line.head60
 
 pf.line.exit62:                                   ; preds = %pf.line.head60
   br label %ld.j.head64
 
 ld.j.head64:                                      ; preds = %ld.j.body65, %pf.line.exit62
-  %ld.j67 = phi i64 [ 0, %pf.line.exit62 ], [ %335, %ld.j.body65 ]
-  %329 = icmp slt i64 %ld.j67, %nc48
-  br i1 %329, label %ld.j.body65, label %ld.j.exit66
+  %ld.j67 = phi i64 [ 0, %pf.line.exit62 ], [ %327, %ld.j.body65 ]
+  %321 = icmp slt i64 %ld.j67, %nc48
+  br i1 %321, label %ld.j.body65, label %ld.j.exit66
 
 ld.j.body65:                                      ; preds = %ld.j.head64
-  %330 = add i64 %319, %ld.j67
-  %331 = getelementptr inbounds float, ptr %win49, i64 %330
-  %332 = load float, ptr %331, align 4, !alias.scope !12, !noalias !13
-  %333 = add i64 %320, %ld.j67
-  %334 = getelementptr inbounds float, ptr %buf1, i64 %333
-  store float %332, ptr %334, align 4, !alias.scope !13, !noalias !12
-  %335 = add nsw i64 %ld.j67, 1
+  %322 = add i64 %311, %ld.j67
+  %323 = getelementptr inbounds float, ptr %win49, i64 %322
+  %324 = load float, ptr %323, align 4, !alias.scope !12, !noalias !13
+  %325 = add i64 %312, %ld.j67
+  %326 = getelementptr inbounds float, ptr %buf1, i64 %325
+  store float %324, ptr %326, align 4, !alias.scope !13, !noalias !12
+  %327 = add nsw i64 %ld.j67, 1
   br label %ld.j.head64
 
 ld.j.exit66:                                      ; preds = %ld.j.head64
-  %336 = add i64 %320, 128
-  %337 = add i64 %320, %nc48
+  %328 = add i64 %312, 128
+  %329 = add i64 %312, %nc48
   br label %ld.padc.head68
 
 ld.padc.head68:                                   ; preds = %ld.padc.body69, %ld.j.exit66
-  %ld.padc71 = phi i64 [ %337, %ld.j.exit66 ], [ %340, %ld.padc.body69 ]
-  %338 = icmp slt i64 %ld.padc71, %336
-  br i1 %338, label %ld.padc.body69, label %ld.padc.exit70
+  %ld.padc71 = phi i64 [ %329, %ld.j.exit66 ], [ %332, %ld.padc.body69 ]
+  %330 = icmp slt i64 %ld.padc71, %328
+  br i1 %330, label %ld.padc.body69, label %ld.padc.exit70
 
 ld.padc.body69:                                   ; preds = %ld.padc.head68
-  %339 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc71
-  store float 0.000000e+00, ptr %339, align 4, !alias.scope !13, !noalias !12
-  %340 = add nsw i64 %ld.padc71, 1
+  %331 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc71
+  store float 0.000000e+00, ptr %331, align 4, !alias.scope !13, !noalias !12
+  %332 = add nsw i64 %ld.padc71, 1
   br label %ld.padc.head68
 
 ld.padc.exit70:                                   ; preds = %ld.padc.head68
-  %341 = add nsw i64 %ld.i58, 1
+  %333 = add nsw i64 %ld.i58, 1
   br label %ld.i.head55
 
 ld.i.head72:                                      ; preds = %ld.padc.exit82, %load.strided52
-  %ld.i75 = phi i64 [ 0, %load.strided52 ], [ %358, %ld.padc.exit82 ]
-  %342 = icmp slt i64 %ld.i75, %nr47
-  br i1 %342, label %ld.i.body73, label %ld.i.exit74
+  %ld.i75 = phi i64 [ 0, %load.strided52 ], [ %350, %ld.padc.exit82 ]
+  %334 = icmp slt i64 %ld.i75, %nr47
+  br i1 %334, label %ld.i.body73, label %ld.i.exit74
 
 ld.i.body73:                                      ; preds = %ld.i.head72
-  %343 = mul i64 %ld.i75, %b.stride0
-  %344 = mul i64 %ld.i75, 128
+  %335 = mul i64 %ld.i75, %b.stride0
+  %336 = mul i64 %ld.i75, 128
   br label %ld.j.head76
 
 ld.i.exit74:                                      ; preds = %ld.i.head72
   br label %load.padrows53
 
 ld.j.head76:                                      ; preds = %ld.j.body77, %ld.i.body73
-  %ld.j79 = phi i64 [ 0, %ld.i.body73 ], [ %352, %ld.j.body77 ]
-  %345 = icmp slt i64 %ld.j79, %nc48
-  br i1 %345, label %ld.j.body77, label %ld.j.exit78
+  %ld.j79 = phi i64 [ 0, %ld.i.body73 ], [ %344, %ld.j.body77 ]
+  %337 = icmp slt i64 %ld.j79, %nc48
+  br i1 %337, label %ld.j.body77, label %ld.j.exit78
 
 ld.j.body77:                                      ; preds = %ld.j.head76
-  %346 = mul i64 %ld.j79, %b.stride1
-  %347 = add i64 %343, %346
-  %348 = getelementptr inbounds float, ptr %win49, i64 %347
-  %349 = load float, ptr %348, align 4, !alias.scope !12, !noalias !13
-  %350 = add i64 %344, %ld.j79
-  %351 = getelementptr inbounds float, ptr %buf1, i64 %350
-  store float %349, ptr %351, align 4, !alias.scope !13, !noalias !12
-  %352 = add nsw i64 %ld.j79, 1
+  %338 = mul i64 %ld.j79, %b.stride1
+  %339 = add i64 %335, %338
+  %340 = getelementptr inbounds float, ptr %win49, i64 %339
+  %341 = load float, ptr %340, align 4, !alias.scope !12, !noalias !13
+  %342 = add i64 %336, %ld.j79
+  %343 = getelementptr inbounds float, ptr %buf1, i64 %342
+  store float %341, ptr %343, align 4, !alias.scope !13, !noalias !12
+  %344 = add nsw i64 %ld.j79, 1
   br label %ld.j.head76
 
 ld.j.exit78:                                      ; preds = %ld.j.head76
-  %353 = add i64 %344, 128
-  %354 = add i64 %344, %nc48
+  %345 = add i64 %336, 128
+  %346 = add i64 %336, %nc48
   br label %ld.padc.head80
 
 ld.padc.head80:                                   ; preds = %ld.padc.body81, %ld.j.exit78
-  %ld.padc83 = phi i64 [ %354, %ld.j.exit78 ], [ %357, %ld.padc.body81 ]
-  %355 = icmp slt i64 %ld.padc83, %353
-  br i1 %355, label %ld.padc.body81, label %ld.padc.exit82
+  %ld.padc83 = phi i64 [ %346, %ld.j.exit78 ], [ %349, %ld.padc.body81 ]
+  %347 = icmp slt i64 %ld.padc83, %345
+  br i1 %347, label %ld.padc.body81, label %ld.padc.exit82
 
 ld.padc.body81:                                   ; preds = %ld.padc.head80
-  %356 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc83
-  store float 0.000000e+00, ptr %356, align 4, !alias.scope !13, !noalias !12
-  %357 = add nsw i64 %ld.padc83, 1
+  %348 = getelementptr inbounds float, ptr %buf1, i64 %ld.padc83
+  store float 0.000000e+00, ptr %348, align 4, !alias.scope !13, !noalias !12
+  %349 = add nsw i64 %ld.padc83, 1
   br label %ld.padc.head80
 
 ld.padc.exit82:                                   ; preds = %ld.padc.head80
-  %358 = add nsw i64 %ld.i75, 1
+  %350 = add nsw i64 %ld.i75, 1
   br label %ld.i.head72
 
 ld.padr.head84:                                   ; preds = %ld.padr.body85, %load.padrows53
-  %ld.padr87 = phi i64 [ %317, %load.padrows53 ], [ %361, %ld.padr.body85 ]
-  %359 = icmp slt i64 %ld.padr87, 4096
-  br i1 %359, label %ld.padr.body85, label %ld.padr.exit86
+  %ld.padr87 = phi i64 [ %309, %load.padrows53 ], [ %353, %ld.padr.body85 ]
+  %351 = icmp slt i64 %ld.padr87, 4096
+  br i1 %351, label %ld.padr.body85, label %ld.padr.exit86
 
 ld.padr.body85:                                   ; preds = %ld.padr.head84
-  %360 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr87
-  store float 0.000000e+00, ptr %360, align 4, !alias.scope !13, !noalias !12
-  %361 = add nsw i64 %ld.padr87, 1
+  %352 = getelementptr inbounds float, ptr %buf1, i64 %ld.padr87
+  store float 0.000000e+00, ptr %352, align 4, !alias.scope !13, !noalias !12
+  %353 = add nsw i64 %ld.padr87, 1
   br label %ld.padr.head84
 
 ld.padr.exit86:                                   ; preds = %ld.padr.head84
-  %362 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
-  %363 = call i64 @llvm.smax.i64(i64 %362, i64 0)
-  %364 = call i64 @llvm.smin.i64(i64 128, i64 128)
-  %365 = call i64 @llvm.smax.i64(i64 %364, i64 0)
+  %354 = call i64 @llvm.smin.i64(i64 %a.dim0, i64 32)
+  %355 = call i64 @llvm.smax.i64(i64 %354, i64 0)
+  %356 = call i64 @llvm.smin.i64(i64 128, i64 128)
+  %357 = call i64 @llvm.smax.i64(i64 %356, i64 0)
   br label %ew.head
 
 ew.head:                                          ; preds = %ew.body, %ld.padr.exit86
-  %ew = phi i64 [ 0, %ld.padr.exit86 ], [ %373, %ew.body ]
-  %366 = icmp slt i64 %ew, 4096
-  br i1 %366, label %ew.body, label %ew.exit
+  %ew = phi i64 [ 0, %ld.padr.exit86 ], [ %365, %ew.body ]
+  %358 = icmp slt i64 %ew, 4096
+  br i1 %358, label %ew.body, label %ew.exit
 
 ew.body:                                          ; preds = %ew.head
-  %367 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  %368 = load float, ptr %367, align 4, !alias.scope !13, !noalias !12
-  %369 = getelementptr inbounds float, ptr %buf1, i64 %ew
-  %370 = load float, ptr %369, align 4, !alias.scope !13, !noalias !12
-  %371 = fadd float %368, %370
-  %372 = getelementptr inbounds float, ptr %buf0, i64 %ew
-  store float %371, ptr %372, align 4, !alias.scope !13, !noalias !12
-  %373 = add nsw i64 %ew, 1
+  %359 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  %360 = load float, ptr %359, align 4, !alias.scope !13, !noalias !12
+  %361 = getelementptr inbounds float, ptr %buf1, i64 %ew
+  %362 = load float, ptr %361, align 4, !alias.scope !13, !noalias !12
+  %363 = fadd float %360, %362
+  %364 = getelementptr inbounds float, ptr %buf0, i64 %ew
+  store float %363, ptr %364, align 4, !alias.scope !13, !noalias !12
+  %365 = add nsw i64 %ew, 1
   br label %ew.head
 
 ew.exit:                                          ; preds = %ew.head
-  %374 = mul i64 0, %c.stride0
-  %375 = add i64 0, %374
-  %376 = mul i64 0, %c.stride1
-  %377 = add i64 %375, %376
-  %378 = sub i64 %c.dim0, 0
-  %379 = call i64 @llvm.smin.i64(i64 %363, i64 %378)
-  %380 = call i64 @llvm.smin.i64(i64 %379, i64 32)
-  %381 = call i64 @llvm.smax.i64(i64 %380, i64 0)
-  %382 = call i64 @llvm.smin.i64(i64 %365, i64 128)
-  %383 = call i64 @llvm.smin.i64(i64 %382, i64 128)
-  %384 = call i64 @llvm.smax.i64(i64 %383, i64 0)
-  %nr88 = select i1 true, i64 %381, i64 0
-  %nc89 = select i1 true, i64 %384, i64 0
-  %win90 = getelementptr float, ptr %c.data, i64 %377
+  %366 = mul i64 0, %c.stride0
+  %367 = add i64 0, %366
+  %368 = mul i64 0, %c.stride1
+  %369 = add i64 %367, %368
+  %370 = sub i64 %c.dim0, 0
+  %371 = call i64 @llvm.smin.i64(i64 %355, i64 %370)
+  %372 = call i64 @llvm.smin.i64(i64 %371, i64 32)
+  %373 = call i64 @llvm.smax.i64(i64 %372, i64 0)
+  %374 = call i64 @llvm.smin.i64(i64 %357, i64 128)
+  %375 = call i64 @llvm.smin.i64(i64 %374, i64 128)
+  %376 = call i64 @llvm.smax.i64(i64 %375, i64 0)
+  %nr88 = select i1 true, i64 %373, i64 0
+  %nc89 = select i1 true, i64 %376, i64 0
+  %win90 = getelementptr float, ptr %c.data, i64 %369
   %unit91 = icmp eq i64 %c.stride1, 1
   br i1 %unit91, label %store.unit, label %store.strided
 
@@ -799,68 +791,68 @@ store.done:                                       ; preds = %st.i.exit94, %st.i.
   br label %stream.done
 
 st.i.head:                                        ; preds = %st.j.exit, %store.unit
-  %st.i = phi i64 [ 0, %store.unit ], [ %395, %st.j.exit ]
-  %385 = icmp slt i64 %st.i, %nr88
-  br i1 %385, label %st.i.body, label %st.i.exit
+  %st.i = phi i64 [ 0, %store.unit ], [ %387, %st.j.exit ]
+  %377 = icmp slt i64 %st.i, %nr88
+  br i1 %377, label %st.i.body, label %st.i.exit
 
 st.i.body:                                        ; preds = %st.i.head
-  %386 = mul i64 %st.i, %c.stride0
-  %387 = mul i64 %st.i, 128
+  %378 = mul i64 %st.i, %c.stride0
+  %379 = mul i64 %st.i, 128
   br label %st.j.head
 
 st.i.exit:                                        ; preds = %st.i.head
   br label %store.done
 
 st.j.head:                                        ; preds = %st.j.body, %st.i.body
-  %st.j = phi i64 [ 0, %st.i.body ], [ %394, %st.j.body ]
-  %388 = icmp slt i64 %st.j, %nc89
-  br i1 %388, label %st.j.body, label %st.j.exit
+  %st.j = phi i64 [ 0, %st.i.body ], [ %386, %st.j.body ]
+  %380 = icmp slt i64 %st.j, %nc89
+  br i1 %380, label %st.j.body, label %st.j.exit
 
 st.j.body:                                        ; preds = %st.j.head
-  %389 = add i64 %387, %st.j
-  %390 = getelementptr inbounds float, ptr %buf0, i64 %389
-  %391 = load float, ptr %390, align 4, !alias.scope !13, !noalias !12
-  %392 = add i64 %386, %st.j
-  %393 = getelementptr inbounds float, ptr %win90, i64 %392
-  store float %391, ptr %393, align 4, !alias.scope !12, !noalias !13
-  %394 = add nsw i64 %st.j, 1
+  %381 = add i64 %379, %st.j
+  %382 = getelementptr inbounds float, ptr %buf0, i64 %381
+  %383 = load float, ptr %382, align 4, !alias.scope !13, !noalias !12
+  %384 = add i64 %378, %st.j
+  %385 = getelementptr inbounds float, ptr %win90, i64 %384
+  store float %383, ptr %385, align 4, !alias.scope !12, !noalias !13
+  %386 = add nsw i64 %st.j, 1
   br label %st.j.head
 
 st.j.exit:                                        ; preds = %st.j.head
-  %395 = add nsw i64 %st.i, 1
+  %387 = add nsw i64 %st.i, 1
   br label %st.i.head
 
 st.i.head92:                                      ; preds = %st.j.exit98, %store.strided
-  %st.i95 = phi i64 [ 0, %store.strided ], [ %407, %st.j.exit98 ]
-  %396 = icmp slt i64 %st.i95, %nr88
-  br i1 %396, label %st.i.body93, label %st.i.exit94
+  %st.i95 = phi i64 [ 0, %store.strided ], [ %399, %st.j.exit98 ]
+  %388 = icmp slt i64 %st.i95, %nr88
+  br i1 %388, label %st.i.body93, label %st.i.exit94
 
 st.i.body93:                                      ; preds = %st.i.head92
-  %397 = mul i64 %st.i95, %c.stride0
-  %398 = mul i64 %st.i95, 128
+  %389 = mul i64 %st.i95, %c.stride0
+  %390 = mul i64 %st.i95, 128
   br label %st.j.head96
 
 st.i.exit94:                                      ; preds = %st.i.head92
   br label %store.done
 
 st.j.head96:                                      ; preds = %st.j.body97, %st.i.body93
-  %st.j99 = phi i64 [ 0, %st.i.body93 ], [ %406, %st.j.body97 ]
-  %399 = icmp slt i64 %st.j99, %nc89
-  br i1 %399, label %st.j.body97, label %st.j.exit98
+  %st.j99 = phi i64 [ 0, %st.i.body93 ], [ %398, %st.j.body97 ]
+  %391 = icmp slt i64 %st.j99, %nc89
+  br i1 %391, label %st.j.body97, label %st.j.exit98
 
 st.j.body97:                                      ; preds = %st.j.head96
-  %400 = add i64 %398, %st.j99
-  %401 = getelementptr inbounds float, ptr %buf0, i64 %400
-  %402 = load float, ptr %401, align 4, !alias.scope !13, !noalias !12
-  %403 = mul i64 %st.j99, %c.stride1
-  %404 = add i64 %397, %403
-  %405 = getelementptr inbounds float, ptr %win90, i64 %404
-  store float %402, ptr %405, align 4, !alias.scope !12, !noalias !13
-  %406 = add nsw i64 %st.j99, 1
+  %392 = add i64 %390, %st.j99
+  %393 = getelementptr inbounds float, ptr %buf0, i64 %392
+  %394 = load float, ptr %393, align 4, !alias.scope !13, !noalias !12
+  %395 = mul i64 %st.j99, %c.stride1
+  %396 = add i64 %389, %395
+  %397 = getelementptr inbounds float, ptr %win90, i64 %396
+  store float %394, ptr %397, align 4, !alias.scope !12, !noalias !13
+  %398 = add nsw i64 %st.j99, 1
   br label %st.j.head96
 
 st.j.exit98:                                      ; preds = %st.j.head96
-  %407 = add nsw i64 %st.i95, 1
+  %399 = add nsw i64 %st.i95, 1
   br label %st.i.head92
 
 after.return:                                     ; No predecessors!

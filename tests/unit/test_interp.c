@@ -778,7 +778,7 @@ static void test_interp_dynamic_valid_and_store_clipping(void **state) {
     a[i] = (float)(i + 1);
   struct {
     int64_t n, r, q;
-  } cases[] = {{2, 0, 0}, {4, 0, 0}, {0, 0, 0}, {4, 2, 2}, {3, 1, 3}};
+  } cases[] = {{2, 0, 0}, {7, 0, 0}, {4, 0, 0}, {0, 0, 0}, {4, 2, 2}, {3, 1, 3}}; /* 7: clamped */
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     for (int i = 0; i < 16; i++)
       c[i] = -1.0f;
@@ -799,14 +799,13 @@ static void test_interp_dynamic_valid_and_store_clipping(void **state) {
         }
       }
   }
-  /* A valid region past the tile's shape (or negative) is a launch error naming the op, its
-   * line, the region and the shape; nothing is written. */
-  const int64_t bad[][2] = {{7, 4}, {5, 1}, {-1, 2}};
+  /* A negative valid extent is a launch error naming the op, its line and the region; nothing
+   * is written. (One past the tile's shape is clamped: the case n = 7 above.) */
+  const int64_t bad[][2] = {{-1, 2}, {-3, 1}, {INT64_MIN, 0}};
   const char *const want[] = {
-      "tile.load in @k: valid region [7, 4] is outside the tile's shape [4, 4]: value 7 at [0,0] "
-      "is outside [0, 4]",
-      "valid region [5, 4] is outside the tile's shape [4, 4]: value 5 at [0,0]",
-      "valid region [-1, 4] is outside the tile's shape [4, 4]: value -1 at [0,0]"};
+      "tile.load in @k: valid region [-1, 4] has a negative extent: value -1 at [0,0] is below 0",
+      "valid region [-3, 4] has a negative extent: value -3 at [0,0]",
+      "has a negative extent: value -9223372036854775808 at [0,0]"};
   for (int k = 0; k < 3; k++) {
     for (int i = 0; i < 16; i++)
       c[i] = -1.0f;
