@@ -14,14 +14,14 @@ open(sys.argv[1], 'w').write("program deep\norch @main(%a: index = runtime, %c: 
                              "  %x = " + expr + "\n  return\n}\n")
 PY
 }
-# check_fast NAME EXIT TEXT: pto check finishes within 20 s with EXIT and TEXT.
+# check_fast NAME EXIT TEXT: pto check ends with EXIT and TEXT. The 120 s is a guard against a
+# hang (or a walk gone quadratic: minutes at these sizes), not a speed assert: alone each takes
+# about 2 s here, and CI runs it beside the sanitizer builds. (frontend_scale counts the walks.)
 check_fast() {
-  local start=$SECONDS
-  OUT=$(timeout 20 "$PTO" check "$T/$1.ptir" 2>&1)
+  OUT=$(timeout 120 "$PTO" check "$T/$1.ptir" 2>&1)
   local got=$?
-  expect_true "$1: exit $2 (got $got) within 20 s" test "$got" = "$2"
+  expect_true "$1: exit $2 (got $got; 124 is the 120 s guard)" test "$got" = "$2"
   expect_out "$3"
-  expect_true "$1: took $((SECONDS - start)) s" test $((SECONDS - start)) -lt 20
 }
 
 n=200000
@@ -86,8 +86,7 @@ open(sys.argv[2], 'w').write("program wide\norch @main(%a: index = runtime) {\n"
 PY
 check_fast flat 0 ""
 check_fast wide 0 ""
-start=$SECONDS
-timeout 20 "$PTO" fmt "$T/flat.ptir" >"$T/flat.out" 2>&1
-expect_true "fmt of 40000 statements within 20 s" test $? = 0 -a $((SECONDS - start)) -lt 20
+timeout 120 "$PTO" fmt "$T/flat.ptir" >"$T/flat.out" 2>&1
+expect_true "fmt of 40000 statements ends (124 is the 120 s guard)" test $? = 0
 
 finish
