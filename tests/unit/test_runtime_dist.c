@@ -224,6 +224,26 @@ static void fill(float *x, int64_t n, float base) {
 
 /* ---- tests -------------------------------------------------------------------------------- */
 
+/* x (filled with v) and y as [ROWS * 2, COLS] f32 host tensors, and the two arguments of a
+ * two-device host program over them (x read-only, y written): the setup most tests share. */
+typedef struct xy2 {
+  float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
+  pto_host_tensor tx, ty;
+  pto_arg args[2];
+} xy2;
+
+static xy2 *xy2_new(float v) {
+  xy2 *a = calloc(1, sizeof *a);
+  assert_non_null(a);
+  const int64_t shape[2] = {ROWS * 2, COLS};
+  fill(a->x, ROWS * COLS * 2, v);
+  pto_host_tensor_init(&a->tx, a->x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&a->ty, a->y, PTO_DTYPE_F32, 2, shape);
+  a->args[0] = pto_arg_host_readonly(&a->tx);
+  a->args[1] = pto_arg_host(&a->ty);
+  return a;
+}
+
 static void run_blocks(int n) {
   pto_dist_worker *w = open_worker(n, NULL);
   pto_program *p = host_program(host_blocks, n, NULL, 2);
@@ -294,13 +314,9 @@ static void test_device_ids_and_mismatch(void **state) {
   pto_program *same = host_program(host_blocks, 2, ids, 2);
   pto_program *other = host_program(host_blocks, 2, NULL, 2);
   pto_program *three = host_program(host_blocks, 3, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  fill(x, ROWS * COLS * 2, 0.0f);
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  xy2 *xy = xy2_new(0.0f);
+  float *x = xy->x, *y = xy->y;
+  pto_arg *args = xy->args;
   assert_pto_ok(pto_dist_worker_run(w, same, args, 2));
   assert_true(y[5] == x[5] + 1.0f);
   assert_status_contains(pto_dist_worker_run(w, other, args, 2),
@@ -324,6 +340,7 @@ static void test_device_ids_and_mismatch(void **state) {
   cfg.device_ids = NULL;
   cfg.ndevices = 0;
   assert_status_contains(pto_dist_worker_open(&cfg, &bad), "ndevices 0 is out of range");
+  free(xy);
 }
 
 static void test_bad_device_index(void **state) {
@@ -466,13 +483,9 @@ static void test_modes(void **state) {
   (void)state;
   pto_program *p = host_program(host_blocks, 2, NULL, 2);
   pto_program *other = host_program(host_chain, 2, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  fill(x, ROWS * COLS * 2, 2.0f);
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  xy2 *xy = xy2_new(2.0f);
+  float *x = xy->x, *y = xy->y;
+  pto_arg *args = xy->args;
 
   /* Multi-program mode: the shortcut has no program to call. */
   pto_dist_worker *multi = open_worker(2, NULL);
@@ -500,7 +513,7 @@ static void test_modes(void **state) {
   cfg.program = p53;
   assert_pto_ok(pto_dist_worker_open(&cfg, &single));
   assert_int_equal(pto_dist_worker_device_count(single), 2);
-  memset(y, 0, sizeof y);
+  memset(y, 0, sizeof xy->y);
   assert_pto_ok(pto_dist_worker_call(single, args, 2));
   assert_true(y[3] == x[3] + 1.0f);
   pto_dist_worker_close(single);
@@ -509,18 +522,19 @@ static void test_modes(void **state) {
   assert_status_contains(pto_dist_worker_open(&cfg, &single), "not a host function");
 
   /* One-shot: host tensors yes, resident tensors no. */
-  memset(y, 0, sizeof y);
+  memset(y, 0, sizeof xy->y);
   assert_pto_ok(pto_dist_run_once(NULL, p, args, 2));
   assert_true(y[9] == x[9] + 1.0f);
   pto_dist_worker *w = open_worker(2, NULL);
   pto_dist_tensor *r = NULL;
-  assert_pto_ok(pto_dist_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, x, 0, &r));
-  pto_arg rargs[2] = {pto_arg_dist(r), pto_arg_host(&ty)};
+  assert_pto_ok(pto_dist_alloc_tensor(w, 2, xy->tx.shape, PTO_DTYPE_F32, x, 0, &r));
+  pto_arg rargs[2] = {pto_arg_dist(r), pto_arg_host(&xy->ty)};
   assert_status_contains(pto_dist_run_once(NULL, p, rargs, 2),
                          "argument 0 is a resident tensor; a one-shot run");
   pto_dist_worker_close(w);
   pto_program_release(p);
   pto_program_release(other);
+  free(xy);
 }
 
 /* The start of the tests that kill or stop a chip: a two-chip worker that has run host_blocks
@@ -685,13 +699,9 @@ static void test_close_waits_for_another_threads_run(void **state) {
   (void)state;
   pto_dist_worker *w = open_worker(2, NULL);
   pto_program *p = host_program(host_waiting, 2, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  fill(x, ROWS * COLS * 2, 3.0f);
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  xy2 *xy = xy2_new(3.0f);
+  float *x = xy->x, *y = xy->y;
+  pto_arg *args = xy->args;
   atomic_store(&g_host_started, 0);
   atomic_store(&g_host_release, 0);
   dist_runner run = {w, p, args, PTO_OK, 0}, cl = {w, NULL, NULL, PTO_OK, 0};
@@ -715,6 +725,7 @@ static void test_close_waits_for_another_threads_run(void **state) {
   assert_pto_ok(run.s);
   for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
   pto_program_release(p);
+  free(xy);
 }
 
 /* ---- asynchronous dispatch (pto_dist_worker_submit, issue #28) ------------------------- */
@@ -762,13 +773,9 @@ static void test_submit_bad_use(void **state) {
   (void)state;
   pto_dist_worker *w = open_worker(2, NULL);
   pto_program *p = host_program(host_blocks, 2, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  fill(x, ROWS * COLS * 2, 4.0f);
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  xy2 *xy = xy2_new(4.0f);
+  float *x = xy->x, *y = xy->y;
+  pto_arg *args = xy->args;
   pto_completion *c = NULL, *bad = NULL, *d = NULL;
   assert_status_contains(pto_dist_worker_submit(w, p, args, 2, NULL), "out_completion is NULL");
   assert_status_contains(pto_dist_worker_submit(w, NULL, args, 2, &c),
@@ -799,6 +806,7 @@ static void test_submit_bad_use(void **state) {
                          "pto_dist_worker_submit: the distributed worker is closed");
   assert_null(c);
   pto_program_release(p);
+  free(xy);
 }
 
 /* Close waits for the submitted runs (one still in its host code, more queued behind it), then
@@ -807,13 +815,9 @@ static void test_close_waits_for_submitted_runs(void **state) {
   (void)state;
   pto_dist_worker *w = open_worker(2, NULL);
   pto_program *p = host_program(host_waiting, 2, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  fill(x, ROWS * COLS * 2, 6.0f);
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  xy2 *xy = xy2_new(6.0f);
+  float *x = xy->x, *y = xy->y;
+  pto_arg *args = xy->args;
   atomic_store(&g_host_started, 0);
   atomic_store(&g_host_release, 0);
   pto_completion *first = NULL, *last = NULL, *dropped = NULL;
@@ -845,6 +849,7 @@ static void test_close_waits_for_submitted_runs(void **state) {
   assert_status_contains(pto_completion_wait(last), "@main takes 2 arguments, got 1");
   for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
   pto_program_release(p);
+  free(xy);
 }
 
 /* Issue #34 item 11: chips follow the process that opened the worker, not the thread: a worker
@@ -866,17 +871,14 @@ static void test_chips_outlive_the_opening_thread(void **state) {
   pthread_join(th, NULL);
   assert_non_null(w);
   pto_program *p = host_program(host_blocks, 2, NULL, 2);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  fill(x, ROWS * COLS * 2, 2.0f);
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  xy2 *xy = xy2_new(2.0f);
+  float *x = xy->x, *y = xy->y;
+  pto_arg *args = xy->args;
   assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
   for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
   pto_program_release(p);
   pto_dist_worker_close(w);
+  free(xy);
 }
 
 /* Issue #34 item 22: a dead chip is noticed by a process that ignores SIGCHLD (waitpid knows
@@ -1028,13 +1030,8 @@ static int32_t host_flipping(const pto_host_api *api, const pto_host_args *a) {
 static void test_benchmark_views(void **state) {
   (void)state;
   pto_dist_worker *w = open_worker(2, NULL);
-  int64_t shape[2] = {ROWS * 2, COLS};
-  static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
-  fill(x, ROWS * COLS * 2, 0.0f);
-  pto_host_tensor tx, ty;
-  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
-  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
-  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  xy2 *xy = xy2_new(0.0f);
+  pto_arg *args = xy->args;
   pto_bench_options o;
   pto_bench_options_init(&o);
   o.rounds = 6;
@@ -1104,6 +1101,7 @@ static void test_benchmark_views(void **state) {
   pto_dist_bench_stats_destroy(st);
   pto_program_release(f);
   pto_dist_worker_close(w);
+  free(xy);
 }
 
 /* on_chip_call of test_chips_dump_and_record_each_call: the call's phases were recorded (one
