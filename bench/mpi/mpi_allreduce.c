@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
   pto__dist_mpi *m = NULL;
   int rank = 0, n = 0;
   char err[1024];
-  if (pto__dist_mpi_open(stride + 4096, getenv("PTO_MPI_WINDOWS"), &m, &rank, &n, err, sizeof err)) {
+  if (pto__dist_mpi_open(stride + 4096, getenv("PTO_MPI_WINDOWS"), 5000, &m, &rank, &n, err, sizeof err)) {
     fprintf(stderr, "mpi_allreduce: %s\n", err);
     return 1;
   }
