@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "dist_internal.h"
+#include "runtime_internal.h"
 
 void pto__dist_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint32_t timeout_us) {
   struct timespec ts = {.tv_sec = timeout_us / 1000000u, .tv_nsec = (long)(timeout_us % 1000000u) * 1000};
@@ -34,12 +35,6 @@ void pto__dist_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint32_t timeout
 
 void pto__dist_futex_wake(_Atomic uint32_t *addr) {
   syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static pto__dist_shm *T(const pto_dist_ctx *d) { return (pto__dist_shm *)d->impl; }
@@ -246,13 +241,13 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   int dir = t->direct, alone = 1;
   int32_t cur = 0, rc;
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
-  uint64_t start = now_ns();
+  uint64_t start = pto__rt_now_ns();
   uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
   for (;;) {
     if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
     if (aborted(t, what)) return PTO_KERNEL_ERR_DIST;
-    uint64_t now = now_ns();
+    uint64_t now = pto__rt_now_ns();
     if (now >= deadline) {
       uint64_t off;
       int wi = find_window(t, sig, 4, &off);
@@ -267,7 +262,7 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
     }
     if (alone && now - start < YIELD_NS) {
       sched_yield();
-      alone = now_ns() - now < YIELD_ALONE_NS;
+      alone = pto__rt_now_ns() - now < YIELD_ALONE_NS;
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
       atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);
@@ -309,13 +304,13 @@ static int peer_on_this_cpu(pto__dist_shm *t) {
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what) {
   if (t->direct && !peer_on_this_cpu(t)) {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = pto__rt_now_ns();
     for (unsigned i = 0;; i++) {
       if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value,
                     cmp))
         return 0;
       __builtin_ia32_pause();
-      if ((i & 15) == 15 && now_ns() - t0 >= SPIN_NS) break;
+      if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= SPIN_NS) break;
     }
   }
   /* The chip is in a bounded wait: progress for the parent's stall check (dist.c). */
