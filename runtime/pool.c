@@ -1,8 +1,12 @@
-/* The sim platform's cores: a persistent pool of threads created at worker open, each of one
- * type (AIC for cube work, AIV for vector work, as on the chip). A core takes ready tasks from its
- * type's queue (in shuffle test mode, a random one of the first 64), runs them and
- * completes them; when the queue is empty it spins a bounded while (a pause per iteration), then
- * blocks on a condition variable. Between launches at most spin_budget cores spin at once (the
+/* The sim platform's cores: a persistent pool of threads created at worker open, and cores of
+ * two types (AIC for cube work, AIV for vector work, as on the chip). A task runs as a core of its
+ * type, which is what its record and the swimlanes show. Strict (pto_run_config.strict_cores),
+ * as on the chip: a thread per core, which takes ready tasks from its type's queue only. Shared
+ * (the default): a thread takes the first submitted of the ready tasks of either type that has a
+ * free core, and runs it as that core (its own first), so vector work uses every CPU however the
+ * cores are split. A thread takes a task (in shuffle test mode, a random one of the first 64),
+ * runs it and completes it; when there is none it spins a bounded while (a pause per
+ * iteration), then blocks on a condition variable. Between launches at most spin_budget cores spin at once (the
  * process's CPUs less the one the dispatching thread needs): more spinners would only take CPU
  * time from the next launch's dispatching thread; the others give their places up when a launch
  * ends. A push wakes sleeping cores only for the blocks
@@ -69,10 +73,10 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
   return t;
 }
 
-/* Signals sleeping cores of q for the queued blocks that no spinner and no core already waking
- * will take; pool->mu held. */
-static void wake_for_queued(pto__rt_queue *q) {
-  long demand = (long)q->nblocks - atomic_load(&q->nspin) - q->nwaking;
+/* Signals threads sleeping on q for the nblocks queued blocks that no spinner and no thread
+ * already waking will take; pool->mu held. */
+static void wake_for_queued(pto__rt_queue *q, size_t nblocks) {
+  long demand = (long)nblocks - atomic_load(&q->nspin) - q->nwaking;
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
   for (long i = 0; i < n; i++) pthread_cond_signal(&q->cv);
@@ -99,8 +103,12 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
     pto__rt_queue *q = &pool->q[type];
     if (!pushed[type]) continue;
     atomic_store(&q->nqueued, q->qlen);
-    wake_for_queued(q);
+    if (!pool->shared) wake_for_queued(q, q->nblocks);
   }
+  /* Shared: every thread idles on the AIV queue's counters, for the blocks of both types. */
+  if (pool->shared)
+    wake_for_queued(&pool->q[PTO_CORE_AIV],
+                    pool->q[PTO_CORE_AIV].nblocks + pool->q[PTO_CORE_AIC].nblocks);
   pthread_mutex_unlock(&pool->mu);
 }
 
@@ -116,15 +124,16 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   atomic_store(&pool->spin_types, types);
   atomic_store(&pool->active, 1);
   /* The budget goes to the vector cores first (most programs' first tasks), then the cube
-   * cores. */
+   * cores; a shared pool's threads all idle on the AIV queue and run either. */
   int left = pool->spin_budget;
   pool_lock(pool);
-  for (int k = 0; k < 2 && left > 0; k++) {
+  for (int k = 0; k < (pool->shared ? 1 : 2) && left > 0; k++) {
     int type = k == 0 ? PTO_CORE_AIV : PTO_CORE_AIC;
-    if (!(types & (1 << type))) continue;
+    if (!pool->shared && !(types & (1 << type))) continue;
     pto__rt_queue *q = &pool->q[type];
     int have = atomic_load(&q->nspin) + q->nwaking;
-    int want = left < pool->ncores_of[type] ? left : pool->ncores_of[type];
+    int nthreads = pool->shared ? pool->nthreads : pool->ncores_of[type];
+    int want = left < nthreads ? left : nthreads;
     int idle = q->nsleeping - q->nwaking;
     int n = want - have < idle ? want - have : idle;
     left -= want;
@@ -136,12 +145,19 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   pthread_mutex_unlock(&pool->mu);
 }
 
-static int claim(pto__rt_core *core) {
+static int claim(pto__rt_pool *pool, pto__rt_core *core) {
   int free_ = 0;
-  return atomic_compare_exchange_strong(&core->claimed, &free_, 1);
+  if (!atomic_compare_exchange_strong(&core->claimed, &free_, 1)) return 0;
+  atomic_fetch_add(&pool->q[core->type].nbusy, 1);
+  return 1;
 }
 
-static void release(pto__rt_core *core) { atomic_store(&core->claimed, 0); }
+/* nbusy may count a core a moment after it is free again, never the other way round: a thread
+ * that finds no free core then does not spin on one that has none yet. */
+static void release(pto__rt_pool *pool, pto__rt_core *core) {
+  atomic_store(&core->claimed, 0);
+  atomic_fetch_sub(&pool->q[core->type].nbusy, 1);
+}
 
 /* Pops a block of a task of q's type as core, which the caller has claimed; NULL when none is
  * queued (pop_locked: *block, *started). */
@@ -159,6 +175,48 @@ static pto__rt_task *take(pto__rt_pool *pool, pto__rt_queue *q, const pto__rt_la
   uint64_t t0 = pto__rt_now_ns();
   pto__rt_task *t = pop(pool, q, block, started);
   if (t) {
+    core->loop_iter++;
+    pto__rt_core_phase(core, PTO_SCHED_PHASE_DISPATCH, t0, pto__rt_now_ns());
+  }
+  return t;
+}
+
+/* Shared pool: claims a free core of type for the thread whose own core is home (home first);
+ * NULL when every one is claimed. */
+static pto__rt_core *claim_of_type(pto__rt_pool *pool, int type, pto__rt_core *home) {
+  if (home->type == type && claim(pool, home)) return home;
+  int lo = type == PTO_CORE_AIV ? 0 : pool->ncores_of[PTO_CORE_AIV];
+  int hi = type == PTO_CORE_AIV ? pool->ncores_of[PTO_CORE_AIV] : pool->ncores;
+  for (int i = lo; i < hi; i++) {
+    pto__rt_core *c = &pool->cores[i];
+    if (c != home && !atomic_load_explicit(&c->claimed, memory_order_relaxed) && claim(pool, c))
+      return c;
+  }
+  return NULL;
+}
+
+/* Shared pool: takes a block of the first submitted of the queued tasks whose type has a free
+ * core, as that core, claimed (*out_core; the caller releases it); NULL when there is none. The
+ * take is recorded as the core's dispatch phase when the launch records phases. */
+static pto__rt_task *take_any(pto__rt_pool *pool, const pto__rt_launch *L, pto__rt_core *home,
+                              pto__rt_core **out_core, int32_t *block, int *started) {
+  uint64_t t0 = L->record_phases ? pto__rt_now_ns() : 0;
+  pto__rt_queue *aiv = &pool->q[PTO_CORE_AIV], *aic = &pool->q[PTO_CORE_AIC];
+  pto__rt_task *t = NULL;
+  pto__rt_core *core = NULL;
+  pool_lock(pool);
+  int first = aic->qlen && (!aiv->qlen || aic->qhead_task->seq < aiv->qhead_task->seq)
+                  ? PTO_CORE_AIC
+                  : PTO_CORE_AIV;
+  for (int k = 0; k < 2 && !t; k++) {
+    int type = k == 0 ? first : first == PTO_CORE_AIV ? PTO_CORE_AIC : PTO_CORE_AIV;
+    pto__rt_queue *q = &pool->q[type];
+    if (q->qlen && (core = claim_of_type(pool, type, home)))
+      t = pop_locked(pool, q, block, started);
+  }
+  pthread_mutex_unlock(&pool->mu);
+  *out_core = core;
+  if (t && L->record_phases) {
     core->loop_iter++;
     pto__rt_core_phase(core, PTO_SCHED_PHASE_DISPATCH, t0, pto__rt_now_ns());
   }
@@ -248,13 +306,13 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
        * handed its core back: leave the core to it. */
       if (atomic_load_explicit(&core->spinning, memory_order_relaxed) ||
           atomic_load_explicit(&core->parked, memory_order_relaxed) ||
-          atomic_load_explicit(&core->claimed, memory_order_relaxed) || !claim(core))
+          atomic_load_explicit(&core->claimed, memory_order_relaxed) || !claim(pool, core))
         continue;
       int32_t block = 0;
       int started = 0;
       pto__rt_task *t = take(pool, q, L, core, &block, &started);
       if (t) run_chain(L, t, core, block, started);
-      release(core);
+      release(pool, core);
       /* Its own thread, woken meanwhile, blocked until the core is free again: it has a CPU
        * now, so it takes its core back and this thread stops helping. */
       if (atomic_load(&core->parked)) {
@@ -301,11 +359,26 @@ static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *cor
 
 void pto__rt_pool_idle(pto__rt_pool *pool) { atomic_store(&pool->active, 0); }
 
+/* Work that the thread of core can take: a queued task of its type, or (shared pool) of either
+ * type that has a free core. Read under mu too: nqueued is stored with the queue. */
+static int has_work(pto__rt_pool *pool, const pto__rt_core *core) {
+  if (!pool->shared)
+    return atomic_load_explicit(&pool->q[core->type].nqueued, memory_order_relaxed) > 0;
+  for (int type = 0; type < 2; type++) {
+    pto__rt_queue *q = &pool->q[type];
+    if (atomic_load_explicit(&q->nqueued, memory_order_relaxed) > 0 &&
+        atomic_load_explicit(&q->nbusy, memory_order_relaxed) < pool->ncores_of[type])
+      return 1;
+  }
+  return 0;
+}
+
 static void *core_main(void *arg) {
   pto__rt_core *core = arg;
   pto__rt_worker *w = core->w;
   pto__rt_pool *pool = &w->pool;
-  pto__rt_queue *q = &pool->q[core->type];
+  /* The queue whose counters and condition variable this thread idles by. */
+  pto__rt_queue *q = &pool->q[pool->shared ? PTO_CORE_AIV : core->type];
   pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
   for (;;) {
     pto__rt_task *t = NULL;
@@ -314,13 +387,20 @@ static void *core_main(void *arg) {
     /* A core that the dispatching thread is running as (pto__rt_pool_help) leaves the queue
      * alone until it is released: one thread at a time uses a core's identity and scratch.
      * Its thread blocks meanwhile (parked) rather than spin beside the thread that runs its
-     * tasks. */
+     * tasks. A shared pool's thread takes another free core instead. */
     int helped = 0;
-    if (atomic_load(&q->nqueued) > 0) {
-      if (claim(core)) {
+    if (has_work(pool, core)) {
+      if (pool->shared) {
+        pto__rt_core *as = NULL;
+        t = take_any(pool, &w->launch, core, &as, &block, &started);
+        if (t) {
+          run_chain(&w->launch, t, as, block, started);
+          release(pool, as);
+        }
+      } else if (claim(pool, core)) {
         t = take(pool, q, &w->launch, core, &block, &started);
         if (t) run_chain(&w->launch, t, core, block, started);
-        release(core);
+        release(pool, core);
       } else {
         helped = 1;
       }
@@ -332,7 +412,7 @@ static void *core_main(void *arg) {
       atomic_store(&core->parked, 1);
       /* A push may have counted this thread as a spinner that would take its task: wake a
        * sleeping core for it instead. */
-      wake_for_queued(q);
+      wake_for_queued(q, q->nblocks);
       /* Released before parked was set: the helper's release is seen here (and otherwise
        * it sees parked and wakes this thread). */
       while (atomic_load(&core->claimed) && !atomic_load(&pool->shutdown))
@@ -346,9 +426,9 @@ static void *core_main(void *arg) {
      * µs). A spinner of a type the current launch does not use gives its place up. */
     if (spin_acquire(pool, q, core)) {
       uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
-      int work = 0, evicted = 0, mask = 1 << core->type;
+      int work = 0, evicted = 0, mask = pool->shared ? 3 : 1 << core->type;
       for (unsigned i = 0;; i++) {
-        if (atomic_load_explicit(&q->nqueued, memory_order_relaxed) > 0 ||
+        if (has_work(pool, core) ||
             atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
           work = 1;
           break;
@@ -367,7 +447,7 @@ static void *core_main(void *arg) {
     }
     pool_lock(pool);
     uint64_t gen = pool->wake_gen;
-    while (!q->qlen && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
+    while (!has_work(pool, core) && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
       q->nsleeping++;
       pthread_cond_wait(&q->cv, &pool->mu);
       q->nsleeping--;
@@ -383,7 +463,7 @@ static void *alloc_scratch(uint64_t bytes) {
   return pto_aligned_alloc(64, size);
 }
 
-pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
+pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int nthreads) {
   pto__rt_pool *pool = &w->pool;
   memset(pool, 0, sizeof *pool);
   int ncores = naic + naiv;
@@ -394,11 +474,13 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
   pool->rng = w->cfg.shuffle_seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
   if (!pool->rng) pool->rng = 1;
   pool->ncores = ncores;
+  pool->nthreads = nthreads < ncores ? nthreads : ncores;
+  pool->shared = !w->cfg.strict_cores;
   /* Spinning cores must leave a CPU to the dispatching thread, or they slow down the very
    * orchestration they wait for: the CPUs this process may run on, less one. */
   long ncpu = pto__rt_usable_cpus();
   pool->spin_budget = ncpu > 1 ? (int)(ncpu - 1) : 1;
-  if (pool->spin_budget > ncores) pool->spin_budget = ncores;
+  if (pool->spin_budget > pool->nthreads) pool->spin_budget = pool->nthreads;
   atomic_init(&pool->spin_types, 3);
   pool->cores = pto_calloc((size_t)ncores, sizeof *pool->cores);
   if (!pool->cores) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
@@ -421,11 +503,11 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv) {
       break;
     }
   }
-  for (int i = 0; !s && i < ncores; i++) {
+  for (int i = 0; !s && i < pool->nthreads; i++) {
     int rc = pthread_create(&pool->cores[i].thread, NULL, core_main, &pool->cores[i]);
     if (rc != 0) {
-      s = pto_status_make(PTO_STATUS_INTERNAL, "cannot start core thread %d of %d: %s", i, ncores,
-                          strerror(rc));
+      s = pto_status_make(PTO_STATUS_INTERNAL, "cannot start core thread %d of %d: %s", i,
+                          pool->nthreads, strerror(rc));
       break;
     }
     pool->nstarted++;

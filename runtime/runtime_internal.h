@@ -483,7 +483,9 @@ typedef struct pto__rt_queue {
   size_t qlen;
   size_t nblocks;         /* blocks of the queued tasks not yet taken */
   atomic_size_t nqueued;  /* mirror of qlen for the idle spin */
-  atomic_int nspin;       /* cores of this type spinning (pool->nspinning counts them too) */
+  atomic_int nspin;       /* cores of this type spinning (pool->nspinning counts them too);
+                             shared pool: every thread spins and sleeps on q[PTO_CORE_AIV] */
+  atomic_int nbusy;       /* cores of this type claimed: one is free while below ncores_of */
   int nsleeping;          /* cores blocked on cv */
   int nwaking;            /* of those, signalled and not yet back from the wait */
 } pto__rt_queue;
@@ -507,10 +509,18 @@ typedef struct pto__rt_pool {
   uint64_t rng;           /* guarded by mu */
   int ncores, nstarted;
   int ncores_of[2];       /* per core type: cores [0, aiv) are AIV, the rest AIC */
+  /* Shared (pto_run_config.strict_cores false): nthreads threads, the first nthreads cores'
+   * (their homes), each taking any ready task, the first queued across the types that have a
+   * free core, as a free core of the task's type (its home first), so a task's type picks the
+   * core it is recorded on, not its CPU. Strict: a thread per core, taking its type's tasks. */
+  int shared;
+  int nthreads;
   pto__rt_core *cores;
 } pto__rt_pool;
 
-pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv);
+/* naic + naiv cores, nthreads (at most their sum) core threads; shared unless the worker's
+ * config is strict_cores. */
+pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int nthreads);
 void pto__rt_pool_stop(pto__rt_pool *pool);
 /* Grows every core's scratch to at least bytes; only while no launch runs. */
 pto_status pto__rt_pool_grow_scratch(pto__rt_pool *pool, uint64_t bytes);

@@ -272,7 +272,7 @@ static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg,
   /* No spin when more tasks than cores must complete first: they take at least a task's time,
    * and a spinning thread here takes that time from the cores that run them. */
   int spin = wake_at < 0 ||
-             atomic_load(&L->outstanding) - wake_at <= (long)L->w->pool.ncores;
+             atomic_load(&L->outstanding) - wake_at <= (long)L->w->pool.nthreads;
   uint64_t deadline = spin ? pto__rt_now_ns() + L->w->pool.spin_ns : 0;
   for (unsigned i = 0; !pred(L, arg); i++) {
     pto__rt_cpu_relax();

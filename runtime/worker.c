@@ -66,7 +66,12 @@ static pto_status not_in_launch(const pto__rt_worker *w, const char *fn) {
               fn);
 }
 
-static pto_status normalize_config(const pto_run_config *in, pto_run_config *out) {
+/* *out_nthreads: the core threads, one per core except in the shared default (strict_cores
+ * false, no count given), whose threads are the CPUs and whose cores are an AIV one per thread
+ * and an AIC one per two threads: any thread may run vector work at once, each as a core of its
+ * own, and the chip's 1:2 stays the model's. */
+static pto_status normalize_config(const pto_run_config *in, pto_run_config *out,
+                                   int *out_nthreads) {
   pto_run_config_init(out);
   if (in) {
     if (in->sz < sizeof(size_t) || in->sz > (1u << 20))
@@ -102,8 +107,15 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
                   PTO__RT_MAX_CORES);
     out->ncores = sum;
   }
+  *out_nthreads = 0;
   if (out->ncores == 0) {
     int n = pto__rt_usable_cpus();
+    if (!out->strict_cores && !out->aic_cores) {
+      n = n > PTO__RT_MAX_CORES * 2 / 3 ? PTO__RT_MAX_CORES * 2 / 3 : n;
+      *out_nthreads = n;
+      out->aiv_cores = n;
+      out->aic_cores = n / 2 > 0 ? n / 2 : 1;
+    }
     out->ncores = n > PTO__RT_MAX_CORES ? PTO__RT_MAX_CORES : n;
   }
   if (!out->aic_cores) {
@@ -112,11 +124,13 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
     out->aiv_cores = out->ncores - out->aic_cores > 0 ? out->ncores - out->aic_cores : 1;
     out->ncores = out->aic_cores + out->aiv_cores;
   }
+  if (!*out_nthreads) *out_nthreads = out->ncores;
+  out->ncores = out->aic_cores + out->aiv_cores;
   if (!out->device_memory_bytes) out->device_memory_bytes = PTO__RT_DEFAULT_DEVICE_MEMORY;
   if (!out->scratch_bytes) out->scratch_bytes = PTO__RT_DEFAULT_SCRATCH;
   if (!out->idle_spin_us) out->idle_spin_us = PTO__RT_DEFAULT_SPIN_US;
   if (!out->max_inflight_tasks)
-    out->max_inflight_tasks = out->ncores * 32u > 256u ? (uint32_t)out->ncores * 32u : 256u;
+    out->max_inflight_tasks = *out_nthreads * 32u > 256u ? (uint32_t)*out_nthreads * 32u : 256u;
   if (out->max_inflight_tasks < 2) out->max_inflight_tasks = 2;
   if (!out->stream_store_bytes) out->stream_store_bytes = PTO__RT_DEFAULT_STREAM_STORE;
   return PTO_OK;
@@ -160,7 +174,8 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
   *out_worker = NULL;
   pto__rt_worker *w = pto_calloc(1, sizeof *w);
   if (!w) return fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
-  pto_status s = normalize_config(cfg, &w->cfg);
+  int nthreads = 0;
+  pto_status s = normalize_config(cfg, &w->cfg, &nthreads);
   if (s) {
     free(w);
     return pto_status_annotate(s, "pto_worker_open");
@@ -179,7 +194,7 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
     w->token = pto__rt_obj_add(PTO__RT_OBJ_WORKER, w);
     if (!w->token) s = fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   }
-  if (!s) s = pto__rt_pool_start(w, w->cfg.aic_cores, w->cfg.aiv_cores);
+  if (!s) s = pto__rt_pool_start(w, w->cfg.aic_cores, w->cfg.aiv_cores, nthreads);
   if (s) {
     destroy_worker(w);
     return pto_status_annotate(s, "pto_worker_open");

@@ -59,7 +59,8 @@ typedef struct pto_device_tensor pto_device_tensor;
 typedef struct pto_run_config {
   size_t sz;                    /* sizeof(pto_run_config) */
   const char *platform;         /* "sim" (NULL: "sim") */
-  int ncores;                   /* core threads; 0: the CPUs this process may run on */
+  int ncores;                   /* cores (one thread each); 0: the CPUs this process may run on
+                                   (see strict_cores for the cores that gives) */
   uint64_t device_memory_bytes; /* device arena; 0: 1 GiB (address space, committed lazily) */
   uint64_t scratch_bytes;       /* per-core scratch floor; 0: 256 KiB. Grown to each registered
                                    program's pto_program_scratch_bytes */
@@ -74,13 +75,22 @@ typedef struct pto_run_config {
                                    see pto_worker_set_record_tasks */
   int aic_cores;                /* cube (AIC) cores; a task submitted as AIC runs on one of them */
   int aiv_cores;                /* vector (AIV) cores. Both 0: ncores split like the chip's
-                                   clusters, a third AIC and the rest AIV, at least one of each.
-                                   Set either, and ncores (if not 0) must be their sum */
+                                   clusters, a third AIC and the rest AIV, at least one of each
+                                   (ncores 0 without strict_cores: see there). Set either, and
+                                   ncores (if not 0) must be their sum */
   uint64_t stream_store_bytes;  /* a task whose tensors' buffers hold at least this many bytes
                                    together may write its outputs past the cache (non-temporal
                                    stores: PTO_CORE_STREAM_STORES): the cache could not keep them
                                    until they are read again anyway. 0: 32 MiB, a core complex's
                                    last-level cache on current x86 parts; UINT64_MAX: never */
+  bool strict_cores;            /* false (default): every core thread runs any ready task, as a
+                                   free core of the task's type (the type picks the core the
+                                   records and swimlanes show, not the CPU), and with ncores,
+                                   aic_cores and aiv_cores all 0 the worker has a thread per CPU,
+                                   an AIV core per thread and an AIC core per two, so vector work
+                                   uses every CPU. true: the chip's strict model, one thread per
+                                   core, running only tasks of its core's type, ncores split as
+                                   aic_cores / aiv_cores say */
 } pto_run_config;
 
 /* Zeroes cfg and sets cfg->sz: every option at its default. */

@@ -466,7 +466,10 @@ class _Packer:
 class RunConfig:
     """pto_run_config, with PyPTO's RunConfig fields: platform "sim" (PyPTO's simulator names,
     "a2a3sim", "a5sim", ..., run on it too); device_id: the device (the simulator has one, any id
-    selects it); cores 0 = the machine's online CPUs; rtol/atol: pto.run's comparison with a
+    selects it); cores 0 = the machine's online CPUs (a thread each, an AIV core per thread and
+    an AIC core per two, every thread running ready tasks of either type as a core of the task's
+    type; strict_cores=True: the chip's strict model, a thread per core running only its type's
+    tasks, the CPUs split a third AIC); rtol/atol: pto.run's comparison with a
     golden; enable_chip_swimlane (a level, or True) records every task of every launch
     (record_tasks) so ChipWorker.export_swimlane can write them, and at level 3 or more (True:
     the reference's bare flag, 4) each core's scheduler phases too, which
@@ -475,6 +478,7 @@ class RunConfig:
     platform: str = "sim"
     device_id: int = 0
     cores: int = 0
+    strict_cores: bool = False
     device_memory_bytes: int = 0
     record_tasks: bool = False
     rtol: float = 1e-5
@@ -493,6 +497,7 @@ class RunConfig:
         _c.pto_run_config_init(C.byref(cfg))
         cfg.platform = self._platform()
         cfg.ncores = _int("RunConfig.cores", self.cores, 0, I32_MAX)
+        cfg.strict_cores = bool(self.strict_cores)
         cfg.device_memory_bytes = _int("RunConfig.device_memory_bytes",
                                        self.device_memory_bytes, 0, U64_MAX)
         cfg.record_tasks = bool(self.record_tasks or self.enable_chip_swimlane)

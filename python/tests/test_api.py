@@ -214,6 +214,23 @@ def test_dump_args(w, prog, tmp_path):
     assert "1 marked, 2 full, 3 hybrid" in str(e.value)
 
 
+def test_strict_cores(prog):
+    """The default worker has an AIV core per CPU thread and an AIC core per two; strict_cores
+    keeps the chip's model, the CPUs split a third AIC, a thread each."""
+    n = len(os.sched_getaffinity(0))
+    with pto.ChipWorker(pto.RunConfig()) as w:
+        assert w.cores == n + max(1, n // 2)
+        y = np.zeros((16, 64), np.float32)
+        w.run(prog, [xs(), y, 2.0])
+        assert np.array_equal(y, xs() + 2.0)
+    with pto.ChipWorker(pto.RunConfig(strict_cores=True)) as w:
+        aic = max(1, n // 3)
+        assert w.cores == aic + max(1, n - aic)
+        y = np.zeros((16, 64), np.float32)
+        w.run(prog, [xs(), y, 2.0])
+        assert np.array_equal(y, xs() + 2.0)
+
+
 def test_closed_worker(prog):
     w = pto.ChipWorker(pto.RunConfig(cores=1))
     t = w.alloc_tensor((16, 64), np.float32)

@@ -1,0 +1,238 @@
+/* Runtime: which thread runs which task (pto_run_config.strict_cores). By default every core
+ * thread takes ready tasks of either type, as a free core of the task's type, and a worker with no
+ * core count has an AIV core per thread: vector-only work runs on every thread at once. Strict,
+ * each thread is one core and runs only its type's tasks. What is checked is who ran what (the
+ * records' cores, the kernels' threads), never how long anything took: a rendezvous kernel waits
+ * (with a deadline) until all of its tasks run at once. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc_test.h"
+#include "pto/base.h"
+#include "test_runtime_common.h"
+
+static const pto_orch_api *g_api;
+static void bind_api(const pto_orch_api *api) { g_api = api; }
+
+enum { K_MEET, K_VEC, K_CUBE, NK };
+enum { MAXT = 64 };
+
+static atomic_int g_arrived, g_want;
+static atomic_int g_ran;
+static long g_tid[MAXT];
+static int32_t g_core[MAXT], g_type[MAXT];
+
+static long thread_id(void) { return (long)syscall(SYS_gettid); }
+
+/* The task's own thread and core, at its index s[0]. */
+static void note(const uint64_t *s, const pto_core_ctx *ctx) {
+  int i = (int)s[0];
+  g_tid[i] = thread_id();
+  g_core[i] = ctx->core_id;
+  g_type[i] = ctx->core_type;
+  atomic_fetch_add(&g_ran, 1);
+}
+
+/* Arrives, then waits until g_want tasks have arrived (at most 20 s: a pool that cannot run
+ * them all at once fails the test's count instead of hanging it). */
+static int32_t k_meet(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t;
+  note(s, ctx);
+  atomic_fetch_add(&g_arrived, 1);
+  struct timespec ts = {0, 100 * 1000};
+  for (int i = 0; i < 200000 && atomic_load(&g_arrived) < atomic_load(&g_want); i++)
+    nanosleep(&ts, NULL);
+  return 0;
+}
+
+static int32_t k_note(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t;
+  note(s, ctx);
+  return 0;
+}
+
+static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note};
+static const char *g_names[NK] = {"meet", "vec", "cube"};
+
+/* g_want rendezvous tasks, all AIV. */
+static void meet_entry(const pto_orch_args *a) {
+  (void)a;
+  for (int i = 0; i < atomic_load(&g_want); i++) {
+    pto_orch_task_arg s[1] = {ta_scalar((uint64_t)i)};
+    g_api->submit(g_api->ctx, K_MEET, PTO_CORE_AIV, s, 1);
+  }
+}
+
+/* MAXT independent tasks, alternately AIV and AIC. */
+static void mixed_entry(const pto_orch_args *a) {
+  (void)a;
+  for (int i = 0; i < MAXT; i++) {
+    pto_orch_task_arg s[1] = {ta_scalar((uint64_t)i)};
+    if (i % 2)
+      g_api->submit(g_api->ctx, K_CUBE, PTO_CORE_AIC, s, 1);
+    else
+      g_api->submit(g_api->ctx, K_VEC, PTO_CORE_AIV, s, 1);
+  }
+}
+
+static pto_program *make_program(pto_orch_entry_fn entry) {
+  tsig s;
+  tsig_init(&s, "cores");
+  pto_program *p = tprogram(&s, bind_api, entry, NK, g_kernels, g_names);
+  tsig_free(&s);
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_MEET, PTO_CORE_AIV));
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_VEC, PTO_CORE_AIV));
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_CUBE, PTO_CORE_AIC));
+  return p;
+}
+
+static void reset(int want) {
+  atomic_store(&g_arrived, 0);
+  atomic_store(&g_want, want);
+  atomic_store(&g_ran, 0);
+  for (int i = 0; i < MAXT; i++) g_tid[i] = 0, g_core[i] = g_type[i] = -1;
+}
+
+static int usable_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* The default worker: a thread per CPU, an AIV core per thread and an AIC core per two. */
+static void test_default_worker_has_an_aiv_core_per_thread(void **state) {
+  (void)state;
+  int n = usable_cpus();
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(NULL, &w));
+  int naic = n / 2 > 0 ? n / 2 : 1;
+  assert_int_equal(pto_worker_core_count(w), n + naic);
+  for (int c = 0; c < n + naic; c++)
+    assert_int_equal(pto_worker_core_type(w, c), c < n ? PTO_CORE_AIV : PTO_CORE_AIC);
+  pto_worker_close(w);
+  /* strict_cores: as on the chip, ncores (the CPUs) split a third AIC, the rest AIV. */
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.strict_cores = true;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  int aic = n / 3 > 0 ? n / 3 : 1, aiv = n - aic > 0 ? n - aic : 1;
+  assert_int_equal(pto_worker_core_count(w), aic + aiv);
+  assert_int_equal(pto_worker_core_type(w, aiv - 1), PTO_CORE_AIV);
+  assert_int_equal(pto_worker_core_type(w, aiv), PTO_CORE_AIC);
+  pto_worker_close(w);
+}
+
+/* Vector-only work on the default worker runs on every thread at once, each task recorded on an
+ * AIV core of its own. Shuffle mode keeps the dispatching thread from running tasks itself, so
+ * every task here ran on a core thread. */
+static void test_vector_only_work_uses_every_thread_by_default(void **state) {
+  (void)state;
+  int n = usable_cpus();
+  if (n > MAXT) n = MAXT;
+  if (n < 2) skip();
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.shuffle = 1;
+  cfg.shuffle_seed = 7;
+  cfg.record_tasks = true;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  pto_program *p = make_program(meet_entry);
+  reset(n);
+  assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+  assert_int_equal(atomic_load(&g_ran), n);
+  /* All n arrived before any left: they ran at once, on n threads and n AIV cores. */
+  assert_int_equal(atomic_load(&g_arrived), n);
+  long self = thread_id();
+  for (int i = 0; i < n; i++) {
+    assert_int_equal(g_type[i], PTO_CORE_AIV);
+    assert_int_equal(pto_worker_core_type(w, g_core[i]), PTO_CORE_AIV);
+    assert_true(g_tid[i] != self);
+    for (int j = 0; j < i; j++) {
+      assert_true(g_tid[i] != g_tid[j]);
+      assert_int_not_equal(g_core[i], g_core[j]);
+    }
+  }
+  const pto_task_record *t = NULL;
+  size_t nt = 0;
+  assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
+  assert_int_equal(nt, (size_t)n);
+  for (size_t i = 0; i < nt; i++) {
+    assert_int_equal(t[i].core_type, PTO_CORE_AIV);
+    assert_int_equal(t[i].core, g_core[t[i].task_id]);
+  }
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
+/* A mixed graph on the shared default: a task's record names a core of the task's own type,
+ * whichever thread ran it. */
+static void test_a_task_runs_as_a_core_of_its_type(void **state) {
+  (void)state;
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.record_tasks = true;
+  cfg.aic_cores = 1;
+  cfg.aiv_cores = 1;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  pto_program *p = make_program(mixed_entry);
+  for (int round = 0; round < 20; round++) {
+    reset(0);
+    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), MAXT);
+    const pto_task_record *t = NULL;
+    size_t nt = 0;
+    assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
+    assert_int_equal(nt, (size_t)MAXT);
+    for (size_t i = 0; i < nt; i++) {
+      int want = i % 2 ? PTO_CORE_AIC : PTO_CORE_AIV;
+      assert_int_equal(t[i].core_type, want);
+      assert_int_equal(t[i].core, want == PTO_CORE_AIV ? 0 : 1);
+      assert_int_equal(g_type[i], want);
+      assert_int_equal(g_core[i], t[i].core);
+    }
+  }
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
+/* strict_cores: a core thread runs only its own core's tasks; with one core of each type, the
+ * vector tasks all ran on one thread and the cube tasks on another (shuffle mode: no task ran on
+ * the dispatching thread). */
+static void test_strict_cores_keep_each_thread_to_its_type(void **state) {
+  (void)state;
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.strict_cores = true;
+  cfg.aic_cores = 1;
+  cfg.aiv_cores = 1;
+  cfg.shuffle = 1;
+  cfg.shuffle_seed = 3;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  pto_program *p = make_program(mixed_entry);
+  for (int round = 0; round < 20; round++) {
+    reset(0);
+    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), MAXT);
+    for (int i = 2; i < MAXT; i++) assert_true(g_tid[i] == g_tid[i % 2]);
+    assert_true(g_tid[0] != g_tid[1]);
+  }
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_default_worker_has_an_aiv_core_per_thread),
+      cmocka_unit_test(test_vector_only_work_uses_every_thread_by_default),
+      cmocka_unit_test(test_a_task_runs_as_a_core_of_its_type),
+      cmocka_unit_test(test_strict_cores_keep_each_thread_to_its_type),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
