@@ -15,6 +15,7 @@ static const char *k_cmd = "bench";
 typedef struct bench_args {
   cli_inputs in;
   int rounds, warmup;
+  int strict_cores; /* --strict-cores */
   cli_stats_view view;
   const char *swimlane;
   cli_dispatch_sel sel; /* host programs: the dispatch whose tree --tree prints */
@@ -31,6 +32,10 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
   const char *arg = argv[*i];
   if (!strncmp(arg, "--transport", 11))
     return cli_parse_transport_option(cmd, argc, argv, i, &a->transport);
+  if (!strcmp(arg, "--strict-cores")) {
+    a->strict_cores = 1;
+    return 1;
+  }
   if (!strcmp(arg, "--rounds") || !strncmp(arg, "--rounds=", 9))
     return cli_int_option(cmd, "--rounds", 1, argc, argv, i, &a->rounds);
   if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
@@ -152,6 +157,12 @@ int cmd_bench(int argc, char **argv) {
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
   if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
+  if (pto_program_is_host(prog) && a.strict_cores) {
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "--strict-cores sets up an L2 program's worker; a host program's chips "
+                        "take their cores from the distributed worker (--devices)");
+    goto out;
+  }
   if (pto_program_is_host(prog)) {
     rc = bench_host(&a, prog, args);
     goto out;
@@ -163,7 +174,10 @@ int cmd_bench(int argc, char **argv) {
   opt.warmup = a.warmup;
   progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL, 0, NULL, a.dump_dir,
                  a.dump_level};
-  if ((s = pto_worker_open(NULL, &w))) goto out;
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.strict_cores = a.strict_cores != 0;
+  if ((s = pto_worker_open(&cfg, &w))) goto out;
   if (a.dump_dir) {
     /* Only the last launch dumps, so the others are measured as without the option. */
     pr.dump_last = w;
@@ -220,6 +234,7 @@ const pto_cmd cli_cmd_bench = {
     "                 [--swimlane-records FILE [--swimlane-level N]]\n"
     "                 [--dump-args DIR [--dump-level N]]\n"
     "                 [--timeline] [--timeline-svg FILE] [--timeline-width N]\n"
+    "                 [--strict-cores]\n"
     "\n"
     "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"
     "times measured, reading every launch's spans, and prints per metric n, min, median, mean,\n"
@@ -262,6 +277,8 @@ const pto_cmd cli_cmd_bench = {
     "                one row per core, busy % per core, the critical path marked (recorded like\n"
     "                --swimlane; width: the terminal's, or --timeline-width N)\n"
     "  --timeline-svg FILE  the same picture as an SVG file\n"
+    "  --strict-cores  the worker's cores as 'pto run --strict-cores' sets them (L2 programs):\n"
+    "                a thread per core, running only its type's tasks\n"
     "inputs:\n"
     "  --in NAME=SOURCE  --dim SYM=VALUE  (see 'pto run --help')\n"
     "compile options (for a .ptir PROG):\n"

@@ -25,6 +25,7 @@ typedef struct run_args {
   const char *transport; /* --transport */
   const char *dump_dir;  /* --dump-args */
   int dump_level;        /* --dump-level */
+  int strict_cores;      /* --strict-cores */
 } run_args;
 
 static const char *k_cmd = "run";
@@ -43,6 +44,8 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     a->check = 1;
   } else if (!strcmp(arg, "--trace")) {
     a->trace = 1;
+  } else if (!strcmp(arg, "--strict-cores")) {
+    a->strict_cores = 1;
   } else if (!strncmp(arg, "--swimlane-records", 18) || !strncmp(arg, "--swimlane-level", 16)) {
     return cli_parse_swimlane_records_option(cmd, argc, argv, i, &a->records);
   } else if (!strncmp(arg, "--dump-", 7)) {
@@ -354,6 +357,12 @@ int cmd_run(int argc, char **argv) {
                           pto_program_device_count(prog));
       goto out;
     }
+    if (a.strict_cores) {
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "--strict-cores sets up an L2 program's worker; a host program's chips "
+                          "take their cores from the distributed worker (--devices)");
+      goto out;
+    }
     int nd = pto_program_device_count(prog);
     pto_dist_config dc;
     pto_dist_config_init(&dc);
@@ -402,6 +411,7 @@ int cmd_run(int argc, char **argv) {
   }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
+  cfg.strict_cores = a.strict_cores != 0;
   /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
   cfg.record_tasks = a.swimlane != NULL || a.records.path != NULL ||
                      cli_timeline_wanted(&a.timeline) || a.trace;
@@ -537,6 +547,12 @@ const pto_cmd cli_cmd_run = {
     "  --swimlane FILE     record every task of the launch (core, kernel, dependencies, ready,\n"
     "                      start and end times) and write them with the launch's spans to FILE\n"
     "                      as Chrome trace-event JSON: open it in Perfetto or chrome://tracing\n"
+    "worker (an L2 program):\n"
+    "  --strict-cores      the chip's strict model: a thread per core, running only tasks of\n"
+    "                      its core's type, the CPUs split a third AIC (cube) and the rest AIV\n"
+    "                      (vector). Default: a thread per CPU, an AIV core per thread and an\n"
+    "                      AIC core per two, every thread running ready tasks of either type\n"
+    "                      as a free core of the task's type (vector work uses every CPU)\n"
     "compile options (for a .ptir PROG):\n"
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
