@@ -200,11 +200,14 @@ static pto__rt_core *claim_of_type(pto__rt_pool *pool, int type, pto__rt_core *h
  * take is recorded as the core's dispatch phase when the launch records phases. */
 static pto__rt_task *take_any(pto__rt_pool *pool, const pto__rt_launch *L, pto__rt_core *home,
                               pto__rt_core **out_core, int32_t *block, int *started) {
-  uint64_t t0 = L->record_phases ? pto__rt_now_ns() : 0;
   pto__rt_queue *aiv = &pool->q[PTO_CORE_AIV], *aic = &pool->q[PTO_CORE_AIC];
   pto__rt_task *t = NULL;
   pto__rt_core *core = NULL;
+  uint64_t t0 = 0;
   pool_lock(pool);
+  /* Read once a task is queued: the launch that queued it set record_phases before (mu). */
+  int record = (aiv->qlen || aic->qlen) && L->record_phases;
+  if (record) t0 = pto__rt_now_ns();
   int first = aic->qlen && (!aiv->qlen || aic->qhead_task->seq < aiv->qhead_task->seq)
                   ? PTO_CORE_AIC
                   : PTO_CORE_AIV;
@@ -216,7 +219,7 @@ static pto__rt_task *take_any(pto__rt_pool *pool, const pto__rt_launch *L, pto__
   }
   pthread_mutex_unlock(&pool->mu);
   *out_core = core;
-  if (t && L->record_phases) {
+  if (t && record) {
     core->loop_iter++;
     pto__rt_core_phase(core, PTO_SCHED_PHASE_DISPATCH, t0, pto__rt_now_ns());
   }
@@ -360,13 +363,14 @@ static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *cor
 void pto__rt_pool_idle(pto__rt_pool *pool) { atomic_store(&pool->active, 0); }
 
 /* Work that the thread of core can take: a queued task of its type, or (shared pool) of either
- * type that has a free core. Read under mu too: nqueued is stored with the queue. */
+ * type that has a free core. Read under mu too: nqueued is stored with the queue. An acquire:
+ * seeing a task queued, the thread sees its launch's settings too (record_phases). */
 static int has_work(pto__rt_pool *pool, const pto__rt_core *core) {
   if (!pool->shared)
-    return atomic_load_explicit(&pool->q[core->type].nqueued, memory_order_relaxed) > 0;
+    return atomic_load_explicit(&pool->q[core->type].nqueued, memory_order_acquire) > 0;
   for (int type = 0; type < 2; type++) {
     pto__rt_queue *q = &pool->q[type];
-    if (atomic_load_explicit(&q->nqueued, memory_order_relaxed) > 0 &&
+    if (atomic_load_explicit(&q->nqueued, memory_order_acquire) > 0 &&
         atomic_load_explicit(&q->nbusy, memory_order_relaxed) < pool->ncores_of[type])
       return 1;
   }
