@@ -105,11 +105,28 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
     atomic_store(&q->nqueued, q->qlen);
     if (!pool->shared) wake_for_queued(q, q->nblocks);
   }
-  /* Shared: every thread idles on the AIV queue's counters, for the blocks of both types. */
-  if (pool->shared)
-    wake_for_queued(&pool->q[PTO_CORE_AIV],
-                    pool->q[PTO_CORE_AIV].nblocks + pool->q[PTO_CORE_AIC].nblocks);
+  /* Shared: every thread idles on the AIV queue's counters, for the blocks of both types that
+   * free cores can take (a thread woken for more would find no core, and take a CPU from the
+   * threads that run the tasks). */
+  if (pool->shared) {
+    size_t takeable = 0;
+    for (int type = 0; type < 2; type++) {
+      long free_ = pool->ncores_of[type] - atomic_load(&pool->q[type].nbusy);
+      size_t nb = pool->q[type].nblocks;
+      if (free_ > 0) takeable += nb < (size_t)free_ ? nb : (size_t)free_;
+    }
+    wake_for_queued(&pool->q[PTO_CORE_AIV], takeable);
+  }
   pthread_mutex_unlock(&pool->mu);
+}
+
+/* Shared pool: the threads that may spin during a launch: as many as the cores of the types its
+ * kernels run on (more could never all run a task at once), at most the threads. */
+static int spin_cap(pto__rt_pool *pool) {
+  int types = atomic_load_explicit(&pool->spin_types, memory_order_relaxed), n = 0;
+  for (int type = 0; type < 2; type++)
+    if (types & (1 << type)) n += pool->ncores_of[type];
+  return n < pool->nthreads ? n : pool->nthreads;
 }
 
 void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
@@ -132,7 +149,7 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
     if (!pool->shared && !(types & (1 << type))) continue;
     pto__rt_queue *q = &pool->q[type];
     int have = atomic_load(&q->nspin) + q->nwaking;
-    int nthreads = pool->shared ? pool->nthreads : pool->ncores_of[type];
+    int nthreads = pool->shared ? spin_cap(pool) : pool->ncores_of[type];
     int want = left < nthreads ? left : nthreads;
     int idle = q->nsleeping - q->nwaking;
     int n = want - have < idle ? want - have : idle;
@@ -427,17 +444,21 @@ static void *core_main(void *arg) {
     }
     /* Spin a bounded while, if the budget has room: a task handed to a spinning core starts in
      * well under a microsecond, one handed to a blocked core waits for a futex wake (tens of
-     * µs). A spinner of a type the current launch does not use gives its place up. */
-    if (spin_acquire(pool, q, core)) {
+     * µs). A spinner of a type the current launch does not use gives its place up; in a shared
+     * pool, a spinner past as many as the launch's types have cores. */
+    if ((!pool->shared || atomic_load(&q->nspin) < spin_cap(pool)) &&
+        spin_acquire(pool, q, core)) {
       uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
-      int work = 0, evicted = 0, mask = pool->shared ? 3 : 1 << core->type;
+      int work = 0, evicted = 0, mask = 1 << core->type;
       for (unsigned i = 0;; i++) {
         if (has_work(pool, core) ||
             atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
           work = 1;
           break;
         }
-        if (!(atomic_load_explicit(&pool->spin_types, memory_order_relaxed) & mask)) break;
+        if (pool->shared ? atomic_load_explicit(&q->nspin, memory_order_relaxed) > spin_cap(pool)
+                         : !(atomic_load_explicit(&pool->spin_types, memory_order_relaxed) & mask))
+          break;
         if (atomic_load_explicit(&pool->nspinning, memory_order_relaxed) > pool->spin_budget &&
             (evicted = spin_evict(pool)))
           break;

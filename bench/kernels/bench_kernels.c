@@ -42,7 +42,8 @@
  * Peers run on NCORES threads (rows split evenly; threads are created per repetition, tens of
  * microseconds). Every output is checked against its peer. Times: min and median over REPS.
  * PTO_BENCH_KERNELS_DIR, when set, is where the .ptir programs are read from (to try variants);
- * PTO_BENCH_STREAM_STORE_BYTES, the worker's stream_store_bytes (and the direct calls' flags). */
+ * PTO_BENCH_STREAM_STORE_BYTES, the worker's stream_store_bytes (and the direct calls' flags);
+ * PTO_BENCH_CORES=default|strict, the worker's cores (see main; unset: NCORES of each type). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -923,6 +924,14 @@ int main(int argc, char **argv) {
   cfg.aic_cores = ncores;
   cfg.aiv_cores = ncores;
   cfg.ncores = 2 * ncores;
+  /* PTO_BENCH_CORES=default: the worker a caller gets without core counts (a thread per CPU, an
+   * AIV core per thread, an AIC core per two; any thread runs either type's tasks); =strict: the
+   * same with strict_cores (the chip's model: on 2 CPUs 1 AIC + 1 AIV, a thread each). */
+  const char *cores = getenv("PTO_BENCH_CORES");
+  if (cores && (!strcmp(cores, "default") || !strcmp(cores, "strict"))) {
+    cfg.aic_cores = cfg.aiv_cores = cfg.ncores = 0;
+    cfg.strict_cores = !strcmp(cores, "strict");
+  }
   const char *ssb = getenv("PTO_BENCH_STREAM_STORE_BYTES");
   if (ssb && *ssb) g_stream_store_bytes = strtoull(ssb, NULL, 0);
   cfg.stream_store_bytes = g_stream_store_bytes;
@@ -931,10 +940,12 @@ int main(int argc, char **argv) {
   cfg.device_memory_bytes = need + (256u << 20);
   pto_worker *w = NULL;
   CHECK(pto_worker_open(&cfg, &w));
-  printf("bench_kernels %ld %ld %ld %ld %d: sim worker with %d cores (%d AIC + %d AIV), stores "
+  int nc = pto_worker_core_count(w), naiv = 0;
+  while (naiv < nc && pto_worker_core_type(w, naiv) == PTO_CORE_AIV) naiv++;
+  printf("bench_kernels %ld %ld %ld %ld %d: sim worker%s%s with %d cores (%d AIC + %d AIV), stores "
          "past the cache from %llu bytes of a task's buffers\n",
-         ew, sm, mm, reps, ncores, pto_worker_core_count(w), cfg.aic_cores, cfg.aiv_cores,
-         (unsigned long long)g_stream_store_bytes);
+         ew, sm, mm, reps, ncores, cores ? " PTO_BENCH_CORES=" : "", cores ? cores : "", nc,
+         nc - naiv, naiv, (unsigned long long)g_stream_store_bytes);
   if (wanted("ew")) bench_elementwise(w, ew, (int)reps, ncores);
   if (wanted("softmax")) bench_softmax(w, sm, (int)reps, ncores);
   if (wanted("matmul")) bench_matmul(w, mm, (int)reps, ncores, 0);

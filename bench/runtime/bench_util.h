@@ -38,12 +38,20 @@ static inline pto_program *b_compile(const char *file) {
   return p;
 }
 
+/* PTO_BENCH_STRICT_CORES=1: the worker in the chip's strict model (pto_run_config.strict_cores:
+ * a thread per core, each running its own type's tasks), to compare with the shared default. */
+static inline void b_strict_cores(pto_run_config *cfg) {
+  const char *v = getenv("PTO_BENCH_STRICT_CORES");
+  cfg->strict_cores = v && *v && strcmp(v, "0") != 0;
+}
+
 static inline pto_worker *b_open_worker(int ncores) {
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   /* ncores vector cores, as before cores had types, and the cube core every worker has. */
   cfg.aiv_cores = ncores;
   cfg.aic_cores = 1;
+  b_strict_cores(&cfg);
   pto_worker *w = NULL;
   B_CHECK(pto_worker_open(&cfg, &w));
   return w;

@@ -53,6 +53,7 @@ int main(int argc, char **argv) {
   cfg.aiv_cores = ncores;
   cfg.aic_cores = 1;
   cfg.max_inflight_tasks = inflight;
+  b_strict_cores(&cfg);
   pto_worker *w = NULL;
   B_CHECK(pto_worker_open(&cfg, &w));
   pto_handle *hi = NULL, *hc = NULL;
