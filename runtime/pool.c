@@ -6,12 +6,13 @@
  * free core, and runs it as that core (its own first), so vector work uses every CPU however the
  * cores are split. A thread takes a task (in shuffle test mode, a random one of the first 64),
  * runs it and completes it; when there is none it spins a bounded while (a pause per
- * iteration), then blocks on a condition variable. Between launches at most spin_budget cores spin at once (the
- * process's CPUs less the one the dispatching thread needs): more spinners would only take CPU
- * time from the next launch's dispatching thread; the others give their places up when a launch
- * ends. A push wakes sleeping cores only for the blocks
- * that the spinners and the cores already waking cannot take. A launch wakes cores of its
- * kernels' types to spin before its first submit, so the first task does not pay for a futex
+ * iteration), then blocks on a condition variable. Between launches at most spin_budget threads
+ * spin at once (the process's CPUs less the one the dispatching thread needs): more spinners
+ * would only take CPU time from the next launch's dispatching thread; the others give their
+ * places up when a launch ends. A push wakes sleeping threads only for the blocks that the
+ * spinners and the threads already waking cannot take (shared: nor more than free cores can
+ * take; and no more threads spin than the launch's types have cores). A launch wakes threads for
+ * its kernels' types to spin before its first submit, so the first task does not pay for a futex
  * wake-up; once its orchestration is done, the dispatching thread runs ready tasks itself as an
  * idle core (pto__rt_pool_help) rather than wait for a core thread that has no CPU yet. A core's
  * claimed flag keeps one thread at a time on a core's identity and scratch. */
