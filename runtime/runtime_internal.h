@@ -433,7 +433,7 @@ typedef struct pto__rt_launch {
   int *scope_modes;        /* per open scope, PTO_ORCH_SCOPE_* */
   int nscopes, capscopes;
   pto__rt_task **task_vec; /* every task by id (seq), for explicit dependencies */
-  uint32_t captasks;
+  size_t captasks;
   uint64_t t_orch_done;    /* when rt_orchestration_done was called; 0: not called */
   int record_tasks; /* this launch records its tasks (set at begin) */
   int dump_level;   /* pto_worker_set_dump_args's level for this launch (set at begin) */

@@ -156,13 +156,8 @@ static int regions_overlap(const pto__rt_region *a, const pto__rt_region *b, uin
 /* ---- tracks (per-buffer state) ---------------------------------------------------------- */
 
 static pto__rt_track *new_track(pto__rt_launch *L, uint64_t buffer, uint64_t size) {
-  if (L->ntracks == L->captracks) {
-    size_t ncap = L->captracks ? L->captracks * 2 : 64;
-    pto__rt_track **nl = pto_realloc(L->track_list, ncap * sizeof *nl);
-    if (!nl) return NULL;
-    L->track_list = nl;
-    L->captracks = ncap;
-  }
+  if (pto_grow(&L->track_list, sizeof *L->track_list, &L->captracks, L->ntracks + 1))
+    return NULL;
   pto__rt_track *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
@@ -752,13 +747,7 @@ static int in_manual_scope(const pto__rt_launch *L) {
 }
 
 static int remember_task(pto__rt_launch *L, pto__rt_task *t) {
-  if (t->seq >= L->captasks) {
-    uint32_t ncap = L->captasks ? L->captasks * 2 : 256;
-    pto__rt_task **nv = pto_realloc(L->task_vec, (size_t)ncap * sizeof *nv);
-    if (!nv) return -1;
-    L->task_vec = nv;
-    L->captasks = ncap;
-  }
+  if (pto_grow(&L->task_vec, sizeof *L->task_vec, &L->captasks, (size_t)t->seq + 1)) return -1;
   L->task_vec[t->seq] = t;
   return 0;
 }
@@ -1258,20 +1247,16 @@ static void api_scope_begin_mode(void *ctx, int32_t mode) {
     orch_fail(L, "PTO2_SCOPE(): an AUTO scope inside a MANUAL scope is not supported");
     mode = PTO_ORCH_SCOPE_MANUAL;
   }
-  if (L->nscopes == L->capscopes) {
-    int ncap = L->capscopes * 2;
-    pto__rt_interm **ns = pto_realloc(L->scopes, (size_t)ncap * sizeof *ns);
-    if (ns) L->scopes = ns;
-    int *nm = ns ? pto_realloc(L->scope_modes, (size_t)ncap * sizeof *nm) : NULL;
-    if (nm) L->scope_modes = nm;
-    if (!ns || !nm) {
-      /* Nest into the current scope instead: its intermediates live a little longer. */
-      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                             "out of memory opening a scope"));
-      return;
-    }
-    L->capscopes = ncap;
+  /* Both arrays grow by the one rule from the same capacity: they stay the same size. */
+  int cap = L->capscopes, capm = L->capscopes;
+  if (pto_grow_int(&L->scopes, sizeof *L->scopes, &cap, (int64_t)L->nscopes + 1) ||
+      pto_grow_int(&L->scope_modes, sizeof *L->scope_modes, &capm, (int64_t)L->nscopes + 1)) {
+    /* Nest into the current scope instead: its intermediates live a little longer. */
+    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                           "out of memory opening a scope"));
+    return;
   }
+  L->capscopes = capm;
   L->scope_modes[L->nscopes] = mode;
   L->scopes[L->nscopes++] = NULL;
 }
@@ -1521,19 +1506,6 @@ void pto__rt_task_log_fini(pto__rt_task_log *log) {
   memset(log, 0, sizeof *log);
 }
 
-/* Grows *arr (elements of size sz) to hold need; 0, or -1 when out of memory. */
-static int log_grow(void **arr, size_t *cap, size_t need, size_t sz) {
-  if (need <= *cap) return 0;
-  size_t n = *cap ? *cap : 64;
-  while (n < need)
-    n *= 2;
-  void *p = pto_realloc(*arr, n * sz);
-  if (!p) return -1;
-  *arr = p;
-  *cap = n;
-  return 0;
-}
-
 /* The dependencies are the edges add_edge made: p->succ lists, inverted. Walking the tasks in
  * submission order lists every task's dependencies in ascending order. */
 void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log) {
@@ -1543,8 +1515,8 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
   size_t n = L->ntasks, nedges = 0, nblocks = 0;
   for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all)
     nedges += (size_t)t->nsucc;
-  if (log_grow((void **)&log->tasks, &log->cap, n ? n : 1, sizeof *log->tasks) ||
-      log_grow((void **)&log->deps, &log->capdeps, nedges ? nedges : 1, sizeof *log->deps))
+  if (pto_grow(&log->tasks, sizeof *log->tasks, &log->cap, n ? n : 1) ||
+      pto_grow(&log->deps, sizeof *log->deps, &log->capdeps, nedges ? nedges : 1))
     goto oom;
   for (int i = 0; i < log->nnames; i++)
     free(log->names[i]);
@@ -1596,8 +1568,7 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
       if (t->t_end > x->ready_ns) x->ready_ns = t->t_end;
     }
   }
-  if (log_grow((void **)&log->blocks, &log->capblocks, nblocks ? nblocks : 1,
-               sizeof *log->blocks))
+  if (pto_grow(&log->blocks, sizeof *log->blocks, &log->capblocks, nblocks ? nblocks : 1))
     goto oom;
   size_t boff = 0;
   for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
