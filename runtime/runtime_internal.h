@@ -251,7 +251,8 @@ typedef struct pto__rt_interm {
  * The plain fields written after SUBMITTING are ordered by these: t_staged = 1 is written by the
  * thread that won queued, before it pushes the task (the pool's mu orders it before the core
  * that takes it, which may overwrite it with the time); started is read and written under the
- * stripe lock; claimed and next_ready under the pool's mu; t_start, t_end, core, skipped and
+ * stripe lock; claimed and next_ready under the pool's mu (but for the task a completing core
+ * runs itself, run_chain's next, which no queue ever held); t_start, t_end, core, skipped and
  * brec by the cores that run it, read after the launch ends. */
 typedef struct pto__rt_task {
   pto_kernel_fn fn;             /* NULL: a dummy task, which runs nothing */
