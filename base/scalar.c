@@ -15,8 +15,8 @@
  * slot's low bytes on a little-endian host: one conversion table serves both. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "elements are the slot's low bytes");
 
-/* The integer range of dt (bool, ints, index) as [lo, hi]: lo <= 0 in int64, hi in uint64. */
-static void int_range(pto_dtype dt, int64_t *lo, uint64_t *hi) {
+int pto_dtype_int_range(pto_dtype dt, int64_t *lo, uint64_t *hi) {
+  if ((unsigned)dt >= PTO_DTYPE_COUNT || pto_dtype_is_float(dt)) return -1;
   unsigned bits = (unsigned)pto_dtype_size(dt) * 8;
   if (dt == PTO_DTYPE_BOOL) {
     *lo = 0, *hi = 1;
@@ -26,6 +26,12 @@ static void int_range(pto_dtype dt, int64_t *lo, uint64_t *hi) {
   } else {
     *lo = 0, *hi = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
   }
+  return 0;
+}
+
+/* pto_dtype_int_range for a dtype the caller knows is an integer one. */
+static void int_range(pto_dtype dt, int64_t *lo, uint64_t *hi) {
+  if (pto_dtype_int_range(dt, lo, hi) != 0) *lo = 0, *hi = 0;
 }
 
 static pto_status int_out_of_range(pto_dtype dt, const char *what) {

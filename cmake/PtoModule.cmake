@@ -45,3 +45,19 @@ function(pto_add_module name)
   # What a test executable must link besides the objects (tests/CMakeLists.txt).
   set_property(GLOBAL APPEND PROPERTY PTO_MODULE_DEPS ${M_PRIVATE_DEPS})
 endfunction()
+
+# pto_add_test_objects(NAME): NAME_objects once more, as NAME_test_objects, with the same
+# sources, include directories, definitions, options and visibility, and PTO_TEST_HOOKS defined:
+# the module's test hooks, which the tests link and the library that ships never has. Called
+# after the module's last change to NAME_objects (the properties are copied at configure time).
+function(pto_add_test_objects name)
+  get_target_property(sources ${name}_objects SOURCES)
+  add_library(${name}_test_objects OBJECT ${sources})
+  foreach(prop INCLUDE_DIRECTORIES COMPILE_DEFINITIONS C_VISIBILITY_PRESET COMPILE_OPTIONS)
+    get_target_property(value ${name}_objects ${prop})
+    if(value)
+      set_target_properties(${name}_test_objects PROPERTIES ${prop} "${value}")
+    endif()
+  endforeach()
+  target_compile_definitions(${name}_test_objects PRIVATE PTO_TEST_HOOKS)
+endfunction()

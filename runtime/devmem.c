@@ -87,13 +87,7 @@ static uint64_t largest_free_locked(const pto__rt_devmem *m) {
 }
 
 static int insert_free_locked(pto__rt_devmem *m, size_t at, uint64_t off, uint64_t size) {
-  if (m->nfree == m->capfree) {
-    size_t ncap = m->capfree * 2;
-    pto__rt_free_block *nf = pto_realloc(m->free, ncap * sizeof *nf);
-    if (!nf) return -1;
-    m->free = nf;
-    m->capfree = ncap;
-  }
+  if (pto_grow(&m->free, sizeof *m->free, &m->capfree, m->nfree + 1)) return -1;
   memmove(&m->free[at + 1], &m->free[at], (m->nfree - at) * sizeof *m->free);
   m->free[at].off = off;
   m->free[at].size = size;

@@ -123,7 +123,7 @@ struct dworker {
   size_t nbufs;
   dtensor *tensors;
   loaded *progs;
-  size_t nprogs;
+  size_t nprogs, capprogs;
   int nslots;
   uint32_t io_buf[64]; /* per host parameter: its heap buffer, reused while the size fits */
   int broken;
@@ -145,7 +145,7 @@ struct dworker {
   int strace;                 /* PTO_LOG_LEVEL=timing at open, as an L2 worker reads it */
   pto__dist_cmd cmd;          /* the command being built (large: kept off the stack) */
   char **names; /* interned span names */
-  size_t nnames;
+  size_t nnames, capnames;
   char fatal[PTO__DIST_MSG];
   int32_t fatal_code;
   /* pto_dist_worker_submit's dispatcher (async.c), NULL until used. Its queued runs own the
@@ -1119,16 +1119,17 @@ static void dist_worker_close(dworker *w) {
 
 /* ---- heap buffers ----------------------------------------------------------------------- */
 
-/* A free entry of w->bufs (grown by 16 when full). */
+/* A free entry of w->bufs (all of whose nbufs entries are slots, kind 0 when free: grown, and
+ * the new ones cleared, when full). */
 static pto_status free_slot(dworker *w, size_t *out_i) {
   size_t i = 0;
   while (i < w->nbufs && w->bufs[i].kind) i++;
   if (i == w->nbufs) {
-    buffer *nb = pto_realloc(w->bufs, (w->nbufs + 16) * sizeof *nb);
-    if (!nb) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-    memset(nb + w->nbufs, 0, 16 * sizeof *nb);
-    w->bufs = nb;
-    w->nbufs += 16;
+    size_t cap = w->nbufs;
+    if (pto_grow(&w->bufs, sizeof *w->bufs, &cap, w->nbufs + 1))
+      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+    memset(w->bufs + w->nbufs, 0, (cap - w->nbufs) * sizeof *w->bufs);
+    w->nbufs = cap;
   }
   *out_i = i;
   return PTO_OK;
@@ -1376,13 +1377,7 @@ static int track(dworker *w, buffer *b, uint64_t lo, uint64_t hi, int write, int
     b->acc[k++] = *a;
   }
   b->nacc = k;
-  if (b->nacc == b->capacc) {
-    size_t cap = b->capacc ? 2 * b->capacc : 8;
-    acc_rec *na = pto_realloc(b->acc, cap * sizeof *na);
-    if (!na) return -1;
-    b->acc = na;
-    b->capacc = cap;
-  }
+  if (pto_grow(&b->acc, sizeof *b->acc, &b->capacc, b->nacc + 1)) return -1;
   b->acc[b->nacc++] = (acc_rec){lo, hi, rank, seq, write};
   return 0;
 }
@@ -1451,13 +1446,8 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     if (track(w, b, lo, hi, a->kind != PTO_ORCH_ARG_IN, d, seq, cmd->dep))
       return host_failf(w, "out of memory");
   }
-  if (w->nposted == w->capposted) {
-    size_t cap = w->capposted ? 2 * w->capposted : 64;
-    struct posted *np = pto_realloc(w->posted, cap * sizeof *np);
-    if (!np) return host_failf(w, "out of memory");
-    w->posted = np;
-    w->capposted = cap;
-  }
+  if (pto_grow(&w->posted, sizeof *w->posted, &w->capposted, w->nposted + 1))
+    return host_failf(w, "out of memory");
   uint32_t done_at;
   pto_status s = post(w, d, cmd, &done_at);
   if (s) {
@@ -1472,11 +1462,9 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
 static const char *intern(dworker *w, const char *name) {
   for (size_t i = 0; i < w->nnames; i++)
     if (!strcmp(w->names[i], name)) return w->names[i];
-  char **nn = pto_realloc(w->names, (w->nnames + 1) * sizeof *nn);
-  if (!nn) return "?";
-  w->names = nn;
-  if (!(nn[w->nnames] = pto_strdup(name))) return "?";
-  return nn[w->nnames++];
+  if (pto_grow(&w->names, sizeof *w->names, &w->capnames, w->nnames + 1)) return "?";
+  if (!(w->names[w->nnames] = pto_strdup(name))) return "?";
+  return w->names[w->nnames++];
 }
 
 /* After the drain: each posted call's launch record, from its chip. */
@@ -1485,12 +1473,7 @@ static void gather(dworker *w, uint64_t ts, uint64_t dur) {
   w->last.dur_ns = dur;
   w->last.truncated = 0;
   w->last.ndispatches = 0;
-  if (w->nposted > w->capdisp) {
-    pto_dist_dispatch *nd = pto_realloc(w->disp, w->nposted * sizeof *nd);
-    if (!nd) return;
-    w->disp = nd;
-    w->capdisp = w->nposted;
-  }
+  if (pto_grow(&w->disp, sizeof *w->disp, &w->capdisp, w->nposted)) return;
   for (size_t i = 0; i < w->nposted; i++) {
     const struct posted *ps = &w->posted[i];
     const pto__dist_rec *rec = &w->sh->chips[ps->rank].recs[ps->seq % PTO__DIST_RECS];
@@ -1584,9 +1567,8 @@ static pto_status load_program(dworker *w, const pto_program *p) {
     for (int r = 0; r < w->n; r++) PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
     PTO_RETURN_IF_ERROR(drain(w));
   }
-  loaded *np = pto_realloc(w->progs, (w->nprogs + 1) * sizeof *np);
-  if (!np) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  w->progs = np;
+  if (pto_grow(&w->progs, sizeof *w->progs, &w->capprogs, w->nprogs + 1))
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   pto_program_retain((pto_program *)p);
   w->progs[w->nprogs++] = (loaded){p, w->nslots};
   w->nslots += nc;

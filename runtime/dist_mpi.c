@@ -613,13 +613,7 @@ static int send_bytes(pto__dist_mpi *m, int to, int tag, const void *p, uint64_t
     int c = (int)(n - o < CHUNK ? n - o : CHUNK);
     int rc;
     if (nonblocking) {
-      if (m->nreqs == m->capreqs) {
-        int cap = m->capreqs ? 2 * m->capreqs : 64;
-        MPI_Request *nr = pto_realloc(m->reqs, (size_t)cap * sizeof *nr);
-        if (!nr) return -1;
-        m->reqs = nr;
-        m->capreqs = cap;
-      }
+      if (pto_grow_int(&m->reqs, sizeof *m->reqs, &m->capreqs, (int64_t)m->nreqs + 1)) return -1;
       rc = MPI_Isend((const uint8_t *)p + o, c, MPI_BYTE, to, tag, m->comm, &m->reqs[m->nreqs]);
       if (rc == MPI_SUCCESS) m->nreqs++;
     } else {

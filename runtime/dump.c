@@ -31,17 +31,6 @@ static int wanted(const pto__rt_launch *L, const pto__rt_task *t, int i, int *wi
   return L->dump_level >= 2 || marked;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t sz) {
-  if (need <= *cap) return 0;
-  size_t n = *cap ? *cap : 64;
-  while (n < need) n *= 2;
-  void *q = pto_realloc(*p, n * sz);
-  if (!q) return -1;
-  *p = q;
-  *cap = n;
-  return 0;
-}
-
 /* Appends one entry, and the view's elements (row-major) when with_data. */
 static void add(pto__rt_launch *L, const pto__rt_task *t, int i, int stage, int with_data) {
   pto__rt_dump *d = &L->dump;
@@ -77,8 +66,8 @@ static void add(pto__rt_launch *L, const pto__rt_task *t, int i, int stage, int 
     e.value = t->scalars[i - t->ntensors];
   }
   pthread_mutex_lock(&d->mu);
-  if (grow((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v) ||
-      grow((void **)&d->bin, &d->capbin, d->nbin + nbytes, 1)) {
+  if (pto_grow(&d->v, sizeof *d->v, &d->cap, d->n + 1) ||
+      nbytes > SIZE_MAX - d->nbin || pto_grow(&d->bin, 1, &d->capbin, d->nbin + nbytes)) {
     d->oom = 1;
     pthread_mutex_unlock(&d->mu);
     return;
@@ -158,7 +147,7 @@ __attribute__((format(printf, 2, 3))) static void put(sbuf *b, const char *fmt, 
       b->n += (size_t)k;
       return;
     }
-    if (grow((void **)&b->p, &b->cap, b->n + (size_t)k + 1, 1)) {
+    if (pto_grow(&b->p, 1, &b->cap, b->n + (size_t)k + 1)) {
       b->oom = 1;
       return;
     }

@@ -187,6 +187,73 @@ typedef struct pto__rt_interm {
   struct pto__rt_interm *next;  /* in its scope's list; dispatching thread only */
 } pto__rt_interm;
 
+/* A task's life, and its atomic fields. A task is born in submit_one on the dispatching thread
+ * (the orchestration) and lives in the launch's arena until the launch ends. Its states:
+ *
+ *   SUBMITTING  submit_one builds it, then wires its dependencies: from the first add_edge that
+ *               names it as a successor, completing and starting predecessors see it, and
+ *               decrement pending and gate; the +1 submit_one holds in each keeps it here.
+ *   WAITING     submit_one dropped its holds; predecessors remain (pending > 0, gate > 0).
+ *   STAGED      gate reached 0 while pending > 0: every predecessor left is an early_resolve
+ *               task that runs. Queued on a core, which waits in task_execute for pending 0.
+ *   READY       pending reached 0 and queued was still 0: pushed to its type's queue (or run at
+ *               once by the completing core, run_chain's next).
+ *   RUNNING     its blocks run on cores (task_execute).
+ *   DONE        the core that finished its last block set done (complete); its successors are
+ *               released and it is never referenced as a predecessor again.
+ *
+ * Every access below is sequentially consistent (the C11 default: atomic_load, atomic_store,
+ * atomic_fetch_*, atomic_exchange, compare_exchange) unless the row says otherwise. Several
+ * rows need it: a waiter announces itself (L->waiters) and re-reads its predicate, and a
+ * completer writes the predicate's field and then reads L->waiters, so one of the two sees the
+ * other (wait_until_at). atomic_init is used only in SUBMITTING, before the first add_edge
+ * publishes the task.
+ *
+ * field        writer: when (state), how                          reader, and what it relies on
+ * ------------ -------------------------------------------------- --------------------------------
+ * pending      submit_one: init 1 (SUBMITTING), -1 at the end;     == 0 in task_execute (a STAGED
+ *              add_edge: +1 under p's stripe lock while p is not   core waits for READY);
+ *              done; complete(p): -1 per successor (p DONE).       task_started skips a task
+ *              Whoever takes it to 0 makes the task READY.         whose pending is 0 (the one
+ *                                                                   that made it 0 queues it)
+ * gate         submit_one: init 1, -1 at the end when pending      the thread that takes it to 0
+ *              stayed > 0; add_edge: +1 unless p is early_resolve  with pending > 0 stages it
+ *              and started (p's stripe lock); task_started(p):     (through queued)
+ *              -1 per successor; complete(p): -1 per successor
+ *              unless p started early_resolve (then task_started
+ *              already took its share). Never 0 while SUBMITTING.
+ * queued       0 at init; exchanged to 1 by whoever queues it:     the exchange is the one
+ *              submit_one or complete (READY), submit_one,         arbiter: exactly one of the
+ *              complete or task_started (STAGED).                  ready and staging paths
+ *                                                                   pushes the task
+ * done         complete: 0 -> 1 under the task's stripe lock       add_edge (under the lock:
+ *              (RUNNING -> DONE).                                  succ no longer changes once
+ *                                                                   done); the tensor map drops
+ *                                                                   a done access (entry_done);
+ *                                                                   pred_task_done (the task's
+ *                                                                   outputs are written)
+ * arrived      sync_start: each block +1 on its core (RUNNING);    pred_all_arrived: no block
+ *              the last one broadcasts done_cv under done_mu.      starts before all have cores
+ * blocks_left  init block_num; each block -1 when it ends.         the block that takes it to 0
+ *                                                                   completes the task (and reads
+ *                                                                   t_first, t_last)
+ * t_first,     block_num > 1: each block's start and end, folded   the last block, after its
+ * t_last       in by compare-exchange (initial load relaxed: the   blocks_left decrement, which
+ *              exchange re-checks).                                orders every other block's
+ *                                                                   fold before it
+ * dump_state   group leader: 0 -> 1 by the one block of the group  the group's other blocks
+ *              that dumps the inputs (compare-exchange), 1 -> 2    wait for 2 before running
+ *              when it has.                                        (pto__rt_dump_before)
+ * dump_left    group leader: init to the group's task count; -1    the task that takes it to 0
+ *              per group task when it ends (pto__rt_dump_block_    dumps the outputs
+ *              done, before complete).
+ *
+ * The plain fields written after SUBMITTING are ordered by these: t_staged = 1 is written by the
+ * thread that won queued, before it pushes the task (the pool's mu orders it before the core
+ * that takes it, which may overwrite it with the time); started is read and written under the
+ * stripe lock; claimed and next_ready under the pool's mu (but for the task a completing core
+ * runs itself, run_chain's next, which no queue ever held); t_start, t_end, core, skipped and
+ * brec by the cores that run it, read after the launch ends. */
 typedef struct pto__rt_task {
   pto_kernel_fn fn;             /* NULL: a dummy task, which runs nothing */
   int32_t kernel_id;            /* -1 for a dummy task */
@@ -232,7 +299,7 @@ typedef struct pto__rt_task {
   uint64_t *scalars;
   pto__rt_interm **interms;
   atomic_int pending;           /* unfinished predecessors + 1 while being submitted */
-  atomic_int done;
+  atomic_int done;              /* 1 once complete ran (set under the stripe lock) */
   int32_t nsucc, capsucc;       /* succ: guarded by the task's stripe lock until done */
   struct pto__rt_task **succ;
   struct pto__rt_task *inline_succ[4];
@@ -367,7 +434,7 @@ typedef struct pto__rt_launch {
   int *scope_modes;        /* per open scope, PTO_ORCH_SCOPE_* */
   int nscopes, capscopes;
   pto__rt_task **task_vec; /* every task by id (seq), for explicit dependencies */
-  uint32_t captasks;
+  size_t captasks;
   uint64_t t_orch_done;    /* when rt_orchestration_done was called; 0: not called */
   int record_tasks; /* this launch records its tasks (set at begin) */
   int dump_level;   /* pto_worker_set_dump_args's level for this launch (set at begin) */

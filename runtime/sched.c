@@ -156,13 +156,8 @@ static int regions_overlap(const pto__rt_region *a, const pto__rt_region *b, uin
 /* ---- tracks (per-buffer state) ---------------------------------------------------------- */
 
 static pto__rt_track *new_track(pto__rt_launch *L, uint64_t buffer, uint64_t size) {
-  if (L->ntracks == L->captracks) {
-    size_t ncap = L->captracks ? L->captracks * 2 : 64;
-    pto__rt_track **nl = pto_realloc(L->track_list, ncap * sizeof *nl);
-    if (!nl) return NULL;
-    L->track_list = nl;
-    L->captracks = ncap;
-  }
+  if (pto_grow(&L->track_list, sizeof *L->track_list, &L->captracks, L->ntracks + 1))
+    return NULL;
   pto__rt_track *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
@@ -752,13 +747,7 @@ static int in_manual_scope(const pto__rt_launch *L) {
 }
 
 static int remember_task(pto__rt_launch *L, pto__rt_task *t) {
-  if (t->seq >= L->captasks) {
-    uint32_t ncap = L->captasks ? L->captasks * 2 : 256;
-    pto__rt_task **nv = pto_realloc(L->task_vec, (size_t)ncap * sizeof *nv);
-    if (!nv) return -1;
-    L->task_vec = nv;
-    L->captasks = ncap;
-  }
+  if (pto_grow(&L->task_vec, sizeof *L->task_vec, &L->captasks, (size_t)t->seq + 1)) return -1;
   L->task_vec[t->seq] = t;
   return 0;
 }
@@ -775,6 +764,13 @@ static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, kname_t *k
   for (uint32_t j = g; j < t->seq && L->task_vec[j]->group == g; j++)
     if (L->task_vec[j]->group != t->group) add_edge(L, L->task_vec[j], t);
   return 0;
+}
+
+/* 1, after failing the launch: out of memory. */
+static int32_t submit_oom(pto__rt_launch *L, kname_t *kname) {
+  pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory submitting %s",
+                                         kn(kname)));
+  return 1;
 }
 
 /* Validates the predicate's element and returns its host address, or NULL after failing. */
@@ -804,8 +800,7 @@ static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, k
   /* The region outlives this call (in the tensor map): its box, from the launch's arena. */
   int64_t *box = pto__rt_bump_alloc(&L->bump, 2 * PTO_MAX_RANK * sizeof *box);
   if (!box) {
-    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory submitting %s", kn(kname)));
+    submit_oom(L, kname);
     return NULL;
   }
   memcpy(box, e.shape, PTO_MAX_RANK * sizeof *box);
@@ -815,24 +810,42 @@ static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, k
   return pto__rt_devmem_host(&L->w->mem, e.addr);
 }
 
-/* One task: kernel_id -1 is a dummy. Returns 0 with the task id in *out_id, or 1 after failing. */
-static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
-                          const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
-                          int64_t *out_id) {
-  /* Flow control: an orchestration far ahead of the cores waits, which bounds the tasks in
-   * flight (the tensor map's cost does not depend on their number). */
+/* What one submit gathers between its phases: the argument counts, the task's arrays (from the
+ * launch's arena), and the tracks and regions of its tensor arguments and predicate, which are
+ * needed during this submit only (on the stack when few). */
+typedef struct submit_work {
+  int32_t nt, ns;         /* tensor and scalar arguments */
+  int32_t nim;            /* distinct tensor.create buffers among the tensors */
+  pto_kernel_tensor *kt;  /* per tensor argument: the kernel's view */
+  uint64_t *sc;           /* per scalar argument */
+  pto__rt_interm **ims;   /* nim of them */
+  pto__rt_track **trs;    /* per tensor argument */
+  pto__rt_region *rs;
+  pto__rt_track *ptr;     /* the predicate element's buffer, or NULL: no predicate */
+  pto__rt_region pr;
+  const void *pelem;      /* the predicate element's host address */
+  int stream_stores;      /* PTO_CORE_STREAM_STORES for the kernel */
+  pto__rt_track *trs_small[8];
+  pto__rt_region rs_small[8];
+} submit_work;
+
+/* Flow control: an orchestration far ahead of the cores waits, which bounds the tasks in flight
+ * (the tensor map's cost does not depend on their number). */
+static void wait_for_window(pto__rt_launch *L) {
   if (atomic_load_explicit(&L->outstanding, memory_order_relaxed) >=
       (long)L->w->cfg.max_inflight_tasks)
     wait_until_at(L, pred_below_low_mark, NULL, (long)(L->w->cfg.max_inflight_tasks / 2));
-  if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
+}
+
+/* Phase 1, nothing allocated yet: the kernel, core type, block count, predicate op and argument
+ * kinds are valid, and w->nt, w->ns count the tensor and scalar arguments. 1 after failing. */
+static int32_t check_submit(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
+                            const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
+                            kname_t *kname, submit_work *w) {
   int nk = pto_program_kernel_count(L->prog);
   if (kernel_id < -1 || kernel_id >= nk)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
                      kernel_id, nk);
-  kname_t kname_s, *kname = &kname_s;
-  kname_s.L = L;
-  kname_s.kernel_id = kernel_id;
-  kname_s.buf[0] = 0;
   if (core_type != PTO_CORE_AIV && core_type != PTO_CORE_AIC)
     return orch_fail(L, "submit of %s: core type %d is neither AIV nor AIC", kn(kname), core_type);
   int declared = kernel_id >= 0 ? pto_program_kernel_core_type(L->prog, kernel_id) : -1;
@@ -853,31 +866,42 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
                      core_type == PTO_CORE_AIC ? "AIC" : "AIV");
   if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
     return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kn(kname), x->pred_op);
-  int32_t nt = 0, ns = 0;
+  w->nt = w->ns = 0;
   for (int32_t i = 0; i < nargs; i++) {
     if (args[i].kind == PTO_ORCH_ARG_SCALAR)
-      ns++;
+      w->ns++;
     else if (args[i].kind >= PTO_ORCH_ARG_IN && args[i].kind <= PTO_ORCH_ARG_INOUT)
-      nt++;
+      w->nt++;
     else
       return orch_fail(L, "submit of %s: argument %d has kind %d", kn(kname), i, args[i].kind);
   }
+  return 0;
+}
+
+/* Phase 2a: the task and its argument arrays exist (uninitialized) in the launch's arena, and
+ * w's scratch arrays have room for every tensor argument. NULL after failing. */
+static pto__rt_task *alloc_task(pto__rt_launch *L, kname_t *kname, submit_work *w) {
+  int32_t nt = w->nt;
   pto__rt_task *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
-  pto_kernel_tensor *kt = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *kt);
-  uint64_t *sc = pto__rt_bump_alloc(&L->bump, (size_t)(ns ? ns : 1) * sizeof *sc);
-  pto__rt_interm **ims = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *ims);
-  /* The tracks and regions are needed during this submit only: on the stack when few. */
-  pto__rt_track *trs_small[8];
-  pto__rt_region rs_small[8];
-  pto__rt_track **trs = nt <= 8 ? trs_small
-                                : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *trs);
-  pto__rt_region *rs = nt <= 8 ? rs_small : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *rs);
-  if (!t || !kt || !sc || !ims || !trs || !rs) {
-    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory submitting %s", kn(kname)));
-    return 1;
+  w->kt = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *w->kt);
+  w->sc = pto__rt_bump_alloc(&L->bump, (size_t)(w->ns ? w->ns : 1) * sizeof *w->sc);
+  w->ims = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *w->ims);
+  w->trs = nt <= 8 ? w->trs_small : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *w->trs);
+  w->rs = nt <= 8 ? w->rs_small : pto__rt_bump_alloc(&L->bump, (size_t)nt * sizeof *w->rs);
+  if (!t || !w->kt || !w->sc || !w->ims || !w->trs || !w->rs) {
+    submit_oom(L, kname);
+    return NULL;
   }
-  int32_t it = 0, is = 0, nim = 0;
+  return t;
+}
+
+/* Phase 2b: every tensor argument is a valid view of a live buffer, with its kernel view, track
+ * and region in w, and the predicate's element (if any) is valid; the scalars are copied. 1
+ * after failing. */
+static int32_t bind_args(pto__rt_launch *L, const pto_orch_task_arg *args, int32_t nargs,
+                         const submit_extra *x, kname_t *kname, submit_work *w) {
+  int32_t it = 0, is = 0;
+  w->nim = 0;
   /* PTO_CORE_STREAM_STORES: the buffers the task touches hold more than the cache can keep
    * until what it writes is read again */
   int writes = 0;
@@ -885,41 +909,79 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   for (int32_t i = 0; i < nargs; i++) {
     const pto_orch_task_arg *a = &args[i];
     if (a->kind == PTO_ORCH_ARG_SCALAR) {
-      sc[is++] = a->scalar;
+      w->sc[is++] = a->scalar;
       continue;
     }
     what_ctx wc = {NULL, kname, i};
-    if (check_view(L, &a->tensor, &wc, &trs[it], &rs[it]) != 0) return 1;
+    if (check_view(L, &a->tensor, &wc, &w->trs[it], &w->rs[it]) != 0) return 1;
     writes += a->kind != PTO_ORCH_ARG_IN;
     int seen = 0;
-    for (int32_t j = 0; j < it; j++) seen |= trs[j] == trs[it];
-    if (!seen) touched += trs[it]->size;
-    pto_kernel_tensor *k = &kt[it];
+    for (int32_t j = 0; j < it; j++) seen |= w->trs[j] == w->trs[it];
+    if (!seen) touched += w->trs[it]->size;
+    pto_kernel_tensor *k = &w->kt[it];
     memset(k, 0, sizeof *k);
     /* An empty view may point anywhere; give it its buffer's start instead. */
-    k->data = pto__rt_devmem_host(&L->w->mem,
-                                  rs[it].lo == rs[it].hi ? a->tensor.buffer : a->tensor.addr);
+    k->data = pto__rt_devmem_host(&L->w->mem, w->rs[it].lo == w->rs[it].hi ? a->tensor.buffer
+                                                                           : a->tensor.addr);
     for (int d = 0; d < a->tensor.rank; d++) {
       k->shape[d] = a->tensor.shape[d];
       k->stride[d] = a->tensor.stride[d];
     }
     k->rank = a->tensor.rank;
     k->dtype = a->tensor.dtype;
-    rs[it].shape = k->shape; /* the task's copy: the tensor map keeps the region */
-    rs[it].stride = k->stride;
-    pto__rt_interm *im = trs[it]->interm;
+    w->rs[it].shape = k->shape; /* the task's copy: the tensor map keeps the region */
+    w->rs[it].stride = k->stride;
+    pto__rt_interm *im = w->trs[it]->interm;
     if (im) {
       int dup = 0;
-      for (int32_t j = 0; j < nim; j++) dup |= ims[j] == im;
-      if (!dup) ims[nim++] = im;
+      for (int32_t j = 0; j < w->nim; j++) dup |= w->ims[j] == im;
+      if (!dup) w->ims[w->nim++] = im;
     }
     it++;
   }
-  pto__rt_track *ptr = NULL;
-  pto__rt_region pr;
-  const void *pelem = NULL;
-  if (x->pred_op != PTO_ORCH_PRED_NONE && !(pelem = predicate_element(L, x, kname, &ptr, &pr)))
+  w->stream_stores = writes > 0 && touched >= L->w->cfg.stream_store_bytes;
+  w->ptr = NULL;
+  w->pelem = NULL;
+  if (x->pred_op != PTO_ORCH_PRED_NONE &&
+      !(w->pelem = predicate_element(L, x, kname, &w->ptr, &w->pr)))
     return 1;
+  return 0;
+}
+
+/* Phase 2c, tensor dump only: the task knows its group's kernels, its scalars' dtypes and its
+ * tensor arguments' kinds and starts. 1 after failing. */
+static int32_t init_dump_info(pto__rt_launch *L, pto__rt_task *t, const pto_orch_task_arg *args,
+                              int32_t nargs, const submit_extra *x, kname_t *kname,
+                              const submit_work *w) {
+  t->dump_mask = x->dump_mask;
+  for (int k = 0, n = 0; k < PTO_ORCH_NSLOTS; k++) {
+    t->dump_funcs[k] = -1;
+    if (x->group_kernels && x->group_kernels[k] >= 0) t->dump_funcs[n++] = x->group_kernels[k];
+  }
+  if (!x->group_kernels) t->dump_funcs[0] = t->kernel_id;
+  t->scalar_codes = pto__rt_bump_alloc(&L->bump, (size_t)(w->ns ? w->ns : 1));
+  t->kinds = pto__rt_bump_alloc(&L->bump, (size_t)(w->nt ? w->nt : 1) * sizeof *t->kinds);
+  t->starts = pto__rt_bump_alloc(&L->bump, (size_t)(w->nt ? w->nt : 1) * sizeof *t->starts);
+  if (!t->scalar_codes || !t->kinds || !t->starts) return submit_oom(L, kname);
+  for (int32_t i = 0, j = 0; i < nargs; i++)
+    if (args[i].kind == PTO_ORCH_ARG_SCALAR)
+      t->scalar_codes[j++] = args[i].reserved > 0 && args[i].reserved <= PTO_DTYPE_COUNT
+                                 ? (uint8_t)args[i].reserved
+                                 : 0;
+  for (int32_t i = 0, j = 0; i < nargs; i++) {
+    if (args[i].kind == PTO_ORCH_ARG_SCALAR) continue;
+    t->kinds[j] = (int8_t)args[i].kind;
+    t->starts[j++] = args[i].tensor.start_offset;
+  }
+  return 0;
+}
+
+/* Phase 2d: every field of t holds its SUBMITTING value (the state table beside the struct):
+ * pending and gate hold the submit's 1, no successor, not queued, not done; its id is the
+ * launch's next. Nothing outside this thread sees t yet. 1 after failing. */
+static int32_t init_task(pto__rt_launch *L, pto__rt_task *t, int32_t kernel_id, int32_t core_type,
+                         const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
+                         kname_t *kname, const submit_work *w) {
   memset(t, 0, sizeof *t);
   t->fn = kernel_id >= 0 ? pto_program_kernel(L->prog, kernel_id) : NULL;
   t->kernel_id = kernel_id;
@@ -927,16 +989,12 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   t->block_num = x->block_num > 1 ? x->block_num : 1;
   t->early_resolve = x->early_resolve;
   t->sync_start = x->sync_start && t->block_num > 1;
-  atomic_init(&t->arrived, 0);
   if (t->block_num > 1 && L->record_tasks) {
     t->brec = pto__rt_bump_alloc(&L->bump, (size_t)t->block_num * sizeof *t->brec);
-    if (!t->brec) {
-      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                             "out of memory submitting %s", kn(kname)));
-      return 1;
-    }
+    if (!t->brec) return submit_oom(L, kname);
     for (int32_t b = 0; b < t->block_num; b++) t->brec[b] = (pto_block_record){-1, 0, 0};
   }
+  atomic_init(&t->arrived, 0);
   atomic_init(&t->blocks_left, t->block_num);
   atomic_init(&t->t_first, UINT64_MAX);
   atomic_init(&t->t_last, 0);
@@ -944,85 +1002,73 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   atomic_init(&t->queued, 0);
   atomic_init(&t->dump_state, 0);
   atomic_init(&t->dump_left, x->group < 0 ? x->dump_total : 0);
-  if (L->dump_level) {
-    t->dump_mask = x->dump_mask;
-    for (int k = 0, n = 0; k < PTO_ORCH_NSLOTS; k++) {
-      t->dump_funcs[k] = -1;
-      if (x->group_kernels && x->group_kernels[k] >= 0) t->dump_funcs[n++] = x->group_kernels[k];
-    }
-    if (!x->group_kernels) t->dump_funcs[0] = kernel_id;
-    t->scalar_codes = pto__rt_bump_alloc(&L->bump, (size_t)(ns ? ns : 1));
-    if (!t->scalar_codes) {
-      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                             "out of memory submitting %s", kn(kname)));
-      return 1;
-    }
-    for (int32_t i = 0, j = 0; i < nargs; i++)
-      if (args[i].kind == PTO_ORCH_ARG_SCALAR)
-        t->scalar_codes[j++] = args[i].reserved > 0 && args[i].reserved <= PTO_DTYPE_COUNT
-                                   ? (uint8_t)args[i].reserved
-                                   : 0;
-    t->kinds = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->kinds);
-    t->starts = pto__rt_bump_alloc(&L->bump, (size_t)(nt ? nt : 1) * sizeof *t->starts);
-    if (!t->kinds || !t->starts) {
-      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                             "out of memory submitting %s", kn(kname)));
-      return 1;
-    }
-    for (int32_t i = 0, j = 0; i < nargs; i++) {
-      if (args[i].kind == PTO_ORCH_ARG_SCALAR) continue;
-      t->kinds[j] = (int8_t)args[i].kind;
-      t->starts[j++] = args[i].tensor.start_offset;
-    }
-  }
-  t->stream_stores = writes > 0 && touched >= L->w->cfg.stream_store_bytes;
+  atomic_init(&t->pending, 1);
+  atomic_init(&t->done, 0);
+  if (L->dump_level && init_dump_info(L, t, args, nargs, x, kname, w) != 0) return 1;
+  t->stream_stores = w->stream_stores;
   t->pred_op = x->pred_op;
-  t->pred_elem = pelem;
-  t->pred_dtype = pelem ? x->pred_tensor->dtype : 0;
+  t->pred_elem = w->pelem;
+  t->pred_dtype = w->pelem ? x->pred_tensor->dtype : 0;
   t->pred_target = x->pred_target;
   t->op_id = pto_program_current_op(L->prog);
-  t->ntensors = nt;
-  t->nscalars = ns;
-  t->ninterms = nim;
-  t->tensors = kt;
-  t->scalars = sc;
-  t->interms = ims;
+  t->ntensors = w->nt;
+  t->nscalars = w->ns;
+  t->ninterms = w->nim;
+  t->tensors = w->kt;
+  t->scalars = w->sc;
+  t->interms = w->ims;
   t->seq = L->ntasks;
   t->slot = x->slot;
   t->group = x->group >= 0 ? (uint32_t)x->group : t->seq;
-  if (remember_task(L, t) != 0) {
-    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory submitting %s", kn(kname)));
-    return 1;
-  }
-  L->ntasks++;
-  atomic_init(&t->pending, 1);
-  atomic_init(&t->done, 0);
   t->succ = t->inline_succ;
   t->capsucc = (int32_t)(sizeof t->inline_succ / sizeof t->inline_succ[0]);
-  atomic_fetch_add(&L->outstanding, 1);
-  for (int32_t j = 0; j < nim; j++) atomic_fetch_add(&ims[j]->refs, 1);
-  int manual = in_manual_scope(L);
-  it = 0;
-  for (int32_t i = 0; i < nargs; i++) {
-    if (args[i].kind == PTO_ORCH_ARG_SCALAR) continue;
-    if (args[i].tensor.manual_dep) {
-      /* Creator-only tracking: ordered after the task that made it, nothing else. */
-      add_dep_id(L, t, args[i].tensor.owner_task_id, kname);
-    } else {
-      add_access(L, trs[it], t, &rs[it], args[i].kind != PTO_ORCH_ARG_IN, manual);
-    }
-    it++;
-  }
-  if (ptr) add_access(L, ptr, t, &pr, 0, manual);
-  for (int32_t i = 0; i < x->ndeps; i++) add_dep_id(L, t, x->deps[i], kname);
-  add_dep_id(L, t, x->after, kname);
+  return 0;
+}
+
+/* Phase 2e: the task is the launch's: found by its id (task_vec), in the list of all tasks,
+ * counted in flight (the launch's end waits for it), and holding its tensor.create buffers until
+ * it completes. 1 after failing (then none of these holds). */
+static int32_t enter_launch(pto__rt_launch *L, pto__rt_task *t, kname_t *kname) {
+  if (remember_task(L, t) != 0) return submit_oom(L, kname);
+  L->ntasks++;
   if (L->tasks_tail)
     L->tasks_tail->next_all = t;
   else
     L->tasks_head = t;
   L->tasks_tail = t;
-  *out_id = t->seq;
+  atomic_fetch_add(&L->outstanding, 1);
+  for (int32_t j = 0; j < t->ninterms; j++) atomic_fetch_add(&t->interms[j]->refs, 1);
+  return 0;
+}
+
+/* Phase 3: t is ordered after every unfinished task it depends on: the earlier accesses its
+ * tensors and predicate conflict with (the tensor map), the creators of its manual_dep tensors,
+ * its explicit dependencies and the mixed task's previous kernel. From the first edge on,
+ * predecessors completing or starting decrement its pending and gate; the submit's 1 in each keeps
+ * it from being queued before phase 4. */
+static void wire_dependencies(pto__rt_launch *L, pto__rt_task *t, const pto_orch_task_arg *args,
+                              int32_t nargs, const submit_extra *x, kname_t *kname,
+                              submit_work *w) {
+  int manual = in_manual_scope(L);
+  for (int32_t i = 0, it = 0; i < nargs; i++) {
+    if (args[i].kind == PTO_ORCH_ARG_SCALAR) continue;
+    if (args[i].tensor.manual_dep) {
+      /* Creator-only tracking: ordered after the task that made it, nothing else. */
+      add_dep_id(L, t, args[i].tensor.owner_task_id, kname);
+    } else {
+      add_access(L, w->trs[it], t, &w->rs[it], args[i].kind != PTO_ORCH_ARG_IN, manual);
+    }
+    it++;
+  }
+  if (w->ptr) add_access(L, w->ptr, t, &w->pr, 0, manual);
+  for (int32_t i = 0; i < x->ndeps; i++) add_dep_id(L, t, x->deps[i], kname);
+  add_dep_id(L, t, x->after, kname);
+}
+
+/* Phase 4: the submit drops its holds. t is queued now when no predecessor is left (READY), or
+ * staged on a core when those left are all early_resolve tasks that run (STAGED); otherwise the
+ * predecessor whose completion or start releases it last queues it. */
+static void release_task(pto__rt_launch *L, pto__rt_task *t) {
   if (atomic_fetch_sub(&t->pending, 1) == 1) {
     /* Ready now, at submission: the one moment that needs a clock read to be recorded (a task
      * made ready by a completion is ready when its last dependency ended). */
@@ -1033,6 +1079,26 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
     t->t_staged = 1;
     pto__rt_pool_push(&L->w->pool, &t, 1);
   }
+}
+
+/* One task: kernel_id -1 is a dummy. Returns 0 with the task id in *out_id, or 1 after failing
+ * (a failure before phase 2e leaves no trace in the launch; the arena is the launch's). */
+static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
+                          const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
+                          int64_t *out_id) {
+  wait_for_window(L);
+  if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
+  kname_t kname = {L, kernel_id, {0}};
+  submit_work w;
+  if (check_submit(L, kernel_id, core_type, args, nargs, x, &kname, &w) != 0) return 1;
+  pto__rt_task *t = alloc_task(L, &kname, &w);
+  if (!t || bind_args(L, args, nargs, x, &kname, &w) != 0 ||
+      init_task(L, t, kernel_id, core_type, args, nargs, x, &kname, &w) != 0 ||
+      enter_launch(L, t, &kname) != 0)
+    return 1;
+  wire_dependencies(L, t, args, nargs, x, &kname, &w);
+  *out_id = t->seq;
+  release_task(L, t);
   return atomic_load_explicit(&L->failed, memory_order_relaxed) ? 1 : 0;
 }
 
@@ -1181,20 +1247,16 @@ static void api_scope_begin_mode(void *ctx, int32_t mode) {
     orch_fail(L, "PTO2_SCOPE(): an AUTO scope inside a MANUAL scope is not supported");
     mode = PTO_ORCH_SCOPE_MANUAL;
   }
-  if (L->nscopes == L->capscopes) {
-    int ncap = L->capscopes * 2;
-    pto__rt_interm **ns = pto_realloc(L->scopes, (size_t)ncap * sizeof *ns);
-    if (ns) L->scopes = ns;
-    int *nm = ns ? pto_realloc(L->scope_modes, (size_t)ncap * sizeof *nm) : NULL;
-    if (nm) L->scope_modes = nm;
-    if (!ns || !nm) {
-      /* Nest into the current scope instead: its intermediates live a little longer. */
-      pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                             "out of memory opening a scope"));
-      return;
-    }
-    L->capscopes = ncap;
+  /* Both arrays grow by the one rule from the same capacity: they stay the same size. */
+  int cap = L->capscopes, capm = L->capscopes;
+  if (pto_grow_int(&L->scopes, sizeof *L->scopes, &cap, (int64_t)L->nscopes + 1) ||
+      pto_grow_int(&L->scope_modes, sizeof *L->scope_modes, &capm, (int64_t)L->nscopes + 1)) {
+    /* Nest into the current scope instead: its intermediates live a little longer. */
+    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                                           "out of memory opening a scope"));
+    return;
   }
+  L->capscopes = capm;
   L->scope_modes[L->nscopes] = mode;
   L->scopes[L->nscopes++] = NULL;
 }
@@ -1444,19 +1506,6 @@ void pto__rt_task_log_fini(pto__rt_task_log *log) {
   memset(log, 0, sizeof *log);
 }
 
-/* Grows *arr (elements of size sz) to hold need; 0, or -1 when out of memory. */
-static int log_grow(void **arr, size_t *cap, size_t need, size_t sz) {
-  if (need <= *cap) return 0;
-  size_t n = *cap ? *cap : 64;
-  while (n < need)
-    n *= 2;
-  void *p = pto_realloc(*arr, n * sz);
-  if (!p) return -1;
-  *arr = p;
-  *cap = n;
-  return 0;
-}
-
 /* The dependencies are the edges add_edge made: p->succ lists, inverted. Walking the tasks in
  * submission order lists every task's dependencies in ascending order. */
 void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log) {
@@ -1466,8 +1515,8 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
   size_t n = L->ntasks, nedges = 0, nblocks = 0;
   for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all)
     nedges += (size_t)t->nsucc;
-  if (log_grow((void **)&log->tasks, &log->cap, n ? n : 1, sizeof *log->tasks) ||
-      log_grow((void **)&log->deps, &log->capdeps, nedges ? nedges : 1, sizeof *log->deps))
+  if (pto_grow(&log->tasks, sizeof *log->tasks, &log->cap, n ? n : 1) ||
+      pto_grow(&log->deps, sizeof *log->deps, &log->capdeps, nedges ? nedges : 1))
     goto oom;
   for (int i = 0; i < log->nnames; i++)
     free(log->names[i]);
@@ -1519,8 +1568,7 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
       if (t->t_end > x->ready_ns) x->ready_ns = t->t_end;
     }
   }
-  if (log_grow((void **)&log->blocks, &log->capblocks, nblocks ? nblocks : 1,
-               sizeof *log->blocks))
+  if (pto_grow(&log->blocks, sizeof *log->blocks, &log->capblocks, nblocks ? nblocks : 1))
     goto oom;
   size_t boff = 0;
   for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) {

@@ -92,14 +92,15 @@ void *pto__rt_obj_add_owned(pto__rt_obj_kind kind, void *obj, const void *owner)
     g_registry.fcount--;
   } else {
     if (g_registry.nslots == g_registry.capslots) {
-      uint32_t ncap = g_registry.capslots ? g_registry.capslots * 2 : 64;
-      pto__rt_slot *ns = pto_realloc(g_registry.slots, (size_t)ncap * sizeof *ns);
-      if (!ns) {
+      /* A slot's index + 1 is its token's low half, which is never 0. */
+      size_t cap = g_registry.capslots;
+      if (g_registry.nslots >= UINT32_MAX - 1 ||
+          pto_grow(&g_registry.slots, sizeof *g_registry.slots, &cap,
+                   (size_t)g_registry.nslots + 1)) {
         pthread_mutex_unlock(&g_registry.mu);
         return NULL;
       }
-      g_registry.slots = ns;
-      g_registry.capslots = ncap;
+      g_registry.capslots = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
     }
     /* The retired-slot ring must be able to take every slot, so a removal never allocates. */
     if (g_registry.fcap < g_registry.capslots) {

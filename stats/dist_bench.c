@@ -20,7 +20,7 @@ typedef struct pto__dist_bench_data {
   int *round_n;
   pto_dist_bench_dispatch **rounds;
   char **names; /* interned callee names */
-  int nnames;
+  int nnames, capnames;
 } pto__dist_bench_data;
 
 const char *pto_dist_metric_name(pto_dist_metric m) {
@@ -31,10 +31,8 @@ const char *pto_dist_metric_name(pto_dist_metric m) {
 static const char *intern(pto__dist_bench_data *d, const char *s) {
   for (int i = 0; i < d->nnames; i++)
     if (!strcmp(d->names[i], s)) return d->names[i];
-  char **nn = pto_realloc(d->names, (size_t)(d->nnames + 1) * sizeof *nn);
-  if (!nn) return NULL;
-  d->names = nn;
-  return (nn[d->nnames] = pto_strdup(s)) ? nn[d->nnames++] : NULL;
+  if (pto_grow_int(&d->names, sizeof *d->names, &d->capnames, (int64_t)d->nnames + 1)) return NULL;
+  return (d->names[d->nnames] = pto_strdup(s)) ? d->names[d->nnames++] : NULL;
 }
 
 void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st) {

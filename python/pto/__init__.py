@@ -123,11 +123,20 @@ _PTO_NAMES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16
               "f32", "f64", "index"]
 
 
-# The range of each integer scalar dtype (bool, i8 .. u64, index), by pto dtype.
-_INT_RANGES = {0: (0, 1), 1: (-2**7, 2**7 - 1), 2: (-2**15, 2**15 - 1), 3: (-2**31, I32_MAX),
-               4: (-2**63, I64_MAX), 5: (0, 2**8 - 1), 6: (0, 2**16 - 1), 7: (0, U32_MAX),
-               8: (0, U64_MAX), 13: (-2**63, I64_MAX)}
 _FLOATS = (9, 10, 11, 12)
+
+
+def _c_int_range(dt: int) -> tuple[int, int]:
+    lo, hi = C.c_int64(), C.c_uint64()
+    if _c.pto_dtype_int_range(dt, C.byref(lo), C.byref(hi)) != 0:
+        raise ImportError(f"pto: libpto_base has no integer range for dtype {_PTO_NAMES[dt]}")
+    return lo.value, hi.value
+
+
+# The range of each integer scalar dtype (bool, i8 .. u64, index), by pto dtype: the C library's
+# (pto_dtype_int_range), which pto_scalar_parse and pto_scalar_check hold values to, so the
+# Python check and C's cannot disagree.
+_INT_RANGES = {dt: _c_int_range(dt) for dt in range(len(_PTO_NAMES)) if dt not in _FLOATS}
 
 
 def _pto_dtype(dtype: Any) -> int:

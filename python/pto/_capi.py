@@ -162,6 +162,8 @@ _decls = {
     "pto_status_message": (C.c_char_p, [c_p]),
     "pto_status_free": (None, [c_p]),
     "pto_free": (None, [c_p]),
+    "pto_dtype_int_range": (C.c_int, [C.c_int, P(i64), P(u64)]),
+    "pto_scalar_parse": (c_p, [C.c_char_p, C.c_int, P(Scalar)]),
     "pto_status_make": (c_p, [C.c_int, C.c_char_p]),
     # types
     "pto_host_tensor_init": (None, [P(HostTensor), c_p, C.c_int, C.c_int, P(i64)]),

@@ -1,6 +1,7 @@
 """Issue #34 items 5 and 27: the argument packer never launches with a stale or another
 thread's pto_arg (an array changed in place is packed and checked again; each thread packs its
 own), and every integer that crosses into C is range-checked and refused with its name."""
+import ctypes as C
 import os
 import threading
 
@@ -164,6 +165,33 @@ def test_bound_scalars_out_of_their_dtype_are_refused():
         assert f"mode={v}: {why}: {rng}" in e.value.message
         assert "-D" not in e.value.message
     assert pto.compile(act, mode=2**31 - 1).params[2].value == 2**31 - 1
+
+
+def test_python_and_c_agree_on_every_integer_range():
+    # The launch-scalar check's table (pto._INT_RANGES) is asked of the C library: every integer
+    # dtype is in it, with the known range, and C's scalar parser (the one of -D and --in)
+    # accepts both ends and refuses one past each.
+    ints = {n: dt for dt, n in enumerate(pto._PTO_NAMES) if dt not in pto._FLOATS}
+    assert sorted(pto._INT_RANGES) == sorted(ints.values())
+    known = {"bool": (0, 1), "i8": (-2**7, 2**7 - 1), "i16": (-2**15, 2**15 - 1),
+             "i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1), "u8": (0, 2**8 - 1),
+             "u16": (0, 2**16 - 1), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1),
+             "index": (-2**63, 2**63 - 1)}
+    assert {n: pto._INT_RANGES[dt] for n, dt in ints.items()} == known
+    c = pto._c
+
+    def parses(text, dt):
+        out = c.Scalar()
+        st = c.pto_scalar_parse(str(text).encode(), dt, C.byref(out))
+        c.pto_status_free(st)
+        return not st
+
+    for name, dt in ints.items():
+        lo, hi = pto._INT_RANGES[dt]
+        assert parses(lo, dt) and parses(hi, dt), name
+        assert not parses(lo - 1, dt) and not parses(hi + 1, dt), name
+    for dt in pto._FLOATS:
+        assert c.pto_dtype_int_range(dt, C.byref(C.c_int64()), C.byref(C.c_uint64())) == -1
 
 
 def test_ids_counts_and_sizes_are_range_checked(w, prog):

@@ -14,7 +14,8 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
   const bool early = args.scalar<float>(0) == 1.0f;
 
   PTO2_SCOPE() {
-    // t = a + b, slowly (20 ms); the flag lets its consumers be staged while it runs.
+    // t = a + b, slowly (the test holds it until its consumer waits); the flag lets its
+    // consumers be staged while it runs.
     uint32_t shape[1] = {static_cast<uint32_t>(a.shapes[0])};
     CoreTaskArgs produce;
     produce.add_input(a, b);

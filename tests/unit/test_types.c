@@ -111,6 +111,27 @@ static void test_scalar_parse_int_bounds(void **state) {
   assert_int_equal(parse_ok("-0", PTO_DTYPE_U8).u, 0);
 }
 
+/* pto_dtype_int_range: the range the parser and the check hold integers to (the Python package
+ * asks for it too); none for a float or an unknown dtype. */
+static void test_dtype_int_range(void **state) {
+  (void)state;
+  int64_t lo = 7;
+  uint64_t hi = 7;
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_I8, &lo, &hi), 0);
+  assert_true(lo == -128 && hi == 127);
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_BOOL, &lo, &hi), 0);
+  assert_true(lo == 0 && hi == 1);
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_U64, &lo, &hi), 0);
+  assert_true(lo == 0 && hi == UINT64_MAX);
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_INDEX, &lo, &hi), 0);
+  assert_true(lo == INT64_MIN && hi == INT64_MAX);
+  lo = 7, hi = 7;
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_F16, &lo, &hi), -1);
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_COUNT, &lo, &hi), -1);
+  assert_int_equal(pto_dtype_int_range((pto_dtype)-1, &lo, &hi), -1);
+  assert_true(lo == 7 && hi == 7);
+}
+
 static void test_scalar_parse_hex_bool_float(void **state) {
   assert_int_equal(parse_ok("0x7f", PTO_DTYPE_I8).i, 127);
   assert_int_equal(parse_ok("-0x80", PTO_DTYPE_I8).i, -128);
@@ -222,6 +243,7 @@ int main(void) {
       cmocka_unit_test(test_scalar_slots),
       cmocka_unit_test(test_status_annotate_prefixes_message),
       cmocka_unit_test(test_scalar_parse_int_bounds),
+      cmocka_unit_test(test_dtype_int_range),
       cmocka_unit_test(test_scalar_parse_hex_bool_float),
       cmocka_unit_test(test_scalar_parse_refuses_garbage),
       cmocka_unit_test(test_scalar_check_names_value_and_range),
