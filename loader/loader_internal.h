@@ -85,9 +85,6 @@ pto_status pto__loader_loaded_build_id(void *handle, const char *name, uint8_t o
 /* The dlopen'ed compiler library's table. */
 pto_status pto__loader_compiler(const pto_compiler_api **out_api);
 int pto__loader_compiler_loaded(void);
-/* Writes dir's manifest for a compiler output (a host output: each callee's, then the top). */
-pto_status pto__loader_write_manifest(const char *dir, const pto_compile_output *out,
-                                      const char *toolchain, const char *cache_key);
 /* Compiles p into dir and writes its manifest last. */
 pto_status pto__loader_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
                                  const char *dir, const char *cache_key);
