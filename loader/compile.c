@@ -106,12 +106,9 @@ pto_status pto__loader_compiler(const pto_compiler_api **out_api) {
 
 int pto__loader_compiler_loaded(void) { return g_compiler != NULL; }
 
-/* Completes the description the compiler filled (the toolchain identity, the cache key, the hash
- * of every file it listed, the shared objects' Build-IDs and hids) and writes it as
- * DIR/manifest.json; a host program's callee dirs first, each with its own manifest (its
- * cache_key the host's). */
-static pto_status write_manifest(const char *dir, pto_manifest *m, const char *toolchain,
-                                 const char *cache_key) {
+/* Completes and writes m (loader_internal.h). */
+pto_status pto__loader_write_manifest(const char *dir, pto_manifest *m, const char *toolchain,
+                                      const char *cache_key) {
   if (m->ncallees && !m->callee_dirs)
     return pto_status_make(PTO_STATUS_INTERNAL,
                            "%s: the compiler described %d callees without their work dirs", dir,
@@ -119,7 +116,8 @@ static pto_status write_manifest(const char *dir, pto_manifest *m, const char *t
   char sub[PATH_MAX];
   for (int i = 0; i < m->ncallees; i++) {
     snprintf(sub, sizeof sub, "%s/callees/%s", dir, m->callees[i]);
-    PTO_RETURN_IF_ERROR(write_manifest(sub, &m->callee_dirs[i], toolchain, cache_key));
+    PTO_RETURN_IF_ERROR(
+        pto__loader_write_manifest(sub, &m->callee_dirs[i], toolchain, cache_key));
   }
   pto_free(m->toolchain);
   if (!(m->toolchain = pto_strdup(toolchain ? toolchain : "")))
@@ -195,7 +193,7 @@ static pto_status build_dir_and_manifest(const pto_compiler_api *api, const pto_
     return pto_status_make(PTO_STATUS_IO, "cannot replace %s: %s", path, strerror(errno));
   pto_manifest m;
   PTO_RETURN_IF_ERROR(api->build_dir(p, opt, dir, &m));
-  pto_status s = write_manifest(dir, &m, api->toolchain_identity(), cache_key);
+  pto_status s = pto__loader_write_manifest(dir, &m, api->toolchain_identity(), cache_key);
   pto_manifest_free(&m);
   return s;
 }
