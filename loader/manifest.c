@@ -12,7 +12,9 @@
  * and kernels_so (kernels is then []):
  *   host { name, source, binary, build_id, hid }, devices [ids], callees [orch names]
  * where each callee is the L2 work dir callees/<name>/ with its own manifest.
- * Unknown keys are ignored, so a later /1 writer may add fields. */
+ * Unknown keys are ignored, so a later /1 writer may add fields. The plain fields of the root,
+ * orchestration, host and each kernel are rows of one table per object ("the field table"
+ * below), which both the writer and the reader walk. */
 #include "pto/manifest.h"
 #include "pto/base.h"
 

@@ -514,6 +514,19 @@ static void test_add_file_and_binary_set(void **state) {
   assert_int_equal(m.nfiles, 1);
   assert_string_not_equal(first, m.files[0].hash);
   assert_status_contains(pto_manifest_add_file(&m, fx->dir, "../a.txt"), "'..'");
+  /* list_file names a file without hashing it, once; add_file then hashes that entry. */
+  assert_pto_ok(pto_manifest_list_file(&m, "b.txt"));
+  assert_pto_ok(pto_manifest_list_file(&m, "b.txt"));
+  assert_pto_ok(pto_manifest_list_file(&m, "a.txt")); /* already there: its hash stays */
+  assert_int_equal(m.nfiles, 2);
+  assert_string_equal(pto_manifest_find_file(&m, "b.txt")->hash, "");
+  assert_string_not_equal(pto_manifest_find_file(&m, "a.txt")->hash, "");
+  assert_status_contains(pto_manifest_list_file(&m, NULL), "no path");
+  snprintf(path, sizeof path, "%s/b.txt", fx->dir);
+  assert_int_equal(tu_write_file(path, "b"), 0);
+  assert_pto_ok(pto_manifest_add_file(&m, fx->dir, "b.txt"));
+  assert_int_equal(m.nfiles, 2);
+  assert_int_equal(strlen(pto_manifest_find_file(&m, "b.txt")->hash), 32);
   /* binary_set reads the Build-ID of an object the test links. */
   char src[600], so[600];
   snprintf(src, sizeof src, "%s/l.c", fx->dir);
