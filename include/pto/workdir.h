@@ -54,10 +54,10 @@ typedef struct pto_manifest {
   char *program;     /* program name */
   pto_signature sig; /* the entry signature; syms in order of first use in dims */
   int nkernels;
-  pto_manifest_kernel *kernels;   /* kernels[i].id == i */
-  char *orch_name;                /* orchestration function name */
-  char *orch_source;              /* "orchestration/<orch>.cpp" */
-  pto_manifest_binary orch;       /* "orchestration/<orch>.so" */
+  pto_manifest_kernel *kernels; /* kernels[i].id == i */
+  char *orch_name;              /* orchestration function name */
+  char *orch_source;            /* "orchestration/<orch>.cpp" */
+  pto_manifest_binary orch;     /* "orchestration/<orch>.so" */
   /* The symbol of orch that the runtime calls with the ChipTaskArgs ("entry_symbol", optional:
    * NULL is PTO_ORCH_DEFAULT_ENTRY, aicpu_orchestration_entry): set for hand-written
    * orchestration that names its entry otherwise (pto rebuild DIR --orch-entry NAME). */
