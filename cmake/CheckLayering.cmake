@@ -20,6 +20,7 @@ set(layer_of_ir.h ir)
 set(layer_of_ir_builder.h ir)
 set(layer_of_signature.h ir)
 set(layer_of_compile_api.h ir)
+set(layer_of_workdir.h ir)
 # The ABI between generated code and the runtime: plain data on base types, seen by the
 # compiler (which emits against it) and the loader and runtime (which implement it).
 set(layer_of_kernel_abi.h ir)

@@ -15,33 +15,6 @@
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
 
-void pto_compile_output_clear(pto_compile_output *out) {
-  if (!out) return;
-  pto_signature_clear(&out->sig);
-  for (int i = 0; i < out->nkernels; i++) {
-    free(out->kernels[i].name);
-    free(out->kernels[i].symbol);
-    free(out->kernels[i].source);
-    free(out->kernels[i].object);
-  }
-  free(out->kernels);
-  free(out->program_name);
-  free(out->orch_name);
-  free(out->orch_source);
-  free(out->orch_binary);
-  free(out->kernels_binary);
-  free(out->abi_object);
-  free(out->platform);
-  free(out->host_name);
-  free(out->host_source);
-  free(out->host_binary);
-  free(out->devices);
-  for (int i = 0; i < out->ncallees; i++)
-    pto_compile_output_clear(&out->callees[i]);
-  free(out->callees);
-  memset(out, 0, sizeof *out);
-}
-
 static char g_identity[2048]; /* written once under g_identity_once */
 static pthread_once_t g_identity_once = PTHREAD_ONCE_INIT;
 
@@ -253,12 +226,35 @@ static int count_calls(const pto_ir_block *b) {
   return n;
 }
 
+/* Lists paths in out->files (unhashed: the loader hashes them before writing the manifest). */
+static pto_status list_files(pto_manifest *out, const char *const *paths, int n) {
+  for (int i = 0; i < n; i++)
+    PTO_RETURN_IF_ERROR(pto_manifest_list_file(out, paths[i]));
+  return PTO_OK;
+}
+
+/* The kernel objects' runtime support, linked into kernels.so. */
+static const char k_abi_object[] = "kernels/pto_abi.o";
+
+/* What an L2 build wrote: each kernel's IR and object, then the program, the ABI object, the
+ * orchestration source and binary, and the kernels' shared object. */
+static pto_status list_l2_files(pto_manifest *out) {
+  for (int i = 0; i < out->nkernels; i++) {
+    const pto_manifest_kernel *k = &out->kernels[i];
+    PTO_RETURN_IF_ERROR(list_files(out, (const char *const[]){k->source, k->object}, 2));
+  }
+  return list_files(out,
+                    (const char *const[]){"program.ptir", k_abi_object, out->orch_source,
+                                          out->orch.path, out->kernels_so.path},
+                    5);
+}
+
 /* A host entry: specialize, then each orch the host calls compiled as the entry of its own L2
  * work dir DIR/callees/<orch>/ (its scalars runtime: the host passes them; its dynamic dims stay
  * dynamic), then DIR/host/host.c and host.so. */
 static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry,
                                  const pto_compile_options *opt, int opt_level, const char *dir,
-                                 pto_compile_output *out) {
+                                 pto_manifest *out) {
   pto_ir_program *specialized = NULL;
   char *text = NULL, *c_path = NULL, *so_path = NULL;
   const char **names = NULL;
@@ -282,13 +278,14 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
   names = pto_calloc((size_t)cap + 1, sizeof *names);
   out->devices = pto_malloc((size_t)ndev * sizeof *out->devices);
   out->callees = pto_calloc((size_t)cap + 1, sizeof *out->callees);
-  out->program_name = pto_strdup(p->name);
+  out->callee_dirs = pto_calloc((size_t)cap + 1, sizeof *out->callee_dirs);
+  out->program = pto_strdup(p->name);
   out->host_name = pto_strdup(host->name);
   out->host_source = pto_strdup("host/host.c");
-  out->host_binary = pto_strdup("host/host.so");
+  out->host.path = pto_strdup("host/host.so");
   out->platform = pto_strdup("sim");
-  if (!names || !out->devices || !out->callees || !out->program_name || !out->host_name ||
-      !out->host_source || !out->host_binary || !out->platform)
+  if (!names || !out->devices || !out->callees || !out->callee_dirs || !out->program ||
+      !out->host_name || !out->host_source || !out->host.path || !out->platform)
     goto oom;
   out->is_host = 1;
   out->opt_level = opt_level;
@@ -314,12 +311,13 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
     copt.nscalars = nb;
     snprintf(path, sizeof path, "%s/callees/%s", dir, names[i]);
     if ((s = pto_file_mkdirs(path, 0755))) goto done;
-    s = pto_compiler_build_dir(p, &copt, path, &out->callees[i]);
+    if (!(out->callees[i] = pto_strdup(names[i]))) goto oom;
+    out->ncallees = i + 1; /* callees[i] and callee_dirs[i] both freed from here on */
+    s = pto_compiler_build_dir(p, &copt, path, &out->callee_dirs[i]);
     if (s) {
       s = pto_status_annotate(s, "compiling @%s, called by host @%s", names[i], host->name);
       goto done;
     }
-    out->ncallees = i + 1;
   }
 
   snprintf(path, sizeof path, "%s/program.ptir", dir);
@@ -339,11 +337,15 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
     if ((s = append_fingerprint_line(&text, "", PTO_HOST_FINGERPRINT_SYMBOL, hex))) goto done;
   }
   c_path = path_join(dir, out->host_source);
-  so_path = path_join(dir, out->host_binary);
+  so_path = path_join(dir, out->host.path);
   if (!c_path || !so_path) goto oom;
   if ((s = pto__compiler_write_file(c_path, text))) goto done;
-  if ((s = pto_compiler_build_host(c_path, so_path)))
+  if ((s = pto_compiler_build_host(c_path, so_path))) {
     s = pto_status_annotate(s, "compiling the host code %s", c_path);
+    goto done;
+  }
+  s = list_files(out, (const char *const[]){"program.ptir", out->host_source, out->host.path},
+                 3);
   goto done;
 oom:
   s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", input->name);
@@ -365,7 +367,7 @@ static void report_progress(const pto_compile_options *opt, int done, int total)
 }
 
 pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile_options *opt,
-                                  const char *dir, pto_compile_output *out) {
+                                  const char *dir, pto_manifest *out) {
   memset(out, 0, sizeof *out);
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
@@ -435,24 +437,23 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   for (int i = 0; i < p->nfuncs; i++)
     kernel_ids[i] = p->funcs[i]->kind == PTO_FUNC_KERNEL ? out->nkernels++ : -1;
 
-  out->program_name = pto_strdup(p->name);
+  out->program = pto_strdup(p->name);
   out->orch_name = pto_strdup(entry->name);
   out->orch_source = xstrdupf("orchestration/%s.cpp", entry->name);
-  out->orch_binary = xstrdupf("orchestration/%s.so", entry->name);
-  out->kernels_binary = pto_strdup("kernels/kernels.so");
-  out->abi_object = pto_strdup("kernels/pto_abi.o");
+  out->orch.path = xstrdupf("orchestration/%s.so", entry->name);
+  out->kernels_so.path = pto_strdup("kernels/kernels.so");
   out->platform = pto_strdup("sim");
   out->opt_level = opt_level;
-  if (!out->program_name || !out->orch_name || !out->orch_source || !out->orch_binary ||
-      !out->kernels_binary || !out->abi_object || !out->platform)
+  if (!out->program || !out->orch_name || !out->orch_source || !out->orch.path ||
+      !out->kernels_so.path || !out->platform)
     goto oom;
 
   if ((s = pto__emit_orchestration(p, entry, src_entry, &out->sig, kernel_ids, &cpp))) goto done;
   if ((s = append_fingerprint(p, &out->sig, &cpp))) goto done;
   orch_cpp = path_join(dir, out->orch_source);
-  orch_so = path_join(dir, out->orch_binary);
-  kso = path_join(dir, out->kernels_binary);
-  abi = path_join(dir, out->abi_object);
+  orch_so = path_join(dir, out->orch.path);
+  kso = path_join(dir, out->kernels_so.path);
+  abi = path_join(dir, k_abi_object);
   if (!orch_cpp || !orch_so || !kso || !abi) goto oom;
   if ((s = pto__compiler_write_file(orch_cpp, cpp))) goto done;
   if ((s = start_orchestration(orch_cpp, orch_so, opt_level, &orch_exec))) goto done;
@@ -463,7 +464,8 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   for (int i = 0; i < p->nfuncs; i++) {
     const pto_ir_func *f = p->funcs[i];
     if (f->kind != PTO_FUNC_KERNEL) continue;
-    pto_compiled_kernel *ck = &out->kernels[k];
+    pto_manifest_kernel *ck = &out->kernels[k];
+    ck->id = k;
     ck->name = pto_strdup(f->name);
     ck->symbol = xstrdupf("pto_kernel_%s", f->name);
     ck->source = xstrdupf("kernels/%s.ll", f->name);
@@ -493,6 +495,7 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     s = pto_status_annotate(s, "compiling the orchestration %s", orch_cpp);
     goto done;
   }
+  s = list_l2_files(out);
   goto done;
 oom:
   s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", p->name);
@@ -513,7 +516,7 @@ done:
   free(abi);
   pto_ir_program_destroy(outlined);
   pto_ir_program_destroy(specialized);
-  if (s) pto_compile_output_clear(out);
+  if (s) pto_manifest_free(out);
   return s;
 }
 
@@ -522,7 +525,6 @@ const pto_compiler_api pto_compiler_api_table = {
     .size = sizeof(pto_compiler_api),
     .toolchain_identity = pto_compiler_toolchain_identity,
     .build_dir = pto_compiler_build_dir,
-    .output_clear = pto_compile_output_clear,
     .build_orchestration = pto_compiler_build_orchestration,
     .build_kernel_object = pto_compiler_build_kernel_object,
     .link_kernels = pto_compiler_link_kernels,

@@ -132,6 +132,8 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
     sp->dtype = t->dtype;
     sp->dir = ip->dir;
     if (t->kind == PTO_TYPE_SCALAR) {
+      /* A runtime binding's value too carries the dtype, as a read manifest's does. */
+      sp->value = (pto_scalar){.dtype = t->dtype};
       const pto_binding *b = find_binding(scalars, nscalars, name);
       if (find_binding(samples, nsamples, name)) {
         err = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,

@@ -106,103 +106,32 @@ pto_status pto__loader_compiler(const pto_compiler_api **out_api) {
 
 int pto__loader_compiler_loaded(void) { return g_compiler != NULL; }
 
-static char *xstrdup(const char *s) { return s ? pto_strdup(s) : NULL; }
-
-/* The manifest of a host program: each callee's L2 manifest in callees/<orch>/ first (its
- * cache_key the host's), then the top one. */
-static pto_status write_host_manifest(const char *dir, const pto_compile_output *out,
-                                      const char *toolchain, const char *cache_key) {
+/* Completes and writes m (loader_internal.h). */
+pto_status pto__loader_write_manifest(const char *dir, pto_manifest *m, const char *toolchain,
+                                      const char *cache_key) {
+  if (m->ncallees && !m->callee_dirs)
+    return pto_status_make(PTO_STATUS_INTERNAL,
+                           "%s: the compiler described %d callees without their work dirs", dir,
+                           m->ncallees);
   char sub[PATH_MAX];
-  for (int i = 0; i < out->ncallees; i++) {
-    snprintf(sub, sizeof sub, "%s/callees/%s", dir, out->callees[i].orch_name);
-    PTO_RETURN_IF_ERROR(pto__loader_write_manifest(sub, &out->callees[i], toolchain, cache_key));
+  for (int i = 0; i < m->ncallees; i++) {
+    snprintf(sub, sizeof sub, "%s/callees/%s", dir, m->callees[i]);
+    PTO_RETURN_IF_ERROR(
+        pto__loader_write_manifest(sub, &m->callee_dirs[i], toolchain, cache_key));
   }
-  pto_manifest m;
-  memset(&m, 0, sizeof m);
-  pto_status s = pto_signature_copy(&out->sig, &m.sig);
-  if (s) return s;
-  m.is_host = 1;
-  m.program = xstrdup(out->program_name);
-  m.toolchain = xstrdup(toolchain);
-  m.platform = xstrdup(out->platform);
-  m.host_name = xstrdup(out->host_name);
-  m.host_source = xstrdup(out->host_source);
-  m.opt_level = out->opt_level;
-  snprintf(m.cache_key, sizeof m.cache_key, "%s", cache_key ? cache_key : "");
-  m.devices = pto_malloc((size_t)out->ndevices * sizeof *m.devices + 1);
-  m.callees = pto_calloc((size_t)out->ncallees + 1, sizeof *m.callees);
-  if (!m.program || !m.toolchain || !m.platform || !m.host_name || !m.host_source || !m.devices ||
-      !m.callees) {
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
-    goto done;
+  pto_free(m->toolchain);
+  if (!(m->toolchain = pto_strdup(toolchain ? toolchain : "")))
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
+  snprintf(m->cache_key, sizeof m->cache_key, "%s", cache_key ? cache_key : "");
+  for (int i = 0; i < m->nfiles; i++)
+    PTO_RETURN_IF_ERROR(pto_manifest_add_file(m, dir, m->files[i].path));
+  if (m->is_host) {
+    PTO_RETURN_IF_ERROR(pto_manifest_binary_set(&m->host, dir, m->host.path));
+  } else {
+    PTO_RETURN_IF_ERROR(pto_manifest_binary_set(&m->orch, dir, m->orch.path));
+    PTO_RETURN_IF_ERROR(pto_manifest_binary_set(&m->kernels_so, dir, m->kernels_so.path));
   }
-  memcpy(m.devices, out->devices, (size_t)out->ndevices * sizeof *m.devices);
-  m.ndevices = out->ndevices;
-  for (int i = 0; i < out->ncallees; i++) {
-    if (!(m.callees[i] = xstrdup(out->callees[i].orch_name))) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
-      goto done;
-    }
-    m.ncallees = i + 1;
-  }
-  if ((s = pto_manifest_add_file(&m, dir, "program.ptir"))) goto done;
-  if ((s = pto_manifest_add_file(&m, dir, out->host_source))) goto done;
-  if ((s = pto_manifest_add_file(&m, dir, out->host_binary))) goto done;
-  if ((s = pto_manifest_binary_set(&m.host, dir, out->host_binary))) goto done;
-  s = pto_manifest_write(dir, &m);
-done:
-  pto_manifest_free(&m);
-  return s;
-}
-
-pto_status pto__loader_write_manifest(const char *dir, const pto_compile_output *out,
-                                      const char *toolchain, const char *cache_key) {
-  if (out->is_host) return write_host_manifest(dir, out, toolchain, cache_key);
-  pto_manifest m;
-  memset(&m, 0, sizeof m);
-  pto_status s = pto_signature_copy(&out->sig, &m.sig);
-  if (s) return s;
-  m.program = xstrdup(out->program_name);
-  m.orch_name = xstrdup(out->orch_name);
-  m.orch_source = xstrdup(out->orch_source);
-  m.toolchain = xstrdup(toolchain);
-  m.platform = xstrdup(out->platform);
-  m.opt_level = out->opt_level;
-  snprintf(m.cache_key, sizeof m.cache_key, "%s", cache_key ? cache_key : "");
-  m.kernels = pto_calloc((size_t)out->nkernels + 1, sizeof *m.kernels);
-  if (!m.program || !m.orch_name || !m.orch_source || !m.toolchain || !m.platform || !m.kernels) {
-    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
-    goto done;
-  }
-  m.nkernels = out->nkernels;
-  for (int i = 0; i < out->nkernels; i++) {
-    const pto_compiled_kernel *k = &out->kernels[i];
-    pto_manifest_kernel *mk = &m.kernels[i];
-    mk->id = i;
-    mk->name = xstrdup(k->name);
-    mk->symbol = xstrdup(k->symbol);
-    mk->source = xstrdup(k->source);
-    mk->object = xstrdup(k->object);
-    mk->core_type = k->core_type;
-    mk->scratch_bytes = k->scratch_bytes;
-    if (!mk->name || !mk->symbol || !mk->source || !mk->object) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing a manifest");
-      goto done;
-    }
-    if ((s = pto_manifest_add_file(&m, dir, k->source))) goto done;
-    if ((s = pto_manifest_add_file(&m, dir, k->object))) goto done;
-  }
-  if ((s = pto_manifest_add_file(&m, dir, "program.ptir"))) goto done;
-  if ((s = pto_manifest_add_file(&m, dir, out->abi_object))) goto done;
-  if ((s = pto_manifest_add_file(&m, dir, out->orch_source))) goto done;
-  if ((s = pto_manifest_add_file(&m, dir, out->orch_binary))) goto done;
-  if ((s = pto_manifest_add_file(&m, dir, out->kernels_binary))) goto done;
-  if ((s = pto_manifest_binary_set(&m.orch, dir, out->orch_binary))) goto done;
-  if ((s = pto_manifest_binary_set(&m.kernels_so, dir, out->kernels_binary))) goto done;
-  s = pto_manifest_write(dir, &m);
-done:
-  pto_manifest_free(&m);
-  return s;
+  return pto_manifest_write(dir, m);
 }
 
 static pto_status build_dir_and_manifest(const pto_compiler_api *api, const pto_ir_program *p,
@@ -262,9 +191,9 @@ static pto_status build_dir_and_manifest(const pto_compiler_api *api, const pto_
   snprintf(path, sizeof path, "%s/%s", dir, PTO_MANIFEST_FILENAME);
   if (unlink(path) != 0 && errno != ENOENT)
     return pto_status_make(PTO_STATUS_IO, "cannot replace %s: %s", path, strerror(errno));
-  pto_compile_output out;
-  PTO_RETURN_IF_ERROR(api->build_dir(p, opt, dir, &out));
-  pto_status s = pto__loader_write_manifest(dir, &out, api->toolchain_identity(), cache_key);
-  api->output_clear(&out);
+  pto_manifest m;
+  PTO_RETURN_IF_ERROR(api->build_dir(p, opt, dir, &m));
+  pto_status s = pto__loader_write_manifest(dir, &m, api->toolchain_identity(), cache_key);
+  pto_manifest_free(&m);
   return s;
 }

@@ -85,9 +85,11 @@ pto_status pto__loader_loaded_build_id(void *handle, const char *name, uint8_t o
 /* The dlopen'ed compiler library's table. */
 pto_status pto__loader_compiler(const pto_compiler_api **out_api);
 int pto__loader_compiler_loaded(void);
-/* Writes dir's manifest for a compiler output (a host output: each callee's, then the top). */
-pto_status pto__loader_write_manifest(const char *dir, const pto_compile_output *out,
-                                      const char *toolchain, const char *cache_key);
+/* Completes m, the description the compiler filled for dir (toolchain, cache key, the hash of
+ * every listed file, the shared objects' identities), and writes it as dir/manifest.json; a host
+ * program's callee dirs first, each with its own manifest. */
+pto_status pto__loader_write_manifest(const char *dir, pto_manifest *m, const char *toolchain,
+                                      const char *cache_key);
 /* Compiles p into dir and writes its manifest last. */
 pto_status pto__loader_build_dir(const pto_ir_program *p, const pto_compile_options *opt,
                                  const char *dir, const char *cache_key);

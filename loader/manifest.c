@@ -12,7 +12,9 @@
  * and kernels_so (kernels is then []):
  *   host { name, source, binary, build_id, hid }, devices [ids], callees [orch names]
  * where each callee is the L2 work dir callees/<name>/ with its own manifest.
- * Unknown keys are ignored, so a later /1 writer may add fields. */
+ * Unknown keys are ignored, so a later /1 writer may add fields. The plain fields of the root,
+ * orchestration, host and each kernel are rows of one table per object ("the field table"
+ * below), which both the writer and the reader walk. */
 #include "pto/manifest.h"
 #include "pto/base.h"
 
@@ -24,6 +26,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,39 +214,6 @@ pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out
   pto_status s = resolve_checked(rdir, dir, relpath, out_path);
   free(rdir);
   return s;
-}
-
-/* ---- freeing -------------------------------------------------------------------------- */
-
-void pto_manifest_free(pto_manifest *m) {
-  if (!m) return;
-  free(m->program);
-  pto_signature_clear(&m->sig);
-  for (int i = 0; i < m->nkernels; i++) {
-    free(m->kernels[i].name);
-    free(m->kernels[i].symbol);
-    free(m->kernels[i].source);
-    free(m->kernels[i].object);
-  }
-  free(m->kernels);
-  free(m->orch_name);
-  free(m->orch_source);
-  free(m->orch_entry_symbol);
-  free(m->orch.path);
-  free(m->kernels_so.path);
-  for (int i = 0; i < m->nfiles; i++)
-    free(m->files[i].path);
-  free(m->files);
-  free(m->toolchain);
-  free(m->platform);
-  free(m->host_name);
-  free(m->host_source);
-  free(m->host.path);
-  free(m->devices);
-  for (int i = 0; i < m->ncallees; i++)
-    free(m->callees[i]);
-  free(m->callees);
-  memset(m, 0, sizeof *m);
 }
 
 /* ---- reading -------------------------------------------------------------------------- */
@@ -538,40 +508,125 @@ static pto_status get_signature(const reader *r, const json_t *root, pto_signatu
   return PTO_OK;
 }
 
+/* ---- the field table ------------------------------------------------------------------ */
+
+/* The plain fields of each JSON object, in the order they are written: the writer and the reader
+ * both walk these tables, so a new plain field is one row. The signature, the files, the
+ * binaries' identities, the devices and the callees have code of their own. */
+typedef enum field_type {
+  F_STR,    /* char *: a non-empty string */
+  F_PATH,   /* char *: a work-dir path (path_problem) */
+  F_SYMBOL, /* char *: a C identifier dlsym can find */
+  F_INT,    /* int in [lo, hi] */
+  F_U64,    /* uint64_t in [0, INT64_MAX] */
+  F_HASH,   /* char[PTO_HASH_HEX_LEN + 1]: XXH3-128 as lowercase hex */
+  F_CORE,   /* int: PTO_CORE_AIV ("aiv") or PTO_CORE_AIC ("aic") */
+} field_type;
+
+typedef struct field {
+  const char *key;
+  field_type type;
+  size_t offset; /* in the struct the object is read into */
+  int optional;  /* a string that may be absent (NULL in the struct: not written) */
+  int64_t lo, hi;
+} field;
+
+#define FIELDS(a) (a), sizeof(a) / sizeof *(a)
+
+static const field k_root_fields[] = {
+    {"program", F_STR, offsetof(pto_manifest, program), 0, 0, 0},
+    {"platform", F_STR, offsetof(pto_manifest, platform), 0, 0, 0},
+    {"opt_level", F_INT, offsetof(pto_manifest, opt_level), 0, 0, 3},
+    {"toolchain", F_STR, offsetof(pto_manifest, toolchain), 0, 0, 0},
+    {"cache_key", F_HASH, offsetof(pto_manifest, cache_key), 0, 0, 0},
+};
+
+/* "orchestration" (then binary, build_id, hid: get_binary). */
+static const field k_orch_fields[] = {
+    {"name", F_STR, offsetof(pto_manifest, orch_name), 0, 0, 0},
+    {"source", F_PATH, offsetof(pto_manifest, orch_source), 0, 0, 0},
+    {"entry_symbol", F_SYMBOL, offsetof(pto_manifest, orch_entry_symbol), 1, 0, 0},
+};
+
+/* "host" (then binary, build_id, hid: get_binary). */
+static const field k_host_fields[] = {
+    {"name", F_STR, offsetof(pto_manifest, host_name), 0, 0, 0},
+    {"source", F_PATH, offsetof(pto_manifest, host_source), 0, 0, 0},
+};
+
+/* Each of "kernels"; id's upper bound is the kernel count, checked where it is known. */
+static const field k_kernel_fields[] = {
+    {"id", F_INT, offsetof(pto_manifest_kernel, id), 0, 0, INT32_MAX},
+    {"name", F_STR, offsetof(pto_manifest_kernel, name), 0, 0, 0},
+    {"symbol", F_STR, offsetof(pto_manifest_kernel, symbol), 0, 0, 0},
+    {"core_type", F_CORE, offsetof(pto_manifest_kernel, core_type), 0, 0, 0},
+    {"scratch_bytes", F_U64, offsetof(pto_manifest_kernel, scratch_bytes), 0, 0, 0},
+    {"source", F_PATH, offsetof(pto_manifest_kernel, source), 1, 0, 0},
+    {"object", F_PATH, offsetof(pto_manifest_kernel, object), 1, 0, 0},
+};
+
+static pto_status read_field(const reader *r, const json_t *obj, const field *f, const char *path,
+                             void *at) {
+  char b[80];
+  json_t *v = NULL;
+  int64_t x;
+  switch (f->type) {
+  case F_STR: return get_str(r, obj, f->key, path, (char **)at);
+  case F_PATH: return get_path(r, obj, f->key, path, (char **)at);
+  case F_SYMBOL:
+    PTO_RETURN_IF_ERROR(get_str(r, obj, f->key, path, (char **)at));
+    if (!c_identifier(*(char **)at))
+      return field_err(r, path,
+                       "'%.200s' is not a C identifier (letters, digits, '_', not starting with a "
+                       "digit)",
+                       *(char **)at);
+    return PTO_OK;
+  case F_INT:
+    PTO_RETURN_IF_ERROR(get_int(r, obj, f->key, path, f->lo, f->hi, &x));
+    *(int *)at = (int)x;
+    return PTO_OK;
+  case F_U64:
+    PTO_RETURN_IF_ERROR(get_int(r, obj, f->key, path, 0, INT64_MAX, &x));
+    *(uint64_t *)at = (uint64_t)x;
+    return PTO_OK;
+  case F_HASH:
+    PTO_RETURN_IF_ERROR(get_value(r, obj, f->key, path, JSON_STRING, "a string", &v));
+    return get_hash(r, v, path, (char *)at);
+  case F_CORE:
+    PTO_RETURN_IF_ERROR(get_value(r, obj, f->key, path, JSON_STRING, "\"aiv\" or \"aic\"", &v));
+    if (!strcmp(json_string_value(v), "aiv"))
+      *(int *)at = PTO_CORE_AIV;
+    else if (!strcmp(json_string_value(v), "aic"))
+      *(int *)at = PTO_CORE_AIC;
+    else
+      return field_err(r, path, "expected \"aiv\" or \"aic\", got %s", describe(v, b, sizeof b));
+    return PTO_OK;
+  }
+  return field_err(r, path, "has no reader (internal)");
+}
+
+/* Reads the fields of obj into the struct at base; prefix names obj in messages ("" at the root). */
+static pto_status read_fields(const reader *r, const json_t *obj, const char *prefix,
+                              const field *fs, size_t n, void *base) {
+  for (size_t i = 0; i < n; i++) {
+    const field *f = &fs[i];
+    if (f->optional && !json_object_get(obj, f->key)) continue;
+    char path[96];
+    snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->key);
+    PTO_RETURN_IF_ERROR(read_field(r, obj, f, path, (char *)base + f->offset));
+  }
+  return PTO_OK;
+}
+
 static pto_status get_kernel(const reader *r, const json_t *kv, int i, int n,
                              pto_manifest_kernel *k) {
   char path[96], b[80];
-  int64_t x;
-  json_t *v = NULL;
   snprintf(path, sizeof path, "kernels[%d]", i);
   if (!json_is_object(kv))
     return field_err(r, path, "expected an object, got %s", describe(kv, b, sizeof b));
-  snprintf(path, sizeof path, "kernels[%d].id", i);
-  PTO_RETURN_IF_ERROR(get_int(r, kv, "id", path, 0, n - 1, &x));
-  k->id = (int)x;
-  snprintf(path, sizeof path, "kernels[%d].name", i);
-  PTO_RETURN_IF_ERROR(get_str(r, kv, "name", path, &k->name));
-  snprintf(path, sizeof path, "kernels[%d].symbol", i);
-  PTO_RETURN_IF_ERROR(get_str(r, kv, "symbol", path, &k->symbol));
-  snprintf(path, sizeof path, "kernels[%d].core_type", i);
-  PTO_RETURN_IF_ERROR(get_value(r, kv, "core_type", path, JSON_STRING, "\"aiv\" or \"aic\"", &v));
-  if (!strcmp(json_string_value(v), "aiv"))
-    k->core_type = PTO_CORE_AIV;
-  else if (!strcmp(json_string_value(v), "aic"))
-    k->core_type = PTO_CORE_AIC;
-  else
-    return field_err(r, path, "expected \"aiv\" or \"aic\", got %s", describe(v, b, sizeof b));
-  snprintf(path, sizeof path, "kernels[%d].scratch_bytes", i);
-  PTO_RETURN_IF_ERROR(get_int(r, kv, "scratch_bytes", path, 0, INT64_MAX, &x));
-  k->scratch_bytes = (uint64_t)x;
-  if (json_object_get(kv, "source")) {
-    snprintf(path, sizeof path, "kernels[%d].source", i);
-    PTO_RETURN_IF_ERROR(get_path(r, kv, "source", path, &k->source));
-  }
-  if (json_object_get(kv, "object")) {
-    snprintf(path, sizeof path, "kernels[%d].object", i);
-    PTO_RETURN_IF_ERROR(get_path(r, kv, "object", path, &k->object));
-  }
+  PTO_RETURN_IF_ERROR(read_fields(r, kv, path, FIELDS(k_kernel_fields), k));
+  if (k->id >= n)
+    return field_err(r, strcat(path, ".id"), "%d is out of range [0, %d]", k->id, n - 1);
   return PTO_OK;
 }
 
@@ -584,7 +639,6 @@ static pto_status need_file(const reader *r, const pto_manifest *m, const char *
 static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *m) {
   char b[80];
   json_t *v = NULL, *o = NULL;
-  int64_t x;
   if (!json_is_object(root))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: expected a JSON object, got %s",
                            r->file, describe(root, b, sizeof b));
@@ -595,13 +649,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
                      "expected \"%s\", got %s: written by another version of pto; "
                      "compile the program again",
                      PTO_MANIFEST_SCHEMA, describe(v, b, sizeof b));
-  PTO_RETURN_IF_ERROR(get_str(r, root, "program", "program", &m->program));
-  PTO_RETURN_IF_ERROR(get_str(r, root, "platform", "platform", &m->platform));
-  PTO_RETURN_IF_ERROR(get_int(r, root, "opt_level", "opt_level", 0, 3, &x));
-  m->opt_level = (int)x;
-  PTO_RETURN_IF_ERROR(get_str(r, root, "toolchain", "toolchain", &m->toolchain));
-  PTO_RETURN_IF_ERROR(get_value(r, root, "cache_key", "cache_key", JSON_STRING, "a string", &v));
-  PTO_RETURN_IF_ERROR(get_hash(r, v, "cache_key", m->cache_key));
+  PTO_RETURN_IF_ERROR(read_fields(r, root, "", FIELDS(k_root_fields), m));
   PTO_RETURN_IF_ERROR(get_signature(r, root, &m->sig));
 
   v = json_object_get(root, "kind");
@@ -611,8 +659,7 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
   m->is_host = v && strcmp(json_string_value(v), "host") == 0;
   if (m->is_host) {
     PTO_RETURN_IF_ERROR(get_value(r, root, "host", "host", JSON_OBJECT, "an object", &o));
-    PTO_RETURN_IF_ERROR(get_str(r, o, "name", "host.name", &m->host_name));
-    PTO_RETURN_IF_ERROR(get_path(r, o, "source", "host.source", &m->host_source));
+    PTO_RETURN_IF_ERROR(read_fields(r, o, "host", FIELDS(k_host_fields), m));
     PTO_RETURN_IF_ERROR(get_binary(r, o, "host", &m->host));
     PTO_RETURN_IF_ERROR(get_value(r, root, "devices", "devices", JSON_ARRAY, "an array", &v));
     size_t nd = json_array_size(v);
@@ -652,18 +699,8 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
   } else {
     PTO_RETURN_IF_ERROR(
         get_value(r, root, "orchestration", "orchestration", JSON_OBJECT, "an object", &o));
-    PTO_RETURN_IF_ERROR(get_str(r, o, "name", "orchestration.name", &m->orch_name));
-    PTO_RETURN_IF_ERROR(get_path(r, o, "source", "orchestration.source", &m->orch_source));
+    PTO_RETURN_IF_ERROR(read_fields(r, o, "orchestration", FIELDS(k_orch_fields), m));
     PTO_RETURN_IF_ERROR(get_binary(r, o, "orchestration", &m->orch));
-    if (json_object_get(o, "entry_symbol")) {
-      PTO_RETURN_IF_ERROR(
-          get_str(r, o, "entry_symbol", "orchestration.entry_symbol", &m->orch_entry_symbol));
-      if (!c_identifier(m->orch_entry_symbol))
-        return field_err(r, "orchestration.entry_symbol",
-                         "'%.200s' is not a C identifier (letters, digits, '_', not starting "
-                         "with a digit)",
-                         m->orch_entry_symbol);
-    }
     PTO_RETURN_IF_ERROR(
         get_value(r, root, "kernels_so", "kernels_so", JSON_OBJECT, "an object", &o));
     PTO_RETURN_IF_ERROR(get_binary(r, o, "kernels_so", &m->kernels_so));
@@ -822,15 +859,37 @@ static json_t *binary_json(writer *w, json_t *o, const pto_manifest_binary *b) {
   return o;
 }
 
+/* Writes the fields of the struct at base into obj. */
+static void write_fields(writer *w, json_t *obj, const field *fs, size_t n, const void *base) {
+  for (size_t i = 0; i < n; i++) {
+    const field *f = &fs[i];
+    const void *at = (const char *)base + f->offset;
+    json_t *v = NULL;
+    switch (f->type) {
+    case F_STR:
+    case F_PATH:
+    case F_SYMBOL:
+      if (f->optional && !*(char *const *)at) continue;
+      v = jstr(w, *(char *const *)at);
+      break;
+    case F_INT: v = json_integer(*(const int *)at); break;
+    case F_U64: v = json_integer((json_int_t) * (const uint64_t *)at); break;
+    case F_HASH: v = jstr(w, (const char *)at); break;
+    case F_CORE:
+      v = jstr(w, *(const int *)at == PTO_CORE_AIC   ? "aic"
+                  : *(const int *)at == PTO_CORE_AIV ? "aiv"
+                                                     : "?");
+      break;
+    }
+    put(w, obj, f->key, v);
+  }
+}
+
 static json_t *manifest_json(const pto_manifest *m, writer *w) {
   pto__loader_json_init();
   json_t *root = json_object();
   put(w, root, "schema", jstr(w, PTO_MANIFEST_SCHEMA));
-  put(w, root, "program", jstr(w, m->program));
-  put(w, root, "platform", jstr(w, m->platform));
-  put(w, root, "opt_level", json_integer(m->opt_level));
-  put(w, root, "toolchain", jstr(w, m->toolchain));
-  put(w, root, "cache_key", jstr(w, m->cache_key));
+  write_fields(w, root, FIELDS(k_root_fields), m);
 
   json_t *sig = json_object(), *params = json_array();
   put(w, sig, "entry", jstr(w, m->sig.entry));
@@ -865,8 +924,7 @@ static json_t *manifest_json(const pto_manifest *m, writer *w) {
   if (m->is_host) {
     put(w, root, "kind", jstr(w, "host"));
     json_t *host = json_object();
-    put(w, host, "name", jstr(w, m->host_name));
-    put(w, host, "source", jstr(w, m->host_source));
+    write_fields(w, host, FIELDS(k_host_fields), m);
     put(w, root, "host", binary_json(w, host, &m->host));
     json_t *devs = json_array();
     for (int i = 0; i < m->ndevices; i++)
@@ -878,27 +936,15 @@ static json_t *manifest_json(const pto_manifest *m, writer *w) {
     put(w, root, "callees", cs);
   } else {
     json_t *orch = json_object();
-    put(w, orch, "name", jstr(w, m->orch_name));
-    put(w, orch, "source", jstr(w, m->orch_source));
-    if (m->orch_entry_symbol) put(w, orch, "entry_symbol", jstr(w, m->orch_entry_symbol));
+    write_fields(w, orch, FIELDS(k_orch_fields), m);
     put(w, root, "orchestration", binary_json(w, orch, &m->orch));
     put(w, root, "kernels_so", binary_json(w, json_object(), &m->kernels_so));
   }
 
   json_t *kernels = json_array();
   for (int i = 0; i < m->nkernels; i++) {
-    const pto_manifest_kernel *k = &m->kernels[i];
     json_t *kj = json_object();
-    put(w, kj, "id", json_integer(k->id));
-    put(w, kj, "name", jstr(w, k->name));
-    put(w, kj, "symbol", jstr(w, k->symbol));
-    put(w, kj, "core_type",
-        jstr(w, k->core_type == PTO_CORE_AIC   ? "aic"
-                : k->core_type == PTO_CORE_AIV ? "aiv"
-                                               : "?"));
-    put(w, kj, "scratch_bytes", json_integer((json_int_t)k->scratch_bytes));
-    if (k->source) put(w, kj, "source", jstr(w, k->source));
-    if (k->object) put(w, kj, "object", jstr(w, k->object));
+    write_fields(w, kj, FIELDS(k_kernel_fields), &m->kernels[i]);
     append(w, kernels, kj);
   }
   put(w, root, "kernels", kernels);
@@ -1022,13 +1068,6 @@ done:
 }
 
 /* ---- building ------------------------------------------------------------------------- */
-
-const pto_manifest_file *pto_manifest_find_file(const pto_manifest *m, const char *relpath) {
-  if (!relpath) return NULL;
-  for (int i = 0; i < m->nfiles; i++)
-    if (m->files[i].path && !strcmp(m->files[i].path, relpath)) return &m->files[i];
-  return NULL;
-}
 
 pto_status pto_manifest_add_file(pto_manifest *m, const char *dir, const char *relpath) {
   char *real = NULL;

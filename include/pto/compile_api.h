@@ -2,7 +2,8 @@
  *
  * The loader compiles through the binary cache without linking the compiler: it takes
  * pto_compile_options from its callers and, on a miss, dlopens libpto_compiler and calls it
- * through the versioned pto_compiler_api table, which fills a pto_compile_output. These types
+ * through the versioned pto_compiler_api table, which fills the work dir description (a
+ * pto_manifest, pto/workdir.h) that the loader completes and writes. These types
  * live here, below both, so that pto/loader.h (and every runtime user) never sees the compiler's
  * own API (pto/compiler.h). */
 #ifndef PTO_COMPILE_API_H
@@ -14,6 +15,7 @@
 #include "pto/ir.h"
 #include "pto/signature.h"
 #include "pto/status.h"
+#include "pto/workdir.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,51 +66,16 @@ static inline void pto_compile_options_init(pto_compile_options *opt) {
   opt->opt_level = 2;
 }
 
-typedef struct pto_compiled_kernel {
-  char *name;    /* PTIR function name */
-  char *symbol;  /* exported symbol in kernels.so */
-  char *source;  /* "kernels/<name>.ll" relative to the work dir */
-  char *object;  /* "kernels/<name>.o" */
-  int core_type; /* PTO_CORE_AIV / PTO_CORE_AIC */
-  uint64_t scratch_bytes;
-} pto_compiled_kernel;
-
-typedef struct pto_compile_output {
-  pto_signature sig; /* the entry's specialized signature */
-  char *program_name;
-  char *orch_name;      /* the entry function's name */
-  char *orch_source;    /* "orchestration/<orch>.cpp" */
-  char *orch_binary;    /* "orchestration/<orch>.so" */
-  char *kernels_binary; /* "kernels/kernels.so" */
-  char *abi_object;     /* "kernels/pto_abi.o" */
-  int nkernels;
-  pto_compiled_kernel *kernels; /* kernel id = index */
-  int opt_level;
-  char *platform;
-  /* A host (L3) entry: is_host 1, and the orch/kernel fields above are empty. host.c and
-   * host.so (paths relative to the work dir), the device set, and one L2 output per orch the
-   * host calls, in call-index order, built into the work dir callees/<orch_name>/ (their paths
-   * relative to that dir). */
-  int is_host;
-  char *host_name;
-  char *host_source;  /* "host/host.c" */
-  char *host_binary;  /* "host/host.so" */
-  int ndevices;
-  int32_t *devices;
-  int ncallees;
-  struct pto_compile_output *callees;
-} pto_compile_output;
-
 /* The table the loader reads from the dlopen'ed library via the exported symbol
- * "pto_compiler_api". */
-#define PTO_COMPILER_API_VERSION 1
+ * "pto_compiler_api". Version 2: build_dir fills a pto_manifest, freed by the loader with
+ * pto_manifest_free (libpto_ir); version 1 filled a pto_compile_output freed by output_clear. */
+#define PTO_COMPILER_API_VERSION 2
 typedef struct pto_compiler_api {
   uint32_t version;
   uint32_t size;
   const char *(*toolchain_identity)(void);
   pto_status (*build_dir)(const pto_ir_program *, const pto_compile_options *, const char *,
-                          pto_compile_output *);
-  void (*output_clear)(pto_compile_output *);
+                          pto_manifest *);
   pto_status (*build_orchestration)(const char *, const char *);
   pto_status (*build_kernel_object)(const char *, int, const char *);
   pto_status (*link_kernels)(const char *const *, int, const char *);

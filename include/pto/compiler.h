@@ -5,9 +5,10 @@
  * LLVM; tests and tools that always compile may link it directly.
  *
  * pto_compiler_build_dir writes DIR/program.ptir, DIR/orchestration/<orch>.cpp and .so,
- * DIR/kernels/<k>.ll and .o, DIR/kernels/kernels.so, and describes them in a pto_compile_output.
- * It does not write the manifest: the loader does, last and atomically, after hashing the files
- * and reading their Build-IDs. */
+ * DIR/kernels/<k>.ll and .o, DIR/kernels/kernels.so, and describes them in the work dir's
+ * pto_manifest (pto/workdir.h): every file it wrote listed without a hash, the shared objects'
+ * paths without their identity. It does not write the manifest: the loader does, last and
+ * atomically, after hashing the files and reading their Build-IDs. On failure *out is empty. */
 #ifndef PTO_COMPILER_H
 #define PTO_COMPILER_H
 
@@ -24,15 +25,13 @@
 extern "C" {
 #endif
 
-PTO_API void pto_compile_output_clear(pto_compile_output *out);
-
 /* The identity of everything that changes generated code: pto version, LLVM version, C++
  * compiler, runtime ABI versions, target triple, CPU and features. Static string. */
 PTO_API const char *pto_compiler_toolchain_identity(void);
 
 PTO_API PTO_MUST_USE pto_status pto_compiler_build_dir(const pto_ir_program *p,
                                                        const pto_compile_options *opt,
-                                                       const char *dir, pto_compile_output *out);
+                                                       const char *dir, pto_manifest *out);
 
 /* Rebuild path for hand-edited sources: .cpp -> .so, .ll -> .o, objects -> kernels.so. */
 PTO_API PTO_MUST_USE pto_status pto_compiler_build_orchestration(const char *cpp_path,

@@ -52,25 +52,6 @@ static pto_status write_text(const char *dir, const char *rel, const char *text)
 
 static const char *identity(void) { return "fake toolchain"; }
 
-static void output_clear(pto_compile_output *out) {
-  pto_signature_clear(&out->sig);
-  for (int i = 0; i < out->nkernels; i++) {
-    free(out->kernels[i].name);
-    free(out->kernels[i].symbol);
-    free(out->kernels[i].source);
-    free(out->kernels[i].object);
-  }
-  free(out->kernels);
-  free(out->program_name);
-  free(out->orch_name);
-  free(out->orch_source);
-  free(out->orch_binary);
-  free(out->kernels_binary);
-  free(out->abi_object);
-  free(out->platform);
-  memset(out, 0, sizeof *out);
-}
-
 static pto_status build_orchestration(const char *cpp, const char *so) {
   return run("c++ -std=c++17 -shared -fPIC -Wl,--build-id=sha1 -I'%s' -o '%s' '%s'", FAKE_INCLUDE,
              so, cpp);
@@ -91,7 +72,7 @@ static pto_status link_kernels(const char *const *objects, int n, const char *so
 }
 
 static pto_status build_dir(const pto_ir_program *p, const pto_compile_options *opt,
-                            const char *dir, pto_compile_output *out) {
+                            const char *dir, pto_manifest *out) {
   memset(out, 0, sizeof *out);
   pto_ir_func *entry = NULL;
   pto_status s = pto_ir_program_entry(p, opt->entry, &entry);
@@ -167,12 +148,11 @@ static pto_status build_dir(const pto_ir_program *p, const pto_compile_options *
   const char *objs[] = {k_o, abi_o};
   if ((s = link_kernels(objs, 2, kso))) goto fail;
 
-  out->program_name = strdup(p->name);
+  out->program = strdup(p->name);
   out->orch_name = strdup(entry->name);
   out->orch_source = strdup(src);
-  out->orch_binary = strdup(bin);
-  out->kernels_binary = strdup("kernels/kernels.so");
-  out->abi_object = strdup("kernels/pto_abi.o");
+  out->orch.path = strdup(bin);
+  out->kernels_so.path = strdup("kernels/kernels.so");
   out->platform = strdup("sim");
   out->opt_level = opt->opt_level;
   out->kernels = calloc(1, sizeof *out->kernels);
@@ -184,6 +164,10 @@ static pto_status build_dir(const pto_ir_program *p, const pto_compile_options *
     out->kernels[0].object = strdup("kernels/k.o");
     out->kernels[0].core_type = PTO_CORE_AIV;
   }
+  const char *files[] = {"kernels/k.ll", "kernels/k.o", "program.ptir", "kernels/pto_abi.o",
+                         src, bin, "kernels/kernels.so"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+    if ((s = pto_manifest_list_file(out, files[i]))) goto fail;
   const char *log = getenv("PTO_FAKE_COMPILER_LOG");
   if (log && *log) {
     FILE *f = fopen(log, "a");
@@ -194,7 +178,7 @@ static pto_status build_dir(const pto_ir_program *p, const pto_compile_options *
   }
   return PTO_OK;
 fail:
-  output_clear(out);
+  pto_manifest_free(out);
   return s;
 }
 
@@ -203,7 +187,6 @@ __attribute__((visibility("default"))) const pto_compiler_api pto_compiler_api_t
     .size = sizeof(pto_compiler_api),
     .toolchain_identity = identity,
     .build_dir = build_dir,
-    .output_clear = output_clear,
     .build_orchestration = build_orchestration,
     .build_kernel_object = build_kernel_object,
     .link_kernels = link_kernels,

@@ -1,7 +1,10 @@
-/* The work dir manifest: round trip of every field, atomic write, one clear error per malformed
- * or foreign manifest (naming the file and the field, line:col for JSON syntax), refusal of
- * paths that leave the work dir, and the XXH3-128 file hash. */
+/* The work dir manifest: round trip of every field, the compiler's description of a real build
+ * written and read back unchanged, atomic write, one clear error per malformed or foreign
+ * manifest (naming the file and the field, line:col for JSON syntax; every field of a written
+ * manifest removed and mistyped in turn), refusal of paths that leave the work dir, and the
+ * XXH3-128 file hash. */
 #include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include "loader_internal.h"
+#include "pto/compiler.h"
 #include "pto/manifest.h"
 #include "pto/orch_abi.h"
 #include "testutil.h"
@@ -510,6 +514,19 @@ static void test_add_file_and_binary_set(void **state) {
   assert_int_equal(m.nfiles, 1);
   assert_string_not_equal(first, m.files[0].hash);
   assert_status_contains(pto_manifest_add_file(&m, fx->dir, "../a.txt"), "'..'");
+  /* list_file names a file without hashing it, once; add_file then hashes that entry. */
+  assert_pto_ok(pto_manifest_list_file(&m, "b.txt"));
+  assert_pto_ok(pto_manifest_list_file(&m, "b.txt"));
+  assert_pto_ok(pto_manifest_list_file(&m, "a.txt")); /* already there: its hash stays */
+  assert_int_equal(m.nfiles, 2);
+  assert_string_equal(pto_manifest_find_file(&m, "b.txt")->hash, "");
+  assert_string_not_equal(pto_manifest_find_file(&m, "a.txt")->hash, "");
+  assert_status_contains(pto_manifest_list_file(&m, NULL), "no path");
+  snprintf(path, sizeof path, "%s/b.txt", fx->dir);
+  assert_int_equal(tu_write_file(path, "b"), 0);
+  assert_pto_ok(pto_manifest_add_file(&m, fx->dir, "b.txt"));
+  assert_int_equal(m.nfiles, 2);
+  assert_int_equal(strlen(pto_manifest_find_file(&m, "b.txt")->hash), 32);
   /* binary_set reads the Build-ID of an object the test links. */
   char src[600], so[600];
   snprintf(src, sizeof src, "%s/l.c", fx->dir);
@@ -530,6 +547,329 @@ static void test_add_file_and_binary_set(void **state) {
   pto_manifest_free(&m);
 }
 
+/* ---- the compiler's description, written and read back --------------------------------- */
+
+static void assert_binary_equal(const pto_manifest_binary *a, const pto_manifest_binary *b) {
+  if (!a->path || !b->path) {
+    assert_null(a->path);
+    assert_null(b->path);
+  } else {
+    assert_string_equal(a->path, b->path);
+  }
+  assert_string_equal(a->build_id, b->build_id);
+  assert_true(a->hid == b->hid);
+}
+
+static void assert_str_or_null_equal(const char *a, const char *b) {
+  if (!a || !b) {
+    assert_null(a);
+    assert_null(b);
+  } else {
+    assert_string_equal(a, b);
+  }
+}
+
+static void assert_signature_equal(const pto_signature *a, const pto_signature *b) {
+  assert_string_equal(a->entry, b->entry);
+  assert_int_equal(a->nrets, b->nrets);
+  assert_int_equal(a->nsyms, b->nsyms);
+  for (int i = 0; i < a->nsyms; i++)
+    assert_string_equal(a->syms[i], b->syms[i]);
+  assert_int_equal(a->nparams, b->nparams);
+  for (int i = 0; i < a->nparams; i++) {
+    const pto_sig_param *x = &a->params[i], *y = &b->params[i];
+    assert_string_equal(x->name, y->name);
+    assert_int_equal(x->is_tensor, y->is_tensor);
+    assert_int_equal(x->dtype, y->dtype);
+    assert_int_equal(x->dir, y->dir);
+    assert_int_equal(x->rank, y->rank);
+    for (int d = 0; d < x->rank; d++) {
+      assert_true(x->dims[d].value == y->dims[d].value);
+      assert_int_equal(x->dims[d].sym, y->dims[d].sym);
+    }
+    assert_int_equal(x->bind, y->bind);
+    assert_int_equal(x->value.dtype, y->value.dtype);
+    assert_true(x->value.u == y->value.u); /* same bits */
+  }
+}
+
+/* Every field of pto_manifest (pto/workdir.h) but callee_dirs, which a read leaves NULL. */
+static void assert_manifest_equal(const pto_manifest *a, const pto_manifest *b) {
+  assert_string_equal(a->program, b->program);
+  assert_signature_equal(&a->sig, &b->sig);
+  assert_int_equal(a->nkernels, b->nkernels);
+  for (int i = 0; i < a->nkernels; i++) {
+    const pto_manifest_kernel *x = &a->kernels[i], *y = &b->kernels[i];
+    assert_int_equal(x->id, i);
+    assert_int_equal(y->id, i);
+    assert_string_equal(x->name, y->name);
+    assert_string_equal(x->symbol, y->symbol);
+    assert_int_equal(x->core_type, y->core_type);
+    assert_true(x->scratch_bytes == y->scratch_bytes);
+    assert_str_or_null_equal(x->source, y->source);
+    assert_str_or_null_equal(x->object, y->object);
+  }
+  assert_str_or_null_equal(a->orch_name, b->orch_name);
+  assert_str_or_null_equal(a->orch_source, b->orch_source);
+  assert_binary_equal(&a->orch, &b->orch);
+  assert_str_or_null_equal(a->orch_entry_symbol, b->orch_entry_symbol);
+  assert_binary_equal(&a->kernels_so, &b->kernels_so);
+  assert_int_equal(a->nfiles, b->nfiles);
+  for (int i = 0; i < a->nfiles; i++) {
+    assert_string_equal(a->files[i].path, b->files[i].path);
+    assert_string_equal(a->files[i].hash, b->files[i].hash);
+  }
+  assert_string_equal(a->toolchain, b->toolchain);
+  assert_string_equal(a->cache_key, b->cache_key);
+  assert_int_equal(a->opt_level, b->opt_level);
+  assert_string_equal(a->platform, b->platform);
+  assert_int_equal(a->is_host, b->is_host);
+  assert_str_or_null_equal(a->host_name, b->host_name);
+  assert_str_or_null_equal(a->host_source, b->host_source);
+  assert_binary_equal(&a->host, &b->host);
+  assert_int_equal(a->ndevices, b->ndevices);
+  for (int i = 0; i < a->ndevices; i++)
+    assert_int_equal(a->devices[i], b->devices[i]);
+  assert_int_equal(a->ncallees, b->ncallees);
+  for (int i = 0; i < a->ncallees; i++)
+    assert_string_equal(a->callees[i], b->callees[i]);
+}
+
+#define KEY "0123456789abcdef0123456789abcdef"
+
+/* What the compiler describes: every file it wrote listed, none hashed yet; no identities. */
+static void assert_compiler_part(const pto_manifest *m) {
+  assert_true(m->nfiles > 0);
+  for (int i = 0; i < m->nfiles; i++)
+    assert_string_equal(m->files[i].hash, "");
+  assert_non_null(pto_manifest_find_file(m, "program.ptir"));
+  assert_null(m->toolchain);
+  assert_string_equal(m->cache_key, "");
+  assert_string_equal(m->platform, "sim");
+  if (m->is_host) {
+    assert_non_null(pto_manifest_find_file(m, m->host.path));
+    assert_int_equal(m->host.hid, 0);
+  } else {
+    assert_non_null(pto_manifest_find_file(m, m->orch.path));
+    assert_non_null(pto_manifest_find_file(m, m->kernels_so.path));
+    assert_non_null(pto_manifest_find_file(m, "kernels/pto_abi.o"));
+    assert_int_equal(m->orch.hid, 0);
+  }
+}
+
+/* Compiles prog (a file of the source tree) into a fresh dir, completes and writes the
+ * description as the loader does, and reads every manifest back: each equal, field by field. */
+static void compile_round_trip(const char *prog, const pto_binding *binds, int nbinds,
+                               const int32_t *devs, int ndevs) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/%s", PTO_SOURCE_DIR, prog);
+  pto_ir_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_file(path, &p));
+  char *dir = tu_mkdtemp("manifest_compile");
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  opt.opt_level = 1;
+  opt.scalars = binds;
+  opt.nscalars = nbinds;
+  opt.devices = devs;
+  opt.ndevices = ndevs;
+  pto_manifest m, r;
+  assert_pto_ok(pto_compiler_build_dir(p, &opt, dir, &m));
+  assert_compiler_part(&m);
+  for (int i = 0; i < m.ncallees; i++)
+    assert_compiler_part(&m.callee_dirs[i]);
+  assert_pto_ok(pto__loader_write_manifest(dir, &m, "toolchain of the test", KEY));
+  assert_pto_ok(pto_manifest_read(dir, &r));
+  assert_manifest_equal(&m, &r);
+  assert_null(r.callee_dirs);
+  assert_int_equal(m.opt_level, 1);
+  for (int i = 0; i < m.nfiles; i++)
+    assert_int_equal(strlen(m.files[i].hash), 32); /* the loader hashed every listed file */
+  for (int i = 0; i < m.ncallees; i++) {
+    pto_manifest c;
+    snprintf(path, sizeof path, "%s/callees/%s", dir, m.callees[i]);
+    assert_pto_ok(pto_manifest_read(path, &c));
+    assert_string_equal(c.orch_name, m.callees[i]);
+    assert_manifest_equal(&m.callee_dirs[i], &c);
+    assert_string_equal(c.cache_key, KEY);
+    pto_manifest_free(&c);
+  }
+  pto_manifest_free(&r);
+  pto_manifest_free(&m);
+  assert_null(m.callee_dirs);
+  pto_ir_program_destroy(p);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+static void test_compiled_description_round_trips(void **state) {
+  (void)state;
+  /* Dynamic dims, four kernels. */
+  compile_round_trip("tests/programs/four_kernels.ptir", NULL, 0, NULL, 0);
+  /* Specialized and runtime scalars of several dtypes. */
+  const pto_binding binds[] = {{"n", "2"}, {"beta", "runtime"}};
+  compile_round_trip("tests/programs/scalars.ptir", binds, 2, NULL, 0);
+  /* A host program: its device set and the callee work dirs, each with its own manifest. */
+  const int32_t devs[] = {3, 1};
+  compile_round_trip("tests/golden/host_small.ptir", NULL, 0, devs, 2);
+}
+
+/* ---- every field removed, mistyped, and an extra one added ----------------------------- */
+
+typedef struct sweep {
+  json_t *root;
+  int checked;
+} sweep;
+
+/* Parses the current root, expecting an error naming field in DIR/manifest.json (or success when
+ * field is NULL). */
+static void sweep_check(sweep *sw, const char *field, const char *what) {
+  char *text = json_dumps(sw->root, JSON_COMPACT);
+  assert_non_null(text);
+  pto_manifest r;
+  pto_status s = pto_manifest_parse(text, strlen(text), "DIR/manifest.json", &r);
+  char want[700];
+  snprintf(want, sizeof want, "DIR/manifest.json: field '%s'", field ? field : "");
+  if (field ? !s || !strstr(pto_status_message(s), want) : s != NULL) {
+    print_error("%s: expected %s, got: %s\n", what, field ? want : "success",
+                s ? pto_status_message(s) : "success");
+    fail();
+  }
+  if (field) {
+    assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+    assert_null(r.program); /* nothing half-read */
+  }
+  pto_status_free(s);
+  pto_manifest_free(&r);
+  free(text);
+  sw->checked++;
+}
+
+/* The field whose absence the reader reports when path is removed: path itself, but for a
+ * files entry (the field naming that file has no hash) and "kind" (without it, a host manifest
+ * reads as an L2 one, which lacks "orchestration"); NULL for an optional field. */
+static const char *field_missing(const char *path, char *buf, size_t n) {
+  if (!strcmp(path, "kind")) return "orchestration";
+  if (!strncmp(path, "files.", 6)) return "files";
+  const char *dot = strrchr(path, '.');
+  const char *leaf = dot ? dot + 1 : path;
+  if (!strcmp(path, "orchestration.entry_symbol") ||
+      (!strncmp(path, "kernels[", 8) && (!strcmp(leaf, "source") || !strcmp(leaf, "object"))))
+    return NULL;
+  snprintf(buf, n, "%s", path);
+  return buf;
+}
+
+/* A value of another JSON type than v. */
+static json_t *mistyped(const json_t *v) {
+  return json_is_object(v) || json_is_array(v) ? json_integer(7) : json_object();
+}
+
+static void sweep_value(sweep *sw, json_t *v, const char *path);
+
+static void sweep_object(sweep *sw, json_t *obj, const char *prefix) {
+  size_t n = json_object_size(obj);
+  const char **keys = calloc(n + 1, sizeof *keys);
+  size_t k = 0;
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) keys[k++] = key;
+  for (size_t i = 0; i < n; i++) {
+    char path[600], buf[600];
+    snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", keys[i]);
+    json_t *child = json_incref(json_object_get(obj, keys[i]));
+    sweep_value(sw, child, path);
+    char *saved = strdup(keys[i]); /* keys[i] dies with its entry */
+    assert_int_equal(json_object_del(obj, saved), 0);
+    sweep_check(sw, field_missing(path, buf, sizeof buf), "removed");
+    assert_int_equal(json_object_set_new(obj, saved, mistyped(child)), 0);
+    sweep_check(sw, path, "mistyped");
+    assert_int_equal(json_object_set_new(obj, saved, child), 0);
+    keys[i] = NULL;
+    free(saved);
+  }
+  /* A key the reader does not know is ignored: a later pto.manifest/1 writer may add fields.
+   * ("files" is keyed by path: a key there is one more file.) */
+  if (!strcmp(prefix, "files")) {
+    free(keys);
+    return;
+  }
+  assert_int_equal(json_object_set_new(obj, "zz_later_field", json_integer(1)), 0);
+  sweep_check(sw, NULL, "extra key");
+  assert_int_equal(json_object_del(obj, "zz_later_field"), 0);
+  free(keys);
+}
+
+static void sweep_value(sweep *sw, json_t *v, const char *path) {
+  if (json_is_object(v)) {
+    sweep_object(sw, v, path);
+  } else if (json_is_array(v)) {
+    for (size_t i = 0; i < json_array_size(v); i++) {
+      char sub[600];
+      snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+      json_t *e = json_incref(json_array_get(v, i));
+      sweep_value(sw, e, sub);
+      assert_int_equal(json_array_set_new(v, i, mistyped(e)), 0);
+      sweep_check(sw, sub, "mistyped");
+      assert_int_equal(json_array_set_new(v, i, e), 0);
+    }
+  }
+}
+
+static void sweep_manifest(const pto_manifest *m) {
+  char *text = NULL;
+  assert_pto_ok(pto_manifest_to_json(m, &text));
+  json_error_t err;
+  sweep sw = {json_loads(text, 0, &err), 0};
+  assert_non_null(sw.root);
+  sweep_check(&sw, NULL, "as written");
+  sweep_object(&sw, sw.root, "");
+  assert_true(sw.checked > 60);
+  json_decref(sw.root);
+  free(text);
+}
+
+static void test_every_field_removed_or_mistyped_is_named(void **state) {
+  (void)state;
+  pto_manifest m;
+  make_manifest(&m);
+  m.orch_entry_symbol = xs("my_entry");
+  sweep_manifest(&m);
+  /* The host form: the same manifest as a host program's. */
+  pto_manifest_free(&m);
+  make_manifest(&m);
+  for (int i = 0; i < m.nkernels; i++) {
+    free(m.kernels[i].name);
+    free(m.kernels[i].symbol);
+    free(m.kernels[i].source);
+    free(m.kernels[i].object);
+  }
+  m.nkernels = 0;
+  free(m.orch_name);
+  free(m.orch_source);
+  free(m.orch.path);
+  free(m.kernels_so.path);
+  m.orch_name = m.orch_source = m.orch.path = m.kernels_so.path = NULL;
+  m.is_host = 1;
+  m.host_name = xs("main");
+  m.host_source = xs("orchestration/main.cpp"); /* listed in files */
+  m.host.path = xs("orchestration/main.so");
+  strcpy(m.host.build_id, ORCH_ID);
+  m.host.hid = 0x4a2e809168376aacull;
+  m.ndevices = 2;
+  m.devices = calloc(2, sizeof *m.devices);
+  m.devices[0] = 3;
+  m.devices[1] = 1;
+  m.ncallees = 1;
+  m.callees = calloc(1, sizeof *m.callees);
+  m.callees[0] = xs("part");
+  for (int i = 2; i < m.nfiles; i++) /* the kernels' files, which nothing names now */
+    free(m.files[i].path);
+  m.nfiles = 2;
+  sweep_manifest(&m);
+  pto_manifest_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_manifest_round_trips_every_field, setup, teardown),
@@ -544,6 +884,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_write_refuses_an_invalid_manifest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_file_hash_is_xxh3_128, setup, teardown),
       cmocka_unit_test_setup_teardown(test_add_file_and_binary_set, setup, teardown),
+      cmocka_unit_test(test_compiled_description_round_trips),
+      cmocka_unit_test(test_every_field_removed_or_mistyped_is_named),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
