@@ -267,13 +267,7 @@ static void init_alias_scopes(lw *L) {
 /* Records base as the address of a tile that may be a view of a tensor (lower_load). Returns -1
  * when out of memory. */
 int pto__lower_note_view(lw *L, LLVMValueRef base) {
-  if (L->nviews == L->capviews) {
-    int cap = L->capviews ? 2 * L->capviews : 8;
-    LLVMValueRef *v = pto_realloc(L->views, (size_t)cap * sizeof *v);
-    if (!v) return -1;
-    L->views = v;
-    L->capviews = cap;
-  }
+  if (pto_grow_int(&L->views, sizeof *L->views, &L->capviews, L->nviews + 1)) return -1;
   L->views[L->nviews++] = base;
   return 0;
 }

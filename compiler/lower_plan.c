@@ -64,13 +64,7 @@ static int tile_bytes(const pto_ir_type *t, int64_t *out) {
 }
 
 static int new_group(lw *L, int64_t bytes, int start, int end) {
-  if (L->ngroups == L->capgroups) {
-    int cap = L->capgroups ? L->capgroups * 2 : 16;
-    lw_group *g = pto_realloc(L->groups, (size_t)cap * sizeof *g);
-    if (!g) return -1;
-    L->groups = g;
-    L->capgroups = cap;
-  }
+  if (pto_grow_int(&L->groups, sizeof *L->groups, &L->capgroups, L->ngroups + 1)) return -1;
   int id = L->ngroups++;
   lw_group *g = &L->groups[id];
   memset(g, 0, sizeof *g);
