@@ -218,9 +218,21 @@ LLVMValueRef pto__lower_smax(lw *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b,
                               LLVMValueRef divzero_flag);
 LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a);
-/* Whether the host (the code's target) has what: a part of pto__llvm_target_identity, e.g.
- * "+avx512f" (512-bit vector registers) or "triple=x86_64" (non-temporal stores, sfence). */
-int pto__lower_host_has(const char *what);
+/* lower_x86.c: the host-specific fast paths, each off under PTO_GENERIC_LOWERING=1 (the switch
+ * itself, pto__lower_host_has, is in lower.h). The two the generic files ask by name: 512-bit
+ * vectors (16-lane fused and streamed runs, the sort network in zmm registers) and streaming
+ * stores (non-temporal stores fenced by sfence, deferred stores). */
+int pto__lower_x86_wide(void);
+int pto__lower_x86_streaming(void);
+/* p 2^n (f32 vectors, n integral or NaN) in one vscalefps; NULL where the host has none (then
+ * the caller multiplies). */
+LLVMValueRef pto__lower_x86_scalef(lw *L, LLVMValueRef p, LLVMValueRef n);
+/* Marks a store to go past the cache; the stores so marked are fenced (sfence) before the task
+ * completes, so that its completion publishes them. Only where pto__lower_x86_streaming. */
+void pto__lower_x86_nontemporal(lw *L, LLVMValueRef store);
+void pto__lower_x86_sfence(lw *L);
+/* The current function keeps vectors in 512-bit registers (where the host has them). */
+void pto__lower_x86_wide_vectors(lw *L);
 /* i1: the task's pto_core_ctx.flags has PTO_CORE_STREAM_STORES (loaded once per kernel). */
 LLVMValueRef pto__lower_stream_stores(lw *L);
 /* a cmp b (PTIR's comparisons, as scalar expressions compare): i1, NaN false except ne. */

@@ -603,7 +603,7 @@ static int plan_deferred_stores(lw *L) {
       continue;
     /* what the non-temporal path stores: floats of the tensor's dtype, rows of whole lines */
     pto_dtype dt = sv->type->dtype;
-    if (!pto__lower_host_has("triple=x86_64") || tv->type->dtype != dt ||
+    if (!pto__lower_x86_streaming() || tv->type->dtype != dt ||
         !(dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16) ||
         cols * (int64_t)pto_dtype_size(dt) % 64)
       continue;
