@@ -23,22 +23,34 @@
 static pthread_once_t g_target_once = PTHREAD_ONCE_INIT;
 static int g_target_ok;
 static char *g_triple, *g_cpu, *g_features, *g_identity;
+static char g_switch_error[256]; /* a bad PTO_GENERIC_LOWERING: what was wrong */
 
 static void target_init_once(void) {
+  int generic = 0;
+  pto_status s = pto__lower_generic_setting(&generic);
+  if (s) {
+    snprintf(g_switch_error, sizeof g_switch_error, "%s", pto_status_message(s));
+    pto_status_free(s);
+    return;
+  }
   if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) return;
   g_triple = LLVMGetDefaultTargetTriple();
   g_cpu = LLVMGetHostCPUName();
   g_features = LLVMGetHostCPUFeatures();
   if (!g_triple || !g_cpu || !g_features) return;
-  size_t n = strlen(g_triple) + strlen(g_cpu) + strlen(g_features) + 32;
+  size_t n = strlen(g_triple) + strlen(g_cpu) + strlen(g_features) + 64;
   g_identity = pto_malloc(n);
   if (!g_identity) return;
-  snprintf(g_identity, n, "triple=%s;cpu=%s;features=%s", g_triple, g_cpu, g_features);
+  snprintf(g_identity, n, "triple=%s;cpu=%s;features=%s%s", g_triple, g_cpu, g_features,
+           generic ? PTO_LOWERING_GENERIC_ID : "");
   g_target_ok = 1;
 }
 
 static pto_status target_init(void) {
   pthread_once(&g_target_once, target_init_once);
+  if (g_switch_error[0])
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s (unset it or set it to 1)",
+                           g_switch_error);
   if (!g_target_ok)
     return pto_status_make(PTO_STATUS_INTERNAL, "LLVM: cannot initialise the native target");
   return PTO_OK;

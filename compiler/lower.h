@@ -54,9 +54,19 @@ pto_status pto__optimize_ll_text(const char *ll_path, int opt_level, char **out_
 /* Writes a tiny object exporting the int32 "pto_kernel_abi_version" = PTO_KERNEL_ABI_VERSION. */
 pto_status pto__emit_abi_object(const char *obj_path);
 
-/* "triple=...;cpu=...;features=..." of the host target, for the cache key. Static storage,
- * computed once. */
+/* "triple=...;cpu=...;features=..." of the host target, for the cache key, followed by
+ * PTO_LOWERING_GENERIC_ID under PTO_GENERIC_LOWERING=1 (lower_x86.c). Static storage, computed
+ * once. */
 const char *pto__llvm_target_identity(void);
+#define PTO_LOWERING_GENERIC_ID ";lowering=generic"
+
+/* lower_x86.c: PTO_GENERIC_LOWERING as 0 or 1; an error naming the values it accepts. */
+pto_status pto__lower_generic_setting(int *out_generic);
+/* lower_x86.c: whether the lowering may use what the host (the code's target) has: a part of
+ * pto__llvm_target_identity, e.g. "+avx512f" (512-bit vector registers) or "triple=x86_64"
+ * (non-temporal stores, sfence). Always 0 under PTO_GENERIC_LOWERING=1: every host-specific
+ * choice of the lowering asks this. */
+int pto__lower_host_has(const char *what);
 
 #ifdef __cplusplus
 }

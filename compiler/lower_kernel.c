@@ -267,13 +267,7 @@ static void init_alias_scopes(lw *L) {
 /* Records base as the address of a tile that may be a view of a tensor (lower_load). Returns -1
  * when out of memory. */
 int pto__lower_note_view(lw *L, LLVMValueRef base) {
-  if (L->nviews == L->capviews) {
-    int cap = L->capviews ? 2 * L->capviews : 8;
-    LLVMValueRef *v = pto_realloc(L->views, (size_t)cap * sizeof *v);
-    if (!v) return -1;
-    L->views = v;
-    L->capviews = cap;
-  }
+  if (pto_grow_int(&L->views, sizeof *L->views, &L->capviews, L->nviews + 1)) return -1;
   L->views[L->nviews++] = base;
   return 0;
 }
@@ -480,8 +474,6 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
   }
 }
 
-int pto__lower_host_has(const char *what) { return strstr(pto__llvm_target_identity(), what) != NULL; }
-
 /* ---- f32 exp and log: pto/mathf.h's algorithm, operation for operation as base/mathf.c --- */
 
 static LLVMValueRef fma3(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
@@ -495,7 +487,7 @@ static LLVMValueRef clamp_side(lw *L, LLVMRealPredicate pred, LLVMValueRef x, LL
   return LLVMBuildSelect(L->b, LLVMBuildFCmp(L->b, pred, x, lim, ""), lim, x, "");
 }
 
-/* pto_expf (base/mathf.c) on an f32 value or vector: f32 throughout, 16 lanes per 512 bits. */
+/* pto_expf (base/mathf.c) on an f32 value or vector: f32 throughout (16 lanes per 512 bits). */
 static LLVMValueRef lower_expf(lw *L, LLVMValueRef x) {
   LLVMBuilderRef b = L->b;
   LLVMTypeRef tf = LLVMTypeOf(x), ti = like(x, L->t_i32);
@@ -511,17 +503,9 @@ static LLVMValueRef lower_expf(lw *L, LLVMValueRef x) {
     q = fma3(L, q, r, cst_real(tf, pto_mathf_exp_coef(i)));
   LLVMValueRef t = fma3(L, LLVMBuildFMul(b, r, r, ""), q, r);
   LLVMValueRef p = LLVMBuildFAdd(b, cst_real(tf, 1.0), t, "");
-  if (LLVMGetTypeKind(tf) == LLVMVectorTypeKind && LLVMGetVectorSize(tf) == 16 &&
-      pto__lower_host_has("+avx512f")) {
-    /* p 2^n in one instruction, rounded once: vscalefps (p times 2^floor(n), n an integer or
-     * NaN) equals the two multiplies below, of which the first is exact (p 2^(n>>1) is normal for
-     * n >= -150), and the second rounds. It spares 9 operations of 27 and the microcode assist
-     * x86 takes for a multiply with a subnormal result. */
-    LLVMValueRef args[5] = {p, n, LLVMGetPoison(tf), LLVMConstInt(L->t_i16, 0xffff, 0),
-                            LLVMConstInt(L->t_i32, 4, 0)}; /* all lanes, MXCSR rounding */
-    return pto__lower_call_intrinsic(L, "llvm.x86.avx512.mask.scalef.ps.512", NULL, 0, args, 5,
-                                     "exp");
-  }
+  LLVMValueRef scaled = pto__lower_x86_scalef(L, p, n);
+  if (scaled) return scaled;
+  /* p 2^n as two multiplies by powers of two: the first exact, the second rounds */
   LLVMValueRef ni = LLVMBuildSub(b, LLVMBuildBitCast(b, kf, ti, ""),
                                  cst_int(ti, PTO_MATHF_SHIFT_BITS), "");
   LLVMValueRef n1 = LLVMBuildAShr(b, ni, cst_int(ti, 1), "");

@@ -21,15 +21,21 @@
 #include "pto/ir.h"
 #include "pto/kernel_abi.h"
 
+/* A buffer group: values that share one buffer in the scratch arena. Only a root's fields
+ * (parent == itself) describe the buffer; a member's are what it had when it was merged.
+ * Invariants of a live root (not dead) after planning, checked by pto__lower_plan_check:
+ *   0 <= start <= end < npos;
+ *   offset is a multiple of 64 and offset + bytes <= the kernel's footprint;
+ *   two live roots whose [start, end] ranges meet have disjoint [offset, offset + bytes). */
 typedef struct lw_group {
-  int64_t bytes;
-  int start, end; /* statement positions, inclusive */
-  int64_t offset;
-  int parent;     /* union-find; itself when a root */
+  int64_t bytes;  /* >= 0: the largest member's bytes */
+  int start, end; /* statement positions, inclusive: the union of the members' live ranges */
+  int64_t offset; /* from the scratch arena's start; assigned last (assign_offsets) */
+  int parent;     /* union-find, 0 <= parent < ngroups; itself when a root */
   int iter;       /* a loop-carried buffer: taken over in place only by its own next value */
   int loop_pos;   /* iter: position of the for statement */
   int iter_index; /* iter: which carried value */
-  int dead;       /* no storage: every value of it lives inside one fused loop */
+  int dead;       /* no storage (no offset): every value of it lives inside one fused loop */
 } lw_group;
 
 typedef struct lw_tile {
@@ -90,20 +96,31 @@ typedef enum lw_bin {
   LW_EXPDIF,
 } lw_bin;
 
-/* Per statement position, what the planner decided. */
+/* Per statement position (pre-order: a statement, then its bodies), what the planner decided.
+ * The invariants after planning (pto__lower_plan_check checks them) are beside the fields; a
+ * group index is one of the kernel's, 0 <= g < ngroups. */
 typedef struct lw_stmt_plan {
-  const pto_ir_stmt *s;
+  const pto_ir_stmt *s;    /* never NULL */
   const pto_ir_block *blk; /* the block holding s */
-  int end;                 /* last position inside a for/if body; the position itself otherwise */
-  int fuse_len;            /* >1: this elementwise statement starts a fused run of that many */
-  int stream_len;          /* >0: this statement starts a streamed run of that many statements */
-  int stream_loads;        /* its leading tile.loads; then elementwise ops, then one tile.store */
+  int end;                 /* last position inside a for/if body; the position itself otherwise:
+                              pos <= end < npos */
+  int fuse_len;            /* >1: this elementwise statement starts a fused run of that many
+                              statements, consecutive in its block (positions pos..pos+fuse_len-1,
+                              all of blk); 1 otherwise */
+  int stream_len;          /* >0: this statement starts a streamed run of that many statements,
+                              consecutive in its block; 0 otherwise */
+  int stream_loads;        /* its leading tile.loads; then elementwise ops, then one tile.store:
+                              0 <= stream_loads < stream_len */
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
-  int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views) */
+  int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views):
+                              only ever set on a tile.load */
   int mm_pack;             /* a matmul on bf16 dot products: its packed operands' group, or -1 */
   int defer;               /* a streamed run whose store may be deferred (plan_deferred_stores):
-                              its staging buffer's group, or -1 */
-  int defer_at;            /* a for statement: the position of that run in its body, or -1 */
+                              its staging buffer's group, or -1; set only on a run of more than
+                              one statement without loads, and only when streaming stores are
+                              on (pto__lower_x86_streaming) */
+  int defer_at;            /* a for statement: the position of that run in its body, or -1;
+                              pos < defer_at <= end and plan[defer_at].defer >= 0 */
 } lw_stmt_plan;
 
 /* A window a tile.load of a loop body reads in the loop's next iteration: rows of row_bytes
@@ -178,7 +195,7 @@ typedef struct lw {
   int *last_use; /* per value id: last position that reads it (loops extend), -1 unused */
   lw_group *groups;
   int ngroups, capgroups;
-  int64_t footprint;
+  int64_t footprint;        /* scratch bytes: the end of the highest live group */
   LLVMValueRef *group_base; /* per group root: its address */
   int cur_pos;              /* codegen: position of the statement being lowered */
   LLVMValueRef *views;      /* codegen: bases of tiles that may be views of tensors (untagged) */
@@ -218,9 +235,21 @@ LLVMValueRef pto__lower_smax(lw *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b,
                               LLVMValueRef divzero_flag);
 LLVMValueRef pto__lower_unop(lw *L, pto_op_fn op, pto_dtype dt, LLVMValueRef a);
-/* Whether the host (the code's target) has what: a part of pto__llvm_target_identity, e.g.
- * "+avx512f" (512-bit vector registers) or "triple=x86_64" (non-temporal stores, sfence). */
-int pto__lower_host_has(const char *what);
+/* lower_x86.c: the host-specific fast paths, each off under PTO_GENERIC_LOWERING=1 (the switch
+ * itself, pto__lower_host_has, is in lower.h). The two the generic files ask by name: 512-bit
+ * vectors (16-lane fused and streamed runs, the sort network in zmm registers) and streaming
+ * stores (non-temporal stores fenced by sfence, deferred stores). */
+int pto__lower_x86_wide(void);
+int pto__lower_x86_streaming(void);
+/* p 2^n (f32 vectors, n integral or NaN) in one vscalefps; NULL where the host has none (then
+ * the caller multiplies). */
+LLVMValueRef pto__lower_x86_scalef(lw *L, LLVMValueRef p, LLVMValueRef n);
+/* Marks a store to go past the cache; the stores so marked are fenced (sfence) before the task
+ * completes, so that its completion publishes them. Only where pto__lower_x86_streaming. */
+void pto__lower_x86_nontemporal(lw *L, LLVMValueRef store);
+void pto__lower_x86_sfence(lw *L);
+/* The current function keeps vectors in 512-bit registers (where the host has them). */
+void pto__lower_x86_wide_vectors(lw *L);
 /* i1: the task's pto_core_ctx.flags has PTO_CORE_STREAM_STORES (loaded once per kernel). */
 LLVMValueRef pto__lower_stream_stores(lw *L);
 /* a cmp b (PTIR's comparisons, as scalar expressions compare): i1, NaN false except ne. */
@@ -254,6 +283,10 @@ int pto__lower_group_find(lw *L, int g);
 int pto__lower_elementwise_kind(pto_opcode op);
 pto_status pto__lower_plan(lw *L);
 void pto__lower_plan_free(lw *L);
+/* The plan's invariants (beside lw_stmt_plan, lw_group and lw's plan fields): PTO_OK, or an
+ * INTERNAL error naming the first one broken, where. pto__lower_plan runs it in builds with
+ * PTO_DEBUG_CHECKS (sanitizer builds) or without NDEBUG. */
+pto_status pto__lower_plan_check(const lw *L);
 
 /* lower_ops.c */
 void pto__lower_op(lw *L, const pto_ir_stmt *s);

@@ -709,13 +709,6 @@ static int64_t defer_row_bytes(const lw_defer *d) {
   return d->cols * (int64_t)pto_dtype_size(d->dt);
 }
 
-/* Marks a store to go past the cache (a non-temporal store on x86-64). */
-static void nontemporal(lw *L, LLVMValueRef store) {
-  LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(L->t_i32, 1, 0));
-  unsigned kind = LLVMGetMDKindIDInContext(L->c, "nontemporal", 11);
-  LLVMSetMetadata(store, kind, LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, &one, 1)));
-}
-
 void pto__lower_defer_begin(lw *L, lw_defer *d, int pos) {
   int p = L->plan[pos].defer_at;
   memset(d, 0, sizeof *d);
@@ -747,7 +740,7 @@ static void defer_line(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef m)
   LLVMValueRef st = LLVMBuildStore(b, v, LLVMBuildGEP2(b, L->t_i8, ptr, &at, 1, ""));
   LLVMSetAlignment(st, 64);
   pto__lower_tag(L, st, 1);
-  nontemporal(L, st);
+  pto__lower_x86_nontemporal(L, st);
 }
 
 /* Lines [first64, first64 + n64) of staged row i (defer_line). */
@@ -780,7 +773,7 @@ static void defer_drain_all(lw *L, const lw_defer *d) {
 
 void pto__lower_defer_finish(lw *L, const lw_defer *d) {
   defer_drain_all(L, d);
-  pto__lower_call_intrinsic(L, "llvm.x86.sse.sfence", NULL, 0, NULL, 0, "");
+  pto__lower_x86_sfence(L);
 }
 
 /* Whether a row-by-row run of rows x cols tiles can drain the loop's deferred store: straight
@@ -1007,7 +1000,7 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
 
 static int fused_vw(lw *L, const fused_stmt *f, int n) {
   int has_exp;
-  return pto__lower_host_has("+avx512f") && fused_vec_ok(L, f, n, &has_exp) && has_exp ? FUSED_VW : 1;
+  return pto__lower_x86_wide() && fused_vec_ok(L, f, n, &has_exp) && has_exp ? FUSED_VW : 1;
 }
 
 /* Whether the run holds a row expansion (kind 5): its loop then goes row by row. */
@@ -1172,7 +1165,7 @@ static int stream_one(lw *L, const stream_step *st, LLVMValueRef j, int vw, int 
   LLVMSetMetadata(s, L->kind_noalias, st->md->store_noalias);
   if (nt) {
     LLVMSetAlignment(s, (unsigned)(vw * pto_dtype_size(st->T->dt)));
-    nontemporal(L, s);
+    pto__lower_x86_nontemporal(L, s);
   }
   return 0;
 }
@@ -1387,10 +1380,10 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
    * outputs are too large to stay in the cache (PTO_CORE_STREAM_STORES), non-temporal stores
    * (then fenced, so that the task's completion publishes them) */
   int has_exp = 0, vec = (nrun == 0 || fused_vec_ok(L, f, nrun, &has_exp)) &&
-                         pto__lower_host_has("triple=x86_64") && T->dt == t->dt && vec_float(t->dt);
+                         pto__lower_x86_streaming() && T->dt == t->dt && vec_float(t->dt);
   for (int k = 0; k < nloads && vec; k++)
     if (lt[k]->dt != ldt[k] || !vec_float(ldt[k])) vec = 0;
-  int vw = vec && has_exp && pto__lower_host_has("+avx512f") ? FUSED_VW : 1;
+  int vw = vec && has_exp && pto__lower_x86_wide() ? FUSED_VW : 1;
   stream_step st = {.nloads = nloads, .nrun = nrun, .lv = lv, .lval = lval, .lt = lt, .win = win,
                     .ldt = ldt, .f = f, .sv = sv, .t = t, .T = T, .ws = &ws, .md = &md};
   if (vec) {
@@ -1403,7 +1396,7 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
     lw_defer *d = L->loop.defer;
     if (d && d->pos == pos0 && !stream_defer(L, d, &st, slo, shi, bb_done)) return;
     if (stream_rows(L, &st, 1, 1)) return;
-    pto__lower_call_intrinsic(L, "llvm.x86.sse.sfence", NULL, 0, NULL, 0, "");
+    pto__lower_x86_sfence(L);
     LLVMBuildBr(b, bb_done);
     LLVMPositionBuilderAtEnd(b, bb_ct);
   }

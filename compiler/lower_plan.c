@@ -1,5 +1,7 @@
 /* Kernel planning: statement positions, tile live ranges, buffer groups and scratch offsets.
  * See lower_kernel_internal.h for the model. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,13 +66,7 @@ static int tile_bytes(const pto_ir_type *t, int64_t *out) {
 }
 
 static int new_group(lw *L, int64_t bytes, int start, int end) {
-  if (L->ngroups == L->capgroups) {
-    int cap = L->capgroups ? L->capgroups * 2 : 16;
-    lw_group *g = pto_realloc(L->groups, (size_t)cap * sizeof *g);
-    if (!g) return -1;
-    L->groups = g;
-    L->capgroups = cap;
-  }
+  if (pto_grow_int(&L->groups, sizeof *L->groups, &L->capgroups, L->ngroups + 1)) return -1;
   int id = L->ngroups++;
   lw_group *g = &L->groups[id];
   memset(g, 0, sizeof *g);
@@ -609,7 +605,7 @@ static int plan_deferred_stores(lw *L) {
       continue;
     /* what the non-temporal path stores: floats of the tensor's dtype, rows of whole lines */
     pto_dtype dt = sv->type->dtype;
-    if (!pto__lower_host_has("triple=x86_64") || tv->type->dtype != dt ||
+    if (!pto__lower_x86_streaming() || tv->type->dtype != dt ||
         !(dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16) ||
         cols * (int64_t)pto_dtype_size(dt) % 64)
       continue;
@@ -923,6 +919,100 @@ pto_status pto__lower_plan(lw *L) {
   free(order);
   if (plan_views(L, k))
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
+#if defined(PTO_DEBUG_CHECKS) || !defined(NDEBUG)
+  return pto__lower_plan_check(L);
+#else
+  return PTO_OK;
+#endif
+}
+
+/* ---- invariants --------------------------------------------------------------------------- */
+
+static pto_status broken(const lw *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static pto_status broken(const lw *L, const char *fmt, ...) {
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return pto_status_make(PTO_STATUS_INTERNAL,
+                         "the kernel plan of @%s breaks an invariant: %s (a compiler bug: please "
+                         "report it with the program)",
+                         L->k->name, what);
+}
+
+static int group_ok(const lw *L, int g) { return g >= 0 && g < L->ngroups; }
+
+/* A run of n statements from position p stays in p's block. */
+static int run_in_block(const lw *L, int p, int n) {
+  if (n < 1 || p + n > L->npos) return 0;
+  for (int m = p; m < p + n; m++)
+    if (L->plan[m].blk != L->plan[p].blk) return 0;
+  return 1;
+}
+
+static pto_status check_position(const lw *L, int p) {
+  const lw_stmt_plan *sp = &L->plan[p];
+  if (!sp->s || !sp->blk || sp->end < p || sp->end >= L->npos)
+    return broken(L, "position %d: no statement, or its end %d outside [%d, %d)", p, sp->end, p,
+                  L->npos);
+  if (!run_in_block(L, p, sp->fuse_len))
+    return broken(L, "position %d: a fused run of %d leaves its block", p, sp->fuse_len);
+  if (sp->stream_len < 0 || (sp->stream_len > 0 && !run_in_block(L, p, sp->stream_len)) ||
+      sp->stream_loads < 0 || (sp->stream_len > 0 && sp->stream_loads >= sp->stream_len))
+    return broken(L, "position %d: a streamed run of %d (%d loads) leaves its block", p,
+                  sp->stream_len, sp->stream_loads);
+  if ((sp->yield_tmp != -1 && !group_ok(L, sp->yield_tmp)) ||
+      (sp->mm_pack != -1 && !group_ok(L, sp->mm_pack)) ||
+      (sp->defer != -1 && !group_ok(L, sp->defer)))
+    return broken(L, "position %d: a group index outside [0, %d)", p, L->ngroups);
+  if (sp->view && (sp->s->kind != PTO_STMT_OP || sp->s->op.opc != PTO_OP_TILE_LOAD))
+    return broken(L, "position %d: a view that is not a tile.load", p);
+  if (sp->defer >= 0 &&
+      (sp->stream_len <= 1 || sp->stream_loads != 0 || !pto__lower_x86_streaming()))
+    return broken(L, "position %d: a deferred store on a run that cannot defer it", p);
+  if (sp->defer_at >= 0 && (sp->s->kind != PTO_STMT_FOR || sp->defer_at <= p ||
+                            sp->defer_at > sp->end || L->plan[sp->defer_at].defer < 0))
+    return broken(L, "position %d: defer_at %d is no deferred run in its loop's body", p,
+                  sp->defer_at);
+  return PTO_OK;
+}
+
+static int live_root(const lw *L, int g) { return L->groups[g].parent == g && !L->groups[g].dead; }
+
+static pto_status check_groups(const lw *L) {
+  for (int g = 0; g < L->ngroups; g++) {
+    const lw_group *G = &L->groups[g];
+    if (!group_ok(L, G->parent)) return broken(L, "group %d: parent %d", g, G->parent);
+    if (!live_root(L, g)) continue;
+    if (G->bytes < 0 || G->start < 0 || G->start > G->end || G->end >= L->npos)
+      return broken(L, "group %d: %lld bytes live over [%d, %d] of %d positions", g,
+                    (long long)G->bytes, G->start, G->end, L->npos);
+    if (G->offset < 0 || G->offset % 64 || G->offset + G->bytes > L->footprint)
+      return broken(L, "group %d: offset %lld (%lld bytes) not 64-aligned inside %lld", g,
+                    (long long)G->offset, (long long)G->bytes, (long long)L->footprint);
+    for (int h = 0; h < g; h++) {
+      const lw_group *H = &L->groups[h];
+      if (!live_root(L, h) || H->end < G->start || G->end < H->start) continue;
+      if (G->offset < H->offset + H->bytes && H->offset < G->offset + G->bytes)
+        return broken(L, "groups %d and %d live together over shared bytes", h, g);
+    }
+  }
+  return PTO_OK;
+}
+
+pto_status pto__lower_plan_check(const lw *L) {
+  for (int p = 0; p < L->npos; p++)
+    PTO_RETURN_IF_ERROR(check_position(L, p));
+  PTO_RETURN_IF_ERROR(check_groups(L));
+  int nv = L->k->nvalues;
+  for (int v = 0; v < nv; v++) {
+    int g = L->group_of[v];
+    if ((g != -1 && g != LW_FUSED && !group_ok(L, g)) || L->def_pos[v] < -1 ||
+        L->def_pos[v] >= L->npos || L->last_use[v] < -1 || L->last_use[v] >= L->npos)
+      return broken(L, "value %d: group %d, defined at %d, last used at %d", v, g, L->def_pos[v],
+                    L->last_use[v]);
+  }
   return PTO_OK;
 }
 

@@ -691,10 +691,7 @@ static void lower_sort_idx(lw *L, const pto_ir_stmt *s) {
       for (int k = 0; k < 2; k++)
         LLVMBuildStore(L->b, i64c(L, -1), LLVMBuildInBoundsGEP2(L->b, L->t_i64, buf[k], &ev, 1, ""));
     }
-    if (pto__lower_host_has("+avx512f")) /* the network's <n x i64> in zmm, not ymm, registers */
-      LLVMAddAttributeAtIndex(
-          L->fn, LLVMAttributeFunctionIndex,
-          LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
+    pto__lower_x86_wide_vectors(L); /* the network's <n x i64> in zmm, not ymm, registers */
     lw_loop li;
     LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, a->rows), "msort.row");
     sort_row_merge(L, a, t, mul(L, i, i64c(L, a->cols)), buf, !asc);

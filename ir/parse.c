@@ -109,25 +109,13 @@ static tok *push_tok(parser *p, tok_kind k, const char *s, size_t n, pto_loc loc
 }
 
 static int note_comment(parser *p, src_comment c) {
-  if (p->ncmts == p->cmtcap) {
-    int nc = p->cmtcap ? p->cmtcap * 2 : 32;
-    src_comment *nv = pto_realloc(p->cmts, sizeof *nv * (size_t)nc);
-    if (!nv) return -1;
-    p->cmts = nv;
-    p->cmtcap = nc;
-  }
+  if (pto_grow_int(&p->cmts, sizeof *p->cmts, &p->cmtcap, p->ncmts + 1)) return -1;
   p->cmts[p->ncmts++] = c;
   return 0;
 }
 
 static int note_close(parser *p, int line) {
-  if (p->ncloses == p->closecap) {
-    int nc = p->closecap ? p->closecap * 2 : 32;
-    int *nv = pto_realloc(p->closes, sizeof *nv * (size_t)nc);
-    if (!nv) return -1;
-    p->closes = nv;
-    p->closecap = nc;
-  }
+  if (pto_grow_int(&p->closes, sizeof *p->closes, &p->closecap, p->ncloses + 1)) return -1;
   p->closes[p->ncloses++] = line;
   return 0;
 }

@@ -371,8 +371,14 @@ static void identity_lines(pto_text *b) {
 }
 
 static pto_status make_identity(char **out_text) {
+  /* the lowering switch as the compiler reads it (compiler/lower_x86.c): not memoized, a
+   * variable of this process and not of the toolchain's files */
+  static const char *const k_lowering[] = {"0", "1"};
+  int generic = 0;
+  PTO_RETURN_IF_ERROR(pto_env_choice(PTO_GENERIC_LOWERING_ENV, k_lowering, 2, 0, &generic));
   pto_text b = {0};
   identity_lines(&b);
+  if (generic) pto_text_printf(&b, "target.lowering=generic\n");
   if (b.failed) {
     free(b.data);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory computing a cache key");

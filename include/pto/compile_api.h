@@ -21,6 +21,11 @@
 extern "C" {
 #endif
 
+/* "1": the kernel lowering uses no host-specific fast path (compiler/lower_x86.c), only the
+ * generic LLVM one; unset, empty or "0": the host's fast paths. Read once per process by the
+ * compiler and by the loader, which puts it in the cache key (target.lowering=generic). */
+#define PTO_GENERIC_LOWERING_ENV "PTO_GENERIC_LOWERING"
+
 typedef struct pto_compile_options {
   size_t sz;                  /* sizeof(pto_compile_options): older callers keep working */
   const char *entry;          /* NULL: the single host, else the single orch */

@@ -391,6 +391,51 @@ static void test_cache_key_differs_for_cpu_and_toolchain(void **state) {
   assert_string_equal(base, again); /* the environment restored, the key is back */
 }
 
+/* PTO_GENERIC_LOWERING=1 lowers without the host's fast paths (compiler/lower_x86.c): other code
+ * for the same program, so another key, and the key text says why. A value that is neither 0
+ * nor 1 is refused, naming the variable and what it takes, and the key is back once unset. */
+static void test_cache_key_differs_for_generic_lowering(void **state) {
+  (void)state;
+  char base[33], generic[33], zero[33];
+  char *text = NULL;
+  key_of(&k_base, &k_req, base, &text);
+  assert_null(strstr(text, "target.lowering="));
+  free(text);
+
+  setenv("PTO_GENERIC_LOWERING", "1", 1);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, generic, &text);
+  assert_non_null(strstr(text, "\ntarget.lowering=generic\n"));
+  free(text);
+  setenv("PTO_GENERIC_LOWERING", "0", 1);
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, zero, NULL);
+
+  setenv("PTO_GENERIC_LOWERING", "yes", 1);
+  pto__loader_cache_reset_identity();
+  pto_ir_program *p = parse_variant(&k_base);
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  pto_binding scalars[1] = {{k_base.n, "runtime"}};
+  opt.scalars = scalars;
+  opt.nscalars = 1;
+  char key[33];
+  pto_status s = pto_cache_key(p, &opt, key, NULL);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_string_equal(pto_status_message(s),
+                      "PTO_GENERIC_LOWERING is 'yes': expected one of: 0, 1");
+  pto_status_free(s);
+  pto_ir_program_destroy(p);
+  unsetenv("PTO_GENERIC_LOWERING");
+  pto__loader_cache_reset_identity();
+
+  assert_string_not_equal(base, generic);
+  assert_string_equal(base, zero);
+  char again[33];
+  key_of(&k_base, &k_req, again, NULL);
+  assert_string_equal(base, again);
+}
+
 static void test_cache_key_names_the_missing_binding(void **state) {
   (void)state;
   pto_ir_program *p = parse_variant(&k_base);
@@ -413,6 +458,7 @@ int main(void) {
       cmocka_unit_test(test_cache_key_differs_for_specialized_value_and_binding),
       cmocka_unit_test(test_cache_key_differs_for_platform_and_options),
       cmocka_unit_test(test_cache_key_differs_for_cpu_and_toolchain),
+      cmocka_unit_test(test_cache_key_differs_for_generic_lowering),
       cmocka_unit_test(test_cache_key_toolchain_memo_follows_the_files),
       cmocka_unit_test(test_cache_key_names_the_missing_binding),
   };

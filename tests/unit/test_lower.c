@@ -2209,11 +2209,11 @@ static void test_lower_streamed_stores_past_the_cache(void **state) {
   (void)state;
   tl_lib *L = lib_build(k_add_src, 2);
   assert_non_null(L);
-  if (strstr(pto__llvm_target_identity(), "triple=x86_64")) {
+  if (pto__lower_host_has("triple=x86_64")) {
     assert_true(ll_has(L, "add_block", "!nontemporal"));
     assert_true(ll_has(L, "add_block", "@llvm.x86.sse.sfence()"));
   } else {
-    print_message("host not x86-64: no non-temporal path\n");
+    print_message("host not x86-64 or generic lowering: no non-temporal path\n");
   }
   static float a[3 * 128], b[3 * 128], buf[3 * 128 + 64] __attribute__((aligned(64)));
   for (int i = 0; i < 3 * 128; i++) {
@@ -2344,7 +2344,7 @@ static void test_lower_deferred_store_matches_interpreter(void **state) {
   (void)state;
   tl_lib *L = lib_build(k_defer_src, 2);
   assert_non_null(L);
-  int x86 = strstr(pto__llvm_target_identity(), "triple=x86_64") != NULL;
+  int x86 = pto__lower_host_has("triple=x86_64");
   if (x86) {
     static const char *const deferred[] = {"dsm", "dsum", "dnest", "dbf"};
     for (size_t i = 0; i < sizeof deferred / sizeof deferred[0]; i++)
@@ -2357,7 +2357,7 @@ static void test_lower_deferred_store_matches_interpreter(void **state) {
     assert_null(strstr(text, "stream.defer:"));
     free(text);
   } else {
-    print_message("host not x86-64: no non-temporal path to defer\n");
+    print_message("host not x86-64 or generic lowering: no non-temporal path to defer\n");
   }
   static const char *const f32k[] = {"dsm", "dsum", "dnest", "dinout"};
   for (size_t k = 0; k < sizeof f32k / sizeof f32k[0]; k++) {
@@ -2756,12 +2756,11 @@ static void test_lower_bf16_matmul_dot_products(void **state) {
            (double)(0x1p-112f + 0x1p-135f));
   tl_lib *L = lib_build(src, 2);
   assert_non_null(L);
-  const char *id = pto__llvm_target_identity();
-  if (strstr(id, "+avx512bf16") && strstr(id, "+avx512vl")) {
+  if (pto__lower_host_has("+avx512bf16") && pto__lower_host_has("+avx512vl")) {
     assert_true(ll_has(L, "mmdp", "@llvm.x86.avx512bf16.dpbf16ps.512"));
     assert_true(ll_has(L, "mmdp", "@llvm.x86.avx512bf16.dpbf16ps.256"));
   } else {
-    print_message("host without AVX512_BF16: the fmaf blocks only\n");
+    print_message("host without AVX512_BF16 or generic lowering: the fmaf blocks only\n");
   }
   static float l[13 * 5], r[5 * 116];
   /* order: sum 1, then 1 + 2^-24 (a tie: 1) - 1, then + 0.5 */
@@ -3092,12 +3091,12 @@ static void test_lower_exp_log_bit_identical_to_reference(void **state) {
   free(c);
   /* On AVX-512 hosts the exp of every run (streamed, fused flat, fused by rows) scales by 2^n with
    * vscalefps on 16-lane vectors, the results above being the same bits. */
-  if (strstr(pto__llvm_target_identity(), "+avx512f")) {
+  if (pto__lower_host_has("+avx512f")) {
     const char *vk[4] = {"kexp", "ksig", "kexpf", "ksigrow"};
     for (int k = 0; k < 4; k++)
       assert_true(ll_has(L, vk[k], "@llvm.x86.avx512.mask.scalef.ps.512(<16 x float>"));
   } else {
-    print_message("host without AVX-512: exp scales by two multiplies only\n");
+    print_message("host without AVX-512 or generic lowering: exp scales by two multiplies\n");
   }
   /* and the loops are vector code: exp's f32 fma chain and log's double one vectorize */
   char ll[1024];
@@ -3334,6 +3333,12 @@ static void test_lower_target_identity(void **state) {
   assert_non_null(strstr(id, ";cpu="));
   assert_non_null(strstr(id, ";features="));
   assert_ptr_equal(id, pto__llvm_target_identity());
+  /* PTO_GENERIC_LOWERING=1 (.ci/run runs this test both ways): the identity says so, and the
+   * lowering takes none of the host's fast paths */
+  const char *g = getenv("PTO_GENERIC_LOWERING");
+  int generic = g && !strcmp(g, "1");
+  assert_int_equal(strstr(id, ";lowering=generic") != NULL, generic);
+  assert_int_equal(pto__lower_host_has("triple="), !generic);
 }
 
 int main(void) {
