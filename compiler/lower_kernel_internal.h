@@ -38,6 +38,8 @@ typedef struct lw_tile {
   int64_t rows, cols;
   pto_dtype dt;
   LLVMValueRef vr, vc; /* runtime valid extents (i64), within [0, rows] x [0, cols] */
+  LLVMValueRef rs;     /* row stride in elements (i64) of a view with rows apart (plan_views:
+                          a matmul's right operand); NULL: cols, rows back to back */
 } lw_tile;
 
 typedef struct lw_tensor {
@@ -99,7 +101,8 @@ typedef struct lw_stmt_plan {
   int stream_len;          /* >0: this statement starts a streamed run of that many statements */
   int stream_loads;        /* its leading tile.loads; then elementwise ops, then one tile.store */
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
-  int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views) */
+  int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views):
+                              1 with rows back to back, 2 with any row stride (lw_tile.rs) */
   int mm_pack;             /* a matmul on bf16 dot products: its packed operands' group, or -1 */
   int defer;               /* a streamed run whose store may be deferred (plan_deferred_stores):
                               its staging buffer's group, or -1 */

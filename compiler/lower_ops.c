@@ -90,6 +90,7 @@ static lw_tile *def_tile(lw *L, const pto_ir_value *r, LLVMValueRef vr, LLVMValu
   }
   t->vr = vr ? vr : pto__lower_i64(L, t->rows);
   t->vc = vc ? vc : pto__lower_i64(L, t->cols);
+  t->rs = NULL;
   if (!t->base && !L->err && L->group_of[r->id] != LW_FUSED)
     pto__lower_fail(L, PTO_STATUS_INTERNAL, r->loc, "tile '%%%s' has no buffer", r->name);
   return t;
@@ -572,17 +573,21 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef Cv = pto__lower_i64(L, C);
   /* A view (plan_views): when the window is the tile's bytes, the tile is the tensor's memory
    * and nothing is copied; the buffer stays for the other case. Accesses through the chosen base
-   * carry no alias scopes (pto__lower_tag), as it may be either memory. */
+   * carry no alias scopes (pto__lower_tag), as it may be either memory. A matmul's right operand
+   * (view 2) may have its rows any distance apart: its row stride is the window's then. */
   LLVMBasicBlockRef bb_view = NULL;
-  LLVMValueRef view_base = NULL;
+  LLVMValueRef view_base = NULL, view_rs = NULL;
   int pos = L->cur_pos - 1;
-  if (pos >= 0 && pos < L->npos && L->plan[pos].s == s && L->plan[pos].view && T->dt == t->dt) {
+  int view = pos >= 0 && pos < L->npos && L->plan[pos].s == s ? L->plan[pos].view : 0;
+  if (view && T->dt == t->dt) {
     LLVMValueRef one = pto__lower_i64(L, 1);
     LLVMValueRef same = LLVMBuildICmp(b, LLVMIntEQ, w.sc, one, "");
-    if (R > 1) same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.sr, Cv, ""), "");
+    if (R > 1 && view == 1)
+      same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.sr, Cv, ""), "");
     same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.nr, pto__lower_i64(L, R), ""), "");
     same = LLVMBuildAnd(b, same, LLVMBuildICmp(b, LLVMIntEQ, w.nc, Cv, ""), "same");
     view_base = LLVMBuildSelect(b, same, w.ptr, t->base, "view");
+    if (view == 2) view_rs = LLVMBuildSelect(b, same, w.sr, Cv, "view.rs");
     if (pto__lower_note_view(L, view_base)) { /* not a copy instead: code must not depend on it */
       pto__lower_fail(L, PTO_STATUS_OUT_OF_MEMORY, s->loc, "out of memory lowering a tile.load");
       return;
@@ -628,6 +633,7 @@ static void lower_load(lw *L, const pto_ir_stmt *s) {
     LLVMBuildBr(b, bb_view);
     LLVMPositionBuilderAtEnd(b, bb_view);
     t->base = view_base;
+    t->rs = view_rs;
   }
 }
 
@@ -1746,6 +1752,12 @@ static LLVMValueRef mm_step(lw *L, pto_dtype odt, LLVMValueRef a, LLVMValueRef b
   return LLVMBuildAdd(L->b, sum, LLVMBuildMul(L->b, a, b, ""), "");
 }
 
+/* Elements between rows of a matmul's right operand: a view's row stride (plan_views), else its
+ * columns. */
+static LLVMValueRef mm_rstride(lw *L, const lw_tile *r) {
+  return r->rs ? r->rs : pto__lower_i64(L, r->cols);
+}
+
 /* out[i, j_lo..j_hi) += l[i,:] x r[:, j_lo..j_hi) for i in [i_lo, i_hi): k outer, j inner, each
  * element summing in k order. */
 static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int64_t i_lo,
@@ -1759,7 +1771,7 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
   LLVMValueRef orow = mul(L, i, Nv);
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
   LLVMValueRef lv = pto__lower_convert(L, load_c(L, l, add(L, mul(L, i, Kv), k)), l->dt, odt);
-  LLVMValueRef rrow = mul(L, k, Nv);
+  LLVMValueRef rrow = mul(L, k, mm_rstride(L, r));
   LLVMValueRef j =
       pto__lower_loop_begin(L, &lj, pto__lower_i64(L, j_lo), pto__lower_i64(L, j_hi), "mm.j");
   LLVMValueRef rv = pto__lower_convert(L, load_c(L, r, add(L, rrow, j)), r->dt, odt);
@@ -1884,7 +1896,7 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
                        const mm_dp *dp) {
   int64_t K = l->cols, KS = dp ? dp->P : K;
   int mr = B->mr, nv = B->nv, vw = B->vw;
-  LLVMValueRef Nv = pto__lower_i64(L, r->cols), Kv = pto__lower_i64(L, K);
+  LLVMValueRef Nv = mm_rstride(L, r), Kv = pto__lower_i64(L, K);
   LLVMValueRef KSv = pto__lower_i64(L, KS);
   lw_loop lk;
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), KSv, "mm.k");
@@ -2179,7 +2191,7 @@ static void dp_pack_l(lw *L, const lw_tile *l, LLVMValueRef lp, int64_t rows, in
 static void dp_pack_r(lw *L, const lw_tile *r, LLVMValueRef rp, int64_t P, int64_t cols,
                       const dp_flags *flag) {
   LLVMTypeRef t16 = LLVMVectorType(L->t_i16, DP_PACK_W), t32 = LLVMVectorType(L->t_i32, DP_PACK_W);
-  LLVMValueRef W = pto__lower_i64(L, DP_PACK_W), N = pto__lower_i64(L, r->cols);
+  LLVMValueRef W = pto__lower_i64(L, DP_PACK_W), N = mm_rstride(L, r);
   lw_loop lp, lj;
   LLVMValueRef p =
       pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, P), "dp.pr.p");
@@ -2339,7 +2351,13 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
     lw_tile *a = tile_arg(L, s, 0);
     if (!a || s->nresults != 1) return;
     lw_tile *t = def_tile(L, s->results[0], a->vr, a->vc);
-    if (!L->err && t->base != a->base) pto__lower_copy_tile(L, t->base, a->base, a);
+    if (L->err) return;
+    if (a->rs) { /* a view with rows apart (plan_views): only read, so the move is the view */
+      t->base = a->base;
+      t->rs = a->rs;
+    } else if (t->base != a->base) {
+      pto__lower_copy_tile(L, t->base, a->base, a);
+    }
     return;
   }
   case PTO_OP_TENSOR_DIM: {
