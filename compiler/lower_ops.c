@@ -1786,7 +1786,8 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
 
 #define MM_MR_MAX 8  /* rows of a register block: 8 with 32 vector registers, else 4 */
 #define MM_NV 2      /* accumulator vectors per row: the block is mr x (nv * vw), nv = 2 or 3 */
-#define MM_NV_MAX 3  /* 8 x 3 accumulators + 3 of r + 1 broadcast fit 32 vector registers */
+#define MM_NV_MAX 16 /* 8 x 3 accumulators + 3 of r + 1 broadcast fit 32 vector registers; a
+                      * decode row (mm_rows_wide) 16 accumulators, r as memory operands */
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 #define MM_PF_MAX 4  /* prefetches of the next iteration's loads a k step, at most */
 
@@ -2032,12 +2033,31 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
   pto__lower_loop_end(L, &ljb);
 }
 
+/* A decode step's product: M < 4 rows ([1, K] x [K, N]) on 512-bit vectors, from column 0 to j
+ * (returned). Each row block is up to 256 columns wide at M = 1 (16 accumulators) and 128 at
+ * M = 2 and 3 (16 and 24), then half as wide, so a k step reads up to 1 KiB of r's row back to
+ * back, and without the next windows' software prefetches: r is then a stream of whole row
+ * pieces that the hardware prefetchers follow (r typically a view of a weight much larger than
+ * the caches, plan_views), where 48-column blocks with prefetches read each row in pieces and
+ * waited on the miss queue (bench/RESULTS.md, kperf2: 0.6x cblas_sgemv before, about 1.0x
+ * after). */
+static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t) {
+  int64_t M = l->rows, N = r->cols, j = 0;
+  int none = 0;
+  for (int nv = M == 1 ? 16 : 8; nv >= 1; nv /= 2) {
+    int64_t jw = j + (N - j) / (nv * MM_VW_MAX) * (nv * MM_VW_MAX);
+    mm_blocked(L, l, r, t, (int)M, nv, MM_VW_MAX, 0, M, j, jw, &none, NULL);
+    j = jw;
+  }
+  return j;
+}
+
 /* The register blocks of out[0..M, 0..j) (j returned): 16-lane vectors where the host has them,
  * then 8-lane ones; the right edge is left to mm_simple. Rows in blocks of 8 and 4, and the last
- * M mod 4 rows (all of them for M < 4: a decode step's [1, K] or [2, K] x [K, N]) in blocks of
- * their own, so that every row keeps its accumulators in registers across k and reads r a vector
- * at a time. The same blocks with or without dp; the last rows always on the fmaf path (packed l
- * holds whole blocks of 4 rows). */
+ * M mod 4 rows in blocks of their own (for M < 4 on 512-bit vectors, a decode step's [1, K] or
+ * [2, K] x [K, N], the wide blocks of mm_rows_wide), so that every row keeps its accumulators in
+ * registers across k and reads r a vector at a time. The same blocks with or without dp; the last
+ * rows always on the fmaf path (packed l holds whole blocks of 4 rows). */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
@@ -2046,7 +2066,13 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
   /* 512-bit registers: 16-lane blocks, twice the work per instruction of 8 lanes (the products
    * and sums stay separate, so this is the only way to more throughput without changing the
    * rounding) */
-  if (pto__lower_host_has("+avx512f") && N >= MM_NV * MM_VW_MAX) {
+  if (pto__lower_host_has("+avx512f") && M < 4 && N >= MM_VW_MAX) {
+    j = mm_rows_wide(L, l, r, t);
+    mt = 0; /* the 8-lane blocks below come in 16 columns: none are left */
+    LLVMAddAttributeAtIndex(
+        L->fn, LLVMAttributeFunctionIndex,
+        LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
+  } else if (pto__lower_host_has("+avx512f") && N >= MM_NV * MM_VW_MAX) {
     /* 8 x 48 blocks (24 accumulators: 24 fmas per 3 loads of r and 8 broadcasts of l), then
      * 8 x 32, then 4-row edges and the last rows, split at the same columns (a 48-column part
      * that is not a multiple of 32 columns left 16 of them out of a 4-row edge: M = 4, N = 48);
