@@ -261,7 +261,7 @@ void pto__lower_plan_free(lw *L);
 /* lower_ops.c */
 void pto__lower_op(lw *L, const pto_ir_stmt *s);
 /* Bytes of the packed operands of an [M,K] x [K,N] matmul of those input dtypes that may run on
- * the host's bf16 dot-product instruction (lower_matmul); 0 when it never does. The planner
+ * the host's bf16 dot-product instruction (lower_matmul_x86.c); 0 when it never does. The planner
  * reserves them for the statement alone (lw_stmt_plan.mm_pack). */
 int64_t pto__lower_mm_pack_bytes(pto_dtype l, pto_dtype r, int64_t M, int64_t K, int64_t N);
 /* Lowers the fused run of n elementwise statements starting at s[0] (consecutive in a block). */
@@ -294,6 +294,27 @@ LLVMValueRef pto__lower_tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMV
 void pto__lower_tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
                              LLVMValueRef raw);
 LLVMValueRef pto__lower_pad_value(lw *L, pto_dtype dt, const char *pad);
+
+/* Vector helpers of lower_ops.c for lower_matmul_x86.c: x in each of vw lanes; a load of ty at
+ * element idx of et from scratch memory (or a view) and the store; vw elements of a tile as one
+ * vector of its storage type and the store; sum + a * b as the interpreter computes a matmul
+ * step in odt; the elements between rows of a matmul's right operand (a view's row stride). */
+LLVMValueRef pto__lower_splat(lw *L, LLVMValueRef x, int vw);
+LLVMValueRef pto__lower_scratch_load(lw *L, LLVMTypeRef ty, LLVMTypeRef et, LLVMValueRef base,
+                                     LLVMValueRef idx, unsigned align);
+void pto__lower_scratch_store(lw *L, LLVMValueRef v, LLVMTypeRef et, LLVMValueRef base,
+                              LLVMValueRef idx, unsigned align);
+LLVMValueRef pto__lower_vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw);
+void pto__lower_vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v);
+LLVMValueRef pto__lower_mm_step(lw *L, pto_dtype odt, LLVMValueRef a, LLVMValueRef b,
+                                LLVMValueRef sum);
+LLVMValueRef pto__lower_mm_rstride(lw *L, const lw_tile *r);
+
+/* lower_matmul_x86.c: out[0..M, 0..j) += l x r in register blocks (j returned; the columns from
+ * j on are left to the caller), on the bf16 dot products with the packed operands' buffer pack
+ * (NULL: none; with_acc: the accumulators may be out of their range). */
+int64_t pto__lower_mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
+                             int with_acc, LLVMValueRef pack);
 
 /* lower_struct.c: the second set's structural ops (PTO_OPC_LAYOUT, arg reductions). */
 void pto__lower_layout_op(lw *L, const pto_ir_stmt *s);
