@@ -870,18 +870,27 @@ static int expr_reads_group(lw *L, const pto_ir_expr *e, int g) {
 }
 
 /* A tile.load's tile (at p, group g) whose values are that tile and tile.moves of it (same dtype
- * and shape), each read only by such a move or as a matmul's right operand, may be a view whose
- * rows lie any distance apart in the tensor: the matmul reads its right operand row by row with
- * the view's row stride (lw_tile.rs), so a weight goes from the tensor into the multiply-adds once
- * instead of through a copy first (a decode step's [1, K] x [K, N] is bound by those bytes). */
+ * and shape), each read only by such a move or as the right operand of a matmul of at most
+ * LW_VIEW_MM_ROWS rows, may be a view whose rows lie any distance apart in the tensor: the matmul
+ * reads its right operand row by row with the view's row stride (lw_tile.rs), so a weight goes
+ * from the tensor into the multiply-adds once instead of through a copy first (a decode step's
+ * [1, K] x [K, N] is bound by those bytes). A matmul of more rows reads r once per register block
+ * of rows: a copy, paid once, keeps those reads contiguous (rows a power of two apart in the
+ * tensor would share cache sets). */
+#define LW_VIEW_MM_ROWS 8
+
 static int matmul_right_only(lw *L, int g, int p) {
   const pto_ir_type *t0 = L->plan[p].s->results[0]->type;
   for (int q = 0; q < L->npos; q++) {
     const pto_ir_stmt *s = L->plan[q].s;
     int right = -1; /* the one argument that may read g */
     if (s->kind == PTO_STMT_OP && s->op.opc == PTO_OP_TILE_MOVE) right = 0;
-    if (s->kind == PTO_STMT_OP && pto_op_info_get(s->op.opc)->cls == PTO_OPC_MATMUL)
+    if (s->kind == PTO_STMT_OP && pto_op_info_get(s->op.opc)->cls == PTO_OPC_MATMUL) {
       right = s->op.opc == PTO_OP_TILE_MATMUL_ACC ? 2 : 1;
+      const pto_ir_value *lv = stmt_value_arg(s, right - 1);
+      int64_t rows, cols;
+      if (!lv || tile_shape(lv->type, &rows, &cols) || rows > LW_VIEW_MM_ROWS) right = -1;
+    }
     for (int i = 0; i < s->nresults; i++) {
       const pto_ir_value *v = s->results[i];
       if (pto__lower_group_find(L, L->group_of[v->id]) != g || q == p) continue;

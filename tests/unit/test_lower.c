@@ -2921,9 +2921,9 @@ static void check_mm64(tl_lib *L) {
 }
 
 /* The decode step's GEMV: the weight's window goes into the matmul as a view with the tensor's
- * row stride ("view.rs"), not through a copy; a right operand that is also stored, or one whose
- * dtype differs from the tensor's, stays a copy (the differential cases "mmv*" of the matmul group
- * check the results of both against the interpreter). */
+ * row stride ("view.rs"), not through a copy; a right operand that is also stored, or one of a
+ * matmul of 16 rows (which reads it once per block of rows), stays a copy (the differential cases
+ * "mmv*" of the matmul group check the results of both against the interpreter). */
 static const char *k_rview_src =
     "program rview\n"
     "dynamic K\n"
@@ -2951,6 +2951,16 @@ static const char *k_rview_src =
     "  %d1 = tile.store(%tb, [0, 0], %d)\n"
     "  %c1 = tile.store(%m, [0, 0], %c)\n"
     "  return %c1, %d1\n"
+    "}\n"
+    "kernel @rows16(%a: tensor[16,64] f32, %b: tensor[64,512] f32, out %c: tensor[16,256] f32)\n"
+    "    -> (tensor[16,256] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [16, 64], space=mat)\n"
+    "  %tb = tile.load(%b, [0, 0], [64, 256], space=mat)\n"
+    "  %l = tile.move(%ta, space=left)\n"
+    "  %r = tile.move(%tb, space=right)\n"
+    "  %m = tile.matmul(%l, %r)\n"
+    "  %c1 = tile.store(%m, [0, 0], %c)\n"
+    "  return %c1\n"
     "}\n";
 
 static void test_lower_matmul_right_operand_is_a_strided_view(void **state) {
@@ -2960,7 +2970,7 @@ static void test_lower_matmul_right_operand_is_a_strided_view(void **state) {
   static const struct {
     const char *k;
     int view;
-  } want[] = {{"gemv", 1}, {"stored", 0}};
+  } want[] = {{"gemv", 1}, {"stored", 0}, {"rows16", 0}};
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
     char ll[1024];
     snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
