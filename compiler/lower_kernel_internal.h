@@ -44,6 +44,8 @@ typedef struct lw_tile {
   int64_t rows, cols;
   pto_dtype dt;
   LLVMValueRef vr, vc; /* runtime valid extents (i64), within [0, rows] x [0, cols] */
+  LLVMValueRef rs;     /* row stride in elements (i64) of a view with rows apart (plan_views:
+                          a matmul's right operand); NULL: cols, rows back to back */
 } lw_tile;
 
 typedef struct lw_tensor {
@@ -113,7 +115,8 @@ typedef struct lw_stmt_plan {
                               0 <= stream_loads < stream_len */
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
   int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views):
-                              only ever set on a tile.load */
+                              only ever set on a tile.load: 1 with rows back to back,
+                              2 with any row stride (lw_tile.rs) */
   int mm_pack;             /* a matmul on bf16 dot products: its packed operands' group, or -1 */
   int defer;               /* a streamed run whose store may be deferred (plan_deferred_stores):
                               its staging buffer's group, or -1; set only on a run of more than
@@ -291,7 +294,7 @@ pto_status pto__lower_plan_check(const lw *L);
 /* lower_ops.c */
 void pto__lower_op(lw *L, const pto_ir_stmt *s);
 /* Bytes of the packed operands of an [M,K] x [K,N] matmul of those input dtypes that may run on
- * the host's bf16 dot-product instruction (lower_matmul); 0 when it never does. The planner
+ * the host's bf16 dot-product instruction (lower_matmul_x86.c); 0 when it never does. The planner
  * reserves them for the statement alone (lw_stmt_plan.mm_pack). */
 int64_t pto__lower_mm_pack_bytes(pto_dtype l, pto_dtype r, int64_t M, int64_t K, int64_t N);
 /* Lowers the fused run of n elementwise statements starting at s[0] (consecutive in a block). */
@@ -324,6 +327,27 @@ LLVMValueRef pto__lower_tensor_load(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMV
 void pto__lower_tensor_store(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef idx,
                              LLVMValueRef raw);
 LLVMValueRef pto__lower_pad_value(lw *L, pto_dtype dt, const char *pad);
+
+/* Vector helpers of lower_ops.c for lower_matmul_x86.c: x in each of vw lanes; a load of ty at
+ * element idx of et from scratch memory (or a view) and the store; vw elements of a tile as one
+ * vector of its storage type and the store; sum + a * b as the interpreter computes a matmul
+ * step in odt; the elements between rows of a matmul's right operand (a view's row stride). */
+LLVMValueRef pto__lower_splat(lw *L, LLVMValueRef x, int vw);
+LLVMValueRef pto__lower_scratch_load(lw *L, LLVMTypeRef ty, LLVMTypeRef et, LLVMValueRef base,
+                                     LLVMValueRef idx, unsigned align);
+void pto__lower_scratch_store(lw *L, LLVMValueRef v, LLVMTypeRef et, LLVMValueRef base,
+                              LLVMValueRef idx, unsigned align);
+LLVMValueRef pto__lower_vload(lw *L, const lw_tile *t, LLVMValueRef idx, int vw);
+void pto__lower_vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v);
+LLVMValueRef pto__lower_mm_step(lw *L, pto_dtype odt, LLVMValueRef a, LLVMValueRef b,
+                                LLVMValueRef sum);
+LLVMValueRef pto__lower_mm_rstride(lw *L, const lw_tile *r);
+
+/* lower_matmul_x86.c: out[0..M, 0..j) += l x r in register blocks (j returned; the columns from
+ * j on are left to the caller), on the bf16 dot products with the packed operands' buffer pack
+ * (NULL: none; with_acc: the accumulators may be out of their range). */
+int64_t pto__lower_mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
+                             int with_acc, LLVMValueRef pack);
 
 /* lower_struct.c: the second set's structural ops (PTO_OPC_LAYOUT, arg reductions). */
 void pto__lower_layout_op(lw *L, const pto_ir_stmt *s);

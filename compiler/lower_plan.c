@@ -853,6 +853,62 @@ static int writes_tensor(const pto_ir_stmt *s) {
   return !info || info->write_mask || strncmp(info->name, "dist.", 5) == 0;
 }
 
+/* Whether expression e reads a value of group g. */
+static int expr_reads_group(lw *L, const pto_ir_expr *e, int g) {
+  if (!e) return 0;
+  switch (e->kind) {
+  case PTO_EXPR_VALUE: return pto__lower_group_find(L, L->group_of[e->value->id]) == g;
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return expr_reads_group(L, e->a, g);
+  case PTO_EXPR_BINARY: return expr_reads_group(L, e->lhs, g) || expr_reads_group(L, e->rhs, g);
+  default: return 0;
+  }
+}
+
+/* A tile.load's tile (at p, group g) whose values are that tile and tile.moves of it (same dtype
+ * and shape), each read only by such a move or as the right operand of a matmul of at most
+ * LW_VIEW_MM_ROWS rows, may be a view whose rows lie any distance apart in the tensor: the matmul
+ * reads its right operand row by row with the view's row stride (lw_tile.rs), so a weight goes
+ * from the tensor into the multiply-adds once instead of through a copy first (a decode step's
+ * [1, K] x [K, N] is bound by those bytes). A matmul of more rows reads r once per register block
+ * of rows: a copy, paid once, keeps those reads contiguous (rows a power of two apart in the
+ * tensor would share cache sets). */
+#define LW_VIEW_MM_ROWS 8
+
+static int matmul_right_only(lw *L, int g, int p) {
+  const pto_ir_type *t0 = L->plan[p].s->results[0]->type;
+  for (int q = 0; q < L->npos; q++) {
+    const pto_ir_stmt *s = L->plan[q].s;
+    int right = -1; /* the one argument that may read g */
+    if (s->kind == PTO_STMT_OP && s->op.opc == PTO_OP_TILE_MOVE) right = 0;
+    if (s->kind == PTO_STMT_OP && pto_op_info_get(s->op.opc)->cls == PTO_OPC_MATMUL) {
+      right = s->op.opc == PTO_OP_TILE_MATMUL_ACC ? 2 : 1;
+      const pto_ir_value *lv = stmt_value_arg(s, right - 1);
+      int64_t rows, cols;
+      if (!lv || tile_shape(lv->type, &rows, &cols) || rows > LW_VIEW_MM_ROWS) right = -1;
+    }
+    for (int i = 0; i < s->nresults; i++) {
+      const pto_ir_value *v = s->results[i];
+      if (pto__lower_group_find(L, L->group_of[v->id]) != g || q == p) continue;
+      int64_t r0, c0, r1, c1;
+      if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_MOVE ||
+          v->type->dtype != t0->dtype || tile_shape(v->type, &r1, &c1) ||
+          tile_shape(t0, &r0, &c0) || r0 != r1 || c0 != c1)
+        return 0;
+    }
+    const pto_ir_expr *ex[64];
+    int ne = stmt_exprs(s, ex, 64);
+    if (ne < 0) return 0;
+    for (int i = 0; i < ne; i++) {
+      if (!expr_reads_group(L, ex[i], g)) continue;
+      if (right < 0 || right >= s->op.nargs || s->op.args[right].kind != PTO_ARG_EXPR ||
+          s->op.args[right].expr != ex[i] || ex[i]->kind != PTO_EXPR_VALUE)
+        return 0;
+    }
+  }
+  return 1;
+}
+
 static int plan_views(lw *L, const pto_ir_func *k) {
   int nv = k->nvalues > 0 ? k->nvalues : 1;
   int *members = pto_calloc((size_t)(L->ngroups + 1), sizeof *members);
@@ -866,8 +922,11 @@ static int plan_views(lw *L, const pto_ir_func *k) {
     if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_LOAD || s->nresults != 1) continue;
     const pto_ir_value *r = s->results[0];
     int g = L->group_of[r->id] >= 0 ? pto__lower_group_find(L, L->group_of[r->id]) : -1;
-    if (g < 0 || members[g] != 1 || L->groups[g].iter || L->groups[g].dead) continue;
-    int end = L->last_use[r->id], ok = end > p;
+    if (g < 0 || L->groups[g].iter || L->groups[g].dead) continue;
+    int kind = members[g] == 1 ? 1 : 0;
+    if (matmul_right_only(L, g, p)) kind = 2;
+    if (!kind) continue;
+    int end = kind == 2 ? L->groups[g].end : L->last_use[r->id], ok = end > p;
     /* a streamed run computes and stores element by element: a tile it reads is in use until
      * its store */
     for (int q = 0; q < L->npos; q++)
@@ -875,7 +934,7 @@ static int plan_views(lw *L, const pto_ir_func *k) {
         end = q + L->plan[q].stream_len - 1;
     for (int q = p + 1; ok && q <= end && q < L->npos; q++)
       if (writes_tensor(L->plan[q].s)) ok = 0;
-    L->plan[p].view = ok;
+    L->plan[p].view = ok ? kind : 0;
   }
   free(members);
   return 0;

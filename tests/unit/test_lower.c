@@ -985,6 +985,53 @@ static void gen_matmul(void) {
       }
 }
 
+/* A right operand loaded only to feed the matmul is a view of the tensor with its row stride
+ * (plan_views, lw_tile.rs): W's window [2.., 5..] of a wider tensor, rows N + 13 apart, for the
+ * decode shapes M = 1, 2, 4, 8 and odd N; the window clipped by the tensor's last rows or columns
+ * (then the copy, padded with zeros); matmul_acc reading it twice; and a tile also stored (read
+ * other than by the matmul: never a view with rows apart). */
+static void gen_matmul_rview(void) {
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_BF16, PTO_DTYPE_F16, PTO_DTYPE_I8};
+  static const int64_t mkn[][3] = {{1, 64, 48}, {2, 40, 35}, {4, 17, 80}, {8, 64, 48}, {8, 9, 131}};
+  static const char *vname[] = {"", "_clip_rows", "_clip_cols", "_acc", "_also_stored"};
+  for (int d = 0; d < (int)(sizeof dts / sizeof dts[0]); d++)
+    for (int sh = 0; sh < (int)(sizeof mkn / sizeof mkn[0]); sh++)
+      for (int v = 0; v < 5; v++) {
+        pto_dtype dt = dts[d];
+        if (v && (d > 1 || (sh != 1 && sh != 2 && sh != 3))) continue;
+        const char *dn = pto_dtype_name(dt);
+        const char *on = pto_dtype_is_float(dt) ? "f32" : "i32";
+        pto_dtype odt = pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32;
+        long long M = mkn[sh][0], K = mkn[sh][1], N = mkn[sh][2];
+        tcase *c = new_case("matmul");
+        snprintf(c->kname, sizeof c->kname, "mmv%d_%s_%lldx%lldx%lld", v, dn, M, K, N);
+        snprintf(c->name, sizeof c->name, "tile_matmul_right_view%s_%s_%lldx%lldx%lld", vname[v],
+                 dn, M, K, N);
+        c->text =
+            dupf("kernel @%s(%%l: tensor[%lld,%lld] %s, %%r: tensor[R,C] %s, out %%c: "
+                 "tensor[%lld,%lld] %s, out %%d: tensor[%lld,%lld] %s)"
+                 " -> (tensor[%lld,%lld] %s, tensor[%lld,%lld] %s) {\n"
+                 "  %%tl = tile.load(%%l, [0, 0], [%lld, %lld], space=mat)\n"
+                 "  %%tr = tile.load(%%r, [2, 5], [%lld, %lld], space=mat)\n"
+                 "  %%ml = tile.move(%%tl, space=left)\n"
+                 "  %%mr = tile.move(%%tr, space=right)\n"
+                 "%s"
+                 "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
+                 "  return %%c1, %%d\n}\n",
+                 c->kname, M, K, dn, dn, M, N, on, K, N, dn, M, N, on, K, N, dn, M, K, K, N,
+                 v == 3   ? "  %o0 = tile.matmul(%ml, %mr)\n"
+                            "  %o = tile.matmul_acc(%o0, %ml, %mr)\n"
+                 : v == 4 ? "  %o = tile.matmul(%ml, %mr)\n"
+                            "  %d1 = tile.store(%tr, [0, 0], %d)\n"
+                          : "  %o = tile.matmul(%ml, %mr)\n");
+        c->args[0] = tensor2(dt, M, K, D_ANY, 0);
+        c->args[1] = tensor2(dt, v == 1 ? K + 1 : K + 3, v == 2 ? N + 3 : N + 13, D_ANY, 0);
+        c->args[2] = tensor2(odt, M, N, D_ANY, 1);
+        c->args[3] = tensor2(dt, K, N, D_ANY, 1);
+        c->nargs = 4;
+      }
+}
+
 /* a = -17, b = 5: floor division, modulo with the divisor's sign, wraps, saturation. */
 static void check_sexpr_m17_5(const tcase *c, const pto_ir_interp_arg *nat) {
   (void)c;
@@ -2872,6 +2919,72 @@ static void check_mm64(tl_lib *L) {
   free(text);
 }
 
+/* The decode step's GEMV: the weight's window goes into the matmul as a view with the tensor's
+ * row stride ("view.rs"), not through a copy; a right operand that is also stored, or one of a
+ * matmul of 16 rows (which reads it once per block of rows), stays a copy (the differential cases
+ * "mmv*" of the matmul group check the results of both against the interpreter). */
+static const char *k_rview_src =
+    "program rview\n"
+    "dynamic K\n"
+    "kernel @gemv(%a: tensor[1,K] f32, %b: tensor[K,4096] f32, out %c: tensor[1,256] f32)\n"
+    "    -> (tensor[1,256] f32) {\n"
+    "  %acc0 = tile.full([1, 256], f32, 0, space=acc)\n"
+    "  %acc = for %k in range(0, K / 64) iter(%ck = %acc0) {\n"
+    "    %ta = tile.load(%a, [0, %k * 64], [1, 64], space=mat)\n"
+    "    %tb = tile.load(%b, [%k * 64, 256], [64, 256], space=mat)\n"
+    "    %l = tile.move(%ta, space=left)\n"
+    "    %r = tile.move(%tb, space=right)\n"
+    "    %cn = tile.matmul_acc(%ck, %l, %r)\n"
+    "    yield %cn\n"
+    "  }\n"
+    "  %c1 = tile.store(%acc, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "kernel @stored(%a: tensor[1,64] f32, %b: tensor[64,512] f32, out %c: tensor[1,256] f32,\n"
+    "               out %d: tensor[64,256] f32) -> (tensor[1,256] f32, tensor[64,256] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [1, 64], space=mat)\n"
+    "  %tb = tile.load(%b, [0, 0], [64, 256], space=mat)\n"
+    "  %l = tile.move(%ta, space=left)\n"
+    "  %r = tile.move(%tb, space=right)\n"
+    "  %m = tile.matmul(%l, %r)\n"
+    "  %d1 = tile.store(%tb, [0, 0], %d)\n"
+    "  %c1 = tile.store(%m, [0, 0], %c)\n"
+    "  return %c1, %d1\n"
+    "}\n"
+    "kernel @rows16(%a: tensor[16,64] f32, %b: tensor[64,512] f32, out %c: tensor[16,256] f32)\n"
+    "    -> (tensor[16,256] f32) {\n"
+    "  %ta = tile.load(%a, [0, 0], [16, 64], space=mat)\n"
+    "  %tb = tile.load(%b, [0, 0], [64, 256], space=mat)\n"
+    "  %l = tile.move(%ta, space=left)\n"
+    "  %r = tile.move(%tb, space=right)\n"
+    "  %m = tile.matmul(%l, %r)\n"
+    "  %c1 = tile.store(%m, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n";
+
+static void test_lower_matmul_right_operand_is_a_strided_view(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_rview_src, 2);
+  assert_non_null(L);
+  static const struct {
+    const char *k;
+    int view;
+  } want[] = {{"gemv", 1}, {"stored", 0}, {"rows16", 0}};
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    char ll[1024];
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
+    char *text = tu_read_file(ll, NULL);
+    assert_non_null(text);
+    int view = strstr(text, "%view.rs = select") != NULL;
+    free(text);
+    if (view != want[w].view) {
+      print_error("@%s: strided view %d, want %d\n", want[w].k, view, want[w].view);
+      fail();
+    }
+  }
+  lib_free(L);
+}
+
 /* A run that computes a tile row by row while a loop walks tiles (the softmax of bench/kernels)
  * prefetches, a block of the row at a time, the lines its later tile.store writes (for writing)
  * and the next iteration's tile.load window (for reading); in a loop whose load does not move
@@ -3357,6 +3470,7 @@ int main(void) {
       cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
       cmocka_unit_test(test_lower_bf16_matmul_dot_products),
       cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
+      cmocka_unit_test(test_lower_matmul_right_operand_is_a_strided_view),
       cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
       cmocka_unit_test(test_lower_row_reductions_special_values),
       cmocka_unit_test(test_lower_dist_kernel_lowers),
@@ -3372,6 +3486,7 @@ int main(void) {
   gen_reduce();
   gen_expand();
   gen_matmul();
+  gen_matmul_rview();
   gen_misc();
   gen_random();
   gen_struct_reduce();
