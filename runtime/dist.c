@@ -349,6 +349,11 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
     pto__rt_worker_set_external(cs->wk, 1, sh->arena[rank], sh->arena_size, PTO__DIST_WIN_BASE);
   pto__dist_shm_init(&cs->tr, sh, rank);
   pto__rt_worker_set_dist(cs->wk, &cs->tr.ctx);
+  /* The chip's main thread waits while its launch runs: it runs the launch's first ready task
+   * itself, so a one-task call switches no thread inside the chip (issue #31 item 2: the L2
+   * launch's wake of a core at its start, the push's wake and the completion's wake back were
+   * ~8 thread switches of a one-call run). */
+  pto__rt_worker_set_run_to_completion(cs->wk, 1);
   return 0;
 }
 

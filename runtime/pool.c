@@ -10,7 +10,10 @@
  * kernels' types to spin before its first submit, so the first task does not pay for a futex
  * wake-up; once its orchestration is done, the dispatching thread runs ready tasks itself as an
  * idle core (pto__rt_pool_help) rather than wait for a core thread that has no CPU yet. A core's
- * claimed flag keeps one thread at a time on a core's identity and scratch. */
+ * claimed flag keeps one thread at a time on a core's identity and scratch. A lazy pool (run to
+ * completion: a distributed chip's) wakes no core at a launch's start, and the first ready block
+ * of each type that the orchestration queues wakes no sleeping core either: the dispatching
+ * thread runs it at the launch's end, or hands it to a core when it starts to wait (flush). */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,16 +73,16 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
 }
 
 /* Signals sleeping cores of q for the queued blocks that no spinner and no core already waking
- * will take; pool->mu held. */
-static void wake_for_queued(pto__rt_queue *q) {
-  long demand = (long)q->nblocks - atomic_load(&q->nspin) - q->nwaking;
+ * will take, less keep blocks left to the dispatching thread; pool->mu held. */
+static void wake_for_queued(pto__rt_queue *q, long keep) {
+  long demand = (long)q->nblocks - atomic_load(&q->nspin) - q->nwaking - keep;
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
   for (long i = 0; i < n; i++) pthread_cond_signal(&q->cv);
   if (n > 0) q->nwaking += (int)n;
 }
 
-void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
+static void push(pto__rt_pool *pool, pto__rt_task **tasks, int n, long keep) {
   int pushed[2] = {0, 0};
   pool_lock(pool);
   for (int i = 0; i < n; i++) {
@@ -99,8 +102,20 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
     pto__rt_queue *q = &pool->q[type];
     if (!pushed[type]) continue;
     atomic_store(&q->nqueued, q->qlen);
-    wake_for_queued(q);
+    wake_for_queued(q, keep);
   }
+  pthread_mutex_unlock(&pool->mu);
+}
+
+void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) { push(pool, tasks, n, 0); }
+
+void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t) { push(pool, &t, 1, pool->lazy); }
+
+void pto__rt_pool_flush(pto__rt_pool *pool) {
+  if (!pool->lazy || (!atomic_load(&pool->q[0].nqueued) && !atomic_load(&pool->q[1].nqueued)))
+    return;
+  pool_lock(pool);
+  for (int type = 0; type < 2; type++) wake_for_queued(&pool->q[type], 0);
   pthread_mutex_unlock(&pool->mu);
 }
 
@@ -115,6 +130,7 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   if (!types) types = 3;
   atomic_store(&pool->spin_types, types);
   atomic_store(&pool->active, 1);
+  if (pool->lazy) return; /* the dispatching thread runs the first task itself */
   /* The budget goes to the vector cores first (most programs' first tasks), then the cube
    * cores. */
   int left = pool->spin_budget;
@@ -332,7 +348,7 @@ static void *core_main(void *arg) {
       atomic_store(&core->parked, 1);
       /* A push may have counted this thread as a spinner that would take its task: wake a
        * sleeping core for it instead. */
-      wake_for_queued(q);
+      wake_for_queued(q, 0);
       /* Released before parked was set: the helper's release is seen here (and otherwise
        * it sees parked and wakes this thread). */
       while (atomic_load(&core->claimed) && !atomic_load(&pool->shutdown))
