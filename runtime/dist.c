@@ -237,6 +237,37 @@ static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
   if (atomic_load_explicit(sleepers, memory_order_seq_cst)) pto__dist_futex_wake(word);
 }
 
+/* The ring's two sides on CPUs of their own answer each other within microseconds, and a CPU
+ * given away (a yield beside a busy process, a futex sleep) costs a scheduler round trip each
+ * way (issue #31 item 2: a one-call run is a post and a reply; measured on 2 loaded CPUs with
+ * the host and the chip pinned apart, 28-35 us a run spinning against 54-58 us without). So a
+ * wait for the other side first spins PTO__DIST_RING_SPIN_NS by the clock, but only while the
+ * other side last ran on another CPU (other_cpu: 1 + that CPU, as published) and no chip with
+ * commands to finish last ran on this one: either could not run while this one spins. Returns 1
+ * once *word differs from val. */
+#ifndef PTO__DIST_RING_SPIN_NS
+#define PTO__DIST_RING_SPIN_NS 30000
+#endif
+static int this_cpu(void) { return sched_getcpu() + 1; }
+
+static int ring_spin(pto__dist_shared *sh, _Atomic uint32_t *word, uint32_t val, int other_cpu) {
+  int me = this_cpu();
+  if (!other_cpu || other_cpu == me) return 0;
+  for (int q = 0; q < sh->nranks; q++) {
+    pto__dist_chip *o = &sh->chips[q];
+    if (atomic_load_explicit(&o->ring_cpu, memory_order_relaxed) == me &&
+        atomic_load_explicit(&o->head, memory_order_relaxed) !=
+            atomic_load_explicit(&o->tail, memory_order_relaxed))
+      return 0;
+  }
+  uint64_t t0 = pto__rt_now_ns();
+  for (unsigned i = 0;; i++) {
+    if (atomic_load_explicit(word, memory_order_acquire) != val) return 1;
+    pto__rt_cpu_relax();
+    if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= PTO__DIST_RING_SPIN_NS) return 0;
+  }
+}
+
 static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
   for (int r = 0; r < sh->nranks; r++) {
     uint32_t want = cmd->dep[r];
@@ -435,9 +466,11 @@ static void chip_loop(chip_state *cs, pid_t parent) {
   for (;;) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
     int spins = 0, alone = 1;
-    /* Idle: yield a while (see yield_alone), then sleep. No busy spin, here or in the parent's
-     * waits: measured on 2 cores, spinning slowed a one-call run from ~90 to ~110-160 us (it
-     * takes the core the working chip's threads need). */
+    /* Idle: spin while the host runs on another CPU (ring_spin: its next post comes within
+     * microseconds when it streams calls), then yield a while (see yield_alone), then sleep. */
+    if (atomic_load_explicit(&c->head, memory_order_acquire) == t && !cs->sh->mpi)
+      ring_spin(cs->sh, &c->head, t,
+                atomic_load_explicit(&cs->sh->host_cpu, memory_order_relaxed));
     while (atomic_load_explicit(&c->head, memory_order_acquire) == t) {
       if (parent > 0 && getppid() != parent) _exit(1);
       if (alone && ++spins < 200)
@@ -447,7 +480,9 @@ static void chip_loop(chip_state *cs, pid_t parent) {
     }
     const pto__dist_cmd *cmd = &c->ring[t % PTO__DIST_RING];
     if (cmd->op == PTO__DIST_CMD_EXIT) break;
+    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
     chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
+    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
     atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
     ring_wake(&c->tail, &c->tail_sleepers);
   }
@@ -766,6 +801,9 @@ static pto_status broken(const dworker *w) {
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   int alone = 1;
+  uint32_t t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
+  if ((int32_t)(t0 - seq) < 0 && !w->mpi)
+    ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed));
   for (int i = 0;; i++) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
     if ((int32_t)(t - seq) >= 0) return PTO_OK;
@@ -785,6 +823,7 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
   uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
   PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING + 1)); /* a free ring slot */
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
+  if (!w->mpi) atomic_store_explicit(&w->sh->host_cpu, this_cpu(), memory_order_relaxed);
   atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);
   ring_wake(&c->head, &c->head_sleepers);
   if (w->mpi) {

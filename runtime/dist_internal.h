@@ -115,6 +115,8 @@ typedef struct pto__dist_chip {
                                 then */
   _Atomic int32_t cpu;       /* 1 + the CPU its last dist.* wait started on, 0: none yet
                                 (dist_shm.c wait_elem) */
+  _Atomic int32_t ring_cpu;  /* 1 + the CPU its ring's thread last took or finished a command
+                                on, 0: none yet (dist.c ring_spin) */
   _Atomic uint64_t kernel_ns;
   char kernel[64];
   int32_t pid;
@@ -134,6 +136,7 @@ typedef struct pto__dist_shared {
    * failed", instead of waiting out its deadline; a later run has another epoch. */
   _Atomic uint64_t abort;
   _Atomic uint32_t fail_clock; /* orders the chips' failures (pto__dist_chip.fail_at) */
+  _Atomic int32_t host_cpu;    /* 1 + the CPU of the host's last post, 0: none (dist.c) */
   uint8_t *heap;      /* host address of the heap (the same in every process) */
   uint64_t heap_size;
   /* The MPI transport (mpi != NULL; this struct is then each process's own, not shared):
