@@ -475,7 +475,10 @@ static void chip_loop(chip_state *cs, pid_t parent) {
     chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
     atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
     atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
-    ring_wake(&c->tail, &c->tail_sleepers);
+    if (atomic_load_explicit(&c->tail_sleepers, memory_order_seq_cst) ||
+        (atomic_load_explicit(&c->host_sleepers, memory_order_seq_cst) &&
+         (int32_t)(t + 1 - atomic_load_explicit(&c->host_want, memory_order_seq_cst)) >= 0))
+      pto__dist_futex_wake(&c->tail);
   }
 }
 
@@ -796,14 +799,19 @@ static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
     if ((int32_t)(t - seq) >= 0) return PTO_OK;
     if (i && check_chips(w)) return broken(w);
-    ring_sleep(&c->tail, t, &c->tail_sleepers, 20000);
+    /* Woken once the chip reaches seq, not at each command before it (chip_loop). */
+    atomic_store_explicit(&c->host_want, seq, memory_order_seq_cst);
+    ring_sleep(&c->tail, t, &c->host_sleepers, 20000);
   }
 }
 
 static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *out_seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
-  PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING + 1)); /* a free ring slot */
+  /* A full ring: wait until half of it is free, so a host that streams calls to a chip on its
+   * own CPU is woken once per half ring, not once per command. */
+  if ((int32_t)(h - atomic_load_explicit(&c->tail, memory_order_acquire)) >= PTO__DIST_RING)
+    PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING / 2 + 1));
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
   if (!w->mpi) atomic_store_explicit(&w->sh->host_cpu, this_cpu(), memory_order_relaxed);
   atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);

@@ -101,6 +101,9 @@ typedef struct pto__dist_chip {
   /* Waits asleep on head (the chip) and on tail (the parent, chips waiting for this one): the
    * writer of the word makes the futex_wake system call only when one is (dist.c ring_wake). */
   _Atomic uint32_t head_sleepers, tail_sleepers;
+  /* The host's wait asleep on tail, and the tail it waits for: the chip wakes it only once tail
+   * has reached host_want, not at every command it finishes (dist.c wait_tail). */
+  _Atomic uint32_t host_sleepers, host_want;
   /* Progress (issue #34 item 22): a chip alive but stuck in a long kernel beats on, so with an
    * explicit PTO_DIST_TIMEOUT_MS the parent fails the run once the chip has made no progress
    * (no task completed, no wait entered, no command finished) for that long. The chip's watcher
