@@ -38,10 +38,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROO
 MPIRUN=(mpirun --oversubscribe --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
 
 say() { echo "l3-matrix: $*" >&2; }
+LAUNCH=()
+command -v ccache >/dev/null && LAUNCH=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 # ---- build ----------------------------------------------------------------------------------
 if [ ! -f "$B/CMakeCache.txt" ]; then
-  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LAUNCH[@]}" >/dev/null || exit 1
 fi
 say "building dist_allreduce and dist_overhead in $B"
 cmake --build "$B" --target bench_dist_allreduce bench_dist_overhead >/dev/null || exit 1
@@ -51,7 +53,7 @@ if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
   if [ ! -f "$MB/CMakeCache.txt" ]; then
     say "configuring $MB with -DPTO_MPI=ON (as scripts/test-mpi.sh does)"
     cmake -S . -B "$MB" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO_WERROR=ON -DPTO_MPI=ON \
-      >/dev/null
+      "${LAUNCH[@]}" >/dev/null
   fi
   say "building mpi_allreduce in $MB"
   if cmake --build "$MB" --target bench_mpi_allreduce >/dev/null; then
