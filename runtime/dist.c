@@ -212,20 +212,15 @@ static void chip_fail_cmd(pto__dist_shared *sh, pto__dist_chip *c, uint32_t seq,
   pto__dist_abort_raise(sh, (int)(c - sh->chips), epoch);
 }
 
-/* The rings' waits (issue #31 items 1 and 2). A waiter yields while each yield comes straight
- * back (nothing else wants its CPU, or the thread it waits for ran and is done): yield_alone
- * says 0 once a yield gave the CPU away, since each further one would cost that thread's time
- * slice (milliseconds beside a busy process), and the waiter then sleeps on the word's futex,
- * counted in the word's sleepers (ring_sleep), where the writer's wake (ring_wake) reaches it at
- * once: a woken thread preempts a busy one, a yielded one waits its turn. The writer makes the
- * wake system call only while a waiter sleeps: the count is raised (seq_cst) before the futex
- * rechecks the word, and the word is stored (seq_cst) before the count is read. */
-static int yield_alone(void) {
-  uint64_t t0 = pto__rt_now_ns();
-  sched_yield();
-  return pto__rt_now_ns() - t0 < 5000;
-}
-
+/* The rings' waits (issue #31 items 1 and 2). A waiter spins first where that can pay
+ * (ring_spin), then sleeps on the word's futex, counted in the word's sleepers (ring_sleep),
+ * where the writer's wake (ring_wake) reaches it at once: a woken thread preempts a busy one. It
+ * never yields: beside a busy process a yield hands that process its whole time slice, and a
+ * yielding waiter cannot be woken early (measured, 4 ranks and one busy loop on 2 CPUs: one-call
+ * runs of 4.2-5.1 ms median in 2 of 3 runs with the yields of the last round, 33-117 us without).
+ * The writer makes the wake system call only while a waiter sleeps: the count is raised
+ * (seq_cst) before the futex rechecks the word, and the word is stored (seq_cst) before the
+ * count is read. */
 static void ring_sleep(_Atomic uint32_t *word, uint32_t val, _Atomic uint32_t *sleepers,
                        uint32_t timeout_us) {
   atomic_fetch_add_explicit(sleepers, 1, memory_order_seq_cst);
@@ -235,6 +230,37 @@ static void ring_sleep(_Atomic uint32_t *word, uint32_t val, _Atomic uint32_t *s
 
 static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
   if (atomic_load_explicit(sleepers, memory_order_seq_cst)) pto__dist_futex_wake(word);
+}
+
+/* The ring's two sides on CPUs of their own answer each other within microseconds, and a CPU
+ * given away (a yield beside a busy process, a futex sleep) costs a scheduler round trip each
+ * way (issue #31 item 2: a one-call run is a post and a reply; measured on 2 loaded CPUs with
+ * the host and the chip pinned apart, 28-35 us a run spinning against 54-58 us without). So a
+ * wait for the other side first spins PTO__DIST_RING_SPIN_NS by the clock, but only while the
+ * other side last ran on another CPU (other_cpu: 1 + that CPU, as published) and no chip with
+ * commands to finish last ran on this one: either could not run while this one spins. Returns 1
+ * once *word differs from val. */
+#ifndef PTO__DIST_RING_SPIN_NS
+#define PTO__DIST_RING_SPIN_NS 30000
+#endif
+static int this_cpu(void) { return sched_getcpu() + 1; }
+
+static int ring_spin(pto__dist_shared *sh, _Atomic uint32_t *word, uint32_t val, int other_cpu) {
+  int me = this_cpu();
+  if (!other_cpu || other_cpu == me) return 0;
+  for (int q = 0; q < sh->nranks; q++) {
+    pto__dist_chip *o = &sh->chips[q];
+    if (atomic_load_explicit(&o->ring_cpu, memory_order_relaxed) == me &&
+        atomic_load_explicit(&o->head, memory_order_relaxed) !=
+            atomic_load_explicit(&o->tail, memory_order_relaxed))
+      return 0;
+  }
+  uint64_t t0 = pto__rt_now_ns();
+  for (unsigned i = 0;; i++) {
+    if (atomic_load_explicit(word, memory_order_acquire) != val) return 1;
+    pto__rt_cpu_relax();
+    if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= PTO__DIST_RING_SPIN_NS) return 0;
+  }
 }
 
 static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
@@ -349,6 +375,11 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
     pto__rt_worker_set_external(cs->wk, 1, sh->arena[rank], sh->arena_size, PTO__DIST_WIN_BASE);
   pto__dist_shm_init(&cs->tr, sh, rank);
   pto__rt_worker_set_dist(cs->wk, &cs->tr.ctx);
+  /* The chip's main thread waits while its launch runs: it runs the launch's first ready task
+   * itself, so a one-task call switches no thread inside the chip (issue #31 item 2: the L2
+   * launch's wake of a core at its start, the push's wake and the completion's wake back were
+   * ~8 thread switches of a one-call run). */
+  pto__rt_worker_set_run_to_completion(cs->wk, 1);
   return 0;
 }
 
@@ -429,22 +460,25 @@ static void chip_loop(chip_state *cs, pid_t parent) {
   pto__dist_chip *c = cs->c;
   for (;;) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
-    int spins = 0, alone = 1;
-    /* Idle: yield a while (see yield_alone), then sleep. No busy spin, here or in the parent's
-     * waits: measured on 2 cores, spinning slowed a one-call run from ~90 to ~110-160 us (it
-     * takes the core the working chip's threads need). */
+    /* Idle: spin while the host runs on another CPU (ring_spin: its next post comes within
+     * microseconds when it streams calls), then sleep. */
+    if (atomic_load_explicit(&c->head, memory_order_acquire) == t && !cs->sh->mpi)
+      ring_spin(cs->sh, &c->head, t,
+                atomic_load_explicit(&cs->sh->host_cpu, memory_order_relaxed));
     while (atomic_load_explicit(&c->head, memory_order_acquire) == t) {
       if (parent > 0 && getppid() != parent) _exit(1);
-      if (alone && ++spins < 200)
-        alone = yield_alone();
-      else
-        ring_sleep(&c->head, t, &c->head_sleepers, 100000);
+      ring_sleep(&c->head, t, &c->head_sleepers, 100000);
     }
     const pto__dist_cmd *cmd = &c->ring[t % PTO__DIST_RING];
     if (cmd->op == PTO__DIST_CMD_EXIT) break;
+    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
     chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
+    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
     atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
-    ring_wake(&c->tail, &c->tail_sleepers);
+    if (atomic_load_explicit(&c->tail_sleepers, memory_order_seq_cst) ||
+        (atomic_load_explicit(&c->host_sleepers, memory_order_seq_cst) &&
+         (int32_t)(t + 1 - atomic_load_explicit(&c->host_want, memory_order_seq_cst)) >= 0))
+      pto__dist_futex_wake(&c->tail);
   }
 }
 
@@ -754,32 +788,32 @@ static pto_status broken(const dworker *w) {
   return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s", w->why);
 }
 
-/* Waits until chip r has finished command seq - 1 (tail >= seq). */
-#ifndef PTO__DIST_WAIT_YIELDS
-#define PTO__DIST_WAIT_YIELDS 32
-#endif
+/* Waits until chip r has finished command seq - 1 (tail >= seq): spins (ring_spin), then sleeps
+ * in slices, checking the chips' liveness after each slice that ended without the reply. */
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
-  int alone = 1;
+  uint32_t t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
+  if ((int32_t)(t0 - seq) < 0 && !w->mpi)
+    ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed));
   for (int i = 0;; i++) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
     if ((int32_t)(t - seq) >= 0) return PTO_OK;
-    /* A short call ends within microseconds: yield a few times (while the CPU is ours, see
-     * yield_alone) before the liveness check (one waitpid per chip) and the futex sleep. */
-    if (alone && i < PTO__DIST_WAIT_YIELDS) {
-      alone = yield_alone();
-      continue;
-    }
-    if (check_chips(w)) return broken(w);
-    ring_sleep(&c->tail, t, &c->tail_sleepers, 20000);
+    if (i && check_chips(w)) return broken(w);
+    /* Woken once the chip reaches seq, not at each command before it (chip_loop). */
+    atomic_store_explicit(&c->host_want, seq, memory_order_seq_cst);
+    ring_sleep(&c->tail, t, &c->host_sleepers, 20000);
   }
 }
 
 static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *out_seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
-  PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING + 1)); /* a free ring slot */
+  /* A full ring: wait until half of it is free, so a host that streams calls to a chip on its
+   * own CPU is woken once per half ring, not once per command. */
+  if ((int32_t)(h - atomic_load_explicit(&c->tail, memory_order_acquire)) >= PTO__DIST_RING)
+    PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING / 2 + 1));
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
+  if (!w->mpi) atomic_store_explicit(&w->sh->host_cpu, this_cpu(), memory_order_relaxed);
   atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);
   ring_wake(&c->head, &c->head_sleepers);
   if (w->mpi) {

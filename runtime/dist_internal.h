@@ -101,6 +101,9 @@ typedef struct pto__dist_chip {
   /* Waits asleep on head (the chip) and on tail (the parent, chips waiting for this one): the
    * writer of the word makes the futex_wake system call only when one is (dist.c ring_wake). */
   _Atomic uint32_t head_sleepers, tail_sleepers;
+  /* The host's wait asleep on tail, and the tail it waits for: the chip wakes it only once tail
+   * has reached host_want, not at every command it finishes (dist.c wait_tail). */
+  _Atomic uint32_t host_sleepers, host_want;
   /* Progress (issue #34 item 22): a chip alive but stuck in a long kernel beats on, so with an
    * explicit PTO_DIST_TIMEOUT_MS the parent fails the run once the chip has made no progress
    * (no task completed, no wait entered, no command finished) for that long. The chip's watcher
@@ -115,6 +118,8 @@ typedef struct pto__dist_chip {
                                 then */
   _Atomic int32_t cpu;       /* 1 + the CPU its last dist.* wait started on, 0: none yet
                                 (dist_shm.c wait_elem) */
+  _Atomic int32_t ring_cpu;  /* 1 + the CPU its ring's thread last took or finished a command
+                                on, 0: none yet (dist.c ring_spin) */
   _Atomic uint64_t kernel_ns;
   char kernel[64];
   int32_t pid;
@@ -134,6 +139,7 @@ typedef struct pto__dist_shared {
    * failed", instead of waiting out its deadline; a later run has another epoch. */
   _Atomic uint64_t abort;
   _Atomic uint32_t fail_clock; /* orders the chips' failures (pto__dist_chip.fail_at) */
+  _Atomic int32_t host_cpu;    /* 1 + the CPU of the host's last post, 0: none (dist.c) */
   uint8_t *heap;      /* host address of the heap (the same in every process) */
   uint64_t heap_size;
   /* The MPI transport (mpi != NULL; this struct is then each process's own, not shared):

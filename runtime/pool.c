@@ -15,7 +15,10 @@
  * its kernels' types to spin before its first submit, so the first task does not pay for a futex
  * wake-up; once its orchestration is done, the dispatching thread runs ready tasks itself as an
  * idle core (pto__rt_pool_help) rather than wait for a core thread that has no CPU yet. A core's
- * claimed flag keeps one thread at a time on a core's identity and scratch. */
+ * claimed flag keeps one thread at a time on a core's identity and scratch. A lazy pool (run to
+ * completion: a distributed chip's) wakes no core at a launch's start, and the first ready block
+ * of each type that the orchestration queues wakes no sleeping core either: the dispatching
+ * thread runs it at the launch's end, or hands it to a core when it starts to wait (flush). */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +87,21 @@ static void wake_for_queued(pto__rt_queue *q, size_t nblocks) {
   if (n > 0) q->nwaking += (int)n;
 }
 
-void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
+/* Shared pool: every thread idles on the AIV queue's counters; signals them for the queued blocks
+ * of both types that free cores can take (a thread woken for more would find no core, and take a
+ * CPU from the threads that run the tasks), less keep blocks of each type left to the dispatching
+ * thread (a lazy pool's); pool->mu held. */
+static void wake_shared(pto__rt_pool *pool, long keep) {
+  size_t takeable = 0;
+  for (int type = 0; type < 2; type++) {
+    long free_ = pool->ncores_of[type] - atomic_load(&pool->q[type].nbusy);
+    long nb = (long)pool->q[type].nblocks - keep;
+    if (free_ > 0 && nb > 0) takeable += (size_t)(nb < free_ ? nb : free_);
+  }
+  wake_for_queued(&pool->q[PTO_CORE_AIV], takeable);
+}
+
+static void push(pto__rt_pool *pool, pto__rt_task **tasks, int n, long keep) {
   int pushed[2] = {0, 0};
   pool_lock(pool);
   for (int i = 0; i < n; i++) {
@@ -104,20 +121,10 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) {
     pto__rt_queue *q = &pool->q[type];
     if (!pushed[type]) continue;
     atomic_store(&q->nqueued, q->qlen);
-    if (!pool->shared) wake_for_queued(q, q->nblocks);
+    if (!pool->shared) /* less the blocks left to the dispatching thread */
+      wake_for_queued(q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0);
   }
-  /* Shared: every thread idles on the AIV queue's counters, for the blocks of both types that
-   * free cores can take (a thread woken for more would find no core, and take a CPU from the
-   * threads that run the tasks). */
-  if (pool->shared) {
-    size_t takeable = 0;
-    for (int type = 0; type < 2; type++) {
-      long free_ = pool->ncores_of[type] - atomic_load(&pool->q[type].nbusy);
-      size_t nb = pool->q[type].nblocks;
-      if (free_ > 0) takeable += nb < (size_t)free_ ? nb : (size_t)free_;
-    }
-    wake_for_queued(&pool->q[PTO_CORE_AIV], takeable);
-  }
+  if (pool->shared) wake_shared(pool, keep);
   pthread_mutex_unlock(&pool->mu);
 }
 
@@ -128,6 +135,21 @@ static int spin_cap(pto__rt_pool *pool) {
   for (int type = 0; type < 2; type++)
     if (types & (1 << type)) n += pool->ncores_of[type];
   return n < pool->nthreads ? n : pool->nthreads;
+}
+
+void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) { push(pool, tasks, n, 0); }
+
+void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t) { push(pool, &t, 1, pool->lazy); }
+
+void pto__rt_pool_flush(pto__rt_pool *pool) {
+  if (!pool->lazy || (!atomic_load(&pool->q[0].nqueued) && !atomic_load(&pool->q[1].nqueued)))
+    return;
+  pool_lock(pool);
+  if (pool->shared)
+    wake_shared(pool, 0);
+  else
+    for (int type = 0; type < 2; type++) wake_for_queued(&pool->q[type], pool->q[type].nblocks);
+  pthread_mutex_unlock(&pool->mu);
 }
 
 void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
@@ -141,6 +163,7 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   if (!types) types = 3;
   atomic_store(&pool->spin_types, types);
   atomic_store(&pool->active, 1);
+  if (pool->lazy) return; /* the dispatching thread runs the first task itself */
   /* The budget goes to the vector cores first (most programs' first tasks), then the cube
    * cores; a shared pool's threads all idle on the AIV queue and run either. */
   int left = pool->spin_budget;

@@ -582,6 +582,11 @@ typedef struct pto__rt_pool {
    * core it is recorded on, not its CPU. Strict: a thread per core, taking its type's tasks. */
   int shared;
   int nthreads;
+  /* Run to completion (a distributed chip's pool, issue #31 item 2): no core is woken at a
+   * launch's start, and a task the orchestration makes ready is left to the dispatching thread
+   * (one block per queue, unless a core spins) rather than handed to a sleeping core, so a launch
+   * of one task runs on the thread that dispatched it, with no thread switch. */
+  int lazy;
   pto__rt_core *cores;
 } pto__rt_pool;
 
@@ -598,6 +603,14 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog);
 void pto__rt_pool_idle(pto__rt_pool *pool);
 /* Queues ready tasks. */
 void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
+/* Queues a task the orchestration made ready (the dispatching thread). In a lazy pool the first
+ * queued block of each type wakes no sleeping core: the dispatching thread runs it itself
+ * (pto__rt_pool_help) at the launch's end, unless a wait hands it to a core first
+ * (pto__rt_pool_flush). */
+void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t);
+/* A thread is about to wait for tasks: in a lazy pool, wakes sleeping cores for every queued
+ * block that no core will take otherwise (those left to the dispatching thread included). */
+void pto__rt_pool_flush(pto__rt_pool *pool);
 /* The dispatching thread, its orchestration done, runs one ready task (and the successors it
  * makes ready) as an idle core of the task's type, instead of waiting for that core's thread to
  * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready, no core free, or the
@@ -685,6 +698,9 @@ void pto__rt_worker_set_external(pto_worker *w, int which, void *host, uint64_t 
 void pto__rt_set_strace_rank(int rank);
 /* Every kernel of every later launch gets d in pto_core_ctx.dist. */
 void pto__rt_worker_set_dist(pto_worker *w, const pto_dist_ctx *d);
+/* on: w's launches run to completion (pto__rt_pool.lazy): a distributed chip's, whose
+ * dispatching thread is otherwise idle while its launch runs. Only while no launch runs. */
+void pto__rt_worker_set_run_to_completion(pto_worker *w, int on);
 /* What runs on w now, for another thread (a distributed chip's watcher): *ncompleted the tasks
  * the current (or last) launch has completed, and the kernel that has run longest on a core:
  * *kernel its id (-1: none runs), *prog its program, *t0 its start (pto__rt_now_ns). */

@@ -264,6 +264,8 @@ typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
  * wake_at < 0: any completion may make pred true (only one thread at a time waits with
  * wake_at >= 0: the dispatching thread). */
 static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg, long wake_at) {
+  /* Tasks left to the dispatching thread (a lazy pool) go to cores now: it waits instead. */
+  pto__rt_pool_flush(&L->w->pool);
   /* No spin when more tasks than cores must complete first: they take at least a task's time,
    * and a spinning thread here takes that time from the cores that run them. */
   int spin = wake_at < 0 ||
@@ -1073,11 +1075,11 @@ static void release_task(pto__rt_launch *L, pto__rt_task *t) {
     /* Ready now, at submission: the one moment that needs a clock read to be recorded (a task
      * made ready by a completion is ready when its last dependency ended). */
     if (__builtin_expect(L->record_tasks, 0)) t->t_ready = pto__rt_now_ns();
-    if (!atomic_exchange(&t->queued, 1)) pto__rt_pool_push(&L->w->pool, &t, 1);
+    if (!atomic_exchange(&t->queued, 1)) pto__rt_pool_submit(&L->w->pool, t);
   } else if (atomic_fetch_sub(&t->gate, 1) == 1 && !atomic_exchange(&t->queued, 1)) {
     /* Its predecessors are all early_resolve tasks that run: staged on a core now. */
     t->t_staged = 1;
-    pto__rt_pool_push(&L->w->pool, &t, 1);
+    pto__rt_pool_submit(&L->w->pool, t);
   }
 }
 

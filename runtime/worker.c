@@ -277,6 +277,11 @@ void pto__rt_worker_set_dist(pto_worker *wt, const pto_dist_ctx *dist) {
   if (w) w->dist = dist;
 }
 
+void pto__rt_worker_set_run_to_completion(pto_worker *wt, int on) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  if (w) w->pool.lazy = on != 0;
+}
+
 void pto__rt_worker_activity(pto_worker *wt, uint64_t *ncompleted, const pto_program **prog,
                              int *kernel, uint64_t *t0) {
   *ncompleted = 0, *prog = NULL, *kernel = -1, *t0 = 0;

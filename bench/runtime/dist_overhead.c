@@ -9,9 +9,16 @@
  *     64 calls per run to the same device (dispatches pipelined through the chip's ring);
  * (b) prepare (open: shared mappings, fork, each chip's worker and core pool) and close;
  * (c) first touch of fresh shared memory against touching it again (why the heap is faulted in
- *     once, at allocation, and reused). */
+ *     once, at allocation, and reused).
+ *
+ * With (a) come the thread switches per run: the context switches (voluntary: a thread blocked;
+ * involuntary: preempted or yielded) of every thread of this process and of the chips, from
+ * /proc, over the same loops. A one-call run needs two at least (the chip woken by the post, the
+ * host woken by the reply) when neither spins. */
+#include <dirent.h>
 #include <stdalign.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 #include "pto/dist.h"
@@ -33,6 +40,37 @@ static int32_t host_batch(const pto_host_api *api, const pto_host_args *a) {
   for (int i = 0; i < BATCH; i++)
     if (host_one(api, a)) return 1;
   return 0;
+}
+
+/* Context switches of every thread of process pid so far (0 if /proc cannot tell). */
+static long ctx_switches(int pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task", pid);
+  DIR *d = opendir(path);
+  if (!d) return 0;
+  long n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    char sp[320], line[128];
+    snprintf(sp, sizeof sp, "%s/%s/status", path, e->d_name);
+    FILE *f = fopen(sp, "r");
+    if (!f) continue;
+    long v;
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+          sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+        n += v;
+    fclose(f);
+  }
+  closedir(d);
+  return n;
+}
+
+/* The host process's and every chip's context switches. */
+static long all_switches(const pto_dist_worker *dw, int n) {
+  long s = ctx_switches((int)getpid());
+  for (int r = 0; r < n; r++) s += ctx_switches(pto_dist_worker_chip_pid(dw, r));
+  return s;
 }
 
 static pto_program *host_prog(pto_host_entry_fn fn, pto_program *callee, int n) {
@@ -85,18 +123,23 @@ int main(int argc, char **argv) {
   pto_arg largs[3] = {pto_arg_device(lx), pto_arg_device(ly), pto_arg_f32(1.0f)};
 
   B_CHECK(pto_dist_worker_run(dw, one, dargs, 3)); /* the chips load the callee once */
-  b_stat l2 = {0}, d1 = {0}, db = {0}, over1 = {0}, overb = {0};
+  b_stat l2 = {0}, d1 = {0}, db = {0}, over1 = {0}, overb = {0}, sw1 = {0}, swb = {0};
   for (long r = 0; r < reps; r++) {
     uint64_t t0 = b_now_ns();
     for (long i = 0; i < calls; i++) B_CHECK(pto_handle_call(h, largs, 3));
     double l2us = (double)(b_now_ns() - t0) / 1e3 / (double)calls;
+    long c0 = all_switches(dw, n);
     t0 = b_now_ns();
     for (long i = 0; i < calls; i++) B_CHECK(pto_dist_worker_run(dw, one, dargs, 3));
     double d1us = (double)(b_now_ns() - t0) / 1e3 / (double)calls;
     long runs = calls / BATCH > 0 ? calls / BATCH : 1;
+    long c1 = all_switches(dw, n);
     t0 = b_now_ns();
     for (long i = 0; i < runs; i++) B_CHECK(pto_dist_worker_run(dw, batch, dargs, 3));
     double dbus = (double)(b_now_ns() - t0) / 1e3 / (double)(runs * BATCH);
+    long c2 = all_switches(dw, n);
+    b_add(&sw1, (double)(c1 - c0) / (double)calls);
+    b_add(&swb, (double)(c2 - c1) / (double)(runs * BATCH));
     b_add(&l2, l2us), b_add(&d1, d1us), b_add(&db, dbus);
     b_add(&over1, d1us - l2us), b_add(&overb, dbus - l2us);
   }
@@ -127,6 +170,8 @@ int main(int argc, char **argv) {
   b_row("L3: pto_dist_worker_run, 64 calls per run", &db, "us/call");
   b_row("L3 - L2 per dispatch, 1 call per run", &over1, "us");
   b_row("L3 - L2 per dispatch, 64 calls per run", &overb, "us");
+  b_row("thread switches per run, 1 call per run", &sw1, "switches");
+  b_row("thread switches per call, 64 calls per run", &swb, "switches");
   b_row("prepare: pto_dist_worker_open", &open_ms, "ms");
   b_row("close: pto_dist_worker_close", &close_ms, "ms");
   b_row("first touch of fresh shared memory (64 MiB memset)", &fresh, "GB/s");
