@@ -6,8 +6,8 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -141,8 +141,8 @@ pto_status pto_scalar_check(pto_scalar s) {
   int64_t lo;
   uint64_t hi;
   int_range(s.dtype, &lo, &hi);
-  int fits = pto_dtype_is_signed(s.dtype) ? s.i >= lo && (s.i < 0 || (uint64_t)s.i <= hi)
-                                          : s.u <= hi;
+  int fits =
+      pto_dtype_is_signed(s.dtype) ? s.i >= lo && (s.i < 0 || (uint64_t)s.i <= hi) : s.u <= hi;
   if (fits) return PTO_OK;
   char v[32];
   if (pto_dtype_is_signed(s.dtype))

@@ -15,7 +15,8 @@ pto_status pto_parse_int_setting(const char *name, const char *text, int64_t min
   const char *p = text ? text : "";
   if (*p == '-' && min < 0) p++;
   int ok = *p != '\0';
-  for (const char *q = p; ok && *q; q++) ok = *q >= '0' && *q <= '9';
+  for (const char *q = p; ok && *q; q++)
+    ok = *q >= '0' && *q <= '9';
   long long v = 0;
   if (ok) {
     errno = 0;
@@ -53,7 +54,8 @@ pto_status pto_env_choice(const char *name, const char *const *choices, int ncho
       return PTO_OK;
     }
   pto_text t = {0};
-  for (int i = 0; i < nchoices; i++) pto_text_printf(&t, "%s%s", i ? ", " : "", choices[i]);
+  for (int i = 0; i < nchoices; i++)
+    pto_text_printf(&t, "%s%s", i ? ", " : "", choices[i]);
   char *list = pto_text_finish(&t);
   pto_status s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s is '%s': expected one of: %s",
                                  name, v, list ? list : "?");

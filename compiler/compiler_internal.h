@@ -48,8 +48,8 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
                                    const int *kernel_ids, char **out_text);
 
 /* Emits the C of host function f (pto/host_abi.h); callees[i] is the orch with call index i. */
-pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,
-                          const char *const *callees, int ncallees, char **out_text);
+pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f, const char *const *callees,
+                          int ncallees, char **out_text);
 
 /* Outlines every incore scope of p into a kernel (docs/language.md "Functions and parameters").
  * Sets *out_program to a new program, or to NULL when p has no incore scope (use p as it is). */

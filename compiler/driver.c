@@ -149,11 +149,13 @@ pto_status pto_compiler_build_orchestration(const char *cpp_path, const char *so
   return s;
 }
 
-pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level, const char *obj_path) {
+pto_status pto_compiler_build_kernel_object(const char *ll_path, int opt_level,
+                                            const char *obj_path) {
   return pto__compile_ll(ll_path, opt_level, obj_path);
 }
 
-pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, const char *so_path) {
+pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects,
+                                     const char *so_path) {
   const char **argv = pto_calloc((size_t)nobjects + 8, sizeof *argv);
   if (!argv) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory linking kernels");
   int n = 0;
@@ -162,7 +164,8 @@ pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, c
   argv[n++] = "-Wl,--build-id=sha1";
   argv[n++] = "-o";
   argv[n++] = so_path;
-  for (int i = 0; i < nobjects; i++) argv[n++] = objects[i];
+  for (int i = 0; i < nobjects; i++)
+    argv[n++] = objects[i];
   argv[n++] = "-lm";
   argv[n] = NULL;
   pto_status s = pto__compiler_exec(argv);
@@ -170,11 +173,20 @@ pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects, c
   return s;
 }
 
-
 pto_status pto_compiler_build_host(const char *c_path, const char *so_path) {
-  const char *argv[] = {pto__compiler_cc(), "-std=c17", "-O2", "-fPIC", "-shared",
-                        "-Wl,--build-id=sha1", "-I", pto__compiler_include_dir(), "-o", so_path,
-                        c_path, "-lm", NULL};
+  const char *argv[] = {pto__compiler_cc(),
+                        "-std=c17",
+                        "-O2",
+                        "-fPIC",
+                        "-shared",
+                        "-Wl,--build-id=sha1",
+                        "-I",
+                        pto__compiler_include_dir(),
+                        "-o",
+                        so_path,
+                        c_path,
+                        "-lm",
+                        NULL};
   return pto__compiler_exec(argv);
 }
 
@@ -189,8 +201,8 @@ static pto_status check_devices(const int32_t *ids, int n) {
                              (int)ids[i]);
     for (int j = 0; j < i; j++)
       if (ids[j] == ids[i])
-        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                               "--devices: device id %d appears twice", (int)ids[i]);
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "--devices: device id %d appears twice",
+                               (int)ids[i]);
   }
   return PTO_OK;
 }
@@ -344,8 +356,7 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
     s = pto_status_annotate(s, "compiling the host code %s", c_path);
     goto done;
   }
-  s = list_files(out, (const char *const[]){"program.ptir", out->host_source, out->host.path},
-                 3);
+  s = list_files(out, (const char *const[]){"program.ptir", out->host_source, out->host.path}, 3);
   goto done;
 oom:
   s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory compiling %s", input->name);
@@ -374,10 +385,12 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   if (!opt) opt = &defaults;
   if (opt->platform && strcmp(opt->platform, "sim") != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "--platform %s: unknown platform; the platforms are: sim", opt->platform);
+                           "--platform %s: unknown platform; the platforms are: sim",
+                           opt->platform);
   int opt_level = opt->opt_level;
   if (opt_level < 0 || opt_level > 3)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "-O%d: the levels are -O0 to -O3", opt_level);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "-O%d: the levels are -O0 to -O3",
+                           opt_level);
 
   pto_status s = pto_ir_verify(input);
   if (s) return s;
@@ -406,13 +419,15 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     goto done;
   }
   if (entry->kind != PTO_FUNC_ORCH) {
-    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "entry @%s is a kernel: the entry must be an orch (or host) function; name one "
-                        "with --entry",
-                        entry->name);
+    s = pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "entry @%s is a kernel: the entry must be an orch (or host) function; name one "
+        "with --entry",
+        entry->name);
     goto done;
   }
-  s = pto_signature_build(input, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples, &out->sig);
+  s = pto_signature_build(input, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples,
+                          &out->sig);
   if (s) goto done;
   if ((s = pto_ir_specialize(input, entry, &out->sig, &specialized))) goto done;
   p = specialized;
@@ -505,7 +520,8 @@ done:
     pto_status_free(w);
   }
   if (objs)
-    for (int i = 0; objs[i]; i++) free((void *)objs[i]);
+    for (int i = 0; objs[i]; i++)
+      free((void *)objs[i]);
   free(objs);
   free(kernel_ids);
   free(ptir);

@@ -33,8 +33,9 @@ const char *pto__emit_source_name(const pto_ir_program *p, const char *none) {
 
 void pto__emit_fail(pto__emit *e, pto_loc loc, const char *what) {
   if (e->err) return;
-  e->err = pto_status_make(PTO_STATUS_UNIMPLEMENTED, "%s:%d:%d: %s: %s",
-                           e->p->file ? e->p->file : "<program>", loc.line, loc.col, e->d->what, what);
+  e->err =
+      pto_status_make(PTO_STATUS_UNIMPLEMENTED, "%s:%d:%d: %s: %s",
+                      e->p->file ? e->p->file : "<program>", loc.line, loc.col, e->d->what, what);
 }
 
 void pto__emit_printf(pto__emit *e, const char *fmt, ...) {
@@ -74,9 +75,11 @@ static void emit_int(pto__emit *e, const pto_ir_expr *x, const char *ct) {
   pto_text *b = &e->out;
   if (x->dtype == PTO_DTYPE_BOOL && !e->d->cxx) {
     pto_text_printf(b, "%d", x->i != 0);
-  } else if (!pto_dtype_is_float(x->dtype) && (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64)) {
+  } else if (!pto_dtype_is_float(x->dtype) &&
+             (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64)) {
     pto_text_printf(b, "INT64_C(%" PRId64 ")", x->i);
-  } else if (!pto_dtype_is_float(x->dtype) && !pto_dtype_is_signed(x->dtype) && x->dtype != PTO_DTYPE_BOOL) {
+  } else if (!pto_dtype_is_float(x->dtype) && !pto_dtype_is_signed(x->dtype) &&
+             x->dtype != PTO_DTYPE_BOOL) {
     cast_open(e, ct);
     pto_text_printf(b, "UINT64_C(%" PRIu64 ")", (uint64_t)x->i);
     cast_close(e);
@@ -89,9 +92,12 @@ static void emit_int(pto__emit *e, const pto_ir_expr *x, const char *ct) {
 
 static void emit_float(pto__emit *e, const pto_ir_expr *x, const char *ct) {
   cast_open(e, ct);
-  if (isnan(x->f)) pto_text_puts(&e->out, e->d->cxx ? "__builtin_nan(\"\")" : "NAN");
-  else if (isinf(x->f)) pto_text_printf(&e->out, e->d->cxx ? "%s__builtin_inf()" : "(%sINFINITY)", x->f < 0 ? "-" : "");
-  else pto_text_printf(&e->out, "%a", x->f);
+  if (isnan(x->f))
+    pto_text_puts(&e->out, e->d->cxx ? "__builtin_nan(\"\")" : "NAN");
+  else if (isinf(x->f))
+    pto_text_printf(&e->out, e->d->cxx ? "%s__builtin_inf()" : "(%sINFINITY)", x->f < 0 ? "-" : "");
+  else
+    pto_text_printf(&e->out, "%a", x->f);
   cast_close(e);
 }
 
@@ -122,8 +128,10 @@ void pto__emit_expr(pto__emit *e, const pto_ir_expr *x) {
   case PTO_EXPR_INT: emit_int(e, x, ct); return;
   case PTO_EXPR_FLOAT: emit_float(e, x, ct); return;
   case PTO_EXPR_BOOL:
-    if (e->d->cxx) pto_text_puts(b, x->b ? "true" : "false");
-    else pto_text_puts(b, x->b ? "1" : "0");
+    if (e->d->cxx)
+      pto_text_puts(b, x->b ? "true" : "false");
+    else
+      pto_text_puts(b, x->b ? "1" : "0");
     return;
   case PTO_EXPR_VALUE: pto__emit_vname(e, x->value); return;
   case PTO_EXPR_SYM: pto_text_printf(b, "s_%s", e->p->syms[x->sym]); return;
@@ -170,8 +178,10 @@ void pto__emit_list(pto__emit *e, const pto_ir_arg *a) {
 }
 
 void pto__emit_decl(pto__emit *e, const pto_ir_value *v) {
-  if (v->type->kind == PTO_TYPE_SCALAR) pto_text_printf(&e->out, "%s ", pto__emit_ctype(e, v->type->dtype, v->loc));
-  else pto_text_printf(&e->out, "%s ", e->d->tensor_type);
+  if (v->type->kind == PTO_TYPE_SCALAR)
+    pto_text_printf(&e->out, "%s ", pto__emit_ctype(e, v->type->dtype, v->loc));
+  else
+    pto_text_printf(&e->out, "%s ", e->d->tensor_type);
   pto__emit_vname(e, v);
 }
 
@@ -227,7 +237,8 @@ static void emit_if(pto__emit *e, const pto_ir_stmt *s, int depth) {
 }
 
 /* Assigns the yielded values of a for/if body to the carried variables. */
-static void emit_yield(pto__emit *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *to, int n) {
+static void emit_yield(pto__emit *e, const pto_ir_stmt *s, int depth, pto_ir_value *const *to,
+                       int n) {
   for (int i = 0; i < s->ret.n && i < n; i++) {
     before(e, s, s->ret.vals[i], depth);
     pto_text_pad(&e->out, (size_t)depth * 2);
@@ -263,7 +274,8 @@ static void emit_stmt(pto__emit *e, const pto_ir_stmt *s, int depth, pto_ir_valu
 
 static int creates_tensors(const pto_ir_block *blk) {
   for (int i = 0; i < blk->n; i++)
-    if (blk->stmts[i]->kind == PTO_STMT_OP && blk->stmts[i]->op.opc == PTO_OP_TENSOR_CREATE) return 1;
+    if (blk->stmts[i]->kind == PTO_STMT_OP && blk->stmts[i]->op.opc == PTO_OP_TENSOR_CREATE)
+      return 1;
   return 0;
 }
 
@@ -284,11 +296,12 @@ static int yields_tensor(const pto_ir_block *blk) {
  * iteration's buffers. The function body needs none: the launch itself is the outermost scope.
  * A block that yields a tensor is not a scope, since what it yields must outlive it; its
  * intermediates belong to the enclosing scope. */
-void pto__emit_block(pto__emit *e, const pto_ir_block *blk, int depth, pto_ir_value *const *yield_to,
-                     int nyield) {
+void pto__emit_block(pto__emit *e, const pto_ir_block *blk, int depth,
+                     pto_ir_value *const *yield_to, int nyield) {
   int scoped = e->d->scope_open && depth > 1 && creates_tensors(blk) && !yields_tensor(blk);
   if (scoped) pto__emit_line(e, depth++, "%s\n", e->d->scope_open);
-  for (int i = 0; i < blk->n && !e->err; i++) emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
+  for (int i = 0; i < blk->n && !e->err; i++)
+    emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
   if (scoped) pto__emit_line(e, depth - 1, "}\n");
 }
 
@@ -296,7 +309,8 @@ void pto__emit_call_results(pto__emit *e, const pto_ir_stmt *s, int depth) {
   const pto_ir_func *g = s->call.callee;
   int r = 0;
   for (int i = 0; i < s->call.nargs && i < g->nparams && r < s->nresults; i++) {
-    if (g->params[i].dir == PTO_DIR_IN || g->params[i].value->type->kind == PTO_TYPE_SCALAR) continue;
+    if (g->params[i].dir == PTO_DIR_IN || g->params[i].value->type->kind == PTO_TYPE_SCALAR)
+      continue;
     pto__emit_line(e, depth, "%s", e->d->alias_decl);
     pto__emit_vname(e, s->results[r++]);
     pto_text_puts(&e->out, " = ");

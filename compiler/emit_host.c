@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "emit_internal.h"
-#include "pto/orch_abi.h"
 #include "pto/base.h"
+#include "pto/orch_abi.h"
 
 typedef struct hemit {
   pto__emit c;                /* first: the core's state */
@@ -27,7 +27,9 @@ typedef struct hemit {
 } hemit;
 
 /* bool is an int; f16/bf16 scalars have no C type here (NULL). */
-static const char *ctype(pto_dtype dt) { return dt == PTO_DTYPE_BOOL ? "int" : pto__emit_c_type(dt); }
+static const char *ctype(pto_dtype dt) {
+  return dt == PTO_DTYPE_BOOL ? "int" : pto__emit_c_type(dt);
+}
 
 static const char *dtype_enum(pto_dtype dt) {
   static const char *const names[PTO_DTYPE_COUNT] = {
@@ -42,7 +44,9 @@ static const char *dtype_enum(pto_dtype dt) {
 static int divides(const pto_ir_expr *x) { return x && pto_ir_expr_divides_int(x); }
 
 /* After a statement whose expressions may divide by zero: return the fatal code. */
-static void check_rc(pto__emit *c, int depth) { pto__emit_line(c, depth, "if (st.rc) return st.rc;\n"); }
+static void check_rc(pto__emit *c, int depth) {
+  pto__emit_line(c, depth, "if (st.rc) return st.rc;\n");
+}
 
 static void after_expr(pto__emit *c, const pto_ir_expr *x, int depth) {
   if (divides(x)) check_rc(c, depth);
@@ -73,8 +77,8 @@ static void binary_call(pto__emit *c, const pto_ir_expr *x) {
     pto__emit_printf(c, "(%s)ph_fmod((double)", ct);
   } else {
     int u = !pto_dtype_is_signed(x->dtype);
-    pto__emit_printf(c, "(%s)ph_%s%s(&st, (%s)", ct, x->op == PTO_EOP_DIV ? "div" : "mod", u ? "_u" : "",
-                     u ? "uint64_t" : "int64_t");
+    pto__emit_printf(c, "(%s)ph_%s%s(&st, (%s)", ct, x->op == PTO_EOP_DIV ? "div" : "mod",
+                     u ? "_u" : "", u ? "uint64_t" : "int64_t");
   }
   pto__emit_expr(c, x->lhs);
   pto__emit_printf(c, ", ");
@@ -100,7 +104,8 @@ static void emit_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
   const pto_ir_arg *a = s->op.args;
   const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
   int div = 0;
-  for (int i = 0; i < s->op.nargs; i++) div |= arg_divides(&a[i]);
+  for (int i = 0; i < s->op.nargs; i++)
+    div |= arg_divides(&a[i]);
   switch (s->op.opc) {
   case PTO_OP_DIST_WORLD_SIZE:
     if (!r) return;
@@ -117,8 +122,8 @@ static void emit_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
     pto__emit_printf(c, ";\n");
     if (div) check_rc(c, depth + 1);
     pto__emit_line(c, depth + 1, "int32_t rc = api->%s(api->ctx, %d, shape, %s, &",
-                   s->op.opc == PTO_OP_TENSOR_CREATE ? "create_tensor" : "alloc_window", a[0].list.n,
-                   dtype_enum(a[1].dtype));
+                   s->op.opc == PTO_OP_TENSOR_CREATE ? "create_tensor" : "alloc_window",
+                   a[0].list.n, dtype_enum(a[1].dtype));
     pto__emit_vname(c, r);
     pto__emit_printf(c, ");\n");
     pto__emit_line(c, depth + 1, "if (rc) return rc;\n");
@@ -198,10 +203,12 @@ static int callee_index(hemit *e, const char *name) {
 }
 
 /* One argument of a call: a scalar into its 64-bit slot, a tensor with its direction. */
-static void emit_call_arg(pto__emit *c, const pto_ir_stmt *s, const pto_ir_param *prm, int i, int depth) {
+static void emit_call_arg(pto__emit *c, const pto_ir_stmt *s, const pto_ir_param *prm, int i,
+                          int depth) {
   const pto_ir_expr *x = s->call.args[i];
   if (prm->value->type->kind != PTO_TYPE_SCALAR) {
-    static const char *const kinds[] = {"PTO_ORCH_ARG_IN", "PTO_ORCH_ARG_OUT", "PTO_ORCH_ARG_INOUT"};
+    static const char *const kinds[] = {"PTO_ORCH_ARG_IN", "PTO_ORCH_ARG_OUT",
+                                        "PTO_ORCH_ARG_INOUT"};
     pto__emit_line(c, depth, "a[%d].kind = %s; a[%d].tensor = ", i, kinds[prm->dir], i);
     pto__emit_expr(c, x);
     pto__emit_printf(c, ";\n");
@@ -209,11 +216,16 @@ static void emit_call_arg(pto__emit *c, const pto_ir_stmt *s, const pto_ir_param
   }
   pto_dtype dt = prm->value->type->dtype;
   pto__emit_line(c, depth, "a[%d].kind = PTO_ORCH_ARG_SCALAR; a[%d].scalar = ", i, i);
-  if (dt == PTO_DTYPE_F32) pto__emit_printf(c, "ph_slot_f32((float)");
-  else if (dt == PTO_DTYPE_F64) pto__emit_printf(c, "ph_slot_f64((double)");
-  else if (dt == PTO_DTYPE_BOOL) pto__emit_printf(c, "(uint64_t)(0 != ");
-  else if (!pto_dtype_is_signed(dt)) pto__emit_printf(c, "(uint64_t)(");
-  else pto__emit_printf(c, "(uint64_t)(int64_t)(");
+  if (dt == PTO_DTYPE_F32)
+    pto__emit_printf(c, "ph_slot_f32((float)");
+  else if (dt == PTO_DTYPE_F64)
+    pto__emit_printf(c, "ph_slot_f64((double)");
+  else if (dt == PTO_DTYPE_BOOL)
+    pto__emit_printf(c, "(uint64_t)(0 != ");
+  else if (!pto_dtype_is_signed(dt))
+    pto__emit_printf(c, "(uint64_t)(");
+  else
+    pto__emit_printf(c, "(uint64_t)(int64_t)(");
   pto__emit_ctype(c, dt, s->loc);
   pto__emit_expr(c, x);
   pto__emit_printf(c, ");\n");
@@ -228,18 +240,24 @@ static void emit_call(pto__emit *c, const pto_ir_stmt *s, int depth) {
     return;
   }
   int div = divides(s->call.device);
-  for (int i = 0; i < s->call.nargs; i++) div |= divides(s->call.args[i]);
+  for (int i = 0; i < s->call.nargs; i++)
+    div |= divides(s->call.args[i]);
   pto__emit_line(c, depth, "{ /* call @%s */\n", g->name);
   pto__emit_line(c, depth + 1, "pto_host_call_arg a[%d];\n", s->call.nargs > 0 ? s->call.nargs : 1);
   pto__emit_line(c, depth + 1, "memset(a, 0, sizeof a);\n");
   pto__emit_line(c, depth + 1, "const int64_t device = ");
-  if (s->call.device) pto__emit_int64(c, s->call.device);
-  else pto__emit_printf(c, "0");
+  if (s->call.device)
+    pto__emit_int64(c, s->call.device);
+  else
+    pto__emit_printf(c, "0");
   pto__emit_printf(c, ";\n");
-  for (int i = 0; i < s->call.nargs && i < g->nparams; i++) emit_call_arg(c, s, &g->params[i], i, depth + 1);
+  for (int i = 0; i < s->call.nargs && i < g->nparams; i++)
+    emit_call_arg(c, s, &g->params[i], i, depth + 1);
   if (div) check_rc(c, depth + 1);
-  pto__emit_line(c, depth + 1, "if (ph_check_device(&st, device, \"@%s\")) return st.rc;\n", g->name);
-  pto__emit_line(c, depth + 1, "int32_t rc = api->call(api->ctx, %d, device, a, %d);\n", idx, s->call.nargs);
+  pto__emit_line(c, depth + 1, "if (ph_check_device(&st, device, \"@%s\")) return st.rc;\n",
+                 g->name);
+  pto__emit_line(c, depth + 1, "int32_t rc = api->call(api->ctx, %d, device, a, %d);\n", idx,
+                 s->call.nargs);
   pto__emit_line(c, depth + 1, "if (rc) return rc;\n");
   pto__emit_line(c, depth, "}\n");
   pto__emit_call_results(c, s, depth);
@@ -254,12 +272,15 @@ static void emit_loop(pto__emit *c, const pto_ir_stmt *s, int depth) {
   pto__emit_printf(c, ", hi = ");
   pto__emit_int64(c, s->loop.hi);
   pto__emit_printf(c, ", step = ");
-  if (s->loop.step) pto__emit_int64(c, s->loop.step);
-  else pto__emit_printf(c, "1");
+  if (s->loop.step)
+    pto__emit_int64(c, s->loop.step);
+  else
+    pto__emit_printf(c, "1");
   pto__emit_printf(c, ";\n");
   if (divides(s->loop.lo) || divides(s->loop.hi) || divides(s->loop.step)) check_rc(c, depth + 1);
   pto__emit_line(c, depth + 1,
-                 "if (step == 0) return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"for: the step is zero\");\n");
+                 "if (step == 0) return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"for: the step "
+                 "is zero\");\n");
   const pto_ir_value *iv = s->loop.iv;
   pto__emit_line(c, depth + 1, "for (int64_t ");
   pto__emit_vname(c, iv);
@@ -372,14 +393,16 @@ static const char k_helpers[] =
     "  return f;\n"
     "}\n"
     "\n"
-    "/* tensor.slice: clamped at the edge (only the extent); an offset outside the extent is fatal. */\n"
+    "/* tensor.slice: clamped at the edge (only the extent); an offset outside the extent is "
+    "fatal. */\n"
     "static int ph_slice(ph_state *st, const pto_host_ref *src, const int64_t *offs,\n"
     "                    const int64_t *shape, int n, pto_host_ref *out) {\n"
     "  *out = *src;\n"
     "  for (int d = 0; d < n; d++) {\n"
     "    if (offs[d] < 0 || offs[d] >= src->shape[d]) {\n"
     "      char msg[160];\n"
-    "      snprintf(msg, sizeof msg, \"tensor.slice: offset %lld of dim %d is outside the extent %lld\",\n"
+    "      snprintf(msg, sizeof msg, \"tensor.slice: offset %lld of dim %d is outside the extent "
+    "%lld\",\n"
     "               (long long)offs[d], d, (long long)src->shape[d]);\n"
     "      ph_fatal(st, PTO_KERNEL_ERR_DIM_MISMATCH, msg);\n"
     "      return 1;\n"
@@ -405,7 +428,8 @@ static const char k_helpers[] =
     "  char msg[160];\n"
     "  if (have != want || !contiguous) {\n"
     "    if (have != want)\n"
-    "      snprintf(msg, sizeof msg, \"tensor.reshape: the tensor has %lld elements, the shape %lld\",\n"
+    "      snprintf(msg, sizeof msg, \"tensor.reshape: the tensor has %lld elements, the shape "
+    "%lld\",\n"
     "               (long long)have, (long long)want);\n"
     "    else\n"
     "      snprintf(msg, sizeof msg, \"tensor.reshape: the tensor is not contiguous\");\n"
@@ -424,10 +448,12 @@ static const char k_helpers[] =
     "}\n"
     "\n"
     "/* tensor.select: the leading dim indexed and dropped. */\n"
-    "static int ph_select(ph_state *st, const pto_host_ref *src, int64_t idx, pto_host_ref *out) {\n"
+    "static int ph_select(ph_state *st, const pto_host_ref *src, int64_t idx, pto_host_ref *out) "
+    "{\n"
     "  if (src->rank < 2 || idx < 0 || idx >= src->shape[0]) {\n"
     "    char msg[160];\n"
-    "    snprintf(msg, sizeof msg, \"tensor.select: index %lld is outside the extent %lld of dim 0\",\n"
+    "    snprintf(msg, sizeof msg, \"tensor.select: index %lld is outside the extent %lld of dim "
+    "0\",\n"
     "             (long long)idx, (long long)src->shape[0]);\n"
     "    ph_fatal(st, PTO_KERNEL_ERR_DIM_MISMATCH, msg);\n"
     "    return 1;\n"
@@ -446,7 +472,8 @@ static const char k_helpers[] =
     "  int64_t n = st->api->world_size(st->api->ctx);\n"
     "  if (device >= 0 && device < n) return 0;\n"
     "  char msg[160];\n"
-    "  snprintf(msg, sizeof msg, \"call %s: device=%lld is outside the %lld devices (0..%lld)\", callee,\n"
+    "  snprintf(msg, sizeof msg, \"call %s: device=%lld is outside the %lld devices (0..%lld)\", "
+    "callee,\n"
     "           (long long)device, (long long)n, (long long)(n - 1));\n"
     "  ph_fatal(st, PTO_KERNEL_ERR_DIST, msg);\n"
     "  return 1;\n"
@@ -482,30 +509,39 @@ static void emit_params(pto__emit *c, const pto_ir_func *f) {
   }
 }
 
-pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f,
-                          const char *const *callees, int ncallees, char **out_text) {
+pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f, const char *const *callees,
+                          int ncallees, char **out_text) {
   *out_text = NULL;
   hemit e = {.c = {.d = &k_host, .p = p}, .callees = callees, .ncallees = ncallees};
   pto__emit *c = &e.c;
-  pto__emit_printf(c, "/* Generated by pto from %s: host @%s of program %s.\n", pto__emit_source_name(p, "<program>"),
-                   f->name, p->name);
-  pto__emit_printf(c, " * Hand-editable: `pto rebuild DIR` (or loading the work dir) rebuilds host.so.\n");
+  pto__emit_printf(c, "/* Generated by pto from %s: host @%s of program %s.\n",
+                   pto__emit_source_name(p, "<program>"), f->name, p->name);
+  pto__emit_printf(
+      c, " * Hand-editable: `pto rebuild DIR` (or loading the work dir) rebuilds host.so.\n");
   pto__emit_printf(c, " * Calls, by orch_index:");
-  for (int i = 0; i < ncallees; i++) pto__emit_printf(c, " %d=@%s", i, callees[i]);
+  for (int i = 0; i < ncallees; i++)
+    pto__emit_printf(c, " %d=@%s", i, callees[i]);
   pto__emit_printf(c, " */\n");
-  pto__emit_printf(c, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n");
-  pto__emit_printf(c, "#include \"pto/host_abi.h\"\n#include \"pto/kernel_abi.h\"\n#include \"pto/orch_abi.h\"\n\n");
+  pto__emit_printf(
+      c, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n");
+  pto__emit_printf(c, "#include \"pto/host_abi.h\"\n#include \"pto/kernel_abi.h\"\n#include "
+                      "\"pto/orch_abi.h\"\n\n");
   pto__emit_printf(c, "%s\n", k_helpers);
   pto__emit_printf(c, "uint32_t pto_host_abi_version(void) { return PTO_HOST_ABI_VERSION; }\n\n");
-  pto__emit_printf(c, "int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {\n");
+  pto__emit_printf(
+      c, "int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {\n");
   pto__emit_printf(c, "  ph_state st = {api, 0};\n");
   int nt = 0, ns = 0;
   for (int i = 0; i < f->nparams; i++) {
-    if (f->params[i].value->type->kind != PTO_TYPE_SCALAR) nt++;
-    else ns++;
+    if (f->params[i].value->type->kind != PTO_TYPE_SCALAR)
+      nt++;
+    else
+      ns++;
   }
   pto__emit_printf(c, "  if (args->ntensors != %d || args->nscalars != %d)\n", nt, ns);
-  pto__emit_printf(c, "    return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"host @%s: expected %d tensors and %d scalars\");\n",
+  pto__emit_printf(c,
+                   "    return ph_fatal(&st, PTO_KERNEL_ERR_DIM_MISMATCH, \"host @%s: expected %d "
+                   "tensors and %d scalars\");\n",
                    f->name, nt, ns);
   emit_params(c, f);
   pto__emit_bind_syms(c, f);

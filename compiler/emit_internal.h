@@ -13,14 +13,14 @@
 typedef struct pto__emit pto__emit;
 
 typedef struct pto__emit_dialect {
-  const char *what;          /* "orchestration codegen", "host codegen": starts each error */
-  int cxx;                   /* C++ spelling: T(x), static_cast<T>(x), true; else C: ((T)x), 1 */
-  const char *tensor_type;   /* the type of a tensor variable: "ChipTensor", "pto_host_ref" */
-  const char *alias_decl;    /* a call result naming an argument: "const ChipTensor &" */
+  const char *what;        /* "orchestration codegen", "host codegen": starts each error */
+  int cxx;                 /* C++ spelling: T(x), static_cast<T>(x), true; else C: ((T)x), 1 */
+  const char *tensor_type; /* the type of a tensor variable: "ChipTensor", "pto_host_ref" */
+  const char *alias_decl;  /* a call result naming an argument: "const ChipTensor &" */
   const char *if_tensor_init, *if_scalar_init; /* after an if result's declaration: "{}" */
-  const char *scope_open;    /* opens a block whose intermediates die with it; NULL: none */
-  const char *no_ctype;      /* the error for a scalar dtype without a C type */
-  const char *incore;        /* the error for an incore scope left in the function */
+  const char *scope_open; /* opens a block whose intermediates die with it; NULL: none */
+  const char *no_ctype;   /* the error for a scalar dtype without a C type */
+  const char *incore;     /* the error for an incore scope left in the function */
   const char *(*ctype)(pto_dtype dt); /* NULL: the dialect has no scalar of that dtype */
   /* Binary operators PTIR writes as calls (and '/', which floors): the whole expression. */
   void (*binary_call)(pto__emit *e, const pto_ir_expr *x);
@@ -52,7 +52,8 @@ const char *pto__emit_c_type(pto_dtype dt);
 const char *pto__emit_source_name(const pto_ir_program *p, const char *none);
 void pto__emit_fail(pto__emit *e, pto_loc loc, const char *what);
 /* Indentation of depth levels (2 spaces each), then printf. */
-void pto__emit_line(pto__emit *e, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void pto__emit_line(pto__emit *e, int depth, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void pto__emit_printf(pto__emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pto__emit_vname(pto__emit *e, const pto_ir_value *v);
 /* The C type of a scalar dtype; for one the dialect lacks, fails naming loc (and gives "int"). */
@@ -63,8 +64,8 @@ void pto__emit_int64(pto__emit *e, const pto_ir_expr *x);
 /* {a, b, c} of a list argument, each as an int64_t. */
 void pto__emit_list(pto__emit *e, const pto_ir_arg *a);
 void pto__emit_decl(pto__emit *e, const pto_ir_value *v);
-void pto__emit_block(pto__emit *e, const pto_ir_block *blk, int depth, pto_ir_value *const *yield_to,
-                     int nyield);
+void pto__emit_block(pto__emit *e, const pto_ir_block *blk, int depth,
+                     pto_ir_value *const *yield_to, int nyield);
 /* After a call: its results alias the out/inout tensor arguments, in parameter order. */
 void pto__emit_call_results(pto__emit *e, const pto_ir_stmt *s, int depth);
 /* The entry's dynamic symbols, each bound from the first tensor parameter that declares it. */

@@ -44,8 +44,8 @@ static const char *ctype(pto_dtype dt) {
 /* The PTO2 DataType enumerator of a dtype. */
 static const char *datatype_name(pto_dtype dt) {
   static const char *const names[PTO_DTYPE_COUNT] = {
-      "BOOL",   "INT8",    "INT16",    "INT32",   "INT64",   "UINT8", "UINT16",
-      "UINT32", "UINT64",  "FLOAT16",  "BFLOAT16", "FLOAT32", "FLOAT64", "INDEX"};
+      "BOOL",   "INT8",   "INT16",   "INT32",    "INT64",   "UINT8",   "UINT16",
+      "UINT32", "UINT64", "FLOAT16", "BFLOAT16", "FLOAT32", "FLOAT64", "INDEX"};
   return (unsigned)dt < PTO_DTYPE_COUNT ? names[dt] : "FLOAT32";
 }
 
@@ -88,8 +88,10 @@ static int op_id_of(const emitter *e, const pto_ir_stmt *s) {
   int lo = 0, hi = e->nops; /* the first entry at or after (line, 0) */
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (e->ops[mid].line < s->loc.line) lo = mid + 1;
-    else hi = mid;
+    if (e->ops[mid].line < s->loc.line)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   int same_kind = -1;
   for (int i = lo; i < e->nops && e->ops[i].line == s->loc.line; i++) {
@@ -119,24 +121,28 @@ static void emit_call(pto__emit *c, const pto_ir_stmt *s, int depth) {
   }
   int t = e->tmp++;
   emit_op_id(e, s, depth);
-  pto__emit_line(c, depth, "{  // %s:%d call @%s\n", pto__emit_source_name(c->p, "<builder>"), s->loc.line,
-                 k->name);
+  pto__emit_line(c, depth, "{  // %s:%d call @%s\n", pto__emit_source_name(c->p, "<builder>"),
+                 s->loc.line, k->name);
   pto__emit_line(c, depth + 1, "CoreTaskArgs t%d;\n", t);
   for (int i = 0; i < s->call.nargs && i < k->nparams; i++) {
     const pto_ir_param *kp = &k->params[i];
     if (kp->value->type->kind == PTO_TYPE_SCALAR) {
-      pto__emit_line(c, depth + 1, "t%d.add_scalar(pto_slot(static_cast<%s>(", t, ctype(kp->value->type->dtype));
+      pto__emit_line(c, depth + 1, "t%d.add_scalar(pto_slot(static_cast<%s>(", t,
+                     ctype(kp->value->type->dtype));
       pto__emit_expr(c, s->call.args[i]);
       pto__emit_printf(c, "), %d));\n", (int)kp->value->type->dtype);
     } else {
-      const char *fn = kp->dir == PTO_DIR_OUT ? "add_output" : kp->dir == PTO_DIR_INOUT ? "add_inout" : "add_input";
+      const char *fn = kp->dir == PTO_DIR_OUT     ? "add_output"
+                       : kp->dir == PTO_DIR_INOUT ? "add_inout"
+                                                  : "add_input";
       pto__emit_line(c, depth + 1, "t%d.%s(", t, fn);
       pto__emit_expr(c, s->call.args[i]);
       pto__emit_printf(c, ");\n");
     }
   }
   int core = pto__kernel_core_type(k);
-  pto__emit_line(c, depth + 1, "%s(%d, t%d);\n", core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
+  pto__emit_line(c, depth + 1, "%s(%d, t%d);\n",
+                 core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
                  e->kernel_ids[k->index], t);
   pto__emit_line(c, depth, "}\n");
   pto__emit_call_results(c, s, depth);
@@ -147,7 +153,9 @@ static void emit_view_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
   const pto_ir_arg *a = s->op.args;
   const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
   int opc = s->op.opc;
-  const char *type = opc == PTO_OP_TENSOR_DIM ? "int64_t" : opc == PTO_OP_TENSOR_READ ? ctype(r->type->dtype) : "ChipTensor";
+  const char *type = opc == PTO_OP_TENSOR_DIM    ? "int64_t"
+                     : opc == PTO_OP_TENSOR_READ ? ctype(r->type->dtype)
+                                                 : "ChipTensor";
   pto__emit_line(c, depth, "const %s ", type);
   pto__emit_vname(c, r);
   switch (opc) {
@@ -173,8 +181,10 @@ static void emit_view_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
   default: break;
   }
   /* slice(t, offsets, shape), reshape(t, shape), read<T>(t, index): a tensor, then lists. */
-  if (opc == PTO_OP_TENSOR_READ) pto__emit_printf(c, " = pto_read<%s>(", type);
-  else pto__emit_printf(c, " = pto_%s(", opc == PTO_OP_TENSOR_SLICE ? "slice" : "reshape");
+  if (opc == PTO_OP_TENSOR_READ)
+    pto__emit_printf(c, " = pto_read<%s>(", type);
+  else
+    pto__emit_printf(c, " = pto_%s(", opc == PTO_OP_TENSOR_SLICE ? "slice" : "reshape");
   pto__emit_expr(c, a[0].expr);
   for (int i = 1; i < s->op.nargs && i <= (opc == PTO_OP_TENSOR_SLICE ? 2 : 1); i++) {
     pto__emit_printf(c, ", ");
@@ -211,7 +221,8 @@ static void emit_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
  * position in the caller's table). */
 static void emit_loop(pto__emit *c, const pto_ir_stmt *s, int depth) {
   int64_t step_value = 1;
-  int plain = !s->loop.step || (pto_ir_expr_static_int(s->loop.step, &step_value) == 0 && step_value > 0);
+  int plain =
+      !s->loop.step || (pto_ir_expr_static_int(s->loop.step, &step_value) == 0 && step_value > 0);
   if (!plain) emit_op_id((emitter *)c, s, depth);
   pto__emit_line(c, depth, "for (int64_t ");
   pto__emit_vname(c, s->loop.iv);
@@ -254,8 +265,10 @@ static void emit_loop(pto__emit *c, const pto_ir_stmt *s, int depth) {
 /* div, mod, min and max as the header's templates (integer '/' floors, mod has the divisor's
  * sign, as in PTIR). */
 static void binary_call(pto__emit *c, const pto_ir_expr *x) {
-  const char *fn = x->op == PTO_EOP_DIV ? "pto_div" : x->op == PTO_EOP_MOD ? "pto_mod"
-                   : x->op == PTO_EOP_MIN ? "pto_min" : "pto_max";
+  const char *fn = x->op == PTO_EOP_DIV   ? "pto_div"
+                   : x->op == PTO_EOP_MOD ? "pto_mod"
+                   : x->op == PTO_EOP_MIN ? "pto_min"
+                                          : "pto_max";
   pto__emit_printf(c, "%s<%s>(", fn, ctype(x->dtype));
   pto__emit_expr(c, x->lhs);
   pto__emit_printf(c, ", ");
@@ -305,12 +318,16 @@ static void emit_params(emitter *e) {
     pto__emit_printf(c, "  const %s ", ctype(sp->dtype));
     pto__emit_vname(c, v);
     if (sp->bind != PTO_BIND_LITERAL) {
-      pto__emit_printf(c, " = pto_unslot<%s>(args.scalar(%d), %d);\n", ctype(sp->dtype), si++, (int)sp->dtype);
+      pto__emit_printf(c, " = pto_unslot<%s>(args.scalar(%d), %d);\n", ctype(sp->dtype), si++,
+                       (int)sp->dtype);
       continue;
     }
-    pto_ir_expr lit = {.kind = pto_dtype_is_float(sp->dtype) ? PTO_EXPR_FLOAT : PTO_EXPR_INT, .dtype = sp->dtype};
-    if (lit.kind == PTO_EXPR_FLOAT) lit.f = sp->value.f;
-    else lit.i = sp->value.i;
+    pto_ir_expr lit = {.kind = pto_dtype_is_float(sp->dtype) ? PTO_EXPR_FLOAT : PTO_EXPR_INT,
+                       .dtype = sp->dtype};
+    if (lit.kind == PTO_EXPR_FLOAT)
+      lit.f = sp->value.f;
+    else
+      lit.i = sp->value.i;
     if (sp->dtype == PTO_DTYPE_BOOL) {
       lit.kind = PTO_EXPR_BOOL;
       lit.b = sp->value.i != 0;
@@ -329,25 +346,32 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
                                    const pto_ir_func *src, const pto_signature *sig,
                                    const int *kernel_ids, char **out_text) {
   *out_text = NULL;
-  emitter e = {.c = {.d = &k_orch, .p = p}, .f = f, .sig = sig, .kernel_ids = kernel_ids, .src = src};
+  emitter e = {
+      .c = {.d = &k_orch, .p = p}, .f = f, .sig = sig, .kernel_ids = kernel_ids, .src = src};
   PTO_RETURN_IF_ERROR(index_ops(&e));
   pto__emit *c = &e.c;
   int nparams = f->nparams;
-  pto__emit_printf(c, "// Orchestration of @%s, program %s. Generated by pto from %s; edit freely, then run\n"
-                      "// `pto rebuild` on the work dir.\n",
-                   f->name, p->name, pto__emit_source_name(p, "<builder>"));
+  pto__emit_printf(
+      c,
+      "// Orchestration of @%s, program %s. Generated by pto from %s; edit freely, then run\n"
+      "// `pto rebuild` on the work dir.\n",
+      f->name, p->name, pto__emit_source_name(p, "<builder>"));
   pto__emit_printf(c, "#include \"pto/pto_orchestration_api.h\"\n\n");
   pto__emit_printf(c, "%s\n", k_prelude);
   pto__emit_printf(c, "extern \"C\" {\n\n");
-  pto__emit_printf(c, "// The statement running (its op id), for launch errors: the runtime reads it when a launch\n"
-                      "// fails and finds the source position in the program's position table.\n"
-                      "__attribute__((visibility(\"default\"))) int32_t pto_orch_current_op = -1;\n\n");
-  pto__emit_printf(c, "__attribute__((visibility(\"default\"))) OrchestrationConfig\n"
-                      "aicpu_orchestration_config(const ChipTaskArgs &args) {\n"
-                      "  (void)args;\n"
-                      "  return OrchestrationConfig{.expected_arg_count = %d};\n}\n\n",
+  pto__emit_printf(
+      c, "// The statement running (its op id), for launch errors: the runtime reads it when a "
+         "launch\n"
+         "// fails and finds the source position in the program's position table.\n"
+         "__attribute__((visibility(\"default\"))) int32_t pto_orch_current_op = -1;\n\n");
+  pto__emit_printf(c,
+                   "__attribute__((visibility(\"default\"))) OrchestrationConfig\n"
+                   "aicpu_orchestration_config(const ChipTaskArgs &args) {\n"
+                   "  (void)args;\n"
+                   "  return OrchestrationConfig{.expected_arg_count = %d};\n}\n\n",
                    nparams);
-  pto__emit_printf(c, "__attribute__((visibility(\"default\"))) void aicpu_orchestration_entry(const ChipTaskArgs &args) {\n");
+  pto__emit_printf(c, "__attribute__((visibility(\"default\"))) void "
+                      "aicpu_orchestration_entry(const ChipTaskArgs &args) {\n");
   emit_params(&e);
   pto__emit_bind_syms(c, f);
   pto__emit_printf(c, "\n");
@@ -362,7 +386,8 @@ static int uses_matmul(const pto_ir_block *b) {
     const pto_ir_stmt *s = b->stmts[i];
     if (s->kind == PTO_STMT_OP && pto_op_info_get(s->op.opc)->cls == PTO_OPC_MATMUL) return 1;
     if (s->kind == PTO_STMT_FOR && uses_matmul(&s->loop.body)) return 1;
-    if (s->kind == PTO_STMT_IF && (uses_matmul(&s->branch.then_body) || uses_matmul(&s->branch.else_body)))
+    if (s->kind == PTO_STMT_IF &&
+        (uses_matmul(&s->branch.then_body) || uses_matmul(&s->branch.else_body)))
       return 1;
   }
   return 0;

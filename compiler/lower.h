@@ -38,7 +38,8 @@ extern "C" {
 /* Lowers kernel function k of p into its own LLVM module: writes ll_path (the IR as lowered,
  * before optimization; may be NULL) and obj_path (optimized at opt_level 0..3, PIC, host CPU and
  * features). *out_scratch_bytes (may be NULL) receives the kernel's tile footprint in the
- * per-core scratch arena. Kernel-side dist.* ops call the pto_core_ctx.dist table (lower_dist.c). */
+ * per-core scratch arena. Kernel-side dist.* ops call the pto_core_ctx.dist table (lower_dist.c).
+ */
 pto_status pto__lower_kernel(const pto_ir_program *p, const pto_ir_func *k, int opt_level,
                              const char *ll_path, const char *obj_path,
                              uint64_t *out_scratch_bytes);

@@ -88,8 +88,8 @@ static int kw_index(lw *L, const pto_ir_stmt *s, const char *kw, const char *con
   if (a->kind == PTO_ARG_WORD)
     for (int i = 0; i < n; i++)
       if (strcmp(a->str, words[i]) == 0) return i;
-  pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, a->loc, "%s: bad %s=",
-                  pto_op_info_get(s->op.opc)->name, kw);
+  pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, a->loc,
+                  "%s: bad %s=", pto_op_info_get(s->op.opc)->name, kw);
   return dflt;
 }
 
@@ -165,9 +165,8 @@ static void check_window_offsets(lw *L, const pto_ir_value *v, const lw_tensor *
   int64_t head = (int64_t)op << 3 | (int64_t)L->vals[v->id].tensor << 5;
   for (int d = T->rank - 1; d >= 0; d--) {
     LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, o[d], zero, "");
-    LLVMValueRef past = whole || d < T->rank - 2
-                            ? LLVMBuildICmp(b, LLVMIntSGE, o[d], T->shape[d], "")
-                            : NULL;
+    LLVMValueRef past =
+        whole || d < T->rank - 2 ? LLVMBuildICmp(b, LLVMIntSGE, o[d], T->shape[d], "") : NULL;
     LLVMValueRef bad = past ? LLVMBuildOr(b, neg, past, "") : neg;
     if (LLVMIsConstant(bad) && !LLVMConstIntGetZExtValue(bad)) continue; /* cannot fail */
     /* detail[1]: dim | op << 3 | tensor << 5 | (extent + 1) << 13, extent + 1 = 0 for "is
@@ -189,8 +188,7 @@ static void check_window_offsets(lw *L, const pto_ir_value *v, const lw_tensor *
 /* Rows and columns of a rows x cols block at offsets o inside T (clipped at its edge, 0 when an
  * offset is out of range), and its row stride. */
 static void block_extent(lw *L, const lw_tensor *T, const LLVMValueRef *o, LLVMValueRef rows,
-                         LLVMValueRef cols, LLVMValueRef *nr, LLVMValueRef *nc,
-                         LLVMValueRef *sr) {
+                         LLVMValueRef cols, LLVMValueRef *nr, LLVMValueRef *nc, LLVMValueRef *sr) {
   LLVMBuilderRef b = L->b;
   LLVMValueRef zero = pto__lower_i64(L, 0);
   int rd = T->rank - 2, cd = T->rank - 1;
@@ -201,8 +199,10 @@ static void block_extent(lw *L, const lw_tensor *T, const LLVMValueRef *o, LLVMV
   }
   LLVMValueRef ar = rd >= 0 ? LLVMBuildSub(b, T->shape[rd], o[rd], "") : pto__lower_i64(L, 1);
   LLVMValueRef ac = LLVMBuildSub(b, T->shape[cd], o[cd], "");
-  *nr = LLVMBuildSelect(b, inb, pto__lower_smax(L, pto__lower_smin(L, rows, ar), zero), zero, "rows");
-  *nc = LLVMBuildSelect(b, inb, pto__lower_smax(L, pto__lower_smin(L, cols, ac), zero), zero, "cols");
+  *nr =
+      LLVMBuildSelect(b, inb, pto__lower_smax(L, pto__lower_smin(L, rows, ar), zero), zero, "rows");
+  *nc =
+      LLVMBuildSelect(b, inb, pto__lower_smax(L, pto__lower_smin(L, cols, ac), zero), zero, "cols");
   *sr = rd >= 0 ? T->stride[rd] : zero;
 }
 
@@ -216,7 +216,8 @@ static void def_index(lw *L, const pto_ir_stmt *s, LLVMValueRef x64) {
 static void lower_rank(lw *L, const pto_ir_stmt *s, int nranks) {
   if (!value_at(L, s, 0)) return;
   LLVMValueRef d = dist_table(L);
-  LLVMValueRef v = dist_field(L, d, nranks ? DF_NRANKS : DF_RANK, L->t_i32, nranks ? "nranks" : "rank");
+  LLVMValueRef v =
+      dist_field(L, d, nranks ? DF_NRANKS : DF_RANK, L->t_i32, nranks ? "nranks" : "rank");
   def_index(L, s, LLVMBuildSExt(L->b, v, L->t_i64, ""));
 }
 
@@ -225,8 +226,8 @@ static void lower_notify_wait(lw *L, const pto_ir_stmt *s, int notify) {
   if (!T) return;
   if (pto_dtype_size(T->dt) != 4 || pto_dtype_is_float(T->dt)) {
     pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc,
-                    "%s: signal windows are i32 (this one is %s)",
-                    pto_op_info_get(s->op.opc)->name, pto_dtype_name(T->dt));
+                    "%s: signal windows are i32 (this one is %s)", pto_op_info_get(s->op.opc)->name,
+                    pto_dtype_name(T->dt));
     return;
   }
   int i = 1;
@@ -297,8 +298,10 @@ static void lower_remote_load(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef d = dist_table(L);
   LLVMTypeRef ty[8] = {L->t_ptr, L->t_i64, L->t_ptr, L->t_i64,
                        L->t_i32, L->t_i64, L->t_i64, L->t_i32};
-  LLVMValueRef a[8] = {t->base, pto__lower_i64(L, C), src, sr, peer, nr, nc,
-                       LLVMConstInt(L->t_i32, pto_dtype_size(t->dt), 0)};
+  LLVMValueRef a[8] = {t->base, pto__lower_i64(L, C),
+                       src,     sr,
+                       peer,    nr,
+                       nc,      LLVMConstInt(L->t_i32, pto_dtype_size(t->dt), 0)};
   dist_call(L, d, DF_REMOTE_LOAD, ty, a, 8, "remote_load");
 }
 
@@ -306,7 +309,8 @@ static void lower_remote_store(lw *L, const pto_ir_stmt *s) {
   const pto_ir_value *tv = value_at(L, s, 0);
   if (!tv) return;
   if (L->vals[tv->id].kind != LW_V_TILE) {
-    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc, "dist.remote_store: argument 1 is not a tile");
+    pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, s->loc,
+                    "dist.remote_store: argument 1 is not a tile");
     return;
   }
   lw_tile *t = &L->vals[tv->id].tile;
@@ -322,8 +326,10 @@ static void lower_remote_store(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef d = dist_table(L);
   LLVMTypeRef ty[8] = {L->t_ptr, L->t_i64, L->t_ptr, L->t_i64,
                        L->t_i32, L->t_i64, L->t_i64, L->t_i32};
-  LLVMValueRef a[8] = {t->base, pto__lower_i64(L, t->cols), dst, sr, peer, nr, nc,
-                       LLVMConstInt(L->t_i32, pto_dtype_size(t->dt), 0)};
+  LLVMValueRef a[8] = {t->base, pto__lower_i64(L, t->cols),
+                       dst,     sr,
+                       peer,    nr,
+                       nc,      LLVMConstInt(L->t_i32, pto_dtype_size(t->dt), 0)};
   dist_call(L, d, DF_REMOTE_STORE, ty, a, 8, "remote_store");
   if (s->nresults == 1) L->vals[s->results[0]->id] = L->vals[value_at(L, s, 1)->id];
 }
@@ -359,9 +365,9 @@ static void lower_collective(lw *L, const pto_ir_stmt *s, int kind) {
   if (L->err || !root) return;
   LLVMValueRef d = dist_table(L);
   LLVMTypeRef t[6] = {L->t_i32, L->t_ptr, L->t_ptr, L->t_i32, L->t_i32, L->t_i32};
-  LLVMValueRef a[6] = {LLVMConstInt(L->t_i32, (uint64_t)kind, 0), win, sig,
-                       LLVMConstInt(L->t_i32, (uint64_t)op, 0),
-                       LLVMConstInt(L->t_i32, (uint64_t)mode, 0), root};
+  LLVMValueRef a[6] = {
+      LLVMConstInt(L->t_i32, (uint64_t)kind, 0), win, sig, LLVMConstInt(L->t_i32, (uint64_t)op, 0),
+      LLVMConstInt(L->t_i32, (uint64_t)mode, 0), root};
   dist_call(L, d, DF_COLLECTIVE, t, a, 6, "collective");
   if (s->nresults == 1) L->vals[s->results[0]->id] = L->vals[value_at(L, s, 0)->id];
 }
@@ -373,7 +379,8 @@ void pto__lower_dist_op(lw *L, const pto_ir_stmt *s) {
     if (!value_at(L, s, 0)) return;
     if (s->nresults == 1) {
       L->vals[s->results[0]->id].kind = LW_V_SCALAR;
-      L->vals[s->results[0]->id].v = LLVMConstInt(pto__lower_compute_type(L, s->results[0]->type->dtype), 0, 0);
+      L->vals[s->results[0]->id].v =
+          LLVMConstInt(pto__lower_compute_type(L, s->results[0]->type->dtype), 0, 0);
     }
     return;
   case PTO_OP_DIST_RANK: lower_rank(L, s, 0); return;

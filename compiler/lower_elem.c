@@ -38,15 +38,15 @@ static LLVMValueRef shift(lw *L, int left, pto_dtype dt, LLVMValueRef a, LLVMVal
   unsigned bits = (unsigned)pto_dtype_size(dt) * 8;
   LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, n, int_like(n, bits), ""); /* negatives too */
   LLVMValueRef safe = LLVMBuildSelect(b, in, n, LLVMConstNull(LLVMTypeOf(n)), "");
-  if (left) return LLVMBuildSelect(b, in, LLVMBuildShl(b, a, safe, ""), LLVMConstNull(LLVMTypeOf(a)), "");
+  if (left)
+    return LLVMBuildSelect(b, in, LLVMBuildShl(b, a, safe, ""), LLVMConstNull(LLVMTypeOf(a)), "");
   if (!pto_dtype_is_signed(dt))
     return LLVMBuildSelect(b, in, LLVMBuildLShr(b, a, safe, ""), LLVMConstNull(LLVMTypeOf(a)), "");
   LLVMValueRef fill = LLVMBuildAShr(b, a, int_like(a, bits - 1), "");
   return LLVMBuildSelect(b, in, LLVMBuildAShr(b, a, safe, ""), fill, "");
 }
 
-LLVMValueRef pto__lower_elem_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a,
-                                   LLVMValueRef b) {
+LLVMValueRef pto__lower_elem_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b) {
   LLVMBuilderRef bd = L->b;
   int fl = pto_dtype_is_float(dt);
   pto_expr_op cmp = cmp_expr_op(op);

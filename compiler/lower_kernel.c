@@ -506,8 +506,8 @@ static LLVMValueRef lower_expf(lw *L, LLVMValueRef x) {
   LLVMValueRef scaled = pto__lower_x86_scalef(L, p, n);
   if (scaled) return scaled;
   /* p 2^n as two multiplies by powers of two: the first exact, the second rounds */
-  LLVMValueRef ni = LLVMBuildSub(b, LLVMBuildBitCast(b, kf, ti, ""),
-                                 cst_int(ti, PTO_MATHF_SHIFT_BITS), "");
+  LLVMValueRef ni =
+      LLVMBuildSub(b, LLVMBuildBitCast(b, kf, ti, ""), cst_int(ti, PTO_MATHF_SHIFT_BITS), "");
   LLVMValueRef n1 = LLVMBuildAShr(b, ni, cst_int(ti, 1), "");
   LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
   LLVMValueRef s1 = LLVMBuildShl(b, LLVMBuildAdd(b, n1, cst_int(ti, 127), ""), cst_int(ti, 23), "");
@@ -538,8 +538,8 @@ static LLVMValueRef lower_logf(lw *L, LLVMValueRef x) {
   /* the special values, in base/mathf.c's order */
   y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, cst_real(tf, 0.0), ""),
                       cst_real(tf, -INFINITY), y, "");
-  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, cst_real(tf, 0.0), ""),
-                      cst_real(tf, NAN), y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, cst_real(tf, 0.0), ""), cst_real(tf, NAN),
+                      y, "");
   y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, cst_real(tf, INFINITY), ""),
                       cst_real(tf, INFINITY), y, "");
   return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, y, "log");

@@ -157,7 +157,7 @@ typedef struct lw_loop_ctx {
   const pto_ir_value *iv;
   LLVMValueRef step;
   int nnext;
-  int prefetched; /* a run has prefetched the next windows (pto__lower_fused) */
+  int prefetched;  /* a run has prefetched the next windows (pto__lower_fused) */
   lw_defer *defer; /* the body's deferred store, or NULL */
   int drains;      /* a run of the body drains it (pto__lower_fused) */
   lw_next_window next[LW_NEXT_MAX];
@@ -177,7 +177,7 @@ typedef struct lw {
   LLVMTypeRef t_desc, t_ctx, t_dist; /* pto_kernel_tensor, pto_core_ctx, pto_dist_ctx */
   LLVMValueRef arg_tensors, arg_scalars, arg_ctx;
   LLVMValueRef scratch;
-  LLVMValueRef divzero; /* i8 alloca: a tile op met an integer zero divisor */
+  LLVMValueRef divzero;       /* i8 alloca: a tile op met an integer zero divisor */
   LLVMValueRef stream_stores; /* pto__lower_stream_stores, once made */
 
   LLVMValueRef md_scratch, md_tensor;
@@ -262,8 +262,7 @@ LLVMValueRef pto__lower_compare(lw *L, pto_expr_op op, pto_dtype dt, LLVMValueRe
  * vectors), what pto__lower_binop gives for the lw_bin values it does not compute itself; and
  * the lw_bin of a statement's function (its cmp= keyword for tile.cmp/cmps), 0 when it has
  * none. */
-LLVMValueRef pto__lower_elem_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a,
-                                   LLVMValueRef b);
+LLVMValueRef pto__lower_elem_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b);
 int pto__lower_stmt_bin(const pto_ir_stmt *s, lw_bin *out);
 /* pto_sinf (cos 0) / pto_cosf (cos 1) of pto/mathf.h on an f32 value or vector, operation for
  * operation as base/mathf.c (in double lanes). */

@@ -17,9 +17,10 @@ static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildAdd(L->b, a, b, "");
 }
 
-#define MM_MR_MAX 8  /* rows of a register block: 8 with 32 vector registers, else 4 */
-#define MM_NV 2      /* accumulator vectors per row: the block is mr x (nv * vw), nv = 2 or 3 */
-#define MM_NV_MAX 16 /* 8 x 3 accumulators + 3 of r + 1 broadcast fit 32 vector registers; a
+#define MM_MR_MAX 8 /* rows of a register block: 8 with 32 vector registers, else 4 */
+#define MM_NV 2     /* accumulator vectors per row: the block is mr x (nv * vw), nv = 2 or 3 */
+#define MM_NV_MAX                                                                                  \
+  16                 /* 8 x 3 accumulators + 3 of r + 1 broadcast fit 32 vector registers; a       \
                       * decode row (mm_rows_wide) 16 accumulators, r as memory operands */
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 #define MM_PF_MAX 4  /* prefetches of the next iteration's loads a k step, at most */
@@ -147,8 +148,8 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
                              add(L, B->j0, pto__lower_i64(L, h * vw)));
       bv[h] = as_bf16_pairs(L, pto__lower_scratch_load(L, pv, L->t_i32, dp->rp, idx, 4), vw);
     }
-    const char *fn = vw == 16 ? "llvm.x86.avx512bf16.dpbf16ps.512"
-                              : "llvm.x86.avx512bf16.dpbf16ps.256";
+    const char *fn =
+        vw == 16 ? "llvm.x86.avx512bf16.dpbf16ps.512" : "llvm.x86.avx512bf16.dpbf16ps.256";
     for (int ii = 0; ii < mr; ii++) {
       LLVMValueRef lidx = add(L, mul(L, add(L, B->i0, pto__lower_i64(L, ii)), KSv), k);
       LLVMValueRef a = pto__lower_scratch_load(L, L->t_i32, L->t_i32, dp->lp, lidx, 4);
@@ -170,12 +171,15 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
   if (k1) {
     LLVMValueRef bv[MM_NV_MAX];
     for (int h = 0; h < nv; h++)
-      bv[h] = vconvert(
-          L, pto__lower_vload(L, r, add(L, mul(L, k1, Nv), add(L, B->j0, pto__lower_i64(L, h * vw))), vw),
-          r->dt, odt, vw);
+      bv[h] =
+          vconvert(L,
+                   pto__lower_vload(
+                       L, r, add(L, mul(L, k1, Nv), add(L, B->j0, pto__lower_i64(L, h * vw))), vw),
+                   r->dt, odt, vw);
     for (int ii = 0; ii < mr; ii++) {
       LLVMValueRef lidx = add(L, mul(L, add(L, B->i0, pto__lower_i64(L, ii)), Kv), k1);
-      LLVMValueRef av = pto__lower_splat(L, pto__lower_convert(L, pto__lower_load_c(L, l, lidx), l->dt, odt), vw);
+      LLVMValueRef av =
+          pto__lower_splat(L, pto__lower_convert(L, pto__lower_load_c(L, l, lidx), l->dt, odt), vw);
       for (int h = 0; h < nv; h++) {
         LLVMValueRef cur = LLVMBuildLoad2(L->b, B->vt, B->accs[ii][h], "");
         LLVMBuildStore(L->b, pto__lower_mm_step(L, odt, av, bv[h], cur), B->accs[ii][h]);
@@ -424,8 +428,8 @@ static void dp_pack_l(lw *L, const lw_tile *l, LLVMValueRef lp, int64_t rows, in
                       const dp_flags *flag) {
   int64_t K = l->cols, PW = P / DP_PACK_W * DP_PACK_W;
   lw_loop li, lq;
-  LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, rows),
-                                         "dp.pl.i");
+  LLVMValueRef i =
+      pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, rows), "dp.pl.i");
   for (int part = 0; part < 2; part++) {
     int64_t lo = part ? PW : 0, hi = part ? P : PW, step = part ? 1 : DP_PACK_W;
     if (lo >= hi) continue;
@@ -461,7 +465,8 @@ static void dp_pack_r(lw *L, const lw_tile *r, LLVMValueRef rp, int64_t P, int64
   LLVMValueRef half[2];
   for (int h = 0; h < 2; h++) {
     LLVMValueRef row = add(L, mul(L, p, pto__lower_i64(L, 2)), pto__lower_i64(L, h));
-    LLVMValueRef v = pto__lower_scratch_load(L, t16, L->t_i16, r->base, add(L, mul(L, row, N), j), 2);
+    LLVMValueRef v =
+        pto__lower_scratch_load(L, t16, L->t_i16, r->base, add(L, mul(L, row, N), j), 2);
     half[h] = LLVMBuildZExt(L->b, v, t32, "");
   }
   LLVMValueRef v =
@@ -486,7 +491,8 @@ static int64_t mm_blocks_dp(lw *L, const lw_tile *l, const lw_tile *r, const lw_
               .rstride = N / DP_PACK_W * DP_PACK_W,
               .check_acc = with_acc};
   LLVMTypeRef vt = LLVMVectorType(L->t_i16, 2 * DP_PACK_W);
-  dp_flags flag = {pto__lower_entry_alloca(L, vt, "dp.out"), pto__lower_entry_alloca(L, L->t_i8, "dp.out1")};
+  dp_flags flag = {pto__lower_entry_alloca(L, vt, "dp.out"),
+                   pto__lower_entry_alloca(L, L->t_i8, "dp.out1")};
   LLVMBuildStore(L->b, LLVMConstNull(vt), flag.vec);
   LLVMBuildStore(L->b, LLVMConstInt(L->t_i8, 0, 0), flag.one);
   dp_pack_l(L, l, dp.lp, M / 4 * 4, P, &flag);

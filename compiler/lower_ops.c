@@ -139,7 +139,8 @@ static void check_offsets(lw *L, const pto_ir_stmt *s, const lw_tensor *T, LLVMV
   LLVMValueRef zero = pto__lower_i64(L, 0), any = NULL, off = zero, why = zero;
   for (int d = T->rank - 1; d >= 0; d--) {
     LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, o[d], zero, "");
-    LLVMValueRef past = d < T->rank - 2 ? LLVMBuildICmp(b, LLVMIntSGE, o[d], T->shape[d], "") : NULL;
+    LLVMValueRef past =
+        d < T->rank - 2 ? LLVMBuildICmp(b, LLVMIntSGE, o[d], T->shape[d], "") : NULL;
     LLVMValueRef bad = past ? LLVMBuildOr(b, neg, past, "") : neg;
     if (LLVMIsConstant(bad) && !LLVMConstIntGetZExtValue(bad)) continue; /* cannot fail */
     /* detail[1]: the dim when negative, dim + 8 * (extent + 1) when past the extent */
@@ -148,8 +149,7 @@ static void check_offsets(lw *L, const pto_ir_stmt *s, const lw_tensor *T, LLVMV
     if (past)
       w = LLVMBuildSelect(
           b, neg, dim,
-          add(L, dim, mul(L, add(L, T->shape[d], pto__lower_i64(L, 1)), pto__lower_i64(L, 8))),
-          "");
+          add(L, dim, mul(L, add(L, T->shape[d], pto__lower_i64(L, 1)), pto__lower_i64(L, 8))), "");
     off = LLVMBuildSelect(b, bad, o[d], off, "");
     why = LLVMBuildSelect(b, bad, w, why, "");
     any = any ? LLVMBuildOr(b, any, bad, "") : bad;
@@ -257,7 +257,7 @@ static LLVMValueRef entry_alloca(lw *L, LLVMTypeRef ty, const char *name);
 static LLVMValueRef convert_raw(lw *L, LLVMValueRef raw, pto_dtype from, pto_dtype to) {
   if ((from == to && to != PTO_DTYPE_BOOL) ||
       (pto_dtype_size(from) == pto_dtype_size(to) && !pto_dtype_is_float(from) &&
-                     !pto_dtype_is_float(to) && from != PTO_DTYPE_BOOL && to != PTO_DTYPE_BOOL))
+       !pto_dtype_is_float(to) && from != PTO_DTYPE_BOOL && to != PTO_DTYPE_BOOL))
     return raw;
   return pto__lower_to_storage(
       L, to, pto__lower_convert(L, pto__lower_to_compute(L, from, raw), from, to));
@@ -365,9 +365,9 @@ static int store_ahead(lw *L, const pto_ir_stmt *after, int64_t rows, LLVMValueR
     if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_STORE || s == L->pf_store) continue;
     if (npositional(s) < 3) return 0;
     const pto_ir_arg *ta = &s->op.args[0], *offs = &s->op.args[1], *tt = &s->op.args[2];
-    if (ta->kind != PTO_ARG_EXPR || ta->expr->kind != PTO_EXPR_VALUE ||
-        tt->kind != PTO_ARG_EXPR || tt->expr->kind != PTO_EXPR_VALUE ||
-        L->vals[tt->expr->value->id].kind != LW_V_TENSOR || offs->kind != PTO_ARG_LIST)
+    if (ta->kind != PTO_ARG_EXPR || ta->expr->kind != PTO_EXPR_VALUE || tt->kind != PTO_ARG_EXPR ||
+        tt->expr->kind != PTO_EXPR_VALUE || L->vals[tt->expr->value->id].kind != LW_V_TENSOR ||
+        offs->kind != PTO_ARG_LIST)
       return 0;
     const pto_ir_type *ty = ta->expr->value->type;
     int64_t r = 0, c = 0;
@@ -430,8 +430,7 @@ static void fused_pf_plan(lw *L, const pto_ir_stmt *last, int64_t rows, fused_pf
 }
 
 /* Block jb of nb of row i: each window's share of the row's lines. */
-static void fused_pf_block(lw *L, const fused_pf *pf, LLVMValueRef i, LLVMValueRef jb,
-                           int64_t nb) {
+static void fused_pf_block(lw *L, const fused_pf *pf, LLVMValueRef i, LLVMValueRef jb, int64_t nb) {
   for (int k = 0; k < pf->nwin; k++) {
     int64_t share = (pf->row_bytes[k] + nb - 1) / nb;
     LLVMValueRef off =
@@ -549,8 +548,7 @@ static void note_next_window(lw *L, const pto_ir_stmt *s, const lw_tensor *T,
   L->loop.next[L->loop.nnext++] = (lw_next_window){.ptr = w.ptr,
                                                    .sr = w.sr,
                                                    .rows = R,
-                                                   .row_bytes =
-                                                       C * (int64_t)pto_dtype_size(T->dt),
+                                                   .row_bytes = C * (int64_t)pto_dtype_size(T->dt),
                                                    .dt = T->dt};
 }
 
@@ -851,8 +849,8 @@ static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto
   for (int i = 0; i < e->ngiven; i++)
     if (e->given[i] == v) return e->given_v[i];
   const lw_tile *t = &L->vals[v->id].tile;
-  LLVMValueRef raw = e->vw > 1 ? vload(L, t, e->k, e->vw)
-                               : pto__lower_tile_load(L, t->base, t->dt, e->k);
+  LLVMValueRef raw =
+      e->vw > 1 ? vload(L, t, e->k, e->vw) : pto__lower_tile_load(L, t->base, t->dt, e->k);
   return pto__lower_to_compute(L, t->dt, raw);
 }
 
@@ -950,7 +948,7 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
     }
     case 6: {
       LLVMValueRef y = fused_operand(L, e, i, x->b);
-      LLVMValueRef z = x->c       ? fused_operand(L, e, i, x->c)
+      LLVMValueRef z = x->c        ? fused_operand(L, e, i, x->c)
                        : e->vw > 1 ? splat(L, x->scalar, e->vw)
                                    : x->scalar;
       r = LLVMBuildSelect(L->b, a, y, z, "");
@@ -1149,8 +1147,8 @@ typedef struct stream_step {
 static int stream_one(lw *L, const stream_step *st, LLVMValueRef j, int vw, int nt) {
   LLVMValueRef raw = NULL;
   for (int k = 0; k < st->nloads; k++) {
-    LLVMValueRef x = tensor_loadv(L, st->lt[k]->dt, st->win[k].ptr,
-                                  add(L, mul(L, st->i, st->win[k].sr), j), vw);
+    LLVMValueRef x =
+        tensor_loadv(L, st->lt[k]->dt, st->win[k].ptr, add(L, mul(L, st->i, st->win[k].sr), j), vw);
     LLVMSetMetadata(x, L->kind_scope, st->md->load_scope);
     LLVMSetMetadata(x, L->kind_noalias, st->md->load_noalias);
     x = convert_raw(L, x, st->lt[k]->dt, st->ldt[k]);
@@ -1195,10 +1193,11 @@ static int stream_rows(lw *L, stream_step *st, int vw, int nt) {
     LLVMValueRef addr = LLVMBuildPtrToInt(b, row, L->t_i64, "");
     LLVMValueRef mis = LLVMBuildAnd(b, addr, pto__lower_i64(L, 63), "");
     LLVMValueRef peel = LLVMBuildLShr(
-        b, LLVMBuildAnd(b, LLVMBuildSub(b, pto__lower_i64(L, 64), mis, ""), pto__lower_i64(L, 63), ""),
+        b,
+        LLVMBuildAnd(b, LLVMBuildSub(b, pto__lower_i64(L, 64), mis, ""), pto__lower_i64(L, 63), ""),
         pto__lower_i64(L, es == 4 ? 2 : 1), "");
-    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE,
-                                     LLVMBuildAnd(b, addr, pto__lower_i64(L, es - 1), ""), zero, "");
+    LLVMValueRef odd =
+        LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, addr, pto__lower_i64(L, es - 1), ""), zero, "");
     j0 = pto__lower_smin(L, LLVMBuildSelect(b, odd, nc, peel, ""), nc);
     LLVMValueRef jp = pto__lower_loop_begin(L, &lp, zero, j0, "sm.peel");
     if (stream_one(L, st, jp, 1, 0)) return -1;
@@ -1390,8 +1389,19 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   for (int k = 0; k < nloads && vec; k++)
     if (lt[k]->dt != ldt[k] || !vec_float(ldt[k])) vec = 0;
   int vw = vec && has_exp && pto__lower_x86_wide() ? FUSED_VW : 1;
-  stream_step st = {.nloads = nloads, .nrun = nrun, .lv = lv, .lval = lval, .lt = lt, .win = win,
-                    .ldt = ldt, .f = f, .sv = sv, .t = t, .T = T, .ws = &ws, .md = &md};
+  stream_step st = {.nloads = nloads,
+                    .nrun = nrun,
+                    .lv = lv,
+                    .lval = lval,
+                    .lt = lt,
+                    .win = win,
+                    .ldt = ldt,
+                    .f = f,
+                    .sv = sv,
+                    .t = t,
+                    .T = T,
+                    .ws = &ws,
+                    .md = &md};
   if (vec) {
     LLVMValueRef on = pto__lower_stream_stores(L);
     LLVMBasicBlockRef bb_nt = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.nt");
@@ -1525,8 +1535,8 @@ static void reduce_rows_by8(lw *L, const lw_tile *a, const lw_tile *t, lw_bin op
   LLVMValueRef base = mul(L, i0, pto__lower_i64(L, C));
   for (int q = 0; q < nblk; q++)
     red8_step(L, a, base, 8 * q, op, accp[q], 1);
-  LLVMValueRef jb = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 1), pto__lower_i64(L, C / 8),
-                                          "red8.j");
+  LLVMValueRef jb =
+      pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 1), pto__lower_i64(L, C / 8), "red8.j");
   LLVMValueRef j0 = add(L, base, mul(L, jb, pto__lower_i64(L, 8)));
   for (int q = 0; q < nblk; q++)
     red8_step(L, a, j0, 8 * q, op, accp[q], 0);
@@ -1558,8 +1568,8 @@ static void reduce_rows_extreme(lw *L, const lw_tile *a, const lw_tile *t, lw_bi
     accp[k] = entry_alloca(L, vt, "xacc");
   LLVMValueRef Cv = pto__lower_i64(L, C);
   lw_loop li, lj, ls;
-  LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, R),
-                                         "xred.row");
+  LLVMValueRef i =
+      pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, R), "xred.row");
   LLVMValueRef base = mul(L, i, Cv);
   for (int k = 0; k < nacc; k++)
     LLVMBuildStore(b, vload(L, a, add(L, base, pto__lower_i64(L, 16 * k)), 16), accp[k]);
@@ -1582,8 +1592,7 @@ static void reduce_rows_extreme(lw *L, const lw_tile *a, const lw_tile *t, lw_bi
     acc = acc ? LLVMBuildSelect(b, LLVMBuildFCmp(b, better, v, acc, ""), v, acc, "") : v;
   }
   LLVMTypeRef i1v = LLVMTypeOf(nan);
-  LLVMValueRef anynan =
-      pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &i1v, 1, &nan, 1, "");
+  LLVMValueRef anynan = pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &i1v, 1, &nan, 1, "");
   /* the lanes folded by a tree of compare-and-select: llvm.vector.reduce.fmax would keep its
    * NaN semantics in a chain of 16 dependent steps, and NaNs take the chain below anyway */
   for (int w = 8; w >= 1; w /= 2) {
@@ -1740,8 +1749,7 @@ LLVMValueRef pto__lower_mm_step(lw *L, pto_dtype odt, LLVMValueRef a, LLVMValueR
     LLVMValueRef args[3] = {a, b, sum};
     return pto__lower_call_intrinsic(L, "llvm.fma", &t, 1, args, 3, "");
   }
-  if (pto_dtype_is_float(odt))
-    return LLVMBuildFAdd(L->b, sum, LLVMBuildFMul(L->b, a, b, ""), "");
+  if (pto_dtype_is_float(odt)) return LLVMBuildFAdd(L->b, sum, LLVMBuildFMul(L->b, a, b, ""), "");
   return LLVMBuildAdd(L->b, sum, LLVMBuildMul(L->b, a, b, ""), "");
 }
 
@@ -1807,8 +1815,8 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
   } else if (bias) {
     lw_loop li, lj;
     LLVMValueRef Nv = pto__lower_i64(L, N);
-    LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, M),
-                                           "mm.bias.i");
+    LLVMValueRef i =
+        pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0), pto__lower_i64(L, M), "mm.bias.i");
     LLVMValueRef j = pto__lower_loop_begin(L, &lj, pto__lower_i64(L, 0), Nv, "mm.bias.j");
     LLVMValueRef v = pto__lower_convert(L, load_c(L, bias, j), bias->dt, odt);
     pto__lower_tile_store(L, t->base, odt, add(L, mul(L, i, Nv), j),
@@ -1820,9 +1828,9 @@ static void lower_matmul(lw *L, const pto_ir_stmt *s, int with_acc) {
                     pto__lower_i64(L, M * N * (int64_t)pto_dtype_size(odt)), 64);
   }
   int pack = L->plan[L->cur_pos - 1].mm_pack;
-  int64_t j = pto__lower_mm_blocks(
-      L, l, r, t, with_acc || with_bias,
-      pack >= 0 ? L->group_base[pto__lower_group_find(L, pack)] : NULL);
+  int64_t j =
+      pto__lower_mm_blocks(L, l, r, t, with_acc || with_bias,
+                           pack >= 0 ? L->group_base[pto__lower_group_find(L, pack)] : NULL);
   mm_simple(L, l, r, t, 0, M, j, N);
 }
 
@@ -1923,9 +1931,7 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
 /* ---- helpers for the second set's structural ops (lower_struct.c) -------------------------- */
 
 lw_tile *pto__lower_tile_arg(lw *L, const pto_ir_stmt *s, int i) { return tile_arg(L, s, i); }
-lw_tensor *pto__lower_tensor_arg(lw *L, const pto_ir_stmt *s, int i) {
-  return tensor_arg(L, s, i);
-}
+lw_tensor *pto__lower_tensor_arg(lw *L, const pto_ir_stmt *s, int i) { return tensor_arg(L, s, i); }
 const pto_ir_arg *pto__lower_pos_arg(lw *L, const pto_ir_stmt *s, int i) {
   return pos_arg(L, s, i);
 }

@@ -192,8 +192,7 @@ static int plan_mm_pack(lw *L, const pto_ir_stmt *s, int pos) {
     t[i] = a->expr->value->type;
     if (tile_shape(t[i], &d[i][0], &d[i][1])) return 0;
   }
-  int64_t bytes =
-      pto__lower_mm_pack_bytes(t[0]->dtype, t[1]->dtype, d[0][0], d[0][1], d[1][1]);
+  int64_t bytes = pto__lower_mm_pack_bytes(t[0]->dtype, t[1]->dtype, d[0][0], d[0][1], d[1][1]);
   if (bytes <= 0 || d[1][0] != d[0][1]) return 0;
   int g = new_group(L, bytes, pos, pos);
   if (g < 0) return -1;
@@ -494,8 +493,8 @@ static void plan_streams(lw *L) {
         int ntiles = kind == 1 ? 2 : kind == 6 ? (op == PTO_OP_TILE_SELS ? 2 : 3) : 1;
         for (int i = 0; i < ntiles; i++)
           if (!is_tile_of(stmt_value_arg(x, i), rows, cols)) ok = 0;
-        if (kind == 5 && (!is_tile_of(stmt_value_arg(x, 1), rows, 1) ||
-                          expand_operand_in(L, m - bi + p, p)))
+        if (kind == 5 &&
+            (!is_tile_of(stmt_value_arg(x, 1), rows, 1) || expand_operand_in(L, m - bi + p, p)))
           ok = 0;
       }
     }
@@ -891,9 +890,8 @@ static int matmul_right_only(lw *L, int g, int p) {
       const pto_ir_value *v = s->results[i];
       if (pto__lower_group_find(L, L->group_of[v->id]) != g || q == p) continue;
       int64_t r0, c0, r1, c1;
-      if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_MOVE ||
-          v->type->dtype != t0->dtype || tile_shape(v->type, &r1, &c1) ||
-          tile_shape(t0, &r0, &c0) || r0 != r1 || c0 != c1)
+      if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_MOVE || v->type->dtype != t0->dtype ||
+          tile_shape(v->type, &r1, &c1) || tile_shape(t0, &r0, &c0) || r0 != r1 || c0 != c1)
         return 0;
     }
     const pto_ir_expr *ex[64];

@@ -56,11 +56,11 @@ void pto__lower_check_index(lw *L, const pto_ir_stmt *s, LLVMValueRef v, LLVMVal
   LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntSLT, v, lo, hi ? "" : "oob");
   if (hi) bad = LLVMBuildOr(b, bad, LLVMBuildICmp(b, LLVMIntSGE, v, hi, ""), "oob");
   LLVMValueRef mask = i64c(L, 0x1fffff);
-  LLVMValueRef d0 = LLVMBuildOr(
-      b, i64c(L, op_index(L, s) << 42),
-      LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAnd(b, r, mask, ""), i64c(L, 21), ""),
-                  LLVMBuildAnd(b, c, mask, ""), ""),
-      "");
+  LLVMValueRef d0 =
+      LLVMBuildOr(b, i64c(L, op_index(L, s) << 42),
+                  LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAnd(b, r, mask, ""), i64c(L, 21), ""),
+                              LLVMBuildAnd(b, c, mask, ""), ""),
+                  "");
   pto__lower_fail_if(L, bad, PTO_KERNEL_ERR_INDEX, d0, v);
 }
 
@@ -95,8 +95,9 @@ static LLVMValueRef arg_take(lw *L, LLVMValueRef x, LLVMValueRef best, int isf, 
                              int uns) {
   LLVMBuilderRef b = L->b;
   if (!isf)
-    return LLVMBuildICmp(b, want_max ? (uns ? LLVMIntUGT : LLVMIntSGT) : (uns ? LLVMIntULT : LLVMIntSLT),
-                         x, best, "take");
+    return LLVMBuildICmp(
+        b, want_max ? (uns ? LLVMIntUGT : LLVMIntSGT) : (uns ? LLVMIntULT : LLVMIntSLT), x, best,
+        "take");
   LLVMValueRef bnan = LLVMBuildFCmp(b, LLVMRealUNO, best, best, "");
   LLVMValueRef xnan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
   LLVMValueRef take =
@@ -137,9 +138,10 @@ static void argreduce_rows_f32(lw *L, const lw_tile *a, const lw_tile *t, int wa
   LLVMValueRef x = vload16(L, a, add(L, base, mul(L, j, i64c(L, 16))));
   LLVMValueRef acc = LLVMBuildLoad2(b, vt, accp, "");
   LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildFCmp(b, better, x, acc, ""), x, acc, ""), accp);
-  LLVMBuildStore(b, LLVMBuildOr(b, LLVMBuildLoad2(b, bt, nanp, ""),
-                                LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), ""),
-                 nanp);
+  LLVMBuildStore(
+      b,
+      LLVMBuildOr(b, LLVMBuildLoad2(b, bt, nanp, ""), LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), ""),
+      nanp);
   pto__lower_loop_end(L, &lj);
   LLVMValueRef nan = LLVMBuildLoad2(b, bt, nanp, "");
   LLVMValueRef anynan = pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &bt, 1, &nan, 1, "");
@@ -203,8 +205,9 @@ void pto__lower_argreduce(lw *L, const pto_ir_stmt *s, int rows) {
     LLVMValueRef best = LLVMBuildLoad2(b, ct, bv, "");
     LLVMValueRef take = arg_take(L, x, best, isf, want_max, uns);
     LLVMBuildStore(b, LLVMBuildSelect(b, take, x, best, ""), bv);
-    LLVMBuildStore(b, LLVMBuildSelect(b, take, LLVMBuildTrunc(b, k, L->t_i32, ""),
-                                      LLVMBuildLoad2(b, L->t_i32, bi, ""), ""),
+    LLVMBuildStore(b,
+                   LLVMBuildSelect(b, take, LLVMBuildTrunc(b, k, L->t_i32, ""),
+                                   LLVMBuildLoad2(b, L->t_i32, bi, ""), ""),
                    bi);
     pto__lower_loop_end(L, &lk);
     pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, o, LLVMBuildLoad2(b, L->t_i32, bi, ""));
@@ -232,9 +235,9 @@ void pto__lower_argreduce(lw *L, const pto_ir_stmt *s, int rows) {
   pto__lower_loop_end(L, &lk);
   pto__lower_loop_end(L, &lo);
   LLVMValueRef j1 = pto__lower_loop_begin(L, &lk, i64c(L, 0), Cv, "amax.out");
-  pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, j1,
-                        LLVMBuildLoad2(b, L->t_i32,
-                                       LLVMBuildInBoundsGEP2(b, L->t_i32, besti, &j1, 1, ""), ""));
+  pto__lower_tile_store(
+      L, t->base, PTO_DTYPE_I32, j1,
+      LLVMBuildLoad2(b, L->t_i32, LLVMBuildInBoundsGEP2(b, L->t_i32, besti, &j1, 1, ""), ""));
   pto__lower_loop_end(L, &lk);
 }
 
@@ -323,8 +326,8 @@ static void lower_concat(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, t->rows), "cat.i");
   LLVMValueRef row = mul(L, i, i64c(L, t->cols));
   copy_run(L, t, row, a, mul(L, i, i64c(L, a->cols)), i64c(L, a->cols), "cat.a");
-  copy_run(L, t, add(L, row, i64c(L, a->cols)), x, mul(L, i, i64c(L, x->cols)),
-           i64c(L, x->cols), "cat.b");
+  copy_run(L, t, add(L, row, i64c(L, a->cols)), x, mul(L, i, i64c(L, x->cols)), i64c(L, x->cols),
+           "cat.b");
   pto__lower_loop_end(L, &li);
 }
 
@@ -373,8 +376,8 @@ static void lower_ci(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef j = pto__lower_loop_begin(L, &lj, i64c(L, 0), i64c(L, t->rows * t->cols), "ci.j");
   LLVMValueRef jc = LLVMBuildURem(L->b, j, i64c(L, t->cols), "");
   jc = LLVMGetIntTypeWidth(ct) < 64 ? LLVMBuildTrunc(L->b, jc, ct, "") : jc;
-  LLVMValueRef v = kw_true(s, "descending") ? LLVMBuildSub(L->b, st, jc, "")
-                                             : LLVMBuildAdd(L->b, st, jc, "");
+  LLVMValueRef v =
+      kw_true(s, "descending") ? LLVMBuildSub(L->b, st, jc, "") : LLVMBuildAdd(L->b, st, jc, "");
   pto__lower_tile_store(L, t->base, dt, j, v);
   pto__lower_loop_end(L, &lj);
 }
@@ -454,9 +457,9 @@ static LLVMValueRef rows_check(lw *L, const pto_ir_stmt *s, const lw_tensor *T, 
   if (!c0) return NULL;
   c0 = pto__lower_convert(L, c0, ca->list.items[0]->dtype, PTO_DTYPE_INDEX);
   /* the columns: reported as the offset at position [0, 1] */
-  pto__lower_check_index(
-      L, s, c0, i64c(L, 0),
-      add(L, LLVMBuildSub(L->b, T->shape[1], i64c(L, C), ""), i64c(L, 1)), i64c(L, 0), i64c(L, 1));
+  pto__lower_check_index(L, s, c0, i64c(L, 0),
+                         add(L, LLVMBuildSub(L->b, T->shape[1], i64c(L, C), ""), i64c(L, 1)),
+                         i64c(L, 0), i64c(L, 1));
   lw_loop li;
   LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), nrows, "rows.chk");
   pto__lower_check_index(L, s, index_at(L, idx, i), i64c(L, 0), T->shape[0], i, i64c(L, 0));
@@ -599,8 +602,8 @@ static LLVMValueRef sort_net(lw *L, LLVMValueRef v, int n) {
         perm[i] = LLVMConstInt(L->t_i32, (unsigned)(i ^ j), 0);
         pick[i] = LLVMConstInt(L->t_i32, (unsigned)(low == asc ? i : n + i), 0);
       }
-      LLVMValueRef w = LLVMBuildShuffleVector(b, v, LLVMGetPoison(vt),
-                                              LLVMConstVector(perm, (unsigned)n), "");
+      LLVMValueRef w =
+          LLVMBuildShuffleVector(b, v, LLVMGetPoison(vt), LLVMConstVector(perm, (unsigned)n), "");
       LLVMValueRef args[2] = {v, w};
       LLVMValueRef mn = pto__lower_call_intrinsic(L, "llvm.umin", &vt, 1, args, 2, "");
       LLVMValueRef mx = pto__lower_call_intrinsic(L, "llvm.umax", &vt, 1, args, 2, "");
@@ -620,12 +623,12 @@ static void sort_row_merge(lw *L, const lw_tile *a, const lw_tile *t, LLVMValueR
   lw_loop lc, lm, lk;
   LLVMValueRef c = pto__lower_loop_begin(L, &lc, i64c(L, 0), i64c(L, C), "msort.key");
   LLVMValueRef key = sort_key32(L, a->dt, pto__lower_load_c(L, a, add(L, row, c)), desc);
-  LLVMBuildStore(b, LLVMBuildOr(b, key, c, ""), LLVMBuildInBoundsGEP2(b, L->t_i64, buf[0], &c, 1, ""));
+  LLVMBuildStore(b, LLVMBuildOr(b, key, c, ""),
+                 LLVMBuildInBoundsGEP2(b, L->t_i64, buf[0], &c, 1, ""));
   pto__lower_loop_end(L, &lc);
   int n = sort_net_width(C);
   LLVMTypeRef vt = LLVMVectorType(L->t_i64, (unsigned)n);
-  LLVMValueRef r =
-      pto__lower_loop_begin(L, &lc, i64c(L, 0), i64c(L, (C + n - 1) / n), "msort.net");
+  LLVMValueRef r = pto__lower_loop_begin(L, &lc, i64c(L, 0), i64c(L, (C + n - 1) / n), "msort.net");
   LLVMValueRef off = mul(L, r, i64c(L, n));
   LLVMValueRef p = LLVMBuildInBoundsGEP2(b, L->t_i64, buf[0], &off, 1, "");
   LLVMValueRef run = LLVMBuildLoad2(b, vt, p, "");
@@ -638,8 +641,8 @@ static void sort_row_merge(lw *L, const lw_tile *a, const lw_tile *t, LLVMValueR
   LLVMValueRef jp = pto__lower_entry_alloca(L, L->t_i64, "msort.j");
   for (int64_t w = n; w < C; w *= 2, from ^= 1) {
     LLVMValueRef src = buf[from], dst = buf[from ^ 1];
-    LLVMValueRef lo = pto__lower_loop_begin(L, &lm, i64c(L, 0), i64c(L, (C + 2 * w - 1) / (2 * w)),
-                                            "msort.run");
+    LLVMValueRef lo =
+        pto__lower_loop_begin(L, &lm, i64c(L, 0), i64c(L, (C + 2 * w - 1) / (2 * w)), "msort.run");
     LLVMValueRef l0 = mul(L, lo, i64c(L, 2 * w));
     LLVMValueRef mid = pto__lower_smin(L, add(L, l0, i64c(L, w)), i64c(L, C));
     LLVMValueRef hi = pto__lower_smin(L, add(L, l0, i64c(L, 2 * w)), i64c(L, C));
@@ -648,13 +651,14 @@ static void sort_row_merge(lw *L, const lw_tile *a, const lw_tile *t, LLVMValueR
     LLVMValueRef k = pto__lower_loop_begin(L, &lk, l0, hi, "msort.k");
     LLVMValueRef i = LLVMBuildLoad2(b, L->t_i64, ip, ""), j = LLVMBuildLoad2(b, L->t_i64, jp, "");
     /* both reads stay inside the buffers (C + 1 long): i <= mid, j <= hi <= C */
-    LLVMValueRef x = LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, src, &i, 1, ""), "");
-    LLVMValueRef y = LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, src, &j, 1, ""), "");
-    LLVMValueRef left = LLVMBuildAnd(
-        b, LLVMBuildICmp(b, LLVMIntSLT, i, mid, ""),
-        LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSGE, j, hi, ""), LLVMBuildICmp(b, LLVMIntULT, x, y, ""),
-                    ""),
-        "left");
+    LLVMValueRef x =
+        LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, src, &i, 1, ""), "");
+    LLVMValueRef y =
+        LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, src, &j, 1, ""), "");
+    LLVMValueRef left = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, i, mid, ""),
+                                     LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSGE, j, hi, ""),
+                                                 LLVMBuildICmp(b, LLVMIntULT, x, y, ""), ""),
+                                     "left");
     LLVMBuildStore(b, LLVMBuildSelect(b, left, x, y, ""),
                    LLVMBuildInBoundsGEP2(b, L->t_i64, dst, &k, 1, ""));
     LLVMValueRef one = LLVMBuildZExt(b, left, L->t_i64, "");
@@ -664,8 +668,10 @@ static void sort_row_merge(lw *L, const lw_tile *a, const lw_tile *t, LLVMValueR
     pto__lower_loop_end(L, &lm);
   }
   LLVMValueRef c2 = pto__lower_loop_begin(L, &lc, i64c(L, 0), i64c(L, C), "msort.out");
-  LLVMValueRef v = LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, buf[from], &c2, 1, ""), "");
-  pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, add(L, row, c2), LLVMBuildTrunc(b, v, L->t_i32, ""));
+  LLVMValueRef v =
+      LLVMBuildLoad2(b, L->t_i64, LLVMBuildInBoundsGEP2(b, L->t_i64, buf[from], &c2, 1, ""), "");
+  pto__lower_tile_store(L, t->base, PTO_DTYPE_I32, add(L, row, c2),
+                        LLVMBuildTrunc(b, v, L->t_i32, ""));
   pto__lower_loop_end(L, &lc);
 }
 
@@ -689,7 +695,8 @@ static void lower_sort_idx(lw *L, const pto_ir_stmt *s) {
     for (int64_t e = a->cols; e <= padded; e++) {
       LLVMValueRef ev = i64c(L, e);
       for (int k = 0; k < 2; k++)
-        LLVMBuildStore(L->b, i64c(L, -1), LLVMBuildInBoundsGEP2(L->b, L->t_i64, buf[k], &ev, 1, ""));
+        LLVMBuildStore(L->b, i64c(L, -1),
+                       LLVMBuildInBoundsGEP2(L->b, L->t_i64, buf[k], &ev, 1, ""));
     }
     pto__lower_x86_wide_vectors(L); /* the network's <n x i64> in zmm, not ymm, registers */
     lw_loop li;

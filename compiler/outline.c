@@ -39,7 +39,9 @@ typedef struct outliner {
   pto_status err;
 } outliner;
 
-static pto_status oom(void) { return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory outlining incore scopes"); }
+static pto_status oom(void) {
+  return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory outlining incore scopes");
+}
 
 /* ---- finding scopes and what they capture ---------------------------------------------- */
 
@@ -70,7 +72,8 @@ static int scan_expr(outliner *o, scope *sc, const pto_ir_expr *e, int read, int
 }
 
 static void mark_inside(outliner *o, pto_ir_value *const *vals, int n) {
-  for (int i = 0; i < n; i++) o->inside[vals[i]->id] = 1;
+  for (int i = 0; i < n; i++)
+    o->inside[vals[i]->id] = 1;
 }
 
 static int scan_block(outliner *o, scope *sc, const pto_ir_block *blk);
@@ -88,20 +91,24 @@ static int scan_stmt(outliner *o, scope *sc, const pto_ir_stmt *s) {
       int written = is_pos && info && (info->write_mask >> pos & 1u);
       /* tensor.dim asks for a dim: the data is neither read nor written. */
       int read = !written && !(s->op.opc == PTO_OP_TENSOR_DIM && is_pos && pos == 0);
-      if (a->kind == PTO_ARG_EXPR) r = scan_expr(o, sc, a->expr, read, written);
+      if (a->kind == PTO_ARG_EXPR)
+        r = scan_expr(o, sc, a->expr, read, written);
       else if (a->kind == PTO_ARG_LIST)
-        for (int k = 0; k < a->list.n && !r; k++) r = scan_expr(o, sc, a->list.items[k], 1, 0);
+        for (int k = 0; k < a->list.n && !r; k++)
+          r = scan_expr(o, sc, a->list.items[k], 1, 0);
       if (is_pos) pos++;
     }
     break;
   }
   case PTO_STMT_CALL:
-    for (int i = 0; i < s->call.nargs && !r; i++) r = scan_expr(o, sc, s->call.args[i], 1, 0);
+    for (int i = 0; i < s->call.nargs && !r; i++)
+      r = scan_expr(o, sc, s->call.args[i], 1, 0);
     break;
   case PTO_STMT_FOR:
     r = scan_expr(o, sc, s->loop.lo, 1, 0) || scan_expr(o, sc, s->loop.hi, 1, 0) ||
         scan_expr(o, sc, s->loop.step, 1, 0);
-    for (int i = 0; i < s->loop.niters && !r; i++) r = scan_expr(o, sc, s->loop.inits[i], 1, 0);
+    for (int i = 0; i < s->loop.niters && !r; i++)
+      r = scan_expr(o, sc, s->loop.inits[i], 1, 0);
     o->inside[s->loop.iv->id] = 1;
     mark_inside(o, s->loop.iters, s->loop.niters);
     if (!r) r = scan_block(o, sc, &s->loop.body);
@@ -113,7 +120,8 @@ static int scan_stmt(outliner *o, scope *sc, const pto_ir_stmt *s) {
   case PTO_STMT_INCORE: r = scan_block(o, sc, &s->incore.body); break;
   case PTO_STMT_YIELD:
   case PTO_STMT_RETURN:
-    for (int i = 0; i < s->ret.n && !r; i++) r = scan_expr(o, sc, s->ret.vals[i], 1, 0);
+    for (int i = 0; i < s->ret.n && !r; i++)
+      r = scan_expr(o, sc, s->ret.vals[i], 1, 0);
     break;
   }
   mark_inside(o, s->results, s->nresults);
@@ -154,7 +162,8 @@ static int visit_scope(void *ctx, const pto_ir_func *f, const pto_ir_stmt *s, co
 static pto_status param_type(outliner *o, scope *sc, int ci, const pto_ir_type **out) {
   const pto_ir_type *t = sc->caps[ci].v->type;
   pto_ir_value_map none = {0};
-  if (t->kind == PTO_TYPE_SCALAR || t->rank < 0) return pto_ir_builder_copy_type(o->b, o->src, t, &none, out);
+  if (t->kind == PTO_TYPE_SCALAR || t->rank < 0)
+    return pto_ir_builder_copy_type(o->b, o->src, t, &none, out);
   pto_ir_expr *dims[PTO_MAX_RANK];
   for (int d = 0; d < t->rank; d++) {
     const pto_ir_expr *e = t->dims[d];
@@ -168,7 +177,8 @@ static pto_status param_type(outliner *o, scope *sc, int ci, const pto_ir_type *
     if (sym < 0) PTO_RETURN_IF_ERROR(pto_ir_builder_dynamic(o->b, name, &sym));
     PTO_RETURN_IF_ERROR(pto_ir_builder_sym(o->b, sym, &dims[d]));
   }
-  if (t->kind == PTO_TYPE_DTENSOR) return pto_ir_builder_dtensor_type(o->b, t->dtype, t->rank, dims, out);
+  if (t->kind == PTO_TYPE_DTENSOR)
+    return pto_ir_builder_dtensor_type(o->b, t->dtype, t->rank, dims, out);
   return pto_ir_builder_tensor_type(o->b, t->dtype, t->rank, dims, out);
 }
 
@@ -190,7 +200,9 @@ static pto_status kernel_header(outliner *o, scope *sc) {
     PTO_RETURN_IF_ERROR(pto_ir_builder_param(o->b, sc->caps[i].v->name, t, dir, dir != PTO_DIR_IN,
                                              PTO_BIND_NONE, NULL, &pv));
     if (dir != PTO_DIR_IN) {
-      if (nrets == 64) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "incore scope writes more than 64 tensors");
+      if (nrets == 64)
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                               "incore scope writes more than 64 tensors");
       rets[nrets++] = t;
     }
   }
@@ -201,13 +213,15 @@ static pto_status kernel_header(outliner *o, scope *sc) {
 static pto_status kernel_body(outliner *o, scope *sc) {
   pto_ir_value_map m;
   PTO_RETURN_IF_ERROR(pto_ir_value_map_init(&m, sc->orch->nvalues));
-  for (int i = 0; i < sc->ncaps; i++) m.values[sc->caps[i].v->id] = sc->kernel->params[i].value;
+  for (int i = 0; i < sc->ncaps; i++)
+    m.values[sc->caps[i].v->id] = sc->kernel->params[i].value;
   pto_status s = pto_ir_builder_body_begin(o->b, sc->kernel);
   if (!s) s = pto_ir_builder_copy_block(o->b, o->src, &sc->stmt->incore.body, &m);
   pto_ir_expr *rets[64];
   int nrets = 0;
   for (int i = 0; i < sc->ncaps && !s; i++)
-    if (cap_dir(&sc->caps[i]) != PTO_DIR_IN) s = pto_ir_builder_use(o->b, sc->kernel->params[i].value, &rets[nrets++]);
+    if (cap_dir(&sc->caps[i]) != PTO_DIR_IN)
+      s = pto_ir_builder_use(o->b, sc->kernel->params[i].value, &rets[nrets++]);
   if (!s) s = pto_ir_builder_return(o->b, rets, nrets);
   if (!s) s = pto_ir_builder_body_end(o->b);
   pto_ir_value_map_clear(&m);
@@ -225,19 +239,23 @@ static int contains_incore(const pto_ir_block *blk) {
     const pto_ir_stmt *s = blk->stmts[i];
     if (s->kind == PTO_STMT_INCORE) return 1;
     if (s->kind == PTO_STMT_FOR && contains_incore(&s->loop.body)) return 1;
-    if (s->kind == PTO_STMT_IF && (contains_incore(&s->branch.then_body) || contains_incore(&s->branch.else_body)))
+    if (s->kind == PTO_STMT_IF &&
+        (contains_incore(&s->branch.then_body) || contains_incore(&s->branch.else_body)))
       return 1;
   }
   return 0;
 }
 
-static pto_status copy_exprs(outliner *o, pto_ir_expr *const *src, int n, pto_ir_value_map *m, pto_ir_expr **out) {
-  for (int i = 0; i < n; i++) PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, src[i], m, &out[i]));
+static pto_status copy_exprs(outliner *o, pto_ir_expr *const *src, int n, pto_ir_value_map *m,
+                             pto_ir_expr **out) {
+  for (int i = 0; i < n; i++)
+    PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, src[i], m, &out[i]));
   return PTO_OK;
 }
 
 static void results_of(pto_ir_value *const *vals, int n, pto_ir_result *out) {
-  for (int i = 0; i < n; i++) out[i] = (pto_ir_result){vals[i]->name, vals[i]->type, vals[i]->loc};
+  for (int i = 0; i < n; i++)
+    out[i] = (pto_ir_result){vals[i]->name, vals[i]->type, vals[i]->loc};
 }
 
 static pto_status rewrite_block(outliner *o, const pto_ir_block *blk, pto_ir_value_map *m);
@@ -247,11 +265,14 @@ static pto_status rewrite_stmt(outliner *o, const pto_ir_stmt *s, pto_ir_value_m
   if (s->kind == PTO_STMT_INCORE) {
     scope *sc = scope_of(o, s);
     pto_ir_expr *args[256];
-    if (sc->ncaps > 256) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "incore scope uses more than 256 values");
+    if (sc->ncaps > 256)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "incore scope uses more than 256 values");
     for (int i = 0; i < sc->ncaps; i++) {
       const pto_ir_value *v = sc->caps[i].v;
-      if (m->values[v->id]) PTO_RETURN_IF_ERROR(pto_ir_builder_use(o->b, m->values[v->id], &args[i]));
-      else PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, m->exprs[v->id], m, &args[i]));
+      if (m->values[v->id])
+        PTO_RETURN_IF_ERROR(pto_ir_builder_use(o->b, m->values[v->id], &args[i]));
+      else
+        PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, m->exprs[v->id], m, &args[i]));
     }
     pto_ir_stmt *call;
     return pto_ir_builder_call(o->b, sc->kernel, args, sc->ncaps, NULL, NULL, 0, &call);
@@ -259,27 +280,34 @@ static pto_status rewrite_stmt(outliner *o, const pto_ir_stmt *s, pto_ir_value_m
   if (s->kind == PTO_STMT_FOR && contains_incore(&s->loop.body)) {
     pto_ir_expr *lo, *hi, *step = NULL, *inits[64];
     pto_ir_result iters[64], results[64];
-    if (s->loop.niters > 64) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "more than 64 loop-carried values");
+    if (s->loop.niters > 64)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "more than 64 loop-carried values");
     PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->loop.lo, m, &lo));
     PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->loop.hi, m, &hi));
-    if (s->loop.step) PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->loop.step, m, &step));
+    if (s->loop.step)
+      PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->loop.step, m, &step));
     PTO_RETURN_IF_ERROR(copy_exprs(o, s->loop.inits, s->loop.niters, m, inits));
     results_of(s->loop.iters, s->loop.niters, iters);
     results_of(s->results, s->nresults, results);
     pto_ir_stmt *ns;
-    PTO_RETURN_IF_ERROR(pto_ir_builder_for_begin(o->b, s->loop.iv->name, s->loop.parallel, lo, hi, step,
-                                                 iters, inits, s->loop.niters, results, s->nresults, &ns));
+    PTO_RETURN_IF_ERROR(pto_ir_builder_for_begin(o->b, s->loop.iv->name, s->loop.parallel, lo, hi,
+                                                 step, iters, inits, s->loop.niters, results,
+                                                 s->nresults, &ns));
     m->values[s->loop.iv->id] = ns->loop.iv;
-    for (int i = 0; i < s->loop.niters; i++) m->values[s->loop.iters[i]->id] = ns->loop.iters[i];
+    for (int i = 0; i < s->loop.niters; i++)
+      m->values[s->loop.iters[i]->id] = ns->loop.iters[i];
     PTO_RETURN_IF_ERROR(rewrite_block(o, &s->loop.body, m));
     PTO_RETURN_IF_ERROR(pto_ir_builder_for_end(o->b));
-    for (int i = 0; i < s->nresults; i++) m->values[s->results[i]->id] = ns->results[i];
+    for (int i = 0; i < s->nresults; i++)
+      m->values[s->results[i]->id] = ns->results[i];
     return PTO_OK;
   }
-  if (s->kind == PTO_STMT_IF && (contains_incore(&s->branch.then_body) || contains_incore(&s->branch.else_body))) {
+  if (s->kind == PTO_STMT_IF &&
+      (contains_incore(&s->branch.then_body) || contains_incore(&s->branch.else_body))) {
     pto_ir_expr *cond;
     pto_ir_result results[64];
-    if (s->nresults > 64) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "more than 64 if results");
+    if (s->nresults > 64)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "more than 64 if results");
     PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, s->branch.cond, m, &cond));
     results_of(s->results, s->nresults, results);
     pto_ir_stmt *ns;
@@ -290,14 +318,16 @@ static pto_status rewrite_stmt(outliner *o, const pto_ir_stmt *s, pto_ir_value_m
       PTO_RETURN_IF_ERROR(rewrite_block(o, &s->branch.else_body, m));
     }
     PTO_RETURN_IF_ERROR(pto_ir_builder_if_end(o->b));
-    for (int i = 0; i < s->nresults; i++) m->values[s->results[i]->id] = ns->results[i];
+    for (int i = 0; i < s->nresults; i++)
+      m->values[s->results[i]->id] = ns->results[i];
     return PTO_OK;
   }
   return pto_ir_builder_copy_stmt(o->b, o->src, s, m);
 }
 
 static pto_status rewrite_block(outliner *o, const pto_ir_block *blk, pto_ir_value_map *m) {
-  for (int i = 0; i < blk->n; i++) PTO_RETURN_IF_ERROR(rewrite_stmt(o, blk->stmts[i], m));
+  for (int i = 0; i < blk->n; i++)
+    PTO_RETURN_IF_ERROR(rewrite_stmt(o, blk->stmts[i], m));
   return PTO_OK;
 }
 
@@ -305,7 +335,8 @@ static pto_status rewrite_func(outliner *o, const pto_ir_func *f, pto_ir_func *n
   if (!contains_incore(&f->body)) return pto_ir_builder_copy_func_body(o->b, o->src, f, nf);
   pto_ir_value_map m;
   PTO_RETURN_IF_ERROR(pto_ir_value_map_init(&m, f->nvalues));
-  for (int i = 0; i < f->nparams; i++) m.values[f->params[i].value->id] = nf->params[i].value;
+  for (int i = 0; i < f->nparams; i++)
+    m.values[f->params[i].value->id] = nf->params[i].value;
   pto_status s = pto_ir_builder_body_begin(o->b, nf);
   if (!s) s = rewrite_block(o, &f->body, &m);
   if (!s) s = pto_ir_builder_body_end(o->b);
@@ -335,14 +366,19 @@ pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_pro
     int sym;
     s = pto_ir_builder_dynamic(o.b, p->syms[i], &sym);
   }
-  for (int i = 0; i < p->nfuncs && !s; i++) s = pto_ir_builder_copy_func_header(o.b, p, p->funcs[i], &nfs[i]);
-  for (int i = 0; i < o.nscopes && !s; i++) s = kernel_header(&o, &o.scopes[i]);
-  for (int i = 0; i < o.nscopes && !s; i++) s = kernel_body(&o, &o.scopes[i]);
-  for (int i = 0; i < p->nfuncs && !s; i++) s = rewrite_func(&o, p->funcs[i], nfs[i]);
+  for (int i = 0; i < p->nfuncs && !s; i++)
+    s = pto_ir_builder_copy_func_header(o.b, p, p->funcs[i], &nfs[i]);
+  for (int i = 0; i < o.nscopes && !s; i++)
+    s = kernel_header(&o, &o.scopes[i]);
+  for (int i = 0; i < o.nscopes && !s; i++)
+    s = kernel_body(&o, &o.scopes[i]);
+  for (int i = 0; i < p->nfuncs && !s; i++)
+    s = rewrite_func(&o, p->funcs[i], nfs[i]);
   if (!s) s = pto_ir_builder_finish(o.b, out_program);
   if (s) s = pto_status_annotate(s, "outlining incore scopes");
   pto_ir_builder_destroy(o.b);
-  for (int i = 0; i < o.nscopes; i++) free(o.scopes[i].caps);
+  for (int i = 0; i < o.nscopes; i++)
+    free(o.scopes[i].caps);
   free(o.scopes);
   free(o.inside);
   free(nfs);

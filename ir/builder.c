@@ -1613,10 +1613,10 @@ static pto_status type_tile_store(opctx *c) {
   TRY(arg_tile(c, 0, &tile));
   TRY(arg_value(c, 2, M_TENSOR, &t));
   const pto_ir_type *tt = t->type, *ti = tile->type;
-  int ok = tt->dtype == ti->dtype ||
-           (ti->space == PTO_SPACE_ACC &&
-            (tt->dtype == PTO_DTYPE_F16 || tt->dtype == PTO_DTYPE_BF16)) ||
-           (ti->dtype == PTO_DTYPE_BOOL && tt->dtype == PTO_DTYPE_U8);
+  int ok =
+      tt->dtype == ti->dtype ||
+      (ti->space == PTO_SPACE_ACC && (tt->dtype == PTO_DTYPE_F16 || tt->dtype == PTO_DTYPE_BF16)) ||
+      (ti->dtype == PTO_DTYPE_BOOL && tt->dtype == PTO_DTYPE_U8);
   if (!ok)
     return OPFAIL(
         c,
@@ -1677,9 +1677,9 @@ static const char *const k_cmp_words = "eq ne lt le gt ge";
 /* The dtypes an op's row allows (pto_op_info.dtypes): an error naming them otherwise. */
 static pto_status elem_dtype(opctx *c, pto_dtype dt) {
   int want = c->info->dtypes;
-  int have = dt == PTO_DTYPE_BOOL         ? PTO_OPD_BOOL
-             : pto_dtype_is_float(dt)     ? PTO_OPD_FLOAT
-                                          : PTO_OPD_INT;
+  int have = dt == PTO_DTYPE_BOOL     ? PTO_OPD_BOOL
+             : pto_dtype_is_float(dt) ? PTO_OPD_FLOAT
+                                      : PTO_OPD_INT;
   if (!want || (want & have)) return PTO_OK;
   const char *what = want == PTO_OPD_INT                    ? "an integer tile"
                      : want == (PTO_OPD_INT | PTO_OPD_BOOL) ? "an integer or bool tile"
@@ -2126,7 +2126,8 @@ static pto_status type_reshape(opctx *c) {
     int src_static = 1;
     for (int k = 0; k < tt->rank && src_static; k++) {
       int64_t v;
-      if (pto_ir_expr_static_int(tt->dims[k], &v) || v < 0) src_static = 0;
+      if (pto_ir_expr_static_int(tt->dims[k], &v) || v < 0)
+        src_static = 0;
       else if (__builtin_mul_overflow(src, v, &src)) {
         txt x = stext(c->b, tt);
         return op_fail_at(c, c->pos[0].loc, "%%%s %s has more than %lld elements", t->name, x.s,
@@ -2241,8 +2242,8 @@ static pto_status type_collective(opctx *c) {
 /* A scalar argument of any integer dtype (a literal is index): tile.tri's diagonal. */
 static pto_status arg_int_scalar(opctx *c, int i, const char *what) {
   const pto_ir_arg *a = &c->pos[i];
-  if (a->kind != PTO_ARG_EXPR || (a->expr->kind == PTO_EXPR_VALUE &&
-                                  a->expr->value->type->kind != PTO_TYPE_SCALAR))
+  if (a->kind != PTO_ARG_EXPR ||
+      (a->expr->kind == PTO_EXPR_VALUE && a->expr->value->type->kind != PTO_TYPE_SCALAR))
     return op_fail_at(c, a->loc, "argument %d (%s) must be an integer scalar", i + 1, what);
   if (pto__ir_expr_is_flexible(a->expr) || !pto_dtype_is_int(a->expr->dtype))
     return arg_scalar(c, i, PTO_DTYPE_INDEX, what);
@@ -2262,8 +2263,9 @@ static pto_status static_indices(opctx *c, int i, const pto_ir_value *idx, int64
       pto_ir_expr_static_int(d->op.args[2].expr, &v))
     return PTO_OK;
   if (v < 0 || v >= bound)
-    return op_fail_at(c, c->pos[i].loc, "index %lld (every element of %%%s) is outside [0, %lld) (%s)",
-                      (long long)v, idx->name, (long long)bound, what);
+    return op_fail_at(c, c->pos[i].loc,
+                      "index %lld (every element of %%%s) is outside [0, %lld) (%s)", (long long)v,
+                      idx->name, (long long)bound, what);
   return PTO_OK;
 }
 
@@ -2315,9 +2317,9 @@ static pto_status sub_offsets(opctx *c, const pto_ir_arg *a, const pto_ir_type *
     pto_ir_expr *oe = a->list.items[k];
     if (pto_ir_expr_static_int(oe, &o)) continue;
     if (o < 0 || o + sub[k] > e)
-      return op_fail_at(c, oe->loc, "%s %lld..%lld fall outside the %s's %lld %s", k ? "columns" : "rows",
-                        (long long)o, (long long)(o + sub[k]), what, (long long)e,
-                        k ? "columns" : "rows");
+      return op_fail_at(c, oe->loc, "%s %lld..%lld fall outside the %s's %lld %s",
+                        k ? "columns" : "rows", (long long)o, (long long)(o + sub[k]), what,
+                        (long long)e, k ? "columns" : "rows");
   }
   return PTO_OK;
 }
@@ -2438,8 +2440,7 @@ static pto_status rows_tensor(opctx *c, int ti, int ci, int64_t C, pto_ir_value 
   int64_t c0, e;
   pto_ir_expr *ce = c->pos[ci].list.items[0];
   if (pto_ir_expr_static_int(ce, &c0) == 0) {
-    if (c0 < 0)
-      return op_fail_at(c, ce->loc, "column offset %lld is negative", (long long)c0);
+    if (c0 < 0) return op_fail_at(c, ce->loc, "column offset %lld is negative", (long long)c0);
     if (pto_ir_expr_static_int(tt->dims[1], &e) == 0 && c0 + C > e)
       return op_fail_at(c, ce->loc, "columns %lld..%lld fall past the extent %lld of dim 1",
                         (long long)c0, (long long)(c0 + C), (long long)e);
@@ -2506,8 +2507,7 @@ static pto_status type_matmul_bias(opctx *c) {
   TRY(arg_tile(c, 2, &bias));
   const pto_ir_type *bt = bias->type;
   pto_dtype in = c->pos[0].expr->value->type->dtype;
-  if (tile_dim(bt, 0) != 1 || tile_dim(bt, 1) != shape[1] ||
-      (bt->dtype != dt && bt->dtype != in)) {
+  if (tile_dim(bt, 0) != 1 || tile_dim(bt, 1) != shape[1] || (bt->dtype != dt && bt->dtype != in)) {
     txt x = ttext(c->b, bt);
     char alt[32] = "";
     if (in != dt) snprintf(alt, sizeof alt, " (or %s)", pto_dtype_name(in));

@@ -23,8 +23,9 @@
  *   even when the result is stored into a 16-bit value. exp/log: pto_expf/pto_logf (pto/mathf.h,
  *   within 1 ulp; the kernels emit the same operations), sigmoid = 1/(1 + pto_expf(-x)); f64
  *   exp/log are libm's. sqrtf; rsqrt = 1/sqrtf(x); recip = 1/x; max/min = fmaxf/fminf (a NaN
- *   operand yields the other one; of +0 and -0, max is +0 and min -0); relu = x > 0 ? x : 0. Elementwise ops never fuse a multiply
- *   and an add (ISO C mode does not contract); f32 matmul does: see below.
+ *   operand yields the other one; of +0 and -0, max is +0 and min -0); relu = x > 0 ? x : 0.
+ * Elementwise ops never fuse a multiply and an add (ISO C mode does not contract); f32 matmul does:
+ * see below.
  * - Integers wrap in their dtype's width. Integer `/` floors and `mod` takes the sign of the
  *   divisor; INT_MIN / -1 wraps to INT_MIN and INT_MIN mod -1 is 0. A zero divisor is a launch
  *   error naming the op and its position.
@@ -1050,10 +1051,14 @@ static int elem_binary(pto_op_fn fn, pto_expr_op cmp, pto_dtype dt, pto_scalar x
       *z = mk_int(dt, in_range ? x.u >> y.u : 0);
     return 1;
   case PTO_FN_LRELU:
-    if (dt == PTO_DTYPE_F64) *z = mk_float(dt, x.f >= 0 ? x.f : x.f * y.f);
-    else if (isf) *z = mk_float(dt, (float)x.f >= 0 ? (float)x.f : (float)x.f * (float)y.f);
-    else if (is_unsigned_int(dt)) *z = x;
-    else *z = x.i >= 0 ? x : mk_int(dt, x.u * y.u); /* the product wraps */
+    if (dt == PTO_DTYPE_F64)
+      *z = mk_float(dt, x.f >= 0 ? x.f : x.f * y.f);
+    else if (isf)
+      *z = mk_float(dt, (float)x.f >= 0 ? (float)x.f : (float)x.f * (float)y.f);
+    else if (is_unsigned_int(dt))
+      *z = x;
+    else
+      *z = x.i >= 0 ? x : mk_int(dt, x.u * y.u); /* the product wraps */
     return 1;
   case PTO_FN_FMOD:
     *z = mk_float(dt, dt == PTO_DTYPE_F64 ? fmod(x.f, y.f) : (double)fmodf((float)x.f, (float)y.f));
@@ -1120,8 +1125,8 @@ static pto_status op_tile_binary(frame *fr, const pto_ir_stmt *s, bin_form form,
   pto_op_fn fn = pto_op_info_get(s->op.opc)->fn;
   pto_expr_op cmp = fn == PTO_FN_CMP ? cmp_of(s) : PTO_EOP_NONE;
   itile *o;
-  PTO_RETURN_IF_ERROR(new_result_like(fr, s, a, fn == PTO_FN_CMP ? PTO_DTYPE_BOOL : a->dtype,
-                                      a->space, &o));
+  PTO_RETURN_IF_ERROR(
+      new_result_like(fr, s, a, fn == PTO_FN_CMP ? PTO_DTYPE_BOOL : a->dtype, a->space, &o));
   arith_op op = arith_of(s->op.opc);
   for (int64_t r = 0; r < a->rows; r++)
     for (int64_t c = 0; c < a->cols; c++) {
@@ -1428,8 +1433,8 @@ static pto_status op_tile_transpose(frame *fr, const pto_ir_stmt *s, rv *out) {
   const itile *a;
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
   itile *o;
-  PTO_RETURN_IF_ERROR(tile_new(fr, s->loc, op_name(s->op.opc), a->dtype, a->cols, a->rows,
-                               a->space, &o));
+  PTO_RETURN_IF_ERROR(
+      tile_new(fr, s->loc, op_name(s->op.opc), a->dtype, a->cols, a->rows, a->space, &o));
   pto_status st = tile_set_valid(fr, s, o, a->vc, a->vr);
   if (!st) st = check_result_type(fr, s, o);
   if (st) {
@@ -1463,7 +1468,8 @@ static pto_status op_tile_extract(frame *fr, const pto_ir_stmt *s, rv *out) {
   int64_t shape[2], offs[2];
   PTO_RETURN_IF_ERROR(arg_tile(fr, s, 0, &a));
   PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 2), "the shape", 2, shape));
-  PTO_RETURN_IF_ERROR(sub_offsets(fr, s, pos_arg(s, 1), a->rows, a->cols, shape[0], shape[1], offs));
+  PTO_RETURN_IF_ERROR(
+      sub_offsets(fr, s, pos_arg(s, 1), a->rows, a->cols, shape[0], shape[1], offs));
   itile *o;
   PTO_RETURN_IF_ERROR(layout_result(fr, s, a->dtype, shape[0], shape[1], a->space, &o));
   for (int64_t r = 0; r < o->rows; r++)
@@ -1732,8 +1738,7 @@ static pto_status op_tile_layout(frame *fr, const pto_ir_stmt *s, rv *out) {
   case PTO_OP_TILE_GATHER_ROWS: return op_tile_gather_rows(fr, s, out);
   case PTO_OP_TILE_SCATTER_ROWS: return op_tile_scatter_rows(fr, s, out);
   case PTO_OP_TILE_SORT_IDX: return op_tile_sort_idx(fr, s, out);
-  default:
-    return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)s->op.opc);
+  default: return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)s->op.opc);
   }
 }
 
@@ -2408,7 +2413,8 @@ static pto_status op_dist_collective(frame *fr, const pto_ir_stmt *s, rv *out) {
         size_t o = 0;
         missing[0] = 0;
         for (int q = 0; q < n && o + 16 < sizeof missing; q++)
-          if (!r->here[q]) o += (size_t)snprintf(missing + o, sizeof missing - o, "%s%d", o ? ", " : "", q);
+          if (!r->here[q])
+            o += (size_t)snprintf(missing + o, sizeof missing - o, "%s%d", o ? ", " : "", q);
         st = fail(fr, s->loc, PTO_STATUS_LAUNCH,
                   "%s on rank %d timed out after %lld ms on signal window %%%s (%%%s in @%s): "
                   "%d of %d ranks arrived; waiting for rank %s",
@@ -2439,8 +2445,7 @@ static pto_status op_dist_host(frame *fr, const pto_ir_stmt *s, rv *out) {
   if (s->op.opc == PTO_OP_DIST_WINDOW) {
     const rv *wv;
     PTO_RETURN_IF_ERROR(arg_tensor(fr, s, 0, &wv));
-    if (!wv->t.win)
-      return fail(fr, s->loc, PTO_STATUS_LAUNCH, "dist.window: not a window");
+    if (!wv->t.win) return fail(fr, s->loc, PTO_STATUS_LAUNCH, "dist.window: not a window");
     *out = rv_copy(wv);
     return PTO_OK;
   }
@@ -2525,8 +2530,7 @@ static pto_status exec_op(frame *fr, const pto_ir_stmt *s) {
     case PTO_OP_DIST_BROADCAST:
     case PTO_OP_DIST_ALLGATHER:
     case PTO_OP_DIST_REDUCE_SCATTER: st = op_dist_collective(fr, s, &res); break;
-    default:
-      return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)opc);
+    default: return fail(fr, s->loc, PTO_STATUS_INTERNAL, "unknown opcode %d", (int)opc);
     }
   }
   if (st) {

@@ -1312,15 +1312,15 @@ static int keep_notes(parser *p, pto_ir_program *prog) {
   if (p->ncmts && !(cs = pto_arena_alloc(prog->arena, sizeof *cs * (size_t)p->ncmts))) return -1;
   for (int i = 0; i < p->ncmts; i++) {
     const src_comment *c = &p->cmts[i];
-    cs[i] = (pto_ir_comment){c->line, pto_arena_strndup(prog->arena, c->s, c->n), c->n, c->eol,
-                             c->blank_before, c->blank_after};
+    cs[i] = (pto_ir_comment){
+        c->line,       pto_arena_strndup(prog->arena, c->s, c->n), c->n, c->eol, c->blank_before,
+        c->blank_after};
     if (!cs[i].text) return -1;
   }
   if (p->ncloses && !(closes = pto_arena_alloc(prog->arena, sizeof *closes * (size_t)p->ncloses)))
     return -1;
   if (p->ncloses) memcpy(closes, p->closes, sizeof *closes * (size_t)p->ncloses);
-  *n = (pto_ir_source_notes){cs, p->ncmts, p->program_line, p->dynamic_line,
-                              closes, p->ncloses};
+  *n = (pto_ir_source_notes){cs, p->ncmts, p->program_line, p->dynamic_line, closes, p->ncloses};
   return 0;
 }
 

@@ -293,9 +293,9 @@ static void print_arg(pto_text *out, const pto_ir_program *p, const pto_ir_arg *
  * (pto_ir_print) prints none. */
 typedef struct comments {
   const pto_ir_source_notes *n;
-  int next;      /* the first comment not yet printed */
+  int next; /* the first comment not yet printed */
   int next_close;
-  int fresh;     /* at the start of the file or of a block, or after a blank line */
+  int fresh; /* at the start of the file or of a block, or after a blank line */
 } comments;
 
 static void print_comment(pto_text *out, const pto_ir_comment *c) { pto_text_puts(out, c->text); }
@@ -480,8 +480,7 @@ static void print_block(pto_text *out, const pto_ir_program *p, const pto_ir_blo
 static const char *const k_func_kinds[] = {"kernel", "orch", "host"};
 static const char *const k_dirs[] = {"in", "out", "inout"};
 
-static void print_func(pto_text *out, const pto_ir_program *p, const pto_ir_func *f,
-                       comments *c) {
+static void print_func(pto_text *out, const pto_ir_program *p, const pto_ir_func *f, comments *c) {
   comments_before(out, c, f->loc.line, 0);
   pto_text_printf(out, "%s @%s(", k_func_kinds[f->kind], f->name);
   for (int i = 0; i < f->nparams; i++) {

@@ -1,8 +1,8 @@
 /* Program-level queries: lifetime, function lookup, the entry point, keyword arguments and static
  * evaluation of index expressions. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,9 +153,9 @@ pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program) {
 /* ---- statements in pre-order ------------------------------------------------------------ */
 
 typedef struct stmt_walk {
-  int index;            /* next statement's number */
-  int want;             /* stmt_at: the number sought, or -1 */
-  pto_loc loc;          /* stmt_index: the position sought */
+  int index;   /* next statement's number */
+  int want;    /* stmt_at: the number sought, or -1 */
+  pto_loc loc; /* stmt_index: the position sought */
   const pto_ir_stmt *hit;
 } stmt_walk;
 
@@ -170,15 +170,15 @@ static int walk_block(stmt_walk *w, const pto_ir_block *b);
 static int walk_stmt(stmt_walk *w, const pto_ir_stmt *s) {
   atomic_fetch_add_explicit(&g_stmt_steps, 1, memory_order_relaxed);
   int i = w->index++;
-  if (w->want >= 0 ? i == w->want
-                   : s->loc.line == w->loc.line && s->loc.col == w->loc.col) {
+  if (w->want >= 0 ? i == w->want : s->loc.line == w->loc.line && s->loc.col == w->loc.col) {
     w->hit = s;
     w->want = i; /* stmt_index reads the number back from here */
     return 1;
   }
   switch (s->kind) {
   case PTO_STMT_FOR: return walk_block(w, &s->loop.body);
-  case PTO_STMT_IF: return walk_block(w, &s->branch.then_body) || walk_block(w, &s->branch.else_body);
+  case PTO_STMT_IF:
+    return walk_block(w, &s->branch.then_body) || walk_block(w, &s->branch.else_body);
   case PTO_STMT_INCORE: return walk_block(w, &s->incore.body);
   default: return 0;
   }
@@ -226,10 +226,10 @@ static int incore_scope(incore_walk *w, const pto_ir_func *f, const pto_ir_stmt 
   if (s->incore.name && *s->incore.name) {
     size_t k = 0;
     for (const char *c = s->incore.name; *c && k < sizeof base - 1; c++)
-      base[k++] = (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                                 (*c >= '0' && *c <= '9')
-                             ? *c
-                             : '_');
+      base[k++] =
+          (char)((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')
+                     ? *c
+                     : '_');
     base[k] = 0;
     if (base[0] >= '0' && base[0] <= '9') base[0] = '_';
   } else {

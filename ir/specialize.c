@@ -19,7 +19,8 @@ static pto_status literal_of(pto_ir_builder *b, const pto_sig_param *sp, pto_ir_
 
 static pto_status sample_type(pto_ir_builder *b, const pto_sig_param *sp, const pto_ir_type **out) {
   pto_ir_expr *dims[PTO_MAX_RANK];
-  for (int d = 0; d < sp->rank; d++) PTO_RETURN_IF_ERROR(pto_ir_builder_int(b, sp->dims[d].value, &dims[d]));
+  for (int d = 0; d < sp->rank; d++)
+    PTO_RETURN_IF_ERROR(pto_ir_builder_int(b, sp->dims[d].value, &dims[d]));
   return pto_ir_builder_tensor_type(b, sp->dtype, sp->rank, dims, out);
 }
 
@@ -48,7 +49,8 @@ static pto_status entry_header(pto_ir_builder *b, const pto_ir_program *p, const
       PTO_RETURN_IF_ERROR(pto_ir_builder_copy_type(b, p, ip->value->type, &none, &t));
     }
     pto_ir_value *v;
-    PTO_RETURN_IF_ERROR(pto_ir_builder_param(b, ip->value->name, t, ip->dir, ip->dir_written, bind, lit, &v));
+    PTO_RETURN_IF_ERROR(
+        pto_ir_builder_param(b, ip->value->name, t, ip->dir, ip->dir_written, bind, lit, &v));
   }
   if (f->nrets) {
     const pto_ir_type *rets[64];
@@ -56,8 +58,10 @@ static pto_status entry_header(pto_ir_builder *b, const pto_ir_program *p, const
     for (int i = 0; i < f->nrets && i < 64; i++) {
       /* An unshaped result takes the shape of the unshaped output it returns: outputs and
        * results correspond in order. */
-      if (f->rets[i]->rank < 0 && used < nsamples) rets[i] = unshaped_samples[used++];
-      else PTO_RETURN_IF_ERROR(pto_ir_builder_copy_type(b, p, f->rets[i], &none, &rets[i]));
+      if (f->rets[i]->rank < 0 && used < nsamples)
+        rets[i] = unshaped_samples[used++];
+      else
+        PTO_RETURN_IF_ERROR(pto_ir_builder_copy_type(b, p, f->rets[i], &none, &rets[i]));
     }
     PTO_RETURN_IF_ERROR(pto_ir_builder_func_rets(b, rets, f->nrets < 64 ? f->nrets : 64));
   }
@@ -65,17 +69,20 @@ static pto_status entry_header(pto_ir_builder *b, const pto_ir_program *p, const
 }
 
 pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
-                           const pto_signature *sig, pto_ir_program **out_program) {
+                             const pto_signature *sig, pto_ir_program **out_program) {
   *out_program = NULL;
   pto_ir_builder *b;
   PTO_RETURN_IF_ERROR(pto_ir_builder_create(p->name, p->file, &b));
   pto_ir_func **nf = pto_calloc((size_t)p->nfuncs + 1, sizeof *nf);
-  pto_status s = nf ? PTO_OK : pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory specializing");
-  for (int i = 0; !s && i < p->nsyms; i++) s = pto_ir_builder_dynamic(b, p->syms[i], NULL);
+  pto_status s =
+      nf ? PTO_OK : pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory specializing");
+  for (int i = 0; !s && i < p->nsyms; i++)
+    s = pto_ir_builder_dynamic(b, p->syms[i], NULL);
   for (int i = 0; !s && i < p->nfuncs; i++)
     s = p->funcs[i] == entry ? entry_header(b, p, entry, sig, &nf[i])
                              : pto_ir_builder_copy_func_header(b, p, p->funcs[i], &nf[i]);
-  for (int i = 0; !s && i < p->nfuncs; i++) s = pto_ir_builder_copy_func_body(b, p, p->funcs[i], nf[i]);
+  for (int i = 0; !s && i < p->nfuncs; i++)
+    s = pto_ir_builder_copy_func_body(b, p, p->funcs[i], nf[i]);
   if (!s) s = pto_ir_builder_finish(b, out_program);
   if (s) s = pto_status_annotate(s, "specializing @%s", entry->name);
   free(nf);

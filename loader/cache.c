@@ -13,8 +13,8 @@
  * When the cache cannot be used (refused, read-only, full), programs are compiled without it and
  * the warning hook says so once per process. */
 #include <ctype.h>
-#include <dlfcn.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -275,9 +275,9 @@ static void toolchain_probe(char out_hex[33]) {
                                       "PTO_INCLUDE_DIR"};
   pto_text b = {0};
   pto_text_printf(&b, "%s\n%s\n%s\n%s\n%d/%d/%d/%s\n%s/%s/%s/%s\n", PTO_TOOLCHAIN_MEMO_FORMAT,
-                  PTO_CACHE_KEY_FORMAT, PTO_VERSION_STR, PTO_LLVM_VERSION_STR,
-                  PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION,
-                  PTO_MANIFEST_SCHEMA, PTO_CXX_ID, PTO_CXX_PATH, PTO_CC_ID, PTO_CC_PATH);
+                  PTO_CACHE_KEY_FORMAT, PTO_VERSION_STR, PTO_LLVM_VERSION_STR, PTO_ORCH_ABI_VERSION,
+                  PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA, PTO_CXX_ID,
+                  PTO_CXX_PATH, PTO_CC_ID, PTO_CC_PATH);
   for (size_t i = 0; i < sizeof k_env / sizeof *k_env; i++) {
     const char *v = getenv(k_env[i]);
     pto_text_printf(&b, "%s%s", k_env[i], v ? "=" : " unset");
@@ -1457,7 +1457,7 @@ static pto_status copy_entry(const char *entry_dir, const char *key, const pto_s
       goto done;
     }
     const pto_manifest_binary *b = m.is_host ? (!strcmp(f->path, m.host.path) ? &m.host : NULL)
-                                   : !strcmp(f->path, m.orch.path)         ? &m.orch
+                                   : !strcmp(f->path, m.orch.path)       ? &m.orch
                                    : !strcmp(f->path, m.kernels_so.path) ? &m.kernels_so
                                                                          : NULL;
     if (b) {

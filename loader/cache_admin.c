@@ -237,7 +237,7 @@ pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {
                             f->path, hash, f->hash);
     }
     const pto_manifest_binary *b = m.is_host ? (!strcmp(f->path, m.host.path) ? &m.host : NULL)
-                                   : !strcmp(f->path, m.orch.path)         ? &m.orch
+                                   : !strcmp(f->path, m.orch.path)       ? &m.orch
                                    : !strcmp(f->path, m.kernels_so.path) ? &m.kernels_so
                                                                          : NULL;
     if (!s && b) {

@@ -248,7 +248,8 @@ pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
   char *dirs[HOLD_MAX_DIRS];
   int ndirs = 0, next = 0;
   pto_status s = PTO_OK;
-  if (!(dirs[ndirs++] = pto_strdup(""))) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!(dirs[ndirs++] = pto_strdup("")))
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   while (!s && next < ndirs) {
     const char *rel = dirs[next++];
     char from[PATH_MAX], to[PATH_MAX];
@@ -282,7 +283,8 @@ pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
     }
     closedir(d);
   }
-  for (int i = 0; i < ndirs; i++) free(dirs[i]);
+  for (int i = 0; i < ndirs; i++)
+    free(dirs[i]);
   if (!s && !held_add(held)) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s) {
     pto_file_remove_tree(held);

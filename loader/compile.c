@@ -116,8 +116,7 @@ pto_status pto__loader_write_manifest(const char *dir, pto_manifest *m, const ch
   char sub[PATH_MAX];
   for (int i = 0; i < m->ncallees; i++) {
     snprintf(sub, sizeof sub, "%s/callees/%s", dir, m->callees[i]);
-    PTO_RETURN_IF_ERROR(
-        pto__loader_write_manifest(sub, &m->callee_dirs[i], toolchain, cache_key));
+    PTO_RETURN_IF_ERROR(pto__loader_write_manifest(sub, &m->callee_dirs[i], toolchain, cache_key));
   }
   pto_free(m->toolchain);
   if (!(m->toolchain = pto_strdup(toolchain ? toolchain : "")))

@@ -497,8 +497,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   uint8_t *orch_buf = NULL, *kern_buf = NULL;
   size_t orch_len = 0, kern_len = 0;
   /* A cache entry's manifest is covered by its seal, as the files it lists by their hashes. */
-  pto_status s = expect_key ? pto__loader_manifest_read_sealed(work_dir, &m)
-                            : pto_manifest_read(work_dir, &m);
+  pto_status s =
+      expect_key ? pto__loader_manifest_read_sealed(work_dir, &m) : pto_manifest_read(work_dir, &m);
   if (s) return s;
   if (expect_key && strcmp(m.cache_key, expect_key) != 0) {
     s = pto_status_make(PTO_STATUS_DATA_LOSS,

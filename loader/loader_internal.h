@@ -13,18 +13,18 @@
 struct pto_program {
   atomic_int refs;
   pto_signature sig;
-  char *work_dir;          /* NULL for programs made from functions */
-  void *orch_dl;           /* dlopen handles, NULL when made from functions */
+  char *work_dir; /* NULL for programs made from functions */
+  void *orch_dl;  /* dlopen handles, NULL when made from functions */
   void *kernels_dl;
-  uint64_t hid;            /* orchestration .so hid */
+  uint64_t hid; /* orchestration .so hid */
   pto_orch_bind_fn orch_bind;
   pto_orch_entry_fn orch_entry;
   int nkernels;
   pto_kernel_fn *kernels;
   char **kernel_names;
-  int *kernel_core_types;    /* PTO_CORE_* from the manifest; -1: not declared */
+  int *kernel_core_types; /* PTO_CORE_* from the manifest; -1: not declared */
   uint64_t scratch_bytes;
-  uint64_t kernels_hid;    /* kernels .so hid (0 for programs made from functions) */
+  uint64_t kernels_hid; /* kernels .so hid (0 for programs made from functions) */
   /* A host (L3) program: host.so, the device set, the loaded callee work dirs. */
   int is_host;
   void *host_dl;
@@ -48,7 +48,8 @@ struct pto_program {
 typedef struct pto__positions pto__positions;
 void pto__positions_free(pto__positions *t);
 /* The table of ir's entry function (NULL in *out when ir has no source file). */
-pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry, pto__positions **out);
+pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
+                                  pto__positions **out);
 /* DIR/positions.json: written beside a work dir (never listed in its manifest); read as a
  * best effort (NULL when missing or unreadable). */
 pto_status pto__positions_write(const pto__positions *t, const char *dir);
@@ -74,7 +75,8 @@ pto_status pto__manifest_resolve_in(const char *rdir, const char *dir, const cha
  * and errors as pto_elf_build_id / pto_elf_hid. */
 pto_status pto__loader_build_id_mem(const char *name, const uint8_t *buf, size_t size,
                                     uint8_t out_id[64], size_t *out_len);
-pto_status pto__loader_hid_mem(const char *name, const uint8_t *buf, size_t size, uint64_t *out_hid);
+pto_status pto__loader_hid_mem(const char *name, const uint8_t *buf, size_t size,
+                               uint64_t *out_hid);
 /* The Build-ID of an image the dynamic loader mapped for handle (from its PT_NOTE segments in
  * memory): what actually runs, whatever file is at its path now. */
 pto_status pto__loader_loaded_build_id(void *handle, const char *name, uint8_t out_id[64],

@@ -605,7 +605,8 @@ static pto_status read_field(const reader *r, const json_t *obj, const field *f,
   return field_err(r, path, "has no reader (internal)");
 }
 
-/* Reads the fields of obj into the struct at base; prefix names obj in messages ("" at the root). */
+/* Reads the fields of obj into the struct at base; prefix names obj in messages ("" at the root).
+ */
 static pto_status read_fields(const reader *r, const json_t *obj, const char *prefix,
                               const field *fs, size_t n, void *base) {
   for (size_t i = 0; i < n; i++) {

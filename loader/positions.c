@@ -139,9 +139,7 @@ static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir
       const pto_op_info *info = pto_op_info_get(s->op.opc);
       int checks = info && (info->cls == PTO_OPC_LAYOUT ||
                             (s->op.opc == PTO_OP_TILE_LOAD && pto_ir_stmt_kwarg(s, "valid")));
-      if (checks &&
-          add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name))
-        return -1;
+      if (checks && add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name)) return -1;
     }
     int rc = 0;
     switch (s->kind) {

@@ -22,7 +22,8 @@ pto_program *pto__loader_program_alloc(int nkernels) {
     free(p);
     return NULL;
   }
-  for (int i = 0; i < nkernels; i++) p->kernel_core_types[i] = -1;
+  for (int i = 0; i < nkernels; i++)
+    p->kernel_core_types[i] = -1;
   return p;
 }
 
@@ -32,7 +33,8 @@ pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_
                                              const char *const *kernel_names,
                                              uint64_t scratch_bytes, pto_program **out_program) {
   *out_program = NULL;
-  if (!entry) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "program has no orchestration entry");
+  if (!entry)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "program has no orchestration entry");
   pto_program *p = pto__loader_program_alloc(nkernels);
   if (!p) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory creating a program");
   pto_status s = pto_signature_copy(sig, &p->sig);
@@ -55,8 +57,8 @@ pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_
   return PTO_OK;
 }
 
-pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry,
-                                   int ncallees, pto_program *const *callees, int ndevices,
+pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry, int ncallees,
+                                   pto_program *const *callees, int ndevices,
                                    const int32_t *device_ids, pto_program **out_program) {
   *out_program = NULL;
   if (!entry) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "host program has no entry");
@@ -80,7 +82,8 @@ pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn e
   p->is_host = 1;
   p->host_entry = entry;
   p->ndevices = ndevices;
-  for (int r = 0; r < ndevices; r++) p->devices[r] = device_ids ? device_ids[r] : r;
+  for (int r = 0; r < ndevices; r++)
+    p->devices[r] = device_ids ? device_ids[r] : r;
   p->ncallees = ncallees;
   for (int i = 0; i < ncallees; i++) {
     pto_program_retain(callees[i]);
@@ -90,7 +93,6 @@ pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn e
   return PTO_OK;
 }
 
-
 void pto_program_retain(pto_program *p) {
   if (p) atomic_fetch_add(&p->refs, 1);
 }
@@ -98,7 +100,8 @@ void pto_program_retain(pto_program *p) {
 void pto_program_release(pto_program *p) {
   if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
   pto_signature_clear(&p->sig);
-  for (int i = 0; i < p->nkernels; i++) free(p->kernel_names[i]);
+  for (int i = 0; i < p->nkernels; i++)
+    free(p->kernel_names[i]);
   free(p->kernel_names);
   free(p->kernel_core_types);
   free(p->kernels);

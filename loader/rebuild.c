@@ -318,7 +318,8 @@ done:
 
 pto_status pto_program_set_orch_entry(const char *work_dir, const char *symbol) {
   if (!work_dir)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_program_set_orch_entry: work_dir is NULL");
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_program_set_orch_entry: work_dir is NULL");
   pto_manifest m;
   PTO_RETURN_IF_ERROR(pto_manifest_read(work_dir, &m));
   pto_status s = PTO_OK;
@@ -334,8 +335,9 @@ pto_status pto_program_set_orch_entry(const char *work_dir, const char *symbol) 
         !(m.orch_entry_symbol = pto_strdup(symbol)))
       s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
     if (!s) s = pto_manifest_write(work_dir, &m);
-    if (s) s = pto_status_annotate(s, "setting the orchestration entry of %s to '%s'", work_dir,
-                                   symbol ? symbol : PTO_ORCH_DEFAULT_ENTRY);
+    if (s)
+      s = pto_status_annotate(s, "setting the orchestration entry of %s to '%s'", work_dir,
+                              symbol ? symbol : PTO_ORCH_DEFAULT_ENTRY);
   }
   pto_manifest_free(&m);
   return s;

@@ -32,7 +32,7 @@ typedef struct completion {
 
 typedef struct job {
   struct job *next;
-  void *what; /* the owner's: an L2 callable, an L3 program */
+  void *what;    /* the owner's: an L2 callable, an L3 program */
   pto_arg *args; /* a copy of the caller's array (host data stays the caller's) */
   size_t nargs;
   completion *c;
@@ -136,9 +136,8 @@ static pto_status start(pto__rt_async **slot, const pto__rt_async_owner *owner) 
   return PTO_OK;
 }
 
-pto_status pto__rt_async_post(pto__rt_async **slot, const pto__rt_async_owner *owner,
-                              void *what, const pto_arg *args, size_t nargs,
-                              pto_completion **out) {
+pto_status pto__rt_async_post(pto__rt_async **slot, const pto__rt_async_owner *owner, void *what,
+                              const pto_arg *args, size_t nargs, pto_completion **out) {
   const char *fn = owner->fn;
   *out = NULL;
   if (nargs && !args) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: args is NULL", fn);

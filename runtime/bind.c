@@ -484,9 +484,9 @@ void pto__rt_emit_strace(const pto_launch_record *rec) {
     int n = snprintf(line, sizeof line,
                      "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=%d name=%s ts=%llu "
                      "dur=%llu%s%s\n",
-                     pid, tid, (unsigned long long)rec->inv, (unsigned long long)rec->hid, sp->depth,
-                     sp->name, (unsigned long long)sp->ts_ns, (unsigned long long)sp->dur_ns,
-                     sp->is_device ? " clk=dev" : "", rank);
+                     pid, tid, (unsigned long long)rec->inv, (unsigned long long)rec->hid,
+                     sp->depth, sp->name, (unsigned long long)sp->ts_ns,
+                     (unsigned long long)sp->dur_ns, sp->is_device ? " clk=dev" : "", rank);
     if (n <= 0) continue;
     if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
     /* One write per line, so lines of concurrent launches never interleave. */

@@ -137,7 +137,8 @@ static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, cons
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                            "out of device memory allocating %s%s%s%s: %llu bytes requested, the "
                            "device has %llu bytes in all; raise pto_run_config.device_memory_bytes",
-                           what, q, name, qe, (unsigned long long)nbytes, (unsigned long long)m->size);
+                           what, q, name, qe, (unsigned long long)nbytes,
+                           (unsigned long long)m->size);
   uint64_t size = nbytes ? (nbytes + 63) & ~63ull : 64;
   pthread_mutex_lock(&m->mu);
   for (size_t i = 0; i < m->nfree; i++) {
@@ -226,8 +227,9 @@ int pto__rt_devmem_size(pto__rt_devmem *m, uint64_t addr, uint64_t *out_nbytes) 
   if (in1 || in2) { /* the external regions: owned and checked elsewhere */
     pthread_mutex_lock(&m->mu);
     uint64_t *w = pto__rt_map_find(&m->ext_sizes, addr);
-    *out_nbytes = w ? *w : in1 ? m->ext_size - (addr - m->ext_base)
-                              : m->ext2_size - (addr - m->ext2_base);
+    *out_nbytes = w     ? *w
+                  : in1 ? m->ext_size - (addr - m->ext_base)
+                        : m->ext2_size - (addr - m->ext2_base);
     pthread_mutex_unlock(&m->mu);
     return 1;
   }

@@ -17,16 +17,16 @@
  * the worker is then broken: later calls fail with that message. A chip watches its parent
  * process (not the thread that forked it) and ends when it has gone. */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
-#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,17 +51,17 @@ typedef struct acc_rec {
 } acc_rec;
 
 typedef struct buffer {
-  int kind; /* 0: free slot */
-  uint64_t off, bytes;  /* heap offset and size (a window: all ranks' slices) */
-  int window;           /* index in sh->windows, or -1 */
+  int kind;                       /* 0: free slot */
+  uint64_t off, bytes;            /* heap offset and size (a window: all ranks' slices) */
+  int window;                     /* index in sh->windows, or -1 */
   uint64_t win_stride, win_bytes; /* a window: rank slices' stride and size */
-  int owner;            /* a resident tensor: the rank it lives on; -1 otherwise */
+  int owner;                      /* a resident tensor: the rank it lives on; -1 otherwise */
   /* A stacked tensor, laid out in shard order like the host array it was made from: shard i is
    * bytes [i * shard_bytes, (i + 1) * shard_bytes) and lives on rank shard_dev[i]. */
   uint64_t shard_bytes;
   int nshards;
   int shard_dev[PTO__DIST_MAX_RANKS];
-  int arena;            /* MPI: a window, at offset off of every rank's arena (not the heap) */
+  int arena; /* MPI: a window, at offset off of every rank's arena (not the heap) */
   acc_rec *acc;
   size_t nacc, capacc;
 } buffer;
@@ -78,7 +78,7 @@ struct dtensor {
   pto_dtype dtype;
   int rank;
   int64_t shape[PTO_MAX_RANK];
-  int owner;    /* rank, or -1 for a stacked tensor */
+  int owner; /* rank, or -1 for a stacked tensor */
   int stacked;
   dtensor *prev, *next;
 };
@@ -105,12 +105,12 @@ struct dworker {
   int pidfd[PTO__DIST_MAX_RANKS];
   uint32_t beat_seen[PTO__DIST_MAX_RANKS]; /* each chip's last heartbeat seen, and when */
   uint64_t beat_at[PTO__DIST_MAX_RANKS];
-  uint32_t progress_ms; /* the wait deadline when given explicitly (wait_timeout_ms or
-                           $PTO_DIST_TIMEOUT_MS): a chip without progress that long fails the
-                           run (issue #34 item 22); 0: not given, no such bound */
+  uint32_t progress_ms;     /* the wait deadline when given explicitly (wait_timeout_ms or
+                               $PTO_DIST_TIMEOUT_MS): a chip without progress that long fails the
+                               run (issue #34 item 22); 0: not given, no such bound */
   pto__rt_devmem win_alloc; /* rank 0: the window arena's offsets */
   int win_alloc_ok;
-  pthread_t chip0;          /* rank 0: its chip's thread */
+  pthread_t chip0; /* rank 0: its chip's thread */
   int chip0_started;
   chip_state *chip0_state;
   int32_t ids[PTO__DIST_MAX_RANKS];
@@ -133,7 +133,7 @@ struct dworker {
   struct posted {
     int rank, callee, slot;
     uint32_t seq;
-  } *posted;
+  } * posted;
   size_t nposted, capposted;
   int per_rank[PTO__DIST_MAX_RANKS];
   pto_dist_dispatch *disp;
@@ -144,7 +144,7 @@ struct dworker {
   const pto_program *program; /* single-program mode, retained */
   int strace;                 /* PTO_LOG_LEVEL=timing at open, as an L2 worker reads it */
   pto__dist_cmd cmd;          /* the command being built (large: kept off the stack) */
-  char **names; /* interned span names */
+  char **names;               /* interned span names */
   size_t nnames, capnames;
   char fatal[PTO__DIST_MSG];
   int32_t fatal_code;
@@ -333,7 +333,8 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
     chip_fail_cmd(sh, c, seq, cmd->epoch, head, tr->detail);
     pto_status_free(s);
   }
-  for (int i = 0; i < nw; i++) pto_status_free(pto_worker_free_tensor(wk, wrapped[i]));
+  for (int i = 0; i < nw; i++)
+    pto_status_free(pto_worker_free_tensor(wk, wrapped[i]));
 }
 
 /* Opens rank's chip; on failure returns the message (in c->msg). */
@@ -385,7 +386,8 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
 
 static void chip_close(chip_state *cs) {
   if (cs->wk) pto_worker_close(cs->wk);
-  for (int i = 0; i < cs->nslots; i++) pto_program_release(cs->slots[i].p);
+  for (int i = 0; i < cs->nslots; i++)
+    pto_program_release(cs->slots[i].p);
   pto__dist_shm_fini(&cs->tr);
 }
 
@@ -393,8 +395,7 @@ static void chip_close(chip_state *cs) {
  * DIR/rank_R/dispatch_N, the folder its swimlane records get. */
 static pto_status set_call_dump(const chip_state *cs) {
   char path[4096];
-  int n = snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d", cs->dump_dir, cs->rank,
-                   cs->ncalls);
+  int n = snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d", cs->dump_dir, cs->rank, cs->ncalls);
   if (n < 0 || (size_t)n >= sizeof path)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "dump_args_dir %s: path too long",
                            cs->dump_dir);
@@ -463,8 +464,7 @@ static void chip_loop(chip_state *cs, pid_t parent) {
     /* Idle: spin while the host runs on another CPU (ring_spin: its next post comes within
      * microseconds when it streams calls), then sleep. */
     if (atomic_load_explicit(&c->head, memory_order_acquire) == t && !cs->sh->mpi)
-      ring_spin(cs->sh, &c->head, t,
-                atomic_load_explicit(&cs->sh->host_cpu, memory_order_relaxed));
+      ring_spin(cs->sh, &c->head, t, atomic_load_explicit(&cs->sh->host_cpu, memory_order_relaxed));
     while (atomic_load_explicit(&c->head, memory_order_acquire) == t) {
       if (parent > 0 && getppid() != parent) _exit(1);
       ring_sleep(&c->head, t, &c->head_sleepers, 100000);
@@ -623,8 +623,9 @@ static int chip_exited(int pidfd, char *how, size_t n) {
   siginfo_t si;
   memset(&si, 0, sizeof si);
   if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) != 0 || !si.si_pid)
-    snprintf(how, n, "exited (its status is unknown: this process ignores SIGCHLD, so it was "
-                     "reaped by the kernel)");
+    snprintf(how, n,
+             "exited (its status is unknown: this process ignores SIGCHLD, so it was "
+             "reaped by the kernel)");
   else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
     snprintf(how, n, "killed by signal %d (%s)", si.si_status, strsignal(si.si_status));
   else
@@ -688,8 +689,8 @@ static int check_chips(dworker *w) {
   if (w->broken) return 1;
   if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
   uint64_t now = pto__rt_now_ns();
-  uint64_t stall_ms = w->sh->timeout_ms > PTO__DIST_MIN_STALL_MS ? w->sh->timeout_ms
-                                                                   : PTO__DIST_MIN_STALL_MS;
+  uint64_t stall_ms =
+      w->sh->timeout_ms > PTO__DIST_MIN_STALL_MS ? w->sh->timeout_ms : PTO__DIST_MIN_STALL_MS;
   for (int r = 0; r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
     char how[384];
@@ -826,9 +827,7 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
 
 /* Waits for every chip to finish what was posted; reports the first failed command. */
 /* The run in progress, as chips know it: from 1, never 0. */
-static uint32_t run_epoch(const dworker *w) {
-  return (uint32_t)(w->nruns % 0xffffffffu) + 1;
-}
+static uint32_t run_epoch(const dworker *w) { return (uint32_t)(w->nruns % 0xffffffffu) + 1; }
 
 static pto_status drain(dworker *w) {
   for (int r = 0; r < w->n; r++)
@@ -848,7 +847,8 @@ static pto_status drain(dworker *w) {
   for (int r = 0; r < w->n; r++)
     if (r != first && atomic_load(&w->sh->chips[r].failed))
       pto_text_printf(&t, "; then %s", w->sh->chips[r].msg);
-  for (int q = 0; q < w->n; q++) atomic_store(&w->sh->chips[q].failed, 0);
+  for (int q = 0; q < w->n; q++)
+    atomic_store(&w->sh->chips[q].failed, 0);
   char *m = pto_text_finish(&t);
   pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "%s", m ? m : w->sh->chips[first].msg);
   free(m);
@@ -864,8 +864,8 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   int64_t env_arena;
   static const char *const k_windows[] = {"shared", "separate"};
   int windows;
-  pto_status es = pto_env_int("PTO_DIST_WINDOW_BYTES", 4096, PTO__DIST_MAX_WINDOW_BYTES,
-                              64 << 20, &env_arena);
+  pto_status es =
+      pto_env_int("PTO_DIST_WINDOW_BYTES", 4096, PTO__DIST_MAX_WINDOW_BYTES, 64 << 20, &env_arena);
   if (!es) es = pto_env_choice("PTO_MPI_WINDOWS", k_windows, 2, -1, &windows);
   if (es) return pto_status_annotate(es, "%s", fn);
   if (!arena) arena = (uint64_t)env_arena;
@@ -899,7 +899,8 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   sh->heap_size = w->heap_size;
   sh->mpi = w->mpi;
   sh->arena_size = arena;
-  for (int q = 0; q < w->n; q++) sh->arena[q] = pto__dist_mpi_arena(w->mpi, q);
+  for (int q = 0; q < w->n; q++)
+    sh->arena[q] = pto__dist_mpi_arena(w->mpi, q);
   pto__rt_set_strace_rank(rank);
   sh->chips[rank].pid = (int32_t)getpid();
   if (!w->root) {
@@ -915,14 +916,17 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
                              start_err ? start_err : "lost rank 0 while serving it");
     return PTO_OK;
   }
-  PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE));
-  PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->win_alloc, sh->arena[0], arena, PTO__DIST_WIN_BASE));
+  PTO_RETURN_IF_ERROR(
+      pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE));
+  PTO_RETURN_IF_ERROR(
+      pto__rt_devmem_init_over(&w->win_alloc, sh->arena[0], arena, PTO__DIST_WIN_BASE));
   w->win_alloc_ok = 1;
   uint64_t abort_at; /* offset 0 of every arena: the run's abort word, never a window's */
   PTO_RETURN_IF_ERROR(
       pto__rt_devmem_alloc(&w->win_alloc, 64, 64, "the abort word", NULL, &abort_at));
   if (abort_at != PTO__DIST_WIN_BASE)
-    return pto_status_make(PTO_STATUS_INTERNAL, "%s: the abort word is not at the arena's start", fn);
+    return pto_status_make(PTO_STATUS_INTERNAL, "%s: the abort word is not at the arena's start",
+                           fn);
   if (pto__dist_mpi_proxy_start(w->mpi, sh, err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
   chip0_args *a = pto_calloc(1, sizeof *a);
@@ -936,11 +940,13 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   a->cfg = *cfg;
   if (pthread_create(&w->chip0, NULL, chip0_main, a)) {
     free(a);
-    return pto_status_make(PTO_STATUS_INTERNAL, "%s: starting rank 0's chip: %s", fn, strerror(errno));
+    return pto_status_make(PTO_STATUS_INTERNAL, "%s: starting rank 0's chip: %s", fn,
+                           strerror(errno));
   }
   w->chip0_started = 1;
   uint32_t st;
-  while ((st = atomic_load(&sh->chips[0].state)) == 0) pto__dist_futex_wait(&sh->chips[0].state, 0, 20000);
+  while ((st = atomic_load(&sh->chips[0].state)) == 0)
+    pto__dist_futex_wait(&sh->chips[0].state, 0, 20000);
   if (st == 2) return pto_status_make(PTO_STATUS_INTERNAL, "%s: %s", fn, sh->chips[0].msg);
   return PTO_OK;
 }
@@ -956,8 +962,8 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   pto_dist_config_init(&cfg);
   if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
   cfg.sz = sizeof cfg;
-  if (cfg.dump_args_dir && (cfg.dump_args_level < 1 || cfg.dump_args_level > 3 ||
-                            !*cfg.dump_args_dir))
+  if (cfg.dump_args_dir &&
+      (cfg.dump_args_level < 1 || cfg.dump_args_level > 3 || !*cfg.dump_args_dir))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: dump_args_dir '%s' with dump_args_level %d: a folder and a level "
                            "1-3 (1 marked, 2 full, 3 hybrid)",
@@ -973,8 +979,8 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     cfg.device_ids = program_ids;
   }
   if (cfg.ndevices < 1 || cfg.ndevices > PTO__DIST_MAX_RANKS)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: ndevices %d is out of range (1 to %d)", fn,
-                cfg.ndevices, PTO__DIST_MAX_RANKS);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: ndevices %d is out of range (1 to %d)",
+                           fn, cfg.ndevices, PTO__DIST_MAX_RANKS);
   if (!cfg.transport) cfg.transport = getenv("PTO_DIST_TRANSPORT");
   if (cfg.transport && !*cfg.transport) cfg.transport = NULL;
   int use_mpi = cfg.transport && strcmp(cfg.transport, "mpi") == 0;
@@ -989,13 +995,13 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                            fn);
   for (int r = 0; r < cfg.ndevices && cfg.device_ids; r++) {
     if (cfg.device_ids[r] < 0)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: device id %d of rank %d is negative", fn,
-                  (int)cfg.device_ids[r], r);
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: device id %d of rank %d is negative",
+                             fn, (int)cfg.device_ids[r], r);
     for (int q = 0; q < r; q++)
       if (cfg.device_ids[q] == cfg.device_ids[r])
         return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                    "%s: device id %d is given twice (ranks %d and %d)", fn,
-                    (int)cfg.device_ids[r], q, r);
+                               "%s: device id %d is given twice (ranks %d and %d)", fn,
+                               (int)cfg.device_ids[r], q, r);
   }
   if (cfg.wait_timeout_ms > PTO_DIST_TIMEOUT_MS_MAX)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
@@ -1016,9 +1022,11 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     free(w);
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
-  for (int r = 0; r < PTO__DIST_MAX_RANKS; r++) w->pidfd[r] = -1;
+  for (int r = 0; r < PTO__DIST_MAX_RANKS; r++)
+    w->pidfd[r] = -1;
   w->n = cfg.ndevices;
-  for (int r = 0; r < w->n; r++) w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
+  for (int r = 0; r < w->n; r++)
+    w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
   const char *level = getenv("PTO_LOG_LEVEL");
   w->strace = level && strcasecmp(level, "timing") == 0;
   if (cfg.program) {
@@ -1045,7 +1053,8 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   w->heap = mmap(NULL, (size_t)w->heap_size, PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (w->sh == MAP_FAILED || w->heap == MAP_FAILED) {
-    pto_status s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: cannot map %llu bytes of shared memory: %s",
+    pto_status s =
+        pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: cannot map %llu bytes of shared memory: %s",
                         fn, (unsigned long long)w->heap_size, strerror(errno));
     if (w->sh != MAP_FAILED) munmap(w->sh, w->sh_bytes);
     if (w->heap != MAP_FAILED) munmap(w->heap, (size_t)w->heap_size);
@@ -1108,7 +1117,8 @@ static void dist_worker_close(dworker *w) {
   pto__dist_cmd cmd;
   memset(&cmd, 0, sizeof cmd);
   cmd.op = PTO__DIST_CMD_EXIT;
-  for (int r = 0; w->sh && w->root && r < w->n; r++) { /* EXIT to every live chip, a broken worker's survivors too */
+  for (int r = 0; w->sh && w->root && r < w->n;
+       r++) { /* EXIT to every live chip, a broken worker's survivors too */
     pto__dist_chip *c = &w->sh->chips[r];
     uint32_t h = atomic_load(&c->head);
     if (c->pid <= 0 || atomic_load(&c->state) != 1 || h - atomic_load(&c->tail) >= PTO__DIST_RING)
@@ -1133,21 +1143,26 @@ static void dist_worker_close(dworker *w) {
     pto__rt_obj_remove(t->token, PTO__RT_GONE_WORKER_CLOSED);
     free(t);
   }
-  for (size_t i = 0; i < w->nbufs; i++) free(w->bufs[i].acc);
+  for (size_t i = 0; i < w->nbufs; i++)
+    free(w->bufs[i].acc);
   free(w->bufs);
-  for (size_t i = 0; i < w->nprogs; i++) pto_program_release((pto_program *)w->progs[i].p);
+  for (size_t i = 0; i < w->nprogs; i++)
+    pto_program_release((pto_program *)w->progs[i].p);
   free(w->progs);
   if (w->program) pto_program_release((pto_program *)w->program);
   free(w->posted);
   free(w->disp);
-  for (size_t i = 0; i < w->nnames; i++) free(w->names[i]);
+  for (size_t i = 0; i < w->nnames; i++)
+    free(w->names[i]);
   free(w->names);
   pto__rt_devmem_fini(&w->alloc);
   pto__rt_devmem_fini(&w->win_alloc);
   free(w->chip0_state);
   if (w->heap) munmap(w->heap, (size_t)w->heap_size);
-  if (w->mpi) free(w->sh);
-  else if (w->sh) munmap(w->sh, w->sh_bytes);
+  if (w->mpi)
+    free(w->sh);
+  else if (w->sh)
+    munmap(w->sh, w->sh_bytes);
   free(w);
 }
 
@@ -1157,7 +1172,8 @@ static void dist_worker_close(dworker *w) {
  * the new ones cleared, when full). */
 static pto_status free_slot(dworker *w, size_t *out_i) {
   size_t i = 0;
-  while (i < w->nbufs && w->bufs[i].kind) i++;
+  while (i < w->nbufs && w->bufs[i].kind)
+    i++;
   if (i == w->nbufs) {
     size_t cap = w->nbufs;
     if (pto_grow(&w->bufs, sizeof *w->bufs, &cap, w->nbufs + 1))
@@ -1254,8 +1270,7 @@ static void host_fatal(void *ctx, int32_t code, const char *msg) {
   }
 }
 
-static int32_t host_failf(dworker *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static int32_t host_failf(dworker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int32_t host_failf(dworker *w, const char *fmt, ...) {
   char msg[PTO__DIST_MSG];
   va_list ap;
@@ -1314,7 +1329,8 @@ static int32_t host_alloc_window(void *ctx, int32_t rank, const int64_t *shape, 
   uint64_t n = bytes_of(rank, shape, dtype, &ok);
   if (!ok) return host_failf(w, "dist.alloc_window: bad shape or dtype");
   int wi = 0;
-  while (wi < PTO__DIST_MAX_WINDOWS && atomic_load(&w->sh->windows[wi].live)) wi++;
+  while (wi < PTO__DIST_MAX_WINDOWS && atomic_load(&w->sh->windows[wi].live))
+    wi++;
   if (wi == PTO__DIST_MAX_WINDOWS)
     return host_failf(w, "dist.alloc_window: more than %d windows at once", PTO__DIST_MAX_WINDOWS);
   uint64_t stride = (n + 63) & ~63ull;
@@ -1347,9 +1363,12 @@ static int view_range(const pto_host_ref *v, const buffer *b, int d, uint64_t *l
   int64_t first = v->offset, last = v->offset;
   int empty = 0;
   for (int i = 0; i < v->rank; i++) {
-    if (v->shape[i] == 0) empty = 1;
-    else if (v->stride[i] >= 0) last += (v->shape[i] - 1) * v->stride[i];
-    else first += (v->shape[i] - 1) * v->stride[i];
+    if (v->shape[i] == 0)
+      empty = 1;
+    else if (v->stride[i] >= 0)
+      last += (v->shape[i] - 1) * v->stride[i];
+    else
+      first += (v->shape[i] - 1) * v->stride[i];
   }
   if (first < 0) return 0;
   uint64_t base = v->window ? (uint64_t)d * b->win_stride : 0;
@@ -1362,8 +1381,8 @@ static int view_range(const pto_host_ref *v, const buffer *b, int d, uint64_t *l
 /* A stacked tensor's argument on device d must be one whole-or-part shard that lives on d
  * (PyPTO's placement: shard i on worker_ids[i]); else the launch fails naming the shard, both
  * devices and the placement that would fit. */
-static int check_shard(dworker *w, const char *name, int d, int arg, const buffer *b,
-                       uint64_t lo, uint64_t hi) {
+static int check_shard(dworker *w, const char *name, int d, int arg, const buffer *b, uint64_t lo,
+                       uint64_t hi) {
   uint64_t first = lo / b->shard_bytes, last = hi > lo ? (hi - 1) / b->shard_bytes : first;
   if (first != last)
     return host_failf(w,
@@ -1399,8 +1418,8 @@ static int contiguous(const pto_host_ref *v) {
 
 /* Records an acc_rec of (rank, seq) to b and raises dep[] to the earlier commands of other ranks
  * it must follow. Accesses of commands already finished are dropped on the way. */
-static int track(dworker *w, buffer *b, uint64_t lo, uint64_t hi, int write, int rank,
-                 uint32_t seq, uint32_t *dep) {
+static int track(dworker *w, buffer *b, uint64_t lo, uint64_t hi, int write, int rank, uint32_t seq,
+                 uint32_t *dep) {
   size_t k = 0;
   for (size_t i = 0; i < b->nacc; i++) {
     acc_rec *a = &b->acc[i];
@@ -1455,8 +1474,8 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     uint64_t lo, hi;
     if (!b) return host_failf(w, "call @%s: argument %d names no live tensor", name, i);
     if (!view_range(v, b, d, &lo, &hi))
-      return host_failf(w, "call @%s device=%d: argument %d is a view outside its tensor", name,
-                        d, i);
+      return host_failf(w, "call @%s device=%d: argument %d is a view outside its tensor", name, d,
+                        i);
     if (b->owner >= 0 && b->owner != d)
       return host_failf(w,
                         "call @%s device=%d: argument %d is a tensor resident on device %d; a "
@@ -1548,13 +1567,13 @@ static void emit_run_strace(const dworker *w, uint64_t inv) {
   if (!w->strace) return;
   long pid = (long)getpid(), tid = (long)gettid();
   char line[512];
-  int n = snprintf(line, sizeof line,
-                   "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=0 name=node.graph_build "
-                   "ts=%llu dur=%llu run_id=%llu role=facade l3=1 ranks=%d\n",
-                   pid, tid, (unsigned long long)inv,
-                   (unsigned long long)pto_program_hid(w->run_prog),
-                   (unsigned long long)w->last.ts_ns, (unsigned long long)w->last.dur_ns,
-                   (unsigned long long)inv, w->n);
+  int n =
+      snprintf(line, sizeof line,
+               "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=0 name=node.graph_build "
+               "ts=%llu dur=%llu run_id=%llu role=facade l3=1 ranks=%d\n",
+               pid, tid, (unsigned long long)inv, (unsigned long long)pto_program_hid(w->run_prog),
+               (unsigned long long)w->last.ts_ns, (unsigned long long)w->last.dur_ns,
+               (unsigned long long)inv, w->n);
   if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
   for (int i = 0; i < w->last.ndispatches; i++) {
     const pto_dist_dispatch *d = &w->last.dispatches[i];
@@ -1565,16 +1584,18 @@ static void emit_run_strace(const dworker *w, uint64_t inv) {
                  "rank=%d slot=%d chip=%d callee=%s\n",
                  pid, tid, (unsigned long long)inv, (unsigned long long)d->launch.hid,
                  (unsigned long long)(root ? root->ts_ns : 0),
-                 (unsigned long long)(root ? root->dur_ns : 0), (unsigned long long)inv, i,
-                 d->rank, d->rank, d->slot, d->pid, d->name ? d->name : "?");
+                 (unsigned long long)(root ? root->dur_ns : 0), (unsigned long long)inv, i, d->rank,
+                 d->rank, d->slot, d->pid, d->name ? d->name : "?");
     if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
   }
 }
 
 static pto_status dist_worker_last_run(const dworker *w, pto_dist_run_record *out) {
-  if (!w || !out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_last_run: NULL argument");
+  if (!w || !out)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_last_run: NULL argument");
   if (!w->have_last)
-    return pto_status_make(PTO_STATUS_NOT_FOUND, "pto_dist_worker_last_run: no run has reached the host code yet");
+    return pto_status_make(PTO_STATUS_NOT_FOUND,
+                           "pto_dist_worker_last_run: no run has reached the host code yet");
   *out = w->last;
   return PTO_OK;
 }
@@ -1588,17 +1609,19 @@ static pto_status load_program(dworker *w, const pto_program *p) {
   for (int i = 0; i < nc; i++) {
     /* This host's chips load the copy the program holds; ranks on other hosts (MPI) the work
      * dir itself, at the same path there. */
-    const char *dir = w->mpi ? pto_program_callee_dir(p, i)
-                             : pto_program_work_dir(pto_program_callee(p, i));
+    const char *dir =
+        w->mpi ? pto_program_callee_dir(p, i) : pto_program_work_dir(pto_program_callee(p, i));
     if (!dir)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                  "callee %d of the program has no work dir: the chips load callees from disk", i);
+      return pto_status_make(
+          PTO_STATUS_INVALID_ARGUMENT,
+          "callee %d of the program has no work dir: the chips load callees from disk", i);
     pto__dist_cmd *cmd = &w->cmd;
     memset(cmd, 0, sizeof *cmd);
     cmd->op = PTO__DIST_CMD_LOAD;
     if (snprintf(cmd->path, sizeof cmd->path, "%s", dir) >= (int)sizeof cmd->path)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "work dir path too long: %s", dir);
-    for (int r = 0; r < w->n; r++) PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
+    for (int r = 0; r < w->n; r++)
+      PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
     PTO_RETURN_IF_ERROR(drain(w));
   }
   if (pto_grow(&w->progs, sizeof *w->progs, &w->capprogs, w->nprogs + 1))
@@ -1629,43 +1652,50 @@ static void copy_host(const pto_host_tensor *h, int to_host, void *heap) {
   int64_t idx[PTO_MAX_RANK] = {0};
   for (int64_t e = 0; e < n; e++) {
     int64_t off = 0;
-    for (int i = 0; i < h->rank; i++) off += idx[i] * h->strides[i];
+    for (int i = 0; i < h->rank; i++)
+      off += idx[i] * h->strides[i];
     uint8_t *hp = (uint8_t *)h->data + off * (int64_t)eb, *dp = (uint8_t *)heap + e * (int64_t)eb;
-    if (to_host) memcpy(hp, dp, eb);
-    else memcpy(dp, hp, eb);
-    for (int i = h->rank - 1; i >= 0 && ++idx[i] == h->shape[i]; i--) idx[i] = 0;
+    if (to_host)
+      memcpy(hp, dp, eb);
+    else
+      memcpy(dp, hp, eb);
+    for (int i = h->rank - 1; i >= 0 && ++idx[i] == h->shape[i]; i--)
+      idx[i] = 0;
   }
 }
 
 static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_arg *args,
-                               size_t nargs) {
+                                  size_t nargs) {
   static const char fn[] = "pto_dist_worker_run";
-  if (!w || !p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker or program is NULL", fn);
+  if (!w || !p)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker or program is NULL", fn);
   if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
   if (w->program && p != w->program)
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                "%s: this worker was opened for one program (single-program mode); open it "
-                "without pto_dist_config.program to run several programs on it",
-                fn);
+    return pto_status_make(
+        PTO_STATUS_FAILED_PRECONDITION,
+        "%s: this worker was opened for one program (single-program mode); open it "
+        "without pto_dist_config.program to run several programs on it",
+        fn);
   if (!pto_program_is_host(p))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                "%s: the program's entry is not a host function; run an L2 program on a "
-                "pto_worker",
-                fn);
+                           "%s: the program's entry is not a host function; run an L2 program on a "
+                           "pto_worker",
+                           fn);
   int nd = pto_program_device_count(p);
   if (nd != w->n)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                "%s: the program was compiled for %d devices, this worker has %d", fn, nd, w->n);
+                           "%s: the program was compiled for %d devices, this worker has %d", fn,
+                           nd, w->n);
   for (int r = 0; r < nd; r++)
     if (pto_program_device_id(p, r) != w->ids[r])
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                  "%s: rank %d is device %d in the program and device %d in this worker", fn, r,
-                  (int)pto_program_device_id(p, r), (int)w->ids[r]);
+                             "%s: rank %d is device %d in the program and device %d in this worker",
+                             fn, r, (int)pto_program_device_id(p, r), (int)w->ids[r]);
   const pto_signature *sig = pto_program_signature(p);
   if ((size_t)sig->nparams != nargs)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: @%s takes %d arguments, got %zu", fn,
-                sig->entry, sig->nparams, nargs);
+                           sig->entry, sig->nparams, nargs);
   if (sig->nparams > 64)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: more than 64 host parameters", fn);
   PTO_RETURN_IF_ERROR(load_program(w, p));
@@ -1679,7 +1709,8 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
     const pto_arg *a = &args[i];
     if (!pp->is_tensor) {
       if (a->kind != PTO_ARG_SCALAR)
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a scalar", fn, pp->name);
+        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a scalar", fn,
+                            pp->name);
       else
         scalars[ns++] = pp->bind == PTO_BIND_LITERAL ? pto_scalar_to_slot(pp->value)
                                                      : pto_scalar_to_slot(a->scalar);
@@ -1689,11 +1720,12 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
       pto__rt_gone gone;
       dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, &gone);
       if (!t || t->w != w) {
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                 "%s: parameter '%s': not a live tensor of this distributed worker: %s (only the "
-                 "worker that allocated a tensor can use it)",
-                 fn, pp->name, t ? "it is another worker's"
-                                 : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
+        s = pto_status_make(
+            PTO_STATUS_INVALID_ARGUMENT,
+            "%s: parameter '%s': not a live tensor of this distributed worker: %s (only the "
+            "worker that allocated a tensor can use it)",
+            fn, pp->name,
+            t ? "it is another worker's" : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
         break;
       }
       int bad = t->dtype != pp->dtype || t->rank != pp->rank;
@@ -1703,36 +1735,43 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
         char got[96];
         int o = 0;
         for (int k = 0; k < t->rank && o < (int)sizeof got - 24; k++)
-          o += snprintf(got + o, sizeof got - (size_t)o, "%s%lld", k ? "x" : "", (long long)t->shape[k]);
+          o += snprintf(got + o, sizeof got - (size_t)o, "%s%lld", k ? "x" : "",
+                        (long long)t->shape[k]);
         s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                 "%s: parameter '%s' is %s of rank %d; the tensor passed is %s [%s]", fn, pp->name,
-                 pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(t->dtype), got);
+                            "%s: parameter '%s' is %s of rank %d; the tensor passed is %s [%s]", fn,
+                            pp->name, pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(t->dtype),
+                            got);
         break;
       }
       fill_ref(&refs[nt++], t->buf, t->rank, t->shape, t->dtype);
       continue;
     }
     if (a->kind == PTO_ARG_DEVICE_TENSOR) {
-      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-               "%s: parameter '%s': a pto_worker's device tensor cannot cross to a distributed "
-               "worker; allocate it with pto_dist_alloc_tensor",
-               fn, pp->name);
+      s = pto_status_make(
+          PTO_STATUS_INVALID_ARGUMENT,
+          "%s: parameter '%s': a pto_worker's device tensor cannot cross to a distributed "
+          "worker; allocate it with pto_dist_alloc_tensor",
+          fn, pp->name);
       break;
     }
     if (a->kind != PTO_ARG_HOST_TENSOR) {
-      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a tensor", fn, pp->name);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a tensor", fn,
+                          pp->name);
       break;
     }
     const pto_host_tensor *h = &a->host;
     if (h->dtype != pp->dtype || h->rank != pp->rank) {
-      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s': expected %s of rank %d, got %s of rank %d",
-               fn, pp->name, pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(h->dtype), h->rank);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "%s: parameter '%s': expected %s of rank %d, got %s of rank %d", fn,
+                          pp->name, pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(h->dtype),
+                          h->rank);
       break;
     }
     int ok;
     uint64_t nb = bytes_of(h->rank, h->shape, h->dtype, &ok);
     if (!ok) {
-      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s': bad shape", fn, pp->name);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s': bad shape", fn,
+                          pp->name);
       break;
     }
     buffer *b = get_buffer(w, w->io_buf[i]);
@@ -1779,12 +1818,14 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   emit_run_strace(w, ++w->nruns);
   if (!s && (rc || w->fatal_code))
     s = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s", sig->entry,
-             w->fatal[0] ? w->fatal : "the host code failed");
+                        w->fatal[0] ? w->fatal : "the host code failed");
   /* Windows and host-created tensors live for one run; acc_rec records end with it. */
   for (size_t i = 0; i < w->nbufs; i++) {
     buffer *b = &w->bufs[i];
-    if (b->kind == BUF_TEMP || b->kind == BUF_WINDOW) free_buffer(w, (uint32_t)i + 1);
-    else b->nacc = 0;
+    if (b->kind == BUF_TEMP || b->kind == BUF_WINDOW)
+      free_buffer(w, (uint32_t)i + 1);
+    else
+      b->nacc = 0;
   }
   w->run_prog = NULL;
   if (s) return s;
@@ -1792,20 +1833,23 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
     const pto_sig_param *pp = &sig->params[i];
     if (!pp->is_tensor || pp->dir == PTO_DIR_IN || args[i].kind != PTO_ARG_HOST_TENSOR) continue;
     if (args[i].readonly)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is %s but its host tensor is read-only",
-                  fn, pp->name, pp->dir == PTO_DIR_OUT ? "out" : "inout");
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s: parameter '%s' is %s but its host tensor is read-only", fn,
+                             pp->name, pp->dir == PTO_DIR_OUT ? "out" : "inout");
     copy_host(&args[i].host, 1, w->heap + get_buffer(w, w->io_buf[i])->off);
   }
   return PTO_OK;
 }
 
 static pto_status dist_worker_call(dworker *w, const pto_arg *args, size_t nargs) {
-  if (!w) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_call: worker is NULL");
+  if (!w)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_worker_call: worker is NULL");
   if (!w->program)
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                "pto_dist_worker_call: this worker was opened without a program (multi-program "
-                "mode, where several programs share it), so there is no program to call: name "
-                "it with dist_worker_run(w, program, args)");
+    return pto_status_make(
+        PTO_STATUS_FAILED_PRECONDITION,
+        "pto_dist_worker_call: this worker was opened without a program (multi-program "
+        "mode, where several programs share it), so there is no program to call: name "
+        "it with dist_worker_run(w, program, args)");
   return dist_worker_run(w, w->program, args, nargs);
 }
 
@@ -1815,13 +1859,15 @@ pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p
   if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: program is NULL", fn);
   for (size_t i = 0; i < nargs; i++)
     if (args[i].kind == PTO_ARG_DIST_TENSOR)
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                  "%s: argument %zu is a resident tensor; a one-shot run opens and closes its "
-                  "own worker, so it cannot use tensors resident on another: open a "
-                  "pto_dist_worker and run on it",
-                  fn, i);
+      return pto_status_make(
+          PTO_STATUS_INVALID_ARGUMENT,
+          "%s: argument %zu is a resident tensor; a one-shot run opens and closes its "
+          "own worker, so it cannot use tensors resident on another: open a "
+          "pto_dist_worker and run on it",
+          fn, i);
   if (!pto_program_is_host(p))
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the program's entry is not a host function", fn);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: the program's entry is not a host function", fn);
   pto_dist_config cfg;
   pto_dist_config_init(&cfg);
   if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
@@ -1863,9 +1909,8 @@ static pto_status sync_tensor(dworker *w, const dtensor *t, int get) {
   return drain(w);
 }
 
-
-static pto_status new_tensor(dworker *w, int ndim, const int64_t *shape, pto_dtype dt,
-                             int owner, int stacked, dtensor **out) {
+static pto_status new_tensor(dworker *w, int ndim, const int64_t *shape, pto_dtype dt, int owner,
+                             int stacked, dtensor **out) {
   int ok;
   uint64_t nb = bytes_of(ndim, shape, (int32_t)dt, &ok);
   if (!ok) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "bad rank, shape or dtype");
@@ -1912,15 +1957,16 @@ static pto_status mine(dworker *w, const pto_dist_tensor *tt, const char *fn, dt
 }
 
 static pto_status dist_alloc_tensor(dworker *w, int ndim, const int64_t *shape, pto_dtype dt,
-                                 const void *init, int worker_id, dtensor **out) {
+                                    const void *init, int worker_id, dtensor **out) {
   static const char fn[] = "pto_dist_alloc_tensor";
-  if (!w || !out || !shape) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
+  if (!w || !out || !shape)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
   *out = NULL;
   if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
   if (worker_id < 0 || worker_id >= w->n)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: worker_id %d is out of range (0 to %d)", fn,
-                worker_id, w->n - 1);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: worker_id %d is out of range (0 to %d)", fn, worker_id, w->n - 1);
   pto_status s = new_tensor(w, ndim, shape, dt, worker_id, 0, out);
   if (s) return pto_status_annotate(s, "%s", fn);
   if (init)
@@ -1935,8 +1981,7 @@ static pto_status dist_alloc_tensor(dworker *w, int ndim, const int64_t *shape, 
 }
 
 /* Shard i of host <-> shard i of t's buffer. */
-static void stacked_copy(dworker *w, const dtensor *t, const pto_host_tensor *host,
-                         int to_host) {
+static void stacked_copy(dworker *w, const dtensor *t, const pto_host_tensor *host, int to_host) {
   buffer *b = get_buffer(w, t->buf);
   size_t eb = pto_dtype_size(host->dtype);
   for (int64_t i = 0; i < host->shape[0]; i++) {
@@ -1952,7 +1997,7 @@ static void stacked_copy(dworker *w, const dtensor *t, const pto_host_tensor *ho
 }
 
 static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *host,
-                                         const int *worker_ids, dtensor **out) {
+                                            const int *worker_ids, dtensor **out) {
   static const char fn[] = "pto_dist_alloc_stacked_tensor";
   if (!w || !out || !host)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
@@ -1961,28 +2006,31 @@ static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *h
   if (w->broken) return broken(w);
   if (host->rank < 2)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                "%s: a stacked tensor has rank >= 2 (shards along dim 0), got rank %d", fn,
-                host->rank);
+                           "%s: a stacked tensor has rank >= 2 (shards along dim 0), got rank %d",
+                           fn, host->rank);
   int64_t B = host->shape[0];
   if (B < 1)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: a stacked tensor has at least one shard", fn);
-  if (!worker_ids && B > w->n) /* the default placement: shard i on device i */
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                "%s: %lld shards with the default placement (worker_ids NULL: shard i on device "
-                "i) need %lld devices, the worker has %d; pass worker_ids, or stack at most %d "
-                "shards",
-                fn, (long long)B, (long long)B, w->n, w->n);
+                           "%s: a stacked tensor has at least one shard", fn);
+  if (!worker_ids && B > w->n) /* the default placement: shard i on device i */
+    return pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "%s: %lld shards with the default placement (worker_ids NULL: shard i on device "
+        "i) need %lld devices, the worker has %d; pass worker_ids, or stack at most %d "
+        "shards",
+        fn, (long long)B, (long long)B, w->n, w->n);
   for (int64_t i = 0; worker_ids && i < B; i++) {
     if (worker_ids[i] < 0 || worker_ids[i] >= w->n)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                  "%s: worker_ids[%lld] = %d is out of range (0 to %d)", fn, (long long)i,
-                  worker_ids[i], w->n - 1);
+                             "%s: worker_ids[%lld] = %d is out of range (0 to %d)", fn,
+                             (long long)i, worker_ids[i], w->n - 1);
     for (int64_t j = 0; j < i; j++)
       if (worker_ids[j] == worker_ids[i])
-        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                    "%s: worker_ids[%lld] and worker_ids[%lld] are both %d; each shard goes to a "
-                    "different worker",
-                    fn, (long long)j, (long long)i, worker_ids[i]);
+        return pto_status_make(
+            PTO_STATUS_INVALID_ARGUMENT,
+            "%s: worker_ids[%lld] and worker_ids[%lld] are both %d; each shard goes to a "
+            "different worker",
+            fn, (long long)j, (long long)i, worker_ids[i]);
   }
   pto_status s = new_tensor(w, host->rank, host->shape, host->dtype, -1, 1, out);
   if (s) return pto_status_annotate(s, "%s", fn);
@@ -1990,7 +2038,8 @@ static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *h
   buffer *b = get_buffer(w, t->buf);
   b->nshards = (int)B;
   b->shard_bytes = b->bytes / (uint64_t)B;
-  for (int64_t i = 0; i < B; i++) b->shard_dev[i] = worker_ids ? worker_ids[i] : (int)i;
+  for (int64_t i = 0; i < B; i++)
+    b->shard_dev[i] = worker_ids ? worker_ids[i] : (int)i;
   stacked_copy(w, t, host, 0);
   if ((s = sync_tensor(w, t, 0))) { /* on failure nothing stays allocated */
     pto_status_free(dist_free_tensor(w, t));
@@ -2003,8 +2052,10 @@ static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *h
 static pto_status dist_free_tensor(dworker *w, dtensor *t) {
   pto__rt_obj_remove(t->token, PTO__RT_GONE_FREED);
   free_buffer(w, t->buf);
-  if (t->prev) t->prev->next = t->next;
-  else w->tensors = t->next;
+  if (t->prev)
+    t->prev->next = t->next;
+  else
+    w->tensors = t->next;
   if (t->next) t->next->prev = t->prev;
   free(t);
   return PTO_OK;
@@ -2013,8 +2064,8 @@ static pto_status dist_free_tensor(dworker *w, dtensor *t) {
 static pto_status check_bytes(dworker *w, dtensor *t, size_t n, const char *fn) {
   uint64_t have = get_buffer(w, t->buf)->bytes;
   if (n != have)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %zu bytes given, the tensor has %llu", fn, n,
-                (unsigned long long)have);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %zu bytes given, the tensor has %llu",
+                           fn, n, (unsigned long long)have);
   return PTO_OK;
 }
 
@@ -2035,13 +2086,13 @@ static pto_status dist_copy_from(dworker *w, void *host, dtensor *t, size_t n) {
   return PTO_OK;
 }
 
-static pto_status dist_copy_stacked_from(dworker *w, dtensor *t,
-                                      const pto_host_tensor *out) {
+static pto_status dist_copy_stacked_from(dworker *w, dtensor *t, const pto_host_tensor *out) {
   static const char fn[] = "pto_dist_copy_stacked_from";
   if (!out || out->dtype != t->dtype || out->rank != t->rank ||
       memcmp(out->shape, t->shape, (size_t)t->rank * sizeof *t->shape) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                "%s: the host tensor must have the stacked tensor's dtype and shape", fn);
+                           "%s: the host tensor must have the stacked tensor's dtype and shape",
+                           fn);
   PTO_RETURN_IF_ERROR(sync_tensor(w, t, 1));
   stacked_copy(w, t, out, 1);
   return PTO_OK;
@@ -2234,8 +2285,7 @@ pto_status pto_dist_copy_to(pto_dist_worker *wt, pto_dist_tensor *tt, const void
   return leave(w, 1, pin, s ? s : dist_copy_to(w, t, host, nbytes));
 }
 
-pto_status pto_dist_copy_from(pto_dist_worker *wt, void *host, pto_dist_tensor *tt,
-                              size_t nbytes) {
+pto_status pto_dist_copy_from(pto_dist_worker *wt, void *host, pto_dist_tensor *tt, size_t nbytes) {
   static const char fn[] = "pto_dist_copy_from";
   dworker *w;
   uint32_t pin;

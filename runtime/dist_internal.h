@@ -57,7 +57,7 @@ typedef struct pto__dist_arg {
   int32_t kind; /* PTO_ORCH_ARG_* */
   int32_t dtype;
   int32_t rank;
-  int32_t ship; /* PTO__DIST_SHIP_* */
+  int32_t ship;  /* PTO__DIST_SHIP_* */
   uint64_t addr; /* device address in the shared heap (PTO__DIST_HEAP_BASE + offset) */
   int64_t shape[PTO_MAX_RANK];
   uint64_t scalar;
@@ -89,15 +89,15 @@ typedef struct pto__dist_rec {
 } pto__dist_rec;
 
 typedef struct pto__dist_chip {
-  _Atomic uint32_t head;   /* commands posted (parent) */
-  _Atomic uint32_t tail;   /* commands finished (chip) */
-  _Atomic uint32_t state;  /* 0 starting, 1 serving, 2 failed to start, 3 exited */
-  _Atomic uint32_t failed; /* 1 + the seq of the first failed command, or 0 */
-  uint32_t fail_at;        /* when it failed, on the worker's fail_clock: the first error wins */
+  _Atomic uint32_t head;     /* commands posted (parent) */
+  _Atomic uint32_t tail;     /* commands finished (chip) */
+  _Atomic uint32_t state;    /* 0 starting, 1 serving, 2 failed to start, 3 exited */
+  _Atomic uint32_t failed;   /* 1 + the seq of the first failed command, or 0 */
+  uint32_t fail_at;          /* when it failed, on the worker's fail_clock: the first error wins */
   _Atomic int32_t last_slot; /* LOAD's result */
-  _Atomic uint32_t beat;   /* raised every PTO__DIST_BEAT_MS by the chip's watcher thread: a chip
-                              whose beat stops (stopped by a signal or a debugger) is noticed */
-  _Atomic uint32_t go;     /* set by the parent once it holds the chip's pidfd */
+  _Atomic uint32_t beat;     /* raised every PTO__DIST_BEAT_MS by the chip's watcher thread: a chip
+                                whose beat stops (stopped by a signal or a debugger) is noticed */
+  _Atomic uint32_t go;       /* set by the parent once it holds the chip's pidfd */
   /* Waits asleep on head (the chip) and on tail (the parent, chips waiting for this one): the
    * writer of the word makes the futex_wake system call only when one is (dist.c ring_wake). */
   _Atomic uint32_t head_sleepers, tail_sleepers;
@@ -111,9 +111,9 @@ typedef struct pto__dist_chip {
    * or the chip inside a wait (which has its own deadline), and names the kernel running
    * longest (kernel_ns: its start, 0: none). */
   _Atomic uint64_t progress_ns;
-  _Atomic uint32_t waiting; /* inside a bounded wait (dist.* in dist_shm.c, a dependency) or
-                               loading a program: progress */
-  _Atomic uint32_t nwaits;  /* waits entered */
+  _Atomic uint32_t waiting;  /* inside a bounded wait (dist.* in dist_shm.c, a dependency) or
+                                loading a program: progress */
+  _Atomic uint32_t nwaits;   /* waits entered */
   _Atomic uint32_t sleepers; /* its waits asleep on a futex (dist_shm.c): a notify wakes only
                                 then */
   _Atomic int32_t cpu;       /* 1 + the CPU its last dist.* wait started on, 0: none yet
@@ -140,7 +140,7 @@ typedef struct pto__dist_shared {
   _Atomic uint64_t abort;
   _Atomic uint32_t fail_clock; /* orders the chips' failures (pto__dist_chip.fail_at) */
   _Atomic int32_t host_cpu;    /* 1 + the CPU of the host's last post, 0: none (dist.c) */
-  uint8_t *heap;      /* host address of the heap (the same in every process) */
+  uint8_t *heap;               /* host address of the heap (the same in every process) */
   uint64_t heap_size;
   /* The MPI transport (mpi != NULL; this struct is then each process's own, not shared):
    * windows live at offset windows[i].off of each rank's arena; arena[q] is rank q's arena where
@@ -182,10 +182,10 @@ void pto__dist_shm_fini(pto__dist_shm *t);
  * memory when Open MPI's backing directory (/dev/shm) is short, with a warning (windows "shared"
  * refuses any fallback). Collective over MPI_COMM_WORLD: the ranks agree on every step, each
  * agreement bounded by timeout_ms (the first, where ranks arrive at their own pace, by at least
- * 120 s, the others by at least 10 s); a failure on any rank fails every rank, naming it. -1 with err set on failure. */
+ * 120 s, the others by at least 10 s); a failure on any rank fails every rank, naming it. -1 with
+ * err set on failure. */
 int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
-                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err,
-                       size_t errn);
+                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err, size_t errn);
 /* Collective: frees the window arena (MPI is finalized at exit when pto initialized it and no
  * agreement timed out). A rank missing at close is reported on stderr after the deadline. */
 void pto__dist_mpi_close(pto__dist_mpi *m);
@@ -207,8 +207,8 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
  * addressable. Each returns 0 or -1 with the MPI error in detail (512 bytes). */
 int pto__dist_mpi_get(struct pto__dist_mpi *m, int peer, uint64_t disp, void *dst, uint64_t n,
                       char *detail);
-int pto__dist_mpi_put(struct pto__dist_mpi *m, int peer, uint64_t disp, const void *src,
-                      uint64_t n, char *detail);
+int pto__dist_mpi_put(struct pto__dist_mpi *m, int peer, uint64_t disp, const void *src, uint64_t n,
+                      char *detail);
 /* An atomic i32 add (add = 1) or replace on the peer's element; old receives the prior value
  * when not NULL. */
 int pto__dist_mpi_atomic(struct pto__dist_mpi *m, int peer, uint64_t disp, int32_t value, int add,

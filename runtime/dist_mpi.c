@@ -67,7 +67,7 @@ struct pto__dist_mpi {
   int rank, size, shared;
   uint8_t *arena;
   uint64_t arena_size;
-  void *own_arena; /* the arena's memory when it is this process's own (MPI_Win_create) */
+  void *own_arena;     /* the arena's memory when it is this process's own (MPI_Win_create) */
   uint32_t timeout_ms; /* each agreement's deadline (PTO_DIST_TIMEOUT_MS) */
   /* rank 0's proxy */
   pto__dist_shared *sh;
@@ -100,10 +100,14 @@ static void backoff(uint64_t *idle_since_ns) {
   uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
   if (!*idle_since_ns) *idle_since_ns = now;
   uint64_t idle = now - *idle_since_ns;
-  if (idle < 200000ull) sched_yield();
-  else if (idle < 2000000ull) sleep_us(30);
-  else if (idle < 100000000ull) sleep_us(200);
-  else sleep_us(1000);
+  if (idle < 200000ull)
+    sched_yield();
+  else if (idle < 2000000ull)
+    sleep_us(30);
+  else if (idle < 100000000ull)
+    sleep_us(200);
+  else
+    sleep_us(1000);
 }
 
 /* ---- one-sided access (kernel threads) ---------------------------------------------------- */
@@ -167,7 +171,8 @@ int pto__dist_mpi_read(pto__dist_mpi *m, uint64_t disp, int32_t *out, char *deta
    * (UCX's self transport): a poll that made no other MPI call would then never apply the
    * peers' operations that its wait is for. Probing drives the progress engine. */
   int flag = 0;
-  if (rc == MPI_SUCCESS) rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
   pthread_mutex_unlock(&m->mu);
   if (rc != MPI_SUCCESS) {
     char what[96];
@@ -235,7 +240,7 @@ static int test_hook(int rank, const char *what) {
   return strcmp(end + 1, what) == 0;
 }
 static int test_skip(int rank, int step) {
-  static const char *const k_step_name[NSTEPS] = {"arrive", "room",  "shared",
+  static const char *const k_step_name[NSTEPS] = {"arrive",   "room",  "shared",
                                                   "separate", "ready", "close"};
   return test_hook(rank, k_step_name[step]);
 }
@@ -245,10 +250,11 @@ static int test_skip(int rank, int step) { return 0; }
 #endif
 
 /* Sends mine to every other rank of comm and takes theirs, polling until timeout_ms (at least
- * the step's minimum) have passed. Returns every rank's record (all[rank] is mine; the caller frees it), or NULL with
- * err naming the ranks that did not arrive and what this rank was doing; MPI is abandoned then
- * (g_abandoned), and the buffers MPI may still write are left to it. Called only while no other
- * thread of this process calls MPI (open, and close after the proxy and chips have stopped). */
+ * the step's minimum) have passed. Returns every rank's record (all[rank] is mine; the caller frees
+ * it), or NULL with err naming the ranks that did not arrive and what this rank was doing; MPI is
+ * abandoned then (g_abandoned), and the buffers MPI may still write are left to it. Called only
+ * while no other thread of this process calls MPI (open, and close after the proxy and chips have
+ * stopped). */
 static agree_rec *agree(MPI_Comm comm, int rank, int size, int step, const agree_rec *mine,
                         uint32_t timeout_ms, char *err, size_t errn) {
   agree_rec *all = pto_calloc((size_t)size, sizeof *all);
@@ -350,8 +356,8 @@ static int create_own_window(pto__dist_mpi *m, char *why, size_t n) {
   void *p = mmap(NULL, (size_t)m->arena_size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    snprintf(why, n, "cannot map a %llu-byte window arena: %s",
-             (unsigned long long)m->arena_size, strerror(errno));
+    snprintf(why, n, "cannot map a %llu-byte window arena: %s", (unsigned long long)m->arena_size,
+             strerror(errno));
     return -1;
   }
   m->own_arena = p;
@@ -371,8 +377,7 @@ static const char *windows_name(int w) {
 }
 
 int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
-                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err,
-                       size_t errn) {
+                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err, size_t errn) {
   *out = NULL;
   int inited = 0, fin = 0, provided = 0, rc;
   MPI_Finalized(&fin);
@@ -417,8 +422,7 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeo
              provided);
   }
   if (test_skip(world_rank, STEP_ARRIVE)) goto skipped;
-  all = agree(MPI_COMM_WORLD, world_rank, world_size, STEP_ARRIVE, &mine,
-              timeout_ms, err, errn);
+  all = agree(MPI_COMM_WORLD, world_rank, world_size, STEP_ARRIVE, &mine, timeout_ms, err, errn);
   if (!all) goto fail_early;
   int bad = first_failed(all, world_size);
   for (int q = 1; q < world_size && bad < 0; q++)
@@ -511,8 +515,10 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeo
       m->shared = 1;
       m->arena = base;
     } else if (forced_shared) {
-      snprintf(err, errn, "MPI rank %d: PTO_MPI_WINDOWS=shared, but %s (the one-sided component "
-               "cannot give shared windows)", bad, all[bad].msg);
+      snprintf(err, errn,
+               "MPI rank %d: PTO_MPI_WINDOWS=shared, but %s (the one-sided component "
+               "cannot give shared windows)",
+               bad, all[bad].msg);
       free(all);
       return open_fail(m);
     }
@@ -608,7 +614,8 @@ void pto__dist_mpi_close(pto__dist_mpi *m) {
 }
 /* ---- messages ------------------------------------------------------------------------- */
 
-static int send_bytes(pto__dist_mpi *m, int to, int tag, const void *p, uint64_t n, int nonblocking) {
+static int send_bytes(pto__dist_mpi *m, int to, int tag, const void *p, uint64_t n,
+                      int nonblocking) {
   for (uint64_t o = 0; o == 0 || o < n; o += CHUNK) {
     int c = (int)(n - o < CHUNK ? n - o : CHUNK);
     int rc;
@@ -643,7 +650,8 @@ static int recv_bytes(pto__dist_mpi *m, int from, int tag, void *p, uint64_t n) 
 
 static uint64_t arg_bytes(const pto__dist_arg *a) {
   uint64_t n = pto_dtype_size((pto_dtype)a->dtype);
-  for (int i = 0; i < a->rank; i++) n *= (uint64_t)a->shape[i];
+  for (int i = 0; i < a->rank; i++)
+    n *= (uint64_t)a->shape[i];
   return n;
 }
 
@@ -659,7 +667,8 @@ static uint8_t *heap_at(const pto__dist_shared *sh, uint64_t addr, uint64_t n) {
 static int deps_done(const pto__dist_shared *sh, const pto__dist_cmd *cmd) {
   for (int r = 0; r < sh->nranks; r++) {
     uint32_t want = cmd->dep[r];
-    if (want && (int32_t)(atomic_load_explicit(&sh->chips[r].tail, memory_order_acquire) - want) < 0)
+    if (want &&
+        (int32_t)(atomic_load_explicit(&sh->chips[r].tail, memory_order_acquire) - want) < 0)
       return 0;
   }
   return 1;
@@ -684,8 +693,8 @@ static int proxy_send(pto__dist_mpi *m, int r) {
     if (cmd->op == PTO__DIST_CMD_RUN && !deps_done(sh, cmd)) break;
     int bad = send_bytes(m, r, TAG_CMD, cmd, sizeof *cmd, 1);
     if (!bad && cmd->op == PTO__DIST_CMD_RUN) {
-      pto__dist_window *wc = &m->wincopy[((size_t)r * PTO__DIST_RING + s % PTO__DIST_RING) *
-                                         PTO__DIST_MAX_WINDOWS];
+      pto__dist_window *wc =
+          &m->wincopy[((size_t)r * PTO__DIST_RING + s % PTO__DIST_RING) * PTO__DIST_MAX_WINDOWS];
       memcpy(wc, sh->windows, sizeof sh->windows);
       bad = send_bytes(m, r, TAG_CMD, wc, sizeof sh->windows, 1);
       for (int i = 0; i < cmd->nargs && !bad; i++) {
@@ -762,7 +771,8 @@ static void *proxy_main(void *arg) {
       inflight |= m->sent[r] != atomic_load(&sh->chips[r].tail) ||
                   m->sent[r] != atomic_load(&sh->chips[r].head);
     }
-    while (proxy_recv(m)) busy = 1;
+    while (proxy_recv(m))
+      busy = 1;
     if (m->nreqs) { /* finished sends give their requests back */
       int k = 0;
       for (int i = 0; i < m->nreqs; i++) {
@@ -783,8 +793,8 @@ static void *proxy_main(void *arg) {
       uint32_t bell = atomic_load(&sh->bell);
       int again = 0;
       for (int r = 1; r < sh->nranks; r++)
-        again |= atomic_load(&sh->chips[r].state) != 3 &&
-                 m->sent[r] != atomic_load(&sh->chips[r].head);
+        again |=
+            atomic_load(&sh->chips[r].state) != 3 && m->sent[r] != atomic_load(&sh->chips[r].head);
       if (!again) pto__dist_futex_wait(&sh->bell, bell, 20000);
       idle = 0;
       continue;
@@ -797,7 +807,7 @@ static void *proxy_main(void *arg) {
 int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err, size_t errn) {
   m->sh = sh;
   m->wincopy = pto_calloc((size_t)sh->nranks * PTO__DIST_RING * PTO__DIST_MAX_WINDOWS,
-                      sizeof(pto__dist_window));
+                          sizeof(pto__dist_window));
   if (!m->wincopy) {
     snprintf(err, errn, "out of memory");
     return -1;
@@ -812,7 +822,8 @@ int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err,
     pthread_mutex_lock(&m->mu);
     int rc = MPI_Iprobe(MPI_ANY_SOURCE, TAG_DONE, m->comm, &flag, &st);
     done_hdr h;
-    if (rc == MPI_SUCCESS && flag) rc = recv_bytes(m, st.MPI_SOURCE, TAG_DONE, &h, sizeof h) ? -1 : 0;
+    if (rc == MPI_SUCCESS && flag)
+      rc = recv_bytes(m, st.MPI_SOURCE, TAG_DONE, &h, sizeof h) ? -1 : 0;
     pthread_mutex_unlock(&m->mu);
     if (rc != MPI_SUCCESS) {
       snprintf(err, errn, "waiting for the chips to start: %s", m->err);
@@ -821,7 +832,8 @@ int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err,
     if (!flag) {
       clock_gettime(CLOCK_MONOTONIC, &t1);
       if (t1.tv_sec - t0.tv_sec > 120) {
-        snprintf(err, errn, "%d of %d chips did not start within 120 s", m->size - got, m->size - 1);
+        snprintf(err, errn, "%d of %d chips did not start within 120 s", m->size - got,
+                 m->size - 1);
         return -1;
       }
       sleep_us(200);
@@ -843,7 +855,8 @@ int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err,
       bad = 1;
     }
   }
-  for (int r = 1; r < m->size; r++) m->sent[r] = 0;
+  for (int r = 1; r < m->size; r++)
+    m->sent[r] = 0;
   if (pthread_create(&m->proxy, NULL, proxy_main, m)) {
     snprintf(err, errn, "starting the MPI proxy thread: %s", strerror(errno));
     return -1;
@@ -973,8 +986,7 @@ int pto__dist_mpi_read(pto__dist_mpi *m, uint64_t disp, int32_t *out, char *deta
   return no_mpi(detail);
 }
 int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
-                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err,
-                       size_t errn) {
+                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err, size_t errn) {
   *out = NULL;
   return no_mpi_n(err, errn);
 }

@@ -29,7 +29,8 @@
 #include "runtime_internal.h"
 
 void pto__dist_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint32_t timeout_us) {
-  struct timespec ts = {.tv_sec = timeout_us / 1000000u, .tv_nsec = (long)(timeout_us % 1000000u) * 1000};
+  struct timespec ts = {.tv_sec = timeout_us / 1000000u,
+                        .tv_nsec = (long)(timeout_us % 1000000u) * 1000};
   syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
@@ -79,8 +80,8 @@ static peer_ref ref_at(peer_ref r, uint64_t off) {
  * peer. */
 static int peer_of(pto__dist_shm *t, const void *local, uint64_t n, int32_t peer, peer_ref *out) {
   if (peer < 0 || peer >= t->ctx.nranks) {
-    snprintf(t->detail, sizeof t->detail, "rank %d: peer %d is out of range (0 to %d)",
-             t->ctx.rank, peer, t->ctx.nranks - 1);
+    snprintf(t->detail, sizeof t->detail, "rank %d: peer %d is out of range (0 to %d)", t->ctx.rank,
+             peer, t->ctx.nranks - 1);
     return -1;
   }
   uint64_t off;
@@ -107,7 +108,7 @@ static int32_t rd(pto__dist_shm *t, const peer_ref *r, void *dst, uint64_t n) {
     return PTO_KERNEL_OK;
   }
   return pto__dist_mpi_get(t->sh->mpi, r->peer, r->disp, dst, n, t->detail) ? PTO_KERNEL_ERR_DIST
-                                                                              : PTO_KERNEL_OK;
+                                                                            : PTO_KERNEL_OK;
 }
 
 /* n bytes of src into the peer's. */
@@ -118,7 +119,7 @@ static int32_t wr(pto__dist_shm *t, const peer_ref *r, const void *src, uint64_t
     return PTO_KERNEL_OK;
   }
   return pto__dist_mpi_put(t->sh->mpi, r->peer, r->disp, src, n, t->detail) ? PTO_KERNEL_ERR_DIST
-                                                                               : PTO_KERNEL_OK;
+                                                                            : PTO_KERNEL_OK;
 }
 
 /* The peer's bytes readable in place, or copied into buf (n <= the bounce size) first. */
@@ -176,7 +177,7 @@ static int32_t sig_read(pto__dist_shm *t, int32_t *sig, int32_t *out) {
   peer_ref r;
   if (peer_of(t, sig, 4, t->ctx.rank, &r)) return PTO_KERNEL_ERR_DIST;
   return pto__dist_mpi_read(t->sh->mpi, r.disp, out, t->detail) ? PTO_KERNEL_ERR_DIST
-                                                                 : PTO_KERNEL_OK;
+                                                                : PTO_KERNEL_OK;
 }
 
 /* The MPI form of a run's abort: 24 bits of the epoch and 1 + the rank, in one int32. */
@@ -229,8 +230,8 @@ int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch) {
 static int aborted(pto__dist_shm *t, const char *what) {
   int first = pto__dist_abort_first(t->sh, t->ctx.rank, t->epoch);
   if (first < 0 || first == t->ctx.rank) return 0;
-  snprintf(t->detail, sizeof t->detail, "rank %d: %s aborted because rank %d failed",
-           t->ctx.rank, what, first);
+  snprintf(t->detail, sizeof t->detail, "rank %d: %s aborted because rank %d failed", t->ctx.rank,
+           what, first);
   return 1;
 }
 
@@ -266,7 +267,8 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
       atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);
-      pto__dist_futex_wait((_Atomic uint32_t *)sig, (uint32_t)cur, left_us < 2000 ? (uint32_t)left_us : 2000);
+      pto__dist_futex_wait((_Atomic uint32_t *)sig, (uint32_t)cur,
+                           left_us < 2000 ? (uint32_t)left_us : 2000);
       atomic_fetch_sub_explicit(&chip->sleepers, 1, memory_order_relaxed);
     } else { /* MPI updates wake no futex: poll (each read also drives MPI progress) */
       struct timespec ts = {0, 20000};
@@ -281,8 +283,7 @@ static int peer_on_this_cpu(pto__dist_shm *t) {
   atomic_store_explicit(&t->sh->chips[t->ctx.rank].cpu, me, memory_order_relaxed);
   if (t->sh->mpi || me <= 0) return 0;
   for (int q = 0; q < t->ctx.nranks; q++)
-    if (q != t->ctx.rank &&
-        atomic_load_explicit(&t->sh->chips[q].cpu, memory_order_relaxed) == me)
+    if (q != t->ctx.rank && atomic_load_explicit(&t->sh->chips[q].cpu, memory_order_relaxed) == me)
       return 1;
   return 0;
 }
@@ -306,8 +307,7 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   if (t->direct && !peer_on_this_cpu(t)) {
     uint64_t t0 = pto__rt_now_ns();
     for (unsigned i = 0;; i++) {
-      if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value,
-                    cmp))
+      if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
         return 0;
       __builtin_ia32_pause();
       if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= SPIN_NS) break;
@@ -339,9 +339,9 @@ static uint64_t span_bytes(int64_t rows, int64_t cols, int64_t stride, int32_t e
 
 /* rows x cols elements between a local buffer and the peer's window at win_local's offset:
  * into buf (load) or from it (store). */
-static int32_t move_rows(const pto_dist_ctx *d, void *buf, int64_t buf_stride, const void *win_local,
-                         int64_t win_stride, int32_t peer, int64_t rows, int64_t cols, int32_t eb,
-                         int store) {
+static int32_t move_rows(const pto_dist_ctx *d, void *buf, int64_t buf_stride,
+                         const void *win_local, int64_t win_stride, int32_t peer, int64_t rows,
+                         int64_t cols, int32_t eb, int store) {
   pto__dist_shm *t = T(d);
   peer_ref r;
   if (peer_of(t, win_local, span_bytes(rows, cols, win_stride, eb), peer, &r))
@@ -349,7 +349,8 @@ static int32_t move_rows(const pto_dist_ctx *d, void *buf, int64_t buf_stride, c
   for (int64_t i = 0; i < rows; i++) {
     peer_ref ri = ref_at(r, (uint64_t)(i * win_stride * eb));
     uint8_t *row = (uint8_t *)buf + i * buf_stride * eb;
-    int32_t rc = store ? wr(t, &ri, row, (uint64_t)(cols * eb)) : rd(t, &ri, row, (uint64_t)(cols * eb));
+    int32_t rc =
+        store ? wr(t, &ri, row, (uint64_t)(cols * eb)) : rd(t, &ri, row, (uint64_t)(cols * eb));
     if (rc) return rc;
   }
   return PTO_KERNEL_OK;
@@ -408,7 +409,8 @@ static int32_t barrier_on(pto__dist_shm *t, int32_t *sig, int64_t nsig) {
 
 static int64_t numel_of(const pto_kernel_tensor *k) {
   int64_t n = 1;
-  for (int i = 0; i < k->rank; i++) n *= k->shape[i];
+  for (int i = 0; i < k->rank; i++)
+    n *= k->shape[i];
   return n;
 }
 
@@ -416,16 +418,28 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
   return barrier_on(T(d), sig->data, numel_of(sig));
 }
 /* dst[i] = dst[i] op src[i] for n elements of dtype dt. */
-#define RED_LOOP(TY)                                                                           \
-  do {                                                                                         \
-    TY *a = dst;                                                                               \
-    const TY *b = src;                                                                         \
-    switch (op) {                                                                              \
-    case PTO_DIST_RED_SUM: for (int64_t i = 0; i < n; i++) a[i] = (TY)(a[i] + b[i]); break;   \
-    case PTO_DIST_RED_PROD: for (int64_t i = 0; i < n; i++) a[i] = (TY)(a[i] * b[i]); break;  \
-    case PTO_DIST_RED_MAX: for (int64_t i = 0; i < n; i++) a[i] = b[i] > a[i] ? b[i] : a[i]; break; \
-    default: for (int64_t i = 0; i < n; i++) a[i] = b[i] < a[i] ? b[i] : a[i]; break;         \
-    }                                                                                          \
+#define RED_LOOP(TY)                                                                               \
+  do {                                                                                             \
+    TY *a = dst;                                                                                   \
+    const TY *b = src;                                                                             \
+    switch (op) {                                                                                  \
+    case PTO_DIST_RED_SUM:                                                                         \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a[i] = (TY)(a[i] + b[i]);                                                                  \
+      break;                                                                                       \
+    case PTO_DIST_RED_PROD:                                                                        \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a[i] = (TY)(a[i] * b[i]);                                                                  \
+      break;                                                                                       \
+    case PTO_DIST_RED_MAX:                                                                         \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a[i] = b[i] > a[i] ? b[i] : a[i];                                                          \
+      break;                                                                                       \
+    default:                                                                                       \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a[i] = b[i] < a[i] ? b[i] : a[i];                                                          \
+      break;                                                                                       \
+    }                                                                                              \
   } while (0)
 
 static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
@@ -435,8 +449,10 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   case PTO_DTYPE_I8: RED_LOOP(int8_t); break;
   case PTO_DTYPE_I16: RED_LOOP(int16_t); break;
   case PTO_DTYPE_I32: RED_LOOP(int32_t); break;
-  case PTO_DTYPE_I64: case PTO_DTYPE_INDEX: RED_LOOP(int64_t); break;
-  case PTO_DTYPE_U8: case PTO_DTYPE_BOOL: RED_LOOP(uint8_t); break;
+  case PTO_DTYPE_I64:
+  case PTO_DTYPE_INDEX: RED_LOOP(int64_t); break;
+  case PTO_DTYPE_U8:
+  case PTO_DTYPE_BOOL: RED_LOOP(uint8_t); break;
   case PTO_DTYPE_U16: RED_LOOP(uint16_t); break;
   case PTO_DTYPE_U32: RED_LOOP(uint32_t); break;
   case PTO_DTYPE_U64: RED_LOOP(uint64_t); break;
@@ -448,8 +464,10 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
       float x = bf ? pto_bf16_to_f32(a[i]) : pto_f16_to_f32(a[i]);
       float y = bf ? pto_bf16_to_f32(b[i]) : pto_f16_to_f32(b[i]);
-      float z = op == PTO_DIST_RED_SUM ? x + y : op == PTO_DIST_RED_PROD ? x * y
-              : op == PTO_DIST_RED_MAX ? (y > x ? y : x) : (y < x ? y : x);
+      float z = op == PTO_DIST_RED_SUM    ? x + y
+                : op == PTO_DIST_RED_PROD ? x * y
+                : op == PTO_DIST_RED_MAX  ? (y > x ? y : x)
+                                          : (y < x ? y : x);
       a[i] = bf ? pto_f32_to_bf16(z) : pto_f32_to_f16(z);
     }
     break;
@@ -599,8 +617,8 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
     int64_t rows = win->rank >= 1 ? win->shape[0] : 1;
     if (rows % n) {
       snprintf(t->detail, sizeof t->detail,
-               "rank %d: the window's %lld rows do not divide among %d ranks", r,
-               (long long)rows, n);
+               "rank %d: the window's %lld rows do not divide among %d ranks", r, (long long)rows,
+               n);
       return PTO_KERNEL_ERR_DIST;
     }
     int64_t lo = E / rows * (rows / n) * r, hi = lo + E / n;

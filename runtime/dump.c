@@ -1,8 +1,8 @@
 /* The argument dump (pto_worker_set_dump_args): what PyPTO's runtime writes with
- * enable_dump_args, args_dump.json and args.bin as its dump_viewer reads them. A task's inputs and inouts are copied when it is ready,
- * before any of its kernels runs; its outputs and inouts when its last kernel (of every block and
- * every kernel of a mixed task) ends, before it completes. The cores append entries under one
- * mutex: the dump is a debugging aid, not a fast path. */
+ * enable_dump_args, args_dump.json and args.bin as its dump_viewer reads them. A task's inputs and
+ * inouts are copied when it is ready, before any of its kernels runs; its outputs and inouts when
+ * its last kernel (of every block and every kernel of a mixed task) ends, before it completes. The
+ * cores append entries under one mutex: the dump is a debugging aid, not a fast path. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -17,8 +17,8 @@
 #include "runtime_internal.h"
 
 static const char *const k_dump_dtype[PTO_DTYPE_COUNT] = {
-    "bool",   "int8",    "int16",    "int32",   "int64",   "uint8",   "uint16",
-    "uint32", "uint64",  "float16",  "bfloat16", "float32", "float64", "int64"};
+    "bool",   "int8",   "int16",   "int32",    "int64",   "uint8",   "uint16",
+    "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "int64"};
 
 static pto__rt_task *leader(pto__rt_launch *L, pto__rt_task *t) { return L->task_vec[t->group]; }
 
@@ -66,8 +66,8 @@ static void add(pto__rt_launch *L, const pto__rt_task *t, int i, int stage, int 
     e.value = t->scalars[i - t->ntensors];
   }
   pthread_mutex_lock(&d->mu);
-  if (pto_grow(&d->v, sizeof *d->v, &d->cap, d->n + 1) ||
-      nbytes > SIZE_MAX - d->nbin || pto_grow(&d->bin, 1, &d->capbin, d->nbin + nbytes)) {
+  if (pto_grow(&d->v, sizeof *d->v, &d->cap, d->n + 1) || nbytes > SIZE_MAX - d->nbin ||
+      pto_grow(&d->bin, 1, &d->capbin, d->nbin + nbytes)) {
     d->oom = 1;
     pthread_mutex_unlock(&d->mu);
     return;
@@ -81,7 +81,8 @@ static void add(pto__rt_launch *L, const pto__rt_task *t, int i, int stage, int 
     uint8_t *out = d->bin + d->nbin;
     for (uint64_t c = 0; c < nbytes / es; c++) {
       int64_t off = 0;
-      for (int r = 0; r < k->rank; r++) off += idx[r] * k->stride[r];
+      for (int r = 0; r < k->rank; r++)
+        off += idx[r] * k->stride[r];
       memcpy(out + c * es, (const uint8_t *)k->data + off * (int64_t)es, es);
       for (int r = k->rank - 1; r >= 0; r--) {
         if (++idx[r] < k->shape[r]) break;
@@ -99,7 +100,8 @@ void pto__rt_dump_before(pto__rt_launch *L, pto__rt_task *t) {
   int expect = 0;
   if (!atomic_compare_exchange_strong(&g->dump_state, &expect, 1)) {
     /* Another kernel or block of the group dumps the inputs: none runs before it is done. */
-    while (atomic_load(&g->dump_state) != 2) sched_yield();
+    while (atomic_load(&g->dump_state) != 2)
+      sched_yield();
     return;
   }
   for (int i = 0; i < g->ntensors + g->nscalars; i++) {
@@ -156,7 +158,8 @@ __attribute__((format(printf, 2, 3))) static void put(sbuf *b, const char *fmt, 
 
 static void put_dims(sbuf *b, const int64_t *v, int n) {
   put(b, "[");
-  for (int r = 0; r < n; r++) put(b, "%s%" PRId64, r ? ", " : "", v[r]);
+  for (int r = 0; r < n; r++)
+    put(b, "%s%" PRId64, r ? ", " : "", v[r]);
   put(b, "]");
 }
 
@@ -207,7 +210,7 @@ static void put_manifest(sbuf *b, const pto__rt_dump *d, const char *run_dir, in
     const pto__rt_dump_entry *e = &d->v[i];
     stage[e->stage != 0]++;
     role[e->role >= PTO_ORCH_ARG_IN && e->role <= PTO_ORCH_ARG_INOUT ? e->role - PTO_ORCH_ARG_IN
-                                                                       : 0]++;
+                                                                     : 0]++;
   }
   put(b,
       "{\n  \"run_dir\": \"%s\",\n  \"bin_format\": {\"type\": \"logical_contiguous\", "
@@ -220,14 +223,14 @@ static void put_manifest(sbuf *b, const pto__rt_dump *d, const char *run_dir, in
       level == 3 && !d->nbin ? "null" : "\"args.bin\"");
   for (size_t i = 0; i < d->n; i++) {
     const pto__rt_dump_entry *e = &d->v[i];
-    int r = e->role >= PTO_ORCH_ARG_IN && e->role <= PTO_ORCH_ARG_INOUT ? e->role - PTO_ORCH_ARG_IN
-                                                                          : 0;
-    put(b, "%s\n    {\"task_id\": \"0x%016" PRIx64 "\", \"func_id\": [", i ? "," : "",
-        e->task_id);
+    int r =
+        e->role >= PTO_ORCH_ARG_IN && e->role <= PTO_ORCH_ARG_INOUT ? e->role - PTO_ORCH_ARG_IN : 0;
+    put(b, "%s\n    {\"task_id\": \"0x%016" PRIx64 "\", \"func_id\": [", i ? "," : "", e->task_id);
     for (int k = 0; k < PTO_ORCH_NSLOTS && (k == 0 || e->funcs[k] >= 0); k++)
       put(b, "%s%d", k ? ", " : "", (int)e->funcs[k]);
-    put(b, "], \"arg_index\": %d, \"role\": \"%s\", \"stage\": \"%s\", \"kind\": \"%s\", "
-           "\"dtype\": \"%s\"",
+    put(b,
+        "], \"arg_index\": %d, \"role\": \"%s\", \"stage\": \"%s\", \"kind\": \"%s\", "
+        "\"dtype\": \"%s\"",
         e->arg_index, roles[r], e->stage ? "after_completion" : "before_dispatch",
         e->kind ? "scalar" : "tensor",
         e->dtype >= 0 && e->dtype < PTO_DTYPE_COUNT ? k_dump_dtype[e->dtype] : "uint8");
@@ -236,7 +239,8 @@ static void put_manifest(sbuf *b, const pto__rt_dump *d, const char *run_dir, in
       put_scalar(b, e->dtype, e->value);
     }
     int64_t numel = 1;
-    for (int k = 0; k < e->rank; k++) numel *= e->shape[k];
+    for (int k = 0; k < e->rank; k++)
+      numel *= e->shape[k];
     put(b, ", \"is_contiguous\": %s, \"shape\": ", e->contiguous || e->kind ? "true" : "false");
     put_dims(b, e->shape, e->rank);
     put(b, ", \"strides\": ");
@@ -261,7 +265,8 @@ pto_status pto__rt_dump_write(pto__rt_launch *L, const char *dir) {
   /* run_dir: the dump folder's own name, as the reference writes it. */
   char full[256], *run_dir = full;
   snprintf(full, sizeof full, "%s", dir);
-  for (size_t n = strlen(full); n > 1 && full[n - 1] == '/';) full[--n] = '\0';
+  for (size_t n = strlen(full); n > 1 && full[n - 1] == '/';)
+    full[--n] = '\0';
   if (strrchr(full, '/')) run_dir = strrchr(full, '/') + 1;
   run_dir[strcspn(run_dir, "\"\\")] = '\0';
   sbuf b = {0};

@@ -99,7 +99,8 @@ int32_t pto__rt_api_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t
     if (t->kinds[i] == PTO_ORCH_ARG_CREATE) {
       const pto_orch_chip_tensor *ci = &t->tensors[i];
       int64_t shape[PTO_MAX_RANK];
-      for (int d = 0; d < PTO_MAX_RANK; d++) shape[d] = ci->shapes[d];
+      for (int d = 0; d < PTO_MAX_RANK; d++)
+        shape[d] = ci->shapes[d];
       const int has = t->has_init && t->has_init[i] && t->inits;
       pto_orch_tensor c;
       if (api->create_tensor_init(ctx, (int32_t)ci->ndims, shape, ci->dtype,
@@ -143,14 +144,15 @@ int32_t pto__rt_api_submit_args(void *ctx, const pto_orch_task_args *t, uint32_t
   sub.pred_op = t->pred_op;
   pto_orch_tensor pred_c;
   if (t->pred_op != PTO_ORCH_PRED_NONE) {
-    if (!t->pred_tensor || t->pred_ndims != t->pred_tensor->ndims ||
-        t->pred_ndims > PTO_MAX_RANK || (t->pred_ndims && !t->pred_indices)) {
+    if (!t->pred_tensor || t->pred_ndims != t->pred_tensor->ndims || t->pred_ndims > PTO_MAX_RANK ||
+        (t->pred_ndims && !t->pred_indices)) {
       fatal(L, "submit: a predicate needs a tensor and one index per dim");
       goto done;
     }
     chip_to_c(t->pred_tensor, &pred_c);
     sub.pred_tensor = &pred_c;
-    for (uint32_t d = 0; d < t->pred_ndims; d++) sub.pred_idx[d] = t->pred_indices[d];
+    for (uint32_t d = 0; d < t->pred_ndims; d++)
+      sub.pred_idx[d] = t->pred_indices[d];
     sub.pred_target = t->pred_target;
   }
   int64_t id = -1;
@@ -184,8 +186,8 @@ int32_t pto__rt_api_slice(void *ctx, const pto_orch_chip_tensor *src, int32_t n,
   for (int32_t d = 0; d < n; d++) {
     const int64_t extent = src->shapes[d];
     if (offs[d] < 0 || offs[d] >= extent) {
-      fatal(L, "tensor.slice: offset %lld of dim %d is outside the extent %lld",
-            (long long)offs[d], (int)d, (long long)extent);
+      fatal(L, "tensor.slice: offset %lld of dim %d is outside the extent %lld", (long long)offs[d],
+            (int)d, (long long)extent);
       rc = 1;
     }
     int64_t off = offs[d] < 0 ? 0 : offs[d];
@@ -195,9 +197,8 @@ int32_t pto__rt_api_slice(void *ctx, const pto_orch_chip_tensor *src, int32_t n,
     elem_offset += off * src->strides[d];
     out->shapes[d] = (uint32_t)(shape[d] < room ? shape[d] : room);
   }
-  uint64_t esize = src->dtype >= 0 && src->dtype < PTO_DTYPE_COUNT
-                       ? pto_dtype_size((pto_dtype)src->dtype)
-                       : 0;
+  uint64_t esize =
+      src->dtype >= 0 && src->dtype < PTO_DTYPE_COUNT ? pto_dtype_size((pto_dtype)src->dtype) : 0;
   out->addr += (uint64_t)elem_offset * esize;
   out->start_offset += (uint64_t)elem_offset;
   out->manual_dep = src->manual_dep ? 1 : 0;

@@ -83,7 +83,8 @@ static void wake_for_queued(pto__rt_queue *q, size_t nblocks) {
   long demand = (long)nblocks - atomic_load(&q->nspin) - q->nwaking;
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
-  for (long i = 0; i < n; i++) pthread_cond_signal(&q->cv);
+  for (long i = 0; i < n; i++)
+    pthread_cond_signal(&q->cv);
   if (n > 0) q->nwaking += (int)n;
 }
 
@@ -148,7 +149,8 @@ void pto__rt_pool_flush(pto__rt_pool *pool) {
   if (pool->shared)
     wake_shared(pool, 0);
   else
-    for (int type = 0; type < 2; type++) wake_for_queued(&pool->q[type], pool->q[type].nblocks);
+    for (int type = 0; type < 2; type++)
+      wake_for_queued(&pool->q[type], pool->q[type].nblocks);
   pthread_mutex_unlock(&pool->mu);
 }
 
@@ -181,7 +183,8 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
     if (n <= 0) continue;
     pool->wake_gen++;
     q->nwaking += n;
-    for (int i = 0; i < n; i++) pthread_cond_signal(&q->cv);
+    for (int i = 0; i < n; i++)
+      pthread_cond_signal(&q->cv);
   }
   pthread_mutex_unlock(&pool->mu);
 }
@@ -470,13 +473,11 @@ static void *core_main(void *arg) {
      * well under a microsecond, one handed to a blocked core waits for a futex wake (tens of
      * µs). A spinner of a type the current launch does not use gives its place up; in a shared
      * pool, a spinner past as many as the launch's types have cores. */
-    if ((!pool->shared || atomic_load(&q->nspin) < spin_cap(pool)) &&
-        spin_acquire(pool, q, core)) {
+    if ((!pool->shared || atomic_load(&q->nspin) < spin_cap(pool)) && spin_acquire(pool, q, core)) {
       uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
       int work = 0, evicted = 0, mask = 1 << core->type;
       for (unsigned i = 0;; i++) {
-        if (has_work(pool, core) ||
-            atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
+        if (has_work(pool, core) || atomic_load_explicit(&pool->shutdown, memory_order_relaxed)) {
           work = 1;
           break;
         }
@@ -532,10 +533,13 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
   if (pool->spin_budget > pool->nthreads) pool->spin_budget = pool->nthreads;
   atomic_init(&pool->spin_types, 3);
   pool->cores = pto_calloc((size_t)ncores, sizeof *pool->cores);
-  if (!pool->cores) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
+  if (!pool->cores)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   pthread_mutex_init(&pool->mu, NULL);
-  for (int type = 0; type < 2; type++) pthread_cond_init(&pool->q[type].cv, NULL);
-  for (int i = 0; i < ncores; i++) pthread_cond_init(&pool->cores[i].park_cv, NULL);
+  for (int type = 0; type < 2; type++)
+    pthread_cond_init(&pool->q[type].cv, NULL);
+  for (int i = 0; i < ncores; i++)
+    pthread_cond_init(&pool->cores[i].park_cv, NULL);
   pto_status s = PTO_OK;
   for (int i = 0; i < ncores; i++) {
     pto__rt_core *c = &pool->cores[i];
@@ -547,8 +551,10 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
     c->scratch = alloc_scratch(w->scratch_bytes);
     c->scratch_size = w->scratch_bytes;
     if (!c->scratch) {
-      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory allocating %llu bytes of scratch "
-                          "for core %d", (unsigned long long)w->scratch_bytes, i);
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
+                          "out of memory allocating %llu bytes of scratch "
+                          "for core %d",
+                          (unsigned long long)w->scratch_bytes, i);
       break;
     }
   }
@@ -569,10 +575,13 @@ void pto__rt_pool_stop(pto__rt_pool *pool) {
   if (!pool->cores) return;
   pthread_mutex_lock(&pool->mu);
   atomic_store(&pool->shutdown, 1);
-  for (int type = 0; type < 2; type++) pthread_cond_broadcast(&pool->q[type].cv);
-  for (int i = 0; i < pool->ncores; i++) pthread_cond_broadcast(&pool->cores[i].park_cv);
+  for (int type = 0; type < 2; type++)
+    pthread_cond_broadcast(&pool->q[type].cv);
+  for (int i = 0; i < pool->ncores; i++)
+    pthread_cond_broadcast(&pool->cores[i].park_cv);
   pthread_mutex_unlock(&pool->mu);
-  for (int i = 0; i < pool->nstarted; i++) pthread_join(pool->cores[i].thread, NULL);
+  for (int i = 0; i < pool->nstarted; i++)
+    pthread_join(pool->cores[i].thread, NULL);
   for (int i = 0; i < pool->ncores; i++) {
     free(pool->cores[i].scratch);
     free(pool->cores[i].phases);
@@ -580,7 +589,8 @@ void pto__rt_pool_stop(pto__rt_pool *pool) {
   }
   free(pool->cores);
   pthread_mutex_destroy(&pool->mu);
-  for (int type = 0; type < 2; type++) pthread_cond_destroy(&pool->q[type].cv);
+  for (int type = 0; type < 2; type++)
+    pthread_cond_destroy(&pool->q[type].cv);
   memset(pool, 0, sizeof *pool);
 }
 

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "pto/kernel_abi.h"
-#include "pto/orch_abi.h"
 #include "pto/loader.h"
+#include "pto/orch_abi.h"
 #include "pto/runtime.h"
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -58,9 +58,9 @@ typedef enum pto__rt_gone {
   PTO__RT_GONE_WORKER_CLOSED,
   PTO__RT_GONE_FREED,
   PTO__RT_GONE_UNREGISTERED,
-  PTO__RT_GONE_WRONG_KIND,  /* a live token of another kind */
-  PTO__RT_GONE_WAITED,      /* a completion, consumed by its wait */
-  PTO__RT_GONE_DISCARDED,   /* a completion, given up */
+  PTO__RT_GONE_WRONG_KIND, /* a live token of another kind */
+  PTO__RT_GONE_WAITED,     /* a completion, consumed by its wait */
+  PTO__RT_GONE_DISCARDED,  /* a completion, given up */
 } pto__rt_gone;
 
 /* A fresh token for obj, NULL when out of memory. */
@@ -128,12 +128,12 @@ typedef struct pto__rt_free_block {
 /* Thread-safe (mu): intermediates are freed by core threads. */
 typedef struct pto__rt_devmem {
   pthread_mutex_t mu;
-  uint8_t *host;  /* the arena, mmap'd with MAP_NORESERVE */
-  uint64_t base;  /* device address of arena byte 0 */
+  uint8_t *host; /* the arena, mmap'd with MAP_NORESERVE */
+  uint64_t base; /* device address of arena byte 0 */
   uint64_t size;
   pto__rt_free_block *free; /* sorted by offset, coalesced; guarded by mu */
   size_t nfree, capfree;
-  pto__rt_map allocs;       /* device address -> requested bytes; guarded by mu */
+  pto__rt_map allocs; /* device address -> requested bytes; guarded by mu */
   uint64_t used, peak;
   /* An external region (a distributed worker's shared heap): device addresses
    * [ext_base, ext_base + ext_size) are ext_host's bytes. Never allocated from here. */
@@ -182,9 +182,9 @@ static inline void *pto__rt_devmem_host(const pto__rt_devmem *m, uint64_t addr) 
 /* A tensor.create buffer: freed when its scope has ended and every task using it finished. */
 typedef struct pto__rt_interm {
   uint64_t addr;
-  atomic_int refs;              /* 1 for the open scope + 1 per unfinished task using it */
-  int scope_ended;              /* dispatching thread only */
-  struct pto__rt_interm *next;  /* in its scope's list; dispatching thread only */
+  atomic_int refs;             /* 1 for the open scope + 1 per unfinished task using it */
+  int scope_ended;             /* dispatching thread only */
+  struct pto__rt_interm *next; /* in its scope's list; dispatching thread only */
 } pto__rt_interm;
 
 /* A task's life, and its atomic fields. A task is born in submit_one on the dispatching thread
@@ -255,59 +255,59 @@ typedef struct pto__rt_interm {
  * runs itself, run_chain's next, which no queue ever held); t_start, t_end, core, skipped and
  * brec by the cores that run it, read after the launch ends. */
 typedef struct pto__rt_task {
-  pto_kernel_fn fn;             /* NULL: a dummy task, which runs nothing */
-  int32_t kernel_id;            /* -1 for a dummy task */
-  int32_t core_type;            /* PTO_CORE_AIV or PTO_CORE_AIC: the queue it waits in */
-  int32_t block_num;            /* SPMD blocks: each runs the kernel once (block_idx 0..), on
-                                   whichever core of the type takes it, side by side */
-  int32_t claimed;              /* blocks taken by cores; guarded by the pool's mu */
-  int32_t sync_start;           /* require_sync_start: no block starts before every one has a
-                                   core */
-  atomic_int arrived;           /* sync_start: blocks on a core so far */
-  atomic_int blocks_left;       /* blocks not finished; the core that finishes the last one
-                                   completes the task */
+  pto_kernel_fn fn;              /* NULL: a dummy task, which runs nothing */
+  int32_t kernel_id;             /* -1 for a dummy task */
+  int32_t core_type;             /* PTO_CORE_AIV or PTO_CORE_AIC: the queue it waits in */
+  int32_t block_num;             /* SPMD blocks: each runs the kernel once (block_idx 0..), on
+                                    whichever core of the type takes it, side by side */
+  int32_t claimed;               /* blocks taken by cores; guarded by the pool's mu */
+  int32_t sync_start;            /* require_sync_start: no block starts before every one has a
+                                    core */
+  atomic_int arrived;            /* sync_start: blocks on a core so far */
+  atomic_int blocks_left;        /* blocks not finished; the core that finishes the last one
+                                    completes the task */
   atomic_ullong t_first, t_last; /* SPMD: the earliest block start, the latest block end */
-  int32_t early_resolve;        /* allow_early_resolve: its successors may be staged on a core
-                                   once it runs (every block taken), before it finishes */
-  atomic_int gate;              /* predecessors that keep it from being staged: unfinished ones
-                                   not (early_resolve and running), + 1 while being submitted */
-  atomic_int queued;            /* pushed to its queue (ready, or staged early) */
-  int32_t started;              /* every block taken (early_resolve); guarded by the stripe lock */
-  uint64_t t_staged;            /* when a core took it staged, before it was ready (0: never;
-                                   1: staged, but ready before a core took it) */
-  pto_block_record *brec;       /* recording only, block_num > 1: each block's core and times */
+  int32_t early_resolve;         /* allow_early_resolve: its successors may be staged on a core
+                                    once it runs (every block taken), before it finishes */
+  atomic_int gate;               /* predecessors that keep it from being staged: unfinished ones
+                                    not (early_resolve and running), + 1 while being submitted */
+  atomic_int queued;             /* pushed to its queue (ready, or staged early) */
+  int32_t started;               /* every block taken (early_resolve); guarded by the stripe lock */
+  uint64_t t_staged;             /* when a core took it staged, before it was ready (0: never;
+                                    1: staged, but ready before a core took it) */
+  pto_block_record *brec;        /* recording only, block_num > 1: each block's core and times */
   /* Tensor dump (pto_worker_set_dump_args) only: */
-  uint64_t dump_mask;           /* CoreTaskArgs::dump's marks */
-  int8_t *kinds;                /* per tensor argument, PTO_ORCH_ARG_* */
-  uint64_t *starts;             /* per tensor argument, its view's start_offset */
+  uint64_t dump_mask;                  /* CoreTaskArgs::dump's marks */
+  int8_t *kinds;                       /* per tensor argument, PTO_ORCH_ARG_* */
+  uint64_t *starts;                    /* per tensor argument, its view's start_offset */
   int32_t dump_funcs[PTO_ORCH_NSLOTS]; /* group leader: its kernels' ids (func_id), -1 after */
-  uint8_t *scalar_codes;        /* per scalar argument, PTO_DTYPE_* + 1 (0: not known) */
-  atomic_int dump_state;        /* group leader: 0, 1 dumping the inputs, 2 done */
-  atomic_int dump_left;         /* group leader: the group's tasks not completed */
-  int32_t pred_op;              /* PTO_ORCH_PRED_*: run the kernel only when it holds */
+  uint8_t *scalar_codes;               /* per scalar argument, PTO_DTYPE_* + 1 (0: not known) */
+  atomic_int dump_state;               /* group leader: 0, 1 dumping the inputs, 2 done */
+  atomic_int dump_left;                /* group leader: the group's tasks not completed */
+  int32_t pred_op;                     /* PTO_ORCH_PRED_*: run the kernel only when it holds */
   int32_t pred_dtype;
-  int32_t skipped;              /* set by the core: 1 predicate false, 2 dummy */
-  int32_t slot;                 /* PTO_ORCH_SLOT_* of a mixed task's kernel (AIV0 otherwise) */
-  int32_t stream_stores;        /* PTO_CORE_STREAM_STORES for its kernel (submit_one) */
-  uint32_t group;               /* the first task of its mixed task; itself otherwise */
-  const void *pred_elem;        /* host address of the predicate's element */
+  int32_t skipped;       /* set by the core: 1 predicate false, 2 dummy */
+  int32_t slot;          /* PTO_ORCH_SLOT_* of a mixed task's kernel (AIV0 otherwise) */
+  int32_t stream_stores; /* PTO_CORE_STREAM_STORES for its kernel (submit_one) */
+  uint32_t group;        /* the first task of its mixed task; itself otherwise */
+  const void *pred_elem; /* host address of the predicate's element */
   int64_t pred_target;
-  int32_t op_id;                /* the orchestration's op id at submit (launch errors), or -1 */
+  int32_t op_id; /* the orchestration's op id at submit (launch errors), or -1 */
   int32_t ntensors, nscalars, ninterms;
   uint32_t seq;
   pto_kernel_tensor *tensors;
   uint64_t *scalars;
   pto__rt_interm **interms;
-  atomic_int pending;           /* unfinished predecessors + 1 while being submitted */
-  atomic_int done;              /* 1 once complete ran (set under the stripe lock) */
-  int32_t nsucc, capsucc;       /* succ: guarded by the task's stripe lock until done */
+  atomic_int pending;     /* unfinished predecessors + 1 while being submitted */
+  atomic_int done;        /* 1 once complete ran (set under the stripe lock) */
+  int32_t nsucc, capsucc; /* succ: guarded by the task's stripe lock until done */
   struct pto__rt_task **succ;
   struct pto__rt_task *inline_succ[4];
-  uint64_t t_start, t_end;      /* written by the core that ran it; 0 when skipped */
-  int32_t core;                 /* the core that ran it; written with t_start */
-  uint64_t t_ready;             /* recording only: when it became ready at submission (0: it
-                                   became ready when a dependency completed) */
-  struct pto__rt_task *next_all; /* dispatching thread only */
+  uint64_t t_start, t_end;         /* written by the core that ran it; 0 when skipped */
+  int32_t core;                    /* the core that ran it; written with t_start */
+  uint64_t t_ready;                /* recording only: when it became ready at submission (0: it
+                                      became ready when a dependency completed) */
+  struct pto__rt_task *next_all;   /* dispatching thread only */
   struct pto__rt_task *next_ready; /* in the pool's queue; guarded by the pool's mu */
 } pto__rt_task;
 
@@ -321,7 +321,7 @@ typedef struct pto__rt_region {
   int32_t rank, esize;
   const int64_t *shape;  /* rank entries */
   const int64_t *stride; /* rank entries */
-  int dense; /* the view covers [lo, hi) exactly */
+  int dense;             /* the view covers [lo, hi) exactly */
 } pto__rt_region;
 
 /* ---- tensor map: the live accesses of one buffer, found by byte range (tmap.c) ------------
@@ -342,15 +342,15 @@ typedef struct pto__rt_tm_entry {
 } pto__rt_tm_entry;
 
 typedef struct pto__rt_tm_level {
-  int32_t shift;     /* bin size 2^shift bytes */
-  uint32_t n;        /* entries */
-  size_t sweep_at;   /* size (bins.n, or n when direct) at which finished entries are swept */
+  int32_t shift;   /* bin size 2^shift bytes */
+  uint32_t n;      /* entries */
+  size_t sweep_at; /* size (bins.n, or n when direct) at which finished entries are swept */
   unsigned long swept_at_completed; /* *ncompleted at the last sweep */
-  uint64_t *direct;  /* per bin, (pto__rt_tm_entry *) first entry; NULL: bins is used */
-  int direct_bump;   /* direct came from the entries' bump arena (small): not freed */
-  uint64_t ndirect;  /* bins in direct */
+  uint64_t *direct;    /* per bin, (pto__rt_tm_entry *) first entry; NULL: bins is used */
+  int direct_bump;     /* direct came from the entries' bump arena (small): not freed */
+  uint64_t ndirect;    /* bins in direct */
   uint64_t dmin, dmax; /* direct: bins [dmin, dmax] may be nonempty (dmin > dmax: none) */
-  pto__rt_map bins;  /* bin + 1 -> (pto__rt_tm_entry *) first entry, 0 for an empty bin */
+  pto__rt_map bins;    /* bin + 1 -> (pto__rt_tm_entry *) first entry, 0 for an empty bin */
 } pto__rt_tm_level;
 
 typedef struct pto__rt_tmap {
@@ -394,7 +394,7 @@ typedef struct pto__rt_track {
   uint64_t buffer;
   uint64_t size;
   pto__rt_interm *interm; /* NULL unless made by tensor.create */
-  pto__rt_tmap acc[2]; /* [0] reads, [1] writes */
+  pto__rt_tmap acc[2];    /* [0] reads, [1] writes */
 } pto__rt_track;
 
 #define PTO__RT_STRIPES 64
@@ -425,7 +425,7 @@ typedef struct pto__rt_launch {
   /* dispatching thread only: */
   pto__rt_bump bump;
   pto__rt_tm_alloc tm_alloc; /* tensor map entries, from bump */
-  pto__rt_map tracks; /* buffer -> pto__rt_track* */
+  pto__rt_map tracks;        /* buffer -> pto__rt_track* */
   pto__rt_track **track_list;
   size_t ntracks, captracks;
   pto__rt_task *tasks_head, *tasks_tail;
@@ -435,17 +435,17 @@ typedef struct pto__rt_launch {
   int nscopes, capscopes;
   pto__rt_task **task_vec; /* every task by id (seq), for explicit dependencies */
   size_t captasks;
-  uint64_t t_orch_done;    /* when rt_orchestration_done was called; 0: not called */
-  int record_tasks; /* this launch records its tasks (set at begin) */
-  int dump_level;   /* pto_worker_set_dump_args's level for this launch (set at begin) */
-  int record_phases; /* this launch records its cores' scheduling phases (set at begin) */
+  uint64_t t_orch_done;        /* when rt_orchestration_done was called; 0: not called */
+  int record_tasks;            /* this launch records its tasks (set at begin) */
+  int dump_level;              /* pto_worker_set_dump_args's level for this launch (set at begin) */
+  int record_phases;           /* this launch records its cores' scheduling phases (set at begin) */
   const uint8_t *scalar_codes; /* api.scalar_dtypes: the next submit_args' scalars' dtypes */
   int32_t nscalar_codes;
   pto__rt_dump dump;
   /* shared: */
   atomic_int failed; /* set once, by the first failure */
   pthread_mutex_t fail_mu;
-  pto_status fail; /* guarded by fail_mu */
+  pto_status fail;         /* guarded by fail_mu */
   atomic_long outstanding; /* submitted and not completed */
   atomic_ulong ncompleted; /* tasks completed so far */
   atomic_int waiters;      /* threads blocked (or about to block) on done_cv, woken by every
@@ -480,18 +480,18 @@ void pto__rt_launch_fail(pto__rt_launch *L, pto_status s);
 
 /* The per-task records of the last recorded launch; the worker's, reused launch after launch. */
 typedef struct pto__rt_task_log {
-  int valid;                /* holds the last launch's tasks */
-  pto_status err;           /* why not, when building them failed */
+  int valid;      /* holds the last launch's tasks */
+  pto_status err; /* why not, when building them failed */
   pto_task_record *tasks;
   size_t ntasks, cap;
   uint64_t *deps;           /* every task's deps, back to back */
   pto_block_record *blocks; /* the SPMD tasks' blocks, back to back */
   size_t capblocks;
   size_t capdeps;
-  char **names;             /* per kernel id, copies */
+  char **names; /* per kernel id, copies */
   int nnames;
-  int phases_valid;         /* holds the last launch's scheduling phases */
-  pto_status phases_err;    /* why not, when recording them failed */
+  int phases_valid;      /* holds the last launch's scheduling phases */
+  pto_status phases_err; /* why not, when recording them failed */
   pto_sched_phase *phases;
   size_t nphases, capphases;
 } pto__rt_task_log;
@@ -517,23 +517,23 @@ void pto__rt_dump_fini(pto__rt_dump *d);
 typedef struct pto__rt_core {
   struct pto__rt_worker *w;
   int id;
-  int type;              /* PTO_CORE_AIV or PTO_CORE_AIC */
+  int type; /* PTO_CORE_AIV or PTO_CORE_AIC */
   pthread_t thread;
-  void *scratch;         /* 64-byte aligned; replaced only while no launch runs */
+  void *scratch; /* 64-byte aligned; replaced only while no launch runs */
   uint64_t scratch_size;
-  uint64_t rng;          /* shuffle mode delays; this core only */
-  atomic_int claimed;    /* 1 while a thread runs tasks as this core: its own, or the
-                            dispatching thread helping at the end of a launch */
-  atomic_int parked;     /* its thread blocks on park_cv (pool mu) until the dispatching
-                            thread releases the core */
+  uint64_t rng;       /* shuffle mode delays; this core only */
+  atomic_int claimed; /* 1 while a thread runs tasks as this core: its own, or the
+                         dispatching thread helping at the end of a launch */
+  atomic_int parked;  /* its thread blocks on park_cv (pool mu) until the dispatching
+                         thread releases the core */
   pthread_cond_t park_cv;
-  atomic_int spinning;   /* its thread spins idle (the dispatching thread leaves it alone) */
+  atomic_int spinning; /* its thread spins idle (the dispatching thread leaves it alone) */
   /* The launch's scheduling phases (L->record_phases): written by the thread that holds the
    * core (claimed), read after the launch. */
   pto_sched_phase *phases;
   size_t nphases, capphases;
-  uint32_t loop_iter;    /* tasks this core took in the launch */
-  int phases_oom;        /* a phase found no memory: the launch's phases are not reported */
+  uint32_t loop_iter; /* tasks this core took in the launch */
+  int phases_oom;     /* a phase found no memory: the launch's phases are not reported */
   /* The kernel running as this core (1 + its id, 0: none), its program and start: what a
    * distributed chip's watcher names when the chip makes no progress (runtime/dist.c). */
   atomic_int kernel;
@@ -543,24 +543,24 @@ typedef struct pto__rt_core {
 
 /* The ready tasks of one core type (next_ready); guarded by the pool's mu. */
 typedef struct pto__rt_queue {
-  pthread_cond_t cv;      /* the cores of this type sleep here */
+  pthread_cond_t cv; /* the cores of this type sleep here */
   struct pto__rt_task *qhead_task, *qtail_task;
-  struct pto__rt_task *gang;    /* a sync_start task some of whose blocks are taken: its other
-                                   blocks go first, so two such tasks never split the cores */
+  struct pto__rt_task *gang; /* a sync_start task some of whose blocks are taken: its other
+                                blocks go first, so two such tasks never split the cores */
   size_t qlen;
-  size_t nblocks;         /* blocks of the queued tasks not yet taken */
-  atomic_size_t nqueued;  /* mirror of qlen for the idle spin */
-  atomic_int nspin;       /* cores of this type spinning (pool->nspinning counts them too);
-                             shared pool: every thread spins and sleeps on q[PTO_CORE_AIV] */
-  atomic_int nbusy;       /* cores of this type claimed: one is free while below ncores_of */
-  int nsleeping;          /* cores blocked on cv */
-  int nwaking;            /* of those, signalled and not yet back from the wait */
+  size_t nblocks;        /* blocks of the queued tasks not yet taken */
+  atomic_size_t nqueued; /* mirror of qlen for the idle spin */
+  atomic_int nspin;      /* cores of this type spinning (pool->nspinning counts them too);
+                            shared pool: every thread spins and sleeps on q[PTO_CORE_AIV] */
+  atomic_int nbusy;      /* cores of this type claimed: one is free while below ncores_of */
+  int nsleeping;         /* cores blocked on cv */
+  int nwaking;           /* of those, signalled and not yet back from the wait */
 } pto__rt_queue;
 
 typedef struct pto__rt_pool {
   pthread_mutex_t mu;
-  pto__rt_queue q[2];     /* [PTO_CORE_AIV], [PTO_CORE_AIC] */
-  uint64_t wake_gen;      /* guarded by mu: bumped to wake sleeping cores for a launch */
+  pto__rt_queue q[2]; /* [PTO_CORE_AIV], [PTO_CORE_AIC] */
+  uint64_t wake_gen;  /* guarded by mu: bumped to wake sleeping cores for a launch */
   atomic_int shutdown;
   /* Idle cores spinning, all types together, and how many may between launches: the CPUs of
    * the process less one, which the dispatching thread needs (at least 1). Between launches a
@@ -568,14 +568,14 @@ typedef struct pto__rt_pool {
    * dispatching thread; during a launch (active) every idle core may spin its bounded while. */
   atomic_int nspinning;
   int spin_budget;
-  atomic_int active;      /* a launch runs: from pto__rt_pool_wake to pto__rt_pool_idle */
-  atomic_int spin_types;  /* bit per core type: the types the current launch's kernels run on;
-                             a spinner of another type gives its place up */
+  atomic_int active;     /* a launch runs: from pto__rt_pool_wake to pto__rt_pool_idle */
+  atomic_int spin_types; /* bit per core type: the types the current launch's kernels run on;
+                            a spinner of another type gives its place up */
   uint64_t spin_ns;
   int shuffle;
-  uint64_t rng;           /* guarded by mu */
+  uint64_t rng; /* guarded by mu */
   int ncores, nstarted;
-  int ncores_of[2];       /* per core type: cores [0, aiv) are AIV, the rest AIC */
+  int ncores_of[2]; /* per core type: cores [0, aiv) are AIV, the rest AIC */
   /* Shared (pto_run_config.strict_cores false): nthreads threads, the first nthreads cores'
    * (their homes), each taking any ready task, the first queued across the types that have a
    * free core, as a free core of the task's type (its home first), so a task's type picks the
@@ -634,10 +634,10 @@ void pto__rt_task_started(pto__rt_launch *L, pto__rt_task *t);
 /* ---- the worker ------------------------------------------------------------------------- */
 
 typedef struct pto__rt_callable {
-  const pto_program *prog;  /* retained */
+  const pto_program *prog; /* retained */
   int64_t id;
   int nhandles;
-  int implicit;             /* registered by pto_worker_run: kept until close */
+  int implicit; /* registered by pto_worker_run: kept until close */
   struct pto__rt_callable *prev, *next;
 } pto__rt_callable;
 
@@ -661,12 +661,12 @@ typedef struct pto__rt_dtensor {
 
 typedef struct pto__rt_worker {
   void *token;
-  pto_run_config cfg;      /* normalized: no zero fields */
+  pto_run_config cfg; /* normalized: no zero fields */
   pto__rt_devmem mem;
   pto__rt_pool pool;
   pto__rt_launch launch;
   int in_launch; /* atomic (__atomic builtins): set by the one launch that runs */
-  int strace;              /* PTO_LOG_LEVEL=timing at open */
+  int strace;    /* PTO_LOG_LEVEL=timing at open */
   uint64_t scratch_bytes;
   pto__rt_callable *callables;
   int64_t next_callable_id;
@@ -674,9 +674,9 @@ typedef struct pto__rt_worker {
   pto__rt_dtensor *tensors;
   int have_last;
   pto_launch_record last;
-  int record_tasks;        /* pto_worker_set_record_tasks; read at each launch's begin */
-  int dump_level;          /* pto_worker_set_dump_args; read at each launch's begin */
-  int record_phases;       /* pto_worker_set_record_phases; read at each launch's begin */
+  int record_tasks;  /* pto_worker_set_record_tasks; read at each launch's begin */
+  int dump_level;    /* pto_worker_set_dump_args; read at each launch's begin */
+  int record_phases; /* pto_worker_set_record_phases; read at each launch's begin */
   char *dump_dir;
   const pto_dist_ctx *dist; /* a distributed worker's chip: handed to every kernel */
   pto__rt_task_log task_log;
@@ -723,17 +723,17 @@ typedef struct pto__rt_host_binding {
 } pto__rt_host_binding;
 
 typedef struct pto__rt_bound {
-  pto_orch_tensor *tensors; /* per tensor parameter, declaration order */
+  pto_orch_tensor *tensors;           /* per tensor parameter, declaration order */
   pto_orch_chip_tensor *chip_tensors; /* the same, as pto_orchestration_api.h's ChipTensors */
-  uint64_t *scalars;        /* per scalar parameter, declaration order */
+  uint64_t *scalars;                  /* per scalar parameter, declaration order */
   int32_t ntensors, nscalars;
   pto__rt_host_binding *hosts;
   int nhosts;
 } pto__rt_bound;
 
 /* Validates args against sig (no side effects); the message names the parameter. */
-pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig,
-                                 const pto_arg *args, size_t nargs);
+pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
+                                 size_t nargs);
 /* After validation: allocates device copies of host tensors (H2D for in/inout, zeros for out)
  * and fills out. On failure everything allocated is released. */
 pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
@@ -758,9 +758,8 @@ typedef struct pto__rt_async_owner {
 } pto__rt_async_owner;
 /* Queues a job on *slot's dispatcher thread (started, and *slot set, on first use); args are
  * copied. *out: the completion's token. */
-pto_status pto__rt_async_post(pto__rt_async **slot, const pto__rt_async_owner *owner,
-                              void *what, const pto_arg *args, size_t nargs,
-                              pto_completion **out);
+pto_status pto__rt_async_post(pto__rt_async **slot, const pto__rt_async_owner *owner, void *what,
+                              const pto_arg *args, size_t nargs, pto_completion **out);
 /* Waits until every queued job of a (may be NULL) has ended (a no-op on its dispatcher thread). */
 void pto__rt_async_wait_idle(pto__rt_async *a);
 /* Runs what is queued, ends the thread and frees *slot (NULL after; a no-op when NULL). */

@@ -156,8 +156,7 @@ static int regions_overlap(const pto__rt_region *a, const pto__rt_region *b, uin
 /* ---- tracks (per-buffer state) ---------------------------------------------------------- */
 
 static pto__rt_track *new_track(pto__rt_launch *L, uint64_t buffer, uint64_t size) {
-  if (pto_grow(&L->track_list, sizeof *L->track_list, &L->captracks, L->ntracks + 1))
-    return NULL;
+  if (pto_grow(&L->track_list, sizeof *L->track_list, &L->captracks, L->ntracks + 1)) return NULL;
   pto__rt_track *t = pto__rt_bump_alloc(&L->bump, sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
@@ -248,8 +247,8 @@ static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
       pto__rt_tmap_visit(&tr->acc[0], &L->tm_alloc, tr->buffer, r, covering, order_after, &c);
   }
   if (pto__rt_tmap_insert(&tr->acc[write ? 1 : 0], &L->tm_alloc, tr->buffer, tr->size, t, r))
-    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory recording a tensor access"));
+    pto__rt_launch_fail(
+        L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory recording a tensor access"));
 }
 
 /* ---- waiting ----------------------------------------------------------------------------- */
@@ -268,8 +267,7 @@ static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg,
   pto__rt_pool_flush(&L->w->pool);
   /* No spin when more tasks than cores must complete first: they take at least a task's time,
    * and a spinning thread here takes that time from the cores that run them. */
-  int spin = wake_at < 0 ||
-             atomic_load(&L->outstanding) - wake_at <= (long)L->w->pool.nthreads;
+  int spin = wake_at < 0 || atomic_load(&L->outstanding) - wake_at <= (long)L->w->pool.nthreads;
   uint64_t deadline = spin ? pto__rt_now_ns() + L->w->pool.spin_ns : 0;
   for (unsigned i = 0; !pred(L, arg); i++) {
     pto__rt_cpu_relax();
@@ -281,7 +279,8 @@ static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg,
       else
         atomic_fetch_add(&L->waiters, 1);
       pthread_mutex_lock(&L->done_mu);
-      while (!pred(L, arg)) pthread_cond_wait(&L->done_cv, &L->done_mu);
+      while (!pred(L, arg))
+        pthread_cond_wait(&L->done_cv, &L->done_mu);
       pthread_mutex_unlock(&L->done_mu);
       if (wake_at >= 0)
         atomic_store(&L->wake_at, -1);
@@ -431,7 +430,8 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
     }
   }
   if (nr) pto__rt_pool_push(&L->w->pool, ready, nr);
-  for (int32_t i = 0; i < t->ninterms; i++) interm_release(L, t->interms[i]);
+  for (int32_t i = 0; i < t->ninterms; i++)
+    interm_release(L, t->interms[i]);
   if (c0) pto__rt_core_phase(core, PTO_SCHED_PHASE_COMPLETE, c0, pto__rt_now_ns());
   atomic_fetch_add(&L->ncompleted, 1);
   long left = atomic_fetch_sub(&L->outstanding, 1) - 1;
@@ -450,7 +450,12 @@ static int predicate_holds(const pto__rt_task *t) {
   double fv = 0;
   int is_float = 1;
   switch (t->pred_dtype) {
-  case PTO_DTYPE_F32: { float f; memcpy(&f, p, 4); fv = f; break; }
+  case PTO_DTYPE_F32: {
+    float f;
+    memcpy(&f, p, 4);
+    fv = f;
+    break;
+  }
   case PTO_DTYPE_F64: memcpy(&fv, p, 8); break;
   case PTO_DTYPE_F16:
   case PTO_DTYPE_BF16: {
@@ -471,8 +476,12 @@ static int predicate_holds(const pto__rt_task *t) {
     iv = (int64_t)b;
   }
   }
-  int c = is_float ? (fv < (double)t->pred_target ? -1 : fv > (double)t->pred_target ? 1 : 0)
-                   : (iv < t->pred_target ? -1 : iv > t->pred_target ? 1 : 0);
+  int c = is_float ? (fv < (double)t->pred_target   ? -1
+                      : fv > (double)t->pred_target ? 1
+                                                    : 0)
+                   : (iv < t->pred_target   ? -1
+                      : iv > t->pred_target ? 1
+                                            : 0);
   switch (t->pred_op) {
   case PTO_ORCH_PRED_EQ: return c == 0;
   case PTO_ORCH_PRED_NE: return c != 0;
@@ -568,7 +577,8 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       if ((r & 3) == 0)
         sched_yield();
       else if ((r & 3) == 1)
-        for (unsigned i = (unsigned)(r >> 8) % 2048; i; i--) pto__rt_cpu_relax();
+        for (unsigned i = (unsigned)(r >> 8) % 2048; i; i--)
+          pto__rt_cpu_relax();
     }
     uint64_t t0 = pto__rt_now_ns();
     if (block == 0) t->core = core->id;
@@ -602,12 +612,14 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       char detail[256];
       if (rc == PTO_KERNEL_ERR_LOAD_OFFSET || rc == PTO_KERNEL_ERR_STORE_OFFSET) {
         offset_err_text(&ctx, detail, sizeof detail);
-        s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s: %s)",
-                            name, t->kernel_id, t->seq, rc, kernel_err_text(rc), detail);
+        s = pto_status_make(PTO_STATUS_LAUNCH,
+                            "kernel '%s' (id %d, task %u) failed with code %d (%s: %s)", name,
+                            t->kernel_id, t->seq, rc, kernel_err_text(rc), detail);
       } else if (rc == PTO_KERNEL_ERR_DIST_OFFSET) {
         dist_offset_err_text(&ctx, detail, sizeof detail);
-        s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s)",
-                            name, t->kernel_id, t->seq, rc, detail);
+        s = pto_status_make(PTO_STATUS_LAUNCH,
+                            "kernel '%s' (id %d, task %u) failed with code %d (%s)", name,
+                            t->kernel_id, t->seq, rc, detail);
       } else if (rc == PTO_KERNEL_ERR_DIM_MISMATCH)
         s = pto_status_make(PTO_STATUS_LAUNCH,
                             "kernel '%s' (id %d, task %u) failed with code %d (%s: %lld and %lld)",
@@ -616,8 +628,9 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
       else if (rc == PTO_KERNEL_ERR_INDEX)
         s = index_error(L, t, name, rc, &ctx);
       else
-        s = pto_status_make(PTO_STATUS_LAUNCH, "kernel '%s' (id %d, task %u) failed with code %d (%s)",
-                            name, t->kernel_id, t->seq, rc, kernel_err_text(rc));
+        s = pto_status_make(PTO_STATUS_LAUNCH,
+                            "kernel '%s' (id %d, task %u) failed with code %d (%s)", name,
+                            t->kernel_id, t->seq, rc, kernel_err_text(rc));
       if (t->block_num > 1) s = pto_status_annotate(s, "block %d of %d", block, t->block_num);
       char where[512], why[512];
       if (rc == PTO_KERNEL_ERR_DIM_MISMATCH &&
@@ -711,7 +724,8 @@ static int check_view(pto__rt_launch *L, const pto_orch_tensor *t, const what_ct
     return view_fail(L, wc, "the tensor was created (tensor.create) in a scope that has ended");
   if (make_region(t, out_r) != 0) return view_fail(L, wc, "the view's extent overflows");
   if (out_r->lo != out_r->hi && (out_r->lo < tr->buffer || out_r->hi > tr->buffer + tr->size))
-    return view_fail(L, wc, "the view covers bytes [%lld, %lld) of its buffer, which has %llu bytes",
+    return view_fail(L, wc,
+                     "the view covers bytes [%lld, %lld) of its buffer, which has %llu bytes",
                      (long long)(out_r->lo - tr->buffer), (long long)(out_r->hi - tr->buffer),
                      (unsigned long long)tr->size);
   *out_track = tr;
@@ -731,11 +745,11 @@ typedef struct submit_extra {
   int64_t group;       /* the mixed task's first kernel's task, or -1: this one */
   const int64_t *deps; /* explicit dependencies */
   int32_t ndeps;
-  int64_t after;       /* one more dependency (the previous subtask of a mixed task), or -1 */
+  int64_t after; /* one more dependency (the previous subtask of a mixed task), or -1 */
   int32_t block_num;
   int32_t early_resolve;
   uint64_t dump_mask;
-  int32_t dump_total;  /* the tasks of its group (tensor dump) */
+  int32_t dump_total; /* the tasks of its group (tensor dump) */
   int32_t sync_start;
   int32_t pred_op;
   const pto_orch_tensor *pred_tensor;
@@ -758,8 +772,9 @@ static int remember_task(pto__rt_launch *L, pto__rt_task *t) {
 static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, kname_t *kname) {
   if (id < 0) return 0;
   if (id >= (int64_t)t->seq)
-    return orch_fail(L, "submit of %s: dependency on task %lld, which was not submitted before it "
-                        "in this launch (%u tasks so far)",
+    return orch_fail(L,
+                     "submit of %s: dependency on task %lld, which was not submitted before it "
+                     "in this launch (%u tasks so far)",
                      kn(kname), (long long)id, t->seq);
   /* A mixed task's kernels are one task: t waits for every one of them. */
   uint32_t g = L->task_vec[id]->group;
@@ -770,8 +785,8 @@ static int add_dep_id(pto__rt_launch *L, pto__rt_task *t, int64_t id, kname_t *k
 
 /* 1, after failing the launch: out of memory. */
 static int32_t submit_oom(pto__rt_launch *L, kname_t *kname) {
-  pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory submitting %s",
-                                         kn(kname)));
+  pto__rt_launch_fail(
+      L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory submitting %s", kn(kname)));
   return 1;
 }
 
@@ -797,7 +812,8 @@ static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, k
   }
   pto_orch_tensor e = *t;
   e.addr = t->addr + (uint64_t)(off * (int64_t)pto_dtype_size((pto_dtype)t->dtype));
-  for (int d = 0; d < t->rank; d++) e.shape[d] = 1;
+  for (int d = 0; d < t->rank; d++)
+    e.shape[d] = 1;
   make_region(&e, out_r);
   /* The region outlives this call (in the tensor map): its box, from the launch's arena. */
   int64_t *box = pto__rt_bump_alloc(&L->bump, 2 * PTO_MAX_RANK * sizeof *box);
@@ -816,17 +832,17 @@ static const void *predicate_element(pto__rt_launch *L, const submit_extra *x, k
  * launch's arena), and the tracks and regions of its tensor arguments and predicate, which are
  * needed during this submit only (on the stack when few). */
 typedef struct submit_work {
-  int32_t nt, ns;         /* tensor and scalar arguments */
-  int32_t nim;            /* distinct tensor.create buffers among the tensors */
-  pto_kernel_tensor *kt;  /* per tensor argument: the kernel's view */
-  uint64_t *sc;           /* per scalar argument */
-  pto__rt_interm **ims;   /* nim of them */
-  pto__rt_track **trs;    /* per tensor argument */
+  int32_t nt, ns;        /* tensor and scalar arguments */
+  int32_t nim;           /* distinct tensor.create buffers among the tensors */
+  pto_kernel_tensor *kt; /* per tensor argument: the kernel's view */
+  uint64_t *sc;          /* per scalar argument */
+  pto__rt_interm **ims;  /* nim of them */
+  pto__rt_track **trs;   /* per tensor argument */
   pto__rt_region *rs;
-  pto__rt_track *ptr;     /* the predicate element's buffer, or NULL: no predicate */
+  pto__rt_track *ptr; /* the predicate element's buffer, or NULL: no predicate */
   pto__rt_region pr;
-  const void *pelem;      /* the predicate element's host address */
-  int stream_stores;      /* PTO_CORE_STREAM_STORES for the kernel */
+  const void *pelem; /* the predicate element's host address */
+  int stream_stores; /* PTO_CORE_STREAM_STORES for the kernel */
   pto__rt_track *trs_small[8];
   pto__rt_region rs_small[8];
 } submit_work;
@@ -852,22 +868,26 @@ static int32_t check_submit(pto__rt_launch *L, int32_t kernel_id, int32_t core_t
     return orch_fail(L, "submit of %s: core type %d is neither AIV nor AIC", kn(kname), core_type);
   int declared = kernel_id >= 0 ? pto_program_kernel_core_type(L->prog, kernel_id) : -1;
   if (declared >= 0 && declared != core_type)
-    return orch_fail(L, "submit of %s: submitted to an %s core, but the kernel is an %s kernel "
-                        "(use rt_submit_%s_task)",
+    return orch_fail(L,
+                     "submit of %s: submitted to an %s core, but the kernel is an %s kernel "
+                     "(use rt_submit_%s_task)",
                      kn(kname), core_type == PTO_CORE_AIC ? "AIC" : "AIV",
-                     declared == PTO_CORE_AIC ? "AIC" : "AIV", declared == PTO_CORE_AIC ? "aic" : "aiv");
+                     declared == PTO_CORE_AIC ? "AIC" : "AIV",
+                     declared == PTO_CORE_AIC ? "aic" : "aiv");
   if (nargs < 0 || (nargs > 0 && !args))
     return orch_fail(L, "submit of %s: %d arguments", kn(kname), nargs);
   if (x->block_num < 0 || x->block_num > 65535)
     return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kn(kname),
                      x->block_num);
   if (x->sync_start && x->block_num > L->w->pool.ncores_of[core_type])
-    return orch_fail(L, "submit of %s: require_sync_start with block_num %d, more than the %d %s "
-                        "cores",
+    return orch_fail(L,
+                     "submit of %s: require_sync_start with block_num %d, more than the %d %s "
+                     "cores",
                      kn(kname), x->block_num, L->w->pool.ncores_of[core_type],
                      core_type == PTO_CORE_AIC ? "AIC" : "AIV");
   if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
-    return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kn(kname), x->pred_op);
+    return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kn(kname),
+                     x->pred_op);
   w->nt = w->ns = 0;
   for (int32_t i = 0; i < nargs; i++) {
     if (args[i].kind == PTO_ORCH_ARG_SCALAR)
@@ -918,13 +938,14 @@ static int32_t bind_args(pto__rt_launch *L, const pto_orch_task_arg *args, int32
     if (check_view(L, &a->tensor, &wc, &w->trs[it], &w->rs[it]) != 0) return 1;
     writes += a->kind != PTO_ORCH_ARG_IN;
     int seen = 0;
-    for (int32_t j = 0; j < it; j++) seen |= w->trs[j] == w->trs[it];
+    for (int32_t j = 0; j < it; j++)
+      seen |= w->trs[j] == w->trs[it];
     if (!seen) touched += w->trs[it]->size;
     pto_kernel_tensor *k = &w->kt[it];
     memset(k, 0, sizeof *k);
     /* An empty view may point anywhere; give it its buffer's start instead. */
-    k->data = pto__rt_devmem_host(&L->w->mem, w->rs[it].lo == w->rs[it].hi ? a->tensor.buffer
-                                                                           : a->tensor.addr);
+    k->data = pto__rt_devmem_host(&L->w->mem,
+                                  w->rs[it].lo == w->rs[it].hi ? a->tensor.buffer : a->tensor.addr);
     for (int d = 0; d < a->tensor.rank; d++) {
       k->shape[d] = a->tensor.shape[d];
       k->stride[d] = a->tensor.stride[d];
@@ -936,7 +957,8 @@ static int32_t bind_args(pto__rt_launch *L, const pto_orch_task_arg *args, int32
     pto__rt_interm *im = w->trs[it]->interm;
     if (im) {
       int dup = 0;
-      for (int32_t j = 0; j < w->nim; j++) dup |= w->ims[j] == im;
+      for (int32_t j = 0; j < w->nim; j++)
+        dup |= w->ims[j] == im;
       if (!dup) w->ims[w->nim++] = im;
     }
     it++;
@@ -994,7 +1016,8 @@ static int32_t init_task(pto__rt_launch *L, pto__rt_task *t, int32_t kernel_id, 
   if (t->block_num > 1 && L->record_tasks) {
     t->brec = pto__rt_bump_alloc(&L->bump, (size_t)t->block_num * sizeof *t->brec);
     if (!t->brec) return submit_oom(L, kname);
-    for (int32_t b = 0; b < t->block_num; b++) t->brec[b] = (pto_block_record){-1, 0, 0};
+    for (int32_t b = 0; b < t->block_num; b++)
+      t->brec[b] = (pto_block_record){-1, 0, 0};
   }
   atomic_init(&t->arrived, 0);
   atomic_init(&t->blocks_left, t->block_num);
@@ -1039,7 +1062,8 @@ static int32_t enter_launch(pto__rt_launch *L, pto__rt_task *t, kname_t *kname) 
     L->tasks_head = t;
   L->tasks_tail = t;
   atomic_fetch_add(&L->outstanding, 1);
-  for (int32_t j = 0; j < t->ninterms; j++) atomic_fetch_add(&t->interms[j]->refs, 1);
+  for (int32_t j = 0; j < t->ninterms; j++)
+    atomic_fetch_add(&t->interms[j]->refs, 1);
   return 0;
 }
 
@@ -1063,7 +1087,8 @@ static void wire_dependencies(pto__rt_launch *L, pto__rt_task *t, const pto_orch
     it++;
   }
   if (w->ptr) add_access(L, w->ptr, t, &w->pr, 0, manual);
-  for (int32_t i = 0; i < x->ndeps; i++) add_dep_id(L, t, x->deps[i], kname);
+  for (int32_t i = 0; i < x->ndeps; i++)
+    add_dep_id(L, t, x->deps[i], kname);
   add_dep_id(L, t, x->after, kname);
 }
 
@@ -1114,7 +1139,19 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
                           const pto_orch_task_arg *args, int32_t nargs) {
   pto__rt_launch *L = ctx;
   submit_extra x = {core_type == PTO_CORE_AIC ? PTO_ORCH_SLOT_AIC : PTO_ORCH_SLOT_AIV0,
-                    -1, NULL, 0, -1, 1, 0, 0, 1, 0, PTO_ORCH_PRED_NONE, NULL, NULL, 0};
+                    -1,
+                    NULL,
+                    0,
+                    -1,
+                    1,
+                    0,
+                    0,
+                    1,
+                    0,
+                    PTO_ORCH_PRED_NONE,
+                    NULL,
+                    NULL,
+                    0};
   int64_t id;
   if (kernel_id < 0)
     return orch_fail(L, "submit: kernel id %d is out of range (the program has %d kernels)",
@@ -1128,11 +1165,23 @@ static int32_t api_submit(void *ctx, int32_t kernel_id, int32_t core_type,
 static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out_task_id) {
   pto__rt_launch *L = ctx;
   *out_task_id = -1;
-  submit_extra x = {PTO_ORCH_SLOT_AIV0, -1, s->deps, s->ndeps, -1, s->block_num,
-                    s->allow_early_resolve != 0, s->dump_mask, 0, s->require_sync_start != 0,
-                    s->pred_op, s->pred_tensor, s->pred_idx, s->pred_target};
+  submit_extra x = {PTO_ORCH_SLOT_AIV0,
+                    -1,
+                    s->deps,
+                    s->ndeps,
+                    -1,
+                    s->block_num,
+                    s->allow_early_resolve != 0,
+                    s->dump_mask,
+                    0,
+                    s->require_sync_start != 0,
+                    s->pred_op,
+                    s->pred_tensor,
+                    s->pred_idx,
+                    s->pred_target};
   x.group_kernels = s->kernel_ids;
-  for (int slot = 0; slot < PTO_ORCH_NSLOTS; slot++) x.dump_total += s->kernel_ids[slot] >= 0;
+  for (int slot = 0; slot < PTO_ORCH_NSLOTS; slot++)
+    x.dump_total += s->kernel_ids[slot] >= 0;
   if (!x.dump_total) x.dump_total = 1;
   if (s->ndeps < 0 || (s->ndeps > 0 && !s->deps))
     return orch_fail(L, "submit: %d explicit dependencies", s->ndeps);
@@ -1151,16 +1200,16 @@ static int32_t api_submit_task(void *ctx, const pto_orch_submit *s, int64_t *out
   return 0;
 }
 
-static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *shape,
-                                      int32_t dtype, const void *init_elem, pto_orch_tensor *out);
+static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
+                                      const void *init_elem, pto_orch_tensor *out);
 
 static int32_t api_create_tensor(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
                                  pto_orch_tensor *out) {
   return api_create_tensor_init(ctx, rank, shape, dtype, NULL, out);
 }
 
-static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *shape,
-                                      int32_t dtype, const void *init_elem, pto_orch_tensor *out) {
+static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *shape, int32_t dtype,
+                                      const void *init_elem, pto_orch_tensor *out) {
   pto__rt_launch *L = ctx;
   memset(out, 0, sizeof *out);
   if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
@@ -1180,7 +1229,7 @@ static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *sh
   pto_status s;
   for (;;) {
     s = pto__rt_devmem_alloc(&L->w->mem, nbytes, 64, "an intermediate (tensor.create)", NULL,
-                              &addr);
+                             &addr);
     /* Back-pressure: running tasks give memory back as they finish (intermediates of ended
      * scopes), so an orchestration that runs ahead waits for them instead of failing. */
     if (!s || pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY || nbytes > L->w->mem.size ||
@@ -1197,11 +1246,13 @@ static int32_t api_create_tensor_init(void *ctx, int32_t rank, const int64_t *sh
   uint8_t *host = pto__rt_devmem_host(&L->w->mem, addr);
   size_t esize = pto_dtype_size((pto_dtype)dtype);
   int zero = 1;
-  for (size_t i = 0; init_elem && i < esize; i++) zero &= ((const uint8_t *)init_elem)[i] == 0;
+  for (size_t i = 0; init_elem && i < esize; i++)
+    zero &= ((const uint8_t *)init_elem)[i] == 0;
   if (zero)
     memset(host, 0, (size_t)nbytes);
   else
-    for (uint64_t off = 0; off < nbytes; off += esize) memcpy(host + off, init_elem, esize);
+    for (uint64_t off = 0; off < nbytes; off += esize)
+      memcpy(host + off, init_elem, esize);
   pto__rt_interm *im = pto__rt_bump_alloc(&L->bump, sizeof *im);
   pto__rt_track *tr = NULL;
   uint64_t *v = pto__rt_map_find(&L->tracks, addr);
@@ -1254,8 +1305,8 @@ static void api_scope_begin_mode(void *ctx, int32_t mode) {
   if (pto_grow_int(&L->scopes, sizeof *L->scopes, &cap, (int64_t)L->nscopes + 1) ||
       pto_grow_int(&L->scope_modes, sizeof *L->scope_modes, &capm, (int64_t)L->nscopes + 1)) {
     /* Nest into the current scope instead: its intermediates live a little longer. */
-    pto__rt_launch_fail(L, pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
-                                           "out of memory opening a scope"));
+    pto__rt_launch_fail(L,
+                        pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a scope"));
     return;
   }
   L->capscopes = capm;
@@ -1329,15 +1380,16 @@ static void *element_access(pto__rt_launch *L, const pto_orch_tensor *t, const i
   int64_t off = 0;
   for (int d = 0; d < t->rank; d++) {
     if (idx[d] < 0 || idx[d] >= t->shape[d]) {
-      orch_fail(L, "%s: index %lld of dim %d is out of range [0, %lld)", what, (long long)idx[d],
-                d, (long long)t->shape[d]);
+      orch_fail(L, "%s: index %lld of dim %d is out of range [0, %lld)", what, (long long)idx[d], d,
+                (long long)t->shape[d]);
       return NULL;
     }
     off += idx[d] * t->stride[d];
   }
   pto_orch_tensor e = *t;
   e.addr = t->addr + (uint64_t)(off * (int64_t)pto_dtype_size((pto_dtype)t->dtype));
-  for (int d = 0; d < t->rank; d++) e.shape[d] = 1;
+  for (int d = 0; d < t->rank; d++)
+    e.shape[d] = 1;
   make_region(&e, &r);
   wait_ctx c = {L, &r, tr->buffer};
   for (int k = write ? 0 : 1; k < 2; k++)
@@ -1394,7 +1446,8 @@ pto_status pto__rt_launch_init(pto__rt_launch *L, struct pto__rt_worker *w) {
   pthread_mutex_init(&L->done_mu, NULL);
   pthread_mutex_init(&L->dump.mu, NULL);
   pthread_cond_init(&L->done_cv, NULL);
-  for (int i = 0; i < PTO__RT_STRIPES; i++) pthread_mutex_init(&L->stripes[i], NULL);
+  for (int i = 0; i < PTO__RT_STRIPES; i++)
+    pthread_mutex_init(&L->stripes[i], NULL);
   L->api.version = PTO_ORCH_ABI_VERSION;
   L->api.size = (uint32_t)sizeof L->api;
   L->api.ctx = L;
@@ -1431,7 +1484,8 @@ void pto__rt_launch_fini(pto__rt_launch *L) {
   pthread_mutex_destroy(&L->dump.mu);
   pto__rt_dump_fini(&L->dump);
   pthread_cond_destroy(&L->done_cv);
-  for (int i = 0; i < PTO__RT_STRIPES; i++) pthread_mutex_destroy(&L->stripes[i]);
+  for (int i = 0; i < PTO__RT_STRIPES; i++)
+    pthread_mutex_destroy(&L->stripes[i]);
   pto_status_free(L->fail);
   memset(L, 0, sizeof *L);
 }
@@ -1465,7 +1519,8 @@ void pto__rt_launch_begin(pto__rt_launch *L, const pto_program *prog) {
 
 pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
                                  uint64_t *out_last_end) {
-  while (L->nscopes > 0) end_scope(L);
+  while (L->nscopes > 0)
+    end_scope(L);
   /* The orchestration is done: rather than wait for core threads to wake up and get a CPU, run
    * ready tasks here as an idle core (not in shuffle mode, whose timing is the cores' own). */
   if (!L->w->pool.shuffle)
@@ -1481,7 +1536,8 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
   }
   if (first && last <= first) last = first + 1; /* a clock too coarse to see the tasks run */
   for (size_t i = 0; i < L->ntracks; i++) {
-    for (int k = 0; k < 2; k++) pto__rt_tmap_fini(&L->track_list[i]->acc[k]);
+    for (int k = 0; k < 2; k++)
+      pto__rt_tmap_fini(&L->track_list[i]->acc[k]);
   }
   L->ntracks = 0;
   *out_first_start = first;
@@ -1539,7 +1595,9 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
     pto_task_record *x = &r[t->seq];
     x->task_id = t->seq;
     x->kernel_id = t->kernel_id;
-    x->kernel = !t->fn ? "dummy" : t->kernel_id >= 0 && t->kernel_id < nk ? names[t->kernel_id] : "?";
+    x->kernel = !t->fn                                   ? "dummy"
+                : t->kernel_id >= 0 && t->kernel_id < nk ? names[t->kernel_id]
+                                                         : "?";
     x->core = t->t_start ? t->core : -1;
     x->core_type = t->core_type;
     x->skipped = t->skipped;
@@ -1570,8 +1628,7 @@ void pto__rt_launch_collect_tasks(const pto__rt_launch *L, pto__rt_task_log *log
       if (t->t_end > x->ready_ns) x->ready_ns = t->t_end;
     }
   }
-  if (pto_grow(&log->blocks, sizeof *log->blocks, &log->capblocks, nblocks ? nblocks : 1))
-    goto oom;
+  if (pto_grow(&log->blocks, sizeof *log->blocks, &log->capblocks, nblocks ? nblocks : 1)) goto oom;
   size_t boff = 0;
   for (const pto__rt_task *t = L->tasks_head; t; t = t->next_all) {
     pto_task_record *x = &r[t->seq];

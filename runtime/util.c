@@ -48,7 +48,7 @@ typedef struct pto__rt_slot {
   uint32_t gen;
   uint32_t owner; /* the owner's slot index + 1, or 0 */
   uint32_t owner_gen;
-  uint32_t pins;  /* calls inside the object now; a pinned slot is never reused */
+  uint32_t pins; /* calls inside the object now; a pinned slot is never reused */
   uint8_t kind;
   uint8_t live;
   uint8_t gone;

@@ -86,8 +86,9 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
                 out->platform);
   out->platform = "sim";
   if (out->ncores < 0 || out->ncores > PTO__RT_MAX_CORES)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "ncores %d is out of range (0 for the CPU count, or 1 to %d)",
-                out->ncores, PTO__RT_MAX_CORES);
+    return fail(PTO_STATUS_INVALID_ARGUMENT,
+                "ncores %d is out of range (0 for the CPU count, or 1 to %d)", out->ncores,
+                PTO__RT_MAX_CORES);
   if (out->aic_cores < 0 || out->aiv_cores < 0 || out->aic_cores > PTO__RT_MAX_CORES ||
       out->aiv_cores > PTO__RT_MAX_CORES)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "aic_cores %d / aiv_cores %d: out of range (0 to %d)",
@@ -95,9 +96,10 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
   if (out->aic_cores || out->aiv_cores) {
     int sum = out->aic_cores + out->aiv_cores;
     if (out->ncores && out->ncores != sum)
-      return fail(PTO_STATUS_INVALID_ARGUMENT,
-                  "ncores %d differs from aic_cores %d + aiv_cores %d: set ncores to 0 or to their sum",
-                  out->ncores, out->aic_cores, out->aiv_cores);
+      return fail(
+          PTO_STATUS_INVALID_ARGUMENT,
+          "ncores %d differs from aic_cores %d + aiv_cores %d: set ncores to 0 or to their sum",
+          out->ncores, out->aic_cores, out->aiv_cores);
     if (!out->aic_cores || !out->aiv_cores)
       return fail(PTO_STATUS_INVALID_ARGUMENT,
                   "aic_cores %d / aiv_cores %d: a worker needs at least one core of each type",
@@ -242,7 +244,8 @@ pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *
 
 /* ---- device tensors ---------------------------------------------------------------------- */
 
-/* A handle for nbytes of device memory at addr, linked into w's tensors; NULL when out of memory. */
+/* A handle for nbytes of device memory at addr, linked into w's tensors; NULL when out of memory.
+ */
 static pto__rt_dtensor *new_dtensor(pto__rt_worker *w, uint64_t addr, uint64_t nbytes, int ndim,
                                     const int64_t *shape, pto_dtype dt) {
   pto__rt_dtensor *d = pto_calloc(1, sizeof *d);
@@ -307,7 +310,8 @@ pto_status pto__rt_worker_wrap(pto_worker *wt, uint64_t addr, int rank, const in
   PTO_RETURN_IF_ERROR(enter(wt, fn, &w, &pin));
   pto__rt_obj_unpin(pin); /* the chip's own thread: its worker is not closed meanwhile */
   uint64_t nbytes = pto_dtype_size(dt);
-  for (int d = 0; d < rank; d++) nbytes *= (uint64_t)shape[d];
+  for (int d = 0; d < rank; d++)
+    nbytes *= (uint64_t)shape[d];
   int in1 = addr - w->mem.ext_base < w->mem.ext_size &&
             nbytes <= w->mem.ext_size - (addr - w->mem.ext_base);
   int in2 = addr - w->mem.ext2_base < w->mem.ext2_size &&
@@ -772,8 +776,7 @@ pto_status pto_handle_submit(pto_handle *ht, const pto_arg *args, size_t nargs,
   if (!h)
     return fail(PTO_STATUS_FAILED_PRECONDITION, "pto_handle_submit: %s",
                 pto__rt_gone_text(gone, PTO__RT_OBJ_HANDLE));
-  if (!h->w->async && h->w->in_launch)
-    return leave(pin, not_in_launch(h->w, "pto_handle_submit"));
+  if (!h->w->async && h->w->in_launch) return leave(pin, not_in_launch(h->w, "pto_handle_submit"));
   return leave(pin, pto__rt_async_submit(h->w, h->callable, args, nargs, out_completion));
 }
 
@@ -788,8 +791,7 @@ static pto_status worker_run_in(pto__rt_worker *w, const pto_program *p, const p
   return launch(w, c, args, nargs);
 }
 
-pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *args,
-                          size_t nargs) {
+pto_status pto_worker_run(pto_worker *wt, const pto_program *p, const pto_arg *args, size_t nargs) {
   static const char fn[] = "pto_worker_run";
   pto__rt_worker *w;
   uint32_t pin;
@@ -874,8 +876,8 @@ pto_status pto_worker_last_launch_phases(const pto_worker *wt, const pto_sched_p
 static pto_status worker_set_dump_args_in(pto__rt_worker *w, int level, const char *dir) {
   static const char fn[] = "pto_worker_set_dump_args";
   if (level < 0 || level > 3)
-    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d (0 off, 1 marked, 2 full, 3 hybrid)",
-                fn, level);
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d (0 off, 1 marked, 2 full, 3 hybrid)", fn,
+                level);
   if (level && (!dir || !*dir))
     return fail(PTO_STATUS_INVALID_ARGUMENT, "%s: level %d needs a directory", fn, level);
   PTO_RETURN_IF_ERROR(not_in_launch(w, fn));

@@ -207,8 +207,7 @@ const char *pto__bench_intern(pto_bench_stats *st, const char *name, size_t len)
   if (d->nnames >= UINT32_MAX - 1) return NULL;
   /* Keep the table at most half full. */
   if ((d->nnames + 1) * 2 > d->nslots && rehash(d, d->nslots ? d->nslots * 2 : 16)) return NULL;
-  if (pto_grow(&d->names, sizeof *d->names, &d->names_cap, d->nnames + 1))
-    return NULL;
+  if (pto_grow(&d->names, sizeof *d->names, &d->names_cap, d->nnames + 1)) return NULL;
   char *copy = pto__bench_strndup(name, len);
   if (!copy) return NULL;
   d->names[d->nnames++] = copy;

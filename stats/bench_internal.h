@@ -25,7 +25,6 @@ pto_status pto__bench_oom(const char *what);
  * regular file refused (a FIFO never blocks the run), every failure reported once. */
 pto_status pto__bench_write_output(const char *path, const char *text, const char *what);
 
-
 /* ---- stats storage ---------------------------------------------------------------------- */
 
 typedef struct pto__bench_data {

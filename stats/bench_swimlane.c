@@ -213,9 +213,9 @@ pto_status pto_swimlane_write_launch(const char *path, const pto_launch_record *
   for (size_t i = 0; i < ntasks; i++) {
     const pto_task_record *t = &tasks[i];
     if (t->core < 0) continue;
-    lane[n++] = (pto_swimlane_task){t->core,     t->kernel,   t->task_id, t->deps,
-                                    t->ndeps,    t->ready_ns, t->start_ns, t->end_ns,
-                                    core_type_name(t->core_type)};
+    lane[n++] = (pto_swimlane_task){t->core,     t->kernel, t->task_id,
+                                    t->deps,     t->ndeps,  t->ready_ns,
+                                    t->start_ns, t->end_ns, core_type_name(t->core_type)};
   }
   int nspans = rec ? rec->nspans : 0;
   if (nspans > PTO_LAUNCH_MAX_SPANS) nspans = PTO_LAUNCH_MAX_SPANS;
@@ -238,7 +238,8 @@ static pto_status dump_json(jb *b, json_t *doc, const char *path, const char *wh
 
 static json_t *int_row(jb *b, const int64_t *v, int n) {
   json_t *row = json_array();
-  for (int i = 0; i < n; i++) push(b, row, json_integer((json_int_t)v[i]));
+  for (int i = 0; i < n; i++)
+    push(b, row, json_integer((json_int_t)v[i]));
   return row;
 }
 
@@ -256,7 +257,8 @@ static int cmp_edge(const void *a, const void *b) {
  * each) share their group's id and fill its kernel_ids slots; edges join groups, once each. */
 static pto_status write_deps(const char *path, const pto_task_record *tasks, size_t ntasks) {
   size_t nedges = 0;
-  for (size_t i = 0; i < ntasks; i++) nedges += (size_t)(tasks[i].core >= 0 ? tasks[i].ndeps : 0);
+  for (size_t i = 0; i < ntasks; i++)
+    nedges += (size_t)(tasks[i].core >= 0 ? tasks[i].ndeps : 0);
   edge *edges = pto__bench_calloc(nedges ? nedges : 1, sizeof *edges);
   if (!edges) return pto__bench_oom("deps.json");
   size_t ne = 0;
@@ -331,8 +333,7 @@ static pto_status put_phases(jb *b, json_t *doc, json_t *md, const pto_sched_pha
                              fn, i, p->core, ncores, p->kind, p->start_ns, p->end_ns);
     }
     json_t *o = json_object();
-    put(b, o, "kind",
-        json_string(p->kind == PTO_SCHED_PHASE_DISPATCH ? "dispatch" : "complete"));
+    put(b, o, "kind", json_string(p->kind == PTO_SCHED_PHASE_DISPATCH ? "dispatch" : "complete"));
     put(b, o, "start_cycles", json_integer((json_int_t)p->start_ns));
     put(b, o, "end_cycles", json_integer((json_int_t)p->end_ns));
     put(b, o, "loop_iter", json_integer(p->loop_iter));
@@ -359,11 +360,12 @@ pto_status pto_swimlane_write_records_level(const char *records_path, const char
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_swimlane_write_records: path, tasks or core types missing");
   if (level < 1 || level > 3)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "pto_swimlane_write_records_level: level %d: pto writes levels 1 (AICore "
-                           "rows), 2 (and AICPU rows) and 3 (and scheduler phases); level 4's "
-                           "orchestrator phases are not recorded",
-                           level);
+    return pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "pto_swimlane_write_records_level: level %d: pto writes levels 1 (AICore "
+        "rows), 2 (and AICPU rows) and 3 (and scheduler phases); level 4's "
+        "orchestrator phases are not recorded",
+        level);
   if (level == 3 && !phases)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_swimlane_write_records_level: level 3 needs the launch's "
@@ -402,8 +404,8 @@ pto_status pto_swimlane_write_records_level(const char *records_path, const char
       const pto_block_record *blk = nb > 1 ? &t->blocks[k] : &one;
       if (blk->core < 0) continue;
       reg++;
-      int64_t a[6] = {blk->core, (int64_t)t->group_id, reg, (int64_t)blk->start_ns,
-                      (int64_t)blk->end_ns, 0};
+      int64_t a[6] = {
+          blk->core, (int64_t)t->group_id, reg, (int64_t)blk->start_ns, (int64_t)blk->end_ns, 0};
       push(&b, aicore, int_row(&b, a, 6));
       int64_t d[4] = {blk->core, reg, dispatch, (int64_t)blk->end_ns};
       if (level >= 2) push(&b, srows, int_row(&b, d, 4));
@@ -559,7 +561,8 @@ pto_status pto_swimlane_write_worker_records(pto_worker *w, const char *records_
   int ncores = pto_worker_core_count(w);
   int *types = pto_calloc((size_t)(ncores > 0 ? ncores : 1), sizeof *types);
   if (!types) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  for (int c = 0; c < ncores; c++) types[c] = pto_worker_core_type(w, c);
+  for (int c = 0; c < ncores; c++)
+    types[c] = pto_worker_core_type(w, c);
   const char *slash = strrchr(records_path, '/');
   int dirlen = slash ? (int)(slash - records_path) + 1 : 0;
   char deps[PATH_MAX], names[PATH_MAX], map[PATH_MAX];
@@ -585,8 +588,7 @@ pto_status pto_swimlane_write_worker_records(pto_worker *w, const char *records_
   return s;
 }
 
-pto_status pto_dist_swimlane_records_on_chip_call(void *ctx, pto_worker *chip, int rank,
-                                                  int call) {
+pto_status pto_dist_swimlane_records_on_chip_call(void *ctx, pto_worker *chip, int rank, int call) {
   const char *file = ctx;
   if (!file)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,

@@ -41,13 +41,16 @@ void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st) {
   if (d) {
     free(d->per_round);
     free(d->per_rank);
-    for (int i = 0; i < st->nslots; i++) pto_bench_stats_destroy(d->slots[i].stats);
+    for (int i = 0; i < st->nslots; i++)
+      pto_bench_stats_destroy(d->slots[i].stats);
     free(d->slots);
     free(d->groups);
     free(d->round_n);
-    for (int r = 0; r < st->rounds && d->rounds; r++) free(d->rounds[r]);
+    for (int r = 0; r < st->rounds && d->rounds; r++)
+      free(d->rounds[r]);
     free(d->rounds);
-    for (int i = 0; i < d->nnames; i++) free(d->names[i]);
+    for (int i = 0; i < d->nnames; i++)
+      free(d->names[i]);
     free(d->names);
     free(d);
   }
@@ -68,8 +71,8 @@ static void samples_of(const pto_launch_record *l, double out[3]) {
   pto_status s = pto__bench_begin_launch(one, 0, 0, l->inv, l->hid);
   for (int k = 0; !s && k < l->nspans; k++) {
     const char *in = pto__bench_intern(one, l->spans[k].name, strlen(l->spans[k].name));
-    s = in ? pto__bench_add_span(one, in, l->spans[k].depth, l->spans[k].ts_ns,
-                                 l->spans[k].dur_ns, l->spans[k].is_device)
+    s = in ? pto__bench_add_span(one, in, l->spans[k].depth, l->spans[k].ts_ns, l->spans[k].dur_ns,
+                                 l->spans[k].is_device)
            : pto__bench_oom("span names");
   }
   if (!s) s = pto__bench_finish(one);
@@ -139,8 +142,10 @@ static pto_status fold(pto_dist_bench_stats *st, const double *host_us, win *con
   for (int r = 1; r < R; r++) {
     for (int k = 0; k < n; k++) {
       int c0 = 0, c1 = 0;
-      for (int i = 0; i < d->round_n[0]; i++) c0 += d->rounds[0][i].rank == k;
-      for (int i = 0; i < d->round_n[r]; i++) c1 += d->rounds[r][i].rank == k;
+      for (int i = 0; i < d->round_n[0]; i++)
+        c0 += d->rounds[0][i].rank == k;
+      for (int i = 0; i < d->round_n[r]; i++)
+        c1 += d->rounds[r][i].rank == k;
       if (c0 != c1) st->fallback_flattened = 1;
     }
     if (d->round_n[r] != d->round_n[0]) {
@@ -222,7 +227,8 @@ static pto_status groups(pto_dist_bench_stats *st) {
   pto__dist_bench_data *d = st->priv;
   d->groups = pto_calloc((size_t)(d->nnames ? d->nnames : 1), sizeof *d->groups);
   size_t total = 0;
-  for (int r = 0; r < st->rounds; r++) total += (size_t)d->round_n[r];
+  for (int r = 0; r < st->rounds; r++)
+    total += (size_t)d->round_n[r];
   double *v = pto_malloc(sizeof(double) * (total ? total : 1));
   if (!d->groups || !v) {
     free(v);
@@ -275,7 +281,8 @@ static pto_status builder_begin(builder *b, int rounds, int warmup, int nranks) 
 }
 
 static void builder_free(builder *b) {
-  for (int r = 0; b->wins && r < b->rounds; r++) free(b->wins[r]);
+  for (int r = 0; b->wins && r < b->rounds; r++)
+    free(b->wins[r]);
   free(b->wins);
   free(b->host);
   pto_dist_bench_stats_destroy(b->st);
@@ -395,7 +402,8 @@ static const char *field(const char *p, const char *end, const char *key, size_t
   for (const char *q = p; q + kl < end; q++) {
     if ((q == p || q[-1] == ' ') && !strncmp(q, key, kl) && q[kl] == '=') {
       const char *v = q + kl + 1, *e = v;
-      while (e < end && *e != ' ' && *e != '\n' && *e != '\r') e++;
+      while (e < end && *e != ' ' && *e != '\n' && *e != '\r')
+        e++;
       *out_len = (size_t)(e - v);
       return v;
     }
@@ -478,11 +486,12 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
     }
   pto_status s = PTO_OK;
   if (nrounds <= warmup) {
-    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "no L3 runs to measure: the log holds %d node.graph_build record%s (l3=1) and "
-                        "%d are warmup; write it with PTO_LOG_LEVEL=timing (or pto run --trace) "
-                        "around a distributed worker's runs",
-                        nrounds, nrounds == 1 ? "" : "s", warmup);
+    s = pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "no L3 runs to measure: the log holds %d node.graph_build record%s (l3=1) and "
+        "%d are warmup; write it with PTO_LOG_LEVEL=timing (or pto run --trace) "
+        "around a distributed worker's runs",
+        nrounds, nrounds == 1 ? "" : "s", warmup);
     free(recs);
     return s;
   }
@@ -546,8 +555,10 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
     pto_dist_run_record rr = {hr->ts, hr->dur, nd, disp, 0};
     s = builder_add(&b, round - warmup, &rr, (double)hr->dur / 1e3);
   }
-  if (!s) s = builder_finish(&b, out);
-  else if (round >= warmup) builder_free(&b);
+  if (!s)
+    s = builder_finish(&b, out);
+  else if (round >= warmup)
+    builder_free(&b);
   free(disp);
   free(recs);
   return s;
@@ -565,8 +576,8 @@ static void row(pto_text *t, const char *label, const pto_bench_summary *s) {
 }
 
 static void header(pto_text *t, const char *title) {
-  pto_text_printf(t, "%-34s %5s %10s %10s %10s %10s %9s\n", title, "n", "min us", "median",
-                  "mean", "max", "stdev");
+  pto_text_printf(t, "%-34s %5s %10s %10s %10s %10s %9s\n", title, "n", "min us", "median", "mean",
+                  "max", "stdev");
 }
 
 pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st, char **out_text) {
@@ -629,7 +640,8 @@ pto_status pto_dist_bench_stats_to_json(const pto_dist_bench_stats *st, char **o
   json_t *samples = json_object();
   for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++) {
     json_t *a = json_array();
-    for (int r = 0; r < st->rounds; r++) json_array_append_new(a, num(st->per_round[m][r]));
+    for (int r = 0; r < st->rounds; r++)
+      json_array_append_new(a, num(st->per_round[m][r]));
     json_object_set_new(samples, pto_dist_metric_name((pto_dist_metric)m), a);
   }
   json_object_set_new(per_round, "samples", samples);

@@ -18,8 +18,8 @@ typedef struct bench_args {
   int strict_cores; /* --strict-cores */
   cli_stats_view view;
   const char *swimlane;
-  cli_dispatch_sel sel; /* host programs: the dispatch whose tree --tree prints */
-  cli_records records; /* --swimlane-records, --swimlane-level */
+  cli_dispatch_sel sel;  /* host programs: the dispatch whose tree --tree prints */
+  cli_records records;   /* --swimlane-records, --swimlane-level */
   const char *transport; /* --transport */
   cli_timeline timeline;
   const char *dump_dir; /* --dump-args */
@@ -80,14 +80,16 @@ static void on_progress(void *ctx, int done, int total) {
 static int bench_host(const bench_args *a, const pto_program *prog, const pto_arg *args) {
   const pto_signature *sig = pto_program_signature(prog);
   if (a->swimlane) {
-    cli_usage_error(k_cmd, "--swimlane draws one chip's launch; a host program runs on %d chips "
-                           "(use --json for every dispatch)",
+    cli_usage_error(k_cmd,
+                    "--swimlane draws one chip's launch; a host program runs on %d chips "
+                    "(use --json for every dispatch)",
                     pto_program_device_count(prog));
     return PTO_EXIT_USAGE;
   }
   if (a->records.path || a->dump_dir) {
-    cli_usage_error(k_cmd, "%s of a host program: use 'pto run', which writes one set per call "
-                           "of each of its %d chips",
+    cli_usage_error(k_cmd,
+                    "%s of a host program: use 'pto run', which writes one set per call "
+                    "of each of its %d chips",
                     a->dump_dir ? "--dump-args" : "--swimlane-records",
                     pto_program_device_count(prog));
     return PTO_EXIT_USAGE;
@@ -120,8 +122,8 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
     printf("%s\n", text);
     goto done;
   }
-  printf("bench host @%s on sim: %d devices (transport %s), %d runs after %d warmup\n",
-         sig->entry, nd, pto_dist_worker_transport(dw), st->rounds, st->warmup);
+  printf("bench host @%s on sim: %d devices (transport %s), %d runs after %d warmup\n", sig->entry,
+         nd, pto_dist_worker_transport(dw), st->rounds, st->warmup);
   if ((s = pto_dist_bench_stats_render(st, &text))) goto done;
   fputs(text, stdout);
   rc = cli_print_dist_tree(k_cmd, st, &a->view, &a->sel);
@@ -172,8 +174,8 @@ int cmd_bench(int argc, char **argv) {
   pto_bench_options_init(&opt);
   opt.rounds = a.rounds;
   opt.warmup = a.warmup;
-  progress pr = {{"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL, 0, NULL, a.dump_dir,
-                 a.dump_level};
+  progress pr = {
+      {"bench", "launches", -1, 0}, isatty(STDERR_FILENO), NULL, 0, NULL, a.dump_dir, a.dump_level};
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.strict_cores = a.strict_cores != 0;
@@ -181,8 +183,7 @@ int cmd_bench(int argc, char **argv) {
   if (a.dump_dir) {
     /* Only the last launch dumps, so the others are measured as without the option. */
     pr.dump_last = w;
-    if (a.warmup + a.rounds == 1 &&
-        (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir)))
+    if (a.warmup + a.rounds == 1 && (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir)))
       goto out;
   }
   if (a.swimlane || a.records.path || cli_timeline_wanted(&a.timeline)) {

@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "pto/base.h"
 #include "pto/cache.h"
-#include "pto/base.h"
 #include "pto/manifest.h"
 
 static const char *k_cmd = "cache";
@@ -475,7 +474,8 @@ int cmd_cache(int argc, char **argv) {
     }
   }
   if (!sub)
-    return cli_usage_error(k_cmd, "which one: stats, ls, show KEY, rm KEY..., verify, gc or clear?");
+    return cli_usage_error(k_cmd,
+                           "which one: stats, ls, show KEY, rm KEY..., verify, gc or clear?");
   int takes_key = !strcmp(sub, "show");
   if (arg && !takes_key) return cli_usage_error(k_cmd, "%s takes no argument ('%s')", sub, arg);
   if (max_size && strcmp(sub, "gc") != 0)
@@ -497,8 +497,8 @@ int cmd_cache(int argc, char **argv) {
   if (!strcmp(sub, "verify")) return do_verify();
   if (!strcmp(sub, "gc")) return do_gc(max_size);
   if (!strcmp(sub, "clear")) return do_clear();
-  return cli_usage_error(k_cmd, "'%s' is not a cache command: stats, ls, show, rm, verify, gc, clear",
-                         sub);
+  return cli_usage_error(
+      k_cmd, "'%s' is not a cache command: stats, ls, show, rm, verify, gc, clear", sub);
 }
 
 const pto_cmd cli_cmd_cache = {

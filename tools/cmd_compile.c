@@ -7,8 +7,8 @@
 
 #include "cli.h"
 #include "inputs.h"
-#include "pto/cache.h"
 #include "pto/base.h"
+#include "pto/cache.h"
 #include "pto/manifest.h"
 
 void cli_compile_args_init(cli_compile_args *a) {
@@ -168,11 +168,14 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
   pto_ir_program *ir = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_parse_file(prog, &ir));
   pto_status s = pto_ir_verify(ir);
-  if (!s) s = a->no_cache ? pto_compile_uncached(ir, &a->opt, out_program)
-                          : pto_compile(ir, &a->opt, out_program);
+  if (!s)
+    s = a->no_cache ? pto_compile_uncached(ir, &a->opt, out_program)
+                    : pto_compile(ir, &a->opt, out_program);
   cli_progress_end(&a->progress);
-  if (s || !out_ir) pto_ir_program_destroy(ir);
-  else *out_ir = ir;
+  if (s || !out_ir)
+    pto_ir_program_destroy(ir);
+  else
+    *out_ir = ir;
   return s;
 }
 
@@ -185,7 +188,8 @@ static void depfile_path(pto_text *t, const char *p) {
   for (; *p; p++) {
     if (*p == '\\') {
       size_t n = strspn(p, "\\");
-      for (size_t i = 0; i < (depfile_special(p[n]) ? 2 * n : n); i++) pto_text_puts(t, "\\");
+      for (size_t i = 0; i < (depfile_special(p[n]) ? 2 * n : n); i++)
+        pto_text_puts(t, "\\");
       p += n - 1;
       continue;
     }
@@ -265,9 +269,9 @@ int cmd_compile(int argc, char **argv) {
   if (!src) return cli_usage_error(cmd, "no program given");
   if (!out_dir) return cli_usage_error(cmd, "no output directory: pass -o DIR");
   if (cli_check_output_path(cmd, "-o", out_dir, 1)) return PTO_EXIT_USAGE;
-  if (a.depfile && (cli_check_output_path(cmd, "--depfile", a.depfile, 0) ||
-                    check_depfile_path(cmd, "source", src) ||
-                    check_depfile_path(cmd, "work dir", out_dir)))
+  if (a.depfile &&
+      (cli_check_output_path(cmd, "--depfile", a.depfile, 0) ||
+       check_depfile_path(cmd, "source", src) || check_depfile_path(cmd, "work dir", out_dir)))
     return PTO_EXIT_USAGE;
   pto_ir_program *ir = NULL;
   pto_status s = pto_ir_parse_file(src, &ir);
@@ -319,7 +323,8 @@ const pto_cmd cli_cmd_compile = {
     "  --remote-cache URL     a second cache level shared between machines (default\n"
     "                         $PTO_REMOTE_CACHE): http://HOST/PATH or redis://HOST[:PORT][/DB];\n"
     "                         entries signed with $PTO_REMOTE_CACHE_KEY (docs/remote-cache.md)\n"
-    "  --force                compile into a DIR that holds hand edits or files pto did not write:\n"
+    "  --force                compile into a DIR that holds hand edits or files pto did not "
+    "write:\n"
     "                         hand edits are overwritten; files pto did not write are kept, and\n"
     "                         a program with a file of such a name (or below a symlink) is\n"
     "                         refused (without --force, any such DIR is refused; files of a\n"

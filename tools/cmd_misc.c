@@ -56,10 +56,14 @@ int cmd_fmt(int argc, char **argv) {
   int in_place = 0;
   const char *file = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-i")) in_place = 1;
-    else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-    else if (!file) file = argv[i];
-    else return cli_usage_error(cmd, "one file at a time: '%s' and '%s'", file, argv[i]);
+    if (!strcmp(argv[i], "-i"))
+      in_place = 1;
+    else if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    else if (!file)
+      file = argv[i];
+    else
+      return cli_usage_error(cmd, "one file at a time: '%s' and '%s'", file, argv[i]);
   }
   if (!file) return cli_usage_error(cmd, "no file given");
   pto_ir_program *p = NULL;
@@ -69,8 +73,10 @@ int cmd_fmt(int argc, char **argv) {
   if (!s) s = pto_ir_format(p, &text);
   if (!s) s = check_comments(file, p, text);
   /* The file is replaced only once the whole new text exists: a bad program is never touched. */
-  if (!s && in_place) s = write_atomically(file, text);
-  else if (!s) fputs(text, stdout);
+  if (!s && in_place)
+    s = write_atomically(file, text);
+  else if (!s)
+    fputs(text, stdout);
   pto_free(text);
   pto_ir_program_destroy(p);
   return s ? cli_fail(cmd, s) : PTO_EXIT_OK;
@@ -80,7 +86,8 @@ int cmd_check(int argc, char **argv) {
   const char *cmd = "check";
   int nfiles = 0, nbad = 0, usage = 0;
   for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     nfiles++;
     pto_ir_program *p = NULL;
     pto_status s = pto_ir_parse_file(argv[i], &p);
@@ -100,7 +107,8 @@ int cmd_build_id(int argc, char **argv) {
   const char *cmd = "build-id";
   int nfiles = 0, rc = PTO_EXIT_OK;
   for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     nfiles++;
     uint8_t id[64];
     size_t len = 0;
@@ -118,7 +126,8 @@ int cmd_build_id(int argc, char **argv) {
     } else if (!s) {
       pto_hid_format(pto_hid_from_build_id(id, len), hex);
       printf("%s: hid=%s build-id=", argv[i], hex);
-      for (size_t j = 0; j < len; j++) printf("%02x", id[j]);
+      for (size_t j = 0; j < len; j++)
+        printf("%02x", id[j]);
       printf("\n");
     }
     if (s) rc = cli_fail(cmd, s);

@@ -139,14 +139,14 @@ void cli_note_mpi_launch(const char *cmd, const char *transport) {
             cmd, np);
 }
 
-int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i,
-                               const char **out) {
+int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out) {
   const char *arg = argv[*i];
   if (strcmp(arg, "--transport") != 0 && strncmp(arg, "--transport=", 12) != 0) return 0;
   const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || (strcmp(val, "shm") != 0 && strcmp(val, "mpi") != 0))
-    return cli_usage_error(cmd, "--transport %s: the transports are shm (one host, the default) "
-                                "and mpi (under mpirun, in a build with -DPTO_MPI=ON)",
+    return cli_usage_error(cmd,
+                           "--transport %s: the transports are shm (one host, the default) "
+                           "and mpi (under mpirun, in a build with -DPTO_MPI=ON)",
                            val ? val : "needs a value:"),
            -1;
   *out = val;
@@ -163,7 +163,8 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
   const char *val = arg[18] == '=' ? arg + 19 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
-  out->path = val; /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
+  out->path =
+      val; /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
   return 1;
 }
 
@@ -185,9 +186,10 @@ int cli_check_dump_options(const char *cmd, const char *dir, int *level) {
   if (!dir) return 0;
   if (!*level) *level = 2;
   if (*level > 3)
-    return cli_usage_error(cmd, "--dump-level %d: the levels are 1 (the arguments "
-                                "CoreTaskArgs::dump marks), 2 (every argument with its data, "
-                                "the default) and 3 (every argument, data for the marked only)",
+    return cli_usage_error(cmd,
+                           "--dump-level %d: the levels are 1 (the arguments "
+                           "CoreTaskArgs::dump marks), 2 (every argument with its data, "
+                           "the default) and 3 (every argument, data for the marked only)",
                            *level),
            -1;
   return cli_check_output_path(cmd, "--dump-args", dir, 1);
@@ -201,10 +203,11 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
   if (!path) return 0;
   if (!r->level) r->level = 3;
   if (r->level > 3)
-    return cli_usage_error(cmd, "--swimlane-level %d: the levels are 1 (AICore rows), 2 (and "
-                                "AICPU dispatch/finish rows) and 3 (and the scheduler phases, "
-                                "the default); pto does not record level 4's orchestrator "
-                                "phases",
+    return cli_usage_error(cmd,
+                           "--swimlane-level %d: the levels are 1 (AICore rows), 2 (and "
+                           "AICPU dispatch/finish rows) and 3 (and the scheduler phases, "
+                           "the default); pto does not record level 4's orchestrator "
+                           "phases",
                            r->level),
            -1;
   char dir[PATH_MAX];
@@ -395,9 +398,8 @@ int cmd_run(int argc, char **argv) {
                     (int)pto_program_device_id(prog, r));
     printf("ran host @%s on sim%s%s: %d device%s (%s), %d orch function%s, host wall %.1f us\n",
            sig->entry, a.transport && !strcmp(a.transport, "mpi") ? " over " : "",
-           a.transport && !strcmp(a.transport, "mpi") ? transport : "", nd, nd == 1 ? "" : "s",
-           set, pto_program_callee_count(prog), pto_program_callee_count(prog) == 1 ? "" : "s",
-           host_us);
+           a.transport && !strcmp(a.transport, "mpi") ? transport : "", nd, nd == 1 ? "" : "s", set,
+           pto_program_callee_count(prog), pto_program_callee_count(prog) == 1 ? "" : "s", host_us);
     const char *rp = a.records.path;
     if (rp)
       printf("swimlane records (level %d): one set per call of each rank in "
@@ -413,8 +415,8 @@ int cmd_run(int argc, char **argv) {
   pto_run_config_init(&cfg);
   cfg.strict_cores = a.strict_cores != 0;
   /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
-  cfg.record_tasks = a.swimlane != NULL || a.records.path != NULL ||
-                     cli_timeline_wanted(&a.timeline) || a.trace;
+  cfg.record_tasks =
+      a.swimlane != NULL || a.records.path != NULL || cli_timeline_wanted(&a.timeline) || a.trace;
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   if (a.records.level >= 3 && (s = pto_worker_set_record_phases(w, true))) goto out;
   if (a.dump_dir && (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir))) goto out;
@@ -490,7 +492,8 @@ const pto_cmd cli_cmd_run = {
     "\n"
     "Runs PROG once on a sim worker. PROG is a .ptir file (compiled through the binary cache) or "
     "a\n"
-    "work dir made by 'pto compile' (hand-edited sources are rebuilt first). A program with a host\n"
+    "work dir made by 'pto compile' (hand-edited sources are rebuilt first). A program with a "
+    "host\n"
     "entry (L3) runs on a distributed worker: one chip process per device of its device set\n"
     "(--devices), the host function in this process; --check then compares with the reference\n"
     "interpreter running one simulated rank per device. PTO_DIST_TIMEOUT_MS bounds every\n"

@@ -130,10 +130,10 @@ int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const c
   int n = st->per_dispatch ? st->nslots : 0, slot = d->slot < 0 ? 0 : d->slot;
   for (int i = 0; i < n; i++) {
     const pto_dist_bench_slot *sl = &st->per_dispatch[i];
-    int chosen = d->rank < 0 && d->pid < 0 ? n == 1
-                                           : (d->rank < 0 || sl->rank == d->rank) &&
-                                                 (d->pid < 0 || sl->pid == d->pid) &&
-                                                 sl->slot == slot;
+    int chosen = d->rank < 0 && d->pid < 0
+                     ? n == 1
+                     : (d->rank < 0 || sl->rank == d->rank) && (d->pid < 0 || sl->pid == d->pid) &&
+                           sl->slot == slot;
     if (chosen) pick = sl;
   }
   if (!pick)
@@ -157,14 +157,18 @@ static int trace_l3(const char *log, const char *text, size_t len, const cli_sta
   char *out = NULL;
   pto_status s = pto_dist_trace_parse(text, len, warmup < 0 ? 0 : warmup, &st);
   if (s) return cli_fail(k_cmd, pto_status_annotate(s, "%s", log));
-  if (view->json) s = pto_dist_bench_stats_to_json(st, &out);
-  else s = pto_dist_bench_stats_render(st, &out);
+  if (view->json)
+    s = pto_dist_bench_stats_to_json(st, &out);
+  else
+    s = pto_dist_bench_stats_render(st, &out);
   int rc = PTO_EXIT_OK;
   if (!s) {
     if (!view->json) printf("%s: distributed runs\n", log);
     fputs(out, stdout);
-    if (view->json) putchar('\n');
-    else rc = cli_print_dist_tree(k_cmd, st, view, sel);
+    if (view->json)
+      putchar('\n');
+    else
+      rc = cli_print_dist_tree(k_cmd, st, view, sel);
   }
   free(out);
   pto_dist_bench_stats_destroy(st);
@@ -204,7 +208,8 @@ int cmd_trace(int argc, char **argv) {
     size_t len = 0;
     pto_status rs = strcmp(log, "-") ? pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len) : PTO_OK;
     if (!rs && text && memmem(text, len, " l3=1", 5) &&
-        (memmem(text, len, "name=node.graph_build", 21) || memmem(text, len, "name=host.run", 13))) {
+        (memmem(text, len, "name=node.graph_build", 21) ||
+         memmem(text, len, "name=host.run", 13))) {
       int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup, &sel);
       pto_free(text);
       return rc;

@@ -7,8 +7,8 @@
 #include <stddef.h>
 
 #include "cli.h"
-#include "tensor_data.h"
 #include "pto/runtime.h"
+#include "tensor_data.h"
 
 /* --devices N (ids 0..N-1) or --devices ID,ID,... (docs/cli.md): parses text into out (up to
  * PTO_MAX_DEVICES ids: distinct, >= 0; N >= 1) and returns the count, or -1 with a message in
@@ -58,8 +58,8 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
 /* What run and bench both need before a launch: allocates the parameters of sig and their
  * launch arguments (host tensors and scalars) and binds them with cli_bind_inputs. On failure
  * the caller still frees whatever was set, with cli_params_free. */
-pto_status cli_prepare_params(const pto_signature *sig, const cli_inputs *a,
-                              cli_param **out_pd, pto_arg **out_args);
+pto_status cli_prepare_params(const pto_signature *sig, const cli_inputs *a, cli_param **out_pd,
+                              pto_arg **out_args);
 /* Frees pd[0..nparams), their data, and args (each may be NULL). */
 void cli_params_free(cli_param *pd, pto_arg *args, int nparams);
 

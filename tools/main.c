@@ -13,26 +13,26 @@
 #include "pto/base.h"
 #include "pto/dist.h"
 
-static const pto_cmd *const k_cmds[] = {&cli_cmd_compile, &cli_cmd_run,      &cli_cmd_bench,
-                                        &cli_cmd_fmt,     &cli_cmd_check,    &cli_cmd_build_id,
-                                        &cli_cmd_cache,   &cli_cmd_rebuild,  &cli_cmd_trace};
+static const pto_cmd *const k_cmds[] = {&cli_cmd_compile, &cli_cmd_run,     &cli_cmd_bench,
+                                        &cli_cmd_fmt,     &cli_cmd_check,   &cli_cmd_build_id,
+                                        &cli_cmd_cache,   &cli_cmd_rebuild, &cli_cmd_trace};
 enum { NCMDS = sizeof k_cmds / sizeof k_cmds[0] };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: pto <command> [options]\n"
-          "\n"
-          "pto compiles PTIR tile-kernel programs ahead of time, caches the binaries and runs them\n"
-          "on the sim platform (a CPU device).\n"
-          "\n"
-          "commands:\n");
-  for (int i = 0; i < NCMDS; i++) fprintf(f, "  %-10s %s\n", k_cmds[i]->name, k_cmds[i]->summary);
-  fprintf(f,
-          "\n"
-          "'pto <command> --help' explains a command, with an example.\n"
-          "\n"
-          "example:\n"
-          "  pto run examples/add.ptir --dim M=100 --check\n");
+  fprintf(
+      f, "usage: pto <command> [options]\n"
+         "\n"
+         "pto compiles PTIR tile-kernel programs ahead of time, caches the binaries and runs them\n"
+         "on the sim platform (a CPU device).\n"
+         "\n"
+         "commands:\n");
+  for (int i = 0; i < NCMDS; i++)
+    fprintf(f, "  %-10s %s\n", k_cmds[i]->name, k_cmds[i]->summary);
+  fprintf(f, "\n"
+             "'pto <command> --help' explains a command, with an example.\n"
+             "\n"
+             "example:\n"
+             "  pto run examples/add.ptir --dim M=100 --check\n");
 }
 
 int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir) {

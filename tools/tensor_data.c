@@ -16,9 +16,9 @@
 #define DATA_REGION_MIN 65536
 
 static struct {
-  uint8_t *base;  /* NULL: not reserved (or the reservation failed: calloc only) */
-  size_t used;    /* bytes carved, 64-byte aligned */
-  int live;       /* carves not yet freed */
+  uint8_t *base; /* NULL: not reserved (or the reservation failed: calloc only) */
+  size_t used;   /* bytes carved, 64-byte aligned */
+  int live;      /* carves not yet freed */
   int failed;
 } g_data;
 

@@ -181,7 +181,8 @@ static struct {
 
 static const char *rel_of(const char *path) {
   const char *rel = path + g_walk.skip;
-  while (*rel == '/') rel++;
+  while (*rel == '/')
+    rel++;
   return rel;
 }
 
@@ -399,8 +400,8 @@ static int publish(const char *cmd, const char *dir, const char *tmp, const wd_l
 }
 
 /* Refuses (usage error, 2) a DIR holding hand edits or files pto did not write, unless force. */
-static int check_dir(const char *cmd, const char *dir, int force, const wd_list *own,
-                     int record, int is_pto_dir) {
+static int check_dir(const char *cmd, const char *dir, int force, const wd_list *own, int record,
+                     int is_pto_dir) {
   memset(&g_walk, 0, sizeof g_walk);
   g_walk.skip = strlen(dir);
   g_walk.own = is_pto_dir ? own : NULL;
@@ -429,8 +430,8 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
   if (s) return cli_fail(cmd, s);
   int lock = cli_lock_dir(cmd, dir, 1);
   if (lock < 0)
-    return cli_fail(cmd, pto_status_make(PTO_STATUS_IO, "-o %s: cannot lock it: %s", dir,
-                                         strerror(errno)));
+    return cli_fail(
+        cmd, pto_status_make(PTO_STATUS_IO, "-o %s: cannot lock it: %s", dir, strerror(errno)));
   reclaim_build_dirs(dir);
   wd_list own;
   memset(&own, 0, sizeof own);

@@ -342,10 +342,12 @@ static void evict_caches(void) {
   const size_t n = (128u << 20) / sizeof(float);
   if (!buf) {
     buf = xalloc(n * sizeof(float));
-    for (size_t i = 0; i < n; i++) buf[i] = (float)(i & 7);
+    for (size_t i = 0; i < n; i++)
+      buf[i] = (float)(i & 7);
   }
   float acc = 0;
-  for (size_t i = 0; i < n; i += 16) acc += buf[i];
+  for (size_t i = 0; i < n; i += 16)
+    acc += buf[i];
   g_evict_sink = acc;
 }
 
@@ -682,8 +684,8 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores, int bf1
   compare("matmul: pto kernel direct vs pto runtime", d, got, numel, 1e-30, 0);
   if (have_peer) {
     /* Different summation orders: compare relative to the row's magnitude (|a| |b| sum ~ n/4). */
-    compare(bf16 ? "matmul bf16: pto runtime vs OpenBLAS" : "matmul: pto runtime vs OpenBLAS",
-            got, c, numel, (double)n / 16, 1e-5);
+    compare(bf16 ? "matmul bf16: pto runtime vs OpenBLAS" : "matmul: pto runtime vs OpenBLAS", got,
+            c, numel, (double)n / 16, 1e-5);
   }
   /* 64 entries: the interpreter's numbers (fmaf in k order) bit for bit, and a double-precision
    * dot product within rounding */
@@ -781,8 +783,8 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   int have_peer = sgemv || sgemm;
   int64_t n = k;
   size_t wn = (size_t)(k * n), xn = (size_t)(m * k), yn = (size_t)(m * n);
-  float *x = xalloc(xn * 4), *wt = xalloc_huge(wn * 4), *yd = xalloc(yn * 4),
-        *yp = xalloc(yn * 4), *wc = xalloc_huge(wn * 4);
+  float *x = xalloc(xn * 4), *wt = xalloc_huge(wn * 4), *yd = xalloc(yn * 4), *yp = xalloc(yn * 4),
+        *wc = xalloc_huge(wn * 4);
   fill(x, xn, 6, -1, 1);
   fill(wt, wn, 7, -1, 1);
   memset(yd, 0, yn * 4);
@@ -849,8 +851,8 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
       for (int64_t q = 0; q < k; q++)
         f = fmaf(x[i * k + q], wt[q * n + j], f);
       if (memcmp(&f, &got[i * n + j], sizeof f)) {
-        fprintf(stderr, "decode: [%lld,%lld] is %a, the fmaf chain in k order %a\n",
-                (long long)i, (long long)j, (double)got[i * n + j], (double)f);
+        fprintf(stderr, "decode: [%lld,%lld] is %a, the fmaf chain in k order %a\n", (long long)i,
+                (long long)j, (double)got[i * n + j], (double)f);
         exit(1);
       }
     }
@@ -935,13 +937,15 @@ int main(int argc, char **argv) {
   const char *ssb = getenv("PTO_BENCH_STREAM_STORE_BYTES");
   if (ssb && *ssb) g_stream_store_bytes = strtoull(ssb, NULL, 0);
   cfg.stream_store_bytes = g_stream_store_bytes;
-  uint64_t need = 3 * (uint64_t)ew * (uint64_t)ew * 4, dneed = 2 * (uint64_t)decode_k * decode_k * 4;
+  uint64_t need = 3 * (uint64_t)ew * (uint64_t)ew * 4,
+           dneed = 2 * (uint64_t)decode_k * decode_k * 4;
   need = need > dneed ? need : dneed;
   cfg.device_memory_bytes = need + (256u << 20);
   pto_worker *w = NULL;
   CHECK(pto_worker_open(&cfg, &w));
   int nc = pto_worker_core_count(w), naiv = 0;
-  while (naiv < nc && pto_worker_core_type(w, naiv) == PTO_CORE_AIV) naiv++;
+  while (naiv < nc && pto_worker_core_type(w, naiv) == PTO_CORE_AIV)
+    naiv++;
   printf("bench_kernels %ld %ld %ld %ld %d: sim worker%s%s with %d cores (%d AIC + %d AIV), stores "
          "past the cache from %llu bytes of a task's buffers\n",
          ew, sm, mm, reps, ncores, cores ? " PTO_BENCH_CORES=" : "", cores ? cores : "", nc,

@@ -120,10 +120,14 @@ int main(int argc, char **argv) {
   float *t = malloc((size_t)V * 64 * 4), *o = malloc(64 * 64 * 4);
   int32_t *m = malloc(32 * 4), *si = malloc(32 * 64 * 4), *ix = malloc(64 * 4);
   srand(1);
-  for (int i = 0; i < 64 * 64; i++) a[i] = (float)rand() / RAND_MAX - 0.5f;
-  for (int i = 0; i < 32 * 64; i++) s[i] = (float)rand() / RAND_MAX - 0.5f;
-  for (int64_t i = 0; i < V * 64; i++) t[i] = (float)i;
-  for (int i = 0; i < 64; i++) ix[i] = (int32_t)(((int64_t)rand() * 7919) % V);
+  for (int i = 0; i < 64 * 64; i++)
+    a[i] = (float)rand() / RAND_MAX - 0.5f;
+  for (int i = 0; i < 32 * 64; i++)
+    s[i] = (float)rand() / RAND_MAX - 0.5f;
+  for (int64_t i = 0; i < V * 64; i++)
+    t[i] = (float)i;
+  for (int i = 0; i < 64; i++)
+    ix[i] = (int32_t)(((int64_t)rand() * 7919) % V);
   pto_kernel_tensor ta[2] = {desc(a, PTO_DTYPE_F32, 64, 64), desc(b, PTO_DTYPE_F32, 64, 64)};
   pto_kernel_tensor tm[2] = {desc(s, PTO_DTYPE_F32, 32, 64), desc(m, PTO_DTYPE_I32, 32, 1)};
   pto_kernel_tensor ts[2] = {desc(s, PTO_DTYPE_F32, 32, 64), desc(si, PTO_DTYPE_I32, 32, 64)};
@@ -132,7 +136,8 @@ int main(int argc, char **argv) {
   const pto_kernel_tensor *args[4] = {ta, tm, ts, tr};
   static const double elems[4] = {64 * 64, 32 * 64, 32 * 64, 64 * 64};
   double pto_ns[4];
-  for (int k = 0; k < 4; k++) pto_ns[k] = time_kernel(fn[k], args[k], &ctx, iters) / elems[k];
+  for (int k = 0; k < 4; k++)
+    pto_ns[k] = time_kernel(fn[k], args[k], &ctx, iters) / elems[k];
   /* spot checks: the transpose, one gathered row */
   if (b[1 * 64 + 2] != a[2 * 64 + 1] || o[5 * 64 + 3] != t[(int64_t)ix[5] * 64 + 3]) {
     fprintf(stderr, "bench_struct: wrong results\n");

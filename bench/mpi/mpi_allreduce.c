@@ -53,7 +53,8 @@ int main(int argc, char **argv) {
   pto__dist_mpi *m = NULL;
   int rank = 0, n = 0;
   char err[1024];
-  if (pto__dist_mpi_open(stride + 4096, getenv("PTO_MPI_WINDOWS"), 5000, &m, &rank, &n, err, sizeof err)) {
+  if (pto__dist_mpi_open(stride + 4096, getenv("PTO_MPI_WINDOWS"), 5000, &m, &rank, &n, err,
+                         sizeof err)) {
     fprintf(stderr, "mpi_allreduce: %s\n", err);
     return 1;
   }
@@ -64,7 +65,8 @@ int main(int argc, char **argv) {
   sh->timeout_ms = 60000;
   sh->mpi = m;
   sh->arena_size = stride + 4096;
-  for (int q = 0; q < n; q++) sh->arena[q] = pto__dist_mpi_arena(m, q);
+  for (int q = 0; q < n; q++)
+    sh->arena[q] = pto__dist_mpi_arena(m, q);
   pto__dist_window *data = &sh->windows[0], *sigw = &sh->windows[1];
   data->off = 0, data->stride = stride, data->bytes = max_bytes, data->cols = 1;
   sigw->off = stride, sigw->stride = 64, sigw->bytes = 64, sigw->cols = 16;
@@ -73,20 +75,28 @@ int main(int argc, char **argv) {
   pto__dist_shm t;
   pto__dist_shm_init(&t, sh, rank);
   float *mine = (float *)sh->arena[rank];
-  pto_kernel_tensor sig = {.data = sh->arena[rank] + stride, .rank = 2, .shape = {1, 16},
-                           .stride = {16, 1}, .dtype = PTO_DTYPE_I32};
+  pto_kernel_tensor sig = {.data = sh->arena[rank] + stride,
+                           .rank = 2,
+                           .shape = {1, 16},
+                           .stride = {16, 1},
+                           .dtype = PTO_DTYPE_I32};
   if (rank == 0)
     printf("mpi_allreduce: %d ranks, windows: %s, f32 sum, %d repetitions; median of the "
            "slowest rank\n\n| bytes per rank | pto [us] | pto [GB/s] | MPI_Allreduce [us] | "
            "MPI_Allreduce [GB/s] | pto / MPI |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n",
-           n, pto__dist_mpi_is_shared(m) ? "shared (MPI_Win_allocate_shared)"
-                                         : "one-sided (MPI_Win_allocate)",
+           n,
+           pto__dist_mpi_is_shared(m) ? "shared (MPI_Win_allocate_shared)"
+                                      : "one-sided (MPI_Win_allocate)",
            reps);
   for (uint64_t b = 1024; b <= max_bytes; b *= 4) {
     uint64_t e = b / 4;
-    for (uint64_t i = 0; i < e; i++) mine[i] = peer[i] = (float)(rank + 1);
-    pto_kernel_tensor win = {.data = mine, .rank = 2, .shape = {1, (int64_t)e},
-                             .stride = {(int64_t)e, 1}, .dtype = PTO_DTYPE_F32};
+    for (uint64_t i = 0; i < e; i++)
+      mine[i] = peer[i] = (float)(rank + 1);
+    pto_kernel_tensor win = {.data = mine,
+                             .rank = 2,
+                             .shape = {1, (int64_t)e},
+                             .stride = {(int64_t)e, 1},
+                             .dtype = PTO_DTYPE_F32};
     double ours[MAXREPS], theirs[MAXREPS];
     for (int k = -1; k < reps; k++) { /* one warm-up */
       MPI_Barrier(MPI_COMM_WORLD);

@@ -48,7 +48,8 @@ int main(int argc, char **argv) {
   uint64_t stride = (max_bytes + 4095) & ~4095ull;
   uint64_t heap_size = stride * (uint64_t)n + 4096;
   size_t sh_bytes = sizeof(pto__dist_shared) + (size_t)n * sizeof(pto__dist_chip);
-  pto__dist_shared *sh = mmap(NULL, sh_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  pto__dist_shared *sh =
+      mmap(NULL, sh_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   uint8_t *heap = mmap(NULL, heap_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   /* per size and repetition, each rank's time */
   double *times = mmap(NULL, sizeof(double) * 32 * MAXREPS * (size_t)n, PROT_READ | PROT_WRITE,
@@ -69,20 +70,28 @@ int main(int argc, char **argv) {
   atomic_store(&sigw->live, 1);
 
   int nsizes = 0;
-  for (uint64_t b = 1024; b <= max_bytes; b *= 4) nsizes++;
+  for (uint64_t b = 1024; b <= max_bytes; b *= 4)
+    nsizes++;
   fflush(NULL);
   for (int r = 0; r < n; r++) {
     if (fork() != 0) continue;
     pto__dist_shm t;
     pto__dist_shm_init(&t, sh, r);
     float *mine = (float *)(heap + (uint64_t)r * stride);
-    for (uint64_t i = 0; i < max_bytes / 4; i++) mine[i] = (float)(r + 1);
-    pto_kernel_tensor sig = {.data = heap + sigw->off + (uint64_t)r * 64, .rank = 2,
-                             .shape = {1, 16}, .stride = {16, 1}, .dtype = PTO_DTYPE_I32};
+    for (uint64_t i = 0; i < max_bytes / 4; i++)
+      mine[i] = (float)(r + 1);
+    pto_kernel_tensor sig = {.data = heap + sigw->off + (uint64_t)r * 64,
+                             .rank = 2,
+                             .shape = {1, 16},
+                             .stride = {16, 1},
+                             .dtype = PTO_DTYPE_I32};
     int si = 0;
     for (uint64_t b = 1024; b <= max_bytes; b *= 4, si++) {
-      pto_kernel_tensor win = {.data = mine, .rank = 2, .shape = {1, (int64_t)(b / 4)},
-                               .stride = {(int64_t)(b / 4), 1}, .dtype = PTO_DTYPE_F32};
+      pto_kernel_tensor win = {.data = mine,
+                               .rank = 2,
+                               .shape = {1, (int64_t)(b / 4)},
+                               .stride = {(int64_t)(b / 4), 1},
+                               .dtype = PTO_DTYPE_F32};
       t.ctx.barrier(&t.ctx, &sig);
       for (int k = -1; k < reps; k++) { /* one warm-up */
         uint64_t t0 = now_ns();
@@ -90,8 +99,9 @@ int main(int argc, char **argv) {
           fprintf(stderr, "rank %d: %s\n", r, t.detail);
           _exit(1);
         }
-        if (k >= 0) times[((size_t)si * MAXREPS + (size_t)k) * (size_t)n + (size_t)r] =
-            (double)(now_ns() - t0);
+        if (k >= 0)
+          times[((size_t)si * MAXREPS + (size_t)k) * (size_t)n + (size_t)r] =
+              (double)(now_ns() - t0);
       }
     }
     _exit(0);
@@ -107,8 +117,10 @@ int main(int argc, char **argv) {
   /* memcpy of the same bytes, one process, the same memory system. */
   uint8_t *src = heap, *dst = heap + stride;
   printf("dist_allreduce: %d ranks (processes), f32 sum, %d repetitions; median time of one "
-         "allreduce (slowest rank) vs memcpy of one rank's window\n\n", n, reps);
-  printf("| bytes per rank | allreduce [us] | allreduce [GB/s] | memcpy [us] | memcpy [GB/s] | ratio |\n");
+         "allreduce (slowest rank) vs memcpy of one rank's window\n\n",
+         n, reps);
+  printf("| bytes per rank | allreduce [us] | allreduce [GB/s] | memcpy [us] | memcpy [GB/s] | "
+         "ratio |\n");
   printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
   int si = 0;
   for (uint64_t b = 1024; b <= max_bytes; b *= 4, si++) {

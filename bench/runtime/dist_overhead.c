@@ -69,7 +69,8 @@ static long ctx_switches(int pid) {
 /* The host process's and every chip's context switches. */
 static long all_switches(const pto_dist_worker *dw, int n) {
   long s = ctx_switches((int)getpid());
-  for (int r = 0; r < n; r++) s += ctx_switches(pto_dist_worker_chip_pid(dw, r));
+  for (int r = 0; r < n; r++)
+    s += ctx_switches(pto_dist_worker_chip_pid(dw, r));
   return s;
 }
 
@@ -107,7 +108,8 @@ int main(int argc, char **argv) {
   B_CHECK(pto_dist_worker_open(&cfg, &dw));
   pto_program *one = host_prog(host_one, callee, n), *batch = host_prog(host_batch, callee, n);
   static alignas(64) float x[R * C], got[R * C];
-  for (int i = 0; i < R * C; i++) x[i] = (float)i;
+  for (int i = 0; i < R * C; i++)
+    x[i] = (float)i;
   const int64_t shape[2] = {R, C};
   pto_dist_tensor *dx = NULL, *dy = NULL;
   B_CHECK(pto_dist_alloc_tensor(dw, 2, shape, PTO_DTYPE_F32, x, 0, &dx));
@@ -126,16 +128,19 @@ int main(int argc, char **argv) {
   b_stat l2 = {0}, d1 = {0}, db = {0}, over1 = {0}, overb = {0}, sw1 = {0}, swb = {0};
   for (long r = 0; r < reps; r++) {
     uint64_t t0 = b_now_ns();
-    for (long i = 0; i < calls; i++) B_CHECK(pto_handle_call(h, largs, 3));
+    for (long i = 0; i < calls; i++)
+      B_CHECK(pto_handle_call(h, largs, 3));
     double l2us = (double)(b_now_ns() - t0) / 1e3 / (double)calls;
     long c0 = all_switches(dw, n);
     t0 = b_now_ns();
-    for (long i = 0; i < calls; i++) B_CHECK(pto_dist_worker_run(dw, one, dargs, 3));
+    for (long i = 0; i < calls; i++)
+      B_CHECK(pto_dist_worker_run(dw, one, dargs, 3));
     double d1us = (double)(b_now_ns() - t0) / 1e3 / (double)calls;
     long runs = calls / BATCH > 0 ? calls / BATCH : 1;
     long c1 = all_switches(dw, n);
     t0 = b_now_ns();
-    for (long i = 0; i < runs; i++) B_CHECK(pto_dist_worker_run(dw, batch, dargs, 3));
+    for (long i = 0; i < runs; i++)
+      B_CHECK(pto_dist_worker_run(dw, batch, dargs, 3));
     double dbus = (double)(b_now_ns() - t0) / 1e3 / (double)(runs * BATCH);
     long c2 = all_switches(dw, n);
     b_add(&sw1, (double)(c1 - c0) / (double)calls);
@@ -145,7 +150,8 @@ int main(int argc, char **argv) {
   }
   long bad = 0;
   B_CHECK(pto_dist_copy_from(dw, got, dy, sizeof got));
-  for (int i = 0; i < R * C; i++) bad += got[i] != x[i] + 1;
+  for (int i = 0; i < R * C; i++)
+    bad += got[i] != x[i] + 1;
 
   /* (c) first touch of fresh MAP_SHARED memory vs touching it again. */
   const size_t bytes = 64u << 20;
@@ -162,8 +168,9 @@ int main(int argc, char **argv) {
     munmap(m, bytes);
   }
 
-  printf("dist_overhead: %d ranks (1 core each), %ld calls x %ld repetitions; 1 task, 16x64 f32\n\n",
-         n, calls, reps);
+  printf(
+      "dist_overhead: %d ranks (1 core each), %ld calls x %ld repetitions; 1 task, 16x64 f32\n\n",
+      n, calls, reps);
   b_header();
   b_row("L2: pto_handle_call, device tensors", &l2, "us/call");
   b_row("L3: pto_dist_worker_run, 1 call per run", &d1, "us/call");

@@ -43,11 +43,13 @@ int main(int argc, char **argv) {
   pto_host_tensor_init(&hk, keys, PTO_DTYPE_F32, 3, kshape);
   pto_host_tensor_init(&hb, back, PTO_DTYPE_F32, 3, cshape);
   int ids[NDEV];
-  for (int i = 0; i < NDEV; i++) ids[i] = i;
+  for (int i = 0; i < NDEV; i++)
+    ids[i] = i;
   pto_dist_tensor *cache = NULL;
   EX_CHECK(pto_dist_alloc_stacked_tensor(w, &hc, ids, &cache)); /* zeros, resident from here */
 
-  for (int i = 0; i < NDEV * P * C; i++) keys[i] = (float)(i % 7) * 0.125f - 0.25f;
+  for (int i = 0; i < NDEV * P * C; i++)
+    keys[i] = (float)(i % 7) * 0.125f - 0.25f;
   pto_arg pa[2] = {pto_arg_host_readonly(&hk), pto_arg_dist(cache)};
   EX_CHECK(pto_dist_worker_run(w, prefill, pa, 2));
   for (int d = 0; d < NDEV; d++)
@@ -72,7 +74,8 @@ int main(int argc, char **argv) {
       memcpy(ref + ((size_t)d * ROWS + (size_t)pos) * C, k + d * C, sizeof(float) * C);
       for (int c = 0; c < C; c++) {
         float sum = 0;
-        for (int64_t r = 0; r <= pos; r++) sum += ref[((size_t)d * ROWS + (size_t)r) * C + c];
+        for (int64_t r = 0; r <= pos; r++)
+          sum += ref[((size_t)d * ROWS + (size_t)r) * C + c];
         want[d * C + c] = q[d * C + c] * sum;
       }
     }

@@ -30,7 +30,8 @@ int main(int argc, char **argv) {
 
   static float wts[NDEV * R * C], x[NDEV * R * C], y[NDEV * R * C], want[NDEV * R * C],
       back[NDEV * R * C], yhost[NDEV * R * C];
-  for (int i = 0; i < NDEV * R * C; i++) wts[i] = 0.5f + (float)(i % 13) * 0.25f;
+  for (int i = 0; i < NDEV * R * C; i++)
+    wts[i] = 0.5f + (float)(i % 13) * 0.25f;
   const int64_t wshape[3] = {NDEV, R, C}, xshape[2] = {NDEV * R, C};
   pto_host_tensor hw, hx, hy, hb, hyh;
   pto_host_tensor_init(&hw, wts, PTO_DTYPE_F32, 3, wshape);
@@ -39,16 +40,19 @@ int main(int argc, char **argv) {
   pto_host_tensor_init(&hb, back, PTO_DTYPE_F32, 3, wshape);
   pto_host_tensor_init(&hyh, yhost, PTO_DTYPE_F32, 2, xshape);
   int placement[NDEV];
-  for (int i = 0; i < NDEV; i++) placement[i] = NDEV - 1 - i;
+  for (int i = 0; i < NDEV; i++)
+    placement[i] = NDEV - 1 - i;
   pto_dist_tensor *dw = NULL;
   EX_CHECK(pto_dist_alloc_stacked_tensor(w, &hw, placement, &dw));
 
   long bad = 0;
   for (long r = 0; r < runs; r++) {
-    for (int i = 0; i < NDEV * R * C; i++) x[i] = (float)((i + r) % 29) - 14.0f;
+    for (int i = 0; i < NDEV * R * C; i++)
+      x[i] = (float)((i + r) % 29) - 14.0f;
     pto_arg args[3] = {pto_arg_dist(dw), pto_arg_host_readonly(&hx), pto_arg_host(&hy)};
     EX_CHECK(pto_dist_worker_run(w, prog, args, 3));
-    for (int i = 0; i < NDEV * R * C; i++) want[i] = x[i] * wts[i];
+    for (int i = 0; i < NDEV * R * C; i++)
+      want[i] = x[i] * wts[i];
     bad += ex_compare("y", y, want, NDEV * R * C, 0, 0);
     /* The same program with the host array: the same bits. */
     pto_arg hargs[3] = {pto_arg_host_readonly(&hw), pto_arg_host_readonly(&hx), pto_arg_host(&hyh)};

@@ -62,7 +62,8 @@ static inline pto_program *ex_compile_devices(const char *dir, const char *file,
   pto_ir_program *ir = NULL;
   EX_CHECK(pto_ir_parse_file(path, &ir));
   int32_t ids[PTO_MAX_DEVICES];
-  for (int i = 0; i < ndevices && i < PTO_MAX_DEVICES; i++) ids[i] = i;
+  for (int i = 0; i < ndevices && i < PTO_MAX_DEVICES; i++)
+    ids[i] = i;
   pto_compile_options opt;
   pto_compile_options_init(&opt);
   opt.devices = ids;

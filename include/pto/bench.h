@@ -296,13 +296,10 @@ PTO_API PTO_MUST_USE pto_status pto_swimlane_write_records(
  *                                "loop_iter", "tasks_processed"}, ...] per core, in time order]
  * (PyPTO's sched_overhead_analysis reads them); names_path's "level" is the level too. Level 4
  * (orchestrator phases) is refused: pto does not record them. */
-PTO_API PTO_MUST_USE pto_status pto_swimlane_write_records_level(const char *records_path,
-                                                    const char *deps_path,
-                                                    const char *names_path,
-                                                    const pto_task_record *tasks, size_t ntasks,
-                                                    const int *core_types, int ncores, int level,
-                                                    const pto_sched_phase *phases,
-                                                    size_t nphases);
+PTO_API PTO_MUST_USE pto_status pto_swimlane_write_records_level(
+    const char *records_path, const char *deps_path, const char *names_path,
+    const pto_task_record *tasks, size_t ntasks, const int *core_types, int ncores, int level,
+    const pto_sched_phase *phases, size_t nphases);
 
 /* The last launch of w (which records tasks: pto_worker_set_record_tasks) as pto run
  * --swimlane-records writes it: pto_swimlane_write_records_level into records_path, with
@@ -310,8 +307,9 @@ PTO_API PTO_MUST_USE pto_status pto_swimlane_write_records_level(const char *rec
  * reads that one) beside it. The folder must exist. level 1-3 as above (3 needs the launch's
  * phases: pto_worker_set_record_phases); 0 is the most the launch has: 3 when it recorded its
  * phases, else 2. */
-PTO_API PTO_MUST_USE pto_status pto_swimlane_write_worker_records(pto_worker *w, const char *records_path,
-                                                     int level);
+PTO_API PTO_MUST_USE pto_status pto_swimlane_write_worker_records(pto_worker *w,
+                                                                  const char *records_path,
+                                                                  int level);
 
 /* A pto_dist_config.on_chip_call that records every call of every chip as pto run
  * --swimlane-records FILE does for a host program: on_chip_call_ctx is FILE (a path; its string
@@ -319,8 +317,8 @@ PTO_API PTO_MUST_USE pto_status pto_swimlane_write_worker_records(pto_worker *w,
  * DIR/rank_R/dispatch_N/ + FILE's name (pto_swimlane_write_worker_records at level 0: 3 where
  * the chips record their phases, pto_dist_config.record_phases; DIR is FILE's folder, the rank
  * and dispatch folders are made), where critical_path walks. */
-PTO_API PTO_MUST_USE pto_status pto_dist_swimlane_records_on_chip_call(void *ctx, pto_worker *chip, int rank,
-                                                          int call);
+PTO_API PTO_MUST_USE pto_status pto_dist_swimlane_records_on_chip_call(void *ctx, pto_worker *chip,
+                                                                       int rank, int call);
 
 /* Checks a trace-event file: a JSON object with a "traceEvents" array (or a bare array) whose
  * every event has a string ph and name, numeric ts and dur (dur >= 0) and integer pid and tid,

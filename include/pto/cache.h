@@ -32,8 +32,8 @@
  * library that ships) also reads PTO_CACHE_TEST_PAUSE=SECONDS, a sleep between building an entry
  * and publishing it, PTO_CACHE_TEST_GATE=W,R (pipe fds: at that point one byte is written to W,
  * then one awaited on R), and PTO_CACHE_TEST_FAIL_PUBLISH=ENOSPC|EROFS|EACCES, which makes
- * publishing fail with that error. The toolchain and target identity are read once per process, from
- * ROOT/toolchain when its probe matches. */
+ * publishing fail with that error. The toolchain and target identity are read once per process,
+ * from ROOT/toolchain when its probe matches. */
 #ifndef PTO_CACHE_H
 #define PTO_CACHE_H
 

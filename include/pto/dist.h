@@ -26,8 +26,8 @@
  * MPI-3 windows (shared windows on one node, MPI_Win_allocate with passive-target one-sided calls
  * across nodes, or MPI_Win_create over each rank's own memory, with a warning, where /dev/shm is
  * too small for shared ones). The ranks agree on each step of open and close, each agreement
- * bounded by wait_timeout_ms (at least 10 s; the first at least 120 s): a rank that does not arrive is named
- * in the others' error, and MPI is then not finalized, so mpirun ends the job.
+ * bounded by wait_timeout_ms (at least 10 s; the first at least 120 s): a rank that does not arrive
+ * is named in the others' error, and MPI is then not finalized, so mpirun ends the job.
  * MPI_Init_thread(MPI_THREAD_SERIALIZED) is called if the application has not initialized MPI
  * (which it may do itself, at MPI_THREAD_SERIALIZED or higher); MPI is then finalized at exit.
  * A rank that dies ends the whole job (Open MPI's mpirun aborts it and names the rank): there is
@@ -49,15 +49,15 @@ extern "C" {
 typedef struct pto_dist_worker pto_dist_worker;
 
 typedef struct pto_dist_config {
-  size_t sz;                   /* sizeof(pto_dist_config) */
-  int ndevices;                /* chips; with device_ids NULL the ids are 0 .. ndevices-1 */
-  const int32_t *device_ids;   /* rank -> device id (distinct, >= 0), or NULL */
+  size_t sz;                 /* sizeof(pto_dist_config) */
+  int ndevices;              /* chips; with device_ids NULL the ids are 0 .. ndevices-1 */
+  const int32_t *device_ids; /* rank -> device id (distinct, >= 0), or NULL */
   /* "shm" (one host, chips forked) or "mpi" (a -DPTO_MPI=ON build under mpirun); NULL:
    * $PTO_DIST_TRANSPORT, else "shm". */
   const char *transport;
-  int ncores_per_chip;         /* 0: max(1, usable CPUs / ndevices) */
-  uint64_t shared_heap_bytes;  /* the shared heap (address space, committed as used); 0: 1 GiB */
-  uint64_t chip_memory_bytes;  /* each chip's private arena for intermediates; 0: 256 MiB */
+  int ncores_per_chip;        /* 0: max(1, usable CPUs / ndevices) */
+  uint64_t shared_heap_bytes; /* the shared heap (address space, committed as used); 0: 1 GiB */
+  uint64_t chip_memory_bytes; /* each chip's private arena for intermediates; 0: 256 MiB */
   /* dist.wait's deadline, and MPI's agreements'; 0: $PTO_DIST_TIMEOUT_MS, else 5000. Given here
    * or in the environment, a chip that makes no progress (no task completed, no wait entered) for
    * that long fails the run and the worker (shm transport). */
@@ -131,8 +131,8 @@ PTO_API PTO_MUST_USE pto_status pto_dist_worker_call(pto_dist_worker *w, const p
  * not a host program, a worker that is not the root (MPI) or a closed worker fail the submit;
  * what a run checks later (arguments, device set) fails its completion. */
 PTO_API PTO_MUST_USE pto_status pto_dist_worker_submit(pto_dist_worker *w, const pto_program *p,
-                                          const pto_arg *args, size_t nargs,
-                                          pto_completion **out_completion);
+                                                       const pto_arg *args, size_t nargs,
+                                                       pto_completion **out_completion);
 
 /* One-shot: opens a worker for p's device set (cfg may be NULL: defaults), runs p once, closes.
  * Host tensors and scalars only: a resident or stacked tensor belongs to a worker that outlives
@@ -144,20 +144,20 @@ PTO_API PTO_MUST_USE pto_status pto_dist_run_once(const pto_dist_config *cfg, co
 
 /* One call of the run, as the chip ran it: its L2 launch record. */
 typedef struct pto_dist_dispatch {
-  int rank;           /* the device index of the call (device=) */
-  int32_t device;     /* its device id */
-  int pid;            /* the chip process */
-  int slot;           /* the call's position among this run's calls to that rank, from 0 */
-  int callee;         /* pto_program_callee index */
-  const char *name;   /* the callee's orchestration function (its entry) */
+  int rank;                 /* the device index of the call (device=) */
+  int32_t device;           /* its device id */
+  int pid;                  /* the chip process */
+  int slot;                 /* the call's position among this run's calls to that rank, from 0 */
+  int callee;               /* pto_program_callee index */
+  const char *name;         /* the callee's orchestration function (its entry) */
   pto_launch_record launch; /* spans on the chip's clock (CLOCK_MONOTONIC, shared by processes) */
 } pto_dist_dispatch;
 
 typedef struct pto_dist_run_record {
-  uint64_t ts_ns, dur_ns; /* the whole pto_dist_worker_run in the parent */
-  int ndispatches;        /* in issue order */
+  uint64_t ts_ns, dur_ns;              /* the whole pto_dist_worker_run in the parent */
+  int ndispatches;                     /* in issue order */
   const pto_dist_dispatch *dispatches; /* owned by the worker, valid until its next run */
-  int truncated;          /* more calls to one rank than the chips keep records of (1024) */
+  int truncated; /* more calls to one rank than the chips keep records of (1024) */
 } pto_dist_run_record;
 
 /* The last run (ok or not) that reached the host code. PTO_STATUS_NOT_FOUND before the first. */

@@ -30,20 +30,20 @@ struct pto_kernel_tensor;
  * interpreter alike); another value is an error naming the variable and this range. */
 #define PTO_DIST_TIMEOUT_MS_MAX 86400000
 
-enum { PTO_DIST_NOTIFY_SET = 0, PTO_DIST_NOTIFY_ADD = 1 };   /* dist.notify op=set|atomic_add */
-enum { PTO_DIST_WAIT_EQ = 0, PTO_DIST_WAIT_GE = 1 };         /* dist.wait cmp=eq|ge */
-enum {                                                         /* dist.allreduce/... op= */
-  PTO_DIST_RED_SUM = 0,
-  PTO_DIST_RED_MAX = 1,
-  PTO_DIST_RED_MIN = 2,
-  PTO_DIST_RED_PROD = 3,
+enum { PTO_DIST_NOTIFY_SET = 0, PTO_DIST_NOTIFY_ADD = 1 }; /* dist.notify op=set|atomic_add */
+enum { PTO_DIST_WAIT_EQ = 0, PTO_DIST_WAIT_GE = 1 };       /* dist.wait cmp=eq|ge */
+enum {                                                     /* dist.allreduce/... op= */
+       PTO_DIST_RED_SUM = 0,
+       PTO_DIST_RED_MAX = 1,
+       PTO_DIST_RED_MIN = 2,
+       PTO_DIST_RED_PROD = 3,
 };
-enum { PTO_DIST_MODE_MESH = 0, PTO_DIST_MODE_RING = 1 };       /* dist.allreduce mode= */
-enum {                                                         /* collective kinds */
-  PTO_DIST_ALLREDUCE = 0,
-  PTO_DIST_BROADCAST = 1,
-  PTO_DIST_ALLGATHER = 2,
-  PTO_DIST_REDUCE_SCATTER = 3,
+enum { PTO_DIST_MODE_MESH = 0, PTO_DIST_MODE_RING = 1 }; /* dist.allreduce mode= */
+enum {                                                   /* collective kinds */
+       PTO_DIST_ALLREDUCE = 0,
+       PTO_DIST_BROADCAST = 1,
+       PTO_DIST_ALLGATHER = 2,
+       PTO_DIST_REDUCE_SCATTER = 3,
 };
 
 typedef struct pto_dist_ctx pto_dist_ctx;

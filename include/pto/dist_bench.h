@@ -46,9 +46,9 @@ typedef struct pto_dist_bench_slot {
   int32_t device;
   int pid;
   int slot;
-  const char *name;      /* the callee's orchestration name */
-  uint64_t hid;          /* its orchestration's hid */
-  uint64_t tasks;        /* dispatch_tasks: tasks of its last measured launch */
+  const char *name;       /* the callee's orchestration name */
+  uint64_t hid;           /* its orchestration's hid */
+  uint64_t tasks;         /* dispatch_tasks: tasks of its last measured launch */
   pto_bench_stats *stats; /* its launches over the rounds (pto_bench_stats_mean_tree works) */
 } pto_dist_bench_slot;
 
@@ -75,7 +75,7 @@ typedef struct pto_dist_bench_stats {
   const pto_dist_bench_slot *per_dispatch; /* 0 / NULL when unstable_dispatch_slots */
   int ngroups;
   const pto_dist_bench_group *dispatch_groups;
-  const int *round_ndispatches;                        /* rounds */
+  const int *round_ndispatches;                            /* rounds */
   const pto_dist_bench_dispatch *const *rounds_dispatches; /* [round][i] */
   int unstable_dispatch_slots;
   int fallback_flattened;

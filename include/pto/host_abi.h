@@ -28,12 +28,12 @@ extern "C" {
 #define PTO_HOST_ABI_VERSION 1
 
 typedef struct pto_host_ref {
-  uint64_t buffer;              /* runtime buffer id, nonzero */
-  int64_t offset;               /* elements from the buffer's start to the view's [0,..,0] */
+  uint64_t buffer; /* runtime buffer id, nonzero */
+  int64_t offset;  /* elements from the buffer's start to the view's [0,..,0] */
   int64_t shape[PTO_MAX_RANK];
   int64_t stride[PTO_MAX_RANK]; /* elements */
   int32_t rank;
-  int32_t dtype;                /* pto_dtype */
+  int32_t dtype; /* pto_dtype */
   /* 1 for dist.window(%w): the buffer is a comm window and the view is "this rank's slice",
    * resolved to device d's slice when passed to a call with device=d. 0 otherwise. */
   int32_t window;

@@ -60,8 +60,8 @@ typedef struct pto_ir_type {
    * gives min(extent, dim - offset) where that is not static (e.g. min(32, M - %row0)), and
    * tensor.create its shape list's expressions. Such an extent is dynamic, bound at launch. */
   pto_ir_expr *dims[PTO_MAX_RANK];
-  pto_space space;      /* tile only; PTO_SPACE_VEC when not written */
-  int has_valid;        /* tile only */
+  pto_space space; /* tile only; PTO_SPACE_VEC when not written */
+  int has_valid;   /* tile only */
   pto_ir_expr *valid[PTO_MAX_RANK];
 } pto_ir_type;
 
@@ -105,12 +105,12 @@ struct pto_ir_expr {
   pto_dtype dtype; /* scalar dtype of the result; for VALUE of a non-scalar: the value's dtype */
   pto_loc loc;
   union {
-    int64_t i;            /* INT (also the bits of u64 literals) */
-    double f;             /* FLOAT */
-    int b;                /* BOOL */
-    pto_ir_value *value;  /* VALUE */
-    int sym;              /* SYM: index into program->syms */
-    pto_ir_expr *a;       /* UNARY, CAST operand */
+    int64_t i;           /* INT (also the bits of u64 literals) */
+    double f;            /* FLOAT */
+    int b;               /* BOOL */
+    pto_ir_value *value; /* VALUE */
+    int sym;             /* SYM: index into program->syms */
+    pto_ir_expr *a;      /* UNARY, CAST operand */
     struct {
       pto_ir_expr *lhs, *rhs; /* BINARY */
     };
@@ -138,12 +138,12 @@ typedef enum pto_dir {
 } pto_dir;
 
 struct pto_ir_value {
-  const char *name;        /* without '%' */
+  const char *name; /* without '%' */
   const pto_ir_type *type;
-  int id;                  /* dense per function, in definition order (params first) */
+  int id; /* dense per function, in definition order (params first) */
   pto_loc loc;
-  pto_ir_stmt *def;        /* NULL for parameters and loop/iter variables */
-  int param_index;         /* >= 0 for a parameter */
+  pto_ir_stmt *def; /* NULL for parameters and loop/iter variables */
+  int param_index;  /* >= 0 for a parameter */
   /* A write result (tile.store, call with out/inout) aliases its target: the target's value.
    * NULL otherwise. */
   pto_ir_value *alias_of;
@@ -277,9 +277,9 @@ enum { PTO_IN_KERNEL = 1, PTO_IN_ORCH = 2, PTO_IN_HOST = 4 };
 typedef enum pto_arg_kind {
   PTO_ARG_EXPR = 0, /* a scalar expression or a value (tensor, tile, scalar) */
   PTO_ARG_DTYPE,
-  PTO_ARG_LIST,     /* [a, b, ...] */
+  PTO_ARG_LIST, /* [a, b, ...] */
   PTO_ARG_STRING,
-  PTO_ARG_WORD,     /* a plain word: pad=min, space=vec, op=set, cmp=ge */
+  PTO_ARG_WORD, /* a plain word: pad=min, space=vec, op=set, cmp=ge */
 } pto_arg_kind;
 
 typedef struct pto_ir_arg {
@@ -313,7 +313,7 @@ typedef enum pto_op_class {
   /* second set: structural */
   PTO_OPC_LAYOUT, /* moves elements without arithmetic: broadcasts, transpose, extract, gather */
   /* second set: elementwise */
-  PTO_OPC_SELECT,        /* mask ? tile : tile-or-scalar, elementwise */
+  PTO_OPC_SELECT, /* mask ? tile : tile-or-scalar, elementwise */
 } pto_op_class;
 
 /* The scalar function an elementwise, reduction or expansion op applies to each element. */
@@ -344,8 +344,8 @@ typedef enum pto_op_fn {
   PTO_FN_OR,
   PTO_FN_XOR,
   PTO_FN_NOT,
-  PTO_FN_SHL, /* a count outside [0, bits) gives 0 */
-  PTO_FN_SHR, /* arithmetic on signed, logical on unsigned; outside [0, bits): sign fill or 0 */
+  PTO_FN_SHL,    /* a count outside [0, bits) gives 0 */
+  PTO_FN_SHR,    /* arithmetic on signed, logical on unsigned; outside [0, bits): sign fill or 0 */
   PTO_FN_EXPDIF, /* exp(a - b): the difference rounded once as tile.sub, then tile.exp */
   PTO_FN_LRELU,  /* a >= 0 ? a : a * b */
   PTO_FN_REM,    /* floored remainder, the sign of the divisor (as mod) */
@@ -451,9 +451,9 @@ typedef enum pto_bind_kind {
 
 typedef struct pto_ir_param {
   pto_ir_value *value;
-  pto_dir dir;         /* scalars: IN */
-  int dir_written;     /* the direction word was present in the source */
-  pto_bind_kind bind;  /* scalars only */
+  pto_dir dir;          /* scalars: IN */
+  int dir_written;      /* the direction word was present in the source */
+  pto_bind_kind bind;   /* scalars only */
   pto_ir_expr *literal; /* BIND_LITERAL: a literal expr of the parameter's dtype */
 } pto_ir_param;
 
@@ -461,7 +461,7 @@ struct pto_ir_func {
   pto_func_kind kind;
   const char *name; /* without '@' */
   pto_loc loc;
-  int index;        /* position in program->funcs */
+  int index; /* position in program->funcs */
   pto_ir_param *params;
   int nparams;
   const pto_ir_type **rets; /* the '->' list */
@@ -495,7 +495,7 @@ typedef struct pto_ir_source_notes {
 
 struct pto_ir_program {
   const char *name;
-  const char *file; /* source path for messages; "<builder>" for the C API */
+  const char *file;  /* source path for messages; "<builder>" for the C API */
   const char **syms; /* dynamic dim symbols in declaration order */
   int nsyms;
   pto_ir_func **funcs;

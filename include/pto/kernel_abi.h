@@ -22,24 +22,24 @@ extern "C" {
 #define PTO_KERNEL_ABI_VERSION 2
 
 typedef struct pto_kernel_tensor {
-  void *data;                    /* host-visible address of the view's element [0,..,0] */
-  int64_t shape[PTO_MAX_RANK];   /* extents of the view */
-  int64_t stride[PTO_MAX_RANK];  /* in elements */
+  void *data;                   /* host-visible address of the view's element [0,..,0] */
+  int64_t shape[PTO_MAX_RANK];  /* extents of the view */
+  int64_t stride[PTO_MAX_RANK]; /* in elements */
   int32_t rank;
-  int32_t dtype;                 /* pto_dtype */
+  int32_t dtype; /* pto_dtype */
 } pto_kernel_tensor;
 
 typedef struct pto_core_ctx {
   int32_t core_id;
   int32_t ncores;
-  void *scratch;          /* this core's tile arena, 64-byte aligned */
-  uint64_t scratch_size;  /* bytes */
-  int64_t err_detail[2];  /* filled by a kernel that fails: e.g. the two disagreeing dim values */
+  void *scratch;            /* this core's tile arena, 64-byte aligned */
+  uint64_t scratch_size;    /* bytes */
+  int64_t err_detail[2];    /* filled by a kernel that fails: e.g. the two disagreeing dim values */
   const pto_dist_ctx *dist; /* the chip's peers (pto/dist_abi.h); NULL on an L2 worker */
-  int32_t block_idx;      /* this run's SPMD block, 0 to block_num - 1 */
-  int32_t block_num;      /* the task's SPMD blocks (launch_spec.set_block_num), at least 1 */
-  int32_t core_type;      /* PTO_CORE_AIV or PTO_CORE_AIC: the type of the core running it */
-  int32_t flags;          /* PTO_CORE_* bits below; 0 from runtimes that set none */
+  int32_t block_idx;        /* this run's SPMD block, 0 to block_num - 1 */
+  int32_t block_num;        /* the task's SPMD blocks (launch_spec.set_block_num), at least 1 */
+  int32_t core_type;        /* PTO_CORE_AIV or PTO_CORE_AIC: the type of the core running it */
+  int32_t flags;            /* PTO_CORE_* bits below; 0 from runtimes that set none */
 } pto_core_ctx;
 
 enum {
@@ -72,11 +72,11 @@ enum {
   PTO_KERNEL_ERR_INDEX = 9,
 };
 
-#define PTO_KERNEL_INDEX_DETAIL(op, r, c) \
-  (((int64_t)(op) << 42) | ((int64_t)(r) & 0x1fffff) << 21 | ((int64_t)(c) & 0x1fffff))
+#define PTO_KERNEL_INDEX_DETAIL(op, r, c)                                                          \
+  (((int64_t)(op) << 42) | ((int64_t)(r)&0x1fffff) << 21 | ((int64_t)(c)&0x1fffff))
 #define PTO_KERNEL_INDEX_OP(d) ((int32_t)((d) >> 42))
 #define PTO_KERNEL_INDEX_ROW(d) ((int64_t)((d) >> 21) & 0x1fffff)
-#define PTO_KERNEL_INDEX_COL(d) ((int64_t)(d) & 0x1fffff)
+#define PTO_KERNEL_INDEX_COL(d) ((int64_t)(d)&0x1fffff)
 
 typedef int32_t (*pto_kernel_fn)(const pto_kernel_tensor *tensors, const uint64_t *scalars,
                                  pto_core_ctx *ctx);

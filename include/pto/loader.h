@@ -144,8 +144,8 @@ PTO_API int pto_program_kernel_op_text(const pto_program *p, const char *kernel,
  * these tensor arguments: "dynamic symbol R is 8 from parameter 'x' (dim 0) but 16 from
  * parameter 'y' (dim 0)"; 0, or -1 when it cannot be told. */
 PTO_API int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,
-                                     const pto_kernel_tensor *tensors, int ntensors, int64_t a,
-                                     int64_t b, char *buf, size_t n);
+                                             const pto_kernel_tensor *tensors, int ntensors,
+                                             int64_t a, int64_t b, char *buf, size_t n);
 /* Replaces p's position table with one made from ir (the program p was compiled from). */
 PTO_API PTO_MUST_USE pto_status pto_program_set_positions_from_ir(pto_program *p,
                                                                   const pto_ir_program *ir);

@@ -14,17 +14,16 @@
  * (e^r - 1 - r) / r^2 (relative error of the polynomial <= 3.8e-9, 0.07 of an f32 ulp); times
  * 2^n as two exact powers of two, 2^(n>>1) then 2^(n - (n>>1)), so that a subnormal result is
  * rounded once (the first product is exact: compiled code on AVX-512 does both in one vscalefps,
- * which rounds p 2^n once, the same bits). Measured over every f32 in (-104, 89) against expl rounded to f32: at most 1 ulp
- * from the correctly rounded result, 0.78% of inputs not correctly rounded (test_mathf).
- * log: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the double's bits (f32 subnormals are normal
- * doubles); s = (m - 1) / (m + 1), log m = 2 atanh s = 2s + 2s^3/3 + ... + 2s^11/11 (|s| <=
- * 0.1716, relative truncation error <= 6e-11); k ln2 + log m with one fma, in double. The double
- * result is within ~1e-8 relative of the true value, so after the one rounding to f32 the error
- * is at most 0.5 + 0.13 ulp: within 1 ulp of the correctly rounded result, and equal to it for all
- * but a few inputs in a million (test_mathf measures both over a dense sweep against long
- * double).
- * Special values: exp(NaN) = NaN, exp(-inf) = 0, exp(+inf) = inf; log(NaN) = NaN, log(x < 0) =
- * NaN, log(+-0) = -inf, log(+inf) = +inf. */
+ * which rounds p 2^n once, the same bits). Measured over every f32 in (-104, 89) against expl
+ * rounded to f32: at most 1 ulp from the correctly rounded result, 0.78% of inputs not correctly
+ * rounded (test_mathf). log: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the double's bits (f32
+ * subnormals are normal doubles); s = (m - 1) / (m + 1), log m = 2 atanh s = 2s + 2s^3/3 + ... +
+ * 2s^11/11 (|s| <= 0.1716, relative truncation error <= 6e-11); k ln2 + log m with one fma, in
+ * double. The double result is within ~1e-8 relative of the true value, so after the one rounding
+ * to f32 the error is at most 0.5 + 0.13 ulp: within 1 ulp of the correctly rounded result, and
+ * equal to it for all but a few inputs in a million (test_mathf measures both over a dense sweep
+ * against long double). Special values: exp(NaN) = NaN, exp(-inf) = 0, exp(+inf) = inf; log(NaN) =
+ * NaN, log(x < 0) = NaN, log(+-0) = -inf, log(+inf) = +inf. */
 #ifndef PTO_MATHF_H
 #define PTO_MATHF_H
 
@@ -35,18 +34,18 @@ extern "C" {
 #endif
 
 /* exp (f32) */
-#define PTO_MATHF_EXP_LO (-104.0f)                    /* clamp: e^-104 rounds to 0 in f32 */
-#define PTO_MATHF_EXP_HI 89.0f                        /* e^89 overflows f32 */
-#define PTO_MATHF_SHIFT 0x1.8p23f                     /* adding it rounds to an integer */
-#define PTO_MATHF_SHIFT_BITS 0x4b400000u              /* its bits: kf's bits minus these are n */
-#define PTO_MATHF_LOG2E 0x1.715476p0f                 /* 1 / ln 2 */
-#define PTO_MATHF_NEG_LN2_HI (-0x1.62e43p-1f)         /* -ln 2, 24 bits: n times it is exact */
-#define PTO_MATHF_LN2_LO_ERR 0x1.05c61p-29f           /* ln2_hi - ln 2 */
-#define PTO_MATHF_EXP_DEGREE 4                        /* q's coefficients, below */
+#define PTO_MATHF_EXP_LO (-104.0f)            /* clamp: e^-104 rounds to 0 in f32 */
+#define PTO_MATHF_EXP_HI 89.0f                /* e^89 overflows f32 */
+#define PTO_MATHF_SHIFT 0x1.8p23f             /* adding it rounds to an integer */
+#define PTO_MATHF_SHIFT_BITS 0x4b400000u      /* its bits: kf's bits minus these are n */
+#define PTO_MATHF_LOG2E 0x1.715476p0f         /* 1 / ln 2 */
+#define PTO_MATHF_NEG_LN2_HI (-0x1.62e43p-1f) /* -ln 2, 24 bits: n times it is exact */
+#define PTO_MATHF_LN2_LO_ERR 0x1.05c61p-29f   /* ln2_hi - ln 2 */
+#define PTO_MATHF_EXP_DEGREE 4                /* q's coefficients, below */
 /* log (double) */
-#define PTO_MATHF_LN2 0x1.62e42fefa39efp-1            /* ln 2 */
-#define PTO_MATHF_LOG_OFF 0x3fe6a09e667f3bcdLL        /* bits of sqrt(1/2) as a double */
-#define PTO_MATHF_LOG_TERMS 6                         /* 2/(2i+1), i = 0..5 */
+#define PTO_MATHF_LN2 0x1.62e42fefa39efp-1     /* ln 2 */
+#define PTO_MATHF_LOG_OFF 0x3fe6a09e667f3bcdLL /* bits of sqrt(1/2) as a double */
+#define PTO_MATHF_LOG_TERMS 6                  /* 2/(2i+1), i = 0..5 */
 
 /* sin/cos (f32 in; the reduction in double, the polynomials in f32). x = k pi/2 + r with
  * k = round(x 2/pi) (the 1.5*2^52 shift trick on the double product: kf = fma(x, 2/pi, SHIFT52),
@@ -58,17 +57,17 @@ extern "C" {
  * 16 lanes per 512-bit vector for them. The quadrant q = k mod 4 comes from kf's low bits (k's
  * two's complement: SHIFT52's low 51 bits are zero), plus 1 for cos: bit 0 picks cos r over
  * sin r, bit 1 flips the sign (an xor of the sign bit). The rounded r and the f32 polynomials
- * bring the error to at most 2 ulp of the correctly rounded value for |x| <= 2^20, docs/language.md's
- * bound (test_mathf sweeps it against long double and prints the worst case and how many inputs
- * are not correctly rounded). Past 2^20 the result is deterministic (the same operations
- * everywhere) but not accurate, and past ~2^51 not bounded (the shift trick no longer rounds k);
- * inf and NaN give the quiet NaN 0x7fc00000. */
-#define PTO_MATHF_2_OVER_PI 0x1.45f306dc9c883p-1       /* 2 / pi */
-#define PTO_MATHF_SHIFT52 0x1.8p52                     /* adding it rounds a double to an integer */
-#define PTO_MATHF_PIO2_1 0x1.921fb54442d18p+0          /* pi/2 ~= PIO2_1 + PIO2_2 */
+ * bring the error to at most 2 ulp of the correctly rounded value for |x| <= 2^20,
+ * docs/language.md's bound (test_mathf sweeps it against long double and prints the worst case and
+ * how many inputs are not correctly rounded). Past 2^20 the result is deterministic (the same
+ * operations everywhere) but not accurate, and past ~2^51 not bounded (the shift trick no longer
+ * rounds k); inf and NaN give the quiet NaN 0x7fc00000. */
+#define PTO_MATHF_2_OVER_PI 0x1.45f306dc9c883p-1 /* 2 / pi */
+#define PTO_MATHF_SHIFT52 0x1.8p52               /* adding it rounds a double to an integer */
+#define PTO_MATHF_PIO2_1 0x1.921fb54442d18p+0    /* pi/2 ~= PIO2_1 + PIO2_2 */
 #define PTO_MATHF_PIO2_2 0x1.1a62633145c07p-54
-#define PTO_MATHF_SIN_TERMS 4                          /* sin r = r + r z (s0 + z (s1 + ...)) */
-#define PTO_MATHF_COS_TERMS 5                          /* cos r = 1 + z (c0 + z (c1 + ...)) */
+#define PTO_MATHF_SIN_TERMS 4 /* sin r = r + r z (s0 + z (s1 + ...)) */
+#define PTO_MATHF_COS_TERMS 5 /* cos r = 1 + z (c0 + z (c1 + ...)) */
 
 /* Coefficient i of sin's and cos's polynomials in z = r^2 (Taylor: (-1)^(i+1) / (2i+3)! and
  * (-1)^(i+1) / (2i+2)!, rounded to f32). */

@@ -27,15 +27,15 @@ extern "C" {
 #define PTO_ORCH_ABI_VERSION 4
 
 typedef struct pto_orch_tensor {
-  uint64_t buffer;               /* device address of the whole allocation (dependency tracking) */
-  uint64_t addr;                 /* device address of the view's element [0,..,0] */
+  uint64_t buffer; /* device address of the whole allocation (dependency tracking) */
+  uint64_t addr;   /* device address of the view's element [0,..,0] */
   int64_t shape[PTO_MAX_RANK];
-  int64_t stride[PTO_MAX_RANK];  /* elements */
+  int64_t stride[PTO_MAX_RANK]; /* elements */
   int32_t rank;
-  int32_t dtype;                 /* pto_dtype */
-  int64_t owner_task_id;         /* the task whose output created it; -1 for any other tensor */
-  uint64_t start_offset;         /* (addr - buffer) / element size: kept by whoever makes a view */
-  uint8_t manual_dep;            /* 1: no region tracking, ordered after its owner task only */
+  int32_t dtype;         /* pto_dtype */
+  int64_t owner_task_id; /* the task whose output created it; -1 for any other tensor */
+  uint64_t start_offset; /* (addr - buffer) / element size: kept by whoever makes a view */
+  uint8_t manual_dep;    /* 1: no region tracking, ordered after its owner task only */
   uint8_t reserved[7];
 } pto_orch_tensor;
 
@@ -47,10 +47,10 @@ typedef struct pto_orch_chip_tensor {
   uint32_t shapes[PTO_MAX_RANK];
   int64_t strides[PTO_MAX_RANK];
   uint32_t ndims;
-  int32_t dtype;          /* pto_dtype */
-  int64_t owner_task_id;  /* -1: none */
+  int32_t dtype;         /* pto_dtype */
+  int64_t owner_task_id; /* -1: none */
   uint64_t start_offset;
-  uint8_t manual_dep;     /* a C++ bool: 0 or 1 */
+  uint8_t manual_dep; /* a C++ bool: 0 or 1 */
 } pto_orch_chip_tensor;
 
 typedef struct pto_orch_args {
@@ -64,7 +64,6 @@ typedef struct pto_orch_args {
 
 enum { PTO_ORCH_ARG_IN = 0, PTO_ORCH_ARG_OUT = 1, PTO_ORCH_ARG_INOUT = 2, PTO_ORCH_ARG_SCALAR = 3 };
 enum { PTO_CORE_AIV = 0, PTO_CORE_AIC = 1 };
-
 
 typedef struct pto_orch_task_arg {
   int32_t kind; /* PTO_ORCH_ARG_* */
@@ -106,16 +105,16 @@ typedef struct pto_orch_submit {
   const pto_orch_task_arg *args;
   int32_t nargs;
   int32_t ndeps;
-  const int64_t *deps;                 /* explicit dependencies (task ids); negative ones skipped */
-  int32_t allow_early_resolve;         /* its successors may be staged on cores while it runs */
-  int32_t pred_op;                     /* PTO_ORCH_PRED_* */
-  const pto_orch_tensor *pred_tensor;  /* the element read at dispatch */
+  const int64_t *deps;                /* explicit dependencies (task ids); negative ones skipped */
+  int32_t allow_early_resolve;        /* its successors may be staged on cores while it runs */
+  int32_t pred_op;                    /* PTO_ORCH_PRED_* */
+  const pto_orch_tensor *pred_tensor; /* the element read at dispatch */
   int64_t pred_idx[PTO_MAX_RANK];
   int64_t pred_target;
-  uint64_t dump_mask;                  /* CoreTaskArgs::dump: bit i for tensor argument i, then
-                                          the scalars (pto_worker_set_dump_args) */
-  int32_t require_sync_start;          /* every block starts at once (launch_spec); block_num
-                                          may not exceed the cores of each kernel's type */
+  uint64_t dump_mask;         /* CoreTaskArgs::dump: bit i for tensor argument i, then
+                                 the scalars (pto_worker_set_dump_args) */
+  int32_t require_sync_start; /* every block starts at once (launch_spec); block_num
+                                 may not exceed the cores of each kernel's type */
   int32_t reserved;
 } pto_orch_submit;
 
@@ -127,29 +126,29 @@ enum { PTO_ORCH_ARG_CREATE = 100 };
  * The runtime checks it, creates the CREATE tensors, submits the task (submit_task) and writes
  * the created tensors, owned by the new task, to outs in their order. */
 typedef struct pto_orch_task_args {
-  int32_t kernel_ids[PTO_ORCH_NSLOTS];  /* -1: slot unused */
-  int32_t has_error;                    /* CoreTaskArgs::set_error was called: fail the launch */
-  const char *error_msg;                /* its message (NULL: "invalid arguments") */
+  int32_t kernel_ids[PTO_ORCH_NSLOTS]; /* -1: slot unused */
+  int32_t has_error;                   /* CoreTaskArgs::set_error was called: fail the launch */
+  const char *error_msg;               /* its message (NULL: "invalid arguments") */
   int32_t ntensors;
   int32_t nscalars;
-  const int32_t *kinds;                 /* PTO_ORCH_ARG_IN/OUT/INOUT, or PTO_ORCH_ARG_CREATE */
+  const int32_t *kinds; /* PTO_ORCH_ARG_IN/OUT/INOUT, or PTO_ORCH_ARG_CREATE */
   const pto_orch_chip_tensor *tensors;
-  const uint8_t *has_init;              /* CREATE: 1 when inits[i] is its initial element */
-  const uint64_t *inits;                /* one element's bytes, low bytes first */
+  const uint8_t *has_init; /* CREATE: 1 when inits[i] is its initial element */
+  const uint64_t *inits;   /* one element's bytes, low bytes first */
   const uint64_t *scalars;
-  const int64_t *deps;                  /* explicit dependencies (task ids); negative: skipped */
+  const int64_t *deps; /* explicit dependencies (task ids); negative: skipped */
   uint32_t ndeps;
-  int32_t block_num;                    /* launch_spec */
+  int32_t block_num; /* launch_spec */
   int32_t require_sync_start;
   int32_t allow_early_resolve;
   uint64_t dump_mask;
-  int32_t pred_op;                      /* PTO_ORCH_PRED_* */
-  uint32_t pred_ndims;                  /* indices in pred_indices */
+  int32_t pred_op;     /* PTO_ORCH_PRED_* */
+  uint32_t pred_ndims; /* indices in pred_indices */
   const pto_orch_chip_tensor *pred_tensor;
   const uint32_t *pred_indices;
   int64_t pred_target;
-  pto_orch_chip_tensor *outs;           /* room for ntensors (NULL: the created ones are not
-                                           written) */
+  pto_orch_chip_tensor *outs; /* room for ntensors (NULL: the created ones are not
+                                 written) */
 } pto_orch_task_args;
 
 typedef struct pto_orch_api {

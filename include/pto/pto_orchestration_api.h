@@ -115,17 +115,15 @@ enum : int32_t {
 namespace pto_orch_detail {
 /* The calling thread's runtime table, set by pto_orch_bind. */
 __attribute__((visibility("hidden"))) inline thread_local const pto_orch_api *tls_api = nullptr;
-template <typename T>
-struct dependent_false : std::false_type {};
-}  // namespace pto_orch_detail
+template <typename T> struct dependent_false : std::false_type {};
+} // namespace pto_orch_detail
 
 /* ---- scalar bits ------------------------------------------------------------------------ */
 
 /* The 64-bit slot of a value, as PyPTO's runtime packs it: the value's bytes in the low bytes,
  * the rest zero. So a float is its IEEE bits in the low 32, and a signed 32-bit -1 is
  * 0x00000000ffffffff (zero-extended, not sign-extended). from_u64 takes the low bytes back. */
-template <typename T>
-inline uint64_t to_u64(T value) {
+template <typename T> inline uint64_t to_u64(T value) {
   using U = std::remove_cv_t<std::remove_reference_t<T>>;
   static_assert(sizeof(U) <= sizeof(uint64_t), "to_u64: the type must fit in 8 bytes");
   static_assert(std::is_trivially_copyable_v<U>, "to_u64: the type must be trivially copyable");
@@ -137,21 +135,28 @@ inline uint64_t to_u64(T value) {
 
 namespace pto_orch_detail {
 /* The dtype code (PTO_DTYPE_* + 1; 0: not known) of a scalar of type T, for the argument dump. */
-template <typename T>
-constexpr uint8_t scalar_code() {
+template <typename T> constexpr uint8_t scalar_code() {
   using U = std::remove_cv_t<std::remove_reference_t<T>>;
-  if constexpr (std::is_same_v<U, bool>) return PTO_DTYPE_BOOL + 1;
-  else if constexpr (std::is_same_v<U, float>) return PTO_DTYPE_F32 + 1;
-  else if constexpr (std::is_same_v<U, double>) return PTO_DTYPE_F64 + 1;
+  if constexpr (std::is_same_v<U, bool>)
+    return PTO_DTYPE_BOOL + 1;
+  else if constexpr (std::is_same_v<U, float>)
+    return PTO_DTYPE_F32 + 1;
+  else if constexpr (std::is_same_v<U, double>)
+    return PTO_DTYPE_F64 + 1;
   else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>)
-    return sizeof(U) == 1 ? PTO_DTYPE_I8 + 1 : sizeof(U) == 2 ? PTO_DTYPE_I16 + 1
-         : sizeof(U) == 4 ? PTO_DTYPE_I32 + 1 : PTO_DTYPE_I64 + 1;
+    return sizeof(U) == 1   ? PTO_DTYPE_I8 + 1
+           : sizeof(U) == 2 ? PTO_DTYPE_I16 + 1
+           : sizeof(U) == 4 ? PTO_DTYPE_I32 + 1
+                            : PTO_DTYPE_I64 + 1;
   else if constexpr (std::is_integral_v<U>)
-    return sizeof(U) == 1 ? PTO_DTYPE_U8 + 1 : sizeof(U) == 2 ? PTO_DTYPE_U16 + 1
-         : sizeof(U) == 4 ? PTO_DTYPE_U32 + 1 : PTO_DTYPE_U64 + 1;
-  else return 0;
+    return sizeof(U) == 1   ? PTO_DTYPE_U8 + 1
+           : sizeof(U) == 2 ? PTO_DTYPE_U16 + 1
+           : sizeof(U) == 4 ? PTO_DTYPE_U32 + 1
+                            : PTO_DTYPE_U64 + 1;
+  else
+    return 0;
 }
-}  // namespace pto_orch_detail
+} // namespace pto_orch_detail
 
 /* A scalar already in its 64-bit slot, with its dtype (pto_slot): what add_scalar takes from
  * generated code. */
@@ -161,8 +166,7 @@ struct PtoSlot {
   operator uint64_t() const { return bits; }
 };
 
-template <typename T>
-inline T from_u64(uint64_t bits) {
+template <typename T> inline T from_u64(uint64_t bits) {
   static_assert(sizeof(T) <= sizeof(uint64_t), "from_u64: the type must fit in 8 bytes");
   static_assert(std::is_trivially_copyable_v<T>, "from_u64: the type must be trivially copyable");
   T v;
@@ -236,7 +240,7 @@ __attribute__((format(printf, 3, 4))) inline void log(int32_t level, const char 
   va_end(ap);
   api->log(api->ctx, level, func, msg);
 }
-}  // namespace pto_orch_detail
+} // namespace pto_orch_detail
 
 /* Orchestration log lines go to the runtime, which writes them to stderr as PTO_LOG_LEVEL says
  * (error and warn always; timing, info, debug when that level or a later one is set). */
@@ -263,28 +267,28 @@ using PTO2TaskId = TaskId;
  * and ndims, so `uint32_t s[2] = {t.shapes[0], 16};` compiles with every compiler); the runtime's
  * pto_orch_tensor, with 64-bit extents, is converted at the boundary (to_c / from_c). */
 struct ChipTensor {
-  uint64_t buffer;                 /* device address of the whole allocation */
-  uint64_t addr;                   /* device address of element [0,..,0] */
+  uint64_t buffer; /* device address of the whole allocation */
+  uint64_t addr;   /* device address of element [0,..,0] */
   uint32_t shapes[PTO_MAX_RANK];
-  int64_t strides[PTO_MAX_RANK];   /* elements */
+  int64_t strides[PTO_MAX_RANK]; /* elements */
   uint32_t ndims;
   DataType dtype;
-  TaskId owner_task_id;            /* the task whose output created it; invalid otherwise */
-  uint64_t start_offset;           /* elements from buffer to addr */
-  bool manual_dep;                 /* ordered after owner_task_id only: no region tracking */
+  TaskId owner_task_id;  /* the task whose output created it; invalid otherwise */
+  uint64_t start_offset; /* elements from buffer to addr */
+  bool manual_dep;       /* ordered after owner_task_id only: no region tracking */
 
   const ChipTensor &ref() const { return *this; }
   size_t element_size() const { return get_element_size(dtype); }
   int64_t numel() const {
     int64_t n = 1;
-    for (uint32_t d = 0; d < ndims; d++) n *= shapes[d];
+    for (uint32_t d = 0; d < ndims; d++)
+      n *= shapes[d];
     return n;
   }
   uint64_t nbytes() const { return static_cast<uint64_t>(numel()) * element_size(); }
   /* The buffer's device address as a T*: a device pointer, as on the chip (not for the host to
    * dereference: read elements with get_tensor_data). */
-  template <typename T>
-  T *data_as() const {
+  template <typename T> T *data_as() const {
     return reinterpret_cast<T *>(static_cast<uintptr_t>(buffer));
   }
   bool is_contiguous() const {
@@ -382,7 +386,7 @@ inline const ChipTensor &null_tensor() {
   static const ChipTensor t{};
   return t;
 }
-}  // namespace pto_orch_detail
+} // namespace pto_orch_detail
 
 template <typename S>
 inline ChipTensor ChipTensor::reshape(const S *new_shapes, uint32_t new_ndims,
@@ -395,8 +399,8 @@ inline ChipTensor ChipTensor::reshape(const S *new_shapes, uint32_t new_ndims,
       !is_contiguous()) {
     rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
                     "reshape: a rank-%u view of %lld elements from a %s view of %lld elements",
-                    new_ndims, static_cast<long long>(n), is_contiguous() ? "contiguous" : "strided",
-                    static_cast<long long>(numel()));
+                    new_ndims, static_cast<long long>(n),
+                    is_contiguous() ? "contiguous" : "strided", static_cast<long long>(numel()));
     return pto_orch_detail::null_tensor();
   }
   ChipTensor r = *this;
@@ -424,7 +428,8 @@ inline ChipTensor ChipTensor::transpose(uint32_t x, uint32_t y, bool in_manual_d
 }
 
 /* An entry tensor as an orchestration tensor (PyPTO's older spelling): a copy, with manual_dep. */
-inline ChipTensor from_tensor_arg(const ChipTensor &t, bool manual_dep = false, int32_t version = 0) {
+inline ChipTensor from_tensor_arg(const ChipTensor &t, bool manual_dep = false,
+                                  int32_t version = 0) {
   (void)version;
   ChipTensor c = t;
   c.manual_dep = manual_dep;
@@ -463,23 +468,22 @@ inline ChipTensor make_tensor_external(void *addr, const S shapes[], uint32_t nd
  * by alloc_tensors: zero-filled, or every element set_initial_value's. */
 struct TensorCreateInfo {
   uint32_t shapes[PTO_MAX_RANK];
-  uint32_t ndims;                  /* 0: a rank out of range (an error at submit) */
+  uint32_t ndims; /* 0: a rank out of range (an error at submit) */
   DataType dtype;
   bool has_initial_value = false;
   uint64_t initial_value = 0; /* one element's bytes, low bytes first */
 
   /* Every element starts as value, converted to the dtype (a float to an f16, say). */
-  template <typename T>
-  void set_initial_value(T value);
+  template <typename T> void set_initial_value(T value);
 
   template <typename S>
   TensorCreateInfo(const S *shape, uint32_t ndims_, DataType dtype_ = DataType::FLOAT32,
                    bool zero_init = false)
-      : shapes{}, ndims(ndims_ <= static_cast<uint32_t>(PTO_MAX_RANK) ? ndims_ : 0),
-        dtype(dtype_) {
+      : shapes{}, ndims(ndims_ <= static_cast<uint32_t>(PTO_MAX_RANK) ? ndims_ : 0), dtype(dtype_) {
     static_assert(std::is_integral_v<S>, "TensorCreateInfo: integer shape");
     (void)zero_init;
-    for (uint32_t d = 0; d < ndims; d++) shapes[d] = static_cast<uint32_t>(shape[d]);
+    for (uint32_t d = 0; d < ndims; d++)
+      shapes[d] = static_cast<uint32_t>(shape[d]);
   }
 };
 
@@ -487,7 +491,7 @@ struct TensorCreateInfo {
 
 /* SPMD launch parameters: the kernel runs block_num times, once per block (ctx->block_idx). */
 class PTO2LaunchSpec {
- public:
+public:
   void set_block_num(int32_t n) { block_num_ = n; }
   int32_t block_num() const { return block_num_; }
   void set_core_num(int32_t n) { block_num_ = n; }
@@ -497,7 +501,7 @@ class PTO2LaunchSpec {
   void set_require_sync_start(bool v = true) { require_sync_start_ = v; }
   bool require_sync_start() const { return require_sync_start_; }
 
- private:
+private:
   int32_t block_num_ = 1;
   bool require_sync_start_ = false;
 };
@@ -532,12 +536,12 @@ struct MixedKernels {
 
 /* The entry's arguments; the layout of pto_orch_args. */
 class TensorArg {
- public:
+public:
   explicit TensorArg(const ChipTensor *p) : p_(p) {}
   const ChipTensor &ref() const { return *p_; }
   operator const ChipTensor &() const { return *p_; }
 
- private:
+private:
   const ChipTensor *p_;
 };
 
@@ -569,10 +573,7 @@ struct ChipTaskArgs {
     }
     return scalars_[i];
   }
-  template <typename T>
-  T scalar(int32_t i) const {
-    return from_u64<T>(scalar(i));
-  }
+  template <typename T> T scalar(int32_t i) const { return from_u64<T>(scalar(i)); }
 };
 static_assert(std::is_standard_layout_v<ChipTaskArgs> &&
                   sizeof(ChipTaskArgs) == sizeof(pto_orch_args) &&
@@ -584,17 +585,15 @@ static_assert(std::is_standard_layout_v<ChipTaskArgs> &&
 
 /* ---- tasks -------------------------------------------------------------------------------- */
 
-
-
 class CoreTaskArgs;
 class TaskOutputTensors;
 namespace pto_orch_detail {
 inline TaskOutputTensors submit(const MixedKernels &mk, const CoreTaskArgs &args);
-}  // namespace pto_orch_detail
+} // namespace pto_orch_detail
 
 /* One task's arguments, in add_* order (tensors) and add_scalar order (scalars). */
 class CoreTaskArgs {
- public:
+public:
   enum SlotKind : int32_t {
     IN = PTO_ORCH_ARG_IN,
     OUT = PTO_ORCH_ARG_OUT,
@@ -653,40 +652,37 @@ class CoreTaskArgs {
   /* Marks arguments already added (none: all of them) for the tensor dump
    * (pto_worker_set_dump_args); an argument that is not part of this task is an error.
    * dump_arg_mask() has bit i for tensor i, then the scalars. */
-  template <typename... Ts>
-  void dump(const Ts &...ts) {
+  template <typename... Ts> void dump(const Ts &...ts) {
     if constexpr (sizeof...(Ts) == 0) {
       if (ntensors_ + nscalars_ == 0) set_error("dump: no arguments added to this Arg");
-      for (int32_t i = 0; i < ntensors_ + nscalars_ && i < 64; i++) dump_mask_ |= uint64_t{1} << i;
+      for (int32_t i = 0; i < ntensors_ + nscalars_ && i < 64; i++)
+        dump_mask_ |= uint64_t{1} << i;
     } else {
       (mark_dump(ts), ...);
     }
   }
   uint64_t dump_arg_mask() const { return dump_mask_; }
 
-  template <typename... Ts>
-  void add_input(const Ts &...ts) {
+  template <typename... Ts> void add_input(const Ts &...ts) {
     static_assert(sizeof...(Ts) >= 1, "add_input: at least one tensor");
     (add_tensor(IN, ts), ...);
   }
   /* ChipTensors are written in place; a TensorCreateInfo becomes a new intermediate. */
-  template <typename... Ts>
-  void add_output(const Ts &...ts) {
+  template <typename... Ts> void add_output(const Ts &...ts) {
     static_assert(sizeof...(Ts) >= 1, "add_output: at least one tensor");
     (add_out_one(ts), ...);
   }
-  template <typename... Ts>
-  void add_inout(const Ts &...ts) {
+  template <typename... Ts> void add_inout(const Ts &...ts) {
     static_assert(sizeof...(Ts) >= 1, "add_inout: at least one tensor");
     (add_tensor(INOUT, ts), ...);
   }
-  template <typename... Ts>
-  void add_scalar(Ts... vs) {
+  template <typename... Ts> void add_scalar(Ts... vs) {
     static_assert(sizeof...(Ts) >= 1, "add_scalar: at least one value");
     (add_scalar_typed(vs), ...);
   }
   void add_scalars(const uint64_t *values, int count) {
-    for (int i = 0; i < count; i++) add_scalar_one(values[i]);
+    for (int i = 0; i < count; i++)
+      add_scalar_one(values[i]);
   }
   void add_scalars_i32(const int32_t *values, int count) {
     for (int i = 0; i < count; i++)
@@ -701,8 +697,7 @@ class CoreTaskArgs {
       add_scalar_one(src.scalars_[src_offset + i], src.scalar_codes_[src_offset + i]);
   }
   /* A tensor ordered after its creator task only: no region tracking for it. */
-  template <typename... Ts>
-  void add_no_dep(const Ts &...ts) {
+  template <typename... Ts> void add_no_dep(const Ts &...ts) {
     static_assert(sizeof...(Ts) >= 1, "add_no_dep: at least one tensor");
     (add_no_dep_one(ts), ...);
   }
@@ -739,7 +734,7 @@ class CoreTaskArgs {
     return has_init_[i];
   }
 
- private:
+private:
   /* Out of line: one copy per orchestration object, not one per add_* call (compile time). */
   __attribute__((noinline)) void add_tensor(int32_t kind, const ChipTensor &t) {
     if (ntensors_ >= MAX_TENSOR_ARGS) {
@@ -782,8 +777,7 @@ class CoreTaskArgs {
       }
     set_error("dump: TensorCreateInfo is not part of this Arg");
   }
-  template <typename T>
-  void mark_dump(const T &scalar) {
+  template <typename T> void mark_dump(const T &scalar) {
     static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T>,
                   "dump: all arguments must be ChipTensor, TensorCreateInfo, or scalars");
     uint64_t v = to_u64(scalar);
@@ -811,8 +805,7 @@ class CoreTaskArgs {
     }
   }
   friend TaskOutputTensors pto_orch_detail::submit(const MixedKernels &, const CoreTaskArgs &);
-  template <typename T>
-  void add_scalar_typed(T v) {
+  template <typename T> void add_scalar_typed(T v) {
     add_scalar_one(to_u64(v), pto_orch_detail::scalar_code<T>());
   }
   void add_scalar_typed(PtoSlot s) {
@@ -847,9 +840,8 @@ using L0TaskArgs = CoreTaskArgs;
 
 /* CoreTaskArgs that keeps up to N explicit dependencies itself: add_dep(id) instead of an array
  * for set_dependencies that must outlive the submit. */
-template <size_t N = 16>
-class CoreTaskArgsWithDeps : public CoreTaskArgs {
- public:
+template <size_t N = 16> class CoreTaskArgsWithDeps : public CoreTaskArgs {
+public:
   void add_dep(TaskId id) {
     if (ndeps_kept_ >= N) {
       set_error("add_dep: more dependencies than CoreTaskArgsWithDeps<N> holds");
@@ -859,24 +851,20 @@ class CoreTaskArgsWithDeps : public CoreTaskArgs {
     set_dependencies(nullptr, 0);
     set_dependencies(kept_, ndeps_kept_);
   }
-  template <typename... Ids>
-  void add_deps(Ids... ids) {
-    (add_dep(ids), ...);
-  }
+  template <typename... Ids> void add_deps(Ids... ids) { (add_dep(ids), ...); }
 
- private:
+private:
   TaskId kept_[N];
   uint32_t ndeps_kept_ = 0;
 };
-template <size_t N = 16>
-using L0TaskArgsWithDeps = CoreTaskArgsWithDeps<N>;
+template <size_t N = 16> using L0TaskArgsWithDeps = CoreTaskArgsWithDeps<N>;
 /* The arguments at a Graph boundary (rt_submit_graph). */
 using GraphTaskArgs = CoreTaskArgs;
 
 /* What a submit returns: the intermediates it created (add_output(TensorCreateInfo) order) and
  * a task id. Borrow outputs from a named variable: get_ref on a temporary does not compile. */
 class TaskOutputTensors {
- public:
+public:
   TaskOutputTensors() : n_(0), id_(TaskId::invalid()) {}
   bool empty() const { return n_ == 0; }
   uint32_t size() const { return n_; }
@@ -895,7 +883,7 @@ class TaskOutputTensors {
   }
   void set_task_id(TaskId id) { id_ = id; }
 
- private:
+private:
   friend TaskOutputTensors pto_orch_detail::submit(const MixedKernels &, const CoreTaskArgs &);
   uint32_t n_;
   TaskId id_;
@@ -907,7 +895,8 @@ namespace pto_orch_detail {
 inline bool create(const pto_orch_api *api, const ChipTensor &info, const uint64_t *init,
                    ChipTensor *out) {
   int64_t shape[PTO_MAX_RANK];
-  for (int d = 0; d < PTO_MAX_RANK; d++) shape[d] = info.shapes[d];
+  for (int d = 0; d < PTO_MAX_RANK; d++)
+    shape[d] = info.shapes[d];
   pto_orch_tensor c;
   if (api->create_tensor_init(api->ctx, static_cast<int32_t>(info.ndims), shape,
                               static_cast<int32_t>(info.dtype), init, &c) != 0)
@@ -1058,14 +1047,15 @@ template <typename I>
 inline bool indices64(const ChipTensor &t, uint32_t ndims, const I *indices, int64_t *out) {
   static_assert(std::is_integral_v<I>, "tensor data access: integer indices");
   if (ndims != t.ndims) {
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor data access with %u indices on a rank-%u tensor",
-                    ndims, t.ndims);
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                    "tensor data access with %u indices on a rank-%u tensor", ndims, t.ndims);
     return false;
   }
-  for (uint32_t d = 0; d < ndims; d++) out[d] = static_cast<int64_t>(indices[d]);
+  for (uint32_t d = 0; d < ndims; d++)
+    out[d] = static_cast<int64_t>(indices[d]);
   return true;
 }
-}  // namespace pto_orch_detail
+} // namespace pto_orch_detail
 
 /* One task of up to three kernels (MixedKernels), each on a core of its type. */
 inline TaskOutputTensors rt_submit_task(const MixedKernels &mk, const CoreTaskArgs &args) {
@@ -1131,10 +1121,10 @@ inline TaskOutputTensors alloc_tensors(const TensorCreateInfo *cis, uint32_t cou
 inline TaskOutputTensors alloc_tensors(const TensorCreateInfo cis[], int32_t count) {
   return alloc_tensors(cis, static_cast<uint32_t>(count < 0 ? 0 : count));
 }
-template <typename... Cs>
-inline TaskOutputTensors alloc_tensors(const Cs &...cis) {
+template <typename... Cs> inline TaskOutputTensors alloc_tensors(const Cs &...cis) {
   static_assert(sizeof...(Cs) > 0, "alloc_tensors requires at least one TensorCreateInfo");
-  static_assert((std::is_same_v<Cs, TensorCreateInfo> && ...), "alloc_tensors: TensorCreateInfo only");
+  static_assert((std::is_same_v<Cs, TensorCreateInfo> && ...),
+                "alloc_tensors: TensorCreateInfo only");
   const TensorCreateInfo all[] = {cis...};
   return alloc_tensors(all, static_cast<uint32_t>(sizeof...(Cs)));
 }
@@ -1167,8 +1157,7 @@ inline T read_value(const ChipTensor &t, uint32_t ndims, const I *indices) {
 }
 
 /* value converted to dtype's element bits. */
-template <typename T>
-inline uint64_t value_bits(DataType dt, T value) {
+template <typename T> inline uint64_t value_bits(DataType dt, T value) {
   if constexpr (std::is_arithmetic_v<T>) {
     if (is_float(dt)) return double_to_bits(dt, static_cast<double>(value));
     if (dt == DataType::BOOL) return value ? 1 : 0;
@@ -1178,7 +1167,7 @@ inline uint64_t value_bits(DataType dt, T value) {
     return to_u64(value);
   }
 }
-}  // namespace pto_orch_detail
+} // namespace pto_orch_detail
 
 /* One element (tensor.read), after the tasks that write it: its raw bits, reinterpreted as T
  * (from_u64), as PyPTO's runtime does. T = float on an f32 tensor gives the value; on an f16
@@ -1205,8 +1194,7 @@ inline void set_tensor_data(const ChipTensor &t, uint32_t ndims, const I *indice
   api->write_element(api->ctx, &c, idx, &bits);
 }
 
-template <typename T>
-inline void TensorCreateInfo::set_initial_value(T value) {
+template <typename T> inline void TensorCreateInfo::set_initial_value(T value) {
   has_initial_value = true;
   initial_value = pto_orch_detail::value_bits(dtype, value);
 }
@@ -1214,7 +1202,7 @@ inline void TensorCreateInfo::set_initial_value(T value) {
 /* ---- scopes ------------------------------------------------------------------------------- */
 
 class PTO2ScopeGuard {
- public:
+public:
   explicit PTO2ScopeGuard(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) { rt_scope_begin(mode); }
   ~PTO2ScopeGuard() { rt_scope_end(); }
   PTO2ScopeGuard(const PTO2ScopeGuard &) = delete;
@@ -1223,12 +1211,12 @@ class PTO2ScopeGuard {
 
 #define PTO2_CONCATENATE_IMPL_(x, y) x##y
 #define PTO2_CONCATENATE_(x, y) PTO2_CONCATENATE_IMPL_(x, y)
-#define PTO2_SCOPE_GUARD(...) \
-  [[maybe_unused]] PTO2ScopeGuard PTO2_CONCATENATE_(pto2_scope_guard_, __COUNTER__){__VA_ARGS__}
+#define PTO2_SCOPE_GUARD(...)                                                                      \
+  [[maybe_unused]] PTO2ScopeGuard PTO2_CONCATENATE_(pto2_scope_guard_, __COUNTER__) { __VA_ARGS__ }
 /* PTO2_SCOPE() { ... }: intermediates created inside are freed when the block ends and the tasks
  * using them have finished. PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }: its tasks are ordered only
  * by the dependencies given (set_dependencies); an AUTO scope inside a MANUAL one is an error. */
-#define PTO2_SCOPE(...) \
+#define PTO2_SCOPE(...)                                                                            \
   if (PTO2ScopeGuard PTO2_CONCATENATE_(pto2_scope_guard_, __COUNTER__){__VA_ARGS__}; true)
 
 /* ---- graphs ------------------------------------------------------------------------------- */
@@ -1271,7 +1259,6 @@ struct OrchestrationConfig {
   int expected_arg_count;
 };
 using PTO2OrchestrationConfig = OrchestrationConfig;
-
 
 /* ---- helpers of pto-generated orchestration ------------------------------------------------ */
 
@@ -1326,8 +1313,7 @@ template <size_t N> bool pto_extents_fit(const char *op, const int64_t (&shape)[
 
 // tensor.reshape: a view of the same elements in a new row-major shape; the source must be
 // contiguous and the element counts equal.
-template <size_t N>
-ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
+template <size_t N> ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
   if (!pto_extents_fit("tensor.reshape", shape)) return ChipTensor{};
   pto_orch_tensor v = pto_view(src);
   int64_t have = 1, want = 1, dense = 1;
@@ -1337,9 +1323,11 @@ ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
     dense *= v.shape[d];
     have *= v.shape[d];
   }
-  for (size_t d = 0; d < N; ++d) want *= shape[d];
+  for (size_t d = 0; d < N; ++d)
+    want *= shape[d];
   if (want != have)
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.reshape: the tensor has %lld elements, the shape %lld",
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                    "tensor.reshape: the tensor has %lld elements, the shape %lld",
                     static_cast<long long>(have), static_cast<long long>(want));
   if (!contiguous)
     rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.reshape: the tensor is not contiguous");
@@ -1357,7 +1345,8 @@ ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
 inline ChipTensor pto_select(const ChipTensor &src, int64_t idx) {
   pto_orch_tensor v = pto_view(src);
   if (v.rank < 2 || idx < 0 || idx >= v.shape[0])
-    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "tensor.select: index %lld is outside the extent %lld of dim 0",
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                    "tensor.select: index %lld is outside the extent %lld of dim 0",
                     static_cast<long long>(idx), static_cast<long long>(v.shape[0]));
   if (idx < 0 || idx >= v.shape[0]) idx = 0;
   v.addr += static_cast<uint64_t>(idx * v.stride[0]) * pto_dtype_bytes(v.dtype);
@@ -1388,17 +1377,31 @@ inline int64_t pto_step(int64_t i, int64_t step, int64_t hi) {
 // Scalars travel as 64-bit slots: ints sign/zero-extended, f32 bits low, f16/bf16 16 bits.
 template <typename T> uint64_t pto_slot_bits(T v, int dt) {
   switch (dt) {
-  case PTO_DTYPE_F32: { float f = static_cast<float>(v); uint32_t u; std::memcpy(&u, &f, 4); return u; }
-  case PTO_DTYPE_F64: { double f = static_cast<double>(v); uint64_t u; std::memcpy(&u, &f, 8); return u; }
+  case PTO_DTYPE_F32: {
+    float f = static_cast<float>(v);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  }
+  case PTO_DTYPE_F64: {
+    double f = static_cast<double>(v);
+    uint64_t u;
+    std::memcpy(&u, &f, 8);
+    return u;
+  }
   case PTO_DTYPE_F16: return pto_orch_detail::float_to_half(static_cast<float>(v));
   case PTO_DTYPE_BF16: {
-    float f = static_cast<float>(v); uint32_t x; std::memcpy(&x, &f, 4);
+    float f = static_cast<float>(v);
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
     return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
   }
   case PTO_DTYPE_BOOL: return v ? 1 : 0;
-  case PTO_DTYPE_U8: case PTO_DTYPE_U16: case PTO_DTYPE_U32: case PTO_DTYPE_U64:
-    return static_cast<uint64_t>(v);
+  case PTO_DTYPE_U8:
+  case PTO_DTYPE_U16:
+  case PTO_DTYPE_U32:
+  case PTO_DTYPE_U64: return static_cast<uint64_t>(v);
   default: return static_cast<uint64_t>(static_cast<int64_t>(v));
   }
 }
@@ -1406,10 +1409,25 @@ template <typename T> uint64_t pto_slot_bits(T v, int dt) {
 template <typename T> PtoSlot pto_slot(T v, int dt) { return PtoSlot{pto_slot_bits(v, dt), dt}; }
 template <typename T> T pto_unslot(uint64_t s, int dt) {
   switch (dt) {
-  case PTO_DTYPE_F32: { uint32_t u = static_cast<uint32_t>(s); float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }
-  case PTO_DTYPE_F64: { double f; std::memcpy(&f, &s, 8); return static_cast<T>(f); }
-  case PTO_DTYPE_F16: return static_cast<T>(pto_orch_detail::half_to_float(static_cast<uint16_t>(s)));
-  case PTO_DTYPE_BF16: { uint32_t u = static_cast<uint32_t>(s & 0xffffu) << 16; float f; std::memcpy(&f, &u, 4); return static_cast<T>(f); }
+  case PTO_DTYPE_F32: {
+    uint32_t u = static_cast<uint32_t>(s);
+    float f;
+    std::memcpy(&f, &u, 4);
+    return static_cast<T>(f);
+  }
+  case PTO_DTYPE_F64: {
+    double f;
+    std::memcpy(&f, &s, 8);
+    return static_cast<T>(f);
+  }
+  case PTO_DTYPE_F16:
+    return static_cast<T>(pto_orch_detail::half_to_float(static_cast<uint16_t>(s)));
+  case PTO_DTYPE_BF16: {
+    uint32_t u = static_cast<uint32_t>(s & 0xffffu) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return static_cast<T>(f);
+  }
   case PTO_DTYPE_I8: return static_cast<T>(static_cast<int8_t>(s));
   case PTO_DTYPE_I16: return static_cast<T>(static_cast<int16_t>(s));
   case PTO_DTYPE_I32: return static_cast<T>(static_cast<int32_t>(s));
@@ -1435,7 +1453,10 @@ template <typename T> T pto_div(T a, T b) {
   if constexpr (static_cast<T>(0.5) != 0) {
     return a / b;
   } else {
-    if (b == 0) { rt_report_fatal(1, "integer division by zero"); return 0; }
+    if (b == 0) {
+      rt_report_fatal(1, "integer division by zero");
+      return 0;
+    }
     if constexpr (std::is_signed<T>::value) {
       using U = typename std::make_unsigned<T>::type;
       if (b == static_cast<T>(-1)) return static_cast<T>(static_cast<U>(0) - static_cast<U>(a));
@@ -1451,7 +1472,10 @@ template <typename T> T pto_mod(T a, T b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
   } else {
-    if (b == 0) { rt_report_fatal(1, "integer division by zero"); return 0; }
+    if (b == 0) {
+      rt_report_fatal(1, "integer division by zero");
+      return 0;
+    }
     if constexpr (std::is_signed<T>::value) {
       if (b == static_cast<T>(-1)) return 0;
     }
@@ -1463,7 +1487,7 @@ template <typename T> T pto_mod(T a, T b) {
 template <typename T> T pto_min(T a, T b) { return b < a ? b : a; }
 template <typename T> T pto_max(T a, T b) { return a < b ? b : a; }
 
-}  // namespace pto_codegen
+} // namespace pto_codegen
 
 /* ---- exports ------------------------------------------------------------------------------- */
 

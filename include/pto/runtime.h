@@ -103,7 +103,7 @@ typedef enum pto_arg_type {
   PTO_ARG_HOST_TENSOR = 1, /* copied to the device before the launch, back after it */
   PTO_ARG_DEVICE_TENSOR,   /* resident: never copied */
   PTO_ARG_SCALAR,
-  PTO_ARG_DIST_TENSOR,     /* a distributed worker's resident or stacked tensor (pto/dist.h) */
+  PTO_ARG_DIST_TENSOR, /* a distributed worker's resident or stacked tensor (pto/dist.h) */
 } pto_arg_type;
 
 typedef struct pto_dist_tensor pto_dist_tensor;
@@ -217,11 +217,11 @@ PTO_API int pto_worker_core_count(const pto_worker *w);
 PTO_API int pto_worker_core_type(const pto_worker *w, int core);
 
 typedef struct pto_device_memory_info {
-  uint64_t base;       /* device address of the arena's first byte */
-  uint64_t total;      /* bytes */
-  uint64_t used;       /* bytes in live allocations (rounded to 64) */
-  uint64_t peak;       /* high-water mark of used */
-  uint64_t nallocs;    /* live allocations */
+  uint64_t base;    /* device address of the arena's first byte */
+  uint64_t total;   /* bytes */
+  uint64_t used;    /* bytes in live allocations (rounded to 64) */
+  uint64_t peak;    /* high-water mark of used */
+  uint64_t nallocs; /* live allocations */
   uint64_t largest_free;
 } pto_device_memory_info;
 PTO_API PTO_MUST_USE pto_status pto_worker_memory_info(const pto_worker *w,
@@ -330,11 +330,11 @@ PTO_API PTO_MUST_USE pto_status pto_worker_run(pto_worker *w, const pto_program 
 #define PTO_LAUNCH_MAX_SPANS 8
 
 typedef struct pto_span {
-  const char *name;   /* dotted, static storage */
-  int depth;          /* 0 for chip.run */
-  uint64_t ts_ns;     /* start, CLOCK_MONOTONIC (the sim device clock is the host clock) */
+  const char *name; /* dotted, static storage */
+  int depth;        /* 0 for chip.run */
+  uint64_t ts_ns;   /* start, CLOCK_MONOTONIC (the sim device clock is the host clock) */
   uint64_t dur_ns;
-  bool is_device;     /* on the device clock (clk=dev) */
+  bool is_device; /* on the device clock (clk=dev) */
 } pto_span;
 
 /* The spans of one launch, in this order:
@@ -348,11 +348,11 @@ typedef struct pto_span {
  *                                          at the orchestration's start, when no task ran)
  *   chip.run.copy_back                     host: device-to-host copies and freeing the copies */
 typedef struct pto_launch_record {
-  uint64_t inv;       /* process-wide launch counter, from 1 */
-  uint64_t hid;       /* pto_program_hid of the program */
+  uint64_t inv; /* process-wide launch counter, from 1 */
+  uint64_t hid; /* pto_program_hid of the program */
   int64_t callable_id;
   uint64_t ntasks;
-  bool ok;            /* the launch succeeded (a failed one copies nothing back) */
+  bool ok; /* the launch succeeded (a failed one copies nothing back) */
   int nspans;
   pto_span spans[PTO_LAUNCH_MAX_SPANS];
 } pto_launch_record;
@@ -375,23 +375,23 @@ typedef struct pto_block_record {
 } pto_block_record;
 
 typedef struct pto_task_record {
-  uint64_t task_id;      /* submission order within the launch, from 0 */
+  uint64_t task_id; /* submission order within the launch, from 0 */
   int32_t kernel_id;
-  const char *kernel;    /* the kernel's name (owned by the worker, valid as the records are) */
-  int core;              /* the core that ran it; -1 when it did not run (a failed launch
-                            skips the tasks left) and then its times are 0 */
-  int core_type;         /* PTO_CORE_AIV or PTO_CORE_AIC (pto/orch_abi.h): the type of that core */
-  int skipped;           /* 1: its predicate was false at dispatch, so its kernel did not run;
-                            2: a dummy task (rt_submit_dummy_task), which has no kernel */
-  uint64_t group_id;     /* the task id of the first kernel of its mixed task (rt_submit_task with
-                            several kernels: one record per kernel); its own id otherwise */
-  int slot;              /* its kernel's slot in that task: 0 AIC, 1 AIV0, 2 AIV1 */
+  const char *kernel; /* the kernel's name (owned by the worker, valid as the records are) */
+  int core;           /* the core that ran it; -1 when it did not run (a failed launch
+                         skips the tasks left) and then its times are 0 */
+  int core_type;      /* PTO_CORE_AIV or PTO_CORE_AIC (pto/orch_abi.h): the type of that core */
+  int skipped;        /* 1: its predicate was false at dispatch, so its kernel did not run;
+                         2: a dummy task (rt_submit_dummy_task), which has no kernel */
+  uint64_t group_id;  /* the task id of the first kernel of its mixed task (rt_submit_task with
+                         several kernels: one record per kernel); its own id otherwise */
+  int slot;           /* its kernel's slot in that task: 0 AIC, 1 AIV0, 2 AIV1 */
   int ndeps;
-  const uint64_t *deps;  /* ids of the tasks it waited for, ascending: the unfinished tasks it
-                            was ordered after when it was submitted (one that had already
-                            finished is no dependency) */
-  uint64_t ready_ns;     /* runnable from then on: its last dependency ended, or (none left
-                            unfinished) its submission completed */
+  const uint64_t *deps; /* ids of the tasks it waited for, ascending: the unfinished tasks it
+                           was ordered after when it was submitted (one that had already
+                           finished is no dependency) */
+  uint64_t ready_ns;    /* runnable from then on: its last dependency ended, or (none left
+                           unfinished) its submission completed */
   uint64_t start_ns;
   uint64_t end_ns;
   /* An SPMD task (launch_spec.set_block_num) runs its blocks side by side on cores of its type:
@@ -439,8 +439,8 @@ PTO_API PTO_MUST_USE pto_status pto_worker_set_record_phases(pto_worker *w, bool
  * launch on it or its close. Fails with PTO_STATUS_NOT_FOUND when there is no launch or the last
  * one did not record them. */
 PTO_API PTO_MUST_USE pto_status pto_worker_last_launch_phases(const pto_worker *w,
-                                                 const pto_sched_phase **out_phases,
-                                                 size_t *out_nphases);
+                                                              const pto_sched_phase **out_phases,
+                                                              size_t *out_nphases);
 
 /* The argument dump of PyPTO's runtime (its enable_dump_args), from the next launch on, at the
  * reference's levels: 0 off; 1 partial: the arguments CoreTaskArgs::dump marked, with their
@@ -456,10 +456,10 @@ PTO_API PTO_MUST_USE pto_status pto_worker_last_launch_phases(const pto_worker *
  * ready, before any of its kernels runs) | "after_completion" (outputs and inouts, when its
  * last kernel ends, before a successor starts), "kind": "tensor"|"scalar", "dtype" ("float32",
  * ...), for a scalar "value" (as its dtype: the type add_scalar was given, or pto_slot's dtype in
- * generated code; "uint64" and the raw slot when the orchestration did not say), "is_contiguous", "shape", "strides",
- * "start_offset", "numel", "bin_offset", "bin_size", "truncated", "overwritten"}]}; a tensor's
- * bytes are its view's elements, row-major. A mixed task is one task (its first kernel's id).
- * Fails during a launch, or with a level outside 0-3 or no dir. */
+ * generated code; "uint64" and the raw slot when the orchestration did not say), "is_contiguous",
+ * "shape", "strides", "start_offset", "numel", "bin_offset", "bin_size", "truncated",
+ * "overwritten"}]}; a tensor's bytes are its view's elements, row-major. A mixed task is one task
+ * (its first kernel's id). Fails during a launch, or with a level outside 0-3 or no dir. */
 PTO_API PTO_MUST_USE pto_status pto_worker_set_dump_args(pto_worker *w, int level, const char *dir);
 
 /* Turns per-task recording on or off from the next launch on (pto_run_config.record_tasks sets

@@ -21,23 +21,23 @@ typedef struct pto_sig_dim {
 } pto_sig_dim;
 
 typedef struct pto_sig_param {
-  char *name;    /* without '%' */
+  char *name; /* without '%' */
   int is_tensor;
-  pto_dir dir;   /* tensors; scalars are IN */
+  pto_dir dir; /* tensors; scalars are IN */
   pto_dtype dtype;
-  int rank;      /* tensors */
+  int rank; /* tensors */
   pto_sig_dim dims[PTO_MAX_RANK];
-  pto_bind_kind bind;  /* scalars: LITERAL (specialized, value below) or RUNTIME */
-  pto_scalar value;    /* the specialized value */
+  pto_bind_kind bind; /* scalars: LITERAL (specialized, value below) or RUNTIME */
+  pto_scalar value;   /* the specialized value */
 } pto_sig_param;
 
 typedef struct pto_signature {
-  char *entry;   /* entry function name */
+  char *entry; /* entry function name */
   int nparams;
   pto_sig_param *params;
   int nsyms;
-  char **syms;   /* dynamic symbols used by the entry's parameters */
-  int nrets;     /* the entry's '->' count (outputs are out/inout params) */
+  char **syms; /* dynamic symbols used by the entry's parameters */
+  int nrets;   /* the entry's '->' count (outputs are out/inout params) */
 } pto_signature;
 
 /* A compile-time binding: -D NAME=VALUE|runtime (value "128", "1.5", "true", "runtime") or a

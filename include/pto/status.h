@@ -20,12 +20,12 @@ typedef enum pto_status_code {
   PTO_STATUS_INVALID_ARGUMENT = 1, /* bad input: source text, a parameter, a file */
   PTO_STATUS_NOT_FOUND = 2,
   PTO_STATUS_OUT_OF_MEMORY = 3,
-  PTO_STATUS_IO = 4,               /* a file or process operation failed */
+  PTO_STATUS_IO = 4,                  /* a file or process operation failed */
   PTO_STATUS_FAILED_PRECONDITION = 5, /* state forbids it: closed worker, stale binary */
-  PTO_STATUS_DATA_LOSS = 6,        /* corrupt data: checksum or Build-ID mismatch */
+  PTO_STATUS_DATA_LOSS = 6,           /* corrupt data: checksum or Build-ID mismatch */
   PTO_STATUS_UNIMPLEMENTED = 7,
   PTO_STATUS_INTERNAL = 8,
-  PTO_STATUS_LAUNCH = 9,           /* a launch ran and failed (division by zero, dim mismatch) */
+  PTO_STATUS_LAUNCH = 9, /* a launch ran and failed (division by zero, dim mismatch) */
 } pto_status_code;
 
 typedef struct pto_status_impl *pto_status;

@@ -88,14 +88,14 @@ typedef struct pto_host_tensor {
 /* Fills shape and row-major strides (a stride that would overflow is left INT64_MAX; such a
  * shape fails pto_shape_size). */
 PTO_API void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank,
-                          const int64_t *shape);
+                                  const int64_t *shape);
 /* The element count, or -1 when an extent is negative or the count overflows int64. */
 PTO_API int64_t pto_host_tensor_numel(const pto_host_tensor *t);
 /* Element count and byte size of a shape of dtype dt, checked: returns 0 and sets the outs
  * (either may be NULL) when every extent is >= 0 and the byte size fits in int64; returns -1
  * otherwise. Every size computed from user input (dims, shapes, tiles) goes through this. */
 PTO_API int pto_shape_size(int rank, const int64_t *shape, pto_dtype dt, int64_t *out_numel,
-                   int64_t *out_nbytes);
+                           int64_t *out_nbytes);
 
 #ifdef __cplusplus
 }

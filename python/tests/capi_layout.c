@@ -24,6 +24,9 @@ int main(void) {
   printf("PTO_MAX_RANK %d\n", PTO_MAX_RANK);
   printf("PTO_LAUNCH_MAX_SPANS %d\n", PTO_LAUNCH_MAX_SPANS);
   printf("PTO_DIST_METRIC_COUNT %d\n", PTO_DIST_METRIC_COUNT);
+  /* A table, one struct per paragraph, to the end of the file: clang-format would run it into one
+   * statement. */
+  // clang-format off
 
   S(pto_host_tensor) F(pto_host_tensor, data) F(pto_host_tensor, dtype) F(pto_host_tensor, rank)
   F(pto_host_tensor, shape) F(pto_host_tensor, strides)

@@ -164,8 +164,9 @@ static pto_status build_dir(const pto_ir_program *p, const pto_compile_options *
     out->kernels[0].object = strdup("kernels/k.o");
     out->kernels[0].core_type = PTO_CORE_AIV;
   }
-  const char *files[] = {"kernels/k.ll", "kernels/k.o", "program.ptir", "kernels/pto_abi.o",
-                         src, bin, "kernels/kernels.so"};
+  const char *files[] = {"kernels/k.ll",      "kernels/k.o", "program.ptir",
+                         "kernels/pto_abi.o", src,           bin,
+                         "kernels/kernels.so"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     if ((s = pto_manifest_list_file(out, files[i]))) goto fail;
   const char *log = getenv("PTO_FAKE_COMPILER_LOG");

@@ -585,7 +585,8 @@ static void test_builder_l3_ops_match_their_text(void **state) {
   pto_ir_stmt *s;
   pto_ir_arg bar[1] = {expr_arg(use(b, sg))};
   OK(pto_ir_builder_op(b, PTO_OP_DIST_BARRIER, bar, 1, NULL, 0, &s));
-  pto_ir_arg ar[4] = {expr_arg(use(b, w)), expr_arg(use(b, sg)),
+  pto_ir_arg ar[4] = {expr_arg(use(b, w)),
+                      expr_arg(use(b, sg)),
                       {.kind = PTO_ARG_WORD, .kw = "mode", .str = "ring"},
                       {.kind = PTO_ARG_WORD, .kw = "op", .str = "max"}};
   pto_ir_result r = {"r", NULL, {0, 0}};

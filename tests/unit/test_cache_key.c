@@ -229,9 +229,9 @@ static void test_cache_key_differs_for_platform_and_options(void **state) {
 }
 
 /* The toolchain and target lines are memoized in the cache dir (file "toolchain") under a probe
- * of the stat of the files they come from (and the boot id): the memo is used while those files are unchanged, and an
- * edited header or a changed compiler binary recomputes them (a stale memo would make a changed
- * toolchain hit entries built by the old one). */
+ * of the stat of the files they come from (and the boot id): the memo is used while those files are
+ * unchanged, and an edited header or a changed compiler binary recomputes them (a stale memo would
+ * make a changed toolchain hit entries built by the old one). */
 static void set_or_unset(const char *name, const char *value) {
   if (value)
     setenv(name, value, 1);

@@ -1,7 +1,7 @@
-/* The PyPTO compatibility corpus (the .cpp files of tests/compat): orchestration sources in PyPTO's PTO2
- * style, compiled with c++ and with clang++, run on a sim worker with two AIC and four AIV cores,
- * outputs and per-task records checked. The kernels here fail unless they run on a core of their
- * type. */
+/* The PyPTO compatibility corpus (the .cpp files of tests/compat): orchestration sources in PyPTO's
+ * PTO2 style, compiled with c++ and with clang++, run on a sim worker with two AIC and four AIV
+ * cores, outputs and per-task records checked. The kernels here fail unless they run on a core of
+ * their type. */
 #include <dlfcn.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -73,7 +73,8 @@ static int32_t k_add(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
 static int32_t k_add_scalar(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
   float c = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = kv_f32(&t[0], i) + c;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = kv_f32(&t[0], i) + c;
   return 0;
 }
 
@@ -88,14 +89,16 @@ static int32_t k_mul(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
 static int32_t k_cube_double(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)s;
   if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = 2.0f * kv_f32(&t[0], i);
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = 2.0f * kv_f32(&t[0], i);
   return 0;
 }
 
 static int32_t k_vec_inc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)s;
   if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) += 1.0f;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) += 1.0f;
   return 0;
 }
 
@@ -124,7 +127,8 @@ static int32_t k_slow_add(const pto_kernel_tensor *t, const uint64_t *s, pto_cor
 static int32_t k_meet_aic(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
   if (!meet(&g_meet_mixed, (int)s[0])) return NOT_SIDE_BY_SIDE;
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n / 2; i++) *kv_f32p(&t[1], i) = 2.0f * kv_f32(&t[0], i);
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n / 2; i++)
+    *kv_f32p(&t[1], i) = 2.0f * kv_f32(&t[0], i);
   return 0;
 }
 
@@ -136,8 +140,9 @@ static int32_t k_meet_aiv(const pto_kernel_tensor *t, const uint64_t *s, pto_cor
   return 0;
 }
 
-static pto_kernel_fn g_kernels[NK] = {k_add,     k_add_scalar, k_mul,      k_cube_double, k_vec_inc,
-                                      k_block_mark, k_slow_add, k_meet_aic, k_meet_aiv};
+static pto_kernel_fn g_kernels[NK] = {k_add,         k_add_scalar, k_mul,
+                                      k_cube_double, k_vec_inc,    k_block_mark,
+                                      k_slow_add,    k_meet_aic,   k_meet_aiv};
 static const char *g_names[NK] = {"add",        "add_scalar", "mul",      "cube_double", "vec_inc",
                                   "block_mark", "slow_add",   "meet_aic", "meet_aiv"};
 static const int g_types[NK] = {PTO_CORE_AIV, PTO_CORE_AIV, PTO_CORE_AIV,
@@ -189,7 +194,8 @@ static int corpus_open(corpus_run *r, const char *name, const char *cxx, const c
   tsig_scalar(&s, "s", PTO_DTYPE_F32, PTO_BIND_RUNTIME, tscalar_f(PTO_DTYPE_F32, 0));
   r->p = tprogram(&s, bind, entry, NK, g_kernels, g_names);
   tsig_free(&s);
-  for (int k = 0; k < NK; k++) assert_pto_ok(pto_program_set_kernel_core_type(r->p, k, g_types[k]));
+  for (int k = 0; k < NK; k++)
+    assert_pto_ok(pto_program_set_kernel_core_type(r->p, k, g_types[k]));
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.aic_cores = 2;
@@ -372,7 +378,8 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
     assert_non_null(spmd->blocks);
     for (int b = 0; b < 4; b++) {
       assert_true(spmd->blocks[b].core >= 0 && spmd->blocks[b].core < 4);
-      assert_true(spmd->blocks[b].start_ns >= cube->end_ns && spmd->blocks[b].start_ns >= inc->end_ns);
+      assert_true(spmd->blocks[b].start_ns >= cube->end_ns &&
+                  spmd->blocks[b].start_ns >= inc->end_ns);
       for (int b2 = 0; b2 < b; b2++) {
         assert_int_not_equal(spmd->blocks[b].core, spmd->blocks[b2].core);
         assert_true(spmd->blocks[b].start_ns < spmd->blocks[b2].end_ns &&
@@ -386,7 +393,8 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
     size_t nrecs;
     assert_pto_ok(pto_worker_last_launch_tasks(r.w, &recs, &nrecs));
     int types[6];
-    for (int k = 0; k < 6; k++) types[k] = pto_worker_core_type(r.w, k);
+    for (int k = 0; k < 6; k++)
+      types[k] = pto_worker_core_type(r.w, k);
     assert_int_equal(types[0], PTO_CORE_AIV);
     assert_int_equal(types[5], PTO_CORE_AIC);
     char rp[4096], dp[4096];
@@ -394,17 +402,18 @@ static void test_mixed_spmd_runs_with_both_compilers(void **state) {
     snprintf(dp, sizeof dp, "%s/deps.json", dir);
     assert_pto_ok(pto_swimlane_write_records(rp, dp, NULL, recs, nrecs, types, 6));
     char *out = NULL;
-    int rc = tu_run(&out,
-                    "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); "
-                    "d=json.load(open(sys.argv[2])); g=%d; "
-                    "t=[x for x in d[\"tasks\"] if x[\"task_id\"]==g][0]; "
-                    "rows=[x for x in r[\"aicore_tasks\"] if x[1]==g]; "
-                    "ok=t[\"kernel_ids\"]==[7,8,-1] and t[\"name\"]==\"meet_aic+meet_aiv\" "
-                    "and t[\"core_type\"]==\"mix\" and "
-                    "sorted(r[\"metadata\"][\"core_types\"][x[0]] for x in rows)==[\"aic\",\"aiv\"] "
-                    "and all(e[\"pred\"]!=e[\"succ\"] for e in d[\"edges\"]); "
-                    "sys.exit(0 if ok else 1)' '%s' '%s'",
-                    (int)cube->task_id, rp, dp);
+    int rc =
+        tu_run(&out,
+               "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); "
+               "d=json.load(open(sys.argv[2])); g=%d; "
+               "t=[x for x in d[\"tasks\"] if x[\"task_id\"]==g][0]; "
+               "rows=[x for x in r[\"aicore_tasks\"] if x[1]==g]; "
+               "ok=t[\"kernel_ids\"]==[7,8,-1] and t[\"name\"]==\"meet_aic+meet_aiv\" "
+               "and t[\"core_type\"]==\"mix\" and "
+               "sorted(r[\"metadata\"][\"core_types\"][x[0]] for x in rows)==[\"aic\",\"aiv\"] "
+               "and all(e[\"pred\"]!=e[\"succ\"] for e in d[\"edges\"]); "
+               "sys.exit(0 if ok else 1)' '%s' '%s'",
+               (int)cube->task_id, rp, dp);
     if (rc) print_error("%s\n", out);
     assert_int_equal(rc, 0);
     free(out);
@@ -445,7 +454,8 @@ static void test_early_resolve_stages_the_consumer(void **state) {
     for (int early = 1; early >= 0; early--) {
       /* Flagged, the producer ends once the consumer's core waits for it. */
       assert_pto_ok(early ? corpus_launch_held(&r, 1.0f, 1) : corpus_launch(&r, 0.0f));
-      for (int i = 0; i < N; i++) assert_true(r.o1[i] == r.a[i] + r.b[i] + 0.5f);
+      for (int i = 0; i < N; i++)
+        assert_true(r.o1[i] == r.a[i] + r.b[i] + 0.5f);
       check_core_types(r.w);
       const pto_task_record *p = find_task(r.w, "slow_add", 0);
       const pto_task_record *q = find_task(r.w, "add_scalar", 0);
@@ -462,7 +472,8 @@ static void test_early_resolve_stages_the_consumer(void **state) {
       size_t nrecs;
       assert_pto_ok(pto_worker_last_launch_tasks(r.w, &recs, &nrecs));
       int types[6];
-      for (int k = 0; k < 6; k++) types[k] = pto_worker_core_type(r.w, k);
+      for (int k = 0; k < 6; k++)
+        types[k] = pto_worker_core_type(r.w, k);
       char rp[4096], dp[4096];
       snprintf(rp, sizeof rp, "%s/chip_swimlane_records.json", dir);
       snprintf(dp, sizeof dp, "%s/deps.json", dir);
@@ -503,7 +514,8 @@ static void test_dump_writes_the_marked_arguments(void **state) {
   assert_true(corpus_open(&r, "mixed_spmd", "c++", dir));
   char dd[4096];
   snprintf(dd, sizeof dd, "%s/args_dump", dir);
-  assert_status_contains(pto_worker_set_dump_args(r.w, 4, dd), "level 4 (0 off, 1 marked, 2 full, 3 hybrid)");
+  assert_status_contains(pto_worker_set_dump_args(r.w, 4, dd),
+                         "level 4 (0 off, 1 marked, 2 full, 3 hybrid)");
   assert_status_contains(pto_worker_set_dump_args(r.w, 1, NULL), "level 1 needs a directory");
   for (int level = 1; level <= 3; level++) {
     assert_pto_ok(pto_worker_set_dump_args(r.w, level, dd));
@@ -525,9 +537,11 @@ static void test_dump_writes_the_marked_arguments(void **state) {
         "tid = '0x%016x' % g\n"
         "mine = [t for t in m['args'] if t['task_id'] == tid]\n"
         "assert all(len(t['func_id']) == 2 for t in mine), mine\n"
-        "def f32(t): return list(struct.unpack_from('<%df' % (t['bin_size'] // 4), b, t['bin_offset']))\n"
+        "def f32(t): return list(struct.unpack_from('<%df' % (t['bin_size'] // 4), b, "
+        "t['bin_offset']))\n"
         "key = sorted((t['stage'], t['role'], t['arg_index'], t['kind']) for t in mine)\n"
-        "assert key == [('after_completion', 'output', 1, 'tensor'), ('before_dispatch', 'input', 0, 'tensor'),\n"
+        "assert key == [('after_completion', 'output', 1, 'tensor'), ('before_dispatch', 'input', "
+        "0, 'tensor'),\n"
         "               ('before_dispatch', 'input', 2, 'scalar')], key\n"
         "a = [t for t in mine if t['arg_index'] == 0][0]\n"
         "o = [t for t in mine if t['arg_index'] == 1][0]\n"
@@ -539,10 +553,12 @@ static void test_dump_writes_the_marked_arguments(void **state) {
         "others = [t for t in m['args'] if t['task_id'] != tid]\n"
         "if level == 1: assert not others, others\n"
         "else:\n"
-        "    assert others and all(t['bin_size'] == (64 if level == 2 and t['kind'] == 'tensor' else 0) for t in others), others\n"
+        "    assert others and all(t['bin_size'] == (64 if level == 2 and t['kind'] == 'tensor' "
+        "else 0) for t in others), others\n"
         "    roles = {(t['stage'], t['role']) for t in others}\n"
-        "    assert ('before_dispatch', 'inout') in roles and ('after_completion', 'inout') in roles, roles\n"
-        , f);
+        "    assert ('before_dispatch', 'inout') in roles and ('after_completion', 'inout') in "
+        "roles, roles\n",
+        f);
     fclose(f);
     char *out = NULL;
     int rc = tu_run(&out, "python3 '%s' '%s' %d %d", py, dd, level, (int)mixed->group_id);
@@ -564,8 +580,10 @@ static void test_views_run_with_both_compilers(void **state) {
     if (!corpus_open(&r, "views", k_cxx[c], dir)) continue;
     assert_pto_ok(corpus_launch(&r, 0.0f));
     for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 4; j++) assert_true(r.o1[i * 4 + j] == r.a[j * 4 + i]);
-    for (int i = 0; i < N; i++) assert_true(r.o2[i] == r.a[i] + r.b[i] + 10.0f);
+      for (int j = 0; j < 4; j++)
+        assert_true(r.o1[i * 4 + j] == r.a[j * 4 + i]);
+    for (int i = 0; i < N; i++)
+      assert_true(r.o2[i] == r.a[i] + r.b[i] + 10.0f);
     check_core_types(r.w);
     corpus_close(&r);
   }

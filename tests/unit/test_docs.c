@@ -33,8 +33,8 @@ static void test_every_op_has_a_reference_entry(void **state) {
   for (int op = 0; op < PTO_OP_COUNT; op++) {
     const char *name = pto_op_info_get((pto_opcode)op)->name;
     if (!heading_names(doc, name)) {
-      fprintf(stderr, "docs/language.md: no '### ... `%s`' entry for op %s of the op table\n",
-              name, name);
+      fprintf(stderr, "docs/language.md: no '### ... `%s`' entry for op %s of the op table\n", name,
+              name);
       missing++;
     }
   }

@@ -15,14 +15,16 @@ static void test_grow_doubles_from_16_and_keeps_contents(void **state) {
   size_t cap = 0;
   assert_int_equal(pto_grow(&v, sizeof *v, &cap, 1), 0);
   assert_int_equal(cap, 16);
-  for (int i = 0; i < 16; i++) v[i] = i;
+  for (int i = 0; i < 16; i++)
+    v[i] = i;
   assert_int_equal(pto_grow(&v, sizeof *v, &cap, 16), 0); /* held already: unchanged */
   assert_int_equal(cap, 16);
   assert_int_equal(pto_grow(&v, sizeof *v, &cap, 17), 0);
   assert_int_equal(cap, 32);
   assert_int_equal(pto_grow(&v, sizeof *v, &cap, 1000), 0);
   assert_int_equal(cap, 1024);
-  for (int i = 0; i < 16; i++) assert_int_equal(v[i], i);
+  for (int i = 0; i < 16; i++)
+    assert_int_equal(v[i], i);
   pto_free(v);
   int *w = NULL;
   int icap = 0;

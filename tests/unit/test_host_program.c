@@ -426,7 +426,8 @@ static void test_host_manifest_fields(void **state) {
       {"\"devices\": [\n    3,\n    1\n  ]", "\"devices\": []", "field 'devices'"},
       {"\"devices\": [\n    3,\n    1\n  ]", "\"devices\": [-1]", "field 'devices[0]'"},
       {"\"callees\": [\n    \"part\"\n  ]", "\"callees\": [\"../x\"]", "field 'callees[0]'"},
-      {"\"source\": \"host/host.c\"", "\"source\": \"host/other.c\"", "no content hash for 'host/other.c'"},
+      {"\"source\": \"host/host.c\"", "\"source\": \"host/other.c\"",
+       "no content hash for 'host/other.c'"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     const char *at = strstr(text, bad[i].from);

@@ -175,9 +175,9 @@ static const char *k_coll =
     "}\n";
 
 static const char *const k_kind_names[] = {
-    "allreduce sum",      "allreduce max ring",     "allreduce min", "allreduce prod ring",
-    "broadcast",          "allgather",              "reduce_scatter sum",
-    "reduce_scatter max", "barrier"};
+    "allreduce sum",       "allreduce max ring", "allreduce min",
+    "allreduce prod ring", "broadcast",          "allgather",
+    "reduce_scatter sum",  "reduce_scatter max", "barrier"};
 
 /* One round's value of element i (of a CROWS x CCOLS block) on rank r; *check: whether the
  * collective defines it. */
@@ -227,11 +227,10 @@ static void test_collectives_on_2_to_8_ranks(void **state) {
         y[i] = -999.0f;
       }
       int root = (n + kind) % n;
-      pto_ir_interp_arg args[6] = {t2(x, PTO_DTYPE_F32, m, CCOLS), t2(y, PTO_DTYPE_F32, m, CCOLS),
-                                   scalar_arg(PTO_DTYPE_INDEX, kind),
-                                   scalar_arg(PTO_DTYPE_INDEX, root),
-                                   scalar_arg(PTO_DTYPE_INDEX, rounds),
-                                   scalar_arg(PTO_DTYPE_INDEX, calls)};
+      pto_ir_interp_arg args[6] = {
+          t2(x, PTO_DTYPE_F32, m, CCOLS),      t2(y, PTO_DTYPE_F32, m, CCOLS),
+          scalar_arg(PTO_DTYPE_INDEX, kind),   scalar_arg(PTO_DTYPE_INDEX, root),
+          scalar_arg(PTO_DTYPE_INDEX, rounds), scalar_arg(PTO_DTYPE_INDEX, calls)};
       pto_status s = run_host(p, args, 6, n, 10000);
       if (s) print_error("%s on %d ranks: %s\n", k_kind_names[kind], n, pto_status_message(s));
       assert_pto_ok(s);
@@ -241,8 +240,8 @@ static void test_collectives_on_2_to_8_ranks(void **state) {
           float want = expected(kind, n, r, root, x, i, &check) * (float)rounds;
           float got = y[(int64_t)r * CROWS * CCOLS + i];
           if (check && got != want) {
-            print_error("%s on %d ranks: rank %d element %d: %g, expected %g\n",
-                        k_kind_names[kind], n, r, i, (double)got, (double)want);
+            print_error("%s on %d ranks: rank %d element %d: %g, expected %g\n", k_kind_names[kind],
+                        n, r, i, (double)got, (double)want);
             fail();
           }
         }
@@ -297,8 +296,7 @@ static void test_tp_ffn_example(void **state) {
       w2[i] = small_int() * 0.125f;
     }
     int64_t s3a[3] = {n, 64, 32}, s3b[3] = {n, 32, 64};
-    pto_ir_interp_arg a[4] = {t2(x, PTO_DTYPE_F32, 32, 64),
-                              tensor_arg(w1, PTO_DTYPE_F32, 3, s3a),
+    pto_ir_interp_arg a[4] = {t2(x, PTO_DTYPE_F32, 32, 64), tensor_arg(w1, PTO_DTYPE_F32, 3, s3a),
                               tensor_arg(w2, PTO_DTYPE_F32, 3, s3b),
                               t2(y, PTO_DTYPE_F32, 32 * n, 64)};
     assert_pto_ok(run_host(p, a, 4, n, 10000));
@@ -463,8 +461,8 @@ static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     setenv("PTO_DIST_TIMEOUT_MS", bad[i], 1);
     assert_int_equal(pto_ir_interp_dist_timeout_ms(0), -1);
-    check_error(run_host(p, &a, 1, 2, 0),
-                "PTO_DIST_TIMEOUT_MS is '", "': expected an integer from 1 to 86400000");
+    check_error(run_host(p, &a, 1, 2, 0), "PTO_DIST_TIMEOUT_MS is '",
+                "': expected an integer from 1 to 86400000");
   }
   assert_int_equal(pto_ir_interp_dist_timeout_ms(77), 77); /* a parameter wins */
   unsetenv("PTO_DIST_TIMEOUT_MS");
@@ -473,29 +471,28 @@ static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
 
 /* A failing rank stops the ranks that wait for it at once, and its error is the one reported. */
 static void test_a_failure_stops_the_waiting_ranks(void **state) {
-  const char *text =
-      "program f\n"
-      "kernel @k(inout %s: dtensor[1, 4] i32, %d: i32) -> (dtensor[1, 4] i32) {\n"
-      "  %me = dist.rank(%s)\n"
-      "  if %me == 1 {\n"
-      "    %t = tile.full([1, 4], i32, 1)\n"
-      "    %u = tile.divs(%t, %d)\n"
-      "  }\n"
-      "  dist.barrier(%s)\n"
-      "  return %s\n"
-      "}\n"
-      "orch @o(inout %s: dtensor[1, 4] i32, %d: i32) -> (dtensor[1, 4] i32) {\n"
-      "  %a = call @k(%s, %d)\n"
-      "  return %a\n"
-      "}\n"
-      "host @main(%d: i32 = runtime) {\n"
-      "  %w = dist.alloc_window([1, 4], i32)\n"
-      "  %s = dist.window(%w)\n"
-      "  %n = dist.world_size()\n"
-      "  for %r in range(0, %n) {\n"
-      "    call @o(%s, %d) device=%r\n"
-      "  }\n"
-      "}\n";
+  const char *text = "program f\n"
+                     "kernel @k(inout %s: dtensor[1, 4] i32, %d: i32) -> (dtensor[1, 4] i32) {\n"
+                     "  %me = dist.rank(%s)\n"
+                     "  if %me == 1 {\n"
+                     "    %t = tile.full([1, 4], i32, 1)\n"
+                     "    %u = tile.divs(%t, %d)\n"
+                     "  }\n"
+                     "  dist.barrier(%s)\n"
+                     "  return %s\n"
+                     "}\n"
+                     "orch @o(inout %s: dtensor[1, 4] i32, %d: i32) -> (dtensor[1, 4] i32) {\n"
+                     "  %a = call @k(%s, %d)\n"
+                     "  return %a\n"
+                     "}\n"
+                     "host @main(%d: i32 = runtime) {\n"
+                     "  %w = dist.alloc_window([1, 4], i32)\n"
+                     "  %s = dist.window(%w)\n"
+                     "  %n = dist.world_size()\n"
+                     "  for %r in range(0, %n) {\n"
+                     "    call @o(%s, %d) device=%r\n"
+                     "  }\n"
+                     "}\n";
   pto_ir_program *p = parse_text(text);
   pto_ir_interp_arg a = scalar_arg(PTO_DTYPE_I32, 0);
   double t0 = now_s();
@@ -633,11 +630,11 @@ static void test_reshape_and_select(void **state) {
   pto_ir_func *bad = pto_ir_program_find_func(p, "bad");
   static float z[256];
   pto_ir_interp_arg b[2] = {t2(z, PTO_DTYPE_F32, 4, 16), scalar_arg(PTO_DTYPE_INDEX, 8)};
-  check_error(pto_ir_interp_run(p, bad, b, 2), "d.ptir:16:8: ",
-              "tensor.reshape: %s is not contiguous");
+  check_error(pto_ir_interp_run(p, bad, b, 2),
+              "d.ptir:16:8: ", "tensor.reshape: %s is not contiguous");
   b[1] = scalar_arg(PTO_DTYPE_INDEX, 32);
-  check_error(pto_ir_interp_run(p, bad, b, 2), "d.ptir:16:8: ",
-              "tensor.reshape: %s has 8 elements, the shape 32");
+  check_error(pto_ir_interp_run(p, bad, b, 2),
+              "d.ptir:16:8: ", "tensor.reshape: %s has 8 elements, the shape 32");
   b[0] = t2(z, PTO_DTYPE_F32, 16, 16); /* [2, 16] of [16, 16]: whole rows, contiguous */
   assert_pto_ok(pto_ir_interp_run(p, bad, b, 2));
   pto_ir_program_destroy(p);
@@ -790,17 +787,16 @@ static void test_host_misuse(void **state) {
                      "}\n";
   pto_ir_program *p = parse_text(text);
   pto_ir_interp_arg a[2] = {scalar_arg(PTO_DTYPE_INDEX, 4), scalar_arg(PTO_DTYPE_INDEX, 0)};
-  check_error(run_host(p, a, 2, 4, 1000), "d.ptir:13:3: ",
-              "call @o: device=4 is outside 0..3 (the world size is 4)");
+  check_error(run_host(p, a, 2, 4, 1000),
+              "d.ptir:13:3: ", "call @o: device=4 is outside 0..3 (the world size is 4)");
   a[0] = scalar_arg(PTO_DTYPE_INDEX, 1);
   a[1] = scalar_arg(PTO_DTYPE_INDEX, 2);
-  check_error(run_host(p, a, 2, 2, 1000), "call @o device=1: d.ptir:3:8: ",
-              "dist.notify on rank 1: peer 2 is outside 0..1");
+  check_error(run_host(p, a, 2, 2, 1000),
+              "call @o device=1: d.ptir:3:8: ", "dist.notify on rank 1: peer 2 is outside 0..1");
   a[1] = scalar_arg(PTO_DTYPE_INDEX, 0);
   assert_pto_ok(run_host(p, a, 2, 2, 1000));
   pto_ir_func *h = pto_ir_program_find_func(p, "main"), *o = pto_ir_program_find_func(p, "o");
-  check_error(pto_ir_interp_run_host(p, h, a, 2, 0, 1000), "world size 0 is outside 1..256",
-              NULL);
+  check_error(pto_ir_interp_run_host(p, h, a, 2, 0, 1000), "world size 0 is outside 1..256", NULL);
   check_error(pto_ir_interp_run_host(p, o, a, 2, 2, 1000), "@o is not a host function", NULL);
   check_error(pto_ir_interp_run(p, h, a, 2), "pto_ir_interp_run_host and a world size", NULL);
   pto_ir_program_destroy(p);

@@ -16,8 +16,8 @@
 
 #include "lower.h"
 #include "pto/ir.h"
-#include "pto/mathf.h"
 #include "pto/kernel_abi.h"
+#include "pto/mathf.h"
 #include "testutil.h"
 
 static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -316,12 +316,25 @@ static void put_elem(pto_dtype dt, void *base, int64_t i, double real, uint64_t 
 /* D_SPECIAL: the values the second set's edge rules are about, mixed with small numbers: NaN,
  * infinities, signed zeros, and for integers 0, +-1, the extremes and their neighbours. */
 static void put_special(pto_dtype dt, void *base, int64_t i, uint64_t pick, int nonzero) {
-  static const double reals[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -1.0, 2.5, -2.5, 0.5,
-                                 3.0, -3.0, 7.0, 1e30, -1e-30};
+  static const double reals[] = {NAN,  INFINITY, -INFINITY, -0.0, 0.0, 1.0,  -1.0,  2.5,
+                                 -2.5, 0.5,      3.0,       -3.0, 7.0, 1e30, -1e-30};
   int w = (int)pto_dtype_size(dt) * 8;
   uint64_t top = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1, sign = UINT64_C(1) << (w - 1);
-  uint64_t ints[] = {0, 1, top, sign, sign - 1, sign + 1, 2, top - 1, 3, 5, (uint64_t)w - 1,
-                     (uint64_t)w, (uint64_t)w + 1, 7, top - 6};
+  uint64_t ints[] = {0,
+                     1,
+                     top,
+                     sign,
+                     sign - 1,
+                     sign + 1,
+                     2,
+                     top - 1,
+                     3,
+                     5,
+                     (uint64_t)w - 1,
+                     (uint64_t)w,
+                     (uint64_t)w + 1,
+                     7,
+                     top - 6};
   int n = (int)(sizeof reals / sizeof reals[0]);
   put_elem(dt, base, i, reals[pick % (uint64_t)n], ints[pick % (uint64_t)n]);
   if (nonzero && pick % (uint64_t)n == 0) put_elem(dt, base, i, 0.75, (uint64_t)-1);
@@ -693,7 +706,7 @@ static void gen_scalar_ops(void) {
 
 static void gen_unary(void) {
   static const char *ops[] = {"exp",     "log",  "sqrt", "rsqrt", "recip",
-                               "sigmoid", "relu", "neg",  "abs"};
+                              "sigmoid", "relu", "neg",  "abs"};
   for (int o = 0; o < 9; o++)
     for (int d = 0; d < N_ALL_DTYPES; d++) {
       pto_dtype dt = k_all_dtypes[d];
@@ -1007,23 +1020,22 @@ static void gen_matmul_rview(void) {
         snprintf(c->kname, sizeof c->kname, "mmv%d_%s_%lldx%lldx%lld", v, dn, M, K, N);
         snprintf(c->name, sizeof c->name, "tile_matmul_right_view%s_%s_%lldx%lldx%lld", vname[v],
                  dn, M, K, N);
-        c->text =
-            dupf("kernel @%s(%%l: tensor[%lld,%lld] %s, %%r: tensor[R,C] %s, out %%c: "
-                 "tensor[%lld,%lld] %s, out %%d: tensor[%lld,%lld] %s)"
-                 " -> (tensor[%lld,%lld] %s, tensor[%lld,%lld] %s) {\n"
-                 "  %%tl = tile.load(%%l, [0, 0], [%lld, %lld], space=mat)\n"
-                 "  %%tr = tile.load(%%r, [2, 5], [%lld, %lld], space=mat)\n"
-                 "  %%ml = tile.move(%%tl, space=left)\n"
-                 "  %%mr = tile.move(%%tr, space=right)\n"
-                 "%s"
-                 "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
-                 "  return %%c1, %%d\n}\n",
-                 c->kname, M, K, dn, dn, M, N, on, K, N, dn, M, N, on, K, N, dn, M, K, K, N,
-                 v == 3   ? "  %o0 = tile.matmul(%ml, %mr)\n"
-                            "  %o = tile.matmul_acc(%o0, %ml, %mr)\n"
-                 : v == 4 ? "  %o = tile.matmul(%ml, %mr)\n"
-                            "  %d1 = tile.store(%tr, [0, 0], %d)\n"
-                          : "  %o = tile.matmul(%ml, %mr)\n");
+        c->text = dupf("kernel @%s(%%l: tensor[%lld,%lld] %s, %%r: tensor[R,C] %s, out %%c: "
+                       "tensor[%lld,%lld] %s, out %%d: tensor[%lld,%lld] %s)"
+                       " -> (tensor[%lld,%lld] %s, tensor[%lld,%lld] %s) {\n"
+                       "  %%tl = tile.load(%%l, [0, 0], [%lld, %lld], space=mat)\n"
+                       "  %%tr = tile.load(%%r, [2, 5], [%lld, %lld], space=mat)\n"
+                       "  %%ml = tile.move(%%tl, space=left)\n"
+                       "  %%mr = tile.move(%%tr, space=right)\n"
+                       "%s"
+                       "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
+                       "  return %%c1, %%d\n}\n",
+                       c->kname, M, K, dn, dn, M, N, on, K, N, dn, M, N, on, K, N, dn, M, K, K, N,
+                       v == 3   ? "  %o0 = tile.matmul(%ml, %mr)\n"
+                                  "  %o = tile.matmul_acc(%o0, %ml, %mr)\n"
+                       : v == 4 ? "  %o = tile.matmul(%ml, %mr)\n"
+                                  "  %d1 = tile.store(%tr, [0, 0], %d)\n"
+                                : "  %o = tile.matmul(%ml, %mr)\n");
         c->args[0] = tensor2(dt, M, K, D_ANY, 0);
         c->args[1] = tensor2(dt, v == 1 ? K + 1 : K + 3, v == 2 ? N + 3 : N + 13, D_ANY, 0);
         c->args[2] = tensor2(odt, M, N, D_ANY, 1);
@@ -1376,17 +1388,16 @@ static void gen_misc(void) {
    * while the tile lives, an in-place op that would write into the tile's buffer (then the
    * tensor is loaded again), a row operand read by a streamed run whose store overwrites it
    * (same tensor, other rows) */
-  c = misc_case(
-      "vw1", "load_view_refused_by_store_into_source",
-      "kernel @vw1(inout %x: tensor[8,64] f32, out %y: tensor[8,64] f32)\n"
-      "    -> (tensor[8,64] f32, tensor[8,64] f32) {\n"
-      "  %t = tile.load(%x, [0, 0], [8, 64])\n"
-      "  %u = tile.adds(%t, f32(1))\n"
-      "  %x1 = tile.store(%u, [0, 0], %x)\n"
-      "  %m = tile.row_max(%t)\n"
-      "  %v = tile.row_expand_sub(%t, %m)\n"
-      "  %y1 = tile.store(%v, [0, 0], %y)\n"
-      "  return %x1, %y1\n}\n");
+  c = misc_case("vw1", "load_view_refused_by_store_into_source",
+                "kernel @vw1(inout %x: tensor[8,64] f32, out %y: tensor[8,64] f32)\n"
+                "    -> (tensor[8,64] f32, tensor[8,64] f32) {\n"
+                "  %t = tile.load(%x, [0, 0], [8, 64])\n"
+                "  %u = tile.adds(%t, f32(1))\n"
+                "  %x1 = tile.store(%u, [0, 0], %x)\n"
+                "  %m = tile.row_max(%t)\n"
+                "  %v = tile.row_expand_sub(%t, %m)\n"
+                "  %y1 = tile.store(%v, [0, 0], %y)\n"
+                "  return %x1, %y1\n}\n");
   c->args[0] = tensor2(PTO_DTYPE_F32, 8, 64, D_ANY, 1);
   c->args[1] = tensor2(PTO_DTYPE_F32, 8, 64, D_ANY, 1);
   c->nargs = 2;
@@ -1409,16 +1420,15 @@ static void gen_misc(void) {
   c->args[2] = tensor2(PTO_DTYPE_F32, 8, 64, D_ANY, 1);
   c->nargs = 3;
 
-  c = misc_case(
-      "vw3", "load_view_refused_for_streamed_row_operand",
-      "kernel @vw3(inout %x: tensor[16,16] f32) -> (tensor[16,16] f32) {\n"
-      "  %v = tile.load(%x, [0, 15], [16, 1])\n"
-      "  %t = tile.load(%x, [0, 0], [16, 16])\n"
-      "  %m = tile.row_max(%t)\n"
-      "  %a = tile.add(%t, %t)\n"
-      "  %p = tile.row_expand_add(%a, %v)\n"
-      "  %x1 = tile.store(%p, [0, 0], %x)\n"
-      "  return %x1\n}\n");
+  c = misc_case("vw3", "load_view_refused_for_streamed_row_operand",
+                "kernel @vw3(inout %x: tensor[16,16] f32) -> (tensor[16,16] f32) {\n"
+                "  %v = tile.load(%x, [0, 15], [16, 1])\n"
+                "  %t = tile.load(%x, [0, 0], [16, 16])\n"
+                "  %m = tile.row_max(%t)\n"
+                "  %a = tile.add(%t, %t)\n"
+                "  %p = tile.row_expand_add(%a, %v)\n"
+                "  %x1 = tile.store(%p, [0, 0], %x)\n"
+                "  return %x1\n}\n");
   c->args[0] = tensor2(PTO_DTYPE_F32, 16, 16, D_ANY, 1);
   c->nargs = 1;
 
@@ -1728,42 +1738,44 @@ static void gen_struct_reduce(void) {
                               "col_argmax", "col_argmin", "sort_idx",   "sort_idx_asc"};
   /* sort only: 4x40 (3x37 valid: a 64-lane sorting network over padding) and 2x100 (a full run
    * of 64 and a padded one, then a merge) */
-  static const shape_case shapes[] = {{7, 13, 7, 13},  {16, 32, 11, 29}, {32, 64, 32, 64},
-                                      {4, 40, 3, 37}, {2, 100, 2, 97}};
+  static const shape_case shapes[] = {
+      {7, 13, 7, 13}, {16, 32, 11, 29}, {32, 64, 32, 64}, {4, 40, 3, 37}, {2, 100, 2, 97}};
   /* ties: small integers without NaN (a row of D_SPECIAL almost always holds one) */
   for (int ties = 0; ties < 2; ties++)
-  for (int o = 0; o < 8; o++)
-    for (int d = 0; d < N_ALL_DTYPES; d++)
-      for (int sh = 0; sh < 5; sh++) {
-        pto_dtype dt = k_all_dtypes[d];
-        const shape_case *S = &shapes[sh];
-        if (sh == 2 && o < 6 && o != 2 && o != 3) continue; /* 32x64: the benchmarked shapes */
-        if (sh >= 3 && o < 6) continue;
-        if (ties && (o < 2 || (dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_I32))) continue;
-        const char *dn = pto_dtype_name(dt);
-        int sort = o >= 6, row = sort || o == 0 || o == 2 || o == 3, arg = o >= 2;
-        int64_t orr = sort || row ? S->tr : 1, oc = sort ? S->tc : row ? 1 : S->tc;
-        const char *odn = arg ? "i32" : dn;
-        char kn[96], nm[96], op[64];
-        snprintf(kn, sizeof kn, "st_%s_%s_%d%s", ops[o], dn, sh, ties ? "_t" : "");
-        snprintf(nm, sizeof nm, "tile_%s_%s_%lldx%lld_on_%lldx%lld%s", ops[o], dn,
-                 (long long)S->tr, (long long)S->tc, (long long)S->r, (long long)S->c,
-                 ties ? "_ties" : "");
-        snprintf(op, sizeof op, "%s", sort ? "sort_idx" : ops[o]);
-        tcase *c = struct_case(kn, nm);
-        c->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[%lld,%lld] %s)"
-                       " -> (tensor[%lld,%lld] %s) {\n"
-                       "  %%ta = tile.load(%%a, [0, 0], [%lld, %lld], pad=%s)\n"
-                       "  %%tc = tile.%s(%%ta%s)\n"
-                       "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
-                       "  return %%c1\n}\n",
-                       kn, dn, (long long)orr, (long long)oc, odn, (long long)orr, (long long)oc,
-                       odn, (long long)S->tr, (long long)S->tc, o == 3 ? "max" : "min", op,
-                       o == 7 ? ", order=asc" : o == 6 ? ", order=desc" : "");
-        c->args[0] = tensor2(dt, S->r, S->c, o < 2 ? D_ANY : ties ? D_SMALLINT : D_SPECIAL, 0);
-        c->args[1] = tensor2(arg ? PTO_DTYPE_I32 : dt, orr, oc, D_ANY, 1);
-        c->nargs = 2;
-      }
+    for (int o = 0; o < 8; o++)
+      for (int d = 0; d < N_ALL_DTYPES; d++)
+        for (int sh = 0; sh < 5; sh++) {
+          pto_dtype dt = k_all_dtypes[d];
+          const shape_case *S = &shapes[sh];
+          if (sh == 2 && o < 6 && o != 2 && o != 3) continue; /* 32x64: the benchmarked shapes */
+          if (sh >= 3 && o < 6) continue;
+          if (ties && (o < 2 || (dt != PTO_DTYPE_F32 && dt != PTO_DTYPE_I32))) continue;
+          const char *dn = pto_dtype_name(dt);
+          int sort = o >= 6, row = sort || o == 0 || o == 2 || o == 3, arg = o >= 2;
+          int64_t orr = sort || row ? S->tr : 1, oc = sort ? S->tc : row ? 1 : S->tc;
+          const char *odn = arg ? "i32" : dn;
+          char kn[96], nm[96], op[64];
+          snprintf(kn, sizeof kn, "st_%s_%s_%d%s", ops[o], dn, sh, ties ? "_t" : "");
+          snprintf(nm, sizeof nm, "tile_%s_%s_%lldx%lld_on_%lldx%lld%s", ops[o], dn,
+                   (long long)S->tr, (long long)S->tc, (long long)S->r, (long long)S->c,
+                   ties ? "_ties" : "");
+          snprintf(op, sizeof op, "%s", sort ? "sort_idx" : ops[o]);
+          tcase *c = struct_case(kn, nm);
+          c->text = dupf("kernel @%s(%%a: tensor[R,C] %s, out %%c: tensor[%lld,%lld] %s)"
+                         " -> (tensor[%lld,%lld] %s) {\n"
+                         "  %%ta = tile.load(%%a, [0, 0], [%lld, %lld], pad=%s)\n"
+                         "  %%tc = tile.%s(%%ta%s)\n"
+                         "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
+                         "  return %%c1\n}\n",
+                         kn, dn, (long long)orr, (long long)oc, odn, (long long)orr, (long long)oc,
+                         odn, (long long)S->tr, (long long)S->tc, o == 3 ? "max" : "min", op,
+                         o == 7   ? ", order=asc"
+                         : o == 6 ? ", order=desc"
+                                  : "");
+          c->args[0] = tensor2(dt, S->r, S->c, o < 2 ? D_ANY : ties ? D_SMALLINT : D_SPECIAL, 0);
+          c->args[1] = tensor2(arg ? PTO_DTYPE_I32 : dt, orr, oc, D_ANY, 1);
+          c->nargs = 2;
+        }
 }
 
 /* Moves over every dtype: broadcasts, transpose (valid regions swap), extract and assemble at
@@ -1812,29 +1824,29 @@ static void gen_struct_moves(void) {
     snprintf(kn, sizeof kn, "st_moves_%s", dn);
     snprintf(nm, sizeof nm, "tile_extract_assemble_concat_reshape_fillpad_%s", dn);
     tcase *c = struct_case(kn, nm);
-    c->text = dupf(
-        "kernel @%s(%%a: tensor[10,24] %s, %%b: tensor[R,C] %s, out %%e: tensor[4,10] %s,"
-        " out %%f: tensor[20,24] %s, out %%g: tensor[8,24] %s, %%r0: index, %%c0: index)"
-        " -> (tensor[4,10] %s, tensor[20,24] %s, tensor[8,24] %s) {\n"
-        "  %%ta = tile.load(%%a, [0, 0], [10, 24])\n"
-        "  %%tb = tile.load(%%b, [0, 0], [8, 12], valid=[R, C])\n"
-        "  %%x1 = tile.extract(%%ta, [2, 3], [4, 5])\n"
-        "  %%x2 = tile.extract(%%ta, [%%r0, %%c0], [4, 5])\n"
-        "  %%x = tile.concat(%%x1, %%x2)\n"
-        "  %%e1 = tile.store(%%x, [0, 0], %%e)\n"
-        "  %%p0 = tile.fillpad(%%tb, pad=min)\n"
-        "  %%p1 = tile.fillpad(%%tb, pad=max)\n"
-        "  %%p2 = tile.fillpad(%%tb)\n"
-        "  %%p = tile.concat(%%p0, %%p1)\n"
-        "  %%y = tile.assemble(%%ta, %%x2, [%%c0, %%r0])\n"
-        "  %%z = tile.reshape(%%y, [20, 12])\n"
-        "  %%z1 = tile.concat(%%z, %%z)\n"
-        "  %%f1 = tile.store(%%z1, [0, 0], %%f)\n"
-        "  %%g0 = tile.extract(%%p, [0, 6], [8, 12])\n"
-        "  %%g2 = tile.concat(%%g0, %%p2)\n"
-        "  %%g1 = tile.store(%%g2, [0, 0], %%g)\n"
-        "  return %%e1, %%f1, %%g1\n}\n",
-        kn, dn, dn, dn, dn, dn, dn, dn, dn);
+    c->text =
+        dupf("kernel @%s(%%a: tensor[10,24] %s, %%b: tensor[R,C] %s, out %%e: tensor[4,10] %s,"
+             " out %%f: tensor[20,24] %s, out %%g: tensor[8,24] %s, %%r0: index, %%c0: index)"
+             " -> (tensor[4,10] %s, tensor[20,24] %s, tensor[8,24] %s) {\n"
+             "  %%ta = tile.load(%%a, [0, 0], [10, 24])\n"
+             "  %%tb = tile.load(%%b, [0, 0], [8, 12], valid=[R, C])\n"
+             "  %%x1 = tile.extract(%%ta, [2, 3], [4, 5])\n"
+             "  %%x2 = tile.extract(%%ta, [%%r0, %%c0], [4, 5])\n"
+             "  %%x = tile.concat(%%x1, %%x2)\n"
+             "  %%e1 = tile.store(%%x, [0, 0], %%e)\n"
+             "  %%p0 = tile.fillpad(%%tb, pad=min)\n"
+             "  %%p1 = tile.fillpad(%%tb, pad=max)\n"
+             "  %%p2 = tile.fillpad(%%tb)\n"
+             "  %%p = tile.concat(%%p0, %%p1)\n"
+             "  %%y = tile.assemble(%%ta, %%x2, [%%c0, %%r0])\n"
+             "  %%z = tile.reshape(%%y, [20, 12])\n"
+             "  %%z1 = tile.concat(%%z, %%z)\n"
+             "  %%f1 = tile.store(%%z1, [0, 0], %%f)\n"
+             "  %%g0 = tile.extract(%%p, [0, 6], [8, 12])\n"
+             "  %%g2 = tile.concat(%%g0, %%p2)\n"
+             "  %%g1 = tile.store(%%g2, [0, 0], %%g)\n"
+             "  return %%e1, %%f1, %%g1\n}\n",
+             kn, dn, dn, dn, dn, dn, dn, dn, dn);
     c->args[0] = tensor2(dt, 10, 24, D_ANY, 0);
     c->args[1] = tensor2(dt, 6, 9, D_ANY, 0);
     c->args[2] = tensor2(dt, 4, 10, D_ANY, 1);
@@ -1883,8 +1895,8 @@ static void gen_struct_moves(void) {
  * columns, so in range; column 0 of it repeats rows across a tile: a later row wins), and with
  * indices from a tensor of random values: a launch error, in the interpreter too. */
 static void gen_struct_gather(void) {
-  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_BF16, PTO_DTYPE_I8, PTO_DTYPE_I64,
-                                  PTO_DTYPE_F64, PTO_DTYPE_U16};
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_BF16, PTO_DTYPE_I8,
+                                  PTO_DTYPE_I64, PTO_DTYPE_F64,  PTO_DTYPE_U16};
   for (int d = 0; d < 6; d++) {
     pto_dtype dt = dts[d];
     const char *dn = pto_dtype_name(dt);
@@ -1894,24 +1906,23 @@ static void gen_struct_gather(void) {
       snprintf(nm, sizeof nm, "tile_gather_rows_scatter_rows_%s%s", dn,
                bad ? "_index_out_of_range" : "");
       tcase *c = struct_case(kn, nm);
-      c->text = dupf(
-          "kernel @%s(%%a: tensor[8,32] f32, %%t: tensor[K,24] %s, %%s: tensor[8,16] %s,"
-          " %%bi: tensor[8,32] i32, out %%o: tensor[8,32] %s, out %%g: tensor[8,16] %s,"
-          " inout %%u: tensor[K,24] %s, %%c0: index)"
-          " -> (tensor[8,32] %s, tensor[8,16] %s, tensor[K,24] %s) {\n"
-          "  %%ta = tile.load(%%a, [0, 0], [8, 32])\n"
-          "  %%ix = %s\n"
-          "  %%src = tile.load(%%t, [0, 0], [8, 24])\n"
-          "  %%w = tile.gather(%%src, %%ix)\n"
-          "  %%o1 = tile.store(%%w, [0, 0], %%o)\n"
-          "  %%ir = tile.extract(%%ix, [0, 0], [8, 1])\n"
-          "  %%gr = tile.gather_rows(%%t, %%ir, [%%c0], [8, 16])\n"
-          "  %%g1 = tile.store(%%gr, [0, 0], %%g)\n"
-          "  %%ts = tile.load(%%s, [0, 0], [8, 16])\n"
-          "  %%u1 = tile.scatter_rows(%%ts, %%ir, [%%c0], %%u)\n"
-          "  return %%o1, %%g1, %%u1\n}\n",
-          kn, dn, dn, dn, dn, dn, dn, dn, dn,
-          bad ? "tile.load(%bi, [0, 0], [8, 32])" : "tile.sort_idx(%ta, order=asc)");
+      c->text = dupf("kernel @%s(%%a: tensor[8,32] f32, %%t: tensor[K,24] %s, %%s: tensor[8,16] %s,"
+                     " %%bi: tensor[8,32] i32, out %%o: tensor[8,32] %s, out %%g: tensor[8,16] %s,"
+                     " inout %%u: tensor[K,24] %s, %%c0: index)"
+                     " -> (tensor[8,32] %s, tensor[8,16] %s, tensor[K,24] %s) {\n"
+                     "  %%ta = tile.load(%%a, [0, 0], [8, 32])\n"
+                     "  %%ix = %s\n"
+                     "  %%src = tile.load(%%t, [0, 0], [8, 24])\n"
+                     "  %%w = tile.gather(%%src, %%ix)\n"
+                     "  %%o1 = tile.store(%%w, [0, 0], %%o)\n"
+                     "  %%ir = tile.extract(%%ix, [0, 0], [8, 1])\n"
+                     "  %%gr = tile.gather_rows(%%t, %%ir, [%%c0], [8, 16])\n"
+                     "  %%g1 = tile.store(%%gr, [0, 0], %%g)\n"
+                     "  %%ts = tile.load(%%s, [0, 0], [8, 16])\n"
+                     "  %%u1 = tile.scatter_rows(%%ts, %%ir, [%%c0], %%u)\n"
+                     "  return %%o1, %%g1, %%u1\n}\n",
+                     kn, dn, dn, dn, dn, dn, dn, dn, dn,
+                     bad ? "tile.load(%bi, [0, 0], [8, 32])" : "tile.sort_idx(%ta, order=asc)");
       c->args[0] = tensor2(PTO_DTYPE_F32, 8, 32, D_ANY, 0);
       c->args[1] = tensor2(dt, 40, 24, D_ANY, 0);
       c->args[2] = tensor2(dt, 8, 16, D_ANY, 0);
@@ -1972,10 +1983,12 @@ static void gen_struct_matmul_bias(void) {
                        kn, M, K, dn, K, N, dn, N, bn, M, N, on, M, N, on, M, K, K, N, N);
         c->args[0] = tensor2(dt, M, K, D_ANY, 0);
         c->args[1] = tensor2(dt, K, N, D_ANY, 0);
-        c->args[2] = tensor2(own ? dt : pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32, 1,
-                             N, D_ANY, 0);
-        c->args[3] = tensor2(pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32, M, N, D_ANY,
-                             1);
+        c->args[2] = tensor2(own                      ? dt
+                             : pto_dtype_is_float(dt) ? PTO_DTYPE_F32
+                                                      : PTO_DTYPE_I32,
+                             1, N, D_ANY, 0);
+        c->args[3] =
+            tensor2(pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32, M, N, D_ANY, 1);
         c->nargs = 4;
       }
 }
@@ -1989,11 +2002,11 @@ enum { EF_TILE, EF_SCALAR, EF_UNARY, EF_SEL, EF_SELS, EF_ROW, EF_COL };
 enum { ED_ALL, ED_INT_BOOL, ED_INT, ED_FLOAT, ED_NUM };
 
 typedef struct elem_op {
-  const char *op;  /* the op's name after "tile." */
-  const char *kw;  /* ", cmp=lt" or "" */
+  const char *op; /* the op's name after "tile." */
+  const char *kw; /* ", cmp=lt" or "" */
   int form, dts;
-  int bool_out;    /* the result is a bool tile */
-  int b_domain;    /* fill of the second operand */
+  int bool_out; /* the result is a bool tile */
+  int b_domain; /* fill of the second operand */
 } elem_op;
 
 static const elem_op k_elem_ops[] = {
@@ -2061,7 +2074,8 @@ static ta_spec elem_scalar(const elem_op *o, pto_dtype dt, int variant) {
   if (!pto_dtype_is_float(dt) && !pto_dtype_is_signed(dt) && dt != PTO_DTYPE_BOOL)
     s.s.u = variant ? 200 : 3;
   /* shift counts: one inside [0, bits), one past it (-1 or 200: outside for every width) */
-  if (o->op[0] == 's' && o->op[1] == 'h' && variant) s.s.u = pto_dtype_is_signed(dt) ? (uint64_t)-1 : 200;
+  if (o->op[0] == 's' && o->op[1] == 'h' && variant)
+    s.s.u = pto_dtype_is_signed(dt) ? (uint64_t)-1 : 200;
   int divlike = strcmp(o->op, "rems") == 0 || strcmp(o->op, "divs") == 0;
   if (divlike && variant && !pto_dtype_is_float(dt)) s.s.i = -1;
   if (divlike && variant && pto_dtype_is_float(dt)) s.s.f = -0.75;
@@ -2101,8 +2115,8 @@ static void elem_case(const elem_op *o, pto_dtype dt, int64_t tr, int64_t tc, in
                  "  %%tc = tile.%s(%s%s)\n"
                  "  %%c1 = tile.store(%%tc, [0, 0], %%c)\n"
                  "  return %%c1\n}\n",
-                 t->kname, dn, bdims, dn, on, dn, on, (long long)tr, (long long)tc, (long long)btr, (long long)btc,
-                 (long long)tr, (long long)tc, o->op, call, o->kw);
+                 t->kname, dn, bdims, dn, on, dn, on, (long long)tr, (long long)tc, (long long)btr,
+                 (long long)btc, (long long)tr, (long long)tc, o->op, call, o->kw);
   (void)sel;
   t->args[0] = tensor2(dt, r, c, D_SPECIAL, 0);
   t->args[1] = tensor2(dt, br, bc, o->b_domain ? o->b_domain : D_SPECIAL, 0);
@@ -2277,8 +2291,7 @@ static void test_lower_streamed_stores_past_the_cache(void **state) {
         int k = i - off;
         float want = k >= 0 && k < rows * 128 ? a[k] + b[k] : -1.0f;
         if (buf[i] != want) {
-          print_error("offset %d, rows %d, element %d: %g, want %g\n", off, rows, i, buf[i],
-                      want);
+          print_error("offset %d, rows %d, element %d: %g, want %g\n", off, rows, i, buf[i], want);
           g_run_flags = 0;
           fail();
         }
@@ -2607,7 +2620,6 @@ static void test_lower_scratch_plan_reuses_buffers(void **state) {
   free(text);
   lib_free(L);
 }
-
 
 /* f32 row reductions keep each row's scalar chain, through the 8x8 transposes (any row
  * reduction) and along the row (max and min of rows a multiple of 16 long): NaNs (maxnum and
@@ -3043,8 +3055,8 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
   int len = snprintf(src, sizeof src, "program mmloop\n");
   for (size_t i = 0; i < sizeof k_mm_loop / sizeof k_mm_loop[0]; i++) {
     const struct mm_loop_kernel *k = &k_mm_loop[i];
-    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_loop_fmt, k->name, k->n, k->n,
-                    k->n, k->n, k->scalars, k->koff, k->koff, k->n);
+    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_loop_fmt, k->name, k->n, k->n, k->n,
+                    k->n, k->scalars, k->koff, k->koff, k->n);
   }
   snprintf(src + len, sizeof src - (size_t)len, "%s", k_mm64_src);
   tl_lib *L = lib_build(src, 2);
@@ -3062,10 +3074,8 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
     assert_non_null(text);
     /* the row-ahead prefetch is sized 0 at run time for rows back to back ("pf.bytes") */
     if (!strstr(text, "pf.row") || !strstr(text, "%pf.bytes = select") ||
-        !strstr(text, "@llvm.prefetch") ||
-        !strstr(text, "pf.next") != !k->next) {
-      print_error("@%s: prefetches not as expected (next windows: %d)\n", k->name,
-                  k->next);
+        !strstr(text, "@llvm.prefetch") || !strstr(text, "pf.next") != !k->next) {
+      print_error("@%s: prefetches not as expected (next windows: %d)\n", k->name, k->next);
       free(text);
       fail();
     }

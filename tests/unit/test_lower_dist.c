@@ -55,15 +55,28 @@ static int32_t f_remote_load(const pto_dist_ctx *d, void *dst, int64_t dst_strid
   for (int64_t r = 0; r < rows; r++)
     for (int64_t c = 0; c < cols; c++)
       ((float *)dst)[r * dst_stride + c] = g_peer_data[(r * 8 + c) % 64];
-  return record((fake_call){.fn = 3, .p0 = dst, .s0 = dst_stride, .p1 = src_local, .s1 = src_stride,
-                            .peer = peer, .rows = rows, .cols = cols, .elem_bytes = elem_bytes});
+  return record((fake_call){.fn = 3,
+                            .p0 = dst,
+                            .s0 = dst_stride,
+                            .p1 = src_local,
+                            .s1 = src_stride,
+                            .peer = peer,
+                            .rows = rows,
+                            .cols = cols,
+                            .elem_bytes = elem_bytes});
 }
 static int32_t f_remote_store(const pto_dist_ctx *d, const void *src, int64_t src_stride,
                               void *dst_local, int64_t dst_stride, int32_t peer, int64_t rows,
                               int64_t cols, int32_t elem_bytes) {
   (void)d;
-  return record((fake_call){.fn = 4, .p0 = src, .s0 = src_stride, .p1 = dst_local,
-                            .s1 = dst_stride, .peer = peer, .rows = rows, .cols = cols,
+  return record((fake_call){.fn = 4,
+                            .p0 = src,
+                            .s0 = src_stride,
+                            .p1 = dst_local,
+                            .s1 = dst_stride,
+                            .peer = peer,
+                            .rows = rows,
+                            .cols = cols,
                             .elem_bytes = elem_bytes});
 }
 
@@ -71,12 +84,13 @@ static int32_t f_barrier(const pto_dist_ctx *d, const struct pto_kernel_tensor *
   (void)d;
   return record((fake_call){.fn = 5, .p0 = sig});
 }
-static int32_t f_collective(const pto_dist_ctx *d, int32_t kind, const struct pto_kernel_tensor *win,
+static int32_t f_collective(const pto_dist_ctx *d, int32_t kind,
+                            const struct pto_kernel_tensor *win,
                             const struct pto_kernel_tensor *sig, int32_t op, int32_t mode,
                             int32_t root) {
   (void)d;
-  return record((fake_call){.fn = 6, .p0 = win, .p1 = sig, .peer = kind, .value = root,
-                            .mode = op, .elem_bytes = mode});
+  return record((fake_call){
+      .fn = 6, .p0 = win, .p1 = sig, .peer = kind, .value = root, .mode = op, .elem_bytes = mode});
 }
 
 static pto_dist_ctx fake_ctx(int rank, int nranks) {
@@ -390,8 +404,8 @@ static void test_dist_barrier_and_collectives(void **state) {
   assert_ptr_equal(g_calls[0].p0, &t[1]); /* the signal window's own descriptor */
   static const int kinds[5] = {PTO_DIST_ALLREDUCE, PTO_DIST_ALLREDUCE, PTO_DIST_BROADCAST,
                                PTO_DIST_ALLGATHER, PTO_DIST_REDUCE_SCATTER};
-  static const int ops[5] = {PTO_DIST_RED_SUM, PTO_DIST_RED_MAX, PTO_DIST_RED_SUM,
-                             PTO_DIST_RED_SUM, PTO_DIST_RED_PROD};
+  static const int ops[5] = {PTO_DIST_RED_SUM, PTO_DIST_RED_MAX, PTO_DIST_RED_SUM, PTO_DIST_RED_SUM,
+                             PTO_DIST_RED_PROD};
   static const int modes[5] = {PTO_DIST_MODE_MESH, PTO_DIST_MODE_RING, PTO_DIST_MODE_MESH,
                                PTO_DIST_MODE_MESH, PTO_DIST_MODE_MESH};
   for (int i = 0; i < 5; i++) {
@@ -445,8 +459,10 @@ static int32_t m_notify(const pto_dist_ctx *d, int32_t *sig, int32_t peer, int32
   if (peer < 0 || peer >= d->nranks) return PTO_KERNEL_ERR_DIST;
   _Atomic int32_t *e = peer_addr(d, sig, peer);
   if (!e) return PTO_KERNEL_ERR_DIST;
-  if (op == PTO_DIST_NOTIFY_ADD) atomic_fetch_add(e, value);
-  else atomic_store(e, value);
+  if (op == PTO_DIST_NOTIFY_ADD)
+    atomic_fetch_add(e, value);
+  else
+    atomic_store(e, value);
   return 0;
 }
 
@@ -535,9 +551,14 @@ static void test_dist_mesh_allreduce_runs_on_threads(void **state) {
       rank_job *j = &jobs[r];
       memset(j, 0, sizeof *j);
       j->fn = fn;
-      j->d = (pto_dist_ctx){.version = PTO_DIST_ABI_VERSION, .size = sizeof(pto_dist_ctx),
-                            .rank = r, .nranks = n, .impl = &m, .notify = m_notify,
-                            .wait = m_wait, .remote_load = m_remote_load};
+      j->d = (pto_dist_ctx){.version = PTO_DIST_ABI_VERSION,
+                            .size = sizeof(pto_dist_ctx),
+                            .rank = r,
+                            .nranks = n,
+                            .impl = &m,
+                            .notify = m_notify,
+                            .wait = m_wait,
+                            .remote_load = m_remote_load};
       j->t[0] = desc(x + r * 32 * 64, PTO_DTYPE_F32, 32, 64, 64);
       j->t[1] = desc(buf + r * 32 * 64, PTO_DTYPE_F32, 32, 64, 64);
       j->t[2] = desc(sig + r * 8, PTO_DTYPE_I32, 1, 8, 8);

@@ -5,8 +5,8 @@
  * XXH3-128 file hash. */
 #include <dirent.h>
 #include <jansson.h>
-#include <math.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,12 @@
-/* pto_expf, pto_logf, pto_sinf and pto_cosf (pto/mathf.h): the accuracy the header documents, measured over a dense
- * sweep of f32 inputs against a long double reference rounded to f32 (correctly rounded but for
- * a double rounding once in ~2^40), and their special values. That the compiled kernels give the
- * same bits is test_lower's test_lower_exp_log_bit_identical_to_reference. */
+/* pto_expf, pto_logf, pto_sinf and pto_cosf (pto/mathf.h): the accuracy the header documents,
+ * measured over a dense sweep of f32 inputs against a long double reference rounded to f32
+ * (correctly rounded but for a double rounding once in ~2^40), and their special values. That the
+ * compiled kernels give the same bits is test_lower's
+ * test_lower_exp_log_bit_identical_to_reference. */
 #include <math.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

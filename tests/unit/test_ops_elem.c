@@ -43,15 +43,17 @@ static void expect_errors(const bad_case *cases, size_t n) {
 }
 
 #define K2(dt, body)                                                                               \
-  "kernel @k(%a: tensor[8, 16] " dt ", %b: tensor[8, 16] " dt ", out %c: tensor[8, 16] " dt      \
+  "kernel @k(%a: tensor[8, 16] " dt ", %b: tensor[8, 16] " dt ", out %c: tensor[8, 16] " dt        \
   ") -> (tensor[8, 16] " dt ") {\n"                                                                \
   "  %ta = tile.load(%a, [0, 0], [8, 16])\n"                                                       \
   "  %tb = tile.load(%b, [0, 0], [8, 16])\n" body "  return %c\n}\n"
 
 static void test_bool_and_compare_misuse(void **state) {
   static const bad_case cases[] = {
-      {K2("f32", "  %m = tile.cmp(%ta, %tb)\n"), "v.ptir:5:8: tile.cmp: needs cmp= (one of eq ne lt le gt ge)"},
-      {K2("f32", "  %m = tile.cmp(%ta, %tb, cmp=less)\n"), "v.ptir:5:31: tile.cmp: cmp=less: expected one of eq ne lt le gt ge"},
+      {K2("f32", "  %m = tile.cmp(%ta, %tb)\n"),
+       "v.ptir:5:8: tile.cmp: needs cmp= (one of eq ne lt le gt ge)"},
+      {K2("f32", "  %m = tile.cmp(%ta, %tb, cmp=less)\n"),
+       "v.ptir:5:31: tile.cmp: cmp=less: expected one of eq ne lt le gt ge"},
       {K2("f32", "  %x = tile.load(%b, [0, 0], [4, 16])\n  %m = tile.cmp(%ta, %x, cmp=eq)\n"),
        "v.ptir:6:8: tile.cmp: shapes [8,16] and [4,16] differ"},
       {K2("f32", "  %m = tile.cmps(%ta, true, cmp=eq)\n"), "tile.cmps: the scalar"},
@@ -73,8 +75,10 @@ static void test_bool_and_compare_misuse(void **state) {
        "  %u = tile.cast(%t, bool)\n}\n",
        "v.ptir:4:8: tile.cast: a bool tile lives in vec, not mat"},
       {"kernel @k(%a: tensor[8, 16] bool, out %c: tensor[8, 16] i8) -> (tensor[8, 16] i8) {\n"
-       "  %t = tile.load(%a, [0, 0], [8, 16])\n  %c1 = tile.store(%t, [0, 0], %c)\n  return %c1\n}\n",
-       "v.ptir:4:9: tile.store: the tile is bool but %c is i8 (dtypes must be equal; an acc tile may "
+       "  %t = tile.load(%a, [0, 0], [8, 16])\n  %c1 = tile.store(%t, [0, 0], %c)\n  return "
+       "%c1\n}\n",
+       "v.ptir:4:9: tile.store: the tile is bool but %c is i8 (dtypes must be equal; an acc tile "
+       "may "
        "also store to f16 or bf16, a bool tile to u8)"},
   };
   expect_errors(cases, sizeof cases / sizeof cases[0]);
@@ -84,15 +88,21 @@ static void test_second_set_dtype_rules(void **state) {
   static const bad_case cases[] = {
       {K2("f32", "  %x = tile.and(%ta, %tb)\n"),
        "v.ptir:5:8: tile.and: needs an integer or bool tile, got f32 (cast it with tile.cast)"},
-      {K2("bool", "  %x = tile.ands(%ta, true)\n"), "v.ptir:5:8: tile.ands: needs an integer tile, got bool"},
-      {K2("f16", "  %x = tile.not(%ta)\n"), "v.ptir:5:8: tile.not: needs an integer or bool tile, got f16"},
-      {K2("f32", "  %x = tile.shl(%ta, %tb)\n"), "v.ptir:5:8: tile.shl: needs an integer tile, got f32"},
+      {K2("bool", "  %x = tile.ands(%ta, true)\n"),
+       "v.ptir:5:8: tile.ands: needs an integer tile, got bool"},
+      {K2("f16", "  %x = tile.not(%ta)\n"),
+       "v.ptir:5:8: tile.not: needs an integer or bool tile, got f16"},
+      {K2("f32", "  %x = tile.shl(%ta, %tb)\n"),
+       "v.ptir:5:8: tile.shl: needs an integer tile, got f32"},
       {K2("i32", "  %x = tile.shrs(%ta, 1.5)\n"), "tile.shrs: the scalar"},
-      {K2("i32", "  %x = tile.fmod(%ta, %tb)\n"), "v.ptir:5:8: tile.fmod: needs a float tile, got i32"},
+      {K2("i32", "  %x = tile.fmod(%ta, %tb)\n"),
+       "v.ptir:5:8: tile.fmod: needs a float tile, got i32"},
       {K2("bool", "  %x = tile.rem(%ta, %tb)\n"),
        "v.ptir:5:8: tile.rem: needs an integer or float tile, got bool"},
-      {K2("i32", "  %x = tile.rems(%ta, 0)\n"), "v.ptir:5:23: tile.rems: division by a constant zero"},
-      {K2("bool", "  %x = tile.lrelu(%ta, true)\n"), "v.ptir:5:8: tile.lrelu: needs an integer or float tile"},
+      {K2("i32", "  %x = tile.rems(%ta, 0)\n"),
+       "v.ptir:5:23: tile.rems: division by a constant zero"},
+      {K2("bool", "  %x = tile.lrelu(%ta, true)\n"),
+       "v.ptir:5:8: tile.lrelu: needs an integer or float tile"},
       {K2("f32", "  %s = tile.load(%b, [0, 0], [8, 1])\n  %x = tile.prelu(%ta, %s)\n"),
        "v.ptir:6:24: tile.prelu: operand 2 must be [1,16] for a [8,16] tile, got [8,1]"},
       {K2("f32", "  %s = tile.load(%b, [0, 0], [1, 16])\n  %x = tile.row_expand_max(%ta, %s)\n"),
@@ -160,8 +170,8 @@ static void test_elem_ops_print_round_trip(void **state) {
 
 /* Runs kernel @k of text (one f32/any in tensor a, one in tensor b, one out tensor c) on n
  * elements laid out [1, n]. */
-static void run_k(const char *text, pto_dtype in_dt, const void *a, const void *b,
-                  pto_dtype out_dt, void *c, int64_t n) {
+static void run_k(const char *text, pto_dtype in_dt, const void *a, const void *b, pto_dtype out_dt,
+                  void *c, int64_t n) {
   pto_ir_program *p = NULL;
   assert_pto_ok(pto_ir_parse_string(text, strlen(text), "i.ptir", &p));
   pto_ir_func *f = pto_ir_program_find_func(p, "k");
@@ -169,7 +179,8 @@ static void run_k(const char *text, pto_dtype in_dt, const void *a, const void *
   int64_t shape[2] = {1, n};
   pto_ir_interp_arg args[3];
   memset(args, 0, sizeof args);
-  for (int i = 0; i < 3; i++) args[i].is_tensor = 1;
+  for (int i = 0; i < 3; i++)
+    args[i].is_tensor = 1;
   pto_host_tensor_init(&args[0].tensor, (void *)a, in_dt, 2, shape);
   pto_host_tensor_init(&args[1].tensor, (void *)b, in_dt, 2, shape);
   pto_host_tensor_init(&args[2].tensor, c, out_dt, 2, shape);
@@ -274,11 +285,13 @@ static void test_integer_edges(void **state) {
   /* wraps; MIN / -1 = MIN, MIN mod -1 = 0; floored remainder takes the divisor's sign */
   const int32_t x[8] = {MIN, MIN, 7, -7, 7, -7, MAX, MIN};
   const int32_t y[8] = {-1, -1, -2, 2, 2, -2, 2, 2};
-  expect_i32("tile.div(%ta, %tb)", x, y, (const int32_t[8]){MIN, MIN, -4, -4, 3, 3, MAX / 2, MIN / 2}, 8);
+  expect_i32("tile.div(%ta, %tb)", x, y,
+             (const int32_t[8]){MIN, MIN, -4, -4, 3, 3, MAX / 2, MIN / 2}, 8);
   expect_i32("tile.rem(%ta, %tb)", x, y, (const int32_t[8]){0, 0, -1, 1, 1, -1, 1, 0}, 8);
   expect_i32("tile.mul(%ta, %tb)", x, y, (const int32_t[8]){MIN, MIN, -14, -14, 14, 14, -2, 0}, 8);
   expect_i32("tile.lrelu(%ta, 3)", x, y, (const int32_t[8]){MIN, MIN, 7, -21, 7, -21, MAX, MIN}, 8);
-  expect_i32("tile.xor(%ta, %tb)", x, y, (const int32_t[8]){MAX, MAX, -7, -5, 5, 7, MAX - 2, MIN + 2}, 8);
+  expect_i32("tile.xor(%ta, %tb)", x, y,
+             (const int32_t[8]){MAX, MAX, -7, -5, 5, 7, MAX - 2, MIN + 2}, 8);
   expect_i32("tile.not(%ta)", x, y, (const int32_t[8]){MAX, MAX, -8, 6, -8, 6, MIN, MAX}, 8);
 }
 
@@ -298,14 +311,16 @@ static void test_rem_by_zero_is_a_launch_error(void **state) {
   int64_t shape[2] = {1, 4};
   pto_ir_interp_arg args[3];
   memset(args, 0, sizeof args);
-  for (int i = 0; i < 3; i++) args[i].is_tensor = 1;
+  for (int i = 0; i < 3; i++)
+    args[i].is_tensor = 1;
   pto_host_tensor_init(&args[0].tensor, a, PTO_DTYPE_I32, 2, shape);
   pto_host_tensor_init(&args[1].tensor, b, PTO_DTYPE_I32, 2, shape);
   pto_host_tensor_init(&args[2].tensor, c, PTO_DTYPE_I32, 2, shape);
   pto_status s = pto_ir_interp_run(p, pto_ir_program_find_func(p, "k"), args, 3);
   assert_int_equal(pto_status_code_of(s), PTO_STATUS_LAUNCH);
   assert_status_contains(s, "z.ptir:5:8: tile.rem: integer division by zero at [0,2]");
-  for (int i = 0; i < 4; i++) assert_int_equal(c[i], 9); /* nothing stored */
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(c[i], 9); /* nothing stored */
   pto_ir_program_destroy(p);
 }
 
@@ -313,27 +328,31 @@ static void test_float_rem_fmod_lrelu_expdif(void **state) {
   const float a[6] = {7.5f, -7.5f, 7.5f, -7.5f, -0.0f, 2.0f};
   const float b[6] = {2.0f, 2.0f, -2.0f, -2.0f, 3.0f, 2.0f};
   float c[6];
-  const char *fmt = "program f\n"
-                    "kernel @k(%%a: tensor[1, 6] f32, %%b: tensor[1, 6] f32, out %%c: tensor[1, 6] f32)"
-                    " -> (tensor[1, 6] f32) {\n"
-                    "  %%ta = tile.load(%%a, [0, 0], [1, 6])\n"
-                    "  %%tb = tile.load(%%b, [0, 0], [1, 6])\n"
-                    "  %%x = %s\n"
-                    "  %%c1 = tile.store(%%x, [0, 0], %%c)\n"
-                    "  return %%c1\n}\n";
+  const char *fmt =
+      "program f\n"
+      "kernel @k(%%a: tensor[1, 6] f32, %%b: tensor[1, 6] f32, out %%c: tensor[1, 6] f32)"
+      " -> (tensor[1, 6] f32) {\n"
+      "  %%ta = tile.load(%%a, [0, 0], [1, 6])\n"
+      "  %%tb = tile.load(%%b, [0, 0], [1, 6])\n"
+      "  %%x = %s\n"
+      "  %%c1 = tile.store(%%x, [0, 0], %%c)\n"
+      "  return %%c1\n}\n";
   char text[1024];
   snprintf(text, sizeof text, fmt, "tile.rem(%ta, %tb)");
   run_k(text, PTO_DTYPE_F32, a, b, PTO_DTYPE_F32, c, 6);
   const float rem[6] = {1.5f, 0.5f, -0.5f, -1.5f, -0.0f, 0.0f};
-  for (int i = 0; i < 6; i++) assert_true(memcmp(&c[i], &rem[i], 4) == 0);
+  for (int i = 0; i < 6; i++)
+    assert_true(memcmp(&c[i], &rem[i], 4) == 0);
   snprintf(text, sizeof text, fmt, "tile.fmod(%ta, %tb)");
   run_k(text, PTO_DTYPE_F32, a, b, PTO_DTYPE_F32, c, 6);
   const float fm[6] = {1.5f, -1.5f, 1.5f, -1.5f, -0.0f, 0.0f};
-  for (int i = 0; i < 6; i++) assert_true(memcmp(&c[i], &fm[i], 4) == 0);
+  for (int i = 0; i < 6; i++)
+    assert_true(memcmp(&c[i], &fm[i], 4) == 0);
   snprintf(text, sizeof text, fmt, "tile.lrelu(%ta, 0.5)");
   run_k(text, PTO_DTYPE_F32, a, b, PTO_DTYPE_F32, c, 6);
   const float lr[6] = {7.5f, -3.75f, 7.5f, -3.75f, -0.0f, 2.0f};
-  for (int i = 0; i < 6; i++) assert_true(memcmp(&c[i], &lr[i], 4) == 0);
+  for (int i = 0; i < 6; i++)
+    assert_true(memcmp(&c[i], &lr[i], 4) == 0);
   /* expdif is exp of the rounded difference: exactly tile.exp(a - b) */
   snprintf(text, sizeof text, fmt, "tile.col_expand_expdif(%ta, %tb)");
   /* (col expand needs [1,C]: the [1,6] operand is one) */

@@ -33,7 +33,7 @@ typedef struct bad_case {
 
 #define KHEAD                                                                                      \
   "program b\n"                                                                                    \
-  "kernel @k(%a: tensor[16, 32] f32, %i: tensor[16, 32] i32, %t: tensor[64, 32] f32, %n: index,"  \
+  "kernel @k(%a: tensor[16, 32] f32, %i: tensor[16, 32] i32, %t: tensor[64, 32] f32, %n: index,"   \
   " out %o: tensor[64, 32] f32) -> (tensor[64, 32] f32) {\n"
 
 static const bad_case k_bad[] = {
@@ -61,13 +61,15 @@ static const bad_case k_bad[] = {
     {"  %y = tile.ci(0, [2, 8])\n", "s.ptir:3:19: tile.ci: the shape must be [1, N], got [2,8]"},
     {"  %y = tile.ci(0, [1, 8], dtype=f32)\n", "tile.ci: dtype=f32: expected one of i32 i16 i64"},
     {"  %y = tile.ci(70000, [1, 8], dtype=i16)\n", "literal 70000 does not fit i16"},
-    {"  %y = tile.tri(1.5, [8, 8])\n", "s.ptir:3:17: tile.tri: the diagonal: literal 1.5 does not fit index"},
+    {"  %y = tile.tri(1.5, [8, 8])\n",
+     "s.ptir:3:17: tile.tri: the diagonal: literal 1.5 does not fit index"},
     {"  %y = tile.tri(0, [8, 8], dtype=bool)\n", "tile.tri: dtype=bool: expected one of"},
     {"  %y = tile.tri(0, [8, 8], upper=yes)\n", "tile.tri: upper=yes: expected one of false true"},
     {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %y = tile.gather(%x, %x)\n",
      "s.ptir:4:24: tile.gather: the indices %x must be an i32 tile, got tile[16, 32] f32 @vec"},
     {"  %j = tile.load(%i, [0, 0], [16, 2])\n  %y = tile.gather_rows(%t, %j, [0], [16, 8])\n",
-     "s.ptir:4:29: tile.gather_rows: the indices %j must be an i32 tile [R,1], got tile[16, 2] i32"},
+     "s.ptir:4:29: tile.gather_rows: the indices %j must be an i32 tile [R,1], got tile[16, 2] "
+     "i32"},
     {"  %j = tile.load(%i, [0, 0], [8, 1])\n  %y = tile.gather_rows(%t, %j, [0], [16, 8])\n",
      "s.ptir:4:29: tile.gather_rows: %j has 8 rows, the result 16"},
     {"  %j = tile.load(%i, [0, 0], [16, 1])\n  %y = tile.gather_rows(%t, %j, [28], [16, 8])\n",
@@ -222,14 +224,13 @@ static void test_struct_argmax_first_extreme_and_first_nan(void **state) {
                     "  %y1 = tile.store(%mn, [0, 0], %y)\n"
                     "  %z1 = tile.store(%cx, [0, 0], %z)\n"
                     "  return %x1, %y1, %z1\n}\n";
-  float a[15] = {1, 7, 7, -2, -2,          /* ties: the first 7, the first -2 */
-                 -0.0f, 0.0f, NAN, 9, NAN, /* a NaN: the first NaN for both */
-                 3, INFINITY, 3, -INFINITY, 0};
+  float a[15] = {1,     7,        7,   -2,        -2,  /* ties: the first 7, the first -2 */
+                 -0.0f, 0.0f,     NAN, 9,         NAN, /* a NaN: the first NaN for both */
+                 3,     INFINITY, 3,   -INFINITY, 0};
   int32_t x[3], y[3], z[5];
-  pto_ir_interp_arg args[4] = {tensor_arg(a, PTO_DTYPE_F32, 3, 5),
-                               tensor_arg(x, PTO_DTYPE_I32, 3, 1),
-                               tensor_arg(y, PTO_DTYPE_I32, 3, 1),
-                               tensor_arg(z, PTO_DTYPE_I32, 1, 5)};
+  pto_ir_interp_arg args[4] = {
+      tensor_arg(a, PTO_DTYPE_F32, 3, 5), tensor_arg(x, PTO_DTYPE_I32, 3, 1),
+      tensor_arg(y, PTO_DTYPE_I32, 3, 1), tensor_arg(z, PTO_DTYPE_I32, 1, 5)};
   assert_pto_ok(run_k(src, args, 4));
   assert_int_equal(x[0], 1);
   assert_int_equal(y[0], 3);
@@ -392,7 +393,8 @@ static void test_struct_index_out_of_range_is_a_launch_error_writing_nothing(voi
                     "  %o1 = tile.store(%x, [0, 0], %o)\n"
                     "  return %o1\n}\n";
   int32_t a[16] = {0}, o[4] = {7, 7, 7, 7};
-  pto_ir_interp_arg a3[3] = {tensor_arg(a, PTO_DTYPE_I32, 4, 4), tensor_arg(o, PTO_DTYPE_I32, 2, 2)};
+  pto_ir_interp_arg a3[3] = {tensor_arg(a, PTO_DTYPE_I32, 4, 4),
+                             tensor_arg(o, PTO_DTYPE_I32, 2, 2)};
   a3[2].scalar.dtype = PTO_DTYPE_INDEX;
   a3[2].scalar.i = 3;
   st = run_k(ext, a3, 3);

@@ -73,7 +73,8 @@ static const char k_orch_cpp[] =
     "  float v = get_tensor_data<float>(y, 2, first);\n"
     "  uint32_t last[2] = {rows - 1, static_cast<uint32_t>(y.shapes[1] - 1)};\n"
     "  set_tensor_data(y, 2, last, v + got + 1000.0f);\n"
-    "  if (from_u64<float>(to_u64(alpha)) != alpha || from_u64<int32_t>(to_u64(int32_t{-5})) != -5 ||\n"
+    "  if (from_u64<float>(to_u64(alpha)) != alpha || from_u64<int32_t>(to_u64(int32_t{-5})) != -5 "
+    "||\n"
     "      to_u64(int32_t{-1}) != 0xffffffffu || to_u64(1.5f) != 0x3fc00000u)\n"
     "    rt_report_fatal(PTO2_ERROR_INVALID_ARGS, \"u64 round trip\");\n"
     "}\n";
@@ -81,7 +82,8 @@ static const char k_orch_cpp[] =
 static int32_t k_scale(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)ctx;
   float a = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = kv_f32(&t[0], i) * a;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = kv_f32(&t[0], i) * a;
   return 0;
 }
 
@@ -96,7 +98,8 @@ static int32_t k_add(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
 static int32_t k_addc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)ctx;
   float c = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++) *kv_f32p(&t[0], i) += c;
+  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++)
+    *kv_f32p(&t[0], i) += c;
   return 0;
 }
 
@@ -132,7 +135,8 @@ static void test_orchestration_header_compiles_and_runs(void **state) {
   snprintf(path, sizeof path, "%s/orch.cpp", dir);
   assert_int_equal(tu_write_file(path, k_orch_cpp), 0);
   char *out = NULL;
-  int rc = tu_run(&out, "c++ -std=c++17 -O1 -Wall -Wextra -Werror -shared -fPIC -I '%s/include' -o "
+  int rc = tu_run(&out,
+                  "c++ -std=c++17 -O1 -Wall -Wextra -Werror -shared -fPIC -I '%s/include' -o "
                   "'%s/orch.so' '%s/orch.cpp'",
                   PTO_SOURCE_DIR, dir, dir);
   if (rc != 0) print_error("%s\n", out);
@@ -155,8 +159,10 @@ static void test_orchestration_header_compiles_and_runs(void **state) {
   assert_int_equal(config(&none).expected_arg_count, 4);
   /* The entry tensors are the runtime's ChipTensor copies (chip_tensors): arguments without
    * them are an error, not a read of the wrong layout. */
-  pto_orch_api stub = {.version = PTO_ORCH_ABI_VERSION, .size = sizeof stub,
-                       .report_fatal = stub_report_fatal, .is_fatal = stub_is_fatal,
+  pto_orch_api stub = {.version = PTO_ORCH_ABI_VERSION,
+                       .size = sizeof stub,
+                       .report_fatal = stub_report_fatal,
+                       .is_fatal = stub_is_fatal,
                        .submit_args = stub_submit_args};
   pto_orch_tensor two[2] = {{0}};
   uint64_t slots[2] = {0, 0};
@@ -180,7 +186,8 @@ static void test_orchestration_header_compiles_and_runs(void **state) {
   pto_worker *w = topen(3, 1, 7);
   float x[12][8], y[12][8];
   for (int r = 0; r < 12; r++)
-    for (int c = 0; c < 8; c++) x[r][c] = (float)(r * 8 + c);
+    for (int c = 0; c < 8; c++)
+      x[r][c] = (float)(r * 8 + c);
   int64_t shape[2] = {12, 8};
   pto_host_tensor hx, hy;
   pto_host_tensor_init(&hx, x, PTO_DTYPE_F32, 2, shape);

@@ -1,6 +1,6 @@
-/* submit_args and slice of the orchestration table (runtime/orch_args.c): a CoreTaskArgs described by a
- * pto_orch_task_args is checked, its TensorCreateInfo outputs created (with initial values) and
- * handed back owned by the task, and the task submitted; every check fails the launch with the
+/* submit_args and slice of the orchestration table (runtime/orch_args.c): a CoreTaskArgs described
+ * by a pto_orch_task_args is checked, its TensorCreateInfo outputs created (with initial values)
+ * and handed back owned by the task, and the task submitted; every check fails the launch with the
  * message pto_orchestration_api.h's inline submit used to report. */
 #include "test_runtime_common.h"
 
@@ -11,7 +11,8 @@ static void bind_api(const pto_orch_api *api) { g_api = api; }
 static int32_t k_acc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)ctx;
   float c = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) += kv_f32(&t[0], i) + c;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) += kv_f32(&t[0], i) + c;
   return 0;
 }
 
@@ -19,7 +20,8 @@ static int32_t k_acc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
 static int32_t k_copy(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)s;
   (void)ctx;
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = kv_f32(&t[0], i);
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = kv_f32(&t[0], i);
   return 0;
 }
 
@@ -92,12 +94,18 @@ static void entry(const pto_orch_args *args) {
   a.scalars = scalars;
   a.outs = g_outs[0];
   switch (g_mode) {
-  case MODE_ERROR_MSG: a.has_error = 1; a.error_msg = "boom"; break;
+  case MODE_ERROR_MSG:
+    a.has_error = 1;
+    a.error_msg = "boom";
+    break;
   case MODE_ERROR_NO_MSG:
     a.has_error = 1;
     a.kernel_ids[PTO_ORCH_SLOT_AIC] = 1;
     break;
-  case MODE_SYNC_AIV: a.require_sync_start = 1; a.block_num = 4; break;
+  case MODE_SYNC_AIV:
+    a.require_sync_start = 1;
+    a.block_num = 4;
+    break;
   case MODE_SYNC_AIC:
     a.kernel_ids[PTO_ORCH_SLOT_AIC] = 1;
     a.require_sync_start = 1;
@@ -111,7 +119,10 @@ static void entry(const pto_orch_args *args) {
     break;
   case MODE_CREATE_FAILS: ts[1].ndims = 0; break;
   case MODE_COUNTS: a.ntensors = -1; break;
-  case MODE_AFTER_FAILURE: a.has_error = 1; a.error_msg = "first"; break;
+  case MODE_AFTER_FAILURE:
+    a.has_error = 1;
+    a.error_msg = "first";
+    break;
   default: break;
   }
   if (g_mode == MODE_MANY_ARGS) {
@@ -162,7 +173,8 @@ static void test_submit_args_creates_outputs_and_submits(void **state) {
   pto_worker *w = topen(3, 1, 11);
   float x[ROWS][COLS], y[ROWS][COLS];
   for (int r = 0; r < ROWS; r++)
-    for (int c = 0; c < COLS; c++) x[r][c] = (float)(r * COLS + c);
+    for (int c = 0; c < COLS; c++)
+      x[r][c] = (float)(r * COLS + c);
   int64_t shape[2] = {ROWS, COLS};
   pto_host_tensor hx, hy;
   pto_host_tensor_init(&hx, x, PTO_DTYPE_F32, 2, shape);
@@ -173,7 +185,8 @@ static void test_submit_args_creates_outputs_and_submits(void **state) {
   memset(y, 0, sizeof y);
   assert_pto_ok(pto_worker_run(w, p, args, 2));
   for (int r = 0; r < ROWS; r++)
-    for (int c = 0; c < COLS; c++) assert_true(y[r][c] == x[r][c] + 3.5f);
+    for (int c = 0; c < COLS; c++)
+      assert_true(y[r][c] == x[r][c] + 3.5f);
   assert_int_equal(g_rc[0], 0);
   assert_int_equal(g_rc[1], 0);
   assert_int_equal(g_ids[0], 0);

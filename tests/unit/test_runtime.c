@@ -1210,7 +1210,8 @@ static void test_idle_cores_block_instead_of_spinning(void **state) {
 /* Eight independent naps: every vector core of the worker runs some at once. */
 static void naps_entry(const pto_orch_args *a) {
   (void)a;
-  for (int i = 0; i < 8; i++) g_api->submit(g_api->ctx, 0, PTO_CORE_AIV, NULL, 0);
+  for (int i = 0; i < 8; i++)
+    g_api->submit(g_api->ctx, 0, PTO_CORE_AIV, NULL, 0);
 }
 
 static void test_idle_spinners_leave_a_cpu_to_the_dispatching_thread(void **state) {

@@ -72,7 +72,8 @@ static inline void tsig_scalar(tsig *s, const char *name, pto_dtype dt, pto_bind
 }
 
 static inline void tsig_free(tsig *s) {
-  for (int i = 0; i < s->sig.nsyms; i++) free(s->syms[i]);
+  for (int i = 0; i < s->sig.nsyms; i++)
+    free(s->syms[i]);
 }
 
 static inline pto_scalar tscalar_i64(pto_dtype dt, int64_t v) {
@@ -93,7 +94,8 @@ static inline pto_scalar tscalar_f(pto_dtype dt, double v) {
 
 static inline int64_t kv_numel(const pto_kernel_tensor *t) {
   int64_t n = 1;
-  for (int d = 0; d < t->rank; d++) n *= t->shape[d];
+  for (int d = 0; d < t->rank; d++)
+    n *= t->shape[d];
   return n;
 }
 
@@ -186,10 +188,11 @@ static inline pto_worker *topen(int ncores, int shuffle, uint64_t seed) {
 }
 
 static inline pto_program *tprogram(const tsig *s, pto_orch_bind_fn bind, pto_orch_entry_fn entry,
-                                    int nk, const pto_kernel_fn *kernels, const char *const *names) {
+                                    int nk, const pto_kernel_fn *kernels,
+                                    const char *const *names) {
   pto_program *p = NULL;
-  assert_pto_ok(pto_program_create_from_functions(&s->sig, bind, entry, nk, kernels, names, 4096,
-                                                  &p));
+  assert_pto_ok(
+      pto_program_create_from_functions(&s->sig, bind, entry, nk, kernels, names, 4096, &p));
   return p;
 }
 

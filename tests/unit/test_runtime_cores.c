@@ -94,7 +94,8 @@ static void reset(int want) {
   atomic_store(&g_arrived, 0);
   atomic_store(&g_want, want);
   atomic_store(&g_ran, 0);
-  for (int i = 0; i < MAXT; i++) g_tid[i] = 0, g_core[i] = g_type[i] = -1;
+  for (int i = 0; i < MAXT; i++)
+    g_tid[i] = 0, g_core[i] = g_type[i] = -1;
 }
 
 static int usable_cpus(void) {
@@ -220,7 +221,8 @@ static void test_strict_cores_keep_each_thread_to_its_type(void **state) {
     reset(0);
     assert_pto_ok(pto_worker_run(w, p, NULL, 0));
     assert_int_equal(atomic_load(&g_ran), MAXT);
-    for (int i = 2; i < MAXT; i++) assert_true(g_tid[i] == g_tid[i % 2]);
+    for (int i = 2; i < MAXT; i++)
+      assert_true(g_tid[i] == g_tid[i % 2]);
     assert_true(g_tid[0] != g_tid[1]);
   }
   pto_program_release(p);

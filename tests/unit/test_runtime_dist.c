@@ -6,13 +6,13 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
-#include <time.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pto/dist.h"
@@ -187,13 +187,14 @@ static void make_sig(hsig *h, int64_t rows0, int rank0) {
   h->sig.entry = "main";
   h->sig.nparams = 2;
   h->sig.params = h->p;
-  h->p[0] = (pto_sig_param){.name = "x", .is_tensor = 1, .dir = PTO_DIR_IN, .dtype = PTO_DTYPE_F32,
-                            .rank = rank0};
-  h->p[1] = (pto_sig_param){.name = "y", .is_tensor = 1, .dir = PTO_DIR_OUT,
-                            .dtype = PTO_DTYPE_F32, .rank = 2};
+  h->p[0] = (pto_sig_param){
+      .name = "x", .is_tensor = 1, .dir = PTO_DIR_IN, .dtype = PTO_DTYPE_F32, .rank = rank0};
+  h->p[1] = (pto_sig_param){
+      .name = "y", .is_tensor = 1, .dir = PTO_DIR_OUT, .dtype = PTO_DTYPE_F32, .rank = 2};
   (void)rows0;
   for (int i = 0; i < 2; i++)
-    for (int d = 0; d < PTO_MAX_RANK; d++) h->p[i].dims[d] = (pto_sig_dim){-1, -1};
+    for (int d = 0; d < PTO_MAX_RANK; d++)
+      h->p[i].dims[d] = (pto_sig_dim){-1, -1};
 }
 
 static pto_program *host_program(pto_host_entry_fn fn, int n, const int32_t *ids, int rank0) {
@@ -219,7 +220,8 @@ static pto_dist_worker *open_worker(int n, const int32_t *ids) {
 }
 
 static void fill(float *x, int64_t n, float base) {
-  for (int64_t i = 0; i < n; i++) x[i] = base + (float)(i % 251) * 0.5f;
+  for (int64_t i = 0; i < n; i++)
+    x[i] = base + (float)(i % 251) * 0.5f;
 }
 
 /* ---- tests -------------------------------------------------------------------------------- */
@@ -257,7 +259,8 @@ static void run_blocks(int n) {
     memset(y, 0, sizeof(float) * ROWS * COLS * n);
     pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
     assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
-    for (int64_t i = 0; i < ROWS * COLS * n; i++) assert_true(y[i] == x[i] + 1.0f);
+    for (int64_t i = 0; i < ROWS * COLS * n; i++)
+      assert_true(y[i] == x[i] + 1.0f);
   }
   /* What the run did: one dispatch per rank, each the chip's own launch record. */
   pto_dist_run_record rr;
@@ -284,8 +287,14 @@ static void run_blocks(int n) {
   pto_dist_worker_close(w);
 }
 
-static void test_blocks_2(void **state) { (void)state; run_blocks(2); }
-static void test_blocks_4(void **state) { (void)state; run_blocks(4); }
+static void test_blocks_2(void **state) {
+  (void)state;
+  run_blocks(2);
+}
+static void test_blocks_4(void **state) {
+  (void)state;
+  run_blocks(4);
+}
 
 static void test_chain_orders_across_chips(void **state) {
   (void)state;
@@ -301,7 +310,8 @@ static void test_chain_orders_across_chips(void **state) {
   for (int round = 0; round < 20; round++) {
     pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
     assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
-    for (int i = 0; i < ROWS * COLS; i++) assert_true(y[i] == x[i] + (float)n);
+    for (int i = 0; i < ROWS * COLS; i++)
+      assert_true(y[i] == x[i] + (float)n);
   }
   pto_program_release(p);
   pto_dist_worker_close(w);
@@ -400,7 +410,8 @@ static void test_resident_and_stacked(void **state) {
     pto_arg args[2] = {pto_arg_dist(st), pto_arg_host(&ty)};
     assert_pto_ok(pto_dist_worker_run(w, rev, args, 2));
     assert_memory_equal(y, yhost, sizeof y);
-    for (int i = 0; i < 2 * ROWS * COLS; i++) assert_true(y[i] == shards[i] + 1.0f);
+    for (int i = 0; i < 2 * ROWS * COLS; i++)
+      assert_true(y[i] == shards[i] + 1.0f);
   }
   /* Shard d to device d with that placement is refused, naming the shard, both devices and the
    * placement that fits. */
@@ -438,7 +449,8 @@ static void test_resident_and_stacked(void **state) {
   memset(y, 0, sizeof y);
   pto_arg iargs[2] = {pto_arg_dist(id), pto_arg_host(&ty)};
   assert_pto_ok(pto_dist_worker_run(w, p, iargs, 2));
-  for (int i = 0; i < 2 * ROWS * COLS; i++) assert_true(y[i] == shards[i] + 1.0f);
+  for (int i = 0; i < 2 * ROWS * COLS; i++)
+    assert_true(y[i] == shards[i] + 1.0f);
   assert_pto_ok(pto_dist_copy_stacked_from(w, id, &tb));
   assert_memory_equal(back, shards, sizeof shards);
   assert_pto_ok(pto_dist_free_tensor(w, id));
@@ -462,7 +474,8 @@ static void test_resident_and_stacked(void **state) {
   assert_pto_ok(pto_dist_alloc_tensor(w, 2, rshape, PTO_DTYPE_F32, shards, 0, &r0));
   rargs[0] = pto_arg_dist(r0);
   assert_pto_ok(pto_dist_worker_run(w, on0, rargs, 2));
-  for (int i = 0; i < ROWS * COLS; i++) assert_true(y[i] == shards[i] + 1.0f);
+  for (int i = 0; i < ROWS * COLS; i++)
+    assert_true(y[i] == shards[i] + 1.0f);
   pto_program_release(on0);
 
   /* Another worker's tensor is refused. */
@@ -636,8 +649,8 @@ static void test_bad_timeout_setting_is_an_error(void **state) {
     setenv("PTO_DIST_TIMEOUT_MS", bad[i], 1);
     pto_dist_worker *w = (pto_dist_worker *)&cfg;
     char want[128];
-    snprintf(want, sizeof want, "PTO_DIST_TIMEOUT_MS is '%s': expected an integer from 1 to 86400000",
-             bad[i]);
+    snprintf(want, sizeof want,
+             "PTO_DIST_TIMEOUT_MS is '%s': expected an integer from 1 to 86400000", bad[i]);
     assert_status_contains(pto_dist_worker_open(&cfg, &w), want);
     assert_null(w);
   }
@@ -647,14 +660,16 @@ static void test_bad_timeout_setting_is_an_error(void **state) {
   pto_dist_worker_close(w);
   unsetenv("PTO_DIST_TIMEOUT_MS");
   cfg.wait_timeout_ms = 86400001u;
-  assert_status_contains(pto_dist_worker_open(&cfg, &w), "wait_timeout_ms 86400001 is out of range");
+  assert_status_contains(pto_dist_worker_open(&cfg, &w),
+                         "wait_timeout_ms 86400001 is out of range");
 }
 
 /* Waits (at most 10 s) until released, then runs host_blocks: a run that stays in its host code. */
 static atomic_int g_host_started, g_host_release;
 static int32_t host_waiting(const pto_host_api *api, const pto_host_args *a) {
   atomic_store(&g_host_started, 1);
-  for (int i = 0; i < 10000 && !atomic_load(&g_host_release); i++) usleep(1000);
+  for (int i = 0; i < 10000 && !atomic_load(&g_host_release); i++)
+    usleep(1000);
   return host_blocks(api, a);
 }
 
@@ -723,7 +738,8 @@ static void test_close_waits_for_another_threads_run(void **state) {
   pthread_join(tr, NULL);
   pthread_join(tc, NULL);
   assert_pto_ok(run.s);
-  for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
+  for (int i = 0; i < ROWS * COLS * 2; i++)
+    assert_true(y[i] == x[i] + 1.0f);
   pto_program_release(p);
   free(xy);
 }
@@ -762,7 +778,8 @@ static void test_submit_runs_in_order(void **state) {
   for (int k = K - 1; k >= 0; k--) /* waited out of order: any order is fine */
     if (c[k]) assert_pto_ok(pto_completion_wait(c[k]));
   for (int k = 0; k < K; k++)
-    for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[k][i] == x[k][i] + 1.0f);
+    for (int i = 0; i < ROWS * COLS * 2; i++)
+      assert_true(y[k][i] == x[k][i] + 1.0f);
   pto_program_release(p);
   pto_dist_worker_close(w);
 }
@@ -847,7 +864,8 @@ static void test_close_waits_for_submitted_runs(void **state) {
   assert_int_equal(pto_completion_poll(last), 1);
   assert_pto_ok(pto_completion_wait(first));
   assert_status_contains(pto_completion_wait(last), "@main takes 2 arguments, got 1");
-  for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
+  for (int i = 0; i < ROWS * COLS * 2; i++)
+    assert_true(y[i] == x[i] + 1.0f);
   pto_program_release(p);
   free(xy);
 }
@@ -875,7 +893,8 @@ static void test_chips_outlive_the_opening_thread(void **state) {
   float *x = xy->x, *y = xy->y;
   pto_arg *args = xy->args;
   assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
-  for (int i = 0; i < ROWS * COLS * 2; i++) assert_true(y[i] == x[i] + 1.0f);
+  for (int i = 0; i < ROWS * COLS * 2; i++)
+    assert_true(y[i] == x[i] + 1.0f);
   pto_program_release(p);
   pto_dist_worker_close(w);
   free(xy);
@@ -1050,13 +1069,17 @@ static void test_benchmark_views(void **state) {
   assert_int_equal(st->per_dispatch[2].slot, 1);
   assert_string_equal(st->per_dispatch[2].name, "addone");
   assert_int_equal(st->per_dispatch[2].stats->nlaunches, 6);
-  for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++) assert_int_equal(st->per_round_summary[m].count, 6);
+  for (int m = 0; m < PTO_DIST_METRIC_COUNT; m++)
+    assert_int_equal(st->per_round_summary[m].count, 6);
   for (int r = 0; r < 6; r++) {
     /* The headline: the max over ranks of each rank's summed device walls. */
     double r0 = 0, r1 = 0;
     for (int i = 0; i < st->round_ndispatches[r]; i++) {
       const pto_dist_bench_dispatch *dd = &st->rounds_dispatches[r][i];
-      if (dd->rank == 0) r0 += dd->device_us; else r1 += dd->device_us;
+      if (dd->rank == 0)
+        r0 += dd->device_us;
+      else
+        r1 += dd->device_us;
     }
     assert_true(fabs(st->per_round[PTO_DIST_DEVICE][r] - (r0 > r1 ? r0 : r1)) < 1e-6);
     /* host, as PyPTO's parser computes it: the max over ranks of each rank's summed chip.run
@@ -1064,7 +1087,10 @@ static void test_benchmark_views(void **state) {
     double h0 = 0, h1 = 0;
     for (int i = 0; i < st->round_ndispatches[r]; i++) {
       const pto_dist_bench_dispatch *dd = &st->rounds_dispatches[r][i];
-      if (dd->rank == 0) h0 += dd->host_us; else h1 += dd->host_us;
+      if (dd->rank == 0)
+        h0 += dd->host_us;
+      else
+        h1 += dd->host_us;
     }
     assert_true(fabs(st->per_round[PTO_DIST_HOST][r] - (h0 > h1 ? h0 : h1)) < 1e-6);
     assert_true(st->per_round[PTO_DIST_HOST_FUNCTION][r] >= st->per_round[PTO_DIST_UNION][r]);
@@ -1078,11 +1104,16 @@ static void test_benchmark_views(void **state) {
   pto_bench_tree_destroy(tree);
   char *json = NULL, *text = NULL;
   assert_pto_ok(pto_dist_bench_stats_to_json(st, &json));
-  static const char *const keys[] = {"\"per_round\"", "\"per_rank\"", "\"per_dispatch\"",
-                                     "\"dispatch_tasks\"", "\"rounds_dispatches\"",
+  static const char *const keys[] = {"\"per_round\"",
+                                     "\"per_rank\"",
+                                     "\"per_dispatch\"",
+                                     "\"dispatch_tasks\"",
+                                     "\"rounds_dispatches\"",
                                      "\"unstable_dispatch_slots\": false",
-                                     "\"fallback_flattened\": false", "\"dispatch_groups\""};
-  for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) assert_non_null(strstr(json, keys[k]));
+                                     "\"fallback_flattened\": false",
+                                     "\"dispatch_groups\""};
+  for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+    assert_non_null(strstr(json, keys[k]));
   assert_pto_ok(pto_dist_bench_stats_render(st, &text));
   assert_non_null(strstr(text, "rank 1 slot 1 @addone"));
   free(json);
@@ -1114,10 +1145,11 @@ static pto_status expect_phases(void *ctx, pto_worker *chip, int rank, int call)
   PTO_RETURN_IF_ERROR(pto_worker_last_launch_phases(chip, &ph, &nph));
   PTO_RETURN_IF_ERROR(pto_worker_last_launch_tasks(chip, &t, &nt));
   size_t ncomplete = 0;
-  for (size_t i = 0; i < nph; i++) ncomplete += ph[i].kind == PTO_SCHED_PHASE_COMPLETE;
+  for (size_t i = 0; i < nph; i++)
+    ncomplete += ph[i].kind == PTO_SCHED_PHASE_COMPLETE;
   if (ncomplete != nt || nt == 0)
-    return pto_status_make(PTO_STATUS_INTERNAL, "rank %d call %d: %zu completions, %zu tasks",
-                           rank, call, ncomplete, nt);
+    return pto_status_make(PTO_STATUS_INTERNAL, "rank %d call %d: %zu completions, %zu tasks", rank,
+                           call, ncomplete, nt);
   return PTO_OK;
 }
 

@@ -43,9 +43,10 @@ static void fixture_init(fixture *f, int n, uint32_t timeout_ms) {
   f->sh->timeout_ms = timeout_ms;
   f->sh->heap = f->heap;
   f->sh->heap_size = 1 << 20;
-  add_window(f, 0, 0, ROWS * COLS * sizeof(float), COLS);                 /* data */
-  add_window(f, 1, 512 * 1024, NSIG * sizeof(int32_t), NSIG);            /* signals */
-  for (int r = 0; r < n; r++) pto__dist_shm_init(&f->tr[r], f->sh, r);
+  add_window(f, 0, 0, ROWS * COLS * sizeof(float), COLS);     /* data */
+  add_window(f, 1, 512 * 1024, NSIG * sizeof(int32_t), NSIG); /* signals */
+  for (int r = 0; r < n; r++)
+    pto__dist_shm_init(&f->tr[r], f->sh, r);
 }
 
 static void fixture_free(fixture *f) {
@@ -99,7 +100,8 @@ static void *rank_main(void *arg) {
   pto_kernel_tensor sig = desc(sig_of(f, j->rank), 1, NSIG, PTO_DTYPE_I32);
   int n = f->n, E = ROWS * COLS;
   for (int it = 0; it < j->iters && !j->rc; it++) {
-    for (int i = 0; i < E; i++) mine[i] = value(j->rank, i, it); /* at once after a return */
+    for (int i = 0; i < E; i++)
+      mine[i] = value(j->rank, i, it); /* at once after a return */
     j->rc = d->collective(d, j->kind, &win, &sig, j->op, j->mode, j->root);
     if (j->rc) break;
     for (int i = 0; i < E && !j->rc; i++) {
@@ -108,24 +110,29 @@ static void *rank_main(void *arg) {
         want = value(0, i, it);
         for (int q = 1; q < n; q++) {
           float v = value(q, i, it);
-          want = j->op == PTO_DIST_RED_SUM ? want + v : j->op == PTO_DIST_RED_MAX ? (v > want ? v : want)
-               : j->op == PTO_DIST_RED_MIN ? (v < want ? v : want) : want * v;
+          want = j->op == PTO_DIST_RED_SUM   ? want + v
+                 : j->op == PTO_DIST_RED_MAX ? (v > want ? v : want)
+                 : j->op == PTO_DIST_RED_MIN ? (v < want ? v : want)
+                                             : want * v;
         }
       } else if (j->kind == PTO_DIST_BROADCAST) {
         want = value(j->root, i, it);
       } else { /* allgather: block b (rows b*ROWS/n..) comes from rank b */
         int b = (i / COLS) / (ROWS / n);
-        if (j->kind == PTO_DIST_ALLGATHER) want = value(b, i, it);
-        else if (b != j->rank) continue; /* reduce_scatter: other blocks unspecified */
+        if (j->kind == PTO_DIST_ALLGATHER)
+          want = value(b, i, it);
+        else if (b != j->rank)
+          continue; /* reduce_scatter: other blocks unspecified */
         else {
           want = 0;
-          for (int q = 0; q < n; q++) want += value(q, i, it);
+          for (int q = 0; q < n; q++)
+            want += value(q, i, it);
         }
       }
       /* every mode reduces in rank order: the same bits as this loop */
       if (mine[i] != want) {
-        fprintf(stderr, "rank %d iter %d kind %d elem %d: got %g want %g\n", j->rank, it, j->kind, i,
-                (double)mine[i], (double)want);
+        fprintf(stderr, "rank %d iter %d kind %d elem %d: got %g want %g\n", j->rank, it, j->kind,
+                i, (double)mine[i], (double)want);
         j->rc = -1;
       }
     }
@@ -145,11 +152,13 @@ static void run_collective_mode(int n, int kind, int op, int root, int iters, in
     jobs[r] = (job){&f, r, kind, op, root, iters, mode, 0};
     pthread_create(&th[r], NULL, rank_main, &jobs[r]);
   }
-  for (int r = 0; r < n; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < n; r++)
+    pthread_join(th[r], NULL);
   for (int r = 0; r < n; r++) {
     if (jobs[r].rc) fprintf(stderr, "rank %d: %d (%s)\n", r, jobs[r].rc, f.tr[r].detail);
     assert_int_equal(jobs[r].rc, 0);
-    for (int s = 0; s < NSIG; s++) assert_int_equal(sig_of(&f, r)[s], 0); /* left zero */
+    for (int s = 0; s < NSIG; s++)
+      assert_int_equal(sig_of(&f, r)[s], 0); /* left zero */
   }
   fixture_free(&f);
 }
@@ -174,7 +183,8 @@ static void *mix_main(void *arg) {
   pto_kernel_tensor sig = desc(sig_of(j->f, j->rank), 1, NSIG, PTO_DTYPE_I32);
   int n = j->f->n;
   for (int it = 0; it < 6 && !j->rc; it++) {
-    for (int i = 0; i < ROWS * COLS; i++) mine[i] = (float)(j->rank + i % 5);
+    for (int i = 0; i < ROWS * COLS; i++)
+      mine[i] = (float)(j->rank + i % 5);
     j->rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, it % 2, 0);
     for (int i = 0; !j->rc && i < ROWS * COLS; i++)
       if (mine[i] != (float)(n * (n - 1) / 2 + n * (i % 5))) j->rc = -1;
@@ -192,10 +202,12 @@ static void mixed_modes(int n) {
     jobs[r] = (mix_job){&f, r, 0};
     pthread_create(&th[r], NULL, mix_main, &jobs[r]);
   }
-  for (int r = 0; r < n; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < n; r++)
+    pthread_join(th[r], NULL);
   for (int r = 0; r < n; r++) {
     assert_int_equal(jobs[r].rc, 0);
-    for (int s = 0; s < NSIG; s++) assert_int_equal(sig_of(&f, r)[s], 0);
+    for (int s = 0; s < NSIG; s++)
+      assert_int_equal(sig_of(&f, r)[s], 0);
   }
   fixture_free(&f);
 }
@@ -208,7 +220,8 @@ static void test_allreduce(void **state) {
       run_collective_mode(k_ranks[i], PTO_DIST_ALLREDUCE, op, 0, 5, PTO_DIST_MODE_RING);
     }
   /* The two modes back to back on one signal window: mesh, ring, mesh, ... */
-  for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++) mixed_modes(k_ranks[i]);
+  for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++)
+    mixed_modes(k_ranks[i]);
 }
 
 static void test_broadcast(void **state) {
@@ -252,7 +265,8 @@ static void *pingpong(void *arg) {
   for (int it = 1; it <= j->iters && !j->rc; it++) {
     if (j->rank == 0) {
       float tile[COLS];
-      for (int c = 0; c < COLS; c++) tile[c] = (float)(it * 100 + c);
+      for (int c = 0; c < COLS; c++)
+        tile[c] = (float)(it * 100 + c);
       j->rc = d->remote_store(d, tile, COLS, mine, COLS, peer, 1, COLS, 4);
       if (!j->rc) j->rc = d->notify(d, &sig[0], peer, it, PTO_DIST_NOTIFY_SET);
       if (!j->rc) j->rc = d->wait(d, &sig[1], it, PTO_DIST_WAIT_EQ);
@@ -274,8 +288,10 @@ static void test_notify_wait_remote(void **state) {
   fixture_init(&f, 2, 5000);
   pthread_t th[2];
   pp_job jobs[2] = {{&f, 0, 200, 0}, {&f, 1, 200, 0}};
-  for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, pingpong, &jobs[r]);
-  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < 2; r++)
+    pthread_create(&th[r], NULL, pingpong, &jobs[r]);
+  for (int r = 0; r < 2; r++)
+    pthread_join(th[r], NULL);
   assert_int_equal(jobs[0].rc, 0);
   assert_int_equal(jobs[1].rc, 0);
   assert_int_equal(sig_of(&f, 0)[1], 200); /* 200 atomic adds */

@@ -15,7 +15,8 @@ static void bind_api(const pto_orch_api *api) { g_api = api; }
 static int32_t k_scale(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)ctx;
   float a = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = kv_f32(&t[0], i) * a;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = kv_f32(&t[0], i) * a;
   return 0;
 }
 
@@ -30,7 +31,8 @@ static int32_t k_add(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
 static int32_t k_addc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)ctx;
   float c = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++) *kv_f32p(&t[0], i) += c;
+  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++)
+    *kv_f32p(&t[0], i) += c;
   return 0;
 }
 
@@ -71,7 +73,8 @@ static int32_t k_slow_copy(const pto_kernel_tensor *t, const uint64_t *s, pto_co
   (void)s;
   (void)ctx;
   sleep_ms(20);
-  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++) *kv_f32p(&t[1], i) = kv_f32(&t[0], i);
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = kv_f32(&t[0], i);
   return 0;
 }
 
@@ -80,7 +83,8 @@ static int32_t k_slow_fill(const pto_kernel_tensor *t, const uint64_t *s, pto_co
   (void)s;
   (void)ctx;
   sleep_ms(20);
-  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++) *kv_f32p(&t[0], i) = 1.0f;
+  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++)
+    *kv_f32p(&t[0], i) = 1.0f;
   return 0;
 }
 
@@ -91,7 +95,8 @@ static int32_t k_wait_flag(const pto_kernel_tensor *t, const uint64_t *s, pto_co
   (void)s;
   (void)ctx;
   int seen = 0;
-  for (int i = 0; i < 2000 && !(seen = atomic_load(&g_flag)); i++) sleep_ms(1);
+  for (int i = 0; i < 2000 && !(seen = atomic_load(&g_flag)); i++)
+    sleep_ms(1);
   *kv_f32p(&t[0], 0) = (float)seen;
   return 0;
 }
@@ -117,12 +122,12 @@ enum {
   K_SLOW_FILL,
   NK
 };
-static const pto_kernel_fn g_kernels[NK] = {k_scale,      k_add,       k_addc,      k_aff,
-                                            k_affcopy,    k_slow_write, k_slow_copy, k_wait_flag,
-                                            k_set_flag,   k_slow_fill};
-static const char *const g_names[NK] = {"scale",      "add",       "addc",      "aff",
-                                        "affcopy",    "slow_write", "slow_copy", "wait_flag",
-                                        "set_flag",   "slow_fill"};
+static const pto_kernel_fn g_kernels[NK] = {k_scale,    k_add,        k_addc,      k_aff,
+                                            k_affcopy,  k_slow_write, k_slow_copy, k_wait_flag,
+                                            k_set_flag, k_slow_fill};
+static const char *const g_names[NK] = {"scale",    "add",        "addc",      "aff",
+                                        "affcopy",  "slow_write", "slow_copy", "wait_flag",
+                                        "set_flag", "slow_fill"};
 
 static int32_t submit(int32_t k, const pto_orch_task_arg *a, int32_t n) {
   return g_api->submit(g_api->ctx, k, PTO_CORE_AIV, a, n);
@@ -142,12 +147,14 @@ static void run_f32_program(pto_orch_entry_fn entry, const char *name, int nout,
   tsig_init(&s, name);
   tsig_tensor(&s, "x", PTO_DIR_IN, PTO_DTYPE_F32, "N");
   static const char *const onames[] = {"y1", "y2", "y3"};
-  for (int i = 0; i < nout; i++) tsig_tensor(&s, onames[i], PTO_DIR_OUT, PTO_DTYPE_F32, "N");
+  for (int i = 0; i < nout; i++)
+    tsig_tensor(&s, onames[i], PTO_DIR_OUT, PTO_DTYPE_F32, "N");
   pto_program *p = tprogram(&s, bind_api, entry, NK, g_kernels, g_names);
   tsig_free(&s);
   float *x = malloc((size_t)n * sizeof *x);
   float *outs[3];
-  for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 97);
+  for (int64_t i = 0; i < n; i++)
+    x[i] = (float)(i % 97);
   pto_host_tensor hx, ho[3];
   pto_arg args[4];
   pto_host_tensor_init(&hx, x, PTO_DTYPE_F32, 1, &n);
@@ -168,13 +175,15 @@ static void run_f32_program(pto_orch_entry_fn entry, const char *name, int nout,
     cfg.max_inflight_tasks = seed % 3 == 1 ? 2 : 0;
     pto_worker *w;
     assert_pto_ok(pto_worker_open(&cfg, &w));
-    for (int i = 0; i < nout; i++) memset(outs[i], 0xff, (size_t)n * sizeof *outs[i]);
+    for (int i = 0; i < nout; i++)
+      memset(outs[i], 0xff, (size_t)n * sizeof *outs[i]);
     assert_pto_ok(pto_worker_run(w, p, args, (size_t)(1 + nout)));
     check(x, outs, n);
     pto_worker_close(w);
   }
   free(x);
-  for (int i = 0; i < nout; i++) free(outs[i]);
+  for (int i = 0; i < nout; i++)
+    free(outs[i]);
   pto_program_release(p);
 }
 
@@ -194,7 +203,8 @@ static void diamond_entry(const pto_orch_args *a) {
 }
 
 static void diamond_check(const float *x, float *const *o, int64_t n) {
-  for (int64_t i = 0; i < n; i++) assert_true(o[0][i] == 16.0f * x[i]);
+  for (int64_t i = 0; i < n; i++)
+    assert_true(o[0][i] == 16.0f * x[i]);
 }
 
 static void test_diamond_matches_sequential(void **state) {
@@ -349,7 +359,8 @@ static void test_element_access_waits_for_conflicting_tasks(void **state) {
   pto_host_tensor_init(&hy, y, PTO_DTYPE_F32, 1, &n);
   pto_arg args[2] = {pto_arg_host(&hx), pto_arg_host(&hy)};
   for (int seed = 0; seed < 3; seed++) {
-    for (int i = 0; i < 8; i++) x[i] = 1;
+    for (int i = 0; i < 8; i++)
+      x[i] = 1;
     pto_worker *w = topen(2, seed != 0, (uint64_t)seed);
     g_read = 0;
     assert_pto_ok(pto_worker_run(w, p, args, 2));
@@ -393,7 +404,8 @@ static int64_t pick(uint64_t *s, int64_t n) { return (int64_t)(rnd(s) % (uint64_
 
 static int64_t numel_of(const slice_op *o, int buf) {
   int64_t n = 1;
-  for (int d = 0; d < g_rank[buf]; d++) n *= o->ext[d];
+  for (int d = 0; d < g_rank[buf]; d++)
+    n *= o->ext[d];
   return n;
 }
 
@@ -422,7 +434,8 @@ static void gen_ops(uint64_t seed) {
     int r = g_rank[o->buf];
     const int64_t *sh = g_shape[o->buf];
     if (o->type >= 2) {
-      for (int d = 0; d < r; d++) o->off[d] = pick(&s, sh[d]);
+      for (int d = 0; d < r; d++)
+        o->off[d] = pick(&s, sh[d]);
       continue;
     }
     o->cs = 1 + (int)pick(&s, 2);
@@ -442,7 +455,8 @@ static void gen_ops(uint64_t seed) {
         static unsigned char mark[MAXEL];
         memset(mark, 0, sizeof mark);
         int64_t n = numel_of(o, o->buf);
-        for (int64_t k = 0; k < n; k++) mark[flat_of(o->buf, o->off, o->ext, o->cs, k)] = 1;
+        for (int64_t k = 0; k < n; k++)
+          mark[flat_of(o->buf, o->off, o->ext, o->cs, k)] = 1;
         for (int64_t k = 0; k < n; k++)
           if (mark[flat_of(o->buf, o->soff, o->ext, o->cs, k)]) o->type = 0;
       }
@@ -465,7 +479,8 @@ static void slices_ref(uint32_t (*bufs)[MAXEL]) {
     }
     for (int64_t k = 0, n = numel_of(o, o->buf); k < n; k++) {
       uint32_t *dst = &d[flat_of(o->buf, o->off, o->ext, o->cs, k)];
-      uint32_t src = o->type == 0 ? *dst : bufs[o->sbuf][flat_of(o->sbuf, o->soff, o->ext, o->cs, k)];
+      uint32_t src =
+          o->type == 0 ? *dst : bufs[o->sbuf][flat_of(o->sbuf, o->soff, o->ext, o->cs, k)];
       *dst = src * o->a + o->b;
     }
   }
@@ -521,7 +536,8 @@ static void test_overlapping_and_disjoint_slices_match_sequential(void **state) 
   for (int seed = 1; seed <= 3 * SEEDS; seed++) {
     gen_ops((uint64_t)seed);
     for (int b = 0; b < NBUF; b++)
-      for (int e = 0; e < MAXEL; e++) ref[b][e] = data[b][e] = (uint32_t)(seed * 1000 + b * 7919 + e);
+      for (int e = 0; e < MAXEL; e++)
+        ref[b][e] = data[b][e] = (uint32_t)(seed * 1000 + b * 7919 + e);
     slices_ref(ref);
     memcpy(ref_reads, g_reads, sizeof ref_reads);
     memset(g_reads, 0, sizeof g_reads);
@@ -612,7 +628,8 @@ static void test_views_that_wrap_rows_are_ordered_conservatively(void **state) {
   pto_arg args[2] = {pto_arg_host(&hx), pto_arg_host(&hy)};
   pto_worker *w = topen(2, 0, 0);
   assert_pto_ok(pto_worker_run(w, p, args, 2));
-  for (int c = 0; c < 4; c++) assert_true(y[0][c] == 1.0f); /* the reader saw the write */
+  for (int c = 0; c < 4; c++)
+    assert_true(y[0][c] == 1.0f); /* the reader saw the write */
   pto_worker_close(w);
   pto_program_release(p);
 }

@@ -21,7 +21,8 @@ static atomic_int g_core;  /* its pto_core_ctx.core_id */
 /* t[0] += 1; notes the thread and core that ran it. */
 static int32_t k_inc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)s;
-  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++) *kv_f32p(&t[0], i) += 1.0f;
+  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++)
+    *kv_f32p(&t[0], i) += 1.0f;
   g_ran_on = pthread_self();
   atomic_store(&g_core, ctx->core_id);
   return 0;
@@ -45,7 +46,8 @@ static void read_entry(const pto_orch_args *a) {
 enum { CHAIN = 8 };
 /* A chain of CHAIN increments of x (each after the one before). */
 static void chain_entry(const pto_orch_args *a) {
-  for (int i = 0; i < CHAIN; i++) submit_inc(&a->tensors[0]);
+  for (int i = 0; i < CHAIN; i++)
+    submit_inc(&a->tensors[0]);
 }
 
 static pto_program *make(pto_orch_entry_fn entry) {
@@ -78,8 +80,8 @@ static int sleeping(pto_worker *wt, uint64_t *gen) {
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
   assert_non_null(w);
   pthread_mutex_lock(&w->pool.mu);
-  int n = w->pool.q[0].nsleeping + w->pool.q[1].nsleeping - w->pool.q[0].nwaking -
-          w->pool.q[1].nwaking;
+  int n =
+      w->pool.q[0].nsleeping + w->pool.q[1].nsleeping - w->pool.q[0].nwaking - w->pool.q[1].nwaking;
   if (gen) *gen = w->pool.wake_gen;
   pthread_mutex_unlock(&w->pool.mu);
   return n;
@@ -177,7 +179,7 @@ static void test_a_read_of_the_orchestration_hands_the_task_to_a_core(void **sta
     g_read = 0;
     pthread_t th;
     run_bounded(w, p, &th);
-    assert_true(g_read == (float)i); /* the read saw the task's write */
+    assert_true(g_read == (float)i);           /* the read saw the task's write */
     assert_false(pthread_equal(g_ran_on, th)); /* a core's thread ran it */
     assert_int_equal(atomic_load(&g_core), 0);
   }

@@ -11,7 +11,8 @@ static void bind_api(const pto_orch_api *api) { g_api = api; }
 static int32_t k_addc(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)ctx;
   float c = slot_f32(s[0]);
-  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++) *kv_f32p(&t[0], i) += c;
+  for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++)
+    *kv_f32p(&t[0], i) += c;
   return 0;
 }
 
@@ -93,7 +94,8 @@ static void test_every_launch_records_nested_spans(void **state) {
   /* tasks ran, so the scheduler span is not empty; device_wall covers it */
   assert_true(r1.spans[5].dur_ns > 0);
   assert_true(r1.spans[3].dur_ns >= r1.spans[5].dur_ns);
-  for (int r = 0; r < 8; r++) assert_true(g_x[r][255] == 2.0f);
+  for (int r = 0; r < 8; r++)
+    assert_true(g_x[r][255] == 2.0f);
   pto_program_release(p);
   pto_worker_close(w);
 }
@@ -128,7 +130,8 @@ static char *capture_launches(const char *level) {
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
   ssize_t n;
-  while ((n = read(fds[0], buf + len, cap - len - 1)) > 0) len += (size_t)n;
+  while ((n = read(fds[0], buf + len, cap - len - 1)) > 0)
+    len += (size_t)n;
   close(fds[0]);
   buf[len] = 0;
   return buf;
@@ -138,11 +141,12 @@ static void test_strace_lines_follow_the_pypto_format(void **state) {
   (void)state;
   char *out = capture_launches("timing");
   regex_t re;
-  assert_int_equal(regcomp(&re,
-                           "^\\[STRACE\\] v=1 pid=([0-9]+) tid=([0-9]+) inv=([0-9]+) hid=([0-9a-f]+) "
-                           "depth=([0-9]+) name=([a-z_.]+) ts=([0-9]+) dur=([0-9]+)( clk=dev)?$",
-                           REG_EXTENDED),
-                   0);
+  assert_int_equal(
+      regcomp(&re,
+              "^\\[STRACE\\] v=1 pid=([0-9]+) tid=([0-9]+) inv=([0-9]+) hid=([0-9a-f]+) "
+              "depth=([0-9]+) name=([a-z_.]+) ts=([0-9]+) dur=([0-9]+)( clk=dev)?$",
+              REG_EXTENDED),
+      0);
   int nlines = 0;
   long first_inv = -1;
   char *save = NULL;

@@ -205,8 +205,8 @@ static void test_stream_stores_flag_follows_the_buffers(void **state) {
   pto_program *p = make_program(flags_entry, 1);
   static const uint64_t limits[] = {0, 1, 512, 1024, 1025, UINT64_MAX};
   static const int want_x[] = {0, PTO_CORE_STREAM_STORES, PTO_CORE_STREAM_STORES, 0, 0, 0};
-  static const int want_y[] = {0, PTO_CORE_STREAM_STORES, PTO_CORE_STREAM_STORES,
-                               PTO_CORE_STREAM_STORES, 0, 0};
+  static const int want_y[] = {
+      0, PTO_CORE_STREAM_STORES, PTO_CORE_STREAM_STORES, PTO_CORE_STREAM_STORES, 0, 0};
   for (int k = 0; k < 6; k++) {
     pto_run_config cfg;
     pto_run_config_init(&cfg);
@@ -480,8 +480,8 @@ static void test_scheduling_phases_follow_the_tasks(void **state) {
     assert_true(ncores <= 64);
     for (int c = 0; c < ncores; c++)
       types[c] = pto_worker_core_type(w, c);
-    assert_pto_ok(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 3, ph,
-                                                   nph));
+    assert_pto_ok(
+        pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 3, ph, nph));
     char *text = tu_read_file(path, NULL);
     assert_non_null(text);
     assert_non_null(strstr(text, "\"chip_swimlane_level\": 3"));
@@ -489,22 +489,21 @@ static void test_scheduling_phases_follow_the_tasks(void **state) {
     assert_non_null(strstr(text, "\"core_to_thread\""));
     assert_int_equal(count(text, "\"kind\": \"complete\""), n);
     free(text);
-    assert_status_contains(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types,
-                                                            ncores, 3, NULL, 0),
-                           "level 3 needs the launch's scheduling phases");
-    assert_status_contains(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types,
-                                                            ncores, 4, ph, nph),
-                           "level 4: pto writes levels 1");
+    assert_status_contains(
+        pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 3, NULL, 0),
+        "level 3 needs the launch's scheduling phases");
+    assert_status_contains(
+        pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 4, ph, nph),
+        "level 4: pto writes levels 1");
     pto_sched_phase bad = ph[0];
     bad.core = ncores;
     char want[64];
     snprintf(want, sizeof want, "phase 0: core %d of %d", ncores, ncores);
-    assert_status_contains(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types,
-                                                            ncores, 3, &bad, 1),
-                           want);
+    assert_status_contains(
+        pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 3, &bad, 1), want);
     /* level 2 is the file as before: no phases */
-    assert_pto_ok(pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 2, NULL,
-                                                   0));
+    assert_pto_ok(
+        pto_swimlane_write_records_level(path, NULL, NULL, t, n, types, ncores, 2, NULL, 0));
     text = tu_read_file(path, NULL);
     assert_null(strstr(text, "aicpu_scheduler_phases"));
     free(text);
@@ -560,7 +559,8 @@ static void test_phases_without_memory_are_refused_whole(void **state) {
     if (!failed) break; /* past the launch's last allocation */
   }
   print_message("phases refused as out of memory %d times in a sweep of the launch's "
-                "allocations\n", refused);
+                "allocations\n",
+                refused);
   assert_true(refused > 0); /* the phase log's first allocation is one of the launch's */
   pto_program_release(p);
 }

@@ -17,8 +17,10 @@ static void test_int_setting_accepts_exactly_decimal_integers_in_range(void **st
   assert_int_equal(v, -5);
   assert_pto_ok(pto_parse_int_setting("X", "9223372036854775807", 0, INT64_MAX, &v));
   assert_true(v == INT64_MAX);
-  static const char *const bad[] = {"abc", "1e3", "", " 5", "5 ", "+5", "0x10", "5ms", "1.5",
-                                    "-1", "0", "101", "4294967297", "99999999999999999999", "-"};
+  static const char *const bad[] = {
+      "abc", "1e3", "",   " 5", "5 ",  "+5",         "0x10",
+      "5ms", "1.5", "-1", "0",  "101", "4294967297", "99999999999999999999",
+      "-"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     v = 42;
     pto_status s = pto_parse_int_setting("PTO_X_MS", bad[i], 1, 100, &v);

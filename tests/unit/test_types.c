@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "pto/base.h"
-#include "pto/types.h"
 #include "pto/status.h"
+#include "pto/types.h"
 #include "testutil.h"
 
 static void test_dtype_names_round_trip(void **state) {
@@ -19,11 +19,12 @@ static void test_dtype_names_round_trip(void **state) {
 static void test_f16_rounds_to_nearest_even(void **state) {
   assert_int_equal(pto_f32_to_f16(1.0f), 0x3c00);
   assert_int_equal(pto_f32_to_f16(65504.0f), 0x7bff);
-  assert_int_equal(pto_f32_to_f16(65520.0f), 0x7c00); /* rounds up to inf */
-  assert_int_equal(pto_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00); /* tie to even: down */
-  assert_int_equal(pto_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02); /* tie to even: up */
+  assert_int_equal(pto_f32_to_f16(65520.0f), 0x7c00);               /* rounds up to inf */
+  assert_int_equal(pto_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00);     /* tie to even: down */
+  assert_int_equal(pto_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);     /* tie to even: up */
   assert_int_equal(pto_f32_to_f16(5.960464477539063e-08f), 0x0001); /* smallest subnormal */
-  for (uint32_t h = 0; h < 0x7c00; h++) assert_int_equal(pto_f32_to_f16(pto_f16_to_f32((uint16_t)h)), h);
+  for (uint32_t h = 0; h < 0x7c00; h++)
+    assert_int_equal(pto_f32_to_f16(pto_f16_to_f32((uint16_t)h)), h);
 }
 
 static void test_bf16_rounds_to_nearest_even(void **state) {
@@ -163,8 +164,8 @@ static void test_scalar_parse_hex_bool_float(void **state) {
 }
 
 static void test_scalar_parse_refuses_garbage(void **state) {
-  static const char *const ints[] = {"", " 1", "1 ", "+1", "1.0", "1e3", "abc", "0x", "--1",
-                                     "-", "12abc", "0x1g", "1_000"};
+  static const char *const ints[] = {"",   " 1",  "1 ", "+1",    "1.0",  "1e3",  "abc",
+                                     "0x", "--1", "-",  "12abc", "0x1g", "1_000"};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
     parse_bad(ints[i], PTO_DTYPE_I32,
               "not a valid i32 value: expected an integer from -2147483648 to 2147483647 "
@@ -185,7 +186,8 @@ static void test_scalar_parse_refuses_garbage(void **state) {
 static void test_scalar_check_names_value_and_range(void **state) {
   pto_scalar s = {.dtype = PTO_DTYPE_I8, .i = 300};
   pto_status st = pto_scalar_check(s);
-  assert_status_contains(st, "the value 300: out of range for i8: expected an integer from -128 to 127");
+  assert_status_contains(
+      st, "the value 300: out of range for i8: expected an integer from -128 to 127");
   s = (pto_scalar){.dtype = PTO_DTYPE_U8, .u = 256};
   st = pto_scalar_check(s);
   assert_status_contains(st, "the value 256: out of range for u8");
@@ -206,9 +208,20 @@ static void test_scalar_check_names_value_and_range(void **state) {
 /* Every dtype's element round-trips through pto_elem_store/pto_elem_load at an unaligned
  * address, touching only its own bytes, as the slot conversion defines it. */
 static void test_elem_load_store(void **state) {
-  static const char *const vals[PTO_DTYPE_COUNT] = {
-      "true", "-128", "-32768", "-2147483648", "-9223372036854775808", "255", "65535",
-      "4294967295", "18446744073709551615", "-0.5", "3.5", "0.1", "0.1", "-42"};
+  static const char *const vals[PTO_DTYPE_COUNT] = {"true",
+                                                    "-128",
+                                                    "-32768",
+                                                    "-2147483648",
+                                                    "-9223372036854775808",
+                                                    "255",
+                                                    "65535",
+                                                    "4294967295",
+                                                    "18446744073709551615",
+                                                    "-0.5",
+                                                    "3.5",
+                                                    "0.1",
+                                                    "0.1",
+                                                    "-42"};
   for (int d = 0; d < PTO_DTYPE_COUNT; d++) {
     pto_scalar v = parse_ok(vals[d], (pto_dtype)d);
     unsigned char buf[3 + 2 * 8];

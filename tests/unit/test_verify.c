@@ -397,7 +397,8 @@ static void test_l3_ops_misuse(void **state) {
        "v.ptir:3:8: dist.allgather takes 2 positional arguments, got 3"},
       {"orch @o(inout %w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) {\n"
        "  %r = dist.reduce_scatter(%w, %s)\n}\n",
-       "v.ptir:3:8: dist.reduce_scatter is not allowed in an orch outside an incore scope (only in a "
+       "v.ptir:3:8: dist.reduce_scatter is not allowed in an orch outside an incore scope (only in "
+       "a "
        "kernel)"},
       {"orch @o(inout %s: dtensor[1, 8] i32) {\n  incore {\n    dist.barrier(%s)\n  }\n}\n",
        "v.ptir:4:5: dist.barrier is not allowed in an incore scope"},
@@ -411,7 +412,8 @@ static void test_l3_ops_misuse(void **state) {
       {"kernel @k(inout %w: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {\n"
        "  %r = dist.allreduce(%w, %w)\n  return %r\n}\n",
        "v.ptir:3:27: dist.allreduce: the signal window must not be the data window"},
-      {"kernel @k(inout %w: dtensor[8, 8] bool, inout %s: dtensor[1, 8] i32) -> (dtensor[8, 8] bool, "
+      {"kernel @k(inout %w: dtensor[8, 8] bool, inout %s: dtensor[1, 8] i32) -> (dtensor[8, 8] "
+       "bool, "
        "dtensor[1, 8] i32) {\n  %r = dist.reduce_scatter(%w, %s)\n  return %r, %s\n}\n",
        "v.ptir:3:28: dist.reduce_scatter: %w is a bool window: reductions need numbers"},
       {"kernel @k(%w: dtensor[8, 8] f32, inout %s: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {\n"

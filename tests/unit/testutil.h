@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* After what it uses and does not include itself (size_t, va_list, jmp_buf). */
 #include <cmocka.h>
 
 #include "pto/status.h"
@@ -23,7 +25,8 @@
 
 /* Asserts that s failed and its message contains needle; frees s. */
 void tu_assert_status_contains(pto_status s, const char *needle, const char *file, int line);
-#define assert_status_contains(s, needle) tu_assert_status_contains((s), (needle), __FILE__, __LINE__)
+#define assert_status_contains(s, needle)                                                          \
+  tu_assert_status_contains((s), (needle), __FILE__, __LINE__)
 
 /* malloc'd contents of a file (NUL-terminated), or NULL. */
 char *tu_read_file(const char *path, size_t *out_len);
