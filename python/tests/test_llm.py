@@ -101,6 +101,28 @@ def test_decode_f32_odd_sizes(decode):
     decode_case(decode, model.weights(cfg), [5, 17, 40], seed=4, cfg=cfg)
 
 
+def test_decode_f32_batch1(decode):
+    # one sequence: @decode takes its batch-1 path (the one-row kernels, 256 columns a task)
+    w = model.weights(CFG)
+    err = decode_case(decode, w, [40], seed=3)
+    print(f"decode f32, 1 sequence: max logit error {err:.3g}")
+
+
+def test_decode_f32_batch1_odd_sizes(decode):
+    # the batch-1 path where 256-column tasks don't divide the sizes: hidden 384 (a last task of
+    # 128 columns in q, k, v, o and down), FFN 640 (gate and up: 128), vocab 700 (188)
+    cfg = model.Config(hidden=384, ffn=640, vocab=700, blocks=12, max_blocks=4)
+    decode_case(decode, model.weights(cfg), [17], seed=6, cfg=cfg)
+
+
+def test_decode_bf16_weights_batch1():
+    prog = pto.compile(PTIR, entry="decode_bf16")
+    cfg = model.Config(hidden=384, ffn=640, vocab=700, blocks=12, max_blocks=4)
+    wb = model.weights_bf16(model.weights(cfg))
+    err = decode_case(prog, wb, [33], seed=7, bf16_mats=True, cfg=cfg)
+    print(f"decode bf16 weights, 1 sequence: max logit error {err:.3g}")
+
+
 def test_decode_bf16_weights():
     # The reference rounds the same matrices and the activations that meet them to bf16.
     prog = pto.compile(PTIR, entry="decode_bf16")
