@@ -101,6 +101,56 @@ def test_decode_f32_odd_sizes(decode):
     decode_case(decode, model.weights(cfg), [5, 17, 40], seed=4, cfg=cfg)
 
 
+def test_decode_f32_batch1(decode):
+    # one sequence: @decode takes its batch-1 path (the one-row kernels, 256 columns a task)
+    w = model.weights(CFG)
+    err = decode_case(decode, w, [40], seed=3)
+    print(f"decode f32, 1 sequence: max logit error {err:.3g}")
+
+
+def kernels_run(prog, w, n, out_dir, cfg=CFG):
+    """The names of the kernels a decode step of n sequences ran (the task records)."""
+    import json
+    rng = np.random.default_rng(n)
+    ids = rng.integers(0, cfg.V, (n, 1)).astype(np.int32)
+    pos = np.full((n, 1), 9, np.int32)
+    bt = model.block_tables(cfg, n, n)
+    kc, vc = model.empty_cache(cfg)
+    args = [ids, pos, bt, *[w[k] for k in NAMES], kc, vc, np.zeros((n, cfg.V), np.float32),
+            np.zeros((n, 1), np.int32)]
+    with pto.ChipWorker(pto.RunConfig(platform="sim", cores=2, record_tasks=True)) as wk:
+        with wk.register(prog) as run:
+            run(*args)
+            d = wk.export_swimlane_records(str(out_dir))
+    with open(os.path.join(d, "deps.json")) as f:
+        return {t["name"] for t in json.load(f)["tasks"]}
+
+
+def test_decode_batch1_runs_the_one_row_kernels(decode, tmp_path):
+    # B == 1 takes @decode's batch-1 branch (no 8-row projection), B == 2 the 8-row kernels
+    w = model.weights(CFG)
+    one = kernels_run(decode, w, 1, tmp_path / "b1")
+    assert {"linear1", "linear_res1", "swiglu1"} <= one, one
+    assert not one & {"linear", "linear_res", "swiglu"}, one
+    two = kernels_run(decode, w, 2, tmp_path / "b2")
+    assert {"linear", "linear_res", "swiglu"} <= two and not two & {"linear1", "swiglu1"}, two
+
+
+def test_decode_f32_batch1_odd_sizes(decode):
+    # the batch-1 path where 256-column tasks don't divide the sizes: hidden 384 (a last task of
+    # 128 columns in q, k, v, o and down), FFN 640 (gate and up: 128), vocab 700 (188)
+    cfg = model.Config(hidden=384, ffn=640, vocab=700, blocks=12, max_blocks=4)
+    decode_case(decode, model.weights(cfg), [17], seed=6, cfg=cfg)
+
+
+def test_decode_bf16_weights_batch1():
+    prog = pto.compile(PTIR, entry="decode_bf16")
+    cfg = model.Config(hidden=384, ffn=640, vocab=700, blocks=12, max_blocks=4)
+    wb = model.weights_bf16(model.weights(cfg))
+    err = decode_case(prog, wb, [33], seed=7, bf16_mats=True, cfg=cfg)
+    print(f"decode bf16 weights, 1 sequence: max logit error {err:.3g}")
+
+
 def test_decode_bf16_weights():
     # The reference rounds the same matrices and the activations that meet them to bf16.
     prog = pto.compile(PTIR, entry="decode_bf16")
