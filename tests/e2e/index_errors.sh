@@ -19,7 +19,7 @@ kernel @put(%s: tensor[4,8] f32, inout %cache: tensor[V,8] f32, %row: i32)
 }
 
 orch @main(%tab: tensor[V,8] f32, %s: tensor[4,8] f32, inout %cache: tensor[V,8] f32,
-           out %y: tensor[4,8] f32, %row: i32 = runtime, %c0: index = runtime)
+           out %y: tensor[4,8] f32, %row: i32 = runtime, %c0: index = runtime, %prow: i32 = runtime)
     -> (tensor[V,8] f32, tensor[4,8] f32) {
   incore "look" {
     %ix = tile.full([4, 1], i32, %row)
@@ -28,26 +28,28 @@ orch @main(%tab: tensor[V,8] f32, %s: tensor[4,8] f32, inout %cache: tensor[V,8]
     %x2 = tile.concat(%x, %x)
     tile.store(%x2, [0, 0], %y)
   }
-  call @put(%s, %cache, %row)
+  call @put(%s, %cache, %prow)
   return %cache, %y
 }
 PTIR
 
 MSG="nothing outside a tensor was read or written"
-run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=10 --in c0=0
+# look and put are independent tasks that may run at once: each case makes only one of them fail
+# (%row feeds the gather, %prow the scatter), so which error the launch reports is not a race.
+run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=10 --in c0=0 --in prow=0
 expect_out "kernel 'look'" && expect_out "rows.ptir:18:10: tile.gather_rows: value 10 at [0,0]; $MSG"
-run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=-1 --in c0=0
+run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=-1 --in c0=0 --in prow=0
 expect_out "tile.gather_rows: value -1 at [0,0]"
-run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=2 --in c0=5
+run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=2 --in c0=5 --in prow=0
 expect_out "rows.ptir:19:10: tile.extract: value 5 at [1,0]"
 # ids 8, 9, 10, 11: the launch fails at the third row (checked before any row is written)
-run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=8 --in c0=0
+run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=0 --in c0=0 --in prow=8
 expect_out "kernel 'put'" && expect_out "rows.ptir:9:9: tile.scatter_rows: value 10 at [2,0]"
 # in range: both paths agree
-run_pto 0 run "$T/rows.ptir" --dim V=10 --in row=6 --in c0=4 --check
+run_pto 0 run "$T/rows.ptir" --dim V=10 --in row=6 --in c0=4 --in prow=6 --check
 expect_out PASS
 # a work dir reports through positions.json
 run_pto 0 compile "$T/rows.ptir" -o "$T/wd"
-run_pto 1 run "$T/wd" --dim V=10 --in row=10 --in c0=0
+run_pto 1 run "$T/wd" --dim V=10 --in row=10 --in c0=0 --in prow=0
 expect_out "rows.ptir:18:10: tile.gather_rows: value 10 at [0,0]"
 finish
