@@ -361,10 +361,10 @@ void pto__lower_defer_drain_at(lw *L, const lw_defer *d, LLVMValueRef i, LLVMVal
  * caller computes the run's values into d->buf; the block returned is where the check failed.
  * pto__lower_defer_staged then marks them pending (to bb_done) and, at bb_now, writes out what
  * is pending, the builder left there for the ordinary non-temporal path. */
-LLVMBasicBlockRef pto__lower_defer_stage(lw *L, lw_defer *d, const lw_tensor *T,
+LLVMBasicBlockRef pto__lower_defer_stage(lw *L, const lw_defer *d, const lw_tensor *T,
                                          const lw_window *ws, LLVMValueRef slo, LLVMValueRef shi);
-void pto__lower_defer_staged(lw *L, lw_defer *d, const lw_window *ws, LLVMBasicBlockRef bb_done,
-                             LLVMBasicBlockRef bb_now);
+void pto__lower_defer_staged(lw *L, const lw_defer *d, const lw_window *ws,
+                             LLVMBasicBlockRef bb_done, LLVMBasicBlockRef bb_now);
 
 /* lower_matmul_x86.c: out[0..M, 0..j) += l x r in register blocks (j returned; the columns from
  * j on are left to the caller), on the bf16 dot products with the packed operands' buffer pack

@@ -131,7 +131,7 @@ static void tensor_bytes(lw *L, const lw_tensor *T, LLVMValueRef *lo, LLVMValueR
   *hi = add(L, *lo, mul(L, span, pto__lower_i64(L, (int64_t)pto_dtype_size(T->dt))));
 }
 
-LLVMBasicBlockRef pto__lower_defer_stage(lw *L, lw_defer *d, const lw_tensor *T,
+LLVMBasicBlockRef pto__lower_defer_stage(lw *L, const lw_defer *d, const lw_tensor *T,
                                          const lw_window *ws, LLVMValueRef slo, LLVMValueRef shi) {
   LLVMBuilderRef b = L->b;
   int64_t es = (int64_t)pto_dtype_size(T->dt), C = d->cols;
@@ -159,8 +159,8 @@ LLVMBasicBlockRef pto__lower_defer_stage(lw *L, lw_defer *d, const lw_tensor *T,
   return bb_now;
 }
 
-void pto__lower_defer_staged(lw *L, lw_defer *d, const lw_window *ws, LLVMBasicBlockRef bb_done,
-                             LLVMBasicBlockRef bb_now) {
+void pto__lower_defer_staged(lw *L, const lw_defer *d, const lw_window *ws,
+                             LLVMBasicBlockRef bb_done, LLVMBasicBlockRef bb_now) {
   LLVMBuilderRef b = L->b;
   LLVMBuildStore(b, ws->ptr, d->ptr);
   LLVMBuildStore(b, ws->nr, d->nr);
