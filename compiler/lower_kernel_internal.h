@@ -135,6 +135,13 @@ typedef struct lw_next_window {
   pto_dtype dt;
 } lw_next_window;
 
+/* A tile's window of a tensor, as a load or store addresses it (lower_ops.c's tensor_window). */
+typedef struct lw_window {
+  LLVMValueRef ptr;    /* tensor element at the tile's [0,0] */
+  LLVMValueRef sr, sc; /* row and column strides, elements */
+  LLVMValueRef nr, nc; /* rows and columns inside both the valid region and the tensor */
+} lw_window;
+
 /* A streamed run's store deferred to the next iteration of its loop (pto__lower_streamed): its
  * values wait in a staging buffer in the scratch arena while the loop's next iteration computes,
  * and go to the tensor, past the cache, a share of a row at a time inside that iteration's first
@@ -301,11 +308,6 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *s, int n);
 /* Lowers a streamed run (lw_stmt_plan.stream_len): n statements from s[0], nloads tile.loads,
  * elementwise ops, a tile.store. Advances L->cur_pos past them. */
 void pto__lower_streamed(lw *L, pto_ir_stmt *const *s, int nloads, int n);
-/* The deferred store of the for statement at position `pos` (lw_defer): allocas, nothing
- * pending on entry. At the loop's exit: pto__lower_defer_finish writes what is pending and
- * fences the non-temporal stores. */
-void pto__lower_defer_begin(lw *L, lw_defer *d, int pos);
-void pto__lower_defer_finish(lw *L, const lw_defer *d);
 /* Copies a whole tile buffer. */
 void pto__lower_copy_tile(lw *L, LLVMValueRef dst, LLVMValueRef src, const lw_tile *t);
 /* Address of a buffer group's storage. */
@@ -341,6 +343,28 @@ void pto__lower_vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v
 LLVMValueRef pto__lower_mm_step(lw *L, pto_dtype odt, LLVMValueRef a, LLVMValueRef b,
                                 LLVMValueRef sum);
 LLVMValueRef pto__lower_mm_rstride(lw *L, const lw_tile *r);
+
+/* lower_stream_x86.c: deferred stores (lw_defer), only where pto__lower_x86_streaming.
+ * The deferred store of the for statement at position `pos`: allocas, nothing pending on entry.
+ * At the loop's exit: pto__lower_defer_finish writes what is pending and fences the
+ * non-temporal stores. */
+void pto__lower_defer_begin(lw *L, lw_defer *d, int pos);
+void pto__lower_defer_finish(lw *L, const lw_defer *d);
+/* The loop's deferred store when a row-by-row run of rows x cols tiles can drain it (straight in
+ * the loop's body, the same tile shape, the first such run), else NULL; and the share of staged
+ * row i that such a run writes at its columns [j, j + step). */
+lw_defer *pto__lower_defer_drainer(lw *L, int64_t rows, int64_t cols);
+void pto__lower_defer_drain_at(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef j, int step);
+/* A streamed run's store to window ws of tensor T ([slo, shi) its bytes) may be staged: the
+ * run-time check (the window's rows whole and on 64-byte lines, no other tensor sharing a byte
+ * with it), then, where it holds, what is pending written out and the builder left where the
+ * caller computes the run's values into d->buf; the block returned is where the check failed.
+ * pto__lower_defer_staged then marks them pending (to bb_done) and, at bb_now, writes out what
+ * is pending, the builder left there for the ordinary non-temporal path. */
+LLVMBasicBlockRef pto__lower_defer_stage(lw *L, const lw_defer *d, const lw_tensor *T,
+                                         const lw_window *ws, LLVMValueRef slo, LLVMValueRef shi);
+void pto__lower_defer_staged(lw *L, const lw_defer *d, const lw_window *ws,
+                             LLVMBasicBlockRef bb_done, LLVMBasicBlockRef bb_now);
 
 /* lower_matmul_x86.c: out[0..M, 0..j) += l x r in register blocks (j returned; the columns from
  * j on are left to the caller), on the bf16 dot products with the packed operands' buffer pack

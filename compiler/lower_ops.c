@@ -1,5 +1,7 @@
 /* Tile op lowering: loads and stores with valid regions and padding, elementwise ops (fused
- * runs), reductions, broadcasts and matmul. */
+ * runs), reductions, broadcasts and matmul. The x86 fast paths it calls are in files of their
+ * own: the matmul microkernel in lower_matmul_x86.c, the deferred stores in lower_stream_x86.c,
+ * the rest in lower_x86.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,12 +126,6 @@ static void fill(lw *L, LLVMValueRef base, pto_dtype dt, LLVMValueRef lo, LLVMVa
 }
 
 /* ---- tensor addressing ---------------------------------------------------------------------- */
-
-typedef struct lw_window {
-  LLVMValueRef ptr;    /* tensor element at the tile's [0,0] */
-  LLVMValueRef sr, sc; /* row and column strides, elements */
-  LLVMValueRef nr, nc; /* rows and columns inside both the valid region and the tensor */
-} lw_window;
 
 /* Fails the launch (PTO_KERNEL_ERR_LOAD_OFFSET / _STORE_OFFSET, pto/kernel_abi.h) when an offset
  * is negative or a leading dim's offset is not inside its extent, as the interpreter does: the
@@ -707,105 +703,6 @@ static void vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v) {
                 (unsigned)pto_dtype_size(t->dt));
 }
 
-/* ---- deferred stores (lw_defer) ---------------------------------------------------------- */
-
-static int64_t defer_row_bytes(const lw_defer *d) {
-  return d->cols * (int64_t)pto_dtype_size(d->dt);
-}
-
-void pto__lower_defer_begin(lw *L, lw_defer *d, int pos) {
-  int p = L->plan[pos].defer_at;
-  memset(d, 0, sizeof *d);
-  d->pos = p;
-  const pto_ir_stmt *store = L->plan[p + L->plan[p].stream_len - 1].s;
-  const pto_ir_type *ty = store->op.args[0].expr->value->type;
-  pto__lower_static_int(ty->dims[0], &d->rows);
-  pto__lower_static_int(ty->dims[1], &d->cols);
-  d->dt = ty->dtype;
-  d->buf = L->group_base[pto__lower_group_find(L, L->plan[p].defer)];
-  d->pend = entry_alloca(L, L->t_i8, "dpend");
-  d->ptr = entry_alloca(L, L->t_ptr, "dptr");
-  d->nr = entry_alloca(L, L->t_i64, "dnr");
-  d->sr = entry_alloca(L, L->t_i64, "dsr");
-  LLVMBuildStore(L->b, LLVMConstInt(L->t_i8, 0, 0), d->pend);
-}
-
-/* Line m of staged row i to the tensor, past the cache (every row of a deferred window starts on
- * a line: pto__lower_streamed). */
-static void defer_line(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef m) {
-  LLVMBuilderRef b = L->b;
-  LLVMTypeRef vt = LLVMVectorType(L->t_i32, 16);
-  LLVMValueRef ptr = LLVMBuildLoad2(b, L->t_ptr, d->ptr, "");
-  LLVMValueRef sr = LLVMBuildLoad2(b, L->t_i64, d->sr, "");
-  LLVMValueRef src = add(L, mul(L, i, pto__lower_i64(L, defer_row_bytes(d) / 64)), m);
-  LLVMValueRef v = scratch_load(L, vt, vt, d->buf, src, 64);
-  LLVMValueRef at = add(L, mul(L, mul(L, i, sr), pto__lower_i64(L, (int64_t)pto_dtype_size(d->dt))),
-                        mul(L, m, pto__lower_i64(L, 64)));
-  LLVMValueRef st = LLVMBuildStore(b, v, LLVMBuildGEP2(b, L->t_i8, ptr, &at, 1, ""));
-  LLVMSetAlignment(st, 64);
-  pto__lower_tag(L, st, 1);
-  pto__lower_x86_nontemporal(L, st);
-}
-
-/* Lines [first64, first64 + n64) of staged row i (defer_line). */
-static void defer_copy(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef first64,
-                       LLVMValueRef n64) {
-  lw_loop lc;
-  LLVMValueRef m = pto__lower_loop_begin(L, &lc, first64, add(L, first64, n64), "defer.line");
-  defer_line(L, d, i, m);
-  pto__lower_loop_end(L, &lc);
-}
-
-/* Everything pending, now. */
-static void defer_drain_all(lw *L, const lw_defer *d) {
-  LLVMBuilderRef b = L->b;
-  LLVMValueRef pend = LLVMBuildLoad2(b, L->t_i8, d->pend, "");
-  LLVMBasicBlockRef bb_do = LLVMAppendBasicBlockInContext(L->c, L->fn, "defer.drain");
-  LLVMBasicBlockRef bb_done = LLVMAppendBasicBlockInContext(L->c, L->fn, "defer.drained");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, pend, LLVMConstInt(L->t_i8, 0, 0), ""), bb_do,
-                  bb_done);
-  LLVMPositionBuilderAtEnd(b, bb_do);
-  lw_loop li;
-  LLVMValueRef i = pto__lower_loop_begin(L, &li, pto__lower_i64(L, 0),
-                                         LLVMBuildLoad2(b, L->t_i64, d->nr, ""), "defer.row");
-  defer_copy(L, d, i, pto__lower_i64(L, 0), pto__lower_i64(L, defer_row_bytes(d) / 64));
-  pto__lower_loop_end(L, &li);
-  LLVMBuildStore(b, LLVMConstInt(L->t_i8, 0, 0), d->pend);
-  LLVMBuildBr(b, bb_done);
-  LLVMPositionBuilderAtEnd(b, bb_done);
-}
-
-void pto__lower_defer_finish(lw *L, const lw_defer *d) {
-  defer_drain_all(L, d);
-  pto__lower_x86_sfence(L);
-}
-
-/* Whether a row-by-row run of rows x cols tiles can drain the loop's deferred store: straight
- * in its body, the same tile shape; the first such run. */
-static lw_defer *defer_drainer(lw *L, int64_t rows, int64_t cols) {
-  lw_defer *d = L->loop.defer;
-  if (!d || L->loop.drains || L->cur_blk != L->loop.body || rows != d->rows || cols != d->cols)
-    return NULL;
-  L->loop.drains = 1;
-  return d;
-}
-
-/* At columns [j, j + step) of row i of the draining run (every staged row is waiting: see
- * pto__lower_fused): the same share of staged row i's lines, one line a step of 16 f32 lanes, so
- * the stores past the cache go out evenly between the run's arithmetic rather than in bursts
- * that fill the core's write buffers. */
-static void defer_drain_at(lw *L, const lw_defer *d, LLVMValueRef i, LLVMValueRef j, int step) {
-  LLVMBuilderRef b = L->b;
-  if (step * (int64_t)pto_dtype_size(d->dt) == 64 && d->cols % step == 0) {
-    defer_line(L, d, i, LLVMBuildExactSDiv(b, j, pto__lower_i64(L, step), ""));
-    return;
-  }
-  LLVMValueRef C = pto__lower_i64(L, d->cols), Lr = pto__lower_i64(L, defer_row_bytes(d) / 64);
-  LLVMValueRef first = LLVMBuildSDiv(b, mul(L, j, Lr), C, "");
-  LLVMValueRef last = LLVMBuildSDiv(b, mul(L, add(L, j, pto__lower_i64(L, step)), Lr), C, "");
-  defer_copy(L, d, i, first, LLVMBuildSub(b, last, first, ""));
-}
-
 static LLVMValueRef load_c(lw *L, const lw_tile *t, LLVMValueRef idx) {
   return pto__lower_to_compute(L, t->dt, pto__lower_tile_load(L, t->base, t->dt, idx));
 }
@@ -1055,7 +952,7 @@ static int fused_by_rows(lw *L, fused_stmt *f, int n, int64_t rows, int64_t cols
   } else {
     j = pto__lower_loop_begin(L, &lp, j0, j1, "ew.j");
   }
-  if (dr) defer_drain_at(L, dr, i, j, vw);
+  if (dr) pto__lower_defer_drain_at(L, dr, i, j, vw);
   fused_env e = {.f = f, .k = add(L, mul(L, i, Cv), j), .vw = vw};
   if (fused_eval(L, &e, n, 1)) return -1;
   pto__lower_loop_end(L, &lp);
@@ -1078,7 +975,7 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
   if (ty && ty->kind == PTO_TYPE_TILE && !pto__lower_static_int(ty->dims[0], &rows) &&
       !pto__lower_static_int(ty->dims[1], &cols) && rows > 0 && rows * cols == count) {
     fused_pf_plan(L, ss[n - 1], rows, &pf);
-    dr = defer_drainer(L, rows, cols);
+    dr = pto__lower_defer_drainer(L, rows, cols);
   }
   if (dr) {
     /* two versions: with every row of a deferred store waiting, the run writes them out as it
@@ -1232,55 +1129,16 @@ static void window_bytes(lw *L, const lw_window *w, pto_dtype dt, LLVMValueRef r
   *out_hi = add(L, *out_lo, mul(L, span, pto__lower_i64(L, (int64_t)pto_dtype_size(dt))));
 }
 
-/* [*lo, *hi): the bytes tensor T may touch, all strides non-negative (*ok false otherwise). */
-static void tensor_bytes(lw *L, const lw_tensor *T, LLVMValueRef *lo, LLVMValueRef *hi,
-                         LLVMValueRef *ok) {
-  LLVMBuilderRef b = L->b;
-  LLVMValueRef zero = pto__lower_i64(L, 0), span = pto__lower_i64(L, 1), empty = NULL;
-  *ok = LLVMConstInt(L->t_i1, 1, 0);
-  for (int d = 0; d < T->rank; d++) {
-    *ok = LLVMBuildAnd(b, *ok, LLVMBuildICmp(b, LLVMIntSGE, T->stride[d], zero, ""), "");
-    LLVMValueRef e = LLVMBuildICmp(b, LLVMIntSLE, T->shape[d], zero, "");
-    empty = empty ? LLVMBuildOr(b, empty, e, "") : e;
-    span =
-        add(L, span, mul(L, LLVMBuildSub(b, T->shape[d], pto__lower_i64(L, 1), ""), T->stride[d]));
-  }
-  if (empty) span = LLVMBuildSelect(b, empty, zero, span, "");
-  *lo = LLVMBuildPtrToInt(b, T->data, L->t_i64, "");
-  *hi = add(L, *lo, mul(L, span, pto__lower_i64(L, (int64_t)pto_dtype_size(T->dt))));
-}
-
-/* The non-temporal path of a streamed run whose store the loop defers (lw_defer): when at run
- * time the window's rows are whole and start on 64-byte lines and no other tensor of the kernel
- * shares a byte with it, what is still pending goes out, then the run's values go to the staging
- * buffer and wait (then on to bb_done); otherwise what is pending goes out and the builder is
- * left where the ordinary non-temporal path follows. 0 after a failure. */
+/* The non-temporal path of a streamed run whose store the loop defers (lw_defer,
+ * lower_stream_x86.c): where pto__lower_defer_stage allows it at run time, the run's values go
+ * to the staging buffer and wait (then on to bb_done); otherwise the builder is left where the
+ * ordinary non-temporal path follows. 0 after a failure. */
 static int stream_defer(lw *L, lw_defer *d, stream_step *st, LLVMValueRef slo, LLVMValueRef shi,
                         LLVMBasicBlockRef bb_done) {
-  LLVMBuilderRef b = L->b;
   const lw_window *ws = st->ws;
-  int64_t es = (int64_t)pto_dtype_size(st->T->dt), C = st->t->cols;
-  LLVMValueRef zero = pto__lower_i64(L, 0), l63 = pto__lower_i64(L, 63);
-  LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntEQ, ws->nc, pto__lower_i64(L, C), "");
-  ok =
-      LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, slo, l63, ""), zero, ""), "");
-  LLVMValueRef srb = mul(L, ws->sr, pto__lower_i64(L, es));
-  ok =
-      LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, srb, l63, ""), zero, ""), "");
-  for (int k = 0; k < L->ntensors; k++) {
-    if (&L->tensors[k] == st->T || !L->tensors[k].data) continue;
-    LLVMValueRef lo, hi, sok;
-    tensor_bytes(L, &L->tensors[k], &lo, &hi, &sok);
-    LLVMValueRef apart = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntULE, hi, slo, ""),
-                                     LLVMBuildICmp(b, LLVMIntULE, shi, lo, ""), "");
-    ok = LLVMBuildAnd(b, ok, LLVMBuildAnd(b, sok, apart, ""), "");
-  }
-  LLVMBasicBlockRef bb_stage = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.defer");
-  LLVMBasicBlockRef bb_now = LLVMAppendBasicBlockInContext(L->c, L->fn, "stream.now");
-  LLVMBuildCondBr(b, ok, bb_stage, bb_now);
-
-  LLVMPositionBuilderAtEnd(b, bb_stage);
-  defer_drain_all(L, d);
+  int64_t C = st->t->cols;
+  LLVMValueRef zero = pto__lower_i64(L, 0);
+  LLVMBasicBlockRef bb_now = pto__lower_defer_stage(L, d, st->T, ws, slo, shi);
   lw_tile stg = {.base = d->buf, .rows = d->rows, .cols = C, .dt = st->t->dt};
   int vw = C % FUSED_VW == 0 ? FUSED_VW : 1;
   lw_loop li, lj;
@@ -1297,14 +1155,7 @@ static int stream_defer(lw *L, lw_defer *d, stream_step *st, LLVMValueRef slo, L
     pto__lower_tile_store(L, stg.base, stg.dt, e.k, raw);
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
-  LLVMBuildStore(b, ws->ptr, d->ptr);
-  LLVMBuildStore(b, ws->nr, d->nr);
-  LLVMBuildStore(b, ws->sr, d->sr);
-  LLVMBuildStore(b, LLVMConstInt(L->t_i8, 1, 0), d->pend);
-  LLVMBuildBr(b, bb_done);
-
-  LLVMPositionBuilderAtEnd(b, bb_now);
-  defer_drain_all(L, d);
+  pto__lower_defer_staged(L, d, ws, bb_done, bb_now);
   return 1;
 }
 

@@ -2,8 +2,9 @@
  *
  * Every choice the lowering makes for an x86 host goes through pto__lower_host_has: 16-lane
  * fused and streamed runs (+avx512f), vscalefps in exp, the sort network in zmm registers,
- * non-temporal stores fenced by sfence (x86-64), and the matmul microkernel and its bf16
- * dot-product instruction (lower_ops.c). PTO_GENERIC_LOWERING=1 makes it answer no to all of
+ * non-temporal stores fenced by sfence (x86-64) and the deferred stores on them
+ * (lower_stream_x86.c), and the matmul microkernel and its bf16 dot-product instruction
+ * (lower_matmul_x86.c). PTO_GENERIC_LOWERING=1 makes it answer no to all of
  * them: the kernels are then what the generic LLVM path gives on any target, the code the
  * differential tests check the fast paths against. The variable is read once per process and
  * is part of the target identity (pto__llvm_target_identity), and the loader puts it in the
