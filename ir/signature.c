@@ -85,9 +85,9 @@ static int parse_shape(const char *text, int64_t *dims) {
 int pto_signature_intern_sym(pto_signature *sig, const char *name) {
   for (int i = 0; i < sig->nsyms; i++)
     if (!strcmp(sig->syms[i], name)) return i;
-  char **syms = pto_realloc(sig->syms, sizeof *syms * (size_t)(sig->nsyms + 1));
-  if (!syms) return -1;
-  sig->syms = syms;
+  int cap = sig->nsyms; /* the public struct keeps no capacity: the count is the allocation */
+  if (pto_grow_int(&sig->syms, sizeof *sig->syms, &cap, (int64_t)sig->nsyms + 1)) return -1;
+  char **syms = sig->syms;
   syms[sig->nsyms] = pto_strdup(name);
   if (!syms[sig->nsyms]) return -1;
   return sig->nsyms++;

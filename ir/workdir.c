@@ -54,9 +54,9 @@ pto_status pto_manifest_list_file(pto_manifest *m, const char *relpath) {
   if (!relpath)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "manifest: a listed file has no path");
   if (pto_manifest_find_file(m, relpath)) return PTO_OK;
-  pto_manifest_file *files = pto_realloc(m->files, sizeof *files * ((size_t)m->nfiles + 1));
-  if (!files) goto oom;
-  m->files = files;
+  int cap = m->nfiles; /* the public struct keeps no capacity: the count is the allocation */
+  if (pto_grow_int(&m->files, sizeof *m->files, &cap, (int64_t)m->nfiles + 1)) goto oom;
+  pto_manifest_file *files = m->files;
   char *p = pto_strdup(relpath);
   if (!p) goto oom;
   files[m->nfiles] = (pto_manifest_file){.path = p};

@@ -1079,9 +1079,9 @@ pto_status pto_manifest_add_file(pto_manifest *m, const char *dir, const char *r
   if (s) return s;
   pto_manifest_file *f = (pto_manifest_file *)pto_manifest_find_file(m, relpath);
   if (!f) {
-    pto_manifest_file *files = pto_realloc(m->files, sizeof *files * (size_t)(m->nfiles + 1));
-    if (!files) return oom();
-    m->files = files;
+    int cap = m->nfiles; /* the public struct keeps no capacity: the count is the allocation */
+    if (pto_grow_int(&m->files, sizeof *m->files, &cap, (int64_t)m->nfiles + 1)) return oom();
+    pto_manifest_file *files = m->files;
     char *p = pto_strdup(relpath);
     if (!p) return oom();
     f = &files[m->nfiles++];

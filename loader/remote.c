@@ -304,7 +304,7 @@ typedef struct object_file {
 typedef struct object {
   char origin[33]; /* the storing machine's key, which the manifests carry */
   object_file *files;
-  int nfiles;
+  int nfiles, capfiles;
 } object;
 
 /* Splits the object into its files and checks its signature. DATA_LOSS for anything malformed;
@@ -331,11 +331,8 @@ static pto_status parse_object(const uint8_t *buf, size_t len, const char *rkey,
     size_t ln = (size_t)(nl - p);
     if (ln >= sizeof line || o->nfiles == MAX_FILES)
       return pto_status_make(PTO_STATUS_DATA_LOSS, "malformed file record");
-    if (o->nfiles % 16 == 0) { /* grown 16 records at a time */
-      object_file *grown = pto_realloc(o->files, (size_t)(o->nfiles + 16) * sizeof *o->files);
-      if (!grown) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-      o->files = grown;
-    }
+    if (pto_grow_int(&o->files, sizeof *o->files, &o->capfiles, (int64_t)o->nfiles + 1))
+      return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
     memcpy(line, p, ln);
     line[ln] = 0;
     object_file *f = &o->files[o->nfiles];

@@ -297,15 +297,9 @@ void pto__rt_pool_phases_reset(pto__rt_pool *pool) {
 }
 
 void pto__rt_core_phase(pto__rt_core *core, int kind, uint64_t start_ns, uint64_t end_ns) {
-  if (core->nphases == core->capphases) {
-    size_t cap = core->capphases ? core->capphases * 2 : 256;
-    pto_sched_phase *p = pto_realloc(core->phases, cap * sizeof *p);
-    if (!p) {
-      core->phases_oom = 1;
-      return;
-    }
-    core->phases = p;
-    core->capphases = cap;
+  if (pto_grow(&core->phases, sizeof *core->phases, &core->capphases, core->nphases + 1)) {
+    core->phases_oom = 1;
+    return;
   }
   core->phases[core->nphases++] =
       (pto_sched_phase){core->id, kind, core->loop_iter, 1, start_ns, end_ns};
@@ -321,12 +315,7 @@ void pto__rt_pool_collect_phases(const pto__rt_pool *pool, pto__rt_task_log *log
     if (pool->cores[i].phases_oom) goto oom;
     n += pool->cores[i].nphases;
   }
-  if (n > log->capphases) {
-    pto_sched_phase *p = pto_realloc(log->phases, n * sizeof *p);
-    if (!p) goto oom;
-    log->phases = p;
-    log->capphases = n;
-  }
+  if (pto_grow(&log->phases, sizeof *log->phases, &log->capphases, n)) goto oom;
   for (int i = 0; i < pool->ncores; i++) {
     const pto__rt_core *c = &pool->cores[i];
     if (c->nphases) memcpy(log->phases + log->nphases, c->phases, c->nphases * sizeof *c->phases);
