@@ -118,6 +118,9 @@ def main() -> int:
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("--stages", action="store_true")
+    ap.add_argument("--show", choices=("median", "min"), default="median",
+                    help="the launch whose spans and stages are shown (min: the fastest, the "
+                         "nearest to a quiet host on a loaded one)")
     ap.add_argument("--ptir", default=PTIR)
     ap.add_argument("--cube-cores", type=int, default=0,
                     help="cube (AIC) cores on the threads, as decode_bench.py (default: as many "
@@ -175,14 +178,16 @@ def main() -> int:
         print("idle thread-us waiting on each kernel (nothing ready; mean per launch):")
         for k, v in sorted(wk_all.items(), key=lambda e: -e[1]):
             print(f"  {k:18s} {v:8.0f}")
-        med = res[n // 2]
+        med = res[n // 2] if a.show == "median" else res[0]
         spans, tasks = med[3], med[4]
         t0 = min(t["start"] for t in tasks)
-        print(f"spans of the median launch (us from its first task's start, {med[0]:.0f} us):")
+        print(f"spans of the {a.show} launch (us from its first task's start, {med[0]:.0f} us):")
         for name, s, d in spans:
             print(f"  {name:28s} {s - t0:9.1f} .. {s + d - t0:9.1f}")
         if a.stages:
-            print("stages of the median launch (us from the first task's start):")
+            print(f"stages of the {a.show} launch (us from the first task's start):")
+            wall, cls, _ = classify(tasks, types, a.threads)
+            print("  its thread-us: " + ", ".join(f"{k} {v:.0f}" for k, v in cls.items()))
             print("  kernel              tasks  ready    start      end   wall  core-us")
             for k, cnt, r, s, e, c in stages(tasks):
                 print(f"  {k:18s} {cnt:5d} {r - t0:7.1f} {s - t0:8.1f} {e - t0:8.1f} "
