@@ -69,7 +69,7 @@ static pto_status not_in_launch(const pto__rt_worker *w, const char *fn) {
 /* *out_nthreads: the core threads, one per core except in the shared default (strict_cores
  * false, no count given), whose threads are the CPUs and whose cores are an AIV one per thread
  * and an AIC one per two threads: any thread may run vector work at once, each as a core of its
- * own, and the chip's 1:2 stays the model's. */
+ * own, and the chip's 1:2 stays the model's; or as pto_run_config.threads says (shared only). */
 static pto_status normalize_config(const pto_run_config *in, pto_run_config *out,
                                    int *out_nthreads) {
   pto_run_config_init(out);
@@ -126,8 +126,21 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
     out->aiv_cores = out->ncores - out->aic_cores > 0 ? out->ncores - out->aic_cores : 1;
     out->ncores = out->aic_cores + out->aiv_cores;
   }
-  if (!*out_nthreads) *out_nthreads = out->ncores;
   out->ncores = out->aic_cores + out->aiv_cores;
+  if (out->threads) {
+    if (out->threads < 0 || out->threads > out->ncores)
+      return fail(PTO_STATUS_INVALID_ARGUMENT,
+                  "threads %d is out of range for %d cores (%d AIC + %d AIV): give 1 to %d, or 0 "
+                  "for the default",
+                  out->threads, out->ncores, out->aic_cores, out->aiv_cores, out->ncores);
+    if (out->strict_cores && out->threads != out->ncores)
+      return fail(PTO_STATUS_INVALID_ARGUMENT,
+                  "threads %d with strict_cores: a strict worker runs one thread per core (%d); "
+                  "set threads to 0, or leave strict_cores false",
+                  out->threads, out->ncores);
+    *out_nthreads = out->threads;
+  }
+  if (!*out_nthreads) *out_nthreads = out->ncores;
   if (!out->device_memory_bytes) out->device_memory_bytes = PTO__RT_DEFAULT_DEVICE_MEMORY;
   if (!out->scratch_bytes) out->scratch_bytes = PTO__RT_DEFAULT_SCRATCH;
   if (!out->idle_spin_us) out->idle_spin_us = PTO__RT_DEFAULT_SPIN_US;

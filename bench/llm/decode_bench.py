@@ -6,13 +6,19 @@ cache rows it attends over) over the memory bandwidth a memcpy reaches in the sa
 
     PYTHONPATH=build/python /usr/bin/python3 bench/llm/decode_bench.py [--batch 1 8]
         [--hidden 1024] [--ffn 2816] [--vocab 8192] [--ctx 512] [--threads 2] [--rounds 20]
+        [--cube-cores N]
 
 Sizes: hidden 1024, 8 heads of 128, FFN 2816 (Llama's 8/3 ratio, rounded to 128), vocab 8192,
 every sequence at position ctx-1 (it attends over ctx tokens). pto's time is the device wall of
 pto.benchmark (weights and caches resident, ids/pos/block tables passed per launch), the
 peers' the wall of the step in Python: the median over the rounds, and the minimum beside it.
 Prints a markdown table and, per batch, pto's mean tree and where the time goes per kernel
-(the summed core time of its tasks, from a worker recording its tasks)."""
+(the summed core time of its tasks, from a worker recording its tasks).
+
+pto's worker runs THREADS threads with THREADS vector cores and, by default, THREADS cube cores
+(RunConfig(aic_cores=, aiv_cores=, threads=)): every projection and the attention are matmul
+(AIC) kernels, and a worker of cores=2 has one AIC core, on which they would run one at a time
+while the other thread idles (bench/RESULTS.md, "decode1"). --cube-cores 1 measures that."""
 import argparse
 import json
 import os
@@ -44,11 +50,17 @@ def peer(what, a, b, out, env=None):
     return json.loads(r.stdout.strip().splitlines()[-1]), None
 
 
-def kernel_times(prog, args, threads, launches=5):
+def run_config(threads, cube, record=False):
+    """THREADS threads running THREADS vector cores and cube cube cores (module docstring)."""
+    return pto.RunConfig(platform="sim", aic_cores=cube, aiv_cores=threads, threads=threads,
+                         record_tasks=record)
+
+
+def kernel_times(prog, args, threads, cube, launches=5):
     """Where the time goes: per kernel, the summed core time of its tasks (ms per launch, mean
     over launches) and the task count, from the task records of a worker with record_tasks."""
     tot = {}
-    with pto.ChipWorker(pto.RunConfig(platform="sim", cores=threads, record_tasks=True)) as wk:
+    with pto.ChipWorker(run_config(threads, cube, True)) as wk:
         with wk.register(prog) as run:
             for _ in range(launches):
                 run(*args)
@@ -73,7 +85,10 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--bf16", action="store_true", help="pto runs @decode_bf16 (bf16 matrices)")
+    ap.add_argument("--cube-cores", type=int, default=0,
+                    help="pto's cube (AIC) cores on its threads (default: as many as threads)")
     a = ap.parse_args()
+    cube = a.cube_cores or a.threads
     entry = "decode_bf16" if a.bf16 else "decode"
     prog = pto.compile(PTIR, entry=entry)
     # memcpy before each batch and at the end: the machine's load moves it by up to 5x, and the
@@ -95,7 +110,7 @@ def main() -> int:
         ww = peers.model.weights_bf16(w) if a.bf16 else w
         logits = np.zeros((b, cfg.V), np.float32)
         nxt = np.zeros((b, 1), np.int32)
-        with pto.ChipWorker(pto.RunConfig(platform="sim", cores=a.threads)) as wk:
+        with pto.ChipWorker(run_config(a.threads, cube)) as wk:
             dev = [wk.alloc_tensor(ww[k].shape, "bf16" if a.bf16 and k in peers.model.MATS
                                    else ww[k].dtype, init=ww[k]) for k in NAMES]
             dkc = wk.alloc_tensor(kc.shape, np.float32, init=kc)
@@ -107,7 +122,7 @@ def main() -> int:
             tree = st.format_mean_tree()
         # the host arrays again, so the recording worker gets the same inputs
         kt = kernel_times(prog, [ids, pos, bt, *[ww[k] for k in NAMES], kc.copy(), vc.copy(),
-                                 logits.copy(), nxt.copy()], a.threads)
+                                 logits.copy(), nxt.copy()], a.threads, cube)
         trees.append((b, tree + "\n".join(["", "kernel            core ms/launch  tasks"] +
                                [f"{k:16s}  {ms:13.3f}  {n:5d}" for k, (ms, n) in kt.items()] +
                                [f"{'all':16s}  {sum(v[0] for v in kt.values()):13.3f}  "
@@ -148,7 +163,8 @@ def main() -> int:
                      f"{faster / pto_ms:.2f}x ({faster_min / pto_min:.2f}x) | "
                      f"{pto_ms / limit_ms:.2f}x ({pto_min / limit_ms:.2f}x) |")
     print(f"\n{entry}: hidden {a.hidden}, {a.hidden // 128} heads, FFN {a.ffn}, vocab {a.vocab}, "
-          f"context {a.ctx}, {a.threads} threads, median (min) of {a.rounds} rounds\n")
+          f"context {a.ctx}, {a.threads} threads (pto: {cube} cube + {a.threads} vector cores), "
+          f"median (min) of {a.rounds} rounds\n")
     print("| batch | pto ms | numpy ms | torch ms | limit ms (bytes) | faster peer / pto "
           "| pto / limit |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

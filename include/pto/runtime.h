@@ -91,6 +91,13 @@ typedef struct pto_run_config {
                                    uses every CPU. true: the chip's strict model, one thread per
                                    core, running only tasks of its core's type, ncores split as
                                    aic_cores / aiv_cores say */
+  int threads;                  /* the threads that run the cores when strict_cores is false;
+                                   0: one per core, or with ncores, aic_cores and aiv_cores all
+                                   0 one per CPU. Fewer threads than cores (1 to ncores) let a
+                                   worker keep as many cube cores as threads: aic_cores =
+                                   aiv_cores = threads = 2 runs two matmul tasks at once on two
+                                   threads, where ncores 2 has one AIC core (a worker with one
+                                   thread per core of 2 AIC + 2 AIV would run 4 threads) */
 } pto_run_config;
 
 /* Zeroes cfg and sets cfg->sz: every option at its default. */

@@ -483,7 +483,10 @@ class RunConfig:
     (record_tasks) so ChipWorker.export_swimlane can write them, and at level 3 or more (True:
     the reference's bare flag, 4) each core's scheduler phases too, which
     export_swimlane_records writes as level 3; save_kernels_dir: the work dir
-    pto.run compiles into."""
+    pto.run compiles into; aic_cores / aiv_cores: the cores of each type (with cores 0 or their
+    sum), threads: the threads that run them when strict_cores is False (0: one per core; fewer
+    let a worker have as many cube cores as threads: aic_cores=2, aiv_cores=2, threads=2 runs
+    two matmul tasks at once on two threads, where cores=2 has one AIC core)."""
     platform: str = "sim"
     device_id: int = 0
     cores: int = 0
@@ -495,6 +498,9 @@ class RunConfig:
     enable_chip_swimlane: int | bool = 0
     save_kernels: bool = False
     save_kernels_dir: str | None = None
+    aic_cores: int = 0
+    aiv_cores: int = 0
+    threads: int = 0
 
     def _platform(self) -> bytes:
         p = str(self.platform)
@@ -507,6 +513,9 @@ class RunConfig:
         cfg.platform = self._platform()
         cfg.ncores = _int("RunConfig.cores", self.cores, 0, I32_MAX)
         cfg.strict_cores = bool(self.strict_cores)
+        cfg.aic_cores = _int("RunConfig.aic_cores", self.aic_cores, 0, I32_MAX)
+        cfg.aiv_cores = _int("RunConfig.aiv_cores", self.aiv_cores, 0, I32_MAX)
+        cfg.threads = _int("RunConfig.threads", self.threads, 0, I32_MAX)
         cfg.device_memory_bytes = _int("RunConfig.device_memory_bytes",
                                        self.device_memory_bytes, 0, U64_MAX)
         cfg.record_tasks = bool(self.record_tasks or self.enable_chip_swimlane)
@@ -690,7 +699,8 @@ _SHARED_LOCK = threading.Lock()
 def _shared_worker(config: RunConfig) -> tuple["ChipWorker", threading.Lock]:
     """The ChipWorker compiled(*args) runs on, one per (platform, device_id, cores, memory),
     and the lock its launches take."""
-    key = (config._platform(), config.device_id, config.cores, config.device_memory_bytes)
+    key = (config._platform(), config.device_id, config.cores, config.device_memory_bytes,
+           config.aic_cores, config.aiv_cores, config.threads, config.strict_cores)
     with _SHARED_LOCK:
         wl = _SHARED.get(key)
         if wl is None or not wl[0]._ptr:

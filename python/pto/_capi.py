@@ -61,7 +61,8 @@ class RunConfigC(C.Structure):
                 ("device_memory_bytes", u64), ("scratch_bytes", u64), ("idle_spin_us", u32),
                 ("shuffle", C.c_int), ("shuffle_seed", u64), ("max_inflight_tasks", u32),
                 ("record_tasks", C.c_bool), ("aic_cores", C.c_int), ("aiv_cores", C.c_int),
-                ("stream_store_bytes", u64), ("strict_cores", C.c_bool)]
+                ("stream_store_bytes", u64), ("strict_cores", C.c_bool),
+                ("threads", C.c_int)]
 
 
 class Binding(C.Structure):

@@ -41,7 +41,7 @@ int main(void) {
   F(pto_run_config, idle_spin_us) F(pto_run_config, shuffle) F(pto_run_config, shuffle_seed)
   F(pto_run_config, max_inflight_tasks) F(pto_run_config, record_tasks)
   F(pto_run_config, aic_cores) F(pto_run_config, aiv_cores) F(pto_run_config, stream_store_bytes)
-  F(pto_run_config, strict_cores)
+  F(pto_run_config, strict_cores) F(pto_run_config, threads)
 
   S(pto_binding) F(pto_binding, name) F(pto_binding, value)
 

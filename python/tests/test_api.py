@@ -231,6 +231,23 @@ def test_strict_cores(prog):
         assert np.array_equal(y, xs() + 2.0)
 
 
+def test_threads_fewer_than_cores(prog):
+    """RunConfig(aic_cores=, aiv_cores=, threads=): 2 + 2 cores on 2 threads (the decode bench's
+    worker: both threads may run matmul tasks); threads past the cores, or with strict_cores,
+    are refused with the numbers."""
+    with pto.ChipWorker(pto.RunConfig(aic_cores=2, aiv_cores=2, threads=2)) as w:
+        assert w.cores == 4
+        y = np.zeros((16, 64), np.float32)
+        w.run(prog, [xs(), y, 2.0])
+        assert np.array_equal(y, xs() + 2.0)
+    with pytest.raises(pto.Error) as e:
+        pto.ChipWorker(pto.RunConfig(aic_cores=2, aiv_cores=2, threads=5))
+    assert "threads 5 is out of range for 4 cores (2 AIC + 2 AIV)" in str(e.value)
+    with pytest.raises(pto.Error) as e:
+        pto.ChipWorker(pto.RunConfig(aic_cores=2, aiv_cores=2, threads=2, strict_cores=True))
+    assert "threads 2 with strict_cores" in str(e.value)
+
+
 def test_closed_worker(prog):
     w = pto.ChipWorker(pto.RunConfig(cores=1))
     t = w.alloc_tensor((16, 64), np.float32)

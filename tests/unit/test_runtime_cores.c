@@ -18,7 +18,7 @@
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 
-enum { K_MEET, K_VEC, K_CUBE, NK };
+enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, NK };
 enum { MAXT = 64 };
 
 static atomic_int g_arrived, g_want;
@@ -55,8 +55,8 @@ static int32_t k_note(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
   return 0;
 }
 
-static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note};
-static const char *g_names[NK] = {"meet", "vec", "cube"};
+static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_meet};
+static const char *g_names[NK] = {"meet", "vec", "cube", "meet_cube"};
 
 /* g_want rendezvous tasks, all AIV. */
 static void meet_entry(const pto_orch_args *a) {
@@ -64,6 +64,15 @@ static void meet_entry(const pto_orch_args *a) {
   for (int i = 0; i < atomic_load(&g_want); i++) {
     pto_orch_task_arg s[1] = {ta_scalar((uint64_t)i)};
     g_api->submit(g_api->ctx, K_MEET, PTO_CORE_AIV, s, 1);
+  }
+}
+
+/* g_want rendezvous tasks, all AIC. */
+static void meet_cube_entry(const pto_orch_args *a) {
+  (void)a;
+  for (int i = 0; i < atomic_load(&g_want); i++) {
+    pto_orch_task_arg s[1] = {ta_scalar((uint64_t)i)};
+    g_api->submit(g_api->ctx, K_MEET_CUBE, PTO_CORE_AIC, s, 1);
   }
 }
 
@@ -87,6 +96,7 @@ static pto_program *make_program(pto_orch_entry_fn entry) {
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_MEET, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_VEC, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_CUBE, PTO_CORE_AIC));
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_MEET_CUBE, PTO_CORE_AIC));
   return p;
 }
 
@@ -229,12 +239,77 @@ static void test_strict_cores_keep_each_thread_to_its_type(void **state) {
   pto_worker_close(w);
 }
 
+/* threads fewer than the cores (shared): 2 AIC + 2 AIV cores on 2 threads run two cube tasks at
+ * once, each on a thread of its own as an AIC core of its own (ncores 2 would have one AIC core,
+ * and 2 + 2 cores without threads would start 4 threads). Shuffle mode: no task ran on the
+ * dispatching thread. */
+static void test_threads_fewer_than_cores_run_every_cube_core(void **state) {
+  (void)state;
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aic_cores = 2;
+  cfg.aiv_cores = 2;
+  cfg.threads = 2;
+  cfg.shuffle = 1;
+  cfg.shuffle_seed = 5;
+  cfg.record_tasks = true;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  assert_int_equal(pto_worker_core_count(w), 4);
+  assert_int_equal(pto_worker_core_type(w, 1), PTO_CORE_AIV);
+  assert_int_equal(pto_worker_core_type(w, 2), PTO_CORE_AIC);
+  pto_program *p = make_program(meet_cube_entry);
+  for (int round = 0; round < 5; round++) {
+    reset(2);
+    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), 2);
+    /* Both arrived before either left: they ran at once. */
+    assert_int_equal(atomic_load(&g_arrived), 2);
+    long self = thread_id();
+    assert_true(g_tid[0] != self && g_tid[1] != self && g_tid[0] != g_tid[1]);
+    assert_int_not_equal(g_core[0], g_core[1]);
+    for (int i = 0; i < 2; i++) {
+      assert_int_equal(g_type[i], PTO_CORE_AIC);
+      assert_int_equal(pto_worker_core_type(w, g_core[i]), PTO_CORE_AIC);
+    }
+  }
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
+/* threads out of range, and threads with strict_cores (a thread per core there), are refused. */
+static void test_bad_threads_are_refused(void **state) {
+  (void)state;
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aic_cores = 2;
+  cfg.aiv_cores = 2;
+  cfg.threads = 5;
+  pto_worker *w = NULL;
+  assert_status_contains(pto_worker_open(&cfg, &w),
+                         "threads 5 is out of range for 4 cores (2 AIC + 2 AIV): give 1 to 4");
+  assert_null(w);
+  cfg.threads = -1;
+  assert_status_contains(pto_worker_open(&cfg, &w), "threads -1 is out of range");
+  cfg.threads = 2;
+  cfg.strict_cores = true;
+  assert_status_contains(pto_worker_open(&cfg, &w),
+                         "threads 2 with strict_cores: a strict worker runs one thread per core (4)");
+  assert_null(w);
+  cfg.threads = 4; /* one per core: what strict has anyway */
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  assert_int_equal(pto_worker_core_count(w), 4);
+  pto_worker_close(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default_worker_has_an_aiv_core_per_thread),
       cmocka_unit_test(test_vector_only_work_uses_every_thread_by_default),
       cmocka_unit_test(test_a_task_runs_as_a_core_of_its_type),
       cmocka_unit_test(test_strict_cores_keep_each_thread_to_its_type),
+      cmocka_unit_test(test_threads_fewer_than_cores_run_every_cube_core),
+      cmocka_unit_test(test_bad_threads_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
