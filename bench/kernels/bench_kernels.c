@@ -13,7 +13,8 @@
  *       L3);
  *   (c) C = A x B, [MATMUL_N]^3 f32 (matmul.ptir), against OpenBLAS cblas_sgemm (dlopen'ed at run
  *       time: libopenblas-dev is never a build dependency; skipped when it is missing) with
- *       OPENBLAS_NUM_THREADS = NCORES;
+ *       OPENBLAS_NUM_THREADS = NCORES; with NCORES = 1, OpenBLAS and the direct kernel are timed
+ *       by this thread's CPU time, as in (e);
  *   (d) the same with bf16 A and B into f32 C (matmul_bf16.ptir) against cblas_sbgemm of the
  *       OpenBLAS named by PTO_BENCH_SBGEMM_LIB (Debian's exports none; bench/kernels/sbgemm_peer.sh
  *       builds one from Debian's source; skipped without it).
@@ -666,17 +667,18 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores, int bf1
   PEER();
   launch(h, w, args, 3);
   peer_parallel(ncores, mm_part, &mk);
+  double (*clk)(void) = ncores == 1 ? cpu_ms : now_ms; /* as bench_decode */
   for (int r = 0; r < reps; r++) {
     double t0;
     if (have_peer) {
-      t0 = now_ms();
+      t0 = clk();
       PEER();
-      add(&s_b, now_ms() - t0);
+      add(&s_b, clk() - t0);
     }
     add(&s_p, launch(h, w, args, 3));
-    t0 = now_ms();
+    t0 = clk();
     peer_parallel(ncores, mm_part, &mk);
-    add(&s_d, now_ms() - t0);
+    add(&s_d, clk() - t0);
   }
 #undef PEER
   float *got = xalloc(bytes);
