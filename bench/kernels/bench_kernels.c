@@ -622,13 +622,17 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores, int bf1
   int have_peer = sgemm || sbgemm;
   pto_dtype dt = bf16 ? PTO_DTYPE_BF16 : PTO_DTYPE_F32;
   size_t numel = (size_t)(n * n), bytes = numel * sizeof(float), es = pto_dtype_size(dt);
-  float *a = xalloc(bytes), *b = xalloc(bytes), *c = xalloc(bytes), *d = xalloc(bytes);
+  /* On huge pages, as the runtime's tensors are (xalloc_huge): OpenBLAS packs its operands, but
+   * the direct kernel reads A's and B's windows row by row, each row 4 KiB from the next: on 4 KiB
+   * pages a page walk per row that the runtime's tasks do not pay. */
+  float *a = xalloc_huge(bytes), *b = xalloc_huge(bytes), *c = xalloc_huge(bytes),
+        *d = xalloc_huge(bytes);
   fill(a, numel, 4, -1, 1);
   fill(b, numel, 5, -1, 1);
   uint16_t *a16 = NULL, *b16 = NULL;
   if (bf16) {
-    a16 = xalloc(numel * 2);
-    b16 = xalloc(numel * 2);
+    a16 = xalloc_huge(numel * 2);
+    b16 = xalloc_huge(numel * 2);
     for (size_t i = 0; i < numel; i++) {
       a16[i] = pto_f32_to_bf16(a[i]);
       b16[i] = pto_f32_to_bf16(b[i]);
