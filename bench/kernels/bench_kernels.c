@@ -13,7 +13,8 @@
  *       L3);
  *   (c) C = A x B, [MATMUL_N]^3 f32 (matmul.ptir), against OpenBLAS cblas_sgemm (dlopen'ed at run
  *       time: libopenblas-dev is never a build dependency; skipped when it is missing) with
- *       OPENBLAS_NUM_THREADS = NCORES;
+ *       OPENBLAS_NUM_THREADS = NCORES; with NCORES = 1, OpenBLAS and the direct kernel are timed
+ *       by this thread's CPU time, as in (e);
  *   (d) the same with bf16 A and B into f32 C (matmul_bf16.ptir) against cblas_sbgemm of the
  *       OpenBLAS named by PTO_BENCH_SBGEMM_LIB (Debian's exports none; bench/kernels/sbgemm_peer.sh
  *       builds one from Debian's source; skipped without it).
@@ -621,13 +622,17 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores, int bf1
   int have_peer = sgemm || sbgemm;
   pto_dtype dt = bf16 ? PTO_DTYPE_BF16 : PTO_DTYPE_F32;
   size_t numel = (size_t)(n * n), bytes = numel * sizeof(float), es = pto_dtype_size(dt);
-  float *a = xalloc(bytes), *b = xalloc(bytes), *c = xalloc(bytes), *d = xalloc(bytes);
+  /* On huge pages, as the runtime's tensors are (xalloc_huge): OpenBLAS packs its operands, but
+   * the direct kernel reads A's and B's windows row by row, each row 4 KiB from the next: on 4 KiB
+   * pages a page walk per row that the runtime's tasks do not pay. */
+  float *a = xalloc_huge(bytes), *b = xalloc_huge(bytes), *c = xalloc_huge(bytes),
+        *d = xalloc_huge(bytes);
   fill(a, numel, 4, -1, 1);
   fill(b, numel, 5, -1, 1);
   uint16_t *a16 = NULL, *b16 = NULL;
   if (bf16) {
-    a16 = xalloc(numel * 2);
-    b16 = xalloc(numel * 2);
+    a16 = xalloc_huge(numel * 2);
+    b16 = xalloc_huge(numel * 2);
     for (size_t i = 0; i < numel; i++) {
       a16[i] = pto_f32_to_bf16(a[i]);
       b16[i] = pto_f32_to_bf16(b[i]);
@@ -666,17 +671,18 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores, int bf1
   PEER();
   launch(h, w, args, 3);
   peer_parallel(ncores, mm_part, &mk);
+  double (*clk)(void) = ncores == 1 ? cpu_ms : now_ms; /* as bench_decode */
   for (int r = 0; r < reps; r++) {
     double t0;
     if (have_peer) {
-      t0 = now_ms();
+      t0 = clk();
       PEER();
-      add(&s_b, now_ms() - t0);
+      add(&s_b, clk() - t0);
     }
     add(&s_p, launch(h, w, args, 3));
-    t0 = now_ms();
+    t0 = clk();
     peer_parallel(ncores, mm_part, &mk);
-    add(&s_d, now_ms() - t0);
+    add(&s_d, clk() - t0);
   }
 #undef PEER
   float *got = xalloc(bytes);
