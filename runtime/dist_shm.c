@@ -13,7 +13,8 @@
  * then sleeps on a futex (or, through MPI, polls with short sleeps) until its deadline (wait_elem
  * says why). Collectives are built on those primitives and plain loads and stores of the peers'
  * slices, one path for every dtype and backend; they leave the signal window as they found it
- * (zero). */
+ * (zero). A small allreduce with more ranks than CPUs is reduced by the last rank to arrive
+ * (gather_allreduce): one wait per rank instead of two barriers' worth. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -579,6 +580,50 @@ static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, in
   return PTO_KERNEL_OK;
 }
 
+/* Windows up to this many bytes per rank take gather_allreduce in mode=mesh when the ranks
+ * outnumber the CPUs (pto__dist_shm.gather). */
+#define GATHER_BYTES 16384
+/* Rank 0's release, added to the count of arrivals it shares a word with: above any count. */
+#define GATHER_RELEASE (1 << 16)
+
+/* mode=mesh on small windows: one rank reduces them all. Each rank counts its arrival on rank
+ * 0's own element of the signal window (element q of rank q's slice: no barrier or ring step
+ * uses it), after its data is in place (a seq_cst add). The last to arrive takes the count back,
+ * reduces every element in rank order (the bits of the chunked mesh) into every rank's window
+ * and releases each other rank: a token on that rank's own element, which the rank takes, and
+ * for rank 0, whose element holds the count, GATHER_RELEASE added to it. A rank cannot arrive
+ * at the next allreduce before its release, and rank 0 takes its release before it arrives, so
+ * the count's low bits are always this allreduce's arrivals. Every rank waits at most once, on
+ * one word: against the chunked mesh's two barriers, where each rank waits for every other rank
+ * twice, a round of wake-ups or yields each, which is what small windows cost when ranks share
+ * CPUs (issue #31: 4 ranks at 1 KiB on 2 CPUs, ~6 thread switches an allreduce). Nothing reads
+ * or writes another rank's window once the releases are out, so there is no closing barrier;
+ * the count and the tokens end at zero. */
+static int32_t gather_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, int32_t *sig,
+                                int op) {
+  int n = t->ctx.nranks, r = t->ctx.rank;
+  peer_ref cnt;
+  if (peer_of(t, sig, 4, 0, &cnt)) return PTO_KERNEL_ERR_DIST;
+  _Atomic int32_t *count = (_Atomic int32_t *)cnt.p;
+  int32_t before = atomic_fetch_add_explicit(count, 1, memory_order_seq_cst);
+  if ((before + 1) % GATHER_RELEASE != n) {
+    if (r) return take(t, sig, r, "an allreduce");
+    int32_t rc = wait_elem(t, sig, GATHER_RELEASE, PTO_DIST_WAIT_GE, "an allreduce");
+    if (!rc) atomic_fetch_sub_explicit(count, GATHER_RELEASE, memory_order_seq_cst);
+    return rc;
+  }
+  atomic_fetch_sub_explicit(count, n, memory_order_relaxed);
+  int32_t rc = reduce_range(t, win, op, 0, numel_of(win), -1);
+  if (rc) return rc;
+  for (int q = 0; q < n; q++) {
+    peer_ref tok = cnt;
+    if (q == r) continue;
+    if (q && peer_of(t, sig + q, 4, q, &tok)) return PTO_KERNEL_ERR_DIST;
+    if ((rc = sig_op(t, &tok, q ? 1 : GATHER_RELEASE, 1))) return rc;
+  }
+  return PTO_KERNEL_OK;
+}
+
 static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_kernel_tensor *win,
                               const pto_kernel_tensor *sig, int32_t op, int32_t mode,
                               int32_t root) {
@@ -589,6 +634,9 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   peer_ref self;
   if (E > 0 && peer_of(t, win->data, nbytes, r, &self)) return PTO_KERNEL_ERR_DIST;
   int64_t nsig = numel_of(sig);
+  if (kind == PTO_DIST_ALLREDUCE && mode != PTO_DIST_MODE_RING && t->gather && nsig >= n &&
+      nbytes <= GATHER_BYTES)
+    return gather_allreduce(t, win, sig->data, op);
   int32_t rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
   if (rc) return rc;
   switch (kind) {
@@ -660,6 +708,9 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   t->direct = 1;
   for (int q = 0; sh->mpi && q < sh->nranks; q++)
     if (!sh->arena[q]) t->direct = 0;
+  /* Every rank decides alike: direct access means one node, whose CPUs every rank counts. */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  t->gather = t->direct && sh->nranks > 1 && cpus > 0 && sh->nranks > cpus;
 }
 
 void pto__dist_shm_fini(pto__dist_shm *t) {
