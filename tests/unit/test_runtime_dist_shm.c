@@ -3,9 +3,10 @@
  * Every collective on 2, 3, 4 and 8 ranks against results computed here, back to back and in a
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
- * timeout message. */
+ * timeout message; the small allreduce's yield lost to another process turning its yields off. */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,6 +409,50 @@ static void test_notify_wait_remote(void **state) {
   fixture_free(&f);
 }
 
+/* The small allreduce's wait, once a yield of it handed the CPU to another process for its time
+ * slice, stops yielding for a while (wait_slow's guard): rank 1 of 3 arrives alone (the last
+ * rank to arrive would release it) beside a busy process pinned to its CPU, with rank 0
+ * published on that CPU (so the wait yields at once rather than spin). */
+static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void **state) {
+  (void)state;
+  int cpu = sched_getcpu();
+  cpu_set_t old, one;
+  assert_true(cpu >= 0 && sched_getaffinity(0, sizeof old, &old) == 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  fflush(NULL);
+  pid_t busy = fork();
+  if (busy == 0)
+    for (;;) /* pinned beside the test by inheritance; killed below */
+      __asm__ volatile("" ::: "memory");
+  g_gather = 1;
+  fixture f;
+  fixture_init(&f, 3, 20);
+  g_gather = -1;
+  atomic_store(&f.sh->chips[0].cpu, cpu + 1);
+  const pto_dist_ctx *d = &f.tr[1].ctx;
+  pto_kernel_tensor win = desc(data_of(&f, 1), ROWS, COLS, PTO_DTYPE_F32);
+  pto_kernel_tensor sig = desc(sig_of(&f, 1), 1, SIG_ELEMS, PTO_DTYPE_I32);
+  /* The busy process runs until the next tick or past it once given the CPU; a tick landing
+   * within YIELD_LOST_NS of the yield gives it back sooner (one wait in 20 at most with
+   * HZ=250), so up to 8 tries, each taking back its arrival (the count on rank 0's element 0)
+   * so that rank 1 never becomes the last to arrive. */
+  int32_t rc = 0;
+  for (int i = 0; i < 8 && !f.tr[1].no_yield_until; i++) {
+    rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0);
+    atomic_store((_Atomic int32_t *)&sig_of(&f, 0)[0], 0);
+  }
+  uint64_t off_until = f.tr[1].no_yield_until;
+  kill(busy, SIGKILL);
+  waitpid(busy, NULL, 0);
+  sched_setaffinity(0, sizeof old, &old);
+  assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+  assert_non_null(strstr(f.tr[1].detail, "rank 1: an allreduce timed out after 20 ms"));
+  fixture_free(&f);
+  assert_true(off_until > 0);
+}
+
 static void test_wait_timeout_names_rank_window_offsets(void **state) {
   (void)state;
   fixture f;
@@ -440,6 +485,7 @@ int main(void) {
       cmocka_unit_test(test_allgather_reduce_scatter),
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
+      cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
