@@ -13,7 +13,8 @@
  * then sleeps on a futex (or, through MPI, polls with short sleeps) until its deadline (wait_elem
  * says why). Collectives are built on those primitives and plain loads and stores of the peers'
  * slices, one path for every dtype and backend; they leave the signal window as they found it
- * (zero). */
+ * (zero). A small allreduce with more ranks than CPUs is reduced by the last rank to arrive
+ * (gather_allreduce): one wait per rank instead of two barriers' worth. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -135,6 +136,10 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 #define SPIN_NS 50000ull
 #define YIELD_NS 200000ull
 #define YIELD_ALONE_NS 5000ull
+/* A yield that took this long handed the CPU to another process for its time slice: the rank's
+ * guarded waits then sleep without yielding for YIELD_OFF_NS (wait_slow). */
+#define YIELD_LOST_NS 200000ull
+#define YIELD_OFF_NS 50000000ull
 
 /* An atomic add (add) or store of value on a signal element, waking its waiters. */
 static int32_t sig_op(pto__dist_shm *t, const peer_ref *r, int32_t value, int add) {
@@ -236,9 +241,18 @@ static int aborted(pto__dist_shm *t, const char *what) {
 }
 
 /* wait_elem past its spin: yields while the yields come back at once, then sleeps, until the
- * element is satisfied, the run is aborted or the deadline passes. */
+ * element is satisfied, the run is aborted or the deadline passes. guard (the small allreduce's
+ * single wait, gather_allreduce): a yield that came back only after YIELD_LOST_NS gave the CPU
+ * to another process (a busy loop, another job) for its time slice, milliseconds under EEVDF,
+ * where a futex-woken sleeper preempts it; the rank's guarded waits then skip the yields for
+ * YIELD_OFF_NS, so a host with other work costs one slice per YIELD_OFF_NS rather than one per
+ * allreduce (issue #31: 4 ranks, 1-16 KiB at load ~11: medians of 3-12 ms in 6 of 8 runs
+ * yielding, 53-101 us in 4 of 4 with the guard), while ranks alone on their CPUs keep the
+ * yields that hand the CPU straight to a peer rank. The barriers' and ring steps' waits keep
+ * yielding: where ranks stack on a loaded CPU their yields mostly reach the peer (2 ranks at
+ * load ~11: 11 us an allreduce yielding, 25 us with the guard on every wait). */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
-                         const char *what) {
+                         const char *what, int guard) {
   int dir = t->direct, alone = 1;
   int32_t cur = 0, rc;
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
@@ -261,9 +275,11 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
                (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
       return PTO_KERNEL_ERR_DIST_TIMEOUT;
     }
-    if (alone && now - start < YIELD_NS) {
+    if (alone && now - start < YIELD_NS && !(guard && now < t->no_yield_until)) {
       sched_yield();
-      alone = pto__rt_now_ns() - now < YIELD_ALONE_NS;
+      uint64_t back = pto__rt_now_ns() - now;
+      alone = back < YIELD_ALONE_NS;
+      if (guard && back >= YIELD_LOST_NS) t->no_yield_until = now + YIELD_OFF_NS;
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
       atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);
@@ -303,7 +319,7 @@ static int peer_on_this_cpu(pto__dist_shm *t) {
  * control block is each process's own (no peer's CPU is known) and mpirun places ranks on
  * cores of their own: the wait spins. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
-                         const char *what) {
+                         const char *what, int guard) {
   if (t->direct && !peer_on_this_cpu(t)) {
     uint64_t t0 = pto__rt_now_ns();
     for (unsigned i = 0;; i++) {
@@ -317,7 +333,7 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
   atomic_fetch_add_explicit(&chip->nwaits, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&chip->waiting, 1, memory_order_relaxed);
-  int32_t rc = wait_slow(t, sig, value, cmp, what);
+  int32_t rc = wait_slow(t, sig, value, cmp, what, guard);
   atomic_fetch_sub_explicit(&chip->waiting, 1, memory_order_relaxed);
   return rc;
 }
@@ -330,7 +346,7 @@ static int32_t shm_wait(const pto_dist_ctx *d, int32_t *sig, int32_t value, int3
              "rank %d: dist.wait on an address that is not inside a comm window", d->rank);
     return PTO_KERNEL_ERR_DIST;
   }
-  return wait_elem(t, sig, value, cmp, "dist.wait");
+  return wait_elem(t, sig, value, cmp, "dist.wait", 0);
 }
 
 static uint64_t span_bytes(int64_t rows, int64_t cols, int64_t stride, int32_t eb) {
@@ -374,8 +390,8 @@ static int32_t shm_remote_store(const pto_dist_ctx *d, const void *src, int64_t 
 /* Count-based and self-clearing: rank r adds 1 to element r of every peer's signal window, then
  * waits for each peer's element of its own to reach 1 and takes 1 off it. A fast peer's next
  * barrier only raises a count this one has not consumed yet, so barriers run back to back. */
-static int32_t take(pto__dist_shm *t, int32_t *sig, int from, const char *what) {
-  int32_t rc = wait_elem(t, sig + from, 1, PTO_DIST_WAIT_GE, what);
+static int32_t take(pto__dist_shm *t, int32_t *sig, int from, const char *what, int guard) {
+  int32_t rc = wait_elem(t, sig + from, 1, PTO_DIST_WAIT_GE, what, guard);
   if (rc) return rc;
   peer_ref self;
   if (peer_of(t, sig + from, 4, t->ctx.rank, &self)) return PTO_KERNEL_ERR_DIST;
@@ -401,7 +417,7 @@ static int32_t barrier_on(pto__dist_shm *t, int32_t *sig, int64_t nsig) {
   }
   for (int p = 0; p < n; p++) {
     if (p == r) continue;
-    int32_t rc = take(t, sig, p, "a barrier");
+    int32_t rc = take(t, sig, p, "a barrier", 0);
     if (rc) return rc;
   }
   return PTO_KERNEL_OK;
@@ -556,7 +572,7 @@ static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, in
   int32_t rc;
   for (int64_t c = 0; c < K; c++) {
     if (r > 0) {
-      if ((rc = take(t, sig, left, "a ring step"))) return rc;
+      if ((rc = take(t, sig, left, "a ring step", 0))) return rc;
       for (int64_t b = E * c / K, hi = E * (c + 1) / K; b < hi; b += per) {
         int64_t m = hi - b < per ? hi - b : per;
         peer_ref s = ref_at(lw, (uint64_t)(b * eb));
@@ -569,12 +585,56 @@ static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, in
   }
   if (r == n - 1) return PTO_KERNEL_OK;
   for (int64_t c = 0; c < K; c++) {
-    if ((rc = take(t, sig, left, "a ring step"))) return rc;
+    if ((rc = take(t, sig, left, "a ring step", 0))) return rc;
     int64_t lo = E * c / K, hi = E * (c + 1) / K;
     peer_ref s = ref_at(lw, (uint64_t)(lo * eb));
     if ((rc = rd(t, &s, mine + lo * eb, (uint64_t)((hi - lo) * eb)))) return rc;
     if (right != n - 1 && (rc = shm_notify(&t->ctx, sig + r, right, 1, PTO_DIST_NOTIFY_ADD)))
       return rc;
+  }
+  return PTO_KERNEL_OK;
+}
+
+/* Windows up to this many bytes per rank take gather_allreduce in mode=mesh when the ranks
+ * outnumber the CPUs (pto__dist_shm.gather). */
+#define GATHER_BYTES 16384
+/* Rank 0's release, added to the count of arrivals it shares a word with: above any count. */
+#define GATHER_RELEASE (1 << 16)
+
+/* mode=mesh on small windows: one rank reduces them all. Each rank counts its arrival on rank
+ * 0's own element of the signal window (element q of rank q's slice: no barrier or ring step
+ * uses it), after its data is in place (a seq_cst add). The last to arrive takes the count back,
+ * reduces every element in rank order (the bits of the chunked mesh) into every rank's window
+ * and releases each other rank: a token on that rank's own element, which the rank takes, and
+ * for rank 0, whose element holds the count, GATHER_RELEASE added to it. A rank cannot arrive
+ * at the next allreduce before its release, and rank 0 takes its release before it arrives, so
+ * the count's low bits are always this allreduce's arrivals. Every rank waits at most once, on
+ * one word: against the chunked mesh's two barriers, where each rank waits for every other rank
+ * twice, a round of wake-ups or yields each, which is what small windows cost when ranks share
+ * CPUs (issue #31: 4 ranks at 1 KiB on 2 CPUs, ~6 thread switches an allreduce). Nothing reads
+ * or writes another rank's window once the releases are out, so there is no closing barrier;
+ * the count and the tokens end at zero. */
+static int32_t gather_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, int32_t *sig,
+                                int op) {
+  int n = t->ctx.nranks, r = t->ctx.rank;
+  peer_ref cnt;
+  if (peer_of(t, sig, 4, 0, &cnt)) return PTO_KERNEL_ERR_DIST;
+  _Atomic int32_t *count = (_Atomic int32_t *)cnt.p;
+  int32_t before = atomic_fetch_add_explicit(count, 1, memory_order_seq_cst);
+  if ((before + 1) % GATHER_RELEASE != n) {
+    if (r) return take(t, sig, r, "an allreduce", 1);
+    int32_t rc = wait_elem(t, sig, GATHER_RELEASE, PTO_DIST_WAIT_GE, "an allreduce", 1);
+    if (!rc) atomic_fetch_sub_explicit(count, GATHER_RELEASE, memory_order_seq_cst);
+    return rc;
+  }
+  atomic_fetch_sub_explicit(count, n, memory_order_relaxed);
+  int32_t rc = reduce_range(t, win, op, 0, numel_of(win), -1);
+  if (rc) return rc;
+  for (int q = 0; q < n; q++) {
+    peer_ref tok = cnt;
+    if (q == r) continue;
+    if (q && peer_of(t, sig + q, 4, q, &tok)) return PTO_KERNEL_ERR_DIST;
+    if ((rc = sig_op(t, &tok, q ? 1 : GATHER_RELEASE, 1))) return rc;
   }
   return PTO_KERNEL_OK;
 }
@@ -589,6 +649,9 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   peer_ref self;
   if (E > 0 && peer_of(t, win->data, nbytes, r, &self)) return PTO_KERNEL_ERR_DIST;
   int64_t nsig = numel_of(sig);
+  if (kind == PTO_DIST_ALLREDUCE && mode != PTO_DIST_MODE_RING && t->gather && nsig >= n &&
+      nbytes <= GATHER_BYTES)
+    return gather_allreduce(t, win, sig->data, op);
   int32_t rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
   if (rc) return rc;
   switch (kind) {
@@ -660,6 +723,9 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   t->direct = 1;
   for (int q = 0; sh->mpi && q < sh->nranks; q++)
     if (!sh->arena[q]) t->direct = 0;
+  /* Every rank decides alike: direct access means one node, whose CPUs every rank counts. */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  t->gather = t->direct && sh->nranks > 1 && cpus > 0 && sh->nranks > cpus;
 }
 
 void pto__dist_shm_fini(pto__dist_shm *t) {

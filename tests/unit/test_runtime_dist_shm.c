@@ -1,18 +1,25 @@
 /* The shared-memory transport's pto_dist_ctx, driven directly: one thread per rank over one
  * shared region (the chips are processes, but the transport only sees addresses and atomics).
  * Every collective on 2, 3, 4 and 8 ranks against results computed here, back to back and in a
- * loop on one signal window; barrier; notify/wait; remote load/store; the timeout message. */
+ * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
+ * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
+ * timeout message; the small allreduce's yield lost to another process turning its yields off. */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dist_internal.h"
 #include "testutil.h"
 
-#define NSIG 8
+#define SIG_ELEMS 8
 #define ROWS 16
 #define COLS 24
 
@@ -33,25 +40,36 @@ static void add_window(fixture *f, int wi, uint64_t off, uint64_t bytes, int64_t
   atomic_store(&w->live, 1);
 }
 
+/* The allreduce schedule every fixture's ranks use: -1 as the transport decides (gather when the
+ * ranks outnumber the CPUs), 0 the chunked mesh, 1 the last rank to arrive reduces. */
+static int g_gather = -1;
+
+static size_t shared_bytes(int n) {
+  return sizeof(pto__dist_shared) + (size_t)n * sizeof(pto__dist_chip);
+}
+
+/* Shared mappings, as the worker's: a test may fork ranks. */
 static void fixture_init(fixture *f, int n, uint32_t timeout_ms) {
   memset(f, 0, sizeof *f);
   f->n = n;
-  f->sh = calloc(1, sizeof(pto__dist_shared) + (size_t)n * sizeof(pto__dist_chip));
-  f->heap = aligned_alloc(64, 1 << 20);
-  memset(f->heap, 0, 1 << 20);
+  f->sh = mmap(NULL, shared_bytes(n), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  f->heap = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(f->sh != MAP_FAILED && f->heap != MAP_FAILED);
   f->sh->nranks = n;
   f->sh->timeout_ms = timeout_ms;
   f->sh->heap = f->heap;
   f->sh->heap_size = 1 << 20;
-  add_window(f, 0, 0, ROWS * COLS * sizeof(float), COLS);     /* data */
-  add_window(f, 1, 512 * 1024, NSIG * sizeof(int32_t), NSIG); /* signals */
-  for (int r = 0; r < n; r++)
+  add_window(f, 0, 0, ROWS * COLS * sizeof(float), COLS);               /* data */
+  add_window(f, 1, 512 * 1024, SIG_ELEMS * sizeof(int32_t), SIG_ELEMS); /* signals */
+  for (int r = 0; r < n; r++) {
     pto__dist_shm_init(&f->tr[r], f->sh, r);
+    if (g_gather >= 0) f->tr[r].gather = g_gather;
+  }
 }
 
 static void fixture_free(fixture *f) {
-  free(f->sh);
-  free(f->heap);
+  munmap(f->sh, shared_bytes(f->n));
+  munmap(f->heap, 1 << 20);
 }
 
 static float *data_of(fixture *f, int r) {
@@ -97,7 +115,7 @@ static void *rank_main(void *arg) {
   const pto_dist_ctx *d = &f->tr[j->rank].ctx;
   float *mine = data_of(f, j->rank);
   pto_kernel_tensor win = desc(mine, ROWS, COLS, PTO_DTYPE_F32);
-  pto_kernel_tensor sig = desc(sig_of(f, j->rank), 1, NSIG, PTO_DTYPE_I32);
+  pto_kernel_tensor sig = desc(sig_of(f, j->rank), 1, SIG_ELEMS, PTO_DTYPE_I32);
   int n = f->n, E = ROWS * COLS;
   for (int it = 0; it < j->iters && !j->rc; it++) {
     for (int i = 0; i < E; i++)
@@ -157,7 +175,7 @@ static void run_collective_mode(int n, int kind, int op, int root, int iters, in
   for (int r = 0; r < n; r++) {
     if (jobs[r].rc) fprintf(stderr, "rank %d: %d (%s)\n", r, jobs[r].rc, f.tr[r].detail);
     assert_int_equal(jobs[r].rc, 0);
-    for (int s = 0; s < NSIG; s++)
+    for (int s = 0; s < SIG_ELEMS; s++)
       assert_int_equal(sig_of(&f, r)[s], 0); /* left zero */
   }
   fixture_free(&f);
@@ -180,7 +198,7 @@ static void *mix_main(void *arg) {
   const pto_dist_ctx *d = &j->f->tr[j->rank].ctx;
   float *mine = data_of(j->f, j->rank);
   pto_kernel_tensor win = desc(mine, ROWS, COLS, PTO_DTYPE_F32);
-  pto_kernel_tensor sig = desc(sig_of(j->f, j->rank), 1, NSIG, PTO_DTYPE_I32);
+  pto_kernel_tensor sig = desc(sig_of(j->f, j->rank), 1, SIG_ELEMS, PTO_DTYPE_I32);
   int n = j->f->n;
   for (int it = 0; it < 6 && !j->rc; it++) {
     for (int i = 0; i < ROWS * COLS; i++)
@@ -206,22 +224,115 @@ static void mixed_modes(int n) {
     pthread_join(th[r], NULL);
   for (int r = 0; r < n; r++) {
     assert_int_equal(jobs[r].rc, 0);
-    for (int s = 0; s < NSIG; s++)
+    for (int s = 0; s < SIG_ELEMS; s++)
       assert_int_equal(sig_of(&f, r)[s], 0);
   }
   fixture_free(&f);
 }
 
+/* Both schedules of mode=mesh (the chunked mesh, and the last rank to arrive reducing a small
+ * window for all), whatever this host's CPUs would choose: the same bits, the signal window
+ * left zero. */
 static void test_allreduce(void **state) {
   (void)state;
-  for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++)
-    for (int op = 0; op < 4; op++) {
-      run_collective(k_ranks[i], PTO_DIST_ALLREDUCE, op, 0, 5);
-      run_collective_mode(k_ranks[i], PTO_DIST_ALLREDUCE, op, 0, 5, PTO_DIST_MODE_RING);
+  for (g_gather = 0; g_gather < 2; g_gather++) {
+    for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++)
+      for (int op = 0; op < 4; op++) {
+        run_collective(k_ranks[i], PTO_DIST_ALLREDUCE, op, 0, 5);
+        run_collective_mode(k_ranks[i], PTO_DIST_ALLREDUCE, op, 0, 5, PTO_DIST_MODE_RING);
+      }
+    /* The two modes back to back on one signal window: mesh, ring, mesh, ... */
+    for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++)
+      mixed_modes(k_ranks[i]);
+  }
+  g_gather = -1;
+}
+
+static void fill(float *w, int r) {
+  for (int i = 0; i < ROWS * COLS; i++)
+    w[i] = value(r, i, 0);
+}
+
+static int reduced(const float *w, int n) {
+  for (int i = 0; i < ROWS * COLS; i++) {
+    float want = value(0, i, 0);
+    for (int q = 1; q < n; q++)
+      want += value(q, i, 0);
+    if (w[i] != want) return 0;
+  }
+  return 1;
+}
+
+/* The small allreduce with more ranks than CPUs (gather_allreduce): the last rank to arrive
+ * reduces for every rank, and the others only wait for their release. Ranks 0 .. n-2 are forked,
+ * arrive and are stopped (SIGSTOP) inside their wait; rank n-1's allreduce then returns with
+ * every rank's window reduced, where the chunked mesh would wait for the stopped ranks (its
+ * barriers) and time out. Continued, each takes its release and exits 0; the signal window ends
+ * zero. */
+static void test_small_allreduce_last_rank_reduces_for_all(void **state) {
+  (void)state;
+  const int n = 4;
+  g_gather = 1;
+  fixture f;
+  fixture_init(&f, n, 3000);
+  g_gather = -1;
+  pid_t pid[4];
+  for (int r = 0; r < n - 1; r++) {
+    fflush(NULL);
+    if ((pid[r] = fork()) == 0) {
+      const pto_dist_ctx *d = &f.tr[r].ctx;
+      pto_kernel_tensor win = desc(data_of(&f, r), ROWS, COLS, PTO_DTYPE_F32);
+      pto_kernel_tensor sig = desc(sig_of(&f, r), 1, SIG_ELEMS, PTO_DTYPE_I32);
+      fill(data_of(&f, r), r);
+      int32_t rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0);
+      _exit(rc || !reduced(data_of(&f, r), n) ? 1 : 0);
     }
-  /* The two modes back to back on one signal window: mesh, ring, mesh, ... */
-  for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++)
-    mixed_modes(k_ranks[i]);
+    assert_true(pid[r] > 0);
+  }
+  /* Every forked rank inside its wait (past its spin), then stopped. */
+  struct timespec a, b, nap = {0, 1000000};
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (int r = 0, waited_ms = 0; r < n - 1 && waited_ms < 20000;) {
+    if (atomic_load(&f.sh->chips[r].waiting)) {
+      r++;
+      continue;
+    }
+    nanosleep(&nap, NULL); /* polls a condition, bounded */
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    waited_ms = (int)((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000);
+  }
+  int arrived = 1;
+  for (int r = 0; r < n - 1; r++) {
+    arrived &= atomic_load(&f.sh->chips[r].waiting) == 1;
+    kill(pid[r], SIGSTOP);
+    int st;
+    waitpid(pid[r], &st, WUNTRACED);
+  }
+  const pto_dist_ctx *d = &f.tr[n - 1].ctx;
+  pto_kernel_tensor win = desc(data_of(&f, n - 1), ROWS, COLS, PTO_DTYPE_F32);
+  pto_kernel_tensor sig = desc(sig_of(&f, n - 1), 1, SIG_ELEMS, PTO_DTYPE_I32);
+  fill(data_of(&f, n - 1), n - 1);
+  int32_t rc =
+      arrived ? d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0) : -1;
+  if (rc) fprintf(stderr, "rank %d: %d (%s)\n", n - 1, rc, f.tr[n - 1].detail);
+  int all = 1;
+  for (int r = 0; r < n; r++)
+    all &= reduced(data_of(&f, r), n); /* the stopped ranks' windows too */
+  int ok = 1;
+  for (int r = 0; r < n - 1; r++) {
+    kill(pid[r], rc ? SIGKILL : SIGCONT);
+    int st = 0;
+    waitpid(pid[r], &st, 0);
+    ok &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  }
+  assert_true(arrived);
+  assert_int_equal(rc, 0);
+  assert_true(all);
+  assert_true(ok);
+  for (int r = 0; r < n; r++)
+    for (int s = 0; s < SIG_ELEMS; s++)
+      assert_int_equal(sig_of(&f, r)[s], 0);
+  fixture_free(&f);
 }
 
 static void test_broadcast(void **state) {
@@ -242,7 +353,7 @@ static void test_allgather_reduce_scatter(void **state) {
   fixture f;
   fixture_init(&f, 3, 200);
   pto_kernel_tensor win = desc(data_of(&f, 0), ROWS, COLS, PTO_DTYPE_F32);
-  pto_kernel_tensor sig = desc(sig_of(&f, 0), 1, NSIG, PTO_DTYPE_I32);
+  pto_kernel_tensor sig = desc(sig_of(&f, 0), 1, SIG_ELEMS, PTO_DTYPE_I32);
   /* (a single rank reaches the check only after the opening barrier; it times out first) */
   int32_t rc = f.tr[0].ctx.collective(&f.tr[0].ctx, PTO_DIST_ALLGATHER, &win, &sig, 0, 0, 0);
   assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
@@ -298,6 +409,50 @@ static void test_notify_wait_remote(void **state) {
   fixture_free(&f);
 }
 
+/* The small allreduce's wait, once a yield of it handed the CPU to another process for its time
+ * slice, stops yielding for a while (wait_slow's guard): rank 1 of 3 arrives alone (the last
+ * rank to arrive would release it) beside a busy process pinned to its CPU, with rank 0
+ * published on that CPU (so the wait yields at once rather than spin). */
+static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void **state) {
+  (void)state;
+  int cpu = sched_getcpu();
+  cpu_set_t old, one;
+  assert_true(cpu >= 0 && sched_getaffinity(0, sizeof old, &old) == 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  fflush(NULL);
+  pid_t busy = fork();
+  if (busy == 0)
+    for (;;) /* pinned beside the test by inheritance; killed below */
+      __asm__ volatile("" ::: "memory");
+  g_gather = 1;
+  fixture f;
+  fixture_init(&f, 3, 20);
+  g_gather = -1;
+  atomic_store(&f.sh->chips[0].cpu, cpu + 1);
+  const pto_dist_ctx *d = &f.tr[1].ctx;
+  pto_kernel_tensor win = desc(data_of(&f, 1), ROWS, COLS, PTO_DTYPE_F32);
+  pto_kernel_tensor sig = desc(sig_of(&f, 1), 1, SIG_ELEMS, PTO_DTYPE_I32);
+  /* The busy process runs until the next tick or past it once given the CPU; a tick landing
+   * within YIELD_LOST_NS of the yield gives it back sooner (one wait in 20 at most with
+   * HZ=250), so up to 8 tries, each taking back its arrival (the count on rank 0's element 0)
+   * so that rank 1 never becomes the last to arrive. */
+  int32_t rc = 0;
+  for (int i = 0; i < 8 && !f.tr[1].no_yield_until; i++) {
+    rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0);
+    atomic_store((_Atomic int32_t *)&sig_of(&f, 0)[0], 0);
+  }
+  uint64_t off_until = f.tr[1].no_yield_until;
+  kill(busy, SIGKILL);
+  waitpid(busy, NULL, 0);
+  sched_setaffinity(0, sizeof old, &old);
+  assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+  assert_non_null(strstr(f.tr[1].detail, "rank 1: an allreduce timed out after 20 ms"));
+  fixture_free(&f);
+  assert_true(off_until > 0);
+}
+
 static void test_wait_timeout_names_rank_window_offsets(void **state) {
   (void)state;
   fixture f;
@@ -325,10 +480,12 @@ static void test_wait_timeout_names_rank_window_offsets(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_allreduce),
+      cmocka_unit_test(test_small_allreduce_last_rank_reduces_for_all),
       cmocka_unit_test(test_broadcast),
       cmocka_unit_test(test_allgather_reduce_scatter),
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
+      cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
