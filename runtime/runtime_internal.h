@@ -572,6 +572,14 @@ typedef struct pto__rt_pool {
   atomic_int spin_types; /* bit per core type: the types the current launch's kernels run on;
                             a spinner of another type gives its place up */
   uint64_t spin_ns;
+  /* Shared pool, not lazy: the dispatching thread holds a CPU (1: it orchestrates or helps; 0:
+   * it waits, or no launch runs), and the core threads not blocked on the condition variable
+   * (running a task, spinning, about to block). Awake threads are kept to the CPUs (ncpu) less
+   * the dispatching thread's: one more would only take a CPU from another, a spinner from the
+   * orchestration it waits for (awake_cap in pool.c). */
+  atomic_int dispatching;
+  atomic_int nawake;
+  int ncpu;
   int shuffle;
   uint64_t rng; /* guarded by mu */
   int ncores, nstarted;
@@ -609,8 +617,12 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
  * (pto__rt_pool_flush). */
 void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t);
 /* A thread is about to wait for tasks: in a lazy pool, wakes sleeping cores for every queued
- * block that no core will take otherwise (those left to the dispatching thread included). */
+ * block that no core will take otherwise (those left to the dispatching thread included); when
+ * it is the dispatching thread, its CPU goes to the cores (a sleeping core wakes for a queued
+ * block) until pto__rt_pool_resume. */
 void pto__rt_pool_flush(pto__rt_pool *pool);
+/* The wait that pto__rt_pool_flush began has ended: the dispatching thread holds its CPU again. */
+void pto__rt_pool_resume(pto__rt_pool *pool);
 /* The dispatching thread, its orchestration done, runs one ready task (and the successors it
  * makes ready) as an idle core of the task's type, instead of waiting for that core's thread to
  * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready, no core free, or the

@@ -263,7 +263,8 @@ typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
  * wake_at < 0: any completion may make pred true (only one thread at a time waits with
  * wake_at >= 0: the dispatching thread). */
 static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg, long wake_at) {
-  /* Tasks left to the dispatching thread (a lazy pool) go to cores now: it waits instead. */
+  /* Tasks left to the dispatching thread (a lazy pool) go to cores now, and its CPU too: it
+   * waits instead. */
   pto__rt_pool_flush(&L->w->pool);
   /* No spin when more tasks than cores must complete first: they take at least a task's time,
    * and a spinning thread here takes that time from the cores that run them. */
@@ -286,9 +287,10 @@ static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg,
         atomic_store(&L->wake_at, -1);
       else
         atomic_fetch_sub(&L->waiters, 1);
-      return;
+      break;
     }
   }
+  pto__rt_pool_resume(&L->w->pool);
 }
 
 static void wait_until(pto__rt_launch *L, pto__rt_pred pred, const void *arg) {
