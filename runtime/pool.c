@@ -84,7 +84,9 @@ static _Thread_local const pto__rt_pool *tls_dispatching;
 
 /* Are the pool's awake threads kept to its CPUs (awake_cap)? A shared pool's, unless it is lazy
  * (a distributed chip's, whose dispatching thread runs its tasks itself). */
-static int capped(const pto__rt_pool *pool) { return pool->shared && !pool->lazy; }
+static int capped(const pto__rt_pool *pool) {
+  return pool->shared && !atomic_load_explicit(&pool->lazy, memory_order_relaxed);
+}
 
 /* Capped pool: how many core threads may be awake at once: the CPUs less the dispatching
  * thread's while it holds one (at least 1, or nothing would run a task). On 2 CPUs during the

@@ -593,8 +593,9 @@ typedef struct pto__rt_pool {
   /* Run to completion (a distributed chip's pool, issue #31 item 2): no core is woken at a
    * launch's start, and a task the orchestration makes ready is left to the dispatching thread
    * (one block per queue, unless a core spins) rather than handed to a sleeping core, so a launch
-   * of one task runs on the thread that dispatched it, with no thread switch. */
-  int lazy;
+   * of one task runs on the thread that dispatched it, with no thread switch. Atomic: set after
+   * the core threads start (pto__rt_worker_set_run_to_completion), and they read it (capped). */
+  atomic_int lazy;
   pto__rt_core *cores;
 } pto__rt_pool;
 
