@@ -444,7 +444,8 @@ static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *cor
 }
 
 void pto__rt_pool_idle(pto__rt_pool *pool) {
-  atomic_store(&pool->dispatching, 0);
+  if (atomic_load_explicit(&pool->dispatching, memory_order_relaxed))
+    atomic_store(&pool->dispatching, 0);
   atomic_store(&pool->active, 0);
   tls_dispatching = NULL;
 }
@@ -452,8 +453,8 @@ void pto__rt_pool_idle(pto__rt_pool *pool) {
 /* Capped pool: the thread of an idle core over the cap (awake_cap) leaves the awake ones (1),
  * to block; the others stay, so the cap is kept without every thread blocking at once. */
 static int awake_evict(pto__rt_pool *pool) {
-  if (!capped(pool)) return 0;
   int n = atomic_load_explicit(&pool->nawake, memory_order_relaxed);
+  if (n < pool->ncpu || !capped(pool)) return 0; /* under any cap: dispatching is not read */
   while (n > awake_cap(pool))
     if (atomic_compare_exchange_weak(&pool->nawake, &n, n - 1)) return 1;
   return 0;

@@ -572,14 +572,19 @@ typedef struct pto__rt_pool {
   atomic_int spin_types; /* bit per core type: the types the current launch's kernels run on;
                             a spinner of another type gives its place up */
   uint64_t spin_ns;
-  /* Shared pool, not lazy: the dispatching thread holds a CPU (1: it orchestrates or helps; 0:
-   * it waits, or no launch runs), and the core threads not blocked on the condition variable
-   * (running a task, spinning, about to block). Awake threads are kept to the CPUs (ncpu) less
-   * the dispatching thread's: one more would only take a CPU from another, a spinner from the
-   * orchestration it waits for (awake_cap in pool.c). */
-  atomic_int dispatching;
+  /* Shared pool, not lazy: the core threads not blocked on the condition variable (running a
+   * task, spinning, about to block), and whether the dispatching thread holds a CPU (1: it
+   * orchestrates or helps; 0: it waits, or no launch runs). Awake threads are kept to the CPUs
+   * (ncpu) less the dispatching thread's: one more would only take a CPU from another, a spinner
+   * from the orchestration it waits for (awake_cap in pool.c). dispatching has a cache line of
+   * its own (the pads): the dispatching thread writes it a few times a launch, and a core that
+   * spins on the fields around it would make each write a transfer of their line (+0.5 us a
+   * one-task launch); cores read it only when every thread is awake. */
   atomic_int nawake;
   int ncpu;
+  char pad_dispatching_[64];
+  atomic_int dispatching;
+  char pad_dispatching_end_[64];
   int shuffle;
   uint64_t rng; /* guarded by mu */
   int ncores, nstarted;

@@ -262,6 +262,8 @@ typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
  * is a futex call on the core that completes, and the woken thread takes a CPU from the cores.
  * wake_at < 0: any completion may make pred true (only one thread at a time waits with
  * wake_at >= 0: the dispatching thread). */
+static int pred_all_done(pto__rt_launch *L, const void *arg);
+
 static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg, long wake_at) {
   /* Tasks left to the dispatching thread (a lazy pool) go to cores now, and its CPU too: it
    * waits instead. */
@@ -290,7 +292,8 @@ static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg,
       break;
     }
   }
-  pto__rt_pool_resume(&L->w->pool);
+  /* Back to the orchestration, not after the launch's last wait (pto__rt_pool_idle follows). */
+  if (pred != pred_all_done) pto__rt_pool_resume(&L->w->pool);
 }
 
 static void wait_until(pto__rt_launch *L, pto__rt_pred pred, const void *arg) {
