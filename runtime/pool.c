@@ -79,8 +79,9 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
   return t;
 }
 
-/* The pool whose launch this thread dispatches: from pto__rt_pool_wake to pto__rt_pool_idle. */
-static _Thread_local const pto__rt_pool *tls_dispatching;
+/* The pool whose launch this thread dispatches (from pto__rt_pool_wake to pto__rt_pool_idle),
+ * and the pool whose core thread this is. */
+static _Thread_local const pto__rt_pool *tls_dispatching, *tls_core_pool;
 
 /* Are the pool's awake threads kept to its CPUs (awake_cap)? A shared pool's, unless it is lazy
  * (a distributed chip's, whose dispatching thread runs its tasks itself). */
@@ -186,8 +187,17 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) { push(p
 void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t) { push(pool, &t, 1, pool->lazy); }
 
 void pto__rt_pool_flush(pto__rt_pool *pool) {
-  /* The dispatching thread gives its CPU up: a capped pool may wake a core for it. */
-  int gave = tls_dispatching == pool && atomic_exchange(&pool->dispatching, 0) && capped(pool);
+  /* The waiting thread gives its CPU up, and in a capped pool a sleeping core may wake for the
+   * queued work: the dispatching thread's, or a core's that waits inside a task (a gang block
+   * for the others, a staged task for its producers) and so no longer counts as awake; else
+   * a gang of more blocks than CPUs would wait for blocks no thread may wake to take. */
+  int gave = 0;
+  if (tls_dispatching == pool) {
+    gave = atomic_exchange(&pool->dispatching, 0) && capped(pool);
+  } else if (tls_core_pool == pool && capped(pool)) {
+    atomic_fetch_sub(&pool->nawake, 1);
+    gave = 1;
+  }
   if ((!pool->lazy && !gave) ||
       (!atomic_load(&pool->q[0].nqueued) && !atomic_load(&pool->q[1].nqueued)))
     return;
@@ -197,7 +207,10 @@ void pto__rt_pool_flush(pto__rt_pool *pool) {
 }
 
 void pto__rt_pool_resume(pto__rt_pool *pool) {
-  if (tls_dispatching == pool) atomic_store(&pool->dispatching, 1);
+  if (tls_dispatching == pool)
+    atomic_store(&pool->dispatching, 1);
+  else if (tls_core_pool == pool && capped(pool))
+    atomic_fetch_add(&pool->nawake, 1);
 }
 
 void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
@@ -482,6 +495,7 @@ static void *core_main(void *arg) {
   /* The queue whose counters and condition variable this thread idles by. */
   pto__rt_queue *q = &pool->q[pool->shared ? PTO_CORE_AIV : core->type];
   pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
+  tls_core_pool = pool;
   atomic_fetch_add(&pool->nawake, 1);
   for (;;) {
     pto__rt_task *t = NULL;

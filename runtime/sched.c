@@ -292,7 +292,7 @@ static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg,
       break;
     }
   }
-  /* Back to the orchestration, not after the launch's last wait (pto__rt_pool_idle follows). */
+  /* Back to work, but not after the launch's last wait (pto__rt_pool_idle follows). */
   if (pred != pred_all_done) pto__rt_pool_resume(&L->w->pool);
 }
 

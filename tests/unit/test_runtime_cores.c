@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 
-enum { K_MEET, K_VEC, K_CUBE, K_HOLD, NK };
+enum { K_MEET, K_VEC, K_CUBE, K_HOLD, K_BLOCK, NK };
 enum { MAXT = 64 };
 
 static atomic_int g_arrived, g_want;
@@ -68,8 +69,15 @@ static int32_t k_hold(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
   return 0;
 }
 
-static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_hold};
-static const char *g_names[NK] = {"meet", "vec", "cube", "hold"};
+/* A block of a gang: counts itself (the blocks share their arguments, so no note). */
+static int32_t k_block(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t, (void)s, (void)ctx;
+  atomic_fetch_add(&g_ran, 1);
+  return 0;
+}
+
+static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_hold, k_block};
+static const char *g_names[NK] = {"meet", "vec", "cube", "hold", "block"};
 
 /* g_want rendezvous tasks, all AIV. */
 static void meet_entry(const pto_orch_args *a) {
@@ -122,6 +130,23 @@ static void hold_entry(const pto_orch_args *a) {
   atomic_store(&g_go, 1);
 }
 
+/* One task of 4 blocks that start together (require_sync_start). */
+static void gang_entry(const pto_orch_args *a) {
+  (void)a;
+  pto_orch_task_arg s0[1] = {ta_scalar(0)};
+  pto_orch_submit sub;
+  memset(&sub, 0, sizeof sub);
+  for (int k = 0; k < PTO_ORCH_NSLOTS; k++)
+    sub.kernel_ids[k] = -1;
+  sub.kernel_ids[1] = K_BLOCK; /* slot 1: AIV */
+  sub.block_num = 4;
+  sub.require_sync_start = 1;
+  sub.args = s0;
+  sub.nargs = 1;
+  int64_t id;
+  g_api->submit_task(g_api->ctx, &sub, &id);
+}
+
 static pto_program *make_program(pto_orch_entry_fn entry) {
   tsig s;
   tsig_init(&s, "cores");
@@ -131,6 +156,7 @@ static pto_program *make_program(pto_orch_entry_fn entry) {
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_VEC, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_CUBE, PTO_CORE_AIC));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_HOLD, PTO_CORE_AIV));
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_BLOCK, PTO_CORE_AIV));
   return p;
 }
 
@@ -323,6 +349,68 @@ static void test_default_worker_leaves_the_dispatching_thread_its_cpu(void **sta
   g_w = NULL;
 }
 
+/* A launch on a thread of its own, joined within 30 s: a gang that waits for blocks no thread
+ * takes fails the test instead of hanging it. */
+typedef struct bounded {
+  pto_worker *w;
+  pto_program *p;
+  pto_status s;
+} bounded;
+
+static void *bounded_main(void *arg) {
+  bounded *b = arg;
+  b->s = pto_worker_run(b->w, b->p, NULL, 0);
+  return NULL;
+}
+
+/* A gang of 4 blocks on a shared worker of 4 AIV cores (a thread each) on 2 CPUs: the blocks
+ * that wait for the others give their places among the awake threads up, so sleeping threads
+ * wake to take the rest (with only the dispatching thread's place given back, the third block's
+ * thread filled the 2 CPUs and the fourth block was never taken: the launch hung). */
+static void test_a_gang_wider_than_the_cpus_starts(void **state) {
+  (void)state;
+  cpu_set_t old, two;
+  assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
+  if (CPU_COUNT(&old) < 2) skip();
+  CPU_ZERO(&two);
+  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
+    if (CPU_ISSET(c, &old)) CPU_SET(c, &two), n++;
+  assert_int_equal(sched_setaffinity(0, sizeof two, &two), 0);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aiv_cores = 4;
+  cfg.aic_cores = 1;
+  cfg.record_tasks = true;
+  pto_worker *w = NULL;
+  pto_status s = pto_worker_open(&cfg, &w);
+  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+  assert_pto_ok(s);
+  pto_program *p = make_program(gang_entry);
+  for (int round = 0; round < 5; round++) {
+    reset(0);
+    static bounded b; /* static: a launch that hangs keeps using it after the test failed */
+    b = (bounded){w, p, PTO_OK};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, bounded_main, &b), 0);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    if (pthread_timedjoin_np(th, NULL, &until)) {
+      print_error("the gang's launch has not returned in 30 s: a block was never taken\n");
+      fail();
+    }
+    assert_pto_ok(b.s);
+    assert_int_equal(atomic_load(&g_ran), 4);
+    const pto_task_record *t = NULL;
+    size_t nt = 0;
+    assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
+    assert_int_equal(nt, 1);
+    assert_int_equal(t[0].block_num, 4);
+  }
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default_worker_has_an_aiv_core_per_thread),
@@ -330,6 +418,7 @@ int main(void) {
       cmocka_unit_test(test_a_task_runs_as_a_core_of_its_type),
       cmocka_unit_test(test_strict_cores_keep_each_thread_to_its_type),
       cmocka_unit_test(test_default_worker_leaves_the_dispatching_thread_its_cpu),
+      cmocka_unit_test(test_a_gang_wider_than_the_cpus_starts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
