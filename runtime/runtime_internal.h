@@ -623,9 +623,9 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
  * (pto__rt_pool_flush). */
 void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t);
 /* A thread is about to wait for tasks: in a lazy pool, wakes sleeping cores for every queued
- * block that no core will take otherwise (those left to the dispatching thread included); when
- * it is the dispatching thread, its CPU goes to the cores (a sleeping core wakes for a queued
- * block) until pto__rt_pool_resume. */
+ * block that no core will take otherwise (those left to the dispatching thread included); in a
+ * shared one, the waiting thread (the dispatching thread, or a core's inside a task) gives its
+ * CPU to the cores (a sleeping core may wake for a queued block) until pto__rt_pool_resume. */
 void pto__rt_pool_flush(pto__rt_pool *pool);
 /* The wait that pto__rt_pool_flush began has ended: the dispatching thread holds its CPU again. */
 void pto__rt_pool_resume(pto__rt_pool *pool);

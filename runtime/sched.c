@@ -255,15 +255,16 @@ static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
 
 typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
 
+static int pred_all_done(pto__rt_launch *L, const void *arg);
+
 /* Spins a bounded while, then blocks on done_cv until pred holds. wake_at >= 0: pred can only
  * turn true once at most wake_at tasks are outstanding (the dispatching thread's waits for the
  * launch's end and for the in-flight window), and a completion wakes this thread only when it
  * brings outstanding down to wake_at, not at every completion: a completion that wakes a thread
  * is a futex call on the core that completes, and the woken thread takes a CPU from the cores.
  * wake_at < 0: any completion may make pred true (only one thread at a time waits with
- * wake_at >= 0: the dispatching thread). */
-static int pred_all_done(pto__rt_launch *L, const void *arg);
-
+ * wake_at >= 0: the dispatching thread). The waiting thread's CPU goes to the cores meanwhile
+ * (pto__rt_pool_flush, pto__rt_pool_resume). */
 static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg, long wake_at) {
   /* Tasks left to the dispatching thread (a lazy pool) go to cores now, and its CPU too: it
    * waits instead. */
