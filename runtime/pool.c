@@ -11,14 +11,16 @@
  * would only take CPU time from the next launch's dispatching thread; the others give their
  * places up when a launch ends. A push wakes sleeping threads only for the blocks that the
  * spinners and the threads already waking cannot take (shared: nor more than free cores can
- * take; and no more threads spin than the launch's types have cores). A launch wakes threads for
- * its kernels' types to spin before its first submit, so the first task does not pay for a futex
- * wake-up; once its orchestration is done, the dispatching thread runs ready tasks itself as an
- * idle core (pto__rt_pool_help) rather than wait for a core thread that has no CPU yet. A core's
- * claimed flag keeps one thread at a time on a core's identity and scratch. A lazy pool (run to
- * completion: a distributed chip's) wakes no core at a launch's start, and the first ready block
- * of each type that the orchestration queues wakes no sleeping core either: the dispatching
- * thread runs it at the launch's end, or hands it to a core when it starts to wait (flush). */
+ * take; and no more threads spin than the launch's types have cores; nor, shared and not lazy,
+ * more threads are awake than the CPUs the dispatching thread leaves: awake_cap). A launch wakes
+ * threads for its kernels' types to spin before its first submit, so the first task does not pay
+ * for a futex wake-up; once its orchestration is done, the dispatching thread runs ready tasks
+ * itself as an idle core (pto__rt_pool_help) rather than wait for a core thread that has no CPU
+ * yet. A core's claimed flag keeps one thread at a time on a core's identity and scratch. A lazy
+ * pool (run to completion: a distributed chip's) wakes no core at a launch's start, and the first
+ * ready block of each type that the orchestration queues wakes no sleeping core either: the
+ * dispatching thread runs it at the launch's end, or hands it to a core when it starts to wait
+ * (flush). */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,12 +79,43 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
   return t;
 }
 
+/* The pool whose launch this thread dispatches (from pto__rt_pool_wake to pto__rt_pool_idle),
+ * and the pool whose core thread this is. */
+static _Thread_local const pto__rt_pool *tls_dispatching, *tls_core_pool;
+
+/* Are the pool's awake threads kept to its CPUs (awake_cap)? A shared pool's, unless it is lazy
+ * (a distributed chip's, whose dispatching thread runs its tasks itself). */
+static int capped(const pto__rt_pool *pool) {
+  return pool->shared && !atomic_load_explicit(&pool->lazy, memory_order_relaxed);
+}
+
+/* Capped pool: how many core threads may be awake at once: the CPUs less the dispatching
+ * thread's while it holds one (at least 1, or nothing would run a task). On 2 CPUs during the
+ * orchestration, one core thread runs tasks and the other sleeps, rather than a third thread
+ * that spins or runs a task on a CPU the orchestration needs (issue #31 item 4: at 4 MiB,
+ * where the orchestration is a sixth of the launch, the dispatching thread lost its CPU to
+ * spinning cores and the launch waited for the scheduler). Once its orchestration is done the
+ * dispatching thread runs tasks too (pto__rt_pool_help), and when it waits its CPU goes to a
+ * core (pto__rt_pool_flush). */
+static int awake_cap(const pto__rt_pool *pool) {
+  int cap = pool->ncpu - atomic_load_explicit(&pool->dispatching, memory_order_relaxed);
+  return cap < 1 ? 1 : cap;
+}
+
+/* Threads a wake-up may add: in a capped pool, those the cap leaves beside the awake ones and
+ * those already waking (q is where every thread idles); pool->mu held. */
+static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
+  if (!capped(pool)) return q->nsleeping;
+  return awake_cap(pool) - atomic_load(&pool->nawake) - q->nwaking;
+}
+
 /* Signals threads sleeping on q for the nblocks queued blocks that no spinner and no thread
- * already waking will take; pool->mu held. */
-static void wake_for_queued(pto__rt_queue *q, size_t nblocks) {
+ * already waking will take, at most room of them; pool->mu held. */
+static void wake_for_queued(pto__rt_queue *q, size_t nblocks, long room) {
   long demand = (long)nblocks - atomic_load(&q->nspin) - q->nwaking;
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
+  if (n > room) n = room;
   for (long i = 0; i < n; i++)
     pthread_cond_signal(&q->cv);
   if (n > 0) q->nwaking += (int)n;
@@ -99,11 +132,27 @@ static void wake_shared(pto__rt_pool *pool, long keep) {
     long nb = (long)pool->q[type].nblocks - keep;
     if (free_ > 0 && nb > 0) takeable += (size_t)(nb < free_ ? nb : free_);
   }
-  wake_for_queued(&pool->q[PTO_CORE_AIV], takeable);
+  pto__rt_queue *q = &pool->q[PTO_CORE_AIV];
+  wake_for_queued(q, takeable, wake_room(pool, q));
+}
+
+/* Wakes sleeping threads for the queued blocks of types (a bit per type) that no other thread
+ * will take, less keep blocks of each type left to the dispatching thread; pool->mu held. */
+static void wake_pool(pto__rt_pool *pool, long keep, int types) {
+  if (pool->shared) {
+    wake_shared(pool, keep);
+    return;
+  }
+  for (int type = 0; type < 2; type++) {
+    pto__rt_queue *q = &pool->q[type];
+    if (types & (1 << type))
+      wake_for_queued(q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0,
+                      wake_room(pool, q));
+  }
 }
 
 static void push(pto__rt_pool *pool, pto__rt_task **tasks, int n, long keep) {
-  int pushed[2] = {0, 0};
+  int pushed = 0;
   pool_lock(pool);
   for (int i = 0; i < n; i++) {
     int type = tasks[i]->core_type == PTO_CORE_AIC ? PTO_CORE_AIC : PTO_CORE_AIV;
@@ -116,16 +165,11 @@ static void push(pto__rt_pool *pool, pto__rt_task **tasks, int n, long keep) {
     q->qtail_task = tasks[i];
     q->qlen++;
     q->nblocks += (size_t)(tasks[i]->block_num - tasks[i]->claimed);
-    pushed[type] = 1;
+    pushed |= 1 << type;
   }
-  for (int type = 0; type < 2; type++) {
-    pto__rt_queue *q = &pool->q[type];
-    if (!pushed[type]) continue;
-    atomic_store(&q->nqueued, q->qlen);
-    if (!pool->shared) /* less the blocks left to the dispatching thread */
-      wake_for_queued(q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0);
-  }
-  if (pool->shared) wake_shared(pool, keep);
+  for (int type = 0; type < 2; type++)
+    if (pushed & (1 << type)) atomic_store(&pool->q[type].nqueued, pool->q[type].qlen);
+  wake_pool(pool, keep, pushed);
   pthread_mutex_unlock(&pool->mu);
 }
 
@@ -143,15 +187,30 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n) { push(p
 void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t) { push(pool, &t, 1, pool->lazy); }
 
 void pto__rt_pool_flush(pto__rt_pool *pool) {
-  if (!pool->lazy || (!atomic_load(&pool->q[0].nqueued) && !atomic_load(&pool->q[1].nqueued)))
+  /* The waiting thread gives its CPU up, and in a capped pool a sleeping core may wake for the
+   * queued work: the dispatching thread's, or a core's that waits inside a task (a gang block
+   * for the others, a staged task for its producers) and so no longer counts as awake; else
+   * a gang of more blocks than CPUs would wait for blocks no thread may wake to take. */
+  int gave = 0;
+  if (tls_dispatching == pool) {
+    gave = atomic_exchange(&pool->dispatching, 0) && capped(pool);
+  } else if (tls_core_pool == pool && capped(pool)) {
+    atomic_fetch_sub(&pool->nawake, 1);
+    gave = 1;
+  }
+  if ((!pool->lazy && !gave) ||
+      (!atomic_load(&pool->q[0].nqueued) && !atomic_load(&pool->q[1].nqueued)))
     return;
   pool_lock(pool);
-  if (pool->shared)
-    wake_shared(pool, 0);
-  else
-    for (int type = 0; type < 2; type++)
-      wake_for_queued(&pool->q[type], pool->q[type].nblocks);
+  wake_pool(pool, 0, 3);
   pthread_mutex_unlock(&pool->mu);
+}
+
+void pto__rt_pool_resume(pto__rt_pool *pool) {
+  if (tls_dispatching == pool)
+    atomic_store(&pool->dispatching, 1);
+  else if (tls_core_pool == pool && capped(pool))
+    atomic_fetch_add(&pool->nawake, 1);
 }
 
 void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
@@ -164,6 +223,8 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   }
   if (!types) types = 3;
   atomic_store(&pool->spin_types, types);
+  tls_dispatching = pool;
+  atomic_store(&pool->dispatching, 1);
   atomic_store(&pool->active, 1);
   if (pool->lazy) return; /* the dispatching thread runs the first task itself */
   /* The budget goes to the vector cores first (most programs' first tasks), then the cube
@@ -179,6 +240,8 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
     int want = left < nthreads ? left : nthreads;
     int idle = q->nsleeping - q->nwaking;
     int n = want - have < idle ? want - have : idle;
+    long room = wake_room(pool, q);
+    if (n > room) n = (int)room;
     left -= want;
     if (n <= 0) continue;
     pool->wake_gen++;
@@ -393,7 +456,22 @@ static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *cor
   if (counted) atomic_fetch_sub(&pool->nspinning, 1);
 }
 
-void pto__rt_pool_idle(pto__rt_pool *pool) { atomic_store(&pool->active, 0); }
+void pto__rt_pool_idle(pto__rt_pool *pool) {
+  if (atomic_load_explicit(&pool->dispatching, memory_order_relaxed))
+    atomic_store(&pool->dispatching, 0);
+  atomic_store(&pool->active, 0);
+  tls_dispatching = NULL;
+}
+
+/* Capped pool: the thread of an idle core over the cap (awake_cap) leaves the awake ones (1),
+ * to block; the others stay, so the cap is kept without every thread blocking at once. */
+static int awake_evict(pto__rt_pool *pool) {
+  int n = atomic_load_explicit(&pool->nawake, memory_order_relaxed);
+  if (n < pool->ncpu || !capped(pool)) return 0; /* under any cap: dispatching is not read */
+  while (n > awake_cap(pool))
+    if (atomic_compare_exchange_weak(&pool->nawake, &n, n - 1)) return 1;
+  return 0;
+}
 
 /* Work that the thread of core can take: a queued task of its type, or (shared pool) of either
  * type that has a free core. Read under mu too: nqueued is stored with the queue. An acquire:
@@ -417,6 +495,8 @@ static void *core_main(void *arg) {
   /* The queue whose counters and condition variable this thread idles by. */
   pto__rt_queue *q = &pool->q[pool->shared ? PTO_CORE_AIV : core->type];
   pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
+  tls_core_pool = pool;
+  atomic_fetch_add(&pool->nawake, 1);
   for (;;) {
     pto__rt_task *t = NULL;
     int32_t block = 0;
@@ -449,7 +529,7 @@ static void *core_main(void *arg) {
       atomic_store(&core->parked, 1);
       /* A push may have counted this thread as a spinner that would take its task: wake a
        * sleeping core for it instead. */
-      wake_for_queued(q, q->nblocks);
+      wake_for_queued(q, q->nblocks, wake_room(pool, q));
       /* Released before parked was set: the helper's release is seen here (and otherwise
        * it sees parked and wakes this thread). */
       while (atomic_load(&core->claimed) && !atomic_load(&pool->shutdown))
@@ -461,8 +541,11 @@ static void *core_main(void *arg) {
     /* Spin a bounded while, if the budget has room: a task handed to a spinning core starts in
      * well under a microsecond, one handed to a blocked core waits for a futex wake (tens of
      * µs). A spinner of a type the current launch does not use gives its place up; in a shared
-     * pool, a spinner past as many as the launch's types have cores. */
-    if ((!pool->shared || atomic_load(&q->nspin) < spin_cap(pool)) && spin_acquire(pool, q, core)) {
+     * pool, a spinner past as many as the launch's types have cores; in a capped one, a thread
+     * past the awake cap (left: it no longer counts among the awake threads) blocks at once. */
+    int left = awake_evict(pool);
+    if (!left && (!pool->shared || atomic_load(&q->nspin) < spin_cap(pool)) &&
+        spin_acquire(pool, q, core)) {
       uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
       int work = 0, evicted = 0, mask = 1 << core->type;
       for (unsigned i = 0;; i++) {
@@ -476,6 +559,7 @@ static void *core_main(void *arg) {
         if (atomic_load_explicit(&pool->nspinning, memory_order_relaxed) > pool->spin_budget &&
             (evicted = spin_evict(pool)))
           break;
+        if ((i & 15) == 15 && (left = awake_evict(pool))) break;
         pto__rt_cpu_relax();
         if ((i & 63) == 63 && pto__rt_now_ns() >= deadline) break;
       }
@@ -488,10 +572,14 @@ static void *core_main(void *arg) {
     uint64_t gen = pool->wake_gen;
     while (!has_work(pool, core) && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
       q->nsleeping++;
+      if (!left) atomic_fetch_sub(&pool->nawake, 1);
+      left = 0;
       pthread_cond_wait(&q->cv, &pool->mu);
+      atomic_fetch_add(&pool->nawake, 1);
       q->nsleeping--;
       if (q->nwaking > 0) q->nwaking--;
     }
+    if (left) atomic_fetch_add(&pool->nawake, 1); /* work came first: awake after all */
     pthread_mutex_unlock(&pool->mu);
   }
   return NULL;
@@ -518,6 +606,7 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
   /* Spinning cores must leave a CPU to the dispatching thread, or they slow down the very
    * orchestration they wait for: the CPUs this process may run on, less one. */
   long ncpu = pto__rt_usable_cpus();
+  pool->ncpu = (int)ncpu;
   pool->spin_budget = ncpu > 1 ? (int)(ncpu - 1) : 1;
   if (pool->spin_budget > pool->nthreads) pool->spin_budget = pool->nthreads;
   atomic_init(&pool->spin_types, 3);

@@ -572,6 +572,19 @@ typedef struct pto__rt_pool {
   atomic_int spin_types; /* bit per core type: the types the current launch's kernels run on;
                             a spinner of another type gives its place up */
   uint64_t spin_ns;
+  /* Shared pool, not lazy: the core threads not blocked on the condition variable (running a
+   * task, spinning, about to block), and whether the dispatching thread holds a CPU (1: it
+   * orchestrates or helps; 0: it waits, or no launch runs). Awake threads are kept to the CPUs
+   * (ncpu) less the dispatching thread's: one more would only take a CPU from another, a spinner
+   * from the orchestration it waits for (awake_cap in pool.c). dispatching has a cache line of
+   * its own (the pads): the dispatching thread writes it a few times a launch, and a core that
+   * spins on the fields around it would make each write a transfer of their line (+0.5 us a
+   * one-task launch); cores read it only when every thread is awake. */
+  atomic_int nawake;
+  int ncpu;
+  char pad_dispatching_[64];
+  atomic_int dispatching;
+  char pad_dispatching_end_[64];
   int shuffle;
   uint64_t rng; /* guarded by mu */
   int ncores, nstarted;
@@ -585,8 +598,9 @@ typedef struct pto__rt_pool {
   /* Run to completion (a distributed chip's pool, issue #31 item 2): no core is woken at a
    * launch's start, and a task the orchestration makes ready is left to the dispatching thread
    * (one block per queue, unless a core spins) rather than handed to a sleeping core, so a launch
-   * of one task runs on the thread that dispatched it, with no thread switch. */
-  int lazy;
+   * of one task runs on the thread that dispatched it, with no thread switch. Atomic: set after
+   * the core threads start (pto__rt_worker_set_run_to_completion), and they read it (capped). */
+  atomic_int lazy;
   pto__rt_core *cores;
 } pto__rt_pool;
 
@@ -609,8 +623,12 @@ void pto__rt_pool_push(pto__rt_pool *pool, pto__rt_task **tasks, int n);
  * (pto__rt_pool_flush). */
 void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t);
 /* A thread is about to wait for tasks: in a lazy pool, wakes sleeping cores for every queued
- * block that no core will take otherwise (those left to the dispatching thread included). */
+ * block that no core will take otherwise (those left to the dispatching thread included); in a
+ * shared one, the waiting thread (the dispatching thread, or a core's inside a task) gives its
+ * CPU to the cores (a sleeping core may wake for a queued block) until pto__rt_pool_resume. */
 void pto__rt_pool_flush(pto__rt_pool *pool);
+/* The wait that pto__rt_pool_flush began has ended: the dispatching thread holds its CPU again. */
+void pto__rt_pool_resume(pto__rt_pool *pool);
 /* The dispatching thread, its orchestration done, runs one ready task (and the successors it
  * makes ready) as an idle core of the task's type, instead of waiting for that core's thread to
  * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready, no core free, or the

@@ -255,15 +255,19 @@ static void add_access(pto__rt_launch *L, pto__rt_track *tr, pto__rt_task *t,
 
 typedef int (*pto__rt_pred)(pto__rt_launch *L, const void *arg);
 
+static int pred_all_done(pto__rt_launch *L, const void *arg);
+
 /* Spins a bounded while, then blocks on done_cv until pred holds. wake_at >= 0: pred can only
  * turn true once at most wake_at tasks are outstanding (the dispatching thread's waits for the
  * launch's end and for the in-flight window), and a completion wakes this thread only when it
  * brings outstanding down to wake_at, not at every completion: a completion that wakes a thread
  * is a futex call on the core that completes, and the woken thread takes a CPU from the cores.
  * wake_at < 0: any completion may make pred true (only one thread at a time waits with
- * wake_at >= 0: the dispatching thread). */
+ * wake_at >= 0: the dispatching thread). The waiting thread's CPU goes to the cores meanwhile
+ * (pto__rt_pool_flush, pto__rt_pool_resume). */
 static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg, long wake_at) {
-  /* Tasks left to the dispatching thread (a lazy pool) go to cores now: it waits instead. */
+  /* Tasks left to the dispatching thread (a lazy pool) go to cores now, and its CPU too: it
+   * waits instead. */
   pto__rt_pool_flush(&L->w->pool);
   /* No spin when more tasks than cores must complete first: they take at least a task's time,
    * and a spinning thread here takes that time from the cores that run them. */
@@ -286,9 +290,11 @@ static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg,
         atomic_store(&L->wake_at, -1);
       else
         atomic_fetch_sub(&L->waiters, 1);
-      return;
+      break;
     }
   }
+  /* Back to work, but not after the launch's last wait (pto__rt_pool_idle follows). */
+  if (pred != pred_all_done) pto__rt_pool_resume(&L->w->pool);
 }
 
 static void wait_until(pto__rt_launch *L, pto__rt_pred pred, const void *arg) {

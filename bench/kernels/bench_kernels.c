@@ -44,7 +44,10 @@
  * microseconds). Every output is checked against its peer. Times: min and median over REPS.
  * PTO_BENCH_KERNELS_DIR, when set, is where the .ptir programs are read from (to try variants);
  * PTO_BENCH_STREAM_STORE_BYTES, the worker's stream_store_bytes (and the direct calls' flags);
- * PTO_BENCH_CORES=default|strict, the worker's cores (see main; unset: NCORES of each type). */
+ * PTO_BENCH_CORES=default|strict, the worker's cores (see main; unset: NCORES of each type).
+ * PTO_BENCH_EW_ANATOMY=ROUNDS adds to (a) what an add launch's time is made of, against the hand
+ * loop's threads (ew_anatomy): the per-task records of ROUNDS launches, alternated with the hand
+ * loop timed part by part. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -360,6 +363,133 @@ static void fill(float *x, size_t n, uint32_t seed, float lo, float hi) {
   }
 }
 
+/* ---- (a) what a launch's time is made of (PTO_BENCH_EW_ANATOMY) --------------------------- */
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The hand loop's parts with their start and end times (CLOCK_MONOTONIC ns). */
+typedef struct timed_peer {
+  peer_ctx *x;
+  uint64_t start[2], end[2];
+} timed_peer;
+
+static void timed_part(void *p, int part, int nparts) {
+  timed_peer *t = p;
+  t->start[part] = now_ns();
+  peer_part(t->x, part, nparts);
+  t->end[part] = now_ns();
+}
+
+enum { AN_CALL, AN_WAKE, AN_GAPS, AN_TAIL, AN_RET, AN_WALL, AN_TOTAL, AN_ORCH, AN_BUSY, AN_N };
+
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* rounds (at most 400) launches of h (add) and of the hand loop on 2 threads, alternated, each
+ * split into: from the call to the first task's start (hand: to part 0's start, i.e. creating the
+ * other thread), from there to the last core's or thread's first start (the other's wake-up), the
+ * gaps between one core's tasks (summed over the cores), the tail (the last end less the earliest
+ * last end of a core that ran tasks), the last end to the call's return (hand: the join), the
+ * time the bench counts (runtime: the device wall; hand: the whole call), the whole call, the
+ * orchestration's span, and the time inside tasks (hand: inside its parts) summed over the cores.
+ * Printed: median (min) in us of each, over the rounds. */
+static void ew_anatomy(pto_worker *w, pto_handle *h, const pto_arg *args, peer_ctx *hand,
+                       int ncores, int rounds) {
+  enum { MAXR = 400 };
+  static double pv[AN_N][MAXR], hv[AN_N][MAXR];
+  if (rounds > MAXR) rounds = MAXR;
+  CHECK(pto_worker_set_record_tasks(w, true));
+  for (int r = 0; r < rounds; r++) {
+    timed_peer tp = {.x = hand};
+    uint64_t h0 = now_ns();
+    peer_parallel(ncores < 2 ? ncores : 2, timed_part, &tp);
+    uint64_t h1 = now_ns();
+    int np = ncores < 2 ? 1 : 2;
+    uint64_t last_start = tp.start[0], first_end = tp.end[0], last_end = tp.end[0];
+    for (int i = 1; i < np; i++) {
+      last_start = tp.start[i] > last_start ? tp.start[i] : last_start;
+      first_end = tp.end[i] < first_end ? tp.end[i] : first_end;
+      last_end = tp.end[i] > last_end ? tp.end[i] : last_end;
+    }
+    hv[AN_CALL][r] = (double)(tp.start[0] - h0) / 1e3;
+    hv[AN_WAKE][r] = (double)(last_start - tp.start[0]) / 1e3;
+    hv[AN_GAPS][r] = 0;
+    hv[AN_TAIL][r] = (double)(last_end - first_end) / 1e3;
+    hv[AN_RET][r] = (double)(h1 - last_end) / 1e3;
+    hv[AN_WALL][r] = hv[AN_TOTAL][r] = (double)(h1 - h0) / 1e3;
+    hv[AN_ORCH][r] = 0;
+    hv[AN_BUSY][r] =
+        (double)(tp.end[0] - tp.start[0] + (np > 1 ? tp.end[1] - tp.start[1] : 0)) / 1e3;
+
+    uint64_t p0 = now_ns();
+    double wall = launch(h, w, args, 3);
+    uint64_t p1 = now_ns();
+    const pto_task_record *tr = NULL;
+    size_t nt = 0;
+    CHECK(pto_worker_last_launch_tasks(w, &tr, &nt));
+    pto_launch_record rec;
+    CHECK(pto_worker_last_launch(w, &rec));
+    double orch = 0;
+    for (int i = 0; i < rec.nspans; i++)
+      if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall.orch"))
+        orch = (double)rec.spans[i].dur_ns / 1e3;
+    enum { MAXC = 64 };
+    uint64_t cfirst[MAXC] = {0}, clast[MAXC] = {0}, cbusy[MAXC] = {0};
+    uint64_t first = UINT64_MAX, last = 0;
+    for (size_t i = 0; i < nt; i++) {
+      int c = tr[i].core;
+      if (c < 0 || c >= MAXC) continue;
+      if (!cfirst[c] || tr[i].start_ns < cfirst[c]) cfirst[c] = tr[i].start_ns;
+      if (tr[i].end_ns > clast[c]) clast[c] = tr[i].end_ns;
+      cbusy[c] += tr[i].end_ns - tr[i].start_ns;
+      first = tr[i].start_ns < first ? tr[i].start_ns : first;
+      last = tr[i].end_ns > last ? tr[i].end_ns : last;
+    }
+    uint64_t last_first = first, first_last = last, gaps = 0;
+    for (int c = 0; c < MAXC; c++) {
+      if (!cfirst[c]) continue;
+      last_first = cfirst[c] > last_first ? cfirst[c] : last_first;
+      first_last = clast[c] < first_last ? clast[c] : first_last;
+      gaps += (clast[c] - cfirst[c]) - cbusy[c];
+    }
+    pv[AN_CALL][r] = (double)(first - p0) / 1e3;
+    pv[AN_WAKE][r] = (double)(last_first - first) / 1e3;
+    pv[AN_GAPS][r] = (double)gaps / 1e3;
+    pv[AN_TAIL][r] = (double)(last - first_last) / 1e3;
+    pv[AN_RET][r] = (double)(p1 - last) / 1e3;
+    pv[AN_WALL][r] = wall * 1e3;
+    pv[AN_TOTAL][r] = (double)(p1 - p0) / 1e3;
+    pv[AN_ORCH][r] = orch;
+    pv[AN_BUSY][r] = 0;
+    for (int c = 0; c < MAXC; c++)
+      pv[AN_BUSY][r] += (double)cbusy[c] / 1e3;
+  }
+  CHECK(pto_worker_set_record_tasks(w, false));
+  static const char *names[AN_N] = {"call -> first task start",
+                                    "first start -> other core's first start",
+                                    "gaps between a core's tasks (summed)",
+                                    "tail: last end - other's last end",
+                                    "last end -> return",
+                                    "bench's time (device wall | thread wall)",
+                                    "whole call",
+                                    "orchestration (pto)",
+                                    "time in tasks | parts, summed"};
+  printf("\nanatomy of an add launch, %d rounds alternated, us, median (min) (pto: "
+         "per-task records; hand: its 2 threads' parts)\n\n| part | pto runtime | hand loop "
+         "|\n| --- | ---: | ---: |\n",
+         rounds);
+  for (int k = 0; k < AN_N; k++) {
+    double pm = median_of(pv[k], rounds), hm = median_of(hv[k], rounds); /* sorts: [0] is the min */
+    printf("| %s | %.1f (%.1f) | %.1f (%.1f) |\n", names[k], pm, pv[k][0], hm, hv[k][0]);
+  }
+}
+
 /* ---- (a) elementwise ---------------------------------------------------------------------- */
 
 static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
@@ -454,6 +584,9 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
          1.5 * stat_min(&s_mc) / stat_min(&s_hadd), 1.5 * stat_median(&s_mc) / stat_median(&s_hadd),
          1.5 * stat_min(&s_mc) / stat_min(&s_pch), 1.5 * stat_median(&s_mc) / stat_median(&s_pch),
          1.5 * stat_min(&s_mc) / stat_min(&s_hch), 1.5 * stat_median(&s_mc) / stat_median(&s_hch));
+
+  const char *an = getenv("PTO_BENCH_EW_ANATOMY");
+  if (an && atoi(an) > 0) ew_anatomy(w, hadd, args, &hadd_c, ncores, atoi(an));
 
   free(got);
   CHECK(pto_worker_free_tensor(w, da));

@@ -7,18 +7,20 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "alloc_test.h"
 #include "pto/base.h"
+#include "runtime_internal.h"
 #include "test_runtime_common.h"
 
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 
-enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, NK };
+enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, K_HOLD, K_BLOCK, NK };
 enum { MAXT = 64 };
 
 static atomic_int g_arrived, g_want;
@@ -55,8 +57,27 @@ static int32_t k_note(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
   return 0;
 }
 
-static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_meet};
-static const char *g_names[NK] = {"meet", "vec", "cube", "meet_cube"};
+/* Says it started, then waits until g_go (at most 20 s, as k_meet). */
+static atomic_int g_started, g_go;
+static int32_t k_hold(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t;
+  note(s, ctx);
+  atomic_store(&g_started, 1);
+  struct timespec ts = {0, 100 * 1000};
+  for (int i = 0; i < 200000 && !atomic_load(&g_go); i++)
+    nanosleep(&ts, NULL);
+  return 0;
+}
+
+/* A block of a gang: counts itself (the blocks share their arguments, so no note). */
+static int32_t k_block(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t, (void)s, (void)ctx;
+  atomic_fetch_add(&g_ran, 1);
+  return 0;
+}
+
+static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_meet, k_hold, k_block};
+static const char *g_names[NK] = {"meet", "vec", "cube", "meet_cube", "hold", "block"};
 
 /* g_want rendezvous tasks, all AIV. */
 static void meet_entry(const pto_orch_args *a) {
@@ -88,6 +109,53 @@ static void mixed_entry(const pto_orch_args *a) {
   }
 }
 
+/* The worker the orchestration below looks into, and the core threads it found not asleep (nor
+ * signalled to wake) while it ran, with a task running: -1 before it looked. */
+static pto_worker *g_w;
+static int g_awake_in_orch = -1;
+
+static int threads_not_asleep(pto_worker *wt) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  assert_non_null(w);
+  pthread_mutex_lock(&w->pool.mu);
+  pto__rt_queue *q = &w->pool.q[PTO_CORE_AIV]; /* where a shared pool's threads sleep */
+  int n = w->pool.nthreads - (q->nsleeping - q->nwaking);
+  pthread_mutex_unlock(&w->pool.mu);
+  return n;
+}
+
+/* A task that runs until released, then (once it runs: a core thread is busy) another ready
+ * task: is a sleeping thread woken for it while the orchestration still runs? */
+static void hold_entry(const pto_orch_args *a) {
+  (void)a;
+  pto_orch_task_arg s0[1] = {ta_scalar(0)}, s1[1] = {ta_scalar(1)};
+  g_api->submit(g_api->ctx, K_HOLD, PTO_CORE_AIV, s0, 1);
+  for (int i = 0; i < 200000 && !atomic_load(&g_started); i++) {
+    struct timespec ts = {0, 100 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  g_api->submit(g_api->ctx, K_VEC, PTO_CORE_AIV, s1, 1);
+  g_awake_in_orch = threads_not_asleep(g_w);
+  atomic_store(&g_go, 1);
+}
+
+/* One task of 4 blocks that start together (require_sync_start). */
+static void gang_entry(const pto_orch_args *a) {
+  (void)a;
+  pto_orch_task_arg s0[1] = {ta_scalar(0)};
+  pto_orch_submit sub;
+  memset(&sub, 0, sizeof sub);
+  for (int k = 0; k < PTO_ORCH_NSLOTS; k++)
+    sub.kernel_ids[k] = -1;
+  sub.kernel_ids[1] = K_BLOCK; /* slot 1: AIV */
+  sub.block_num = 4;
+  sub.require_sync_start = 1;
+  sub.args = s0;
+  sub.nargs = 1;
+  int64_t id;
+  g_api->submit_task(g_api->ctx, &sub, &id);
+}
+
 static pto_program *make_program(pto_orch_entry_fn entry) {
   tsig s;
   tsig_init(&s, "cores");
@@ -97,6 +165,8 @@ static pto_program *make_program(pto_orch_entry_fn entry) {
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_VEC, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_CUBE, PTO_CORE_AIC));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_MEET_CUBE, PTO_CORE_AIC));
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_HOLD, PTO_CORE_AIV));
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_BLOCK, PTO_CORE_AIV));
   return p;
 }
 
@@ -104,6 +174,9 @@ static void reset(int want) {
   atomic_store(&g_arrived, 0);
   atomic_store(&g_want, want);
   atomic_store(&g_ran, 0);
+  atomic_store(&g_started, 0);
+  atomic_store(&g_go, 0);
+  g_awake_in_orch = -1;
   for (int i = 0; i < MAXT; i++)
     g_tid[i] = 0, g_core[i] = g_type[i] = -1;
 }
@@ -180,6 +253,38 @@ static void test_vector_only_work_uses_every_thread_by_default(void **state) {
   pto_worker_close(w);
 }
 
+/* 20 launches of the mixed graph (MAXT tasks, alternately AIV and AIC) on a worker of one core
+ * of each type opened with cfg as the caller set it, check(w) after each. */
+static void mixed_rounds(pto_run_config *cfg, void (*check)(pto_worker *w)) {
+  cfg->aic_cores = 1;
+  cfg->aiv_cores = 1;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(cfg, &w));
+  pto_program *p = make_program(mixed_entry);
+  for (int round = 0; round < 20; round++) {
+    reset(0);
+    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), MAXT);
+    check(w);
+  }
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
+static void check_cores_of_their_types(pto_worker *w) {
+  const pto_task_record *t = NULL;
+  size_t nt = 0;
+  assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
+  assert_int_equal(nt, (size_t)MAXT);
+  for (size_t i = 0; i < nt; i++) {
+    int want = i % 2 ? PTO_CORE_AIC : PTO_CORE_AIV;
+    assert_int_equal(t[i].core_type, want);
+    assert_int_equal(t[i].core, want == PTO_CORE_AIV ? 0 : 1);
+    assert_int_equal(g_type[i], want);
+    assert_int_equal(g_core[i], t[i].core);
+  }
+}
+
 /* A mixed graph on the shared default: a task's record names a core of the task's own type,
  * whichever thread ran it. */
 static void test_a_task_runs_as_a_core_of_its_type(void **state) {
@@ -187,29 +292,14 @@ static void test_a_task_runs_as_a_core_of_its_type(void **state) {
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.record_tasks = true;
-  cfg.aic_cores = 1;
-  cfg.aiv_cores = 1;
-  pto_worker *w = NULL;
-  assert_pto_ok(pto_worker_open(&cfg, &w));
-  pto_program *p = make_program(mixed_entry);
-  for (int round = 0; round < 20; round++) {
-    reset(0);
-    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
-    assert_int_equal(atomic_load(&g_ran), MAXT);
-    const pto_task_record *t = NULL;
-    size_t nt = 0;
-    assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
-    assert_int_equal(nt, (size_t)MAXT);
-    for (size_t i = 0; i < nt; i++) {
-      int want = i % 2 ? PTO_CORE_AIC : PTO_CORE_AIV;
-      assert_int_equal(t[i].core_type, want);
-      assert_int_equal(t[i].core, want == PTO_CORE_AIV ? 0 : 1);
-      assert_int_equal(g_type[i], want);
-      assert_int_equal(g_core[i], t[i].core);
-    }
-  }
-  pto_program_release(p);
-  pto_worker_close(w);
+  mixed_rounds(&cfg, check_cores_of_their_types);
+}
+
+static void check_threads_of_their_types(pto_worker *w) {
+  (void)w;
+  for (int i = 2; i < MAXT; i++)
+    assert_true(g_tid[i] == g_tid[i % 2]);
+  assert_true(g_tid[0] != g_tid[1]);
 }
 
 /* strict_cores: a core thread runs only its own core's tasks; with one core of each type, the
@@ -220,20 +310,112 @@ static void test_strict_cores_keep_each_thread_to_its_type(void **state) {
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.strict_cores = true;
-  cfg.aic_cores = 1;
-  cfg.aiv_cores = 1;
   cfg.shuffle = 1;
   cfg.shuffle_seed = 3;
-  pto_worker *w = NULL;
-  assert_pto_ok(pto_worker_open(&cfg, &w));
-  pto_program *p = make_program(mixed_entry);
-  for (int round = 0; round < 20; round++) {
+  mixed_rounds(&cfg, check_threads_of_their_types);
+}
+
+/* The default worker on 2 CPUs (this process's affinity at open; skipped with fewer): while the
+ * orchestration runs, one core thread runs tasks and the other stays asleep even with a task
+ * queued for it, so the dispatching thread keeps its CPU (before, the second thread woke and
+ * three threads shared the two CPUs); the queued task runs once the orchestration is done.
+ * The threads are all asleep first (idle_spin_us 1), so what the check sees is what the launch
+ * woke. */
+static void test_default_worker_leaves_the_dispatching_thread_its_cpu(void **state) {
+  (void)state;
+  cpu_set_t old, two;
+  assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
+  if (CPU_COUNT(&old) < 2) skip();
+  CPU_ZERO(&two);
+  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
+    if (CPU_ISSET(c, &old)) CPU_SET(c, &two), n++;
+  assert_int_equal(sched_setaffinity(0, sizeof two, &two), 0);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.idle_spin_us = 1;
+  cfg.record_tasks = true;
+  pto_status s = pto_worker_open(&cfg, &g_w);
+  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+  assert_pto_ok(s);
+  pto_program *p = make_program(hold_entry);
+  for (int round = 0; round < 5; round++) {
+    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
+    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
+      sched_yield();
+    assert_int_equal(threads_not_asleep(g_w), 0);
     reset(0);
-    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
-    assert_int_equal(atomic_load(&g_ran), MAXT);
-    for (int i = 2; i < MAXT; i++)
-      assert_true(g_tid[i] == g_tid[i % 2]);
-    assert_true(g_tid[0] != g_tid[1]);
+    assert_pto_ok(pto_worker_run(g_w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), 2);
+    assert_int_equal(g_awake_in_orch, 1);
+    const pto_task_record *t = NULL;
+    size_t nt = 0;
+    assert_pto_ok(pto_worker_last_launch_tasks(g_w, &t, &nt));
+    assert_int_equal(nt, 2);
+    assert_int_equal(t[0].core_type, PTO_CORE_AIV);
+    assert_int_equal(t[1].core_type, PTO_CORE_AIV);
+  }
+  pto_program_release(p);
+  pto_worker_close(g_w);
+  g_w = NULL;
+}
+
+/* A launch on a thread of its own, joined within 30 s: a gang that waits for blocks no thread
+ * takes fails the test instead of hanging it. */
+typedef struct bounded {
+  pto_worker *w;
+  pto_program *p;
+  pto_status s;
+} bounded;
+
+static void *bounded_main(void *arg) {
+  bounded *b = arg;
+  b->s = pto_worker_run(b->w, b->p, NULL, 0);
+  return NULL;
+}
+
+/* A gang of 4 blocks on a shared worker of 4 AIV cores (a thread each) on 2 CPUs: the blocks
+ * that wait for the others give their places among the awake threads up, so sleeping threads
+ * wake to take the rest (with only the dispatching thread's place given back, the third block's
+ * thread filled the 2 CPUs and the fourth block was never taken: the launch hung). */
+static void test_a_gang_wider_than_the_cpus_starts(void **state) {
+  (void)state;
+  cpu_set_t old, two;
+  assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
+  if (CPU_COUNT(&old) < 2) skip();
+  CPU_ZERO(&two);
+  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
+    if (CPU_ISSET(c, &old)) CPU_SET(c, &two), n++;
+  assert_int_equal(sched_setaffinity(0, sizeof two, &two), 0);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aiv_cores = 4;
+  cfg.aic_cores = 1;
+  cfg.record_tasks = true;
+  pto_worker *w = NULL;
+  pto_status s = pto_worker_open(&cfg, &w);
+  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+  assert_pto_ok(s);
+  pto_program *p = make_program(gang_entry);
+  for (int round = 0; round < 5; round++) {
+    reset(0);
+    static bounded b; /* static: a launch that hangs keeps using it after the test failed */
+    b = (bounded){w, p, PTO_OK};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, bounded_main, &b), 0);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    if (pthread_timedjoin_np(th, NULL, &until)) {
+      print_error("the gang's launch has not returned in 30 s: a block was never taken\n");
+      fail();
+    }
+    assert_pto_ok(b.s);
+    assert_int_equal(atomic_load(&g_ran), 4);
+    const pto_task_record *t = NULL;
+    size_t nt = 0;
+    assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
+    assert_int_equal(nt, 1);
+    assert_int_equal(t[0].block_num, 4);
   }
   pto_program_release(p);
   pto_worker_close(w);
@@ -310,6 +492,8 @@ int main(void) {
       cmocka_unit_test(test_strict_cores_keep_each_thread_to_its_type),
       cmocka_unit_test(test_threads_fewer_than_cores_run_every_cube_core),
       cmocka_unit_test(test_bad_threads_are_refused),
+      cmocka_unit_test(test_default_worker_leaves_the_dispatching_thread_its_cpu),
+      cmocka_unit_test(test_a_gang_wider_than_the_cpus_starts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
