@@ -1,5 +1,5 @@
 """Where a decode step's wall goes: the task records of @decode (or @decode_bf16) launches,
-every idle microsecond of every core classified (bench/RESULTS.md, "the idle half").
+every idle microsecond of every thread classified (bench/RESULTS.md, "decode1").
 
     PYTHONPATH=build/python /usr/bin/python3 bench/llm/step_timeline.py [--batch 1 8] [--bf16]
         [--threads 2] [--cube-cores N] [--launches 20] [--stages]
