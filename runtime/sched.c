@@ -863,6 +863,15 @@ static void wait_for_window(pto__rt_launch *L) {
 
 /* Phase 1, nothing allocated yet: the kernel, core type, block count, predicate op and argument
  * kinds are valid, and w->nt, w->ns count the tensor and scalar arguments. 1 after failing. */
+/* The cores of type that can run tasks at once: all of them, or in a shared pool at most its
+ * threads (the default's 2n AIV cores run on n threads). What the orchestration sizes a launch on
+ * (rt_available_aiv_count), and the most blocks a require_sync_start task may have: its blocks
+ * wait, with no deadline, until every one has a thread. */
+static int32_t cores_at_once(const pto__rt_pool *pool, int core_type) {
+  int n = pool->ncores_of[core_type];
+  return pool->shared && pool->nthreads < n ? pool->nthreads : n;
+}
+
 static int32_t check_submit(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
                             const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
                             kname_t *kname, submit_work *w) {
@@ -885,11 +894,11 @@ static int32_t check_submit(pto__rt_launch *L, int32_t kernel_id, int32_t core_t
   if (x->block_num < 0 || x->block_num > 65535)
     return orch_fail(L, "submit of %s: block_num %d is out of range (1 to 65535)", kn(kname),
                      x->block_num);
-  if (x->sync_start && x->block_num > L->w->pool.ncores_of[core_type])
+  if (x->sync_start && x->block_num > cores_at_once(&L->w->pool, core_type))
     return orch_fail(L,
                      "submit of %s: require_sync_start with block_num %d, more than the %d %s "
                      "cores",
-                     kn(kname), x->block_num, L->w->pool.ncores_of[core_type],
+                     kn(kname), x->block_num, cores_at_once(&L->w->pool, core_type),
                      core_type == PTO_CORE_AIC ? "AIC" : "AIV");
   if (x->pred_op < PTO_ORCH_PRED_NONE || x->pred_op > PTO_ORCH_PRED_LE)
     return orch_fail(L, "submit of %s: predicate op %d is not a PredicateOp", kn(kname),
@@ -1334,7 +1343,7 @@ static void api_orchestration_done(void *ctx) {
 static int32_t api_core_count(void *ctx, int32_t core_type) {
   pto__rt_launch *L = ctx;
   if (core_type != PTO_CORE_AIV && core_type != PTO_CORE_AIC) return 0;
-  return L->w->pool.ncores_of[core_type];
+  return cores_at_once(&L->w->pool, core_type);
 }
 
 /* PTO_LOG_LEVEL: error and warn lines always; timing from "timing" on, info from "info",

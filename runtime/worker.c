@@ -67,9 +67,12 @@ static pto_status not_in_launch(const pto__rt_worker *w, const char *fn) {
 }
 
 /* *out_nthreads: the core threads, one per core except in the shared default (strict_cores
- * false, no count given), whose threads are the CPUs and whose cores are an AIV one per thread
- * and an AIC one per two threads: any thread may run vector work at once, each as a core of its
- * own, and the chip's 1:2 stays the model's; or as pto_run_config.threads says (shared only). */
+ * false, no count given), whose threads are the CPUs and whose cores are an AIC one and two AIV
+ * ones per thread: every thread may run cube work at once, or vector work, each as a core of its
+ * own, and the chip's 1:2 stays the model's (an AIC core per two threads left the other thread
+ * idle beside a launch's matmul tasks); or as pto_run_config.threads says (shared only). The
+ * AIV cores past the threads cost a record and untouched scratch: a thread claims its own home
+ * core first, and the lowest free one after. */
 static pto_status normalize_config(const pto_run_config *in, pto_run_config *out,
                                    int *out_nthreads) {
   pto_run_config_init(out);
@@ -113,10 +116,11 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
   if (out->ncores == 0) {
     int n = pto__rt_usable_cpus();
     if (!out->strict_cores && !out->aic_cores) {
-      n = n > PTO__RT_MAX_CORES * 2 / 3 ? PTO__RT_MAX_CORES * 2 / 3 : n;
+      /* 3n cores: at most 341 threads (1023 cores); a 64-CPU host has 64 + 128. */
+      n = n > PTO__RT_MAX_CORES / 3 ? PTO__RT_MAX_CORES / 3 : n;
       *out_nthreads = n;
-      out->aiv_cores = n;
-      out->aic_cores = n / 2 > 0 ? n / 2 : 1;
+      out->aic_cores = n;
+      out->aiv_cores = 2 * n;
     }
     out->ncores = n > PTO__RT_MAX_CORES ? PTO__RT_MAX_CORES : n;
   }

@@ -1066,7 +1066,7 @@ int main(int argc, char **argv) {
   cfg.aiv_cores = ncores;
   cfg.ncores = 2 * ncores;
   /* PTO_BENCH_CORES=default: the worker a caller gets without core counts (a thread per CPU, an
-   * AIV core per thread, an AIC core per two; any thread runs either type's tasks); =strict: the
+   * AIC core and two AIV cores per thread; any thread runs either type's tasks); =strict: the
    * same with strict_cores (the chip's model: on 2 CPUs 1 AIC + 1 AIV, a thread each). */
   const char *cores = getenv("PTO_BENCH_CORES");
   if (cores && (!strcmp(cores, "default") || !strcmp(cores, "strict"))) {

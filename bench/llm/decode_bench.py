@@ -5,7 +5,7 @@ same weights, same thread count; and the limit: the bytes a step must read (weig
 cache rows it attends over) over the memory bandwidth a memcpy reaches in the same run.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/llm/decode_bench.py [--batch 1 8]
-        [--hidden 1024] [--ffn 2816] [--vocab 8192] [--ctx 512] [--threads 2] [--rounds 20]
+        [--hidden 1024] [--ffn 2816] [--vocab 8192] [--ctx 512] [--threads N] [--rounds 20]
         [--cube-cores N]
 
 Sizes: hidden 1024, 8 heads of 128, FFN 2816 (Llama's 8/3 ratio, rounded to 128), vocab 8192,
@@ -15,10 +15,13 @@ peers' the wall of the step in Python: the median over the rounds, and the minim
 Prints a markdown table and, per batch, pto's mean tree and where the time goes per kernel
 (the summed core time of its tasks, from a worker recording its tasks).
 
-pto's worker runs THREADS threads with THREADS vector cores and, by default, THREADS cube cores
-(RunConfig(aic_cores=, aiv_cores=, threads=)): every projection and the attention are matmul
-(AIC) kernels, and a worker of cores=2 has one AIC core, on which they would run one at a time
-while the other thread idles (bench/RESULTS.md, "decode1"). --cube-cores 1 measures that."""
+THREADS defaults to the CPUs this process may run on, and then pto's worker is the default one
+(RunConfig()): a thread per CPU, each with a cube core and two vector cores. Every projection
+and the attention are matmul (AIC) kernels: a worker with fewer cube cores than threads runs
+them one at a time while a thread idles (bench/RESULTS.md, "decode1"; --cube-cores 1 measures
+that). With --threads other than the CPUs, or --cube-cores, the worker is THREADS threads with
+THREADS vector cores and CUBE (default THREADS) cube cores (RunConfig(aic_cores=, aiv_cores=,
+threads=))."""
 import argparse
 import json
 import os
@@ -51,7 +54,10 @@ def peer(what, a, b, out, env=None):
 
 
 def run_config(threads, cube, record=False):
-    """THREADS threads running THREADS vector cores and cube cube cores (module docstring)."""
+    """The default worker (cube 0), or THREADS threads running THREADS vector cores and cube cube
+    cores (module docstring)."""
+    if not cube:
+        return pto.RunConfig(platform="sim", record_tasks=record)
     return pto.RunConfig(platform="sim", aic_cores=cube, aiv_cores=threads, threads=threads,
                          record_tasks=record)
 
@@ -82,13 +88,16 @@ def main() -> int:
     ap.add_argument("--ffn", type=int, default=2816)
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--ctx", type=int, default=512)
-    ap.add_argument("--threads", type=int, default=2)
+    ncpu = len(os.sched_getaffinity(0))
+    ap.add_argument("--threads", type=int, default=ncpu,
+                    help="threads of pto and of the peers (default: the CPUs, %(default)s)")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--bf16", action="store_true", help="pto runs @decode_bf16 (bf16 matrices)")
     ap.add_argument("--cube-cores", type=int, default=0,
-                    help="pto's cube (AIC) cores on its threads (default: as many as threads)")
+                    help="pto's cube (AIC) cores on its threads (default: as many as threads; "
+                    "with --threads the CPUs, the default worker)")
     a = ap.parse_args()
-    cube = a.cube_cores or a.threads
+    cube = a.cube_cores or (0 if a.threads == ncpu else a.threads)
     entry = "decode_bf16" if a.bf16 else "decode"
     prog = pto.compile(PTIR, entry=entry)
     # memcpy before each batch and at the end: the machine's load moves it by up to 5x, and the
@@ -163,7 +172,9 @@ def main() -> int:
                      f"{faster / pto_ms:.2f}x ({faster_min / pto_min:.2f}x) | "
                      f"{pto_ms / limit_ms:.2f}x ({pto_min / limit_ms:.2f}x) |")
     print(f"\n{entry}: hidden {a.hidden}, {a.hidden // 128} heads, FFN {a.ffn}, vocab {a.vocab}, "
-          f"context {a.ctx}, {a.threads} threads (pto: {cube} cube + {a.threads} vector cores), "
+          f"context {a.ctx}, {a.threads} threads (pto: "
+          + (f"the default worker, {a.threads} cube + {2 * a.threads} vector cores" if not cube
+             else f"{cube} cube + {a.threads} vector cores") + "), "
           f"median (min) of {a.rounds} rounds\n")
     print("| batch | pto ms | numpy ms | torch ms | limit ms (bytes) | faster peer / pto "
           "| pto / limit |")

@@ -46,11 +46,9 @@ def main() -> int:
             bad += 1
             print(f"{what}: relative logit error {err:.3g}, tokens {tokens} vs {want_tokens}")
 
-    # a thread per CPU, each able to run a matmul (cube) task: every projection and the attention
-    # are cube kernels, and the default worker has an AIC core per two threads (README)
-    n = len(os.sched_getaffinity(0))
-    with pto.ChipWorker(pto.RunConfig(platform="sim", aic_cores=n, aiv_cores=n,
-                                      threads=n)) as wk:
+    # the default worker: a thread per CPU, each able to run a matmul (cube) task (every
+    # projection and the attention are cube kernels), as a cube core of its own (README)
+    with pto.ChipWorker(pto.RunConfig(platform="sim")) as wk:
         dev = {k: wk.alloc_tensor(v.shape, v.dtype, init=v) for k, v in w.items()}  # once
         kc = wk.alloc_tensor((cfg.S, cfg.D), np.float32, init=ref_k)  # zeros
         vc = wk.alloc_tensor((cfg.S, cfg.D), np.float32, init=ref_v)

@@ -87,8 +87,8 @@ typedef struct pto_run_config {
                                    free core of the task's type (the type picks the core the
                                    records and swimlanes show, not the CPU), and with ncores,
                                    aic_cores and aiv_cores all 0 the worker has a thread per CPU,
-                                   an AIV core per thread and an AIC core per two, so vector work
-                                   uses every CPU. true: the chip's strict model, one thread per
+                                   an AIC core and two AIV cores per thread, so vector work and
+                                   matmul work each use every CPU. true: the chip's strict model, one thread per
                                    core, running only tasks of its core's type, ncores split as
                                    aic_cores / aiv_cores say */
   int threads;                  /* the threads that run the cores when strict_cores is false;

@@ -475,9 +475,9 @@ class _Packer:
 class RunConfig:
     """pto_run_config, with PyPTO's RunConfig fields: platform "sim" (PyPTO's simulator names,
     "a2a3sim", "a5sim", ..., run on it too); device_id: the device (the simulator has one, any id
-    selects it); cores 0 = the machine's online CPUs (a thread each, an AIV core per thread and
-    an AIC core per two, every thread running ready tasks of either type as a core of the task's
-    type; strict_cores=True: the chip's strict model, a thread per core running only its type's
+    selects it); cores 0 = the machine's online CPUs (a thread each, an AIC core and two AIV
+    cores per thread, every thread running ready tasks of either type as a core of the task's
+    type, so matmul work runs on every thread at once; strict_cores=True: the chip's strict model, a thread per core running only its type's
     tasks, the CPUs split a third AIC); rtol/atol: pto.run's comparison with a
     golden; enable_chip_swimlane (a level, or True) records every task of every launch
     (record_tasks) so ChipWorker.export_swimlane can write them, and at level 3 or more (True:
@@ -486,7 +486,8 @@ class RunConfig:
     pto.run compiles into; aic_cores / aiv_cores: the cores of each type (with cores 0 or their
     sum), threads: the threads that run them when strict_cores is False (0: one per core; fewer
     let a worker have as many cube cores as threads: aic_cores=2, aiv_cores=2, threads=2 runs
-    two matmul tasks at once on two threads, where cores=2 has one AIC core)."""
+    two matmul tasks at once on two threads, where cores=2 has one AIC core; the default,
+    cores 0, has a cube core per thread already)."""
     platform: str = "sim"
     device_id: int = 0
     cores: int = 0

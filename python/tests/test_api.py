@@ -215,11 +215,11 @@ def test_dump_args(w, prog, tmp_path):
 
 
 def test_strict_cores(prog):
-    """The default worker has an AIV core per CPU thread and an AIC core per two; strict_cores
+    """The default worker has an AIC core and two AIV cores per CPU thread; strict_cores
     keeps the chip's model, the CPUs split a third AIC, a thread each."""
     n = len(os.sched_getaffinity(0))
     with pto.ChipWorker(pto.RunConfig()) as w:
-        assert w.cores == n + max(1, n // 2)
+        assert w.cores == 3 * n
         y = np.zeros((16, 64), np.float32)
         w.run(prog, [xs(), y, 2.0])
         assert np.array_equal(y, xs() + 2.0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# pto run / pto bench --strict-cores: the default worker has a thread per CPU, an AIV core per
-# thread and an AIC core per two; --strict-cores keeps the chip's model (the CPUs split a third
+# pto run / pto bench --strict-cores: the default worker has a thread per CPU, an AIC core and
+# two AIV cores per thread; --strict-cores keeps the chip's model (the CPUs split a third
 # AIC, a thread per core). A host program's chips take their cores from the distributed worker,
 # so there the flag is refused with the reason.
 source "$(dirname "$0")/lib/common.bash"
@@ -8,7 +8,7 @@ export PTO_CACHE_DIR="$T/cache"
 N=$(nproc)
 AIC=$((N / 3 > 0 ? N / 3 : 1))
 AIV=$((N - AIC > 0 ? N - AIC : 1))
-SHARED=$((N + (N / 2 > 0 ? N / 2 : 1)))
+SHARED=$((3 * N))
 ADD=("$EX/runtime/add_scalar.ptir" --in c=2.5)
 
 run_pto 0 run "${ADD[@]}" --check && expect_out "on sim ($SHARED cores)" && expect_out "PASS"

@@ -141,9 +141,9 @@ static void test_worker_open_applies_defaults_and_rejects_bad_config(void **stat
   (void)state;
   pto_worker *w = NULL;
   assert_pto_ok(pto_worker_open(NULL, &w));
-  /* A thread per CPU, an AIV core per thread and an AIC core per two (test_runtime_cores). */
+  /* A thread per CPU, an AIC core and two AIV cores per thread (test_runtime_cores). */
   int ncpu = pto__rt_usable_cpus();
-  assert_int_equal(pto_worker_core_count(w), ncpu + (ncpu / 2 > 0 ? ncpu / 2 : 1));
+  assert_int_equal(pto_worker_core_count(w), 3 * ncpu);
   pto_device_memory_info mi;
   assert_pto_ok(pto_worker_memory_info(w, &mi));
   assert_true(mi.total == 1ull << 30);

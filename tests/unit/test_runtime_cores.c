@@ -1,6 +1,7 @@
 /* Runtime: which thread runs which task (pto_run_config.strict_cores). By default every core
  * thread takes ready tasks of either type, as a free core of the task's type, and a worker with no
- * core count has an AIV core per thread: vector-only work runs on every thread at once. Strict,
+ * core count has an AIC core and two AIV cores per thread: vector-only work, and cube work, runs
+ * on every thread at once. Strict,
  * each thread is one core and runs only its type's tasks. What is checked is who ran what (the
  * records' cores, the kernels' threads), never how long anything took: a rendezvous kernel waits
  * (with a deadline) until all of its tasks run at once. */
@@ -30,9 +31,9 @@ static int32_t g_core[MAXT], g_type[MAXT];
 
 static long thread_id(void) { return (long)syscall(SYS_gettid); }
 
-/* The task's own thread and core, at its index s[0]. */
+/* The task's own thread and core, at its index s[0] (+ its block's index). */
 static void note(const uint64_t *s, const pto_core_ctx *ctx) {
-  int i = (int)s[0];
+  int i = (int)s[0] + ctx->block_idx;
   g_tid[i] = thread_id();
   g_core[i] = ctx->core_id;
   g_type[i] = ctx->core_type;
@@ -187,16 +188,16 @@ static int usable_cpus(void) {
   return (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-/* The default worker: a thread per CPU, an AIV core per thread and an AIC core per two. */
-static void test_default_worker_has_an_aiv_core_per_thread(void **state) {
+/* The default worker: a thread per CPU, an AIC core and two AIV cores per thread (the chip's
+ * 1:2), AIV first. */
+static void test_default_worker_has_a_cube_core_per_thread(void **state) {
   (void)state;
   int n = usable_cpus();
   pto_worker *w = NULL;
   assert_pto_ok(pto_worker_open(NULL, &w));
-  int naic = n / 2 > 0 ? n / 2 : 1;
-  assert_int_equal(pto_worker_core_count(w), n + naic);
-  for (int c = 0; c < n + naic; c++)
-    assert_int_equal(pto_worker_core_type(w, c), c < n ? PTO_CORE_AIV : PTO_CORE_AIC);
+  assert_int_equal(pto_worker_core_count(w), 3 * n);
+  for (int c = 0; c < 3 * n; c++)
+    assert_int_equal(pto_worker_core_type(w, c), c < 2 * n ? PTO_CORE_AIV : PTO_CORE_AIC);
   pto_worker_close(w);
   /* strict_cores: as on the chip, ncores (the CPUs) split a third AIC, the rest AIV. */
   pto_run_config cfg;
@@ -459,6 +460,110 @@ static void test_threads_fewer_than_cores_run_every_cube_core(void **state) {
   pto_worker_close(w);
 }
 
+/* Restricts this thread (and the worker threads it starts) to the first two of its CPUs, as a
+ * 2-CPU host; *saved gets the set to restore. Returns 0 when there are fewer than two. */
+static int use_two_cpus(cpu_set_t *saved) {
+  if (sched_getaffinity(0, sizeof *saved, saved) != 0 || CPU_COUNT(saved) < 2) return 0;
+  cpu_set_t two;
+  CPU_ZERO(&two);
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
+    if (CPU_ISSET(c, saved)) CPU_SET(c, &two), k++;
+  return sched_setaffinity(0, sizeof two, &two) == 0;
+}
+
+/* The default worker on a 2-CPU host: 2 threads, 2 AIC + 4 AIV cores, and two cube tasks run at
+ * once, each on a thread of its own as an AIC core of its own (with an AIC core per two threads
+ * they ran one at a time, and k_meet's count fails). Shuffle mode: no task ran on the
+ * dispatching thread. */
+static void test_default_worker_runs_a_cube_task_on_every_thread(void **state) {
+  (void)state;
+  cpu_set_t saved;
+  if (!use_two_cpus(&saved)) skip();
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.shuffle = 1;
+  cfg.shuffle_seed = 11;
+  cfg.record_tasks = true;
+  pto_worker *w = NULL;
+  pto_status s = pto_worker_open(&cfg, &w);
+  assert_int_equal(sched_setaffinity(0, sizeof saved, &saved), 0);
+  assert_pto_ok(s);
+  assert_int_equal(pto_worker_core_count(w), 6);
+  assert_int_equal(pto_worker_core_type(w, 3), PTO_CORE_AIV);
+  assert_int_equal(pto_worker_core_type(w, 4), PTO_CORE_AIC);
+  pto_program *p = make_program(meet_cube_entry);
+  for (int round = 0; round < 5; round++) {
+    reset(2);
+    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), 2);
+    /* Both arrived before either left: they ran at once. */
+    assert_int_equal(atomic_load(&g_arrived), 2);
+    long self = thread_id();
+    assert_true(g_tid[0] != self && g_tid[1] != self && g_tid[0] != g_tid[1]);
+    assert_int_not_equal(g_core[0], g_core[1]);
+    const pto_task_record *t = NULL;
+    size_t nt = 0;
+    assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
+    assert_int_equal(nt, 2);
+    for (size_t i = 0; i < nt; i++) {
+      assert_int_equal(t[i].core_type, PTO_CORE_AIC);
+      assert_int_equal(t[i].core, g_core[t[i].task_id]);
+      assert_int_equal(pto_worker_core_type(w, g_core[i]), PTO_CORE_AIC);
+    }
+  }
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
+static int32_t g_avail[2];
+static int32_t g_sync_blocks;
+
+/* Notes the cores the orchestration may size a launch on, then submits an AIV task of
+ * g_sync_blocks blocks that must start at once. */
+static void sync_entry(const pto_orch_args *a) {
+  (void)a;
+  g_avail[PTO_CORE_AIV] = g_api->core_count(g_api->ctx, PTO_CORE_AIV);
+  g_avail[PTO_CORE_AIC] = g_api->core_count(g_api->ctx, PTO_CORE_AIC);
+  pto_orch_submit sub;
+  memset(&sub, 0, sizeof sub);
+  for (int i = 0; i < PTO_ORCH_NSLOTS; i++)
+    sub.kernel_ids[i] = -1;
+  sub.kernel_ids[PTO_ORCH_SLOT_AIV0] = K_VEC;
+  sub.block_num = g_sync_blocks;
+  sub.require_sync_start = 1;
+  pto_orch_task_arg s[1] = {ta_scalar(0)};
+  sub.args = s;
+  sub.nargs = 1;
+  int64_t id = -1;
+  g_api->submit_task(g_api->ctx, &sub, &id);
+}
+
+/* The default worker's 4 AIV cores on 2 threads: the orchestration sizes a launch on the 2 that
+ * run at once (rt_available_aiv_count), and a require_sync_start task of 3 blocks, whose blocks
+ * would wait for a third thread with no deadline, is refused; 2 blocks run. */
+static void test_default_worker_sizes_launches_on_its_threads(void **state) {
+  (void)state;
+  cpu_set_t saved;
+  if (!use_two_cpus(&saved)) skip();
+  pto_worker *w = NULL;
+  pto_status s = pto_worker_open(NULL, &w);
+  assert_int_equal(sched_setaffinity(0, sizeof saved, &saved), 0);
+  assert_pto_ok(s);
+  pto_program *p = make_program(sync_entry);
+  reset(0);
+  g_sync_blocks = 3;
+  assert_status_contains(pto_worker_run(w, p, NULL, 0),
+                         "require_sync_start with block_num 3, more than the 2 AIV cores");
+  assert_int_equal(g_avail[PTO_CORE_AIV], 2);
+  assert_int_equal(g_avail[PTO_CORE_AIC], 2);
+  assert_int_equal(atomic_load(&g_ran), 0);
+  g_sync_blocks = 2;
+  assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+  assert_int_equal(atomic_load(&g_ran), 2);
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
 /* threads out of range, and threads with strict_cores (a thread per core there), are refused. */
 static void test_bad_threads_are_refused(void **state) {
   (void)state;
@@ -486,7 +591,9 @@ static void test_bad_threads_are_refused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_default_worker_has_an_aiv_core_per_thread),
+      cmocka_unit_test(test_default_worker_has_a_cube_core_per_thread),
+      cmocka_unit_test(test_default_worker_runs_a_cube_task_on_every_thread),
+      cmocka_unit_test(test_default_worker_sizes_launches_on_its_threads),
       cmocka_unit_test(test_vector_only_work_uses_every_thread_by_default),
       cmocka_unit_test(test_a_task_runs_as_a_core_of_its_type),
       cmocka_unit_test(test_strict_cores_keep_each_thread_to_its_type),
