@@ -92,7 +92,7 @@ static lw_tile *def_tile(lw *L, const pto_ir_value *r, LLVMValueRef vr, LLVMValu
   }
   t->vr = vr ? vr : pto__lower_i64(L, t->rows);
   t->vc = vc ? vc : pto__lower_i64(L, t->cols);
-  t->rs = NULL;
+  t->rs = t->ri = t->ri_on = NULL;
   if (!t->base && !L->err && L->group_of[r->id] != LW_FUSED)
     pto__lower_fail(L, PTO_STATUS_INTERNAL, r->loc, "tile '%%%s' has no buffer", r->name);
   return t;
@@ -1610,6 +1610,19 @@ LLVMValueRef pto__lower_mm_rstride(lw *L, const lw_tile *r) {
   return r->rs ? r->rs : pto__lower_i64(L, r->cols);
 }
 
+/* Where row k of a matmul's right operand starts, in elements from its base: k rows of its row
+ * stride, or for a gather_rows read through its index tile (plan_row_views) row ri[k] of the
+ * tensor. */
+LLVMValueRef pto__lower_mm_rrow(lw *L, const lw_tile *r, LLVMValueRef k) {
+  LLVMValueRef row = k;
+  if (r->ri) {
+    LLVMValueRef ix =
+        LLVMBuildSExt(L->b, pto__lower_tile_load(L, r->ri, PTO_DTYPE_I32, k), L->t_i64, "");
+    row = LLVMBuildSelect(L->b, r->ri_on, ix, k, "rrow");
+  }
+  return mul(L, row, pto__lower_mm_rstride(L, r));
+}
+
 /* out[i, j_lo..j_hi) += l[i,:] x r[:, j_lo..j_hi) for i in [i_lo, i_hi): k outer, j inner, each
  * element summing in k order. */
 static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int64_t i_lo,
@@ -1623,7 +1636,7 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
   LLVMValueRef orow = mul(L, i, Nv);
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
   LLVMValueRef lv = pto__lower_convert(L, load_c(L, l, add(L, mul(L, i, Kv), k)), l->dt, odt);
-  LLVMValueRef rrow = mul(L, k, pto__lower_mm_rstride(L, r));
+  LLVMValueRef rrow = pto__lower_mm_rrow(L, r, k);
   LLVMValueRef j =
       pto__lower_loop_begin(L, &lj, pto__lower_i64(L, j_lo), pto__lower_i64(L, j_hi), "mm.j");
   LLVMValueRef rv = pto__lower_convert(L, load_c(L, r, add(L, rrow, j)), r->dt, odt);
@@ -1734,9 +1747,12 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
     if (!a || s->nresults != 1) return;
     lw_tile *t = def_tile(L, s->results[0], a->vr, a->vc);
     if (L->err) return;
-    if (a->rs) { /* a view with rows apart (plan_views): only read, so the move is the view */
+    if (a->rs) { /* a view with rows apart (plan_views, plan_row_views): only read, so the
+                  * move is the view */
       t->base = a->base;
       t->rs = a->rs;
+      t->ri = a->ri;
+      t->ri_on = a->ri_on;
     } else if (t->base != a->base) {
       pto__lower_copy_tile(L, t->base, a->base, a);
     }
