@@ -737,7 +737,8 @@ typedef struct fused_env {
   const LLVMValueRef *given_v; /* compute type */
   int ngiven;
   LLVMValueRef k;
-  int vw; /* elements per step: 1, or FUSED_VW lanes from k on (fused_vw) */
+  LLVMValueRef i, j; /* fused_by_rows: the row and column of k; NULL otherwise */
+  int vw;            /* elements per step: 1, or FUSED_VW lanes from k on (fused_vw) */
 } fused_env;
 
 static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto_ir_value *v) {
@@ -746,8 +747,13 @@ static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto
   for (int i = 0; i < e->ngiven; i++)
     if (e->given[i] == v) return e->given_v[i];
   const lw_tile *t = &L->vals[v->id].tile;
-  LLVMValueRef raw =
-      e->vw > 1 ? vload(L, t, e->k, e->vw) : pto__lower_tile_load(L, t->base, t->dt, e->k);
+  LLVMValueRef k = e->k;
+  if (t->ri && !e->i) /* the lowering fails; the code built meanwhile is never used */
+    pto__lower_fail(L, PTO_STATUS_INTERNAL, v->loc,
+                    "'%%%s' read through its indices outside a loop over rows", v->name);
+  else if (t->ri) /* a gather read through its index tile (plan_row_views) */
+    k = add(L, pto__lower_mm_rrow(L, t, e->i), e->j);
+  LLVMValueRef raw = e->vw > 1 ? vload(L, t, k, e->vw) : pto__lower_tile_load(L, t->base, t->dt, k);
   return pto__lower_to_compute(L, t->dt, raw);
 }
 
@@ -911,6 +917,17 @@ static int fused_has_rows(const fused_stmt *f, int n) {
   return 0;
 }
 
+/* Whether a tile the run reads is a gather read through its index tile (lw_tile.ri): then the
+ * run goes row by row (fused_operand). */
+static int fused_has_row_view(lw *L, const fused_stmt *f, int n) {
+  for (int m = 0; m < n; m++) {
+    const pto_ir_value *v[3] = {f[m].a, f[m].b, f[m].c};
+    for (int i = 0; i < 3; i++)
+      if (v[i] && L->vals[v[i]->id].kind == LW_V_TILE && L->vals[v[i]->id].tile.ri) return 1;
+  }
+  return 0;
+}
+
 /* The row operands of the run's row expansions at tile row i, loaded once per row before the
  * row's loop (from their buffers: the planner keeps them out of the run). An [R,1] operand the
  * run computes itself (only with C = 1, where k is the row) is taken from the run instead. */
@@ -953,7 +970,7 @@ static int fused_by_rows(lw *L, fused_stmt *f, int n, int64_t rows, int64_t cols
     j = pto__lower_loop_begin(L, &lp, j0, j1, "ew.j");
   }
   if (dr) pto__lower_defer_drain_at(L, dr, i, j, vw);
-  fused_env e = {.f = f, .k = add(L, mul(L, i, Cv), j), .vw = vw};
+  fused_env e = {.f = f, .k = add(L, mul(L, i, Cv), j), .i = i, .j = j, .vw = vw};
   if (fused_eval(L, &e, n, 1)) return -1;
   pto__lower_loop_end(L, &lp);
   if (pf->nwin) pto__lower_loop_end(L, &lb);
@@ -998,7 +1015,7 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
     if (fused_by_rows(L, f, n, rows, cols, &pf, NULL)) return;
     LLVMBuildBr(b, bb_j);
     LLVMPositionBuilderAtEnd(b, bb_j);
-  } else if (pf.nwin || fused_has_rows(f, n)) {
+  } else if (pf.nwin || fused_has_rows(f, n) || fused_has_row_view(L, f, n)) {
     if (!pf.nwin) {
       const lw_tile *t0 = tile_arg(L, ss[0], 0);
       if (!t0) return;

@@ -938,17 +938,58 @@ static int plan_views(lw *L, const pto_ir_func *k) {
   return 0;
 }
 
-/* A tile.gather_rows (at p) whose tile is read only as the right operand of small matmuls, as
- * matmul_right_only says of a load, need not be copied either: the matmul reads row k of it at
- * row idx[k] of the tensor (lw_tile.ri), through the index tile's buffer, when at run time the
- * tensor's columns are unit-strided (same dtype always: the op's rule). The indices are all
- * checked before, as for the copy. That is invisible when nothing writes a tensor from the
- * gather to the tile's last use, and nothing writes the index tile's buffer in that range: no
- * value of its group is defined there and it is no loop-carried buffer; the range stays inside
- * every loop around the gather (a later iteration's index tile is another). The index tile's
- * group then lives to that end: decided before the offsets are assigned. The decode attention's
- * P . V product reads V's cached rows straight from the cache this way (bench/RESULTS.md,
- * attnlow). */
+/* Whether the tile of group g defined at p, and tile.moves of it, are read only by elementwise
+ * statements outside streamed runs, as their element operands (not a row expansion's [R,1]
+ * operand), or by such moves: those statements run row by row (pto__lower_fused) and may read a
+ * gather through its index tile. g's other values are elementwise results (in place: written to
+ * the buffer, not through the view). */
+#define LW_VIEW_MOVES 16
+
+static int elementwise_only(lw *L, int g, int p) {
+  const pto_ir_value *vv[LW_VIEW_MOVES + 1] = {L->plan[p].s->results[0]};
+  int nv = 1;
+  for (int q = p + 1; q < L->npos; q++) {
+    const pto_ir_stmt *s = L->plan[q].s;
+    int kind = s->kind == PTO_STMT_OP ? pto__lower_elementwise_kind(s->op.opc) : 0;
+    int move = s->kind == PTO_STMT_OP && s->op.opc == PTO_OP_TILE_MOVE && s->nresults == 1;
+    const pto_ir_expr *ex[64];
+    int ne = stmt_exprs(s, ex, 64);
+    if (ne < 0) return 0;
+    for (int i = 0; i < ne; i++) {
+      int reads = 0;
+      for (int m = 0; m < nv; m++)
+        reads |= expr_reads(ex[i], vv[m]);
+      if (!reads) continue;
+      if ((!kind && !move) || ex[i]->kind != PTO_EXPR_VALUE) return 0;
+      if (kind == 5 && s->op.nargs > 1 && s->op.args[1].expr == ex[i]) return 0;
+      for (int r = 0; r <= q; r++)
+        if (L->plan[r].stream_len > 0 && q < r + L->plan[r].stream_len) return 0;
+      if (move) {
+        if (nv > LW_VIEW_MOVES) return 0;
+        vv[nv++] = s->results[0];
+      }
+    }
+    for (int i = 0; i < s->nresults; i++)
+      if (pto__lower_group_find(L, L->group_of[s->results[i]->id]) == g && !kind && !move) return 0;
+  }
+  for (int q = 0; q < p; q++) /* nothing before the gather shares its buffer */
+    for (int i = 0; i < L->plan[q].s->nresults; i++)
+      if (pto__lower_group_find(L, L->group_of[L->plan[q].s->results[i]->id]) == g) return 0;
+  return 1;
+}
+
+/* A tile.gather_rows (at p) whose tile is read only as the right operand of small matmuls (as
+ * matmul_right_only says of a load) or only by elementwise statements (elementwise_only) need
+ * not be copied: the matmul, or the elementwise loop row by row, reads row k of it at row idx[k]
+ * of the tensor (lw_tile.ri) through the index tile's buffer, when at run time the tensor's
+ * columns are unit-strided (same dtype always: the op's rule). The indices are all checked
+ * first, as for the copy. That is invisible when nothing writes a tensor from the gather to the
+ * tile's last use, and nothing writes the index tile's buffer in that range: no value of its
+ * group is defined there and it is no loop-carried buffer; the range stays inside every loop
+ * around the gather (a later iteration's index tile is another). The index tile's group then
+ * lives to that end: decided before the offsets are assigned. The decode attention reads K's and
+ * V's cached rows straight from the cache this way, for q . K (a mul, then a row_sum) and P . V
+ * (a one-row matmul) (bench/RESULTS.md, attnlow). */
 static void plan_row_views(lw *L) {
   for (int p = 0; p < L->npos; p++) {
     const pto_ir_stmt *s = L->plan[p].s;
@@ -959,7 +1000,7 @@ static void plan_row_views(lw *L) {
     int gi = ix && L->group_of[ix->id] >= 0 ? pto__lower_group_find(L, L->group_of[ix->id]) : -1;
     if (g < 0 || gi < 0 || g == gi || L->groups[g].iter || L->groups[g].dead ||
         L->groups[gi].iter || L->groups[gi].dead || ix->type->dtype != PTO_DTYPE_I32 ||
-        !matmul_right_only(L, g, p))
+        !(matmul_right_only(L, g, p) || elementwise_only(L, g, p)))
       continue;
     int end = L->groups[g].end, ok = end > p;
     for (int q = 0; ok && q < p; q++)
