@@ -905,9 +905,17 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
   return 1;
 }
 
+static int fused_has_row_view(lw *L, const fused_stmt *f, int n);
+
+/* Explicit vectors for a run with an exp (the loop vectorizer leaves it scalar) or one reading a
+ * gather through its index tile (its loads carry no alias scopes, so the vectorizer would need
+ * run-time overlap checks against the stores). */
 static int fused_vw(lw *L, const fused_stmt *f, int n) {
   int has_exp;
-  return pto__lower_x86_wide() && fused_vec_ok(L, f, n, &has_exp) && has_exp ? FUSED_VW : 1;
+  return pto__lower_x86_wide() && fused_vec_ok(L, f, n, &has_exp) &&
+                 (has_exp || fused_has_row_view(L, f, n))
+             ? FUSED_VW
+             : 1;
 }
 
 /* Whether the run holds a row expansion (kind 5): its loop then goes row by row. */
