@@ -46,6 +46,10 @@ typedef struct lw_tile {
   LLVMValueRef vr, vc; /* runtime valid extents (i64), within [0, rows] x [0, cols] */
   LLVMValueRef rs;     /* row stride in elements (i64) of a view with rows apart (plan_views:
                           a matmul's right operand); NULL: cols, rows back to back */
+  LLVMValueRef ri;     /* a gather_rows as a view (plan_row_views): when ri_on (i1), row k is
+                          row ri[k] (the i32 index tile's buffer) of the view, else row k;
+                          NULL: row k */
+  LLVMValueRef ri_on;
 } lw_tile;
 
 typedef struct lw_tensor {
@@ -116,7 +120,9 @@ typedef struct lw_stmt_plan {
   int yield_tmp;           /* first temp group of a yield that permutes loop-carried tiles, or -1 */
   int view;                /* a tile.load whose tile may be the tensor's own memory (plan_views):
                               only ever set on a tile.load: 1 with rows back to back,
-                              2 with any row stride (lw_tile.rs) */
+                              2 with any row stride (lw_tile.rs); 3 only on a tile.gather_rows
+                              (plan_row_views): its rows read through the index tile
+                              (lw_tile.ri) */
   int mm_pack;             /* a matmul on bf16 dot products: its packed operands' group, or -1 */
   int defer;               /* a streamed run whose store may be deferred (plan_deferred_stores):
                               its staging buffer's group, or -1; set only on a run of more than
@@ -343,6 +349,7 @@ void pto__lower_vstore(lw *L, const lw_tile *t, LLVMValueRef idx, LLVMValueRef v
 LLVMValueRef pto__lower_mm_step(lw *L, pto_dtype odt, LLVMValueRef a, LLVMValueRef b,
                                 LLVMValueRef sum);
 LLVMValueRef pto__lower_mm_rstride(lw *L, const lw_tile *r);
+LLVMValueRef pto__lower_mm_rrow(lw *L, const lw_tile *r, LLVMValueRef k);
 
 /* lower_stream_x86.c: deferred stores (lw_defer), only where pto__lower_x86_streaming.
  * The deferred store of the for statement at position `pos`: allocas, nothing pending on entry.

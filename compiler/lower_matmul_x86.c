@@ -131,7 +131,7 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
                        const mm_dp *dp) {
   int64_t K = l->cols, KS = dp ? dp->P : K;
   int mr = B->mr, nv = B->nv, vw = B->vw;
-  LLVMValueRef Nv = pto__lower_mm_rstride(L, r), Kv = pto__lower_i64(L, K);
+  LLVMValueRef Kv = pto__lower_i64(L, K);
   LLVMValueRef KSv = pto__lower_i64(L, KS);
   lw_loop lk;
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), KSv, "mm.k");
@@ -171,11 +171,12 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
   if (k1) {
     LLVMValueRef bv[MM_NV_MAX];
     for (int h = 0; h < nv; h++)
-      bv[h] =
-          vconvert(L,
-                   pto__lower_vload(
-                       L, r, add(L, mul(L, k1, Nv), add(L, B->j0, pto__lower_i64(L, h * vw))), vw),
-                   r->dt, odt, vw);
+      bv[h] = vconvert(L,
+                       pto__lower_vload(L, r,
+                                        add(L, pto__lower_mm_rrow(L, r, k1),
+                                            add(L, B->j0, pto__lower_i64(L, h * vw))),
+                                        vw),
+                       r->dt, odt, vw);
     for (int ii = 0; ii < mr; ii++) {
       LLVMValueRef lidx = add(L, mul(L, add(L, B->i0, pto__lower_i64(L, ii)), Kv), k1);
       LLVMValueRef av =
@@ -454,7 +455,7 @@ static void dp_pack_l(lw *L, const lw_tile *l, LLVMValueRef lp, int64_t rows, in
 static void dp_pack_r(lw *L, const lw_tile *r, LLVMValueRef rp, int64_t P, int64_t cols,
                       const dp_flags *flag) {
   LLVMTypeRef t16 = LLVMVectorType(L->t_i16, DP_PACK_W), t32 = LLVMVectorType(L->t_i32, DP_PACK_W);
-  LLVMValueRef W = pto__lower_i64(L, DP_PACK_W), N = pto__lower_mm_rstride(L, r);
+  LLVMValueRef W = pto__lower_i64(L, DP_PACK_W);
   lw_loop lp, lj;
   LLVMValueRef p =
       pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), pto__lower_i64(L, P), "dp.pr.p");
@@ -465,8 +466,8 @@ static void dp_pack_r(lw *L, const lw_tile *r, LLVMValueRef rp, int64_t P, int64
   LLVMValueRef half[2];
   for (int h = 0; h < 2; h++) {
     LLVMValueRef row = add(L, mul(L, p, pto__lower_i64(L, 2)), pto__lower_i64(L, h));
-    LLVMValueRef v =
-        pto__lower_scratch_load(L, t16, L->t_i16, r->base, add(L, mul(L, row, N), j), 2);
+    LLVMValueRef v = pto__lower_scratch_load(L, t16, L->t_i16, r->base,
+                                             add(L, pto__lower_mm_rrow(L, r, row), j), 2);
     half[h] = LLVMBuildZExt(L->b, v, t32, "");
   }
   LLVMValueRef v =

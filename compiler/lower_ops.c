@@ -92,7 +92,7 @@ static lw_tile *def_tile(lw *L, const pto_ir_value *r, LLVMValueRef vr, LLVMValu
   }
   t->vr = vr ? vr : pto__lower_i64(L, t->rows);
   t->vc = vc ? vc : pto__lower_i64(L, t->cols);
-  t->rs = NULL;
+  t->rs = t->ri = t->ri_on = NULL;
   if (!t->base && !L->err && L->group_of[r->id] != LW_FUSED)
     pto__lower_fail(L, PTO_STATUS_INTERNAL, r->loc, "tile '%%%s' has no buffer", r->name);
   return t;
@@ -737,7 +737,8 @@ typedef struct fused_env {
   const LLVMValueRef *given_v; /* compute type */
   int ngiven;
   LLVMValueRef k;
-  int vw; /* elements per step: 1, or FUSED_VW lanes from k on (fused_vw) */
+  LLVMValueRef i, j; /* fused_by_rows: the row and column of k; NULL otherwise */
+  int vw;            /* elements per step: 1, or FUSED_VW lanes from k on (fused_vw) */
 } fused_env;
 
 static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto_ir_value *v) {
@@ -746,8 +747,13 @@ static LLVMValueRef fused_operand(lw *L, const fused_env *e, int upto, const pto
   for (int i = 0; i < e->ngiven; i++)
     if (e->given[i] == v) return e->given_v[i];
   const lw_tile *t = &L->vals[v->id].tile;
-  LLVMValueRef raw =
-      e->vw > 1 ? vload(L, t, e->k, e->vw) : pto__lower_tile_load(L, t->base, t->dt, e->k);
+  LLVMValueRef k = e->k;
+  if (t->ri && !e->i) /* the lowering fails; the code built meanwhile is never used */
+    pto__lower_fail(L, PTO_STATUS_INTERNAL, v->loc,
+                    "'%%%s' read through its indices outside a loop over rows", v->name);
+  else if (t->ri) /* a gather read through its index tile (plan_row_views) */
+    k = add(L, pto__lower_mm_rrow(L, t, e->i), e->j);
+  LLVMValueRef raw = e->vw > 1 ? vload(L, t, k, e->vw) : pto__lower_tile_load(L, t->base, t->dt, k);
   return pto__lower_to_compute(L, t->dt, raw);
 }
 
@@ -899,15 +905,34 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
   return 1;
 }
 
+static int fused_has_row_view(lw *L, const fused_stmt *f, int n);
+
+/* Explicit vectors for a run with an exp (the loop vectorizer leaves it scalar) or one reading a
+ * gather through its index tile (its loads carry no alias scopes, so the vectorizer would need
+ * run-time overlap checks against the stores). */
 static int fused_vw(lw *L, const fused_stmt *f, int n) {
   int has_exp;
-  return pto__lower_x86_wide() && fused_vec_ok(L, f, n, &has_exp) && has_exp ? FUSED_VW : 1;
+  return pto__lower_x86_wide() && fused_vec_ok(L, f, n, &has_exp) &&
+                 (has_exp || fused_has_row_view(L, f, n))
+             ? FUSED_VW
+             : 1;
 }
 
 /* Whether the run holds a row expansion (kind 5): its loop then goes row by row. */
 static int fused_has_rows(const fused_stmt *f, int n) {
   for (int m = 0; m < n; m++)
     if (f[m].kind == 5) return 1;
+  return 0;
+}
+
+/* Whether a tile the run reads is a gather read through its index tile (lw_tile.ri): then the
+ * run goes row by row (fused_operand). */
+static int fused_has_row_view(lw *L, const fused_stmt *f, int n) {
+  for (int m = 0; m < n; m++) {
+    const pto_ir_value *v[3] = {f[m].a, f[m].b, f[m].c};
+    for (int i = 0; i < 3; i++)
+      if (v[i] && L->vals[v[i]->id].kind == LW_V_TILE && L->vals[v[i]->id].tile.ri) return 1;
+  }
   return 0;
 }
 
@@ -953,7 +978,7 @@ static int fused_by_rows(lw *L, fused_stmt *f, int n, int64_t rows, int64_t cols
     j = pto__lower_loop_begin(L, &lp, j0, j1, "ew.j");
   }
   if (dr) pto__lower_defer_drain_at(L, dr, i, j, vw);
-  fused_env e = {.f = f, .k = add(L, mul(L, i, Cv), j), .vw = vw};
+  fused_env e = {.f = f, .k = add(L, mul(L, i, Cv), j), .i = i, .j = j, .vw = vw};
   if (fused_eval(L, &e, n, 1)) return -1;
   pto__lower_loop_end(L, &lp);
   if (pf->nwin) pto__lower_loop_end(L, &lb);
@@ -998,7 +1023,7 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
     if (fused_by_rows(L, f, n, rows, cols, &pf, NULL)) return;
     LLVMBuildBr(b, bb_j);
     LLVMPositionBuilderAtEnd(b, bb_j);
-  } else if (pf.nwin || fused_has_rows(f, n)) {
+  } else if (pf.nwin || fused_has_rows(f, n) || fused_has_row_view(L, f, n)) {
     if (!pf.nwin) {
       const lw_tile *t0 = tile_arg(L, ss[0], 0);
       if (!t0) return;
@@ -1610,6 +1635,19 @@ LLVMValueRef pto__lower_mm_rstride(lw *L, const lw_tile *r) {
   return r->rs ? r->rs : pto__lower_i64(L, r->cols);
 }
 
+/* Where row k of a matmul's right operand starts, in elements from its base: k rows of its row
+ * stride, or for a gather_rows read through its index tile (plan_row_views) row ri[k] of the
+ * tensor. */
+LLVMValueRef pto__lower_mm_rrow(lw *L, const lw_tile *r, LLVMValueRef k) {
+  LLVMValueRef row = k;
+  if (r->ri) {
+    LLVMValueRef ix =
+        LLVMBuildSExt(L->b, pto__lower_tile_load(L, r->ri, PTO_DTYPE_I32, k), L->t_i64, "");
+    row = LLVMBuildSelect(L->b, r->ri_on, ix, k, "rrow");
+  }
+  return mul(L, row, pto__lower_mm_rstride(L, r));
+}
+
 /* out[i, j_lo..j_hi) += l[i,:] x r[:, j_lo..j_hi) for i in [i_lo, i_hi): k outer, j inner, each
  * element summing in k order. */
 static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int64_t i_lo,
@@ -1623,7 +1661,7 @@ static void mm_simple(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *
   LLVMValueRef orow = mul(L, i, Nv);
   LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), Kv, "mm.k");
   LLVMValueRef lv = pto__lower_convert(L, load_c(L, l, add(L, mul(L, i, Kv), k)), l->dt, odt);
-  LLVMValueRef rrow = mul(L, k, pto__lower_mm_rstride(L, r));
+  LLVMValueRef rrow = pto__lower_mm_rrow(L, r, k);
   LLVMValueRef j =
       pto__lower_loop_begin(L, &lj, pto__lower_i64(L, j_lo), pto__lower_i64(L, j_hi), "mm.j");
   LLVMValueRef rv = pto__lower_convert(L, load_c(L, r, add(L, rrow, j)), r->dt, odt);
@@ -1734,9 +1772,12 @@ void pto__lower_op(lw *L, const pto_ir_stmt *s) {
     if (!a || s->nresults != 1) return;
     lw_tile *t = def_tile(L, s->results[0], a->vr, a->vc);
     if (L->err) return;
-    if (a->rs) { /* a view with rows apart (plan_views): only read, so the move is the view */
+    if (a->rs) { /* a view with rows apart (plan_views, plan_row_views): only read, so the
+                  * move is the view */
       t->base = a->base;
       t->rs = a->rs;
+      t->ri = a->ri;
+      t->ri_on = a->ri_on;
     } else if (t->base != a->base) {
       pto__lower_copy_tile(L, t->base, a->base, a);
     }

@@ -938,6 +938,86 @@ static int plan_views(lw *L, const pto_ir_func *k) {
   return 0;
 }
 
+/* Whether the tile of group g defined at p, and tile.moves of it, are read only by elementwise
+ * statements outside streamed runs, as their element operands (not a row expansion's [R,1]
+ * operand), or by such moves: those statements run row by row (pto__lower_fused) and may read a
+ * gather through its index tile. g's other values are elementwise results (in place: written to
+ * the buffer, not through the view). */
+#define LW_VIEW_MOVES 16
+
+static int elementwise_only(lw *L, int g, int p) {
+  const pto_ir_value *vv[LW_VIEW_MOVES + 1] = {L->plan[p].s->results[0]};
+  int nv = 1;
+  for (int q = p + 1; q < L->npos; q++) {
+    const pto_ir_stmt *s = L->plan[q].s;
+    int kind = s->kind == PTO_STMT_OP ? pto__lower_elementwise_kind(s->op.opc) : 0;
+    int move = s->kind == PTO_STMT_OP && s->op.opc == PTO_OP_TILE_MOVE && s->nresults == 1;
+    const pto_ir_expr *ex[64];
+    int ne = stmt_exprs(s, ex, 64);
+    if (ne < 0) return 0;
+    for (int i = 0; i < ne; i++) {
+      int reads = 0;
+      for (int m = 0; m < nv; m++)
+        reads |= expr_reads(ex[i], vv[m]);
+      if (!reads) continue;
+      if ((!kind && !move) || ex[i]->kind != PTO_EXPR_VALUE) return 0;
+      if (kind == 5 && s->op.nargs > 1 && s->op.args[1].expr == ex[i]) return 0;
+      for (int r = 0; r <= q; r++)
+        if (L->plan[r].stream_len > 0 && q < r + L->plan[r].stream_len) return 0;
+      if (move) {
+        if (nv > LW_VIEW_MOVES) return 0;
+        vv[nv++] = s->results[0];
+      }
+    }
+    for (int i = 0; i < s->nresults; i++)
+      if (pto__lower_group_find(L, L->group_of[s->results[i]->id]) == g && !kind && !move) return 0;
+  }
+  for (int q = 0; q < p; q++) /* nothing before the gather shares its buffer */
+    for (int i = 0; i < L->plan[q].s->nresults; i++)
+      if (pto__lower_group_find(L, L->group_of[L->plan[q].s->results[i]->id]) == g) return 0;
+  return 1;
+}
+
+/* A tile.gather_rows (at p) whose tile is read only as the right operand of small matmuls (as
+ * matmul_right_only says of a load) or only by elementwise statements (elementwise_only) need
+ * not be copied: the matmul, or the elementwise loop row by row, reads row k of it at row idx[k]
+ * of the tensor (lw_tile.ri) through the index tile's buffer, when at run time the tensor's
+ * columns are unit-strided (same dtype always: the op's rule). The indices are all checked
+ * first, as for the copy. That is invisible when nothing writes a tensor from the gather to the
+ * tile's last use, and nothing writes the index tile's buffer in that range: no value of its
+ * group is defined there and it is no loop-carried buffer; the range stays inside every loop
+ * around the gather (a later iteration's index tile is another). The index tile's group then
+ * lives to that end: decided before the offsets are assigned. The decode attention reads K's and
+ * V's cached rows straight from the cache this way, for q . K (a mul, then a row_sum) and P . V
+ * (a one-row matmul) (bench/RESULTS.md, attnlow). */
+static void plan_row_views(lw *L) {
+  for (int p = 0; p < L->npos; p++) {
+    const pto_ir_stmt *s = L->plan[p].s;
+    if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_GATHER_ROWS || s->nresults != 1)
+      continue;
+    const pto_ir_value *r = s->results[0], *ix = stmt_value_arg(s, 1);
+    int g = L->group_of[r->id] >= 0 ? pto__lower_group_find(L, L->group_of[r->id]) : -1;
+    int gi = ix && L->group_of[ix->id] >= 0 ? pto__lower_group_find(L, L->group_of[ix->id]) : -1;
+    if (g < 0 || gi < 0 || g == gi || L->groups[g].iter || L->groups[g].dead ||
+        L->groups[gi].iter || L->groups[gi].dead || ix->type->dtype != PTO_DTYPE_I32 ||
+        !(matmul_right_only(L, g, p) || elementwise_only(L, g, p)))
+      continue;
+    int end = L->groups[g].end, ok = end > p;
+    for (int q = 0; ok && q < p; q++)
+      if (L->plan[q].s->kind == PTO_STMT_FOR && L->plan[q].end >= p && L->plan[q].end < end) ok = 0;
+    for (int q = p + 1; ok && q <= end && q < L->npos; q++)
+      if (writes_tensor(L->plan[q].s)) ok = 0;
+    for (int v = 0; ok && v < L->k->nvalues; v++)
+      if (L->group_of[v] >= 0 && pto__lower_group_find(L, L->group_of[v]) == gi &&
+          L->def_pos[v] > p && L->def_pos[v] <= end)
+        ok = 0;
+    if (!ok) continue;
+    L->plan[p].view = 3;
+    if (L->groups[gi].end < end) L->groups[gi].end = end;
+    if (L->last_use[ix->id] < end) L->last_use[ix->id] = end;
+  }
+}
+
 pto_status pto__lower_plan(lw *L) {
   const pto_ir_func *k = L->k;
   L->npos = count_block(&k->body);
@@ -969,6 +1049,7 @@ pto_status pto__lower_plan(lw *L) {
   plan_in_place(L);
   plan_takeovers(L);
   widen_fused_runs(L);
+  plan_row_views(L);
   int *order = pto_malloc((size_t)(L->ngroups + 1) * sizeof *order);
   if (!order)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory planning @%s", k->name);
@@ -1008,6 +1089,16 @@ static int run_in_block(const lw *L, int p, int n) {
   return 1;
 }
 
+/* The root of group g without path compression (the checks change nothing); -1 for none or for
+ * a parent chain longer than the groups. */
+static int root_of(const lw *L, int g) {
+  for (int n = 0; group_ok(L, g) && n <= L->ngroups; n++) {
+    if (L->groups[g].parent == g) return g;
+    g = L->groups[g].parent;
+  }
+  return -1;
+}
+
 static pto_status check_position(const lw *L, int p) {
   const lw_stmt_plan *sp = &L->plan[p];
   if (!sp->s || !sp->blk || sp->end < p || sp->end >= L->npos)
@@ -1023,8 +1114,19 @@ static pto_status check_position(const lw *L, int p) {
       (sp->mm_pack != -1 && !group_ok(L, sp->mm_pack)) ||
       (sp->defer != -1 && !group_ok(L, sp->defer)))
     return broken(L, "position %d: a group index outside [0, %d)", p, L->ngroups);
-  if (sp->view && (sp->s->kind != PTO_STMT_OP || sp->s->op.opc != PTO_OP_TILE_LOAD))
+  if (sp->view && sp->view != 3 &&
+      (sp->s->kind != PTO_STMT_OP || sp->s->op.opc != PTO_OP_TILE_LOAD))
     return broken(L, "position %d: a view that is not a tile.load", p);
+  if (sp->view == 3 && (sp->s->kind != PTO_STMT_OP || sp->s->op.opc != PTO_OP_TILE_GATHER_ROWS ||
+                        sp->s->nresults != 1 || stmt_value_arg(sp->s, 1) == NULL))
+    return broken(L, "position %d: a row view that is not a tile.gather_rows", p);
+  if (sp->view == 3) {
+    /* the index tile's buffer lives as long as the tile read through it */
+    const pto_ir_value *r = sp->s->results[0], *ix = stmt_value_arg(sp->s, 1);
+    int g = root_of(L, L->group_of[r->id]), gi = root_of(L, L->group_of[ix->id]);
+    if (g < 0 || gi < 0 || L->groups[gi].start > p || L->groups[gi].end < L->groups[g].end)
+      return broken(L, "position %d: a row view whose index tile dies before it", p);
+  }
   if (sp->defer >= 0 &&
       (sp->stream_len <= 1 || sp->stream_loads != 0 || !pto__lower_x86_streaming()))
     return broken(L, "position %d: a deferred store on a run that cannot defer it", p);

@@ -508,7 +508,39 @@ static void lower_gather_rows(lw *L, const pto_ir_stmt *s) {
   pto__lower_static_int(s->results[0]->type->dims[1], &C);
   LLVMValueRef c0 = rows_check(L, s, T, idx, i64c(L, idx->rows), C);
   lw_tile *t = c0 ? result(L, s, NULL, NULL) : NULL;
-  if (t) rows_loop(L, T, idx, c0, i64c(L, R), i64c(L, C), C, 0, t);
+  if (!t) return;
+  int pos = L->cur_pos - 1;
+  if (pos < 0 || pos >= L->npos || L->plan[pos].s != s || L->plan[pos].view != 3 ||
+      T->dt != t->dt || idx->rows < R) {
+    rows_loop(L, T, idx, c0, i64c(L, R), i64c(L, C), C, 0, t);
+    return;
+  }
+  /* A view (plan_row_views): every index checked as above, then with unit column stride the
+   * matmul reads row k of the tile at row idx[k] of the tensor from column c0 (lw_tile.ri), and
+   * nothing is copied; otherwise the copy into the buffer, read row after row. Accesses through
+   * the chosen base carry no alias scopes (pto__lower_tag), as it may be either memory. */
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef unit = LLVMBuildICmp(b, LLVMIntEQ, T->stride[1], i64c(L, 1), "rview.on");
+  LLVMBasicBlockRef bb_copy = LLVMAppendBasicBlockInContext(L->c, L->fn, "rview.copy");
+  LLVMBasicBlockRef bb_view = LLVMAppendBasicBlockInContext(L->c, L->fn, "rview");
+  LLVMTypeRef st = pto__lower_storage_type(L, T->dt);
+  LLVMValueRef first = LLVMBuildGEP2(b, st, T->data, &c0, 1, "rview.c0");
+  LLVMValueRef base = LLVMBuildSelect(b, unit, first, t->base, "rview.base");
+  if (pto__lower_note_view(L, base)) {
+    pto__lower_fail(L, PTO_STATUS_OUT_OF_MEMORY, s->loc, "out of memory lowering a %s",
+                    pto_op_info_get(s->op.opc)->name);
+    return;
+  }
+  LLVMValueRef rs = LLVMBuildSelect(b, unit, T->stride[0], i64c(L, C), "rview.rs");
+  LLVMBuildCondBr(b, unit, bb_view, bb_copy);
+  LLVMPositionBuilderAtEnd(b, bb_copy);
+  rows_loop(L, T, idx, c0, i64c(L, R), i64c(L, C), C, 0, t);
+  LLVMBuildBr(b, bb_view);
+  LLVMPositionBuilderAtEnd(b, bb_view);
+  t->base = base;
+  t->rs = rs;
+  t->ri = idx->base;
+  t->ri_on = unit;
 }
 
 /* Rows in row order: a later row wins on a repeated index. Like a store, only the valid region

@@ -75,8 +75,12 @@ ROWS
   return %o
 }
 """
+# The one-element extracts keep the gathers copies: read only by the add, the compiler would read
+# them through the block table instead (plan_row_views), as it does in @attend.
 GATHER = """    %tk = tile.gather_rows(%kc, %rows, [%c0], [64, 128])
-    %tv = tile.gather_rows(%vc, %rows, [%c0], [64, 128])"""
+    %tv = tile.gather_rows(%vc, %rows, [%c0], [64, 128])
+    %kx = tile.extract(%tk, [0, 0], [1, 1])
+    %vx = tile.extract(%tv, [0, 0], [1, 1])"""
 LOAD = """    %tk = tile.load(%kc, [%r0 + %c * 64, %c0], [64, 128])
     %tv = tile.load(%vc, [%r0 + %c * 64, %c0], [64, 128])"""
 

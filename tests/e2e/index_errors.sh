@@ -52,4 +52,39 @@ expect_out PASS
 run_pto 0 compile "$T/rows.ptir" -o "$T/wd"
 run_pto 1 run "$T/wd" --dim V=10 --in row=10 --in c0=0 --in prow=0
 expect_out "rows.ptir:18:10: tile.gather_rows: value 10 at [0,0]"
+
+# A gather read by the matmul through its index tile instead of copied (plan_row_views: the
+# attention's P . V) keeps the same checks and messages: rows, then the column offset.
+cat >"$T/pv.ptir" <<'PTIR'
+program pv
+dynamic V
+
+kernel @pv(%p: tensor[1,4] f32, %tab: tensor[V,8] f32, out %y: tensor[1,4] f32, %row: i32,
+           %c0: index) -> (tensor[1,4] f32) {
+  %tp = tile.load(%p, [0, 0], [1, 4], space=mat)
+  %c = tile.ci(%row, [1, 4], dtype=i32)
+  %ix = tile.transpose(%c)
+  %e = tile.gather_rows(%tab, %ix, [%c0], [4, 4])
+  %em = tile.move(%e, space=mat)
+  %r = tile.move(%em, space=right)
+  %l = tile.move(%tp, space=left)
+  %o = tile.matmul(%l, %r)
+  tile.store(%o, [0, 0], %y)
+  return %y
+}
+
+orch @main(%p: tensor[1,4] f32, %tab: tensor[V,8] f32, out %y: tensor[1,4] f32,
+           %row: i32 = runtime, %c0: index = runtime) -> (tensor[1,4] f32) {
+  call @pv(%p, %tab, %y, %row, %c0)
+  return %y
+}
+PTIR
+run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=8 --in c0=0
+expect_out "kernel 'pv'" && expect_out "pv.ptir:9:8: tile.gather_rows: value 10 at [2,0]; $MSG"
+run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=-3 --in c0=0
+expect_out "tile.gather_rows: value -3 at [0,0]"
+run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=2 --in c0=5
+expect_out "pv.ptir:9:8: tile.gather_rows: value 5 at [0,1]"
+run_pto 0 run "$T/pv.ptir" --dim V=10 --in row=3 --in c0=4 --check
+expect_out PASS
 finish

@@ -1044,6 +1044,89 @@ static void gen_matmul_rview(void) {
       }
 }
 
+/* A right operand gathered only to feed the matmul is read through its index tile
+ * (plan_row_views, lw_tile.ri): rows idx[k] = (7 k + a) mod RT of an RT x CT tensor from column
+ * c0, through the moves vec -> mat -> right, for M = 1, 2, 4, 8, odd K and N (K > RT: repeated
+ * rows; the first and last rows of the tensor among them); matmul_acc reading it twice; the
+ * attention's loop (an index tile per iteration, the product accumulated); a tile also stored
+ * (the copy); and the launch errors of the fused path: indices from a tensor of random values,
+ * columns past the tensor's edge. */
+static void gen_matmul_gview(void) {
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_BF16, PTO_DTYPE_F16, PTO_DTYPE_I8};
+  /* M, K, N, tensor rows RT, columns CT, c0 */
+  static const int64_t sh[][6] = {{1, 64, 128, 40, 131, 3},
+                                  {1, 17, 48, 23, 53, 5},
+                                  {2, 40, 35, 45, 40, 5},
+                                  {8, 64, 48, 70, 61, 13},
+                                  {4, 9, 131, 12, 140, 9}};
+  static const char *vname[] = {
+      "", "_acc", "_loop", "_also_stored", "_index_out_of_range", "_columns_out_of_range"};
+  for (int d = 0; d < (int)(sizeof dts / sizeof dts[0]); d++)
+    for (int h = 0; h < (int)(sizeof sh / sizeof sh[0]); h++)
+      for (int v = 0; v < 6; v++) {
+        pto_dtype dt = dts[d];
+        if (v && d > 1 && v != 2) continue;
+        const char *dn = pto_dtype_name(dt);
+        const char *on = pto_dtype_is_float(dt) ? "f32" : "i32";
+        pto_dtype odt = pto_dtype_is_float(dt) ? PTO_DTYPE_F32 : PTO_DTYPE_I32;
+        long long M = sh[h][0], K = sh[h][1], N = sh[h][2], RT = sh[h][3], CT = sh[h][4];
+        char idx[256], body[640];
+        if (v == 4)
+          snprintf(idx, sizeof idx, "  %%ix = tile.load(%%bi, [0, 0], [%lld, 1])\n", K);
+        else
+          snprintf(idx, sizeof idx,
+                   "  %%ci = tile.ci(%s, [1, %lld], dtype=i32)\n"
+                   "  %%ct = tile.reshape(%%ci, [%lld, 1])\n"
+                   "  %%cm = tile.muls(%%ct, 7)\n"
+                   "  %%ca = tile.adds(%%cm, %%a)\n"
+                   "  %%ix = tile.rems(%%ca, %lld)\n",
+                   v == 2 ? "i32(%i * 5)" : "0", K, K, RT);
+        const char *gather = "  %%tr = tile.gather_rows(%%r, %%ix, [%%c0], [%lld, %lld])\n"
+                             "  %%vm = tile.move(%%tr, space=mat)\n"
+                             "  %%mr = tile.move(%%vm, space=right)\n";
+        char g[256];
+        snprintf(g, sizeof g, gather, K, N);
+        if (v == 2)
+          snprintf(body, sizeof body,
+                   "  %%z = tile.full([%lld, %lld], %s, 0, space=acc)\n"
+                   "  %%o = for %%i in range(0, 3) iter(%%cz = %%z) {\n%s%s"
+                   "    %%cn = tile.matmul_acc(%%cz, %%ml, %%mr)\n"
+                   "    yield %%cn\n  }\n",
+                   M, N, on, idx, g);
+        else
+          snprintf(body, sizeof body, "%s%s%s", idx, g,
+                   v == 1   ? "  %o0 = tile.matmul(%ml, %mr)\n"
+                              "  %o = tile.matmul_acc(%o0, %ml, %mr)\n"
+                   : v == 3 ? "  %o = tile.matmul(%ml, %mr)\n"
+                              "  %d1 = tile.store(%tr, [0, 0], %d)\n"
+                            : "  %o = tile.matmul(%ml, %mr)\n");
+        tcase *c = new_case("matmul");
+        snprintf(c->kname, sizeof c->kname, "mmg%d_%s_%lldx%lldx%lld", v, dn, M, K, N);
+        snprintf(c->name, sizeof c->name, "tile_matmul_right_gathered%s_%s_%lldx%lldx%lld",
+                 vname[v], dn, M, K, N);
+        c->text =
+            dupf("kernel @%s(%%l: tensor[%lld,%lld] %s, %%r: tensor[R,C] %s,"
+                 " %%bi: tensor[%lld,1] i32, out %%c: tensor[%lld,%lld] %s,"
+                 " out %%d: tensor[%lld,%lld] %s, %%c0: index, %%a: i32)"
+                 " -> (tensor[%lld,%lld] %s, tensor[%lld,%lld] %s) {\n"
+                 "  %%tl = tile.load(%%l, [0, 0], [%lld, %lld], space=mat)\n"
+                 "  %%ml = tile.move(%%tl, space=left)\n"
+                 "%s"
+                 "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
+                 "  return %%c1, %%d\n}\n",
+                 c->kname, M, K, dn, dn, K, M, N, on, K, N, dn, M, N, on, K, N, dn, M, K, body);
+        c->args[0] = tensor2(dt, M, K, D_ANY, 0);
+        c->args[1] = tensor2(dt, RT, CT, D_ANY, 0);
+        c->args[2] = tensor2(PTO_DTYPE_I32, K, 1, D_ANY, 0);
+        c->args[3] = tensor2(odt, M, N, D_ANY, 1);
+        c->args[4] = tensor2(dt, K, N, D_ANY, 1);
+        c->args[5] = scalar_spec(PTO_DTYPE_INDEX, 0, v == 5 ? CT - N + 1 : sh[h][5]);
+        c->args[6] = scalar_spec(PTO_DTYPE_I32, 0, (RT - 1) - (7 * (K / 2)) % RT + RT);
+        c->nargs = 7;
+        if (v >= 4) c->expect_rc = PTO_KERNEL_ERR_INDEX;
+      }
+}
+
 /* a = -17, b = 5: floor division, modulo with the divisor's sign, wraps, saturation. */
 static void check_sexpr_m17_5(const tcase *c, const pto_ir_interp_arg *nat) {
   (void)c;
@@ -1951,6 +2034,87 @@ static void gen_struct_gather(void) {
     c->nargs = 3;
     c->expect_rc = PTO_KERNEL_ERR_INDEX;
   }
+}
+
+/* A gather read only by elementwise statements goes into them through its index tile
+ * (plan_row_views, lw_tile.ri), row by row: the attention's q . K (mul by a broadcast row, then
+ * row_sum; the row partly valid), the gathered tile as the second operand and read twice in one
+ * fused run, a scalar op, the attention's loop, the launch error of an index out of range, and a
+ * streamed run (stays a copy). Rows idx[k] = (7 k + a) mod RT from column c0, K > RT repeating
+ * rows; odd columns (no vectors). */
+static void gen_struct_gather_elementwise(void) {
+  static const pto_dtype dts[] = {PTO_DTYPE_F32, PTO_DTYPE_BF16, PTO_DTYPE_F16, PTO_DTYPE_I32};
+  /* K, C, tensor rows RT, columns CT, c0, the valid columns of q */
+  static const int64_t sh[][6] = {
+      {64, 128, 40, 131, 3, 128}, {17, 48, 23, 53, 5, 45}, {8, 35, 12, 40, 5, 35}};
+  static const char *vname[] = {"mul_row_sum", "read_twice",         "scalar",
+                                "loop",        "index_out_of_range", "streamed"};
+  for (int d = 0; d < (int)(sizeof dts / sizeof dts[0]); d++)
+    for (int h = 0; h < (int)(sizeof sh / sizeof sh[0]); h++)
+      for (int v = 0; v < 6; v++) {
+        pto_dtype dt = dts[d];
+        if (d > 1 && (v == 3 || v == 4) && h) continue;
+        const char *dn = pto_dtype_name(dt);
+        long long K = sh[h][0], C = sh[h][1], RT = sh[h][2], CT = sh[h][3], VC = sh[h][5];
+        char idx[320], body[900];
+        if (v == 4)
+          snprintf(idx, sizeof idx, "  %%ix = tile.load(%%bi, [0, 0], [%lld, 1])\n", K);
+        else
+          snprintf(idx, sizeof idx,
+                   "  %%ci = tile.ci(%s, [1, %lld], dtype=i32)\n"
+                   "  %%ct = tile.reshape(%%ci, [%lld, 1])\n"
+                   "  %%cm = tile.muls(%%ct, 7)\n"
+                   "  %%ca = tile.adds(%%cm, %%a)\n"
+                   "  %%ix = tile.rems(%%ca, %lld)\n",
+                   v == 3 ? "i32(%i * 5)" : "0", K, K, RT);
+        char g[160];
+        snprintf(g, sizeof g, "  %%tk = tile.gather_rows(%%r, %%ix, [%%c0], [%lld, %lld])\n", K, C);
+        if (v == 3)
+          snprintf(body, sizeof body,
+                   "  %%z = tile.full([%lld, 1], %s, 0)\n"
+                   "  %%s = for %%i in range(0, 3) iter(%%cz = %%z) {\n%s%s"
+                   "    %%m = tile.mul(%%tk, %%qx)\n"
+                   "    %%rs = tile.row_sum(%%m)\n"
+                   "    %%cn = tile.add(%%cz, %%rs)\n"
+                   "    yield %%cn\n  }\n",
+                   K, dn, idx, g);
+        else
+          snprintf(body, sizeof body, "%s%s%s", idx, g,
+                   v == 1   ? "  %m0 = tile.mul(%qx, %tk)\n"
+                              "  %m = tile.add(%m0, %tk)\n"
+                              "  %s = tile.row_max(%m)\n"
+                   : v == 2 ? "  %m = tile.muls(%tk, 3)\n"
+                              "  %s = tile.row_sum(%m)\n"
+                   : v == 5 ? "  %m = tile.muls(%tk, 3)\n"
+                              "  %w1 = tile.store(%m, [0, 0], %w)\n"
+                              "  %s = tile.row_sum(%qx)\n"
+                            : "  %m = tile.mul(%tk, %qx)\n"
+                              "  %s = tile.row_sum(%m)\n");
+        char kn[96], nm[128];
+        snprintf(kn, sizeof kn, "st_gew%d_%s_%d", v, dn, h);
+        snprintf(nm, sizeof nm, "tile_gather_rows_into_%s_%s_%lldx%lld", vname[v], dn, K, C);
+        tcase *c = struct_case(kn, nm);
+        c->text = dupf("kernel @%s(%%q: tensor[1,%lld] %s, %%r: tensor[R,C] %s,"
+                       " %%bi: tensor[%lld,1] i32, out %%o: tensor[%lld,1] %s,"
+                       " out %%w: tensor[%lld,%lld] %s, %%c0: index, %%a: i32)"
+                       " -> (tensor[%lld,1] %s, tensor[%lld,%lld] %s) {\n"
+                       "  %%tq = tile.load(%%q, [0, 0], [1, %lld], valid=[1, %lld])\n"
+                       "  %%qx = tile.col_expand(%%tq, [%lld, %lld])\n"
+                       "%s"
+                       "  %%o1 = tile.store(%%s, [0, 0], %%o)\n"
+                       "  return %%o1, %%w\n}\n",
+                       kn, C, dn, dn, K, K, dn, K, C, dn, K, dn, K, C, dn, C, VC, K, C, body);
+        int isf = pto_dtype_is_float(dt);
+        c->args[0] = tensor2(dt, 1, C, isf ? D_ANY : D_SMALLINT, 0);
+        c->args[1] = tensor2(dt, RT, CT, isf ? D_ANY : D_SMALLINT, 0);
+        c->args[2] = tensor2(PTO_DTYPE_I32, K, 1, D_ANY, 0);
+        c->args[3] = tensor2(dt, K, 1, D_ANY, 1);
+        c->args[4] = tensor2(dt, K, C, D_ANY, 1);
+        c->args[5] = scalar_spec(PTO_DTYPE_INDEX, 0, sh[h][4]);
+        c->args[6] = scalar_spec(PTO_DTYPE_I32, 0, (RT - 1) - (7 * (K / 2)) % RT + RT);
+        c->nargs = 7;
+        if (v == 4) c->expect_rc = PTO_KERNEL_ERR_INDEX;
+      }
 }
 
 /* matmul_bias: the bias in the product's dtype and in the operands'. */
@@ -2997,6 +3161,116 @@ static void test_lower_matmul_right_operand_is_a_strided_view(void **state) {
   lib_free(L);
 }
 
+/* The attention's P . V and q . K: V's rows gathered through the block table go into the
+ * matmul, and K's into the mul before row_sum, read through the index tile ("rview.base"), not
+ * copied; a gathered tile also stored, one of a matmul of 16 rows, one whose index tile is
+ * overwritten (in place) before the matmul reads it, and one a streamed run stores stay copies (the
+ * differential cases "mmg*" of the matmul group check the results against the interpreter,
+ * "tile_gather_rows_into_*" of the struct group the elementwise ones). */
+static const char *k_gview_src =
+    "program gview\n"
+    "dynamic S\n"
+    "kernel @pv(%p: tensor[1,64] f32, %v: tensor[S,128] f32, out %c: tensor[1,128] f32)\n"
+    "    -> (tensor[1,128] f32) {\n"
+    "  %tp = tile.load(%p, [0, 0], [1, 64], space=mat)\n"
+    "  %l = tile.move(%tp, space=left)\n"
+    "  %z = tile.full([1, 128], f32, 0, space=acc)\n"
+    "  %o = for %i in range(0, 4) iter(%cz = %z) {\n"
+    "    %ci = tile.ci(i32(%i * 64), [1, 64], dtype=i32)\n"
+    "    %ix = tile.reshape(%ci, [64, 1])\n"
+    "    %tv = tile.gather_rows(%v, %ix, [0], [64, 128])\n"
+    "    %vm = tile.move(%tv, space=mat)\n"
+    "    %vr = tile.move(%vm, space=right)\n"
+    "    %cn = tile.matmul_acc(%cz, %l, %vr)\n"
+    "    yield %cn\n"
+    "  }\n"
+    "  %c1 = tile.store(%o, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "kernel @stored(%p: tensor[1,64] f32, %v: tensor[S,128] f32, out %c: tensor[1,128] f32,\n"
+    "               out %d: tensor[64,128] f32) -> (tensor[1,128] f32, tensor[64,128] f32) {\n"
+    "  %tp = tile.load(%p, [0, 0], [1, 64], space=mat)\n"
+    "  %l = tile.move(%tp, space=left)\n"
+    "  %ci = tile.ci(0, [1, 64], dtype=i32)\n"
+    "  %ix = tile.reshape(%ci, [64, 1])\n"
+    "  %tv = tile.gather_rows(%v, %ix, [0], [64, 128])\n"
+    "  %vr = tile.move(%tv, space=right)\n"
+    "  %o = tile.matmul(%l, %vr)\n"
+    "  %d1 = tile.store(%tv, [0, 0], %d)\n"
+    "  %c1 = tile.store(%o, [0, 0], %c)\n"
+    "  return %c1, %d1\n"
+    "}\n"
+    "kernel @rows16(%p: tensor[16,64] f32, %v: tensor[S,128] f32, out %c: tensor[16,128] f32)\n"
+    "    -> (tensor[16,128] f32) {\n"
+    "  %tp = tile.load(%p, [0, 0], [16, 64], space=mat)\n"
+    "  %l = tile.move(%tp, space=left)\n"
+    "  %ci = tile.ci(0, [1, 64], dtype=i32)\n"
+    "  %ix = tile.reshape(%ci, [64, 1])\n"
+    "  %tv = tile.gather_rows(%v, %ix, [0], [64, 128])\n"
+    "  %vr = tile.move(%tv, space=right)\n"
+    "  %o = tile.matmul(%l, %vr)\n"
+    "  %c1 = tile.store(%o, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "kernel @reused(%p: tensor[1,64] f32, %v: tensor[S,128] f32, out %c: tensor[1,128] f32,\n"
+    "               out %d: tensor[64,1] i32) -> (tensor[1,128] f32, tensor[64,1] i32) {\n"
+    "  %tp = tile.load(%p, [0, 0], [1, 64], space=mat)\n"
+    "  %l = tile.move(%tp, space=left)\n"
+    "  %ci = tile.ci(0, [1, 64], dtype=i32)\n"
+    "  %ix = tile.reshape(%ci, [64, 1])\n"
+    "  %tv = tile.gather_rows(%v, %ix, [0], [64, 128])\n"
+    "  %i2 = tile.adds(%ix, 1)\n"
+    "  %vr = tile.move(%tv, space=right)\n"
+    "  %o = tile.matmul(%l, %vr)\n"
+    "  %d1 = tile.store(%i2, [0, 0], %d)\n"
+    "  %c1 = tile.store(%o, [0, 0], %c)\n"
+    "  return %c1, %d1\n"
+    "}\n"
+    "kernel @qk(%q: tensor[1,128] f32, %k: tensor[S,128] f32, out %c: tensor[64,1] f32)\n"
+    "    -> (tensor[64,1] f32) {\n"
+    "  %tq = tile.load(%q, [0, 0], [1, 128])\n"
+    "  %qx = tile.col_expand(%tq, [64, 128])\n"
+    "  %ci = tile.ci(0, [1, 64], dtype=i32)\n"
+    "  %ix = tile.reshape(%ci, [64, 1])\n"
+    "  %tk = tile.gather_rows(%k, %ix, [0], [64, 128])\n"
+    "  %m = tile.mul(%tk, %qx)\n"
+    "  %s = tile.row_sum(%m)\n"
+    "  %c1 = tile.store(%s, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "kernel @streamed(%k: tensor[S,128] f32, out %c: tensor[64,128] f32)\n"
+    "    -> (tensor[64,128] f32) {\n"
+    "  %ci = tile.ci(0, [1, 64], dtype=i32)\n"
+    "  %ix = tile.reshape(%ci, [64, 1])\n"
+    "  %tk = tile.gather_rows(%k, %ix, [0], [64, 128])\n"
+    "  %m = tile.muls(%tk, 2.0)\n"
+    "  %c1 = tile.store(%m, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n";
+
+static void test_lower_matmul_right_operand_read_through_gather_indices(void **state) {
+  (void)state;
+  tl_lib *L = lib_build(k_gview_src, 2);
+  assert_non_null(L);
+  static const struct {
+    const char *k;
+    int view;
+  } want[] = {{"pv", 1}, {"stored", 0}, {"rows16", 0}, {"reused", 0}, {"qk", 1}, {"streamed", 0}};
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    char ll[1024];
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
+    char *text = tu_read_file(ll, NULL);
+    assert_non_null(text);
+    int view = strstr(text, "%rview.base = select") != NULL;
+    free(text);
+    if (view != want[w].view) {
+      print_error("@%s: view through the indices %d, want %d\n", want[w].k, view, want[w].view);
+      fail();
+    }
+  }
+  lib_free(L);
+}
+
 /* A run that computes a tile row by row while a loop walks tiles (the softmax of bench/kernels)
  * prefetches, a block of the row at a time, the lines its later tile.store writes (for writing)
  * and the next iteration's tile.load window (for reading); in a loop whose load does not move
@@ -3481,6 +3755,7 @@ int main(void) {
       cmocka_unit_test(test_lower_bf16_matmul_dot_products),
       cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
       cmocka_unit_test(test_lower_matmul_right_operand_is_a_strided_view),
+      cmocka_unit_test(test_lower_matmul_right_operand_read_through_gather_indices),
       cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
       cmocka_unit_test(test_lower_row_reductions_special_values),
       cmocka_unit_test(test_lower_dist_kernel_lowers),
@@ -3497,11 +3772,13 @@ int main(void) {
   gen_expand();
   gen_matmul();
   gen_matmul_rview();
+  gen_matmul_gview();
   gen_misc();
   gen_random();
   gen_struct_reduce();
   gen_struct_moves();
   gen_struct_gather();
+  gen_struct_gather_elementwise();
   gen_struct_matmul_bias();
   gen_elem();
   /* The same kernels unoptimized and at -O3 (objects rebuilt from their .ll): results equal the
