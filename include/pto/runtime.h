@@ -83,21 +83,22 @@ typedef struct pto_run_config {
                                    stores: PTO_CORE_STREAM_STORES): the cache could not keep them
                                    until they are read again anyway. 0: 32 MiB, a core complex's
                                    last-level cache on current x86 parts; UINT64_MAX: never */
-  bool strict_cores;            /* false (default): every core thread runs any ready task, as a
-                                   free core of the task's type (the type picks the core the
-                                   records and swimlanes show, not the CPU), and with ncores,
-                                   aic_cores and aiv_cores all 0 the worker has a thread per CPU,
-                                   an AIC core and two AIV cores per thread, so vector work and
-                                   matmul work each use every CPU. true: the chip's strict model, one thread per
-                                   core, running only tasks of its core's type, ncores split as
-                                   aic_cores / aiv_cores say */
-  int threads;                  /* the threads that run the cores when strict_cores is false;
-                                   0: one per core, or with ncores, aic_cores and aiv_cores all
-                                   0 one per CPU. Fewer threads than cores (1 to ncores) let a
-                                   worker keep as many cube cores as threads: aic_cores =
-                                   aiv_cores = threads = 2 runs two matmul tasks at once on two
-                                   threads, where ncores 2 has one AIC core (a worker with one
-                                   thread per core of 2 AIC + 2 AIV would run 4 threads) */
+  bool
+      strict_cores; /* false (default): every core thread runs any ready task, as a
+                       free core of the task's type (the type picks the core the
+                       records and swimlanes show, not the CPU), and with ncores,
+                       aic_cores and aiv_cores all 0 the worker has a thread per CPU,
+                       an AIC core and two AIV cores per thread, so vector work and
+                       matmul work each use every CPU. true: the chip's strict model, one thread per
+                       core, running only tasks of its core's type, ncores split as
+                       aic_cores / aiv_cores say */
+  int threads;      /* the threads that run the cores when strict_cores is false;
+                       0: one per core, or with ncores, aic_cores and aiv_cores all
+                       0 one per CPU. Fewer threads than cores (1 to ncores) let a
+                       worker keep as many cube cores as threads: aic_cores =
+                       aiv_cores = threads = 2 runs two matmul tasks at once on two
+                       threads, where ncores 2 has one AIC core (a worker with one
+                       thread per core of 2 AIC + 2 AIV would run 4 threads) */
 } pto_run_config;
 
 /* Zeroes cfg and sets cfg->sz: every option at its default. */

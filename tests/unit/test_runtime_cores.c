@@ -580,8 +580,9 @@ static void test_bad_threads_are_refused(void **state) {
   assert_status_contains(pto_worker_open(&cfg, &w), "threads -1 is out of range");
   cfg.threads = 2;
   cfg.strict_cores = true;
-  assert_status_contains(pto_worker_open(&cfg, &w),
-                         "threads 2 with strict_cores: a strict worker runs one thread per core (4)");
+  assert_status_contains(
+      pto_worker_open(&cfg, &w),
+      "threads 2 with strict_cores: a strict worker runs one thread per core (4)");
   assert_null(w);
   cfg.threads = 4; /* one per core: what strict has anyway */
   assert_pto_ok(pto_worker_open(&cfg, &w));
