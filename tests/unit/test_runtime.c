@@ -1217,13 +1217,8 @@ static void naps_entry(const pto_orch_args *a) {
 static void test_idle_spinners_leave_a_cpu_to_the_dispatching_thread(void **state) {
   (void)state;
   /* Two CPUs for this thread and the core threads it starts: at most one core may spin. */
-  cpu_set_t old, two;
-  assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
-  if (CPU_COUNT(&old) < 2) skip();
-  CPU_ZERO(&two);
-  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
-    if (CPU_ISSET(c, &old)) CPU_SET(c, &two), n++;
-  assert_int_equal(sched_setaffinity(0, sizeof two, &two), 0);
+  cpu_set_t old;
+  if (!use_two_cpus(&old)) skip();
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.aiv_cores = 4;

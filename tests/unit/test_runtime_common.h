@@ -3,6 +3,7 @@
 #ifndef PTO_TEST_RUNTIME_COMMON_H
 #define PTO_TEST_RUNTIME_COMMON_H
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,20 @@
 #include "pto/loader.h"
 #include "pto/runtime.h"
 #include "testutil.h"
+
+/* ---- CPUs ---------------------------------------------------------------------------------- */
+
+/* Restricts this thread (and the worker threads it starts) to the first two of its CPUs, as a
+ * 2-CPU host; *saved gets the set to restore (sched_setaffinity(0, sizeof *saved, saved)).
+ * Returns 0 when there are fewer than two. */
+static inline int use_two_cpus(cpu_set_t *saved) {
+  if (sched_getaffinity(0, sizeof *saved, saved) != 0 || CPU_COUNT(saved) < 2) return 0;
+  cpu_set_t two;
+  CPU_ZERO(&two);
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
+    if (CPU_ISSET(c, saved)) CPU_SET(c, &two), k++;
+  return sched_setaffinity(0, sizeof two, &two) == 0;
+}
 
 /* ---- signatures ---------------------------------------------------------------------------- */
 

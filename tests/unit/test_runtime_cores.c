@@ -324,13 +324,8 @@ static void test_strict_cores_keep_each_thread_to_its_type(void **state) {
  * woke. */
 static void test_default_worker_leaves_the_dispatching_thread_its_cpu(void **state) {
   (void)state;
-  cpu_set_t old, two;
-  assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
-  if (CPU_COUNT(&old) < 2) skip();
-  CPU_ZERO(&two);
-  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
-    if (CPU_ISSET(c, &old)) CPU_SET(c, &two), n++;
-  assert_int_equal(sched_setaffinity(0, sizeof two, &two), 0);
+  cpu_set_t old;
+  if (!use_two_cpus(&old)) skip();
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.idle_spin_us = 1;
@@ -380,13 +375,8 @@ static void *bounded_main(void *arg) {
  * thread filled the 2 CPUs and the fourth block was never taken: the launch hung). */
 static void test_a_gang_wider_than_the_cpus_starts(void **state) {
   (void)state;
-  cpu_set_t old, two;
-  assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
-  if (CPU_COUNT(&old) < 2) skip();
-  CPU_ZERO(&two);
-  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
-    if (CPU_ISSET(c, &old)) CPU_SET(c, &two), n++;
-  assert_int_equal(sched_setaffinity(0, sizeof two, &two), 0);
+  cpu_set_t old;
+  if (!use_two_cpus(&old)) skip();
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.aiv_cores = 4;
@@ -458,17 +448,6 @@ static void test_threads_fewer_than_cores_run_every_cube_core(void **state) {
   }
   pto_program_release(p);
   pto_worker_close(w);
-}
-
-/* Restricts this thread (and the worker threads it starts) to the first two of its CPUs, as a
- * 2-CPU host; *saved gets the set to restore. Returns 0 when there are fewer than two. */
-static int use_two_cpus(cpu_set_t *saved) {
-  if (sched_getaffinity(0, sizeof *saved, saved) != 0 || CPU_COUNT(saved) < 2) return 0;
-  cpu_set_t two;
-  CPU_ZERO(&two);
-  for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
-    if (CPU_ISSET(c, saved)) CPU_SET(c, &two), k++;
-  return sched_setaffinity(0, sizeof two, &two) == 0;
 }
 
 /* The default worker on a 2-CPU host: 2 threads, 2 AIC + 4 AIV cores, and two cube tasks run at
