@@ -412,6 +412,37 @@ static void test_a_gang_wider_than_the_cpus_starts(void **state) {
   pto_worker_close(w);
 }
 
+/* Five launches of two rendezvous cube tasks on w (a shuffle-mode worker that records tasks),
+ * then closes it: each time both ran at once, each on a core thread of its own (not the
+ * dispatching one) as an AIC core of its own, and the records say so. */
+static void two_cube_tasks_meet(pto_worker *w) {
+  pto_program *p = make_program(meet_cube_entry);
+  for (int round = 0; round < 5; round++) {
+    reset(2);
+    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), 2);
+    /* Both arrived before either left: they ran at once. */
+    assert_int_equal(atomic_load(&g_arrived), 2);
+    long self = thread_id();
+    assert_true(g_tid[0] != self && g_tid[1] != self && g_tid[0] != g_tid[1]);
+    assert_int_not_equal(g_core[0], g_core[1]);
+    for (int i = 0; i < 2; i++) {
+      assert_int_equal(g_type[i], PTO_CORE_AIC);
+      assert_int_equal(pto_worker_core_type(w, g_core[i]), PTO_CORE_AIC);
+    }
+    const pto_task_record *t = NULL;
+    size_t nt = 0;
+    assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
+    assert_int_equal(nt, 2);
+    for (size_t i = 0; i < nt; i++) {
+      assert_int_equal(t[i].core_type, PTO_CORE_AIC);
+      assert_int_equal(t[i].core, g_core[t[i].task_id]);
+    }
+  }
+  pto_program_release(p);
+  pto_worker_close(w);
+}
+
 /* threads fewer than the cores (shared): 2 AIC + 2 AIV cores on 2 threads run two cube tasks at
  * once, each on a thread of its own as an AIC core of its own (ncores 2 would have one AIC core,
  * and 2 + 2 cores without threads would start 4 threads). Shuffle mode: no task ran on the
@@ -431,23 +462,7 @@ static void test_threads_fewer_than_cores_run_every_cube_core(void **state) {
   assert_int_equal(pto_worker_core_count(w), 4);
   assert_int_equal(pto_worker_core_type(w, 1), PTO_CORE_AIV);
   assert_int_equal(pto_worker_core_type(w, 2), PTO_CORE_AIC);
-  pto_program *p = make_program(meet_cube_entry);
-  for (int round = 0; round < 5; round++) {
-    reset(2);
-    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
-    assert_int_equal(atomic_load(&g_ran), 2);
-    /* Both arrived before either left: they ran at once. */
-    assert_int_equal(atomic_load(&g_arrived), 2);
-    long self = thread_id();
-    assert_true(g_tid[0] != self && g_tid[1] != self && g_tid[0] != g_tid[1]);
-    assert_int_not_equal(g_core[0], g_core[1]);
-    for (int i = 0; i < 2; i++) {
-      assert_int_equal(g_type[i], PTO_CORE_AIC);
-      assert_int_equal(pto_worker_core_type(w, g_core[i]), PTO_CORE_AIC);
-    }
-  }
-  pto_program_release(p);
-  pto_worker_close(w);
+  two_cube_tasks_meet(w);
 }
 
 /* The default worker on a 2-CPU host: 2 threads, 2 AIC + 4 AIV cores, and two cube tasks run at
@@ -470,28 +485,7 @@ static void test_default_worker_runs_a_cube_task_on_every_thread(void **state) {
   assert_int_equal(pto_worker_core_count(w), 6);
   assert_int_equal(pto_worker_core_type(w, 3), PTO_CORE_AIV);
   assert_int_equal(pto_worker_core_type(w, 4), PTO_CORE_AIC);
-  pto_program *p = make_program(meet_cube_entry);
-  for (int round = 0; round < 5; round++) {
-    reset(2);
-    assert_pto_ok(pto_worker_run(w, p, NULL, 0));
-    assert_int_equal(atomic_load(&g_ran), 2);
-    /* Both arrived before either left: they ran at once. */
-    assert_int_equal(atomic_load(&g_arrived), 2);
-    long self = thread_id();
-    assert_true(g_tid[0] != self && g_tid[1] != self && g_tid[0] != g_tid[1]);
-    assert_int_not_equal(g_core[0], g_core[1]);
-    const pto_task_record *t = NULL;
-    size_t nt = 0;
-    assert_pto_ok(pto_worker_last_launch_tasks(w, &t, &nt));
-    assert_int_equal(nt, 2);
-    for (size_t i = 0; i < nt; i++) {
-      assert_int_equal(t[i].core_type, PTO_CORE_AIC);
-      assert_int_equal(t[i].core, g_core[t[i].task_id]);
-      assert_int_equal(pto_worker_core_type(w, g_core[i]), PTO_CORE_AIC);
-    }
-  }
-  pto_program_release(p);
-  pto_worker_close(w);
+  two_cube_tasks_meet(w);
 }
 
 static int32_t g_avail[2];
