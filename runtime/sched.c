@@ -861,8 +861,6 @@ static void wait_for_window(pto__rt_launch *L) {
     wait_until_at(L, pred_below_low_mark, NULL, (long)(L->w->cfg.max_inflight_tasks / 2));
 }
 
-/* Phase 1, nothing allocated yet: the kernel, core type, block count, predicate op and argument
- * kinds are valid, and w->nt, w->ns count the tensor and scalar arguments. 1 after failing. */
 /* The cores of type that can run tasks at once: all of them, or in a shared pool at most its
  * threads (the default's 2n AIV cores run on n threads). What the orchestration sizes a launch on
  * (rt_available_aiv_count), and the most blocks a require_sync_start task may have: its blocks
@@ -872,6 +870,8 @@ static int32_t cores_at_once(const pto__rt_pool *pool, int core_type) {
   return pool->shared && pool->nthreads < n ? pool->nthreads : n;
 }
 
+/* Phase 1, nothing allocated yet: the kernel, core type, block count, predicate op and argument
+ * kinds are valid, and w->nt, w->ns count the tensor and scalar arguments. 1 after failing. */
 static int32_t check_submit(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
                             const pto_orch_task_arg *args, int32_t nargs, const submit_extra *x,
                             kname_t *kname, submit_work *w) {
