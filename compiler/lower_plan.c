@@ -852,6 +852,13 @@ static int writes_tensor(const pto_ir_stmt *s) {
   return !info || info->write_mask || strncmp(info->name, "dist.", 5) == 0;
 }
 
+/* Whether a statement at positions from..to (both included) writes a tensor (writes_tensor). */
+static int tensor_written_in(const lw *L, int from, int to) {
+  for (int q = from; q <= to && q < L->npos; q++)
+    if (writes_tensor(L->plan[q].s)) return 1;
+  return 0;
+}
+
 /* Whether expression e reads a value of group g. */
 static int expr_reads_group(lw *L, const pto_ir_expr *e, int g) {
   if (!e) return 0;
@@ -930,9 +937,7 @@ static int plan_views(lw *L, const pto_ir_func *k) {
     for (int q = 0; q < L->npos; q++)
       if (L->plan[q].stream_len > 0 && q <= end && end < q + L->plan[q].stream_len)
         end = q + L->plan[q].stream_len - 1;
-    for (int q = p + 1; ok && q <= end && q < L->npos; q++)
-      if (writes_tensor(L->plan[q].s)) ok = 0;
-    L->plan[p].view = ok ? kind : 0;
+    L->plan[p].view = ok && !tensor_written_in(L, p + 1, end) ? kind : 0;
   }
   free(members);
   return 0;
@@ -1005,8 +1010,7 @@ static void plan_row_views(lw *L) {
     int end = L->groups[g].end, ok = end > p;
     for (int q = 0; ok && q < p; q++)
       if (L->plan[q].s->kind == PTO_STMT_FOR && L->plan[q].end >= p && L->plan[q].end < end) ok = 0;
-    for (int q = p + 1; ok && q <= end && q < L->npos; q++)
-      if (writes_tensor(L->plan[q].s)) ok = 0;
+    if (ok && tensor_written_in(L, p + 1, end)) ok = 0;
     for (int v = 0; ok && v < L->k->nvalues; v++)
       if (L->group_of[v] >= 0 && pto__lower_group_find(L, L->group_of[v]) == gi &&
           L->def_pos[v] > p && L->def_pos[v] <= end)
