@@ -1227,6 +1227,7 @@ static void build_function(lw *L) {
   L->fn = LLVMAddFunction(L->m, name, fty);
   LLVMSetLinkage(L->fn, LLVMExternalLinkage);
   LLVMAddAttributeAtIndex(L->fn, LLVMAttributeFunctionIndex, pto__lower_enum_attr(L, "nounwind"));
+  pto__lower_x86_prefer_wide(L);
   const char *pnames[3] = {"tensors", "scalars", "ctx"};
   for (unsigned i = 0; i < 3; i++) {
     LLVMValueRef a = LLVMGetParam(L->fn, i);

@@ -266,6 +266,9 @@ void pto__lower_x86_nontemporal(lw *L, LLVMValueRef store);
 void pto__lower_x86_sfence(lw *L);
 /* The current function keeps vectors in 512-bit registers (where the host has them). */
 void pto__lower_x86_wide_vectors(lw *L);
+/* The current function's loops are vectorized at 512 bits where the host has them (16 f32
+ * lanes), whatever LLVM's tuning for the host CPU prefers. */
+void pto__lower_x86_prefer_wide(lw *L);
 /* i1: the task's pto_core_ctx.flags has PTO_CORE_STREAM_STORES (loaded once per kernel). */
 LLVMValueRef pto__lower_stream_stores(lw *L);
 /* a cmp b (PTIR's comparisons, as scalar expressions compare): i1, NaN false except ne. */

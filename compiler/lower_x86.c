@@ -2,10 +2,10 @@
  *
  * Every choice the lowering makes for an x86 host goes through pto__lower_host_has: 16-lane
  * fused and streamed runs (+avx512f), vscalefps in exp, the sort network in zmm registers,
- * non-temporal stores fenced by sfence (x86-64) and the deferred stores on them
- * (lower_stream_x86.c), and the matmul microkernel and its bf16 dot-product instruction
- * (lower_matmul_x86.c). PTO_GENERIC_LOWERING=1 makes it answer no to all of
- * them: the kernels are then what the generic LLVM path gives on any target, the code the
+ * 512-bit vectors in the loops LLVM vectorizes (+avx512f), non-temporal stores fenced by sfence
+ * (x86-64) and the deferred stores on them (lower_stream_x86.c), and the matmul microkernel and
+ * its bf16 dot-product instruction (lower_matmul_x86.c). PTO_GENERIC_LOWERING=1 makes it answer
+ * no to all of them: the kernels are then what the generic LLVM path gives on any target, the code the
  * differential tests check the fast paths against. The variable is read once per process and
  * is part of the target identity (pto__llvm_target_identity), and the loader puts it in the
  * cache key (loader/cache.c), so code lowered one way is never served for the other. */
@@ -53,6 +53,17 @@ void pto__lower_x86_nontemporal(lw *L, LLVMValueRef store) {
 
 void pto__lower_x86_sfence(lw *L) {
   pto__lower_call_intrinsic(L, "llvm.x86.sse.sfence", NULL, 0, NULL, 0, "");
+}
+
+void pto__lower_x86_prefer_wide(lw *L) {
+  /* LLVM's own tuning for Intel's AVX-512 cores (Skylake-X to Sapphire Rapids) prefers 256-bit
+   * vectors, so the loops it vectorizes there (streamed and fused elementwise runs, copies)
+   * got 8 lanes where AMD's Zen 4 and 5 get 16; the explicit 16-lane paths and the matmul
+   * blocks already use 512 bits on every AVX-512 host. The width never changes a result: the
+   * loops it widens are elementwise, or integer, or in index order. */
+  if (!pto__lower_x86_wide()) return;
+  LLVMAddAttributeAtIndex(L->fn, LLVMAttributeFunctionIndex,
+                          LLVMCreateStringAttribute(L->c, "prefer-vector-width", 19, "512", 3));
 }
 
 void pto__lower_x86_wide_vectors(lw *L) {

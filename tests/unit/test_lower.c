@@ -3609,9 +3609,23 @@ static void test_lower_loops_vectorize(void **state) {
   char *text = tu_read_file(ll, NULL);
   assert_non_null(text);
   assert_non_null(strstr(text, "\nstream:"));
+  /* 512-bit loops on every AVX-512 host: LLVM's tuning for Intel's prefers 256 */
+  if (pto__lower_host_has("+avx512f"))
+    assert_non_null(strstr(text, "\"prefer-vector-width\"=\"512\""));
+  else
+    assert_null(strstr(text, "prefer-vector-width"));
   free(text);
   assert_pto_ok(pto__optimize_ll_text(ll, 3, &text));
   assert_non_null(strstr(text, "fadd <"));
+  /* the streamed loop's lanes: 16 f32 on AVX-512, 8 on AVX2 */
+  const char *lanes = pto__lower_host_has("+avx512f") ? "fadd <16 x float>"
+                      : pto__lower_host_has("+avx2")  ? "fadd <8 x float>"
+                                                      : NULL;
+  if (lanes && !strstr(text, lanes)) {
+    print_error("@add_block: optimized IR has no '%s'\n", lanes);
+    free(text);
+    fail();
+  }
   free(text);
   lib_free(L);
   /* buffered loops between tensors and tiles: alias scopes, no runtime overlap checks (the
