@@ -47,7 +47,11 @@
  * PTO_BENCH_CORES=default|strict, the worker's cores (see main; unset: NCORES of each type).
  * PTO_BENCH_EW_ANATOMY=ROUNDS adds to (a) what an add launch's time is made of, against the hand
  * loop's threads (ew_anatomy): the per-task records of ROUNDS launches, alternated with the hand
- * loop timed part by part. */
+ * loop timed part by part.
+ * PTO_BENCH_EW_WARM=1: in (a), each contender runs once untimed right before each timed run, so
+ * that every one finds its own data as it left it (in the cache at 4 MiB). By default the
+ * contenders take turns: the hand add follows memcpy, which has just read its a and written its
+ * c, while the runtime's launch follows the hand add's 12 MiB over other buffers. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -539,13 +543,22 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
   peer(&mc, ncores), peer(&hadd_c, ncores), peer(&hchain_c, ncores);
   launch(hadd, w, args, 3), launch(hchain, w, args, 4);
   direct(&dadd, ncores), direct(&dchain, ncores);
+  const char *wv = getenv("PTO_BENCH_EW_WARM");
+  int warm = wv && atoi(wv) > 0;
   for (int r = 0; r < reps; r++) {
+    if (warm) peer(&mc, ncores);
     add(&s_mc, peer(&mc, ncores));
+    if (warm) peer(&hadd_c, ncores);
     add(&s_hadd, peer(&hadd_c, ncores));
+    if (warm) launch(hadd, w, args, 3);
     add(&s_padd, launch(hadd, w, args, 3));
+    if (warm) direct(&dadd, ncores);
     add(&s_dadd, direct(&dadd, ncores));
+    if (warm) peer(&hchain_c, ncores);
     add(&s_hch, peer(&hchain_c, ncores));
+    if (warm) launch(hchain, w, args, 4);
     add(&s_pch, launch(hchain, w, args, 4));
+    if (warm) direct(&dchain, ncores);
     add(&s_dch, direct(&dchain, ncores));
   }
 
@@ -564,11 +577,12 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
   direct(&dchain, ncores);
   compare("chain: pto kernel direct vs hand loop", d, c, numel, 1e-30, 0);
 
-  char title[160];
+  char title[256];
   snprintf(title, sizeof title,
-           "(a) elementwise, [%lld, %lld] f32 (%.0f MiB per matrix), %d threads/cores, %d reps; "
+           "(a) elementwise, [%lld, %lld] f32 (%.0f MiB per matrix), %d threads/cores, %d reps%s; "
            "rate = bytes read + written per second (GB/s)",
-           (long long)n, (long long)n, (double)bytes / 1048576.0, ncores, reps);
+           (long long)n, (long long)n, (double)bytes / 1048576.0, ncores, reps,
+           warm ? ", each after an untimed run of its own (PTO_BENCH_EW_WARM)" : "");
   table_header(title, "hand loop");
   row(&s_mc, 2.0 * (double)bytes, "GB/s", NULL);
   row(&s_hadd, 3.0 * (double)bytes, "GB/s", &s_hadd);
