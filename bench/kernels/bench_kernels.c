@@ -48,10 +48,11 @@
  * PTO_BENCH_EW_ANATOMY=ROUNDS adds to (a) what an add launch's time is made of, against the hand
  * loop's threads (ew_anatomy): the per-task records of ROUNDS launches, alternated with the hand
  * loop timed part by part.
- * PTO_BENCH_EW_WARM=1: in (a), each contender runs once untimed right before each timed run, so
- * that every one finds its own data as it left it (in the cache at 4 MiB). By default the
- * contenders take turns: the hand add follows memcpy, which has just read its a and written its
- * c, while the runtime's launch follows the hand add's 12 MiB over other buffers. */
+ * In (a), each contender runs once untimed right before each timed run, so that every one finds
+ * its own data as it left it (in the cache at 4 MiB). PTO_BENCH_EW_WARM=0 makes them take turns
+ * instead, as rounds 1-9 did: the hand add then followed memcpy, which had just read its a and
+ * written its c, while the runtime's launch followed the hand add's 12 MiB over other buffers
+ * (0.71-0.77x at 4 MiB, against 1.08-1.09x warm, in the same session at load 16). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -544,7 +545,7 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
   launch(hadd, w, args, 3), launch(hchain, w, args, 4);
   direct(&dadd, ncores), direct(&dchain, ncores);
   const char *wv = getenv("PTO_BENCH_EW_WARM");
-  int warm = wv && atoi(wv) > 0;
+  int warm = !(wv && *wv == '0');
   for (int r = 0; r < reps; r++) {
     if (warm) peer(&mc, ncores);
     add(&s_mc, peer(&mc, ncores));
@@ -582,7 +583,7 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
            "(a) elementwise, [%lld, %lld] f32 (%.0f MiB per matrix), %d threads/cores, %d reps%s; "
            "rate = bytes read + written per second (GB/s)",
            (long long)n, (long long)n, (double)bytes / 1048576.0, ncores, reps,
-           warm ? ", each after an untimed run of its own (PTO_BENCH_EW_WARM)" : "");
+           warm ? ", each after an untimed run of its own" : ", taking turns (PTO_BENCH_EW_WARM=0)");
   table_header(title, "hand loop");
   row(&s_mc, 2.0 * (double)bytes, "GB/s", NULL);
   row(&s_hadd, 3.0 * (double)bytes, "GB/s", &s_hadd);
