@@ -178,7 +178,7 @@ def main() -> int:
     mem.append(memcpy_gbps(a.threads))
     mb = 2 * a.batch * a.ctx * D * 4 / 1e6
     print(f"attention: batch {a.batch}, 8 heads, context {a.ctx} ({mb:.1f} MB of K and V), "
-          f"{a.threads} threads ({a.cube_cores or a.threads} cube cores), {'contiguous' if a.contiguous else 'random'} blocks; "
+          f"{a.threads} threads ({a.cube_cores or a.threads} AIC + {a.threads} AIV cores), {'contiguous' if a.contiguous else 'random'} blocks; "
           f"device wall us, min / median of {a.rounds} rounds per repeat; memcpy "
           f"{max(mem):.1f} GB/s (best), so the limit is {mb / max(mem) * 1e3:.0f} us\n")
     limit = mb / max(mem) * 1e3
