@@ -412,7 +412,7 @@ typedef struct fused_pf {
 static int offset_ahead_ok(const lw *L, const pto_ir_expr *e) {
   switch (e->kind) {
   case PTO_EXPR_INT:
-  case PTO_EXPR_SYM: return expr_ready(L, e);
+  case PTO_EXPR_SYM:
   case PTO_EXPR_VALUE: return expr_ready(L, e);
   case PTO_EXPR_UNARY: return e->op == PTO_EOP_NEG && offset_ahead_ok(L, e->a);
   case PTO_EXPR_CAST: return offset_ahead_ok(L, e->a);
@@ -463,10 +463,8 @@ static int gather_ahead(lw *L, const pto_ir_stmt *first, const pto_ir_stmt *last
     c0 = pto__lower_convert(L, c0, ca->list.items[0]->dtype, PTO_DTYPE_INDEX);
     int64_t es = (int64_t)pto_dtype_size(T->dt);
     L->pf_gather = s;
-    pf->ptr[pf->nwin] = LLVMBuildGEP2(L->b, L->t_i8, T->data,
-                                      (LLVMValueRef[]){mul(L, mul(L, c0, T->stride[1]),
-                                                           pto__lower_i64(L, es))},
-                                      1, "pf.gather");
+    LLVMValueRef c0_bytes = mul(L, mul(L, c0, T->stride[1]), pto__lower_i64(L, es));
+    pf->ptr[pf->nwin] = LLVMBuildGEP2(L->b, L->t_i8, T->data, &c0_bytes, 1, "pf.gather");
     pf->row_stride_bytes[pf->nwin] = mul(L, T->stride[0], pto__lower_i64(L, es));
     pf->idx[pf->nwin] = L->vals[iv->id].tile.base;
     pf->row_bytes[pf->nwin] = c * es;
