@@ -218,6 +218,7 @@ typedef struct lw {
   int nviews, capviews;
   const pto_ir_block *cur_blk; /* codegen: the block being lowered */
   const pto_ir_stmt *pf_store; /* codegen: the last tile.store a run prefetched (store_ahead) */
+  const pto_ir_stmt *pf_gather; /* codegen: the last gather_rows a run prefetched (gather_ahead) */
   lw_loop_ctx loop;            /* codegen: the innermost for loop around it */
 } lw;
 

@@ -397,15 +397,86 @@ static int store_ahead(lw *L, const pto_ir_stmt *after, int64_t rows, LLVMValueR
  * flight. */
 #define FUSED_PF_BLOCK 256
 
+#define FUSED_PF_MAX (LW_NEXT_MAX + 2) /* a store ahead, the next loads, a gather ahead */
+
 typedef struct fused_pf {
   int nwin;
-  LLVMValueRef ptr[LW_NEXT_MAX + 1], row_stride_bytes[LW_NEXT_MAX + 1];
-  int64_t row_bytes[LW_NEXT_MAX + 1];
-  int write[LW_NEXT_MAX + 1];
+  LLVMValueRef ptr[FUSED_PF_MAX], row_stride_bytes[FUSED_PF_MAX];
+  LLVMValueRef idx[FUSED_PF_MAX]; /* a gather ahead's index tile (row i is idx[i]); else NULL */
+  int64_t row_bytes[FUSED_PF_MAX];
+  int write[FUSED_PF_MAX];
 } fused_pf;
 
-static void fused_pf_plan(lw *L, const pto_ir_stmt *last, int64_t rows, fused_pf *pf) {
-  pf->nwin = 0;
+/* Whether offset e is built of literals, symbols, values whose code exists, negation, +, - and *
+ * only: evaluating it ahead of its statement can neither fail nor compute what is not there. */
+static int offset_ahead_ok(const lw *L, const pto_ir_expr *e) {
+  switch (e->kind) {
+  case PTO_EXPR_INT:
+  case PTO_EXPR_SYM:
+  case PTO_EXPR_VALUE: return expr_ready(L, e);
+  case PTO_EXPR_UNARY: return e->op == PTO_EOP_NEG && offset_ahead_ok(L, e->a);
+  case PTO_EXPR_CAST: return offset_ahead_ok(L, e->a);
+  case PTO_EXPR_BINARY:
+    return (e->op == PTO_EOP_ADD || e->op == PTO_EOP_SUB || e->op == PTO_EOP_MUL) &&
+           offset_ahead_ok(L, e->lhs) && offset_ahead_ok(L, e->rhs);
+  default: return 0;
+  }
+}
+
+/* A gather ahead: the first tile.gather_rows after the run `first`..`last` in the block being
+ * lowered, of `rows` rows, whose index tile was defined before the run (so its rows hold their
+ * values now), whose tensor and column offset exist already, and that no run has prefetched: the
+ * run brings row idx[i] of it into the cache beside its own row i. The rows of a gather are where
+ * no hardware prefetcher looks; read later (the decode attention's V rows, after its q . K run
+ * over K's rows), they would be read with nothing else in flight: bench/llm/attend_bench.py. */
+static int gather_ahead(lw *L, const pto_ir_stmt *first, const pto_ir_stmt *last, int64_t rows,
+                        fused_pf *pf) {
+  const pto_ir_block *blk = L->cur_blk;
+  int k = 0;
+  while (blk && k < blk->n && blk->stmts[k] != last)
+    k++;
+  if (!blk || k >= blk->n || first->nresults < 1) return 0;
+  int run_pos = L->def_pos[first->results[0]->id];
+  for (k++; k < blk->n; k++) {
+    const pto_ir_stmt *s = blk->stmts[k];
+    if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_GATHER_ROWS || s == L->pf_gather ||
+        s->nresults != 1 || npositional(s) < 3)
+      continue;
+    const pto_ir_arg *ta = &s->op.args[0], *ia = &s->op.args[1], *ca = &s->op.args[2];
+    if (ta->kind != PTO_ARG_EXPR || ta->expr->kind != PTO_EXPR_VALUE ||
+        L->vals[ta->expr->value->id].kind != LW_V_TENSOR || ia->kind != PTO_ARG_EXPR ||
+        ia->expr->kind != PTO_EXPR_VALUE || ca->kind != PTO_ARG_LIST || ca->list.n != 1)
+      continue;
+    const pto_ir_value *iv = ia->expr->value;
+    const pto_ir_type *ty = s->results[0]->type;
+    int64_t r = 0, c = 0;
+    if (L->vals[iv->id].kind != LW_V_TILE || L->def_pos[iv->id] >= run_pos ||
+        L->group_of[iv->id] < 0 || ty->kind != PTO_TYPE_TILE ||
+        pto__lower_static_int(ty->dims[0], &r) || pto__lower_static_int(ty->dims[1], &c) ||
+        r != rows || L->vals[iv->id].tile.rows < rows || L->vals[iv->id].tile.dt != PTO_DTYPE_I32 ||
+        !offset_ahead_ok(L, ca->list.items[0]))
+      continue;
+    const lw_tensor *T = &L->tensors[L->vals[ta->expr->value->id].tensor];
+    if (T->rank != 2) continue;
+    LLVMValueRef c0 = pto__lower_expr(L, ca->list.items[0]);
+    if (!c0) return 0;
+    c0 = pto__lower_convert(L, c0, ca->list.items[0]->dtype, PTO_DTYPE_INDEX);
+    int64_t es = (int64_t)pto_dtype_size(T->dt);
+    L->pf_gather = s;
+    LLVMValueRef c0_bytes = mul(L, mul(L, c0, T->stride[1]), pto__lower_i64(L, es));
+    pf->ptr[pf->nwin] = LLVMBuildGEP2(L->b, L->t_i8, T->data, &c0_bytes, 1, "pf.gather");
+    pf->row_stride_bytes[pf->nwin] = mul(L, T->stride[0], pto__lower_i64(L, es));
+    pf->idx[pf->nwin] = L->vals[iv->id].tile.base;
+    pf->row_bytes[pf->nwin] = c * es;
+    pf->write[pf->nwin++] = 0;
+    return 1;
+  }
+  return 0;
+}
+
+static void fused_pf_plan(lw *L, const pto_ir_stmt *first, const pto_ir_stmt *last, int64_t rows,
+                          fused_pf *pf) {
+  memset(pf, 0, sizeof *pf);
   /* Only straight in a loop body: a loop over tiles is where the next tile's and this tile's
    * memory can be overlapped with arithmetic (a lone run keeps its flat loop). */
   if (!L->loop.iv || L->cur_blk != L->loop.body) return;
@@ -423,14 +494,19 @@ static void fused_pf_plan(lw *L, const pto_ir_stmt *last, int64_t rows, fused_pf
       L->loop.prefetched = 1;
     }
   }
+  gather_ahead(L, first, last, rows, pf);
 }
 
 /* Block jb of nb of row i: each window's share of the row's lines. */
 static void fused_pf_block(lw *L, const fused_pf *pf, LLVMValueRef i, LLVMValueRef jb, int64_t nb) {
   for (int k = 0; k < pf->nwin; k++) {
     int64_t share = (pf->row_bytes[k] + nb - 1) / nb;
+    LLVMValueRef row =
+        pf->idx[k] ? LLVMBuildSExt(L->b, pto__lower_tile_load(L, pf->idx[k], PTO_DTYPE_I32, i),
+                                   L->t_i64, "")
+                   : i;
     LLVMValueRef off =
-        add(L, mul(L, i, pf->row_stride_bytes[k]), mul(L, jb, pto__lower_i64(L, share)));
+        add(L, mul(L, row, pf->row_stride_bytes[k]), mul(L, jb, pto__lower_i64(L, share)));
     /* none for the store when the runtime says outputs go past the cache: a line fetched for
      * writing would only be evicted again by the non-temporal store */
     LLVMValueRef n = pto__lower_i64(L, share);
@@ -999,7 +1075,7 @@ void pto__lower_fused(lw *L, pto_ir_stmt *const *ss, int n) {
   lw_defer *dr = NULL;
   if (ty && ty->kind == PTO_TYPE_TILE && !pto__lower_static_int(ty->dims[0], &rows) &&
       !pto__lower_static_int(ty->dims[1], &cols) && rows > 0 && rows * cols == count) {
-    fused_pf_plan(L, ss[n - 1], rows, &pf);
+    fused_pf_plan(L, ss[0], ss[n - 1], rows, &pf);
     dr = pto__lower_defer_drainer(L, rows, cols);
   }
   if (dr) {

@@ -6,7 +6,13 @@ same with `tile.load` of 64 contiguous rows instead of the gather (what the walk
 kernel could load whole blocks).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/llm/attend_bench.py [PTIR ...]
-        [--batch 8] [--ctx 512] [--threads 2] [--rounds 30] [--repeat 3] [--contiguous]
+        [--batch 8] [--ctx 512] [--threads 2] [--cube-cores N] [--rounds 30] [--repeat 3]
+        [--contiguous]
+
+The worker is the decode step's (decode_bench.py): THREADS threads, each with a cube core, so two
+@attend tasks (matmul, AIC kernels) run at once on 2 threads; --cube-cores 1 is the worker this
+bench had before (RunConfig(cores=2): one cube core, the 64 tasks one at a time, bench/RESULTS.md
+"decode1"), whose times cannot approach a limit counted at two threads' memcpy.
 
 Every sequence is at position ctx-1; the block tables are a random permutation of the cache's
 blocks (--contiguous: block i of sequence s is s*ctx/16 + i, the layout a fresh cache gets).
@@ -128,6 +134,8 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--ctx", type=int, default=512)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cube-cores", type=int, default=0,
+                    help="cube (AIC) cores on the threads (default: as many as threads)")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--contiguous", action="store_true")
@@ -154,7 +162,9 @@ def main() -> int:
                 FLOOR.replace("ROWS", LOAD), a.ctx, tmp, "load"), False)]
         res = {n: [] for n, _, _ in variants}
         err = {}
-        with pto.ChipWorker(pto.RunConfig(platform="sim", cores=a.threads)) as wk:
+        cube = a.cube_cores or a.threads
+        cfg = pto.RunConfig(platform="sim", aic_cores=cube, aiv_cores=a.threads, threads=a.threads)
+        with pto.ChipWorker(cfg) as wk:
             dkc = wk.alloc_tensor(kc.shape, np.float32, init=kc)
             dvc = wk.alloc_tensor(vc.shape, np.float32, init=vc)
             for _ in range(a.repeat):
@@ -168,7 +178,7 @@ def main() -> int:
     mem.append(memcpy_gbps(a.threads))
     mb = 2 * a.batch * a.ctx * D * 4 / 1e6
     print(f"attention: batch {a.batch}, 8 heads, context {a.ctx} ({mb:.1f} MB of K and V), "
-          f"{a.threads} threads, {'contiguous' if a.contiguous else 'random'} blocks; "
+          f"{a.threads} threads ({a.cube_cores or a.threads} AIC + {a.threads} AIV cores), {'contiguous' if a.contiguous else 'random'} blocks; "
           f"device wall us, min / median of {a.rounds} rounds per repeat; memcpy "
           f"{max(mem):.1f} GB/s (best), so the limit is {mb / max(mem) * 1e3:.0f} us\n")
     limit = mb / max(mem) * 1e3

@@ -1044,6 +1044,63 @@ static void gen_matmul_rview(void) {
       }
 }
 
+/* The decode attention's chunk loop (examples/llm/llama_layer.ptir @attend, small): K's rows
+ * gathered through an index tile and read by the q . K run, then V's rows gathered through the
+ * same or another index tile into the P . V matmul. The run prefetches V's rows (gather_ahead)
+ * before V's gather checks them: the results are still the interpreter's, and indices out of
+ * range (v 1: V's index tile offset by %b past the tensor's rows) still fail the launch at V's
+ * gather, the prefetches of those rows having faulted nothing. K x N: 64 x 128 (the
+ * attention's), 17 x 48; RT x CT the tensors, c0 the column offset. */
+static void gen_matmul_gather_ahead(void) {
+  static const int64_t sh[][5] = {{64, 128, 70, 140, 9}, {17, 48, 23, 53, 5}};
+  for (int h = 0; h < 2; h++)
+    for (int v = 0; v < 2; v++) {
+      long long K = sh[h][0], N = sh[h][1], RT = sh[h][2], CT = sh[h][3];
+      tcase *c = new_case("matmul");
+      snprintf(c->kname, sizeof c->kname, "mmga%d_%lldx%lld", v, K, N);
+      snprintf(c->name, sizeof c->name, "tile_matmul_attention_loop_prefetches_v%s_%lldx%lld",
+               v ? "_index_out_of_range" : "", K, N);
+      c->text = dupf(
+          "kernel @%s(%%q: tensor[1,%lld] f32, %%k: tensor[R,C] f32, %%v: tensor[R,C] f32,"
+          " out %%c: tensor[1,%lld] f32, %%c0: index, %%a: i32, %%b: i32)"
+          " -> (tensor[1,%lld] f32) {\n"
+          "  %%tq = tile.load(%%q, [0, 0], [1, %lld])\n"
+          "  %%qx = tile.col_expand(%%tq, [%lld, %lld])\n"
+          "  %%z = tile.full([1, %lld], f32, 0, space=acc)\n"
+          "  %%o = for %%i in range(0, 3) iter(%%cz = %%z) {\n"
+          "    %%ci = tile.ci(i32(%%i * 5), [1, %lld], dtype=i32)\n"
+          "    %%ct = tile.reshape(%%ci, [%lld, 1])\n"
+          "    %%cm = tile.muls(%%ct, 7)\n"
+          "    %%ca = tile.adds(%%cm, %%a)\n"
+          "    %%ix = tile.rems(%%ca, %lld)\n"
+          "    %%iv = tile.adds(%%ix, %%b)\n"
+          "    %%tk = tile.gather_rows(%%k, %%ix, [%%c0], [%lld, %lld])\n"
+          "    %%m = tile.mul(%%tk, %%qx)\n"
+          "    %%s = tile.row_sum(%%m)\n"
+          "    %%p = tile.reshape(%%s, [1, %lld])\n"
+          "    %%pm = tile.move(%%p, space=mat)\n"
+          "    %%pl = tile.move(%%pm, space=left)\n"
+          "    %%tv = tile.gather_rows(%%v, %%iv, [%%c0], [%lld, %lld])\n"
+          "    %%vm = tile.move(%%tv, space=mat)\n"
+          "    %%vr = tile.move(%%vm, space=right)\n"
+          "    %%cn = tile.matmul_acc(%%cz, %%pl, %%vr)\n"
+          "    yield %%cn\n"
+          "  }\n"
+          "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
+          "  return %%c1\n}\n",
+          c->kname, N, N, N, N, K, N, N, K, K, RT, K, N, K, K, N);
+      c->args[0] = tensor2(PTO_DTYPE_F32, 1, N, D_ANY, 0);
+      c->args[1] = tensor2(PTO_DTYPE_F32, RT, CT, D_ANY, 0);
+      c->args[2] = tensor2(PTO_DTYPE_F32, RT, CT, D_ANY, 0);
+      c->args[3] = tensor2(PTO_DTYPE_F32, 1, N, D_ANY, 1);
+      c->args[4] = scalar_spec(PTO_DTYPE_INDEX, 0, sh[h][4]);
+      c->args[5] = scalar_spec(PTO_DTYPE_I32, 0, RT - 1);
+      c->args[6] = scalar_spec(PTO_DTYPE_I32, 0, v ? 1000000 : 0);
+      c->nargs = 7;
+      if (v) c->expect_rc = PTO_KERNEL_ERR_INDEX;
+    }
+}
+
 /* A right operand gathered only to feed the matmul is read through its index tile
  * (plan_row_views, lw_tile.ri): rows idx[k] = (7 k + a) mod RT of an RT x CT tensor from column
  * c0, through the moves vec -> mat -> right, for M = 1, 2, 4, 8, odd K and N (K > RT: repeated
@@ -3323,6 +3380,71 @@ static void test_lower_fused_run_prefetches_store_and_next_load(void **state) {
   lib_free(L);
 }
 
+/* A run that reads K's rows row by row in the attention's chunk loop prefetches, beside its row
+ * i, row idx[i] of the gather of V that comes later in the loop body ("pf.gather"): @ahead. None
+ * where V's index tile is computed after the run (its rows hold nothing yet: @late), or where
+ * V's column offset divides (evaluated ahead, a division could fail before the statements that
+ * come first: @divoff). The "mmga*" differential cases of the matmul group check the results. */
+static const char *const k_gather_ahead_kernel =
+    "kernel @%s(%%q: tensor[1,128] f32, %%k: tensor[S,128] f32, %%v: tensor[S,128] f32,\n"
+    "           out %%c: tensor[1,128] f32, %%d: index) -> (tensor[1,128] f32) {\n"
+    "  %%tq = tile.load(%%q, [0, 0], [1, 128])\n"
+    "  %%qx = tile.col_expand(%%tq, [64, 128])\n"
+    "  %%z = tile.full([1, 128], f32, 0, space=acc)\n"
+    "  %%o = for %%i in range(0, 4) iter(%%cz = %%z) {\n"
+    "    %%ci = tile.ci(i32(%%i * 64), [1, 64], dtype=i32)\n"
+    "    %%ix = tile.reshape(%%ci, [64, 1])\n"
+    "    %%tk = tile.gather_rows(%%k, %%ix, [0], [64, 128])\n"
+    "    %%m = tile.mul(%%tk, %%qx)\n"
+    "    %%s = tile.row_sum(%%m)\n"
+    "    %%p = tile.reshape(%%s, [1, 64])\n"
+    "    %%pm = tile.move(%%p, space=mat)\n"
+    "    %%pl = tile.move(%%pm, space=left)\n"
+    "%s"
+    "    %%tv = tile.gather_rows(%%v, %%%s, [%s], [64, 128])\n"
+    "    %%vm = tile.move(%%tv, space=mat)\n"
+    "    %%vr = tile.move(%%vm, space=right)\n"
+    "    %%cn = tile.matmul_acc(%%cz, %%pl, %%vr)\n"
+    "    yield %%cn\n"
+    "  }\n"
+    "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
+    "  return %%c1\n"
+    "}\n";
+
+static void test_lower_row_run_prefetches_gather_ahead(void **state) {
+  (void)state;
+  static const struct {
+    const char *k, *def, *iv, *c0;
+    int pf;
+  } want[] = {{"ahead", "", "ix", "0", 1},
+              {"late", "    %iv = tile.adds(%ix, 0)\n", "iv", "0", 0},
+              {"divoff", "", "ix", "%d / 2", 0}};
+  char *src = dupf("program gahead\ndynamic S\n");
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    char *k = dupf(k_gather_ahead_kernel, want[w].k, want[w].def, want[w].iv, want[w].c0);
+    char *both = dupf("%s%s", src, k);
+    free(k);
+    free(src);
+    src = both;
+  }
+  tl_lib *L = lib_build(src, 2);
+  free(src);
+  assert_non_null(L);
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    char ll[1024];
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
+    char *text = tu_read_file(ll, NULL);
+    assert_non_null(text);
+    int pf = strstr(text, "%pf.gather = ") != NULL;
+    free(text);
+    if (pf != want[w].pf) {
+      print_error("@%s: V's rows prefetched %d, want %d\n", want[w].k, pf, want[w].pf);
+      fail();
+    }
+  }
+  lib_free(L);
+}
+
 static void test_lower_matmul_prefetches_next_loads(void **state) {
   (void)state;
   static char src[8192];
@@ -3771,6 +3893,7 @@ int main(void) {
       cmocka_unit_test(test_lower_matmul_right_operand_is_a_strided_view),
       cmocka_unit_test(test_lower_matmul_right_operand_read_through_gather_indices),
       cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
+      cmocka_unit_test(test_lower_row_run_prefetches_gather_ahead),
       cmocka_unit_test(test_lower_row_reductions_special_values),
       cmocka_unit_test(test_lower_dist_kernel_lowers),
       cmocka_unit_test(test_lower_rejects_non_kernel),
@@ -3787,6 +3910,7 @@ int main(void) {
   gen_matmul();
   gen_matmul_rview();
   gen_matmul_gview();
+  gen_matmul_gather_ahead();
   gen_misc();
   gen_random();
   gen_struct_reduce();
