@@ -3419,8 +3419,8 @@ static void test_lower_matmul_decode_rows_skip_next_prefetch(void **state) {
     int next = strstr(text, "pf.next") != NULL;
     free(text);
     if (next == wide) {
-      print_error("@%s: next-window prefetches %d on a host %s 512-bit vectors\n", ks[w].name,
-                  next, wide ? "with" : "without");
+      print_error("@%s: next-window prefetches %d on a host %s 512-bit vectors\n", ks[w].name, next,
+                  wide ? "with" : "without");
       fail();
     }
     for (int i = 0; i < M * 24; i++)
