@@ -295,12 +295,19 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  * M mod 4 rows in blocks of their own (for M < 4 on 512-bit vectors, a decode step's [1, K] or
  * [2, K] x [K, N], the wide blocks of mm_rows_wide), so that every row keeps its accumulators in
  * registers across k and reads r a vector at a time. The same blocks with or without dp; the last
- * rows always on the fmaf path (packed l holds whole blocks of 4 rows). */
+ * rows always on the fmaf path (packed l holds whole blocks of 4 rows).
+ *
+ * The first register-blocked part prefetches the loop's next tile.loads, except on 512-bit
+ * vectors for M <= 8 (a decode step's batch: [8, K] x a view of a weight, plan_views): there a
+ * k step has at most 24 fmas per block beside up to MM_PF_MAX prefetches and their address
+ * arithmetic, which cost more than the lines they bring. Measured on the decode step's
+ * projections, one thread, W out of the cache (bench/RESULTS.md, "m8read"): 9-20% less time in
+ * f32 at M = 5..8 (none lost at M = 4), 27% in bf16, and twice the rate with W in the cache. */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
   int mt = (int)(M - M4);
-  int pf = 1; /* the first register-blocked part prefetches the loop's next tile.loads */
+  int pf = !(pto__lower_host_has("+avx512f") && M <= MM_MR_MAX);
   /* 512-bit registers: 16-lane blocks, twice the work per instruction of 8 lanes (the products
    * and sums stay separate, so this is the only way to more throughput without changing the
    * rounding) */

@@ -22,7 +22,9 @@
  *       [DECODE_K, DECODE_K] f32 weight (matmul_decode.ptir; DECODE_K = 4096 unless
  *       PTO_BENCH_DECODE_K says otherwise), against OpenBLAS cblas_sgemv (M = 1) and cblas_sgemm
  *       (M = 8), and the limit: memcpy of W's bytes on as many threads (a product that reads W
- *       once can go no faster than the memory delivers W). Every contender starts with W out of
+ *       once can go no faster than the memory delivers W), and a read of W alone (peer_read: no
+ *       writes, so the rate the memory reads at, which memcpy's writes halve); pto's time is
+ *       printed as a ratio to each. Every contender starts with W out of
  *       the cache, and W is on transparent huge pages for all of them as for the runtime. With
  *       NCORES = 1 the contenders in this thread are timed by its CPU time. A variant of the
  *       program (PTO_BENCH_KERNELS_DIR) with another task width names it in
@@ -296,12 +298,15 @@ static double direct(direct_ctx *d, int nthreads) {
 /* ---- peers on threads --------------------------------------------------------------------- */
 
 typedef struct peer_ctx {
-  int what; /* 0 memcpy, 1 add, 2 chain, 3 softmax, 4 softmax -ffast-math */
+  int what; /* 0 memcpy, 1 add, 2 chain, 3 softmax, 4 softmax -ffast-math, 5 read of a */
   const float *a, *b;
   float *c;
   float alpha;
   int64_t rows, cols;
 } peer_ctx;
+
+/* peer_read's results, one per part (64: peer_parallel's most), so the reads are not dropped */
+static volatile uint64_t g_read_sink[64];
 
 static void peer_part(void *p, int part, int nparts) {
   peer_ctx *x = p;
@@ -315,7 +320,11 @@ static void peer_part(void *p, int part, int nparts) {
   case 1: peer_add(x->a, x->b, x->c, x->cols, lo, hi); break;
   case 2: peer_chain(x->a, x->b, x->c, x->alpha, x->cols, lo, hi); break;
   case 3: peer_softmax(x->a, x->c, x->cols, lo, hi); break;
-  default: peer_softmax_fast(x->a, x->c, x->cols, lo, hi); break;
+  case 4: peer_softmax_fast(x->a, x->c, x->cols, lo, hi); break;
+  default:
+    g_read_sink[part] =
+        peer_read(x->a + lo * x->cols, (size_t)((hi - lo) * x->cols) * sizeof(float));
+    break;
   }
 }
 
@@ -958,7 +967,8 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
                 .k = k,
                 .n = n,
                 .scratch_bytes = pto_program_scratch_bytes(p)};
-  peer_ctx cp = {.what = 0, .a = wt, .c = wc, .rows = k, .cols = n};
+  peer_ctx cp = {.what = 0, .a = wt, .c = wc, .rows = k, .cols = n},
+           cr = {.what = 5, .a = wt, .rows = k, .cols = n};
   int K = (int)k, N = (int)n, M = (int)m;
 #define PEER()                                                                                     \
   do {                                                                                             \
@@ -968,7 +978,8 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   char bname[64];
   snprintf(bname, sizeof bname, "%s: OpenBLAS", m == 1 ? "sgemv" : "sgemm");
   bstat s_b = {.name = bname}, s_p = {.name = "pto, runtime (device wall)"},
-        s_d = {.name = "pto, kernel direct"}, s_m = {.name = "limit: memcpy of W"};
+        s_d = {.name = "pto, kernel direct"}, s_m = {.name = "limit: memcpy of W"},
+        s_r = {.name = "limit: read of W (no writes)"};
   PEER();
   launch(h, w, args, 3);
   peer_parallel(ncores, dec_part, &dk);
@@ -992,6 +1003,10 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     t0 = clk();
     peer_parallel(ncores, peer_part, &cp);
     add(&s_m, clk() - t0);
+    evict_caches();
+    t0 = clk();
+    peer_parallel(ncores, peer_part, &cr);
+    add(&s_r, clk() - t0);
   }
 #undef PEER
   float *got = xalloc(yn * 4);
@@ -1027,10 +1042,15 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   row(&s_p, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_d, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_m, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  row(&s_r, wbytes, "GB/s", have_peer ? &s_b : NULL);
   printf("pto's time / the limit's (memcpy of W): runtime min %.2fx median %.2fx, direct min "
          "%.2fx median %.2fx\n",
          stat_min(&s_p) / stat_min(&s_m), stat_median(&s_p) / stat_median(&s_m),
          stat_min(&s_d) / stat_min(&s_m), stat_median(&s_d) / stat_median(&s_m));
+  printf("pto's time / the read of W's (its read rate against the memory's): runtime min %.2fx "
+         "median %.2fx, direct min %.2fx median %.2fx\n",
+         stat_min(&s_p) / stat_min(&s_r), stat_median(&s_p) / stat_median(&s_r),
+         stat_min(&s_d) / stat_min(&s_r), stat_median(&s_d) / stat_median(&s_r));
   if (have_peer) printf("\nOpenBLAS: %s\n", config);
   free(got);
   CHECK(pto_worker_free_tensor(w, dx));

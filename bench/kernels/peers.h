@@ -23,5 +23,8 @@ void peer_softmax(const float *x, float *y, int64_t n, int64_t lo, int64_t hi);
 /* The same loop built with -ffast-math (peers_fast.c): libmvec's vector expf. */
 void peer_softmax_fast(const float *x, float *y, int64_t n, int64_t lo, int64_t hi);
 void peer_memcpy(void *dst, const void *src, size_t bytes);
+/* Reads bytes (a multiple of 8) and nothing else: the xor of their 64-bit words (integer ops, so
+ * the loop vectorizes without reassociating anything): the read rate memcpy's writes hide. */
+uint64_t peer_read(const void *src, size_t bytes);
 
 #endif

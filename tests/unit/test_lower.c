@@ -3494,6 +3494,77 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
   lib_free(L);
 }
 
+/* A decode step's batch, M <= 8 rows (@mmb8: the 8 x 48 and 8 x 32 blocks; @mmb5: 4-row blocks,
+ * a 1-row block and 8 columns of the simple loop), in a k loop whose loads move: on 512-bit
+ * vectors the matmul prefetches no next windows (mm_blocks: there they cost more than they
+ * bring), elsewhere it does as for 16 rows; either way one fma per product in k order, bit for
+ * bit the interpreter's. */
+static const char *k_mm_rows_fmt =
+    "kernel @%s(%%a: tensor[%d,24] f32, %%b: tensor[24,%d] f32, out %%o: tensor[%d,%d] f32)\n"
+    "    -> (tensor[%d,%d] f32) {\n"
+    "  %%acc0 = tile.full([%d, %d], f32, -1, space=acc)\n"
+    "  %%acc = for %%k in range(0, 3) iter(%%ck = %%acc0) {\n"
+    "    %%ta = tile.load(%%a, [0, %%k * 8], [%d, 8], space=mat)\n"
+    "    %%tb = tile.load(%%b, [%%k * 8, 0], [8, %d], space=mat)\n"
+    "    %%l = tile.move(%%ta, space=left)\n"
+    "    %%r = tile.move(%%tb, space=right)\n"
+    "    %%cn = tile.matmul_acc(%%ck, %%l, %%r)\n"
+    "    yield %%cn\n"
+    "  }\n"
+    "  %%o1 = tile.store(%%acc, [0, 0], %%o)\n"
+    "  return %%o1\n"
+    "}\n";
+
+static void test_lower_matmul_decode_rows_skip_next_prefetch(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    int m, n;
+  } ks[] = {{"mmb8", 8, 80}, {"mmb5", 5, 88}};
+  static char src[4096];
+  int len = snprintf(src, sizeof src, "program mmrows\n");
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    int M = ks[i].m, N = ks[i].n;
+    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_rows_fmt, ks[i].name, M, N, M, N, M,
+                    N, M, N, M, N);
+  }
+  tl_lib *L = lib_build(src, 2);
+  assert_non_null(L);
+  int wide = pto__lower_host_has("+avx512f");
+  static float a[8 * 24], b[24 * 88], o[8 * 88], o2[8 * 88];
+  for (size_t w = 0; w < sizeof ks / sizeof ks[0]; w++) {
+    int M = ks[w].m, N = ks[w].n;
+    char ll[1024];
+    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, ks[w].name);
+    char *text = tu_read_file(ll, NULL);
+    assert_non_null(text);
+    int next = strstr(text, "pf.next") != NULL;
+    free(text);
+    if (next == wide) {
+      print_error("@%s: next-window prefetches %d on a host %s 512-bit vectors\n", ks[w].name, next,
+                  wide ? "with" : "without");
+      fail();
+    }
+    for (int i = 0; i < M * 24; i++)
+      a[i] = (float)((i * 37) % 23 - 11) * 0.0625f + 0x1p-13f * (float)(i % 3);
+    for (int i = 0; i < 24 * N; i++)
+      b[i] = (float)((i * 53) % 19 - 9) * 0.125f + 0x1p-14f * (float)(i % 5);
+    mm_run_both(L, ks[w].name, PTO_DTYPE_F32, a, b, M, 24, N, o, o2);
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        float sum = -1.0f;
+        for (int k = 0; k < 24; k++)
+          sum = fmaf(a[i * 24 + k], b[k * N + j], sum);
+        if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
+          print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", ks[w].name, i, j,
+                      (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
+          fail();
+        }
+      }
+  }
+  lib_free(L);
+}
+
 /* f32 exp, log and sigmoid: the compiled loops (pto/mathf.h's operations emitted as LLVM IR,
  * vectorized) give the same bits as the reference the interpreter calls (pto_expf, pto_logf in
  * base/mathf.c), over a sweep of every 251st f32 bit pattern (NaN, infinities, subnormals and
@@ -3890,6 +3961,7 @@ int main(void) {
       cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
       cmocka_unit_test(test_lower_bf16_matmul_dot_products),
       cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
+      cmocka_unit_test(test_lower_matmul_decode_rows_skip_next_prefetch),
       cmocka_unit_test(test_lower_matmul_right_operand_is_a_strided_view),
       cmocka_unit_test(test_lower_matmul_right_operand_read_through_gather_indices),
       cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
