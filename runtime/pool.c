@@ -20,7 +20,9 @@
  * pool (run to completion: a distributed chip's) wakes no core at a launch's start, and the first
  * ready block of each type that the orchestration queues wakes no sleeping core either: the
  * dispatching thread runs it at the launch's end, or hands it to a core when it starts to wait
- * (flush). */
+ * (flush). In a shared pool that is not lazy, a core thread that wakes up on a CPU where another
+ * thread of the pool was last seen running moves to a CPU where none was (spread): the kernel
+ * does not, on hosts whose CPUs report no shared cache. */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +195,7 @@ void pto__rt_pool_flush(pto__rt_pool *pool) {
    * a gang of more blocks than CPUs would wait for blocks no thread may wake to take. */
   int gave = 0;
   if (tls_dispatching == pool) {
+    atomic_store_explicit(&pool->dispatch_cpu, -1, memory_order_relaxed);
     gave = atomic_exchange(&pool->dispatching, 0) && capped(pool);
   } else if (tls_core_pool == pool && capped(pool)) {
     atomic_fetch_sub(&pool->nawake, 1);
@@ -207,10 +210,12 @@ void pto__rt_pool_flush(pto__rt_pool *pool) {
 }
 
 void pto__rt_pool_resume(pto__rt_pool *pool) {
-  if (tls_dispatching == pool)
+  if (tls_dispatching == pool) {
+    atomic_store_explicit(&pool->dispatch_cpu, sched_getcpu(), memory_order_relaxed);
     atomic_store(&pool->dispatching, 1);
-  else if (tls_core_pool == pool && capped(pool))
+  } else if (tls_core_pool == pool && capped(pool)) {
     atomic_fetch_add(&pool->nawake, 1);
+  }
 }
 
 void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
@@ -224,6 +229,7 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   if (!types) types = 3;
   atomic_store(&pool->spin_types, types);
   tls_dispatching = pool;
+  atomic_store_explicit(&pool->dispatch_cpu, sched_getcpu(), memory_order_relaxed);
   atomic_store(&pool->dispatching, 1);
   atomic_store(&pool->active, 1);
   if (pool->lazy) return; /* the dispatching thread runs the first task itself */
@@ -457,8 +463,10 @@ static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *cor
 }
 
 void pto__rt_pool_idle(pto__rt_pool *pool) {
-  if (atomic_load_explicit(&pool->dispatching, memory_order_relaxed))
+  if (atomic_load_explicit(&pool->dispatching, memory_order_relaxed)) {
+    atomic_store_explicit(&pool->dispatch_cpu, -1, memory_order_relaxed);
     atomic_store(&pool->dispatching, 0);
+  }
   atomic_store(&pool->active, 0);
   tls_dispatching = NULL;
 }
@@ -471,6 +479,48 @@ static int awake_evict(pto__rt_pool *pool) {
   while (n > awake_cap(pool))
     if (atomic_compare_exchange_weak(&pool->nawake, &n, n - 1)) return 1;
   return 0;
+}
+
+/* Capped pool: the thread of home has just woken up. Linux puts a woken thread on the CPU it last
+ * ran on or its waker's, and looks for an idle CPU only among those that share its last-level
+ * cache; where the CPUs report no cache topology (a KVM guest whose CPUID has no cache leaves,
+ * as the bench's host), none does, so a core thread woken by another (a stage's tasks pushed)
+ * lands on that thread's CPU while another CPU idles, and the two share it for milliseconds
+ * until the load balancer moves one (a decode step then runs its stages one task at a time:
+ * bench/RESULTS.md, "bimodal"). So: if another awake core thread of the pool, or the
+ * dispatching thread, was last seen on this CPU, the thread moves to one of its CPUs that none
+ * of them was seen on (pinned there for a moment, then given its own set back, so the kernel
+ * stays free to move it later); with no such CPU (more threads than CPUs), it stays. */
+static void spread(pto__rt_pool *pool, pto__rt_core *home) {
+  int cpu = sched_getcpu();
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+  cpu_set_t taken;
+  CPU_ZERO(&taken);
+  int clash = 0;
+  for (int i = 0; i <= pool->nthreads; i++) {
+    int c = i < pool->nthreads
+                ? (&pool->cores[i] == home
+                       ? -1
+                       : atomic_load_explicit(&pool->cores[i].cpu, memory_order_relaxed))
+                : atomic_load_explicit(&pool->dispatch_cpu, memory_order_relaxed);
+    if (c < 0 || c >= CPU_SETSIZE) continue;
+    CPU_SET(c, &taken);
+    clash |= c == cpu;
+  }
+  cpu_set_t mine, one;
+  if (clash && sched_getaffinity(0, sizeof mine, &mine) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+      if (!CPU_ISSET(c, &mine) || CPU_ISSET(c, &taken)) continue;
+      CPU_ZERO(&one);
+      CPU_SET(c, &one);
+      if (sched_setaffinity(0, sizeof one, &one) == 0) { /* returns on c */
+        sched_setaffinity(0, sizeof mine, &mine);
+        cpu = c;
+      }
+      break;
+    }
+  }
+  atomic_store_explicit(&home->cpu, cpu, memory_order_relaxed);
 }
 
 /* Work that the thread of core can take: a queued task of its type, or (shared pool) of either
@@ -496,6 +546,7 @@ static void *core_main(void *arg) {
   pto__rt_queue *q = &pool->q[pool->shared ? PTO_CORE_AIV : core->type];
   pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
   tls_core_pool = pool;
+  atomic_store_explicit(&core->cpu, sched_getcpu(), memory_order_relaxed);
   atomic_fetch_add(&pool->nawake, 1);
   for (;;) {
     pto__rt_task *t = NULL;
@@ -511,6 +562,7 @@ static void *core_main(void *arg) {
         pto__rt_core *as = NULL;
         t = take_any(pool, &w->launch, core, &as, &block, &started);
         if (t) {
+          atomic_store_explicit(&core->cpu, sched_getcpu(), memory_order_relaxed);
           run_chain(&w->launch, t, as, block, started);
           release(pool, as);
         }
@@ -570,10 +622,13 @@ static void *core_main(void *arg) {
     }
     pool_lock(pool);
     uint64_t gen = pool->wake_gen;
+    int slept = 0;
     while (!has_work(pool, core) && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
       q->nsleeping++;
       if (!left) atomic_fetch_sub(&pool->nawake, 1);
       left = 0;
+      slept = 1;
+      atomic_store_explicit(&core->cpu, -1, memory_order_relaxed);
       pthread_cond_wait(&q->cv, &pool->mu);
       atomic_fetch_add(&pool->nawake, 1);
       q->nsleeping--;
@@ -581,6 +636,7 @@ static void *core_main(void *arg) {
     }
     if (left) atomic_fetch_add(&pool->nawake, 1); /* work came first: awake after all */
     pthread_mutex_unlock(&pool->mu);
+    if (slept && capped(pool)) spread(pool, core);
   }
   return NULL;
 }
@@ -610,6 +666,7 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
   pool->spin_budget = ncpu > 1 ? (int)(ncpu - 1) : 1;
   if (pool->spin_budget > pool->nthreads) pool->spin_budget = pool->nthreads;
   atomic_init(&pool->spin_types, 3);
+  atomic_init(&pool->dispatch_cpu, -1);
   pool->cores = pto_calloc((size_t)ncores, sizeof *pool->cores);
   if (!pool->cores)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
@@ -624,6 +681,7 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
     c->w = w;
     c->id = i;
     c->type = i < naiv ? PTO_CORE_AIV : PTO_CORE_AIC;
+    atomic_init(&c->cpu, -1);
     c->rng = pool->rng ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull);
     if (!c->rng) c->rng = 1;
     c->scratch = alloc_scratch(w->scratch_bytes);

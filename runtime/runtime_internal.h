@@ -528,6 +528,9 @@ typedef struct pto__rt_core {
                          thread releases the core */
   pthread_cond_t park_cv;
   atomic_int spinning; /* its thread spins idle (the dispatching thread leaves it alone) */
+  /* A thread's home core (the first nthreads): the CPU its thread was last seen on awake (at its
+   * start, a wake-up, a task taken), -1 while it sleeps (pool.c, spread). */
+  atomic_int cpu;
   /* The launch's scheduling phases (L->record_phases): written by the thread that holds the
    * core (claimed), read after the launch. */
   pto_sched_phase *phases;
@@ -584,6 +587,7 @@ typedef struct pto__rt_pool {
   int ncpu;
   char pad_dispatching_[64];
   atomic_int dispatching;
+  atomic_int dispatch_cpu; /* the dispatching thread's CPU while dispatching is 1, else -1 */
   char pad_dispatching_end_[64];
   int shuffle;
   uint64_t rng; /* guarded by mu */
