@@ -20,10 +20,10 @@
  * pool (run to completion: a distributed chip's) wakes no core at a launch's start, and the first
  * ready block of each type that the orchestration queues wakes no sleeping core either: the
  * dispatching thread runs it at the launch's end, or hands it to a core when it starts to wait
- * (flush). In a shared pool that is not lazy, a core thread that wakes up on a CPU where another
- * thread of the pool was last seen running moves to a CPU where none was (spread): the kernel
- * does not, on hosts whose CPUs report no shared cache. */
+ * (flush). On a host whose CPUs report no shared cache, a thread that wakes a sleeping core
+ * thread and goes on running keeps it off its own CPU (steer). */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +84,8 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
 /* The pool whose launch this thread dispatches (from pto__rt_pool_wake to pto__rt_pool_idle),
  * and the pool whose core thread this is. */
 static _Thread_local const pto__rt_pool *tls_dispatching, *tls_core_pool;
+/* This thread is about to wait (pto__rt_pool_flush): the threads it wakes may take its CPU. */
+static _Thread_local int tls_leaving;
 
 /* Are the pool's awake threads kept to its CPUs (awake_cap)? A shared pool's, unless it is lazy
  * (a distributed chip's, whose dispatching thread runs its tasks itself). */
@@ -111,13 +113,78 @@ static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
   return awake_cap(pool) - atomic_load(&pool->nawake) - q->nwaking;
 }
 
+/* Where a woken core thread runs. Linux puts a woken thread on the CPU it last ran on or on its
+ * waker's, and looks for an idle CPU only among the CPUs that share that one's last-level cache.
+ * Where the CPUs report no cache topology (a KVM guest whose CPUID has no cache leaves, as the
+ * bench's host), none do: a core thread woken by another that goes on running (a stage's tasks
+ * pushed) or by the dispatching thread (a launch's start) is queued on its waker's CPU, or stays
+ * on its own busy one, while another CPU idles, and waits for milliseconds, until the waker
+ * sleeps or the load balancer moves one; the decode step then ran whole stages one task at a
+ * time (bench/RESULTS.md, "bimodal"). So on such a host a waker that goes on running first
+ * keeps every sleeping thread of the pool off its own CPU (sched_setaffinity to the pool's other
+ * CPUs: the signal wakes one of them, which one is the C library's choice), and a woken thread
+ * gets all of the pool's CPUs back at once (unsteer), so the kernel stays free to move it
+ * later. Where the CPUs report a shared cache the kernel finds the idle CPU itself, and nothing
+ * is steered. */
+
+/* Does the last-level cache of cpu, as sysfs reports it, take in another CPU of cpus? */
+static int shares_cache(int cpu, const cpu_set_t *cpus) {
+  char path[96], list[256];
+  int shared = 0;
+  for (int idx = 0; idx < 8; idx++) { /* the highest index is the last level */
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list", cpu,
+             idx);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    size_t n = fread(list, 1, sizeof list - 1, f);
+    fclose(f);
+    list[n] = 0;
+    shared = 0;
+    for (char *p = list; *p;) { /* "0-3,8,10-11" */
+      char *end;
+      long lo = strtol(p, &end, 10), hi = lo;
+      if (end == p) break;
+      if (*end == '-') hi = strtol(end + 1, &end, 10);
+      for (long c = lo; c <= hi && c < CPU_SETSIZE; c++)
+        if (c != cpu && c >= 0 && CPU_ISSET(c, cpus)) shared = 1;
+      p = *end == ',' ? end + 1 : end;
+      if (*p == '\n') break;
+    }
+  }
+  return shared;
+}
+
+/* Capped pool that steers, pool->mu held, about to signal n sleeping threads: unless this thread
+ * is about to wait, every sleeping thread is kept off this thread's CPU. */
+static void steer(pto__rt_pool *pool, long n) {
+  if (n <= 0 || !pool->steer || tls_leaving || !capped(pool)) return;
+  int mine = sched_getcpu();
+  if (mine < 0 || mine >= CPU_SETSIZE || !CPU_ISSET(mine, &pool->cpus)) return;
+  cpu_set_t others = pool->cpus;
+  CPU_CLR(mine, &others);
+  for (int i = 0; i < pool->nthreads; i++) {
+    pto__rt_core *c = &pool->cores[i];
+    if (c->asleep && c->steered_from != mine + 1 &&
+        sched_setaffinity(c->tid, sizeof others, &others) == 0)
+      c->steered_from = mine + 1;
+  }
+}
+
+/* The thread of home, just woken (pool->mu held): steered, it gets the pool's CPUs back. */
+static void unsteer(pto__rt_pool *pool, pto__rt_core *home) {
+  if (!home->steered_from) return;
+  sched_setaffinity(0, sizeof pool->cpus, &pool->cpus);
+  home->steered_from = 0;
+}
+
 /* Signals threads sleeping on q for the nblocks queued blocks that no spinner and no thread
  * already waking will take, at most room of them; pool->mu held. */
-static void wake_for_queued(pto__rt_queue *q, size_t nblocks, long room) {
+static void wake_for_queued(pto__rt_pool *pool, pto__rt_queue *q, size_t nblocks, long room) {
   long demand = (long)nblocks - atomic_load(&q->nspin) - q->nwaking;
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
   if (n > room) n = room;
+  steer(pool, n);
   for (long i = 0; i < n; i++)
     pthread_cond_signal(&q->cv);
   if (n > 0) q->nwaking += (int)n;
@@ -135,7 +202,7 @@ static void wake_shared(pto__rt_pool *pool, long keep) {
     if (free_ > 0 && nb > 0) takeable += (size_t)(nb < free_ ? nb : free_);
   }
   pto__rt_queue *q = &pool->q[PTO_CORE_AIV];
-  wake_for_queued(q, takeable, wake_room(pool, q));
+  wake_for_queued(pool, q, takeable, wake_room(pool, q));
 }
 
 /* Wakes sleeping threads for the queued blocks of types (a bit per type) that no other thread
@@ -148,7 +215,7 @@ static void wake_pool(pto__rt_pool *pool, long keep, int types) {
   for (int type = 0; type < 2; type++) {
     pto__rt_queue *q = &pool->q[type];
     if (types & (1 << type))
-      wake_for_queued(q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0,
+      wake_for_queued(pool, q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0,
                       wake_room(pool, q));
   }
 }
@@ -195,7 +262,6 @@ void pto__rt_pool_flush(pto__rt_pool *pool) {
    * a gang of more blocks than CPUs would wait for blocks no thread may wake to take. */
   int gave = 0;
   if (tls_dispatching == pool) {
-    atomic_store_explicit(&pool->dispatch_cpu, -1, memory_order_relaxed);
     gave = atomic_exchange(&pool->dispatching, 0) && capped(pool);
   } else if (tls_core_pool == pool && capped(pool)) {
     atomic_fetch_sub(&pool->nawake, 1);
@@ -205,17 +271,17 @@ void pto__rt_pool_flush(pto__rt_pool *pool) {
       (!atomic_load(&pool->q[0].nqueued) && !atomic_load(&pool->q[1].nqueued)))
     return;
   pool_lock(pool);
+  tls_leaving = 1; /* the threads it wakes may have its CPU */
   wake_pool(pool, 0, 3);
+  tls_leaving = 0;
   pthread_mutex_unlock(&pool->mu);
 }
 
 void pto__rt_pool_resume(pto__rt_pool *pool) {
-  if (tls_dispatching == pool) {
-    atomic_store_explicit(&pool->dispatch_cpu, sched_getcpu(), memory_order_relaxed);
+  if (tls_dispatching == pool)
     atomic_store(&pool->dispatching, 1);
-  } else if (tls_core_pool == pool && capped(pool)) {
+  else if (tls_core_pool == pool && capped(pool))
     atomic_fetch_add(&pool->nawake, 1);
-  }
 }
 
 void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
@@ -229,7 +295,6 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   if (!types) types = 3;
   atomic_store(&pool->spin_types, types);
   tls_dispatching = pool;
-  atomic_store_explicit(&pool->dispatch_cpu, sched_getcpu(), memory_order_relaxed);
   atomic_store(&pool->dispatching, 1);
   atomic_store(&pool->active, 1);
   if (pool->lazy) return; /* the dispatching thread runs the first task itself */
@@ -252,6 +317,7 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
     if (n <= 0) continue;
     pool->wake_gen++;
     q->nwaking += n;
+    steer(pool, n);
     for (int i = 0; i < n; i++)
       pthread_cond_signal(&q->cv);
   }
@@ -463,10 +529,8 @@ static void spin_release(pto__rt_pool *pool, pto__rt_queue *q, pto__rt_core *cor
 }
 
 void pto__rt_pool_idle(pto__rt_pool *pool) {
-  if (atomic_load_explicit(&pool->dispatching, memory_order_relaxed)) {
-    atomic_store_explicit(&pool->dispatch_cpu, -1, memory_order_relaxed);
+  if (atomic_load_explicit(&pool->dispatching, memory_order_relaxed))
     atomic_store(&pool->dispatching, 0);
-  }
   atomic_store(&pool->active, 0);
   tls_dispatching = NULL;
 }
@@ -479,48 +543,6 @@ static int awake_evict(pto__rt_pool *pool) {
   while (n > awake_cap(pool))
     if (atomic_compare_exchange_weak(&pool->nawake, &n, n - 1)) return 1;
   return 0;
-}
-
-/* Capped pool: the thread of home has just woken up. Linux puts a woken thread on the CPU it last
- * ran on or its waker's, and looks for an idle CPU only among those that share its last-level
- * cache; where the CPUs report no cache topology (a KVM guest whose CPUID has no cache leaves,
- * as the bench's host), none does, so a core thread woken by another (a stage's tasks pushed)
- * lands on that thread's CPU while another CPU idles, and the two share it for milliseconds
- * until the load balancer moves one (a decode step then runs its stages one task at a time:
- * bench/RESULTS.md, "bimodal"). So: if another awake core thread of the pool, or the
- * dispatching thread, was last seen on this CPU, the thread moves to one of its CPUs that none
- * of them was seen on (pinned there for a moment, then given its own set back, so the kernel
- * stays free to move it later); with no such CPU (more threads than CPUs), it stays. */
-static void spread(pto__rt_pool *pool, pto__rt_core *home) {
-  int cpu = sched_getcpu();
-  if (cpu < 0 || cpu >= CPU_SETSIZE) return;
-  cpu_set_t taken;
-  CPU_ZERO(&taken);
-  int clash = 0;
-  for (int i = 0; i <= pool->nthreads; i++) {
-    int c = i < pool->nthreads
-                ? (&pool->cores[i] == home
-                       ? -1
-                       : atomic_load_explicit(&pool->cores[i].cpu, memory_order_relaxed))
-                : atomic_load_explicit(&pool->dispatch_cpu, memory_order_relaxed);
-    if (c < 0 || c >= CPU_SETSIZE) continue;
-    CPU_SET(c, &taken);
-    clash |= c == cpu;
-  }
-  cpu_set_t mine, one;
-  if (clash && sched_getaffinity(0, sizeof mine, &mine) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; c++) {
-      if (!CPU_ISSET(c, &mine) || CPU_ISSET(c, &taken)) continue;
-      CPU_ZERO(&one);
-      CPU_SET(c, &one);
-      if (sched_setaffinity(0, sizeof one, &one) == 0) { /* returns on c */
-        sched_setaffinity(0, sizeof mine, &mine);
-        cpu = c;
-      }
-      break;
-    }
-  }
-  atomic_store_explicit(&home->cpu, cpu, memory_order_relaxed);
 }
 
 /* Work that the thread of core can take: a queued task of its type, or (shared pool) of either
@@ -546,7 +568,7 @@ static void *core_main(void *arg) {
   pto__rt_queue *q = &pool->q[pool->shared ? PTO_CORE_AIV : core->type];
   pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
   tls_core_pool = pool;
-  atomic_store_explicit(&core->cpu, sched_getcpu(), memory_order_relaxed);
+  core->tid = gettid();
   atomic_fetch_add(&pool->nawake, 1);
   for (;;) {
     pto__rt_task *t = NULL;
@@ -562,7 +584,6 @@ static void *core_main(void *arg) {
         pto__rt_core *as = NULL;
         t = take_any(pool, &w->launch, core, &as, &block, &started);
         if (t) {
-          atomic_store_explicit(&core->cpu, sched_getcpu(), memory_order_relaxed);
           run_chain(&w->launch, t, as, block, started);
           release(pool, as);
         }
@@ -581,7 +602,7 @@ static void *core_main(void *arg) {
       atomic_store(&core->parked, 1);
       /* A push may have counted this thread as a spinner that would take its task: wake a
        * sleeping core for it instead. */
-      wake_for_queued(q, q->nblocks, wake_room(pool, q));
+      wake_for_queued(pool, q, q->nblocks, wake_room(pool, q));
       /* Released before parked was set: the helper's release is seen here (and otherwise
        * it sees parked and wakes this thread). */
       while (atomic_load(&core->claimed) && !atomic_load(&pool->shutdown))
@@ -622,21 +643,20 @@ static void *core_main(void *arg) {
     }
     pool_lock(pool);
     uint64_t gen = pool->wake_gen;
-    int slept = 0;
     while (!has_work(pool, core) && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
       q->nsleeping++;
       if (!left) atomic_fetch_sub(&pool->nawake, 1);
       left = 0;
-      slept = 1;
-      atomic_store_explicit(&core->cpu, -1, memory_order_relaxed);
+      core->asleep = 1;
       pthread_cond_wait(&q->cv, &pool->mu);
+      core->asleep = 0;
+      unsteer(pool, core);
       atomic_fetch_add(&pool->nawake, 1);
       q->nsleeping--;
       if (q->nwaking > 0) q->nwaking--;
     }
     if (left) atomic_fetch_add(&pool->nawake, 1); /* work came first: awake after all */
     pthread_mutex_unlock(&pool->mu);
-    if (slept && capped(pool)) spread(pool, core);
   }
   return NULL;
 }
@@ -663,10 +683,15 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
    * orchestration they wait for: the CPUs this process may run on, less one. */
   long ncpu = pto__rt_usable_cpus();
   pool->ncpu = (int)ncpu;
+  if (pool->shared && ncpu > 1 && sched_getaffinity(0, sizeof pool->cpus, &pool->cpus) == 0) {
+    int first = 0;
+    while (first < CPU_SETSIZE - 1 && !CPU_ISSET(first, &pool->cpus))
+      first++;
+    pool->steer = !shares_cache(first, &pool->cpus);
+  }
   pool->spin_budget = ncpu > 1 ? (int)(ncpu - 1) : 1;
   if (pool->spin_budget > pool->nthreads) pool->spin_budget = pool->nthreads;
   atomic_init(&pool->spin_types, 3);
-  atomic_init(&pool->dispatch_cpu, -1);
   pool->cores = pto_calloc((size_t)ncores, sizeof *pool->cores);
   if (!pool->cores)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
@@ -681,7 +706,6 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
     c->w = w;
     c->id = i;
     c->type = i < naiv ? PTO_CORE_AIV : PTO_CORE_AIC;
-    atomic_init(&c->cpu, -1);
     c->rng = pool->rng ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull);
     if (!c->rng) c->rng = 1;
     c->scratch = alloc_scratch(w->scratch_bytes);

@@ -528,9 +528,11 @@ typedef struct pto__rt_core {
                          thread releases the core */
   pthread_cond_t park_cv;
   atomic_int spinning; /* its thread spins idle (the dispatching thread leaves it alone) */
-  /* A thread's home core (the first nthreads): the CPU its thread was last seen on awake (at its
-   * start, a wake-up, a task taken), -1 while it sleeps (pool.c, spread). */
-  atomic_int cpu;
+  /* A thread's home core (the first nthreads), where the pool steers (pool.c, steer): its
+   * thread's id; asleep while it waits on its queue's cv; steered_from: 1 + the CPU a waker kept
+   * it off while it slept (0: none). asleep and steered_from are guarded by the pool's mu. */
+  pid_t tid;
+  int asleep, steered_from;
   /* The launch's scheduling phases (L->record_phases): written by the thread that holds the
    * core (claimed), read after the launch. */
   pto_sched_phase *phases;
@@ -585,9 +587,12 @@ typedef struct pto__rt_pool {
    * one-task launch); cores read it only when every thread is awake. */
   atomic_int nawake;
   int ncpu;
+  /* Capped pool on a host whose CPUs report no shared cache: wakers keep the threads they wake
+   * off their own CPU (pool.c, steer); cpus: the CPUs the core threads may run on. */
+  int steer;
+  cpu_set_t cpus;
   char pad_dispatching_[64];
   atomic_int dispatching;
-  atomic_int dispatch_cpu; /* the dispatching thread's CPU while dispatching is 1, else -1 */
   char pad_dispatching_end_[64];
   int shuffle;
   uint64_t rng; /* guarded by mu */
