@@ -124,14 +124,8 @@ static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
  * keeps every sleeping thread of the pool off its own CPU (sched_setaffinity to the pool's other
  * CPUs: the signal wakes one of them, which one is the C library's choice), and a woken thread
  * gets all of the pool's CPUs back at once (unsteer), so the kernel stays free to move it
- * later. The dispatching thread is steered the same way when a completion wakes it (the
- * completer spins on, and the next launch's first task is its): woken onto the completer's CPU
- * it held that CPU through the next launch's orchestration and its help, while the spinner
- * waited behind it, counted awake, so no other thread was woken, and one CPU ran the whole
- * launch. That state also outlived the launch (the dispatching thread ran every task and never
- * slept), so a launch starts with a check: if an awake core thread was last seen on the
- * dispatching thread's CPU, the dispatching thread moves to another (unstack). Where the CPUs
- * report a shared cache the kernel finds the idle CPU itself, and nothing is steered. */
+ * later. Where the CPUs report a shared cache the kernel finds the idle CPU itself, and nothing
+ * is steered. */
 
 /* Does the last-level cache of cpu, as sysfs reports it, take in another CPU of cpus? */
 static int shares_cache(int cpu, const cpu_set_t *cpus) {
@@ -181,53 +175,6 @@ static void unsteer(pto__rt_pool *pool, pto__rt_core *home) {
   if (!home->steered_from) return;
   sched_setaffinity(0, sizeof pool->cpus, &pool->cpus);
   home->steered_from = 0;
-}
-
-/* Notes where home's thread is, awake. */
-static void seen(pto__rt_core *home) {
-  atomic_store_explicit(&home->cpu, sched_getcpu(), memory_order_relaxed);
-}
-
-/* A launch starts on the dispatching thread: where the pool steers, if an awake core thread was
- * last seen on its CPU (queued behind it), it moves to another of its CPUs and gets them all
- * back. */
-static void unstack(pto__rt_pool *pool) {
-  if (!pool->steer || !capped(pool)) return;
-  int mine = sched_getcpu(), stacked = 0;
-  for (int i = 0; i < pool->nthreads && mine >= 0; i++)
-    stacked |= atomic_load_explicit(&pool->cores[i].cpu, memory_order_relaxed) == mine;
-  cpu_set_t all, others;
-  if (!stacked || mine >= CPU_SETSIZE || sched_getaffinity(0, sizeof all, &all) != 0) return;
-  others = all;
-  CPU_CLR(mine, &others);
-  if (CPU_COUNT(&others) && sched_setaffinity(0, sizeof others, &others) == 0)
-    sched_setaffinity(0, sizeof all, &all);
-}
-
-void pto__rt_pool_sleep_begin(pto__rt_pool *pool) {
-  if (!pool->steer || tls_dispatching != pool || !capped(pool) ||
-      sched_getaffinity(0, sizeof pool->dispatch_cpus, &pool->dispatch_cpus) != 0)
-    return;
-  pool->dispatch_tid = gettid();
-  pool->dispatch_asleep = 1;
-}
-
-void pto__rt_pool_steer_dispatcher(pto__rt_pool *pool) {
-  if (!pool->dispatch_asleep || pool->dispatch_steered) return;
-  int mine = sched_getcpu();
-  if (mine < 0 || mine >= CPU_SETSIZE || !CPU_ISSET(mine, &pool->dispatch_cpus)) return;
-  cpu_set_t others = pool->dispatch_cpus;
-  CPU_CLR(mine, &others);
-  if (CPU_COUNT(&others) && sched_setaffinity(pool->dispatch_tid, sizeof others, &others) == 0)
-    pool->dispatch_steered = 1;
-}
-
-void pto__rt_pool_sleep_end(pto__rt_pool *pool) {
-  if (!pool->dispatch_asleep) return;
-  pool->dispatch_asleep = 0;
-  if (pool->dispatch_steered)
-    sched_setaffinity(0, sizeof pool->dispatch_cpus, &pool->dispatch_cpus);
-  pool->dispatch_steered = 0;
 }
 
 /* Signals threads sleeping on q for the nblocks queued blocks that no spinner and no thread
@@ -351,7 +298,6 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   atomic_store(&pool->dispatching, 1);
   atomic_store(&pool->active, 1);
   if (pool->lazy) return; /* the dispatching thread runs the first task itself */
-  unstack(pool);
   /* The budget goes to the vector cores first (most programs' first tasks), then the cube
    * cores; a shared pool's threads all idle on the AIV queue and run either. */
   int left = pool->spin_budget;
@@ -623,7 +569,6 @@ static void *core_main(void *arg) {
   pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
   tls_core_pool = pool;
   core->tid = gettid();
-  seen(core);
   atomic_fetch_add(&pool->nawake, 1);
   for (;;) {
     pto__rt_task *t = NULL;
@@ -639,7 +584,6 @@ static void *core_main(void *arg) {
         pto__rt_core *as = NULL;
         t = take_any(pool, &w->launch, core, &as, &block, &started);
         if (t) {
-          seen(core);
           run_chain(&w->launch, t, as, block, started);
           release(pool, as);
         }
@@ -675,7 +619,6 @@ static void *core_main(void *arg) {
     int left = awake_evict(pool);
     if (!left && (!pool->shared || atomic_load(&q->nspin) < spin_cap(pool)) &&
         spin_acquire(pool, q, core)) {
-      seen(core);
       uint64_t deadline = pto__rt_now_ns() + pool->spin_ns;
       int work = 0, evicted = 0, mask = 1 << core->type;
       for (unsigned i = 0;; i++) {
@@ -705,11 +648,9 @@ static void *core_main(void *arg) {
       if (!left) atomic_fetch_sub(&pool->nawake, 1);
       left = 0;
       core->asleep = 1;
-      atomic_store_explicit(&core->cpu, -1, memory_order_relaxed);
       pthread_cond_wait(&q->cv, &pool->mu);
       core->asleep = 0;
       unsteer(pool, core);
-      seen(core);
       atomic_fetch_add(&pool->nawake, 1);
       q->nsleeping--;
       if (q->nwaking > 0) q->nwaking--;
@@ -765,7 +706,6 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
     c->w = w;
     c->id = i;
     c->type = i < naiv ? PTO_CORE_AIV : PTO_CORE_AIC;
-    atomic_init(&c->cpu, -1);
     c->rng = pool->rng ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull);
     if (!c->rng) c->rng = 1;
     c->scratch = alloc_scratch(w->scratch_bytes);

@@ -533,7 +533,6 @@ typedef struct pto__rt_core {
    * it off while it slept (0: none). asleep and steered_from are guarded by the pool's mu. */
   pid_t tid;
   int asleep, steered_from;
-  atomic_int cpu; /* where its thread was last seen awake (start, wake-up, spin, task); -1 asleep */
   /* The launch's scheduling phases (L->record_phases): written by the thread that holds the
    * core (claimed), read after the launch. */
   pto_sched_phase *phases;
@@ -592,12 +591,6 @@ typedef struct pto__rt_pool {
    * off their own CPU (pool.c, steer); cpus: the CPUs the core threads may run on. */
   int steer;
   cpu_set_t cpus;
-  /* Where the pool steers, the dispatching thread while it sleeps until completions wake it
-   * (guarded by the launch's done_mu): its id and CPUs, and whether a completer kept it off its
-   * own CPU (pool.c, pto__rt_pool_steer_dispatcher). */
-  pid_t dispatch_tid;
-  int dispatch_asleep, dispatch_steered;
-  cpu_set_t dispatch_cpus;
   char pad_dispatching_[64];
   atomic_int dispatching;
   char pad_dispatching_end_[64];
@@ -645,12 +638,6 @@ void pto__rt_pool_submit(pto__rt_pool *pool, pto__rt_task *t);
 void pto__rt_pool_flush(pto__rt_pool *pool);
 /* The wait that pto__rt_pool_flush began has ended: the dispatching thread holds its CPU again. */
 void pto__rt_pool_resume(pto__rt_pool *pool);
-/* The launch's done_mu held: the dispatching thread is about to sleep until a completion wakes
- * it (sleep_begin) and has woken (sleep_end); a completer is about to wake it (steer_dispatcher:
- * where the pool steers, it keeps it off the completer's CPU; pool.c, steer). */
-void pto__rt_pool_sleep_begin(pto__rt_pool *pool);
-void pto__rt_pool_sleep_end(pto__rt_pool *pool);
-void pto__rt_pool_steer_dispatcher(pto__rt_pool *pool);
 /* The dispatching thread, its orchestration done, runs one ready task (and the successors it
  * makes ready) as an idle core of the task's type, instead of waiting for that core's thread to
  * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready, no core free, or the

@@ -283,10 +283,8 @@ static void wait_until_at(pto__rt_launch *L, pto__rt_pred pred, const void *arg,
       else
         atomic_fetch_add(&L->waiters, 1);
       pthread_mutex_lock(&L->done_mu);
-      if (wake_at >= 0) pto__rt_pool_sleep_begin(&L->w->pool);
       while (!pred(L, arg))
         pthread_cond_wait(&L->done_cv, &L->done_mu);
-      if (wake_at >= 0) pto__rt_pool_sleep_end(&L->w->pool);
       pthread_mutex_unlock(&L->done_mu);
       if (wake_at >= 0)
         atomic_store(&L->wake_at, -1);
@@ -445,7 +443,6 @@ static void complete(pto__rt_launch *L, pto__rt_task *t, pto__rt_task **out_next
   long left = atomic_fetch_sub(&L->outstanding, 1) - 1;
   if (atomic_load(&L->waiters) || left <= atomic_load(&L->wake_at)) {
     pthread_mutex_lock(&L->done_mu);
-    pto__rt_pool_steer_dispatcher(&L->w->pool);
     pthread_cond_broadcast(&L->done_cv);
     pthread_mutex_unlock(&L->done_mu);
   }
