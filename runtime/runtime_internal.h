@@ -591,6 +591,12 @@ typedef struct pto__rt_pool {
    * off their own CPU (pool.c, steer); cpus: the CPUs the core threads may run on. */
   int steer;
   cpu_set_t cpus;
+  /* Steering is for a host with a CPU to spare: it is on while no other process ran on a CPU
+   * the pool's threads need (/proc/loadavg, read by the dispatching thread at most every 10 ms:
+   * steer_checked_ns); steer_always skips that check (tests). */
+  atomic_int steer_now;
+  int steer_always;
+  uint64_t steer_checked_ns;
   char pad_dispatching_[64];
   atomic_int dispatching;
   char pad_dispatching_end_[64];

@@ -424,6 +424,8 @@ static void test_a_woken_core_thread_leaves_the_dispatching_threads_cpu(void **s
   assert_pto_ok(s);
   pto__rt_worker *w = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
   assert_non_null(w);
+  w->pool.steer_always = 1; /* steer whatever else runs on the host (the check is policy) */
+  atomic_store(&w->pool.steer_now, 1);
   if (!w->pool.steer) {
     pto_worker_close(g_w);
     g_w = NULL;
