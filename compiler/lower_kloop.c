@@ -233,7 +233,7 @@ static LLVMValueRef kl_tload(lw *L, LLVMValueRef ptr, LLVMValueRef idx, int vw) 
 /* Iterations a column slab of NB columns is packed for at a time: as many as b's tile buffer
  * holds (N / NB), at most KL_CHUNK. Two k steps of 64 keep a 48-column panel (24 KiB) in L1
  * beside the rows of a the blocks read; the accumulators then go to memory and back every 128
- * products instead of every 64 (1, 3 and 5 measured no better: kblock-results.md). */
+ * products instead of every 64 (1, 3 and 5 measured no better). */
 #define KL_CHUNK 2
 static int64_t kl_chunk(const kl *k, int64_t NB) {
   int64_t ch = k->N / NB;
@@ -241,12 +241,50 @@ static int64_t kl_chunk(const kl *k, int64_t NB) {
   return ch < 1 ? 1 : ch;
 }
 
+/* Where the panel's next packing reads: the next chunk of the slab, or after its last chunk the
+ * first of the next slab (past the last slab a window no one reads). */
+typedef struct kl_next {
+  LLVMValueRef win[KL_CHUNK]; /* b's windows of the chunk's iterations */
+  LLVMValueRef j0;            /* the slab's first column */
+  int64_t rows;               /* rows of the chunk: CH x KS */
+} kl_next;
+
+/* Prefetches (into L2) row block ib's share of the rows the next packing reads, a burst before the
+ * block computes: b's slab streams from memory once per task (at 1024^3 it is four times L2), and
+ * this way it comes in while the blocks compute, not while the packing waits for it. A prefetch
+ * never faults, so a window past the tensor or the loop's last iteration costs an instruction and
+ * nothing else. */
+static void kl_prefetch_next(lw *L, const kl *k, const kl_next *nx, int64_t CH, int nv,
+                             LLVMValueRef ib, int64_t nib) {
+  int64_t rpb = (nx->rows + nib - 1) / nib;
+  LLVMValueRef sb = k->b.T->stride[k->b.T->rank - 2];
+  lw_loop lq;
+  LLVMValueRef q = pto__lower_loop_begin(L, &lq, i64(L, 0), i64(L, rpb), "kl.pf");
+  LLVMValueRef r = pto__lower_smin(L, add(L, mul(L, ib, i64(L, rpb)), q), i64(L, nx->rows - 1));
+  LLVMValueRef x = LLVMBuildUDiv(L->b, r, i64(L, k->KS), "");
+  LLVMValueRef kn = LLVMBuildURem(L->b, r, i64(L, k->KS), "");
+  LLVMValueRef base = nx->win[0];
+  for (int64_t c = 1; c < CH; c++)
+    base = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, x, i64(L, c), ""), nx->win[c], base,
+                           "");
+  for (int h = 0; h < nv; h++) {
+    LLVMValueRef off = add(L, mul(L, kn, sb), add(L, nx->j0, i64(L, h * KL_VW)));
+    LLVMValueRef args[4] = {LLVMBuildGEP2(L->b, L->t_f32, base, &off, 1, "kl.pf.next"),
+                            LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 2, 0),
+                            LLVMConstInt(L->t_i32, 1, 0)};
+    LLVMTypeRef pt = L->t_ptr;
+    pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+  }
+  pto__lower_loop_end(L, &lq);
+}
+
 /* acc[i_lo..i_hi, j_lo..j_hi) += the loop's product in register blocks of mr rows by nv vectors
  * (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * KL_VW; nothing when smaller). Column slabs
  * outside; each slab's rows of b packed back to back into the panel (b's tile buffer) a chunk of
  * iterations at a time, so the row blocks read them from one place in the caches (b's rows a
- * page apart would share a few cache sets); then the row blocks, each keeping its accumulators in
- * registers across the chunk's iterations, reading a's rows from the tensor. */
+ * page apart would share a few cache sets); then the row blocks, each prefetching its share of
+ * the next packing's rows and keeping its accumulators in registers across the chunk's
+ * iterations, reading a's rows from the tensor. */
 static void kl_blocked(lw *L, const kl *k, int mr, int nv, int64_t i_lo, int64_t i_hi, int64_t j_lo,
                        int64_t j_hi) {
   int64_t NB = nv * KL_VW;
@@ -279,8 +317,16 @@ static void kl_blocked(lw *L, const kl *k, int mr, int nv, int64_t i_lo, int64_t
   }
   pto__lower_loop_end(L, &lpk);
   pto__lower_loop_end(L, &lp);
-  LLVMValueRef ib = pto__lower_loop_begin(L, &lib, i64(L, 0), i64(L, (i_hi - i_lo) / mr), "kl.ib");
+  kl_next nx = {.rows = CH * k->KS};
+  LLVMValueRef last = LLVMBuildICmp(L->b, LLVMIntEQ, add(L, ch, i64(L, 1)), nch, "");
+  LLVMValueRef n0 = LLVMBuildSelect(L->b, last, k->lo, c1, "");
+  nx.j0 = LLVMBuildSelect(L->b, last, add(L, j0, i64(L, NB)), j0, "");
+  for (int64_t c = 0; c < CH; c++)
+    nx.win[c] = kl_window(L, k, &k->b, add(L, n0, i64(L, c)), NULL);
+  int64_t nib = (i_hi - i_lo) / mr;
+  LLVMValueRef ib = pto__lower_loop_begin(L, &lib, i64(L, 0), i64(L, nib), "kl.ib");
   LLVMValueRef i0 = add(L, mul(L, ib, i64(L, mr)), i64(L, i_lo));
+  kl_prefetch_next(L, k, &nx, CH, nv, ib, nib);
   for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < nv; h++) {
       oidx[ii][h] =
