@@ -879,11 +879,19 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   lw_defer defer_store = {0}, *defer = NULL; /* the body's deferred store, if the plan has one */
   int fpos = L->cur_pos - 1;
   if (L->plan[fpos].defer_at >= 0) pto__lower_defer_begin(L, defer = &defer_store, fpos);
+  /* A k loop of matmul_acc steps may run as one K-blocked product (lower_kloop.c): that path
+   * comes to the header with every iteration done. */
+  LLVMBasicBlockRef fused = n == 1 && dst[0] ? pto__lower_kloop(L, s, dst[0], lo, hi) : NULL;
+  if (L->err) return;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.head");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.body");
   LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.exit");
   LLVMBuildBr(L->b, head);
+  if (fused) {
+    LLVMPositionBuilderAtEnd(L->b, fused);
+    LLVMBuildBr(L->b, head);
+  }
   LLVMPositionBuilderAtEnd(L->b, head);
   LLVMValueRef iv = LLVMBuildPhi(L->b, L->t_i64, s->loop.iv->name ? s->loop.iv->name : "iv");
   LLVMValueRef phi_s[64], phi_vr[64], phi_vc[64];
@@ -939,14 +947,18 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef next = step_iv(L, iv, step, hi, s->loop.step);
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
   LLVMBuildBr(L->b, head);
-  LLVMBasicBlockRef blocks[2] = {pre, latch};
-  LLVMValueRef ivs[2] = {lo, next};
-  LLVMAddIncoming(iv, ivs, blocks, 2);
+  /* the fused product's way in: past the last iteration, the valid extents the init's (a
+   * matmul_acc keeps its accumulator's) */
+  LLVMBasicBlockRef blocks[3] = {pre, latch, fused};
+  unsigned nin = fused ? 3 : 2;
+  LLVMValueRef ivs[3] = {lo, next, hi};
+  LLVMAddIncoming(iv, ivs, blocks, nin);
   for (int i = 0; i < n; i++) {
     if (dst[i]) {
-      LLVMValueRef a[2] = {init_vr[i], y_vr[i]}, c2[2] = {init_vc[i], y_vc[i]};
-      LLVMAddIncoming(phi_vr[i], a, blocks, 2);
-      LLVMAddIncoming(phi_vc[i], c2, blocks, 2);
+      LLVMValueRef a[3] = {init_vr[i], y_vr[i], init_vr[i]};
+      LLVMValueRef c2[3] = {init_vc[i], y_vc[i], init_vc[i]};
+      LLVMAddIncoming(phi_vr[i], a, blocks, nin);
+      LLVMAddIncoming(phi_vc[i], c2, blocks, nin);
     } else {
       LLVMValueRef a[2] = {init_s[i], y_s[i]};
       LLVMAddIncoming(phi_s[i], a, blocks, 2);

@@ -383,6 +383,14 @@ void pto__lower_defer_staged(lw *L, const lw_defer *d, const lw_window *ws,
 int64_t pto__lower_mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                              int with_acc, LLVMValueRef pack);
 
+/* lower_kloop.c: where the for statement s (its carried accumulator's buffer acc, iterations
+ * [lo, hi)) is a k loop of matmul_acc steps on two loaded windows, emits a run-time check of the
+ * windows and, where it holds, the whole loop as one K-blocked product into acc; returns that
+ * path's last block (unterminated; the caller branches it past the loop's last iteration) with
+ * the builder left where the loop is to be lowered as usual. NULL (nothing emitted) otherwise. */
+LLVMBasicBlockRef pto__lower_kloop(lw *L, const pto_ir_stmt *s, LLVMValueRef acc, LLVMValueRef lo,
+                                   LLVMValueRef hi);
+
 /* lower_struct.c: the second set's structural ops (PTO_OPC_LAYOUT, arg reductions). */
 void pto__lower_layout_op(lw *L, const pto_ir_stmt *s);
 void pto__lower_argreduce(lw *L, const pto_ir_stmt *s, int rows);

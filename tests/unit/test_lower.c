@@ -1184,6 +1184,89 @@ static void gen_matmul_gview(void) {
       }
 }
 
+/* Whether the kernel of case c was lowered with a k loop run as one product ("kl.fused",
+ * compiler/lower_kloop.c): where the host has AVX-512 (not under PTO_GENERIC_LOWERING) for the
+ * cases named "mmkf*", never for "mmkn*". */
+static void check_kloop_fused(const tcase *c, const pto_ir_interp_arg *nat) {
+  (void)nat;
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/%s.ll", lib_of(c->group)->dir, c->kname);
+  char *text = tu_read_file(ll, NULL);
+  assert_non_null(text);
+  int fused = strstr(text, "kl.fused") != NULL;
+  free(text);
+  int want = c->kname[3] == 'f' && pto__lower_host_has("+avx512f");
+  if (fused != want) {
+    print_error("%s: k loop fused %d, want %d\n", c->name, fused, want);
+    fail();
+  }
+}
+
+/* A k loop of matmul_acc steps (f32) run as one K-blocked product (lower_kloop.c), against the
+ * interpreter: windows at offsets inside larger tensors (a's row 1 and column c0 on, b's column
+ * 3 on), shapes with edges (M mod 8 rows, N not a multiple of 48, 32 or 16 columns, odd k
+ * steps, no iteration at all); and loops that must stay as they are or fall back at run time:
+ * fewer than 16 rows (never fused), a's last window past the tensor's edge (padded: the run-time
+ * check fails), a's columns strided, an elementwise op between the load and the product, a loop
+ * that stores into the tensor it loads a's windows from (the next window), an offset that
+ * divides. */
+static void gen_matmul_kloop(void) {
+  /* M, k step, N, iterations */
+  static const int64_t sh[][4] = {{19, 8, 100, 3}, {16, 24, 80, 2}, {24, 5, 112, 4},
+                                  {17, 16, 20, 3}, {33, 7, 64, 5},  {16, 8, 48, 0}};
+  static const char *vname[] = {"",      "_rows7",    "_last_window_padded", "_a_strided",
+                                "_adds", "_stores_a", "_offset_divides"};
+  for (int h = 0; h < (int)(sizeof sh / sizeof sh[0]); h++)
+    for (int v = 0; v < 7; v++) {
+      if (v && h > 1) continue;
+      long long M = v == 1 ? 7 : sh[h][0], KS = sh[h][1], N = sh[h][2], IT = sh[h][3];
+      long long c0 = 2, KA = IT * KS + c0 + (v == 2 ? -1 : 3), KB = IT * KS + 1;
+      int fused = v == 0 || v == 2 || v == 3;
+      char body[512];
+      const char *aoff = v == 6 ? "%%k * %lld * 2 / 2 + %%c0" : "%%k * %lld + %%c0";
+      char ao[64], next_a[96];
+      snprintf(ao, sizeof ao, aoff, KS);
+      snprintf(next_a, sizeof next_a,
+               "    %%a1 = tile.store(%%ta, [1, %%k * %lld + %lld + %%c0], %%a)\n", KS, KS);
+      snprintf(body, sizeof body,
+               "    %%ta = tile.load(%%a, [1, %s], [%lld, %lld], space=mat)\n"
+               "    %%tb = tile.load(%%b, [%%k * %lld, 3], [%lld, %lld], space=mat)\n"
+               "%s"
+               "    %%l = tile.move(%s, space=left)\n"
+               "    %%r = tile.move(%%tb, space=right)\n"
+               "%s",
+               ao, M, KS, KS, KS, N, v == 4 ? "    %tx = tile.adds(%ta, 0.5)\n" : "",
+               v == 4 ? "%tx" : "%ta", v == 5 ? next_a : "");
+      char ret_a[64] = "";
+      if (v == 5) snprintf(ret_a, sizeof ret_a, "tensor[%lld,%lld] f32, ", M + 2, KA);
+      tcase *c = new_case("matmul");
+      snprintf(c->kname, sizeof c->kname, "mmk%c%d_%lldx%lldx%lldx%lld", fused ? 'f' : 'n', v, M,
+               KS, N, IT);
+      snprintf(c->name, sizeof c->name, "tile_matmul_acc_k_loop%s_%lldx%lldx%lldx%lld", vname[v], M,
+               KS, N, IT);
+      c->text = dupf("kernel @%s(%s%%a: tensor[%lld,%lld] f32, %%b: tensor[%lld,%lld] f32,"
+                     " %%c0: index, out %%c: tensor[%lld,%lld] f32)"
+                     " -> (%stensor[%lld,%lld] f32) {\n"
+                     "  %%acc0 = tile.full([%lld, %lld], f32, -1.5, space=acc)\n"
+                     "  %%acc = for %%k in range(0, %lld) iter(%%ck = %%acc0) {\n"
+                     "%s"
+                     "    %%cn = tile.matmul_acc(%%ck, %%l, %%r)\n"
+                     "    yield %%cn\n"
+                     "  }\n"
+                     "  %%c1 = tile.store(%%acc, [0, 0], %%c)\n"
+                     "  return %s%%c1\n}\n",
+                     c->kname, v == 5 ? "inout " : "", M + 2, KA, KB, N + 5, M, N, ret_a, M, N, M,
+                     N, IT, body, v == 5 ? "%a, " : "");
+      c->args[0] = tensor2(PTO_DTYPE_F32, M + 2, KA, D_ANY, v == 5 ? 2 : 0); /* 2: in and out */
+      if (v == 3) c->args[0].col_stride = 2;
+      c->args[1] = tensor2(PTO_DTYPE_F32, KB, N + 5, D_ANY, 0);
+      c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, c0);
+      c->args[3] = tensor2(PTO_DTYPE_F32, M, N, D_ANY, 1);
+      c->nargs = 4;
+      c->check = check_kloop_fused;
+    }
+}
+
 /* a = -17, b = 5: floor division, modulo with the divisor's sign, wraps, saturation. */
 static void check_sexpr_m17_5(const tcase *c, const pto_ir_interp_arg *nat) {
   (void)c;
@@ -3983,6 +4066,7 @@ int main(void) {
   gen_matmul_rview();
   gen_matmul_gview();
   gen_matmul_gather_ahead();
+  gen_matmul_kloop();
   gen_misc();
   gen_random();
   gen_struct_reduce();
