@@ -20,7 +20,13 @@ check_golden() { # FILE GOLDEN
 
 run_pto 0 compile "$EX/add.ptir" -o "$T/add" --no-cache
 check_golden "$T/add/orchestration/main.cpp" "$G/add.main.cpp"
-check_golden "$T/add/kernels/add_block.ll" "$G/add.add_block.ll"
+# The kernel's IR is an x86-64 host's with AVX-512 (the project's machines): its attributes say
+# so ("prefer-vector-width"="512", compiler/lower_x86.c); on another host it is not compared.
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+  check_golden "$T/add/kernels/add_block.ll" "$G/add.add_block.ll"
+else
+  echo "note: $G/add.add_block.ll not compared: this host has no avx512f"
+fi
 check_golden "$T/add/program.ptir" "$G/add.program.ptir"
 run_pto 0 compile "$EX/incore.ptir" -o "$T/incore" --no-cache
 check_golden "$T/incore/orchestration/main.cpp" "$G/incore.main.cpp"

@@ -866,14 +866,15 @@ declare i64 @llvm.smin.i64(i64, i64) #1
 declare i64 @llvm.smax.i64(i64, i64) #1
 
 ; Function Attrs: nounwind
-declare void @llvm.x86.sse.sfence() #0
+declare void @llvm.x86.sse.sfence() #2
 
 ; Function Attrs: nocallback nofree nosync nounwind willreturn memory(argmem: readwrite, inaccessiblemem: readwrite)
-declare void @llvm.prefetch.p0(ptr nocapture readonly, i32 immarg, i32 immarg, i32 immarg) #2
+declare void @llvm.prefetch.p0(ptr nocapture readonly, i32 immarg, i32 immarg, i32 immarg) #3
 
-attributes #0 = { nounwind }
+attributes #0 = { nounwind "prefer-vector-width"="512" }
 attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
-attributes #2 = { nocallback nofree nosync nounwind willreturn memory(argmem: readwrite, inaccessiblemem: readwrite) }
+attributes #2 = { nounwind }
+attributes #3 = { nocallback nofree nosync nounwind willreturn memory(argmem: readwrite, inaccessiblemem: readwrite) }
 
 !0 = !{}
 !1 = !{i64 64}
