@@ -216,10 +216,10 @@ typedef struct lw {
   int cur_pos;              /* codegen: position of the statement being lowered */
   LLVMValueRef *views;      /* codegen: bases of tiles that may be views of tensors (untagged) */
   int nviews, capviews;
-  const pto_ir_block *cur_blk; /* codegen: the block being lowered */
-  const pto_ir_stmt *pf_store; /* codegen: the last tile.store a run prefetched (store_ahead) */
+  const pto_ir_block *cur_blk;  /* codegen: the block being lowered */
+  const pto_ir_stmt *pf_store;  /* codegen: the last tile.store a run prefetched (store_ahead) */
   const pto_ir_stmt *pf_gather; /* codegen: the last gather_rows a run prefetched (gather_ahead) */
-  lw_loop_ctx loop;            /* codegen: the innermost for loop around it */
+  lw_loop_ctx loop;             /* codegen: the innermost for loop around it */
 } lw;
 
 void pto__lower_fail(lw *L, pto_status_code code, pto_loc loc, const char *fmt, ...)

@@ -5,10 +5,10 @@
  * 512-bit vectors in the loops LLVM vectorizes (+avx512f), non-temporal stores fenced by sfence
  * (x86-64) and the deferred stores on them (lower_stream_x86.c), and the matmul microkernel and
  * its bf16 dot-product instruction (lower_matmul_x86.c). PTO_GENERIC_LOWERING=1 makes it answer
- * no to all of them: the kernels are then what the generic LLVM path gives on any target, the code the
- * differential tests check the fast paths against. The variable is read once per process and
- * is part of the target identity (pto__llvm_target_identity), and the loader puts it in the
- * cache key (loader/cache.c), so code lowered one way is never served for the other. */
+ * no to all of them: the kernels are then what the generic LLVM path gives on any target, the code
+ * the differential tests check the fast paths against. The variable is read once per process and is
+ * part of the target identity (pto__llvm_target_identity), and the loader puts it in the cache key
+ * (loader/cache.c), so code lowered one way is never served for the other. */
 #include <string.h>
 
 #include "lower.h"

@@ -592,7 +592,8 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
            "(a) elementwise, [%lld, %lld] f32 (%.0f MiB per matrix), %d threads/cores, %d reps%s; "
            "rate = bytes read + written per second (GB/s)",
            (long long)n, (long long)n, (double)bytes / 1048576.0, ncores, reps,
-           warm ? ", each after an untimed run of its own" : ", taking turns (PTO_BENCH_EW_WARM=0)");
+           warm ? ", each after an untimed run of its own"
+                : ", taking turns (PTO_BENCH_EW_WARM=0)");
   table_header(title, "hand loop");
   row(&s_mc, 2.0 * (double)bytes, "GB/s", NULL);
   row(&s_hadd, 3.0 * (double)bytes, "GB/s", &s_hadd);

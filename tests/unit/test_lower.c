@@ -1060,35 +1060,35 @@ static void gen_matmul_gather_ahead(void) {
       snprintf(c->kname, sizeof c->kname, "mmga%d_%lldx%lld", v, K, N);
       snprintf(c->name, sizeof c->name, "tile_matmul_attention_loop_prefetches_v%s_%lldx%lld",
                v ? "_index_out_of_range" : "", K, N);
-      c->text = dupf(
-          "kernel @%s(%%q: tensor[1,%lld] f32, %%k: tensor[R,C] f32, %%v: tensor[R,C] f32,"
-          " out %%c: tensor[1,%lld] f32, %%c0: index, %%a: i32, %%b: i32)"
-          " -> (tensor[1,%lld] f32) {\n"
-          "  %%tq = tile.load(%%q, [0, 0], [1, %lld])\n"
-          "  %%qx = tile.col_expand(%%tq, [%lld, %lld])\n"
-          "  %%z = tile.full([1, %lld], f32, 0, space=acc)\n"
-          "  %%o = for %%i in range(0, 3) iter(%%cz = %%z) {\n"
-          "    %%ci = tile.ci(i32(%%i * 5), [1, %lld], dtype=i32)\n"
-          "    %%ct = tile.reshape(%%ci, [%lld, 1])\n"
-          "    %%cm = tile.muls(%%ct, 7)\n"
-          "    %%ca = tile.adds(%%cm, %%a)\n"
-          "    %%ix = tile.rems(%%ca, %lld)\n"
-          "    %%iv = tile.adds(%%ix, %%b)\n"
-          "    %%tk = tile.gather_rows(%%k, %%ix, [%%c0], [%lld, %lld])\n"
-          "    %%m = tile.mul(%%tk, %%qx)\n"
-          "    %%s = tile.row_sum(%%m)\n"
-          "    %%p = tile.reshape(%%s, [1, %lld])\n"
-          "    %%pm = tile.move(%%p, space=mat)\n"
-          "    %%pl = tile.move(%%pm, space=left)\n"
-          "    %%tv = tile.gather_rows(%%v, %%iv, [%%c0], [%lld, %lld])\n"
-          "    %%vm = tile.move(%%tv, space=mat)\n"
-          "    %%vr = tile.move(%%vm, space=right)\n"
-          "    %%cn = tile.matmul_acc(%%cz, %%pl, %%vr)\n"
-          "    yield %%cn\n"
-          "  }\n"
-          "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
-          "  return %%c1\n}\n",
-          c->kname, N, N, N, N, K, N, N, K, K, RT, K, N, K, K, N);
+      c->text =
+          dupf("kernel @%s(%%q: tensor[1,%lld] f32, %%k: tensor[R,C] f32, %%v: tensor[R,C] f32,"
+               " out %%c: tensor[1,%lld] f32, %%c0: index, %%a: i32, %%b: i32)"
+               " -> (tensor[1,%lld] f32) {\n"
+               "  %%tq = tile.load(%%q, [0, 0], [1, %lld])\n"
+               "  %%qx = tile.col_expand(%%tq, [%lld, %lld])\n"
+               "  %%z = tile.full([1, %lld], f32, 0, space=acc)\n"
+               "  %%o = for %%i in range(0, 3) iter(%%cz = %%z) {\n"
+               "    %%ci = tile.ci(i32(%%i * 5), [1, %lld], dtype=i32)\n"
+               "    %%ct = tile.reshape(%%ci, [%lld, 1])\n"
+               "    %%cm = tile.muls(%%ct, 7)\n"
+               "    %%ca = tile.adds(%%cm, %%a)\n"
+               "    %%ix = tile.rems(%%ca, %lld)\n"
+               "    %%iv = tile.adds(%%ix, %%b)\n"
+               "    %%tk = tile.gather_rows(%%k, %%ix, [%%c0], [%lld, %lld])\n"
+               "    %%m = tile.mul(%%tk, %%qx)\n"
+               "    %%s = tile.row_sum(%%m)\n"
+               "    %%p = tile.reshape(%%s, [1, %lld])\n"
+               "    %%pm = tile.move(%%p, space=mat)\n"
+               "    %%pl = tile.move(%%pm, space=left)\n"
+               "    %%tv = tile.gather_rows(%%v, %%iv, [%%c0], [%lld, %lld])\n"
+               "    %%vm = tile.move(%%tv, space=mat)\n"
+               "    %%vr = tile.move(%%vm, space=right)\n"
+               "    %%cn = tile.matmul_acc(%%cz, %%pl, %%vr)\n"
+               "    yield %%cn\n"
+               "  }\n"
+               "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
+               "  return %%c1\n}\n",
+               c->kname, N, N, N, N, K, N, N, K, K, RT, K, N, K, K, N);
       c->args[0] = tensor2(PTO_DTYPE_F32, 1, N, D_ANY, 0);
       c->args[1] = tensor2(PTO_DTYPE_F32, RT, CT, D_ANY, 0);
       c->args[2] = tensor2(PTO_DTYPE_F32, RT, CT, D_ANY, 0);
