@@ -20,11 +20,8 @@
  * pool (run to completion: a distributed chip's) wakes no core at a launch's start, and the first
  * ready block of each type that the orchestration queues wakes no sleeping core either: the
  * dispatching thread runs it at the launch's end, or hands it to a core when it starts to wait
- * (flush). On a host whose CPUs report no shared cache, a thread that wakes a sleeping core
- * thread and goes on running keeps it off its own CPU (steer). */
-#include <fcntl.h>
+ * (flush). */
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,8 +82,6 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
 /* The pool whose launch this thread dispatches (from pto__rt_pool_wake to pto__rt_pool_idle),
  * and the pool whose core thread this is. */
 static _Thread_local const pto__rt_pool *tls_dispatching, *tls_core_pool;
-/* This thread is about to wait (pto__rt_pool_flush): the threads it wakes may take its CPU. */
-static _Thread_local int tls_leaving;
 
 /* Are the pool's awake threads kept to its CPUs (awake_cap)? A shared pool's, unless it is lazy
  * (a distributed chip's, whose dispatching thread runs its tasks itself). */
@@ -114,105 +109,13 @@ static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
   return awake_cap(pool) - atomic_load(&pool->nawake) - q->nwaking;
 }
 
-/* Where a woken core thread runs. Linux puts a woken thread on the CPU it last ran on or on its
- * waker's, and looks for an idle CPU only among the CPUs that share that one's last-level cache.
- * Where the CPUs report no cache topology (a KVM guest whose CPUID has no cache leaves, as the
- * bench's host), none do: a core thread woken by another that goes on running (a stage's tasks
- * pushed) or by the dispatching thread (a launch's start) is queued on its waker's CPU, or stays
- * on its own busy one, while another CPU idles, and waits for milliseconds, until the waker
- * sleeps or the load balancer moves one; the decode step then ran whole stages one task at a
- * time (bench/RESULTS.md, "bimodal"). So on such a host a waker that goes on running first
- * keeps every sleeping thread of the pool off its own CPU (sched_setaffinity to the pool's other
- * CPUs: the signal wakes one of them, which one is the C library's choice), and a woken thread
- * gets all of the pool's CPUs back at once (unsteer), so the kernel stays free to move it
- * later. Where the CPUs report a shared cache the kernel finds the idle CPU itself, and nothing
- * is steered; nor while another process runs on a CPU the pool's threads need (steer_check):
- * with no CPU to spare, keeping a thread off its waker's CPU puts it beside that process
- * instead, and beside one busy process the decode step was 10-30% slower steered than not. */
-
-/* Does the last-level cache of cpu, as sysfs reports it, take in another CPU of cpus? */
-static int shares_cache(int cpu, const cpu_set_t *cpus) {
-  char path[96], list[256];
-  int shared = 0;
-  for (int idx = 0; idx < 8; idx++) { /* the highest index is the last level */
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list", cpu,
-             idx);
-    FILE *f = fopen(path, "r");
-    if (!f) break;
-    size_t n = fread(list, 1, sizeof list - 1, f);
-    fclose(f);
-    list[n] = 0;
-    shared = 0;
-    for (char *p = list; *p;) { /* "0-3,8,10-11" */
-      char *end;
-      long lo = strtol(p, &end, 10), hi = lo;
-      if (end == p) break;
-      if (*end == '-') hi = strtol(end + 1, &end, 10);
-      for (long c = lo; c <= hi && c < CPU_SETSIZE; c++)
-        if (c != cpu && c >= 0 && CPU_ISSET(c, cpus)) shared = 1;
-      p = *end == ',' ? end + 1 : end;
-      if (*p == '\n') break;
-    }
-  }
-  return shared;
-}
-
-/* Where the pool steers, at a launch's start (the dispatching thread), at most every 10 ms:
- * steering is on while the host runs no thread besides the pool's beyond the CPUs the pool's
- * threads leave (/proc/loadavg's fourth field, the running threads, less this one and the
- * awake core threads). */
-static void steer_check(pto__rt_pool *pool) {
-  uint64_t now = pto__rt_now_ns();
-  if (pool->steer_always || now - pool->steer_checked_ns < 10 * 1000 * 1000) return;
-  pool->steer_checked_ns = now;
-  char buf[128];
-  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC), on = 0;
-  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-  if (fd >= 0) close(fd);
-  if (n > 0) { /* "0.52 0.58 0.59 2/345 6789": 2 running */
-    buf[n] = 0;
-    char *p = buf;
-    for (int field = 0; field < 3 && p; field++)
-      p = strchr(p + 1, ' ');
-    long others = p ? strtol(p + 1, NULL, 10) - 1 - atomic_load(&pool->nawake) : pool->ncpu;
-    on = others <= pool->ncpu - (pool->nthreads < pool->ncpu ? pool->nthreads : pool->ncpu);
-  }
-  atomic_store_explicit(&pool->steer_now, on, memory_order_relaxed);
-}
-
-/* Capped pool that steers, pool->mu held, about to signal n sleeping threads: unless this thread
- * is about to wait, every sleeping thread is kept off this thread's CPU. */
-static void steer(pto__rt_pool *pool, long n) {
-  if (n <= 0 || !pool->steer || tls_leaving || !capped(pool) ||
-      !atomic_load_explicit(&pool->steer_now, memory_order_relaxed))
-    return;
-  int mine = sched_getcpu();
-  if (mine < 0 || mine >= CPU_SETSIZE || !CPU_ISSET(mine, &pool->cpus)) return;
-  cpu_set_t others = pool->cpus;
-  CPU_CLR(mine, &others);
-  for (int i = 0; i < pool->nthreads; i++) {
-    pto__rt_core *c = &pool->cores[i];
-    if (c->asleep && c->steered_from != mine + 1 &&
-        sched_setaffinity(c->tid, sizeof others, &others) == 0)
-      c->steered_from = mine + 1;
-  }
-}
-
-/* The thread of home, just woken (pool->mu held): steered, it gets the pool's CPUs back. */
-static void unsteer(pto__rt_pool *pool, pto__rt_core *home) {
-  if (!home->steered_from) return;
-  sched_setaffinity(0, sizeof pool->cpus, &pool->cpus);
-  home->steered_from = 0;
-}
-
 /* Signals threads sleeping on q for the nblocks queued blocks that no spinner and no thread
  * already waking will take, at most room of them; pool->mu held. */
-static void wake_for_queued(pto__rt_pool *pool, pto__rt_queue *q, size_t nblocks, long room) {
+static void wake_for_queued(pto__rt_queue *q, size_t nblocks, long room) {
   long demand = (long)nblocks - atomic_load(&q->nspin) - q->nwaking;
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
   if (n > room) n = room;
-  steer(pool, n);
   for (long i = 0; i < n; i++)
     pthread_cond_signal(&q->cv);
   if (n > 0) q->nwaking += (int)n;
@@ -230,7 +133,7 @@ static void wake_shared(pto__rt_pool *pool, long keep) {
     if (free_ > 0 && nb > 0) takeable += (size_t)(nb < free_ ? nb : free_);
   }
   pto__rt_queue *q = &pool->q[PTO_CORE_AIV];
-  wake_for_queued(pool, q, takeable, wake_room(pool, q));
+  wake_for_queued(q, takeable, wake_room(pool, q));
 }
 
 /* Wakes sleeping threads for the queued blocks of types (a bit per type) that no other thread
@@ -243,7 +146,7 @@ static void wake_pool(pto__rt_pool *pool, long keep, int types) {
   for (int type = 0; type < 2; type++) {
     pto__rt_queue *q = &pool->q[type];
     if (types & (1 << type))
-      wake_for_queued(pool, q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0,
+      wake_for_queued(q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0,
                       wake_room(pool, q));
   }
 }
@@ -299,9 +202,7 @@ void pto__rt_pool_flush(pto__rt_pool *pool) {
       (!atomic_load(&pool->q[0].nqueued) && !atomic_load(&pool->q[1].nqueued)))
     return;
   pool_lock(pool);
-  tls_leaving = 1; /* the threads it wakes may have its CPU */
   wake_pool(pool, 0, 3);
-  tls_leaving = 0;
   pthread_mutex_unlock(&pool->mu);
 }
 
@@ -326,7 +227,6 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
   atomic_store(&pool->dispatching, 1);
   atomic_store(&pool->active, 1);
   if (pool->lazy) return; /* the dispatching thread runs the first task itself */
-  if (pool->steer) steer_check(pool);
   /* The budget goes to the vector cores first (most programs' first tasks), then the cube
    * cores; a shared pool's threads all idle on the AIV queue and run either. */
   int left = pool->spin_budget;
@@ -346,7 +246,6 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
     if (n <= 0) continue;
     pool->wake_gen++;
     q->nwaking += n;
-    steer(pool, n);
     for (int i = 0; i < n; i++)
       pthread_cond_signal(&q->cv);
   }
@@ -597,7 +496,6 @@ static void *core_main(void *arg) {
   pto__rt_queue *q = &pool->q[pool->shared ? PTO_CORE_AIV : core->type];
   pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
   tls_core_pool = pool;
-  core->tid = gettid();
   atomic_fetch_add(&pool->nawake, 1);
   for (;;) {
     pto__rt_task *t = NULL;
@@ -631,7 +529,7 @@ static void *core_main(void *arg) {
       atomic_store(&core->parked, 1);
       /* A push may have counted this thread as a spinner that would take its task: wake a
        * sleeping core for it instead. */
-      wake_for_queued(pool, q, q->nblocks, wake_room(pool, q));
+      wake_for_queued(q, q->nblocks, wake_room(pool, q));
       /* Released before parked was set: the helper's release is seen here (and otherwise
        * it sees parked and wakes this thread). */
       while (atomic_load(&core->claimed) && !atomic_load(&pool->shutdown))
@@ -676,10 +574,7 @@ static void *core_main(void *arg) {
       q->nsleeping++;
       if (!left) atomic_fetch_sub(&pool->nawake, 1);
       left = 0;
-      core->asleep = 1;
       pthread_cond_wait(&q->cv, &pool->mu);
-      core->asleep = 0;
-      unsteer(pool, core);
       atomic_fetch_add(&pool->nawake, 1);
       q->nsleeping--;
       if (q->nwaking > 0) q->nwaking--;
@@ -712,12 +607,6 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
    * orchestration they wait for: the CPUs this process may run on, less one. */
   long ncpu = pto__rt_usable_cpus();
   pool->ncpu = (int)ncpu;
-  if (pool->shared && ncpu > 1 && sched_getaffinity(0, sizeof pool->cpus, &pool->cpus) == 0) {
-    int first = 0;
-    while (first < CPU_SETSIZE - 1 && !CPU_ISSET(first, &pool->cpus))
-      first++;
-    pool->steer = !shares_cache(first, &pool->cpus);
-  }
   pool->spin_budget = ncpu > 1 ? (int)(ncpu - 1) : 1;
   if (pool->spin_budget > pool->nthreads) pool->spin_budget = pool->nthreads;
   atomic_init(&pool->spin_types, 3);

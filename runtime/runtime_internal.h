@@ -528,11 +528,6 @@ typedef struct pto__rt_core {
                          thread releases the core */
   pthread_cond_t park_cv;
   atomic_int spinning; /* its thread spins idle (the dispatching thread leaves it alone) */
-  /* A thread's home core (the first nthreads), where the pool steers (pool.c, steer): its
-   * thread's id; asleep while it waits on its queue's cv; steered_from: 1 + the CPU a waker kept
-   * it off while it slept (0: none). asleep and steered_from are guarded by the pool's mu. */
-  pid_t tid;
-  int asleep, steered_from;
   /* The launch's scheduling phases (L->record_phases): written by the thread that holds the
    * core (claimed), read after the launch. */
   pto_sched_phase *phases;
@@ -587,16 +582,6 @@ typedef struct pto__rt_pool {
    * one-task launch); cores read it only when every thread is awake. */
   atomic_int nawake;
   int ncpu;
-  /* Capped pool on a host whose CPUs report no shared cache: wakers keep the threads they wake
-   * off their own CPU (pool.c, steer); cpus: the CPUs the core threads may run on. */
-  int steer;
-  cpu_set_t cpus;
-  /* Steering is for a host with a CPU to spare: it is on while no other process ran on a CPU
-   * the pool's threads need (/proc/loadavg, read by the dispatching thread at most every 10 ms:
-   * steer_checked_ns); steer_always skips that check (tests). */
-  atomic_int steer_now;
-  int steer_always;
-  uint64_t steer_checked_ns;
   char pad_dispatching_[64];
   atomic_int dispatching;
   char pad_dispatching_end_[64];

@@ -21,7 +21,7 @@
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 
-enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, K_HOLD, K_BLOCK, K_GATHER, K_WHERE, NK };
+enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, K_HOLD, K_BLOCK, NK };
 enum { MAXT = 64 };
 
 static atomic_int g_arrived, g_want;
@@ -77,29 +77,8 @@ static int32_t k_block(const pto_kernel_tensor *t, const uint64_t *s, pto_core_c
   return 0;
 }
 
-/* The two CPUs of a test that poses as a 2-CPU host (use_two_cpus), the first alone, and the
- * CPU k_where ran on. */
-static cpu_set_t g_two, g_first;
-static atomic_int g_where;
-
-/* Meets the others (k_meet), then moves its thread to the first CPU and gives it both back, so
- * that the thread last ran there when it goes to sleep. */
-static int32_t k_gather(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
-  k_meet(t, s, ctx);
-  sched_setaffinity(0, sizeof g_first, &g_first);
-  sched_setaffinity(0, sizeof g_two, &g_two);
-  return 0;
-}
-
-static int32_t k_where(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
-  atomic_store(&g_where, sched_getcpu());
-  return k_note(t, s, ctx);
-}
-
-static pto_kernel_fn g_kernels[NK] = {k_meet, k_note,  k_note,   k_meet,
-                                      k_hold, k_block, k_gather, k_where};
-static const char *g_names[NK] = {"meet", "vec",   "cube",   "meet_cube",
-                                  "hold", "block", "gather", "where"};
+static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_meet, k_hold, k_block};
+static const char *g_names[NK] = {"meet", "vec", "cube", "meet_cube", "hold", "block"};
 
 /* g_want rendezvous tasks, all AIV. */
 static void meet_entry(const pto_orch_args *a) {
@@ -178,26 +157,6 @@ static void gang_entry(const pto_orch_args *a) {
   g_api->submit_task(g_api->ctx, &sub, &id);
 }
 
-/* Two rendezvous tasks that leave the core threads that run them last run on the first CPU. */
-static void gather_entry(const pto_orch_args *a) {
-  (void)a;
-  for (int i = 0; i < 2; i++) {
-    pto_orch_task_arg s[1] = {ta_scalar((uint64_t)i)};
-    g_api->submit(g_api->ctx, K_GATHER, PTO_CORE_AIV, s, 1);
-  }
-}
-
-/* One task, and the orchestration holds its CPU (no sleep, no yield) until the task has run (at
- * most 20 s): where does the core thread woken for it run? */
-static void where_entry(const pto_orch_args *a) {
-  (void)a;
-  pto_orch_task_arg s[1] = {ta_scalar(0)};
-  g_api->submit(g_api->ctx, K_WHERE, PTO_CORE_AIV, s, 1);
-  uint64_t t0 = pto__rt_now_ns();
-  while (!atomic_load(&g_ran) && pto__rt_now_ns() - t0 < 20ull * 1000 * 1000 * 1000)
-    pto__rt_cpu_relax();
-}
-
 static pto_program *make_program(pto_orch_entry_fn entry) {
   tsig s;
   tsig_init(&s, "cores");
@@ -209,8 +168,6 @@ static pto_program *make_program(pto_orch_entry_fn entry) {
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_MEET_CUBE, PTO_CORE_AIC));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_HOLD, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_BLOCK, PTO_CORE_AIV));
-  assert_pto_ok(pto_program_set_kernel_core_type(p, K_GATHER, PTO_CORE_AIV));
-  assert_pto_ok(pto_program_set_kernel_core_type(p, K_WHERE, PTO_CORE_AIV));
   return p;
 }
 
@@ -396,66 +353,6 @@ static void test_default_worker_leaves_the_dispatching_thread_its_cpu(void **sta
   pto_program_release(p);
   pto_worker_close(g_w);
   g_w = NULL;
-}
-
-/* Both core threads asleep, last run on the first CPU; a launch whose dispatching thread holds
- * that CPU wakes one for a task. On a host whose CPUs report no shared cache (this project's
- * KVM guests) the kernel puts the woken thread where it last ran, on the dispatching thread's
- * CPU, even with the second CPU idle, and it waits there behind the orchestration (or, with
- * the second CPU busy, is pulled to its waker's). The dispatching thread keeps the threads it
- * wakes off its CPU (pool.c, steer), so the task runs on the second CPU; without that it ran on
- * the first in most rounds. Five rounds, each from all threads asleep (idle_spin_us 1). On a
- * host that reports a shared cache the pool steers nothing (the kernel finds the idle CPU): the
- * test is skipped there. */
-static void test_a_woken_core_thread_leaves_the_dispatching_threads_cpu(void **state) {
-  (void)state;
-  cpu_set_t old;
-  if (!use_two_cpus(&old)) skip();
-  assert_int_equal(sched_getaffinity(0, sizeof g_two, &g_two), 0);
-  int first = -1;
-  for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
-    if (CPU_ISSET(c, &g_two)) first = c;
-  CPU_ZERO(&g_first);
-  CPU_SET(first, &g_first);
-  pto_run_config cfg;
-  pto_run_config_init(&cfg);
-  cfg.idle_spin_us = 1;
-  pto_status s = pto_worker_open(&cfg, &g_w);
-  assert_pto_ok(s);
-  pto__rt_worker *w = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
-  assert_non_null(w);
-  w->pool.steer_always = 1; /* steer whatever else runs on the host (the check is policy) */
-  atomic_store(&w->pool.steer_now, 1);
-  if (!w->pool.steer) {
-    pto_worker_close(g_w);
-    g_w = NULL;
-    assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
-    skip();
-  }
-  pto_program *gather = make_program(gather_entry), *where = make_program(where_entry);
-  for (int round = 0; round < 5; round++) {
-    reset(2);
-    assert_pto_ok(pto_worker_run(g_w, gather, NULL, 0));
-    assert_int_equal(atomic_load(&g_arrived), 2);
-    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
-    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
-      sched_yield();
-    assert_int_equal(threads_not_asleep(g_w), 0);
-    reset(0);
-    atomic_store(&g_where, -1);
-    assert_int_equal(sched_setaffinity(0, sizeof g_first, &g_first), 0);
-    s = pto_worker_run(g_w, where, NULL, 0);
-    assert_int_equal(sched_setaffinity(0, sizeof g_two, &g_two), 0);
-    assert_pto_ok(s);
-    assert_int_equal(atomic_load(&g_ran), 1);
-    assert_int_not_equal(g_tid[0], thread_id());
-    assert_int_not_equal(atomic_load(&g_where), first);
-  }
-  pto_program_release(gather);
-  pto_program_release(where);
-  pto_worker_close(g_w);
-  g_w = NULL;
-  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
 }
 
 /* A launch on a thread of its own, joined within 30 s: a gang that waits for blocks no thread
@@ -678,7 +575,6 @@ int main(void) {
       cmocka_unit_test(test_bad_threads_are_refused),
       cmocka_unit_test(test_default_worker_leaves_the_dispatching_thread_its_cpu),
       cmocka_unit_test(test_a_gang_wider_than_the_cpus_starts),
-      cmocka_unit_test(test_a_woken_core_thread_leaves_the_dispatching_threads_cpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
