@@ -37,6 +37,12 @@ static double median(double *v, int n) {
 
 #define MAXREPS 64
 
+/* Windows up to 64 KiB take at least 20 repetitions: on ranks that share CPUs their first few
+ * allreduces after start-up take 100-500 us where the settled ones take 30-70 (4 ranks on 2
+ * CPUs), and a median of 5 measured the start-up (bench/RESULTS.md, round 10). The same rule is
+ * in bench/runtime/dist_allreduce.c and bench/mpi/mpi_allreduce.c, so both libraries get it. */
+static int reps_for(uint64_t bytes, int reps) { return bytes <= 65536 && reps < 20 ? 20 : reps; }
+
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2;
   uint64_t max_bytes = argc > 2 ? strtoull(argv[2], NULL, 0) : 64ull << 20;
@@ -78,8 +84,6 @@ int main(int argc, char **argv) {
     pto__dist_shm t;
     pto__dist_shm_init(&t, sh, r);
     float *mine = (float *)(heap + (uint64_t)r * stride);
-    for (uint64_t i = 0; i < max_bytes / 4; i++)
-      mine[i] = (float)(r + 1);
     pto_kernel_tensor sig = {.data = heap + sigw->off + (uint64_t)r * 64,
                              .rank = 2,
                              .shape = {1, 16},
@@ -87,13 +91,19 @@ int main(int argc, char **argv) {
                              .dtype = PTO_DTYPE_I32};
     int si = 0;
     for (uint64_t b = 1024; b <= max_bytes; b *= 4, si++) {
+      /* Each size's data is written right before it is measured, as bench/mpi/mpi_allreduce
+       * does for both libraries: writing the whole largest window first put every rank's
+       * first touch of up to 64 MiB right before the 1 KiB repetitions (on 4 ranks over 2
+       * CPUs their medians were 150-620 us, against 31-68 us with the largest size 64 KiB). */
+      for (uint64_t i = 0; i < b / 4; i++)
+        mine[i] = (float)(r + 1);
       pto_kernel_tensor win = {.data = mine,
                                .rank = 2,
                                .shape = {1, (int64_t)(b / 4)},
                                .stride = {(int64_t)(b / 4), 1},
                                .dtype = PTO_DTYPE_F32};
       t.ctx.barrier(&t.ctx, &sig);
-      for (int k = -1; k < reps; k++) { /* one warm-up */
+      for (int k = -1; k < reps_for(b, reps); k++) { /* one warm-up */
         uint64_t t0 = now_ns();
         if (t.ctx.collective(&t.ctx, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0)) {
           fprintf(stderr, "rank %d: %s\n", r, t.detail);
@@ -116,7 +126,8 @@ int main(int argc, char **argv) {
 
   /* memcpy of the same bytes, one process, the same memory system. */
   uint8_t *src = heap, *dst = heap + stride;
-  printf("dist_allreduce: %d ranks (processes), f32 sum, %d repetitions; median time of one "
+  printf("dist_allreduce: %d ranks (processes), f32 sum, %d repetitions (at least 20 up to 64 "
+         "KiB); median time of one "
          "allreduce (slowest rank) vs memcpy of one rank's window\n\n",
          n, reps);
   printf("| bytes per rank | allreduce [us] | allreduce [GB/s] | memcpy [us] | memcpy [GB/s] | "
@@ -125,7 +136,8 @@ int main(int argc, char **argv) {
   int si = 0;
   for (uint64_t b = 1024; b <= max_bytes; b *= 4, si++) {
     double ar[MAXREPS], mc[MAXREPS];
-    for (int k = 0; k < reps; k++) {
+    int nr = reps_for(b, reps);
+    for (int k = 0; k < nr; k++) {
       double worst = 0;
       for (int r = 0; r < n; r++) {
         double v = times[((size_t)si * MAXREPS + (size_t)k) * (size_t)n + (size_t)r];
@@ -134,13 +146,13 @@ int main(int argc, char **argv) {
       ar[k] = worst;
     }
     memcpy(dst, src, b);
-    for (int k = 0; k < reps; k++) {
+    for (int k = 0; k < nr; k++) {
       uint64_t t0 = now_ns();
       memcpy(dst, src, b);
       __asm__ volatile("" ::: "memory");
       mc[k] = (double)(now_ns() - t0);
     }
-    double a = median(ar, reps), m = median(mc, reps);
+    double a = median(ar, nr), m = median(mc, nr);
     printf("| %llu | %.1f | %.2f | %.1f | %.2f | %.2f |\n", (unsigned long long)b, a / 1e3,
            (double)b / a, m / 1e3, (double)b / m, m / a);
   }

@@ -21,7 +21,7 @@
 # installed, else the MPI columns say "skipped" (scripts/test-mpi.sh installs Open MPI). Every
 # step runs under a timeout (STEP_TIMEOUT seconds, default 150): a step that times out or fails
 # shows "-" in its cells and is listed under the table. Environment: MAX_BYTES (default 64 MiB:
-# the largest size measured; sizes above it show "-"), REPS (repetitions per size, default 5),
+# the largest size measured; sizes above it show "-"), REPS (repetitions per size, default 5; the allreduce benches take at least 20 up to 64 KiB),
 # CALLS (one-call runs per repetition of dist_overhead, default 640). About 3-5 minutes on an
 # idle 2-core host with the defaults (Open MPI's 64 MiB allreduce takes seconds on a busy one).
 set -uo pipefail
