@@ -247,15 +247,21 @@ static int32_t run_native(tl_lib *L, const char *name, const pto_ir_interp_arg *
   return rc;
 }
 
-/* Whether kernel k's IR as lowered (L->dir/k.ll) holds needle; says which when it does not. */
-static int ll_has(tl_lib *L, const char *k, const char *needle) {
+/* Whether kernel k's IR as lowered (L->dir/k.ll) holds needle. */
+static int ll_contains(const tl_lib *L, const char *k, const char *needle) {
   char ll[1024];
   snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, k);
   char *text = tu_read_file(ll, NULL);
   assert_non_null(text);
   int found = strstr(text, needle) != NULL;
-  if (!found) print_error("@%s: no '%s' in its IR\n", k, needle);
   free(text);
+  return found;
+}
+
+/* ll_contains, saying which when it does not. */
+static int ll_has(tl_lib *L, const char *k, const char *needle) {
+  int found = ll_contains(L, k, needle);
+  if (!found) print_error("@%s: no '%s' in its IR\n", k, needle);
   return found;
 }
 
@@ -3287,12 +3293,7 @@ static void test_lower_matmul_right_operand_is_a_strided_view(void **state) {
     int view;
   } want[] = {{"gemv", 1}, {"stored", 0}, {"rows16", 0}};
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
-    char ll[1024];
-    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
-    char *text = tu_read_file(ll, NULL);
-    assert_non_null(text);
-    int view = strstr(text, "%view.rs = select") != NULL;
-    free(text);
+    int view = ll_contains(L, want[w].k, "%view.rs = select");
     if (view != want[w].view) {
       print_error("@%s: strided view %d, want %d\n", want[w].k, view, want[w].view);
       fail();
@@ -3397,12 +3398,7 @@ static void test_lower_matmul_right_operand_read_through_gather_indices(void **s
     int view;
   } want[] = {{"pv", 1}, {"stored", 0}, {"rows16", 0}, {"reused", 0}, {"qk", 1}, {"streamed", 0}};
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
-    char ll[1024];
-    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
-    char *text = tu_read_file(ll, NULL);
-    assert_non_null(text);
-    int view = strstr(text, "%rview.base = select") != NULL;
-    free(text);
+    int view = ll_contains(L, want[w].k, "%rview.base = select");
     if (view != want[w].view) {
       print_error("@%s: view through the indices %d, want %d\n", want[w].k, view, want[w].view);
       fail();
@@ -3514,12 +3510,7 @@ static void test_lower_row_run_prefetches_gather_ahead(void **state) {
   free(src);
   assert_non_null(L);
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
-    char ll[1024];
-    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, want[w].k);
-    char *text = tu_read_file(ll, NULL);
-    assert_non_null(text);
-    int pf = strstr(text, "%pf.gather = ") != NULL;
-    free(text);
+    int pf = ll_contains(L, want[w].k, "%pf.gather = ");
     if (pf != want[w].pf) {
       print_error("@%s: V's rows prefetched %d, want %d\n", want[w].k, pf, want[w].pf);
       fail();
@@ -3617,12 +3608,7 @@ static void test_lower_matmul_decode_rows_skip_next_prefetch(void **state) {
   static float a[8 * 24], b[24 * 88], o[8 * 88], o2[8 * 88];
   for (size_t w = 0; w < sizeof ks / sizeof ks[0]; w++) {
     int M = ks[w].m, N = ks[w].n;
-    char ll[1024];
-    snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, ks[w].name);
-    char *text = tu_read_file(ll, NULL);
-    assert_non_null(text);
-    int next = strstr(text, "pf.next") != NULL;
-    free(text);
+    int next = ll_contains(L, ks[w].name, "pf.next");
     if (next == wide) {
       print_error("@%s: next-window prefetches %d on a host %s 512-bit vectors\n", ks[w].name, next,
                   wide ? "with" : "without");
