@@ -296,6 +296,11 @@ void pto__lower_dist_op(lw *L, const pto_ir_stmt *s);
 /* lower_plan.c */
 int pto__lower_static_int(const pto_ir_expr *e, int64_t *out);
 const pto_ir_arg *pto__lower_kwarg(const pto_ir_stmt *s, const char *kw);
+/* A tile type's static rows and columns (0); -1 for anything else. */
+int pto__lower_tile_shape(const pto_ir_type *t, int64_t *r, int64_t *c);
+/* The value positional argument i of op statement s names, or NULL (out of range, a keyword, not
+ * a plain value). */
+const pto_ir_value *pto__lower_stmt_value_arg(const pto_ir_stmt *s, int i);
 int pto__lower_group_find(lw *L, int g);
 /* Classifies elementwise tile ops (fusable, may run in place): 1 binary, 2 with a scalar,
  * 3 unary, 4 cast, 5 row expansion, 6 select (tile.sel, tile.sels); 0 otherwise. */

@@ -76,18 +76,6 @@ static int kl_plain(const pto_ir_expr *e) {
   }
 }
 
-/* The value a positional argument names, or NULL. */
-static const pto_ir_value *arg_value(const pto_ir_stmt *s, int i) {
-  if (s->kind != PTO_STMT_OP || i >= s->op.nargs || s->op.args[i].kw) return NULL;
-  const pto_ir_arg *a = &s->op.args[i];
-  return a->kind == PTO_ARG_EXPR && a->expr->kind == PTO_EXPR_VALUE ? a->expr->value : NULL;
-}
-
-static int static_dims(const pto_ir_type *t, int64_t *r, int64_t *c) {
-  return t->kind == PTO_TYPE_TILE && t->rank == 2 && !pto__lower_static_int(t->dims[0], r) &&
-         !pto__lower_static_int(t->dims[1], c);
-}
-
 /* A tile.load of f32 from a tensor of rank >= 2 into a whole tile (no valid=), plain offsets. */
 static int kl_side_of(lw *L, const pto_ir_stmt *s, kl_side *out) {
   if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_LOAD || s->nresults != 1) return 0;
@@ -95,7 +83,7 @@ static int kl_side_of(lw *L, const pto_ir_stmt *s, kl_side *out) {
     const pto_ir_arg *a = &s->op.args[i];
     if (a->kw && strcmp(a->kw, "space") != 0 && strcmp(a->kw, "pad") != 0) return 0;
   }
-  const pto_ir_value *tv = arg_value(s, 0);
+  const pto_ir_value *tv = pto__lower_stmt_value_arg(s, 0);
   if (!tv || L->vals[tv->id].kind != LW_V_TENSOR || s->op.nargs < 2 || s->op.args[1].kw) return 0;
   const lw_tensor *T = &L->tensors[L->vals[tv->id].tensor];
   const pto_ir_arg *offs = &s->op.args[1];
@@ -105,7 +93,8 @@ static int kl_side_of(lw *L, const pto_ir_stmt *s, kl_side *out) {
   for (int d = 0; d < offs->list.n; d++)
     if (!kl_plain(offs->list.items[d])) return 0;
   const pto_ir_type *rt = s->results[0]->type;
-  if (rt->dtype != PTO_DTYPE_F32 || rt->has_valid || !static_dims(rt, &out->R, &out->C)) return 0;
+  if (rt->dtype != PTO_DTYPE_F32 || rt->has_valid || pto__lower_tile_shape(rt, &out->R, &out->C))
+    return 0;
   out->load = s;
   out->T = T;
   return 1;
@@ -117,7 +106,7 @@ static const pto_ir_stmt *loaded_by(const pto_ir_value *v, pto_ir_stmt *const *s
     if (st[i]->nresults != 1 || st[i]->results[0] != v) continue;
     if (st[i]->op.opc == PTO_OP_TILE_LOAD) return st[i];
     if (st[i]->op.opc != PTO_OP_TILE_MOVE) return NULL;
-    const pto_ir_value *src = arg_value(st[i], 0);
+    const pto_ir_value *src = pto__lower_stmt_value_arg(st[i], 0);
     for (int j = 0; j < n; j++)
       if (st[j]->nresults == 1 && st[j]->results[0] == src && st[j]->op.opc == PTO_OP_TILE_LOAD)
         return st[j];
@@ -135,7 +124,7 @@ static int kl_match(lw *L, const pto_ir_stmt *s, LLVMValueRef acc, kl *k) {
       body->n > 6)
     return 0;
   const pto_ir_value *it = s->loop.iters[0];
-  if (it->type->dtype != PTO_DTYPE_F32 || !static_dims(it->type, &k->M, &k->N) ||
+  if (it->type->dtype != PTO_DTYPE_F32 || pto__lower_tile_shape(it->type, &k->M, &k->N) ||
       k->M < KL_MIN_ROWS || (s->nresults == 1 && pto__lower_value_base(L, s->results[0]) != acc))
     return 0;
   /* body: loads and moves, then matmul_acc(carried, l, r), then yield of its result */
@@ -143,7 +132,8 @@ static int kl_match(lw *L, const pto_ir_stmt *s, LLVMValueRef acc, kl *k) {
   const pto_ir_stmt *mm = body->stmts[n], *y = body->stmts[n + 1];
   if (mm->kind != PTO_STMT_OP || mm->op.opc != PTO_OP_TILE_MATMUL_ACC || mm->nresults != 1 ||
       y->kind != PTO_STMT_YIELD || y->ret.n != 1 || y->ret.vals[0]->kind != PTO_EXPR_VALUE ||
-      y->ret.vals[0]->value != mm->results[0] || arg_value(mm, 0) != it || mm->op.nargs != 3)
+      y->ret.vals[0]->value != mm->results[0] || pto__lower_stmt_value_arg(mm, 0) != it ||
+      mm->op.nargs != 3)
     return 0;
   int loads = 0;
   for (int i = 0; i < n; i++) {
@@ -153,7 +143,7 @@ static int kl_match(lw *L, const pto_ir_stmt *s, LLVMValueRef acc, kl *k) {
       return 0;
     loads += b->op.opc == PTO_OP_TILE_LOAD;
   }
-  const pto_ir_value *lv = arg_value(mm, 1), *rv = arg_value(mm, 2);
+  const pto_ir_value *lv = pto__lower_stmt_value_arg(mm, 1), *rv = pto__lower_stmt_value_arg(mm, 2);
   const pto_ir_stmt *la = lv ? loaded_by(lv, body->stmts, n) : NULL;
   const pto_ir_stmt *lb = rv ? loaded_by(rv, body->stmts, n) : NULL;
   /* two loads, each read by the product alone (through at most one move) */

@@ -50,8 +50,7 @@ int pto__lower_group_find(lw *L, int g) {
   return g;
 }
 
-/* A tile type's static rows and columns; -1 for anything else. */
-static int tile_shape(const pto_ir_type *t, int64_t *r, int64_t *c) {
+int pto__lower_tile_shape(const pto_ir_type *t, int64_t *r, int64_t *c) {
   if (t->kind != PTO_TYPE_TILE || t->rank != 2 || pto__lower_static_int(t->dims[0], r) ||
       pto__lower_static_int(t->dims[1], c))
     return -1;
@@ -60,7 +59,7 @@ static int tile_shape(const pto_ir_type *t, int64_t *r, int64_t *c) {
 
 static int tile_bytes(const pto_ir_type *t, int64_t *out) {
   int64_t r, c;
-  if (tile_shape(t, &r, &c) || r <= 0 || c <= 0) return -1;
+  if (pto__lower_tile_shape(t, &r, &c) || r <= 0 || c <= 0) return -1;
   *out = r * c * (int64_t)pto_dtype_size(t->dtype);
   return 0;
 }
@@ -190,7 +189,7 @@ static int plan_mm_pack(lw *L, const pto_ir_stmt *s, int pos) {
     const pto_ir_arg *a = &s->op.args[base + i];
     if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE) return 0;
     t[i] = a->expr->value->type;
-    if (tile_shape(t[i], &d[i][0], &d[i][1])) return 0;
+    if (pto__lower_tile_shape(t[i], &d[i][0], &d[i][1])) return 0;
   }
   int64_t bytes = pto__lower_mm_pack_bytes(t[0]->dtype, t[1]->dtype, d[0][0], d[0][1], d[1][1]);
   if (bytes <= 0 || d[1][0] != d[0][1]) return 0;
@@ -418,7 +417,7 @@ static void plan_fusion(lw *L) {
 
 /* ---- streaming ----------------------------------------------------------------------------- */
 
-static const pto_ir_value *stmt_value_arg(const pto_ir_stmt *s, int i) {
+const pto_ir_value *pto__lower_stmt_value_arg(const pto_ir_stmt *s, int i) {
   if (i >= s->op.nargs || s->op.args[i].kw) return NULL;
   const pto_ir_arg *a = &s->op.args[i];
   if (a->kind != PTO_ARG_EXPR || a->expr->kind != PTO_EXPR_VALUE) return NULL;
@@ -467,7 +466,7 @@ static void plan_streams(lw *L) {
       p += skip;
       continue;
     }
-    const pto_ir_value *sv = stmt_value_arg(store, 0);
+    const pto_ir_value *sv = pto__lower_stmt_value_arg(store, 0);
     int spos = p + (st - bi);
     int64_t rows, cols;
     if (!sv || sv->type->kind != PTO_TYPE_TILE || pto__lower_static_int(sv->type->dims[0], &rows) ||
@@ -492,9 +491,9 @@ static void plan_streams(lw *L) {
           ok = 0;
         int ntiles = kind == 1 ? 2 : kind == 6 ? (op == PTO_OP_TILE_SELS ? 2 : 3) : 1;
         for (int i = 0; i < ntiles; i++)
-          if (!is_tile_of(stmt_value_arg(x, i), rows, cols)) ok = 0;
-        if (kind == 5 &&
-            (!is_tile_of(stmt_value_arg(x, 1), rows, 1) || expand_operand_in(L, m - bi + p, p)))
+          if (!is_tile_of(pto__lower_stmt_value_arg(x, i), rows, cols)) ok = 0;
+        if (kind == 5 && (!is_tile_of(pto__lower_stmt_value_arg(x, 1), rows, 1) ||
+                          expand_operand_in(L, m - bi + p, p)))
           ok = 0;
       }
     }
@@ -596,10 +595,11 @@ static int plan_deferred_stores(lw *L) {
       if (L->plan[q].s->kind == PTO_STMT_FOR && &L->plan[q].s->loop.body == blk) lp = q;
     if (lp < 0 || L->plan[lp].defer_at >= 0) continue;
     const pto_ir_stmt *store = L->plan[p + n - 1].s;
-    const pto_ir_value *sv = stmt_value_arg(store, 0), *tv = stmt_value_arg(store, 2);
+    const pto_ir_value *sv = pto__lower_stmt_value_arg(store, 0),
+                       *tv = pto__lower_stmt_value_arg(store, 2);
     int64_t rows, cols;
     if (!sv || !tv || tv->type->kind != PTO_TYPE_TENSOR || L->def_pos[tv->id] >= 0 ||
-        tile_shape(sv->type, &rows, &cols) || rows <= 0 || cols <= 0 ||
+        pto__lower_tile_shape(sv->type, &rows, &cols) || rows <= 0 || cols <= 0 ||
         (store->nresults == 1 && L->last_use[store->results[0]->id] >= 0))
       continue;
     /* what the non-temporal path stores: floats of the tensor's dtype, rows of whole lines */
@@ -889,16 +889,18 @@ static int matmul_right_only(lw *L, int g, int p) {
     if (s->kind == PTO_STMT_OP && s->op.opc == PTO_OP_TILE_MOVE) right = 0;
     if (s->kind == PTO_STMT_OP && pto_op_info_get(s->op.opc)->cls == PTO_OPC_MATMUL) {
       right = s->op.opc == PTO_OP_TILE_MATMUL_ACC ? 2 : 1;
-      const pto_ir_value *lv = stmt_value_arg(s, right - 1);
+      const pto_ir_value *lv = pto__lower_stmt_value_arg(s, right - 1);
       int64_t rows, cols;
-      if (!lv || tile_shape(lv->type, &rows, &cols) || rows > LW_VIEW_MM_ROWS) right = -1;
+      if (!lv || pto__lower_tile_shape(lv->type, &rows, &cols) || rows > LW_VIEW_MM_ROWS)
+        right = -1;
     }
     for (int i = 0; i < s->nresults; i++) {
       const pto_ir_value *v = s->results[i];
       if (pto__lower_group_find(L, L->group_of[v->id]) != g || q == p) continue;
       int64_t r0, c0, r1, c1;
       if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_MOVE || v->type->dtype != t0->dtype ||
-          tile_shape(v->type, &r1, &c1) || tile_shape(t0, &r0, &c0) || r0 != r1 || c0 != c1)
+          pto__lower_tile_shape(v->type, &r1, &c1) || pto__lower_tile_shape(t0, &r0, &c0) ||
+          r0 != r1 || c0 != c1)
         return 0;
     }
     const pto_ir_expr *ex[64];
@@ -1000,7 +1002,7 @@ static void plan_row_views(lw *L) {
     const pto_ir_stmt *s = L->plan[p].s;
     if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_GATHER_ROWS || s->nresults != 1)
       continue;
-    const pto_ir_value *r = s->results[0], *ix = stmt_value_arg(s, 1);
+    const pto_ir_value *r = s->results[0], *ix = pto__lower_stmt_value_arg(s, 1);
     int g = L->group_of[r->id] >= 0 ? pto__lower_group_find(L, L->group_of[r->id]) : -1;
     int gi = ix && L->group_of[ix->id] >= 0 ? pto__lower_group_find(L, L->group_of[ix->id]) : -1;
     if (g < 0 || gi < 0 || g == gi || L->groups[g].iter || L->groups[g].dead ||
@@ -1122,11 +1124,11 @@ static pto_status check_position(const lw *L, int p) {
       (sp->s->kind != PTO_STMT_OP || sp->s->op.opc != PTO_OP_TILE_LOAD))
     return broken(L, "position %d: a view that is not a tile.load", p);
   if (sp->view == 3 && (sp->s->kind != PTO_STMT_OP || sp->s->op.opc != PTO_OP_TILE_GATHER_ROWS ||
-                        sp->s->nresults != 1 || stmt_value_arg(sp->s, 1) == NULL))
+                        sp->s->nresults != 1 || pto__lower_stmt_value_arg(sp->s, 1) == NULL))
     return broken(L, "position %d: a row view that is not a tile.gather_rows", p);
   if (sp->view == 3) {
     /* the index tile's buffer lives as long as the tile read through it */
-    const pto_ir_value *r = sp->s->results[0], *ix = stmt_value_arg(sp->s, 1);
+    const pto_ir_value *r = sp->s->results[0], *ix = pto__lower_stmt_value_arg(sp->s, 1);
     int g = root_of(L, L->group_of[r->id]), gi = root_of(L, L->group_of[ix->id]);
     if (g < 0 || gi < 0 || L->groups[gi].start > p || L->groups[gi].end < L->groups[g].end)
       return broken(L, "position %d: a row view whose index tile dies before it", p);
