@@ -555,22 +555,22 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
   direct(&dadd, ncores), direct(&dchain, ncores);
   const char *wv = getenv("PTO_BENCH_EW_WARM");
   int warm = !(wv && *wv == '0');
+  /* the contender's time into stat s, after an untimed run of its own when warm */
+#define TIMED(s, run)                                                                              \
+  do {                                                                                             \
+    if (warm) (void)(run);                                                                         \
+    add(&(s), (run));                                                                              \
+  } while (0)
   for (int r = 0; r < reps; r++) {
-    if (warm) peer(&mc, ncores);
-    add(&s_mc, peer(&mc, ncores));
-    if (warm) peer(&hadd_c, ncores);
-    add(&s_hadd, peer(&hadd_c, ncores));
-    if (warm) launch(hadd, w, args, 3);
-    add(&s_padd, launch(hadd, w, args, 3));
-    if (warm) direct(&dadd, ncores);
-    add(&s_dadd, direct(&dadd, ncores));
-    if (warm) peer(&hchain_c, ncores);
-    add(&s_hch, peer(&hchain_c, ncores));
-    if (warm) launch(hchain, w, args, 4);
-    add(&s_pch, launch(hchain, w, args, 4));
-    if (warm) direct(&dchain, ncores);
-    add(&s_dch, direct(&dchain, ncores));
+    TIMED(s_mc, peer(&mc, ncores));
+    TIMED(s_hadd, peer(&hadd_c, ncores));
+    TIMED(s_padd, launch(hadd, w, args, 3));
+    TIMED(s_dadd, direct(&dadd, ncores));
+    TIMED(s_hch, peer(&hchain_c, ncores));
+    TIMED(s_pch, launch(hchain, w, args, 4));
+    TIMED(s_dch, direct(&dchain, ncores));
   }
+#undef TIMED
 
   /* checks: the last results of each contender */
   float *got = xalloc(bytes);
@@ -935,6 +935,13 @@ static void dec_part(void *p, int part, int nparts) {
   free(ctx.scratch);
 }
 
+/* pto's time (runtime p, kernel direct d) over a limit's lim, by the minima and the medians. */
+static void limit_ratios(const char *of, const bstat *p, const bstat *d, const bstat *lim) {
+  printf("pto's time / %s: runtime min %.2fx median %.2fx, direct min %.2fx median %.2fx\n", of,
+         stat_min(p) / stat_min(lim), stat_median(p) / stat_median(lim),
+         stat_min(d) / stat_min(lim), stat_median(d) / stat_median(lim));
+}
+
 /* y = x W, x [m, k], W [k, n]: the same reps interleaved, pto (runtime and direct), OpenBLAS and
  * memcpy of W, each after evict_caches. With one thread (ncores 1) every contender but the
  * runtime runs in this thread, timed by its CPU time (cpu_ms), which time spent descheduled on a
@@ -1044,14 +1051,8 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   row(&s_d, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_m, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_r, wbytes, "GB/s", have_peer ? &s_b : NULL);
-  printf("pto's time / the limit's (memcpy of W): runtime min %.2fx median %.2fx, direct min "
-         "%.2fx median %.2fx\n",
-         stat_min(&s_p) / stat_min(&s_m), stat_median(&s_p) / stat_median(&s_m),
-         stat_min(&s_d) / stat_min(&s_m), stat_median(&s_d) / stat_median(&s_m));
-  printf("pto's time / the read of W's (its read rate against the memory's): runtime min %.2fx "
-         "median %.2fx, direct min %.2fx median %.2fx\n",
-         stat_min(&s_p) / stat_min(&s_r), stat_median(&s_p) / stat_median(&s_r),
-         stat_min(&s_d) / stat_min(&s_r), stat_median(&s_d) / stat_median(&s_r));
+  limit_ratios("the limit's (memcpy of W)", &s_p, &s_d, &s_m);
+  limit_ratios("the read of W's (its read rate against the memory's)", &s_p, &s_d, &s_r);
   if (have_peer) printf("\nOpenBLAS: %s\n", config);
   free(got);
   CHECK(pto_worker_free_tensor(w, dx));
