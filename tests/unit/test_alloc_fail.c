@@ -3,11 +3,13 @@
  * of an example fails, and the result is a clean OUT_OF_MEMORY status (never a crash, never a
  * wrong answer) with nothing leaked.
  *
- * Each stage is injected on its own: the stages before it run with injection off (their results
- * kept), so the n-th allocation of every stage is reached without recompiling for each n of the
- * later ones; over all stages, that is every allocation of the pipeline. The compile stage's
- * iterations use `true` as the C and C++ compiler (they check our code's unwinding, not the
- * tools' output); the later stages load a work dir built once with the real ones.
+ * Each stage is injected on its own, so over all stages that is every allocation of the
+ * pipeline. The reference run builds a work dir once with the real C and C++ compilers. The
+ * iterations of parse, verify and compile stop after the compile, which writes into a scratch dir
+ * with stand-ins for the compilers that copy the reference's binaries (they check our code's
+ * unwinding, not the tools' output); a tolerated failure there must give the reference's
+ * manifest. The iterations of the later stages start at load, from the reference's work dir, and
+ * run to the launch; a tolerated failure there must give the reference's answer.
  *
  * Leaks: under LeakSanitizer every failed n is followed by a leak check, so a leak names its n;
  * without it, only a status and the result are checked (test_oom counts blocks in plain builds).
@@ -131,14 +133,17 @@ static pto_status launch(run *r, const example *ex) {
   return s;
 }
 
-/* Runs the stages 0..last of ex, with injection armed for stage `inject` only (-1: never). */
+/* Runs the stages 0..last of ex, with injection armed for stage `inject` only (-1: never). A
+ * stage after compile starts at load, from the work dir dir that the reference run built (parse,
+ * verify and compile without injection would only rebuild the same files, and the compile runs
+ * the C and C++ compilers: about a second an n, most of the sweep's time). */
 static pto_status pipeline(const example *ex, const char *dir, int last, int inject, long n,
                            run *r) {
   memset(r, 0, sizeof *r);
   pto_status s = PTO_OK;
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", PTO_SOURCE_DIR, ex->file);
-  for (int st = 0; st <= last && !s; st++) {
+  for (int st = inject > STAGE_COMPILE ? STAGE_LOAD : 0; st <= last && !s; st++) {
     if (st == inject) pto_alloc_fail_at(n, 0);
     switch (st) {
     case STAGE_PARSE: s = pto_ir_parse_file(path, &r->ir); break;
@@ -224,12 +229,14 @@ static void every_failed_allocation(const example *ex) {
     for (n = 0;; n++) {
       run r;
       const char *dir = built;
-      if (stage == STAGE_COMPILE) {
+      /* Up to compile, a run stops after the compile, into scratch with the fake tools. */
+      int to_compile = stage <= STAGE_COMPILE;
+      if (to_compile) {
         with_tools(fake_cc, fake_cxx);
         dir = scratch;
       }
-      s = pipeline(ex, dir, stage == STAGE_COMPILE ? STAGE_COMPILE : STAGE_LAUNCH, stage, n, &r);
-      if (stage == STAGE_COMPILE) with_tools(cc_saved, cxx_saved);
+      s = pipeline(ex, dir, to_compile ? STAGE_COMPILE : STAGE_LAUNCH, stage, n, &r);
+      if (to_compile) with_tools(cc_saved, cxx_saved);
       long failed = pto_alloc_failures();
       if (getenv("PTO_OOM_VERBOSE"))
         fprintf(stderr, "%s %s n=%ld: %s\n", ex->file, k_stage[stage], n,
@@ -251,8 +258,10 @@ static void every_failed_allocation(const example *ex) {
           fail();
         }
         noom++;
-      } else if (stage == STAGE_COMPILE) {
-        /* A tolerated failure must not change what was built. */
+      } else if (to_compile) {
+        /* A tolerated failure must not change what was built. The manifest names every file the
+         * compile wrote with its hash (sources, objects, the build ids of the copied .so files),
+         * so the same manifest means the same program runs, with the same answer. */
         char a[4200], b[4200];
         snprintf(a, sizeof a, "%s/manifest.json", built);
         snprintf(b, sizeof b, "%s/manifest.json", scratch);
