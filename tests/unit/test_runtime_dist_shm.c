@@ -3,7 +3,8 @@
  * Every collective on 2, 3, 4 and 8 ranks against results computed here, back to back and in a
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
- * timeout message; the small allreduce's yield lost to another process turning its yields off. */
+ * timeout message; the small allreduce's yield lost to another process turning its yields off,
+ * and one that went to a peer rank's turn keeping them on. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -177,6 +178,10 @@ static void run_collective_mode(int n, int kind, int op, int root, int iters, in
     assert_int_equal(jobs[r].rc, 0);
     for (int s = 0; s < SIG_ELEMS; s++)
       assert_int_equal(sig_of(&f, r)[s], 0); /* left zero */
+    /* Its time on a CPU: no turn left open, and with ranks sharing CPUs (gather) the
+     * collectives' whole time counted. */
+    assert_int_equal(atomic_load(&f.sh->chips[r].held_since), 0);
+    if (f.tr[r].gather) assert_true(atomic_load(&f.sh->chips[r].held_ns) > 0);
   }
   fixture_free(&f);
 }
@@ -453,6 +458,55 @@ static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void 
   assert_true(off_until > 0);
 }
 
+/* Where a yield went (pto__dist_yield_went), which decides whether the wait yields on: time that
+ * peer ranks on this CPU had is no CPU lost, however long their turns (a first collective faults
+ * pages in for milliseconds on this VM kind). The turns a peer gave up during the yield (its
+ * held_ns grew) and a turn it still has open count as the peer's; a peer on another CPU counts
+ * for nothing; lost takes 200 us and three quarters of the yield going elsewhere. Rank 1 of 3
+ * yields on CPU 5 (me = 6), where rank 0 was last seen; rank 2 was on another CPU. */
+static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
+  (void)state;
+  enum { BACK = PTO__DIST_YIELD_BACK, PEER = PTO__DIST_YIELD_PEER };
+  enum { AWAY = PTO__DIST_YIELD_AWAY, LOST = PTO__DIST_YIELD_LOST };
+  fixture f;
+  fixture_init(&f, 3, 1000);
+  pto__dist_chip *c = f.sh->chips;
+  atomic_store(&c[0].cpu, 6);
+  atomic_store(&c[2].cpu, 7);
+  const uint64_t base = 1000000, y0 = 5000000000ull, ms2 = y0 + 2000000;
+  uint64_t held[3] = {base, 0, 0}, foreign = 0;
+  struct {
+    uint64_t peer_ns, other_ns, open_since, y1; /* rank 0's held_ns after, rank 2's, 0's open */
+    uint64_t foreign;
+    int went;
+  } k[] = {
+      {base + 1900000, 0, 0, ms2, 100000, PEER},      /* rank 0's turns took 1.9 of 2 ms */
+      {base + 10000, 2000000, 0, ms2, 1990000, LOST}, /* 10 us: rank 2's 2 ms are elsewhere */
+      {base, 0, y0 - 1000000, ms2, 0, PEER},          /* a turn open since before the yield */
+      {base, 0, y0 + 1500000, ms2, 1500000, LOST},    /* open for its last 0.5 ms only */
+      {base + 1400000, 0, 0, ms2, 600000, PEER},      /* 600 us elsewhere: under 3/4 */
+      {base, 0, 0, y0 + 250000, 250000, LOST},        /* 250 us, all elsewhere */
+      {base, 0, 0, y0 + 150000, 150000, AWAY},        /* 150 us, all elsewhere: under 200 us */
+      {base, 0, 0, y0 + 4000, 4000, BACK},            /* straight back */
+  };
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    atomic_store(&c[0].held_ns, k[i].peer_ns);
+    atomic_store(&c[2].held_ns, k[i].other_ns);
+    atomic_store(&c[0].held_since, k[i].open_since);
+    int went = pto__dist_yield_went(&f.tr[1], held, 6, y0, k[i].y1, &foreign);
+    if (went != k[i].went || foreign != k[i].foreign)
+      fprintf(stderr, "case %zu: went %d foreign %llu\n", i, went, (unsigned long long)foreign);
+    assert_int_equal(went, k[i].went);
+    assert_int_equal(foreign, k[i].foreign);
+  }
+  /* The CPU not known: nothing is the peers'. */
+  atomic_store(&c[0].held_ns, base + 1900000);
+  atomic_store(&c[0].held_since, 0);
+  assert_int_equal(pto__dist_yield_went(&f.tr[1], held, 0, y0, ms2, &foreign), LOST);
+  assert_int_equal(foreign, 2000000);
+  fixture_free(&f);
+}
+
 static void test_wait_timeout_names_rank_window_offsets(void **state) {
   (void)state;
   fixture f;
@@ -486,6 +540,7 @@ int main(void) {
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
+      cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
