@@ -4,7 +4,8 @@
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
  * timeout message; the small allreduce's yield lost to another process turning its yields off,
- * and one that went to a peer rank's turn keeping them on. */
+ * and one that went to a peer rank's turn keeping them on; ranks that outnumber the CPUs starting
+ * spread over them. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -507,6 +508,34 @@ static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
   fixture_free(&f);
 }
 
+/* Ranks that outnumber the CPUs start spread over the CPUs they may run on: rank r's init moves
+ * its thread to the (r mod n)-th of them, and leaves its affinity mask as it was (a migration,
+ * not a pin). One thread inits every rank here, checking where each put it. */
+static void test_ranks_that_outnumber_cpus_start_spread(void **state) {
+  (void)state;
+  cpu_set_t mask, now;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+  int ncpu = CPU_COUNT(&mask), n = (int)online + 1, cpu[PTO__DIST_MAX_RANKS];
+  if (ncpu < 2 || n > PTO__DIST_MAX_RANKS) {
+    skip();
+    return;
+  }
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < ncpu; c++)
+    if (CPU_ISSET(c, &mask)) cpu[k++] = c;
+  fixture f;
+  fixture_init(&f, n, 1000);
+  for (int r = 0; r < n; r++) {
+    pto__dist_shm_init(&f.tr[r], f.sh, r);
+    int at = sched_getcpu();
+    assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
+    assert_true(f.tr[r].gather);
+    assert_int_equal(at, cpu[r % ncpu]);
+    assert_true(CPU_EQUAL(&now, &mask));
+  }
+  fixture_free(&f);
+}
+
 static void test_wait_timeout_names_rank_window_offsets(void **state) {
   (void)state;
   fixture f;
@@ -541,6 +570,7 @@ int main(void) {
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
+      cmocka_unit_test(test_ranks_that_outnumber_cpus_start_spread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
