@@ -788,12 +788,13 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   return rc;
 }
 
-/* Ranks that outnumber the CPUs take turns on them, and the turns of a small allreduce grow with
- * the most ranks any one CPU has: 4 ranks at 1 KiB on 2 CPUs, 11-16 us with two on each, ~40 us
- * with all four on one (issue #31 item 1). A forked chip starts on its parent's CPU and stays
- * there while the load balancer sees the other CPU busy, so each rank moves itself once to the
- * (rank mod n)-th of the n CPUs it may run on: a migration, not a pin (its affinity mask is put
- * back at once, and the scheduler may move it on). */
+/* Ranks on one host wait for each other spinning when each has a CPU of its own, and take turns
+ * when they share one: the turns of a small allreduce grow with the most ranks any one CPU has
+ * (issue #31 item 1, 2 CPUs, 1 KiB: 2 ranks 1.0-1.3 us apart, 11-14 us on one CPU; 4 ranks 11-21
+ * us with two on each, ~40 us with all four on one). A forked chip starts on its parent's CPU
+ * and stays there while the load balancer sees the other CPU busy, so each rank moves itself
+ * once to the (rank mod n)-th of the n CPUs it may run on: a migration, not a pin (its affinity
+ * mask is put back at once, and the scheduler may move it on). */
 static void spread(int rank) {
   cpu_set_t mask, one;
   if (sched_getaffinity(0, sizeof mask, &mask) || CPU_COUNT(&mask) < 2) return;
@@ -826,7 +827,7 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   /* Every rank decides alike: direct access means one node, whose CPUs every rank counts. */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   t->gather = t->direct && sh->nranks > 1 && cpus > 0 && sh->nranks > cpus;
-  if (t->gather && !sh->mpi) spread(rank);
+  if (!sh->mpi && sh->nranks > 1) spread(rank); /* mpirun places MPI ranks */
 }
 
 void pto__dist_shm_fini(pto__dist_shm *t) {

@@ -4,8 +4,7 @@
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
  * timeout message; the small allreduce's yield lost to another process turning its yields off,
- * and one that went to a peer rank's turn keeping them on; ranks that outnumber the CPUs starting
- * spread over them. */
+ * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -508,10 +507,10 @@ static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
   fixture_free(&f);
 }
 
-/* Ranks that outnumber the CPUs start spread over the CPUs they may run on: rank r's init moves
- * its thread to the (r mod n)-th of them, and leaves its affinity mask as it was (a migration,
- * not a pin). One thread inits every rank here, checking where each put it. */
-static void test_ranks_that_outnumber_cpus_start_spread(void **state) {
+/* Ranks start spread over the CPUs they may run on, as many as there are CPUs and more: rank r's
+ * init moves its thread to the (r mod n)-th of them, and leaves its affinity mask as it was (a
+ * migration, not a pin). One thread inits every rank here, checking where each put it. */
+static void test_ranks_start_spread_over_the_cpus(void **state) {
   (void)state;
   cpu_set_t mask, now;
   long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -523,17 +522,19 @@ static void test_ranks_that_outnumber_cpus_start_spread(void **state) {
   }
   for (int c = 0, k = 0; c < CPU_SETSIZE && k < ncpu; c++)
     if (CPU_ISSET(c, &mask)) cpu[k++] = c;
-  fixture f;
-  fixture_init(&f, n, 1000);
-  for (int r = 0; r < n; r++) {
-    pto__dist_shm_init(&f.tr[r], f.sh, r);
-    int at = sched_getcpu();
-    assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
-    assert_true(f.tr[r].gather);
-    assert_int_equal(at, cpu[r % ncpu]);
-    assert_true(CPU_EQUAL(&now, &mask));
+  for (int m = 2; m <= n; m += n - 2) { /* 2 ranks: no more than the CPUs */
+    fixture f;
+    fixture_init(&f, m, 1000);
+    for (int r = 0; r < m; r++) {
+      pto__dist_shm_init(&f.tr[r], f.sh, r);
+      int at = sched_getcpu();
+      assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
+      assert_int_equal(f.tr[r].gather, m == n);
+      assert_int_equal(at, cpu[r % ncpu]);
+      assert_true(CPU_EQUAL(&now, &mask));
+    }
+    fixture_free(&f);
   }
-  fixture_free(&f);
 }
 
 static void test_wait_timeout_names_rank_window_offsets(void **state) {
@@ -570,7 +571,7 @@ int main(void) {
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
-      cmocka_unit_test(test_ranks_that_outnumber_cpus_start_spread),
+      cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
