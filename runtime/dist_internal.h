@@ -163,11 +163,12 @@ typedef struct pto__dist_shared {
 typedef struct pto__dist_shm {
   pto_dist_ctx ctx;
   pto__dist_shared *sh;
-  int direct;      /* every peer's window is addressable (shared memory, MPI shared windows) */
-  int gather;      /* direct, and more ranks than the node has CPUs: small mode=mesh allreduces
-                      are reduced by the last rank to arrive (dist_shm.c gather_allreduce) */
-  uint8_t *bounce; /* MPI without direct access: staging for one-sided gets (lazily allocated) */
-  uint32_t epoch;  /* the run this chip is executing a command of (0: none) */
+  int direct;       /* every peer's window is addressable (shared memory, MPI shared windows) */
+  int gather;       /* direct, and more ranks than the node has CPUs: small mode=mesh allreduces
+                       are reduced by the last rank to arrive (dist_shm.c gather_allreduce) */
+  uint8_t *bounce;  /* MPI without direct access: staging for one-sided gets (lazily allocated) */
+  uint32_t epoch;   /* the run this chip is executing a command of (0: none) */
+  uint64_t lost_at; /* when a guarded wait's yield last lost the CPU, 0: not lately */
   uint64_t no_yield_until; /* its guarded waits do not yield before this time (dist_shm.c
                               wait_slow) */
   char detail[512];

@@ -285,6 +285,20 @@ int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, u
   return *foreign < back ? PTO__DIST_YIELD_PEER : PTO__DIST_YIELD_AWAY;
 }
 
+/* A guarded wait's yield lost the CPU at now: the second within YIELD_OFF_NS turns the guarded
+ * waits' yields off for YIELD_OFF_NS. One alone is as likely a kernel thread's or a short job's
+ * turn (after a run's first touch of its windows, hundreds of us of them: 4 ranks at 1 KiB after
+ * 64 MiB windows tripped the guard in 2 of 3 runs, a median of 50-55 us against 22 without);
+ * a busy process takes the CPU at every yield that reaches it. */
+static void guard_lost(pto__dist_shm *t, uint64_t now) {
+  if (t->lost_at && now - t->lost_at < YIELD_OFF_NS) {
+    t->no_yield_until = now + YIELD_OFF_NS;
+    t->lost_at = 0;
+  } else {
+    t->lost_at = now;
+  }
+}
+
 /* wait_elem past its spin: yields while its yields come straight back (nothing else wants this
  * CPU) or go to peer ranks (pto__dist_yield_went: the peers' turns on this CPU account for the
  * time), then sleeps, until the element is satisfied, the run is aborted or the deadline passes.
@@ -293,9 +307,9 @@ int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, u
  * the yields used to end at the first one that came back later than YIELD_ALONE_NS, i.e. at the
  * first that reached a peer. guard (the small allreduce's single wait, gather_allreduce): a yield
  * that lost the CPU to another process (a busy loop, another job) for its time slice,
- * milliseconds under EEVDF,
- * where a futex-woken sleeper preempts it; the rank's guarded waits then skip the yields for
- * YIELD_OFF_NS, so a host with other work costs one slice per YIELD_OFF_NS rather than one per
+ * milliseconds under EEVDF, where a futex-woken sleeper preempts it; the second such within
+ * YIELD_OFF_NS (guard_lost) turns the rank's guarded waits' yields off for YIELD_OFF_NS, so a
+ * host with other work costs two slices per YIELD_OFF_NS rather than one per
  * allreduce (issue #31: 4 ranks, 1-16 KiB at load ~11: medians of 3-12 ms in 6 of 8 runs
  * yielding, 53-101 us in 4 of 4 with the guard), while ranks alone on their CPUs keep the
  * yields that hand the CPU straight to a peer rank. Lost counts only the time no peer had: a
@@ -340,7 +354,7 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
       uint64_t foreign;
       int went = pto__dist_yield_went(t, held, me, y0, y1, &foreign);
       yielding = went == PTO__DIST_YIELD_BACK || went == PTO__DIST_YIELD_PEER;
-      if (guard && went == PTO__DIST_YIELD_LOST) t->no_yield_until = y1 + YIELD_OFF_NS;
+      if (guard && went == PTO__DIST_YIELD_LOST) guard_lost(t, y1);
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
       atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);

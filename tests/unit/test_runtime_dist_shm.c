@@ -414,8 +414,8 @@ static void test_notify_wait_remote(void **state) {
   fixture_free(&f);
 }
 
-/* The small allreduce's wait, once a yield of it handed the CPU to another process for its time
- * slice, stops yielding for a while (wait_slow's guard): rank 1 of 3 arrives alone (the last
+/* The small allreduce's wait, once two yields of it handed the CPU to another process for its
+ * time slice, stops yielding for a while (wait_slow's guard): rank 1 of 3 arrives alone (the last
  * rank to arrive would release it) beside a busy process pinned to its CPU, with rank 0
  * published on that CPU (so the wait yields at once rather than spin). */
 static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void **state) {
@@ -444,9 +444,11 @@ static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void 
    * HZ=250), so up to 8 tries, each taking back its arrival (the count on rank 0's element 0)
    * so that rank 1 never becomes the last to arrive. */
   int32_t rc = 0;
+  uint64_t first = 1;
   for (int i = 0; i < 8 && !f.tr[1].no_yield_until; i++) {
     rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0);
     atomic_store((_Atomic int32_t *)&sig_of(&f, 0)[0], 0);
+    if (i == 0) first = f.tr[1].no_yield_until;
   }
   uint64_t off_until = f.tr[1].no_yield_until;
   kill(busy, SIGKILL);
@@ -455,6 +457,7 @@ static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void 
   assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
   assert_non_null(strstr(f.tr[1].detail, "rank 1: an allreduce timed out after 20 ms"));
   fixture_free(&f);
+  assert_int_equal(first, 0); /* one wait loses at most one yield: no second within 50 ms yet */
   assert_true(off_until > 0);
 }
 
