@@ -137,8 +137,9 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 #define YIELD_NS 200000ull
 #define YIELD_ALONE_NS 5000ull
 /* A yield that gave this long (and three quarters of it) to other processes than the peer ranks
- * handed the CPU to another process for its time slice (pto__dist_yield_went): the rank's
- * guarded waits then sleep without yielding for YIELD_OFF_NS (wait_slow). */
+ * handed the CPU to another process for its time slice (pto__dist_yield_went): after two such
+ * within YIELD_OFF_NS the rank's guarded waits sleep without yielding for YIELD_OFF_NS
+ * (guard_lost). */
 #define YIELD_LOST_NS 200000ull
 #define YIELD_OFF_NS 50000000ull
 
@@ -288,7 +289,7 @@ int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, u
 /* A guarded wait's yield lost the CPU at now: the second within YIELD_OFF_NS turns the guarded
  * waits' yields off for YIELD_OFF_NS. One alone is as likely a kernel thread's or a short job's
  * turn (after a run's first touch of its windows, hundreds of us of them: 4 ranks at 1 KiB after
- * 64 MiB windows tripped the guard in 2 of 3 runs, a median of 50-55 us against 22 without);
+ * 64 MiB windows tripped the guard in 3 of 8 runs, medians of 58-70 us against 13-21 without);
  * a busy process takes the CPU at every yield that reaches it. */
 static void guard_lost(pto__dist_shm *t, uint64_t now) {
   if (t->lost_at && now - t->lost_at < YIELD_OFF_NS) {
