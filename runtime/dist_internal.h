@@ -116,10 +116,15 @@ typedef struct pto__dist_chip {
   _Atomic uint32_t nwaits;   /* waits entered */
   _Atomic uint32_t sleepers; /* its waits asleep on a futex (dist_shm.c): a notify wakes only
                                 then */
-  _Atomic int32_t cpu;       /* 1 + the CPU its last dist.* wait started on, 0: none yet
-                                (dist_shm.c wait_elem) */
+  _Atomic int32_t cpu;       /* 1 + the CPU its last dist.* wait started or gave up its CPU
+                                on, 0: none yet (dist_shm.c wait_elem, give_up) */
   _Atomic int32_t ring_cpu;  /* 1 + the CPU its ring's thread last took or finished a command
                                 on, 0: none yet (dist.c ring_spin) */
+  /* The time its dist.* operations have held a CPU (dist_shm.c give_up): held_ns adds up the
+   * turns given up (a yield, a sleep, the operation's end; cpu is set to that CPU), held_since
+   * is when the current turn began (0: none, or given up). A rank whose yield came back late
+   * tells by its peers' on its CPU whether the CPU went to them or to another process. */
+  _Atomic uint64_t held_ns, held_since;
   _Atomic uint64_t kernel_ns;
   char kernel[64];
   int32_t pid;
@@ -158,17 +163,30 @@ typedef struct pto__dist_shared {
 typedef struct pto__dist_shm {
   pto_dist_ctx ctx;
   pto__dist_shared *sh;
-  int direct;      /* every peer's window is addressable (shared memory, MPI shared windows) */
-  int gather;      /* direct, and more ranks than the node has CPUs: small mode=mesh allreduces
-                      are reduced by the last rank to arrive (dist_shm.c gather_allreduce) */
-  uint8_t *bounce; /* MPI without direct access: staging for one-sided gets (lazily allocated) */
-  uint32_t epoch;  /* the run this chip is executing a command of (0: none) */
+  int direct;       /* every peer's window is addressable (shared memory, MPI shared windows) */
+  int gather;       /* direct, and more ranks than the node has CPUs: small mode=mesh allreduces
+                       are reduced by the last rank to arrive (dist_shm.c gather_allreduce) */
+  uint8_t *bounce;  /* MPI without direct access: staging for one-sided gets (lazily allocated) */
+  uint32_t epoch;   /* the run this chip is executing a command of (0: none) */
+  uint64_t lost_at; /* when a guarded wait's yield last lost the CPU, 0: not lately */
   uint64_t no_yield_until; /* its guarded waits do not yield before this time (dist_shm.c
                               wait_slow) */
   char detail[512];
 } pto__dist_shm;
 
 void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank);
+
+/* Where a yield of rank t's wait from y0 to y1 (CLOCK_MONOTONIC ns) went, on CPU me (1 + its
+ * number, 0: not known), held being the peers' held_ns before it (dist_shm.c wait_slow). Its
+ * *foreign part went neither to the turns the peers on that CPU gave up meanwhile (their held_ns
+ * grew) nor to a turn one of them still has open (it lost the CPU to t mid-turn): to other
+ * processes (all of it under MPI, where the peers' chip blocks are not shared). BACK: it came
+ * straight back (under YIELD_ALONE_NS, 5 us); LOST: the CPU was lost to other processes (foreign
+ * at least YIELD_LOST_NS, 200 us, a time slice of theirs, and three quarters of the yield); PEER:
+ * else, peers had a share of it; AWAY: else (only other processes, briefly). */
+enum { PTO__DIST_YIELD_BACK, PTO__DIST_YIELD_PEER, PTO__DIST_YIELD_AWAY, PTO__DIST_YIELD_LOST };
+int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, uint64_t y0,
+                         uint64_t y1, uint64_t *foreign);
 
 /* A run's first failure (issue #28 item 2). raise: rank failed in run epoch (nonzero); the
  * first rank to raise a run's abort is the one its other ranks' waits name. first: that rank, or

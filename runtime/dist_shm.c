@@ -9,12 +9,12 @@
  * rd/wr/sig_* which take the direct path when there is one.
  *
  * notify is an atomic store or add followed by a futex wake when the peer has a waiter asleep;
- * wait spins (unless another rank waits on its CPU), yields while nothing else wants its CPU,
- * then sleeps on a futex (or, through MPI, polls with short sleeps) until its deadline (wait_elem
- * says why). Collectives are built on those primitives and plain loads and stores of the peers'
- * slices, one path for every dtype and backend; they leave the signal window as they found it
- * (zero). A small allreduce with more ranks than CPUs is reduced by the last rank to arrive
- * (gather_allreduce): one wait per rank instead of two barriers' worth. */
+ * wait spins (unless another rank waits on its CPU), yields while its CPU goes to nothing else or
+ * to peer ranks, then sleeps on a futex (or, through MPI, polls with short sleeps) until its
+ * deadline (wait_elem says why). Collectives are built on those primitives and plain loads and
+ * stores of the peers' slices, one path for every dtype and backend; they leave the signal window
+ * as they found it (zero). A small allreduce with more ranks than CPUs is reduced by the last rank
+ * to arrive (gather_allreduce): one wait per rank instead of two barriers' worth. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -136,8 +136,10 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 #define SPIN_NS 50000ull
 #define YIELD_NS 200000ull
 #define YIELD_ALONE_NS 5000ull
-/* A yield that took this long handed the CPU to another process for its time slice: the rank's
- * guarded waits then sleep without yielding for YIELD_OFF_NS (wait_slow). */
+/* A yield that gave this long (and three quarters of it) to other processes than the peer ranks
+ * handed the CPU to another process for its time slice (pto__dist_yield_went): after two such
+ * within YIELD_OFF_NS the rank's guarded waits sleep without yielding for YIELD_OFF_NS
+ * (guard_lost). */
 #define YIELD_LOST_NS 200000ull
 #define YIELD_OFF_NS 50000000ull
 
@@ -240,20 +242,87 @@ static int aborted(pto__dist_shm *t, const char *what) {
   return 1;
 }
 
-/* wait_elem past its spin: yields while the yields come back at once, then sleeps, until the
- * element is satisfied, the run is aborted or the deadline passes. guard (the small allreduce's
- * single wait, gather_allreduce): a yield that came back only after YIELD_LOST_NS gave the CPU
- * to another process (a busy loop, another job) for its time slice, milliseconds under EEVDF,
- * where a futex-woken sleeper preempts it; the rank's guarded waits then skip the yields for
- * YIELD_OFF_NS, so a host with other work costs one slice per YIELD_OFF_NS rather than one per
+/* A turn of this rank on its CPU inside a dist.* operation begins (the operation starts, a
+ * yield or a sleep returns). */
+static void hold(pto__dist_shm *t, uint64_t now) {
+  atomic_store_explicit(&t->sh->chips[t->ctx.rank].held_since, now, memory_order_relaxed);
+}
+
+/* The turn ends (a yield, a sleep, the operation's end): its time is added to the chip's
+ * held_ns, with the CPU it ran on in cpu. Returns that CPU (1 + its number, 0: not known). */
+static int give_up(pto__dist_shm *t, uint64_t now) {
+  pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
+  int me = sched_getcpu() + 1;
+  uint64_t since = atomic_load_explicit(&chip->held_since, memory_order_relaxed);
+  atomic_store_explicit(&chip->cpu, me, memory_order_relaxed);
+  if (since && now > since)
+    atomic_store_explicit(&chip->held_ns,
+                          atomic_load_explicit(&chip->held_ns, memory_order_relaxed) + now - since,
+                          memory_order_relaxed);
+  atomic_store_explicit(&chip->held_since, 0, memory_order_relaxed);
+  return me;
+}
+
+/* Every peer's held_ns into held (shared memory; under MPI the chips' blocks are each process's
+ * own and this rank sees none of its peers'). */
+static void peers_held(pto__dist_shm *t, uint64_t *held) {
+  for (int q = 0; q < t->ctx.nranks && !t->sh->mpi; q++)
+    held[q] = atomic_load_explicit(&t->sh->chips[q].held_ns, memory_order_relaxed);
+}
+
+int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, uint64_t y0,
+                         uint64_t y1, uint64_t *foreign) {
+  uint64_t peers = 0, back = y1 - y0;
+  for (int q = 0; q < t->ctx.nranks && !t->sh->mpi && me > 0; q++) {
+    const pto__dist_chip *c = &t->sh->chips[q];
+    if (q == t->ctx.rank || atomic_load_explicit(&c->cpu, memory_order_relaxed) != me) continue;
+    uint64_t since = atomic_load_explicit(&c->held_since, memory_order_relaxed);
+    peers += atomic_load_explicit(&c->held_ns, memory_order_relaxed) - held[q];
+    if (since && since < y1) peers += y1 - (since > y0 ? since : y0);
+  }
+  *foreign = back > peers ? back - peers : 0;
+  if (back < YIELD_ALONE_NS) return PTO__DIST_YIELD_BACK;
+  if (*foreign >= YIELD_LOST_NS && *foreign >= back - back / 4) return PTO__DIST_YIELD_LOST;
+  return *foreign < back ? PTO__DIST_YIELD_PEER : PTO__DIST_YIELD_AWAY;
+}
+
+/* A guarded wait's yield lost the CPU at now: the second within YIELD_OFF_NS turns the guarded
+ * waits' yields off for YIELD_OFF_NS. One alone is as likely a kernel thread's or a short job's
+ * turn (after a run's first touch of its windows, hundreds of us of them: 4 ranks at 1 KiB after
+ * 64 MiB windows tripped the guard in 3 of 8 runs, medians of 58-70 us against 13-21 without);
+ * a busy process takes the CPU at every yield that reaches it. */
+static void guard_lost(pto__dist_shm *t, uint64_t now) {
+  if (t->lost_at && now - t->lost_at < YIELD_OFF_NS) {
+    t->no_yield_until = now + YIELD_OFF_NS;
+    t->lost_at = 0;
+  } else {
+    t->lost_at = now;
+  }
+}
+
+/* wait_elem past its spin: yields while its yields come straight back (nothing else wants this
+ * CPU) or go to peer ranks (pto__dist_yield_went: the peers' turns on this CPU account for the
+ * time), then sleeps, until the element is satisfied, the run is aborted or the deadline passes.
+ * Ranks that share CPUs (issue #31 item 1: 4 ranks on 2 CPUs) hand each other the CPU this way,
+ * ~5 us a switch on this VM kind, where a sleep costs a futex wake-up on another CPU (25-30 us);
+ * the yields used to end at the first one that came back later than YIELD_ALONE_NS, i.e. at the
+ * first that reached a peer. guard (the small allreduce's single wait, gather_allreduce): a yield
+ * that lost the CPU to another process (a busy loop, another job) for its time slice,
+ * milliseconds under EEVDF, where a futex-woken sleeper preempts it; the second such within
+ * YIELD_OFF_NS (guard_lost) turns the rank's guarded waits' yields off for YIELD_OFF_NS, so a
+ * host with other work costs two slices per YIELD_OFF_NS rather than one per
  * allreduce (issue #31: 4 ranks, 1-16 KiB at load ~11: medians of 3-12 ms in 6 of 8 runs
  * yielding, 53-101 us in 4 of 4 with the guard), while ranks alone on their CPUs keep the
- * yields that hand the CPU straight to a peer rank. The barriers' and ring steps' waits keep
- * yielding: where ranks stack on a loaded CPU their yields mostly reach the peer (2 ranks at
- * load ~11: 11 us an allreduce yielding, 25 us with the guard on every wait). */
+ * yields that hand the CPU straight to a peer rank. Lost counts only the time no peer had: a
+ * peer's turn that took YIELD_LOST_NS (the first collectives of a run fault pages in for 0.3-1
+ * ms on this VM kind) once turned the guard on at start-up for the whole measurement after it
+ * (4 ranks at 1 KiB: 3 sleeps and wake-ups a rank and allreduce, 50-60 us, against 15-35 us
+ * yielding). The barriers' and ring steps' waits keep yielding: where ranks stack on a loaded
+ * CPU their yields mostly reach the peer (2 ranks at load ~11: 11 us an allreduce yielding, 25
+ * us with the guard on every wait). */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
-  int dir = t->direct, alone = 1;
+  int dir = t->direct, yielding = 1;
   int32_t cur = 0, rc;
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
   uint64_t start = pto__rt_now_ns();
@@ -275,20 +344,31 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
                (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
       return PTO_KERNEL_ERR_DIST_TIMEOUT;
     }
-    if (alone && now - start < YIELD_NS && !(guard && now < t->no_yield_until)) {
+    if (yielding && now - start < YIELD_NS && !(guard && now < t->no_yield_until)) {
+      uint64_t held[PTO__DIST_MAX_RANKS];
+      peers_held(t, held);
+      uint64_t y0 = pto__rt_now_ns();
+      int me = give_up(t, y0);
       sched_yield();
-      uint64_t back = pto__rt_now_ns() - now;
-      alone = back < YIELD_ALONE_NS;
-      if (guard && back >= YIELD_LOST_NS) t->no_yield_until = now + YIELD_OFF_NS;
+      uint64_t y1 = pto__rt_now_ns();
+      hold(t, y1);
+      uint64_t foreign;
+      int went = pto__dist_yield_went(t, held, me, y0, y1, &foreign);
+      yielding = went == PTO__DIST_YIELD_BACK || went == PTO__DIST_YIELD_PEER;
+      if (guard && went == PTO__DIST_YIELD_LOST) guard_lost(t, y1);
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
       atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);
+      give_up(t, pto__rt_now_ns());
       pto__dist_futex_wait((_Atomic uint32_t *)sig, (uint32_t)cur,
                            left_us < 2000 ? (uint32_t)left_us : 2000);
+      hold(t, pto__rt_now_ns());
       atomic_fetch_sub_explicit(&chip->sleepers, 1, memory_order_relaxed);
     } else { /* MPI updates wake no futex: poll (each read also drives MPI progress) */
       struct timespec ts = {0, 20000};
+      give_up(t, pto__rt_now_ns());
       nanosleep(&ts, NULL);
+      hold(t, pto__rt_now_ns());
     }
   }
 }
@@ -313,9 +393,9 @@ static int peer_on_this_cpu(pto__dist_shm *t) {
  * placement puts ranks together) cannot run while this one spins: the 2000 pauses this spun
  * before (47 us on Zen 5) were waited out twice per barrier, the ~100 us floor of a collective on
  * a loaded host (issue #31). Then the wait does not spin and hands the CPU over at once. After the
- * spin it yields while each yield comes straight back (nothing else wants this CPU, or the peer
- * ran and is waiting in turn), for up to YIELD_NS; once a yield gave the CPU away to another
- * process it sleeps on the element's futex, where the peer's notify wakes it. Under MPI the
+ * spin it yields while each yield comes straight back (nothing else wants this CPU) or went to
+ * peer ranks, for up to YIELD_NS; once a yield gave the CPU away to another process it sleeps on
+ * the element's futex, where the peer's notify wakes it. Under MPI the
  * control block is each process's own (no peer's CPU is known) and mpirun places ranks on
  * cores of their own: the wait spins. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
@@ -333,7 +413,11 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
   atomic_fetch_add_explicit(&chip->nwaits, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&chip->waiting, 1, memory_order_relaxed);
+  /* Outside a collective that counts its time (shm_collective) the wait counts its own. */
+  int own = !atomic_load_explicit(&chip->held_since, memory_order_relaxed);
+  if (own) hold(t, pto__rt_now_ns());
   int32_t rc = wait_slow(t, sig, value, cmp, what, guard);
+  if (own) give_up(t, pto__rt_now_ns());
   atomic_fetch_sub_explicit(&chip->waiting, 1, memory_order_relaxed);
   return rc;
 }
@@ -639,10 +723,9 @@ static int32_t gather_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, 
   return PTO_KERNEL_OK;
 }
 
-static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_kernel_tensor *win,
-                              const pto_kernel_tensor *sig, int32_t op, int32_t mode,
-                              int32_t root) {
-  pto__dist_shm *t = T(d);
+static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
+                          const pto_kernel_tensor *win, const pto_kernel_tensor *sig, int32_t op,
+                          int32_t mode, int32_t root) {
   int n = d->nranks, r = d->rank, eb = (int)pto_dtype_size((pto_dtype)win->dtype);
   int64_t E = numel_of(win);
   uint64_t nbytes = (uint64_t)E * (uint64_t)eb;
@@ -706,6 +789,39 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   return barrier_on(t, sig->data, nsig); /* nobody still reads or writes this rank's window */
 }
 
+/* Where ranks outnumber CPUs a collective's whole time on its CPU counts in held_ns (its
+ * reduction too, which a peer yielding on this CPU waits out: the first ones fault pages in for
+ * milliseconds); elsewhere only its waits' turns count, which saves the two clock reads. */
+static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_kernel_tensor *win,
+                              const pto_kernel_tensor *sig, int32_t op, int32_t mode,
+                              int32_t root) {
+  pto__dist_shm *t = T(d);
+  if (!t->gather) return collective(t, d, kind, win, sig, op, mode, root);
+  hold(t, pto__rt_now_ns());
+  int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
+  give_up(t, pto__rt_now_ns());
+  return rc;
+}
+
+/* Ranks on one host wait for each other spinning when each has a CPU of its own, and take turns
+ * when they share one: the turns of a small allreduce grow with the most ranks any one CPU has
+ * (issue #31 item 1, 2 CPUs, 1 KiB: 2 ranks 1.0-1.3 us apart, 11-14 us on one CPU; 4 ranks 11-21
+ * us with two on each, ~40 us with all four on one). A forked chip starts on its parent's CPU
+ * and stays there while the load balancer sees the other CPU busy, so each rank moves itself
+ * once to the (rank mod n)-th of the n CPUs it may run on: a migration, not a pin (its affinity
+ * mask is put back at once, and the scheduler may move it on). */
+static void spread(int rank) {
+  cpu_set_t mask, one;
+  if (sched_getaffinity(0, sizeof mask, &mask) || CPU_COUNT(&mask) < 2) return;
+  for (int c = 0, k = rank % CPU_COUNT(&mask); c < CPU_SETSIZE; c++) {
+    if (!CPU_ISSET(c, &mask) || k--) continue;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    if (!sched_setaffinity(0, sizeof one, &one)) (void)sched_setaffinity(0, sizeof mask, &mask);
+    return;
+  }
+}
+
 void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   memset(t, 0, sizeof *t);
   t->sh = sh;
@@ -726,6 +842,7 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   /* Every rank decides alike: direct access means one node, whose CPUs every rank counts. */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   t->gather = t->direct && sh->nranks > 1 && cpus > 0 && sh->nranks > cpus;
+  if (!sh->mpi && sh->nranks > 1) spread(rank); /* mpirun places MPI ranks */
 }
 
 void pto__dist_shm_fini(pto__dist_shm *t) {

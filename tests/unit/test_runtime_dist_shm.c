@@ -3,7 +3,8 @@
  * Every collective on 2, 3, 4 and 8 ranks against results computed here, back to back and in a
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
- * timeout message; the small allreduce's yield lost to another process turning its yields off. */
+ * timeout message; the small allreduce's yield lost to another process turning its yields off,
+ * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -177,6 +178,10 @@ static void run_collective_mode(int n, int kind, int op, int root, int iters, in
     assert_int_equal(jobs[r].rc, 0);
     for (int s = 0; s < SIG_ELEMS; s++)
       assert_int_equal(sig_of(&f, r)[s], 0); /* left zero */
+    /* Its time on a CPU: no turn left open, and with ranks sharing CPUs (gather) the
+     * collectives' whole time counted. */
+    assert_int_equal(atomic_load(&f.sh->chips[r].held_since), 0);
+    if (f.tr[r].gather) assert_true(atomic_load(&f.sh->chips[r].held_ns) > 0);
   }
   fixture_free(&f);
 }
@@ -409,8 +414,8 @@ static void test_notify_wait_remote(void **state) {
   fixture_free(&f);
 }
 
-/* The small allreduce's wait, once a yield of it handed the CPU to another process for its time
- * slice, stops yielding for a while (wait_slow's guard): rank 1 of 3 arrives alone (the last
+/* The small allreduce's wait, once two yields of it handed the CPU to another process for its
+ * time slice, stops yielding for a while (wait_slow's guard): rank 1 of 3 arrives alone (the last
  * rank to arrive would release it) beside a busy process pinned to its CPU, with rank 0
  * published on that CPU (so the wait yields at once rather than spin). */
 static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void **state) {
@@ -439,9 +444,11 @@ static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void 
    * HZ=250), so up to 8 tries, each taking back its arrival (the count on rank 0's element 0)
    * so that rank 1 never becomes the last to arrive. */
   int32_t rc = 0;
+  uint64_t first = 1;
   for (int i = 0; i < 8 && !f.tr[1].no_yield_until; i++) {
     rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0);
     atomic_store((_Atomic int32_t *)&sig_of(&f, 0)[0], 0);
+    if (i == 0) first = f.tr[1].no_yield_until;
   }
   uint64_t off_until = f.tr[1].no_yield_until;
   kill(busy, SIGKILL);
@@ -450,7 +457,87 @@ static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void 
   assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
   assert_non_null(strstr(f.tr[1].detail, "rank 1: an allreduce timed out after 20 ms"));
   fixture_free(&f);
+  assert_int_equal(first, 0); /* one wait loses at most one yield: no second within 50 ms yet */
   assert_true(off_until > 0);
+}
+
+/* Where a yield went (pto__dist_yield_went), which decides whether the wait yields on: time that
+ * peer ranks on this CPU had is no CPU lost, however long their turns (a first collective faults
+ * pages in for milliseconds on this VM kind). The turns a peer gave up during the yield (its
+ * held_ns grew) and a turn it still has open count as the peer's; a peer on another CPU counts
+ * for nothing; lost takes 200 us and three quarters of the yield going elsewhere. Rank 1 of 3
+ * yields on CPU 5 (me = 6), where rank 0 was last seen; rank 2 was on another CPU. */
+static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
+  (void)state;
+  enum { BACK = PTO__DIST_YIELD_BACK, PEER = PTO__DIST_YIELD_PEER };
+  enum { AWAY = PTO__DIST_YIELD_AWAY, LOST = PTO__DIST_YIELD_LOST };
+  fixture f;
+  fixture_init(&f, 3, 1000);
+  pto__dist_chip *c = f.sh->chips;
+  atomic_store(&c[0].cpu, 6);
+  atomic_store(&c[2].cpu, 7);
+  const uint64_t base = 1000000, y0 = 5000000000ull, ms2 = y0 + 2000000;
+  uint64_t held[3] = {base, 0, 0}, foreign = 0;
+  struct {
+    uint64_t peer_ns, other_ns, open_since, y1; /* rank 0's held_ns after, rank 2's, 0's open */
+    uint64_t foreign;
+    int went;
+  } k[] = {
+      {base + 1900000, 0, 0, ms2, 100000, PEER},      /* rank 0's turns took 1.9 of 2 ms */
+      {base + 10000, 2000000, 0, ms2, 1990000, LOST}, /* 10 us: rank 2's 2 ms are elsewhere */
+      {base, 0, y0 - 1000000, ms2, 0, PEER},          /* a turn open since before the yield */
+      {base, 0, y0 + 1500000, ms2, 1500000, LOST},    /* open for its last 0.5 ms only */
+      {base + 1400000, 0, 0, ms2, 600000, PEER},      /* 600 us elsewhere: under 3/4 */
+      {base, 0, 0, y0 + 250000, 250000, LOST},        /* 250 us, all elsewhere */
+      {base, 0, 0, y0 + 150000, 150000, AWAY},        /* 150 us, all elsewhere: under 200 us */
+      {base, 0, 0, y0 + 4000, 4000, BACK},            /* straight back */
+  };
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    atomic_store(&c[0].held_ns, k[i].peer_ns);
+    atomic_store(&c[2].held_ns, k[i].other_ns);
+    atomic_store(&c[0].held_since, k[i].open_since);
+    int went = pto__dist_yield_went(&f.tr[1], held, 6, y0, k[i].y1, &foreign);
+    if (went != k[i].went || foreign != k[i].foreign)
+      fprintf(stderr, "case %zu: went %d foreign %llu\n", i, went, (unsigned long long)foreign);
+    assert_int_equal(went, k[i].went);
+    assert_int_equal(foreign, k[i].foreign);
+  }
+  /* The CPU not known: nothing is the peers'. */
+  atomic_store(&c[0].held_ns, base + 1900000);
+  atomic_store(&c[0].held_since, 0);
+  assert_int_equal(pto__dist_yield_went(&f.tr[1], held, 0, y0, ms2, &foreign), LOST);
+  assert_int_equal(foreign, 2000000);
+  fixture_free(&f);
+}
+
+/* Ranks start spread over the CPUs they may run on, as many as there are CPUs and more: rank r's
+ * init moves its thread to the (r mod n)-th of them, and leaves its affinity mask as it was (a
+ * migration, not a pin). One thread inits every rank here, checking where each put it. */
+static void test_ranks_start_spread_over_the_cpus(void **state) {
+  (void)state;
+  cpu_set_t mask, now;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+  int ncpu = CPU_COUNT(&mask), n = (int)online + 1, cpu[PTO__DIST_MAX_RANKS];
+  if (ncpu < 2 || n > PTO__DIST_MAX_RANKS) {
+    skip();
+    return;
+  }
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < ncpu; c++)
+    if (CPU_ISSET(c, &mask)) cpu[k++] = c;
+  for (int m = 2; m <= n; m += n - 2) { /* 2 ranks: no more than the CPUs */
+    fixture f;
+    fixture_init(&f, m, 1000);
+    for (int r = 0; r < m; r++) {
+      pto__dist_shm_init(&f.tr[r], f.sh, r);
+      int at = sched_getcpu();
+      assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
+      assert_int_equal(f.tr[r].gather, m == n);
+      assert_int_equal(at, cpu[r % ncpu]);
+      assert_true(CPU_EQUAL(&now, &mask));
+    }
+    fixture_free(&f);
+  }
 }
 
 static void test_wait_timeout_names_rank_window_offsets(void **state) {
@@ -486,6 +573,8 @@ int main(void) {
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
+      cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
+      cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
