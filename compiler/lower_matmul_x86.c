@@ -25,6 +25,8 @@ static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 #define MM_PF_MAX 4  /* prefetches of the next iteration's loads a k step, at most */
 
+#define MM_REST_MAX 8 /* lines of the rest of r's row prefetched a k step (mm_blocked), at most */
+
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
  * integers of up to 32 bits into i32. */
 static int mm_vector_ok(pto_dtype in, pto_dtype out) {
@@ -115,14 +117,16 @@ static LLVMValueRef as_bf16_pairs(lw *L, LLVMValueRef v, int vw) {
 
 static LLVMValueRef dp_outside(lw *L, LLVMValueRef x, int f32);
 
-/* One register block's place: rows i0.., columns j0.., its accumulators (allocas of vt), and
- * its prefetch slot (step0 + k, ppk lines a step; ppk 0: none). */
+/* One register block's place: rows i0.., columns j0.., its accumulators (allocas of vt), its
+ * prefetch slot (step0 + k, ppk lines a step; ppk 0: none), and the columns [rest_lo, rest_hi)
+ * of r's row k it prefetches at step k (none when empty: see mm_blocked). */
 typedef struct mm_blk {
   int mr, nv, vw;
   LLVMValueRef i0, j0, step0;
   LLVMValueRef (*accs)[MM_NV_MAX];
   LLVMTypeRef vt;
   int64_t ppk;
+  int64_t rest_lo, rest_hi;
 } mm_blk;
 
 /* The k loop of a register block: one fma per k step, or (dp) one vdpbf16ps per pair of steps
@@ -169,6 +173,18 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
   else if (K % 2)
     k1 = pto__lower_i64(L, K - 1);
   if (k1) {
+    if (B->rest_hi > B->rest_lo) {
+      LLVMValueRef row = pto__lower_mm_rrow(L, r, k1);
+      int64_t es = (int64_t)pto_dtype_size(r->dt);
+      for (int64_t c = B->rest_lo; c < B->rest_hi; c += 64 / es) {
+        LLVMValueRef off = mul(L, add(L, row, pto__lower_i64(L, c)), pto__lower_i64(L, es));
+        LLVMValueRef args[4] = {LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.rest"),
+                                LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 2, 0),
+                                LLVMConstInt(L->t_i32, 1, 0)};
+        LLVMTypeRef pt = L->t_ptr;
+        pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+      }
+    }
     LLVMValueRef bv[MM_NV_MAX];
     for (int h = 0; h < nv; h++)
       bv[h] = vconvert(L,
@@ -197,8 +213,19 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
  * its fma steps instead. */
 static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int nv,
                        int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi,
-                       int *prefetch, const mm_dp *dp) {
+                       int *prefetch, const mm_dp *dp, int *rest) {
   if (i_hi - i_lo < mr || j_hi - j_lo < nv * vw) return;
+  /* With rest (r a view of a tensor in memory, f32 steps): the first slab's first row block
+   * prefetches, at each k step, the rest of r's row k (up to MM_REST_MAX lines past its own
+   * columns), which the later slabs read: the first pass over r's window then asks the memory for
+   * whole row pieces, as mm_rows_wide's blocks do, instead of a slab's 192 bytes of each row per
+   * pass. */
+  int64_t rest_lo = j_lo + nv * vw, rest_hi = rest_lo;
+  if (rest && *rest) {
+    int64_t most = rest_lo + MM_REST_MAX * 64 / (int64_t)pto_dtype_size(r->dt);
+    if (!dp && r->rs) rest_hi = r->cols < most ? r->cols : most;
+    *rest = 0;
+  }
   /* With prefetch: the next loop iteration's tile.load windows come into the caches while
    * this computes, spread over the k steps (ppk lines a step) so the loads are never a burst. */
   int64_t pf_lines = *prefetch ? mm_next_lines(L) : 0;
@@ -247,7 +274,25 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
               .accs = accs,
               .vt = vt,
               .ppk = ppk};
-  if (out) {
+  if (rest_hi > rest_lo) {
+    LLVMValueRef first =
+        LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, jb, pto__lower_i64(L, 0), ""),
+                     LLVMBuildICmp(L->b, LLVMIntEQ, ib, pto__lower_i64(L, 0), ""), "");
+    LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.rest"),
+                      bn = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.plain"),
+                      join = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.join");
+    LLVMBuildCondBr(L->b, first, bt, bn);
+    LLVMPositionBuilderAtEnd(L->b, bt);
+    mm_blk BR = B;
+    BR.rest_lo = rest_lo;
+    BR.rest_hi = rest_hi;
+    mm_block_k(L, l, r, odt, &BR, dp);
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, bn);
+    mm_block_k(L, l, r, odt, &B, dp);
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, join);
+  } else if (out) {
     LLVMTypeRef bt = LLVMTypeOf(out);
     out = pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &bt, 1, &out, 1, "");
     LLVMBasicBlockRef bdp = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.dp"),
@@ -284,7 +329,7 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
   int none = 0;
   for (int nv = M == 1 ? 16 : 8; nv >= 1; nv /= 2) {
     int64_t jw = j + (N - j) / (nv * MM_VW_MAX) * (nv * MM_VW_MAX);
-    mm_blocked(L, l, r, t, (int)M, nv, MM_VW_MAX, 0, M, j, jw, &none, NULL);
+    mm_blocked(L, l, r, t, (int)M, nv, MM_VW_MAX, 0, M, j, jw, &none, NULL, NULL);
     j = jw;
   }
   return j;
@@ -302,12 +347,20 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  * k step has at most 24 fmas per block beside up to MM_PF_MAX prefetches and their address
  * arithmetic, which cost more than the lines they bring. Measured on the decode step's
  * projections, one thread, W out of the cache (bench/RESULTS.md, "m8read"): 9-20% less time in
- * f32 at M = 5..8 (none lost at M = 4), 27% in bf16, and twice the rate with W in the cache. */
+ * f32 at M = 5..8 (none lost at M = 4), 27% in bf16, and twice the rate with W in the cache.
+ * Instead, in f32, the first block that runs prefetches the rest of each row of r as it reads
+ * its own columns (mm_blocked's rest): a 128-column window is read in three passes of 48, 48 and
+ * 32 columns, and the first asked the memory for 192 bytes of each row, rows a weight's width
+ * apart, which the hardware prefetchers do not follow; a read of the window in the blocks' order
+ * alone took about as long as the product (bench/RESULTS.md, "m8ovl"). Measured the same way
+ * (medians): 13-17% less time for the logits projection of the decode step at batch 8, 11-16%
+ * for q/k/v, 11-21% for SwiGLU, 6-13% for down; none lost with W in the cache. */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
   int mt = (int)(M - M4);
   int pf = !(pto__lower_host_has("+avx512f") && M <= MM_MR_MAX);
+  int rest = !pf;
   /* 512-bit registers: 16-lane blocks, twice the work per instruction of 8 lanes (the products
    * and sums stay separate, so this is the only way to more throughput without changing the
    * rounding) */
@@ -328,13 +381,13 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
         (N - j3 + 3 * MM_VW_MAX) % (MM_NV * MM_VW_MAX) == 0)
       j3 -= 3 * MM_VW_MAX;
     int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
-    mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf, dp);
-    mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf, dp);
-    mm_blocked(L, l, r, t, 4, 3, MM_VW_MAX, M8, M4, 0, j3, &pf, dp);
-    mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, j3, jw, &pf, dp);
+    mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf, dp, &rest);
+    mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf, dp, &rest);
+    mm_blocked(L, l, r, t, 4, 3, MM_VW_MAX, M8, M4, 0, j3, &pf, dp, &rest);
+    mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, j3, jw, &pf, dp, &rest);
     if (mt > 0) {
-      mm_blocked(L, l, r, t, mt, 3, MM_VW_MAX, M4, M, 0, j3, &pf, NULL);
-      mm_blocked(L, l, r, t, mt, MM_NV, MM_VW_MAX, M4, M, j3, jw, &pf, NULL);
+      mm_blocked(L, l, r, t, mt, 3, MM_VW_MAX, M4, M, 0, j3, &pf, NULL, &rest);
+      mm_blocked(L, l, r, t, mt, MM_NV, MM_VW_MAX, M4, M, j3, jw, &pf, NULL, &rest);
     }
     j = jw;
     /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
@@ -343,8 +396,8 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
         LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
   }
   int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
-  mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf, dp);
-  if (mt > 0) mm_blocked(L, l, r, t, mt, MM_NV, 8, M4, M, j, jn, &pf, NULL);
+  mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf, dp, NULL);
+  if (mt > 0) mm_blocked(L, l, r, t, mt, MM_NV, 8, M4, M, j, jn, &pf, NULL, NULL);
   return jn;
 }
 

@@ -3571,8 +3571,10 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
 /* A decode step's batch, M <= 8 rows (@mmb8: the 8 x 48 and 8 x 32 blocks; @mmb5: 4-row blocks,
  * a 1-row block and 8 columns of the simple loop), in a k loop whose loads move: on 512-bit
  * vectors the matmul prefetches no next windows (mm_blocks: there they cost more than they
- * bring), elsewhere it does as for 16 rows; either way one fma per product in k order, bit for
- * bit the interpreter's. */
+ * bring) but the first block prefetches the rest of each row of W's window ("pf.rest",
+ * mm_blocked), elsewhere it does as for 16 rows and prefetches no rest; @mmb2 (M < 4, the wide
+ * row blocks that read whole row pieces) neither. Either way one fma per product in k order, bit
+ * for bit the interpreter's. */
 static const char *k_mm_rows_fmt =
     "kernel @%s(%%a: tensor[%d,24] f32, %%b: tensor[24,%d] f32, out %%o: tensor[%d,%d] f32)\n"
     "    -> (tensor[%d,%d] f32) {\n"
@@ -3589,12 +3591,12 @@ static const char *k_mm_rows_fmt =
     "  return %%o1\n"
     "}\n";
 
-static void test_lower_matmul_decode_rows_skip_next_prefetch(void **state) {
+static void test_lower_matmul_decode_rows_prefetch_rest(void **state) {
   (void)state;
   static const struct {
     const char *name;
     int m, n;
-  } ks[] = {{"mmb8", 8, 80}, {"mmb5", 5, 88}};
+  } ks[] = {{"mmb8", 8, 80}, {"mmb5", 5, 88}, {"mmb2", 2, 64}};
   static char src[4096];
   int len = snprintf(src, sizeof src, "program mmrows\n");
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
@@ -3608,10 +3610,11 @@ static void test_lower_matmul_decode_rows_skip_next_prefetch(void **state) {
   static float a[8 * 24], b[24 * 88], o[8 * 88], o2[8 * 88];
   for (size_t w = 0; w < sizeof ks / sizeof ks[0]; w++) {
     int M = ks[w].m, N = ks[w].n;
-    int next = ll_contains(L, ks[w].name, "pf.next");
-    if (next == wide) {
-      print_error("@%s: next-window prefetches %d on a host %s 512-bit vectors\n", ks[w].name, next,
-                  wide ? "with" : "without");
+    int next = ll_contains(L, ks[w].name, "pf.next"), rest = ll_contains(L, ks[w].name, "pf.rest");
+    if (next == wide || rest != (wide && M >= 4)) {
+      print_error("@%s: next-window prefetches %d, rest-of-row prefetches %d on a host %s 512-bit "
+                  "vectors\n",
+                  ks[w].name, next, rest, wide ? "with" : "without");
       fail();
     }
     for (int i = 0; i < M * 24; i++)
@@ -4030,7 +4033,7 @@ int main(void) {
       cmocka_unit_test(test_lower_matmul_is_fused_multiply_add),
       cmocka_unit_test(test_lower_bf16_matmul_dot_products),
       cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
-      cmocka_unit_test(test_lower_matmul_decode_rows_skip_next_prefetch),
+      cmocka_unit_test(test_lower_matmul_decode_rows_prefetch_rest),
       cmocka_unit_test(test_lower_matmul_right_operand_is_a_strided_view),
       cmocka_unit_test(test_lower_matmul_right_operand_read_through_gather_indices),
       cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
