@@ -1211,7 +1211,7 @@ static void check_kloop_fused(const tcase *c, const pto_ir_interp_arg *nat) {
 /* A k loop of matmul_acc steps (f32) run as one K-blocked product (lower_kloop.c), against the
  * interpreter: windows at offsets inside larger tensors (a's row 1 and column c0 on, b's column
  * 3 on), shapes with edges (M mod 8 rows, N not a multiple of 48, 32 or 16 columns, odd k
- * steps, no iteration at all); and loops that must stay as they are or fall back at run time:
+ * steps, no iteration at all), bench/kernels/matmul.ptir's task (256 x 128, k step 64); and loops that must stay as they are or fall back at run time:
  * fewer than 16 rows (never fused), a's last window past the tensor's edge (padded: the run-time
  * check fails), a's columns strided, an elementwise op between the load and the product, a loop
  * that stores into the tensor it loads a's windows from (the next window), an offset that
@@ -1219,7 +1219,8 @@ static void check_kloop_fused(const tcase *c, const pto_ir_interp_arg *nat) {
 static void gen_matmul_kloop(void) {
   /* M, k step, N, iterations */
   static const int64_t sh[][4] = {{19, 8, 100, 3}, {16, 24, 80, 2}, {24, 5, 112, 4},
-                                  {17, 16, 20, 3}, {33, 7, 64, 5},  {16, 8, 48, 0}};
+                                  {17, 16, 20, 3}, {33, 7, 64, 5},  {16, 8, 48, 0},
+                                  {256, 64, 128, 3}};
   static const char *vname[] = {"",      "_rows7",    "_last_window_padded", "_a_strided",
                                 "_adds", "_stores_a", "_offset_divides"};
   for (int h = 0; h < (int)(sizeof sh / sizeof sh[0]); h++)
