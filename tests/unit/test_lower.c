@@ -1274,6 +1274,53 @@ static void gen_matmul_kloop(void) {
     }
 }
 
+/* The k loop in examples/matmul.ptir's form (scalar assignments opening the body, loads with
+ * valid=[rows, min(KS, kv - k0)]) run as one K-blocked product when every valid extent covers
+ * its tile ("_valid_whole"), and at run time as the loop when the last k step is partial or a's
+ * valid rows fall short, with the windows themselves inside the tensors (so only the extents'
+ * check can send it back: a fused run would add the products past them). */
+static void gen_matmul_kloop_valid(void) {
+  static const int64_t sh[][4] = {{19, 8, 100, 3}, {16, 24, 80, 2}}; /* M, k step, N, iterations */
+  static const char *vname[] = {"_valid_whole", "_valid_last_k_partial", "_valid_rows_partial"};
+  for (int h = 0; h < 2; h++)
+    for (int v = 0; v < 3; v++) {
+      long long M = sh[h][0], KS = sh[h][1], N = sh[h][2], IT = sh[h][3];
+      long long c0 = 2, KA = IT * KS + c0 + 3, KB = IT * KS + 1;
+      tcase *c = new_case("matmul");
+      snprintf(c->kname, sizeof c->kname, "mmkf%d_%lldx%lldx%lldx%lld", 7 + v, M, KS, N, IT);
+      snprintf(c->name, sizeof c->name, "tile_matmul_acc_k_loop%s_%lldx%lldx%lldx%lld", vname[v],
+               M, KS, N, IT);
+      c->text = dupf("kernel @%s(%%a: tensor[%lld,%lld] f32, %%b: tensor[%lld,%lld] f32,"
+                     " %%c0: index, %%kv: index, %%mv: index, out %%c: tensor[%lld,%lld] f32)"
+                     " -> (tensor[%lld,%lld] f32) {\n"
+                     "  %%acc0 = tile.full([%lld, %lld], f32, -1.5, space=acc)\n"
+                     "  %%acc = for %%k in range(0, %lld) iter(%%ck = %%acc0) {\n"
+                     "    %%k0 = %%k * %lld\n"
+                     "    %%kn = min(%lld, %%kv - %%k0)\n"
+                     "    %%ta = tile.load(%%a, [1, %%k0 + %%c0], [%lld, %lld], space=mat,"
+                     " valid=[%%mv, %%kn])\n"
+                     "    %%tb = tile.load(%%b, [%%k0, 3], [%lld, %lld], space=mat,"
+                     " valid=[%%kn, %lld])\n"
+                     "    %%l = tile.move(%%ta, space=left)\n"
+                     "    %%r = tile.move(%%tb, space=right)\n"
+                     "    %%cn = tile.matmul_acc(%%ck, %%l, %%r)\n"
+                     "    yield %%cn\n"
+                     "  }\n"
+                     "  %%c1 = tile.store(%%acc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     c->kname, M + 2, KA, KB, N + 5, M, N, M, N, M, N, IT, KS, KS, M, KS, KS, N,
+                     N);
+      c->args[0] = tensor2(PTO_DTYPE_F32, M + 2, KA, D_ANY, 0);
+      c->args[1] = tensor2(PTO_DTYPE_F32, KB, N + 5, D_ANY, 0);
+      c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, c0);
+      c->args[3] = scalar_spec(PTO_DTYPE_INDEX, 0, IT * KS - (v == 1 ? 3 : 0));
+      c->args[4] = scalar_spec(PTO_DTYPE_INDEX, 0, M - (v == 2 ? 1 : 0));
+      c->args[5] = tensor2(PTO_DTYPE_F32, M, N, D_ANY, 1);
+      c->nargs = 6;
+      c->check = check_kloop_fused;
+    }
+}
+
 /* a = -17, b = 5: floor division, modulo with the divisor's sign, wraps, saturation. */
 static void check_sexpr_m17_5(const tcase *c, const pto_ir_interp_arg *nat) {
   (void)c;
@@ -4054,6 +4101,7 @@ int main(void) {
   gen_matmul_gview();
   gen_matmul_gather_ahead();
   gen_matmul_kloop();
+  gen_matmul_kloop_valid();
   gen_misc();
   gen_random();
   gen_struct_reduce();
