@@ -3,7 +3,9 @@
  * The loop
  *
  *   %acc = for %k in range(lo, hi) iter(%ck = %init) {
+ *     (%x = <scalar expression>; ... up to KL_ASSIGNS of them, e.g. %k0 = %k * 64)
  *     %ta = tile.load(%a, <offsets>, [M, KS]); %tb = tile.load(%b, <offsets>, [KS, N])
+ *                                                      (either may have valid=[<rows>, <cols>])
  *     %l = tile.move(%ta); %r = tile.move(%tb)        (either move may be left out)
  *     %cn = tile.matmul_acc(%ck, %l, %r)
  *     yield %cn
@@ -18,12 +20,15 @@
  * iteration by iteration and in each iteration in k order, which is the order the loop gives it
  * (the interpreter's bits).
  *
- * The body must be exactly that (nothing else can read or write anything in it) and its offsets
- * plain arithmetic of the induction value and values from outside (they can fail no check).
- * At run time, before the loop, one pass over the iterations checks that every window lies whole
- * inside its tensor with unit column stride: then a loaded tile is exactly its window and the
- * fused product is the loop's. Otherwise (a window at the tensor's edge, padding, an offset
- * the loop must report) the loop runs as lowered statement by statement. */
+ * The body must be exactly that (nothing else can read or write anything in it) and its
+ * assignments, offsets and valid extents plain arithmetic (+ - * min max) of the induction value,
+ * the assigned values and values from outside (they can fail no check). At run time, before the
+ * loop, one pass over the iterations checks that every window lies whole inside its tensor with
+ * unit column stride and that every valid= extent covers its tile: then a loaded tile is exactly
+ * its window and the fused product is the loop's. Otherwise (a window at the tensor's edge, a
+ * partial valid extent: padding, an offset or extent the loop must report) the loop runs as
+ * lowered statement by statement. So examples/matmul.ptir's k loop (%k0, %kn = min(64, K - %k0),
+ * valid=) runs fused in the tasks whose blocks are whole and K a multiple of 64. */
 #include <stdint.h>
 #include <string.h>
 
@@ -45,15 +50,21 @@ static LLVMValueRef i64(lw *L, int64_t v) { return pto__lower_i64(L, v); }
  * which the loop's tiles already read in whole rows; see mm_rows_wide). */
 #define KL_MIN_ROWS 16
 
-/* One operand: its tile.load, the tensor, the window's rows and columns. */
+/* Scalar assignments the loop body may open with (examples/matmul.ptir's %k0 and %kn). */
+#define KL_ASSIGNS 4
+
+/* One operand: its tile.load, the tensor, the window's rows and columns, valid= (or NULL). */
 typedef struct kl_side {
   const pto_ir_stmt *load;
   const lw_tensor *T;
   int64_t R, C;
+  const pto_ir_arg *valid;
 } kl_side;
 
 typedef struct kl {
   const pto_ir_stmt *loop;
+  const pto_ir_stmt *asg[KL_ASSIGNS]; /* the body's scalar assignments, in order */
+  int nasg;
   kl_side a, b;
   int64_t M, KS, N;
   LLVMValueRef lo, hi;
@@ -62,7 +73,7 @@ typedef struct kl {
 } kl;
 
 /* An offset the fused loop may evaluate at any iteration, in any order: literals, symbols, scalar
- * values, negation, +, - and * (no check can fail, nothing is read from memory). */
+ * values, negation, +, -, *, min and max (no check can fail, nothing is read from memory). */
 static int kl_plain(const pto_ir_expr *e) {
   switch (e->kind) {
   case PTO_EXPR_INT:
@@ -70,18 +81,28 @@ static int kl_plain(const pto_ir_expr *e) {
   case PTO_EXPR_VALUE: return e->value->type->kind == PTO_TYPE_SCALAR;
   case PTO_EXPR_UNARY: return e->op == PTO_EOP_NEG && kl_plain(e->a);
   case PTO_EXPR_BINARY:
-    return (e->op == PTO_EOP_ADD || e->op == PTO_EOP_SUB || e->op == PTO_EOP_MUL) &&
+    return (e->op == PTO_EOP_ADD || e->op == PTO_EOP_SUB || e->op == PTO_EOP_MUL ||
+            e->op == PTO_EOP_MIN || e->op == PTO_EOP_MAX) &&
            kl_plain(e->lhs) && kl_plain(e->rhs);
   default: return 0;
   }
 }
 
-/* A tile.load of f32 from a tensor of rank >= 2 into a whole tile (no valid=), plain offsets. */
+/* A tile.load of f32 from a tensor of rank >= 2 into a tile, plain offsets and plain valid=
+ * extents (the run-time check asks them to cover the tile: then the tile is its whole window). */
 static int kl_side_of(lw *L, const pto_ir_stmt *s, kl_side *out) {
   if (s->kind != PTO_STMT_OP || s->op.opc != PTO_OP_TILE_LOAD || s->nresults != 1) return 0;
+  out->valid = NULL;
   for (int i = 0; i < s->op.nargs; i++) {
     const pto_ir_arg *a = &s->op.args[i];
-    if (a->kw && strcmp(a->kw, "space") != 0 && strcmp(a->kw, "pad") != 0) return 0;
+    if (a->kw && !strcmp(a->kw, "valid")) {
+      if (a->kind != PTO_ARG_LIST || a->list.n != 2 || !kl_plain(a->list.items[0]) ||
+          !kl_plain(a->list.items[1]))
+        return 0;
+      out->valid = a;
+    } else if (a->kw && strcmp(a->kw, "space") != 0 && strcmp(a->kw, "pad") != 0) {
+      return 0;
+    }
   }
   const pto_ir_value *tv = pto__lower_stmt_value_arg(s, 0);
   if (!tv || L->vals[tv->id].kind != LW_V_TENSOR || s->op.nargs < 2 || s->op.args[1].kw) return 0;
@@ -93,7 +114,8 @@ static int kl_side_of(lw *L, const pto_ir_stmt *s, kl_side *out) {
   for (int d = 0; d < offs->list.n; d++)
     if (!kl_plain(offs->list.items[d])) return 0;
   const pto_ir_type *rt = s->results[0]->type;
-  if (rt->dtype != PTO_DTYPE_F32 || rt->has_valid || pto__lower_tile_shape(rt, &out->R, &out->C))
+  if (rt->dtype != PTO_DTYPE_F32 || (rt->has_valid && !out->valid) ||
+      pto__lower_tile_shape(rt, &out->R, &out->C))
     return 0;
   out->load = s;
   out->T = T;
@@ -103,12 +125,13 @@ static int kl_side_of(lw *L, const pto_ir_stmt *s, kl_side *out) {
 /* The load whose result v is, directly or through one tile.move among the body's statements. */
 static const pto_ir_stmt *loaded_by(const pto_ir_value *v, pto_ir_stmt *const *st, int n) {
   for (int i = 0; i < n; i++) {
-    if (st[i]->nresults != 1 || st[i]->results[0] != v) continue;
+    if (st[i]->kind != PTO_STMT_OP || st[i]->nresults != 1 || st[i]->results[0] != v) continue;
     if (st[i]->op.opc == PTO_OP_TILE_LOAD) return st[i];
     if (st[i]->op.opc != PTO_OP_TILE_MOVE) return NULL;
     const pto_ir_value *src = pto__lower_stmt_value_arg(st[i], 0);
     for (int j = 0; j < n; j++)
-      if (st[j]->nresults == 1 && st[j]->results[0] == src && st[j]->op.opc == PTO_OP_TILE_LOAD)
+      if (st[j]->kind == PTO_STMT_OP && st[j]->nresults == 1 && st[j]->results[0] == src &&
+          st[j]->op.opc == PTO_OP_TILE_LOAD)
         return st[j];
     return NULL;
   }
@@ -121,13 +144,14 @@ static int kl_match(lw *L, const pto_ir_stmt *s, LLVMValueRef acc, kl *k) {
   const pto_ir_block *body = &s->loop.body;
   if (!pto__lower_host_has("+avx512f") || !acc || s->loop.niters != 1 ||
       (s->loop.step && (pto__lower_static_int(s->loop.step, &st) || st != 1)) || body->n < 4 ||
-      body->n > 6)
+      body->n > 6 + KL_ASSIGNS)
     return 0;
   const pto_ir_value *it = s->loop.iters[0];
   if (it->type->dtype != PTO_DTYPE_F32 || pto__lower_tile_shape(it->type, &k->M, &k->N) ||
       k->M < KL_MIN_ROWS || (s->nresults == 1 && pto__lower_value_base(L, s->results[0]) != acc))
     return 0;
-  /* body: loads and moves, then matmul_acc(carried, l, r), then yield of its result */
+  /* body: scalar assignments, loads and moves, then matmul_acc(carried, l, r), then yield of
+   * its result */
   int n = body->n - 2;
   const pto_ir_stmt *mm = body->stmts[n], *y = body->stmts[n + 1];
   if (mm->kind != PTO_STMT_OP || mm->op.opc != PTO_OP_TILE_MATMUL_ACC || mm->nresults != 1 ||
@@ -136,8 +160,14 @@ static int kl_match(lw *L, const pto_ir_stmt *s, LLVMValueRef acc, kl *k) {
       mm->op.nargs != 3)
     return 0;
   int loads = 0;
+  k->nasg = 0;
   for (int i = 0; i < n; i++) {
     const pto_ir_stmt *b = body->stmts[i];
+    if (b->kind == PTO_STMT_ASSIGN && b->nresults == 1 && k->nasg == i && k->nasg < KL_ASSIGNS &&
+        b->results[0]->type->kind == PTO_TYPE_SCALAR && kl_plain(b->expr)) {
+      k->asg[k->nasg++] = b;
+      continue;
+    }
     if (b->kind != PTO_STMT_OP || b->nresults != 1 ||
         (b->op.opc != PTO_OP_TILE_LOAD && b->op.opc != PTO_OP_TILE_MOVE))
       return 0;
@@ -148,7 +178,7 @@ static int kl_match(lw *L, const pto_ir_stmt *s, LLVMValueRef acc, kl *k) {
   const pto_ir_stmt *lb = rv ? loaded_by(rv, body->stmts, n) : NULL;
   /* two loads, each read by the product alone (through at most one move) */
   if (loads != 2 || !la || !lb || la == lb ||
-      n != 2 + (lv != la->results[0]) + (rv != lb->results[0]))
+      n != k->nasg + 2 + (lv != la->results[0]) + (rv != lb->results[0]))
     return 0;
   if (!kl_side_of(L, la, &k->a) || !kl_side_of(L, lb, &k->b)) return 0;
   if (k->a.R != k->M || k->b.C != k->N || k->a.C != k->b.R || lv->type->dtype != PTO_DTYPE_F32 ||
@@ -163,14 +193,24 @@ static int kl_match(lw *L, const pto_ir_stmt *s, LLVMValueRef acc, kl *k) {
 }
 
 /* Where side x's window of iteration iv starts in its tensor (the offsets evaluated with the
- * loop's induction value bound to iv); *ok (when not NULL) is and-ed with "the window lies whole
- * inside the tensor, columns unit-strided". */
+ * loop's induction value bound to iv, and the body's assignments evaluated at it); *ok (when not
+ * NULL) is and-ed with "the window lies whole inside the tensor, and valid= (if any) covers the
+ * tile". */
 static LLVMValueRef kl_window(lw *L, const kl *k, const kl_side *x, LLVMValueRef iv,
                               LLVMValueRef *ok) {
   lw_value *ivv = &L->vals[k->loop->loop.iv->id];
-  lw_value saved = *ivv;
+  lw_value saved = *ivv, saved_asg[KL_ASSIGNS];
   ivv->kind = LW_V_SCALAR;
   ivv->v = iv;
+  int nsaved = 0;
+  for (; nsaved < k->nasg && !L->err; nsaved++) {
+    const pto_ir_stmt *s = k->asg[nsaved];
+    lw_value *v = &L->vals[s->results[0]->id];
+    saved_asg[nsaved] = *v;
+    LLVMValueRef e = pto__lower_expr(L, s->expr);
+    v->kind = LW_V_SCALAR;
+    v->v = e ? pto__lower_convert(L, e, s->expr->dtype, s->results[0]->type->dtype) : NULL;
+  }
   const pto_ir_arg *offs = &x->load->op.args[1];
   const lw_tensor *T = x->T;
   LLVMBuilderRef b = L->b;
@@ -187,6 +227,15 @@ static LLVMValueRef kl_window(lw *L, const kl *k, const kl_side *x, LLVMValueRef
         LLVMBuildICmp(b, LLVMIntSLE, o, LLVMBuildSub(b, T->shape[d], i64(L, ext), ""), ""), "");
     *ok = LLVMBuildAnd(b, *ok, in, "kl.in");
   }
+  for (int d = 0; ok && x->valid && d < 2 && !L->err; d++) {
+    /* the load clamps an extent past the tile to it; a negative one fails the launch */
+    const pto_ir_expr *e = x->valid->list.items[d];
+    LLVMValueRef v = pto__lower_convert(L, pto__lower_expr(L, e), e->dtype, PTO_DTYPE_INDEX);
+    LLVMValueRef whole = LLVMBuildICmp(b, LLVMIntSGE, v, i64(L, d ? x->C : x->R), "");
+    *ok = LLVMBuildAnd(b, *ok, whole, "kl.whole");
+  }
+  for (int i = nsaved - 1; i >= 0; i--)
+    L->vals[k->asg[i]->results[0]->id] = saved_asg[i];
   *ivv = saved;
   LLVMTypeRef et = pto__lower_storage_type(L, PTO_DTYPE_F32);
   return LLVMBuildGEP2(b, et, T->data, &lin, 1, "kl.win");

@@ -241,7 +241,7 @@ static pto_kernel_tensor ktensor(const float *data, int64_t rows, int64_t cols, 
 
 /* Direct kernel calls: the kernel over row blocks of `block` rows, `ntensors` [rows, cols]
  * views per call (tensor i starts at base[i] + row0 * cols), split across threads like
- * peer_split. Matmul has its own (mm_part): a call per MM_BM x MM_BN block of C. */
+ * peer_split. Matmul has its own (mm_part): a call per block of C a task computes. */
 typedef struct direct_ctx {
   pto_kernel_fn fn;
   const float *base[3];
@@ -744,24 +744,29 @@ typedef struct mm_ctx {
   size_t es;
   pto_dtype dt;
   int64_t n;
+  int64_t bm, bn; /* the block of C a task computes */
   uint64_t scratch_bytes;
 } mm_ctx;
 
-/* The block of C one task of matmul.ptir and matmul_bf16.ptir computes (their @main's tiling). */
-#define MM_BM 128
-#define MM_BN 256
+/* The block of C one task computes (the programs' @main tiling): matmul.ptir 256x128,
+ * matmul_bf16.ptir 128x256. MATMUL_N is a multiple of MM_N, which both divide. */
+#define MM_F32_BM 256
+#define MM_F32_BN 128
+#define MM_BF16_BM 128
+#define MM_BF16_BN 256
+#define MM_N 256
 
 static void mm_part(void *p, int part, int nparts) {
   mm_ctx *x = p;
   pto_core_ctx ctx = {.core_id = part, .ncores = nparts, .scratch_size = x->scratch_bytes};
   ctx.scratch = xalloc(x->scratch_bytes);
-  int64_t nbi = x->n / MM_BM, nbj = x->n / MM_BN;
+  int64_t bm = x->bm, bn = x->bn, nbi = x->n / bm, nbj = x->n / bn;
   for (int64_t blk = part; blk < nbi * nbj; blk += nparts) {
     int64_t i = blk / nbj, j = blk % nbj;
     pto_kernel_tensor t[3] = {
-        ktensor_dt(x->a + (size_t)(i * MM_BM * x->n) * x->es, x->dt, MM_BM, x->n, x->n),
-        ktensor_dt(x->b + (size_t)(j * MM_BN) * x->es, x->dt, x->n, MM_BN, x->n),
-        ktensor(x->c + i * MM_BM * x->n + j * MM_BN, MM_BM, MM_BN, x->n)};
+        ktensor_dt(x->a + (size_t)(i * bm * x->n) * x->es, x->dt, bm, x->n, x->n),
+        ktensor_dt(x->b + (size_t)(j * bn) * x->es, x->dt, x->n, bn, x->n),
+        ktensor(x->c + i * bm * x->n + j * bn, bm, bn, x->n)};
     run_kernel(x->fn, t, NULL, &ctx);
   }
   free(ctx.scratch);
@@ -815,6 +820,8 @@ static void bench_matmul(pto_worker *w, int64_t n, int reps, int ncores, int bf1
                .es = es,
                .dt = dt,
                .n = n,
+               .bm = bf16 ? MM_BF16_BM : MM_F32_BM,
+               .bn = bf16 ? MM_BF16_BN : MM_F32_BN,
                .scratch_bytes = pto_program_scratch_bytes(p)};
   int N = (int)n;
 #define PEER()                                                                                     \
@@ -1084,7 +1091,7 @@ int main(int argc, char **argv) {
   int ncores = argc > 5 ? atoi(argv[5]) : 2;
   const char *dks = getenv("PTO_BENCH_DECODE_K");
   long decode_k = dks && *dks ? atol(dks) : 4096;
-  if (ew < 256 || ew % 256 || sm < 64 || sm % 64 || mm < MM_BN || mm % MM_BN || reps < 1 ||
+  if (ew < 256 || ew % 256 || sm < 64 || sm % 64 || mm < MM_N || mm % MM_N || reps < 1 ||
       reps > MAX_REPS || ncores < 1 || decode_k < DEC_BN || decode_k % DEC_BN) {
     fprintf(stderr,
             "usage: bench_kernels [EW_N [SOFTMAX_M [MATMUL_N [REPS [NCORES]]]]]\n"

@@ -1211,7 +1211,7 @@ static void check_kloop_fused(const tcase *c, const pto_ir_interp_arg *nat) {
 /* A k loop of matmul_acc steps (f32) run as one K-blocked product (lower_kloop.c), against the
  * interpreter: windows at offsets inside larger tensors (a's row 1 and column c0 on, b's column
  * 3 on), shapes with edges (M mod 8 rows, N not a multiple of 48, 32 or 16 columns, odd k
- * steps, no iteration at all); and loops that must stay as they are or fall back at run time:
+ * steps, no iteration at all), bench/kernels/matmul.ptir's task (256 x 128, k step 64); and loops that must stay as they are or fall back at run time:
  * fewer than 16 rows (never fused), a's last window past the tensor's edge (padded: the run-time
  * check fails), a's columns strided, an elementwise op between the load and the product, a loop
  * that stores into the tensor it loads a's windows from (the next window), an offset that
@@ -1219,7 +1219,8 @@ static void check_kloop_fused(const tcase *c, const pto_ir_interp_arg *nat) {
 static void gen_matmul_kloop(void) {
   /* M, k step, N, iterations */
   static const int64_t sh[][4] = {{19, 8, 100, 3}, {16, 24, 80, 2}, {24, 5, 112, 4},
-                                  {17, 16, 20, 3}, {33, 7, 64, 5},  {16, 8, 48, 0}};
+                                  {17, 16, 20, 3}, {33, 7, 64, 5},  {16, 8, 48, 0},
+                                  {256, 64, 128, 3}};
   static const char *vname[] = {"",      "_rows7",    "_last_window_padded", "_a_strided",
                                 "_adds", "_stores_a", "_offset_divides"};
   for (int h = 0; h < (int)(sizeof sh / sizeof sh[0]); h++)
@@ -1269,6 +1270,53 @@ static void gen_matmul_kloop(void) {
       c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, c0);
       c->args[3] = tensor2(PTO_DTYPE_F32, M, N, D_ANY, 1);
       c->nargs = 4;
+      c->check = check_kloop_fused;
+    }
+}
+
+/* The k loop in examples/matmul.ptir's form (scalar assignments opening the body, loads with
+ * valid=[rows, min(KS, kv - k0)]) run as one K-blocked product when every valid extent covers
+ * its tile ("_valid_whole"), and at run time as the loop when the last k step is partial or a's
+ * valid rows fall short, with the windows themselves inside the tensors (so only the extents'
+ * check can send it back: a fused run would add the products past them). */
+static void gen_matmul_kloop_valid(void) {
+  static const int64_t sh[][4] = {{19, 8, 100, 3}, {16, 24, 80, 2}}; /* M, k step, N, iterations */
+  static const char *vname[] = {"_valid_whole", "_valid_last_k_partial", "_valid_rows_partial"};
+  for (int h = 0; h < 2; h++)
+    for (int v = 0; v < 3; v++) {
+      long long M = sh[h][0], KS = sh[h][1], N = sh[h][2], IT = sh[h][3];
+      long long c0 = 2, KA = IT * KS + c0 + 3, KB = IT * KS + 1;
+      tcase *c = new_case("matmul");
+      snprintf(c->kname, sizeof c->kname, "mmkf%d_%lldx%lldx%lldx%lld", 7 + v, M, KS, N, IT);
+      snprintf(c->name, sizeof c->name, "tile_matmul_acc_k_loop%s_%lldx%lldx%lldx%lld", vname[v],
+               M, KS, N, IT);
+      c->text = dupf("kernel @%s(%%a: tensor[%lld,%lld] f32, %%b: tensor[%lld,%lld] f32,"
+                     " %%c0: index, %%kv: index, %%mv: index, out %%c: tensor[%lld,%lld] f32)"
+                     " -> (tensor[%lld,%lld] f32) {\n"
+                     "  %%acc0 = tile.full([%lld, %lld], f32, -1.5, space=acc)\n"
+                     "  %%acc = for %%k in range(0, %lld) iter(%%ck = %%acc0) {\n"
+                     "    %%k0 = %%k * %lld\n"
+                     "    %%kn = min(%lld, %%kv - %%k0)\n"
+                     "    %%ta = tile.load(%%a, [1, %%k0 + %%c0], [%lld, %lld], space=mat,"
+                     " valid=[%%mv, %%kn])\n"
+                     "    %%tb = tile.load(%%b, [%%k0, 3], [%lld, %lld], space=mat,"
+                     " valid=[%%kn, %lld])\n"
+                     "    %%l = tile.move(%%ta, space=left)\n"
+                     "    %%r = tile.move(%%tb, space=right)\n"
+                     "    %%cn = tile.matmul_acc(%%ck, %%l, %%r)\n"
+                     "    yield %%cn\n"
+                     "  }\n"
+                     "  %%c1 = tile.store(%%acc, [0, 0], %%c)\n"
+                     "  return %%c1\n}\n",
+                     c->kname, M + 2, KA, KB, N + 5, M, N, M, N, M, N, IT, KS, KS, M, KS, KS, N,
+                     N);
+      c->args[0] = tensor2(PTO_DTYPE_F32, M + 2, KA, D_ANY, 0);
+      c->args[1] = tensor2(PTO_DTYPE_F32, KB, N + 5, D_ANY, 0);
+      c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, c0);
+      c->args[3] = scalar_spec(PTO_DTYPE_INDEX, 0, IT * KS - (v == 1 ? 3 : 0));
+      c->args[4] = scalar_spec(PTO_DTYPE_INDEX, 0, M - (v == 2 ? 1 : 0));
+      c->args[5] = tensor2(PTO_DTYPE_F32, M, N, D_ANY, 1);
+      c->nargs = 6;
       c->check = check_kloop_fused;
     }
 }
@@ -4056,6 +4104,7 @@ int main(void) {
   gen_matmul_gview();
   gen_matmul_gather_ahead();
   gen_matmul_kloop();
+  gen_matmul_kloop_valid();
   gen_misc();
   gen_random();
   gen_struct_reduce();
