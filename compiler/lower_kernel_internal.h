@@ -303,7 +303,8 @@ int pto__lower_tile_shape(const pto_ir_type *t, int64_t *r, int64_t *c);
 const pto_ir_value *pto__lower_stmt_value_arg(const pto_ir_stmt *s, int i);
 int pto__lower_group_find(lw *L, int g);
 /* Classifies elementwise tile ops (fusable, may run in place): 1 binary, 2 with a scalar,
- * 3 unary, 4 cast, 5 row expansion, 6 select (tile.sel, tile.sels); 0 otherwise. */
+ * 3 unary, 4 cast, 5 row expansion, 6 select (tile.sel, tile.sels), 7 column expansion; 0
+ * otherwise. */
 int pto__lower_elementwise_kind(pto_opcode op);
 pto_status pto__lower_plan(lw *L);
 void pto__lower_plan_free(lw *L);

@@ -795,7 +795,7 @@ static LLVMValueRef splat(lw *L, LLVMValueRef x, int vw) {
 typedef struct fused_stmt {
   const pto_ir_stmt *s;
   int kind;                  /* pto__lower_elementwise_kind */
-  const pto_ir_value *a, *b; /* tile operands (b: binary and row expansion only) */
+  const pto_ir_value *a, *b; /* tile operands (b: binary, row and column expansions only) */
   const pto_ir_value *c;     /* kind 6 (select): the third tile operand, NULL for tile.sels */
   LLVMValueRef scalar;       /* kind 2: the scalar operand, compute type of the tile */
   LLVMValueRef rowv;         /* kind 5: b[i] of this row, compute type (fused_rows) */
@@ -868,7 +868,7 @@ static int64_t fused_prepare(lw *L, pto_ir_stmt *const *ss, int n, fused_stmt *f
         if (!tile_arg(L, s, 2)) return -1;
         x->c = value_arg(s, 2);
       }
-    } else if (x->kind == 1 || x->kind == 5) {
+    } else if (x->kind == 1 || x->kind == 5 || x->kind == 7) {
       lw_tile *tb = tile_arg(L, s, 1);
       if (!tb) return -1;
       x->b = value_arg(s, 1);
@@ -898,6 +898,23 @@ static int64_t fused_prepare(lw *L, pto_ir_stmt *const *ss, int n, fused_stmt *f
   return L->err ? -1 : count;
 }
 
+/* A column expansion's [1,C] operand at the element's column e->j (the run goes row by row):
+ * from its buffer, or, computed by the run itself (only with R = 1, where k is the column), from
+ * the run. */
+static LLVMValueRef col_operand(lw *L, const fused_env *e, int upto, const pto_ir_value *v) {
+  for (int i = upto - 1; i >= 0; i--)
+    if (e->f[i].s->results[0] == v) return e->f[i].cur;
+  if (!e->j) {
+    pto__lower_fail(L, PTO_STATUS_INTERNAL, v->loc,
+                    "column operand '%%%s' read outside a loop over rows", v->name);
+    return NULL;
+  }
+  const lw_tile *t = &L->vals[v->id].tile;
+  LLVMValueRef raw =
+      e->vw > 1 ? vload(L, t, e->j, e->vw) : pto__lower_tile_load(L, t->base, t->dt, e->j);
+  return pto__lower_to_compute(L, t->dt, raw);
+}
+
 /* One element of every statement of the run, in order (f[i].cur); with store_results, each
  * result that has a buffer is written at e->k. */
 static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
@@ -921,6 +938,13 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
       LLVMValueRef b = !x->rowv    ? fused_operand(L, e, i, x->b)
                        : e->vw > 1 ? splat(L, x->rowv, e->vw)
                                    : x->rowv;
+      pto__lower_stmt_bin(x->s, &bop);
+      r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
+      break;
+    }
+    case 7: {
+      LLVMValueRef b = col_operand(L, e, i, x->b);
+      if (!b) return -1;
       pto__lower_stmt_bin(x->s, &bop);
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
@@ -973,7 +997,8 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
   for (int i = 0; i < n; i++) {
     const fused_stmt *x = &f[i];
     if (!vec_float(x->in_dt) || x->out_dt != x->in_dt || x->kind == 4 || x->kind == 6) return 0;
-    if ((x->kind == 1 || x->kind == 5) && !vec_float(L->vals[x->b->id].tile.dt)) return 0;
+    if ((x->kind == 1 || x->kind == 5 || x->kind == 7) && !vec_float(L->vals[x->b->id].tile.dt))
+      return 0;
     pto_op_fn fn = pto_op_info_get(x->s->op.opc)->fn;
     if ((x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) || fn == PTO_FN_EXPDIF)
       *has_exp = 1;
@@ -994,10 +1019,11 @@ static int fused_vw(lw *L, const fused_stmt *f, int n) {
              : 1;
 }
 
-/* Whether the run holds a row expansion (kind 5): its loop then goes row by row. */
+/* Whether the run holds a row or column expansion (kind 5 or 7): its loop then goes row by row
+ * (a row's operand loaded once per row, a column's at the element's column). */
 static int fused_has_rows(const fused_stmt *f, int n) {
   for (int m = 0; m < n; m++)
-    if (f[m].kind == 5) return 1;
+    if (f[m].kind == 5 || f[m].kind == 7) return 1;
   return 0;
 }
 

@@ -37,6 +37,7 @@ int pto__lower_elementwise_kind(pto_opcode op) {
   case PTO_OPC_CAST: return 4;
   case PTO_OPC_EXPAND_ROW: return 5;
   case PTO_OPC_SELECT: return 6;
+  case PTO_OPC_EXPAND_COL: return 7;
   default: return 0;
   }
 }
@@ -495,6 +496,7 @@ static void plan_streams(lw *L) {
         if (kind == 5 && (!is_tile_of(pto__lower_stmt_value_arg(x, 1), rows, 1) ||
                           expand_operand_in(L, m - bi + p, p)))
           ok = 0;
+        if (kind == 7) ok = 0; /* its [1,C] operand is read at the column: runs by rows only */
       }
     }
     if (!ok) {
@@ -968,7 +970,7 @@ static int elementwise_only(lw *L, int g, int p) {
         reads |= expr_reads(ex[i], vv[m]);
       if (!reads) continue;
       if ((!kind && !move) || ex[i]->kind != PTO_EXPR_VALUE) return 0;
-      if (kind == 5 && s->op.nargs > 1 && s->op.args[1].expr == ex[i]) return 0;
+      if ((kind == 5 || kind == 7) && s->op.nargs > 1 && s->op.args[1].expr == ex[i]) return 0;
       for (int r = 0; r <= q; r++)
         if (L->plan[r].stream_len > 0 && q < r + L->plan[r].stream_len) return 0;
       if (move) {

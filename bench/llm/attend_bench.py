@@ -15,7 +15,8 @@ bench had before (RunConfig(cores=2): one cube core, the 64 tasks one at a time,
 "decode1"), whose times cannot approach a limit counted at two threads' memcpy.
 
 Every sequence is at position ctx-1; the block tables are a random permutation of the cache's
-blocks (--contiguous: block i of sequence s is s*ctx/16 + i, the layout a fresh cache gets).
+blocks of 64 tokens (--contiguous: block i of sequence s is s*ctx/64 + i, the layout a fresh cache
+gets); the caches are in the kernels' layout (examples/llm/model.py heads_view).
 Prints per variant the minimum and the median device wall (us) of each repeat, the variants
 interleaved so they share the machine's load, and @attend's largest error against numpy
 (float64), and the limit: the K and V bytes (2 * B * ctx * 1024 * 4) over the best memcpy
@@ -33,6 +34,9 @@ import numpy as np
 import pto
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "llm"))
+import model  # noqa: E402
+
 PTIR = os.path.join(HERE, "..", "..", "examples", "llm", "llama_layer.ptir")
 D = 1024
 
@@ -40,13 +44,15 @@ ORCH = """
 orch @att(%q: tensor[B, D] f32, %pos: tensor[B, 1] i32, %bt: tensor[B, MB] i32,
           %kc: tensor[S, D] f32, %vc: tensor[S, D] f32, out %o: tensor[B, D] f32)
     -> (tensor[B, D] f32) {
+  %kh = tensor.reshape(%kc, [S * D / 128, 128])
+  %vh = tensor.reshape(%vc, [S * D / 128, 128])
   for %i in range(0, B) {
     %p = tensor.read(%pos, [%i, 0])
     %bt_i = tensor.slice(%bt, [%i, 0], [1, MB])
     for %hd in range(0, D / 128) {
       %q_ih = tensor.slice(%q, [%i, %hd * 128], [1, 128])
       %o_ih = tensor.slice(%o, [%i, %hd * 128], [1, 128])
-      call @attend(%q_ih, %kc, %vc, %bt_i, %o_ih, %p, %hd * 128, %i * CTX)
+      call @attend(%q_ih, %kh, %vh, %bt_i, %o_ih, %p, %hd * 64, D / 2, %i * CTX * D / 128)
     }
   }
   return %o
@@ -54,11 +60,12 @@ orch @att(%q: tensor[B, D] f32, %pos: tensor[B, 1] i32, %bt: tensor[B, MB] i32,
 """
 
 # The floors: the copies of @attend's walk without its arithmetic. ROWS is the gather through
-# the block table, or a load of 64 rows from the sequence's first row (%r0) on.
+# the block table, or a load of the chunk's 64 rows of the head from the sequence's first block
+# (row %r0 of the [S*8, 128] cache) on: with --contiguous, the same rows.
 FLOOR = """
-kernel @attend(%q: tensor[1, 128] f32, %kc: tensor[S, D] f32, %vc: tensor[S, D] f32,
-               %bt: tensor[1, MB] i32, out %o: tensor[1, 128] f32, %p: i32, %c0: index,
-               %r0: index) -> (tensor[1, 128] f32) {
+kernel @attend(%q: tensor[1, 128] f32, %kc: tensor[SH, 128] f32, %vc: tensor[SH, 128] f32,
+               %bt: tensor[1, MB] i32, out %o: tensor[1, 128] f32, %p: i32, %h0: index,
+               %bs: index, %r0: index) -> (tensor[1, 128] f32) {
   %tb = tile.load(%bt, [0, 0], [1, 64], valid=[1, MB])
   %a0 = tile.full([1, 128], f32, 0.0)
   %nc = (index(%p) + 64) / 64
@@ -66,11 +73,12 @@ kernel @attend(%q: tensor[1, 128] f32, %kc: tensor[S, D] f32, %vc: tensor[S, D] 
     %tr = tile.ci(i32(%c * 64), [1, 64], dtype=i32)
     %tt = tile.reshape(%tr, [64, 1])
     %tcl = tile.mins(%tt, %p)
-    %blk = tile.divs(%tcl, 16)
-    %off = tile.rems(%tcl, 16)
+    %blk = tile.divs(%tcl, 64)
+    %off = tile.rems(%tcl, 64)
     %phys = tile.gather(%tb, %blk)
-    %base = tile.muls(%phys, 16)
-    %rows = tile.add(%base, %off)
+    %base = tile.muls(%phys, i32(%bs))
+    %offh = tile.adds(%off, i32(%h0))
+    %rows = tile.add(%base, %offh)
 ROWS
     %x = tile.add(%tk, %tv)
     %s = tile.col_sum(%x)
@@ -83,12 +91,12 @@ ROWS
 """
 # The one-element extracts keep the gathers copies: read only by the add, the compiler would read
 # them through the block table instead (plan_row_views), as it does in @attend.
-GATHER = """    %tk = tile.gather_rows(%kc, %rows, [%c0], [64, 128])
-    %tv = tile.gather_rows(%vc, %rows, [%c0], [64, 128])
+GATHER = """    %tk = tile.gather_rows(%kc, %rows, [0], [64, 128])
+    %tv = tile.gather_rows(%vc, %rows, [0], [64, 128])
     %kx = tile.extract(%tk, [0, 0], [1, 1])
     %vx = tile.extract(%tv, [0, 0], [1, 1])"""
-LOAD = """    %tk = tile.load(%kc, [%r0 + %c * 64, %c0], [64, 128])
-    %tv = tile.load(%vc, [%r0 + %c * 64, %c0], [64, 128])"""
+LOAD = """    %tk = tile.load(%kc, [%r0 + %c * %bs + %h0, 0], [64, 128])
+    %tv = tile.load(%vc, [%r0 + %c * %bs + %h0, 0], [64, 128])"""
 
 
 def attend_of(path):
@@ -98,13 +106,13 @@ def attend_of(path):
     a = s.index("kernel @attend(")
     b = s.index("\n}\n", a) + 3
     k = s[a:b]
-    return k.replace("%c0: index)", "%c0: index, %r0: index)", 1)
+    return k.replace("%bs: index)", "%bs: index, %r0: index)", 1)
 
 
 def compile_variant(kernel, ctx, tmp, name):
     path = os.path.join(tmp, name + ".ptir")
     with open(path, "w") as f:
-        f.write("program att\ndynamic B, D, S, MB\n\n" + kernel + ORCH.replace("CTX", str(ctx)))
+        f.write("program att\ndynamic B, D, S, MB, SH\n\n" + kernel + ORCH.replace("CTX", str(ctx)))
     return pto.compile(path, entry="att")
 
 
@@ -118,13 +126,16 @@ def memcpy_gbps(threads):
 
 def reference(q, kc, vc, bt, ctx):
     out = np.zeros(q.shape)
+    kt, vt = model.token_view(kc, D // 128), model.token_view(vc, D // 128)
+    t = np.arange(ctx)
     for i in range(q.shape[0]):
-        rows = (bt[i][:, None] * 16 + np.arange(16)).reshape(-1)[:ctx]
+        blk, off = bt[i][t // model.BLOCK], t % model.BLOCK
+        ks, vs = kt[blk, off], vt[blk, off]                 # [ctx, heads, 128]
         for h in range(D // 128):
             c = slice(h * 128, h * 128 + 128)
-            s = kc[rows, c].astype(np.float64) @ q[i, c]
+            s = ks[:, h].astype(np.float64) @ q[i, c]
             e = np.exp(s - s.max())
-            out[i, c] = (e / e.sum()) @ vc[rows, c]
+            out[i, c] = (e / e.sum()) @ vs[:, h]
     return out
 
 
@@ -140,9 +151,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--contiguous", action="store_true")
     a = ap.parse_args()
-    if a.ctx % 64 or a.ctx > 1024:
-        ap.error("--ctx must be a multiple of 64, at most 1024 (64 blocks of 16)")
-    nb = a.ctx // 16
+    if a.ctx % model.BLOCK or a.ctx > 64 * model.BLOCK:
+        ap.error("--ctx must be a multiple of 64, at most 4096 (64 blocks of 64)")
+    nb = a.ctx // model.BLOCK
     rng = np.random.default_rng(0)
     blocks = np.arange(a.batch * nb) if a.contiguous else rng.permutation(a.batch * nb)
     bt = blocks.astype(np.int32).reshape(a.batch, nb)

@@ -35,8 +35,8 @@ def openblas_core():
 
 
 def setup(D, F, V, B, ctx):
-    cfg = model.Config(hidden=D, ffn=F, vocab=V, blocks=B * (ctx // model.BLOCK),
-                       max_blocks=ctx // model.BLOCK)
+    nb = (ctx + model.BLOCK - 1) // model.BLOCK     # blocks a sequence of ctx tokens uses
+    cfg = model.Config(hidden=D, ffn=F, vocab=V, blocks=B * nb, max_blocks=nb)
     w = model.weights(cfg)
     rng = np.random.default_rng(11)
     ids = rng.integers(0, V, (B, 1)).astype(np.int32)
@@ -69,14 +69,16 @@ def step(cfg, w, ids, pos, bt, kc, vc, xp):
     qh = rope(q) * (1.0 / np.sqrt(HD))
     kh = rope(k)
     p = xp.i64(pos[:, 0])
-    slot = xp.i64(bt[xp.arange(B), p // model.BLOCK]) * model.BLOCK + p % model.BLOCK
-    kc[slot] = kh.reshape(B, D)
-    vc[slot] = v
+    # the caches in the kernels' layout (model.heads_view): [blocks, H, BLOCK, HD]
+    kb, vb = kc.reshape(-1, H, model.BLOCK, HD), vc.reshape(-1, H, model.BLOCK, HD)
+    blk = xp.i64(bt[xp.arange(B), p // model.BLOCK])
+    kb[blk, :, p % model.BLOCK] = kh                                # [B, H, HD]
+    vb[blk, :, p % model.BLOCK] = v.reshape(B, H, HD)
     ctx = int(pos.max()) + 1
+    nb = (ctx + model.BLOCK - 1) // model.BLOCK
+    K = xp.blocks(kb[xp.i64(bt[:, :nb])]).reshape(B, H, nb * model.BLOCK, HD)[:, :, :ctx]
+    Vv = xp.blocks(vb[xp.i64(bt[:, :nb])]).reshape(B, H, nb * model.BLOCK, HD)[:, :, :ctx]
     t = xp.arange(ctx)
-    rows = xp.i64(bt[:, t // model.BLOCK]) * model.BLOCK + t % model.BLOCK   # [B, ctx]
-    K = xp.heads(kc[rows].reshape(B, ctx, H, HD))                  # [B, H, ctx, HD]
-    Vv = xp.heads(vc[rows].reshape(B, ctx, H, HD))
     sc = (K @ qh[..., None])[..., 0]                                # [B, H, ctx]
     sc = xp.where(t[None, None, :] <= pos[:, :, None], sc, -np.inf)
     e = xp.exp(sc - xp.rowmax(sc))
@@ -98,7 +100,7 @@ class Np:
     rowmax = staticmethod(lambda a: a.max(axis=-1, keepdims=True))
     rowsum = staticmethod(lambda a: a.sum(axis=-1, keepdims=True))
     cat = staticmethod(lambda xs: np.concatenate(xs, -1))
-    heads = staticmethod(lambda a: a.transpose(0, 2, 1, 3))
+    blocks = staticmethod(lambda a: a.transpose(0, 2, 1, 3, 4))
 
 
 class TorchNp:
@@ -115,7 +117,7 @@ class TorchNp:
         self.rowmax = lambda a: a.amax(dim=-1, keepdim=True)
         self.rowsum = lambda a: a.sum(dim=-1, keepdim=True)
         self.cat = lambda xs: t.cat(xs, dim=-1)
-        self.heads = lambda a: a.permute(0, 2, 1, 3)
+        self.blocks = lambda a: a.permute(0, 2, 1, 3, 4)
 
 
 def main():

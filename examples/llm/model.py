@@ -5,7 +5,7 @@ the reference is the exact result up to float64 rounding."""
 import numpy as np
 
 HD = 128      # head dim (a constant of the PTIR kernels)
-BLOCK = 16    # tokens per KV cache block
+BLOCK = 64    # tokens per KV cache block (llama_layer.ptir's head comment: the layout)
 THETA = 10000.0
 
 
@@ -15,7 +15,7 @@ class Config:
         self.D, self.F, self.V = hidden, ffn, vocab
         self.heads = hidden // HD
         self.blocks = blocks            # physical blocks in the cache
-        self.S = blocks * BLOCK         # cache rows
+        self.S = blocks * BLOCK         # cache rows (of D floats: see heads_view for the layout)
         self.MB = max_blocks            # block table columns (a sequence's max blocks)
 
 
@@ -62,6 +62,36 @@ def empty_cache(cfg):
     return np.zeros((cfg.S, cfg.D), np.float32), np.zeros((cfg.S, cfg.D), np.float32)
 
 
+def heads_view(cache, heads):
+    """A KV cache ([S, D], D = heads * HD, or its float64 copy) as [blocks, heads, BLOCK, HD]: the
+    kernels' layout, head-major inside each block of BLOCK tokens, so view[blk, h, t % BLOCK] is
+    head h of the token in slot t % BLOCK of physical block blk. A view: writes go to cache."""
+    assert cache.flags.c_contiguous, "a view of a copy would lose the writes"
+    return cache.reshape(-1, heads, BLOCK, HD)
+
+
+def token_view(cache, heads):
+    """The same cache as [blocks, BLOCK, heads, HD] (a strided view): view[blk, t % BLOCK] is the
+    token's heads, [heads, HD]; writes go to cache."""
+    return heads_view(cache, heads).transpose(0, 2, 1, 3)
+
+
+def shard_heads(cache, heads, n):
+    """A [S, D] cache of `heads` heads split into n ranks' caches [n, S, D/n] (rank r: heads
+    r*heads/n ..), each in the same layout with heads/n heads (what @tp takes)."""
+    hv = heads_view(cache, heads)
+    hl = heads // n
+    return np.stack([np.ascontiguousarray(hv[:, r * hl:(r + 1) * hl]).reshape(cache.shape[0], -1)
+                     for r in range(n)])
+
+
+def unshard_heads(shards, heads):
+    """shard_heads' inverse: the ranks' caches [n, S, D/n] as one [S, D] cache."""
+    n, S = shards.shape[0], shards.shape[1]
+    hv = [heads_view(shards[r], heads // n) for r in range(n)]
+    return np.concatenate(hv, axis=1).reshape(S, -1)
+
+
 def block_tables(cfg, nseq, seed=1):
     """nseq sequences' block tables [nseq, MB]: distinct physical blocks, shuffled."""
     assert nseq * cfg.MB <= cfg.blocks
@@ -104,19 +134,22 @@ def step(cfg, w, ids, pos, bt, kc, vc, bf16_mats=False):
     q = _rope(q, pos, w["invf"]) / np.sqrt(HD)
     k = _rope(k, pos, w["invf"])
     att = np.zeros_like(q)
-    kc64 = kc.astype(np.float64)
-    vc64 = vc.astype(np.float64)
+    H = cfg.heads
+    kc64, vc64 = kc.astype(np.float64), vc.astype(np.float64)
+    kt, vt = token_view(kc, H), token_view(vc, H)           # [blocks, BLOCK, H, HD] views
+    kt64, vt64 = token_view(kc64, H), token_view(vc64, H)
     for i in range(len(ids)):
         p = int(pos[i])
-        slot = int(bt[i][p // BLOCK]) * BLOCK + p % BLOCK
-        kc64[slot], vc64[slot] = k[i], v[i]
-        kc[slot], vc[slot] = k[i], v[i]
-        rows = [int(bt[i][t // BLOCK]) * BLOCK + t % BLOCK for t in range(p + 1)]
-        for h in range(cfg.heads):
+        blk, off = int(bt[i][p // BLOCK]), p % BLOCK
+        kt64[blk, off], vt64[blk, off] = k[i].reshape(H, HD), v[i].reshape(H, HD)
+        kt[blk, off], vt[blk, off] = k[i].reshape(H, HD), v[i].reshape(H, HD)
+        t = np.arange(p + 1)
+        ks, vs = kt64[bt[i][t // BLOCK], t % BLOCK], vt64[bt[i][t // BLOCK], t % BLOCK]
+        for h in range(H):
             cs = slice(h * HD, (h + 1) * HD)
-            s = kc64[rows, cs] @ q[i, cs]
+            s = ks[:, h] @ q[i, cs]
             e = np.exp(s - s.max())
-            att[i, cs] = (e / e.sum()) @ vc64[rows, cs]
+            att[i, cs] = (e / e.sum()) @ vs[:, h]
     h = x + mm(att, "wo")
     n = _rms(h, f["g2"])
     g, u = mm(n, "wg"), mm(n, "wu")

@@ -1056,16 +1056,19 @@ static void gen_matmul_rview(void) {
  * before V's gather checks them: the results are still the interpreter's, and indices out of
  * range (v 1: V's index tile offset by %b past the tensor's rows) still fail the launch at V's
  * gather, the prefetches of those rows having faulted nothing. K x N: 64 x 128 (the
- * attention's), 17 x 48; RT x CT the tensors, c0 the column offset. */
+ * attention's), 17 x 48; RT x CT the tensors, c0 the column offset. v 2: q . K as
+ * tile.col_expand_mul(K, q), a column expansion in the run reading K through its index tile
+ * (q broadcast from its one row, no [K, N] tile of it). */
 static void gen_matmul_gather_ahead(void) {
   static const int64_t sh[][5] = {{64, 128, 70, 140, 9}, {17, 48, 23, 53, 5}};
+  static const char *vname[] = {"", "_index_out_of_range", "_q_by_col_expand"};
   for (int h = 0; h < 2; h++)
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 3; v++) {
       long long K = sh[h][0], N = sh[h][1], RT = sh[h][2], CT = sh[h][3];
       tcase *c = new_case("matmul");
       snprintf(c->kname, sizeof c->kname, "mmga%d_%lldx%lld", v, K, N);
       snprintf(c->name, sizeof c->name, "tile_matmul_attention_loop_prefetches_v%s_%lldx%lld",
-               v ? "_index_out_of_range" : "", K, N);
+               vname[v], K, N);
       c->text =
           dupf("kernel @%s(%%q: tensor[1,%lld] f32, %%k: tensor[R,C] f32, %%v: tensor[R,C] f32,"
                " out %%c: tensor[1,%lld] f32, %%c0: index, %%a: i32, %%b: i32)"
@@ -1081,7 +1084,7 @@ static void gen_matmul_gather_ahead(void) {
                "    %%ix = tile.rems(%%ca, %lld)\n"
                "    %%iv = tile.adds(%%ix, %%b)\n"
                "    %%tk = tile.gather_rows(%%k, %%ix, [%%c0], [%lld, %lld])\n"
-               "    %%m = tile.mul(%%tk, %%qx)\n"
+               "    %%m = %s\n"
                "    %%s = tile.row_sum(%%m)\n"
                "    %%p = tile.reshape(%%s, [1, %lld])\n"
                "    %%pm = tile.move(%%p, space=mat)\n"
@@ -1094,16 +1097,17 @@ static void gen_matmul_gather_ahead(void) {
                "  }\n"
                "  %%c1 = tile.store(%%o, [0, 0], %%c)\n"
                "  return %%c1\n}\n",
-               c->kname, N, N, N, N, K, N, N, K, K, RT, K, N, K, K, N);
+               c->kname, N, N, N, N, K, N, N, K, K, RT, K, N,
+               v == 2 ? "tile.col_expand_mul(%tk, %tq)" : "tile.mul(%tk, %qx)", K, K, N);
       c->args[0] = tensor2(PTO_DTYPE_F32, 1, N, D_ANY, 0);
       c->args[1] = tensor2(PTO_DTYPE_F32, RT, CT, D_ANY, 0);
       c->args[2] = tensor2(PTO_DTYPE_F32, RT, CT, D_ANY, 0);
       c->args[3] = tensor2(PTO_DTYPE_F32, 1, N, D_ANY, 1);
       c->args[4] = scalar_spec(PTO_DTYPE_INDEX, 0, sh[h][4]);
       c->args[5] = scalar_spec(PTO_DTYPE_I32, 0, RT - 1);
-      c->args[6] = scalar_spec(PTO_DTYPE_I32, 0, v ? 1000000 : 0);
+      c->args[6] = scalar_spec(PTO_DTYPE_I32, 0, v == 1 ? 1000000 : 0);
       c->nargs = 7;
-      if (v) c->expect_rc = PTO_KERNEL_ERR_INDEX;
+      if (v == 1) c->expect_rc = PTO_KERNEL_ERR_INDEX;
     }
 }
 
@@ -1639,6 +1643,52 @@ static void gen_misc(void) {
   c->args[2] = tensor2(PTO_DTYPE_F32, 16, 48, D_ANY, 1);
   c->args[3] = tensor2(PTO_DTYPE_F32, 16, 48, D_ANY, 1);
   c->nargs = 4;
+
+  /* column expansions (kind 7) in fused runs: the [1,C] operand read at each element's column
+   * from its buffer (f32 with a row expansion and an exp in the run: explicit vectors; i32 with
+   * a division by it), and one computed by the run itself ([1,C] runs, R = 1) */
+  c = misc_case(
+      "cexp", "col_expand_in_fused_runs_f32",
+      "kernel @cexp(%a: tensor[16,48] f32, %v: tensor[1,48] f32, %r: tensor[16,1] f32,\n"
+      "             out %o: tensor[16,48] f32, out %q: tensor[1,48] f32)\n"
+      "    -> (tensor[16,48] f32, tensor[1,48] f32) {\n"
+      "  %ta = tile.load(%a, [0, 0], [16, 48])\n"
+      "  %tv = tile.load(%v, [0, 0], [1, 48])\n"
+      "  %tr = tile.load(%r, [0, 0], [16, 1])\n"
+      "  %x = tile.muls(%ta, f32(2))\n"
+      "  %y = tile.col_expand_add(%x, %tv)\n"
+      "  %z = tile.row_expand_mul(%y, %tr)\n"
+      "  %w = tile.col_expand_expdif(%z, %tv)\n"
+      "  %u = tile.col_expand_max(%w, %tv)\n"
+      "  %o1 = tile.store(%u, [0, 0], %o)\n"
+      "  %d = tile.adds(%tv, f32(0.5))\n"
+      "  %e = tile.col_expand_mul(%tv, %d)\n"
+      "  %f = tile.col_expand_sub(%e, %d)\n"
+      "  %q1 = tile.store(%f, [0, 0], %q)\n"
+      "  return %o1, %q1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_F32, 16, 48, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_F32, 1, 48, D_ANY, 0);
+  c->args[2] = tensor2(PTO_DTYPE_F32, 16, 1, D_ANY, 0);
+  c->args[3] = tensor2(PTO_DTYPE_F32, 16, 48, D_ANY, 1);
+  c->args[4] = tensor2(PTO_DTYPE_F32, 1, 48, D_ANY, 1);
+  c->nargs = 5;
+
+  c = misc_case(
+      "cexi", "col_expand_in_fused_runs_i32",
+      "kernel @cexi(%a: tensor[16,40] i32, %v: tensor[1,40] i32, out %o: tensor[16,40] i32)\n"
+      "    -> (tensor[16,40] i32) {\n"
+      "  %ta = tile.load(%a, [0, 0], [16, 40])\n"
+      "  %tv = tile.load(%v, [0, 0], [1, 40])\n"
+      "  %x = tile.adds(%ta, i32(3))\n"
+      "  %y = tile.col_expand_div(%x, %tv)\n"
+      "  %z = tile.col_expand_mul(%y, %tv)\n"
+      "  %w = tile.sub(%x, %z)\n"
+      "  %o1 = tile.store(%w, [0, 0], %o)\n"
+      "  return %o1\n}\n");
+  c->args[0] = tensor2(PTO_DTYPE_I32, 16, 40, D_ANY, 0);
+  c->args[1] = tensor2(PTO_DTYPE_I32, 1, 40, D_NONZERO, 0);
+  c->args[2] = tensor2(PTO_DTYPE_I32, 16, 40, D_ANY, 1);
+  c->nargs = 3;
 
   c = misc_case(
       "rexi", "row_expand_in_fused_runs_i32_and_column_tiles",
@@ -3567,6 +3617,34 @@ static void test_lower_row_run_prefetches_gather_ahead(void **state) {
   lib_free(L);
 }
 
+/* A column expansion is a kind of the fused runs: tile.col_expand_mul(K, q) reads K's gathered
+ * rows through their index tile (plan_row_views: "rview.base", no copy), q at each element's
+ * column from its one row, in the run's loop ("ew.i") rather than a loop of its own ("bc.i").
+ * The "mmga2" and "cexp"/"cexi" differential cases check the results. */
+static void test_lower_col_expand_fuses_and_reads_views(void **state) {
+  (void)state;
+  tl_lib *L = lib_build("program colq\ndynamic S\n"
+                        "kernel @colq(%q: tensor[1,128] f32, %k: tensor[S,128] f32,\n"
+                        "             out %c: tensor[64,1] f32) -> (tensor[64,1] f32) {\n"
+                        "  %tq = tile.load(%q, [0, 0], [1, 128])\n"
+                        "  %ci = tile.ci(0, [1, 64], dtype=i32)\n"
+                        "  %ix = tile.reshape(%ci, [64, 1])\n"
+                        "  %tk = tile.gather_rows(%k, %ix, [0], [64, 128])\n"
+                        "  %m = tile.col_expand_mul(%tk, %tq)\n"
+                        "  %s = tile.row_sum(%m)\n"
+                        "  %c1 = tile.store(%s, [0, 0], %c)\n"
+                        "  return %c1\n"
+                        "}\n",
+                        2);
+  assert_non_null(L);
+  if (!ll_has(L, "colq", "rview.base") || !ll_has(L, "colq", "ew.i") ||
+      ll_contains(L, "colq", "bc.i")) {
+    print_error("@colq: the column expansion is not a fused run over K's view\n");
+    fail();
+  }
+  lib_free(L);
+}
+
 static void test_lower_matmul_prefetches_next_loads(void **state) {
   (void)state;
   static char src[8192];
@@ -4086,6 +4164,7 @@ int main(void) {
       cmocka_unit_test(test_lower_matmul_right_operand_read_through_gather_indices),
       cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
       cmocka_unit_test(test_lower_row_run_prefetches_gather_ahead),
+      cmocka_unit_test(test_lower_col_expand_fuses_and_reads_views),
       cmocka_unit_test(test_lower_row_reductions_special_values),
       cmocka_unit_test(test_lower_dist_kernel_lowers),
       cmocka_unit_test(test_lower_rejects_non_kernel),
