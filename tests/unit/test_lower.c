@@ -1215,15 +1215,15 @@ static void check_kloop_fused(const tcase *c, const pto_ir_interp_arg *nat) {
 /* A k loop of matmul_acc steps (f32) run as one K-blocked product (lower_kloop.c), against the
  * interpreter: windows at offsets inside larger tensors (a's row 1 and column c0 on, b's column
  * 3 on), shapes with edges (M mod 8 rows, N not a multiple of 48, 32 or 16 columns, odd k
- * steps, no iteration at all), bench/kernels/matmul.ptir's task (256 x 128, k step 64); and loops that must stay as they are or fall back at run time:
- * fewer than 16 rows (never fused), a's last window past the tensor's edge (padded: the run-time
- * check fails), a's columns strided, an elementwise op between the load and the product, a loop
- * that stores into the tensor it loads a's windows from (the next window), an offset that
- * divides. */
+ * steps, no iteration at all), bench/kernels/matmul.ptir's task (256 x 128, k step 64); and loops
+ * that must stay as they are or fall back at run time: fewer than 16 rows (never fused), a's last
+ * window past the tensor's edge (padded: the run-time check fails), a's columns strided, an
+ * elementwise op between the load and the product, a loop that stores into the tensor it loads a's
+ * windows from (the next window), an offset that divides. */
 static void gen_matmul_kloop(void) {
   /* M, k step, N, iterations */
-  static const int64_t sh[][4] = {{19, 8, 100, 3}, {16, 24, 80, 2}, {24, 5, 112, 4},
-                                  {17, 16, 20, 3}, {33, 7, 64, 5},  {16, 8, 48, 0},
+  static const int64_t sh[][4] = {{19, 8, 100, 3},  {16, 24, 80, 2}, {24, 5, 112, 4},
+                                  {17, 16, 20, 3},  {33, 7, 64, 5},  {16, 8, 48, 0},
                                   {256, 64, 128, 3}};
   static const char *vname[] = {"",      "_rows7",    "_last_window_padded", "_a_strided",
                                 "_adds", "_stores_a", "_offset_divides"};
@@ -1292,8 +1292,8 @@ static void gen_matmul_kloop_valid(void) {
       long long c0 = 2, KA = IT * KS + c0 + 3, KB = IT * KS + 1;
       tcase *c = new_case("matmul");
       snprintf(c->kname, sizeof c->kname, "mmkf%d_%lldx%lldx%lldx%lld", 7 + v, M, KS, N, IT);
-      snprintf(c->name, sizeof c->name, "tile_matmul_acc_k_loop%s_%lldx%lldx%lldx%lld", vname[v],
-               M, KS, N, IT);
+      snprintf(c->name, sizeof c->name, "tile_matmul_acc_k_loop%s_%lldx%lldx%lldx%lld", vname[v], M,
+               KS, N, IT);
       c->text = dupf("kernel @%s(%%a: tensor[%lld,%lld] f32, %%b: tensor[%lld,%lld] f32,"
                      " %%c0: index, %%kv: index, %%mv: index, out %%c: tensor[%lld,%lld] f32)"
                      " -> (tensor[%lld,%lld] f32) {\n"
@@ -1312,8 +1312,7 @@ static void gen_matmul_kloop_valid(void) {
                      "  }\n"
                      "  %%c1 = tile.store(%%acc, [0, 0], %%c)\n"
                      "  return %%c1\n}\n",
-                     c->kname, M + 2, KA, KB, N + 5, M, N, M, N, M, N, IT, KS, KS, M, KS, KS, N,
-                     N);
+                     c->kname, M + 2, KA, KB, N + 5, M, N, M, N, M, N, IT, KS, KS, M, KS, KS, N, N);
       c->args[0] = tensor2(PTO_DTYPE_F32, M + 2, KA, D_ANY, 0);
       c->args[1] = tensor2(PTO_DTYPE_F32, KB, N + 5, D_ANY, 0);
       c->args[2] = scalar_spec(PTO_DTYPE_INDEX, 0, c0);
@@ -1647,25 +1646,24 @@ static void gen_misc(void) {
   /* column expansions (kind 7) in fused runs: the [1,C] operand read at each element's column
    * from its buffer (f32 with a row expansion and an exp in the run: explicit vectors; i32 with
    * a division by it), and one computed by the run itself ([1,C] runs, R = 1) */
-  c = misc_case(
-      "cexp", "col_expand_in_fused_runs_f32",
-      "kernel @cexp(%a: tensor[16,48] f32, %v: tensor[1,48] f32, %r: tensor[16,1] f32,\n"
-      "             out %o: tensor[16,48] f32, out %q: tensor[1,48] f32)\n"
-      "    -> (tensor[16,48] f32, tensor[1,48] f32) {\n"
-      "  %ta = tile.load(%a, [0, 0], [16, 48])\n"
-      "  %tv = tile.load(%v, [0, 0], [1, 48])\n"
-      "  %tr = tile.load(%r, [0, 0], [16, 1])\n"
-      "  %x = tile.muls(%ta, f32(2))\n"
-      "  %y = tile.col_expand_add(%x, %tv)\n"
-      "  %z = tile.row_expand_mul(%y, %tr)\n"
-      "  %w = tile.col_expand_expdif(%z, %tv)\n"
-      "  %u = tile.col_expand_max(%w, %tv)\n"
-      "  %o1 = tile.store(%u, [0, 0], %o)\n"
-      "  %d = tile.adds(%tv, f32(0.5))\n"
-      "  %e = tile.col_expand_mul(%tv, %d)\n"
-      "  %f = tile.col_expand_sub(%e, %d)\n"
-      "  %q1 = tile.store(%f, [0, 0], %q)\n"
-      "  return %o1, %q1\n}\n");
+  c = misc_case("cexp", "col_expand_in_fused_runs_f32",
+                "kernel @cexp(%a: tensor[16,48] f32, %v: tensor[1,48] f32, %r: tensor[16,1] f32,\n"
+                "             out %o: tensor[16,48] f32, out %q: tensor[1,48] f32)\n"
+                "    -> (tensor[16,48] f32, tensor[1,48] f32) {\n"
+                "  %ta = tile.load(%a, [0, 0], [16, 48])\n"
+                "  %tv = tile.load(%v, [0, 0], [1, 48])\n"
+                "  %tr = tile.load(%r, [0, 0], [16, 1])\n"
+                "  %x = tile.muls(%ta, f32(2))\n"
+                "  %y = tile.col_expand_add(%x, %tv)\n"
+                "  %z = tile.row_expand_mul(%y, %tr)\n"
+                "  %w = tile.col_expand_expdif(%z, %tv)\n"
+                "  %u = tile.col_expand_max(%w, %tv)\n"
+                "  %o1 = tile.store(%u, [0, 0], %o)\n"
+                "  %d = tile.adds(%tv, f32(0.5))\n"
+                "  %e = tile.col_expand_mul(%tv, %d)\n"
+                "  %f = tile.col_expand_sub(%e, %d)\n"
+                "  %q1 = tile.store(%f, [0, 0], %q)\n"
+                "  return %o1, %q1\n}\n");
   c->args[0] = tensor2(PTO_DTYPE_F32, 16, 48, D_ANY, 0);
   c->args[1] = tensor2(PTO_DTYPE_F32, 1, 48, D_ANY, 0);
   c->args[2] = tensor2(PTO_DTYPE_F32, 16, 1, D_ANY, 0);
