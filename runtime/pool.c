@@ -20,7 +20,7 @@
  * pool (run to completion: a distributed chip's) wakes no core at a launch's start, and the first
  * ready block of each type that the orchestration queues wakes no sleeping core either: the
  * dispatching thread runs it at the launch's end, or hands it to a core when it starts to wait
- * (flush). */
+ * (flush). Of the ready tasks, a thread takes one whose data its own CPU ran last first (pick). */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,15 +40,86 @@ static void pool_lock(pto__rt_pool *pool) {
   pthread_mutex_lock(&pool->mu);
 }
 
-/* Takes a block of a queued task: *out_block gets its index. A task stays queued until its last
- * block is taken, so the blocks of an SPMD task go to as many cores as are free. *out_started:
- * that was the last one. */
-static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *out_block,
+/* ---- where a task runs: the CPU that touched its data last --------------------------------
+ *
+ * Two CPUs taking turns at a program's tasks lose its data's cache locality from one launch to
+ * the next: a task over data that the other CPU wrote last ran 1.7-1.8x as long as one over data
+ * its own CPU wrote (a 4 MiB add in 64-row tasks, the median a thread: 13.1 us against 22.0, 14.5
+ * against 26.5; issue #31 item 4), so a launch took as long as the share of its tasks that changed
+ * CPU made it. A thread therefore takes, among the first queued tasks, one last run over the
+ * same data on its own CPU first (pick), as the hand loop's threads keep their halves. The
+ * launch's results cannot change: queued tasks are ready, so independent of each other. */
+
+enum { PICK_WINDOW = 32 }; /* queued tasks a take looks at: ~a launch's tasks per CPU, bounded */
+
+/* A task's key for pool->homes: its tensors' addresses mixed, the same for a task over the same
+ * views in the next launch (bits above the low 8 never all 0); 0 for a task without tensors or
+ * of several blocks (each block works on a part that the key would not tell apart). */
+static uint64_t home_key(const pto__rt_task *t) {
+  if (t->block_num != 1 || t->ntensors <= 0) return 0;
+  uint64_t h = 0;
+  for (int i = 0; i < t->ntensors; i++)
+    h = (h ^ (uint64_t)(uintptr_t)t->tensors[i].data) * 0x9e3779b97f4a7c15ull;
+  return h | 0x100;
+}
+
+/* The entry of key (not 0) in pool->homes: the one that holds it, else the first empty one of
+ * the HOME_PROBES it may take, else (all taken) the first, which it replaces; pool->mu held. */
+enum { HOME_PROBES = 8 };
+static uint64_t *home_entry(pto__rt_pool *pool, uint64_t key) {
+  size_t first = (size_t)(key >> 40) % PTO__RT_NHOMES;
+  for (size_t k = 0; k < HOME_PROBES; k++) {
+    uint64_t *e = &pool->homes[(first + k) % PTO__RT_NHOMES];
+    if (!*e || (*e & ~0xffull) == (key & ~0xffull)) return e;
+  }
+  return &pool->homes[first];
+}
+
+/* The CPU that last took a task of key, -1 when none is known; pool->mu held. */
+static int home_cpu(pto__rt_pool *pool, uint64_t key) {
+  if (!key) return -1;
+  uint64_t e = *home_entry(pool, key);
+  if (!e || (e & ~0xffull) != (key & ~0xffull)) return -1;
+  return (int)(e & 0xff) - 1;
+}
+
+/* The link to the task that a thread on cpu takes from q (its predecessor in *out_prev): among
+ * the first PICK_WINDOW, the first last taken on cpu, else the first that no CPU is known for,
+ * else the head; pool->mu held. */
+static pto__rt_task **pick(pto__rt_pool *pool, pto__rt_queue *q, int cpu, pto__rt_task **out_prev) {
+  pto__rt_task **link = &q->qhead_task, **fresh = NULL, *prev = NULL, *fresh_prev = NULL;
+  for (int i = 0; i < PICK_WINDOW && *link; i++) {
+    int home = home_cpu(pool, (*link)->home_key);
+    if (home == cpu) {
+      *out_prev = prev;
+      return link;
+    }
+    if (home < 0 && !fresh) fresh = link, fresh_prev = prev;
+    prev = *link;
+    link = &(*link)->next_ready;
+  }
+  *out_prev = fresh ? fresh_prev : NULL;
+  return fresh ? fresh : &q->qhead_task;
+}
+
+/* The CPU this thread runs on, for pick; -1 in shuffle test mode (whose order is random) or when
+ * it is not known. */
+static int take_cpu(const pto__rt_pool *pool) {
+  if (pool->shuffle) return -1;
+  int cpu = sched_getcpu();
+  return cpu >= 0 && cpu < 255 ? cpu : -1;
+}
+
+/* Takes a block of a queued task, as a thread on cpu (take_cpu): *out_block gets its index. A task
+ * stays queued until its last block is taken, so the blocks of an SPMD task go to as many cores
+ * as are free. *out_started: that was the last one. */
+static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int cpu, int32_t *out_block,
                                 int *out_started) {
   if (!q->qlen) return NULL;
   pto__rt_task *t;
   pto__rt_task **link = &q->qhead_task;
   pto__rt_task *prev = NULL;
+  if (cpu >= 0 && q->qlen > 1) link = pick(pool, q, cpu, &prev);
   if (pool->shuffle && q->qlen > 1) {
     size_t window = q->qlen < 64 ? q->qlen : 64;
     size_t k = (size_t)(pto__rt_xorshift64(&pool->rng) % window);
@@ -66,6 +137,8 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
     }
   }
   t = *link;
+  if (cpu >= 0 && t->home_key)
+    *home_entry(pool, t->home_key) = (t->home_key & ~0xffull) | (uint64_t)(cpu + 1);
   *out_block = t->claimed++;
   q->nblocks--;
   *out_started = t->claimed == t->block_num;
@@ -153,6 +226,8 @@ static void wake_pool(pto__rt_pool *pool, long keep, int types) {
 
 static void push(pto__rt_pool *pool, pto__rt_task **tasks, int n, long keep) {
   int pushed = 0;
+  for (int i = 0; i < n; i++)
+    tasks[i]->home_key = home_key(tasks[i]);
   pool_lock(pool);
   for (int i = 0; i < n; i++) {
     int type = tasks[i]->core_type == PTO_CORE_AIC ? PTO_CORE_AIC : PTO_CORE_AIV;
@@ -269,8 +344,9 @@ static void release(pto__rt_pool *pool, pto__rt_core *core) {
 /* Pops a block of a task of q's type as core, which the caller has claimed; NULL when none is
  * queued (pop_locked: *block, *started). */
 static pto__rt_task *pop(pto__rt_pool *pool, pto__rt_queue *q, int32_t *block, int *started) {
+  int cpu = take_cpu(pool);
   pool_lock(pool);
-  pto__rt_task *t = pop_locked(pool, q, block, started);
+  pto__rt_task *t = pop_locked(pool, q, cpu, block, started);
   pthread_mutex_unlock(&pool->mu);
   return t;
 }
@@ -311,6 +387,7 @@ static pto__rt_task *take_any(pto__rt_pool *pool, const pto__rt_launch *L, pto__
   pto__rt_task *t = NULL;
   pto__rt_core *core = NULL;
   uint64_t t0 = 0;
+  int cpu = take_cpu(pool);
   pool_lock(pool);
   /* Read once a task is queued: the launch that queued it set record_phases before (mu). */
   int record = (aiv->qlen || aic->qlen) && L->record_phases;
@@ -322,7 +399,7 @@ static pto__rt_task *take_any(pto__rt_pool *pool, const pto__rt_launch *L, pto__
     int type = k == 0 ? first : first == PTO_CORE_AIV ? PTO_CORE_AIC : PTO_CORE_AIV;
     pto__rt_queue *q = &pool->q[type];
     if (q->qlen && (core = claim_of_type(pool, type, home)))
-      t = pop_locked(pool, q, block, started);
+      t = pop_locked(pool, q, cpu, block, started);
   }
   pthread_mutex_unlock(&pool->mu);
   *out_core = core;
