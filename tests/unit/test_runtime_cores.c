@@ -167,10 +167,11 @@ static void gang_entry(const pto_orch_args *a) {
   g_api->submit_task(g_api->ctx, &sub, &id);
 }
 
-/* A task over row r of t, noting its order at index idx. */
-enum { ROWS = 8 };
+/* A task over g_cols columns of row r of t, noting its order at index idx. */
+enum { ROWS = 8, COLS = 16384 }; /* a row: 64 KiB, the least that pool.c's pick weighs */
+static int64_t g_cols = COLS;
 static void submit_row(const pto_orch_tensor *t, int r, int idx) {
-  int64_t off[2] = {r, 0}, shape[2] = {1, 16};
+  int64_t off[2] = {r, 0}, shape[2] = {1, g_cols};
   pto_orch_tensor row = tview(t, off, shape);
   pto_orch_task_arg args[2] = {ta_inout(&row), ta_scalar((uint64_t)idx)};
   g_api->submit(g_api->ctx, K_ORDER, PTO_CORE_AIV, args, 2);
@@ -205,8 +206,8 @@ static pto_program *make_program(pto_orch_entry_fn entry) {
   tsig s;
   tsig_init(&s, "cores");
   if (entry == x_rows_entry || entry == xy_rows_entry) {
-    tsig_tensor(&s, "x", PTO_DIR_INOUT, PTO_DTYPE_F32, "8,16");
-    tsig_tensor(&s, "y", PTO_DIR_INOUT, PTO_DTYPE_F32, "8,16");
+    tsig_tensor(&s, "x", PTO_DIR_INOUT, PTO_DTYPE_F32, "8,16384");
+    tsig_tensor(&s, "y", PTO_DIR_INOUT, PTO_DTYPE_F32, "8,16384");
   }
   pto_program *p = tprogram(&s, bind_api, entry, NK, g_kernels, g_names);
   tsig_free(&s);
@@ -599,7 +600,8 @@ static void pin_to(int cpu) {
  * repeated launches keep to the CPU whose cache holds their data. A launch of tasks over the rows
  * of x on CPU c (every thread pinned there), then a launch that queues tasks over the rows of y
  * (new) and of x, alternately, behind a held core thread: on c it takes x's tasks first; moved
- * to another CPU, y's first. Either way in queue order within each, and every task runs. */
+ * to another CPU, y's first. Either way in queue order within each, and every task runs. Tasks
+ * over less than 64 KiB are taken in queue order (16 columns of a row: 64 bytes). */
 static void test_a_core_takes_the_tasks_its_cpu_ran_first(void **state) {
   (void)state;
   cpu_set_t saved;
@@ -607,11 +609,14 @@ static void test_a_core_takes_the_tasks_its_cpu_ran_first(void **state) {
   int cpus[2] = {-1, -1}, n = 0;
   for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
     if (CPU_ISSET(c, &saved)) cpus[n++] = c;
-  for (int moved = 0; moved < n; moved++) {
+  for (int kase = 0; kase < 3; kase++) {
+    int moved = kase == 1, small = kase == 2;
+    if (moved && n < 2) continue;
+    g_cols = small ? 16 : COLS;
     pin_to(cpus[0]);
     pto_worker *w = NULL;
     assert_pto_ok(pto_worker_open(NULL, &w)); /* a thread per CPU: one */
-    const int64_t shape[2] = {ROWS, 16};
+    const int64_t shape[2] = {ROWS, COLS};
     pto_device_tensor *x = NULL, *y = NULL;
     assert_pto_ok(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, NULL, &x));
     assert_pto_ok(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, NULL, &y));
@@ -632,9 +637,9 @@ static void test_a_core_takes_the_tasks_its_cpu_ran_first(void **state) {
     reset(0);
     assert_pto_ok(pto_worker_run(w, pxy, args, 2));
     assert_int_equal(atomic_load(&g_ran), 2 * ROWS + 1);
-    for (int r = 0; r < ROWS; r++) {
-      assert_int_equal(g_order[r], moved ? r : ROWS + r);        /* y's row r */
-      assert_int_equal(g_order[ROWS + r], moved ? ROWS + r : r); /* x's row r */
+    for (int r = 0; r < ROWS; r++) { /* y's row r, x's row r */
+      assert_int_equal(g_order[r], small ? 2 * r : moved ? r : ROWS + r);
+      assert_int_equal(g_order[ROWS + r], small ? 2 * r + 1 : moved ? ROWS + r : r);
     }
     pto_program_release(px);
     pto_program_release(pxy);
@@ -643,6 +648,7 @@ static void test_a_core_takes_the_tasks_its_cpu_ran_first(void **state) {
     pto_worker_close(w);
     assert_int_equal(sched_setaffinity(0, sizeof saved, &saved), 0);
   }
+  g_cols = COLS;
 }
 
 /* threads out of range, and threads with strict_cores (a thread per core there), are refused. */
