@@ -131,9 +131,8 @@ static pto__rt_task *pop_locked(pto__rt_pool *pool, pto__rt_queue *q, int32_t *o
   pto__rt_task *t;
   pto__rt_task **link = &q->qhead_task;
   pto__rt_task *prev = NULL;
-  int cpu = pool->homes->nkeyed[q - pool->q]
-                ? take_cpu(pool)
-                : -1; /* a task without a key has no home to look for */
+  /* Only with a task with a key queued: a task without one has no home to look for. */
+  int cpu = pool->homes->nkeyed[q - pool->q] ? take_cpu(pool) : -1;
   if (cpu >= 0 && q->qlen > 1) link = pick(pool, q, cpu, &prev);
   if (pool->shuffle && q->qlen > 1) {
     size_t window = q->qlen < 64 ? q->qlen : 64;
