@@ -309,6 +309,9 @@ typedef struct pto__rt_task {
                                       became ready when a dependency completed) */
   struct pto__rt_task *next_all;   /* dispatching thread only */
   struct pto__rt_task *next_ready; /* in the pool's queue; guarded by the pool's mu */
+  uint64_t home_key;               /* the data it works on, for pool->homes: its tensors'
+                                      addresses mixed; 0: none (SPMD blocks, or views too small
+                                      for their place in a cache to pay for the look-up) */
 } pto__rt_task;
 
 /* A strided view's footprint: the byte interval [lo, hi) and the box that refines it. The box's
@@ -557,6 +560,19 @@ typedef struct pto__rt_queue {
   int nwaking;           /* of those, signalled and not yet back from the wait */
 } pto__rt_queue;
 
+enum { PTO__RT_NHOMES = 4096 };
+
+/* The CPU that last took a task over the same data (pto__rt_task.home_key), a hash table
+ * (linear probing, a few entries per key) guarded by the pool's mu: each entry is a key's bits
+ * above the low 8 and that CPU + 1 in them (0: empty). A thread takes a queued task last run on
+ * its own CPU first (pool.c, pick): a task over data another CPU touched last ran 1.7-1.8x as
+ * long (issue #31 item 4). nkeyed: per queue, its tasks with a key (a take looks past the head
+ * only then; written for those tasks only, so tiny tasks add no store). */
+typedef struct pto__rt_homes {
+  size_t nkeyed[2];
+  uint64_t e[PTO__RT_NHOMES];
+} pto__rt_homes;
+
 typedef struct pto__rt_pool {
   pthread_mutex_t mu;
   pto__rt_queue q[2]; /* [PTO_CORE_AIV], [PTO_CORE_AIC] */
@@ -582,7 +598,9 @@ typedef struct pto__rt_pool {
    * one-task launch); cores read it only when every thread is awake. */
   atomic_int nawake;
   int ncpu;
-  char pad_dispatching_[64];
+  /* In the pad before dispatching's line (the fields' offsets as without it): set at start. */
+  pto__rt_homes *homes;
+  char pad_dispatching_[56];
   atomic_int dispatching;
   char pad_dispatching_end_[64];
   int shuffle;

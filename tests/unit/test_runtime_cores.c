@@ -21,7 +21,7 @@
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 
-enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, K_HOLD, K_BLOCK, NK };
+enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, K_HOLD, K_BLOCK, K_ORDER, NK };
 enum { MAXT = 64 };
 
 static atomic_int g_arrived, g_want;
@@ -77,8 +77,18 @@ static int32_t k_block(const pto_kernel_tensor *t, const uint64_t *s, pto_core_c
   return 0;
 }
 
-static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_meet, k_hold, k_block};
-static const char *g_names[NK] = {"meet", "vec", "cube", "meet_cube", "hold", "block"};
+/* Notes its place in the order the tasks ran (g_order at its index s[0]). */
+static atomic_int g_seq;
+static int g_order[MAXT];
+static int32_t k_order(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t;
+  g_order[s[0]] = atomic_fetch_add(&g_seq, 1);
+  note(s, ctx);
+  return 0;
+}
+
+static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_meet, k_hold, k_block, k_order};
+static const char *g_names[NK] = {"meet", "vec", "cube", "meet_cube", "hold", "block", "order"};
 
 /* g_want rendezvous tasks, all AIV. */
 static void meet_entry(const pto_orch_args *a) {
@@ -157,11 +167,51 @@ static void gang_entry(const pto_orch_args *a) {
   g_api->submit_task(g_api->ctx, &sub, &id);
 }
 
+/* A task over g_cols columns of row r of t, noting its order at index idx. */
+enum { ROWS = 8, COLS = 16384 }; /* a row: 64 KiB, the least that pool.c's pick weighs */
+static int64_t g_cols = COLS;
+static void submit_row(const pto_orch_tensor *t, int r, int idx) {
+  int64_t off[2] = {r, 0}, shape[2] = {1, g_cols};
+  pto_orch_tensor row = tview(t, off, shape);
+  pto_orch_task_arg args[2] = {ta_inout(&row), ta_scalar((uint64_t)idx)};
+  g_api->submit(g_api->ctx, K_ORDER, PTO_CORE_AIV, args, 2);
+}
+
+/* A task over each row r of x (index ROWS + r). */
+static void x_rows_entry(const pto_orch_args *a) {
+  for (int r = 0; r < ROWS; r++)
+    submit_row(&a->tensors[0], r, ROWS + r);
+}
+
+/* A task holds the one core thread while tasks over the rows of y (indices 0..ROWS-1) and of x
+ * (ROWS..) are queued, y's row r then x's; then it is released, and the orchestration waits (20 s
+ * at most) until every task ran, so that the core thread alone takes them, in the order it
+ * picks. */
+static void xy_rows_entry(const pto_orch_args *a) {
+  pto_orch_task_arg h[1] = {ta_scalar(2 * ROWS)};
+  g_api->submit(g_api->ctx, K_HOLD, PTO_CORE_AIV, h, 1);
+  struct timespec ts = {0, 100 * 1000};
+  for (int i = 0; i < 200000 && !atomic_load(&g_started); i++)
+    nanosleep(&ts, NULL);
+  for (int r = 0; r < ROWS; r++) {
+    submit_row(&a->tensors[1], r, r);
+    submit_row(&a->tensors[0], r, ROWS + r);
+  }
+  atomic_store(&g_go, 1);
+  for (int i = 0; i < 200000 && atomic_load(&g_ran) < 2 * ROWS + 1; i++)
+    nanosleep(&ts, NULL);
+}
+
 static pto_program *make_program(pto_orch_entry_fn entry) {
   tsig s;
   tsig_init(&s, "cores");
+  if (entry == x_rows_entry || entry == xy_rows_entry) {
+    tsig_tensor(&s, "x", PTO_DIR_INOUT, PTO_DTYPE_F32, "8,16384");
+    tsig_tensor(&s, "y", PTO_DIR_INOUT, PTO_DTYPE_F32, "8,16384");
+  }
   pto_program *p = tprogram(&s, bind_api, entry, NK, g_kernels, g_names);
   tsig_free(&s);
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_ORDER, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_MEET, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_VEC, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_CUBE, PTO_CORE_AIC));
@@ -177,9 +227,10 @@ static void reset(int want) {
   atomic_store(&g_ran, 0);
   atomic_store(&g_started, 0);
   atomic_store(&g_go, 0);
+  atomic_store(&g_seq, 0);
   g_awake_in_orch = -1;
   for (int i = 0; i < MAXT; i++)
-    g_tid[i] = 0, g_core[i] = g_type[i] = -1;
+    g_tid[i] = 0, g_core[i] = g_type[i] = g_order[i] = -1;
 }
 
 static int usable_cpus(void) {
@@ -537,6 +588,69 @@ static void test_default_worker_sizes_launches_on_its_threads(void **state) {
   pto_worker_close(w);
 }
 
+static void pin_to(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+}
+
+/* A thread takes the queued task last run over the same data on its own CPU first, then one over
+ * data that no CPU ran, and one over data another CPU ran last (pool.c, pick): so the tasks of
+ * repeated launches keep to the CPU whose cache holds their data. A launch of tasks over the rows
+ * of x on CPU c (every thread pinned there), then a launch that queues tasks over the rows of y
+ * (new) and of x, alternately, behind a held core thread: on c it takes x's tasks first; moved
+ * to another CPU, y's first. Either way in queue order within each, and every task runs. Tasks
+ * over less than 64 KiB are taken in queue order (16 columns of a row: 64 bytes). */
+static void test_a_core_takes_the_tasks_its_cpu_ran_first(void **state) {
+  (void)state;
+  cpu_set_t saved;
+  assert_int_equal(sched_getaffinity(0, sizeof saved, &saved), 0);
+  int cpus[2] = {-1, -1}, n = 0;
+  for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+    if (CPU_ISSET(c, &saved)) cpus[n++] = c;
+  for (int kase = 0; kase < 3; kase++) {
+    int moved = kase == 1, small = kase == 2;
+    if (moved && n < 2) continue;
+    g_cols = small ? 16 : COLS;
+    pin_to(cpus[0]);
+    pto_worker *w = NULL;
+    assert_pto_ok(pto_worker_open(NULL, &w)); /* a thread per CPU: one */
+    const int64_t shape[2] = {ROWS, COLS};
+    pto_device_tensor *x = NULL, *y = NULL;
+    assert_pto_ok(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, NULL, &x));
+    assert_pto_ok(pto_worker_alloc_tensor(w, 2, shape, PTO_DTYPE_F32, NULL, &y));
+    pto_arg args[2] = {pto_arg_device(x), pto_arg_device(y)};
+    pto_program *px = make_program(x_rows_entry), *pxy = make_program(xy_rows_entry);
+    reset(0);
+    assert_pto_ok(pto_worker_run(w, px, args, 2));
+    assert_int_equal(atomic_load(&g_ran), ROWS);
+    if (moved) { /* the core thread and this one to the other CPU */
+      pin_to(cpus[1]);
+      pto__rt_worker *iw = pto__rt_obj_get(w, PTO__RT_OBJ_WORKER, NULL);
+      assert_non_null(iw);
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[1], &one);
+      assert_int_equal(pthread_setaffinity_np(iw->pool.cores[0].thread, sizeof one, &one), 0);
+    }
+    reset(0);
+    assert_pto_ok(pto_worker_run(w, pxy, args, 2));
+    assert_int_equal(atomic_load(&g_ran), 2 * ROWS + 1);
+    for (int r = 0; r < ROWS; r++) { /* y's row r, x's row r */
+      assert_int_equal(g_order[r], small ? 2 * r : moved ? r : ROWS + r);
+      assert_int_equal(g_order[ROWS + r], small ? 2 * r + 1 : moved ? ROWS + r : r);
+    }
+    pto_program_release(px);
+    pto_program_release(pxy);
+    assert_pto_ok(pto_worker_free_tensor(w, x));
+    assert_pto_ok(pto_worker_free_tensor(w, y));
+    pto_worker_close(w);
+    assert_int_equal(sched_setaffinity(0, sizeof saved, &saved), 0);
+  }
+  g_cols = COLS;
+}
+
 /* threads out of range, and threads with strict_cores (a thread per core there), are refused. */
 static void test_bad_threads_are_refused(void **state) {
   (void)state;
@@ -575,6 +689,7 @@ int main(void) {
       cmocka_unit_test(test_bad_threads_are_refused),
       cmocka_unit_test(test_default_worker_leaves_the_dispatching_thread_its_cpu),
       cmocka_unit_test(test_a_gang_wider_than_the_cpus_starts),
+      cmocka_unit_test(test_a_core_takes_the_tasks_its_cpu_ran_first),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
