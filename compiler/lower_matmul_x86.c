@@ -206,6 +206,24 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
   if (!dp) pto__lower_loop_end(L, &lk);
 }
 
+/* One of two forms of the same register block, chosen at run time: basic blocks name[0] and
+ * name[1] (appended and filled in that order) run block k[i] with dp[i]; cond true takes
+ * name[t]. */
+static void mm_block_k_if(lw *L, LLVMValueRef cond, int t, const lw_tile *l, const lw_tile *r,
+                          pto_dtype odt, const mm_blk *const k[2], const mm_dp *const dp[2],
+                          const char *const name[2]) {
+  LLVMBasicBlockRef bb[2] = {LLVMAppendBasicBlockInContext(L->c, L->fn, name[0]),
+                             LLVMAppendBasicBlockInContext(L->c, L->fn, name[1])};
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.join");
+  LLVMBuildCondBr(L->b, cond, bb[t], bb[1 - t]);
+  for (int i = 0; i < 2; i++) {
+    LLVMPositionBuilderAtEnd(L->b, bb[i]);
+    mm_block_k(L, l, r, odt, k[i], dp[i]);
+    LLVMBuildBr(L->b, join);
+  }
+  LLVMPositionBuilderAtEnd(L->b, join);
+}
+
 /* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by nv vectors of vw
  * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * vw): the accumulators stay in
  * vector registers across k, each lane summing its products in k order. With dp, on bf16 dot
@@ -278,34 +296,16 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
     LLVMValueRef first =
         LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, jb, pto__lower_i64(L, 0), ""),
                      LLVMBuildICmp(L->b, LLVMIntEQ, ib, pto__lower_i64(L, 0), ""), "");
-    LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.rest"),
-                      bn = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.plain"),
-                      join = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.join");
-    LLVMBuildCondBr(L->b, first, bt, bn);
-    LLVMPositionBuilderAtEnd(L->b, bt);
     mm_blk BR = B;
     BR.rest_lo = rest_lo;
     BR.rest_hi = rest_hi;
-    mm_block_k(L, l, r, odt, &BR, dp);
-    LLVMBuildBr(L->b, join);
-    LLVMPositionBuilderAtEnd(L->b, bn);
-    mm_block_k(L, l, r, odt, &B, dp);
-    LLVMBuildBr(L->b, join);
-    LLVMPositionBuilderAtEnd(L->b, join);
+    mm_block_k_if(L, first, 0, l, r, odt, (const mm_blk *[2]){&BR, &B}, (const mm_dp *[2]){dp, dp},
+                  (const char *[2]){"mm.blk.rest", "mm.blk.plain"});
   } else if (out) {
     LLVMTypeRef bt = LLVMTypeOf(out);
     out = pto__lower_call_intrinsic(L, "llvm.vector.reduce.or", &bt, 1, &out, 1, "");
-    LLVMBasicBlockRef bdp = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.dp"),
-                      bfma = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.fma"),
-                      join = LLVMAppendBasicBlockInContext(L->c, L->fn, "mm.blk.join");
-    LLVMBuildCondBr(L->b, out, bfma, bdp);
-    LLVMPositionBuilderAtEnd(L->b, bdp);
-    mm_block_k(L, l, r, odt, &B, dp);
-    LLVMBuildBr(L->b, join);
-    LLVMPositionBuilderAtEnd(L->b, bfma);
-    mm_block_k(L, l, r, odt, &B, NULL);
-    LLVMBuildBr(L->b, join);
-    LLVMPositionBuilderAtEnd(L->b, join);
+    mm_block_k_if(L, out, 1, l, r, odt, (const mm_blk *[2]){&B, &B}, (const mm_dp *[2]){dp, NULL},
+                  (const char *[2]){"mm.blk.dp", "mm.blk.fma"});
   } else {
     mm_block_k(L, l, r, odt, &B, dp);
   }
