@@ -84,6 +84,14 @@ LLVMValueRef pto__lower_call_intrinsic(lw *L, const char *name, LLVMTypeRef *ove
   return LLVMBuildCall2(L->b, fty, fn, args, (unsigned)nargs, vname);
 }
 
+void pto__lower_prefetch(lw *L, LLVMValueRef addr, int write, int locality) {
+  LLVMValueRef args[4] = {addr, LLVMConstInt(L->t_i32, (unsigned long long)write, 0),
+                          LLVMConstInt(L->t_i32, (unsigned long long)locality, 0),
+                          LLVMConstInt(L->t_i32, 1, 0)};
+  LLVMTypeRef pt = L->t_ptr;
+  pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+}
+
 /* A call of a libm-style function by name (expf, logf, fmodf, ...). */
 static LLVMValueRef call_libm(lw *L, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
                               int nargs) {

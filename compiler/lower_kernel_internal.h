@@ -229,6 +229,9 @@ LLVMTypeRef pto__lower_storage_type(lw *L, pto_dtype dt);
 LLVMTypeRef pto__lower_compute_type(lw *L, pto_dtype dt);
 LLVMValueRef pto__lower_call_intrinsic(lw *L, const char *name, LLVMTypeRef *over, int nover,
                                        LLVMValueRef *args, int nargs, const char *vname);
+/* llvm.prefetch of the line at addr into the data cache: for a write (write 1) or a read, with
+ * locality 0 (none) to 3 (keep in every level). */
+void pto__lower_prefetch(lw *L, LLVMValueRef addr, int write, int locality);
 LLVMAttributeRef pto__lower_enum_attr(lw *L, const char *name);
 LLVMValueRef pto__lower_to_compute(lw *L, pto_dtype dt, LLVMValueRef raw);
 LLVMValueRef pto__lower_to_storage(lw *L, pto_dtype dt, LLVMValueRef v);

@@ -308,11 +308,7 @@ static void kl_prefetch_next(lw *L, const kl *k, const kl_next *nx, int64_t CH, 
                            "");
   for (int h = 0; h < nv; h++) {
     LLVMValueRef off = add(L, mul(L, kn, sb), add(L, nx->j0, i64(L, h * KL_VW)));
-    LLVMValueRef args[4] = {LLVMBuildGEP2(L->b, L->t_f32, base, &off, 1, "kl.pf.next"),
-                            LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 2, 0),
-                            LLVMConstInt(L->t_i32, 1, 0)};
-    LLVMTypeRef pt = L->t_ptr;
-    pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+    pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_f32, base, &off, 1, "kl.pf.next"), 0, 2);
   }
   pto__lower_loop_end(L, &lq);
 }

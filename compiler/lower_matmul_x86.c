@@ -86,10 +86,7 @@ static void mm_prefetch_line(lw *L, LLVMValueRef g) {
                 : a;
     first += lines;
   }
-  LLVMValueRef args[4] = {addr, LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 2, 0),
-                          LLVMConstInt(L->t_i32, 1, 0)};
-  LLVMTypeRef pt = L->t_ptr;
-  pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+  pto__lower_prefetch(L, addr, 0, 2);
 }
 
 /* Lines of the next windows in all (see mm_prefetch_line). */
@@ -178,11 +175,7 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
       int64_t es = (int64_t)pto_dtype_size(r->dt);
       for (int64_t c = B->rest_lo; c < B->rest_hi; c += 64 / es) {
         LLVMValueRef off = mul(L, add(L, row, pto__lower_i64(L, c)), pto__lower_i64(L, es));
-        LLVMValueRef args[4] = {LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.rest"),
-                                LLVMConstInt(L->t_i32, 0, 0), LLVMConstInt(L->t_i32, 2, 0),
-                                LLVMConstInt(L->t_i32, 1, 0)};
-        LLVMTypeRef pt = L->t_ptr;
-        pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+        pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.rest"), 0, 2);
       }
     }
     LLVMValueRef bv[MM_NV_MAX];

@@ -325,10 +325,7 @@ static void prefetch_bytes(lw *L, pto_dtype dt, LLVMValueRef ptr, LLVMValueRef i
   LLVMValueRef line = pto__lower_loop_begin(L, &lp, pto__lower_i64(L, 0), lines, "pf.line");
   LLVMValueRef off = mul(L, line, pto__lower_i64(L, 64));
   LLVMValueRef q = LLVMBuildGEP2(L->b, L->t_i8, p, &off, 1, "");
-  LLVMValueRef args[4] = {q, LLVMConstInt(L->t_i32, (unsigned long long)write, 0),
-                          LLVMConstInt(L->t_i32, 3, 0), LLVMConstInt(L->t_i32, 1, 0)};
-  LLVMTypeRef pt = L->t_ptr;
-  pto__lower_call_intrinsic(L, "llvm.prefetch", &pt, 1, args, 4, "");
+  pto__lower_prefetch(L, q, write, 3);
   pto__lower_loop_end(L, &lp);
 }
 
