@@ -1,7 +1,8 @@
 /* The distributed (L3) worker on one host (pto/dist.h).
  *
  * Prepare maps two MAP_SHARED regions, then forks one chip per rank before any thread of ours
- * exists: a control region (pto__dist_shared: windows, one command ring per chip) and the
+ * exists (or, with pto_dist_config.chips "threads", starts one thread per chip instead: the same
+ * rings and waits, a thread switch instead of a process switch each way; chip_thread_main): a control region (pto__dist_shared: windows, one command ring per chip) and the
  * shared heap, which holds every tensor the host level sees. Each chip opens a sim worker with
  * its own core pool, maps the heap into its device address space as an external region, and
  * serves its ring: LOAD a callee work dir (register it), RUN a registered callee on heap tensors,
@@ -90,6 +91,12 @@ typedef struct loaded {
 
 typedef struct chip_state chip_state;
 
+/* What a chip's progress check saw at its last look (watch_progress). */
+typedef struct chip_seen {
+  uint64_t done;
+  uint32_t tail, nwaits;
+} chip_seen;
+
 /* A distributed worker; callers hold its token (registry kind DIST_WORKER): a call pins it, so
  * close, on any thread, waits for the calls of other threads to return (issue #34). */
 struct dworker {
@@ -110,9 +117,15 @@ struct dworker {
                                run (issue #34 item 22); 0: not given, no such bound */
   pto__rt_devmem win_alloc; /* rank 0: the window arena's offsets */
   int win_alloc_ok;
-  pthread_t chip0; /* rank 0: its chip's thread */
-  int chip0_started;
-  chip_state *chip0_state;
+  /* Chips as threads of this process: every chip with chips "threads" on one host, rank 0's
+   * under MPI. Each has its own state; a thread that did not end by close's deadline keeps its
+   * state and the shared regions (leaked, leaked_chips set) rather than lose them under it. */
+  int threads; /* one host, chips "threads" */
+  pthread_t chip_thr[PTO__DIST_MAX_RANKS];
+  int chip_thr_started[PTO__DIST_MAX_RANKS];
+  chip_state *chip_st[PTO__DIST_MAX_RANKS];
+  chip_seen seen[PTO__DIST_MAX_RANKS]; /* threads: what the stall check last saw of each chip */
+  int leaked_chips;
   int32_t ids[PTO__DIST_MAX_RANKS];
   pto__dist_shared *sh;
   size_t sh_bytes;
@@ -340,6 +353,7 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
 /* Opens rank's chip; on failure returns the message (in c->msg). */
 static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_dist_config *cfg) {
   memset(cs, 0, sizeof *cs);
+  pto__rt_set_strace_rank(rank); /* this thread's [STRACE] lines */
   cs->sh = sh;
   cs->rank = rank;
   cs->c = &sh->chips[rank];
@@ -495,25 +509,16 @@ typedef struct chip_watch_args {
   pto_worker *wk;
 } chip_watch_args;
 
-/* What the watcher saw at its last beat. */
-typedef struct chip_seen {
-  uint64_t done;
-  uint32_t tail, nwaits;
-} chip_seen;
-
 /* At each beat: stamps the chip's progress (pto__dist_chip.progress_ns) when it has no command
  * to run, is inside a wait, or has completed a task, entered a wait or finished a command since
  * the last beat; and names the kernel that has run longest on one of its cores. */
-static void watch_progress(chip_watch_args *a, chip_seen *seen) {
-  pto__dist_chip *c = a->c;
+static void watch_progress(pto__dist_chip *c, pto_worker *wk, chip_seen *seen) {
   uint64_t done = 0, t0 = 0;
   const pto_program *prog = NULL;
   int k = -1;
-  pthread_mutex_lock(&a->mu);
-  if (a->wk) pto__rt_worker_activity(a->wk, &done, &prog, &k, &t0);
+  if (wk) pto__rt_worker_activity(wk, &done, &prog, &k, &t0);
   const char *name = k >= 0 && prog ? pto_program_kernel_name(prog, k) : NULL;
   if (k >= 0) snprintf(c->kernel, sizeof c->kernel, "%s", name ? name : "?");
-  pthread_mutex_unlock(&a->mu);
   atomic_store(&c->kernel_ns, k >= 0 ? t0 : 0);
   uint32_t tail = atomic_load(&c->tail), nwaits = atomic_load(&c->nwaits);
   if (atomic_load(&c->head) == tail || atomic_load(&c->waiting) || done != seen->done ||
@@ -532,7 +537,9 @@ static void *chip_watch(void *arg) {
   chip_seen seen = {0};
   for (;;) {
     if (getppid() != a->parent) _exit(1);
-    watch_progress(a, &seen);
+    pthread_mutex_lock(&a->mu);
+    watch_progress(a->c, a->wk, &seen);
+    pthread_mutex_unlock(&a->mu);
     atomic_fetch_add(&a->c->beat, 1);
     if (fd >= 0) {
       struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -561,7 +568,6 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
   pthread_t watcher;
   if (pthread_create(&watcher, NULL, chip_watch, &wa) == 0) pthread_detach(watcher);
   c->pid = (int32_t)getpid();
-  pto__rt_set_strace_rank(rank);
   static chip_state cs;
   if (chip_open(&cs, sh, rank, cfg)) {
     atomic_store(&c->state, 2);
@@ -582,17 +588,21 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
   _exit(0);
 }
 
-/* MPI rank 0's chip: a thread of the host's process (no fork under MPI). */
-typedef struct chip0_args {
+/* A chip on a thread of the host's process: MPI rank 0's (no fork under MPI), or any chip of a
+ * one-host worker with chips "threads". It serves its ring as a forked chip does; it has no
+ * watcher: it cannot die or stop alone, and the host looks at its progress itself (check_chips).
+ * c->pid is the host's. */
+typedef struct chip_thread_args {
   chip_state *cs;
   pto__dist_shared *sh;
+  int rank;
   pto_dist_config cfg;
-} chip0_args;
+} chip_thread_args;
 
-static void *chip0_main(void *arg) {
-  chip0_args *a = arg;
-  pto__dist_chip *c = &a->sh->chips[0];
-  if (chip_open(a->cs, a->sh, 0, &a->cfg)) {
+static void *chip_thread_main(void *arg) {
+  chip_thread_args *a = arg;
+  pto__dist_chip *c = &a->sh->chips[a->rank];
+  if (chip_open(a->cs, a->sh, a->rank, &a->cfg)) {
     atomic_store(&c->state, 2);
     pto__dist_futex_wake(&c->state);
     free(a);
@@ -605,6 +615,31 @@ static void *chip0_main(void *arg) {
   atomic_store(&c->state, 3);
   free(a);
   return NULL;
+}
+
+/* Starts rank's chip thread (chip_thread_main); its state is w->chip_st[rank]. */
+static pto_status start_chip_thread(dworker *w, int rank, const pto_dist_config *cfg) {
+  chip_thread_args *a = pto_calloc(1, sizeof *a);
+  w->chip_st[rank] = pto_malloc(sizeof *w->chip_st[rank]);
+  if (!a || !w->chip_st[rank]) {
+    free(a);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "pto_dist_worker_open: out of memory");
+  }
+  a->cs = w->chip_st[rank];
+  a->sh = w->sh;
+  a->rank = rank;
+  a->cfg = *cfg;
+  w->sh->chips[rank].pid = (int32_t)getpid();
+  atomic_store(&w->sh->chips[rank].progress_ns, pto__rt_now_ns());
+  int e = pthread_create(&w->chip_thr[rank], NULL, chip_thread_main, a);
+  if (e) {
+    free(a);
+    return pto_status_make(PTO_STATUS_INTERNAL,
+                           "pto_dist_worker_open: starting rank %d's chip thread: %s", rank,
+                           strerror(e));
+  }
+  w->chip_thr_started[rank] = 1;
+  return PTO_OK;
 }
 
 /* ---- the parent: chips ------------------------------------------------------------------ */
@@ -635,10 +670,15 @@ static int chip_exited(int pidfd, char *how, size_t n) {
 
 static void mark_broken(dworker *w, int r, const char *how) {
   pto__dist_chip *c = &w->sh->chips[r];
+  char who[48];
+  if (w->threads)
+    snprintf(who, sizeof who, "a thread of this process");
+  else
+    snprintf(who, sizeof who, "pid %d", (int)c->pid);
   snprintf(w->why, sizeof w->why,
-           "chip rank %d (device %d, pid %d) %s; the distributed worker is unusable: close it "
+           "chip rank %d (device %d, %s) %s; the distributed worker is unusable: close it "
            "and open another",
-           r, (int)w->ids[r], (int)c->pid, how);
+           r, (int)w->ids[r], who, how);
   w->broken = 1;
 }
 
@@ -662,11 +702,12 @@ static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   pto__dist_chip *c = &w->sh->chips[r];
   if (!w->progress_ms || c->pid <= 0 || atomic_load(&c->head) == atomic_load(&c->tail)) return 0;
   uint64_t seen = atomic_load(&c->progress_ns), limit = (uint64_t)w->progress_ms * 1000000ull;
-  if (!seen || now < seen || now - seen <= limit ||
-      now - w->beat_at[r] > 3ull * PTO__DIST_BEAT_MS * 1000000ull)
-    return 0;
-  char st = proc_state(c->pid);
-  if (st == 'T' || st == 't') return 0;
+  if (!seen || now < seen || now - seen <= limit) return 0;
+  if (!w->threads) { /* a process: running, not stopped (a thread stops only with the host) */
+    if (now - w->beat_at[r] > 3ull * PTO__DIST_BEAT_MS * 1000000ull) return 0;
+    char st = proc_state(c->pid);
+    if (st == 'T' || st == 't') return 0;
+  }
   int len = snprintf(how, n,
                      "has made no progress for %u ms (PTO_DIST_TIMEOUT_MS: no task completed, no "
                      "wait entered)",
@@ -682,12 +723,32 @@ static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   return 1;
 }
 
+/* Chips on threads (chips "threads"): none can die or stop alone, so only the progress bound
+ * applies (with an explicit deadline), and the host takes the watcher's part: it looks at each
+ * serving chip's activity itself at every check. */
+static int check_chip_threads(dworker *w) {
+  if (!w->progress_ms) return 0;
+  uint64_t now = pto__rt_now_ns();
+  for (int r = 0; r < w->n; r++) {
+    pto__dist_chip *c = &w->sh->chips[r];
+    if (atomic_load(&c->state) != 1) continue; /* its worker is open only while it serves */
+    watch_progress(c, w->chip_st[r]->wk, &w->seen[r]);
+    char how[384];
+    if (stalled(w, r, now, how, sizeof how)) {
+      mark_broken(w, r, how);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Marks the worker broken if a chip has died, or its heartbeat has stopped for longer than the
  * wait deadline (a chip stopped by a signal or a debugger), or, with an explicit deadline, it
  * has made no progress for that long (stalled); returns 1 then. */
 static int check_chips(dworker *w) {
   if (w->broken) return 1;
   if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
+  if (w->threads) return check_chip_threads(w);
   uint64_t now = pto__rt_now_ns();
   uint64_t stall_ms =
       w->sh->timeout_ms > PTO__DIST_MIN_STALL_MS ? w->sh->timeout_ms : PTO__DIST_MIN_STALL_MS;
@@ -774,6 +835,34 @@ static void reap_chips(dworker *w) {
   for (int r = 0; r < w->n; r++) {
     if (w->pidfd[r] >= 0) close(w->pidfd[r]);
     w->pidfd[r] = -1;
+  }
+}
+
+/* close of chips on threads: each has been told to exit (or never started serving); joins them
+ * under one deadline, as reap_chips waits for processes. A thread cannot be killed: one still
+ * running at the deadline (stuck in a kernel) is left running, on the worker's shared regions
+ * and its chip state, which then stay allocated (leaked_chips), and stderr says so. */
+static void join_chip_threads(dworker *w) {
+  uint64_t grace = w->broken ? 1000000000ull : 5000000000ull;
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += (time_t)(grace / 1000000000ull);
+  for (int r = 0; r < w->n; r++) {
+    if (!w->chip_thr_started[r]) continue;
+    int e = pthread_timedjoin_np(w->chip_thr[r], NULL, &dl);
+    if (e == 0) {
+      w->chip_thr_started[r] = 0;
+      continue;
+    }
+    pthread_detach(w->chip_thr[r]);
+    w->chip_thr_started[r] = 0;
+    w->leaked_chips = 1;
+    fprintf(stderr,
+            "pto_dist_worker_close: chip rank %d (a thread of this process) did not end within "
+            "%llu ms (%s%s); it is left running, and the worker's memory stays allocated\n",
+            r, (unsigned long long)(grace / 1000000ull),
+            atomic_load(&w->sh->chips[r].kernel_ns) ? "running kernel @" : "not in a kernel",
+            atomic_load(&w->sh->chips[r].kernel_ns) ? w->sh->chips[r].kernel : "");
   }
 }
 
@@ -929,21 +1018,7 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
                            fn);
   if (pto__dist_mpi_proxy_start(w->mpi, sh, err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
-  chip0_args *a = pto_calloc(1, sizeof *a);
-  w->chip0_state = pto_malloc(sizeof *w->chip0_state);
-  if (!a || !w->chip0_state) {
-    free(a);
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
-  }
-  a->cs = w->chip0_state;
-  a->sh = sh;
-  a->cfg = *cfg;
-  if (pthread_create(&w->chip0, NULL, chip0_main, a)) {
-    free(a);
-    return pto_status_make(PTO_STATUS_INTERNAL, "%s: starting rank 0's chip: %s", fn,
-                           strerror(errno));
-  }
-  w->chip0_started = 1;
+  PTO_RETURN_IF_ERROR(start_chip_thread(w, 0, cfg));
   uint32_t st;
   while ((st = atomic_load(&sh->chips[0].state)) == 0)
     pto__dist_futex_wait(&sh->chips[0].state, 0, 20000);
@@ -988,6 +1063,20 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: unknown transport '%s' (this build has: %s)", fn, cfg.transport,
                            PTO_MPI ? "shm, mpi" : "shm");
+  /* $PTO_DIST_CHIPS says how a one-host worker's chips run: under MPI it does not apply. */
+  if (!cfg.chips && !use_mpi) cfg.chips = getenv("PTO_DIST_CHIPS");
+  if (cfg.chips && !*cfg.chips) cfg.chips = NULL;
+  int threads = cfg.chips && strcmp(cfg.chips, "threads") == 0;
+  if (cfg.chips && !threads && strcmp(cfg.chips, "processes") != 0)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: unknown chips '%s' (processes: one forked process per chip, the "
+                           "default; threads: every chip a thread of this process)",
+                           fn, cfg.chips);
+  if (threads && use_mpi)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: chips 'threads' is for the shm transport (one host): under MPI "
+                           "every chip is its own rank",
+                           fn);
   if (use_mpi && !PTO_MPI)
     return pto_status_make(PTO_STATUS_UNIMPLEMENTED,
                            "%s: transport 'mpi' is not in this build (configure pto with "
@@ -1025,6 +1114,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   for (int r = 0; r < PTO__DIST_MAX_RANKS; r++)
     w->pidfd[r] = -1;
   w->n = cfg.ndevices;
+  w->threads = threads;
   for (int r = 0; r < w->n; r++)
     w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
   const char *level = getenv("PTO_LOG_LEVEL");
@@ -1075,9 +1165,18 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     free(w);
     return s;
   }
+  if (w->threads) {
+    for (int r = 0; r < w->n && !s; r++)
+      s = start_chip_thread(w, r, &cfg);
+    if (s) {
+      snprintf(w->why, sizeof w->why, "%s", pto_status_message(s));
+      pto_status_free(s);
+      w->broken = 1;
+    }
+  }
   fflush(NULL); /* no buffered output is written twice */
   pid_t parent = getpid();
-  for (int r = 0; r < w->n; r++) {
+  for (int r = 0; r < w->n && !w->threads; r++) {
     pid_t pid = fork();
     if (pid == 0) chip_main(w->sh, r, &cfg, parent);
     if (pid < 0) {
@@ -1090,12 +1189,14 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     atomic_store(&w->sh->chips[r].go, 1);
     pto__dist_futex_wake(&w->sh->chips[r].go);
   }
-  for (int r = 0; r < w->n && !w->broken; r++) {
+  /* Chip threads that started are waited for even once one failed: close tells each to exit. */
+  for (int r = 0; r < w->n && (!w->broken || w->threads); r++) {
     pto__dist_chip *c = &w->sh->chips[r];
     uint32_t st;
+    if (w->threads && !w->chip_thr_started[r]) continue;
     while ((st = atomic_load(&c->state)) == 0 && !check_chips(w))
       pto__dist_futex_wait(&c->state, 0, 20000);
-    if (st == 2) {
+    if (st == 2 && !w->broken) {
       snprintf(w->why, sizeof w->why, "%s", c->msg);
       w->broken = 1;
     }
@@ -1132,11 +1233,12 @@ static void dist_worker_close(dworker *w) {
       atomic_fetch_add(&w->sh->bell, 1);
       pto__dist_futex_wake(&w->sh->bell);
     }
-    if (w->chip0_started) pthread_join(w->chip0, NULL);
+    join_chip_threads(w);
     pto__dist_mpi_proxy_join(w->mpi);
     pto__dist_mpi_close(w->mpi);
   }
-  if (!w->mpi && w->sh) reap_chips(w);
+  if (w->threads) join_chip_threads(w);
+  if (!w->mpi && !w->threads && w->sh) reap_chips(w);
   while (w->tensors) {
     dtensor *t = w->tensors;
     w->tensors = t->next;
@@ -1157,12 +1259,16 @@ static void dist_worker_close(dworker *w) {
   free(w->names);
   pto__rt_devmem_fini(&w->alloc);
   pto__rt_devmem_fini(&w->win_alloc);
-  free(w->chip0_state);
-  if (w->heap) munmap(w->heap, (size_t)w->heap_size);
-  if (w->mpi)
+  for (int r = 0; r < w->n && !w->leaked_chips; r++)
+    free(w->chip_st[r]);
+  if (w->leaked_chips) { /* a chip thread still runs on them: they stay */
+  } else if (w->mpi) {
+    if (w->heap) munmap(w->heap, (size_t)w->heap_size);
     free(w->sh);
-  else if (w->sh)
-    munmap(w->sh, w->sh_bytes);
+  } else {
+    if (w->heap) munmap(w->heap, (size_t)w->heap_size);
+    if (w->sh) munmap(w->sh, w->sh_bytes);
+  }
   free(w);
 }
 
