@@ -125,6 +125,9 @@ struct dworker {
   int chip_thr_started[PTO__DIST_MAX_RANKS];
   chip_state *chip_st[PTO__DIST_MAX_RANKS];
   chip_seen seen[PTO__DIST_MAX_RANKS]; /* threads: what the stall check last saw of each chip */
+  /* threads, without an explicit wait deadline: the host runs a sleeping chip's commands itself
+   * (host_runs), and deferred is 1 + the chip whose thread its posts have not woken, or 0. */
+  int host_runs, deferred;
   int leaked_chips;
   int32_t ids[PTO__DIST_MAX_RANKS];
   pto__dist_shared *sh;
@@ -469,6 +472,25 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   }
 }
 
+/* Takes command t of chip c to run: 1 unless another thread has (the host, or the chip's own
+ * thread, chips "threads"). Commands run in order, one at a time: t is taken only once command
+ * t - 1 has finished (tail == t), so taken is tail or tail + 1. */
+static int take_cmd(pto__dist_chip *c, uint32_t t) {
+  uint32_t expect = t;
+  return atomic_compare_exchange_strong(&c->taken, &expect, t + 1);
+}
+
+/* Command t of chip c has finished: tail moves on and whoever waits for it is woken (chips
+ * waiting on a dependency always; the host once tail reaches what it waits for). */
+static void finish_cmd(pto__dist_chip *c, uint32_t t) {
+  atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
+  atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&c->tail_sleepers, memory_order_seq_cst) ||
+      (atomic_load_explicit(&c->host_sleepers, memory_order_seq_cst) &&
+       (int32_t)(t + 1 - atomic_load_explicit(&c->host_want, memory_order_seq_cst)) >= 0))
+    pto__dist_futex_wake(&c->tail);
+}
+
 /* Serves the chip's ring until EXIT; parent > 0: a forked chip, which exits when its parent
  * has gone. */
 static void chip_loop(chip_state *cs, pid_t parent) {
@@ -483,16 +505,16 @@ static void chip_loop(chip_state *cs, pid_t parent) {
       if (parent > 0 && getppid() != parent) _exit(1);
       ring_sleep(&c->head, t, &c->head_sleepers, 100000);
     }
+    if (!take_cmd(c, t)) { /* the host runs it (chips "threads"): wait until it has */
+      while (atomic_load_explicit(&c->tail, memory_order_acquire) == t)
+        ring_sleep(&c->tail, t, &c->tail_sleepers, 100000);
+      continue;
+    }
     const pto__dist_cmd *cmd = &c->ring[t % PTO__DIST_RING];
     if (cmd->op == PTO__DIST_CMD_EXIT) break;
     atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
     chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
-    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
-    atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&c->tail_sleepers, memory_order_seq_cst) ||
-        (atomic_load_explicit(&c->host_sleepers, memory_order_seq_cst) &&
-         (int32_t)(t + 1 - atomic_load_explicit(&c->host_want, memory_order_seq_cst)) >= 0))
-      pto__dist_futex_wake(&c->tail);
+    finish_cmd(c, t);
   }
 }
 
@@ -878,10 +900,55 @@ static pto_status broken(const dworker *w) {
   return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s", w->why);
 }
 
+/* Chips "threads" (issue #31 item 2): a one-call run is a post that wakes the chip's thread and
+ * a reply that wakes the host's, two thread switches, each microseconds on a loaded host. Where
+ * the chip's thread sleeps, the host need not wake it: the chip's state is in this process, so
+ * the host runs the chip's commands itself when it waits for them, and no thread switches. The
+ * post to a sleeping chip's thread leaves it asleep (w->deferred); a post to another chip, or a
+ * wait for another chip, wakes it first (flush_deferred), so every command but those of the
+ * last chip posted to is served by its thread as before, and what those last commands depend on
+ * or wait for (a collective's other ranks) runs meanwhile. Not with an explicit wait deadline,
+ * whose stall check watches a chip from the host. Build with -DPTO__DIST_HOST_RUNS=0 to measure
+ * chip threads without it. */
+#ifndef PTO__DIST_HOST_RUNS
+#define PTO__DIST_HOST_RUNS 1
+#endif
+static void flush_deferred(dworker *w) {
+  if (!w->deferred) return;
+  pto__dist_chip *c = &w->sh->chips[w->deferred - 1];
+  w->deferred = 0;
+  ring_wake(&c->head, &c->head_sleepers);
+}
+
+/* The host runs chip r's commands until tail >= seq; stops where the chip's thread has taken
+ * one (it woke on its own). */
+static void host_run_chip(dworker *w, int r, uint32_t seq) {
+  pto__dist_chip *c = &w->sh->chips[r];
+  for (;;) {
+    uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
+    if ((int32_t)(t - seq) >= 0) return;
+    if (!take_cmd(c, t)) {
+      w->deferred = 0;
+      return;
+    }
+    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
+    pto__rt_set_strace_rank(r);
+    chip_exec(w->chip_st[r], &c->ring[t % PTO__DIST_RING], t);
+    pto__rt_set_strace_rank(-1);
+    finish_cmd(c, t);
+  }
+}
+
 /* Waits until chip r has finished command seq - 1 (tail >= seq): spins (ring_spin), then sleeps
  * in slices, checking the chips' liveness after each slice that ended without the reply. */
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
+  if (w->deferred == r + 1 &&
+      (int32_t)(atomic_load_explicit(&c->tail, memory_order_acquire) - seq) < 0)
+    host_run_chip(w, r, seq);
+  else if (w->deferred &&
+           (int32_t)(atomic_load_explicit(&c->tail, memory_order_acquire) - seq) < 0)
+    flush_deferred(w);
   uint32_t t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
   if ((int32_t)(t0 - seq) < 0 && !w->mpi)
     ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed));
@@ -905,7 +972,13 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
   if (!w->mpi) atomic_store_explicit(&w->sh->host_cpu, this_cpu(), memory_order_relaxed);
   atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);
-  ring_wake(&c->head, &c->head_sleepers);
+  if (w->deferred != r + 1) {
+    flush_deferred(w);
+    if (w->host_runs && atomic_load_explicit(&c->head_sleepers, memory_order_seq_cst))
+      w->deferred = r + 1;
+    else
+      ring_wake(&c->head, &c->head_sleepers);
+  }
   if (w->mpi) {
     atomic_fetch_add(&w->sh->bell, 1);
     pto__dist_futex_wake(&w->sh->bell);
@@ -919,6 +992,8 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
 static uint32_t run_epoch(const dworker *w) { return (uint32_t)(w->nruns % 0xffffffffu) + 1; }
 
 static pto_status drain(dworker *w) {
+  if (w->deferred) /* first: a wait for another chip would wake its thread */
+    PTO_RETURN_IF_ERROR(wait_tail(w, w->deferred - 1, atomic_load(&w->sh->chips[w->deferred - 1].head)));
   for (int r = 0; r < w->n; r++)
     PTO_RETURN_IF_ERROR(wait_tail(w, r, atomic_load(&w->sh->chips[r].head)));
   /* The rank that raised the run's abort failed first (under MPI the answers of remote chips
@@ -1155,6 +1230,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   w->sh->nranks = w->n;
   w->sh->timeout_ms = cfg.wait_timeout_ms;
   w->progress_ms = explicit_ms ? cfg.wait_timeout_ms : 0;
+  w->host_runs = PTO__DIST_HOST_RUNS && w->threads && !w->progress_ms;
   w->sh->heap = w->heap;
   w->sh->heap_size = w->heap_size;
   pto_status s = pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE);
