@@ -2,13 +2,14 @@
  *
  * Prepare maps two MAP_SHARED regions, then forks one chip per rank before any thread of ours
  * exists (or, with pto_dist_config.chips "threads", starts one thread per chip instead: the same
- * rings and waits, a thread switch instead of a process switch each way; chip_thread_main): a control region (pto__dist_shared: windows, one command ring per chip) and the
- * shared heap, which holds every tensor the host level sees. Each chip opens a sim worker with
- * its own core pool, maps the heap into its device address space as an external region, and
- * serves its ring: LOAD a callee work dir (register it), RUN a registered callee on heap tensors,
- * EXIT. The parent runs the program's host code; each call is posted to its chip's ring with the
- * commands of other chips it must follow (earlier calls touching overlapping bytes, one of them
- * writing); a chip runs its own commands in order, so a rank's wait never overtakes its send.
+ * rings and waits, a thread switch instead of a process switch each way; chip_thread_main): a
+ * control region (pto__dist_shared: windows, one command ring per chip) and the shared heap, which
+ * holds every tensor the host level sees. Each chip opens a sim worker with its own core pool, maps
+ * the heap into its device address space as an external region, and serves its ring: LOAD a callee
+ * work dir (register it), RUN a registered callee on heap tensors, EXIT. The parent runs the
+ * program's host code; each call is posted to its chip's ring with the commands of other chips it
+ * must follow (earlier calls touching overlapping bytes, one of them writing); a chip runs its own
+ * commands in order, so a rank's wait never overtakes its send.
  *
  * Waits are bounded everywhere: the parent sleeps on futexes in slices and checks that its chips
  * are alive, through a pidfd per chip (which works when the process ignores SIGCHLD, and never
@@ -939,16 +940,17 @@ static void host_run_chip(dworker *w, int r, uint32_t seq) {
   }
 }
 
-/* Waits until chip r has finished command seq - 1 (tail >= seq): spins (ring_spin), then sleeps
- * in slices, checking the chips' liveness after each slice that ended without the reply. */
+/* Waits until chip r has finished command seq - 1 (tail >= seq): runs them itself where r's
+ * thread was left asleep (host_run_chip), else spins (ring_spin), then sleeps in slices,
+ * checking the chips' liveness after each slice that ended without the reply. */
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
-  if (w->deferred == r + 1 &&
-      (int32_t)(atomic_load_explicit(&c->tail, memory_order_acquire) - seq) < 0)
-    host_run_chip(w, r, seq);
-  else if (w->deferred &&
-           (int32_t)(atomic_load_explicit(&c->tail, memory_order_acquire) - seq) < 0)
-    flush_deferred(w);
+  if (w->deferred && (int32_t)(atomic_load_explicit(&c->tail, memory_order_acquire) - seq) < 0) {
+    if (w->deferred == r + 1)
+      host_run_chip(w, r, seq);
+    else
+      flush_deferred(w); /* r may wait for the deferred chip's commands */
+  }
   uint32_t t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
   if ((int32_t)(t0 - seq) < 0 && !w->mpi)
     ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed));
@@ -993,7 +995,8 @@ static uint32_t run_epoch(const dworker *w) { return (uint32_t)(w->nruns % 0xfff
 
 static pto_status drain(dworker *w) {
   if (w->deferred) /* first: a wait for another chip would wake its thread */
-    PTO_RETURN_IF_ERROR(wait_tail(w, w->deferred - 1, atomic_load(&w->sh->chips[w->deferred - 1].head)));
+    PTO_RETURN_IF_ERROR(
+        wait_tail(w, w->deferred - 1, atomic_load(&w->sh->chips[w->deferred - 1].head)));
   for (int r = 0; r < w->n; r++)
     PTO_RETURN_IF_ERROR(wait_tail(w, r, atomic_load(&w->sh->chips[r].head)));
   /* The rank that raised the run's abort failed first (under MPI the answers of remote chips
