@@ -72,8 +72,8 @@ typedef struct pto_dist_config {
    * forces the one-sided (cross-host) path on one node, =shared refuses to fall back to it
    * (too little /dev/shm is then an error rather than separate windows). */
   uint64_t window_bytes;
-  /* Called in each chip's own process (its thread, with chips "threads") after each call it ran
-   * without error, with its worker,
+  /* Called in each chip's own process (with chips "threads": on the thread that ran the call)
+   * after each call it ran without error, with its worker,
    * which then records tasks (pto_worker_last_launch_tasks), its rank and the call's number on
    * that chip (from 0); an error fails the call. NULL: none, and no task recording. */
   pto_status (*on_chip_call)(void *ctx, pto_worker *chip, int rank, int call);
@@ -88,11 +88,13 @@ typedef struct pto_dist_config {
   int dump_args_level;
   /* How the chips of a one-host worker (transport "shm") run. "processes": one forked process
    * per chip, so a chip that crashes is reported and the host lives on. "threads": every chip is
-   * a thread of this process (no fork): a dispatch and its reply switch threads of one process,
-   * cheaper than switching processes on a loaded host; but a chip that crashes ends the process,
-   * pto_dist_worker_chip_pid is this process's pid, on_chip_call runs on the chip's thread, and
-   * a chip still stuck in a kernel at close is left running (its memory stays allocated, stderr
-   * says so). NULL: $PTO_DIST_CHIPS (ignored under MPI), else "processes". "threads" is refused
+   * a thread of this process (no fork), and where a chip's thread sleeps the host runs the
+   * chip's calls itself (unless wait_timeout_ms or $PTO_DIST_TIMEOUT_MS is given: its stall check
+   * needs the host free), so a one-call run switches no thread at all; but a chip that crashes
+   * ends the process, pto_dist_worker_chip_pid is this process's pid, on_chip_call runs on
+   * whichever thread ran the call (the chip's or the one running the host program), and a chip
+   * still stuck in a kernel at close is left running (its memory stays allocated, stderr says
+   * so). NULL: $PTO_DIST_CHIPS (ignored under MPI), else "processes". "threads" is refused
    * with transport "mpi", where every chip is its own rank. */
   const char *chips;
 } pto_dist_config;

@@ -218,7 +218,10 @@ static pto_dist_worker *open_worker(int n, const int32_t *ids) {
   cfg.ncores_per_chip = 1;
   cfg.shared_heap_bytes = 64ull << 20;
   cfg.chip_memory_bytes = 16ull << 20;
-  cfg.wait_timeout_ms = 2000;
+  /* Chip threads: the deadline is left implicit, so that the host runs the commands of chips
+   * whose threads sleep (an explicit one turns that off, for its stall check); the tests that
+   * need the stall check do not run with threads. */
+  cfg.wait_timeout_ms = g_threads ? 0 : 2000;
   pto_dist_worker *w = NULL;
   assert_pto_ok(pto_dist_worker_open(&cfg, &w));
   return w;
@@ -1214,7 +1217,9 @@ static void test_chips_dump_and_record_each_call(void **state) {
 
 /* ---- chips as threads (pto_dist_config.chips, issue #31 item 2) -------------------------- */
 
-static pto_dist_worker *open_chips(int n, const char *chips, const pto_program *prog) {
+/* wait_timeout_ms 0 (implicit): with threads, the host runs the commands of sleeping chips. */
+static pto_dist_worker *open_chips(int n, const char *chips, const pto_program *prog,
+                                   uint32_t wait_timeout_ms) {
   pto_dist_config cfg;
   pto_dist_config_init(&cfg);
   cfg.ndevices = prog ? 0 : n;
@@ -1222,7 +1227,7 @@ static pto_dist_worker *open_chips(int n, const char *chips, const pto_program *
   cfg.ncores_per_chip = 1;
   cfg.shared_heap_bytes = 64ull << 20;
   cfg.chip_memory_bytes = 16ull << 20;
-  cfg.wait_timeout_ms = 2000;
+  cfg.wait_timeout_ms = wait_timeout_ms;
   cfg.chips = chips;
   pto_dist_worker *w = NULL;
   assert_pto_ok(pto_dist_worker_open(&cfg, &w));
@@ -1233,7 +1238,7 @@ static pto_dist_worker *open_chips(int n, const char *chips, const pto_program *
  * runs as with processes, the worker reused, several programs on it, and close joins them. */
 static void test_chips_threads_open_run_close(void **state) {
   (void)state;
-  pto_dist_worker *w = open_chips(2, "threads", NULL);
+  pto_dist_worker *w = open_chips(2, "threads", NULL, 0);
   for (int r = 0; r < 2; r++)
     assert_int_equal(pto_dist_worker_chip_pid(w, r), (int)getpid());
   assert_string_equal(pto_dist_worker_transport(w), "shm");
@@ -1266,6 +1271,68 @@ static void test_chips_threads_open_run_close(void **state) {
   free(xy);
   pto_dist_worker_close(w);
   pto_dist_worker_close(NULL);
+}
+
+/* Which thread ran each call (on_chip_call runs on it). */
+typedef struct call_threads {
+  pthread_t host;
+  atomic_int calls, on_host;
+} call_threads;
+
+static pto_status note_call_thread(void *ctx, pto_worker *chip, int rank, int call) {
+  (void)chip, (void)rank, (void)call;
+  call_threads *t = ctx;
+  atomic_fetch_add(&t->calls, 1);
+  if (pthread_equal(pthread_self(), t->host)) atomic_fetch_add(&t->on_host, 1);
+  return PTO_OK;
+}
+
+/* Issue #31 item 2: with chips "threads" (and no explicit deadline) a post leaves a sleeping
+ * chip's thread asleep and the host runs the call itself, switching no thread. On one CPU (the
+ * process's affinity, which the chip threads inherit) a chip's thread never spins for the next
+ * post, so it sleeps between runs: the host runs one-call runs itself (all but those that meet
+ * the thread's own wake-ups, every 100 ms), and every call runs exactly once, in order. */
+static void test_chips_threads_host_runs_sleeping_chips_calls(void **state) {
+  (void)state;
+  cpu_set_t was, one;
+  assert_int_equal(sched_getaffinity(0, sizeof was, &was), 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &was)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  call_threads ct = {.host = pthread_self()};
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 1;
+  cfg.ncores_per_chip = 1;
+  cfg.shared_heap_bytes = 64ull << 20;
+  cfg.chip_memory_bytes = 16ull << 20;
+  cfg.chips = "threads";
+  cfg.on_chip_call = note_call_thread;
+  cfg.on_chip_call_ctx = &ct;
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  pto_program *p = host_program(host_blocks, 1, NULL, 2);
+  static float x[ROWS * COLS], y[ROWS * COLS];
+  const int64_t shape[2] = {ROWS, COLS};
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  for (int i = 0; i < 50; i++) {
+    fill(x, ROWS * COLS, (float)i);
+    assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+    for (int k = 0; k < ROWS * COLS; k++)
+      assert_true(y[k] == x[k] + 1.0f);
+  }
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+  assert_int_equal(sched_setaffinity(0, sizeof was, &was), 0);
+  assert_int_equal(atomic_load(&ct.calls), 50);
+  assert_true(atomic_load(&ct.on_host) > 0);
 }
 
 /* The setting is checked, given or from $PTO_DIST_CHIPS, and threads are for one host only. */
@@ -1318,7 +1385,9 @@ static void test_chip_that_fails_to_open(void **state) {
 }
 
 /* Collectives across chip threads: the mesh allreduce of examples/ (notify, wait, remote loads
- * through the comm windows) on 2 and 4 chips, each run twice on its worker. */
+ * through the comm windows) on 2 and 4 chips, each run twice on its worker: on 2 chips with an
+ * explicit deadline (every command on its chip's thread), on 4 without (the host runs the last
+ * rank's part itself while the other chips' threads run theirs). */
 static void test_chips_threads_allreduce(void **state) {
   (void)state;
   pto_ir_program *ir = NULL;
@@ -1331,7 +1400,7 @@ static void test_chips_threads_allreduce(void **state) {
     opt.ndevices = n;
     pto_program *p = NULL;
     assert_pto_ok(pto_compile(ir, &opt, &p));
-    pto_dist_worker *w = open_chips(n, "threads", p);
+    pto_dist_worker *w = open_chips(n, "threads", p, n == 2 ? 2000 : 0);
     int64_t shape[2] = {32 * n, 64};
     float *x = malloc(sizeof(float) * 32 * 64 * (size_t)n);
     float *y = malloc(sizeof(float) * 32 * 64 * (size_t)n);
@@ -1383,6 +1452,7 @@ int main(void) {
       cmocka_unit_test(test_benchmark_views),
       cmocka_unit_test(test_chips_dump_and_record_each_call),
       cmocka_unit_test(test_chips_threads_open_run_close),
+      cmocka_unit_test(test_chips_threads_host_runs_sleeping_chips_calls),
       cmocka_unit_test(test_chips_setting_is_checked),
       cmocka_unit_test(test_chip_that_fails_to_open),
       cmocka_unit_test(test_chips_threads_allreduce),
