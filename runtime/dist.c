@@ -922,12 +922,16 @@ static void flush_deferred(dworker *w) {
 }
 
 /* The host runs chip r's commands until tail >= seq; stops where the chip's thread has taken
- * one (it woke on its own). */
+ * one (it woke on its own). With none left, nothing waits for the thread to be woken: a later
+ * post to another chip then does not wake it for nothing. */
 static void host_run_chip(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   for (;;) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
-    if ((int32_t)(t - seq) >= 0) return;
+    if ((int32_t)(t - seq) >= 0) {
+      if (t == atomic_load_explicit(&c->head, memory_order_relaxed)) w->deferred = 0;
+      return;
+    }
     if (!take_cmd(c, t)) {
       w->deferred = 0;
       return;
