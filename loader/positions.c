@@ -381,12 +381,16 @@ void pto__program_set_positions(pto_program *p, pto__positions *t) {
   p->positions = t;
 }
 
+/* The word is the program's, shared by every thread that runs its orchestration in this process
+ * (workers on threads, a distributed worker's chip threads): read and reset atomically, so they
+ * do not race; which statement it names while two launches of the program run at once is the
+ * last one either reached. */
 int32_t pto_program_current_op(const pto_program *p) {
-  return p && p->current_op ? *p->current_op : -1;
+  return p && p->current_op ? __atomic_load_n(p->current_op, __ATOMIC_RELAXED) : -1;
 }
 
 void pto_program_reset_current_op(const pto_program *p) {
-  if (p && p->current_op) *p->current_op = -1;
+  if (p && p->current_op) __atomic_store_n(p->current_op, -1, __ATOMIC_RELAXED);
 }
 
 int pto_program_op_text(const pto_program *p, int32_t op, char *buf, size_t n) {

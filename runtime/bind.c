@@ -468,8 +468,9 @@ pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const 
 
 /* ---- [STRACE] ---------------------------------------------------------------------------- */
 
-/* A distributed worker's chip process writes its rank as an extra field, which v=1 parsers skip. */
-static int g_strace_rank = -1;
+/* A distributed worker's chip writes its rank as an extra field, which v=1 parsers skip: per
+ * thread, since chips may be threads of one process (pto_dist_config.chips). */
+static _Thread_local int g_strace_rank = -1;
 
 void pto__rt_set_strace_rank(int rank) { g_strace_rank = rank; }
 

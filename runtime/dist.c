@@ -1,13 +1,15 @@
 /* The distributed (L3) worker on one host (pto/dist.h).
  *
  * Prepare maps two MAP_SHARED regions, then forks one chip per rank before any thread of ours
- * exists: a control region (pto__dist_shared: windows, one command ring per chip) and the
- * shared heap, which holds every tensor the host level sees. Each chip opens a sim worker with
- * its own core pool, maps the heap into its device address space as an external region, and
- * serves its ring: LOAD a callee work dir (register it), RUN a registered callee on heap tensors,
- * EXIT. The parent runs the program's host code; each call is posted to its chip's ring with the
- * commands of other chips it must follow (earlier calls touching overlapping bytes, one of them
- * writing); a chip runs its own commands in order, so a rank's wait never overtakes its send.
+ * exists (or, with pto_dist_config.chips "threads", starts one thread per chip instead: the same
+ * rings and waits, a thread switch instead of a process switch each way; chip_thread_main): a
+ * control region (pto__dist_shared: windows, one command ring per chip) and the shared heap, which
+ * holds every tensor the host level sees. Each chip opens a sim worker with its own core pool, maps
+ * the heap into its device address space as an external region, and serves its ring: LOAD a callee
+ * work dir (register it), RUN a registered callee on heap tensors, EXIT. The parent runs the
+ * program's host code; each call is posted to its chip's ring with the commands of other chips it
+ * must follow (earlier calls touching overlapping bytes, one of them writing); a chip runs its own
+ * commands in order, so a rank's wait never overtakes its send.
  *
  * Waits are bounded everywhere: the parent sleeps on futexes in slices and checks that its chips
  * are alive, through a pidfd per chip (which works when the process ignores SIGCHLD, and never
@@ -90,6 +92,12 @@ typedef struct loaded {
 
 typedef struct chip_state chip_state;
 
+/* What a chip's progress check saw at its last look (watch_progress). */
+typedef struct chip_seen {
+  uint64_t done;
+  uint32_t tail, nwaits;
+} chip_seen;
+
 /* A distributed worker; callers hold its token (registry kind DIST_WORKER): a call pins it, so
  * close, on any thread, waits for the calls of other threads to return (issue #34). */
 struct dworker {
@@ -110,9 +118,18 @@ struct dworker {
                                run (issue #34 item 22); 0: not given, no such bound */
   pto__rt_devmem win_alloc; /* rank 0: the window arena's offsets */
   int win_alloc_ok;
-  pthread_t chip0; /* rank 0: its chip's thread */
-  int chip0_started;
-  chip_state *chip0_state;
+  /* Chips as threads of this process: every chip with chips "threads" on one host, rank 0's
+   * under MPI. Each has its own state; a thread that did not end by close's deadline keeps its
+   * state and the shared regions (leaked, leaked_chips set) rather than lose them under it. */
+  int threads; /* one host, chips "threads" */
+  pthread_t chip_thr[PTO__DIST_MAX_RANKS];
+  int chip_thr_started[PTO__DIST_MAX_RANKS];
+  chip_state *chip_st[PTO__DIST_MAX_RANKS];
+  chip_seen seen[PTO__DIST_MAX_RANKS]; /* threads: what the stall check last saw of each chip */
+  /* threads, without an explicit wait deadline: the host runs a sleeping chip's commands itself
+   * (host_runs), and deferred is 1 + the chip whose thread its posts have not woken, or 0. */
+  int host_runs, deferred;
+  int leaked_chips;
   int32_t ids[PTO__DIST_MAX_RANKS];
   pto__dist_shared *sh;
   size_t sh_bytes;
@@ -340,6 +357,7 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
 /* Opens rank's chip; on failure returns the message (in c->msg). */
 static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_dist_config *cfg) {
   memset(cs, 0, sizeof *cs);
+  pto__rt_set_strace_rank(rank); /* this thread's [STRACE] lines */
   cs->sh = sh;
   cs->rank = rank;
   cs->c = &sh->chips[rank];
@@ -455,6 +473,25 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   }
 }
 
+/* Takes command t of chip c to run: 1 unless another thread has (the host, or the chip's own
+ * thread, chips "threads"). Commands run in order, one at a time: t is taken only once command
+ * t - 1 has finished (tail == t), so taken is tail or tail + 1. */
+static int take_cmd(pto__dist_chip *c, uint32_t t) {
+  uint32_t expect = t;
+  return atomic_compare_exchange_strong(&c->taken, &expect, t + 1);
+}
+
+/* Command t of chip c has finished: tail moves on and whoever waits for it is woken (chips
+ * waiting on a dependency always; the host once tail reaches what it waits for). */
+static void finish_cmd(pto__dist_chip *c, uint32_t t) {
+  atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
+  atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&c->tail_sleepers, memory_order_seq_cst) ||
+      (atomic_load_explicit(&c->host_sleepers, memory_order_seq_cst) &&
+       (int32_t)(t + 1 - atomic_load_explicit(&c->host_want, memory_order_seq_cst)) >= 0))
+    pto__dist_futex_wake(&c->tail);
+}
+
 /* Serves the chip's ring until EXIT; parent > 0: a forked chip, which exits when its parent
  * has gone. */
 static void chip_loop(chip_state *cs, pid_t parent) {
@@ -469,16 +506,16 @@ static void chip_loop(chip_state *cs, pid_t parent) {
       if (parent > 0 && getppid() != parent) _exit(1);
       ring_sleep(&c->head, t, &c->head_sleepers, 100000);
     }
+    if (!take_cmd(c, t)) { /* the host runs it (chips "threads"): wait until it has */
+      while (atomic_load_explicit(&c->tail, memory_order_acquire) == t)
+        ring_sleep(&c->tail, t, &c->tail_sleepers, 100000);
+      continue;
+    }
     const pto__dist_cmd *cmd = &c->ring[t % PTO__DIST_RING];
     if (cmd->op == PTO__DIST_CMD_EXIT) break;
     atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
     chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
-    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
-    atomic_store_explicit(&c->tail, t + 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&c->tail_sleepers, memory_order_seq_cst) ||
-        (atomic_load_explicit(&c->host_sleepers, memory_order_seq_cst) &&
-         (int32_t)(t + 1 - atomic_load_explicit(&c->host_want, memory_order_seq_cst)) >= 0))
-      pto__dist_futex_wake(&c->tail);
+    finish_cmd(c, t);
   }
 }
 
@@ -495,25 +532,16 @@ typedef struct chip_watch_args {
   pto_worker *wk;
 } chip_watch_args;
 
-/* What the watcher saw at its last beat. */
-typedef struct chip_seen {
-  uint64_t done;
-  uint32_t tail, nwaits;
-} chip_seen;
-
 /* At each beat: stamps the chip's progress (pto__dist_chip.progress_ns) when it has no command
  * to run, is inside a wait, or has completed a task, entered a wait or finished a command since
  * the last beat; and names the kernel that has run longest on one of its cores. */
-static void watch_progress(chip_watch_args *a, chip_seen *seen) {
-  pto__dist_chip *c = a->c;
+static void watch_progress(pto__dist_chip *c, pto_worker *wk, chip_seen *seen) {
   uint64_t done = 0, t0 = 0;
   const pto_program *prog = NULL;
   int k = -1;
-  pthread_mutex_lock(&a->mu);
-  if (a->wk) pto__rt_worker_activity(a->wk, &done, &prog, &k, &t0);
+  if (wk) pto__rt_worker_activity(wk, &done, &prog, &k, &t0);
   const char *name = k >= 0 && prog ? pto_program_kernel_name(prog, k) : NULL;
   if (k >= 0) snprintf(c->kernel, sizeof c->kernel, "%s", name ? name : "?");
-  pthread_mutex_unlock(&a->mu);
   atomic_store(&c->kernel_ns, k >= 0 ? t0 : 0);
   uint32_t tail = atomic_load(&c->tail), nwaits = atomic_load(&c->nwaits);
   if (atomic_load(&c->head) == tail || atomic_load(&c->waiting) || done != seen->done ||
@@ -532,7 +560,9 @@ static void *chip_watch(void *arg) {
   chip_seen seen = {0};
   for (;;) {
     if (getppid() != a->parent) _exit(1);
-    watch_progress(a, &seen);
+    pthread_mutex_lock(&a->mu);
+    watch_progress(a->c, a->wk, &seen);
+    pthread_mutex_unlock(&a->mu);
     atomic_fetch_add(&a->c->beat, 1);
     if (fd >= 0) {
       struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -561,7 +591,6 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
   pthread_t watcher;
   if (pthread_create(&watcher, NULL, chip_watch, &wa) == 0) pthread_detach(watcher);
   c->pid = (int32_t)getpid();
-  pto__rt_set_strace_rank(rank);
   static chip_state cs;
   if (chip_open(&cs, sh, rank, cfg)) {
     atomic_store(&c->state, 2);
@@ -582,17 +611,21 @@ static void chip_main(pto__dist_shared *sh, int rank, const pto_dist_config *cfg
   _exit(0);
 }
 
-/* MPI rank 0's chip: a thread of the host's process (no fork under MPI). */
-typedef struct chip0_args {
+/* A chip on a thread of the host's process: MPI rank 0's (no fork under MPI), or any chip of a
+ * one-host worker with chips "threads". It serves its ring as a forked chip does; it has no
+ * watcher: it cannot die or stop alone, and the host looks at its progress itself (check_chips).
+ * c->pid is the host's. */
+typedef struct chip_thread_args {
   chip_state *cs;
   pto__dist_shared *sh;
+  int rank;
   pto_dist_config cfg;
-} chip0_args;
+} chip_thread_args;
 
-static void *chip0_main(void *arg) {
-  chip0_args *a = arg;
-  pto__dist_chip *c = &a->sh->chips[0];
-  if (chip_open(a->cs, a->sh, 0, &a->cfg)) {
+static void *chip_thread_main(void *arg) {
+  chip_thread_args *a = arg;
+  pto__dist_chip *c = &a->sh->chips[a->rank];
+  if (chip_open(a->cs, a->sh, a->rank, &a->cfg)) {
     atomic_store(&c->state, 2);
     pto__dist_futex_wake(&c->state);
     free(a);
@@ -605,6 +638,31 @@ static void *chip0_main(void *arg) {
   atomic_store(&c->state, 3);
   free(a);
   return NULL;
+}
+
+/* Starts rank's chip thread (chip_thread_main); its state is w->chip_st[rank]. */
+static pto_status start_chip_thread(dworker *w, int rank, const pto_dist_config *cfg) {
+  chip_thread_args *a = pto_calloc(1, sizeof *a);
+  w->chip_st[rank] = pto_malloc(sizeof *w->chip_st[rank]);
+  if (!a || !w->chip_st[rank]) {
+    free(a);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "pto_dist_worker_open: out of memory");
+  }
+  a->cs = w->chip_st[rank];
+  a->sh = w->sh;
+  a->rank = rank;
+  a->cfg = *cfg;
+  w->sh->chips[rank].pid = (int32_t)getpid();
+  atomic_store(&w->sh->chips[rank].progress_ns, pto__rt_now_ns());
+  int e = pthread_create(&w->chip_thr[rank], NULL, chip_thread_main, a);
+  if (e) {
+    free(a);
+    return pto_status_make(PTO_STATUS_INTERNAL,
+                           "pto_dist_worker_open: starting rank %d's chip thread: %s", rank,
+                           strerror(e));
+  }
+  w->chip_thr_started[rank] = 1;
+  return PTO_OK;
 }
 
 /* ---- the parent: chips ------------------------------------------------------------------ */
@@ -635,10 +693,15 @@ static int chip_exited(int pidfd, char *how, size_t n) {
 
 static void mark_broken(dworker *w, int r, const char *how) {
   pto__dist_chip *c = &w->sh->chips[r];
+  char who[48];
+  if (w->threads)
+    snprintf(who, sizeof who, "a thread of this process");
+  else
+    snprintf(who, sizeof who, "pid %d", (int)c->pid);
   snprintf(w->why, sizeof w->why,
-           "chip rank %d (device %d, pid %d) %s; the distributed worker is unusable: close it "
+           "chip rank %d (device %d, %s) %s; the distributed worker is unusable: close it "
            "and open another",
-           r, (int)w->ids[r], (int)c->pid, how);
+           r, (int)w->ids[r], who, how);
   w->broken = 1;
 }
 
@@ -662,11 +725,12 @@ static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   pto__dist_chip *c = &w->sh->chips[r];
   if (!w->progress_ms || c->pid <= 0 || atomic_load(&c->head) == atomic_load(&c->tail)) return 0;
   uint64_t seen = atomic_load(&c->progress_ns), limit = (uint64_t)w->progress_ms * 1000000ull;
-  if (!seen || now < seen || now - seen <= limit ||
-      now - w->beat_at[r] > 3ull * PTO__DIST_BEAT_MS * 1000000ull)
-    return 0;
-  char st = proc_state(c->pid);
-  if (st == 'T' || st == 't') return 0;
+  if (!seen || now < seen || now - seen <= limit) return 0;
+  if (!w->threads) { /* a process: running, not stopped (a thread stops only with the host) */
+    if (now - w->beat_at[r] > 3ull * PTO__DIST_BEAT_MS * 1000000ull) return 0;
+    char st = proc_state(c->pid);
+    if (st == 'T' || st == 't') return 0;
+  }
   int len = snprintf(how, n,
                      "has made no progress for %u ms (PTO_DIST_TIMEOUT_MS: no task completed, no "
                      "wait entered)",
@@ -682,12 +746,32 @@ static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   return 1;
 }
 
+/* Chips on threads (chips "threads"): none can die or stop alone, so only the progress bound
+ * applies (with an explicit deadline), and the host takes the watcher's part: it looks at each
+ * serving chip's activity itself at every check. */
+static int check_chip_threads(dworker *w) {
+  if (!w->progress_ms) return 0;
+  uint64_t now = pto__rt_now_ns();
+  for (int r = 0; r < w->n; r++) {
+    pto__dist_chip *c = &w->sh->chips[r];
+    if (atomic_load(&c->state) != 1) continue; /* its worker is open only while it serves */
+    watch_progress(c, w->chip_st[r]->wk, &w->seen[r]);
+    char how[384];
+    if (stalled(w, r, now, how, sizeof how)) {
+      mark_broken(w, r, how);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Marks the worker broken if a chip has died, or its heartbeat has stopped for longer than the
  * wait deadline (a chip stopped by a signal or a debugger), or, with an explicit deadline, it
  * has made no progress for that long (stalled); returns 1 then. */
 static int check_chips(dworker *w) {
   if (w->broken) return 1;
   if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
+  if (w->threads) return check_chip_threads(w);
   uint64_t now = pto__rt_now_ns();
   uint64_t stall_ms =
       w->sh->timeout_ms > PTO__DIST_MIN_STALL_MS ? w->sh->timeout_ms : PTO__DIST_MIN_STALL_MS;
@@ -777,6 +861,34 @@ static void reap_chips(dworker *w) {
   }
 }
 
+/* close of chips on threads: each has been told to exit (or never started serving); joins them
+ * under one deadline, as reap_chips waits for processes. A thread cannot be killed: one still
+ * running at the deadline (stuck in a kernel) is left running, on the worker's shared regions
+ * and its chip state, which then stay allocated (leaked_chips), and stderr says so. */
+static void join_chip_threads(dworker *w) {
+  uint64_t grace = w->broken ? 1000000000ull : 5000000000ull;
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += (time_t)(grace / 1000000000ull);
+  for (int r = 0; r < w->n; r++) {
+    if (!w->chip_thr_started[r]) continue;
+    int e = pthread_timedjoin_np(w->chip_thr[r], NULL, &dl);
+    if (e == 0) {
+      w->chip_thr_started[r] = 0;
+      continue;
+    }
+    pthread_detach(w->chip_thr[r]);
+    w->chip_thr_started[r] = 0;
+    w->leaked_chips = 1;
+    fprintf(stderr,
+            "pto_dist_worker_close: chip rank %d (a thread of this process) did not end within "
+            "%llu ms (%s%s); it is left running, and the worker's memory stays allocated\n",
+            r, (unsigned long long)(grace / 1000000ull),
+            atomic_load(&w->sh->chips[r].kernel_ns) ? "running kernel @" : "not in a kernel",
+            atomic_load(&w->sh->chips[r].kernel_ns) ? w->sh->chips[r].kernel : "");
+  }
+}
+
 static pto_status not_root(const dworker *w, const char *fn) {
   return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
                          "%s: this process is MPI rank %d, which served rank 0's chip commands "
@@ -789,10 +901,60 @@ static pto_status broken(const dworker *w) {
   return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s", w->why);
 }
 
-/* Waits until chip r has finished command seq - 1 (tail >= seq): spins (ring_spin), then sleeps
- * in slices, checking the chips' liveness after each slice that ended without the reply. */
+/* Chips "threads" (issue #31 item 2): a one-call run is a post that wakes the chip's thread and
+ * a reply that wakes the host's, two thread switches, each microseconds on a loaded host. Where
+ * the chip's thread sleeps, the host need not wake it: the chip's state is in this process, so
+ * the host runs the chip's commands itself when it waits for them, and no thread switches. The
+ * post to a sleeping chip's thread leaves it asleep (w->deferred); a post to another chip, or a
+ * wait for another chip, wakes it first (flush_deferred), so every command but those of the
+ * last chip posted to is served by its thread as before, and what those last commands depend on
+ * or wait for (a collective's other ranks) runs meanwhile. Not with an explicit wait deadline,
+ * whose stall check watches a chip from the host. Build with -DPTO__DIST_HOST_RUNS=0 to measure
+ * chip threads without it. */
+#ifndef PTO__DIST_HOST_RUNS
+#define PTO__DIST_HOST_RUNS 1
+#endif
+static void flush_deferred(dworker *w) {
+  if (!w->deferred) return;
+  pto__dist_chip *c = &w->sh->chips[w->deferred - 1];
+  w->deferred = 0;
+  ring_wake(&c->head, &c->head_sleepers);
+}
+
+/* The host runs chip r's commands until tail >= seq; stops where the chip's thread has taken
+ * one (it woke on its own). With none left, nothing waits for the thread to be woken: a later
+ * post to another chip then does not wake it for nothing. */
+static void host_run_chip(dworker *w, int r, uint32_t seq) {
+  pto__dist_chip *c = &w->sh->chips[r];
+  for (;;) {
+    uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
+    if ((int32_t)(t - seq) >= 0) {
+      if (t == atomic_load_explicit(&c->head, memory_order_relaxed)) w->deferred = 0;
+      return;
+    }
+    if (!take_cmd(c, t)) {
+      w->deferred = 0;
+      return;
+    }
+    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
+    pto__rt_set_strace_rank(r);
+    chip_exec(w->chip_st[r], &c->ring[t % PTO__DIST_RING], t);
+    pto__rt_set_strace_rank(-1);
+    finish_cmd(c, t);
+  }
+}
+
+/* Waits until chip r has finished command seq - 1 (tail >= seq): runs them itself where r's
+ * thread was left asleep (host_run_chip), else spins (ring_spin), then sleeps in slices,
+ * checking the chips' liveness after each slice that ended without the reply. */
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
+  if (w->deferred && (int32_t)(atomic_load_explicit(&c->tail, memory_order_acquire) - seq) < 0) {
+    if (w->deferred == r + 1)
+      host_run_chip(w, r, seq);
+    else
+      flush_deferred(w); /* r may wait for the deferred chip's commands */
+  }
   uint32_t t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
   if ((int32_t)(t0 - seq) < 0 && !w->mpi)
     ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed));
@@ -816,7 +978,13 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
   if (!w->mpi) atomic_store_explicit(&w->sh->host_cpu, this_cpu(), memory_order_relaxed);
   atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);
-  ring_wake(&c->head, &c->head_sleepers);
+  if (w->deferred != r + 1) {
+    flush_deferred(w);
+    if (w->host_runs && atomic_load_explicit(&c->head_sleepers, memory_order_seq_cst))
+      w->deferred = r + 1;
+    else
+      ring_wake(&c->head, &c->head_sleepers);
+  }
   if (w->mpi) {
     atomic_fetch_add(&w->sh->bell, 1);
     pto__dist_futex_wake(&w->sh->bell);
@@ -830,6 +998,9 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
 static uint32_t run_epoch(const dworker *w) { return (uint32_t)(w->nruns % 0xffffffffu) + 1; }
 
 static pto_status drain(dworker *w) {
+  if (w->deferred) /* first: a wait for another chip would wake its thread */
+    PTO_RETURN_IF_ERROR(
+        wait_tail(w, w->deferred - 1, atomic_load(&w->sh->chips[w->deferred - 1].head)));
   for (int r = 0; r < w->n; r++)
     PTO_RETURN_IF_ERROR(wait_tail(w, r, atomic_load(&w->sh->chips[r].head)));
   /* The rank that raised the run's abort failed first (under MPI the answers of remote chips
@@ -929,21 +1100,7 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
                            fn);
   if (pto__dist_mpi_proxy_start(w->mpi, sh, err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
-  chip0_args *a = pto_calloc(1, sizeof *a);
-  w->chip0_state = pto_malloc(sizeof *w->chip0_state);
-  if (!a || !w->chip0_state) {
-    free(a);
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
-  }
-  a->cs = w->chip0_state;
-  a->sh = sh;
-  a->cfg = *cfg;
-  if (pthread_create(&w->chip0, NULL, chip0_main, a)) {
-    free(a);
-    return pto_status_make(PTO_STATUS_INTERNAL, "%s: starting rank 0's chip: %s", fn,
-                           strerror(errno));
-  }
-  w->chip0_started = 1;
+  PTO_RETURN_IF_ERROR(start_chip_thread(w, 0, cfg));
   uint32_t st;
   while ((st = atomic_load(&sh->chips[0].state)) == 0)
     pto__dist_futex_wait(&sh->chips[0].state, 0, 20000);
@@ -988,6 +1145,20 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: unknown transport '%s' (this build has: %s)", fn, cfg.transport,
                            PTO_MPI ? "shm, mpi" : "shm");
+  /* $PTO_DIST_CHIPS says how a one-host worker's chips run: under MPI it does not apply. */
+  if (!cfg.chips && !use_mpi) cfg.chips = getenv("PTO_DIST_CHIPS");
+  if (cfg.chips && !*cfg.chips) cfg.chips = NULL;
+  int threads = cfg.chips && strcmp(cfg.chips, "threads") == 0;
+  if (cfg.chips && !threads && strcmp(cfg.chips, "processes") != 0)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: unknown chips '%s' (processes: one forked process per chip, the "
+                           "default; threads: every chip a thread of this process)",
+                           fn, cfg.chips);
+  if (threads && use_mpi)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: chips 'threads' is for the shm transport (one host): under MPI "
+                           "every chip is its own rank",
+                           fn);
   if (use_mpi && !PTO_MPI)
     return pto_status_make(PTO_STATUS_UNIMPLEMENTED,
                            "%s: transport 'mpi' is not in this build (configure pto with "
@@ -1025,6 +1196,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   for (int r = 0; r < PTO__DIST_MAX_RANKS; r++)
     w->pidfd[r] = -1;
   w->n = cfg.ndevices;
+  w->threads = threads;
   for (int r = 0; r < w->n; r++)
     w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
   const char *level = getenv("PTO_LOG_LEVEL");
@@ -1065,6 +1237,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   w->sh->nranks = w->n;
   w->sh->timeout_ms = cfg.wait_timeout_ms;
   w->progress_ms = explicit_ms ? cfg.wait_timeout_ms : 0;
+  w->host_runs = PTO__DIST_HOST_RUNS && w->threads && !w->progress_ms;
   w->sh->heap = w->heap;
   w->sh->heap_size = w->heap_size;
   pto_status s = pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE);
@@ -1075,9 +1248,18 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     free(w);
     return s;
   }
+  if (w->threads) {
+    for (int r = 0; r < w->n && !s; r++)
+      s = start_chip_thread(w, r, &cfg);
+    if (s) {
+      snprintf(w->why, sizeof w->why, "%s", pto_status_message(s));
+      pto_status_free(s);
+      w->broken = 1;
+    }
+  }
   fflush(NULL); /* no buffered output is written twice */
   pid_t parent = getpid();
-  for (int r = 0; r < w->n; r++) {
+  for (int r = 0; r < w->n && !w->threads; r++) {
     pid_t pid = fork();
     if (pid == 0) chip_main(w->sh, r, &cfg, parent);
     if (pid < 0) {
@@ -1090,12 +1272,14 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     atomic_store(&w->sh->chips[r].go, 1);
     pto__dist_futex_wake(&w->sh->chips[r].go);
   }
-  for (int r = 0; r < w->n && !w->broken; r++) {
+  /* Chip threads that started are waited for even once one failed: close tells each to exit. */
+  for (int r = 0; r < w->n && (!w->broken || w->threads); r++) {
     pto__dist_chip *c = &w->sh->chips[r];
     uint32_t st;
+    if (w->threads && !w->chip_thr_started[r]) continue;
     while ((st = atomic_load(&c->state)) == 0 && !check_chips(w))
       pto__dist_futex_wait(&c->state, 0, 20000);
-    if (st == 2) {
+    if (st == 2 && !w->broken) {
       snprintf(w->why, sizeof w->why, "%s", c->msg);
       w->broken = 1;
     }
@@ -1132,11 +1316,12 @@ static void dist_worker_close(dworker *w) {
       atomic_fetch_add(&w->sh->bell, 1);
       pto__dist_futex_wake(&w->sh->bell);
     }
-    if (w->chip0_started) pthread_join(w->chip0, NULL);
+    join_chip_threads(w);
     pto__dist_mpi_proxy_join(w->mpi);
     pto__dist_mpi_close(w->mpi);
   }
-  if (!w->mpi && w->sh) reap_chips(w);
+  if (w->threads) join_chip_threads(w);
+  if (!w->mpi && !w->threads && w->sh) reap_chips(w);
   while (w->tensors) {
     dtensor *t = w->tensors;
     w->tensors = t->next;
@@ -1157,12 +1342,16 @@ static void dist_worker_close(dworker *w) {
   free(w->names);
   pto__rt_devmem_fini(&w->alloc);
   pto__rt_devmem_fini(&w->win_alloc);
-  free(w->chip0_state);
-  if (w->heap) munmap(w->heap, (size_t)w->heap_size);
-  if (w->mpi)
+  for (int r = 0; r < w->n && !w->leaked_chips; r++)
+    free(w->chip_st[r]);
+  if (w->leaked_chips) { /* a chip thread still runs on them: they stay */
+  } else if (w->mpi) {
+    if (w->heap) munmap(w->heap, (size_t)w->heap_size);
     free(w->sh);
-  else if (w->sh)
-    munmap(w->sh, w->sh_bytes);
+  } else {
+    if (w->heap) munmap(w->heap, (size_t)w->heap_size);
+    if (w->sh) munmap(w->sh, w->sh_bytes);
+  }
   free(w);
 }
 

@@ -91,6 +91,9 @@ typedef struct pto__dist_rec {
 typedef struct pto__dist_chip {
   _Atomic uint32_t head;     /* commands posted (parent) */
   _Atomic uint32_t tail;     /* commands finished (chip) */
+  _Atomic uint32_t taken;    /* commands taken to run (tail or tail + 1): by the chip's thread,
+                                or, chips "threads", by the host, which runs a command itself
+                                while the chip's thread sleeps (dist.c take_cmd) */
   _Atomic uint32_t state;    /* 0 starting, 1 serving, 2 failed to start, 3 exited */
   _Atomic uint32_t failed;   /* 1 + the seq of the first failed command, or 0 */
   uint32_t fail_at;          /* when it failed, on the worker's fail_clock: the first error wins */

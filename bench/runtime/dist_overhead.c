@@ -66,11 +66,13 @@ static long ctx_switches(int pid) {
   return n;
 }
 
-/* The host process's and every chip's context switches. */
+/* The host process's and every chip's context switches (a chip that is a thread of this process,
+ * pto_dist_config.chips "threads", is counted with it). */
 static long all_switches(const pto_dist_worker *dw, int n) {
   long s = ctx_switches((int)getpid());
   for (int r = 0; r < n; r++)
-    s += ctx_switches(pto_dist_worker_chip_pid(dw, r));
+    if (pto_dist_worker_chip_pid(dw, r) != (int)getpid())
+      s += ctx_switches(pto_dist_worker_chip_pid(dw, r));
   return s;
 }
 

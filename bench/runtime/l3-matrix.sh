@@ -8,7 +8,8 @@
 #     mpirun --oversubscribe) when the MPI build is there;
 #   - one-call dispatch (bench/runtime/dist_overhead: pto_dist_worker_run of a host program with
 #     one call, prepared worker, resident tensors) and 64 calls per run (per call), with the
-#     thread switches each takes;
+#     thread switches each takes, with the chips as processes (the default) and again as threads
+#     of the host's process (PTO_DIST_CHIPS=threads, pto_dist_config.chips), alternated;
 # then ONE markdown table: per measure the median over the rounds of each round's median and the
 # smallest of them, the peer's the same way, and peer / pto (> 1: pto faster), with the CPU model
 # and the load average.
@@ -119,7 +120,8 @@ for n in 2 4; do
       else
         : >"$OUT/mpi"
       fi
-      step "dist_overhead, $tag" "$OUT/ov" "$B/bench/runtime/dist_overhead" "$CALLS" "$REPS" "$n"
+      step "dist_overhead, $tag" "$OUT/ov" env PTO_DIST_CHIPS=processes "$B/bench/runtime/dist_overhead" "$CALLS" "$REPS" "$n"
+      step "dist_overhead (chips as threads), $tag" "$OUT/ovt" env PTO_DIST_CHIPS=threads "$B/bench/runtime/dist_overhead" "$CALLS" "$REPS" "$n"
       for s in "${SIZES[@]}"; do
         echo "$n $host allreduce:$s $r $(row "$OUT/ar" "$s" 3) $(row "$OUT/mpi" "$s" 5)" >>"$RES"
       done
@@ -127,6 +129,9 @@ for n in 2 4; do
       echo "$n $host batch $r $(metric "$OUT/ov" "64 calls per run ") -" >>"$RES"
       echo "$n $host sw_one $r $(metric "$OUT/ov" "switches per run, 1 call") -" >>"$RES"
       echo "$n $host sw_batch $r $(metric "$OUT/ov" "switches per call, 64") -" >>"$RES"
+      echo "$n $host one_call_thr $r $(metric "$OUT/ovt" "1 call per run") -" >>"$RES"
+      echo "$n $host batch_thr $r $(metric "$OUT/ovt" "64 calls per run ") -" >>"$RES"
+      echo "$n $host sw_one_thr $r $(metric "$OUT/ovt" "switches per run, 1 call") -" >>"$RES"
     done
     stop_busy
   done
@@ -153,6 +158,9 @@ function name(m) {
   if (m == "one_call") return "`pto_dist_worker_run`, 1 call per run [us]"
   if (m == "batch") return "64 calls per run, per call [us]"
   if (m == "sw_one") return "thread switches per 1-call run"
+  if (m == "one_call_thr") return "`pto_dist_worker_run`, 1 call per run, chips as threads [us]"
+  if (m == "batch_thr") return "64 calls per run, per call, chips as threads [us]"
+  if (m == "sw_one_thr") return "thread switches per 1-call run, chips as threads"
   return "thread switches per call, 64 calls per run"
 }
 function stat(list,   v, k, i, j, t, med) {

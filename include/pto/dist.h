@@ -1,7 +1,8 @@
 /* pto distributed (L3) worker: host programs over many chips.
  *
  * A distributed worker is prepared once (pto_dist_worker_open) and runs host programs many times.
- * Open forks one chip process per device before it starts any thread of its own; each chip is a
+ * Open forks one chip process per device before it starts any thread of its own (or, with
+ * pto_dist_config.chips "threads", starts one thread per chip in this process); each chip is a
  * sim worker with its own core pool. All tensors the host level uses live in one shared heap,
  * mapped before the fork at the same address in every process, so host IO, resident tensors,
  * stacked shards and comm windows cross to the chips as address-free descriptors and are never
@@ -71,7 +72,8 @@ typedef struct pto_dist_config {
    * forces the one-sided (cross-host) path on one node, =shared refuses to fall back to it
    * (too little /dev/shm is then an error rather than separate windows). */
   uint64_t window_bytes;
-  /* Called in each chip's own process after each call it ran without error, with its worker,
+  /* Called in each chip's own process (with chips "threads": on the thread that ran the call)
+   * after each call it ran without error, with its worker,
    * which then records tasks (pto_worker_last_launch_tasks), its rank and the call's number on
    * that chip (from 0); an error fails the call. NULL: none, and no task recording. */
   pto_status (*on_chip_call)(void *ctx, pto_worker *chip, int rank, int call);
@@ -84,6 +86,17 @@ typedef struct pto_dist_config {
    * chip, as the swimlane records of on_chip_call are laid out; NULL: no dump. */
   const char *dump_args_dir;
   int dump_args_level;
+  /* How the chips of a one-host worker (transport "shm") run. "processes": one forked process
+   * per chip, so a chip that crashes is reported and the host lives on. "threads": every chip is
+   * a thread of this process (no fork), and where a chip's thread sleeps the host runs the
+   * chip's calls itself (unless wait_timeout_ms or $PTO_DIST_TIMEOUT_MS is given: its stall check
+   * needs the host free), so a one-call run switches no thread at all; but a chip that crashes
+   * ends the process, pto_dist_worker_chip_pid is this process's pid, on_chip_call runs on
+   * whichever thread ran the call (the chip's or the one running the host program), and a chip
+   * still stuck in a kernel at close is left running (its memory stays allocated, stderr says
+   * so). NULL: $PTO_DIST_CHIPS (ignored under MPI), else "processes". "threads" is refused
+   * with transport "mpi", where every chip is its own rank. */
+  const char *chips;
 } pto_dist_config;
 
 PTO_API void pto_dist_config_init(pto_dist_config *cfg);
@@ -102,7 +115,8 @@ PTO_API int pto_dist_worker_device_count(const pto_dist_worker *w);
 PTO_API int pto_dist_worker_is_root(const pto_dist_worker *w);
 /* "shm", "mpi (shared windows)" or "mpi (one-sided windows)". */
 PTO_API const char *pto_dist_worker_transport(const pto_dist_worker *w);
-/* The pid of rank's chip process (-1 once it has exited), for diagnostics and tests. */
+/* The pid of rank's chip process (-1 once it has exited), for diagnostics and tests; this
+ * process's own pid where the chips are threads (pto_dist_config.chips). */
 PTO_API int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
 
 /* Runs a host program (pto_program_is_host) once: args follow the host function's parameters:

@@ -1386,16 +1386,19 @@ class DistributedWorker:
     DistributedWorker([prefill, decode]) (host programs of one device set; rt(*args) runs the
     first, rt.run(p, *args) any of them), or DistributedWorker(devices=N | [ids]) for any host
     program of that device set. Opening it forks one chip process per device, so open it before
-    the process starts threads."""
+    the process starts threads (or chips="threads": every chip a thread of this process)."""
 
     def __init__(self, compiled: Any = None, config: RunConfig | None = None, *,
                  devices: int | Sequence[int] | None = None, cores_per_chip: int = 0,
                  shared_heap_bytes: int = 0, wait_timeout_ms: int = 0,
                  transport: str | None = None, window_bytes: int = 0,
-                 swimlane_records: str | os.PathLike | None = None):
+                 swimlane_records: str | os.PathLike | None = None, chips: str | None = None):
         """transport: "shm" (default) or "mpi" (a pto built with -DPTO_MPI=ON, under mpirun:
         on ranks other than 0 opening serves rank 0's chip until it closes, and `is_root` is
-        then False). swimlane_records: a folder (made if missing) where every call of every
+        then False). chips: "processes" (one forked process per chip: a chip that crashes is
+        reported and this process lives on) or "threads" (every chip a thread of this process:
+        a dispatch costs no process switch; a crashing chip ends the process); None:
+        $PTO_DIST_CHIPS, else "processes" (pto_dist_config.chips). swimlane_records: a folder (made if missing) where every call of every
         chip leaves its capture as `pto run --swimlane-records DIR/chip_swimlane_records.json`
         does for a host program: DIR/rank_R/dispatch_N/ (N counts the chip's calls from 0 over
         the worker's life) with chip_swimlane_records.json, deps.json, func_names.json and
@@ -1424,7 +1427,7 @@ class DistributedWorker:
                 devices = list(ids)
         if devices is None:
             devices = 1
-        if threading.active_count() > 1:
+        if threading.active_count() > 1 and (chips or os.environ.get("PTO_DIST_CHIPS")) != "threads":
             import warnings
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
@@ -1442,6 +1445,9 @@ class DistributedWorker:
         if transport is not None:
             self._transport = transport.encode()
             cfg.transport = self._transport
+        if chips is not None:
+            self._chips = chips.encode()
+            cfg.chips = self._chips
         cfg.window_bytes = _int("window_bytes", window_bytes, 0, U64_MAX)
         self.swimlane_records: str | None = None
         if swimlane_records is not None:

@@ -153,7 +153,8 @@ class DistConfig(C.Structure):
                 ("shared_heap_bytes", u64), ("chip_memory_bytes", u64),
                 ("wait_timeout_ms", u32), ("program", c_p), ("window_bytes", u64),
                 ("on_chip_call", c_p), ("on_chip_call_ctx", c_p), ("record_phases", C.c_bool),
-                ("dump_args_dir", C.c_char_p), ("dump_args_level", C.c_int)]
+                ("dump_args_dir", C.c_char_p), ("dump_args_level", C.c_int),
+                ("chips", C.c_char_p)]
 
 
 P = C.POINTER

@@ -107,6 +107,6 @@ int main(void) {
   F(pto_dist_config, chip_memory_bytes) F(pto_dist_config, wait_timeout_ms)
   F(pto_dist_config, program) F(pto_dist_config, window_bytes) F(pto_dist_config, on_chip_call)
   F(pto_dist_config, on_chip_call_ctx) F(pto_dist_config, record_phases)
-  F(pto_dist_config, dump_args_dir) F(pto_dist_config, dump_args_level)
+  F(pto_dist_config, dump_args_dir) F(pto_dist_config, dump_args_level) F(pto_dist_config, chips)
   return 0;
 }

@@ -113,6 +113,23 @@ def test_two_programs_one_worker(dw, scale):
     dw.free_tensor(st)
 
 
+def test_chips_as_threads(scale):
+    # chips="threads": every chip a thread of this process; the same results as with processes
+    mesh = pto.compile(os.path.join(EX, "allreduce_mesh.ptir"), devices=2)
+    x = np.random.default_rng(5).standard_normal((64, 64)).astype(np.float32)
+    with pto.DistributedWorker(devices=2, cores_per_chip=1, chips="threads") as w:
+        for _ in range(2):
+            y = np.zeros_like(x)
+            w.run(mesh, [x, y])
+            block = x[:32] + x[32:]
+            assert np.allclose(y, np.concatenate([block, block]), rtol=1e-6, atol=1e-6)
+        y2 = np.zeros((32, 64), np.float32)
+        w.run(scale, [np.ones((2, 16, 64), np.float32), x[:32], y2])
+        assert np.array_equal(y2, x[:32])
+    with pytest.raises(pto.Error, match="unknown chips 'fibers'"):
+        pto.DistributedWorker(devices=2, chips="fibers")
+
+
 def test_run_errors(dw, scale):
     l2 = pto.compile(os.path.join(EX, "runtime", "add_scalar.ptir"))
     x = np.zeros((16, 64), np.float32)

@@ -40,9 +40,14 @@ static const char *k_addone =
 
 static char *g_dir;
 static pto_program *g_addone;
+/* This run's chips are threads of this process (ctest runtime_dist_threads runs the whole file
+ * under PTO_DIST_CHIPS=threads): the tests that kill or stop a chip process do not apply. */
+static int g_threads;
 
 static int setup_all(void **state) {
   (void)state;
+  const char *chips = getenv("PTO_DIST_CHIPS");
+  g_threads = chips && strcmp(chips, "threads") == 0;
   g_dir = tu_mkdtemp("dist");
   char wd[4096];
   snprintf(wd, sizeof wd, "%s/addone", g_dir);
@@ -213,7 +218,10 @@ static pto_dist_worker *open_worker(int n, const int32_t *ids) {
   cfg.ncores_per_chip = 1;
   cfg.shared_heap_bytes = 64ull << 20;
   cfg.chip_memory_bytes = 16ull << 20;
-  cfg.wait_timeout_ms = 2000;
+  /* Chip threads: the deadline is left implicit, so that the host runs the commands of chips
+   * whose threads sleep (an explicit one turns that off, for its stall check); the tests that
+   * need the stall check do not run with threads. */
+  cfg.wait_timeout_ms = g_threads ? 0 : 2000;
   pto_dist_worker *w = NULL;
   assert_pto_ok(pto_dist_worker_open(&cfg, &w));
   return w;
@@ -562,6 +570,7 @@ typedef struct chip_run {
 } chip_run;
 
 static void chip_run_open(chip_run *r) {
+  if (g_threads) skip(); /* a chip thread cannot be killed or stopped alone */
   static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
   const int64_t shape[2] = {ROWS * 2, COLS};
   r->w = open_worker(2, NULL);
@@ -881,7 +890,7 @@ static void *open_thread(void *arg) {
 static void test_chips_outlive_the_opening_thread(void **state) {
   (void)state;
 #if defined(__SANITIZE_THREAD__)
-  skip(); /* TSan cannot follow a fork from a process with two threads: its chips would die */
+  if (!g_threads) skip(); /* TSan cannot follow a fork from a process with two threads */
 #endif
   pto_dist_worker *w = NULL;
   pthread_t th;
@@ -971,6 +980,7 @@ static int32_t host_spin(const pto_host_api *api, const pto_host_args *a) {
  * it, in bounded time. */
 static void test_chip_stuck_in_a_kernel_fails_the_run(void **state) {
   (void)state;
+  if (g_threads) skip(); /* a stuck chip thread cannot be ended: it would spin on to the end */
   char wd[4096];
   snprintf(wd, sizeof wd, "%s/spin", g_dir);
   pto_ir_program *ir = NULL;
@@ -1205,6 +1215,220 @@ static void test_chips_dump_and_record_each_call(void **state) {
   free(dir);
 }
 
+/* ---- chips as threads (pto_dist_config.chips, issue #31 item 2) -------------------------- */
+
+/* wait_timeout_ms 0 (implicit): with threads, the host runs the commands of sleeping chips. */
+static pto_dist_worker *open_chips(int n, const char *chips, const pto_program *prog,
+                                   uint32_t wait_timeout_ms) {
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = prog ? 0 : n;
+  cfg.program = prog;
+  cfg.ncores_per_chip = 1;
+  cfg.shared_heap_bytes = 64ull << 20;
+  cfg.chip_memory_bytes = 16ull << 20;
+  cfg.wait_timeout_ms = wait_timeout_ms;
+  cfg.chips = chips;
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  return w;
+}
+
+/* Chips "threads": no chip process (every chip's pid, and every dispatch's, is this process's),
+ * runs as with processes, the worker reused, several programs on it, and close joins them. */
+static void test_chips_threads_open_run_close(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_chips(2, "threads", NULL, 0);
+  for (int r = 0; r < 2; r++)
+    assert_int_equal(pto_dist_worker_chip_pid(w, r), (int)getpid());
+  assert_string_equal(pto_dist_worker_transport(w), "shm");
+  pto_program *p = host_program(host_blocks, 2, NULL, 2);
+  pto_program *q = host_program(host_chain, 2, NULL, 2);
+  xy2 *xy = xy2_new(3.0f);
+  static float cx[ROWS * COLS], cy[ROWS * COLS];
+  const int64_t shape[2] = {ROWS, COLS};
+  pto_host_tensor tcx, tcy;
+  pto_host_tensor_init(&tcx, cx, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&tcy, cy, PTO_DTYPE_F32, 2, shape);
+  pto_arg cargs[2] = {pto_arg_host_readonly(&tcx), pto_arg_host(&tcy)};
+  fill(cx, ROWS * COLS, 5.0f);
+  for (int round = 0; round < 3; round++) {
+    memset(xy->y, 0, sizeof xy->y);
+    assert_pto_ok(pto_dist_worker_run(w, p, xy->args, 2));
+    for (int i = 0; i < ROWS * COLS * 2; i++)
+      assert_true(xy->y[i] == xy->x[i] + 1.0f);
+    memset(cy, 0, sizeof cy);
+    assert_pto_ok(pto_dist_worker_run(w, q, cargs, 2)); /* a second program, same worker */
+    for (int i = 0; i < ROWS * COLS; i++)
+      assert_true(cy[i] == cx[i] + 2.0f);
+  }
+  pto_dist_run_record rr;
+  assert_pto_ok(pto_dist_worker_last_run(w, &rr));
+  for (int d = 0; d < rr.ndispatches; d++)
+    assert_int_equal(rr.dispatches[d].pid, (int)getpid());
+  pto_program_release(p);
+  pto_program_release(q);
+  free(xy);
+  pto_dist_worker_close(w);
+  pto_dist_worker_close(NULL);
+}
+
+/* Which thread ran each call (on_chip_call runs on it). */
+typedef struct call_threads {
+  pthread_t host;
+  atomic_int calls, on_host;
+} call_threads;
+
+static pto_status note_call_thread(void *ctx, pto_worker *chip, int rank, int call) {
+  (void)chip, (void)rank, (void)call;
+  call_threads *t = ctx;
+  atomic_fetch_add(&t->calls, 1);
+  if (pthread_equal(pthread_self(), t->host)) atomic_fetch_add(&t->on_host, 1);
+  return PTO_OK;
+}
+
+/* Issue #31 item 2: with chips "threads" (and no explicit deadline) a post leaves a sleeping
+ * chip's thread asleep and the host runs the call itself, switching no thread. On one CPU (the
+ * process's affinity, which the chip threads inherit) a chip's thread never spins for the next
+ * post, so it sleeps between runs: the host runs one-call runs itself (all but those that meet
+ * the thread's own wake-ups, every 100 ms), and every call runs exactly once, in order. */
+static void test_chips_threads_host_runs_sleeping_chips_calls(void **state) {
+  (void)state;
+  cpu_set_t was, one;
+  assert_int_equal(sched_getaffinity(0, sizeof was, &was), 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &was)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  call_threads ct = {.host = pthread_self()};
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 1;
+  cfg.ncores_per_chip = 1;
+  cfg.shared_heap_bytes = 64ull << 20;
+  cfg.chip_memory_bytes = 16ull << 20;
+  cfg.chips = "threads";
+  cfg.on_chip_call = note_call_thread;
+  cfg.on_chip_call_ctx = &ct;
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  pto_program *p = host_program(host_blocks, 1, NULL, 2);
+  static float x[ROWS * COLS], y[ROWS * COLS];
+  const int64_t shape[2] = {ROWS, COLS};
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  for (int i = 0; i < 50; i++) {
+    fill(x, ROWS * COLS, (float)i);
+    assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+    for (int k = 0; k < ROWS * COLS; k++)
+      assert_true(y[k] == x[k] + 1.0f);
+  }
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+  assert_int_equal(sched_setaffinity(0, sizeof was, &was), 0);
+  assert_int_equal(atomic_load(&ct.calls), 50);
+  assert_true(atomic_load(&ct.on_host) > 0);
+}
+
+/* The setting is checked, given or from $PTO_DIST_CHIPS, and threads are for one host only. */
+static void test_chips_setting_is_checked(void **state) {
+  (void)state;
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  cfg.chips = "fibers";
+  pto_dist_worker *w = NULL;
+  assert_status_contains(pto_dist_worker_open(&cfg, &w),
+                         "pto_dist_worker_open: unknown chips 'fibers' (processes: one forked "
+                         "process per chip, the default; threads: every chip a thread of this "
+                         "process)");
+  assert_null(w);
+  char *was = getenv("PTO_DIST_CHIPS") ? strdup(getenv("PTO_DIST_CHIPS")) : NULL;
+  setenv("PTO_DIST_CHIPS", "fibers", 1);
+  cfg.chips = NULL;
+  assert_status_contains(pto_dist_worker_open(&cfg, &w), "unknown chips 'fibers'");
+  if (was)
+    setenv("PTO_DIST_CHIPS", was, 1);
+  else
+    unsetenv("PTO_DIST_CHIPS");
+  free(was);
+  cfg.chips = "threads";
+  cfg.transport = "mpi";
+  assert_status_contains(pto_dist_worker_open(&cfg, &w),
+                         "pto_dist_worker_open: chips 'threads' is for the shm transport (one "
+                         "host): under MPI every chip is its own rank");
+  assert_null(w);
+}
+
+/* A chip that cannot open its sim worker fails open in either mode, naming its rank, and the
+ * chips that did open are ended (threads joined, processes reaped): nothing is left running. */
+static void test_chip_that_fails_to_open(void **state) {
+  (void)state;
+  static const char *const modes[] = {"processes", "threads"};
+  for (int m = 0; m < 2; m++) {
+    pto_dist_config cfg;
+    pto_dist_config_init(&cfg);
+    cfg.ndevices = 2;
+    cfg.ncores_per_chip = 1;
+    cfg.shared_heap_bytes = 64ull << 20;
+    cfg.chip_memory_bytes = 1ull << 62; /* no chip can map that */
+    cfg.chips = modes[m];
+    pto_dist_worker *w = NULL;
+    assert_status_contains(pto_dist_worker_open(&cfg, &w), ": opening its sim worker: ");
+    assert_null(w);
+  }
+}
+
+/* Collectives across chip threads: the mesh allreduce of examples/ (notify, wait, remote loads
+ * through the comm windows) on 2 and 4 chips, each run twice on its worker: on 2 chips with an
+ * explicit deadline (every command on its chip's thread), on 4 without (the host runs the last
+ * rank's part itself while the other chips' threads run theirs). */
+static void test_chips_threads_allreduce(void **state) {
+  (void)state;
+  pto_ir_program *ir = NULL;
+  assert_pto_ok(pto_ir_parse_file(PTO_SOURCE_DIR "/examples/allreduce_mesh.ptir", &ir));
+  for (int n = 2; n <= 4; n += 2) {
+    int32_t ids[4] = {0, 1, 2, 3};
+    pto_compile_options opt;
+    pto_compile_options_init(&opt);
+    opt.devices = ids;
+    opt.ndevices = n;
+    pto_program *p = NULL;
+    assert_pto_ok(pto_compile(ir, &opt, &p));
+    pto_dist_worker *w = open_chips(n, "threads", p, n == 2 ? 2000 : 0);
+    int64_t shape[2] = {32 * n, 64};
+    float *x = malloc(sizeof(float) * 32 * 64 * (size_t)n);
+    float *y = malloc(sizeof(float) * 32 * 64 * (size_t)n);
+    pto_host_tensor tx, ty;
+    pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+    pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+    for (int round = 0; round < 2; round++) {
+      for (int i = 0; i < 32 * 64 * n; i++)
+        x[i] = (float)(i % 97 + round);
+      memset(y, 0, sizeof(float) * 32 * 64 * (size_t)n);
+      pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+      assert_pto_ok(pto_dist_worker_call(w, args, 2));
+      for (int i = 0; i < 32 * 64; i++) {
+        float sum = 0.0f;
+        for (int q = 0; q < n; q++)
+          sum += x[q * 32 * 64 + i];
+        for (int r = 0; r < n; r++)
+          assert_true(y[r * 32 * 64 + i] == sum);
+      }
+    }
+    free(x);
+    free(y);
+    pto_dist_worker_close(w);
+    pto_program_release(p);
+  }
+  pto_ir_program_destroy(ir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_blocks_2),
@@ -1227,6 +1451,11 @@ int main(void) {
       cmocka_unit_test(test_close_waits_for_submitted_runs),
       cmocka_unit_test(test_benchmark_views),
       cmocka_unit_test(test_chips_dump_and_record_each_call),
+      cmocka_unit_test(test_chips_threads_open_run_close),
+      cmocka_unit_test(test_chips_threads_host_runs_sleeping_chips_calls),
+      cmocka_unit_test(test_chips_setting_is_checked),
+      cmocka_unit_test(test_chip_that_fails_to_open),
+      cmocka_unit_test(test_chips_threads_allreduce),
   };
   return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }
