@@ -15,10 +15,10 @@
  * M x N accumulator tile into registers and back every KS products (bench/RESULTS.md, gemm1k:
  * 12-18% of a 1024^3 product, the gap to OpenBLAS on one thread). Here nothing is copied into
  * the tiles: the register blocks read a's rows straight from the tensor and b's column slab from
- * a panel packed once per chunk of iterations (kl_blocked), and keep their accumulators in
- * registers across the chunk. An output element still sums its products by one fmaf each,
- * iteration by iteration and in each iteration in k order, which is the order the loop gives it
- * (the interpreter's bits).
+ * a panel packed once per chunk of iterations (by the chunk's first row block, kl_rowblock), and
+ * keep their accumulators in registers across the chunk. An output element still sums its
+ * products by one fmaf each, iteration by iteration and in each iteration in k order, which is
+ * the order the loop gives it (the interpreter's bits).
  *
  * The body must be exactly that (nothing else can read or write anything in it) and its
  * assignments, offsets and valid extents plain arithmetic (+ - * min max) of the induction value,
@@ -290,9 +290,9 @@ typedef struct kl_next {
 
 /* Prefetches (into L2) row block ib's share of the rows the next packing reads, a burst before the
  * block computes: b's slab streams from memory once per task (at 1024^3 it is four times L2), and
- * this way it comes in while the blocks compute, not while the packing waits for it. A prefetch
- * never faults, so a window past the tensor or the loop's last iteration costs an instruction and
- * nothing else. */
+ * this way it comes in while the blocks compute, not while the packing block waits for it
+ * (without it the product is 2.5-4% slower). A prefetch never faults, so a window past the tensor
+ * or the loop's last iteration costs an instruction and nothing else. */
 static void kl_prefetch_next(lw *L, const kl *k, const kl_next *nx, int64_t CH, int nv,
                              LLVMValueRef ib, int64_t nib) {
   int64_t rpb = (nx->rows + nib - 1) / nib;
@@ -313,82 +313,116 @@ static void kl_prefetch_next(lw *L, const kl *k, const kl_next *nx, int64_t CH, 
   pto__lower_loop_end(L, &lq);
 }
 
-/* acc[i_lo..i_hi, j_lo..j_hi) += the loop's product in register blocks of mr rows by nv vectors
- * (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * KL_VW; nothing when smaller). Column slabs
- * outside; each slab's rows of b packed back to back into the panel (b's tile buffer) a chunk of
- * iterations at a time, so the row blocks read them from one place in the caches (b's rows a
- * page apart would share a few cache sets); then the row blocks, each prefetching its share of
- * the next packing's rows and keeping its accumulators in registers across the chunk's
- * iterations, reading a's rows from the tensor. */
-static void kl_blocked(lw *L, const kl *k, int mr, int nv, int64_t i_lo, int64_t i_hi, int64_t j_lo,
-                       int64_t j_hi) {
+/* A chunk's row blocks: their shape (mr rows by nv vectors, nib of them from row i_lo on), the
+ * slab's first column, the chunk's iterations [c0, c1), a's and b's row strides, the
+ * accumulators' allocas, where the next packing reads. */
+typedef struct kl_rows {
+  int mr, nv;
+  int64_t i_lo, nib, CH;
+  LLVMValueRef j0, c0, c1, sa, sb;
+  LLVMValueRef (*accs)[KL_NV_MAX];
+  const kl_next *nx;
+} kl_rows;
+
+/* acc's row block ib of the chunk (mr rows from i_lo + ib * mr, the slab's columns) += the
+ * chunk's products, its accumulators in registers across the chunk's iterations, a's rows read
+ * from the tensor. The block reads b's rows from the panel, except with pack (the chunk's first
+ * block): then it reads them from the tensor and stores each into the panel as it multiplies by
+ * it. The packing is then a store beside each vector of b the block loads anyway, in the slots
+ * the multiply-adds leave free, instead of a copy loop of its own that the blocks wait for (at
+ * 1024^3 that loop was 2.5-4% of the product). */
+static void kl_rowblock(lw *L, const kl *k, const kl_rows *R, LLVMValueRef ib, int pack) {
+  int mr = R->mr, nv = R->nv;
   int64_t NB = nv * KL_VW;
-  if (i_hi - i_lo < mr || j_hi - j_lo < NB) return;
-  int64_t CH = kl_chunk(k, NB);
   LLVMTypeRef vt = LLVMVectorType(L->t_f32, KL_VW);
-  LLVMValueRef accs[KL_MR][KL_NV_MAX], oidx[KL_MR][KL_NV_MAX];
-  for (int ii = 0; ii < mr; ii++)
-    for (int h = 0; h < nv; h++)
-      accs[ii][h] = pto__lower_entry_alloca(L, vt, "kl.acc");
-  LLVMValueRef sa = k->a.T->stride[k->a.T->rank - 2], sb = k->b.T->stride[k->b.T->rank - 2];
-  LLVMValueRef nch = LLVMBuildSDiv(
-      L->b, LLVMBuildAdd(L->b, LLVMBuildSub(L->b, k->hi, k->lo, ""), i64(L, CH - 1), ""),
-      i64(L, CH), "kl.nch");
-  lw_loop ljb, lch, lp, lpk, lib, lit, lkk;
-  LLVMValueRef jb = pto__lower_loop_begin(L, &ljb, i64(L, 0), i64(L, (j_hi - j_lo) / NB), "kl.jb");
-  LLVMValueRef j0 = add(L, mul(L, jb, i64(L, NB)), i64(L, j_lo));
-  LLVMValueRef ch = pto__lower_loop_begin(L, &lch, i64(L, 0), nch, "kl.ch");
-  LLVMValueRef c0 = add(L, k->lo, mul(L, ch, i64(L, CH)));
-  LLVMValueRef c1 = pto__lower_smin(L, add(L, c0, i64(L, CH)), k->hi);
-  /* the chunk's rows of the slab into the panel */
-  LLVMValueRef pit = pto__lower_loop_begin(L, &lp, c0, c1, "kl.pk");
-  LLVMValueRef pb = kl_window(L, k, &k->b, pit, NULL);
-  LLVMValueRef pkk = pto__lower_loop_begin(L, &lpk, i64(L, 0), i64(L, k->KS), "kl.pkk");
-  LLVMValueRef prow =
-      mul(L, add(L, mul(L, LLVMBuildSub(L->b, pit, c0, ""), i64(L, k->KS)), pkk), i64(L, NB));
-  for (int h = 0; h < nv; h++) {
-    LLVMValueRef v = kl_tload(L, pb, add(L, mul(L, pkk, sb), add(L, j0, i64(L, h * KL_VW))), KL_VW);
-    pto__lower_scratch_store(L, v, L->t_f32, k->panel, add(L, prow, i64(L, h * KL_VW)), 64);
-  }
-  pto__lower_loop_end(L, &lpk);
-  pto__lower_loop_end(L, &lp);
-  kl_next nx = {.rows = CH * k->KS};
-  LLVMValueRef last = LLVMBuildICmp(L->b, LLVMIntEQ, add(L, ch, i64(L, 1)), nch, "");
-  LLVMValueRef n0 = LLVMBuildSelect(L->b, last, k->lo, c1, "");
-  nx.j0 = LLVMBuildSelect(L->b, last, add(L, j0, i64(L, NB)), j0, "");
-  for (int64_t c = 0; c < CH; c++)
-    nx.win[c] = kl_window(L, k, &k->b, add(L, n0, i64(L, c)), NULL);
-  int64_t nib = (i_hi - i_lo) / mr;
-  LLVMValueRef ib = pto__lower_loop_begin(L, &lib, i64(L, 0), i64(L, nib), "kl.ib");
-  LLVMValueRef i0 = add(L, mul(L, ib, i64(L, mr)), i64(L, i_lo));
-  kl_prefetch_next(L, k, &nx, CH, nv, ib, nib);
+  LLVMValueRef oidx[KL_MR][KL_NV_MAX];
+  lw_loop lit, lkk;
+  LLVMValueRef i0 = add(L, mul(L, ib, i64(L, mr)), i64(L, R->i_lo));
+  kl_prefetch_next(L, k, R->nx, R->CH, nv, ib, R->nib);
   for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < nv; h++) {
       oidx[ii][h] =
-          add(L, mul(L, add(L, i0, i64(L, ii)), i64(L, k->N)), add(L, j0, i64(L, h * KL_VW)));
-      LLVMBuildStore(L->b, pto__lower_vload(L, &k->acc, oidx[ii][h], KL_VW), accs[ii][h]);
+          add(L, mul(L, add(L, i0, i64(L, ii)), i64(L, k->N)), add(L, R->j0, i64(L, h * KL_VW)));
+      LLVMBuildStore(L->b, pto__lower_vload(L, &k->acc, oidx[ii][h], KL_VW), R->accs[ii][h]);
     }
-  LLVMValueRef it = pto__lower_loop_begin(L, &lit, c0, c1, "kl.it");
+  LLVMValueRef it = pto__lower_loop_begin(L, &lit, R->c0, R->c1, "kl.it");
   LLVMValueRef pa = kl_window(L, k, &k->a, it, NULL);
-  LLVMValueRef prow0 = mul(L, LLVMBuildSub(L->b, it, c0, ""), i64(L, k->KS * NB));
-  LLVMValueRef kk = pto__lower_loop_begin(L, &lkk, i64(L, 0), i64(L, k->KS), "kl.k");
+  LLVMValueRef pb = pack ? kl_window(L, k, &k->b, it, NULL) : NULL;
+  LLVMValueRef prow0 = mul(L, LLVMBuildSub(L->b, it, R->c0, ""), i64(L, k->KS * NB));
+  LLVMValueRef kk =
+      pto__lower_loop_begin(L, &lkk, i64(L, 0), i64(L, k->KS), pack ? "kl.kp" : "kl.k");
   LLVMValueRef bv[KL_NV_MAX];
   LLVMValueRef brow = add(L, prow0, mul(L, kk, i64(L, NB)));
-  for (int h = 0; h < nv; h++)
-    bv[h] = pto__lower_scratch_load(L, vt, L->t_f32, k->panel, add(L, brow, i64(L, h * KL_VW)), 64);
+  for (int h = 0; h < nv; h++) {
+    LLVMValueRef pidx = add(L, brow, i64(L, h * KL_VW));
+    if (pack) {
+      bv[h] = kl_tload(L, pb, add(L, mul(L, kk, R->sb), add(L, R->j0, i64(L, h * KL_VW))), KL_VW);
+      pto__lower_scratch_store(L, bv[h], L->t_f32, k->panel, pidx, 64);
+    } else {
+      bv[h] = pto__lower_scratch_load(L, vt, L->t_f32, k->panel, pidx, 64);
+    }
+  }
   for (int ii = 0; ii < mr; ii++) {
-    LLVMValueRef av = kl_tload(L, pa, add(L, mul(L, add(L, i0, i64(L, ii)), sa), kk), 1);
+    LLVMValueRef av = kl_tload(L, pa, add(L, mul(L, add(L, i0, i64(L, ii)), R->sa), kk), 1);
     av = pto__lower_splat(L, av, KL_VW);
     for (int h = 0; h < nv; h++) {
-      LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, accs[ii][h], "");
-      LLVMBuildStore(L->b, pto__lower_mm_step(L, PTO_DTYPE_F32, av, bv[h], cur), accs[ii][h]);
+      LLVMValueRef cur = LLVMBuildLoad2(L->b, vt, R->accs[ii][h], "");
+      LLVMBuildStore(L->b, pto__lower_mm_step(L, PTO_DTYPE_F32, av, bv[h], cur), R->accs[ii][h]);
     }
   }
   pto__lower_loop_end(L, &lkk);
   pto__lower_loop_end(L, &lit);
   for (int ii = 0; ii < mr; ii++)
     for (int h = 0; h < nv; h++)
-      pto__lower_vstore(L, &k->acc, oidx[ii][h], LLVMBuildLoad2(L->b, vt, accs[ii][h], ""));
+      pto__lower_vstore(L, &k->acc, oidx[ii][h], LLVMBuildLoad2(L->b, vt, R->accs[ii][h], ""));
+}
+
+/* acc[i_lo..i_hi, j_lo..j_hi) += the loop's product in register blocks of mr rows by nv vectors
+ * (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * KL_VW; nothing when smaller). Column slabs
+ * outside, then chunks of iterations; the chunk's first row block packs the slab's rows of b back
+ * to back into the panel (b's tile buffer) as it computes, so the other row blocks read them from
+ * one place in the caches (b's rows a page apart would share a few cache sets); every row block
+ * prefetches its share of the next packing's rows (kl_rowblock). */
+static void kl_blocked(lw *L, const kl *k, int mr, int nv, int64_t i_lo, int64_t i_hi, int64_t j_lo,
+                       int64_t j_hi) {
+  int64_t NB = nv * KL_VW;
+  if (i_hi - i_lo < mr || j_hi - j_lo < NB) return;
+  int64_t CH = kl_chunk(k, NB);
+  LLVMTypeRef vt = LLVMVectorType(L->t_f32, KL_VW);
+  LLVMValueRef accs[KL_MR][KL_NV_MAX];
+  for (int ii = 0; ii < mr; ii++)
+    for (int h = 0; h < nv; h++)
+      accs[ii][h] = pto__lower_entry_alloca(L, vt, "kl.acc");
+  LLVMValueRef nch = LLVMBuildSDiv(
+      L->b, LLVMBuildAdd(L->b, LLVMBuildSub(L->b, k->hi, k->lo, ""), i64(L, CH - 1), ""),
+      i64(L, CH), "kl.nch");
+  lw_loop ljb, lch, lib;
+  LLVMValueRef jb = pto__lower_loop_begin(L, &ljb, i64(L, 0), i64(L, (j_hi - j_lo) / NB), "kl.jb");
+  LLVMValueRef j0 = add(L, mul(L, jb, i64(L, NB)), i64(L, j_lo));
+  LLVMValueRef ch = pto__lower_loop_begin(L, &lch, i64(L, 0), nch, "kl.ch");
+  LLVMValueRef c0 = add(L, k->lo, mul(L, ch, i64(L, CH)));
+  LLVMValueRef c1 = pto__lower_smin(L, add(L, c0, i64(L, CH)), k->hi);
+  kl_next nx = {.rows = CH * k->KS};
+  LLVMValueRef last = LLVMBuildICmp(L->b, LLVMIntEQ, add(L, ch, i64(L, 1)), nch, "");
+  LLVMValueRef n0 = LLVMBuildSelect(L->b, last, k->lo, c1, "");
+  nx.j0 = LLVMBuildSelect(L->b, last, add(L, j0, i64(L, NB)), j0, "");
+  for (int64_t c = 0; c < CH; c++)
+    nx.win[c] = kl_window(L, k, &k->b, add(L, n0, i64(L, c)), NULL);
+  kl_rows R = {.mr = mr,
+               .nv = nv,
+               .i_lo = i_lo,
+               .nib = (i_hi - i_lo) / mr,
+               .CH = CH,
+               .j0 = j0,
+               .c0 = c0,
+               .c1 = c1,
+               .sa = k->a.T->stride[k->a.T->rank - 2],
+               .sb = k->b.T->stride[k->b.T->rank - 2],
+               .accs = accs,
+               .nx = &nx};
+  kl_rowblock(L, k, &R, i64(L, 0), 1);
+  LLVMValueRef ib = pto__lower_loop_begin(L, &lib, i64(L, 1), i64(L, R.nib), "kl.ib");
+  kl_rowblock(L, k, &R, ib, 0);
   pto__lower_loop_end(L, &lib);
   pto__lower_loop_end(L, &lch);
   pto__lower_loop_end(L, &ljb);

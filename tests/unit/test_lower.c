@@ -1196,7 +1196,8 @@ static void gen_matmul_gview(void) {
 
 /* Whether the kernel of case c was lowered with a k loop run as one product ("kl.fused",
  * compiler/lower_kloop.c): where the host has AVX-512 (not under PTO_GENERIC_LOWERING) for the
- * cases named "mmkf*", never for "mmkn*". */
+ * cases named "mmkf*", never for "mmkn*". A fused one packs b's rows into the panel in the first
+ * row block's k loop ("kl.kp"), not in a copy loop of its own ("kl.pk"). */
 static void check_kloop_fused(const tcase *c, const pto_ir_interp_arg *nat) {
   (void)nat;
   char ll[1024];
@@ -1204,10 +1205,16 @@ static void check_kloop_fused(const tcase *c, const pto_ir_interp_arg *nat) {
   char *text = tu_read_file(ll, NULL);
   assert_non_null(text);
   int fused = strstr(text, "kl.fused") != NULL;
+  int packs_in_block = strstr(text, "kl.kp") != NULL, pack_loop = strstr(text, "kl.pk") != NULL;
   free(text);
   int want = c->kname[3] == 'f' && pto__lower_host_has("+avx512f");
   if (fused != want) {
     print_error("%s: k loop fused %d, want %d\n", c->name, fused, want);
+    fail();
+  }
+  if (fused && (!packs_in_block || pack_loop)) {
+    print_error("%s: b packed in the first row block %d, in a loop of its own %d\n", c->name,
+                packs_in_block, pack_loop);
     fail();
   }
 }
