@@ -132,14 +132,16 @@ typedef struct mm_blk {
 /* A decode step's single row ([1, K] x a view of a weight, mm_rows_wide's blocks on 512-bit
  * vectors): at step k the block prefetches (into L1) the first line of its columns of r's row
  * k + MM_AHEAD_ROWS, one prefetch a row whatever the block's width. Each row piece (up to 1 KiB)
- * lies in a page of its own, rows a weight's width apart: on their own the hardware prefetchers
- * started on a row's piece only when the loads reached it, and the product read W at 1.13x the
- * time of a plain sequential read; this early touch of each row starts its stream 16 rows ahead,
- * and the product reads W faster than the plain read (0.81-0.89x its time; 1.2-1.3x cblas_sgemv,
- * from 1.0x; /work/notes/s12/m1-results.md). All the lines of the row ahead, or one line but into
- * L2 or non-temporal, did worse; 8 to 32 rows ahead alike. Rows past the end of r's tile are the
- * rows the loop's next tile.load reads when it walks K down the tensor; past the tensor's end a
- * prefetch touches nothing (it never faults) and costs an instruction. */
+ * lies in a page of its own, rows a weight's width apart, and without this the product read W
+ * at 1.01-1.14x the time of a plain sequential read: the memory saw each row's piece only when
+ * the loads reached it. Touching each row early starts its stream 16 rows ahead, and the product
+ * reads W faster than the plain read: [1, 4096] x [4096, 4096] on one thread, paired in one
+ * process, 0.80-0.96x the read's time and 1.18-1.26x cblas_sgemv's (before 0.87-0.99x); bf16 W
+ * 1.14-1.23x the read's time, from 1.42-1.59x (/work/notes/s12/m1-results.md). Prefetching every
+ * line of the row ahead, or one line into L2 or non-temporal, did worse; 8 to 32 rows ahead did
+ * alike, 4 less well. Rows past the end of r's tile are those the loop's next tile.load reads
+ * when it walks K down the tensor; past the tensor's end a prefetch touches nothing (it never
+ * faults) and costs an instruction. */
 static void mm_row_ahead(lw *L, const lw_tile *l, const lw_tile *r, const mm_blk *B,
                          LLVMValueRef k) {
   if (l->rows != 1 || B->vw != MM_VW_MAX || !r->rs || r->ri) return;
