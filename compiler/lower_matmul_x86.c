@@ -137,7 +137,7 @@ typedef struct mm_blk {
  * the loads reached it. Touching each row early starts its stream 16 rows ahead, and the product
  * reads W faster than the plain read: [1, 4096] x [4096, 4096] on one thread, paired in one
  * process, 0.80-0.96x the read's time and 1.18-1.26x cblas_sgemv's (before 0.87-0.99x); bf16 W
- * 1.14-1.23x the read's time, from 1.42-1.59x (/work/notes/s12/m1-results.md). Prefetching every
+ * 1.14-1.23x the read's time, from 1.42-1.59x (bench/RESULTS.md, round 12, "m1"). Prefetching every
  * line of the row ahead, or one line into L2 or non-temporal, did worse; 8 to 32 rows ahead did
  * alike, 4 less well. Rows past the end of r's tile are those the loop's next tile.load reads
  * when it walks K down the tensor; past the tensor's end a prefetch touches nothing (it never
