@@ -126,6 +126,30 @@ typedef struct mm_blk {
   int64_t rest_lo, rest_hi;
 } mm_blk;
 
+/* Rows ahead of its k step at which a one-row product's block prefetches r (mm_row_ahead). */
+#define MM_AHEAD_ROWS 16
+
+/* A decode step's single row ([1, K] x a view of a weight, mm_rows_wide's blocks on 512-bit
+ * vectors): at step k the block prefetches (into L1) the first line of its columns of r's row
+ * k + MM_AHEAD_ROWS, one prefetch a row whatever the block's width. Each row piece (up to 1 KiB)
+ * lies in a page of its own, rows a weight's width apart, and without this the product read W
+ * at 1.01-1.14x the time of a plain sequential read: the memory saw each row's piece only when
+ * the loads reached it. Touching each row early starts its stream 16 rows ahead, and the product
+ * reads W faster than the plain read: [1, 4096] x [4096, 4096] on one thread, paired in one
+ * process, 0.80-0.96x the read's time and 1.18-1.26x cblas_sgemv's (before 0.87-0.99x); bf16 W
+ * 1.14-1.23x the read's time, from 1.42-1.59x (bench/RESULTS.md, round 12, "m1"). Prefetching every
+ * line of the row ahead, or one line into L2 or non-temporal, did worse; 8 to 32 rows ahead did
+ * alike, 4 less well. Rows past the end of r's tile are those the loop's next tile.load reads
+ * when it walks K down the tensor; past the tensor's end a prefetch touches nothing (it never
+ * faults) and costs an instruction. */
+static void mm_row_ahead(lw *L, const lw_tile *l, const lw_tile *r, const mm_blk *B,
+                         LLVMValueRef k) {
+  if (l->rows != 1 || B->vw != MM_VW_MAX || !r->rs || r->ri) return;
+  LLVMValueRef row = mul(L, add(L, k, pto__lower_i64(L, MM_AHEAD_ROWS)), r->rs);
+  LLVMValueRef off = mul(L, add(L, row, B->j0), pto__lower_i64(L, (int64_t)pto_dtype_size(r->dt)));
+  pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.ahead"), 0, 3);
+}
+
 /* The k loop of a register block: one fma per k step, or (dp) one vdpbf16ps per pair of steps
  * on the packed operands and an odd K's last step as one fma. */
 static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt, const mm_blk *B,
@@ -170,6 +194,7 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
   else if (K % 2)
     k1 = pto__lower_i64(L, K - 1);
   if (k1) {
+    mm_row_ahead(L, l, r, B, k1);
     if (B->rest_hi > B->rest_lo) {
       LLVMValueRef row = pto__lower_mm_rrow(L, r, k1);
       int64_t es = (int64_t)pto_dtype_size(r->dt);

@@ -3768,6 +3768,81 @@ static void test_lower_matmul_decode_rows_prefetch_rest(void **state) {
   lib_free(L);
 }
 
+/* A decode step's single row, [1, K] x a view of W (f32 and bf16): on 512-bit vectors each k step
+ * of the wide row blocks (mm_rows_wide) prefetches the first line of its columns of W's row 16
+ * ahead ("pf.ahead", mm_row_ahead), the last steps' rows lying past the tensor's end, which a
+ * prefetch may touch; at M = 2 there is none, nor without AVX-512. Either way one fma per product
+ * in k order, bit for bit the interpreter's. */
+static const char *k_mm_ahead_fmt =
+    "kernel @%s(%%a: tensor[%d,24] %s, %%b: tensor[24,%d] %s, out %%o: tensor[%d,%d] f32)\n"
+    "    -> (tensor[%d,%d] f32) {\n"
+    "  %%acc0 = tile.full([%d, %d], f32, -1, space=acc)\n"
+    "  %%acc = for %%k in range(0, 3) iter(%%ck = %%acc0) {\n"
+    "    %%ta = tile.load(%%a, [0, %%k * 8], [%d, 8], space=mat)\n"
+    "    %%tb = tile.load(%%b, [%%k * 8, 0], [8, %d], space=mat)\n"
+    "    %%l = tile.move(%%ta, space=left)\n"
+    "    %%r = tile.move(%%tb, space=right)\n"
+    "    %%cn = tile.matmul_acc(%%ck, %%l, %%r)\n"
+    "    yield %%cn\n"
+    "  }\n"
+    "  %%o1 = tile.store(%%acc, [0, 0], %%o)\n"
+    "  return %%o1\n"
+    "}\n";
+
+static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    int m, n, bf16;
+  } ks[] = {{"mma1", 1, 256, 0}, {"mma1e", 1, 80, 0}, {"mma1h", 1, 256, 1}, {"mma2", 2, 64, 0}};
+  static char src[8192];
+  int len = snprintf(src, sizeof src, "program mmahead\n");
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    int M = ks[i].m, N = ks[i].n;
+    const char *dt = ks[i].bf16 ? "bf16" : "f32";
+    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_ahead_fmt, ks[i].name, M, dt, N, dt,
+                    M, N, M, N, M, N, M, N);
+  }
+  tl_lib *L = lib_build(src, 2);
+  assert_non_null(L);
+  int wide = pto__lower_host_has("+avx512f");
+  static float a[2 * 24], b[24 * 256], o[2 * 256], o2[2 * 256];
+  static uint16_t ah[2 * 24], bh[24 * 256];
+  for (size_t w = 0; w < sizeof ks / sizeof ks[0]; w++) {
+    int M = ks[w].m, N = ks[w].n, bf = ks[w].bf16;
+    int ahead = ll_contains(L, ks[w].name, "pf.ahead");
+    if (ahead != (wide && M == 1)) {
+      print_error("@%s: rows-ahead prefetch %d on a host %s 512-bit vectors\n", ks[w].name, ahead,
+                  wide ? "with" : "without");
+      fail();
+    }
+    for (int i = 0; i < M * 24; i++) {
+      a[i] = (float)((i * 37) % 23 - 11) * 0.0625f + 0x1p-6f * (float)(i % 3);
+      ah[i] = pto_f32_to_bf16(a[i]);
+      if (bf) a[i] = pto_bf16_to_f32(ah[i]);
+    }
+    for (int i = 0; i < 24 * N; i++) {
+      b[i] = (float)((i * 53) % 19 - 9) * 0.125f + 0x1p-7f * (float)(i % 5);
+      bh[i] = pto_f32_to_bf16(b[i]);
+      if (bf) b[i] = pto_bf16_to_f32(bh[i]);
+    }
+    mm_run_both(L, ks[w].name, bf ? PTO_DTYPE_BF16 : PTO_DTYPE_F32, bf ? (void *)ah : (void *)a,
+                bf ? (void *)bh : (void *)b, M, 24, N, o, o2);
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        float sum = -1.0f;
+        for (int k = 0; k < 24; k++)
+          sum = fmaf(a[i * 24 + k], b[k * N + j], sum);
+        if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
+          print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", ks[w].name, i, j,
+                      (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
+          fail();
+        }
+      }
+  }
+  lib_free(L);
+}
+
 /* f32 exp, log and sigmoid: the compiled loops (pto/mathf.h's operations emitted as LLVM IR,
  * vectorized) give the same bits as the reference the interpreter calls (pto_expf, pto_logf in
  * base/mathf.c), over a sweep of every 251st f32 bit pattern (NaN, infinities, subnormals and
@@ -4166,6 +4241,7 @@ int main(void) {
       cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
       cmocka_unit_test(test_lower_matmul_decode_rows_prefetch_rest),
       cmocka_unit_test(test_lower_matmul_right_operand_is_a_strided_view),
+      cmocka_unit_test(test_lower_matmul_one_row_prefetches_rows_ahead),
       cmocka_unit_test(test_lower_matmul_right_operand_read_through_gather_indices),
       cmocka_unit_test(test_lower_fused_run_prefetches_store_and_next_load),
       cmocka_unit_test(test_lower_row_run_prefetches_gather_ahead),
