@@ -370,7 +370,12 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  * the window's rows are a multiple of MM_KCHUNK, the blocks go chunk by chunk of MM_KCHUNK rows,
  * all the window's slabs over one chunk before the next, and the first block prefetches the
  * whole row MM_KCHUNK rows ahead (into L1: into L2 it lost more than the chunks gained): the rows
- * come in while every slab computes (bench/RESULTS.md, "m8"). */
+ * come in while every slab computes. Measured one thread, W out of the cache, the decode step's
+ * shapes at batch 8 (bench/RESULTS.md, "m8"): 4-15% less time (medians; 128-row windows: 9-14%
+ * for the logits' shape, 8-15% SwiGLU's, 4-7% q/k/v's and down's; 7-10% bench_kernels' decode
+ * shape); chunks of 32 rows gained 3-6%, chunks without the prefetch lost 12%. With W in the
+ * cache the chunks cost 12-16% (the accumulators go to t and back at each chunk): the decode
+ * step's weights are far larger than the caches. */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
