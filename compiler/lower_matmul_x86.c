@@ -371,8 +371,8 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  * all the window's slabs over one chunk before the next, and the first block prefetches the
  * whole row MM_KCHUNK rows ahead (into L1: into L2 it lost more than the chunks gained): the rows
  * come in while every slab computes. Measured one thread, W out of the cache, the decode step's
- * shapes at batch 8 (bench/RESULTS.md, "m8"): 4-15% less time (medians; 128-row windows: 9-14%
- * for the logits' shape, 8-15% SwiGLU's, 4-7% q/k/v's and down's; 7-10% bench_kernels' decode
+ * shapes at batch 8 (bench/RESULTS.md, "m8"): 1-15% less time (medians; 128-row windows: 9-15%
+ * for the logits' shape, 8-15% SwiGLU's, 4-9% q/k/v's, 1-7% down's; 7-10% bench_kernels' decode
  * shape); chunks of 32 rows gained 3-6%, chunks without the prefetch lost 12%. With W in the
  * cache the chunks cost 12-16% (the accumulators go to t and back at each chunk): the decode
  * step's weights are far larger than the caches. */
