@@ -25,7 +25,9 @@ static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 #define MM_PF_MAX 4  /* prefetches of the next iteration's loads a k step, at most */
 
-#define MM_REST_MAX 8 /* lines of the rest of r's row prefetched a k step (mm_blocked), at most */
+#define MM_REST_MAX 8   /* lines of the rest of r's row prefetched a k step (mm_blocked), at most */
+#define MM_KCHUNK 16    /* k steps of a chunk of an M <= 8 product's blocks (mm_blocks) */
+#define MM_AHEAD_MAX 16 /* lines of r's row MM_KCHUNK rows ahead prefetched a k step, at most */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
  * integers of up to 32 bits into i32. */
@@ -115,15 +117,18 @@ static LLVMValueRef as_bf16_pairs(lw *L, LLVMValueRef v, int vw) {
 static LLVMValueRef dp_outside(lw *L, LLVMValueRef x, int f32);
 
 /* One register block's place: rows i0.., columns j0.., its accumulators (allocas of vt), its
- * prefetch slot (step0 + k, ppk lines a step; ppk 0: none), and the columns [rest_lo, rest_hi)
- * of r's row k it prefetches at step k (none when empty: see mm_blocked). */
+ * prefetch slot (step0 + k, ppk lines a step; ppk 0: none), the columns [rest_lo, rest_hi)
+ * of r's row k + rest_ahead it prefetches at step k (none when empty: see mm_blocked), and its
+ * k steps: all K, or with k0 the kn steps from k0 (a chunk, mm_blocks). */
 typedef struct mm_blk {
   int mr, nv, vw;
   LLVMValueRef i0, j0, step0;
   LLVMValueRef (*accs)[MM_NV_MAX];
   LLVMTypeRef vt;
   int64_t ppk;
-  int64_t rest_lo, rest_hi;
+  int64_t rest_lo, rest_hi, rest_ahead;
+  LLVMValueRef k0;
+  int64_t kn;
 } mm_blk;
 
 /* Rows ahead of its k step at which a one-row product's block prefetches r (mm_row_ahead). */
@@ -159,7 +164,8 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
   LLVMValueRef Kv = pto__lower_i64(L, K);
   LLVMValueRef KSv = pto__lower_i64(L, KS);
   lw_loop lk;
-  LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0), KSv, "mm.k");
+  LLVMValueRef k = pto__lower_loop_begin(L, &lk, pto__lower_i64(L, 0),
+                                         B->k0 ? pto__lower_i64(L, B->kn) : KSv, "mm.k");
   if (B->ppk > 0) {
     LLVMValueRef step = add(L, B->step0, k);
     for (int64_t q = 0; q < B->ppk; q++)
@@ -190,17 +196,18 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
   /* the k steps one at a time: all of them, or an odd K's last after the pairs */
   LLVMValueRef k1 = NULL;
   if (!dp)
-    k1 = k;
+    k1 = B->k0 ? add(L, B->k0, k) : k;
   else if (K % 2)
     k1 = pto__lower_i64(L, K - 1);
   if (k1) {
     mm_row_ahead(L, l, r, B, k1);
     if (B->rest_hi > B->rest_lo) {
-      LLVMValueRef row = pto__lower_mm_rrow(L, r, k1);
+      LLVMValueRef row = pto__lower_mm_rrow(L, r, add(L, k1, pto__lower_i64(L, B->rest_ahead)));
       int64_t es = (int64_t)pto_dtype_size(r->dt);
       for (int64_t c = B->rest_lo; c < B->rest_hi; c += 64 / es) {
         LLVMValueRef off = mul(L, add(L, row, pto__lower_i64(L, c)), pto__lower_i64(L, es));
-        pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.rest"), 0, 2);
+        pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.rest"), 0,
+                            B->rest_ahead ? 3 : 2);
       }
     }
     LLVMValueRef bv[MM_NV_MAX];
@@ -244,21 +251,27 @@ static void mm_block_k_if(lw *L, LLVMValueRef cond, int t, const lw_tile *l, con
 
 /* out[i_lo..i_hi, j_lo..j_hi) += l x r in register blocks of mr rows by nv vectors of vw
  * lanes (i_hi - i_lo a multiple of mr, j_hi - j_lo of nv * vw): the accumulators stay in
- * vector registers across k, each lane summing its products in k order. With dp, on bf16 dot
- * products (mm_block_k); a block whose accumulators are out of their range (dp->check_acc) runs
- * its fma steps instead. */
+ * vector registers across k (with k0, across the kn steps of a chunk from k0), each lane summing
+ * its products in k order. With dp, on bf16 dot products (mm_block_k); a block whose accumulators
+ * are out of their range (dp->check_acc) runs its fma steps instead. */
 static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t, int mr, int nv,
                        int vw, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi,
-                       int *prefetch, const mm_dp *dp, int *rest) {
+                       int *prefetch, const mm_dp *dp, int *rest, LLVMValueRef k0, int64_t kn) {
   if (i_hi - i_lo < mr || j_hi - j_lo < nv * vw) return;
   /* With rest (r a view of a tensor in memory, f32 steps): the first slab's first row block
    * prefetches, at each k step, the rest of r's row k (up to MM_REST_MAX lines past its own
    * columns), which the later slabs read: the first pass over r's window then asks the memory for
    * whole row pieces, as mm_rows_wide's blocks do, instead of a slab's 192 bytes of each row per
-   * pass. */
-  int64_t rest_lo = j_lo + nv * vw, rest_hi = rest_lo;
+   * pass. In chunks (k0, mm_blocks), it prefetches instead the whole of row k + kn (up to
+   * MM_AHEAD_MAX lines), the next chunk's, into L1. */
+  int64_t rest_lo = j_lo + nv * vw, rest_hi = rest_lo, ahead = 0, lines = MM_REST_MAX;
   if (rest && *rest) {
-    int64_t most = rest_lo + MM_REST_MAX * 64 / (int64_t)pto_dtype_size(r->dt);
+    if (k0) {
+      rest_lo = 0;
+      ahead = kn;
+      lines = MM_AHEAD_MAX;
+    }
+    int64_t most = rest_lo + lines * 64 / (int64_t)pto_dtype_size(r->dt);
     if (!dp && r->rs) rest_hi = r->cols < most ? r->cols : most;
     *rest = 0;
   }
@@ -309,7 +322,9 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
                   mul(L, add(L, mul(L, jb, pto__lower_i64(L, nib)), ib), pto__lower_i64(L, KS)),
               .accs = accs,
               .vt = vt,
-              .ppk = ppk};
+              .ppk = ppk,
+              .k0 = k0,
+              .kn = kn};
   if (rest_hi > rest_lo) {
     LLVMValueRef first =
         LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, jb, pto__lower_i64(L, 0), ""),
@@ -317,6 +332,7 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
     mm_blk BR = B;
     BR.rest_lo = rest_lo;
     BR.rest_hi = rest_hi;
+    BR.rest_ahead = ahead;
     mm_block_k_if(L, first, 0, l, r, odt, (const mm_blk *[2]){&BR, &B}, (const mm_dp *[2]){dp, dp},
                   (const char *[2]){"mm.blk.rest", "mm.blk.plain"});
   } else if (out) {
@@ -347,7 +363,7 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
   int none = 0;
   for (int nv = M == 1 ? 16 : 8; nv >= 1; nv /= 2) {
     int64_t jw = j + (N - j) / (nv * MM_VW_MAX) * (nv * MM_VW_MAX);
-    mm_blocked(L, l, r, t, (int)M, nv, MM_VW_MAX, 0, M, j, jw, &none, NULL, NULL);
+    mm_blocked(L, l, r, t, (int)M, nv, MM_VW_MAX, 0, M, j, jw, &none, NULL, NULL, NULL, 0);
     j = jw;
   }
   return j;
@@ -372,7 +388,19 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  * apart, which the hardware prefetchers do not follow; a read of the window in the blocks' order
  * alone took about as long as the product (bench/RESULTS.md, "m8ovl"). Measured the same way
  * (medians): 13-17% less time for the logits projection of the decode step at batch 8, 11-16%
- * for q/k/v, 11-21% for SwiGLU, 6-13% for down; none lost with W in the cache. */
+ * for q/k/v, 11-21% for SwiGLU, 6-13% for down; none lost with W in the cache.
+ *
+ * Still, the three passes over a window added memory time and compute time: the first pass
+ * waited on the memory, the other two computed from the caches while the memory idled. So when
+ * the window's rows are a multiple of MM_KCHUNK, the blocks go chunk by chunk of MM_KCHUNK rows,
+ * all the window's slabs over one chunk before the next, and the first block prefetches the
+ * whole row MM_KCHUNK rows ahead (into L1: into L2 it lost more than the chunks gained): the rows
+ * come in while every slab computes. Measured one thread, W out of the cache, the decode step's
+ * shapes at batch 8 (bench/RESULTS.md, "m8"): 1-15% less time (medians; 128-row windows: 9-15%
+ * for the logits' shape, 8-15% SwiGLU's, 4-9% q/k/v's, 1-7% down's; 7-10% bench_kernels' decode
+ * shape); chunks of 32 rows gained 3-6%, chunks without the prefetch lost 12%. With W in the
+ * cache the chunks cost 12-16% (the accumulators go to t and back at each chunk): the decode
+ * step's weights are far larger than the caches. */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
@@ -399,14 +427,28 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
         (N - j3 + 3 * MM_VW_MAX) % (MM_NV * MM_VW_MAX) == 0)
       j3 -= 3 * MM_VW_MAX;
     int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
-    mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf, dp, &rest);
-    mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf, dp, &rest);
-    mm_blocked(L, l, r, t, 4, 3, MM_VW_MAX, M8, M4, 0, j3, &pf, dp, &rest);
-    mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, j3, jw, &pf, dp, &rest);
-    if (mt > 0) {
-      mm_blocked(L, l, r, t, mt, 3, MM_VW_MAX, M4, M, 0, j3, &pf, NULL, &rest);
-      mm_blocked(L, l, r, t, mt, MM_NV, MM_VW_MAX, M4, M, j3, jw, &pf, NULL, &rest);
+    /* M <= 8 in f32 on a view of a tensor (a decode step's batch times a weight's window): the
+     * blocks run chunk by chunk of MM_KCHUNK k steps, every block's chunk before the next chunk
+     * (the accumulators go back to t between chunks; each element still sums in k order), so
+     * that the window's rows come from the memory while all its slabs compute, not only while
+     * the first does: the first block prefetches the next chunk's rows (mm_blocked's rest). */
+    int64_t K = l->cols, kn = MM_KCHUNK;
+    lw_loop lc;
+    LLVMValueRef k0 = NULL;
+    if (rest && !dp && r->rs && !r->ri && K > kn && K % kn == 0) {
+      LLVMValueRef c =
+          pto__lower_loop_begin(L, &lc, pto__lower_i64(L, 0), pto__lower_i64(L, K / kn), "mm.kc");
+      k0 = mul(L, c, pto__lower_i64(L, kn));
     }
+    mm_blocked(L, l, r, t, 8, 3, MM_VW_MAX, 0, M8, 0, j3, &pf, dp, &rest, k0, kn);
+    mm_blocked(L, l, r, t, 8, MM_NV, MM_VW_MAX, 0, M8, j3, jw, &pf, dp, &rest, k0, kn);
+    mm_blocked(L, l, r, t, 4, 3, MM_VW_MAX, M8, M4, 0, j3, &pf, dp, &rest, k0, kn);
+    mm_blocked(L, l, r, t, 4, MM_NV, MM_VW_MAX, M8, M4, j3, jw, &pf, dp, &rest, k0, kn);
+    if (mt > 0) {
+      mm_blocked(L, l, r, t, mt, 3, MM_VW_MAX, M4, M, 0, j3, &pf, NULL, &rest, k0, kn);
+      mm_blocked(L, l, r, t, mt, MM_NV, MM_VW_MAX, M4, M, j3, jw, &pf, NULL, &rest, k0, kn);
+    }
+    if (k0) pto__lower_loop_end(L, &lc);
     j = jw;
     /* 512-bit vector types stay whole instead of being split into 256-bit halves. */
     LLVMAddAttributeAtIndex(
@@ -414,8 +456,8 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
         LLVMCreateStringAttribute(L->c, "min-legal-vector-width", 22, "512", 3));
   }
   int64_t jn = j + (N - j) / (MM_NV * 8) * (MM_NV * 8);
-  mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf, dp, NULL);
-  if (mt > 0) mm_blocked(L, l, r, t, mt, MM_NV, 8, M4, M, j, jn, &pf, NULL, NULL);
+  mm_blocked(L, l, r, t, 4, MM_NV, 8, 0, M4, j, jn, &pf, dp, NULL, NULL, 0);
+  if (mt > 0) mm_blocked(L, l, r, t, mt, MM_NV, 8, M4, M, j, jn, &pf, NULL, NULL, NULL, 0);
   return jn;
 }
 

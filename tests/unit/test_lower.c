@@ -3843,6 +3843,90 @@ static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
   lib_free(L);
 }
 
+/* A decode step's projection as examples/llm/llama_layer.ptir's @linear writes it: a tile of TM
+ * (2..8) rows times a window of 32 rows of W, K walked in windows with valid=, run on partial rows
+ * (R < TM), partial columns (C < the tile's), a partial last window (K not a multiple of 32) and
+ * whole windows of a wider W (a view with its rows the tensor's width apart). On 512-bit vectors
+ * the M = 4..8 products run their register blocks in chunks of 16 k steps ("mm.kc", mm_blocks;
+ * M < 4 keeps its wide row blocks), elsewhere as before; either way one fma per product in k
+ * order, bit for bit the interpreter's. */
+static const char *k_mm_chunk_fmt =
+    "kernel @%s(%%x: tensor[R, K] f32, %%w: tensor[K, C] f32, out %%y: tensor[R, C] f32)\n"
+    "    -> (tensor[R, C] f32) {\n"
+    "  %%acc0 = tile.full([%d, %d], f32, -1, space=acc)\n"
+    "  %%acc = for %%k in range(0, (K + 31) / 32) iter(%%ca = %%acc0) {\n"
+    "    %%k0 = %%k * 32\n"
+    "    %%kn = min(32, K - %%k0)\n"
+    "    %%cn = min(%d, C)\n"
+    "    %%tx = tile.load(%%x, [0, %%k0], [%d, 32], space=mat, valid=[R, %%kn])\n"
+    "    %%tw = tile.load(%%w, [%%k0, 0], [32, %d], space=mat, valid=[%%kn, %%cn])\n"
+    "    %%l = tile.move(%%tx, space=left)\n"
+    "    %%r = tile.move(%%tw, space=right)\n"
+    "    %%cn2 = tile.matmul_acc(%%ca, %%l, %%r)\n"
+    "    yield %%cn2\n"
+    "  }\n"
+    "  tile.store(%%acc, [0, 0], %%y)\n"
+    "  return %%y\n"
+    "}\n";
+
+static void test_lower_matmul_decode_rows_in_k_chunks(void **state) {
+  (void)state;
+  /* kernels: tile rows TM by tile columns TN */
+  static const struct {
+    const char *name;
+    int tm, tn;
+  } ks[] = {{"mmc8", 8, 128}, {"mmc7", 7, 96}, {"mmc6", 6, 80},
+            {"mmc5", 5, 128}, {"mmc4", 4, 48}, {"mmc2", 2, 64}};
+  /* runs: kernel, R x K times K x C */
+  static const struct {
+    int kern, r, k, c;
+  } runs[] = {{0, 8, 96, 160}, {0, 5, 80, 100}, {1, 7, 64, 96},  {1, 4, 64, 200}, {2, 3, 72, 70},
+              {2, 6, 48, 80},  {3, 5, 64, 128}, {3, 2, 40, 128}, {4, 4, 96, 64},  {5, 2, 64, 64}};
+  static char src[16384];
+  int len = snprintf(src, sizeof src, "program mmchunk\ndynamic R, K, C\n");
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_chunk_fmt, ks[i].name, ks[i].tm,
+                    ks[i].tn, ks[i].tn, ks[i].tm, ks[i].tn);
+  tl_lib *L = lib_build(src, 2);
+  assert_non_null(L);
+  int wide = pto__lower_host_has("+avx512f");
+  for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+    int chunked = ll_contains(L, ks[q].name, "mm.kc");
+    if (chunked != (wide && ks[q].tm >= 4)) {
+      print_error("@%s: chunked k loop %d on a host %s 512-bit vectors\n", ks[q].name, chunked,
+                  wide ? "with" : "without");
+      fail();
+    }
+  }
+  static float x[8 * 96], w[96 * 200], o[8 * 200], o2[8 * 200];
+  for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
+    const char *name = ks[runs[q].kern].name;
+    int R = runs[q].r, K = runs[q].k, C = runs[q].c, TN = ks[runs[q].kern].tn;
+    for (int i = 0; i < R * K; i++)
+      x[i] = (float)((i * 37) % 23 - 11) * 0.0625f + 0x1p-13f * (float)(i % 3);
+    for (int i = 0; i < K * C; i++)
+      w[i] = (float)((i * 53) % 19 - 9) * 0.125f + 0x1p-14f * (float)(i % 5);
+    for (int i = 0; i < R * C; i++)
+      o[i] = o2[i] = 12345.0f; /* columns past the tile keep it */
+    mm_run_both(L, name, PTO_DTYPE_F32, x, w, R, K, C, o, o2);
+    for (int i = 0; i < R; i++)
+      for (int j = 0; j < C; j++) {
+        float sum = 12345.0f;
+        if (j < TN) {
+          sum = -1.0f;
+          for (int k = 0; k < K; k++)
+            sum = fmaf(x[i * K + k], w[k * C + j], sum);
+        }
+        if (memcmp(&sum, &o[i * C + j], 4) || memcmp(&sum, &o2[i * C + j], 4)) {
+          print_error("@%s %dx%dx%d [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", name, R,
+                      K, C, i, j, (double)o[i * C + j], (double)o2[i * C + j], (double)sum);
+          fail();
+        }
+      }
+  }
+  lib_free(L);
+}
+
 /* f32 exp, log and sigmoid: the compiled loops (pto/mathf.h's operations emitted as LLVM IR,
  * vectorized) give the same bits as the reference the interpreter calls (pto_expf, pto_logf in
  * base/mathf.c), over a sweep of every 251st f32 bit pattern (NaN, infinities, subnormals and
@@ -4240,6 +4324,7 @@ int main(void) {
       cmocka_unit_test(test_lower_bf16_matmul_dot_products),
       cmocka_unit_test(test_lower_matmul_prefetches_next_loads),
       cmocka_unit_test(test_lower_matmul_decode_rows_prefetch_rest),
+      cmocka_unit_test(test_lower_matmul_decode_rows_in_k_chunks),
       cmocka_unit_test(test_lower_matmul_right_operand_is_a_strided_view),
       cmocka_unit_test(test_lower_matmul_one_row_prefetches_rows_ahead),
       cmocka_unit_test(test_lower_matmul_right_operand_read_through_gather_indices),
