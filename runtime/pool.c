@@ -518,6 +518,31 @@ int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L) {
   return 0;
 }
 
+void pto__rt_pool_help_out(pto__rt_pool *pool, pto__rt_launch *L) {
+  uint64_t deadline = 0;
+  for (unsigned i = 0; atomic_load(&L->outstanding) > 0; i++) {
+    if (pto__rt_pool_help(pool, L)) {
+      deadline = 0;
+      continue;
+    }
+    /* Nothing to take now. A capped pool's dispatching thread keeps its CPU a while (its
+     * dispatching flag too, so no sleeping core is woken to take its place): the tasks running
+     * are about to make more ready, and the core that would wake for them instead pays a futex
+     * wake-up, 17-65 us on a quiet host and milliseconds on a loaded one, while this thread has
+     * a CPU now. Not in other pools: a strict one's core came back for its tasks, a lazy one has
+     * no sleeping core to spare. */
+    if (!capped(pool)) return;
+    if ((i & 15) == 0) {
+      uint64_t now = pto__rt_now_ns();
+      if (!deadline)
+        deadline = now + pool->spin_ns;
+      else if (now >= deadline)
+        return;
+    }
+    pto__rt_cpu_relax();
+  }
+}
+
 /* Takes a place among the spinners for core (of queue q): always while a launch runs (its cores
  * come back between short tasks, and a core woken for one must not go back to sleep at once
  * only to be woken again), within the budget otherwise; 0 when it is full. */
