@@ -111,8 +111,8 @@ static int32_t k_gave(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ct
   return 0;
 }
 
-static pto_kernel_fn g_kernels[NK] = {k_meet,  k_note,  k_note,  k_meet,
-                                      k_hold,  k_block, k_order, k_gave};
+static pto_kernel_fn g_kernels[NK] = {k_meet, k_note,  k_note,  k_meet,
+                                      k_hold, k_block, k_order, k_gave};
 static const char *g_names[NK] = {"meet", "vec",   "cube",  "meet_cube",
                                   "hold", "block", "order", "gave"};
 
@@ -456,9 +456,9 @@ static void test_default_worker_leaves_the_dispatching_thread_its_cpu(void **sta
  * two more wait for: the dispatching thread keeps its CPU and the place of a core (its dispatching
  * flag up) for the idle core's spin (idle_spin_us, long here), and when the task ends it runs one
  * of the two (which meet) itself, the task's own thread the other, rather than a sleeping core
- * thread being woken for it (before, it gave its CPU up at once and waited for the launch's end, and every
- * task of a later stage paid a futex wake-up of the other core thread: tens of us on a quiet
- * host, milliseconds on a loaded one; issue #33 item 5, the decode step). */
+ * thread being woken for it (before, it gave its CPU up at once and waited for the launch's end,
+ * and every task of a later stage paid a futex wake-up of the other core thread: tens of us on a
+ * quiet host, milliseconds on a loaded one; issue #33 item 5, the decode step). */
 static void test_the_dispatching_thread_runs_the_tasks_after_a_gap(void **state) {
   (void)state;
   cpu_set_t old;
