@@ -538,10 +538,12 @@ void pto__rt_pool_help_out(pto__rt_pool *pool, pto__rt_launch *L) {
      * loaded one, while this thread has a CPU now. It spins until the queues' count changes,
      * reading that count (which only a push or a take writes) at every pause and the launch's
      * outstanding count (which every completion writes) once in 64: a chain of tasks that the
-     * cores run without the queue pays for each read of a line its completions write. Not in
-     * other pools: a strict one's core came back for its tasks, a lazy one has no sleeping core
-     * to spare. */
-    if (!capped(pool)) return;
+     * cores run without the queue pays for each read of a line its completions write. With no
+     * more tasks outstanding than threads it waits for the launch's end at once: that wait spins
+     * on the count at every pause (a one-task launch noticed its end up to a microsecond later
+     * here). Not in other pools: a strict one's core came back for its tasks, a lazy one has no
+     * sleeping core to spare. */
+    if (!capped(pool) || atomic_load(&L->outstanding) <= pool->nthreads) return;
     if (!deadline) deadline = pto__rt_now_ns() + pool->spin_ns;
     size_t seen = queued(pool); /* tasks queued that no core of their type was free for */
     for (unsigned i = 1; queued(pool) == seen; i++) {
