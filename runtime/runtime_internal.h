@@ -652,6 +652,10 @@ void pto__rt_pool_resume(pto__rt_pool *pool);
  * wake up and get a CPU. Returns 1 if it ran one, 0 if no task was ready, no core free, or the
  * core's own thread came back meanwhile (it runs the rest). */
 int pto__rt_pool_help(pto__rt_pool *pool, pto__rt_launch *L);
+/* pto__rt_pool_help until L has no task outstanding, or (a capped pool) until no task was ready
+ * for spin_ns, or (other pools) until none is ready: then the caller waits for the launch's end,
+ * and a sleeping core wakes for the tasks that become ready meanwhile. */
+void pto__rt_pool_help_out(pto__rt_pool *pool, pto__rt_launch *L);
 /* Scheduling phases (pto_worker_set_record_phases): a launch that records them starts every
  * core's log empty; core's thread appends a phase of its own, at its loop_iter; after the launch
  * the logs become log's phases (out of memory: none, and phases_err says so). */

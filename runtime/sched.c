@@ -1538,9 +1538,7 @@ pto_status pto__rt_launch_finish(pto__rt_launch *L, uint64_t *out_first_start,
     end_scope(L);
   /* The orchestration is done: rather than wait for core threads to wake up and get a CPU, run
    * ready tasks here as an idle core (not in shuffle mode, whose timing is the cores' own). */
-  if (!L->w->pool.shuffle)
-    while (atomic_load(&L->outstanding) > 0 && pto__rt_pool_help(&L->w->pool, L)) {
-    }
+  if (!L->w->pool.shuffle) pto__rt_pool_help_out(&L->w->pool, L);
   wait_until_at(L, pred_all_done, NULL, 0);
   pto__rt_pool_idle(&L->w->pool);
   uint64_t first = 0, last = 0;

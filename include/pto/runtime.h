@@ -66,7 +66,8 @@ typedef struct pto_run_config {
                                    program's pto_program_scratch_bytes */
   uint32_t idle_spin_us;        /* how long an idle core spins before it blocks; 0: 40. Between
                                    launches at most the process's CPUs less one cores spin (the
-                                   others block at once) */
+                                   others block at once). At a launch's end the dispatching thread
+                                   too spins this long after its last task before it waits */
   int shuffle;                  /* test mode: ready tasks start in a random order */
   uint64_t shuffle_seed;        /* seed of that order */
   uint32_t max_inflight_tasks;  /* submitted, unfinished tasks before a submit waits (flow

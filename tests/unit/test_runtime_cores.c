@@ -21,7 +21,7 @@
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 
-enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, K_HOLD, K_BLOCK, K_ORDER, NK };
+enum { K_MEET, K_VEC, K_CUBE, K_MEET_CUBE, K_HOLD, K_BLOCK, K_ORDER, K_GAVE, NK };
 enum { MAXT = 64 };
 
 static atomic_int g_arrived, g_want;
@@ -87,8 +87,34 @@ static int32_t k_order(const pto_kernel_tensor *t, const uint64_t *s, pto_core_c
   return 0;
 }
 
-static pto_kernel_fn g_kernels[NK] = {k_meet, k_note, k_note, k_meet, k_hold, k_block, k_order};
-static const char *g_names[NK] = {"meet", "vec", "cube", "meet_cube", "hold", "block", "order"};
+/* The worker whose dispatching thread k_gave watches (set before a launch of gap_entry), and
+ * the end of gap_entry's orchestration. */
+static pto_worker *g_w;
+static atomic_int g_orch_done;
+static int g_gave = -1;
+
+/* Says it started, waits (at most 20 s) until the orchestration is done, then at most 50 ms
+ * until the dispatching thread gives its CPU up (pool.dispatching 0: it waits for the launch's
+ * end), and notes in g_gave whether it did. */
+static int32_t k_gave(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t;
+  note(s, ctx);
+  atomic_store(&g_started, 1);
+  pto__rt_worker *w = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
+  struct timespec ts = {0, 100 * 1000};
+  for (int i = 0; i < 200000 && !atomic_load(&g_orch_done); i++)
+    nanosleep(&ts, NULL);
+  int gave = 0;
+  for (int i = 0; i < 500 && !(gave = !atomic_load(&w->pool.dispatching)); i++)
+    nanosleep(&ts, NULL);
+  g_gave = gave;
+  return 0;
+}
+
+static pto_kernel_fn g_kernels[NK] = {k_meet, k_note,  k_note,  k_meet,
+                                      k_hold, k_block, k_order, k_gave};
+static const char *g_names[NK] = {"meet", "vec",   "cube",  "meet_cube",
+                                  "hold", "block", "order", "gave"};
 
 /* g_want rendezvous tasks, all AIV. */
 static void meet_entry(const pto_orch_args *a) {
@@ -120,9 +146,8 @@ static void mixed_entry(const pto_orch_args *a) {
   }
 }
 
-/* The worker the orchestration below looks into, and the core threads it found not asleep (nor
+/* The core threads that the orchestration below (hold_entry, into g_w) found not asleep (nor
  * signalled to wake) while it ran, with a task running: -1 before it looked. */
-static pto_worker *g_w;
 static int g_awake_in_orch = -1;
 
 static int threads_not_asleep(pto_worker *wt) {
@@ -148,6 +173,24 @@ static void hold_entry(const pto_orch_args *a) {
   g_api->submit(g_api->ctx, K_VEC, PTO_CORE_AIV, s1, 1);
   g_awake_in_orch = threads_not_asleep(g_w);
   atomic_store(&g_go, 1);
+}
+
+/* k_gave (index 0) over row 0 of x, running on a core thread before two rendezvous tasks that
+ * read the row (indices 1, 2) are submitted: they become ready when it ends, after the
+ * orchestration, and each waits until both run. */
+static void gap_entry(const pto_orch_args *a) {
+  int64_t off[2] = {0, 0}, shape[2] = {1, 16};
+  pto_orch_tensor row = tview(&a->tensors[0], off, shape);
+  pto_orch_task_arg s0[2] = {ta_inout(&row), ta_scalar(0)};
+  g_api->submit(g_api->ctx, K_GAVE, PTO_CORE_AIV, s0, 2);
+  struct timespec ts = {0, 100 * 1000};
+  for (int i = 0; i < 200000 && !atomic_load(&g_started); i++)
+    nanosleep(&ts, NULL);
+  for (int i = 1; i <= 2; i++) {
+    pto_orch_task_arg si[2] = {ta_in(&row), ta_scalar((uint64_t)i)};
+    g_api->submit(g_api->ctx, K_MEET, PTO_CORE_AIV, si, 2);
+  }
+  atomic_store(&g_orch_done, 1);
 }
 
 /* One task of 4 blocks that start together (require_sync_start). */
@@ -205,7 +248,7 @@ static void xy_rows_entry(const pto_orch_args *a) {
 static pto_program *make_program(pto_orch_entry_fn entry) {
   tsig s;
   tsig_init(&s, "cores");
-  if (entry == x_rows_entry || entry == xy_rows_entry) {
+  if (entry == x_rows_entry || entry == xy_rows_entry || entry == gap_entry) {
     tsig_tensor(&s, "x", PTO_DIR_INOUT, PTO_DTYPE_F32, "8,16384");
     tsig_tensor(&s, "y", PTO_DIR_INOUT, PTO_DTYPE_F32, "8,16384");
   }
@@ -218,6 +261,7 @@ static pto_program *make_program(pto_orch_entry_fn entry) {
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_MEET_CUBE, PTO_CORE_AIC));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_HOLD, PTO_CORE_AIV));
   assert_pto_ok(pto_program_set_kernel_core_type(p, K_BLOCK, PTO_CORE_AIV));
+  assert_pto_ok(pto_program_set_kernel_core_type(p, K_GAVE, PTO_CORE_AIV));
   return p;
 }
 
@@ -228,7 +272,9 @@ static void reset(int want) {
   atomic_store(&g_started, 0);
   atomic_store(&g_go, 0);
   atomic_store(&g_seq, 0);
+  atomic_store(&g_orch_done, 0);
   g_awake_in_orch = -1;
+  g_gave = -1;
   for (int i = 0; i < MAXT; i++)
     g_tid[i] = 0, g_core[i] = g_type[i] = g_order[i] = -1;
 }
@@ -402,6 +448,52 @@ static void test_default_worker_leaves_the_dispatching_thread_its_cpu(void **sta
     assert_int_equal(t[1].core_type, PTO_CORE_AIV);
   }
   pto_program_release(p);
+  pto_worker_close(g_w);
+  g_w = NULL;
+}
+
+/* The default worker on 2 CPUs, its orchestration done while a core thread runs a task that
+ * two more wait for: the dispatching thread keeps its CPU and the place of a core (its dispatching
+ * flag up) for the idle core's spin (idle_spin_us, long here), and when the task ends it runs one
+ * of the two (which meet) itself, the task's own thread the other, rather than a sleeping core
+ * thread being woken for it (before, it gave its CPU up at once and waited for the launch's end,
+ * and every task of a later stage paid a futex wake-up of the other core thread: tens of us on a
+ * quiet host, milliseconds on a loaded one; issue #33 item 5, the decode step). */
+static void test_the_dispatching_thread_runs_the_tasks_after_a_gap(void **state) {
+  (void)state;
+  cpu_set_t old;
+  if (!use_two_cpus(&old)) skip();
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.idle_spin_us = 2u * 1000 * 1000; /* past k_gave's wait, so never the reason it gave up */
+  pto_status s = pto_worker_open(&cfg, &g_w);
+  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+  assert_pto_ok(s);
+  const int64_t shape[2] = {ROWS, COLS};
+  pto_device_tensor *x = NULL, *y = NULL;
+  assert_pto_ok(pto_worker_alloc_tensor(g_w, 2, shape, PTO_DTYPE_F32, NULL, &x));
+  assert_pto_ok(pto_worker_alloc_tensor(g_w, 2, shape, PTO_DTYPE_F32, NULL, &y));
+  pto_arg args[2] = {pto_arg_device(x), pto_arg_device(y)};
+  pto_program *p = make_program(gap_entry);
+  long self = thread_id();
+  for (int round = 0; round < 5; round++) {
+    uint64_t t0 = pto__rt_now_ns(); /* one core thread spins (the budget), the other sleeps */
+    while (threads_not_asleep(g_w) > 1 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
+      sched_yield();
+    assert_int_equal(threads_not_asleep(g_w), 1);
+    reset(2);
+    assert_pto_ok(pto_worker_run(g_w, p, args, 2));
+    assert_int_equal(atomic_load(&g_ran), 3);
+    assert_int_equal(atomic_load(&g_arrived), 2);
+    assert_int_equal(g_gave, 0);
+    assert_true(g_tid[0] != self);
+    /* one successor on k_gave's thread (left to it by its completion), the other here */
+    assert_true((g_tid[1] == self && g_tid[2] == g_tid[0]) ||
+                (g_tid[2] == self && g_tid[1] == g_tid[0]));
+  }
+  pto_program_release(p);
+  assert_pto_ok(pto_worker_free_tensor(g_w, x));
+  assert_pto_ok(pto_worker_free_tensor(g_w, y));
   pto_worker_close(g_w);
   g_w = NULL;
 }
@@ -688,6 +780,7 @@ int main(void) {
       cmocka_unit_test(test_threads_fewer_than_cores_run_every_cube_core),
       cmocka_unit_test(test_bad_threads_are_refused),
       cmocka_unit_test(test_default_worker_leaves_the_dispatching_thread_its_cpu),
+      cmocka_unit_test(test_the_dispatching_thread_runs_the_tasks_after_a_gap),
       cmocka_unit_test(test_a_gang_wider_than_the_cpus_starts),
       cmocka_unit_test(test_a_core_takes_the_tasks_its_cpu_ran_first),
   };
