@@ -3127,6 +3127,23 @@ static void mm_run_both(tl_lib *L, const char *name, pto_dtype in, void *a, void
   assert_pto_ok(pto_ir_interp_run(L->p, pto_ir_program_find_func(L->p, name), args, 3));
 }
 
+/* Checks o (compiled) and o2 (interpreted) of name's C[M,N] = -1 + A[M,K] x B[K,N] against an
+ * fmaf chain in k order, bit for bit. */
+static void mm_check_fma_chain(const char *name, const float *a, const float *b, int M, int K,
+                               int N, const float *o, const float *o2) {
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      float sum = -1.0f;
+      for (int k = 0; k < K; k++)
+        sum = fmaf(a[i * K + k], b[k * N + j], sum);
+      if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
+        print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", name, i, j,
+                    (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
+        fail();
+      }
+    }
+}
+
 /* f32 matmul is one fused multiply-add per product, in k order, compiled and interpreted alike:
  * with l = r = 1 + 2^-12 and acc = -1, fmaf gives 2^-11 + 2^-24 where a rounded product then a
  * sum gives 2^-11. Shapes that take the 8x48, 8x32, 4-row and scalar paths of the lowering. */
@@ -3683,17 +3700,7 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
     free(text);
     int N = k->n;
     mm_run_both(L, k->name, PTO_DTYPE_F32, a, b, 16, 24, N, o, o2);
-    for (int i = 0; i < 16; i++)
-      for (int j = 0; j < N; j++) {
-        float sum = -1.0f;
-        for (int k = 0; k < 24; k++)
-          sum = fmaf(a[i * 24 + k], b[k * N + j], sum);
-        if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
-          print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", k->name, i, j,
-                      (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
-          fail();
-        }
-      }
+    mm_check_fma_chain(k->name, a, b, 16, 24, N, o, o2);
   }
   check_mm64(L);
   lib_free(L);
@@ -3753,17 +3760,7 @@ static void test_lower_matmul_decode_rows_prefetch_rest(void **state) {
     for (int i = 0; i < 24 * N; i++)
       b[i] = (float)((i * 53) % 19 - 9) * 0.125f + 0x1p-14f * (float)(i % 5);
     mm_run_both(L, ks[w].name, PTO_DTYPE_F32, a, b, M, 24, N, o, o2);
-    for (int i = 0; i < M; i++)
-      for (int j = 0; j < N; j++) {
-        float sum = -1.0f;
-        for (int k = 0; k < 24; k++)
-          sum = fmaf(a[i * 24 + k], b[k * N + j], sum);
-        if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
-          print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", ks[w].name, i, j,
-                      (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
-          fail();
-        }
-      }
+    mm_check_fma_chain(ks[w].name, a, b, M, 24, N, o, o2);
   }
   lib_free(L);
 }
@@ -3828,17 +3825,7 @@ static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
     }
     mm_run_both(L, ks[w].name, bf ? PTO_DTYPE_BF16 : PTO_DTYPE_F32, bf ? (void *)ah : (void *)a,
                 bf ? (void *)bh : (void *)b, M, 24, N, o, o2);
-    for (int i = 0; i < M; i++)
-      for (int j = 0; j < N; j++) {
-        float sum = -1.0f;
-        for (int k = 0; k < 24; k++)
-          sum = fmaf(a[i * 24 + k], b[k * N + j], sum);
-        if (memcmp(&sum, &o[i * N + j], 4) || memcmp(&sum, &o2[i * N + j], 4)) {
-          print_error("@%s [%d,%d]: kernel %a, interpreter %a, fmaf chain %a\n", ks[w].name, i, j,
-                      (double)o[i * N + j], (double)o2[i * N + j], (double)sum);
-          fail();
-        }
-      }
+    mm_check_fma_chain(ks[w].name, a, b, M, 24, N, o, o2);
   }
   lib_free(L);
 }
