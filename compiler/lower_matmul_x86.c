@@ -25,9 +25,8 @@ static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
 #define MM_VW_MAX 16 /* lanes of the widest accumulator vector (AVX-512) */
 #define MM_PF_MAX 4  /* prefetches of the next iteration's loads a k step, at most */
 
-#define MM_REST_MAX 8   /* lines of the rest of r's row prefetched a k step (mm_blocked), at most */
-#define MM_KCHUNK 16    /* k steps of a chunk of an M <= 8 product's blocks (mm_blocks) */
-#define MM_AHEAD_MAX 16 /* lines of r's row MM_KCHUNK rows ahead prefetched a k step, at most */
+#define MM_REST_MAX 8 /* lines of the rest of r's row prefetched a k step (mm_blocked), at most */
+#define MM_KCHUNK 16  /* k steps of a chunk of an M <= 8 product's blocks (mm_blocks) */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
  * integers of up to 32 bits into i32. */
@@ -118,8 +117,8 @@ static LLVMValueRef dp_outside(lw *L, LLVMValueRef x, int f32);
 
 /* One register block's place: rows i0.., columns j0.., its accumulators (allocas of vt), its
  * prefetch slot (step0 + k, ppk lines a step; ppk 0: none), the columns [rest_lo, rest_hi)
- * of r's row k + rest_ahead it prefetches at step k (none when empty: see mm_blocked), and its
- * k steps: all K, or with k0 the kn steps from k0 (a chunk, mm_blocks). */
+ * of r's row k + rest_ahead it prefetches at step k (none when empty; from j0 with rest_own: see
+ * mm_blocked), and its k steps: all K, or with k0 the kn steps from k0 (a chunk, mm_blocks). */
 typedef struct mm_blk {
   int mr, nv, vw;
   LLVMValueRef i0, j0, step0;
@@ -127,6 +126,7 @@ typedef struct mm_blk {
   LLVMTypeRef vt;
   int64_t ppk;
   int64_t rest_lo, rest_hi, rest_ahead;
+  int rest_own;
   LLVMValueRef k0;
   int64_t kn;
 } mm_blk;
@@ -205,9 +205,12 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
       LLVMValueRef row = pto__lower_mm_rrow(L, r, add(L, k1, pto__lower_i64(L, B->rest_ahead)));
       int64_t es = (int64_t)pto_dtype_size(r->dt);
       for (int64_t c = B->rest_lo; c < B->rest_hi; c += 64 / es) {
-        LLVMValueRef off = mul(L, add(L, row, pto__lower_i64(L, c)), pto__lower_i64(L, es));
-        pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.rest"), 0,
-                            B->rest_ahead ? 3 : 2);
+        LLVMValueRef col = pto__lower_i64(L, c);
+        if (B->rest_own) col = add(L, B->j0, col);
+        LLVMValueRef off = mul(L, add(L, row, col), pto__lower_i64(L, es));
+        pto__lower_prefetch(
+            L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, B->rest_own ? "pf.chunk" : "pf.rest"),
+            0, B->rest_ahead ? 3 : 2);
       }
     }
     LLVMValueRef bv[MM_NV_MAX];
@@ -262,16 +265,18 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
    * prefetches, at each k step, the rest of r's row k (up to MM_REST_MAX lines past its own
    * columns), which the later slabs read: the first pass over r's window then asks the memory for
    * whole row pieces, as mm_rows_wide's blocks do, instead of a slab's 192 bytes of each row per
-   * pass. In chunks (k0, mm_blocks), it prefetches instead the whole of row k + kn (up to
-   * MM_AHEAD_MAX lines), the next chunk's, into L1. */
-  int64_t rest_lo = j_lo + nv * vw, rest_hi = rest_lo, ahead = 0, lines = MM_REST_MAX;
-  if (rest && *rest) {
-    if (k0) {
-      rest_lo = 0;
-      ahead = kn;
-      lines = MM_AHEAD_MAX;
-    }
-    int64_t most = rest_lo + lines * 64 / (int64_t)pto_dtype_size(r->dt);
+   * pass. In chunks (k0, mm_blocks), instead every slab's first row block (of the rows from
+   * 0: the slab's other row blocks read the same lines) prefetches its own columns of row k + kn,
+   * the next chunk's, into L1 (mm_blocks says why). */
+  int64_t rest_lo = j_lo + nv * vw, rest_hi = rest_lo, ahead = 0;
+  int own = 0;
+  if (rest && k0 && i_lo == 0 && !dp && r->rs) {
+    own = 1;
+    rest_lo = 0;
+    rest_hi = nv * vw;
+    ahead = kn;
+  } else if (rest && *rest && !k0) {
+    int64_t most = rest_lo + MM_REST_MAX * 64 / (int64_t)pto_dtype_size(r->dt);
     if (!dp && r->rs) rest_hi = r->cols < most ? r->cols : most;
     *rest = 0;
   }
@@ -326,10 +331,12 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
               .k0 = k0,
               .kn = kn};
   if (rest_hi > rest_lo) {
-    LLVMValueRef first =
-        LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, jb, pto__lower_i64(L, 0), ""),
-                     LLVMBuildICmp(L->b, LLVMIntEQ, ib, pto__lower_i64(L, 0), ""), "");
+    LLVMValueRef first = LLVMBuildICmp(L->b, LLVMIntEQ, ib, pto__lower_i64(L, 0), "");
+    if (!own)
+      first = LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, jb, pto__lower_i64(L, 0), ""),
+                           first, "");
     mm_blk BR = B;
+    BR.rest_own = own;
     BR.rest_lo = rest_lo;
     BR.rest_hi = rest_hi;
     BR.rest_ahead = ahead;
@@ -393,14 +400,20 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  * Still, the three passes over a window added memory time and compute time: the first pass
  * waited on the memory, the other two computed from the caches while the memory idled. So when
  * the window's rows are a multiple of MM_KCHUNK, the blocks go chunk by chunk of MM_KCHUNK rows,
- * all the window's slabs over one chunk before the next, and the first block prefetches the
- * whole row MM_KCHUNK rows ahead (into L1: into L2 it lost more than the chunks gained): the rows
- * come in while every slab computes. Measured one thread, W out of the cache, the decode step's
- * shapes at batch 8 (bench/RESULTS.md, "m8"): 1-15% less time (medians; 128-row windows: 9-15%
- * for the logits' shape, 8-15% SwiGLU's, 4-9% q/k/v's, 1-7% down's; 7-10% bench_kernels' decode
- * shape); chunks of 32 rows gained 3-6%, chunks without the prefetch lost 12%. With W in the
- * cache the chunks cost 12-16% (the accumulators go to t and back at each chunk): the decode
- * step's weights are far larger than the caches. */
+ * all the window's slabs over one chunk before the next, and each slab's first row block
+ * prefetches its own columns of the row MM_KCHUNK rows ahead (into L1: into L2 it lost more than
+ * the chunks gained): the rows come in while every slab computes. Measured one thread, W out of
+ * the cache, the decode step's shapes at batch 8 (bench/RESULTS.md, "m8"), with the first block
+ * prefetching the whole row ahead: 1-15% less time (medians; 128-row windows: 9-15% for the
+ * logits' shape, 8-15% SwiGLU's, 4-9% q/k/v's, 1-7% down's; 7-10% bench_kernels' decode shape);
+ * chunks of 32 rows gained 3-6%, chunks without the prefetch lost 12%. Each slab fetching its
+ * own columns instead (3 or 2 lines a k step in every slab, not 8-16 in the first) took 3-9% less
+ * time again for the logits' shape, 17-26% SwiGLU's, 2-5% bench_kernels' (round 12, "m8v2");
+ * the first line of each row ahead (as mm_row_ahead at M = 1), 2 or 4 lines, or the row 8, 24 or
+ * 32 rows ahead did worse. With W in the cache the chunks cost 12-16% (the accumulators go to t
+ * and back at each chunk; the prefetches cost nothing there), and chunks of 32 or 64 rows, which
+ * cut that to 6-9%, took 2-12% more time out of the cache: the decode step's weights are far
+ * larger than the caches. */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
@@ -431,7 +444,8 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
      * blocks run chunk by chunk of MM_KCHUNK k steps, every block's chunk before the next chunk
      * (the accumulators go back to t between chunks; each element still sums in k order), so
      * that the window's rows come from the memory while all its slabs compute, not only while
-     * the first does: the first block prefetches the next chunk's rows (mm_blocked's rest). */
+     * the first does: each slab prefetches its columns of the next chunk's rows (mm_blocked's
+     * rest). */
     int64_t K = l->cols, kn = MM_KCHUNK;
     lw_loop lc;
     LLVMValueRef k0 = NULL;

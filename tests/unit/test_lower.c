@@ -258,6 +258,25 @@ static int ll_contains(const tl_lib *L, const char *k, const char *needle) {
   return found;
 }
 
+/* How many lines of kernel k's IR as lowered hold both a and b. */
+static int ll_count_lines(const tl_lib *L, const char *k, const char *a, const char *b) {
+  char ll[1024];
+  snprintf(ll, sizeof ll, "%s/%s.ll", L->dir, k);
+  char *text = tu_read_file(ll, NULL);
+  assert_non_null(text);
+  int n = 0;
+  for (char *line = text, *end; *line; line = end) {
+    end = strchr(line, '\n');
+    end = end ? end + 1 : line + strlen(line);
+    char *nl = end[-1] == '\n' ? end - 1 : NULL;
+    if (nl) *nl = 0;
+    if (strstr(line, a) && strstr(line, b)) n++;
+    if (nl) *nl = '\n';
+  }
+  free(text);
+  return n;
+}
+
 /* ll_contains, saying which when it does not. */
 static int ll_has(tl_lib *L, const char *k, const char *needle) {
   int found = ll_contains(L, k, needle);
@@ -3835,8 +3854,11 @@ static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
  * (R < TM), partial columns (C < the tile's), a partial last window (K not a multiple of 32) and
  * whole windows of a wider W (a view with its rows the tensor's width apart). On 512-bit vectors
  * the M = 4..8 products run their register blocks in chunks of 16 k steps ("mm.kc", mm_blocks;
- * M < 4 keeps its wide row blocks), elsewhere as before; either way one fma per product in k
- * order, bit for bit the interpreter's. */
+ * M < 4 keeps its wide row blocks), each column slab of the blocks from row 0 prefetching its own
+ * lines of the row 16 ahead (one "pf.chunk" a 16-lane vector of the slab: 3 for a 48-column slab,
+ * 2 for a 32-column one; none from the other rows' blocks, which read the same lines, and no
+ * other prefetch of W's rows), elsewhere as before; either way one fma per product in k order,
+ * bit for bit the interpreter's. */
 static const char *k_mm_chunk_fmt =
     "kernel @%s(%%x: tensor[R, K] f32, %%w: tensor[K, C] f32, out %%y: tensor[R, C] f32)\n"
     "    -> (tensor[R, C] f32) {\n"
@@ -3858,12 +3880,13 @@ static const char *k_mm_chunk_fmt =
 
 static void test_lower_matmul_decode_rows_in_k_chunks(void **state) {
   (void)state;
-  /* kernels: tile rows TM by tile columns TN */
+  /* kernels: tile rows TM by tile columns TN, and the prefetches of the chunks' next rows
+   * (48-column slabs, then 32-column ones) */
   static const struct {
     const char *name;
-    int tm, tn;
-  } ks[] = {{"mmc8", 8, 128}, {"mmc7", 7, 96}, {"mmc6", 6, 80},
-            {"mmc5", 5, 128}, {"mmc4", 4, 48}, {"mmc2", 2, 64}};
+    int tm, tn, pf;
+  } ks[] = {{"mmc8", 8, 128, 3 + 2}, {"mmc7", 7, 96, 3}, {"mmc6", 6, 80, 3 + 2},
+            {"mmc5", 5, 128, 3 + 2}, {"mmc4", 4, 48, 3}, {"mmc2", 2, 64, 0}};
   /* runs: kernel, R x K times K x C */
   static const struct {
     int kern, r, k, c;
@@ -3882,6 +3905,12 @@ static void test_lower_matmul_decode_rows_in_k_chunks(void **state) {
     if (chunked != (wide && ks[q].tm >= 4)) {
       print_error("@%s: chunked k loop %d on a host %s 512-bit vectors\n", ks[q].name, chunked,
                   wide ? "with" : "without");
+      fail();
+    }
+    int pf = ll_count_lines(L, ks[q].name, "%pf.chunk", "getelementptr");
+    if (pf != (wide ? ks[q].pf : 0) || (chunked && ll_contains(L, ks[q].name, "pf.rest"))) {
+      print_error("@%s: %d prefetches of the next chunk's rows, want %d (and no pf.rest)\n",
+                  ks[q].name, pf, wide ? ks[q].pf : 0);
       fail();
     }
   }
