@@ -3733,7 +3733,7 @@ static void test_lower_matmul_prefetches_next_loads(void **state) {
  * row blocks that read whole row pieces) neither. Either way one fma per product in k order, bit
  * for bit the interpreter's. */
 static const char *k_mm_rows_fmt =
-    "kernel @%s(%%a: tensor[%d,24] f32, %%b: tensor[24,%d] f32, out %%o: tensor[%d,%d] f32)\n"
+    "kernel @%s(%%a: tensor[%d,24] %s, %%b: tensor[24,%d] %s, out %%o: tensor[%d,%d] f32)\n"
     "    -> (tensor[%d,%d] f32) {\n"
     "  %%acc0 = tile.full([%d, %d], f32, -1, space=acc)\n"
     "  %%acc = for %%k in range(0, 3) iter(%%ck = %%acc0) {\n"
@@ -3758,8 +3758,8 @@ static void test_lower_matmul_decode_rows_prefetch_rest(void **state) {
   int len = snprintf(src, sizeof src, "program mmrows\n");
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
     int M = ks[i].m, N = ks[i].n;
-    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_rows_fmt, ks[i].name, M, N, M, N, M,
-                    N, M, N, M, N);
+    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_rows_fmt, ks[i].name, M, "f32", N,
+                    "f32", M, N, M, N, M, N, M, N);
   }
   tl_lib *L = lib_build(src, 2);
   assert_non_null(L);
@@ -3788,23 +3788,7 @@ static void test_lower_matmul_decode_rows_prefetch_rest(void **state) {
  * of the wide row blocks (mm_rows_wide) prefetches the first line of its columns of W's row 16
  * ahead ("pf.ahead", mm_row_ahead), the last steps' rows lying past the tensor's end, which a
  * prefetch may touch; at M = 2 there is none, nor without AVX-512. Either way one fma per product
- * in k order, bit for bit the interpreter's. */
-static const char *k_mm_ahead_fmt =
-    "kernel @%s(%%a: tensor[%d,24] %s, %%b: tensor[24,%d] %s, out %%o: tensor[%d,%d] f32)\n"
-    "    -> (tensor[%d,%d] f32) {\n"
-    "  %%acc0 = tile.full([%d, %d], f32, -1, space=acc)\n"
-    "  %%acc = for %%k in range(0, 3) iter(%%ck = %%acc0) {\n"
-    "    %%ta = tile.load(%%a, [0, %%k * 8], [%d, 8], space=mat)\n"
-    "    %%tb = tile.load(%%b, [%%k * 8, 0], [8, %d], space=mat)\n"
-    "    %%l = tile.move(%%ta, space=left)\n"
-    "    %%r = tile.move(%%tb, space=right)\n"
-    "    %%cn = tile.matmul_acc(%%ck, %%l, %%r)\n"
-    "    yield %%cn\n"
-    "  }\n"
-    "  %%o1 = tile.store(%%acc, [0, 0], %%o)\n"
-    "  return %%o1\n"
-    "}\n";
-
+ * in k order, bit for bit the interpreter's. The kernels are k_mm_rows_fmt's. */
 static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
   (void)state;
   static const struct {
@@ -3816,8 +3800,8 @@ static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
     int M = ks[i].m, N = ks[i].n;
     const char *dt = ks[i].bf16 ? "bf16" : "f32";
-    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_ahead_fmt, ks[i].name, M, dt, N, dt,
-                    M, N, M, N, M, N, M, N);
+    len += snprintf(src + len, sizeof src - (size_t)len, k_mm_rows_fmt, ks[i].name, M, dt, N, dt, M,
+                    N, M, N, M, N, M, N);
   }
   tl_lib *L = lib_build(src, 2);
   assert_non_null(L);
