@@ -116,7 +116,7 @@ def main() -> int:
         wsz = 2 if a.bf16 else 4
         mats = sum(w[k].size for k in ("wq", "wk", "wv", "wo", "wg", "wu", "wd", "wlm"))
         nbytes = mats * wsz + 2 * b * a.ctx * cfg.D * 4 + b * cfg.D * 4   # weights, K and V, emb
-        ww = peers.model.weights_bf16(w) if a.bf16 else w
+        ww = peers.model.weights_bf16(w) if a.bf16 else peers.model.weights_panels(w)
         logits = np.zeros((b, cfg.V), np.float32)
         nxt = np.zeros((b, 1), np.int32)
         with pto.ChipWorker(run_config(a.threads, cube)) as wk:
