@@ -51,15 +51,15 @@ def weights(cfg, seed=0):
 
 
 MATS = ("wq", "wk", "wv", "wo", "wg", "wu", "wd", "wlm")
-PANEL = 128   # columns of a weight panel (llama_layer.ptir's f32 entries: one task per panel)
+PANEL = 128   # columns of a weight panel (llama_layer.ptir's one-chip entries: a task a panel)
 
 
 def panels(m):
-    """A [K, C] matrix panel-major, as @decode and @prefill take their f32 matrices: its 128-column
-    panels one after another, [ceil(C/128) * K, 128], panel j (rows j*K .. j*K+K-1) holding
-    columns j*128 .. j*128+127; the last panel zero-padded where 128 does not divide C. A task
-    reads its panel as one contiguous run (a row-major slab is K pieces of 512 bytes a row
-    apart)."""
+    """A [K, C] matrix panel-major, as @decode, @prefill and @decode_bf16 take their matrices: its
+    128-column panels one after another, [ceil(C/128) * K, 128], panel j (rows j*K .. j*K+K-1)
+    holding columns j*128 .. j*128+127; the last panel zero-padded where 128 does not divide C.
+    A task reads its panel as one contiguous run (a row-major slab is K pieces of 128 elements a
+    row apart)."""
     K, C = m.shape
     n = (C + PANEL - 1) // PANEL
     pad = np.zeros((K, n * PANEL), m.dtype)
@@ -68,8 +68,9 @@ def panels(m):
 
 
 def weights_panels(w):
-    """The weights as the f32 entries (@decode, @prefill) take them: the matrices panel-major
-    (panels), the rest as they are. The reference (step) takes w itself."""
+    """The weights as @decode, @prefill and @decode_bf16 take them: the matrices (float32, or
+    weights_bf16's bits) panel-major (panels), the rest as they are. The reference (step) takes
+    the matrices row-major, w itself."""
     return {k: (panels(v) if k in MATS else v) for k, v in w.items()}
 
 

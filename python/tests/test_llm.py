@@ -58,8 +58,8 @@ def run_step(prog, w, ids, pos, bt, kc, vc, cfg=CFG):
 
 def decode_case(prog, w, pos, seed, bf16_mats=False, cfg=CFG):
     """A decode step of len(pos) sequences over caches filled with random earlier tokens. w: the
-    weights as numpy has them (f32: the step gets them panel-major, model.weights_panels; bf16:
-    model.weights_bf16's, as they are)."""
+    weights as numpy has them (bf16: model.weights_bf16's); the step gets them panel-major
+    (model.weights_panels)."""
     rng = np.random.default_rng(seed)
     n = len(pos)
     ids = rng.integers(0, cfg.V, (n, 1)).astype(np.int32)
@@ -68,8 +68,7 @@ def decode_case(prog, w, pos, seed, bf16_mats=False, cfg=CFG):
     kc = rng.standard_normal((cfg.S, cfg.D)).astype(np.float32)
     vc = rng.standard_normal((cfg.S, cfg.D)).astype(np.float32)
     kr, vr = kc.copy(), vc.copy()
-    logits, nxt = run_step(prog, w if bf16_mats else model.weights_panels(w), ids, pos, bt, kc, vc,
-                           cfg)
+    logits, nxt = run_step(prog, model.weights_panels(w), ids, pos, bt, kc, vc, cfg)
     want, want_next = model.step(cfg, model.weights(cfg) if bf16_mats else w, ids, pos, bt, kr,
                                  vr, bf16_mats=bf16_mats)
     rel = LOGIT_TOL_BF16 if bf16_mats else LOGIT_TOL
@@ -166,10 +165,8 @@ def test_decode_f32_batch1_odd_sizes(decode):
     decode_case(decode, model.weights(cfg), [17], seed=6, cfg=cfg)
 
 
-def test_decode_batch1_gate_up_tasks_pair_up(decode, tmp_path):
-    # FFN 768: f32 runs a gate/up task per 128-column panel (6); in bf16 three 256-column tasks
-    # would leave a core idle beside the third, so the last is split in two of 128 columns (4
-    # tasks; F 2816 of the benchmark: 10 + 2); both against numpy
+def test_decode_batch1_gate_up_task_per_panel(decode, tmp_path):
+    # FFN 768: a gate/up task per 128-column panel (6), f32 and bf16, both against numpy
     cfg = model.Config(hidden=256, ffn=768, vocab=512, blocks=12, max_blocks=4)
     w = model.weights(cfg)
     decode_case(decode, w, [21], seed=8, cfg=cfg)
@@ -178,7 +175,8 @@ def test_decode_batch1_gate_up_tasks_pair_up(decode, tmp_path):
     prog = pto.compile(PTIR, entry="decode_bf16")
     wb = model.weights_bf16(w)
     decode_case(prog, wb, [21], seed=8, bf16_mats=True, cfg=cfg)
-    assert kernel_tasks(prog, wb, 1, tmp_path / "b1_bf16", cfg).count("swiglu1_bf16") == 4
+    tasks = kernel_tasks(prog, model.weights_panels(wb), 1, tmp_path / "b1_bf16", cfg)
+    assert tasks.count("swiglu1_bf16") == 6
 
 
 def test_decode_bf16_weights_batch1():
