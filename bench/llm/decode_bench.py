@@ -9,9 +9,12 @@ cache rows it attends over) over the memory bandwidth a memcpy reaches in the sa
         [--cube-cores N]
 
 Sizes: hidden 1024, 8 heads of 128, FFN 2816 (Llama's 8/3 ratio, rounded to 128), vocab 8192,
-every sequence at position ctx-1 (it attends over ctx tokens). pto's time is the device wall of
-pto.benchmark (weights and caches resident, ids/pos/block tables passed per launch), the
-peers' the wall of the step in Python: the median over the rounds, and the minimum beside it.
+every sequence at position ctx-1 (it attends over ctx tokens). pto's entries take the matrices
+panel-major (examples/llm/model.py weights_panels), the peers row-major: the same bytes
+(the limit counts the matrices' own bytes, none of a vocab's zero padding). pto's time is the
+device wall of pto.benchmark (weights and caches resident, ids/pos/block tables passed per
+launch), the peers' the wall of the step in Python: the median over the rounds, and the minimum
+beside it.
 Prints a markdown table and, per batch, pto's mean tree and where the time goes per kernel
 (the summed core time of its tasks, from a worker recording its tasks).
 
@@ -116,7 +119,7 @@ def main() -> int:
         wsz = 2 if a.bf16 else 4
         mats = sum(w[k].size for k in ("wq", "wk", "wv", "wo", "wg", "wu", "wd", "wlm"))
         nbytes = mats * wsz + 2 * b * a.ctx * cfg.D * 4 + b * cfg.D * 4   # weights, K and V, emb
-        ww = peers.model.weights_bf16(w) if a.bf16 else w
+        ww = peers.model.weights_panels(peers.model.weights_bf16(w) if a.bf16 else w)
         logits = np.zeros((b, cfg.V), np.float32)
         nxt = np.zeros((b, 1), np.int32)
         with pto.ChipWorker(run_config(a.threads, cube)) as wk:

@@ -131,7 +131,7 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="pto_step_timeline_")
     for b in a.batch:
         cfg, w, ids, pos, bt, kc, vc = peers.setup(a.hidden, a.ffn, a.vocab, b, a.ctx)
-        ww = peers.model.weights_bf16(w) if a.bf16 else w
+        ww = peers.model.weights_panels(peers.model.weights_bf16(w) if a.bf16 else w)
         logits = np.zeros((b, cfg.V), np.float32)
         nxt = np.zeros((b, 1), np.int32)
         runs = []

@@ -49,7 +49,9 @@ def main() -> int:
     # the default worker: a thread per CPU, each able to run a matmul (cube) task (every
     # projection and the attention are cube kernels), as a cube core of its own (README)
     with pto.ChipWorker(pto.RunConfig(platform="sim")) as wk:
-        dev = {k: wk.alloc_tensor(v.shape, v.dtype, init=v) for k, v in w.items()}  # once
+        # once; the matrices panel-major, as @prefill and @decode take them (model.panels)
+        dev = {k: wk.alloc_tensor(v.shape, v.dtype, init=v)
+               for k, v in model.weights_panels(w).items()}
         kc = wk.alloc_tensor((cfg.S, cfg.D), np.float32, init=ref_k)  # zeros
         vc = wk.alloc_tensor((cfg.S, cfg.D), np.float32, init=ref_v)
         weights = [dev[k] for k in NAMES]

@@ -51,6 +51,27 @@ def weights(cfg, seed=0):
 
 
 MATS = ("wq", "wk", "wv", "wo", "wg", "wu", "wd", "wlm")
+PANEL = 128   # columns of a weight panel (llama_layer.ptir's one-chip entries: a task a panel)
+
+
+def panels(m):
+    """A [K, C] matrix panel-major, as @decode, @prefill and @decode_bf16 take their matrices: its
+    128-column panels one after another, [ceil(C/128) * K, 128], panel j (rows j*K .. j*K+K-1)
+    holding columns j*128 .. j*128+127; the last panel zero-padded where 128 does not divide C.
+    A task reads its panel as one contiguous run (a row-major slab is K pieces of 128 elements a
+    row apart)."""
+    K, C = m.shape
+    n = (C + PANEL - 1) // PANEL
+    pad = np.zeros((K, n * PANEL), m.dtype)
+    pad[:, :C] = m
+    return np.ascontiguousarray(pad.reshape(K, n, PANEL).transpose(1, 0, 2)).reshape(n * K, PANEL)
+
+
+def weights_panels(w):
+    """The weights as @decode, @prefill and @decode_bf16 take them: the matrices (float32, or
+    weights_bf16's bits) panel-major (panels), the rest as they are. The reference (step) takes
+    the matrices row-major, w itself."""
+    return {k: (panels(v) if k in MATS else v) for k, v in w.items()}
 
 
 def weights_bf16(w):

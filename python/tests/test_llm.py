@@ -57,7 +57,9 @@ def run_step(prog, w, ids, pos, bt, kc, vc, cfg=CFG):
 
 
 def decode_case(prog, w, pos, seed, bf16_mats=False, cfg=CFG):
-    """A decode step of len(pos) sequences over caches filled with random earlier tokens."""
+    """A decode step of len(pos) sequences over caches filled with random earlier tokens. w: the
+    weights as numpy has them (bf16: model.weights_bf16's); the step gets them panel-major
+    (model.weights_panels)."""
     rng = np.random.default_rng(seed)
     n = len(pos)
     ids = rng.integers(0, cfg.V, (n, 1)).astype(np.int32)
@@ -66,7 +68,7 @@ def decode_case(prog, w, pos, seed, bf16_mats=False, cfg=CFG):
     kc = rng.standard_normal((cfg.S, cfg.D)).astype(np.float32)
     vc = rng.standard_normal((cfg.S, cfg.D)).astype(np.float32)
     kr, vr = kc.copy(), vc.copy()
-    logits, nxt = run_step(prog, w, ids, pos, bt, kc, vc, cfg)
+    logits, nxt = run_step(prog, model.weights_panels(w), ids, pos, bt, kc, vc, cfg)
     want, want_next = model.step(cfg, model.weights(cfg) if bf16_mats else w, ids, pos, bt, kr,
                                  vr, bf16_mats=bf16_mats)
     rel = LOGIT_TOL_BF16 if bf16_mats else LOGIT_TOL
@@ -82,6 +84,16 @@ def decode_case(prog, w, pos, seed, bf16_mats=False, cfg=CFG):
     assert np.abs(kt[new] - ktr[new]).max() <= tol and np.abs(vt[new] - vtr[new]).max() <= tol
     assert np.array_equal(kt[~new], ktr[~new]) and np.array_equal(vt[~new], vtr[~new])
     return err
+
+
+def test_panels_layout():
+    # model.panels: panel j is columns j*128.. of every row, one after another; the last panel
+    # zero-padded
+    m = np.arange(3 * 300, dtype=np.float32).reshape(3, 300)
+    p = model.panels(m)
+    assert p.shape == (3 * 3, 128)
+    assert np.array_equal(p[3:6], m[:, 128:256]) and np.array_equal(p[6:9, :44], m[:, 256:])
+    assert not p[6:9, 44:].any()
 
 
 def test_decode_f32(decode):
@@ -138,32 +150,33 @@ def kernel_tasks(prog, w, n, out_dir, cfg=CFG):
 def test_decode_batch1_runs_the_one_row_kernels(decode, tmp_path):
     # B == 1 takes @decode's batch-1 branch (no 8-row projection), B == 2 the 8-row kernels
     w = model.weights(CFG)
-    one = kernels_run(decode, w, 1, tmp_path / "b1")
+    wp = model.weights_panels(w)
+    one = kernels_run(decode, wp, 1, tmp_path / "b1")
     assert {"linear1", "linear_res1", "swiglu1"} <= one, one
     assert not one & {"linear", "linear_res", "swiglu"}, one
-    two = kernels_run(decode, w, 2, tmp_path / "b2")
+    two = kernels_run(decode, wp, 2, tmp_path / "b2")
     assert {"linear", "linear_res", "swiglu"} <= two and not two & {"linear1", "swiglu1"}, two
 
 
 def test_decode_f32_batch1_odd_sizes(decode):
-    # the batch-1 path where 256-column tasks don't divide the sizes: hidden 384 (a last task of
-    # 128 columns in q, k, v, o and down), FFN 640 (gate and up: 128), vocab 700 (188)
+    # the batch-1 path at sizes 256 does not divide: hidden 384 (3 panels of q, k, v, o and
+    # down), FFN 640 (5 of gate and up), vocab 700 (a last panel of 60 columns, zero-padded)
     cfg = model.Config(hidden=384, ffn=640, vocab=700, blocks=12, max_blocks=4)
     decode_case(decode, model.weights(cfg), [17], seed=6, cfg=cfg)
 
 
-def test_decode_batch1_gate_up_tasks_pair_up(decode, tmp_path):
-    # FFN 768: three 256-column gate/up tasks would leave a core idle beside the third, so the
-    # last is split in two of 128 columns (4 tasks; F 2816 of the benchmark: 10 + 2); f32 and
-    # bf16 against numpy
+def test_decode_batch1_gate_up_task_per_panel(decode, tmp_path):
+    # FFN 768: a gate/up task per 128-column panel (6), f32 and bf16, both against numpy
     cfg = model.Config(hidden=256, ffn=768, vocab=512, blocks=12, max_blocks=4)
     w = model.weights(cfg)
     decode_case(decode, w, [21], seed=8, cfg=cfg)
-    assert kernel_tasks(decode, w, 1, tmp_path / "b1", cfg).count("swiglu1") == 4
+    tasks = kernel_tasks(decode, model.weights_panels(w), 1, tmp_path / "b1", cfg)
+    assert tasks.count("swiglu1") == 6
     prog = pto.compile(PTIR, entry="decode_bf16")
     wb = model.weights_bf16(w)
     decode_case(prog, wb, [21], seed=8, bf16_mats=True, cfg=cfg)
-    assert kernel_tasks(prog, wb, 1, tmp_path / "b1_bf16", cfg).count("swiglu1_bf16") == 4
+    tasks = kernel_tasks(prog, model.weights_panels(wb), 1, tmp_path / "b1_bf16", cfg)
+    assert tasks.count("swiglu1_bf16") == 6
 
 
 def test_decode_bf16_weights_batch1():
@@ -252,7 +265,8 @@ def test_prefill(n):
     kr, vr = kc.copy(), vc.copy()
     logits = np.zeros((n, cfg.V), np.float32)
     nxt = np.full((n, 1), -1, np.int32)
-    pto.run(prog, ids, bt, *[w[k] for k in NAMES], kc, vc, logits, nxt)
+    wp = model.weights_panels(w)
+    pto.run(prog, ids, bt, *[wp[k] for k in NAMES], kc, vc, logits, nxt)
     want, want_next = model.step(cfg, w, ids, np.arange(n), np.repeat(bt, n, 0), kr, vr)
     check_logits(logits, want)
     assert (nxt[:, 0] == want_next).all()
