@@ -256,7 +256,13 @@ static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
  * wait for the other side first spins PTO__DIST_RING_SPIN_NS by the clock, but only while the
  * other side last ran on another CPU (other_cpu: 1 + that CPU, as published) and no chip with
  * commands to finish last ran on this one: either could not run while this one spins. Returns 1
- * once *word differs from val. */
+ * once *word differs from val. Where the host and a chip process share a CPU (beside a busy
+ * process), a one-call run is two thread switches and two futex calls, a wake by one side and a
+ * wait by the other (the side whose wake preempts it is the one that never sleeps): ~2.5 us a
+ * handoff on a 2-CPU Zen 4 KVM guest, 7.3-8 us a run with the work, the least two processes taking
+ * turns on a CPU can do. What costs more there is a third runnable process on that CPU taking
+ * its slice, milliseconds now and then (dist_overhead's "median of the single runs" leaves
+ * those out). */
 #ifndef PTO__DIST_RING_SPIN_NS
 #define PTO__DIST_RING_SPIN_NS 30000
 #endif
