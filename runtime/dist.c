@@ -256,7 +256,13 @@ static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
  * wait for the other side first spins PTO__DIST_RING_SPIN_NS by the clock, but only while the
  * other side last ran on another CPU (other_cpu: 1 + that CPU, as published) and no chip with
  * commands to finish last ran on this one: either could not run while this one spins. Returns 1
- * once *word differs from val. */
+ * once *word differs from val. Where the host and a chip process share a CPU (beside a busy
+ * process), a one-call run is two thread switches and two futex calls, a wake by one side and a
+ * wait by the other (the side whose wake preempts it is the one that never sleeps): ~2.5 us a
+ * handoff on a 2-CPU Zen 4 KVM guest, 7.3-8 us a run with the work, the least two processes taking
+ * turns on a CPU can do. What costs more there is a third runnable process on that CPU taking
+ * its slice, milliseconds now and then (dist_overhead's "median of the single runs" leaves
+ * those out). */
 #ifndef PTO__DIST_RING_SPIN_NS
 #define PTO__DIST_RING_SPIN_NS 30000
 #endif
@@ -336,7 +342,11 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
   rec->ntasks = lr.ntasks;
   rec->nspans = lr.nspans;
   for (int i = 0; i < lr.nspans && i < PTO_LAUNCH_MAX_SPANS; i++) {
-    snprintf(rec->spans[i].name, sizeof rec->spans[i].name, "%s", lr.spans[i].name);
+    /* A copy, not snprintf: one per span at each call. */
+    const char *nm = lr.spans[i].name ? lr.spans[i].name : "";
+    size_t len = strnlen(nm, sizeof rec->spans[i].name - 1);
+    memcpy(rec->spans[i].name, nm, len);
+    rec->spans[i].name[len] = '\0';
     rec->spans[i].depth = lr.spans[i].depth;
     rec->spans[i].is_device = lr.spans[i].is_device;
     rec->spans[i].ts_ns = lr.spans[i].ts_ns;
@@ -492,8 +502,20 @@ static void finish_cmd(pto__dist_chip *c, uint32_t t) {
     pto__dist_futex_wake(&c->tail);
 }
 
+/* Runs command t of cs's chip, taken (take_cmd), on this thread: the chip's own, or the host's
+ * (host_run_chip). While it runs, ring_cpu names this CPU: a waiter there does not spin. PUT and
+ * GET need nothing here: rank 0's chip shares the host's heap. */
+static void run_cmd(chip_state *cs, uint32_t t) {
+  pto__dist_chip *c = cs->c;
+  atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
+  chip_exec(cs, &c->ring[t % PTO__DIST_RING], t);
+  finish_cmd(c, t);
+}
+
 /* Serves the chip's ring until EXIT; parent > 0: a forked chip, which exits when its parent
- * has gone. */
+ * has gone. It looks for its parent after a sleep that ended without a post (a 100 ms slice),
+ * not at each sleep: on a shared CPU a one-call run puts the chip to sleep once a run, and the
+ * watcher (chip_watch) ends the chip at once anyway. */
 static void chip_loop(chip_state *cs, pid_t parent) {
   pto__dist_chip *c = cs->c;
   for (;;) {
@@ -503,19 +525,18 @@ static void chip_loop(chip_state *cs, pid_t parent) {
     if (atomic_load_explicit(&c->head, memory_order_acquire) == t && !cs->sh->mpi)
       ring_spin(cs->sh, &c->head, t, atomic_load_explicit(&cs->sh->host_cpu, memory_order_relaxed));
     while (atomic_load_explicit(&c->head, memory_order_acquire) == t) {
-      if (parent > 0 && getppid() != parent) _exit(1);
       ring_sleep(&c->head, t, &c->head_sleepers, 100000);
+      if (parent > 0 && atomic_load_explicit(&c->head, memory_order_acquire) == t &&
+          getppid() != parent)
+        _exit(1);
     }
     if (!take_cmd(c, t)) { /* the host runs it (chips "threads"): wait until it has */
       while (atomic_load_explicit(&c->tail, memory_order_acquire) == t)
         ring_sleep(&c->tail, t, &c->tail_sleepers, 100000);
       continue;
     }
-    const pto__dist_cmd *cmd = &c->ring[t % PTO__DIST_RING];
-    if (cmd->op == PTO__DIST_CMD_EXIT) break;
-    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
-    chip_exec(cs, cmd, t); /* PUT and GET: rank 0's chip shares the host's heap */
-    finish_cmd(c, t);
+    if (c->ring[t % PTO__DIST_RING].op == PTO__DIST_CMD_EXIT) break;
+    run_cmd(cs, t);
   }
 }
 
@@ -936,11 +957,9 @@ static void host_run_chip(dworker *w, int r, uint32_t seq) {
       w->deferred = 0;
       return;
     }
-    atomic_store_explicit(&c->ring_cpu, this_cpu(), memory_order_relaxed);
     pto__rt_set_strace_rank(r);
-    chip_exec(w->chip_st[r], &c->ring[t % PTO__DIST_RING], t);
+    run_cmd(w->chip_st[r], t);
     pto__rt_set_strace_rank(-1);
-    finish_cmd(c, t);
   }
 }
 

@@ -7,7 +7,8 @@
 #     MPI_Allreduce of the same data (bench/mpi/mpi_allreduce, its MPI_Allreduce column, under
 #     mpirun --oversubscribe) when the MPI build is there;
 #   - one-call dispatch (bench/runtime/dist_overhead: pto_dist_worker_run of a host program with
-#     one call, prepared worker, resident tensors) and 64 calls per run (per call), with the
+#     one call, prepared worker, resident tensors; each repetition's mean, and its median single
+#     run, which a lost slice now and then does not move) and 64 calls per run (per call), with the
 #     thread switches each takes, with the chips as processes (the default) and again as threads
 #     of the host's process (PTO_DIST_CHIPS=threads, pto_dist_config.chips), alternated;
 # then ONE markdown table: per measure the median over the rounds of each round's median and the
@@ -126,10 +127,12 @@ for n in 2 4; do
         echo "$n $host allreduce:$s $r $(row "$OUT/ar" "$s" 3) $(row "$OUT/mpi" "$s" 5)" >>"$RES"
       done
       echo "$n $host one_call $r $(metric "$OUT/ov" "1 call per run") -" >>"$RES"
+      echo "$n $host one_call_each $r $(metric "$OUT/ov" "median of the single runs") -" >>"$RES"
       echo "$n $host batch $r $(metric "$OUT/ov" "64 calls per run ") -" >>"$RES"
       echo "$n $host sw_one $r $(metric "$OUT/ov" "switches per run, 1 call") -" >>"$RES"
       echo "$n $host sw_batch $r $(metric "$OUT/ov" "switches per call, 64") -" >>"$RES"
       echo "$n $host one_call_thr $r $(metric "$OUT/ovt" "1 call per run") -" >>"$RES"
+      echo "$n $host one_call_each_thr $r $(metric "$OUT/ovt" "median of the single runs") -" >>"$RES"
       echo "$n $host batch_thr $r $(metric "$OUT/ovt" "64 calls per run ") -" >>"$RES"
       echo "$n $host sw_one_thr $r $(metric "$OUT/ovt" "switches per run, 1 call") -" >>"$RES"
     done
@@ -156,6 +159,8 @@ function name(m) {
     return "allreduce f32, " (b >= 1048576 ? b / 1048576 " MiB" : b / 1024 " KiB") " per rank [us]"
   }
   if (m == "one_call") return "`pto_dist_worker_run`, 1 call per run [us]"
+  if (m == "one_call_each") return "1-call run, median of the single runs [us]"
+  if (m == "one_call_each_thr") return "1-call run, median of the single runs, chips as threads [us]"
   if (m == "batch") return "64 calls per run, per call [us]"
   if (m == "sw_one") return "thread switches per 1-call run"
   if (m == "one_call_thr") return "`pto_dist_worker_run`, 1 call per run, chips as threads [us]"

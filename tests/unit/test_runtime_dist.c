@@ -909,6 +909,71 @@ static void test_chips_outlive_the_opening_thread(void **state) {
   free(xy);
 }
 
+/* 1 once process pid has ended: gone, or a zombie (a chip whose parent ended is reaped by
+ * whoever adopts it, not by this test). */
+static int process_ended(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 1;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *rp = strrchr(buf, ')');
+  return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+/* Chips end when the process that opened the worker ends without closing it, between runs,
+ * their rings idle (chip_loop sleeps in slices and looks for its parent after a slice without a
+ * post; the watcher thread polls the parent's pidfd). */
+static void test_chips_end_with_their_parent(void **state) {
+  (void)state;
+  if (g_threads) skip(); /* chips are threads of the process then */
+#if defined(__SANITIZE_THREAD__)
+  skip(); /* TSan cannot follow a fork from a process with two threads */
+#endif
+  assert_false(process_ended(getpid()));
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    close(fd[0]);
+    pto_dist_config cfg;
+    pto_dist_config_init(&cfg);
+    cfg.ndevices = 2;
+    cfg.ncores_per_chip = 1;
+    cfg.shared_heap_bytes = 64ull << 20;
+    cfg.chip_memory_bytes = 16ull << 20;
+    pto_dist_worker *w = NULL;
+    pto_status s = pto_dist_worker_open(&cfg, &w);
+    if (s) _exit(2);
+    int32_t pids[2] = {pto_dist_worker_chip_pid(w, 0), pto_dist_worker_chip_pid(w, 1)};
+    if (write(fd[1], pids, sizeof pids) != (ssize_t)sizeof pids) _exit(3);
+    _exit(0); /* no close */
+  }
+  close(fd[1]);
+  int32_t pids[2] = {0, 0};
+  ssize_t got = read(fd[0], pids, sizeof pids);
+  close(fd[0]);
+  int st = 0;
+  assert_int_equal(waitpid(child, &st, 0), child);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_int_equal(got, (ssize_t)sizeof pids);
+  for (int r = 0; r < 2; r++) {
+    assert_true(pids[r] > 0);
+    int ended = 0;
+    for (int i = 0; i < 500 && !ended; i++) { /* 5 s */
+      ended = process_ended(pids[r]);
+      if (!ended) {
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+      }
+    }
+    assert_true(ended);
+  }
+}
+
 /* Issue #34 item 22: a dead chip is noticed by a process that ignores SIGCHLD (waitpid knows
  * nothing then: the next run waited forever), and a stopped chip fails the run after the wait
  * deadline instead of hanging it; close then ends it, through its pidfd, in bounded time. */
@@ -1447,6 +1512,7 @@ int main(void) {
       cmocka_unit_test(test_killed_chip),
       cmocka_unit_test(test_stale_handles_are_refused),
       cmocka_unit_test(test_chips_outlive_the_opening_thread),
+      cmocka_unit_test(test_chips_end_with_their_parent),
       cmocka_unit_test(test_dead_chip_noticed_with_sigchld_ignored),
       cmocka_unit_test(test_stopped_chip_fails_the_run_and_close_ends_it),
       cmocka_unit_test(test_chip_stuck_in_a_kernel_fails_the_run),
