@@ -27,6 +27,8 @@ static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
 
 #define MM_REST_MAX 8 /* lines of the rest of r's row prefetched a k step (mm_blocked), at most */
 #define MM_KCHUNK 16  /* k steps of a chunk of an M <= 8 product's blocks (mm_blocks) */
+#define MM_L2_AHEAD                                                                                \
+  40 /* rows ahead at which a chunk's slab also prefetches its columns of r into L2 (mm_blocks) */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
  * integers of up to 32 bits into i32. */
@@ -212,6 +214,15 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
             L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, B->rest_own ? "pf.chunk" : "pf.rest"),
             0, B->rest_ahead ? 3 : 2);
       }
+      /* in chunks, the same columns of row k + MM_L2_AHEAD into L2 (mm_blocks says why) */
+      if (B->rest_own) {
+        row = pto__lower_mm_rrow(L, r, add(L, k1, pto__lower_i64(L, MM_L2_AHEAD)));
+        for (int64_t c = B->rest_lo; c < B->rest_hi; c += 64 / es) {
+          LLVMValueRef off =
+              mul(L, add(L, row, add(L, B->j0, pto__lower_i64(L, c))), pto__lower_i64(L, es));
+          pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.l2"), 0, 2);
+        }
+      }
     }
     LLVMValueRef bv[MM_NV_MAX];
     for (int h = 0; h < nv; h++)
@@ -267,7 +278,7 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
    * whole row pieces, as mm_rows_wide's blocks do, instead of a slab's 192 bytes of each row per
    * pass. In chunks (k0, mm_blocks), instead every slab's first row block (of the rows from
    * 0: the slab's other row blocks read the same lines) prefetches its own columns of row k + kn,
-   * the next chunk's, into L1 (mm_blocks says why). */
+   * the next chunk's, into L1, and row k + MM_L2_AHEAD's into L2 (mm_blocks says why). */
   int64_t rest_lo = j_lo + nv * vw, rest_hi = rest_lo, ahead = 0;
   int own = 0;
   if (rest && k0 && i_lo == 0 && !dp && r->rs) {
@@ -413,7 +424,19 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  * 32 rows ahead did worse. With W in the cache the chunks cost 12-16% (the accumulators go to t
  * and back at each chunk; the prefetches cost nothing there), and chunks of 32 or 64 rows, which
  * cut that to 6-9%, took 2-12% more time out of the cache: the decode step's weights are far
- * larger than the caches. */
+ * larger than the caches.
+ *
+ * Prefetches into L1 alone left the product reading W at 11-12 GB/s where a plain read of the
+ * same bytes did 25-32 (one thread, this host), and a panel-major W (each task's [K, 128] slab
+ * contiguous, rows 512 bytes apart, so the hardware prefetchers stream it) was no faster: what
+ * bounded it was how many lines were in flight, not where they lay. A prefetch into L1 holds one
+ * of the core's few L1 miss buffers for the whole trip to the memory. So each slab's first row
+ * block also prefetches its own columns of the row MM_L2_AHEAD rows ahead into L2 (prefetcht1),
+ * and the L1 prefetch 16 rows ahead then finds its line in L2. Measured in one process, one
+ * thread, W out of the cache, paired medians against the L1 prefetch alone (round 13, "m8rd"):
+ * 34% less time for the logits' shape, 39% q/k/v's, 42% SwiGLU's, 44% down's, 47% bench_kernels'
+ * decode shape; 24 rows ahead gained less, 32 to 64 alike, prefetcht2 the same as prefetcht1;
+ * with W in the cache unchanged. */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;

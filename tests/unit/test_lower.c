@@ -3841,8 +3841,9 @@ static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
  * M < 4 keeps its wide row blocks), each column slab of the blocks from row 0 prefetching its own
  * lines of the row 16 ahead (one "pf.chunk" a 16-lane vector of the slab: 3 for a 48-column slab,
  * 2 for a 32-column one; none from the other rows' blocks, which read the same lines, and no
- * other prefetch of W's rows), elsewhere as before; either way one fma per product in k order,
- * bit for bit the interpreter's. */
+ * other prefetch of W's rows into L1) and the same lines of the row MM_L2_AHEAD (40) ahead into
+ * L2 (as many "pf.l2", each a prefetch of locality 2), elsewhere as before; either way one fma per
+ * product in k order, bit for bit the interpreter's. */
 static const char *k_mm_chunk_fmt =
     "kernel @%s(%%x: tensor[R, K] f32, %%w: tensor[K, C] f32, out %%y: tensor[R, C] f32)\n"
     "    -> (tensor[R, C] f32) {\n"
@@ -3895,6 +3896,13 @@ static void test_lower_matmul_decode_rows_in_k_chunks(void **state) {
     if (pf != (wide ? ks[q].pf : 0) || (chunked && ll_contains(L, ks[q].name, "pf.rest"))) {
       print_error("@%s: %d prefetches of the next chunk's rows, want %d (and no pf.rest)\n",
                   ks[q].name, pf, wide ? ks[q].pf : 0);
+      fail();
+    }
+    int l2 = ll_count_lines(L, ks[q].name, "%pf.l2", "getelementptr");
+    int l2call = ll_count_lines(L, ks[q].name, "%pf.l2", "i32 0, i32 2, i32 1)");
+    if (l2 != pf || l2call != pf) {
+      print_error("@%s: %d prefetches into L2 of the rows 40 ahead (%d of locality 2), want %d\n",
+                  ks[q].name, l2, l2call, pf);
       fail();
     }
   }
