@@ -26,7 +26,10 @@ static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
 #define MM_PF_MAX 4  /* prefetches of the next iteration's loads a k step, at most */
 
 #define MM_REST_MAX 8 /* lines of the rest of r's row prefetched a k step (mm_blocked), at most */
-#define MM_KCHUNK 16  /* k steps of a chunk of an M <= 8 product's blocks (mm_blocks) */
+#define MM_KCHUNK 32  /* k steps of a chunk of an M <= 8 product's blocks (mm_blocks), or: */
+#define MM_KCHUNK_MIN 16 /* where the window's rows are not a multiple of MM_KCHUNK */
+#define MM_L1_AHEAD 16   /* rows ahead at which a chunk's slab prefetches its columns into L1 */
+#define MM_L2_AHEAD 56   /* and into L2 (mm_blocks) */
 
 /* Inputs the register-blocked kernel converts with vector ops: f32/f16/bf16 into f32, and
  * integers of up to 32 bits into i32. */
@@ -212,6 +215,15 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
             L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, B->rest_own ? "pf.chunk" : "pf.rest"),
             0, B->rest_ahead ? 3 : 2);
       }
+      /* in chunks, the same columns of row k + MM_L2_AHEAD into L2 (mm_blocks says why) */
+      if (B->rest_own) {
+        row = pto__lower_mm_rrow(L, r, add(L, k1, pto__lower_i64(L, MM_L2_AHEAD)));
+        for (int64_t c = B->rest_lo; c < B->rest_hi; c += 64 / es) {
+          LLVMValueRef off =
+              mul(L, add(L, row, add(L, B->j0, pto__lower_i64(L, c))), pto__lower_i64(L, es));
+          pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.l2"), 0, 2);
+        }
+      }
     }
     LLVMValueRef bv[MM_NV_MAX];
     for (int h = 0; h < nv; h++)
@@ -266,15 +278,15 @@ static void mm_blocked(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile 
    * columns), which the later slabs read: the first pass over r's window then asks the memory for
    * whole row pieces, as mm_rows_wide's blocks do, instead of a slab's 192 bytes of each row per
    * pass. In chunks (k0, mm_blocks), instead every slab's first row block (of the rows from
-   * 0: the slab's other row blocks read the same lines) prefetches its own columns of row k + kn,
-   * the next chunk's, into L1 (mm_blocks says why). */
+   * 0: the slab's other row blocks read the same lines) prefetches its own columns of row
+   * k + MM_L1_AHEAD into L1 and of row k + MM_L2_AHEAD into L2 (mm_blocks says why). */
   int64_t rest_lo = j_lo + nv * vw, rest_hi = rest_lo, ahead = 0;
   int own = 0;
   if (rest && k0 && i_lo == 0 && !dp && r->rs) {
     own = 1;
     rest_lo = 0;
     rest_hi = nv * vw;
-    ahead = kn;
+    ahead = MM_L1_AHEAD;
   } else if (rest && *rest && !k0) {
     int64_t most = rest_lo + MM_REST_MAX * 64 / (int64_t)pto_dtype_size(r->dt);
     if (!dp && r->rs) rest_hi = r->cols < most ? r->cols : most;
@@ -399,10 +411,11 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  *
  * Still, the three passes over a window added memory time and compute time: the first pass
  * waited on the memory, the other two computed from the caches while the memory idled. So when
- * the window's rows are a multiple of MM_KCHUNK, the blocks go chunk by chunk of MM_KCHUNK rows,
- * all the window's slabs over one chunk before the next, and each slab's first row block
- * prefetches its own columns of the row MM_KCHUNK rows ahead (into L1: into L2 it lost more than
- * the chunks gained): the rows come in while every slab computes. Measured one thread, W out of
+ * the window's rows are a multiple of MM_KCHUNK_MIN, the blocks go chunk by chunk of 16 rows
+ * (MM_KCHUNK, 32, where the window's rows are a multiple of it: see below), all the window's
+ * slabs over one chunk before the next, and each slab's first row block prefetches its own
+ * columns of the row 16 rows ahead (MM_L1_AHEAD, into L1: into L2 alone it lost more than the
+ * chunks gained): the rows come in while every slab computes. Measured one thread, W out of
  * the cache, the decode step's shapes at batch 8 (bench/RESULTS.md, "m8"), with the first block
  * prefetching the whole row ahead: 1-15% less time (medians; 128-row windows: 9-15% for the
  * logits' shape, 8-15% SwiGLU's, 4-9% q/k/v's, 1-7% down's; 7-10% bench_kernels' decode shape);
@@ -413,7 +426,25 @@ static int64_t mm_rows_wide(lw *L, const lw_tile *l, const lw_tile *r, const lw_
  * 32 rows ahead did worse. With W in the cache the chunks cost 12-16% (the accumulators go to t
  * and back at each chunk; the prefetches cost nothing there), and chunks of 32 or 64 rows, which
  * cut that to 6-9%, took 2-12% more time out of the cache: the decode step's weights are far
- * larger than the caches. */
+ * larger than the caches.
+ *
+ * Prefetches into L1 alone left the product reading W at 11-12 GB/s where a plain read of the
+ * same bytes did 25-32 (one thread, this host), and a panel-major W (each task's [K, 128] slab
+ * contiguous, rows 512 bytes apart, so the hardware prefetchers stream it) was no faster: what
+ * bounded it was how many lines were in flight, not where they lay. A prefetch into L1 holds one
+ * of the core's few L1 miss buffers for the whole trip to the memory. So each slab's first row
+ * block also prefetches its own columns of the row MM_L2_AHEAD rows ahead into L2 (prefetcht1),
+ * and the L1 prefetch 16 rows ahead then finds its line in L2. Measured in one process, one
+ * thread, W out of the cache, paired medians against the L1 prefetch alone (round 13, "m8rd"):
+ * 34% less time for the logits' shape, 39% q/k/v's, 42% SwiGLU's, 44% down's, 47% bench_kernels'
+ * decode shape; 24 rows ahead gained less, 32 to 64 alike, prefetcht2 the same as prefetcht1;
+ * with W in the cache unchanged. With those prefetches, chunks of 32 rows (the L1 prefetch
+ * still 16 rows ahead, the L2 one 56) took 2-5% less time than chunks of 16 for the logits',
+ * q/k/v, down and bench_kernels' shapes (SwiGLU's -3 to +1%) and 5% less with W in the cache,
+ * where each chunk's accumulator traffic is what the chunks cost (no chunks there: 10% less);
+ * the L1 prefetch as far ahead as the chunk (32) lost 50-78%, the L2 one 48 or 64 ahead up to
+ * 8-22% on the logits' shape, and no chunks (with the L2 prefetch of each row's piece from the
+ * first slab) 18-68%. */
 static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_tile *t,
                          const mm_dp *dp) {
   int64_t M = l->rows, N = r->cols, M4 = M / 4 * 4, j = 0;
@@ -441,12 +472,12 @@ static int64_t mm_blocks(lw *L, const lw_tile *l, const lw_tile *r, const lw_til
       j3 -= 3 * MM_VW_MAX;
     int64_t jw = j3 + (N - j3) / (MM_NV * MM_VW_MAX) * (MM_NV * MM_VW_MAX);
     /* M <= 8 in f32 on a view of a tensor (a decode step's batch times a weight's window): the
-     * blocks run chunk by chunk of MM_KCHUNK k steps, every block's chunk before the next chunk
+     * blocks run chunk by chunk of MM_KCHUNK (or MM_KCHUNK_MIN) k steps, every block's chunk
+     * before the next chunk
      * (the accumulators go back to t between chunks; each element still sums in k order), so
      * that the window's rows come from the memory while all its slabs compute, not only while
-     * the first does: each slab prefetches its columns of the next chunk's rows (mm_blocked's
-     * rest). */
-    int64_t K = l->cols, kn = MM_KCHUNK;
+     * the first does: each slab prefetches its columns of the rows ahead (mm_blocked's rest). */
+    int64_t K = l->cols, kn = K > MM_KCHUNK && K % MM_KCHUNK == 0 ? MM_KCHUNK : MM_KCHUNK_MIN;
     lw_loop lc;
     LLVMValueRef k0 = NULL;
     if (rest && !dp && r->rs && !r->ri && K > kn && K % kn == 0) {

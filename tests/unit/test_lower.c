@@ -3834,25 +3834,27 @@ static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
 }
 
 /* A decode step's projection as examples/llm/llama_layer.ptir's @linear writes it: a tile of TM
- * (2..8) rows times a window of 32 rows of W, K walked in windows with valid=, run on partial rows
- * (R < TM), partial columns (C < the tile's), a partial last window (K not a multiple of 32) and
- * whole windows of a wider W (a view with its rows the tensor's width apart). On 512-bit vectors
- * the M = 4..8 products run their register blocks in chunks of 16 k steps ("mm.kc", mm_blocks;
- * M < 4 keeps its wide row blocks), each column slab of the blocks from row 0 prefetching its own
- * lines of the row 16 ahead (one "pf.chunk" a 16-lane vector of the slab: 3 for a 48-column slab,
- * 2 for a 32-column one; none from the other rows' blocks, which read the same lines, and no
- * other prefetch of W's rows), elsewhere as before; either way one fma per product in k order,
- * bit for bit the interpreter's. */
+ * (2..8) rows times a window of KW (32..96) rows of W, K walked in windows with valid=, run on
+ * partial rows (R < TM), partial columns (C < the tile's), a partial last window (K not a multiple
+ * of KW) and whole windows of a wider W (a view with its rows the tensor's width apart). On 512-bit
+ * vectors the M = 4..8 products run their register blocks in chunks ("mm.kc", mm_blocks; M < 4
+ * keeps its wide row blocks) of 32 k steps where KW is a multiple of 32 larger than 32, else of
+ * 16 (KW / the chunk's steps chunks a window), each column slab of the blocks from row 0
+ * prefetching its own lines of the row 16 ahead (one "pf.chunk" a 16-lane vector of the slab: 3 for
+ * a 48-column slab, 2 for a 32-column one; none from the other rows' blocks, which read the same
+ * lines, and no other prefetch of W's rows into L1) and the same lines of the row MM_L2_AHEAD (56)
+ * ahead into L2 (as many "pf.l2", each a prefetch of locality 2), elsewhere as before; either way
+ * one fma per product in k order, bit for bit the interpreter's. */
 static const char *k_mm_chunk_fmt =
     "kernel @%s(%%x: tensor[R, K] f32, %%w: tensor[K, C] f32, out %%y: tensor[R, C] f32)\n"
     "    -> (tensor[R, C] f32) {\n"
     "  %%acc0 = tile.full([%d, %d], f32, -1, space=acc)\n"
-    "  %%acc = for %%k in range(0, (K + 31) / 32) iter(%%ca = %%acc0) {\n"
-    "    %%k0 = %%k * 32\n"
-    "    %%kn = min(32, K - %%k0)\n"
+    "  %%acc = for %%k in range(0, (K + %d) / %d) iter(%%ca = %%acc0) {\n"
+    "    %%k0 = %%k * %d\n"
+    "    %%kn = min(%d, K - %%k0)\n"
     "    %%cn = min(%d, C)\n"
-    "    %%tx = tile.load(%%x, [0, %%k0], [%d, 32], space=mat, valid=[R, %%kn])\n"
-    "    %%tw = tile.load(%%w, [%%k0, 0], [32, %d], space=mat, valid=[%%kn, %%cn])\n"
+    "    %%tx = tile.load(%%x, [0, %%k0], [%d, %d], space=mat, valid=[R, %%kn])\n"
+    "    %%tw = tile.load(%%w, [%%k0, 0], [%d, %d], space=mat, valid=[%%kn, %%cn])\n"
     "    %%l = tile.move(%%tx, space=left)\n"
     "    %%r = tile.move(%%tw, space=right)\n"
     "    %%cn2 = tile.matmul_acc(%%ca, %%l, %%r)\n"
@@ -3864,23 +3866,30 @@ static const char *k_mm_chunk_fmt =
 
 static void test_lower_matmul_decode_rows_in_k_chunks(void **state) {
   (void)state;
-  /* kernels: tile rows TM by tile columns TN, and the prefetches of the chunks' next rows
-   * (48-column slabs, then 32-column ones) */
+  /* kernels: tile rows TM by tile columns TN, window rows KW, the prefetches of the rows ahead
+   * into L1 (48-column slabs, then 32-column ones), the chunks a window */
   static const struct {
     const char *name;
-    int tm, tn, pf;
-  } ks[] = {{"mmc8", 8, 128, 3 + 2}, {"mmc7", 7, 96, 3}, {"mmc6", 6, 80, 3 + 2},
-            {"mmc5", 5, 128, 3 + 2}, {"mmc4", 4, 48, 3}, {"mmc2", 2, 64, 0}};
+    int tm, tn, kw, pf, chunks;
+  } ks[] = {{"mmc8", 8, 128, 32, 3 + 2, 2},  {"mmc7", 7, 96, 32, 3, 2},
+            {"mmc6", 6, 80, 32, 3 + 2, 2},   {"mmc5", 5, 128, 32, 3 + 2, 2},
+            {"mmc4", 4, 48, 32, 3, 2},       {"mmc2", 2, 64, 32, 0, 0},
+            {"mmc8w", 8, 128, 64, 3 + 2, 2}, {"mmc6w", 6, 80, 96, 3 + 2, 3},
+            {"mmc5w", 5, 128, 48, 3 + 2, 3}};
   /* runs: kernel, R x K times K x C */
   static const struct {
     int kern, r, k, c;
-  } runs[] = {{0, 8, 96, 160}, {0, 5, 80, 100}, {1, 7, 64, 96},  {1, 4, 64, 200}, {2, 3, 72, 70},
-              {2, 6, 48, 80},  {3, 5, 64, 128}, {3, 2, 40, 128}, {4, 4, 96, 64},  {5, 2, 64, 64}};
-  static char src[16384];
+  } runs[] = {{0, 8, 96, 160},  {0, 5, 80, 100}, {1, 7, 64, 96},   {1, 4, 64, 200},
+              {2, 3, 72, 70},   {2, 6, 48, 80},  {3, 5, 64, 128},  {3, 2, 40, 128},
+              {4, 4, 96, 64},   {5, 2, 64, 64},  {6, 8, 192, 160}, {6, 6, 150, 128},
+              {7, 6, 192, 100}, {7, 4, 96, 80},  {8, 5, 144, 200}, {8, 4, 100, 128}};
+  static char src[32768];
   int len = snprintf(src, sizeof src, "program mmchunk\ndynamic R, K, C\n");
-  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    int kw = ks[i].kw;
     len += snprintf(src + len, sizeof src - (size_t)len, k_mm_chunk_fmt, ks[i].name, ks[i].tm,
-                    ks[i].tn, ks[i].tn, ks[i].tm, ks[i].tn);
+                    ks[i].tn, kw - 1, kw, kw, kw, ks[i].tn, ks[i].tm, kw, kw, ks[i].tn);
+  }
   tl_lib *L = lib_build(src, 2);
   assert_non_null(L);
   int wide = pto__lower_host_has("+avx512f");
@@ -3897,8 +3906,21 @@ static void test_lower_matmul_decode_rows_in_k_chunks(void **state) {
                   ks[q].name, pf, wide ? ks[q].pf : 0);
       fail();
     }
+    char trip[64];
+    snprintf(trip, sizeof trip, "icmp slt i64 %%mm.kc, %d\n", ks[q].chunks);
+    if (chunked && !ll_contains(L, ks[q].name, trip)) {
+      print_error("@%s: not %d chunks a window of %d rows\n", ks[q].name, ks[q].chunks, ks[q].kw);
+      fail();
+    }
+    int l2 = ll_count_lines(L, ks[q].name, "%pf.l2", "getelementptr");
+    int l2call = ll_count_lines(L, ks[q].name, "%pf.l2", "i32 0, i32 2, i32 1)");
+    if (l2 != pf || l2call != pf) {
+      print_error("@%s: %d prefetches into L2 of the rows 56 ahead (%d of locality 2), want %d\n",
+                  ks[q].name, l2, l2call, pf);
+      fail();
+    }
   }
-  static float x[8 * 96], w[96 * 200], o[8 * 200], o2[8 * 200];
+  static float x[8 * 192], w[192 * 200], o[8 * 200], o2[8 * 200];
   for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
     const char *name = ks[runs[q].kern].name;
     int R = runs[q].r, K = runs[q].k, C = runs[q].c, TN = ks[runs[q].kern].tn;
