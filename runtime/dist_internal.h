@@ -174,6 +174,8 @@ typedef struct pto__dist_shm {
   uint64_t lost_at; /* when a guarded wait's yield last lost the CPU, 0: not lately */
   uint64_t no_yield_until; /* its guarded waits do not yield before this time (dist_shm.c
                               wait_slow) */
+  int home;                /* the CPU init moved this rank to (dist_shm.c spread), -1: none */
+  uint64_t moved_at;       /* when a wait last moved it back there (dist_shm.c unstack) */
   char detail[512];
 } pto__dist_shm;
 

@@ -4,7 +4,8 @@
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
  * timeout message; the small allreduce's yield lost to another process turning its yields off,
- * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs. */
+ * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs,
+ * and a rank found on its peer's CPU moving back to its own. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -510,6 +511,67 @@ static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
   fixture_free(&f);
 }
 
+static uint64_t now_ns(void) { /* CLOCK_MONOTONIC, as the transport's clock */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Moves this thread to cpu (a migration: mask is put back). */
+static void put_on(int cpu, const cpu_set_t *mask) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  assert_int_equal(sched_setaffinity(0, sizeof *mask, mask), 0);
+}
+
+/* Two ranks that can each have a CPU of their own and find themselves on one (the load balancer
+ * or a wake-up put them there, beside a busy process on the other CPU) do not stay there: the
+ * wait of the rank that is off its home CPU (where init moved it) moves it back, and then spins
+ * (no peer is on its CPU any more); at most once per millisecond; never where the ranks
+ * outnumber the CPUs (gather). Here rank 1 is moved onto rank 0's home CPU with rank 0 published
+ * on it, and waits on an element that is already satisfied. */
+static void test_wait_moves_a_rank_stacked_on_its_peers_cpu_home(void **state) {
+  (void)state;
+  cpu_set_t mask;
+  assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+  if (CPU_COUNT(&mask) < 2) {
+    skip();
+    return;
+  }
+  g_gather = 0;
+  fixture f;
+  fixture_init(&f, 2, 1000);
+  g_gather = -1;
+  pto__dist_shm *t = &f.tr[1];
+  const pto_dist_ctx *d = &t->ctx;
+  int home0 = f.tr[0].home, home1 = t->home;
+  assert_true(home0 >= 0 && home1 >= 0 && home0 != home1);
+  /* The scheduler may move the thread before the wait looks: then nothing is stacked; again. */
+  for (int i = 0; i < 10 && !t->moved_at; i++) {
+    put_on(home0, &mask);
+    atomic_store(&f.sh->chips[0].cpu, home0 + 1);
+    assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
+  }
+  assert_true(t->moved_at > 0); /* moved home, and said so in its control block */
+  assert_int_equal(atomic_load(&f.sh->chips[1].cpu), home1 + 1);
+  /* Not again within UNSTACK_NS (1 ms) of the last move. */
+  put_on(home0, &mask);
+  uint64_t just = now_ns();
+  t->moved_at = just;
+  assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
+  assert_true(t->moved_at == just || now_ns() - just >= 1000000);
+  /* Never where the ranks outnumber the CPUs. */
+  put_on(home0, &mask);
+  t->moved_at = 0;
+  t->gather = 1;
+  assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
+  assert_int_equal(t->moved_at, 0);
+  sched_setaffinity(0, sizeof mask, &mask);
+  fixture_free(&f);
+}
+
 /* Ranks start spread over the CPUs they may run on, as many as there are CPUs and more: rank r's
  * init moves its thread to the (r mod n)-th of them, and leaves its affinity mask as it was (a
  * migration, not a pin). One thread inits every rank here, checking where each put it. */
@@ -534,6 +596,7 @@ static void test_ranks_start_spread_over_the_cpus(void **state) {
       assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
       assert_int_equal(f.tr[r].gather, m == n);
       assert_int_equal(at, cpu[r % ncpu]);
+      assert_int_equal(f.tr[r].home, cpu[r % ncpu]);
       assert_true(CPU_EQUAL(&now, &mask));
     }
     fixture_free(&f);
@@ -575,6 +638,7 @@ int main(void) {
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
+      cmocka_unit_test(test_wait_moves_a_rank_stacked_on_its_peers_cpu_home),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
