@@ -192,6 +192,9 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank);
 enum { PTO__DIST_YIELD_BACK, PTO__DIST_YIELD_PEER, PTO__DIST_YIELD_AWAY, PTO__DIST_YIELD_LOST };
 int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, uint64_t y0,
                          uint64_t y1, uint64_t *foreign);
+/* How long rank t's waits spin before they yield (dist_shm.c wait_elem): 1 ms where each rank can
+ * have a CPU of its own (no gather, shared memory), else 50 us. */
+uint64_t pto__dist_spin_ns(const pto__dist_shm *t);
 
 /* A run's first failure (issue #28 item 2). raise: rank failed in run epoch (nonzero); the
  * first rank to raise a run's abort is the one its other ranks' waits name. first: that rank, or

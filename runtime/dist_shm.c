@@ -134,6 +134,7 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 
 /* wait_elem's phases (see there). */
 #define SPIN_NS 50000ull
+#define SPIN_OWN_NS 1000000ull
 #define YIELD_NS 200000ull
 #define YIELD_ALONE_NS 5000ull
 /* A yield that gave this long (and three quarters of it) to other processes than the peer ranks
@@ -428,6 +429,10 @@ static int unstack(pto__dist_shm *t) {
   return !peer_on_this_cpu(t);
 }
 
+uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
+  return t->gather || t->sh->mpi ? SPIN_NS : SPIN_OWN_NS;
+}
+
 /* Waits on this rank's element; what names the op in the timeout message.
  *
  * A peer on another CPU answers within microseconds, and on a loaded host a CPU given away (a
@@ -437,7 +442,12 @@ static int unstack(pto__dist_shm *t) {
  * placement puts ranks together) cannot run while this one spins: the 2000 pauses this spun
  * before (47 us on Zen 5) were waited out twice per barrier, the ~100 us floor of a collective on
  * a loaded host (issue #31). Then the wait does not spin and hands the CPU over at once, unless
- * the rank can have a CPU of its own and moves back to it (unstack). After the
+ * the rank can have a CPU of its own and moves back to it (unstack). Where each rank can have a
+ * CPU of its own (no gather, shared memory) the spin goes on for SPIN_OWN_NS, 1 ms: its first
+ * yield on a CPU it shares with a busy process hands that process the CPU for a tick (4 ms at
+ * HZ=250), which a rank whose peer's half of a 1 MiB allreduce took over 50 us paid at every
+ * barrier (2 ranks beside a busy loop, 5 repetitions of 1 MiB: median ~4 ms in 6 of 35 runs, 1
+ * of 35 with the longer spin, else 108-250 us). After the
  * spin it yields while each yield comes straight back (nothing else wants this CPU) or went to
  * peer ranks, for up to YIELD_NS; once a yield gave the CPU away to another process it sleeps on
  * the element's futex, where the peer's notify wakes it. Under MPI the
@@ -446,12 +456,12 @@ static int unstack(pto__dist_shm *t) {
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
   if (t->direct && (!peer_on_this_cpu(t) || unstack(t))) {
-    uint64_t t0 = pto__rt_now_ns();
+    uint64_t t0 = pto__rt_now_ns(), spin = pto__dist_spin_ns(t);
     for (unsigned i = 0;; i++) {
       if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
         return 0;
       __builtin_ia32_pause();
-      if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= SPIN_NS) break;
+      if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= spin) break;
     }
   }
   /* The chip is in a bounded wait: progress for the parent's stall check (dist.c). */

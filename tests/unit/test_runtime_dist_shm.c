@@ -5,7 +5,7 @@
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
  * timeout message; the small allreduce's yield lost to another process turning its yields off,
  * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs,
- * and a rank found on its peer's CPU moving back to its own. */
+ * a rank found on its peer's CPU moving back to its own, and how long a wait spins. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -572,6 +573,76 @@ static void test_wait_moves_a_rank_stacked_on_its_peers_cpu_home(void **state) {
   fixture_free(&f);
 }
 
+/* A rank's wait spins 1 ms where each rank can have a CPU of its own, 50 us elsewhere
+ * (pto__dist_spin_ns): so a peer that answers after 0.3-0.9 ms finds the waiter still spinning,
+ * without a single yield or sleep of its thread (no voluntary context switch), where it used to
+ * yield after 50 us and sleep after 250. A second thread on the other rank's CPU sets the
+ * element; only tries where it did so 0.3 to 0.9 ms after the wait began count (a loaded host
+ * delays it): up to 50 tries, else (or on one CPU) the test is skipped. */
+typedef struct late_set {
+  _Atomic int32_t *elem;
+  int cpu;                 /* the setter's, not the waiter's */
+  _Atomic uint64_t go, at; /* when the wait began, when the element was set */
+} late_set;
+
+static void *set_late(void *arg) {
+  late_set *l = arg;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(l->cpu, &one);
+  sched_setaffinity(0, sizeof one, &one);
+  uint64_t go;
+  while (!(go = atomic_load(&l->go)))
+    ;
+  while (now_ns() - go < 500000)
+    ;
+  atomic_store(l->elem, 1);
+  atomic_store(&l->at, now_ns() - go);
+  return NULL;
+}
+
+static void test_wait_spins_long_where_each_rank_has_a_cpu(void **state) {
+  (void)state;
+  g_gather = 0;
+  fixture f;
+  fixture_init(&f, 2, 1000);
+  g_gather = -1;
+  pto__dist_shm *t = &f.tr[1];
+  assert_int_equal(pto__dist_spin_ns(t), 1000000);
+  t->gather = 1;
+  assert_int_equal(pto__dist_spin_ns(t), 50000);
+  t->gather = 0;
+  f.sh->mpi = (struct pto__dist_mpi *)&f; /* only its presence is read */
+  assert_int_equal(pto__dist_spin_ns(t), 50000);
+  f.sh->mpi = NULL;
+  long nvcsw = -1;
+  int32_t *elem = &sig_of(&f, 1)[3];
+  cpu_set_t mask;
+  assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+  for (int i = 0; i < 50 && nvcsw < 0 && CPU_COUNT(&mask) > 1; i++) {
+    late_set l = {.elem = (_Atomic int32_t *)elem, .cpu = f.tr[0].home};
+    put_on(t->home, &mask);
+    *elem = 0;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, set_late, &l), 0);
+    struct rusage a, b;
+    getrusage(RUSAGE_THREAD, &a);
+    atomic_store(&l.go, now_ns());
+    assert_int_equal(t->ctx.wait(&t->ctx, elem, 1, PTO_DIST_WAIT_GE), 0);
+    getrusage(RUSAGE_THREAD, &b);
+    pthread_join(th, NULL);
+    uint64_t at = atomic_load(&l.at);
+    if (at >= 300000 && at <= 900000) nvcsw = b.ru_nvcsw - a.ru_nvcsw;
+  }
+  *elem = 0;
+  fixture_free(&f);
+  if (nvcsw < 0) {
+    skip();
+    return;
+  }
+  assert_int_equal(nvcsw, 0);
+}
+
 /* Ranks start spread over the CPUs they may run on, as many as there are CPUs and more: rank r's
  * init moves its thread to the (r mod n)-th of them, and leaves its affinity mask as it was (a
  * migration, not a pin). One thread inits every rank here, checking where each put it. */
@@ -639,6 +710,7 @@ int main(void) {
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
       cmocka_unit_test(test_wait_moves_a_rank_stacked_on_its_peers_cpu_home),
+      cmocka_unit_test(test_wait_spins_long_where_each_rank_has_a_cpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
