@@ -379,8 +379,10 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
  * (issue #31 item 1, 2 CPUs, 1 KiB: 2 ranks 1.0-1.3 us apart, 11-14 us on one CPU; 4 ranks 11-21
  * us with two on each, ~40 us with all four on one). A forked chip starts on its parent's CPU
  * and stays there while the load balancer sees the other CPU busy, so each rank moves itself
- * once to the (rank mod n)-th of the n CPUs it may run on: a migration, not a pin (its affinity
- * mask is put back at once, and the scheduler may move it on). */
+ * at init to the (rank mod n)-th of the n CPUs it may run on, its home (and its waits move it back
+ * there when they find a peer on its CPU: unstack): a migration, not a pin (its affinity mask is
+ * put back at once, and the scheduler may move it on). Returns that CPU, -1 where it may run on
+ * one CPU only or the move failed. */
 static int spread(int rank) {
   cpu_set_t mask, one;
   if (sched_getaffinity(0, sizeof mask, &mask) || CPU_COUNT(&mask) < 2) return -1;
@@ -425,7 +427,9 @@ static int unstack(pto__dist_shm *t) {
   uint64_t now = pto__rt_now_ns();
   if (t->moved_at && now - t->moved_at < UNSTACK_NS) return 0;
   t->moved_at = now;
-  if (spread(t->ctx.rank) < 0) return 0;
+  int home = spread(t->ctx.rank); /* the same CPU, unless the affinity mask changed since init */
+  if (home < 0) return 0;
+  t->home = home;
   return !peer_on_this_cpu(t);
 }
 
