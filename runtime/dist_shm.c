@@ -135,6 +135,7 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 /* wait_elem's phases (see there). */
 #define SPIN_NS 50000ull
 #define SPIN_OWN_NS 1000000ull
+#define SPIN_OWN_BYTES (4u << 20) /* collectives on bigger windows spin SPIN_NS */
 #define YIELD_NS 200000ull
 #define YIELD_ALONE_NS 5000ull
 /* A yield that gave this long (and three quarters of it) to other processes than the peer ranks
@@ -412,18 +413,20 @@ static int peer_on_this_cpu(pto__dist_shm *t) {
 #define UNSTACK_NS 1000000ull
 
 /* A wait found a peer on its CPU (peer_on_this_cpu) where each rank can have a CPU of its own (no
- * gather, shared memory): if this rank is off its home CPU (the one spread moved it to at init)
- * it moves itself back there, at most once per UNSTACK_NS; 1 if it did and no peer is on its new
- * CPU. Ranks end up on one CPU beside a busy process on the other (the load balancer pulls the
- * one that waits behind the busy process over; a sleeper's wake-up lands on its waker's CPU), and
- * stay there: they hand the CPU to each other at every wait, so the balancer sees it always busy.
- * A small allreduce then costs 4 such hand-overs, 4 us on this VM kind (10-11 us on round 12's
- * host: issue #31's bimodal 2 ranks at 1 KiB beside a busy process), against 0.3-1 us on two
- * CPUs; the move back costs the mover a wait for its turn beside the busy process, once. Measured
- * beside one busy loop (a probe of 5000 allreduces, 2 ranks, 1 KiB, on a loaded 2-CPU host): 18-36%
- * of the repetitions on one CPU before, 0.0-0.5% with this at 1 ms, 0.1-3.5% at 10 ms. */
+ * gather, shared memory), outside a collective on a window over 4 MiB (t->big: there the turns
+ * are long, and where the scheduler puts the ranks balances their work): if this rank is off its
+ * home CPU (the one spread moved it to at init) it moves itself back there, at most once per
+ * UNSTACK_NS; 1 if it did and no peer is on its new CPU. Ranks end up on one CPU beside a busy
+ * process on the other (the load balancer pulls the one that waits behind the busy process over; a
+ * sleeper's wake-up lands on its waker's CPU), and stay there: they hand the CPU to each other at
+ * every wait, so the balancer sees it always busy. A small allreduce then costs 4 such hand-overs,
+ * 4 us on this VM kind (10-11 us on round 12's host: issue #31's bimodal 2 ranks at 1 KiB beside a
+ * busy process), against 0.3-1 us on two CPUs; the move back costs the mover a wait for its turn
+ * beside the busy process, once. Measured beside one busy loop (a probe of 5000 allreduces, 2
+ * ranks, 1 KiB, on a loaded 2-CPU host): 18-36% of the repetitions on one CPU before, 0.0-0.5% with
+ * this at 1 ms, 0.1-3.5% at 10 ms. */
 static int unstack(pto__dist_shm *t) {
-  if (t->gather || t->sh->mpi || t->home < 0 || sched_getcpu() == t->home) return 0;
+  if (t->gather || t->sh->mpi || t->big || t->home < 0 || sched_getcpu() == t->home) return 0;
   uint64_t now = pto__rt_now_ns();
   if (t->moved_at && now - t->moved_at < UNSTACK_NS) return 0;
   t->moved_at = now;
@@ -434,7 +437,7 @@ static int unstack(pto__dist_shm *t) {
 }
 
 uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
-  return t->gather || t->sh->mpi ? SPIN_NS : SPIN_OWN_NS;
+  return t->gather || t->sh->mpi || t->big ? SPIN_NS : SPIN_OWN_NS;
 }
 
 /* Waits on this rank's element; what names the op in the timeout message.
@@ -451,7 +454,11 @@ uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
  * yield on a CPU it shares with a busy process hands that process the CPU for a tick (4 ms at
  * HZ=250), which a rank whose peer's half of a 1 MiB allreduce took over 50 us paid at every
  * barrier (2 ranks beside a busy loop, 5 repetitions of 1 MiB: median ~4 ms in 6 of 35 runs, 1
- * of 35 with the longer spin, else 108-250 us). After the
+ * of 35 with the longer spin, else 108-250 us). Not in a collective on a window over
+ * SPIN_OWN_BYTES (t->big): the faster rank's wait for the slower one there takes milliseconds,
+ * and the sooner its CPU idles the sooner the scheduler moves the busy process there, off the
+ * slower rank's CPU (64 MiB beside a busy loop, medians of 12 runs: 5-40% slower spinning 1 ms
+ * in 5 of 5 batches; 4 MiB 2x faster spinning). After the
  * spin it yields while each yield comes straight back (nothing else wants this CPU) or went to
  * peer ranks, for up to YIELD_NS; once a yield gave the CPU away to another process it sleeps on
  * the element's futex, where the peer's notify wakes it. Under MPI the
@@ -855,7 +862,15 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
                               const pto_kernel_tensor *sig, int32_t op, int32_t mode,
                               int32_t root) {
   pto__dist_shm *t = T(d);
-  if (!t->gather) return collective(t, d, kind, win, sig, op, mode, root);
+  if (!t->gather) {
+    /* A big window's waits are long: spun, they keep an idle CPU from taking a busy process
+     * off the slower rank's (pto__dist_spin_ns); and the ranks stay where the scheduler puts
+     * them (unstack). Such a collective waits as in round 12. */
+    t->big = numel_of(win) * (int64_t)pto_dtype_size((pto_dtype)win->dtype) > SPIN_OWN_BYTES;
+    int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
+    t->big = 0;
+    return rc;
+  }
   hold(t, pto__rt_now_ns());
   int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
   give_up(t, pto__rt_now_ns());

@@ -531,8 +531,8 @@ static void put_on(int cpu, const cpu_set_t *mask) {
  * or a wake-up put them there, beside a busy process on the other CPU) do not stay there: the
  * wait of the rank that is off its home CPU (where init moved it) moves it back, and then spins
  * (no peer is on its CPU any more); at most once per millisecond; never where the ranks
- * outnumber the CPUs (gather). Here rank 1 is moved onto rank 0's home CPU with rank 0 published
- * on it, and waits on an element that is already satisfied. */
+ * outnumber the CPUs (gather) or in a collective on a window over 4 MiB. Here rank 1 is put on
+ * rank 0's home CPU with rank 0 published there, and waits on an element already satisfied. */
 static void test_wait_moves_a_rank_stacked_on_its_peers_cpu_home(void **state) {
   (void)state;
   cpu_set_t mask;
@@ -563,22 +563,26 @@ static void test_wait_moves_a_rank_stacked_on_its_peers_cpu_home(void **state) {
   t->moved_at = just;
   assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
   assert_true(t->moved_at == just || now_ns() - just >= 1000000);
-  /* Never where the ranks outnumber the CPUs. */
-  put_on(home0, &mask);
-  t->moved_at = 0;
-  t->gather = 1;
-  assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
-  assert_int_equal(t->moved_at, 0);
+  /* Never where the ranks outnumber the CPUs, nor in a collective on a window over 4 MiB. */
+  for (int k = 0; k < 2; k++) {
+    put_on(home0, &mask);
+    t->moved_at = 0;
+    t->gather = !k;
+    t->big = k;
+    assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
+    assert_int_equal(t->moved_at, 0);
+  }
+  t->gather = t->big = 0;
   sched_setaffinity(0, sizeof mask, &mask);
   fixture_free(&f);
 }
 
-/* A rank's wait spins 1 ms where each rank can have a CPU of its own, 50 us elsewhere
- * (pto__dist_spin_ns): so a peer that answers after 0.3-0.9 ms finds the waiter still spinning,
- * without a single yield or sleep of its thread (no voluntary context switch), where it used to
- * yield after 50 us and sleep after 250. A second thread on the other rank's CPU sets the
- * element; only tries where it did so 0.3 to 0.9 ms after the wait began count (a loaded host
- * delays it): up to 50 tries, else (or on one CPU) the test is skipped. */
+/* A rank's wait spins 1 ms where each rank can have a CPU of its own, 50 us elsewhere and in
+ * collectives on windows over 4 MiB (pto__dist_spin_ns): so a peer that answers after 0.3-0.9 ms
+ * finds the waiter still spinning, without a single yield or sleep of its thread (no voluntary
+ * context switch), where it used to yield after 50 us and sleep after 250. A second thread on the
+ * other rank's CPU sets the element; only tries where it did so 0.3 to 0.9 ms after the wait began
+ * count (a loaded host delays it): up to 50 tries, else (or on one CPU) the test is skipped. */
 typedef struct late_set {
   _Atomic int32_t *elem;
   int cpu;                 /* the setter's, not the waiter's */
@@ -612,6 +616,9 @@ static void test_wait_spins_long_where_each_rank_has_a_cpu(void **state) {
   t->gather = 1;
   assert_int_equal(pto__dist_spin_ns(t), 50000);
   t->gather = 0;
+  t->big = 1; /* in a collective on a window over 4 MiB */
+  assert_int_equal(pto__dist_spin_ns(t), 50000);
+  t->big = 0;
   f.sh->mpi = (struct pto__dist_mpi *)&f; /* only its presence is read */
   assert_int_equal(pto__dist_spin_ns(t), 50000);
   f.sh->mpi = NULL;
