@@ -174,6 +174,9 @@ typedef struct pto__dist_shm {
   uint64_t lost_at; /* when a guarded wait's yield last lost the CPU, 0: not lately */
   uint64_t no_yield_until; /* its guarded waits do not yield before this time (dist_shm.c
                               wait_slow) */
+  int home;                /* the CPU init moved this rank to (dist_shm.c spread), -1: none */
+  uint64_t moved_at;       /* when a wait last moved it back there (dist_shm.c unstack) */
+  int big; /* in a collective on a window over 4 MiB (dist_shm.c: short spin, no unstack) */
   char detail[512];
 } pto__dist_shm;
 
@@ -190,6 +193,10 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank);
 enum { PTO__DIST_YIELD_BACK, PTO__DIST_YIELD_PEER, PTO__DIST_YIELD_AWAY, PTO__DIST_YIELD_LOST };
 int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, uint64_t y0,
                          uint64_t y1, uint64_t *foreign);
+/* How long rank t's waits spin before they yield (dist_shm.c wait_elem): 1 ms where each rank can
+ * have a CPU of its own (no gather, shared memory) outside collectives on windows over 4 MiB,
+ * else 50 us. */
+uint64_t pto__dist_spin_ns(const pto__dist_shm *t);
 
 /* A run's first failure (issue #28 item 2). raise: rank failed in run epoch (nonzero); the
  * first rank to raise a run's abort is the one its other ranks' waits name. first: that rank, or

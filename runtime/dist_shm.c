@@ -134,6 +134,8 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 
 /* wait_elem's phases (see there). */
 #define SPIN_NS 50000ull
+#define SPIN_OWN_NS 1000000ull
+#define SPIN_OWN_BYTES (4u << 20) /* collectives on bigger windows spin SPIN_NS */
 #define YIELD_NS 200000ull
 #define YIELD_ALONE_NS 5000ull
 /* A yield that gave this long (and three quarters of it) to other processes than the peer ranks
@@ -373,6 +375,29 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   }
 }
 
+/* Ranks on one host wait for each other spinning when each has a CPU of its own, and take turns
+ * when they share one: the turns of a small allreduce grow with the most ranks any one CPU has
+ * (issue #31 item 1, 2 CPUs, 1 KiB: 2 ranks 1.0-1.3 us apart, 11-14 us on one CPU; 4 ranks 11-21
+ * us with two on each, ~40 us with all four on one). A forked chip starts on its parent's CPU
+ * and stays there while the load balancer sees the other CPU busy, so each rank moves itself
+ * at init to the (rank mod n)-th of the n CPUs it may run on, its home (and its waits move it back
+ * there when they find a peer on its CPU: unstack): a migration, not a pin (its affinity mask is
+ * put back at once, and the scheduler may move it on). Returns that CPU, -1 where it may run on
+ * one CPU only or the move failed. */
+static int spread(int rank) {
+  cpu_set_t mask, one;
+  if (sched_getaffinity(0, sizeof mask, &mask) || CPU_COUNT(&mask) < 2) return -1;
+  for (int c = 0, k = rank % CPU_COUNT(&mask); c < CPU_SETSIZE; c++) {
+    if (!CPU_ISSET(c, &mask) || k--) continue;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    if (sched_setaffinity(0, sizeof one, &one)) return -1;
+    (void)sched_setaffinity(0, sizeof mask, &mask);
+    return c;
+  }
+  return -1;
+}
+
 /* Publishes this rank's CPU; 1 if another rank's last wait started on it (shared memory only). */
 static int peer_on_this_cpu(pto__dist_shm *t) {
   int me = sched_getcpu() + 1; /* 0: not known */
@@ -384,6 +409,37 @@ static int peer_on_this_cpu(pto__dist_shm *t) {
   return 0;
 }
 
+/* At most one move of a rank back to its home CPU (unstack) per this long. */
+#define UNSTACK_NS 1000000ull
+
+/* A wait found a peer on its CPU (peer_on_this_cpu) where each rank can have a CPU of its own (no
+ * gather, shared memory), outside a collective on a window over 4 MiB (t->big: there the turns
+ * are long, and where the scheduler puts the ranks balances their work): if this rank is off its
+ * home CPU (the one spread moved it to at init) it moves itself back there, at most once per
+ * UNSTACK_NS; 1 if it did and no peer is on its new CPU. Ranks end up on one CPU beside a busy
+ * process on the other (the load balancer pulls the one that waits behind the busy process over; a
+ * sleeper's wake-up lands on its waker's CPU), and stay there: they hand the CPU to each other at
+ * every wait, so the balancer sees it always busy. A small allreduce then costs 4 such hand-overs,
+ * 4 us on this VM kind (10-11 us on round 12's host: issue #31's bimodal 2 ranks at 1 KiB beside a
+ * busy process), against 0.3-1 us on two CPUs; the move back costs the mover a wait for its turn
+ * beside the busy process, once. Measured beside one busy loop (a probe of 5000 allreduces, 2
+ * ranks, 1 KiB, on a loaded 2-CPU host): 18-36% of the repetitions on one CPU before, 0.0-0.5% with
+ * this at 1 ms, 0.1-3.5% at 10 ms. */
+static int unstack(pto__dist_shm *t) {
+  if (t->gather || t->sh->mpi || t->big || t->home < 0 || sched_getcpu() == t->home) return 0;
+  uint64_t now = pto__rt_now_ns();
+  if (t->moved_at && now - t->moved_at < UNSTACK_NS) return 0;
+  t->moved_at = now;
+  int home = spread(t->ctx.rank); /* the same CPU, unless the affinity mask changed since init */
+  if (home < 0) return 0;
+  t->home = home;
+  return !peer_on_this_cpu(t);
+}
+
+uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
+  return t->gather || t->sh->mpi || t->big ? SPIN_NS : SPIN_OWN_NS;
+}
+
 /* Waits on this rank's element; what names the op in the timeout message.
  *
  * A peer on another CPU answers within microseconds, and on a loaded host a CPU given away (a
@@ -392,7 +448,17 @@ static int peer_on_this_cpu(pto__dist_shm *t) {
  * CPU (each wait publishes its CPU in the chip's control block; the scheduler's wake-affine
  * placement puts ranks together) cannot run while this one spins: the 2000 pauses this spun
  * before (47 us on Zen 5) were waited out twice per barrier, the ~100 us floor of a collective on
- * a loaded host (issue #31). Then the wait does not spin and hands the CPU over at once. After the
+ * a loaded host (issue #31). Then the wait does not spin and hands the CPU over at once, unless
+ * the rank can have a CPU of its own and moves back to it (unstack). Where each rank can have a
+ * CPU of its own (no gather, shared memory) the spin goes on for SPIN_OWN_NS, 1 ms: its first
+ * yield on a CPU it shares with a busy process hands that process the CPU for a tick (4 ms at
+ * HZ=250), which a rank whose peer's half of a 1 MiB allreduce took over 50 us paid at every
+ * barrier (2 ranks beside a busy loop, 5 repetitions of 1 MiB: median ~4 ms in 6 of 35 runs, 1
+ * of 35 with the longer spin, else 108-250 us). Not in a collective on a window over
+ * SPIN_OWN_BYTES (t->big): the faster rank's wait for the slower one there takes milliseconds,
+ * and the sooner its CPU idles the sooner the scheduler moves the busy process there, off the
+ * slower rank's CPU (64 MiB beside a busy loop, medians of 12 runs: 5-40% slower spinning 1 ms
+ * in 5 of 5 batches; 4 MiB 2x faster spinning). After the
  * spin it yields while each yield comes straight back (nothing else wants this CPU) or went to
  * peer ranks, for up to YIELD_NS; once a yield gave the CPU away to another process it sleeps on
  * the element's futex, where the peer's notify wakes it. Under MPI the
@@ -400,13 +466,13 @@ static int peer_on_this_cpu(pto__dist_shm *t) {
  * cores of their own: the wait spins. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
-  if (t->direct && !peer_on_this_cpu(t)) {
-    uint64_t t0 = pto__rt_now_ns();
+  if (t->direct && (!peer_on_this_cpu(t) || unstack(t))) {
+    uint64_t t0 = pto__rt_now_ns(), spin = pto__dist_spin_ns(t);
     for (unsigned i = 0;; i++) {
       if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
         return 0;
       __builtin_ia32_pause();
-      if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= SPIN_NS) break;
+      if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= spin) break;
     }
   }
   /* The chip is in a bounded wait: progress for the parent's stall check (dist.c). */
@@ -796,30 +862,19 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
                               const pto_kernel_tensor *sig, int32_t op, int32_t mode,
                               int32_t root) {
   pto__dist_shm *t = T(d);
-  if (!t->gather) return collective(t, d, kind, win, sig, op, mode, root);
+  if (!t->gather) {
+    /* A big window's waits are long: spun, they keep an idle CPU from taking a busy process
+     * off the slower rank's (pto__dist_spin_ns); and the ranks stay where the scheduler puts
+     * them (unstack). Such a collective waits as in round 12. */
+    t->big = numel_of(win) * (int64_t)pto_dtype_size((pto_dtype)win->dtype) > SPIN_OWN_BYTES;
+    int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
+    t->big = 0;
+    return rc;
+  }
   hold(t, pto__rt_now_ns());
   int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
   give_up(t, pto__rt_now_ns());
   return rc;
-}
-
-/* Ranks on one host wait for each other spinning when each has a CPU of its own, and take turns
- * when they share one: the turns of a small allreduce grow with the most ranks any one CPU has
- * (issue #31 item 1, 2 CPUs, 1 KiB: 2 ranks 1.0-1.3 us apart, 11-14 us on one CPU; 4 ranks 11-21
- * us with two on each, ~40 us with all four on one). A forked chip starts on its parent's CPU
- * and stays there while the load balancer sees the other CPU busy, so each rank moves itself
- * once to the (rank mod n)-th of the n CPUs it may run on: a migration, not a pin (its affinity
- * mask is put back at once, and the scheduler may move it on). */
-static void spread(int rank) {
-  cpu_set_t mask, one;
-  if (sched_getaffinity(0, sizeof mask, &mask) || CPU_COUNT(&mask) < 2) return;
-  for (int c = 0, k = rank % CPU_COUNT(&mask); c < CPU_SETSIZE; c++) {
-    if (!CPU_ISSET(c, &mask) || k--) continue;
-    CPU_ZERO(&one);
-    CPU_SET(c, &one);
-    if (!sched_setaffinity(0, sizeof one, &one)) (void)sched_setaffinity(0, sizeof mask, &mask);
-    return;
-  }
 }
 
 void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
@@ -842,7 +897,7 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   /* Every rank decides alike: direct access means one node, whose CPUs every rank counts. */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   t->gather = t->direct && sh->nranks > 1 && cpus > 0 && sh->nranks > cpus;
-  if (!sh->mpi && sh->nranks > 1) spread(rank); /* mpirun places MPI ranks */
+  t->home = !sh->mpi && sh->nranks > 1 ? spread(rank) : -1; /* mpirun places MPI ranks */
 }
 
 void pto__dist_shm_fini(pto__dist_shm *t) {

@@ -4,7 +4,8 @@
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
  * timeout message; the small allreduce's yield lost to another process turning its yields off,
- * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs. */
+ * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs,
+ * a rank found on its peer's CPU moving back to its own, and how long a wait spins. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -510,6 +512,144 @@ static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
   fixture_free(&f);
 }
 
+static uint64_t now_ns(void) { /* CLOCK_MONOTONIC, as the transport's clock */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Moves this thread to cpu (a migration: mask is put back). */
+static void put_on(int cpu, const cpu_set_t *mask) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  assert_int_equal(sched_setaffinity(0, sizeof *mask, mask), 0);
+}
+
+/* Two ranks that can each have a CPU of their own and find themselves on one (the load balancer
+ * or a wake-up put them there, beside a busy process on the other CPU) do not stay there: the
+ * wait of the rank that is off its home CPU (where init moved it) moves it back, and then spins
+ * (no peer is on its CPU any more); at most once per millisecond; never where the ranks
+ * outnumber the CPUs (gather) or in a collective on a window over 4 MiB. Here rank 1 is put on
+ * rank 0's home CPU with rank 0 published there, and waits on an element already satisfied. */
+static void test_wait_moves_a_rank_stacked_on_its_peers_cpu_home(void **state) {
+  (void)state;
+  cpu_set_t mask;
+  assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+  if (CPU_COUNT(&mask) < 2) {
+    skip();
+    return;
+  }
+  g_gather = 0;
+  fixture f;
+  fixture_init(&f, 2, 1000);
+  g_gather = -1;
+  pto__dist_shm *t = &f.tr[1];
+  const pto_dist_ctx *d = &t->ctx;
+  int home0 = f.tr[0].home, home1 = t->home;
+  assert_true(home0 >= 0 && home1 >= 0 && home0 != home1);
+  /* The scheduler may move the thread before the wait looks: then nothing is stacked; again. */
+  for (int i = 0; i < 10 && !t->moved_at; i++) {
+    put_on(home0, &mask);
+    atomic_store(&f.sh->chips[0].cpu, home0 + 1);
+    assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
+  }
+  assert_true(t->moved_at > 0); /* moved home, and said so in its control block */
+  assert_int_equal(atomic_load(&f.sh->chips[1].cpu), home1 + 1);
+  /* Not again within UNSTACK_NS (1 ms) of the last move. */
+  put_on(home0, &mask);
+  uint64_t just = now_ns();
+  t->moved_at = just;
+  assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
+  assert_true(t->moved_at == just || now_ns() - just >= 1000000);
+  /* Never where the ranks outnumber the CPUs, nor in a collective on a window over 4 MiB. */
+  for (int k = 0; k < 2; k++) {
+    put_on(home0, &mask);
+    t->moved_at = 0;
+    t->gather = !k;
+    t->big = k;
+    assert_int_equal(d->wait(d, &sig_of(&f, 1)[0], 0, PTO_DIST_WAIT_GE), 0);
+    assert_int_equal(t->moved_at, 0);
+  }
+  t->gather = t->big = 0;
+  sched_setaffinity(0, sizeof mask, &mask);
+  fixture_free(&f);
+}
+
+/* A rank's wait spins 1 ms where each rank can have a CPU of its own, 50 us elsewhere and in
+ * collectives on windows over 4 MiB (pto__dist_spin_ns): so a peer that answers after 0.3-0.9 ms
+ * finds the waiter still spinning, without a single yield or sleep of its thread (no voluntary
+ * context switch), where it used to yield after 50 us and sleep after 250. A second thread on the
+ * other rank's CPU sets the element; only tries where it did so 0.3 to 0.9 ms after the wait began
+ * count (a loaded host delays it): up to 50 tries, else (or on one CPU) the test is skipped. */
+typedef struct late_set {
+  _Atomic int32_t *elem;
+  int cpu;                 /* the setter's, not the waiter's */
+  _Atomic uint64_t go, at; /* when the wait began, when the element was set */
+} late_set;
+
+static void *set_late(void *arg) {
+  late_set *l = arg;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(l->cpu, &one);
+  sched_setaffinity(0, sizeof one, &one);
+  uint64_t go;
+  while (!(go = atomic_load(&l->go)))
+    ;
+  while (now_ns() - go < 500000)
+    ;
+  atomic_store(l->elem, 1);
+  atomic_store(&l->at, now_ns() - go);
+  return NULL;
+}
+
+static void test_wait_spins_long_where_each_rank_has_a_cpu(void **state) {
+  (void)state;
+  g_gather = 0;
+  fixture f;
+  fixture_init(&f, 2, 1000);
+  g_gather = -1;
+  pto__dist_shm *t = &f.tr[1];
+  assert_int_equal(pto__dist_spin_ns(t), 1000000);
+  t->gather = 1;
+  assert_int_equal(pto__dist_spin_ns(t), 50000);
+  t->gather = 0;
+  t->big = 1; /* in a collective on a window over 4 MiB */
+  assert_int_equal(pto__dist_spin_ns(t), 50000);
+  t->big = 0;
+  f.sh->mpi = (struct pto__dist_mpi *)&f; /* only its presence is read */
+  assert_int_equal(pto__dist_spin_ns(t), 50000);
+  f.sh->mpi = NULL;
+  long nvcsw = -1;
+  int32_t *elem = &sig_of(&f, 1)[3];
+  cpu_set_t mask;
+  assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+  for (int i = 0; i < 50 && nvcsw < 0 && CPU_COUNT(&mask) > 1; i++) {
+    late_set l = {.elem = (_Atomic int32_t *)elem, .cpu = f.tr[0].home};
+    put_on(t->home, &mask);
+    *elem = 0;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, set_late, &l), 0);
+    struct rusage a, b;
+    getrusage(RUSAGE_THREAD, &a);
+    atomic_store(&l.go, now_ns());
+    assert_int_equal(t->ctx.wait(&t->ctx, elem, 1, PTO_DIST_WAIT_GE), 0);
+    getrusage(RUSAGE_THREAD, &b);
+    pthread_join(th, NULL);
+    uint64_t at = atomic_load(&l.at);
+    if (at >= 300000 && at <= 900000) nvcsw = b.ru_nvcsw - a.ru_nvcsw;
+  }
+  *elem = 0;
+  fixture_free(&f);
+  if (nvcsw < 0) {
+    skip();
+    return;
+  }
+  assert_int_equal(nvcsw, 0);
+}
+
 /* Ranks start spread over the CPUs they may run on, as many as there are CPUs and more: rank r's
  * init moves its thread to the (r mod n)-th of them, and leaves its affinity mask as it was (a
  * migration, not a pin). One thread inits every rank here, checking where each put it. */
@@ -534,6 +674,7 @@ static void test_ranks_start_spread_over_the_cpus(void **state) {
       assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
       assert_int_equal(f.tr[r].gather, m == n);
       assert_int_equal(at, cpu[r % ncpu]);
+      assert_int_equal(f.tr[r].home, cpu[r % ncpu]);
       assert_true(CPU_EQUAL(&now, &mask));
     }
     fixture_free(&f);
@@ -575,6 +716,8 @@ int main(void) {
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
+      cmocka_unit_test(test_wait_moves_a_rank_stacked_on_its_peers_cpu_home),
+      cmocka_unit_test(test_wait_spins_long_where_each_rank_has_a_cpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
