@@ -134,8 +134,10 @@ typedef struct mm_blk {
   int64_t kn;
 } mm_blk;
 
-/* Rows ahead of its k step at which a one-row product's block prefetches r (mm_row_ahead). */
+/* Rows ahead of its k step at which a one-row product's block prefetches r (mm_row_ahead): the
+ * first line into L1, and on Zen 4 the whole piece into L2. */
 #define MM_AHEAD_ROWS 16
+#define MM_L2_ROW_AHEAD 64
 
 /* A decode step's single row ([1, K] x a view of a weight, mm_rows_wide's blocks on 512-bit
  * vectors): at step k the block prefetches (into L1) the first line of its columns of r's row
@@ -147,15 +149,32 @@ typedef struct mm_blk {
  * process, 0.80-0.96x the read's time and 1.18-1.26x cblas_sgemv's (before 0.87-0.99x); bf16 W
  * 1.14-1.23x the read's time, from 1.42-1.59x (bench/RESULTS.md, round 12, "m1"). Prefetching every
  * line of the row ahead, or one line into L2 or non-temporal, did worse; 8 to 32 rows ahead did
- * alike, 4 less well. Rows past the end of r's tile are those the loop's next tile.load reads
+ * alike, 4 less well. On Zen 4 (family 25 model 17, LLVM's znver4; round 13's host) the same
+ * product read W at 0.39-0.52x cblas_sgemv's rate with that prefetch alone: the first line did
+ * not start the row's stream there. Each block also prefetching every line of its piece of the
+ * row MM_L2_ROW_AHEAD ahead into L2 took it to 0.86-0.95x (one thread; 32 rows ahead 0.67-0.76x,
+ * 96 0.65-0.70x, 128 0.89-0.95x, 192 0.80x: rows 16 KiB apart share L2 sets, so the distance has
+ * cliffs; non-temporal 0.49-0.51x; the pieces into L1 16 ahead 0.51x). It is asked only of
+ * znver4 (pto__lower_host_has: the host CPU is part of the cache key): on round 12's Zen 5 the
+ * first line alone gave 1.13-1.26x sgemv, and no other CPU was measured with it. Rows past the
+ * end of r's tile are those the loop's next tile.load reads
  * when it walks K down the tensor; past the tensor's end a prefetch touches nothing (it never
  * faults) and costs an instruction. */
 static void mm_row_ahead(lw *L, const lw_tile *l, const lw_tile *r, const mm_blk *B,
                          LLVMValueRef k) {
   if (l->rows != 1 || B->vw != MM_VW_MAX || !r->rs || r->ri) return;
+  int64_t es = (int64_t)pto_dtype_size(r->dt);
   LLVMValueRef row = mul(L, add(L, k, pto__lower_i64(L, MM_AHEAD_ROWS)), r->rs);
-  LLVMValueRef off = mul(L, add(L, row, B->j0), pto__lower_i64(L, (int64_t)pto_dtype_size(r->dt)));
+  LLVMValueRef off = mul(L, add(L, row, B->j0), pto__lower_i64(L, es));
   pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.ahead"), 0, 3);
+  if (!pto__lower_host_has("cpu=znver4;")) return;
+  /* On Zen 4 also every line of the block's piece of row k + MM_L2_ROW_AHEAD into L2 (below). */
+  row = mul(L, add(L, k, pto__lower_i64(L, MM_L2_ROW_AHEAD)), r->rs);
+  LLVMValueRef base = mul(L, add(L, row, B->j0), pto__lower_i64(L, es));
+  for (int64_t c = 0; c < (int64_t)B->nv * B->vw * es; c += 64) {
+    LLVMValueRef o = add(L, base, pto__lower_i64(L, c));
+    pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &o, 1, "pf.rowl2"), 0, 2);
+  }
 }
 
 /* The k loop of a register block: one fma per k step, or (dp) one vdpbf16ps per pair of steps

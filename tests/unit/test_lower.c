@@ -3787,7 +3787,8 @@ static void test_lower_matmul_decode_rows_prefetch_rest(void **state) {
 /* A decode step's single row, [1, K] x a view of W (f32 and bf16): on 512-bit vectors each k step
  * of the wide row blocks (mm_rows_wide) prefetches the first line of its columns of W's row 16
  * ahead ("pf.ahead", mm_row_ahead), the last steps' rows lying past the tensor's end, which a
- * prefetch may touch; at M = 2 there is none, nor without AVX-512. Either way one fma per product
+ * prefetch may touch, and on Zen 4 every line of that piece of the row 64 ahead into L2; at M = 2
+ * there is none, nor without AVX-512. Either way one fma per product
  * in k order, bit for bit the interpreter's. The kernels are k_mm_rows_fmt's. */
 static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
   (void)state;
@@ -3805,7 +3806,7 @@ static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
   }
   tl_lib *L = lib_build(src, 2);
   assert_non_null(L);
-  int wide = pto__lower_host_has("+avx512f");
+  int wide = pto__lower_host_has("+avx512f"), zen4 = pto__lower_host_has("cpu=znver4;");
   static float a[2 * 24], b[24 * 256], o[2 * 256], o2[2 * 256];
   static uint16_t ah[2 * 24], bh[24 * 256];
   for (size_t w = 0; w < sizeof ks / sizeof ks[0]; w++) {
@@ -3814,6 +3815,15 @@ static void test_lower_matmul_one_row_prefetches_rows_ahead(void **state) {
     if (ahead != (wide && M == 1)) {
       print_error("@%s: rows-ahead prefetch %d on a host %s 512-bit vectors\n", ks[w].name, ahead,
                   wide ? "with" : "without");
+      fail();
+    }
+    /* on Zen 4 also every line of the block's piece of the row 64 ahead into L2 ("pf.rowl2", a
+     * prefetch of locality 2 each), on no other host */
+    int l2 = ll_count_lines(L, ks[w].name, "%pf.rowl2", "getelementptr");
+    int l2call = ll_count_lines(L, ks[w].name, "%pf.rowl2", "i32 0, i32 2, i32 1)");
+    if ((l2 > 0) != (wide && M == 1 && zen4) || l2call != l2) {
+      print_error("@%s: %d row-piece L2 prefetches (%d of locality 2) on %s\n", ks[w].name, l2,
+                  l2call, pto__llvm_target_identity());
       fail();
     }
     for (int i = 0; i < M * 24; i++) {
