@@ -24,6 +24,16 @@
 #define ROWS 16
 #define COLS 64
 
+/* A one-core-per-chip worker of n chips with a 64 MiB heap and 16 MiB a chip, as most tests
+ * open. */
+static void small_cfg(pto_dist_config *cfg, int n) {
+  pto_dist_config_init(cfg);
+  cfg->ndevices = n;
+  cfg->ncores_per_chip = 1;
+  cfg->shared_heap_bytes = 64ull << 20;
+  cfg->chip_memory_bytes = 16ull << 20;
+}
+
 /* y = x + 1 on one [16, 64] block. */
 static const char *k_addone =
     "program addone\n"
@@ -940,11 +950,7 @@ static void test_chips_end_with_their_parent(void **state) {
   if (child == 0) {
     close(fd[0]);
     pto_dist_config cfg;
-    pto_dist_config_init(&cfg);
-    cfg.ndevices = 2;
-    cfg.ncores_per_chip = 1;
-    cfg.shared_heap_bytes = 64ull << 20;
-    cfg.chip_memory_bytes = 16ull << 20;
+    small_cfg(&cfg, 2);
     pto_dist_worker *w = NULL;
     pto_status s = pto_dist_worker_open(&cfg, &w);
     if (s) _exit(2);
@@ -1062,11 +1068,7 @@ static void test_chip_stuck_in_a_kernel_fails_the_run(void **state) {
   assert_pto_ok(pto_program_create_host(&h.sig, host_spin, 1, &spin, 2, NULL, &p));
 
   pto_dist_config cfg;
-  pto_dist_config_init(&cfg);
-  cfg.ndevices = 2;
-  cfg.ncores_per_chip = 1;
-  cfg.shared_heap_bytes = 64ull << 20;
-  cfg.chip_memory_bytes = 16ull << 20;
+  small_cfg(&cfg, 2);
   cfg.wait_timeout_ms = 300;
   pto_dist_worker *w = NULL;
   assert_pto_ok(pto_dist_worker_open(&cfg, &w));
@@ -1235,11 +1237,7 @@ static void test_chips_dump_and_record_each_call(void **state) {
   (void)state;
   char *dir = tu_mkdtemp("dist-dump");
   pto_dist_config cfg;
-  pto_dist_config_init(&cfg);
-  cfg.ndevices = 2;
-  cfg.ncores_per_chip = 1;
-  cfg.shared_heap_bytes = 64ull << 20;
-  cfg.chip_memory_bytes = 16ull << 20;
+  small_cfg(&cfg, 2);
   cfg.wait_timeout_ms = 2000;
   cfg.dump_args_dir = dir;
   cfg.dump_args_level = 4;
@@ -1370,11 +1368,7 @@ static void test_chips_threads_host_runs_sleeping_chips_calls(void **state) {
   assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
   call_threads ct = {.host = pthread_self()};
   pto_dist_config cfg;
-  pto_dist_config_init(&cfg);
-  cfg.ndevices = 1;
-  cfg.ncores_per_chip = 1;
-  cfg.shared_heap_bytes = 64ull << 20;
-  cfg.chip_memory_bytes = 16ull << 20;
+  small_cfg(&cfg, 1);
   cfg.chips = "threads";
   cfg.on_chip_call = note_call_thread;
   cfg.on_chip_call_ctx = &ct;
