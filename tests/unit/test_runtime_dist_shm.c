@@ -582,7 +582,10 @@ static void test_wait_moves_a_rank_stacked_on_its_peers_cpu_home(void **state) {
  * finds the waiter still spinning, without a single yield or sleep of its thread (no voluntary
  * context switch), where it used to yield after 50 us and sleep after 250. A second thread on the
  * other rank's CPU sets the element; only tries where it did so 0.3 to 0.9 ms after the wait began
- * count (a loaded host delays it): up to 50 tries, else (or on one CPU) the test is skipped. */
+ * count (a loaded host delays it), and one such try without a voluntary switch passes (another
+ * test's process on the CPU can still block the waiter's thread once); the old wait slept in
+ * every one. Up to 50 tries; with none that counted (or on one CPU, or under TSan) the test is
+ * skipped. */
 typedef struct late_set {
   _Atomic int32_t *elem;
   int cpu;                 /* the setter's, not the waiter's */
@@ -622,11 +625,14 @@ static void test_wait_spins_long_where_each_rank_has_a_cpu(void **state) {
   f.sh->mpi = (struct pto__dist_mpi *)&f; /* only its presence is read */
   assert_int_equal(pto__dist_spin_ns(t), 50000);
   f.sh->mpi = NULL;
-  long nvcsw = -1;
+  int tries = 0, quiet = 0; /* tries that counted; of them, without a voluntary switch */
   int32_t *elem = &sig_of(&f, 1)[3];
   cpu_set_t mask;
   assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
-  for (int i = 0; i < 50 && nvcsw < 0 && CPU_COUNT(&mask) > 1; i++) {
+#if defined(__SANITIZE_THREAD__)
+  CPU_ZERO(&mask); /* TSan's runtime takes locks of its own that can block the waiter: skipped */
+#endif
+  for (int i = 0; i < 50 && !quiet && CPU_COUNT(&mask) > 1; i++) {
     late_set l = {.elem = (_Atomic int32_t *)elem, .cpu = f.tr[0].home};
     put_on(t->home, &mask);
     *elem = 0;
@@ -639,15 +645,19 @@ static void test_wait_spins_long_where_each_rank_has_a_cpu(void **state) {
     getrusage(RUSAGE_THREAD, &b);
     pthread_join(th, NULL);
     uint64_t at = atomic_load(&l.at);
-    if (at >= 300000 && at <= 900000) nvcsw = b.ru_nvcsw - a.ru_nvcsw;
+    if (at >= 300000 && at <= 900000) {
+      tries++;
+      quiet = b.ru_nvcsw == a.ru_nvcsw;
+    }
   }
   *elem = 0;
   fixture_free(&f);
-  if (nvcsw < 0) {
+  if (!tries) {
     skip();
     return;
   }
-  assert_int_equal(nvcsw, 0);
+  if (!quiet) print_error("%d tries: the waiter's thread blocked in every one\n", tries);
+  assert_true(quiet);
 }
 
 /* Ranks start spread over the CPUs they may run on, as many as there are CPUs and more: rank r's
