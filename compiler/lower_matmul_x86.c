@@ -139,6 +139,21 @@ typedef struct mm_blk {
 #define MM_AHEAD_ROWS 16
 #define MM_L2_ROW_AHEAD 64
 
+/* Prefetches, a line at a time, columns [lo, hi) (from j0 where given) of r's row k + ahead, with
+ * the locality of pto__lower_prefetch (3: into L1, 2: into L2), each address named name. */
+static void mm_prefetch_cols(lw *L, const lw_tile *r, LLVMValueRef k, int64_t ahead,
+                             LLVMValueRef j0, int64_t lo, int64_t hi, const char *name,
+                             int locality) {
+  LLVMValueRef row = pto__lower_mm_rrow(L, r, add(L, k, pto__lower_i64(L, ahead)));
+  int64_t es = (int64_t)pto_dtype_size(r->dt);
+  for (int64_t c = lo; c < hi; c += 64 / es) {
+    LLVMValueRef col = pto__lower_i64(L, c);
+    if (j0) col = add(L, j0, col);
+    LLVMValueRef off = mul(L, add(L, row, col), pto__lower_i64(L, es));
+    pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, name), 0, locality);
+  }
+}
+
 /* A decode step's single row ([1, K] x a view of a weight, mm_rows_wide's blocks on 512-bit
  * vectors): at step k the block prefetches (into L1) the first line of its columns of r's row
  * k + MM_AHEAD_ROWS, one prefetch a row whatever the block's width. Each row piece (up to 1 KiB)
@@ -163,18 +178,10 @@ typedef struct mm_blk {
 static void mm_row_ahead(lw *L, const lw_tile *l, const lw_tile *r, const mm_blk *B,
                          LLVMValueRef k) {
   if (l->rows != 1 || B->vw != MM_VW_MAX || !r->rs || r->ri) return;
-  int64_t es = (int64_t)pto_dtype_size(r->dt);
-  LLVMValueRef row = mul(L, add(L, k, pto__lower_i64(L, MM_AHEAD_ROWS)), r->rs);
-  LLVMValueRef off = mul(L, add(L, row, B->j0), pto__lower_i64(L, es));
-  pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.ahead"), 0, 3);
-  if (!pto__lower_host_has("cpu=znver4;")) return;
-  /* On Zen 4 also every line of the block's piece of row k + MM_L2_ROW_AHEAD into L2 (below). */
-  row = mul(L, add(L, k, pto__lower_i64(L, MM_L2_ROW_AHEAD)), r->rs);
-  LLVMValueRef base = mul(L, add(L, row, B->j0), pto__lower_i64(L, es));
-  for (int64_t c = 0; c < (int64_t)B->nv * B->vw * es; c += 64) {
-    LLVMValueRef o = add(L, base, pto__lower_i64(L, c));
-    pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &o, 1, "pf.rowl2"), 0, 2);
-  }
+  mm_prefetch_cols(L, r, k, MM_AHEAD_ROWS, B->j0, 0, 1, "pf.ahead", 3);
+  /* On Zen 4 also every line of the block's piece of row k + MM_L2_ROW_AHEAD into L2 (above). */
+  if (pto__lower_host_has("cpu=znver4;"))
+    mm_prefetch_cols(L, r, k, MM_L2_ROW_AHEAD, B->j0, 0, B->nv * B->vw, "pf.rowl2", 2);
 }
 
 /* The k loop of a register block: one fma per k step, or (dp) one vdpbf16ps per pair of steps
@@ -224,25 +231,11 @@ static void mm_block_k(lw *L, const lw_tile *l, const lw_tile *r, pto_dtype odt,
   if (k1) {
     mm_row_ahead(L, l, r, B, k1);
     if (B->rest_hi > B->rest_lo) {
-      LLVMValueRef row = pto__lower_mm_rrow(L, r, add(L, k1, pto__lower_i64(L, B->rest_ahead)));
-      int64_t es = (int64_t)pto_dtype_size(r->dt);
-      for (int64_t c = B->rest_lo; c < B->rest_hi; c += 64 / es) {
-        LLVMValueRef col = pto__lower_i64(L, c);
-        if (B->rest_own) col = add(L, B->j0, col);
-        LLVMValueRef off = mul(L, add(L, row, col), pto__lower_i64(L, es));
-        pto__lower_prefetch(
-            L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, B->rest_own ? "pf.chunk" : "pf.rest"),
-            0, B->rest_ahead ? 3 : 2);
-      }
+      mm_prefetch_cols(L, r, k1, B->rest_ahead, B->rest_own ? B->j0 : NULL, B->rest_lo, B->rest_hi,
+                       B->rest_own ? "pf.chunk" : "pf.rest", B->rest_ahead ? 3 : 2);
       /* in chunks, the same columns of row k + MM_L2_AHEAD into L2 (mm_blocks says why) */
-      if (B->rest_own) {
-        row = pto__lower_mm_rrow(L, r, add(L, k1, pto__lower_i64(L, MM_L2_AHEAD)));
-        for (int64_t c = B->rest_lo; c < B->rest_hi; c += 64 / es) {
-          LLVMValueRef off =
-              mul(L, add(L, row, add(L, B->j0, pto__lower_i64(L, c))), pto__lower_i64(L, es));
-          pto__lower_prefetch(L, LLVMBuildGEP2(L->b, L->t_i8, r->base, &off, 1, "pf.l2"), 0, 2);
-        }
-      }
+      if (B->rest_own)
+        mm_prefetch_cols(L, r, k1, MM_L2_AHEAD, B->j0, B->rest_lo, B->rest_hi, "pf.l2", 2);
     }
     LLVMValueRef bv[MM_NV_MAX];
     for (int h = 0; h < nv; h++)
