@@ -275,11 +275,12 @@ static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
  * commands to finish last ran on this one: either could not run while this one spins. Returns 1
  * once *word differs from val. Where the host and a chip process share a CPU (beside a busy
  * process), a one-call run is two thread switches and two futex calls, a wake by one side and a
- * wait by the other (the side whose wake preempts it is the one that never sleeps): ~2.5 us a
- * handoff on a 2-CPU Zen 4 KVM guest, 7.3-8 us a run with the work, the least two processes taking
- * turns on a CPU can do. What costs more there is a third runnable process on that CPU taking
- * its slice, milliseconds now and then (dist_overhead's "median of the single runs" leaves
- * those out). */
+ * wait by the other (the side whose wake preempts it is the one that never sleeps): ~2.2 us a
+ * handoff on a 2-CPU Zen 4 KVM guest (a bare futex ping-pong of two processes on one CPU: 4.2-4.3
+ * us a round trip, threads alike), 6.9-7.1 us a run with the work, the least two processes
+ * taking turns on a CPU can do; chips as threads switch nothing (host_run_chip). What costs more
+ * there is a third runnable process on that CPU taking its slice, milliseconds now and then
+ * (dist_overhead's "median of the single runs" leaves those out). */
 #ifndef PTO__DIST_RING_SPIN_NS
 #define PTO__DIST_RING_SPIN_NS 30000
 #endif
