@@ -333,8 +333,8 @@ static int32_t host_many_blocks(const pto_host_api *api, const pto_host_args *a)
 /* A chip keeps the handles it wraps over heap tensors between calls (dist.c chip_wrap, issue #31
  * item 2): a call must still get each argument's own view. 40 blocks are 80 tensors on one chip,
  * more than it keeps (32), so handles are replaced within a run; one view is both arguments of a
- * call (two handles, or one, over the same bytes); and the next runs, with tensors of other sizes
- * (other heap places), reuse and replace what the earlier ones left. */
+ * call (two handles over the same bytes); and the next runs, with tensors of other sizes
+ * (new heap buffers), reuse and replace what the earlier ones left. */
 static void test_chip_reuses_wrapped_tensors(void **state) {
   (void)state;
   pto_dist_worker *w = open_worker(2, NULL);
