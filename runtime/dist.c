@@ -163,6 +163,7 @@ struct dworker {
   pto__dist_cmd cmd;          /* the command being built (large: kept off the stack) */
   char **names;               /* interned span names */
   size_t nnames, capnames;
+  const char *span_name[PTO_LAUNCH_MAX_SPANS]; /* gather: span k's last name, tried first */
   char fatal[PTO__DIST_MSG];
   int32_t fatal_code;
   /* pto_dist_worker_submit's dispatcher (async.c), NULL until used. Its queued runs own the
@@ -201,6 +202,20 @@ typedef struct chip_slot {
   pto_handle *h;
 } chip_slot;
 
+/* A heap tensor the chip has wrapped (pto__rt_worker_wrap: a handle over the shared heap, no
+ * memory of its own), kept for later calls (issue #31 item 2): wrapping and freeing a handle per
+ * tensor argument at every call was ~16% of a one-call run's CPU time (perf, chips as threads).
+ * used: the chip's call that last used it, so one call never gets one handle for two of its
+ * arguments. */
+typedef struct chip_wrap {
+  pto_device_tensor *t; /* NULL: a free entry */
+  uint64_t addr;
+  int32_t rank, dtype;
+  int64_t shape[PTO_MAX_RANK];
+  uint64_t used;
+} chip_wrap;
+#define CHIP_WRAPS PTO__DIST_MAX_ARGS /* each argument of a call finds an entry it may take */
+
 /* A chip: its sim worker, transport and registered callees. */
 struct chip_state {
   pto__dist_shared *sh;
@@ -215,6 +230,8 @@ struct chip_state {
   int ncalls;
   const char *dump_dir; /* pto_dist_config.dump_args_dir: NULL, no dump */
   int dump_level;
+  chip_wrap wraps[CHIP_WRAPS];
+  uint64_t nruns; /* RUN commands begun: chip_wrap.used's clock */
 };
 
 /* Records a chip's failed command, its place on the fail clock and, for a RUN of run epoch
@@ -258,11 +275,12 @@ static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
  * commands to finish last ran on this one: either could not run while this one spins. Returns 1
  * once *word differs from val. Where the host and a chip process share a CPU (beside a busy
  * process), a one-call run is two thread switches and two futex calls, a wake by one side and a
- * wait by the other (the side whose wake preempts it is the one that never sleeps): ~2.5 us a
- * handoff on a 2-CPU Zen 4 KVM guest, 7.3-8 us a run with the work, the least two processes taking
- * turns on a CPU can do. What costs more there is a third runnable process on that CPU taking
- * its slice, milliseconds now and then (dist_overhead's "median of the single runs" leaves
- * those out). */
+ * wait by the other (the side whose wake preempts it is the one that never sleeps): ~2.2 us a
+ * handoff on a 2-CPU Zen 4 KVM guest (a bare futex ping-pong of two processes on one CPU: 4.2-4.3
+ * us a round trip, threads alike), 6.9-7.1 us a run with the work, the least two processes
+ * taking turns on a CPU can do; chips as threads switch nothing (host_run_chip). What costs more
+ * there is a third runnable process on that CPU taking its slice, milliseconds now and then
+ * (dist_overhead's "median of the single runs" leaves those out). */
 #ifndef PTO__DIST_RING_SPIN_NS
 #define PTO__DIST_RING_SPIN_NS 30000
 #endif
@@ -301,9 +319,44 @@ static int wait_deps(pto__dist_shared *sh, const pto__dist_cmd *cmd) {
   return 0;
 }
 
-static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pto__dist_shm *tr,
-                     chip_slot *slots, int nslots, const pto__dist_cmd *cmd, uint32_t seq) {
-  if (cmd->slot < 0 || cmd->slot >= nslots) {
+/* A handle over heap tensor a for the chip's current call: a kept one (chip_wrap), or one wrapped
+ * now in place of the least recently used (a free entry first). With at most CHIP_WRAPS
+ * arguments a call, some entry is always free of this call. */
+static pto_status chip_wrap_arg(chip_state *cs, const pto__dist_arg *a, pto_device_tensor **out) {
+  size_t shape_bytes = sizeof a->shape[0] * (size_t)(a->rank > 0 ? a->rank : 0);
+  chip_wrap *lru = NULL;
+  for (int i = 0; i < CHIP_WRAPS; i++) {
+    chip_wrap *e = &cs->wraps[i];
+    if (e->used == cs->nruns) continue; /* another argument of this call has it */
+    if (e->t && e->addr == a->addr && e->rank == a->rank && e->dtype == a->dtype &&
+        shape_bytes <= sizeof e->shape && !memcmp(e->shape, a->shape, shape_bytes)) {
+      e->used = cs->nruns;
+      *out = e->t;
+      return PTO_OK;
+    }
+    if (!lru || (lru->t && (!e->t || e->used < lru->used))) lru = e;
+  }
+  if (lru->t) pto_status_free(pto_worker_free_tensor(cs->wk, lru->t));
+  lru->t = NULL;
+  PTO_RETURN_IF_ERROR(
+      pto__rt_worker_wrap(cs->wk, a->addr, a->rank, a->shape, (pto_dtype)a->dtype, &lru->t));
+  lru->addr = a->addr;
+  lru->rank = a->rank;
+  lru->dtype = a->dtype;
+  memcpy(lru->shape, a->shape, sizeof lru->shape);
+  lru->used = cs->nruns;
+  *out = lru->t;
+  return PTO_OK;
+}
+
+static void chip_run(chip_state *cs, const pto__dist_cmd *cmd, uint32_t seq) {
+  pto__dist_shared *sh = cs->sh;
+  pto__dist_chip *c = cs->c;
+  pto_worker *wk = cs->wk;
+  pto__dist_shm *tr = &cs->tr;
+  chip_slot *slots = cs->slots;
+  cs->nruns++;
+  if (cmd->slot < 0 || cmd->slot >= cs->nslots) {
     chip_fail_cmd(sh, c, seq, cmd->epoch, "a call to a program this chip has not loaded", NULL);
     return;
   }
@@ -317,8 +370,6 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
   }
   const pto_signature *sig = pto_program_signature(slots[cmd->slot].p);
   pto_arg args[PTO__DIST_MAX_ARGS];
-  pto_device_tensor *wrapped[PTO__DIST_MAX_ARGS];
-  int nw = 0;
   pto_status s = PTO_OK;
   for (int i = 0; i < cmd->nargs && !s; i++) {
     const pto__dist_arg *a = &cmd->args[i];
@@ -326,8 +377,9 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
       pto_dtype dt = i < sig->nparams ? sig->params[i].dtype : PTO_DTYPE_I64;
       args[i] = pto_arg_scalar(pto_scalar_from_slot(dt, a->scalar));
     } else {
-      s = pto__rt_worker_wrap(wk, a->addr, a->rank, a->shape, (pto_dtype)a->dtype, &wrapped[nw]);
-      if (!s) args[i] = pto_arg_device(wrapped[nw++]);
+      pto_device_tensor *t = NULL;
+      s = chip_wrap_arg(cs, a, &t);
+      if (!s) args[i] = pto_arg_device(t);
     }
   }
   tr->detail[0] = '\0';
@@ -360,8 +412,6 @@ static void chip_run(pto__dist_shared *sh, pto__dist_chip *c, pto_worker *wk, pt
     chip_fail_cmd(sh, c, seq, cmd->epoch, head, tr->detail);
     pto_status_free(s);
   }
-  for (int i = 0; i < nw; i++)
-    pto_status_free(pto_worker_free_tensor(wk, wrapped[i]));
 }
 
 /* Opens rank's chip; on failure returns the message (in c->msg). */
@@ -413,6 +463,8 @@ static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_d
 }
 
 static void chip_close(chip_state *cs) {
+  for (int i = 0; cs->wk && i < CHIP_WRAPS; i++)
+    if (cs->wraps[i].t) pto_status_free(pto_worker_free_tensor(cs->wk, cs->wraps[i].t));
   if (cs->wk) pto_worker_close(cs->wk);
   for (int i = 0; i < cs->nslots; i++)
     pto_program_release(cs->slots[i].p);
@@ -444,7 +496,7 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
       pto_status_free(ds);
       return;
     }
-    chip_run(cs->sh, c, cs->wk, &cs->tr, cs->slots, cs->nslots, cmd, seq);
+    chip_run(cs, cmd, seq);
     int call = cs->ncalls++;
     pto_status s = cs->on_call && !atomic_load(&c->failed)
                        ? cs->on_call(cs->on_call_ctx, cs->wk, cs->rank, call)
@@ -987,6 +1039,14 @@ static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   }
 }
 
+/* The bytes of cmd its chip reads: a RUN's arguments past nargs are not copied into the ring (a
+ * slot is 3.6 KiB, most of it the LOAD's path and 32 arguments; a 3-argument RUN is 0.5 KiB). */
+static size_t cmd_bytes(const pto__dist_cmd *cmd) {
+  if (cmd->op != PTO__DIST_CMD_RUN || cmd->nargs < 0 || cmd->nargs > PTO__DIST_MAX_ARGS)
+    return sizeof *cmd;
+  return offsetof(pto__dist_cmd, args) + (size_t)cmd->nargs * sizeof cmd->args[0];
+}
+
 static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *out_seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
@@ -994,7 +1054,7 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
    * own CPU is woken once per half ring, not once per command. */
   if ((int32_t)(h - atomic_load_explicit(&c->tail, memory_order_acquire)) >= PTO__DIST_RING)
     PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING / 2 + 1));
-  memcpy(&c->ring[h % PTO__DIST_RING], cmd, sizeof *cmd);
+  memcpy(&c->ring[h % PTO__DIST_RING], cmd, cmd_bytes(cmd));
   if (!w->mpi) atomic_store_explicit(&w->sh->host_cpu, this_cpu(), memory_order_relaxed);
   atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);
   if (w->deferred != r + 1) {
@@ -1755,7 +1815,11 @@ static void gather(dworker *w, uint64_t ts, uint64_t dur) {
     d->launch.ok = rec->ok;
     d->launch.nspans = rec->nspans;
     for (int k = 0; k < rec->nspans && k < PTO_LAUNCH_MAX_SPANS; k++) {
-      d->launch.spans[k].name = intern(w, rec->spans[k].name);
+      /* A call's spans are named alike at every run: one comparison, not a search of every
+       * name interned (which was ~6% of a one-call run, chips as threads). */
+      const char *nm = rec->spans[k].name, *last = w->span_name[k];
+      d->launch.spans[k].name =
+          last && !strcmp(last, nm) ? last : (w->span_name[k] = intern(w, nm));
       d->launch.spans[k].depth = rec->spans[k].depth;
       d->launch.spans[k].is_device = rec->spans[k].is_device;
       d->launch.spans[k].ts_ns = rec->spans[k].ts_ns;

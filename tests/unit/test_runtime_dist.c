@@ -314,6 +314,54 @@ static void test_blocks_4(void **state) {
   run_blocks(4);
 }
 
+/* host @main(%x: tensor[16k, 64] f32, out %y: tensor[16k, 64] f32), all on device 0: y block i =
+ * x block i + 1 for each of the k blocks, then y block i + 1 twice more in place (the same view
+ * as both arguments of one call): y = x + 3. */
+static int32_t host_many_blocks(const pto_host_api *api, const pto_host_args *a) {
+  int64_t k = a->tensors[0].shape[0] / ROWS;
+  for (int pass = 0; pass < 3; pass++)
+    for (int64_t i = 0; i < k; i++) {
+      pto_host_ref src = rows_of(&a->tensors[pass ? 1 : 0], i * ROWS);
+      pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, src),
+                                   targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], i * ROWS))};
+      int32_t rc = api->call(api->ctx, 0, 0, args, 2);
+      if (rc) return rc;
+    }
+  return 0;
+}
+
+/* A chip keeps the handles it wraps over heap tensors between calls (dist.c chip_wrap, issue #31
+ * item 2): a call must still get each argument's own view. 40 blocks are 80 tensors on one chip,
+ * more than it keeps (32), so handles are replaced within a run; one view is both arguments of a
+ * call (two handles over the same bytes); and the next runs, with tensors of other sizes
+ * (new heap buffers), reuse and replace what the earlier ones left. */
+static void test_chip_reuses_wrapped_tensors(void **state) {
+  (void)state;
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_many_blocks, 2, NULL, 2);
+  enum { K = 40 };
+  float *x = malloc(sizeof(float) * ROWS * COLS * K), *y = malloc(sizeof(float) * ROWS * COLS * K);
+  assert_non_null(x);
+  assert_non_null(y);
+  const int blocks[4] = {K, 3, K, 1};
+  for (int round = 0; round < 4; round++) {
+    int64_t n = (int64_t)blocks[round] * ROWS * COLS, shape[2] = {blocks[round] * ROWS, COLS};
+    pto_host_tensor tx, ty;
+    pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+    pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+    fill(x, n, (float)round);
+    memset(y, 0, sizeof(float) * (size_t)n);
+    pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+    assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+    for (int64_t i = 0; i < n; i++)
+      assert_true(y[i] == x[i] + 3.0f);
+  }
+  free(x);
+  free(y);
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
 static void test_chain_orders_across_chips(void **state) {
   (void)state;
   const int n = 3;
@@ -1499,6 +1547,7 @@ int main(void) {
       cmocka_unit_test(test_blocks_2),
       cmocka_unit_test(test_blocks_4),
       cmocka_unit_test(test_chain_orders_across_chips),
+      cmocka_unit_test(test_chip_reuses_wrapped_tensors),
       cmocka_unit_test(test_device_ids_and_mismatch),
       cmocka_unit_test(test_bad_device_index),
       cmocka_unit_test(test_resident_and_stacked),
