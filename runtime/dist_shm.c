@@ -10,11 +10,12 @@
  *
  * notify is an atomic store or add followed by a futex wake when the peer has a waiter asleep;
  * wait spins (unless another rank waits on its CPU), yields while its CPU goes to nothing else or
- * to peer ranks, then sleeps on a futex (or, through MPI, polls with short sleeps) until its
- * deadline (wait_elem says why). Collectives are built on those primitives and plain loads and
- * stores of the peers' slices, one path for every dtype and backend; they leave the signal window
- * as they found it (zero). A small allreduce with more ranks than CPUs is reduced by the last rank
- * to arrive (gather_allreduce): one wait per rank instead of two barriers' worth. */
+ * to peer ranks (only where a peer rank could take it), then sleeps on a futex (or, through MPI,
+ * polls with short sleeps) until its deadline (wait_elem says why). Collectives are built on those
+ * primitives and plain loads and stores of the peers' slices, one path for every dtype and backend;
+ * they leave the signal window as they found it (zero). A small allreduce with more ranks than CPUs
+ * is reduced by the last rank to arrive (gather_allreduce): one wait per rank instead of two
+ * barriers' worth. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -302,6 +303,23 @@ static void guard_lost(pto__dist_shm *t, uint64_t now) {
   }
 }
 
+/* 1 if a yield of rank t's wait can hand its CPU to a peer rank: one whose last wait started or
+ * gave up its CPU on this one (chip cpu, which this publishes for t) and that is not asleep on a
+ * futex (its sleepers). Else the yield goes to another process or straight back. Under MPI the
+ * peers' control blocks are each process's own: 1, the yields go on as they did. */
+static int peer_may_take_cpu(pto__dist_shm *t) {
+  if (t->sh->mpi) return 1;
+  int me = sched_getcpu() + 1; /* 0: not known */
+  atomic_store_explicit(&t->sh->chips[t->ctx.rank].cpu, me, memory_order_relaxed);
+  for (int q = 0; q < t->ctx.nranks && me > 0; q++) {
+    const pto__dist_chip *c = &t->sh->chips[q];
+    if (q != t->ctx.rank && atomic_load_explicit(&c->cpu, memory_order_relaxed) == me &&
+        !atomic_load_explicit(&c->sleepers, memory_order_relaxed))
+      return 1;
+  }
+  return 0;
+}
+
 /* wait_elem past its spin: yields while its yields come straight back (nothing else wants this
  * CPU) or go to peer ranks (pto__dist_yield_went: the peers' turns on this CPU account for the
  * time), then sleeps, until the element is satisfied, the run is aborted or the deadline passes.
@@ -321,7 +339,13 @@ static void guard_lost(pto__dist_shm *t, uint64_t now) {
  * (4 ranks at 1 KiB: 3 sleeps and wake-ups a rank and allreduce, 50-60 us, against 15-35 us
  * yielding). The barriers' and ring steps' waits keep yielding: where ranks stack on a loaded
  * CPU their yields mostly reach the peer (2 ranks at load ~11: 11 us an allreduce yielding, 25
- * us with the guard on every wait). */
+ * us with the guard on every wait). No wait yields where no peer rank could take the CPU
+ * (peer_may_take_cpu): there a yield can only hand it to another process, and a yield beside a
+ * busy process gets it back after that process's slice, where a futex-woken sleeper preempts it
+ * (issue #31 item 1: 4 ranks at 1 MiB, three on one CPU and the fourth beside a busy loop on the
+ * other: its yields lost 3.0-5.3 ms each, allreduce after allreduce; a waiter beside a busy loop
+ * on its CPU, woken from the other CPU: back after 1.5 ms by the median yielding, 20 us
+ * sleeping). */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
   int dir = t->direct, yielding = 1;
@@ -346,11 +370,13 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
                (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
       return PTO_KERNEL_ERR_DIST_TIMEOUT;
     }
-    if (yielding && now - start < YIELD_NS && !(guard && now < t->no_yield_until)) {
+    if (yielding && now - start < YIELD_NS && !(guard && now < t->no_yield_until) &&
+        peer_may_take_cpu(t)) {
       uint64_t held[PTO__DIST_MAX_RANKS];
       peers_held(t, held);
       uint64_t y0 = pto__rt_now_ns();
       int me = give_up(t, y0);
+      t->yields++;
       sched_yield();
       uint64_t y1 = pto__rt_now_ns();
       hold(t, y1);
@@ -460,10 +486,10 @@ uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
  * slower rank's CPU (64 MiB beside a busy loop, medians of 12 runs: 5-40% slower spinning 1 ms
  * in 5 of 5 batches; 4 MiB 2x faster spinning). After the
  * spin it yields while each yield comes straight back (nothing else wants this CPU) or went to
- * peer ranks, for up to YIELD_NS; once a yield gave the CPU away to another process it sleeps on
- * the element's futex, where the peer's notify wakes it. Under MPI the
- * control block is each process's own (no peer's CPU is known) and mpirun places ranks on
- * cores of their own: the wait spins. */
+ * peer ranks, for up to YIELD_NS, where a peer rank could take the CPU (else it sleeps at once);
+ * once a yield gave the CPU away to another process it sleeps on the element's futex, where the
+ * peer's notify wakes it. Under MPI the control block is each process's own (no peer's CPU is
+ * known) and mpirun places ranks on cores of their own: the wait spins. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
   if (t->direct && (!peer_on_this_cpu(t) || unstack(t))) {

@@ -4,7 +4,8 @@
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
  * timeout message; the small allreduce's yield lost to another process turning its yields off,
- * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs,
+ * and one that went to a peer rank's turn keeping them on; a wait yielding only where a peer
+ * rank could take its CPU; ranks starting spread over the CPUs,
  * a rank found on its peer's CPU moving back to its own, and how long a wait spins. */
 #include <math.h>
 #include <pthread.h>
@@ -512,6 +513,45 @@ static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
   fixture_free(&f);
 }
 
+/* A wait yields only where a peer rank could take its CPU: one published on this CPU and not
+ * asleep (issue #31 item 1: a rank alone beside a busy process handed it a time slice at every
+ * yield, 3-5 ms; a futex-woken sleeper preempts it). Rank 1 of 3 waits out a 5 ms deadline on an
+ * element nobody sets, with rank 0 published on its CPU awake (it yields), asleep (it does not),
+ * and on another CPU (it does not); rank 2 is elsewhere throughout. The thread stays on one CPU
+ * for the test. */
+static void test_wait_yields_only_where_a_peer_could_take_the_cpu(void **state) {
+  (void)state;
+  int cpu = sched_getcpu();
+  cpu_set_t old, one;
+  assert_true(cpu >= 0 && sched_getaffinity(0, sizeof old, &old) == 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  g_gather = 1; /* the short spin: the wait reaches its yields at once */
+  fixture f;
+  fixture_init(&f, 3, 5);
+  g_gather = -1;
+  pto__dist_shm *t = &f.tr[1];
+  pto__dist_chip *c = f.sh->chips;
+  atomic_store(&c[2].cpu, cpu + 2);
+  struct {
+    int cpu, asleep, yields;
+  } k[] = {{cpu + 1, 0, 1}, {cpu + 1, 1, 0}, {cpu + 2, 0, 0}};
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    atomic_store(&c[0].cpu, k[i].cpu);
+    atomic_store(&c[0].sleepers, (uint32_t)k[i].asleep);
+    t->yields = 0;
+    assert_int_equal(t->ctx.wait(&t->ctx, &sig_of(&f, 1)[2], 1, PTO_DIST_WAIT_GE),
+                     PTO_KERNEL_ERR_DIST_TIMEOUT);
+    if ((t->yields > 0) != k[i].yields)
+      print_error("case %zu: %llu yields\n", i, (unsigned long long)t->yields);
+    assert_int_equal(t->yields > 0, k[i].yields);
+  }
+  assert_int_equal(atomic_load(&c[1].cpu), cpu + 1); /* it published its CPU */
+  sched_setaffinity(0, sizeof old, &old);
+  fixture_free(&f);
+}
+
 static uint64_t now_ns(void) { /* CLOCK_MONOTONIC, as the transport's clock */
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -725,6 +765,7 @@ int main(void) {
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
+      cmocka_unit_test(test_wait_yields_only_where_a_peer_could_take_the_cpu),
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
       cmocka_unit_test(test_wait_moves_a_rank_stacked_on_its_peers_cpu_home),
       cmocka_unit_test(test_wait_spins_long_where_each_rank_has_a_cpu),
