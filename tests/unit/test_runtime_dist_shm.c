@@ -556,8 +556,11 @@ static void test_wait_yields_only_where_a_peer_could_take_the_cpu(void **state) 
     atomic_store(&c[0].cpu, k[i].cpu);
     atomic_store(&c[0].sleepers, (uint32_t)k[i].asleep);
     t->yields = 0;
-    assert_int_equal(t->ctx.wait(&t->ctx, &sig_of(&f, 1)[2], 1, PTO_DIST_WAIT_GE),
-                     PTO_KERNEL_ERR_DIST_TIMEOUT);
+    /* A yield comes first only within YIELD_NS of the wait's start: a thread held off its CPU
+     * that long before it looks (a loaded host, TSan) gets another try. */
+    for (int j = 0; j < (k[i].yields ? 5 : 1) && !t->yields; j++)
+      assert_int_equal(t->ctx.wait(&t->ctx, &sig_of(&f, 1)[2], 1, PTO_DIST_WAIT_GE),
+                       PTO_KERNEL_ERR_DIST_TIMEOUT);
     if ((t->yields > 0) != k[i].yields)
       print_error("case %zu: %llu yields\n", i, (unsigned long long)t->yields);
     assert_int_equal(t->yields > 0, k[i].yields);
