@@ -306,12 +306,14 @@ static void guard_lost(pto__dist_shm *t, uint64_t now) {
 /* 1 if a yield of rank t's wait can hand its CPU to a peer rank: one whose last wait started or
  * gave up its CPU on this one (chip cpu, which this publishes for t) and that is not asleep on a
  * futex (its sleepers). Else the yield goes to another process or straight back. Under MPI the
- * peers' control blocks are each process's own: 1, the yields go on as they did. */
+ * peers' control blocks are each process's own, and where the CPU is not known: 1, the yields go
+ * on as they did. */
 static int peer_may_take_cpu(pto__dist_shm *t) {
   if (t->sh->mpi) return 1;
   int me = sched_getcpu() + 1; /* 0: not known */
   atomic_store_explicit(&t->sh->chips[t->ctx.rank].cpu, me, memory_order_relaxed);
-  for (int q = 0; q < t->ctx.nranks && me > 0; q++) {
+  if (me <= 0) return 1;
+  for (int q = 0; q < t->ctx.nranks; q++) {
     const pto__dist_chip *c = &t->sh->chips[q];
     if (q != t->ctx.rank && atomic_load_explicit(&c->cpu, memory_order_relaxed) == me &&
         !atomic_load_explicit(&c->sleepers, memory_order_relaxed))
