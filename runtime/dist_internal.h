@@ -176,7 +176,8 @@ typedef struct pto__dist_shm {
                               wait_slow) */
   int home;                /* the CPU init moved this rank to (dist_shm.c spread), -1: none */
   uint64_t moved_at;       /* when a wait last moved it back there (dist_shm.c unstack) */
-  int big; /* in a collective on a window over 4 MiB (dist_shm.c: short spin, no unstack) */
+  int big;         /* in a collective on a window over 4 MiB (dist_shm.c: short spin, no unstack) */
+  uint64_t yields; /* sched_yield calls its waits made (dist_shm.c wait_slow; for tests) */
   char detail[512];
 } pto__dist_shm;
 

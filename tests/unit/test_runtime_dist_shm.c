@@ -3,8 +3,10 @@
  * Every collective on 2, 3, 4 and 8 ranks against results computed here, back to back and in a
  * loop on one signal window, allreduce in both schedules of mode=mesh; the small allreduce's last
  * rank reducing for stopped peers (forked ranks); barrier; notify/wait; remote load/store; the
- * timeout message; the small allreduce's yield lost to another process turning its yields off,
- * and one that went to a peer rank's turn keeping them on; ranks starting spread over the CPUs,
+ * timeout message; the small allreduce's and a barrier's yield lost to another process turning
+ * their yields off,
+ * and one that went to a peer rank's turn keeping them on; a wait yielding only where a peer
+ * rank could take its CPU; ranks starting spread over the CPUs,
  * a rank found on its peer's CPU moving back to its own, and how long a wait spins. */
 #include <math.h>
 #include <pthread.h>
@@ -416,12 +418,12 @@ static void test_notify_wait_remote(void **state) {
   fixture_free(&f);
 }
 
-/* The small allreduce's wait, once two yields of it handed the CPU to another process for its
- * time slice, stops yielding for a while (wait_slow's guard): rank 1 of 3 arrives alone (the last
- * rank to arrive would release it) beside a busy process pinned to its CPU, with rank 0
- * published on that CPU (so the wait yields at once rather than spin). */
-static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void **state) {
-  (void)state;
+/* A collective's wait, once two yields of it handed the CPU to another process for its time
+ * slice, stops yielding for a while (wait_slow's guard): rank 1 of 3 arrives alone at the small
+ * allreduce (the last rank to arrive would release it) or at a barrier (the first of the chunked
+ * mesh's allreduce) beside a busy process pinned to its CPU, with rank 0 published on that
+ * CPU (so the wait yields at once rather than spin). */
+static void yield_lost_stops_yields(int barrier) {
   int cpu = sched_getcpu();
   cpu_set_t old, one;
   assert_true(cpu >= 0 && sched_getaffinity(0, sizeof old, &old) == 0);
@@ -433,7 +435,7 @@ static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void 
   if (busy == 0)
     for (;;) /* pinned beside the test by inheritance; killed below */
       __asm__ volatile("" ::: "memory");
-  g_gather = 1;
+  g_gather = !barrier;
   fixture f;
   fixture_init(&f, 3, 20);
   g_gather = -1;
@@ -457,10 +459,24 @@ static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void 
   waitpid(busy, NULL, 0);
   sched_setaffinity(0, sizeof old, &old);
   assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
-  assert_non_null(strstr(f.tr[1].detail, "rank 1: an allreduce timed out after 20 ms"));
+  assert_non_null(strstr(f.tr[1].detail, barrier ? "rank 1: a barrier timed out after 20 ms"
+                                                 : "rank 1: an allreduce timed out after 20 ms"));
   fixture_free(&f);
   assert_int_equal(first, 0); /* one wait loses at most one yield: no second within 50 ms yet */
   assert_true(off_until > 0);
+}
+
+static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void **state) {
+  (void)state;
+  yield_lost_stops_yields(0);
+}
+
+/* The barriers' waits too (issue #31 item 1: 4 ranks at 64 KiB and 1 MiB beside a busy loop on a
+ * loaded host lost a slice at most allreduces while only the small allreduce's wait was guarded).
+ */
+static void test_barrier_wait_yield_lost_to_another_process_stops_yields(void **state) {
+  (void)state;
+  yield_lost_stops_yields(1);
 }
 
 /* Where a yield went (pto__dist_yield_went), which decides whether the wait yields on: time that
@@ -509,6 +525,48 @@ static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
   atomic_store(&c[0].held_since, 0);
   assert_int_equal(pto__dist_yield_went(&f.tr[1], held, 0, y0, ms2, &foreign), LOST);
   assert_int_equal(foreign, 2000000);
+  fixture_free(&f);
+}
+
+/* A wait yields only where a peer rank could take its CPU: one published on this CPU and not
+ * asleep (issue #31 item 1: a rank alone beside a busy process handed it a time slice at every
+ * yield, 3-5 ms; a futex-woken sleeper preempts it). Rank 1 of 3 waits out a 5 ms deadline on an
+ * element nobody sets, with rank 0 published on its CPU awake (it yields), asleep (it does not),
+ * and on another CPU (it does not); rank 2 is elsewhere throughout. The thread stays on one CPU
+ * for the test. */
+static void test_wait_yields_only_where_a_peer_could_take_the_cpu(void **state) {
+  (void)state;
+  int cpu = sched_getcpu();
+  cpu_set_t old, one;
+  assert_true(cpu >= 0 && sched_getaffinity(0, sizeof old, &old) == 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  g_gather = 1; /* the short spin: the wait reaches its yields at once */
+  fixture f;
+  fixture_init(&f, 3, 5);
+  g_gather = -1;
+  pto__dist_shm *t = &f.tr[1];
+  pto__dist_chip *c = f.sh->chips;
+  atomic_store(&c[2].cpu, cpu + 2);
+  struct {
+    int cpu, asleep, yields;
+  } k[] = {{cpu + 1, 0, 1}, {cpu + 1, 1, 0}, {cpu + 2, 0, 0}};
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    atomic_store(&c[0].cpu, k[i].cpu);
+    atomic_store(&c[0].sleepers, (uint32_t)k[i].asleep);
+    t->yields = 0;
+    /* A yield comes first only within YIELD_NS of the wait's start: a thread held off its CPU
+     * that long before it looks (a loaded host, TSan) gets another try. */
+    for (int j = 0; j < (k[i].yields ? 5 : 1) && !t->yields; j++)
+      assert_int_equal(t->ctx.wait(&t->ctx, &sig_of(&f, 1)[2], 1, PTO_DIST_WAIT_GE),
+                       PTO_KERNEL_ERR_DIST_TIMEOUT);
+    if ((t->yields > 0) != k[i].yields)
+      print_error("case %zu: %llu yields\n", i, (unsigned long long)t->yields);
+    assert_int_equal(t->yields > 0, k[i].yields);
+  }
+  assert_int_equal(atomic_load(&c[1].cpu), cpu + 1); /* it published its CPU */
+  sched_setaffinity(0, sizeof old, &old);
   fixture_free(&f);
 }
 
@@ -724,7 +782,9 @@ int main(void) {
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
+      cmocka_unit_test(test_barrier_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
+      cmocka_unit_test(test_wait_yields_only_where_a_peer_could_take_the_cpu),
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
       cmocka_unit_test(test_wait_moves_a_rank_stacked_on_its_peers_cpu_home),
       cmocka_unit_test(test_wait_spins_long_where_each_rank_has_a_cpu),
