@@ -205,16 +205,23 @@ static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
  * waits there for the launch's end while the other CPU runs another process's work (300 launches
  * of a 4 MiB add on a busy 2-CPU host, `perf sched`: 238 waits of 0.3-3.7 ms between a core
  * thread's wake-up and its start, mostly queued behind the dispatching thread, and 172 of the
- * launches ran all their tasks on one CPU; issue #31 item 4). A capped pool's dispatching thread,
- * while it holds its CPU, therefore takes its CPU out of a sleeping thread's CPUs before it signals
- * (steer), and the thread puts its own CPUs back once awake (core_main): it starts on another CPU,
- * and competes there with whatever runs, not with the thread that feeds it. */
+ * launches ran all their tasks on one CPU; issue #31 item 4). A capped pool's dispatching thread
+ * (on up to STEER_MAX_CPUS CPUs), while it holds its CPU, therefore takes its CPU out of a
+ * sleeping thread's CPUs before it signals (steer), and the thread puts its own CPUs back once
+ * awake (core_main): it starts on another CPU, and competes there with whatever runs, not with
+ * the thread that feeds it. */
+
+/* Pools on more CPUs than this steer no thread: a steer costs the dispatching thread ~1.5 us a
+ * sleeping thread (pthread_getaffinity_np 0.35 us, pthread_setaffinity_np 1.1-1.2 us on the
+ * Zen 4 host) under mu, and one woken thread stacked on its CPU is half of a 2-CPU launch's
+ * CPUs but a small part of a large one's (measured on 2 CPUs only). */
+enum { STEER_MAX_CPUS = 4 };
 
 /* Before a signal of q's sleepers by the dispatching thread that keeps its CPU: takes that CPU
  * out of every sleeping thread's CPUs (their own, saved, less this one; not where that leaves
  * none, nor for a thread already steered from it); pool->mu held. */
 static void steer(pto__rt_pool *pool) {
-  if (!capped(pool) || pool->ncpu < 2 || tls_dispatching != pool ||
+  if (!capped(pool) || pool->ncpu < 2 || pool->ncpu > STEER_MAX_CPUS || tls_dispatching != pool ||
       !atomic_load_explicit(&pool->dispatching, memory_order_relaxed))
     return;
   int cpu = sched_getcpu();
