@@ -197,13 +197,56 @@ static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
   return awake_cap(pool) - atomic_load(&pool->nawake) - q->nwaking;
 }
 
+/* ---- where a woken core thread runs: not on the dispatching thread's CPU ------------------
+ *
+ * A thread woken from its condition variable runs where the scheduler places it, and on a
+ * shared host that is often the waker's CPU: the dispatching thread's, which keeps it for the
+ * orchestration and then for the tasks it runs itself (pto__rt_pool_help), so the woken thread
+ * waits there for the launch's end while the other CPU runs another process's work (300 launches
+ * of a 4 MiB add on a busy 2-CPU host, `perf sched`: 238 waits of 0.3-3.7 ms between a core
+ * thread's wake-up and its start, mostly queued behind the dispatching thread, and 172 of the
+ * launches ran all their tasks on one CPU; issue #31 item 4). A capped pool's dispatching thread
+ * (on up to STEER_MAX_CPUS CPUs), while it holds its CPU, therefore takes its CPU out of a
+ * sleeping thread's CPUs before it signals (steer), and the thread puts its own CPUs back once
+ * awake (core_main): it starts on another CPU, and competes there with whatever runs, not with
+ * the thread that feeds it. */
+
+/* Pools on more CPUs than this steer no thread: a steer costs the dispatching thread ~1.5 us a
+ * sleeping thread (pthread_getaffinity_np 0.35 us, pthread_setaffinity_np 1.1-1.2 us on the
+ * Zen 4 host) under mu, and one woken thread stacked on its CPU is half of a 2-CPU launch's
+ * CPUs but a small part of a large one's (measured on 2 CPUs only). */
+enum { STEER_MAX_CPUS = 4 };
+
+/* Before a signal of q's sleepers by the dispatching thread that keeps its CPU: takes that CPU
+ * out of every sleeping thread's CPUs (their own, saved, less this one; not where that leaves
+ * none, nor for a thread already steered from it); pool->mu held. */
+static void steer(pto__rt_pool *pool) {
+  if (!capped(pool) || pool->ncpu < 2 || pool->ncpu > STEER_MAX_CPUS || tls_dispatching != pool ||
+      !atomic_load_explicit(&pool->dispatching, memory_order_relaxed))
+    return;
+  int cpu = sched_getcpu();
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+  for (int i = 0; i < pool->nstarted; i++) {
+    pto__rt_core *c = &pool->cores[i];
+    if (!c->asleep || c->steered_from == cpu) continue;
+    if (c->steered_from < 0 &&
+        pthread_getaffinity_np(c->thread, sizeof c->steer_saved, &c->steer_saved))
+      continue;
+    cpu_set_t set = c->steer_saved;
+    CPU_CLR(cpu, &set);
+    if (CPU_COUNT(&set) && !pthread_setaffinity_np(c->thread, sizeof set, &set))
+      c->steered_from = cpu;
+  }
+}
+
 /* Signals threads sleeping on q for the nblocks queued blocks that no spinner and no thread
  * already waking will take, at most room of them; pool->mu held. */
-static void wake_for_queued(pto__rt_queue *q, size_t nblocks, long room) {
+static void wake_for_queued(pto__rt_pool *pool, pto__rt_queue *q, size_t nblocks, long room) {
   long demand = (long)nblocks - atomic_load(&q->nspin) - q->nwaking;
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
   if (n > room) n = room;
+  if (n > 0) steer(pool);
   for (long i = 0; i < n; i++)
     pthread_cond_signal(&q->cv);
   if (n > 0) q->nwaking += (int)n;
@@ -221,7 +264,7 @@ static void wake_shared(pto__rt_pool *pool, long keep) {
     if (free_ > 0 && nb > 0) takeable += (size_t)(nb < free_ ? nb : free_);
   }
   pto__rt_queue *q = &pool->q[PTO_CORE_AIV];
-  wake_for_queued(q, takeable, wake_room(pool, q));
+  wake_for_queued(pool, q, takeable, wake_room(pool, q));
 }
 
 /* Wakes sleeping threads for the queued blocks of types (a bit per type) that no other thread
@@ -234,7 +277,7 @@ static void wake_pool(pto__rt_pool *pool, long keep, int types) {
   for (int type = 0; type < 2; type++) {
     pto__rt_queue *q = &pool->q[type];
     if (types & (1 << type))
-      wake_for_queued(q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0,
+      wake_for_queued(pool, q, q->nblocks > (size_t)keep ? q->nblocks - (size_t)keep : 0,
                       wake_room(pool, q));
   }
 }
@@ -337,6 +380,7 @@ void pto__rt_pool_wake(pto__rt_pool *pool, const pto_program *prog) {
     if (n <= 0) continue;
     pool->wake_gen++;
     q->nwaking += n;
+    steer(pool);
     for (int i = 0; i < n; i++)
       pthread_cond_signal(&q->cv);
   }
@@ -656,7 +700,7 @@ static void *core_main(void *arg) {
       atomic_store(&core->parked, 1);
       /* A push may have counted this thread as a spinner that would take its task: wake a
        * sleeping core for it instead. */
-      wake_for_queued(q, q->nblocks, wake_room(pool, q));
+      wake_for_queued(pool, q, q->nblocks, wake_room(pool, q));
       /* Released before parked was set: the helper's release is seen here (and otherwise
        * it sees parked and wakes this thread). */
       while (atomic_load(&core->claimed) && !atomic_load(&pool->shutdown))
@@ -701,13 +745,20 @@ static void *core_main(void *arg) {
       q->nsleeping++;
       if (!left) atomic_fetch_sub(&pool->nawake, 1);
       left = 0;
+      core->asleep = 1;
       pthread_cond_wait(&q->cv, &pool->mu);
+      core->asleep = 0;
       atomic_fetch_add(&pool->nawake, 1);
       q->nsleeping--;
       if (q->nwaking > 0) q->nwaking--;
     }
     if (left) atomic_fetch_add(&pool->nawake, 1); /* work came first: awake after all */
+    /* Awake (steer): its own CPUs back, outside mu; no one steers a thread that is not asleep. */
+    int steered = core->steered_from >= 0;
+    cpu_set_t own = core->steer_saved;
+    core->steered_from = -1;
     pthread_mutex_unlock(&pool->mu);
+    if (steered) (void)pthread_setaffinity_np(pthread_self(), sizeof own, &own);
   }
   return NULL;
 }
@@ -756,6 +807,7 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
     c->w = w;
     c->id = i;
     c->type = i < naiv ? PTO_CORE_AIV : PTO_CORE_AIC;
+    c->steered_from = -1;
     c->rng = pool->rng ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull);
     if (!c->rng) c->rng = 1;
     c->scratch = alloc_scratch(w->scratch_bytes);

@@ -8,6 +8,7 @@
 #define PTO_RUNTIME_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -531,6 +532,12 @@ typedef struct pto__rt_core {
                          thread releases the core */
   pthread_cond_t park_cv;
   atomic_int spinning; /* its thread spins idle (the dispatching thread leaves it alone) */
+  /* Guarded by the pool's mu. asleep: its thread is blocked on its queue's cv. steered_from: the
+   * CPU that the dispatching thread took out of the thread's CPUs before waking it (steer), -1
+   * when none; the thread puts steer_saved, its own CPUs, back once it is awake. */
+  int asleep;
+  int steered_from;
+  cpu_set_t steer_saved;
   /* The launch's scheduling phases (L->record_phases): written by the thread that holds the
    * core (claimed), read after the launch. */
   pto_sched_phase *phases;

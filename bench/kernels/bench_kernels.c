@@ -49,7 +49,7 @@
  * PTO_BENCH_CORES=default|strict, the worker's cores (see main; unset: NCORES of each type).
  * PTO_BENCH_EW_ANATOMY=ROUNDS adds to (a) what an add launch's time is made of, against the hand
  * loop's threads (ew_anatomy): the per-task records of ROUNDS launches, alternated with the hand
- * loop timed part by part.
+ * loop timed part by part, and how many of the launches one thread ran alone.
  * In (a), each contender runs once untimed right before each timed run, so that every one finds
  * its own data as it left it (in the cache at 4 MiB). PTO_BENCH_EW_WARM=0 makes them take turns
  * instead, as rounds 1-9 did: the hand add then followed memcpy, which had just read its a and
@@ -417,6 +417,7 @@ static void ew_anatomy(pto_worker *w, pto_handle *h, const pto_arg *args, peer_c
                        int ncores, int rounds) {
   enum { MAXR = 400 };
   static double pv[AN_N][MAXR], hv[AN_N][MAXR];
+  int one_core = 0; /* launches whose tasks all ran as one core: one thread ran them all */
   if (rounds > MAXR) rounds = MAXR;
   CHECK(pto_worker_set_record_tasks(w, true));
   for (int r = 0; r < rounds; r++) {
@@ -466,12 +467,15 @@ static void ew_anatomy(pto_worker *w, pto_handle *h, const pto_arg *args, peer_c
       last = tr[i].end_ns > last ? tr[i].end_ns : last;
     }
     uint64_t last_first = first, first_last = last, gaps = 0;
+    int used = 0;
     for (int c = 0; c < MAXC; c++) {
       if (!cfirst[c]) continue;
+      used++;
       last_first = cfirst[c] > last_first ? cfirst[c] : last_first;
       first_last = clast[c] < first_last ? clast[c] : first_last;
       gaps += (clast[c] - cfirst[c]) - cbusy[c];
     }
+    one_core += used == 1 && nt > 1;
     pv[AN_CALL][r] = (double)(first - p0) / 1e3;
     pv[AN_WAKE][r] = (double)(last_first - first) / 1e3;
     pv[AN_GAPS][r] = (double)gaps / 1e3;
@@ -502,6 +506,11 @@ static void ew_anatomy(pto_worker *w, pto_handle *h, const pto_arg *args, peer_c
     double pm = median_of(pv[k], rounds), hm = median_of(hv[k], rounds); /* sorts: [0] is the min */
     printf("| %s | %.1f (%.1f) | %.1f (%.1f) |\n", names[k], pm, pv[k][0], hm, hv[k][0]);
   }
+  /* A launch run by one thread alone takes about twice as long: its other core thread never got a
+   * CPU during it (on a busy host, one woken onto the dispatching thread's CPU waited there for
+   * the launch's end until the pool steered it off: runtime/pool.c, steer). */
+  printf("\nlaunches whose tasks all ran as one core (one thread ran them all): %d of %d\n",
+         one_core, rounds);
 }
 
 /* ---- (a) elementwise ---------------------------------------------------------------------- */

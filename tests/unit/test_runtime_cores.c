@@ -498,6 +498,90 @@ static void test_the_dispatching_thread_runs_the_tasks_after_a_gap(void **state)
   g_w = NULL;
 }
 
+/* Each core thread's CPUs and whether it was asleep, seen by steer_entry's orchestration while
+ * its one task ran (the count of threads; -1 before it looked), and the orchestration's CPU. */
+enum { MAXTHR = 8 };
+static int g_nthr = -1, g_orch_cpu = -1;
+static void pin_to(int cpu);
+static int g_asleep[MAXTHR];
+static cpu_set_t g_cpus_of[MAXTHR];
+
+/* A task that runs until released (a sleeping core thread is woken for it): meanwhile, every
+ * core thread's CPUs and state. */
+static void steer_entry(const pto_orch_args *a) {
+  (void)a;
+  pto_orch_task_arg s0[1] = {ta_scalar(0)};
+  g_api->submit(g_api->ctx, K_HOLD, PTO_CORE_AIV, s0, 1);
+  for (int i = 0; i < 200000 && !atomic_load(&g_started); i++) {
+    struct timespec ts = {0, 100 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  g_orch_cpu = sched_getcpu();
+  pto__rt_worker *w = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
+  pthread_mutex_lock(&w->pool.mu);
+  g_nthr = w->pool.nstarted < MAXTHR ? w->pool.nstarted : MAXTHR;
+  for (int i = 0; i < g_nthr; i++) {
+    g_asleep[i] = w->pool.cores[i].asleep;
+    CPU_ZERO(&g_cpus_of[i]);
+    (void)pthread_getaffinity_np(w->pool.cores[i].thread, sizeof g_cpus_of[i], &g_cpus_of[i]);
+  }
+  pthread_mutex_unlock(&w->pool.mu);
+  atomic_store(&g_go, 1);
+}
+
+/* The default worker on 2 CPUs, its threads asleep, the dispatching thread on one CPU: the
+ * thread woken for the launch's task may not start on the dispatching thread's CPU (pool.c,
+ * steer), which keeps that CPU for the orchestration and then for tasks of its own (a woken
+ * thread that the scheduler put there waited, on a busy host, for the launch's end while the
+ * other CPU ran another process: issue #31 item 4). So while the task runs, the threads still
+ * asleep have the other CPU only, and the woken one has both again. A pool that counts more than
+ * 4 CPUs (STEER_MAX_CPUS; its count set by hand in the first round) steers none. */
+static void test_a_woken_core_thread_leaves_the_dispatching_thread_its_cpu(void **state) {
+  (void)state;
+  cpu_set_t old;
+  if (!use_two_cpus(&old)) skip();
+  cpu_set_t two;
+  assert_int_equal(sched_getaffinity(0, sizeof two, &two), 0);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.idle_spin_us = 1;
+  pto_status s = pto_worker_open(&cfg, &g_w);
+  int here = -1;
+  for (int c = 0; c < CPU_SETSIZE && here < 0; c++)
+    if (CPU_ISSET(c, &two)) here = c;
+  pin_to(here);
+  assert_pto_ok(s);
+  pto_program *p = make_program(steer_entry);
+  pto__rt_worker *iw = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
+  assert_non_null(iw);
+  for (int round = 0; round < 4; round++) {
+    int many = round == 0;          /* the first round (no thread steered yet): a pool on 5 CPUs */
+    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
+    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
+      sched_yield();
+    assert_int_equal(threads_not_asleep(g_w), 0);
+    iw->pool.ncpu = many ? 5 : 2; /* every thread asleep: none reads it now */
+    reset(0);
+    g_nthr = -1;
+    assert_pto_ok(pto_worker_run(g_w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), 1);
+    assert_int_equal(g_nthr, 2);
+    assert_int_equal(g_orch_cpu, here);
+    int asleep = 0;
+    for (int i = 0; i < g_nthr; i++) {
+      cpu_set_t want = two;
+      if (g_asleep[i] && !many) CPU_CLR(here, &want);
+      asleep += g_asleep[i];
+      assert_true(CPU_EQUAL(&g_cpus_of[i], &want));
+    }
+    assert_int_equal(asleep, 1);
+  }
+  pto_program_release(p);
+  pto_worker_close(g_w);
+  g_w = NULL;
+  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+}
+
 /* A launch on a thread of its own, joined within 30 s: a gang that waits for blocks no thread
  * takes fails the test instead of hanging it. */
 typedef struct bounded {
@@ -781,6 +865,7 @@ int main(void) {
       cmocka_unit_test(test_bad_threads_are_refused),
       cmocka_unit_test(test_default_worker_leaves_the_dispatching_thread_its_cpu),
       cmocka_unit_test(test_the_dispatching_thread_runs_the_tasks_after_a_gap),
+      cmocka_unit_test(test_a_woken_core_thread_leaves_the_dispatching_thread_its_cpu),
       cmocka_unit_test(test_a_gang_wider_than_the_cpus_starts),
       cmocka_unit_test(test_a_core_takes_the_tasks_its_cpu_ran_first),
   };
