@@ -135,9 +135,9 @@ typedef struct mm_blk {
 } mm_blk;
 
 /* Rows ahead of its k step at which a one-row product's block prefetches r (mm_row_ahead): the
- * first line into L1, and on Zen 4 the whole piece into L2. */
+ * first line into L1, or on Zen 4 the whole piece into L2. */
 #define MM_AHEAD_ROWS 16
-#define MM_L2_ROW_AHEAD 64
+#define MM_L2_ROW_AHEAD 60
 
 /* Prefetches, a line at a time, columns [lo, hi) (from j0 where given) of r's row k + ahead, with
  * the locality of pto__lower_prefetch (3: into L1, 2: into L2), each address named name. */
@@ -169,19 +169,29 @@ static void mm_prefetch_cols(lw *L, const lw_tile *r, LLVMValueRef k, int64_t ah
  * not start the row's stream there. Each block also prefetching every line of its piece of the
  * row MM_L2_ROW_AHEAD ahead into L2 took it to 0.86-0.95x (one thread; 32 rows ahead 0.67-0.76x,
  * 96 0.65-0.70x, 128 0.89-0.95x, 192 0.80x: rows 16 KiB apart share L2 sets, so the distance has
- * cliffs; non-temporal 0.49-0.51x; the pieces into L1 16 ahead 0.51x). It is asked only of
- * znver4 (pto__lower_host_has: the host CPU is part of the cache key): on round 12's Zen 5 the
- * first line alone gave 1.13-1.26x sgemv, and no other CPU was measured with it. Rows past the
- * end of r's tile are those the loop's next tile.load reads
- * when it walks K down the tensor; past the tensor's end a prefetch touches nothing (it never
- * faults) and costs an instruction. */
+ * cliffs; non-temporal 0.49-0.51x; the pieces into L1 16 ahead 0.51x). With that L2 prefetch
+ * the first line into L1 only cost: with 1024-column tasks (bench/kernels' @m1), one thread,
+ * 8 runs alternated, 1.01-1.08x sgemv's rate by the minimum and 0.93-1.00x by the median without
+ * it, 0.97-1.03x and 0.91-0.98x with it (round 14, "m1z4"; 256-column tasks alike within the
+ * noise), so on Zen 4 the block prefetches into L2 alone. The distance, scanned again then
+ * without the L1 prefetch (1024-column tasks, 2 runs each, sgemv's rate by the minimum): 40 rows
+ * 0.81-0.84x, 48 0.87-0.93x, 52 0.90-0.91x, 56 1.02-1.03x, 58 1.06-1.07x, 60 1.07-1.14x, 62
+ * 1.02-1.03x, 64 0.95-1.08x, 68 0.92x, 72 0.88-0.91x; with 256-column tasks 60 rows 1.00-1.06x
+ * against 64's 0.91-0.94x. Past 64 rows (1 MiB at 16 KiB a row) the rows in flight overflow
+ * their L2 sets; 60 leaves some slack. It is asked only of znver4
+ * (pto__lower_host_has: the host CPU is part of the cache key): on round 12's Zen 5 the first line
+ * alone gave 1.13-1.26x sgemv, and no other CPU was measured with the L2 prefetch. Rows past the
+ * end of r's tile are those the loop's next tile.load reads when it walks K down the tensor; past
+ * the tensor's end a prefetch touches nothing (it never faults) and costs an instruction. */
 static void mm_row_ahead(lw *L, const lw_tile *l, const lw_tile *r, const mm_blk *B,
                          LLVMValueRef k) {
   if (l->rows != 1 || B->vw != MM_VW_MAX || !r->rs || r->ri) return;
-  mm_prefetch_cols(L, r, k, MM_AHEAD_ROWS, B->j0, 0, 1, "pf.ahead", 3);
-  /* On Zen 4 also every line of the block's piece of row k + MM_L2_ROW_AHEAD into L2 (above). */
+  /* On Zen 4 every line of the block's piece of row k + MM_L2_ROW_AHEAD into L2, and no first
+   * line into L1 (above). */
   if (pto__lower_host_has("cpu=znver4;"))
     mm_prefetch_cols(L, r, k, MM_L2_ROW_AHEAD, B->j0, 0, B->nv * B->vw, "pf.rowl2", 2);
+  else
+    mm_prefetch_cols(L, r, k, MM_AHEAD_ROWS, B->j0, 0, 1, "pf.ahead", 3);
 }
 
 /* The k loop of a register block: one fma per k step, or (dp) one vdpbf16ps per pair of steps

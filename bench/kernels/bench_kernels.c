@@ -28,7 +28,8 @@
  *       the cache, and W is on transparent huge pages for all of them as for the runtime. With
  *       NCORES = 1 the contenders in this thread are timed by its CPU time. A variant of the
  *       program (PTO_BENCH_KERNELS_DIR) with another task width names it in
- *       PTO_BENCH_DECODE_BN (default 256).
+ *       PTO_BENCH_DECODE_BN (default 1024 for M = 1, 256 for M = 8; DECODE_K a multiple of
+ *       1024).
  * The matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's
  * numbers). PTO_BENCH_KERNELS_ONLY, when set, is a comma-separated list of the sections to run
  * (ew, softmax, matmul, bf16, decode); all of them otherwise.
@@ -929,19 +930,22 @@ typedef struct dec_ctx {
   uint64_t scratch_bytes;
 } dec_ctx;
 
-#define DEC_BN 256 /* the columns of y one task of matmul_decode.ptir computes */
+/* the columns of y one task of matmul_decode.ptir computes: @m1's, @m8's */
+#define DEC_BN1 1024
+#define DEC_BN8 256
 
-/* DEC_BN, or PTO_BENCH_DECODE_BN for a variant of the program (PTO_BENCH_KERNELS_DIR) */
-static int64_t dec_bn(void) {
+/* DEC_BN1 (m = 1) or DEC_BN8, or PTO_BENCH_DECODE_BN for a variant of the program
+ * (PTO_BENCH_KERNELS_DIR) */
+static int64_t dec_bn(int64_t m) {
   const char *e = getenv("PTO_BENCH_DECODE_BN");
-  return e && *e ? atol(e) : DEC_BN;
+  return e && *e ? atol(e) : m == 1 ? DEC_BN1 : DEC_BN8;
 }
 
 static void dec_part(void *p, int part, int nparts) {
   dec_ctx *x = p;
   pto_core_ctx ctx = {.core_id = part, .ncores = nparts, .scratch_size = x->scratch_bytes};
   ctx.scratch = xalloc(x->scratch_bytes);
-  int64_t bn = dec_bn();
+  int64_t bn = dec_bn(x->m);
   for (int64_t j = part; j < x->n / bn; j += nparts) {
     pto_kernel_tensor t[3] = {ktensor(x->x, x->m, x->k, x->k),
                               ktensor(x->w + j * bn, x->k, bn, x->n),
@@ -1101,11 +1105,11 @@ int main(int argc, char **argv) {
   const char *dks = getenv("PTO_BENCH_DECODE_K");
   long decode_k = dks && *dks ? atol(dks) : 4096;
   if (ew < 256 || ew % 256 || sm < 64 || sm % 64 || mm < MM_N || mm % MM_N || reps < 1 ||
-      reps > MAX_REPS || ncores < 1 || decode_k < DEC_BN || decode_k % DEC_BN) {
+      reps > MAX_REPS || ncores < 1 || decode_k < DEC_BN1 || decode_k % DEC_BN1) {
     fprintf(stderr,
             "usage: bench_kernels [EW_N [SOFTMAX_M [MATMUL_N [REPS [NCORES]]]]]\n"
             "  EW_N a multiple of 256, SOFTMAX_M of 64, MATMUL_N of 256; REPS 1..%d;\n"
-            "  PTO_BENCH_DECODE_K a multiple of 256\n",
+            "  PTO_BENCH_DECODE_K a multiple of 1024\n",
             MAX_REPS);
     return 2;
   }
