@@ -176,8 +176,10 @@ typedef struct pto__dist_shm {
                               wait_slow) */
   int home;                /* the CPU init moved this rank to (dist_shm.c spread), -1: none */
   uint64_t moved_at;       /* when a wait last moved it back there (dist_shm.c unstack) */
-  int big;         /* in a collective on a window over 4 MiB (dist_shm.c: short spin, no unstack) */
-  uint64_t yields; /* sched_yield calls its waits made (dist_shm.c wait_slow; for tests) */
+  int big; /* in a collective on a window over 4 MiB (dist_shm.c: short spin, no unstack) */
+  int64_t guard_bytes; /* collectives on windows of at least this many bytes guard every wait
+                          (dist_shm.c wait_slow; PTO__DIST_GUARD_BYTES, tests lower it) */
+  int guard_all;       /* in such a collective */
   char detail[512];
 } pto__dist_shm;
 

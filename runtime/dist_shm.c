@@ -10,8 +10,8 @@
  *
  * notify is an atomic store or add followed by a futex wake when the peer has a waiter asleep;
  * wait spins (unless another rank waits on its CPU), yields while its CPU goes to nothing else or
- * to peer ranks (only where a peer rank could take it), then sleeps on a futex (or, through MPI,
- * polls with short sleeps) until its deadline (wait_elem says why). Collectives are built on those
+ * to peer ranks, then sleeps on a futex (or, through MPI, polls with short sleeps) until its
+ * deadline (wait_elem says why). Collectives are built on those
  * primitives and plain loads and stores of the peers' slices, one path for every dtype and backend;
  * they leave the signal window as they found it (zero). A small allreduce with more ranks than CPUs
  * is reduced by the last rank to arrive (gather_allreduce): one wait per rank instead of two
@@ -137,6 +137,9 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 #define SPIN_NS 50000ull
 #define SPIN_OWN_NS 1000000ull
 #define SPIN_OWN_BYTES (4u << 20) /* collectives on bigger windows spin SPIN_NS */
+#ifndef PTO__DIST_GUARD_BYTES
+#define PTO__DIST_GUARD_BYTES (256 << 10) /* collectives on these windows guard every wait */
+#endif
 #define YIELD_NS 200000ull
 #define YIELD_ALONE_NS 5000ull
 /* A yield that gave this long (and three quarters of it) to other processes than the peer ranks
@@ -303,54 +306,32 @@ static void guard_lost(pto__dist_shm *t, uint64_t now) {
   }
 }
 
-/* 1 if a yield of rank t's wait can hand its CPU to a peer rank: one whose last wait started or
- * gave up its CPU on this one (chip cpu, which this publishes for t) and that is not asleep on a
- * futex (its sleepers). Else the yield goes to another process or straight back. Under MPI the
- * peers' control blocks are each process's own, and where the CPU is not known: 1, the yields go
- * on as they did. */
-static int peer_may_take_cpu(pto__dist_shm *t) {
-  if (t->sh->mpi) return 1;
-  int me = sched_getcpu() + 1; /* 0: not known */
-  atomic_store_explicit(&t->sh->chips[t->ctx.rank].cpu, me, memory_order_relaxed);
-  if (me <= 0) return 1;
-  for (int q = 0; q < t->ctx.nranks; q++) {
-    const pto__dist_chip *c = &t->sh->chips[q];
-    if (q != t->ctx.rank && atomic_load_explicit(&c->cpu, memory_order_relaxed) == me &&
-        !atomic_load_explicit(&c->sleepers, memory_order_relaxed))
-      return 1;
-  }
-  return 0;
-}
-
 /* wait_elem past its spin: yields while its yields come straight back (nothing else wants this
  * CPU) or go to peer ranks (pto__dist_yield_went: the peers' turns on this CPU account for the
  * time), then sleeps, until the element is satisfied, the run is aborted or the deadline passes.
  * Ranks that share CPUs (issue #31 item 1: 4 ranks on 2 CPUs) hand each other the CPU this way,
  * ~5 us a switch on this VM kind, where a sleep costs a futex wake-up on another CPU (25-30 us);
  * the yields used to end at the first one that came back later than YIELD_ALONE_NS, i.e. at the
- * first that reached a peer. guard (every collective's waits: barriers, ring steps, the small
- * allreduce's single wait in gather_allreduce; not dist.wait): a yield that lost the CPU to another
- * process (a busy loop, another job) for its time slice, milliseconds under EEVDF, where a
- * futex-woken sleeper preempts it; the second such within YIELD_OFF_NS (guard_lost) turns the
- * rank's guarded waits' yields off for YIELD_OFF_NS, so a host with other work costs two slices per
- * YIELD_OFF_NS rather than one per allreduce (issue #31: 4 ranks, 1-16 KiB at load ~11: medians of
- * 3-12 ms in 6 of 8 runs yielding, 53-101 us in 4 of 4 with the guard), while ranks alone on their
- * CPUs keep the yields that hand the CPU straight to a peer rank. Lost counts only the time no peer
- * had: a peer's turn that took YIELD_LOST_NS (the first collectives of a run fault pages in for
- * 0.3-1 ms on this VM kind) once turned the guard on at start-up for the whole measurement after it
- * (4 ranks at 1 KiB: 3 sleeps and wake-ups a rank and allreduce, 50-60 us, against 15-35 us
- * yielding). The barriers' and ring steps' waits were not guarded (2 ranks at load ~11 once
- * measured 11 us an allreduce yielding, 25 us with every wait guarded): beside a busy loop on a
- * host at load ~9, 4 ranks lost slices allreduce after allreduce at 64 KiB and 1 MiB (medians of
- * 20 runs 3.97 and 4.89 ms, 17 and 19 of them over 1.5 ms), 61 and 474 us with them guarded (0
- * and 5 over 1.5 ms); 2 ranks beside a busy loop 0.8 us at 1 KiB and 80-82 us at 1 MiB either
- * way. Where the ranks' yields reach each other the guard never trips. No wait yields where no peer
- * rank could take the CPU (peer_may_take_cpu): there a yield can only hand it to another process,
- * and a yield beside a busy process gets it back after that process's slice, where a futex-woken
- * sleeper preempts it (issue #31 item 1: 4 ranks at 1 MiB, three on one CPU and the fourth beside a
- * busy loop on the other: its yields lost 3.0-5.3 ms each, allreduce after allreduce; a waiter
- * beside a busy loop on its CPU, woken from the other CPU: back after 1.5 ms by the median
- * yielding, 20 us sleeping). */
+ * first that reached a peer. guard (the small allreduce's single wait in gather_allreduce, and
+ * every wait of a collective on a window of at least guard_bytes: its barriers' and ring steps';
+ * not dist.wait): a yield that lost the CPU to another process (a busy loop, another job) for its
+ * time slice, milliseconds under EEVDF, where a futex-woken sleeper preempts it; the second such
+ * within YIELD_OFF_NS (guard_lost) turns the rank's guarded waits' yields off for YIELD_OFF_NS, so
+ * a host with other work costs two slices per YIELD_OFF_NS rather than one per allreduce (issue
+ * #31: 4 ranks, 1-16 KiB at load ~11: medians of 3-12 ms in 6 of 8 runs yielding, 53-101 us in 4
+ * of 4 with the guard), while ranks alone on their CPUs keep the yields that hand the CPU straight
+ * to a peer rank. Lost counts only the time no peer had: a peer's turn that took YIELD_LOST_NS
+ * (the first collectives of a run fault pages in for 0.3-1 ms on this VM kind) once turned the
+ * guard on at start-up for the whole measurement after it (4 ranks at 1 KiB: 3 sleeps and
+ * wake-ups a rank and allreduce, 50-60 us, against 15-35 us yielding). Big windows' barriers and
+ * ring steps (issue #31 item 1, round 14): 4 ranks at 1 MiB beside a busy loop stalled now and
+ * then, a rank alone with the busy loop on its CPU getting each yield back after the loop's
+ * slice, 3.6-3.9 ms, at every allreduce of the run (a waiter beside a busy loop, woken from the
+ * other CPU: back after 1.5 ms by the median yielding, 20 us asleep). Guarding those waits
+ * stopped it (runs over 1.5 ms: 3 of 8 -> 0 of 8 and 0 of 12, medians level); guarding them at
+ * every size cost the small windows (1 KiB 8-32 us against 7.5-10; 64 KiB tails to 115 us) and
+ * sleeping at once where no peer rank shared the CPU cost 4 ranks at 1 MiB on an idle host ~50 us
+ * (335 against 283 us), so neither is done. */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
   int dir = t->direct, yielding = 1;
@@ -375,13 +356,11 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
                (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
       return PTO_KERNEL_ERR_DIST_TIMEOUT;
     }
-    if (yielding && now - start < YIELD_NS && !(guard && now < t->no_yield_until) &&
-        peer_may_take_cpu(t)) {
+    if (yielding && now - start < YIELD_NS && !(guard && now < t->no_yield_until)) {
       uint64_t held[PTO__DIST_MAX_RANKS];
       peers_held(t, held);
       uint64_t y0 = pto__rt_now_ns();
       int me = give_up(t, y0);
-      t->yields++;
       sched_yield();
       uint64_t y1 = pto__rt_now_ns();
       hold(t, y1);
@@ -491,10 +470,10 @@ uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
  * slower rank's CPU (64 MiB beside a busy loop, medians of 12 runs: 5-40% slower spinning 1 ms
  * in 5 of 5 batches; 4 MiB 2x faster spinning). After the
  * spin it yields while each yield comes straight back (nothing else wants this CPU) or went to
- * peer ranks, for up to YIELD_NS, where a peer rank could take the CPU (else it sleeps at once);
- * once a yield gave the CPU away to another process it sleeps on the element's futex, where the
- * peer's notify wakes it. Under MPI the control block is each process's own (no peer's CPU is
- * known) and mpirun places ranks on cores of their own: the wait spins. */
+ * peer ranks, for up to YIELD_NS; once a yield gave the CPU away to another process it sleeps on
+ * the element's futex, where the peer's notify wakes it. Under MPI the control block is each
+ * process's own (no peer's CPU is known) and mpirun places ranks on cores of their own: the wait
+ * spins. */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
   if (t->direct && (!peer_on_this_cpu(t) || unstack(t))) {
@@ -570,10 +549,10 @@ static int32_t shm_remote_store(const pto_dist_ctx *d, const void *src, int64_t 
 
 /* Count-based and self-clearing: rank r adds 1 to element r of every peer's signal window, then
  * waits for each peer's element of its own to reach 1 and takes 1 off it. A fast peer's next
- * barrier only raises a count this one has not consumed yet, so barriers run back to back. The
- * waits of collectives are guarded (wait_slow). */
-static int32_t take(pto__dist_shm *t, int32_t *sig, int from, const char *what) {
-  int32_t rc = wait_elem(t, sig + from, 1, PTO_DIST_WAIT_GE, what, 1);
+ * barrier only raises a count this one has not consumed yet, so barriers run back to back. guard:
+ * wait_slow's. */
+static int32_t take(pto__dist_shm *t, int32_t *sig, int from, const char *what, int guard) {
+  int32_t rc = wait_elem(t, sig + from, 1, PTO_DIST_WAIT_GE, what, guard);
   if (rc) return rc;
   peer_ref self;
   if (peer_of(t, sig + from, 4, t->ctx.rank, &self)) return PTO_KERNEL_ERR_DIST;
@@ -599,7 +578,7 @@ static int32_t barrier_on(pto__dist_shm *t, int32_t *sig, int64_t nsig) {
   }
   for (int p = 0; p < n; p++) {
     if (p == r) continue;
-    int32_t rc = take(t, sig, p, "a barrier");
+    int32_t rc = take(t, sig, p, "a barrier", t->guard_all);
     if (rc) return rc;
   }
   return PTO_KERNEL_OK;
@@ -754,7 +733,7 @@ static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, in
   int32_t rc;
   for (int64_t c = 0; c < K; c++) {
     if (r > 0) {
-      if ((rc = take(t, sig, left, "a ring step"))) return rc;
+      if ((rc = take(t, sig, left, "a ring step", t->guard_all))) return rc;
       for (int64_t b = E * c / K, hi = E * (c + 1) / K; b < hi; b += per) {
         int64_t m = hi - b < per ? hi - b : per;
         peer_ref s = ref_at(lw, (uint64_t)(b * eb));
@@ -767,7 +746,7 @@ static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, in
   }
   if (r == n - 1) return PTO_KERNEL_OK;
   for (int64_t c = 0; c < K; c++) {
-    if ((rc = take(t, sig, left, "a ring step"))) return rc;
+    if ((rc = take(t, sig, left, "a ring step", t->guard_all))) return rc;
     int64_t lo = E * c / K, hi = E * (c + 1) / K;
     peer_ref s = ref_at(lw, (uint64_t)(lo * eb));
     if ((rc = rd(t, &s, mine + lo * eb, (uint64_t)((hi - lo) * eb)))) return rc;
@@ -804,7 +783,7 @@ static int32_t gather_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, 
   _Atomic int32_t *count = (_Atomic int32_t *)cnt.p;
   int32_t before = atomic_fetch_add_explicit(count, 1, memory_order_seq_cst);
   if ((before + 1) % GATHER_RELEASE != n) {
-    if (r) return take(t, sig, r, "an allreduce");
+    if (r) return take(t, sig, r, "an allreduce", 1);
     int32_t rc = wait_elem(t, sig, GATHER_RELEASE, PTO_DIST_WAIT_GE, "an allreduce", 1);
     if (!rc) atomic_fetch_sub_explicit(count, GATHER_RELEASE, memory_order_seq_cst);
     return rc;
@@ -894,18 +873,21 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
                               const pto_kernel_tensor *sig, int32_t op, int32_t mode,
                               int32_t root) {
   pto__dist_shm *t = T(d);
+  int64_t bytes = numel_of(win) * (int64_t)pto_dtype_size((pto_dtype)win->dtype);
+  t->guard_all = bytes >= t->guard_bytes; /* wait_slow's guard on every wait */
   if (!t->gather) {
     /* A big window's waits are long: spun, they keep an idle CPU from taking a busy process
      * off the slower rank's (pto__dist_spin_ns); and the ranks stay where the scheduler puts
      * them (unstack). Such a collective waits as in round 12. */
-    t->big = numel_of(win) * (int64_t)pto_dtype_size((pto_dtype)win->dtype) > SPIN_OWN_BYTES;
+    t->big = bytes > SPIN_OWN_BYTES;
     int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
-    t->big = 0;
+    t->big = t->guard_all = 0;
     return rc;
   }
   hold(t, pto__rt_now_ns());
   int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
   give_up(t, pto__rt_now_ns());
+  t->guard_all = 0;
   return rc;
 }
 
@@ -917,6 +899,7 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   t->ctx.rank = rank;
   t->ctx.nranks = sh->nranks;
   t->ctx.impl = t;
+  t->guard_bytes = PTO__DIST_GUARD_BYTES;
   t->ctx.notify = shm_notify;
   t->ctx.wait = shm_wait;
   t->ctx.remote_load = shm_remote_load;
