@@ -11,11 +11,10 @@
  * notify is an atomic store or add followed by a futex wake when the peer has a waiter asleep;
  * wait spins (unless another rank waits on its CPU), yields while its CPU goes to nothing else or
  * to peer ranks, then sleeps on a futex (or, through MPI, polls with short sleeps) until its
- * deadline (wait_elem says why). Collectives are built on those
- * primitives and plain loads and stores of the peers' slices, one path for every dtype and backend;
- * they leave the signal window as they found it (zero). A small allreduce with more ranks than CPUs
- * is reduced by the last rank to arrive (gather_allreduce): one wait per rank instead of two
- * barriers' worth. */
+ * deadline (wait_elem says why). Collectives are built on those primitives and plain loads and
+ * stores of the peers' slices, one path for every dtype and backend; they leave the signal window
+ * as they found it (zero). A small allreduce with more ranks than CPUs is reduced by the last rank
+ * to arrive (gather_allreduce): one wait per rank instead of two barriers' worth. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
