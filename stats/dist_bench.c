@@ -452,6 +452,11 @@ static int is_run(const rec *r) {
   return r->l3 && (!strcmp(r->name, "node.graph_build") || !strcmp(r->name, "host.run"));
 }
 
+/* One call of the host function's run: node.dispatch (host.dispatch in logs of older pto). */
+static int is_dispatch(const rec *r) {
+  return !strcmp(r->name, "node.dispatch") || !strcmp(r->name, "host.dispatch");
+}
+
 pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
                                 pto_dist_bench_stats **out) {
   *out = NULL;
@@ -515,9 +520,7 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
     int nd = 0;
     for (size_t j = 0; j < nrec; j++) {
       const rec *x = &recs[j];
-      if (x->pid != parent || x->inv != hr->inv ||
-          (strcmp(x->name, "node.dispatch") && strcmp(x->name, "host.dispatch")))
-        continue;
+      if (x->pid != parent || x->inv != hr->inv || !is_dispatch(x)) continue;
       if (pto_grow(&disp, sizeof *disp, &capd, (size_t)nd + 1)) {
         s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
         break;
@@ -531,18 +534,25 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
       dp->name = x->callee;
       dp->launch.hid = x->hid;
       dp->launch.ok = 1;
-      /* the chip's invocation whose chip.run starts at the dispatch's ts */
+      /* The chip's invocation whose chip.run starts at the dispatch's ts, on the dispatch's
+       * rank: chips that are threads of one process share its pid, and two of them can start a
+       * launch in the same nanosecond. */
       uint64_t cinv = 0;
       for (size_t k = 0; k < nrec; k++)
         if ((int)recs[k].pid == x->chip && recs[k].depth == 0 && recs[k].ts == x->ts &&
+            (recs[k].rank < 0 || x->rank < 0 || recs[k].rank == x->rank) &&
             !strcmp(recs[k].name, "chip.run")) {
           cinv = recs[k].inv;
           break;
         }
       dp->launch.inv = cinv;
+      /* Its spans: the chip's lines of that invocation. The host's own lines are left out: with
+       * chips as threads they share the pid, and the host's run counter is not the chips'
+       * launch counter, so the two invs can be equal. */
       for (size_t k = 0; k < nrec && dp->launch.nspans < PTO_LAUNCH_MAX_SPANS; k++) {
         const rec *c = &recs[k];
-        if ((int)c->pid != x->chip || c->inv != cinv || !cinv) continue;
+        if ((int)c->pid != x->chip || c->inv != cinv || !cinv || is_run(c) || is_dispatch(c))
+          continue;
         pto_span *sp = &dp->launch.spans[dp->launch.nspans++];
         sp->name = c->name;
         sp->depth = c->depth;

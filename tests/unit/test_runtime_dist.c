@@ -1171,6 +1171,41 @@ static int32_t host_flipping(const pto_host_api *api, const pto_host_args *a) {
   return api->call(api->ctx, 0, 1, args, 2);
 }
 
+/* A log of chips that are threads of one process (PTO_DIST_CHIPS=threads): every chip.run has
+ * the process's pid, and here both ranks start their launch in the same nanosecond. pto trace
+ * must still give each dispatch its own rank's launch (CI once saw rank 0 read rank 1's). */
+static void test_trace_parse_threads_same_start(void **state) {
+  (void)state;
+  static const char log[] =
+      "[STRACE] v=1 pid=7 tid=8 inv=1 hid=aa depth=0 name=chip.run ts=1000 dur=900 rank=1\n"
+      "[STRACE] v=1 pid=7 tid=8 inv=1 hid=aa depth=1 name=chip.run.runner_run ts=1000 "
+      "dur=800 rank=1\n"
+      "[STRACE] v=1 pid=7 tid=8 inv=1 hid=aa depth=2 name=chip.run.runner_run.device_wall "
+      "ts=1000 dur=800 clk=dev rank=1\n"
+      "[STRACE] v=1 pid=7 tid=9 inv=2 hid=aa depth=0 name=chip.run ts=1000 dur=300 rank=0\n"
+      "[STRACE] v=1 pid=7 tid=9 inv=2 hid=aa depth=1 name=chip.run.runner_run ts=1000 "
+      "dur=200 rank=0\n"
+      "[STRACE] v=1 pid=7 tid=9 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall "
+      "ts=1000 dur=200 clk=dev rank=0\n"
+      "[STRACE] v=1 pid=7 tid=7 inv=1 hid=bb depth=0 name=node.graph_build ts=900 dur=1100 "
+      "run_id=1 role=facade l3=1 ranks=2\n"
+      "[STRACE] v=1 pid=7 tid=7 inv=1 hid=aa depth=0 name=node.dispatch ts=1000 dur=300 "
+      "run_id=1 task_slot=0 worker_id=0 role=scheduler rank=0 slot=0 chip=7 callee=step\n"
+      "[STRACE] v=1 pid=7 tid=7 inv=1 hid=aa depth=0 name=node.dispatch ts=1000 dur=900 "
+      "run_id=1 task_slot=1 worker_id=1 role=scheduler rank=1 slot=0 chip=7 callee=step\n";
+  pto_dist_bench_stats *st = NULL;
+  assert_pto_ok(pto_dist_trace_parse(log, sizeof log - 1, 0, &st));
+  assert_int_equal(st->nranks, 2);
+  assert_int_equal(st->round_ndispatches[0], 2);
+  for (int i = 0; i < 2; i++) {
+    const pto_dist_bench_dispatch *dd = &st->rounds_dispatches[0][i];
+    assert_true(fabs(dd->device_us - (dd->rank == 0 ? 0.2 : 0.8)) < 1e-9);
+  }
+  assert_true(fabs(st->per_rank[0 * PTO_DIST_METRIC_COUNT + PTO_DIST_DEVICE].min - 0.2) < 1e-9);
+  assert_true(fabs(st->per_rank[1 * PTO_DIST_METRIC_COUNT + PTO_DIST_DEVICE].min - 0.8) < 1e-9);
+  pto_dist_bench_stats_destroy(st);
+}
+
 static void test_benchmark_views(void **state) {
   (void)state;
   pto_dist_worker *w = open_worker(2, NULL);
@@ -1565,6 +1600,7 @@ int main(void) {
       cmocka_unit_test(test_submit_bad_use),
       cmocka_unit_test(test_close_waits_for_submitted_runs),
       cmocka_unit_test(test_benchmark_views),
+      cmocka_unit_test(test_trace_parse_threads_same_start),
       cmocka_unit_test(test_chips_dump_and_record_each_call),
       cmocka_unit_test(test_chips_threads_open_run_close),
       cmocka_unit_test(test_chips_threads_host_runs_sleeping_chips_calls),
