@@ -127,15 +127,21 @@ int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const c
                         const cli_dispatch_sel *d) {
   if (v->tree < 0 && d->rank < 0 && d->slot < 0 && d->pid < 0) return PTO_EXIT_OK;
   const pto_dist_bench_slot *pick = NULL;
-  int n = st->per_dispatch ? st->nslots : 0, slot = d->slot < 0 ? 0 : d->slot;
+  int n = st->per_dispatch ? st->nslots : 0, slot = d->slot < 0 ? 0 : d->slot, npicked = 0;
   for (int i = 0; i < n; i++) {
     const pto_dist_bench_slot *sl = &st->per_dispatch[i];
     int chosen = d->rank < 0 && d->pid < 0
                      ? n == 1
                      : (d->rank < 0 || sl->rank == d->rank) && (d->pid < 0 || sl->pid == d->pid) &&
                            sl->slot == slot;
-    if (chosen) pick = sl;
+    if (chosen && npicked++ == 0) pick = sl;
   }
+  /* Chips that are threads of one process (PTO_DIST_CHIPS=threads) share its pid. */
+  if (npicked > 1)
+    return cli_usage_error(cmd,
+                           "--pid %d names %d ranks' dispatches (their chips are threads of one "
+                           "process): choose one with --rank R",
+                           d->pid, npicked);
   if (!pick)
     return cli_usage_error(cmd,
                            "--tree averages one dispatch over the rounds: choose it with --rank R "
