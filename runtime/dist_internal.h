@@ -166,14 +166,15 @@ typedef struct pto__dist_shared {
 typedef struct pto__dist_shm {
   pto_dist_ctx ctx;
   pto__dist_shared *sh;
-  int direct;       /* every peer's window is addressable (shared memory, MPI shared windows) */
-  int gather;       /* direct, and more ranks than the node has CPUs: small mode=mesh allreduces
-                       are reduced by the last rank to arrive (dist_shm.c gather_allreduce) */
-  uint8_t *bounce;  /* MPI without direct access: staging for one-sided gets (lazily allocated) */
-  uint32_t epoch;   /* the run this chip is executing a command of (0: none) */
-  uint64_t lost_at; /* when a guarded wait's yield last lost the CPU, 0: not lately */
-  uint64_t no_yield_until; /* its guarded waits do not yield before this time (dist_shm.c
-                              wait_slow) */
+  int direct;         /* every peer's window is addressable (shared memory, MPI shared windows) */
+  int gather;         /* direct, and more ranks than the node has CPUs: small mode=mesh allreduces
+                         are reduced by the last rank to arrive (dist_shm.c gather_allreduce) */
+  uint8_t *bounce;    /* MPI without direct access: staging for one-sided gets (lazily allocated) */
+  uint32_t epoch;     /* the run this chip is executing a command of (0: none) */
+  uint64_t lost_at;   /* when a guarded wait's yield last lost the CPU, 0: not lately */
+  uint64_t lost_cpus; /* the CPU it lost on then (pto__dist_cpu_bit) */
+  uint64_t no_yield_until; /* its guarded waits do not yield on off_cpus before this time */
+  uint64_t off_cpus;       /* (dist_shm.c pto__dist_guard_lost, pto__dist_guard_yields) */
   int home;                /* the CPU init moved this rank to (dist_shm.c spread), -1: none */
   uint64_t moved_at;       /* when a wait last moved it back there (dist_shm.c unstack) */
   int big; /* in a collective on a window over 4 MiB (dist_shm.c: short spin, no unstack) */
@@ -196,6 +197,14 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank);
 enum { PTO__DIST_YIELD_BACK, PTO__DIST_YIELD_PEER, PTO__DIST_YIELD_AWAY, PTO__DIST_YIELD_LOST };
 int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, uint64_t y0,
                          uint64_t y1, uint64_t *foreign);
+/* CPU me's (1 + its number) bit in lost_cpus/off_cpus; every bit where it is not known (0) or
+ * past 64. */
+uint64_t pto__dist_cpu_bit(int me);
+/* A guarded wait's yield on CPU me lost it to another process at now (dist_shm.c wait_slow). */
+void pto__dist_guard_lost(pto__dist_shm *t, uint64_t now, int me);
+/* Whether a guarded wait of rank t may yield at now on CPU me (0: on any CPU, as a big window's
+ * waits ask: off if off anywhere). */
+int pto__dist_guard_yields(const pto__dist_shm *t, uint64_t now, int me);
 /* How long rank t's waits spin before they yield (dist_shm.c wait_elem): 1 ms where each rank can
  * have a CPU of its own (no gather, shared memory) outside collectives on windows over 4 MiB,
  * else 50 us. */

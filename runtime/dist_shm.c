@@ -143,8 +143,8 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
 #define YIELD_ALONE_NS 5000ull
 /* A yield that gave this long (and three quarters of it) to other processes than the peer ranks
  * handed the CPU to another process for its time slice (pto__dist_yield_went): after two such
- * within YIELD_OFF_NS the rank's guarded waits sleep without yielding for YIELD_OFF_NS
- * (guard_lost). */
+ * within YIELD_OFF_NS the rank's guarded waits sleep without yielding on the CPUs they were lost
+ * on for YIELD_OFF_NS (pto__dist_guard_lost). */
 #define YIELD_LOST_NS 200000ull
 #define YIELD_OFF_NS 50000000ull
 
@@ -291,18 +291,35 @@ int pto__dist_yield_went(const pto__dist_shm *t, const uint64_t *held, int me, u
   return *foreign < back ? PTO__DIST_YIELD_PEER : PTO__DIST_YIELD_AWAY;
 }
 
-/* A guarded wait's yield lost the CPU at now: the second within YIELD_OFF_NS turns the guarded
- * waits' yields off for YIELD_OFF_NS. One alone is as likely a kernel thread's or a short job's
- * turn (after a run's first touch of its windows, hundreds of us of them: 4 ranks at 1 KiB after
- * 64 MiB windows tripped the guard in 3 of 8 runs, medians of 58-70 us against 13-21 without);
- * a busy process takes the CPU at every yield that reaches it. */
-static void guard_lost(pto__dist_shm *t, uint64_t now) {
-  if (t->lost_at && now - t->lost_at < YIELD_OFF_NS) {
+uint64_t pto__dist_cpu_bit(int me) { return me > 0 && me <= 64 ? 1ull << (me - 1) : ~0ull; }
+
+/* A guarded wait's yield lost the CPU at now, on CPU me: the second within YIELD_OFF_NS turns the
+ * guarded waits' yields off for YIELD_OFF_NS on the CPUs the two were lost on (off_cpus). One
+ * alone is as likely a kernel thread's or a short job's turn (after a run's first touch of its
+ * windows, hundreds of us of them: 4 ranks at 1 KiB after 64 MiB windows tripped the guard in 3
+ * of 8 runs, medians of 58-70 us against 13-21 without); a busy process takes the CPU at every
+ * yield that reaches it. Off only there: the busy process is on a CPU, and a rank that the
+ * scheduler moves off it (4 ranks at 1 KiB beside a busy loop: two or three of them settle on
+ * the other CPU within the first allreduces, or all four) finds its peers there and hands them
+ * the CPU by yielding (6-7 us an allreduce) rather than through futex wake-ups (17-35 us: each
+ * rank's turn a wake-up and a sleep). A loss on another CPU while off adds that CPU: a busy
+ * process that moves costs a rank one more slice, not two. */
+void pto__dist_guard_lost(pto__dist_shm *t, uint64_t now, int me) {
+  uint64_t bit = pto__dist_cpu_bit(me);
+  if (now < t->no_yield_until) {
+    t->off_cpus |= bit;
+  } else if (t->lost_at && now - t->lost_at < YIELD_OFF_NS) {
     t->no_yield_until = now + YIELD_OFF_NS;
+    t->off_cpus = t->lost_cpus | bit;
     t->lost_at = 0;
   } else {
     t->lost_at = now;
+    t->lost_cpus = bit;
   }
+}
+
+int pto__dist_guard_yields(const pto__dist_shm *t, uint64_t now, int me) {
+  return now >= t->no_yield_until || !(t->off_cpus & pto__dist_cpu_bit(me));
 }
 
 /* wait_elem past its spin: yields while its yields come straight back (nothing else wants this
@@ -315,22 +332,27 @@ static void guard_lost(pto__dist_shm *t, uint64_t now) {
  * every wait of a collective on a window of at least guard_bytes: its barriers' and ring steps';
  * not dist.wait): a yield that lost the CPU to another process (a busy loop, another job) for its
  * time slice, milliseconds under EEVDF, where a futex-woken sleeper preempts it; the second such
- * within YIELD_OFF_NS (guard_lost) turns the rank's guarded waits' yields off for YIELD_OFF_NS, so
- * a host with other work costs two slices per YIELD_OFF_NS rather than one per allreduce (issue
- * #31: 4 ranks, 1-16 KiB at load ~11: medians of 3-12 ms in 6 of 8 runs yielding, 53-101 us in 4
- * of 4 with the guard), while ranks alone on their CPUs keep the yields that hand the CPU straight
- * to a peer rank. Lost counts only the time no peer had: a peer's turn that took YIELD_LOST_NS
- * (the first collectives of a run fault pages in for 0.3-1 ms on this VM kind) once turned the
- * guard on at start-up for the whole measurement after it (4 ranks at 1 KiB: 3 sleeps and
- * wake-ups a rank and allreduce, 50-60 us, against 15-35 us yielding). Big windows' barriers and
- * ring steps (issue #31 item 1, round 14): 4 ranks at 1 MiB beside a busy loop stalled now and
+ * within YIELD_OFF_NS (pto__dist_guard_lost) turns the rank's guarded waits' yields off for
+ * YIELD_OFF_NS on the CPUs they were lost on, so a host with other work costs two slices per
+ * YIELD_OFF_NS (and one per other CPU the busy process moves to) rather than one per allreduce
+ * (issue #31: 4 ranks, 1-16 KiB at load ~11: medians of 3-12 ms in 6 of 8 runs yielding, 53-101 us
+ * in 4 of 4 with the guard), while ranks alone on their CPUs keep the yields that hand the CPU
+ * straight to a peer rank. Lost counts only the time no peer had: a peer's turn that took
+ * YIELD_LOST_NS (the first collectives of a run fault pages in for 0.3-1 ms on this VM kind) once
+ * turned the guard on at start-up for the whole measurement after it (4 ranks at 1 KiB: 3 sleeps
+ * and wake-ups a rank and allreduce, 50-60 us, against 15-35 us yielding). Big windows' barriers
+ * and ring steps (issue #31 item 1, round 14): 4 ranks at 1 MiB beside a busy loop stalled now and
  * then, a rank alone with the busy loop on its CPU getting each yield back after the loop's
  * slice, 3.6-3.9 ms, at every allreduce of the run (a waiter beside a busy loop, woken from the
  * other CPU: back after 1.5 ms by the median yielding, 20 us asleep). Guarding those waits
  * stopped it (runs over 1.5 ms: 3 of 8 -> 0 of 8 and 0 of 12, medians level); guarding them at
  * every size cost the small windows (1 KiB 8-32 us against 7.5-10; 64 KiB tails to 115 us) and
  * sleeping at once where no peer rank shared the CPU cost 4 ranks at 1 MiB on an idle host ~50 us
- * (335 against 283 us), so neither is done. */
+ * (335 against 283 us), so neither is done. A big window's guard is off on every CPU once it is
+ * off (pto__dist_guard_yields with CPU 0): there a yield saves a few us of a several-hundred-us
+ * collective, and each CPU tried afresh lost a slice of a few repetitions (4 ranks at 1 MiB beside
+ * a busy loop: medians of 2.5-3.1 ms in 2 of 10 runs with the small allreduce's rule, 0 of 10
+ * before). */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
   int dir = t->direct, yielding = 1;
@@ -355,7 +377,8 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
                (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
       return PTO_KERNEL_ERR_DIST_TIMEOUT;
     }
-    if (yielding && now - start < YIELD_NS && !(guard && now < t->no_yield_until)) {
+    if (yielding && now - start < YIELD_NS &&
+        (!guard || pto__dist_guard_yields(t, now, t->guard_all ? 0 : sched_getcpu() + 1))) {
       uint64_t held[PTO__DIST_MAX_RANKS];
       peers_held(t, held);
       uint64_t y0 = pto__rt_now_ns();
@@ -366,7 +389,7 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
       uint64_t foreign;
       int went = pto__dist_yield_went(t, held, me, y0, y1, &foreign);
       yielding = went == PTO__DIST_YIELD_BACK || went == PTO__DIST_YIELD_PEER;
-      if (guard && went == PTO__DIST_YIELD_LOST) guard_lost(t, y1);
+      if (guard && went == PTO__DIST_YIELD_LOST) pto__dist_guard_lost(t, y1, me);
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
       atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);

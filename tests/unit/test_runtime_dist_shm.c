@@ -466,6 +466,11 @@ static void yield_lost_stops_yields(int barrier, int guarded) {
   fixture_free(&f);
   assert_int_equal(first, 0); /* one wait loses at most one yield: no second within 50 ms yet */
   assert_int_equal(off_until > 0, guarded);
+  /* Off on the busy process's CPU only. */
+  if (guarded) {
+    assert_false(pto__dist_guard_yields(&f.tr[1], off_until - 1, cpu + 1));
+    if (cpu + 2 <= 64) assert_true(pto__dist_guard_yields(&f.tr[1], off_until - 1, cpu + 2));
+  }
 }
 
 static void test_allreduce_wait_yield_lost_to_another_process_stops_yields(void **state) {
@@ -534,6 +539,47 @@ static void test_yield_to_a_peer_is_no_cpu_lost(void **state) {
   assert_int_equal(pto__dist_yield_went(&f.tr[1], held, 0, y0, ms2, &foreign), LOST);
   assert_int_equal(foreign, 2000000);
   fixture_free(&f);
+}
+
+/* The guard turns yields off on the CPUs where they were lost (pto__dist_guard_lost), not on
+ * others (issue #31 item 1: 4 ranks at 1 KiB beside a busy loop lost two yields each on the busy
+ * loop's CPU in the first allreduces, then settled on the other CPU and slept there through every
+ * allreduce of the next 50 ms, 17-35 us each, against 6-7 us yielding to each other). CPUs are
+ * given as 1 + their number, 0 where not known. */
+static void test_yield_guard_is_off_only_on_the_cpus_that_lost(void **state) {
+  (void)state;
+  const uint64_t ms = 1000000, t0 = 1000 * ms, off = 50 * ms; /* YIELD_OFF_NS */
+  pto__dist_shm t;
+  memset(&t, 0, sizeof t);
+  pto__dist_guard_lost(&t, t0, 1); /* one loss alone: still yielding everywhere */
+  assert_true(pto__dist_guard_yields(&t, t0, 1));
+  pto__dist_guard_lost(&t, t0 + 4 * ms, 1); /* the second within 50 ms: off on CPU 0 */
+  assert_false(pto__dist_guard_yields(&t, t0 + 4 * ms, 1));
+  assert_true(pto__dist_guard_yields(&t, t0 + 4 * ms, 2));
+  assert_false(pto__dist_guard_yields(&t, t0 + 4 * ms, 0)); /* not known, or past 64: off */
+  assert_false(pto__dist_guard_yields(&t, t0 + 4 * ms, 65));
+  assert_true(pto__dist_guard_yields(&t, t0 + 4 * ms + off, 1)); /* for 50 ms */
+  /* A loss on another CPU while off adds it at once. */
+  pto__dist_guard_lost(&t, t0 + 10 * ms, 2);
+  assert_false(pto__dist_guard_yields(&t, t0 + 10 * ms, 2));
+  assert_false(pto__dist_guard_yields(&t, t0 + 10 * ms, 1));
+  assert_true(pto__dist_guard_yields(&t, t0 + 10 * ms, 3));
+  /* Two losses on two CPUs turn both off; two 50 ms apart turn nothing off. */
+  memset(&t, 0, sizeof t);
+  pto__dist_guard_lost(&t, t0, 3);
+  pto__dist_guard_lost(&t, t0 + ms, 4);
+  assert_false(pto__dist_guard_yields(&t, t0 + ms, 3));
+  assert_false(pto__dist_guard_yields(&t, t0 + ms, 4));
+  assert_true(pto__dist_guard_yields(&t, t0 + ms, 1));
+  memset(&t, 0, sizeof t);
+  pto__dist_guard_lost(&t, t0, 1);
+  pto__dist_guard_lost(&t, t0 + off, 1);
+  assert_true(pto__dist_guard_yields(&t, t0 + off, 1));
+  /* A CPU not known when lost stands for all of them. */
+  memset(&t, 0, sizeof t);
+  pto__dist_guard_lost(&t, t0, 0);
+  pto__dist_guard_lost(&t, t0 + ms, 1);
+  assert_false(pto__dist_guard_yields(&t, t0 + ms, 2));
 }
 
 static uint64_t now_ns(void) { /* CLOCK_MONOTONIC, as the transport's clock */
@@ -751,6 +797,7 @@ int main(void) {
       cmocka_unit_test(test_big_window_barrier_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_small_window_barrier_wait_keeps_yielding),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
+      cmocka_unit_test(test_yield_guard_is_off_only_on_the_cpus_that_lost),
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
       cmocka_unit_test(test_wait_moves_a_rank_stacked_on_its_peers_cpu_home),
       cmocka_unit_test(test_wait_spins_long_where_each_rank_has_a_cpu),
