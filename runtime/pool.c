@@ -210,7 +210,8 @@ static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
  * sleeping thread's CPUs before it signals (steer), and the thread puts its own CPUs back once
  * awake (core_main): it starts on another CPU, and competes there with whatever runs, not with
  * the thread that feeds it. A thread about to block takes the last launch's dispatching CPU out
- * itself (steer_self), so the next launch's dispatching thread usually finds it done. */
+ * itself (steer_self), so the next launch's dispatching thread usually finds it done; a wake-up
+ * while no dispatching thread holds its CPU puts the sleepers' CPUs back first (unsteer). */
 
 /* Pools on more CPUs than this steer no thread: a steer costs the dispatching thread ~1.5 us a
  * sleeping thread (pthread_getaffinity_np 0.35 us, pthread_setaffinity_np 1.1-1.2 us on the
@@ -265,6 +266,21 @@ static void steer_self(pto__rt_pool *pool, pto__rt_core *core) {
     core->steered_from = cpu;
 }
 
+/* Before a signal of q's sleepers while no dispatching thread holds its CPU (it waits for its
+ * launch, which gave that CPU to the cores: pto__rt_pool_flush; or none runs): puts their own
+ * CPUs back for the sleeping threads that steer or steer_self took a CPU from, so the one woken
+ * may start on the CPU that is free now rather than queue behind the thread that woke it;
+ * pool->mu held. */
+static void unsteer(pto__rt_pool *pool) {
+  if (atomic_load_explicit(&pool->dispatching, memory_order_relaxed)) return;
+  for (int i = 0; i < pool->nstarted; i++) {
+    pto__rt_core *c = &pool->cores[i];
+    if (c->asleep && c->steered_from >= 0 &&
+        !pthread_setaffinity_np(c->thread, sizeof c->steer_saved, &c->steer_saved))
+      c->steered_from = -1;
+  }
+}
+
 /* Signals threads sleeping on q for the nblocks queued blocks that no spinner and no thread
  * already waking will take, at most room of them; pool->mu held. */
 static void wake_for_queued(pto__rt_pool *pool, pto__rt_queue *q, size_t nblocks, long room) {
@@ -272,7 +288,10 @@ static void wake_for_queued(pto__rt_pool *pool, pto__rt_queue *q, size_t nblocks
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
   if (n > room) n = room;
-  if (n > 0) steer(pool);
+  if (n > 0) {
+    steer(pool);   /* the dispatching thread, holding its CPU, wakes them */
+    unsteer(pool); /* no dispatching thread holds a CPU */
+  }
   for (long i = 0; i < n; i++)
     pthread_cond_signal(&q->cv);
   if (n > 0) q->nwaking += (int)n;
