@@ -209,7 +209,9 @@ static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
  * (on up to STEER_MAX_CPUS CPUs), while it holds its CPU, therefore takes its CPU out of a
  * sleeping thread's CPUs before it signals (steer), and the thread puts its own CPUs back once
  * awake (core_main): it starts on another CPU, and competes there with whatever runs, not with
- * the thread that feeds it. */
+ * the thread that feeds it. A thread about to block takes the last launch's dispatching CPU out
+ * itself (steer_self), so the next launch's dispatching thread usually finds it done; a wake-up
+ * while no dispatching thread holds its CPU puts the sleepers' CPUs back first (unsteer). */
 
 /* Pools on more CPUs than this steer no thread: a steer costs the dispatching thread ~1.5 us a
  * sleeping thread (pthread_getaffinity_np 0.35 us, pthread_setaffinity_np 1.1-1.2 us on the
@@ -217,15 +219,22 @@ static long wake_room(pto__rt_pool *pool, const pto__rt_queue *q) {
  * CPUs but a small part of a large one's (measured on 2 CPUs only). */
 enum { STEER_MAX_CPUS = 4 };
 
+/* Does the pool steer (a capped pool on 2 to STEER_MAX_CPUS CPUs)? */
+static int steers(const pto__rt_pool *pool) {
+  return capped(pool) && pool->ncpu >= 2 && pool->ncpu <= STEER_MAX_CPUS;
+}
+
 /* Before a signal of q's sleepers by the dispatching thread that keeps its CPU: takes that CPU
  * out of every sleeping thread's CPUs (their own, saved, less this one; not where that leaves
- * none, nor for a thread already steered from it); pool->mu held. */
+ * none, nor for a thread already steered from it, as one that steered itself before it blocked
+ * usually is: steer_self); pool->mu held. */
 static void steer(pto__rt_pool *pool) {
-  if (!capped(pool) || pool->ncpu < 2 || pool->ncpu > STEER_MAX_CPUS || tls_dispatching != pool ||
+  if (!steers(pool) || tls_dispatching != pool ||
       !atomic_load_explicit(&pool->dispatching, memory_order_relaxed))
     return;
   int cpu = sched_getcpu();
   if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+  atomic_store_explicit(&pool->steer_cpu, cpu, memory_order_relaxed);
   for (int i = 0; i < pool->nstarted; i++) {
     pto__rt_core *c = &pool->cores[i];
     if (!c->asleep || c->steered_from == cpu) continue;
@@ -239,6 +248,39 @@ static void steer(pto__rt_pool *pool) {
   }
 }
 
+/* The thread of core, about to block (not asleep yet: steer leaves it alone), takes the CPU of
+ * the last launch's dispatching thread out of its own CPUs, as steer would when that thread wakes
+ * it for the next launch: there the dispatching thread pays for a steer (~5 us a sleeping thread
+ * on the Zen 4 KVM host when the CPUs idle, its pthread_setaffinity_np 3-4 us, against 1.2 us
+ * while they are busy) before its orchestration, here an idle thread pays. Like steer's, undone
+ * once the thread is awake. */
+static void steer_self(pto__rt_pool *pool, pto__rt_core *core) {
+  int cpu = atomic_load_explicit(&pool->steer_cpu, memory_order_relaxed);
+  if (cpu < 0 || cpu >= CPU_SETSIZE || core->steered_from == cpu || !steers(pool)) return;
+  if (core->steered_from < 0 &&
+      pthread_getaffinity_np(pthread_self(), sizeof core->steer_saved, &core->steer_saved))
+    return;
+  cpu_set_t set = core->steer_saved;
+  CPU_CLR(cpu, &set);
+  if (CPU_COUNT(&set) && !pthread_setaffinity_np(pthread_self(), sizeof set, &set))
+    core->steered_from = cpu;
+}
+
+/* Before a signal of q's sleepers while no dispatching thread holds its CPU (it waits for its
+ * launch, which gave that CPU to the cores: pto__rt_pool_flush; or none runs): puts their own
+ * CPUs back for the sleeping threads that steer or steer_self took a CPU from, so the one woken
+ * may start on the CPU that is free now rather than queue behind the thread that woke it;
+ * pool->mu held. */
+static void unsteer(pto__rt_pool *pool) {
+  if (atomic_load_explicit(&pool->dispatching, memory_order_relaxed)) return;
+  for (int i = 0; i < pool->nstarted; i++) {
+    pto__rt_core *c = &pool->cores[i];
+    if (c->asleep && c->steered_from >= 0 &&
+        !pthread_setaffinity_np(c->thread, sizeof c->steer_saved, &c->steer_saved))
+      c->steered_from = -1;
+  }
+}
+
 /* Signals threads sleeping on q for the nblocks queued blocks that no spinner and no thread
  * already waking will take, at most room of them; pool->mu held. */
 static void wake_for_queued(pto__rt_pool *pool, pto__rt_queue *q, size_t nblocks, long room) {
@@ -246,7 +288,10 @@ static void wake_for_queued(pto__rt_pool *pool, pto__rt_queue *q, size_t nblocks
   long idle = q->nsleeping - q->nwaking;
   long n = demand < idle ? demand : idle;
   if (n > room) n = room;
-  if (n > 0) steer(pool);
+  if (n > 0) {
+    steer(pool);   /* the dispatching thread, holding its CPU, wakes them */
+    unsteer(pool); /* no dispatching thread holds a CPU */
+  }
   for (long i = 0; i < n; i++)
     pthread_cond_signal(&q->cv);
   if (n > 0) q->nwaking += (int)n;
@@ -739,6 +784,7 @@ static void *core_main(void *arg) {
       spin_release(pool, q, core, !evicted);
       if (work) continue;
     }
+    steer_self(pool, core);
     pool_lock(pool);
     uint64_t gen = pool->wake_gen;
     while (!has_work(pool, core) && !atomic_load(&pool->shutdown) && pool->wake_gen == gen) {
@@ -753,7 +799,8 @@ static void *core_main(void *arg) {
       if (q->nwaking > 0) q->nwaking--;
     }
     if (left) atomic_fetch_add(&pool->nawake, 1); /* work came first: awake after all */
-    /* Awake (steer): its own CPUs back, outside mu; no one steers a thread that is not asleep. */
+    /* Awake (steer, steer_self): its own CPUs back, outside mu; no one steers a thread that is
+     * not asleep. */
     int steered = core->steered_from >= 0;
     cpu_set_t own = core->steer_saved;
     core->steered_from = -1;
@@ -781,6 +828,7 @@ pto_status pto__rt_pool_start(struct pto__rt_worker *w, int naic, int naiv, int 
   pool->ncores = ncores;
   pool->nthreads = nthreads < ncores ? nthreads : ncores;
   pool->shared = !w->cfg.strict_cores;
+  atomic_init(&pool->steer_cpu, -1);
   /* Spinning cores must leave a CPU to the dispatching thread, or they slow down the very
    * orchestration they wait for: the CPUs this process may run on, less one. */
   long ncpu = pto__rt_usable_cpus();

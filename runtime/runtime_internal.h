@@ -533,8 +533,10 @@ typedef struct pto__rt_core {
   pthread_cond_t park_cv;
   atomic_int spinning; /* its thread spins idle (the dispatching thread leaves it alone) */
   /* Guarded by the pool's mu. asleep: its thread is blocked on its queue's cv. steered_from: the
-   * CPU that the dispatching thread took out of the thread's CPUs before waking it (steer), -1
-   * when none; the thread puts steer_saved, its own CPUs, back once it is awake. */
+   * CPU taken out of the thread's CPUs, -1 when none: by the dispatching thread before it wakes
+   * the thread (steer), or by the thread itself before it blocks (steer_self; written then
+   * without mu, while no one else reads them: steer reads only an asleep thread's); the thread
+   * puts steer_saved, its own CPUs, back once it is awake. */
   int asleep;
   int steered_from;
   cpu_set_t steer_saved;
@@ -612,6 +614,10 @@ typedef struct pto__rt_pool {
   char pad_dispatching_end_[64];
   int shuffle;
   uint64_t rng; /* guarded by mu */
+  /* The CPU of the last launch's dispatching thread, where the pool steers (pool.c, steer),
+   * else -1: a core thread about to block takes it out of its own CPUs (steer_self), so the next
+   * launch's wake-up finds it steered already. */
+  atomic_int steer_cpu;
   int ncores, nstarted;
   int ncores_of[2]; /* per core type: cores [0, aiv) are AIV, the rest AIC */
   /* Shared (pto_run_config.strict_cores false): nthreads threads, the first nthreads cores'

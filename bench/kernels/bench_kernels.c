@@ -51,11 +51,17 @@
  * PTO_BENCH_EW_ANATOMY=ROUNDS adds to (a) what an add launch's time is made of, against the hand
  * loop's threads (ew_anatomy): the per-task records of ROUNDS launches, alternated with the hand
  * loop timed part by part, and how many of the launches one thread ran alone.
- * In (a), each contender runs once untimed right before each timed run, so that every one finds
- * its own data as it left it (in the cache at 4 MiB). PTO_BENCH_EW_WARM=0 makes them take turns
- * instead, as rounds 1-9 did: the hand add then followed memcpy, which had just read its a and
- * written its c, while the runtime's launch followed the hand add's 12 MiB over other buffers
- * (0.71-0.77x at 4 MiB, against 1.08-1.09x warm, in the same session at load 16). */
+ * In (a), each contender runs PTO_BENCH_EW_WARM times (default 2) untimed right before each timed
+ * run, so that every one finds its own data as it left it (in the cache at 4 MiB). Once was not
+ * enough on the Zen 4 host (issue #31 item 4): after the hand add's passes over its 12 MiB (it
+ * follows memcpy, which reads its a and writes its c), the runtime's one untimed launch left its
+ * own 12 MiB out of the cache, and the timed launch's tasks ran at 26-39 us each against 11-15
+ * (runtime median 0.21-0.28 ms against 0.10-0.12 ms with two, the hand loop's 0.13-0.20 either
+ * way; with the caches evicted by a 128 MiB read instead of the hand add, one was enough).
+ * PTO_BENCH_EW_WARM=0 makes them take turns instead, as rounds 1-9 did: the hand add then
+ * followed memcpy, which had just read its a and written its c, while the runtime's launch
+ * followed the hand add's 12 MiB over other buffers (0.71-0.77x at 4 MiB, against 1.08-1.09x
+ * warm, in the same session at load 16). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -564,11 +570,16 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
   launch(hadd, w, args, 3), launch(hchain, w, args, 4);
   direct(&dadd, ncores), direct(&dchain, ncores);
   const char *wv = getenv("PTO_BENCH_EW_WARM");
-  int warm = !(wv && *wv == '0');
-  /* the contender's time into stat s, after an untimed run of its own when warm */
+  int warm = wv && *wv ? atoi(wv) : 2; /* untimed runs of its own before each timed run */
+  if (warm < 0) warm = 0;
+  char warm_text[64];
+  snprintf(warm_text, sizeof warm_text, ", each after %d untimed run%s of its own", warm,
+           warm == 1 ? "" : "s");
+  /* the contender's time into stat s, after warm untimed runs of its own */
 #define TIMED(s, run)                                                                              \
   do {                                                                                             \
-    if (warm) (void)(run);                                                                         \
+    for (int w_ = 0; w_ < warm; w_++)                                                              \
+      (void)(run);                                                                                 \
     add(&(s), (run));                                                                              \
   } while (0)
   for (int r = 0; r < reps; r++) {
@@ -602,8 +613,7 @@ static void bench_elementwise(pto_worker *w, int64_t n, int reps, int ncores) {
            "(a) elementwise, [%lld, %lld] f32 (%.0f MiB per matrix), %d threads/cores, %d reps%s; "
            "rate = bytes read + written per second (GB/s)",
            (long long)n, (long long)n, (double)bytes / 1048576.0, ncores, reps,
-           warm ? ", each after an untimed run of its own"
-                : ", taking turns (PTO_BENCH_EW_WARM=0)");
+           warm ? warm_text : ", taking turns (PTO_BENCH_EW_WARM=0)");
   table_header(title, "hand loop");
   row(&s_mc, 2.0 * (double)bytes, "GB/s", NULL);
   row(&s_hadd, 3.0 * (double)bytes, "GB/s", &s_hadd);

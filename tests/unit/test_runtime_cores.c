@@ -40,11 +40,15 @@ static void note(const uint64_t *s, const pto_core_ctx *ctx) {
   atomic_fetch_add(&g_ran, 1);
 }
 
+/* Called by k_meet as it arrives, when set. */
+static void (*g_meet_hook)(void);
+
 /* Arrives, then waits until g_want tasks have arrived (at most 20 s: a pool that cannot run
  * them all at once fails the test's count instead of hanging it). */
 static int32_t k_meet(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)t;
   note(s, ctx);
+  if (g_meet_hook) g_meet_hook();
   atomic_fetch_add(&g_arrived, 1);
   struct timespec ts = {0, 100 * 1000};
   for (int i = 0; i < 200000 && atomic_load(&g_arrived) < atomic_load(&g_want); i++)
@@ -582,6 +586,141 @@ static void test_a_woken_core_thread_leaves_the_dispatching_thread_its_cpu(void 
   assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
 }
 
+/* One task (K_VEC, its index 0). */
+static void one_task_entry(const pto_orch_args *a) {
+  (void)a;
+  pto_orch_task_arg s0[1] = {ta_scalar(0)};
+  g_api->submit(g_api->ctx, K_VEC, PTO_CORE_AIV, s0, 1);
+}
+
+/* The default worker on 2 CPUs, the dispatching thread on one: once a launch has steered (the
+ * test above), a core thread about to block takes the dispatching thread's CPU out of its own
+ * CPUs itself (pool.c, steer_self), so the next launch's wake-up finds it steered and its
+ * dispatching thread steers none before its orchestration (~5 us a sleeping thread on the Zen 4
+ * KVM host when the CPUs idle; issue #31 item 4). Between launches, every core thread asleep has
+ * the other CPU only (before, the thread woken had put its own CPUs back and blocked with them). */
+static void test_a_core_thread_steers_itself_before_it_blocks(void **state) {
+  (void)state;
+  cpu_set_t old;
+  if (!use_two_cpus(&old)) skip();
+  cpu_set_t two;
+  assert_int_equal(sched_getaffinity(0, sizeof two, &two), 0);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.idle_spin_us = 1;
+  pto_status s = pto_worker_open(&cfg, &g_w);
+  int here = -1;
+  for (int c = 0; c < CPU_SETSIZE && here < 0; c++)
+    if (CPU_ISSET(c, &two)) here = c;
+  pin_to(here);
+  assert_pto_ok(s);
+  pto_program *p = make_program(one_task_entry);
+  pto__rt_worker *iw = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
+  assert_non_null(iw);
+  cpu_set_t other = two;
+  CPU_CLR(here, &other);
+  for (int round = 0; round < 4; round++) {
+    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
+    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
+      sched_yield();
+    assert_int_equal(threads_not_asleep(g_w), 0);
+    pthread_mutex_lock(&iw->pool.mu);
+    int n = iw->pool.nstarted, steered = 0;
+    for (int i = 0; i < n; i++) {
+      cpu_set_t got;
+      CPU_ZERO(&got);
+      assert_int_equal(pthread_getaffinity_np(iw->pool.cores[i].thread, sizeof got, &got), 0);
+      steered += CPU_EQUAL(&got, &other);
+    }
+    pthread_mutex_unlock(&iw->pool.mu);
+    assert_int_equal(n, 2);
+    assert_int_equal(steered, round == 0 ? 0 : n); /* none before the first launch */
+    reset(0);
+    assert_pto_ok(pto_worker_run(g_w, p, NULL, 0));
+    assert_int_equal(atomic_load(&g_ran), 1);
+  }
+  pto_program_release(p);
+  pto_worker_close(g_w);
+  g_w = NULL;
+  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+}
+
+/* The core threads asleep when a rendezvous task of gap_entry arrived (-1 before), and of those,
+ * the ones whose CPUs were g_two, all of the test's. */
+static atomic_int g_asleep_seen, g_asleep_own;
+static cpu_set_t g_two;
+
+static void count_unsteered(void) {
+  pto__rt_worker *w = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
+  pthread_mutex_lock(&w->pool.mu);
+  int asleep = 0, own = 0;
+  for (int i = 0; i < w->pool.nstarted; i++) {
+    if (!w->pool.cores[i].asleep) continue;
+    cpu_set_t got;
+    CPU_ZERO(&got);
+    (void)pthread_getaffinity_np(w->pool.cores[i].thread, sizeof got, &got);
+    asleep++;
+    own += CPU_EQUAL(&got, &g_two);
+  }
+  pthread_mutex_unlock(&w->pool.mu);
+  int none = -1;
+  if (atomic_compare_exchange_strong(&g_asleep_seen, &none, asleep))
+    atomic_store(&g_asleep_own, own);
+}
+
+/* 4 core threads on 2 CPUs, the dispatching thread on one: steered off it while asleep (steer,
+ * steer_self). Once the dispatching thread waits for its launch's end (its CPU given to the
+ * cores), a core thread that ends a task wakes a sleeping one for the task it made ready: before
+ * the signal, the sleeping threads get their own CPUs back (pool.c, unsteer), so the one woken
+ * may start on the CPU that is free now rather than queue behind the thread that woke it (and
+ * that CPU idle). Seen from the task it was woken for: every thread still asleep has both CPUs. */
+static void test_a_core_thread_woken_while_the_dispatching_thread_waits_has_its_cpus(void **state) {
+  (void)state;
+  cpu_set_t old;
+  if (!use_two_cpus(&old)) skip();
+  assert_int_equal(sched_getaffinity(0, sizeof g_two, &g_two), 0);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.idle_spin_us = 1;
+  cfg.ncores = 4;
+  cfg.aic_cores = 2;
+  cfg.aiv_cores = 2;
+  pto_status s = pto_worker_open(&cfg, &g_w);
+  int here = -1;
+  for (int c = 0; c < CPU_SETSIZE && here < 0; c++)
+    if (CPU_ISSET(c, &g_two)) here = c;
+  pin_to(here);
+  assert_pto_ok(s);
+  const int64_t shape[2] = {ROWS, COLS};
+  pto_device_tensor *x = NULL, *y = NULL;
+  assert_pto_ok(pto_worker_alloc_tensor(g_w, 2, shape, PTO_DTYPE_F32, NULL, &x));
+  assert_pto_ok(pto_worker_alloc_tensor(g_w, 2, shape, PTO_DTYPE_F32, NULL, &y));
+  pto_arg args[2] = {pto_arg_device(x), pto_arg_device(y)};
+  pto_program *p = make_program(gap_entry);
+  g_meet_hook = count_unsteered;
+  for (int round = 0; round < 4; round++) {
+    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
+    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
+      sched_yield();
+    assert_int_equal(threads_not_asleep(g_w), 0);
+    reset(2);
+    atomic_store(&g_asleep_seen, -1);
+    atomic_store(&g_asleep_own, -1);
+    assert_pto_ok(pto_worker_run(g_w, p, args, 2));
+    assert_int_equal(atomic_load(&g_ran), 3);
+    assert_int_equal(g_gave, 1);
+    assert_true(atomic_load(&g_asleep_seen) >= 1);
+    assert_int_equal(atomic_load(&g_asleep_own), atomic_load(&g_asleep_seen));
+  }
+  g_meet_hook = NULL;
+  pto_program_release(p);
+  assert_pto_ok(pto_worker_free_tensor(g_w, x));
+  assert_pto_ok(pto_worker_free_tensor(g_w, y));
+  pto_worker_close(g_w);
+  g_w = NULL;
+  assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+}
+
 /* A launch on a thread of its own, joined within 30 s: a gang that waits for blocks no thread
  * takes fails the test instead of hanging it. */
 typedef struct bounded {
@@ -866,6 +1005,8 @@ int main(void) {
       cmocka_unit_test(test_default_worker_leaves_the_dispatching_thread_its_cpu),
       cmocka_unit_test(test_the_dispatching_thread_runs_the_tasks_after_a_gap),
       cmocka_unit_test(test_a_woken_core_thread_leaves_the_dispatching_thread_its_cpu),
+      cmocka_unit_test(test_a_core_thread_steers_itself_before_it_blocks),
+      cmocka_unit_test(test_a_core_thread_woken_while_the_dispatching_thread_waits_has_its_cpus),
       cmocka_unit_test(test_a_gang_wider_than_the_cpus_starts),
       cmocka_unit_test(test_a_core_takes_the_tasks_its_cpu_ran_first),
   };
