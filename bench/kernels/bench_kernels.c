@@ -51,6 +51,11 @@
  * PTO_BENCH_EW_ANATOMY=ROUNDS adds to (a) what an add launch's time is made of, against the hand
  * loop's threads (ew_anatomy): the per-task records of ROUNDS launches, alternated with the hand
  * loop timed part by part, and how many of the launches one thread ran alone.
+ * PTO_BENCH_DECODE_TRACE=1 prints before (e)'s tables each rep's times in the order they ran (the
+ * peer, runtime, direct, memcpy and read of the same rep side by side, for paired ratios), and
+ * after each launch its tasks as core:start-end in us from the first task's start (recorded:
+ * do both threads run, and when; recording costs a clock read a task), e.g. to tell a rep one
+ * thread ran alone from a slow one.
  * In (a), each contender runs PTO_BENCH_EW_WARM times (default 2) untimed right before each timed
  * run, so that every one finds its own data as it left it (in the cache at 4 MiB). Once was not
  * enough on the Zen 4 host (issue #31 item 4): after the hand add's passes over its 12 MiB (it
@@ -965,6 +970,26 @@ static void dec_part(void *p, int part, int nparts) {
   free(ctx.scratch);
 }
 
+/* PTO_BENCH_DECODE_TRACE: the tasks of the last launch (rep r), each as core:start-end in us
+ * from the first task's start. Returns 1 when one core ran them all. */
+static int dec_trace_tasks(pto_worker *w, int64_t m, int r) {
+  const pto_task_record *t = NULL;
+  size_t n = 0;
+  CHECK(pto_worker_last_launch_tasks(w, &t, &n));
+  uint64_t t0 = UINT64_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (t[i].core >= 0 && t[i].start_ns < t0) t0 = t[i].start_ns;
+  int alone = 1;
+  printf("tasks m=%lld rep %d:", (long long)m, r);
+  for (size_t i = 0; i < n; i++) {
+    printf(" %d:%.0f-%.0f", t[i].core, (double)(t[i].start_ns - t0) / 1e3,
+           (double)(t[i].end_ns - t0) / 1e3);
+    alone &= t[i].core == t[0].core;
+  }
+  printf("\n");
+  return alone;
+}
+
 /* pto's time (runtime p, kernel direct d) over a limit's lim, by the minima and the medians. */
 static void limit_ratios(const char *of, const bstat *p, const bstat *d, const bstat *lim) {
   printf("pto's time / %s: runtime min %.2fx median %.2fx, direct min %.2fx median %.2fx\n", of,
@@ -1023,6 +1048,11 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   peer_parallel(ncores, dec_part, &dk);
   peer(&cp, ncores);
   double (*clk)(void) = ncores == 1 ? cpu_ms : now_ms;
+  /* PTO_BENCH_DECODE_TRACE=1: each rep's times (ms) in the order they ran, one line a rep, and
+   * where and when each task of the runtime's launch ran */
+  const char *tr = getenv("PTO_BENCH_DECODE_TRACE");
+  int trace = tr && *tr && *tr != '0', alone = 0;
+  if (trace) CHECK(pto_worker_set_record_tasks(w, true));
   for (int r = 0; r < reps; r++) {
     double t0;
     if (have_peer) {
@@ -1033,6 +1063,7 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     }
     evict_caches();
     add(&s_p, launch(h, w, args, 3));
+    if (trace) alone += dec_trace_tasks(w, m, r);
     evict_caches();
     t0 = clk();
     peer_parallel(ncores, dec_part, &dk);
@@ -1047,6 +1078,15 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     add(&s_r, clk() - t0);
   }
 #undef PEER
+  if (trace) CHECK(pto_worker_set_record_tasks(w, false));
+  if (trace)
+    for (int r = 0; r < s_p.n; r++)
+      printf("trace m=%lld rep %d: %s %.3f runtime %.3f direct %.3f memcpy %.3f read %.3f\n",
+             (long long)m, r, have_peer ? "peer" : "-", have_peer ? s_b.v[r] : 0.0, s_p.v[r],
+             s_d.v[r], s_m.v[r], s_r.v[r]);
+  if (trace)
+    printf("trace m=%lld: launches whose tasks all ran on one core: %d of %d\n", (long long)m,
+           alone, s_p.n);
   float *got = xalloc(yn * 4);
   dev_read(w, dy, got, yn);
   compare("decode: pto kernel direct vs pto runtime", yd, got, yn, 1e-30, 0);
