@@ -144,6 +144,7 @@ int cmd_bench(int argc, char **argv) {
   cli_stats_view_init(&a.view);
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 0, parse_bench_option, &a) < 0)
     return PTO_EXIT_USAGE;
+  if (cli_check_timeline_options(k_cmd, &a.timeline)) return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
   if (cli_prepare_swimlane_records(k_cmd, &a.records)) return PTO_EXIT_USAGE;
@@ -167,6 +168,14 @@ int cmd_bench(int argc, char **argv) {
   }
   if (pto_program_is_host(prog)) {
     rc = bench_host(&a, prog, args);
+    goto out;
+  }
+  if (cli_dispatch_sel_given(&a.sel)) {
+    /* An L2 program has one launch per round, no dispatches to choose: not ignored in silence. */
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "--rank, --pid and --slot choose a dispatch of a host (L3) program; @%s "
+                        "is an L2 program (--tree alone prints its mean tree)",
+                        sig->entry);
     goto out;
   }
 
@@ -234,7 +243,7 @@ const pto_cmd cli_cmd_bench = {
     "                 [--spread stdev|minmax|both|none] [--json] [--swimlane FILE]\n"
     "                 [--swimlane-records FILE [--swimlane-level N]]\n"
     "                 [--dump-args DIR [--dump-level N]]\n"
-    "                 [--timeline] [--timeline-svg FILE] [--timeline-width N]\n"
+    "                 [--timeline [--timeline-width N]] [--timeline-svg FILE]\n"
     "                 [--strict-cores]\n"
     "\n"
     "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"

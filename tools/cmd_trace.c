@@ -39,6 +39,10 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
     /* --tree [N]: the next argument is its depth when it is a number. */
     v->tree = INT_MAX;
     if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0) v->tree = parse_count(argv[++*i]);
+    /* A negative depth is not taken for an unknown option '-1'. */
+    else if (*i + 1 < argc && argv[*i + 1][0] == '-' && argv[*i + 1][1] >= '0' &&
+             argv[*i + 1][1] <= '9')
+      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more)", argv[*i + 1]), -1;
     return 1;
   }
   if (!strncmp(arg, "--tree=", 7)) {
@@ -111,6 +115,10 @@ int cli_print_stats(const char *cmd, const pto_bench_stats *st, const cli_stats_
 }
 
 void cli_dispatch_sel_init(cli_dispatch_sel *d) { d->rank = d->slot = d->pid = -1; }
+
+int cli_dispatch_sel_given(const cli_dispatch_sel *d) {
+  return d->rank >= 0 || d->slot >= 0 || d->pid >= 0;
+}
 
 int cli_parse_dispatch_option(const char *cmd, cli_dispatch_sel *d, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
@@ -207,6 +215,12 @@ int cmd_trace(int argc, char **argv) {
     log = argv[i];
   }
   if (!log) return cli_usage_error(k_cmd, "no log file given");
+  if (inv && !cli_timeline_wanted(&tl))
+    return cli_usage_error(k_cmd,
+                           "--inv %d without --timeline or --timeline-svg: it chooses the "
+                           "launch they draw",
+                           inv);
+  if (cli_check_timeline_options(k_cmd, &tl)) return PTO_EXIT_USAGE;
 
   /* A log of distributed (L3) runs: the same views as pto bench gives a host program. */
   {
@@ -223,6 +237,12 @@ int cmd_trace(int argc, char **argv) {
     pto_status_free(rs); /* the L2 path below reports it */
     pto_free(text);
   }
+  /* A log of L2 launches has no dispatches to choose: a selection would be ignored. */
+  if (cli_dispatch_sel_given(&sel))
+    return cli_usage_error(k_cmd,
+                           "%s: --rank, --pid and --slot choose a dispatch of a log of "
+                           "distributed (L3) runs; this log holds L2 launches",
+                           strcmp(log, "-") ? log : "stdin");
   pto_bench_stats *st = NULL;
   pto_status s;
   uint8_t *text = NULL;
@@ -286,7 +306,7 @@ const pto_cmd cli_cmd_trace = {
     "usage: pto trace LOGFILE [--tree [N]] [--spread stdev|minmax|both|none] [--warmup N] "
     "[--json]\n"
     "                 [--rank R | --pid P] [--slot S]\n"
-    "                 [--timeline [--inv N]] [--timeline-svg FILE] [--timeline-width N]\n"
+    "                 [--timeline [--timeline-width N]] [--timeline-svg FILE] [--inv N]\n"
     "\n"
     "Reads the [STRACE] v=1 span lines that 'pto run --trace', PTO_LOG_LEVEL=timing or any "
     "runtime\n"
@@ -319,7 +339,8 @@ const pto_cmd cli_cmd_trace = {
     "  --timeline    also draw one launch's tasks from the log's [STASK] lines (written by\n"
     "                'pto run --trace'): one row per core, busy % per core, the critical path\n"
     "                marked; width: the terminal's, or --timeline-width N\n"
-    "  --inv N       the launch to draw (default: the last one with task lines)\n"
+    "  --inv N       the launch --timeline or --timeline-svg draws (default: the last one with\n"
+    "                task lines)\n"
     "  --timeline-svg FILE  the same picture as an SVG file\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 bad usage or a log without measurements.\n"

@@ -49,17 +49,38 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
     cli_named *list = NULL;
     int *count = NULL;
     const char *flag = NULL;
-    if (!strcmp(arg, "--dim"))
+    /* --dim SYM=VALUE or --dim=SYM=VALUE, likewise --in and --out. */
+    size_t flen = strcspn(arg, "=");
+    if (flen == 5 && !strncmp(arg, "--dim", 5))
       list = a->dims, count = &a->ndims, flag = "--dim";
-    else if (!strcmp(arg, "--in"))
+    else if (flen == 4 && !strncmp(arg, "--in", 4))
       list = a->ins, count = &a->nins, flag = "--in";
-    else if (!strcmp(arg, "--out") && allow_out)
+    else if (flen == 5 && !strncmp(arg, "--out", 5) && allow_out)
       list = a->outs, count = &a->nouts, flag = "--out";
     if (list) {
-      if (i + 1 >= argc) return cli_usage_error(cmd, "%s needs NAME=VALUE", flag), -1;
+      char *text = arg[flen] == '=' ? arg + flen + 1 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!text) return cli_usage_error(cmd, "%s needs NAME=VALUE", flag), -1;
       if (*count == CLI_MAX_OPTS) return cli_usage_error(cmd, "too many %s options", flag), -1;
-      if (split_named(cmd, flag, argv[++i], &list[*count])) return -1;
-      ++*count;
+      cli_named *n = &list[*count];
+      if (split_named(cmd, flag, text, n)) return -1;
+      /* One value per name: a second, different one would leave the command line unsaid about
+       * which applies; two --out of one FILE would write it twice, the first lost. */
+      int dup = 0;
+      for (int k = 0; k < *count; k++) {
+        int same_name = !strcmp(list[k].name, n->name),
+            same_value = !strcmp(list[k].value, n->value);
+        if (same_name && same_value)
+          dup = 1;
+        else if (same_name)
+          return cli_usage_error(cmd, "%s %s: given twice, as %s=%s and %s=%s", flag, n->name,
+                                 n->name, list[k].value, n->name, n->value),
+                 -1;
+        else if (list == a->outs && same_value)
+          return cli_usage_error(cmd, "--out %s: both %s and %s would be written there", n->value,
+                                 list[k].name, n->name),
+                 -1;
+      }
+      if (!dup) ++*count;
       continue;
     }
     r = extra ? extra(ctx, cmd, argc, argv, &i) : 0;
@@ -211,7 +232,9 @@ static pto_status bind_dims(const pto_signature *sig, const cli_inputs *a, sym_v
     char *end;
     errno = 0;
     long long v = strtoll(a->dims[i].value, &end, 10);
-    if (*end || end == a->dims[i].value || v < 0)
+    /* Digits only: strtoll would also take " 5", "+5" and "-0". */
+    if (*end || end == a->dims[i].value || v < 0 || a->dims[i].value[0] < '0' ||
+        a->dims[i].value[0] > '9')
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                              "--dim %s=%s: expected a non-negative integer", a->dims[i].name,
                              a->dims[i].value);
@@ -342,15 +365,19 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
       uint64_t seed = (uint64_t)j;
       if (src[6] == ':') {
         char *end;
+        errno = 0;
         seed = strtoull(src + 7, &end, 10);
-        if (*end || end == src + 7) {
+        /* Digits only: strtoull would take "-1" as 2^64-1 and wrap a seed past 2^64-1. */
+        if (*end || end == src + 7 || src[7] < '0' || src[7] > '9' || errno == ERANGE) {
           s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                              "--in %s=%s: expected random or random:SEED", sp->name, src);
+                              "--in %s=%s: expected random or random:SEED (SEED 0 to 2^64-1)",
+                              sp->name, src);
           break;
         }
       } else if (src[6]) {
         s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                            "--in %s=%s: expected random or random:SEED", sp->name, src);
+                            "--in %s=%s: expected random or random:SEED (SEED 0 to 2^64-1)",
+                            sp->name, src);
         break;
       }
       fill_random(sp->dtype, d->data, n, seed);

@@ -40,6 +40,15 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
   return 0;
 }
 
+int cli_check_timeline_options(const char *cmd, const cli_timeline *t) {
+  if (t->width && !t->text)
+    return cli_usage_error(cmd,
+                           "--timeline-width %d without --timeline: it sets the columns of "
+                           "the terminal drawing",
+                           t->width);
+  return 0;
+}
+
 /* The terminal's columns (stdout), else $COLUMNS, else 80. */
 static int terminal_width(void) {
   struct winsize ws;
