@@ -21,8 +21,7 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
       return cli_usage_error(cmd, "--timeline-svg needs a file name (FILE.svg)"), -1;
     /* Checked now, like every output path, not found bad after the run. */
     if (cli_check_output_path(cmd, "--timeline-svg", val, 0)) return -1;
-    t->svg = val;
-    return 1;
+    return cli_set_once(cmd, "--timeline-svg", &t->svg, val) ? -1 : 1;
   }
   if (!strcmp(arg, "--timeline-width") || !strncmp(arg, "--timeline-width=", 17)) {
     const char *val = arg[16] == '=' ? arg + 17 : (*i + 1 < argc ? argv[++*i] : NULL);

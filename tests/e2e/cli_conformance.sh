@@ -46,6 +46,12 @@ run_pto 2 run "${ADD[@]}" --dim M=4 --transport && expect_out "--transport needs
 run_pto 2 cache gc --max-size 1G --max-size 2G && expect_out "--max-size given twice: '1G' and '2G'"
 run_pto 2 compile "${ADD[@]}" -o "$T/w3" --remote-cache http://a/ --remote-cache http://b/ &&
   expect_out "--remote-cache given twice"
+run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane "$T/s1.json" --swimlane "$T/s2.json" && expect_out "--swimlane given twice"
+run_pto 2 run "${ADD[@]}" --dim M=4 --timeline-svg "$T/a.svg" --timeline-svg "$T/b.svg" && expect_out "--timeline-svg given twice"
+run_pto 2 run "${ADD[@]}" --dim M=4 --dump-args "$T/d1" --dump-args "$T/d2" && expect_out "--dump-args given twice"
+run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane-records "$T/r1/r.json" --swimlane-records "$T/r2/r.json" &&
+  expect_out "--swimlane-records given twice"
+expect_true "refused runs write none of those" bash -c 'cd "$1" && for f in s1.json s2.json a.svg b.svg d1 d2 r1 r2; do [ ! -e "$f" ] || exit 1; done' _ "$T"
 # -O levels: the last one applies, as with a C compiler.
 run_pto 0 run "${ADD[@]}" --dim M=4 -O0 -O3 --check && expect_out PASS
 
