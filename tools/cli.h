@@ -67,6 +67,9 @@ typedef struct cli_compile_args {
   cli_progress progress; /* the compile's bar, on a terminal (opt.progress_ctx points here) */
 } cli_compile_args;
 
+/* After parsing: --remote-cache with --no-cache (which reads and writes neither cache level) is
+ * a usage error (printed, 2), else 0. */
+int cli_check_compile_args(const char *cmd, const cli_compile_args *a);
 /* Consumes one compile option at argv[*i] (and its value). Returns 1 if consumed, 0 if not a
  * compile option, -1 on a usage error (already printed). */
 int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, char **argv, int *i);
@@ -169,8 +172,9 @@ typedef struct cli_timeline {
 static inline int cli_timeline_wanted(const cli_timeline *t) { return t->text || t->svg; }
 /* 1 consumed, 0 not one of them, -1 usage error printed. */
 int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char **argv, int *i);
-/* After parsing: --timeline-width without --timeline is a usage error (printed, 2), else 0. */
-int cli_check_timeline_options(const char *cmd, const cli_timeline *t);
+/* After parsing: --timeline-width without --timeline, or --timeline with --json (json: whether
+ * it was given), is a usage error (printed, 2), else 0. */
+int cli_check_timeline_options(const char *cmd, const cli_timeline *t, int json);
 struct pto_swimlane_task;
 /* Prints the timeline of tasks to stdout (--timeline) and/or writes the SVG. */
 pto_status cli_show_timeline(const cli_timeline *t, const struct pto_swimlane_task *tasks, size_t n,

@@ -151,6 +151,15 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
   return 0;
 }
 
+int cli_check_compile_args(const char *cmd, const cli_compile_args *a) {
+  if (a->no_cache && a->remote_cache)
+    return cli_usage_error(cmd,
+                           "--remote-cache %s with --no-cache: --no-cache compiles without "
+                           "either cache level",
+                           a->remote_cache);
+  return 0;
+}
+
 int cli_check_remote_url(const char *cmd, const char *url) {
   if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8) && strncmp(url, "redis://", 8))
     return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", url);
@@ -293,6 +302,7 @@ int cmd_compile(int argc, char **argv) {
     }
   }
   if (!src) return cli_usage_error(cmd, "no program given");
+  if (cli_check_compile_args(cmd, &a)) return PTO_EXIT_USAGE;
   if (!out_dir) return cli_usage_error(cmd, "no output directory: pass -o DIR");
   if (cli_check_output_path(cmd, "-o", out_dir, 1)) return PTO_EXIT_USAGE;
   if (a.depfile &&
@@ -345,7 +355,8 @@ const pto_cmd cli_cmd_compile = {
     "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
     "  --depfile FILE         also write a Make/Ninja depfile for build systems (paths escaped as\n"
     "                         gcc escapes its own depfiles; a path with a line break is refused)\n"
-    "  --no-cache             compile without reading or writing the binary cache\n"
+    "  --no-cache             compile without reading or writing the binary cache (either\n"
+    "                         level: not with --remote-cache)\n"
     "  --remote-cache URL     a second cache level shared between machines (default\n"
     "                         $PTO_REMOTE_CACHE): http://HOST/PATH or redis://HOST[:PORT][/DB];\n"
     "                         entries signed with $PTO_REMOTE_CACHE_KEY (docs/remote-cache.md)\n"

@@ -331,7 +331,7 @@ int cmd_run(int argc, char **argv) {
   if (!a.check && (a.rtol >= 0 || a.atol >= 0))
     return cli_usage_error(k_cmd, "%s without --check: the tolerances are --check's",
                            a.rtol >= 0 ? "--rtol" : "--atol");
-  if (cli_check_timeline_options(k_cmd, &a.timeline)) return PTO_EXIT_USAGE;
+  if (cli_check_timeline_options(k_cmd, &a.timeline, 0)) return PTO_EXIT_USAGE;
   /* Output paths are checked before the run, not found bad after it. */
   for (int i = 0; i < a.in.nouts; i++)
     if (cli_check_output_path(k_cmd, "--out", a.in.outs[i].value, 0)) return PTO_EXIT_USAGE;

@@ -74,6 +74,23 @@ int cli_int_option(const char *cmd, const char *name, int min, int argc, char **
     return cli_usage_error(cmd, "%s %s: expected %s", name, val,
                            min > 0 ? "a positive integer" : "an integer 0 or more"),
            -1;
+  /* Given twice with another value: refused, as every single-valued flag (cli_set_once). One
+   * command line per process, so the options given so far are a static list. */
+  static struct {
+    const int *slot;
+    int value;
+  } given[32];
+  static int ngiven;
+  for (int k = 0; k < ngiven; k++)
+    if (given[k].slot == out) {
+      if (given[k].value != v)
+        return cli_usage_error(cmd, "%s given twice: '%d' and '%d'", name, given[k].value, v), -1;
+      return 1;
+    }
+  if (ngiven < (int)(sizeof given / sizeof given[0])) {
+    given[ngiven].slot = out;
+    given[ngiven++].value = v;
+  }
   *out = v;
   return 1;
 }
@@ -220,7 +237,7 @@ int cmd_trace(int argc, char **argv) {
                            "--inv %d without --timeline or --timeline-svg: it chooses the "
                            "launch they draw",
                            inv);
-  if (cli_check_timeline_options(k_cmd, &tl)) return PTO_EXIT_USAGE;
+  if (cli_check_timeline_options(k_cmd, &tl, view.json)) return PTO_EXIT_USAGE;
 
   /* A log of distributed (L3) runs: the same views as pto bench gives a host program. */
   {
@@ -284,7 +301,6 @@ int cmd_trace(int argc, char **argv) {
   }
   int rc = cli_print_stats(k_cmd, st, &view);
   pto_bench_stats_destroy(st);
-  if (view.json) tl.text = 0; /* JSON output stays JSON */
   if (rc == PTO_EXIT_OK && cli_timeline_wanted(&tl)) {
     pto_swimlane_task *tasks = NULL;
     size_t n = 0;
@@ -335,7 +351,8 @@ const pto_cmd cli_cmd_trace = {
     "  --tree [N]    also print the mean span tree, down to depth N (0: chip.run alone;\n"
     "                default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
-    "  --json        print the statistics, samples and mean tree as JSON instead\n"
+    "  --json        print the statistics, samples and mean tree as JSON instead (not with\n"
+    "                --timeline: --timeline-svg FILE draws beside it)\n"
     "  --timeline    also draw one launch's tasks from the log's [STASK] lines (written by\n"
     "                'pto run --trace'): one row per core, busy % per core, the critical path\n"
     "                marked; width: the terminal's, or --timeline-width N\n"

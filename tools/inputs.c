@@ -95,6 +95,7 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
     }
   }
   if (!a->prog) return cli_usage_error(cmd, "no program given"), -1;
+  if (cli_check_compile_args(cmd, &a->c)) return -1;
   if (a->c.depfile)
     return cli_usage_error(cmd,
                            "--depfile: a depfile describes a work dir: pass it to pto compile"),

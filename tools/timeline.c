@@ -39,7 +39,10 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
   return 0;
 }
 
-int cli_check_timeline_options(const char *cmd, const cli_timeline *t) {
+int cli_check_timeline_options(const char *cmd, const cli_timeline *t, int json) {
+  if (json && t->text)
+    return cli_usage_error(cmd, "--timeline draws on stdout, which --json keeps JSON: pass "
+                                "--timeline-svg FILE for the picture");
   if (t->width && !t->text)
     return cli_usage_error(cmd,
                            "--timeline-width %d without --timeline: it sets the columns of "

@@ -52,6 +52,8 @@ run_pto 2 run "${ADD[@]}" --dim M=4 --dump-args "$T/d1" --dump-args "$T/d2" && e
 run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane-records "$T/r1/r.json" --swimlane-records "$T/r2/r.json" &&
   expect_out "--swimlane-records given twice"
 expect_true "refused runs write none of those" bash -c 'cd "$1" && for f in s1.json s2.json a.svg b.svg d1 d2 r1 r2; do [ ! -e "$f" ] || exit 1; done' _ "$T"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds 3 && expect_out "--rounds given twice: '2' and '3'"
+run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds=2 --warmup 0 && expect_out "2 launches after 0 warmup"
 # -O levels: the last one applies, as with a C compiler.
 run_pto 0 run "${ADD[@]}" --dim M=4 -O0 -O3 --check && expect_out PASS
 
@@ -67,6 +69,15 @@ run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --timeline-width 50 && expect_o
 run_pto 2 trace "$T/run.log" --timeline-width 50 && expect_out "--timeline-width 50 without --timeline"
 run_pto 2 trace "$T/run.log" --inv 1 && expect_out "--inv 1 without --timeline or --timeline-svg"
 run_pto 0 trace "$T/run.log" --timeline --timeline-width 40 --inv 1 && expect_out "timeline of launch inv=1"
+
+# Flags that contradict each other: refused, not one of them dropped in silence.
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --json --timeline && expect_out "--timeline draws on stdout, which --json keeps JSON"
+run_pto 2 trace "$T/run.log" --json --timeline && expect_out "--timeline draws on stdout, which --json keeps JSON"
+run_pto 0 trace "$T/run.log" --json --timeline-svg "$T/j.svg" && expect_out '"samples"'
+expect_true "--json --timeline-svg writes the SVG" test -s "$T/j.svg"
+run_pto 2 compile "${ADD[@]}" -o "$T/w4" --no-cache --remote-cache http://127.0.0.1:1/c &&
+  expect_out "--remote-cache http://127.0.0.1:1/c with --no-cache"
+run_pto 2 run "${ADD[@]}" --dim M=4 --no-cache --remote-cache http://127.0.0.1:1/c && expect_out "with --no-cache"
 
 # --rank, --pid and --slot choose a dispatch of an L3 program or log; an L2 one has none.
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rank 0 &&
