@@ -166,6 +166,28 @@ int cli_check_remote_url(const char *cmd, const char *url) {
   return 0;
 }
 
+/* --devices given with a work dir: the same device set as the dir's, else refused. */
+static pto_status check_dir_devices(const char *dir, const pto_program *p,
+                                    const cli_compile_args *a) {
+  if (!pto_program_is_host(p))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "--devices %s: applies to programs with a host entry; %s holds an L2 "
+                           "program",
+                           a->devices_text, dir);
+  int n = pto_program_device_count(p), same = n == a->opt.ndevices;
+  char set[256] = "";
+  for (int r = 0, k = 0; r < n && k < (int)sizeof set - 12; r++) {
+    int32_t id = pto_program_device_id(p, r);
+    same = same && id == a->devices[r];
+    k += snprintf(set + k, sizeof set - (size_t)k, "%s%d", r ? "," : "", (int)id);
+  }
+  if (same) return PTO_OK;
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                         "--devices %s: the work dir %s was compiled for devices %s (pto compile "
+                         "it again with --devices %s to change them)",
+                         a->devices_text, dir, set, a->devices_text);
+}
+
 pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program **out_program,
                             pto_ir_program **out_ir) {
   *out_program = NULL;
@@ -188,6 +210,14 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
     if (!s) s = pto_program_load_dir(prog, out_program);
     if (lock >= 0) close(lock);
     if (s) return s;
+    /* --devices fixes the device set on run and bench too (docs/cli.md); a work dir was built for
+     * one, so --devices may only repeat it. */
+    if (a->opt.devices) s = check_dir_devices(prog, *out_program, a);
+    if (s) {
+      pto_program_release(*out_program);
+      *out_program = NULL;
+      return s;
+    }
     if (out_ir) {
       char path[4096];
       snprintf(path, sizeof path, "%s/program.ptir", prog);

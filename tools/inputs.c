@@ -38,7 +38,8 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
     int r = cli_parse_compile_option(cmd, &a->c, argc, argv, &i);
     if (r < 0) return -1;
     if (r) {
-      if (!first_compile_opt[0]) {
+      /* --devices may name a work dir's own device set (cli_load_program checks it). */
+      if (!first_compile_opt[0] && strncmp(opt, "--devices", 9) != 0) {
         opt[strcspn(opt, "=")] = 0;
         if (!strncmp(opt, "-D", 2)) opt[2] = 0;
         snprintf(first_compile_opt, sizeof first_compile_opt, "%s", opt);

@@ -86,6 +86,17 @@ run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --slot 0 && expect_out "@main i
 run_pto 2 trace "$T/run.log" --pid 1 && expect_out "this log holds L2 launches"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree -1 && expect_out "--tree -1: expected a depth (0 or more)"
 
+# --devices on run and bench of a work dir (docs/cli.md: "on compile, run and bench alike"): the
+# dir's own set is accepted, another one refused naming it (both were "compile options apply").
+run_pto 0 compile "$EX/allreduce_mesh.ptir" --devices 2 -o "$T/ar"
+run_pto 0 run "$T/ar" --devices 2 --dim M=64 --check && expect_out "2 devices (0,1)" && expect_out PASS
+run_pto 0 run "$T/ar" --devices 0,1 --dim M=64 && expect_out "2 devices (0,1)"
+run_pto 2 run "$T/ar" --devices 4 --dim M=64 &&
+  expect_out "--devices 4: the work dir $T/ar was compiled for devices 0,1 (pto compile it again with --devices 4"
+run_pto 2 bench "$T/ar" --devices 2,3 --dim M=64 --rounds 1 && expect_out "compiled for devices 0,1"
+run_pto 2 run "$T/ar" --devices 2 -O3 --dim M=64 && expect_out "-O3: compile options apply to a .ptir program"
+run_pto 2 run "$T/w1" --devices 2 --dim M=4 && expect_out "--devices 2: applies to programs with a host entry; $T/w1 holds an L2 program"
+
 # pto cache: --max-size 0 would mean "no limit" to the library, the opposite of what it says;
 # a bad --remote-cache URL is bad usage (2) here as in compile.
 run_pto 2 cache gc --max-size 0 && expect_out "--max-size 0: the size must be above 0"
