@@ -86,7 +86,7 @@ run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --slot 0 && expect_out "@main i
 run_pto 2 trace "$T/run.log" --pid 1 && expect_out "this log holds L2 launches"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree -1 && expect_out "--tree -1: expected a depth (0 or more)"
 
-# --devices on run and bench of a work dir (docs/cli.md: "on compile, run and bench alike"): the
+# --devices on run and bench of a work dir (it fixes the device set on compile, run and bench): the
 # dir's own set is accepted, another one refused naming it (both were "compile options apply").
 run_pto 0 compile "$EX/allreduce_mesh.ptir" --devices 2 -o "$T/ar"
 run_pto 0 run "$T/ar" --devices 2 --dim M=64 --check && expect_out "2 devices (0,1)" && expect_out PASS
