@@ -313,12 +313,19 @@ int cmd_compile(int argc, char **argv) {
   cli_compile_args a;
   cli_compile_args_init(&a);
   const char *src = NULL, *out_dir = NULL;
-  int force = 0;
+  int force = 0, operands = 0; /* operands: after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
-    int r = cli_parse_compile_option(cmd, &a, argc, argv, &i);
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    int r = operands ? 0 : cli_parse_compile_option(cmd, &a, argc, argv, &i);
     if (r < 0) return PTO_EXIT_USAGE;
     if (r) continue;
-    if (!strcmp(argv[i], "--force")) {
+    if (operands) {
+      if (src) return cli_usage_error(cmd, "one program at a time: '%s' and '%s'", src, argv[i]);
+      src = argv[i];
+    } else if (!strcmp(argv[i], "--force")) {
       force = 1;
     } else if (!strcmp(argv[i], "-o")) {
       if (i + 1 >= argc) return cli_usage_error(cmd, "-o needs a directory");

@@ -10,7 +10,17 @@
 int cmd_rebuild(int argc, char **argv) {
   const char *cmd = "rebuild";
   const char *dir = NULL, *entry = NULL;
+  int operands = 0; /* after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    if (operands) {
+      if (dir) return cli_usage_error(cmd, "one work dir at a time: '%s' and '%s'", dir, argv[i]);
+      dir = argv[i];
+      continue;
+    }
     if (!strcmp(argv[i], "--orch-entry") || !strncmp(argv[i], "--orch-entry=", 13)) {
       entry = argv[i][12] == '=' ? argv[i] + 13 : (i + 1 < argc ? argv[++i] : NULL);
       if (!entry || !*entry)

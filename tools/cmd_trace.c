@@ -216,7 +216,17 @@ int cmd_trace(int argc, char **argv) {
   const char *log = NULL;
   cli_timeline tl = {0};
   int inv = 0;
+  int operands = 0; /* after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    if (operands) {
+      if (log) return cli_usage_error(k_cmd, "one log at a time: '%s' and '%s'", log, argv[i]);
+      log = argv[i];
+      continue;
+    }
     int r = cli_parse_view_option(k_cmd, &view, argc, argv, &i);
     if (!r) r = cli_parse_timeline_option(k_cmd, &tl, argc, argv, &i);
     if (!r) r = cli_parse_dispatch_option(k_cmd, &sel, argc, argv, &i);

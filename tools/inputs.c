@@ -32,7 +32,18 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
   memset(a, 0, sizeof *a);
   cli_compile_args_init(&a->c);
   char first_compile_opt[32] = ""; /* the first compile option given, for the message below */
+  int operands = 0;                /* after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    if (operands) {
+      if (a->prog)
+        return cli_usage_error(cmd, "one program at a time: '%s' and '%s'", a->prog, argv[i]), -1;
+      a->prog = argv[i];
+      continue;
+    }
     char opt[32];
     snprintf(opt, sizeof opt, "%s", argv[i]);
     int r = cli_parse_compile_option(cmd, &a->c, argc, argv, &i);

@@ -97,6 +97,21 @@ run_pto 2 bench "$T/ar" --devices 2,3 --dim M=64 --rounds 1 && expect_out "compi
 run_pto 2 run "$T/ar" --devices 2 -O3 --dim M=64 && expect_out "-O3: compile options apply to a .ptir program"
 run_pto 2 run "$T/w1" --devices 2 --dim M=4 && expect_out "--devices 2: applies to programs with a host entry; $T/w1 holds an L2 program"
 
+# "--" ends the options (pto COMMAND --help already stopped at it): a file named -x.ptir.
+cp "$EX/add.ptir" "$T/-add.ptir"
+cd "$T" || exit 1
+run_pto 2 check -add.ptir && expect_out "unknown option '-add.ptir'"
+run_pto 0 check -- -add.ptir
+run_pto 0 fmt -- -add.ptir && expect_out "program add"
+run_pto 0 run --dim M=4 --check -- -add.ptir && expect_out PASS
+run_pto 0 compile -o "$T/dd" -- -add.ptir
+run_pto 0 rebuild -- "$T/dd" && expect_out "up to date"
+run_pto 2 run --dim M=4 -- -add.ptir --check && expect_out "one program at a time: '-add.ptir' and '--check'"
+"$PTO" run "$EX/add.ptir" --dim M=4 --trace 2>-run.log >/dev/null
+run_pto 0 trace -- -run.log && expect_out "1 launch of hid"
+run_pto 0 build-id -- "$T/dd/kernels/kernels.so" && expect_out "build-id="
+cd - >/dev/null || exit 1
+
 # pto cache: --max-size 0 would mean "no limit" to the library, the opposite of what it says;
 # a bad --remote-cache URL is bad usage (2) here as in compile.
 run_pto 2 cache gc --max-size 0 && expect_out "--max-size 0: the size must be above 0"
