@@ -58,8 +58,17 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
     if (sp < 0)
       return cli_usage_error(cmd, "--spread %s: expected stdev, minmax, both or none", val), -1;
     v->spread = sp;
+    if (cli_set_once(cmd, "--spread", &v->spread_text, val)) return -1;
     return 1;
   }
+  return 0;
+}
+
+int cli_check_view_options(const char *cmd, const cli_stats_view *v, const cli_dispatch_sel *d) {
+  int selected = d && (d->rank >= 0 || d->slot >= 0 || d->pid >= 0);
+  if (v->spread_text && v->tree < 0 && !selected)
+    return cli_usage_error(cmd, "--spread %s without --tree: it is the spread the mean tree shows",
+                           v->spread_text);
   return 0;
 }
 
@@ -247,7 +256,9 @@ int cmd_trace(int argc, char **argv) {
                            "--inv %d without --timeline or --timeline-svg: it chooses the "
                            "launch they draw",
                            inv);
-  if (cli_check_timeline_options(k_cmd, &tl, view.json)) return PTO_EXIT_USAGE;
+  if (cli_check_timeline_options(k_cmd, &tl, view.json) ||
+      cli_check_view_options(k_cmd, &view, &sel))
+    return PTO_EXIT_USAGE;
 
   /* A log of distributed (L3) runs: the same views as pto bench gives a host program. */
   {

@@ -33,6 +33,9 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
       pto_status_free(s);
       return -1;
     }
+    if (t->width && t->width != (int)v)
+      return cli_usage_error(cmd, "--timeline-width given twice: '%d' and '%d'", t->width, (int)v),
+             -1;
     t->width = (int)v;
     return 1;
   }

@@ -52,6 +52,8 @@ run_pto 2 run "${ADD[@]}" --dim M=4 --dump-args "$T/d1" --dump-args "$T/d2" && e
 run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane-records "$T/r1/r.json" --swimlane-records "$T/r2/r.json" &&
   expect_out "--swimlane-records given twice"
 expect_true "refused runs write none of those" bash -c 'cd "$1" && for f in s1.json s2.json a.svg b.svg d1 d2 r1 r2; do [ ! -e "$f" ] || exit 1; done' _ "$T"
+run_pto 2 run "${ADD[@]}" --dim M=4 --timeline --timeline-width 40 --timeline-width=50 &&
+  expect_out "--timeline-width given twice: '40' and '50'"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds 3 && expect_out "--rounds given twice: '2' and '3'"
 run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds=2 --warmup 0 && expect_out "2 launches after 0 warmup"
 # -O levels: the last one applies, as with a C compiler.
@@ -78,6 +80,11 @@ expect_true "--json --timeline-svg writes the SVG" test -s "$T/j.svg"
 run_pto 2 compile "${ADD[@]}" -o "$T/w4" --no-cache --remote-cache http://127.0.0.1:1/c &&
   expect_out "--remote-cache http://127.0.0.1:1/c with --no-cache"
 run_pto 2 run "${ADD[@]}" --dim M=4 --no-cache --remote-cache http://127.0.0.1:1/c && expect_out "with --no-cache"
+
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --spread both && expect_out "--spread both without --tree"
+run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --spread both --tree 1 && expect_out "mean ±stdev [min..max]"
+run_pto 2 trace "$T/run.log" --spread none && expect_out "--spread none without --tree"
+run_pto 2 trace "$T/run.log" --tree --spread none --spread both && expect_out "--spread given twice"
 
 # --rank, --pid and --slot choose a dispatch of an L3 program or log; an L2 one has none.
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rank 0 &&
