@@ -48,6 +48,12 @@ void cli_compile_progress(void *ctx, int done, int total);
 int cli_split_name_value(const char *cmd, const char *flag, char *text, char **out_name,
                          char **out_value);
 
+/* A single-valued option's value into *slot: given twice with another value, a usage error
+ * (printed) and -1 (the command line would not say which one applies); else 0. */
+int cli_set_once(const char *cmd, const char *flag, const char **slot, const char *value);
+/* --remote-cache URL: http://, https:// or redis://, else a usage error printed and 2. */
+int cli_check_remote_url(const char *cmd, const char *url);
+
 /* Options shared by compile, run and bench. */
 typedef struct cli_compile_args {
   pto_compile_options opt;
@@ -56,9 +62,14 @@ typedef struct cli_compile_args {
   const char *depfile;
   int no_cache;
   int32_t devices[PTO_MAX_DEVICES]; /* --devices (opt.devices points here once given) */
+  const char *devices_text;         /* --devices as given, NULL: not given */
+  const char *remote_cache;         /* --remote-cache as given, NULL: not given */
   cli_progress progress; /* the compile's bar, on a terminal (opt.progress_ctx points here) */
 } cli_compile_args;
 
+/* After parsing: --remote-cache with --no-cache (which reads and writes neither cache level) is
+ * a usage error (printed, 2), else 0. */
+int cli_check_compile_args(const char *cmd, const cli_compile_args *a);
 /* Consumes one compile option at argv[*i] (and its value). Returns 1 if consumed, 0 if not a
  * compile option, -1 on a usage error (already printed). */
 int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, char **argv, int *i);
@@ -91,10 +102,16 @@ int cli_lock_dir(const char *cmd, const char *dir, int exclusive);
 /* How bench and trace print statistics (cmd_trace.c). tree: -1 none, else the deepest level. */
 typedef struct cli_stats_view {
   int tree, spread, json;
+  const char *spread_text; /* --spread as given, NULL: not given */
 } cli_stats_view;
 void cli_stats_view_init(cli_stats_view *v);
 /* --tree [N], --spread S, --json: 1 consumed, 0 not one of them, -1 usage error printed. */
 int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **argv, int *i);
+/* After parsing: --spread without a tree to show it (--tree, or for an L3 program or log a
+ * dispatch chosen with d, which may be NULL) is a usage error (printed, 2), else 0. */
+struct cli_dispatch_sel;
+int cli_check_view_options(const char *cmd, const cli_stats_view *v,
+                           const struct cli_dispatch_sel *d);
 /* NAME N or NAME=N with N >= min into *out: 1, or -1 usage error printed. */
 int cli_int_option(const char *cmd, const char *name, int min, int argc, char **argv, int *i,
                    int *out);
@@ -103,6 +120,8 @@ typedef struct cli_dispatch_sel {
   int rank, slot, pid; /* -1: not given */
 } cli_dispatch_sel;
 void cli_dispatch_sel_init(cli_dispatch_sel *d);
+/* Whether any of --rank, --slot, --pid was given. */
+int cli_dispatch_sel_given(const cli_dispatch_sel *d);
 /* 1 consumed, 0 not one of them, -1 usage error printed. */
 int cli_parse_dispatch_option(const char *cmd, cli_dispatch_sel *d, int argc, char **argv, int *i);
 struct pto_dist_bench_stats;
@@ -159,6 +178,9 @@ typedef struct cli_timeline {
 static inline int cli_timeline_wanted(const cli_timeline *t) { return t->text || t->svg; }
 /* 1 consumed, 0 not one of them, -1 usage error printed. */
 int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char **argv, int *i);
+/* After parsing: --timeline-width without --timeline, or --timeline with --json (json: whether
+ * it was given), is a usage error (printed, 2), else 0. */
+int cli_check_timeline_options(const char *cmd, const cli_timeline *t, int json);
 struct pto_swimlane_task;
 /* Prints the timeline of tasks to stdout (--timeline) and/or writes the SVG. */
 pto_status cli_show_timeline(const cli_timeline *t, const struct pto_swimlane_task *tasks, size_t n,

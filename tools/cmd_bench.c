@@ -144,6 +144,9 @@ int cmd_bench(int argc, char **argv) {
   cli_stats_view_init(&a.view);
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 0, parse_bench_option, &a) < 0)
     return PTO_EXIT_USAGE;
+  if (cli_check_timeline_options(k_cmd, &a.timeline, a.view.json) ||
+      cli_check_view_options(k_cmd, &a.view, &a.sel))
+    return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
   if (cli_prepare_swimlane_records(k_cmd, &a.records)) return PTO_EXIT_USAGE;
@@ -167,6 +170,14 @@ int cmd_bench(int argc, char **argv) {
   }
   if (pto_program_is_host(prog)) {
     rc = bench_host(&a, prog, args);
+    goto out;
+  }
+  if (cli_dispatch_sel_given(&a.sel)) {
+    /* An L2 program has one launch per round, no dispatches to choose: not ignored in silence. */
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "--rank, --pid and --slot choose a dispatch of a host (L3) program; @%s "
+                        "is an L2 program (--tree alone prints its mean tree)",
+                        sig->entry);
     goto out;
   }
 
@@ -201,9 +212,8 @@ int cmd_bench(int argc, char **argv) {
   size_t ndrawn = 0;
   if (a.swimlane && (s = cli_write_swimlane(w, a.swimlane, &ndrawn))) goto out;
   if (a.records.path && (s = cli_write_swimlane_records(w, &a.records))) goto out;
-  /* JSON output stays JSON: the text timeline is left out then (the SVG is still written). */
+  /* JSON output stays JSON: --timeline with --json was refused (the SVG is still written). */
   cli_timeline tl = a.timeline;
-  if (a.view.json) tl.text = 0;
   if (!a.view.json) {
     char hid[17];
     pto_hid_format(st->hid, hid);
@@ -234,7 +244,7 @@ const pto_cmd cli_cmd_bench = {
     "                 [--spread stdev|minmax|both|none] [--json] [--swimlane FILE]\n"
     "                 [--swimlane-records FILE [--swimlane-level N]]\n"
     "                 [--dump-args DIR [--dump-level N]]\n"
-    "                 [--timeline] [--timeline-svg FILE] [--timeline-width N]\n"
+    "                 [--timeline [--timeline-width N]] [--timeline-svg FILE]\n"
     "                 [--strict-cores]\n"
     "\n"
     "Registers PROG once on a sim worker, launches it --warmup times unmeasured and then --rounds\n"
@@ -259,7 +269,8 @@ const pto_cmd cli_cmd_bench = {
     "  --tree [N]    also print the mean span tree over the measured launches, down to depth N\n"
     "                (0: chip.run alone; default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
-    "  --json        print the statistics, every sample and the mean tree as JSON instead\n"
+    "  --json        print the statistics, every sample and the mean tree as JSON instead (not\n"
+    "                with --timeline: --timeline-svg FILE draws beside it)\n"
     "  --rank R | --pid P, --slot S  a host program (--devices): the dispatch whose mean tree\n"
     "                --tree prints (the S-th call of each run to rank R, or to the chip process\n"
     "                P; default slot 0; chips that are threads share one pid: use --rank);\n"

@@ -380,6 +380,13 @@ static int do_gc(const char *max_text) {
       pto_status_free(s);
       return rc;
     }
+    /* pto_cache_gc takes 0 for "no limit": --max-size 0 would evict nothing, the opposite of
+     * what it says. */
+    if (!max)
+      return cli_usage_error(k_cmd,
+                             "--max-size %s: the size must be above 0 ('pto cache clear' "
+                             "removes every entry)",
+                             max_text);
   } else {
     const char *env = getenv("PTO_CACHE_MAX_SIZE");
     if (env && *env && (s = pto_cache_parse_size(env, &max))) {
@@ -452,15 +459,13 @@ int cmd_cache(int argc, char **argv) {
     } else if (!strcmp(a, "--remote-cache") || !strncmp(a, "--remote-cache=", 15)) {
       const char *url = a[14] == '=' ? a + 15 : i + 1 < argc ? argv[++i] : NULL;
       if (!url) return cli_usage_error(k_cmd, "--remote-cache needs a URL");
+      if (cli_check_remote_url(k_cmd, url)) return PTO_EXIT_USAGE;
       pto_status s = pto_cache_set_remote(url);
       if (s) return cli_fail(k_cmd, s);
     } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
-      if (a[10] == '=')
-        max_size = a + 11;
-      else if (i + 1 < argc)
-        max_size = argv[++i];
-      else
-        return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
+      const char *v = a[10] == '=' ? a + 11 : i + 1 < argc ? argv[++i] : NULL;
+      if (!v) return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
+      if (cli_set_once(k_cmd, "--max-size", &max_size, v)) return PTO_EXIT_USAGE;
     } else if (a[0] == '-' && a[1]) {
       return cli_usage_error(k_cmd, "unknown option '%s'", a);
     } else if (!sub) {
@@ -536,7 +541,7 @@ const pto_cmd cli_cmd_cache = {
     "\n"
     "options:\n"
     "  --json         machine-readable output (stats, ls, show)\n"
-    "  --max-size S   gc: the size to fit\n"
+    "  --max-size S   gc: the size to fit (above 0; 'clear' empties the cache)\n"
     "\n"
     "examples:\n"
     "  pto cache stats\n"

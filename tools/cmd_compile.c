@@ -36,11 +36,34 @@ int cli_split_name_value(const char *cmd, const char *flag, char *text, char **o
   return 0;
 }
 
-static int split_binding(const char *cmd, const char *flag, char *text, pto_binding *out) {
+/* NAME=VALUE into list[*n]; the same NAME given twice with another value is a usage error (which
+ * one would win is not what the command line says), given twice with the same value one binding. */
+static int add_binding(const char *cmd, const char *flag, char *text, pto_binding *list, int *n) {
   char *name, *value;
   if (cli_split_name_value(cmd, flag, text, &name, &value)) return -1;
-  out->name = name;
-  out->value = value;
+  for (int k = 0; k < *n; k++) {
+    if (strcmp(list[k].name, name) != 0) continue;
+    if (strcmp(list[k].value, value) == 0) return 0;
+    cli_usage_error(cmd, "%s %s: given twice, as %s=%s and %s=%s", flag, name, name, list[k].value,
+                    name, value);
+    return -1;
+  }
+  if (*n == 64) {
+    cli_usage_error(cmd, "too many %s options", flag);
+    return -1;
+  }
+  list[*n].name = name;
+  list[*n].value = value;
+  ++*n;
+  return 0;
+}
+
+int cli_set_once(const char *cmd, const char *flag, const char **slot, const char *value) {
+  if (*slot && strcmp(*slot, value) != 0) {
+    cli_usage_error(cmd, "%s given twice: '%s' and '%s'", flag, *slot, value);
+    return -1;
+  }
+  *slot = value;
   return 0;
 }
 
@@ -65,23 +88,20 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
   if (!strncmp(arg, "-D", 2)) {
     char *v = arg[2] ? arg + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
     if (!v) return cli_usage_error(cmd, "-D needs NAME=VALUE or NAME=runtime"), -1;
-    if (a->opt.nscalars == 64) return cli_usage_error(cmd, "too many -D options"), -1;
-    if (split_binding(cmd, "-D", v, &a->scalars[a->opt.nscalars])) return -1;
-    a->opt.nscalars++;
+    if (add_binding(cmd, "-D", v, a->scalars, &a->opt.nscalars)) return -1;
     return 1;
   }
   if (is_opt(arg, "--arg")) {
     char *v = option_value(cmd, "--arg", argc, argv, i);
     if (!v) return -1;
-    if (a->opt.nsamples == 64) return cli_usage_error(cmd, "too many --arg options"), -1;
-    if (split_binding(cmd, "--arg", v, &a->samples[a->opt.nsamples])) return -1;
-    a->opt.nsamples++;
+    if (add_binding(cmd, "--arg", v, a->samples, &a->opt.nsamples)) return -1;
     return 1;
   }
   if (is_opt(arg, "--entry")) {
     char *v = option_value(cmd, "--entry", argc, argv, i);
     if (!v) return -1;
-    a->opt.entry = v[0] == '@' ? v + 1 : v;
+    if (!*v || !strcmp(v, "@")) return cli_usage_error(cmd, "--entry needs a function name"), -1;
+    if (cli_set_once(cmd, "--entry", &a->opt.entry, v[0] == '@' ? v + 1 : v)) return -1;
     return 1;
   }
   if (is_opt(arg, "--platform")) {
@@ -101,13 +121,14 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
   if (is_opt(arg, "--depfile")) {
     char *v = option_value(cmd, "--depfile", argc, argv, i);
     if (!v) return -1;
-    a->depfile = v;
+    if (cli_set_once(cmd, "--depfile", &a->depfile, v)) return -1;
     return 1;
   }
   if (is_opt(arg, "--devices")) {
     char *v = option_value(cmd, "--devices", argc, argv, i);
     if (!v) return -1;
     char err[256];
+    if (cli_set_once(cmd, "--devices", &a->devices_text, v)) return -1;
     int n = cli_parse_devices(v, a->devices, err, sizeof err);
     if (n < 0) return cli_usage_error(cmd, "%s", err), -1;
     a->opt.devices = a->devices;
@@ -121,14 +142,50 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
   if (is_opt(arg, "--remote-cache")) {
     char *v = option_value(cmd, "--remote-cache", argc, argv, i);
     if (!v) return -1;
-    if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8) && strncmp(v, "redis://", 8))
-      return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", v),
-             -1;
+    if (cli_check_remote_url(cmd, v)) return -1;
+    if (cli_set_once(cmd, "--remote-cache", &a->remote_cache, v)) return -1;
     pto_status s = pto_cache_set_remote(v);
     if (s) return cli_fail(cmd, s), -1;
     return 1;
   }
   return 0;
+}
+
+int cli_check_compile_args(const char *cmd, const cli_compile_args *a) {
+  if (a->no_cache && a->remote_cache)
+    return cli_usage_error(cmd,
+                           "--remote-cache %s with --no-cache: --no-cache compiles without "
+                           "either cache level",
+                           a->remote_cache);
+  return 0;
+}
+
+int cli_check_remote_url(const char *cmd, const char *url) {
+  if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8) && strncmp(url, "redis://", 8))
+    return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", url);
+  return 0;
+}
+
+/* --devices given with a work dir: the same device set as the dir's, else refused. */
+static pto_status check_dir_devices(const char *dir, const pto_program *p,
+                                    const cli_compile_args *a) {
+  if (!pto_program_is_host(p))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "--devices %s: applies to programs with a host entry; %s holds an L2 "
+                           "program",
+                           a->devices_text, dir);
+  int n = pto_program_device_count(p), same = n == a->opt.ndevices;
+  char set[256] = "";
+  for (int r = 0, k = 0; r < n && k < (int)sizeof set - 12; r++) {
+    int32_t id = pto_program_device_id(p, r);
+    same = same && id == a->devices[r];
+    k += snprintf(set + k, sizeof set - (size_t)k, "%s%d", r ? "," : "", (int)id);
+  }
+  if (same) return PTO_OK;
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                         "--devices %s: the work dir %s was compiled for devices %s (pto compile "
+                         "it again with --devices %s to change them)",
+                         a->devices_text, dir, set, a->devices_text);
 }
 
 pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program **out_program,
@@ -153,6 +210,14 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
     if (!s) s = pto_program_load_dir(prog, out_program);
     if (lock >= 0) close(lock);
     if (s) return s;
+    /* --devices fixes the device set on run and bench too (docs/cli.md); a work dir was built for
+     * one, so --devices may only repeat it. */
+    if (a->opt.devices) s = check_dir_devices(prog, *out_program, a);
+    if (s) {
+      pto_program_release(*out_program);
+      *out_program = NULL;
+      return s;
+    }
     if (out_ir) {
       char path[4096];
       snprintf(path, sizeof path, "%s/program.ptir", prog);
@@ -248,16 +313,23 @@ int cmd_compile(int argc, char **argv) {
   cli_compile_args a;
   cli_compile_args_init(&a);
   const char *src = NULL, *out_dir = NULL;
-  int force = 0;
+  int force = 0, operands = 0; /* operands: after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
-    int r = cli_parse_compile_option(cmd, &a, argc, argv, &i);
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    int r = operands ? 0 : cli_parse_compile_option(cmd, &a, argc, argv, &i);
     if (r < 0) return PTO_EXIT_USAGE;
     if (r) continue;
-    if (!strcmp(argv[i], "--force")) {
+    if (operands) {
+      if (src) return cli_usage_error(cmd, "one program at a time: '%s' and '%s'", src, argv[i]);
+      src = argv[i];
+    } else if (!strcmp(argv[i], "--force")) {
       force = 1;
     } else if (!strcmp(argv[i], "-o")) {
       if (i + 1 >= argc) return cli_usage_error(cmd, "-o needs a directory");
-      out_dir = argv[++i];
+      if (cli_set_once(cmd, "-o", &out_dir, argv[++i])) return PTO_EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     } else if (!src) {
@@ -267,6 +339,7 @@ int cmd_compile(int argc, char **argv) {
     }
   }
   if (!src) return cli_usage_error(cmd, "no program given");
+  if (cli_check_compile_args(cmd, &a)) return PTO_EXIT_USAGE;
   if (!out_dir) return cli_usage_error(cmd, "no output directory: pass -o DIR");
   if (cli_check_output_path(cmd, "-o", out_dir, 1)) return PTO_EXIT_USAGE;
   if (a.depfile &&
@@ -319,7 +392,8 @@ const pto_cmd cli_cmd_compile = {
     "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
     "  --depfile FILE         also write a Make/Ninja depfile for build systems (paths escaped as\n"
     "                         gcc escapes its own depfiles; a path with a line break is refused)\n"
-    "  --no-cache             compile without reading or writing the binary cache\n"
+    "  --no-cache             compile without reading or writing the binary cache (either\n"
+    "                         level: not with --remote-cache)\n"
     "  --remote-cache URL     a second cache level shared between machines (default\n"
     "                         $PTO_REMOTE_CACHE): http://HOST/PATH or redis://HOST[:PORT][/DB];\n"
     "                         entries signed with $PTO_REMOTE_CACHE_KEY (docs/remote-cache.md)\n"

@@ -55,10 +55,13 @@ int cmd_fmt(int argc, char **argv) {
   const char *cmd = "fmt";
   int in_place = 0;
   const char *file = NULL;
+  int operands = 0; /* after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-i"))
+    if (!operands && !strcmp(argv[i], "--"))
+      operands = 1;
+    else if (!operands && !strcmp(argv[i], "-i"))
       in_place = 1;
-    else if (argv[i][0] == '-' && argv[i][1])
+    else if (!operands && argv[i][0] == '-' && argv[i][1])
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     else if (!file)
       file = argv[i];
@@ -84,9 +87,13 @@ int cmd_fmt(int argc, char **argv) {
 
 int cmd_check(int argc, char **argv) {
   const char *cmd = "check";
-  int nfiles = 0, nbad = 0, usage = 0;
+  int nfiles = 0, nbad = 0, usage = 0, operands = 0;
   for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1])
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    if (!operands && argv[i][0] == '-' && argv[i][1])
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     nfiles++;
     pto_ir_program *p = NULL;
@@ -105,9 +112,13 @@ int cmd_check(int argc, char **argv) {
 
 int cmd_build_id(int argc, char **argv) {
   const char *cmd = "build-id";
-  int nfiles = 0, rc = PTO_EXIT_OK;
+  int nfiles = 0, rc = PTO_EXIT_OK, operands = 0;
   for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1])
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    if (!operands && argv[i][0] == '-' && argv[i][1])
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     nfiles++;
     uint8_t id[64];

@@ -56,19 +56,21 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     return cli_parse_timeline_option(cmd, &a->timeline, argc, argv, i);
   } else if (!strncmp(arg, "--swimlane", 10)) {
     return cli_parse_swimlane_option(cmd, argc, argv, i, &a->swimlane);
-  } else if (!strcmp(arg, "--rtol") || !strcmp(arg, "--atol")) {
-    if (*i + 1 >= argc) return cli_usage_error(cmd, "%s needs a number", arg), -1;
+  } else if (!strncmp(arg, "--rtol", 6) || !strncmp(arg, "--atol", 6)) {
+    /* --rtol R or --rtol=R, likewise --atol. */
+    if (arg[6] != 0 && arg[6] != '=') return 0;
+    char flag[7];
+    snprintf(flag, sizeof flag, "%.6s", arg);
+    const char *val = arg[6] == '=' ? arg + 7 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!val) return cli_usage_error(cmd, "%s needs a number", flag), -1;
     char *end;
-    double v = strtod(argv[*i + 1], &end);
-    if (*end || end == argv[*i + 1] || !isfinite(v) || v < 0)
-      return cli_usage_error(cmd, "%s %s: expected a finite non-negative number", arg,
-                             argv[*i + 1]),
-             -1;
-    if (arg[2] == 'r')
+    double v = strtod(val, &end);
+    if (*end || end == val || !isfinite(v) || v < 0)
+      return cli_usage_error(cmd, "%s %s: expected a finite non-negative number", flag, val), -1;
+    if (flag[2] == 'r')
       a->rtol = v;
     else
       a->atol = v;
-    ++*i;
   } else {
     return 0;
   }
@@ -108,8 +110,7 @@ int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, co
   if (strcmp(arg, "--swimlane") != 0 && strncmp(arg, "--swimlane=", 11) != 0) return 0;
   const char *val = arg[10] == '=' ? arg + 11 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || !*val) return cli_usage_error(cmd, "--swimlane needs a file name (FILE.json)"), -1;
-  *out = val;
-  return 1;
+  return cli_set_once(cmd, "--swimlane", out, val) ? -1 : 1;
 }
 
 pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntasks) {
@@ -145,11 +146,19 @@ int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, c
   const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || (strcmp(val, "shm") != 0 && strcmp(val, "mpi") != 0))
     return cli_usage_error(cmd,
-                           "--transport %s: the transports are shm (one host, the default) "
+                           "--transport%s%s: the transports are shm (one host, the default) "
                            "and mpi (under mpirun, in a build with -DPTO_MPI=ON)",
-                           val ? val : "needs a value:"),
+                           val ? " " : " needs a value", val ? val : ""),
            -1;
-  *out = val;
+  if (cli_set_once(cmd, "--transport", out, val)) return -1;
+  /* A transport this build lacks is bad usage (2), found before anything is compiled or run, as
+   * an unknown one is. */
+  if (!strcmp(val, "mpi") && !strstr(pto_dist_transports(), "mpi"))
+    return cli_usage_error(cmd,
+                           "--transport mpi: transport 'mpi' is not in this build (configure pto "
+                           "with -DPTO_MPI=ON; this build has: %s)",
+                           pto_dist_transports()),
+           -1;
   return 1;
 }
 
@@ -163,9 +172,8 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
   const char *val = arg[18] == '=' ? arg + 19 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
-  out->path =
-      val; /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
-  return 1;
+  /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
+  return cli_set_once(cmd, "--swimlane-records", &out->path, val) ? -1 : 1;
 }
 
 int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const char **dir,
@@ -176,8 +184,7 @@ int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const 
   if (strcmp(arg, "--dump-args") != 0 && strncmp(arg, "--dump-args=", 12) != 0) return 0;
   const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
   if (!val || !*val) return cli_usage_error(cmd, "--dump-args needs a directory"), -1;
-  *dir = val;
-  return 1;
+  return cli_set_once(cmd, "--dump-args", dir, val) ? -1 : 1;
 }
 
 int cli_check_dump_options(const char *cmd, const char *dir, int *level) {
@@ -320,6 +327,11 @@ int cmd_run(int argc, char **argv) {
   a.rtol = a.atol = -1;
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 1, parse_run_option, &a) < 0)
     return PTO_EXIT_USAGE;
+  /* Tolerances of a check that is not made would be ignored in silence. */
+  if (!a.check && (a.rtol >= 0 || a.atol >= 0))
+    return cli_usage_error(k_cmd, "%s without --check: the tolerances are --check's",
+                           a.rtol >= 0 ? "--rtol" : "--atol");
+  if (cli_check_timeline_options(k_cmd, &a.timeline, 0)) return PTO_EXIT_USAGE;
   /* Output paths are checked before the run, not found bad after it. */
   for (int i = 0; i < a.in.nouts; i++)
     if (cli_check_output_path(k_cmd, "--out", a.in.outs[i].value, 0)) return PTO_EXIT_USAGE;
@@ -523,7 +535,8 @@ const pto_cmd cli_cmd_run = {
     "  --out NAME=FILE.npy write out/inout parameter NAME after the run\n"
     "  --check             run the reference interpreter on the same inputs and compare every\n"
     "                      output; prints the worst absolute and relative error and PASS or FAIL\n"
-    "  --rtol R --atol A   tolerances of --check (default by dtype: f32 1e-5/1e-6, f16 1e-3,\n"
+    "  --rtol R --atol A   tolerances of --check, only with it (default by dtype: f32 1e-5/1e-6, "
+    "f16 1e-3,\n"
     "                      bf16 1e-2, f64 1e-12, integers exact); passes where |got-ref| <=\n"
     "                      atol + rtol*|ref|\n"
     "  --trace             write the launch's [STRACE] span lines and its [STASK] task lines\n"
@@ -547,7 +560,8 @@ const pto_cmd cli_cmd_run = {
     "  --timeline          draw the launch's tasks in the terminal: one row per core, busy %\n"
     "                      per core, the critical path marked (width: the terminal's)\n"
     "  --timeline-svg FILE the same picture as an SVG file\n"
-    "  --timeline-width N  columns of the --timeline rows, 30 to 10000 (default: the terminal's)\n"
+    "  --timeline-width N  columns of the --timeline rows, 30 to 10000 (default: the terminal's;\n"
+    "                      only with --timeline)\n"
     "  --swimlane FILE     record every task of the launch (core, kernel, dependencies, ready,\n"
     "                      start and end times) and write them with the launch's spans to FILE\n"
     "                      as Chrome trace-event JSON: open it in Perfetto or chrome://tracing\n"
@@ -563,7 +577,8 @@ const pto_cmd cli_cmd_run = {
     "--no-cache\n"
     "  --remote-cache URL  the shared second cache level (default $PTO_REMOTE_CACHE; see pto\n"
     "                      compile --help and docs/remote-cache.md)\n"
-    "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
+    "  --devices N|ID,ID,...  the device set of a program with a host entry (L3); with a work\n"
+    "                      dir, only its own device set (it was compiled for that one)\n"
     "  --transport shm|mpi  how a host program's chips talk: shm (default: forked chips on this\n"
     "                      host) or mpi (one chip per MPI rank, under mpirun)\n"
     "\n"

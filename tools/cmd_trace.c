@@ -39,6 +39,10 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
     /* --tree [N]: the next argument is its depth when it is a number. */
     v->tree = INT_MAX;
     if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0) v->tree = parse_count(argv[++*i]);
+    /* A negative depth is not taken for an unknown option '-1'. */
+    else if (*i + 1 < argc && argv[*i + 1][0] == '-' && argv[*i + 1][1] >= '0' &&
+             argv[*i + 1][1] <= '9')
+      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more)", argv[*i + 1]), -1;
     return 1;
   }
   if (!strncmp(arg, "--tree=", 7)) {
@@ -54,8 +58,17 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
     if (sp < 0)
       return cli_usage_error(cmd, "--spread %s: expected stdev, minmax, both or none", val), -1;
     v->spread = sp;
+    if (cli_set_once(cmd, "--spread", &v->spread_text, val)) return -1;
     return 1;
   }
+  return 0;
+}
+
+int cli_check_view_options(const char *cmd, const cli_stats_view *v, const cli_dispatch_sel *d) {
+  int selected = d && (d->rank >= 0 || d->slot >= 0 || d->pid >= 0);
+  if (v->spread_text && v->tree < 0 && !selected)
+    return cli_usage_error(cmd, "--spread %s without --tree: it is the spread the mean tree shows",
+                           v->spread_text);
   return 0;
 }
 
@@ -70,6 +83,23 @@ int cli_int_option(const char *cmd, const char *name, int min, int argc, char **
     return cli_usage_error(cmd, "%s %s: expected %s", name, val,
                            min > 0 ? "a positive integer" : "an integer 0 or more"),
            -1;
+  /* Given twice with another value: refused, as every single-valued flag (cli_set_once). One
+   * command line per process, so the options given so far are a static list. */
+  static struct {
+    const int *slot;
+    int value;
+  } given[32];
+  static int ngiven;
+  for (int k = 0; k < ngiven; k++)
+    if (given[k].slot == out) {
+      if (given[k].value != v)
+        return cli_usage_error(cmd, "%s given twice: '%d' and '%d'", name, given[k].value, v), -1;
+      return 1;
+    }
+  if (ngiven < (int)(sizeof given / sizeof given[0])) {
+    given[ngiven].slot = out;
+    given[ngiven++].value = v;
+  }
   *out = v;
   return 1;
 }
@@ -111,6 +141,10 @@ int cli_print_stats(const char *cmd, const pto_bench_stats *st, const cli_stats_
 }
 
 void cli_dispatch_sel_init(cli_dispatch_sel *d) { d->rank = d->slot = d->pid = -1; }
+
+int cli_dispatch_sel_given(const cli_dispatch_sel *d) {
+  return d->rank >= 0 || d->slot >= 0 || d->pid >= 0;
+}
 
 int cli_parse_dispatch_option(const char *cmd, cli_dispatch_sel *d, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
@@ -191,7 +225,17 @@ int cmd_trace(int argc, char **argv) {
   const char *log = NULL;
   cli_timeline tl = {0};
   int inv = 0;
+  int operands = 0; /* after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    if (operands) {
+      if (log) return cli_usage_error(k_cmd, "one log at a time: '%s' and '%s'", log, argv[i]);
+      log = argv[i];
+      continue;
+    }
     int r = cli_parse_view_option(k_cmd, &view, argc, argv, &i);
     if (!r) r = cli_parse_timeline_option(k_cmd, &tl, argc, argv, &i);
     if (!r) r = cli_parse_dispatch_option(k_cmd, &sel, argc, argv, &i);
@@ -207,6 +251,14 @@ int cmd_trace(int argc, char **argv) {
     log = argv[i];
   }
   if (!log) return cli_usage_error(k_cmd, "no log file given");
+  if (inv && !cli_timeline_wanted(&tl))
+    return cli_usage_error(k_cmd,
+                           "--inv %d without --timeline or --timeline-svg: it chooses the "
+                           "launch they draw",
+                           inv);
+  if (cli_check_timeline_options(k_cmd, &tl, view.json) ||
+      cli_check_view_options(k_cmd, &view, &sel))
+    return PTO_EXIT_USAGE;
 
   /* A log of distributed (L3) runs: the same views as pto bench gives a host program. */
   {
@@ -223,6 +275,12 @@ int cmd_trace(int argc, char **argv) {
     pto_status_free(rs); /* the L2 path below reports it */
     pto_free(text);
   }
+  /* A log of L2 launches has no dispatches to choose: a selection would be ignored. */
+  if (cli_dispatch_sel_given(&sel))
+    return cli_usage_error(k_cmd,
+                           "%s: --rank, --pid and --slot choose a dispatch of a log of "
+                           "distributed (L3) runs; this log holds L2 launches",
+                           strcmp(log, "-") ? log : "stdin");
   pto_bench_stats *st = NULL;
   pto_status s;
   uint8_t *text = NULL;
@@ -264,7 +322,6 @@ int cmd_trace(int argc, char **argv) {
   }
   int rc = cli_print_stats(k_cmd, st, &view);
   pto_bench_stats_destroy(st);
-  if (view.json) tl.text = 0; /* JSON output stays JSON */
   if (rc == PTO_EXIT_OK && cli_timeline_wanted(&tl)) {
     pto_swimlane_task *tasks = NULL;
     size_t n = 0;
@@ -286,7 +343,7 @@ const pto_cmd cli_cmd_trace = {
     "usage: pto trace LOGFILE [--tree [N]] [--spread stdev|minmax|both|none] [--warmup N] "
     "[--json]\n"
     "                 [--rank R | --pid P] [--slot S]\n"
-    "                 [--timeline [--inv N]] [--timeline-svg FILE] [--timeline-width N]\n"
+    "                 [--timeline [--timeline-width N]] [--timeline-svg FILE] [--inv N]\n"
     "\n"
     "Reads the [STRACE] v=1 span lines that 'pto run --trace', PTO_LOG_LEVEL=timing or any "
     "runtime\n"
@@ -315,11 +372,13 @@ const pto_cmd cli_cmd_trace = {
     "  --tree [N]    also print the mean span tree, down to depth N (0: chip.run alone;\n"
     "                default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
-    "  --json        print the statistics, samples and mean tree as JSON instead\n"
+    "  --json        print the statistics, samples and mean tree as JSON instead (not with\n"
+    "                --timeline: --timeline-svg FILE draws beside it)\n"
     "  --timeline    also draw one launch's tasks from the log's [STASK] lines (written by\n"
     "                'pto run --trace'): one row per core, busy % per core, the critical path\n"
     "                marked; width: the terminal's, or --timeline-width N\n"
-    "  --inv N       the launch to draw (default: the last one with task lines)\n"
+    "  --inv N       the launch --timeline or --timeline-svg draws (default: the last one with\n"
+    "                task lines)\n"
     "  --timeline-svg FILE  the same picture as an SVG file\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 bad usage or a log without measurements.\n"

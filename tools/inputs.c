@@ -32,13 +32,25 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
   memset(a, 0, sizeof *a);
   cli_compile_args_init(&a->c);
   char first_compile_opt[32] = ""; /* the first compile option given, for the message below */
+  int operands = 0;                /* after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
+    if (!operands && !strcmp(argv[i], "--")) {
+      operands = 1;
+      continue;
+    }
+    if (operands) {
+      if (a->prog)
+        return cli_usage_error(cmd, "one program at a time: '%s' and '%s'", a->prog, argv[i]), -1;
+      a->prog = argv[i];
+      continue;
+    }
     char opt[32];
     snprintf(opt, sizeof opt, "%s", argv[i]);
     int r = cli_parse_compile_option(cmd, &a->c, argc, argv, &i);
     if (r < 0) return -1;
     if (r) {
-      if (!first_compile_opt[0]) {
+      /* --devices may name a work dir's own device set (cli_load_program checks it). */
+      if (!first_compile_opt[0] && strncmp(opt, "--devices", 9) != 0) {
         opt[strcspn(opt, "=")] = 0;
         if (!strncmp(opt, "-D", 2)) opt[2] = 0;
         snprintf(first_compile_opt, sizeof first_compile_opt, "%s", opt);
@@ -49,17 +61,38 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
     cli_named *list = NULL;
     int *count = NULL;
     const char *flag = NULL;
-    if (!strcmp(arg, "--dim"))
+    /* --dim SYM=VALUE or --dim=SYM=VALUE, likewise --in and --out. */
+    size_t flen = strcspn(arg, "=");
+    if (flen == 5 && !strncmp(arg, "--dim", 5))
       list = a->dims, count = &a->ndims, flag = "--dim";
-    else if (!strcmp(arg, "--in"))
+    else if (flen == 4 && !strncmp(arg, "--in", 4))
       list = a->ins, count = &a->nins, flag = "--in";
-    else if (!strcmp(arg, "--out") && allow_out)
+    else if (flen == 5 && !strncmp(arg, "--out", 5) && allow_out)
       list = a->outs, count = &a->nouts, flag = "--out";
     if (list) {
-      if (i + 1 >= argc) return cli_usage_error(cmd, "%s needs NAME=VALUE", flag), -1;
+      char *text = arg[flen] == '=' ? arg + flen + 1 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!text) return cli_usage_error(cmd, "%s needs NAME=VALUE", flag), -1;
       if (*count == CLI_MAX_OPTS) return cli_usage_error(cmd, "too many %s options", flag), -1;
-      if (split_named(cmd, flag, argv[++i], &list[*count])) return -1;
-      ++*count;
+      cli_named *n = &list[*count];
+      if (split_named(cmd, flag, text, n)) return -1;
+      /* One value per name: a second, different one would leave the command line unsaid about
+       * which applies; two --out of one FILE would write it twice, the first lost. */
+      int dup = 0;
+      for (int k = 0; k < *count; k++) {
+        int same_name = !strcmp(list[k].name, n->name),
+            same_value = !strcmp(list[k].value, n->value);
+        if (same_name && same_value)
+          dup = 1;
+        else if (same_name)
+          return cli_usage_error(cmd, "%s %s: given twice, as %s=%s and %s=%s", flag, n->name,
+                                 n->name, list[k].value, n->name, n->value),
+                 -1;
+        else if (list == a->outs && same_value)
+          return cli_usage_error(cmd, "--out %s: both %s and %s would be written there", n->value,
+                                 list[k].name, n->name),
+                 -1;
+      }
+      if (!dup) ++*count;
       continue;
     }
     r = extra ? extra(ctx, cmd, argc, argv, &i) : 0;
@@ -74,6 +107,7 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
     }
   }
   if (!a->prog) return cli_usage_error(cmd, "no program given"), -1;
+  if (cli_check_compile_args(cmd, &a->c)) return -1;
   if (a->c.depfile)
     return cli_usage_error(cmd,
                            "--depfile: a depfile describes a work dir: pass it to pto compile"),
@@ -211,7 +245,9 @@ static pto_status bind_dims(const pto_signature *sig, const cli_inputs *a, sym_v
     char *end;
     errno = 0;
     long long v = strtoll(a->dims[i].value, &end, 10);
-    if (*end || end == a->dims[i].value || v < 0)
+    /* Digits only: strtoll would also take " 5", "+5" and "-0". */
+    if (*end || end == a->dims[i].value || v < 0 || a->dims[i].value[0] < '0' ||
+        a->dims[i].value[0] > '9')
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                              "--dim %s=%s: expected a non-negative integer", a->dims[i].name,
                              a->dims[i].value);
@@ -342,15 +378,19 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
       uint64_t seed = (uint64_t)j;
       if (src[6] == ':') {
         char *end;
+        errno = 0;
         seed = strtoull(src + 7, &end, 10);
-        if (*end || end == src + 7) {
+        /* Digits only: strtoull would take "-1" as 2^64-1 and wrap a seed past 2^64-1. */
+        if (*end || end == src + 7 || src[7] < '0' || src[7] > '9' || errno == ERANGE) {
           s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                              "--in %s=%s: expected random or random:SEED", sp->name, src);
+                              "--in %s=%s: expected random or random:SEED (SEED 0 to 2^64-1)",
+                              sp->name, src);
           break;
         }
       } else if (src[6]) {
         s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                            "--in %s=%s: expected random or random:SEED", sp->name, src);
+                            "--in %s=%s: expected random or random:SEED (SEED 0 to 2^64-1)",
+                            sp->name, src);
         break;
       }
       fill_random(sp->dtype, d->data, n, seed);

@@ -135,6 +135,10 @@ int main(int argc, char **argv) {
           fputs(k_cmds[i]->usage, stdout);
           return PTO_EXIT_OK;
         }
+      /* Help on a command that does not exist is bad usage, as 'pto frobnicate' is. */
+      fprintf(stderr, "pto help: '%s' is not a pto command\n\n", argv[2]);
+      usage(stderr);
+      return PTO_EXIT_USAGE;
     }
     usage(stdout);
     return PTO_EXIT_OK;

@@ -21,8 +21,7 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
       return cli_usage_error(cmd, "--timeline-svg needs a file name (FILE.svg)"), -1;
     /* Checked now, like every output path, not found bad after the run. */
     if (cli_check_output_path(cmd, "--timeline-svg", val, 0)) return -1;
-    t->svg = val;
-    return 1;
+    return cli_set_once(cmd, "--timeline-svg", &t->svg, val) ? -1 : 1;
   }
   if (!strcmp(arg, "--timeline-width") || !strncmp(arg, "--timeline-width=", 17)) {
     const char *val = arg[16] == '=' ? arg + 17 : (*i + 1 < argc ? argv[++*i] : NULL);
@@ -34,9 +33,24 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
       pto_status_free(s);
       return -1;
     }
+    if (t->width && t->width != (int)v)
+      return cli_usage_error(cmd, "--timeline-width given twice: '%d' and '%d'", t->width, (int)v),
+             -1;
     t->width = (int)v;
     return 1;
   }
+  return 0;
+}
+
+int cli_check_timeline_options(const char *cmd, const cli_timeline *t, int json) {
+  if (json && t->text)
+    return cli_usage_error(cmd, "--timeline draws on stdout, which --json keeps JSON: pass "
+                                "--timeline-svg FILE for the picture");
+  if (t->width && !t->text)
+    return cli_usage_error(cmd,
+                           "--timeline-width %d without --timeline: it sets the columns of "
+                           "the terminal drawing",
+                           t->width);
   return 0;
 }
 

@@ -22,7 +22,9 @@ run_pto 2 run "$P" --devices 2 --dim M=64 --transport tcp && expect_out "the tra
 PTO_DIST_TRANSPORT=bogus run_pto 2 run "$P" --devices 2 --dim M=64 && expect_out "unknown transport 'bogus'"
 run_pto 0 --version && expect_out "distributed transports: shm"
 if ! grep -qF "shm, mpi" <<<"$OUT"; then
-  run_pto 1 run "$P" --devices 2 --dim M=64 --transport mpi && expect_out "transport 'mpi' is not in this build (configure pto with -DPTO_MPI=ON"
+  # Bad usage (2), refused before anything runs, as an unknown transport is.
+  run_pto 2 run "$P" --devices 2 --dim M=64 --transport mpi && expect_out "transport 'mpi' is not in this build (configure pto with -DPTO_MPI=ON"
+  run_pto 2 bench "$P" --devices 2 --dim M=64 --transport mpi && expect_out "transport 'mpi' is not in this build"
 fi
 OMPI_COMM_WORLD_SIZE=2 run_pto 0 run "$P" --devices 2 --dim M=64 && expect_out "pass --transport mpi for one chip per rank"
 

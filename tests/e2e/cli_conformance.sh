@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The pto command against its contract (docs/cli.md, "Options, for every command"): a flag's value
+# after '=' as after a space; a single-valued flag or one NAME given twice with different values,
+# and a flag that only qualifies another given without it, are refused (exit 2) rather than one
+# of them winning or being ignored in silence; nothing is written by a refused command.
+source "$(dirname "$0")/lib/common.bash"
+
+ADD=("$EX/add.ptir")
+
+# pto help of a command that does not exist: bad usage, as 'pto frobnicate' is.
+run_pto 2 help frobnicate && expect_out "pto help: 'frobnicate' is not a pto command"
+run_pto 0 help run && expect_out "usage: pto run PROG"
+
+# --flag=VALUE reads as --flag VALUE, for --dim, --in, --out, --rtol and --atol too.
+run_pto 0 run "${ADD[@]}" --dim=M=4 --in=a=zeros --out=c="$T/c.npy" --check --rtol=0 --atol=0 &&
+  expect_out "(rtol 0, atol 0)  PASS"
+expect_true "--out=c=FILE wrote FILE" test -s "$T/c.npy"
+run_pto 2 run "${ADD[@]}" --dim M=4 --check --rtol=x && expect_out "--rtol x: expected a finite non-negative number"
+run_pto 2 run "${ADD[@]}" --dim M=4 --check --atol && expect_out "--atol needs a number"
+
+# Numbers: digits only, in range (strtoull took random:-1 as seed 2^64-1; strtoll took "+5").
+run_pto 2 run "${ADD[@]}" --dim M=4 --in a=random:-1 && expect_out "--in a=random:-1: expected random or random:SEED (SEED 0 to 2^64-1)"
+run_pto 2 run "${ADD[@]}" --dim M=4 --in a=random:18446744073709551616 && expect_out "expected random or random:SEED"
+run_pto 0 run "${ADD[@]}" --dim M=4 --in a=random:18446744073709551615 --check && expect_out PASS
+run_pto 2 run "${ADD[@]}" --dim M=+4 && expect_out "--dim M=+4: expected a non-negative integer"
+run_pto 2 run "${ADD[@]}" --dim M=-0 && expect_out "--dim M=-0: expected a non-negative integer"
+
+# The same flag or NAME twice with different values: refused, naming both.
+run_pto 2 compile "${ADD[@]}" -o "$T/w1" -o "$T/w2" && expect_out "-o given twice: '$T/w1' and '$T/w2'"
+expect_true "a refused compile writes no dir" test ! -e "$T/w1" -a ! -e "$T/w2"
+run_pto 0 compile "${ADD[@]}" -o "$T/w1" -o "$T/w1"
+run_pto 2 compile "${ADD[@]}" -o "$T/w2" --entry main --entry other && expect_out "--entry given twice: 'main' and 'other'"
+run_pto 0 compile "${ADD[@]}" -o "$T/w2" --entry main --entry @main
+run_pto 2 compile "${ADD[@]}" -o "$T/w3" --entry= && expect_out "--entry needs a function name"
+run_pto 2 compile "${ADD[@]}" -o "$T/w3" --depfile "$T/a.d" --depfile "$T/b.d" && expect_out "--depfile given twice"
+run_pto 2 run "$EX/scale_rows.ptir" --dim M=4 --in alpha=1 -D act=1 -D act=0 &&
+  expect_out "-D act: given twice, as act=1 and act=0"
+run_pto 0 run "$EX/scale_rows.ptir" --dim M=4 --in alpha=1 -D act=1 -D act=1 --check && expect_out PASS
+run_pto 2 run "${ADD[@]}" --dim M=4 --dim M=8 && expect_out "--dim M: given twice, as M=4 and M=8"
+run_pto 0 run "${ADD[@]}" --dim M=4 --dim M=4 --check && expect_out "c: [4,128] f32"
+run_pto 2 run "${ADD[@]}" --dim M=4 --in a=zeros --in a=ones && expect_out "--in a: given twice, as a=zeros and a=ones"
+run_pto 2 run "${ADD[@]}" --dim M=4 --out c="$T/x.npy" --out c="$T/y.npy" && expect_out "--out c: given twice"
+expect_true "a refused run writes no --out file" test ! -e "$T/x.npy" -a ! -e "$T/y.npy"
+run_pto 2 run "${ADD[@]}" --dim M=4 --transport shm --transport mpi && expect_out "--transport given twice: 'shm' and 'mpi'"
+run_pto 2 run "${ADD[@]}" --dim M=4 --transport && expect_out "--transport needs a value: the transports are"
+run_pto 2 cache gc --max-size 1G --max-size 2G && expect_out "--max-size given twice: '1G' and '2G'"
+run_pto 2 compile "${ADD[@]}" -o "$T/w3" --remote-cache http://a/ --remote-cache http://b/ &&
+  expect_out "--remote-cache given twice"
+run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane "$T/s1.json" --swimlane "$T/s2.json" && expect_out "--swimlane given twice"
+run_pto 2 run "${ADD[@]}" --dim M=4 --timeline-svg "$T/a.svg" --timeline-svg "$T/b.svg" && expect_out "--timeline-svg given twice"
+run_pto 2 run "${ADD[@]}" --dim M=4 --dump-args "$T/d1" --dump-args "$T/d2" && expect_out "--dump-args given twice"
+run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane-records "$T/r1/r.json" --swimlane-records "$T/r2/r.json" &&
+  expect_out "--swimlane-records given twice"
+expect_true "refused runs write none of those" bash -c 'cd "$1" && for f in s1.json s2.json a.svg b.svg d1 d2 r1 r2; do [ ! -e "$f" ] || exit 1; done' _ "$T"
+run_pto 2 run "${ADD[@]}" --dim M=4 --timeline --timeline-width 40 --timeline-width=50 &&
+  expect_out "--timeline-width given twice: '40' and '50'"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds 3 && expect_out "--rounds given twice: '2' and '3'"
+run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds=2 --warmup 0 && expect_out "2 launches after 0 warmup"
+# -O levels: the last one applies, as with a C compiler.
+run_pto 0 run "${ADD[@]}" --dim M=4 -O0 -O3 --check && expect_out PASS
+
+# A flag that qualifies another, given without it: refused, not ignored.
+run_pto 2 run "${ADD[@]}" --dim M=4 --rtol 0.1 && expect_out "--rtol without --check"
+run_pto 2 run "${ADD[@]}" --dim M=4 --atol 0.1 && expect_out "--atol without --check"
+run_pto 2 run "${ADD[@]}" --dim M=4 --timeline-width 50 && expect_out "--timeline-width 50 without --timeline"
+run_pto 2 run "${ADD[@]}" --dim M=4 --timeline-width 50 --timeline-svg "$T/t.svg" &&
+  expect_out "--timeline-width 50 without --timeline"
+expect_true "a refused run writes no --timeline-svg file" test ! -e "$T/t.svg"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --timeline-width 50 && expect_out "--timeline-width 50 without --timeline"
+"$PTO" run "${ADD[@]}" --dim M=64 --trace >/dev/null 2>"$T/run.log"
+run_pto 2 trace "$T/run.log" --timeline-width 50 && expect_out "--timeline-width 50 without --timeline"
+run_pto 2 trace "$T/run.log" --inv 1 && expect_out "--inv 1 without --timeline or --timeline-svg"
+run_pto 0 trace "$T/run.log" --timeline --timeline-width 40 --inv 1 && expect_out "timeline of launch inv=1"
+
+# Flags that contradict each other: refused, not one of them dropped in silence.
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --json --timeline && expect_out "--timeline draws on stdout, which --json keeps JSON"
+run_pto 2 trace "$T/run.log" --json --timeline && expect_out "--timeline draws on stdout, which --json keeps JSON"
+run_pto 0 trace "$T/run.log" --json --timeline-svg "$T/j.svg" && expect_out '"samples"'
+expect_true "--json --timeline-svg writes the SVG" test -s "$T/j.svg"
+run_pto 2 compile "${ADD[@]}" -o "$T/w4" --no-cache --remote-cache http://127.0.0.1:1/c &&
+  expect_out "--remote-cache http://127.0.0.1:1/c with --no-cache"
+run_pto 2 run "${ADD[@]}" --dim M=4 --no-cache --remote-cache http://127.0.0.1:1/c && expect_out "with --no-cache"
+
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --spread both && expect_out "--spread both without --tree"
+run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --spread both --tree 1 && expect_out "mean ±stdev [min..max]"
+run_pto 2 trace "$T/run.log" --spread none && expect_out "--spread none without --tree"
+run_pto 2 trace "$T/run.log" --tree --spread none --spread both && expect_out "--spread given twice"
+
+# --rank, --pid and --slot choose a dispatch of an L3 program or log; an L2 one has none.
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rank 0 &&
+  expect_out "--rank, --pid and --slot choose a dispatch of a host (L3) program; @main is an L2 program"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --slot 0 && expect_out "@main is an L2 program"
+run_pto 2 trace "$T/run.log" --pid 1 && expect_out "this log holds L2 launches"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree -1 && expect_out "--tree -1: expected a depth (0 or more)"
+
+# --devices on run and bench of a work dir (it fixes the device set on compile, run and bench): the
+# dir's own set is accepted, another one refused naming it (both were "compile options apply").
+run_pto 0 compile "$EX/allreduce_mesh.ptir" --devices 2 -o "$T/ar"
+run_pto 0 run "$T/ar" --devices 2 --dim M=64 --check && expect_out "2 devices (0,1)" && expect_out PASS
+run_pto 0 run "$T/ar" --devices 0,1 --dim M=64 && expect_out "2 devices (0,1)"
+run_pto 2 run "$T/ar" --devices 4 --dim M=64 &&
+  expect_out "--devices 4: the work dir $T/ar was compiled for devices 0,1 (pto compile it again with --devices 4"
+run_pto 2 bench "$T/ar" --devices 2,3 --dim M=64 --rounds 1 && expect_out "compiled for devices 0,1"
+run_pto 2 run "$T/ar" --devices 2 -O3 --dim M=64 && expect_out "-O3: compile options apply to a .ptir program"
+run_pto 2 run "$T/w1" --devices 2 --dim M=4 && expect_out "--devices 2: applies to programs with a host entry; $T/w1 holds an L2 program"
+
+# "--" ends the options (pto COMMAND --help already stopped at it): a file named -x.ptir.
+cp "$EX/add.ptir" "$T/-add.ptir"
+cd "$T" || exit 1
+run_pto 2 check -add.ptir && expect_out "unknown option '-add.ptir'"
+run_pto 0 check -- -add.ptir
+run_pto 0 fmt -- -add.ptir && expect_out "program add"
+run_pto 0 run --dim M=4 --check -- -add.ptir && expect_out PASS
+run_pto 0 compile -o "$T/dd" -- -add.ptir
+run_pto 0 rebuild -- "$T/dd" && expect_out "up to date"
+run_pto 2 run --dim M=4 -- -add.ptir --check && expect_out "one program at a time: '-add.ptir' and '--check'"
+"$PTO" run "$EX/add.ptir" --dim M=4 --trace 2>-run.log >/dev/null
+run_pto 0 trace -- -run.log && expect_out "1 launch of hid"
+run_pto 0 build-id -- "$T/dd/kernels/kernels.so" && expect_out "build-id="
+cd - >/dev/null || exit 1
+
+# pto cache: --max-size 0 would mean "no limit" to the library, the opposite of what it says;
+# a bad --remote-cache URL is bad usage (2) here as in compile.
+run_pto 2 cache gc --max-size 0 && expect_out "--max-size 0: the size must be above 0"
+run_pto 2 cache ls --remote --remote-cache ftp://x && expect_out "--remote-cache ftp://x: not an http://, https:// or redis:// URL"
+
+# pto rebuild --orch-entry NAME that the orchestration does not export: refused, the entry
+# recorded before kept (the dir still runs), instead of "up to date" and a dir that cannot load.
+run_pto 0 compile "${ADD[@]}" -o "$T/wd"
+run_pto 2 rebuild "$T/wd" --orch-entry no_such_entry &&
+  expect_out "--orch-entry no_such_entry refused, the entry symbol stays aicpu_orchestration_entry" &&
+  expect_out "no 'no_such_entry' symbol"
+expect_true "the manifest records no entry symbol" bash -c '! grep -q no_such_entry "$1/manifest.json"' _ "$T/wd"
+run_pto 0 run "$T/wd" --dim M=4 --check && expect_out PASS
+finish
