@@ -107,11 +107,6 @@ typedef struct cli_stats_view {
 void cli_stats_view_init(cli_stats_view *v);
 /* --tree [N], --spread S, --json: 1 consumed, 0 not one of them, -1 usage error printed. */
 int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **argv, int *i);
-/* After parsing: --spread without a tree to show it (--tree, or for an L3 program or log a
- * dispatch chosen with d, which may be NULL) is a usage error (printed, 2), else 0. */
-struct cli_dispatch_sel;
-int cli_check_view_options(const char *cmd, const cli_stats_view *v,
-                           const struct cli_dispatch_sel *d);
 /* NAME N or NAME=N with N >= min into *out: 1, or -1 usage error printed. */
 int cli_int_option(const char *cmd, const char *name, int min, int argc, char **argv, int *i,
                    int *out);

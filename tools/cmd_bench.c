@@ -144,9 +144,7 @@ int cmd_bench(int argc, char **argv) {
   cli_stats_view_init(&a.view);
   if (cli_parse_inputs(k_cmd, &a.in, argc, argv, 0, parse_bench_option, &a) < 0)
     return PTO_EXIT_USAGE;
-  if (cli_check_timeline_options(k_cmd, &a.timeline, a.view.json) ||
-      cli_check_view_options(k_cmd, &a.view, &a.sel))
-    return PTO_EXIT_USAGE;
+  if (cli_check_timeline_options(k_cmd, &a.timeline, a.view.json)) return PTO_EXIT_USAGE;
   if (a.swimlane && cli_check_output_path(k_cmd, "--swimlane", a.swimlane, 0))
     return PTO_EXIT_USAGE;
   if (cli_prepare_swimlane_records(k_cmd, &a.records)) return PTO_EXIT_USAGE;

@@ -11,6 +11,31 @@
 
 static const char *k_cmd = "trace";
 
+/* The [STRACE]/[STASK] lines of text whose inv field is inv (--inv: one launch's statistics),
+ * into a new buffer (*out, *out_len; NULL when out of memory). */
+static char *lines_of_inv(const char *text, size_t len, int inv, size_t *out_len) {
+  char want[32];
+  int wn = snprintf(want, sizeof want, " inv=%d", inv);
+  char *out = pto_malloc(len + 1);
+  if (!out) return NULL;
+  size_t n = 0;
+  for (const char *p = text, *end = text + len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *le = nl ? nl + 1 : end;
+    const char *f = memmem(p, (size_t)(le - p), want, (size_t)wn);
+    if (f && f + wn < le && (f[wn] == ' ' || f[wn] == '\n' || f[wn] == '\r') &&
+        (memmem(p, (size_t)(le - p), "[STRACE] ", 9) ||
+         memmem(p, (size_t)(le - p), "[STASK] ", 8))) {
+      memcpy(out + n, p, (size_t)(le - p));
+      n += (size_t)(le - p);
+    }
+    p = le;
+  }
+  out[n] = '\0';
+  *out_len = n;
+  return out;
+}
+
 void cli_stats_view_init(cli_stats_view *v) {
   memset(v, 0, sizeof *v);
   v->tree = -1;
@@ -61,14 +86,6 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
     if (cli_set_once(cmd, "--spread", &v->spread_text, val)) return -1;
     return 1;
   }
-  return 0;
-}
-
-int cli_check_view_options(const char *cmd, const cli_stats_view *v, const cli_dispatch_sel *d) {
-  int selected = d && (d->rank >= 0 || d->slot >= 0 || d->pid >= 0);
-  if (v->spread_text && v->tree < 0 && !selected)
-    return cli_usage_error(cmd, "--spread %s without --tree: it is the spread the mean tree shows",
-                           v->spread_text);
   return 0;
 }
 
@@ -251,14 +268,7 @@ int cmd_trace(int argc, char **argv) {
     log = argv[i];
   }
   if (!log) return cli_usage_error(k_cmd, "no log file given");
-  if (inv && !cli_timeline_wanted(&tl))
-    return cli_usage_error(k_cmd,
-                           "--inv %d without --timeline or --timeline-svg: it chooses the "
-                           "launch they draw",
-                           inv);
-  if (cli_check_timeline_options(k_cmd, &tl, view.json) ||
-      cli_check_view_options(k_cmd, &view, &sel))
-    return PTO_EXIT_USAGE;
+  if (cli_check_timeline_options(k_cmd, &tl, view.json)) return PTO_EXIT_USAGE;
 
   /* A log of distributed (L3) runs: the same views as pto bench gives a host program. */
   {
@@ -268,6 +278,14 @@ int cmd_trace(int argc, char **argv) {
     if (!rs && text && memmem(text, len, " l3=1", 5) &&
         (memmem(text, len, "name=node.graph_build", 21) ||
          memmem(text, len, "name=host.run", 13))) {
+      if (inv) {
+        pto_free(text);
+        return cli_usage_error(k_cmd,
+                               "%s: --inv chooses a launch of a log of L2 launches; in a log of "
+                               "distributed (L3) runs choose a dispatch with --rank R or --pid P "
+                               "and --slot S",
+                               log);
+      }
       int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup, &sel);
       pto_free(text);
       return rc;
@@ -285,7 +303,32 @@ int cmd_trace(int argc, char **argv) {
   pto_status s;
   uint8_t *text = NULL;
   size_t len = 0;
-  if (!strcmp(log, "-")) {
+  if (inv) {
+    /* One launch: its statistics (and tree) alone, no warmup; the timeline draws it too. */
+    s = strcmp(log, "-") ? pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len)
+                         : pto_file_read_stream(stdin, "stdin", PTO_FILE_MAX_LOG, &text, &len);
+    if (s) {
+      pto_free(text);
+      return cli_fail(k_cmd, s);
+    }
+    size_t n = 0;
+    char *one = lines_of_inv((const char *)text, len, inv, &n);
+    if (!one) {
+      pto_free(text);
+      return cli_fail(k_cmd, pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory"));
+    }
+    if (!n) {
+      pto_free(one);
+      pto_free(text);
+      return cli_usage_error(k_cmd, "%s: no launch with inv=%d (no [STRACE] line has it)",
+                             strcmp(log, "-") ? log : "stdin", inv);
+    }
+    opt.warmup = 0;
+    s = pto_trace_parse(one, n, &opt, &st);
+    pto_free(one);
+    if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY)
+      s = pto_status_annotate(s, "%s", log);
+  } else if (!strcmp(log, "-")) {
     /* Kept: the timeline reads the text again, and stdin cannot be read twice. */
     s = pto_file_read_stream(stdin, "stdin", PTO_FILE_MAX_LOG, &text, &len);
     if (!s) s = pto_trace_parse((const char *)text, len, &opt, &st);
@@ -377,8 +420,10 @@ const pto_cmd cli_cmd_trace = {
     "  --timeline    also draw one launch's tasks from the log's [STASK] lines (written by\n"
     "                'pto run --trace'): one row per core, busy % per core, the critical path\n"
     "                marked; width: the terminal's, or --timeline-width N\n"
-    "  --inv N       the launch --timeline or --timeline-svg draws (default: the last one with\n"
-    "                task lines)\n"
+    "  --inv N       that launch alone (a log of L2 launches): its statistics and --tree, no\n"
+    "                warmup, and the one --timeline or --timeline-svg draws (default: the\n"
+    "                statistics of every launch after --warmup, and the last one with task\n"
+    "                lines drawn)\n"
     "  --timeline-svg FILE  the same picture as an SVG file\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 bad usage or a log without measurements.\n"

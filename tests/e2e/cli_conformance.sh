@@ -69,7 +69,12 @@ expect_true "a refused run writes no --timeline-svg file" test ! -e "$T/t.svg"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --timeline-width 50 && expect_out "--timeline-width 50 without --timeline"
 "$PTO" run "${ADD[@]}" --dim M=64 --trace >/dev/null 2>"$T/run.log"
 run_pto 2 trace "$T/run.log" --timeline-width 50 && expect_out "--timeline-width 50 without --timeline"
-run_pto 2 trace "$T/run.log" --inv 1 && expect_out "--inv 1 without --timeline or --timeline-svg"
+# --inv N alone: that launch's statistics (the command's synopsis lists it beside --tree, not under --timeline).
+PTO_LOG_LEVEL=timing "$PTO" bench "${ADD[@]}" --dim M=64 --rounds 4 --warmup 0 >/dev/null 2>"$T/b4.log"
+run_pto 0 trace "$T/b4.log" --warmup 0 && expect_out "4 launches of hid"
+run_pto 0 trace "$T/b4.log" --inv 2 --tree && expect_out "1 launch of hid" && expect_out "after 0 warmup"
+expect_out "chip.run"
+run_pto 2 trace "$T/b4.log" --inv 999 && expect_out "no launch with inv=999"
 run_pto 0 trace "$T/run.log" --timeline --timeline-width 40 --inv 1 && expect_out "timeline of launch inv=1"
 
 # Flags that contradict each other: refused, not one of them dropped in silence.
@@ -81,9 +86,10 @@ run_pto 2 compile "${ADD[@]}" -o "$T/w4" --no-cache --remote-cache http://127.0.
   expect_out "--remote-cache http://127.0.0.1:1/c with --no-cache"
 run_pto 2 run "${ADD[@]}" --dim M=4 --no-cache --remote-cache http://127.0.0.1:1/c && expect_out "with --no-cache"
 
-run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --spread both && expect_out "--spread both without --tree"
+# --spread is an option of its own in the synopsis (not nested under --tree): accepted alone.
+run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --spread both && expect_out "device wall"
 run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --spread both --tree 1 && expect_out "mean ±stdev [min..max]"
-run_pto 2 trace "$T/run.log" --spread none && expect_out "--spread none without --tree"
+run_pto 0 trace "$T/run.log" --spread none && expect_out "device wall"
 run_pto 2 trace "$T/run.log" --tree --spread none --spread both && expect_out "--spread given twice"
 
 # --rank, --pid and --slot choose a dispatch of an L3 program or log; an L2 one has none.
