@@ -533,6 +533,18 @@ static void steer_entry(const pto_orch_args *a) {
   atomic_store(&g_go, 1);
 }
 
+/* Opens g_w with cfg on the two CPUs use_two_cpus left this thread (into *two), then pins this
+ * thread, the dispatching one, to the first of them (*here). */
+static void open_pinned(const pto_run_config *cfg, cpu_set_t *two, int *here) {
+  assert_int_equal(sched_getaffinity(0, sizeof *two, two), 0);
+  pto_status s = pto_worker_open(cfg, &g_w);
+  *here = -1;
+  for (int c = 0; c < CPU_SETSIZE && *here < 0; c++)
+    if (CPU_ISSET(c, two)) *here = c;
+  pin_to(*here);
+  assert_pto_ok(s);
+}
+
 /* The default worker on 2 CPUs, its threads asleep, the dispatching thread on one CPU: the
  * thread woken for the launch's task may not start on the dispatching thread's CPU (pool.c,
  * steer), which keeps that CPU for the orchestration and then for tasks of its own (a woken
@@ -545,16 +557,11 @@ static void test_a_woken_core_thread_leaves_the_dispatching_thread_its_cpu(void 
   cpu_set_t old;
   if (!use_two_cpus(&old)) skip();
   cpu_set_t two;
-  assert_int_equal(sched_getaffinity(0, sizeof two, &two), 0);
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.idle_spin_us = 1;
-  pto_status s = pto_worker_open(&cfg, &g_w);
-  int here = -1;
-  for (int c = 0; c < CPU_SETSIZE && here < 0; c++)
-    if (CPU_ISSET(c, &two)) here = c;
-  pin_to(here);
-  assert_pto_ok(s);
+  int here;
+  open_pinned(&cfg, &two, &here);
   pto_program *p = make_program(steer_entry);
   pto__rt_worker *iw = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
   assert_non_null(iw);
@@ -604,16 +611,11 @@ static void test_a_core_thread_steers_itself_before_it_blocks(void **state) {
   cpu_set_t old;
   if (!use_two_cpus(&old)) skip();
   cpu_set_t two;
-  assert_int_equal(sched_getaffinity(0, sizeof two, &two), 0);
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.idle_spin_us = 1;
-  pto_status s = pto_worker_open(&cfg, &g_w);
-  int here = -1;
-  for (int c = 0; c < CPU_SETSIZE && here < 0; c++)
-    if (CPU_ISSET(c, &two)) here = c;
-  pin_to(here);
-  assert_pto_ok(s);
+  int here;
+  open_pinned(&cfg, &two, &here);
   pto_program *p = make_program(one_task_entry);
   pto__rt_worker *iw = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
   assert_non_null(iw);
@@ -678,19 +680,14 @@ static void test_a_core_thread_woken_while_the_dispatching_thread_waits_has_its_
   (void)state;
   cpu_set_t old;
   if (!use_two_cpus(&old)) skip();
-  assert_int_equal(sched_getaffinity(0, sizeof g_two, &g_two), 0);
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.idle_spin_us = 1;
   cfg.ncores = 4;
   cfg.aic_cores = 2;
   cfg.aiv_cores = 2;
-  pto_status s = pto_worker_open(&cfg, &g_w);
-  int here = -1;
-  for (int c = 0; c < CPU_SETSIZE && here < 0; c++)
-    if (CPU_ISSET(c, &g_two)) here = c;
-  pin_to(here);
-  assert_pto_ok(s);
+  int here;
+  open_pinned(&cfg, &g_two, &here);
   const int64_t shape[2] = {ROWS, COLS};
   pto_device_tensor *x = NULL, *y = NULL;
   assert_pto_ok(pto_worker_alloc_tensor(g_w, 2, shape, PTO_DTYPE_F32, NULL, &x));
