@@ -2894,8 +2894,9 @@ pto_status pto_ir_builder_for_begin(pto_ir_builder *b, const char *iv_name, int 
   if (step) {
     TRY(expect_scalar(b, step, PTO_DTYPE_INDEX, "for step: "));
     int64_t sv;
-    if (pto_ir_expr_static_int(step, &sv) == 0 && sv <= 0)
-      return fail_at(b, step->loc, "for step %lld: the step is positive", (long long)sv);
+    /* a negative step counts down, as Python's range and a runtime step do */
+    if (pto_ir_expr_static_int(step, &sv) == 0 && sv == 0)
+      return fail_at(b, step->loc, "for step 0: the step is nonzero");
   }
   if (niters < 0 || nresults < 0) return fail(b, "for: negative counts");
   if (nresults != niters)
