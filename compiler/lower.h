@@ -15,7 +15,8 @@
  * operations (they vectorize like the rest), f64 exp/log through libm's exp/log (so kernel objects
  * need -lm when linked; those loops stay scalar); f32 matmul one llvm.fma per product in k order.
  * Every other elementwise, load/store, reduction and matmul loop vectorizes. A kernel returns
- * PTO_KERNEL_ERR_DIV_ZERO for an integer division by a runtime zero, PTO_KERNEL_ERR_DIM_MISMATCH
+ * PTO_KERNEL_ERR_DIV_ZERO for an integer division by a runtime zero, PTO_KERNEL_ERR_LOOP_STEP for
+ * a for loop's runtime step of zero, PTO_KERNEL_ERR_DIM_MISMATCH
  * (err_detail: the two extents) when a dynamic symbol is bound twice with different values,
  * PTO_KERNEL_ERR_SCRATCH (err_detail: needed, given) when the arena is smaller than the
  * footprint, PTO_KERNEL_ERR_DIST for a dist.* op when pto_core_ctx.dist is NULL, and a dist table

@@ -868,6 +868,11 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef step =
       s->loop.step ? (hi ? pto__lower_expr(L, s->loop.step) : NULL) : pto__lower_i64(L, 1);
   if (!step) return;
+  int64_t st;
+  /* a runtime step of zero fails the launch, as the interpreter reports it */
+  if (s->loop.step && pto__lower_static_int(s->loop.step, &st) != 0)
+    pto__lower_fail_if(L, LLVMBuildICmp(L->b, LLVMIntEQ, step, pto__lower_i64(L, 0), "step0"),
+                       PTO_KERNEL_ERR_LOOP_STEP, NULL, NULL);
   LLVMValueRef init_s[64], init_vr[64], init_vc[64], dst[64];
   for (int i = 0; i < n; i++) {
     const lw_tile *t;
@@ -918,14 +923,13 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
     }
   }
   LLVMValueRef cond;
-  int64_t st;
   if (s->loop.step && pto__lower_static_int(s->loop.step, &st) == 0 && st < 0) {
     cond = LLVMBuildICmp(L->b, LLVMIntSGT, iv, hi, "");
   } else if (!s->loop.step || pto__lower_static_int(s->loop.step, &st) == 0) {
     cond = LLVMBuildICmp(L->b, LLVMIntSLT, iv, hi, "");
   } else {
-    /* A runtime step counts down when negative (as the interpreter does); a zero step, which
-     * the interpreter reports, runs no iteration here rather than forever. */
+    /* A runtime step counts down when negative (as the interpreter does); a zero one failed the
+     * launch above. */
     LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, pto__lower_i64(L, 0), "");
     LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSLT, step, pto__lower_i64(L, 0), "");
     cond = LLVMBuildSelect(

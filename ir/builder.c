@@ -631,11 +631,10 @@ static pto_status expect_scalar(pto_ir_builder *b, pto_ir_expr *e, pto_dtype dt,
   if (pto__ir_expr_is_flexible(e)) TRY(coerce(b, e, dt, what));
   if (e->dtype != dt) {
     txt t = etext(b, e);
-    return fail_at(b, e->loc, "%sexpected %s, got %s of type %s%s", what, pto_dtype_name(dt), t.s,
-                   pto_dtype_name(e->dtype),
-                   pto_dtype_is_int(dt) || pto_dtype_is_float(dt) ? " (convert with a cast, e.g. "
-                                                                    "index(x))"
-                                                                  : "");
+    bool num = pto_dtype_is_int(dt) || pto_dtype_is_float(dt);
+    return fail_at(b, e->loc, "%sexpected %s, got %s of type %s%s%s%s", what, pto_dtype_name(dt),
+                   t.s, pto_dtype_name(e->dtype), num ? " (convert with a cast, e.g. " : "",
+                   num ? pto_dtype_name(dt) : "", num ? "(x))" : "");
   }
   return commit(b, e);
 }
@@ -1780,6 +1779,7 @@ static pto_status type_reduce(opctx *c, int rows) {
   pto_op_fn fn = pto_op_info_get(c->opc)->fn;
   int arg = fn == PTO_FN_ARGMAX || fn == PTO_FN_ARGMIN;
   if (arg && at->dtype == PTO_DTYPE_BOOL) return OPFAIL(c, "bool tiles have no order");
+  TRY(elem_dtype(c, at->dtype));
   pto_ir_expr *valid[2] = {0};
   if (at->has_valid) {
     pto_ir_expr *one = new_int(c->b, 1);
@@ -2894,8 +2894,9 @@ pto_status pto_ir_builder_for_begin(pto_ir_builder *b, const char *iv_name, int 
   if (step) {
     TRY(expect_scalar(b, step, PTO_DTYPE_INDEX, "for step: "));
     int64_t sv;
-    if (pto_ir_expr_static_int(step, &sv) == 0 && sv <= 0)
-      return fail_at(b, step->loc, "for step %lld: the step is positive", (long long)sv);
+    /* a negative step counts down, as Python's range and a runtime step do */
+    if (pto_ir_expr_static_int(step, &sv) == 0 && sv == 0)
+      return fail_at(b, step->loc, "for step 0: the step is nonzero");
   }
   if (niters < 0 || nresults < 0) return fail(b, "for: negative counts");
   if (nresults != niters)

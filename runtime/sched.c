@@ -343,6 +343,7 @@ static const char *kernel_err_text(int32_t rc) {
   case PTO_KERNEL_ERR_LOAD_OFFSET: return "tile.load";
   case PTO_KERNEL_ERR_STORE_OFFSET: return "tile.store";
   case PTO_KERNEL_ERR_INDEX: return "an index out of range";
+  case PTO_KERNEL_ERR_LOOP_STEP: return "a for loop's step is zero";
   default: return "kernel error";
   }
 }

@@ -366,7 +366,7 @@ typedef struct pto_op_info {
   pto_op_class cls;
   pto_op_fn fn;
   int float_only; /* its operands must be float tiles */
-  /* second set: which dtypes its tiles may have beyond float_only (PTO_OPD_*; 0: any) */
+  /* which dtypes its tiles may have beyond float_only (PTO_OPD_*; 0: any) */
   int dtypes;
 } pto_op_info;
 

@@ -70,6 +70,7 @@ enum {
    * the kernel (pto_ir_func_stmt_at) and the position of the index, err_detail[1] the value.
    * Nothing was read or written outside a tensor. */
   PTO_KERNEL_ERR_INDEX = 9,
+  PTO_KERNEL_ERR_LOOP_STEP = 10, /* a for loop's runtime step is zero */
 };
 
 #define PTO_KERNEL_INDEX_DETAIL(op, r, c)                                                          \

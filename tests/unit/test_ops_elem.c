@@ -84,6 +84,28 @@ static void test_bool_and_compare_misuse(void **state) {
   expect_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* Arithmetic on bool tiles is not defined (docs/language.md: a bool tile loads, stores, casts,
+ * masks and takes and/or/xor/not): the first set's arithmetic ops reject it as the second set's do,
+ * where the interpreter and the compiled kernel used to give different bits (row_sum, add, max,
+ * relu...). */
+static void test_bool_arithmetic_rejected(void **state) {
+  static const bad_case cases[] = {
+      {K2("bool", "  %x = tile.add(%ta, %tb)\n"),
+       "v.ptir:5:8: tile.add: needs an integer or float tile, got bool (cast it with tile.cast)"},
+      {K2("bool", "  %x = tile.max(%ta, %tb)\n"),
+       "v.ptir:5:8: tile.max: needs an integer or float"},
+      {K2("bool", "  %x = tile.muls(%ta, true)\n"), "v.ptir:5:8: tile.muls: needs an integer or"},
+      {K2("bool", "  %x = tile.relu(%ta)\n"), "v.ptir:5:8: tile.relu: needs an integer or float"},
+      {K2("bool", "  %x = tile.neg(%ta)\n"), "v.ptir:5:8: tile.neg: needs an integer or float"},
+      {K2("bool", "  %x = tile.row_sum(%ta)\n"), "v.ptir:5:8: tile.row_sum: needs an integer or"},
+      {K2("bool", "  %x = tile.col_max(%ta)\n"), "v.ptir:5:8: tile.col_max: needs an integer or"},
+      {K2("bool", "  %x = tile.row_prod(%ta)\n"), "v.ptir:5:8: tile.row_prod: needs an integer"},
+      {K2("bool", "  %s = tile.load(%b, [0, 0], [8, 1])\n  %x = tile.row_expand_add(%ta, %s)\n"),
+       "v.ptir:6:8: tile.row_expand_add: needs an integer or float tile, got bool"},
+  };
+  expect_errors(cases, sizeof cases / sizeof cases[0]);
+}
+
 static void test_second_set_dtype_rules(void **state) {
   static const bad_case cases[] = {
       {K2("f32", "  %x = tile.and(%ta, %tb)\n"),
@@ -365,6 +387,7 @@ static void test_float_rem_fmod_lrelu_expdif(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bool_arithmetic_rejected),
       cmocka_unit_test(test_second_set_dtype_rules),
       cmocka_unit_test(test_integer_edges),
       cmocka_unit_test(test_rem_by_zero_is_a_launch_error),
