@@ -270,73 +270,60 @@ int cmd_trace(int argc, char **argv) {
   if (!log) return cli_usage_error(k_cmd, "no log file given");
   if (cli_check_timeline_options(k_cmd, &tl, view.json)) return PTO_EXIT_USAGE;
 
-  /* A log of distributed (L3) runs: the same views as pto bench gives a host program. */
-  {
-    uint8_t *text = NULL;
-    size_t len = 0;
-    pto_status rs = strcmp(log, "-") ? pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len) : PTO_OK;
-    if (!rs && text && memmem(text, len, " l3=1", 5) &&
-        (memmem(text, len, "name=node.graph_build", 21) ||
-         memmem(text, len, "name=host.run", 13))) {
-      if (inv) {
-        pto_free(text);
-        return cli_usage_error(k_cmd,
-                               "%s: --inv chooses a launch of a log of L2 launches; in a log of "
-                               "distributed (L3) runs choose a dispatch with --rank R or --pid P "
-                               "and --slot S",
-                               log);
-      }
-      int rc = trace_l3(log, (const char *)text, len, &view, opt.warmup, &sel);
-      pto_free(text);
-      return rc;
-    }
-    pto_status_free(rs); /* the L2 path below reports it */
+  /* The log, read once: for the L3 check, the statistics and the timeline alike. */
+  int from_stdin = !strcmp(log, "-");
+  uint8_t *text = NULL;
+  size_t len = 0;
+  pto_status s = from_stdin ? pto_file_read_stream(stdin, "stdin", PTO_FILE_MAX_LOG, &text, &len)
+                            : pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len);
+  if (s) {
     pto_free(text);
+    if (from_stdin && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY)
+      s = pto_status_annotate(s, "-");
+    return cli_fail(k_cmd, s);
+  }
+  /* A log of distributed (L3) runs: the same views as pto bench gives a host program. */
+  if (!from_stdin && text && memmem(text, len, " l3=1", 5) &&
+      (memmem(text, len, "name=node.graph_build", 21) || memmem(text, len, "name=host.run", 13))) {
+    int rc = inv ? cli_usage_error(k_cmd,
+                                   "%s: --inv chooses a launch of a log of L2 launches; in a log "
+                                   "of distributed (L3) runs choose a dispatch with --rank R or "
+                                   "--pid P and --slot S",
+                                   log)
+                 : trace_l3(log, (const char *)text, len, &view, opt.warmup, &sel);
+    pto_free(text);
+    return rc;
   }
   /* A log of L2 launches has no dispatches to choose: a selection would be ignored. */
-  if (cli_dispatch_sel_given(&sel))
+  if (cli_dispatch_sel_given(&sel)) {
+    pto_free(text);
     return cli_usage_error(k_cmd,
                            "%s: --rank, --pid and --slot choose a dispatch of a log of "
                            "distributed (L3) runs; this log holds L2 launches",
-                           strcmp(log, "-") ? log : "stdin");
-  pto_bench_stats *st = NULL;
-  pto_status s;
-  uint8_t *text = NULL;
-  size_t len = 0;
+                           from_stdin ? "stdin" : log);
+  }
+  /* --inv: one launch, its statistics (and tree) alone, no warmup; the timeline draws it too. */
+  const char *body = (const char *)text;
+  size_t blen = len;
+  char *one = NULL;
   if (inv) {
-    /* One launch: its statistics (and tree) alone, no warmup; the timeline draws it too. */
-    s = strcmp(log, "-") ? pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len)
-                         : pto_file_read_stream(stdin, "stdin", PTO_FILE_MAX_LOG, &text, &len);
-    if (s) {
-      pto_free(text);
-      return cli_fail(k_cmd, s);
-    }
-    size_t n = 0;
-    char *one = lines_of_inv((const char *)text, len, inv, &n);
-    if (!one) {
+    if (!(one = lines_of_inv(body, len, inv, &blen))) {
       pto_free(text);
       return cli_fail(k_cmd, pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory"));
     }
-    if (!n) {
+    if (!blen) {
       pto_free(one);
       pto_free(text);
       return cli_usage_error(k_cmd, "%s: no launch with inv=%d (no [STRACE] line has it)",
-                             strcmp(log, "-") ? log : "stdin", inv);
+                             from_stdin ? "stdin" : log, inv);
     }
+    body = one;
     opt.warmup = 0;
-    s = pto_trace_parse(one, n, &opt, &st);
-    pto_free(one);
-    if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY)
-      s = pto_status_annotate(s, "%s", log);
-  } else if (!strcmp(log, "-")) {
-    /* Kept: the timeline reads the text again, and stdin cannot be read twice. */
-    s = pto_file_read_stream(stdin, "stdin", PTO_FILE_MAX_LOG, &text, &len);
-    if (!s) s = pto_trace_parse((const char *)text, len, &opt, &st);
-    if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) s = pto_status_annotate(s, "-");
-  } else {
-    s = pto_trace_parse_file(log, &opt, &st);
-    if (!s && cli_timeline_wanted(&tl)) s = pto_file_read(log, PTO_FILE_MAX_LOG, &text, &len);
   }
+  pto_bench_stats *st = NULL;
+  s = pto_trace_parse(body, blen, &opt, &st);
+  pto_free(one);
+  if (s && pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) s = pto_status_annotate(s, "%s", log);
   if (s) {
     if (strstr(pto_status_message(s), "is warmup")) {
       pto_status hint = pto_status_make(pto_status_code_of(s),
