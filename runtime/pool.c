@@ -224,6 +224,17 @@ static int steers(const pto__rt_pool *pool) {
   return capped(pool) && pool->ncpu >= 2 && pool->ncpu <= STEER_MAX_CPUS;
 }
 
+/* Takes cpu out of the CPUs of core c's thread th (c->thread, or pthread_self() on that thread):
+ * out of its own CPUs, saved in c->steer_saved when it is not steered yet; not where that leaves
+ * none. */
+static void steer_off(pto__rt_core *c, pthread_t th, int cpu) {
+  if (c->steered_from < 0 && pthread_getaffinity_np(th, sizeof c->steer_saved, &c->steer_saved))
+    return;
+  cpu_set_t set = c->steer_saved;
+  CPU_CLR(cpu, &set);
+  if (CPU_COUNT(&set) && !pthread_setaffinity_np(th, sizeof set, &set)) c->steered_from = cpu;
+}
+
 /* Before a signal of q's sleepers by the dispatching thread that keeps its CPU: takes that CPU
  * out of every sleeping thread's CPUs (their own, saved, less this one; not where that leaves
  * none, nor for a thread already steered from it, as one that steered itself before it blocked
@@ -237,14 +248,7 @@ static void steer(pto__rt_pool *pool) {
   atomic_store_explicit(&pool->steer_cpu, cpu, memory_order_relaxed);
   for (int i = 0; i < pool->nstarted; i++) {
     pto__rt_core *c = &pool->cores[i];
-    if (!c->asleep || c->steered_from == cpu) continue;
-    if (c->steered_from < 0 &&
-        pthread_getaffinity_np(c->thread, sizeof c->steer_saved, &c->steer_saved))
-      continue;
-    cpu_set_t set = c->steer_saved;
-    CPU_CLR(cpu, &set);
-    if (CPU_COUNT(&set) && !pthread_setaffinity_np(c->thread, sizeof set, &set))
-      c->steered_from = cpu;
+    if (c->asleep && c->steered_from != cpu) steer_off(c, c->thread, cpu);
   }
 }
 
@@ -257,13 +261,7 @@ static void steer(pto__rt_pool *pool) {
 static void steer_self(pto__rt_pool *pool, pto__rt_core *core) {
   int cpu = atomic_load_explicit(&pool->steer_cpu, memory_order_relaxed);
   if (cpu < 0 || cpu >= CPU_SETSIZE || core->steered_from == cpu || !steers(pool)) return;
-  if (core->steered_from < 0 &&
-      pthread_getaffinity_np(pthread_self(), sizeof core->steer_saved, &core->steer_saved))
-    return;
-  cpu_set_t set = core->steer_saved;
-  CPU_CLR(cpu, &set);
-  if (CPU_COUNT(&set) && !pthread_setaffinity_np(pthread_self(), sizeof set, &set))
-    core->steered_from = cpu;
+  steer_off(core, pthread_self(), cpu);
 }
 
 /* Before a signal of q's sleepers while no dispatching thread holds its CPU (it waits for its
