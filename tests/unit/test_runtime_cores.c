@@ -164,6 +164,14 @@ static int threads_not_asleep(pto_worker *wt) {
   return n;
 }
 
+/* Waits until every core thread of wt sleeps (at most 10 s, whatever the load) and checks it. */
+static void wait_all_asleep(pto_worker *wt) {
+  uint64_t t0 = pto__rt_now_ns();
+  while (threads_not_asleep(wt) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
+    sched_yield();
+  assert_int_equal(threads_not_asleep(wt), 0);
+}
+
 /* A task that runs until released, then (once it runs: a core thread is busy) another ready
  * task: is a sleeping thread woken for it while the orchestration still runs? */
 static void hold_entry(const pto_orch_args *a) {
@@ -436,10 +444,7 @@ static void test_default_worker_leaves_the_dispatching_thread_its_cpu(void **sta
   assert_pto_ok(s);
   pto_program *p = make_program(hold_entry);
   for (int round = 0; round < 5; round++) {
-    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
-    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
-      sched_yield();
-    assert_int_equal(threads_not_asleep(g_w), 0);
+    wait_all_asleep(g_w);
     reset(0);
     assert_pto_ok(pto_worker_run(g_w, p, NULL, 0));
     assert_int_equal(atomic_load(&g_ran), 2);
@@ -566,11 +571,8 @@ static void test_a_woken_core_thread_leaves_the_dispatching_thread_its_cpu(void 
   pto__rt_worker *iw = pto__rt_obj_get(g_w, PTO__RT_OBJ_WORKER, NULL);
   assert_non_null(iw);
   for (int round = 0; round < 4; round++) {
-    int many = round == 0;          /* the first round (no thread steered yet): a pool on 5 CPUs */
-    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
-    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
-      sched_yield();
-    assert_int_equal(threads_not_asleep(g_w), 0);
+    int many = round == 0; /* the first round (no thread steered yet): a pool on 5 CPUs */
+    wait_all_asleep(g_w);
     iw->pool.ncpu = many ? 5 : 2; /* every thread asleep: none reads it now */
     reset(0);
     g_nthr = -1;
@@ -622,10 +624,7 @@ static void test_a_core_thread_steers_itself_before_it_blocks(void **state) {
   cpu_set_t other = two;
   CPU_CLR(here, &other);
   for (int round = 0; round < 4; round++) {
-    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
-    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
-      sched_yield();
-    assert_int_equal(threads_not_asleep(g_w), 0);
+    wait_all_asleep(g_w);
     pthread_mutex_lock(&iw->pool.mu);
     int n = iw->pool.nstarted, steered = 0;
     for (int i = 0; i < n; i++) {
@@ -696,10 +695,7 @@ static void test_a_core_thread_woken_while_the_dispatching_thread_waits_has_its_
   pto_program *p = make_program(gap_entry);
   g_meet_hook = count_unsteered;
   for (int round = 0; round < 4; round++) {
-    uint64_t t0 = pto__rt_now_ns(); /* at most 10 s, whatever the load */
-    while (threads_not_asleep(g_w) > 0 && pto__rt_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
-      sched_yield();
-    assert_int_equal(threads_not_asleep(g_w), 0);
+    wait_all_asleep(g_w);
     reset(2);
     atomic_store(&g_asleep_seen, -1);
     atomic_store(&g_asleep_own, -1);
