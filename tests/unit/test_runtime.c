@@ -62,12 +62,14 @@ static int32_t k_ctx(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
   return 0;
 }
 
-/* Says it started, then waits (at most 10 s) until released: a launch that stays running. */
+/* Says it started, then waits until released: a launch that stays running. At most 60 s, a hang's
+ * bound, longer than the tests' own 10 s waits meanwhile (a launch that ended early would pass
+ * for a close or a refusal that did not wait for it). */
 static atomic_int g_wait_started, g_wait_release;
 static int32_t k_wait(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)t, (void)s, (void)ctx;
   atomic_store(&g_wait_started, 1);
-  for (int i = 0; i < 10000 && !atomic_load(&g_wait_release); i++)
+  for (int i = 0; i < 60000 && !atomic_load(&g_wait_release); i++)
     usleep(1000);
   return 0;
 }

@@ -739,11 +739,12 @@ static void test_bad_timeout_setting_is_an_error(void **state) {
                          "wait_timeout_ms 86400001 is out of range");
 }
 
-/* Waits (at most 10 s) until released, then runs host_blocks: a run that stays in its host code. */
+/* Waits until released, then runs host_blocks: a run that stays in its host code. At most 60 s, a
+ * hang's bound, longer than the tests' own 10 s waits meanwhile. */
 static atomic_int g_host_started, g_host_release;
 static int32_t host_waiting(const pto_host_api *api, const pto_host_args *a) {
   atomic_store(&g_host_started, 1);
-  for (int i = 0; i < 10000 && !atomic_load(&g_host_release); i++)
+  for (int i = 0; i < 60000 && !atomic_load(&g_host_release); i++)
     usleep(1000);
   return host_blocks(api, a);
 }
