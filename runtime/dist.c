@@ -607,7 +607,8 @@ typedef struct chip_watch_args {
 
 /* At each beat: stamps the chip's progress (pto__dist_chip.progress_ns) when it has no command
  * to run, is inside a wait, or has completed a task, entered a wait or finished a command since
- * the last beat; and names the kernel that has run longest on one of its cores. */
+ * the last beat; counts the beats that saw a task completed (ntaskbeats: progress for the peers'
+ * waits); and names the kernel that has run longest on one of its cores. */
 static void watch_progress(pto__dist_chip *c, pto_worker *wk, chip_seen *seen) {
   uint64_t done = 0, t0 = 0;
   const pto_program *prog = NULL;
@@ -620,6 +621,7 @@ static void watch_progress(pto__dist_chip *c, pto_worker *wk, chip_seen *seen) {
   if (atomic_load(&c->head) == tail || atomic_load(&c->waiting) || done != seen->done ||
       tail != seen->tail || nwaits != seen->nwaits)
     atomic_store(&c->progress_ns, pto__rt_now_ns());
+  if (done != seen->done) atomic_fetch_add_explicit(&c->ntaskbeats, 1, memory_order_relaxed);
   *seen = (chip_seen){done, tail, nwaits};
 }
 

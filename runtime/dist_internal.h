@@ -114,15 +114,19 @@ typedef struct pto__dist_chip {
    * or the chip inside a wait (which has its own deadline), and names the kernel running
    * longest (kernel_ns: its start, 0: none). */
   _Atomic uint64_t progress_ns;
-  _Atomic uint32_t waiting;  /* inside a bounded wait (dist.* in dist_shm.c, a dependency) or
-                                loading a program: progress */
-  _Atomic uint32_t nwaits;   /* waits entered */
-  _Atomic uint32_t sleepers; /* its waits asleep on a futex (dist_shm.c): a notify wakes only
-                                then */
-  _Atomic int32_t cpu;       /* 1 + the CPU its last dist.* wait started or gave up its CPU
-                                on, 0: none yet (dist_shm.c wait_elem, give_up) */
-  _Atomic int32_t ring_cpu;  /* 1 + the CPU its ring's thread last took or finished a command
-                                on, 0: none yet (dist.c ring_spin) */
+  _Atomic uint32_t waiting;    /* inside a bounded wait (dist.* in dist_shm.c, a dependency) or
+                                  loading a program: progress */
+  _Atomic uint32_t nwaits;     /* waits entered */
+  _Atomic uint32_t ntaskbeats; /* looks of dist.c watch_progress (a forked chip's watcher, at
+                                  each beat) that saw a task completed since the look before:
+                                  with nwaits and tail, the progress that its peers' dist.*
+                                  waits see (dist_shm.c peers_progress) */
+  _Atomic uint32_t sleepers;   /* its waits asleep on a futex (dist_shm.c): a notify wakes only
+                                  then */
+  _Atomic int32_t cpu;         /* 1 + the CPU its last dist.* wait started or gave up its CPU
+                                  on, 0: none yet (dist_shm.c wait_elem, give_up) */
+  _Atomic int32_t ring_cpu;    /* 1 + the CPU its ring's thread last took or finished a command
+                                  on, 0: none yet (dist.c ring_spin) */
   /* The time its dist.* operations have held a CPU (dist_shm.c give_up): held_ns adds up the
    * turns given up (a yield, a sleep, the operation's end; cpu is set to that CPU), held_since
    * is when the current turn began (0: none, or given up). A rank whose yield came back late

@@ -322,6 +322,22 @@ int pto__dist_guard_yields(const pto__dist_shm *t, uint64_t now, int me) {
   return now >= t->no_yield_until || !(t->off_cpus & pto__dist_cpu_bit(me));
 }
 
+/* The other ranks' progress on this host, as one count that grows with it: the waits they
+ * entered, the commands they finished and their watchers' beats that saw a task completed
+ * (dist.c watch_progress). 0 under MPI, where the peers' control blocks are not shared. */
+static uint64_t peers_progress(const pto__dist_shm *t) {
+  if (t->sh->mpi) return 0;
+  uint64_t n = 0;
+  for (int q = 0; q < t->ctx.nranks; q++) {
+    if (q == t->ctx.rank) continue;
+    const pto__dist_chip *c = &t->sh->chips[q];
+    n += (uint64_t)atomic_load_explicit(&c->nwaits, memory_order_relaxed) +
+         atomic_load_explicit(&c->tail, memory_order_relaxed) +
+         atomic_load_explicit(&c->ntaskbeats, memory_order_relaxed);
+  }
+  return n;
+}
+
 /* wait_elem past its spin: yields while its yields come straight back (nothing else wants this
  * CPU) or go to peer ranks (pto__dist_yield_went: the peers' turns on this CPU account for the
  * time), then sleeps, until the element is satisfied, the run is aborted or the deadline passes.
@@ -352,19 +368,31 @@ int pto__dist_guard_yields(const pto__dist_shm *t, uint64_t now, int me) {
  * off (pto__dist_guard_yields with CPU 0): there a yield saves a few us of a several-hundred-us
  * collective, and each CPU tried afresh lost a slice of a few repetitions (4 ranks at 1 MiB beside
  * a busy loop: medians of 2.5-3.1 ms in 2 of 10 runs with the small allreduce's rule, 0 of 10
- * before). */
+ * before).
+ * The deadline (timeout_ms) is one of progress: it fails the wait once no other rank on this
+ * host has made progress (peers_progress) for timeout_ms, not timeout_ms after the wait began.
+ * A peer that reaches its notify late because it had work to do first (its kernels, its own
+ * waits), on a loaded host or under a sanitizer, is not a stuck program; a deadlock (the peers
+ * wait too, for this rank or for each other), a peer that will never notify (its call ended) or
+ * one stuck in a kernel still fails, within one to two timeout_ms. Under MPI the deadline runs
+ * from the wait's start. */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
   int dir = t->direct, yielding = 1;
   int32_t cur = 0, rc;
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
-  uint64_t start = pto__rt_now_ns();
+  uint64_t start = pto__rt_now_ns(), progress = peers_progress(t);
   uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
   for (;;) {
     if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
     if (aborted(t, what)) return PTO_KERNEL_ERR_DIST;
     uint64_t now = pto__rt_now_ns();
+    if (now >= deadline && peers_progress(t) != progress) { /* a peer moved on: a new deadline */
+      progress = peers_progress(t);
+      deadline = now + (uint64_t)t->sh->timeout_ms * 1000000ull;
+      continue;
+    }
     if (now >= deadline) {
       uint64_t off;
       int wi = find_window(t, sig, 4, &off);

@@ -59,9 +59,11 @@ typedef struct pto_dist_config {
   int ncores_per_chip;        /* 0: max(1, usable CPUs / ndevices) */
   uint64_t shared_heap_bytes; /* the shared heap (address space, committed as used); 0: 1 GiB */
   uint64_t chip_memory_bytes; /* each chip's private arena for intermediates; 0: 256 MiB */
-  /* dist.wait's deadline, and MPI's agreements'; 0: $PTO_DIST_TIMEOUT_MS, else 5000. Given here
-   * or in the environment, a chip that makes no progress (no task completed, no wait entered) for
-   * that long fails the run and the worker (shm transport). */
+  /* dist.wait's deadline (on one host, counted from the other ranks' last progress: a wait
+   * entered, a command finished, with chips as processes a task completed), and MPI's
+   * agreements'; 0: $PTO_DIST_TIMEOUT_MS, else 5000. Given here or in the environment, a chip that
+   * makes no progress (no task completed, no wait entered) for that long fails the run and the
+   * worker (shm transport). */
   uint32_t wait_timeout_ms;
   /* Single-program mode: the worker runs this host program (retained) and pto_dist_worker_call
    * is its shortcut; with ndevices 0 the device set is the program's. NULL: multi-program mode,

@@ -102,7 +102,9 @@ run_from down "$PTO" 0 run "$EX/add.ptir" --dim M=70 --check --remote-cache "htt
 expect_out "not using it for the rest of this process"
 expect_out PASS
 expect_true "one warning for a remote that is down" test "$(grep -c 'remote cache' <<<"$OUT")" = 1
-expect_true "a remote that is down costs little (<15 s)" test $(($(date +%s) - start)) -lt 15
+# One try, then off: the counters and the one warning say so. The time (a compile and a run
+# included, under a sanitizer on a loaded host) is only bounded against a hang: 60 s.
+expect_true "a remote that is down costs no hang (<60 s)" test $(($(date +%s) - start)) -lt 60
 OUT=$(stats down)
 expect_out '"stores": 1'
 expect_out '"remote_errors": 1'
@@ -115,7 +117,9 @@ PTO_REMOTE_CACHE_TIMEOUT_MS=300 run_from hang "$PTO" 0 run "$EX/add.ptir" --dim 
 kill -CONT "$redis_pid"
 expect_out "not using it for the rest of this process"
 expect_out PASS
-expect_true "a hanging remote costs one timeout (<15 s)" test $(($(date +%s) - start)) -lt 15
+expect_true "a hanging remote costs no hang (<60 s)" test $(($(date +%s) - start)) -lt 60
+OUT=$(stats hang)
+expect_out '"remote_errors": 1'
 # An answer that is not an entry (a web page at the URL) is refused, and the compile proceeds.
 mkdir -p "$HTTP_DATA/garbage"
 run_from garbage-ci "$PTO" 0 run "$EX/add.ptir" --dim M=70 --remote-cache "$HTTP_URL/garbage"

@@ -101,7 +101,7 @@ static void test_mesh_allreduce_example(void **state) {
     for (int64_t i = 0; i < rows * 64; i++)
       x[i] = small_int();
     pto_ir_interp_arg args[2] = {t2(x, PTO_DTYPE_F32, rows, 64), t2(y, PTO_DTYPE_F32, rows, 64)};
-    assert_pto_ok(run_host(p, args, 2, n, 10000));
+    assert_pto_ok(run_host(p, args, 2, n, 60000));
     for (int r = 0; r < n; r++)
       for (int i = 0; i < 32 * 64; i++) {
         float want = 0;
@@ -231,7 +231,7 @@ static void test_collectives_on_2_to_8_ranks(void **state) {
           t2(x, PTO_DTYPE_F32, m, CCOLS),      t2(y, PTO_DTYPE_F32, m, CCOLS),
           scalar_arg(PTO_DTYPE_INDEX, kind),   scalar_arg(PTO_DTYPE_INDEX, root),
           scalar_arg(PTO_DTYPE_INDEX, rounds), scalar_arg(PTO_DTYPE_INDEX, calls)};
-      pto_status s = run_host(p, args, 6, n, 10000);
+      pto_status s = run_host(p, args, 6, n, 60000);
       if (s) print_error("%s on %d ranks: %s\n", k_kind_names[kind], n, pto_status_message(s));
       assert_pto_ok(s);
       for (int r = 0; r < n; r++)
@@ -264,7 +264,7 @@ static void test_ring_allreduce_example(void **state) {
       x[i] = small_int();
     pto_ir_interp_arg a[4] = {t2(x, PTO_DTYPE_F32, rows, 64), t2(y, PTO_DTYPE_F32, rows, 64),
                               scalar_arg(PTO_DTYPE_F32, 2), scalar_arg(PTO_DTYPE_INDEX, 3)};
-    assert_pto_ok(run_host(p, a, 4, n, 10000));
+    assert_pto_ok(run_host(p, a, 4, n, 60000));
     for (int r = 0; r < n; r++)
       for (int i = 0; i < 32 * 64; i++) {
         float sum = 0;
@@ -299,7 +299,7 @@ static void test_tp_ffn_example(void **state) {
     pto_ir_interp_arg a[4] = {t2(x, PTO_DTYPE_F32, 32, 64), tensor_arg(w1, PTO_DTYPE_F32, 3, s3a),
                               tensor_arg(w2, PTO_DTYPE_F32, 3, s3b),
                               t2(y, PTO_DTYPE_F32, 32 * n, 64)};
-    assert_pto_ok(run_host(p, a, 4, n, 10000));
+    assert_pto_ok(run_host(p, a, 4, n, 60000));
     /* reference: y = sum_r relu(x @ w1[r]) @ w2[r] */
     static float want[32 * 64], h[32 * 32];
     memset(want, 0, sizeof want);
@@ -424,7 +424,7 @@ static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   check_error(s, "call @o device=0",
               "dist.wait on rank 0 timed out after 300 ms: window %wsig (%sig in @k) at offsets "
               "[1, 3]: expected == 1, current value 0");
-  assert_true(dt >= 0.29 && dt < 3.0);
+  assert_true(dt >= 0.29 && dt < 30.0); /* not early; the upper bound: a hang's */
 
   /* cmp=ge on an element that only rank 1 adds 2 to (rank 0 adds after its wait) */
   a = scalar_arg(PTO_DTYPE_INDEX, 1);
@@ -433,7 +433,7 @@ static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   dt = now_s() - t0;
   check_error(s, "dist.wait on rank 0 timed out after 200 ms",
               "at offsets [0, 2]: expected >= 5, current value 2");
-  assert_true(dt < 3.0);
+  assert_true(dt < 30.0); /* a hang's bound */
 
   /* a barrier that rank 1 never reaches */
   a = scalar_arg(PTO_DTYPE_INDEX, 2);
@@ -443,7 +443,7 @@ static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   check_error(s, "dist.barrier on rank ",
               "timed out after 200 ms on signal window %wbar (%s in @b): 2 of 3 ranks arrived; "
               "waiting for rank 1");
-  assert_true(dt < 3.0);
+  assert_true(dt < 30.0); /* a hang's bound */
 
   /* the deadline: a parameter, else $PTO_DIST_TIMEOUT_MS, else 5 s */
   unsetenv("PTO_DIST_TIMEOUT_MS");
@@ -454,7 +454,7 @@ static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   a = scalar_arg(PTO_DTYPE_INDEX, 0);
   t0 = now_s();
   check_error(run_host(p, &a, 1, 2, 0), "timed out after 150 ms", NULL);
-  assert_true(now_s() - t0 < 3.0);
+  assert_true(now_s() - t0 < 30.0); /* a hang's bound */
   /* A bad value is an error naming the variable and the range, not a silent default (issue #34
    * item 23). */
   static const char *const bad[] = {"x", "1e3", "4294967297", "-1", "0", "86400001"};
@@ -496,11 +496,12 @@ static void test_a_failure_stops_the_waiting_ranks(void **state) {
   pto_ir_program *p = parse_text(text);
   pto_ir_interp_arg a = scalar_arg(PTO_DTYPE_I32, 0);
   double t0 = now_s();
-  pto_status s = run_host(p, &a, 1, 4, 20000);
+  /* At once: well before the 60 s deadline (30 s leaves a loaded host or TSan its time). */
+  pto_status s = run_host(p, &a, 1, 4, 60000);
   check_error(s, "d.ptir:20:5: call @o device=1: ", "integer division by zero");
-  assert_true(now_s() - t0 < 5.0);
+  assert_true(now_s() - t0 < 30.0);
   a = scalar_arg(PTO_DTYPE_I32, 1);
-  assert_pto_ok(run_host(p, &a, 1, 4, 20000));
+  assert_pto_ok(run_host(p, &a, 1, 4, 60000));
   pto_ir_program_destroy(p);
 }
 
@@ -560,7 +561,7 @@ static void test_calls_run_in_order(void **state) {
     float acc[8] = {1, 2, 3, 4, -1, -2, -3, -4}, t[4] = {1, 2, 3, 4}, u[4] = {0}, w[4] = {0};
     pto_ir_interp_arg a[4] = {t2(acc, PTO_DTYPE_F32, 2, 4), t2(t, PTO_DTYPE_F32, 1, 4),
                               t2(u, PTO_DTYPE_F32, 1, 4), t2(w, PTO_DTYPE_F32, 1, 4)};
-    assert_pto_ok(run_host(p, a, 4, 4, 10000));
+    assert_pto_ok(run_host(p, a, 4, 4, 60000));
     for (int c = 0; c < 4; c++) {
       float e0 = (float)(c + 1), e1 = (float)-(c + 1);
       for (int i = 0; i < 12; i++) {
@@ -617,13 +618,13 @@ static void test_reshape_and_select(void **state) {
   }
   int64_t s3[3] = {3, 4, 8};
   pto_ir_interp_arg a[2] = {tensor_arg(x, PTO_DTYPE_F32, 3, s3), t2(y, PTO_DTYPE_F32, 3, 32)};
-  assert_pto_ok(run_host(p, a, 2, 3, 10000));
+  assert_pto_ok(run_host(p, a, 2, 3, 60000));
   for (int i = 0; i < 96; i++)
     assert_true(y[i] == (float)i);
   /* with 2 ranks, the third block is untouched */
   for (int i = 0; i < 96; i++)
     y[i] = -1;
-  assert_pto_ok(run_host(p, a, 2, 2, 10000));
+  assert_pto_ok(run_host(p, a, 2, 2, 60000));
   for (int i = 0; i < 96; i++)
     assert_true(y[i] == (i < 64 ? (float)i : -1.0f));
   /* a slice that is not contiguous at run time cannot be reshaped */
@@ -702,7 +703,7 @@ static void test_ring_shift_with_remote_store(void **state) {
       x[i] = i * 7 - 100;
     pto_ir_interp_arg a[3] = {t2(x, PTO_DTYPE_I32, 8 * n, 16), t2(y, PTO_DTYPE_I32, 8 * n, 16),
                               scalar_arg(PTO_DTYPE_INDEX, rounds)};
-    assert_pto_ok(run_host(p, a, 3, n, 10000));
+    assert_pto_ok(run_host(p, a, 3, n, 60000));
     for (int r = 0; r < n; r++)
       for (int i = 0; i < 128; i++) {
         int src = (r + n - 1) % n;
@@ -764,7 +765,7 @@ static void test_collective_misuse(void **state) {
               "the window must be [N, C] with N divisible by the 3 ranks, got rank 2, N = 8");
   check_error(run_host(p, &a, 1, 5, 5000), "dist.allgather on rank ",
               "the signal window %s must be i32 [1, S] with S >= 5 ranks");
-  assert_pto_ok(run_host(p, &a, 1, 4, 5000));
+  assert_pto_ok(run_host(p, &a, 1, 4, 60000));
   pto_ir_program_destroy(p);
 }
 

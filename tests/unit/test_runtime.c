@@ -62,12 +62,14 @@ static int32_t k_ctx(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx
   return 0;
 }
 
-/* Says it started, then waits (at most 10 s) until released: a launch that stays running. */
+/* Says it started, then waits until released: a launch that stays running. At most 60 s, a hang's
+ * bound, longer than the tests' own 10 s waits meanwhile (a launch that ended early would pass
+ * for a close or a refusal that did not wait for it). */
 static atomic_int g_wait_started, g_wait_release;
 static int32_t k_wait(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)t, (void)s, (void)ctx;
   atomic_store(&g_wait_started, 1);
-  for (int i = 0; i < 10000 && !atomic_load(&g_wait_release); i++)
+  for (int i = 0; i < 60000 && !atomic_load(&g_wait_release); i++)
     usleep(1000);
   return 0;
 }
@@ -1223,7 +1225,7 @@ static void test_idle_spinners_leave_a_cpu_to_the_dispatching_thread(void **stat
   pto_run_config_init(&cfg);
   cfg.aiv_cores = 4;
   cfg.aic_cores = 1;
-  cfg.idle_spin_us = 5000000; /* every idle core would spin 5 s */
+  cfg.idle_spin_us = 60000000; /* every idle core would spin 60 s (close stops them) */
   pto_worker *w = NULL;
   assert_pto_ok(pto_worker_open(&cfg, &w));
   assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
@@ -1243,13 +1245,13 @@ static void test_idle_spinners_leave_a_cpu_to_the_dispatching_thread(void **stat
     if (t[i].core >= 0 && t[i].core < 8 && !used_core[t[i].core]++) ncores_used++;
   assert_true(ncores_used >= 2); /* several cores went idle together */
   /* Now idle: they count themselves while they spin. Those over the budget give their places
-   * up (within the 2 s deadline, whatever the load; they would spin 5 s), and from then on one
-   * spins (a core spins at all), never more. */
+   * up (each once it runs: within 30 s, a hang's bound, whatever the load; they would spin 60 s),
+   * and from then on one spins (a core spins at all), never more. */
   pto__rt_worker *iw = pto__rt_obj_get(w, PTO__RT_OBJ_WORKER, NULL);
   assert_non_null(iw);
   assert_int_equal(iw->pool.spin_budget, 1);
   uint64_t t0 = pto__rt_now_ns();
-  while (atomic_load(&iw->pool.nspinning) > 1 && pto__rt_now_ns() - t0 < 2000 * 1000 * 1000ull) {
+  while (atomic_load(&iw->pool.nspinning) > 1 && pto__rt_now_ns() - t0 < 30000 * 1000 * 1000ull) {
     struct timespec ts = {0, 100 * 1000};
     nanosleep(&ts, NULL);
   }

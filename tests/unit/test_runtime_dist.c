@@ -220,7 +220,8 @@ static pto_program *host_program(pto_host_entry_fn fn, int n, const int32_t *ids
   return p;
 }
 
-static pto_dist_worker *open_worker(int n, const int32_t *ids) {
+/* A worker of n chips; chips as processes with an explicit wait deadline of timeout_ms. */
+static pto_dist_worker *open_worker_ms(int n, const int32_t *ids, uint32_t timeout_ms) {
   pto_dist_config cfg;
   pto_dist_config_init(&cfg);
   cfg.ndevices = n;
@@ -231,10 +232,17 @@ static pto_dist_worker *open_worker(int n, const int32_t *ids) {
   /* Chip threads: the deadline is left implicit, so that the host runs the commands of chips
    * whose threads sleep (an explicit one turns that off, for its stall check); the tests that
    * need the stall check do not run with threads. */
-  cfg.wait_timeout_ms = g_threads ? 0 : 2000;
+  cfg.wait_timeout_ms = g_threads ? 0 : timeout_ms;
   pto_dist_worker *w = NULL;
   assert_pto_ok(pto_dist_worker_open(&cfg, &w));
   return w;
+}
+
+/* The deadline of most tests, explicit (the stall check on) but only a hang's bound: 20 s, so
+ * that a chip slowed by a loaded host or a sanitizer (TSan: 5-15x) is never taken for a stuck
+ * one (it was 2 s). */
+static pto_dist_worker *open_worker(int n, const int32_t *ids) {
+  return open_worker_ms(n, ids, 20000);
 }
 
 static void fill(float *x, int64_t n, float base) {
@@ -631,7 +639,7 @@ static void chip_run_open(chip_run *r) {
   if (g_threads) skip(); /* a chip thread cannot be killed or stopped alone */
   static float x[ROWS * COLS * 2], y[ROWS * COLS * 2];
   const int64_t shape[2] = {ROWS * 2, COLS};
-  r->w = open_worker(2, NULL);
+  r->w = open_worker_ms(2, NULL, 2000); /* the stopped chip's test waits out 2 s */
   r->p = host_program(host_blocks, 2, NULL, 2);
   pto_host_tensor_init(&r->tx, x, PTO_DTYPE_F32, 2, shape);
   pto_host_tensor_init(&r->ty, y, PTO_DTYPE_F32, 2, shape);
@@ -731,11 +739,12 @@ static void test_bad_timeout_setting_is_an_error(void **state) {
                          "wait_timeout_ms 86400001 is out of range");
 }
 
-/* Waits (at most 10 s) until released, then runs host_blocks: a run that stays in its host code. */
+/* Waits until released, then runs host_blocks: a run that stays in its host code. At most 60 s, a
+ * hang's bound, longer than the tests' own 10 s waits meanwhile. */
 static atomic_int g_host_started, g_host_release;
 static int32_t host_waiting(const pto_host_api *api, const pto_host_args *a) {
   atomic_store(&g_host_started, 1);
-  for (int i = 0; i < 10000 && !atomic_load(&g_host_release); i++)
+  for (int i = 0; i < 60000 && !atomic_load(&g_host_release); i++)
     usleep(1000);
   return host_blocks(api, a);
 }
@@ -1017,7 +1026,7 @@ static void test_chips_end_with_their_parent(void **state) {
   for (int r = 0; r < 2; r++) {
     assert_true(pids[r] > 0);
     int ended = 0;
-    for (int i = 0; i < 500 && !ended; i++) { /* 5 s */
+    for (int i = 0; i < 3000 && !ended; i++) { /* 30 s at most: a hang's bound */
       ended = process_ended(pids[r]);
       if (!ended) {
         struct timespec ts = {0, 10000000L};
@@ -1052,7 +1061,7 @@ static void test_dead_chip_noticed_with_sigchld_ignored(void **state) {
 static void test_stopped_chip_fails_the_run_and_close_ends_it(void **state) {
   (void)state;
   chip_run r;
-  chip_run_open(&r); /* wait_timeout_ms 2000 */
+  chip_run_open(&r); /* wait_timeout_ms 2000: "has not run for 2000 ms" */
   assert_int_equal(kill(r.pid, SIGSTOP), 0);
   char want[160];
   snprintf(want, sizeof want,
@@ -1321,7 +1330,7 @@ static void test_chips_dump_and_record_each_call(void **state) {
   char *dir = tu_mkdtemp("dist-dump");
   pto_dist_config cfg;
   small_cfg(&cfg, 2);
-  cfg.wait_timeout_ms = 2000;
+  cfg.wait_timeout_ms = 20000; /* explicit, a hang's bound (dumping is slow on a loaded disk) */
   cfg.dump_args_dir = dir;
   cfg.dump_args_level = 4;
   pto_dist_worker *w = NULL;

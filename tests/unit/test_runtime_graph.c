@@ -90,12 +90,14 @@ static int32_t k_slow_fill(const pto_kernel_tensor *t, const uint64_t *s, pto_co
 
 static atomic_int g_flag;
 
-/* Waits (at most 2 s) for k_set_flag; out[0] = 1 if it saw it. */
+/* Waits for k_set_flag; out[0] = 1 if it saw it. At most 20 s: a bound that makes tasks run in
+ * statement order fail the test instead of hanging it, not a time the other task must start in
+ * (it was 2 s, which a loaded host can take to schedule the other core's thread). */
 static int32_t k_wait_flag(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)s;
   (void)ctx;
   int seen = 0;
-  for (int i = 0; i < 2000 && !(seen = atomic_load(&g_flag)); i++)
+  for (int i = 0; i < 20000 && !(seen = atomic_load(&g_flag)); i++)
     sleep_ms(1);
   *kv_f32p(&t[0], 0) = (float)seen;
   return 0;

@@ -19,11 +19,12 @@ static void sleep_us(long us) {
   nanosleep(&ts, NULL);
 }
 
-/* Waits (at most 2 s) for the orchestration to open the gate, then a[0..n) = 1. */
+/* Waits for the orchestration to open the gate, then a[0..n) = 1. At most 30 s: a hang's bound
+ * (it was 2 s; a gate opened late lets tasks run before the whole graph is submitted). */
 static int32_t k_gate(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)s;
   (void)ctx;
-  for (int i = 0; i < 20000 && !atomic_load(&g_gate); i++)
+  for (int i = 0; i < 300000 && !atomic_load(&g_gate); i++)
     sleep_us(100);
   for (int64_t i = 0, n = kv_numel(&t[0]); i < n; i++)
     *kv_f32p(&t[0], i) = 1.0f;
