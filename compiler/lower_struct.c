@@ -77,8 +77,9 @@ static int sub_offsets(lw *L, const pto_ir_stmt *s, const pto_ir_arg *a, int64_t
     LLVMValueRef v = pto__lower_expr(L, a->list.items[k]);
     if (!v) return -1;
     offs[k] = pto__lower_convert(L, v, a->list.items[k]->dtype, PTO_DTYPE_INDEX);
+    /* reported as position [k, PTO_KERNEL_INDEX_SUB | the largest offset] */
     pto__lower_check_index(L, s, offs[k], i64c(L, 0), i64c(L, ext[k] - sub[k] + 1), i64c(L, k),
-                           i64c(L, 0));
+                           i64c(L, PTO_KERNEL_INDEX_SUB | (ext[k] - sub[k])));
   }
   return 0;
 }
