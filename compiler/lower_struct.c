@@ -39,8 +39,7 @@ static void copy_run(lw *L, const lw_tile *t, LLVMValueRef to, const lw_tile *a,
 
 /* ---- launch errors -------------------------------------------------------------------------- */
 
-/* The statement index of s in the kernel (pto_ir_func_stmt_at), as launch errors name it. */
-static int64_t op_index(lw *L, const pto_ir_stmt *s) {
+int64_t pto__lower_op_index(lw *L, const pto_ir_stmt *s) {
   int pos = L->cur_pos - 1;
   if (pos >= 0 && pto_ir_func_stmt_at(L->k, pos) == s) return pos;
   for (int i = 0;; i++) {
@@ -57,7 +56,7 @@ void pto__lower_check_index(lw *L, const pto_ir_stmt *s, LLVMValueRef v, LLVMVal
   if (hi) bad = LLVMBuildOr(b, bad, LLVMBuildICmp(b, LLVMIntSGE, v, hi, ""), "oob");
   LLVMValueRef mask = i64c(L, 0x1fffff);
   LLVMValueRef d0 =
-      LLVMBuildOr(b, i64c(L, op_index(L, s) << 42),
+      LLVMBuildOr(b, i64c(L, pto__lower_op_index(L, s) << 42),
                   LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAnd(b, r, mask, ""), i64c(L, 21), ""),
                               LLVMBuildAnd(b, c, mask, ""), ""),
                   "");

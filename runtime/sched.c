@@ -643,6 +643,13 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
                             (long long)ctx.err_detail[0], (long long)ctx.err_detail[1]);
       else if (rc == PTO_KERNEL_ERR_INDEX)
         s = index_error(L, t, name, rc, &ctx);
+      else if (rc == PTO_KERNEL_ERR_DIV_ZERO && ctx.err_detail[1] == 1 && ctx.err_detail[0] >= 0 &&
+               ctx.err_detail[0] <= INT32_MAX &&
+               !pto_program_kernel_op_text(L->prog, name, (int32_t)ctx.err_detail[0], detail,
+                                           sizeof detail))
+        s = pto_status_make(PTO_STATUS_LAUNCH,
+                            "kernel '%s' (id %d, task %u) failed with code %d (%s): %s", name,
+                            t->kernel_id, t->seq, rc, kernel_err_text(rc), detail);
       else
         s = pto_status_make(PTO_STATUS_LAUNCH,
                             "kernel '%s' (id %d, task %u) failed with code %d (%s)", name,
