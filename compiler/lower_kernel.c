@@ -462,10 +462,11 @@ LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LL
   case LW_MUL: return LLVMBuildMul(b, a, bv, "");
   case LW_DIV:
   case LW_MOD:
-    if (divzero_flag) {
+    if (divzero_flag) { /* a zero divisor records the op (L->divzero_op) */
       LLVMValueRef z = LLVMBuildICmp(b, LLVMIntEQ, bv, LLVMConstNull(LLVMTypeOf(bv)), "");
-      LLVMValueRef old = LLVMBuildLoad2(b, L->t_i8, divzero_flag, "");
-      LLVMBuildStore(b, LLVMBuildOr(b, old, LLVMBuildZExt(b, z, L->t_i8, ""), ""), divzero_flag);
+      LLVMValueRef old = LLVMBuildLoad2(b, L->t_i64, divzero_flag, "");
+      LLVMValueRef op = LLVMConstInt(L->t_i64, (uint64_t)L->divzero_op, 1);
+      LLVMBuildStore(b, LLVMBuildSelect(b, z, op, old, ""), divzero_flag);
     }
     return int_divmod(L, dt, a, bv, op == LW_MOD);
   case LW_MIN: {
@@ -1268,8 +1269,9 @@ static void build_function(lw *L) {
 static void build_prologue(lw *L) {
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(L->c, L->fn, "entry");
   LLVMPositionBuilderAtEnd(L->b, entry);
-  L->divzero = LLVMBuildAlloca(L->b, L->t_i8, "divzero");
-  LLVMBuildStore(L->b, LLVMConstInt(L->t_i8, 0, 0), L->divzero);
+  L->divzero = LLVMBuildAlloca(L->b, L->t_i64, "divzero");
+  LLVMBuildStore(L->b, LLVMConstInt(L->t_i64, 0, 0), L->divzero);
+  L->divzero_op = -1;
   if (L->footprint > 0) {
     LLVMValueRef have = load_field(L, L->t_ctx, L->arg_ctx, 3, -1, L->t_i64, "scratch_size");
     LLVMValueRef need = pto__lower_i64(L, L->footprint);

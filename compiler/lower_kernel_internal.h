@@ -190,7 +190,9 @@ typedef struct lw {
   LLVMTypeRef t_desc, t_ctx, t_dist; /* pto_kernel_tensor, pto_core_ctx, pto_dist_ctx */
   LLVMValueRef arg_tensors, arg_scalars, arg_ctx;
   LLVMValueRef scratch;
-  LLVMValueRef divzero;       /* i8 alloca: a tile op met an integer zero divisor */
+  LLVMValueRef divzero;       /* i64 alloca: 0, or 1 + the statement index of a tile op that met
+                               * an integer zero divisor (-1: the op is unknown) */
+  int64_t divzero_op;         /* what a divide lowered now stores there: 1 + its statement index */
   LLVMValueRef stream_stores; /* pto__lower_stream_stores, once made */
 
   LLVMValueRef md_scratch, md_tensor;
@@ -250,6 +252,8 @@ void pto__lower_fail_if(lw *L, LLVMValueRef cond, int code, LLVMValueRef d0, LLV
  * unless lo <= v < hi (i64 values; hi NULL: no upper bound). */
 void pto__lower_check_index(lw *L, const pto_ir_stmt *s, LLVMValueRef v, LLVMValueRef lo,
                             LLVMValueRef hi, LLVMValueRef r, LLVMValueRef c);
+/* The statement index of s in the kernel (pto_ir_func_stmt_at), as launch errors name it. */
+int64_t pto__lower_op_index(lw *L, const pto_ir_stmt *s);
 LLVMValueRef pto__lower_smin(lw *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pto__lower_smax(lw *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pto__lower_binop(lw *L, lw_bin op, pto_dtype dt, LLVMValueRef a, LLVMValueRef b,

@@ -105,10 +105,13 @@ static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildAdd(L->b, a, b, "");
 }
 
+/* Fails the launch when a divide met a zero divisor: err_detail {its statement index (or -2),
+ * 1} (pto/kernel_abi.h). */
 static void check_divzero_flag(lw *L) {
-  LLVMValueRef f = LLVMBuildLoad2(L->b, L->t_i8, L->divzero, "");
-  LLVMValueRef z = LLVMBuildICmp(L->b, LLVMIntNE, f, LLVMConstInt(L->t_i8, 0, 0), "");
-  pto__lower_fail_if(L, z, PTO_KERNEL_ERR_DIV_ZERO, NULL, NULL);
+  LLVMValueRef f = LLVMBuildLoad2(L->b, L->t_i64, L->divzero, "");
+  LLVMValueRef z = LLVMBuildICmp(L->b, LLVMIntNE, f, pto__lower_i64(L, 0), "");
+  LLVMValueRef op = LLVMBuildSub(L->b, f, pto__lower_i64(L, 1), "");
+  pto__lower_fail_if(L, z, PTO_KERNEL_ERR_DIV_ZERO, op, pto__lower_i64(L, 1));
 }
 
 void pto__lower_copy_tile(lw *L, LLVMValueRef dst, LLVMValueRef src, const lw_tile *t) {
@@ -928,6 +931,7 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
                        : e->vw > 1  ? splat(L, x->scalar, e->vw)
                                     : x->scalar;
       pto__lower_stmt_bin(x->s, &bop);
+      L->divzero_op = pto__lower_op_index(L, x->s) + 1;
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
     }
@@ -936,6 +940,7 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
                        : e->vw > 1 ? splat(L, x->rowv, e->vw)
                                    : x->rowv;
       pto__lower_stmt_bin(x->s, &bop);
+      L->divzero_op = pto__lower_op_index(L, x->s) + 1;
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
     }
@@ -943,6 +948,7 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
       LLVMValueRef b = col_operand(L, e, i, x->b);
       if (!b) return -1;
       pto__lower_stmt_bin(x->s, &bop);
+      L->divzero_op = pto__lower_op_index(L, x->s) + 1;
       r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
       break;
     }
@@ -1706,6 +1712,7 @@ static void lower_expand(lw *L, const pto_ir_stmt *s, int row, lw_bin op) {
   LLVMValueRef idx = add(L, mul(L, i, Cv), j);
   LLVMValueRef x = load_c(L, a, idx);
   LLVMValueRef y = row ? vrow : load_c(L, v, j);
+  L->divzero_op = pto__lower_op_index(L, s) + 1;
   LLVMValueRef r = pto__lower_binop(L, op, dt, x, y, L->divzero);
   pto__lower_tile_store(L, t->base, dt, idx, pto__lower_to_storage(L, dt, r));
   pto__lower_loop_end(L, &lj);

@@ -39,8 +39,7 @@ static void copy_run(lw *L, const lw_tile *t, LLVMValueRef to, const lw_tile *a,
 
 /* ---- launch errors -------------------------------------------------------------------------- */
 
-/* The statement index of s in the kernel (pto_ir_func_stmt_at), as launch errors name it. */
-static int64_t op_index(lw *L, const pto_ir_stmt *s) {
+int64_t pto__lower_op_index(lw *L, const pto_ir_stmt *s) {
   int pos = L->cur_pos - 1;
   if (pos >= 0 && pto_ir_func_stmt_at(L->k, pos) == s) return pos;
   for (int i = 0;; i++) {
@@ -57,7 +56,7 @@ void pto__lower_check_index(lw *L, const pto_ir_stmt *s, LLVMValueRef v, LLVMVal
   if (hi) bad = LLVMBuildOr(b, bad, LLVMBuildICmp(b, LLVMIntSGE, v, hi, ""), "oob");
   LLVMValueRef mask = i64c(L, 0x1fffff);
   LLVMValueRef d0 =
-      LLVMBuildOr(b, i64c(L, op_index(L, s) << 42),
+      LLVMBuildOr(b, i64c(L, pto__lower_op_index(L, s) << 42),
                   LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAnd(b, r, mask, ""), i64c(L, 21), ""),
                               LLVMBuildAnd(b, c, mask, ""), ""),
                   "");
@@ -77,8 +76,9 @@ static int sub_offsets(lw *L, const pto_ir_stmt *s, const pto_ir_arg *a, int64_t
     LLVMValueRef v = pto__lower_expr(L, a->list.items[k]);
     if (!v) return -1;
     offs[k] = pto__lower_convert(L, v, a->list.items[k]->dtype, PTO_DTYPE_INDEX);
+    /* reported as position [k, PTO_KERNEL_INDEX_SUB | the largest offset] */
     pto__lower_check_index(L, s, offs[k], i64c(L, 0), i64c(L, ext[k] - sub[k] + 1), i64c(L, k),
-                           i64c(L, 0));
+                           i64c(L, PTO_KERNEL_INDEX_SUB | (ext[k] - sub[k])));
   }
   return 0;
 }

@@ -549,6 +549,13 @@ static int float_fits(double v, pto_dtype dt) {
   }
 }
 
+/* A literal above INT64_MAX (text `18446744073709551615`, pto_ir_builder_uint): an INT of dtype
+ * u64 whose bits are negative as an int64, from its creation on. Only a u64 or a float context
+ * holds it; any other literal of dtype u64 is at least 0 (a negative one does not fit). */
+static int big_literal(const pto_ir_expr *e) {
+  return e->kind == PTO_EXPR_INT && e->dtype == PTO_DTYPE_U64 && e->i < 0;
+}
+
 static int int_fits(int64_t v, pto_dtype dt) {
   switch (dt) {
   case PTO_DTYPE_I8: return v >= INT8_MIN && v <= INT8_MAX;
@@ -564,13 +571,46 @@ static int int_fits(int64_t v, pto_dtype dt) {
   }
 }
 
+/* Whether integer literal e fits dtype dt. */
+static int lit_fits(const pto_ir_expr *e, pto_dtype dt) {
+  if (big_literal(e))
+    return dt == PTO_DTYPE_U64 ||
+           (pto_dtype_is_float(dt) && float_fits((double)(uint64_t)e->i, dt));
+  return int_fits(e->i, dt);
+}
+
+/* "literal 300 does not fit u8 (an integer from 0 to 255)": integer literal e and dtype dt. */
+static pto_status lit_misfit(pto_ir_builder *b, const pto_ir_expr *e, pto_dtype dt,
+                             const char *what) {
+  char lit[32], range[96] = "";
+  if (big_literal(e))
+    snprintf(lit, sizeof lit, "%llu", (unsigned long long)e->i);
+  else
+    snprintf(lit, sizeof lit, "%lld", (long long)e->i);
+  int64_t lo;
+  uint64_t hi;
+  if (dt != PTO_DTYPE_BOOL && pto_dtype_int_range(dt, &lo, &hi) == 0)
+    snprintf(range, sizeof range, " (an integer from %lld to %llu)", (long long)lo,
+             (unsigned long long)hi);
+  else if (dt == PTO_DTYPE_BOOL)
+    snprintf(range, sizeof range, " (write true or false)");
+  return fail_at(b, e->loc, "%sliteral %s does not fit %s%s%s", what, lit, pto_dtype_name(dt),
+                 range,
+                 big_literal(e) && !pto_dtype_is_float(dt)
+                     ? "; only a u64 holds it: give it a u64 context, e.g. %x: u64 = ..."
+                     : "");
+}
+
 /* Gives a flexible expression dtype dt; `what` names the context for messages. */
 static pto_status coerce(pto_ir_builder *b, pto_ir_expr *e, pto_dtype dt, const char *what) {
   switch (e->kind) {
   case PTO_EXPR_INT:
-    if (!int_fits(e->i, dt))
-      return fail_at(b, e->loc, "%sliteral %lld does not fit %s", what, (long long)e->i,
-                     pto_dtype_name(dt));
+    if (!lit_fits(e, dt)) return lit_misfit(b, e, dt, what);
+    if (big_literal(e) && pto_dtype_is_float(dt)) { /* the value, as a float literal */
+      double v = (double)(uint64_t)e->i;
+      e->kind = PTO_EXPR_FLOAT;
+      e->f = v;
+    }
     break;
   case PTO_EXPR_FLOAT:
     if (!pto_dtype_is_float(dt) || !float_fits(e->f, dt)) {
@@ -595,9 +635,7 @@ static pto_status commit(pto_ir_builder *b, const pto_ir_expr *e) {
   if (!e) return PTO_OK;
   switch (e->kind) {
   case PTO_EXPR_INT:
-    if (!int_fits(e->i, e->dtype))
-      return fail_at(b, e->loc, "literal %lld does not fit %s", (long long)e->i,
-                     pto_dtype_name(e->dtype));
+    if (!lit_fits(e, e->dtype)) return lit_misfit(b, e, e->dtype, "");
     return PTO_OK;
   case PTO_EXPR_FLOAT:
     if (!float_fits(e->f, e->dtype)) {
@@ -645,6 +683,8 @@ static pto_status finish_scalar(pto_ir_builder *b, pto_ir_expr *e, const char *w
     txt t = ttext(b, e->value->type);
     return fail_at(b, e->loc, "%sexpected a scalar, got %%%s: %s", what, e->value->name, t.s);
   }
+  /* Literals alone take their default dtype (a literal above INT64_MAX fits no index). */
+  if (pto__ir_expr_is_flexible(e)) TRY(coerce(b, e, pto__ir_flexible_default(e), what));
   return commit(b, e);
 }
 
@@ -653,6 +693,13 @@ static pto_status finish_scalar(pto_ir_builder *b, pto_ir_expr *e, const char *w
 pto_status pto_ir_builder_int(pto_ir_builder *b, int64_t v, pto_ir_expr **out_expr) {
   CHECK(b);
   if (!(*out_expr = new_int(b, v))) return oom(b);
+  return PTO_OK;
+}
+
+pto_status pto_ir_builder_uint(pto_ir_builder *b, uint64_t v, pto_ir_expr **out_expr) {
+  CHECK(b);
+  if (!(*out_expr = new_int(b, (int64_t)v))) return oom(b);
+  if (v > (uint64_t)INT64_MAX) (*out_expr)->dtype = PTO_DTYPE_U64; /* see big_literal */
   return PTO_OK;
 }
 
@@ -735,6 +782,9 @@ pto_status pto_ir_builder_unary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr *
       return fail_at(b, a->loc, "operand of - must be a number, got bool");
     /* -literal folds into a literal, so `-5` is the same node from text and from C. */
     if (a->kind == PTO_EXPR_INT) {
+      if (big_literal(a))
+        return fail_at(b, b->loc, "integer literal -%llu out of range (" PTO__LIT_LOWEST ")",
+                       (unsigned long long)a->i);
       if (a->i == INT64_MIN) return fail_at(b, a->loc, "integer literal out of range");
       a->i = -a->i;
       a->loc = b->loc;
@@ -785,7 +835,11 @@ pto_status pto_ir_builder_binary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr 
     } else if (rf && !lf) {
       TRY(coerce(b, rhs, lhs->dtype, ""));
     } else if (lf && rf && lhs->dtype != rhs->dtype) {
-      pto_dtype u = pto_dtype_is_float(lhs->dtype) ? lhs->dtype : rhs->dtype;
+      /* a float literal's dtype, else u64 where one side holds a literal above INT64_MAX */
+      pto_dtype u = pto_dtype_is_float(lhs->dtype)   ? lhs->dtype
+                    : pto_dtype_is_float(rhs->dtype) ? rhs->dtype
+                    : lhs->dtype == PTO_DTYPE_U64    ? lhs->dtype
+                                                     : rhs->dtype;
       TRY(coerce(b, lhs, u, ""));
       TRY(coerce(b, rhs, u, ""));
     }

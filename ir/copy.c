@@ -55,7 +55,9 @@ static pto_status clone_expr(pto_ir_builder *b, const pto_ir_program *src, const
   pto_ir_builder_set_loc(b, e->loc);
   pto_ir_expr *a, *c;
   switch (e->kind) {
-  case PTO_EXPR_INT: return pto_ir_builder_int(b, e->i, out);
+  case PTO_EXPR_INT: /* a u64 literal above INT64_MAX stays one */
+    if (e->dtype == PTO_DTYPE_U64) return pto_ir_builder_uint(b, (uint64_t)e->i, out);
+    return pto_ir_builder_int(b, e->i, out);
   case PTO_EXPR_FLOAT: return pto_ir_builder_float(b, e->f, out);
   case PTO_EXPR_BOOL: return pto_ir_builder_bool(b, e->b, out);
   case PTO_EXPR_VALUE: {

@@ -39,6 +39,10 @@ int pto__ir_expr_is_flexible(const pto_ir_expr *e);
 /* The dtype a flexible expression takes without context: f32 if it has a float literal, else
  * index. */
 pto_dtype pto__ir_flexible_default(const pto_ir_expr *e);
+/* The ends of the integer literals: i64's lowest and u64's highest (the parser's and the
+ * builder's messages). */
+#define PTO__LIT_LOWEST "at least -9223372036854775808, the lowest i64"
+#define PTO__LIT_HIGHEST "at most 18446744073709551615, the highest u64"
 
 /* Words that cannot name a dynamic symbol: grammar keywords, dtypes, min, max, mod. */
 int pto__ir_reserved_word(const char *s, size_t n);

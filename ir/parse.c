@@ -225,7 +225,8 @@ static int lex(parser *p) {
       if (bad) {
         t = push_tok(p, T_ERROR, st, (size_t)(s - st), loc);
         if (!t) return -1;
-        t->msg = bad == 2 ? "integer literal out of range" : "malformed number";
+        t->msg =
+            bad == 2 ? "integer literal out of range (" PTO__LIT_HIGHEST ")" : "malformed number";
         return 0;
       }
       t = push_tok(p, is_float ? T_FLOAT : T_INT, st, (size_t)(s - st), loc);
@@ -482,10 +483,11 @@ static pto_status enter(parser *p, const tok *t) {
 
 static pto_status int_literal(parser *p, const tok *t, int negate, pto_ir_expr **out) {
   pto_ir_builder_set_loc(p->b, t->loc);
-  if (t->u > (uint64_t)INT64_MAX) {
-    if (negate && t->u == (uint64_t)INT64_MAX + 1) return pto_ir_builder_int(p->b, INT64_MIN, out);
-    return err_at(p, t, "integer literal %.*s out of range (at most 9223372036854775807)",
-                  (int)t->n, t->s);
+  if (t->u > (uint64_t)INT64_MAX) { /* -2^63 (i64's lowest), or a u64 literal */
+    if (!negate) return pto_ir_builder_uint(p->b, t->u, out);
+    if (t->u == (uint64_t)INT64_MAX + 1) return pto_ir_builder_int(p->b, INT64_MIN, out);
+    return err_at(p, t, "integer literal -%.*s out of range (" PTO__LIT_LOWEST ")", (int)t->n,
+                  t->s);
   }
   return pto_ir_builder_int(p->b, negate ? -(int64_t)t->u : (int64_t)t->u, out);
 }

@@ -14,6 +14,7 @@
 static pto_status literal_of(pto_ir_builder *b, const pto_sig_param *sp, pto_ir_expr **out) {
   if (sp->dtype == PTO_DTYPE_BOOL) return pto_ir_builder_bool(b, sp->value.i != 0, out);
   if (pto_dtype_is_float(sp->dtype)) return pto_ir_builder_float(b, sp->value.f, out);
+  if (sp->dtype == PTO_DTYPE_U64) return pto_ir_builder_uint(b, sp->value.u, out);
   return pto_ir_builder_int(b, sp->value.i, out);
 }
 

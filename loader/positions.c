@@ -127,9 +127,9 @@ static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, 
   return 0;
 }
 
-/* The layout ops of a kernel body and its loads with a valid= region (those that check indices
- * or extents at run time), by statement index: one pre-order walk numbering statements as
- * pto_ir_block_stmt_at does. */
+/* The layout ops of a kernel body, its loads with a valid= region and its divides (those that
+ * check indices, extents or divisors at run time), by statement index: one pre-order walk numbering
+ * statements as pto_ir_block_stmt_at does. */
 static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir_block *b,
                              int *index) {
   for (int j = 0; j < b->n; j++) {
@@ -137,8 +137,12 @@ static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir
     int i = (*index)++;
     if (s->kind == PTO_STMT_OP && s->loc.line > 0) {
       const pto_op_info *info = pto_op_info_get(s->op.opc);
+      pto_opcode oc = s->op.opc;
       int checks = info && (info->cls == PTO_OPC_LAYOUT ||
-                            (s->op.opc == PTO_OP_TILE_LOAD && pto_ir_stmt_kwarg(s, "valid")));
+                            (oc == PTO_OP_TILE_LOAD && pto_ir_stmt_kwarg(s, "valid")) ||
+                            oc == PTO_OP_TILE_DIV || oc == PTO_OP_TILE_DIVS ||
+                            oc == PTO_OP_TILE_REM || oc == PTO_OP_TILE_REMS ||
+                            oc == PTO_OP_TILE_ROW_EXPAND_DIV || oc == PTO_OP_TILE_COL_EXPAND_DIV);
       if (checks && add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name)) return -1;
     }
     int rc = 0;

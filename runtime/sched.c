@@ -389,6 +389,15 @@ static pto_status index_error(pto__rt_launch *L, const pto__rt_task *t, const ch
   char where[512];
   if (pto_program_kernel_op_text(L->prog, name, op, where, sizeof where))
     snprintf(where, sizeof where, "op %d of the kernel", (int)op);
+  int64_t col = PTO_KERNEL_INDEX_COL(d);
+  if (col & PTO_KERNEL_INDEX_SUB) /* extract/assemble: the offset of a dim */
+    return pto_status_make(PTO_STATUS_LAUNCH,
+                           "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: offset %lld "
+                           "of dim %lld is outside 0..%lld (the sub-tile must fit in the tile); "
+                           "nothing outside a tensor was read or written",
+                           name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where,
+                           (long long)ctx->err_detail[1], (long long)PTO_KERNEL_INDEX_ROW(d),
+                           (long long)(col & ~(int64_t)PTO_KERNEL_INDEX_SUB));
   return pto_status_make(PTO_STATUS_LAUNCH,
                          "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: value %lld "
                          "at [%lld,%lld]; nothing outside a tensor was read or written",
@@ -634,6 +643,13 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
                             (long long)ctx.err_detail[0], (long long)ctx.err_detail[1]);
       else if (rc == PTO_KERNEL_ERR_INDEX)
         s = index_error(L, t, name, rc, &ctx);
+      else if (rc == PTO_KERNEL_ERR_DIV_ZERO && ctx.err_detail[1] == 1 && ctx.err_detail[0] >= 0 &&
+               ctx.err_detail[0] <= INT32_MAX &&
+               !pto_program_kernel_op_text(L->prog, name, (int32_t)ctx.err_detail[0], detail,
+                                           sizeof detail))
+        s = pto_status_make(PTO_STATUS_LAUNCH,
+                            "kernel '%s' (id %d, task %u) failed with code %d (%s): %s", name,
+                            t->kernel_id, t->seq, rc, kernel_err_text(rc), detail);
       else
         s = pto_status_make(PTO_STATUS_LAUNCH,
                             "kernel '%s' (id %d, task %u) failed with code %d (%s)", name,

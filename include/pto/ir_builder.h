@@ -101,6 +101,11 @@ PTO_API PTO_MUST_USE pto_status pto_ir_builder_tile_type(pto_ir_builder *b, pto_
 
 PTO_API PTO_MUST_USE pto_status pto_ir_builder_int(pto_ir_builder *b, int64_t v,
                                                    pto_ir_expr **out_expr);
+/* An integer literal of magnitude v, for the values above INT64_MAX that pto_ir_builder_int
+ * cannot give: as the text `18446744073709551615`, it fits a u64 (or float) context only. For
+ * v <= INT64_MAX it is pto_ir_builder_int(b, (int64_t)v). */
+PTO_API PTO_MUST_USE pto_status pto_ir_builder_uint(pto_ir_builder *b, uint64_t v,
+                                                    pto_ir_expr **out_expr);
 PTO_API PTO_MUST_USE pto_status pto_ir_builder_float(pto_ir_builder *b, double v,
                                                      pto_ir_expr **out_expr);
 PTO_API PTO_MUST_USE pto_status pto_ir_builder_bool(pto_ir_builder *b, int v,

@@ -52,7 +52,10 @@ enum {
 
 enum {
   PTO_KERNEL_OK = 0,
-  PTO_KERNEL_ERR_DIV_ZERO = 1,     /* integer division by a runtime zero */
+  /* Integer division by a runtime zero. err_detail[1] 1: err_detail[0] is the dividing tile
+   * op's statement index in the kernel (pto_ir_func_stmt_at; negative: not known); 0: nothing
+   * (a scalar divide, or a kernel built before). */
+  PTO_KERNEL_ERR_DIV_ZERO = 1,
   PTO_KERNEL_ERR_DIM_MISMATCH = 2, /* a dynamic symbol bound twice with different values */
   PTO_KERNEL_ERR_SCRATCH = 3,      /* scratch arena smaller than the kernel's footprint */
   PTO_KERNEL_ERR_DIST_TIMEOUT = 4, /* dist.wait (or a collective) passed its deadline */
@@ -68,7 +71,8 @@ enum {
   /* An index or offset out of range in tile.gather, gather_rows, scatter_rows or extract (and
    * assemble): err_detail[0] is PTO_KERNEL_INDEX_DETAIL(op, r, c), the op's statement index in
    * the kernel (pto_ir_func_stmt_at) and the position of the index, err_detail[1] the value.
-   * Nothing was read or written outside a tensor. */
+   * An extract's or assemble's offset of dim k is at position [k, PTO_KERNEL_INDEX_SUB | m],
+   * m the largest offset that fits. Nothing was read or written outside a tensor. */
   PTO_KERNEL_ERR_INDEX = 9,
   PTO_KERNEL_ERR_LOOP_STEP = 10, /* a for loop's runtime step is zero */
 };
@@ -78,6 +82,7 @@ enum {
 #define PTO_KERNEL_INDEX_OP(d) ((int32_t)((d) >> 42))
 #define PTO_KERNEL_INDEX_ROW(d) ((int64_t)((d) >> 21) & 0x1fffff)
 #define PTO_KERNEL_INDEX_COL(d) ((int64_t)(d)&0x1fffff)
+#define PTO_KERNEL_INDEX_SUB 0x100000 /* in the column: a sub-tile's offset (see above) */
 
 typedef int32_t (*pto_kernel_fn)(const pto_kernel_tensor *tensors, const uint64_t *scalars,
                                  pto_core_ctx *ctx);

@@ -182,7 +182,8 @@ class CompiledProgram:
         params = []
         for i in range(sig.nparams):
             p = sig.params[i]
-            v = p.value.f if p.value.dtype in (9, 10, 11, 12) else p.value.i
+            v = (p.value.f if p.value.dtype in (9, 10, 11, 12) else  # floats
+                 p.value.u if p.value.dtype == 8 else p.value.i)  # u64: its whole range
             params.append(Param(p.name.decode(), bool(p.is_tensor), ("in", "out", "inout")[p.dir],
                                 _PTO_NAMES[p.dtype], p.rank,
                                 ("none", "literal", "runtime")[p.bind], v))

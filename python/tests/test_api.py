@@ -62,6 +62,21 @@ def test_compile_text_and_bindings(w):
     assert np.array_equal(y, x + 4.0)
 
 
+def test_bindings_at_the_ends_of_u64_and_i64(w):
+    """A u64 parameter specialised above 2^63-1 reads back as its value (not as a negative
+    int64), so a call by dict, which fills it from the signature, launches."""
+    ends = os.path.join(SRC, "tests", "programs", "int_literal_ends.ptir")
+    p = pto.compile(ends, c=2**64 - 1, m=-2**63)
+    assert [(q.name, q.value) for q in p.params if not q.is_tensor] == [("c", 2**64 - 1),
+                                                                         ("m", -2**63)]
+    x, s = np.ones((8, 16), np.uint64), np.zeros((8, 16), np.int64)
+    y, z = np.zeros_like(x), np.zeros_like(s)
+    w.run(p, {"x": x, "s": s, "y": y, "z": z})
+    assert (y == 2**64 - 4).all() and (z == -2**63).all()
+    with pytest.raises(pto.Error, match="from 0 to 18446744073709551615"):
+        pto.compile(ends, c=2**64)
+
+
 def test_compile_errors():
     with pytest.raises(pto.Error) as e:
         pto.compile("program p\norch @main( {\n")

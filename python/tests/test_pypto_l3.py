@@ -198,3 +198,27 @@ def test_l3_swimlane_records(mesh, tmp_path):
                                        enable_chip_swimlane=True))
     assert res.passed, res.error
     assert files(wd / "dfx_outputs") == cli
+
+
+def test_l3_stacked_input_to_a_collective():
+    """A program written from the docs alone (tests/programs/set2_host_allreduce.ptir): a
+    stacked [2, 16, 64] weight, shard i resident on device i, scales device i's block, and
+    dist.allreduce sums (ring) and maxes (mesh) the blocks over the devices."""
+    prog = pto.compile(os.path.join(SRC, "tests", "programs", "set2_host_allreduce.ptir"),
+                       devices=2)
+    rng = np.random.default_rng(3)
+    host_w = rng.standard_normal((2, 16, 64)).astype(np.float32)
+    x = rng.standard_normal((2, 16, 64)).astype(np.float32)
+    y = np.zeros((16, 64), np.float32)
+    z = np.zeros_like(y)
+    with pto.DistributedWorker(prog) as rt:
+        w = rt.alloc_stacked_tensor(host_w)
+        for step in (1.0, -2.0):
+            rt(w, x * step, y, z)
+            np.testing.assert_allclose(y, (host_w * x * step).sum(0), rtol=1e-6, atol=1e-6)
+            np.testing.assert_array_equal(z, (host_w * x * step).max(0))
+        placed = rt.alloc_stacked_tensor(host_w, worker_ids=[1, 0])
+        with pytest.raises(pto.Error, match="worker_ids"):
+            rt(placed, x, y, z)  # shard 0 lives on device 1, the program sends it to device 0
+        rt.free_stacked_tensor(placed)
+        rt.free_stacked_tensor(w)

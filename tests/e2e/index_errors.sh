@@ -41,7 +41,7 @@ expect_out "kernel 'look'" && expect_out "rows.ptir:18:10: tile.gather_rows: val
 run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=-1 --in c0=0 --in prow=0
 expect_out "tile.gather_rows: value -1 at [0,0]"
 run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=2 --in c0=5 --in prow=0
-expect_out "rows.ptir:19:10: tile.extract: value 5 at [1,0]"
+expect_out "rows.ptir:19:10: tile.extract: offset 5 of dim 1 is outside 0..4 (the sub-tile must fit in the tile)"
 # ids 8, 9, 10, 11: the launch fails at the third row (checked before any row is written)
 run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=0 --in c0=0 --in prow=8
 expect_out "kernel 'put'" && expect_out "rows.ptir:9:9: tile.scatter_rows: value 10 at [2,0]"
@@ -86,5 +86,29 @@ expect_out "tile.gather_rows: value -3 at [0,0]"
 run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=2 --in c0=5
 expect_out "pv.ptir:9:8: tile.gather_rows: value 5 at [0,1]"
 run_pto 0 run "$T/pv.ptir" --dim V=10 --in row=3 --in c0=4 --check
+expect_out PASS
+
+# An assemble's runtime offset past the edge names the dim and the offsets that fit, as the
+# interpreter does; a negative one too.
+cat >"$T/asm.ptir" <<'PTIR'
+program asm
+kernel @k(%x: tensor[16,16] f32, out %y: tensor[16,16] f32, %r: index) -> (tensor[16,16] f32) {
+  %a = tile.load(%x, [0, 0], [16, 16])
+  %b = tile.load(%x, [0, 0], [4, 8])
+  %c = tile.assemble(%a, %b, [%r, 8])
+  %y1 = tile.store(%c, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[16,16] f32, out %y: tensor[16,16] f32, %r: index = runtime)
+    -> (tensor[16,16] f32) {
+  call @k(%x, %y, %r)
+  return %y
+}
+PTIR
+run_pto 1 run "$T/asm.ptir" --in r=13
+expect_out "asm.ptir:5:8: tile.assemble: offset 13 of dim 0 is outside 0..12 (the sub-tile must fit in the tile); $MSG"
+run_pto 1 run "$T/asm.ptir" --in r=-1
+expect_out "tile.assemble: offset -1 of dim 0 is outside 0..12"
+run_pto 0 run "$T/asm.ptir" --in r=12 --check
 expect_out PASS
 finish

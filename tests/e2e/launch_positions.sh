@@ -107,4 +107,36 @@ run_pto 1 run "$T/div.ptir" --in z=0 &&
   expect_out "$T/div.ptir:9:3: %q =: orchestration: reported a fatal error (code 1): integer division by zero"
 run_pto 0 run "$T/div.ptir" --in z=2 --check && expect_out PASS
 
+# A kernel's tile divide by a runtime zero names the dividing op, in a fused run of divides and
+# in an expand op, from a .ptir and from a work dir (positions.json), as the interpreter does.
+cat >"$T/kdiv.ptir" <<EOF
+program kdiv
+kernel @k(%x: tensor[8,16] i32, %v: tensor[8,1] i32, out %y: tensor[8,16] i32, %d: i32)
+    -> (tensor[8,16] i32) {
+  %a = tile.load(%x, [0, 0], [8, 16])
+  %b = tile.adds(%a, 1)
+  %c = tile.divs(%b, 3)
+  %e = tile.rems(%c, %d)
+  %w = tile.load(%v, [0, 0], [8, 1])
+  %f = tile.row_expand_div(%e, %w)
+  %g = tile.div(%f, %a)
+  %y1 = tile.store(%g, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[8,16] i32, %v: tensor[8,1] i32, out %y: tensor[8,16] i32,
+           %d: i32 = runtime) -> (tensor[8,16] i32) {
+  call @k(%x, %v, %y, %d)
+  return %y
+}
+EOF
+ZMSG="failed with code 1 (integer division by zero)"
+run_pto 1 run "$T/kdiv.ptir" --in x=ones --in v=ones --in d=0 &&
+  expect_out "kernel 'k' (id 0, task 0) $ZMSG: $T/kdiv.ptir:7:8: tile.rems"
+run_pto 1 run "$T/kdiv.ptir" --in x=ones --in v=zeros --in d=5 &&
+  expect_out "$ZMSG: $T/kdiv.ptir:9:8: tile.row_expand_div"
+run_pto 0 compile "$T/kdiv.ptir" -o "$T/kdiv_wd"
+run_pto 1 run "$T/kdiv_wd" --in x=zeros --in v=ones --in d=5 &&
+  expect_out "$ZMSG: $T/kdiv.ptir:10:8: tile.div"
+run_pto 0 run "$T/kdiv.ptir" --in x=ones --in v=ones --in d=5 --check && expect_out PASS
+
 finish

@@ -13,8 +13,8 @@ entry:
   %flags = load i32, ptr %0, align 4
   %1 = and i32 %flags, 1
   %stream_stores = icmp ne i32 %1, 0
-  %divzero = alloca i8, align 1
-  store i8 0, ptr %divzero, align 1
+  %divzero = alloca i64, align 8
+  store i64 0, ptr %divzero, align 8
   %2 = getelementptr inbounds %pto_core_ctx, ptr %ctx, i32 0, i32 3
   %scratch_size = load i64, ptr %2, align 8
   %3 = icmp ult i64 %scratch_size, 32768

@@ -234,6 +234,64 @@ static void test_builder_literal_must_fit_its_dtype(void **state) {
   pto_ir_builder_destroy(b);
 }
 
+/* pto_ir_builder_uint: a literal above INT64_MAX fits a u64 (and a float) context only, and the
+ * messages name the dtype's range. */
+static void test_builder_u64_literals_take_the_whole_range(void **state) {
+  pto_ir_value *n, *f, *x, *v;
+  pto_ir_builder *b = scalar_kernel(&n, &f, &x);
+  const pto_ir_type *u64, *i64, *f64;
+  OK(pto_ir_builder_scalar_type(b, PTO_DTYPE_U64, &u64));
+  OK(pto_ir_builder_scalar_type(b, PTO_DTYPE_I64, &i64));
+  OK(pto_ir_builder_scalar_type(b, PTO_DTYPE_F64, &f64));
+  pto_ir_expr *top, *e;
+  OK(pto_ir_builder_uint(b, UINT64_MAX, &top));
+  pto_ir_result r = {"top", u64, {0, 0}};
+  OK(pto_ir_builder_assign(b, &r, top, &v));
+  assert_int_equal(top->dtype, PTO_DTYPE_U64);
+  assert_true((uint64_t)top->i == UINT64_MAX);
+  OK(pto_ir_builder_uint(b, 7, &e)); /* at most INT64_MAX: pto_ir_builder_int's literal */
+  assert_int_equal(e->dtype, PTO_DTYPE_INDEX);
+  r = (pto_ir_result){"i", i64, {0, 0}};
+  OK(pto_ir_builder_assign(b, &r, lit(b, INT64_MIN), &v));
+  OK(pto_ir_builder_uint(b, UINT64_MAX, &e));
+  r = (pto_ir_result){"g", f64, {0, 0}}; /* a float context: the value */
+  OK(pto_ir_builder_assign(b, &r, e, &v));
+  assert_int_equal(e->kind, PTO_EXPR_FLOAT);
+  assert_true(e->f == 18446744073709551615.0);
+  pto_ir_builder_destroy(b);
+
+  /* Each refusal in a builder of its own (an error ends a builder). */
+  static const struct {
+    uint64_t v;
+    int neg, dtype; /* dtype -1: no context */
+    const char *msg;
+  } bad[] = {
+      {(uint64_t)INT64_MAX + 1, 0, PTO_DTYPE_I64,
+       "%r: literal 9223372036854775808 does not fit i64 (an integer from -9223372036854775808 "
+       "to 9223372036854775807); only a u64 holds it"},
+      {UINT64_MAX, 0, -1, "literal 18446744073709551615 does not fit index"},
+      {UINT64_MAX, 1, PTO_DTYPE_U64,
+       "integer literal -18446744073709551615 out of range (at least -9223372036854775808, the "
+       "lowest i64)"},
+      {1, 1, PTO_DTYPE_U64,
+       "%r: literal -1 does not fit u64 (an integer from 0 to "
+       "18446744073709551615)"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    b = scalar_kernel(&n, &f, &x);
+    const pto_ir_type *t = NULL;
+    if (bad[k].dtype >= 0) OK(pto_ir_builder_scalar_type(b, (pto_dtype)bad[k].dtype, &t));
+    OK(pto_ir_builder_uint(b, bad[k].v, &e));
+    pto_status s = bad[k].neg ? pto_ir_builder_unary(b, PTO_EOP_NEG, e, &e) : PTO_OK;
+    if (!s) {
+      r = (pto_ir_result){"r", t, {0, 0}};
+      s = pto_ir_builder_assign(b, &r, e, &v);
+    }
+    assert_status_contains(s, bad[k].msg);
+    pto_ir_builder_destroy(b);
+  }
+}
+
 static void test_builder_param_defaults_follow_literal_typing(void **state) {
   pto_ir_builder *b = NULL;
   OK(pto_ir_builder_create("p", NULL, &b));
@@ -665,6 +723,7 @@ int main(void) {
       cmocka_unit_test(test_builder_add_program_matches_the_parsed_example),
       cmocka_unit_test(test_builder_literals_take_their_context_dtype),
       cmocka_unit_test(test_builder_literal_must_fit_its_dtype),
+      cmocka_unit_test(test_builder_u64_literals_take_the_whole_range),
       cmocka_unit_test(test_builder_param_defaults_follow_literal_typing),
       cmocka_unit_test(test_builder_negated_literal_is_one_node),
       cmocka_unit_test(test_builder_write_results_alias_their_target),
