@@ -2364,12 +2364,16 @@ static pto_status type_tile_reshape(opctx *c) {
   int64_t shape[2];
   TRY(tile_shape(c, &c->pos[1], shape));
   const pto_ir_type *at = a->type;
-  int64_t n = tile_dim(at, 0) * tile_dim(at, 1);
-  if (shape[0] * shape[1] != n) {
+  int64_t n = tile_dim(at, 0) * tile_dim(at, 1), m;
+  /* A product past int64 (a shape of [2^62 + 128, 4] wraps to 512) matches nothing. */
+  int over = __builtin_mul_overflow(shape[0], shape[1], &m);
+  if (over || m != n) {
     txt s = stext(c->b, at);
-    return op_fail_at(c, c->pos[1].loc, "%%%s %s has %lld elements, the shape [%lld,%lld] %lld",
-                      a->name, s.s, (long long)n, (long long)shape[0], (long long)shape[1],
-                      (long long)(shape[0] * shape[1]));
+    char count[40];
+    snprintf(count, sizeof count, over ? "more than %lld" : "%lld",
+             over ? (long long)INT64_MAX : (long long)m);
+    return op_fail_at(c, c->pos[1].loc, "%%%s %s has %lld elements, the shape [%lld,%lld] %s",
+                      a->name, s.s, (long long)n, (long long)shape[0], (long long)shape[1], count);
   }
   return tile_type(c->b, at->dtype, shape, at->space, 0, NULL, &c->rtype);
 }

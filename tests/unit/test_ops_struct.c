@@ -56,6 +56,15 @@ static const bad_case k_bad[] = {
      "s.ptir:5:8: tile.concat: row counts differ: [16,32] and [8,4]"},
     {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %y = tile.reshape(%x, [8, 32])\n",
      "s.ptir:4:25: tile.reshape: %x [16,32] has 512 elements, the shape [8,32] 256"},
+    /* Element counts past int64 match nothing and are named as such (not wrapped, no UB). */
+    {"  %x = tile.load(%a, [0, 0], [16, 32])\n"
+     "  %y = tile.reshape(%x, [9223372036854775807, 2])\n",
+     "s.ptir:4:25: tile.reshape: %x [16,32] has 512 elements, the shape [9223372036854775807,2] "
+     "more than 9223372036854775807"},
+    {"  %x = tile.load(%a, [0, 0], [16, 32])\n"
+     "  %y = tile.reshape(%x, [4611686018427388032, 4])\n",
+     "s.ptir:4:25: tile.reshape: %x [16,32] has 512 elements, the shape [4611686018427388032,4] "
+     "more than 9223372036854775807"},
     {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %y = tile.fillpad(%x, pad=one)\n",
      "tile.fillpad: pad=one: expected one of zero min max"},
     {"  %y = tile.ci(0, [2, 8])\n", "s.ptir:3:19: tile.ci: the shape must be [1, N], got [2,8]"},
