@@ -1535,12 +1535,12 @@ static pto_status check_tile_window(opctx *c, const pto_ir_arg *offs, const pto_
     int td = d - (r - 2); /* which tile dim this tensor dim is, if any */
     if (r == 1) td = 1;
     if (!has_span || td < 0 || td > 1) continue;
-    if (o + span[td] > e)
+    if (span[td] > e - o) /* 0 <= o < e: no overflow, as o + span[td] could */
       return op_fail_at(c, oe->loc,
-                        "%s %lld..%lld fall past the extent %lld of dim %d (give the tile a valid "
+                        "%s %lld..%llu fall past the extent %lld of dim %d (give the tile a valid "
                         "region that fits)",
-                        td ? "columns" : "rows", (long long)o, (long long)(o + span[td]),
-                        (long long)e, d);
+                        td ? "columns" : "rows", (long long)o,
+                        (unsigned long long)o + (unsigned long long)span[td], (long long)e, d);
   }
   return PTO_OK;
 }
@@ -2316,10 +2316,17 @@ static pto_status sub_offsets(opctx *c, const pto_ir_arg *a, const pto_ir_type *
     int64_t o, e = tile_dim(big, k);
     pto_ir_expr *oe = a->list.items[k];
     if (pto_ir_expr_static_int(oe, &o)) continue;
-    if (o < 0 || o + sub[k] > e)
-      return op_fail_at(c, oe->loc, "%s %lld..%lld fall outside the %s's %lld %s",
-                        k ? "columns" : "rows", (long long)o, (long long)(o + sub[k]), what,
-                        (long long)e, k ? "columns" : "rows");
+    /* o > e - sub[k], not o + sub[k] > e: an offset near 2^63 must not wrap into range. */
+    if (o < 0 || o > e - sub[k]) {
+      char end[24]; /* o + sub[k], exact: past 2^63 as unsigned */
+      if (o < 0)
+        snprintf(end, sizeof end, "%lld", (long long)(o + sub[k]));
+      else
+        snprintf(end, sizeof end, "%llu", (unsigned long long)o + (unsigned long long)sub[k]);
+      return op_fail_at(c, oe->loc, "%s %lld..%s fall outside the %s's %lld %s",
+                        k ? "columns" : "rows", (long long)o, end, what, (long long)e,
+                        k ? "columns" : "rows");
+    }
   }
   return PTO_OK;
 }
@@ -2445,9 +2452,10 @@ static pto_status rows_tensor(opctx *c, int ti, int ci, int64_t C, pto_ir_value 
   pto_ir_expr *ce = c->pos[ci].list.items[0];
   if (pto_ir_expr_static_int(ce, &c0) == 0) {
     if (c0 < 0) return op_fail_at(c, ce->loc, "column offset %lld is negative", (long long)c0);
-    if (pto_ir_expr_static_int(tt->dims[1], &e) == 0 && c0 + C > e)
-      return op_fail_at(c, ce->loc, "columns %lld..%lld fall past the extent %lld of dim 1",
-                        (long long)c0, (long long)(c0 + C), (long long)e);
+    if (pto_ir_expr_static_int(tt->dims[1], &e) == 0 && c0 > e - C) /* c0 + C could wrap */
+      return op_fail_at(c, ce->loc, "columns %lld..%llu fall past the extent %lld of dim 1",
+                        (long long)c0, (unsigned long long)c0 + (unsigned long long)C,
+                        (long long)e);
   }
   return PTO_OK;
 }
