@@ -53,6 +53,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -1445,6 +1446,15 @@ template <size_t N> ChipTensor pto_create(const int64_t (&shape)[N], DataType dt
 // tensor.read: one element, after the tasks that write it.
 template <typename T, size_t N> T pto_read(const ChipTensor &t, const int64_t (&idx)[N]) {
   return pto_orch_detail::read_value<T>(t, N, idx);
+}
+
+// A float -> integer cast: toward zero, saturated at T's range, NaN -> 0, as kernels
+// (llvm.fpto[su]i.sat) and the interpreter convert; a static_cast is undefined out of range.
+template <typename T> T pto_f2i(double x) {
+  if (x != x) return T(0);
+  if (x <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (x >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(x);
 }
 
 // Integer '/' floors and mod takes the sign of the divisor, as kernels do: division by zero is a
