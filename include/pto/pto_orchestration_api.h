@@ -1312,6 +1312,25 @@ template <size_t N> bool pto_extents_fit(const char *op, const int64_t (&shape)[
   return true;
 }
 
+// A view passed to a kernel parameter with static extents (want[d] >= 0; -1: dynamic) has them,
+// or the launch fails naming the call and the parameter, as the interpreter does: a slice
+// clamped at the edge of its tensor is smaller than the kernel was compiled for.
+template <size_t N>
+bool pto_param_fits(const ChipTensor &t, const char *callee, const char *param,
+                    const int64_t (&want)[N]) {
+  for (size_t d = 0; d < N; ++d) {
+    const int64_t got = d < static_cast<size_t>(t.ndims) ? static_cast<int64_t>(t.shapes[d]) : 0;
+    if (want[d] >= 0 && got != want[d]) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                      "call @%s: parameter %%%s: extent of dim %d is %lld, expected %lld", callee,
+                      param, static_cast<int>(d), static_cast<long long>(got),
+                      static_cast<long long>(want[d]));
+      return false;
+    }
+  }
+  return true;
+}
+
 // tensor.reshape: a view of the same elements in a new row-major shape; the source must be
 // contiguous and the element counts equal.
 template <size_t N> ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
