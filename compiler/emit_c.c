@@ -102,6 +102,22 @@ static void emit_float(pto__emit *e, const pto_ir_expr *x, const char *ct) {
 }
 
 static void emit_cast(pto__emit *e, const pto_ir_expr *x, const char *ct) {
+  /* Float to integer truncates toward zero, saturates at the integer's range and takes NaN to 0,
+   * as kernels (llvm.fpto[su]i.sat) and the interpreter do: a C cast is undefined out of range
+   * (x86 gives INT64_MIN for 1e30). */
+  if (pto_dtype_is_float(x->a->dtype) && !pto_dtype_is_float(x->dtype) &&
+      x->dtype != PTO_DTYPE_BOOL) {
+    if (e->d->cxx)
+      pto_text_printf(&e->out, "pto_f2i<%s>(", ct);
+    else
+      pto_text_printf(&e->out, "((%s)ph_f2%c(", ct, pto_dtype_is_signed(x->dtype) ? 's' : 'u');
+    pto__emit_expr(e, x->a);
+    if (e->d->cxx)
+      pto_text_puts(&e->out, ")");
+    else
+      pto_text_printf(&e->out, ", %d))", (int)pto_dtype_size(x->dtype) * 8);
+    return;
+  }
   if (e->d->cxx) {
     pto_text_printf(&e->out, "static_cast<%s>(", ct);
     pto__emit_expr(e, x->a);

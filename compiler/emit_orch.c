@@ -140,8 +140,34 @@ static void emit_call(pto__emit *c, const pto_ir_stmt *s, int depth) {
       pto__emit_printf(c, ");\n");
     }
   }
+  /* A parameter's static extent where the argument's is dynamic (a slice clamped at the edge):
+   * checked here, at launch (PTIR.md), since the kernel was compiled for the static shape and
+   * would read or write past the view. The submit is skipped on a mismatch. */
+  int checks = 0;
+  for (int i = 0; i < s->call.nargs && i < k->nparams; i++) {
+    const pto_ir_type *pt = k->params[i].value->type;
+    if (pt->kind == PTO_TYPE_SCALAR || s->call.args[i]->kind != PTO_EXPR_VALUE) continue;
+    const pto_ir_type *vt = s->call.args[i]->value->type;
+    int need = 0;
+    int64_t want[PTO_MAX_RANK], got;
+    for (int d = 0; d < pt->rank && d < vt->rank; d++) {
+      want[d] = pto_ir_expr_static_int(pt->dims[d], &got) == 0 ? got : -1;
+      if (want[d] >= 0 && pto_ir_expr_static_int(vt->dims[d], &got) != 0) need = 1;
+    }
+    if (!need) continue;
+    if (checks++)
+      pto__emit_printf(c, " &&\n%*spto_param_fits(", 2 * (depth + 2), "");
+    else
+      pto__emit_line(c, depth + 1, "const bool ok = pto_param_fits(");
+    pto__emit_expr(c, s->call.args[i]);
+    pto__emit_printf(c, ", \"%s\", \"%s\", {", k->name, k->params[i].value->name);
+    for (int d = 0; d < pt->rank; d++)
+      pto__emit_printf(c, "%s%lld", d ? ", " : "", (long long)want[d]);
+    pto__emit_printf(c, "})");
+  }
+  if (checks) pto__emit_printf(c, ";\n");
   int core = pto__kernel_core_type(k);
-  pto__emit_line(c, depth + 1, "%s(%d, t%d);\n",
+  pto__emit_line(c, depth + 1, "%s%s(%d, t%d);\n", checks ? "if (ok) " : "",
                  core == PTO_CORE_AIC ? "rt_submit_aic_task" : "rt_submit_aiv_task",
                  e->kernel_ids[k->index], t);
   pto__emit_line(c, depth, "}\n");

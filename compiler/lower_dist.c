@@ -8,6 +8,7 @@
  * their local addresses: the dtensor's data plus the offsets times the strides. dist.barrier and
  * the four collectives are one table call each (barrier, collective) on the windows'
  * descriptors, so every transport implements them its own way behind one lowering. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -77,6 +78,17 @@ static LLVMValueRef scalar_at(lw *L, const pto_ir_stmt *s, int i, pto_dtype to) 
   }
   LLVMValueRef v = pto__lower_expr(L, a->expr);
   return v ? pto__lower_convert(L, v, a->expr->dtype, to) : NULL;
+}
+
+/* A rank (a peer or a broadcast root) for the dist table's int32 argument: an index or other
+ * integer beyond int32 saturates to INT32_MIN or INT32_MAX, out of range as it was, where a
+ * truncation would make 2^32 + 1 rank 1 (the runtime names the saturated value "or beyond"). */
+static LLVMValueRef rank_at(lw *L, const pto_ir_stmt *s, int i) {
+  LLVMValueRef v = scalar_at(L, s, i, PTO_DTYPE_I64);
+  if (!v) return NULL;
+  v = pto__lower_smax(L, pto__lower_smin(L, v, LLVMConstInt(L->t_i64, INT32_MAX, 1)),
+                      LLVMConstInt(L->t_i64, (uint64_t)(int64_t)INT32_MIN, 1));
+  return LLVMBuildTrunc(L->b, v, L->t_i32, "rank");
 }
 
 /* The constant value of a WORD keyword among words (space-separated), its index; dflt when the
@@ -231,7 +243,7 @@ static void lower_notify_wait(lw *L, const pto_ir_stmt *s, int notify) {
     return;
   }
   int i = 1;
-  LLVMValueRef peer = notify ? scalar_at(L, s, i++, PTO_DTYPE_I32) : NULL;
+  LLVMValueRef peer = notify ? rank_at(L, s, i++) : NULL;
   if (notify && !peer) return;
   LLVMValueRef o[PTO_MAX_RANK];
   LLVMValueRef elem = element_at(L, s, T, arg_at(L, s, i++), o);
@@ -259,7 +271,7 @@ static void lower_notify_wait(lw *L, const pto_ir_stmt *s, int notify) {
 
 static void lower_remote_load(lw *L, const pto_ir_stmt *s) {
   lw_tensor *T = window_at(L, s, 0);
-  LLVMValueRef peer = T ? scalar_at(L, s, 1, PTO_DTYPE_I32) : NULL;
+  LLVMValueRef peer = T ? rank_at(L, s, 1) : NULL;
   if (!peer || s->nresults != 1) return;
   LLVMValueRef o[PTO_MAX_RANK];
   LLVMValueRef src = element_at(L, s, T, arg_at(L, s, 2), o);
@@ -315,7 +327,7 @@ static void lower_remote_store(lw *L, const pto_ir_stmt *s) {
   }
   lw_tile *t = &L->vals[tv->id].tile;
   lw_tensor *T = window_at(L, s, 1);
-  LLVMValueRef peer = T ? scalar_at(L, s, 2, PTO_DTYPE_I32) : NULL;
+  LLVMValueRef peer = T ? rank_at(L, s, 2) : NULL;
   if (!peer) return;
   LLVMValueRef o[PTO_MAX_RANK];
   LLVMValueRef dst = element_at(L, s, T, arg_at(L, s, 3), o);
@@ -361,7 +373,7 @@ static void lower_collective(lw *L, const pto_ir_stmt *s, int kind) {
   int op = kw_index(L, s, "op", ops, 4, PTO_DIST_RED_SUM);
   int mode = kw_index(L, s, "mode", modes, 2, PTO_DIST_MODE_MESH);
   LLVMValueRef root = LLVMConstInt(L->t_i32, 0, 0);
-  if (kind == PTO_DIST_BROADCAST) root = scalar_at(L, s, 2, PTO_DTYPE_I32);
+  if (kind == PTO_DIST_BROADCAST) root = rank_at(L, s, 2);
   if (L->err || !root) return;
   LLVMValueRef d = dist_table(L);
   LLVMTypeRef t[6] = {L->t_i32, L->t_ptr, L->t_ptr, L->t_i32, L->t_i32, L->t_i32};

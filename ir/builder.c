@@ -1589,12 +1589,12 @@ static pto_status check_tile_window(opctx *c, const pto_ir_arg *offs, const pto_
     int td = d - (r - 2); /* which tile dim this tensor dim is, if any */
     if (r == 1) td = 1;
     if (!has_span || td < 0 || td > 1) continue;
-    if (o + span[td] > e)
+    if (span[td] > e - o) /* 0 <= o < e: no overflow, as o + span[td] could */
       return op_fail_at(c, oe->loc,
-                        "%s %lld..%lld fall past the extent %lld of dim %d (give the tile a valid "
+                        "%s %lld..%llu fall past the extent %lld of dim %d (give the tile a valid "
                         "region that fits)",
-                        td ? "columns" : "rows", (long long)o, (long long)(o + span[td]),
-                        (long long)e, d);
+                        td ? "columns" : "rows", (long long)o,
+                        (unsigned long long)o + (unsigned long long)span[td], (long long)e, d);
   }
   return PTO_OK;
 }
@@ -2370,10 +2370,17 @@ static pto_status sub_offsets(opctx *c, const pto_ir_arg *a, const pto_ir_type *
     int64_t o, e = tile_dim(big, k);
     pto_ir_expr *oe = a->list.items[k];
     if (pto_ir_expr_static_int(oe, &o)) continue;
-    if (o < 0 || o + sub[k] > e)
-      return op_fail_at(c, oe->loc, "%s %lld..%lld fall outside the %s's %lld %s",
-                        k ? "columns" : "rows", (long long)o, (long long)(o + sub[k]), what,
-                        (long long)e, k ? "columns" : "rows");
+    /* o > e - sub[k], not o + sub[k] > e: an offset near 2^63 must not wrap into range. */
+    if (o < 0 || o > e - sub[k]) {
+      char end[24]; /* o + sub[k], exact: past 2^63 as unsigned */
+      if (o < 0)
+        snprintf(end, sizeof end, "%lld", (long long)(o + sub[k]));
+      else
+        snprintf(end, sizeof end, "%llu", (unsigned long long)o + (unsigned long long)sub[k]);
+      return op_fail_at(c, oe->loc, "%s %lld..%s fall outside the %s's %lld %s",
+                        k ? "columns" : "rows", (long long)o, end, what, (long long)e,
+                        k ? "columns" : "rows");
+    }
   }
   return PTO_OK;
 }
@@ -2418,12 +2425,16 @@ static pto_status type_tile_reshape(opctx *c) {
   int64_t shape[2];
   TRY(tile_shape(c, &c->pos[1], shape));
   const pto_ir_type *at = a->type;
-  int64_t n = tile_dim(at, 0) * tile_dim(at, 1);
-  if (shape[0] * shape[1] != n) {
+  int64_t n = tile_dim(at, 0) * tile_dim(at, 1), m;
+  /* A product past int64 (a shape of [2^62 + 128, 4] wraps to 512) matches nothing. */
+  int over = __builtin_mul_overflow(shape[0], shape[1], &m);
+  if (over || m != n) {
     txt s = stext(c->b, at);
-    return op_fail_at(c, c->pos[1].loc, "%%%s %s has %lld elements, the shape [%lld,%lld] %lld",
-                      a->name, s.s, (long long)n, (long long)shape[0], (long long)shape[1],
-                      (long long)(shape[0] * shape[1]));
+    char count[40];
+    snprintf(count, sizeof count, over ? "more than %lld" : "%lld",
+             over ? (long long)INT64_MAX : (long long)m);
+    return op_fail_at(c, c->pos[1].loc, "%%%s %s has %lld elements, the shape [%lld,%lld] %s",
+                      a->name, s.s, (long long)n, (long long)shape[0], (long long)shape[1], count);
   }
   return tile_type(c->b, at->dtype, shape, at->space, 0, NULL, &c->rtype);
 }
@@ -2495,9 +2506,10 @@ static pto_status rows_tensor(opctx *c, int ti, int ci, int64_t C, pto_ir_value 
   pto_ir_expr *ce = c->pos[ci].list.items[0];
   if (pto_ir_expr_static_int(ce, &c0) == 0) {
     if (c0 < 0) return op_fail_at(c, ce->loc, "column offset %lld is negative", (long long)c0);
-    if (pto_ir_expr_static_int(tt->dims[1], &e) == 0 && c0 + C > e)
-      return op_fail_at(c, ce->loc, "columns %lld..%lld fall past the extent %lld of dim 1",
-                        (long long)c0, (long long)(c0 + C), (long long)e);
+    if (pto_ir_expr_static_int(tt->dims[1], &e) == 0 && c0 > e - C) /* c0 + C could wrap */
+      return op_fail_at(c, ce->loc, "columns %lld..%llu fall past the extent %lld of dim 1",
+                        (long long)c0, (unsigned long long)c0 + (unsigned long long)C,
+                        (long long)e);
   }
   return PTO_OK;
 }

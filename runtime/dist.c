@@ -1088,7 +1088,7 @@ static pto_status drain(dworker *w) {
    * arrive in any order); else the first failure on the fail clock. The others (a wait aborted
    * because of it, say) follow it as context. */
   int first = pto__dist_abort_first(w->sh, 0, run_epoch(w));
-  if (first >= 0 && !atomic_load(&w->sh->chips[first].failed)) first = -1;
+  if (first >= 0 && (first >= w->n || !atomic_load(&w->sh->chips[first].failed))) first = -1;
   for (int r = 0; first < 0 && r < w->n; r++)
     if (atomic_load(&w->sh->chips[r].failed) &&
         (first < 0 || w->sh->chips[r].fail_at < w->sh->chips[first].fail_at))
@@ -2085,14 +2085,22 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int32_t rc = pto_program_host_entry(p)(&api, &ha);
+  /* A host error after some calls were posted (a slice past the end for the next device, say)
+   * aborts the run: a posted call waiting for a call that never comes fails at once, naming the
+   * host, instead of at its deadline. The host's error comes first, the chips' after it. */
+  if (rc || w->fatal_code) pto__dist_abort_raise(w->sh, PTO__DIST_HOST_RANK, run_epoch(w));
   s = drain(w); /* every posted call finishes, even after a host error */
   clock_gettime(CLOCK_MONOTONIC, &t1);
   uint64_t ts = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
   gather(w, ts, (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec - ts);
   emit_run_strace(w, ++w->nruns);
-  if (!s && (rc || w->fatal_code))
-    s = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s", sig->entry,
-                        w->fatal[0] ? w->fatal : "the host code failed");
+  if (rc || w->fatal_code) {
+    pto_status hs = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s%s%s", sig->entry,
+                                    w->fatal[0] ? w->fatal : "the host code failed",
+                                    s ? "; then " : "", s ? pto_status_message(s) : "");
+    pto_status_free(s);
+    s = hs;
+  }
   /* Windows and host-created tensors live for one run; acc_rec records end with it. */
   for (size_t i = 0; i < w->nbufs; i++) {
     buffer *b = &w->bufs[i];

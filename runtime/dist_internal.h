@@ -15,6 +15,9 @@
 #include "pto/types.h"
 
 #define PTO__DIST_MAX_RANKS 64
+/* The "rank" of a run's abort raised by the host function itself (it failed after posting
+ * calls): the ranks' waits then fail at once, naming the host (pto__dist_abort_raise). */
+#define PTO__DIST_HOST_RANK PTO__DIST_MAX_RANKS
 #define PTO__DIST_MAX_WINDOWS 64
 #define PTO__DIST_RING 32
 #define PTO__DIST_MAX_ARGS 32
@@ -215,9 +218,10 @@ int pto__dist_guard_yields(const pto__dist_shm *t, uint64_t now, int me);
 uint64_t pto__dist_spin_ns(const pto__dist_shm *t);
 
 /* A run's first failure (issue #28 item 2). raise: rank failed in run epoch (nonzero); the
- * first rank to raise a run's abort is the one its other ranks' waits name. first: that rank, or
- * -1. Shared memory: sh->abort. MPI: a word at offset 0 of every rank's window arena (rank 0
- * never gives it to a window), written into every rank's arena by the failing rank. */
+ * first rank to raise a run's abort is the one its other ranks' waits name (PTO__DIST_HOST_RANK:
+ * the host function, raised on rank 0's process). first: that rank, or -1. Shared memory:
+ * sh->abort. MPI: a word at offset 0 of every rank's window arena (rank 0 never gives it to a
+ * window), written into every rank's arena by the failing rank. */
 void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch);
 int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch);
 void pto__dist_shm_fini(pto__dist_shm *t);

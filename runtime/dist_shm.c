@@ -77,12 +77,17 @@ static peer_ref ref_at(peer_ref r, uint64_t off) {
   return r;
 }
 
+/* A rank argument of a kernel beyond int32 arrives saturated (compiler/lower_dist.c rank_at). */
+static const char *saturated(int32_t rank) {
+  return rank == INT32_MAX || rank == INT32_MIN ? " (or beyond)" : "";
+}
+
 /* The peer's reference for [local, local + n); -1 (detail set) when not in a window or a bad
  * peer. */
 static int peer_of(pto__dist_shm *t, const void *local, uint64_t n, int32_t peer, peer_ref *out) {
   if (peer < 0 || peer >= t->ctx.nranks) {
-    snprintf(t->detail, sizeof t->detail, "rank %d: peer %d is out of range (0 to %d)", t->ctx.rank,
-             peer, t->ctx.nranks - 1);
+    snprintf(t->detail, sizeof t->detail, "rank %d: peer %d%s is out of range (0 to %d)",
+             t->ctx.rank, peer, saturated(peer), t->ctx.nranks - 1);
     return -1;
   }
   uint64_t off;
@@ -210,7 +215,7 @@ void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch) {
    * already reached this rank: a rank failing because of it (its wait aborted) must not
    * overwrite the first rank's name. Without a compare-and-swap two ranks failing at once may
    * each win somewhere: either names a real failure. */
-  if (pto__dist_abort_first(sh, rank, epoch) >= 0) return;
+  if (pto__dist_abort_first(sh, rank == PTO__DIST_HOST_RANK ? 0 : rank, epoch) >= 0) return;
   char detail[512];
   for (int q = 0; q < sh->nranks; q++) {
     uint8_t *a = pto__dist_mpi_arena(sh->mpi, q);
@@ -242,8 +247,12 @@ int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch) {
 static int aborted(pto__dist_shm *t, const char *what) {
   int first = pto__dist_abort_first(t->sh, t->ctx.rank, t->epoch);
   if (first < 0 || first == t->ctx.rank) return 0;
-  snprintf(t->detail, sizeof t->detail, "rank %d: %s aborted because rank %d failed", t->ctx.rank,
-           what, first);
+  if (first == PTO__DIST_HOST_RANK)
+    snprintf(t->detail, sizeof t->detail, "rank %d: %s aborted because the host function failed",
+             t->ctx.rank, what);
+  else
+    snprintf(t->detail, sizeof t->detail, "rank %d: %s aborted because rank %d failed", t->ctx.rank,
+             what, first);
   return 1;
 }
 
@@ -874,8 +883,9 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
     break;
   case PTO_DIST_BROADCAST: {
     if (root < 0 || root >= n) {
-      snprintf(t->detail, sizeof t->detail, "rank %d: broadcast root %d is out of range (0 to %d)",
-               r, root, n - 1);
+      snprintf(t->detail, sizeof t->detail,
+               "rank %d: broadcast root %d%s is out of range (0 to %d)", r, root, saturated(root),
+               n - 1);
       return PTO_KERNEL_ERR_DIST;
     }
     peer_ref src;

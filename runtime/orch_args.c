@@ -190,12 +190,16 @@ int32_t pto__rt_api_slice(void *ctx, const pto_orch_chip_tensor *src, int32_t n,
             (int)d, (long long)extent);
       rc = 1;
     }
+    if (shape[d] < 0) { /* would become a 4-billion extent in the 32-bit view */
+      fatal(L, "tensor.slice: extent %lld of dim %d is negative", (long long)shape[d], (int)d);
+      rc = 1;
+    }
     int64_t off = offs[d] < 0 ? 0 : offs[d];
     int64_t room = extent - off;
     if (room < 0) room = 0;
     if (off > extent) off = extent;
     elem_offset += off * src->strides[d];
-    out->shapes[d] = (uint32_t)(shape[d] < room ? shape[d] : room);
+    out->shapes[d] = (uint32_t)(shape[d] < 0 ? 0 : shape[d] < room ? shape[d] : room);
   }
   uint64_t esize =
       src->dtype >= 0 && src->dtype < PTO_DTYPE_COUNT ? pto_dtype_size((pto_dtype)src->dtype) : 0;

@@ -93,6 +93,32 @@ static int check_elem(double got, double want, double rtol, double atol, double 
   return *out_err <= atol + rtol * fabs(want);
 }
 
+/* One element of --check on an integer or bool output: exact, on the values themselves (a
+ * double holds an i64 or u64 above 2^53 only rounded, so 2^60 + 1 against 2^60 would pass).
+ * *out_err: |got - want| as a double, which rounds but is never 0 for different values. */
+static int check_int_elem(pto_dtype dt, const void *got, const void *want, int64_t e,
+                          double *out_err) {
+  pto_scalar g = pto_elem_load(dt, got, e), w = pto_elem_load(dt, want, e);
+  uint64_t d;
+  if (pto_dtype_is_signed(dt))
+    d = g.i >= w.i ? (uint64_t)g.i - (uint64_t)w.i : (uint64_t)w.i - (uint64_t)g.i;
+  else
+    d = g.u >= w.u ? g.u - w.u : w.u - g.u;
+  *out_err = (double)d;
+  return d == 0;
+}
+
+/* Element e of an output as --check prints it: integers exactly, floats to 9 digits. */
+static void format_elem(char *buf, size_t cap, pto_dtype dt, const void *p, int64_t e) {
+  pto_scalar s = pto_elem_load(dt, p, e);
+  if (pto_dtype_is_float(dt))
+    snprintf(buf, cap, "%.9g", s.f);
+  else if (pto_dtype_is_signed(dt))
+    snprintf(buf, cap, "%" PRId64, s.i);
+  else
+    snprintf(buf, cap, "%" PRIu64, s.u);
+}
+
 static void dtype_tolerance(pto_dtype dt, double *rtol, double *atol) {
   switch (dt) {
   case PTO_DTYPE_F16: *rtol = 1e-3, *atol = 1e-3; break;
@@ -292,9 +318,11 @@ static int compare_outputs(const pto_signature *sig, const cli_param *pd, const 
     int64_t n = pto_host_tensor_numel(&pd[j].t), bad = 0, worst_at = -1;
     double max_abs = 0, max_rel = 0, worst_err = -1;
     for (int64_t e = 0; e < n; e++) {
-      double got = cli_elem_get(sp->dtype, pd[j].data, e),
-             want = cli_elem_get(sp->dtype, pd[j].ref, e), err;
-      int ok = check_elem(got, want, rtol, atol, &err);
+      double want = cli_elem_get(sp->dtype, pd[j].ref, e), err;
+      /* Integers compare exactly unless --rtol/--atol give them a tolerance. */
+      int ok = pto_dtype_is_float(sp->dtype) || rtol > 0 || atol > 0
+                   ? check_elem(cli_elem_get(sp->dtype, pd[j].data, e), want, rtol, atol, &err)
+                   : check_int_elem(sp->dtype, pd[j].data, pd[j].ref, e, &err);
       double rel = err == 0 ? 0 : err / fmax(fabs(want), 1e-30);
       if (err > max_abs) max_abs = err;
       if (rel > max_rel) max_rel = rel;
@@ -309,10 +337,12 @@ static int compare_outputs(const pto_signature *sig, const cli_param *pd, const 
            shape, pto_dtype_name(sp->dtype), max_abs, max_rel, rtol, atol, bad ? "FAIL" : "PASS");
     if (bad) {
       all_ok = 0;
+      char got[40], ref[40];
+      format_elem(got, sizeof got, sp->dtype, pd[j].data, worst_at);
+      format_elem(ref, sizeof ref, sp->dtype, pd[j].ref, worst_at);
       printf("  %" PRId64 " of %" PRId64 " elements differ; worst at flat index %" PRId64
-             ": got %.9g, reference %.9g\n",
-             bad, n, worst_at, cli_elem_get(sp->dtype, pd[j].data, worst_at),
-             cli_elem_get(sp->dtype, pd[j].ref, worst_at));
+             ": got %s, reference %s\n",
+             bad, n, worst_at, got, ref);
     }
   }
   printf("%s\n", all_ok ? "PASS" : "FAIL");

@@ -53,6 +53,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -1311,6 +1312,25 @@ template <size_t N> bool pto_extents_fit(const char *op, const int64_t (&shape)[
   return true;
 }
 
+// A view passed to a kernel parameter with static extents (want[d] >= 0; -1: dynamic) has them,
+// or the launch fails naming the call and the parameter, as the interpreter does: a slice
+// clamped at the edge of its tensor is smaller than the kernel was compiled for.
+template <size_t N>
+bool pto_param_fits(const ChipTensor &t, const char *callee, const char *param,
+                    const int64_t (&want)[N]) {
+  for (size_t d = 0; d < N; ++d) {
+    const int64_t got = d < static_cast<size_t>(t.ndims) ? static_cast<int64_t>(t.shapes[d]) : 0;
+    if (want[d] >= 0 && got != want[d]) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                      "call @%s: parameter %%%s: extent of dim %d is %lld, expected %lld", callee,
+                      param, static_cast<int>(d), static_cast<long long>(got),
+                      static_cast<long long>(want[d]));
+      return false;
+    }
+  }
+  return true;
+}
+
 // tensor.reshape: a view of the same elements in a new row-major shape; the source must be
 // contiguous and the element counts equal.
 template <size_t N> ChipTensor pto_reshape(const ChipTensor &src, const int64_t (&shape)[N]) {
@@ -1445,6 +1465,15 @@ template <size_t N> ChipTensor pto_create(const int64_t (&shape)[N], DataType dt
 // tensor.read: one element, after the tasks that write it.
 template <typename T, size_t N> T pto_read(const ChipTensor &t, const int64_t (&idx)[N]) {
   return pto_orch_detail::read_value<T>(t, N, idx);
+}
+
+// A float -> integer cast: toward zero, saturated at T's range, NaN -> 0, as kernels
+// (llvm.fpto[su]i.sat) and the interpreter convert; a static_cast is undefined out of range.
+template <typename T> T pto_f2i(double x) {
+  if (x != x) return T(0);
+  if (x <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (x >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(x);
 }
 
 // Integer '/' floors and mod takes the sign of the divisor, as kernels do: division by zero is a

@@ -18,6 +18,7 @@ import ctypes as C
 import dataclasses
 import functools
 import json
+import math
 import os
 import re
 import statistics
@@ -107,6 +108,25 @@ def _int(what: str, v: Any, lo: int, hi: int) -> int:
     if not lo <= i <= hi:
         raise _fail(f"{what} = {i} is out of range: it must be in [{lo}, {hi}]")
     return i
+
+
+def _float_arg(what: str, v: Any, dt: int) -> float:
+    """v as a runtime scalar of float dtype dt, held to the range -D and --in hold it to
+    (pto_scalar_parse): a finite value that rounds to infinity in dt (1e39 for f32, 10**400) is
+    a pto.Error naming what, not an inf sent on or an OverflowError."""
+    try:
+        f = float(v)
+    except OverflowError:
+        f = math.inf
+    if -65504.0 <= f <= 65504.0:  # fits every float dtype (f16's is the smallest): no C call
+        return f
+    text = repr(f) if f != math.inf or not isinstance(v, (int, np.integer)) else str(int(v))
+    status = _c.pto_scalar_parse(text.encode(), dt, C.byref(_c.Scalar()))
+    if status:
+        msg = _c.pto_status_message(status).decode(errors="replace")
+        _c.pto_status_free(status)
+        raise _fail(f"{what} = {text}: {msg}")
+    return f  # the value itself (a NaN keeps its sign and payload), rounded where it is packed
 
 
 # ---- dtypes -------------------------------------------------------------------------------
@@ -457,7 +477,8 @@ class _Packer:
                     if not isinstance(v, (int, float, np.integer, np.floating)):
                         raise self._bad(i, f"is a {_PTO_NAMES[dt]} scalar, got "
                                            f"{type(v).__name__} {v!r}")
-                    sc.f = float(v)
+                    sc.f = _float_arg(f"{prog.entry}: argument {i} ('{prog.params[i].name}', "
+                                      f"{_PTO_NAMES[dt]})", v, dt)
                 else:
                     lo, hi = _INT_RANGES[dt]
                     what = f"{prog.entry}: argument {i} ('{prog.params[i].name}', {_PTO_NAMES[dt]})"

@@ -154,6 +154,25 @@ def test_scalars_out_of_their_dtype_are_refused(w):
     assert np.array_equal(y, x)
 
 
+def test_float_scalars_that_round_to_infinity_are_refused(w, prog):
+    # As --in c=1e39 is (pto_scalar_parse): 1e39 used to launch as inf and 10**400 to raise a
+    # bare OverflowError; infinities, NaN and the largest finite f32 still launch.
+    x, y = xs(), np.zeros((16, 64), np.float32)
+    for v in (1e39, -1e39, 10**39, 10**400, -10**400, np.float64(1e300)):
+        with pytest.raises(pto.Error) as e:
+            w.run(prog, x, y, v)
+        assert "argument 2 ('c', f32) = " in e.value.message
+        assert "out of range for f32: a finite f32 is at most" in e.value.message
+        assert e.value.code == pto.INVALID_ARGUMENT
+    assert not y.any()
+    big = 3.4028234663852886e38  # the largest finite f32
+    for v, want in ((float("inf"), np.inf), (-np.inf, -np.inf), (big, big), (2, 2.0)):
+        w.run(prog, x, y, v)
+        assert y[0, 0] == np.float32(want) + np.float32(x[0, 0])
+    w.run(prog, x, y, float("nan"))
+    assert np.isnan(y).all()
+
+
 def test_bound_scalars_out_of_their_dtype_are_refused():
     act = os.path.join(SRC, "examples", "activation.ptir")  # mode: i32 = runtime
     # The one scalar parser (base/scalar.c) names the dtype's range, as -D and --in do.

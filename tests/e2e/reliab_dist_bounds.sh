@@ -46,4 +46,29 @@ expect_out "dist.notify on rank 0: offset -1 of dim 1 is outside the extent 8"
 run_limited run "$T/poke.ptir" --devices 2 --in k=1 --in row=-1
 expect_true "remote_store before the window: exit 1, got $?" test "$?" = 1
 expect_out "dist.remote_store on rank 0: offset -1 of dim 0 of its window (the kernel's tensor argument 2) is negative"
+
+# A rank beyond int32 (a broadcast root, a peer) is out of range, as the interpreter says: it
+# used to be truncated to 32 bits, so root 2^32 + 1 broadcast rank 1's window with exit 0.
+COLL="$PTO_SOURCE_DIR/tests/programs/dist_collectives.ptir"
+for root in 4294967296 4294967297; do
+  run_limited run "$COLL" --devices 2 --dim M=16 --in root=$root
+  expect_true "broadcast root $root: exit 1, got $?" test "$?" = 1
+  expect_out "broadcast root 2147483647 (or beyond) is out of range (0 to 1)"
+done
+run_limited run "$COLL" --devices 2 --dim M=16 --in root=-4294967295
+expect_out "broadcast root -2147483648 (or beyond) is out of range (0 to 1)"
+sed 's/dist.notify(%sig, %me,/dist.notify(%sig, %row,/' "$T/poke.ptir" >"$T/peer.ptir"
+run_limited run "$T/peer.ptir" --devices 2 --in k=0 --in row=4294967297
+expect_true "notify peer 2^32 + 1: exit 1, got $?" test "$?" = 1
+expect_out "peer 2147483647 (or beyond) is out of range (0 to 1)"
+
+# A host function that fails after posting a call (the slice for device 1 starts past the end of
+# x) reports its own error first, and the posted call's dist.wait fails at once, naming the host,
+# instead of timing out (PTO_DIST_TIMEOUT_MS) and hiding the cause.
+start=$(date +%s)
+PTO_DIST_TIMEOUT_MS=60000 run_limited run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=32
+expect_true "host failure: exit 1, got $?" test "$?" = 1
+expect_true "host failure reported before the wait's deadline" test $(($(date +%s) - start)) -lt 50
+expect_out "host @main: tensor.slice: offset 32 of dim 0 is outside the extent 32; then rank 0"
+expect_out "dist.wait aborted because the host function failed"
 finish

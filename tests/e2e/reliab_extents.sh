@@ -48,4 +48,32 @@ PTIR
 run_pto 2 run "$T/entry.ptir" --dim Z=0 --dim N=4294967396 &&
   expect_out "parameter 2 'z': extent 4294967396 of dim 1 is outside 0 to 4294967295, the extents the orchestration ABI holds (32 bits)"
 run_pto 0 run "$T/entry.ptir" --dim Z=0 --dim N=100 --check && expect_out PASS
+
+# A slice clamped at the edge of its tensor, passed to a kernel parameter with a static extent,
+# is a launch error naming the call and the parameter (PTIR.md), as in the interpreter: it used
+# to run (exit 0), the kernel writing 4 rows through a 2-row view, past the end of y. A negative
+# runtime slice extent is refused by name (it became a 4-billion-row view).
+cat >"$T/clamped.ptir" <<'PTIR'
+program clamped
+dynamic M
+kernel @k(%x: tensor[4,8] f32, %w: tensor[M,8] f32, out %y: tensor[4,8] f32) -> (tensor[4,8] f32) {
+  %t = tile.load(%x, [0, 0], [4, 8])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[M,8] f32, out %y: tensor[M,8] f32, %i: index = runtime,
+           %n: index = runtime) -> (tensor[M,8] f32) {
+  %xs = tensor.slice(%x, [%i, 0], [%n, 8])
+  %ys = tensor.slice(%y, [%i, 0], [4, 8])
+  call @k(%xs, %x, %ys)
+  return %y
+}
+PTIR
+run_pto 0 run "$T/clamped.ptir" --dim M=8 --in i=4 --in n=4 --check && expect_out PASS
+run_pto 1 run "$T/clamped.ptir" --dim M=8 --in i=6 --in n=4 &&
+  expect_out "clamped.ptir:12:3: call @k: orchestration: reported a fatal error (code 1): call @k: parameter %x: extent of dim 0 is 2, expected 4"
+run_pto 1 run "$T/clamped.ptir" --dim M=8 --in i=0 --in n=9223372036854775807 &&
+  expect_out "call @k: parameter %x: extent of dim 0 is 8, expected 4"
+run_pto 1 run "$T/clamped.ptir" --dim M=8 --in i=0 --in n=-4 &&
+  expect_out "clamped.ptir:10:9: tensor.slice: orchestration: reported a fatal error (code 1): tensor.slice: extent -4 of dim 0 is negative"
 finish

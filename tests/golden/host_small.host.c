@@ -45,6 +45,20 @@ static uint64_t ph_mod_u(ph_state *st, uint64_t a, uint64_t b) {
   if (b == 0) return ph_fatal(st, PTO_KERNEL_ERR_DIV_ZERO, "integer division by zero"), 0;
   return a % b;
 }
+/* PTIR's float -> integer cast of `bits` bits: toward zero, saturated, NaN -> 0. */
+static int64_t ph_f2s(double x, int bits) {
+  double hi = ldexp(1.0, bits - 1);
+  if (x != x) return 0;
+  if (x >= hi) return bits == 64 ? INT64_MAX : (int64_t)hi - 1;
+  if (x <= -hi) return bits == 64 ? INT64_MIN : -(int64_t)hi;
+  return (int64_t)x;
+}
+static uint64_t ph_f2u(double x, int bits) {
+  double hi = ldexp(1.0, bits);
+  if (x != x || x <= 0) return 0;
+  if (x >= hi) return bits == 64 ? UINT64_MAX : (uint64_t)hi - 1;
+  return (uint64_t)x;
+}
 static double ph_fmod(double a, double b) {
   double m = fmod(a, b);
   return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;

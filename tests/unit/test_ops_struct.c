@@ -45,6 +45,19 @@ static const bad_case k_bad[] = {
      "s.ptir:4:26: tile.extract: rows 10..18 fall outside the source tile's 16 rows"},
     {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %y = tile.extract(%x, [0, 30], [8, 4])\n",
      "s.ptir:4:29: tile.extract: columns 30..34 fall outside the source tile's 32 columns"},
+    /* Offsets near 2^63 must not wrap into range (they were accepted, UB in the check). */
+    {"  %x = tile.load(%a, [0, 0], [16, 32])\n"
+     "  %y = tile.extract(%x, [9223372036854775807, 0], [8, 4])\n",
+     "s.ptir:4:26: tile.extract: rows 9223372036854775807..9223372036854775815 fall outside the "
+     "source tile's 16 rows"},
+    {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %s = tile.load(%a, [0, 0], [4, 4])\n"
+     "  %y = tile.assemble(%x, %s, [0, 9223372036854775806])\n",
+     "s.ptir:5:34: tile.assemble: columns 9223372036854775806..9223372036854775810 fall outside "
+     "the destination tile's 32 columns"},
+    {"  %j = tile.load(%i, [0, 0], [16, 1])\n"
+     "  %y = tile.gather_rows(%t, %j, [9223372036854775800], [16, 8])\n",
+     "s.ptir:4:34: tile.gather_rows: columns 9223372036854775800..9223372036854775808 fall past "
+     "the extent 32 of dim 1"},
     {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %s = tile.load(%a, [0, 0], [4, 4])\n"
      "  %y = tile.assemble(%x, %s, [0, 29])\n",
      "s.ptir:5:34: tile.assemble: columns 29..33 fall outside the destination tile's 32 columns"},
@@ -56,6 +69,15 @@ static const bad_case k_bad[] = {
      "s.ptir:5:8: tile.concat: row counts differ: [16,32] and [8,4]"},
     {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %y = tile.reshape(%x, [8, 32])\n",
      "s.ptir:4:25: tile.reshape: %x [16,32] has 512 elements, the shape [8,32] 256"},
+    /* Element counts past int64 match nothing and are named as such (not wrapped, no UB). */
+    {"  %x = tile.load(%a, [0, 0], [16, 32])\n"
+     "  %y = tile.reshape(%x, [9223372036854775807, 2])\n",
+     "s.ptir:4:25: tile.reshape: %x [16,32] has 512 elements, the shape [9223372036854775807,2] "
+     "more than 9223372036854775807"},
+    {"  %x = tile.load(%a, [0, 0], [16, 32])\n"
+     "  %y = tile.reshape(%x, [4611686018427388032, 4])\n",
+     "s.ptir:4:25: tile.reshape: %x [16,32] has 512 elements, the shape [4611686018427388032,4] "
+     "more than 9223372036854775807"},
     {"  %x = tile.load(%a, [0, 0], [16, 32])\n  %y = tile.fillpad(%x, pad=one)\n",
      "tile.fillpad: pad=one: expected one of zero min max"},
     {"  %y = tile.ci(0, [2, 8])\n", "s.ptir:3:19: tile.ci: the shape must be [1, N], got [2,8]"},
