@@ -50,7 +50,7 @@ run_pto 2 run "$T/entry.ptir" --dim Z=0 --dim N=4294967396 &&
 run_pto 0 run "$T/entry.ptir" --dim Z=0 --dim N=100 --check && expect_out PASS
 
 # A slice clamped at the edge of its tensor, passed to a kernel parameter with a static extent,
-# is a launch error naming the call and the parameter (PTIR.md), as in the interpreter: it used
+# is a launch error naming the call and the parameter (docs/language.md), as in the interpreter: it used
 # to run (exit 0), the kernel writing 4 rows through a 2-row view, past the end of y. A negative
 # runtime slice extent is refused by name (it became a 4-billion-row view).
 cat >"$T/clamped.ptir" <<'PTIR'
