@@ -141,8 +141,8 @@ static void emit_call(pto__emit *c, const pto_ir_stmt *s, int depth) {
     }
   }
   /* A parameter's static extent where the argument's is dynamic (a slice clamped at the edge):
-   * checked here, at launch (docs/language.md), since the kernel was compiled for the static shape and
-   * would read or write past the view. The submit is skipped on a mismatch. */
+   * checked here, at launch (docs/language.md), since the kernel was compiled for the static shape
+   * and would read or write past the view. The submit is skipped on a mismatch. */
   int checks = 0;
   for (int i = 0; i < s->call.nargs && i < k->nparams; i++) {
     const pto_ir_type *pt = k->params[i].value->type;
