@@ -734,8 +734,11 @@ LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e) {
     case PTO_EOP_DIV:
     case PTO_EOP_MOD:
       if (!pto_dtype_is_float(odt)) {
+        /* in a scalar assignment: err_detail {its statement index, 1}, as a tile divide's */
         LLVMValueRef z = LLVMBuildICmp(L->b, LLVMIntEQ, b, LLVMConstNull(LLVMTypeOf(b)), "divzero");
-        pto__lower_fail_if(L, z, PTO_KERNEL_ERR_DIV_ZERO, NULL, NULL);
+        int64_t at = L->assign_op;
+        pto__lower_fail_if(L, z, PTO_KERNEL_ERR_DIV_ZERO, at ? pto__lower_i64(L, at - 1) : NULL,
+                           at ? pto__lower_i64(L, 1) : NULL);
       }
       return pto__lower_binop(L, e->op == PTO_EOP_DIV ? LW_DIV : LW_MOD, odt, a, b, NULL);
     case PTO_EOP_ADD: return pto__lower_binop(L, LW_ADD, odt, a, b, NULL);
@@ -1082,7 +1085,9 @@ static void lower_stmts(lw *L, const pto_ir_block *blk, const pto_ir_stmt **out_
         L->vals[r->id] = L->vals[s->expr->value->id];
         break;
       }
+      L->assign_op = pto__lower_op_index(L, s) + 1; /* its divides name it (positions.c) */
       LLVMValueRef v = pto__lower_expr(L, s->expr);
+      L->assign_op = 0;
       if (v) def_scalar(L, r, pto__lower_convert(L, v, s->expr->dtype, r->type->dtype));
       break;
     }
@@ -1272,6 +1277,7 @@ static void build_prologue(lw *L) {
   L->divzero = LLVMBuildAlloca(L->b, L->t_i64, "divzero");
   LLVMBuildStore(L->b, LLVMConstInt(L->t_i64, 0, 0), L->divzero);
   L->divzero_op = -1;
+  L->assign_op = 0;
   if (L->footprint > 0) {
     LLVMValueRef have = load_field(L, L->t_ctx, L->arg_ctx, 3, -1, L->t_i64, "scratch_size");
     LLVMValueRef need = pto__lower_i64(L, L->footprint);

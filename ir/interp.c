@@ -1639,9 +1639,10 @@ static pto_status rows_check(frame *fr, const pto_ir_stmt *s, const itensor *t, 
   PTO_RETURN_IF_ERROR(list_values(fr, s, pos_arg(s, 2), "the column offset", 1, c0));
   if (*c0 < 0 || *c0 > t->shape[1] - C)
     return fail(fr, s->loc, PTO_STATUS_LAUNCH,
-                "%s in @%s: columns %lld..%lld are outside the tensor's %lld columns",
-                op_name(s->op.opc), fr->f->name, (long long)*c0, (long long)(*c0 + C),
-                (long long)t->shape[1]);
+                "%s in @%s: offset %lld of dim 1 is outside 0..%lld (the rows' %lld columns "
+                "must fit in the tensor's %lld)",
+                op_name(s->op.opc), fr->f->name, (long long)*c0, (long long)(t->shape[1] - C),
+                (long long)C, (long long)t->shape[1]);
   for (int64_t r = 0; r < nrows; r++) {
     int64_t k = tile_get(idx, r, 0).i;
     if (k < 0 || k >= t->shape[0])

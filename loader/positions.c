@@ -127,9 +127,9 @@ static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, 
   return 0;
 }
 
-/* The layout ops of a kernel body, its loads with a valid= region and its divides (those that
- * check indices, extents or divisors at run time), by statement index: one pre-order walk numbering
- * statements as pto_ir_block_stmt_at does. */
+/* The layout ops of a kernel body, its loads with a valid= region, its divides and its scalar
+ * assignments that divide integers (those that check indices, extents or divisors at run time),
+ * by statement index: one pre-order walk numbering statements as pto_ir_block_stmt_at does. */
 static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir_block *b,
                              int *index) {
   for (int j = 0; j < b->n; j++) {
@@ -144,6 +144,13 @@ static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir
                             oc == PTO_OP_TILE_REM || oc == PTO_OP_TILE_REMS ||
                             oc == PTO_OP_TILE_ROW_EXPAND_DIV || oc == PTO_OP_TILE_COL_EXPAND_DIV);
       if (checks && add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name)) return -1;
+    }
+    /* a scalar assignment that divides integers: '%q =', as an orch's is named */
+    if (s->kind == PTO_STMT_ASSIGN && s->nresults == 1 && s->loc.line > 0 &&
+        pto_ir_expr_divides_int(s->expr)) {
+      char assign[80];
+      snprintf(assign, sizeof assign, "%%%s =", s->results[0]->name);
+      if (add_kop(t, kernel, i, s->loc.line, s->loc.col, assign)) return -1;
     }
     int rc = 0;
     switch (s->kind) {

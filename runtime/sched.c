@@ -389,15 +389,19 @@ static pto_status index_error(pto__rt_launch *L, const pto__rt_task *t, const ch
   char where[512];
   if (pto_program_kernel_op_text(L->prog, name, op, where, sizeof where))
     snprintf(where, sizeof where, "op %d of the kernel", (int)op);
-  int64_t col = PTO_KERNEL_INDEX_COL(d);
-  if (col & PTO_KERNEL_INDEX_SUB) /* extract/assemble: the offset of a dim */
-    return pto_status_make(PTO_STATUS_LAUNCH,
-                           "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: offset %lld "
-                           "of dim %lld is outside 0..%lld (the sub-tile must fit in the tile); "
-                           "nothing outside a tensor was read or written",
-                           name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where,
-                           (long long)ctx->err_detail[1], (long long)PTO_KERNEL_INDEX_ROW(d),
-                           (long long)(col & ~(int64_t)PTO_KERNEL_INDEX_SUB));
+  int64_t col = PTO_KERNEL_INDEX_COL(d), row = PTO_KERNEL_INDEX_ROW(d);
+  if (col & PTO_KERNEL_INDEX_SUB) { /* the offset of a dim: extract/assemble, or gather_rows' */
+    int of_tensor = (row & PTO_KERNEL_INDEX_SUB) != 0;
+    return pto_status_make(
+        PTO_STATUS_LAUNCH,
+        "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: offset %lld of dim %lld is "
+        "outside 0..%lld (%s); nothing outside a tensor was read or written",
+        name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where, (long long)ctx->err_detail[1],
+        (long long)(row & ~(int64_t)PTO_KERNEL_INDEX_SUB),
+        (long long)(col & ~(int64_t)PTO_KERNEL_INDEX_SUB),
+        of_tensor ? "the rows' columns must fit in the tensor"
+                  : "the sub-tile must fit in the tile");
+  }
   return pto_status_make(PTO_STATUS_LAUNCH,
                          "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: value %lld "
                          "at [%lld,%lld]; nothing outside a tensor was read or written",

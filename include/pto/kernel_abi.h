@@ -52,9 +52,10 @@ enum {
 
 enum {
   PTO_KERNEL_OK = 0,
-  /* Integer division by a runtime zero. err_detail[1] 1: err_detail[0] is the dividing tile
-   * op's statement index in the kernel (pto_ir_func_stmt_at; negative: not known); 0: nothing
-   * (a scalar divide, or a kernel built before). */
+  /* Integer division by a runtime zero. err_detail[1] 1: err_detail[0] is the statement index
+   * in the kernel (pto_ir_func_stmt_at; negative: not known) of the dividing tile op or of the
+   * scalar assignment '%q = ...' that divides; 0: nothing (a scalar divide elsewhere, as in an
+   * op's argument or a loop bound, or a kernel built before). */
   PTO_KERNEL_ERR_DIV_ZERO = 1,
   PTO_KERNEL_ERR_DIM_MISMATCH = 2, /* a dynamic symbol bound twice with different values */
   PTO_KERNEL_ERR_SCRATCH = 3,      /* scratch arena smaller than the kernel's footprint */
@@ -72,7 +73,9 @@ enum {
    * assemble): err_detail[0] is PTO_KERNEL_INDEX_DETAIL(op, r, c), the op's statement index in
    * the kernel (pto_ir_func_stmt_at) and the position of the index, err_detail[1] the value.
    * An extract's or assemble's offset of dim k is at position [k, PTO_KERNEL_INDEX_SUB | m],
-   * m the largest offset that fits. Nothing was read or written outside a tensor. */
+   * m the largest offset that fits; a gather_rows' or scatter_rows' column offset (dim 1 of the
+   * tensor) at [PTO_KERNEL_INDEX_SUB | 1, PTO_KERNEL_INDEX_SUB | m] (at [0, 1] where m is
+   * negative or not below PTO_KERNEL_INDEX_SUB). Nothing was read or written outside a tensor. */
   PTO_KERNEL_ERR_INDEX = 9,
   PTO_KERNEL_ERR_LOOP_STEP = 10, /* a for loop's runtime step is zero */
 };
@@ -82,7 +85,7 @@ enum {
 #define PTO_KERNEL_INDEX_OP(d) ((int32_t)((d) >> 42))
 #define PTO_KERNEL_INDEX_ROW(d) ((int64_t)((d) >> 21) & 0x1fffff)
 #define PTO_KERNEL_INDEX_COL(d) ((int64_t)(d)&0x1fffff)
-#define PTO_KERNEL_INDEX_SUB 0x100000 /* in the column: a sub-tile's offset (see above) */
+#define PTO_KERNEL_INDEX_SUB 0x100000 /* in the column: an offset; in the row: of a tensor */
 
 typedef int32_t (*pto_kernel_fn)(const pto_kernel_tensor *tensors, const uint64_t *scalars,
                                  pto_core_ctx *ctx);

@@ -1554,8 +1554,9 @@ class DistributedWorker:
         ht = _c.HostTensor()
         _host_tensor(ht, a, dt)
         out = C.c_void_p()
-        _check(_c.pto_dist_alloc_stacked_tensor(self._w(), C.byref(ht),
-                                                (C.c_int * len(ids))(*ids), C.byref(out)))
+        # no worker_ids: NULL, the C API's default placement, whose error names the counts
+        given = None if worker_ids is None else (C.c_int * len(ids))(*ids)
+        _check(_c.pto_dist_alloc_stacked_tensor(self._w(), C.byref(ht), given, C.byref(out)))
         t = StackedDeviceTensor(self, out.value, a.shape, dt, tuple(ids))
         self._tensors[t._ptr] = t
         return t

@@ -87,6 +87,11 @@ def test_resident_tensors(dw):
         dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), worker_ids=[0])
     with pytest.raises(pto.Error):
         dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), worker_ids=[0, 0])
+    # more shards than devices, no worker_ids given: the message names the counts, not worker_ids
+    with pytest.raises(pto.Error, match=r"3 shards with the default placement .* need 3 "
+                       r"devices, the worker has 2") as e:
+        dw.alloc_stacked_tensor(np.zeros((3, 4), np.float32))
+    assert "worker_ids[" not in str(e.value)
     sb = dw.alloc_stacked_tensor(np.stack([bits, bits + 1]), dtype="bf16")
     assert sb.pto_dtype == "bf16" and np.array_equal(dw.copy_stacked_from(sb)[1], bits + 1)
     with pytest.raises(pto.Error):

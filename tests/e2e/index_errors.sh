@@ -84,7 +84,9 @@ expect_out "kernel 'pv'" && expect_out "pv.ptir:9:8: tile.gather_rows: value 10 
 run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=-3 --in c0=0
 expect_out "tile.gather_rows: value -3 at [0,0]"
 run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=2 --in c0=5
-expect_out "pv.ptir:9:8: tile.gather_rows: value 5 at [0,1]"
+expect_out "pv.ptir:9:8: tile.gather_rows: offset 5 of dim 1 is outside 0..4 (the rows' columns must fit in the tensor); $MSG"
+run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=2 --in c0=-2
+expect_out "pv.ptir:9:8: tile.gather_rows: offset -2 of dim 1 is outside 0..4"
 run_pto 0 run "$T/pv.ptir" --dim V=10 --in row=3 --in c0=4 --check
 expect_out PASS
 

@@ -139,4 +139,29 @@ run_pto 1 run "$T/kdiv_wd" --in x=zeros --in v=ones --in d=5 &&
   expect_out "$ZMSG: $T/kdiv.ptir:10:8: tile.div"
 run_pto 0 run "$T/kdiv.ptir" --in x=ones --in v=ones --in d=5 --check && expect_out PASS
 
+# A kernel's scalar assignment that divides (or takes mod) by a runtime zero names its line, as
+# the tile divides do; from a work dir too.
+cat >"$T/sdiv.ptir" <<EOF
+program sdiv
+kernel @k(%x: tensor[1,8] i32, out %y: tensor[1,8] i32, %a: i32, %b: i32) -> (tensor[1,8] i32) {
+  %t = tile.load(%x, [0, 0], [1, 8])
+  %q = %a / %b
+  %r = mod(%a, %b + 1)
+  %u = tile.adds(%t, %q + %r)
+  %y1 = tile.store(%u, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[1,8] i32, out %y: tensor[1,8] i32, %a: i32 = runtime, %b: i32 = runtime)
+    -> (tensor[1,8] i32) {
+  call @k(%x, %y, %a, %b)
+  return %y
+}
+EOF
+run_pto 1 run "$T/sdiv.ptir" --in a=7 --in b=0 &&
+  expect_out "kernel 'k' (id 0, task 0) $ZMSG: $T/sdiv.ptir:4:3: %q ="
+run_pto 1 run "$T/sdiv.ptir" --in a=7 --in b=-1 && expect_out "$ZMSG: $T/sdiv.ptir:5:3: %r ="
+run_pto 0 compile "$T/sdiv.ptir" -o "$T/sdiv_wd"
+run_pto 1 run "$T/sdiv_wd" --in a=7 --in b=0 && expect_out "$ZMSG: $T/sdiv.ptir:4:3: %q ="
+run_pto 0 run "$T/sdiv.ptir" --in a=7 --in b=2 --check && expect_out PASS
+
 finish

@@ -72,6 +72,17 @@ PTO_REMOTE_CACHE_KEY= run_from unsigned-nokey "$PTO" 0 run "$EX/add.ptir" --dim 
 OUT=$(stats unsigned-nokey)
 expect_out '"stores": 0'
 expect_out '"remote_hits": 1'
+# An empty key file is refused, not taken as no key (docs/remote-cache.md): nothing is stored,
+# and a fetched entry is refused for that reason and compiled here.
+printf '\n' >"$T/empty.key"
+PTO_REMOTE_CACHE_KEY= PTO_REMOTE_CACHE_KEY_FILE="$T/empty.key" run_from emptykey "$PTO" 0 run \
+  "$EX/add.ptir" --dim M=70 --remote-cache "$HTTP_URL/emptykey"
+expect_out "not storing" && expect_out "PTO_REMOTE_CACHE_KEY_FILE $T/empty.key is empty: put the shared secret in it"
+PTO_REMOTE_CACHE_KEY= PTO_REMOTE_CACHE_KEY_FILE="$T/empty.key" run_from emptykey-fetch "$PTO" 0 \
+  run "$EX/add.ptir" --dim M=70 --remote-cache "$unsigned_url"
+expect_out "refusing the remote cache entry" && expect_out "$T/empty.key is empty"
+OUT=$(stats emptykey-fetch)
+expect_out '"remote_refusals": 1'
 
 # Tampering with every stored object: a byte of each changed, in the HTTP store's files and in
 # Redis. A pto with the key refuses every one, loads nothing and compiles; a pto without a key

@@ -424,6 +424,30 @@ static void test_struct_index_out_of_range_is_a_launch_error_writing_nothing(voi
                              "outside the tile's 4 rows");
   for (int k = 0; k < 4; k++)
     assert_int_equal(o[k], 7);
+  /* gather_rows and scatter_rows at a runtime column offset past the tensor's columns name the
+   * offset, its dim and the offsets that fit, as extract does */
+  const char *cols = "program c\n"
+                     "kernel @k(%t: tensor[6, 4] i32, %ix: tensor[3, 1] i32, out %g: tensor[3, 2] "
+                     "i32, inout %u: tensor[6, 4] i32, %c: index, %d: index)"
+                     " -> (tensor[3, 2] i32, tensor[6, 4] i32) {\n"
+                     "  %i = tile.load(%ix, [0, 0], [3, 1])\n"
+                     "  %gr = tile.gather_rows(%t, %i, [%c], [3, 2])\n"
+                     "  %g1 = tile.store(%gr, [0, 0], %g)\n"
+                     "  %u1 = tile.scatter_rows(%gr, %i, [%d], %u)\n"
+                     "  return %g1, %u1\n}\n";
+  int32_t ix2[3] = {0, 1, 2};
+  pto_ir_interp_arg a4[6] = {
+      tensor_arg(t, PTO_DTYPE_I32, 6, 4), tensor_arg(ix2, PTO_DTYPE_I32, 3, 1),
+      tensor_arg(g, PTO_DTYPE_I32, 3, 2), tensor_arg(u, PTO_DTYPE_I32, 6, 4)};
+  a4[4].scalar.dtype = a4[5].scalar.dtype = PTO_DTYPE_INDEX;
+  a4[4].scalar.i = 3;
+  st = run_k(cols, a4, 6);
+  assert_status_contains(st, "s.ptir:4:9: tile.gather_rows in @k: offset 3 of dim 1 is outside "
+                             "0..2 (the rows' 2 columns must fit in the tensor's 4)");
+  a4[4].scalar.i = 2;
+  a4[5].scalar.i = -1;
+  st = run_k(cols, a4, 6);
+  assert_status_contains(st, "tile.scatter_rows in @k: offset -1 of dim 1 is outside 0..2");
 }
 
 int main(void) {
