@@ -105,6 +105,14 @@ static LLVMValueRef add(lw *L, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildAdd(L->b, a, b, "");
 }
 
+/* Binary op bop of tile statement s on a and b; an integer divide (or mod) records s as the op
+ * a zero divisor names (L->divzero_op, check_divzero_flag). */
+static LLVMValueRef stmt_binop(lw *L, const pto_ir_stmt *s, lw_bin bop, pto_dtype dt,
+                               LLVMValueRef a, LLVMValueRef b) {
+  if (bop == LW_DIV || bop == LW_MOD) L->divzero_op = pto__lower_op_index(L, s) + 1;
+  return pto__lower_binop(L, bop, dt, a, b, L->divzero);
+}
+
 /* Fails the launch when a divide met a zero divisor: err_detail {its statement index (or -2),
  * 1} (pto/kernel_abi.h). */
 static void check_divzero_flag(lw *L) {
@@ -931,8 +939,7 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
                        : e->vw > 1  ? splat(L, x->scalar, e->vw)
                                     : x->scalar;
       pto__lower_stmt_bin(x->s, &bop);
-      L->divzero_op = pto__lower_op_index(L, x->s) + 1;
-      r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
+      r = stmt_binop(L, x->s, bop, x->in_dt, a, b);
       break;
     }
     case 5: {
@@ -940,16 +947,14 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
                        : e->vw > 1 ? splat(L, x->rowv, e->vw)
                                    : x->rowv;
       pto__lower_stmt_bin(x->s, &bop);
-      L->divzero_op = pto__lower_op_index(L, x->s) + 1;
-      r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
+      r = stmt_binop(L, x->s, bop, x->in_dt, a, b);
       break;
     }
     case 7: {
       LLVMValueRef b = col_operand(L, e, i, x->b);
       if (!b) return -1;
       pto__lower_stmt_bin(x->s, &bop);
-      L->divzero_op = pto__lower_op_index(L, x->s) + 1;
-      r = pto__lower_binop(L, bop, x->in_dt, a, b, L->divzero);
+      r = stmt_binop(L, x->s, bop, x->in_dt, a, b);
       break;
     }
     case 6: {
@@ -1712,8 +1717,7 @@ static void lower_expand(lw *L, const pto_ir_stmt *s, int row, lw_bin op) {
   LLVMValueRef idx = add(L, mul(L, i, Cv), j);
   LLVMValueRef x = load_c(L, a, idx);
   LLVMValueRef y = row ? vrow : load_c(L, v, j);
-  L->divzero_op = pto__lower_op_index(L, s) + 1;
-  LLVMValueRef r = pto__lower_binop(L, op, dt, x, y, L->divzero);
+  LLVMValueRef r = stmt_binop(L, s, op, dt, x, y);
   pto__lower_tile_store(L, t->base, dt, idx, pto__lower_to_storage(L, dt, r));
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
