@@ -137,12 +137,9 @@ static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir
     int i = (*index)++;
     if (s->kind == PTO_STMT_OP && s->loc.line > 0) {
       const pto_op_info *info = pto_op_info_get(s->op.opc);
-      pto_opcode oc = s->op.opc;
       int checks = info && (info->cls == PTO_OPC_LAYOUT ||
-                            (oc == PTO_OP_TILE_LOAD && pto_ir_stmt_kwarg(s, "valid")) ||
-                            oc == PTO_OP_TILE_DIV || oc == PTO_OP_TILE_DIVS ||
-                            oc == PTO_OP_TILE_REM || oc == PTO_OP_TILE_REMS ||
-                            oc == PTO_OP_TILE_ROW_EXPAND_DIV || oc == PTO_OP_TILE_COL_EXPAND_DIV);
+                            (s->op.opc == PTO_OP_TILE_LOAD && pto_ir_stmt_kwarg(s, "valid")) ||
+                            info->fn == PTO_FN_DIV || info->fn == PTO_FN_REM);
       if (checks && add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name)) return -1;
     }
     /* a scalar assignment that divides integers: '%q =', as an orch's is named */
