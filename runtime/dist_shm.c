@@ -396,9 +396,9 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
     if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
     if (aborted(t, what)) return PTO_KERNEL_ERR_DIST;
-    uint64_t now = pto__rt_now_ns();
-    if (now >= deadline && peers_progress(t) != progress) { /* a peer moved on: a new deadline */
-      progress = peers_progress(t);
+    uint64_t now = pto__rt_now_ns(), seen;
+    if (now >= deadline && (seen = peers_progress(t)) != progress) { /* a peer moved on */
+      progress = seen;
       deadline = now + (uint64_t)t->sh->timeout_ms * 1000000ull;
       continue;
     }
