@@ -55,8 +55,7 @@ static pto_status check_standalone(const pto_ir_program *p, const pto_ir_func *k
   return PTO_OK;
 }
 
-static pto_status entry_name(const pto_ir_program *p, const pto_ir_func *k, char *out,
-                             size_t cap) {
+static pto_status entry_name(const pto_ir_program *p, const pto_ir_func *k, char *out, size_t cap) {
   int taken = 0;
   snprintf(out, cap, "%s_entry", k->name);
   PTO_RETURN_IF_ERROR(name_taken(p, out, &taken));
@@ -81,8 +80,8 @@ static pto_status build_orch(pto_ir_builder *b, const pto_ir_program *p, const p
     if (pa->bind == PTO_BIND_LITERAL)
       PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(b, p, pa->literal, NULL, &lit));
     pto_ir_builder_set_loc(b, pa->value->loc);
-    PTO_RETURN_IF_ERROR(pto_ir_builder_param(b, pa->value->name, t, pa->dir, pa->dir_written,
-                                             pa->bind, lit, NULL));
+    PTO_RETURN_IF_ERROR(
+        pto_ir_builder_param(b, pa->value->name, t, pa->dir, pa->dir_written, pa->bind, lit, NULL));
   }
   pto_ir_builder_set_loc(b, k->loc);
   if (k->nrets > 0) {

@@ -1276,7 +1276,7 @@ static pto_status check_devices_apply(const pto_ir_program *p, const pto_compile
 }
 
 static pto_status compile_program(const pto_ir_program *p, const pto_compile_options *opt,
-                                  pto_program **out_program);
+                                  const uint8_t *fp, pto_program **out_program);
 
 pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program) {
@@ -1285,18 +1285,9 @@ pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
   PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
-  pto_compile_options kopt;
-  pto_ir_program *kprog = NULL;
-  PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));
-  pto_status s = compile_program(p, opt, out_program);
-  pto_ir_program_destroy(kprog);
-  return s;
-}
 
-/* pto_compile of a program whose entry is an orch or a host. */
-static pto_status compile_program(const pto_ir_program *p, const pto_compile_options *opt,
-                                  pto_program **out_program) {
-  /* The in-process level: a request seen before, answered without disk or key text. */
+  /* The in-process level: a request seen before, answered without disk or key text. A kernel
+   * entry's request is the caller's (the kernel's index in p), so a hit needs no orch made. */
   uint8_t fp[16];
   int have_fp = request_fingerprint(p, opt, fp) == 0;
   if (have_fp) {
@@ -1311,6 +1302,19 @@ static pto_status compile_program(const pto_ir_program *p, const pto_compile_opt
     }
   }
 
+  pto_compile_options kopt;
+  pto_ir_program *kprog = NULL;
+  PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));
+  pto_status s = compile_program(p, opt, have_fp ? fp : NULL, out_program);
+  pto_ir_program_destroy(kprog);
+  return s;
+}
+
+/* pto_compile past the in-process map, for a program whose entry is an orch or a host; fp is
+ * the caller's request fingerprint to remember (NULL: none). */
+static pto_status compile_program(const pto_ir_program *p, const pto_compile_options *opt,
+                                  const uint8_t *fp, pto_program **out_program) {
+  int have_fp = fp != NULL;
   char key[33];
   char *key_text = NULL;
   PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, &key_text));
