@@ -65,8 +65,12 @@ def test_compile_text_and_bindings(w):
 def test_a_kernel_as_the_entry(w, tmp_path):
     """entry= naming a kernel runs it as one task through an orch made for it (add_block_entry):
     its parameters are the kernel's, and its dynamic dims follow the arrays."""
+    assert pto.compile(ADD).entry == "main"
     p = pto.compile(ADD, entry="add_block")
     assert p.entry == "add_block_entry" and not p.is_host
+    # Repeats are in-process hits, each of its own entry.
+    assert pto.compile(ADD, entry="add_block").entry == "add_block_entry"
+    assert pto.compile(ADD).entry == "main"
     assert [(q.name, q.dir) for q in p.params] == [("a", "in"), ("b", "in"), ("c", "out")]
     a = np.arange(20 * 128, dtype=np.float32).reshape(20, 128)
     b, c = np.full_like(a, 0.5), np.zeros_like(a)
