@@ -57,6 +57,20 @@ run_pto 0 run "$K" --entry acc --in y=ones -D k=3 --out y="$T/acc3.npy" --check 
 expect_true "-D k=3 changes y" bash -c "! cmp -s '$T/acc2.npy' '$T/acc3.npy'"
 run_pto 0 run "$K" --entry scale_entry --check && expect_out "ran @scale_entry_entry on sim"
 
+# A launch error names the user's source: the kernel's header for the call, then its op.
+cat >"$T/dz.ptir" <<'PTIR'
+program dz
+kernel @k(%x: tensor[16,64] f32, out %y: tensor[16,64] f32, %n: i32) -> (tensor[16,64] f32) {
+  %t = tile.load(%x, [0, 0], [16, 64])
+  %q = 10 / %n
+  %s = tile.muls(%t, f32(%q))
+  tile.store(%s, [0, 0], %y)
+  return %y
+}
+PTIR
+run_pto 1 run "$T/dz.ptir" --entry k -D n=runtime --in n=0 &&
+  expect_out "launch of 'k_entry': $T/dz.ptir:2:1: call @k: kernel 'k' (id 0, task 0) failed with code 1 (integer division by zero): $T/dz.ptir:4:3: %q ="
+
 # ---- the same kernel through the example's orch and as the entry: the same bits ------------
 # Unfed inputs are random with the parameter's position as seed: a and b are 0 and 1 in both.
 run_pto 0 run "$EX/add.ptir" --dim M=32 --out c="$T/c_orch.npy"
