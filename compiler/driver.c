@@ -405,6 +405,20 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
 
   s = pto_ir_program_entry(input, opt->entry, &entry);
   if (s) goto done;
+  if (entry->kind == PTO_FUNC_KERNEL) {
+    /* A kernel runs as one task of an orch made for it (the loader has usually done this). */
+    pto_ir_program *wrapped = NULL;
+    const char *name = NULL;
+    if ((s = pto_ir_program_kernel_entry(input, opt->entry, &wrapped, &name))) goto done;
+    pto_compile_options kopt;
+    pto_compile_options_init(&kopt);
+    memcpy(&kopt, opt, opt->sz < sizeof kopt ? opt->sz : sizeof kopt);
+    kopt.sz = sizeof kopt;
+    kopt.entry = name;
+    s = pto_compiler_build_dir(wrapped, &kopt, dir, out);
+    pto_ir_program_destroy(wrapped);
+    return s;
+  }
   const pto_ir_func *src_entry = entry;
   if (entry->kind == PTO_FUNC_HOST) {
     s = build_host_dir(input, entry, opt, opt_level, dir, out);
@@ -416,14 +430,6 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                         "--devices applies to programs with a host entry; @%s is an orch",
                         entry->name);
-    goto done;
-  }
-  if (entry->kind != PTO_FUNC_ORCH) {
-    s = pto_status_make(
-        PTO_STATUS_INVALID_ARGUMENT,
-        "entry @%s is a kernel: the entry must be an orch (or host) function; name one "
-        "with --entry",
-        entry->name);
     goto done;
   }
   s = pto_signature_build(input, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples,

@@ -51,12 +51,17 @@ pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_i
   for (int i = 0; i < p->nfuncs; i++)
     counts[p->funcs[i]->kind]++;
   pto_func_kind want = counts[PTO_FUNC_HOST] ? PTO_FUNC_HOST : PTO_FUNC_ORCH;
-  if (counts[want] == 0)
-    return pto_status_make(
-        PTO_STATUS_INVALID_ARGUMENT,
-        "%s: the program has no host or orch function to run: name the entry with "
-        "--entry NAME",
-        file);
+  if (counts[want] == 0) {
+    if (!counts[PTO_FUNC_KERNEL])
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s: the program has no host or orch function to run", file);
+    char names[512];
+    list_kind(p, PTO_FUNC_KERNEL, names, sizeof names);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: the program has no host or orch function to run: name the entry "
+                           "with --entry NAME to run a kernel as one task (kernels: %s)",
+                           file, names);
+  }
   if (counts[want] > 1) {
     char names[512];
     list_kind(p, want, names, sizeof names);

@@ -529,6 +529,24 @@ static pto_status cache_key_text(const pto_ir_program *p, const pto_compile_opti
   return PTO_OK;
 }
 
+/* A request whose entry is a kernel becomes one for the orch that runs it as one task
+ * (pto_ir_program_kernel_entry): *p becomes that program (*owned, the caller destroys it) and
+ * *opt a copy of the options (*copy) naming its orch. Anything else is left as it is. */
+static pto_status kernel_entry(const pto_ir_program **p, const pto_compile_options **opt,
+                               pto_compile_options *copy, pto_ir_program **owned) {
+  *owned = NULL;
+  const char *name = NULL;
+  PTO_RETURN_IF_ERROR(pto_ir_program_kernel_entry(*p, (*opt)->entry, owned, &name));
+  if (!*owned) return PTO_OK;
+  pto_compile_options_init(copy);
+  memcpy(copy, *opt, (*opt)->sz < sizeof *copy ? (*opt)->sz : sizeof *copy);
+  copy->sz = sizeof *copy;
+  copy->entry = name;
+  *p = *owned;
+  *opt = copy;
+  return PTO_OK;
+}
+
 pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt, char out_hex[33],
                          char **out_text) {
   if (out_text) *out_text = NULL;
@@ -536,14 +554,23 @@ pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
+  pto_compile_options kopt;
+  pto_ir_program *kprog = NULL;
+  PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));
   pto_ir_func *entry = NULL;
-  PTO_RETURN_IF_ERROR(pto_ir_program_entry(p, opt->entry, &entry));
   pto_signature sig;
-  PTO_RETURN_IF_ERROR(pto_signature_build(p, entry, opt->scalars, opt->nscalars, opt->samples,
-                                          opt->nsamples, &sig));
+  pto_status s = pto_ir_program_entry(p, opt->entry, &entry);
+  if (!s)
+    s = pto_signature_build(p, entry, opt->scalars, opt->nscalars, opt->samples, opt->nsamples,
+                            &sig);
+  if (s) {
+    pto_ir_program_destroy(kprog);
+    return s;
+  }
   char *text = NULL;
-  pto_status s = cache_key_text(p, opt, entry, &sig, &text);
+  s = cache_key_text(p, opt, entry, &sig, &text);
   pto_signature_clear(&sig);
+  pto_ir_program_destroy(kprog);
   if (s) return s;
   pto_hash_xxh128_hex(text, strlen(text), out_hex);
   if (out_text)
@@ -1248,6 +1275,9 @@ static pto_status check_devices_apply(const pto_ir_program *p, const pto_compile
                          entry->name, entry->kind == PTO_FUNC_ORCH ? "an orch" : "a kernel");
 }
 
+static pto_status compile_program(const pto_ir_program *p, const pto_compile_options *opt,
+                                  const uint8_t *fp, pto_program **out_program);
+
 pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program) {
   *out_program = NULL;
@@ -1256,7 +1286,8 @@ pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
   if (!opt) opt = &defaults;
   PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
 
-  /* The in-process level: a request seen before, answered without disk or key text. */
+  /* The in-process level: a request seen before, answered without disk or key text. A kernel
+   * entry's request is the caller's (the kernel's index in p), so a hit needs no orch made. */
   uint8_t fp[16];
   int have_fp = request_fingerprint(p, opt, fp) == 0;
   if (have_fp) {
@@ -1271,6 +1302,19 @@ pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
     }
   }
 
+  pto_compile_options kopt;
+  pto_ir_program *kprog = NULL;
+  PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));
+  pto_status s = compile_program(p, opt, have_fp ? fp : NULL, out_program);
+  pto_ir_program_destroy(kprog);
+  return s;
+}
+
+/* pto_compile past the in-process map, for a program whose entry is an orch or a host; fp is
+ * the caller's request fingerprint to remember (NULL: none). */
+static pto_status compile_program(const pto_ir_program *p, const pto_compile_options *opt,
+                                  const uint8_t *fp, pto_program **out_program) {
+  int have_fp = fp != NULL;
   char key[33];
   char *key_text = NULL;
   PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, &key_text));
@@ -1350,10 +1394,17 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
   PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
+  pto_compile_options kopt;
+  pto_ir_program *kprog = NULL;
+  PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));
   char key[33];
   char *key_text = NULL;
-  PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, &key_text));
-  pto_status s = pto_file_mkdirs(dir, 0755);
+  pto_status s = pto_cache_key(p, opt, key, &key_text);
+  if (s) {
+    pto_ir_program_destroy(kprog);
+    return s;
+  }
+  s = pto_file_mkdirs(dir, 0755);
   if (!s) {
     if (use_cache) {
       pto_signature sig;
@@ -1377,6 +1428,7 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
     write_callee_positions(p, dir);
   }
   free(key_text);
+  pto_ir_program_destroy(kprog);
   return s;
 }
 
@@ -1387,9 +1439,14 @@ pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_optio
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
   PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
+  pto_compile_options kopt;
+  pto_ir_program *kprog = NULL;
+  PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));
   char key[33];
-  PTO_RETURN_IF_ERROR(pto_cache_key(p, opt, key, NULL));
-  return compile_uncached_key(p, opt, key, out_program);
+  pto_status s = pto_cache_key(p, opt, key, NULL);
+  if (!s) s = compile_uncached_key(p, opt, key, out_program);
+  pto_ir_program_destroy(kprog);
+  return s;
 }
 
 /* ---- copying an entry into a work dir ------------------------------------------------- */

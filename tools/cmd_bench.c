@@ -295,6 +295,8 @@ const pto_cmd cli_cmd_bench = {
     "compile options (for a .ptir PROG):\n"
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
+    "                      (--entry KERNEL runs that kernel as one task: see 'pto compile "
+    "--help')\n"
     "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
     "  --transport shm|mpi  a host program's chips: forked on this host (shm, default) or one per\n"
     "                      MPI rank (mpi: mpirun -np N pto bench PROG --transport mpi ...; rank 0\n"

@@ -277,12 +277,18 @@ static pto_status write_rank_records(void *ctx, pto_worker *chip, int rank, int 
 
 static pto_status run_reference(pto_ir_program *ir, const char *entry_name,
                                 const pto_signature *sig, cli_param *pd, int nranks) {
-  pto_ir_func *entry = NULL;
-  PTO_RETURN_IF_ERROR(pto_ir_program_entry(ir, entry_name ? entry_name : sig->entry, &entry));
+  /* A kernel entry runs through the orch made for it, as it was compiled. */
+  pto_ir_program *kprog = NULL;
+  const char *name = NULL;
+  PTO_RETURN_IF_ERROR(
+      pto_ir_program_kernel_entry(ir, entry_name ? entry_name : sig->entry, &kprog, &name));
+  pto_ir_func *entry = pto_ir_program_find_func(kprog ? kprog : ir, name);
   /* The reference runs what was compiled: the program with its -D/--arg bindings written in. */
   pto_ir_program *spec = NULL;
-  PTO_RETURN_IF_ERROR(pto_ir_specialize(ir, entry, sig, &spec));
-  entry = pto_ir_program_find_func(spec, entry->name);
+  pto_status ss = pto_ir_specialize(kprog ? kprog : ir, entry, sig, &spec);
+  if (!ss) entry = pto_ir_program_find_func(spec, name);
+  pto_ir_program_destroy(kprog); /* name was kprog's */
+  if (ss) return ss;
   pto_ir_interp_arg *args = calloc((size_t)sig->nparams + 1, sizeof *args);
   if (!args) {
     pto_ir_program_destroy(spec);
@@ -605,6 +611,8 @@ const pto_cmd cli_cmd_run = {
     "compile options (for a .ptir PROG):\n"
     "  --entry NAME  -D NAME=VALUE|runtime  --arg NAME=64x128  --platform sim  -O0..-O3  "
     "--no-cache\n"
+    "                      (--entry KERNEL runs that kernel as one task: see 'pto compile "
+    "--help')\n"
     "  --remote-cache URL  the shared second cache level (default $PTO_REMOTE_CACHE; see pto\n"
     "                      compile --help and docs/remote-cache.md)\n"
     "  --devices N|ID,ID,...  the device set of a program with a host entry (L3); with a work\n"

@@ -28,7 +28,7 @@ extern "C" {
 
 typedef struct pto_compile_options {
   size_t sz;                  /* sizeof(pto_compile_options): older callers keep working */
-  const char *entry;          /* NULL: the single host, else the single orch */
+  const char *entry;          /* NULL: the single host, else the single orch; or a kernel */
   const char *platform;       /* NULL or "sim" */
   int opt_level;              /* 0..3 */
   const pto_binding *scalars; /* -D NAME=VALUE|runtime */

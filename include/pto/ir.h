@@ -545,9 +545,21 @@ PTO_API pto_ir_hash128 pto_ir_program_hash(const pto_ir_program *p);
 PTO_API int pto_ir_program_equal(const pto_ir_program *a, const pto_ir_program *b);
 
 PTO_API pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const char *name);
-/* The entry: the named function if name != NULL, else the single host, else the single orch. */
+/* The entry: the named function if name != NULL (a kernel too), else the single host, else the
+ * single orch. */
 PTO_API PTO_MUST_USE pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name,
                                                      pto_ir_func **out_func);
+/* The program to compile or interpret for entry name (as pto_ir_program_entry resolves it). When
+ * it is a kernel K: a copy of p with one more orch, last, named K_entry (or K_entry0, K_entry1,
+ * ... while the name is taken by a function or an incore scope's kernel), whose parameters are
+ * K's and which calls K once, as one task; *out_program is that copy (the caller's, freed with
+ * pto_ir_program_destroy) and *out_entry its orch's name. A kernel with a dtensor parameter
+ * (comm windows, which dist.* ops need) is refused. Otherwise *out_program is NULL (p is the
+ * program) and *out_entry the entry's name in p. */
+PTO_API PTO_MUST_USE pto_status pto_ir_program_kernel_entry(const pto_ir_program *p,
+                                                            const char *name,
+                                                            pto_ir_program **out_program,
+                                                            const char **out_entry);
 
 /* Statements of f in pre-order (a statement, then the bodies it holds: for, then/else, incore),
  * numbered from 0. Structurally equal functions number their statements alike, whatever their

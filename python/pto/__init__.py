@@ -300,6 +300,8 @@ def compile(path_or_text: str | os.PathLike, entry: str | None = None, *,
             work_dir: str | os.PathLike | None = None, **bindings: Any) -> CompiledProgram:
     """Compiles PTIR (a .ptir path, a work dir, or PTIR text) through the binary cache.
 
+    entry: the entry function (default: the single host, else the single orch); a kernel runs
+    as one task, through an orch made for it (the program's entry is then KERNEL_entry).
     bindings: NAME=value specializes a scalar (pto.RUNTIME leaves it to run time; a tuple of
     ints is a sample shape of an unshaped tensor parameter: x=(64, 128)). devices: the device
     set of a host (L3) program, N (ids 0..N-1) or a list of ids. work_dir: also write the

@@ -62,6 +62,31 @@ def test_compile_text_and_bindings(w):
     assert np.array_equal(y, x + 4.0)
 
 
+def test_a_kernel_as_the_entry(w, tmp_path):
+    """entry= naming a kernel runs it as one task through an orch made for it (add_block_entry):
+    its parameters are the kernel's, and its dynamic dims follow the arrays."""
+    assert pto.compile(ADD).entry == "main"
+    p = pto.compile(ADD, entry="add_block")
+    assert p.entry == "add_block_entry" and not p.is_host
+    # Repeats are in-process hits, each of its own entry.
+    assert pto.compile(ADD, entry="add_block").entry == "add_block_entry"
+    assert pto.compile(ADD).entry == "main"
+    assert [(q.name, q.dir) for q in p.params] == [("a", "in"), ("b", "in"), ("c", "out")]
+    a = np.arange(20 * 128, dtype=np.float32).reshape(20, 128)
+    b, c = np.full_like(a, 0.5), np.zeros_like(a)
+    w.run(p, {"a": a, "b": b, "c": c})
+    assert np.array_equal(c, a + b)
+    d = pto.compile(ADD, entry="@add_block", work_dir=tmp_path / "wd")
+    assert d.entry == "add_block_entry" and (tmp_path / "wd" / "orchestration" /
+                                             "add_block_entry.cpp").exists()
+    text = open(ADD).read().replace("orch @main", "kernel @unused_k() {\n}\norch @main")
+    text = text[:text.index("orch @main")]
+    with pytest.raises(pto.Error) as e:
+        pto.compile(text)
+    assert "name the entry with --entry NAME to run a kernel as one task" in str(e.value)
+    assert "@add_block, @unused_k" in str(e.value)
+
+
 def test_bindings_at_the_ends_of_u64_and_i64(w):
     """A u64 parameter specialised above 2^63-1 reads back as its value (not as a negative
     int64), so a call by dict, which fills it from the signature, launches."""

@@ -28,6 +28,10 @@ else
   echo "note: $G/add.add_block.ll not compared: this host has no avx512f"
 fi
 check_golden "$T/add/program.ptir" "$G/add.program.ptir"
+# A kernel as the entry: the orch made for it calls it once, at the kernel header's line.
+run_pto 0 compile "$EX/add.ptir" -o "$T/addk" --entry add_block --no-cache
+check_golden "$T/addk/orchestration/add_block_entry.cpp" "$G/add.add_block_entry.cpp"
+check_golden "$T/addk/program.ptir" "$G/add.add_block_entry.program.ptir"
 run_pto 0 compile "$EX/incore.ptir" -o "$T/incore" --no-cache
 check_golden "$T/incore/orchestration/main.cpp" "$G/incore.main.cpp"
 check_golden "$T/incore/program.ptir" "$G/incore.program.ptir"

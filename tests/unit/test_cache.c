@@ -236,6 +236,38 @@ static void test_cache_repeat_compile_is_served_in_process(void **state) {
   pto_ir_program_destroy(ir);
 }
 
+/* --entry naming a kernel: a key and a program of its own (not the orch entry's), and a repeat
+ * is an in-process hit of the caller's request: nothing built. */
+static void test_cache_kernel_entry_has_its_own_key_and_repeats_in_process(void **state) {
+  (void)state;
+  pto_ir_program *ir = program(0, "x");
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  opt.entry = "blk";
+  char kkey[33], mkey[33];
+  assert_pto_ok(pto_cache_key(ir, &opt, kkey, NULL));
+  assert_pto_ok(pto_cache_key(ir, NULL, mkey, NULL));
+  assert_string_not_equal(kkey, mkey);
+  pto_program *k = NULL, *m = NULL, *again = NULL;
+  assert_pto_ok(pto_compile(ir, &opt, &k));
+  assert_string_equal(pto_program_signature(k)->entry, "blk_entry");
+  assert_pto_ok(pto_compile(ir, NULL, &m));
+  assert_ptr_not_equal(k, m);
+  assert_string_equal(pto_program_signature(m)->entry, "main");
+  int b0 = builds();
+  pto_cache_stats s0 = stats();
+  assert_pto_ok(pto_compile(ir, &opt, &again));
+  assert_ptr_equal(again, k);
+  pto_cache_stats s1 = stats();
+  assert_int_equal(s1.memory_hits - s0.memory_hits, 1);
+  assert_int_equal(builds(), b0);
+  assert_int_equal(s1.entries, 2);
+  pto_program_release(k);
+  pto_program_release(again);
+  pto_program_release(m);
+  pto_ir_program_destroy(ir);
+}
+
 typedef struct race_arg {
   pto_ir_program *ir;
   pto_program *out;
@@ -836,6 +868,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_cache_equal_key_returns_the_same_program_object, setup),
       cmocka_unit_test_setup(test_cache_repeat_compile_is_served_in_process, setup),
+      cmocka_unit_test_setup(test_cache_kernel_entry_has_its_own_key_and_repeats_in_process, setup),
       cmocka_unit_test_setup(test_cache_threads_compiling_one_key_share_one_program, setup),
       cmocka_unit_test_setup(test_cache_disk_hit_loads_without_compiling, setup),
       cmocka_unit_test_setup(test_cache_key_text_written_with_debug, setup),

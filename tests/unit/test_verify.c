@@ -176,9 +176,71 @@ static void test_program_entry_follows_the_rules(void **state) {
   assert_pto_ok(pto_ir_program_entry(p, NULL, &f));
   assert_string_equal(f->name, "h");
   pto_ir_program_destroy(p);
-  p = parse("program k\nkernel @a() {\n}\n");
+  p = parse("program k\nkernel @a() {\n}\nkernel @b() {\n}\n");
   assert_status_contains(pto_ir_program_entry(p, NULL, &f),
-                         "the program has no host or orch function to run");
+                         "v.ptir: the program has no host or orch function to run: name the entry "
+                         "with --entry NAME to run a kernel as one task (kernels: @a, @b)");
+  assert_pto_ok(pto_ir_program_entry(p, "b", &f));
+  assert_string_equal(f->name, "b");
+  pto_ir_program_destroy(p);
+}
+
+/* --entry naming a kernel: the program gets an orch, last, that calls it once with its own
+ * parameters (names, directions, defaults, positions); the orch's name is fresh. */
+static void test_kernel_entry_gets_an_orch_of_its_own(void **state) {
+  pto_ir_program *p = parse_add();
+  pto_ir_program *w = NULL;
+  const char *name = NULL;
+  assert_pto_ok(pto_ir_program_kernel_entry(p, "main", &w, &name));
+  assert_null(w);
+  assert_string_equal(name, "main");
+  assert_pto_ok(pto_ir_program_kernel_entry(p, "@add_block", &w, &name));
+  assert_non_null(w);
+  assert_string_equal(name, "add_block_entry");
+  assert_int_equal(w->nfuncs, p->nfuncs + 1);
+  pto_ir_func *o = w->funcs[w->nfuncs - 1], *k = pto_ir_program_find_func(w, "add_block");
+  assert_int_equal(o->kind, PTO_FUNC_ORCH);
+  assert_int_equal(o->nparams, k->nparams);
+  for (int i = 0; i < k->nparams; i++) {
+    assert_string_equal(o->params[i].value->name, k->params[i].value->name);
+    assert_int_equal(o->params[i].dir, k->params[i].dir);
+    assert_int_equal(o->params[i].value->loc.line, k->params[i].value->loc.line);
+  }
+  assert_int_equal(o->loc.line, k->loc.line);
+  assert_int_equal(o->body.n, 2);
+  assert_int_equal(o->body.stmts[0]->kind, PTO_STMT_CALL);
+  assert_ptr_equal(o->body.stmts[0]->call.callee, k);
+  assert_int_equal(o->body.stmts[1]->kind, PTO_STMT_RETURN);
+  pto_ir_func *e = NULL;
+  assert_pto_ok(pto_ir_program_entry(w, name, &e));
+  assert_ptr_equal(e, o);
+  assert_pto_ok(pto_ir_verify(w));
+  pto_ir_program_destroy(w);
+  pto_ir_program_destroy(p);
+
+  /* Taken names (a function, an incore scope's kernel) get a number. */
+  p = parse("program n\n"
+            "kernel @k(%n: i32 = 4) {\n}\n"
+            "kernel @k_entry() {\n}\n"
+            "orch @o() {\n  incore \"k_entry0\" {\n  }\n}\n");
+  assert_pto_ok(pto_ir_program_kernel_entry(p, "k", &w, &name));
+  assert_string_equal(name, "k_entry1");
+  pto_ir_func *ko = pto_ir_program_find_func(w, "k_entry1");
+  assert_int_equal(ko->params[0].bind, PTO_BIND_LITERAL);
+  assert_int_equal(ko->params[0].literal->i, 4);
+  pto_ir_program_destroy(w);
+  pto_ir_program_destroy(p);
+}
+
+static void test_kernel_entry_refuses_comm_windows(void **state) {
+  pto_ir_program *p = NULL, *w = NULL;
+  const char *name = NULL;
+  assert_pto_ok(pto_ir_parse_file(PTO_SOURCE_DIR "/examples/allreduce_ring.ptir", &p));
+  assert_status_contains(pto_ir_program_kernel_entry(p, "allreduce", &w, &name),
+                         "allreduce_ring.ptir:16:49: entry @allreduce is a kernel with a "
+                         "dtensor parameter %buf: comm windows (and the dist.* ops on them) come "
+                         "from a host program");
+  assert_null(w);
   pto_ir_program_destroy(p);
 }
 
@@ -484,6 +546,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reshape_extent_products_do_not_overflow),
       cmocka_unit_test(test_verify_catches_an_edited_value_type),
+      cmocka_unit_test(test_kernel_entry_gets_an_orch_of_its_own),
+      cmocka_unit_test(test_kernel_entry_refuses_comm_windows),
       cmocka_unit_test(test_verify_full_valid_region_is_the_plain_tile_type),
       cmocka_unit_test(test_verify_catches_an_edited_alias),
       cmocka_unit_test(test_verify_catches_an_edited_literal_dtype),
