@@ -14,7 +14,9 @@
  * deadline (wait_elem says why). Collectives are built on those primitives and plain loads and
  * stores of the peers' slices, one path for every dtype and backend; they leave the signal window
  * as they found it (zero). A small allreduce with more ranks than CPUs is reduced by the last rank
- * to arrive (gather_allreduce): one wait per rank instead of two barriers' worth. */
+ * to arrive (gather_allreduce): one wait per rank instead of two barriers' worth. Each rank's
+ * thread asks the scheduler for a short time slice while it runs collectives on small windows
+ * (PTO__DIST_SLICE_NS), so that it takes its CPU back from other work sooner. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -152,7 +154,21 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
  * on for YIELD_OFF_NS (pto__dist_guard_lost). */
 #define YIELD_LOST_NS 200000ull
 #define YIELD_OFF_NS 50000000ull
-/* The EEVDF slice each rank of the shared-memory transport asks for (pto__dist_shm_init). */
+/* The EEVDF slice each rank of the shared-memory transport asks for (pto__dist_shm_init;
+ * PTO_DIST_SLICE_US, 0: the kernel's default) for its collectives on windows under guard_bytes
+ * (slice_for), where Linux 6.12+ keeps a slice per task (sched_setattr's sched_runtime, 0.1-100
+ * ms; the default was 1.4 ms on this VM kind). A woken task with a shorter slice than the one
+ * running preempts it (PREEMPT_SHORT), and a yield moves the yielder's deadline on by its own
+ * slice, so a rank that shares its CPU with a busy process gets the CPU back from it within its
+ * short slice, woken or yielding, where with the default it waited out the busy process's slice
+ * (issue #31 item 1, 4 ranks beside a busy loop on 2 CPUs, 30 alternated rounds at load 10-11,
+ * the medians of each run: 1 KiB 6.5/18.6/45.4 us min/median/max with the default, 4.6/8.2/21.3
+ * with 100 us, at or under 18.3 us in 14 against 29 of 30 runs; 64 KiB 26.5/3921/11881 against
+ * 22.8/34.8/44.3 us). A collective on a bigger window runs with the slice the thread had before:
+ * with the short slice 4 ranks at 1 MiB ran slower (medians of run medians 1098 and 774 us
+ * against 1445 and 1022, runs over 1.5 ms 14 against 21 of 50), the ranks' long reductions cut
+ * into more turns. sched_setattr costs ~5 us here, so a thread's slice changes only where the
+ * window's size class does. */
 #define PTO__DIST_SLICE_NS 100000ull
 
 /* An atomic add (add) or store of value on a signal element, waking its waiters. */
