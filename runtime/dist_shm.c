@@ -161,14 +161,17 @@ static const uint8_t *rd_ptr(pto__dist_shm *t, const peer_ref *r, uint8_t *buf, 
  * running preempts it (PREEMPT_SHORT), and a yield moves the yielder's deadline on by its own
  * slice, so a rank that shares its CPU with a busy process gets the CPU back from it within its
  * short slice, woken or yielding, where with the default it waited out the busy process's slice
- * (issue #31 item 1, 4 ranks beside a busy loop on 2 CPUs, 30 alternated rounds at load 10-11,
- * the medians of each run: 1 KiB 6.5/18.6/45.4 us min/median/max with the default, 4.6/8.2/21.3
- * with 100 us, at or under 18.3 us in 14 against 29 of 30 runs; 64 KiB 26.5/3921/11881 against
- * 22.8/34.8/44.3 us). A collective on a bigger window runs with the slice the thread had before:
- * with the short slice 4 ranks at 1 MiB ran slower (medians of run medians 1098 and 774 us
- * against 1445 and 1022, runs over 1.5 ms 14 against 21 of 50), the ranks' long reductions cut
- * into more turns. sched_setattr costs ~5 us here, so a thread's slice changes only where the
- * window's size class does. */
+ * (issue #31 item 1, 4 ranks beside a busy loop on 2 CPUs, 90 alternated rounds at load 8-13,
+ * min/median/max of the runs' medians, default against 100 us: 1 KiB 6.2/19.7/887 against
+ * 4.6/8.3/83 us, at or under 18.3 us in 39 against 83 runs; 64 KiB 26/3952/12010 against
+ * 18/35/101 us; 1 MiB 254/658/9496 against 266/725/6401 us, over 1.5 ms in 24 against 26 runs).
+ * A collective on a bigger window runs with the slice the thread had before: a precaution for
+ * long reductions beside other work, not a measured gain (with the short slice kept there too, 1
+ * MiB differed as much: 1098 and 774 against 1445 and 1022 us in two sets of 20 and 30 rounds;
+ * the 64 MiB medians 120 against 116 ms either way). sched_setattr costs ~5 us here, so a
+ * thread's slice changes only where the window's size class does. A compute loop beside a busy
+ * loop on one CPU switched as often with 100 us as with the default (71-91 switches, the same CPU
+ * time): the slice orders turns, it does not cut a lone kernel into more of them. */
 #define PTO__DIST_SLICE_NS 100000ull
 
 /* An atomic add (add) or store of value on a signal element, waking its waiters. */
