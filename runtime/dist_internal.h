@@ -188,10 +188,21 @@ typedef struct pto__dist_shm {
   int64_t guard_bytes; /* collectives on windows of at least this many bytes guard every wait
                           (dist_shm.c wait_slow; PTO__DIST_GUARD_BYTES, tests lower it) */
   int guard_all;       /* in such a collective */
+  uint64_t slice_ns;   /* the scheduler slice init gave this rank's thread, 0: the default */
+  uint64_t slice_was;  /* its slice before (dist_shm.c slice_for) */
   char detail[512];
 } pto__dist_shm;
 
 void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank);
+
+/* The calling thread's EEVDF slice in ns (sched_getattr's sched_runtime; Linux 6.12+), 0 where
+ * the kernel reports none or the thread is not SCHED_OTHER/SCHED_BATCH. */
+uint64_t pto__dist_thread_slice(void);
+/* Asks for a slice of ns for the calling thread (sched_setattr, keeping its policy and nice):
+ * the slice in effect after (the kernel clamps it to 0.1-100 ms), 0 where ns is 0, the thread
+ * is not SCHED_OTHER/SCHED_BATCH, the kernel refused or keeps no slice per task (dist_shm.c
+ * pto__dist_shm_init). */
+uint64_t pto__dist_set_slice(uint64_t ns);
 
 /* Where a yield of rank t's wait from y0 to y1 (CLOCK_MONOTONIC ns) went, on CPU me (1 + its
  * number, 0: not known), held being the peers' held_ns before it (dist_shm.c wait_slow). Its

@@ -6,7 +6,8 @@
  * timeout message; the small allreduce's and a big window's barrier's yield lost to another
  * process turning their yields off (a small window's barrier keeping them), and one that went to
  * a peer rank's turn keeping them on; ranks starting spread over the CPUs,
- * a rank found on its peer's CPU moving back to its own, and how long a wait spins. */
+ * a rank found on its peer's CPU moving back to its own, how long a wait spins, and the
+ * scheduler slice each rank asks for. */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -848,6 +851,92 @@ static void test_wait_timeout_names_rank_window_offsets(void **state) {
   fixture_free(&f);
 }
 
+/* Each rank asks the scheduler for a 100 us slice (dist_shm.c pto__dist_shm_init): read back with
+ * sched_getattr where the kernel keeps a slice per task (Linux 6.12+), with the thread's nice
+ * value kept; PTO_DIST_SLICE_US=0 leaves the kernel's default, another value asks for that; a
+ * kernel without per-task slices, or a thread outside SCHED_OTHER/SCHED_BATCH (here SCHED_IDLE),
+ * is left as it was (0); a collective on a big window puts the slice from before back for its
+ * time. Each case on a thread of its own: the slice is the thread's. */
+static int kernel_has_slices(void) {
+  struct utsname u;
+  int major = 0, minor = 0;
+  return uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+         (major > 6 || (major == 6 && minor >= 12));
+}
+
+/* On the cases' own threads: cmocka's assertions belong to the test's thread. */
+#define CHECK(c)                                                                                   \
+  do {                                                                                             \
+    if (!(c) && !*bad) *bad = __LINE__;                                                            \
+  } while (0)
+
+static void *slice_cases(void *arg) {
+  int *bad = arg;
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  CHECK(setpriority(PRIO_PROCESS, (id_t)tid, 3) == 0);
+  uint64_t before = pto__dist_thread_slice();
+  /* 6.12+ reports the default slice; 0 there only where sched_getattr is filtered (seccomp) */
+  int has = kernel_has_slices() && before > 0;
+  CHECK(has || before == 0);
+  /* The earlier tests' inits gave the test's thread, and so this one, the short slice. */
+  if (has) CHECK(pto__dist_set_slice(before = 3000000) == 3000000);
+  setenv("PTO_DIST_SLICE_US", "0", 1); /* off: the slice stays */
+  fixture f;
+  fixture_init(&f, 2, 1000);
+  pto__dist_shm_init(&f.tr[1], f.sh, 1);
+  CHECK(f.tr[1].slice_ns == 0);
+  CHECK(pto__dist_thread_slice() == before);
+  unsetenv("PTO_DIST_SLICE_US"); /* the default request: 100 us */
+  pto__dist_shm_init(&f.tr[0], f.sh, 0);
+  CHECK(f.tr[0].slice_ns == (has ? 100000 : 0));
+  CHECK(pto__dist_thread_slice() == (has ? 100000 : before));
+  CHECK(getpriority(PRIO_PROCESS, (id_t)tid) == 3);
+  /* A collective on a window of guard_bytes or more (0 stands for a big one) runs with the slice
+   * from before, a smaller one with the short slice again. */
+  for (int big = 1; big >= 0; big--) {
+    job j0 = {&f, 0, PTO_DIST_ALLREDUCE, PTO_DIST_RED_SUM, 0, 1, PTO_DIST_MODE_MESH, 0}, j1 = j0;
+    j1.rank = 1;
+    int64_t guard = f.tr[0].guard_bytes;
+    if (big) f.tr[0].guard_bytes = 0;
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, rank_main, &j1) == 0);
+    rank_main(&j0);
+    CHECK(pthread_join(th, NULL) == 0);
+    f.tr[0].guard_bytes = guard;
+    CHECK(j0.rc == 0);
+    CHECK(j1.rc == 0);
+    CHECK(pto__dist_thread_slice() == (has && !big ? 100000 : before));
+  }
+  setenv("PTO_DIST_SLICE_US", "250", 1);
+  pto__dist_shm_init(&f.tr[1], f.sh, 1);
+  CHECK(f.tr[1].slice_ns == (has ? 250000 : 0));
+  unsetenv("PTO_DIST_SLICE_US");
+  fixture_free(&f);
+  return NULL;
+}
+
+static void *slice_idle(void *arg) {
+  int *bad = arg;
+  struct sched_param p = {0};
+  CHECK(sched_setscheduler(0, SCHED_IDLE, &p) == 0);
+  CHECK(pto__dist_set_slice(100000) == 0);
+  CHECK(sched_getscheduler(0) == SCHED_IDLE);
+  CHECK(pto__dist_thread_slice() == 0);
+  return NULL;
+}
+
+static void test_ranks_ask_for_a_short_slice(void **state) {
+  (void)state;
+  pthread_t th;
+  int bad = 0;
+  assert_int_equal(pthread_create(&th, NULL, slice_cases, &bad), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(bad, 0); /* else the line of the first failed check */
+  assert_int_equal(pthread_create(&th, NULL, slice_idle, &bad), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(bad, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_allreduce),
@@ -865,6 +954,7 @@ int main(void) {
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
       cmocka_unit_test(test_wait_moves_a_rank_stacked_on_its_peers_cpu_home),
       cmocka_unit_test(test_wait_spins_long_where_each_rank_has_a_cpu),
+      cmocka_unit_test(test_ranks_ask_for_a_short_slice),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
