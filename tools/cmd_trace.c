@@ -268,6 +268,12 @@ int cmd_trace(int argc, char **argv) {
     log = argv[i];
   }
   if (!log) return cli_usage_error(k_cmd, "no log file given");
+  /* --timeline-svg must not land on the log it draws (claimed as the option was read). */
+  if (strcmp(log, "-") != 0) {
+    char label[PATH_MAX + 16];
+    snprintf(label, sizeof label, "the log %s", log);
+    if (cli_claim_file(k_cmd, label, log, 0)) return PTO_EXIT_USAGE;
+  }
   if (cli_check_timeline_options(k_cmd, &tl, view.json)) return PTO_EXIT_USAGE;
 
   /* The log, read once: for the L3 check, the statistics and the timeline alike. */
