@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,7 +206,30 @@ int cli_wants_help(const pto_cmd *cmd, int argc, char **argv) {
   return 0;
 }
 
+/* SIGINT, SIGTERM, SIGHUP: no temp file of an output being written is left behind; then the
+ * signal ends the process as it would have. */
+static void on_fatal_signal(int sig) {
+  pto_file_remove_temps();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void remove_temps_on_signals(void) {
+  static const int k_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof k_sigs / sizeof k_sigs[0]; i++) {
+    struct sigaction old;
+    /* A signal ignored where pto was started (nohup, a shell's background job) stays ignored. */
+    if (sigaction(k_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(k_sigs[i], &sa, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
+  remove_temps_on_signals();
   if (argc < 2) {
     usage(stderr);
     return PTO_EXIT_USAGE;
