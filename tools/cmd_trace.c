@@ -64,16 +64,22 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
     /* --tree [N]: the next argument is its depth when it is a number. */
     v->tree = INT_MAX;
     if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0) v->tree = parse_count(argv[++*i]);
-    /* A negative depth is not taken for an unknown option '-1'. */
-    else if (*i + 1 < argc && argv[*i + 1][0] == '-' && argv[*i + 1][1] >= '0' &&
-             argv[*i + 1][1] <= '9')
-      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more)", argv[*i + 1]), -1;
+    /* A negative depth is not taken for an unknown option '-1', nor one past INT_MAX for the
+     * program or log. */
+    else if (*i + 1 < argc &&
+             ((argv[*i + 1][0] == '-' && argv[*i + 1][1] >= '0' && argv[*i + 1][1] <= '9') ||
+              (argv[*i + 1][0] && strspn(argv[*i + 1], "0123456789") == strlen(argv[*i + 1]))))
+      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more) up to %d", argv[*i + 1],
+                             INT_MAX),
+             -1;
     return 1;
   }
   if (!strncmp(arg, "--tree=", 7)) {
     v->tree = parse_count(arg + 7);
     if (v->tree < 0)
-      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more)", arg + 7), -1;
+      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more) up to %d", arg + 7,
+                             INT_MAX),
+             -1;
     return 1;
   }
   if (!strcmp(arg, "--spread") || !strncmp(arg, "--spread=", 9)) {
