@@ -361,6 +361,12 @@ pto_status pto_file_replace(const char *path, const void *const *bufs, const siz
   }
   if (exists && !S_ISREG(st.st_mode))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s is not a regular file", path);
+  /* A file its owner made read-only stays as it is, as a shell's '>' or cp leaves it: the rename
+   * would replace it though its mode forbids writing it. */
+  if (exists && access(target, W_OK) != 0 && (errno == EACCES || errno == EROFS))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "cannot write %s: %s (the old file is unchanged)", path,
+                           strerror(errno));
   char tmp[PATH_MAX + 16];
   if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target) >= (int)sizeof tmp)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);

@@ -128,6 +128,9 @@ int cli_check_output_path(const char *cmd, const char *flag, const char *path, i
       return cli_usage_error(cmd, "%s: is a directory, not a file", label);
     if (!is_dir && !S_ISREG(st.st_mode))
       return cli_usage_error(cmd, "%s: exists and is not a regular file", label);
+    /* Found read-only now, not after a long run (pto_file_replace refuses it then too). */
+    if (!is_dir && access(path, W_OK) != 0 && (errno == EACCES || errno == EROFS))
+      return cli_usage_error(cmd, "%s: %s: the file is not writable", label, strerror(errno));
     return is_dir ? 0 : cli_claim_file(cmd, label, path, 1);
   }
   if (is_dir) return 0; /* created with its parents */
