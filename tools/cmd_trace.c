@@ -199,6 +199,22 @@ int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const c
                            "--pid %d names %d ranks' dispatches (their chips are threads of one "
                            "process): choose one with --rank R",
                            d->pid, npicked);
+  if (!pick && (d->rank >= 0 || d->pid >= 0)) {
+    /* A selection that matches no dispatch: name it and the dispatches there are. */
+    char sel[96], have[512];
+    int k = snprintf(sel, sizeof sel, "%s", "");
+    if (d->rank >= 0) k += snprintf(sel + k, sizeof sel - (size_t)k, " --rank %d", d->rank);
+    if (d->pid >= 0) k += snprintf(sel + k, sizeof sel - (size_t)k, " --pid %d", d->pid);
+    snprintf(sel + k, sizeof sel - (size_t)k, " --slot %d", slot);
+    size_t h = 0;
+    have[0] = 0;
+    for (int i = 0; i < n && h < sizeof have - 64; i++)
+      h += (size_t)snprintf(have + h, sizeof have - h, "%srank %d slot %d (pid %d)", i ? ", " : "",
+                            st->per_dispatch[i].rank, st->per_dispatch[i].slot,
+                            st->per_dispatch[i].pid);
+    return cli_usage_error(cmd, "no dispatch matches%s; the dispatches of a round: %s%s", sel,
+                           n ? have : "none", h >= sizeof have - 64 ? ", ..." : "");
+  }
   if (!pick)
     return cli_usage_error(cmd,
                            "--tree averages one dispatch over the rounds: choose it with --rank R "

@@ -32,6 +32,13 @@ run_pto 0 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --trace
 grep '\[STRACE\]' <<<"$OUT" >"$T/l3.log"
 tpto 0 trace "$T/l3.log" && expect_out "1 rounds after 0 warmup on 2 ranks"
 
+# A dispatch selection that matches nothing is named with the dispatches there are (it said
+# "--tree averages one dispatch ...: choose it with --rank R", though --rank 5 was given).
+tpto 2 trace "$T/l3.log" --rank 5 --tree &&
+  expect_out "no dispatch matches --rank 5 --slot 0; the dispatches of a round: rank 0 slot 0 (pid"
+tpto 2 trace "$T/l3.log" --rank 1 --slot 3 && expect_out "no dispatch matches --rank 1 --slot 3;"
+tpto 0 trace "$T/l3.log" --rank 1 && expect_out "mean tree of rank 1 slot 0"
+
 # Numbers that size the world or the tables: refused, naming the line (rank= is on chip lines).
 line=$(grep -n ' rank=1$' "$T/l3.log" | head -1 | cut -d: -f1)
 for bad in 999999999 256 -1 18446744073709551616 1x; do
