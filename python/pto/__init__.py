@@ -1487,6 +1487,9 @@ class DistributedWorker:
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
                           stacklevel=2)
+        if config is not None and not isinstance(config, RunConfig):
+            raise _fail(f"DistributedWorker: config is a pto.RunConfig, not "
+                        f"{type(config).__name__}")
         self.config = config or RunConfig()
         self.config._c()
         cfg = _c.DistConfig()

@@ -284,3 +284,5 @@ def test_wrong_types_for_compile_and_worker_are_named_errors():
         pto.compile(b"program p")
     with pytest.raises(pto.Error, match="config is a pto.RunConfig, not str"):
         pto.ChipWorker("sim")
+    with pytest.raises(pto.Error, match="DistributedWorker: config is a pto.RunConfig, not str"):
+        pto.DistributedWorker(devices=1, config="sim", chips="threads")
