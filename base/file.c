@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,41 @@ pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes, u
   return PTO_OK;
 }
 
+/* ---- temp files a fatal signal must not leave behind ---------------------------------------
+ * The temp files pto_file_write_atomic and pto_file_replace are writing, in slots that
+ * pto_file_remove_temps (called from a signal handler) can read without a lock: a slot's state
+ * (0 free, 1 being filled, 2 holding a path) is atomic, and the path is complete before the state
+ * says 2. Global state shared by every thread; the atomics are its only guard. */
+enum { TEMP_SLOTS = 32 };
+static struct {
+  atomic_int state;
+  pid_t pid; /* a forked child does not remove its parent's temp files */
+  char path[PATH_MAX + 16];
+} g_temps[TEMP_SLOTS];
+
+/* The slot now holding path, or -1 when every slot is taken (that temp file is not tracked). */
+static int temp_track(const char *path) {
+  for (int i = 0; i < TEMP_SLOTS; i++) {
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&g_temps[i].state, &expect, 1)) continue;
+    snprintf(g_temps[i].path, sizeof g_temps[i].path, "%s", path);
+    g_temps[i].pid = getpid();
+    atomic_store(&g_temps[i].state, 2);
+    return i;
+  }
+  return -1;
+}
+
+static void temp_untrack(int slot) {
+  if (slot >= 0) atomic_store(&g_temps[slot].state, 0);
+}
+
+void pto_file_remove_temps(void) {
+  pid_t self = getpid();
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (atomic_load(&g_temps[i].state) == 2 && g_temps[i].pid == self) unlink(g_temps[i].path);
+}
+
 pto_status pto_file_write_atomic(const char *path, const void *data, size_t len, mode_t mode) {
   char tmp[PATH_MAX];
   if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
@@ -124,6 +160,7 @@ pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,
     errno = err;
     return s;
   }
+  int slot = temp_track(tmp);
   const char *p = data;
   size_t left = len;
   int err = 0;
@@ -140,8 +177,9 @@ pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,
   if (!err && fchmod(fd, mode) != 0) err = errno;
   if (close(fd) != 0 && !err) err = errno;
   if (!err && rename(tmp, path) != 0) err = errno;
+  if (err) unlink(tmp);
+  temp_untrack(slot);
   if (err) {
-    unlink(tmp);
     pto_status s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(err));
     errno = err;
     return s;
@@ -323,12 +361,19 @@ pto_status pto_file_replace(const char *path, const void *const *bufs, const siz
   }
   if (exists && !S_ISREG(st.st_mode))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s is not a regular file", path);
+  /* A file its owner made read-only stays as it is, as a shell's '>' or cp leaves it: the rename
+   * would replace it though its mode forbids writing it. */
+  if (exists && access(target, W_OK) != 0 && (errno == EACCES || errno == EROFS))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "cannot write %s: %s (the old file is unchanged)", path,
+                           strerror(errno));
   char tmp[PATH_MAX + 16];
   if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target) >= (int)sizeof tmp)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
   int fd = mkostemp(tmp, O_CLOEXEC);
   if (fd < 0)
     return pto_status_make(PTO_STATUS_IO, "cannot write next to %s: %s", target, strerror(errno));
+  int slot = temp_track(tmp);
   int err = 0;
   for (int i = 0; i < nbufs && !err; i++) {
     const char *p = bufs[i];
@@ -355,8 +400,9 @@ pto_status pto_file_replace(const char *path, const void *const *bufs, const siz
   if (!err && fsync(fd) != 0) err = errno;
   if (close(fd) != 0 && !err) err = errno;
   if (!err && rename(tmp, target) != 0) err = errno;
+  if (err) unlink(tmp);
+  temp_untrack(slot);
   if (err) {
-    unlink(tmp);
     return pto_status_make(PTO_STATUS_IO, "cannot write %s: %s (the old file is unchanged)", path,
                            strerror(err));
   }

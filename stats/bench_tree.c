@@ -29,6 +29,7 @@ typedef struct proto {
   double start_sum, start;
   double *durs; /* us, one per launch that has the span */
   int count;
+  int seen_launch, earliest; /* the launch being read, and the index of its earliest span */
 } proto;
 
 typedef struct sib {
@@ -189,7 +190,11 @@ static pto_status build_tree(const pto_bench_stats *st, int lo, int hi, pto_benc
   for (int l = lo; l < hi; l++)
     for (int k = 0; k < st->launches[l].nspans; k++, seen++) {
       const pto_span *sp = &st->launches[l].spans[k];
-      ps[seen] = (proto){.name = sp->name, .first = seen, .depth = sp->depth, .dev = sp->is_device};
+      ps[seen] = (proto){.name = sp->name,
+                         .first = seen,
+                         .depth = sp->depth,
+                         .dev = sp->is_device,
+                         .seen_launch = -1};
     }
   qsort(ps, total, sizeof *ps, cmp_ptr);
   int np = 0;
@@ -210,15 +215,19 @@ static pto_status build_tree(const pto_bench_stats *st, int lo, int hi, pto_benc
       const pto_span *sp = &la->spans[k];
       if (sp->ts_ns < ref[sp->is_device]) ref[sp->is_device] = sp->ts_ns;
     }
+    /* Each name's earliest span (the first of equal starts), one pass and a lookup per span:
+     * a log of one launch with a million spans takes seconds, not hours. */
     for (int k = 0; k < la->nspans; k++) {
       const pto_span *sp = &la->spans[k];
-      int earliest = 1;
-      for (int q = 0; q < la->nspans && earliest; q++)
-        if (q != k && la->spans[q].name == sp->name &&
-            (la->spans[q].ts_ns < sp->ts_ns || (la->spans[q].ts_ns == sp->ts_ns && q < k)))
-          earliest = 0;
-      proto *p = earliest ? find_by_ptr(ps, np, sp->name) : NULL;
+      proto *p = find_by_ptr(ps, np, sp->name);
       if (!p) continue;
+      if (p->seen_launch != l || sp->ts_ns < la->spans[p->earliest].ts_ns) p->earliest = k;
+      p->seen_launch = l;
+    }
+    for (int k = 0; k < la->nspans; k++) {
+      const pto_span *sp = &la->spans[k];
+      proto *p = find_by_ptr(ps, np, sp->name);
+      if (!p || p->seen_launch != l || p->earliest != k) continue;
       p->durs[p->count++] = (double)sp->dur_ns / 1e3; /* as the samples: equal means */
       p->start_sum += (double)(sp->ts_ns - ref[sp->is_device]);
     }

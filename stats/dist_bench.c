@@ -3,6 +3,7 @@
  * per-dispatch views. Each dispatch slot is kept as an L2 pto_bench_stats of its own, so its
  * samples and mean tree come from the same code as pto_benchmark's. */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,23 +424,48 @@ static int num_field(const char *p, const char *end, const char *key, int base, 
   return *e == '\0';
 }
 
-static int parse_rec(const char *p, const char *end, rec *r) {
+/* The field out of range in a record, and its text. */
+typedef struct bad_field {
+  const char *key, *text;
+  size_t len;
+  int max;
+} bad_field;
+
+/* An int field of at most max, into *out (left as it is when the record has no such field):
+ * 0, or -1 when the value is larger or negative (*bad says which). */
+static int int_field(const char *p, const char *end, const char *key, int max, int *out,
+                     bad_field *bad) {
+  uint64_t v;
+  size_t n;
+  const char *text = field(p, end, key, &n);
+  if (!text) return 0;
+  if (!num_field(p, end, key, 10, &v) || *text == '-' || *text == '+' || v > (uint64_t)max) {
+    *bad = (bad_field){key, text, n, max};
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+/* 1: a record; 0: not one (skipped); -1: a field out of range, *bad naming it (the world size
+ * and the tables sized by it come from these numbers). */
+static int parse_rec(const char *p, const char *end, rec *r, bad_field *bad) {
   memset(r, 0, sizeof *r);
   r->rank = r->slot = r->chip = -1;
-  uint64_t v;
   size_t n;
   const char *nm = field(p, end, "name", &n);
   if (!nm || n >= sizeof r->name) return 0;
   memcpy(r->name, nm, n);
   if (!num_field(p, end, "pid", 10, &r->pid) || !num_field(p, end, "inv", 10, &r->inv) ||
       !num_field(p, end, "hid", 16, &r->hid) || !num_field(p, end, "ts", 10, &r->ts) ||
-      !num_field(p, end, "dur", 10, &r->dur) || !num_field(p, end, "depth", 10, &v))
+      !num_field(p, end, "dur", 10, &r->dur) || !field(p, end, "depth", &n))
     return 0;
-  r->depth = (int)v;
-  if (num_field(p, end, "rank", 10, &v)) r->rank = (int)v;
-  if (num_field(p, end, "slot", 10, &v)) r->slot = (int)v;
-  if (num_field(p, end, "chip", 10, &v)) r->chip = (int)v;
-  if (num_field(p, end, "l3", 10, &v)) r->l3 = (int)v;
+  if (int_field(p, end, "depth", INT_MAX, &r->depth, bad) ||
+      int_field(p, end, "rank", PTO_DIST_TRACE_MAX_RANKS - 1, &r->rank, bad) ||
+      int_field(p, end, "slot", INT_MAX, &r->slot, bad) ||
+      int_field(p, end, "chip", INT_MAX, &r->chip, bad) ||
+      int_field(p, end, "l3", INT_MAX, &r->l3, bad))
+    return -1;
   const char *clk = field(p, end, "clk", &n);
   r->is_device = clk && n == 3 && !strncmp(clk, "dev", 3);
   const char *c = field(p, end, "callee", &n);
@@ -457,13 +483,46 @@ static int is_dispatch(const rec *r) {
   return !strcmp(r->name, "node.dispatch") || !strcmp(r->name, "host.dispatch");
 }
 
+/* Indexes of the records, each sorted by a key and then by position, so a lookup is a binary
+ * search and the records of one key come in log order: reading a log of R runs and D dispatches
+ * takes O(N log N), not O((R + D) N) (a log of 20000 runs read for minutes). */
+typedef struct rec_key {
+  uint64_t a, b;
+  size_t i;
+} rec_key;
+
+static int cmp_key(const void *x, const void *y) {
+  const rec_key *p = x, *q = y;
+  if (p->a != q->a) return p->a < q->a ? -1 : 1;
+  if (p->b != q->b) return p->b < q->b ? -1 : 1;
+  return p->i < q->i ? -1 : p->i > q->i;
+}
+
+/* The first entry of keys[0..n) with key (a, b), or n. */
+static size_t key_first(const rec_key *keys, size_t n, uint64_t a, uint64_t b) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (keys[mid].a < a || (keys[mid].a == a && keys[mid].b < b))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && keys[lo].a == a && keys[lo].b == b ? lo : n;
+}
+
+/* A chip's pid as the records compare it with a dispatch's chip= (an int). */
+static uint64_t chip_pid(uint64_t pid) { return (uint64_t)(uint32_t)(int)pid; }
+
 pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
                                 pto_dist_bench_stats **out) {
   *out = NULL;
   rec *recs = NULL;
   size_t nrec = 0, cap = 0;
   const char *end = text + len;
+  size_t line = 0;
   for (const char *p = text; p < end;) {
+    line++;
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *le = nl ? nl : end;
     const char *m = NULL;
@@ -477,7 +536,15 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
         free(recs);
         return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
       }
-      if (parse_rec(m - 1, le, &recs[nrec])) nrec++;
+      bad_field bad;
+      int got = parse_rec(m - 1, le, &recs[nrec], &bad);
+      if (got < 0) {
+        free(recs);
+        return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                               "line %zu: %s=%.*s is not an integer from 0 to %d", line, bad.key,
+                               (int)(bad.len > 40 ? 40 : bad.len), bad.text, bad.max);
+      }
+      nrec += (size_t)got;
     }
     p = nl ? nl + 1 : end;
   }
@@ -500,6 +567,28 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
     free(recs);
     return s;
   }
+  /* by_inv: every record by (pid, inv); by_chip: by (the chip's pid, inv); runs: the chip.run
+   * roots (depth 0) by (the chip's pid, ts). */
+  rec_key *by_inv = pto_malloc(sizeof *by_inv * (nrec ? nrec : 1)),
+          *by_chip = pto_malloc(sizeof *by_chip * (nrec ? nrec : 1)),
+          *runs = pto_malloc(sizeof *runs * (nrec ? nrec : 1));
+  size_t nruns = 0;
+  if (!by_inv || !by_chip || !runs) {
+    free(by_inv);
+    free(by_chip);
+    free(runs);
+    free(recs);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
+  }
+  for (size_t i = 0; i < nrec; i++) {
+    by_inv[i] = (rec_key){recs[i].pid, recs[i].inv, i};
+    by_chip[i] = (rec_key){chip_pid(recs[i].pid), recs[i].inv, i};
+    if (recs[i].depth == 0 && !strcmp(recs[i].name, "chip.run"))
+      runs[nruns++] = (rec_key){chip_pid(recs[i].pid), recs[i].ts, i};
+  }
+  qsort(by_inv, nrec, sizeof *by_inv, cmp_key);
+  qsort(by_chip, nrec, sizeof *by_chip, cmp_key);
+  qsort(runs, nruns, sizeof *runs, cmp_key);
   builder b;
   int measured = nrounds - warmup;
   pto_dist_dispatch *disp = NULL;
@@ -518,9 +607,10 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
     const rec *hr = &recs[i];
     /* This run's dispatches: its node.dispatch lines, each matched to the chip's launch. */
     int nd = 0;
-    for (size_t j = 0; j < nrec; j++) {
-      const rec *x = &recs[j];
-      if (x->pid != parent || x->inv != hr->inv || !is_dispatch(x)) continue;
+    for (size_t e = key_first(by_inv, nrec, parent, hr->inv);
+         e < nrec && by_inv[e].a == parent && by_inv[e].b == hr->inv; e++) {
+      const rec *x = &recs[by_inv[e].i];
+      if (!is_dispatch(x)) continue;
       if (pto_grow(&disp, sizeof *disp, &capd, (size_t)nd + 1)) {
         s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory reading a log");
         break;
@@ -537,22 +627,25 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
       /* The chip's invocation whose chip.run starts at the dispatch's ts, on the dispatch's
        * rank: chips that are threads of one process share its pid, and two of them can start a
        * launch in the same nanosecond. */
-      uint64_t cinv = 0;
-      for (size_t k = 0; k < nrec; k++)
-        if ((int)recs[k].pid == x->chip && recs[k].depth == 0 && recs[k].ts == x->ts &&
-            (recs[k].rank < 0 || x->rank < 0 || recs[k].rank == x->rank) &&
-            !strcmp(recs[k].name, "chip.run")) {
-          cinv = recs[k].inv;
+      uint64_t cinv = 0, cpid = (uint64_t)(uint32_t)x->chip;
+      for (size_t e = key_first(runs, nruns, cpid, x->ts);
+           e < nruns && runs[e].a == cpid && runs[e].b == x->ts; e++) {
+        const rec *k = &recs[runs[e].i];
+        if (k->rank < 0 || x->rank < 0 || k->rank == x->rank) {
+          cinv = k->inv;
           break;
         }
+      }
       dp->launch.inv = cinv;
       /* Its spans: the chip's lines of that invocation. The host's own lines are left out: with
        * chips as threads they share the pid, and the host's run counter is not the chips'
        * launch counter, so the two invs can be equal. */
-      for (size_t k = 0; k < nrec && dp->launch.nspans < PTO_LAUNCH_MAX_SPANS; k++) {
-        const rec *c = &recs[k];
-        if ((int)c->pid != x->chip || c->inv != cinv || !cinv || is_run(c) || is_dispatch(c))
-          continue;
+      for (size_t e = cinv ? key_first(by_chip, nrec, cpid, cinv) : nrec;
+           e < nrec && by_chip[e].a == cpid && by_chip[e].b == cinv &&
+           dp->launch.nspans < PTO_LAUNCH_MAX_SPANS;
+           e++) {
+        const rec *c = &recs[by_chip[e].i];
+        if (is_run(c) || is_dispatch(c)) continue;
         pto_span *sp = &dp->launch.spans[dp->launch.nspans++];
         sp->name = c->name;
         sp->depth = c->depth;
@@ -570,6 +663,9 @@ pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
   else if (round >= warmup)
     builder_free(&b);
   free(disp);
+  free(by_inv);
+  free(by_chip);
+  free(runs);
   free(recs);
   return s;
 }

@@ -84,8 +84,18 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
 int cli_is_dir(const char *path);
 
 /* Checks an output path before the run: not empty; a file path is not a directory and its
- * directory exists; a dir path is not a file. Prints a usage error and returns 2, else 0. */
+ * directory exists, and it is claimed (cli_claim_file) as "FLAG PATH"; a dir path is not a file.
+ * Prints a usage error and returns 2, else 0. */
 int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir);
+/* Claims the file at path for this command, as the file it reads (output 0: the program, the
+ * log) or one it will write (1), under label ("the program x.ptir", "--out x.npy"). A file
+ * claimed before under another label (another spelling, a symlink or a hard link of it), where
+ * either claim writes it, is a usage error naming both: an output over the program, or two
+ * outputs in one file, would lose one of them. Returns 2 (the error printed), else 0. */
+int cli_claim_file(const char *cmd, const char *label, const char *path, int output);
+/* cli_claim_file of the program a command reads (PROG, the .ptir of pto compile), as "the
+ * program PATH". */
+int cli_claim_program(const char *cmd, const char *path);
 
 /* pto compile -o DIR (workdir.c): under an exclusive lock on DIR, refuses (usage error) a DIR
  * holding hand edits or files pto did not write unless force, builds the program with build(ctx,

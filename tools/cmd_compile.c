@@ -339,6 +339,7 @@ int cmd_compile(int argc, char **argv) {
     }
   }
   if (!src) return cli_usage_error(cmd, "no program given");
+  if (cli_claim_program(cmd, src)) return PTO_EXIT_USAGE; /* --depfile must not overwrite it */
   if (cli_check_compile_args(cmd, &a)) return PTO_EXIT_USAGE;
   if (!out_dir) return cli_usage_error(cmd, "no output directory: pass -o DIR");
   if (cli_check_output_path(cmd, "-o", out_dir, 1)) return PTO_EXIT_USAGE;

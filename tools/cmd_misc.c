@@ -141,7 +141,15 @@ int cmd_build_id(int argc, char **argv) {
         printf("%02x", id[j]);
       printf("\n");
     }
-    if (s) rc = cli_fail(cmd, s);
+    /* A malformed ELF file is bad input, as a file that is no ELF at all (exit 2), not a job
+     * that ran and failed. */
+    if (s && pto_status_code_of(s) == PTO_STATUS_DATA_LOSS) {
+      fprintf(stderr, "pto %s: %s\n", cmd, pto_status_message(s));
+      pto_status_free(s);
+      rc = PTO_EXIT_USAGE;
+    } else if (s) {
+      rc = cli_fail(cmd, s);
+    }
   }
   if (!nfiles) return cli_usage_error(cmd, "no file given");
   return rc;

@@ -225,7 +225,16 @@ int cli_check_dump_options(const char *cmd, const char *dir, int *level) {
                            "the default) and 3 (every argument, data for the marked only)",
                            *level),
            -1;
-  return cli_check_output_path(cmd, "--dump-args", dir, 1);
+  if (cli_check_output_path(cmd, "--dump-args", dir, 1)) return -1;
+  /* The files an L2 program's dump writes there (a host program's go into rank_R/ folders). */
+  static const char *const k_files[] = {"args.bin", "args_dump.json"};
+  for (int i = 0; i < 2; i++) {
+    char path[PATH_MAX], label[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", dir, k_files[i]);
+    snprintf(label, sizeof label, "--dump-args %s (its %s)", dir, k_files[i]);
+    if (cli_claim_file(cmd, label, path, 1)) return -1;
+  }
+  return 0;
 }
 
 int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
@@ -256,7 +265,17 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
       return -1;
     }
   }
-  return cli_check_output_path(cmd, "--swimlane-records", path, 0);
+  if (cli_check_output_path(cmd, "--swimlane-records", path, 0)) return -1;
+  /* The files written beside it (pto_swimlane_write_worker_records; an L2 program's). */
+  static const char *const k_beside[] = {"deps.json", "func_names.json", "name_map.json"};
+  int dirlen = slash ? (int)(slash - dir) + 1 : 0;
+  for (int i = 0; i < 3; i++) {
+    char beside[PATH_MAX], label[PATH_MAX + 48];
+    snprintf(beside, sizeof beside, "%.*s%s", dirlen, path, k_beside[i]);
+    snprintf(label, sizeof label, "--swimlane-records %s (its %s)", path, k_beside[i]);
+    if (cli_claim_file(cmd, label, beside, 1)) return -1;
+  }
+  return 0;
 }
 
 pto_status cli_write_swimlane_records(pto_worker *w, const cli_records *r) {

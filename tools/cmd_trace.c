@@ -64,16 +64,22 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
     /* --tree [N]: the next argument is its depth when it is a number. */
     v->tree = INT_MAX;
     if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0) v->tree = parse_count(argv[++*i]);
-    /* A negative depth is not taken for an unknown option '-1'. */
-    else if (*i + 1 < argc && argv[*i + 1][0] == '-' && argv[*i + 1][1] >= '0' &&
-             argv[*i + 1][1] <= '9')
-      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more)", argv[*i + 1]), -1;
+    /* A negative depth is not taken for an unknown option '-1', nor one past INT_MAX for the
+     * program or log. */
+    else if (*i + 1 < argc &&
+             ((argv[*i + 1][0] == '-' && argv[*i + 1][1] >= '0' && argv[*i + 1][1] <= '9') ||
+              (argv[*i + 1][0] && strspn(argv[*i + 1], "0123456789") == strlen(argv[*i + 1]))))
+      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more) up to %d", argv[*i + 1],
+                             INT_MAX),
+             -1;
     return 1;
   }
   if (!strncmp(arg, "--tree=", 7)) {
     v->tree = parse_count(arg + 7);
     if (v->tree < 0)
-      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more)", arg + 7), -1;
+      return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more) up to %d", arg + 7,
+                             INT_MAX),
+             -1;
     return 1;
   }
   if (!strcmp(arg, "--spread") || !strncmp(arg, "--spread=", 9)) {
@@ -193,6 +199,22 @@ int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const c
                            "--pid %d names %d ranks' dispatches (their chips are threads of one "
                            "process): choose one with --rank R",
                            d->pid, npicked);
+  if (!pick && (d->rank >= 0 || d->pid >= 0)) {
+    /* A selection that matches no dispatch: name it and the dispatches there are. */
+    char sel[96], have[512];
+    int k = snprintf(sel, sizeof sel, "%s", "");
+    if (d->rank >= 0) k += snprintf(sel + k, sizeof sel - (size_t)k, " --rank %d", d->rank);
+    if (d->pid >= 0) k += snprintf(sel + k, sizeof sel - (size_t)k, " --pid %d", d->pid);
+    snprintf(sel + k, sizeof sel - (size_t)k, " --slot %d", slot);
+    size_t h = 0;
+    have[0] = 0;
+    for (int i = 0; i < n && h < sizeof have - 64; i++)
+      h += (size_t)snprintf(have + h, sizeof have - h, "%srank %d slot %d (pid %d)", i ? ", " : "",
+                            st->per_dispatch[i].rank, st->per_dispatch[i].slot,
+                            st->per_dispatch[i].pid);
+    return cli_usage_error(cmd, "no dispatch matches%s; the dispatches of a round: %s%s", sel,
+                           n ? have : "none", h >= sizeof have - 64 ? ", ..." : "");
+  }
   if (!pick)
     return cli_usage_error(cmd,
                            "--tree averages one dispatch over the rounds: choose it with --rank R "
@@ -268,6 +290,12 @@ int cmd_trace(int argc, char **argv) {
     log = argv[i];
   }
   if (!log) return cli_usage_error(k_cmd, "no log file given");
+  /* --timeline-svg must not land on the log it draws (claimed as the option was read). */
+  if (strcmp(log, "-") != 0) {
+    char label[PATH_MAX + 16];
+    snprintf(label, sizeof label, "the log %s", log);
+    if (cli_claim_file(k_cmd, label, log, 0)) return PTO_EXIT_USAGE;
+  }
   if (cli_check_timeline_options(k_cmd, &tl, view.json)) return PTO_EXIT_USAGE;
 
   /* The log, read once: for the L3 check, the statistics and the timeline alike. */

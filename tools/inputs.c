@@ -107,6 +107,8 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
     }
   }
   if (!a->prog) return cli_usage_error(cmd, "no program given"), -1;
+  /* No output may land on the program itself (--timeline-svg was claimed as it was parsed). */
+  if (cli_claim_program(cmd, a->prog)) return -1;
   if (cli_check_compile_args(cmd, &a->c)) return -1;
   if (a->c.depfile)
     return cli_usage_error(cmd,

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,31 +36,116 @@ static void usage(FILE *f) {
              "  pto run examples/add.ptir --dim M=100 --check\n");
 }
 
+/* ---- the files one command reads and writes ----------------------------------------------
+ * Every file a command will write, and the program or log it reads, claimed before the job runs:
+ * two claims that are one file (one name, two spellings, a symlink or a hard link) would lose a
+ * file: the program overwritten by an output, or one output by another. An existing file is known
+ * by its device and inode (a symlink followed, as the writers follow it); a file still to be
+ * written by its folder's device and inode and its name. The list is global state of the
+ * command's single-threaded option checks (one command per process); nothing else touches it. */
+typedef struct claim {
+  dev_t dev;
+  ino_t ino;
+  char *name;  /* NULL: an existing file; else its name in the folder dev/ino */
+  char *label; /* "--out x.npy", "the program x.ptir" */
+  int output;
+} claim;
+static claim *g_claims;
+static int g_nclaims;
+
+/* The identity of the file path names (or will name): 0, or -1 when its folder is missing. */
+static int file_identity(const char *path, dev_t *dev, ino_t *ino, char **name) {
+  struct stat st;
+  *name = NULL;
+  if (stat(path, &st) == 0) {
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+    return 0;
+  }
+  char dir[PATH_MAX];
+  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return -1;
+  char *slash = strrchr(dir, '/');
+  const char *base = slash ? slash + 1 : path;
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == dir)
+    slash[1] = 0;
+  else
+    *slash = 0;
+  if (stat(dir, &st) != 0) return -1;
+  *dev = st.st_dev;
+  *ino = st.st_ino;
+  *name = strdup(base);
+  return *name ? 0 : -1;
+}
+
+int cli_claim_file(const char *cmd, const char *label, const char *path, int output) {
+  dev_t dev;
+  ino_t ino;
+  char *name;
+  if (file_identity(path, &dev, &ino, &name) != 0) return 0; /* its folder is checked apart */
+  for (int i = 0; i < g_nclaims; i++) {
+    const claim *c = &g_claims[i];
+    if (c->dev != dev || c->ino != ino || !c->name != !name || (name && strcmp(c->name, name)))
+      continue;
+    if (!strcmp(c->label, label)) break; /* the same flag and file given twice: one claim */
+    if (!c->output && !output) continue; /* read twice: nothing lost */
+    free(name);
+    if (!c->output || !output)
+      return cli_usage_error(cmd, "%s: that file is %s: writing it would lose it",
+                             output ? label : c->label, output ? c->label : label);
+    return cli_usage_error(cmd, "%s and %s are one file: one would overwrite the other", c->label,
+                           label);
+  }
+  claim *grown = realloc(g_claims, (size_t)(g_nclaims + 1) * sizeof *grown);
+  char *copy = strdup(label);
+  if (!grown || !copy) {
+    free(name);
+    free(copy);
+    if (grown) g_claims = grown;
+    return cli_usage_error(cmd, "out of memory checking %s", label);
+  }
+  g_claims = grown;
+  g_claims[g_nclaims++] = (claim){dev, ino, name, copy, output};
+  return 0;
+}
+
+int cli_claim_program(const char *cmd, const char *path) {
+  char label[PATH_MAX + 16];
+  snprintf(label, sizeof label, "the program %s", path);
+  return cli_claim_file(cmd, label, path, 0);
+}
+
 int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir) {
   if (!path || !*path) return cli_usage_error(cmd, "%s: the path is empty", flag);
+  char label[PATH_MAX + 64]; /* "--swimlane x.json" */
+  snprintf(label, sizeof label, "%s %s", flag, path);
   struct stat st;
   if (stat(path, &st) == 0) {
     if (is_dir && !S_ISDIR(st.st_mode))
-      return cli_usage_error(cmd, "%s %s: exists and is not a directory", flag, path);
+      return cli_usage_error(cmd, "%s: exists and is not a directory", label);
     if (!is_dir && S_ISDIR(st.st_mode))
-      return cli_usage_error(cmd, "%s %s: is a directory, not a file", flag, path);
+      return cli_usage_error(cmd, "%s: is a directory, not a file", label);
     if (!is_dir && !S_ISREG(st.st_mode))
-      return cli_usage_error(cmd, "%s %s: exists and is not a regular file", flag, path);
-    return 0;
+      return cli_usage_error(cmd, "%s: exists and is not a regular file", label);
+    /* Found read-only now, not after a long run (pto_file_replace refuses it then too). */
+    if (!is_dir && access(path, W_OK) != 0 && (errno == EACCES || errno == EROFS))
+      return cli_usage_error(cmd, "%s: %s: the file is not writable", label, strerror(errno));
+    return is_dir ? 0 : cli_claim_file(cmd, label, path, 1);
   }
   if (is_dir) return 0; /* created with its parents */
   /* The file's directory must exist: found now, not after a long run. */
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
-  if (!slash) return 0;
+  if (!slash) return cli_claim_file(cmd, label, path, 1); /* in the current folder */
   if (slash == dir)
     slash[1] = 0;
   else
     *slash = 0;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return cli_usage_error(cmd, "%s %s: directory %s does not exist", flag, path, dir);
-  return 0;
+    return cli_usage_error(cmd, "%s: directory %s does not exist", label, dir);
+  return cli_claim_file(cmd, label, path, 1);
 }
 
 int cli_is_dir(const char *path) {
@@ -123,7 +209,30 @@ int cli_wants_help(const pto_cmd *cmd, int argc, char **argv) {
   return 0;
 }
 
+/* SIGINT, SIGTERM, SIGHUP: no temp file of an output being written is left behind; then the
+ * signal ends the process as it would have. */
+static void on_fatal_signal(int sig) {
+  pto_file_remove_temps();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void remove_temps_on_signals(void) {
+  static const int k_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof k_sigs / sizeof k_sigs[0]; i++) {
+    struct sigaction old;
+    /* A signal ignored where pto was started (nohup, a shell's background job) stays ignored. */
+    if (sigaction(k_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(k_sigs[i], &sa, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
+  remove_temps_on_signals();
   if (argc < 2) {
     usage(stderr);
     return PTO_EXIT_USAGE;

@@ -163,9 +163,14 @@ PTO_API PTO_MUST_USE pto_status pto_file_write_atomic(const char *path, const vo
 /* Replaces a user's file with the concatenation of bufs through a temp file in the same
  * directory, fsync and a rename, so a full disk or a crash never leaves a truncated file; an
  * existing file keeps its mode and owner, and a symlink keeps pointing at its target, which gets
- * the new contents. On failure the old file is unchanged and the temp file removed. */
+ * the new contents; a file this process may not write (access(2): a read-only mode) is refused.
+ * On failure the old file is unchanged and the temp file removed. */
 PTO_API PTO_MUST_USE pto_status pto_file_replace(const char *path, const void *const *bufs,
                                                  const size_t *lens, int nbufs);
+/* Removes the temp files pto_file_write_atomic and pto_file_replace of this process are writing
+ * now; async-signal-safe, for a handler of SIGINT/SIGTERM that then lets the signal end the
+ * process (pto's command line installs one), so no partial temp file is left beside the output. */
+PTO_API void pto_file_remove_temps(void);
 /* mkdir -p with mode for the directories it creates; an IO status (errno kept) on failure. */
 PTO_API PTO_MUST_USE pto_status pto_file_mkdirs(const char *path, mode_t mode);
 

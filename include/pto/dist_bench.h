@@ -88,12 +88,15 @@ PTO_API PTO_MUST_USE pto_status pto_dist_benchmark(pto_dist_worker *w, const pto
                                                    const pto_arg *args, size_t nargs,
                                                    const pto_bench_options *opt,
                                                    pto_dist_bench_stats **out_stats);
+/* The most ranks a log read by pto_dist_trace_parse may name (rank= of 0 to this less one). */
+#define PTO_DIST_TRACE_MAX_RANKS 256
 /* The same views from [STRACE] v=1 text of distributed runs (PTO_LOG_LEVEL=timing, pto run
  * --trace): each run is the parent's node.graph_build record (l3=1; the host function, under
  * the reference's node-level name, with host.so's hid), its calls the node.dispatch records
  * (rank, slot, callee, the chip's pid), each matched to the chip's own spans (rank=); logs of
  * older pto (host.run, host.dispatch) read the same. The first warmup runs are dropped. Fails
- * when the text holds no more runs than that. */
+ * when the text holds no more runs than that, or a record's rank is PTO_DIST_TRACE_MAX_RANKS or
+ * more (or its depth, slot, chip or l3 beyond an int): the message names the line. */
 PTO_API PTO_MUST_USE pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
                                                      pto_dist_bench_stats **out_stats);
 PTO_API void pto_dist_bench_stats_destroy(pto_dist_bench_stats *st);

@@ -307,7 +307,14 @@ def compile(path_or_text: str | os.PathLike, entry: str | None = None, *,
     set of a host (L3) program, N (ids 0..N-1) or a list of ids. work_dir: also write the
     complete work dir there (pto compile -o DIR: the cache's entry copied in, hand-editable,
     loadable with CompiledProgram.from_dir) and load the program from it."""
+    if not isinstance(path_or_text, (str, os.PathLike)) or isinstance(path_or_text, bytes):
+        raise _fail(f"compile: the program is a .ptir path, a work dir or PTIR text (str), not "
+                    f"{type(path_or_text).__name__}")
+    if entry is not None and not isinstance(entry, str):
+        raise _fail(f"compile: entry is a function name (str), not {type(entry).__name__}")
     src = os.fspath(path_or_text)
+    if isinstance(src, bytes):
+        raise _fail("compile: the program path is bytes; pass it as str")
     if os.path.isdir(src) and work_dir is None:
         if bindings or devices is not None:
             raise _fail("a work dir is compiled already: bindings and devices do not apply")
@@ -600,6 +607,8 @@ class DeviceTensor:
 def _init_array(shape: tuple[int, ...], dt: int, init: Any) -> np.ndarray | None:
     if init is None:
         return None
+    if not isinstance(init, np.ndarray) and np.ndim(init) == 0:
+        return np.full(shape, _scalar_elem(dt, init), _PTO2NP[dt])
     a = np.asarray(init)
     want = _PTO2NP[dt]
     if a.dtype != want:
@@ -607,6 +616,28 @@ def _init_array(shape: tuple[int, ...], dt: int, init: Any) -> np.ndarray | None
     if a.shape != shape:
         raise _fail(f"init has shape {list(a.shape)}, the tensor is {list(shape)}")
     return np.ascontiguousarray(a)
+
+
+def _scalar_elem(dt: int, v: Any) -> Any:
+    """A Python or numpy number as one element of dtype dt (bf16: its bits), held to the dtype as
+    a runtime scalar argument is (an i8 of 300, a float for an integer, 1e39 for f32: a
+    pto.Error) and converted as C converts one (pto_elem_store)."""
+    sc = _c.Scalar()
+    sc.dtype = dt
+    what = f"init (a {_PTO_NAMES[dt]} scalar)"
+    if dt in _FLOATS:
+        if not isinstance(v, (int, float, np.integer, np.floating)):
+            raise _fail(f"{what} must be a number, got {type(v).__name__} {v!r}")
+        sc.f = _float_arg(what, v, dt)
+    else:
+        lo, hi = _INT_RANGES[dt]
+        if dt in (5, 6, 7, 8):
+            sc.u = _int(what, v, lo, hi)
+        else:
+            sc.i = _int(what, v, lo, hi)
+    one = np.zeros(1, _PTO2NP[dt])
+    _c.pto_elem_store(dt, one.ctypes.data, 0, sc)
+    return one[0]
 
 
 def _shape(shape: Iterable[int] | int) -> tuple[int, ...]:
@@ -745,6 +776,8 @@ class ChipWorker:
 
     def __init__(self, config: RunConfig | None = None):
         self._ptr: int | None = None
+        if config is not None and not isinstance(config, RunConfig):
+            raise _fail(f"ChipWorker: config is a pto.RunConfig, not {type(config).__name__}")
         self.config = config or RunConfig()
         cfg = self.config._c()
         out = C.c_void_p()
@@ -1456,6 +1489,9 @@ class DistributedWorker:
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
                           stacklevel=2)
+        if config is not None and not isinstance(config, RunConfig):
+            raise _fail(f"DistributedWorker: config is a pto.RunConfig, not "
+                        f"{type(config).__name__}")
         self.config = config or RunConfig()
         self.config._c()
         cfg = _c.DistConfig()

@@ -166,6 +166,7 @@ _decls = {
     "pto_free": (None, [c_p]),
     "pto_dtype_int_range": (C.c_int, [C.c_int, P(i64), P(u64)]),
     "pto_scalar_parse": (c_p, [C.c_char_p, C.c_int, P(Scalar)]),
+    "pto_elem_store": (None, [C.c_int, c_p, i64, Scalar]),
     "pto_status_make": (c_p, [C.c_int, C.c_char_p]),
     # types
     "pto_host_tensor_init": (None, [P(HostTensor), c_p, C.c_int, C.c_int, P(i64)]),

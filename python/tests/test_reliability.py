@@ -243,3 +243,46 @@ def test_ids_counts_and_sizes_are_range_checked(w, prog):
         with pytest.raises(pto.Error) as e:
             call()
         assert text in e.value.message, (text, e.value.message)
+
+
+def test_alloc_tensor_init_scalar_fills_the_tensor_and_is_range_checked(w, prog):
+    # docs/python.md: alloc_tensor's init is "an array or a scalar"; every scalar was refused
+    # ("init has dtype int64", "init has shape []").
+    for dt, v, want in [(np.float32, 2.5, 2.5), (np.int32, 3, 3), (np.int8, -128, -128),
+                        (np.uint64, 2**64 - 1, 2**64 - 1), (np.float32, np.float32(1.5), 1.5),
+                        (np.int16, np.int16(7), 7), (np.float16, 1e-8, np.float16(1e-8)),
+                        (np.bool_, True, True)]:
+        t = w.alloc_tensor((3, 5), dt, init=v)
+        got = w.copy_from(t)
+        assert got.dtype == np.dtype(dt) and (got == want).all(), (dt, v, got)
+        w.free_tensor(t)
+    # bf16 holds its bits: 1.0 is 0x3f80, as a runtime bf16 scalar is converted.
+    t = w.alloc_tensor((2, 2), "bf16", init=1.0)
+    assert (w.copy_from(t) == 0x3F80).all()
+    # Held to the dtype as a runtime scalar argument is.
+    for dt, v, text in [(np.int8, 300, "init (a i8 scalar) = 300 is out of range"),
+                        (np.int32, 1.5, "init (a i32 scalar) must be an integer, got float"),
+                        (np.float32, 1e39, "init (a f32 scalar) = 1e+39"),
+                        (np.float32, "1", "init (a f32 scalar) must be a number, got str")]:
+        with pytest.raises(pto.Error, match=text.replace("(", r"\(").replace(")", r"\)")
+                           .replace("+", r"\+")):
+            w.alloc_tensor((2, 2), dt, init=v)
+    # A scalar-initialised tensor runs like any other.
+    x = w.alloc_tensor((16, 64), np.float32, init=2.0)
+    y = np.zeros((16, 64), np.float32)
+    w.run(prog, x, y, 1.0)
+    assert (y == 3.0).all()
+
+
+def test_wrong_types_for_compile_and_worker_are_named_errors():
+    # Were AttributeError/TypeError from deep inside ("'int' object has no attribute 'encode'").
+    with pytest.raises(pto.Error, match="entry is a function name"):
+        pto.compile(ADD_SCALAR, entry=5)
+    with pytest.raises(pto.Error, match="not NoneType"):
+        pto.compile(None)
+    with pytest.raises(pto.Error, match="not bytes"):
+        pto.compile(b"program p")
+    with pytest.raises(pto.Error, match="config is a pto.RunConfig, not str"):
+        pto.ChipWorker("sim")
+    with pytest.raises(pto.Error, match="DistributedWorker: config is a pto.RunConfig, not str"):
+        pto.DistributedWorker(devices=1, config="sim", chips="threads")

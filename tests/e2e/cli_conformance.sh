@@ -98,6 +98,9 @@ run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rank 0 &&
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --slot 0 && expect_out "@main is an L2 program"
 run_pto 2 trace "$T/run.log" --pid 1 && expect_out "this log holds L2 launches"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree -1 && expect_out "--tree -1: expected a depth (0 or more)"
+# A depth past INT_MAX is named as one, not taken for a second program (or log).
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree 2147483648 && expect_out "--tree 2147483648: expected a depth (0 or more) up to 2147483647"
+run_pto 2 trace --tree 99999999999 "$T/none.log" && expect_out "--tree 99999999999: expected a depth"
 
 # --devices on run and bench of a work dir (it fixes the device set on compile, run and bench): the
 # dir's own set is accepted, another one refused naming it (both were "compile options apply").

@@ -35,4 +35,9 @@ printf 'program p\norch @main() {\n  %%x = tile.bogus(1)\n}\n' >"$T/bad.ptir"
 run_pto 2 check "$T/bad.ptir" && expect_out "bad.ptir:3:"
 run_pto 2 run "$T/bad.ptir" && expect_out "bad.ptir:3:"
 run_pto 2 build-id "$T/bad.ptir" && expect_out "bad.ptir"
+# A truncated or malformed ELF file is bad input too (exit 2), as one that is no ELF at all; the
+# other files are still read.
+head -c 100 "$PTO" >"$T/trunc.so"
+run_pto 2 build-id "$T/trunc.so" && expect_out "trunc.so: malformed ELF file: section header table"
+run_pto 2 build-id "$T/trunc.so" "$PTO" && expect_out "$PTO: hid="
 finish

@@ -83,7 +83,7 @@ else
 fi
 expect_out "device_wall"
 run_pto 2 trace "$T/l3.log" --warmup 2 --tree && expect_out "choose it with --rank R or --pid P"
-run_pto 2 trace "$T/l3.log" --warmup 2 --tree --pid 1 && expect_out "choose it with"
+run_pto 2 trace "$T/l3.log" --warmup 2 --tree --pid 1 && expect_out "no dispatch matches --pid 1 --slot 0; the dispatches of a round: rank 0 slot 0"
 
 # A wait that no rank can satisfy: rank 1 waits for a signal nobody sends.
 start=$(date +%s%N)
