@@ -101,8 +101,9 @@ typedef struct chip_seen {
 } chip_seen;
 
 /* The stall check's look at a chip with commands to finish (stalled): the progress it last saw
- * itself (tail, nwaits; at: when), and, from the first check after the progress it counts from
- * (base_from), the chip's threads' run-queue wait and CPU time then (base_at; base_ok: read). */
+ * itself (tail, nwaits; at: when), and, from the first check a quarter of the deadline past the
+ * progress it counts from (base_from), the chip's threads' run-queue wait and CPU time then
+ * (base_at; base_ok: read). */
 typedef struct stall_look {
   uint32_t tail, nwaits;
   uint64_t at;
@@ -864,10 +865,11 @@ static int chip_sched(dworker *w, int r, uint64_t *wait, uint64_t *cpu) {
  * a wait entered, a command finished, no command), what this check sees itself (a command
  * finished, a wait entered or inside one: fresher than the beat) and the post that gave an idle
  * chip work (post). Time the chip was runnable but got no CPU (beside busy processes on a loaded
- * host) is not its fault and does not count: from the first check after that progress, the
- * chip's threads' run-queue wait (Linux schedstat) is taken off, but never more than the time
- * none of them ran, so a kernel spinning in an endless loop is caught once its CPU time reaches
- * the deadline, and a chip asleep for good (waiting on nothing) by the wall clock. */
+ * host) is not its fault and does not count: from the first check a quarter of the deadline
+ * after that progress (a chip that progresses costs no reads), the chip's threads' run-queue
+ * wait (Linux schedstat) is taken off, but never more than the time none of them ran, so a
+ * kernel spinning in an endless loop is caught once its CPU time reaches the deadline, and a
+ * chip asleep for good (waiting on nothing) by the wall clock. */
 static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   pto__dist_chip *c = &w->sh->chips[r];
   if (!w->progress_ms || c->pid <= 0 || atomic_load(&c->head) == atomic_load(&c->tail)) return 0;
@@ -881,7 +883,8 @@ static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   uint64_t from = atomic_load(&c->progress_ns), limit = (uint64_t)w->progress_ms * 1000000ull;
   if (l->at > from) from = l->at;
   if (!from || now < from) return 0;
-  if (l->base_from != from) { /* the first check after this progress: the chip's clocks now */
+  if (now - from <= limit / 4) return 0; /* no /proc reads for a chip that progresses */
+  if (l->base_from != from) { /* the first check that far past it: the chip's clocks now */
     l->base_from = from;
     l->base_at = now;
     l->base_ok = !chip_sched(w, r, &l->base_wait, &l->base_cpu);

@@ -1227,13 +1227,13 @@ static void end_busy_loops(const cpu_set_t *was, const pid_t busy[6]) {
 /* A chip that is runnable but gets no CPU (pinned with its watcher and the host to one CPU
  * beside 6 busy loops: it gets at most a seventh of it) makes no progress through no fault of its
  * own: the stall check does not count that time (its threads' run-queue wait), so a kernel of
- * ~75 ms of CPU time, 0.5-1 s on the clock here, passes a 300 ms deadline. Counting the wall
+ * ~60 ms of CPU time, 0.4-1 s on the clock here, passes a 300 ms deadline. Counting the wall
  * clock, it failed with "has made no progress for 300 ms" (as processes and as threads). */
 static void test_starved_chip_is_not_stalled(void **state) {
   (void)state;
   pto_program *spin = NULL, *p = NULL;
   make_spin_host(host_spin_n, &spin, &p);
-  g_spin_n = 600000; /* ~75 ms of CPU (Zen 4) */
+  g_spin_n = 500000; /* ~60 ms of CPU (Zen 4) */
   cpu_set_t was;
   pid_t busy[6];
   pin_beside_busy_loops(&was, busy);
