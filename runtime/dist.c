@@ -18,7 +18,9 @@
  * with its rank and signal, one that stopped beating for the wait deadline as not running, and
  * the worker is then broken: later calls fail with that message. A chip watches its parent
  * process (not the thread that forked it) and ends when it has gone. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -98,6 +100,17 @@ typedef struct chip_seen {
   uint32_t tail, nwaits;
 } chip_seen;
 
+/* The stall check's look at a chip with commands to finish (stalled): the progress it last saw
+ * itself (tail, nwaits; at: when), and, from the first check a quarter of the deadline past the
+ * progress it counts from (base_from), the chip's threads' run-queue wait and CPU time then
+ * (base_at; base_ok: read). */
+typedef struct stall_look {
+  uint32_t tail, nwaits;
+  uint64_t at;
+  uint64_t base_from, base_at, base_wait, base_cpu;
+  int base_ok;
+} stall_look;
+
 /* A distributed worker; callers hold its token (registry kind DIST_WORKER): a call pins it, so
  * close, on any thread, waits for the calls of other threads to return (issue #34). */
 struct dworker {
@@ -125,7 +138,8 @@ struct dworker {
   pthread_t chip_thr[PTO__DIST_MAX_RANKS];
   int chip_thr_started[PTO__DIST_MAX_RANKS];
   chip_state *chip_st[PTO__DIST_MAX_RANKS];
-  chip_seen seen[PTO__DIST_MAX_RANKS]; /* threads: what the stall check last saw of each chip */
+  chip_seen seen[PTO__DIST_MAX_RANKS];  /* threads: what the stall check last saw of each chip */
+  stall_look look[PTO__DIST_MAX_RANKS]; /* with progress_ms: the stall check's (stalled) */
   /* threads, without an explicit wait deadline: the host runs a sleeping chip's commands itself
    * (host_runs), and deferred is 1 + the chip whose thread its posts have not woken, or 0. */
   int host_runs, deferred;
@@ -221,6 +235,7 @@ struct chip_state {
   pto__dist_shared *sh;
   pto__dist_chip *c;
   int rank;
+  int tid; /* chips "threads": the chip's thread's Linux thread id (the stall check) */
   pto_worker *wk;
   pto__dist_shm tr;
   int nslots;
@@ -706,6 +721,7 @@ static void *chip_thread_main(void *arg) {
     free(a);
     return NULL;
   }
+  a->cs->tid = (int)gettid(); /* read by the host once state is 1 */
   atomic_store(&c->state, 1);
   pto__dist_futex_wake(&c->state);
   chip_loop(a->cs, 0);
@@ -793,18 +809,99 @@ static char proc_state(int pid) {
   return e && e[1] == ' ' && e[2] ? e[2] : '?';
 }
 
+/* Adds one thread's CPU time and run-queue wait (ns) to *cpu and *wait, from Linux's schedstat
+ * at path ("on-CPU ns, run-queue wait ns, timeslices"); -1 where it cannot be read. */
+static int add_schedstat(const char *path, uint64_t *wait, uint64_t *cpu) {
+  char buf[96];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t got = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (got <= 0) return -1;
+  buf[got] = '\0';
+  unsigned long long on = 0, rq = 0;
+  if (sscanf(buf, "%llu %llu", &on, &rq) != 2) return -1;
+  *cpu += on;
+  *wait += rq;
+  return 0;
+}
+
+/* The time chip r's threads have waited runnable for a CPU, and have run, summed (ns): a forked
+ * chip's every thread (/proc/PID/task), a chip on a thread of this process that thread and its
+ * worker's cores. 0, or -1 where /proc cannot tell (the stall check then counts the wall clock
+ * alone). */
+static int chip_sched(dworker *w, int r, uint64_t *wait, uint64_t *cpu) {
+  char path[64], tpath[96];
+  *wait = *cpu = 0;
+  if (w->threads) {
+    const chip_state *cs = w->chip_st[r];
+    int tids[65];
+    tids[0] = cs->tid;
+    int n = 1 + (cs->wk ? pto__rt_worker_core_tids(cs->wk, tids + 1, 64) : 0);
+    for (int i = 0; i < n; i++) {
+      snprintf(tpath, sizeof tpath, "/proc/self/task/%d/schedstat", tids[i]);
+      if (add_schedstat(tpath, wait, cpu)) return -1;
+    }
+    return 0;
+  }
+  snprintf(path, sizeof path, "/proc/%d/task", (int)w->sh->chips[r].pid);
+  DIR *d = opendir(path);
+  if (!d) return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    snprintf(tpath, sizeof tpath, "%s/%.16s/schedstat", path, e->d_name);
+    if (!add_schedstat(tpath, wait, cpu)) n++; /* one that has just ended: left out */
+  }
+  closedir(d);
+  return n ? 0 : -1;
+}
+
 /* With an explicit wait deadline (w->progress_ms): whether chip r, running (its beat seen lately,
  * not stopped) with a command to finish, has made no progress for that long; how then says so
- * and names the kernel it runs. A chip that does not run at all is the heartbeat's case. */
+ * and names the kernel it runs. A chip that does not run at all is the heartbeat's case.
+ *
+ * Progress counts from the latest of the chip's own stamp (its watcher's beat: a task completed,
+ * a wait entered, a command finished, no command), what this check sees itself (a command
+ * finished, a wait entered or inside one: fresher than the beat) and the post that gave an idle
+ * chip work (post). Time the chip was runnable but got no CPU (beside busy processes on a loaded
+ * host) is not its fault and does not count: from the first check a quarter of the deadline
+ * after that progress (a chip that progresses costs no reads), the chip's threads' run-queue
+ * wait (Linux schedstat) is taken off, but never more than the time none of them ran, so a
+ * kernel spinning in an endless loop is caught once its CPU time reaches the deadline, and a
+ * chip asleep for good (waiting on nothing) by the wall clock. */
 static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   pto__dist_chip *c = &w->sh->chips[r];
   if (!w->progress_ms || c->pid <= 0 || atomic_load(&c->head) == atomic_load(&c->tail)) return 0;
-  uint64_t seen = atomic_load(&c->progress_ns), limit = (uint64_t)w->progress_ms * 1000000ull;
-  if (!seen || now < seen || now - seen <= limit) return 0;
+  stall_look *l = &w->look[r];
+  uint32_t tail = atomic_load(&c->tail), nwaits = atomic_load(&c->nwaits);
+  if (tail != l->tail || nwaits != l->nwaits || atomic_load(&c->waiting)) {
+    l->tail = tail;
+    l->nwaits = nwaits;
+    l->at = now;
+  }
+  uint64_t from = atomic_load(&c->progress_ns), limit = (uint64_t)w->progress_ms * 1000000ull;
+  if (l->at > from) from = l->at;
+  if (!from || now < from) return 0;
+  if (now - from <= limit / 4) return 0; /* no /proc reads for a chip that progresses */
+  if (l->base_from != from) { /* the first check that far past it: the chip's clocks now */
+    l->base_from = from;
+    l->base_at = now;
+    l->base_ok = !chip_sched(w, r, &l->base_wait, &l->base_cpu);
+  }
+  if (now - from <= limit) return 0;
   if (!w->threads) { /* a process: running, not stopped (a thread stops only with the host) */
     if (now - w->beat_at[r] > 3ull * PTO__DIST_BEAT_MS * 1000000ull) return 0;
     char st = proc_state(c->pid);
     if (st == 'T' || st == 't') return 0;
+  }
+  uint64_t wait, cpu;
+  if (l->base_ok && now > l->base_at && !chip_sched(w, r, &wait, &cpu)) {
+    uint64_t span = now - l->base_at;
+    uint64_t waited = wait > l->base_wait ? wait - l->base_wait : 0;
+    uint64_t ran = cpu > l->base_cpu ? cpu - l->base_cpu : 0;
+    uint64_t idle = span > ran ? span - ran : 0; /* at most the time none of its threads ran */
+    if (now - from - (waited < idle ? waited : idle) <= limit) return 0;
   }
   int len = snprintf(how, n,
                      "has made no progress for %u ms (PTO_DIST_TIMEOUT_MS: no task completed, no "
@@ -1057,6 +1154,9 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
   if ((int32_t)(h - atomic_load_explicit(&c->tail, memory_order_acquire)) >= PTO__DIST_RING)
     PTO_RETURN_IF_ERROR(wait_tail(w, r, h - PTO__DIST_RING / 2 + 1));
   memcpy(&c->ring[h % PTO__DIST_RING], cmd, cmd_bytes(cmd));
+  /* An idle chip's progress stamp is as old as its watcher's last beat: its work starts now. */
+  if (w->progress_ms && h == atomic_load_explicit(&c->tail, memory_order_relaxed))
+    w->look[r].at = pto__rt_now_ns();
   if (!w->mpi) atomic_store_explicit(&w->sh->host_cpu, this_cpu(), memory_order_relaxed);
   atomic_store_explicit(&c->head, h + 1, memory_order_seq_cst);
   if (w->deferred != r + 1) {

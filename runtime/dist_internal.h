@@ -115,7 +115,8 @@ typedef struct pto__dist_chip {
    * (no task completed, no wait entered, no command finished) for that long. The chip's watcher
    * stamps progress_ns (CLOCK_MONOTONIC) at each beat that saw progress, or no command to run,
    * or the chip inside a wait (which has its own deadline), and names the kernel running
-   * longest (kernel_ns: its start, 0: none). */
+   * longest (kernel_ns: its start, 0: none). The parent takes the chip's run-queue wait off that
+   * time (dist.c stalled). */
   _Atomic uint64_t progress_ns;
   _Atomic uint32_t waiting;    /* inside a bounded wait (dist.* in dist_shm.c, a dependency) or
                                   loading a program: progress */

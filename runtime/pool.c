@@ -710,6 +710,7 @@ static void *core_main(void *arg) {
   pto__rt_queue *q = &pool->q[pool->shared ? PTO_CORE_AIV : core->type];
   pto__rt_tls_worker = w; /* a kernel's call to close its own worker is ignored, not waited on */
   tls_core_pool = pool;
+  atomic_store_explicit(&core->tid, (int)gettid(), memory_order_relaxed);
   atomic_fetch_add(&pool->nawake, 1);
   for (;;) {
     pto__rt_task *t = NULL;

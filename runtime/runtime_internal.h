@@ -523,7 +523,8 @@ typedef struct pto__rt_core {
   int id;
   int type; /* PTO_CORE_AIV or PTO_CORE_AIC */
   pthread_t thread;
-  void *scratch; /* 64-byte aligned; replaced only while no launch runs */
+  atomic_int tid; /* its thread's Linux thread id once it has started, else 0 */
+  void *scratch;  /* 64-byte aligned; replaced only while no launch runs */
   uint64_t scratch_size;
   uint64_t rng;       /* shuffle mode delays; this core only */
   atomic_int claimed; /* 1 while a thread runs tasks as this core: its own, or the
@@ -759,6 +760,9 @@ void pto__rt_worker_set_run_to_completion(pto_worker *w, int on);
  * *kernel its id (-1: none runs), *prog its program, *t0 its start (pto__rt_now_ns). */
 void pto__rt_worker_activity(pto_worker *w, uint64_t *ncompleted, const pto_program **prog,
                              int *kernel, uint64_t *t0);
+/* The Linux thread ids of w's core threads that have started, at most max of them into tids;
+ * returns how many. For another thread of the process (chips "threads": the stall check). */
+int pto__rt_worker_core_tids(pto_worker *w, int *tids, int max);
 /* A device tensor handle over device memory the worker does not own (the external region): a
  * contiguous tensor at addr. Freeing it releases the handle only. */
 pto_status pto__rt_worker_wrap(pto_worker *w, uint64_t addr, int rank, const int64_t *shape,

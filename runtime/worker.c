@@ -318,6 +318,16 @@ void pto__rt_worker_activity(pto_worker *wt, uint64_t *ncompleted, const pto_pro
   }
 }
 
+int pto__rt_worker_core_tids(pto_worker *wt, int *tids, int max) {
+  pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, NULL);
+  int n = 0;
+  for (int i = 0; w && i < w->pool.ncores && n < max; i++) {
+    int tid = atomic_load_explicit(&w->pool.cores[i].tid, memory_order_relaxed);
+    if (tid > 0) tids[n++] = tid;
+  }
+  return n;
+}
+
 pto_status pto__rt_worker_wrap(pto_worker *wt, uint64_t addr, int rank, const int64_t *shape,
                                pto_dtype dt, pto_device_tensor **out_tensor) {
   static const char fn[] = "pto__rt_worker_wrap";

@@ -63,7 +63,7 @@ typedef struct pto_dist_config {
    * entered, a command finished, with chips as processes a task completed), and MPI's
    * agreements'; 0: $PTO_DIST_TIMEOUT_MS, else 5000. Given here or in the environment, a chip that
    * makes no progress (no task completed, no wait entered) for that long fails the run and the
-   * worker (shm transport). */
+   * worker (shm transport; time its threads waited for a CPU does not count). */
   uint32_t wait_timeout_ms;
   /* Single-program mode: the worker runs this host program (retained) and pto_dist_worker_call
    * is its shortcut; with ndevices 0 the device set is the program's. NULL: multi-program mode,

@@ -1155,6 +1155,204 @@ static void test_chip_stuck_in_a_kernel_fails_the_run(void **state) {
   pto_program_release(spin);
 }
 
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* host @main(%x, out %y): spin g_spin_n times on device 1. */
+static uint64_t g_spin_n;
+static int32_t host_spin_n(const pto_host_api *api, const pto_host_args *a) {
+  pto_host_call_arg args[3] = {targ(PTO_ORCH_ARG_IN, rows_of(&a->tensors[0], 0)),
+                               targ(PTO_ORCH_ARG_OUT, rows_of(&a->tensors[1], 0))};
+  memset(&args[2], 0, sizeof args[2]);
+  args[2].kind = PTO_ORCH_ARG_SCALAR;
+  args[2].scalar = g_spin_n;
+  return api->call(api->ctx, 0, 1, args, 3);
+}
+
+/* The spin program compiled, and a host program of 2 chips over it calling fn. */
+static void make_spin_host(int32_t (*fn)(const pto_host_api *, const pto_host_args *),
+                           pto_program **spin, pto_program **p) {
+  char wd[4096];
+  snprintf(wd, sizeof wd, "%s/spin", g_dir);
+  pto_ir_program *ir = NULL;
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  assert_pto_ok(pto_ir_parse_string(k_spin, strlen(k_spin), "spin.ptir", &ir));
+  assert_pto_ok(pto_compile_to_dir(ir, &opt, wd, 1));
+  pto_ir_program_destroy(ir);
+  assert_pto_ok(pto_program_load_dir(wd, spin));
+  hsig h;
+  make_sig(&h, 0, 2);
+  assert_pto_ok(pto_program_create_host(&h.sig, fn, 1, spin, 2, NULL, p));
+}
+
+/* A busy loop on this thread's CPUs (a child inherits them) that ends by itself within 60 s
+ * (SIGALRM survives the exec) or when killed; its pid. */
+static pid_t start_busy_loop(void) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(60);
+    execl("/bin/sh", "sh", "-c", "while :; do :; done", (char *)NULL);
+    _exit(127);
+  }
+  assert_true(pid > 0);
+  return pid;
+}
+
+/* Pins this thread (and the chips and threads started after) to the CPU it runs on, beside 6
+ * busy loops there; was gets its CPUs before. */
+static void pin_beside_busy_loops(cpu_set_t *was, pid_t busy[6]) {
+  cpu_set_t one;
+  assert_int_equal(sched_getaffinity(0, sizeof *was, was), 0);
+  int cpu = sched_getcpu();
+  assert_true(cpu >= 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  for (int i = 0; i < 6; i++)
+    busy[i] = start_busy_loop();
+}
+
+static void end_busy_loops(const cpu_set_t *was, const pid_t busy[6]) {
+  for (int i = 0; i < 6; i++) {
+    kill(busy[i], SIGKILL);
+    waitpid(busy[i], NULL, 0);
+  }
+  assert_int_equal(sched_setaffinity(0, sizeof *was, was), 0);
+}
+
+/* A chip that is runnable but gets no CPU (pinned with its watcher and the host to one CPU
+ * beside 6 busy loops: it gets at most a seventh of it) makes no progress through no fault of its
+ * own: the stall check does not count that time (its threads' run-queue wait), so a kernel of
+ * ~60 ms of CPU time, 0.4-1 s on the clock here, passes a 300 ms deadline. Counting the wall
+ * clock, it failed with "has made no progress for 300 ms" (as processes and as threads). */
+static void test_starved_chip_is_not_stalled(void **state) {
+  (void)state;
+  pto_program *spin = NULL, *p = NULL;
+  make_spin_host(host_spin_n, &spin, &p);
+  g_spin_n = 500000; /* ~60 ms of CPU (Zen 4) */
+  cpu_set_t was;
+  pid_t busy[6];
+  pin_beside_busy_loops(&was, busy);
+  pto_dist_config cfg;
+  small_cfg(&cfg, 2);
+  cfg.wait_timeout_ms = 300;
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w)); /* its chips' threads inherit the one CPU */
+  int64_t shape[2] = {ROWS, COLS};
+  static float x[ROWS * COLS], y[ROWS * COLS];
+  fill(x, ROWS * COLS, 1.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  double t0 = now_s();
+  pto_status s = pto_dist_worker_run(w, p, args, 2);
+  double dt = now_s() - t0;
+  end_busy_loops(&was, busy);
+  fprintf(stderr, "starved chip: %.0f ms on the clock\n", dt * 1e3);
+  assert_pto_ok(s);
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+  pto_program_release(spin);
+}
+
+/* on_chip_call of test_sleeping_chip_fails_the_run: the chip sleeps (a hang in the runtime, no
+ * kernel running) until the test wakes it (chips "threads"; a forked chip's copy of the flag is
+ * never set: close kills it), 60 s at most. */
+static atomic_int g_wake;
+static pto_status sleep_after_call(void *ctx, pto_worker *chip, int rank, int call) {
+  (void)ctx, (void)chip, (void)call;
+  for (int i = 0; rank == 1 && i < 600 && !atomic_load(&g_wake); i++)
+    nanosleep(&(struct timespec){0, 100000000L}, NULL);
+  return PTO_OK;
+}
+
+/* A chip asleep for good (no run-queue wait to take off) still fails the run once it has made no
+ * progress for the explicit deadline, as chips on processes and on threads. */
+static void test_sleeping_chip_fails_the_run(void **state) {
+  (void)state;
+  atomic_store(&g_wake, 0);
+  pto_dist_config cfg;
+  small_cfg(&cfg, 2);
+  cfg.wait_timeout_ms = 300;
+  cfg.on_chip_call = sleep_after_call;
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  int64_t shape[2] = {2 * ROWS, COLS};
+  static float x[2 * ROWS * COLS], y[2 * ROWS * COLS];
+  fill(x, 2 * ROWS * COLS, 1.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  hsig h;
+  make_sig(&h, 0, 2);
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_create_host(&h.sig, host_blocks, 1, &g_addone, 2, NULL, &p));
+  char who[64], want[256];
+  if (g_threads)
+    snprintf(who, sizeof who, "a thread of this process");
+  else
+    snprintf(who, sizeof who, "pid %d", pto_dist_worker_chip_pid(w, 1));
+  snprintf(want, sizeof want,
+           "chip rank 1 (device 1, %s) has made no progress for 300 ms (PTO_DIST_TIMEOUT_MS: "
+           "no task completed, no wait entered): no kernel is running (its orchestration is)",
+           who);
+  double t0 = now_s();
+  pto_status s = pto_dist_worker_run(w, p, args, 2);
+  double dt = now_s() - t0;
+  atomic_store(&g_wake, 1);
+  assert_status_contains(s, want);
+  assert_true(dt >= 0.3 && dt < 30.0); /* not before the deadline; a hang's bound after */
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+}
+
+/* A kernel in an endless loop is still caught beside busy loops, when most of the time it waits
+ * for its CPU: the wait taken off is never more than the time the chip's threads did not run, so
+ * its CPU time alone reaches the deadline (here at a seventh of the CPU, in about 2 s). */
+static void test_chip_stuck_beside_busy_loops_fails_the_run(void **state) {
+  (void)state;
+  if (g_threads) skip(); /* a stuck chip thread cannot be ended: it would spin on to the end */
+  pto_program *spin = NULL, *p = NULL;
+  make_spin_host(host_spin_n, &spin, &p);
+  g_spin_n = 1ull << 50;
+  cpu_set_t was;
+  pid_t busy[6];
+  pin_beside_busy_loops(&was, busy);
+  pto_dist_config cfg;
+  small_cfg(&cfg, 2);
+  cfg.wait_timeout_ms = 300;
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  int64_t shape[2] = {ROWS, COLS};
+  static float x[ROWS * COLS], y[ROWS * COLS];
+  fill(x, ROWS * COLS, 1.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  char want[256];
+  snprintf(want, sizeof want,
+           "chip rank 1 (device 1, pid %d) has made no progress for 300 ms (PTO_DIST_TIMEOUT_MS: "
+           "no task completed, no wait entered): it has been running kernel @spin for ",
+           pto_dist_worker_chip_pid(w, 1));
+  double t0 = now_s();
+  pto_status s = pto_dist_worker_run(w, p, args, 2);
+  double dt = now_s() - t0;
+  end_busy_loops(&was, busy);
+  fprintf(stderr, "stuck chip beside busy loops: failed after %.0f ms\n", dt * 1e3);
+  assert_status_contains(s, want);
+  assert_true(dt < 30.0);   /* a hang's bound */
+  pto_dist_worker_close(w); /* kills the stuck chip */
+  pto_program_release(p);
+  pto_program_release(spin);
+}
+
 /* Rank 0 gets one call, rank 1 two (a chain through a temporary): a fixed dispatch shape. */
 static int32_t host_uneven(const pto_host_api *api, const pto_host_args *a) {
   const int64_t shape[2] = {ROWS, COLS};
@@ -1603,6 +1801,9 @@ int main(void) {
       cmocka_unit_test(test_dead_chip_noticed_with_sigchld_ignored),
       cmocka_unit_test(test_stopped_chip_fails_the_run_and_close_ends_it),
       cmocka_unit_test(test_chip_stuck_in_a_kernel_fails_the_run),
+      cmocka_unit_test(test_starved_chip_is_not_stalled),
+      cmocka_unit_test(test_sleeping_chip_fails_the_run),
+      cmocka_unit_test(test_chip_stuck_beside_busy_loops_fails_the_run),
       cmocka_unit_test(test_bad_timeout_setting_is_an_error),
       cmocka_unit_test(test_close_waits_for_another_threads_run),
       cmocka_unit_test(test_submit_runs_in_order),
