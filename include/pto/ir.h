@@ -626,9 +626,11 @@ PTO_API PTO_MUST_USE pto_status pto_ir_interp_run(const pto_ir_program *p, const
  * dist.alloc_window allocates nranks zeroed copies; dist.window(%w) passed to device=d is copy d.
  * Kernel-side dist.* ops run with docs/language.md's semantics; the collectives are computed
  * directly at a rendezvous of all ranks on the signal window and leave it untouched (zero). A
- * dist.wait, barrier or collective that is not satisfied within wait_timeout_ms fails naming the
+ * dist.wait, barrier or collective that is not satisfied while no other rank and not the host
+ * makes progress (completes a statement or enters a wait) for wait_timeout_ms fails naming the
  * rank, the window, the offsets, and the expected and current value (or the ranks that did not
- * arrive); after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
+ * arrive): a deadlock fails within one to two wait_timeout_ms, a slow peer does not; after any
+ * failure everything still waiting stops at once. wait_timeout_ms <= 0: the
  * environment's PTO_DIST_TIMEOUT_MS, else PTO_IR_INTERP_DIST_TIMEOUT_MS. */
 PTO_API PTO_MUST_USE pto_status pto_ir_interp_run_host(const pto_ir_program *p,
                                                        const pto_ir_func *func,
