@@ -559,6 +559,15 @@ PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
 /* An integer '/' or mod in x by anything but a nonzero literal: a scalar assignment holding one
  * fails its launch on a runtime zero divisor, so it has an op id like the ops that can fail. */
 PTO_API bool pto_ir_expr_divides_int(const pto_ir_expr *x);
+/* Calls visit on each expression s holds itself, not those of the statements in its bodies: an
+ * assignment's, an op's arguments (and their list items), a call's arguments and device=, a
+ * for's bounds, step and inits, an if's condition, a yield's or a return's values. Stops at the
+ * first nonzero visit and returns it; 0 after all. */
+PTO_API int pto_ir_stmt_each_expr(const pto_ir_stmt *s,
+                                  int (*visit)(void *ctx, const pto_ir_expr *e), void *ctx);
+/* pto_ir_expr_divides_int of one of s's own expressions (pto_ir_stmt_each_expr): in a kernel,
+ * such a statement names itself when the divide meets a runtime zero (positions.c). */
+PTO_API bool pto_ir_stmt_divides_int(const pto_ir_stmt *s);
 
 /* An operator's PTIR spelling ("+", "mod", "min", "!", ...; "?" for none), and whether PTIR
  * writes it between its operands (a + b) rather than as a call (mod(a, b)): one table for the

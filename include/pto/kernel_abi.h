@@ -54,8 +54,8 @@ enum {
   PTO_KERNEL_OK = 0,
   /* Integer division by a runtime zero. err_detail[1] 1: err_detail[0] is the statement index
    * in the kernel (pto_ir_func_stmt_at; negative: not known) of the dividing tile op or of the
-   * scalar assignment '%q = ...' that divides; 0: nothing (a scalar divide elsewhere, as in an
-   * op's argument or a loop bound, or a kernel built before). */
+   * statement whose own expression divides (pto_ir_stmt_each_expr: a scalar assignment, an op's
+   * argument, a loop bound, ...); 0: nothing (a kernel built before). */
   PTO_KERNEL_ERR_DIV_ZERO = 1,
   PTO_KERNEL_ERR_DIM_MISMATCH = 2, /* a dynamic symbol bound twice with different values */
   PTO_KERNEL_ERR_SCRATCH = 3,      /* scratch arena smaller than the kernel's footprint */
