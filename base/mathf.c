@@ -91,6 +91,8 @@ static float sincos_f(float x, uint32_t cos) {
   uint32_t q = (uint32_t)bits_of(kf) + cos;
   float y = (q & 1u) ? pc : ps;
   y = float_of(bits_of_f(y) ^ ((q << 30) & 0x80000000u));
+  /* sin(+-0) = +-0: r + r z ps gives +0 for r = -0 (r z ps is +0, ps being negative) */
+  if (!cos && x == 0) y = x;
   /* inf and NaN: one NaN, whatever the order the operations above met them in */
   return y != y ? NAN : y;
 }

@@ -162,6 +162,8 @@ LLVMValueRef pto__lower_sincosf(lw *L, LLVMValueRef x, int cos) {
   LLVMValueRef y = LLVMBuildSelect(b, odd, pc, ps, "");
   LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildShl(b, q, I(30), ""), I(0x80000000u), "");
   y = LLVMBuildBitCast(b, LLVMBuildXor(b, LLVMBuildBitCast(b, y, ti, ""), sign, ""), tf, "");
+  if (!cos) /* sin(+-0) = +-0 (the polynomial gives +0 for -0), as pto_sinf */
+    y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, F(0.0), ""), x, y, "");
   y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), F(NAN), y, cos ? "cos" : "sin");
 #undef D
 #undef F

@@ -677,6 +677,43 @@ LLVMValueRef pto__lower_compare(lw *L, pto_expr_op op, pto_dtype dt, LLVMValueRe
   return LLVMBuildICmp(L->b, pr, a, b, "");
 }
 
+static int holds(const pto_ir_expr *x, const pto_ir_expr *e) {
+  if (x == e) return 1;
+  switch (x->kind) {
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return holds(x->a, e);
+  case PTO_EXPR_BINARY: return holds(x->lhs, e) || holds(x->rhs, e);
+  default: return 0;
+  }
+}
+
+typedef struct held {
+  const pto_ir_expr *e;
+} held;
+
+static int visit_holds(void *ctx, const pto_ir_expr *x) { return holds(x, ((held *)ctx)->e); }
+
+/* 1 + the index of the kernel's statement whose own expressions (pto_ir_stmt_each_expr) hold e,
+ * or 0: an integer divide's zero-divisor error names that statement (an assignment, an op whose
+ * argument divides, a loop bound...; positions.c lists the same statements), whichever path
+ * lowers the expression (a fused or streamed run, a loop's look-ahead). Looked up at each
+ * integer divide by a non-literal only: a walk of the kernel's statements at compile time. */
+static int64_t expr_stmt(lw *L, const pto_ir_expr *e) {
+  const pto_ir_stmt **v = NULL;
+  int n = 0;
+  pto_status st = pto_ir_func_stmts(L->k, &v, &n);
+  if (st) { /* out of memory: the error names the kernel only */
+    pto_status_free(st);
+    return 0;
+  }
+  held h = {e};
+  int64_t at = 0;
+  for (int i = 0; i < n && !at; i++)
+    if (pto_ir_stmt_each_expr(v[i], visit_holds, &h)) at = i + 1;
+  pto_free(v);
+  return at;
+}
+
 LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e) {
   if (L->err) return NULL;
   pto_dtype dt = e->dtype;
@@ -734,9 +771,9 @@ LLVMValueRef pto__lower_expr(lw *L, const pto_ir_expr *e) {
     case PTO_EOP_DIV:
     case PTO_EOP_MOD:
       if (!pto_dtype_is_float(odt)) {
-        /* in a scalar assignment: err_detail {its statement index, 1}, as a tile divide's */
+        /* err_detail {the index of the statement holding it, 1}, as a tile divide's */
         LLVMValueRef z = LLVMBuildICmp(L->b, LLVMIntEQ, b, LLVMConstNull(LLVMTypeOf(b)), "divzero");
-        int64_t at = L->assign_op;
+        int64_t at = e->rhs->kind == PTO_EXPR_INT && e->rhs->i != 0 ? 0 : expr_stmt(L, e);
         pto__lower_fail_if(L, z, PTO_KERNEL_ERR_DIV_ZERO, at ? pto__lower_i64(L, at - 1) : NULL,
                            at ? pto__lower_i64(L, 1) : NULL);
       }
@@ -1085,9 +1122,7 @@ static void lower_stmts(lw *L, const pto_ir_block *blk, const pto_ir_stmt **out_
         L->vals[r->id] = L->vals[s->expr->value->id];
         break;
       }
-      L->assign_op = pto__lower_op_index(L, s) + 1; /* its divides name it (positions.c) */
       LLVMValueRef v = pto__lower_expr(L, s->expr);
-      L->assign_op = 0;
       if (v) def_scalar(L, r, pto__lower_convert(L, v, s->expr->dtype, r->type->dtype));
       break;
     }
@@ -1277,7 +1312,6 @@ static void build_prologue(lw *L) {
   L->divzero = LLVMBuildAlloca(L->b, L->t_i64, "divzero");
   LLVMBuildStore(L->b, LLVMConstInt(L->t_i64, 0, 0), L->divzero);
   L->divzero_op = -1;
-  L->assign_op = 0;
   if (L->footprint > 0) {
     LLVMValueRef have = load_field(L, L->t_ctx, L->arg_ctx, 3, -1, L->t_i64, "scratch_size");
     LLVMValueRef need = pto__lower_i64(L, L->footprint);

@@ -193,7 +193,6 @@ typedef struct lw {
   LLVMValueRef divzero;       /* i64 alloca: 0, or 1 + the statement index of a tile op that met
                                * an integer zero divisor (-1: the op is unknown) */
   int64_t divzero_op;         /* what a divide lowered now stores there: 1 + its statement index */
-  int64_t assign_op;          /* 1 + the index of the scalar assignment being lowered, or 0 */
   LLVMValueRef stream_stores; /* pto__lower_stream_stores, once made */
 
   LLVMValueRef md_scratch, md_tensor;

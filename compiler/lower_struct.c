@@ -457,15 +457,20 @@ static LLVMValueRef rows_check(lw *L, const pto_ir_stmt *s, const lw_tensor *T, 
   if (!c0) return NULL;
   c0 = pto__lower_convert(L, c0, ca->list.items[0]->dtype, PTO_DTYPE_INDEX);
   /* the columns: reported as position [PTO_KERNEL_INDEX_SUB | 1, PTO_KERNEL_INDEX_SUB | m], m the
-   * largest offset that fits (the tensor's columns less C), or at [0, 1] where m does not fit
-   * the field (no offset fits, or a million columns and more) */
-  LLVMValueRef m = LLVMBuildSub(L->b, T->shape[1], i64c(L, C), "");
-  LLVMValueRef m_ok = LLVMBuildICmp(L->b, LLVMIntULT, m, i64c(L, PTO_KERNEL_INDEX_SUB), "");
-  LLVMValueRef sub = i64c(L, PTO_KERNEL_INDEX_SUB);
-  pto__lower_check_index(
-      L, s, c0, i64c(L, 0), add(L, m, i64c(L, 1)),
-      LLVMBuildSelect(L->b, m_ok, i64c(L, PTO_KERNEL_INDEX_SUB | 1), i64c(L, 0), ""),
-      LLVMBuildSelect(L->b, m_ok, LLVMBuildOr(L->b, sub, m, ""), i64c(L, 1), ""));
+   * largest offset that fits (the tensor's columns less C), or as PTO_KERNEL_INDEX_WIDE_DETAIL
+   * where m does not fit the field (no offset fits, or 2^20 columns and more) */
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef m = LLVMBuildSub(b, T->shape[1], i64c(L, C), "");
+  LLVMValueRef m_ok = LLVMBuildICmp(b, LLVMIntULT, m, i64c(L, PTO_KERNEL_INDEX_SUB), "");
+  int64_t op = pto__lower_op_index(L, s);
+  LLVMValueRef narrow = LLVMBuildOr(
+      b, i64c(L, PTO_KERNEL_INDEX_DETAIL(op, PTO_KERNEL_INDEX_SUB | 1, PTO_KERNEL_INDEX_SUB)), m,
+      "");
+  LLVMValueRef wide = LLVMBuildOr(b, i64c(L, PTO_KERNEL_INDEX_WIDE_DETAIL(op, 0)),
+                                  LLVMBuildAnd(b, m, i64c(L, (INT64_C(1) << 42) - 1), ""), "");
+  LLVMValueRef bad = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSLT, c0, i64c(L, 0), ""),
+                                 LLVMBuildICmp(b, LLVMIntSGT, c0, m, ""), "oob");
+  pto__lower_fail_if(L, bad, PTO_KERNEL_ERR_INDEX, LLVMBuildSelect(b, m_ok, narrow, wide, ""), c0);
   lw_loop li;
   LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), nrows, "rows.chk");
   pto__lower_check_index(L, s, index_at(L, idx, i), i64c(L, 0), T->shape[0], i, i64c(L, 0));

@@ -46,6 +46,8 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +171,8 @@ typedef struct interp {
   int depth;
   struct idist *dist; /* a host program's ranks and windows; NULL for pto_ir_interp_run */
   int rank;           /* with dist: this thread's rank, or -1 on the host thread */
+  /* with dist: this thread's count in idist.progress, bumped by each statement it completes */
+  _Atomic uint64_t *progress;
 } interp;
 
 typedef struct frame {
@@ -1955,10 +1959,20 @@ typedef struct rdv {
   int64_t dshape[PTO_MAX_RANK], dstrides[PTO_MAX_RANK];
 } rdv;
 
+/* A thread's progress count, padded so that no two share a cache line (each is written by one
+ * thread at every statement it completes). */
+typedef struct iprogress {
+  _Atomic uint64_t n;
+  char pad[56];
+} iprogress;
+
 typedef struct idist {
   const pto_ir_program *p;
   int nranks;
   int64_t timeout_ms;
+  /* [nranks + 1]: the statements each rank's thread (the host's last) has completed and the
+   * waits it has entered. A wait's deadline is one of the others' progress: see peers_progress. */
+  iprogress *progress;
   pthread_mutex_t mu;
   pthread_cond_t cv; /* any change: a job queued or finished, a signal, an arrival, an abort */
   int aborted;       /* a call or the host failed: everything still waiting stops */
@@ -1995,6 +2009,37 @@ static int past(const struct timespec *dl) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   return now.tv_sec > dl->tv_sec || (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
+}
+
+/* One more unit of progress of this thread (its own count: a relaxed load and store, no locked
+ * add), for the deadlines of the other ranks' waits (peers_progress). */
+static void progress_bump(_Atomic uint64_t *c) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* The progress of every thread but rank me's (the other ranks' and the host's), as one count
+ * that grows with it. A wait's deadline (timeout_ms) is one of progress, as the runtime's
+ * shared-memory waits' (runtime/dist_shm.c wait_slow): past it, the wait fails only if this count
+ * has not changed since the deadline was set, else the deadline is renewed. A peer that reaches
+ * its notify late because it had work to do first (its statements, its calls, the host's work
+ * before it queues the peer's call), on a loaded host or under a sanitizer, is not a stuck
+ * program; a deadlock (the peers wait too) or a peer that will never notify (its call ended)
+ * still fails, within one to two timeout_ms. */
+static uint64_t peers_progress(const idist *D, int me) {
+  uint64_t n = 0;
+  for (int q = 0; q <= D->nranks; q++)
+    if (q != me) n += atomic_load_explicit(&D->progress[q].n, memory_order_relaxed);
+  return n;
+}
+
+/* Past the deadline dl of rank me's wait: 1 to fail it (no other thread progressed since
+ * *seen), else 0 with the deadline renewed from now. */
+static int stalled(idist *D, int me, uint64_t *seen, struct timespec *dl) {
+  uint64_t now = peers_progress(D, me);
+  if (now == *seen) return 1;
+  *seen = now;
+  deadline_in(dl, D->timeout_ms);
+  return 0;
 }
 
 static pto_status need_rank(frame *fr, const pto_ir_stmt *s) {
@@ -2120,6 +2165,8 @@ static pto_status op_dist_wait(frame *fr, const pto_ir_stmt *s) {
   int ge = cmp && cmp->kind == PTO_ARG_WORD && strcmp(cmp->str, "ge") == 0;
   int32_t want = (int32_t)val.i, cur;
   struct timespec dl;
+  progress_bump(fr->in->progress); /* a wait entered */
+  uint64_t seen = peers_progress(D, fr->in->rank);
   deadline_in(&dl, D->timeout_ms);
   int timed_out = 0, aborted = 0;
   pthread_mutex_lock(&D->mu);
@@ -2130,7 +2177,7 @@ static pto_status op_dist_wait(frame *fr, const pto_ir_stmt *s) {
       aborted = 1;
       break;
     }
-    if (past(&dl)) {
+    if (past(&dl) && stalled(D, fr->in->rank, &seen, &dl)) {
       timed_out = 1;
       break;
     }
@@ -2343,6 +2390,8 @@ static pto_status op_dist_collective(frame *fr, const pto_ir_stmt *s, rv *out) {
   const iwin *dw = dv ? dv->t.win : NULL;
   int64_t doff = dv ? dv->t.data - dw->copy[me] : 0;
   struct timespec dl;
+  progress_bump(fr->in->progress); /* a wait entered */
+  uint64_t seen = peers_progress(D, me);
   deadline_in(&dl, D->timeout_ms);
   pto_status st = PTO_OK;
   pthread_mutex_lock(&D->mu);
@@ -2409,7 +2458,7 @@ static pto_status op_dist_collective(frame *fr, const pto_ir_stmt *s, rv *out) {
       if (D->aborted) {
         st = fail(fr, s->loc, PTO_STATUS_LAUNCH,
                   "%s on rank %d: stopped because another call failed", what, me);
-      } else if (past(&dl)) {
+      } else if (past(&dl) && stalled(D, me, &seen, &dl)) {
         char missing[256];
         size_t o = 0;
         missing[0] = 0;
@@ -2719,8 +2768,11 @@ static pto_status exec_stmt(frame *fr, const pto_ir_stmt *s, rvlist *out) {
 }
 
 static pto_status exec_block(frame *fr, const pto_ir_block *b, rvlist *out) {
-  for (int i = 0; i < b->n; i++)
+  _Atomic uint64_t *progress = fr->in->progress;
+  for (int i = 0; i < b->n; i++) {
     PTO_RETURN_IF_ERROR(exec_stmt(fr, b->stmts[i], out));
+    if (progress) progress_bump(progress);
+  }
   return PTO_OK;
 }
 
@@ -2854,7 +2906,7 @@ static pto_status host_call(frame *fr, const pto_ir_stmt *s) {
 }
 
 static pto_status run_job(idist *D, int rank, ijob *j) {
-  interp in = {.p = D->p, .dist = D, .rank = rank};
+  interp in = {.p = D->p, .dist = D, .rank = rank, .progress = &D->progress[rank].n};
   rvlist ret = {0};
   pto_status st = invoke(&in, j->callee, j->args, j->nargs, 0, NULL, NULL, &ret);
   rvlist_clear(&ret);
@@ -3179,6 +3231,13 @@ pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *fu
   rv *rargs = NULL;
   PTO_RETURN_IF_ERROR(convert_args(func, args, nargs, &rargs));
   idist D = {.p = p, .nranks = nranks, .timeout_ms = timeout_ms};
+  D.progress = pto_calloc((size_t)nranks + 1, sizeof *D.progress);
+  if (!D.progress) {
+    for (int i = 0; i < nargs; i++)
+      rv_release(&rargs[i]);
+    free(rargs);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "rank progress counts: out of memory");
+  }
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -3200,7 +3259,7 @@ pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *fu
     }
   }
   if (!st) {
-    interp in = {.p = p, .dist = &D, .rank = -1};
+    interp in = {.p = p, .dist = &D, .rank = -1, .progress = &D.progress[nranks].n};
     rvlist ret = {0};
     st = invoke(&in, func, rargs, nargs, 1, NULL, NULL, &ret);
     rvlist_clear(&ret);
@@ -3226,6 +3285,7 @@ pto_status pto_ir_interp_run_host(const pto_ir_program *p, const pto_ir_func *fu
   for (int i = 0; i < nargs; i++)
     rv_release(&rargs[i]);
   free(rargs);
+  free(D.progress);
   pthread_cond_destroy(&D.cv);
   pthread_mutex_destroy(&D.mu);
   return D.err;

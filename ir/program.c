@@ -320,6 +320,57 @@ pto_status pto_ir_func_stmts(const pto_ir_func *f, const pto_ir_stmt ***out_stmt
   return PTO_OK;
 }
 
+int pto_ir_stmt_each_expr(const pto_ir_stmt *s, int (*visit)(void *ctx, const pto_ir_expr *e),
+                          void *ctx) {
+  int rc = 0;
+#define VISIT(x)                                                                                   \
+  do {                                                                                             \
+    if ((x) && (rc = visit(ctx, (x))) != 0) return rc;                                             \
+  } while (0)
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN: VISIT(s->expr); break;
+  case PTO_STMT_OP:
+    for (int i = 0; i < s->op.nargs; i++) {
+      const pto_ir_arg *a = &s->op.args[i];
+      if (a->kind == PTO_ARG_EXPR) VISIT(a->expr);
+      if (a->kind == PTO_ARG_LIST)
+        for (int k = 0; k < a->list.n; k++)
+          VISIT(a->list.items[k]);
+    }
+    break;
+  case PTO_STMT_CALL:
+    for (int i = 0; i < s->call.nargs; i++)
+      VISIT(s->call.args[i]);
+    VISIT(s->call.device);
+    break;
+  case PTO_STMT_FOR:
+    VISIT(s->loop.lo);
+    VISIT(s->loop.hi);
+    VISIT(s->loop.step);
+    for (int i = 0; i < s->loop.niters; i++)
+      VISIT(s->loop.inits[i]);
+    break;
+  case PTO_STMT_IF: VISIT(s->branch.cond); break;
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN:
+    for (int i = 0; i < s->ret.n; i++)
+      VISIT(s->ret.vals[i]);
+    break;
+  case PTO_STMT_INCORE: break;
+  }
+#undef VISIT
+  return 0;
+}
+
+static int visit_divides(void *ctx, const pto_ir_expr *e) {
+  (void)ctx;
+  return pto_ir_expr_divides_int(e);
+}
+
+bool pto_ir_stmt_divides_int(const pto_ir_stmt *s) {
+  return pto_ir_stmt_each_expr(s, visit_divides, NULL) != 0;
+}
+
 bool pto_ir_expr_divides_int(const pto_ir_expr *x) {
   switch (x->kind) {
   case PTO_EXPR_UNARY:

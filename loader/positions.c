@@ -127,27 +127,36 @@ static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, 
   return 0;
 }
 
-/* The layout ops of a kernel body, its loads with a valid= region, its divides and its scalar
- * assignments that divide integers (those that check indices, extents or divisors at run time),
- * by statement index: one pre-order walk numbering statements as pto_ir_block_stmt_at does. */
+/* The layout ops of a kernel body, its loads with a valid= region, its divides and its
+ * statements whose own expressions divide integers (those that check indices, extents or
+ * divisors at run time), by statement index: one pre-order walk numbering statements as
+ * pto_ir_block_stmt_at does. */
 static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir_block *b,
                              int *index) {
   for (int j = 0; j < b->n; j++) {
     const pto_ir_stmt *s = b->stmts[j];
     int i = (*index)++;
-    if (s->kind == PTO_STMT_OP && s->loc.line > 0) {
-      const pto_op_info *info = pto_op_info_get(s->op.opc);
-      int checks = info && (info->cls == PTO_OPC_LAYOUT ||
-                            (s->op.opc == PTO_OP_TILE_LOAD && pto_ir_stmt_kwarg(s, "valid")) ||
-                            info->fn == PTO_FN_DIV || info->fn == PTO_FN_REM);
-      if (checks && add_kop(t, kernel, i, s->loc.line, s->loc.col, info->name)) return -1;
-    }
-    /* a scalar assignment that divides integers: '%q =', as an orch's is named */
-    if (s->kind == PTO_STMT_ASSIGN && s->nresults == 1 && s->loc.line > 0 &&
-        pto_ir_expr_divides_int(s->expr)) {
+    if (s->loc.line > 0) {
+      /* a statement whose own expressions divide integers (an assignment, an op's argument, a
+       * loop's bounds, an if's condition, a yield's values): named by its op, '%q =' as an orch's
+       * assignment is, or its keyword */
+      int divides = pto_ir_stmt_divides_int(s);
+      const char *name = NULL;
       char assign[80];
-      snprintf(assign, sizeof assign, "%%%s =", s->results[0]->name);
-      if (add_kop(t, kernel, i, s->loc.line, s->loc.col, assign)) return -1;
+      if (s->kind == PTO_STMT_OP) {
+        const pto_op_info *info = pto_op_info_get(s->op.opc);
+        int checks = info && (info->cls == PTO_OPC_LAYOUT ||
+                              (s->op.opc == PTO_OP_TILE_LOAD && pto_ir_stmt_kwarg(s, "valid")) ||
+                              info->fn == PTO_FN_DIV || info->fn == PTO_FN_REM || divides);
+        if (checks) name = info->name;
+      } else if (divides && s->kind == PTO_STMT_ASSIGN && s->nresults == 1) {
+        snprintf(assign, sizeof assign, "%%%s =", s->results[0]->name);
+        name = assign;
+      } else if (divides) {
+        name = s->kind == PTO_STMT_FOR ? "for" : s->kind == PTO_STMT_IF ? "if" : "yield";
+        if (s->kind == PTO_STMT_RETURN) name = "return";
+      }
+      if (name && add_kop(t, kernel, i, s->loc.line, s->loc.col, name)) return -1;
     }
     int rc = 0;
     switch (s->kind) {

@@ -614,8 +614,9 @@ pto_status pto_cache_remote_list(void (*fn)(void *ctx, const char *key, uint64_t
                                       "--remote-cache URL");
   } else if (!g_backend.list) {
     s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
-                        "remote cache %s cannot list its entries (an HTTP store has no listing; "
-                        "a redis:// one has)",
+                        "remote cache %s cannot list its entries: an HTTP store (GET, HEAD, PUT) "
+                        "has no listing, a redis:// one has; its entries are the objects under "
+                        "that URL on the server",
                         g_url);
   } else {
     s = g_backend.list(g_backend.impl, fn, ctx);

@@ -390,6 +390,24 @@ static pto_status index_error(pto__rt_launch *L, const pto__rt_task *t, const ch
   if (pto_program_kernel_op_text(L->prog, name, op, where, sizeof where))
     snprintf(where, sizeof where, "op %d of the kernel", (int)op);
   int64_t col = PTO_KERNEL_INDEX_COL(d), row = PTO_KERNEL_INDEX_ROW(d);
+  if (d & PTO_KERNEL_INDEX_WIDE) { /* gather_rows' column offset, m outside the field */
+    int64_t m = PTO_KERNEL_INDEX_WIDE_M(d);
+    if (m < 0)
+      return pto_status_make(
+          PTO_STATUS_LAUNCH,
+          "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: offset %lld of dim 1: no "
+          "offset fits (the rows' columns are %lld more than the tensor's); nothing outside a "
+          "tensor was read or written",
+          name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where, (long long)ctx->err_detail[1],
+          (long long)-m);
+    return pto_status_make(
+        PTO_STATUS_LAUNCH,
+        "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: offset %lld of dim 1 is "
+        "outside 0..%lld (the rows' columns must fit in the tensor); nothing outside a tensor was "
+        "read or written",
+        name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where, (long long)ctx->err_detail[1],
+        (long long)m);
+  }
   if (col & PTO_KERNEL_INDEX_SUB) { /* the offset of a dim: extract/assemble, or gather_rows' */
     int of_tensor = (row & PTO_KERNEL_INDEX_SUB) != 0;
     return pto_status_make(

@@ -179,7 +179,7 @@ typedef struct remote_ls {
 static void print_remote(void *ctx, const char *key, uint64_t bytes) {
   remote_ls *l = ctx;
   if (l->json) {
-    printf("%s{\"key\": \"%s\", \"bytes\": %" PRIu64 "}", l->n ? ", " : "", key, bytes);
+    printf("%s{\"key\": \"%s\", \"bytes\": %" PRIu64 "}", l->n ? ", " : "[", key, bytes);
   } else {
     char size[32];
     human_bytes(bytes, size, sizeof size);
@@ -188,12 +188,19 @@ static void print_remote(void *ctx, const char *key, uint64_t bytes) {
   l->n++;
 }
 
-/* pto cache ls --remote: the entries of $PTO_REMOTE_CACHE, where its backend can list. */
+/* pto cache ls --remote: the entries of $PTO_REMOTE_CACHE, where its backend can list. A remote
+ * that cannot list (http://: GET, HEAD and PUT have no listing) is bad input, exit 2, as no
+ * remote at all is (CLI.md's exit codes: 1 is a job that ran and failed), and --json prints no
+ * list then. */
 static int do_ls_remote(int json) {
   remote_ls l = {json, 0};
-  if (json) printf("[");
   pto_status s = pto_cache_remote_list(print_remote, &l);
-  if (json) printf("]\n");
+  if (json && (l.n || !s)) printf("%s]\n", l.n ? "" : "[");
+  if (s && pto_status_code_of(s) == PTO_STATUS_UNIMPLEMENTED) {
+    fprintf(stderr, "pto %s: %s\n", k_cmd, pto_status_message(s));
+    pto_status_free(s);
+    return PTO_EXIT_USAGE;
+  }
   if (s) return cli_fail(k_cmd, s);
   return PTO_EXIT_OK;
 }

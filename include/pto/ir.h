@@ -571,6 +571,15 @@ PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
 /* An integer '/' or mod in x by anything but a nonzero literal: a scalar assignment holding one
  * fails its launch on a runtime zero divisor, so it has an op id like the ops that can fail. */
 PTO_API bool pto_ir_expr_divides_int(const pto_ir_expr *x);
+/* Calls visit on each expression s holds itself, not those of the statements in its bodies: an
+ * assignment's, an op's arguments (and their list items), a call's arguments and device=, a
+ * for's bounds, step and inits, an if's condition, a yield's or a return's values. Stops at the
+ * first nonzero visit and returns it; 0 after all. */
+PTO_API int pto_ir_stmt_each_expr(const pto_ir_stmt *s,
+                                  int (*visit)(void *ctx, const pto_ir_expr *e), void *ctx);
+/* pto_ir_expr_divides_int of one of s's own expressions (pto_ir_stmt_each_expr): in a kernel,
+ * such a statement names itself when the divide meets a runtime zero (positions.c). */
+PTO_API bool pto_ir_stmt_divides_int(const pto_ir_stmt *s);
 
 /* An operator's PTIR spelling ("+", "mod", "min", "!", ...; "?" for none), and whether PTIR
  * writes it between its operands (a + b) rather than as a call (mod(a, b)): one table for the
@@ -638,9 +647,11 @@ PTO_API PTO_MUST_USE pto_status pto_ir_interp_run(const pto_ir_program *p, const
  * dist.alloc_window allocates nranks zeroed copies; dist.window(%w) passed to device=d is copy d.
  * Kernel-side dist.* ops run with docs/language.md's semantics; the collectives are computed
  * directly at a rendezvous of all ranks on the signal window and leave it untouched (zero). A
- * dist.wait, barrier or collective that is not satisfied within wait_timeout_ms fails naming the
+ * dist.wait, barrier or collective that is not satisfied while no other rank and not the host
+ * makes progress (completes a statement or enters a wait) for wait_timeout_ms fails naming the
  * rank, the window, the offsets, and the expected and current value (or the ranks that did not
- * arrive); after any failure everything still waiting stops at once. wait_timeout_ms <= 0: the
+ * arrive): a deadlock fails within one to two wait_timeout_ms, a slow peer does not; after any
+ * failure everything still waiting stops at once. wait_timeout_ms <= 0: the
  * environment's PTO_DIST_TIMEOUT_MS, else PTO_IR_INTERP_DIST_TIMEOUT_MS. */
 PTO_API PTO_MUST_USE pto_status pto_ir_interp_run_host(const pto_ir_program *p,
                                                        const pto_ir_func *func,

@@ -54,8 +54,8 @@ enum {
   PTO_KERNEL_OK = 0,
   /* Integer division by a runtime zero. err_detail[1] 1: err_detail[0] is the statement index
    * in the kernel (pto_ir_func_stmt_at; negative: not known) of the dividing tile op or of the
-   * scalar assignment '%q = ...' that divides; 0: nothing (a scalar divide elsewhere, as in an
-   * op's argument or a loop bound, or a kernel built before). */
+   * statement whose own expression divides (pto_ir_stmt_each_expr: a scalar assignment, an op's
+   * argument, a loop bound, ...); 0: nothing (a kernel built before). */
   PTO_KERNEL_ERR_DIV_ZERO = 1,
   PTO_KERNEL_ERR_DIM_MISMATCH = 2, /* a dynamic symbol bound twice with different values */
   PTO_KERNEL_ERR_SCRATCH = 3,      /* scratch arena smaller than the kernel's footprint */
@@ -74,18 +74,27 @@ enum {
    * the kernel (pto_ir_func_stmt_at) and the position of the index, err_detail[1] the value.
    * An extract's or assemble's offset of dim k is at position [k, PTO_KERNEL_INDEX_SUB | m],
    * m the largest offset that fits; a gather_rows' or scatter_rows' column offset (dim 1 of the
-   * tensor) at [PTO_KERNEL_INDEX_SUB | 1, PTO_KERNEL_INDEX_SUB | m] (at [0, 1] where m is
-   * negative or not below PTO_KERNEL_INDEX_SUB). Nothing was read or written outside a tensor. */
+   * tensor) at [PTO_KERNEL_INDEX_SUB | 1, PTO_KERNEL_INDEX_SUB | m]; where m is negative (the
+   * tensor is narrower than the rows) or not below PTO_KERNEL_INDEX_SUB (2^20 columns and more),
+   * err_detail[0] is PTO_KERNEL_INDEX_WIDE_DETAIL(op, m) instead (kernels built before reported
+   * position [0, 1]). Nothing was read or written outside a tensor. */
   PTO_KERNEL_ERR_INDEX = 9,
   PTO_KERNEL_ERR_LOOP_STEP = 10, /* a for loop's runtime step is zero */
 };
 
 #define PTO_KERNEL_INDEX_DETAIL(op, r, c)                                                          \
   (((int64_t)(op) << 42) | ((int64_t)(r)&0x1fffff) << 21 | ((int64_t)(c)&0x1fffff))
-#define PTO_KERNEL_INDEX_OP(d) ((int32_t)((d) >> 42))
+#define PTO_KERNEL_INDEX_OP(d) ((int32_t)(((uint64_t)(d) >> 42) & 0x1fffff))
 #define PTO_KERNEL_INDEX_ROW(d) ((int64_t)((d) >> 21) & 0x1fffff)
 #define PTO_KERNEL_INDEX_COL(d) ((int64_t)(d)&0x1fffff)
 #define PTO_KERNEL_INDEX_SUB 0x100000 /* in the column: an offset; in the row: of a tensor */
+/* A gather_rows' or scatter_rows' column offset where m (the largest that fits: the tensor's
+ * columns less the rows') is outside the position's field: bit 63 set, the op as above, m as a
+ * 42-bit two's complement number in bits 0..41. */
+#define PTO_KERNEL_INDEX_WIDE ((int64_t)(UINT64_C(1) << 63))
+#define PTO_KERNEL_INDEX_WIDE_DETAIL(op, m)                                                        \
+  (PTO_KERNEL_INDEX_WIDE | ((int64_t)(op) << 42) | ((int64_t)(m) & ((INT64_C(1) << 42) - 1)))
+#define PTO_KERNEL_INDEX_WIDE_M(d) ((int64_t)((uint64_t)(d) << 22) >> 22)
 
 typedef int32_t (*pto_kernel_fn)(const pto_kernel_tensor *tensors, const uint64_t *scalars,
                                  pto_core_ctx *ctx);

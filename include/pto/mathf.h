@@ -61,7 +61,8 @@ extern "C" {
  * docs/language.md's bound (test_mathf sweeps it against long double and prints the worst case and
  * how many inputs are not correctly rounded). Past 2^20 the result is deterministic (the same
  * operations everywhere) but not accurate, and past ~2^51 not bounded (the shift trick no longer
- * rounds k); inf and NaN give the quiet NaN 0x7fc00000. */
+ * rounds k); inf and NaN give the quiet NaN 0x7fc00000; sin(+-0) = +-0 (sin is odd; the
+ * polynomial alone gives +0 for -0, so both implementations return a zero x as it is). */
 #define PTO_MATHF_2_OVER_PI 0x1.45f306dc9c883p-1 /* 2 / pi */
 #define PTO_MATHF_SHIFT52 0x1.8p52               /* adding it rounds a double to an integer */
 #define PTO_MATHF_PIO2_1 0x1.921fb54442d18p+0    /* pi/2 ~= PIO2_1 + PIO2_2 */

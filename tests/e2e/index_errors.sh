@@ -89,6 +89,18 @@ run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=2 --in c0=-2
 expect_out "pv.ptir:9:8: tile.gather_rows: offset -2 of dim 1 is outside 0..4"
 run_pto 0 run "$T/pv.ptir" --dim V=10 --in row=3 --in c0=4 --check
 expect_out PASS
+# The column offset where no offset fits (a tensor narrower than the rows) or where the tensor
+# has 2^20 columns or more: named as the others are, not as a value at [0,1].
+sed -e 's/^program pv$/program pvw/' -e 's/^dynamic V$/dynamic V, W/' -e 's/tensor\[V,8\]/tensor[V,W]/g' \
+  "$T/pv.ptir" >"$T/pvw.ptir"
+run_pto 1 run "$T/pvw.ptir" --dim V=4 --dim W=3 --in row=0 --in c0=0
+expect_out "pvw.ptir:9:8: tile.gather_rows: offset 0 of dim 1: no offset fits (the rows' columns are 1 more than the tensor's); $MSG"
+run_pto 1 run "$T/pvw.ptir" --dim V=4 --dim W=1048584 --in row=0 --in c0=1048581
+expect_out "pvw.ptir:9:8: tile.gather_rows: offset 1048581 of dim 1 is outside 0..1048580 (the rows' columns must fit in the tensor); $MSG"
+run_pto 1 run "$T/pvw.ptir" --dim V=4 --dim W=1048584 --in row=0 --in c0=-1
+expect_out "tile.gather_rows: offset -1 of dim 1 is outside 0..1048580"
+run_pto 0 run "$T/pvw.ptir" --dim V=4 --dim W=1048584 --in row=0 --in c0=1048580 --check
+expect_out PASS
 
 # An assemble's runtime offset past the edge names the dim and the offsets that fit, as the
 # interpreter does; a negative one too.

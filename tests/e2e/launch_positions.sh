@@ -164,4 +164,63 @@ run_pto 0 compile "$T/sdiv.ptir" -o "$T/sdiv_wd"
 run_pto 1 run "$T/sdiv_wd" --in a=7 --in b=0 && expect_out "$ZMSG: $T/sdiv.ptir:4:3: %q ="
 run_pto 0 run "$T/sdiv.ptir" --in a=7 --in b=2 --check && expect_out PASS
 
+# A scalar divide elsewhere in a kernel names its statement too: an op's argument (here in a
+# fused, streamed run), a loop bound; from a work dir too.
+cat >"$T/adiv.ptir" <<EOF
+program adiv
+kernel @k(%x: tensor[1,8] i32, out %y: tensor[1,8] i32, %a: i32, %b: i32, %c: index)
+    -> (tensor[1,8] i32) {
+  %t = tile.load(%x, [0, 0], [1, 8])
+  %u0 = tile.adds(%t, %a / %b)
+  %u = tile.muls(%u0, mod(%a, %b - 1))
+  %v = for %i in range(0, 8 / %c) iter(%w = %u) {
+    %w2 = tile.adds(%w, 1)
+    yield %w2
+  }
+  %y1 = tile.store(%v, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[1,8] i32, out %y: tensor[1,8] i32, %a: i32 = runtime, %b: i32 = runtime,
+           %c: index = runtime) -> (tensor[1,8] i32) {
+  call @k(%x, %y, %a, %b, %c)
+  return %y
+}
+EOF
+run_pto 1 run "$T/adiv.ptir" --in x=ones --in a=7 --in b=0 --in c=1 &&
+  expect_out "kernel 'k' (id 0, task 0) $ZMSG: $T/adiv.ptir:5:9: tile.adds"
+run_pto 1 run "$T/adiv.ptir" --in x=ones --in a=7 --in b=1 --in c=1 &&
+  expect_out "$ZMSG: $T/adiv.ptir:6:8: tile.muls"
+run_pto 1 run "$T/adiv.ptir" --in x=ones --in a=7 --in b=2 --in c=0 &&
+  expect_out "$ZMSG: $T/adiv.ptir:7:8: for"
+run_pto 0 compile "$T/adiv.ptir" -o "$T/adiv_wd"
+run_pto 1 run "$T/adiv_wd" --in x=ones --in a=7 --in b=2 --in c=0 &&
+  expect_out "$ZMSG: $T/adiv.ptir:7:8: for"
+run_pto 0 run "$T/adiv.ptir" --in x=ones --in a=7 --in b=2 --in c=3 --check && expect_out PASS
+# ... a yield's value, an if's condition
+cat >"$T/ydiv.ptir" <<EOF
+program ydiv
+kernel @k(%x: tensor[1,8] i32, out %y: tensor[1,8] i32, %a: i32, %b: i32, %c: i32)
+    -> (tensor[1,8] i32) {
+  %t = tile.load(%x, [0, 0], [1, 8])
+  %s = for %i in range(0, 2) iter(%w = %a) {
+    yield %w / %b
+  }
+  if %s / %c > 0 {
+    %u = tile.adds(%t, 1)
+  }
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[1,8] i32, out %y: tensor[1,8] i32, %a: i32 = runtime, %b: i32 = runtime,
+           %c: i32 = runtime) -> (tensor[1,8] i32) {
+  call @k(%x, %y, %a, %b, %c)
+  return %y
+}
+EOF
+run_pto 1 run "$T/ydiv.ptir" --in x=ones --in a=7 --in b=0 --in c=1 &&
+  expect_out "$ZMSG: $T/ydiv.ptir:6:5: yield"
+run_pto 1 run "$T/ydiv.ptir" --in x=ones --in a=7 --in b=1 --in c=0 &&
+  expect_out "$ZMSG: $T/ydiv.ptir:8:3: if"
+run_pto 0 run "$T/ydiv.ptir" --in x=ones --in a=7 --in b=1 --in c=2 --check && expect_out PASS
+
 finish

@@ -162,8 +162,11 @@ PTO_REMOTE_CACHE=$REDIS_URL run_pto 0 cache ls --remote
 expect_true "ls --remote lists the two entries" test "$(grep -c 'KiB' <<<"$OUT")" = 2
 PTO_REMOTE_CACHE=$REDIS_URL run_pto 0 cache ls --remote --json
 expect_out '"bytes": '
-PTO_REMOTE_CACHE=$HTTP_URL run_pto 1 cache ls --remote
-expect_out "cannot list its entries"
+# an http:// remote cannot list: bad input (exit 2, CLI.md), saying what can; --json prints no list
+PTO_REMOTE_CACHE=$HTTP_URL run_pto 2 cache ls --remote
+expect_out "cannot list its entries: an HTTP store (GET, HEAD, PUT) has no listing, a redis:// one has"
+PTO_REMOTE_CACHE=$HTTP_URL run_pto 2 cache ls --remote --json
+expect_true "no JSON list for a remote that cannot list" test "$(grep -c '^\[' <<<"$OUT")" = 0
 PTO_REMOTE_CACHE= run_pto 2 cache ls --remote
 expect_out "no remote cache: set PTO_REMOTE_CACHE=URL"
 run_pto 2 cache stats --remote

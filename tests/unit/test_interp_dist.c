@@ -469,6 +469,86 @@ static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* A wait's deadline is one of the other ranks' (and the host's) progress, as the runtime's
+ * shared-memory waits': rank 0 waits for a notify that rank 1 sends only after a loop of %n
+ * iterations, and the host queues rank 1's call only after a loop of %m of its own. Either takes
+ * many deadlines on purpose (a slow host, a sanitizer) and the program is correct; with %late
+ * = 2 both meet at a barrier instead; with %late = 0 rank 1 never notifies, and the wait still
+ * fails once rank 1's call has ended. */
+static const char *k_slow_peer =
+    "program slow\n"
+    "kernel @k(inout %sig: dtensor[1, 4] i32, %n: index, %late: index) -> (dtensor[1, 4] i32) {\n"
+    "  %me = dist.rank(%sig)\n"
+    "  if %me == 0 {\n"
+    "    if %late < 2 {\n"
+    "      dist.wait(%sig, [0, 1], 1, cmp=eq)\n"
+    "    }\n"
+    "  }\n"
+    "  if %me == 1 {\n"
+    "    %t = tile.full([1, 4], f32, 0.0)\n"
+    "    %slow = for %i in range(0, %n) iter(%a = %t) {\n"
+    "      %b = tile.adds(%a, 1.0)\n"
+    "      yield %b\n"
+    "    }\n"
+    "    if %late == 1 {\n"
+    "      dist.notify(%sig, 0, [0, 1], 1, op=set)\n"
+    "    }\n"
+    "  }\n"
+    "  if %late == 2 {\n"
+    "    dist.barrier(%sig)\n"
+    "  }\n"
+    "  return %sig\n"
+    "}\n"
+    "orch @o(inout %sig: dtensor[1, 4] i32, %n: index, %late: index) -> (dtensor[1, 4] i32) {\n"
+    "  %a = call @k(%sig, %n, %late)\n"
+    "  return %a\n"
+    "}\n"
+    "host @main(%n: index = runtime, %m: index = runtime, %late: index = runtime) {\n"
+    "  %w = dist.alloc_window([1, 4], i32)\n"
+    "  %sig = dist.window(%w)\n"
+    "  call @o(%sig, %n, %late) device=0\n"
+    "  %busy = for %i in range(0, %m) iter(%x = 0) {\n"
+    "    %y = %x + %i\n"
+    "    yield %y\n"
+    "  }\n"
+    "  call @o(%sig, %n, %late) device=1\n"
+    "}\n";
+
+/* Runs k_slow_peer with a 20 ms deadline, doubling the loop (rank 1's, else the host's) until the
+ * run takes at least 10 deadlines, which a deadline from the wait's start would not allow; returns
+ * that loop's iterations. */
+static int64_t run_slow_peer(pto_ir_program *p, int host_slow, int late) {
+  for (int64_t iters = 1000;; iters *= 2) {
+    pto_ir_interp_arg a[3] = {scalar_arg(PTO_DTYPE_INDEX, host_slow ? 0 : iters),
+                              scalar_arg(PTO_DTYPE_INDEX, host_slow ? iters : 0),
+                              scalar_arg(PTO_DTYPE_INDEX, late)};
+    double t0 = now_s();
+    assert_pto_ok(run_host(p, a, 3, 2, 20));
+    if (now_s() - t0 >= 0.2) return iters;
+    assert_true(iters < ((int64_t)1 << 30)); /* the loop does take time */
+  }
+}
+
+static void test_a_slow_peer_is_not_a_stuck_one(void **state) {
+  (void)state;
+  pto_ir_program *p = parse_text(k_slow_peer);
+  int64_t iters = run_slow_peer(p, 0, 1); /* rank 1 busy before its notify */
+  run_slow_peer(p, 1, 1);                 /* the host busy before it queues rank 1's call */
+  run_slow_peer(p, 0, 2);                 /* rank 1 busy before the barrier */
+  /* rank 1 busy for 4 times as long, then done without notifying: the wait fails once rank 1
+   * has stopped (not 20 ms after it began), naming its deadline */
+  pto_ir_interp_arg a[3] = {scalar_arg(PTO_DTYPE_INDEX, 4 * iters), scalar_arg(PTO_DTYPE_INDEX, 0),
+                            scalar_arg(PTO_DTYPE_INDEX, 0)};
+  double t0 = now_s();
+  pto_status s = run_host(p, a, 3, 2, 20);
+  double dt = now_s() - t0;
+  check_error(s, "call @o device=0",
+              "dist.wait on rank 0 timed out after 20 ms: window %w (%sig in @k) at offsets "
+              "[0, 1]: expected == 1, current value 0");
+  assert_true(dt >= 0.1 && dt < 30.0); /* not before rank 1 is done; a hang's bound */
+  pto_ir_program_destroy(p);
+}
+
 /* A failing rank stops the ranks that wait for it at once, and its error is the one reported. */
 static void test_a_failure_stops_the_waiting_ranks(void **state) {
   const char *text = "program f\n"
@@ -811,6 +891,7 @@ int main(void) {
       cmocka_unit_test(test_tp_ffn_example),
       cmocka_unit_test(test_wait_that_cannot_be_satisfied_times_out),
       cmocka_unit_test(test_notify_past_its_window_is_a_launch_error),
+      cmocka_unit_test(test_a_slow_peer_is_not_a_stuck_one),
       cmocka_unit_test(test_a_failure_stops_the_waiting_ranks),
       cmocka_unit_test(test_calls_run_in_order),
       cmocka_unit_test(test_reshape_and_select),

@@ -127,6 +127,11 @@ static void test_mathf_sinf_cosf_within_two_ulp(void **state) {
    * test_lower checks the kernels give the same bits for every 251st f32) */
   assert_true(isnan(pto_sinf(INFINITY)) && isnan(pto_cosf(-INFINITY)) && isnan(pto_sinf(NAN)));
   assert_true(pto_cosf(0.0f) == 1.0f);
+  /* sin is odd: sin(-0) = -0 (the polynomial alone gave +0), and cos(-0) = 1 */
+  assert_true(pto_sinf(-0.0f) == 0.0f && signbit(pto_sinf(-0.0f)));
+  assert_true(pto_sinf(0.0f) == 0.0f && !signbit(pto_sinf(0.0f)));
+  assert_true(pto_cosf(-0.0f) == 1.0f);
+  assert_true(pto_sinf(-0x1p-149f) == -0x1p-149f && pto_sinf(0x1p-149f) == 0x1p-149f);
 }
 
 static void test_mathf_special_values(void **state) {
