@@ -190,7 +190,7 @@ static void print_remote(void *ctx, const char *key, uint64_t bytes) {
 
 /* pto cache ls --remote: the entries of $PTO_REMOTE_CACHE, where its backend can list. A remote
  * that cannot list (http://: GET, HEAD and PUT have no listing) is bad input, exit 2, as no
- * remote at all is (CLI.md's exit codes: 1 is a job that ran and failed), and --json prints no
+ * remote at all is (docs/cli.md's exit codes: 1 is a job that ran and failed), and --json prints no
  * list then. */
 static int do_ls_remote(int json) {
   remote_ls l = {json, 0};

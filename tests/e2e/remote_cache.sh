@@ -162,7 +162,7 @@ PTO_REMOTE_CACHE=$REDIS_URL run_pto 0 cache ls --remote
 expect_true "ls --remote lists the two entries" test "$(grep -c 'KiB' <<<"$OUT")" = 2
 PTO_REMOTE_CACHE=$REDIS_URL run_pto 0 cache ls --remote --json
 expect_out '"bytes": '
-# an http:// remote cannot list: bad input (exit 2, CLI.md), saying what can; --json prints no list
+# an http:// remote cannot list: bad input (exit 2, docs/cli.md), saying what can; --json prints no list
 PTO_REMOTE_CACHE=$HTTP_URL run_pto 2 cache ls --remote
 expect_out "cannot list its entries: an HTTP store (GET, HEAD, PUT) has no listing, a redis:// one has"
 PTO_REMOTE_CACHE=$HTTP_URL run_pto 2 cache ls --remote --json

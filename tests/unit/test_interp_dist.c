@@ -514,38 +514,43 @@ static const char *k_slow_peer =
     "  call @o(%sig, %n, %late) device=1\n"
     "}\n";
 
-/* Runs k_slow_peer with a 20 ms deadline, doubling the loop (rank 1's, else the host's) until the
- * run takes at least 10 deadlines, which a deadline from the wait's start would not allow; returns
- * that loop's iterations. */
-static int64_t run_slow_peer(pto_ir_program *p, int host_slow, int late) {
-  for (int64_t iters = 1000;; iters *= 2) {
+/* The deadline of the slow-peer runs: long enough that a thread of a loaded CI host (2 CPUs, the
+ * suite at -j2, sanitizers) is not starved that long, where 20 ms was (the test failed once at
+ * load ~12 with no other rank's progress for 20 ms). */
+#define SLOW_MS 250
+
+/* Runs k_slow_peer with a SLOW_MS deadline, doubling the loop (rank 1's, else the host's) from
+ * iters until the run takes 4 deadlines: each must pass, the loop's statements being the
+ * progress that renews the waiting rank's deadline. Returns the loop count that took that long. */
+static int64_t run_slow_peer(pto_ir_program *p, int host_slow, int late, int64_t iters) {
+  for (;; iters *= 2) {
     pto_ir_interp_arg a[3] = {scalar_arg(PTO_DTYPE_INDEX, host_slow ? 0 : iters),
                               scalar_arg(PTO_DTYPE_INDEX, host_slow ? iters : 0),
                               scalar_arg(PTO_DTYPE_INDEX, late)};
     double t0 = now_s();
-    assert_pto_ok(run_host(p, a, 3, 2, 20));
-    if (now_s() - t0 >= 0.2) return iters;
-    assert_true(iters < ((int64_t)1 << 30)); /* the loop does take time */
+    assert_pto_ok(run_host(p, a, 3, 2, SLOW_MS));
+    if (now_s() - t0 >= 4 * SLOW_MS / 1000.0) return iters;
+    assert_true(iters < ((int64_t)1 << 34)); /* the loop does take time */
   }
 }
 
 static void test_a_slow_peer_is_not_a_stuck_one(void **state) {
   (void)state;
   pto_ir_program *p = parse_text(k_slow_peer);
-  int64_t iters = run_slow_peer(p, 0, 1); /* rank 1 busy before its notify */
-  run_slow_peer(p, 1, 1);                 /* the host busy before it queues rank 1's call */
-  run_slow_peer(p, 0, 2);                 /* rank 1 busy before the barrier */
-  /* rank 1 busy for 4 times as long, then done without notifying: the wait fails once rank 1
-   * has stopped (not 20 ms after it began), naming its deadline */
-  pto_ir_interp_arg a[3] = {scalar_arg(PTO_DTYPE_INDEX, 4 * iters), scalar_arg(PTO_DTYPE_INDEX, 0),
+  int64_t iters = run_slow_peer(p, 0, 1, 1000); /* rank 1 busy before its notify */
+  run_slow_peer(p, 1, 1, 1000);                 /* the host busy before it queues rank 1's call */
+  run_slow_peer(p, 0, 2, iters / 2);            /* rank 1 busy before the barrier */
+  /* rank 1 busy for twice as long, then done without notifying: the wait fails once rank 1
+   * has stopped (not a deadline after it began), naming its deadline */
+  pto_ir_interp_arg a[3] = {scalar_arg(PTO_DTYPE_INDEX, 2 * iters), scalar_arg(PTO_DTYPE_INDEX, 0),
                             scalar_arg(PTO_DTYPE_INDEX, 0)};
   double t0 = now_s();
-  pto_status s = run_host(p, a, 3, 2, 20);
+  pto_status s = run_host(p, a, 3, 2, SLOW_MS);
   double dt = now_s() - t0;
   check_error(s, "call @o device=0",
-              "dist.wait on rank 0 timed out after 20 ms: window %w (%sig in @k) at offsets "
+              "dist.wait on rank 0 timed out after 250 ms: window %w (%sig in @k) at offsets "
               "[0, 1]: expected == 1, current value 0");
-  assert_true(dt >= 0.1 && dt < 30.0); /* not before rank 1 is done; a hang's bound */
+  assert_true(dt >= 2.0 * SLOW_MS / 1000.0 && dt < 60.0); /* not before rank 1 is done; a hang */
   pto_ir_program_destroy(p);
 }
 
