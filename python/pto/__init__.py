@@ -1484,6 +1484,17 @@ class DistributedWorker:
                 devices = list(ids)
         if devices is None:
             devices = 1
+        ids = _device_list(devices)
+        if self.programs and tuple(ids) != self.programs[0].device_ids:
+            p0 = self.programs[0]
+            n0 = len(p0.device_ids)
+            if len(ids) != n0:
+                raise _fail(f"DistributedWorker: {p0.entry} is compiled for {n0} devices, "
+                            f"devices= gives {len(ids)}: leave devices= out (the programs' "
+                            f"device set) or compile for {len(ids)}")
+            raise _fail(f"DistributedWorker: {p0.entry} is compiled for devices "
+                        f"{list(p0.device_ids)}, devices= gives {ids}: leave devices= out "
+                        f"(the programs' device set) or give the same ids")
         if threading.active_count() > 1 and (chips or os.environ.get("PTO_DIST_CHIPS")) != "threads":
             import warnings
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
@@ -1496,7 +1507,6 @@ class DistributedWorker:
         self.config._c()
         cfg = _c.DistConfig()
         _c.pto_dist_config_init(C.byref(cfg))
-        ids = _device_list(devices)
         self._ids = (C.c_int32 * len(ids))(*ids)
         cfg.ndevices, cfg.device_ids = len(ids), self._ids
         cfg.ncores_per_chip = _int("cores_per_chip", cores_per_chip, 0, I32_MAX)
