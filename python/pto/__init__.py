@@ -1763,18 +1763,23 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     config.save_kernels_dir, and with config.enable_chip_swimlane an L2 run's task records land
     in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do (an
     L3 run's in dfx_outputs/rank_R/dispatch_N/, DistributedWorker(swimlane_records=)). A
-    failure is reported in the result, not raised."""
+    failure of pto's (compiling, arguments, the run, outputs that differ from the golden) is
+    reported in the result, not raised; an exception raised by golden itself, a bug of the
+    caller's, propagates with its traceback."""
     cfg = config or RunConfig()
     t0 = time.monotonic()
+    wd = cfg.save_kernels_dir if cfg.save_kernels else None
     try:
-        wd = cfg.save_kernels_dir if cfg.save_kernels else None
         prog = program if isinstance(program, CompiledProgram) else compile(
             program, work_dir=wd, **bindings)
         vals = _call_values(tensors)
-        expect = None
-        if golden is not None:
-            expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
-            golden(*expect)
+    except Error as e:
+        return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
+    expect = None
+    if golden is not None:  # outside the try: golden's own errors (even a pto.Error) propagate
+        expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
+        golden(*expect)
+    try:
         if prog.is_host:
             rec = os.path.join(wd, "dfx_outputs") if cfg.enable_chip_swimlane and wd else None
             with DistributedWorker(prog, cfg, swimlane_records=rec) as rt:
