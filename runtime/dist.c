@@ -1289,6 +1289,25 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   return PTO_OK;
 }
 
+/* Whether host program p's device set is the worker's: n ranks with these ids (NULL: 0 .. n-1);
+ * checked by every run, and by open for the program of single-program mode. */
+static pto_status check_device_set(const char *fn, const pto_program *p, int n,
+                                   const int32_t *ids) {
+  int nd = pto_program_device_count(p);
+  if (nd != n)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: the program was compiled for %d devices, this worker has %d", fn,
+                           nd, n);
+  for (int r = 0; r < nd; r++) {
+    int32_t id = ids ? ids[r] : r;
+    if (pto_program_device_id(p, r) != id)
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s: rank %d is device %d in the program and device %d in this worker",
+                             fn, r, (int)pto_program_device_id(p, r), (int)id);
+  }
+  return PTO_OK;
+}
+
 static void dist_worker_close(dworker *w);
 static pto_status dist_free_tensor(dworker *w, dtensor *t);
 
@@ -1307,10 +1326,10 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                            "1-3 (1 marked, 2 full, 3 hybrid)",
                            fn, cfg.dump_args_dir, cfg.dump_args_level);
   int32_t program_ids[PTO__DIST_MAX_RANKS];
+  if (cfg.program && !pto_program_is_host(cfg.program))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: the program's entry is not a host function", fn);
   if (cfg.ndevices == 0 && cfg.program) { /* single-program mode: the program's device set */
-    if (!pto_program_is_host(cfg.program))
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "%s: the program's entry is not a host function", fn);
     cfg.ndevices = pto_program_device_count(cfg.program);
     for (int r = 0; r < cfg.ndevices && r < PTO__DIST_MAX_RANKS; r++)
       program_ids[r] = pto_program_device_id(cfg.program, r);
@@ -1355,6 +1374,10 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                                "%s: device id %d is given twice (ranks %d and %d)", fn,
                                (int)cfg.device_ids[r], q, r);
   }
+  /* Single-program mode with a device set given: the program must be compiled for it, refused
+   * here rather than at the first run. */
+  if (cfg.program)
+    PTO_RETURN_IF_ERROR(check_device_set(fn, cfg.program, cfg.ndevices, cfg.device_ids));
   if (cfg.wait_timeout_ms > PTO_DIST_TIMEOUT_MS_MAX)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: wait_timeout_ms %u is out of range (0 for $PTO_DIST_TIMEOUT_MS "
@@ -2056,16 +2079,7 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
                            "%s: the program's entry is not a host function; run an L2 program on a "
                            "pto_worker",
                            fn);
-  int nd = pto_program_device_count(p);
-  if (nd != w->n)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "%s: the program was compiled for %d devices, this worker has %d", fn,
-                           nd, w->n);
-  for (int r = 0; r < nd; r++)
-    if (pto_program_device_id(p, r) != w->ids[r])
-      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "%s: rank %d is device %d in the program and device %d in this worker",
-                             fn, r, (int)pto_program_device_id(p, r), (int)w->ids[r]);
+  PTO_RETURN_IF_ERROR(check_device_set(fn, p, w->n, w->ids));
   const pto_signature *sig = pto_program_signature(p);
   if ((size_t)sig->nparams != nargs)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: @%s takes %d arguments, got %zu", fn,

@@ -87,6 +87,9 @@ int cli_is_dir(const char *path);
  * directory exists, and it is claimed (cli_claim_file) as "FLAG PATH"; a dir path is not a file.
  * Prints a usage error and returns 2, else 0. */
 int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir);
+/* cli_check_output_path of a file that is claimed later, once the program says where the files
+ * really go (cli_claim_records_and_dump). */
+int cli_check_output_file_unclaimed(const char *cmd, const char *flag, const char *path);
 /* Claims the file at path for this command, as the file it reads (output 0: the program, the
  * log) or one it will write (1), under label ("the program x.ptir", "--out x.npy"). A file
  * claimed before under another label (another spelling, a symlink or a hard link of it), where
@@ -161,12 +164,19 @@ pto_status cli_write_swimlane_records(pto_worker *w, const cli_records *r);
 int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const char **dir,
                           int *level);
 /* After parsing: --dump-level without --dump-args, or out of 1-3, is a usage error (-1); the
- * level defaults to 2 (every argument with its data). */
+ * level defaults to 2 (every argument with its data); DIR checked as an output folder. */
 int cli_check_dump_options(const char *cmd, const char *dir, int *level);
 /* Before the run: --swimlane-level without --swimlane-records, or out of 1-3, refused; the level
  * defaulted; FILE's folder created (mkdir -p) and FILE checked as an output file; 0, or a usage
  * error printed and -1. */
 int cli_prepare_swimlane_records(const char *cmd, cli_records *r);
+/* Once the program is loaded, before it runs: claims (cli_claim_file) the files its
+ * --swimlane-records and --dump-args will write where they really go: for an L2 program FILE
+ * and the files beside it, DIR/args.bin and DIR/args_dump.json; for a host program the same
+ * names in each rank_R/dispatch_N/ folder (of FILE's folder, of DIR), of which only those that
+ * exist already can hold another output. 0, or a usage error printed and -1. */
+int cli_claim_records_and_dump(const char *cmd, const pto_program *p, const cli_records *r,
+                               const char *dump_dir);
 /* --transport shm|mpi (run, bench): 1 parsed, 0 not this option, -1 usage error (reported). */
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out);
 /* A host program started by mpirun without the mpi transport: says so on stderr. */

@@ -159,6 +159,12 @@ int cmd_bench(int argc, char **argv) {
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
+  /* (a host program's bench refuses both options: bench_host) */
+  if (!pto_program_is_host(prog) &&
+      cli_claim_records_and_dump(k_cmd, prog, &a.records, a.dump_dir)) {
+    rc = PTO_EXIT_USAGE;
+    goto out;
+  }
   if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
   if (pto_program_is_host(prog) && a.strict_cores) {
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,

@@ -1,4 +1,5 @@
 /* pto cache: inspect and maintain the binary cache (pto/cache.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -453,6 +454,28 @@ static int do_clear(void) {
   return PTO_EXIT_OK;
 }
 
+/* The cache directory the environment names must be a directory where it exists: a file there
+ * (or above it) is bad input (exit 2) naming the variable and the path, for every subcommand,
+ * rather than a failed job (exit 1). A missing one is fine: stats and ls show an empty cache. */
+static int check_cache_dir(void) {
+  char dir[PATH_MAX];
+  if (pto_cache_dir(dir, sizeof dir)) return PTO_EXIT_OK; /* no dir at all: the subcommand says */
+  const char *pd = getenv("PTO_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+  const char *var = pd && *pd ? "PTO_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
+  const char *val = getenv(var);
+  struct stat st;
+  if (stat(dir, &st) == 0 ? S_ISDIR(st.st_mode) : errno != ENOTDIR) return PTO_EXIT_OK;
+  if (!strcmp(var, "PTO_CACHE_DIR"))
+    return cli_usage_error(k_cmd,
+                           "PTO_CACHE_DIR=%s is not a directory: set it to a directory or unset "
+                           "it",
+                           dir);
+  return cli_usage_error(k_cmd,
+                         "the cache directory %s (from %s=%s) is not a directory: set "
+                         "PTO_CACHE_DIR to a directory",
+                         dir, var, val);
+}
+
 int cmd_cache(int argc, char **argv) {
   const char *sub = NULL, *arg = NULL, *max_size = NULL;
   int json = 0, remote = 0, nkeys = 0;
@@ -496,21 +519,28 @@ int cmd_cache(int argc, char **argv) {
     return cli_usage_error(k_cmd, "--json is for stats, ls and show");
   if (remote && strcmp(sub, "ls") != 0)
     return cli_usage_error(k_cmd, "--remote is an option of ls only");
+  static const char *const subs[] = {"stats", "ls", "show", "rm", "verify", "gc", "clear"};
+  size_t which = 0;
+  while (which < sizeof subs / sizeof *subs && strcmp(sub, subs[which]) != 0)
+    which++;
+  if (which == sizeof subs / sizeof *subs)
+    return cli_usage_error(
+        k_cmd, "'%s' is not a cache command: stats, ls, show, rm, verify, gc, clear", sub);
+  if (!strcmp(sub, "show") && !arg)
+    return cli_usage_error(k_cmd, "show needs a KEY (or a unique start of one)");
+  if (!strcmp(sub, "rm") && !nkeys)
+    return cli_usage_error(k_cmd, "rm needs a KEY (or a unique start of one)");
+  if (!remote) { /* ls --remote reads only the remote cache */
+    int rc = check_cache_dir();
+    if (rc) return rc;
+  }
   if (!strcmp(sub, "stats")) return do_stats(json);
   if (!strcmp(sub, "ls")) return remote ? do_ls_remote(json) : do_ls(json);
-  if (!strcmp(sub, "show")) {
-    if (!arg) return cli_usage_error(k_cmd, "show needs a KEY (or a unique start of one)");
-    return do_show(arg, json);
-  }
-  if (!strcmp(sub, "rm")) {
-    if (!nkeys) return cli_usage_error(k_cmd, "rm needs a KEY (or a unique start of one)");
-    return do_rm(keys, nkeys);
-  }
+  if (!strcmp(sub, "show")) return do_show(arg, json);
+  if (!strcmp(sub, "rm")) return do_rm(keys, nkeys);
   if (!strcmp(sub, "verify")) return do_verify();
   if (!strcmp(sub, "gc")) return do_gc(max_size);
-  if (!strcmp(sub, "clear")) return do_clear();
-  return cli_usage_error(
-      k_cmd, "'%s' is not a cache command: stats, ls, show, rm, verify, gc, clear", sub);
+  return do_clear();
 }
 
 const pto_cmd cli_cmd_cache = {

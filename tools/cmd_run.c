@@ -225,16 +225,8 @@ int cli_check_dump_options(const char *cmd, const char *dir, int *level) {
                            "the default) and 3 (every argument, data for the marked only)",
                            *level),
            -1;
-  if (cli_check_output_path(cmd, "--dump-args", dir, 1)) return -1;
-  /* The files an L2 program's dump writes there (a host program's go into rank_R/ folders). */
-  static const char *const k_files[] = {"args.bin", "args_dump.json"};
-  for (int i = 0; i < 2; i++) {
-    char path[PATH_MAX], label[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s", dir, k_files[i]);
-    snprintf(label, sizeof label, "--dump-args %s (its %s)", dir, k_files[i]);
-    if (cli_claim_file(cmd, label, path, 1)) return -1;
-  }
-  return 0;
+  /* its files are claimed once the program is loaded: cli_claim_records_and_dump */
+  return cli_check_output_path(cmd, "--dump-args", dir, 1) ? -1 : 0;
 }
 
 int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
@@ -265,15 +257,64 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
       return -1;
     }
   }
-  if (cli_check_output_path(cmd, "--swimlane-records", path, 0)) return -1;
-  /* The files written beside it (pto_swimlane_write_worker_records; an L2 program's). */
-  static const char *const k_beside[] = {"deps.json", "func_names.json", "name_map.json"};
-  int dirlen = slash ? (int)(slash - dir) + 1 : 0;
-  for (int i = 0; i < 3; i++) {
-    char beside[PATH_MAX], label[PATH_MAX + 48];
-    snprintf(beside, sizeof beside, "%.*s%s", dirlen, path, k_beside[i]);
-    snprintf(label, sizeof label, "--swimlane-records %s (its %s)", path, k_beside[i]);
-    if (cli_claim_file(cmd, label, beside, 1)) return -1;
+  /* FILE and the files beside it are claimed once the program says where they go (a host
+   * program's in rank_R/dispatch_N/ folders): cli_claim_records_and_dump */
+  return cli_check_output_file_unclaimed(cmd, "--swimlane-records", path) ? -1 : 0;
+}
+
+/* Claims the files of one folder the records or the dump write: FOLDER/NAMES[i] (FOLDER "" is
+ * the current one), labelled "FLAG ARG (its SUB + NAMES[i])", SUB "" for the folder itself, and
+ * with SUB "" and FILE_FIRST names[0] (FILE itself) as "FLAG ARG". */
+static int claim_in(const char *cmd, const char *flag, const char *arg, const char *folder,
+                    const char *sub, const char *const *names, int n, int file_first) {
+  for (int i = 0; i < n; i++) {
+    char path[PATH_MAX], label[2 * PATH_MAX];
+    snprintf(path, sizeof path, "%s%s%s", folder, *folder ? "/" : "", names[i]);
+    if (i == 0 && file_first && !*sub)
+      snprintf(label, sizeof label, "%s %s", flag, arg);
+    else
+      snprintf(label, sizeof label, "%s %s (its %s%s)", flag, arg, sub, names[i]);
+    if (cli_claim_file(cmd, label, path, 1)) return -1;
+  }
+  return 0;
+}
+
+/* For a host program: claim_in each rank_R/dispatch_N/ folder below BASE that exists already (the
+ * run makes the missing ones, where no other output can be; its folder must exist before). */
+static int claim_ranks(const char *cmd, const char *flag, const char *arg, const char *base,
+                       int nranks, const char *const *names, int n) {
+  for (int r = 0; r < nranks; r++)
+    for (int call = 0;; call++) {
+      char sub[64], folder[PATH_MAX];
+      snprintf(sub, sizeof sub, "rank_%d/dispatch_%d/", r, call);
+      snprintf(folder, sizeof folder, "%s%s%.*s", base, *base ? "/" : "", (int)strlen(sub) - 1,
+               sub);
+      if (!cli_is_dir(folder)) break;
+      if (claim_in(cmd, flag, arg, folder, sub, names, n, 0)) return -1;
+    }
+  return 0;
+}
+
+int cli_claim_records_and_dump(const char *cmd, const pto_program *p, const cli_records *r,
+                               const char *dump_dir) {
+  int host = pto_program_is_host(p), nranks = host ? pto_program_device_count(p) : 0;
+  if (r->path) {
+    /* FILE and the files written beside it (pto_swimlane_write_worker_records) */
+    const char *path = r->path, *slash = strrchr(path, '/');
+    const char *names[4] = {slash ? slash + 1 : path, "deps.json", "func_names.json",
+                            "name_map.json"};
+    char folder[PATH_MAX];
+    int dirlen = slash ? (int)(slash - path) : 0;
+    snprintf(folder, sizeof folder, "%.*s", slash == path ? 1 : dirlen, path);
+    if (host ? claim_ranks(cmd, "--swimlane-records", path, folder, nranks, names, 4)
+             : claim_in(cmd, "--swimlane-records", path, folder, "", names, 4, 1))
+      return -1;
+  }
+  if (dump_dir) {
+    static const char *const k_files[] = {"args.bin", "args_dump.json"};
+    if (host ? claim_ranks(cmd, "--dump-args", dump_dir, dump_dir, nranks, k_files, 2)
+             : claim_in(cmd, "--dump-args", dump_dir, dump_dir, "", k_files, 2, 0))
+      return -1;
   }
   return 0;
 }
@@ -405,6 +446,10 @@ int cmd_run(int argc, char **argv) {
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, a.check ? &ir : NULL);
   if (s) return cli_fail(k_cmd, s);
   const pto_signature *sig = pto_program_signature(prog);
+  if (cli_claim_records_and_dump(k_cmd, prog, &a.records, a.dump_dir)) {
+    rc = PTO_EXIT_USAGE;
+    goto out;
+  }
   if ((s = cli_prepare_params(sig, &a.in, &pd, &args))) goto out;
   for (int j = 0; a.check && j < sig->nparams; j++) {
     if (sig->params[j].is_tensor) {

@@ -116,7 +116,8 @@ int cli_claim_program(const char *cmd, const char *path) {
   return cli_claim_file(cmd, label, path, 0);
 }
 
-int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir) {
+static int check_output_path(const char *cmd, const char *flag, const char *path, int is_dir,
+                             int claim) {
   if (!path || !*path) return cli_usage_error(cmd, "%s: the path is empty", flag);
   char label[PATH_MAX + 64]; /* "--swimlane x.json" */
   snprintf(label, sizeof label, "%s %s", flag, path);
@@ -131,21 +132,29 @@ int cli_check_output_path(const char *cmd, const char *flag, const char *path, i
     /* Found read-only now, not after a long run (pto_file_replace refuses it then too). */
     if (!is_dir && access(path, W_OK) != 0 && (errno == EACCES || errno == EROFS))
       return cli_usage_error(cmd, "%s: %s: the file is not writable", label, strerror(errno));
-    return is_dir ? 0 : cli_claim_file(cmd, label, path, 1);
+    return is_dir || !claim ? 0 : cli_claim_file(cmd, label, path, 1);
   }
   if (is_dir) return 0; /* created with its parents */
   /* The file's directory must exist: found now, not after a long run. */
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
-  if (!slash) return cli_claim_file(cmd, label, path, 1); /* in the current folder */
+  if (!slash) return claim ? cli_claim_file(cmd, label, path, 1) : 0; /* in the current folder */
   if (slash == dir)
     slash[1] = 0;
   else
     *slash = 0;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
     return cli_usage_error(cmd, "%s: directory %s does not exist", label, dir);
-  return cli_claim_file(cmd, label, path, 1);
+  return claim ? cli_claim_file(cmd, label, path, 1) : 0;
+}
+
+int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir) {
+  return check_output_path(cmd, flag, path, is_dir, 1);
+}
+
+int cli_check_output_file_unclaimed(const char *cmd, const char *flag, const char *path) {
+  return check_output_path(cmd, flag, path, 0, 0);
 }
 
 int cli_is_dir(const char *path) {

@@ -66,8 +66,9 @@ typedef struct pto_dist_config {
    * worker (shm transport; time its threads waited for a CPU does not count). */
   uint32_t wait_timeout_ms;
   /* Single-program mode: the worker runs this host program (retained) and pto_dist_worker_call
-   * is its shortcut; with ndevices 0 the device set is the program's. NULL: multi-program mode,
-   * where every run names its program. */
+   * is its shortcut; with ndevices 0 the device set is the program's, else ndevices and
+   * device_ids must be the program's (open refuses another set, naming both counts). NULL:
+   * multi-program mode, where every run names its program. */
   const pto_program *program;
   /* MPI: each rank's window arena, where every comm window of a run lives (allocated and
    * pre-faulted at open); 0: $PTO_DIST_WINDOW_BYTES, else 64 MiB. PTO_MPI_WINDOWS=separate

@@ -1484,6 +1484,17 @@ class DistributedWorker:
                 devices = list(ids)
         if devices is None:
             devices = 1
+        ids = _device_list(devices)
+        if self.programs and tuple(ids) != self.programs[0].device_ids:
+            p0 = self.programs[0]
+            n0 = len(p0.device_ids)
+            if len(ids) != n0:
+                raise _fail(f"DistributedWorker: {p0.entry} is compiled for {n0} devices, "
+                            f"devices= gives {len(ids)}: leave devices= out (the programs' "
+                            f"device set) or compile for {len(ids)}")
+            raise _fail(f"DistributedWorker: {p0.entry} is compiled for devices "
+                        f"{list(p0.device_ids)}, devices= gives {ids}: leave devices= out "
+                        f"(the programs' device set) or give the same ids")
         if threading.active_count() > 1 and (chips or os.environ.get("PTO_DIST_CHIPS")) != "threads":
             import warnings
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
@@ -1496,7 +1507,6 @@ class DistributedWorker:
         self.config._c()
         cfg = _c.DistConfig()
         _c.pto_dist_config_init(C.byref(cfg))
-        ids = _device_list(devices)
         self._ids = (C.c_int32 * len(ids))(*ids)
         cfg.ndevices, cfg.device_ids = len(ids), self._ids
         cfg.ncores_per_chip = _int("cores_per_chip", cores_per_chip, 0, I32_MAX)
@@ -1753,18 +1763,23 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     config.save_kernels_dir, and with config.enable_chip_swimlane an L2 run's task records land
     in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do (an
     L3 run's in dfx_outputs/rank_R/dispatch_N/, DistributedWorker(swimlane_records=)). A
-    failure is reported in the result, not raised."""
+    failure of pto's (compiling, arguments, the run, outputs that differ from the golden) is
+    reported in the result, not raised; an exception raised by golden itself, a bug of the
+    caller's, propagates with its traceback."""
     cfg = config or RunConfig()
     t0 = time.monotonic()
+    wd = cfg.save_kernels_dir if cfg.save_kernels else None
     try:
-        wd = cfg.save_kernels_dir if cfg.save_kernels else None
         prog = program if isinstance(program, CompiledProgram) else compile(
             program, work_dir=wd, **bindings)
         vals = _call_values(tensors)
-        expect = None
-        if golden is not None:
-            expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
-            golden(*expect)
+    except Error as e:
+        return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
+    expect = None
+    if golden is not None:  # outside the try: golden's own errors (even a pto.Error) propagate
+        expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
+        golden(*expect)
+    try:
         if prog.is_host:
             rec = os.path.join(wd, "dfx_outputs") if cfg.enable_chip_swimlane and wd else None
             with DistributedWorker(prog, cfg, swimlane_records=rec) as rt:

@@ -135,6 +135,16 @@ def test_chips_as_threads(scale):
         pto.DistributedWorker(devices=2, chips="fibers")
 
 
+def test_devices_beside_programs_must_match(scale):
+    # refused at open (before any chip is forked), not at the first run, naming both counts
+    with pytest.raises(pto.Error, match=r"main is compiled for 2 devices, devices= gives 3"):
+        pto.DistributedWorker(scale, devices=3)
+    with pytest.raises(pto.Error, match=r"compiled for devices \[0, 1\], devices= gives \[1, 0\]"):
+        pto.DistributedWorker([scale], devices=[1, 0])
+    with pto.DistributedWorker(scale, devices=2, cores_per_chip=1, chips="threads") as w:
+        assert w.devices == 2
+
+
 def test_run_errors(dw, scale):
     l2 = pto.compile(os.path.join(EX, "runtime", "add_scalar.ptir"))
     x = np.zeros((16, 64), np.float32)

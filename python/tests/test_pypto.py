@@ -99,6 +99,21 @@ def test_compiled_call_and_run(compiled):
     r = pto.run(compiled, a, a)                          # a failure is in the result
     assert not r.passed and "takes 3 arguments" in r.error
 
+    # golden's own exception is the caller's bug: it propagates with its traceback, also a
+    # pto.Error, and the program does not run
+    def broken(a, b, c):
+        c[...] = a[:, :3] + b                            # shapes do not broadcast
+    c[...] = 7
+    with pytest.raises(ValueError) as e:
+        pto.run(compiled, a, a, c, golden=broken)
+    assert e.traceback[-1].name == "broken" and (c == 7).all()
+
+    def golden_pto_error(a, b, c):
+        pto.compile("this is not PTIR")
+    with pytest.raises(pto.Error) as e:
+        pto.run(compiled, a, a, c, golden=golden_pto_error)
+    assert any(t.name == "golden_pto_error" for t in e.traceback) and (c == 7).all()
+
 
 def test_benchmark(compiled):
     from pto import benchmark

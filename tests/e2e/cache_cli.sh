@@ -37,6 +37,20 @@ run_pto 0 cache show "$key" --json
 expect_out "\"key_text\": \"format=pto-cache-key/"
 expect_out '"schema": "pto.manifest/1"'
 run_pto 2 cache show 0000000000000000000000000000000g
+# PTO_CACHE_DIR naming a file (or a path below one) is bad input for every subcommand: exit 2
+# naming the variable and the path; a missing directory is an empty cache
+echo not a dir >"$T/cache-file"
+for sub in stats ls "show ${key:0:6}" "rm ${key:0:6}" verify gc clear; do
+  # shellcheck disable=SC2086  # sub is a subcommand and its arguments
+  PTO_CACHE_DIR="$T/cache-file" run_pto 2 cache $sub &&
+    expect_out "PTO_CACHE_DIR=$T/cache-file is not a directory"
+done
+PTO_CACHE_DIR="$T/cache-file/sub" run_pto 2 cache stats &&
+  expect_out "PTO_CACHE_DIR=$T/cache-file/sub is not a directory"
+run_status 2 env -u PTO_CACHE_DIR XDG_CACHE_HOME="$T/cache-file" "$PTO" cache ls &&
+  expect_out "the cache directory $T/cache-file/pto (from XDG_CACHE_HOME=$T/cache-file)"
+PTO_CACHE_DIR="$T/no-cache" run_pto 0 cache stats && expect_out "entries          0"
+expect_true "stats makes no cache dir" test ! -e "$T/no-cache"
 run_pto 2 cache show
 run_pto 2 cache frobnicate
 expect_out "not a cache command"

@@ -2,8 +2,9 @@
 # No command writes over the file it reads, nor two of its outputs into one file: an output path
 # that is the program (or, for pto trace, the log), under any spelling, a symlink or a hard link,
 # or that is another output of the same command (--out, --swimlane, --swimlane-records and the
-# files beside it, --timeline-svg, --dump-args's files, --depfile), is a usage error naming both
-# before anything runs, and every file is left as it was.
+# files beside it, --timeline-svg, --dump-args's files, --depfile; a host program's records and
+# dump where they really go, its rank_R/dispatch_N/ folders), is a usage error naming both before
+# anything runs, and every file is left as it was.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 
@@ -62,6 +63,29 @@ mkdir "$T/dump"
 run_pto 2 run add.ptir --dim M=8 --out c=dump/args.bin --dump-args dump &&
   expect_out "--out dump/args.bin and --dump-args dump (its args.bin) are one file"
 expect_true "nothing was written" test -z "$(ls "$T/dump")" -a ! -e "$T/c.npy" -a ! -e "$T/s.json" -a ! -e "$T/deps.json"
+
+# A host program writes its records and dump into rank_R/dispatch_N/ folders, not beside FILE or
+# in DIR: an --out there is no clash, one in such a folder that exists already is.
+mkdir "$T/l3rec" "$T/l3dump"
+run_pto 0 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --swimlane-records l3rec/r.json \
+  --out y=l3rec/deps.json --dump-args l3dump
+expect_true "the out and the records written" test -s l3rec/deps.json -a -s l3rec/rank_1/dispatch_0/deps.json
+run_pto 0 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --swimlane-records l3rec/r.json \
+  --out y=l3rec/r.json --dump-args l3dump
+run_pto 0 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --dump-args l3dump \
+  --out y=l3dump/args.bin
+expect_true "the dump in rank folders" test -s l3dump/rank_0/dispatch_0/args_dump.json
+sum_y=$(cksum <l3rec/r.json)
+run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --swimlane-records l3rec/r.json \
+  --out y=./l3rec/rank_1/dispatch_0/deps.json &&
+  expect_out "--out ./l3rec/rank_1/dispatch_0/deps.json and --swimlane-records l3rec/r.json (its rank_1/dispatch_0/deps.json) are one file"
+run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --swimlane-records l3rec/r.json \
+  --out y=l3rec/rank_0/dispatch_0/r.json &&
+  expect_out "--out l3rec/rank_0/dispatch_0/r.json and --swimlane-records l3rec/r.json (its rank_0/dispatch_0/r.json) are one file"
+run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --dump-args l3dump \
+  --out y=l3dump/rank_1/dispatch_0/args.bin &&
+  expect_out "--out l3dump/rank_1/dispatch_0/args.bin and --dump-args l3dump (its rank_1/dispatch_0/args.bin) are one file"
+expect_true "a refused run leaves the files" test "$(cksum <l3rec/r.json)" = "$sum_y"
 
 # The same flag and file twice is one output; distinct files are fine.
 run_pto 0 run add.ptir --dim M=8 --timeline-svg s.svg --timeline-svg=s.svg --out c=c.npy \

@@ -607,6 +607,23 @@ static void test_modes(void **state) {
   pto_program_release(p53);
   cfg.program = g_addone;
   assert_status_contains(pto_dist_worker_open(&cfg, &single), "not a host function");
+  cfg.ndevices = 2; /* also with a device set given */
+  assert_status_contains(pto_dist_worker_open(&cfg, &single), "not a host function");
+
+  /* A device set given beside the program must be the program's: refused at open, not at the
+   * first run. */
+  cfg.program = p;
+  cfg.ndevices = 3;
+  assert_status_contains(pto_dist_worker_open(&cfg, &single),
+                         "pto_dist_worker_open: the program was compiled for 2 devices, this "
+                         "worker has 3");
+  assert_null(single);
+  cfg.ndevices = 2;
+  cfg.device_ids = ids; /* {5, 3}; p is compiled for {0, 1} */
+  assert_status_contains(pto_dist_worker_open(&cfg, &single),
+                         "rank 0 is device 0 in the program and device 5 in this worker");
+  assert_null(single);
+  cfg.device_ids = NULL;
 
   /* One-shot: host tensors yes, resident tensors no. */
   memset(y, 0, sizeof xy->y);
