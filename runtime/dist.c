@@ -2121,11 +2121,16 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   gather(w, ts, (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec - ts);
   emit_run_strace(w, ++w->nruns);
   if (rc || w->fatal_code) {
-    pto_status hs = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s%s%s", sig->entry,
-                                    w->fatal[0] ? w->fatal : "the host code failed",
-                                    s ? "; then " : "", s ? pto_status_message(s) : "");
-    pto_status_free(s);
-    s = hs;
+    const char *fatal = w->fatal[0] ? w->fatal : "the host code failed";
+    if (s && strcmp(fatal, pto_status_message(s)) == 0) {
+      /* The host failed on the chips' own error (a chip that died under a call): said once. */
+      s = pto_status_annotate(s, "host @%s", sig->entry);
+    } else {
+      pto_status hs = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s%s%s", sig->entry, fatal,
+                                      s ? "; then " : "", s ? pto_status_message(s) : "");
+      pto_status_free(s);
+      s = hs;
+    }
   }
   /* Windows and host-created tensors live for one run; acc_rec records end with it. */
   for (size_t i = 0; i < w->nbufs; i++) {

@@ -3,19 +3,22 @@
  * must fail with a status naming what was wrong (docs/c-api.md: library code never crashes on a
  * caller's mistake it can see); before these fixes each of them dereferenced NULL or wrote past
  * an array. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pto/base.h"
+#include "pto/bench.h"
+#include "pto/cache.h"
 #include "pto/dist.h"
 #include "pto/ir.h"
 #include "pto/ir_builder.h"
 #include "pto/loader.h"
-#include "pto/bench.h"
-#include "pto/cache.h"
 #include "pto/manifest.h"
-#include "pto/signature.h"
 #include "pto/runtime.h"
+#include "pto/signature.h"
 #include "pto/status.h"
 #include "pto/types.h"
 #include "testutil.h"
@@ -50,7 +53,8 @@ static void test_worker_out_params(void **state) {
   cfg.ncores = 1;
   pto_worker *w = NULL;
   assert_pto_ok(pto_worker_open(&cfg, &w));
-  assert_status_contains(pto_worker_memory_info(w, NULL), "pto_worker_memory_info: out_info is NULL");
+  assert_status_contains(pto_worker_memory_info(w, NULL),
+                         "pto_worker_memory_info: out_info is NULL");
   int64_t shape[1] = {16};
   pto_device_tensor *t = NULL;
   assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t));
@@ -69,9 +73,12 @@ static void test_builder_null(void **state) {
   pto_ir_expr *e = NULL;
   const pto_ir_type *ty = NULL;
   pto_ir_program *p = NULL;
-  assert_status_contains(pto_ir_builder_int(NULL, 1, &e), "pto_ir_builder_int: the builder is NULL");
-  assert_status_contains(pto_ir_builder_body_end(NULL), "pto_ir_builder_body_end: the builder is NULL");
-  assert_status_contains(pto_ir_builder_finish(NULL, &p), "pto_ir_builder_finish: the builder is NULL");
+  assert_status_contains(pto_ir_builder_int(NULL, 1, &e),
+                         "pto_ir_builder_int: the builder is NULL");
+  assert_status_contains(pto_ir_builder_body_end(NULL),
+                         "pto_ir_builder_body_end: the builder is NULL");
+  assert_status_contains(pto_ir_builder_finish(NULL, &p),
+                         "pto_ir_builder_finish: the builder is NULL");
   assert_status_contains(pto_ir_builder_tensor_type(NULL, PTO_DTYPE_F32, 1, &e, &ty),
                          "pto_ir_builder_tensor_type: b is NULL");
   assert_status_contains(pto_ir_builder_create("x", NULL, NULL),
@@ -81,7 +88,8 @@ static void test_builder_null(void **state) {
   assert_status_contains(pto_ir_builder_int(b, 1, NULL), "pto_ir_builder_int: out_expr is NULL");
   assert_status_contains(pto_ir_builder_scalar_type(b, PTO_DTYPE_F32, NULL),
                          "pto_ir_builder_scalar_type: out_type is NULL");
-  assert_status_contains(pto_ir_builder_finish(b, NULL), "pto_ir_builder_finish: out_program is NULL");
+  assert_status_contains(pto_ir_builder_finish(b, NULL),
+                         "pto_ir_builder_finish: out_program is NULL");
   /* None of these is the builder's sticky error: it still works. */
   assert_pto_ok(pto_ir_builder_int(b, 1, &e));
   assert_pto_ok(pto_ir_builder_finish(b, &p));
@@ -105,7 +113,8 @@ static void test_parse_and_compile_null(void **state) {
   (void)state;
   assert_status_contains(pto_ir_parse_string(k_add, strlen(k_add), "add", NULL),
                          "pto_ir_parse_string: out_program is NULL");
-  assert_status_contains(pto_ir_parse_file("x.ptir", NULL), "pto_ir_parse_file: out_program is NULL");
+  assert_status_contains(pto_ir_parse_file("x.ptir", NULL),
+                         "pto_ir_parse_file: out_program is NULL");
   pto_program *prog = NULL;
   assert_status_contains(pto_compile(NULL, NULL, &prog), "pto_compile: the IR program is NULL");
   assert_status_contains(pto_compile_uncached(NULL, NULL, &prog),
@@ -113,7 +122,8 @@ static void test_parse_and_compile_null(void **state) {
   assert_status_contains(pto_compile_to_dir(NULL, NULL, "/nonexistent", 0),
                          "pto_compile_to_dir: the IR program is NULL");
   char key[33];
-  assert_status_contains(pto_cache_key(NULL, NULL, key, NULL), "pto_cache_key: the IR program is NULL");
+  assert_status_contains(pto_cache_key(NULL, NULL, key, NULL),
+                         "pto_cache_key: the IR program is NULL");
   pto_ir_program *ir = NULL;
   assert_pto_ok(pto_ir_parse_string(k_add, strlen(k_add), "add", &ir));
   assert_status_contains(pto_compile(ir, NULL, NULL), "pto_compile: out_program is NULL");
@@ -164,8 +174,10 @@ static void test_cache_dir_env(void **state) {
                          "the cache directory /abs/cache/pto is longer than 7 bytes");
   assert_status_contains(pto_cache_dir(NULL, 0), "pto_cache_dir: out is NULL or n is 0");
   if (saved_pto) setenv("PTO_CACHE_DIR", saved_pto, 1);
-  if (saved_xdg) setenv("XDG_CACHE_HOME", saved_xdg, 1);
-  else unsetenv("XDG_CACHE_HOME");
+  if (saved_xdg)
+    setenv("XDG_CACHE_HOME", saved_xdg, 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
   if (saved_home) setenv("HOME", saved_home, 1);
   free(saved_pto);
   free(saved_xdg);
@@ -264,7 +276,8 @@ static void test_more_nulls(void **state) {
   int64_t v;
   assert_status_contains(pto_env_int(NULL, 0, 1, 0, &v), "pto_env_int: name is NULL");
   assert_status_contains(pto_env_int("PTO_X", 0, 1, 0, NULL), "pto_env_int: out is NULL");
-  assert_status_contains(pto_manifest_parse("{}", 2, "m", NULL), "pto_manifest_parse: out_m is NULL");
+  assert_status_contains(pto_manifest_parse("{}", 2, "m", NULL),
+                         "pto_manifest_parse: out_m is NULL");
   assert_status_contains(pto_signature_copy(NULL, NULL), "pto_signature_copy: src is NULL");
   assert_status_contains(pto_ir_value_map_init(NULL, 1), "pto_ir_value_map_init: m is NULL");
   assert_status_contains(pto_ir_print_file(NULL, stdout), "pto_ir_print_file: p is NULL");
@@ -280,6 +293,80 @@ static void test_more_nulls(void **state) {
   pto_ir_value_map_clear(NULL);
 }
 
+static const char *const k_host_loop =
+    "program hl\n"
+    "kernel @k(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
+    "  %t = tile.load(%a, [0, 0], [16, 64])\n"
+    "  %c1 = tile.store(%t, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "orch @o(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
+    "  %c1 = call @k(%a, %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "host @main(%a: tensor[16,64] f32, out %c: tensor[32,64] f32, %reps: index = runtime) {\n"
+    "  for %i in range(0, %reps) {\n"
+    "    for %d in range(0, 2) {\n"
+    "      %r = %d * 16\n"
+    "      %cs = tensor.slice(%c, [%r, 0], [16, 64])\n"
+    "      call @o(%a, %cs) device=%d\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
+static void *kill_after_30ms(void *arg) {
+  struct timespec ts = {0, 30 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  kill(*(int *)arg, SIGKILL);
+  return NULL;
+}
+
+/* A chip killed in the middle of a run: the run fails naming it, once (before, the host's error
+ * and the chips' were the same text joined by "; then"), and the next run fails cleanly. */
+static void test_dist_chip_killed_mid_run(void **state) {
+  (void)state;
+  pto_ir_program *ir = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_host_loop, strlen(k_host_loop), "hl", &ir));
+  int32_t devs[2] = {0, 1};
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  opt.devices = devs;
+  opt.ndevices = 2;
+  pto_program *p = NULL;
+  assert_pto_ok(pto_compile(ir, &opt, &p));
+  pto_ir_program_destroy(ir);
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  cfg.ncores_per_chip = 1;
+  cfg.chips = "processes";
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  static float a[16 * 64], c[32 * 64];
+  const int64_t ashape[2] = {16, 64}, cshape[2] = {32, 64};
+  pto_host_tensor ha, hc;
+  pto_host_tensor_init(&ha, a, PTO_DTYPE_F32, 2, ashape);
+  pto_host_tensor_init(&hc, c, PTO_DTYPE_F32, 2, cshape);
+  pto_arg args[3] = {pto_arg_host_readonly(&ha), pto_arg_host(&hc), pto_arg_index(100000000)};
+  int pid = pto_dist_worker_chip_pid(w, 1);
+  assert_true(pid > 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, kill_after_30ms, &pid), 0);
+  pto_status s = pto_dist_worker_run(w, p, args, 3);
+  pthread_join(th, NULL);
+  char want[128];
+  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) killed by signal 9", pid);
+  const char *m = pto_status_message(s);
+  const char *first = strstr(m, want);
+  assert_non_null(first);
+  assert_null(strstr(first + 1, want));
+  pto_status_free(s);
+  args[2] = pto_arg_index(1);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 3), "the distributed worker is unusable");
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_host_tensor_init_rank_out_of_range),
@@ -291,6 +378,7 @@ int main(void) {
       cmocka_unit_test(test_dist_config_ranges),
       cmocka_unit_test(test_dist_null_args),
       cmocka_unit_test(test_more_nulls),
+      cmocka_unit_test(test_dist_chip_killed_mid_run),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
