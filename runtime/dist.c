@@ -1265,26 +1265,19 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                            "%s: wait_timeout_ms %u is out of range (0 for $PTO_DIST_TIMEOUT_MS "
                            "or the default, or 1 to %d)",
                            fn, cfg.wait_timeout_ms, PTO_DIST_TIMEOUT_MS_MAX);
-  /* Checked here, naming the field (the chips' own checks would report an internal error of one
-   * rank); the heap's size is rounded up to pages, which must not wrap. */
+  /* Checked here, naming the field (the chips' own check would report an internal error of one
+   * rank); the heap's size is rounded up to pages, which must not wrap. chip_memory_bytes is the
+   * chips' to check: each reports it as it fails to open (test chip_that_fails_to_open). */
   if (cfg.ncores_per_chip < 0 || cfg.ncores_per_chip > DIST_MAX_CORES)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: ncores_per_chip %d is out of range (0 for the default, or 1 to %d)",
                            fn, cfg.ncores_per_chip, DIST_MAX_CORES);
-  if (cfg.shared_heap_bytes &&
-      (cfg.shared_heap_bytes < 4096 || cfg.shared_heap_bytes > DIST_MAX_BYTES))
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "%s: shared_heap_bytes %llu is out of range (0 for the default, or 4096 "
-                           "to %llu)",
-                           fn, (unsigned long long)cfg.shared_heap_bytes,
-                           (unsigned long long)DIST_MAX_BYTES);
-  if (cfg.chip_memory_bytes &&
-      (cfg.chip_memory_bytes < 4096 || cfg.chip_memory_bytes > DIST_MAX_BYTES))
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "%s: chip_memory_bytes %llu is out of range (0 for the default, or 4096 "
-                           "to %llu)",
-                           fn, (unsigned long long)cfg.chip_memory_bytes,
-                           (unsigned long long)DIST_MAX_BYTES);
+  if (cfg.shared_heap_bytes > DIST_MAX_BYTES)
+    return pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "%s: shared_heap_bytes %llu is out of range (0 for the default, or up to "
+        "%llu, rounded up to pages)",
+        fn, (unsigned long long)cfg.shared_heap_bytes, (unsigned long long)DIST_MAX_BYTES);
   const char *env_ms = getenv("PTO_DIST_TIMEOUT_MS");
   int explicit_ms = cfg.wait_timeout_ms || (env_ms && *env_ms);
   if (!cfg.wait_timeout_ms) {
