@@ -5,9 +5,13 @@
  * an array. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pto/base.h"
 #include "pto/bench.h"
@@ -365,6 +369,58 @@ static void test_dist_chip_killed_mid_run(void **state) {
   pto_program_release(p);
 }
 
+/* A stale work dir that cannot be written: its rebuild said "main.cpp does not compile" with
+ * the linker's "cannot open output file" deep in the text; it now says the dir must be
+ * writable. The rebuild runs in a child as another user when this test runs as root (for whom
+ * no directory is read-only). */
+static void test_rebuild_read_only_work_dir(void **state) {
+  (void)state;
+  char *tmp = tu_mkdtemp("ro");
+  assert_non_null(tmp);
+  assert_int_equal(chmod(tmp, 0755), 0);
+  char dir[512], orch[600], src[700];
+  snprintf(dir, sizeof dir, "%s/w", tmp);
+  snprintf(orch, sizeof orch, "%s/orchestration", dir);
+  snprintf(src, sizeof src, "%s/main.cpp", orch);
+  pto_ir_program *ir = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_add, strlen(k_add), "add", &ir));
+  assert_pto_ok(pto_compile_to_dir(ir, NULL, dir, 1));
+  pto_ir_program_destroy(ir);
+  FILE *f = fopen(src, "a");
+  assert_non_null(f);
+  fputs("// edited\n", f);
+  fclose(f);
+  assert_int_equal(chmod(orch, 0555), 0);
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+    int rebuilt = 0;
+    pto_status s = pto_program_rebuild_dir(dir, &rebuilt);
+    const char *m = pto_status_message(s);
+    ssize_t w = write(fds[1], m, strlen(m));
+    _exit(w < 0 ? 4 : 0);
+  }
+  close(fds[1]);
+  char msg[2048] = {0};
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof msg - 1 && (r = read(fds[0], msg + got, sizeof msg - 1 - got)) > 0)
+    got += (size_t)r;
+  close(fds[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_non_null(strstr(msg, "main.so.rebuild-"));
+  assert_non_null(strstr(msg, "a stale work dir is rebuilt in place, so it must be writable"));
+  assert_int_equal(chmod(orch, 0755), 0);
+  tu_rmtree(tmp);
+  free(tmp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_host_tensor_init_rank_out_of_range),
@@ -377,6 +433,7 @@ int main(void) {
       cmocka_unit_test(test_dist_null_args),
       cmocka_unit_test(test_more_nulls),
       cmocka_unit_test(test_dist_chip_killed_mid_run),
+      cmocka_unit_test(test_rebuild_read_only_work_dir),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
