@@ -319,6 +319,7 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
 
 pto_status pto_file_replace(const char *path, const void *const *bufs, const size_t *lens,
                             int nbufs) {
+  if (!path) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_replace: path is NULL");
   /* A symlink keeps pointing where it did: the new contents go to its target. */
   char target[PATH_MAX];
   struct stat st;

@@ -223,6 +223,9 @@ pto_status pto_cache_remove(const char *prefix, char out_key[33]) {
 /* ---- verify --------------------------------------------------------------------------- */
 
 pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {
+  if (!entry_dir || !key)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_cache_verify_entry: entry_dir or key is NULL");
   PTO_RETURN_IF_ERROR(pto__loader_cache_check_owner(entry_dir));
   pto_manifest m;
   pto_status s = pto__loader_manifest_read_sealed(entry_dir, &m);

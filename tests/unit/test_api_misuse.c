@@ -274,6 +274,11 @@ static void test_more_nulls(void **state) {
   char *path = NULL;
   assert_status_contains(pto_cache_find(NULL, key, &path), "pto_cache_find: prefix is NULL");
   assert_status_contains(pto_cache_stats_get(NULL), "pto_cache_stats_get: out is NULL");
+  /* lstat(NULL) failed with EFAULT: UBSan's nonnull report, now refused before. */
+  assert_status_contains(pto_cache_verify_entry(NULL, NULL), "entry_dir or key is NULL");
+  assert_status_contains(pto_file_replace(NULL, NULL, NULL, 0), "pto_file_replace: path is NULL");
+  pto_file_remove_tree(NULL);
+  assert_int_equal(pto_file_tree_bytes(NULL), 0);
   assert_status_contains(pto_cache_remove(NULL, key), "pto_cache_remove: prefix is NULL");
   int64_t v;
   assert_status_contains(pto_env_int(NULL, 0, 1, 0, &v), "pto_env_int: name is NULL");
