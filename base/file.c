@@ -71,6 +71,7 @@ done:
 
 pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes, uint8_t **out_buf,
                                 size_t *out_len) {
+  if (!f) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_read_stream: f is NULL");
   if (!out_buf)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_read_stream: out_buf is NULL");
   if (!out_len)

@@ -342,6 +342,8 @@ pto_status pto_ir_builder_copy_stmt(pto_ir_builder *b, const pto_ir_program *src
 
 pto_status pto_ir_builder_copy_block(pto_ir_builder *b, const pto_ir_program *src,
                                      const pto_ir_block *blk, pto_ir_value_map *m) {
+  if (!blk)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_copy_block: blk is NULL");
   if (!b)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_copy_block: b is NULL");
   for (int i = 0; i < blk->n; i++)
@@ -351,6 +353,15 @@ pto_status pto_ir_builder_copy_block(pto_ir_builder *b, const pto_ir_program *sr
 
 pto_status pto_ir_builder_copy_func_header(pto_ir_builder *b, const pto_ir_program *src,
                                            const pto_ir_func *f, pto_ir_func **out_func) {
+  if (!b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_header: b is NULL");
+  if (!src)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_header: src is NULL");
+  if (!f)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_header: f is NULL");
   if (!out_func)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_ir_builder_copy_func_header: out_func is NULL");
@@ -415,6 +426,7 @@ pto_status pto_ir_builder_copy_func_body(pto_ir_builder *b, const pto_ir_program
 }
 
 pto_status pto_ir_program_copy(const pto_ir_program *src, pto_ir_program **out_program) {
+  if (!src) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_copy: src is NULL");
   if (!out_program)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_copy: out_program is NULL");
   *out_program = NULL;

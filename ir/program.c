@@ -36,6 +36,7 @@ static void list_kind(const pto_ir_program *p, pto_func_kind k, char *buf, size_
 }
 
 pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_ir_func **out_func) {
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_entry: p is NULL");
   if (!out_func)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_entry: out_func is NULL");
   *out_func = NULL;

@@ -257,6 +257,8 @@ fail:
 pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
                                      const char *const *kernel_names,
                                      const char *const *kernel_symbols, char out_hex[33]) {
+  if (!sig)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_fingerprint: sig is NULL");
   if (!out_hex)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_signature_fingerprint: out_hex is NULL");

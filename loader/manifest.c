@@ -972,6 +972,7 @@ static json_t *manifest_json(const pto_manifest *m, writer *w) {
 }
 
 pto_status pto_manifest_to_json(const pto_manifest *m, char **out_text) {
+  if (!m) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_to_json: m is NULL");
   if (!out_text)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_to_json: out_text is NULL");
   *out_text = NULL;

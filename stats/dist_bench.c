@@ -595,6 +595,8 @@ static void header(pto_text *t, const char *title) {
 }
 
 pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st, char **out_text) {
+  if (!st)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_bench_stats_render: st is NULL");
   if (!out_text)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_dist_bench_stats_render: out_text is NULL");
@@ -652,6 +654,8 @@ static json_t *metrics(const pto_bench_summary *s) {
 }
 
 pto_status pto_dist_bench_stats_to_json(const pto_dist_bench_stats *st, char **out_json) {
+  if (!st)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_bench_stats_to_json: st is NULL");
   if (!out_json)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "pto_dist_bench_stats_to_json: out_json is NULL");

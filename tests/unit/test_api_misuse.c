@@ -288,6 +288,20 @@ static void test_more_nulls(void **state) {
   assert_status_contains(pto_signature_copy(NULL, NULL), "pto_signature_copy: src is NULL");
   assert_status_contains(pto_ir_value_map_init(NULL, 1), "pto_ir_value_map_init: m is NULL");
   assert_status_contains(pto_ir_print_file(NULL, stdout), "pto_ir_print_file: p is NULL");
+  /* A NULL object with valid out-parameters. */
+  char *text = NULL;
+  pto_ir_func *fn = NULL;
+  pto_ir_program *prog = NULL;
+  assert_status_contains(pto_ir_print(NULL, &text), "pto_ir_print: p is NULL");
+  assert_status_contains(pto_ir_format(NULL, &text), "pto_ir_format: p is NULL");
+  assert_status_contains(pto_ir_program_entry(NULL, NULL, &fn), "pto_ir_program_entry: p is NULL");
+  assert_status_contains(pto_ir_program_copy(NULL, &prog), "pto_ir_program_copy: src is NULL");
+  assert_status_contains(pto_ir_specialize(NULL, NULL, NULL, &prog),
+                         "pto_ir_specialize: p is NULL");
+  assert_status_contains(pto_manifest_to_json(NULL, &text), "pto_manifest_to_json: m is NULL");
+  assert_status_contains(pto_signature_fingerprint(NULL, 0, NULL, NULL, key),
+                         "pto_signature_fingerprint: sig is NULL");
+  assert_null(text);
   /* Value-returning builder calls and the config initialisers take NULL as nothing. */
   assert_null(pto_ir_builder_program(NULL));
   assert_null(pto_ir_builder_error(NULL));
