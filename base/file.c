@@ -72,6 +72,11 @@ done:
 
 pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes, uint8_t **out_buf,
                                 size_t *out_len) {
+  if (!f) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_read_stream: f is NULL");
+  if (!out_buf)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_read_stream: out_buf is NULL");
+  if (!out_len)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_read_stream: out_len is NULL");
   *out_buf = NULL;
   *out_len = 0;
   size_t len = 0, cap = 0;
@@ -268,6 +273,8 @@ static pto_status check_stat(const char *path, const struct stat *st, uint64_t m
 
 pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, int *out_fd,
                                  uint64_t *out_size) {
+  if (!out_fd)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_open_regular: out_fd is NULL");
   *out_fd = -1;
   if (out_size) *out_size = 0;
   if (!path || !*path)
@@ -293,6 +300,10 @@ pto_status pto_file_open_regular(const char *path, uint64_t max_bytes, int *out_
 }
 
 pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf, size_t *out_len) {
+  if (!out_buf)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_read: out_buf is NULL");
+  if (!out_len)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_read: out_len is NULL");
   *out_buf = NULL;
   *out_len = 0;
   int fd;
@@ -347,6 +358,7 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
 
 pto_status pto_file_replace(const char *path, const void *const *bufs, const size_t *lens,
                             int nbufs) {
+  if (!path) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_replace: path is NULL");
   /* A symlink keeps pointing where it did: the new contents go to its target. */
   char target[PATH_MAX];
   struct stat st;

@@ -33,6 +33,8 @@ pto_status pto_parse_int_setting(const char *name, const char *text, int64_t min
 }
 
 pto_status pto_env_int(const char *name, int64_t min, int64_t max, int64_t dflt, int64_t *out) {
+  if (!name) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_env_int: name is NULL");
+  if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_env_int: out is NULL");
   const char *v = getenv(name);
   if (!v || !*v) {
     *out = dflt;
@@ -43,6 +45,8 @@ pto_status pto_env_int(const char *name, int64_t min, int64_t max, int64_t dflt,
 
 pto_status pto_env_choice(const char *name, const char *const *choices, int nchoices, int dflt,
                           int *out) {
+  if (!name) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_env_choice: name is NULL");
+  if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_env_choice: out is NULL");
   const char *v = getenv(name);
   if (!v || !*v) {
     *out = dflt;

@@ -75,6 +75,7 @@ static int remove_pass(int top, unsigned *serial) {
 }
 
 void pto_file_remove_tree(const char *path) {
+  if (!path) return;
   struct stat st;
   if (lstat(path, &st) != 0) return;
   if (!S_ISDIR(st.st_mode)) {
@@ -93,6 +94,7 @@ void pto_file_remove_tree(const char *path) {
 }
 
 uint64_t pto_file_tree_bytes(const char *path) {
+  if (!path) return 0;
   struct stat st;
   if (lstat(path, &st) != 0) return 0;
   if (S_ISREG(st.st_mode)) return (uint64_t)st.st_size;

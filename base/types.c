@@ -172,6 +172,9 @@ void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank
   t->data = data;
   t->dtype = dt;
   t->rank = rank;
+  /* A rank out of range is kept (every call taking the tensor refuses it) but no dim is read or
+   * written: shape and strides have PTO_MAX_RANK entries. */
+  if (rank < 0 || rank > PTO_MAX_RANK || !shape) return;
   int64_t stride = 1;
   for (int i = rank - 1; i >= 0; i--) {
     t->shape[i] = shape[i];

@@ -379,6 +379,12 @@ static void report_progress(const pto_compile_options *opt, int done, int total)
 
 pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile_options *opt,
                                   const char *dir, pto_manifest *out) {
+  if (!input)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_compiler_build_dir: input is NULL");
+  if (!dir)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_compiler_build_dir: dir is NULL");
+  if (!out)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_compiler_build_dir: out is NULL");
   memset(out, 0, sizeof *out);
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);

@@ -111,6 +111,7 @@ static pto_status oom(pto_ir_builder *b) {
 pto_status pto__ir_builder_oom(pto_ir_builder *b) { return oom(b); }
 
 pto_status pto_ir_builder_fail(pto_ir_builder *b, const char *fmt, ...) {
+  if (!b) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_fail: b is NULL");
   va_list ap;
   va_start(ap, fmt);
   pto_status s = failv_at(b, PTO_STATUS_INVALID_ARGUMENT, b->loc, fmt, ap);
@@ -131,8 +132,12 @@ pto_status pto__ir_errorf(const pto_ir_program *p, pto_loc loc, const char *fmt,
   return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %s", file, msg);
 }
 
+/* The first line of every public call: a NULL builder is refused naming the call, a failed one
+ * repeats its first error. */
 #define CHECK(b)                                                                                   \
   do {                                                                                             \
+    if (!(b))                                                                                      \
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the builder is NULL", __func__);    \
     if ((b)->err) return sticky(b);                                                                \
   } while (0)
 #define TRY(expr)                                                                                  \
@@ -304,6 +309,8 @@ static atomic_uint_fast64_t g_next_serial = 1;
 
 pto_status pto_ir_builder_create(const char *program_name, const char *file,
                                  pto_ir_builder **out_b) {
+  if (!out_b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_create: out_b is NULL");
   *out_b = NULL;
   pto_ir_builder *b = pto_calloc(1, sizeof *b);
   pto_arena *a = pto_arena_create();
@@ -356,12 +363,19 @@ void pto_ir_builder_destroy(pto_ir_builder *b) {
   free(b);
 }
 
-pto_ir_program *pto_ir_builder_program(pto_ir_builder *b) { return b->handed_out ? NULL : b->prog; }
-void pto_ir_builder_set_loc(pto_ir_builder *b, pto_loc loc) { b->loc = loc; }
-pto_loc pto_ir_builder_loc(const pto_ir_builder *b) { return b->loc; }
-const char *pto_ir_builder_error(const pto_ir_builder *b) { return b->err; }
+pto_ir_program *pto_ir_builder_program(pto_ir_builder *b) {
+  return !b || b->handed_out ? NULL : b->prog;
+}
+void pto_ir_builder_set_loc(pto_ir_builder *b, pto_loc loc) {
+  if (b) b->loc = loc;
+}
+pto_loc pto_ir_builder_loc(const pto_ir_builder *b) { return b ? b->loc : (pto_loc){0}; }
+const char *pto_ir_builder_error(const pto_ir_builder *b) { return b ? b->err : NULL; }
 
 pto_status pto_ir_builder_finish(pto_ir_builder *b, pto_ir_program **out_program) {
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_finish: out_program is NULL");
   *out_program = NULL;
   CHECK(b);
   if (b->handed_out) return fail(b, "the program was already handed out");
@@ -691,12 +705,16 @@ static pto_status finish_scalar(pto_ir_builder *b, pto_ir_expr *e, const char *w
 /* ---- expressions ---------------------------------------------------------------------- */
 
 pto_status pto_ir_builder_int(pto_ir_builder *b, int64_t v, pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_int: out_expr is NULL");
   CHECK(b);
   if (!(*out_expr = new_int(b, v))) return oom(b);
   return PTO_OK;
 }
 
 pto_status pto_ir_builder_uint(pto_ir_builder *b, uint64_t v, pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_uint: out_expr is NULL");
   CHECK(b);
   if (!(*out_expr = new_int(b, (int64_t)v))) return oom(b);
   if (v > (uint64_t)INT64_MAX) (*out_expr)->dtype = PTO_DTYPE_U64; /* see big_literal */
@@ -704,6 +722,8 @@ pto_status pto_ir_builder_uint(pto_ir_builder *b, uint64_t v, pto_ir_expr **out_
 }
 
 pto_status pto_ir_builder_float(pto_ir_builder *b, double v, pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_float: out_expr is NULL");
   CHECK(b);
   pto_ir_expr *e = new_expr(b, PTO_EXPR_FLOAT, PTO_DTYPE_F32);
   if (!e) return oom(b);
@@ -713,6 +733,8 @@ pto_status pto_ir_builder_float(pto_ir_builder *b, double v, pto_ir_expr **out_e
 }
 
 pto_status pto_ir_builder_bool(pto_ir_builder *b, int v, pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_bool: out_expr is NULL");
   CHECK(b);
   pto_ir_expr *e = new_expr(b, PTO_EXPR_BOOL, PTO_DTYPE_BOOL);
   if (!e) return oom(b);
@@ -734,6 +756,8 @@ static pto_status not_visible(pto_ir_builder *b, const pto_ir_value *v) {
 }
 
 pto_status pto_ir_builder_use(pto_ir_builder *b, pto_ir_value *v, pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_use: out_expr is NULL");
   CHECK(b);
   if (!value_visible(b, v)) return not_visible(b, v);
   pto_ir_expr *e = new_expr(b, PTO_EXPR_VALUE, v->type->dtype);
@@ -744,6 +768,8 @@ pto_status pto_ir_builder_use(pto_ir_builder *b, pto_ir_value *v, pto_ir_expr **
 }
 
 pto_status pto_ir_builder_sym(pto_ir_builder *b, int sym, pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_sym: out_expr is NULL");
   CHECK(b);
   if (sym < 0 || sym >= b->prog->nsyms) return fail(b, "no dynamic symbol #%d", sym);
   pto_ir_expr *e = new_expr(b, PTO_EXPR_SYM, PTO_DTYPE_INDEX);
@@ -771,6 +797,8 @@ static const char *op_word(pto_expr_op op) {
 
 pto_status pto_ir_builder_unary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr *a,
                                 pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_unary: out_expr is NULL");
   CHECK(b);
   const char *w = op_word(op);
   TRY(need_scalar_operand(b, a, w));
@@ -812,6 +840,8 @@ pto_status pto_ir_builder_unary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr *
 
 pto_status pto_ir_builder_binary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr *lhs,
                                  pto_ir_expr *rhs, pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_binary: out_expr is NULL");
   CHECK(b);
   const char *w = op_word(op);
   if (!(is_arith(op) || is_cmp(op) || op == PTO_EOP_AND || op == PTO_EOP_OR))
@@ -863,6 +893,8 @@ pto_status pto_ir_builder_binary(pto_ir_builder *b, pto_expr_op op, pto_ir_expr 
 
 pto_status pto_ir_builder_cast(pto_ir_builder *b, pto_dtype dt, pto_ir_expr *a,
                                pto_ir_expr **out_expr) {
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_cast: out_expr is NULL");
   CHECK(b);
   if ((unsigned)dt >= PTO_DTYPE_COUNT) return fail(b, "cast to an unknown dtype");
   TRY(need_scalar_operand(b, a, pto_dtype_name(dt)));
@@ -876,6 +908,8 @@ pto_status pto_ir_builder_cast(pto_ir_builder *b, pto_dtype dt, pto_ir_expr *a,
 }
 
 pto_status pto_ir_builder_lookup(pto_ir_builder *b, const char *name, pto_ir_value **out_value) {
+  if (!out_value)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_lookup: out_value is NULL");
   CHECK(b);
   *out_value = NULL;
   if (!in_body(b)) return fail(b, "%%%s: values are used only inside a function body", name);
@@ -894,6 +928,7 @@ pto_status pto_ir_builder_lookup(pto_ir_builder *b, const char *name, pto_ir_val
 /* ---- symbols and types ---------------------------------------------------------------- */
 
 int pto_ir_builder_find_sym(const pto_ir_builder *b, const char *name, size_t len) {
+  if (!b || !name) return -1;
   for (int i = 0; i < b->prog->nsyms; i++)
     if (strlen(b->prog->syms[i]) == len && memcmp(b->prog->syms[i], name, len) == 0) return i;
   return -1;
@@ -920,6 +955,9 @@ pto_status pto_ir_builder_dynamic(pto_ir_builder *b, const char *name, int *out_
 
 pto_status pto_ir_builder_scalar_type(pto_ir_builder *b, pto_dtype dt,
                                       const pto_ir_type **out_type) {
+  if (!out_type)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_scalar_type: out_type is NULL");
   CHECK(b);
   if ((unsigned)dt >= PTO_DTYPE_COUNT) return fail(b, "unknown dtype");
   if (!b->scalar_types[dt]) {
@@ -985,11 +1023,21 @@ static pto_status shaped_type(pto_ir_builder *b, pto_type_kind kind, pto_dtype d
 
 pto_status pto_ir_builder_tensor_type(pto_ir_builder *b, pto_dtype dt, int rank,
                                       pto_ir_expr *const *dims, const pto_ir_type **out_type) {
+  if (!b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_tensor_type: b is NULL");
+  if (!out_type)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_tensor_type: out_type is NULL");
   return shaped_type(b, PTO_TYPE_TENSOR, dt, rank, dims, out_type);
 }
 
 pto_status pto_ir_builder_dtensor_type(pto_ir_builder *b, pto_dtype dt, int rank,
                                        pto_ir_expr *const *dims, const pto_ir_type **out_type) {
+  if (!b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_dtensor_type: b is NULL");
+  if (!out_type)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_dtensor_type: out_type is NULL");
   return shaped_type(b, PTO_TYPE_DTENSOR, dt, rank, dims, out_type);
 }
 
@@ -1038,6 +1086,9 @@ static pto_status check_valid(pto_ir_builder *b, const char *what, pto_ir_expr *
 pto_status pto_ir_builder_tile_type(pto_ir_builder *b, pto_dtype dt, int rank,
                                     pto_ir_expr *const *dims, pto_space space, int nvalid,
                                     pto_ir_expr *const *valid, const pto_ir_type **out_type) {
+  if (!out_type)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_tile_type: out_type is NULL");
   CHECK(b);
   if ((unsigned)dt >= PTO_DTYPE_COUNT) return fail(b, "tile: unknown dtype");
   if (rank != 2) return fail(b, "tile rank %d: tiles are 2-D", rank);
@@ -1069,6 +1120,9 @@ static const char *const k_kind_names[] = {"kernel", "orch", "host"};
 
 pto_status pto_ir_builder_func_begin(pto_ir_builder *b, pto_func_kind kind, const char *name,
                                      pto_ir_func **out_func) {
+  if (!out_func)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_func_begin: out_func is NULL");
   CHECK(b);
   if (b->nframes)
     return fail(b, "@%s is still open: close it before starting another function", b->func->name);

@@ -14,6 +14,7 @@
   } while (0)
 
 pto_status pto_ir_value_map_init(pto_ir_value_map *m, int n) {
+  if (!m) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_value_map_init: m is NULL");
   memset(m, 0, sizeof *m);
   if (n < 0) n = 0;
   m->values = pto_calloc((size_t)n + 1, sizeof *m->values);
@@ -27,6 +28,7 @@ pto_status pto_ir_value_map_init(pto_ir_value_map *m, int n) {
 }
 
 void pto_ir_value_map_clear(pto_ir_value_map *m) {
+  if (!m) return;
   free(m->values);
   free((void *)m->exprs);
   memset(m, 0, sizeof *m);
@@ -97,12 +99,22 @@ static pto_status clone_expr(pto_ir_builder *b, const pto_ir_program *src, const
 pto_status pto_ir_builder_copy_expr(pto_ir_builder *b, const pto_ir_program *src,
                                     const pto_ir_expr *e, pto_ir_value_map *m,
                                     pto_ir_expr **out_expr) {
+  if (!b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_copy_expr: b is NULL");
+  if (!out_expr)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_expr: out_expr is NULL");
   return clone_expr(b, src, e, m, out_expr);
 }
 
 pto_status pto_ir_builder_copy_type(pto_ir_builder *b, const pto_ir_program *src,
                                     const pto_ir_type *t, pto_ir_value_map *m,
                                     const pto_ir_type **out_type) {
+  if (!b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_copy_type: b is NULL");
+  if (!out_type)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_type: out_type is NULL");
   if (!t) return pto_ir_builder_fail(b, "copy: a missing type");
   if (t->rank > PTO_MAX_RANK) return pto_ir_builder_fail(b, "copy: a type of rank %d", t->rank);
   pto_ir_expr *dims[PTO_MAX_RANK], *valid[PTO_MAX_RANK];
@@ -330,6 +342,10 @@ pto_status pto_ir_builder_copy_stmt(pto_ir_builder *b, const pto_ir_program *src
 
 pto_status pto_ir_builder_copy_block(pto_ir_builder *b, const pto_ir_program *src,
                                      const pto_ir_block *blk, pto_ir_value_map *m) {
+  if (!blk)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_copy_block: blk is NULL");
+  if (!b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_copy_block: b is NULL");
   for (int i = 0; i < blk->n; i++)
     TRY(pto_ir_builder_copy_stmt(b, src, blk->stmts[i], m));
   return PTO_OK;
@@ -337,6 +353,18 @@ pto_status pto_ir_builder_copy_block(pto_ir_builder *b, const pto_ir_program *sr
 
 pto_status pto_ir_builder_copy_func_header(pto_ir_builder *b, const pto_ir_program *src,
                                            const pto_ir_func *f, pto_ir_func **out_func) {
+  if (!b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_header: b is NULL");
+  if (!src)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_header: src is NULL");
+  if (!f)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_header: f is NULL");
+  if (!out_func)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_header: out_func is NULL");
   pto_ir_builder_set_loc(b, f->loc);
   TRY(pto_ir_builder_func_begin(b, f->kind, f->name, out_func));
   for (int i = 0; i < f->nparams; i++) {
@@ -366,6 +394,16 @@ pto_status pto_ir_builder_copy_func_header(pto_ir_builder *b, const pto_ir_progr
 
 pto_status pto_ir_builder_copy_func_body(pto_ir_builder *b, const pto_ir_program *src,
                                          const pto_ir_func *f, pto_ir_func *dst) {
+  if (!b)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_copy_func_body: b is NULL");
+  if (!src)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_body: src is NULL");
+  if (!f)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_copy_func_body: f is NULL");
+  if (!dst)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_builder_copy_func_body: dst is NULL");
   pto_ir_builder_set_loc(b, f->loc);
   if (dst->nparams != f->nparams)
     return pto_ir_builder_fail(b, "copy of @%s: %d parameters for %d", f->name, dst->nparams,
@@ -388,6 +426,9 @@ pto_status pto_ir_builder_copy_func_body(pto_ir_builder *b, const pto_ir_program
 }
 
 pto_status pto_ir_program_copy(const pto_ir_program *src, pto_ir_program **out_program) {
+  if (!src) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_copy: src is NULL");
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_copy: out_program is NULL");
   *out_program = NULL;
   pto_ir_builder *b;
   TRY(pto_ir_builder_create(src->name, src->file, &b));

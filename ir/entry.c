@@ -119,6 +119,14 @@ static pto_status build_orch(pto_ir_builder *b, const pto_ir_program *p, const p
 
 pto_status pto_ir_program_kernel_entry(const pto_ir_program *p, const char *name,
                                        pto_ir_program **out_program, const char **out_entry) {
+  if (!p)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_kernel_entry: p is NULL");
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_program_kernel_entry: out_program is NULL");
+  if (!out_entry)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_ir_program_kernel_entry: out_entry is NULL");
   *out_program = NULL;
   *out_entry = NULL;
   pto_ir_func *k = NULL;

@@ -1328,6 +1328,8 @@ static int keep_notes(parser *p, pto_ir_program *prog) {
 
 pto_status pto_ir_parse_string(const char *src, size_t len, const char *filename,
                                pto_ir_program **out_program) {
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_parse_string: out_program is NULL");
   *out_program = NULL;
   parser p = {.src = src ? src : "", .len = src ? len : 0};
   pto_status s = pto_ir_builder_create(NULL, filename ? filename : "<string>", &p.b);

@@ -548,15 +548,23 @@ static pto_status print_text(const pto_ir_program *p, comments *c, char **out_te
 }
 
 pto_status pto_ir_print(const pto_ir_program *p, char **out_text) {
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_print: p is NULL");
+  if (!out_text)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_print: out_text is NULL");
   return print_text(p, NULL, out_text);
 }
 
 pto_status pto_ir_format(const pto_ir_program *p, char **out_text) {
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_format: p is NULL");
+  if (!out_text)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_format: out_text is NULL");
   comments c = {&p->notes, 0, 0, 1};
   return print_text(p, &c, out_text);
 }
 
 pto_status pto_ir_print_file(const pto_ir_program *p, FILE *f) {
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_print_file: p is NULL");
+  if (!f) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_print_file: f is NULL");
   char *text = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_print(p, &text));
   size_t n = strlen(text);

@@ -36,6 +36,9 @@ static void list_kind(const pto_ir_program *p, pto_func_kind k, char *buf, size_
 }
 
 pto_status pto_ir_program_entry(const pto_ir_program *p, const char *name, pto_ir_func **out_func) {
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_entry: p is NULL");
+  if (!out_func)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_program_entry: out_func is NULL");
   *out_func = NULL;
   const char *file = p->file ? p->file : "<program>";
   if (name && *name) {
@@ -146,6 +149,8 @@ int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out) {
 }
 
 pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program) {
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_parse_file: out_program is NULL");
   *out_program = NULL;
   uint8_t *buf;
   size_t len;
@@ -303,6 +308,10 @@ static void collect_block(const pto_ir_block *b, const pto_ir_stmt **out, int *n
 }
 
 pto_status pto_ir_func_stmts(const pto_ir_func *f, const pto_ir_stmt ***out_stmts, int *out_n) {
+  if (!out_stmts)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_func_stmts: out_stmts is NULL");
+  if (!out_n)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_func_stmts: out_n is NULL");
   *out_stmts = NULL;
   *out_n = 0;
   if (!f) return PTO_OK;

@@ -23,6 +23,8 @@ void pto_signature_clear(pto_signature *sig) {
 }
 
 pto_status pto_signature_copy(const pto_signature *src, pto_signature *out) {
+  if (!src) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_copy: src is NULL");
+  if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_copy: out is NULL");
   memset(out, 0, sizeof *out);
   out->entry = pto_strdup(src->entry ? src->entry : "");
   out->params = pto_calloc((size_t)src->nparams + 1, sizeof *out->params);
@@ -98,6 +100,9 @@ static const char *loc_file(const pto_ir_program *p) { return p->file ? p->file 
 pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
                                const pto_binding *scalars, int nscalars, const pto_binding *samples,
                                int nsamples, pto_signature *out) {
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_build: p is NULL");
+  if (!f) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_build: f is NULL");
+  if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_build: out is NULL");
   memset(out, 0, sizeof *out);
   for (int i = 0; i < nscalars; i++) {
     int found = 0;
@@ -252,6 +257,11 @@ fail:
 pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
                                      const char *const *kernel_names,
                                      const char *const *kernel_symbols, char out_hex[33]) {
+  if (!sig)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_fingerprint: sig is NULL");
+  if (!out_hex)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_signature_fingerprint: out_hex is NULL");
   /* One line per item, every string length-prefixed, so no two signatures share a text. */
   pto_text t = {0};
   const char *entry = sig->entry ? sig->entry : "";

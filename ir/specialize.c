@@ -71,6 +71,10 @@ static pto_status entry_header(pto_ir_builder *b, const pto_ir_program *p, const
 
 pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
                              const pto_signature *sig, pto_ir_program **out_program) {
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_specialize: p is NULL");
+  if (!sig) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_specialize: sig is NULL");
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_specialize: out_program is NULL");
   *out_program = NULL;
   pto_ir_builder *b;
   PTO_RETURN_IF_ERROR(pto_ir_builder_create(p->name, p->file, &b));

@@ -256,6 +256,10 @@ pto_status pto__loader_hid_mem(const char *name, const uint8_t *buf, size_t size
 }
 
 pto_status pto_elf_build_id(const char *path, uint8_t out_id[64], size_t *out_len) {
+  if (!out_id)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_elf_build_id: out_id is NULL");
+  if (!out_len)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_elf_build_id: out_len is NULL");
   *out_len = 0;
   uint8_t *buf;
   size_t size;
@@ -266,6 +270,7 @@ pto_status pto_elf_build_id(const char *path, uint8_t out_id[64], size_t *out_le
 }
 
 pto_status pto_elf_hid(const char *path, uint64_t *out_hid) {
+  if (!out_hid) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_elf_hid: out_hid is NULL");
   *out_hid = 0;
   uint8_t *buf;
   size_t size;

@@ -549,8 +549,12 @@ static pto_status kernel_entry(const pto_ir_program **p, const pto_compile_optio
 
 pto_status pto_cache_key(const pto_ir_program *p, const pto_compile_options *opt, char out_hex[33],
                          char **out_text) {
+  if (!out_hex)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_key: out_hex is NULL");
   if (out_text) *out_text = NULL;
   out_hex[0] = 0;
+  if (!p)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_key: the IR program is NULL");
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
@@ -745,23 +749,33 @@ uint64_t pto__loader_cache_memory_hits(void) {
 
 /* ---- the directory -------------------------------------------------------------------- */
 
+/* Writes the directory into out, refusing a path out does not hold (a truncated path would name
+ * another directory). A relative $XDG_CACHE_HOME is ignored, as the XDG base directory
+ * specification says (it would put the cache wherever the process happens to run). */
+static pto_status cache_dir_put(char *out, size_t n, const char *a, const char *b) {
+  int len = snprintf(out, n, "%s%s", a, b);
+  if (len < 0 || (size_t)len >= n) {
+    if (n) out[0] = 0;
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "the cache directory %s%s is longer than %zu bytes: set PTO_CACHE_DIR "
+                           "to a shorter path",
+                           a, b, n ? n - 1 : 0);
+  }
+  return PTO_OK;
+}
+
 pto_status pto_cache_dir(char *out, size_t n) {
+  if (!out || !n)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_dir: out is NULL or n is 0");
   const char *d = getenv("PTO_CACHE_DIR");
-  if (d && *d) {
-    snprintf(out, n, "%s", d);
-    return PTO_OK;
-  }
+  if (d && *d) return cache_dir_put(out, n, d, "");
   d = getenv("XDG_CACHE_HOME");
-  if (d && *d) {
-    snprintf(out, n, "%s/pto", d);
-    return PTO_OK;
-  }
+  if (d && d[0] == '/') return cache_dir_put(out, n, d, "/pto");
   d = getenv("HOME");
   if (!d || !*d)
     return pto_status_make(PTO_STATUS_NOT_FOUND,
                            "no cache directory: set PTO_CACHE_DIR (or XDG_CACHE_HOME or HOME)");
-  snprintf(out, n, "%s/.cache/pto", d);
-  return PTO_OK;
+  return cache_dir_put(out, n, d, "/.cache/pto");
 }
 
 /* Anyone who can write the cache can make us dlopen their code. */
@@ -1263,7 +1277,9 @@ static pto_status caller_signature(const pto_ir_program *p, const pto_compile_op
 
 /* A device set belongs to a program with a host entry only (the key of any other leaves it
  * out, so without this check a cache hit would silently ignore it). */
-static pto_status check_devices_apply(const pto_ir_program *p, const pto_compile_options *opt) {
+static pto_status check_devices_apply(const char *fn, const pto_ir_program *p,
+                                      const pto_compile_options *opt) {
+  if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the IR program is NULL", fn);
   int ndev = 0;
   pto_compile_options_devices(opt, &ndev);
   if (ndev == 0) return PTO_OK;
@@ -1280,11 +1296,13 @@ static pto_status compile_program(const pto_ir_program *p, const pto_compile_opt
 
 pto_status pto_compile(const pto_ir_program *p, const pto_compile_options *opt,
                        pto_program **out_program) {
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_compile: out_program is NULL");
   *out_program = NULL;
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
-  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
+  PTO_RETURN_IF_ERROR(check_devices_apply("pto_compile", p, opt));
 
   /* The in-process level: a request seen before, answered without disk or key text. A kernel
    * entry's request is the caller's (the kernel's index in p), so a hit needs no orch made. */
@@ -1393,7 +1411,7 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
-  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
+  PTO_RETURN_IF_ERROR(check_devices_apply("pto_compile_to_dir", p, opt));
   pto_compile_options kopt;
   pto_ir_program *kprog = NULL;
   PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));
@@ -1434,11 +1452,14 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
 
 pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_options *opt,
                                 pto_program **out_program) {
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_compile_uncached: out_program is NULL");
   *out_program = NULL;
   pto_compile_options defaults;
   pto_compile_options_init(&defaults);
   if (!opt) opt = &defaults;
-  PTO_RETURN_IF_ERROR(check_devices_apply(p, opt));
+  PTO_RETURN_IF_ERROR(check_devices_apply("pto_compile_uncached", p, opt));
   pto_compile_options kopt;
   pto_ir_program *kprog = NULL;
   PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));

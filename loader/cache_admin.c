@@ -106,6 +106,10 @@ static pto_status existing_root(char *root, size_t n, int *out_exists) {
 /* ---- list, find ----------------------------------------------------------------------- */
 
 pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count) {
+  if (!out_entries)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_list: out_entries is NULL");
+  if (!out_count)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_list: out_count is NULL");
   *out_entries = NULL;
   *out_count = 0;
   char root[PATH_MAX];
@@ -156,6 +160,12 @@ void pto_cache_list_free(pto_cache_entry *entries, int count) {
 }
 
 pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path) {
+  if (!out_key)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_find: out_key is NULL");
+  if (!out_path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_find: out_path is NULL");
+  if (!prefix)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_find: prefix is NULL");
   out_key[0] = 0;
   *out_path = NULL;
   size_t n = strlen(prefix);
@@ -194,6 +204,8 @@ pto_status pto_cache_find(const char *prefix, char out_key[33], char **out_path)
 }
 
 pto_status pto_cache_remove(const char *prefix, char out_key[33]) {
+  if (!prefix)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_remove: prefix is NULL");
   char key[33], root[PATH_MAX];
   char *path = NULL;
   if (out_key) out_key[0] = 0;
@@ -211,6 +223,9 @@ pto_status pto_cache_remove(const char *prefix, char out_key[33]) {
 /* ---- verify --------------------------------------------------------------------------- */
 
 pto_status pto_cache_verify_entry(const char *entry_dir, const char *key) {
+  if (!entry_dir || !key)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_cache_verify_entry: entry_dir or key is NULL");
   PTO_RETURN_IF_ERROR(pto__loader_cache_check_owner(entry_dir));
   pto_manifest m;
   pto_status s = pto__loader_manifest_read_sealed(entry_dir, &m);
@@ -272,6 +287,10 @@ done:
 }
 
 pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked, int *out_corrupt) {
+  if (!out_checked)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_verify: out_checked is NULL");
+  if (!out_corrupt)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_verify: out_corrupt is NULL");
   *out_checked = *out_corrupt = 0;
   char root[PATH_MAX];
   int exists;
@@ -404,6 +423,8 @@ pto_status pto__loader_cache_gc(const char *root, uint64_t max_bytes, int nonblo
 }
 
 pto_status pto_cache_gc(uint64_t max_bytes, pto_cache_gc_result *out_result) {
+  if (!out_result)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_gc: out_result is NULL");
   memset(out_result, 0, sizeof *out_result);
   char root[PATH_MAX];
   int exists;
@@ -413,6 +434,8 @@ pto_status pto_cache_gc(uint64_t max_bytes, pto_cache_gc_result *out_result) {
 }
 
 pto_status pto_cache_clear(uint64_t *out_removed) {
+  if (!out_removed)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_clear: out_removed is NULL");
   *out_removed = 0;
   char root[PATH_MAX];
   int exists;
@@ -444,6 +467,8 @@ pto_status pto_cache_clear(uint64_t *out_removed) {
 /* ---- sizes and stats ------------------------------------------------------------------ */
 
 pto_status pto_cache_parse_size(const char *text, uint64_t *out_bytes) {
+  if (!out_bytes)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_parse_size: out_bytes is NULL");
   *out_bytes = 0;
   const char *p = text;
   if (!p || !isdigit((unsigned char)*p))
@@ -476,6 +501,7 @@ pto_status pto_cache_parse_size(const char *text, uint64_t *out_bytes) {
 }
 
 pto_status pto_cache_stats_get(pto_cache_stats *out) {
+  if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_cache_stats_get: out is NULL");
   memset(out, 0, sizeof *out);
   out->memory_hits = pto__loader_cache_memory_hits();
   out->max_bytes = pto__loader_cache_max_bytes();

@@ -485,6 +485,9 @@ fail:
 }
 
 pto_status pto_program_load_dir(const char *work_dir, pto_program **out_program) {
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_program_load_dir: out_program is NULL");
   return pto__loader_load_dir_checked(work_dir, NULL, out_program);
 }
 

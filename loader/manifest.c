@@ -68,6 +68,8 @@ static void hash_hex(XXH128_hash_t h, char out[33]) {
 }
 
 pto_status pto_file_hash(const char *path, char out_hex[PTO_HASH_HEX_LEN + 1]) {
+  if (!out_hex)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_hash: out_hex is NULL");
   out_hex[0] = 0;
   int fd;
   PTO_RETURN_IF_ERROR(pto_file_open_regular(path, 0, &fd, NULL));
@@ -207,6 +209,8 @@ pto_status pto__manifest_realdir(const char *dir, char **out_rdir) {
 }
 
 pto_status pto_manifest_resolve(const char *dir, const char *relpath, char **out_path) {
+  if (!out_path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_resolve: out_path is NULL");
   *out_path = NULL;
   PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
   char *rdir = NULL;
@@ -773,6 +777,8 @@ static pto_status parse_root(const reader *r, const json_t *root, pto_manifest *
 }
 
 pto_status pto_manifest_parse(const char *text, size_t len, const char *name, pto_manifest *out_m) {
+  if (!out_m)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_parse: out_m is NULL");
   memset(out_m, 0, sizeof *out_m);
   pto__loader_json_init();
   json_error_t jerr;
@@ -793,6 +799,8 @@ pto_status pto_manifest_parse(const char *text, size_t len, const char *name, pt
 }
 
 pto_status pto_manifest_read(const char *dir, pto_manifest *out_m) {
+  if (!out_m)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_read: out_m is NULL");
   memset(out_m, 0, sizeof *out_m);
   char *path = NULL;
   if (!(path = pto_strdup_printf("%s/%s", dir, PTO_MANIFEST_FILENAME))) return oom();
@@ -964,6 +972,9 @@ static json_t *manifest_json(const pto_manifest *m, writer *w) {
 }
 
 pto_status pto_manifest_to_json(const pto_manifest *m, char **out_text) {
+  if (!m) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_to_json: m is NULL");
+  if (!out_text)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_to_json: out_text is NULL");
   *out_text = NULL;
   writer w = {0};
   json_t *root = manifest_json(m, &w);
@@ -1010,6 +1021,8 @@ static pto_status write_all(int fd, const char *text, size_t len, const char *pa
 }
 
 pto_status pto_manifest_write(const char *dir, const pto_manifest *m) {
+  if (!dir) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_write: dir is NULL");
+  if (!m) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_manifest_write: m is NULL");
   char *text = NULL, *path = NULL, *tmp = NULL;
   int fd = -1;
   pto_status s = pto_manifest_to_json(m, &text);

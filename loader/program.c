@@ -32,6 +32,9 @@ pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_
                                              const pto_kernel_fn *kernels,
                                              const char *const *kernel_names,
                                              uint64_t scratch_bytes, pto_program **out_program) {
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_program_create_from_functions: out_program is NULL");
   *out_program = NULL;
   if (!entry)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "program has no orchestration entry");
@@ -60,6 +63,9 @@ pto_status pto_program_create_from_functions(const pto_signature *sig, pto_orch_
 pto_status pto_program_create_host(const pto_signature *sig, pto_host_entry_fn entry, int ncallees,
                                    pto_program *const *callees, int ndevices,
                                    const int32_t *device_ids, pto_program **out_program) {
+  if (!out_program)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_program_create_host: out_program is NULL");
   *out_program = NULL;
   if (!entry) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "host program has no entry");
   if (ndevices < 1)
@@ -121,21 +127,24 @@ void pto_program_release(pto_program *p) {
   free(p);
 }
 
-const pto_signature *pto_program_signature(const pto_program *p) { return &p->sig; }
-uint64_t pto_program_hid(const pto_program *p) { return p->hid; }
-pto_orch_bind_fn pto_program_orch_bind(const pto_program *p) { return p->orch_bind; }
-pto_orch_entry_fn pto_program_orch_entry(const pto_program *p) { return p->orch_entry; }
-int pto_program_kernel_count(const pto_program *p) { return p->nkernels; }
+const pto_signature *pto_program_signature(const pto_program *p) { return p ? &p->sig : NULL; }
+uint64_t pto_program_hid(const pto_program *p) { return p ? p->hid : 0; }
+pto_orch_bind_fn pto_program_orch_bind(const pto_program *p) { return p ? p->orch_bind : NULL; }
+pto_orch_entry_fn pto_program_orch_entry(const pto_program *p) { return p ? p->orch_entry : NULL; }
+int pto_program_kernel_count(const pto_program *p) { return p ? p->nkernels : 0; }
 pto_kernel_fn pto_program_kernel(const pto_program *p, int id) {
-  return id >= 0 && id < p->nkernels ? p->kernels[id] : NULL;
+  return p && id >= 0 && id < p->nkernels ? p->kernels[id] : NULL;
 }
 const char *pto_program_kernel_name(const pto_program *p, int id) {
-  return id >= 0 && id < p->nkernels ? p->kernel_names[id] : "?";
+  return p && id >= 0 && id < p->nkernels ? p->kernel_names[id] : "?";
 }
 int pto_program_kernel_core_type(const pto_program *p, int id) {
-  return id >= 0 && id < p->nkernels ? p->kernel_core_types[id] : -1;
+  return p && id >= 0 && id < p->nkernels ? p->kernel_core_types[id] : -1;
 }
 pto_status pto_program_set_kernel_core_type(pto_program *p, int id, int core_type) {
+  if (!p)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_program_set_kernel_core_type: the program is NULL");
   if (id < 0 || id >= p->nkernels)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "kernel id %d is out of range (%d kernels)",
                            id, p->nkernels);
@@ -145,19 +154,19 @@ pto_status pto_program_set_kernel_core_type(pto_program *p, int id, int core_typ
   p->kernel_core_types[id] = core_type;
   return PTO_OK;
 }
-uint64_t pto_program_scratch_bytes(const pto_program *p) { return p->scratch_bytes; }
-const char *pto_program_work_dir(const pto_program *p) { return p->work_dir; }
+uint64_t pto_program_scratch_bytes(const pto_program *p) { return p ? p->scratch_bytes : 0; }
+const char *pto_program_work_dir(const pto_program *p) { return p ? p->work_dir : NULL; }
 const char *pto_program_callee_dir(const pto_program *p, int index) {
   return p && index >= 0 && index < p->ncallees ? p->callee_dirs[index] : NULL;
 }
 
-int pto_program_is_host(const pto_program *p) { return p->is_host; }
-int pto_program_device_count(const pto_program *p) { return p->is_host ? p->ndevices : 0; }
+int pto_program_is_host(const pto_program *p) { return p ? p->is_host : 0; }
+int pto_program_device_count(const pto_program *p) { return p && p->is_host ? p->ndevices : 0; }
 int32_t pto_program_device_id(const pto_program *p, int rank) {
-  return p->is_host && rank >= 0 && rank < p->ndevices ? p->devices[rank] : -1;
+  return p && p->is_host && rank >= 0 && rank < p->ndevices ? p->devices[rank] : -1;
 }
-int pto_program_callee_count(const pto_program *p) { return p->ncallees; }
+int pto_program_callee_count(const pto_program *p) { return p ? p->ncallees : 0; }
 const pto_program *pto_program_callee(const pto_program *p, int index) {
-  return index >= 0 && index < p->ncallees ? p->callees[index] : NULL;
+  return p && index >= 0 && index < p->ncallees ? p->callees[index] : NULL;
 }
-pto_host_entry_fn pto_program_host_entry(const pto_program *p) { return p->host_entry; }
+pto_host_entry_fn pto_program_host_entry(const pto_program *p) { return p ? p->host_entry : NULL; }

@@ -11,6 +11,7 @@
  * manifest, and the next rebuild does the work again. When nothing is stale the compiler (and
  * LLVM) is never loaded. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -97,6 +98,16 @@ static pto_status build_into(const pto_compiler_api *api, const char *dir, const
   char path[PATH_MAX], tmp[PATH_MAX + 32];
   PTO_RETURN_IF_ERROR(out_path(dir, relpath, path, sizeof path));
   snprintf(tmp, sizeof tmp, "%s.rebuild-%ld", path, (long)getpid());
+  /* A work dir is rebuilt in place: say so when it cannot be written, rather than let the
+   * compiler or linker fail on its output file (which read as a source that does not compile). */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return pto_status_make(
+        PTO_STATUS_IO,
+        "cannot write %s: %s: a stale work dir is rebuilt in place, so it must be "
+        "writable (copy it somewhere writable, or rebuild it as its owner)",
+        tmp, strerror(errno));
+  close(fd);
   pto_status s = build(api, arg, tmp);
   if (!s && rename(tmp, path) != 0)
     s = pto_status_make(PTO_STATUS_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));

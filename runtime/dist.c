@@ -186,6 +186,7 @@ struct dworker {
 };
 
 void pto_dist_config_init(pto_dist_config *cfg) {
+  if (!cfg) return;
   memset(cfg, 0, sizeof *cfg);
   cfg->sz = sizeof *cfg;
 }
@@ -1311,6 +1312,10 @@ static pto_status check_device_set(const char *fn, const pto_program *p, int n,
 static void dist_worker_close(dworker *w);
 static pto_status dist_free_tensor(dworker *w, dtensor *t);
 
+/* pto_worker_open's limits (worker.c, devmem.c), checked at open for the chips' configuration. */
+#define DIST_MAX_CORES 1024
+#define DIST_MAX_BYTES (1ull << 40)
+
 static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out) {
   static const char fn[] = "pto_dist_worker_open";
   if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: out_worker is NULL", fn);
@@ -1383,6 +1388,19 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                            "%s: wait_timeout_ms %u is out of range (0 for $PTO_DIST_TIMEOUT_MS "
                            "or the default, or 1 to %d)",
                            fn, cfg.wait_timeout_ms, PTO_DIST_TIMEOUT_MS_MAX);
+  /* Checked here, naming the field (the chips' own check would report an internal error of one
+   * rank); the heap's size is rounded up to pages, which must not wrap. chip_memory_bytes is the
+   * chips' to check: each reports it as it fails to open (test chip_that_fails_to_open). */
+  if (cfg.ncores_per_chip < 0 || cfg.ncores_per_chip > DIST_MAX_CORES)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: ncores_per_chip %d is out of range (0 for the default, or 1 to %d)",
+                           fn, cfg.ncores_per_chip, DIST_MAX_CORES);
+  if (cfg.shared_heap_bytes > DIST_MAX_BYTES)
+    return pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "%s: shared_heap_bytes %llu is out of range (0 for the default, or up to "
+        "%llu, rounded up to pages)",
+        fn, (unsigned long long)cfg.shared_heap_bytes, (unsigned long long)DIST_MAX_BYTES);
   const char *env_ms = getenv("PTO_DIST_TIMEOUT_MS");
   int explicit_ms = cfg.wait_timeout_ms || (env_ms && *env_ms);
   if (!cfg.wait_timeout_ms) {
@@ -2084,6 +2102,7 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   if ((size_t)sig->nparams != nargs)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: @%s takes %d arguments, got %zu", fn,
                            sig->entry, sig->nparams, nargs);
+  if (nargs && !args) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: args is NULL", fn);
   if (sig->nparams > 64)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: more than 64 host parameters", fn);
   PTO_RETURN_IF_ERROR(load_program(w, p));
@@ -2209,11 +2228,16 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   gather(w, ts, (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec - ts);
   emit_run_strace(w, ++w->nruns);
   if (rc || w->fatal_code) {
-    pto_status hs = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s%s%s", sig->entry,
-                                    w->fatal[0] ? w->fatal : "the host code failed",
-                                    s ? "; then " : "", s ? pto_status_message(s) : "");
-    pto_status_free(s);
-    s = hs;
+    const char *fatal = w->fatal[0] ? w->fatal : "the host code failed";
+    if (s && strcmp(fatal, pto_status_message(s)) == 0) {
+      /* The host failed on the chips' own error (a chip that died under a call): said once. */
+      s = pto_status_annotate(s, "host @%s", sig->entry);
+    } else {
+      pto_status hs = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s%s%s", sig->entry, fatal,
+                                      s ? "; then " : "", s ? pto_status_message(s) : "");
+      pto_status_free(s);
+      s = hs;
+    }
   }
   /* Windows and host-created tensors live for one run; acc_rec records end with it. */
   for (size_t i = 0; i < w->nbufs; i++) {
@@ -2400,6 +2424,9 @@ static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *h
   *out = NULL;
   if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
+  if (!host->data)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the host tensor has no data (NULL)",
+                           fn);
   if (host->rank < 2)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: a stacked tensor has rank >= 2 (shards along dim 0), got rank %d",
@@ -2630,6 +2657,9 @@ pto_status pto_dist_worker_call(pto_dist_worker *wt, const pto_arg *args, size_t
 }
 
 pto_status pto_dist_worker_last_run(const pto_dist_worker *wt, pto_dist_run_record *out_record) {
+  if (!out_record)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_dist_worker_last_run: out_record is NULL");
   dworker *w;
   uint32_t pin;
   PTO_RETURN_IF_ERROR(enter(wt, "pto_dist_worker_last_run", 0, &w, &pin));

@@ -21,6 +21,7 @@ static atomic_ullong g_launch_counter;
 #define PTO__RT_MAX_CORES 1024
 
 void pto_run_config_init(pto_run_config *cfg) {
+  if (!cfg) return;
   memset(cfg, 0, sizeof *cfg);
   cfg->sz = sizeof *cfg;
 }
@@ -253,6 +254,8 @@ static pto_status worker_memory_info_in(pto__rt_worker *w, pto_device_memory_inf
 }
 
 pto_status pto_worker_memory_info(const pto_worker *wt, pto_device_memory_info *out_info) {
+  if (!out_info)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_worker_memory_info: out_info is NULL");
   pto__rt_worker *w;
   uint32_t pin;
   PTO_RETURN_IF_ERROR(enter(wt, "pto_worker_memory_info", &w, &pin));
@@ -444,6 +447,8 @@ pto_status pto_device_tensor_describe(const pto_device_tensor *t,
   if (!d)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_device_tensor_describe: %s",
                 pto__rt_gone_text(gone, PTO__RT_OBJ_TENSOR));
+  if (!out_info)
+    return fail(PTO_STATUS_INVALID_ARGUMENT, "pto_device_tensor_describe: out_info is NULL");
   memset(out_info, 0, sizeof *out_info);
   out_info->addr = d->addr;
   out_info->nbytes = d->nbytes;
@@ -834,6 +839,9 @@ static pto_status worker_last_launch_in(pto__rt_worker *w, pto_launch_record *ou
 }
 
 pto_status pto_worker_last_launch(const pto_worker *wt, pto_launch_record *out_record) {
+  if (!out_record)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_worker_last_launch: out_record is NULL");
   pto__rt_worker *w;
   uint32_t pin;
   PTO_RETURN_IF_ERROR(enter(wt, "pto_worker_last_launch", &w, &pin));

@@ -42,6 +42,7 @@ pto_status pto__bench_write_output(const char *path, const char *text, const cha
 /* ---- names and options ------------------------------------------------------------------ */
 
 void pto_bench_options_init(pto_bench_options *opt) {
+  if (!opt) return;
   memset(opt, 0, sizeof *opt);
   opt->sz = sizeof *opt;
   opt->rounds = PTO_BENCH_DEFAULT_ROUNDS;
@@ -49,6 +50,7 @@ void pto_bench_options_init(pto_bench_options *opt) {
 }
 
 void pto_trace_options_init(pto_trace_options *opt) {
+  if (!opt) return;
   memset(opt, 0, sizeof *opt);
   opt->sz = sizeof *opt;
   opt->warmup = PTO_TRACE_WARMUP_AUTO;

@@ -516,6 +516,10 @@ static uint64_t chip_pid(uint64_t pid) { return (uint64_t)(uint32_t)(int)pid; }
 
 pto_status pto_dist_trace_parse(const char *text, size_t len, int warmup,
                                 pto_dist_bench_stats **out) {
+  if (!out)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_trace_parse: out is NULL");
+  if (!text && len)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_trace_parse: text is NULL");
   *out = NULL;
   rec *recs = NULL;
   size_t nrec = 0, cap = 0;
@@ -687,6 +691,11 @@ static void header(pto_text *t, const char *title) {
 }
 
 pto_status pto_dist_bench_stats_render(const pto_dist_bench_stats *st, char **out_text) {
+  if (!st)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_bench_stats_render: st is NULL");
+  if (!out_text)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_dist_bench_stats_render: out_text is NULL");
   pto_text t = {0};
   pto_text_printf(&t, "%d rounds after %d warmup on %d ranks%s%s\n", st->rounds, st->warmup,
                   st->nranks, st->unstable_dispatch_slots ? "; unstable_dispatch_slots" : "",
@@ -741,6 +750,11 @@ static json_t *metrics(const pto_bench_summary *s) {
 }
 
 pto_status pto_dist_bench_stats_to_json(const pto_dist_bench_stats *st, char **out_json) {
+  if (!st)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_dist_bench_stats_to_json: st is NULL");
+  if (!out_json)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_dist_bench_stats_to_json: out_json is NULL");
   json_t *root = json_object();
   json_t *per_round = metrics(st->per_round_summary);
   json_t *samples = json_object();

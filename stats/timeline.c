@@ -15,6 +15,7 @@
 enum { DEFAULT_WIDTH = 80, MIN_WIDTH = 30, DEFAULT_SVG_WIDTH = 1000, MAX_PATH_LISTED = 8 };
 
 void pto_timeline_options_init(pto_timeline_options *opt) {
+  if (!opt) return;
   memset(opt, 0, sizeof *opt);
   opt->sz = sizeof *opt;
 }
@@ -55,6 +56,12 @@ static size_t find_task(const pto_swimlane_task *tasks, size_t ntasks, uint64_t 
 
 pto_status pto_timeline_critical_path(const pto_swimlane_task *tasks, size_t ntasks,
                                       size_t **out_path, size_t *out_n) {
+  if (!out_path)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_timeline_critical_path: out_path is NULL");
+  if (!out_n)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_timeline_critical_path: out_n is NULL");
   *out_path = NULL;
   *out_n = 0;
   PTO_RETURN_IF_ERROR(check_tasks("pto_timeline_critical_path", tasks, ntasks));

@@ -56,8 +56,9 @@ typedef struct pto_dist_config {
   /* "shm" (one host, chips forked) or "mpi" (a -DPTO_MPI=ON build under mpirun); NULL:
    * $PTO_DIST_TRANSPORT, else "shm". */
   const char *transport;
-  int ncores_per_chip;        /* 0: max(1, usable CPUs / ndevices) */
-  uint64_t shared_heap_bytes; /* the shared heap (address space, committed as used); 0: 1 GiB */
+  int ncores_per_chip;        /* 0: max(1, usable CPUs / ndevices); at most 1024 */
+  uint64_t shared_heap_bytes; /* the shared heap (address space, committed as used); 0: 1 GiB;
+                                 at most 1 TiB (pto_dist_worker_open refuses more) */
   uint64_t chip_memory_bytes; /* each chip's private arena for intermediates; 0: 256 MiB */
   /* dist.wait's deadline (on one host, counted from the other ranks' last progress: a wait
    * entered, a command finished, with chips as processes a task completed), and MPI's

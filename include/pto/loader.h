@@ -73,6 +73,9 @@ PTO_API PTO_MUST_USE pto_status pto_program_create_from_functions(
 PTO_API void pto_program_retain(pto_program *p);
 PTO_API void pto_program_release(pto_program *p);
 
+/* The accessors below take a NULL program as one with nothing: NULL, 0, "?" or -1 (what each
+ * gives for an index out of range). */
+
 PTO_API const pto_signature *pto_program_signature(const pto_program *p);
 /* hid of the orchestration shared object (0 for programs made from functions). */
 PTO_API uint64_t pto_program_hid(const pto_program *p);
@@ -176,7 +179,9 @@ PTO_API PTO_MUST_USE pto_status pto_compile_to_dir(const pto_ir_program *p,
 PTO_API PTO_MUST_USE pto_status pto_cache_key(const pto_ir_program *p,
                                               const pto_compile_options *opt, char out_hex[33],
                                               char **out_text);
-/* $PTO_CACHE_DIR, else $XDG_CACHE_HOME/pto, else ~/.cache/pto. */
+/* $PTO_CACHE_DIR, else $XDG_CACHE_HOME/pto (an absolute one; a relative one is ignored, as the
+ * XDG base directory specification says), else ~/.cache/pto. A path out (n bytes) cannot hold
+ * is an error, never truncated. */
 PTO_API PTO_MUST_USE pto_status pto_cache_dir(char *out, size_t n);
 
 #ifdef __cplusplus

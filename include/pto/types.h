@@ -86,7 +86,8 @@ typedef struct pto_host_tensor {
 } pto_host_tensor;
 
 /* Fills shape and row-major strides (a stride that would overflow is left INT64_MAX; such a
- * shape fails pto_shape_size). */
+ * shape fails pto_shape_size). A rank outside 0..PTO_MAX_RANK (or a NULL shape) is stored with
+ * every dim left 0 and shape not read: calls given such a tensor refuse its rank. */
 PTO_API void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank,
                                   const int64_t *shape);
 /* The element count, or -1 when an extent is negative or the count overflows int64. */

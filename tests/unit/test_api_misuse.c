@@ -1,0 +1,458 @@
+/* The public C API called the wrong way (task atk17b, a sweep of the headers in include/pto): NULL
+ * objects and out-parameters, out-of-range configuration, a rank past PTO_MAX_RANK. Each call
+ * must fail with a status naming what was wrong (docs/c-api.md: library code never crashes on a
+ * caller's mistake it can see); before these fixes each of them dereferenced NULL or wrote past
+ * an array. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pto/base.h"
+#include "pto/bench.h"
+#include "pto/cache.h"
+#include "pto/dist.h"
+#include "pto/ir.h"
+#include "pto/ir_builder.h"
+#include "pto/loader.h"
+#include "pto/manifest.h"
+#include "pto/runtime.h"
+#include "pto/signature.h"
+#include "pto/status.h"
+#include "pto/types.h"
+#include "testutil.h"
+
+/* pto_host_tensor_init wrote rank entries into shape[PTO_MAX_RANK] and strides: rank 9 ran past
+ * the struct. A rank out of range is now stored as given and every dim left alone. */
+static void test_host_tensor_init_rank_out_of_range(void **state) {
+  (void)state;
+  struct {
+    pto_host_tensor t;
+    int64_t guard[8];
+  } s;
+  memset(&s, 0x5a, sizeof s);
+  int64_t shape[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  pto_host_tensor_init(&s.t, NULL, PTO_DTYPE_F32, 9, shape);
+  for (int i = 0; i < 8; i++)
+    assert_int_equal(s.guard[i], 0x5a5a5a5a5a5a5a5all);
+  assert_int_equal(s.t.rank, 9);
+  assert_int_equal(pto_host_tensor_numel(&s.t), -1);
+  pto_host_tensor_init(&s.t, NULL, PTO_DTYPE_F32, -1, shape);
+  assert_int_equal(s.t.rank, -1);
+  assert_int_equal(pto_host_tensor_numel(&s.t), -1);
+  pto_host_tensor_init(&s.t, NULL, PTO_DTYPE_F32, 2, shape); /* in range: as before */
+  assert_int_equal(s.t.shape[1], 2);
+  assert_int_equal(s.t.strides[0], 2);
+}
+
+static void test_worker_out_params(void **state) {
+  (void)state;
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = 1;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  assert_status_contains(pto_worker_memory_info(w, NULL),
+                         "pto_worker_memory_info: out_info is NULL");
+  int64_t shape[1] = {16};
+  pto_device_tensor *t = NULL;
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t));
+  assert_status_contains(pto_device_tensor_describe(t, NULL),
+                         "pto_device_tensor_describe: out_info is NULL");
+  pto_device_memory_info mi;
+  assert_pto_ok(pto_worker_memory_info(w, &mi));
+  assert_int_equal(mi.nallocs, 1);
+  pto_worker_close(w);
+}
+
+/* Every builder call took the builder for granted; a NULL one is now refused naming the call,
+ * and so is a NULL out-parameter the call must write. */
+static void test_builder_null(void **state) {
+  (void)state;
+  pto_ir_expr *e = NULL;
+  const pto_ir_type *ty = NULL;
+  pto_ir_program *p = NULL;
+  assert_status_contains(pto_ir_builder_int(NULL, 1, &e),
+                         "pto_ir_builder_int: the builder is NULL");
+  assert_status_contains(pto_ir_builder_body_end(NULL),
+                         "pto_ir_builder_body_end: the builder is NULL");
+  assert_status_contains(pto_ir_builder_finish(NULL, &p),
+                         "pto_ir_builder_finish: the builder is NULL");
+  assert_status_contains(pto_ir_builder_tensor_type(NULL, PTO_DTYPE_F32, 1, &e, &ty),
+                         "pto_ir_builder_tensor_type: b is NULL");
+  assert_status_contains(pto_ir_builder_create("x", NULL, NULL),
+                         "pto_ir_builder_create: out_b is NULL");
+  pto_ir_builder *b = NULL;
+  assert_pto_ok(pto_ir_builder_create("x", NULL, &b));
+  assert_status_contains(pto_ir_builder_int(b, 1, NULL), "pto_ir_builder_int: out_expr is NULL");
+  assert_status_contains(pto_ir_builder_scalar_type(b, PTO_DTYPE_F32, NULL),
+                         "pto_ir_builder_scalar_type: out_type is NULL");
+  assert_status_contains(pto_ir_builder_finish(b, NULL),
+                         "pto_ir_builder_finish: out_program is NULL");
+  /* None of these is the builder's sticky error: it still works. */
+  assert_pto_ok(pto_ir_builder_int(b, 1, &e));
+  assert_pto_ok(pto_ir_builder_finish(b, &p));
+  pto_ir_builder_destroy(b);
+  pto_ir_program_destroy(p);
+}
+
+static const char *const k_add =
+    "program add\n"
+    "kernel @k(%a: tensor[32,128] f32, out %c: tensor[32,128] f32) -> (tensor[32,128] f32) {\n"
+    "  %t = tile.load(%a, [0, 0], [32, 128])\n"
+    "  %c1 = tile.store(%t, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "orch @main(%a: tensor[32,128] f32, out %c: tensor[32,128] f32) -> (tensor[32,128] f32) {\n"
+    "  %c1 = call @k(%a, %c)\n"
+    "  return %c1\n"
+    "}\n";
+
+static void test_parse_and_compile_null(void **state) {
+  (void)state;
+  assert_status_contains(pto_ir_parse_string(k_add, strlen(k_add), "add", NULL),
+                         "pto_ir_parse_string: out_program is NULL");
+  assert_status_contains(pto_ir_parse_file("x.ptir", NULL),
+                         "pto_ir_parse_file: out_program is NULL");
+  pto_program *prog = NULL;
+  assert_status_contains(pto_compile(NULL, NULL, &prog), "pto_compile: the IR program is NULL");
+  assert_status_contains(pto_compile_uncached(NULL, NULL, &prog),
+                         "pto_compile_uncached: the IR program is NULL");
+  assert_status_contains(pto_compile_to_dir(NULL, NULL, "/nonexistent", 0),
+                         "pto_compile_to_dir: the IR program is NULL");
+  char key[33];
+  assert_status_contains(pto_cache_key(NULL, NULL, key, NULL),
+                         "pto_cache_key: the IR program is NULL");
+  pto_ir_program *ir = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_add, strlen(k_add), "add", &ir));
+  assert_status_contains(pto_compile(ir, NULL, NULL), "pto_compile: out_program is NULL");
+  pto_ir_program_destroy(ir);
+}
+
+/* The program accessors read through a NULL program; they now give what they give for an index
+ * out of range. */
+static void test_program_accessors_null(void **state) {
+  (void)state;
+  assert_null(pto_program_signature(NULL));
+  assert_int_equal(pto_program_hid(NULL), 0);
+  assert_null(pto_program_orch_entry(NULL));
+  assert_int_equal(pto_program_kernel_count(NULL), 0);
+  assert_null(pto_program_kernel(NULL, 0));
+  assert_string_equal(pto_program_kernel_name(NULL, 0), "?");
+  assert_int_equal(pto_program_kernel_core_type(NULL, 0), -1);
+  assert_int_equal(pto_program_scratch_bytes(NULL), 0);
+  assert_null(pto_program_work_dir(NULL));
+  assert_int_equal(pto_program_is_host(NULL), 0);
+  assert_int_equal(pto_program_device_count(NULL), 0);
+  assert_int_equal(pto_program_device_id(NULL, 0), -1);
+  assert_int_equal(pto_program_callee_count(NULL), 0);
+  assert_null(pto_program_callee(NULL, 0));
+  assert_null(pto_program_host_entry(NULL));
+  assert_status_contains(pto_program_set_kernel_core_type(NULL, 0, -1),
+                         "pto_program_set_kernel_core_type: the program is NULL");
+}
+
+/* $XDG_CACHE_HOME relative: ignored (XDG base directory spec), not a cache in the current
+ * directory; a path that does not fit is an error, not a truncated (other) directory. */
+static void test_cache_dir_env(void **state) {
+  (void)state;
+  char *saved_pto = getenv("PTO_CACHE_DIR") ? strdup(getenv("PTO_CACHE_DIR")) : NULL;
+  char *saved_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+  char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  char dir[4096];
+  unsetenv("PTO_CACHE_DIR");
+  setenv("HOME", "/home/someone", 1);
+  setenv("XDG_CACHE_HOME", "relative/cache", 1);
+  assert_pto_ok(pto_cache_dir(dir, sizeof dir));
+  assert_string_equal(dir, "/home/someone/.cache/pto");
+  setenv("XDG_CACHE_HOME", "/abs/cache", 1);
+  assert_pto_ok(pto_cache_dir(dir, sizeof dir));
+  assert_string_equal(dir, "/abs/cache/pto");
+  char small[8];
+  assert_status_contains(pto_cache_dir(small, sizeof small),
+                         "the cache directory /abs/cache/pto is longer than 7 bytes");
+  assert_status_contains(pto_cache_dir(NULL, 0), "pto_cache_dir: out is NULL or n is 0");
+  if (saved_pto) setenv("PTO_CACHE_DIR", saved_pto, 1);
+  if (saved_xdg)
+    setenv("XDG_CACHE_HOME", saved_xdg, 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+  if (saved_home) setenv("HOME", saved_home, 1);
+  free(saved_pto);
+  free(saved_xdg);
+  free(saved_home);
+}
+
+/* pto_dist_config sizes were passed on unchecked: shared_heap_bytes near UINT64_MAX wrapped to
+ * 0 when rounded to pages ("cannot map 0 bytes", OUT_OF_MEMORY), ncores_per_chip -2 came back
+ * as an INTERNAL error of rank 0. */
+static void test_dist_config_ranges(void **state) {
+  (void)state;
+  pto_dist_config cfg;
+  pto_dist_worker *w = NULL;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 1;
+  cfg.shared_heap_bytes = UINT64_MAX;
+  assert_status_contains(pto_dist_worker_open(&cfg, &w),
+                         "shared_heap_bytes 18446744073709551615 is out of range");
+  cfg.shared_heap_bytes = (1ull << 40) + 1;
+  assert_status_contains(pto_dist_worker_open(&cfg, &w),
+                         "shared_heap_bytes 1099511627777 is out of range");
+  cfg.shared_heap_bytes = 0;
+  cfg.ncores_per_chip = -2;
+  pto_status s = pto_dist_worker_open(&cfg, &w);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_status_contains(s, "ncores_per_chip -2 is out of range");
+  assert_null(w);
+}
+
+static const char *const k_host =
+    "program h\n"
+    "kernel @k(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
+    "  %t = tile.load(%a, [0, 0], [16, 64])\n"
+    "  %c1 = tile.store(%t, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "orch @o(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
+    "  %c1 = call @k(%a, %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "host @main(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) {\n"
+    "  call @o(%a, %c) device=0\n"
+    "}\n";
+
+/* pto_dist_worker_run(w, p, NULL, n) read args[0]; a stacked tensor from a host tensor without
+ * data copied from NULL. */
+static void test_dist_null_args(void **state) {
+  (void)state;
+  pto_ir_program *ir = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_host, strlen(k_host), "h", &ir));
+  int32_t dev = 0;
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  opt.devices = &dev;
+  opt.ndevices = 1;
+  pto_program *p = NULL;
+  assert_pto_ok(pto_compile(ir, &opt, &p));
+  pto_ir_program_destroy(ir);
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 1;
+  cfg.ncores_per_chip = 1;
+  cfg.chips = "threads";
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  assert_status_contains(pto_dist_worker_run(w, p, NULL, 2), "pto_dist_worker_run: args is NULL");
+  static float a[16 * 64], c[16 * 64];
+  for (int i = 0; i < 16 * 64; i++)
+    a[i] = (float)i;
+  const int64_t shape[2] = {16, 64}, sshape[3] = {1, 16, 64};
+  pto_host_tensor ha, hc, hs;
+  pto_host_tensor_init(&ha, a, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&hc, c, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&hs, NULL, PTO_DTYPE_F32, 3, sshape);
+  pto_dist_tensor *st = NULL;
+  assert_status_contains(pto_dist_alloc_stacked_tensor(w, &hs, NULL, &st),
+                         "pto_dist_alloc_stacked_tensor: the host tensor has no data (NULL)");
+  /* The worker is not hurt by either: a run after them is correct. */
+  pto_arg args[2] = {pto_arg_host_readonly(&ha), pto_arg_host(&hc)};
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  assert_memory_equal(a, c, sizeof a);
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+}
+
+/* More calls that read through a NULL argument before these fixes. */
+static void test_more_nulls(void **state) {
+  (void)state;
+  char key[33];
+  char *path = NULL;
+  assert_status_contains(pto_cache_find(NULL, key, &path), "pto_cache_find: prefix is NULL");
+  assert_status_contains(pto_cache_stats_get(NULL), "pto_cache_stats_get: out is NULL");
+  /* lstat(NULL) failed with EFAULT: UBSan's nonnull report, now refused before. */
+  assert_status_contains(pto_cache_verify_entry(NULL, NULL), "entry_dir or key is NULL");
+  assert_status_contains(pto_file_replace(NULL, NULL, NULL, 0), "pto_file_replace: path is NULL");
+  pto_file_remove_tree(NULL);
+  assert_int_equal(pto_file_tree_bytes(NULL), 0);
+  assert_status_contains(pto_cache_remove(NULL, key), "pto_cache_remove: prefix is NULL");
+  int64_t v;
+  assert_status_contains(pto_env_int(NULL, 0, 1, 0, &v), "pto_env_int: name is NULL");
+  assert_status_contains(pto_env_int("PTO_X", 0, 1, 0, NULL), "pto_env_int: out is NULL");
+  assert_status_contains(pto_manifest_parse("{}", 2, "m", NULL),
+                         "pto_manifest_parse: out_m is NULL");
+  assert_status_contains(pto_signature_copy(NULL, NULL), "pto_signature_copy: src is NULL");
+  assert_status_contains(pto_ir_value_map_init(NULL, 1), "pto_ir_value_map_init: m is NULL");
+  assert_status_contains(pto_ir_print_file(NULL, stdout), "pto_ir_print_file: p is NULL");
+  /* A NULL object with valid out-parameters. */
+  char *text = NULL;
+  pto_ir_func *fn = NULL;
+  pto_ir_program *prog = NULL;
+  assert_status_contains(pto_ir_print(NULL, &text), "pto_ir_print: p is NULL");
+  assert_status_contains(pto_ir_format(NULL, &text), "pto_ir_format: p is NULL");
+  assert_status_contains(pto_ir_program_entry(NULL, NULL, &fn), "pto_ir_program_entry: p is NULL");
+  assert_status_contains(pto_ir_program_copy(NULL, &prog), "pto_ir_program_copy: src is NULL");
+  assert_status_contains(pto_ir_specialize(NULL, NULL, NULL, &prog),
+                         "pto_ir_specialize: p is NULL");
+  assert_status_contains(pto_manifest_to_json(NULL, &text), "pto_manifest_to_json: m is NULL");
+  assert_status_contains(pto_signature_fingerprint(NULL, 0, NULL, NULL, key),
+                         "pto_signature_fingerprint: sig is NULL");
+  assert_null(text);
+  /* Value-returning builder calls and the config initialisers take NULL as nothing. */
+  assert_null(pto_ir_builder_program(NULL));
+  assert_null(pto_ir_builder_error(NULL));
+  assert_int_equal(pto_ir_builder_loc(NULL).line, 0);
+  assert_int_equal(pto_ir_builder_find_sym(NULL, "M", 1), -1);
+  pto_ir_builder_set_loc(NULL, (pto_loc){1, 1});
+  pto_run_config_init(NULL);
+  pto_dist_config_init(NULL);
+  pto_bench_options_init(NULL);
+  pto_ir_value_map_clear(NULL);
+}
+
+static const char *const k_host_loop =
+    "program hl\n"
+    "kernel @k(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
+    "  %t = tile.load(%a, [0, 0], [16, 64])\n"
+    "  %c1 = tile.store(%t, [0, 0], %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "orch @o(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
+    "  %c1 = call @k(%a, %c)\n"
+    "  return %c1\n"
+    "}\n"
+    "host @main(%a: tensor[16,64] f32, out %c: tensor[32,64] f32, %reps: index = runtime) {\n"
+    "  for %i in range(0, %reps) {\n"
+    "    for %d in range(0, 2) {\n"
+    "      %r = %d * 16\n"
+    "      %cs = tensor.slice(%c, [%r, 0], [16, 64])\n"
+    "      call @o(%a, %cs) device=%d\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
+static void *kill_after_30ms(void *arg) {
+  struct timespec ts = {0, 30 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  kill(*(int *)arg, SIGKILL);
+  return NULL;
+}
+
+/* A chip killed in the middle of a run: the run fails naming it, once (before, the host's error
+ * and the chips' were the same text joined by "; then"), and the next run fails cleanly. */
+static void test_dist_chip_killed_mid_run(void **state) {
+  (void)state;
+  pto_ir_program *ir = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_host_loop, strlen(k_host_loop), "hl", &ir));
+  int32_t devs[2] = {0, 1};
+  pto_compile_options opt;
+  pto_compile_options_init(&opt);
+  opt.devices = devs;
+  opt.ndevices = 2;
+  pto_program *p = NULL;
+  assert_pto_ok(pto_compile(ir, &opt, &p));
+  pto_ir_program_destroy(ir);
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  cfg.ncores_per_chip = 1;
+  cfg.chips = "processes";
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  static float a[16 * 64], c[32 * 64];
+  const int64_t ashape[2] = {16, 64}, cshape[2] = {32, 64};
+  pto_host_tensor ha, hc;
+  pto_host_tensor_init(&ha, a, PTO_DTYPE_F32, 2, ashape);
+  pto_host_tensor_init(&hc, c, PTO_DTYPE_F32, 2, cshape);
+  pto_arg args[3] = {pto_arg_host_readonly(&ha), pto_arg_host(&hc), pto_arg_index(100000000)};
+  int pid = pto_dist_worker_chip_pid(w, 1);
+  assert_true(pid > 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, kill_after_30ms, &pid), 0);
+  pto_status s = pto_dist_worker_run(w, p, args, 3);
+  pthread_join(th, NULL);
+  char want[128];
+  snprintf(want, sizeof want, "chip rank 1 (device 1, pid %d) killed by signal 9", pid);
+  const char *m = pto_status_message(s);
+  const char *first = strstr(m, want);
+  assert_non_null(first);
+  assert_null(strstr(first + 1, want));
+  pto_status_free(s);
+  args[2] = pto_arg_index(1);
+  assert_status_contains(pto_dist_worker_run(w, p, args, 3), "the distributed worker is unusable");
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+}
+
+/* A stale work dir that cannot be written: its rebuild said "main.cpp does not compile" with
+ * the linker's "cannot open output file" deep in the text; it now says the dir must be
+ * writable. The rebuild runs in a child as another user when this test runs as root (for whom
+ * no directory is read-only). */
+static void test_rebuild_read_only_work_dir(void **state) {
+  (void)state;
+  char *tmp = tu_mkdtemp("ro");
+  assert_non_null(tmp);
+  assert_int_equal(chmod(tmp, 0755), 0);
+  char dir[512], orch[600], src[700];
+  snprintf(dir, sizeof dir, "%s/w", tmp);
+  snprintf(orch, sizeof orch, "%s/orchestration", dir);
+  snprintf(src, sizeof src, "%s/main.cpp", orch);
+  pto_ir_program *ir = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_add, strlen(k_add), "add", &ir));
+  assert_pto_ok(pto_compile_to_dir(ir, NULL, dir, 1));
+  pto_ir_program_destroy(ir);
+  FILE *f = fopen(src, "a");
+  assert_non_null(f);
+  fputs("// edited\n", f);
+  fclose(f);
+  assert_int_equal(chmod(orch, 0555), 0);
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+    int rebuilt = 0;
+    pto_status s = pto_program_rebuild_dir(dir, &rebuilt);
+    const char *m = pto_status_message(s);
+    ssize_t w = write(fds[1], m, strlen(m));
+    _exit(w < 0 ? 4 : 0);
+  }
+  close(fds[1]);
+  char msg[2048] = {0};
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof msg - 1 && (r = read(fds[0], msg + got, sizeof msg - 1 - got)) > 0)
+    got += (size_t)r;
+  close(fds[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_non_null(strstr(msg, "main.so.rebuild-"));
+  assert_non_null(strstr(msg, "a stale work dir is rebuilt in place, so it must be writable"));
+  assert_int_equal(chmod(orch, 0755), 0);
+  tu_rmtree(tmp);
+  free(tmp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_host_tensor_init_rank_out_of_range),
+      cmocka_unit_test(test_worker_out_params),
+      cmocka_unit_test(test_builder_null),
+      cmocka_unit_test(test_parse_and_compile_null),
+      cmocka_unit_test(test_program_accessors_null),
+      cmocka_unit_test(test_cache_dir_env),
+      cmocka_unit_test(test_dist_config_ranges),
+      cmocka_unit_test(test_dist_null_args),
+      cmocka_unit_test(test_more_nulls),
+      cmocka_unit_test(test_dist_chip_killed_mid_run),
+      cmocka_unit_test(test_rebuild_read_only_work_dir),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
