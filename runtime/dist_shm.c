@@ -479,6 +479,9 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
  * ranks on one CPU for collectives up to GATHER_BYTES, 137 of 150 against 130 but a floor of 8.0
  * us against 4.6-6.4 (the medians 8.4-10.0 against 8.2-8.7). The slow runs that are left follow
  * stalls of milliseconds (other processes' turns) in every placement, all four on one CPU too.
+ * A rank whose guarded yield was lost moving itself to a peer's CPU (and home again before a
+ * collective over GATHER_BYTES) cut them, 58 of 60 against 48 at load 7-10.5, its best runs 6.4
+ * against 4.5 us: a lead, not done yet (bench/RESULTS.md).
  * Returns that CPU, -1 where it may run on one CPU only or the move failed. */
 static int spread(int rank) {
   cpu_set_t mask, one;
