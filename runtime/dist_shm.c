@@ -472,8 +472,17 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
  * and stays there while the load balancer sees the other CPU busy, so each rank moves itself
  * at init to the (rank mod n)-th of the n CPUs it may run on, its home (and its waits move it back
  * there when they find a peer on its CPU: unstack): a migration, not a pin (its affinity mask is
- * put back at once, and the scheduler may move it on). Returns that CPU, -1 where it may run on
- * one CPU only or the move failed. */
+ * put back at once, and the scheduler may move it on). Pins were measured where ranks outnumber
+ * CPUs and not kept (issue #31 item 1, 4 ranks at 1 KiB beside a busy loop on 2 CPUs, load 4-10,
+ * alternated in one binary; runs at or under Open MPI's 18.3 us): a one-CPU mask at home, two
+ * ranks per CPU, 36 of 66 against 50 (medians 10.6 and 17.5 us against 10.7 and 8.7); all four
+ * ranks on one CPU for collectives up to GATHER_BYTES, 137 of 150 against 130 but a floor of 8.0
+ * us against 4.6-6.4 (the medians 8.4-10.0 against 8.2-8.7). The slow runs that are left follow
+ * stalls of milliseconds (other processes' turns) in every placement, all four on one CPU too.
+ * A rank whose guarded yield was lost moving itself to a peer's CPU (and home again before a
+ * collective over GATHER_BYTES) cut them, 58 of 60 against 48 at load 7-10.5, its best runs 6.4
+ * against 4.5 us: a lead, not done yet (bench/RESULTS.md).
+ * Returns that CPU, -1 where it may run on one CPU only or the move failed. */
 static int spread(int rank) {
   cpu_set_t mask, one;
   if (sched_getaffinity(0, sizeof mask, &mask) || CPU_COUNT(&mask) < 2) return -1;
