@@ -537,46 +537,23 @@ static int expr_nonparam_tensor(lw *L, const pto_ir_expr *e) {
   }
 }
 
-/* The expressions statement s reads itself (not its nested blocks): n of them into out. */
+typedef struct expr_list {
+  const pto_ir_expr **out;
+  int n, cap;
+} expr_list;
+
+static int put_expr(void *ctx, const pto_ir_expr *e) {
+  expr_list *l = ctx;
+  if (l->n == l->cap) return 1; /* more than fit: stop */
+  l->out[l->n++] = e;
+  return 0;
+}
+
+/* The expressions statement s reads itself (not its nested blocks: pto_ir_stmt_each_expr): n of
+ * them into out, -1 where more than cap. */
 static int stmt_exprs(const pto_ir_stmt *s, const pto_ir_expr **out, int cap) {
-  int n = 0;
-#define PUT(x)                                                                                     \
-  do {                                                                                             \
-    if ((x) && n < cap) out[n++] = (x);                                                            \
-  } while (0)
-  switch (s->kind) {
-  case PTO_STMT_ASSIGN: PUT(s->expr); break;
-  case PTO_STMT_OP:
-    for (int i = 0; i < s->op.nargs; i++) {
-      const pto_ir_arg *a = &s->op.args[i];
-      if (a->kind == PTO_ARG_EXPR) PUT(a->expr);
-      if (a->kind == PTO_ARG_LIST)
-        for (int j = 0; j < a->list.n; j++)
-          PUT(a->list.items[j]);
-    }
-    break;
-  case PTO_STMT_CALL:
-    for (int i = 0; i < s->call.nargs; i++)
-      PUT(s->call.args[i]);
-    PUT(s->call.device);
-    break;
-  case PTO_STMT_FOR:
-    PUT(s->loop.lo);
-    PUT(s->loop.hi);
-    PUT(s->loop.step);
-    for (int i = 0; i < s->loop.niters; i++)
-      PUT(s->loop.inits[i]);
-    break;
-  case PTO_STMT_IF: PUT(s->branch.cond); break;
-  case PTO_STMT_YIELD:
-  case PTO_STMT_RETURN:
-    for (int i = 0; i < s->ret.n; i++)
-      PUT(s->ret.vals[i]);
-    break;
-  default: break;
-  }
-#undef PUT
-  return n < cap ? n : -1;
+  expr_list l = {out, 0, cap};
+  return pto_ir_stmt_each_expr(s, put_expr, &l) ? -1 : l.n;
 }
 
 /* A streamed run with no loads (its inputs are tiles: the division of a row softmax) straight in
