@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +150,21 @@ static void temp_untrack(int slot) {
   if (slot >= 0) atomic_store(&g_temps[slot].state, 0);
 }
 
+/* mkostemp of tmp (a template) and temp_track of the name it made, with every signal blocked
+ * between the two, so a handler calling pto_file_remove_temps never runs while the file exists
+ * and is not tracked yet (a SIGTERM landing there left the temp file behind). The fd, or -1
+ * with errno kept; *slot is temp_track's. */
+static int temp_create(char *tmp, int *slot) {
+  sigset_t all, was;
+  sigfillset(&all);
+  int masked = pthread_sigmask(SIG_BLOCK, &all, &was) == 0;
+  int fd = mkostemp(tmp, O_CLOEXEC), err = errno;
+  *slot = fd >= 0 ? temp_track(tmp) : -1;
+  if (masked) pthread_sigmask(SIG_SETMASK, &was, NULL);
+  errno = err;
+  return fd;
+}
+
 void pto_file_remove_temps(void) {
   pid_t self = getpid();
   for (int i = 0; i < TEMP_SLOTS; i++)
@@ -158,14 +175,14 @@ pto_status pto_file_write_atomic(const char *path, const void *data, size_t len,
   char tmp[PATH_MAX];
   if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
-  int fd = mkostemp(tmp, O_CLOEXEC);
+  int slot;
+  int fd = temp_create(tmp, &slot);
   if (fd < 0) {
     int err = errno;
     pto_status s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", tmp, strerror(err));
     errno = err;
     return s;
   }
-  int slot = temp_track(tmp);
   const char *p = data;
   size_t left = len;
   int err = 0;
@@ -382,10 +399,10 @@ pto_status pto_file_replace(const char *path, const void *const *bufs, const siz
   char tmp[PATH_MAX + 16];
   if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target) >= (int)sizeof tmp)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
-  int fd = mkostemp(tmp, O_CLOEXEC);
+  int slot;
+  int fd = temp_create(tmp, &slot);
   if (fd < 0)
     return pto_status_make(PTO_STATUS_IO, "cannot write next to %s: %s", target, strerror(errno));
-  int slot = temp_track(tmp);
   int err = 0;
   for (int i = 0; i < nbufs && !err; i++) {
     const char *p = bufs[i];
