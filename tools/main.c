@@ -53,6 +53,23 @@ typedef struct claim {
 static claim *g_claims;
 static int g_nclaims;
 
+/* The folder path names a file in, into dir (cap bytes): "." for a bare name, "/" at the root.
+ * Returns where the file's name starts in path, or NULL for a bare name. */
+static const char *folder_of(const char *path, char *dir, size_t cap) {
+  snprintf(dir, cap, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) {
+    snprintf(dir, cap, ".");
+    return NULL;
+  }
+  const char *base = path + (slash - dir) + 1;
+  if (slash == dir)
+    slash[1] = 0;
+  else
+    *slash = 0;
+  return base;
+}
+
 /* The identity of the file path names (or will name): 0, or -1 when its folder is missing. */
 static int file_identity(const char *path, dev_t *dev, ino_t *ino, char **name) {
   struct stat st;
@@ -63,19 +80,12 @@ static int file_identity(const char *path, dev_t *dev, ino_t *ino, char **name) 
     return 0;
   }
   char dir[PATH_MAX];
-  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return -1;
-  char *slash = strrchr(dir, '/');
-  const char *base = slash ? slash + 1 : path;
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else if (slash == dir)
-    slash[1] = 0;
-  else
-    *slash = 0;
+  if (strlen(path) >= sizeof dir) return -1;
+  const char *base = folder_of(path, dir, sizeof dir);
   if (stat(dir, &st) != 0) return -1;
   *dev = st.st_dev;
   *ino = st.st_ino;
-  *name = strdup(base);
+  *name = strdup(base ? base : path);
   return *name ? 0 : -1;
 }
 
@@ -137,13 +147,8 @@ static int check_output_path(const char *cmd, const char *flag, const char *path
   if (is_dir) return 0; /* created with its parents */
   /* The file's directory must exist: found now, not after a long run. */
   char dir[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (!slash) return claim ? cli_claim_file(cmd, label, path, 1) : 0; /* in the current folder */
-  if (slash == dir)
-    slash[1] = 0;
-  else
-    *slash = 0;
+  if (!folder_of(path, dir, sizeof dir)) /* in the current folder */
+    return claim ? cli_claim_file(cmd, label, path, 1) : 0;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
     return cli_usage_error(cmd, "%s: directory %s does not exist", label, dir);
   return claim ? cli_claim_file(cmd, label, path, 1) : 0;
