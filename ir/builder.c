@@ -752,7 +752,9 @@ static pto_status not_visible(pto_ir_builder *b, const pto_ir_value *v) {
                   v->loc.line, v->loc.col);
     return fail(b, "%%%s (defined inside a block) is not visible here", v->name);
   }
-  return fail(b, "%%%s belongs to another function", v->name);
+  if (!pto_arena_owns(b->arena, v))
+    return fail(b, "%%%s belongs to another program (it was made by another builder)", v->name);
+  return fail(b, "%%%s belongs to another function of this program", v->name);
 }
 
 pto_status pto_ir_builder_use(pto_ir_builder *b, pto_ir_value *v, pto_ir_expr **out_expr) {
