@@ -1120,6 +1120,16 @@ pto_status pto_ir_builder_tile_type(pto_ir_builder *b, pto_dtype dt, int rank,
 
 static const char *const k_kind_names[] = {"kernel", "orch", "host"};
 
+pto_status pto__ir_builder_kernel_entry(pto_ir_builder *b, pto_ir_func *f, const char *kernel) {
+  CHECK(b);
+  if (!kernel) {
+    f->kernel_entry = NULL;
+    return PTO_OK;
+  }
+  if (!(f->kernel_entry = pto_arena_strdup(b->arena, kernel))) return oom(b);
+  return PTO_OK;
+}
+
 pto_status pto_ir_builder_func_begin(pto_ir_builder *b, pto_func_kind kind, const char *name,
                                      pto_ir_func **out_func) {
   if (!out_func)
