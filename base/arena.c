@@ -70,4 +70,11 @@ char *pto_arena_strdup(pto_arena *a, const char *s) { return pto_arena_strndup(a
 
 size_t pto_arena_bytes(const pto_arena *a) { return a->bytes; }
 
+int pto_arena_owns(const pto_arena *a, const void *p) {
+  uintptr_t x = (uintptr_t)p;
+  for (const chunk *c = a ? a->head : NULL; c; c = c->next)
+    if (x >= (uintptr_t)c->data && x < (uintptr_t)c->data + c->used) return 1;
+  return 0;
+}
+
 void pto_arena_fail_after(pto_arena *a, long n) { a->fail_after = n; }

@@ -752,7 +752,9 @@ static pto_status not_visible(pto_ir_builder *b, const pto_ir_value *v) {
                   v->loc.line, v->loc.col);
     return fail(b, "%%%s (defined inside a block) is not visible here", v->name);
   }
-  return fail(b, "%%%s belongs to another function", v->name);
+  if (!pto_arena_owns(b->arena, v))
+    return fail(b, "%%%s belongs to another program (it was made by another builder)", v->name);
+  return fail(b, "%%%s belongs to another function of this program", v->name);
 }
 
 pto_status pto_ir_builder_use(pto_ir_builder *b, pto_ir_value *v, pto_ir_expr **out_expr) {
@@ -1117,6 +1119,16 @@ pto_status pto_ir_builder_tile_type(pto_ir_builder *b, pto_dtype dt, int rank,
 /* ---- functions ------------------------------------------------------------------------ */
 
 static const char *const k_kind_names[] = {"kernel", "orch", "host"};
+
+pto_status pto__ir_builder_kernel_entry(pto_ir_builder *b, pto_ir_func *f, const char *kernel) {
+  CHECK(b);
+  if (!kernel) {
+    f->kernel_entry = NULL;
+    return PTO_OK;
+  }
+  if (!(f->kernel_entry = pto_arena_strdup(b->arena, kernel))) return oom(b);
+  return PTO_OK;
+}
 
 pto_status pto_ir_builder_func_begin(pto_ir_builder *b, pto_func_kind kind, const char *name,
                                      pto_ir_func **out_func) {

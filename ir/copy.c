@@ -367,6 +367,7 @@ pto_status pto_ir_builder_copy_func_header(pto_ir_builder *b, const pto_ir_progr
                            "pto_ir_builder_copy_func_header: out_func is NULL");
   pto_ir_builder_set_loc(b, f->loc);
   TRY(pto_ir_builder_func_begin(b, f->kind, f->name, out_func));
+  TRY(pto__ir_builder_kernel_entry(b, *out_func, f->kernel_entry));
   for (int i = 0; i < f->nparams; i++) {
     const pto_ir_param *pa = &f->params[i];
     if (!pa->value) return pto_ir_builder_fail(b, "copy: a parameter without a value");

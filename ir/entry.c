@@ -6,7 +6,10 @@
  * positions) and whose body is `call @K(every parameter)` and a return of K's out/inout tensors.
  * Everything after this step (signature, cache key, specialization, outlining, code generation,
  * the interpreter, manifest, traces) sees an ordinary orch entry; its positions are K's, so
- * messages about the entry point at the user's source. */
+ * messages about the entry point at the user's source, and its kernel_entry is K's name, so what
+ * users read names the entry as they did (@K: pto_signature.kernel_entry, the manifest's
+ * signature.kernel_entry, 'pto cache ls'). kernel_entry is also in the structural hash, so the
+ * orch made for K and a hand-written orch of the same name and body never share a cache entry. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +75,7 @@ static pto_status build_orch(pto_ir_builder *b, const pto_ir_program *p, const p
   pto_ir_func *orch = NULL;
   pto_ir_builder_set_loc(b, k->loc);
   PTO_RETURN_IF_ERROR(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, name, &orch));
+  PTO_RETURN_IF_ERROR(pto__ir_builder_kernel_entry(b, orch, k->name));
   for (int i = 0; i < k->nparams; i++) {
     const pto_ir_param *pa = &k->params[i];
     const pto_ir_type *t;

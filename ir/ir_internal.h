@@ -67,5 +67,7 @@ pto_status pto__ir_errorf(const pto_ir_program *p, pto_loc loc, const char *fmt,
 
 /* The builder's sticky out-of-memory failure (PTO_STATUS_OUT_OF_MEMORY), for the parser. */
 pto_status pto__ir_builder_oom(pto_ir_builder *b);
+/* f->kernel_entry (f is b's) becomes a copy of kernel in b's arena; NULL clears it. */
+pto_status pto__ir_builder_kernel_entry(pto_ir_builder *b, pto_ir_func *f, const char *kernel);
 
 #endif

@@ -19,6 +19,7 @@ void pto_signature_clear(pto_signature *sig) {
     free(sig->syms[i]);
   free(sig->syms);
   free(sig->entry);
+  free(sig->kernel_entry);
   memset(sig, 0, sizeof *sig);
 }
 
@@ -30,6 +31,7 @@ pto_status pto_signature_copy(const pto_signature *src, pto_signature *out) {
   out->params = pto_calloc((size_t)src->nparams + 1, sizeof *out->params);
   out->syms = pto_calloc((size_t)src->nsyms + 1, sizeof *out->syms);
   if (!out->entry || !out->params || !out->syms) goto fail;
+  if (src->kernel_entry && !(out->kernel_entry = pto_strdup(src->kernel_entry))) goto fail;
   out->nrets = src->nrets;
   for (int i = 0; i < src->nparams; i++) {
     out->params[i] = src->params[i];
@@ -46,6 +48,12 @@ pto_status pto_signature_copy(const pto_signature *src, pto_signature *out) {
 fail:
   pto_signature_clear(out);
   return oom();
+}
+
+const char *pto_signature_entry_name(const pto_signature *sig) {
+  if (!sig) return "";
+  if (sig->kernel_entry && *sig->kernel_entry) return sig->kernel_entry;
+  return sig->entry ? sig->entry : "";
 }
 
 int pto_signature_find(const pto_signature *sig, const char *name) {
@@ -104,13 +112,14 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
   if (!f) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_build: f is NULL");
   if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_signature_build: out is NULL");
   memset(out, 0, sizeof *out);
+  const char *shown = f->kernel_entry ? f->kernel_entry : f->name; /* the entry the user named */
   for (int i = 0; i < nscalars; i++) {
     int found = 0;
     for (int j = 0; j < f->nparams; j++)
       found |= !strcmp(f->params[j].value->name, scalars[i].name);
     if (!found)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "-D %s: @%s has no parameter named '%s'",
-                             scalars[i].name, f->name, scalars[i].name);
+                             scalars[i].name, shown, scalars[i].name);
   }
   for (int i = 0; i < nsamples; i++) {
     int found = 0;
@@ -118,12 +127,13 @@ pto_status pto_signature_build(const pto_ir_program *p, const pto_ir_func *f,
       found |= !strcmp(f->params[j].value->name, samples[i].name);
     if (!found)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "--arg %s: @%s has no parameter named '%s'", samples[i].name, f->name,
+                             "--arg %s: @%s has no parameter named '%s'", samples[i].name, shown,
                              samples[i].name);
   }
   out->entry = pto_strdup(f->name);
   out->params = pto_calloc((size_t)f->nparams + 1, sizeof *out->params);
   if (!out->entry || !out->params) goto oom_fail;
+  if (f->kernel_entry && !(out->kernel_entry = pto_strdup(f->kernel_entry))) goto oom_fail;
   out->nrets = f->nrets;
   pto_status err = PTO_OK;
   for (int j = 0; j < f->nparams; j++) {
@@ -265,8 +275,11 @@ pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
   /* One line per item, every string length-prefixed, so no two signatures share a text. */
   pto_text t = {0};
   const char *entry = sig->entry ? sig->entry : "";
-  pto_text_printf(&t, "pto-signature-v1\nentry %zu:%s\nrets %d\n", strlen(entry), entry,
-                  sig->nrets);
+  pto_text_printf(&t, "pto-signature-v1\nentry %zu:%s\n", strlen(entry), entry);
+  /* Only where set, so every other signature's fingerprint is what it was. */
+  if (sig->kernel_entry)
+    pto_text_printf(&t, "kernel_entry %zu:%s\n", strlen(sig->kernel_entry), sig->kernel_entry);
+  pto_text_printf(&t, "rets %d\n", sig->nrets);
   for (int i = 0; i < sig->nsyms; i++)
     pto_text_printf(&t, "sym %zu:%s\n", strlen(sig->syms[i]), sig->syms[i]);
   for (int i = 0; i < sig->nparams; i++) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir_internal.h"
 #include "pto/base.h"
 #include "pto/ir_builder.h"
 #include "pto/signature.h"
@@ -29,6 +30,7 @@ static pto_status entry_header(pto_ir_builder *b, const pto_ir_program *p, const
                                const pto_signature *sig, pto_ir_func **out) {
   pto_ir_builder_set_loc(b, f->loc);
   PTO_RETURN_IF_ERROR(pto_ir_builder_func_begin(b, f->kind, f->name, out));
+  PTO_RETURN_IF_ERROR(pto__ir_builder_kernel_entry(b, *out, f->kernel_entry));
   pto_ir_value_map none = {0};
   const pto_ir_type *unshaped_samples[64];
   int nsamples = 0;
@@ -89,7 +91,9 @@ pto_status pto_ir_specialize(const pto_ir_program *p, const pto_ir_func *entry,
   for (int i = 0; !s && i < p->nfuncs; i++)
     s = pto_ir_builder_copy_func_body(b, p, p->funcs[i], nf[i]);
   if (!s) s = pto_ir_builder_finish(b, out_program);
-  if (s) s = pto_status_annotate(s, "specializing @%s", entry->name);
+  if (s)
+    s = pto_status_annotate(s, "specializing @%s",
+                            entry->kernel_entry ? entry->kernel_entry : entry->name);
   free(nf);
   pto_ir_builder_destroy(b);
   return s;

@@ -138,7 +138,7 @@ pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count) {
     pto_status s = pto_manifest_read(fl.v[i].path, &m);
     if (!s) {
       ce->program = pto_strdup(m.program);
-      ce->entry = pto_strdup(m.sig.entry);
+      ce->entry = pto_strdup(pto_signature_entry_name(&m.sig)); /* as the user named it */
       pto_manifest_free(&m);
     }
     pto_status_free(s);

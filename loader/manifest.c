@@ -2,8 +2,8 @@
  *
  * Layout of pto.manifest/1 (every key required unless marked optional):
  *   schema, program, platform, opt_level, toolchain, cache_key,
- *   signature { entry, nrets, params [ {name, kind, dtype, direction, dims} |
- *                                      {name, kind, dtype, binding} ] },
+ *   signature { entry, kernel_entry?, nrets, params [ {name, kind, dtype, direction, dims} |
+ *                                                    {name, kind, dtype, binding} ] },
  *   orchestration { name, source, binary, build_id, hid, entry_symbol? },
  *   kernels_so { binary, build_id, hid },
  *   kernels [ {id, name, symbol, core_type, scratch_bytes, source?, object?} ],
@@ -497,6 +497,10 @@ static pto_status get_signature(const reader *r, const json_t *root, pto_signatu
   json_t *so = NULL, *v = NULL;
   PTO_RETURN_IF_ERROR(get_value(r, root, "signature", "signature", JSON_OBJECT, "an object", &so));
   PTO_RETURN_IF_ERROR(get_str(r, so, "entry", "signature.entry", &sig->entry));
+  /* A kernel run as the entry: its name, entry being the orch made for it (pto_signature). */
+  if (json_object_get(so, "kernel_entry"))
+    PTO_RETURN_IF_ERROR(
+        get_str(r, so, "kernel_entry", "signature.kernel_entry", &sig->kernel_entry));
   int64_t nrets;
   PTO_RETURN_IF_ERROR(get_int(r, so, "nrets", "signature.nrets", 0, INT32_MAX, &nrets));
   sig->nrets = (int)nrets;
@@ -902,6 +906,7 @@ static json_t *manifest_json(const pto_manifest *m, writer *w) {
 
   json_t *sig = json_object(), *params = json_array();
   put(w, sig, "entry", jstr(w, m->sig.entry));
+  if (m->sig.kernel_entry) put(w, sig, "kernel_entry", jstr(w, m->sig.kernel_entry));
   put(w, sig, "nrets", json_integer(m->sig.nrets));
   for (int i = 0; i < m->sig.nparams; i++) {
     const pto_sig_param *p = &m->sig.params[i];

@@ -58,14 +58,17 @@ pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size) {
   unsigned win = atomic_fetch_add(&g_next_window, 1) % PTO__RT_WINDOWS;
   pto_status s = setup(m, p, size, PTO__RT_DEVICE_BASE + (uint64_t)win * PTO__RT_WINDOW);
   if (s) munmap(p, (size_t)size);
+  m->knob = "pto_run_config.device_memory_bytes";
   return s;
 }
 
-pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base) {
+pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base,
+                                    const char *knob) {
   memset(m, 0, sizeof *m);
   m->borrowed = 1;
   pto_status s = setup(m, host, size & ~63ull, base);
   m->touched = m->size; /* someone else's memory: never assumed zero */
+  m->knob = knob;
   return s;
 }
 
@@ -122,6 +125,11 @@ static int release_locked(pto__rt_devmem *m, uint64_t off, uint64_t size) {
   return 0;
 }
 
+/* The setting to raise when m is full. */
+static const char *knob_of(const pto__rt_devmem *m) {
+  return m->knob ? m->knob : "the device memory size";
+}
+
 /* pto__rt_devmem_alloc; *out_fresh_from (when not NULL): the arena offset from which the
  * allocation's bytes were never handed out before (its end when all of them were). */
 static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, const char *what,
@@ -136,9 +144,9 @@ static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, cons
   if (nbytes > m->size)
     return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                            "out of device memory allocating %s%s%s%s: %llu bytes requested, the "
-                           "device has %llu bytes in all; raise pto_run_config.device_memory_bytes",
+                           "device has %llu bytes in all; raise %s",
                            what, q, name, qe, (unsigned long long)nbytes,
-                           (unsigned long long)m->size);
+                           (unsigned long long)m->size, knob_of(m));
   uint64_t size = nbytes ? (nbytes + 63) & ~63ull : 64;
   pthread_mutex_lock(&m->mu);
   for (size_t i = 0; i < m->nfree; i++) {
@@ -177,10 +185,10 @@ static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, cons
   pthread_mutex_unlock(&m->mu);
   return pto_status_make(PTO_STATUS_OUT_OF_MEMORY,
                          "out of device memory allocating %s%s%s%s: %llu bytes requested, %llu of "
-                         "%llu bytes in use, largest free block %llu bytes; raise "
-                         "pto_run_config.device_memory_bytes or free device tensors",
+                         "%llu bytes in use, largest free block %llu bytes; raise %s or free "
+                         "device tensors",
                          what, q, name, qe, (unsigned long long)nbytes, (unsigned long long)used,
-                         (unsigned long long)m->size, (unsigned long long)largest);
+                         (unsigned long long)m->size, (unsigned long long)largest, knob_of(m));
 }
 
 pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,

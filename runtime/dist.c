@@ -185,10 +185,30 @@ struct dworker {
   pto__rt_async *async;
 };
 
+/* The setting that sizes the shared heap, which pto_dist_alloc_tensor's out-of-memory message
+ * tells the user to raise. */
+static const char k_heap_knob[] = "pto_dist_config.shared_heap_bytes";
+
 void pto_dist_config_init(pto_dist_config *cfg) {
   if (!cfg) return;
   memset(cfg, 0, sizeof *cfg);
   cfg->sz = sizeof *cfg;
+}
+
+/* *out: in (NULL: the defaults) as this version's struct, the fields past in->sz defaulted. As
+ * pto_run_config's, a size that cannot even hold ndevices (or a huge one) is named as such rather
+ * than read as a config of 0 devices. */
+static pto_status read_config(const pto_dist_config *in, pto_dist_config *out, const char *fn) {
+  pto_dist_config_init(out);
+  if (!in) return PTO_OK;
+  if (in->sz < offsetof(pto_dist_config, ndevices) + sizeof in->ndevices || in->sz > (1u << 20))
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: pto_dist_config.sz is %zu: initialise the config with "
+                           "pto_dist_config_init",
+                           fn, in->sz);
+  memcpy(out, in, in->sz < sizeof *out ? in->sz : sizeof *out);
+  out->sz = sizeof *out;
+  return PTO_OK;
 }
 
 static int dist_worker_device_count(const dworker *w) { return w ? w->n : -1; }
@@ -1270,9 +1290,9 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
     return PTO_OK;
   }
   PTO_RETURN_IF_ERROR(
-      pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE));
-  PTO_RETURN_IF_ERROR(
-      pto__rt_devmem_init_over(&w->win_alloc, sh->arena[0], arena, PTO__DIST_WIN_BASE));
+      pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE, k_heap_knob));
+  PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->win_alloc, sh->arena[0], arena,
+                                               PTO__DIST_WIN_BASE, "pto_dist_config.window_bytes"));
   w->win_alloc_ok = 1;
   uint64_t abort_at; /* offset 0 of every arena: the run's abort word, never a window's */
   PTO_RETURN_IF_ERROR(
@@ -1321,9 +1341,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: out_worker is NULL", fn);
   *out = NULL;
   pto_dist_config cfg;
-  pto_dist_config_init(&cfg);
-  if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
-  cfg.sz = sizeof cfg;
+  PTO_RETURN_IF_ERROR(read_config(cfg_in, &cfg, fn));
   if (cfg.dump_args_dir &&
       (cfg.dump_args_level < 1 || cfg.dump_args_level > 3 || !*cfg.dump_args_dir))
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
@@ -1409,6 +1427,9 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
     if (es) return pto_status_annotate(es, "%s", fn);
     cfg.wait_timeout_ms = (uint32_t)ms;
   }
+  uint64_t slice_ns; /* read again by each rank (pto__dist_shm_init): a bad one is refused here */
+  pto_status slice_err = pto__dist_slice_setting(&slice_ns);
+  if (slice_err) return pto_status_annotate(slice_err, "%s", fn);
   dworker *w = pto_calloc(1, sizeof *w);
   if (w) w->token = pto__rt_obj_add(PTO__RT_OBJ_DIST_WORKER, w);
   if (!w || !w->token) {
@@ -1462,7 +1483,8 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   w->host_runs = PTO__DIST_HOST_RUNS && w->threads && !w->progress_ms;
   w->sh->heap = w->heap;
   w->sh->heap_size = w->heap_size;
-  pto_status s = pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE);
+  pto_status s =
+      pto__rt_devmem_init_over(&w->alloc, w->heap, w->heap_size, PTO__DIST_HEAP_BASE, k_heap_knob);
   if (s) {
     munmap(w->sh, w->sh_bytes);
     munmap(w->heap, (size_t)w->heap_size);
@@ -2289,9 +2311,7 @@ pto_status pto_dist_run_once(const pto_dist_config *cfg_in, const pto_program *p
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: the program's entry is not a host function", fn);
   pto_dist_config cfg;
-  pto_dist_config_init(&cfg);
-  if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->sz < sizeof cfg ? cfg_in->sz : sizeof cfg);
-  cfg.sz = sizeof cfg;
+  PTO_RETURN_IF_ERROR(read_config(cfg_in, &cfg, fn));
   cfg.ndevices = 0; /* the program's device set */
   cfg.device_ids = NULL;
   cfg.program = p;
@@ -2511,7 +2531,13 @@ static pto_status dist_copy_from(dworker *w, void *host, dtensor *t, size_t n) {
 
 static pto_status dist_copy_stacked_from(dworker *w, dtensor *t, const pto_host_tensor *out) {
   static const char fn[] = "pto_dist_copy_stacked_from";
-  if (!out || out->dtype != t->dtype || out->rank != t->rank ||
+  if (!out) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: out is NULL", fn);
+  if (!t->stacked)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: the tensor is not stacked (it is resident on worker %d): copy "
+                           "it with pto_dist_copy_from",
+                           fn, t->owner);
+  if (out->dtype != t->dtype || out->rank != t->rank ||
       memcmp(out->shape, t->shape, (size_t)t->rank * sizeof *t->shape) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: the host tensor must have the stacked tensor's dtype and shape",

@@ -204,6 +204,10 @@ uint64_t pto__dist_thread_slice(void);
  * is not SCHED_OTHER/SCHED_BATCH, the kernel refused or keeps no slice per task (dist_shm.c
  * pto__dist_shm_init). */
 uint64_t pto__dist_set_slice(uint64_t ns);
+/* $PTO_DIST_SLICE_US as the slice in ns the ranks ask for (0: the kernel's default; unset or
+ * empty: PTO__DIST_SLICE_NS), or INVALID_ARGUMENT naming the variable and the range 0-1000000
+ * (pto_env_int). pto_dist_worker_open refuses a bad value before any rank starts. */
+pto_status pto__dist_slice_setting(uint64_t *out_ns);
 
 /* Where a yield of rank t's wait from y0 to y1 (CLOCK_MONOTONIC ns) went, on CPU me (1 + its
  * number, 0: not known), held being the peers' held_ns before it (dist_shm.c wait_slow). Its

@@ -966,14 +966,21 @@ typedef struct sched_attr_v1 {
   uint32_t sched_util_min, sched_util_max;
 } sched_attr_v1;
 
-/* PTO_DIST_SLICE_US: the slice each rank asks for (pto__dist_shm_init), 0 for the kernel's
- * default; PTO__DIST_SLICE_NS where unset or not a number. */
+pto_status pto__dist_slice_setting(uint64_t *out_ns) {
+  int64_t us;
+  PTO_RETURN_IF_ERROR(pto_env_int("PTO_DIST_SLICE_US", 0, 1000000, PTO__DIST_SLICE_NS / 1000, &us));
+  *out_ns = (uint64_t)us * 1000u;
+  return PTO_OK;
+}
+
+/* The slice each rank asks for (pto__dist_shm_init); PTO__DIST_SLICE_NS for a bad setting, which
+ * pto_dist_worker_open has refused already. */
 static uint64_t slice_wanted(void) {
-  const char *v = getenv("PTO_DIST_SLICE_US");
-  char *end;
-  unsigned long long us = v && *v ? strtoull(v, &end, 10) : 0;
-  if (!v || !*v || *end || us > 1000000) return PTO__DIST_SLICE_NS;
-  return us * 1000ull;
+  uint64_t ns = PTO__DIST_SLICE_NS;
+  pto_status s = pto__dist_slice_setting(&ns);
+  if (!s) return ns;
+  pto_status_free(s);
+  return PTO__DIST_SLICE_NS;
 }
 
 uint64_t pto__dist_thread_slice(void) {

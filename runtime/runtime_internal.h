@@ -151,11 +151,16 @@ typedef struct pto__rt_devmem {
   /* Arena bytes [0, touched) have been handed out at some time; past it the pages are as mmap
    * made them (zero, not yet backed). Guarded by mu. */
   uint64_t touched;
+  /* The setting that sizes the arena, which the out-of-memory messages tell the user to raise
+   * ("pto_run_config.device_memory_bytes", "pto_dist_config.shared_heap_bytes"). */
+  const char *knob;
 } pto__rt_devmem;
 
 pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size);
-/* An allocator over memory someone else mapped (the distributed worker's shared heap). */
-pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base);
+/* An allocator over memory someone else mapped (the distributed worker's shared heap); knob is
+ * the setting that sizes it (a string that outlives m), named in the out-of-memory messages. */
+pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base,
+                                    const char *knob);
 void pto__rt_devmem_fini(pto__rt_devmem *m);
 /* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64). what (and
  * name, quoted after it, unless NULL) names the allocation in the out-of-memory message. */

@@ -525,7 +525,7 @@ pto_status pto_worker_copy_from(pto_worker *wt, void *host, uint64_t dev_ptr, si
 
 static pto_status validate_program(const pto_program *p) {
   const pto_signature *sig = pto_program_signature(p);
-  const char *entry = sig->entry ? sig->entry : "?";
+  const char *entry = sig->entry ? pto_signature_entry_name(sig) : "?";
   if (sig->nparams < 0 || (sig->nparams > 0 && !sig->params))
     return fail(PTO_STATUS_INVALID_ARGUMENT, "program '%s': malformed signature (%d parameters)",
                 entry, sig->nparams);
@@ -679,7 +679,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
                          size_t nargs) {
   const pto_program *prog = c->prog;
   const pto_signature *sig = pto_program_signature(prog);
-  const char *entry = sig->entry && *sig->entry ? sig->entry : "entry";
+  const char *entry = *pto_signature_entry_name(sig) ? pto_signature_entry_name(sig) : "entry";
   if (nargs && !args)
     return fail(PTO_STATUS_INVALID_ARGUMENT, "launch of '%s': args is NULL", entry);
   /* Taken atomically before anything of the worker is touched: a second launch (another

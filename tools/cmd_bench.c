@@ -181,7 +181,7 @@ int cmd_bench(int argc, char **argv) {
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                         "--rank, --pid and --slot choose a dispatch of a host (L3) program; @%s "
                         "is an L2 program (--tree alone prints its mean tree)",
-                        sig->entry);
+                        pto_signature_entry_name(sig));
     goto out;
   }
 
@@ -223,7 +223,8 @@ int cmd_bench(int argc, char **argv) {
     pto_hid_format(st->hid, hid);
     printf("bench @%s on sim (%d cores): %d launches after %d warmup, %llu tasks per launch, "
            "hid %s\n",
-           sig->entry, st->ncores, st->nlaunches, st->warmup, (unsigned long long)st->ntasks, hid);
+           pto_signature_entry_name(sig), st->ncores, st->nlaunches, st->warmup,
+           (unsigned long long)st->ntasks, hid);
     if (a.swimlane)
       printf("swimlane of the last launch: %s (%zu task%s on %d cores)\n", a.swimlane, ndrawn,
              ndrawn == 1 ? "" : "s", st->ncores);

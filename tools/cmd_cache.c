@@ -317,8 +317,8 @@ static int do_show(const char *prefix, int json) {
   } else {
     printf("key          %s\n", key);
     printf("path         %s\n", path);
-    printf("program      %s (entry @%s, platform %s, -O%d)\n", m.program, m.sig.entry, m.platform,
-           m.opt_level);
+    printf("program      %s (entry @%s, platform %s, -O%d)\n", m.program,
+           pto_signature_entry_name(&m.sig), m.platform, m.opt_level);
     struct stat st;
     char when[64], age[32];
     if (stat(path, &st) == 0) {

@@ -564,8 +564,8 @@ int cmd_run(int argc, char **argv) {
     }
     printf("ran @%s on sim (%d cores): %" PRIu64
            " task%s, host wall %.1f us, device wall %.1f us\n",
-           sig->entry, pto_worker_core_count(w), rec.ntasks, rec.ntasks == 1 ? "" : "s", host_us,
-           dev_us);
+           pto_signature_entry_name(sig), pto_worker_core_count(w), rec.ntasks,
+           rec.ntasks == 1 ? "" : "s", host_us, dev_us);
   }
   if (a.dump_dir)
     printf("args dump (level %d): %s/args_dump.json (simpler's dump_viewer reads it)\n",

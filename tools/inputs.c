@@ -269,14 +269,14 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
   for (int i = 0; i < a->nins; i++)
     if (pto_signature_find(sig, a->ins[i].name) < 0)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "--in %s: @%s has no parameter named '%s'", a->ins[i].name, sig->entry,
-                             a->ins[i].name);
+                             "--in %s: @%s has no parameter named '%s'", a->ins[i].name,
+                             pto_signature_entry_name(sig), a->ins[i].name);
   for (int i = 0; i < a->nouts; i++) {
     int j = pto_signature_find(sig, a->outs[i].name);
     if (j < 0 || !sig->params[j].is_tensor || sig->params[j].dir == PTO_DIR_IN)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                              "--out %s: @%s has no out or inout tensor parameter named '%s'",
-                             a->outs[i].name, sig->entry, a->outs[i].name);
+                             a->outs[i].name, pto_signature_entry_name(sig), a->outs[i].name);
   }
   /* First pass: .npy inputs bind dynamic dims by their shapes. */
   pto_npy_array *arrays = calloc((size_t)sig->nparams + 1, sizeof *arrays);

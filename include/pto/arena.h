@@ -23,6 +23,9 @@ PTO_API void *pto_arena_realloc(pto_arena *a, void *old, size_t old_size, size_t
 PTO_API char *pto_arena_strndup(pto_arena *a, const char *s, size_t n);
 PTO_API char *pto_arena_strdup(pto_arena *a, const char *s);
 PTO_API size_t pto_arena_bytes(const pto_arena *a);
+/* Whether p points into memory a handed out (a linear walk over its chunks: for messages, not
+ * hot paths). */
+PTO_API int pto_arena_owns(const pto_arena *a, const void *p);
 /* Testing: the n-th following allocation (0 = the next) and all after it fail; -1 disables. */
 PTO_API void pto_arena_fail_after(pto_arena *a, long n);
 

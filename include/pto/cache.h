@@ -100,10 +100,10 @@ PTO_API PTO_MUST_USE pto_status pto_cache_remote_list(void (*fn)(void *ctx, cons
 
 typedef struct pto_cache_entry {
   char key[33];
-  char *path;          /* the entry dir, absolute */
-  char *program;       /* from the manifest; NULL when the manifest does not read */
-  char *entry;         /* entry function; NULL likewise */
-  uint64_t bytes;      /* sum of its files' sizes */
+  char *path;     /* the entry dir, absolute */
+  char *program;  /* from the manifest; NULL when the manifest does not read */
+  char *entry;    /* the entry as the user named it (pto_signature_entry_name); NULL likewise */
+  uint64_t bytes; /* sum of its files' sizes */
   int64_t last_use_ns; /* CLOCK_REALTIME of the last hit (or of the store) */
   int64_t created_ns;  /* mtime of its manifest */
 } pto_cache_entry;

@@ -72,9 +72,11 @@ static inline void pto_compile_options_init(pto_compile_options *opt) {
 }
 
 /* The table the loader reads from the dlopen'ed library via the exported symbol
- * "pto_compiler_api". Version 2: build_dir fills a pto_manifest, freed by the loader with
- * pto_manifest_free (libpto_ir); version 1 filled a pto_compile_output freed by output_clear. */
-#define PTO_COMPILER_API_VERSION 2
+ * "pto_compiler_api". Version 3: the pto_manifest build_dir fills holds a pto_signature with
+ * kernel_entry (a larger struct, so every pto_manifest field after sig moved); version 2 filled a
+ * pto_manifest, freed by the loader with pto_manifest_free (libpto_ir); version 1 filled a
+ * pto_compile_output freed by output_clear. */
+#define PTO_COMPILER_API_VERSION 3
 typedef struct pto_compiler_api {
   uint32_t version;
   uint32_t size;

@@ -468,6 +468,11 @@ struct pto_ir_func {
   int nrets;
   pto_ir_block body;
   int nvalues; /* values defined in this function; ids are 0..nvalues-1 */
+  /* The orch pto_ir_program_kernel_entry makes to run a kernel as the entry: that kernel's name,
+   * the entry as the user named it (messages, the signature, the manifest, 'pto cache ls' show
+   * it); NULL for every other function. Copies of the program keep it (it is part of
+   * pto_ir_program_hash); the text form has no syntax for it. */
+  const char *kernel_entry;
 };
 
 /* A '#' comment of a parsed source, kept for pto_ir_format. */
@@ -552,10 +557,10 @@ PTO_API PTO_MUST_USE pto_status pto_ir_program_entry(const pto_ir_program *p, co
 /* The program to compile or interpret for entry name (as pto_ir_program_entry resolves it). When
  * it is a kernel K: a copy of p with one more orch, last, named K_entry (or K_entry0, K_entry1,
  * ... while the name is taken by a function or an incore scope's kernel), whose parameters are
- * K's and which calls K once, as one task; *out_program is that copy (the caller's, freed with
- * pto_ir_program_destroy) and *out_entry its orch's name. A kernel with a dtensor parameter
- * (comm windows, which dist.* ops need) is refused. Otherwise *out_program is NULL (p is the
- * program) and *out_entry the entry's name in p. */
+ * K's and which calls K once, as one task, and whose kernel_entry is K's name; *out_program is
+ * that copy (the caller's, freed with pto_ir_program_destroy) and *out_entry its orch's name. A
+ * kernel with a dtensor parameter (comm windows, which dist.* ops need) is refused. Otherwise
+ * *out_program is NULL (p is the program) and *out_entry the entry's name in p. */
 PTO_API PTO_MUST_USE pto_status pto_ir_program_kernel_entry(const pto_ir_program *p,
                                                             const char *name,
                                                             pto_ir_program **out_program,

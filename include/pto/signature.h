@@ -38,6 +38,11 @@ typedef struct pto_signature {
   int nsyms;
   char **syms; /* dynamic symbols used by the entry's parameters */
   int nrets;   /* the entry's '->' count (outputs are out/inout params) */
+  /* A kernel K run as the entry (--entry K, pto_ir_program_kernel_entry): "K", the name the user
+   * gave, while entry is the orch made for it (K_entry), which is what runs and what the work
+   * dir's files are named after. NULL for any other entry. Messages, reports and 'pto cache ls'
+   * show pto_signature_entry_name. */
+  char *kernel_entry;
 } pto_signature;
 
 /* A compile-time binding: -D NAME=VALUE|runtime (value "128", "1.5", "true", "runtime") or a
@@ -66,6 +71,8 @@ PTO_API PTO_MUST_USE pto_status pto_ir_specialize(const pto_ir_program *p, const
 PTO_API PTO_MUST_USE pto_status pto_signature_copy(const pto_signature *src,
                                                    pto_signature *out_sig);
 PTO_API void pto_signature_clear(pto_signature *sig);
+/* The entry as the user named it: kernel_entry where set, else entry ("" for neither). */
+PTO_API const char *pto_signature_entry_name(const pto_signature *sig);
 /* Index of the named parameter, or -1. */
 PTO_API int pto_signature_find(const pto_signature *sig, const char *name);
 /* The index of dynamic symbol name in sig->syms, appending a copy when it is new; -1 when out of
@@ -78,10 +85,11 @@ PTO_API int pto_signature_intern_sym(pto_signature *sig, const char *name);
 #define PTO_ORCH_FINGERPRINT_SYMBOL "pto_orch_fingerprint"
 #define PTO_HOST_FINGERPRINT_SYMBOL "pto_host_fingerprint"
 /* 32 hex digits (XXH3-128) of everything a launch is checked against and dispatched by: sig
- * (entry, every parameter's name, direction, dtype, dims and binding, the symbols, the result
- * count) and the kernel table (id, name and symbol of each kernel). The compiler writes it into
- * the orchestration object it builds; the loader recomputes it from a work dir's manifest and
- * refuses a manifest whose fingerprint differs from the compiled one (a hand edit). */
+ * (entry and kernel_entry, every parameter's name, direction, dtype, dims and binding, the
+ * symbols, the result count) and the kernel table (id, name and symbol of each kernel). The
+ * compiler writes it into the orchestration object it builds; the loader recomputes it from a work
+ * dir's manifest and refuses a manifest whose fingerprint differs from the compiled one (a hand
+ * edit). */
 PTO_API PTO_MUST_USE pto_status pto_signature_fingerprint(const pto_signature *sig, int nkernels,
                                                           const char *const *kernel_names,
                                                           const char *const *kernel_symbols,

@@ -207,7 +207,9 @@ class CompiledProgram:
             params.append(Param(p.name.decode(), bool(p.is_tensor), ("in", "out", "inout")[p.dir],
                                 _PTO_NAMES[p.dtype], p.rank,
                                 ("none", "literal", "runtime")[p.bind], v))
-        self.entry: str = sig.entry.decode()
+        # The entry as the user named it: a kernel run as the entry is shown as itself, not as
+        # the orch made for it (pto_signature_entry_name).
+        self.entry: str = (sig.kernel_entry or sig.entry).decode()
         self.params: tuple[Param, ...] = tuple(params)
         self._codes = tuple((p.is_tensor, p.dir != "in", _PTO_NAMES.index(p.dtype),
                              p.bind == "literal", p.value) for p in params)

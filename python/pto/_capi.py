@@ -88,7 +88,8 @@ class SigParam(C.Structure):
 
 class Signature(C.Structure):
     _fields_ = [("entry", C.c_char_p), ("nparams", C.c_int), ("params", C.POINTER(SigParam)),
-                ("nsyms", C.c_int), ("syms", C.POINTER(C.c_char_p)), ("nrets", C.c_int)]
+                ("nsyms", C.c_int), ("syms", C.POINTER(C.c_char_p)), ("nrets", C.c_int),
+                ("kernel_entry", C.c_char_p)]
 
 
 class Span(C.Structure):

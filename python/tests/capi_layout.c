@@ -60,6 +60,7 @@ int main(void) {
 
   S(pto_signature) F(pto_signature, entry) F(pto_signature, nparams) F(pto_signature, params)
   F(pto_signature, nsyms) F(pto_signature, syms) F(pto_signature, nrets)
+  F(pto_signature, kernel_entry)
 
   S(pto_span) F(pto_span, name) F(pto_span, depth) F(pto_span, ts_ns) F(pto_span, dur_ns)
   F(pto_span, is_device)

@@ -64,12 +64,13 @@ def test_compile_text_and_bindings(w):
 
 def test_a_kernel_as_the_entry(w, tmp_path):
     """entry= naming a kernel runs it as one task through an orch made for it (add_block_entry):
-    its parameters are the kernel's, and its dynamic dims follow the arrays."""
+    its parameters are the kernel's, its dynamic dims follow the arrays, and it is shown by the
+    name given (program.entry is add_block)."""
     assert pto.compile(ADD).entry == "main"
     p = pto.compile(ADD, entry="add_block")
-    assert p.entry == "add_block_entry" and not p.is_host
+    assert p.entry == "add_block" and not p.is_host
     # Repeats are in-process hits, each of its own entry.
-    assert pto.compile(ADD, entry="add_block").entry == "add_block_entry"
+    assert pto.compile(ADD, entry="add_block").entry == "add_block"
     assert pto.compile(ADD).entry == "main"
     assert [(q.name, q.dir) for q in p.params] == [("a", "in"), ("b", "in"), ("c", "out")]
     a = np.arange(20 * 128, dtype=np.float32).reshape(20, 128)
@@ -77,7 +78,7 @@ def test_a_kernel_as_the_entry(w, tmp_path):
     w.run(p, {"a": a, "b": b, "c": c})
     assert np.array_equal(c, a + b)
     d = pto.compile(ADD, entry="@add_block", work_dir=tmp_path / "wd")
-    assert d.entry == "add_block_entry" and (tmp_path / "wd" / "orchestration" /
+    assert d.entry == "add_block" and (tmp_path / "wd" / "orchestration" /
                                              "add_block_entry.cpp").exists()
     text = open(ADD).read().replace("orch @main", "kernel @unused_k() {\n}\norch @main")
     text = text[:text.index("orch @main")]

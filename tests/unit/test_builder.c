@@ -393,6 +393,28 @@ static void test_builder_rejects_values_out_of_scope(void **state) {
   pto_ir_builder_destroy(b);
 }
 
+/* A value of another function is refused naming which: another function of this program, or a
+ * function of another program (a value from another builder). */
+static void test_builder_names_where_a_foreign_value_belongs(void **state) {
+  pto_ir_value *n, *f, *x, *n2, *f2, *x2;
+  pto_ir_builder *b = scalar_kernel(&n, &f, &x);
+  pto_ir_builder *other = scalar_kernel(&n2, &f2, &x2);
+  pto_ir_expr *e = NULL;
+  assert_status_contains(pto_ir_builder_use(b, n2, &e),
+                         "%n belongs to another program (it was made by another builder)");
+  pto_ir_builder_destroy(b);
+  b = scalar_kernel(&n, &f, &x);
+  OK(pto_ir_builder_return(b, NULL, 0));
+  OK(pto_ir_builder_body_end(b));
+  pto_ir_func *k2;
+  OK(pto_ir_builder_func_begin(b, PTO_FUNC_KERNEL, "k2", &k2));
+  OK(pto_ir_builder_body_begin(b, k2));
+  assert_status_contains(pto_ir_builder_use(b, n, &e),
+                         "%n belongs to another function of this program");
+  pto_ir_builder_destroy(b);
+  pto_ir_builder_destroy(other);
+}
+
 /* Blocks nest at most PTO_IR_MAX_BLOCK_DEPTH deep through the API (the parser has its own, lower
  * bound), so no recursive walk over statements can run out of stack; the limit is kept exactly. */
 static void test_builder_bounds_block_nesting(void **state) {
@@ -729,6 +751,7 @@ int main(void) {
       cmocka_unit_test(test_builder_write_results_alias_their_target),
       cmocka_unit_test(test_builder_keeps_the_first_error),
       cmocka_unit_test(test_builder_rejects_values_out_of_scope),
+      cmocka_unit_test(test_builder_names_where_a_foreign_value_belongs),
       cmocka_unit_test(test_builder_reports_out_of_memory),
       cmocka_unit_test(test_builder_bounds_block_nesting),
       cmocka_unit_test(test_builder_deduces_result_types),

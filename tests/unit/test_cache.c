@@ -251,9 +251,12 @@ static void test_cache_kernel_entry_has_its_own_key_and_repeats_in_process(void 
   pto_program *k = NULL, *m = NULL, *again = NULL;
   assert_pto_ok(pto_compile(ir, &opt, &k));
   assert_string_equal(pto_program_signature(k)->entry, "blk_entry");
+  assert_string_equal(pto_program_signature(k)->kernel_entry, "blk"); /* the name given */
+  assert_string_equal(pto_signature_entry_name(pto_program_signature(k)), "blk");
   assert_pto_ok(pto_compile(ir, NULL, &m));
   assert_ptr_not_equal(k, m);
   assert_string_equal(pto_program_signature(m)->entry, "main");
+  assert_null(pto_program_signature(m)->kernel_entry);
   int b0 = builds();
   pto_cache_stats s0 = stats();
   assert_pto_ok(pto_compile(ir, &opt, &again));

@@ -207,6 +207,16 @@ static void test_manifest_round_trips_every_field(void **state) {
   pto_manifest_free(&r);
   assert_pto_ok(pto_manifest_read(fx->dir, &r));
   assert_string_equal(r.program, "softmax2");
+  assert_null(r.sig.kernel_entry); /* optional: an orch entry writes none */
+  pto_manifest_free(&r);
+
+  /* A kernel run as the entry: signature.kernel_entry names it beside the orch made for it. */
+  m.sig.kernel_entry = xs("mm");
+  assert_pto_ok(pto_manifest_write(fx->dir, &m));
+  assert_pto_ok(pto_manifest_read(fx->dir, &r));
+  assert_string_equal(r.sig.entry, "main");
+  assert_string_equal(r.sig.kernel_entry, "mm");
+  assert_string_equal(pto_signature_entry_name(&r.sig), "mm");
   pto_manifest_free(&r);
   pto_manifest_free(&m);
   pto_manifest_free(&m); /* idempotent on an emptied manifest */
@@ -352,6 +362,10 @@ static void test_bad_fields_are_named(void **state) {
                     "field 'signature.params[4].binding': expected an integer for i8");
   expect_edit_error("\"binding\": true", "\"binding\": 1",
                     "field 'signature.params[7].binding': expected true or false");
+  expect_edit_error("\"nrets\": 1", "\"kernel_entry\": \"\", \"nrets\": 1",
+                    "field 'signature.kernel_entry': is empty");
+  expect_edit_error("\"nrets\": 1", "\"kernel_entry\": 7, \"nrets\": 1",
+                    "field 'signature.kernel_entry': expected a string, got 7");
   expect_edit_error("\"name\": \"y\"", "\"name\": \"x\"",
                     "field 'signature.params[1].name': duplicate parameter 'x'");
   expect_edit_error("\"core_type\": \"aic\"", "\"core_type\": \"gpu\"",

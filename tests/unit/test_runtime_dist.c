@@ -424,6 +424,14 @@ static void test_device_ids_and_mismatch(void **state) {
   cfg.device_ids = NULL;
   cfg.ndevices = 0;
   assert_status_contains(pto_dist_worker_open(&cfg, &bad), "ndevices 0 is out of range");
+  /* A wrong struct size is named as such (as pto_run_config's), not read as ndevices 0. */
+  cfg.ndevices = 2;
+  cfg.sz = 4;
+  assert_status_contains(pto_dist_worker_open(&cfg, &bad),
+                         "pto_dist_worker_open: pto_dist_config.sz is 4: initialise the config "
+                         "with pto_dist_config_init");
+  assert_null(bad);
+  cfg.sz = sizeof cfg;
   free(xy);
 }
 
@@ -538,6 +546,21 @@ static void test_resident_and_stacked(void **state) {
   assert_pto_ok(pto_dist_copy_from(w, one, r, sizeof one));
   assert_memory_equal(one, shards, sizeof one);
   assert_status_contains(pto_dist_copy_to(w, r, one, 4), "4 bytes given, the tensor has 4096");
+  /* pto_dist_copy_stacked_from names what is wrong: no host tensor, a tensor that is not
+   * stacked, a host tensor of another shape. */
+  assert_status_contains(pto_dist_copy_stacked_from(w, st, NULL),
+                         "pto_dist_copy_stacked_from: out is NULL");
+  assert_status_contains(pto_dist_copy_stacked_from(w, r, &tb),
+                         "pto_dist_copy_stacked_from: the tensor is not stacked (it is resident on "
+                         "worker 1): copy it with pto_dist_copy_from");
+  assert_status_contains(pto_dist_copy_stacked_from(w, st, &t3),
+                         "the host tensor must have the stacked tensor's dtype and shape");
+  /* Out of the shared heap: the message names the distributed worker's knob. */
+  pto_dist_tensor *huge = NULL;
+  int64_t hshape[2] = {1 << 14, 1 << 12}; /* 256 MiB of f32, the heap has 64 MiB */
+  assert_status_contains(pto_dist_alloc_tensor(w, 2, hshape, PTO_DTYPE_F32, NULL, 0, &huge),
+                         "raise pto_dist_config.shared_heap_bytes");
+  assert_null(huge);
   /* Only device 1 may use it; a tensor on worker 0 runs on device 0. */
   pto_program *on0 = host_program(host_on_device0, n, NULL, 2);
   pto_arg rargs[2] = {pto_arg_dist(r), pto_arg_host(&ty)};
@@ -754,6 +777,34 @@ static void test_bad_timeout_setting_is_an_error(void **state) {
   cfg.wait_timeout_ms = 86400001u;
   assert_status_contains(pto_dist_worker_open(&cfg, &w),
                          "wait_timeout_ms 86400001 is out of range");
+}
+
+/* $PTO_DIST_SLICE_US is parsed as the other settings are: a bad value fails the open, naming the
+ * variable and the range (before, a bad value was silently the default 100 us). */
+static void test_bad_slice_setting_is_an_error(void **state) {
+  (void)state;
+  static const char *const bad[] = {"abc", "100us", "-1", "1000001", " 5"};
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 1;
+  cfg.ncores_per_chip = 1;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("PTO_DIST_SLICE_US", bad[i], 1);
+    pto_dist_worker *w = (pto_dist_worker *)&cfg;
+    char want[128];
+    snprintf(want, sizeof want, "PTO_DIST_SLICE_US is '%s': expected an integer from 0 to 1000000",
+             bad[i]);
+    assert_status_contains(pto_dist_worker_open(&cfg, &w), want);
+    assert_null(w);
+  }
+  static const char *const good[] = {"0", "250", ""};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    setenv("PTO_DIST_SLICE_US", good[i], 1);
+    pto_dist_worker *w = NULL;
+    assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+    pto_dist_worker_close(w);
+  }
+  unsetenv("PTO_DIST_SLICE_US");
 }
 
 /* Waits until released, then runs host_blocks: a run that stays in its host code. At most 60 s, a
@@ -1822,6 +1873,7 @@ int main(void) {
       cmocka_unit_test(test_sleeping_chip_fails_the_run),
       cmocka_unit_test(test_chip_stuck_beside_busy_loops_fails_the_run),
       cmocka_unit_test(test_bad_timeout_setting_is_an_error),
+      cmocka_unit_test(test_bad_slice_setting_is_an_error),
       cmocka_unit_test(test_close_waits_for_another_threads_run),
       cmocka_unit_test(test_submit_runs_in_order),
       cmocka_unit_test(test_submit_bad_use),

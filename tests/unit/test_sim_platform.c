@@ -55,7 +55,7 @@ static void test_borrowed_memory_is_never_assumed_zero(void **state) {
   static uint8_t heap[1 << 16];
   memset(heap, 7, sizeof heap);
   pto__rt_devmem m;
-  assert_null(pto__rt_devmem_init_over(&m, heap, sizeof heap, 0x700000000000ull));
+  assert_null(pto__rt_devmem_init_over(&m, heap, sizeof heap, 0x700000000000ull, "the knob"));
   uint64_t a = 0;
   int zero = -1;
   assert_null(pto__rt_devmem_alloc_whole(&m, 20000, "a", NULL, &a, &zero));

@@ -5,6 +5,8 @@
 
 #include "pto/arena.h"
 #include "pto/ir.h"
+#include "pto/ir_builder.h"
+#include "pto/signature.h"
 #include "testutil.h"
 
 static pto_ir_program *parse(const char *text) {
@@ -186,7 +188,9 @@ static void test_program_entry_follows_the_rules(void **state) {
 }
 
 /* --entry naming a kernel: the program gets an orch, last, that calls it once with its own
- * parameters (names, directions, defaults, positions); the orch's name is fresh. */
+ * parameters (names, directions, defaults, positions); the orch's name is fresh, and its
+ * kernel_entry names the kernel: the signature, its copies and specializations carry it, the
+ * fingerprint and the structural hash tell it apart from an orch without it. */
 static void test_kernel_entry_gets_an_orch_of_its_own(void **state) {
   pto_ir_program *p = parse_add();
   pto_ir_program *w = NULL;
@@ -215,6 +219,39 @@ static void test_kernel_entry_gets_an_orch_of_its_own(void **state) {
   assert_pto_ok(pto_ir_program_entry(w, name, &e));
   assert_ptr_equal(e, o);
   assert_pto_ok(pto_ir_verify(w));
+
+  assert_string_equal(o->kernel_entry, "add_block");
+  assert_null(k->kernel_entry);
+  assert_null(pto_ir_program_find_func(p, "main")->kernel_entry);
+  pto_signature sig, sc;
+  assert_pto_ok(pto_signature_build(w, o, NULL, 0, NULL, 0, &sig));
+  assert_string_equal(sig.entry, "add_block_entry");
+  assert_string_equal(sig.kernel_entry, "add_block");
+  assert_string_equal(pto_signature_entry_name(&sig), "add_block");
+  assert_pto_ok(pto_signature_copy(&sig, &sc));
+  assert_string_equal(sc.kernel_entry, "add_block");
+  char with[33], without[33];
+  assert_pto_ok(pto_signature_fingerprint(&sc, 0, NULL, NULL, with));
+  free(sc.kernel_entry);
+  sc.kernel_entry = NULL;
+  assert_string_equal(pto_signature_entry_name(&sc), "add_block_entry");
+  assert_pto_ok(pto_signature_fingerprint(&sc, 0, NULL, NULL, without));
+  assert_string_not_equal(with, without);
+  pto_signature_clear(&sc);
+  pto_ir_program *spec = NULL, *copy = NULL;
+  assert_pto_ok(pto_ir_specialize(w, o, &sig, &spec));
+  assert_string_equal(pto_ir_program_find_func(spec, name)->kernel_entry, "add_block");
+  assert_pto_ok(pto_ir_program_copy(w, &copy));
+  assert_string_equal(pto_ir_program_find_func(copy, name)->kernel_entry, "add_block");
+  assert_true(pto_ir_program_equal(copy, w));
+  pto_ir_func *oc = pto_ir_program_find_func(copy, name);
+  oc->kernel_entry = NULL; /* a hand-written orch of the same name and body */
+  assert_false(pto_ir_program_equal(copy, w));
+  pto_ir_hash128 hw = pto_ir_program_hash(w), hc = pto_ir_program_hash(copy);
+  assert_false(hw.lo == hc.lo && hw.hi == hc.hi);
+  pto_signature_clear(&sig);
+  pto_ir_program_destroy(copy);
+  pto_ir_program_destroy(spec);
   pto_ir_program_destroy(w);
   pto_ir_program_destroy(p);
 
