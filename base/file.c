@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pto/base.h"
@@ -150,22 +151,43 @@ static void temp_untrack(int slot) {
   if (slot >= 0) atomic_store(&g_temps[slot].state, 0);
 }
 
-/* mkostemp of tmp (a template) and temp_track of the name it made, with every signal blocked
- * between the two, so a handler calling pto_file_remove_temps never runs while the file exists
- * and is not tracked yet (a SIGTERM landing there left the temp file behind). The fd, or -1
+/* Temp files being created (between mkostemp and temp_track), and whether
+ * pto_file_remove_temps ran: the process is ending, so no new temp file is made. Signals are
+ * blocked per thread, so a fatal signal can run the handler on another thread while one is
+ * between the two calls (a worker thread of the run: a SIGTERM landing there left the temp file
+ * behind): the handler waits for g_creating to drop to 0, and a creation that starts after it
+ * said g_ending backs out. Both are seq_cst, so one of the two always sees the other. */
+static atomic_int g_creating, g_ending;
+
+/* mkostemp of tmp (a template) and temp_track of the name it made, with every signal blocked in
+ * this thread between the two, so a handler calling pto_file_remove_temps never runs here while
+ * the file exists and is not tracked yet, and one on another thread waits for it. The fd, or -1
  * with errno kept; *slot is temp_track's. */
 static int temp_create(char *tmp, int *slot) {
   sigset_t all, was;
   sigfillset(&all);
   int masked = pthread_sigmask(SIG_BLOCK, &all, &was) == 0;
-  int fd = mkostemp(tmp, O_CLOEXEC), err = errno;
-  *slot = fd >= 0 ? temp_track(tmp) : -1;
+  atomic_fetch_add(&g_creating, 1);
+  int fd = -1, err = EINTR;
+  *slot = -1;
+  if (!atomic_load(&g_ending)) {
+    fd = mkostemp(tmp, O_CLOEXEC), err = errno;
+    *slot = fd >= 0 ? temp_track(tmp) : -1;
+  }
+  atomic_fetch_sub(&g_creating, 1);
   if (masked) pthread_sigmask(SIG_SETMASK, &was, NULL);
   errno = err;
   return fd;
 }
 
 void pto_file_remove_temps(void) {
+  atomic_store(&g_ending, 1);
+  /* A creation in flight on another thread takes microseconds; bounded at about a second so a
+   * thread stopped there (a debugger) cannot hold the process's end. */
+  for (int i = 0; i < 100000 && atomic_load(&g_creating) > 0; i++) {
+    struct timespec ts = {0, 10000};
+    nanosleep(&ts, NULL);
+  }
   pid_t self = getpid();
   for (int i = 0; i < TEMP_SLOTS; i++)
     if (atomic_load(&g_temps[i].state) == 2 && g_temps[i].pid == self) unlink(g_temps[i].path);

@@ -169,7 +169,9 @@ PTO_API PTO_MUST_USE pto_status pto_file_replace(const char *path, const void *c
                                                  const size_t *lens, int nbufs);
 /* Removes the temp files pto_file_write_atomic and pto_file_replace of this process are writing
  * now; async-signal-safe, for a handler of SIGINT/SIGTERM that then lets the signal end the
- * process (pto's command line installs one), so no partial temp file is left beside the output. */
+ * process (pto's command line installs one), so no partial temp file is left beside the output.
+ * A temp file another thread is creating at that moment is waited for (at most about a second)
+ * and removed too, and every later write of this process fails (EINTR): it is ending. */
 PTO_API void pto_file_remove_temps(void);
 /* mkdir -p with mode for the directories it creates; an IO status (errno kept) on failure. */
 PTO_API PTO_MUST_USE pto_status pto_file_mkdirs(const char *path, mode_t mode);

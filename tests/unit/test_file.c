@@ -1,10 +1,16 @@
 /* base's file helpers (pto/base.h): the stream reader keeps to its size limit; trees are removed
- * and summed without following a symlink, at any depth. */
+ * and summed without following a symlink, at any depth; a fatal signal on any thread leaves no
+ * temp file behind. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pto/base.h"
@@ -127,12 +133,67 @@ static void test_results_are_released_with_pto_free(void **state) {
   free(dir);
 }
 
+/* A fatal signal handled on one thread while another thread is creating a temp file (between
+ * mkostemp and its tracking) still leaves no temp file behind: pto_file_remove_temps waits for the
+ * creation and removes it (the handler ran on a worker thread of a run once and the temp file of
+ * the output stayed). Each child writes small files in a loop on a thread while its main thread
+ * sends itself SIGTERM; the handler removes the temps and lets the signal end the child. */
+static const char *g_sig_path;
+
+static void *write_forever(void *arg) {
+  (void)arg;
+  static const char data[4096];
+  for (;;)
+    pto_status_free(pto_file_write_atomic(g_sig_path, data, sizeof data, 0644));
+  return NULL;
+}
+
+static void remove_temps_and_die(int sig) {
+  pto_file_remove_temps();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void test_remove_temps_waits_for_a_temp_being_created_on_another_thread(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("sig");
+  assert_non_null(dir);
+  char path[512];
+  snprintf(path, sizeof path, "%s/out.bin", dir);
+  for (int round = 0; round < 60; round++) {
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      g_sig_path = path;
+      signal(SIGTERM, remove_temps_and_die);
+      pthread_t th;
+      if (pthread_create(&th, NULL, write_forever, NULL) != 0) _exit(3);
+      struct timespec ts = {0, 100000 + 7919 * round % 400000};
+      nanosleep(&ts, NULL);
+      kill(getpid(), SIGTERM);
+      nanosleep(&(struct timespec){5, 0}, NULL);
+      _exit(4);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+      if (strstr(e->d_name, ".tmp-")) fail_msg("round %d left %s behind", round, e->d_name);
+    closedir(d);
+  }
+  pto_file_remove_tree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_file_read_stream_keeps_to_its_limit),
       cmocka_unit_test(test_file_read_stream_limit_in_mib),
       cmocka_unit_test(test_file_remove_tree_deep_without_following_links),
       cmocka_unit_test(test_results_are_released_with_pto_free),
+      cmocka_unit_test(test_remove_temps_waits_for_a_temp_being_created_on_another_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
