@@ -12,6 +12,13 @@
 
 static const char *k_cmd = "bench";
 
+/* --rounds and --warmup take at most this many launches each, for L2 and host programs alike
+ * (pto_dist_benchmark's own bound): refused at once, not obeyed for hours in silence (a bar is
+ * drawn only on a terminal). A launch of the smallest program takes about 10 us and each measured
+ * one keeps its spans (about 0.4 KB), so 100000 is seconds and tens of MB there, and far more
+ * launches than a median needs anywhere. */
+enum { BENCH_MAX_LAUNCHES = 100000 };
+
 typedef struct bench_args {
   cli_inputs in;
   int rounds, warmup;
@@ -36,10 +43,17 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
     a->strict_cores = 1;
     return 1;
   }
-  if (!strcmp(arg, "--rounds") || !strncmp(arg, "--rounds=", 9))
-    return cli_int_option(cmd, "--rounds", 1, argc, argv, i, &a->rounds);
-  if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
-    return cli_int_option(cmd, "--warmup", 0, argc, argv, i, &a->warmup);
+  int is_rounds = !strcmp(arg, "--rounds") || !strncmp(arg, "--rounds=", 9);
+  if (is_rounds || !strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9)) {
+    const char *flag = is_rounds ? "--rounds" : "--warmup";
+    int *slot = is_rounds ? &a->rounds : &a->warmup;
+    int r = cli_int_option(cmd, flag, is_rounds, argc, argv, i, slot);
+    if (r == 1 && *slot > BENCH_MAX_LAUNCHES)
+      return cli_usage_error(cmd, "%s %d: expected %d to %d launches", flag, *slot, is_rounds,
+                             BENCH_MAX_LAUNCHES),
+             -1;
+    return r;
+  }
   int d = cli_parse_dispatch_option(cmd, &a->sel, argc, argv, i);
   if (!d) d = cli_parse_dump_option(cmd, argc, argv, i, &a->dump_dir, &a->dump_level);
   if (d) return d;
@@ -268,8 +282,8 @@ const pto_cmd cli_cmd_bench = {
     "--json adds rounds_dispatches, dispatch_tasks, unstable_dispatch_slots, fallback_flattened.\n"
     "\n"
     "options:\n"
-    "  --rounds N    measured launches (default 100)\n"
-    "  --warmup N    launches before them, not measured (default 3)\n"
+    "  --rounds N    measured launches (default 100, at most 100000)\n"
+    "  --warmup N    launches before them, not measured (default 3, at most 100000)\n"
     "  --tree [N]    also print the mean span tree over the measured launches, down to depth N\n"
     "                (0: chip.run alone; default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
