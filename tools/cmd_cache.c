@@ -125,8 +125,10 @@ static int do_stats(int json) {
   return PTO_EXIT_OK;
 }
 
-/* An entry's signature in one line, "x:in[M,64]f32 y:out[M,64]f32 alpha:f32", and its specialised
- * scalars, "act=1 n=128" ("-" when none), so two entries of one program can be told apart. */
+/* An entry's signature in one line, "x:in[M,64]f32 y:out[M,64]f32 alpha:f32", and what it was
+ * specialised for: its scalars, an -O level other than -O2 and a host program's device set,
+ * "act=1 n=128 -O3", "devices=0,1" ("-" when none), so two entries of one program can be told
+ * apart. */
 static void scalar_text(const pto_sig_param *p, char *buf, size_t n) {
   if (pto_dtype_is_float(p->dtype))
     snprintf(buf, n, "%.17g", p->value.f);
@@ -168,6 +170,14 @@ static void entry_signature(const char *dir, pto_text *sig, pto_text *scalars) {
         pto_text_printf(sig, "%s%" PRId64, d ? "," : "", p->dims[d].value);
     }
     pto_text_printf(sig, "]%s", pto_dtype_name(p->dtype));
+  }
+  /* A host program's device set and an optimization level other than the default are part of
+   * the key: two entries may differ there alone. */
+  if (m.opt_level != 2) pto_text_printf(scalars, "%s-O%d", scalars->len ? " " : "", m.opt_level);
+  if (m.is_host && m.ndevices > 0) {
+    pto_text_printf(scalars, "%sdevices=", scalars->len ? " " : "");
+    for (int d = 0; d < m.ndevices; d++)
+      pto_text_printf(scalars, "%s%d", d ? "," : "", (int)m.devices[d]);
   }
   if (!scalars->len) pto_text_puts(scalars, "-");
   pto_manifest_free(&m);
@@ -332,6 +342,12 @@ static int do_show(const char *prefix, int json) {
       printf("created      %s\n", when);
     }
     printf("toolchain    %s\n", m.toolchain);
+    if (m.is_host) {
+      printf("devices      ");
+      for (int d = 0; d < m.ndevices; d++)
+        printf("%s%d", d ? "," : "", (int)m.devices[d]);
+      printf(" (rank r runs on the r-th)\n");
+    }
     printf("signature:\n");
     for (int i = 0; i < m.sig.nparams; i++)
       print_param(&m.sig, &m.sig.params[i]);
@@ -562,7 +578,8 @@ const pto_cmd cli_cmd_cache = {
     "                 corruptions, lost races, uncached compiles; the remote level's hits,\n"
     "                 misses, stores, errors and refused entries), entries and size\n"
     "  ls             every entry, most recently used first, with its signature and the scalars\n"
-    "                 it was specialised for (two entries of one program differ there)\n"
+    "                 it was specialised for, an -O level other than -O2 and a host\n"
+    "                 program's device set (two entries of one program differ there)\n"
     "  ls --remote    the keys and sizes of the remote cache's entries ($PTO_REMOTE_CACHE or\n"
     "                 --remote-cache URL; a redis:// remote can list, an http:// one cannot)\n"
     "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"
