@@ -171,13 +171,22 @@ int cli_dispatch_sel_given(const cli_dispatch_sel *d) {
 
 int cli_parse_dispatch_option(const char *cmd, cli_dispatch_sel *d, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
+  int r = 0;
   if (!strcmp(arg, "--rank") || !strncmp(arg, "--rank=", 7))
-    return cli_int_option(cmd, "--rank", 0, argc, argv, i, &d->rank);
-  if (!strcmp(arg, "--slot") || !strncmp(arg, "--slot=", 7))
+    r = cli_int_option(cmd, "--rank", 0, argc, argv, i, &d->rank);
+  else if (!strcmp(arg, "--slot") || !strncmp(arg, "--slot=", 7))
     return cli_int_option(cmd, "--slot", 0, argc, argv, i, &d->slot);
-  if (!strcmp(arg, "--pid") || !strncmp(arg, "--pid=", 6))
-    return cli_int_option(cmd, "--pid", 1, argc, argv, i, &d->pid);
-  return 0;
+  else if (!strcmp(arg, "--pid") || !strncmp(arg, "--pid=", 6))
+    r = cli_int_option(cmd, "--pid", 1, argc, argv, i, &d->pid);
+  /* [--rank R | --pid P]: a dispatch is chosen by one of them; both would be found to disagree
+   * only after the whole bench ran. */
+  if (r == 1 && d->rank >= 0 && d->pid >= 0)
+    return cli_usage_error(cmd,
+                           "--rank %d and --pid %d: a dispatch is chosen by its rank or by its "
+                           "chip's pid, not both",
+                           d->rank, d->pid),
+           -1;
+  return r;
 }
 
 int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const cli_stats_view *v,
@@ -197,7 +206,7 @@ int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const c
   if (npicked > 1)
     return cli_usage_error(cmd,
                            "--pid %d names %d ranks' dispatches (their chips are threads of one "
-                           "process): choose one with --rank R",
+                           "process): choose one with --rank R instead",
                            d->pid, npicked);
   if (!pick && (d->rank >= 0 || d->pid >= 0)) {
     /* A selection that matches no dispatch: name it and the dispatches there are. */

@@ -97,6 +97,12 @@ run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rank 0 &&
   expect_out "--rank, --pid and --slot choose a dispatch of a host (L3) program; @main is an L2 program"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --slot 0 && expect_out "@main is an L2 program"
 run_pto 2 trace "$T/run.log" --pid 1 && expect_out "this log holds L2 launches"
+# [--rank R | --pid P]: one of them, refused together before anything runs (the bench ran to its
+# end before, and only then found the two disagree).
+run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --rounds 2 --rank 1 --pid 5 &&
+  expect_out "--rank 1 and --pid 5: a dispatch is chosen by its rank or by its chip's pid, not both"
+expect_true "nothing ran" bash -c '! grep -q "per_round" <<<"$1"' _ "$OUT"
+run_pto 2 trace "$T/run.log" --pid=7 --rank=0 && expect_out "--rank 0 and --pid 7: a dispatch is chosen"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree -1 && expect_out "--tree -1: expected a depth (0 or more)"
 # A depth past INT_MAX is named as one, not taken for a second program (or log).
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree 2147483648 && expect_out "--tree 2147483648: expected a depth (0 or more) up to 2147483647"
