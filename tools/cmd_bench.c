@@ -136,8 +136,9 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
     printf("%s\n", text);
     goto done;
   }
-  printf("bench host @%s on sim: %d devices (transport %s), %d runs after %d warmup\n", sig->entry,
-         nd, pto_dist_worker_transport(dw), st->rounds, st->warmup);
+  printf("bench host @%s on sim: %d device%s (transport %s), %d run%s after %d warmup\n",
+         sig->entry, nd, nd == 1 ? "" : "s", pto_dist_worker_transport(dw), st->rounds,
+         st->rounds == 1 ? "" : "s", st->warmup);
   if ((s = pto_dist_bench_stats_render(st, &text))) goto done;
   fputs(text, stdout);
   rc = cli_print_dist_tree(k_cmd, st, &a->view, &a->sel);
@@ -235,9 +236,10 @@ int cmd_bench(int argc, char **argv) {
   if (!a.view.json) {
     char hid[17];
     pto_hid_format(st->hid, hid);
-    printf("bench @%s on sim (%d cores): %d launches after %d warmup, %llu tasks per launch, "
+    printf("bench @%s on sim (%d cores): %d launch%s after %d warmup, %llu task%s per launch, "
            "hid %s\n",
-           sig->entry, st->ncores, st->nlaunches, st->warmup, (unsigned long long)st->ntasks, hid);
+           sig->entry, st->ncores, st->nlaunches, st->nlaunches == 1 ? "" : "es", st->warmup,
+           (unsigned long long)st->ntasks, st->ntasks == 1 ? "" : "s", hid);
     if (a.swimlane)
       printf("swimlane of the last launch: %s (%zu task%s on %d cores)\n", a.swimlane, ndrawn,
              ndrawn == 1 ? "" : "s", st->ncores);
@@ -317,6 +319,8 @@ const pto_cmd cli_cmd_bench = {
     "--no-cache\n"
     "                      (--entry KERNEL runs that kernel as one task: see 'pto compile "
     "--help')\n"
+    "  --remote-cache URL  the shared second cache level (default $PTO_REMOTE_CACHE; see pto\n"
+    "                      compile --help and docs/remote-cache.md)\n"
     "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
     "  --transport shm|mpi  a host program's chips: forked on this host (shm, default) or one per\n"
     "                      MPI rank (mpi: mpirun -np N pto bench PROG --transport mpi ...; rank 0\n"

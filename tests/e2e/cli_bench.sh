@@ -99,5 +99,12 @@ run_pto 2 trace "$T/run.log" --warmup 1 &&
 
 # --help, with an example each.
 run_pto 0 bench --help && expect_out "example:" && expect_out "pto bench examples/chain.ptir"
+# bench takes run's compile options ("[same inputs as run]"): its help names each of them.
+for f in --entry -D --arg --platform -O0 --no-cache --remote-cache --devices --transport --in --dim; do
+  expect_out "$f"
+done
+run_pto 0 bench "${CHAIN[@]}" --rounds 1 --warmup 0 --remote-cache http://127.0.0.1:9/c &&
+  expect_out "1 launch after 0 warmup, 12 tasks per launch"
+run_pto 0 bench "$EX/add.ptir" --dim M=4 --rounds 2 && expect_out "2 launches after 3 warmup, 1 task per launch"
 run_pto 0 trace --help && expect_out "example:" && expect_out "pto trace run.log"
 finish
