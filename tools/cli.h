@@ -43,6 +43,12 @@ void cli_progress_end(cli_progress *p);
 #define CLI_PROGRESS_MIN_KERNELS 4
 void cli_compile_progress(void *ctx, int done, int total);
 
+/* The value of "FLAG VALUE": the next argument (*i advanced to it), or NULL when there is none or
+ * it is an option ("-x", "--x"; a bare "-" is a value): a forgotten value must not take the next
+ * option for a file or a name ('--swimlane --check' wrote a file named --check). A value that
+ * starts with '-' is given as FLAG=VALUE (or ./-x for a path). */
+const char *cli_next_value(int argc, char **argv, int *i);
+
 /* Splits "NAME=VALUE" in place (the strings stay in argv); on a malformed one prints a usage
  * error naming flag and returns -1. */
 int cli_split_name_value(const char *cmd, const char *flag, char *text, char **out_name,

@@ -503,13 +503,13 @@ int cmd_cache(int argc, char **argv) {
     } else if (!strcmp(a, "--remote")) {
       remote = 1;
     } else if (!strcmp(a, "--remote-cache") || !strncmp(a, "--remote-cache=", 15)) {
-      const char *url = a[14] == '=' ? a + 15 : i + 1 < argc ? argv[++i] : NULL;
+      const char *url = a[14] == '=' ? a + 15 : cli_next_value(argc, argv, &i);
       if (!url) return cli_usage_error(k_cmd, "--remote-cache needs a URL");
       if (cli_check_remote_url(k_cmd, url)) return PTO_EXIT_USAGE;
       pto_status s = pto_cache_set_remote(url);
       if (s) return cli_fail(k_cmd, s);
     } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
-      const char *v = a[10] == '=' ? a + 11 : i + 1 < argc ? argv[++i] : NULL;
+      const char *v = a[10] == '=' ? a + 11 : cli_next_value(argc, argv, &i);
       if (!v) return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
       if (cli_set_once(k_cmd, "--max-size", &max_size, v)) return PTO_EXIT_USAGE;
     } else if (a[0] == '-' && a[1]) {

@@ -71,11 +71,9 @@ int cli_set_once(const char *cmd, const char *flag, const char **slot, const cha
 static char *option_value(const char *cmd, const char *name, int argc, char **argv, int *i) {
   size_t n = strlen(name);
   if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (*i + 1 >= argc) {
-    cli_usage_error(cmd, "%s needs a value", name);
-    return NULL;
-  }
-  return argv[++*i];
+  const char *v = cli_next_value(argc, argv, i);
+  if (!v) cli_usage_error(cmd, "%s needs a value", name);
+  return (char *)v;
 }
 
 static int is_opt(const char *arg, const char *name) {
@@ -86,7 +84,7 @@ static int is_opt(const char *arg, const char *name) {
 int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, char **argv, int *i) {
   char *arg = argv[*i];
   if (!strncmp(arg, "-D", 2)) {
-    char *v = arg[2] ? arg + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
+    char *v = arg[2] ? arg + 2 : (char *)cli_next_value(argc, argv, i);
     if (!v) return cli_usage_error(cmd, "-D needs NAME=VALUE or NAME=runtime"), -1;
     if (add_binding(cmd, "-D", v, a->scalars, &a->opt.nscalars)) return -1;
     return 1;
@@ -328,8 +326,9 @@ int cmd_compile(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--force")) {
       force = 1;
     } else if (!strcmp(argv[i], "-o")) {
-      if (i + 1 >= argc) return cli_usage_error(cmd, "-o needs a directory");
-      if (cli_set_once(cmd, "-o", &out_dir, argv[++i])) return PTO_EXIT_USAGE;
+      const char *v = cli_next_value(argc, argv, &i);
+      if (!v) return cli_usage_error(cmd, "-o needs a directory");
+      if (cli_set_once(cmd, "-o", &out_dir, v)) return PTO_EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     } else if (!src) {

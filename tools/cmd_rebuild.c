@@ -22,7 +22,7 @@ int cmd_rebuild(int argc, char **argv) {
       continue;
     }
     if (!strcmp(argv[i], "--orch-entry") || !strncmp(argv[i], "--orch-entry=", 13)) {
-      entry = argv[i][12] == '=' ? argv[i] + 13 : (i + 1 < argc ? argv[++i] : NULL);
+      entry = argv[i][12] == '=' ? argv[i] + 13 : cli_next_value(argc, argv, &i);
       if (!entry || !*entry)
         return cli_usage_error(cmd, "--orch-entry needs the entry's symbol name");
       continue;

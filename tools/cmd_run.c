@@ -134,7 +134,7 @@ static void dtype_tolerance(pto_dtype dt, double *rtol, double *atol) {
 int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, const char **out) {
   const char *arg = argv[*i];
   if (strcmp(arg, "--swimlane") != 0 && strncmp(arg, "--swimlane=", 11) != 0) return 0;
-  const char *val = arg[10] == '=' ? arg + 11 : (*i + 1 < argc ? argv[++*i] : NULL);
+  const char *val = arg[10] == '=' ? arg + 11 : cli_next_value(argc, argv, i);
   if (!val || !*val) return cli_usage_error(cmd, "--swimlane needs a file name (FILE.json)"), -1;
   return cli_set_once(cmd, "--swimlane", out, val) ? -1 : 1;
 }
@@ -169,7 +169,7 @@ void cli_note_mpi_launch(const char *cmd, const char *transport) {
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out) {
   const char *arg = argv[*i];
   if (strcmp(arg, "--transport") != 0 && strncmp(arg, "--transport=", 12) != 0) return 0;
-  const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
+  const char *val = arg[11] == '=' ? arg + 12 : cli_next_value(argc, argv, i);
   if (!val || (strcmp(val, "shm") != 0 && strcmp(val, "mpi") != 0))
     return cli_usage_error(cmd,
                            "--transport%s%s: the transports are shm (one host, the default) "
@@ -195,7 +195,7 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
     return cli_int_option(cmd, "--swimlane-level", 1, argc, argv, i, &out->level);
   if (strcmp(arg, "--swimlane-records") != 0 && strncmp(arg, "--swimlane-records=", 19) != 0)
     return 0;
-  const char *val = arg[18] == '=' ? arg + 19 : (*i + 1 < argc ? argv[++*i] : NULL);
+  const char *val = arg[18] == '=' ? arg + 19 : cli_next_value(argc, argv, i);
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
   /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
@@ -208,7 +208,7 @@ int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const 
   if (!strcmp(arg, "--dump-level") || !strncmp(arg, "--dump-level=", 13))
     return cli_int_option(cmd, "--dump-level", 1, argc, argv, i, level);
   if (strcmp(arg, "--dump-args") != 0 && strncmp(arg, "--dump-args=", 12) != 0) return 0;
-  const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
+  const char *val = arg[11] == '=' ? arg + 12 : cli_next_value(argc, argv, i);
   if (!val || !*val) return cli_usage_error(cmd, "--dump-args needs a directory"), -1;
   return cli_set_once(cmd, "--dump-args", dir, val) ? -1 : 1;
 }

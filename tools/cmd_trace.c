@@ -83,7 +83,7 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
     return 1;
   }
   if (!strcmp(arg, "--spread") || !strncmp(arg, "--spread=", 9)) {
-    const char *val = arg[8] == '=' ? arg + 9 : (*i + 1 < argc ? argv[++*i] : NULL);
+    const char *val = arg[8] == '=' ? arg + 9 : cli_next_value(argc, argv, i);
     if (!val) return cli_usage_error(cmd, "--spread needs stdev, minmax, both or none"), -1;
     int sp = pto_bench_spread_from_name(val);
     if (sp < 0)

@@ -162,6 +162,13 @@ int cli_check_output_file_unclaimed(const char *cmd, const char *flag, const cha
   return check_output_path(cmd, flag, path, 0, 0);
 }
 
+const char *cli_next_value(int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) return NULL;
+  const char *v = argv[*i + 1];
+  if (v[0] == '-' && v[1]) return NULL;
+  return argv[++*i];
+}
+
 int cli_is_dir(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);

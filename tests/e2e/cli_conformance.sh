@@ -25,6 +25,25 @@ run_pto 0 run "${ADD[@]}" --dim M=4 --in a=random:18446744073709551615 --check &
 run_pto 2 run "${ADD[@]}" --dim M=+4 && expect_out "--dim M=+4: expected a non-negative integer"
 run_pto 2 run "${ADD[@]}" --dim M=-0 && expect_out "--dim M=-0: expected a non-negative integer"
 
+# A flag whose value was forgotten does not take the next option for its file, dir or name (it
+# wrote a file named --check, a depfile named --no-cache); FLAG=VALUE or ./-x gives such a name.
+mkdir "$T/nv" && cd "$T/nv" || exit 1
+run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane --check && expect_out "--swimlane needs a file name"
+run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane-records --check && expect_out "--swimlane-records needs a file name"
+run_pto 2 run "${ADD[@]}" --dim M=4 --timeline-svg --check && expect_out "--timeline-svg needs a file name"
+run_pto 2 run "${ADD[@]}" --dim M=4 --dump-args --trace && expect_out "--dump-args needs a directory"
+run_pto 2 run "${ADD[@]}" --dim M=4 --entry --check && expect_out "--entry needs a value"
+run_pto 2 compile "${ADD[@]}" -o w --depfile --no-cache && expect_out "--depfile needs a value"
+run_pto 2 compile "${ADD[@]}" -o --force && expect_out "-o needs a directory"
+run_pto 2 compile "${ADD[@]}" -o w -D --no-cache && expect_out "-D needs NAME=VALUE"
+run_pto 2 trace "$T/none.log" --spread --json && expect_out "--spread needs stdev, minmax, both or none"
+run_pto 2 cache gc --max-size --json && expect_out "--max-size needs a size"
+run_pto 2 rebuild "$T/none" --orch-entry --help-me && expect_out "--orch-entry needs the entry's symbol name"
+expect_true "no file named after an option" test -z "$(ls -A)"
+run_pto 0 run "${ADD[@]}" --dim M=4 --swimlane=--check --timeline-svg ./-t.svg
+expect_true "FLAG=VALUE and ./-x name such files" test -s ./--check -a -s ./-t.svg
+cd - >/dev/null || exit 1
+
 # The same flag or NAME twice with different values: refused, naming both.
 run_pto 2 compile "${ADD[@]}" -o "$T/w1" -o "$T/w2" && expect_out "-o given twice: '$T/w1' and '$T/w2'"
 expect_true "a refused compile writes no dir" test ! -e "$T/w1" -a ! -e "$T/w2"
