@@ -18,7 +18,8 @@
 typedef struct run_args {
   cli_inputs in;
   int check, trace;
-  double rtol, atol; /* < 0: by dtype */
+  double rtol, atol;                 /* < 0: by dtype */
+  const char *rtol_text, *atol_text; /* as given, NULL: not given */
   const char *swimlane;
   cli_records records; /* --swimlane-records, --swimlane-level */
   cli_timeline timeline;
@@ -67,10 +68,13 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     double v = strtod(val, &end);
     if (*end || end == val || !isfinite(v) || v < 0)
       return cli_usage_error(cmd, "%s %s: expected a finite non-negative number", flag, val), -1;
-    if (flag[2] == 'r')
-      a->rtol = v;
-    else
-      a->atol = v;
+    double *slot = flag[2] == 'r' ? &a->rtol : &a->atol;
+    const char **text = flag[2] == 'r' ? &a->rtol_text : &a->atol_text;
+    /* Given twice: one value counts once, two are refused (the last would win in silence). */
+    if (*text && *slot != v)
+      return cli_usage_error(cmd, "%s given twice: '%s' and '%s'", flag, *text, val), -1;
+    *slot = v;
+    *text = val;
   } else {
     return 0;
   }

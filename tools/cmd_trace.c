@@ -54,6 +54,19 @@ static int parse_count(const char *s) {
   return (int)v;
 }
 
+/* --tree given again with another depth (--tree alone: every span): refused, as every
+ * single-valued flag (cli_set_once), rather than the last one winning. */
+static int set_tree(const char *cmd, cli_stats_view *v, int depth) {
+  if (v->tree >= 0 && v->tree != depth) {
+    char a[16] = "", b[16] = "";
+    if (v->tree != INT_MAX) snprintf(a, sizeof a, " %d", v->tree);
+    if (depth != INT_MAX) snprintf(b, sizeof b, " %d", depth);
+    return cli_usage_error(cmd, "--tree given twice: '--tree%s' and '--tree%s'", a, b), -1;
+  }
+  v->tree = depth;
+  return 1;
+}
+
 int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
   if (!strcmp(arg, "--json")) {
@@ -62,8 +75,8 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
   }
   if (!strcmp(arg, "--tree")) {
     /* --tree [N]: the next argument is its depth when it is a number. */
-    v->tree = INT_MAX;
-    if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0) v->tree = parse_count(argv[++*i]);
+    if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0)
+      return set_tree(cmd, v, parse_count(argv[++*i]));
     /* A negative depth is not taken for an unknown option '-1', nor one past INT_MAX for the
      * program or log. */
     else if (*i + 1 < argc &&
@@ -72,15 +85,15 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
       return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more) up to %d", argv[*i + 1],
                              INT_MAX),
              -1;
-    return 1;
+    return set_tree(cmd, v, INT_MAX);
   }
   if (!strncmp(arg, "--tree=", 7)) {
-    v->tree = parse_count(arg + 7);
-    if (v->tree < 0)
+    int depth = parse_count(arg + 7);
+    if (depth < 0)
       return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more) up to %d", arg + 7,
                              INT_MAX),
              -1;
-    return 1;
+    return set_tree(cmd, v, depth);
   }
   if (!strcmp(arg, "--spread") || !strncmp(arg, "--spread=", 9)) {
     const char *val = arg[8] == '=' ? arg + 9 : cli_next_value(argc, argv, i);

@@ -74,6 +74,14 @@ expect_true "refused runs write none of those" bash -c 'cd "$1" && for f in s1.j
 run_pto 2 run "${ADD[@]}" --dim M=4 --timeline --timeline-width 40 --timeline-width=50 &&
   expect_out "--timeline-width given twice: '40' and '50'"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds 3 && expect_out "--rounds given twice: '2' and '3'"
+# --rtol, --atol and --tree [N] too (the last one won in silence); one value twice counts once.
+run_pto 2 run "${ADD[@]}" --dim M=4 --check --rtol 0.1 --rtol=0.2 && expect_out "--rtol given twice: '0.1' and '0.2'"
+run_pto 2 run "${ADD[@]}" --dim M=4 --check --atol 0 --atol 1 && expect_out "--atol given twice: '0' and '1'"
+run_pto 0 run "${ADD[@]}" --dim M=4 --check --atol 0.1 --atol=1e-1 && expect_out "atol 0.1)  PASS"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree 1 --tree 2 && expect_out "--tree given twice: '--tree 1' and '--tree 2'"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree --tree=1 && expect_out "--tree given twice: '--tree' and '--tree 1'"
+run_pto 2 trace "$T/none.log" --tree 0 --tree && expect_out "--tree given twice: '--tree 0' and '--tree'"
+run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree 1 --tree=1 && expect_out "mean of 2 launches"
 run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds=2 --warmup 0 && expect_out "2 launches after 0 warmup"
 # -O levels: the last one applies, as with a C compiler.
 run_pto 0 run "${ADD[@]}" --dim M=4 -O0 -O3 --check && expect_out PASS
