@@ -209,6 +209,10 @@ int cmd_bench(int argc, char **argv) {
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.strict_cores = a.strict_cores != 0;
+  if (cli_make_records_folder(k_cmd, &a.records)) {
+    rc = PTO_EXIT_USAGE;
+    goto out;
+  }
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   if (a.dump_dir) {
     /* Only the last launch dumps, so the others are measured as without the option. */

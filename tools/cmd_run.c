@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -253,17 +254,40 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
   char *slash = strrchr(dir, '/');
   if (slash && slash != dir) {
     *slash = 0;
-    pto_status s = pto_file_mkdirs(dir, 0755);
-    if (s) {
-      cli_usage_error(cmd, "--swimlane-records %s: cannot create its folder: %s", path,
-                      pto_status_message(s));
-      pto_status_free(s);
-      return -1;
+    if (!cli_is_dir(dir)) {
+      /* Made just before the run (cli_make_records_folder), so a command refused before it
+       * leaves nothing behind; what exists of the path must be folders. */
+      char up[PATH_MAX];
+      snprintf(up, sizeof up, "%s", dir);
+      struct stat st;
+      for (char *s = up + strlen(up); s > up; s = strrchr(up, '/')) {
+        *s = 0;
+        if (!*up || stat(up, &st) != 0) continue;
+        if (!S_ISDIR(st.st_mode))
+          return cli_usage_error(cmd, "--swimlane-records %s: %s is not a folder", path, up), -1;
+        break;
+      }
+      return 0;
     }
   }
   /* FILE and the files beside it are claimed once the program says where they go (a host
    * program's in rank_R/dispatch_N/ folders): cli_claim_records_and_dump */
   return cli_check_output_file_unclaimed(cmd, "--swimlane-records", path) ? -1 : 0;
+}
+
+int cli_make_records_folder(const char *cmd, const cli_records *r) {
+  if (!r->path) return 0;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", r->path);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return 0;
+  *slash = 0;
+  pto_status s = pto_file_mkdirs(dir, 0755);
+  if (!s) return 0;
+  cli_usage_error(cmd, "--swimlane-records %s: cannot create its folder: %s", r->path,
+                  pto_status_message(s));
+  pto_status_free(s);
+  return -1;
 }
 
 /* Claims the files of one folder the records or the dump write: FOLDER/NAMES[i] (FOLDER "" is
@@ -482,6 +506,10 @@ int cmd_run(int argc, char **argv) {
                           "take their cores from the distributed worker (--devices)");
       goto out;
     }
+    if (cli_make_records_folder(k_cmd, &a.records)) {
+      rc = PTO_EXIT_USAGE;
+      goto out;
+    }
     int nd = pto_program_device_count(prog);
     pto_dist_config dc;
     pto_dist_config_init(&dc);
@@ -533,6 +561,10 @@ int cmd_run(int argc, char **argv) {
   /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
   cfg.record_tasks =
       a.swimlane != NULL || a.records.path != NULL || cli_timeline_wanted(&a.timeline) || a.trace;
+  if (cli_make_records_folder(k_cmd, &a.records)) {
+    rc = PTO_EXIT_USAGE;
+    goto out;
+  }
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   if (a.records.level >= 3 && (s = pto_worker_set_record_phases(w, true))) goto out;
   if (a.dump_dir && (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir))) goto out;

@@ -44,6 +44,25 @@ run_pto 0 run "${ADD[@]}" --dim M=4 --swimlane=--check --timeline-svg ./-t.svg
 expect_true "FLAG=VALUE and ./-x name such files" test -s ./--check -a -s ./-t.svg
 cd - >/dev/null || exit 1
 
+# --swimlane-records FILE's folder is made just before the run: a command refused before it (bad
+# input found once the program is loaded) leaves no folder behind; a file where a folder of the
+# path must be is refused at once.
+mkdir "$T/rf" && cd "$T/rf" || exit 1
+run_pto 2 run "$EX/chain.ptir" --dim M=4 --swimlane-records new/sub/r.json && expect_out "'alpha' (f32) has no value"
+run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --swimlane-records hb/r.json &&
+  expect_out "--swimlane-records of a host program: use 'pto run'"
+run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --swimlane-records hr/r.json --swimlane s.json &&
+  expect_out "a host program runs on 2 chips"
+expect_true "refused commands leave no records folder" test -z "$(ls -A)"
+echo x >f
+run_pto 2 run "$EX/chain.ptir" --dim M=4 --in alpha=1 --swimlane-records f/sub/r.json &&
+  expect_out "--swimlane-records f/sub/r.json: f is not a folder"
+run_pto 0 run "$EX/chain.ptir" --dim M=4 --in alpha=1 --swimlane-records ok/sub/r.json
+expect_true "the folder is made for a run" test -s ok/sub/r.json -a -s ok/sub/deps.json
+run_pto 0 bench "$EX/chain.ptir" --dim M=4 --in alpha=1 --rounds 2 --swimlane-records b/r.json
+expect_true "and for a bench" test -s b/r.json
+cd - >/dev/null || exit 1
+
 # The same flag or NAME twice with different values: refused, naming both.
 run_pto 2 compile "${ADD[@]}" -o "$T/w1" -o "$T/w2" && expect_out "-o given twice: '$T/w1' and '$T/w2'"
 expect_true "a refused compile writes no dir" test ! -e "$T/w1" -a ! -e "$T/w2"
