@@ -38,6 +38,19 @@ run_pto 2 run add.ptir --dim M=8 --out c=hard.npy &&
 run_pto 2 compile add.ptir -o "$T/w" --depfile "$T/add.ptir" &&
   expect_out "--depfile $T/add.ptir: that file is the program add.ptir"
 expect_true "no work dir was made" test ! -e "$T/w"
+# A depfile inside the work dir: --depfile DIR/manifest.json replaced the manifest (the dir no
+# longer loaded); any other name there made the next compile refuse a file pto did not write.
+run_pto 0 compile add.ptir -o wd
+cp wd/manifest.json manifest.before
+run_pto 2 compile add.ptir -o wd --depfile wd/manifest.json &&
+  expect_out "--depfile wd/manifest.json: inside the work dir wd"
+run_pto 2 compile add.ptir -o ./wd/ --depfile wd/kernels/add.d && expect_out "inside the work dir ./wd/"
+ln -s wd wdlink
+run_pto 2 compile add.ptir -o wdlink --depfile wd/add.d && expect_out "inside the work dir wdlink"
+expect_true "the work dir's manifest is kept" cmp -s wd/manifest.json manifest.before
+run_pto 0 run wd --dim M=8
+run_pto 0 compile add.ptir -o wd --depfile wd.d
+expect_true "a depfile beside the dir is written" test -s wd.d
 expect_true "the program is unchanged" test "$(sum_prog)" = "$want"
 
 # pto trace: --timeline-svg over the log it reads.
