@@ -177,7 +177,8 @@ int cli_check_dump_options(const char *cmd, const char *dir, int *level);
  * folder's path must be folders); 0, or a usage error printed and -1. */
 int cli_prepare_swimlane_records(const char *cmd, cli_records *r);
 /* Just before the run, every check passed: FILE's folder created (mkdir -p), so a command refused
- * before leaves no folder behind; 0, or a usage error printed and -1. */
+ * before leaves no folder behind; 0, or a usage error printed and -1. (Claim the files again
+ * then: a FILE through '..' of a folder just made, "new/../x.json", was not found before.) */
 int cli_make_records_folder(const char *cmd, const cli_records *r);
 /* Once the program is loaded, before it runs: claims (cli_claim_file) the files its
  * --swimlane-records and --dump-args will write where they really go: for an L2 program FILE

@@ -209,7 +209,8 @@ int cmd_bench(int argc, char **argv) {
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.strict_cores = a.strict_cores != 0;
-  if (cli_make_records_folder(k_cmd, &a.records)) {
+  if (cli_make_records_folder(k_cmd, &a.records) ||
+      cli_claim_records_and_dump(k_cmd, prog, &a.records, a.dump_dir)) {
     rc = PTO_EXIT_USAGE;
     goto out;
   }

@@ -506,7 +506,8 @@ int cmd_run(int argc, char **argv) {
                           "take their cores from the distributed worker (--devices)");
       goto out;
     }
-    if (cli_make_records_folder(k_cmd, &a.records)) {
+    if (cli_make_records_folder(k_cmd, &a.records) ||
+        cli_claim_records_and_dump(k_cmd, prog, &a.records, a.dump_dir)) {
       rc = PTO_EXIT_USAGE;
       goto out;
     }
@@ -561,7 +562,8 @@ int cmd_run(int argc, char **argv) {
   /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
   cfg.record_tasks =
       a.swimlane != NULL || a.records.path != NULL || cli_timeline_wanted(&a.timeline) || a.trace;
-  if (cli_make_records_folder(k_cmd, &a.records)) {
+  if (cli_make_records_folder(k_cmd, &a.records) ||
+      cli_claim_records_and_dump(k_cmd, prog, &a.records, a.dump_dir)) {
     rc = PTO_EXIT_USAGE;
     goto out;
   }
