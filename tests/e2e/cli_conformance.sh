@@ -191,6 +191,7 @@ run_pto 2 cache ls --remote --remote-cache http://127.0.0.1:9/pto &&
 # pto rebuild --orch-entry NAME that the orchestration does not export: refused, the entry
 # recorded before kept (the dir still runs), instead of "up to date" and a dir that cannot load.
 run_pto 0 compile "${ADD[@]}" -o "$T/wd"
+run_pto 2 rebuild "$T/wd" --orch-entry a --orch-entry=b && expect_out "--orch-entry given twice: 'a' and 'b'"
 run_pto 2 rebuild "$T/wd" --orch-entry no_such_entry &&
   expect_out "--orch-entry no_such_entry refused, the entry symbol stays aicpu_orchestration_entry" &&
   expect_out "no 'no_such_entry' symbol"
