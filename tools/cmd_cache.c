@@ -493,7 +493,7 @@ static int check_cache_dir(void) {
 }
 
 int cmd_cache(int argc, char **argv) {
-  const char *sub = NULL, *arg = NULL, *max_size = NULL;
+  const char *sub = NULL, *arg = NULL, *max_size = NULL, *remote_url = NULL;
   int json = 0, remote = 0, nkeys = 0;
   char **keys = argv; /* rm's KEYs, collected in place over the options already read */
   for (int i = 1; i < argc; i++) {
@@ -506,6 +506,7 @@ int cmd_cache(int argc, char **argv) {
       const char *url = a[14] == '=' ? a + 15 : cli_next_value(argc, argv, &i);
       if (!url) return cli_usage_error(k_cmd, "--remote-cache needs a URL");
       if (cli_check_remote_url(k_cmd, url)) return PTO_EXIT_USAGE;
+      if (cli_set_once(k_cmd, "--remote-cache", &remote_url, url)) return PTO_EXIT_USAGE;
       pto_status s = pto_cache_set_remote(url);
       if (s) return cli_fail(k_cmd, s);
     } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
@@ -535,6 +536,12 @@ int cmd_cache(int argc, char **argv) {
     return cli_usage_error(k_cmd, "--json is for stats, ls and show");
   if (remote && strcmp(sub, "ls") != 0)
     return cli_usage_error(k_cmd, "--remote is an option of ls only");
+  /* The remote cache is listed by ls --remote alone: anywhere else the URL would be ignored. */
+  if (remote_url && !remote)
+    return cli_usage_error(k_cmd,
+                           "--remote-cache %s: only with ls --remote (the other cache "
+                           "commands work on the local cache)",
+                           remote_url);
   static const char *const subs[] = {"stats", "ls", "show", "rm", "verify", "gc", "clear"};
   size_t which = 0;
   while (which < sizeof subs / sizeof *subs && strcmp(sub, subs[which]) != 0)

@@ -184,6 +184,9 @@ cd - >/dev/null || exit 1
 # a bad --remote-cache URL is bad usage (2) here as in compile.
 run_pto 2 cache gc --max-size 0 && expect_out "--max-size 0: the size must be above 0"
 run_pto 2 cache ls --remote --remote-cache ftp://x && expect_out "--remote-cache ftp://x: not an http://, https:// or redis:// URL"
+run_pto 2 cache ls --remote --remote-cache redis://a --remote-cache=redis://b && expect_out "--remote-cache given twice: 'redis://a' and 'redis://b'"
+run_pto 2 cache stats --remote-cache redis://a && expect_out "--remote-cache redis://a: only with ls --remote"
+run_pto 2 cache ls --remote-cache redis://a && expect_out "only with ls --remote"
 # an http:// remote has no listing: bad input, exit 2 (not 1, a job that ran and failed)
 run_pto 2 cache ls --remote --remote-cache http://127.0.0.1:9/pto &&
   expect_out "remote cache http://127.0.0.1:9/pto cannot list its entries: an HTTP store"
