@@ -556,6 +556,14 @@ int cmd_run(int argc, char **argv) {
              a.dump_level, a.dump_dir);
     goto outputs;
   }
+  if (a.transport) {
+    /* How a host program's chips talk: an L2 program has one chip, in this process. */
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "--transport %s: applies to programs with a host entry (their chips "
+                        "talk over it); @%s is an L2 program, run on one chip in this process",
+                        a.transport, sig->entry);
+    goto out;
+  }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.strict_cores = a.strict_cores != 0;

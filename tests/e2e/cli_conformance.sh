@@ -163,6 +163,11 @@ run_pto 2 run "$T/ar" --devices 4 --dim M=64 &&
   expect_out "--devices 4: the work dir $T/ar was compiled for devices 0,1 (pto compile it again with --devices 4"
 run_pto 2 bench "$T/ar" --devices 2,3 --dim M=64 --rounds 1 && expect_out "compiled for devices 0,1"
 run_pto 2 run "$T/ar" --devices 2 -O3 --dim M=64 && expect_out "-O3: compile options apply to a .ptir program"
+# --transport too: how a host program's chips talk (it was ignored for an L2 program).
+run_pto 2 run "${ADD[@]}" --dim M=4 --transport shm &&
+  expect_out "--transport shm: applies to programs with a host entry (their chips talk over it); @main is an L2 program"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 1 --transport=shm && expect_out "@main is an L2 program"
+run_pto 0 run "$T/ar" --dim M=64 --transport shm && expect_out "2 devices (0,1)"
 run_pto 2 run "$T/w1" --devices 2 --dim M=4 && expect_out "--devices 2: applies to programs with a host entry; $T/w1 holds an L2 program"
 
 # "--" ends the options (pto COMMAND --help already stopped at it): a file named -x.ptir.
