@@ -44,9 +44,9 @@ void cli_progress_end(cli_progress *p);
 void cli_compile_progress(void *ctx, int done, int total);
 
 /* The value of "FLAG VALUE": the next argument (*i advanced to it), or NULL when there is none or
- * it is an option ("-x", "--x"; a bare "-" is a value): a forgotten value must not take the next
- * option for a file or a name ('--swimlane --check' wrote a file named --check). A value that
- * starts with '-' is given as FLAG=VALUE (or ./-x for a path). */
+ * it is an option ("-x", "--x"; a bare "-" and a negative number, "-1", are values): a forgotten
+ * value must not take the next option for a file or a name ('--swimlane --check' wrote a file named
+ * --check). A value that starts with '-' is given as FLAG=VALUE (or ./-x for a path). */
 const char *cli_next_value(int argc, char **argv, int *i);
 
 /* Splits "NAME=VALUE" in place (the strings stay in argv); on a malformed one prints a usage

@@ -198,7 +198,7 @@ int cli_check_output_file_unclaimed(const char *cmd, const char *flag, const cha
 const char *cli_next_value(int argc, char **argv, int *i) {
   if (*i + 1 >= argc) return NULL;
   const char *v = argv[*i + 1];
-  if (v[0] == '-' && v[1]) return NULL;
+  if (v[0] == '-' && v[1] && !(v[1] >= '0' && v[1] <= '9')) return NULL; /* -1 is a value */
   return argv[++*i];
 }
 

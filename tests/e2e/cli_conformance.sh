@@ -36,6 +36,7 @@ run_pto 2 run "${ADD[@]}" --dim M=4 --entry --check && expect_out "--entry needs
 run_pto 2 compile "${ADD[@]}" -o w --depfile --no-cache && expect_out "--depfile needs a value"
 run_pto 2 compile "${ADD[@]}" -o --force && expect_out "-o needs a directory"
 run_pto 2 compile "${ADD[@]}" -o w -D --no-cache && expect_out "-D needs NAME=VALUE"
+run_pto 2 compile "$EX/allreduce_mesh.ptir" -o w --devices -1 && expect_out "--devices -1:"
 run_pto 2 trace "$T/none.log" --spread --json && expect_out "--spread needs stdev, minmax, both or none"
 run_pto 2 cache gc --max-size --json && expect_out "--max-size needs a size"
 run_pto 2 rebuild "$T/none" --orch-entry --help-me && expect_out "--orch-entry needs the entry's symbol name"
