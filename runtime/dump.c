@@ -2,7 +2,8 @@
  * enable_dump_args, args_dump.json and args.bin as its dump_viewer reads them. A task's inputs and
  * inouts are copied when it is ready, before any of its kernels runs; its outputs and inouts when
  * its last kernel (of every block and every kernel of a mixed task) ends, before it completes. The
- * cores append entries under one mutex: the dump is a debugging aid, not a fast path. */
+ * cores append entries under one mutex: the dump is a debugging aid, not a fast path. The files
+ * list the entries by task, stage and argument, whatever order the tasks ran in. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -262,6 +263,25 @@ pto_status pto__rt_dump_write(pto__rt_launch *L, const char *dir) {
   }
   if (!d->n) goto out;
   qsort(d->v, d->n, sizeof *d->v, cmp_entry);
+  /* args.bin in the manifest's order too: the cores appended the bytes as their tasks ran, an
+   * order that changes from run to run, and two dumps of one launch must be one file. */
+  if (d->nbin) {
+    uint8_t *bin = pto_malloc(d->nbin);
+    if (!bin) {
+      s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory writing the argument dump");
+      goto out;
+    }
+    uint64_t at = 0;
+    for (size_t i = 0; i < d->n; i++) {
+      pto__rt_dump_entry *e = &d->v[i];
+      if (e->bin_size) memcpy(bin + at, d->bin + e->bin_offset, e->bin_size);
+      e->bin_offset = at;
+      at += e->bin_size;
+    }
+    free(d->bin);
+    d->bin = bin;
+    d->capbin = d->nbin;
+  }
   /* run_dir: the dump folder's own name, as the reference writes it. */
   char full[256], *run_dir = full;
   snprintf(full, sizeof full, "%s", dir);

@@ -43,6 +43,12 @@ void cli_progress_end(cli_progress *p);
 #define CLI_PROGRESS_MIN_KERNELS 4
 void cli_compile_progress(void *ctx, int done, int total);
 
+/* The value of "FLAG VALUE": the next argument (*i advanced to it), or NULL when there is none or
+ * it is an option ("-x", "--x"; a bare "-" and a negative number, "-1", are values): a forgotten
+ * value must not take the next option for a file or a name ('--swimlane --check' wrote a file named
+ * --check). A value that starts with '-' is given as FLAG=VALUE (or ./-x for a path). */
+const char *cli_next_value(int argc, char **argv, int *i);
+
 /* Splits "NAME=VALUE" in place (the strings stay in argv); on a malformed one prints a usage
  * error naming flag and returns -1. */
 int cli_split_name_value(const char *cmd, const char *flag, char *text, char **out_name,
@@ -166,10 +172,14 @@ int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const 
 /* After parsing: --dump-level without --dump-args, or out of 1-3, is a usage error (-1); the
  * level defaults to 2 (every argument with its data); DIR checked as an output folder. */
 int cli_check_dump_options(const char *cmd, const char *dir, int *level);
-/* Before the run: --swimlane-level without --swimlane-records, or out of 1-3, refused; the level
- * defaulted; FILE's folder created (mkdir -p) and FILE checked as an output file; 0, or a usage
- * error printed and -1. */
+/* After parsing: --swimlane-level without --swimlane-records, or out of 1-3, refused; the level
+ * defaulted; FILE checked as an output file where its folder exists (else what exists of the
+ * folder's path must be folders); 0, or a usage error printed and -1. */
 int cli_prepare_swimlane_records(const char *cmd, cli_records *r);
+/* Just before the run, every check passed: FILE's folder created (mkdir -p), so a command refused
+ * before leaves no folder behind; 0, or a usage error printed and -1. (Claim the files again
+ * then: a FILE through '..' of a folder just made, "new/../x.json", was not found before.) */
+int cli_make_records_folder(const char *cmd, const cli_records *r);
 /* Once the program is loaded, before it runs: claims (cli_claim_file) the files its
  * --swimlane-records and --dump-args will write where they really go: for an L2 program FILE
  * and the files beside it, DIR/args.bin and DIR/args_dump.json; for a host program the same

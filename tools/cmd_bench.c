@@ -12,6 +12,13 @@
 
 static const char *k_cmd = "bench";
 
+/* --rounds and --warmup take at most this many launches each, for L2 and host programs alike
+ * (pto_dist_benchmark's own bound): refused at once, not obeyed for hours in silence (a bar is
+ * drawn only on a terminal). A launch of the smallest program takes about 10 us and each measured
+ * one keeps its spans (about 0.4 KB), so 100000 is seconds and tens of MB there, and far more
+ * launches than a median needs anywhere. */
+enum { BENCH_MAX_LAUNCHES = 100000 };
+
 typedef struct bench_args {
   cli_inputs in;
   int rounds, warmup;
@@ -36,10 +43,17 @@ static int parse_bench_option(void *ctx, const char *cmd, int argc, char **argv,
     a->strict_cores = 1;
     return 1;
   }
-  if (!strcmp(arg, "--rounds") || !strncmp(arg, "--rounds=", 9))
-    return cli_int_option(cmd, "--rounds", 1, argc, argv, i, &a->rounds);
-  if (!strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9))
-    return cli_int_option(cmd, "--warmup", 0, argc, argv, i, &a->warmup);
+  int is_rounds = !strcmp(arg, "--rounds") || !strncmp(arg, "--rounds=", 9);
+  if (is_rounds || !strcmp(arg, "--warmup") || !strncmp(arg, "--warmup=", 9)) {
+    const char *flag = is_rounds ? "--rounds" : "--warmup";
+    int *slot = is_rounds ? &a->rounds : &a->warmup;
+    int r = cli_int_option(cmd, flag, is_rounds, argc, argv, i, slot);
+    if (r == 1 && *slot > BENCH_MAX_LAUNCHES)
+      return cli_usage_error(cmd, "%s %d: expected %d to %d launches", flag, *slot, is_rounds,
+                             BENCH_MAX_LAUNCHES),
+             -1;
+    return r;
+  }
   int d = cli_parse_dispatch_option(cmd, &a->sel, argc, argv, i);
   if (!d) d = cli_parse_dump_option(cmd, argc, argv, i, &a->dump_dir, &a->dump_level);
   if (d) return d;
@@ -122,8 +136,9 @@ static int bench_host(const bench_args *a, const pto_program *prog, const pto_ar
     printf("%s\n", text);
     goto done;
   }
-  printf("bench host @%s on sim: %d devices (transport %s), %d runs after %d warmup\n", sig->entry,
-         nd, pto_dist_worker_transport(dw), st->rounds, st->warmup);
+  printf("bench host @%s on sim: %d device%s (transport %s), %d run%s after %d warmup\n",
+         sig->entry, nd, nd == 1 ? "" : "s", pto_dist_worker_transport(dw), st->rounds,
+         st->rounds == 1 ? "" : "s", st->warmup);
   if ((s = pto_dist_bench_stats_render(st, &text))) goto done;
   fputs(text, stdout);
   rc = cli_print_dist_tree(k_cmd, st, &a->view, &a->sel);
@@ -176,6 +191,14 @@ int cmd_bench(int argc, char **argv) {
     rc = bench_host(&a, prog, args);
     goto out;
   }
+  if (a.transport) {
+    /* How a host program's chips talk: an L2 program has one chip, in this process. */
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "--transport %s: applies to programs with a host entry (their chips "
+                        "talk over it); @%s is an L2 program, run on one chip in this process",
+                        a.transport, sig->entry);
+    goto out;
+  }
   if (cli_dispatch_sel_given(&a.sel)) {
     /* An L2 program has one launch per round, no dispatches to choose: not ignored in silence. */
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
@@ -194,6 +217,11 @@ int cmd_bench(int argc, char **argv) {
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.strict_cores = a.strict_cores != 0;
+  if (cli_make_records_folder(k_cmd, &a.records) ||
+      cli_claim_records_and_dump(k_cmd, prog, &a.records, a.dump_dir)) {
+    rc = PTO_EXIT_USAGE;
+    goto out;
+  }
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   if (a.dump_dir) {
     /* Only the last launch dumps, so the others are measured as without the option. */
@@ -221,10 +249,10 @@ int cmd_bench(int argc, char **argv) {
   if (!a.view.json) {
     char hid[17];
     pto_hid_format(st->hid, hid);
-    printf("bench @%s on sim (%d cores): %d launches after %d warmup, %llu tasks per launch, "
+    printf("bench @%s on sim (%d cores): %d launch%s after %d warmup, %llu task%s per launch, "
            "hid %s\n",
-           pto_signature_entry_name(sig), st->ncores, st->nlaunches, st->warmup,
-           (unsigned long long)st->ntasks, hid);
+           pto_signature_entry_name(sig), st->ncores, st->nlaunches, st->nlaunches == 1 ? "" : "es",
+           st->warmup, (unsigned long long)st->ntasks, st->ntasks == 1 ? "" : "s", hid);
     if (a.swimlane)
       printf("swimlane of the last launch: %s (%zu task%s on %d cores)\n", a.swimlane, ndrawn,
              ndrawn == 1 ? "" : "s", st->ncores);
@@ -269,8 +297,8 @@ const pto_cmd cli_cmd_bench = {
     "--json adds rounds_dispatches, dispatch_tasks, unstable_dispatch_slots, fallback_flattened.\n"
     "\n"
     "options:\n"
-    "  --rounds N    measured launches (default 100)\n"
-    "  --warmup N    launches before them, not measured (default 3)\n"
+    "  --rounds N    measured launches (default 100, at most 100000)\n"
+    "  --warmup N    launches before them, not measured (default 3, at most 100000)\n"
     "  --tree [N]    also print the mean span tree over the measured launches, down to depth N\n"
     "                (0: chip.run alone; default: every span)\n"
     "  --spread S    the spread after each mean in the tree: stdev (default), minmax, both, none\n"
@@ -304,6 +332,8 @@ const pto_cmd cli_cmd_bench = {
     "--no-cache\n"
     "                      (--entry KERNEL runs that kernel as one task: see 'pto compile "
     "--help')\n"
+    "  --remote-cache URL  the shared second cache level (default $PTO_REMOTE_CACHE; see pto\n"
+    "                      compile --help and docs/remote-cache.md)\n"
     "  --devices N|ID,ID,...  the device set of a program with a host entry (L3)\n"
     "  --transport shm|mpi  a host program's chips: forked on this host (shm, default) or one per\n"
     "                      MPI rank (mpi: mpirun -np N pto bench PROG --transport mpi ...; rank 0\n"

@@ -125,8 +125,10 @@ static int do_stats(int json) {
   return PTO_EXIT_OK;
 }
 
-/* An entry's signature in one line, "x:in[M,64]f32 y:out[M,64]f32 alpha:f32", and its specialised
- * scalars, "act=1 n=128" ("-" when none), so two entries of one program can be told apart. */
+/* An entry's signature in one line, "x:in[M,64]f32 y:out[M,64]f32 alpha:f32", and what it was
+ * specialised for: its scalars, an -O level other than -O2 and a host program's device set,
+ * "act=1 n=128 -O3", "devices=0,1" ("-" when none), so two entries of one program can be told
+ * apart. */
 static void scalar_text(const pto_sig_param *p, char *buf, size_t n) {
   if (pto_dtype_is_float(p->dtype))
     snprintf(buf, n, "%.17g", p->value.f);
@@ -168,6 +170,14 @@ static void entry_signature(const char *dir, pto_text *sig, pto_text *scalars) {
         pto_text_printf(sig, "%s%" PRId64, d ? "," : "", p->dims[d].value);
     }
     pto_text_printf(sig, "]%s", pto_dtype_name(p->dtype));
+  }
+  /* A host program's device set and an optimization level other than the default are part of
+   * the key: two entries may differ there alone. */
+  if (m.opt_level != 2) pto_text_printf(scalars, "%s-O%d", scalars->len ? " " : "", m.opt_level);
+  if (m.is_host && m.ndevices > 0) {
+    pto_text_printf(scalars, "%sdevices=", scalars->len ? " " : "");
+    for (int d = 0; d < m.ndevices; d++)
+      pto_text_printf(scalars, "%s%d", d ? "," : "", (int)m.devices[d]);
   }
   if (!scalars->len) pto_text_puts(scalars, "-");
   pto_manifest_free(&m);
@@ -332,6 +342,12 @@ static int do_show(const char *prefix, int json) {
       printf("created      %s\n", when);
     }
     printf("toolchain    %s\n", m.toolchain);
+    if (m.is_host) {
+      printf("devices      ");
+      for (int d = 0; d < m.ndevices; d++)
+        printf("%s%d", d ? "," : "", (int)m.devices[d]);
+      printf(" (rank r runs on the r-th)\n");
+    }
     printf("signature:\n");
     for (int i = 0; i < m.sig.nparams; i++)
       print_param(&m.sig, &m.sig.params[i]);
@@ -477,7 +493,7 @@ static int check_cache_dir(void) {
 }
 
 int cmd_cache(int argc, char **argv) {
-  const char *sub = NULL, *arg = NULL, *max_size = NULL;
+  const char *sub = NULL, *arg = NULL, *max_size = NULL, *remote_url = NULL;
   int json = 0, remote = 0, nkeys = 0;
   char **keys = argv; /* rm's KEYs, collected in place over the options already read */
   for (int i = 1; i < argc; i++) {
@@ -487,13 +503,14 @@ int cmd_cache(int argc, char **argv) {
     } else if (!strcmp(a, "--remote")) {
       remote = 1;
     } else if (!strcmp(a, "--remote-cache") || !strncmp(a, "--remote-cache=", 15)) {
-      const char *url = a[14] == '=' ? a + 15 : i + 1 < argc ? argv[++i] : NULL;
+      const char *url = a[14] == '=' ? a + 15 : cli_next_value(argc, argv, &i);
       if (!url) return cli_usage_error(k_cmd, "--remote-cache needs a URL");
       if (cli_check_remote_url(k_cmd, url)) return PTO_EXIT_USAGE;
+      if (cli_set_once(k_cmd, "--remote-cache", &remote_url, url)) return PTO_EXIT_USAGE;
       pto_status s = pto_cache_set_remote(url);
       if (s) return cli_fail(k_cmd, s);
     } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
-      const char *v = a[10] == '=' ? a + 11 : i + 1 < argc ? argv[++i] : NULL;
+      const char *v = a[10] == '=' ? a + 11 : cli_next_value(argc, argv, &i);
       if (!v) return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
       if (cli_set_once(k_cmd, "--max-size", &max_size, v)) return PTO_EXIT_USAGE;
     } else if (a[0] == '-' && a[1]) {
@@ -519,6 +536,12 @@ int cmd_cache(int argc, char **argv) {
     return cli_usage_error(k_cmd, "--json is for stats, ls and show");
   if (remote && strcmp(sub, "ls") != 0)
     return cli_usage_error(k_cmd, "--remote is an option of ls only");
+  /* The remote cache is listed by ls --remote alone: anywhere else the URL would be ignored. */
+  if (remote_url && !remote)
+    return cli_usage_error(k_cmd,
+                           "--remote-cache %s: only with ls --remote (the other cache "
+                           "commands work on the local cache)",
+                           remote_url);
   static const char *const subs[] = {"stats", "ls", "show", "rm", "verify", "gc", "clear"};
   size_t which = 0;
   while (which < sizeof subs / sizeof *subs && strcmp(sub, subs[which]) != 0)
@@ -562,7 +585,8 @@ const pto_cmd cli_cmd_cache = {
     "                 corruptions, lost races, uncached compiles; the remote level's hits,\n"
     "                 misses, stores, errors and refused entries), entries and size\n"
     "  ls             every entry, most recently used first, with its signature and the scalars\n"
-    "                 it was specialised for (two entries of one program differ there)\n"
+    "                 it was specialised for, an -O level other than -O2 and a host\n"
+    "                 program's device set (two entries of one program differ there)\n"
     "  ls --remote    the keys and sizes of the remote cache's entries ($PTO_REMOTE_CACHE or\n"
     "                 --remote-cache URL; a redis:// remote can list, an http:// one cannot)\n"
     "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"

@@ -1,5 +1,6 @@
 /* pto compile, and the compile options shared with run and bench. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,11 +72,9 @@ int cli_set_once(const char *cmd, const char *flag, const char **slot, const cha
 static char *option_value(const char *cmd, const char *name, int argc, char **argv, int *i) {
   size_t n = strlen(name);
   if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (*i + 1 >= argc) {
-    cli_usage_error(cmd, "%s needs a value", name);
-    return NULL;
-  }
-  return argv[++*i];
+  const char *v = cli_next_value(argc, argv, i);
+  if (!v) cli_usage_error(cmd, "%s needs a value", name);
+  return (char *)v;
 }
 
 static int is_opt(const char *arg, const char *name) {
@@ -86,7 +85,7 @@ static int is_opt(const char *arg, const char *name) {
 int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, char **argv, int *i) {
   char *arg = argv[*i];
   if (!strncmp(arg, "-D", 2)) {
-    char *v = arg[2] ? arg + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
+    char *v = arg[2] ? arg + 2 : (char *)cli_next_value(argc, argv, i);
     if (!v) return cli_usage_error(cmd, "-D needs NAME=VALUE or NAME=runtime"), -1;
     if (add_binding(cmd, "-D", v, a->scalars, &a->opt.nscalars)) return -1;
     return 1;
@@ -273,6 +272,33 @@ static int check_depfile_path(const char *cmd, const char *what, const char *p) 
                          what, p);
 }
 
+/* --depfile inside DIR (DIR itself or a folder below it, under any spelling or symlink): usage
+ * error, 2. It could be one of the files the compile writes there (--depfile DIR/manifest.json
+ * replaced the manifest, leaving a dir that no longer loads), and any other file in DIR is one
+ * pto did not write, so the next compile into DIR would refuse it. */
+static int check_depfile_outside(const char *cmd, const char *depfile, const char *dir) {
+  char folder[PATH_MAX], real_dir[PATH_MAX], real_folder[PATH_MAX];
+  snprintf(folder, sizeof folder, "%s", depfile);
+  char *slash = strrchr(folder, '/');
+  if (!slash)
+    snprintf(folder, sizeof folder, ".");
+  else if (slash == folder)
+    slash[1] = 0;
+  else
+    *slash = 0;
+  /* A DIR still to be made holds nothing yet; the depfile's folder exists (checked before). */
+  if (!realpath(dir, real_dir) || !realpath(folder, real_folder)) return 0;
+  size_t n = strlen(real_dir);
+  if (strncmp(real_folder, real_dir, n) != 0 ||
+      (real_folder[n] != 0 && real_folder[n] != '/' && strcmp(real_dir, "/") != 0))
+    return 0;
+  return cli_usage_error(cmd,
+                         "--depfile %s: inside the work dir %s, where pto compile writes its own "
+                         "files (and finds any other one not written by pto): write it beside "
+                         "the dir",
+                         depfile, dir);
+}
+
 /* A Make/Ninja depfile: the work dir's manifest (written last, so it is the work dir's output
  * for a build system) depends on the PTIR source, the one input pto compile reads. Written with
  * pto_file_replace, as every output file (a temp file and a rename: a build tool never reads half
@@ -328,8 +354,9 @@ int cmd_compile(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--force")) {
       force = 1;
     } else if (!strcmp(argv[i], "-o")) {
-      if (i + 1 >= argc) return cli_usage_error(cmd, "-o needs a directory");
-      if (cli_set_once(cmd, "-o", &out_dir, argv[++i])) return PTO_EXIT_USAGE;
+      const char *v = cli_next_value(argc, argv, &i);
+      if (!v) return cli_usage_error(cmd, "-o needs a directory");
+      if (cli_set_once(cmd, "-o", &out_dir, v)) return PTO_EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     } else if (!src) {
@@ -345,7 +372,8 @@ int cmd_compile(int argc, char **argv) {
   if (cli_check_output_path(cmd, "-o", out_dir, 1)) return PTO_EXIT_USAGE;
   if (a.depfile &&
       (cli_check_output_path(cmd, "--depfile", a.depfile, 0) ||
-       check_depfile_path(cmd, "source", src) || check_depfile_path(cmd, "work dir", out_dir)))
+       check_depfile_path(cmd, "source", src) || check_depfile_path(cmd, "work dir", out_dir) ||
+       check_depfile_outside(cmd, a.depfile, out_dir)))
     return PTO_EXIT_USAGE;
   pto_ir_program *ir = NULL;
   pto_status s = pto_ir_parse_file(src, &ir);
@@ -394,7 +422,8 @@ const pto_cmd cli_cmd_compile = {
     "                         or those ids (rank r runs on the r-th); default 1 device, id 0\n"
     "  -O0 | -O1 | -O2 | -O3  optimization level (default -O2)\n"
     "  --depfile FILE         also write a Make/Ninja depfile for build systems (paths escaped as\n"
-    "                         gcc escapes its own depfiles; a path with a line break is refused)\n"
+    "                         gcc escapes its own depfiles; a path with a line break is refused),\n"
+    "                         beside DIR: a FILE inside DIR is refused\n"
     "  --no-cache             compile without reading or writing the binary cache (either\n"
     "                         level: not with --remote-cache)\n"
     "  --remote-cache URL     a second cache level shared between machines (default\n"

@@ -9,10 +9,18 @@
 #include "pto/base.h"
 
 /* Keeps the file's mode and owner, and a symlink's target (pto/file.h). */
+/* Replaces path with text, unless it holds text already: a file in canonical form is not
+ * written at all (its mtime, which make and ninja go by, and its hard links stay). */
 static pto_status write_atomically(const char *path, const char *text) {
   const void *bufs[1] = {text};
   size_t lens[1] = {strlen(text)};
-  return pto_file_replace(path, bufs, lens, 1);
+  uint8_t *old = NULL;
+  size_t n = 0;
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &old, &n);
+  int same = !s && n == lens[0] && !memcmp(old, text, n);
+  pto_status_free(s);
+  free(old);
+  return same ? PTO_OK : pto_file_replace(path, bufs, lens, 1);
 }
 
 /* The formatted text must read back with every comment of the source, in order and unchanged:
@@ -166,7 +174,8 @@ const pto_cmd cli_cmd_fmt = {
     "whose comments could not all be kept, is reported and left untouched.\n"
     "\n"
     "options:\n"
-    "  -i    rewrite FILE.ptir in place (atomically) instead of printing to stdout\n"
+    "  -i    rewrite FILE.ptir in place (atomically) instead of printing to stdout; a file\n"
+    "        in canonical form already is not written (its mtime stays)\n"
     "\n"
     "example:\n"
     "  pto fmt -i examples/add.ptir\n",

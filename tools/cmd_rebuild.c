@@ -22,9 +22,9 @@ int cmd_rebuild(int argc, char **argv) {
       continue;
     }
     if (!strcmp(argv[i], "--orch-entry") || !strncmp(argv[i], "--orch-entry=", 13)) {
-      entry = argv[i][12] == '=' ? argv[i] + 13 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!entry || !*entry)
-        return cli_usage_error(cmd, "--orch-entry needs the entry's symbol name");
+      const char *v = argv[i][12] == '=' ? argv[i] + 13 : cli_next_value(argc, argv, &i);
+      if (!v || !*v) return cli_usage_error(cmd, "--orch-entry needs the entry's symbol name");
+      if (cli_set_once(cmd, "--orch-entry", &entry, v)) return PTO_EXIT_USAGE;
       continue;
     }
     if (argv[i][0] == '-' && argv[i][1])

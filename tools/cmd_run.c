@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -18,7 +19,8 @@
 typedef struct run_args {
   cli_inputs in;
   int check, trace;
-  double rtol, atol; /* < 0: by dtype */
+  double rtol, atol;                 /* < 0: by dtype */
+  const char *rtol_text, *atol_text; /* as given, NULL: not given */
   const char *swimlane;
   cli_records records; /* --swimlane-records, --swimlane-level */
   cli_timeline timeline;
@@ -67,10 +69,13 @@ static int parse_run_option(void *ctx, const char *cmd, int argc, char **argv, i
     double v = strtod(val, &end);
     if (*end || end == val || !isfinite(v) || v < 0)
       return cli_usage_error(cmd, "%s %s: expected a finite non-negative number", flag, val), -1;
-    if (flag[2] == 'r')
-      a->rtol = v;
-    else
-      a->atol = v;
+    double *slot = flag[2] == 'r' ? &a->rtol : &a->atol;
+    const char **text = flag[2] == 'r' ? &a->rtol_text : &a->atol_text;
+    /* Given twice: one value counts once, two are refused (the last would win in silence). */
+    if (*text && *slot != v)
+      return cli_usage_error(cmd, "%s given twice: '%s' and '%s'", flag, *text, val), -1;
+    *slot = v;
+    *text = val;
   } else {
     return 0;
   }
@@ -134,7 +139,7 @@ static void dtype_tolerance(pto_dtype dt, double *rtol, double *atol) {
 int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, const char **out) {
   const char *arg = argv[*i];
   if (strcmp(arg, "--swimlane") != 0 && strncmp(arg, "--swimlane=", 11) != 0) return 0;
-  const char *val = arg[10] == '=' ? arg + 11 : (*i + 1 < argc ? argv[++*i] : NULL);
+  const char *val = arg[10] == '=' ? arg + 11 : cli_next_value(argc, argv, i);
   if (!val || !*val) return cli_usage_error(cmd, "--swimlane needs a file name (FILE.json)"), -1;
   return cli_set_once(cmd, "--swimlane", out, val) ? -1 : 1;
 }
@@ -169,7 +174,7 @@ void cli_note_mpi_launch(const char *cmd, const char *transport) {
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out) {
   const char *arg = argv[*i];
   if (strcmp(arg, "--transport") != 0 && strncmp(arg, "--transport=", 12) != 0) return 0;
-  const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
+  const char *val = arg[11] == '=' ? arg + 12 : cli_next_value(argc, argv, i);
   if (!val || (strcmp(val, "shm") != 0 && strcmp(val, "mpi") != 0))
     return cli_usage_error(cmd,
                            "--transport%s%s: the transports are shm (one host, the default) "
@@ -195,7 +200,7 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
     return cli_int_option(cmd, "--swimlane-level", 1, argc, argv, i, &out->level);
   if (strcmp(arg, "--swimlane-records") != 0 && strncmp(arg, "--swimlane-records=", 19) != 0)
     return 0;
-  const char *val = arg[18] == '=' ? arg + 19 : (*i + 1 < argc ? argv[++*i] : NULL);
+  const char *val = arg[18] == '=' ? arg + 19 : cli_next_value(argc, argv, i);
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
   /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
@@ -208,7 +213,7 @@ int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const 
   if (!strcmp(arg, "--dump-level") || !strncmp(arg, "--dump-level=", 13))
     return cli_int_option(cmd, "--dump-level", 1, argc, argv, i, level);
   if (strcmp(arg, "--dump-args") != 0 && strncmp(arg, "--dump-args=", 12) != 0) return 0;
-  const char *val = arg[11] == '=' ? arg + 12 : (*i + 1 < argc ? argv[++*i] : NULL);
+  const char *val = arg[11] == '=' ? arg + 12 : cli_next_value(argc, argv, i);
   if (!val || !*val) return cli_usage_error(cmd, "--dump-args needs a directory"), -1;
   return cli_set_once(cmd, "--dump-args", dir, val) ? -1 : 1;
 }
@@ -249,17 +254,40 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
   char *slash = strrchr(dir, '/');
   if (slash && slash != dir) {
     *slash = 0;
-    pto_status s = pto_file_mkdirs(dir, 0755);
-    if (s) {
-      cli_usage_error(cmd, "--swimlane-records %s: cannot create its folder: %s", path,
-                      pto_status_message(s));
-      pto_status_free(s);
-      return -1;
+    if (!cli_is_dir(dir)) {
+      /* Made just before the run (cli_make_records_folder), so a command refused before it
+       * leaves nothing behind; what exists of the path must be folders. */
+      char up[PATH_MAX];
+      snprintf(up, sizeof up, "%s", dir);
+      struct stat st;
+      for (char *s = up + strlen(up); s > up; s = strrchr(up, '/')) {
+        *s = 0;
+        if (!*up || stat(up, &st) != 0) continue;
+        if (!S_ISDIR(st.st_mode))
+          return cli_usage_error(cmd, "--swimlane-records %s: %s is not a folder", path, up), -1;
+        break;
+      }
+      return 0;
     }
   }
   /* FILE and the files beside it are claimed once the program says where they go (a host
    * program's in rank_R/dispatch_N/ folders): cli_claim_records_and_dump */
   return cli_check_output_file_unclaimed(cmd, "--swimlane-records", path) ? -1 : 0;
+}
+
+int cli_make_records_folder(const char *cmd, const cli_records *r) {
+  if (!r->path) return 0;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", r->path);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return 0;
+  *slash = 0;
+  pto_status s = pto_file_mkdirs(dir, 0755);
+  if (!s) return 0;
+  cli_usage_error(cmd, "--swimlane-records %s: cannot create its folder: %s", r->path,
+                  pto_status_message(s));
+  pto_status_free(s);
+  return -1;
 }
 
 /* Claims the files of one folder the records or the dump write: FOLDER/NAMES[i] (FOLDER "" is
@@ -478,6 +506,11 @@ int cmd_run(int argc, char **argv) {
                           "take their cores from the distributed worker (--devices)");
       goto out;
     }
+    if (cli_make_records_folder(k_cmd, &a.records) ||
+        cli_claim_records_and_dump(k_cmd, prog, &a.records, a.dump_dir)) {
+      rc = PTO_EXIT_USAGE;
+      goto out;
+    }
     int nd = pto_program_device_count(prog);
     pto_dist_config dc;
     pto_dist_config_init(&dc);
@@ -523,12 +556,25 @@ int cmd_run(int argc, char **argv) {
              a.dump_level, a.dump_dir);
     goto outputs;
   }
+  if (a.transport) {
+    /* How a host program's chips talk: an L2 program has one chip, in this process. */
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "--transport %s: applies to programs with a host entry (their chips "
+                        "talk over it); @%s is an L2 program, run on one chip in this process",
+                        a.transport, sig->entry);
+    goto out;
+  }
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.strict_cores = a.strict_cores != 0;
   /* --trace records the tasks too, so the log carries [STASK] lines for pto trace --timeline. */
   cfg.record_tasks =
       a.swimlane != NULL || a.records.path != NULL || cli_timeline_wanted(&a.timeline) || a.trace;
+  if (cli_make_records_folder(k_cmd, &a.records) ||
+      cli_claim_records_and_dump(k_cmd, prog, &a.records, a.dump_dir)) {
+    rc = PTO_EXIT_USAGE;
+    goto out;
+  }
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   if (a.records.level >= 3 && (s = pto_worker_set_record_phases(w, true))) goto out;
   if (a.dump_dir && (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir))) goto out;
@@ -653,7 +699,9 @@ const pto_cmd cli_cmd_run = {
     "  --dump-args DIR     write the reference runtime's argument dump of the launch to DIR\n"
     "                      (args_dump.json and args.bin, for simpler's dump_viewer; DIR is\n"
     "                      created): every task's arguments with their data; a host program\n"
-    "                      writes one per call of each chip, in DIR/rank_R/dispatch_N/\n"
+    "                      writes one per call of each chip, in DIR/rank_R/dispatch_N/. Two\n"
+    "                      runs write one dump byte for byte, but for the bytes of comm windows\n"
+    "                      (dtensor arguments), which other ranks may be writing then\n"
     "  --dump-level N      the reference's levels: 1 the arguments CoreTaskArgs::dump marks,\n"
     "                      with their data; 2 every argument with its data (the default); 3\n"
     "                      every argument, data for the marked ones only\n"

@@ -54,6 +54,19 @@ static int parse_count(const char *s) {
   return (int)v;
 }
 
+/* --tree given again with another depth (--tree alone: every span): refused, as every
+ * single-valued flag (cli_set_once), rather than the last one winning. */
+static int set_tree(const char *cmd, cli_stats_view *v, int depth) {
+  if (v->tree >= 0 && v->tree != depth) {
+    char a[16] = "", b[16] = "";
+    if (v->tree != INT_MAX) snprintf(a, sizeof a, " %d", v->tree);
+    if (depth != INT_MAX) snprintf(b, sizeof b, " %d", depth);
+    return cli_usage_error(cmd, "--tree given twice: '--tree%s' and '--tree%s'", a, b), -1;
+  }
+  v->tree = depth;
+  return 1;
+}
+
 int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
   if (!strcmp(arg, "--json")) {
@@ -62,8 +75,8 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
   }
   if (!strcmp(arg, "--tree")) {
     /* --tree [N]: the next argument is its depth when it is a number. */
-    v->tree = INT_MAX;
-    if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0) v->tree = parse_count(argv[++*i]);
+    if (*i + 1 < argc && parse_count(argv[*i + 1]) >= 0)
+      return set_tree(cmd, v, parse_count(argv[++*i]));
     /* A negative depth is not taken for an unknown option '-1', nor one past INT_MAX for the
      * program or log. */
     else if (*i + 1 < argc &&
@@ -72,18 +85,18 @@ int cli_parse_view_option(const char *cmd, cli_stats_view *v, int argc, char **a
       return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more) up to %d", argv[*i + 1],
                              INT_MAX),
              -1;
-    return 1;
+    return set_tree(cmd, v, INT_MAX);
   }
   if (!strncmp(arg, "--tree=", 7)) {
-    v->tree = parse_count(arg + 7);
-    if (v->tree < 0)
+    int depth = parse_count(arg + 7);
+    if (depth < 0)
       return cli_usage_error(cmd, "--tree %s: expected a depth (0 or more) up to %d", arg + 7,
                              INT_MAX),
              -1;
-    return 1;
+    return set_tree(cmd, v, depth);
   }
   if (!strcmp(arg, "--spread") || !strncmp(arg, "--spread=", 9)) {
-    const char *val = arg[8] == '=' ? arg + 9 : (*i + 1 < argc ? argv[++*i] : NULL);
+    const char *val = arg[8] == '=' ? arg + 9 : cli_next_value(argc, argv, i);
     if (!val) return cli_usage_error(cmd, "--spread needs stdev, minmax, both or none"), -1;
     int sp = pto_bench_spread_from_name(val);
     if (sp < 0)
@@ -171,13 +184,22 @@ int cli_dispatch_sel_given(const cli_dispatch_sel *d) {
 
 int cli_parse_dispatch_option(const char *cmd, cli_dispatch_sel *d, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
+  int r = 0;
   if (!strcmp(arg, "--rank") || !strncmp(arg, "--rank=", 7))
-    return cli_int_option(cmd, "--rank", 0, argc, argv, i, &d->rank);
-  if (!strcmp(arg, "--slot") || !strncmp(arg, "--slot=", 7))
+    r = cli_int_option(cmd, "--rank", 0, argc, argv, i, &d->rank);
+  else if (!strcmp(arg, "--slot") || !strncmp(arg, "--slot=", 7))
     return cli_int_option(cmd, "--slot", 0, argc, argv, i, &d->slot);
-  if (!strcmp(arg, "--pid") || !strncmp(arg, "--pid=", 6))
-    return cli_int_option(cmd, "--pid", 1, argc, argv, i, &d->pid);
-  return 0;
+  else if (!strcmp(arg, "--pid") || !strncmp(arg, "--pid=", 6))
+    r = cli_int_option(cmd, "--pid", 1, argc, argv, i, &d->pid);
+  /* [--rank R | --pid P]: a dispatch is chosen by one of them; both would be found to disagree
+   * only after the whole bench ran. */
+  if (r == 1 && d->rank >= 0 && d->pid >= 0)
+    return cli_usage_error(cmd,
+                           "--rank %d and --pid %d: a dispatch is chosen by its rank or by its "
+                           "chip's pid, not both",
+                           d->rank, d->pid),
+           -1;
+  return r;
 }
 
 int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const cli_stats_view *v,
@@ -197,7 +219,7 @@ int cli_print_dist_tree(const char *cmd, const pto_dist_bench_stats *st, const c
   if (npicked > 1)
     return cli_usage_error(cmd,
                            "--pid %d names %d ranks' dispatches (their chips are threads of one "
-                           "process): choose one with --rank R",
+                           "process): choose one with --rank R instead",
                            d->pid, npicked);
   if (!pick && (d->rank >= 0 || d->pid >= 0)) {
     /* A selection that matches no dispatch: name it and the dispatches there are. */

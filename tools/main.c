@@ -120,10 +120,43 @@ int cli_claim_file(const char *cmd, const char *label, const char *path, int out
   return 0;
 }
 
+/* A work dir's own files, claimed as read: those its compiled.xxh128 lists (every file pto wrote,
+ * its callees' included), the list itself and the manifest (a dir without the list). An output
+ * over one of them would break the program (--out DIR/manifest.json left a dir that no longer
+ * loads; --swimlane DIR/kernels/kernels.so a binary 'rebuilt' from its source next time). */
+static int claim_workdir_files(const char *cmd, const char *dir) {
+  char path[PATH_MAX], label[2 * PATH_MAX + 32];
+  static const char *const k_own[] = {"compiled.xxh128", "manifest.json"};
+  for (size_t k = 0; k < sizeof k_own / sizeof k_own[0]; k++) {
+    snprintf(path, sizeof path, "%s/%s", dir, k_own[k]);
+    snprintf(label, sizeof label, "the program %s (its %s)", dir, k_own[k]);
+    if (cli_claim_file(cmd, label, path, 0)) return PTO_EXIT_USAGE;
+  }
+  snprintf(path, sizeof path, "%s/compiled.xxh128", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[PATH_MAX + 64];
+  int rc = 0;
+  while (!rc && fgets(line, sizeof line, f)) {
+    /* "HASH  RELPATH\n", as xxh128sum writes it */
+    char *rel = strstr(line, "  ");
+    if (!rel) continue;
+    rel += 2;
+    rel[strcspn(rel, "\n")] = 0;
+    if (!*rel || rel[0] == '/' || strstr(rel, "..")) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    snprintf(label, sizeof label, "the program %s (its %s)", dir, rel);
+    if (access(path, F_OK) == 0) rc = cli_claim_file(cmd, label, path, 0);
+  }
+  fclose(f);
+  return rc;
+}
+
 int cli_claim_program(const char *cmd, const char *path) {
   char label[PATH_MAX + 16];
   snprintf(label, sizeof label, "the program %s", path);
-  return cli_claim_file(cmd, label, path, 0);
+  if (cli_claim_file(cmd, label, path, 0)) return PTO_EXIT_USAGE;
+  return cli_is_dir(path) ? claim_workdir_files(cmd, path) : 0;
 }
 
 static int check_output_path(const char *cmd, const char *flag, const char *path, int is_dir,
@@ -160,6 +193,13 @@ int cli_check_output_path(const char *cmd, const char *flag, const char *path, i
 
 int cli_check_output_file_unclaimed(const char *cmd, const char *flag, const char *path) {
   return check_output_path(cmd, flag, path, 0, 0);
+}
+
+const char *cli_next_value(int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) return NULL;
+  const char *v = argv[*i + 1];
+  if (v[0] == '-' && v[1] && !(v[1] >= '0' && v[1] <= '9')) return NULL; /* -1 is a value */
+  return argv[++*i];
 }
 
 int cli_is_dir(const char *path) {

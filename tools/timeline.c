@@ -16,7 +16,7 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
     return 1;
   }
   if (!strcmp(arg, "--timeline-svg") || !strncmp(arg, "--timeline-svg=", 15)) {
-    const char *val = arg[14] == '=' ? arg + 15 : (*i + 1 < argc ? argv[++*i] : NULL);
+    const char *val = arg[14] == '=' ? arg + 15 : cli_next_value(argc, argv, i);
     if (!val || !*val)
       return cli_usage_error(cmd, "--timeline-svg needs a file name (FILE.svg)"), -1;
     /* Checked now, like every output path, not found bad after the run. */

@@ -189,5 +189,14 @@ fi
 run_pto 0 compile "$EX/scale_rows.ptir" -o "$T/sr1" -D act=1
 run_pto 0 compile "$EX/scale_rows.ptir" -o "$T/sr2" -D act=2
 run_pto 0 cache ls && expect_out "act=1" && expect_out "act=2" && expect_out "act:i32=2"
+# ... and by the rest of what their key holds: an -O level other than -O2, a host program's
+# device set (both listed the same row twice before).
+run_pto 0 compile "$EX/add.ptir" -o "$T/o3" -O3
+run_pto 0 compile "$EX/allreduce_mesh.ptir" -o "$T/ar2" --devices 2
+run_pto 0 compile "$EX/allreduce_mesh.ptir" -o "$T/ar23" --devices 2,3
+run_pto 0 cache ls && expect_out " -O3 " && expect_out " devices=0,1 " && expect_out " devices=2,3 "
+run_pto 0 cache ls --json && expect_out '"specialised": "devices=2,3"' && expect_out '"specialised": "-O3"'
+run_pto 0 cache show "$(grep -o 'key": "[0-9a-f]*' "$T/ar23/manifest.json" | head -1 | cut -d'"' -f3)" &&
+  expect_out "devices      2,3 (rank r runs on the r-th)"
 
 finish

@@ -75,6 +75,12 @@ run_pto 2 bench && expect_out "pto bench: no program given"
 run_pto 2 bench "${CHAIN[@]}" --rounds 0 && expect_out "--rounds 0: expected a positive integer"
 run_pto 2 bench "${CHAIN[@]}" --rounds && expect_out "--rounds needs a number"
 run_pto 2 bench "${CHAIN[@]}" --warmup -1 && expect_out "--warmup -1: expected an integer 0 or more"
+# A count of launches past 100000 is refused before anything runs (it was obeyed for hours in
+# silence off a terminal), for L2 and host programs alike, naming the flag.
+run_pto 2 bench "${CHAIN[@]}" --warmup 1000000000 && expect_out "--warmup 1000000000: expected 0 to 100000 launches"
+run_pto 2 bench "${CHAIN[@]}" --rounds=100001 && expect_out "--rounds 100001: expected 1 to 100000 launches"
+run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --rounds 200000 &&
+  expect_out "--rounds 200000: expected 1 to 100000 launches"
 run_pto 2 bench "${CHAIN[@]}" --spread wide && expect_out "--spread wide: expected stdev, minmax, both or none"
 run_pto 2 bench "${CHAIN[@]}" --tree=x && expect_out "--tree x: expected a depth"
 run_pto 2 bench "${CHAIN[@]}" --check && expect_out "unknown option '--check'"
@@ -93,5 +99,12 @@ run_pto 2 trace "$T/run.log" --warmup 1 &&
 
 # --help, with an example each.
 run_pto 0 bench --help && expect_out "example:" && expect_out "pto bench examples/chain.ptir"
+# bench takes run's compile options ("[same inputs as run]"): its help names each of them.
+for f in --entry -D --arg --platform -O0 --no-cache --remote-cache --devices --transport --in --dim; do
+  expect_out "$f"
+done
+run_pto 0 bench "${CHAIN[@]}" --rounds 1 --warmup 0 --remote-cache http://127.0.0.1:9/c &&
+  expect_out "1 launch after 0 warmup, 12 tasks per launch"
+run_pto 0 bench "$EX/add.ptir" --dim M=4 --rounds 2 && expect_out "2 launches after 3 warmup, 1 task per launch"
 run_pto 0 trace --help && expect_out "example:" && expect_out "pto trace run.log"
 finish

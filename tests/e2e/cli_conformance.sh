@@ -25,6 +25,45 @@ run_pto 0 run "${ADD[@]}" --dim M=4 --in a=random:18446744073709551615 --check &
 run_pto 2 run "${ADD[@]}" --dim M=+4 && expect_out "--dim M=+4: expected a non-negative integer"
 run_pto 2 run "${ADD[@]}" --dim M=-0 && expect_out "--dim M=-0: expected a non-negative integer"
 
+# A flag whose value was forgotten does not take the next option for its file, dir or name (it
+# wrote a file named --check, a depfile named --no-cache); FLAG=VALUE or ./-x gives such a name.
+mkdir "$T/nv" && cd "$T/nv" || exit 1
+run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane --check && expect_out "--swimlane needs a file name"
+run_pto 2 run "${ADD[@]}" --dim M=4 --swimlane-records --check && expect_out "--swimlane-records needs a file name"
+run_pto 2 run "${ADD[@]}" --dim M=4 --timeline-svg --check && expect_out "--timeline-svg needs a file name"
+run_pto 2 run "${ADD[@]}" --dim M=4 --dump-args --trace && expect_out "--dump-args needs a directory"
+run_pto 2 run "${ADD[@]}" --dim M=4 --entry --check && expect_out "--entry needs a value"
+run_pto 2 compile "${ADD[@]}" -o w --depfile --no-cache && expect_out "--depfile needs a value"
+run_pto 2 compile "${ADD[@]}" -o --force && expect_out "-o needs a directory"
+run_pto 2 compile "${ADD[@]}" -o w -D --no-cache && expect_out "-D needs NAME=VALUE"
+run_pto 2 compile "$EX/allreduce_mesh.ptir" -o w --devices -1 && expect_out "--devices -1:"
+run_pto 2 trace "$T/none.log" --spread --json && expect_out "--spread needs stdev, minmax, both or none"
+run_pto 2 cache gc --max-size --json && expect_out "--max-size needs a size"
+run_pto 2 rebuild "$T/none" --orch-entry --help-me && expect_out "--orch-entry needs the entry's symbol name"
+expect_true "no file named after an option" test -z "$(ls -A)"
+run_pto 0 run "${ADD[@]}" --dim M=4 --swimlane=--check --timeline-svg ./-t.svg
+expect_true "FLAG=VALUE and ./-x name such files" test -s ./--check -a -s ./-t.svg
+cd - >/dev/null || exit 1
+
+# --swimlane-records FILE's folder is made just before the run: a command refused before it (bad
+# input found once the program is loaded) leaves no folder behind; a file where a folder of the
+# path must be is refused at once.
+mkdir "$T/rf" && cd "$T/rf" || exit 1
+run_pto 2 run "$EX/chain.ptir" --dim M=4 --swimlane-records new/sub/r.json && expect_out "'alpha' (f32) has no value"
+run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --swimlane-records hb/r.json &&
+  expect_out "--swimlane-records of a host program: use 'pto run'"
+run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --swimlane-records hr/r.json --swimlane s.json &&
+  expect_out "a host program runs on 2 chips"
+expect_true "refused commands leave no records folder" test -z "$(ls -A)"
+echo x >f
+run_pto 2 run "$EX/chain.ptir" --dim M=4 --in alpha=1 --swimlane-records f/sub/r.json &&
+  expect_out "--swimlane-records f/sub/r.json: f is not a folder"
+run_pto 0 run "$EX/chain.ptir" --dim M=4 --in alpha=1 --swimlane-records ok/sub/r.json
+expect_true "the folder is made for a run" test -s ok/sub/r.json -a -s ok/sub/deps.json
+run_pto 0 bench "$EX/chain.ptir" --dim M=4 --in alpha=1 --rounds 2 --swimlane-records b/r.json
+expect_true "and for a bench" test -s b/r.json
+cd - >/dev/null || exit 1
+
 # The same flag or NAME twice with different values: refused, naming both.
 run_pto 2 compile "${ADD[@]}" -o "$T/w1" -o "$T/w2" && expect_out "-o given twice: '$T/w1' and '$T/w2'"
 expect_true "a refused compile writes no dir" test ! -e "$T/w1" -a ! -e "$T/w2"
@@ -55,6 +94,14 @@ expect_true "refused runs write none of those" bash -c 'cd "$1" && for f in s1.j
 run_pto 2 run "${ADD[@]}" --dim M=4 --timeline --timeline-width 40 --timeline-width=50 &&
   expect_out "--timeline-width given twice: '40' and '50'"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds 3 && expect_out "--rounds given twice: '2' and '3'"
+# --rtol, --atol and --tree [N] too (the last one won in silence); one value twice counts once.
+run_pto 2 run "${ADD[@]}" --dim M=4 --check --rtol 0.1 --rtol=0.2 && expect_out "--rtol given twice: '0.1' and '0.2'"
+run_pto 2 run "${ADD[@]}" --dim M=4 --check --atol 0 --atol 1 && expect_out "--atol given twice: '0' and '1'"
+run_pto 0 run "${ADD[@]}" --dim M=4 --check --atol 0.1 --atol=1e-1 && expect_out "atol 0.1)  PASS"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree 1 --tree 2 && expect_out "--tree given twice: '--tree 1' and '--tree 2'"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree --tree=1 && expect_out "--tree given twice: '--tree' and '--tree 1'"
+run_pto 2 trace "$T/none.log" --tree 0 --tree && expect_out "--tree given twice: '--tree 0' and '--tree'"
+run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree 1 --tree=1 && expect_out "mean of 2 launches"
 run_pto 0 bench "${ADD[@]}" --dim M=4 --rounds 2 --rounds=2 --warmup 0 && expect_out "2 launches after 0 warmup"
 # -O levels: the last one applies, as with a C compiler.
 run_pto 0 run "${ADD[@]}" --dim M=4 -O0 -O3 --check && expect_out PASS
@@ -97,6 +144,12 @@ run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --rank 0 &&
   expect_out "--rank, --pid and --slot choose a dispatch of a host (L3) program; @main is an L2 program"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --slot 0 && expect_out "@main is an L2 program"
 run_pto 2 trace "$T/run.log" --pid 1 && expect_out "this log holds L2 launches"
+# [--rank R | --pid P]: one of them, refused together before anything runs (the bench ran to its
+# end before, and only then found the two disagree).
+run_pto 2 bench "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --rounds 2 --rank 1 --pid 5 &&
+  expect_out "--rank 1 and --pid 5: a dispatch is chosen by its rank or by its chip's pid, not both"
+expect_true "nothing ran" bash -c '! grep -q "per_round" <<<"$1"' _ "$OUT"
+run_pto 2 trace "$T/run.log" --pid=7 --rank=0 && expect_out "--rank 0 and --pid 7: a dispatch is chosen"
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree -1 && expect_out "--tree -1: expected a depth (0 or more)"
 # A depth past INT_MAX is named as one, not taken for a second program (or log).
 run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 2 --tree 2147483648 && expect_out "--tree 2147483648: expected a depth (0 or more) up to 2147483647"
@@ -111,6 +164,11 @@ run_pto 2 run "$T/ar" --devices 4 --dim M=64 &&
   expect_out "--devices 4: the work dir $T/ar was compiled for devices 0,1 (pto compile it again with --devices 4"
 run_pto 2 bench "$T/ar" --devices 2,3 --dim M=64 --rounds 1 && expect_out "compiled for devices 0,1"
 run_pto 2 run "$T/ar" --devices 2 -O3 --dim M=64 && expect_out "-O3: compile options apply to a .ptir program"
+# --transport too: how a host program's chips talk (it was ignored for an L2 program).
+run_pto 2 run "${ADD[@]}" --dim M=4 --transport shm &&
+  expect_out "--transport shm: applies to programs with a host entry (their chips talk over it); @main is an L2 program"
+run_pto 2 bench "${ADD[@]}" --dim M=4 --rounds 1 --transport=shm && expect_out "@main is an L2 program"
+run_pto 0 run "$T/ar" --dim M=64 --transport shm && expect_out "2 devices (0,1)"
 run_pto 2 run "$T/w1" --devices 2 --dim M=4 && expect_out "--devices 2: applies to programs with a host entry; $T/w1 holds an L2 program"
 
 # "--" ends the options (pto COMMAND --help already stopped at it): a file named -x.ptir.
@@ -132,6 +190,9 @@ cd - >/dev/null || exit 1
 # a bad --remote-cache URL is bad usage (2) here as in compile.
 run_pto 2 cache gc --max-size 0 && expect_out "--max-size 0: the size must be above 0"
 run_pto 2 cache ls --remote --remote-cache ftp://x && expect_out "--remote-cache ftp://x: not an http://, https:// or redis:// URL"
+run_pto 2 cache ls --remote --remote-cache redis://a --remote-cache=redis://b && expect_out "--remote-cache given twice: 'redis://a' and 'redis://b'"
+run_pto 2 cache stats --remote-cache redis://a && expect_out "--remote-cache redis://a: only with ls --remote"
+run_pto 2 cache ls --remote-cache redis://a && expect_out "only with ls --remote"
 # an http:// remote has no listing: bad input, exit 2 (not 1, a job that ran and failed)
 run_pto 2 cache ls --remote --remote-cache http://127.0.0.1:9/pto &&
   expect_out "remote cache http://127.0.0.1:9/pto cannot list its entries: an HTTP store"
@@ -139,6 +200,7 @@ run_pto 2 cache ls --remote --remote-cache http://127.0.0.1:9/pto &&
 # pto rebuild --orch-entry NAME that the orchestration does not export: refused, the entry
 # recorded before kept (the dir still runs), instead of "up to date" and a dir that cannot load.
 run_pto 0 compile "${ADD[@]}" -o "$T/wd"
+run_pto 2 rebuild "$T/wd" --orch-entry a --orch-entry=b && expect_out "--orch-entry given twice: 'a' and 'b'"
 run_pto 2 rebuild "$T/wd" --orch-entry no_such_entry &&
   expect_out "--orch-entry no_such_entry refused, the entry symbol stays aicpu_orchestration_entry" &&
   expect_out "no 'no_such_entry' symbol"

@@ -14,6 +14,17 @@ run_pto 0 check "$EX"/*.ptir
 cp "$EX/add.ptir" "$T/edit.ptir"
 run_pto 0 fmt -i "$T/edit.ptir"
 run_pto 0 check "$T/edit.ptir"
+# A file in canonical form already is not written again: its mtime (make, ninja) and its hard
+# links stay; a file that changes is replaced.
+touch -d 2020-01-01 "$T/edit.ptir"
+ln "$T/edit.ptir" "$T/edit.link"
+run_pto 0 fmt -i "$T/edit.ptir"
+expect_true "fmt -i of a canonical file keeps its mtime" test "$(stat -c %Y "$T/edit.ptir")" = "$(date -d 2020-01-01 +%s)"
+expect_true "fmt -i of a canonical file keeps its hard link" test "$(stat -c %h "$T/edit.ptir")" = 2
+cp "$EX/add.ptir" "$T/raw.ptir"
+touch -d 2020-01-01 "$T/raw.ptir"
+run_pto 0 fmt -i "$T/raw.ptir"
+expect_true "fmt -i of a file that changes writes it" test "$(stat -c %Y "$T/raw.ptir")" != "$(date -d 2020-01-01 +%s)"
 
 printf 'program p\norch @main( {\n' >"$T/bad.ptir"
 cp "$T/bad.ptir" "$T/bad.orig"

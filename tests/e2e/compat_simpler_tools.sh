@@ -246,6 +246,12 @@ if level == 2:
     assert m["bin_file"] == "args.bin"
     size = os.path.getsize(os.path.join(d, "args.bin"))
     assert size == sum(x["bin_size"] for x in a), size
+    # args.bin holds the entries' bytes in the manifest's order (task, stage, argument), not in
+    # the order the cores ran the tasks: one launch dumped twice is one file
+    at = 0
+    for x in a:
+        assert x["bin_offset"] == at, (x, at)
+        at += x["bin_size"]
     for x in tensors:
         assert x["bin_size"] == x["numel"] * 4, x
 else:
@@ -256,6 +262,14 @@ EOF
 run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --dump-args "$T/dump/args_dump"
 expect_out "args dump (level 2): $T/dump/args_dump/args_dump.json"
 expect_true "run: a full dump" dump_check "$T/dump/args_dump" 2 12
+for k in 1 2; do
+  run_pto 0 run "$EX/chain.ptir" --dim M=512 --in alpha=1.5 --dump-args "$T/dump$k"
+done
+expect_true "run: a dump of many parallel tasks" dump_check "$T/dump1" 2 96
+expect_true "run: two dumps of one launch are one dump" \
+  cmp "$T/dump1/args.bin" "$T/dump2/args.bin"
+expect_true "run: two dumps of one launch list the same entries" \
+  diff <(grep -v run_dir "$T/dump1/args_dump.json") <(grep -v run_dir "$T/dump2/args_dump.json")
 run_pto 0 run "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --dump-args "$T/dump/args_dump" --dump-level 3
 expect_true "run: a hybrid dump replaces it, without args.bin" dump_check "$T/dump/args_dump" 3 12
 run_pto 0 bench "$EX/chain.ptir" --dim M=64 --in alpha=1.5 --rounds 2 --warmup 1 \

@@ -73,10 +73,13 @@ run_pto 0 trace "$T/l3.log" --warmup 2 --tree --rank 1 && expect_out "mean tree 
 pid1=$(sed -n 's/.*rank 1 slot 0 @step (pid \([0-9]*\)).*/\1/p' <<<"$OUT")
 expect_true "the tree names the chip's pid" test -n "$pid1"
 if [ "${PTO_DIST_CHIPS:-processes}" = threads ]; then
-  # Every chip is a thread of one process: its pid names both ranks, and --pid alone is refused.
+  # Every chip is a thread of one process: its pid names both ranks, and --pid alone is refused;
+  # --rank R chooses instead ([--rank R | --pid P]: one of them, so both together are refused).
   run_pto 2 trace "$T/l3.log" --warmup 2 --tree --pid "$pid1" &&
-    expect_out "--pid $pid1 names 2 ranks' dispatches (their chips are threads of one process): choose one with --rank R"
-  run_pto 0 trace "$T/l3.log" --warmup 2 --tree --pid "$pid1" --rank 1 &&
+    expect_out "--pid $pid1 names 2 ranks' dispatches (their chips are threads of one process): choose one with --rank R instead"
+  run_pto 2 trace "$T/l3.log" --warmup 2 --tree --pid "$pid1" --rank 1 &&
+    expect_out "--rank 1 and --pid $pid1: a dispatch is chosen by its rank or by its chip's pid, not both"
+  run_pto 0 trace "$T/l3.log" --warmup 2 --tree --rank 1 &&
     expect_out "mean tree of rank 1 slot 0 @step (pid $pid1)"
 else
   run_pto 0 trace "$T/l3.log" --warmup 2 --tree --pid "$pid1" && expect_out "mean tree of rank 1 slot 0 @step (pid $pid1)"

@@ -38,6 +38,33 @@ run_pto 2 run add.ptir --dim M=8 --out c=hard.npy &&
 run_pto 2 compile add.ptir -o "$T/w" --depfile "$T/add.ptir" &&
   expect_out "--depfile $T/add.ptir: that file is the program add.ptir"
 expect_true "no work dir was made" test ! -e "$T/w"
+# A depfile inside the work dir: --depfile DIR/manifest.json replaced the manifest (the dir no
+# longer loaded); any other name there made the next compile refuse a file pto did not write.
+run_pto 0 compile add.ptir -o wd
+cp wd/manifest.json manifest.before
+run_pto 2 compile add.ptir -o wd --depfile wd/manifest.json &&
+  expect_out "--depfile wd/manifest.json: inside the work dir wd"
+run_pto 2 compile add.ptir -o ./wd/ --depfile wd/kernels/add.d && expect_out "inside the work dir ./wd/"
+ln -s wd wdlink
+run_pto 2 compile add.ptir -o wdlink --depfile wd/add.d && expect_out "inside the work dir wdlink"
+expect_true "the work dir's manifest is kept" cmp -s wd/manifest.json manifest.before
+run_pto 0 run wd --dim M=8
+run_pto 0 compile add.ptir -o wd --depfile wd.d
+expect_true "a depfile beside the dir is written" test -s wd.d
+# A work dir PROG: its files (compiled.xxh128 lists them, its callees' too) are the program, as a
+# .ptir PROG is: 'pto run wd --out c=wd/manifest.json' left a dir that no longer loaded, and
+# '--swimlane wd/kernels/kernels.so' a binary that the next run rebuilt. A new file there is fine.
+run_pto 2 run wd --dim M=8 --out c=wd/manifest.json &&
+  expect_out "--out wd/manifest.json: that file is the program wd (its manifest.json): writing it would lose it"
+run_pto 2 run wd --dim M=8 --swimlane ./wd/kernels/kernels.so && expect_out "that file is the program wd (its kernels/kernels.so)"
+run_pto 2 bench wdlink --dim M=8 --rounds 1 --timeline-svg wd/compiled.xxh128 &&
+  expect_out "that file is the program wdlink (its compiled.xxh128)"
+run_pto 2 run wd --dim M=8 --swimlane-records wd/r/../positions.json && expect_out "(its positions.json)"
+expect_true "the work dir's manifest is kept" cmp -s wd/manifest.json manifest.before
+run_pto 0 run wd --dim M=8 --out c=wd/c.npy && expect_out "ran @main"
+run_pto 0 compile "$EX/allreduce_mesh.ptir" --devices 2 -o l3wd
+run_pto 2 run l3wd --dim M=64 --out y=l3wd/callees/step/kernels/kernels.so &&
+  expect_out "that file is the program l3wd (its callees/step/kernels/kernels.so)"
 expect_true "the program is unchanged" test "$(sum_prog)" = "$want"
 
 # pto trace: --timeline-svg over the log it reads.
