@@ -185,7 +185,9 @@ typedef struct pto__dist_shm {
   uint64_t off_cpus;       /* (dist_shm.c pto__dist_guard_lost, pto__dist_guard_yields) */
   int home;                /* the CPU init moved this rank to (dist_shm.c spread), -1: none */
   uint64_t moved_at;       /* when a wait last moved it back there (dist_shm.c unstack) */
-  int big; /* in a collective on a window over 4 MiB (dist_shm.c: short spin, no unstack) */
+  int join;   /* PTO_DIST_JOIN (0 or 1, default 1): pto__dist_join_peers moves the rank */
+  int joined; /* 1 + the CPU it last moved itself to so (pto__dist_join_peers), 0: at home */
+  int big;    /* in a collective on a window over 4 MiB (dist_shm.c: short spin, no unstack) */
   int64_t guard_bytes; /* collectives on windows of at least this many bytes guard every wait
                           (dist_shm.c wait_slow; PTO__DIST_GUARD_BYTES, tests lower it) */
   int guard_all;       /* in such a collective */
@@ -228,6 +230,11 @@ void pto__dist_guard_lost(pto__dist_shm *t, uint64_t now, int me);
 /* Whether a guarded wait of rank t may yield at now on CPU me (0: on any CPU, as a big window's
  * waits ask: off if off anywhere). */
 int pto__dist_guard_yields(const pto__dist_shm *t, uint64_t now, int me);
+/* Where ranks outnumber CPUs (gather) and t->join is on: rank t, whose guarded yield on CPU me
+ * (1 + its number) was just lost to another process, moves itself to the CPU other than me where
+ * the most peer ranks last waited (a migration: its affinity mask is put back). Returns 1 + the
+ * CPU it moved to (also in t->joined), 0 where it did not move (dist_shm.c wait_slow). */
+int pto__dist_join_peers(pto__dist_shm *t, int me);
 /* How long rank t's waits spin before they yield (dist_shm.c wait_elem): 1 ms where each rank can
  * have a CPU of its own (no gather, shared memory) outside collectives on windows over 4 MiB,
  * else 50 us. */

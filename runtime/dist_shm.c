@@ -368,6 +368,45 @@ static uint64_t peers_progress(const pto__dist_shm *t) {
   return n;
 }
 
+/* Where ranks outnumber CPUs, a rank whose guarded yield was lost to another process (a busy
+ * loop, another job on its CPU) moves itself to the CPU where most of its peer ranks last waited
+ * (PTO_DIST_JOIN=0: it stays). Left there, it takes its turns beside that process through futex
+ * wake-ups once the guard is off (pto__dist_guard_lost), or its peers there wait behind the
+ * process's slice, the slow steady state two ranks beside a busy loop with two on the other CPU
+ * settle in; on its peers' CPU it hands them the CPU by yielding. A migration, not a pin (the
+ * affinity mask is put back, as spread does; a CPU outside the mask is left alone); a collective
+ * over GATHER_BYTES moves it home first (shm_collective), where the ranks' work is better spread.
+ * Issue #31 item 1, 4 ranks beside a busy loop on 2 CPUs, one binary, alternated, 196 rounds at
+ * load 3-10 (1 KiB, min/median/max of the runs' medians): 4.8/8.5/51.7 against 4.6/8.4/47.8 us,
+ * at or under 18.3 us (Open MPI's best) in 188 against 173 runs, over 12.6 us in 13 against 28;
+ * runs under 6 us 1 against 8. Joining only once the guard was off (the second lost yield)
+ * kept them (12 of 200) but cut fewer slow runs (185 of 200 at or under 18.3 us, against 192). */
+int pto__dist_join_peers(pto__dist_shm *t, int me) {
+  if (!t->join || !t->gather || t->sh->mpi || me <= 0) return 0;
+  int best = 0, nbest = 0, n = t->ctx.nranks, cpu[PTO__DIST_MAX_RANKS];
+  for (int q = 0; q < n; q++)
+    cpu[q] =
+        q == t->ctx.rank ? 0 : atomic_load_explicit(&t->sh->chips[q].cpu, memory_order_relaxed);
+  for (int q = 0; q < n; q++) {
+    if (cpu[q] <= 0 || cpu[q] == me) continue;
+    int k = 0;
+    for (int p = 0; p < n; p++)
+      k += cpu[p] == cpu[q];
+    if (k > nbest) nbest = k, best = cpu[q];
+  }
+  if (!best) return 0;
+  cpu_set_t mask, one;
+  if (best > CPU_SETSIZE || sched_getaffinity(0, sizeof mask, &mask) || !CPU_ISSET(best - 1, &mask))
+    return 0;
+  CPU_ZERO(&one);
+  CPU_SET(best - 1, &one);
+  if (sched_setaffinity(0, sizeof one, &one)) return 0;
+  int at = sched_getcpu() + 1; /* the move is done when the call returns */
+  (void)sched_setaffinity(0, sizeof mask, &mask);
+  t->joined = at;
+  return at;
+}
+
 /* wait_elem past its spin: yields while its yields come straight back (nothing else wants this
  * CPU) or go to peer ranks (pto__dist_yield_went: the peers' turns on this CPU account for the
  * time), then sleeps, until the element is satisfied, the run is aborted or the deadline passes.
@@ -399,6 +438,8 @@ static uint64_t peers_progress(const pto__dist_shm *t) {
  * collective, and each CPU tried afresh lost a slice of a few repetitions (4 ranks at 1 MiB beside
  * a busy loop: medians of 2.5-3.1 ms in 2 of 10 runs with the small allreduce's rule, 0 of 10
  * before).
+ * Where ranks outnumber CPUs the rank whose guarded yield was lost also moves itself to the CPU
+ * its peers last waited on (pto__dist_join_peers).
  * The deadline (timeout_ms) is one of progress: it fails the wait once no other rank on this
  * host has made progress (peers_progress) for timeout_ms, not timeout_ms after the wait began.
  * A peer that reaches its notify late because it had work to do first (its kernels, its own
@@ -447,7 +488,10 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
       uint64_t foreign;
       int went = pto__dist_yield_went(t, held, me, y0, y1, &foreign);
       yielding = went == PTO__DIST_YIELD_BACK || went == PTO__DIST_YIELD_PEER;
-      if (guard && went == PTO__DIST_YIELD_LOST) pto__dist_guard_lost(t, y1, me);
+      if (guard && went == PTO__DIST_YIELD_LOST) {
+        pto__dist_guard_lost(t, y1, me);
+        (void)pto__dist_join_peers(t, me);
+      }
     } else if (dir) {
       uint64_t left_us = (deadline - now) / 1000 + 1;
       atomic_fetch_add_explicit(&chip->sleepers, 1, memory_order_seq_cst);
@@ -479,9 +523,8 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
  * ranks on one CPU for collectives up to GATHER_BYTES, 137 of 150 against 130 but a floor of 8.0
  * us against 4.6-6.4 (the medians 8.4-10.0 against 8.2-8.7). The slow runs that are left follow
  * stalls of milliseconds (other processes' turns) in every placement, all four on one CPU too.
- * A rank whose guarded yield was lost moving itself to a peer's CPU (and home again before a
- * collective over GATHER_BYTES) cut them, 58 of 60 against 48 at load 7-10.5, its best runs 6.4
- * against 4.5 us: a lead, not done yet (bench/RESULTS.md).
+ * A rank whose guarded yield was lost moves itself to its peers' CPU (pto__dist_join_peers) and
+ * home again before a collective over GATHER_BYTES: that cut them.
  * Returns that CPU, -1 where it may run on one CPU only or the move failed. */
 static int spread(int rank) {
   cpu_set_t mask, one;
@@ -1043,6 +1086,10 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
     t->big = t->guard_all = 0;
     return rc;
   }
+  if (t->joined && bytes > GATHER_BYTES) { /* joined its peers' CPU (pto__dist_join_peers) */
+    t->joined = 0;
+    if (t->home >= 0) (void)spread(t->ctx.rank);
+  }
   hold(t, pto__rt_now_ns());
   int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
   give_up(t, pto__rt_now_ns());
@@ -1072,6 +1119,10 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   t->gather = t->direct && sh->nranks > 1 && cpus > 0 && sh->nranks > cpus;
   t->home = !sh->mpi && sh->nranks > 1 ? spread(rank) : -1; /* mpirun places MPI ranks */
+  int64_t join = 1;
+  pto_status js = pto_env_int("PTO_DIST_JOIN", 0, 1, 1, &join); /* checked by worker open */
+  pto_status_free(js);
+  t->join = js ? 1 : (int)join;
   if (!sh->mpi && sh->nranks > 1) {
     t->slice_was = pto__dist_thread_slice();
     slice_now = t->slice_ns = pto__dist_set_slice(slice_wanted());

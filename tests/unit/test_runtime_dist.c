@@ -751,8 +751,9 @@ static void test_stale_handles_are_refused(void **state) {
   pto_dist_worker_close(w2);
 }
 
-/* Issue #34 item 23: $PTO_DIST_TIMEOUT_MS is range-checked; a bad value fails the open, naming
- * the variable and the range (before, "abc" was silently 5000, "1e3" 1 ms, 4294967297 1 ms). */
+/* Issue #34 item 23: $PTO_DIST_TIMEOUT_MS (and $PTO_DIST_JOIN) is range-checked; a bad value
+ * fails the open, naming the variable and the range (before, "abc" was silently 5000, "1e3" 1 ms,
+ * 4294967297 1 ms). */
 static void test_bad_timeout_setting_is_an_error(void **state) {
   (void)state;
   static const char *const bad[] = {"abc", "1e3", "4294967297", "-1", "0", "86400001"};
@@ -774,6 +775,14 @@ static void test_bad_timeout_setting_is_an_error(void **state) {
   assert_pto_ok(pto_dist_worker_open(&cfg, &w));
   pto_dist_worker_close(w);
   unsetenv("PTO_DIST_TIMEOUT_MS");
+  /* $PTO_DIST_JOIN alike: 0 or 1. */
+  setenv("PTO_DIST_JOIN", "2", 1);
+  assert_status_contains(pto_dist_worker_open(&cfg, &w),
+                         "PTO_DIST_JOIN is '2': expected an integer from 0 to 1");
+  setenv("PTO_DIST_JOIN", "0", 1);
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  pto_dist_worker_close(w);
+  unsetenv("PTO_DIST_JOIN");
   cfg.wait_timeout_ms = 86400001u;
   assert_status_contains(pto_dist_worker_open(&cfg, &w),
                          "wait_timeout_ms 86400001 is out of range");
