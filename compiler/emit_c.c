@@ -101,6 +101,32 @@ static void emit_float(pto__emit *e, const pto_ir_expr *x, const char *ct) {
   cast_close(e);
 }
 
+/* Whether C computes a value of dtype dt in a wider type than dt holds: the integers narrower
+ * than int (C promotes them to int) and f16/bf16 (float in the orchestration). Such a result of
+ * C arithmetic is brought back to dt at once (wrapped, or rounded to nearest-even), as the
+ * interpreter and kernels hold every scalar in its dtype: `%a * %b > %a` on u8 compares the
+ * wrapped product, and `%a * %b + %c` on f16 rounds the product first. */
+static int computes_wider(pto_dtype dt) {
+  switch (dt) {
+  case PTO_DTYPE_I8:
+  case PTO_DTYPE_U8:
+  case PTO_DTYPE_I16:
+  case PTO_DTYPE_U16:
+  case PTO_DTYPE_F16:
+  case PTO_DTYPE_BF16: return 1;
+  default: return 0;
+  }
+}
+
+/* Opens what brings a wider C value back to dt (closed by cast_close): the integer cast, or the
+ * header's rounding of an f16/bf16 scalar (only the orchestration has those scalars). */
+static void narrow_open(pto__emit *e, pto_dtype dt, const char *ct) {
+  if (dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16)
+    pto_text_printf(&e->out, "%s(", dt == PTO_DTYPE_F16 ? "pto_round_f16" : "pto_round_bf16");
+  else
+    cast_open(e, ct);
+}
+
 static void emit_cast(pto__emit *e, const pto_ir_expr *x, const char *ct) {
   /* Float to integer truncates toward zero, saturates at the integer's range and takes NaN to 0,
    * as kernels (llvm.fpto[su]i.sat) and the interpreter do: a C cast is undefined out of range
@@ -118,7 +144,14 @@ static void emit_cast(pto__emit *e, const pto_ir_expr *x, const char *ct) {
       pto_text_printf(&e->out, ", %d))", (int)pto_dtype_size(x->dtype) * 8);
     return;
   }
-  if (e->d->cxx) {
+  if (e->d->cxx && (x->dtype == PTO_DTYPE_F16 || x->dtype == PTO_DTYPE_BF16)) {
+    /* One rounding from the source's exact value (a double holds every f32, f64 and 32-bit
+     * integer). */
+    narrow_open(e, x->dtype, ct);
+    pto_text_puts(&e->out, "static_cast<double>(");
+    pto__emit_expr(e, x->a);
+    pto_text_puts(&e->out, "))");
+  } else if (e->d->cxx) {
     pto_text_printf(&e->out, "static_cast<%s>(", ct);
     pto__emit_expr(e, x->a);
     pto_text_puts(&e->out, ")");
@@ -151,13 +184,21 @@ void pto__emit_expr(pto__emit *e, const pto_ir_expr *x) {
     return;
   case PTO_EXPR_VALUE: pto__emit_vname(e, x->value); return;
   case PTO_EXPR_SYM: pto_text_printf(b, "s_%s", e->p->syms[x->sym]); return;
-  case PTO_EXPR_UNARY:
+  case PTO_EXPR_UNARY: {
+    /* -x of a narrow integer: C's int result wraps back (-(-128) is -128 in i8). */
+    int wrap = x->op == PTO_EOP_NEG && computes_wider(x->dtype);
+    if (wrap) narrow_open(e, x->dtype, ct);
     pto_text_printf(b, "(%s", pto_expr_op_name(x->op == PTO_EOP_NOT ? PTO_EOP_NOT : PTO_EOP_NEG));
     pto__emit_expr(e, x->a);
     pto_text_puts(b, ")");
+    if (wrap) cast_close(e);
     return;
+  }
   case PTO_EXPR_CAST: emit_cast(e, x, ct); return;
-  case PTO_EXPR_BINARY:
+  case PTO_EXPR_BINARY: {
+    /* Arithmetic (not comparisons, && and ||, whose result is bool) comes back to its dtype. */
+    int wrap = computes_wider(x->dtype);
+    if (wrap) narrow_open(e, x->dtype, ct);
     /* C writes PTIR's infix operators alike, except '/', which floors on integers in PTIR. */
     if (pto_expr_op_is_infix(x->op) && x->op != PTO_EOP_DIV) {
       pto_text_puts(b, "(");
@@ -165,10 +206,12 @@ void pto__emit_expr(pto__emit *e, const pto_ir_expr *x) {
       pto_text_printf(b, " %s ", pto_expr_op_name(x->op));
       pto__emit_expr(e, x->rhs);
       pto_text_puts(b, ")");
-      return;
+    } else {
+      e->d->binary_call(e, x);
     }
-    e->d->binary_call(e, x);
+    if (wrap) cast_close(e);
     return;
+  }
   }
 }
 
