@@ -119,10 +119,11 @@ static int computes_wider(pto_dtype dt) {
 }
 
 /* Opens what brings a wider C value back to dt (closed by cast_close): the integer cast, or the
- * header's rounding of an f16/bf16 scalar (only the orchestration has those scalars). */
+ * dialect's rounding of an f16/bf16 scalar. */
 static void narrow_open(pto__emit *e, pto_dtype dt, const char *ct) {
   if (dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16)
-    pto_text_printf(&e->out, "%s(", dt == PTO_DTYPE_F16 ? "pto_round_f16" : "pto_round_bf16");
+    pto_text_printf(&e->out, "%sround_%s(", e->d->round_prefix,
+                    dt == PTO_DTYPE_F16 ? "f16" : "bf16");
   else
     cast_open(e, ct);
 }
@@ -144,13 +145,14 @@ static void emit_cast(pto__emit *e, const pto_ir_expr *x, const char *ct) {
       pto_text_printf(&e->out, ", %d))", (int)pto_dtype_size(x->dtype) * 8);
     return;
   }
-  if (e->d->cxx && (x->dtype == PTO_DTYPE_F16 || x->dtype == PTO_DTYPE_BF16)) {
+  if (x->dtype == PTO_DTYPE_F16 || x->dtype == PTO_DTYPE_BF16) {
     /* One rounding from the source's exact value (a double holds every f32, f64 and 32-bit
      * integer). */
     narrow_open(e, x->dtype, ct);
-    pto_text_puts(&e->out, "static_cast<double>(");
+    cast_open(e, "double");
     pto__emit_expr(e, x->a);
-    pto_text_puts(&e->out, "))");
+    cast_close(e);
+    cast_close(e);
   } else if (e->d->cxx) {
     pto_text_printf(&e->out, "static_cast<%s>(", ct);
     pto__emit_expr(e, x->a);
