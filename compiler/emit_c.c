@@ -71,36 +71,6 @@ static void cast_open(pto__emit *e, const char *ct) {
 
 static void cast_close(pto__emit *e) { pto_text_puts(&e->out, ")"); }
 
-static void emit_int(pto__emit *e, const pto_ir_expr *x, const char *ct) {
-  pto_text *b = &e->out;
-  if (x->dtype == PTO_DTYPE_BOOL && !e->d->cxx) {
-    pto_text_printf(b, "%d", x->i != 0);
-  } else if (!pto_dtype_is_float(x->dtype) &&
-             (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64)) {
-    pto_text_printf(b, "INT64_C(%" PRId64 ")", x->i);
-  } else if (!pto_dtype_is_float(x->dtype) && !pto_dtype_is_signed(x->dtype) &&
-             x->dtype != PTO_DTYPE_BOOL) {
-    cast_open(e, ct);
-    pto_text_printf(b, "UINT64_C(%" PRIu64 ")", (uint64_t)x->i);
-    cast_close(e);
-  } else {
-    cast_open(e, ct);
-    pto_text_printf(b, "%" PRId64, x->i);
-    cast_close(e);
-  }
-}
-
-static void emit_float(pto__emit *e, const pto_ir_expr *x, const char *ct) {
-  cast_open(e, ct);
-  if (isnan(x->f))
-    pto_text_puts(&e->out, e->d->cxx ? "__builtin_nan(\"\")" : "NAN");
-  else if (isinf(x->f))
-    pto_text_printf(&e->out, e->d->cxx ? "%s__builtin_inf()" : "(%sINFINITY)", x->f < 0 ? "-" : "");
-  else
-    pto_text_printf(&e->out, "%a", x->f);
-  cast_close(e);
-}
-
 /* Whether C computes a value of dtype dt in a wider type than dt holds: the integers narrower
  * than int (C promotes them to int) and f16/bf16 (float in the orchestration). Such a result of
  * C arithmetic is brought back to dt at once (wrapped, or rounded to nearest-even), as the
@@ -126,6 +96,47 @@ static void narrow_open(pto__emit *e, pto_dtype dt, const char *ct) {
                     dt == PTO_DTYPE_F16 ? "f16" : "bf16");
   else
     cast_open(e, ct);
+}
+
+/* An f16/bf16 literal: its value rounded once from the double the IR holds (a float cast first
+ * would keep 0.1 as 0.1f, where the interpreter holds f16's 0.0999755859375). */
+static int is_half(pto_dtype dt) { return dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16; }
+
+static void emit_int(pto__emit *e, const pto_ir_expr *x, const char *ct) {
+  pto_text *b = &e->out;
+  if (is_half(x->dtype)) {
+    narrow_open(e, x->dtype, ct);
+    pto_text_printf(b, "%" PRId64 ".0", x->i);
+    cast_close(e);
+  } else if (x->dtype == PTO_DTYPE_BOOL && !e->d->cxx) {
+    pto_text_printf(b, "%d", x->i != 0);
+  } else if (!pto_dtype_is_float(x->dtype) &&
+             (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64)) {
+    pto_text_printf(b, "INT64_C(%" PRId64 ")", x->i);
+  } else if (!pto_dtype_is_float(x->dtype) && !pto_dtype_is_signed(x->dtype) &&
+             x->dtype != PTO_DTYPE_BOOL) {
+    cast_open(e, ct);
+    pto_text_printf(b, "UINT64_C(%" PRIu64 ")", (uint64_t)x->i);
+    cast_close(e);
+  } else {
+    cast_open(e, ct);
+    pto_text_printf(b, "%" PRId64, x->i);
+    cast_close(e);
+  }
+}
+
+static void emit_float(pto__emit *e, const pto_ir_expr *x, const char *ct) {
+  if (is_half(x->dtype))
+    narrow_open(e, x->dtype, ct);
+  else
+    cast_open(e, ct);
+  if (isnan(x->f))
+    pto_text_puts(&e->out, e->d->cxx ? "__builtin_nan(\"\")" : "NAN");
+  else if (isinf(x->f))
+    pto_text_printf(&e->out, e->d->cxx ? "%s__builtin_inf()" : "(%sINFINITY)", x->f < 0 ? "-" : "");
+  else
+    pto_text_printf(&e->out, "%a", x->f);
+  cast_close(e);
 }
 
 static void emit_cast(pto__emit *e, const pto_ir_expr *x, const char *ct) {
