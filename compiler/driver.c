@@ -174,9 +174,12 @@ pto_status pto_compiler_link_kernels(const char *const *objects, int nobjects,
 }
 
 pto_status pto_compiler_build_host(const char *c_path, const char *so_path) {
+  /* -fwrapv: signed overflow in host arithmetic wraps, as in orchestrations and kernels
+   * (`%a + 1 > %a` at the i32 maximum is false). */
   const char *argv[] = {pto__compiler_cc(),
                         "-std=c17",
                         "-O2",
+                        "-fwrapv",
                         "-fPIC",
                         "-shared",
                         "-Wl,--build-id=sha1",

@@ -71,9 +71,44 @@ static void cast_open(pto__emit *e, const char *ct) {
 
 static void cast_close(pto__emit *e) { pto_text_puts(&e->out, ")"); }
 
+/* Whether C computes a value of dtype dt in a wider type than dt holds: the integers narrower
+ * than int (C promotes them to int) and f16/bf16 (float in the orchestration). Such a result of
+ * C arithmetic is brought back to dt at once (wrapped, or rounded to nearest-even), as the
+ * interpreter and kernels hold every scalar in its dtype: `%a * %b > %a` on u8 compares the
+ * wrapped product, and `%a * %b + %c` on f16 rounds the product first. */
+static int computes_wider(pto_dtype dt) {
+  switch (dt) {
+  case PTO_DTYPE_I8:
+  case PTO_DTYPE_U8:
+  case PTO_DTYPE_I16:
+  case PTO_DTYPE_U16:
+  case PTO_DTYPE_F16:
+  case PTO_DTYPE_BF16: return 1;
+  default: return 0;
+  }
+}
+
+/* Opens what brings a wider C value back to dt (closed by cast_close): the integer cast, or the
+ * dialect's rounding of an f16/bf16 scalar. */
+static void narrow_open(pto__emit *e, pto_dtype dt, const char *ct) {
+  if (dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16)
+    pto_text_printf(&e->out, "%sround_%s(", e->d->round_prefix,
+                    dt == PTO_DTYPE_F16 ? "f16" : "bf16");
+  else
+    cast_open(e, ct);
+}
+
+/* An f16/bf16 literal: its value rounded once from the double the IR holds (a float cast first
+ * would keep 0.1 as 0.1f, where the interpreter holds f16's 0.0999755859375). */
+static int is_half(pto_dtype dt) { return dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16; }
+
 static void emit_int(pto__emit *e, const pto_ir_expr *x, const char *ct) {
   pto_text *b = &e->out;
-  if (x->dtype == PTO_DTYPE_BOOL && !e->d->cxx) {
+  if (is_half(x->dtype)) {
+    narrow_open(e, x->dtype, ct);
+    pto_text_printf(b, "%" PRId64 ".0", x->i);
+    cast_close(e);
+  } else if (x->dtype == PTO_DTYPE_BOOL && !e->d->cxx) {
     pto_text_printf(b, "%d", x->i != 0);
   } else if (!pto_dtype_is_float(x->dtype) &&
              (x->dtype == PTO_DTYPE_INDEX || x->dtype == PTO_DTYPE_I64)) {
@@ -91,7 +126,10 @@ static void emit_int(pto__emit *e, const pto_ir_expr *x, const char *ct) {
 }
 
 static void emit_float(pto__emit *e, const pto_ir_expr *x, const char *ct) {
-  cast_open(e, ct);
+  if (is_half(x->dtype))
+    narrow_open(e, x->dtype, ct);
+  else
+    cast_open(e, ct);
   if (isnan(x->f))
     pto_text_puts(&e->out, e->d->cxx ? "__builtin_nan(\"\")" : "NAN");
   else if (isinf(x->f))
@@ -118,7 +156,15 @@ static void emit_cast(pto__emit *e, const pto_ir_expr *x, const char *ct) {
       pto_text_printf(&e->out, ", %d))", (int)pto_dtype_size(x->dtype) * 8);
     return;
   }
-  if (e->d->cxx) {
+  if (x->dtype == PTO_DTYPE_F16 || x->dtype == PTO_DTYPE_BF16) {
+    /* One rounding from the source's exact value (a double holds every f32, f64 and 32-bit
+     * integer). */
+    narrow_open(e, x->dtype, ct);
+    cast_open(e, "double");
+    pto__emit_expr(e, x->a);
+    cast_close(e);
+    cast_close(e);
+  } else if (e->d->cxx) {
     pto_text_printf(&e->out, "static_cast<%s>(", ct);
     pto__emit_expr(e, x->a);
     pto_text_puts(&e->out, ")");
@@ -151,13 +197,21 @@ void pto__emit_expr(pto__emit *e, const pto_ir_expr *x) {
     return;
   case PTO_EXPR_VALUE: pto__emit_vname(e, x->value); return;
   case PTO_EXPR_SYM: pto_text_printf(b, "s_%s", e->p->syms[x->sym]); return;
-  case PTO_EXPR_UNARY:
+  case PTO_EXPR_UNARY: {
+    /* -x of a narrow integer: C's int result wraps back (-(-128) is -128 in i8). */
+    int wrap = x->op == PTO_EOP_NEG && computes_wider(x->dtype);
+    if (wrap) narrow_open(e, x->dtype, ct);
     pto_text_printf(b, "(%s", pto_expr_op_name(x->op == PTO_EOP_NOT ? PTO_EOP_NOT : PTO_EOP_NEG));
     pto__emit_expr(e, x->a);
     pto_text_puts(b, ")");
+    if (wrap) cast_close(e);
     return;
+  }
   case PTO_EXPR_CAST: emit_cast(e, x, ct); return;
-  case PTO_EXPR_BINARY:
+  case PTO_EXPR_BINARY: {
+    /* Arithmetic (not comparisons, && and ||, whose result is bool) comes back to its dtype. */
+    int wrap = computes_wider(x->dtype);
+    if (wrap) narrow_open(e, x->dtype, ct);
     /* C writes PTIR's infix operators alike, except '/', which floors on integers in PTIR. */
     if (pto_expr_op_is_infix(x->op) && x->op != PTO_EOP_DIV) {
       pto_text_puts(b, "(");
@@ -165,10 +219,12 @@ void pto__emit_expr(pto__emit *e, const pto_ir_expr *x) {
       pto_text_printf(b, " %s ", pto_expr_op_name(x->op));
       pto__emit_expr(e, x->rhs);
       pto_text_puts(b, ")");
-      return;
+    } else {
+      e->d->binary_call(e, x);
     }
-    e->d->binary_call(e, x);
+    if (wrap) cast_close(e);
     return;
+  }
   }
 }
 

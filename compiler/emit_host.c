@@ -26,8 +26,10 @@ typedef struct hemit {
   int ncallees;
 } hemit;
 
-/* bool is an int; f16/bf16 scalars have no C type here (NULL). */
+/* bool is an int; f16/bf16 scalars compute as float, rounded after every operation
+ * (ph_round_f16, ph_round_bf16). */
 static const char *ctype(pto_dtype dt) {
+  if (dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16) return "float";
   return dt == PTO_DTYPE_BOOL ? "int" : pto__emit_c_type(dt);
 }
 
@@ -216,7 +218,9 @@ static void emit_call_arg(pto__emit *c, const pto_ir_stmt *s, const pto_ir_param
   }
   pto_dtype dt = prm->value->type->dtype;
   pto__emit_line(c, depth, "a[%d].kind = PTO_ORCH_ARG_SCALAR; a[%d].scalar = ", i, i);
-  if (dt == PTO_DTYPE_F32)
+  if (dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16)
+    pto__emit_printf(c, "(uint64_t)ph_%s_bits(", dt == PTO_DTYPE_F16 ? "f16" : "bf16");
+  else if (dt == PTO_DTYPE_F32)
     pto__emit_printf(c, "ph_slot_f32((float)");
   else if (dt == PTO_DTYPE_F64)
     pto__emit_printf(c, "ph_slot_f64((double)");
@@ -317,7 +321,8 @@ static const pto__emit_dialect k_host = {
     .if_tensor_init = " = {0}",
     .if_scalar_init = " = 0",
     .scope_open = NULL,
-    .no_ctype = "f16/bf16 scalars are not supported in a host function",
+    .no_ctype = "a scalar of this dtype has no C type",
+    .round_prefix = "ph_",
     .incore = "an incore scope in a host function",
     .ctype = ctype,
     .binary_call = binary_call,
@@ -405,6 +410,73 @@ static const char k_helpers[] =
     "  double f;\n"
     "  memcpy(&f, &s, 8);\n"
     "  return f;\n"
+    "}\n"
+    "/* f16 and bf16 scalars are floats holding an f16 (bf16) value: each result is rounded once\n"
+    " * to nearest-even (round to odd into float first), and slots carry the 16 bits. */\n"
+    "static float ph_f16_value(uint16_t h) {\n"
+    "  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;\n"
+    "  if (exp == 0 && man == 0) {\n"
+    "    bits = sign;\n"
+    "  } else if (exp == 0) {\n"
+    "    int e = -1;\n"
+    "    do {\n"
+    "      man <<= 1;\n"
+    "      e++;\n"
+    "    } while (!(man & 0x400));\n"
+    "    bits = sign | (uint32_t)(127 - 15 - e) << 23 | (man & 0x3ff) << 13;\n"
+    "  } else if (exp == 31) {\n"
+    "    bits = sign | 0x7f800000u | man << 13;\n"
+    "  } else {\n"
+    "    bits = sign | (exp + 127 - 15) << 23 | man << 13;\n"
+    "  }\n"
+    "  float f;\n"
+    "  memcpy(&f, &bits, 4);\n"
+    "  return f;\n"
+    "}\n"
+    "static uint16_t ph_f16_bits(float f) {\n"
+    "  uint32_t x;\n"
+    "  memcpy(&x, &f, 4);\n"
+    "  uint32_t sign = (x >> 16) & 0x8000, man = x & 0x7fffff;\n"
+    "  int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;\n"
+    "  if (((x >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));\n"
+    "  if (exp >= 31) return (uint16_t)(sign | 0x7c00);\n"
+    "  if (exp <= 0) {\n"
+    "    if (exp < -10) return (uint16_t)sign;\n"
+    "    man |= 0x800000;\n"
+    "    uint32_t shift = (uint32_t)(14 - exp);\n"
+    "    uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);\n"
+    "    if (rem > half || (rem == half && (h & 1))) h++;\n"
+    "    return (uint16_t)(sign | h);\n"
+    "  }\n"
+    "  uint32_t h = (uint32_t)exp << 10 | man >> 13, rem = man & 0x1fff;\n"
+    "  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;\n"
+    "  return (uint16_t)(sign | h);\n"
+    "}\n"
+    "static float ph_bf16_value(uint16_t b) {\n"
+    "  uint32_t bits = (uint32_t)b << 16;\n"
+    "  float f;\n"
+    "  memcpy(&f, &bits, 4);\n"
+    "  return f;\n"
+    "}\n"
+    "static uint16_t ph_bf16_bits(float f) {\n"
+    "  uint32_t x;\n"
+    "  memcpy(&x, &f, 4);\n"
+    "  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);\n"
+    "  x += 0x7fff + ((x >> 16) & 1);\n"
+    "  return (uint16_t)(x >> 16);\n"
+    "}\n"
+    "static float ph_round_odd(double x) {\n"
+    "  float f = (float)x;\n"
+    "  if (x != x || (double)f == x) return f;\n"
+    "  if (fabs((double)f) > fabs(x)) f = nextafterf(f, 0.0f);\n"
+    "  uint32_t b;\n"
+    "  memcpy(&b, &f, 4);\n"
+    "  b |= 1u;\n"
+    "  memcpy(&f, &b, 4);\n"
+    "  return f;\n"
+    "}\n"
+    "static float ph_round_f16(double x) { return ph_f16_value(ph_f16_bits(ph_round_odd(x))); }\n"
+    "static float ph_round_bf16(double x) { return ph_bf16_value(ph_bf16_bits(ph_round_odd(x))); "
     "}\n"
     "\n"
     "/* tensor.slice: clamped at the edge (only the extent); an offset outside the extent is "
@@ -511,6 +583,9 @@ static void emit_params(pto__emit *c, const pto_ir_func *f) {
       pto__emit_printf(c, " = ");
       pto__emit_expr(c, prm->literal);
       pto__emit_printf(c, "; /* specialized; slot %d */\n", si++);
+    } else if (dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16) {
+      pto__emit_printf(c, " = ph_%s_value((uint16_t)args->scalars[%d]);\n",
+                       dt == PTO_DTYPE_F16 ? "f16" : "bf16", si++);
     } else if (dt == PTO_DTYPE_F32) {
       pto__emit_printf(c, " = ph_unslot_f32(args->scalars[%d]);\n", si++);
     } else if (dt == PTO_DTYPE_F64) {

@@ -20,7 +20,11 @@ typedef struct pto__emit_dialect {
   const char *if_tensor_init, *if_scalar_init; /* after an if result's declaration: "{}" */
   const char *scope_open; /* opens a block whose intermediates die with it; NULL: none */
   const char *no_ctype;   /* the error for a scalar dtype without a C type */
-  const char *incore;     /* the error for an incore scope left in the function */
+  /* The prefix of the rounding of an f16/bf16 scalar result: PREFIXround_f16(double) gives the
+   * float holding the value rounded to nearest-even ("pto_" in the header, "ph_" in the host's
+   * helpers). */
+  const char *round_prefix;
+  const char *incore;                 /* the error for an incore scope left in the function */
   const char *(*ctype)(pto_dtype dt); /* NULL: the dialect has no scalar of that dtype */
   /* Binary operators PTIR writes as calls (and '/', which floors): the whole expression. */
   void (*binary_call)(pto__emit *e, const pto_ir_expr *x);

@@ -317,6 +317,7 @@ static const pto__emit_dialect k_orch = {
     .if_scalar_init = "{}",
     .scope_open = "PTO2_SCOPE() {",
     .no_ctype = "a scalar of this dtype has no C++ type",
+    .round_prefix = "pto_",
     .incore = "incore scope was not outlined",
     .ctype = ctype,
     .binary_call = binary_call,

@@ -839,6 +839,46 @@ static void copy_into(lw *L, LLVMValueRef dst, const lw_tile *src) {
   if (src->base && dst && src->base != dst) pto__lower_copy_tile(L, dst, src->base, src);
 }
 
+/* A kernel's tensor values are its tensor parameters and the aliases writes make of them, all
+ * known at compile time: an if's or a for's tensor result (a branch that stores and yields the
+ * store's alias, a loop carrying one) is the parameter every incoming value names. */
+static int is_tensor_value(const pto_ir_value *v) {
+  return v->type->kind == PTO_TYPE_TENSOR || v->type->kind == PTO_TYPE_DTENSOR;
+}
+
+/* The lw.tensors index e names, or -1 (and a failure naming what) when it is not a tensor. */
+static int tensor_index(lw *L, const pto_ir_expr *e, const char *what) {
+  if (e->kind == PTO_EXPR_VALUE && L->vals[e->value->id].kind == LW_V_TENSOR)
+    return L->vals[e->value->id].tensor;
+  pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, e->loc, "%s is not a tensor of the kernel", what);
+  return -1;
+}
+
+/* Defines tensor result r as tensor ti (an alias of that parameter). */
+static void def_tensor_alias(lw *L, const pto_ir_value *r, int ti) {
+  L->vals[r->id].kind = LW_V_TENSOR;
+  L->vals[r->id].tensor = ti;
+}
+
+/* The name of the kernel's ti-th tensor parameter (lw.tensors' order). */
+static const char *tensor_name(lw *L, int ti) {
+  for (int i = 0; i < L->k->nparams; i++)
+    if (L->k->params[i].value->type->kind != PTO_TYPE_SCALAR && ti-- == 0)
+      return L->k->params[i].value->name ? L->k->params[i].value->name : "?";
+  return "?";
+}
+
+/* A tensor carried or yielded as `who` names tensor `want` only: else a failure naming both. */
+static void check_same_tensor(lw *L, pto_loc loc, const char *who, const pto_ir_value *r, int got,
+                              int want) {
+  if (L->err || got == want) return;
+  pto__lower_fail(L, PTO_STATUS_INVALID_ARGUMENT, loc,
+                  "%s %%%s is %%%s on one path and %%%s on another: a kernel's tensors are its "
+                  "parameters, fixed when it is compiled, so a tensor result names one parameter "
+                  "(or its aliases) on every path",
+                  who, r->name ? r->name : "?", tensor_name(L, want), tensor_name(L, got));
+}
+
 /* Evaluates the yield's values; copies tiles into the destination buffers dst[i] (the loop's
  * carried buffers or the if's results) and returns scalars / tile valid extents. */
 static void lower_yield(lw *L, const pto_ir_stmt *y, int ypos, LLVMValueRef *dst,
@@ -850,6 +890,10 @@ static void lower_yield(lw *L, const pto_ir_stmt *y, int ypos, LLVMValueRef *dst
     return;
   }
   for (int i = 0; i < n && i < y->ret.n; i++) {
+    if (is_tensor_value(dvals[i])) { /* an alias: the caller resolves it (tensor_index) */
+      out_scalar[i] = NULL;
+      continue;
+    }
     out_scalar[i] = carried_operand(L, y->ret.vals[i], &tiles[i]);
     if (out_scalar[i])
       out_scalar[i] =
@@ -915,8 +959,16 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
     pto__lower_fail_if(L, LLVMBuildICmp(L->b, LLVMIntEQ, step, pto__lower_i64(L, 0), "step0"),
                        PTO_KERNEL_ERR_LOOP_STEP, NULL, NULL);
   LLVMValueRef init_s[64], init_vr[64], init_vc[64], dst[64];
+  int init_t[64]; /* a carried tensor's index, else -1 */
   for (int i = 0; i < n; i++) {
     const lw_tile *t;
+    init_t[i] = -1;
+    dst[i] = init_s[i] = NULL;
+    if (is_tensor_value(s->loop.iters[i])) {
+      init_t[i] = tensor_index(L, s->loop.inits[i], "a loop-carried tensor's initial value");
+      if (L->err) return;
+      continue;
+    }
     init_s[i] = carried_operand(L, s->loop.inits[i], &t);
     if (L->err) return;
     if (init_s[i])
@@ -952,7 +1004,9 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   for (int i = 0; i < n; i++) {
     const pto_ir_value *it = s->loop.iters[i];
     phi_s[i] = phi_vr[i] = phi_vc[i] = NULL;
-    if (dst[i]) {
+    if (init_t[i] >= 0) {
+      def_tensor_alias(L, it, init_t[i]);
+    } else if (dst[i]) {
       phi_vr[i] = LLVMBuildPhi(L->b, L->t_i64, "vr");
       phi_vc[i] = LLVMBuildPhi(L->b, L->t_i64, "vc");
       def_carried_tile(L, it, phi_vr[i], phi_vc[i]);
@@ -995,6 +1049,11 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
       return;
     }
     lower_yield(L, y, L->cur_pos - 1, dst, s->loop.iters, n, y_s, y_vr, y_vc);
+    for (int i = 0; i < n && i < y->ret.n && !L->err; i++)
+      if (init_t[i] >= 0)
+        check_same_tensor(L, y->loc, "loop-carried tensor", s->loop.iters[i],
+                          tensor_index(L, y->ret.vals[i], "a yielded loop-carried tensor"),
+                          init_t[i]);
     if (L->err) return;
   }
   LLVMValueRef next = step_iv(L, iv, step, hi, s->loop.step);
@@ -1007,6 +1066,7 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   LLVMValueRef ivs[3] = {lo, next, hi};
   LLVMAddIncoming(iv, ivs, blocks, nin);
   for (int i = 0; i < n; i++) {
+    if (init_t[i] >= 0) continue;
     if (dst[i]) {
       LLVMValueRef a[3] = {init_vr[i], y_vr[i], init_vr[i]};
       LLVMValueRef c2[3] = {init_vc[i], y_vc[i], init_vc[i]};
@@ -1020,7 +1080,9 @@ static void lower_for(lw *L, const pto_ir_stmt *s) {
   LLVMPositionBuilderAtEnd(L->b, exit);
   if (defer) pto__lower_defer_finish(L, defer);
   for (int i = 0; i < s->nresults && i < n; i++) {
-    if (dst[i])
+    if (init_t[i] >= 0)
+      def_tensor_alias(L, s->results[i], init_t[i]);
+    else if (dst[i])
       def_carried_tile(L, s->results[i], phi_vr[i], phi_vc[i]);
     else
       def_scalar(L, s->results[i], phi_s[i]);
@@ -1044,6 +1106,7 @@ static void lower_if(lw *L, const pto_ir_stmt *s) {
     dst[i] =
         s->results[i]->type->kind == PTO_TYPE_TILE ? pto__lower_value_base(L, s->results[i]) : NULL;
   LLVMValueRef vs[2][64], vr[2][64], vc[2][64];
+  int tv[2][64]; /* a tensor result's index on each side */
   LLVMBasicBlockRef ends[2];
   for (int side = 0; side < 2; side++) {
     LLVMPositionBuilderAtEnd(L->b, side ? else_bb : then_bb);
@@ -1056,6 +1119,9 @@ static void lower_if(lw *L, const pto_ir_stmt *s) {
         return;
       }
       lower_yield(L, y, L->cur_pos - 1, dst, s->results, n, vs[side], vr[side], vc[side]);
+      for (int i = 0; i < n && i < y->ret.n && !L->err; i++)
+        if (is_tensor_value(s->results[i]))
+          tv[side][i] = tensor_index(L, y->ret.vals[i], "a yielded tensor");
       if (L->err) return;
     }
     ends[side] = LLVMGetInsertBlock(L->b);
@@ -1064,7 +1130,11 @@ static void lower_if(lw *L, const pto_ir_stmt *s) {
   LLVMPositionBuilderAtEnd(L->b, merge);
   for (int i = 0; i < n; i++) {
     const pto_ir_value *r = s->results[i];
-    if (dst[i]) {
+    if (is_tensor_value(r)) {
+      check_same_tensor(L, s->loc, "if result", r, tv[1][i], tv[0][i]);
+      if (L->err) return;
+      def_tensor_alias(L, r, tv[0][i]);
+    } else if (dst[i]) {
       LLVMValueRef pr = LLVMBuildPhi(L->b, L->t_i64, "vr");
       LLVMValueRef pc = LLVMBuildPhi(L->b, L->t_i64, "vc");
       LLVMValueRef a[2] = {vr[0][i], vr[1][i]}, c2[2] = {vc[0][i], vc[1][i]};

@@ -785,6 +785,34 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   }
 }
 
+/* f16 and bf16 windows reduce in float and round once at the end, as PTIR's tile reductions and
+ * the interpreter do ("f16/bf16 compute in f32 and round once"): folding in the window's dtype
+ * rounded after every rank (three f16 ranks: 1.36621094 where the interpreter has 1.3671875). */
+static int reduces_wide(int dt) { return dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16; }
+
+static float wide_load(int dt, uint16_t h) {
+  return dt == PTO_DTYPE_BF16 ? pto_bf16_to_f32(h) : pto_f16_to_f32(h);
+}
+
+/* acc[i] = src[i] (first), or acc[i] op src[i], for an f16/bf16 src. */
+static void fold_wide(int dt, int op, float *acc, const void *src, int64_t n, int first) {
+  const uint16_t *b = src;
+  for (int64_t i = 0; i < n; i++) {
+    float x = acc[i], y = wide_load(dt, b[i]);
+    acc[i] = first                     ? y
+             : op == PTO_DIST_RED_SUM  ? x + y
+             : op == PTO_DIST_RED_PROD ? x * y
+             : op == PTO_DIST_RED_MAX  ? (y > x ? y : x)
+                                       : (y < x ? y : x);
+  }
+}
+
+static void round_wide(int dt, void *dst, const float *acc, int64_t n) {
+  uint16_t *a = dst;
+  for (int64_t i = 0; i < n; i++)
+    a[i] = dt == PTO_DTYPE_BF16 ? pto_f32_to_bf16(acc[i]) : pto_f32_to_f16(acc[i]);
+}
+
 #define BLOCK_BYTES (64 * 1024)
 #define BOUNCE_BYTES (1024 * 1024)
 
@@ -801,14 +829,20 @@ static uint8_t *bounce(pto__dist_shm *t) {
 static int32_t reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int op, int64_t lo,
                             int64_t hi, int dst_rank) {
   int n = t->ctx.nranks, eb = (int)pto_dtype_size((pto_dtype)win->dtype);
+  int wide = reduces_wide(win->dtype);
   uint8_t stack_tmp[BLOCK_BYTES] __attribute__((aligned(64)));
   uint8_t *tmp = stack_tmp, *buf = NULL;
   int64_t per = BLOCK_BYTES / eb;
+  /* f16/bf16: the float partials in the upper half of stack_tmp (all of it with the bounce
+   * buffers), so a block is at most BLOCK_BYTES / 8 elements. */
+  float *acc = (float *)(stack_tmp + BLOCK_BYTES / 2);
   if (!t->direct) {
     if (!(tmp = bounce(t))) return PTO_KERNEL_ERR_DIST;
     buf = tmp + BOUNCE_BYTES;
     per = BOUNCE_BYTES / eb;
+    acc = (float *)stack_tmp;
   }
+  if (wide && per > BLOCK_BYTES / 8) per = BLOCK_BYTES / 8;
   uint64_t nbytes = (uint64_t)numel_of(win) * (uint64_t)eb;
   peer_ref slice[PTO__DIST_MAX_RANKS];
   for (int q = 0; q < n; q++)
@@ -819,12 +853,17 @@ static int32_t reduce_range(pto__dist_shm *t, const pto_kernel_tensor *win, int 
     uint64_t off = (uint64_t)(b * eb), mb = (uint64_t)(m * eb);
     peer_ref s0 = ref_at(slice[0], off);
     if ((rc = rd(t, &s0, tmp, mb))) return rc;
+    if (wide) fold_wide(win->dtype, op, acc, tmp, m, 1);
     for (int q = 1; q < n; q++) {
       peer_ref sq = ref_at(slice[q], off);
       const uint8_t *src = rd_ptr(t, &sq, buf, mb, &rc);
       if (rc) return rc;
-      reduce_into(win->dtype, op, tmp, src, m);
+      if (wide)
+        fold_wide(win->dtype, op, acc, src, m, 0);
+      else
+        reduce_into(win->dtype, op, tmp, src, m);
     }
+    if (wide) round_wide(win->dtype, tmp, acc, m);
     for (int q = 0; q < n; q++) {
       if (dst_rank >= 0 && q != dst_rank) continue;
       peer_ref sq = ref_at(slice[q], off);
@@ -948,7 +987,9 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
   if (rc) return rc;
   switch (kind) {
   case PTO_DIST_ALLREDUCE:
-    if (mode == PTO_DIST_MODE_RING && n > 1)
+    /* The ring's partials travel in the windows, in their dtype: f16/bf16, which reduce in
+     * float, take the mesh (mode chooses the algorithm, never the result). */
+    if (mode == PTO_DIST_MODE_RING && n > 1 && !reduces_wide(win->dtype))
       rc = ring_allreduce(t, win, sig->data, op);
     else /* mesh: rank r reduces chunk r in rank order and writes it to every rank */
       rc = reduce_range(t, win, op, E * r / n, E * (r + 1) / n, -1);

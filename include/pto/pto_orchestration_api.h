@@ -1467,6 +1467,28 @@ template <typename T, size_t N> T pto_read(const ChipTensor &t, const int64_t (&
   return pto_orch_detail::read_value<T>(t, N, idx);
 }
 
+// An f16 or bf16 scalar's value, as the float that holds it: x rounded once to nearest-even.
+// f16 and bf16 scalars compute in float and round after every operation (and cast), as the
+// interpreter and kernels do; without it `a * b + c` kept float's precision between the two.
+// x rounds toward zero to float with the inexact bit kept in the lowest bit ("round to odd"), so
+// the second rounding (to 11 or 8 bits) is the single correct rounding of a double.
+inline float pto_round_odd_f32(double x) {
+  float f = static_cast<float>(x);
+  if (x != x || static_cast<double>(f) == x) return f;
+  if (__builtin_fabs(static_cast<double>(f)) > __builtin_fabs(x)) f = __builtin_nextafterf(f, 0.0f);
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  b |= 1u;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+inline float pto_round_f16(double x) {
+  return pto_orch_detail::half_to_float(pto_orch_detail::float_to_half(pto_round_odd_f32(x)));
+}
+inline float pto_round_bf16(double x) {
+  return pto_orch_detail::bf16_to_float(pto_orch_detail::float_to_bf16(pto_round_odd_f32(x)));
+}
+
 // A float -> integer cast: toward zero, saturated at T's range, NaN -> 0, as kernels
 // (llvm.fpto[su]i.sat) and the interpreter convert; a static_cast is undefined out of range.
 template <typename T> T pto_f2i(double x) {

@@ -87,6 +87,72 @@ static double ph_unslot_f64(uint64_t s) {
   memcpy(&f, &s, 8);
   return f;
 }
+/* f16 and bf16 scalars are floats holding an f16 (bf16) value: each result is rounded once
+ * to nearest-even (round to odd into float first), and slots carry the 16 bits. */
+static float ph_f16_value(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0 && man == 0) {
+    bits = sign;
+  } else if (exp == 0) {
+    int e = -1;
+    do {
+      man <<= 1;
+      e++;
+    } while (!(man & 0x400));
+    bits = sign | (uint32_t)(127 - 15 - e) << 23 | (man & 0x3ff) << 13;
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | man << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | man << 13;
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+static uint16_t ph_f16_bits(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, man = x & 0x7fffff;
+  int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+  if (((x >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+  if (exp >= 31) return (uint16_t)(sign | 0x7c00);
+  if (exp <= 0) {
+    if (exp < -10) return (uint16_t)sign;
+    man |= 0x800000;
+    uint32_t shift = (uint32_t)(14 - exp);
+    uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = (uint32_t)exp << 10 | man >> 13, rem = man & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+static float ph_bf16_value(uint16_t b) {
+  uint32_t bits = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+static uint16_t ph_bf16_bits(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
+  x += 0x7fff + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+static float ph_round_odd(double x) {
+  float f = (float)x;
+  if (x != x || (double)f == x) return f;
+  if (fabs((double)f) > fabs(x)) f = nextafterf(f, 0.0f);
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  b |= 1u;
+  memcpy(&f, &b, 4);
+  return f;
+}
+static float ph_round_f16(double x) { return ph_f16_value(ph_f16_bits(ph_round_odd(x))); }
+static float ph_round_bf16(double x) { return ph_bf16_value(ph_bf16_bits(ph_round_odd(x))); }
 
 /* tensor.slice: clamped at the edge (only the extent); an offset outside the extent is fatal. */
 static int ph_slice(ph_state *st, const pto_host_ref *src, const int64_t *offs,
