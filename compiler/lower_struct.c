@@ -473,7 +473,24 @@ static LLVMValueRef rows_check(lw *L, const pto_ir_stmt *s, const lw_tensor *T, 
   pto__lower_fail_if(L, bad, PTO_KERNEL_ERR_INDEX, LLVMBuildSelect(b, m_ok, narrow, wide, ""), c0);
   lw_loop li;
   LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), nrows, "rows.chk");
-  pto__lower_check_index(L, s, index_at(L, idx, i), i64c(L, 0), T->shape[0], i, i64c(L, 0));
+  /* a row index: at [PTO_KERNEL_INDEX_SUB | i, 0], err_detail[1] the tensor's rows << 32 | the
+   * index as u32 (pto/kernel_abi.h), so the message gives the rows; with 2^31 rows and more, as
+   * another index is reported */
+  LLVMValueRef v = index_at(L, idx, i), rows = T->shape[0];
+  LLVMValueRef oob = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSLT, v, i64c(L, 0), ""),
+                                 LLVMBuildICmp(b, LLVMIntSGE, v, rows, ""), "oob");
+  LLVMValueRef pos = LLVMBuildShl(b, LLVMBuildAnd(b, i, i64c(L, 0xfffff), ""), i64c(L, 21), "");
+  LLVMValueRef fits = LLVMBuildICmp(b, LLVMIntULT, rows, i64c(L, INT64_C(1) << 31), "");
+  LLVMValueRef d0 = LLVMBuildOr(
+      b, pos,
+      LLVMBuildSelect(b, fits, i64c(L, PTO_KERNEL_INDEX_DETAIL(op, PTO_KERNEL_INDEX_SUB, 0)),
+                      i64c(L, PTO_KERNEL_INDEX_DETAIL(op, 0, 0)), ""),
+      "");
+  LLVMValueRef d1 = LLVMBuildSelect(b, fits,
+                                    LLVMBuildOr(b, LLVMBuildShl(b, rows, i64c(L, 32), ""),
+                                                LLVMBuildAnd(b, v, i64c(L, 0xffffffff), ""), ""),
+                                    v, "");
+  pto__lower_fail_if(L, oob, PTO_KERNEL_ERR_INDEX, d0, d1);
   pto__lower_loop_end(L, &li);
   return c0;
 }

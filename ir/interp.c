@@ -1636,6 +1636,14 @@ static pto_status op_tile_gather(frame *fr, const pto_ir_stmt *s, rv *out) {
   return PTO_OK;
 }
 
+/* The name of positional operand i of s, a value ("?" where it is not one). */
+static const char *operand_name(const pto_ir_stmt *s, int i) {
+  const pto_ir_arg *a = pos_arg(s, i);
+  return a && a->kind == PTO_ARG_EXPR && a->expr && a->expr->kind == PTO_EXPR_VALUE
+             ? vname(a->expr->value)
+             : "?";
+}
+
 /* The rows of gather_rows / scatter_rows: the indices of the first nrows rows within the tensor's
  * rows and the columns [c0, c0 + C) within its columns, checked before any element moves. */
 static pto_status rows_check(frame *fr, const pto_ir_stmt *s, const itensor *t, const itile *idx,
@@ -1649,8 +1657,17 @@ static pto_status rows_check(frame *fr, const pto_ir_stmt *s, const itensor *t, 
                 (long long)C, (long long)t->shape[1]);
   for (int64_t r = 0; r < nrows; r++) {
     int64_t k = tile_get(idx, r, 0).i;
-    if (k < 0 || k >= t->shape[0])
-      return index_error(fr, s, r, 0, k, t->shape[0], "rows of the tensor");
+    if (k < 0 || k >= t->shape[0]) { /* as the compiled kernel says it (runtime/sched.c) */
+      char range[48];
+      if (t->shape[0] > 0)
+        snprintf(range, sizeof range, "0 to %lld", (long long)(t->shape[0] - 1));
+      else
+        snprintf(range, sizeof range, "it has no rows");
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
+                  "%s in @%s: %%%s[%lld,0] = %lld is not a row of %%%s (%s)", op_name(s->op.opc),
+                  fr->f->name, operand_name(s, 1), (long long)r, (long long)k,
+                  operand_name(s, s->op.opc == PTO_OP_TILE_SCATTER_ROWS ? 3 : 0), range);
+    }
   }
   return PTO_OK;
 }

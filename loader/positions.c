@@ -37,6 +37,8 @@ typedef struct pos_kop {
   int32_t id;
   int line, col;
   char *op;
+  char *index,
+      *table; /* gather_rows / scatter_rows: its index tile's and tensor's names, or NULL */
 } pos_kop;
 
 struct pto__positions {
@@ -64,6 +66,8 @@ void pto__positions_free(pto__positions *t) {
   for (int i = 0; i < t->nkops; i++) {
     free(t->kops[i].kernel);
     free(t->kops[i].op);
+    free(t->kops[i].index);
+    free(t->kops[i].table);
   }
   free(t->kops);
   for (int i = 0; i < t->nsyms; i++)
@@ -110,14 +114,18 @@ static int fill_call(pos_op *o, const pto_ir_func *k) {
 }
 
 static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, int col,
-                   const char *op) {
+                   const char *op, const char *index, const char *table) {
   if (pto_grow_int(&t->kops, sizeof *t->kops, &t->capkops, t->nkops + 1)) return -1;
   pos_kop *k = &t->kops[t->nkops];
   k->kernel = pto_strdup(kernel);
   k->op = pto_strdup(op);
-  if (!k->kernel || !k->op) {
+  k->index = index && table ? pto_strdup(index) : NULL;
+  k->table = index && table ? pto_strdup(table) : NULL;
+  if (!k->kernel || !k->op || (index && table && (!k->index || !k->table))) {
     free(k->kernel);
     free(k->op);
+    free(k->index);
+    free(k->table);
     return -1;
   }
   k->id = id;
@@ -125,6 +133,18 @@ static int add_kop(pto__positions *t, const char *kernel, int32_t id, int line, 
   k->col = col;
   t->nkops++;
   return 0;
+}
+
+/* The name of positional operand i of op statement s, a value's; NULL where it is not one. */
+static const char *operand_name(const pto_ir_stmt *s, int i) {
+  for (int j = 0, k = 0; j < s->op.nargs; j++) {
+    const pto_ir_arg *a = &s->op.args[j];
+    if (a->kw || k++ != i) continue;
+    return a->kind == PTO_ARG_EXPR && a->expr && a->expr->kind == PTO_EXPR_VALUE && a->expr->value
+               ? a->expr->value->name
+               : NULL;
+  }
+  return NULL;
 }
 
 /* The layout ops of a kernel body, its loads with a valid= region, its divides and its
@@ -156,7 +176,14 @@ static int add_kernel_ops_in(pto__positions *t, const char *kernel, const pto_ir
         name = s->kind == PTO_STMT_FOR ? "for" : s->kind == PTO_STMT_IF ? "if" : "yield";
         if (s->kind == PTO_STMT_RETURN) name = "return";
       }
-      if (name && add_kop(t, kernel, i, s->loc.line, s->loc.col, name)) return -1;
+      /* a gather_rows' or scatter_rows' row index out of range names its operands */
+      const char *index = NULL, *table = NULL;
+      if (s->kind == PTO_STMT_OP &&
+          (s->op.opc == PTO_OP_TILE_GATHER_ROWS || s->op.opc == PTO_OP_TILE_SCATTER_ROWS)) {
+        index = operand_name(s, 1);
+        table = operand_name(s, s->op.opc == PTO_OP_TILE_SCATTER_ROWS ? 3 : 0);
+      }
+      if (name && add_kop(t, kernel, i, s->loc.line, s->loc.col, name, index, table)) return -1;
     }
     int rc = 0;
     switch (s->kind) {
@@ -299,7 +326,10 @@ pto_status pto__positions_write(const pto__positions *t, const char *dir) {
     const pos_kop *k = &t->kops[i];
     json_t *jk = json_pack("{s:s, s:i, s:i, s:i, s:s}", "kernel", k->kernel, "id", (int)k->id,
                            "line", k->line, "col", k->col, "op", k->op);
-    ok = jk && !json_array_append_new(kops, jk);
+    if (jk && k->index) /* "index" and "table": absent in older tables */
+      ok = !json_object_set_new(jk, "index", json_string(k->index)) &&
+           !json_object_set_new(jk, "table", json_string(k->table));
+    ok = ok && jk && !json_array_append_new(kops, jk);
   }
   if (!ok) json_decref(kops);
   ok = ok && !json_object_set_new(doc, "kernel_ops", kops);
@@ -380,7 +410,9 @@ pto__positions *pto__positions_read(const char *dir) {
     json_int_t id = json_integer_value(json_object_get(jk, "id"));
     if (!kernel || !op || id < 0 || id > INT32_MAX ||
         add_kop(t, kernel, (int32_t)id, (int)json_integer_value(json_object_get(jk, "line")),
-                (int)json_integer_value(json_object_get(jk, "col")), op))
+                (int)json_integer_value(json_object_get(jk, "col")), op,
+                json_string_value(json_object_get(jk, "index")),
+                json_string_value(json_object_get(jk, "table"))))
       goto bad;
   }
   json_decref(doc);
@@ -427,6 +459,20 @@ int pto_program_kernel_op_text(const pto_program *p, const char *kernel, int32_t
     const pos_kop *k = &t->kops[i];
     if (k->id != op || strcmp(k->kernel, kernel)) continue;
     snprintf(buf, n, "%s:%d:%d: %s", t->file, k->line, k->col, k->op);
+    return 0;
+  }
+  return -1;
+}
+
+int pto_program_kernel_op_operands(const pto_program *p, const char *kernel, int32_t op,
+                                   const char **index, const char **table) {
+  const pto__positions *t = p ? p->positions : NULL;
+  for (int i = 0; t && kernel && i < t->nkops; i++) {
+    const pos_kop *k = &t->kops[i];
+    if (k->id != op || strcmp(k->kernel, kernel)) continue;
+    if (!k->index) return -1;
+    *index = k->index;
+    *table = k->table;
     return 0;
   }
   return -1;

@@ -390,6 +390,31 @@ static pto_status index_error(pto__rt_launch *L, const pto__rt_task *t, const ch
   if (pto_program_kernel_op_text(L->prog, name, op, where, sizeof where))
     snprintf(where, sizeof where, "op %d of the kernel", (int)op);
   int64_t col = PTO_KERNEL_INDEX_COL(d), row = PTO_KERNEL_INDEX_ROW(d);
+  if (d >= 0 && (row & PTO_KERNEL_INDEX_SUB) && !(col & PTO_KERNEL_INDEX_SUB)) {
+    /* a gather_rows' or scatter_rows' row index, with the tensor's rows (the interpreter's
+     * words: ir/interp.c rows_check) */
+    const char *index = NULL, *table = NULL;
+    char ix[160], tab[160];
+    long long r = (long long)(row & ~(int64_t)PTO_KERNEL_INDEX_SUB);
+    if (!pto_program_kernel_op_operands(L->prog, name, op, &index, &table)) {
+      snprintf(ix, sizeof ix, "%%%s[%lld,0]", index, r);
+      snprintf(tab, sizeof tab, "%%%s", table);
+    } else { /* a program without its positions */
+      snprintf(ix, sizeof ix, "the index at [%lld,0]", r);
+      snprintf(tab, sizeof tab, "the tensor");
+    }
+    uint64_t rows = (uint64_t)ctx->err_detail[1] >> 32;
+    char range[48];
+    if (rows)
+      snprintf(range, sizeof range, "0 to %llu", (unsigned long long)(rows - 1));
+    else
+      snprintf(range, sizeof range, "it has no rows");
+    return pto_status_make(PTO_STATUS_LAUNCH,
+                           "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: %s = %d is "
+                           "not a row of %s (%s); nothing outside a tensor was read or written",
+                           name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where, ix,
+                           (int)(int32_t)(uint32_t)ctx->err_detail[1], tab, range);
+  }
   if (d & PTO_KERNEL_INDEX_WIDE) { /* gather_rows' column offset, m outside the field */
     int64_t m = PTO_KERNEL_INDEX_WIDE_M(d);
     if (m < 0)

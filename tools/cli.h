@@ -54,6 +54,13 @@ const char *cli_next_value(int argc, char **argv, int *i);
 int cli_split_name_value(const char *cmd, const char *flag, char *text, char **out_name,
                          char **out_value);
 
+/* Whether two values of one NAME=VALUE flag (--dim, --in, -D, --arg) are the same value: the
+ * same string, or two numbers of the same value however spelled ("4", "04" and "0x4"; "1",
+ * "1.0" and "1e0"), integers compared exactly, others as doubles (two that differ as doubles
+ * but round to one f32 still differ: the flag's dtype is not known yet; -0 and 0 differ, as
+ * they do as floats); a flag given twice with the same value counts once. */
+int cli_same_value(const char *a, const char *b);
+
 /* A single-valued option's value into *slot: given twice with another value, a usage error
  * (printed) and -1 (the command line would not say which one applies); else 0. */
 int cli_set_once(const char *cmd, const char *flag, const char **slot, const char *value);

@@ -1,6 +1,7 @@
 /* pto compile, and the compile options shared with run and bench. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,14 +38,42 @@ int cli_split_name_value(const char *cmd, const char *flag, char *text, char **o
   return 0;
 }
 
+/* An integer as pto_scalar_parse reads one: '-', then decimal digits or 0x and hex digits, and
+ * nothing else; 1 with its sign and magnitude, else 0. */
+static int int_text(const char *text, int *neg, unsigned long long *mag) {
+  const char *p = text + (*text == '-');
+  int base = p[0] == '0' && (p[1] == 'x' || p[1] == 'X') ? 16 : 10;
+  p += base == 16 ? 2 : 0;
+  if (!*p || !strchr(base == 16 ? "0123456789abcdefABCDEF" : "0123456789", *p)) return 0;
+  char *end;
+  errno = 0;
+  *mag = strtoull(p, &end, base);
+  *neg = *text == '-'; /* -0 is not 0: a float scalar keeps its sign */
+  return !*end && errno != ERANGE;
+}
+
+int cli_same_value(const char *a, const char *b) {
+  if (!strcmp(a, b)) return 1;
+  int na, nb;
+  unsigned long long ma, mb;
+  if (int_text(a, &na, &ma) && int_text(b, &nb, &mb)) return na == nb && ma == mb; /* exactly */
+  /* Else as a float scalar reads them (strtod, no leading blank): 1.0 is 1 and 1e3 is 1000. */
+  if ((unsigned char)a[0] <= ' ' || (unsigned char)b[0] <= ' ') return 0;
+  char *ea, *eb;
+  double x = strtod(a, &ea), y = strtod(b, &eb);
+  if (ea == a || *ea || eb == b || *eb) return 0;
+  return (x == y || (isnan(x) && isnan(y))) && !signbit(x) == !signbit(y); /* -0.0 is not 0.0 */
+}
+
 /* NAME=VALUE into list[*n]; the same NAME given twice with another value is a usage error (which
- * one would win is not what the command line says), given twice with the same value one binding. */
+ * one would win is not what the command line says), given twice with the same value (however
+ * spelled: cli_same_value) one binding, the first. */
 static int add_binding(const char *cmd, const char *flag, char *text, pto_binding *list, int *n) {
   char *name, *value;
   if (cli_split_name_value(cmd, flag, text, &name, &value)) return -1;
   for (int k = 0; k < *n; k++) {
     if (strcmp(list[k].name, name) != 0) continue;
-    if (strcmp(list[k].value, value) == 0) return 0;
+    if (cli_same_value(list[k].value, value)) return 0;
     cli_usage_error(cmd, "%s %s: given twice, as %s=%s and %s=%s", flag, name, name, list[k].value,
                     name, value);
     return -1;

@@ -77,7 +77,10 @@ enum {
    * tensor) at [PTO_KERNEL_INDEX_SUB | 1, PTO_KERNEL_INDEX_SUB | m]; where m is negative (the
    * tensor is narrower than the rows) or not below PTO_KERNEL_INDEX_SUB (2^20 columns and more),
    * err_detail[0] is PTO_KERNEL_INDEX_WIDE_DETAIL(op, m) instead (kernels built before reported
-   * position [0, 1]). Nothing was read or written outside a tensor. */
+   * position [0, 1]). A gather_rows' or scatter_rows' row index k (of the index tile's row i)
+   * outside a tensor of fewer than 2^31 rows is at [PTO_KERNEL_INDEX_SUB | i, 0] with
+   * err_detail[1] the tensor's rows << 32 | k as u32 (kernels built before, and tensors of more
+   * rows: at [i, 0] with k). Nothing was read or written outside a tensor. */
   PTO_KERNEL_ERR_INDEX = 9,
   PTO_KERNEL_ERR_LOOP_STEP = 10, /* a for loop's runtime step is zero */
 };

@@ -143,6 +143,10 @@ PTO_API int pto_program_op_text(const pto_program *p, int32_t op, char *buf, siz
  * PTO_KERNEL_ERR_INDEX names it; 0, or -1 when unknown. */
 PTO_API int pto_program_kernel_op_text(const pto_program *p, const char *kernel, int32_t op,
                                        char *buf, size_t n);
+/* The names of that statement's index tile and tensor (*index, *table: "ix", "tab", owned by
+ * p) when it is a tile.gather_rows or tile.scatter_rows; 0, or -1 when unknown. */
+PTO_API int pto_program_kernel_op_operands(const pto_program *p, const char *kernel, int32_t op,
+                                           const char **index, const char **table);
 /* For a kernel that failed with PTO_KERNEL_ERR_DIM_MISMATCH (values a and b) at call op with
  * these tensor arguments: "dynamic symbol R is 8 from parameter 'x' (dim 0) but 16 from
  * parameter 'y' (dim 0)"; 0, or -1 when it cannot be told. */

@@ -966,25 +966,20 @@ class ChipWorker:
         return 4 if lv is True else int(lv or 0)
 
     def export_swimlane_records(self, out_dir: str | os.PathLike) -> str:
-        """PyPTO's capture of the last launch: out_dir/chip_swimlane_records.json, deps.json and
-        names.json (the layouts PyPTO's swimlane_converter reads); returns out_dir. Its level is
-        RunConfig.enable_chip_swimlane's, at most 3 (with the scheduler phases, when the launch
-        recorded them), 2 when not given."""
-        _, tasks, n = self._last_tasks()
+        """PyPTO's capture of the last launch, the files pto run --swimlane-records writes (the
+        same C code): out_dir/chip_swimlane_records.json, deps.json, func_names.json and
+        name_map.json (the same names again, where the reference's critical_path looks);
+        returns out_dir. Its level is RunConfig.enable_chip_swimlane's, at most 3 (with the
+        scheduler phases, when the launch recorded them), 2 when not given."""
         ph, nph = C.c_void_p(), C.c_size_t()
         st = _c.pto_worker_last_launch_phases(self._w(), C.byref(ph), C.byref(nph))
         if st:
             _c.pto_status_free(st)
         level = min(self._swimlane_level() or 2, 3 if not st else 2)
         os.makedirs(out_dir, exist_ok=True)
-        nc = self.cores
-        types = (C.c_int * max(1, nc))(*[_c.pto_worker_core_type(self._w(), i)
-                                        for i in range(nc)])
         d = os.fspath(out_dir)
-        _check(_c.pto_swimlane_write_records_level(
-            os.fsencode(os.path.join(d, "chip_swimlane_records.json")),
-            os.fsencode(os.path.join(d, "deps.json")), os.fsencode(os.path.join(d, "names.json")),
-            tasks, n, types, nc, level, ph.value if not st else None, nph.value))
+        _check(_c.pto_swimlane_write_worker_records(
+            self._w(), os.fsencode(os.path.join(d, "chip_swimlane_records.json")), level))
         return d
 
 
@@ -1763,8 +1758,9 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     outputs into copies of the arguments; passed is then whether every out/inout array matches
     them within config.rtol/atol. With config.save_kernels, the program is compiled into
     config.save_kernels_dir, and with config.enable_chip_swimlane an L2 run's task records land
-    in its dfx_outputs/ (chip_swimlane_records.json, deps.json, names.json), as PyPTO's do (an
-    L3 run's in dfx_outputs/rank_R/dispatch_N/, DistributedWorker(swimlane_records=)). A
+    in its dfx_outputs/ (chip_swimlane_records.json, deps.json, func_names.json, name_map.json),
+    as PyPTO's do (an L3 run's in dfx_outputs/rank_R/dispatch_N/,
+    DistributedWorker(swimlane_records=)). A
     failure of pto's (compiling, arguments, the run, outputs that differ from the golden) is
     reported in the result, not raised; an exception raised by golden itself, a bug of the
     caller's, propagates with its traceback."""

@@ -195,6 +195,28 @@ def test_swimlane_export(compiled, tmp_path):
             w.export_swimlane(tmp_path / "none.json")
 
 
+def test_swimlane_records_are_the_clis(compiled, build, tmp_path):
+    # export_swimlane_records writes the files pto run --swimlane-records writes (it wrote
+    # names.json where the CLI and the reference's tools have func_names.json and name_map.json),
+    # with the same contents for the same run
+    import json
+    a = np.ones((ROWS, COLS), np.float32)
+    with pto.ChipWorker(pto.RunConfig(platform=PLATFORM, enable_chip_swimlane=2)) as w:
+        w.run(compiled, a, a, np.zeros_like(a))
+        py = w.export_swimlane_records(tmp_path / "py")
+    cli = tmp_path / "cli"
+    subprocess.run([os.path.join(build, "tools", "pto"), "run", ADD, "--dim", f"M={ROWS}",
+                    "--swimlane-records", str(cli / "chip_swimlane_records.json"),
+                    "--swimlane-level", "2"], check=True, capture_output=True)
+    assert sorted(os.listdir(py)) == sorted(os.listdir(cli)) == [
+        "chip_swimlane_records.json", "deps.json", "func_names.json", "name_map.json"]
+    for f in ("deps.json", "func_names.json", "name_map.json"):
+        assert json.load(open(os.path.join(py, f))) == json.load(open(cli / f)), f
+    rec = [json.load(open(os.path.join(d, "chip_swimlane_records.json"))) for d in (py, cli)]
+    assert [sorted(r) for r in rec] == [sorted(rec[1])] * 2
+    assert rec[0]["chip_swimlane_level"] == rec[1]["chip_swimlane_level"] == 2
+
+
 def test_compile_into_a_work_dir(tmp_path):
     d = tmp_path / "work"
     p = pto.compile(ADD, work_dir=d)

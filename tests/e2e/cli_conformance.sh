@@ -76,6 +76,15 @@ run_pto 2 run "$EX/scale_rows.ptir" --dim M=4 --in alpha=1 -D act=1 -D act=0 &&
   expect_out "-D act: given twice, as act=1 and act=0"
 run_pto 0 run "$EX/scale_rows.ptir" --dim M=4 --in alpha=1 -D act=1 -D act=1 --check && expect_out PASS
 run_pto 2 run "${ADD[@]}" --dim M=4 --dim M=8 && expect_out "--dim M: given twice, as M=4 and M=8"
+# The same value spelled two ways is one value (the numbers are compared, not the strings): it
+# was refused as given twice.
+run_pto 0 run "${ADD[@]}" --dim M=04 --dim M=4 --check && expect_out PASS
+run_pto 0 run "$EX/chain.ptir" --dim M=4 --in alpha=1 --in alpha=1.0 --in alpha=1e0 --in alpha=0x1 --check &&
+  expect_out PASS
+run_pto 0 run "$EX/scale_rows.ptir" --dim M=4 --in alpha=1 -D act=1 -D act=01 --check && expect_out PASS
+run_pto 2 run "$EX/chain.ptir" --dim M=4 --in alpha=1 --in alpha=1.5 &&
+  expect_out "--in alpha: given twice, as alpha=1 and alpha=1.5"
+run_pto 2 run "$EX/chain.ptir" --dim M=4 --in alpha=1 --in alpha=one && expect_out "--in alpha: given twice"
 run_pto 0 run "${ADD[@]}" --dim M=4 --dim M=4 --check && expect_out "c: [4,128] f32"
 run_pto 2 run "${ADD[@]}" --dim M=4 --in a=zeros --in a=ones && expect_out "--in a: given twice, as a=zeros and a=ones"
 run_pto 2 run "${ADD[@]}" --dim M=4 --out c="$T/x.npy" --out c="$T/y.npy" && expect_out "--out c: given twice"

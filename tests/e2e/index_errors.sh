@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Indices out of range in the second set's gathers, scatters and extracts fail the launch naming
 # the kernel, the op's file:line:col (in a kernel function and in an incore scope, which becomes
-# a kernel), the position of the index and its value; a work dir reports the same through its
-# positions.json. (The interpreter's messages: test_ops_struct.)
+# a kernel), the position of the index and its value (a row index: "%ix[2,0] = 10 is not a row
+# of %tab (0 to 9)": the index tile's and the tensor's names and the tensor's rows); a work dir
+# reports the same through its positions.json. (The interpreter's messages: test_ops_struct.)
 source "$(dirname "$0")/lib/common.bash"
 
 cat >"$T/rows.ptir" <<'PTIR'
@@ -37,21 +38,24 @@ MSG="nothing outside a tensor was read or written"
 # look and put are independent tasks that may run at once: each case makes only one of them fail
 # (%row feeds the gather, %prow the scatter), so which error the launch reports is not a race.
 run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=10 --in c0=0 --in prow=0
-expect_out "kernel 'look'" && expect_out "rows.ptir:18:10: tile.gather_rows: value 10 at [0,0]; $MSG"
+expect_out "kernel 'look'" && expect_out "rows.ptir:18:10: tile.gather_rows: %ix[0,0] = 10 is not a row of %tab (0 to 9); $MSG"
 run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=-1 --in c0=0 --in prow=0
-expect_out "tile.gather_rows: value -1 at [0,0]"
+expect_out "tile.gather_rows: %ix[0,0] = -1 is not a row of %tab (0 to 9)"
 run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=2 --in c0=5 --in prow=0
 expect_out "rows.ptir:19:10: tile.extract: offset 5 of dim 1 is outside 0..4 (the sub-tile must fit in the tile)"
 # ids 8, 9, 10, 11: the launch fails at the third row (checked before any row is written)
 run_pto 1 run "$T/rows.ptir" --dim V=10 --in row=0 --in c0=0 --in prow=8
-expect_out "kernel 'put'" && expect_out "rows.ptir:9:9: tile.scatter_rows: value 10 at [2,0]"
+expect_out "kernel 'put'" && expect_out "rows.ptir:9:9: tile.scatter_rows: %ix[2,0] = 10 is not a row of %cache (0 to 9)"
+# a table of no rows: no index is one of its rows
+run_pto 1 run "$T/rows.ptir" --dim V=0 --in row=0 --in c0=0 --in prow=0
+expect_out "tile.gather_rows: %ix[0,0] = 0 is not a row of %tab (it has no rows)"
 # in range: both paths agree
 run_pto 0 run "$T/rows.ptir" --dim V=10 --in row=6 --in c0=4 --in prow=6 --check
 expect_out PASS
 # a work dir reports through positions.json
 run_pto 0 compile "$T/rows.ptir" -o "$T/wd"
 run_pto 1 run "$T/wd" --dim V=10 --in row=10 --in c0=0 --in prow=0
-expect_out "rows.ptir:18:10: tile.gather_rows: value 10 at [0,0]"
+expect_out "rows.ptir:18:10: tile.gather_rows: %ix[0,0] = 10 is not a row of %tab (0 to 9)"
 
 # A gather read by the matmul through its index tile instead of copied (plan_row_views: the
 # attention's P . V) keeps the same checks and messages: rows, then the column offset.
@@ -80,9 +84,9 @@ orch @main(%p: tensor[1,4] f32, %tab: tensor[V,8] f32, out %y: tensor[1,4] f32,
 }
 PTIR
 run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=8 --in c0=0
-expect_out "kernel 'pv'" && expect_out "pv.ptir:9:8: tile.gather_rows: value 10 at [2,0]; $MSG"
+expect_out "kernel 'pv'" && expect_out "pv.ptir:9:8: tile.gather_rows: %ix[2,0] = 10 is not a row of %tab (0 to 9); $MSG"
 run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=-3 --in c0=0
-expect_out "tile.gather_rows: value -3 at [0,0]"
+expect_out "tile.gather_rows: %ix[0,0] = -3 is not a row of %tab (0 to 9)"
 run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=2 --in c0=5
 expect_out "pv.ptir:9:8: tile.gather_rows: offset 5 of dim 1 is outside 0..4 (the rows' columns must fit in the tensor); $MSG"
 run_pto 1 run "$T/pv.ptir" --dim V=10 --in row=2 --in c0=-2
