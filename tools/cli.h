@@ -196,6 +196,9 @@ int cli_claim_records_and_dump(const char *cmd, const pto_program *p, const cli_
                                const char *dump_dir);
 /* --transport shm|mpi (run, bench): 1 parsed, 0 not this option, -1 usage error (reported). */
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out);
+/* --transport given for an L2 program (entry: its name as the user gave it): an
+ * INVALID_ARGUMENT status saying it applies to host programs only; PTO_OK where none was given. */
+pto_status cli_transport_needs_host(const char *transport, const char *entry);
 /* A host program started by mpirun without the mpi transport: says so on stderr. */
 void cli_note_mpi_launch(const char *cmd, const char *transport);
 

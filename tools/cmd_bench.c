@@ -191,14 +191,7 @@ int cmd_bench(int argc, char **argv) {
     rc = bench_host(&a, prog, args);
     goto out;
   }
-  if (a.transport) {
-    /* How a host program's chips talk: an L2 program has one chip, in this process. */
-    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "--transport %s: applies to programs with a host entry (their chips "
-                        "talk over it); @%s is an L2 program, run on one chip in this process",
-                        a.transport, sig->entry);
-    goto out;
-  }
+  if ((s = cli_transport_needs_host(a.transport, pto_signature_entry_name(sig)))) goto out;
   if (cli_dispatch_sel_given(&a.sel)) {
     /* An L2 program has one launch per round, no dispatches to choose: not ignored in silence. */
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,

@@ -171,6 +171,15 @@ void cli_note_mpi_launch(const char *cmd, const char *transport) {
             cmd, np);
 }
 
+pto_status cli_transport_needs_host(const char *transport, const char *entry) {
+  if (!transport) return PTO_OK;
+  /* How a host program's chips talk: an L2 program has one chip, in this process. */
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                         "--transport %s: applies to programs with a host entry (their chips "
+                         "talk over it); @%s is an L2 program, run on one chip in this process",
+                         transport, entry);
+}
+
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out) {
   const char *arg = argv[*i];
   if (strcmp(arg, "--transport") != 0 && strncmp(arg, "--transport=", 12) != 0) return 0;
@@ -556,14 +565,7 @@ int cmd_run(int argc, char **argv) {
              a.dump_level, a.dump_dir);
     goto outputs;
   }
-  if (a.transport) {
-    /* How a host program's chips talk: an L2 program has one chip, in this process. */
-    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "--transport %s: applies to programs with a host entry (their chips "
-                        "talk over it); @%s is an L2 program, run on one chip in this process",
-                        a.transport, sig->entry);
-    goto out;
-  }
+  if ((s = cli_transport_needs_host(a.transport, pto_signature_entry_name(sig)))) goto out;
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.strict_cores = a.strict_cores != 0;
