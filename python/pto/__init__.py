@@ -14,6 +14,7 @@ are C-contiguous and aligned are passed without a copy; out/inout arrays are wri
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes as C
 import dataclasses
 import functools
@@ -25,6 +26,9 @@ import statistics
 import sys
 import threading
 import time
+import warnings
+import weakref
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Iterable, Sequence
@@ -81,6 +85,7 @@ _CLI_HINTS = [  # the C messages name CLI flags: Python users pass keyword argum
     (re.compile(r"--devices\b"), "devices"),
     (re.compile(r"\bpass -D\b"), "pass"),
     (re.compile(r"(?<![\w-])-D (\w+)="), r"\1="),
+    (re.compile(r"(?<![\w-])-D (\w+):"), r"compile(\1=...):"),
 ]
 
 
@@ -251,12 +256,14 @@ class CompiledProgram:
         vals = _call_values(args)
         w = next((a._worker for a in (vals.values() if isinstance(vals, dict) else vals)
                   if isinstance(a, DeviceTensor)), None)  # a resident tensor's worker
+        if w is None:  # the worker of an open `with ChipWorker(...)` block, as PyPTO's
+            w = _active_worker(config)
         if w is not None:
-            w.run(self, vals)
+            w.run(self, vals, config=config)
             return
         w, lock = _shared_worker(config or RunConfig())
         with lock:  # threads share this worker, which runs one launch at a time
-            w.run(self, vals)
+            w.run(self, vals, config=config)
 
     def prepare(self, config: "RunConfig | None" = None, *,
                 extra_compiled: Sequence["CompiledProgram"] = ()) -> "DistributedWorker":
@@ -535,6 +542,20 @@ class RunConfig:
     aic_cores: int = 0
     aiv_cores: int = 0
     threads: int = 0
+    enable_dump_args: int = 0
+
+    @property
+    def enable_l2_swimlane(self) -> int | bool:
+        """PyPTO's former name of enable_chip_swimlane (deprecated there too)."""
+        warnings.warn("RunConfig.enable_l2_swimlane is deprecated; use enable_chip_swimlane",
+                      DeprecationWarning, stacklevel=2)
+        return self.enable_chip_swimlane
+
+    @enable_l2_swimlane.setter
+    def enable_l2_swimlane(self, value: int | bool) -> None:
+        warnings.warn("RunConfig.enable_l2_swimlane is deprecated; use enable_chip_swimlane",
+                      DeprecationWarning, stacklevel=2)
+        self.enable_chip_swimlane = value
 
     def _platform(self) -> bytes:
         p = str(self.platform)
@@ -553,7 +574,26 @@ class RunConfig:
         cfg.device_memory_bytes = _int("RunConfig.device_memory_bytes",
                                        self.device_memory_bytes, 0, U64_MAX)
         cfg.record_tasks = bool(self.record_tasks or self.enable_chip_swimlane)
+        _int("RunConfig.enable_dump_args", self.enable_dump_args, 0, 3)
         return cfg
+
+
+_RUN_CONFIG_INIT = RunConfig.__init__
+
+
+@functools.wraps(_RUN_CONFIG_INIT)
+def _run_config_init(self: RunConfig, *args: Any, **kwargs: Any) -> None:
+    # PyPTO's former keyword enable_l2_swimlane= is still taken, as PyPTO takes it (warning)
+    if "enable_l2_swimlane" in kwargs:
+        if "enable_chip_swimlane" in kwargs:
+            raise TypeError("RunConfig: pass enable_chip_swimlane, not also enable_l2_swimlane")
+        warnings.warn("RunConfig(enable_l2_swimlane=) is deprecated; use enable_chip_swimlane=",
+                      DeprecationWarning, stacklevel=2)
+        kwargs["enable_chip_swimlane"] = kwargs.pop("enable_l2_swimlane")
+    _RUN_CONFIG_INIT(self, *args, **kwargs)
+
+
+RunConfig.__init__ = _run_config_init  # type: ignore[method-assign]
 
 
 def _call_values(args: tuple) -> Any:
@@ -712,8 +752,11 @@ class Callable:
     def __init__(self, worker: "ChipWorker", prog: CompiledProgram, ptr: int):
         self._worker, self.program, self._ptr = worker, prog, ptr
         self._packer = _Packer(prog)
+        self._closed = False
 
     compiled = property(lambda self: self.program)
+    closed = property(lambda self: self._closed,
+                      doc="True after unregister() or the worker's close() (PyPTO's closed)")
 
     @property
     def callable_id(self) -> int:
@@ -721,7 +764,11 @@ class Callable:
 
     cid = callable_id
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
+        """One launch; config: this launch's settings, as in ChipWorker.run(config=)."""
+        if config is not None:
+            self._worker.run(self.program, *args, config=config)
+            return
         args_c, back = self._packer.pack(_call_values(args))
         _check(_c.pto_handle_call(self._ptr, args_c, self._packer.n))
         for dst, src in back:
@@ -740,8 +787,11 @@ class Callable:
         return RunHandle(out.value, back, keep)
 
     def unregister(self) -> None:
-        """Unregisters; calling it afterwards raises pto.Error (a stale handle)."""
-        _c.pto_handle_unregister(self._ptr)
+        """Unregisters (again: a no-op); calling it afterwards raises pto.Error (a stale
+        handle)."""
+        if not self._closed:
+            self._closed = True
+            _c.pto_handle_unregister(self._ptr)
 
     def __enter__(self) -> "Callable":
         return self
@@ -773,23 +823,78 @@ def _close_shared() -> None:
     _SHARED.clear()
 
 
-class ChipWorker:
-    """One chip (pto_worker): device tensors, registered programs, launches."""
+# The ChipWorkers whose `with` blocks are open in this context, innermost last: compiled(*args)
+# and pto.run find the worker they run on here (PyPTO's ChipWorker.current).
+_ACTIVE_WORKERS: ContextVar[tuple["ChipWorker", ...]] = ContextVar("pto_active_workers",
+                                                                  default=())
 
-    def __init__(self, config: RunConfig | None = None):
+
+def _dump_dir(program: CompiledProgram, config: RunConfig) -> str:
+    """Where enable_dump_args writes: PyPTO's <output_dir>/dfx_outputs/args_dump."""
+    wd = config.save_kernels_dir if config.save_kernels and config.save_kernels_dir else None
+    if wd is None and program.work_dir is not None:
+        from . import cache  # noqa: PLC0415
+        cdir = os.path.realpath(cache.dir())
+        own = os.path.realpath(program.work_dir)
+        if os.path.commonpath([cdir, own]) != cdir:  # a work dir of the user's, not the cache's
+            wd = program.work_dir
+    if wd is None:
+        raise _fail("enable_dump_args writes into the program's work dir: compile it with "
+                    "pto.compile(..., work_dir=DIR), or set RunConfig(save_kernels=True, "
+                    "save_kernels_dir=DIR) (a program from the binary cache has none)")
+    return os.path.join(wd, "dfx_outputs", "args_dump")
+
+
+def _active_worker(config: RunConfig | None) -> "ChipWorker | None":
+    """The worker of the innermost open `with ChipWorker(...)` block whose platform and device
+    match config's (config None: any), or None."""
+    for w in reversed(_ACTIVE_WORKERS.get()):
+        if w.initialized and (config is None or (
+                w.config._platform() == config._platform() and
+                w.config.device_id == config.device_id)):
+            return w
+    return None
+
+
+class ChipWorker:
+    """One chip (pto_worker): device tensors, registered programs, launches. PyPTO's
+    ChipWorker(config, *, level=2, runtime=, enable_sdma=, auto_init=): level is 2 (a host
+    program runs on a DistributedWorker); runtime and enable_sdma are PyPTO's names of the
+    reference runtime's variants, which pto has one of, and are kept as given; auto_init=False
+    leaves the chip unopened until init(). Inside `with ChipWorker(cfg) as w:`,
+    compiled(*args) and pto.run(compiled, ...) run on w when their config is None or names w's
+    platform and device_id, as PyPTO reuses an active worker."""
+
+    def __init__(self, config: RunConfig | None = None, *, level: int = 2,
+                 runtime: str = "tensormap_and_ringbuffer", enable_sdma: bool = False,
+                 auto_init: bool | None = None):
         self._ptr: int | None = None
         if config is not None and not isinstance(config, RunConfig):
             raise _fail(f"ChipWorker: config is a pto.RunConfig, not {type(config).__name__}")
+        if level != 2:
+            raise _fail(f"ChipWorker: level is 2, got level={level!r} (a host program, level 3, "
+                        "runs on a pto.DistributedWorker)")
         self.config = config or RunConfig()
+        self._level, self._runtime, self._enable_sdma = level, str(runtime), bool(enable_sdma)
+        self._tokens: list[Any] = []
+        self._packers: dict[int, _Packer] = {}
+        self._handles: dict[int, Callable] = {}
+        self._malloced: dict[int, DeviceTensor] = {}
+        self._registered: weakref.WeakSet[Callable] = weakref.WeakSet()
+        if auto_init is None or auto_init:
+            self.init()
+
+    def init(self) -> None:
+        """Opens the chip (pto_worker_open); a no-op while it is open. After close(), init()
+        opens a new one (tensors and registrations of the old one stay invalid)."""
+        if self._ptr:
+            return
         cfg = self.config._c()
         out = C.c_void_p()
         _check(_c.pto_worker_open(C.byref(cfg), C.byref(out)))
         self._ptr = out.value
         if self._swimlane_level() >= 3:
             _check(_c.pto_worker_set_record_phases(self._ptr, True))
-        self._packers: dict[int, _Packer] = {}
-        self._handles: dict[int, Callable] = {}
-        self._malloced: dict[int, DeviceTensor] = {}
 
     def _w(self) -> int:
         if not self._ptr:
@@ -802,10 +907,31 @@ class ChipWorker:
 
     platform = property(lambda self: self.config.platform)
     device_id = property(lambda self: self.config.device_id)
+    level = property(lambda self: self._level)
+    runtime = property(lambda self: self._runtime)
     initialized = property(lambda self: bool(self._ptr))
 
+    @classmethod
+    def current(cls, *, level: int = 2, platform: str | None = None,
+                device_id: int | None = None, runtime: str | None = None,
+                require_sdma: bool = False) -> "ChipWorker | None":
+        """The innermost open worker of a `with ChipWorker(...)` block in this context whose
+        binding matches (None: any), or None."""
+        for w in reversed(_ACTIVE_WORKERS.get()):
+            if w.initialized and w._level == level and \
+                    (platform is None or w.platform == platform) and \
+                    (device_id is None or w.device_id == device_id) and \
+                    (runtime is None or w._runtime == runtime):
+                if require_sdma and not w._enable_sdma:
+                    raise _fail("the active ChipWorker was made without enable_sdma=True",
+                                FAILED_PRECONDITION)
+                return w
+        return None
+
     def close(self) -> None:
-        if self._ptr:
+        if getattr(self, "_ptr", None):
+            for h in list(self._registered):
+                h._closed = True
             _c.pto_worker_close(self._ptr)
             self._ptr = None
             self._packers.clear()
@@ -813,9 +939,13 @@ class ChipWorker:
             self._malloced.clear()
 
     def __enter__(self) -> "ChipWorker":
+        self.init()
+        self._tokens.append(_ACTIVE_WORKERS.set(_ACTIVE_WORKERS.get() + (self,)))
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self._tokens:
+            _ACTIVE_WORKERS.reset(self._tokens.pop())
         self.close()
 
     def __del__(self) -> None:
@@ -830,7 +960,8 @@ class ChipWorker:
                                           dt, None if a is None else a.ctypes.data, C.byref(out)))
         return DeviceTensor(self, out.value, shp, dt)
 
-    def free_tensor(self, t: DeviceTensor) -> None:
+    def free_tensor(self, t: DeviceTensor, *, worker_id: int = 0) -> None:
+        _int("worker_id", worker_id, 0, 0)
         _check(_c.pto_worker_free_tensor(self._w(), t._ptr))
 
     def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
@@ -902,7 +1033,9 @@ class ChipWorker:
     def register(self, program: CompiledProgram) -> Callable:
         out = C.c_void_p()
         _check(_c.pto_worker_register(self._w(), program._ptr, C.byref(out)))
-        return Callable(self, program, out.value)
+        h = Callable(self, program, out.value)
+        self._registered.add(h)
+        return h
 
     def _packer(self, program: CompiledProgram) -> _Packer:
         p = self._packers.get(id(program))
@@ -914,20 +1047,30 @@ class ChipWorker:
         """One launch (registering program on first use); out/inout arrays are written.
         run(prog, *args) as PyPTO, or run(prog, [args]) / run(prog, {name: arg}). config: this
         launch's settings where they differ from the worker's (its task recording,
-        enable_chip_swimlane / record_tasks; the worker's own setting is restored after)."""
+        enable_chip_swimlane / record_tasks; the worker's own setting is restored after).
+        enable_dump_args (of config, else of the worker's config) dumps the launch's arguments
+        as PyPTO does, into <work dir>/dfx_outputs/args_dump/ (args_dump.json, args.bin; the
+        work dir is save_kernels_dir with save_kernels, else the program's work_dir=; a program
+        loaded from the binary cache has none to write into: a pto.Error says so)."""
         if not isinstance(program, CompiledProgram):
             raise _fail(f"run: the first argument is the program, not {type(program).__name__}")
         p = self._packer(program)
         args_c, back = p.pack(_call_values(args))
         rec = self.config._c().record_tasks
         once = config is not None and config._c().record_tasks != rec
+        dump = (config or self.config).enable_dump_args
+        dump_dir = _dump_dir(program, config or self.config) if dump else None
         if once:
             _check(_c.pto_worker_set_record_tasks(self._w(), not rec))
         try:
+            if dump_dir is not None:
+                _check(_c.pto_worker_set_dump_args(self._w(), dump, os.fsencode(dump_dir)))
             _check(_c.pto_worker_run(self._w(), program._ptr, args_c, p.n))
         finally:
             if once:
                 _check(_c.pto_worker_set_record_tasks(self._w(), rec))
+            if dump_dir is not None:
+                _check(_c.pto_worker_set_dump_args(self._w(), 0, os.fsencode(dump_dir)))
         for dst, src in back:
             dst[...] = src
 
@@ -1130,8 +1273,11 @@ class BenchmarkStats:
         i = _int("launch", launch, -self.rounds, I32_MAX)
         return self._launch_tree(i + self.rounds if i < 0 else i)
 
-    def print_tree(self, launch: int | None = -1, max_level: int = -1, file: Any = None) -> None:
-        """The span tree of one measured launch (default the last; None: every one)."""
+    def print_tree(self, launch: int | None = None, *, us: bool = True, file: Any = None,
+                   max_level: int = -1) -> None:
+        """The span tree of one measured launch (negative counts back), or, by default (None),
+        of every one, as PyPTO's print_tree. us: PyPTO's unit switch, taken but the trees are
+        always in microseconds."""
         if launch is None:
             print(self.format_tree(None), end="", file=file or sys.stdout)
             return
@@ -1413,6 +1559,35 @@ class DistBenchmarkStats:
             return "no dispatch tree (unstable dispatch slots, or no dispatch matches)\n"
         return "\n".join(parts)
 
+    @property
+    def all_zero_device(self) -> bool:
+        """Every measured round's device wall is 0 (or missing)."""
+        return all(not (v > 0) for v in self.device_wall_us)
+
+    def format_tree(self, launch: int | None = None, *, us: bool = True) -> str:
+        """The span tree of one measured dispatch of invocations (round by round, rank by
+        rank; negative counts back), or of every one (None), each headed by its launch index,
+        rank (pid), round and slot, as PyPTO's."""
+        n = len(self.invocations)
+        if launch is None:
+            sel = range(n)
+        else:
+            i = _int("launch", launch, -n, n - 1)
+            sel = [i + n if i < 0 else i]
+        where = {id(iv): (k, s) for k, row in enumerate(self._grid) for ds in row.values()
+                 for s, iv in enumerate(ds)}
+        out = []
+        for i in sel:
+            iv = self.invocations[i]
+            k, s = where[id(iv)]
+            out.append(f"launch[{i}] (pid={iv.pid} round={k} slot={s} task={iv.hid}):\n" +
+                       iv.format_tree())
+        return "".join(out)
+
+    def print_tree(self, launch: int | None = None, *, us: bool = True,
+                   file: Any = None) -> None:
+        print(self.format_tree(launch), end="", file=file or sys.stdout)
+
     def print_mean_tree(self, *, us: bool = True, spread: str = "stdev", pid: int | None = None,
                         slot: int | None = None, file: Any = None) -> None:
         print(self.format_mean_tree(spread=spread, pid=pid, slot=slot), end="",
@@ -1493,7 +1668,6 @@ class DistributedWorker:
                         f"{list(p0.device_ids)}, devices= gives {ids}: leave devices= out "
                         f"(the programs' device set) or give the same ids")
         if threading.active_count() > 1 and (chips or os.environ.get("PTO_DIST_CHIPS")) != "threads":
-            import warnings
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
                           stacklevel=2)
@@ -1541,6 +1715,7 @@ class DistributedWorker:
         return _c.pto_dist_worker_device_count(self._w())
 
     world_size = devices
+    level = property(lambda self: 3, doc="PyPTO's hierarchy level of a DistributedWorker: 3")
 
     @property
     def is_root(self) -> bool:
@@ -1722,6 +1897,15 @@ class DistributedWorker:
         _check(_c.pto_dist_worker_submit(self._w(), program._ptr, args_c, p.n, C.byref(out)))
         return RunHandle(out.value, back, keep)
 
+    def register(self, program: CompiledProgram) -> "_DistRegistration":
+        """PyPTO's rt.register(compiled): a handle whose call is rt.run(compiled, ...) (cid 0:
+        an L3 run has no per-program registration; the device set is checked at the run)."""
+        if not isinstance(program, CompiledProgram) or not program.is_host:
+            raise _fail("register: the program is a host (L3) CompiledProgram, not "
+                        f"{program!r}")
+        self._w()
+        return _DistRegistration(self, program)
+
     def benchmark(self, program: CompiledProgram, args: Sequence[Any] | dict,
                   rounds: int = 100, warmup: int = 3) -> DistBenchmarkStats:
         opt = _bench_opts(rounds, warmup)
@@ -1732,6 +1916,41 @@ class DistributedWorker:
         for dst, src in back:
             dst[...] = src
         return DistBenchmarkStats(out.value)
+
+
+class _DistRegistration:
+    """DistributedWorker.register's handle (PyPTO's RegistrationHandle of an L3 worker):
+    handle(*args, config=) is rt.run(compiled, *args), handle.submit(*args) rt.submit; cid is 0;
+    after unregister() (or the worker's close) a call raises pto.Error."""
+
+    def __init__(self, worker: DistributedWorker, program: CompiledProgram):
+        self._worker, self.program, self._closed = worker, program, False
+
+    compiled = property(lambda self: self.program)
+    cid = callable_id = property(lambda self: 0)
+    closed = property(lambda self: self._closed or not self._worker._ptr)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise _fail("the handle was unregistered (or its worker closed): register again",
+                        FAILED_PRECONDITION)
+
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
+        self._check_open()
+        self._worker.run(self.program, *args, config=config)
+
+    def submit(self, *args: Any) -> RunHandle:
+        self._check_open()
+        return self._worker.submit(self.program, *args)
+
+    def unregister(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> "_DistRegistration":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.unregister()
 
 
 # ---- PyPTO's run ----------------------------------------------------------------------------
@@ -1783,8 +2002,9 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
             with DistributedWorker(prog, cfg, swimlane_records=rec) as rt:
                 rt.run(prog, vals)
         else:
-            with ChipWorker(cfg) as w:
-                w.run(prog, vals)
+            active = _active_worker(cfg)  # an open `with ChipWorker(...)`'s, as PyPTO's run
+            with contextlib.nullcontext(active) if active else ChipWorker(cfg) as w:
+                w.run(prog, vals, config=cfg)
                 if cfg.enable_chip_swimlane and wd is not None:
                     w.export_swimlane_records(os.path.join(wd, "dfx_outputs"))
         if expect is not None:
