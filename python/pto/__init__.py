@@ -49,9 +49,9 @@ from . import _capi as _c
 
 __all__ = ["Error", "RUNTIME", "compile", "CompiledProgram", "RunConfig", "ChipWorker",
            "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle", "benchmark",
-           "BenchmarkStats", "Invocation", "TraceInvocation", "DistributedWorker", "DistTensor",
-           "StackedDeviceTensor", "DistBenchmarkStats", "DistributedRunHandle", "run",
-           "RunResult", "cache"]
+           "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan", "DistributedWorker",
+           "DistTensor", "StackedDeviceTensor", "DistBenchmarkStats", "DistributedRunHandle",
+           "run", "RunResult", "cache"]
 
 # ---- errors -------------------------------------------------------------------------------
 
@@ -1147,19 +1147,81 @@ def _stat(values: list[float], k: str) -> float:
             "stdev": lambda x: statistics.stdev(x) if len(x) > 1 else 0.0}[k](v)
 
 
+@dataclass
+class TraceSpan:
+    """One span of a launch's tree (PyPTO's TraceSpan): name (dotted), depth, ts and dur (ns:
+    ts from the launch's first span of the same clock), attrs ("clk=dev" for a device span);
+    tid is 0 (pto records no thread). In a mean tree (mean_invocation) dur and ts are means."""
+    pid: int
+    tid: int
+    inv: int
+    hid: str
+    depth: int
+    name: str
+    ts: int
+    dur: int
+    attrs: str
+
+    @property
+    def is_device(self) -> bool:
+        return "clk=dev" in self.attrs
+
+    @property
+    def dur_us(self) -> float:
+        return self.dur / 1000.0
+
+
+def _tree_spans(stats_ptr: int, launch: int | None, pid: int, inv: int,
+                hid: str) -> list[TraceSpan]:
+    """The nodes of a pto_bench_stats' launch tree (launch None: its mean tree) as TraceSpans,
+    in the tree's order (pre-order)."""
+    tree = C.c_void_p()
+    if launch is None:
+        _check(_c.pto_bench_stats_mean_tree(stats_ptr, C.byref(tree)))
+    else:
+        _check(_c.pto_bench_stats_launch_tree(stats_ptr, _int("launch", launch, 0, I32_MAX),
+                                              C.byref(tree)))
+    try:
+        t = C.cast(tree, C.POINTER(_c.BenchTree)).contents
+        return [TraceSpan(pid, 0, inv, hid, n.depth, n.name.decode(), int(round(n.start_ns)),
+                          int(round(n.mean_us * 1000)), "clk=dev" if n.is_device else "")
+                for n in (t.nodes[k] for k in range(t.nnodes))]
+    finally:
+        _c.pto_bench_tree_destroy(tree)
+
+
 class Invocation:
     """One measured launch (PyPTO's TraceInvocation): device_wall_us, host_wall_us,
-    effective_us (µs) and format_tree()."""
+    effective_us (µs), format_tree(), and its spans (TraceSpan: spans, root(), by_name())."""
 
     def __init__(self, render: Any, device: float, host: float, effective: float,
-                 pid: int = 0, inv: int = 0, hid: str = ""):
+                 pid: int = 0, inv: int = 0, hid: str = "", spans: Any = None):
         self._render = render  # () -> its span tree, rendered
+        self._spans_fn = spans  # () -> its TraceSpans
+        self._spans: list[TraceSpan] | None = None
         self.device_wall_us, self.host_wall_us = _Us(device), _Us(host)
         self.effective_us = _Us(effective)
         self.pid, self.inv, self.hid = pid, inv, hid
 
     task = property(lambda self: self.hid)
     task_name = property(lambda self: self.hid)
+
+    @property
+    def spans(self) -> list[TraceSpan]:
+        if self._spans is None:
+            self._spans = self._spans_fn() if self._spans_fn else []
+        return self._spans
+
+    def root(self) -> TraceSpan | None:
+        """The depth-0 span (chip.run), or None."""
+        return next((s for s in self.spans if s.depth == 0), None)
+
+    def by_name(self) -> dict[str, TraceSpan]:
+        """span name -> its first span."""
+        m: dict[str, TraceSpan] = {}
+        for sp in self.spans:
+            m.setdefault(sp.name, sp)
+        return m
 
     def format_tree(self, *, us: bool = True) -> str:
         return self._render()
@@ -1195,7 +1257,9 @@ class BenchmarkStats:
         self.effective_wall_us: list[float] = per["effective"]
         self.invocations: list[Invocation] = [
             Invocation(functools.partial(self._launch_tree, i), per["device_wall"][i],
-                       per["host_wall"][i], per["effective"][i]) for i in range(self.rounds)]
+                       per["host_wall"][i], per["effective"][i], inv=i,
+                       spans=functools.partial(self._launch_spans, i))
+            for i in range(self.rounds)]
         self.round_samples: list[dict[str, float]] = [
             {f"{m}_us": per[m][i] for m in per} for i in range(self.rounds)]
         for metric in ("device_wall", "host_wall", "effective"):
@@ -1252,6 +1316,20 @@ class BenchmarkStats:
 
     def _launch_tree(self, i: int) -> str:
         return self._tree(i, "none", -1)
+
+    def _launch_spans(self, i: int) -> list[TraceSpan]:
+        return _tree_spans(self._ptr, i, 0, i, "")
+
+    def mean_invocation(self, *, pid: int | None = None,
+                        slot: int | None = None) -> Invocation | None:
+        """PyPTO's mean_invocation: one Invocation whose every span's dur (and ts) is its mean
+        over the measured launches (inv -1); None without launches. pid and slot are L3's."""
+        if not self.rounds or (pid not in (None, 0)) or (slot not in (None, 0)):
+            return None
+        return Invocation(functools.partial(self._tree, None, "none", -1),
+                          self.device_wall_us_mean, self.host_wall_us_mean,
+                          self.effective_us_mean, inv=-1,
+                          spans=functools.partial(_tree_spans, self._ptr, None, 0, -1, ""))
 
     def mean_tree(self, spread: str = "stdev", max_level: int = -1) -> str:
         return self._tree(None, spread, max_level)
@@ -1487,7 +1565,10 @@ class DistBenchmarkStats:
             for r, ds in enumerate(ranks):
                 row[r] = [Invocation(functools.partial(self._slot_tree, (r, d["slot"]), k),
                                      d["device_us"], d["host_us"], d["effective_us"], pid=r, inv=k,
-                                     hid=d.get("task", "")) for d in ds]
+                                     hid=d.get("task", ""),
+                                     spans=functools.partial(self._slot_spans, (r, d["slot"]), k,
+                                                             d.get("task", "")))
+                          for d in ds]
             self._grid.append(row)
         self._slot_stats = slot_stats
         self.invocations: list[Invocation] = [iv for row in self._grid for ds in row.values()
@@ -1499,6 +1580,28 @@ class DistBenchmarkStats:
     device_us_mean = property(lambda self: _stat(self.device_wall_us, "mean"))
     device_us_max = property(lambda self: _stat(self.device_wall_us, "max"))
     device_us_stdev = property(lambda self: _stat(self.device_wall_us, "stdev"))
+
+    def _slot_spans(self, key: tuple[int, int], round_: int | None,
+                    hid: str) -> list[TraceSpan]:
+        st = self._slot_stats.get(key)
+        return _tree_spans(st, round_, key[0], -1 if round_ is None else round_, hid) \
+            if st else []
+
+    def mean_invocation(self, *, pid: int | None = None,
+                        slot: int | None = None) -> Invocation | None:
+        """PyPTO's mean_invocation: the first dispatch slot (rank, slot) that matches pid and
+        slot, as one Invocation whose every span's dur (and ts) is its mean over the measured
+        rounds (inv -1); None when none matches."""
+        for (r, sl), st in sorted(self._slot_stats.items()):
+            if st and (pid is None or r == pid) and (slot is None or sl == slot):
+                ivs = [iv for row in self._grid for iv in row.get(r, [])[sl:sl + 1]]
+                mean = (lambda m: _stat([float(getattr(iv, m)) for iv in ivs], "mean"))
+                hid = ivs[0].hid if ivs else ""
+                return Invocation(functools.partial(_render_tree, st, None, "none", -1),
+                                  mean("device_wall_us"), mean("host_wall_us"),
+                                  mean("effective_us"), pid=r, inv=-1, hid=hid,
+                                  spans=functools.partial(self._slot_spans, (r, sl), None, hid))
+        return None
 
     def _slot_tree(self, key: tuple[int, int], round_: int) -> str:
         st = self._slot_stats.get(key)

@@ -376,3 +376,21 @@ def test_an_unknown_binding_names_the_keyword():
     with pytest.raises(pto.Error) as e:
         pto.compile(ADD, nonexistent=1)
     assert "compile(nonexistent=...)" in str(e.value) and "-D" not in str(e.value)
+
+
+def test_benchmark_spans_and_mean_invocation(compiled):
+    """PyPTO's TraceSpan, inv.spans / root() / by_name() and stats.mean_invocation()."""
+    A = np.full((ROWS, COLS), 2.0, np.float32)
+    st = pto.benchmark(compiled, [A, A, np.zeros_like(A)], rounds=3, warmup=1)
+    inv = st.invocations[1]
+    root = inv.root()
+    assert isinstance(root, pto.TraceSpan) and root.name == "chip.run" and root.depth == 0
+    assert abs(root.dur_us - inv.host_wall_us) < 0.01  # the launch's host wall is its root span
+    by = inv.by_name()
+    assert set(by) == {sp.name for sp in inv.spans} and by["chip.run"] is root
+    assert any(sp.is_device for sp in inv.spans) and inv.inv == 1
+    m = st.mean_invocation()
+    assert m.inv == -1 and m.root().name == "chip.run"
+    assert abs(m.root().dur_us - st.host_wall_us_mean) < 0.01
+    assert m.format_tree() == st.format_mean_tree(spread="none")
+    assert st.mean_invocation(pid=1) is None

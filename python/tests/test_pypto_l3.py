@@ -259,3 +259,8 @@ def test_l3_benchmark_trees(mesh):
     assert st.format_tree(-1).startswith(f"launch[{n - 1}] (pid=1 round=1 slot=0")
     with pytest.raises(pto.Error, match="launch"):
         st.format_tree(n)
+    last = st.invocations[-1]
+    assert last.pid == 1 and last.root() is not None and last.by_name()
+    m = st.mean_invocation(pid=1)
+    assert m.pid == 1 and m.inv == -1 and m.root().name == last.root().name
+    assert st.mean_invocation(pid=5) is None
