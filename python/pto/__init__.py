@@ -2061,16 +2061,35 @@ class _DistRegistration:
 
 @dataclass
 class RunResult:
-    """pto.run's outcome (PyPTO's RunResult): passed, error, execution_time (seconds)."""
+    """pto.run's outcome (PyPTO's RunResult): passed, error, execution_time (seconds), and
+    compiled, the CompiledProgram (None when compiling failed). PyPTO's run returns the compiled
+    program itself, so the result is also used as one: result(*args, config=) is
+    compiled(*args, config=) (a pto.Error with the run's error when there is no program), and
+    the program's attributes (output_dir, params, prepare, ...) are read through it."""
     passed: bool
     test_name: str | None = None
     error: str | None = None
     execution_time: float | None = None
     profile: dict[str, Any] | None = None
+    compiled: "CompiledProgram | None" = dataclasses.field(default=None, repr=False,
+                                                          compare=False)
 
     def __str__(self) -> str:
         t = f" ({self.execution_time:.3f}s)" if self.execution_time is not None else ""
         return ("PASS" if self.passed else f"FAIL: {self.error}") + t
+
+    def _program(self) -> CompiledProgram:
+        if self.compiled is None:
+            raise _fail(f"pto.run compiled no program: {self.error}", FAILED_PRECONDITION)
+        return self.compiled
+
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
+        self._program()(*args, config=config)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name in ("compiled",):
+            raise AttributeError(name)
+        return getattr(self._program(), name)
 
 
 def run(program: Any, *tensors: Any, config: RunConfig | None = None,
@@ -2085,7 +2104,9 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     DistributedWorker(swimlane_records=)). A
     failure of pto's (compiling, arguments, the run, outputs that differ from the golden) is
     reported in the result, not raised; an exception raised by golden itself, a bug of the
-    caller's, propagates with its traceback."""
+    caller's, propagates with its traceback. With no tensors it only compiles, as PyPTO's run.
+    The result carries the program (compiled) and is called as it, as PyPTO's run returns the
+    compiled program: `compiled = pto.run(prog, a, b, c); compiled(a2, b2, c2)`."""
     cfg = config or RunConfig()
     t0 = time.monotonic()
     wd = cfg.save_kernels_dir if cfg.save_kernels else None
@@ -2095,6 +2116,8 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
         vals = _call_values(tensors)
     except Error as e:
         return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
+    if not tensors:  # PyPTO: no tensors, compile only
+        return RunResult(True, execution_time=time.monotonic() - t0, compiled=prog)
     expect = None
     if golden is not None:  # outside the try: golden's own errors (even a pto.Error) propagate
         expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
@@ -2117,10 +2140,12 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
                     bad = int(np.sum(~np.isclose(got, want, rtol=cfg.rtol, atol=cfg.atol)))
                     return RunResult(False, error=f"output '{p.name}': {bad} of {got.size} "
                                      f"elements differ from the golden beyond rtol={cfg.rtol} "
-                                     f"atol={cfg.atol}", execution_time=time.monotonic() - t0)
-        return RunResult(True, execution_time=time.monotonic() - t0)
+                                     f"atol={cfg.atol}", execution_time=time.monotonic() - t0,
+                                     compiled=prog)
+        return RunResult(True, execution_time=time.monotonic() - t0, compiled=prog)
     except Error as e:
-        return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
+        return RunResult(False, error=str(e), execution_time=time.monotonic() - t0,
+                         compiled=prog)
 
 
 # PyPTO's names of the same things

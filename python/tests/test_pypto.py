@@ -394,3 +394,23 @@ def test_benchmark_spans_and_mean_invocation(compiled):
     assert abs(m.root().dur_us - st.host_wall_us_mean) < 0.01
     assert m.format_tree() == st.format_mean_tree(spread="none")
     assert st.mean_invocation(pid=1) is None
+
+
+def test_run_returns_what_is_called_again(compiled):
+    """PyPTO's run returns the compiled program: `compiled = run(P, a, b, c)`, then
+    `compiled(a2, b2, c2)`; with no tensors it only compiles. pto's RunResult is used as it."""
+    from pto import RunConfig, run
+    a = np.full((ROWS, COLS), 2.0, np.float32)
+    b = np.full((ROWS, COLS), 3.0, np.float32)
+    c = np.zeros_like(a)
+    prog = run(ADD, a, b, c, config=RunConfig(platform=PLATFORM))
+    assert prog.passed and (c == 5).all() and prog.compiled.entry == prog.entry
+    c2 = np.zeros_like(a)
+    prog(b, b, c2)
+    assert (c2 == 6).all() and prog.output_dir == prog.compiled.output_dir
+    only = run(ADD)  # compile only
+    assert only.passed and only.params == prog.params
+    bad = run("program nope(", a)
+    assert not bad.passed and bad.compiled is None
+    with pytest.raises(pto.Error, match="compiled no program"):
+        bad(a)
