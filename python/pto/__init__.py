@@ -2000,6 +2000,11 @@ class DistributedWorker:
         _check(_c.pto_dist_worker_submit(self._w(), program._ptr, args_c, p.n, C.byref(out)))
         return RunHandle(out.value, back, keep)
 
+    def release_inherited_host_tensor_refs(self) -> None:
+        """PyPTO's: drops the host tensors its parent process keeps for forked chips. pto
+        keeps no such references: a no-op (on an open worker)."""
+        self._w()
+
     def register(self, program: CompiledProgram) -> "_DistRegistration":
         """PyPTO's rt.register(compiled): a handle whose call is rt.run(compiled, ...) (cid 0:
         an L3 run has no per-program registration; the device set is checked at the run)."""
