@@ -14,6 +14,7 @@ are C-contiguous and aligned are passed without a copy; out/inout arrays are wri
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes as C
 import dataclasses
 import functools
@@ -25,6 +26,9 @@ import statistics
 import sys
 import threading
 import time
+import warnings
+import weakref
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Iterable, Sequence
@@ -45,9 +49,9 @@ from . import _capi as _c
 
 __all__ = ["Error", "RUNTIME", "compile", "CompiledProgram", "RunConfig", "ChipWorker",
            "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle", "benchmark",
-           "BenchmarkStats", "Invocation", "TraceInvocation", "DistributedWorker", "DistTensor",
-           "StackedDeviceTensor", "DistBenchmarkStats", "DistributedRunHandle", "run",
-           "RunResult", "cache"]
+           "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan", "DistributedWorker",
+           "DistTensor", "StackedDeviceTensor", "DistBenchmarkStats", "DistributedRunHandle",
+           "run", "RunResult", "cache"]
 
 # ---- errors -------------------------------------------------------------------------------
 
@@ -81,6 +85,7 @@ _CLI_HINTS = [  # the C messages name CLI flags: Python users pass keyword argum
     (re.compile(r"--devices\b"), "devices"),
     (re.compile(r"\bpass -D\b"), "pass"),
     (re.compile(r"(?<![\w-])-D (\w+)="), r"\1="),
+    (re.compile(r"(?<![\w-])-D (\w+):"), r"compile(\1=...):"),
 ]
 
 
@@ -251,12 +256,14 @@ class CompiledProgram:
         vals = _call_values(args)
         w = next((a._worker for a in (vals.values() if isinstance(vals, dict) else vals)
                   if isinstance(a, DeviceTensor)), None)  # a resident tensor's worker
+        if w is None:  # the worker of an open `with ChipWorker(...)` block, as PyPTO's
+            w = _active_worker(config)
         if w is not None:
-            w.run(self, vals)
+            w.run(self, vals, config=config)
             return
         w, lock = _shared_worker(config or RunConfig())
         with lock:  # threads share this worker, which runs one launch at a time
-            w.run(self, vals)
+            w.run(self, vals, config=config)
 
     def prepare(self, config: "RunConfig | None" = None, *,
                 extra_compiled: Sequence["CompiledProgram"] = ()) -> "DistributedWorker":
@@ -535,6 +542,20 @@ class RunConfig:
     aic_cores: int = 0
     aiv_cores: int = 0
     threads: int = 0
+    enable_dump_args: int = 0
+
+    @property
+    def enable_l2_swimlane(self) -> int | bool:
+        """PyPTO's former name of enable_chip_swimlane (deprecated there too)."""
+        warnings.warn("RunConfig.enable_l2_swimlane is deprecated; use enable_chip_swimlane",
+                      DeprecationWarning, stacklevel=2)
+        return self.enable_chip_swimlane
+
+    @enable_l2_swimlane.setter
+    def enable_l2_swimlane(self, value: int | bool) -> None:
+        warnings.warn("RunConfig.enable_l2_swimlane is deprecated; use enable_chip_swimlane",
+                      DeprecationWarning, stacklevel=2)
+        self.enable_chip_swimlane = value
 
     def _platform(self) -> bytes:
         p = str(self.platform)
@@ -553,7 +574,26 @@ class RunConfig:
         cfg.device_memory_bytes = _int("RunConfig.device_memory_bytes",
                                        self.device_memory_bytes, 0, U64_MAX)
         cfg.record_tasks = bool(self.record_tasks or self.enable_chip_swimlane)
+        _int("RunConfig.enable_dump_args", self.enable_dump_args, 0, 3)
         return cfg
+
+
+_RUN_CONFIG_INIT = RunConfig.__init__
+
+
+@functools.wraps(_RUN_CONFIG_INIT)
+def _run_config_init(self: RunConfig, *args: Any, **kwargs: Any) -> None:
+    # PyPTO's former keyword enable_l2_swimlane= is still taken, as PyPTO takes it (warning)
+    if "enable_l2_swimlane" in kwargs:
+        if "enable_chip_swimlane" in kwargs:
+            raise TypeError("RunConfig: pass enable_chip_swimlane, not also enable_l2_swimlane")
+        warnings.warn("RunConfig(enable_l2_swimlane=) is deprecated; use enable_chip_swimlane=",
+                      DeprecationWarning, stacklevel=2)
+        kwargs["enable_chip_swimlane"] = kwargs.pop("enable_l2_swimlane")
+    _RUN_CONFIG_INIT(self, *args, **kwargs)
+
+
+RunConfig.__init__ = _run_config_init  # type: ignore[method-assign]
 
 
 def _call_values(args: tuple) -> Any:
@@ -712,8 +752,11 @@ class Callable:
     def __init__(self, worker: "ChipWorker", prog: CompiledProgram, ptr: int):
         self._worker, self.program, self._ptr = worker, prog, ptr
         self._packer = _Packer(prog)
+        self._closed = False
 
     compiled = property(lambda self: self.program)
+    closed = property(lambda self: self._closed,
+                      doc="True after unregister() or the worker's close() (PyPTO's closed)")
 
     @property
     def callable_id(self) -> int:
@@ -721,7 +764,11 @@ class Callable:
 
     cid = callable_id
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
+        """One launch; config: this launch's settings, as in ChipWorker.run(config=)."""
+        if config is not None:
+            self._worker.run(self.program, *args, config=config)
+            return
         args_c, back = self._packer.pack(_call_values(args))
         _check(_c.pto_handle_call(self._ptr, args_c, self._packer.n))
         for dst, src in back:
@@ -740,8 +787,11 @@ class Callable:
         return RunHandle(out.value, back, keep)
 
     def unregister(self) -> None:
-        """Unregisters; calling it afterwards raises pto.Error (a stale handle)."""
-        _c.pto_handle_unregister(self._ptr)
+        """Unregisters (again: a no-op); calling it afterwards raises pto.Error (a stale
+        handle)."""
+        if not self._closed:
+            self._closed = True
+            _c.pto_handle_unregister(self._ptr)
 
     def __enter__(self) -> "Callable":
         return self
@@ -773,23 +823,78 @@ def _close_shared() -> None:
     _SHARED.clear()
 
 
-class ChipWorker:
-    """One chip (pto_worker): device tensors, registered programs, launches."""
+# The ChipWorkers whose `with` blocks are open in this context, innermost last: compiled(*args)
+# and pto.run find the worker they run on here (PyPTO's ChipWorker.current).
+_ACTIVE_WORKERS: ContextVar[tuple["ChipWorker", ...]] = ContextVar("pto_active_workers",
+                                                                  default=())
 
-    def __init__(self, config: RunConfig | None = None):
+
+def _dump_dir(program: CompiledProgram, config: RunConfig) -> str:
+    """Where enable_dump_args writes: PyPTO's <output_dir>/dfx_outputs/args_dump."""
+    wd = config.save_kernels_dir if config.save_kernels and config.save_kernels_dir else None
+    if wd is None and program.work_dir is not None:
+        from . import cache  # noqa: PLC0415
+        cdir = os.path.realpath(cache.dir())
+        own = os.path.realpath(program.work_dir)
+        if os.path.commonpath([cdir, own]) != cdir:  # a work dir of the user's, not the cache's
+            wd = program.work_dir
+    if wd is None:
+        raise _fail("enable_dump_args writes into the program's work dir: compile it with "
+                    "pto.compile(..., work_dir=DIR), or set RunConfig(save_kernels=True, "
+                    "save_kernels_dir=DIR) (a program from the binary cache has none)")
+    return os.path.join(wd, "dfx_outputs", "args_dump")
+
+
+def _active_worker(config: RunConfig | None) -> "ChipWorker | None":
+    """The worker of the innermost open `with ChipWorker(...)` block whose platform and device
+    match config's (config None: any), or None."""
+    for w in reversed(_ACTIVE_WORKERS.get()):
+        if w.initialized and (config is None or (
+                w.config._platform() == config._platform() and
+                w.config.device_id == config.device_id)):
+            return w
+    return None
+
+
+class ChipWorker:
+    """One chip (pto_worker): device tensors, registered programs, launches. PyPTO's
+    ChipWorker(config, *, level=2, runtime=, enable_sdma=, auto_init=): level is 2 (a host
+    program runs on a DistributedWorker); runtime and enable_sdma are PyPTO's names of the
+    reference runtime's variants, which pto has one of, and are kept as given; auto_init=False
+    leaves the chip unopened until init(). Inside `with ChipWorker(cfg) as w:`,
+    compiled(*args) and pto.run(compiled, ...) run on w when their config is None or names w's
+    platform and device_id, as PyPTO reuses an active worker."""
+
+    def __init__(self, config: RunConfig | None = None, *, level: int = 2,
+                 runtime: str = "tensormap_and_ringbuffer", enable_sdma: bool = False,
+                 auto_init: bool | None = None):
         self._ptr: int | None = None
         if config is not None and not isinstance(config, RunConfig):
             raise _fail(f"ChipWorker: config is a pto.RunConfig, not {type(config).__name__}")
+        if level != 2:
+            raise _fail(f"ChipWorker: level is 2, got level={level!r} (a host program, level 3, "
+                        "runs on a pto.DistributedWorker)")
         self.config = config or RunConfig()
+        self._level, self._runtime, self._enable_sdma = level, str(runtime), bool(enable_sdma)
+        self._tokens: list[Any] = []
+        self._packers: dict[int, _Packer] = {}
+        self._handles: dict[int, Callable] = {}
+        self._malloced: dict[int, DeviceTensor] = {}
+        self._registered: weakref.WeakSet[Callable] = weakref.WeakSet()
+        if auto_init is None or auto_init:
+            self.init()
+
+    def init(self) -> None:
+        """Opens the chip (pto_worker_open); a no-op while it is open. After close(), init()
+        opens a new one (tensors and registrations of the old one stay invalid)."""
+        if self._ptr:
+            return
         cfg = self.config._c()
         out = C.c_void_p()
         _check(_c.pto_worker_open(C.byref(cfg), C.byref(out)))
         self._ptr = out.value
         if self._swimlane_level() >= 3:
             _check(_c.pto_worker_set_record_phases(self._ptr, True))
-        self._packers: dict[int, _Packer] = {}
-        self._handles: dict[int, Callable] = {}
-        self._malloced: dict[int, DeviceTensor] = {}
 
     def _w(self) -> int:
         if not self._ptr:
@@ -802,10 +907,31 @@ class ChipWorker:
 
     platform = property(lambda self: self.config.platform)
     device_id = property(lambda self: self.config.device_id)
+    level = property(lambda self: self._level)
+    runtime = property(lambda self: self._runtime)
     initialized = property(lambda self: bool(self._ptr))
 
+    @classmethod
+    def current(cls, *, level: int = 2, platform: str | None = None,
+                device_id: int | None = None, runtime: str | None = None,
+                require_sdma: bool = False) -> "ChipWorker | None":
+        """The innermost open worker of a `with ChipWorker(...)` block in this context whose
+        binding matches (None: any), or None."""
+        for w in reversed(_ACTIVE_WORKERS.get()):
+            if w.initialized and w._level == level and \
+                    (platform is None or w.platform == platform) and \
+                    (device_id is None or w.device_id == device_id) and \
+                    (runtime is None or w._runtime == runtime):
+                if require_sdma and not w._enable_sdma:
+                    raise _fail("the active ChipWorker was made without enable_sdma=True",
+                                FAILED_PRECONDITION)
+                return w
+        return None
+
     def close(self) -> None:
-        if self._ptr:
+        if getattr(self, "_ptr", None):
+            for h in list(self._registered):
+                h._closed = True
             _c.pto_worker_close(self._ptr)
             self._ptr = None
             self._packers.clear()
@@ -813,9 +939,13 @@ class ChipWorker:
             self._malloced.clear()
 
     def __enter__(self) -> "ChipWorker":
+        self.init()
+        self._tokens.append(_ACTIVE_WORKERS.set(_ACTIVE_WORKERS.get() + (self,)))
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self._tokens:
+            _ACTIVE_WORKERS.reset(self._tokens.pop())
         self.close()
 
     def __del__(self) -> None:
@@ -830,7 +960,8 @@ class ChipWorker:
                                           dt, None if a is None else a.ctypes.data, C.byref(out)))
         return DeviceTensor(self, out.value, shp, dt)
 
-    def free_tensor(self, t: DeviceTensor) -> None:
+    def free_tensor(self, t: DeviceTensor, *, worker_id: int = 0) -> None:
+        _int("worker_id", worker_id, 0, 0)
         _check(_c.pto_worker_free_tensor(self._w(), t._ptr))
 
     def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
@@ -902,7 +1033,9 @@ class ChipWorker:
     def register(self, program: CompiledProgram) -> Callable:
         out = C.c_void_p()
         _check(_c.pto_worker_register(self._w(), program._ptr, C.byref(out)))
-        return Callable(self, program, out.value)
+        h = Callable(self, program, out.value)
+        self._registered.add(h)
+        return h
 
     def _packer(self, program: CompiledProgram) -> _Packer:
         p = self._packers.get(id(program))
@@ -914,20 +1047,30 @@ class ChipWorker:
         """One launch (registering program on first use); out/inout arrays are written.
         run(prog, *args) as PyPTO, or run(prog, [args]) / run(prog, {name: arg}). config: this
         launch's settings where they differ from the worker's (its task recording,
-        enable_chip_swimlane / record_tasks; the worker's own setting is restored after)."""
+        enable_chip_swimlane / record_tasks; the worker's own setting is restored after).
+        enable_dump_args (of config, else of the worker's config) dumps the launch's arguments
+        as PyPTO does, into <work dir>/dfx_outputs/args_dump/ (args_dump.json, args.bin; the
+        work dir is save_kernels_dir with save_kernels, else the program's work_dir=; a program
+        loaded from the binary cache has none to write into: a pto.Error says so)."""
         if not isinstance(program, CompiledProgram):
             raise _fail(f"run: the first argument is the program, not {type(program).__name__}")
         p = self._packer(program)
         args_c, back = p.pack(_call_values(args))
         rec = self.config._c().record_tasks
         once = config is not None and config._c().record_tasks != rec
+        dump = (config or self.config).enable_dump_args
+        dump_dir = _dump_dir(program, config or self.config) if dump else None
         if once:
             _check(_c.pto_worker_set_record_tasks(self._w(), not rec))
         try:
+            if dump_dir is not None:
+                _check(_c.pto_worker_set_dump_args(self._w(), dump, os.fsencode(dump_dir)))
             _check(_c.pto_worker_run(self._w(), program._ptr, args_c, p.n))
         finally:
             if once:
                 _check(_c.pto_worker_set_record_tasks(self._w(), rec))
+            if dump_dir is not None:
+                _check(_c.pto_worker_set_dump_args(self._w(), 0, os.fsencode(dump_dir)))
         for dst, src in back:
             dst[...] = src
 
@@ -1004,19 +1147,81 @@ def _stat(values: list[float], k: str) -> float:
             "stdev": lambda x: statistics.stdev(x) if len(x) > 1 else 0.0}[k](v)
 
 
+@dataclass
+class TraceSpan:
+    """One span of a launch's tree (PyPTO's TraceSpan): name (dotted), depth, ts and dur (ns:
+    ts from the launch's first span of the same clock), attrs ("clk=dev" for a device span);
+    tid is 0 (pto records no thread). In a mean tree (mean_invocation) dur and ts are means."""
+    pid: int
+    tid: int
+    inv: int
+    hid: str
+    depth: int
+    name: str
+    ts: int
+    dur: int
+    attrs: str
+
+    @property
+    def is_device(self) -> bool:
+        return "clk=dev" in self.attrs
+
+    @property
+    def dur_us(self) -> float:
+        return self.dur / 1000.0
+
+
+def _tree_spans(stats_ptr: int, launch: int | None, pid: int, inv: int,
+                hid: str) -> list[TraceSpan]:
+    """The nodes of a pto_bench_stats' launch tree (launch None: its mean tree) as TraceSpans,
+    in the tree's order (pre-order)."""
+    tree = C.c_void_p()
+    if launch is None:
+        _check(_c.pto_bench_stats_mean_tree(stats_ptr, C.byref(tree)))
+    else:
+        _check(_c.pto_bench_stats_launch_tree(stats_ptr, _int("launch", launch, 0, I32_MAX),
+                                              C.byref(tree)))
+    try:
+        t = C.cast(tree, C.POINTER(_c.BenchTree)).contents
+        return [TraceSpan(pid, 0, inv, hid, n.depth, n.name.decode(), int(round(n.start_ns)),
+                          int(round(n.mean_us * 1000)), "clk=dev" if n.is_device else "")
+                for n in (t.nodes[k] for k in range(t.nnodes))]
+    finally:
+        _c.pto_bench_tree_destroy(tree)
+
+
 class Invocation:
     """One measured launch (PyPTO's TraceInvocation): device_wall_us, host_wall_us,
-    effective_us (µs) and format_tree()."""
+    effective_us (µs), format_tree(), and its spans (TraceSpan: spans, root(), by_name())."""
 
     def __init__(self, render: Any, device: float, host: float, effective: float,
-                 pid: int = 0, inv: int = 0, hid: str = ""):
+                 pid: int = 0, inv: int = 0, hid: str = "", spans: Any = None):
         self._render = render  # () -> its span tree, rendered
+        self._spans_fn = spans  # () -> its TraceSpans
+        self._spans: list[TraceSpan] | None = None
         self.device_wall_us, self.host_wall_us = _Us(device), _Us(host)
         self.effective_us = _Us(effective)
         self.pid, self.inv, self.hid = pid, inv, hid
 
     task = property(lambda self: self.hid)
     task_name = property(lambda self: self.hid)
+
+    @property
+    def spans(self) -> list[TraceSpan]:
+        if self._spans is None:
+            self._spans = self._spans_fn() if self._spans_fn else []
+        return self._spans
+
+    def root(self) -> TraceSpan | None:
+        """The depth-0 span (chip.run), or None."""
+        return next((s for s in self.spans if s.depth == 0), None)
+
+    def by_name(self) -> dict[str, TraceSpan]:
+        """span name -> its first span."""
+        m: dict[str, TraceSpan] = {}
+        for sp in self.spans:
+            m.setdefault(sp.name, sp)
+        return m
 
     def format_tree(self, *, us: bool = True) -> str:
         return self._render()
@@ -1052,7 +1257,9 @@ class BenchmarkStats:
         self.effective_wall_us: list[float] = per["effective"]
         self.invocations: list[Invocation] = [
             Invocation(functools.partial(self._launch_tree, i), per["device_wall"][i],
-                       per["host_wall"][i], per["effective"][i]) for i in range(self.rounds)]
+                       per["host_wall"][i], per["effective"][i], inv=i,
+                       spans=functools.partial(self._launch_spans, i))
+            for i in range(self.rounds)]
         self.round_samples: list[dict[str, float]] = [
             {f"{m}_us": per[m][i] for m in per} for i in range(self.rounds)]
         for metric in ("device_wall", "host_wall", "effective"):
@@ -1110,6 +1317,20 @@ class BenchmarkStats:
     def _launch_tree(self, i: int) -> str:
         return self._tree(i, "none", -1)
 
+    def _launch_spans(self, i: int) -> list[TraceSpan]:
+        return _tree_spans(self._ptr, i, 0, i, "")
+
+    def mean_invocation(self, *, pid: int | None = None,
+                        slot: int | None = None) -> Invocation | None:
+        """PyPTO's mean_invocation: one Invocation whose every span's dur (and ts) is its mean
+        over the measured launches (inv -1); None without launches. pid and slot are L3's."""
+        if not self.rounds or (pid not in (None, 0)) or (slot not in (None, 0)):
+            return None
+        return Invocation(functools.partial(self._tree, None, "none", -1),
+                          self.device_wall_us_mean, self.host_wall_us_mean,
+                          self.effective_us_mean, inv=-1,
+                          spans=functools.partial(_tree_spans, self._ptr, None, 0, -1, ""))
+
     def mean_tree(self, spread: str = "stdev", max_level: int = -1) -> str:
         return self._tree(None, spread, max_level)
 
@@ -1130,8 +1351,11 @@ class BenchmarkStats:
         i = _int("launch", launch, -self.rounds, I32_MAX)
         return self._launch_tree(i + self.rounds if i < 0 else i)
 
-    def print_tree(self, launch: int | None = -1, max_level: int = -1, file: Any = None) -> None:
-        """The span tree of one measured launch (default the last; None: every one)."""
+    def print_tree(self, launch: int | None = None, *, us: bool = True, file: Any = None,
+                   max_level: int = -1) -> None:
+        """The span tree of one measured launch (negative counts back), or, by default (None),
+        of every one, as PyPTO's print_tree. us: PyPTO's unit switch, taken but the trees are
+        always in microseconds."""
         if launch is None:
             print(self.format_tree(None), end="", file=file or sys.stdout)
             return
@@ -1341,7 +1565,10 @@ class DistBenchmarkStats:
             for r, ds in enumerate(ranks):
                 row[r] = [Invocation(functools.partial(self._slot_tree, (r, d["slot"]), k),
                                      d["device_us"], d["host_us"], d["effective_us"], pid=r, inv=k,
-                                     hid=d.get("task", "")) for d in ds]
+                                     hid=d.get("task", ""),
+                                     spans=functools.partial(self._slot_spans, (r, d["slot"]), k,
+                                                             d.get("task", "")))
+                          for d in ds]
             self._grid.append(row)
         self._slot_stats = slot_stats
         self.invocations: list[Invocation] = [iv for row in self._grid for ds in row.values()
@@ -1353,6 +1580,28 @@ class DistBenchmarkStats:
     device_us_mean = property(lambda self: _stat(self.device_wall_us, "mean"))
     device_us_max = property(lambda self: _stat(self.device_wall_us, "max"))
     device_us_stdev = property(lambda self: _stat(self.device_wall_us, "stdev"))
+
+    def _slot_spans(self, key: tuple[int, int], round_: int | None,
+                    hid: str) -> list[TraceSpan]:
+        st = self._slot_stats.get(key)
+        return _tree_spans(st, round_, key[0], -1 if round_ is None else round_, hid) \
+            if st else []
+
+    def mean_invocation(self, *, pid: int | None = None,
+                        slot: int | None = None) -> Invocation | None:
+        """PyPTO's mean_invocation: the first dispatch slot (rank, slot) that matches pid and
+        slot, as one Invocation whose every span's dur (and ts) is its mean over the measured
+        rounds (inv -1); None when none matches."""
+        for (r, sl), st in sorted(self._slot_stats.items()):
+            if st and (pid is None or r == pid) and (slot is None or sl == slot):
+                ivs = [iv for row in self._grid for iv in row.get(r, [])[sl:sl + 1]]
+                mean = (lambda m: _stat([float(getattr(iv, m)) for iv in ivs], "mean"))
+                hid = ivs[0].hid if ivs else ""
+                return Invocation(functools.partial(_render_tree, st, None, "none", -1),
+                                  mean("device_wall_us"), mean("host_wall_us"),
+                                  mean("effective_us"), pid=r, inv=-1, hid=hid,
+                                  spans=functools.partial(self._slot_spans, (r, sl), None, hid))
+        return None
 
     def _slot_tree(self, key: tuple[int, int], round_: int) -> str:
         st = self._slot_stats.get(key)
@@ -1412,6 +1661,35 @@ class DistBenchmarkStats:
         if not parts:
             return "no dispatch tree (unstable dispatch slots, or no dispatch matches)\n"
         return "\n".join(parts)
+
+    @property
+    def all_zero_device(self) -> bool:
+        """Every measured round's device wall is 0 (or missing)."""
+        return all(not (v > 0) for v in self.device_wall_us)
+
+    def format_tree(self, launch: int | None = None, *, us: bool = True) -> str:
+        """The span tree of one measured dispatch of invocations (round by round, rank by
+        rank; negative counts back), or of every one (None), each headed by its launch index,
+        rank (pid), round and slot, as PyPTO's."""
+        n = len(self.invocations)
+        if launch is None:
+            sel = range(n)
+        else:
+            i = _int("launch", launch, -n, n - 1)
+            sel = [i + n if i < 0 else i]
+        where = {id(iv): (k, s) for k, row in enumerate(self._grid) for ds in row.values()
+                 for s, iv in enumerate(ds)}
+        out = []
+        for i in sel:
+            iv = self.invocations[i]
+            k, s = where[id(iv)]
+            out.append(f"launch[{i}] (pid={iv.pid} round={k} slot={s} task={iv.hid}):\n" +
+                       iv.format_tree())
+        return "".join(out)
+
+    def print_tree(self, launch: int | None = None, *, us: bool = True,
+                   file: Any = None) -> None:
+        print(self.format_tree(launch), end="", file=file or sys.stdout)
 
     def print_mean_tree(self, *, us: bool = True, spread: str = "stdev", pid: int | None = None,
                         slot: int | None = None, file: Any = None) -> None:
@@ -1493,7 +1771,6 @@ class DistributedWorker:
                         f"{list(p0.device_ids)}, devices= gives {ids}: leave devices= out "
                         f"(the programs' device set) or give the same ids")
         if threading.active_count() > 1 and (chips or os.environ.get("PTO_DIST_CHIPS")) != "threads":
-            import warnings
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
                           stacklevel=2)
@@ -1541,6 +1818,7 @@ class DistributedWorker:
         return _c.pto_dist_worker_device_count(self._w())
 
     world_size = devices
+    level = property(lambda self: 3, doc="PyPTO's hierarchy level of a DistributedWorker: 3")
 
     @property
     def is_root(self) -> bool:
@@ -1722,6 +2000,20 @@ class DistributedWorker:
         _check(_c.pto_dist_worker_submit(self._w(), program._ptr, args_c, p.n, C.byref(out)))
         return RunHandle(out.value, back, keep)
 
+    def release_inherited_host_tensor_refs(self) -> None:
+        """PyPTO's: drops the host tensors its parent process keeps for forked chips. pto
+        keeps no such references: a no-op (on an open worker)."""
+        self._w()
+
+    def register(self, program: CompiledProgram) -> "_DistRegistration":
+        """PyPTO's rt.register(compiled): a handle whose call is rt.run(compiled, ...) (cid 0:
+        an L3 run has no per-program registration; the device set is checked at the run)."""
+        if not isinstance(program, CompiledProgram) or not program.is_host:
+            raise _fail("register: the program is a host (L3) CompiledProgram, not "
+                        f"{program!r}")
+        self._w()
+        return _DistRegistration(self, program)
+
     def benchmark(self, program: CompiledProgram, args: Sequence[Any] | dict,
                   rounds: int = 100, warmup: int = 3) -> DistBenchmarkStats:
         opt = _bench_opts(rounds, warmup)
@@ -1734,21 +2026,75 @@ class DistributedWorker:
         return DistBenchmarkStats(out.value)
 
 
+class _DistRegistration:
+    """DistributedWorker.register's handle (PyPTO's RegistrationHandle of an L3 worker):
+    handle(*args, config=) is rt.run(compiled, *args), handle.submit(*args) rt.submit; cid is 0;
+    after unregister() (or the worker's close) a call raises pto.Error."""
+
+    def __init__(self, worker: DistributedWorker, program: CompiledProgram):
+        self._worker, self.program, self._closed = worker, program, False
+
+    compiled = property(lambda self: self.program)
+    cid = callable_id = property(lambda self: 0)
+    closed = property(lambda self: self._closed or not self._worker._ptr)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise _fail("the handle was unregistered (or its worker closed): register again",
+                        FAILED_PRECONDITION)
+
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
+        self._check_open()
+        self._worker.run(self.program, *args, config=config)
+
+    def submit(self, *args: Any) -> RunHandle:
+        self._check_open()
+        return self._worker.submit(self.program, *args)
+
+    def unregister(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> "_DistRegistration":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.unregister()
+
+
 # ---- PyPTO's run ----------------------------------------------------------------------------
 
 
 @dataclass
 class RunResult:
-    """pto.run's outcome (PyPTO's RunResult): passed, error, execution_time (seconds)."""
+    """pto.run's outcome (PyPTO's RunResult): passed, error, execution_time (seconds), and
+    compiled, the CompiledProgram (None when compiling failed). PyPTO's run returns the compiled
+    program itself, so the result is also used as one: result(*args, config=) is
+    compiled(*args, config=) (a pto.Error with the run's error when there is no program), and
+    the program's attributes (output_dir, params, prepare, ...) are read through it."""
     passed: bool
     test_name: str | None = None
     error: str | None = None
     execution_time: float | None = None
     profile: dict[str, Any] | None = None
+    compiled: "CompiledProgram | None" = dataclasses.field(default=None, repr=False,
+                                                          compare=False)
 
     def __str__(self) -> str:
         t = f" ({self.execution_time:.3f}s)" if self.execution_time is not None else ""
         return ("PASS" if self.passed else f"FAIL: {self.error}") + t
+
+    def _program(self) -> CompiledProgram:
+        if self.compiled is None:
+            raise _fail(f"pto.run compiled no program: {self.error}", FAILED_PRECONDITION)
+        return self.compiled
+
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
+        self._program()(*args, config=config)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name in ("compiled",):
+            raise AttributeError(name)
+        return getattr(self._program(), name)
 
 
 def run(program: Any, *tensors: Any, config: RunConfig | None = None,
@@ -1763,7 +2109,9 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     DistributedWorker(swimlane_records=)). A
     failure of pto's (compiling, arguments, the run, outputs that differ from the golden) is
     reported in the result, not raised; an exception raised by golden itself, a bug of the
-    caller's, propagates with its traceback."""
+    caller's, propagates with its traceback. With no tensors it only compiles, as PyPTO's run.
+    The result carries the program (compiled) and is called as it, as PyPTO's run returns the
+    compiled program: `compiled = pto.run(prog, a, b, c); compiled(a2, b2, c2)`."""
     cfg = config or RunConfig()
     t0 = time.monotonic()
     wd = cfg.save_kernels_dir if cfg.save_kernels else None
@@ -1773,6 +2121,8 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
         vals = _call_values(tensors)
     except Error as e:
         return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
+    if not tensors:  # PyPTO: no tensors, compile only
+        return RunResult(True, execution_time=time.monotonic() - t0, compiled=prog)
     expect = None
     if golden is not None:  # outside the try: golden's own errors (even a pto.Error) propagate
         expect = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in vals]
@@ -1783,8 +2133,9 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
             with DistributedWorker(prog, cfg, swimlane_records=rec) as rt:
                 rt.run(prog, vals)
         else:
-            with ChipWorker(cfg) as w:
-                w.run(prog, vals)
+            active = _active_worker(cfg)  # an open `with ChipWorker(...)`'s, as PyPTO's run
+            with contextlib.nullcontext(active) if active else ChipWorker(cfg) as w:
+                w.run(prog, vals, config=cfg)
                 if cfg.enable_chip_swimlane and wd is not None:
                     w.export_swimlane_records(os.path.join(wd, "dfx_outputs"))
         if expect is not None:
@@ -1794,10 +2145,12 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
                     bad = int(np.sum(~np.isclose(got, want, rtol=cfg.rtol, atol=cfg.atol)))
                     return RunResult(False, error=f"output '{p.name}': {bad} of {got.size} "
                                      f"elements differ from the golden beyond rtol={cfg.rtol} "
-                                     f"atol={cfg.atol}", execution_time=time.monotonic() - t0)
-        return RunResult(True, execution_time=time.monotonic() - t0)
+                                     f"atol={cfg.atol}", execution_time=time.monotonic() - t0,
+                                     compiled=prog)
+        return RunResult(True, execution_time=time.monotonic() - t0, compiled=prog)
     except Error as e:
-        return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
+        return RunResult(False, error=str(e), execution_time=time.monotonic() - t0,
+                         compiled=prog)
 
 
 # PyPTO's names of the same things

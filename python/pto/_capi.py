@@ -127,6 +127,17 @@ class CacheGcResult(C.Structure):
 CACHE_VERIFY_FN = C.CFUNCTYPE(None, c_p, C.c_char_p, c_p)
 
 
+class BenchNode(C.Structure):
+    _fields_ = [("name", C.c_char_p), ("label", C.c_char_p), ("level", C.c_int),
+                ("depth", C.c_int), ("parent", C.c_int), ("is_device", C.c_bool),
+                ("count", C.c_int), ("mean_us", C.c_double), ("stdev_us", C.c_double),
+                ("min_us", C.c_double), ("max_us", C.c_double), ("start_ns", C.c_double)]
+
+
+class BenchTree(C.Structure):
+    _fields_ = [("nnodes", C.c_int), ("nodes", C.POINTER(BenchNode)), ("priv", C.c_void_p)]
+
+
 class BenchSummary(C.Structure):
     _fields_ = [("count", C.c_int), ("min", C.c_double), ("median", C.c_double),
                 ("mean", C.c_double), ("max", C.c_double), ("stdev", C.c_double)]

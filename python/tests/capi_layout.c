@@ -89,6 +89,13 @@ int main(void) {
   F(pto_cache_gc_result, entries) F(pto_cache_gc_result, bytes)
   F(pto_cache_gc_result, stale_tmp)
 
+  S(pto_bench_node) F(pto_bench_node, name) F(pto_bench_node, label) F(pto_bench_node, level)
+  F(pto_bench_node, depth) F(pto_bench_node, parent) F(pto_bench_node, is_device)
+  F(pto_bench_node, count) F(pto_bench_node, mean_us) F(pto_bench_node, stdev_us)
+  F(pto_bench_node, min_us) F(pto_bench_node, max_us) F(pto_bench_node, start_ns)
+
+  S(pto_bench_tree) F(pto_bench_tree, nnodes) F(pto_bench_tree, nodes) F(pto_bench_tree, priv)
+
   S(pto_bench_summary) F(pto_bench_summary, count) F(pto_bench_summary, min)
   F(pto_bench_summary, median) F(pto_bench_summary, mean) F(pto_bench_summary, max)
   F(pto_bench_summary, stdev)

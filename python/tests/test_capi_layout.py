@@ -29,6 +29,8 @@ MIRRORS = {
     "CacheStats": "pto_cache_stats",
     "CacheEntry": "pto_cache_entry",
     "CacheGcResult": "pto_cache_gc_result",
+    "BenchNode": "pto_bench_node",
+    "BenchTree": "pto_bench_tree",
     "BenchSummary": "pto_bench_summary",
     "DistBenchSlot": "pto_dist_bench_slot",
     "DistBenchStats": ("pto_dist_bench_stats", "prefix"),

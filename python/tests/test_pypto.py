@@ -260,3 +260,157 @@ def test_failed_distributed_open_is_one_clean_error():
     with pytest.raises(pto.Error) as e:
         pto.DistributedWorker(pto.compile(ADD))         # an L2 program: refused before forking
     assert "not a host (L3) program" in e.value.message
+
+
+def test_chip_worker_binding_and_lifecycle(compiled):
+    """PyPTO's ChipWorker(config, *, level=2, runtime=, auto_init=), level/runtime, init() after
+    close(), free_tensor(t, worker_id=0), and RegistrationHandle.closed / handle(*args, config=)."""
+    from pto import ChipWorker, RunConfig
+    A = np.full((ROWS, COLS), 2.0, np.float32)
+    B = np.full((ROWS, COLS), 3.0, np.float32)
+    out = np.zeros_like(A)
+    w = ChipWorker(RunConfig(platform=PLATFORM), level=2, auto_init=False)
+    assert not w.initialized and w.level == 2 and w.runtime == "tensormap_and_ringbuffer"
+    w.init()
+    w.init()  # a second init is a no-op
+    assert w.initialized
+    t = w.alloc_tensor((ROWS, COLS), np.float32, init=B)
+    w.free_tensor(t, worker_id=0)
+    h = w.register(compiled)
+    assert not h.closed
+    h(A, B, out, config=RunConfig(platform=PLATFORM, enable_chip_swimlane=1))
+    assert np.array_equal(out, A + B) and w.last_launch()["ntasks"] > 0
+    h.unregister()
+    h.unregister()  # idempotent, as PyPTO's
+    assert h.closed
+    with pytest.raises(pto.Error):
+        h(A, B, out)
+    h2 = w.register(compiled)
+    w.close()
+    assert h2.closed and not w.initialized
+    w.init()  # a closed worker opens again
+    out[...] = 0
+    w.run(compiled, A, B, out)
+    assert np.array_equal(out, A + B)
+    w.close()
+    with pytest.raises(pto.Error, match="level is 2"):
+        ChipWorker(RunConfig(), level=3)
+
+
+def test_with_chip_worker_is_where_compiled_runs(compiled, tmp_path):
+    """Inside `with ChipWorker(cfg) as w:`, compiled(*args) and pto.run run on w (PyPTO's
+    ChipWorker.current), so w's records are theirs."""
+    from pto import ChipWorker, RunConfig
+    A = np.full((ROWS, COLS), 2.0, np.float32)
+    B = np.full((ROWS, COLS), 3.0, np.float32)
+    out = np.zeros_like(A)
+    assert ChipWorker.current() is None
+    with ChipWorker(RunConfig(platform=PLATFORM, enable_chip_swimlane=1)) as w:
+        assert ChipWorker.current() is w and ChipWorker.current(device_id=1) is None
+        compiled(A, B, out)
+        assert np.array_equal(out, A + B)
+        assert "chip_swimlane_records.json" in os.listdir(w.export_swimlane_records(tmp_path))
+        inv = w.last_launch()["inv"]
+        assert pto.run(compiled, A, B, out, config=RunConfig(platform=PLATFORM)).passed
+        assert w.last_launch()["inv"] == inv + 1
+        with ChipWorker(RunConfig(platform=PLATFORM, device_id=1)) as w1:
+            assert ChipWorker.current() is w1 and ChipWorker.current(device_id=0) is w
+            compiled(A, B, out, config=RunConfig(platform=PLATFORM))  # device 0's: on w
+            assert w.last_launch()["inv"] == inv + 2
+        assert ChipWorker.current() is w
+    assert ChipWorker.current() is None
+
+
+def test_enable_dump_args(tmp_path):
+    """RunConfig(enable_dump_args=N) dumps a launch's arguments into
+    <work dir>/dfx_outputs/args_dump/, as PyPTO's does."""
+    import json
+    from pto import ChipWorker, RunConfig
+    prog = pto.compile(ADD, work_dir=tmp_path / "wd")
+    A = np.full((ROWS, COLS), 2.0, np.float32)
+    B = np.full((ROWS, COLS), 3.0, np.float32)
+    out = np.zeros_like(A)
+    dump = tmp_path / "wd" / "dfx_outputs" / "args_dump" / "args_dump.json"
+    with ChipWorker(RunConfig(platform=PLATFORM)) as w:
+        w.run(prog, A, B, out)
+        assert not dump.exists()
+        w.run(prog, A, B, out, config=RunConfig(platform=PLATFORM, enable_dump_args=2))
+        assert json.loads(dump.read_text())["dump_args_level"] == 2
+        dump.unlink()
+        w.run(prog, A, B, out)  # the next launch dumps nothing again
+        assert not dump.exists()
+        with pytest.raises(pto.Error, match="work_dir"):  # a cached program has no work dir
+            w.run(pto.compile(ADD), A, B, out, config=RunConfig(enable_dump_args=1))
+    sk = tmp_path / "kernels"
+    r = pto.run(ADD, A, B, out, config=RunConfig(save_kernels=True, save_kernels_dir=str(sk),
+                                                 enable_dump_args=2))
+    assert r.passed and (sk / "dfx_outputs" / "args_dump" / "args_dump.json").exists()
+    with pytest.raises(pto.Error, match="enable_dump_args"):
+        RunConfig(enable_dump_args=4)._c()
+
+
+def test_enable_l2_swimlane_is_the_former_name():
+    from pto import RunConfig
+    with pytest.deprecated_call():
+        cfg = RunConfig(enable_l2_swimlane=2)
+    assert cfg.enable_chip_swimlane == 2
+    with pytest.deprecated_call():
+        assert cfg.enable_l2_swimlane == 2
+    with pytest.raises(TypeError):
+        RunConfig(enable_l2_swimlane=1, enable_chip_swimlane=1)
+
+
+def test_print_tree_prints_every_launch_by_default(compiled):
+    import io
+    A = np.full((ROWS, COLS), 2.0, np.float32)
+    st = pto.benchmark(compiled, [A, A, np.zeros_like(A)], rounds=3, warmup=0)
+    f = io.StringIO()
+    st.print_tree(file=f, us=True)
+    assert f.getvalue().count("launch[") == 3 and f.getvalue() == st.format_tree()
+    f = io.StringIO()
+    st.print_tree(-1, file=f)
+    assert "launch[" not in f.getvalue() and f.getvalue() == st.format_tree(2)
+
+
+def test_an_unknown_binding_names_the_keyword():
+    with pytest.raises(pto.Error) as e:
+        pto.compile(ADD, nonexistent=1)
+    assert "compile(nonexistent=...)" in str(e.value) and "-D" not in str(e.value)
+
+
+def test_benchmark_spans_and_mean_invocation(compiled):
+    """PyPTO's TraceSpan, inv.spans / root() / by_name() and stats.mean_invocation()."""
+    A = np.full((ROWS, COLS), 2.0, np.float32)
+    st = pto.benchmark(compiled, [A, A, np.zeros_like(A)], rounds=3, warmup=1)
+    inv = st.invocations[1]
+    root = inv.root()
+    assert isinstance(root, pto.TraceSpan) and root.name == "chip.run" and root.depth == 0
+    assert abs(root.dur_us - inv.host_wall_us) < 0.01  # the launch's host wall is its root span
+    by = inv.by_name()
+    assert set(by) == {sp.name for sp in inv.spans} and by["chip.run"] is root
+    assert any(sp.is_device for sp in inv.spans) and inv.inv == 1
+    m = st.mean_invocation()
+    assert m.inv == -1 and m.root().name == "chip.run"
+    assert abs(m.root().dur_us - st.host_wall_us_mean) < 0.01
+    assert m.format_tree() == st.format_mean_tree(spread="none")
+    assert st.mean_invocation(pid=1) is None
+
+
+def test_run_returns_what_is_called_again(compiled):
+    """PyPTO's run returns the compiled program: `compiled = run(P, a, b, c)`, then
+    `compiled(a2, b2, c2)`; with no tensors it only compiles. pto's RunResult is used as it."""
+    from pto import RunConfig, run
+    a = np.full((ROWS, COLS), 2.0, np.float32)
+    b = np.full((ROWS, COLS), 3.0, np.float32)
+    c = np.zeros_like(a)
+    prog = run(ADD, a, b, c, config=RunConfig(platform=PLATFORM))
+    assert prog.passed and (c == 5).all() and prog.compiled.entry == prog.entry
+    c2 = np.zeros_like(a)
+    prog(b, b, c2)
+    assert (c2 == 6).all() and prog.output_dir == prog.compiled.output_dir
+    only = run(ADD)  # compile only
+    assert only.passed and only.params == prog.params
+    bad = run("program nope(", a)
+    assert not bad.passed and bad.compiled is None
+    with pytest.raises(pto.Error, match="compiled no program"):
+        bad(a)

@@ -222,3 +222,46 @@ def test_l3_stacked_input_to_a_collective():
             rt(placed, x, y, z)  # shard 0 lives on device 1, the program sends it to device 0
         rt.free_stacked_tensor(placed)
         rt.free_stacked_tensor(w)
+
+
+def test_l3_register(mesh):
+    """PyPTO's rt.register(compiled): a handle whose call is rt.run(compiled, ...), cid 0."""
+    from pto import DistributedWorker
+    host_x = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    host_out = np.zeros_like(host_x)
+    with DistributedWorker(mesh) as rt:
+        h = rt.register(mesh)
+        assert h.cid == 0 and h.compiled is mesh and not h.closed
+        h(host_x, host_out)
+        np.testing.assert_allclose(host_out, want_mesh(host_x), rtol=1e-6, atol=1e-6)
+        host_out[...] = 0
+        h.submit(host_x, host_out).wait()
+        np.testing.assert_allclose(host_out, want_mesh(host_x), rtol=1e-6, atol=1e-6)
+        with rt.register(mesh) as h2:
+            h2(host_x, host_out)
+        assert h2.closed
+        rt.release_inherited_host_tensor_refs()  # PyPTO's; pto keeps none: a no-op
+        with pytest.raises(pto.Error, match="unregistered"):
+            h2(host_x, host_out)
+    assert h.closed
+
+
+def test_l3_benchmark_trees(mesh):
+    """PyPTO's L3 BenchmarkStats.print_tree / format_tree / all_zero_device."""
+    import io
+    x = np.ones((64, 64), np.float32)
+    with pto.DistributedWorker(mesh) as rt:
+        st = pto.benchmark(mesh, [x, np.zeros_like(x)], rounds=2, warmup=0, worker=rt)
+    n = len(st.invocations)
+    assert n == 4 and not st.all_zero_device  # 2 rounds x 2 ranks
+    f = io.StringIO()
+    st.print_tree(file=f)
+    assert f.getvalue() == st.format_tree() and f.getvalue().count("launch[") == n
+    assert st.format_tree(-1).startswith(f"launch[{n - 1}] (pid=1 round=1 slot=0")
+    with pytest.raises(pto.Error, match="launch"):
+        st.format_tree(n)
+    last = st.invocations[-1]
+    assert last.pid == 1 and last.root() is not None and last.by_name()
+    m = st.mean_invocation(pid=1)
+    assert m.pid == 1 and m.inv == -1 and m.root().name == last.root().name
+    assert st.mean_invocation(pid=5) is None
