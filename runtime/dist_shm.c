@@ -726,7 +726,19 @@ static int64_t numel_of(const pto_kernel_tensor *k) {
 static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) {
   return barrier_on(T(d), sig->data, numel_of(sig));
 }
-/* dst[i] = dst[i] op src[i] for n elements of dtype dt. */
+/* dst[i] = dst[i] op src[i] for n elements of dtype dt. GCC at -O2 (its very cheap cost model)
+ * vectorizes no loop of unknown count, nor one that needs an aliasing check: these were scalar
+ * (addss), ~133 us for a rank's quarter of a 1 MiB allreduce of 4 ranks (issue #31 item 1), so
+ * reduce_into asks for its vectorizer with the dynamic cost model (4 ranks beside a busy loop on 2
+ * CPUs, medians of 60 runs: 1 MiB 652 -> 329 us, 64 KiB 37 -> 22 us). Each element's op is the
+ * same IEEE operation either way (no reassociation: an element's ranks are still folded in rank
+ * order, one call per rank; max and min keep their operand order), so the bits are the same.
+ * Clang vectorizes these at -O2 already. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PTO_VECTORIZE __attribute__((optimize("tree-loop-vectorize", "vect-cost-model=dynamic")))
+#else
+#define PTO_VECTORIZE
+#endif
 #define RED_LOOP(TY)                                                                               \
   do {                                                                                             \
     TY *a = dst;                                                                                   \
@@ -751,6 +763,7 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
     }                                                                                              \
   } while (0)
 
+PTO_VECTORIZE
 static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   switch (dt) {
   case PTO_DTYPE_F32: RED_LOOP(float); break;

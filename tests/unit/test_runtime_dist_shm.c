@@ -8,6 +8,7 @@
  * a peer rank's turn keeping them on; ranks starting spread over the CPUs,
  * a rank found on its peer's CPU moving back to its own, how long a wait spins, and the
  * scheduler slice each rank asks for. */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -256,6 +257,84 @@ static void test_allreduce(void **state) {
     for (size_t i = 0; i < sizeof k_ranks / sizeof *k_ranks; i++)
       mixed_modes(k_ranks[i]);
   }
+  g_gather = -1;
+}
+
+/* Every op's bits with special values (NaN, signed zeros, infinities, a denormal, overflow) on a
+ * window of 383 elements (chunks and vector loops with tails), in both schedules and both modes:
+ * reduce_into's loops are vectorized (dist_shm.c PTO_VECTORIZE) and must give the bits of one
+ * element at a time in rank order, a NaN kept or dropped as `v > want ? v : want` does. */
+enum { SPECIAL_N = 383 };
+
+static float special(int r, int i) {
+  static const float k[] = {NAN,   -0.0f,   0.0f,     INFINITY, -INFINITY, 1e-45f, -1.5f,
+                            3.25f, FLT_MAX, -FLT_MAX, 1e30f,    7.0f,      -1e-45f};
+  return k[(unsigned)(i * 5 + r * 3 + i / 13) % (sizeof k / sizeof *k)];
+}
+
+typedef struct special_job {
+  fixture *f;
+  int rank, op, mode;
+  int32_t rc;
+} special_job;
+
+static void *special_main(void *arg) {
+  special_job *j = arg;
+  const pto_dist_ctx *d = &j->f->tr[j->rank].ctx;
+  float *mine = data_of(j->f, j->rank);
+  for (int i = 0; i < SPECIAL_N; i++)
+    mine[i] = special(j->rank, i);
+  pto_kernel_tensor win = desc(mine, 1, SPECIAL_N, PTO_DTYPE_F32);
+  pto_kernel_tensor sig = desc(sig_of(j->f, j->rank), 1, SIG_ELEMS, PTO_DTYPE_I32);
+  j->rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, j->op, j->mode, 0);
+  if (!j->rc) j->rc = d->barrier(d, &sig); /* every rank's window final before the check */
+  return NULL;
+}
+
+static void test_allreduce_special_values_keep_their_bits(void **state) {
+  (void)state;
+  static const int ranks[] = {2, 3, 4};
+  for (g_gather = 0; g_gather < 2; g_gather++)
+    for (size_t ni = 0; ni < sizeof ranks / sizeof *ranks; ni++)
+      for (int op = 0; op < 4; op++)
+        for (int mode = 0; mode < 2; mode++) {
+          int n = ranks[ni];
+          int md = mode ? PTO_DIST_MODE_RING : PTO_DIST_MODE_MESH;
+          if (md == PTO_DIST_MODE_RING && g_gather) continue; /* the same ring either way */
+          fixture f;
+          fixture_init(&f, n, 5000);
+          pthread_t th[PTO__DIST_MAX_RANKS];
+          special_job jobs[PTO__DIST_MAX_RANKS];
+          for (int r = 0; r < n; r++) {
+            jobs[r] = (special_job){&f, r, op, md, 0};
+            pthread_create(&th[r], NULL, special_main, &jobs[r]);
+          }
+          for (int r = 0; r < n; r++)
+            pthread_join(th[r], NULL);
+          for (int r = 0; r < n; r++)
+            assert_int_equal(jobs[r].rc, 0);
+          for (int i = 0; i < SPECIAL_N; i++) {
+            volatile float want = special(0, i); /* one element at a time, rank order */
+            for (int q = 1; q < n; q++) {
+              float v = special(q, i);
+              want = op == PTO_DIST_RED_SUM    ? want + v
+                     : op == PTO_DIST_RED_PROD ? want * v
+                     : op == PTO_DIST_RED_MAX  ? (v > want ? v : want)
+                                               : (v < want ? v : want);
+            }
+            float w = want;
+            for (int r = 0; r < n; r++)
+              if (memcmp(&data_of(&f, r)[i], &w, sizeof w)) {
+                uint32_t got, exp;
+                memcpy(&got, &data_of(&f, r)[i], 4);
+                memcpy(&exp, &w, 4);
+                fprintf(stderr, "n %d op %d mode %d gather %d rank %d elem %d: %08x want %08x\n", n,
+                        op, md, g_gather, r, i, got, exp);
+                fail();
+              }
+          }
+          fixture_free(&f);
+        }
   g_gather = -1;
 }
 
@@ -1035,6 +1114,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_allreduce),
       cmocka_unit_test(test_small_allreduce_last_rank_reduces_for_all),
+      cmocka_unit_test(test_allreduce_special_values_keep_their_bits),
       cmocka_unit_test(test_broadcast),
       cmocka_unit_test(test_allgather_reduce_scatter),
       cmocka_unit_test(test_notify_wait_remote),
