@@ -6,7 +6,8 @@
 # signed entry of another program served under this one's key (refused: the object names the
 # remote key it was stored under, inside its signature). Each is one warning; a failure turns the
 # remote off for the process, a refusal does not; nothing of it is loaded, the program is
-# compiled here and runs. docs/remote-cache.md.
+# compiled here and runs. A damaged object is replaced by the entry compiled here; one signed
+# with another key is not. docs/remote-cache.md.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/remote_servers.bash"
 [ -x /usr/bin/python3 ] || {
@@ -59,12 +60,30 @@ PTO_REMOTE_CACHE_TIMEOUT_MS=1000 check_failure slowbody "timed out"
 # Announced as 3 GiB: refused from the header (within the timeout, which would otherwise end it).
 PTO_REMOTE_CACHE_TIMEOUT_MS=60000 check_failure huge "the answer is larger than 1 GiB"
 
-# Another program's valid entry under this one's key: a refusal, the remote stays on.
+# Another program's valid entry under this one's key: a refusal, the remote stays on (and gets
+# this program's entry, stored over the refused object, as below).
 compile_with replay replay add &&
   expect_out "refusing the remote cache entry" &&
   expect_out "not a pto remote entry for remote key"
 stats replay
 expect_out '"stores": 1'
-expect_out '"remote_hits": 0, "remote_misses": 0, "remote_stores": 0, "remote_errors": 0, "remote_refusals": 1'
+expect_out '"remote_hits": 0, "remote_misses": 0, "remote_stores": 1, "remote_errors": 0, "remote_refusals": 1'
 PTO_CACHE_DIR="$T/replay" run_pto 0 run "$T/w-replay-add" --dim M=70 --check && expect_out PASS
+
+# A damaged object on the remote (cut in half) is refused, and the entry compiled here replaces
+# it: the next machine gets a remote hit instead of refusing it too, for good.
+obj=$(grep -l add_block "$T"/store/* | head -1)
+truncate -s $(($(stat -c %s "$obj") / 2)) "$obj"
+compile_with heal ok add && expect_out "refusing the remote cache entry"
+stats heal
+expect_out '"remote_stores": 1, "remote_errors": 0, "remote_refusals": 1'
+compile_with healed ok add
+stats healed && expect_out '"stores": 0' && expect_out '"remote_hits": 1'
+# An entry refused for its signature (another key) is not replaced: it may be a peer's.
+PTO_REMOTE_CACHE_KEY=another-key compile_with otherkey ok add &&
+  expect_out "signature does not match"
+stats otherkey
+expect_out '"remote_stores": 0, "remote_errors": 0, "remote_refusals": 1'
+compile_with healed2 ok add
+stats healed2 && expect_out '"remote_hits": 1'
 finish
