@@ -630,6 +630,16 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     goto fail;
   }
 
+  /* Built for a platform this runtime does not have (a manifest of another or a later pto):
+   * its binaries are not sim code. */
+  if (m.platform && strcmp(m.platform, "sim") != 0) {
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s: compiled for platform '%s', which this runtime does not have "
+                        "(available: sim); compile the program for sim",
+                        work_dir, PTO_MANIFEST_FILENAME, m.platform);
+    goto fail;
+  }
+
   /* Every path below is resolved under the work dir's realpath, found once. */
   s = pto__manifest_realdir(work_dir, &rdir);
   if (!s) s = check_sources(work_dir, rdir, &m);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A work dir compiled on another machine (docs/remote-cache.md, "A runtime-only pto": pto run DIR)
-# holds kernels compiled for that machine's CPU. Its manifest records LLVM's CPU features
+# holds binaries for the platform its manifest names, and kernels compiled for that machine's
+# CPU. A platform this runtime does not have (only sim) is refused before anything is loaded. Its manifest records LLVM's CPU features
 # ("toolchain": ...;features=+avx512f,...); loading it on a CPU without one of the instruction
 # set extensions it records is refused with a message naming the extension, before anything is
 # loaded, instead of the kernels stopping with an illegal instruction. A cache entry never needs
@@ -27,6 +28,12 @@ if ! command -v python3 >/dev/null; then
   echo "no python3 to edit a manifest"
   exit 77
 fi
+
+# Another platform (a manifest of another or a later pto): refused, naming it.
+cp -a "$T/w" "$T/plat"
+sed -i 's|"platform": "sim"|"platform": "a2a3"|' "$T/plat/manifest.json"
+expect_true "the manifest names the platform" grep -q '"platform": "a2a3"' "$T/plat/manifest.json"
+run_pto 1 run "$T/plat" && expect_out "compiled for platform 'a2a3', which this runtime does not have"
 
 flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
 if [ "$(uname -m)" = x86_64 ] && [ -n "$flags" ]; then
