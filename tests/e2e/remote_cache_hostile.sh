@@ -7,7 +7,8 @@
 # remote key it was stored under, inside its signature). Each is one warning; a failure turns the
 # remote off for the process, a refusal does not; nothing of it is loaded, the program is
 # compiled here and runs. A damaged object is replaced by the entry compiled here; one signed
-# with another key is not. docs/remote-cache.md.
+# with another key is not. A fake Redis (lib/hostile_redis.py) announcing a 3 GiB answer, or
+# sending one a byte a second, is one bounded failure too. docs/remote-cache.md.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/remote_servers.bash"
 [ -x /usr/bin/python3 ] || {
@@ -25,6 +26,15 @@ timeout 300 /usr/bin/python3 "$(dirname "$0")/lib/hostile_remote.py" "$port" "$T
 SERVER_PIDS+=($!)
 base=http://127.0.0.1:$port
 wait_until "the hostile remote" curl -s -o /dev/null "$base/ok/probe" || exit 1
+# Two Redis remotes that misbehave (lib/hostile_redis.py): a 3 GiB bulk string, a trickled one.
+for mode in huge trickle; do
+  rport=$(free_port)
+  timeout 300 /usr/bin/python3 "$(dirname "$0")/lib/hostile_redis.py" "$rport" $mode &
+  SERVER_PIDS+=($!)
+  printf -v "redis_$mode" '%s' "redis://127.0.0.1:$rport"
+  wait_until "the hostile redis ($mode)" /usr/bin/python3 -c \
+    "import socket; socket.create_connection(('127.0.0.1', $rport)).close()" || exit 1
+done
 unset PTO_REMOTE_CACHE PTO_REMOTE_CACHE_KEY_FILE PTO_REMOTE_CACHE_TIMEOUT_MS
 export PTO_REMOTE_CACHE_KEY=s3cret-of-the-farm
 
@@ -59,6 +69,21 @@ check_failure shortlen "transfer closed"
 PTO_REMOTE_CACHE_TIMEOUT_MS=1000 check_failure slowbody "timed out"
 # Announced as 3 GiB: refused from the header (within the timeout, which would otherwise end it).
 PTO_REMOTE_CACHE_TIMEOUT_MS=60000 check_failure huge "the answer is larger than 1 GiB"
+
+# Redis: a bulk string announced as 3 GiB is refused from its length (before hiredis buffers it);
+# one trickled a byte a second is bounded by the timeout for the whole answer, not per read.
+check_redis() {
+  local name=$1 url=$2 text=$3
+  PTO_CACHE_DIR="$T/$name" run_pto 0 compile "$EX/add.ptir" -o "$T/w-$name" --remote-cache "$url" &&
+    expect_out "remote cache $url: fetching an entry" && expect_out "$text"
+  stats "$name"
+  expect_out '"stores": 1'
+  expect_out '"remote_hits": 0, "remote_misses": 0, "remote_stores": 0, "remote_errors": 1'
+}
+PTO_REMOTE_CACHE_TIMEOUT_MS=60000 check_redis rhuge "$redis_huge" "GET: the answer is larger than 1 GiB"
+start=$(date +%s)
+PTO_REMOTE_CACHE_TIMEOUT_MS=1000 check_redis rtrickle "$redis_trickle" "GET: no whole answer within 1000 ms"
+expect_true "a trickling redis costs one bounded timeout (<30 s)" test $(($(date +%s) - start)) -lt 30
 
 # Another program's valid entry under this one's key: a refusal, the remote stays on (and gets
 # this program's entry, stored over the refused object, as below).
