@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -171,6 +172,18 @@ static pto_status signing_key(uint8_t **out, size_t *out_len) {
                                    pto_status_message(s));
     pto_status_free(s);
     return t;
+  }
+  /* As ssh says of a private key: a secret that every user of this machine can read lets any of
+   * them sign entries every machine of the farm loads. Warned about, not refused (a group of
+   * build and run users may share it). */
+  struct stat st;
+  if (stat(f, &st) == 0 && (st.st_mode & (S_IROTH | S_IWOTH))) {
+    static int warned;
+    pto__loader_warn_once(&warned,
+                          "PTO_REMOTE_CACHE_KEY_FILE %s can be read or written by every user "
+                          "(mode %04o): any of them can sign entries that every machine sharing "
+                          "it loads; chmod o= %s",
+                          f, (unsigned)(st.st_mode & 07777), f);
   }
   if (*out_len && (*out)[*out_len - 1] == '\n') (*out_len)--;
   if (*out_len == 0) {

@@ -44,6 +44,7 @@ compile_with() {
     --remote-cache "$base/$2"
 }
 stats() { OUT=$(PTO_CACHE_DIR="$T/$1" "$PTO" cache stats --json); }
+not_in() { ! grep -qF -- "$1" <<<"$2"; }
 
 # Two signed entries on the remote, and a host that runs one from there.
 compile_with ci ok add
@@ -111,4 +112,14 @@ stats otherkey
 expect_out '"remote_stores": 0, "remote_errors": 0, "remote_refusals": 1'
 compile_with healed2 ok add
 stats healed2 && expect_out '"remote_hits": 1'
+
+# A key file every user can read is warned about (and still used); a private one is not.
+printf 's3cret-of-the-farm\n' >"$T/key"
+chmod 644 "$T/key"
+PTO_REMOTE_CACHE_KEY= PTO_REMOTE_CACHE_KEY_FILE="$T/key" compile_with keyfile ok add &&
+  expect_out "PTO_REMOTE_CACHE_KEY_FILE $T/key can be read or written by every user (mode 0644)"
+stats keyfile && expect_out '"remote_hits": 1'
+chmod 600 "$T/key"
+PTO_REMOTE_CACHE_KEY= PTO_REMOTE_CACHE_KEY_FILE="$T/key" compile_with keyfile2 ok add &&
+  expect_true "no warning for a private key file" not_in "every user" "$OUT"
 finish
