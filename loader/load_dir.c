@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,125 @@ static pto_status check_signature(const char *dir, const char *rdir, const pto_m
     memcpy(&(fnptr), &sym__, sizeof(fnptr));                                                       \
   } while (0)
 
+/* ---- the CPU a work dir was compiled for ------------------------------------------------- */
+
+/* Kernels are compiled for the compiling machine's CPU (LLVM's host CPU and features, recorded
+ * in the manifest's "toolchain" as "features=+avx512f,..."). A cache entry is filed under this
+ * CPU's model and flags (the cache key, the remote key), so only a work dir can come from
+ * another CPU; run on a CPU without an extension its code uses, it would stop with an illegal
+ * instruction. The extensions below are those LLVM's code generator can emit on x86-64, with the
+ * name /proc/cpuinfo's "flags" gives each; a feature not listed (tuning flags, extensions that
+ * need the OS's consent, names this table does not know) is not checked. */
+typedef struct cpu_feature {
+  const char *llvm, *flag;
+} cpu_feature;
+
+static const cpu_feature k_x86_features[] = {
+    {"sse3", "pni"},
+    {"ssse3", "ssse3"},
+    {"sse4.1", "sse4_1"},
+    {"sse4.2", "sse4_2"},
+    {"popcnt", "popcnt"},
+    {"cx16", "cx16"},
+    {"movbe", "movbe"},
+    {"lzcnt", "abm"},
+    {"bmi", "bmi1"},
+    {"bmi2", "bmi2"},
+    {"adx", "adx"},
+    {"aes", "aes"},
+    {"pclmul", "pclmulqdq"},
+    {"sha", "sha_ni"},
+    {"avx", "avx"},
+    {"avx2", "avx2"},
+    {"fma", "fma"},
+    {"f16c", "f16c"},
+    {"avxvnni", "avx_vnni"},
+    {"gfni", "gfni"},
+    {"vaes", "vaes"},
+    {"vpclmulqdq", "vpclmulqdq"},
+    {"avx512f", "avx512f"},
+    {"avx512bw", "avx512bw"},
+    {"avx512cd", "avx512cd"},
+    {"avx512dq", "avx512dq"},
+    {"avx512vl", "avx512vl"},
+    {"avx512ifma", "avx512ifma"},
+    {"avx512vbmi", "avx512vbmi"},
+    {"avx512vbmi2", "avx512_vbmi2"},
+    {"avx512vnni", "avx512_vnni"},
+    {"avx512bitalg", "avx512_bitalg"},
+    {"avx512vpopcntdq", "avx512_vpopcntdq"},
+    {"avx512bf16", "avx512_bf16"},
+    {"avx512fp16", "avx512_fp16"},
+    {"amx-tile", "amx_tile"},
+    {"amx-int8", "amx_int8"},
+    {"amx-bf16", "amx_bf16"},
+};
+
+static int has_word(const char *list, const char *word) {
+  size_t n = strlen(word);
+  for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) return 1;
+  return 0;
+}
+
+/* The first processor's "flags" of /proc/cpuinfo, read once per process; "" when unreadable. */
+static pthread_once_t g_flags_once = PTHREAD_ONCE_INIT;
+static char *g_cpu_flags;
+
+static void read_cpu_flags(void) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char *line = NULL;
+  size_t cap = 0;
+  while (f && getline(&line, &cap, f) > 0) {
+    if (line[0] == '\n') break; /* the end of the first processor */
+    if (strncmp(line, "flags", 5) != 0) continue;
+    char *v = strchr(line, ':');
+    if (!v) break;
+    v++;
+    while (*v == ' ')
+      v++;
+    v[strcspn(v, "\n")] = 0;
+    g_cpu_flags = pto_strdup(v);
+    break;
+  }
+  free(line);
+  if (f) fclose(f);
+}
+
+/* FAILED_PRECONDITION when the manifest records an extension (above) this CPU lacks. Nothing to
+ * check on another architecture, for a manifest without features, or where /proc/cpuinfo has
+ * no flags (then the check cannot be made, and the load goes on as before). */
+static pto_status check_cpu(const char *work_dir, const pto_manifest *m) {
+#if defined(__x86_64__)
+  const char *f = m->toolchain ? strstr(m->toolchain, "features=") : NULL;
+  if (!f) return PTO_OK;
+  pthread_once(&g_flags_once, read_cpu_flags);
+  if (!g_cpu_flags) return PTO_OK;
+  for (const char *p = f + strlen("features="); *p && *p != ';';) {
+    size_t n = strcspn(p, ",;"); /* one "+name" or "-name" */
+    if (n > 1 && *p == '+') {
+      for (size_t i = 0; i < sizeof k_x86_features / sizeof *k_x86_features; i++) {
+        const cpu_feature *c = &k_x86_features[i];
+        if (strlen(c->llvm) == n - 1 && !strncmp(p + 1, c->llvm, n - 1) &&
+            !has_word(g_cpu_flags, c->flag))
+          return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                                 "%s was compiled for a CPU with %s (LLVM feature +%s), which "
+                                 "this CPU lacks (no '%s' in /proc/cpuinfo's flags): its "
+                                 "kernels would stop with an illegal instruction; compile the "
+                                 "program on this machine, or on one of its CPU model",
+                                 work_dir, c->flag, c->llvm, c->flag);
+      }
+    }
+    p += n;
+    if (*p == ',') p++;
+  }
+#else
+  (void)work_dir;
+  (void)m;
+#endif
+  return PTO_OK;
+}
+
 /* A host (L3) work dir, after its manifest read and its sources checked: host.so verified and
  * opened, its ABI version checked, then every callee work dir loaded (same cache key). */
 static pto_status load_host(const char *work_dir, char *rdir, const char *expect_key,
@@ -510,6 +630,16 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     goto fail;
   }
 
+  /* Built for a platform this runtime does not have (a manifest of another or a later pto):
+   * its binaries are not sim code. */
+  if (m.platform && strcmp(m.platform, "sim") != 0) {
+    s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                        "%s/%s: compiled for platform '%s', which this runtime does not have "
+                        "(available: sim); compile the program for sim",
+                        work_dir, PTO_MANIFEST_FILENAME, m.platform);
+    goto fail;
+  }
+
   /* Every path below is resolved under the work dir's realpath, found once. */
   s = pto__manifest_realdir(work_dir, &rdir);
   if (!s) s = check_sources(work_dir, rdir, &m);
@@ -524,7 +654,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
    * reading and parsing program.ptir again on every hit would prove nothing more. A work dir (or
    * an entry whose object has no fingerprint) is checked against program.ptir, before loading. */
   if (!expect_key) {
-    s = check_signature(work_dir, rdir, &m);
+    s = check_cpu(work_dir, &m);
+    if (!s) s = check_signature(work_dir, rdir, &m);
     if (s) goto fail;
   }
   s = verify_binary(work_dir, rdir, &m, &m.orch, &orch_real, &orch_buf, &orch_len);

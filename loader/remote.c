@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -52,6 +53,10 @@ static char g_url[1024]; /* "" when there is no remote */
 static pto__remote_backend g_backend;
 static int g_open; /* g_backend is open */
 static int g_failure_warned;
+/* The remote key of an entry this process refused as malformed (cut short, not an entry of that
+ * key, a file that does not match its manifest): the store after compiling it here replaces it
+ * instead of leaving it for every other machine to refuse too. */
+static char g_replace[33];
 
 /* ---- configuration -------------------------------------------------------------------- */
 
@@ -123,6 +128,7 @@ static void close_backend(void) {
   g_configured = 0;
   g_disabled = 0;
   g_url[0] = 0;
+  g_replace[0] = 0;
 }
 
 void pto__loader_remote_reset(void) {
@@ -166,6 +172,18 @@ static pto_status signing_key(uint8_t **out, size_t *out_len) {
                                    pto_status_message(s));
     pto_status_free(s);
     return t;
+  }
+  /* As ssh says of a private key: a secret that every user of this machine can read lets any of
+   * them sign entries every machine of the farm loads. Warned about, not refused (a group of
+   * build and run users may share it). */
+  struct stat st;
+  if (stat(f, &st) == 0 && (st.st_mode & (S_IROTH | S_IWOTH))) {
+    static int warned;
+    pto__loader_warn_once(&warned,
+                          "PTO_REMOTE_CACHE_KEY_FILE %s can be read or written by every user "
+                          "(mode %04o): any of them can sign entries that every machine sharing "
+                          "it loads; chmod o= %s",
+                          f, (unsigned)(st.st_mode & 07777), f);
   }
   if (*out_len && (*out)[*out_len - 1] == '\n') (*out_len)--;
   if (*out_len == 0) {
@@ -541,6 +559,13 @@ int pto__loader_remote_fetch(const char *root, const char *key, const char *key_
                      "here instead",
                      rkey, url, pto_status_message(s));
     pto__loader_count(root, PTO__COUNT_REMOTE_REFUSALS, 1);
+    /* Not a signature of another key (FAILED_PRECONDITION: a farm rotating its key would
+     * overwrite its peers' entries back and forth), nor a key file this process cannot read. */
+    if (pto_status_code_of(s) == PTO_STATUS_DATA_LOSS) {
+      pthread_mutex_lock(&g_lock);
+      memcpy(g_replace, rkey, sizeof g_replace);
+      pthread_mutex_unlock(&g_lock);
+    }
   } else if (!s) {
     s = unpack(root, key, &o);
     if (s)
@@ -570,13 +595,14 @@ void pto__loader_remote_store(const char *root, const char *entry_dir, const cha
     pthread_mutex_unlock(&g_lock);
     return;
   }
-  int exists = 0;
-  s = g_backend.head(g_backend.impl, rkey, &exists);
+  int exists = 0, replace = !strcmp(rkey, g_replace);
+  s = replace ? PTO_OK : g_backend.head(g_backend.impl, rkey, &exists);
   if (s) {
     fail(root, "asking for an entry", s);
     pthread_mutex_unlock(&g_lock);
     return;
   }
+  if (replace) g_replace[0] = 0;
   if (exists) {
     pthread_mutex_unlock(&g_lock);
     return;

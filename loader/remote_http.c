@@ -86,13 +86,16 @@ static pto_status request(http *h, const char *method, const char *key, body *go
   } else {
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, got);
+    /* An answer whose Content-Length says it is larger than any entry is refused from its
+     * header, not after buffering 1 GiB of it (on_data's bound covers one without a length). */
+    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MAX_BODY);
   }
   CURLcode rc = curl_easy_perform(c);
   *out_code = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, out_code);
   curl_easy_cleanup(c);
   if (got && got->oom) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", url);
-  if (got && got->too_big)
+  if (got && (got->too_big || rc == CURLE_FILESIZE_EXCEEDED))
     return pto_status_make(PTO_STATUS_IO, "%s %s: the answer is larger than 1 GiB", method, url);
   if (rc != CURLE_OK)
     return pto_status_make(PTO_STATUS_IO, "%s %s: %s", method, url,

@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include "remote_internal.h"
+
+/* The longest answer read: an entry's object is at most 1 GiB (remote.c), plus its RESP header. */
+#define MAX_ANSWER ((size_t)1 << 30 | 64)
 
 typedef struct redis {
   char url[1024];
@@ -68,17 +72,67 @@ static pto_status connect_once(redis *r) {
   return PTO_OK;
 }
 
-/* Sends one command; NULL reply or an error reply is a status naming the command. */
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The socket timeout becomes what is left until deadline: the timeout bounds the whole command,
+ * not each read (a server that sends a byte a second would otherwise never time out). */
+static pto_status time_left(redis *r, long long deadline, const char *what) {
+  long long ms = deadline - now_ms();
+  if (ms <= 0)
+    return pto_status_make(PTO_STATUS_IO, "%s: %s: no whole answer within %lld ms", r->url, what,
+                           (long long)r->timeout.tv_sec * 1000 + r->timeout.tv_usec / 1000);
+  struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+  if (redisSetTimeout(r->c, tv) != REDIS_OK)
+    return pto_status_make(PTO_STATUS_IO, "%s: cannot set a timeout: %s", r->url, r->c->errstr);
+  return PTO_OK;
+}
+
+/* Sends one command and reads its answer, within the timeout and MAX_ANSWER bytes (hiredis
+ * itself would buffer any bulk length a server announces); NULL reply or an error reply is a
+ * status naming the command. */
 static pto_status command(redis *r, redisReply **out, const char *what, const char *fmt, ...) {
   *out = NULL;
   PTO_RETURN_IF_ERROR(connect_once(r));
+  long long deadline = now_ms() + (long long)r->timeout.tv_sec * 1000 + r->timeout.tv_usec / 1000;
   va_list ap;
   va_start(ap, fmt);
-  redisReply *rep = redisvCommand(r->c, fmt, ap);
+  int rc = redisvAppendCommand(r->c, fmt, ap);
   va_end(ap);
-  if (!rep)
-    return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what,
-                           r->c->err ? r->c->errstr : "no answer");
+  if (rc != REDIS_OK)
+    return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what, r->c->errstr);
+  void *reply = NULL;
+  for (int done = 0; !done;) {
+    PTO_RETURN_IF_ERROR(time_left(r, deadline, what));
+    if (redisBufferWrite(r->c, &done) != REDIS_OK)
+      return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what, r->c->errstr);
+  }
+  for (;;) {
+    if (redisReaderGetReply(r->c->reader, &reply) != REDIS_OK)
+      return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what, r->c->reader->errstr);
+    if (reply) break;
+    redisReader *rd = r->c->reader;
+    /* A bulk string announced larger than that is refused from its length, as HTTP's is: the
+     * reader has taken its '$' and waits for the whole string, its length next in the buffer. */
+    if (rd->ridx >= 0 && rd->rstack[rd->ridx].type == REDIS_REPLY_STRING && rd->len > rd->pos &&
+        memchr(rd->buf + rd->pos, '\n', rd->len - rd->pos) &&
+        strtoull(rd->buf + rd->pos, NULL, 10) > MAX_ANSWER)
+      return pto_status_make(PTO_STATUS_IO, "%s: %s: the answer is larger than 1 GiB", r->url,
+                             what);
+    if (rd->len > MAX_ANSWER)
+      return pto_status_make(PTO_STATUS_IO, "%s: %s: the answer is larger than 1 GiB", r->url,
+                             what);
+    PTO_RETURN_IF_ERROR(time_left(r, deadline, what));
+    if (redisBufferRead(r->c) != REDIS_OK) {
+      if (now_ms() >= deadline) PTO_RETURN_IF_ERROR(time_left(r, deadline, what));
+      return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what,
+                             r->c->err ? r->c->errstr : "no answer");
+    }
+  }
+  redisReply *rep = reply;
   if (rep->type == REDIS_REPLY_ERROR) {
     pto_status s =
         pto_status_make(PTO_STATUS_IO, "%s: %s: %.*s", r->url, what, (int)rep->len, rep->str);

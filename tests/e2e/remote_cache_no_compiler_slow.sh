@@ -35,6 +35,7 @@ start_nginx || exit 1
 start_redis || exit 1
 unset PTO_REMOTE_CACHE PTO_REMOTE_CACHE_KEY
 printf 'the farm secret\n' >"$T/key"
+chmod 600 "$T/key" # readable by this user only, as docs/remote-cache.md advises
 export PTO_REMOTE_CACHE_KEY_FILE="$T/key"
 PROGRAMS=(add chain)
 dims() { case $1 in add) echo "--dim M=70" ;; chain) echo "--dim M=256 --in alpha=0.5" ;; esac; }

@@ -1,0 +1,53 @@
+"""A Redis remote cache that misbehaves on purpose, for tests/e2e/remote_cache_hostile.sh.
+
+Usage: hostile_redis.py PORT MODE. It answers +OK to every command but GET (and :0 to EXISTS);
+a GET is answered by MODE:
+  huge     a bulk string announced as 3 GiB, then up to 2900 MiB of it as fast as it goes
+  trickle  a bulk string announced as 1000 bytes, then one byte a second for 60 s
+"""
+import socket
+import sys
+import threading
+import time
+
+MODE = sys.argv[2]
+
+
+def serve(conn):
+    f = conn.makefile("rb")
+    try:
+        while True:
+            line = f.readline()
+            if not line.startswith(b"*"):
+                return
+            args = []
+            for _ in range(int(line[1:])):
+                f.readline()
+                args.append(f.readline().strip())
+            cmd = args[0].upper()
+            if cmd == b"GET" and MODE == "huge":
+                conn.sendall(b"$3000000000\r\n")
+                zeros = b"\0" * (1 << 20)
+                for _ in range(2900):
+                    conn.sendall(zeros)
+                return
+            if cmd == b"GET":
+                conn.sendall(b"$1000\r\n")
+                for _ in range(60):
+                    conn.sendall(b"x")
+                    time.sleep(1)
+                return
+            conn.sendall(b":0\r\n" if cmd == b"EXISTS" else b"+OK\r\n")
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
