@@ -659,6 +659,8 @@ const pto_cmd cli_cmd_run = {
     "interpreter running one simulated rank per device. PTO_DIST_TIMEOUT_MS bounds every\n"
     "dist.wait (default 5000). PTO_DIST_CHIPS=threads runs the chips as threads of this\n"
     "process instead of forked processes (faster dispatch; a crashing chip ends pto).\n"
+    "PTO_DIST_SLICE_US and PTO_DIST_JOIN tune how the ranks share CPUs with other work\n"
+    "(docs/cli.md).\n"
     "\n"
     "Across hosts (a build with -DPTO_MPI=ON): mpirun -np N pto run PROG --transport mpi ...\n"
     "runs one chip per MPI rank (N must be the program's device count); rank 0 runs the host\n"
