@@ -1171,16 +1171,23 @@ class TraceSpan:
         return self.dur / 1000.0
 
 
-def _tree_spans(stats_ptr: int, launch: int | None, pid: int, inv: int,
-                hid: str) -> list[TraceSpan]:
-    """The nodes of a pto_bench_stats' launch tree (launch None: its mean tree) as TraceSpans,
-    in the tree's order (pre-order)."""
+def _bench_tree(stats_ptr: int, launch: int | None) -> C.c_void_p:
+    """A pto_bench_stats' mean tree (launch None) or one launch's tree; the caller destroys it
+    with pto_bench_tree_destroy."""
     tree = C.c_void_p()
     if launch is None:
         _check(_c.pto_bench_stats_mean_tree(stats_ptr, C.byref(tree)))
     else:
         _check(_c.pto_bench_stats_launch_tree(stats_ptr, _int("launch", launch, 0, I32_MAX),
                                               C.byref(tree)))
+    return tree
+
+
+def _tree_spans(stats_ptr: int, launch: int | None, pid: int, inv: int,
+                hid: str) -> list[TraceSpan]:
+    """The nodes of a pto_bench_stats' launch tree (launch None: its mean tree) as TraceSpans,
+    in the tree's order (pre-order)."""
+    tree = _bench_tree(stats_ptr, launch)
     try:
         t = C.cast(tree, C.POINTER(_c.BenchTree)).contents
         return [TraceSpan(pid, 0, inv, hid, n.depth, n.name.decode(), int(round(n.start_ns)),
@@ -1379,12 +1386,7 @@ def _render_tree(stats_ptr: int, launch: int | None, spread: str, max_level: int
     if spread not in _SPREADS:
         raise _fail(f"spread must be one of {_SPREADS}, not {spread!r}")
     max_level = _int("max_level", max_level, -1, I32_MAX)
-    tree = C.c_void_p()
-    if launch is None:
-        _check(_c.pto_bench_stats_mean_tree(stats_ptr, C.byref(tree)))
-    else:
-        _check(_c.pto_bench_stats_launch_tree(stats_ptr, _int("launch", launch, 0, I32_MAX),
-                                              C.byref(tree)))
+    tree = _bench_tree(stats_ptr, launch)
     try:
         out = C.c_void_p()
         _check(_c.pto_bench_tree_render(tree, _SPREADS.index(spread), max_level, C.byref(out)))
