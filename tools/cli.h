@@ -196,6 +196,9 @@ int cli_claim_records_and_dump(const char *cmd, const pto_program *p, const cli_
                                const char *dump_dir);
 /* --transport shm|mpi (run, bench): 1 parsed, 0 not this option, -1 usage error (reported). */
 int cli_parse_transport_option(const char *cmd, int argc, char **argv, int *i, const char **out);
+/* The folder path names a file in, into dir (cap bytes): "." for a bare name, "/" at the root.
+ * Returns where the file's name starts in path, or NULL for a bare name. */
+const char *cli_folder_of(const char *path, char *dir, size_t cap);
 /* --transport given for an L2 program (entry: its name as the user gave it): an
  * INVALID_ARGUMENT status saying it applies to host programs only; PTO_OK where none was given. */
 pto_status cli_transport_needs_host(const char *transport, const char *entry);

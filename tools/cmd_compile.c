@@ -307,14 +307,7 @@ static int check_depfile_path(const char *cmd, const char *what, const char *p) 
  * pto did not write, so the next compile into DIR would refuse it. */
 static int check_depfile_outside(const char *cmd, const char *depfile, const char *dir) {
   char folder[PATH_MAX], real_dir[PATH_MAX], real_folder[PATH_MAX];
-  snprintf(folder, sizeof folder, "%s", depfile);
-  char *slash = strrchr(folder, '/');
-  if (!slash)
-    snprintf(folder, sizeof folder, ".");
-  else if (slash == folder)
-    slash[1] = 0;
-  else
-    *slash = 0;
+  (void)cli_folder_of(depfile, folder, sizeof folder);
   /* A DIR still to be made holds nothing yet; the depfile's folder exists (checked before). */
   if (!realpath(dir, real_dir) || !realpath(folder, real_folder)) return 0;
   size_t n = strlen(real_dir);

@@ -53,9 +53,7 @@ typedef struct claim {
 static claim *g_claims;
 static int g_nclaims;
 
-/* The folder path names a file in, into dir (cap bytes): "." for a bare name, "/" at the root.
- * Returns where the file's name starts in path, or NULL for a bare name. */
-static const char *folder_of(const char *path, char *dir, size_t cap) {
+const char *cli_folder_of(const char *path, char *dir, size_t cap) {
   snprintf(dir, cap, "%s", path);
   char *slash = strrchr(dir, '/');
   if (!slash) {
@@ -81,7 +79,7 @@ static int file_identity(const char *path, dev_t *dev, ino_t *ino, char **name) 
   }
   char dir[PATH_MAX];
   if (strlen(path) >= sizeof dir) return -1;
-  const char *base = folder_of(path, dir, sizeof dir);
+  const char *base = cli_folder_of(path, dir, sizeof dir);
   if (stat(dir, &st) != 0) return -1;
   *dev = st.st_dev;
   *ino = st.st_ino;
@@ -180,7 +178,7 @@ static int check_output_path(const char *cmd, const char *flag, const char *path
   if (is_dir) return 0; /* created with its parents */
   /* The file's directory must exist: found now, not after a long run. */
   char dir[PATH_MAX];
-  if (!folder_of(path, dir, sizeof dir)) /* in the current folder */
+  if (!cli_folder_of(path, dir, sizeof dir)) /* in the current folder */
     return claim ? cli_claim_file(cmd, label, path, 1) : 0;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
     return cli_usage_error(cmd, "%s: directory %s does not exist", label, dir);
