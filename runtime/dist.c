@@ -1430,8 +1430,8 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   uint64_t slice_ns; /* read again by each rank (pto__dist_shm_init): a bad one is refused here */
   pto_status slice_err = pto__dist_slice_setting(&slice_ns);
   if (slice_err) return pto_status_annotate(slice_err, "%s", fn);
-  int64_t join; /* read again by each rank's transport (dist_shm.c pto__dist_shm_init) */
-  pto_status js = pto_env_int("PTO_DIST_JOIN", 0, 1, 1, &join);
+  int join; /* read again by each rank's transport (pto__dist_shm_init) */
+  pto_status js = pto__dist_join_setting(&join);
   if (js) return pto_status_annotate(js, "%s", fn);
   dworker *w = pto_calloc(1, sizeof *w);
   if (w) w->token = pto__rt_obj_add(PTO__RT_OBJ_DIST_WORKER, w);

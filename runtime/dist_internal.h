@@ -210,6 +210,10 @@ uint64_t pto__dist_set_slice(uint64_t ns);
  * empty: PTO__DIST_SLICE_NS), or INVALID_ARGUMENT naming the variable and the range 0-1000000
  * (pto_env_int). pto_dist_worker_open refuses a bad value before any rank starts. */
 pto_status pto__dist_slice_setting(uint64_t *out_ns);
+/* $PTO_DIST_JOIN as 0 or 1 (unset or empty: 1; pto__dist_join_peers), or INVALID_ARGUMENT naming
+ * the variable and the range (pto_env_int); *out is left alone then. pto_dist_worker_open refuses
+ * a bad value before any rank starts. */
+pto_status pto__dist_join_setting(int *out);
 
 /* Where a yield of rank t's wait from y0 to y1 (CLOCK_MONOTONIC ns) went, on CPU me (1 + its
  * number, 0: not known), held being the peers' held_ns before it (dist_shm.c wait_slow). Its

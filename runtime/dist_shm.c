@@ -1070,6 +1070,13 @@ pto_status pto__dist_slice_setting(uint64_t *out_ns) {
   return PTO_OK;
 }
 
+pto_status pto__dist_join_setting(int *out) {
+  int64_t join;
+  PTO_RETURN_IF_ERROR(pto_env_int("PTO_DIST_JOIN", 0, 1, 1, &join));
+  *out = (int)join;
+  return PTO_OK;
+}
+
 /* The slice each rank asks for (pto__dist_shm_init); PTO__DIST_SLICE_NS for a bad setting, which
  * pto_dist_worker_open has refused already. */
 static uint64_t slice_wanted(void) {
@@ -1173,10 +1180,9 @@ void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   t->gather = t->direct && sh->nranks > 1 && cpus > 0 && sh->nranks > cpus;
   t->home = !sh->mpi && sh->nranks > 1 ? spread(rank) : -1; /* mpirun places MPI ranks */
-  int64_t join = 1;
-  pto_status js = pto_env_int("PTO_DIST_JOIN", 0, 1, 1, &join); /* checked by worker open */
-  pto_status_free(js);
-  t->join = js ? 1 : (int)join;
+  int join = 1;
+  pto_status_free(pto__dist_join_setting(&join)); /* a bad one: refused by worker open already */
+  t->join = join;
   if (!sh->mpi && sh->nranks > 1) {
     t->slice_was = pto__dist_thread_slice();
     slice_now = t->slice_ns = pto__dist_set_slice(slice_wanted());
