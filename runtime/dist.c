@@ -2104,6 +2104,32 @@ static void copy_host(const pto_host_tensor *h, int to_host, void *heap) {
   }
 }
 
+/* pto__rt_validate_host_args's view of a tensor argument that is not a host tensor: a live
+ * resident or stacked tensor of this worker. */
+static pto_status dist_arg_view(void *ctx, const pto_sig_param *pp, const pto_arg *a,
+                                pto_dtype *dtype, int *rank, const int64_t **shape) {
+  dworker *w = ctx;
+  if (a->kind == PTO_ARG_DEVICE_TENSOR)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "parameter '%s': a pto_worker's device tensor cannot cross to a "
+                           "distributed worker; allocate it with pto_dist_alloc_tensor",
+                           pp->name);
+  if (a->kind != PTO_ARG_DIST_TENSOR)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "parameter '%s' is a tensor", pp->name);
+  pto__rt_gone gone;
+  const dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, &gone);
+  if (!t || t->w != w)
+    return pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "parameter '%s': not a live tensor of this distributed worker: %s (only the worker that "
+        "allocated a tensor can use it)",
+        pp->name, t ? "it is another worker's" : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
+  *dtype = t->dtype;
+  *rank = t->rank;
+  *shape = t->shape;
+  return PTO_OK;
+}
+
 static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_arg *args,
                                   size_t nargs) {
   static const char fn[] = "pto_dist_worker_run";
@@ -2130,6 +2156,10 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   if (nargs && !args) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: args is NULL", fn);
   if (sig->nparams > 64)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: more than 64 host parameters", fn);
+  /* As a pto_worker checks its arguments: dims bound twice agree, static dims match, scalars have
+   * their parameter's dtype, host data is not NULL, read-only host tensors are only read. */
+  pto_status vs = pto__rt_validate_host_args(sig, args, nargs, dist_arg_view, w);
+  if (vs) return pto_status_annotate(vs, "%s", fn);
   PTO_RETURN_IF_ERROR(load_program(w, p));
 
   pto_host_ref refs[64];
@@ -2148,57 +2178,12 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
                                                      : pto_scalar_to_slot(a->scalar);
       continue;
     }
-    if (a->kind == PTO_ARG_DIST_TENSOR) {
-      pto__rt_gone gone;
-      dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, &gone);
-      if (!t || t->w != w) {
-        s = pto_status_make(
-            PTO_STATUS_INVALID_ARGUMENT,
-            "%s: parameter '%s': not a live tensor of this distributed worker: %s (only the "
-            "worker that allocated a tensor can use it)",
-            fn, pp->name,
-            t ? "it is another worker's" : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
-        break;
-      }
-      int bad = t->dtype != pp->dtype || t->rank != pp->rank;
-      for (int k = 0; !bad && k < t->rank; k++)
-        bad = pp->dims[k].sym < 0 && pp->dims[k].value >= 0 && pp->dims[k].value != t->shape[k];
-      if (bad) {
-        char got[96];
-        int o = 0;
-        for (int k = 0; k < t->rank && o < (int)sizeof got - 24; k++)
-          o += snprintf(got + o, sizeof got - (size_t)o, "%s%lld", k ? "x" : "",
-                        (long long)t->shape[k]);
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                            "%s: parameter '%s' is %s of rank %d; the tensor passed is %s [%s]", fn,
-                            pp->name, pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(t->dtype),
-                            got);
-        break;
-      }
+    if (a->kind == PTO_ARG_DIST_TENSOR) { /* checked by dist_arg_view */
+      const dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, NULL);
       fill_ref(&refs[nt++], t->buf, t->rank, t->shape, t->dtype);
       continue;
     }
-    if (a->kind == PTO_ARG_DEVICE_TENSOR) {
-      s = pto_status_make(
-          PTO_STATUS_INVALID_ARGUMENT,
-          "%s: parameter '%s': a pto_worker's device tensor cannot cross to a distributed "
-          "worker; allocate it with pto_dist_alloc_tensor",
-          fn, pp->name);
-      break;
-    }
-    if (a->kind != PTO_ARG_HOST_TENSOR) {
-      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a tensor", fn,
-                          pp->name);
-      break;
-    }
     const pto_host_tensor *h = &a->host;
-    if (h->dtype != pp->dtype || h->rank != pp->rank) {
-      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                          "%s: parameter '%s': expected %s of rank %d, got %s of rank %d", fn,
-                          pp->name, pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(h->dtype),
-                          h->rank);
-      break;
-    }
     int ok;
     uint64_t nb = bytes_of(h->rank, h->shape, h->dtype, &ok);
     if (!ok) {
