@@ -1199,7 +1199,9 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
 /* The run in progress, as chips know it: from 1, never 0. */
 static uint32_t run_epoch(const dworker *w) { return (uint32_t)(w->nruns % 0xffffffffu) + 1; }
 
-static pto_status drain(dworker *w) {
+/* A chip's failed command as code: a failed call of a run is a launch error (PTO_STATUS_LAUNCH, as
+ * on one chip); a failed load or copy is internal. */
+static pto_status drain_as(dworker *w, pto_status_code code) {
   if (w->deferred) /* first: a wait for another chip would wake its thread */
     PTO_RETURN_IF_ERROR(
         wait_tail(w, w->deferred - 1, atomic_load(&w->sh->chips[w->deferred - 1].head)));
@@ -1223,10 +1225,12 @@ static pto_status drain(dworker *w) {
   for (int q = 0; q < w->n; q++)
     atomic_store(&w->sh->chips[q].failed, 0);
   char *m = pto_text_finish(&t);
-  pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "%s", m ? m : w->sh->chips[first].msg);
+  pto_status s = pto_status_make(code, "%s", m ? m : w->sh->chips[first].msg);
   free(m);
   return s;
 }
+
+static pto_status drain(dworker *w) { return drain_as(w, PTO_STATUS_INTERNAL); }
 
 /* Under MPI every rank opens: rank 0 gets the worker that runs host programs; the others serve
  * their chip's commands here until rank 0 closes it, then return a worker that only closes. */
@@ -2232,7 +2236,7 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
    * aborts the run: a posted call waiting for a call that never comes fails at once, naming the
    * host, instead of at its deadline. The host's error comes first, the chips' after it. */
   if (rc || w->fatal_code) pto__dist_abort_raise(w->sh, PTO__DIST_HOST_RANK, run_epoch(w));
-  s = drain(w); /* every posted call finishes, even after a host error */
+  s = drain_as(w, PTO_STATUS_LAUNCH); /* every posted call finishes, even after a host error */
   clock_gettime(CLOCK_MONOTONIC, &t1);
   uint64_t ts = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
   gather(w, ts, (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec - ts);
@@ -2243,7 +2247,7 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
       /* The host failed on the chips' own error (a chip that died under a call): said once. */
       s = pto_status_annotate(s, "host @%s", sig->entry);
     } else {
-      pto_status hs = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s%s%s", sig->entry, fatal,
+      pto_status hs = pto_status_make(PTO_STATUS_LAUNCH, "host @%s: %s%s%s", sig->entry, fatal,
                                       s ? "; then " : "", s ? pto_status_message(s) : "");
       pto_status_free(s);
       s = hs;

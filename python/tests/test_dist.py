@@ -168,6 +168,7 @@ def test_first_error_wins(dw):
     assert msg.index("rank 1 (pid") < msg.index("then rank 0 (pid"), msg
     assert "integer division by zero" in msg and "dist.wait aborted because rank 1 failed" in msg
     assert "timed out" not in msg
+    assert e.value.code == pto.LAUNCH                     # a launch error, as on one chip
     dw.run(fe, y, 1)
     assert np.array_equal(y, np.ones((1, 16), np.float32))
 
