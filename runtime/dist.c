@@ -65,7 +65,8 @@ typedef struct buffer {
   uint64_t shard_bytes;
   int nshards;
   int shard_dev[PTO__DIST_MAX_RANKS];
-  int arena; /* MPI: a window, at offset off of every rank's arena (not the heap) */
+  uint64_t run_seen; /* the shards this run passed to their own device so far (bit i: shard i) */
+  int arena;         /* MPI: a window, at offset off of every rank's arena (not the heap) */
   acc_rec *acc;
   size_t nacc, capacc;
 } buffer;
@@ -180,6 +181,14 @@ struct dworker {
   const char *span_name[PTO_LAUNCH_MAX_SPANS]; /* gather: span k's last name, tried first */
   char fatal[PTO__DIST_MSG];
   int32_t fatal_code;
+  /* A stacked tensor's shard passed to a device that does not hold it (check_shard): the host
+   * code runs on without posting anything (place_dry), recording where each shard of that tensor
+   * goes (place_to: a device, -1 none, -2 several), so that the error names the placement that
+   * fits every call of the run (placement_error), not just the first. */
+  int place_dry;
+  uint32_t place_buf;
+  int place_to[PTO__DIST_MAX_RANKS];
+  char place_msg[PTO__DIST_MSG];
   /* pto_dist_worker_submit's dispatcher (async.c), NULL until used. Its queued runs own the
    * worker's state: a call that takes the worker waits for them first (enter). */
   pto__rt_async *async;
@@ -1820,9 +1829,10 @@ static int view_range(const pto_host_ref *v, const buffer *b, int d, uint64_t *l
 
 /* A stacked tensor's argument on device d must be one whole-or-part shard that lives on d
  * (PyPTO's placement: shard i on worker_ids[i]); else the launch fails naming the shard, both
- * devices and the placement that would fit. */
-static int check_shard(dworker *w, const char *name, int d, int arg, const buffer *b, uint64_t lo,
-                       uint64_t hi) {
+ * devices and the placement that would fit: the run goes on without posting (place_dry) to see
+ * where the later calls send the other shards (placement_error). */
+static int check_shard(dworker *w, uint32_t id, const char *name, int d, int arg, buffer *b,
+                       uint64_t lo, uint64_t hi) {
   uint64_t first = lo / b->shard_bytes, last = hi > lo ? (hi - 1) / b->shard_bytes : first;
   if (first != last)
     return host_failf(w,
@@ -1830,21 +1840,69 @@ static int check_shard(dworker *w, const char *name, int d, int arg, const buffe
                       "tensor; pass one shard (tensor.select(%%t, i))",
                       name, d, arg, (unsigned long long)first, (unsigned long long)last);
   int on = b->shard_dev[first];
-  if (on == d) return 0;
-  /* The placement that fits: this shard on d, and the shard that was on d where this one was. */
-  char fit[16 * PTO__DIST_MAX_RANKS] = "", now[16 * PTO__DIST_MAX_RANKS] = "";
-  size_t nf = 0, nn = 0;
-  for (int j = 0; j < b->nshards; j++) {
-    int to = j == (int)first ? d : b->shard_dev[j] == d ? on : b->shard_dev[j];
-    nf += (size_t)snprintf(fit + nf, sizeof fit - nf, "%s%d", j ? ", " : "", to);
-    nn += (size_t)snprintf(now + nn, sizeof now - nn, "%s%d", j ? ", " : "", b->shard_dev[j]);
+  if (on == d) {
+    b->run_seen |= 1ull << first;
+    return 0;
   }
-  return host_failf(w,
-                    "call @%s device=%d: argument %d is shard %llu of a stacked tensor, resident "
-                    "on device %d (worker_ids=[%s]); pass it to device=%d, or place the shards "
-                    "with worker_ids=[%s]",
-                    name, d, arg, (unsigned long long)first, (int)w->ids[on], now, (int)w->ids[on],
-                    fit);
+  char now[16 * PTO__DIST_MAX_RANKS] = "";
+  size_t nn = 0;
+  for (int j = 0; j < b->nshards; j++)
+    nn += (size_t)snprintf(now + nn, sizeof now - nn, "%s%d", j ? ", " : "", b->shard_dev[j]);
+  snprintf(w->place_msg, sizeof w->place_msg,
+           "call @%s device=%d: argument %d is shard %llu of a stacked tensor, resident on device "
+           "%d (worker_ids=[%s]); pass it to device=%d",
+           name, d, arg, (unsigned long long)first, (int)w->ids[on], now, (int)w->ids[on]);
+  w->place_dry = 1;
+  w->place_buf = id;
+  for (int j = 0; j < b->nshards; j++) /* shards already passed to their devices stay there */
+    w->place_to[j] = b->run_seen >> j & 1 ? b->shard_dev[j] : -1;
+  return 0;
+}
+
+/* In place_dry: where this call sends shards of the misplaced stacked tensor. */
+static void place_record(dworker *w, int d, const pto_host_call_arg *args, int32_t nargs) {
+  buffer *b = get_buffer(w, w->place_buf);
+  for (int i = 0; b && i < nargs; i++) {
+    uint64_t lo, hi;
+    if (args[i].kind == PTO_ORCH_ARG_SCALAR || args[i].tensor.buffer != w->place_buf ||
+        !view_range(&args[i].tensor, b, d, &lo, &hi))
+      continue;
+    int j = (int)(lo / b->shard_bytes);
+    w->place_to[j] = w->place_to[j] == -1 || w->place_to[j] == d ? d : -2;
+  }
+}
+
+/* The misplaced shard's error, with the placement that fits every call of the run: each shard
+ * on the device the calls sent it to; a shard no call used keeps its device if that is free,
+ * else takes the first free one. */
+static void placement_error(dworker *w) {
+  buffer *b = get_buffer(w, w->place_buf);
+  int to[PTO__DIST_MAX_RANKS], taken[PTO__DIST_MAX_RANKS] = {0}, nb = b ? b->nshards : 0;
+  char fit[16 * PTO__DIST_MAX_RANKS] = "", why[160] = "";
+  for (int j = 0; j < nb && !why[0]; j++) {
+    to[j] = w->place_to[j];
+    if (to[j] == -2)
+      snprintf(why, sizeof why, "no placement fits: the run passes shard %d to two devices", j);
+    else if (to[j] >= 0 && taken[to[j]]++)
+      snprintf(why, sizeof why, "no placement fits: the run passes two shards to device %d",
+               (int)w->ids[to[j]]);
+  }
+  for (int j = 0; j < nb && !why[0]; j++)
+    if (to[j] == -1 && !taken[b->shard_dev[j]]) taken[to[j] = b->shard_dev[j]] = 1;
+  for (int j = 0, f = 0; j < nb && !why[0]; j++) {
+    while (to[j] == -1 && taken[f])
+      f++;
+    if (to[j] == -1) taken[to[j] = f] = 1;
+  }
+  size_t nf = 0;
+  for (int j = 0; j < nb && !why[0]; j++)
+    nf += (size_t)snprintf(fit + nf, sizeof fit - nf, "%s%d", j ? ", " : "", to[j]);
+  char old[PTO__DIST_MSG];
+  snprintf(old, sizeof old, "%s", w->fatal_code ? w->fatal : "");
+  w->fatal_code = 0;
+  host_failf(w, "%s, or %s%s%s%s%s", w->place_msg,
+             why[0] ? why : "place the shards with worker_ids=[", why[0] ? "" : fit,
+             why[0] ? "" : "]", old[0] ? "; then " : "", old);
 }
 
 static int contiguous(const pto_host_ref *v) {
@@ -1891,6 +1949,10 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     return host_failf(w, "call @%s: %d arguments, at most %d", name, (int)nargs,
                       PTO__DIST_MAX_ARGS);
   int d = (int)device, first_slot = -1;
+  if (w->place_dry) { /* a shard went to the wrong device: only record where the shards go */
+    place_record(w, d, args, nargs);
+    return 0;
+  }
   for (size_t i = 0; i < w->nprogs; i++)
     if (w->progs[i].p == p) first_slot = w->progs[i].first_slot;
   pto__dist_cmd *cmd = &w->cmd;
@@ -1921,7 +1983,8 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
                         "call @%s device=%d: argument %d is a tensor resident on device %d; a "
                         "device uses only its own resident tensors",
                         name, d, i, (int)w->ids[b->owner]);
-    if (b->shard_bytes && check_shard(w, name, d, i, b, lo, hi)) return 1;
+    if (b->shard_bytes && check_shard(w, v->buffer, name, d, i, b, lo, hi)) return 1;
+    if (w->place_dry) break; /* the shard is on another device: nothing more is posted */
     if (!contiguous(v))
       return host_failf(w,
                         "call @%s device=%d: argument %d is a strided (non-contiguous) view; "
@@ -1938,6 +2001,10 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
       o->ship = PTO__DIST_SHIP_IN | (a->kind != PTO_ORCH_ARG_IN ? PTO__DIST_SHIP_OUT : 0);
     if (track(w, b, lo, hi, a->kind != PTO_ORCH_ARG_IN, d, seq, cmd->dep))
       return host_failf(w, "out of memory");
+  }
+  if (w->place_dry) {
+    place_record(w, d, args, nargs);
+    return 0;
   }
   if (pto_grow(&w->posted, sizeof *w->posted, &w->capposted, w->nposted + 1))
     return host_failf(w, "out of memory");
@@ -2227,11 +2294,13 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   w->run_prog = p;
   w->fatal_code = 0;
   w->fatal[0] = '\0';
+  w->place_dry = 0;
   w->nposted = 0;
   memset(w->per_rank, 0, sizeof w->per_rank);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int32_t rc = pto_program_host_entry(p)(&api, &ha);
+  if (w->place_dry) placement_error(w);
   /* A host error after some calls were posted (a slice past the end for the next device, say)
    * aborts the run: a posted call waiting for a call that never comes fails at once, naming the
    * host, instead of at its deadline. The host's error comes first, the chips' after it. */
@@ -2258,8 +2327,10 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
     buffer *b = &w->bufs[i];
     if (b->kind == BUF_TEMP || b->kind == BUF_WINDOW)
       free_buffer(w, (uint32_t)i + 1);
-    else
+    else {
       b->nacc = 0;
+      b->run_seen = 0;
+    }
   }
   w->run_prog = NULL;
   if (s) return s;

@@ -173,6 +173,49 @@ def test_first_error_wins(dw):
     assert np.array_equal(y, np.ones((1, 16), np.float32))
 
 
+ROTATE = """
+program rotate
+dynamic B
+kernel @k(inout %s: tensor[1, 4] f32) -> (tensor[1, 4] f32) {
+  %a = tile.load(%s, [0, 0], [1, 4])
+  %b = tile.adds(%a, 1.0)
+  %s1 = tile.store(%b, [0, 0], %s)
+  return %s1
+}
+orch @o(inout %s: tensor[1, 4] f32) -> (tensor[1, 4] f32) {
+  %a = call @k(%s)
+  return %a
+}
+host @main(inout %s: tensor[B, 1, 4] f32) {
+  %n = dist.world_size()
+  for %i in range(0, %n) {
+    %si = tensor.select(%s, %i)
+    %d = mod(%i + 1, %n)
+    call @o(%si) device=%d
+  }
+}
+"""
+
+
+def test_misplaced_shard_names_the_placement_that_fits():
+    # shard i goes to device i+1 (mod 3): the error names the placement of every call of the run
+    # (it named [1, 0, 2] before: the first call's shard swapped with the one on its device, which
+    # the second call then finds on the wrong device), a launch error; that placement runs.
+    rot = pto.compile(ROTATE, devices=3)
+    s = np.arange(12, dtype=np.float32).reshape(3, 1, 4)
+    with pto.DistributedWorker(devices=3, cores_per_chip=1) as w:
+        st = w.alloc_stacked_tensor(s)
+        with pytest.raises(pto.Error, match=r"argument 0 is shard 0 of a stacked tensor, resident "
+                           r"on device 0 \(worker_ids=\[0, 1, 2\]\); pass it to device=0, or "
+                           r"place the shards with worker_ids=\[1, 2, 0\]$") as e:
+            w.run(rot, st)
+        assert e.value.code == pto.LAUNCH
+        assert np.array_equal(w.copy_stacked_from(st), s)  # nothing ran
+        fit = w.alloc_stacked_tensor(s, worker_ids=[1, 2, 0])
+        w.run(rot, fit)
+        assert np.array_equal(w.copy_stacked_from(fit), s + 1)
+
+
 def test_benchmark_views(dw):
     mesh = pto.compile(os.path.join(EX, "allreduce_mesh.ptir"), devices=2)
     x = np.ones((64, 64), np.float32)
