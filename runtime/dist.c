@@ -2605,6 +2605,9 @@ static pto_status dist_copy_stacked_from(dworker *w, dtensor *t, const pto_host_
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: the host tensor must have the stacked tensor's dtype and shape",
                            fn);
+  if (!out->data)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the host tensor has no data (NULL)",
+                           fn);
   PTO_RETURN_IF_ERROR(sync_tensor(w, t, 1));
   stacked_copy(w, t, out, 1);
   return PTO_OK;

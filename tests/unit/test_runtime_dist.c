@@ -548,10 +548,14 @@ static void test_resident_and_stacked(void **state) {
   assert_pto_ok(pto_dist_copy_from(w, one, r, sizeof one));
   assert_memory_equal(one, shards, sizeof one);
   assert_status_contains(pto_dist_copy_to(w, r, one, 4), "4 bytes given, the tensor has 4096");
-  /* pto_dist_copy_stacked_from names what is wrong: no host tensor, a tensor that is not
-   * stacked, a host tensor of another shape. */
+  /* pto_dist_copy_stacked_from names what is wrong: no host tensor, one without data (it
+   * crashed in the copy), a tensor that is not stacked, a host tensor of another shape. */
   assert_status_contains(pto_dist_copy_stacked_from(w, st, NULL),
                          "pto_dist_copy_stacked_from: out is NULL");
+  pto_host_tensor nodata = tb;
+  nodata.data = NULL;
+  assert_status_contains(pto_dist_copy_stacked_from(w, st, &nodata),
+                         "pto_dist_copy_stacked_from: the host tensor has no data (NULL)");
   assert_status_contains(pto_dist_copy_stacked_from(w, r, &tb),
                          "pto_dist_copy_stacked_from: the tensor is not stacked (it is resident on "
                          "worker 1): copy it with pto_dist_copy_from");
