@@ -63,7 +63,10 @@ def test_stacked_weight_placed_in_reverse(dw, scale, scale_placed):
     assert dw.copy_stacked_from(st, out=out) is out and np.array_equal(out, wts)
     with pytest.raises(pto.Error):
         dw.copy_stacked_from(st, out=np.empty((2, 16, 32), np.float32))
-    dw.free_tensor(st)
+    dw.free_stacked_tensor(st)
+    dw.free_stacked_tensor(st)                            # idempotent, as PyPTO's
+    with pytest.raises(pto.Error):                        # free_tensor is not
+        dw.free_tensor(st)
     with pytest.raises(pto.Error):                        # a freed tensor
         dw.run(scale, [st, np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32)])
 
