@@ -1882,10 +1882,9 @@ static void placement_error(dworker *w) {
   for (int j = 0; j < nb && !why[0]; j++) {
     to[j] = w->place_to[j];
     if (to[j] == -2)
-      snprintf(why, sizeof why, "no placement fits: the run passes shard %d to two devices", j);
+      snprintf(why, sizeof why, "the run passes shard %d to two devices", j);
     else if (to[j] >= 0 && taken[to[j]]++)
-      snprintf(why, sizeof why, "no placement fits: the run passes two shards to device %d",
-               (int)w->ids[to[j]]);
+      snprintf(why, sizeof why, "the run passes two shards to device %d", (int)w->ids[to[j]]);
   }
   for (int j = 0; j < nb && !why[0]; j++)
     if (to[j] == -1 && !taken[b->shard_dev[j]]) taken[to[j] = b->shard_dev[j]] = 1;
@@ -1900,9 +1899,12 @@ static void placement_error(dworker *w) {
   char old[PTO__DIST_MSG];
   snprintf(old, sizeof old, "%s", w->fatal_code ? w->fatal : "");
   w->fatal_code = 0;
-  host_failf(w, "%s, or %s%s%s%s%s", w->place_msg,
-             why[0] ? why : "place the shards with worker_ids=[", why[0] ? "" : fit,
-             why[0] ? "" : "]", old[0] ? "; then " : "", old);
+  if (why[0])
+    host_failf(w, "%s; no placement of the shards fits (%s)%s%s", w->place_msg, why,
+               old[0] ? "; then " : "", old);
+  else
+    host_failf(w, "%s, or place the shards with worker_ids=[%s]%s%s", w->place_msg, fit,
+               old[0] ? "; then " : "", old);
 }
 
 static int contiguous(const pto_host_ref *v) {

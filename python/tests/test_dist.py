@@ -217,6 +217,13 @@ def test_misplaced_shard_names_the_placement_that_fits():
         fit = w.alloc_stacked_tensor(s, worker_ids=[1, 2, 0])
         w.run(rot, fit)
         assert np.array_equal(w.copy_stacked_from(fit), s + 1)
+        # every shard to device 0: no placement fits, and the error says why
+        one = pto.compile(ROTATE.replace("mod(%i + 1, %n)", "0"), devices=3)
+        with pytest.raises(pto.Error, match=r"argument 0 is shard 1 of a stacked tensor, resident "
+                           r"on device 1 \(worker_ids=\[0, 1, 2\]\); pass it to device=1; no "
+                           r"placement of the shards fits \(the run passes two shards to device "
+                           r"0\)$"):
+            w.run(one, st)
 
 
 def test_benchmark_views(dw):
