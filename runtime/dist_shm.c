@@ -1020,6 +1020,13 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
   peer_ref self;
   if (E > 0 && peer_of(t, win->data, nbytes, r, &self)) return PTO_KERNEL_ERR_DIST;
   int64_t nsig = numel_of(sig);
+  /* One window passed as both (two parameters of one dist.window): the data would overwrite the
+   * signals, as the interpreter refuses it. */
+  const char *wlo = win->data, *slo = sig->data;
+  if (E > 0 && nsig > 0 && wlo < slo + nsig * 4 && slo < wlo + nbytes) {
+    snprintf(t->detail, sizeof t->detail, "rank %d: the signal window is the data window", r);
+    return PTO_KERNEL_ERR_DIST;
+  }
   if (kind == PTO_DIST_ALLREDUCE && mode != PTO_DIST_MODE_RING && t->gather && nsig >= n &&
       nbytes <= GATHER_BYTES)
     return gather_allreduce(t, win, sig->data, op);
