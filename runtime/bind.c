@@ -230,8 +230,8 @@ static pto_status check_tensor(const pto_signature *sig, int pi, const pto_arg *
   }
   for (int d = 0; d < p->rank; d++) {
     int sym = p->dims[d].sym;
-    if (sym < 0) {
-      if (v->shape[d] != p->dims[d].value) {
+    if (sym < 0) { /* a value of -1 (a signature made by hand) leaves the dim free */
+      if (p->dims[d].value >= 0 && v->shape[d] != p->dims[d].value) {
         fmt_sig_shape(want, sizeof want, sig, p);
         fmt_shape(got, sizeof got, v->rank, v->shape);
         return invalid("parameter '%s': expected shape %s, got %s", p->name, want, got);
@@ -297,8 +297,11 @@ static void host_span(const pto_host_tensor *h, uintptr_t *lo, uintptr_t *hi) {
   *hi = (uintptr_t)h->data + (uintptr_t)((u + 1) * es);
 }
 
-pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
-                                 size_t nargs) {
+/* pto__rt_validate_args, and with dist_view (a distributed worker's host arguments, w NULL) the
+ * same checks where dist_view gives the dtype, rank and shape of every tensor argument that is
+ * not a host tensor (or refuses it). */
+static pto_status validate(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
+                           size_t nargs, pto__rt_dist_view_fn dist_view, void *ctx) {
   if (nargs != (size_t)sig->nparams) {
     char names[512];
     size_t n = 0;
@@ -315,7 +318,11 @@ pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig, co
   for (int i = 0; !s && i < sig->nparams; i++) {
     const pto_sig_param *p = &sig->params[i];
     const pto_arg *a = &args[i];
-    if (p->is_tensor) {
+    if (p->is_tensor && dist_view && a->kind != PTO_ARG_HOST_TENSOR && a->kind != PTO_ARG_SCALAR) {
+      tensor_view v = {0};
+      s = dist_view(ctx, p, a, &v.dtype, &v.rank, &v.shape);
+      if (!s) s = check_tensor(sig, i, a, &v, syms);
+    } else if (p->is_tensor) {
       if (a->kind != PTO_ARG_HOST_TENSOR && a->kind != PTO_ARG_DEVICE_TENSOR) {
         char want[160];
         fmt_sig_shape(want, sizeof want, sig, p);
@@ -357,6 +364,16 @@ pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig, co
     }
   }
   return PTO_OK;
+}
+
+pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
+                                 size_t nargs) {
+  return validate(w, sig, args, nargs, NULL, NULL);
+}
+
+pto_status pto__rt_validate_host_args(const pto_signature *sig, const pto_arg *args, size_t nargs,
+                                      pto__rt_dist_view_fn dist_view, void *ctx) {
+  return validate(NULL, sig, args, nargs, dist_view, ctx);
 }
 
 /* ---- binding ----------------------------------------------------------------------------- */

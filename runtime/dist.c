@@ -65,7 +65,8 @@ typedef struct buffer {
   uint64_t shard_bytes;
   int nshards;
   int shard_dev[PTO__DIST_MAX_RANKS];
-  int arena; /* MPI: a window, at offset off of every rank's arena (not the heap) */
+  uint64_t run_seen; /* the shards this run passed to their own device so far (bit i: shard i) */
+  int arena;         /* MPI: a window, at offset off of every rank's arena (not the heap) */
   acc_rec *acc;
   size_t nacc, capacc;
 } buffer;
@@ -180,6 +181,14 @@ struct dworker {
   const char *span_name[PTO_LAUNCH_MAX_SPANS]; /* gather: span k's last name, tried first */
   char fatal[PTO__DIST_MSG];
   int32_t fatal_code;
+  /* A stacked tensor's shard passed to a device that does not hold it (check_shard): the host
+   * code runs on without posting anything (place_dry), recording where each shard of that tensor
+   * goes (place_to: a device, -1 none, -2 several), so that the error names the placement that
+   * fits every call of the run (placement_error), not just the first. */
+  int place_dry;
+  uint32_t place_buf;
+  int place_to[PTO__DIST_MAX_RANKS];
+  char place_msg[PTO__DIST_MSG];
   /* pto_dist_worker_submit's dispatcher (async.c), NULL until used. Its queued runs own the
    * worker's state: a call that takes the worker waits for them first (enter). */
   pto__rt_async *async;
@@ -1199,7 +1208,9 @@ static pto_status post(dworker *w, int r, const pto__dist_cmd *cmd, uint32_t *ou
 /* The run in progress, as chips know it: from 1, never 0. */
 static uint32_t run_epoch(const dworker *w) { return (uint32_t)(w->nruns % 0xffffffffu) + 1; }
 
-static pto_status drain(dworker *w) {
+/* A chip's failed command as code: a failed call of a run is a launch error (PTO_STATUS_LAUNCH, as
+ * on one chip); a failed load or copy is internal. */
+static pto_status drain_as(dworker *w, pto_status_code code) {
   if (w->deferred) /* first: a wait for another chip would wake its thread */
     PTO_RETURN_IF_ERROR(
         wait_tail(w, w->deferred - 1, atomic_load(&w->sh->chips[w->deferred - 1].head)));
@@ -1223,10 +1234,12 @@ static pto_status drain(dworker *w) {
   for (int q = 0; q < w->n; q++)
     atomic_store(&w->sh->chips[q].failed, 0);
   char *m = pto_text_finish(&t);
-  pto_status s = pto_status_make(PTO_STATUS_INTERNAL, "%s", m ? m : w->sh->chips[first].msg);
+  pto_status s = pto_status_make(code, "%s", m ? m : w->sh->chips[first].msg);
   free(m);
   return s;
 }
+
+static pto_status drain(dworker *w) { return drain_as(w, PTO_STATUS_INTERNAL); }
 
 /* Under MPI every rank opens: rank 0 gets the worker that runs host programs; the others serve
  * their chip's commands here until rank 0 closes it, then return a worker that only closes. */
@@ -1816,9 +1829,10 @@ static int view_range(const pto_host_ref *v, const buffer *b, int d, uint64_t *l
 
 /* A stacked tensor's argument on device d must be one whole-or-part shard that lives on d
  * (PyPTO's placement: shard i on worker_ids[i]); else the launch fails naming the shard, both
- * devices and the placement that would fit. */
-static int check_shard(dworker *w, const char *name, int d, int arg, const buffer *b, uint64_t lo,
-                       uint64_t hi) {
+ * devices and the placement that would fit: the run goes on without posting (place_dry) to see
+ * where the later calls send the other shards (placement_error). */
+static int check_shard(dworker *w, uint32_t id, const char *name, int d, int arg, buffer *b,
+                       uint64_t lo, uint64_t hi) {
   uint64_t first = lo / b->shard_bytes, last = hi > lo ? (hi - 1) / b->shard_bytes : first;
   if (first != last)
     return host_failf(w,
@@ -1826,21 +1840,71 @@ static int check_shard(dworker *w, const char *name, int d, int arg, const buffe
                       "tensor; pass one shard (tensor.select(%%t, i))",
                       name, d, arg, (unsigned long long)first, (unsigned long long)last);
   int on = b->shard_dev[first];
-  if (on == d) return 0;
-  /* The placement that fits: this shard on d, and the shard that was on d where this one was. */
-  char fit[16 * PTO__DIST_MAX_RANKS] = "", now[16 * PTO__DIST_MAX_RANKS] = "";
-  size_t nf = 0, nn = 0;
-  for (int j = 0; j < b->nshards; j++) {
-    int to = j == (int)first ? d : b->shard_dev[j] == d ? on : b->shard_dev[j];
-    nf += (size_t)snprintf(fit + nf, sizeof fit - nf, "%s%d", j ? ", " : "", to);
-    nn += (size_t)snprintf(now + nn, sizeof now - nn, "%s%d", j ? ", " : "", b->shard_dev[j]);
+  if (on == d) {
+    b->run_seen |= 1ull << first;
+    return 0;
   }
-  return host_failf(w,
-                    "call @%s device=%d: argument %d is shard %llu of a stacked tensor, resident "
-                    "on device %d (worker_ids=[%s]); pass it to device=%d, or place the shards "
-                    "with worker_ids=[%s]",
-                    name, d, arg, (unsigned long long)first, (int)w->ids[on], now, (int)w->ids[on],
-                    fit);
+  char now[16 * PTO__DIST_MAX_RANKS] = "";
+  size_t nn = 0;
+  for (int j = 0; j < b->nshards; j++)
+    nn += (size_t)snprintf(now + nn, sizeof now - nn, "%s%d", j ? ", " : "", b->shard_dev[j]);
+  snprintf(w->place_msg, sizeof w->place_msg,
+           "call @%s device=%d: argument %d is shard %llu of a stacked tensor, resident on device "
+           "%d (worker_ids=[%s]); pass it to device=%d",
+           name, d, arg, (unsigned long long)first, (int)w->ids[on], now, (int)w->ids[on]);
+  w->place_dry = 1;
+  w->place_buf = id;
+  for (int j = 0; j < b->nshards; j++) /* shards already passed to their devices stay there */
+    w->place_to[j] = b->run_seen >> j & 1 ? b->shard_dev[j] : -1;
+  return 0;
+}
+
+/* In place_dry: where this call sends shards of the misplaced stacked tensor. */
+static void place_record(dworker *w, int d, const pto_host_call_arg *args, int32_t nargs) {
+  buffer *b = get_buffer(w, w->place_buf);
+  for (int i = 0; b && i < nargs; i++) {
+    uint64_t lo, hi;
+    if (args[i].kind == PTO_ORCH_ARG_SCALAR || args[i].tensor.buffer != w->place_buf ||
+        !view_range(&args[i].tensor, b, d, &lo, &hi))
+      continue;
+    int j = (int)(lo / b->shard_bytes);
+    w->place_to[j] = w->place_to[j] == -1 || w->place_to[j] == d ? d : -2;
+  }
+}
+
+/* The misplaced shard's error, with the placement that fits every call of the run: each shard
+ * on the device the calls sent it to; a shard no call used keeps its device if that is free,
+ * else takes the first free one. */
+static void placement_error(dworker *w) {
+  buffer *b = get_buffer(w, w->place_buf);
+  int to[PTO__DIST_MAX_RANKS], taken[PTO__DIST_MAX_RANKS] = {0}, nb = b ? b->nshards : 0;
+  char fit[16 * PTO__DIST_MAX_RANKS] = "", why[160] = "";
+  for (int j = 0; j < nb && !why[0]; j++) {
+    to[j] = w->place_to[j];
+    if (to[j] == -2)
+      snprintf(why, sizeof why, "the run passes shard %d to two devices", j);
+    else if (to[j] >= 0 && taken[to[j]]++)
+      snprintf(why, sizeof why, "the run passes two shards to device %d", (int)w->ids[to[j]]);
+  }
+  for (int j = 0; j < nb && !why[0]; j++)
+    if (to[j] == -1 && !taken[b->shard_dev[j]]) taken[to[j] = b->shard_dev[j]] = 1;
+  for (int j = 0, f = 0; j < nb && !why[0]; j++) {
+    while (to[j] == -1 && taken[f])
+      f++;
+    if (to[j] == -1) taken[to[j] = f] = 1;
+  }
+  size_t nf = 0;
+  for (int j = 0; j < nb && !why[0]; j++)
+    nf += (size_t)snprintf(fit + nf, sizeof fit - nf, "%s%d", j ? ", " : "", to[j]);
+  char old[PTO__DIST_MSG];
+  snprintf(old, sizeof old, "%s", w->fatal_code ? w->fatal : "");
+  w->fatal_code = 0;
+  if (why[0])
+    host_failf(w, "%s; no placement of the shards fits (%s)%s%s", w->place_msg, why,
+               old[0] ? "; then " : "", old);
+  else
+    host_failf(w, "%s, or place the shards with worker_ids=[%s]%s%s", w->place_msg, fit,
+               old[0] ? "; then " : "", old);
 }
 
 static int contiguous(const pto_host_ref *v) {
@@ -1887,6 +1951,10 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     return host_failf(w, "call @%s: %d arguments, at most %d", name, (int)nargs,
                       PTO__DIST_MAX_ARGS);
   int d = (int)device, first_slot = -1;
+  if (w->place_dry) { /* a shard went to the wrong device: only record where the shards go */
+    place_record(w, d, args, nargs);
+    return 0;
+  }
   for (size_t i = 0; i < w->nprogs; i++)
     if (w->progs[i].p == p) first_slot = w->progs[i].first_slot;
   pto__dist_cmd *cmd = &w->cmd;
@@ -1917,7 +1985,8 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
                         "call @%s device=%d: argument %d is a tensor resident on device %d; a "
                         "device uses only its own resident tensors",
                         name, d, i, (int)w->ids[b->owner]);
-    if (b->shard_bytes && check_shard(w, name, d, i, b, lo, hi)) return 1;
+    if (b->shard_bytes && check_shard(w, v->buffer, name, d, i, b, lo, hi)) return 1;
+    if (w->place_dry) break; /* the shard is on another device: nothing more is posted */
     if (!contiguous(v))
       return host_failf(w,
                         "call @%s device=%d: argument %d is a strided (non-contiguous) view; "
@@ -1934,6 +2003,10 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
       o->ship = PTO__DIST_SHIP_IN | (a->kind != PTO_ORCH_ARG_IN ? PTO__DIST_SHIP_OUT : 0);
     if (track(w, b, lo, hi, a->kind != PTO_ORCH_ARG_IN, d, seq, cmd->dep))
       return host_failf(w, "out of memory");
+  }
+  if (w->place_dry) {
+    place_record(w, d, args, nargs);
+    return 0;
   }
   if (pto_grow(&w->posted, sizeof *w->posted, &w->capposted, w->nposted + 1))
     return host_failf(w, "out of memory");
@@ -2104,6 +2177,32 @@ static void copy_host(const pto_host_tensor *h, int to_host, void *heap) {
   }
 }
 
+/* pto__rt_validate_host_args's view of a tensor argument that is not a host tensor: a live
+ * resident or stacked tensor of this worker. */
+static pto_status dist_arg_view(void *ctx, const pto_sig_param *pp, const pto_arg *a,
+                                pto_dtype *dtype, int *rank, const int64_t **shape) {
+  dworker *w = ctx;
+  if (a->kind == PTO_ARG_DEVICE_TENSOR)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "parameter '%s': a pto_worker's device tensor cannot cross to a "
+                           "distributed worker; allocate it with pto_dist_alloc_tensor",
+                           pp->name);
+  if (a->kind != PTO_ARG_DIST_TENSOR)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "parameter '%s' is a tensor", pp->name);
+  pto__rt_gone gone;
+  const dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, &gone);
+  if (!t || t->w != w)
+    return pto_status_make(
+        PTO_STATUS_INVALID_ARGUMENT,
+        "parameter '%s': not a live tensor of this distributed worker: %s (only the worker that "
+        "allocated a tensor can use it)",
+        pp->name, t ? "it is another worker's" : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
+  *dtype = t->dtype;
+  *rank = t->rank;
+  *shape = t->shape;
+  return PTO_OK;
+}
+
 static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_arg *args,
                                   size_t nargs) {
   static const char fn[] = "pto_dist_worker_run";
@@ -2130,6 +2229,10 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   if (nargs && !args) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: args is NULL", fn);
   if (sig->nparams > 64)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: more than 64 host parameters", fn);
+  /* As a pto_worker checks its arguments: dims bound twice agree, static dims match, scalars have
+   * their parameter's dtype, host data is not NULL, read-only host tensors are only read. */
+  pto_status vs = pto__rt_validate_host_args(sig, args, nargs, dist_arg_view, w);
+  if (vs) return pto_status_annotate(vs, "%s", fn);
   PTO_RETURN_IF_ERROR(load_program(w, p));
 
   pto_host_ref refs[64];
@@ -2148,57 +2251,12 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
                                                      : pto_scalar_to_slot(a->scalar);
       continue;
     }
-    if (a->kind == PTO_ARG_DIST_TENSOR) {
-      pto__rt_gone gone;
-      dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, &gone);
-      if (!t || t->w != w) {
-        s = pto_status_make(
-            PTO_STATUS_INVALID_ARGUMENT,
-            "%s: parameter '%s': not a live tensor of this distributed worker: %s (only the "
-            "worker that allocated a tensor can use it)",
-            fn, pp->name,
-            t ? "it is another worker's" : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
-        break;
-      }
-      int bad = t->dtype != pp->dtype || t->rank != pp->rank;
-      for (int k = 0; !bad && k < t->rank; k++)
-        bad = pp->dims[k].sym < 0 && pp->dims[k].value >= 0 && pp->dims[k].value != t->shape[k];
-      if (bad) {
-        char got[96];
-        int o = 0;
-        for (int k = 0; k < t->rank && o < (int)sizeof got - 24; k++)
-          o += snprintf(got + o, sizeof got - (size_t)o, "%s%lld", k ? "x" : "",
-                        (long long)t->shape[k]);
-        s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                            "%s: parameter '%s' is %s of rank %d; the tensor passed is %s [%s]", fn,
-                            pp->name, pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(t->dtype),
-                            got);
-        break;
-      }
+    if (a->kind == PTO_ARG_DIST_TENSOR) { /* checked by dist_arg_view */
+      const dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, NULL);
       fill_ref(&refs[nt++], t->buf, t->rank, t->shape, t->dtype);
       continue;
     }
-    if (a->kind == PTO_ARG_DEVICE_TENSOR) {
-      s = pto_status_make(
-          PTO_STATUS_INVALID_ARGUMENT,
-          "%s: parameter '%s': a pto_worker's device tensor cannot cross to a distributed "
-          "worker; allocate it with pto_dist_alloc_tensor",
-          fn, pp->name);
-      break;
-    }
-    if (a->kind != PTO_ARG_HOST_TENSOR) {
-      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: parameter '%s' is a tensor", fn,
-                          pp->name);
-      break;
-    }
     const pto_host_tensor *h = &a->host;
-    if (h->dtype != pp->dtype || h->rank != pp->rank) {
-      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                          "%s: parameter '%s': expected %s of rank %d, got %s of rank %d", fn,
-                          pp->name, pto_dtype_name(pp->dtype), pp->rank, pto_dtype_name(h->dtype),
-                          h->rank);
-      break;
-    }
     int ok;
     uint64_t nb = bytes_of(h->rank, h->shape, h->dtype, &ok);
     if (!ok) {
@@ -2238,16 +2296,18 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   w->run_prog = p;
   w->fatal_code = 0;
   w->fatal[0] = '\0';
+  w->place_dry = 0;
   w->nposted = 0;
   memset(w->per_rank, 0, sizeof w->per_rank);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int32_t rc = pto_program_host_entry(p)(&api, &ha);
+  if (w->place_dry) placement_error(w);
   /* A host error after some calls were posted (a slice past the end for the next device, say)
    * aborts the run: a posted call waiting for a call that never comes fails at once, naming the
    * host, instead of at its deadline. The host's error comes first, the chips' after it. */
   if (rc || w->fatal_code) pto__dist_abort_raise(w->sh, PTO__DIST_HOST_RANK, run_epoch(w));
-  s = drain(w); /* every posted call finishes, even after a host error */
+  s = drain_as(w, PTO_STATUS_LAUNCH); /* every posted call finishes, even after a host error */
   clock_gettime(CLOCK_MONOTONIC, &t1);
   uint64_t ts = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
   gather(w, ts, (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec - ts);
@@ -2258,7 +2318,7 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
       /* The host failed on the chips' own error (a chip that died under a call): said once. */
       s = pto_status_annotate(s, "host @%s", sig->entry);
     } else {
-      pto_status hs = pto_status_make(PTO_STATUS_INTERNAL, "host @%s: %s%s%s", sig->entry, fatal,
+      pto_status hs = pto_status_make(PTO_STATUS_LAUNCH, "host @%s: %s%s%s", sig->entry, fatal,
                                       s ? "; then " : "", s ? pto_status_message(s) : "");
       pto_status_free(s);
       s = hs;
@@ -2269,8 +2329,10 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
     buffer *b = &w->bufs[i];
     if (b->kind == BUF_TEMP || b->kind == BUF_WINDOW)
       free_buffer(w, (uint32_t)i + 1);
-    else
+    else {
       b->nacc = 0;
+      b->run_seen = 0;
+    }
   }
   w->run_prog = NULL;
   if (s) return s;
@@ -2544,6 +2606,9 @@ static pto_status dist_copy_stacked_from(dworker *w, dtensor *t, const pto_host_
       memcmp(out->shape, t->shape, (size_t)t->rank * sizeof *t->shape) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: the host tensor must have the stacked tensor's dtype and shape",
+                           fn);
+  if (!out->data)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the host tensor has no data (NULL)",
                            fn);
   PTO_RETURN_IF_ERROR(sync_tensor(w, t, 1));
   stacked_copy(w, t, out, 1);

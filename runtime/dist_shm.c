@@ -763,11 +763,45 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
     }                                                                                              \
   } while (0)
 
+/* Floats' max and min as the interpreter and the tile ops compute them: fmax/fmin (a NaN operand
+ * is ignored unless both are) and, of +0 and -0, +0 for max and -0 for min (the bits ANDed or
+ * ORed), so the result is the same in every mode and rank order (a plain y > x ? y : x kept a NaN
+ * of rank 0 but dropped one of rank 1, and kept whichever zero came first). */
+#define FRED_LOOP(TY, UT)                                                                          \
+  do {                                                                                             \
+    if (op != PTO_DIST_RED_MAX && op != PTO_DIST_RED_MIN) {                                        \
+      RED_LOOP(TY);                                                                                \
+      break;                                                                                       \
+    }                                                                                              \
+    TY *a = dst;                                                                                   \
+    const TY *b = src;                                                                             \
+    int mx = op == PTO_DIST_RED_MAX;                                                               \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      TY x = a[i], y = b[i], z;                                                                    \
+      UT ux, uy;                                                                                   \
+      memcpy(&ux, &x, sizeof ux);                                                                  \
+      memcpy(&uy, &y, sizeof uy);                                                                  \
+      ux = mx ? ux & uy : ux | uy;                                                                 \
+      memcpy(&z, &ux, sizeof z);                                                                   \
+      a[i] = x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;                                \
+    }                                                                                              \
+  } while (0)
+
+/* x op y for f16/bf16 partials, in float (max and min as FRED_LOOP's). */
+static float red_wide(int op, float x, float y) {
+  float acc = x;
+  void *dst = &acc;
+  const void *src = &y;
+  int64_t n = 1;
+  FRED_LOOP(float, uint32_t);
+  return acc;
+}
+
 PTO_VECTORIZE
 static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   switch (dt) {
-  case PTO_DTYPE_F32: RED_LOOP(float); break;
-  case PTO_DTYPE_F64: RED_LOOP(double); break;
+  case PTO_DTYPE_F32: FRED_LOOP(float, uint32_t); break;
+  case PTO_DTYPE_F64: FRED_LOOP(double, uint64_t); break;
   case PTO_DTYPE_I8: RED_LOOP(int8_t); break;
   case PTO_DTYPE_I16: RED_LOOP(int16_t); break;
   case PTO_DTYPE_I32: RED_LOOP(int32_t); break;
@@ -786,10 +820,7 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
       float x = bf ? pto_bf16_to_f32(a[i]) : pto_f16_to_f32(a[i]);
       float y = bf ? pto_bf16_to_f32(b[i]) : pto_f16_to_f32(b[i]);
-      float z = op == PTO_DIST_RED_SUM    ? x + y
-                : op == PTO_DIST_RED_PROD ? x * y
-                : op == PTO_DIST_RED_MAX  ? (y > x ? y : x)
-                                          : (y < x ? y : x);
+      float z = red_wide(op, x, y);
       a[i] = bf ? pto_f32_to_bf16(z) : pto_f32_to_f16(z);
     }
     break;
@@ -812,11 +843,7 @@ static void fold_wide(int dt, int op, float *acc, const void *src, int64_t n, in
   const uint16_t *b = src;
   for (int64_t i = 0; i < n; i++) {
     float x = acc[i], y = wide_load(dt, b[i]);
-    acc[i] = first                     ? y
-             : op == PTO_DIST_RED_SUM  ? x + y
-             : op == PTO_DIST_RED_PROD ? x * y
-             : op == PTO_DIST_RED_MAX  ? (y > x ? y : x)
-                                       : (y < x ? y : x);
+    acc[i] = first ? y : red_wide(op, x, y);
   }
 }
 
@@ -993,6 +1020,13 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
   peer_ref self;
   if (E > 0 && peer_of(t, win->data, nbytes, r, &self)) return PTO_KERNEL_ERR_DIST;
   int64_t nsig = numel_of(sig);
+  /* One window passed as both (two parameters of one dist.window): the data would overwrite the
+   * signals, as the interpreter refuses it. */
+  const char *wlo = win->data, *slo = sig->data;
+  if (E > 0 && nsig > 0 && wlo < slo + nsig * 4 && slo < wlo + nbytes) {
+    snprintf(t->detail, sizeof t->detail, "rank %d: the signal window is the data window", r);
+    return PTO_KERNEL_ERR_DIST;
+  }
   if (kind == PTO_DIST_ALLREDUCE && mode != PTO_DIST_MODE_RING && t->gather && nsig >= n &&
       nbytes <= GATHER_BYTES)
     return gather_allreduce(t, win, sig->data, op);

@@ -800,6 +800,16 @@ pto_status pto__rt_validate_args(pto__rt_worker *w, const pto_signature *sig, co
  * and fills out. On failure everything allocated is released. */
 pto_status pto__rt_bind_args(pto__rt_worker *w, const pto_signature *sig, const pto_arg *args,
                              pto__rt_bound *out);
+/* The tensor of a distributed worker's argument that is not a host tensor (a resident or stacked
+ * one): its dtype, rank and shape, or an error naming the parameter. */
+typedef pto_status (*pto__rt_dist_view_fn)(void *ctx, const pto_sig_param *p, const pto_arg *a,
+                                           pto_dtype *dtype, int *rank, const int64_t **shape);
+/* pto__rt_validate_args for a distributed worker's host function (dist.c): host tensors and
+ * scalars checked alike (a dynamic dim bound twice must agree, static dims must match, host data
+ * must not be NULL, written host tensors must not overlap others), the other tensor arguments
+ * through dist_view. */
+pto_status pto__rt_validate_host_args(const pto_signature *sig, const pto_arg *args, size_t nargs,
+                                      pto__rt_dist_view_fn dist_view, void *ctx);
 /* Copies out/inout host tensors back (when copy_back) and frees the device copies. */
 void pto__rt_unbind_args(pto__rt_worker *w, pto__rt_bound *b, int copy_back);
 /* Writes the record's spans as [STRACE] lines on stderr. */

@@ -126,8 +126,10 @@ PTO_API int pto_dist_worker_chip_pid(const pto_dist_worker *w, int rank);
 /* Runs a host program (pto_program_is_host) once: args follow the host function's parameters:
  * host tensors (copied into the shared heap before, and out/inout ones back after; the heap
  * buffers are kept and reused by the next run of the same shapes), PTO_ARG_DIST_TENSOR for
- * resident and stacked tensors of this worker, scalars. The program's device set must have this
- * worker's size and ids. The chips load its callees at the first run. */
+ * resident and stacked tensors of this worker, scalars. The arguments are checked before anything
+ * runs, as pto_worker_run checks its own: dtypes, static dims, a dynamic dim bound twice must
+ * agree, no NULL host data, no read-only out/inout host tensor. The program's device set must have
+ * this worker's size and ids. The chips load its callees at the first run. */
 PTO_API PTO_MUST_USE pto_status pto_dist_worker_run(pto_dist_worker *w, const pto_program *p,
                                                     const pto_arg *args, size_t nargs);
 

@@ -1889,8 +1889,15 @@ class DistributedWorker:
     def free_tensor(self, t: DistTensor, *, worker_id: int | None = None) -> None:
         _check(_c.pto_dist_free_tensor(self._w(), t._ptr))
         self._tensors.pop(t._ptr, None)
+        t._freed = True
 
-    free_stacked_tensor = free_tensor
+    def free_stacked_tensor(self, t: DistTensor) -> None:
+        """Frees every shard; idempotent, as PyPTO's: a stacked tensor this worker freed before is
+        left alone (free_tensor of a freed tensor raises)."""
+        if isinstance(t, StackedDeviceTensor) and t._worker is self and getattr(t, "_freed", False):
+            self._w()
+            return
+        self.free_tensor(t)
 
     def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
         """PyPTO's malloc: nbytes on chip worker_id; returns its handle (a DistTensor's

@@ -63,7 +63,10 @@ def test_stacked_weight_placed_in_reverse(dw, scale, scale_placed):
     assert dw.copy_stacked_from(st, out=out) is out and np.array_equal(out, wts)
     with pytest.raises(pto.Error):
         dw.copy_stacked_from(st, out=np.empty((2, 16, 32), np.float32))
-    dw.free_tensor(st)
+    dw.free_stacked_tensor(st)
+    dw.free_stacked_tensor(st)                            # idempotent, as PyPTO's
+    with pytest.raises(pto.Error):                        # free_tensor is not
+        dw.free_tensor(st)
     with pytest.raises(pto.Error):                        # a freed tensor
         dw.run(scale, [st, np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32)])
 
@@ -168,8 +171,59 @@ def test_first_error_wins(dw):
     assert msg.index("rank 1 (pid") < msg.index("then rank 0 (pid"), msg
     assert "integer division by zero" in msg and "dist.wait aborted because rank 1 failed" in msg
     assert "timed out" not in msg
+    assert e.value.code == pto.LAUNCH                     # a launch error, as on one chip
     dw.run(fe, y, 1)
     assert np.array_equal(y, np.ones((1, 16), np.float32))
+
+
+ROTATE = """
+program rotate
+dynamic B
+kernel @k(inout %s: tensor[1, 4] f32) -> (tensor[1, 4] f32) {
+  %a = tile.load(%s, [0, 0], [1, 4])
+  %b = tile.adds(%a, 1.0)
+  %s1 = tile.store(%b, [0, 0], %s)
+  return %s1
+}
+orch @o(inout %s: tensor[1, 4] f32) -> (tensor[1, 4] f32) {
+  %a = call @k(%s)
+  return %a
+}
+host @main(inout %s: tensor[B, 1, 4] f32) {
+  %n = dist.world_size()
+  for %i in range(0, %n) {
+    %si = tensor.select(%s, %i)
+    %d = mod(%i + 1, %n)
+    call @o(%si) device=%d
+  }
+}
+"""
+
+
+def test_misplaced_shard_names_the_placement_that_fits():
+    # shard i goes to device i+1 (mod 3): the error names the placement of every call of the run
+    # (it named [1, 0, 2] before: the first call's shard swapped with the one on its device, which
+    # the second call then finds on the wrong device), a launch error; that placement runs.
+    rot = pto.compile(ROTATE, devices=3)
+    s = np.arange(12, dtype=np.float32).reshape(3, 1, 4)
+    with pto.DistributedWorker(devices=3, cores_per_chip=1) as w:
+        st = w.alloc_stacked_tensor(s)
+        with pytest.raises(pto.Error, match=r"argument 0 is shard 0 of a stacked tensor, resident "
+                           r"on device 0 \(worker_ids=\[0, 1, 2\]\); pass it to device=0, or "
+                           r"place the shards with worker_ids=\[1, 2, 0\]$") as e:
+            w.run(rot, st)
+        assert e.value.code == pto.LAUNCH
+        assert np.array_equal(w.copy_stacked_from(st), s)  # nothing ran
+        fit = w.alloc_stacked_tensor(s, worker_ids=[1, 2, 0])
+        w.run(rot, fit)
+        assert np.array_equal(w.copy_stacked_from(fit), s + 1)
+        # every shard to device 0: no placement fits, and the error says why
+        one = pto.compile(ROTATE.replace("mod(%i + 1, %n)", "0"), devices=3)
+        with pytest.raises(pto.Error, match=r"argument 0 is shard 1 of a stacked tensor, resident "
+                           r"on device 1 \(worker_ids=\[0, 1, 2\]\); pass it to device=1; no "
+                           r"placement of the shards fits \(the run passes two shards to device "
+                           r"0\)$"):
+            w.run(one, st)
 
 
 def test_benchmark_views(dw):

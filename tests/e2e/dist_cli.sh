@@ -95,6 +95,12 @@ ms=$((($(date +%s%N) - start) / 1000000))
 expect_out "rank 1: dist.wait timed out after 300 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
 expect_true "it failed within the timeout plus start-up ($ms ms)" test "$ms" -lt 10000
 
+# One window passed as both the data and the signal window of an allreduce: the compiled run
+# refused it as the interpreter does (it ran, overwriting its signals with the data).
+PTO_DIST_TIMEOUT_MS=5000 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/signal_is_data.ptir" --devices 2 --dim M=2 &&
+  expect_out "rank 0: the signal window is the data window" &&
+  expect_out "rank 1: the signal window is the data window"
+
 # The first error wins (issue #28 item 2): rank 1's orch fails while rank 0 waits for its
 # notify. The run reports rank 1's error, with its op and source line (the callees' position
 # tables are written into the copies the chips load), and rank 0's wait ends at

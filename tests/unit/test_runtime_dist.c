@@ -445,8 +445,10 @@ static void test_bad_device_index(void **state) {
   pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
   pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
   pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
-  assert_status_contains(pto_dist_worker_run(w, p, args, 2),
-                         "call @addone device=2: the device index is out of range (0 to 1)");
+  /* A launch error, as on one chip (it was PTO_STATUS_INTERNAL). */
+  pto_status s = pto_dist_worker_run(w, p, args, 2);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_LAUNCH);
+  assert_status_contains(s, "call @addone device=2: the device index is out of range (0 to 1)");
   /* The worker is still good. */
   pto_program *ok = host_program(host_blocks, 2, NULL, 2);
   assert_pto_ok(pto_dist_worker_run(w, ok, args, 2));
@@ -546,10 +548,14 @@ static void test_resident_and_stacked(void **state) {
   assert_pto_ok(pto_dist_copy_from(w, one, r, sizeof one));
   assert_memory_equal(one, shards, sizeof one);
   assert_status_contains(pto_dist_copy_to(w, r, one, 4), "4 bytes given, the tensor has 4096");
-  /* pto_dist_copy_stacked_from names what is wrong: no host tensor, a tensor that is not
-   * stacked, a host tensor of another shape. */
+  /* pto_dist_copy_stacked_from names what is wrong: no host tensor, one without data (it
+   * crashed in the copy), a tensor that is not stacked, a host tensor of another shape. */
   assert_status_contains(pto_dist_copy_stacked_from(w, st, NULL),
                          "pto_dist_copy_stacked_from: out is NULL");
+  pto_host_tensor nodata = tb;
+  nodata.data = NULL;
+  assert_status_contains(pto_dist_copy_stacked_from(w, st, &nodata),
+                         "pto_dist_copy_stacked_from: the host tensor has no data (NULL)");
   assert_status_contains(pto_dist_copy_stacked_from(w, r, &tb),
                          "pto_dist_copy_stacked_from: the tensor is not stacked (it is resident on "
                          "worker 1): copy it with pto_dist_copy_from");
@@ -587,6 +593,68 @@ static void test_resident_and_stacked(void **state) {
   assert_status_contains(pto_dist_copy_from(w, one, r, sizeof one), "not a live tensor");
   pto_program_release(p);
   pto_dist_worker_close(w); /* frees the stacked tensor */
+}
+
+/* The host function's arguments are checked as a pto_worker checks its own, before anything runs:
+ * a dynamic dim bound twice must agree, static dims must match, a host tensor needs data, an out
+ * tensor must be writable, a scalar has its parameter's dtype (a resident tensor's shape binds
+ * dims too). Before, the run went ahead (a y of other rows than x, a scalar of the wrong dtype
+ * read as bits), crashed on NULL data, or ran and then refused the read-only out tensor. */
+static void test_host_args_are_checked(void **state) {
+  (void)state;
+  static char sym_r[] = "R";
+  char *syms[1] = {sym_r};
+  hsig h;
+  make_sig(&h, 0, 2);
+  h.sig.nsyms = 1;
+  h.sig.syms = syms;
+  for (int i = 0; i < 2; i++) {
+    h.p[i].dims[0] = (pto_sig_dim){-1, 0}; /* [R, COLS] */
+    h.p[i].dims[1] = (pto_sig_dim){COLS, -1};
+  }
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_create_host(&h.sig, host_blocks, 1, &g_addone, 2, NULL, &p));
+  pto_dist_worker *w = open_worker(2, NULL);
+  xy2 *xy = xy2_new(1.0f);
+  assert_pto_ok(pto_dist_worker_run(w, p, xy->args, 2));
+  assert_true(xy->y[5] == xy->x[5] + 1.0f);
+
+  pto_host_tensor half = xy->ty;
+  const int64_t rows[2] = {ROWS, COLS}, cols[2] = {ROWS * 2, COLS + 1};
+  half.shape[0] = rows[0];
+  pto_arg a[2] = {xy->args[0], pto_arg_host(&half)};
+  assert_status_contains(pto_dist_worker_run(w, p, a, 2),
+                         "pto_dist_worker_run: parameter 'y': dynamic dim 'R' (dim 0) is 16, but "
+                         "parameter 'x' (dim 0) bound 'R' to 32; a symbol bound twice must agree");
+  pto_host_tensor wide;
+  pto_host_tensor_init(&wide, xy->y, PTO_DTYPE_F32, 2, cols);
+  a[1] = pto_arg_host(&wide);
+  assert_status_contains(pto_dist_worker_run(w, p, a, 2), "parameter 'y': expected shape");
+  pto_host_tensor nodata = xy->tx;
+  nodata.data = NULL;
+  a[0] = pto_arg_host_readonly(&nodata);
+  a[1] = xy->args[1];
+  assert_status_contains(pto_dist_worker_run(w, p, a, 2),
+                         "parameter 'x': the host tensor has no data (NULL)");
+  a[0] = xy->args[0];
+  a[1] = pto_arg_host_readonly(&xy->ty);
+  memset(xy->y, 0, sizeof xy->y);
+  assert_status_contains(pto_dist_worker_run(w, p, a, 2),
+                         "parameter 'y' is out, but its host tensor was passed read-only");
+  a[1] = pto_arg_f32(1.0f);
+  assert_status_contains(pto_dist_worker_run(w, p, a, 2), "parameter 'y': expected a tensor");
+  /* a resident tensor binds R too */
+  pto_dist_tensor *r = NULL;
+  assert_pto_ok(pto_dist_alloc_tensor(w, 2, rows, PTO_DTYPE_F32, NULL, 0, &r));
+  a[0] = pto_arg_dist(r);
+  a[1] = xy->args[1];
+  assert_status_contains(pto_dist_worker_run(w, p, a, 2),
+                         "parameter 'y': dynamic dim 'R' (dim 0) is 32, but parameter 'x' (dim 0) "
+                         "bound 'R' to 16");
+  assert_pto_ok(pto_dist_free_tensor(w, r));
+  pto_dist_worker_close(w);
+  pto_program_release(p);
+  free(xy);
 }
 
 static void test_modes(void **state) {
@@ -1871,6 +1939,7 @@ int main(void) {
       cmocka_unit_test(test_bad_device_index),
       cmocka_unit_test(test_resident_and_stacked),
       cmocka_unit_test(test_modes),
+      cmocka_unit_test(test_host_args_are_checked),
       cmocka_unit_test(test_killed_chip),
       cmocka_unit_test(test_stale_handles_are_refused),
       cmocka_unit_test(test_chips_outlive_the_opening_thread),

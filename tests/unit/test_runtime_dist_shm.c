@@ -263,8 +263,21 @@ static void test_allreduce(void **state) {
 /* Every op's bits with special values (NaN, signed zeros, infinities, a denormal, overflow) on a
  * window of 383 elements (chunks and vector loops with tails), in both schedules and both modes:
  * reduce_into's loops are vectorized (dist_shm.c PTO_VECTORIZE) and must give the bits of one
- * element at a time in rank order, a NaN kept or dropped as `v > want ? v : want` does. */
+ * element at a time in rank order; max and min as the interpreter's (fmax/fmin: a NaN dropped
+ * unless both are; +0 above -0), which no order changes. */
 enum { SPECIAL_N = 383 };
+
+static float ref_maxmin(int op, float a, float b) {
+  if (a == b) { /* zeros of both signs: max +0 (bits ANDed), min -0 (ORed) */
+    uint32_t x, y;
+    memcpy(&x, &a, 4);
+    memcpy(&y, &b, 4);
+    x = op == PTO_DIST_RED_MAX ? x & y : x | y;
+    memcpy(&a, &x, 4);
+    return a;
+  }
+  return op == PTO_DIST_RED_MAX ? fmaxf(a, b) : fminf(a, b);
+}
 
 static float special(int r, int i) {
   static const float k[] = {NAN,   -0.0f,   0.0f,     INFINITY, -INFINITY, 1e-45f, -1.5f,
@@ -319,8 +332,7 @@ static void test_allreduce_special_values_keep_their_bits(void **state) {
               float v = special(q, i);
               want = op == PTO_DIST_RED_SUM    ? want + v
                      : op == PTO_DIST_RED_PROD ? want * v
-                     : op == PTO_DIST_RED_MAX  ? (v > want ? v : want)
-                                               : (v < want ? v : want);
+                                               : ref_maxmin(op, want, v);
             }
             float w = want;
             for (int r = 0; r < n; r++)
