@@ -826,10 +826,9 @@ static void mark_broken(dworker *w, int r, const char *how) {
   w->broken = 1;
 }
 
-/* The state letter of /proc/<pid>/stat ('R', 'S', 'T' stopped, 't' traced, ...), or '?'. */
-static char proc_state(int pid) {
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+/* The state letter of a /proc stat file ('R', 'S', 'T' stopped, 't' traced, ...), or '?'. */
+static char stat_state(const char *path) {
+  char buf[512];
   FILE *f = fopen(path, "r");
   if (!f) return '?';
   size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -839,10 +838,21 @@ static char proc_state(int pid) {
   return e && e[1] == ' ' && e[2] ? e[2] : '?';
 }
 
+/* The state letter of /proc/<pid>/stat, as stat_state. */
+static char proc_state(int pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  return stat_state(path);
+}
+
 /* Adds one thread's CPU time and run-queue wait (ns) to *cpu and *wait, from Linux's schedstat
- * at path ("on-CPU ns, run-queue wait ns, timeslices"); -1 where it cannot be read. */
-static int add_schedstat(const char *path, uint64_t *wait, uint64_t *cpu) {
-  char buf[96];
+ * in the thread's folder dir ("on-CPU ns, run-queue wait ns, timeslices"), and sets *runnable
+ * when its stat says running or runnable ('R'); -1 where schedstat cannot be read. */
+static int add_schedstat(const char *dir, uint64_t *wait, uint64_t *cpu, int *runnable) {
+  char buf[96], path[128];
+  snprintf(path, sizeof path, "%s/stat", dir);
+  if (stat_state(path) == 'R') *runnable = 1;
+  snprintf(path, sizeof path, "%s/schedstat", dir);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   ssize_t got = read(fd, buf, sizeof buf - 1);
@@ -856,21 +866,22 @@ static int add_schedstat(const char *path, uint64_t *wait, uint64_t *cpu) {
   return 0;
 }
 
-/* The time chip r's threads have waited runnable for a CPU, and have run, summed (ns): a forked
- * chip's every thread (/proc/PID/task), a chip on a thread of this process that thread and its
- * worker's cores. 0, or -1 where /proc cannot tell (the stall check then counts the wall clock
- * alone). */
-static int chip_sched(dworker *w, int r, uint64_t *wait, uint64_t *cpu) {
+/* The time chip r's threads have waited runnable for a CPU, and have run, summed (ns), and
+ * whether one of them is running or runnable now (*runnable): a forked chip's every thread
+ * (/proc/PID/task), a chip on a thread of this process that thread and its worker's cores. 0, or
+ * -1 where /proc cannot tell (the stall check then counts the wall clock alone). */
+static int chip_sched(dworker *w, int r, uint64_t *wait, uint64_t *cpu, int *runnable) {
   char path[64], tpath[96];
   *wait = *cpu = 0;
+  *runnable = 0;
   if (w->threads) {
     const chip_state *cs = w->chip_st[r];
     int tids[65];
     tids[0] = cs->tid;
     int n = 1 + (cs->wk ? pto__rt_worker_core_tids(cs->wk, tids + 1, 64) : 0);
     for (int i = 0; i < n; i++) {
-      snprintf(tpath, sizeof tpath, "/proc/self/task/%d/schedstat", tids[i]);
-      if (add_schedstat(tpath, wait, cpu)) return -1;
+      snprintf(tpath, sizeof tpath, "/proc/self/task/%d", tids[i]);
+      if (add_schedstat(tpath, wait, cpu, runnable)) return -1;
     }
     return 0;
   }
@@ -880,8 +891,8 @@ static int chip_sched(dworker *w, int r, uint64_t *wait, uint64_t *cpu) {
   int n = 0;
   for (struct dirent *e; (e = readdir(d));) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    snprintf(tpath, sizeof tpath, "%s/%.16s/schedstat", path, e->d_name);
-    if (!add_schedstat(tpath, wait, cpu)) n++; /* one that has just ended: left out */
+    snprintf(tpath, sizeof tpath, "%s/%.16s", path, e->d_name);
+    if (!add_schedstat(tpath, wait, cpu, runnable)) n++; /* one that has just ended: left out */
   }
   closedir(d);
   return n ? 0 : -1;
@@ -897,9 +908,10 @@ static int chip_sched(dworker *w, int r, uint64_t *wait, uint64_t *cpu) {
  * chip work (post). Time the chip was runnable but got no CPU (beside busy processes on a loaded
  * host) is not its fault and does not count: from the first check a quarter of the deadline
  * after that progress (a chip that progresses costs no reads), the chip's threads' run-queue
- * wait (Linux schedstat) is taken off, but never more than the time none of them ran, so a
- * kernel spinning in an endless loop is caught once its CPU time reaches the deadline, and a
- * chip asleep for good (waiting on nothing) by the wall clock. */
+ * wait (Linux schedstat) is taken off, but never more than the time none of them ran (all of
+ * it while one of them is runnable), so a kernel spinning in an endless loop is caught once its
+ * CPU time reaches the deadline, and a chip asleep for good (waiting on nothing) by the wall
+ * clock. */
 static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   pto__dist_chip *c = &w->sh->chips[r];
   if (!w->progress_ms || c->pid <= 0 || atomic_load(&c->head) == atomic_load(&c->tail)) return 0;
@@ -917,7 +929,8 @@ static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
   if (l->base_from != from) { /* the first check that far past it: the chip's clocks now */
     l->base_from = from;
     l->base_at = now;
-    l->base_ok = !chip_sched(w, r, &l->base_wait, &l->base_cpu);
+    int runnable;
+    l->base_ok = !chip_sched(w, r, &l->base_wait, &l->base_cpu, &runnable);
   }
   if (now - from <= limit) return 0;
   if (!w->threads) { /* a process: running, not stopped (a thread stops only with the host) */
@@ -926,12 +939,18 @@ static int stalled(dworker *w, int r, uint64_t now, char *how, size_t n) {
     if (st == 'T' || st == 't') return 0;
   }
   uint64_t wait, cpu;
-  if (l->base_ok && now > l->base_at && !chip_sched(w, r, &wait, &cpu)) {
+  int runnable;
+  if (l->base_ok && now > l->base_at && !chip_sched(w, r, &wait, &cpu, &runnable)) {
     uint64_t span = now - l->base_at;
     uint64_t waited = wait > l->base_wait ? wait - l->base_wait : 0;
     uint64_t ran = cpu > l->base_cpu ? cpu - l->base_cpu : 0;
     uint64_t idle = span > ran ? span - ran : 0; /* at most the time none of its threads ran */
-    if (now - from - (waited < idle ? waited : idle) <= limit) return 0;
+    /* Linux adds a wait to schedstat when it ends (the thread gets a CPU): a thread runnable now
+     * may have waited since long before this look (beside busy processes, hundreds of ms), and
+     * that wait is not in waited yet. A chip with a runnable thread is then charged its CPU time
+     * alone, as a kernel spinning for good is (caught once its CPU time reaches the deadline). */
+    uint64_t off = runnable ? idle : waited < idle ? waited : idle;
+    if (now - from - off <= limit) return 0;
   }
   int len = snprintf(how, n,
                      "has made no progress for %u ms (PTO_DIST_TIMEOUT_MS: no task completed, no "
