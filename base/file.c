@@ -193,9 +193,22 @@ void pto_file_remove_temps(void) {
     if (atomic_load(&g_temps[i].state) == 2 && g_temps[i].pid == self) unlink(g_temps[i].path);
 }
 
+/* The template of a temp file beside path, "<path>.tmp-XXXXXX", with the file name cut so the
+ * temp file's name stays within NAME_MAX (255 bytes): a file whose name has 250 bytes may be
+ * written, so its temp file must be creatable too. 0, or -1 when it does not fit in cap. */
+static int temp_template(char *tmp, size_t cap, const char *path) {
+  static const char suffix[] = ".tmp-XXXXXX";
+  const char *slash = strrchr(path, '/');
+  size_t dirlen = slash ? (size_t)(slash + 1 - path) : 0;
+  size_t base = strlen(path + dirlen), keep = NAME_MAX - (sizeof suffix - 1);
+  if (base > keep) base = keep;
+  int n = snprintf(tmp, cap, "%.*s%.*s%s", (int)dirlen, path, (int)base, path + dirlen, suffix);
+  return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
 pto_status pto_file_write_atomic(const char *path, const void *data, size_t len, mode_t mode) {
   char tmp[PATH_MAX];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
+  if (temp_template(tmp, sizeof tmp, path) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
   int slot;
   int fd = temp_create(tmp, &slot);
@@ -419,7 +432,7 @@ pto_status pto_file_replace(const char *path, const void *const *bufs, const siz
                            "cannot write %s: %s (the old file is unchanged)", path,
                            strerror(errno));
   char tmp[PATH_MAX + 16];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target) >= (int)sizeof tmp)
+  if (temp_template(tmp, sizeof tmp, target) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
   int slot;
   int fd = temp_create(tmp, &slot);
