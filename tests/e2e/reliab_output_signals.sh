@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# pto killed (SIGTERM, SIGHUP) while it writes an output: the old file stays as it was and no
-# partial temp file is left beside it (a 64 MB FILE.npy.tmp-XXXXXX was, before the command line
-# removed its temp files on those signals); the process still ends by the signal.
+# pto killed (SIGTERM, SIGHUP, SIGKILL) while it writes an output: the old file stays as it was
+# and no partial temp file is left beside it (a 64 MB FILE.npy.tmp-XXXXXX was, before the command
+# line removed its temp files on SIGTERM and SIGHUP, and, for SIGKILL, which no handler sees,
+# before the output was written to an unnamed O_TMPFILE file, named only once complete); the
+# process still ends by the signal.
 # A file that grows past `ulimit -f` (SIGXFSZ, whose default action killed pto, leaving the
 # partial temp file, or a compile's half-built dir and cache temp dir) fails the write with
 # "File too large", reported as a full disk is: exit 1, the old file as it was, nothing left.
@@ -10,7 +12,12 @@ export PTO_CACHE_DIR="$T/cache"
 cd "$T" || exit 1
 
 run_pto 0 compile "$EX/add.ptir" -o "$T/w"
-for sig in TERM HUP; do
+# Whether pto (pid $1) is writing the output: a named temp file, or an unnamed one open in $T.
+TP=$(pwd -P)
+writing() {
+  compgen -G 'c.npy.tmp-*' >/dev/null || ls -l "/proc/$1/fd" 2>/dev/null | grep -qF -- "$TP/#"
+}
+for sig in TERM HUP KILL; do
   caught=0
   # The kill lands while the temp file exists (it is sent as soon as the file shows); a run
   # that wrote it all before the kill is tried again.
@@ -19,7 +26,7 @@ for sig in TERM HUP; do
     echo precious >c.npy
     "$PTO" run "$T/w" --dim M=131072 --out c=c.npy >/dev/null 2>&1 &
     pid=$!
-    until compgen -G 'c.npy.tmp-*' >/dev/null || ! kill -0 "$pid" 2>/dev/null; do :; done
+    until writing "$pid" || ! kill -0 "$pid" 2>/dev/null; do :; done
     kill -"$sig" "$pid" 2>/dev/null
     wait "$pid"
     rc=$?
