@@ -193,9 +193,22 @@ void pto_file_remove_temps(void) {
     if (atomic_load(&g_temps[i].state) == 2 && g_temps[i].pid == self) unlink(g_temps[i].path);
 }
 
+/* The template of a temp file beside path, "<path>.tmp-XXXXXX", with the file name cut so the
+ * temp file's name stays within NAME_MAX (255 bytes): a file whose name has 250 bytes may be
+ * written, so its temp file must be creatable too. 0, or -1 when it does not fit in cap. */
+static int temp_template(char *tmp, size_t cap, const char *path) {
+  static const char suffix[] = ".tmp-XXXXXX";
+  const char *slash = strrchr(path, '/');
+  size_t dirlen = slash ? (size_t)(slash + 1 - path) : 0;
+  size_t base = strlen(path + dirlen), keep = NAME_MAX - (sizeof suffix - 1);
+  if (base > keep) base = keep;
+  int n = snprintf(tmp, cap, "%.*s%.*s%s", (int)dirlen, path, (int)base, path + dirlen, suffix);
+  return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
 pto_status pto_file_write_atomic(const char *path, const void *data, size_t len, mode_t mode) {
   char tmp[PATH_MAX];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
+  if (temp_template(tmp, sizeof tmp, path) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
   int slot;
   int fd = temp_create(tmp, &slot);
@@ -395,6 +408,59 @@ pto_status pto_file_read(const char *path, uint64_t max_bytes, uint8_t **out_buf
   return PTO_OK;
 }
 
+/* An unnamed file (O_TMPFILE) in the directory of target, or -1 where the file system has none
+ * or /proc is missing (linkat names it through /proc/self/fd). A process killed while it writes
+ * one (SIGKILL, which no handler sees) leaves nothing behind; the named temp file it replaces
+ * stayed, as large as the output. */
+static int temp_open_unnamed(const char *target) {
+  char dir[PATH_MAX];
+  const char *slash = strrchr(target, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == target)
+    snprintf(dir, sizeof dir, "/");
+  else if (snprintf(dir, sizeof dir, "%.*s", (int)(slash - target), target) >= (int)sizeof dir)
+    return -1;
+  if (access("/proc/self/fd", X_OK) != 0) return -1;
+  return open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+}
+
+/* Names the unnamed file fd tmp (a template ending in XXXXXX, filled in here) and tracks it as
+ * temp_create does, with signals blocked between the two. 0, or -1 with errno kept (nothing was
+ * named then). */
+static int temp_link(int fd, char *tmp, int *slot) {
+  static const char k_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  char *x = tmp + strlen(tmp) - 6;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t r = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^
+               (uint64_t)(uintptr_t)tmp;
+  sigset_t all, was;
+  sigfillset(&all);
+  int masked = pthread_sigmask(SIG_BLOCK, &all, &was) == 0;
+  atomic_fetch_add(&g_creating, 1);
+  int rc = -1, err = EINTR;
+  *slot = -1;
+  for (int tries = 0; tries < 100 && !atomic_load(&g_ending); tries++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    for (int i = 0; i < 6; i++)
+      x[i] = k_chars[(r >> (16 + 6 * i)) % (sizeof k_chars - 1)];
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) {
+      rc = 0;
+      *slot = temp_track(tmp);
+      break;
+    }
+    err = errno;
+    if (err != EEXIST) break;
+  }
+  atomic_fetch_sub(&g_creating, 1);
+  if (masked) pthread_sigmask(SIG_SETMASK, &was, NULL);
+  errno = err;
+  return rc;
+}
+
 pto_status pto_file_replace(const char *path, const void *const *bufs, const size_t *lens,
                             int nbufs) {
   if (!path) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_replace: path is NULL");
@@ -419,12 +485,17 @@ pto_status pto_file_replace(const char *path, const void *const *bufs, const siz
                            "cannot write %s: %s (the old file is unchanged)", path,
                            strerror(errno));
   char tmp[PATH_MAX + 16];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target) >= (int)sizeof tmp)
+  if (temp_template(tmp, sizeof tmp, target) != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "path too long: %s", path);
-  int slot;
-  int fd = temp_create(tmp, &slot);
-  if (fd < 0)
-    return pto_status_make(PTO_STATUS_IO, "cannot write next to %s: %s", target, strerror(errno));
+  /* Written unnamed where the file system allows it, named only once complete. */
+  int slot = -1, named = 0;
+  int fd = temp_open_unnamed(target);
+  if (fd < 0) {
+    fd = temp_create(tmp, &slot);
+    if (fd < 0)
+      return pto_status_make(PTO_STATUS_IO, "cannot write next to %s: %s", target, strerror(errno));
+    named = 1;
+  }
   int err = 0;
   for (int i = 0; i < nbufs && !err; i++) {
     const char *p = bufs[i];
@@ -449,9 +520,15 @@ pto_status pto_file_replace(const char *path, const void *const *bufs, const siz
       fchown(fd, st.st_uid, st.st_gid) != 0)
     err = errno;
   if (!err && fsync(fd) != 0) err = errno;
+  if (!err && !named) {
+    if (temp_link(fd, tmp, &slot) == 0)
+      named = 1;
+    else
+      err = errno;
+  }
   if (close(fd) != 0 && !err) err = errno;
   if (!err && rename(tmp, target) != 0) err = errno;
-  if (err) unlink(tmp);
+  if (err && named) unlink(tmp);
   temp_untrack(slot);
   if (err) {
     return pto_status_make(PTO_STATUS_IO, "cannot write %s: %s (the old file is unchanged)", path,

@@ -1406,6 +1406,45 @@ static void write_callee_positions(const pto_ir_program *ir, const char *dir) {
   pto_manifest_free(&m);
 }
 
+/* pto_compile_to_dir writes a whole work dir into dir, over the files of the one there. Into a
+ * directory that is not a work dir (no manifest.json that reads as pto's), a name it would write
+ * that is taken is refused rather than replaced: a user's own program.ptir or manifest.json there
+ * was overwritten (pto.compile(..., work_dir=".") in the user's folder), where `pto compile -o`
+ * refuses it. A missing or empty dir, or one without those names, is written as before. */
+static pto_status check_dir_is_ours(const char *dir) {
+  static const char *const k_names[] = {
+      PTO_MANIFEST_FILENAME,
+      "program.ptir",
+      "positions.json",
+      "orchestration",
+      "kernels",
+      "host",
+      "callees",
+      "key.txt",
+  };
+  if (!dir) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_compile_to_dir: dir is NULL");
+  pto_manifest m;
+  memset(&m, 0, sizeof m);
+  pto_status e = pto_manifest_read(dir, &m);
+  pto_manifest_free(&m);
+  if (!e) return PTO_OK;
+  char path[PATH_MAX];
+  struct stat st;
+  for (size_t i = 0; i < sizeof k_names / sizeof k_names[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, k_names[i]);
+    if (lstat(path, &st) != 0) continue;
+    pto_status_free(e);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "pto_compile_to_dir: %s holds %s, and it is not a pto work dir (no "
+                           "manifest.json of pto's): a work dir would replace it, and pto never "
+                           "overwrites a file it did not write; move it away, or choose a new or "
+                           "empty directory",
+                           dir, path);
+  }
+  pto_status_free(e);
+  return PTO_OK;
+}
+
 pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options *opt,
                               const char *dir, int use_cache) {
   pto_compile_options defaults;
@@ -1422,7 +1461,8 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
     pto_ir_program_destroy(kprog);
     return s;
   }
-  s = pto_file_mkdirs(dir, 0755);
+  s = check_dir_is_ours(dir);
+  if (!s) s = pto_file_mkdirs(dir, 0755);
   if (!s) {
     if (use_cache) {
       pto_signature sig;

@@ -112,6 +112,7 @@ typedef struct pto__rt_chunk pto__rt_chunk;
 typedef struct pto__rt_bump {
   pto__rt_chunk *first;
   pto__rt_chunk *cur;
+  size_t live; /* bytes handed out since the last reset */
 } pto__rt_bump;
 
 /* 16-byte aligned, uninitialised; NULL when out of memory. */

@@ -1187,6 +1187,27 @@ static void release_task(pto__rt_launch *L, pto__rt_task *t) {
   }
 }
 
+/* Every task of a launch is kept until the launch ends (its id, dependencies and records), so the
+ * bytes its tasks hold are bounded, by the device's memory size but at least 1 GiB (some 1.8
+ * million tasks of two tensors): an orchestration that submits without end (a loop of 2^62
+ * calls) fails the launch, rather than growing the host's memory until the system kills the
+ * process. Also keeps the 32-bit task ids from wrapping. 1 after failing. */
+#define PTO__RT_MIN_TASK_RECORD_BYTES (1ull << 30)
+
+static int32_t check_task_records(pto__rt_launch *L, kname_t *kname) {
+  const pto__rt_devmem *m = &L->w->mem;
+  uint64_t cap = m->size > PTO__RT_MIN_TASK_RECORD_BYTES ? m->size : PTO__RT_MIN_TASK_RECORD_BYTES;
+  if (L->bump.live < cap && L->ntasks < UINT32_MAX) return 0;
+  return orch_fail_code(
+      L, PTO_STATUS_OUT_OF_MEMORY,
+      "submit of %s: too many tasks in one launch: its %u tasks so far hold %zu bytes of "
+      "records, the most a launch may hold (%llu: the device memory size, at least 1 GiB); a "
+      "launch keeps every task it submits until it ends: split the work into several launches, "
+      "or raise %s",
+      kn(kname), L->ntasks, L->bump.live, (unsigned long long)cap,
+      m->knob ? m->knob : "the device memory size");
+}
+
 /* One task: kernel_id -1 is a dummy. Returns 0 with the task id in *out_id, or 1 after failing
  * (a failure before phase 2e leaves no trace in the launch; the arena is the launch's). */
 static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_type,
@@ -1196,7 +1217,9 @@ static int32_t submit_one(pto__rt_launch *L, int32_t kernel_id, int32_t core_typ
   if (atomic_load_explicit(&L->failed, memory_order_relaxed)) return 1;
   kname_t kname = {L, kernel_id, {0}};
   submit_work w;
-  if (check_submit(L, kernel_id, core_type, args, nargs, x, &kname, &w) != 0) return 1;
+  if (check_submit(L, kernel_id, core_type, args, nargs, x, &kname, &w) != 0 ||
+      check_task_records(L, &kname) != 0)
+    return 1;
   pto__rt_task *t = alloc_task(L, &kname, &w);
   if (!t || bind_args(L, args, nargs, x, &kname, &w) != 0 ||
       init_task(L, t, kernel_id, core_type, args, nargs, x, &kname, &w) != 0 ||

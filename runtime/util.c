@@ -390,6 +390,7 @@ void *pto__rt_bump_alloc(pto__rt_bump *b, size_t size) {
     if (c->cap - c->used >= size) {
       void *p = c->data + c->used;
       c->used += size;
+      b->live += size;
       return p;
     }
     if (!c->next) break;
@@ -408,12 +409,14 @@ void *pto__rt_bump_alloc(pto__rt_bump *b, size_t size) {
   else
     b->first = c;
   b->cur = c;
+  b->live += size;
   return c->data;
 }
 
 void pto__rt_bump_reset(pto__rt_bump *b) {
   b->cur = b->first;
   if (b->cur) b->cur->used = 0;
+  b->live = 0;
 }
 
 void pto__rt_bump_fini(pto__rt_bump *b) {

@@ -306,6 +306,7 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
       if (!syms.known[si]) syms.v[si] = arrays[j].shape[d], syms.known[si] = 1;
     }
   }
+  uint64_t total = 0; /* bytes of the tensors so far */
   for (int j = 0; j < sig->nparams && !s; j++) {
     const pto_sig_param *sp = &sig->params[j];
     const cli_named *in = find_named(a->ins, a->nins, sp->name);
@@ -355,6 +356,24 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
                           "parameter '%s': shape [%s] %s is too large: its size in bytes "
                           "overflows 64 bits (check --dim and --arg values)",
                           sp->name, dims, pto_dtype_name(sp->dtype));
+      break;
+    }
+    total += (uint64_t)nbytes;
+    if ((uint64_t)nbytes > CLI_DEVICE_MEMORY_BYTES || total > CLI_DEVICE_MEMORY_BYTES) {
+      /* The tensors could never be placed together: refused before this one's host copy is
+       * allocated and filled (an add of --dim M=10000000 filled 15 GB of host memory for 51 s,
+       * then the launch failed "out of device memory"; a little more and the system kills the
+       * process). */
+      char dims[PTO_MAX_RANK * 24] = "";
+      for (int k = 0; k < sp->rank; k++)
+        snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", k ? "x" : "",
+                 (long long)shape[k]);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "parameter '%s': shape [%s] %s (%lld bytes) brings the run's tensors "
+                          "to more than the %llu bytes of device memory that hold them: they "
+                          "can never be placed (check --dim and --arg values, or the .npy files)",
+                          sp->name, dims, pto_dtype_name(sp->dtype), (long long)nbytes,
+                          CLI_DEVICE_MEMORY_BYTES);
       break;
     }
     d->nbytes = (size_t)nbytes;

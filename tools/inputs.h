@@ -18,6 +18,11 @@ int cli_parse_devices(const char *text, int32_t out[PTO_MAX_DEVICES], char *err,
 /* The value of a dynamic dim that neither --dim nor a .npy input binds (a note says so). */
 #define CLI_DEFAULT_DIM 128
 
+/* The memory that holds a run's tensors on the workers pto run and pto bench open: the default
+ * device memory of an L2 worker (pto_run_config) and shared heap of a distributed one
+ * (pto_dist_config), which the command line does not change. */
+#define CLI_DEVICE_MEMORY_BYTES (1ull << 30)
+
 #define CLI_MAX_OPTS 64
 
 typedef struct cli_named {

@@ -269,7 +269,20 @@ static void on_fatal_signal(int sig) {
   raise(sig);
 }
 
+/* SIGXFSZ (a file grew past `ulimit -f`): caught, so the write that crossed the limit fails with
+ * EFBIG and is reported like a full disk (the old file kept, the temp file removed), where the
+ * default action killed pto and left the partial temp file. Tools pto runs get the default again
+ * (exec resets a caught signal). */
+static void on_file_size_limit(int sig) { (void)sig; }
+
 static void remove_temps_on_signals(void) {
+  struct sigaction xfsz;
+  if (sigaction(SIGXFSZ, NULL, &xfsz) == 0 && xfsz.sa_handler != SIG_IGN) {
+    memset(&xfsz, 0, sizeof xfsz);
+    xfsz.sa_handler = on_file_size_limit;
+    sigemptyset(&xfsz.sa_mask);
+    sigaction(SIGXFSZ, &xfsz, NULL);
+  }
   static const int k_sigs[] = {SIGINT, SIGTERM, SIGHUP};
   for (size_t i = 0; i < sizeof k_sigs / sizeof k_sigs[0]; i++) {
     struct sigaction old;

@@ -403,10 +403,14 @@ static int publish(const char *cmd, const char *dir, const char *tmp, const wd_l
 static int check_dir(const char *cmd, const char *dir, int force, const wd_list *own, int record,
                      int is_pto_dir) {
   memset(&g_walk, 0, sizeof g_walk);
-  g_walk.skip = strlen(dir);
+  /* DIR/. : a DIR that is a symlink to a directory has that directory's files checked (nftw
+   * without following links stopped at the link itself, and such a DIR was taken as empty). */
+  char top[PATH_MAX];
+  snprintf(top, sizeof top, "%s/.", dir);
+  g_walk.skip = strlen(top);
   g_walk.own = is_pto_dir ? own : NULL;
   g_walk.record = record;
-  nftw(dir, check_one, 16, FTW_PHYS | FTW_ACTIONRETVAL);
+  nftw(top, check_one, 16, FTW_PHYS | FTW_ACTIONRETVAL);
   if (force || (!g_walk.nedited && !g_walk.nforeign)) return 0;
   if (g_walk.nedited)
     return cli_usage_error(

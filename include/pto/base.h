@@ -161,7 +161,9 @@ PTO_API PTO_MUST_USE pto_status pto_file_read_stream(FILE *f, const char *name, 
 PTO_API PTO_MUST_USE pto_status pto_file_write_atomic(const char *path, const void *data,
                                                       size_t len, mode_t mode);
 /* Replaces a user's file with the concatenation of bufs through a temp file in the same
- * directory, fsync and a rename, so a full disk or a crash never leaves a truncated file; an
+ * directory, fsync and a rename, so a full disk or a crash never leaves a truncated file (the
+ * temp file is unnamed, O_TMPFILE, until complete where the file system allows: a process killed
+ * meanwhile, by SIGKILL too, leaves no temp file either); an
  * existing file keeps its mode and owner, and a symlink keeps pointing at its target, which gets
  * the new contents; a file this process may not write (access(2): a read-only mode) is refused.
  * On failure the old file is unchanged and the temp file removed. */

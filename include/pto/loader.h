@@ -174,7 +174,10 @@ PTO_API PTO_MUST_USE pto_status pto_compile_uncached(const pto_ir_program *p,
  * use_cache the binary cache's entry for the key is copied in (every file checked against its
  * hash on the way), after building and publishing it on a miss; without, dir is built directly.
  * Beside the manifest (no part of it or of the key), positions.json maps op ids to this IR's
- * source lines for launch errors; a host program's callees (dir/callees/<orch>/) get theirs. */
+ * source lines for launch errors; a host program's callees (dir/callees/<orch>/) get theirs.
+ * A dir that is not a work dir (no manifest.json of pto's) holding a name a work dir has at its
+ * top (manifest.json, program.ptir, kernels/, ...) is refused (INVALID_ARGUMENT), never
+ * overwritten. */
 PTO_API PTO_MUST_USE pto_status pto_compile_to_dir(const pto_ir_program *p,
                                                    const pto_compile_options *opt, const char *dir,
                                                    int use_cache);

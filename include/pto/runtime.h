@@ -13,7 +13,9 @@
  * order of submission. Fresh device memory (out parameters' copies, tensor.create, tensors
  * allocated without init) reads as zeros, so runs are deterministic. An orchestration that runs
  * far ahead of the cores waits (max_inflight_tasks), as does a tensor.create that finds no
- * memory while running tasks can still give some back.
+ * memory while running tasks can still give some back. A launch keeps every task until it ends:
+ * their records may hold up to the device memory size (at least 1 GiB), and a submit past that
+ * fails the launch (OUT_OF_MEMORY, "too many tasks in one launch").
  *
  * Lifetime: pto_worker, pto_handle, pto_device_tensor and pto_completion values are tokens, not
  * pointers. Closing a worker frees every handle and device tensor it made; a token that outlived

@@ -315,7 +315,8 @@ def compile(path_or_text: str | os.PathLike, entry: str | None = None, *,
     ints is a sample shape of an unshaped tensor parameter: x=(64, 128)). devices: the device
     set of a host (L3) program, N (ids 0..N-1) or a list of ids. work_dir: also write the
     complete work dir there (pto compile -o DIR: the cache's entry copied in, hand-editable,
-    loadable with CompiledProgram.from_dir) and load the program from it."""
+    loadable with CompiledProgram.from_dir) and load the program from it; a DIR that is not a
+    work dir holding a name a work dir has (program.ptir, manifest.json, ...) is refused."""
     if not isinstance(path_or_text, (str, os.PathLike)) or isinstance(path_or_text, bytes):
         raise _fail(f"compile: the program is a .ptir path, a work dir or PTIR text (str), not "
                     f"{type(path_or_text).__name__}")

@@ -77,6 +77,15 @@ run_pto 2 compile "$EX/add.ptir" -o "$T/cw" && expect_out "(and 1 more) was not 
 run_pto 0 compile "$EX/add.ptir" -o "$T/cw" --force
 expect_true "--force keeps files pto did not write" test -f "$T/cw/notes.txt" -a -f "$T/cw/mine/data"
 expect_true "--force removed the previous program's files" test ! -e "$T/cw/kernels/scale.ll"
+# -o a symlink to a directory holding a file pto did not write is refused as the directory
+# itself is (the check walked the link, not the directory, and compiled into it: exit 0).
+mkdir "$T/owndir" && echo keep >"$T/owndir/keep" && ln -s owndir "$T/linked-o"
+run_pto 2 compile "$EX/add.ptir" -o "$T/linked-o" &&
+  expect_out "-o $T/linked-o: $T/linked-o/keep (and 0 more) was not written by pto (the directory is not a pto work dir)"
+expect_true "a refused -o through a symlink writes nothing" test "$(ls -A "$T/owndir")" = keep
+run_pto 0 compile "$EX/add.ptir" -o "$T/linked-o" --force
+run_pto 2 compile "$EX/add.ptir" -o "$T/linked-o" && expect_out "(and 0 more) was not written by pto;"
+expect_true "the file pto did not write is kept" test "$(cat "$T/owndir/keep")" = keep
 # A host program's work dir (host/, callees/<orch>/) compiles again into itself.
 run_pto 0 compile "$EX/allreduce_mesh.ptir" --devices 2 -o "$T/hw"
 run_pto 0 compile "$EX/allreduce_mesh.ptir" --devices 2 -o "$T/hw"

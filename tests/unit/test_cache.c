@@ -630,6 +630,36 @@ static void test_cache_renamed_program_gets_its_own_names(void **state) {
   pto_ir_program_destroy(renamed);
 }
 
+/* pto_compile_to_dir into a directory that is not a work dir but holds a name a work dir has (the
+ * user's own program.ptir) refuses, leaving the file as it was (it was replaced: Python's
+ * pto.compile(..., work_dir=".") in the user's folder); other files do not stand in the way, and
+ * a work dir is compiled again into itself. */
+static void test_cache_compile_to_dir_never_replaces_a_users_file(void **state) {
+  (void)state;
+  pto_ir_program *ir = program(31, "x");
+  char d[4200], f[4300], notes[4300];
+  snprintf(d, sizeof d, "%s/work31", g_tmp);
+  assert_int_equal(mkdir(d, 0755), 0);
+  snprintf(f, sizeof f, "%s/program.ptir", d);
+  snprintf(notes, sizeof notes, "%s/notes.txt", d);
+  assert_int_equal(tu_write_file(f, "my own program\n"), 0);
+  assert_int_equal(tu_write_file(notes, "notes\n"), 0);
+  assert_status_contains(pto_compile_to_dir(ir, NULL, d, 1),
+                         "program.ptir, and it is not a pto work dir (no manifest.json of pto's)");
+  char *text = tu_read_file(f, NULL);
+  assert_non_null(text);
+  assert_string_equal(text, "my own program\n");
+  free(text);
+  assert_int_equal(unlink(f), 0);
+  assert_pto_ok(pto_compile_to_dir(ir, NULL, d, 1)); /* notes.txt is no work dir's name */
+  assert_pto_ok(pto_compile_to_dir(ir, NULL, d, 1)); /* a work dir again into itself */
+  text = tu_read_file(notes, NULL);
+  assert_non_null(text);
+  assert_string_equal(text, "notes\n");
+  free(text);
+  pto_ir_program_destroy(ir);
+}
+
 /* A child that has built its entry but not yet published it loses to the parent, which publishes
  * first; the child uses the parent's entry. The child is held at that point by the test build's
  * gate (PTO_CACHE_TEST_GATE): it says when it is there and waits for the parent's word. A side
@@ -887,6 +917,7 @@ int main(void) {
       cmocka_unit_test_setup(test_cache_entry_filed_under_another_key_is_corrupt, setup),
       cmocka_unit_test_setup(test_cache_compile_to_dir_copies_a_verified_entry, setup),
       cmocka_unit_test_setup(test_cache_renamed_program_gets_its_own_names, setup),
+      cmocka_unit_test_setup(test_cache_compile_to_dir_never_replaces_a_users_file, setup),
       cmocka_unit_test_setup(test_cache_lost_race_uses_the_winner, setup),
       cmocka_unit_test_setup(test_cache_unwritable_cache_compiles_without_caching_and_warns_once,
                              setup),

@@ -1,6 +1,6 @@
 /* base's file helpers (pto/base.h): the stream reader keeps to its size limit; trees are removed
  * and summed without following a symlink, at any depth; a fatal signal on any thread leaves no
- * temp file behind. */
+ * temp file behind; a file named with 250 bytes is written. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -133,6 +133,38 @@ static void test_results_are_released_with_pto_free(void **state) {
   free(dir);
 }
 
+/* A file whose name has 250 bytes (NAME_MAX is 255) is written and replaced: the temp file beside
+ * it gets a name cut to fit (it was "<name>.tmp-XXXXXX", 261 bytes: "File name too long", so
+ * `pto run --out c=<such a name>` failed after the run); nothing else is left in the dir. */
+static void test_a_file_with_a_name_of_250_bytes_is_written(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("long");
+  assert_non_null(dir);
+  char name[251], path[1024];
+  memset(name, 'n', 250);
+  name[250] = 0;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  assert_pto_ok(pto_file_write_atomic(path, "abc", 3, 0644));
+  const void *bufs[1] = {"defg"};
+  size_t lens[1] = {4};
+  assert_pto_ok(pto_file_replace(path, bufs, lens, 1));
+  size_t len = 0;
+  char *text = tu_read_file(path, &len);
+  assert_non_null(text);
+  assert_int_equal(len, 4);
+  assert_memory_equal(text, "defg", 4);
+  free(text);
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (e->d_name[0] != '.') n++, assert_string_equal(e->d_name, name);
+  closedir(d);
+  assert_int_equal(n, 1);
+  pto_file_remove_tree(dir);
+  free(dir);
+}
+
 /* A fatal signal handled on one thread while another thread is creating a temp file (between
  * mkostemp and its tracking) still leaves no temp file behind: pto_file_remove_temps waits for the
  * creation and removes it (the handler ran on a worker thread of a run once and the temp file of
@@ -193,6 +225,7 @@ int main(void) {
       cmocka_unit_test(test_file_read_stream_limit_in_mib),
       cmocka_unit_test(test_file_remove_tree_deep_without_following_links),
       cmocka_unit_test(test_results_are_released_with_pto_free),
+      cmocka_unit_test(test_a_file_with_a_name_of_250_bytes_is_written),
       cmocka_unit_test(test_remove_temps_waits_for_a_temp_being_created_on_another_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
