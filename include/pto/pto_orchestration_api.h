@@ -3,19 +3,19 @@
  * It keeps the PTO2 names of PyPTO's orchestration codegen and its reference runtime
  * (ChipTaskArgs, ChipTensor with view/reshape/transpose/data_as, CoreTaskArgs with add_input/
  * add_output/add_inout/add_no_dep/add_scalar, launch_spec, set_dependencies,
- * set_allow_early_resolve, set_predicate, dump, TensorCreateInfo with set_initial_value,
- * alloc_tensors, PTO2_SCOPE() and PTO2_SCOPE(PTO2ScopeMode::MANUAL), MixedKernels with
- * rt_submit_task, rt_submit_aiv_task, rt_submit_aic_task, rt_submit_dummy_task, rt_submit_graph,
- * make_tensor_external, rt_available_aiv_count/rt_available_cluster_count,
- * rt_orchestration_done, get_tensor_data, set_tensor_data, from_u64/to_u64, LOG_*,
- * rt_report_fatal, rt_is_fatal) and implements them over the versioned C function table of
- * pto/orch_abi.h, which the runtime hands to pto_orch_bind on the dispatching thread before each
- * entry call. ChipTaskArgs has exactly the layout of pto_orch_args, so the runtime passes a
- * pointer where the entry takes a reference; ChipTensor has PyPTO's field types and the layout of
- * pto_orch_chip_tensor: the runtime passes the entry tensors in that form too (args.tensor(i) is
- * the runtime's copy, valid for the whole call), converts a CoreTaskArgs at its submit
- * (submit_args) and makes tensor.slice views (slice), so that the code each orchestration
- * compiles stays small.
+ * set_allow_early_resolve, set_predicate, dump, TensorCreateInfo with set_initial_value and
+ * buffer_size_bytes, alloc_tensors, always_assert/debug_assert, PTO2_SCOPE() and
+ * PTO2_SCOPE(PTO2ScopeMode::MANUAL), MixedKernels with rt_submit_task, rt_submit_aiv_task,
+ * rt_submit_aic_task, rt_submit_dummy_task, rt_submit_graph, make_tensor_external,
+ * rt_available_aiv_count/rt_available_cluster_count, rt_orchestration_done, get_tensor_data,
+ * set_tensor_data, from_u64/to_u64, LOG_*, rt_report_fatal, rt_is_fatal) and implements them over
+ * the versioned C function table of pto/orch_abi.h, which the runtime hands to pto_orch_bind on the
+ * dispatching thread before each entry call. ChipTaskArgs has exactly the layout of pto_orch_args,
+ * so the runtime passes a pointer where the entry takes a reference; ChipTensor has PyPTO's field
+ * types and the layout of pto_orch_chip_tensor: the runtime passes the entry tensors in that form
+ * too (args.tensor(i) is the runtime's copy, valid for the whole call), converts a CoreTaskArgs at
+ * its submit (submit_args) and makes tensor.slice views (slice), so that the code each
+ * orchestration compiles stays small.
  *
  * Including this header in one translation unit of an orchestration shared object defines the
  * exported pto_orch_abi_version() and pto_orch_bind(); define PTO_ORCH_NO_EXPORTS before
@@ -196,6 +196,32 @@ inline bool rt_is_fatal() {
   const pto_orch_api *api = pto_orch_detail::tls_api;
   return !api || api->is_fatal(api->ctx) != 0;
 }
+
+namespace pto_orch_detail {
+/* always_assert's failure: the launch fails with the condition and where it is. */
+inline void assert_failed(const char *condition, const char *file, int line) {
+  rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "Assertion failed: %s at %s:%d", condition, file, line);
+}
+} // namespace pto_orch_detail
+
+/* PyPTO's assertion macros. A false condition fails the launch ("Assertion failed: COND at
+ * FILE:LINE"). PyPTO's runtime throws there; this header has no exceptions, so the orchestration
+ * goes on to its end with every later submit ignored (rt_is_fatal() is true): code after a failed
+ * assertion must not rely on it to stay in bounds of host memory. debug_assert is checked unless
+ * NDEBUG is defined, as PyPTO's is. A definition made before this header is kept. */
+#ifndef always_assert
+#define always_assert(cond)                                                                        \
+  do {                                                                                             \
+    if (!(cond)) pto_orch_detail::assert_failed(#cond, __FILE__, __LINE__);                        \
+  } while (0)
+#endif
+#ifndef debug_assert
+#ifdef NDEBUG
+#define debug_assert(cond) ((void)0)
+#else
+#define debug_assert(cond) always_assert(cond)
+#endif
+#endif
 
 /* A scope's mode: AUTO orders its tasks by the tensor regions they touch; MANUAL only by the
  * dependencies given with set_dependencies (and an argument's creator, for a manual_dep tensor). */
@@ -476,6 +502,13 @@ struct TensorCreateInfo {
 
   /* Every element starts as value, converted to the dtype (a float to an f16, say). */
   template <typename T> void set_initial_value(T value);
+  /* The bytes of the tensor it creates (every extent times the element size). */
+  uint64_t buffer_size_bytes() const {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < ndims; d++)
+      n *= shapes[d];
+    return n * get_element_size(dtype);
+  }
 
   template <typename S>
   TensorCreateInfo(const S *shape, uint32_t ndims_, DataType dtype_ = DataType::FLOAT32,

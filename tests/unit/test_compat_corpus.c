@@ -591,6 +591,333 @@ static void test_views_run_with_both_compilers(void **state) {
   free(dir);
 }
 
+/* always_assert and TensorCreateInfo::buffer_size_bytes (PyPTO's scratch-arena code): with room
+ * for both intermediates the tasks run; without, the second carve's assertion fails the launch
+ * naming the condition and its line, and no task after it runs. */
+static void test_scratch_arena_asserts_with_both_compilers(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-assert");
+  for (int c = 0; c < 2; c++) {
+    corpus_run r;
+    if (!corpus_open(&r, "scratch_assert", k_cxx[c], dir)) continue;
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    for (int i = 0; i < N; i++) {
+      assert_true(r.o1[i] == r.a[i] + r.b[i]);
+      assert_true(r.o2[i] == (r.a[i] + r.b[i]) * r.b[i]);
+    }
+    check_core_types(r.w);
+    pto_status st = corpus_launch(&r, -1.0f);
+    assert_non_null(st);
+    const char *m = pto_status_message(st);
+    if (!strstr(m, "Assertion failed: cursor_ + elements <= "
+                   "static_cast<uint64_t>(storage_.numel()) at ") ||
+        !strstr(m, "tests/compat/scratch_assert.cpp:23"))
+      fail_msg("%s", m);
+    pto_status_free(st);
+    for (int i = 0; i < N; i++)
+      assert_true(r.o1[i] == 0.0f && r.o2[i] == 0.0f);
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    corpus_close(&r);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* ---- the reference runtime's own examples ---------------------------------------------------
+ * PyPTO's runtime (hw-native-sys/simpler) ships orchestration sources with its examples. With
+ * PTO_SIMPLER_DIR naming a checkout of it, these tests compile some of them in place, as a user
+ * would (`-I include/pto -I include`, no -Werror: their code has unused variables), and run them on
+ * a sim worker with kernels written here that compute what the examples' kernels compute (their
+ * test_*.py goldens). Without PTO_SIMPLER_DIR they are skipped; CI runs the look-alike sources of
+ * tests/compat instead. */
+
+static const char *simpler_dir(void) {
+  const char *d = getenv("PTO_SIMPLER_DIR");
+  return d && *d && access(d, R_OK) == 0 ? d : NULL;
+}
+
+static int32_t k_noop(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t;
+  (void)s;
+  return on_type(ctx, PTO_CORE_AIV) ? 0 : WRONG_CORE;
+}
+
+/* bgemm's mixed task (A tile, B tile, C tile inout, each 64x64 as 4096 elements): the cube
+ * kernel computes C += A @ B. The reference streams A @ B to the two vector kernels, which add
+ * their halves into C; the sim has no cube-to-vector FIFO, so here the vector kernels only run
+ * beside the cube kernel. */
+static int32_t k_gemm_tile(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  enum { T = 64 };
+  if (kv_numel(&t[0]) != T * T || kv_numel(&t[2]) != T * T) return 98;
+  for (int r = 0; r < T; r++)
+    for (int c = 0; c < T; c++) {
+      float acc = 0.0f;
+      for (int k = 0; k < T; k++)
+        acc += kv_f32(&t[0], r * T + k) * kv_f32(&t[1], k * T + c);
+      *kv_f32p(&t[2], r * T + c) += acc;
+    }
+  return 0;
+}
+
+typedef struct simpler_run {
+  void *so;
+  pto_program *p;
+  pto_worker *w;
+} simpler_run;
+
+/* Compiles PTO_SIMPLER_DIR/SRC with cxx into dir and makes a program of its entry symbol and the
+ * given kernels (func_id = index) on a worker of aic + aiv cores; 0 when cxx is missing. */
+static int simpler_open(simpler_run *r, const char *src, const char *entry_sym, const char *cxx,
+                        const char *dir, const tsig *s, int nk, const pto_kernel_fn *kernels,
+                        const char *const *names, const int *types, int aic, int aiv) {
+  memset(r, 0, sizeof *r);
+  char *out = NULL;
+  if (tu_run(&out, "command -v %s", cxx) != 0) {
+    free(out);
+    return 0;
+  }
+  free(out);
+  char so[4096];
+  snprintf(so, sizeof so, "%s/%s.%s.so", dir, entry_sym, cxx);
+  for (char *c = so + strlen(dir) + 1; *c; c++)
+    if (*c == '/') *c = '_';
+  int rc = tu_run(&out,
+                  "%s -std=c++17 -O1 -shared -fPIC -I '%s/include/pto' -I '%s/include' -o '%s' "
+                  "'%s/%s'",
+                  cxx, PTO_SOURCE_DIR, PTO_SOURCE_DIR, so, simpler_dir(), src);
+  if (rc != 0) print_error("%s %s: %s\n", cxx, src, out);
+  assert_int_equal(rc, 0);
+  free(out);
+  r->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(r->so);
+  pto_orch_bind_fn bind = (pto_orch_bind_fn)dlsym(r->so, "pto_orch_bind");
+  pto_orch_entry_fn entry = (pto_orch_entry_fn)dlsym(r->so, entry_sym);
+  assert_non_null(bind);
+  assert_non_null(entry);
+  r->p = tprogram(s, bind, entry, nk, kernels, names);
+  for (int k = 0; k < nk; k++)
+    assert_pto_ok(pto_program_set_kernel_core_type(r->p, k, types[k]));
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aic_cores = aic;
+  cfg.aiv_cores = aiv;
+  cfg.record_tasks = true;
+  cfg.device_memory_bytes = 64ull << 20;
+  assert_pto_ok(pto_worker_open(&cfg, &r->w));
+  return 1;
+}
+
+static void simpler_close(simpler_run *r) {
+  pto_worker_close(r->w);
+  pto_program_release(r->p);
+  dlclose(r->so);
+}
+
+/* Runs the program once on f32 host tensors bufs[i] of nels[i] elements (rank 1). */
+static pto_status simpler_launch(simpler_run *r, int n, float *const *bufs, const int64_t *nels) {
+  pto_host_tensor h[8];
+  pto_arg args[8];
+  for (int i = 0; i < n; i++) {
+    pto_host_tensor_init(&h[i], bufs[i], PTO_DTYPE_F32, 1, &nels[i]);
+    args[i] = pto_arg_host(&h[i]);
+  }
+  return pto_worker_run(r->w, r->p, args, n);
+}
+
+/* vector_example (both chip generations): f = (a + b + 1) * (a + b + 2) + (a + b) over five
+ * tasks in two scopes, kernels add, add_scalar and mul as func_ids 0, 1 and 2; a = 2, b = 3 give
+ * 47 everywhere, as its test_vector_example.py says. */
+static void test_simpler_vector_example(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  static const char *const srcs[] = {
+      "examples/a2a3/tensormap_and_ringbuffer/vector_example/kernels/orchestration/"
+      "example_orchestration.cpp",
+      "examples/a5/tensormap_and_ringbuffer/vector_example/kernels/orchestration/"
+      "example_orchestration.cpp"};
+  enum { SIZE = 128 * 128 };
+  static float a[SIZE], b[SIZE], f[SIZE];
+  char *dir = tu_mkdtemp("simpler-vector");
+  tsig s;
+  tsig_init(&s, "aicpu_orchestration_entry");
+  tsig_tensor(&s, "a", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "b", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "f", PTO_DIR_OUT, PTO_DTYPE_F32, "16384");
+  for (int v = 0; v < 2; v++)
+    for (int c = 0; c < 2; c++) {
+      simpler_run r;
+      if (!simpler_open(&r, srcs[v], "aicpu_orchestration_entry", k_cxx[c], dir, &s, 3, g_kernels,
+                        g_names, g_types, 2, 4))
+        continue;
+      for (int i = 0; i < SIZE; i++)
+        a[i] = 2.0f, b[i] = 3.0f, f[i] = 0.0f;
+      float *bufs[] = {a, b, f};
+      const int64_t nels[] = {SIZE, SIZE, SIZE};
+      assert_pto_ok(simpler_launch(&r, 3, bufs, nels));
+      for (int i = 0; i < SIZE; i++)
+        assert_true(f[i] == (a[i] + b[i] + 1) * (a[i] + b[i] + 2) + (a[i] + b[i]));
+      assert_true(f[0] == 47.0f);
+      check_core_types(r.w);
+      const pto_task_record *t;
+      size_t n;
+      assert_pto_ok(pto_worker_last_launch_tasks(r.w, &t, &n));
+      assert_int_equal(n, 5);
+      simpler_close(&r);
+    }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* scalar_data (both generations): get_tensor_data / set_tensor_data with their waits (RAW, WAW,
+ * WAR on an intermediate and on an external tensor written by a task), alloc_tensors with an
+ * initial value, add_inout; kernels add and noop as func_ids 0 and 1. The golden of its
+ * test_scalar_data.py: result = a + b, check = 2, 102, 77, 77, 79, 42, 12, 88, 55. */
+static void test_simpler_scalar_data(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  static const char *const srcs[] = {
+      "examples/a2a3/tensormap_and_ringbuffer/scalar_data/kernels/orchestration/"
+      "scalar_data_orch.cpp",
+      "examples/a5/tensormap_and_ringbuffer/scalar_data/kernels/orchestration/"
+      "scalar_data_orch.cpp"};
+  enum { SIZE = 128 * 128 };
+  static float a[SIZE], b[SIZE], result[SIZE], check[9];
+  static const float want[9] = {2, 102, 77, 77, 79, 42, 12, 88, 55};
+  const pto_kernel_fn kernels[] = {k_add, k_noop};
+  const char *const names[] = {"kernel_add", "kernel_noop"};
+  const int types[] = {PTO_CORE_AIV, PTO_CORE_AIV};
+  char *dir = tu_mkdtemp("simpler-scalar");
+  tsig s;
+  tsig_init(&s, "aicpu_orchestration_entry");
+  tsig_tensor(&s, "a", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "b", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "result", PTO_DIR_OUT, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "check", PTO_DIR_OUT, PTO_DTYPE_F32, "9");
+  for (int v = 0; v < 2; v++)
+    for (int c = 0; c < 2; c++) {
+      simpler_run r;
+      if (!simpler_open(&r, srcs[v], "aicpu_orchestration_entry", k_cxx[c], dir, &s, 2, kernels,
+                        names, types, 2, 4))
+        continue;
+      for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < SIZE; i++)
+          a[i] = 2.0f, b[i] = (float)i, result[i] = 0.0f;
+        memset(check, 0, sizeof check);
+        float *bufs[] = {a, b, result, check};
+        const int64_t nels[] = {SIZE, SIZE, SIZE, 9};
+        assert_pto_ok(simpler_launch(&r, 4, bufs, nels));
+        for (int i = 0; i < SIZE; i++)
+          assert_true(result[i] == 2.0f + (float)i);
+        for (int i = 0; i < 9; i++)
+          if (check[i] != want[i]) fail_msg("check[%d] = %g, expected %g", i, check[i], want[i]);
+      }
+      simpler_close(&r);
+    }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* workers/l2/vector_add: its entry is vector_add_orchestration, one task of func_id 0 on a
+ * 128x128 f32 pair, out = a + b (the tensors are passed as 16384 elements here: the kernel reads
+ * them flat). */
+static void test_simpler_l2_vector_add(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  enum { SIZE = 128 * 128 };
+  static float a[SIZE], b[SIZE], out[SIZE];
+  char *dir = tu_mkdtemp("simpler-l2");
+  tsig s;
+  tsig_init(&s, "vector_add_orchestration");
+  tsig_tensor(&s, "a", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "b", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "out", PTO_DIR_OUT, PTO_DTYPE_F32, "16384");
+  for (int c = 0; c < 2; c++) {
+    simpler_run r;
+    if (!simpler_open(
+            &r, "examples/workers/l2/vector_add/kernels/orchestration/vector_add_orch.cpp",
+            "vector_add_orchestration", k_cxx[c], dir, &s, 1, g_kernels, g_names, g_types, 1, 2))
+      continue;
+    for (int i = 0; i < SIZE; i++)
+      a[i] = (float)(i % 97) * 0.25f, b[i] = (float)(i % 13) - 6.0f, out[i] = 0.0f;
+    float *bufs[] = {a, b, out};
+    const int64_t nels[] = {SIZE, SIZE, SIZE};
+    assert_pto_ok(simpler_launch(&r, 3, bufs, nels));
+    for (int i = 0; i < SIZE; i++)
+      assert_true(out[i] == a[i] + b[i]);
+    simpler_close(&r);
+  }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* a5 bgemm: C[b, m, n] = sum over k of A[b, m, k] @ B[b, k, n] for 2 batches of a 4x4x4 grid of
+ * 64x64 tiles, one mixed task (cube + two vector kernels) per k step, C's tile accumulated in
+ * place (add_inout: the k steps of a tile are ordered by the regions they touch). The sum is
+ * compared with one computed here in the same order (k ascending, within a tile k ascending). */
+static void test_simpler_bgemm(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  enum { T = 64, G = 4, BATCH = 2, TE = T * T, NA = BATCH * G * G * TE };
+  static float A[NA], B[NA], C[NA], want[NA];
+  const pto_kernel_fn kernels[] = {k_gemm_tile, k_noop};
+  const char *const names[] = {"gemm_tile", "tile_add"};
+  const int types[] = {PTO_CORE_AIC, PTO_CORE_AIV};
+  for (int i = 0; i < NA; i++) {
+    A[i] = (float)((i * 7) % 11) / 8.0f - 0.5f;
+    B[i] = (float)((i * 5) % 13) / 16.0f - 0.25f;
+  }
+  memset(want, 0, sizeof want);
+  for (int b = 0; b < BATCH; b++)
+    for (int m = 0; m < G; m++)
+      for (int n = 0; n < G; n++) {
+        float *c = &want[((b * G + m) * G + n) * TE];
+        for (int k = 0; k < G; k++) {
+          const float *a = &A[((b * G + m) * G + k) * TE], *bt = &B[((b * G + k) * G + n) * TE];
+          for (int r = 0; r < T; r++)
+            for (int col = 0; col < T; col++) {
+              float acc = 0.0f;
+              for (int kk = 0; kk < T; kk++)
+                acc += a[r * T + kk] * bt[kk * T + col];
+              c[r * T + col] += acc;
+            }
+        }
+      }
+  char *dir = tu_mkdtemp("simpler-bgemm");
+  tsig s;
+  tsig_init(&s, "aicpu_orchestration_entry");
+  tsig_tensor(&s, "A", PTO_DIR_IN, PTO_DTYPE_F32, "131072");
+  tsig_tensor(&s, "B", PTO_DIR_IN, PTO_DTYPE_F32, "131072");
+  tsig_tensor(&s, "C", PTO_DIR_INOUT, PTO_DTYPE_F32, "131072");
+  for (int c = 0; c < 2; c++) {
+    simpler_run r;
+    if (!simpler_open(&r,
+                      "examples/a5/tensormap_and_ringbuffer/bgemm/kernels/orchestration/"
+                      "bgemm_orch.cpp",
+                      "aicpu_orchestration_entry", k_cxx[c], dir, &s, 2, kernels, names, types, 2,
+                      4))
+      continue;
+    memset(C, 0, sizeof C);
+    float *bufs[] = {A, B, C};
+    const int64_t nels[] = {NA, NA, NA};
+    assert_pto_ok(simpler_launch(&r, 3, bufs, nels));
+    for (int i = 0; i < NA; i++)
+      if (C[i] != want[i]) fail_msg("C[%d] = %g, expected %g", i, C[i], want[i]);
+    const pto_task_record *t;
+    size_t n;
+    assert_pto_ok(pto_worker_last_launch_tasks(r.w, &t, &n));
+    assert_int_equal(n, BATCH * G * G * G * 3);
+    simpler_close(&r);
+  }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 static int32_t g_counts[2];
@@ -690,6 +1017,11 @@ int main(void) {
       cmocka_unit_test(test_mixed_spmd_runs_with_both_compilers),
       cmocka_unit_test(test_log_lines_follow_pto_log_level),
       cmocka_unit_test(test_views_run_with_both_compilers),
+      cmocka_unit_test(test_scratch_arena_asserts_with_both_compilers),
+      cmocka_unit_test(test_simpler_vector_example),
+      cmocka_unit_test(test_simpler_scalar_data),
+      cmocka_unit_test(test_simpler_l2_vector_add),
+      cmocka_unit_test(test_simpler_bgemm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
