@@ -3,6 +3,7 @@
  * cores, outputs and per-task records checked. The kernels here fail unless they run on a core of
  * their type. */
 #include <dlfcn.h>
+#include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -680,7 +681,7 @@ static int simpler_open(simpler_run *r, const char *src, const char *entry_sym, 
   }
   free(out);
   char so[4096];
-  snprintf(so, sizeof so, "%s/%s.%s.so", dir, entry_sym, cxx);
+  snprintf(so, sizeof so, "%s/%s.%s.so", dir, src, cxx); /* one file per source */
   for (char *c = so + strlen(dir) + 1; *c; c++)
     if (*c == '/') *c = '_';
   int rc = tu_run(&out,
@@ -918,6 +919,212 @@ static void test_simpler_bgemm(void **state) {
   free(dir);
 }
 
+/* paged_attention's four kernels (func_ids 0 to 3), bf16 inputs, f32 accumulation, as its
+ * golden (simpler_setup/goldens/paged_attention.py) computes: QK sij = qi @ kj^T (AIC); SF
+ * pij = bf16(exp(sij * scale - mi)) over the valid columns (0 past them), mi the row max, li the
+ * row sum of pij (AIV); PV oi_tmp = pij @ vj (AIC); UP the online-softmax update of (mi, li, oi),
+ * and out = oi / li at the last block (AIV). */
+static float bf16_f32(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static uint16_t f32_bf16(float f) { /* round to nearest even; no NaN here */
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+static float pa_bf16_at(const pto_kernel_tensor *t, int64_t r, int64_t c) {
+  return bf16_f32(((const uint16_t *)t->data)[r * t->stride[0] + c * t->stride[1]]);
+}
+static float *pa_f32_at(const pto_kernel_tensor *t, int64_t r, int64_t c) {
+  return &((float *)t->data)[r * t->stride[0] + c * t->stride[1]];
+}
+
+static int32_t k_pa_qk(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  for (int64_t i = 0; i < t[0].shape[0]; i++)
+    for (int64_t j = 0; j < t[1].shape[0]; j++) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < t[0].shape[1]; k++)
+        acc += pa_bf16_at(&t[0], i, k) * pa_bf16_at(&t[1], j, k);
+      *pa_f32_at(&t[2], i, j) = acc;
+    }
+  return 0;
+}
+
+static int32_t k_pa_softmax(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  const float scale = slot_f32(s[0]);
+  const int64_t valid = t[0].shape[1], cols = t[1].shape[1];
+  for (int64_t i = 0; i < t[0].shape[0]; i++) {
+    float m = -1e30f;
+    for (int64_t j = 0; j < valid; j++)
+      m = fmaxf(m, *pa_f32_at(&t[0], i, j) * scale);
+    float l = 0.0f;
+    for (int64_t j = 0; j < cols; j++) {
+      uint16_t p = j < valid ? f32_bf16(expf(*pa_f32_at(&t[0], i, j) * scale - m)) : 0;
+      ((uint16_t *)t[1].data)[i * t[1].stride[0] + j * t[1].stride[1]] = p;
+      l += bf16_f32(p);
+    }
+    ((float *)t[2].data)[i * t[2].stride[0]] = m;
+    ((float *)t[3].data)[i * t[3].stride[0]] = l;
+  }
+  return 0;
+}
+
+static int32_t k_pa_pv(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  for (int64_t i = 0; i < t[0].shape[0]; i++)
+    for (int64_t d = 0; d < t[1].shape[1]; d++) {
+      float acc = 0.0f;
+      for (int64_t j = 0; j < t[0].shape[1]; j++)
+        acc += pa_bf16_at(&t[0], i, j) * pa_bf16_at(&t[1], j, d);
+      *pa_f32_at(&t[2], i, d) = acc;
+    }
+  return 0;
+}
+
+/* Tensors mi, li, oi_tmp, mi_update, li_update, oi, out_view; scalars is_first, is_last. */
+static int32_t k_pa_update(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  float *mi = t[0].data, *li = t[1].data, *mu = t[3].data, *lu = t[4].data;
+  for (int64_t i = 0; i < t[2].shape[0]; i++) {
+    float alpha = 0.0f, beta = 1.0f;
+    if (s[0]) {
+      mu[i * t[3].stride[0]] = mi[i * t[0].stride[0]];
+      lu[i * t[4].stride[0]] = li[i * t[1].stride[0]];
+    } else {
+      const float m_old = mu[i * t[3].stride[0]], m_new = fmaxf(m_old, mi[i * t[0].stride[0]]);
+      alpha = expf(m_old - m_new);
+      beta = expf(mi[i * t[0].stride[0]] - m_new);
+      lu[i * t[4].stride[0]] = alpha * lu[i * t[4].stride[0]] + beta * li[i * t[1].stride[0]];
+      mu[i * t[3].stride[0]] = m_new;
+    }
+    for (int64_t d = 0; d < t[2].shape[1]; d++) {
+      float *o = pa_f32_at(&t[5], i, d);
+      *o = alpha * *o + beta * *pa_f32_at(&t[2], i, d);
+      if (s[1]) *pa_f32_at(&t[6], i, d) = *o / lu[i * t[4].stride[0]];
+    }
+  }
+  return 0;
+}
+
+/* paged_attention and its manual-scope variant (both generations), CaseVarSeq4's shape: 4
+ * requests of 33, 64, 128 and 15 tokens, 16 heads of dim 16, blocks of 16 tokens, a random block
+ * table; the golden's online softmax computed here in float, compared at its tolerance (1e-3). */
+static void test_simpler_paged_attention(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  static const char *const srcs[] = {
+      "examples/a2a3/tensormap_and_ringbuffer/paged_attention/kernels/orchestration/"
+      "paged_attention_orch.cpp",
+      "examples/a5/tensormap_and_ringbuffer/paged_attention/kernels/orchestration/"
+      "paged_attention_orch.cpp",
+      "examples/a2a3/tensormap_and_ringbuffer/paged_attention_manual_scope/kernels/orchestration/"
+      "paged_attention_orch.cpp",
+      "examples/a5/tensormap_and_ringbuffer/paged_attention_manual_scope/kernels/orchestration/"
+      "paged_attention_orch.cpp"};
+  enum { BATCH = 4, HEADS = 16, DIM = 16, BS = 16, MAXB = 16, NBLK = BATCH * 8 };
+  static uint16_t q[BATCH * HEADS * DIM], kc[NBLK * BS * DIM], vc[NBLK * BS * DIM];
+  static int32_t table[BATCH * MAXB], lens[BATCH] = {33, 64, 128, 15};
+  static float out[BATCH * HEADS * DIM], want[BATCH * HEADS * DIM];
+  uint32_t seed = 12345;
+#define PA_RAND() ((seed = seed * 1103515245u + 12345u) >> 8 & 0xffff)
+  for (int i = 0; i < BATCH * HEADS * DIM; i++)
+    q[i] = f32_bf16((float)PA_RAND() / 65536.0f - 0.5f);
+  for (int i = 0; i < NBLK * BS * DIM; i++) {
+    kc[i] = f32_bf16((float)PA_RAND() / 65536.0f - 0.5f);
+    vc[i] = f32_bf16((float)PA_RAND() / 32768.0f - 1.0f);
+  }
+  for (int i = 0; i < BATCH * MAXB; i++)
+    table[i] = (int32_t)(PA_RAND() % NBLK);
+#undef PA_RAND
+  for (int b = 0; b < BATCH; b++)
+    for (int h = 0; h < HEADS; h++) {
+      float m = -1e30f, l = 0.0f, o[DIM] = {0};
+      for (int bn = 0; bn * BS < lens[b]; bn++) {
+        const int blk = table[b * MAXB + bn],
+                  valid = lens[b] - bn * BS < BS ? lens[b] - bn * BS : BS;
+        float sij[BS], mij = -1e30f, lij = 0.0f, oij[DIM] = {0};
+        for (int j = 0; j < valid; j++) {
+          sij[j] = 0.0f;
+          for (int d = 0; d < DIM; d++)
+            sij[j] +=
+                bf16_f32(q[(b * HEADS + h) * DIM + d]) * bf16_f32(kc[(blk * BS + j) * DIM + d]);
+          mij = fmaxf(mij, sij[j]);
+        }
+        for (int j = 0; j < valid; j++) {
+          const float p = bf16_f32(f32_bf16(expf(sij[j] - mij)));
+          lij += p;
+          for (int d = 0; d < DIM; d++)
+            oij[d] += p * bf16_f32(vc[(blk * BS + j) * DIM + d]);
+        }
+        const float mn = bn ? fmaxf(m, mij) : mij, alpha = bn ? expf(m - mn) : 0.0f,
+                    beta = bn ? expf(mij - mn) : 1.0f;
+        l = alpha * l + beta * lij;
+        for (int d = 0; d < DIM; d++)
+          o[d] = alpha * o[d] + beta * oij[d];
+        m = mn;
+      }
+      for (int d = 0; d < DIM; d++)
+        want[(b * HEADS + h) * DIM + d] = o[d] / l;
+    }
+  const pto_kernel_fn kernels[] = {k_pa_qk, k_pa_softmax, k_pa_pv, k_pa_update};
+  const char *const names[] = {"QK", "SF", "PV", "UP"};
+  const int types[] = {PTO_CORE_AIC, PTO_CORE_AIV, PTO_CORE_AIC, PTO_CORE_AIV};
+  char *dir = tu_mkdtemp("simpler-pa");
+  tsig s;
+  tsig_init(&s, "aicpu_orchestration_entry");
+  tsig_tensor(&s, "query", PTO_DIR_IN, PTO_DTYPE_BF16, "4,16,16");
+  tsig_tensor(&s, "key_cache", PTO_DIR_IN, PTO_DTYPE_BF16, "32,16,1,16");
+  tsig_tensor(&s, "value_cache", PTO_DIR_IN, PTO_DTYPE_BF16, "32,16,1,16");
+  tsig_tensor(&s, "block_table", PTO_DIR_IN, PTO_DTYPE_I32, "4,16");
+  tsig_tensor(&s, "context_lens", PTO_DIR_IN, PTO_DTYPE_I32, "4");
+  tsig_tensor(&s, "out", PTO_DIR_OUT, PTO_DTYPE_F32, "4,16,16");
+  tsig_scalar(&s, "scale", PTO_DTYPE_F32, PTO_BIND_RUNTIME, tscalar_f(PTO_DTYPE_F32, 1.0));
+  for (int v = 0; v < 4; v++)
+    for (int c = 0; c < 2; c++) {
+      simpler_run r;
+      /* The a5 sources name their entry build_paged_attention_graph. */
+      if (!simpler_open(&r, srcs[v],
+                        v % 2 ? "build_paged_attention_graph" : "aicpu_orchestration_entry",
+                        k_cxx[c], dir, &s, 4, kernels, names, types, 2, 4))
+        continue;
+      memset(out, 0, sizeof out);
+      const int64_t sq[] = {BATCH, HEADS, DIM}, skv[] = {NBLK, BS, 1, DIM}, sbt[] = {BATCH, MAXB},
+                    sl[] = {BATCH};
+      pto_host_tensor h[6];
+      pto_host_tensor_init(&h[0], q, PTO_DTYPE_BF16, 3, sq);
+      pto_host_tensor_init(&h[1], kc, PTO_DTYPE_BF16, 4, skv);
+      pto_host_tensor_init(&h[2], vc, PTO_DTYPE_BF16, 4, skv);
+      pto_host_tensor_init(&h[3], table, PTO_DTYPE_I32, 2, sbt);
+      pto_host_tensor_init(&h[4], lens, PTO_DTYPE_I32, 1, sl);
+      pto_host_tensor_init(&h[5], out, PTO_DTYPE_F32, 3, sq);
+      pto_arg args[7];
+      for (int i = 0; i < 6; i++)
+        args[i] = pto_arg_host(&h[i]);
+      args[6] = pto_arg_f32(1.0f);
+      assert_pto_ok(pto_worker_run(r.w, r.p, args, 7));
+      for (int i = 0; i < BATCH * HEADS * DIM; i++)
+        if (!(fabsf(out[i] - want[i]) <= 1e-3f + 1e-3f * fabsf(want[i])))
+          fail_msg("%s: out[%d] = %g, expected %g", srcs[v], i, out[i], want[i]);
+      const pto_task_record *t;
+      size_t n;
+      assert_pto_ok(pto_worker_last_launch_tasks(r.w, &t, &n));
+      assert_true(n > 0);
+      for (size_t i = 0; i < n; i++)
+        assert_int_equal(t[i].core_type, types[t[i].kernel_id]);
+      simpler_close(&r);
+    }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 static int32_t g_counts[2];
@@ -1022,6 +1229,7 @@ int main(void) {
       cmocka_unit_test(test_simpler_scalar_data),
       cmocka_unit_test(test_simpler_l2_vector_add),
       cmocka_unit_test(test_simpler_bgemm),
+      cmocka_unit_test(test_simpler_paged_attention),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
