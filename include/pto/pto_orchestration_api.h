@@ -1289,9 +1289,14 @@ inline GraphSubmitResult rt_submit_graph(uint64_t graph_id,
 
 /* ---- configuration and logging ------------------------------------------------------------- */
 
+/* What aicpu_orchestration_config returns: the runtime calls it before the entry and fails a
+ * launch with fewer tensors and scalars than expected_arg_count (<= 0: not checked). */
 struct OrchestrationConfig {
   int expected_arg_count;
 };
+static_assert(sizeof(OrchestrationConfig) == sizeof(pto_orch_config) &&
+                  std::is_trivially_copyable_v<OrchestrationConfig>,
+              "OrchestrationConfig is returned as a pto_orch_config");
 using PTO2OrchestrationConfig = OrchestrationConfig;
 
 /* ---- helpers of pto-generated orchestration ------------------------------------------------ */
