@@ -1,8 +1,8 @@
 /* pto orchestration API: the one header generated orchestration C++ includes.
  *
  * It keeps the PTO2 names of PyPTO's orchestration codegen and its reference runtime
- * (ChipTaskArgs, ChipTensor with view/reshape/transpose/data_as, CoreTaskArgs with add_input/
- * add_output/add_inout/add_no_dep/add_scalar, launch_spec, set_dependencies,
+ * (ChipTaskArgs, ChipTensor with view/reshape/transpose/permute/slice/data_as, CoreTaskArgs with
+ * add_input/ add_output/add_inout/add_no_dep/add_scalar, launch_spec, set_dependencies,
  * set_allow_early_resolve, set_predicate, dump, TensorCreateInfo with set_initial_value and
  * buffer_size_bytes, alloc_tensors, always_assert/debug_assert, PTO2_SCOPE() and
  * PTO2_SCOPE(PTO2ScopeMode::MANUAL), MixedKernels with rt_submit_task, rt_submit_aiv_task,
@@ -355,6 +355,23 @@ struct ChipTensor {
   ChipTensor reshape(const S *new_shapes, uint32_t new_ndims, bool in_manual_dep = false) const;
   /* Dims x and y swapped (shape and stride together): no data moves. */
   ChipTensor transpose(uint32_t x, uint32_t y, bool in_manual_dep = false) const;
+  bool valid_transpose(uint32_t x, uint32_t y) const { return x < ndims && y < ndims; }
+  /* Whether new_shapes holds as many elements as this view (what reshape also needs: a
+   * contiguous view). */
+  template <typename S> bool valid_reshape(const S *new_shapes, uint32_t new_ndims) const {
+    static_assert(std::is_integral_v<S>, "valid_reshape: integer shape");
+    int64_t n = 1;
+    for (uint32_t d = 0; d < new_ndims; d++)
+      n *= static_cast<int64_t>(new_shapes[d]);
+    return n == numel();
+  }
+  /* Dim d of the result is dim order[d] of this view (shape and stride together). */
+  ChipTensor permute(const uint32_t order[], bool in_manual_dep = false) const;
+  /* Elements start, start + step, ... (before end) of dim: the extent becomes
+   * ceil((end - start) / step) and the stride step times the old one. start < end <= the extent
+   * and step >= 1, else the launch fails and an empty view is returned. */
+  ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1,
+                   bool in_manual_dep = false) const;
   /* The runtime's form of this view. */
   pto_orch_tensor to_c() const {
     pto_orch_tensor c;
@@ -450,6 +467,39 @@ inline ChipTensor ChipTensor::transpose(uint32_t x, uint32_t y, bool in_manual_d
   ChipTensor r = *this;
   std::swap(r.shapes[x], r.shapes[y]);
   std::swap(r.strides[x], r.strides[y]);
+  r.manual_dep = in_manual_dep;
+  return r;
+}
+
+inline ChipTensor ChipTensor::permute(const uint32_t order[], bool in_manual_dep) const {
+  ChipTensor r = *this;
+  for (uint32_t d = 0; d < ndims; d++) {
+    if (order[d] >= ndims) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "permute: order[%u] = %u of a rank-%u view", d,
+                      order[d], ndims);
+      return pto_orch_detail::null_tensor();
+    }
+    r.shapes[d] = shapes[order[d]];
+    r.strides[d] = strides[order[d]];
+  }
+  r.manual_dep = in_manual_dep;
+  return r;
+}
+
+inline ChipTensor ChipTensor::slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step,
+                                    bool in_manual_dep) const {
+  if (dim >= ndims || step < 1 || end <= start || end > shapes[dim]) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                    "slice(%u, %u, %u, %u) of a view of extent %u in dim %u", dim, start, end, step,
+                    dim < ndims ? shapes[dim] : 0, dim);
+    return pto_orch_detail::null_tensor();
+  }
+  ChipTensor r = *this;
+  const int64_t off = static_cast<int64_t>(start) * strides[dim];
+  r.addr = addr + static_cast<uint64_t>(off * static_cast<int64_t>(element_size()));
+  r.start_offset = start_offset + static_cast<uint64_t>(off);
+  r.shapes[dim] = (end - start + step - 1) / step;
+  r.strides[dim] = strides[dim] * static_cast<int64_t>(step);
   r.manual_dep = in_manual_dep;
   return r;
 }

@@ -592,6 +592,30 @@ static void test_views_run_with_both_compilers(void **state) {
   free(dir);
 }
 
+/* slice with a step, permute, valid_transpose, valid_reshape: o1's even columns a + b, its odd
+ * ones a * b, o2 a transposed; a slice past the edge fails the launch naming it. */
+static void test_slices_with_both_compilers(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-slices");
+  for (int c = 0; c < 2; c++) {
+    corpus_run r;
+    if (!corpus_open(&r, "slices", k_cxx[c], dir)) continue;
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) {
+        const float a = r.a[i * 4 + j], b = r.b[i * 4 + j];
+        assert_true(r.o1[i * 4 + j] == (j % 2 ? a * b : a + b));
+        assert_true(r.o2[i * 4 + j] == r.a[j * 4 + i]);
+      }
+    check_core_types(r.w);
+    assert_status_contains(corpus_launch(&r, -1.0f),
+                           "slice(1, 1, 5, 2) of a view of extent 4 in dim 1");
+    corpus_close(&r);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
 /* always_assert and TensorCreateInfo::buffer_size_bytes (PyPTO's scratch-arena code): with room
  * for both intermediates the tasks run; without, the second carve's assertion fails the launch
  * naming the condition and its line, and no task after it runs. */
@@ -1271,6 +1295,7 @@ int main(void) {
       cmocka_unit_test(test_log_lines_follow_pto_log_level),
       cmocka_unit_test(test_views_run_with_both_compilers),
       cmocka_unit_test(test_scratch_arena_asserts_with_both_compilers),
+      cmocka_unit_test(test_slices_with_both_compilers),
       cmocka_unit_test(test_simpler_vector_example),
       cmocka_unit_test(test_simpler_scalar_data),
       cmocka_unit_test(test_simpler_l2_vector_add),
