@@ -1083,67 +1083,150 @@ static int32_t k_pa_update(const pto_kernel_tensor *t, const uint64_t *s, pto_co
   return 0;
 }
 
-/* paged_attention and its manual-scope variant (both generations), CaseVarSeq4's shape: 4
- * requests of 33, 64, 128 and 15 tokens, 16 heads of dim 16, blocks of 16 tokens, a random block
- * table; the golden's online softmax computed here in float, compared at its tolerance (1e-3). */
-static void test_simpler_paged_attention(void **state) {
-  (void)state;
-  if (!simpler_dir()) skip();
-  static const char *const srcs[] = {
-      "examples/a2a3/tensormap_and_ringbuffer/paged_attention/kernels/orchestration/"
-      "paged_attention_orch.cpp",
-      "examples/a5/tensormap_and_ringbuffer/paged_attention/kernels/orchestration/"
-      "paged_attention_orch.cpp",
-      "examples/a2a3/tensormap_and_ringbuffer/paged_attention_manual_scope/kernels/orchestration/"
-      "paged_attention_orch.cpp",
-      "examples/a5/tensormap_and_ringbuffer/paged_attention_manual_scope/kernels/orchestration/"
-      "paged_attention_orch.cpp"};
-  enum { BATCH = 4, HEADS = 16, DIM = 16, BS = 16, MAXB = 16, NBLK = BATCH * 8 };
-  static uint16_t q[BATCH * HEADS * DIM], kc[NBLK * BS * DIM], vc[NBLK * BS * DIM];
-  static int32_t table[BATCH * MAXB], lens[BATCH] = {33, 64, 128, 15};
-  static float out[BATCH * HEADS * DIM], want[BATCH * HEADS * DIM];
-  uint32_t seed = 12345;
-#define PA_RAND() ((seed = seed * 1103515245u + 12345u) >> 8 & 0xffff)
-  for (int i = 0; i < BATCH * HEADS * DIM; i++)
-    q[i] = f32_bf16((float)PA_RAND() / 65536.0f - 0.5f);
-  for (int i = 0; i < NBLK * BS * DIM; i++) {
-    kc[i] = f32_bf16((float)PA_RAND() / 65536.0f - 0.5f);
-    vc[i] = f32_bf16((float)PA_RAND() / 32768.0f - 1.0f);
+/* paged_attention_unroll_manual_scope's kernels: one task per group of up to 64 blocks (n_blocks
+ * and the group's first block-table index as scalars), the block table read by the kernels. QK:
+ * sij_buf[:, k-th block] = qi @ key_cache[block k]^T; SF: as k_pa_softmax over the group's
+ * columns, the last block valid up to its third scalar; PV: oi = sum over k of pij[:, k-th block]
+ * @ value_cache[block k]; UP: k_pa_update. */
+static int32_t k_pau_qk(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  const int64_t n = (int64_t)s[0], bs = t[3].shape[1] / n;
+  const int32_t *bt = (const int32_t *)t[2].data + s[1];
+  for (int64_t k = 0; k < n; k++)
+    for (int64_t i = 0; i < t[0].shape[0]; i++)
+      for (int64_t j = 0; j < bs; j++) {
+        float acc = 0.0f;
+        for (int64_t d = 0; d < t[0].shape[1]; d++)
+          acc += pa_bf16_at(&t[0], i, d) * pa_bf16_at(&t[1], bt[k] * bs + j, d);
+        *pa_f32_at(&t[3], i, k * bs + j) = acc;
+      }
+  return 0;
+}
+
+static int32_t k_pau_softmax(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  const float scale = slot_f32(s[0]);
+  const int64_t n = (int64_t)s[1], cols = t[0].shape[1], bs = cols / n;
+  const int64_t valid = (n - 1) * bs + (int64_t)s[2];
+  for (int64_t i = 0; i < t[0].shape[0]; i++) {
+    float m = -1e30f, l = 0.0f;
+    for (int64_t j = 0; j < valid; j++)
+      m = fmaxf(m, *pa_f32_at(&t[0], i, j) * scale);
+    for (int64_t j = 0; j < cols; j++) {
+      uint16_t p = j < valid ? f32_bf16(expf(*pa_f32_at(&t[0], i, j) * scale - m)) : 0;
+      ((uint16_t *)t[1].data)[i * t[1].stride[0] + j * t[1].stride[1]] = p;
+      l += bf16_f32(p);
+    }
+    ((float *)t[2].data)[i * t[2].stride[0]] = m;
+    ((float *)t[3].data)[i * t[3].stride[0]] = l;
   }
-  for (int i = 0; i < BATCH * MAXB; i++)
-    table[i] = (int32_t)(PA_RAND() % NBLK);
-#undef PA_RAND
-  for (int b = 0; b < BATCH; b++)
-    for (int h = 0; h < HEADS; h++) {
-      float m = -1e30f, l = 0.0f, o[DIM] = {0};
-      for (int bn = 0; bn * BS < lens[b]; bn++) {
-        const int blk = table[b * MAXB + bn],
-                  valid = lens[b] - bn * BS < BS ? lens[b] - bn * BS : BS;
-        float sij[BS], mij = -1e30f, lij = 0.0f, oij[DIM] = {0};
-        for (int j = 0; j < valid; j++) {
+  return 0;
+}
+
+static int32_t k_pau_pv(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  const int64_t n = (int64_t)s[0], bs = t[0].shape[1] / n;
+  const int32_t *bt = (const int32_t *)t[2].data + s[1];
+  for (int64_t i = 0; i < t[0].shape[0]; i++)
+    for (int64_t d = 0; d < t[3].shape[1]; d++) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < n; k++)
+        for (int64_t j = 0; j < bs; j++)
+          acc += pa_bf16_at(&t[0], i, k * bs + j) * pa_bf16_at(&t[1], bt[k] * bs + j, d);
+      *pa_f32_at(&t[3], i, d) = acc;
+    }
+  return 0;
+}
+
+/* The inputs of the paged-attention runs (CaseVarSeq4's shape: 4 requests of 33, 64, 128 and 15
+ * tokens, 16 heads of dim 16, blocks of 16 tokens, a random block table). */
+enum { PA_BATCH = 4, PA_HEADS = 16, PA_DIM = 16, PA_BS = 16, PA_MAXB = 16, PA_NBLK = 4 * 8 };
+static uint16_t g_pa_q[PA_BATCH * PA_HEADS * PA_DIM], g_pa_kc[PA_NBLK * PA_BS * PA_DIM],
+    g_pa_vc[PA_NBLK * PA_BS * PA_DIM];
+static int32_t g_pa_table[PA_BATCH * PA_MAXB], g_pa_lens[PA_BATCH] = {33, 64, 128, 15};
+
+/* The golden's online softmax (simpler_setup/goldens/paged_attention.py) over groups of `group`
+ * blocks: within a group one max, p = bf16(exp(s - max)), then the running (m, l, o) update. */
+static void pa_golden(int group, float *want) {
+  enum { B = PA_BATCH, H = PA_HEADS, D = PA_DIM, BS = PA_BS };
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < H; h++) {
+      float m = -1e30f, l = 0.0f, o[D] = {0};
+      for (int g0 = 0; g0 * BS < g_pa_lens[b]; g0 += group) {
+        const int ntok = g_pa_lens[b] - g0 * BS < group * BS ? g_pa_lens[b] - g0 * BS : group * BS;
+        float sij[PA_MAXB * BS], mij = -1e30f, lij = 0.0f, oij[D] = {0};
+        for (int j = 0; j < ntok; j++) {
+          const int blk = g_pa_table[b * PA_MAXB + g0 + j / BS], row = blk * BS + j % BS;
           sij[j] = 0.0f;
-          for (int d = 0; d < DIM; d++)
-            sij[j] +=
-                bf16_f32(q[(b * HEADS + h) * DIM + d]) * bf16_f32(kc[(blk * BS + j) * DIM + d]);
+          for (int d = 0; d < D; d++)
+            sij[j] += bf16_f32(g_pa_q[(b * H + h) * D + d]) * bf16_f32(g_pa_kc[row * D + d]);
           mij = fmaxf(mij, sij[j]);
         }
-        for (int j = 0; j < valid; j++) {
+        for (int j = 0; j < ntok; j++) {
+          const int blk = g_pa_table[b * PA_MAXB + g0 + j / BS], row = blk * BS + j % BS;
           const float p = bf16_f32(f32_bf16(expf(sij[j] - mij)));
           lij += p;
-          for (int d = 0; d < DIM; d++)
-            oij[d] += p * bf16_f32(vc[(blk * BS + j) * DIM + d]);
+          for (int d = 0; d < D; d++)
+            oij[d] += p * bf16_f32(g_pa_vc[row * D + d]);
         }
-        const float mn = bn ? fmaxf(m, mij) : mij, alpha = bn ? expf(m - mn) : 0.0f,
-                    beta = bn ? expf(mij - mn) : 1.0f;
+        const float mn = g0 ? fmaxf(m, mij) : mij, alpha = g0 ? expf(m - mn) : 0.0f,
+                    beta = g0 ? expf(mij - mn) : 1.0f;
         l = alpha * l + beta * lij;
-        for (int d = 0; d < DIM; d++)
+        for (int d = 0; d < D; d++)
           o[d] = alpha * o[d] + beta * oij[d];
         m = mn;
       }
-      for (int d = 0; d < DIM; d++)
-        want[(b * HEADS + h) * DIM + d] = o[d] / l;
+      for (int d = 0; d < D; d++)
+        want[(b * H + h) * D + d] = o[d] / l;
     }
-  const pto_kernel_fn kernels[] = {k_pa_qk, k_pa_softmax, k_pa_pv, k_pa_update};
+}
+
+/* paged_attention, its manual-scope variant (set_dependencies through CoreTaskArgsWithDeps) and
+ * its unrolled manual-scope variant (a group of blocks per task, the block table read by the
+ * kernels), both generations: out compared with the golden's online softmax, computed here over
+ * the same groups of blocks, at its tolerance (1e-3). */
+static void test_simpler_paged_attention(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  static const struct {
+    const char *src;
+    int group; /* blocks per task */
+  } cases[] = {
+      {"examples/a2a3/tensormap_and_ringbuffer/paged_attention/kernels/orchestration/"
+       "paged_attention_orch.cpp",
+       1},
+      {"examples/a5/tensormap_and_ringbuffer/paged_attention/kernels/orchestration/"
+       "paged_attention_orch.cpp",
+       1},
+      {"examples/a2a3/tensormap_and_ringbuffer/paged_attention_manual_scope/kernels/orchestration/"
+       "paged_attention_orch.cpp",
+       1},
+      {"examples/a5/tensormap_and_ringbuffer/paged_attention_manual_scope/kernels/orchestration/"
+       "paged_attention_orch.cpp",
+       1},
+      {"examples/a2a3/tensormap_and_ringbuffer/paged_attention_unroll_manual_scope/kernels/"
+       "orchestration/paged_attention_orch.cpp",
+       64},
+      {"examples/a5/tensormap_and_ringbuffer/paged_attention_unroll_manual_scope/kernels/"
+       "orchestration/paged_attention_orch.cpp",
+       64}};
+  enum { NOUT = PA_BATCH * PA_HEADS * PA_DIM };
+  static float out[NOUT], want1[NOUT], want64[NOUT];
+  uint32_t seed = 12345;
+#define PA_RAND() ((seed = seed * 1103515245u + 12345u) >> 8 & 0xffff)
+  for (int i = 0; i < NOUT; i++)
+    g_pa_q[i] = f32_bf16((float)PA_RAND() / 65536.0f - 0.5f);
+  for (int i = 0; i < PA_NBLK * PA_BS * PA_DIM; i++) {
+    g_pa_kc[i] = f32_bf16((float)PA_RAND() / 65536.0f - 0.5f);
+    g_pa_vc[i] = f32_bf16((float)PA_RAND() / 32768.0f - 1.0f);
+  }
+  for (int i = 0; i < PA_BATCH * PA_MAXB; i++)
+    g_pa_table[i] = (int32_t)(PA_RAND() % PA_NBLK);
+#undef PA_RAND
+  pa_golden(1, want1);
+  pa_golden(64, want64);
+  const pto_kernel_fn per_block[] = {k_pa_qk, k_pa_softmax, k_pa_pv, k_pa_update};
+  const pto_kernel_fn unrolled[] = {k_pau_qk, k_pau_softmax, k_pau_pv, k_pa_update};
   const char *const names[] = {"QK", "SF", "PV", "UP"};
   const int types[] = {PTO_CORE_AIC, PTO_CORE_AIV, PTO_CORE_AIC, PTO_CORE_AIV};
   char *dir = tu_mkdtemp("simpler-pa");
@@ -1156,32 +1239,35 @@ static void test_simpler_paged_attention(void **state) {
   tsig_tensor(&s, "context_lens", PTO_DIR_IN, PTO_DTYPE_I32, "4");
   tsig_tensor(&s, "out", PTO_DIR_OUT, PTO_DTYPE_F32, "4,16,16");
   tsig_scalar(&s, "scale", PTO_DTYPE_F32, PTO_BIND_RUNTIME, tscalar_f(PTO_DTYPE_F32, 1.0));
-  for (int v = 0; v < 4; v++)
+  for (size_t v = 0; v < sizeof cases / sizeof cases[0]; v++)
     for (int c = 0; c < 2; c++) {
       simpler_run r;
       /* The a5 sources name their entry build_paged_attention_graph. */
-      if (!simpler_open(&r, srcs[v],
-                        v % 2 ? "build_paged_attention_graph" : "aicpu_orchestration_entry",
-                        k_cxx[c], dir, &s, 4, kernels, names, types, 2, 4))
+      if (!simpler_open(&r, cases[v].src,
+                        strstr(cases[v].src, "/a5/") ? "build_paged_attention_graph"
+                                                     : "aicpu_orchestration_entry",
+                        k_cxx[c], dir, &s, 4, cases[v].group > 1 ? unrolled : per_block, names,
+                        types, 2, 4))
         continue;
       memset(out, 0, sizeof out);
-      const int64_t sq[] = {BATCH, HEADS, DIM}, skv[] = {NBLK, BS, 1, DIM}, sbt[] = {BATCH, MAXB},
-                    sl[] = {BATCH};
+      const int64_t sq[] = {PA_BATCH, PA_HEADS, PA_DIM}, skv[] = {PA_NBLK, PA_BS, 1, PA_DIM},
+                    sbt[] = {PA_BATCH, PA_MAXB}, sl[] = {PA_BATCH};
       pto_host_tensor h[6];
-      pto_host_tensor_init(&h[0], q, PTO_DTYPE_BF16, 3, sq);
-      pto_host_tensor_init(&h[1], kc, PTO_DTYPE_BF16, 4, skv);
-      pto_host_tensor_init(&h[2], vc, PTO_DTYPE_BF16, 4, skv);
-      pto_host_tensor_init(&h[3], table, PTO_DTYPE_I32, 2, sbt);
-      pto_host_tensor_init(&h[4], lens, PTO_DTYPE_I32, 1, sl);
+      pto_host_tensor_init(&h[0], g_pa_q, PTO_DTYPE_BF16, 3, sq);
+      pto_host_tensor_init(&h[1], g_pa_kc, PTO_DTYPE_BF16, 4, skv);
+      pto_host_tensor_init(&h[2], g_pa_vc, PTO_DTYPE_BF16, 4, skv);
+      pto_host_tensor_init(&h[3], g_pa_table, PTO_DTYPE_I32, 2, sbt);
+      pto_host_tensor_init(&h[4], g_pa_lens, PTO_DTYPE_I32, 1, sl);
       pto_host_tensor_init(&h[5], out, PTO_DTYPE_F32, 3, sq);
       pto_arg args[7];
       for (int i = 0; i < 6; i++)
         args[i] = pto_arg_host(&h[i]);
       args[6] = pto_arg_f32(1.0f);
       assert_pto_ok(pto_worker_run(r.w, r.p, args, 7));
-      for (int i = 0; i < BATCH * HEADS * DIM; i++)
+      const float *want = cases[v].group > 1 ? want64 : want1;
+      for (int i = 0; i < NOUT; i++)
         if (!(fabsf(out[i] - want[i]) <= 1e-3f + 1e-3f * fabsf(want[i])))
-          fail_msg("%s: out[%d] = %g, expected %g", srcs[v], i, out[i], want[i]);
+          fail_msg("%s: out[%d] = %g, expected %g", cases[v].src, i, out[i], want[i]);
       const pto_task_record *t;
       size_t n;
       assert_pto_ok(pto_worker_last_launch_tasks(r.w, &t, &n));
