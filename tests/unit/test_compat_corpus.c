@@ -1012,28 +1012,28 @@ static float *pa_f32_at(const pto_kernel_tensor *t, int64_t r, int64_t c) {
   return &((float *)t->data)[r * t->stride[0] + c * t->stride[1]];
 }
 
-static int32_t k_pa_qk(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
-  (void)s;
-  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
-  for (int64_t i = 0; i < t[0].shape[0]; i++)
-    for (int64_t j = 0; j < t[1].shape[0]; j++) {
-      float acc = 0.0f;
-      for (int64_t k = 0; k < t[0].shape[1]; k++)
-        acc += pa_bf16_at(&t[0], i, k) * pa_bf16_at(&t[1], j, k);
-      *pa_f32_at(&t[2], i, j) = acc;
-    }
-  return 0;
+/* The three steps over n blocks of bs rows of the K or V cache: rows blocks[k] * bs + j, or
+ * k * bs + j when blocks is NULL (a cache view of the block itself). */
+static void pa_qk(const pto_kernel_tensor *qi, const pto_kernel_tensor *kc, const int32_t *blocks,
+                  int64_t n, int64_t bs, const pto_kernel_tensor *sij) {
+  for (int64_t k = 0; k < n; k++)
+    for (int64_t i = 0; i < qi->shape[0]; i++)
+      for (int64_t j = 0; j < bs; j++) {
+        const int64_t row = (blocks ? blocks[k] : k) * bs + j;
+        float acc = 0.0f;
+        for (int64_t d = 0; d < qi->shape[1]; d++)
+          acc += pa_bf16_at(qi, i, d) * pa_bf16_at(kc, row, d);
+        *pa_f32_at(sij, i, k * bs + j) = acc;
+      }
 }
 
-static int32_t k_pa_softmax(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
-  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
-  const float scale = slot_f32(s[0]);
-  const int64_t valid = t[0].shape[1], cols = t[1].shape[1];
-  for (int64_t i = 0; i < t[0].shape[0]; i++) {
-    float m = -1e30f;
+/* Tensors sij, pij, mi, li: pij over sij's first `valid` columns (0 past them). */
+static void pa_softmax(const pto_kernel_tensor *t, float scale, int64_t valid) {
+  const int64_t cols = t[1].shape[1];
+  for (int64_t i = 0; i < t[1].shape[0]; i++) {
+    float m = -1e30f, l = 0.0f;
     for (int64_t j = 0; j < valid; j++)
       m = fmaxf(m, *pa_f32_at(&t[0], i, j) * scale);
-    float l = 0.0f;
     for (int64_t j = 0; j < cols; j++) {
       uint16_t p = j < valid ? f32_bf16(expf(*pa_f32_at(&t[0], i, j) * scale - m)) : 0;
       ((uint16_t *)t[1].data)[i * t[1].stride[0] + j * t[1].stride[1]] = p;
@@ -1042,23 +1042,44 @@ static int32_t k_pa_softmax(const pto_kernel_tensor *t, const uint64_t *s, pto_c
     ((float *)t[2].data)[i * t[2].stride[0]] = m;
     ((float *)t[3].data)[i * t[3].stride[0]] = l;
   }
+}
+
+static void pa_pv(const pto_kernel_tensor *pij, const pto_kernel_tensor *vc, const int32_t *blocks,
+                  int64_t n, int64_t bs, const pto_kernel_tensor *oi) {
+  for (int64_t i = 0; i < pij->shape[0]; i++)
+    for (int64_t d = 0; d < oi->shape[1]; d++) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < n; k++)
+        for (int64_t j = 0; j < bs; j++)
+          acc +=
+              pa_bf16_at(pij, i, k * bs + j) * pa_bf16_at(vc, (blocks ? blocks[k] : k) * bs + j, d);
+      *pa_f32_at(oi, i, d) = acc;
+    }
+}
+
+/* Tensors qi, kj (the block's rows), sij. */
+static int32_t k_pa_qk(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  pa_qk(&t[0], &t[1], NULL, 1, t[1].shape[0], &t[2]);
   return 0;
 }
 
+/* Tensors sij_valid, pij, mi, li; scalar scale. */
+static int32_t k_pa_softmax(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  pa_softmax(t, slot_f32(s[0]), t[0].shape[1]);
+  return 0;
+}
+
+/* Tensors pij, vj (the block's rows), oi_tmp. */
 static int32_t k_pa_pv(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   (void)s;
   if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
-  for (int64_t i = 0; i < t[0].shape[0]; i++)
-    for (int64_t d = 0; d < t[1].shape[1]; d++) {
-      float acc = 0.0f;
-      for (int64_t j = 0; j < t[0].shape[1]; j++)
-        acc += pa_bf16_at(&t[0], i, j) * pa_bf16_at(&t[1], j, d);
-      *pa_f32_at(&t[2], i, d) = acc;
-    }
+  pa_pv(&t[0], &t[1], NULL, 1, t[1].shape[0], &t[2]);
   return 0;
 }
 
-/* Tensors mi, li, oi_tmp, mi_update, li_update, oi, out_view; scalars is_first, is_last. */
 static int32_t k_pa_update(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
   float *mi = t[0].data, *li = t[1].data, *mu = t[3].data, *lu = t[4].data;
@@ -1084,57 +1105,28 @@ static int32_t k_pa_update(const pto_kernel_tensor *t, const uint64_t *s, pto_co
 }
 
 /* paged_attention_unroll_manual_scope's kernels: one task per group of up to 64 blocks (n_blocks
- * and the group's first block-table index as scalars), the block table read by the kernels. QK:
- * sij_buf[:, k-th block] = qi @ key_cache[block k]^T; SF: as k_pa_softmax over the group's
- * columns, the last block valid up to its third scalar; PV: oi = sum over k of pij[:, k-th block]
- * @ value_cache[block k]; UP: k_pa_update. */
+ * and the group's first block-table index as scalars), the block table read by the kernels. QK
+ * (qi, key_cache, block_table, sij_buf): the group's blocks side by side; SF (sij_buf, pij, mi,
+ * li; scale, n_blocks, the last block's valid length); PV (pij, value_cache, block_table, oi):
+ * summed over the group's blocks; UP: k_pa_update. */
 static int32_t k_pau_qk(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
-  const int64_t n = (int64_t)s[0], bs = t[3].shape[1] / n;
-  const int32_t *bt = (const int32_t *)t[2].data + s[1];
-  for (int64_t k = 0; k < n; k++)
-    for (int64_t i = 0; i < t[0].shape[0]; i++)
-      for (int64_t j = 0; j < bs; j++) {
-        float acc = 0.0f;
-        for (int64_t d = 0; d < t[0].shape[1]; d++)
-          acc += pa_bf16_at(&t[0], i, d) * pa_bf16_at(&t[1], bt[k] * bs + j, d);
-        *pa_f32_at(&t[3], i, k * bs + j) = acc;
-      }
+  const int64_t n = (int64_t)s[0];
+  pa_qk(&t[0], &t[1], (const int32_t *)t[2].data + s[1], n, t[3].shape[1] / n, &t[3]);
   return 0;
 }
 
 static int32_t k_pau_softmax(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
-  const float scale = slot_f32(s[0]);
-  const int64_t n = (int64_t)s[1], cols = t[0].shape[1], bs = cols / n;
-  const int64_t valid = (n - 1) * bs + (int64_t)s[2];
-  for (int64_t i = 0; i < t[0].shape[0]; i++) {
-    float m = -1e30f, l = 0.0f;
-    for (int64_t j = 0; j < valid; j++)
-      m = fmaxf(m, *pa_f32_at(&t[0], i, j) * scale);
-    for (int64_t j = 0; j < cols; j++) {
-      uint16_t p = j < valid ? f32_bf16(expf(*pa_f32_at(&t[0], i, j) * scale - m)) : 0;
-      ((uint16_t *)t[1].data)[i * t[1].stride[0] + j * t[1].stride[1]] = p;
-      l += bf16_f32(p);
-    }
-    ((float *)t[2].data)[i * t[2].stride[0]] = m;
-    ((float *)t[3].data)[i * t[3].stride[0]] = l;
-  }
+  const int64_t n = (int64_t)s[1];
+  pa_softmax(t, slot_f32(s[0]), (n - 1) * (t[0].shape[1] / n) + (int64_t)s[2]);
   return 0;
 }
 
 static int32_t k_pau_pv(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
   if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
-  const int64_t n = (int64_t)s[0], bs = t[0].shape[1] / n;
-  const int32_t *bt = (const int32_t *)t[2].data + s[1];
-  for (int64_t i = 0; i < t[0].shape[0]; i++)
-    for (int64_t d = 0; d < t[3].shape[1]; d++) {
-      float acc = 0.0f;
-      for (int64_t k = 0; k < n; k++)
-        for (int64_t j = 0; j < bs; j++)
-          acc += pa_bf16_at(&t[0], i, k * bs + j) * pa_bf16_at(&t[1], bt[k] * bs + j, d);
-      *pa_f32_at(&t[3], i, d) = acc;
-    }
+  const int64_t n = (int64_t)s[0];
+  pa_pv(&t[0], &t[1], (const int32_t *)t[2].data + s[1], n, t[0].shape[1] / n, &t[3]);
   return 0;
 }
 
