@@ -126,6 +126,12 @@ static pto_status start_orchestration(const char *cpp_path, const char *so_path,
   }
   argv[n++] = "-I";
   argv[n++] = pto__compiler_include_dir();
+  /* Then the pto folder itself: orchestration written for PyPTO's runtime includes the header
+   * by its bare name ("pto_orchestration_api.h"), as that runtime's build puts it on the path. */
+  char pto_dir[PATH_MAX];
+  snprintf(pto_dir, sizeof pto_dir, "%s/pto", pto__compiler_include_dir());
+  argv[n++] = "-I";
+  argv[n++] = pto_dir;
   argv[n++] = "-o";
   argv[n++] = so_path;
   argv[n++] = cpp_path;

@@ -746,6 +746,15 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
                                      : "");
     goto fail;
   }
+  /* PyPTO's config function, when the orchestration has one: aicpu_orchestration_config, or
+   * NAME_config beside an entry NAME of another name (vector_add_orchestration_config). */
+  char config[256];
+  if (strcmp(entry, PTO_ORCH_DEFAULT_ENTRY) == 0)
+    snprintf(config, sizeof config, "%s", PTO_ORCH_DEFAULT_CONFIG);
+  else
+    snprintf(config, sizeof config, "%s_config", entry);
+  void *config_fn = func_sym(p->orch_dl, config);
+  memcpy(&p->orch_config, &config_fn, sizeof p->orch_config);
   p->hid = m.orch.hid;
   p->kernels_hid = m.kernels_so.hid;
   /* The signature moves from the manifest to the program. */

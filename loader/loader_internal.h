@@ -19,6 +19,7 @@ struct pto_program {
   uint64_t hid; /* orchestration .so hid */
   pto_orch_bind_fn orch_bind;
   pto_orch_entry_fn orch_entry;
+  pto_orch_config_fn orch_config; /* NULL: the orchestration exports none */
   int nkernels;
   pto_kernel_fn *kernels;
   char **kernel_names;

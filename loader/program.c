@@ -131,6 +131,9 @@ const pto_signature *pto_program_signature(const pto_program *p) { return p ? &p
 uint64_t pto_program_hid(const pto_program *p) { return p ? p->hid : 0; }
 pto_orch_bind_fn pto_program_orch_bind(const pto_program *p) { return p ? p->orch_bind : NULL; }
 pto_orch_entry_fn pto_program_orch_entry(const pto_program *p) { return p ? p->orch_entry : NULL; }
+pto_orch_config_fn pto_program_orch_config(const pto_program *p) {
+  return p ? p->orch_config : NULL;
+}
 int pto_program_kernel_count(const pto_program *p) { return p ? p->nkernels : 0; }
 pto_kernel_fn pto_program_kernel(const pto_program *p, int id) {
   return p && id >= 0 && id < p->nkernels ? p->kernels[id] : NULL;

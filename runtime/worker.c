@@ -724,7 +724,20 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
   oa.nscalars = b.nscalars;
   oa.chip_tensors = b.chip_tensors;
   uint64_t t_orch0 = pto__rt_now_ns();
-  pto_program_orch_entry(prog)(&oa);
+  /* PyPTO's arity check: a config function's expected_arg_count is a minimum the launch's
+   * tensors and scalars together must reach, or the entry is not called. */
+  pto_orch_config_fn config = pto_program_orch_config(prog);
+  const int32_t want = config ? config(&oa).expected_arg_count : 0;
+  if (want > oa.ntensors + oa.nscalars) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "the orchestration's config expects %d arguments, the launch has %d (%d tensors, "
+             "%d scalars)",
+             want, oa.ntensors + oa.nscalars, oa.ntensors, oa.nscalars);
+    L->api.report_fatal(L, 1, msg);
+  } else {
+    pto_program_orch_entry(prog)(&oa);
+  }
   uint64_t t_orch1 = pto__rt_now_ns();
   /* rt_orchestration_done ends the orchestration's span where it was called. */
   if (L->t_orch_done && L->t_orch_done < t_orch1) t_orch1 = L->t_orch_done;

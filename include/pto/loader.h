@@ -81,6 +81,10 @@ PTO_API const pto_signature *pto_program_signature(const pto_program *p);
 PTO_API uint64_t pto_program_hid(const pto_program *p);
 PTO_API pto_orch_bind_fn pto_program_orch_bind(const pto_program *p);
 PTO_API pto_orch_entry_fn pto_program_orch_entry(const pto_program *p);
+/* The orchestration's config function (PTO_ORCH_DEFAULT_CONFIG, or NAME_config beside an entry
+ * NAME of another name), or NULL when it exports none. The runtime calls it before the entry and
+ * fails a launch with fewer arguments than its expected_arg_count, as PyPTO's runtime does. */
+PTO_API pto_orch_config_fn pto_program_orch_config(const pto_program *p);
 PTO_API int pto_program_kernel_count(const pto_program *p);
 PTO_API pto_kernel_fn pto_program_kernel(const pto_program *p, int kernel_id);
 PTO_API const char *pto_program_kernel_name(const pto_program *p, int kernel_id);

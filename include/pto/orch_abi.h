@@ -206,9 +206,19 @@ typedef struct pto_orch_api {
 typedef uint32_t (*pto_orch_abi_version_fn)(void);
 typedef void (*pto_orch_bind_fn)(const pto_orch_api *api);
 typedef void (*pto_orch_entry_fn)(const pto_orch_args *args);
+/* What an optional config function returns (PyPTO's OrchestrationConfig). */
+typedef struct pto_orch_config {
+  int32_t expected_arg_count; /* the launch needs at least this many tensors and scalars; <= 0:
+                                 not checked */
+} pto_orch_config;
+/* OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs &): called with the
+ * launch's arguments just before the entry (the symbol PTO_ORCH_DEFAULT_CONFIG, or NAME_config
+ * for an entry NAME of another name). */
+typedef pto_orch_config (*pto_orch_config_fn)(const pto_orch_args *args);
 /* The entry symbol the runtime looks up unless the manifest names another
  * (orchestration.entry_symbol; pto rebuild DIR --orch-entry NAME). */
 #define PTO_ORCH_DEFAULT_ENTRY "aicpu_orchestration_entry"
+#define PTO_ORCH_DEFAULT_CONFIG "aicpu_orchestration_config"
 
 #ifdef __cplusplus
 }

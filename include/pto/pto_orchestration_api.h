@@ -1,21 +1,21 @@
 /* pto orchestration API: the one header generated orchestration C++ includes.
  *
  * It keeps the PTO2 names of PyPTO's orchestration codegen and its reference runtime
- * (ChipTaskArgs, ChipTensor with view/reshape/transpose/data_as, CoreTaskArgs with add_input/
- * add_output/add_inout/add_no_dep/add_scalar, launch_spec, set_dependencies,
- * set_allow_early_resolve, set_predicate, dump, TensorCreateInfo with set_initial_value,
- * alloc_tensors, PTO2_SCOPE() and PTO2_SCOPE(PTO2ScopeMode::MANUAL), MixedKernels with
- * rt_submit_task, rt_submit_aiv_task, rt_submit_aic_task, rt_submit_dummy_task, rt_submit_graph,
- * make_tensor_external, rt_available_aiv_count/rt_available_cluster_count,
- * rt_orchestration_done, get_tensor_data, set_tensor_data, from_u64/to_u64, LOG_*,
- * rt_report_fatal, rt_is_fatal) and implements them over the versioned C function table of
- * pto/orch_abi.h, which the runtime hands to pto_orch_bind on the dispatching thread before each
- * entry call. ChipTaskArgs has exactly the layout of pto_orch_args, so the runtime passes a
- * pointer where the entry takes a reference; ChipTensor has PyPTO's field types and the layout of
- * pto_orch_chip_tensor: the runtime passes the entry tensors in that form too (args.tensor(i) is
- * the runtime's copy, valid for the whole call), converts a CoreTaskArgs at its submit
- * (submit_args) and makes tensor.slice views (slice), so that the code each orchestration
- * compiles stays small.
+ * (ChipTaskArgs, ChipTensor with view/reshape/transpose/permute/slice/data_as, CoreTaskArgs with
+ * add_input/ add_output/add_inout/add_no_dep/add_scalar, launch_spec, set_dependencies,
+ * set_allow_early_resolve, set_predicate, dump, TensorCreateInfo with set_initial_value and
+ * buffer_size_bytes, alloc_tensors, always_assert/debug_assert, PTO2_SCOPE() and
+ * PTO2_SCOPE(PTO2ScopeMode::MANUAL), MixedKernels with rt_submit_task, rt_submit_aiv_task,
+ * rt_submit_aic_task, rt_submit_dummy_task, rt_submit_graph, make_tensor_external,
+ * rt_available_aiv_count/rt_available_cluster_count, rt_orchestration_done, get_tensor_data,
+ * set_tensor_data, from_u64/to_u64, LOG_*, rt_report_fatal, rt_is_fatal) and implements them over
+ * the versioned C function table of pto/orch_abi.h, which the runtime hands to pto_orch_bind on the
+ * dispatching thread before each entry call. ChipTaskArgs has exactly the layout of pto_orch_args,
+ * so the runtime passes a pointer where the entry takes a reference; ChipTensor has PyPTO's field
+ * types and the layout of pto_orch_chip_tensor: the runtime passes the entry tensors in that form
+ * too (args.tensor(i) is the runtime's copy, valid for the whole call), converts a CoreTaskArgs at
+ * its submit (submit_args) and makes tensor.slice views (slice), so that the code each
+ * orchestration compiles stays small.
  *
  * Including this header in one translation unit of an orchestration shared object defines the
  * exported pto_orch_abi_version() and pto_orch_bind(); define PTO_ORCH_NO_EXPORTS before
@@ -197,6 +197,32 @@ inline bool rt_is_fatal() {
   return !api || api->is_fatal(api->ctx) != 0;
 }
 
+namespace pto_orch_detail {
+/* always_assert's failure: the launch fails with the condition and where it is. */
+inline void assert_failed(const char *condition, const char *file, int line) {
+  rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "Assertion failed: %s at %s:%d", condition, file, line);
+}
+} // namespace pto_orch_detail
+
+/* PyPTO's assertion macros. A false condition fails the launch ("Assertion failed: COND at
+ * FILE:LINE"). PyPTO's runtime throws there; this header has no exceptions, so the orchestration
+ * goes on to its end with every later submit ignored (rt_is_fatal() is true): code after a failed
+ * assertion must not rely on it to stay in bounds of host memory. debug_assert is checked unless
+ * NDEBUG is defined, as PyPTO's is. A definition made before this header is kept. */
+#ifndef always_assert
+#define always_assert(cond)                                                                        \
+  do {                                                                                             \
+    if (!(cond)) pto_orch_detail::assert_failed(#cond, __FILE__, __LINE__);                        \
+  } while (0)
+#endif
+#ifndef debug_assert
+#ifdef NDEBUG
+#define debug_assert(cond) ((void)0)
+#else
+#define debug_assert(cond) always_assert(cond)
+#endif
+#endif
+
 /* A scope's mode: AUTO orders its tasks by the tensor regions they touch; MANUAL only by the
  * dependencies given with set_dependencies (and an argument's creator, for a manual_dep tensor). */
 enum class PTO2ScopeMode : uint8_t {
@@ -329,6 +355,23 @@ struct ChipTensor {
   ChipTensor reshape(const S *new_shapes, uint32_t new_ndims, bool in_manual_dep = false) const;
   /* Dims x and y swapped (shape and stride together): no data moves. */
   ChipTensor transpose(uint32_t x, uint32_t y, bool in_manual_dep = false) const;
+  bool valid_transpose(uint32_t x, uint32_t y) const { return x < ndims && y < ndims; }
+  /* Whether new_shapes holds as many elements as this view (what reshape also needs: a
+   * contiguous view). */
+  template <typename S> bool valid_reshape(const S *new_shapes, uint32_t new_ndims) const {
+    static_assert(std::is_integral_v<S>, "valid_reshape: integer shape");
+    int64_t n = 1;
+    for (uint32_t d = 0; d < new_ndims; d++)
+      n *= static_cast<int64_t>(new_shapes[d]);
+    return n == numel();
+  }
+  /* Dim d of the result is dim order[d] of this view (shape and stride together). */
+  ChipTensor permute(const uint32_t order[], bool in_manual_dep = false) const;
+  /* Elements start, start + step, ... (before end) of dim: the extent becomes
+   * ceil((end - start) / step) and the stride step times the old one. start < end <= the extent
+   * and step >= 1, else the launch fails and an empty view is returned. */
+  ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1,
+                   bool in_manual_dep = false) const;
   /* The runtime's form of this view. */
   pto_orch_tensor to_c() const {
     pto_orch_tensor c;
@@ -428,6 +471,39 @@ inline ChipTensor ChipTensor::transpose(uint32_t x, uint32_t y, bool in_manual_d
   return r;
 }
 
+inline ChipTensor ChipTensor::permute(const uint32_t order[], bool in_manual_dep) const {
+  ChipTensor r = *this;
+  for (uint32_t d = 0; d < ndims; d++) {
+    if (order[d] >= ndims) {
+      rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "permute: order[%u] = %u of a rank-%u view", d,
+                      order[d], ndims);
+      return pto_orch_detail::null_tensor();
+    }
+    r.shapes[d] = shapes[order[d]];
+    r.strides[d] = strides[order[d]];
+  }
+  r.manual_dep = in_manual_dep;
+  return r;
+}
+
+inline ChipTensor ChipTensor::slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step,
+                                    bool in_manual_dep) const {
+  if (dim >= ndims || step < 1 || end <= start || end > shapes[dim]) {
+    rt_report_fatal(PTO2_ERROR_INVALID_ARGS,
+                    "slice(%u, %u, %u, %u) of a view of extent %u in dim %u", dim, start, end, step,
+                    dim < ndims ? shapes[dim] : 0, dim);
+    return pto_orch_detail::null_tensor();
+  }
+  ChipTensor r = *this;
+  const int64_t off = static_cast<int64_t>(start) * strides[dim];
+  r.addr = addr + static_cast<uint64_t>(off * static_cast<int64_t>(element_size()));
+  r.start_offset = start_offset + static_cast<uint64_t>(off);
+  r.shapes[dim] = (end - start + step - 1) / step;
+  r.strides[dim] = strides[dim] * static_cast<int64_t>(step);
+  r.manual_dep = in_manual_dep;
+  return r;
+}
+
 /* An entry tensor as an orchestration tensor (PyPTO's older spelling): a copy, with manual_dep. */
 inline ChipTensor from_tensor_arg(const ChipTensor &t, bool manual_dep = false,
                                   int32_t version = 0) {
@@ -476,6 +552,13 @@ struct TensorCreateInfo {
 
   /* Every element starts as value, converted to the dtype (a float to an f16, say). */
   template <typename T> void set_initial_value(T value);
+  /* The bytes of the tensor it creates (every extent times the element size). */
+  uint64_t buffer_size_bytes() const {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < ndims; d++)
+      n *= shapes[d];
+    return n * get_element_size(dtype);
+  }
 
   template <typename S>
   TensorCreateInfo(const S *shape, uint32_t ndims_, DataType dtype_ = DataType::FLOAT32,
@@ -1256,9 +1339,14 @@ inline GraphSubmitResult rt_submit_graph(uint64_t graph_id,
 
 /* ---- configuration and logging ------------------------------------------------------------- */
 
+/* What aicpu_orchestration_config returns: the runtime calls it before the entry and fails a
+ * launch with fewer tensors and scalars than expected_arg_count (<= 0: not checked). */
 struct OrchestrationConfig {
   int expected_arg_count;
 };
+static_assert(sizeof(OrchestrationConfig) == sizeof(pto_orch_config) &&
+                  std::is_trivially_copyable_v<OrchestrationConfig>,
+              "OrchestrationConfig is returned as a pto_orch_config");
 using PTO2OrchestrationConfig = OrchestrationConfig;
 
 /* ---- helpers of pto-generated orchestration ------------------------------------------------ */

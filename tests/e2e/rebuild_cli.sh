@@ -77,6 +77,22 @@ run_pto 0 "${RUN[@]}" && expect_out PASS
 run_pto 2 rebuild "$W" --orch-entry
 expect_out "--orch-entry needs the entry's symbol name"
 
+# ---- orchestration written for PyPTO's runtime includes the header by its bare name ----------
+sed -i 's#"pto/pto_orchestration_api.h"#"pto_orchestration_api.h"#' "$W/orchestration/main.cpp"
+expect_true "the include renamed" grep -q '^#include "pto_orchestration_api.h"' "$W/orchestration/main.cpp"
+run_pto 0 rebuild "$W"
+expect_out "rebuilt 1 file"
+run_pto 0 "${RUN[@]}" && expect_out PASS
+sed -i 's#"pto_orchestration_api.h"#"pto/pto_orchestration_api.h"#' "$W/orchestration/main.cpp"
+
+# ---- the config function (emitted, as PyPTO's): a launch with fewer arguments fails ----------
+expect_true "the config function is emitted" grep -q 'expected_arg_count = 3' "$W/orchestration/main.cpp"
+sed -i 's/expected_arg_count = 3/expected_arg_count = 4/' "$W/orchestration/main.cpp"
+run_pto 1 "${RUN[@]}"
+expect_out "the orchestration's config expects 4 arguments, the launch has 3 (3 tensors, 0 scalars)"
+sed -i 's/expected_arg_count = 4/expected_arg_count = 3/' "$W/orchestration/main.cpp"
+run_pto 0 "${RUN[@]}" && expect_out PASS
+
 # ---- what cannot be trusted is named -----------------------------------------------------------
 cp "$W/manifest.json" "$T/manifest.good"
 sed -i 's/"opt_level": 2/"opt_level": 9/' "$W/manifest.json"

@@ -141,6 +141,7 @@ static void test_program_accessors_null(void **state) {
   assert_null(pto_program_signature(NULL));
   assert_int_equal(pto_program_hid(NULL), 0);
   assert_null(pto_program_orch_entry(NULL));
+  assert_null(pto_program_orch_config(NULL));
   assert_int_equal(pto_program_kernel_count(NULL), 0);
   assert_null(pto_program_kernel(NULL, 0));
   assert_string_equal(pto_program_kernel_name(NULL, 0), "?");

@@ -3,6 +3,7 @@
  * cores, outputs and per-task records checked. The kernels here fail unless they run on a core of
  * their type. */
 #include <dlfcn.h>
+#include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -591,6 +592,687 @@ static void test_views_run_with_both_compilers(void **state) {
   free(dir);
 }
 
+/* slice with a step, permute, valid_transpose, valid_reshape: o1's even columns a + b, its odd
+ * ones a * b, o2 a transposed; a slice past the edge fails the launch naming it. */
+static void test_slices_with_both_compilers(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-slices");
+  for (int c = 0; c < 2; c++) {
+    corpus_run r;
+    if (!corpus_open(&r, "slices", k_cxx[c], dir)) continue;
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) {
+        const float a = r.a[i * 4 + j], b = r.b[i * 4 + j];
+        assert_true(r.o1[i * 4 + j] == (j % 2 ? a * b : a + b));
+        assert_true(r.o2[i * 4 + j] == r.a[j * 4 + i]);
+      }
+    check_core_types(r.w);
+    assert_status_contains(corpus_launch(&r, -1.0f),
+                           "slice(1, 1, 5, 2) of a view of extent 4 in dim 1");
+    corpus_close(&r);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* always_assert and TensorCreateInfo::buffer_size_bytes (PyPTO's scratch-arena code): with room
+ * for both intermediates the tasks run; without, the second carve's assertion fails the launch
+ * naming the condition and its line, and no task after it runs. */
+static void test_scratch_arena_asserts_with_both_compilers(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp("compat-assert");
+  for (int c = 0; c < 2; c++) {
+    corpus_run r;
+    if (!corpus_open(&r, "scratch_assert", k_cxx[c], dir)) continue;
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    for (int i = 0; i < N; i++) {
+      assert_true(r.o1[i] == r.a[i] + r.b[i]);
+      assert_true(r.o2[i] == (r.a[i] + r.b[i]) * r.b[i]);
+    }
+    check_core_types(r.w);
+    pto_status st = corpus_launch(&r, -1.0f);
+    assert_non_null(st);
+    const char *m = pto_status_message(st);
+    if (!strstr(m, "Assertion failed: cursor_ + elements <= "
+                   "static_cast<uint64_t>(storage_.numel()) at ") ||
+        !strstr(m, "tests/compat/scratch_assert.cpp:23"))
+      fail_msg("%s", m);
+    pto_status_free(st);
+    for (int i = 0; i < N; i++)
+      assert_true(r.o1[i] == 0.0f && r.o2[i] == 0.0f);
+    assert_pto_ok(corpus_launch(&r, 0.0f));
+    corpus_close(&r);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* ---- the reference runtime's own examples ---------------------------------------------------
+ * PyPTO's runtime (hw-native-sys/simpler) ships orchestration sources with its examples. With
+ * PTO_SIMPLER_DIR naming a checkout of it, these tests compile some of them in place, as a user
+ * would (`-I include/pto -I include`, no -Werror: their code has unused variables), and run them on
+ * a sim worker with kernels written here that compute what the examples' kernels compute (their
+ * test_*.py goldens). Without PTO_SIMPLER_DIR they are skipped; CI runs the look-alike sources of
+ * tests/compat instead. */
+
+static const char *simpler_dir(void) {
+  const char *d = getenv("PTO_SIMPLER_DIR");
+  return d && *d && access(d, R_OK) == 0 ? d : NULL;
+}
+
+static int32_t k_noop(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)t;
+  (void)s;
+  return on_type(ctx, PTO_CORE_AIV) ? 0 : WRONG_CORE;
+}
+
+/* bgemm's mixed task (A tile, B tile, C tile inout, each 64x64 as 4096 elements): the cube
+ * kernel computes C += A @ B. The reference streams A @ B to the two vector kernels, which add
+ * their halves into C; the sim has no cube-to-vector FIFO, so here the vector kernels only run
+ * beside the cube kernel. */
+static int32_t k_gemm_tile(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  enum { T = 64 };
+  if (kv_numel(&t[0]) != T * T || kv_numel(&t[2]) != T * T) return 98;
+  for (int r = 0; r < T; r++)
+    for (int c = 0; c < T; c++) {
+      float acc = 0.0f;
+      for (int k = 0; k < T; k++)
+        acc += kv_f32(&t[0], r * T + k) * kv_f32(&t[1], k * T + c);
+      *kv_f32p(&t[2], r * T + c) += acc;
+    }
+  return 0;
+}
+
+typedef struct simpler_run {
+  void *so;
+  pto_program *p;
+  pto_worker *w;
+} simpler_run;
+
+/* Compiles PTO_SIMPLER_DIR/SRC with cxx into dir and makes a program of its entry symbol and the
+ * given kernels (func_id = index) on a worker of aic + aiv cores; 0 when cxx is missing. */
+static int simpler_open(simpler_run *r, const char *src, const char *entry_sym, const char *cxx,
+                        const char *dir, const tsig *s, int nk, const pto_kernel_fn *kernels,
+                        const char *const *names, const int *types, int aic, int aiv) {
+  memset(r, 0, sizeof *r);
+  char *out = NULL;
+  if (tu_run(&out, "command -v %s", cxx) != 0) {
+    free(out);
+    return 0;
+  }
+  free(out);
+  char so[4096];
+  snprintf(so, sizeof so, "%s/%s.%s.so", dir, src, cxx); /* one file per source */
+  for (char *c = so + strlen(dir) + 1; *c; c++)
+    if (*c == '/') *c = '_';
+  int rc = tu_run(&out,
+                  "%s -std=c++17 -O1 -shared -fPIC -I '%s/include/pto' -I '%s/include' -o '%s' "
+                  "'%s/%s'",
+                  cxx, PTO_SOURCE_DIR, PTO_SOURCE_DIR, so, simpler_dir(), src);
+  if (rc != 0) print_error("%s %s: %s\n", cxx, src, out);
+  assert_int_equal(rc, 0);
+  free(out);
+  r->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(r->so);
+  pto_orch_bind_fn bind = (pto_orch_bind_fn)dlsym(r->so, "pto_orch_bind");
+  pto_orch_entry_fn entry = (pto_orch_entry_fn)dlsym(r->so, entry_sym);
+  assert_non_null(bind);
+  assert_non_null(entry);
+  r->p = tprogram(s, bind, entry, nk, kernels, names);
+  for (int k = 0; k < nk; k++)
+    assert_pto_ok(pto_program_set_kernel_core_type(r->p, k, types[k]));
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aic_cores = aic;
+  cfg.aiv_cores = aiv;
+  cfg.record_tasks = true;
+  cfg.device_memory_bytes = 64ull << 20;
+  assert_pto_ok(pto_worker_open(&cfg, &r->w));
+  return 1;
+}
+
+static void simpler_close(simpler_run *r) {
+  pto_worker_close(r->w);
+  pto_program_release(r->p);
+  dlclose(r->so);
+}
+
+/* Runs the program once on f32 host tensors bufs[i] of nels[i] elements (rank 1). */
+static pto_status simpler_launch(simpler_run *r, int n, float *const *bufs, const int64_t *nels) {
+  pto_host_tensor h[8];
+  pto_arg args[8];
+  for (int i = 0; i < n; i++) {
+    pto_host_tensor_init(&h[i], bufs[i], PTO_DTYPE_F32, 1, &nels[i]);
+    args[i] = pto_arg_host(&h[i]);
+  }
+  return pto_worker_run(r->w, r->p, args, n);
+}
+
+/* vector_example (both chip generations): f = (a + b + 1) * (a + b + 2) + (a + b) over five
+ * tasks in two scopes, kernels add, add_scalar and mul as func_ids 0, 1 and 2; a = 2, b = 3 give
+ * 47 everywhere, as its test_vector_example.py says. */
+static void test_simpler_vector_example(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  static const char *const srcs[] = {
+      "examples/a2a3/tensormap_and_ringbuffer/vector_example/kernels/orchestration/"
+      "example_orchestration.cpp",
+      "examples/a5/tensormap_and_ringbuffer/vector_example/kernels/orchestration/"
+      "example_orchestration.cpp"};
+  enum { SIZE = 128 * 128 };
+  static float a[SIZE], b[SIZE], f[SIZE];
+  char *dir = tu_mkdtemp("simpler-vector");
+  tsig s;
+  tsig_init(&s, "aicpu_orchestration_entry");
+  tsig_tensor(&s, "a", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "b", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "f", PTO_DIR_OUT, PTO_DTYPE_F32, "16384");
+  for (int v = 0; v < 2; v++)
+    for (int c = 0; c < 2; c++) {
+      simpler_run r;
+      if (!simpler_open(&r, srcs[v], "aicpu_orchestration_entry", k_cxx[c], dir, &s, 3, g_kernels,
+                        g_names, g_types, 2, 4))
+        continue;
+      for (int i = 0; i < SIZE; i++)
+        a[i] = 2.0f, b[i] = 3.0f, f[i] = 0.0f;
+      float *bufs[] = {a, b, f};
+      const int64_t nels[] = {SIZE, SIZE, SIZE};
+      assert_pto_ok(simpler_launch(&r, 3, bufs, nels));
+      for (int i = 0; i < SIZE; i++)
+        assert_true(f[i] == (a[i] + b[i] + 1) * (a[i] + b[i] + 2) + (a[i] + b[i]));
+      assert_true(f[0] == 47.0f);
+      check_core_types(r.w);
+      const pto_task_record *t;
+      size_t n;
+      assert_pto_ok(pto_worker_last_launch_tasks(r.w, &t, &n));
+      assert_int_equal(n, 5);
+      simpler_close(&r);
+    }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* scalar_data (both generations): get_tensor_data / set_tensor_data with their waits (RAW, WAW,
+ * WAR on an intermediate and on an external tensor written by a task), alloc_tensors with an
+ * initial value, add_inout; kernels add and noop as func_ids 0 and 1. The golden of its
+ * test_scalar_data.py: result = a + b, check = 2, 102, 77, 77, 79, 42, 12, 88, 55. */
+static void test_simpler_scalar_data(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  static const char *const srcs[] = {
+      "examples/a2a3/tensormap_and_ringbuffer/scalar_data/kernels/orchestration/"
+      "scalar_data_orch.cpp",
+      "examples/a5/tensormap_and_ringbuffer/scalar_data/kernels/orchestration/"
+      "scalar_data_orch.cpp"};
+  enum { SIZE = 128 * 128 };
+  static float a[SIZE], b[SIZE], result[SIZE], check[9];
+  static const float want[9] = {2, 102, 77, 77, 79, 42, 12, 88, 55};
+  const pto_kernel_fn kernels[] = {k_add, k_noop};
+  const char *const names[] = {"kernel_add", "kernel_noop"};
+  const int types[] = {PTO_CORE_AIV, PTO_CORE_AIV};
+  char *dir = tu_mkdtemp("simpler-scalar");
+  tsig s;
+  tsig_init(&s, "aicpu_orchestration_entry");
+  tsig_tensor(&s, "a", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "b", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "result", PTO_DIR_OUT, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "check", PTO_DIR_OUT, PTO_DTYPE_F32, "9");
+  for (int v = 0; v < 2; v++)
+    for (int c = 0; c < 2; c++) {
+      simpler_run r;
+      if (!simpler_open(&r, srcs[v], "aicpu_orchestration_entry", k_cxx[c], dir, &s, 2, kernels,
+                        names, types, 2, 4))
+        continue;
+      for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < SIZE; i++)
+          a[i] = 2.0f, b[i] = (float)i, result[i] = 0.0f;
+        memset(check, 0, sizeof check);
+        float *bufs[] = {a, b, result, check};
+        const int64_t nels[] = {SIZE, SIZE, SIZE, 9};
+        assert_pto_ok(simpler_launch(&r, 4, bufs, nels));
+        for (int i = 0; i < SIZE; i++)
+          assert_true(result[i] == 2.0f + (float)i);
+        for (int i = 0; i < 9; i++)
+          if (check[i] != want[i]) fail_msg("check[%d] = %g, expected %g", i, check[i], want[i]);
+      }
+      simpler_close(&r);
+    }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* workers/l2/vector_add: its entry is vector_add_orchestration, one task of func_id 0 on a
+ * 128x128 f32 pair, out = a + b (the tensors are passed as 16384 elements here: the kernel reads
+ * them flat). */
+static void test_simpler_l2_vector_add(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  enum { SIZE = 128 * 128 };
+  static float a[SIZE], b[SIZE], out[SIZE];
+  char *dir = tu_mkdtemp("simpler-l2");
+  tsig s;
+  tsig_init(&s, "vector_add_orchestration");
+  tsig_tensor(&s, "a", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "b", PTO_DIR_IN, PTO_DTYPE_F32, "16384");
+  tsig_tensor(&s, "out", PTO_DIR_OUT, PTO_DTYPE_F32, "16384");
+  for (int c = 0; c < 2; c++) {
+    simpler_run r;
+    if (!simpler_open(
+            &r, "examples/workers/l2/vector_add/kernels/orchestration/vector_add_orch.cpp",
+            "vector_add_orchestration", k_cxx[c], dir, &s, 1, g_kernels, g_names, g_types, 1, 2))
+      continue;
+    for (int i = 0; i < SIZE; i++)
+      a[i] = (float)(i % 97) * 0.25f, b[i] = (float)(i % 13) - 6.0f, out[i] = 0.0f;
+    float *bufs[] = {a, b, out};
+    const int64_t nels[] = {SIZE, SIZE, SIZE};
+    assert_pto_ok(simpler_launch(&r, 3, bufs, nels));
+    for (int i = 0; i < SIZE; i++)
+      assert_true(out[i] == a[i] + b[i]);
+    simpler_close(&r);
+  }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* a5 bgemm: C[b, m, n] = sum over k of A[b, m, k] @ B[b, k, n] for 2 batches of a 4x4x4 grid of
+ * 64x64 tiles, one mixed task (cube + two vector kernels) per k step, C's tile accumulated in
+ * place (add_inout: the k steps of a tile are ordered by the regions they touch). The sum is
+ * compared with one computed here in the same order (k ascending, within a tile k ascending). */
+static void test_simpler_bgemm(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  enum { T = 64, G = 4, BATCH = 2, TE = T * T, NA = BATCH * G * G * TE };
+  static float A[NA], B[NA], C[NA], want[NA];
+  const pto_kernel_fn kernels[] = {k_gemm_tile, k_noop};
+  const char *const names[] = {"gemm_tile", "tile_add"};
+  const int types[] = {PTO_CORE_AIC, PTO_CORE_AIV};
+  for (int i = 0; i < NA; i++) {
+    A[i] = (float)((i * 7) % 11) / 8.0f - 0.5f;
+    B[i] = (float)((i * 5) % 13) / 16.0f - 0.25f;
+  }
+  memset(want, 0, sizeof want);
+  for (int b = 0; b < BATCH; b++)
+    for (int m = 0; m < G; m++)
+      for (int n = 0; n < G; n++) {
+        float *c = &want[((b * G + m) * G + n) * TE];
+        for (int k = 0; k < G; k++) {
+          const float *a = &A[((b * G + m) * G + k) * TE], *bt = &B[((b * G + k) * G + n) * TE];
+          for (int r = 0; r < T; r++)
+            for (int col = 0; col < T; col++) {
+              float acc = 0.0f;
+              for (int kk = 0; kk < T; kk++)
+                acc += a[r * T + kk] * bt[kk * T + col];
+              c[r * T + col] += acc;
+            }
+        }
+      }
+  char *dir = tu_mkdtemp("simpler-bgemm");
+  tsig s;
+  tsig_init(&s, "aicpu_orchestration_entry");
+  tsig_tensor(&s, "A", PTO_DIR_IN, PTO_DTYPE_F32, "131072");
+  tsig_tensor(&s, "B", PTO_DIR_IN, PTO_DTYPE_F32, "131072");
+  tsig_tensor(&s, "C", PTO_DIR_INOUT, PTO_DTYPE_F32, "131072");
+  for (int c = 0; c < 2; c++) {
+    simpler_run r;
+    if (!simpler_open(&r,
+                      "examples/a5/tensormap_and_ringbuffer/bgemm/kernels/orchestration/"
+                      "bgemm_orch.cpp",
+                      "aicpu_orchestration_entry", k_cxx[c], dir, &s, 2, kernels, names, types, 2,
+                      4))
+      continue;
+    memset(C, 0, sizeof C);
+    float *bufs[] = {A, B, C};
+    const int64_t nels[] = {NA, NA, NA};
+    assert_pto_ok(simpler_launch(&r, 3, bufs, nels));
+    for (int i = 0; i < NA; i++)
+      if (C[i] != want[i]) fail_msg("C[%d] = %g, expected %g", i, C[i], want[i]);
+    const pto_task_record *t;
+    size_t n;
+    assert_pto_ok(pto_worker_last_launch_tasks(r.w, &t, &n));
+    assert_int_equal(n, BATCH * G * G * G * 3);
+    simpler_close(&r);
+  }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* prefetch_async_demo's kernel: on the chip an SDMA prefetch then a copy, which changes no value
+ * (its golden: out = src); here the copy. */
+static int32_t k_copy(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  for (int64_t i = 0, n = kv_numel(&t[1]); i < n; i++)
+    *kv_f32p(&t[1], i) = kv_f32(&t[0], i);
+  return 0;
+}
+
+/* prefetch_async_demo: its entry prefetch_async_orchestration checks the argument count itself
+ * and submits one task, out = src over 128 f32 (arange / 8). */
+static void test_simpler_prefetch_async(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  enum { SIZE = 128 };
+  static float src[SIZE], out[SIZE];
+  const pto_kernel_fn kernels[] = {k_copy};
+  const char *const names[] = {"kernel_prefetch_copy"};
+  const int types[] = {PTO_CORE_AIV};
+  char *dir = tu_mkdtemp("simpler-prefetch");
+  tsig s;
+  tsig_init(&s, "prefetch_async_orchestration");
+  tsig_tensor(&s, "src", PTO_DIR_IN, PTO_DTYPE_F32, "128");
+  tsig_tensor(&s, "out", PTO_DIR_OUT, PTO_DTYPE_F32, "128");
+  for (int c = 0; c < 2; c++) {
+    simpler_run r;
+    if (!simpler_open(&r,
+                      "examples/a2a3/tensormap_and_ringbuffer/prefetch_async_demo/kernels/"
+                      "orchestration/prefetch_async_orch.cpp",
+                      "prefetch_async_orchestration", k_cxx[c], dir, &s, 1, kernels, names, types,
+                      1, 2))
+      continue;
+    for (int i = 0; i < SIZE; i++)
+      src[i] = (float)i / 8.0f, out[i] = -1.0f;
+    float *bufs[] = {src, out};
+    const int64_t nels[] = {SIZE, SIZE};
+    assert_pto_ok(simpler_launch(&r, 2, bufs, nels));
+    assert_memory_equal(out, src, sizeof src);
+    simpler_close(&r);
+  }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* paged_attention's four kernels (func_ids 0 to 3), bf16 inputs, f32 accumulation, as its
+ * golden (simpler_setup/goldens/paged_attention.py) computes: QK sij = qi @ kj^T (AIC); SF
+ * pij = bf16(exp(sij * scale - mi)) over the valid columns (0 past them), mi the row max, li the
+ * row sum of pij (AIV); PV oi_tmp = pij @ vj (AIC); UP the online-softmax update of (mi, li, oi),
+ * and out = oi / li at the last block (AIV). */
+static float bf16_f32(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static uint16_t f32_bf16(float f) { /* round to nearest even; no NaN here */
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+static float pa_bf16_at(const pto_kernel_tensor *t, int64_t r, int64_t c) {
+  return bf16_f32(((const uint16_t *)t->data)[r * t->stride[0] + c * t->stride[1]]);
+}
+static float *pa_f32_at(const pto_kernel_tensor *t, int64_t r, int64_t c) {
+  return &((float *)t->data)[r * t->stride[0] + c * t->stride[1]];
+}
+
+/* The three steps over n blocks of bs rows of the K or V cache: rows blocks[k] * bs + j, or
+ * k * bs + j when blocks is NULL (a cache view of the block itself). */
+static void pa_qk(const pto_kernel_tensor *qi, const pto_kernel_tensor *kc, const int32_t *blocks,
+                  int64_t n, int64_t bs, const pto_kernel_tensor *sij) {
+  for (int64_t k = 0; k < n; k++)
+    for (int64_t i = 0; i < qi->shape[0]; i++)
+      for (int64_t j = 0; j < bs; j++) {
+        const int64_t row = (blocks ? blocks[k] : k) * bs + j;
+        float acc = 0.0f;
+        for (int64_t d = 0; d < qi->shape[1]; d++)
+          acc += pa_bf16_at(qi, i, d) * pa_bf16_at(kc, row, d);
+        *pa_f32_at(sij, i, k * bs + j) = acc;
+      }
+}
+
+/* Tensors sij, pij, mi, li: pij over sij's first `valid` columns (0 past them). */
+static void pa_softmax(const pto_kernel_tensor *t, float scale, int64_t valid) {
+  const int64_t cols = t[1].shape[1];
+  for (int64_t i = 0; i < t[1].shape[0]; i++) {
+    float m = -1e30f, l = 0.0f;
+    for (int64_t j = 0; j < valid; j++)
+      m = fmaxf(m, *pa_f32_at(&t[0], i, j) * scale);
+    for (int64_t j = 0; j < cols; j++) {
+      uint16_t p = j < valid ? f32_bf16(expf(*pa_f32_at(&t[0], i, j) * scale - m)) : 0;
+      ((uint16_t *)t[1].data)[i * t[1].stride[0] + j * t[1].stride[1]] = p;
+      l += bf16_f32(p);
+    }
+    ((float *)t[2].data)[i * t[2].stride[0]] = m;
+    ((float *)t[3].data)[i * t[3].stride[0]] = l;
+  }
+}
+
+static void pa_pv(const pto_kernel_tensor *pij, const pto_kernel_tensor *vc, const int32_t *blocks,
+                  int64_t n, int64_t bs, const pto_kernel_tensor *oi) {
+  for (int64_t i = 0; i < pij->shape[0]; i++)
+    for (int64_t d = 0; d < oi->shape[1]; d++) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < n; k++)
+        for (int64_t j = 0; j < bs; j++)
+          acc +=
+              pa_bf16_at(pij, i, k * bs + j) * pa_bf16_at(vc, (blocks ? blocks[k] : k) * bs + j, d);
+      *pa_f32_at(oi, i, d) = acc;
+    }
+}
+
+/* Tensors qi, kj (the block's rows), sij. */
+static int32_t k_pa_qk(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  pa_qk(&t[0], &t[1], NULL, 1, t[1].shape[0], &t[2]);
+  return 0;
+}
+
+/* Tensors sij_valid, pij, mi, li; scalar scale. */
+static int32_t k_pa_softmax(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  pa_softmax(t, slot_f32(s[0]), t[0].shape[1]);
+  return 0;
+}
+
+/* Tensors pij, vj (the block's rows), oi_tmp. */
+static int32_t k_pa_pv(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  (void)s;
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  pa_pv(&t[0], &t[1], NULL, 1, t[1].shape[0], &t[2]);
+  return 0;
+}
+
+static int32_t k_pa_update(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  float *mi = t[0].data, *li = t[1].data, *mu = t[3].data, *lu = t[4].data;
+  for (int64_t i = 0; i < t[2].shape[0]; i++) {
+    float alpha = 0.0f, beta = 1.0f;
+    if (s[0]) {
+      mu[i * t[3].stride[0]] = mi[i * t[0].stride[0]];
+      lu[i * t[4].stride[0]] = li[i * t[1].stride[0]];
+    } else {
+      const float m_old = mu[i * t[3].stride[0]], m_new = fmaxf(m_old, mi[i * t[0].stride[0]]);
+      alpha = expf(m_old - m_new);
+      beta = expf(mi[i * t[0].stride[0]] - m_new);
+      lu[i * t[4].stride[0]] = alpha * lu[i * t[4].stride[0]] + beta * li[i * t[1].stride[0]];
+      mu[i * t[3].stride[0]] = m_new;
+    }
+    for (int64_t d = 0; d < t[2].shape[1]; d++) {
+      float *o = pa_f32_at(&t[5], i, d);
+      *o = alpha * *o + beta * *pa_f32_at(&t[2], i, d);
+      if (s[1]) *pa_f32_at(&t[6], i, d) = *o / lu[i * t[4].stride[0]];
+    }
+  }
+  return 0;
+}
+
+/* paged_attention_unroll_manual_scope's kernels: one task per group of up to 64 blocks (n_blocks
+ * and the group's first block-table index as scalars), the block table read by the kernels. QK
+ * (qi, key_cache, block_table, sij_buf): the group's blocks side by side; SF (sij_buf, pij, mi,
+ * li; scale, n_blocks, the last block's valid length); PV (pij, value_cache, block_table, oi):
+ * summed over the group's blocks; UP: k_pa_update. */
+static int32_t k_pau_qk(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  const int64_t n = (int64_t)s[0];
+  pa_qk(&t[0], &t[1], (const int32_t *)t[2].data + s[1], n, t[3].shape[1] / n, &t[3]);
+  return 0;
+}
+
+static int32_t k_pau_softmax(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIV)) return WRONG_CORE;
+  const int64_t n = (int64_t)s[1];
+  pa_softmax(t, slot_f32(s[0]), (n - 1) * (t[0].shape[1] / n) + (int64_t)s[2]);
+  return 0;
+}
+
+static int32_t k_pau_pv(const pto_kernel_tensor *t, const uint64_t *s, pto_core_ctx *ctx) {
+  if (!on_type(ctx, PTO_CORE_AIC)) return WRONG_CORE;
+  const int64_t n = (int64_t)s[0];
+  pa_pv(&t[0], &t[1], (const int32_t *)t[2].data + s[1], n, t[0].shape[1] / n, &t[3]);
+  return 0;
+}
+
+/* The inputs of the paged-attention runs (CaseVarSeq4's shape: 4 requests of 33, 64, 128 and 15
+ * tokens, 16 heads of dim 16, blocks of 16 tokens, a random block table). */
+enum { PA_BATCH = 4, PA_HEADS = 16, PA_DIM = 16, PA_BS = 16, PA_MAXB = 16, PA_NBLK = 4 * 8 };
+static uint16_t g_pa_q[PA_BATCH * PA_HEADS * PA_DIM], g_pa_kc[PA_NBLK * PA_BS * PA_DIM],
+    g_pa_vc[PA_NBLK * PA_BS * PA_DIM];
+static int32_t g_pa_table[PA_BATCH * PA_MAXB], g_pa_lens[PA_BATCH] = {33, 64, 128, 15};
+
+/* The golden's online softmax (simpler_setup/goldens/paged_attention.py) over groups of `group`
+ * blocks: within a group one max, p = bf16(exp(s - max)), then the running (m, l, o) update. */
+static void pa_golden(int group, float *want) {
+  enum { B = PA_BATCH, H = PA_HEADS, D = PA_DIM, BS = PA_BS };
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < H; h++) {
+      float m = -1e30f, l = 0.0f, o[D] = {0};
+      for (int g0 = 0; g0 * BS < g_pa_lens[b]; g0 += group) {
+        const int ntok = g_pa_lens[b] - g0 * BS < group * BS ? g_pa_lens[b] - g0 * BS : group * BS;
+        float sij[PA_MAXB * BS], mij = -1e30f, lij = 0.0f, oij[D] = {0};
+        for (int j = 0; j < ntok; j++) {
+          const int blk = g_pa_table[b * PA_MAXB + g0 + j / BS], row = blk * BS + j % BS;
+          sij[j] = 0.0f;
+          for (int d = 0; d < D; d++)
+            sij[j] += bf16_f32(g_pa_q[(b * H + h) * D + d]) * bf16_f32(g_pa_kc[row * D + d]);
+          mij = fmaxf(mij, sij[j]);
+        }
+        for (int j = 0; j < ntok; j++) {
+          const int blk = g_pa_table[b * PA_MAXB + g0 + j / BS], row = blk * BS + j % BS;
+          const float p = bf16_f32(f32_bf16(expf(sij[j] - mij)));
+          lij += p;
+          for (int d = 0; d < D; d++)
+            oij[d] += p * bf16_f32(g_pa_vc[row * D + d]);
+        }
+        const float mn = g0 ? fmaxf(m, mij) : mij, alpha = g0 ? expf(m - mn) : 0.0f,
+                    beta = g0 ? expf(mij - mn) : 1.0f;
+        l = alpha * l + beta * lij;
+        for (int d = 0; d < D; d++)
+          o[d] = alpha * o[d] + beta * oij[d];
+        m = mn;
+      }
+      for (int d = 0; d < D; d++)
+        want[(b * H + h) * D + d] = o[d] / l;
+    }
+}
+
+/* paged_attention, its manual-scope variant (set_dependencies through CoreTaskArgsWithDeps) and
+ * its unrolled manual-scope variant (a group of blocks per task, the block table read by the
+ * kernels), both generations: out compared with the golden's online softmax, computed here over
+ * the same groups of blocks, at its tolerance (1e-3). */
+static void test_simpler_paged_attention(void **state) {
+  (void)state;
+  if (!simpler_dir()) skip();
+  static const struct {
+    const char *src;
+    int group; /* blocks per task */
+  } cases[] = {
+      {"examples/a2a3/tensormap_and_ringbuffer/paged_attention/kernels/orchestration/"
+       "paged_attention_orch.cpp",
+       1},
+      {"examples/a5/tensormap_and_ringbuffer/paged_attention/kernels/orchestration/"
+       "paged_attention_orch.cpp",
+       1},
+      {"examples/a2a3/tensormap_and_ringbuffer/paged_attention_manual_scope/kernels/orchestration/"
+       "paged_attention_orch.cpp",
+       1},
+      {"examples/a5/tensormap_and_ringbuffer/paged_attention_manual_scope/kernels/orchestration/"
+       "paged_attention_orch.cpp",
+       1},
+      {"examples/a2a3/tensormap_and_ringbuffer/paged_attention_unroll_manual_scope/kernels/"
+       "orchestration/paged_attention_orch.cpp",
+       64},
+      {"examples/a5/tensormap_and_ringbuffer/paged_attention_unroll_manual_scope/kernels/"
+       "orchestration/paged_attention_orch.cpp",
+       64}};
+  enum { NOUT = PA_BATCH * PA_HEADS * PA_DIM };
+  static float out[NOUT], want1[NOUT], want64[NOUT];
+  uint32_t seed = 12345;
+#define PA_RAND() ((seed = seed * 1103515245u + 12345u) >> 8 & 0xffff)
+  for (int i = 0; i < NOUT; i++)
+    g_pa_q[i] = f32_bf16((float)PA_RAND() / 65536.0f - 0.5f);
+  for (int i = 0; i < PA_NBLK * PA_BS * PA_DIM; i++) {
+    g_pa_kc[i] = f32_bf16((float)PA_RAND() / 65536.0f - 0.5f);
+    g_pa_vc[i] = f32_bf16((float)PA_RAND() / 32768.0f - 1.0f);
+  }
+  for (int i = 0; i < PA_BATCH * PA_MAXB; i++)
+    g_pa_table[i] = (int32_t)(PA_RAND() % PA_NBLK);
+#undef PA_RAND
+  pa_golden(1, want1);
+  pa_golden(64, want64);
+  const pto_kernel_fn per_block[] = {k_pa_qk, k_pa_softmax, k_pa_pv, k_pa_update};
+  const pto_kernel_fn unrolled[] = {k_pau_qk, k_pau_softmax, k_pau_pv, k_pa_update};
+  const char *const names[] = {"QK", "SF", "PV", "UP"};
+  const int types[] = {PTO_CORE_AIC, PTO_CORE_AIV, PTO_CORE_AIC, PTO_CORE_AIV};
+  char *dir = tu_mkdtemp("simpler-pa");
+  tsig s;
+  tsig_init(&s, "aicpu_orchestration_entry");
+  tsig_tensor(&s, "query", PTO_DIR_IN, PTO_DTYPE_BF16, "4,16,16");
+  tsig_tensor(&s, "key_cache", PTO_DIR_IN, PTO_DTYPE_BF16, "32,16,1,16");
+  tsig_tensor(&s, "value_cache", PTO_DIR_IN, PTO_DTYPE_BF16, "32,16,1,16");
+  tsig_tensor(&s, "block_table", PTO_DIR_IN, PTO_DTYPE_I32, "4,16");
+  tsig_tensor(&s, "context_lens", PTO_DIR_IN, PTO_DTYPE_I32, "4");
+  tsig_tensor(&s, "out", PTO_DIR_OUT, PTO_DTYPE_F32, "4,16,16");
+  tsig_scalar(&s, "scale", PTO_DTYPE_F32, PTO_BIND_RUNTIME, tscalar_f(PTO_DTYPE_F32, 1.0));
+  for (size_t v = 0; v < sizeof cases / sizeof cases[0]; v++)
+    for (int c = 0; c < 2; c++) {
+      simpler_run r;
+      /* The a5 sources name their entry build_paged_attention_graph. */
+      if (!simpler_open(&r, cases[v].src,
+                        strstr(cases[v].src, "/a5/") ? "build_paged_attention_graph"
+                                                     : "aicpu_orchestration_entry",
+                        k_cxx[c], dir, &s, 4, cases[v].group > 1 ? unrolled : per_block, names,
+                        types, 2, 4))
+        continue;
+      memset(out, 0, sizeof out);
+      const int64_t sq[] = {PA_BATCH, PA_HEADS, PA_DIM}, skv[] = {PA_NBLK, PA_BS, 1, PA_DIM},
+                    sbt[] = {PA_BATCH, PA_MAXB}, sl[] = {PA_BATCH};
+      pto_host_tensor h[6];
+      pto_host_tensor_init(&h[0], g_pa_q, PTO_DTYPE_BF16, 3, sq);
+      pto_host_tensor_init(&h[1], g_pa_kc, PTO_DTYPE_BF16, 4, skv);
+      pto_host_tensor_init(&h[2], g_pa_vc, PTO_DTYPE_BF16, 4, skv);
+      pto_host_tensor_init(&h[3], g_pa_table, PTO_DTYPE_I32, 2, sbt);
+      pto_host_tensor_init(&h[4], g_pa_lens, PTO_DTYPE_I32, 1, sl);
+      pto_host_tensor_init(&h[5], out, PTO_DTYPE_F32, 3, sq);
+      pto_arg args[7];
+      for (int i = 0; i < 6; i++)
+        args[i] = pto_arg_host(&h[i]);
+      args[6] = pto_arg_f32(1.0f);
+      assert_pto_ok(pto_worker_run(r.w, r.p, args, 7));
+      const float *want = cases[v].group > 1 ? want64 : want1;
+      for (int i = 0; i < NOUT; i++)
+        if (!(fabsf(out[i] - want[i]) <= 1e-3f + 1e-3f * fabsf(want[i])))
+          fail_msg("%s: out[%d] = %g, expected %g", cases[v].src, i, out[i], want[i]);
+      const pto_task_record *t;
+      size_t n;
+      assert_pto_ok(pto_worker_last_launch_tasks(r.w, &t, &n));
+      assert_true(n > 0);
+      for (size_t i = 0; i < n; i++)
+        assert_int_equal(t[i].core_type, types[t[i].kernel_id]);
+      simpler_close(&r);
+    }
+  tsig_free(&s);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static const pto_orch_api *g_api;
 static void bind_api(const pto_orch_api *api) { g_api = api; }
 static int32_t g_counts[2];
@@ -690,6 +1372,14 @@ int main(void) {
       cmocka_unit_test(test_mixed_spmd_runs_with_both_compilers),
       cmocka_unit_test(test_log_lines_follow_pto_log_level),
       cmocka_unit_test(test_views_run_with_both_compilers),
+      cmocka_unit_test(test_scratch_arena_asserts_with_both_compilers),
+      cmocka_unit_test(test_slices_with_both_compilers),
+      cmocka_unit_test(test_simpler_vector_example),
+      cmocka_unit_test(test_simpler_scalar_data),
+      cmocka_unit_test(test_simpler_l2_vector_add),
+      cmocka_unit_test(test_simpler_bgemm),
+      cmocka_unit_test(test_simpler_paged_attention),
+      cmocka_unit_test(test_simpler_prefetch_async),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

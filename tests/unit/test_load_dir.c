@@ -37,6 +37,10 @@ static const char k_orch_cpp[] =
     "  t[0].scalar = a.scalars[0] * 2 + (uint64_t)a.ntensors;\n"
     "  g_api->submit(g_api->ctx, 1, PTO_CORE_AIC, t, 1);\n"
     "}\n"
+    "__attribute__((visibility(\"default\"))) pto_orch_config aicpu_orchestration_config(const "
+    "ChipTaskArgs &a) {\n"
+    "  return pto_orch_config{a.ntensors + 7};\n"
+    "}\n"
     "}\n";
 
 static const char k_kernels_c[] =
@@ -241,6 +245,9 @@ static void test_load_dir_runs_the_binaries(void **state) {
   pto_orch_tensor tensors[2] = {0};
   pto_orch_args args = {.tensors = tensors, .scalars = args_scalars, .ntensors = 2, .nscalars = 1};
   pto_program_orch_entry(p)(&args);
+  /* The config function, found beside the default entry: what it returns for these args. */
+  assert_non_null(pto_program_orch_config(p));
+  assert_int_equal(pto_program_orch_config(p)(&args).expected_arg_count, 9);
   assert_int_equal(log.calls, 1);
   assert_int_equal(log.kernel_id, 1);
   assert_int_equal(log.core_type, PTO_CORE_AIC);
