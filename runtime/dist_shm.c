@@ -375,7 +375,8 @@ static uint64_t peers_progress(const pto__dist_shm *t) {
  * process's slice, the slow steady state two ranks beside a busy loop with two on the other CPU
  * settle in; on its peers' CPU it hands them the CPU by yielding. A migration, not a pin (the
  * affinity mask is put back, as spread does; a CPU outside the mask is left alone); a collective
- * over GATHER_BYTES moves it home first (shm_collective), where the ranks' work is better spread.
+ * over GATHER_BYTES moves it home first (shm_collective), where the ranks' work is better spread,
+ * unless its yields were lost on its home lately (home_lost).
  * Issue #31 item 1, 4 ranks beside a busy loop on 2 CPUs, one binary, alternated, 196 rounds at
  * load 3-10 (1 KiB, min/median/max of the runs' medians): 4.8/8.5/51.7 against 4.6/8.4/47.8 us,
  * at or under 18.3 us (Open MPI's best) in 188 against 173 runs, over 12.6 us in 13 against 28;
@@ -524,7 +525,8 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
  * us against 4.6-6.4 (the medians 8.4-10.0 against 8.2-8.7). The slow runs that are left follow
  * stalls of milliseconds (other processes' turns) in every placement, all four on one CPU too.
  * A rank whose guarded yield was lost moves itself to its peers' CPU (pto__dist_join_peers) and
- * home again before a collective over GATHER_BYTES: that cut them.
+ * home again before a collective over GATHER_BYTES (unless it lost its yields there lately:
+ * home_lost): that cut them.
  * Returns that CPU, -1 where it may run on one CPU only or the move failed. */
 static int spread(int rank) {
   cpu_set_t mask, one;
@@ -1128,6 +1130,25 @@ static void slice_for(pto__dist_shm *t, int small) {
   (void)pto__dist_set_slice(want);
 }
 
+/* Whether rank t's guarded yields were lost on its home CPU lately (within YIELD_OFF_NS: the
+ * last loss was there, or its yields are off there): a joined rank then stays with its peers
+ * before a collective over GATHER_BYTES rather than move home (shm_collective). Moved home, it
+ * went back beside the process that had taken its CPU, lost a yield there again in the
+ * collective's guarded waits (at least that process's slice, 1.4-4 ms on this VM kind), joined
+ * again, and went home again before the next: a slice lost per collective (issue #31 item 1, 4
+ * ranks beside a busy loop on 2 CPUs: per-repetition traces had a move home in 232 of 1920
+ * rank-collectives at 256 KiB and 1 MiB). Staying, in 210 alternated rounds at load 8-18: 1 MiB
+ * runs at or under 700 us 180 against 152, over 1 ms 27 against 42, medians 295-331 against
+ * 339-398 us; 1 KiB and 64 KiB medians level (8.2, 28 us; the rare 64 KiB runs at 15 us, two
+ * ranks home on each CPU, are gone: 0 against 19), 64 MiB level. Once YIELD_OFF_NS has passed
+ * the rank tries its home again. */
+static int home_lost(const pto__dist_shm *t, uint64_t now) {
+  if (t->home < 0) return 0;
+  uint64_t bit = pto__dist_cpu_bit(t->home + 1);
+  return !pto__dist_guard_yields(t, now, t->home + 1) ||
+         (t->lost_at && now - t->lost_at < YIELD_OFF_NS && (t->lost_cpus & bit));
+}
+
 /* Where ranks outnumber CPUs a collective's whole time on its CPU counts in held_ns (its
  * reduction too, which a peer yielding on this CPU waits out: the first ones fault pages in for
  * milliseconds); elsewhere only its waits' turns count, which saves the two clock reads. */
@@ -1147,8 +1168,8 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
     t->big = t->guard_all = 0;
     return rc;
   }
-  if (t->joined && bytes > GATHER_BYTES) { /* joined its peers' CPU (pto__dist_join_peers) */
-    t->joined = 0;
+  if (t->joined && bytes > GATHER_BYTES && !home_lost(t, pto__rt_now_ns())) {
+    t->joined = 0; /* it joined its peers' CPU (pto__dist_join_peers): home again */
     if (t->home >= 0) (void)spread(t->ctx.rank);
   }
   hold(t, pto__rt_now_ns());

@@ -577,14 +577,16 @@ static void test_small_window_barrier_wait_keeps_yielding(void **state) {
 /* Where ranks outnumber the CPUs, a rank whose guarded yield was lost to another process moves
  * itself to the CPU where its peers last waited (dist_shm.c pto__dist_join_peers; issue #31 item
  * 1, 4 ranks beside a busy loop on 2 CPUs), unless PTO_DIST_JOIN=0; a collective over 16 KiB then
- * moves it home first. Rank 1 of 3 (gather) arrives alone at the small allreduce on CPU a, where
- * rank 2 is published, rank 0 being published on CPU b, and a busy process is pinned to each (so
- * the yield is lost wherever the scheduler runs the rank). A yield can still come back early (a
- * tick, a yield that the rank's short slice gets back at once): up to 32 tries, each with the
- * guard's state cleared, until one was lost. */
+ * moves it home first, unless it lost its yields at home lately (dist_shm.c home_lost). Rank 1 of
+ * 3 (gather) arrives alone at the small allreduce on CPU a, where rank 2 is published, rank 0
+ * being published on CPU b, and a busy process is pinned to each (so the yield is lost wherever
+ * the scheduler runs the rank); at_home: on its home CPU, with both peers published on the other.
+ * A yield can still come back early (a tick, a yield that the rank's short slice gets back at
+ * once): up to 32 tries, each with the guard's state cleared, until one was lost (at_home: until
+ * the rank joined, i.e. lost it at home). */
 static void put_on(int cpu, const cpu_set_t *mask);
 
-static void lost_yield_joins(int join) {
+static void lost_yield_joins(int join, int at_home) {
   cpu_set_t mask;
   assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
   int a = -1, b = -1;
@@ -614,38 +616,48 @@ static void lost_yield_joins(int join) {
   add_window(&f, 2, 65536, 32768, 8192); /* over GATHER_BYTES (16 KiB) */
   pto__dist_shm *t = &f.tr[1];
   assert_int_equal(t->join, join);
-  atomic_store(&f.sh->chips[0].cpu, b + 1);
-  atomic_store(&f.sh->chips[2].cpu, a + 1);
+  /* at_home: lose on the home CPU init gave rank 1 (the second of the mask), peers on the other */
+  int lose = at_home ? t->home : a, other = lose == a ? b : a;
+  atomic_store(&f.sh->chips[0].cpu, (at_home ? other : b) + 1);
+  atomic_store(&f.sh->chips[2].cpu, (at_home ? other : a) + 1);
   const pto_dist_ctx *d = &t->ctx;
   pto_kernel_tensor win = desc(data_of(&f, 1), ROWS, COLS, PTO_DTYPE_F32);
   pto_kernel_tensor sig = desc(sig_of(&f, 1), 1, SIG_ELEMS, PTO_DTYPE_I32);
   int32_t rc = 0;
   uint64_t lost_cpus = 0;
-  for (int i = 0; i < 32 && !lost_cpus; i++) {
+  for (int i = 0; i < 32 && (at_home ? !t->joined : !lost_cpus) && (lose == a || lose == b); i++) {
     t->lost_at = t->lost_cpus = t->no_yield_until = t->off_cpus = 0;
     t->joined = 0;
-    put_on(a, &mask);
+    put_on(lose, &mask);
     rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0);
     atomic_store((_Atomic int32_t *)&sig_of(&f, 0)[0], 0); /* its arrival taken back */
     if (t->lost_at) lost_cpus = t->lost_cpus;
+  }
+  int32_t rc_small = rc;
+  int said = strstr(t->detail, "rank 1: an allreduce timed out after 20 ms") != NULL;
+  int joined = t->joined, stayed = -1;
+  /* Before a collective over 16 KiB: the move home (its yields not lost at home lately), or
+   * (at_home) none. */
+  if (joined) {
+    if (!at_home) t->lost_at = t->lost_cpus = t->no_yield_until = t->off_cpus = 0;
+    pto_kernel_tensor big = desc(f.heap + 65536 + 32768, 1, 8192, PTO_DTYPE_F32);
+    rc = d->collective(d, PTO_DIST_ALLREDUCE, &big, &sig, PTO_DIST_RED_SUM, 0, 0);
+    assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+    stayed = t->joined;
   }
   for (int k = 0; k < 2; k++) {
     kill(busy[k], SIGKILL);
     waitpid(busy[k], NULL, 0);
   }
-  assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT); /* deadline and message as before */
-  assert_non_null(strstr(t->detail, "rank 1: an allreduce timed out after 20 ms"));
-  int joined = t->joined;
-  /* The move home, before a collective over 16 KiB. */
-  if (joined) {
-    pto_kernel_tensor big = desc(f.heap + 65536 + 32768, 1, 8192, PTO_DTYPE_F32);
-    rc = d->collective(d, PTO_DIST_ALLREDUCE, &big, &sig, PTO_DIST_RED_SUM, 0, 0);
-    assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
-    assert_int_equal(t->joined, 0);
-  }
   sched_setaffinity(0, sizeof mask, &mask);
   fixture_free(&f);
-  if (!lost_cpus) { /* the host gave every yield back early: nothing to check */
+  if (lose != a && lose != b) { /* init did not move rank 1 to either: nothing to check */
+    skip();
+    return;
+  }
+  assert_int_equal(rc_small, PTO_KERNEL_ERR_DIST_TIMEOUT); /* deadline and message as before */
+  assert_true(said);
+  if (!lost_cpus || (at_home && join && !joined)) { /* every yield came back early */
     skip();
     return;
   }
@@ -656,16 +668,30 @@ static void lost_yield_joins(int join) {
   /* Onto a CPU where a peer last waited, not the one the yield was lost on. */
   assert_true(joined == a + 1 || joined == b + 1);
   assert_true(pto__dist_cpu_bit(joined) != lost_cpus);
+  if (at_home) {
+    assert_int_equal(lost_cpus, pto__dist_cpu_bit(lose + 1));
+    assert_int_equal(joined, other + 1);
+    assert_int_equal(stayed, joined); /* not moved back beside the busy process */
+  } else {
+    assert_int_equal(stayed, 0); /* home */
+  }
 }
 
 static void test_rank_whose_yield_was_lost_joins_its_peers_cpu(void **state) {
   (void)state;
-  lost_yield_joins(1);
+  lost_yield_joins(1, 0);
 }
 
 static void test_rank_stays_with_join_off(void **state) {
   (void)state;
-  lost_yield_joins(0);
+  lost_yield_joins(0, 0);
+}
+
+/* Issue #31 item 1: a joined rank that went home before each collective over 16 KiB lost its
+ * yield there again, beside the process that had taken it, a slice per collective. */
+static void test_joined_rank_whose_yield_was_lost_at_home_stays_with_its_peers(void **state) {
+  (void)state;
+  lost_yield_joins(1, 1);
 }
 
 /* Where a yield went (pto__dist_yield_went), which decides whether the wait yields on: time that
@@ -1125,6 +1151,7 @@ int main(void) {
       cmocka_unit_test(test_small_window_barrier_wait_keeps_yielding),
       cmocka_unit_test(test_rank_whose_yield_was_lost_joins_its_peers_cpu),
       cmocka_unit_test(test_rank_stays_with_join_off),
+      cmocka_unit_test(test_joined_rank_whose_yield_was_lost_at_home_stays_with_its_peers),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
       cmocka_unit_test(test_yield_guard_is_off_only_on_the_cpus_that_lost),
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
