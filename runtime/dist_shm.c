@@ -805,27 +805,112 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
  * rounded after every rank (three f16 ranks: 1.36621094 where the interpreter has 1.3671875). */
 static int reduces_wide(int dt) { return dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16; }
 
-static float wide_load(int dt, uint16_t h) {
-  return dt == PTO_DTYPE_BF16 ? pto_bf16_to_f32(h) : pto_f16_to_f32(h);
+/* An f16 as float: the bits of pto_f16_to_f32 without its branches and loop, so that fold_wide's
+ * loops vectorize (a subnormal is normalized by one exact float subtraction: 2^-14 * (1 + m/1024)
+ * - 2^-14 is m * 2^-24, exactly; infinities and NaNs keep their payload). */
+static inline float f16_load(uint16_t h) {
+  uint32_t o = (uint32_t)(h & 0x7fffu) << 13, exp = o & 0x0f800000u;
+  o += (127u - 15u) << 23;
+  uint32_t sub = o + (1u << 23), big = o + ((128u - 16u) << 23), two14 = 113u << 23;
+  float fs, f2;
+  memcpy(&fs, &sub, 4);
+  memcpy(&f2, &two14, 4);
+  fs -= f2;
+  memcpy(&sub, &fs, 4);
+  uint32_t is_big = 0u - (uint32_t)(exp == 0x0f800000u), is_sub = 0u - (uint32_t)(exp == 0);
+  o = (big & is_big) | (sub & is_sub) | (o & ~(is_big | is_sub)); /* masks: no branch */
+  o |= (uint32_t)(h & 0x8000u) << 16;
+  float f;
+  memcpy(&f, &o, 4);
+  return f;
 }
 
-/* acc[i] = src[i] (first), or acc[i] op src[i], for an f16/bf16 src. */
-static void fold_wide(int dt, int op, float *acc, const void *src, int64_t n, int first) {
-  const uint16_t *b = src;
-  for (int64_t i = 0; i < n; i++) {
-    float x = acc[i], y = wide_load(dt, b[i]);
-    acc[i] = first                     ? y
-             : op == PTO_DIST_RED_SUM  ? x + y
-             : op == PTO_DIST_RED_PROD ? x * y
-             : op == PTO_DIST_RED_MAX  ? (y > x ? y : x)
-                                       : (y < x ? y : x);
-  }
+static inline float bf16_load(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
 }
 
-static void round_wide(int dt, void *dst, const float *acc, int64_t n) {
-  uint16_t *a = dst;
-  for (int64_t i = 0; i < n; i++)
-    a[i] = dt == PTO_DTYPE_BF16 ? pto_f32_to_bf16(acc[i]) : pto_f32_to_f16(acc[i]);
+/* The bits of pto_f32_to_bf16 (round to nearest even, a NaN quieted), branch-free. */
+static inline uint16_t bf16_round(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16, q = (x >> 16) | 0x40u;
+  return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? q : r);
+}
+
+/* The bits of pto_f32_to_f16 (round to nearest even; a NaN quieted with the top of its payload,
+ * overflow to infinity), branch-free: checked against it on all 2^32 floats. Below 2^-14 one
+ * float addition of 2^-1 rounds at 2^-24 (a subnormal's last bit), to nearest even as the
+ * scalar code's shifts do. */
+static inline uint16_t f16_round(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
+  uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu), inf = 0x7c00u;
+  uint32_t norm = (a + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  uint32_t magic_bits = 126u << 23, sb;
+  float magic, af;
+  memcpy(&magic, &magic_bits, 4);
+  memcpy(&af, &a, 4);
+  af += magic;
+  memcpy(&sb, &af, 4);
+  uint32_t sub = sb - magic_bits;
+  uint32_t is_nan = 0u - (uint32_t)(a > 0x7f800000u);
+  uint32_t is_inf = ~is_nan & (0u - (uint32_t)(a >= 143u << 23));
+  uint32_t is_sub = 0u - (uint32_t)(a < 113u << 23);
+  uint32_t o = (nan & is_nan) | (inf & is_inf) | (sub & is_sub) |
+               (norm & ~(is_nan | is_inf | is_sub)); /* masks: no branch */
+  return (uint16_t)(sign | o);
+}
+
+#define FOLD_LOOP(LOAD)                                                                            \
+  do {                                                                                             \
+    if (first)                                                                                     \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] = LOAD(b[i]);                                                                       \
+    else if (op == PTO_DIST_RED_SUM)                                                               \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] = acc[i] + LOAD(b[i]);                                                              \
+    else if (op == PTO_DIST_RED_PROD)                                                              \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] = acc[i] * LOAD(b[i]);                                                              \
+    else if (op == PTO_DIST_RED_MAX)                                                               \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        float x = acc[i], y = LOAD(b[i]);                                                          \
+        acc[i] = y > x ? y : x;                                                                    \
+      }                                                                                            \
+    else                                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        float x = acc[i], y = LOAD(b[i]);                                                          \
+        acc[i] = y < x ? y : x;                                                                    \
+      }                                                                                            \
+  } while (0)
+
+/* acc[i] = src[i] (first), or acc[i] op src[i], for an f16/bf16 src: one loop per dtype and op,
+ * vectorized as reduce_into's (PTO_VECTORIZE), the same float op per element as one at a time.
+ * With round_wide's loops, against the scalar conversions one element at a time (2 ranks,
+ * medians of 12 alternated runs): f16 1 MiB 10.7 -> 0.47 ms, bf16 10.8 -> 0.15 ms. */
+PTO_VECTORIZE
+static void fold_wide(int dt, int op, float *restrict acc, const void *src, int64_t n, int first) {
+  const uint16_t *restrict b = src;
+  if (dt == PTO_DTYPE_BF16)
+    FOLD_LOOP(bf16_load);
+  else
+    FOLD_LOOP(f16_load);
+}
+
+/* Rounds once to the window's dtype, branch-free (vectorized). */
+PTO_VECTORIZE
+static void round_wide(int dt, void *dst, const float *restrict acc, int64_t n) {
+  uint16_t *restrict a = dst;
+  if (dt == PTO_DTYPE_BF16)
+    for (int64_t i = 0; i < n; i++)
+      a[i] = bf16_round(acc[i]);
+  else
+    for (int64_t i = 0; i < n; i++)
+      a[i] = f16_round(acc[i]);
 }
 
 #define BLOCK_BYTES (64 * 1024)

@@ -574,6 +574,85 @@ static void test_small_window_barrier_wait_keeps_yielding(void **state) {
   yield_lost_stops_yields(1, 0);
 }
 
+/* f16 and bf16 windows reduce in float and round once (dist_shm.c fold_wide, round_wide), their
+ * loops vectorized with branch-free conversions: every one of the 65536 bit patterns, paired with
+ * others on the other ranks, gives the bits of pto_f16_to_f32/pto_bf16_to_f32, the op one element
+ * at a time in rank order, and one pto_f32_to_f16/pto_f32_to_bf16 (the chunked mesh, 2 and 3
+ * ranks, every op). */
+enum { WIDE_N = 65536 };
+
+static uint16_t wide_bits(int r, int i) { return (uint16_t)(r ? i * 40503 + r * 12345 : i); }
+
+typedef struct wide_job {
+  fixture *f;
+  int rank, op, dt;
+  int32_t rc;
+} wide_job;
+
+static uint16_t *wide_of(fixture *f, int r) {
+  pto__dist_window *w = &f->sh->windows[2];
+  return (uint16_t *)(f->heap + w->off + (uint64_t)r * w->stride);
+}
+
+static void *wide_main(void *arg) {
+  wide_job *j = arg;
+  const pto_dist_ctx *d = &j->f->tr[j->rank].ctx;
+  uint16_t *mine = wide_of(j->f, j->rank);
+  for (int i = 0; i < WIDE_N; i++)
+    mine[i] = wide_bits(j->rank, i);
+  pto_kernel_tensor win = desc(mine, 1, WIDE_N, j->dt);
+  pto_kernel_tensor sig = desc(sig_of(j->f, j->rank), 1, SIG_ELEMS, PTO_DTYPE_I32);
+  j->rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, j->op, PTO_DIST_MODE_MESH, 0);
+  if (!j->rc) j->rc = d->barrier(d, &sig);
+  return NULL;
+}
+
+static void test_allreduce_f16_bf16_every_pattern_keeps_its_bits(void **state) {
+  (void)state;
+  g_gather = 0;
+  for (int dt = PTO_DTYPE_F16; dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16;
+       dt = dt == PTO_DTYPE_F16 ? PTO_DTYPE_BF16 : -1)
+    for (int n = 2; n <= 3; n++)
+      for (int op = 0; op < 4; op++) {
+        fixture f;
+        fixture_init(&f, n, 5000);
+        add_window(&f, 2, 65536, WIDE_N * 2, WIDE_N); /* 128 KiB a rank, under the signals */
+        pthread_t th[PTO__DIST_MAX_RANKS];
+        wide_job jobs[PTO__DIST_MAX_RANKS];
+        for (int r = 0; r < n; r++) {
+          jobs[r] = (wide_job){&f, r, op, dt, 0};
+          pthread_create(&th[r], NULL, wide_main, &jobs[r]);
+        }
+        for (int r = 0; r < n; r++)
+          pthread_join(th[r], NULL);
+        for (int r = 0; r < n; r++)
+          assert_int_equal(jobs[r].rc, 0);
+        int bad = 0;
+        for (int i = 0; i < WIDE_N && !bad; i++) {
+          int bf = dt == PTO_DTYPE_BF16;
+          volatile float want =
+              bf ? pto_bf16_to_f32(wide_bits(0, i)) : pto_f16_to_f32(wide_bits(0, i));
+          for (int q = 1; q < n; q++) {
+            float v = bf ? pto_bf16_to_f32(wide_bits(q, i)) : pto_f16_to_f32(wide_bits(q, i));
+            want = op == PTO_DIST_RED_SUM    ? want + v
+                   : op == PTO_DIST_RED_PROD ? want * v
+                   : op == PTO_DIST_RED_MAX  ? (v > want ? v : want)
+                                             : (v < want ? v : want);
+          }
+          uint16_t w = bf ? pto_f32_to_bf16(want) : pto_f32_to_f16(want);
+          for (int r = 0; r < n; r++)
+            if (wide_of(&f, r)[i] != w) {
+              print_error("dt %d n %d op %d rank %d element %d: %04x want %04x\n", dt, n, op, r, i,
+                          wide_of(&f, r)[i], w);
+              bad = 1;
+            }
+        }
+        fixture_free(&f);
+        assert_false(bad);
+      }
+  g_gather = -1;
+}
+
 /* Where ranks outnumber the CPUs, a rank whose guarded yield was lost to another process moves
  * itself to the CPU where its peers last waited (dist_shm.c pto__dist_join_peers; issue #31 item
  * 1, 4 ranks beside a busy loop on 2 CPUs), unless PTO_DIST_JOIN=0; a collective over 16 KiB then
@@ -1141,6 +1220,7 @@ int main(void) {
       cmocka_unit_test(test_allreduce),
       cmocka_unit_test(test_small_allreduce_last_rank_reduces_for_all),
       cmocka_unit_test(test_allreduce_special_values_keep_their_bits),
+      cmocka_unit_test(test_allreduce_f16_bf16_every_pattern_keeps_its_bits),
       cmocka_unit_test(test_broadcast),
       cmocka_unit_test(test_allgather_reduce_scatter),
       cmocka_unit_test(test_notify_wait_remote),
