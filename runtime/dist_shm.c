@@ -375,7 +375,8 @@ static uint64_t peers_progress(const pto__dist_shm *t) {
  * process's slice, the slow steady state two ranks beside a busy loop with two on the other CPU
  * settle in; on its peers' CPU it hands them the CPU by yielding. A migration, not a pin (the
  * affinity mask is put back, as spread does; a CPU outside the mask is left alone); a collective
- * over GATHER_BYTES moves it home first (shm_collective), where the ranks' work is better spread.
+ * over GATHER_BYTES moves it home first (shm_collective), where the ranks' work is better spread,
+ * unless its yields were lost on its home lately (home_lost).
  * Issue #31 item 1, 4 ranks beside a busy loop on 2 CPUs, one binary, alternated, 196 rounds at
  * load 3-10 (1 KiB, min/median/max of the runs' medians): 4.8/8.5/51.7 against 4.6/8.4/47.8 us,
  * at or under 18.3 us (Open MPI's best) in 188 against 173 runs, over 12.6 us in 13 against 28;
@@ -524,7 +525,8 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
  * us against 4.6-6.4 (the medians 8.4-10.0 against 8.2-8.7). The slow runs that are left follow
  * stalls of milliseconds (other processes' turns) in every placement, all four on one CPU too.
  * A rank whose guarded yield was lost moves itself to its peers' CPU (pto__dist_join_peers) and
- * home again before a collective over GATHER_BYTES: that cut them.
+ * home again before a collective over GATHER_BYTES (unless it lost its yields there lately:
+ * home_lost): that cut them.
  * Returns that CPU, -1 where it may run on one CPU only or the move failed. */
 static int spread(int rank) {
   cpu_set_t mask, one;
@@ -834,23 +836,120 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
  * rounded after every rank (three f16 ranks: 1.36621094 where the interpreter has 1.3671875). */
 static int reduces_wide(int dt) { return dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16; }
 
-static float wide_load(int dt, uint16_t h) {
-  return dt == PTO_DTYPE_BF16 ? pto_bf16_to_f32(h) : pto_f16_to_f32(h);
+/* An f16 as float: the bits of pto_f16_to_f32 without its branches and loop, so that fold_wide's
+ * loops vectorize (a subnormal is normalized by one exact float subtraction: 2^-14 * (1 + m/1024)
+ * - 2^-14 is m * 2^-24, exactly; infinities and NaNs keep their payload). */
+static inline float f16_load(uint16_t h) {
+  uint32_t o = (uint32_t)(h & 0x7fffu) << 13, exp = o & 0x0f800000u;
+  o += (127u - 15u) << 23;
+  uint32_t sub = o + (1u << 23), big = o + ((128u - 16u) << 23), two14 = 113u << 23;
+  float fs, f2;
+  memcpy(&fs, &sub, 4);
+  memcpy(&f2, &two14, 4);
+  fs -= f2;
+  memcpy(&sub, &fs, 4);
+  uint32_t is_big = 0u - (uint32_t)(exp == 0x0f800000u), is_sub = 0u - (uint32_t)(exp == 0);
+  o = (big & is_big) | (sub & is_sub) | (o & ~(is_big | is_sub)); /* masks: no branch */
+  o |= (uint32_t)(h & 0x8000u) << 16;
+  float f;
+  memcpy(&f, &o, 4);
+  return f;
 }
 
-/* acc[i] = src[i] (first), or acc[i] op src[i], for an f16/bf16 src. */
-static void fold_wide(int dt, int op, float *acc, const void *src, int64_t n, int first) {
-  const uint16_t *b = src;
-  for (int64_t i = 0; i < n; i++) {
-    float x = acc[i], y = wide_load(dt, b[i]);
-    acc[i] = first ? y : red_wide(op, x, y);
-  }
+static inline float bf16_load(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
 }
 
-static void round_wide(int dt, void *dst, const float *acc, int64_t n) {
-  uint16_t *a = dst;
-  for (int64_t i = 0; i < n; i++)
-    a[i] = dt == PTO_DTYPE_BF16 ? pto_f32_to_bf16(acc[i]) : pto_f32_to_f16(acc[i]);
+/* The bits of pto_f32_to_bf16 (round to nearest even, a NaN quieted), branch-free. */
+static inline uint16_t bf16_round(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16, q = (x >> 16) | 0x40u;
+  return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? q : r);
+}
+
+/* The bits of pto_f32_to_f16 (round to nearest even; a NaN quieted with the top of its payload,
+ * overflow to infinity), branch-free: checked against it on all 2^32 floats. Below 2^-14 one
+ * float addition of 2^-1 rounds at 2^-24 (a subnormal's last bit), to nearest even as the
+ * scalar code's shifts do. */
+static inline uint16_t f16_round(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
+  uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu), inf = 0x7c00u;
+  uint32_t norm = (a + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  uint32_t magic_bits = 126u << 23, sb;
+  float magic, af;
+  memcpy(&magic, &magic_bits, 4);
+  memcpy(&af, &a, 4);
+  af += magic;
+  memcpy(&sb, &af, 4);
+  uint32_t sub = sb - magic_bits;
+  uint32_t is_nan = 0u - (uint32_t)(a > 0x7f800000u);
+  uint32_t is_inf = ~is_nan & (0u - (uint32_t)(a >= 143u << 23));
+  uint32_t is_sub = 0u - (uint32_t)(a < 113u << 23);
+  uint32_t o = (nan & is_nan) | (inf & is_inf) | (sub & is_sub) |
+               (norm & ~(is_nan | is_inf | is_sub)); /* masks: no branch */
+  return (uint16_t)(sign | o);
+}
+
+/* max (mx) or min of two floats as FRED_LOOP's (fmax/fmin, +0 above -0), inline and
+ * branch-free so that FOLD_LOOP's loops vectorize. */
+static inline float fmax_bits(float x, float y, int mx) {
+  uint32_t ux, uy;
+  memcpy(&ux, &x, 4);
+  memcpy(&uy, &y, 4);
+  ux = mx ? ux & uy : ux | uy;
+  float z;
+  memcpy(&z, &ux, 4);
+  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
+}
+
+#define FOLD_LOOP(LOAD)                                                                            \
+  do {                                                                                             \
+    if (first)                                                                                     \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] = LOAD(b[i]);                                                                       \
+    else if (op == PTO_DIST_RED_SUM)                                                               \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] = acc[i] + LOAD(b[i]);                                                              \
+    else if (op == PTO_DIST_RED_PROD)                                                              \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] = acc[i] * LOAD(b[i]);                                                              \
+    else if (op == PTO_DIST_RED_MAX)                                                               \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] = fmax_bits(acc[i], LOAD(b[i]), 1);                                                 \
+    else                                                                                           \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] = fmax_bits(acc[i], LOAD(b[i]), 0);                                                 \
+  } while (0)
+
+/* acc[i] = src[i] (first), or acc[i] op src[i], for an f16/bf16 src: one loop per dtype and op,
+ * vectorized as reduce_into's (PTO_VECTORIZE), the same float op per element as one at a time.
+ * With round_wide's loops, against the scalar conversions one element at a time (2 ranks,
+ * medians of 12 alternated runs): f16 1 MiB 10.7 -> 0.47 ms, bf16 10.8 -> 0.15 ms. */
+PTO_VECTORIZE
+static void fold_wide(int dt, int op, float *restrict acc, const void *src, int64_t n, int first) {
+  const uint16_t *restrict b = src;
+  if (dt == PTO_DTYPE_BF16)
+    FOLD_LOOP(bf16_load);
+  else
+    FOLD_LOOP(f16_load);
+}
+
+/* Rounds once to the window's dtype, branch-free (vectorized). */
+PTO_VECTORIZE
+static void round_wide(int dt, void *dst, const float *restrict acc, int64_t n) {
+  uint16_t *restrict a = dst;
+  if (dt == PTO_DTYPE_BF16)
+    for (int64_t i = 0; i < n; i++)
+      a[i] = bf16_round(acc[i]);
+  else
+    for (int64_t i = 0; i < n; i++)
+      a[i] = f16_round(acc[i]);
 }
 
 #define BLOCK_BYTES (64 * 1024)
@@ -1162,6 +1261,25 @@ static void slice_for(pto__dist_shm *t, int small) {
   (void)pto__dist_set_slice(want);
 }
 
+/* Whether rank t's guarded yields were lost on its home CPU lately (within YIELD_OFF_NS: the
+ * last loss was there, or its yields are off there): a joined rank then stays with its peers
+ * before a collective over GATHER_BYTES rather than move home (shm_collective). Moved home, it
+ * went back beside the process that had taken its CPU, lost a yield there again in the
+ * collective's guarded waits (at least that process's slice, 1.4-4 ms on this VM kind), joined
+ * again, and went home again before the next: a slice lost per collective (issue #31 item 1, 4
+ * ranks beside a busy loop on 2 CPUs: per-repetition traces had a move home in 232 of 1920
+ * rank-collectives at 256 KiB and 1 MiB). Staying, in 210 alternated rounds at load 8-18: 1 MiB
+ * runs at or under 700 us 180 against 152, over 1 ms 27 against 42, medians 295-331 against
+ * 339-398 us; 1 KiB and 64 KiB medians level (8.2, 28 us; the rare 64 KiB runs at 15 us, two
+ * ranks home on each CPU, are gone: 0 against 19), 64 MiB level. Once YIELD_OFF_NS has passed
+ * the rank tries its home again. */
+static int home_lost(const pto__dist_shm *t, uint64_t now) {
+  if (t->home < 0) return 0;
+  uint64_t bit = pto__dist_cpu_bit(t->home + 1);
+  return !pto__dist_guard_yields(t, now, t->home + 1) ||
+         (t->lost_at && now - t->lost_at < YIELD_OFF_NS && (t->lost_cpus & bit));
+}
+
 /* Where ranks outnumber CPUs a collective's whole time on its CPU counts in held_ns (its
  * reduction too, which a peer yielding on this CPU waits out: the first ones fault pages in for
  * milliseconds); elsewhere only its waits' turns count, which saves the two clock reads. */
@@ -1181,8 +1299,8 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
     t->big = t->guard_all = 0;
     return rc;
   }
-  if (t->joined && bytes > GATHER_BYTES) { /* joined its peers' CPU (pto__dist_join_peers) */
-    t->joined = 0;
+  if (t->joined && bytes > GATHER_BYTES && !home_lost(t, pto__rt_now_ns())) {
+    t->joined = 0; /* it joined its peers' CPU (pto__dist_join_peers): home again */
     if (t->home >= 0) (void)spread(t->ctx.rank);
   }
   hold(t, pto__rt_now_ns());

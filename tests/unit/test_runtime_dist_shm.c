@@ -586,17 +586,103 @@ static void test_small_window_barrier_wait_keeps_yielding(void **state) {
   yield_lost_stops_yields(1, 0);
 }
 
+/* f16 and bf16 windows reduce in float and round once (dist_shm.c fold_wide, round_wide), their
+ * loops vectorized with branch-free conversions: every one of the 65536 bit patterns, paired with
+ * others on the other ranks, gives the bits of pto_f16_to_f32/pto_bf16_to_f32, the op one element
+ * at a time in rank order, and one pto_f32_to_f16/pto_f32_to_bf16 (the chunked mesh, 2 and 3
+ * ranks, every op). */
+enum { WIDE_N = 65536 };
+
+static uint16_t wide_bits(int r, int i) { return (uint16_t)(r ? i * 40503 + r * 12345 : i); }
+
+typedef struct wide_job {
+  fixture *f;
+  int rank, op, dt;
+  int32_t rc;
+} wide_job;
+
+static uint16_t *wide_of(fixture *f, int r) {
+  pto__dist_window *w = &f->sh->windows[2];
+  return (uint16_t *)(f->heap + w->off + (uint64_t)r * w->stride);
+}
+
+static void *wide_main(void *arg) {
+  wide_job *j = arg;
+  const pto_dist_ctx *d = &j->f->tr[j->rank].ctx;
+  uint16_t *mine = wide_of(j->f, j->rank);
+  for (int i = 0; i < WIDE_N; i++)
+    mine[i] = wide_bits(j->rank, i);
+  pto_kernel_tensor win = desc(mine, 1, WIDE_N, j->dt);
+  pto_kernel_tensor sig = desc(sig_of(j->f, j->rank), 1, SIG_ELEMS, PTO_DTYPE_I32);
+  j->rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, j->op, PTO_DIST_MODE_MESH, 0);
+  if (!j->rc) j->rc = d->barrier(d, &sig);
+  return NULL;
+}
+
+static void test_allreduce_f16_bf16_every_pattern_keeps_its_bits(void **state) {
+  (void)state;
+  g_gather = 0;
+  for (int dt = PTO_DTYPE_F16; dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16;
+       dt = dt == PTO_DTYPE_F16 ? PTO_DTYPE_BF16 : -1)
+    for (int n = 2; n <= 3; n++)
+      for (int op = 0; op < 4; op++) {
+        fixture f;
+        fixture_init(&f, n, 5000);
+        add_window(&f, 2, 65536, WIDE_N * 2, WIDE_N); /* 128 KiB a rank, under the signals */
+        pthread_t th[PTO__DIST_MAX_RANKS];
+        wide_job jobs[PTO__DIST_MAX_RANKS];
+        for (int r = 0; r < n; r++) {
+          jobs[r] = (wide_job){&f, r, op, dt, 0};
+          pthread_create(&th[r], NULL, wide_main, &jobs[r]);
+        }
+        for (int r = 0; r < n; r++)
+          pthread_join(th[r], NULL);
+        for (int r = 0; r < n; r++)
+          assert_int_equal(jobs[r].rc, 0);
+        int bad = 0;
+        for (int i = 0; i < WIDE_N && !bad; i++) {
+          int bf = dt == PTO_DTYPE_BF16;
+          volatile float want =
+              bf ? pto_bf16_to_f32(wide_bits(0, i)) : pto_f16_to_f32(wide_bits(0, i));
+          for (int q = 1; q < n; q++) {
+            float v = bf ? pto_bf16_to_f32(wide_bits(q, i)) : pto_f16_to_f32(wide_bits(q, i));
+            want = op == PTO_DIST_RED_SUM    ? want + v
+                   : op == PTO_DIST_RED_PROD ? want * v
+                   : v != v                  ? want /* a NaN dropped, signalling ones too */
+                   : want != want            ? v
+                                             : ref_maxmin(op, want, v);
+          }
+          uint16_t w = bf ? pto_f32_to_bf16(want) : pto_f32_to_f16(want);
+          /* A NaN result is any NaN: which operand's payload an addition of two NaNs keeps is
+           * the compiler's choice (it may swap the operands of +), in the interpreter too. */
+          uint16_t inf = bf ? 0x7f80u : 0x7c00u;
+          int w_nan = (w & 0x7fffu) > inf;
+          for (int r = 0; r < n; r++)
+            if (wide_of(&f, r)[i] != w && !(w_nan && (wide_of(&f, r)[i] & 0x7fffu) > inf)) {
+              print_error("dt %d n %d op %d rank %d element %d: %04x want %04x\n", dt, n, op, r, i,
+                          wide_of(&f, r)[i], w);
+              bad = 1;
+            }
+        }
+        fixture_free(&f);
+        assert_false(bad);
+      }
+  g_gather = -1;
+}
+
 /* Where ranks outnumber the CPUs, a rank whose guarded yield was lost to another process moves
  * itself to the CPU where its peers last waited (dist_shm.c pto__dist_join_peers; issue #31 item
  * 1, 4 ranks beside a busy loop on 2 CPUs), unless PTO_DIST_JOIN=0; a collective over 16 KiB then
- * moves it home first. Rank 1 of 3 (gather) arrives alone at the small allreduce on CPU a, where
- * rank 2 is published, rank 0 being published on CPU b, and a busy process is pinned to each (so
- * the yield is lost wherever the scheduler runs the rank). A yield can still come back early (a
- * tick, a yield that the rank's short slice gets back at once): up to 32 tries, each with the
- * guard's state cleared, until one was lost. */
+ * moves it home first, unless it lost its yields at home lately (dist_shm.c home_lost). Rank 1 of
+ * 3 (gather) arrives alone at the small allreduce on CPU a, where rank 2 is published, rank 0
+ * being published on CPU b, and a busy process is pinned to each (so the yield is lost wherever
+ * the scheduler runs the rank); at_home: on its home CPU, with both peers published on the other.
+ * A yield can still come back early (a tick, a yield that the rank's short slice gets back at
+ * once): up to 32 tries, each with the guard's state cleared, until one was lost (at_home: until
+ * the rank joined, i.e. lost it at home). */
 static void put_on(int cpu, const cpu_set_t *mask);
 
-static void lost_yield_joins(int join) {
+static void lost_yield_joins(int join, int at_home) {
   cpu_set_t mask;
   assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
   int a = -1, b = -1;
@@ -626,38 +712,48 @@ static void lost_yield_joins(int join) {
   add_window(&f, 2, 65536, 32768, 8192); /* over GATHER_BYTES (16 KiB) */
   pto__dist_shm *t = &f.tr[1];
   assert_int_equal(t->join, join);
-  atomic_store(&f.sh->chips[0].cpu, b + 1);
-  atomic_store(&f.sh->chips[2].cpu, a + 1);
+  /* at_home: lose on the home CPU init gave rank 1 (the second of the mask), peers on the other */
+  int lose = at_home ? t->home : a, other = lose == a ? b : a;
+  atomic_store(&f.sh->chips[0].cpu, (at_home ? other : b) + 1);
+  atomic_store(&f.sh->chips[2].cpu, (at_home ? other : a) + 1);
   const pto_dist_ctx *d = &t->ctx;
   pto_kernel_tensor win = desc(data_of(&f, 1), ROWS, COLS, PTO_DTYPE_F32);
   pto_kernel_tensor sig = desc(sig_of(&f, 1), 1, SIG_ELEMS, PTO_DTYPE_I32);
   int32_t rc = 0;
   uint64_t lost_cpus = 0;
-  for (int i = 0; i < 32 && !lost_cpus; i++) {
+  for (int i = 0; i < 32 && (at_home ? !t->joined : !lost_cpus) && (lose == a || lose == b); i++) {
     t->lost_at = t->lost_cpus = t->no_yield_until = t->off_cpus = 0;
     t->joined = 0;
-    put_on(a, &mask);
+    put_on(lose, &mask);
     rc = d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0);
     atomic_store((_Atomic int32_t *)&sig_of(&f, 0)[0], 0); /* its arrival taken back */
     if (t->lost_at) lost_cpus = t->lost_cpus;
+  }
+  int32_t rc_small = rc;
+  int said = strstr(t->detail, "rank 1: an allreduce timed out after 20 ms") != NULL;
+  int joined = t->joined, stayed = -1;
+  /* Before a collective over 16 KiB: the move home (its yields not lost at home lately), or
+   * (at_home) none. */
+  if (joined) {
+    if (!at_home) t->lost_at = t->lost_cpus = t->no_yield_until = t->off_cpus = 0;
+    pto_kernel_tensor big = desc(f.heap + 65536 + 32768, 1, 8192, PTO_DTYPE_F32);
+    rc = d->collective(d, PTO_DIST_ALLREDUCE, &big, &sig, PTO_DIST_RED_SUM, 0, 0);
+    assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+    stayed = t->joined;
   }
   for (int k = 0; k < 2; k++) {
     kill(busy[k], SIGKILL);
     waitpid(busy[k], NULL, 0);
   }
-  assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT); /* deadline and message as before */
-  assert_non_null(strstr(t->detail, "rank 1: an allreduce timed out after 20 ms"));
-  int joined = t->joined;
-  /* The move home, before a collective over 16 KiB. */
-  if (joined) {
-    pto_kernel_tensor big = desc(f.heap + 65536 + 32768, 1, 8192, PTO_DTYPE_F32);
-    rc = d->collective(d, PTO_DIST_ALLREDUCE, &big, &sig, PTO_DIST_RED_SUM, 0, 0);
-    assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
-    assert_int_equal(t->joined, 0);
-  }
   sched_setaffinity(0, sizeof mask, &mask);
   fixture_free(&f);
-  if (!lost_cpus) { /* the host gave every yield back early: nothing to check */
+  if (lose != a && lose != b) { /* init did not move rank 1 to either: nothing to check */
+    skip();
+    return;
+  }
+  assert_int_equal(rc_small, PTO_KERNEL_ERR_DIST_TIMEOUT); /* deadline and message as before */
+  assert_true(said);
+  if (!lost_cpus || (at_home && join && !joined)) { /* every yield came back early */
     skip();
     return;
   }
@@ -668,16 +764,30 @@ static void lost_yield_joins(int join) {
   /* Onto a CPU where a peer last waited, not the one the yield was lost on. */
   assert_true(joined == a + 1 || joined == b + 1);
   assert_true(pto__dist_cpu_bit(joined) != lost_cpus);
+  if (at_home) {
+    assert_int_equal(lost_cpus, pto__dist_cpu_bit(lose + 1));
+    assert_int_equal(joined, other + 1);
+    assert_int_equal(stayed, joined); /* not moved back beside the busy process */
+  } else {
+    assert_int_equal(stayed, 0); /* home */
+  }
 }
 
 static void test_rank_whose_yield_was_lost_joins_its_peers_cpu(void **state) {
   (void)state;
-  lost_yield_joins(1);
+  lost_yield_joins(1, 0);
 }
 
 static void test_rank_stays_with_join_off(void **state) {
   (void)state;
-  lost_yield_joins(0);
+  lost_yield_joins(0, 0);
+}
+
+/* Issue #31 item 1: a joined rank that went home before each collective over 16 KiB lost its
+ * yield there again, beside the process that had taken it, a slice per collective. */
+static void test_joined_rank_whose_yield_was_lost_at_home_stays_with_its_peers(void **state) {
+  (void)state;
+  lost_yield_joins(1, 1);
 }
 
 /* Where a yield went (pto__dist_yield_went), which decides whether the wait yields on: time that
@@ -1127,6 +1237,7 @@ int main(void) {
       cmocka_unit_test(test_allreduce),
       cmocka_unit_test(test_small_allreduce_last_rank_reduces_for_all),
       cmocka_unit_test(test_allreduce_special_values_keep_their_bits),
+      cmocka_unit_test(test_allreduce_f16_bf16_every_pattern_keeps_its_bits),
       cmocka_unit_test(test_broadcast),
       cmocka_unit_test(test_allgather_reduce_scatter),
       cmocka_unit_test(test_notify_wait_remote),
@@ -1137,6 +1248,7 @@ int main(void) {
       cmocka_unit_test(test_small_window_barrier_wait_keeps_yielding),
       cmocka_unit_test(test_rank_whose_yield_was_lost_joins_its_peers_cpu),
       cmocka_unit_test(test_rank_stays_with_join_off),
+      cmocka_unit_test(test_joined_rank_whose_yield_was_lost_at_home_stays_with_its_peers),
       cmocka_unit_test(test_yield_to_a_peer_is_no_cpu_lost),
       cmocka_unit_test(test_yield_guard_is_off_only_on_the_cpus_that_lost),
       cmocka_unit_test(test_ranks_start_spread_over_the_cpus),
