@@ -3107,6 +3107,29 @@ static pto_status need_frame(pto_ir_builder *b, frame_kind k, const char *what) 
   return PTO_OK;
 }
 
+static const pto_ir_stmt *block_yield(const pto_ir_block *blk) {
+  return blk->n && blk->stmts[blk->n - 1]->kind == PTO_STMT_YIELD ? blk->stmts[blk->n - 1] : NULL;
+}
+
+/* In a kernel (or an incore scope, which becomes one) a tensor is one of the kernel's
+ * parameters, fixed when it is compiled: a tensor an if yields, or a loop carries, names the
+ * same parameter (or its aliases) on every path. The compiler refuses it in the same words
+ * (compiler/lower_kernel.c check_same_tensor), so check and compile agree. */
+static pto_status same_kernel_tensor(pto_ir_builder *b, pto_loc loc, const char *who,
+                                     const char *name, const pto_ir_value *want,
+                                     const pto_ir_expr *got) {
+  if (context_bit(b) != PTO_IN_KERNEL || !want || got->kind != PTO_EXPR_VALUE ||
+      !is_buffer(want->type))
+    return PTO_OK;
+  const pto_ir_value *w = root_of(b, want), *g = root_of(b, got->value);
+  if (w == g) return PTO_OK;
+  return fail_at(b, loc,
+                 "%s %%%s is %%%s on one path and %%%s on another: a kernel's tensors are its "
+                 "parameters, fixed when it is compiled, so a tensor result names one parameter "
+                 "(or its aliases) on every path",
+                 who, name ? name : "?", w->name ? w->name : "?", g->name ? g->name : "?");
+}
+
 pto_status pto_ir_builder_for_end(pto_ir_builder *b) {
   CHECK(b);
   TRY(need_frame(b, FR_FOR, "end of for"));
@@ -3118,6 +3141,10 @@ pto_status pto_ir_builder_for_end(pto_ir_builder *b) {
   pto_ir_result *rs = fr->results;
   int n = fr->nresults;
   pop_frame(b);
+  const pto_ir_stmt *y = block_yield(&s->loop.body);
+  for (int i = 0; y && i < n && i < y->ret.n; i++)
+    TRY(same_kernel_tensor(b, y->loc, "loop-carried tensor", s->loop.iters[i]->name,
+                           s->loop.iters[i], y->ret.vals[i]));
   const pto_ir_type **types = pto_arena_alloc(b->arena, sizeof *types * (size_t)(n ? n : 1));
   if (!types) return oom(b);
   for (int i = 0; i < n; i++)
@@ -3173,10 +3200,6 @@ pto_status pto_ir_builder_else(pto_ir_builder *b) {
   return PTO_OK;
 }
 
-static const pto_ir_stmt *block_yield(const pto_ir_block *blk) {
-  return blk->n && blk->stmts[blk->n - 1]->kind == PTO_STMT_YIELD ? blk->stmts[blk->n - 1] : NULL;
-}
-
 pto_status pto_ir_builder_if_end(pto_ir_builder *b) {
   CHECK(b);
   TRY(need_frame(b, FR_THEN, "end of if"));
@@ -3228,6 +3251,10 @@ pto_status pto_ir_builder_if_end(pto_ir_builder *b) {
     TRY(expect_scalar(b, ee, dt, what));
     TRY(pto_ir_builder_scalar_type(b, dt, &types[i]));
   }
+  for (int i = 0; i < n; i++)
+    TRY(same_kernel_tensor(b, s->loc, "if result", rs[i].name,
+                           ty->ret.vals[i]->kind == PTO_EXPR_VALUE ? ty->ret.vals[i]->value : NULL,
+                           ey->ret.vals[i]));
   TRY(define_results(b, s, rs, n, types));
   for (int i = 0; i < n; i++) {
     const pto_ir_expr *te = ty->ret.vals[i], *ee = ey->ret.vals[i];
