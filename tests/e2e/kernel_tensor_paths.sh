@@ -62,6 +62,26 @@ orch @main(%x: tensor[4, 8] f32, %u: tensor[4, 8] f32, out %y: tensor[4, 8] f32,
 PTIR
 run_pto 2 check "$T/incore_two.ptir" &&
   expect_out 'incore_two.ptir:5:10: if result %s is %x on one path and %u on another'
+# two views of one buffer are two parameters of the scope's kernel: refused as compile does
+cat >"$T/incore_views.ptir" <<'PTIR'
+program incore_views
+orch @main(%x: tensor[8, 8] f32, out %y: tensor[4, 8] f32, %c: i32 = runtime) -> (tensor[4, 8] f32) {
+  %v1 = tensor.slice(%x, [0, 0], [4, 8])
+  %v2 = tensor.slice(%x, [4, 0], [4, 8])
+  incore "k" {
+    %s = if %c > 0 {
+      yield %v1
+    } else {
+      yield %v2
+    }
+    %t = tile.load(%s, [0, 0], [4, 8])
+    tile.store(%t, [0, 0], %y)
+  }
+  return %y
+}
+PTIR
+run_pto 2 check "$T/incore_views.ptir" &&
+  expect_out 'incore_views.ptir:6:10: if result %s is %v1 on one path and %v2 on another'
 # one parameter on every path (a store's alias on one, the parameter on the other) still checks
 cat >"$T/if_one.ptir" <<'PTIR'
 program if_one
