@@ -426,11 +426,24 @@ static void lower_gather(lw *L, const pto_ir_stmt *s) {
   int64_t n = src->rows * src->cols;
   lw_loop li, lj;
   LLVMValueRef Cv = i64c(L, idx->cols);
-  /* every index checked first: the gather loop then has no exit and vectorizes */
+  /* every index checked first: the gather loop then has no exit and vectorizes; one out of
+   * range is reported at [i, PTO_KERNEL_INDEX_POS | j], err_detail[1] the source's positions
+   * << 32 | the index as u32 (pto/kernel_abi.h), so the message gives the range */
+  LLVMBuilderRef b = L->b;
+  int64_t op = pto__lower_op_index(L, s);
   LLVMValueRef i = pto__lower_loop_begin(L, &li, i64c(L, 0), i64c(L, idx->rows), "gat.ci");
   LLVMValueRef j = pto__lower_loop_begin(L, &lj, i64c(L, 0), Cv, "gat.cj");
-  pto__lower_check_index(L, s, index_at(L, idx, add(L, mul(L, i, Cv), j)), i64c(L, 0), i64c(L, n),
-                         i, j);
+  LLVMValueRef v = index_at(L, idx, add(L, mul(L, i, Cv), j));
+  LLVMValueRef oob = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSLT, v, i64c(L, 0), ""),
+                                 LLVMBuildICmp(b, LLVMIntSGE, v, i64c(L, n), ""), "oob");
+  LLVMValueRef d0 = LLVMBuildOr(
+      b, i64c(L, PTO_KERNEL_INDEX_DETAIL(op, 0, PTO_KERNEL_INDEX_POS)),
+      LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAnd(b, i, i64c(L, 0x7ffff), ""), i64c(L, 21), ""),
+                  LLVMBuildAnd(b, j, i64c(L, 0x7ffff), ""), ""),
+      "");
+  LLVMValueRef d1 =
+      LLVMBuildOr(b, i64c(L, n << 32), LLVMBuildAnd(b, v, i64c(L, 0xffffffff), ""), "");
+  pto__lower_fail_if(L, oob, PTO_KERNEL_ERR_INDEX, d0, d1);
   pto__lower_loop_end(L, &lj);
   pto__lower_loop_end(L, &li);
   lw_tile *t = result(L, s, NULL, NULL);

@@ -46,6 +46,9 @@ struct pto_ir_builder {
   int *vscope;
   int *vprev;           /* previous value with the same name, or -1 */
   pto_ir_value **vroot; /* the buffer a tensor value names (writes are checked on it) */
+  /* the tensor of the kernel a value names: as vroot, but a value from outside the open incore
+   * scope is a parameter of the kernel the scope becomes (kernel_root_of) */
+  pto_ir_value **vkroot;
   int nvals, capvals;
   int *names; /* hash slots: latest value id per name, -1 empty */
   int nnames_cap, nnames_used;
@@ -357,6 +360,7 @@ void pto_ir_builder_destroy(pto_ir_builder *b) {
   free(b->vscope);
   free(b->vprev);
   free(b->vroot);
+  free(b->vkroot);
   free(b->names);
   free(b->scope_open);
   free(b->frames);
@@ -495,7 +499,9 @@ static pto_status register_value(pto_ir_builder *b, pto_ir_value *v, int scope) 
     if (np) b->vprev = np;
     pto_ir_value **nr = np ? pto_realloc(b->vroot, sizeof *nr * (size_t)cap) : NULL;
     if (nr) b->vroot = nr;
-    if (!nr) return oom(b);
+    pto_ir_value **nk = nr ? pto_realloc(b->vkroot, sizeof *nk * (size_t)cap) : NULL;
+    if (nk) b->vkroot = nk;
+    if (!nk) return oom(b);
     b->capvals = cap;
   }
   if ((b->nnames_used + 1) * 2 > b->nnames_cap && names_rehash(b)) return oom(b);
@@ -504,6 +510,7 @@ static pto_status register_value(pto_ir_builder *b, pto_ir_value *v, int scope) 
   b->vals[id] = v;
   b->vscope[id] = scope;
   b->vroot[id] = v;
+  b->vkroot[id] = v;
   int slot = name_slot(b, v->name);
   b->vprev[id] = b->names[slot];
   if (b->names[slot] < 0) b->nnames_used++;
@@ -515,6 +522,23 @@ static pto_status register_value(pto_ir_builder *b, pto_ir_value *v, int scope) 
 static pto_ir_value *root_of(const pto_ir_builder *b, const pto_ir_value *v) {
   return v && v->id >= 0 && v->id < b->nvals && b->vals[v->id] == v ? b->vroot[v->id]
                                                                     : (pto_ir_value *)v;
+}
+
+/* The scope of the open incore block, or -1. */
+static int incore_scope(const pto_ir_builder *b) {
+  for (int i = 0; i < b->nframes; i++)
+    if (b->frames[i].kind == FR_INCORE) return b->frames[i].scope;
+  return -1;
+}
+
+/* The tensor of the kernel that v names: a kernel's parameter (or in an incore scope, a value
+ * from outside it: the scope's kernel gets one parameter per such value, two views of one
+ * buffer included), through the writes' and the ifs' and loops' aliases. */
+static pto_ir_value *kernel_root_of(const pto_ir_builder *b, const pto_ir_value *v) {
+  if (!v || v->id < 0 || v->id >= b->nvals || b->vals[v->id] != v) return (pto_ir_value *)v;
+  int sc = incore_scope(b);
+  if (sc >= 0 && b->vscope[v->id] < sc) return (pto_ir_value *)v;
+  return b->vkroot[v->id];
 }
 
 /* Makes a value named by r (or a fresh name) of type t in the innermost open scope. */
@@ -2787,7 +2811,10 @@ static pto_status copy_arg(pto_ir_builder *b, const pto_ir_arg *in, pto_ir_arg *
 /* The root buffer a result names, for write checks: a write result names its target's buffer, a
  * slice a view of its source's. */
 static void set_root(pto_ir_builder *b, pto_ir_value *v, const pto_ir_value *of) {
-  if (v && of) b->vroot[v->id] = root_of(b, of);
+  if (v && of) {
+    b->vroot[v->id] = root_of(b, of);
+    b->vkroot[v->id] = kernel_root_of(b, of);
+  }
 }
 
 pto_status pto_ir_builder_op(pto_ir_builder *b, pto_opcode op, const pto_ir_arg *args, int nargs,
@@ -3107,6 +3134,29 @@ static pto_status need_frame(pto_ir_builder *b, frame_kind k, const char *what) 
   return PTO_OK;
 }
 
+static const pto_ir_stmt *block_yield(const pto_ir_block *blk) {
+  return blk->n && blk->stmts[blk->n - 1]->kind == PTO_STMT_YIELD ? blk->stmts[blk->n - 1] : NULL;
+}
+
+/* In a kernel (or an incore scope, which becomes one) a tensor is one of the kernel's
+ * parameters, fixed when it is compiled: a tensor an if yields, or a loop carries, names the
+ * same parameter (or its aliases) on every path. The compiler refuses it in the same words
+ * (compiler/lower_kernel.c check_same_tensor), so check and compile agree. */
+static pto_status same_kernel_tensor(pto_ir_builder *b, pto_loc loc, const char *who,
+                                     const char *name, const pto_ir_value *want,
+                                     const pto_ir_expr *got) {
+  if (context_bit(b) != PTO_IN_KERNEL || !want || got->kind != PTO_EXPR_VALUE ||
+      !is_buffer(want->type))
+    return PTO_OK;
+  const pto_ir_value *w = kernel_root_of(b, want), *g = kernel_root_of(b, got->value);
+  if (w == g) return PTO_OK;
+  return fail_at(b, loc,
+                 "%s %%%s is %%%s on one path and %%%s on another: a kernel's tensors are its "
+                 "parameters, fixed when it is compiled, so a tensor result names one parameter "
+                 "(or its aliases) on every path",
+                 who, name ? name : "?", w->name ? w->name : "?", g->name ? g->name : "?");
+}
+
 pto_status pto_ir_builder_for_end(pto_ir_builder *b) {
   CHECK(b);
   TRY(need_frame(b, FR_FOR, "end of for"));
@@ -3118,6 +3168,10 @@ pto_status pto_ir_builder_for_end(pto_ir_builder *b) {
   pto_ir_result *rs = fr->results;
   int n = fr->nresults;
   pop_frame(b);
+  const pto_ir_stmt *y = block_yield(&s->loop.body);
+  for (int i = 0; y && i < n && i < y->ret.n; i++)
+    TRY(same_kernel_tensor(b, y->loc, "loop-carried tensor", s->loop.iters[i]->name,
+                           s->loop.iters[i], y->ret.vals[i]));
   const pto_ir_type **types = pto_arena_alloc(b->arena, sizeof *types * (size_t)(n ? n : 1));
   if (!types) return oom(b);
   for (int i = 0; i < n; i++)
@@ -3173,10 +3227,6 @@ pto_status pto_ir_builder_else(pto_ir_builder *b) {
   return PTO_OK;
 }
 
-static const pto_ir_stmt *block_yield(const pto_ir_block *blk) {
-  return blk->n && blk->stmts[blk->n - 1]->kind == PTO_STMT_YIELD ? blk->stmts[blk->n - 1] : NULL;
-}
-
 pto_status pto_ir_builder_if_end(pto_ir_builder *b) {
   CHECK(b);
   TRY(need_frame(b, FR_THEN, "end of if"));
@@ -3228,6 +3278,10 @@ pto_status pto_ir_builder_if_end(pto_ir_builder *b) {
     TRY(expect_scalar(b, ee, dt, what));
     TRY(pto_ir_builder_scalar_type(b, dt, &types[i]));
   }
+  for (int i = 0; i < n; i++)
+    TRY(same_kernel_tensor(b, s->loc, "if result", rs[i].name,
+                           ty->ret.vals[i]->kind == PTO_EXPR_VALUE ? ty->ret.vals[i]->value : NULL,
+                           ey->ret.vals[i]));
   TRY(define_results(b, s, rs, n, types));
   for (int i = 0; i < n; i++) {
     const pto_ir_expr *te = ty->ret.vals[i], *ee = ey->ret.vals[i];

@@ -492,6 +492,26 @@ static pto_status int_literal(parser *p, const tok *t, int negate, pto_ir_expr *
   return pto_ir_builder_int(p->b, negate ? -(int64_t)t->u : (int64_t)t->u, out);
 }
 
+/* The top-level `dynamic` declaration naming the word sym, or NULL. Pass 1 reads declarations
+ * and headers in textual order, so a header may use only the symbols declared above it; a use
+ * before a later declaration says where that declaration is. */
+static const tok *later_dynamic(const parser *p, const tok *sym) {
+  int depth = 0;
+  for (int i = 0; i < p->ntoks; i++) {
+    const tok *t = &p->toks[i];
+    if (t->kind == T_EOF || t->kind == T_ERROR) break;
+    if (t->kind == T_LBRACE) depth++;
+    if (t->kind == T_RBRACE) depth--;
+    if (depth != 0 || !is_word(t, "dynamic")) continue;
+    for (int j = i + 1; j < p->ntoks && p->toks[j].kind == T_WORD; j += 2) {
+      const tok *w = &p->toks[j];
+      if (w->n == sym->n && memcmp(w->s, sym->s, w->n) == 0) return w;
+      if (j + 1 >= p->ntoks || p->toks[j + 1].kind != T_COMMA) break;
+    }
+  }
+  return NULL;
+}
+
 static pto_status atom(parser *p, pto_ir_expr **out) {
   tok *t = peek(p);
   pto_ir_builder *b = p->b;
@@ -557,6 +577,12 @@ static pto_status atom(parser *p, pto_ir_expr **out) {
     if (sym < 0) {
       if (fn || dt >= 0)
         return err_at(p, t, "'%.*s' needs arguments: %.*s(...)", (int)t->n, t->s, (int)t->n, t->s);
+      const tok *d = later_dynamic(p, t);
+      if (d)
+        return err_at(p, t,
+                      "dynamic symbol '%.*s' is used here before its declaration at %d:%d; "
+                      "declare it before its first use",
+                      (int)t->n, t->s, d->loc.line, d->loc.col);
       return err_at(p, t, "undeclared dynamic symbol '%.*s' (declare it with: dynamic %.*s)",
                     (int)t->n, t->s, (int)t->n, t->s);
     }

@@ -140,6 +140,69 @@ static void compiler_line(pto_text *b) {
     pto_text_printf(b, "toolchain.compiler_library=searched:%s\n", path);
 }
 
+/* ---- the host CPU: /proc/cpuinfo's first processor ------------------------------------ */
+
+/* The line that lists the CPU's extensions: "flags" on x86, "Features" on Arm. */
+static int is_flags_key(const char *key, size_t klen) {
+  return (klen == 5 && !strncmp(key, "flags", 5)) || (klen == 8 && !strncmp(key, "Features", 8));
+}
+
+int pto__loader_cpuinfo(const char *path, pto__loader_cpuinfo_fn fn, void *ctx) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    if (line[0] == '\n') break; /* the end of the first processor */
+    char *colon = strchr(line, ':');
+    if (!colon) continue;
+    char *end = colon;
+    while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
+      end--;
+    char *v = colon + 1;
+    while (*v == ' ')
+      v++;
+    v[strcspn(v, "\n")] = 0;
+    fn(ctx, line, (size_t)(end - line), v);
+  }
+  free(line);
+  fclose(f);
+  return 1;
+}
+
+static void flags_of(void *ctx, const char *key, size_t klen, const char *value) {
+  char **out = ctx;
+  if (!*out && is_flags_key(key, klen)) *out = pto_strdup(value);
+}
+
+char *pto__loader_cpu_flags(const char *path) {
+  char *flags = NULL;
+  pto__loader_cpuinfo(path, flags_of, &flags);
+  return flags;
+}
+
+typedef struct target_ctx {
+  pto_text *b, *features;
+} target_ctx;
+
+static void target_field(void *ctx, const char *key, size_t klen, const char *value) {
+  static const char *const k_cpu_fields[] = {"vendor_id",   "cpu family",      "model",
+                                             "model name",  "CPU implementer", "CPU architecture",
+                                             "CPU variant", "CPU part"};
+  target_ctx *t = ctx;
+  if (is_flags_key(key, klen)) {
+    tb_value(t->features, value);
+    return;
+  }
+  for (size_t i = 0; i < sizeof k_cpu_fields / sizeof *k_cpu_fields; i++) {
+    if (strlen(k_cpu_fields[i]) == klen && !strncmp(key, k_cpu_fields[i], klen)) {
+      pto_text_printf(t->b, "%s=", k_cpu_fields[i]);
+      tb_value(t->b, value);
+      pto_text_printf(t->b, ";");
+    }
+  }
+}
+
 /* The host CPU as the code generator sees it, from the first processor of /proc/cpuinfo (LLVM
  * asks cpuid; the kernel's flags are the same bits, and reading them needs no LLVM). */
 static void target_lines(pto_text *b) {
@@ -151,40 +214,10 @@ static void target_lines(pto_text *b) {
     pto_text_printf(b, "\n");
     return;
   }
-  static const char *const k_cpu_fields[] = {"vendor_id",   "cpu family",      "model",
-                                             "model name",  "CPU implementer", "CPU architecture",
-                                             "CPU variant", "CPU part"};
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char *line = NULL;
-  size_t cap = 0;
   pto_text_printf(b, "target.cpu=");
   pto_text features = {0};
-  while (f && getline(&line, &cap, f) > 0) {
-    if (line[0] == '\n') break; /* the end of the first processor */
-    char *colon = strchr(line, ':');
-    if (!colon) continue;
-    char *end = colon;
-    while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
-      end--;
-    size_t klen = (size_t)(end - line);
-    char *v = colon + 1;
-    while (*v == ' ')
-      v++;
-    v[strcspn(v, "\n")] = 0;
-    if ((klen == 5 && !strncmp(line, "flags", 5)) || (klen == 8 && !strncmp(line, "Features", 8))) {
-      tb_value(&features, v);
-      continue;
-    }
-    for (size_t i = 0; i < sizeof k_cpu_fields / sizeof *k_cpu_fields; i++) {
-      if (strlen(k_cpu_fields[i]) == klen && !strncmp(line, k_cpu_fields[i], klen)) {
-        pto_text_printf(b, "%s=", k_cpu_fields[i]);
-        tb_value(b, v);
-        pto_text_printf(b, ";");
-      }
-    }
-  }
-  free(line);
-  if (f) fclose(f);
+  target_ctx t = {b, &features};
+  pto__loader_cpuinfo(PTO__CPUINFO, target_field, &t);
   pto_text_printf(b, "\ntarget.features=%s\n", features.data ? features.data : "");
   if (features.failed) b->failed = 1;
   free(features.data);

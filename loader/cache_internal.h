@@ -74,6 +74,19 @@ void pto__loader_cache_reset_warnings(void);
 /* In-process map hits of this process. */
 uint64_t pto__loader_cache_memory_hits(void);
 
+/* ---- the host CPU (cache.c) ------------------------------------------------------------- */
+
+/* One reader of the first processor of /proc/cpuinfo serves the cache key's target lines and
+ * the work-dir loader's CPU check (load_dir.c). pto__loader_cpuinfo calls fn for each
+ * "key : value" line of the first processor of path: key without the blanks before its colon
+ * (klen bytes, not terminated), value without the blanks after it and without its newline; 0
+ * when path cannot be opened. pto__loader_cpu_flags: a copy of the first processor's "flags"
+ * (x86) or "Features" (Arm) value, the CPU's extensions; NULL where path has none. */
+#define PTO__CPUINFO "/proc/cpuinfo"
+typedef void (*pto__loader_cpuinfo_fn)(void *ctx, const char *key, size_t klen, const char *value);
+int pto__loader_cpuinfo(const char *path, pto__loader_cpuinfo_fn fn, void *ctx);
+char *pto__loader_cpu_flags(const char *path);
+
 /* ---- counters (cache_stats.c) ------------------------------------------------------------ */
 
 typedef enum pto__loader_counter {

@@ -454,29 +454,12 @@ static int has_word(const char *list, const char *word) {
   return 0;
 }
 
-/* The first processor's "flags" of /proc/cpuinfo, read once per process; "" when unreadable. */
+/* The first processor's "flags" of /proc/cpuinfo (the reader of the cache key's target
+ * lines), read once per process; NULL when unreadable. */
 static pthread_once_t g_flags_once = PTHREAD_ONCE_INIT;
 static char *g_cpu_flags;
 
-static void read_cpu_flags(void) {
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char *line = NULL;
-  size_t cap = 0;
-  while (f && getline(&line, &cap, f) > 0) {
-    if (line[0] == '\n') break; /* the end of the first processor */
-    if (strncmp(line, "flags", 5) != 0) continue;
-    char *v = strchr(line, ':');
-    if (!v) break;
-    v++;
-    while (*v == ' ')
-      v++;
-    v[strcspn(v, "\n")] = 0;
-    g_cpu_flags = pto_strdup(v);
-    break;
-  }
-  free(line);
-  if (f) fclose(f);
-}
+static void read_cpu_flags(void) { g_cpu_flags = pto__loader_cpu_flags(PTO__CPUINFO); }
 
 /* FAILED_PRECONDITION when the manifest records an extension (above) this CPU lacks. Nothing to
  * check on another architecture, for a manifest without features, or where /proc/cpuinfo has

@@ -415,6 +415,20 @@ static pto_status index_error(pto__rt_launch *L, const pto__rt_task *t, const ch
                            name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where, ix,
                            (int)(int32_t)(uint32_t)ctx->err_detail[1], tab, range);
   }
+  if (d >= 0 && !(row & PTO_KERNEL_INDEX_SUB) && (col & PTO_KERNEL_INDEX_SUB) == 0 &&
+      (col & PTO_KERNEL_INDEX_POS)) {
+    /* a tile.gather's position, with the source tile's positions (the interpreter's words:
+     * ir/interp.c op_tile_gather) */
+    return pto_status_make(
+        PTO_STATUS_LAUNCH,
+        "kernel '%s' (id %d, task %u) failed with code %d (%s): %s: index %d at [%lld,%lld] is "
+        "outside [0, %lld) (positions of the source tile); nothing outside a tensor was read or "
+        "written",
+        name, t->kernel_id, t->seq, rc, kernel_err_text(rc), where,
+        (int)(int32_t)(uint32_t)ctx->err_detail[1], (long long)row,
+        (long long)(col & ~(int64_t)PTO_KERNEL_INDEX_POS),
+        (long long)((uint64_t)ctx->err_detail[1] >> 32));
+  }
   if (d & PTO_KERNEL_INDEX_WIDE) { /* gather_rows' column offset, m outside the field */
     int64_t m = PTO_KERNEL_INDEX_WIDE_M(d);
     if (m < 0)

@@ -80,7 +80,10 @@ enum {
    * position [0, 1]). A gather_rows' or scatter_rows' row index k (of the index tile's row i)
    * outside a tensor of fewer than 2^31 rows is at [PTO_KERNEL_INDEX_SUB | i, 0] with
    * err_detail[1] the tensor's rows << 32 | k as u32 (kernels built before, and tensors of more
-   * rows: at [i, 0] with k). Nothing was read or written outside a tensor. */
+   * rows: at [i, 0] with k). A tile.gather's index k at [r, c] of the index tile is at
+   * [r, PTO_KERNEL_INDEX_POS | c] with err_detail[1] the source tile's positions << 32 | k as
+   * u32 (kernels built before: at [r, c] with k). Nothing was read or written outside a
+   * tensor. */
   PTO_KERNEL_ERR_INDEX = 9,
   PTO_KERNEL_ERR_LOOP_STEP = 10, /* a for loop's runtime step is zero */
 };
@@ -91,6 +94,8 @@ enum {
 #define PTO_KERNEL_INDEX_ROW(d) ((int64_t)((d) >> 21) & 0x1fffff)
 #define PTO_KERNEL_INDEX_COL(d) ((int64_t)(d)&0x1fffff)
 #define PTO_KERNEL_INDEX_SUB 0x100000 /* in the column: an offset; in the row: of a tensor */
+/* In the column: a tile.gather's position (a tile has fewer than 2^19 rows and columns). */
+#define PTO_KERNEL_INDEX_POS 0x80000
 /* A gather_rows' or scatter_rows' column offset where m (the largest that fits: the tensor's
  * columns less the rows') is outside the position's field: bit 63 set, the op as above, m as a
  * 42-bit two's complement number in bits 0..41. */

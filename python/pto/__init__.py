@@ -906,6 +906,15 @@ class ChipWorker:
     def cores(self) -> int:
         return _c.pto_worker_core_count(self._w())
 
+    @property
+    def committed_device_memory(self) -> int:
+        """simpler's ChipWorker.committed_device_memory: the device bytes this chip's live
+        allocations hold (pto_worker_memory_info's used: tensors and malloc, each rounded up to
+        64 bytes; the arena is address space committed as it is used)."""
+        mi = _c.DeviceMemoryInfo()
+        _check(_c.pto_worker_memory_info(self._w(), C.byref(mi)))
+        return int(mi.used)
+
     platform = property(lambda self: self.config.platform)
     device_id = property(lambda self: self.config.device_id)
     level = property(lambda self: self._level)

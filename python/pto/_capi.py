@@ -65,6 +65,11 @@ class RunConfigC(C.Structure):
                 ("threads", C.c_int)]
 
 
+class DeviceMemoryInfo(C.Structure):
+    _fields_ = [("base", u64), ("total", u64), ("used", u64), ("peak", u64), ("nallocs", u64),
+                ("largest_free", u64)]
+
+
 class Binding(C.Structure):
     _fields_ = [("name", C.c_char_p), ("value", C.c_char_p)]
 
@@ -213,6 +218,7 @@ _decls = {
     "pto_worker_open": (c_p, [P(RunConfigC), P(c_p)]),
     "pto_worker_close": (None, [c_p]),
     "pto_worker_core_count": (C.c_int, [c_p]),
+    "pto_worker_memory_info": (c_p, [c_p, P(DeviceMemoryInfo)]),
     "pto_worker_alloc_tensor": (c_p, [c_p, C.c_int, P(i64), C.c_int, c_p, P(c_p)]),
     "pto_worker_free_tensor": (c_p, [c_p, c_p]),
     "pto_device_tensor_addr": (u64, [c_p]),

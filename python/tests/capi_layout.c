@@ -36,6 +36,10 @@ int main(void) {
   S(pto_arg) F(pto_arg, kind) F(pto_arg, readonly) F(pto_arg, host) F(pto_arg, device)
   F(pto_arg, scalar) F(pto_arg, dist)
 
+  S(pto_device_memory_info) F(pto_device_memory_info, base) F(pto_device_memory_info, total)
+  F(pto_device_memory_info, used) F(pto_device_memory_info, peak)
+  F(pto_device_memory_info, nallocs) F(pto_device_memory_info, largest_free)
+
   S(pto_run_config) F(pto_run_config, sz) F(pto_run_config, platform) F(pto_run_config, ncores)
   F(pto_run_config, device_memory_bytes) F(pto_run_config, scratch_bytes)
   F(pto_run_config, idle_spin_us) F(pto_run_config, shuffle) F(pto_run_config, shuffle_seed)

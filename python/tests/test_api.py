@@ -187,7 +187,9 @@ def test_argument_errors(w, prog):
 
 def test_device_tensors(w, prog):
     x = xs()
+    before = w.committed_device_memory
     t = w.alloc_tensor((16, 64), np.float32, init=x)
+    assert w.committed_device_memory == before + 4096            # simpler's ChipWorker name
     z = w.alloc_tensor([16, 64], "f32")
     assert t.shape == (16, 64) and t.dtype == np.float32 and t.nbytes == 4096
     assert t.pto_dtype == "f32" and t.data_ptr != 0
@@ -213,6 +215,7 @@ def test_device_tensors(w, prog):
         w.alloc_tensor((2, 2, 2, 2, 2, 2), np.float32)          # rank 6
     w.free_tensor(t)
     w.free_tensor(t)                                            # a second free is a no-op
+    assert w.committed_device_memory == before + 4096            # z is still live
     for call in (lambda: w.copy_from(t), lambda: w.copy_to(t, x),
                  lambda: w.run(prog, [t, z, 1.0])):
         with pytest.raises(pto.Error) as e:

@@ -18,6 +18,7 @@ MIRRORS = {
     "Scalar": "pto_scalar",
     "Arg": "pto_arg",
     "RunConfigC": "pto_run_config",
+    "DeviceMemoryInfo": "pto_device_memory_info",
     "Binding": "pto_binding",
     "CompileOptions": "pto_compile_options",
     "SigDim": "pto_sig_dim",

@@ -94,6 +94,12 @@ PTO_DIST_TIMEOUT_MS=300 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/stuck_wait
 ms=$((($(date +%s%N) - start) / 1000000))
 expect_out "rank 1: dist.wait timed out after 300 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
 expect_true "it failed within the timeout plus start-up ($ms ms)" test "$ms" -lt 10000
+# The shortest deadline, 1 ms, is honoured too (the transport's own bound: test_runtime_dist_shm).
+start=$(date +%s%N)
+PTO_DIST_TIMEOUT_MS=1 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/stuck_wait.ptir" --devices 2
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_out "rank 1: dist.wait timed out after 1 ms on window 0 at offsets [0, 5]"
+expect_true "it failed within start-up ($ms ms)" test "$ms" -lt 10000
 
 # One window passed as both the data and the signal window of an allreduce: the compiled run
 # refused it as the interpreter does (it ran, overwriting its signals with the data).

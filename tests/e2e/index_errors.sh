@@ -129,4 +129,28 @@ run_pto 1 run "$T/asm.ptir" --in r=-1
 expect_out "tile.assemble: offset -1 of dim 0 is outside 0..12"
 run_pto 0 run "$T/asm.ptir" --in r=12 --check
 expect_out PASS
+
+# A tile.gather position out of range gives the range of the source tile's positions, in the
+# interpreter's words (test_ops_struct): "index 16 at [0,2] is outside [0, 16) (positions of the
+# source tile)", where kernels built before said only "value 16 at [0,2]".
+cat >"$T/gat.ptir" <<'PTIR'
+program gat
+kernel @k(%a: tensor[4,4] f32, out %y: tensor[1,4] f32, %p: i32) -> (tensor[1,4] f32) {
+  %t = tile.load(%a, [0, 0], [4, 4])
+  %ix = tile.ci(%p, [1, 4], dtype=i32)
+  %g = tile.gather(%t, %ix)
+  %y1 = tile.store(%g, [0, 0], %y)
+  return %y1
+}
+orch @main(%a: tensor[4,4] f32, out %y: tensor[1,4] f32, %p: i32 = runtime) -> (tensor[1,4] f32) {
+  call @k(%a, %y, %p)
+  return %y
+}
+PTIR
+run_pto 1 run "$T/gat.ptir" --in p=14
+expect_out "kernel 'k'" && expect_out "gat.ptir:5:8: tile.gather: index 16 at [0,2] is outside [0, 16) (positions of the source tile); $MSG"
+run_pto 1 run "$T/gat.ptir" --in p=-2
+expect_out "tile.gather: index -2 at [0,0] is outside [0, 16) (positions of the source tile)"
+run_pto 0 run "$T/gat.ptir" --in p=12 --check
+expect_out PASS
 finish

@@ -2,6 +2,7 @@
  * extents, runtime scalar values, samples that repeat the annotation), different for everything
  * that does (static dims, dtypes, directions, specialized values, ops, platform, options, CPU,
  * toolchain). Keys are computed without compiling, so no compiler or LLVM is needed here. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,6 +449,54 @@ static void test_cache_key_names_the_missing_binding(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* One reader of /proc/cpuinfo's first processor serves the cache key's target lines and the
+ * work-dir loader's CPU check: keys without the blanks before the colon, values without the
+ * blanks after it, the first processor only, "flags" (x86) or "Features" (Arm). */
+typedef struct cpuinfo_seen {
+  char text[512];
+} cpuinfo_seen;
+
+static void cpuinfo_line(void *ctx, const char *key, size_t klen, const char *value) {
+  cpuinfo_seen *s = ctx;
+  size_t n = strlen(s->text);
+  snprintf(s->text + n, sizeof s->text - n, "[%.*s]=[%s]", (int)klen, key, value);
+}
+
+static void test_cpuinfo_first_processor(void **state) {
+  (void)state;
+  char *t = tu_mkdtemp("cpuinfo");
+  char x86[PATH_MAX], arm[PATH_MAX], none[PATH_MAX], missing[PATH_MAX];
+  snprintf(x86, sizeof x86, "%s/x86", t);
+  snprintf(arm, sizeof arm, "%s/arm", t);
+  snprintf(none, sizeof none, "%s/none", t);
+  snprintf(missing, sizeof missing, "%s/missing", t);
+  assert_int_equal(tu_write_file(x86, "processor\t: 0\nvendor_id\t: GenuineTest\n"
+                                      "model name\t: Test CPU  9\nflags\t\t: fpu  avx2 avx512f\n"
+                                      "no colon here\nbugs\t\t:\n\nprocessor\t: 1\n"
+                                      "flags\t\t: fpu\n"),
+                   0);
+  assert_int_equal(tu_write_file(arm, "processor\t: 0\nFeatures\t: fp asimd\n"), 0);
+  assert_int_equal(tu_write_file(none, "processor\t: 0\n\nflags\t\t: fpu\n"), 0);
+
+  cpuinfo_seen seen = {{0}};
+  assert_int_equal(pto__loader_cpuinfo(x86, cpuinfo_line, &seen), 1);
+  assert_string_equal(seen.text,
+                      "[processor]=[0][vendor_id]=[GenuineTest][model name]=[Test CPU  9]"
+                      "[flags]=[fpu  avx2 avx512f][bugs]=[]");
+  assert_int_equal(pto__loader_cpuinfo(missing, cpuinfo_line, &seen), 0);
+
+  char *f = pto__loader_cpu_flags(x86);
+  assert_string_equal(f, "fpu  avx2 avx512f");
+  free(f);
+  f = pto__loader_cpu_flags(arm);
+  assert_string_equal(f, "fp asimd");
+  free(f);
+  assert_null(pto__loader_cpu_flags(none)); /* the second processor's flags are not read */
+  assert_null(pto__loader_cpu_flags(missing));
+  tu_rmtree(t);
+  free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cache_key_equal_for_renamed_values),
@@ -461,6 +510,7 @@ int main(void) {
       cmocka_unit_test(test_cache_key_differs_for_generic_lowering),
       cmocka_unit_test(test_cache_key_toolchain_memo_follows_the_files),
       cmocka_unit_test(test_cache_key_names_the_missing_binding),
+      cmocka_unit_test(test_cpuinfo_first_processor),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -449,6 +449,23 @@ static void test_struct_index_out_of_range_is_a_launch_error_writing_nothing(voi
   a4[5].scalar.i = -1;
   st = run_k(cols, a4, 6);
   assert_status_contains(st, "tile.scatter_rows in @k: offset -1 of dim 1 is outside 0..2");
+  /* a tile.gather position past the source tile's: the range of its positions, as the compiled
+   * kernel says it (e2e_index_errors) */
+  const char *gat = "program g\n"
+                    "kernel @k(%a: tensor[4, 4] i32, %ix: tensor[1, 4] i32, out %o: tensor[1, 4] "
+                    "i32) -> (tensor[1, 4] i32) {\n"
+                    "  %t = tile.load(%a, [0, 0], [4, 4])\n"
+                    "  %i = tile.load(%ix, [0, 0], [1, 4])\n"
+                    "  %g = tile.gather(%t, %i)\n"
+                    "  %o1 = tile.store(%g, [0, 0], %o)\n"
+                    "  return %o1\n}\n";
+  int32_t ix3[4] = {14, 15, 16, 17};
+  pto_ir_interp_arg a5[3] = {tensor_arg(a, PTO_DTYPE_I32, 4, 4),
+                             tensor_arg(ix3, PTO_DTYPE_I32, 1, 4),
+                             tensor_arg(o, PTO_DTYPE_I32, 1, 4)};
+  st = run_k(gat, a5, 3);
+  assert_status_contains(st, "s.ptir:5:8: tile.gather in @k: index 16 at [0,2] is outside [0, 16) "
+                             "(positions of the source tile)");
 }
 
 int main(void) {

@@ -1146,6 +1146,34 @@ static void test_wait_timeout_names_rank_window_offsets(void **state) {
   fixture_free(&f);
 }
 
+/* A 1 ms deadline is honoured: a wait no rank will satisfy (its peer makes no progress) fails
+ * with the timeout error, never before the deadline and promptly after it, every time (the
+ * wait's sleeps are cut to the time left). The deadline counts from the end of the wait's spin
+ * (wait_slow's start; the spin is 1 ms on a CPU of its own), so it returns after ~2 ms: 2.05 to
+ * 7.1 ms over 10 runs of 20 at load 5-9. The bound, 500 ms, only tells a deadline kept from one
+ * that is not (a 5 s default) on a loaded host. */
+static void test_wait_one_ms_deadline_returns_promptly(void **state) {
+  (void)state;
+  double worst = 0, best = 1e9;
+  for (int i = 0; i < 20; i++) {
+    fixture f;
+    fixture_init(&f, 2, 1);
+    const pto_dist_ctx *d = &f.tr[1].ctx;
+    uint64_t a = now_ns();
+    int32_t rc = d->wait(d, &sig_of(&f, 1)[3], 1, PTO_DIST_WAIT_GE);
+    double ms = (double)(now_ns() - a) / 1e6;
+    assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+    assert_non_null(strstr(f.tr[1].detail, "rank 1: dist.wait timed out after 1 ms on window 1 "
+                                           "at offsets [0, 3]: expected >= 1, current value 0"));
+    worst = ms > worst ? ms : worst;
+    best = ms < best ? ms : best;
+    fixture_free(&f);
+  }
+  if (getenv("PTO_TEST_VERBOSE")) fprintf(stderr, "1 ms wait: %.3f to %.3f ms\n", best, worst);
+  assert_true(best >= 1.0);
+  assert_true(worst < 500.0);
+}
+
 /* Each rank asks the scheduler for a 100 us slice (dist_shm.c pto__dist_shm_init): read back with
  * sched_getattr where the kernel keeps a slice per task (Linux 6.12+), with the thread's nice
  * value kept; PTO_DIST_SLICE_US=0 leaves the kernel's default, another value asks for that; a
@@ -1242,6 +1270,7 @@ int main(void) {
       cmocka_unit_test(test_allgather_reduce_scatter),
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
+      cmocka_unit_test(test_wait_one_ms_deadline_returns_promptly),
       cmocka_unit_test(test_wait_deadline_counts_from_the_peers_last_progress),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_big_window_barrier_wait_yield_lost_to_another_process_stops_yields),
