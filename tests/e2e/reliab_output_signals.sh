@@ -15,7 +15,7 @@ run_pto 0 compile "$EX/add.ptir" -o "$T/w"
 # Whether pto (pid $1) is writing the output: a named temp file, or an unnamed one open in $T.
 TP=$(pwd -P)
 writing() {
-  compgen -G 'c.npy.tmp-*' >/dev/null || ls -l "/proc/$1/fd" 2>/dev/null | grep -qF -- "$TP/#"
+  compgen -G 'c.npy.tmp-*' >/dev/null || ls -l "/proc/$1/fd" 2>/dev/null | grep -F -- "$TP/#" >/dev/null
 }
 for sig in TERM HUP KILL; do
   caught=0
