@@ -56,8 +56,10 @@ pto_status pto__loader_cache_resolve_root(char *out_root, size_t n, int create, 
 void pto__loader_cache_entry_path(const char *root, const char *key, char *out, size_t n);
 /* Refuses an entry dir that is not a directory of this user, or is group/world-writable. */
 pto_status pto__loader_cache_check_owner(const char *entry_dir);
-/* Removes an entry atomically for readers: renamed into ROOT/tmp, then deleted. */
-void pto__loader_cache_discard(const char *root, const char *entry_dir);
+/* Removes an entry atomically for readers: renamed into ROOT/tmp, then deleted (in place when
+ * it cannot be renamed). 0 when it is gone; -1 with errno set when it is still there (a
+ * read-only cache dir). */
+int pto__loader_cache_discard(const char *root, const char *entry_dir);
 /* Evicts least recently used entries of root down to max_bytes and removes build dirs of dead
  * processes, holding ROOT/lock; with nonblocking, returns at once when another cleaner holds it.
  * out_result may be NULL. */

@@ -465,9 +465,8 @@ static int do_rm(char **keys, int nkeys) {
 static int do_clear(void) {
   uint64_t n = 0;
   pto_status s = pto_cache_clear(&n);
-  if (s) return cli_fail(k_cmd, s);
   printf("removed %" PRIu64 " entries\n", n);
-  return PTO_EXIT_OK;
+  return s ? cli_fail(k_cmd, s) : PTO_EXIT_OK;
 }
 
 /* The cache directory the environment names must be a directory where it exists: a file there
@@ -599,6 +598,8 @@ const pto_cmd cli_cmd_cache = {
     "                 $PTO_CACHE_MAX_SIZE; sizes like 4096, 512K, 512M, 2G) and removes build\n"
     "                 dirs of processes that died\n"
     "  clear          removes every entry (the counters stay)\n"
+    "  An entry rm or clear cannot remove (a read-only cache dir) is named, exit status 1;\n"
+    "  gc leaves it and does not count it.\n"
     "\n"
     "options:\n"
     "  --json         machine-readable output (stats, ls, show)\n"
