@@ -215,4 +215,23 @@ run_pto 2 rebuild "$T/wd" --orch-entry no_such_entry &&
   expect_out "no 'no_such_entry' symbol"
 expect_true "the manifest records no entry symbol" bash -c '! grep -q no_such_entry "$1/manifest.json"' _ "$T/wd"
 run_pto 0 run "$T/wd" --dim M=4 --check && expect_out PASS
+# An output file named like the --dump-args DIR (or compile's -o DIR) that does not exist yet:
+# refused before the run (exit 2, both named), nothing left behind. The program ran, the dump
+# was written into DIR, and only then did --out/--swimlane/... fail on the folder.
+cd "$T" || exit 1
+run_pto 2 run "$EX/add.ptir" --dim M=4 --out c=dz1 --dump-args dz1 &&
+  expect_out "--out dz1 and --dump-args dz1 are one file"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --dump-args=dz2 --swimlane dz2 &&
+  expect_out "--swimlane dz2 and --dump-args dz2 are one file"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --timeline-svg dz3 --dump-args ./dz3 &&
+  expect_out "--timeline-svg dz3 and --dump-args ./dz3 are one file"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --swimlane-records dz4 --dump-args dz4 &&
+  expect_out "--dump-args dz4 and --swimlane-records dz4 are one file"
+run_pto 2 bench "$EX/add.ptir" --dim M=4 --rounds 1 --dump-args dz5 --swimlane "$T/dz5" &&
+  expect_out "are one file"
+run_pto 2 compile "$EX/add.ptir" -o dz6 --depfile dz6 && expect_out "-o dz6 and --depfile dz6 are one file"
+expect_true "nothing left behind" test "$(ls -d dz* 2>/dev/null)" = ""
+# distinct names, and records beside the dump, still run
+run_pto 0 run "$EX/add.ptir" --dim M=4 --dump-args dz7 --swimlane-records dz7/r.json --out c=dz7.npy
+cd - >/dev/null || exit 1
 finish
