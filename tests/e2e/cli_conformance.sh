@@ -202,6 +202,12 @@ run_pto 2 cache ls --remote --remote-cache ftp://x && expect_out "--remote-cache
 run_pto 2 cache ls --remote --remote-cache redis://a --remote-cache=redis://b && expect_out "--remote-cache given twice: 'redis://a' and 'redis://b'"
 run_pto 2 cache stats --remote-cache redis://a && expect_out "--remote-cache redis://a: only with ls --remote"
 run_pto 2 cache ls --remote-cache redis://a && expect_out "only with ls --remote"
+# PTO_REMOTE_CACHE that does not parse: bad input as --remote-cache is (exit 2, not 1), naming
+# the variable; so is a redis:// URL given with a bad port.
+PTO_REMOTE_CACHE=ftp://x run_pto 2 cache ls --remote &&
+  expect_out "PTO_REMOTE_CACHE: remote cache 'ftp://x': not an http://, https:// or redis:// URL"
+PTO_REMOTE_CACHE=redis://h:99999 run_pto 2 cache ls --remote && expect_out "PTO_REMOTE_CACHE: remote cache 'redis://h:99999': bad port"
+run_pto 2 cache ls --remote --remote-cache redis://h:99999 && expect_out "--remote-cache: remote cache 'redis://h:99999': bad port"
 # an http:// remote has no listing: bad input, exit 2 (not 1, a job that ran and failed)
 run_pto 2 cache ls --remote --remote-cache http://127.0.0.1:9/pto &&
   expect_out "remote cache http://127.0.0.1:9/pto cannot list its entries: an HTTP store"
