@@ -221,6 +221,11 @@ run_pto 2 rebuild "$T/wd" --orch-entry no_such_entry &&
   expect_out "no 'no_such_entry' symbol"
 expect_true "the manifest records no entry symbol" bash -c '! grep -q no_such_entry "$1/manifest.json"' _ "$T/wd"
 run_pto 0 run "$T/wd" --dim M=4 --check && expect_out PASS
+# A bad PTO_DIST_CHIPS is refused naming the variable, as PTO_DIST_JOIN's and
+# PTO_DIST_TIMEOUT_MS's are (it said "unknown chips 'fibers'").
+PTO_DIST_CHIPS=fibers run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=128 &&
+  expect_out "PTO_DIST_CHIPS is 'fibers': expected processes"
+
 # An output file named like the --dump-args DIR (or compile's -o DIR) that does not exist yet:
 # refused before the run (exit 2, both named), nothing left behind. The program ran, the dump
 # was written into DIR, and only then did --out/--swimlane/... fail on the folder.
