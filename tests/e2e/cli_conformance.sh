@@ -226,6 +226,13 @@ run_pto 0 run "$T/wd" --dim M=4 --check && expect_out PASS
 PTO_DIST_CHIPS=fibers run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=128 &&
   expect_out "PTO_DIST_CHIPS is 'fibers': expected processes"
 
+# PTO_NO_REBUILD=yes rebuilt a stale work dir in silence (only 1 refused): now refused, naming
+# it; 0 and 1 as before.
+run_pto 0 compile "$EX/add.ptir" -o "$T/nr"
+PTO_NO_REBUILD=yes run_pto 2 run "$T/nr" --dim M=4 && expect_out "PTO_NO_REBUILD is 'yes': expected 1"
+PTO_NO_REBUILD=0 run_pto 0 run "$T/nr" --dim M=4
+PTO_NO_REBUILD=1 run_pto 0 bench "$T/nr" --dim M=4 --rounds 1
+
 # An output file named like the --dump-args DIR (or compile's -o DIR) that does not exist yet:
 # refused before the run (exit 2, both named), nothing left behind. The program ran, the dump
 # was written into DIR, and only then did --out/--swimlane/... fail on the folder.
