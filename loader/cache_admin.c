@@ -307,10 +307,12 @@ pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked,
       return s;
     }
     ++*out_corrupt;
+    pto__loader_count(root, PTO__COUNT_CORRUPTIONS, 1);
+    /* Discarded before it is reported: fn can tell one that stays (a read-only cache dir). */
+    int kept = pto__loader_cache_discard(root, fl.v[i].path);
+    if (kept) s = pto_status_annotate(s, "cannot remove %s (%s)", fl.v[i].path, strerror(errno));
     if (fn) fn(ctx, fl.v[i].key, s);
     pto_status_free(s);
-    pto__loader_count(root, PTO__COUNT_CORRUPTIONS, 1);
-    pto__loader_cache_discard(root, fl.v[i].path);
   }
   free(fl.v);
   return PTO_OK;

@@ -127,8 +127,9 @@ PTO_API PTO_MUST_USE pto_status pto_cache_remove(const char *prefix, char out_ke
  * Build-ID, the dir belongs to this user and is not group/world-writable. Loads nothing. */
 PTO_API PTO_MUST_USE pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
 
-/* Verifies every entry; a bad one is reported to fn (which may be NULL), counted as a corruption
- * and discarded. */
+/* Verifies every entry; a bad one is counted as a corruption, discarded, then reported to fn
+ * (which may be NULL); one that cannot be removed (a read-only cache dir) stays, its problem
+ * prefixed with "cannot remove DIR (reason)". */
 typedef void (*pto_cache_verify_fn)(void *ctx, const char *key, pto_status problem);
 PTO_API PTO_MUST_USE pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx,
                                                  int *out_checked, int *out_corrupt);
