@@ -40,6 +40,9 @@ int64_t pto__loader_now_ns(void);
 pto_status pto__loader_manifest_seal(const char *dir);
 pto_status pto__loader_manifest_check_seal(const char *dir, const void *text, size_t len);
 pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m);
+/* 1 when dir's manifest matches its seal and names another manifest schema (pto.manifest/N, not
+ * this pto's): an entry another version of pto wrote and would read, not a corrupt one. */
+int pto__loader_manifest_other_version(const char *dir);
 
 /* ---- the cache root and entries (cache.c) ------------------------------------------------ */
 

@@ -129,7 +129,8 @@ PTO_API PTO_MUST_USE pto_status pto_cache_verify_entry(const char *entry_dir, co
 
 /* Verifies every entry; a bad one is counted as a corruption, discarded, then reported to fn
  * (which may be NULL); one that cannot be removed (a read-only cache dir) stays, its problem
- * prefixed with "cannot remove DIR (reason)". */
+ * prefixed with "cannot remove DIR (reason)". An entry of another pto version (its manifest
+ * matches its seal and names another schema) is counted checked and left alone. */
 typedef void (*pto_cache_verify_fn)(void *ctx, const char *key, pto_status problem);
 PTO_API PTO_MUST_USE pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx,
                                                  int *out_checked, int *out_corrupt);
