@@ -943,12 +943,13 @@ pto_status pto__loader_cache_check_owner(const char *entry_dir) {
   return check_private(entry_dir, "cache entry", &st);
 }
 
-void pto__loader_cache_discard(const char *root, const char *entry_dir) {
+int pto__loader_cache_discard(const char *root, const char *entry_dir) {
   char tmp[PATH_MAX];
   snprintf(tmp, sizeof tmp, "%s/tmp", root);
   pto_status s = pto_file_mkdirs(tmp, 0700);
   pto_status_free(s);
   struct stat st;
+  int err = EACCES;
   /* ROOT/tmp must be our own directory, not a symlink to somewhere else. */
   int tmp_ok = lstat(tmp, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid();
   snprintf(tmp, sizeof tmp, "%s/tmp/discard-%ld-XXXXXX", root, (long)getpid());
@@ -957,11 +958,18 @@ void pto__loader_cache_discard(const char *root, const char *entry_dir) {
     snprintf(dest, sizeof dest, "%s/e", tmp);
     if (rename(entry_dir, dest) == 0) {
       pto_file_remove_tree(tmp);
-      return;
+      return 0;
     }
+    err = errno;
     rmdir(tmp);
+  } else if (tmp_ok) {
+    err = errno;
   }
   pto_file_remove_tree(entry_dir); /* cannot move it aside: delete in place */
+  /* Gone, or still there (a read-only cache dir): the caller must not report it removed. */
+  if (lstat(entry_dir, &st) != 0) return 0;
+  errno = err;
+  return -1;
 }
 
 uint64_t pto__loader_cache_max_bytes(void) {

@@ -212,10 +212,10 @@ pto_status pto_cache_remove(const char *prefix, char out_key[33]) {
   PTO_RETURN_IF_ERROR(pto_cache_find(prefix, key, &path));
   int exists;
   pto_status s = existing_root(root, sizeof root, &exists);
-  if (!s) {
-    pto__loader_cache_discard(root, path);
-    if (out_key) memcpy(out_key, key, sizeof key);
-  }
+  if (!s && pto__loader_cache_discard(root, path) != 0)
+    s = pto_status_make(PTO_STATUS_IO, "cannot remove cache entry %s: %s", path, strerror(errno));
+  else if (!s && out_key)
+    memcpy(out_key, key, sizeof key);
   free(path);
   return s;
 }
@@ -306,11 +306,19 @@ pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx, int *out_checked,
       free(fl.v);
       return s;
     }
+    if (pto__loader_manifest_other_version(fl.v[i].path)) {
+      /* Another pto's entry (its key names that version; this one never looks it up): intact as
+       * far as its seal tells, so left to it rather than deleted as corrupt. */
+      pto_status_free(s);
+      continue;
+    }
     ++*out_corrupt;
+    pto__loader_count(root, PTO__COUNT_CORRUPTIONS, 1);
+    /* Discarded before it is reported: fn can tell one that stays (a read-only cache dir). */
+    int kept = pto__loader_cache_discard(root, fl.v[i].path);
+    if (kept) s = pto_status_annotate(s, "cannot remove %s (%s)", fl.v[i].path, strerror(errno));
     if (fn) fn(ctx, fl.v[i].key, s);
     pto_status_free(s);
-    pto__loader_count(root, PTO__COUNT_CORRUPTIONS, 1);
-    pto__loader_cache_discard(root, fl.v[i].path);
   }
   free(fl.v);
   return PTO_OK;
@@ -406,7 +414,7 @@ pto_status pto__loader_cache_gc(const char *root, uint64_t max_bytes, int nonblo
   if (fl.n) qsort(fl.v, (size_t)fl.n, sizeof *fl.v, by_use_asc);
   int left = fl.n;
   for (int i = 0; max_bytes && i < fl.n && total > max_bytes; i++) {
-    pto__loader_cache_discard(root, fl.v[i].path);
+    if (pto__loader_cache_discard(root, fl.v[i].path) != 0) continue; /* still there */
     total -= fl.v[i].bytes;
     r.evicted++;
     r.evicted_bytes += fl.v[i].bytes;
@@ -443,9 +451,13 @@ pto_status pto_cache_clear(uint64_t *out_removed) {
   if (!exists) return PTO_OK;
   found_list fl;
   PTO_RETURN_IF_ERROR(scan(root, 0, &fl));
+  pto_status failed = PTO_OK;
   for (int i = 0; i < fl.n; i++) {
-    pto__loader_cache_discard(root, fl.v[i].path);
-    ++*out_removed;
+    if (pto__loader_cache_discard(root, fl.v[i].path) == 0)
+      ++*out_removed;
+    else if (!failed)
+      failed = pto_status_make(PTO_STATUS_IO, "cannot remove cache entry %s: %s", fl.v[i].path,
+                               strerror(errno));
   }
   free(fl.v);
   /* The fan-out dirs, now empty (rmdir leaves any that are not). */
@@ -461,7 +473,7 @@ pto_status pto_cache_clear(uint64_t *out_removed) {
     closedir(d);
   }
   remove_stale_tmp(root);
-  return PTO_OK;
+  return failed;
 }
 
 /* ---- sizes and stats ------------------------------------------------------------------ */

@@ -40,6 +40,9 @@ int64_t pto__loader_now_ns(void);
 pto_status pto__loader_manifest_seal(const char *dir);
 pto_status pto__loader_manifest_check_seal(const char *dir, const void *text, size_t len);
 pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m);
+/* 1 when dir's manifest matches its seal and names another manifest schema (pto.manifest/N, not
+ * this pto's): an entry another version of pto wrote and would read, not a corrupt one. */
+int pto__loader_manifest_other_version(const char *dir);
 
 /* ---- the cache root and entries (cache.c) ------------------------------------------------ */
 
@@ -56,8 +59,10 @@ pto_status pto__loader_cache_resolve_root(char *out_root, size_t n, int create, 
 void pto__loader_cache_entry_path(const char *root, const char *key, char *out, size_t n);
 /* Refuses an entry dir that is not a directory of this user, or is group/world-writable. */
 pto_status pto__loader_cache_check_owner(const char *entry_dir);
-/* Removes an entry atomically for readers: renamed into ROOT/tmp, then deleted. */
-void pto__loader_cache_discard(const char *root, const char *entry_dir);
+/* Removes an entry atomically for readers: renamed into ROOT/tmp, then deleted (in place when
+ * it cannot be renamed). 0 when it is gone; -1 with errno set when it is still there (a
+ * read-only cache dir). */
+int pto__loader_cache_discard(const char *root, const char *entry_dir);
 /* Evicts least recently used entries of root down to max_bytes and removes build dirs of dead
  * processes, holding ROOT/lock; with nonblocking, returns at once when another cleaner holds it.
  * out_result may be NULL. */

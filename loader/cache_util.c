@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cache_internal.h"
 
 /* ---- warnings ------------------------------------------------------------------------- */
@@ -146,6 +148,23 @@ pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m
   }
   free(text);
   return s;
+}
+
+int pto__loader_manifest_other_version(const char *dir) {
+  uint8_t *text = NULL;
+  size_t len = 0;
+  pto_status s = read_manifest_text(dir, &text, &len);
+  int other = 0;
+  if (!s) s = pto__loader_manifest_check_seal(dir, text, len);
+  if (!s) {
+    json_t *root = json_loadb((const char *)text, len, 0, NULL);
+    const char *v = json_string_value(json_object_get(root, "schema"));
+    other = v && !strncmp(v, "pto.manifest/", 13) && strcmp(v, PTO_MANIFEST_SCHEMA) != 0;
+    json_decref(root);
+  }
+  pto_status_free(s);
+  free(text);
+  return other;
 }
 
 /* ---- holding a work dir --------------------------------------------------------------- */

@@ -53,6 +53,9 @@ static char g_url[1024]; /* "" when there is no remote */
 static pto__remote_backend g_backend;
 static int g_open; /* g_backend is open */
 static int g_failure_warned;
+/* Why the backend did not open (its URL is bad input, or not), for pto_cache_remote_list. */
+static pto_status_code g_open_code;
+static char g_open_msg[1200];
 /* The remote key of an entry this process refused as malformed (cut short, not an entry of that
  * key, a file that does not match its manifest): the store after compiling it here replaces it
  * instead of leaving it for every other machine to refuse too. */
@@ -96,6 +99,8 @@ static int configure(void) {
   if (s) {
     pto__loader_warn_once(&g_failure_warned, "%s; not using the remote cache",
                           pto_status_message(s));
+    g_open_code = pto_status_code_of(s);
+    snprintf(g_open_msg, sizeof g_open_msg, "%s", pto_status_message(s));
     pto_status_free(s);
     g_disabled = 1;
     return 0;
@@ -127,6 +132,8 @@ static void close_backend(void) {
   g_open = 0;
   g_configured = 0;
   g_disabled = 0;
+  g_open_code = PTO_STATUS_OK;
+  g_open_msg[0] = 0;
   g_url[0] = 0;
   g_replace[0] = 0;
 }
@@ -633,11 +640,18 @@ pto_status pto_cache_remote_list(void (*fn)(void *ctx, const char *key, uint64_t
   pto_status s = PTO_OK;
   if (!configure()) {
     const char *url = g_override ? g_override : getenv("PTO_REMOTE_CACHE");
-    s = url && *url ? pto_status_make(PTO_STATUS_IO,
-                                      "remote cache %s cannot be used (see the warning above)", url)
-                    : pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                                      "no remote cache: set PTO_REMOTE_CACHE=URL or pass "
-                                      "--remote-cache URL");
+    /* A URL that does not parse is bad input, named where it came from (exit 2 for pto cache
+     * ls --remote, as --remote-cache ftp://x is), not a job that failed. */
+    if (url && *url && g_open_code == PTO_STATUS_INVALID_ARGUMENT)
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %s",
+                          g_override ? "--remote-cache" : "PTO_REMOTE_CACHE", g_open_msg);
+    else
+      s = url && *url
+              ? pto_status_make(PTO_STATUS_IO,
+                                "remote cache %s cannot be used (see the warning above)", url)
+              : pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                                "no remote cache: set PTO_REMOTE_CACHE=URL or pass "
+                                "--remote-cache URL");
   } else if (!g_backend.list) {
     s = pto_status_make(PTO_STATUS_UNIMPLEMENTED,
                         "remote cache %s cannot list its entries: an HTTP store (GET, HEAD, PUT) "

@@ -1401,9 +1401,16 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                            "%s: unknown transport '%s' (this build has: %s)", fn, cfg.transport,
                            PTO_MPI ? "shm, mpi" : "shm");
   /* $PTO_DIST_CHIPS says how a one-host worker's chips run: under MPI it does not apply. */
-  if (!cfg.chips && !use_mpi) cfg.chips = getenv("PTO_DIST_CHIPS");
+  int chips_from_env = !cfg.chips && !use_mpi;
+  if (chips_from_env) cfg.chips = getenv("PTO_DIST_CHIPS");
   if (cfg.chips && !*cfg.chips) cfg.chips = NULL;
   int threads = cfg.chips && strcmp(cfg.chips, "threads") == 0;
+  if (cfg.chips && !threads && strcmp(cfg.chips, "processes") != 0 && chips_from_env)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: PTO_DIST_CHIPS is '%s': expected processes (one forked process "
+                           "per chip, the default) or threads (every chip a thread of this "
+                           "process)",
+                           fn, cfg.chips);
   if (cfg.chips && !threads && strcmp(cfg.chips, "processes") != 0)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: unknown chips '%s' (processes: one forked process per chip, the "

@@ -97,7 +97,8 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
 int cli_is_dir(const char *path);
 
 /* Checks an output path before the run: not empty; a file path is not a directory and its
- * directory exists, and it is claimed (cli_claim_file) as "FLAG PATH"; a dir path is not a file.
+ * directory exists, and it is claimed (cli_claim_file) as "FLAG PATH"; a dir path is not a file,
+ * and is claimed likewise while it does not exist yet (an existing dir refuses file outputs).
  * Prints a usage error and returns 2, else 0. */
 int cli_check_output_path(const char *cmd, const char *flag, const char *path, int is_dir);
 /* cli_check_output_path of a file that is claimed later, once the program says where the files

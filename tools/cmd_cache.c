@@ -381,16 +381,25 @@ static int do_show(const char *prefix, int json) {
   return PTO_EXIT_OK;
 }
 
+/* ctx: the count of corrupt entries that stay (a read-only cache dir: not "discarded"). */
 static void report_corrupt(void *ctx, const char *key, pto_status problem) {
-  (void)ctx;
-  printf("corrupt  %s: %s (discarded)\n", key, pto_status_message(problem));
+  char *path = NULL;
+  pto_status s = pto_cache_find(key, (char[33]){0}, &path);
+  int kept = !s;
+  pto_status_free(s);
+  free(path);
+  *(int *)ctx += kept;
+  printf("corrupt  %s: %s (%s)\n", key, pto_status_message(problem), kept ? "kept" : "discarded");
 }
 
 static int do_verify(void) {
-  int checked = 0, corrupt = 0;
-  pto_status s = pto_cache_verify(report_corrupt, NULL, &checked, &corrupt);
+  int checked = 0, corrupt = 0, kept = 0;
+  pto_status s = pto_cache_verify(report_corrupt, &kept, &checked, &corrupt);
   if (s) return cli_fail(k_cmd, s);
-  printf("%d entries checked, %d corrupt%s\n", checked, corrupt, corrupt ? " (discarded)" : "");
+  printf("%d entries checked, %d corrupt%s\n", checked, corrupt,
+         !corrupt ? ""
+         : kept   ? " (some could not be removed)"
+                  : " (discarded)");
   return corrupt ? PTO_EXIT_FAILED : PTO_EXIT_OK;
 }
 
@@ -465,9 +474,8 @@ static int do_rm(char **keys, int nkeys) {
 static int do_clear(void) {
   uint64_t n = 0;
   pto_status s = pto_cache_clear(&n);
-  if (s) return cli_fail(k_cmd, s);
-  printf("removed %" PRIu64 " entries\n", n);
-  return PTO_EXIT_OK;
+  if (!s || n) printf("removed %" PRIu64 " entries\n", n); /* those before a failure too */
+  return s ? cli_fail(k_cmd, s) : PTO_EXIT_OK;
 }
 
 /* The cache directory the environment names must be a directory where it exists: a file there
@@ -594,11 +602,14 @@ const pto_cmd cli_cmd_cache = {
     "  rm KEY...      removes these entries (each KEY or a unique start of one); when a KEY\n"
     "                 names no entry or several, nothing is removed\n"
     "  verify         re-hashes every file of every entry; corrupt entries are reported and\n"
-    "                 removed (exit status 1 when there were any)\n"
+    "                 removed (exit status 1 when there were any); another pto version's\n"
+    "                 entries (a sealed manifest of another schema) are left alone\n"
     "  gc             evicts least recently used entries until the cache fits SIZE (default\n"
     "                 $PTO_CACHE_MAX_SIZE; sizes like 4096, 512K, 512M, 2G) and removes build\n"
     "                 dirs of processes that died\n"
     "  clear          removes every entry (the counters stay)\n"
+    "  An entry rm or clear cannot remove (a read-only cache dir) is named, exit status 1;\n"
+    "  gc leaves it and does not count it; verify reports a corrupt one (kept).\n"
     "\n"
     "options:\n"
     "  --json         machine-readable output (stats, ls, show)\n"

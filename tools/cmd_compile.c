@@ -228,6 +228,14 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
      * with PTO_NO_REBUILD=1 loading a stale dir fails instead, naming the edited file. */
     const char *no_rebuild = getenv("PTO_NO_REBUILD");
     pto_status s = PTO_OK;
+    /* Another value (yes, true) would rebuild in silence, the opposite of what it asks for. */
+    if (no_rebuild && *no_rebuild && strcmp(no_rebuild, "0") && strcmp(no_rebuild, "1")) {
+      if (lock >= 0) close(lock);
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "PTO_NO_REBUILD is '%s': expected 1 (refuse to load a stale work "
+                             "dir) or 0 (rebuild its stale parts, the default)",
+                             no_rebuild);
+    }
     if (!no_rebuild || strcmp(no_rebuild, "1") != 0) {
       int rebuilt = 0;
       s = pto_program_rebuild_dir(prog, &rebuilt);

@@ -175,7 +175,9 @@ static int check_output_path(const char *cmd, const char *flag, const char *path
       return cli_usage_error(cmd, "%s: %s: the file is not writable", label, strerror(errno));
     return is_dir || !claim ? 0 : cli_claim_file(cmd, label, path, 1);
   }
-  if (is_dir) return 0; /* created with its parents */
+  /* Created with its parents; claimed, so that no output file takes its name (--out c=D beside
+   * --dump-args D ran the program, then failed writing c over the dump's folder). */
+  if (is_dir) return claim ? cli_claim_file(cmd, label, path, 1) : 0;
   /* The file's directory must exist: found now, not after a long run. */
   char dir[PATH_MAX];
   if (!cli_folder_of(path, dir, sizeof dir)) /* in the current folder */

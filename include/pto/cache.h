@@ -118,8 +118,8 @@ PTO_API PTO_MUST_USE pto_status pto_cache_find(const char *prefix, char out_key[
                                                char **out_path);
 
 /* Removes the entry whose key starts with prefix (as pto_cache_find finds it: NOT_FOUND when
- * none does, INVALID_ARGUMENT when several do, and then nothing is removed). out_key (may be
- * NULL) gets the full key removed. */
+ * none does, INVALID_ARGUMENT when several do, and then nothing is removed; IO when the entry
+ * cannot be removed, a read-only cache dir). out_key (may be NULL) gets the full key removed. */
 PTO_API PTO_MUST_USE pto_status pto_cache_remove(const char *prefix, char out_key[33]);
 
 /* Checks one entry dir completely: the manifest matches its seal (manifest.xxh128), reads and
@@ -127,8 +127,10 @@ PTO_API PTO_MUST_USE pto_status pto_cache_remove(const char *prefix, char out_ke
  * Build-ID, the dir belongs to this user and is not group/world-writable. Loads nothing. */
 PTO_API PTO_MUST_USE pto_status pto_cache_verify_entry(const char *entry_dir, const char *key);
 
-/* Verifies every entry; a bad one is reported to fn (which may be NULL), counted as a corruption
- * and discarded. */
+/* Verifies every entry; a bad one is counted as a corruption, discarded, then reported to fn
+ * (which may be NULL); one that cannot be removed (a read-only cache dir) stays, its problem
+ * prefixed with "cannot remove DIR (reason)". An entry of another pto version (its manifest
+ * matches its seal and names another schema) is counted checked and left alone. */
 typedef void (*pto_cache_verify_fn)(void *ctx, const char *key, pto_status problem);
 PTO_API PTO_MUST_USE pto_status pto_cache_verify(pto_cache_verify_fn fn, void *ctx,
                                                  int *out_checked, int *out_corrupt);
@@ -140,10 +142,13 @@ typedef struct pto_cache_gc_result {
 } pto_cache_gc_result;
 
 /* Evicts least recently used entries until the cache holds at most max_bytes (0: evict nothing)
- * and removes build dirs left by processes that died. Waits for a concurrent cleaner. */
+ * and removes build dirs left by processes that died (an entry that cannot be removed, in a
+ * read-only cache dir, is left and not counted). Waits for a concurrent cleaner. */
 PTO_API PTO_MUST_USE pto_status pto_cache_gc(uint64_t max_bytes, pto_cache_gc_result *out_result);
 
-/* Removes every entry (counters are kept). */
+/* Removes every entry (counters are kept). *out_removed counts the entries removed; an entry
+ * that cannot be removed (a read-only cache dir) is left and makes it fail (IO), after the
+ * others are removed. */
 PTO_API PTO_MUST_USE pto_status pto_cache_clear(uint64_t *out_removed);
 
 /* "4096", "512K", "512M", "2G", "1T" (powers of 1024; an optional trailing "B" or "iB"). */

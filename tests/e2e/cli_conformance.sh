@@ -202,6 +202,12 @@ run_pto 2 cache ls --remote --remote-cache ftp://x && expect_out "--remote-cache
 run_pto 2 cache ls --remote --remote-cache redis://a --remote-cache=redis://b && expect_out "--remote-cache given twice: 'redis://a' and 'redis://b'"
 run_pto 2 cache stats --remote-cache redis://a && expect_out "--remote-cache redis://a: only with ls --remote"
 run_pto 2 cache ls --remote-cache redis://a && expect_out "only with ls --remote"
+# PTO_REMOTE_CACHE that does not parse: bad input as --remote-cache is (exit 2, not 1), naming
+# the variable; so is a redis:// URL given with a bad port.
+PTO_REMOTE_CACHE=ftp://x run_pto 2 cache ls --remote &&
+  expect_out "PTO_REMOTE_CACHE: remote cache 'ftp://x': not an http://, https:// or redis:// URL"
+PTO_REMOTE_CACHE=redis://h:99999 run_pto 2 cache ls --remote && expect_out "PTO_REMOTE_CACHE: remote cache 'redis://h:99999': bad port"
+run_pto 2 cache ls --remote --remote-cache redis://h:99999 && expect_out "--remote-cache: remote cache 'redis://h:99999': bad port"
 # an http:// remote has no listing: bad input, exit 2 (not 1, a job that ran and failed)
 run_pto 2 cache ls --remote --remote-cache http://127.0.0.1:9/pto &&
   expect_out "remote cache http://127.0.0.1:9/pto cannot list its entries: an HTTP store"
@@ -215,4 +221,35 @@ run_pto 2 rebuild "$T/wd" --orch-entry no_such_entry &&
   expect_out "no 'no_such_entry' symbol"
 expect_true "the manifest records no entry symbol" bash -c '! grep -q no_such_entry "$1/manifest.json"' _ "$T/wd"
 run_pto 0 run "$T/wd" --dim M=4 --check && expect_out PASS
+# A bad PTO_DIST_CHIPS is refused naming the variable, as PTO_DIST_JOIN's and
+# PTO_DIST_TIMEOUT_MS's are (it said "unknown chips 'fibers'").
+PTO_DIST_CHIPS=fibers run_pto 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=128 &&
+  expect_out "PTO_DIST_CHIPS is 'fibers': expected processes"
+
+# PTO_NO_REBUILD=yes rebuilt a stale work dir in silence (only 1 refused): now refused, naming
+# it; 0 and 1 as before.
+run_pto 0 compile "$EX/add.ptir" -o "$T/nr"
+PTO_NO_REBUILD=yes run_pto 2 run "$T/nr" --dim M=4 && expect_out "PTO_NO_REBUILD is 'yes': expected 1"
+PTO_NO_REBUILD=0 run_pto 0 run "$T/nr" --dim M=4
+PTO_NO_REBUILD=1 run_pto 0 bench "$T/nr" --dim M=4 --rounds 1
+
+# An output file named like the --dump-args DIR (or compile's -o DIR) that does not exist yet:
+# refused before the run (exit 2, both named), nothing left behind. The program ran, the dump
+# was written into DIR, and only then did --out/--swimlane/... fail on the folder.
+cd "$T" || exit 1
+run_pto 2 run "$EX/add.ptir" --dim M=4 --out c=dz1 --dump-args dz1 &&
+  expect_out "--out dz1 and --dump-args dz1 are one file"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --dump-args=dz2 --swimlane dz2 &&
+  expect_out "--swimlane dz2 and --dump-args dz2 are one file"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --timeline-svg dz3 --dump-args ./dz3 &&
+  expect_out "--timeline-svg dz3 and --dump-args ./dz3 are one file"
+run_pto 2 run "$EX/add.ptir" --dim M=4 --swimlane-records dz4 --dump-args dz4 &&
+  expect_out "--dump-args dz4 and --swimlane-records dz4 are one file"
+run_pto 2 bench "$EX/add.ptir" --dim M=4 --rounds 1 --dump-args dz5 --swimlane "$T/dz5" &&
+  expect_out "are one file"
+run_pto 2 compile "$EX/add.ptir" -o dz6 --depfile dz6 && expect_out "-o dz6 and --depfile dz6 are one file"
+expect_true "nothing left behind" test "$(ls -d dz* 2>/dev/null)" = ""
+# distinct names, and records beside the dump, still run
+run_pto 0 run "$EX/add.ptir" --dim M=4 --dump-args dz7 --swimlane-records dz7/r.json --out c=dz7.npy
+cd - >/dev/null || exit 1
 finish

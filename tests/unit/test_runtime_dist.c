@@ -1851,7 +1851,9 @@ static void test_chips_setting_is_checked(void **state) {
   char *was = getenv("PTO_DIST_CHIPS") ? strdup(getenv("PTO_DIST_CHIPS")) : NULL;
   setenv("PTO_DIST_CHIPS", "fibers", 1);
   cfg.chips = NULL;
-  assert_status_contains(pto_dist_worker_open(&cfg, &w), "unknown chips 'fibers'");
+  assert_status_contains(pto_dist_worker_open(&cfg, &w),
+                         "pto_dist_worker_open: PTO_DIST_CHIPS is 'fibers': expected processes "
+                         "(one forked process per chip, the default) or threads");
   if (was)
     setenv("PTO_DIST_CHIPS", was, 1);
   else
