@@ -191,6 +191,7 @@ typedef struct pto__dist_shm {
   int64_t guard_bytes; /* collectives on windows of at least this many bytes guard every wait
                           (dist_shm.c wait_slow; PTO__DIST_GUARD_BYTES, tests lower it) */
   int guard_all;       /* in such a collective */
+  uint64_t spin_ns;    /* tests: its waits spin this long (pto__dist_spin_ns), 0: as they would */
   uint64_t slice_ns;   /* the scheduler slice init gave this rank's thread, 0: the default */
   uint64_t slice_was;  /* its slice before (dist_shm.c slice_for) */
   char detail[512];

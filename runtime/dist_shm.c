@@ -441,20 +441,21 @@ int pto__dist_join_peers(pto__dist_shm *t, int me) {
  * before).
  * Where ranks outnumber CPUs the rank whose guarded yield was lost also moves itself to the CPU
  * its peers last waited on (pto__dist_join_peers).
- * The deadline (timeout_ms) is one of progress: it fails the wait once no other rank on this
- * host has made progress (peers_progress) for timeout_ms, not timeout_ms after the wait began.
+ * deadline: timeout_ms after the wait began (wait_elem, before its spin; it used to count from
+ * here, past the spin, so a 1 ms timeout failed after ~2 ms while saying "after 1 ms"). It is one
+ * of progress: a peer's progress (peers_progress) seen since the spin moves it on, so the wait
+ * fails once no other rank on this host has made progress for timeout_ms.
  * A peer that reaches its notify late because it had work to do first (its kernels, its own
  * waits), on a loaded host or under a sanitizer, is not a stuck program; a deadlock (the peers
  * wait too, for this rank or for each other), a peer that will never notify (its call ended) or
  * one stuck in a kernel still fails, within one to two timeout_ms. Under MPI the deadline runs
  * from the wait's start. */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
-                         const char *what, int guard) {
+                         const char *what, int guard, uint64_t deadline) {
   int dir = t->direct, yielding = 1;
   int32_t cur = 0, rc;
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
   uint64_t start = pto__rt_now_ns(), progress = peers_progress(t);
-  uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
   for (;;) {
     if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
@@ -581,6 +582,7 @@ static int unstack(pto__dist_shm *t) {
 }
 
 uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
+  if (t->spin_ns) return t->spin_ns;
   return t->gather || t->sh->mpi || t->big ? SPIN_NS : SPIN_OWN_NS;
 }
 
@@ -607,11 +609,14 @@ uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
  * peer ranks, for up to YIELD_NS; once a yield gave the CPU away to another process it sleeps on
  * the element's futex, where the peer's notify wakes it. Under MPI the control block is each
  * process's own (no peer's CPU is known) and mpirun places ranks on cores of their own: the wait
- * spins. */
+ * spins. The deadline (wait_slow) counts from here, the spin included, and the spin ends at it
+ * (a timeout of 1 ms is the whole 1 ms spin). */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
+  uint64_t t0 = pto__rt_now_ns(), timeout = (uint64_t)t->sh->timeout_ms * 1000000ull;
   if (t->direct && (!peer_on_this_cpu(t) || unstack(t))) {
-    uint64_t t0 = pto__rt_now_ns(), spin = pto__dist_spin_ns(t);
+    uint64_t spin = pto__dist_spin_ns(t);
+    if (spin > timeout) spin = timeout;
     for (unsigned i = 0;; i++) {
       if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
         return 0;
@@ -626,7 +631,7 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   /* Outside a collective that counts its time (shm_collective) the wait counts its own. */
   int own = !atomic_load_explicit(&chip->held_since, memory_order_relaxed);
   if (own) hold(t, pto__rt_now_ns());
-  int32_t rc = wait_slow(t, sig, value, cmp, what, guard);
+  int32_t rc = wait_slow(t, sig, value, cmp, what, guard, t0 + timeout);
   if (own) give_up(t, pto__rt_now_ns());
   atomic_fetch_sub_explicit(&chip->waiting, 1, memory_order_relaxed);
   return rc;

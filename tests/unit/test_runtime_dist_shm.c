@@ -1148,10 +1148,10 @@ static void test_wait_timeout_names_rank_window_offsets(void **state) {
 
 /* A 1 ms deadline is honoured: a wait no rank will satisfy (its peer makes no progress) fails
  * with the timeout error, never before the deadline and promptly after it, every time (the
- * wait's sleeps are cut to the time left). The deadline counts from the end of the wait's spin
- * (wait_slow's start; the spin is 1 ms on a CPU of its own), so it returns after ~2 ms: 2.05 to
- * 7.1 ms over 10 runs of 20 at load 5-9. The bound, 500 ms, only tells a deadline kept from one
- * that is not (a 5 s default) on a loaded host. */
+ * wait's sleeps are cut to the time left). The deadline counts from the wait's start, its spin
+ * (1 ms on a CPU of its own) included: it used to count from the spin's end, ~2 ms (2.05 to 7.1 ms
+ * over 10 runs of 20 at load 5-9). The bound, 500 ms, only tells a deadline kept from one that is
+ * not (a 5 s default) on a loaded host; PTO_TEST_VERBOSE=1 prints the times. */
 static void test_wait_one_ms_deadline_returns_promptly(void **state) {
   (void)state;
   double worst = 0, best = 1e9;
@@ -1172,6 +1172,29 @@ static void test_wait_one_ms_deadline_returns_promptly(void **state) {
   if (getenv("PTO_TEST_VERBOSE")) fprintf(stderr, "1 ms wait: %.3f to %.3f ms\n", best, worst);
   assert_true(best >= 1.0);
   assert_true(worst < 500.0);
+}
+
+/* The deadline counts from the wait's start, its spin included, and the spin ends at the
+ * deadline: a wait whose spin (spin_ns, a test's setting) is 2 s fails after its 50 ms timeout,
+ * well within 1 s, where it took the whole spin and the timeout after it (2.05 s) when the
+ * deadline began past the spin. */
+static void test_wait_deadline_counts_from_the_spins_start(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 2, 50);
+  f.tr[1].spin_ns = 2000ull * 1000000;
+  assert_int_equal(pto__dist_spin_ns(&f.tr[1]), 2000ull * 1000000);
+  const pto_dist_ctx *d = &f.tr[1].ctx;
+  uint64_t a = now_ns();
+  int32_t rc = d->wait(d, &sig_of(&f, 1)[4], 1, PTO_DIST_WAIT_GE);
+  double ms = (double)(now_ns() - a) / 1e6;
+  if (getenv("PTO_TEST_VERBOSE")) fprintf(stderr, "50 ms wait, 2 s spin: %.3f ms\n", ms);
+  assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+  assert_non_null(strstr(f.tr[1].detail, "rank 1: dist.wait timed out after 50 ms on window 1 "
+                                         "at offsets [0, 4]: expected >= 1, current value 0"));
+  assert_true(ms >= 50.0);
+  assert_true(ms < 1000.0);
+  fixture_free(&f);
 }
 
 /* Each rank asks the scheduler for a 100 us slice (dist_shm.c pto__dist_shm_init): read back with
@@ -1271,6 +1294,7 @@ int main(void) {
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
       cmocka_unit_test(test_wait_one_ms_deadline_returns_promptly),
+      cmocka_unit_test(test_wait_deadline_counts_from_the_spins_start),
       cmocka_unit_test(test_wait_deadline_counts_from_the_peers_last_progress),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_big_window_barrier_wait_yield_lost_to_another_process_stops_yields),
