@@ -254,6 +254,11 @@ void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch);
 int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch);
 void pto__dist_shm_fini(pto__dist_shm *t);
 
+/* Tests: how many calls' entries the worker's record of its run has room for (dist.c
+ * compact_posted bounds it by 2 * PTO__DIST_RECS a chip); 0 for a worker that is gone. */
+struct pto_dist_worker;
+size_t pto__dist_worker_posted_capacity(const struct pto_dist_worker *w);
+
 /* ---- the MPI transport (dist_mpi.c; without -DPTO_MPI=ON every entry fails cleanly) ------ */
 
 /* Opens the MPI session (MPI_Init_thread if the application has not) and the window arena of
