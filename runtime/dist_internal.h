@@ -136,6 +136,14 @@ typedef struct pto__dist_chip {
    * is when the current turn began (0: none, or given up). A rank whose yield came back late
    * tells by its peers' on its CPU whether the CPU went to them or to another process. */
   _Atomic uint64_t held_ns, held_since;
+  /* What its collectives are (dist_shm.c publish_collective): by the parity of their count in
+   * the run, kind, op, mode and dtype, the element count and the broadcast root, rewritten only
+   * when they change, on a cache line of their own (a peer's read costs nothing while they stay
+   * the same). Peers compare theirs once the collective's first barrier is passed. */
+  _Alignas(64) _Atomic uint64_t coll_tag[2];
+  int64_t coll_numel[2];
+  int32_t coll_root[2];
+  _Alignas(64) char coll_end[1]; /* nothing else on their cache line */
   _Atomic uint64_t kernel_ns;
   char kernel[64];
   int32_t pid;
@@ -192,8 +200,9 @@ typedef struct pto__dist_shm {
                           (dist_shm.c wait_slow; PTO__DIST_GUARD_BYTES, tests lower it) */
   int guard_all;       /* in such a collective */
   uint64_t spin_ns;    /* tests: its waits spin this long (pto__dist_spin_ns), 0: as they would */
-  uint64_t slice_ns;   /* the scheduler slice init gave this rank's thread, 0: the default */
-  uint64_t slice_was;  /* its slice before (dist_shm.c slice_for) */
+  uint32_t coll_epoch, ncoll; /* the run its collectives were counted in, and their count */
+  uint64_t slice_ns;          /* the scheduler slice init gave this rank's thread, 0: the default */
+  uint64_t slice_was;         /* its slice before (dist_shm.c slice_for) */
   char detail[512];
 } pto__dist_shm;
 
