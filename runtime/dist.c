@@ -162,12 +162,15 @@ struct dworker {
   char why[PTO__DIST_MSG];
   /* the run in progress, and what it dispatched */
   const pto_program *run_prog;
+  /* Its calls whose launch records gather may still find (compact_posted drops the others, so
+   * a host loop of any length holds at most 2 * PTO__DIST_RECS of them per chip of the worker). */
   struct posted {
     int rank, callee, slot;
     uint32_t seq;
   } * posted;
   size_t nposted, capposted;
-  int per_rank[PTO__DIST_MAX_RANKS];
+  int posted_dropped;                     /* compact_posted dropped some: the record is truncated */
+  uint32_t per_rank[PTO__DIST_MAX_RANKS]; /* the run's calls to each chip so far */
   pto_dist_dispatch *disp;
   size_t capdisp;
   pto_dist_run_record last;
@@ -1961,6 +1964,30 @@ static int track(dworker *w, buffer *b, uint64_t lo, uint64_t hi, int write, int
   return 0;
 }
 
+/* A chip keeps the launch record of command seq in recs[seq % PTO__DIST_RECS] (chip_run), where
+ * a later call's record replaces it: so of a run's calls to one chip gather finds at most the
+ * last PTO__DIST_RECS. Once the run has posted 2 * PTO__DIST_RECS calls per chip, this drops
+ * those whose slot a later call of the same chip took, keeping the others in issue order: the
+ * record of a long host loop costs bounded memory (it kept 16 bytes a call until the run ended,
+ * ~10 MB/s of host RSS for a loop of 2^62 calls) and says the same (truncated). */
+static void compact_posted(dworker *w) {
+  if (w->nposted < 2u * PTO__DIST_RECS * (size_t)w->n) return;
+  uint64_t taken[PTO__DIST_MAX_RANKS][PTO__DIST_RECS / 64];
+  memset(taken, 0, sizeof taken[0] * (size_t)w->n);
+  size_t k = w->nposted;
+  for (size_t i = w->nposted; i-- > 0;) {
+    const struct posted *ps = &w->posted[i];
+    uint32_t slot = ps->seq % PTO__DIST_RECS;
+    uint64_t bit = 1ull << (slot % 64), *word = &taken[ps->rank][slot / 64];
+    if (*word & bit) continue; /* a later call's record replaced its */
+    *word |= bit;
+    w->posted[--k] = *ps;
+  }
+  memmove(w->posted, w->posted + k, (w->nposted - k) * sizeof *w->posted);
+  w->posted_dropped |= k > 0;
+  w->nposted -= k;
+}
+
 static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
                          const pto_host_call_arg *args, int32_t nargs) {
   dworker *w = ctx;
@@ -2034,6 +2061,7 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     place_record(w, d, args, nargs);
     return 0;
   }
+  compact_posted(w);
   if (pto_grow(&w->posted, sizeof *w->posted, &w->capposted, w->nposted + 1))
     return host_failf(w, "out of memory");
   uint32_t done_at;
@@ -2043,7 +2071,8 @@ static int32_t host_call(void *ctx, int32_t orch_index, int64_t device,
     pto_status_free(s);
     return 1;
   }
-  w->posted[w->nposted++] = (struct posted){d, orch_index, w->per_rank[d]++, done_at - 1};
+  int slot = (int)(w->per_rank[d]++ & INT32_MAX); /* from 0 again after 2^31 calls */
+  w->posted[w->nposted++] = (struct posted){d, orch_index, slot, done_at - 1};
   return 0;
 }
 
@@ -2059,7 +2088,7 @@ static const char *intern(dworker *w, const char *name) {
 static void gather(dworker *w, uint64_t ts, uint64_t dur) {
   w->last.ts_ns = ts;
   w->last.dur_ns = dur;
-  w->last.truncated = 0;
+  w->last.truncated = w->posted_dropped;
   w->last.ndispatches = 0;
   if (pto_grow(&w->disp, sizeof *w->disp, &w->capdisp, w->nposted)) return;
   for (size_t i = 0; i < w->nposted; i++) {
@@ -2127,6 +2156,11 @@ static void emit_run_strace(const dworker *w, uint64_t inv) {
                  d->rank, d->slot, d->pid, d->name ? d->name : "?");
     if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) return;
   }
+}
+
+size_t pto__dist_worker_posted_capacity(const pto_dist_worker *wt) {
+  const dworker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_DIST_WORKER, NULL);
+  return w ? w->capposted : 0;
 }
 
 static pto_status dist_worker_last_run(const dworker *w, pto_dist_run_record *out) {
@@ -2324,6 +2358,7 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   w->fatal[0] = '\0';
   w->place_dry = 0;
   w->nposted = 0;
+  w->posted_dropped = 0;
   memset(w->per_rank, 0, sizeof w->per_rank);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -136,6 +136,14 @@ typedef struct pto__dist_chip {
    * is when the current turn began (0: none, or given up). A rank whose yield came back late
    * tells by its peers' on its CPU whether the CPU went to them or to another process. */
   _Atomic uint64_t held_ns, held_since;
+  /* What its collectives are (dist_shm.c publish_collective): by the parity of their count in
+   * the run, kind, op, mode and dtype, the element count and the broadcast root, rewritten only
+   * when they change, on a cache line of their own (a peer's read costs nothing while they stay
+   * the same). Peers compare theirs once the collective's first barrier is passed. */
+  _Alignas(64) _Atomic uint64_t coll_tag[2];
+  int64_t coll_numel[2];
+  int32_t coll_root[2];
+  _Alignas(64) char coll_end[1]; /* nothing else on their cache line */
   _Atomic uint64_t kernel_ns;
   char kernel[64];
   int32_t pid;
@@ -191,8 +199,10 @@ typedef struct pto__dist_shm {
   int64_t guard_bytes; /* collectives on windows of at least this many bytes guard every wait
                           (dist_shm.c wait_slow; PTO__DIST_GUARD_BYTES, tests lower it) */
   int guard_all;       /* in such a collective */
-  uint64_t slice_ns;   /* the scheduler slice init gave this rank's thread, 0: the default */
-  uint64_t slice_was;  /* its slice before (dist_shm.c slice_for) */
+  uint64_t spin_ns;    /* tests: its waits spin this long (pto__dist_spin_ns), 0: as they would */
+  uint32_t coll_epoch, ncoll; /* the run its collectives were counted in, and their count */
+  uint64_t slice_ns;          /* the scheduler slice init gave this rank's thread, 0: the default */
+  uint64_t slice_was;         /* its slice before (dist_shm.c slice_for) */
   char detail[512];
 } pto__dist_shm;
 
@@ -252,6 +262,11 @@ uint64_t pto__dist_spin_ns(const pto__dist_shm *t);
 void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch);
 int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch);
 void pto__dist_shm_fini(pto__dist_shm *t);
+
+/* Tests: how many calls' entries the worker's record of its run has room for (dist.c
+ * compact_posted bounds it by 2 * PTO__DIST_RECS a chip); 0 for a worker that is gone. */
+struct pto_dist_worker;
+size_t pto__dist_worker_posted_capacity(const struct pto_dist_worker *w);
 
 /* ---- the MPI transport (dist_mpi.c; without -DPTO_MPI=ON every entry fails cleanly) ------ */
 

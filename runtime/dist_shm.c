@@ -441,20 +441,21 @@ int pto__dist_join_peers(pto__dist_shm *t, int me) {
  * before).
  * Where ranks outnumber CPUs the rank whose guarded yield was lost also moves itself to the CPU
  * its peers last waited on (pto__dist_join_peers).
- * The deadline (timeout_ms) is one of progress: it fails the wait once no other rank on this
- * host has made progress (peers_progress) for timeout_ms, not timeout_ms after the wait began.
+ * deadline: timeout_ms after the wait began (wait_elem, before its spin; it used to count from
+ * here, past the spin, so a 1 ms timeout failed after ~2 ms while saying "after 1 ms"). It is one
+ * of progress: a peer's progress (peers_progress) seen since the spin moves it on, so the wait
+ * fails once no other rank on this host has made progress for timeout_ms.
  * A peer that reaches its notify late because it had work to do first (its kernels, its own
  * waits), on a loaded host or under a sanitizer, is not a stuck program; a deadlock (the peers
  * wait too, for this rank or for each other), a peer that will never notify (its call ended) or
  * one stuck in a kernel still fails, within one to two timeout_ms. Under MPI the deadline runs
  * from the wait's start. */
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
-                         const char *what, int guard) {
+                         const char *what, int guard, uint64_t deadline) {
   int dir = t->direct, yielding = 1;
   int32_t cur = 0, rc;
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
   uint64_t start = pto__rt_now_ns(), progress = peers_progress(t);
-  uint64_t deadline = start + (uint64_t)t->sh->timeout_ms * 1000000ull;
   for (;;) {
     if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
@@ -581,6 +582,7 @@ static int unstack(pto__dist_shm *t) {
 }
 
 uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
+  if (t->spin_ns) return t->spin_ns;
   return t->gather || t->sh->mpi || t->big ? SPIN_NS : SPIN_OWN_NS;
 }
 
@@ -607,11 +609,14 @@ uint64_t pto__dist_spin_ns(const pto__dist_shm *t) {
  * peer ranks, for up to YIELD_NS; once a yield gave the CPU away to another process it sleeps on
  * the element's futex, where the peer's notify wakes it. Under MPI the control block is each
  * process's own (no peer's CPU is known) and mpirun places ranks on cores of their own: the wait
- * spins. */
+ * spins. The deadline (wait_slow) counts from here, the spin included, and the spin ends at it
+ * (a timeout of 1 ms is the whole 1 ms spin). */
 static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard) {
+  uint64_t t0 = pto__rt_now_ns(), timeout = (uint64_t)t->sh->timeout_ms * 1000000ull;
   if (t->direct && (!peer_on_this_cpu(t) || unstack(t))) {
-    uint64_t t0 = pto__rt_now_ns(), spin = pto__dist_spin_ns(t);
+    uint64_t spin = pto__dist_spin_ns(t);
+    if (spin > timeout) spin = timeout;
     for (unsigned i = 0;; i++) {
       if (satisfied(atomic_load_explicit((_Atomic int32_t *)sig, memory_order_acquire), value, cmp))
         return 0;
@@ -626,7 +631,7 @@ static int32_t wait_elem(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
   /* Outside a collective that counts its time (shm_collective) the wait counts its own. */
   int own = !atomic_load_explicit(&chip->held_since, memory_order_relaxed);
   if (own) hold(t, pto__rt_now_ns());
-  int32_t rc = wait_slow(t, sig, value, cmp, what, guard);
+  int32_t rc = wait_slow(t, sig, value, cmp, what, guard, t0 + timeout);
   if (own) give_up(t, pto__rt_now_ns());
   atomic_fetch_sub_explicit(&chip->waiting, 1, memory_order_relaxed);
   return rc;
@@ -1085,6 +1090,8 @@ static int32_t ring_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, in
  * CPUs (issue #31: 4 ranks at 1 KiB on 2 CPUs, ~6 thread switches an allreduce). Nothing reads
  * or writes another rank's window once the releases are out, so there is no closing barrier;
  * the count and the tokens end at zero. */
+static int32_t check_collective(pto__dist_shm *t);
+
 static int32_t gather_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, int32_t *sig,
                                 int op) {
   int n = t->ctx.nranks, r = t->ctx.rank;
@@ -1099,13 +1106,92 @@ static int32_t gather_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, 
     return rc;
   }
   atomic_fetch_sub_explicit(count, n, memory_order_relaxed);
-  int32_t rc = reduce_range(t, win, op, 0, numel_of(win), -1);
+  /* Every rank has arrived (and published its collective): the others wait for this one. */
+  int32_t rc = check_collective(t);
+  if (!rc) rc = reduce_range(t, win, op, 0, numel_of(win), -1);
   if (rc) return rc;
   for (int q = 0; q < n; q++) {
     peer_ref tok = cnt;
     if (q == r) continue;
     if (q && peer_of(t, sig + q, 4, q, &tok)) return PTO_KERNEL_ERR_DIST;
     if ((rc = sig_op(t, &tok, q ? 1 : GATHER_RELEASE, 1))) return rc;
+  }
+  return PTO_KERNEL_OK;
+}
+
+static const char *coll_name(uint32_t kind) {
+  static const char *const names[] = {"dist.allreduce", "dist.broadcast", "dist.allgather",
+                                      "dist.reduce_scatter"};
+  return kind < sizeof names / sizeof names[0] ? names[kind] : "a collective";
+}
+
+static void coll_text(char *buf, size_t n, uint64_t tag, int64_t numel, int32_t root) {
+  static const char *const ops[] = {"sum", "max", "min", "prod"};
+  uint32_t kind = (uint32_t)(tag >> 24) & 0xff, op = (uint32_t)(tag >> 16) & 0xff;
+  uint32_t dt = (uint32_t)tag & 0xff;
+  const char *dn = pto_dtype_name((pto_dtype)dt);
+  if (kind == PTO_DIST_BROADCAST)
+    snprintf(buf, n, "%s (root %d) of %lld %s elements", coll_name(kind), (int)root,
+             (long long)numel, dn ? dn : "?");
+  else if (kind == PTO_DIST_ALLREDUCE || kind == PTO_DIST_REDUCE_SCATTER)
+    snprintf(buf, n, "%s (%s) of %lld %s elements", coll_name(kind), op < 4 ? ops[op] : "?",
+             (long long)numel, dn ? dn : "?");
+  else
+    snprintf(buf, n, "%s of %lld %s elements", coll_name(kind), (long long)numel, dn ? dn : "?");
+}
+
+/* Collectives that do not match across ranks (rank 0 an allreduce while rank 1 broadcasts on the
+ * same signal window, or other ops, sizes, dtypes, roots) ran each its own protocol over the
+ * other's signals and finished with garbage; the interpreter refuses them. Each rank's c-th
+ * collective of a run (t->ncoll, from 0 at each run's epoch) puts what it is in slot c % 2 of its
+ * control block before its first barrier (publish_collective), and after that barrier compares its
+ * peers' slot c % 2 with its own (check_collective): a peer there is at its c-th collective too,
+ * or at its c+1-th, which wrote slot (c+1) % 2 (slot c % 2 is rewritten only at c+2, past a
+ * barrier that waits for this rank; a small allreduce where ranks outnumber CPUs is checked by
+ * the last rank to arrive, which the others wait for). A slot is written only when what it holds
+ * changes, so a
+ * loop of the same collectives (or of two alternating) reads lines no rank writes: no cache miss
+ * (writing a count with it cost a 2-rank 1 KiB allreduce 0.25-0.4 us of its 0.75). Shared memory
+ * only (under MPI the control block is each process's own). */
+static void publish_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_tensor *win,
+                               int32_t op, int32_t mode, int32_t root, int64_t numel) {
+  if (t->coll_epoch != t->epoch) t->coll_epoch = t->epoch, t->ncoll = 0;
+  uint32_t c = t->ncoll++ & 1;
+  if (t->sh->mpi) return;
+  pto__dist_chip *me = &t->sh->chips[t->ctx.rank];
+  int reduces = kind == PTO_DIST_ALLREDUCE || kind == PTO_DIST_REDUCE_SCATTER;
+  uint64_t tag = (uint64_t)(kind & 0xff) << 24 | (uint64_t)(reduces ? op & 0xff : 0) << 16 |
+                 (uint64_t)(kind == PTO_DIST_ALLREDUCE ? mode & 0xff : 0) << 8 |
+                 (uint64_t)(win->dtype & 0xff);
+  if (kind != PTO_DIST_BROADCAST) root = 0;
+  if (atomic_load_explicit(&me->coll_tag[c], memory_order_relaxed) == tag &&
+      me->coll_numel[c] == numel && me->coll_root[c] == root)
+    return;
+  me->coll_numel[c] = numel;
+  me->coll_root[c] = root;
+  atomic_store_explicit(&me->coll_tag[c], tag, memory_order_release);
+}
+
+static int32_t check_collective(pto__dist_shm *t) {
+  if (t->sh->mpi) return PTO_KERNEL_OK;
+  uint32_t c = (t->ncoll - 1) & 1;
+  const pto__dist_chip *me = &t->sh->chips[t->ctx.rank];
+  uint64_t mine = atomic_load_explicit(&me->coll_tag[c], memory_order_relaxed);
+  for (int q = 0; q < t->ctx.nranks; q++) {
+    if (q == t->ctx.rank) continue;
+    const pto__dist_chip *p = &t->sh->chips[q];
+    uint64_t tag = atomic_load_explicit(&p->coll_tag[c], memory_order_acquire);
+    int64_t numel = p->coll_numel[c];
+    int32_t root = p->coll_root[c];
+    if (tag == mine && numel == me->coll_numel[c] && root == me->coll_root[c]) continue;
+    char a[96], b[96];
+    coll_text(a, sizeof a, mine, me->coll_numel[c], me->coll_root[c]);
+    coll_text(b, sizeof b, tag, numel, root);
+    snprintf(t->detail, sizeof t->detail,
+             "rank %d: %s does not match rank %d's %s%s on the same signal window (every rank "
+             "must run the same collective on the same window)",
+             t->ctx.rank, a, q, b, (tag & 0xff00) != (mine & 0xff00) ? " (another mode)" : "");
+    return PTO_KERNEL_ERR_DIST;
   }
   return PTO_KERNEL_OK;
 }
@@ -1126,11 +1212,12 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
     snprintf(t->detail, sizeof t->detail, "rank %d: the signal window is the data window", r);
     return PTO_KERNEL_ERR_DIST;
   }
+  publish_collective(t, kind, win, op, mode, root, E);
   if (kind == PTO_DIST_ALLREDUCE && mode != PTO_DIST_MODE_RING && t->gather && nsig >= n &&
       nbytes <= GATHER_BYTES)
     return gather_allreduce(t, win, sig->data, op);
   int32_t rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
-  if (rc) return rc;
+  if (rc || (rc = check_collective(t))) return rc;
   switch (kind) {
   case PTO_DIST_ALLREDUCE:
     /* The ring's partials travel in the windows, in their dtype: f16/bf16, which reduce in

@@ -62,6 +62,49 @@ run_limited run "$T/peer.ptir" --devices 2 --in k=0 --in row=4294967297
 expect_true "notify peer 2^32 + 1: exit 1, got $?" test "$?" = 1
 expect_out "peer 2147483647 (or beyond) is out of range (0 to 1)"
 
+# Collectives that do not match across ranks (rank 0 a broadcast while rank 1 gathers on the
+# same signal window) fail the run, naming both, as the interpreter does (--check runs both): the
+# compiled run used to finish with exit 0 and garbage in the window. (Not an allreduce: on a host
+# with fewer CPUs than ranks a small one takes another path, checked only against allreduces.)
+cat >"$T/mismatch.ptir" <<'PTIR'
+program cm
+kernel @k(inout %w: dtensor[8, 4] f32, inout %s: dtensor[1, 4] i32, %same: index)
+    -> (dtensor[8, 4] f32, dtensor[1, 4] i32) {
+  %me = dist.rank(%s)
+  if %me == 0 {
+    dist.broadcast(%w, %s, 0)
+  } else {
+    if %same == 1 {
+      dist.broadcast(%w, %s, 0)
+    } else {
+      dist.allgather(%w, %s)
+    }
+  }
+  return %w, %s
+}
+orch @o(inout %w: dtensor[8, 4] f32, inout %s: dtensor[1, 4] i32, %same: index)
+    -> (dtensor[8, 4] f32, dtensor[1, 4] i32) {
+  %a, %b = call @k(%w, %s, %same)
+  return %a, %b
+}
+host @main(%same: index = runtime) {
+  %ww = dist.alloc_window([8, 4], f32)
+  %ws = dist.alloc_window([1, 4], i32)
+  %w = dist.window(%ww)
+  %s = dist.window(%ws)
+  %n = dist.world_size()
+  for %r in range(0, %n) {
+    call @o(%w, %s, %same) device=%r
+  }
+}
+PTIR
+run_limited run "$T/mismatch.ptir" --devices 2 --in same=1 --check
+expect_true "matching collectives: exit 0, got $?" test "$?" = 0
+expect_out PASS
+run_limited run "$T/mismatch.ptir" --devices 2 --in same=0
+expect_true "mismatched collectives: exit 1, got $?" test "$?" = 1
+expect_out "rank 1: dist.allgather of 32 f32 elements does not match rank 0's dist.broadcast (root 0) of 32 f32 elements on the same signal window"
+
 # A host function that fails after posting a call (the slice for device 1 starts past the end of
 # x) reports its own error first, and the posted call's dist.wait fails at once, naming the host,
 # instead of timing out (PTO_DIST_TIMEOUT_MS) and hiding the cause.

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dist_internal.h"
 #include "pto/dist.h"
 #include "pto/dist_bench.h"
 #include "pto/ir.h"
@@ -366,6 +367,63 @@ static void test_chip_reuses_wrapped_tensors(void **state) {
   }
   free(x);
   free(y);
+  pto_program_release(p);
+  pto_dist_worker_close(w);
+}
+
+/* host @main(%x: tensor[16, 64] f32, out %y: tensor[16, 64] f32): y = x + 1, g_long_calls
+ * times, alternating devices 0 and 1. */
+static int g_long_calls;
+static int32_t host_long_loop(const pto_host_api *api, const pto_host_args *a) {
+  for (int i = 0; i < g_long_calls; i++) {
+    pto_host_call_arg args[2] = {targ(PTO_ORCH_ARG_IN, a->tensors[0]),
+                                 targ(PTO_ORCH_ARG_OUT, a->tensors[1])};
+    int32_t rc = api->call(api->ctx, 0, i % 2, args, 2);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* The worker's record of a run keeps only the calls whose launch records a chip still holds (the
+ * last 1024 of each chip), so a host loop of any length runs in bounded host memory: 20000 calls
+ * leave room for at most 4 * 1024 a chip, where it used to keep all 20000 (a loop of 2^62 calls
+ * grew the host ~10 MB/s). The record says what it did: truncated, the last 1024 calls of each
+ * chip in issue order, each its chip's own; a short run after it is whole again. */
+static void test_long_host_loop_record_is_bounded(void **state) {
+  (void)state;
+  enum { CALLS = 20000, RECS = 1024 };
+  pto_dist_worker *w = open_worker(2, NULL);
+  pto_program *p = host_program(host_long_loop, 2, NULL, 2);
+  float x[ROWS * COLS], y[ROWS * COLS];
+  const int64_t shape[2] = {ROWS, COLS};
+  fill(x, ROWS * COLS, 1.0f);
+  pto_host_tensor tx, ty;
+  pto_host_tensor_init(&tx, x, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ty, y, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&tx), pto_arg_host(&ty)};
+  g_long_calls = CALLS;
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  for (int i = 0; i < ROWS * COLS; i++)
+    assert_true(y[i] == x[i] + 1.0f);
+  size_t cap = pto__dist_worker_posted_capacity(w);
+  print_message("record room after %d calls: %zu calls\n", CALLS, cap);
+  assert_true(cap <= 4 * RECS * 2);
+  pto_dist_run_record rr;
+  assert_pto_ok(pto_dist_worker_last_run(w, &rr));
+  assert_true(rr.truncated);
+  assert_int_equal(rr.ndispatches, 2 * RECS);
+  for (int i = 0; i < rr.ndispatches; i++) { /* the last 2048 calls, in issue order */
+    int call = CALLS - 2 * RECS + i;
+    assert_int_equal(rr.dispatches[i].rank, call % 2);
+    assert_int_equal(rr.dispatches[i].slot, call / 2);
+    assert_true(rr.dispatches[i].launch.ok);
+  }
+  g_long_calls = 3;
+  assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
+  assert_pto_ok(pto_dist_worker_last_run(w, &rr));
+  assert_false(rr.truncated);
+  assert_int_equal(rr.ndispatches, 3);
+  assert_int_equal(rr.dispatches[2].slot, 1);
   pto_program_release(p);
   pto_dist_worker_close(w);
 }
@@ -1937,6 +1995,7 @@ int main(void) {
       cmocka_unit_test(test_blocks_4),
       cmocka_unit_test(test_chain_orders_across_chips),
       cmocka_unit_test(test_chip_reuses_wrapped_tensors),
+      cmocka_unit_test(test_long_host_loop_record_is_bounded),
       cmocka_unit_test(test_device_ids_and_mismatch),
       cmocka_unit_test(test_bad_device_index),
       cmocka_unit_test(test_resident_and_stacked),

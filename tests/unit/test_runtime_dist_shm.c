@@ -199,6 +199,109 @@ static void run_collective(int n, int kind, int op, int root, int iters) {
 
 static const int k_ranks[] = {2, 3, 4, 8};
 
+/* Collectives that do not match across ranks fail on every rank, naming both (they used to run
+ * each its own protocol and finish with garbage; the interpreter refuses them alike): another
+ * kind, another op, another size, another root. A rank's c-th collective is compared with its
+ * peers' c-th, so the matching ones before and after a mismatch in a run are not refused. A
+ * rank's slot is rewritten only when what it holds changes: the rounds after the mismatch find
+ * it as the mismatch left it, and still match. */
+typedef struct mm_job {
+  fixture *f;
+  int rank, kind, op, rows, root;
+  int32_t rc;
+} mm_job;
+
+static void *mismatch_main(void *arg) {
+  mm_job *j = arg;
+  const pto_dist_ctx *d = &j->f->tr[j->rank].ctx;
+  pto_kernel_tensor win = desc(data_of(j->f, j->rank), j->rows, COLS, PTO_DTYPE_F32);
+  pto_kernel_tensor sig = desc(sig_of(j->f, j->rank), 1, SIG_ELEMS, PTO_DTYPE_I32);
+  j->rc = d->collective(d, j->kind, &win, &sig, j->op, PTO_DIST_MODE_MESH, j->root);
+  return NULL;
+}
+
+static void run_mismatch(const mm_job *a, const mm_job *b, const char *want0, const char *want1) {
+  fixture f;
+  g_gather = 0;
+  fixture_init(&f, 2, 2000);
+  g_gather = -1;
+  /* Matching, mismatched, matching twice (the second on the slot the mismatch left). */
+  for (int round = 0; round < 4; round++) {
+    mm_job jobs[2] = {*a, round == 1 ? *b : *a};
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++) {
+      jobs[r].f = &f;
+      jobs[r].rank = r;
+      pthread_create(&th[r], NULL, mismatch_main, &jobs[r]);
+    }
+    for (int r = 0; r < 2; r++)
+      pthread_join(th[r], NULL);
+    if (round != 1) {
+      assert_int_equal(jobs[0].rc, 0);
+      assert_int_equal(jobs[1].rc, 0);
+      continue;
+    }
+    for (int r = 0; r < 2; r++) {
+      print_message("rank %d: %d %s\n", r, jobs[r].rc, f.tr[r].detail);
+      assert_int_equal(jobs[r].rc, PTO_KERNEL_ERR_DIST);
+      assert_non_null(strstr(f.tr[r].detail, r ? want1 : want0));
+      assert_non_null(strstr(f.tr[r].detail, "on the same signal window (every rank must run "
+                                             "the same collective on the same window)"));
+    }
+    /* What the mismatch left in the signal window is a failed launch's: start clean. */
+    for (int r = 0; r < 2; r++)
+      memset(sig_of(&f, r), 0, SIG_ELEMS * sizeof(int32_t));
+  }
+  fixture_free(&f);
+}
+
+/* Where ranks outnumber CPUs a small allreduce is reduced by the last rank to arrive
+ * (gather_allreduce): that rank finds the mismatch, and the others, waiting for it, time out
+ * (in a run, the failed rank's abort ends their waits at once). */
+static void test_mismatched_gather_allreduce_fails(void **state) {
+  (void)state;
+  fixture f;
+  g_gather = 1;
+  fixture_init(&f, 3, 300);
+  g_gather = -1;
+  mm_job jobs[3];
+  pthread_t th[3];
+  for (int r = 0; r < 3; r++) {
+    jobs[r] = (mm_job){
+        &f, r, PTO_DIST_ALLREDUCE, r == 2 ? PTO_DIST_RED_MAX : PTO_DIST_RED_SUM, ROWS, 0, 0};
+    pthread_create(&th[r], NULL, mismatch_main, &jobs[r]);
+  }
+  int named = 0;
+  for (int r = 0; r < 3; r++) {
+    pthread_join(th[r], NULL);
+    print_message("rank %d: %d %s\n", r, jobs[r].rc, f.tr[r].detail);
+    assert_int_not_equal(jobs[r].rc, 0);
+    named += strstr(f.tr[r].detail, " does not match rank ") != NULL;
+  }
+  assert_int_equal(named, 1);
+  fixture_free(&f);
+}
+
+static void test_mismatched_collectives_fail(void **state) {
+  (void)state;
+  mm_job ar = {.kind = PTO_DIST_ALLREDUCE, .op = PTO_DIST_RED_SUM, .rows = ROWS};
+  mm_job bc = {.kind = PTO_DIST_BROADCAST, .rows = ROWS};
+  run_mismatch(&ar, &bc,
+               "rank 0: dist.allreduce (sum) of 384 f32 elements does not match rank 1's "
+               "dist.broadcast (root 0) of 384 f32 elements",
+               "rank 1: dist.broadcast (root 0) of 384 f32 elements does not match rank 0's "
+               "dist.allreduce (sum) of 384 f32 elements");
+  mm_job mx = {.kind = PTO_DIST_ALLREDUCE, .op = PTO_DIST_RED_MAX, .rows = ROWS};
+  run_mismatch(&ar, &mx,
+               "rank 0: dist.allreduce (sum) of 384 f32 elements does not match "
+               "rank 1's dist.allreduce (max) of 384 f32 elements",
+               "rank 1: ");
+  mm_job half = {.kind = PTO_DIST_ALLREDUCE, .op = PTO_DIST_RED_SUM, .rows = ROWS / 2};
+  run_mismatch(&ar, &half, "rank 1's dist.allreduce (sum) of 192 f32 elements", "rank 1: ");
+  mm_job root1 = {.kind = PTO_DIST_BROADCAST, .rows = ROWS, .root = 1};
+  run_mismatch(&bc, &root1, "rank 1's dist.broadcast (root 1) of 384", "rank 1: ");
+}
+
 typedef struct mix_job {
   fixture *f;
   int rank;
@@ -1148,10 +1251,10 @@ static void test_wait_timeout_names_rank_window_offsets(void **state) {
 
 /* A 1 ms deadline is honoured: a wait no rank will satisfy (its peer makes no progress) fails
  * with the timeout error, never before the deadline and promptly after it, every time (the
- * wait's sleeps are cut to the time left). The deadline counts from the end of the wait's spin
- * (wait_slow's start; the spin is 1 ms on a CPU of its own), so it returns after ~2 ms: 2.05 to
- * 7.1 ms over 10 runs of 20 at load 5-9. The bound, 500 ms, only tells a deadline kept from one
- * that is not (a 5 s default) on a loaded host. */
+ * wait's sleeps are cut to the time left). The deadline counts from the wait's start, its spin
+ * (1 ms on a CPU of its own) included: it used to count from the spin's end, ~2 ms (2.05 to 7.1 ms
+ * over 10 runs of 20 at load 5-9). The bound, 500 ms, only tells a deadline kept from one that is
+ * not (a 5 s default) on a loaded host; PTO_TEST_VERBOSE=1 prints the times. */
 static void test_wait_one_ms_deadline_returns_promptly(void **state) {
   (void)state;
   double worst = 0, best = 1e9;
@@ -1172,6 +1275,29 @@ static void test_wait_one_ms_deadline_returns_promptly(void **state) {
   if (getenv("PTO_TEST_VERBOSE")) fprintf(stderr, "1 ms wait: %.3f to %.3f ms\n", best, worst);
   assert_true(best >= 1.0);
   assert_true(worst < 500.0);
+}
+
+/* The deadline counts from the wait's start, its spin included, and the spin ends at the
+ * deadline: a wait whose spin (spin_ns, a test's setting) is 2 s fails after its 50 ms timeout,
+ * well within 1 s, where it took the whole spin and the timeout after it (2.05 s) when the
+ * deadline began past the spin. */
+static void test_wait_deadline_counts_from_the_spins_start(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 2, 50);
+  f.tr[1].spin_ns = 2000ull * 1000000;
+  assert_int_equal(pto__dist_spin_ns(&f.tr[1]), 2000ull * 1000000);
+  const pto_dist_ctx *d = &f.tr[1].ctx;
+  uint64_t a = now_ns();
+  int32_t rc = d->wait(d, &sig_of(&f, 1)[4], 1, PTO_DIST_WAIT_GE);
+  double ms = (double)(now_ns() - a) / 1e6;
+  if (getenv("PTO_TEST_VERBOSE")) fprintf(stderr, "50 ms wait, 2 s spin: %.3f ms\n", ms);
+  assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
+  assert_non_null(strstr(f.tr[1].detail, "rank 1: dist.wait timed out after 50 ms on window 1 "
+                                         "at offsets [0, 4]: expected >= 1, current value 0"));
+  assert_true(ms >= 50.0);
+  assert_true(ms < 1000.0);
+  fixture_free(&f);
 }
 
 /* Each rank asks the scheduler for a 100 us slice (dist_shm.c pto__dist_shm_init): read back with
@@ -1271,6 +1397,9 @@ int main(void) {
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
       cmocka_unit_test(test_wait_one_ms_deadline_returns_promptly),
+      cmocka_unit_test(test_wait_deadline_counts_from_the_spins_start),
+      cmocka_unit_test(test_mismatched_collectives_fail),
+      cmocka_unit_test(test_mismatched_gather_allreduce_fails),
       cmocka_unit_test(test_wait_deadline_counts_from_the_peers_last_progress),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_big_window_barrier_wait_yield_lost_to_another_process_stops_yields),
