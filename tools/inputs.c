@@ -265,6 +265,13 @@ static pto_status bind_dims(const pto_signature *sig, const cli_inputs *a, sym_v
   return PTO_OK;
 }
 
+/* "4x128": a shape for messages. */
+static void shape_text(char *buf, size_t cap, int rank, const int64_t *shape) {
+  buf[0] = '\0';
+  for (int k = 0; k < rank; k++)
+    snprintf(buf + strlen(buf), cap - strlen(buf), "%s%lld", k ? "x" : "", (long long)shape[k]);
+}
+
 pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_param *pd) {
   sym_values syms;
   PTO_RETURN_IF_ERROR(bind_dims(sig, a, &syms));
@@ -348,10 +355,8 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
     pto_host_tensor_init(&d->t, NULL, sp->dtype, sp->rank, shape);
     int64_t n, nbytes;
     if (pto_shape_size(sp->rank, shape, sp->dtype, &n, &nbytes) || (uint64_t)nbytes > SIZE_MAX) {
-      char dims[PTO_MAX_RANK * 24] = "";
-      for (int k = 0; k < sp->rank; k++)
-        snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", k ? "x" : "",
-                 (long long)shape[k]);
+      char dims[PTO_MAX_RANK * 24];
+      shape_text(dims, sizeof dims, sp->rank, shape);
       s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                           "parameter '%s': shape [%s] %s is too large: its size in bytes "
                           "overflows 64 bits (check --dim and --arg values)",
@@ -364,10 +369,8 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
        * allocated and filled (an add of --dim M=10000000 filled 15 GB of host memory for 51 s,
        * then the launch failed "out of device memory"; a little more and the system kills the
        * process). */
-      char dims[PTO_MAX_RANK * 24] = "";
-      for (int k = 0; k < sp->rank; k++)
-        snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", k ? "x" : "",
-                 (long long)shape[k]);
+      char dims[PTO_MAX_RANK * 24];
+      shape_text(dims, sizeof dims, sp->rank, shape);
       s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                           "parameter '%s': shape [%s] %s (%lld bytes) brings the run's tensors "
                           "to more than the %llu bytes of device memory that hold them: they "

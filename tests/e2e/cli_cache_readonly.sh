@@ -6,18 +6,7 @@
 # (root may remove anything): as root, through setpriv as nobody.
 source "$(dirname "$0")/lib/common.bash"
 
-as_user=()
-if [ "$(id -u)" = 0 ]; then
-  command -v setpriv >/dev/null || {
-    echo "SKIP: root without setpriv"
-    exit 77
-  }
-  as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-fi
-D="$T/user"
-mkdir -p "$D"
-[ "${#as_user[@]}" = 0 ] || chown nobody:nogroup "$D"
-chmod 755 "$T"
+as_unprivileged_user
 C="$D/cache"
 # upto STATUS ARGS...: pto as that user, in $D, with its own cache $C.
 upto() {

@@ -20,6 +20,24 @@ trap 'rm -rf "$T"' EXIT
 FAILS=0
 PASSES=0
 
+# as_unprivileged_user: for tests of permissions, which root ignores: sets as_user to the command
+# prefix that runs a command as a user that is not root (empty when this is not root; as root,
+# setpriv as nobody, or SKIP without setpriv) and D to a folder $T/user that user owns.
+as_unprivileged_user() {
+  as_user=()
+  if [ "$(id -u)" = 0 ]; then
+    command -v setpriv >/dev/null || {
+      echo "SKIP: root without setpriv"
+      exit 77
+    }
+    as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+  fi
+  D="$T/user"
+  mkdir -p "$D"
+  [ "${#as_user[@]}" = 0 ] || chown nobody:nogroup "$D"
+  chmod 755 "$T"
+}
+
 # run_status EXPECTED_STATUS CMD...: runs CMD, keeps its output in $OUT, checks the exit status.
 run_status() {
   local want=$1
