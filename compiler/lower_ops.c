@@ -1407,6 +1407,10 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
 
   LLVMPositionBuilderAtEnd(b, bb_buf);
   L->cur_pos = pos0;
+  /* The buffered path's loads note their next windows (note_next_window) in its own blocks,
+   * which do not dominate the code after the run: forget them when the path ends, or a later
+   * run or matmul of the loop body would prefetch through a pointer defined on one side only. */
+  int nnext0 = L->loop.nnext;
   for (int k = 0; k < nloads; k++) {
     L->cur_pos++;
     pto__lower_op(L, ss[k]);
@@ -1421,6 +1425,7 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   L->cur_pos++;
   pto__lower_op(L, store);
   if (L->err) return;
+  L->loop.nnext = nnext0;
   LLVMBuildBr(b, bb_done);
   LLVMPositionBuilderAtEnd(b, bb_done);
 }
