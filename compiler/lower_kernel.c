@@ -280,15 +280,21 @@ int pto__lower_note_view(lw *L, LLVMValueRef base) {
   return 0;
 }
 
-/* Whether a load's or store's address is an element of a possible view. */
-static int through_view(lw *L, LLVMValueRef inst) {
+/* Whether address p is an element of a possible view. */
+int pto__lower_maybe_view(lw *L, LLVMValueRef p) {
   if (!L->nviews) return 0;
-  LLVMValueRef p = LLVMIsAStoreInst(inst) ? LLVMGetOperand(inst, 1) : LLVMGetOperand(inst, 0);
   while (p && LLVMIsAGetElementPtrInst(p))
     p = LLVMGetOperand(p, 0);
   for (int i = 0; i < L->nviews; i++)
     if (L->views[i] == p) return 1;
   return 0;
+}
+
+/* Whether a load's or store's address is an element of a possible view. */
+static int through_view(lw *L, LLVMValueRef inst) {
+  if (!L->nviews) return 0;
+  return pto__lower_maybe_view(L, LLVMIsAStoreInst(inst) ? LLVMGetOperand(inst, 1)
+                                                         : LLVMGetOperand(inst, 0));
 }
 
 /* Tile buffers (scratch) and tensors never overlap: each access says which it is. An access

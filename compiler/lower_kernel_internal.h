@@ -241,6 +241,7 @@ LLVMValueRef pto__lower_round(lw *L, pto_dtype dt, LLVMValueRef v);
 LLVMValueRef pto__lower_convert(lw *L, LLVMValueRef v, pto_dtype from, pto_dtype to);
 void pto__lower_tag(lw *L, LLVMValueRef inst, int is_tensor);
 int pto__lower_note_view(lw *L, LLVMValueRef base);
+int pto__lower_maybe_view(lw *L, LLVMValueRef p);
 LLVMValueRef pto__lower_tile_load(lw *L, LLVMValueRef base, pto_dtype dt, LLVMValueRef idx);
 void pto__lower_tile_store(lw *L, LLVMValueRef base, pto_dtype dt, LLVMValueRef idx,
                            LLVMValueRef raw);

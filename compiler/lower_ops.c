@@ -122,9 +122,14 @@ static void check_divzero_flag(lw *L) {
   pto__lower_fail_if(L, z, PTO_KERNEL_ERR_DIV_ZERO, op, pto__lower_i64(L, 1));
 }
 
+/* Tile buffers are 64-byte aligned; a tile that may be a view of a tensor (lower_load) is
+ * aligned only to its elements: a window at column 13 of a bf16 row starts 26 bytes in. */
 void pto__lower_copy_tile(lw *L, LLVMValueRef dst, LLVMValueRef src, const lw_tile *t) {
   int64_t bytes = t->rows * t->cols * (int64_t)pto_dtype_size(t->dt);
-  LLVMBuildMemCpy(L->b, dst, 64, src, 64, pto__lower_i64(L, bytes));
+  unsigned elem = (unsigned)pto_dtype_size(t->dt);
+  unsigned da = pto__lower_maybe_view(L, dst) ? elem : 64;
+  unsigned sa = pto__lower_maybe_view(L, src) ? elem : 64;
+  LLVMBuildMemCpy(L->b, dst, da, src, sa, pto__lower_i64(L, bytes));
 }
 
 /* Fills elements [lo, hi) of a tile buffer with the storage value raw. */
@@ -1407,6 +1412,10 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
 
   LLVMPositionBuilderAtEnd(b, bb_buf);
   L->cur_pos = pos0;
+  /* The buffered path's loads note their next windows (note_next_window) in its own blocks,
+   * which do not dominate the code after the run: forget them when the path ends, or a later
+   * run or matmul of the loop body would prefetch through a pointer defined on one side only. */
+  int nnext0 = L->loop.nnext;
   for (int k = 0; k < nloads; k++) {
     L->cur_pos++;
     pto__lower_op(L, ss[k]);
@@ -1421,6 +1430,7 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
   L->cur_pos++;
   pto__lower_op(L, store);
   if (L->err) return;
+  L->loop.nnext = nnext0;
   LLVMBuildBr(b, bb_done);
   LLVMPositionBuilderAtEnd(b, bb_done);
 }
