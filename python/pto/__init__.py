@@ -9,7 +9,8 @@
 
 PyPTO user code runs with `from pypto.runtime import` -> `from pto import` and torch -> numpy
 (docs/pypto-names.md maps the names). Every failure raises pto.Error (code: the C
-pto_status_code, message: its text). bf16 data is numpy uint16 (the raw bits). Host arrays that
+pto_status_code, message: its text), a RuntimeError; a refused argument is a pto.ArgumentError,
+also a ValueError and a TypeError, as PyPTO raises those. bf16 data is numpy uint16 (the raw bits). Host arrays that
 are C-contiguous and aligned are passed without a copy; out/inout arrays are written in place."""
 from __future__ import annotations
 
@@ -47,11 +48,11 @@ except ImportError as _e:  # name the fix, not just the module: a venv or pyenv 
 
 from . import _capi as _c
 
-__all__ = ["Error", "RUNTIME", "compile", "CompiledProgram", "RunConfig", "ChipWorker",
-           "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle", "benchmark",
-           "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan", "DistributedWorker",
-           "DistTensor", "StackedDeviceTensor", "DistBenchmarkStats", "DistributedRunHandle",
-           "run", "RunResult", "cache"]
+__all__ = ["Error", "ArgumentError", "RUNTIME", "compile", "CompiledProgram", "RunConfig",
+           "ChipWorker", "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle",
+           "benchmark", "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan",
+           "DistributedWorker", "DistTensor", "StackedDeviceTensor", "DistBenchmarkStats",
+           "DistributedRunHandle", "run", "RunResult", "cache"]
 
 # ---- errors -------------------------------------------------------------------------------
 
@@ -60,14 +61,31 @@ STATUS_NAMES = ["OK", "INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_MEMORY", "IO",
 INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, LAUNCH = 1, 2, 5, 9
 
 
-class Error(Exception):
-    """A failed pto call: code is the C pto_status_code (pto.INVALID_ARGUMENT, ...)."""
+class Error(RuntimeError):
+    """A failed pto call: code is the C pto_status_code (pto.INVALID_ARGUMENT, ...), message its
+    text. It is a RuntimeError, what PyPTO raises for a failed run or a closed worker; a refused
+    argument (code INVALID_ARGUMENT) is a pto.ArgumentError, also a ValueError and a TypeError,
+    what PyPTO raises for a bad value or a wrong type or shape, so PyPTO users' `except` clauses
+    and `pytest.raises` catch pto's errors."""
+
+    def __new__(cls, code: int = 0, message: str = "", *args: Any, **kw: Any):
+        if cls is Error and code == INVALID_ARGUMENT:
+            cls = ArgumentError
+        return super().__new__(cls, code, message)
 
     def __init__(self, code: int, message: str):
         super().__init__(f"[{STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else code}] "
                          f"{message}")
         self.code = code
         self.message = message
+
+    def __reduce__(self) -> tuple:
+        return (Error, (self.code, self.message), self.__dict__)
+
+
+class ArgumentError(Error, ValueError, TypeError):
+    """A pto.Error of code INVALID_ARGUMENT: also a ValueError and a TypeError (PyPTO raises
+    either for a refused argument: a wrong value, a wrong dtype or shape)."""
 
 
 def _check(status: int | None) -> None:
@@ -243,6 +261,26 @@ class CompiledProgram:
     def output_dir(self) -> str | None:
         """PyPTO's name of work_dir."""
         return self.work_dir
+
+    @property
+    def param_names(self) -> list[str]:
+        """PyPTO's param_names: the entry's parameter names, in order."""
+        return [p.name for p in self.params]
+
+    @property
+    def output_indices(self) -> list[int]:
+        """PyPTO's output_indices: the indices of the pure `out` parameters."""
+        return [i for i, p in enumerate(self.params) if p.dir == "out"]
+
+    has_return = property(lambda self: False, doc="PyPTO's has_return: False, a pto entry "
+                          "returns nothing (outputs are out parameters, written in place)")
+    program = property(lambda self: None, doc="PyPTO's program (its IR): None, as PyPTO's "
+                       "after from_dir; pto keeps no IR object")
+    runtime_name = property(lambda self: "tensormap_and_ringbuffer",
+                            doc="PyPTO's runtime_name: pto has one runtime, of this name")
+
+    def load(self) -> None:
+        """PyPTO's load(): a no-op, a pto program is loaded when compiled."""
 
     def __call__(self, *args: Any, config: "RunConfig | None" = None) -> None:
         """PyPTO's compiled(*args): one launch. An L2 program runs on this process's shared
@@ -640,8 +678,9 @@ class DeviceTensor:
 
     @property
     def data_ptr(self) -> int:
-        """Its device address, for ChipWorker.copy_to/copy_from (0 once freed)."""
-        return int(_c.pto_device_tensor_addr(self._ptr))
+        """Its device address, for ChipWorker.copy_to/copy_from; kept after free_tensor, as
+        PyPTO's (a copy by the address of a freed tensor is then refused)."""
+        return int(_c.pto_device_tensor_addr(self._ptr)) or getattr(self, "_addr", 0)
 
     def __repr__(self) -> str:
         return f"<pto.{type(self).__name__} {list(self.shape)} {self.pto_dtype}>"
@@ -870,6 +909,7 @@ class ChipWorker:
                  runtime: str = "tensormap_and_ringbuffer", enable_sdma: bool = False,
                  auto_init: bool | None = None):
         self._ptr: int | None = None
+        self._opened = False
         if config is not None and not isinstance(config, RunConfig):
             raise _fail(f"ChipWorker: config is a pto.RunConfig, not {type(config).__name__}")
         if level != 2:
@@ -882,6 +922,7 @@ class ChipWorker:
         self._handles: dict[int, Callable] = {}
         self._malloced: dict[int, DeviceTensor] = {}
         self._registered: weakref.WeakSet[Callable] = weakref.WeakSet()
+        self._loaded: set[int] = set()  # the programs loaded on this chip (dlopen counts)
         if auto_init is None or auto_init:
             self.init()
 
@@ -894,11 +935,16 @@ class ChipWorker:
         out = C.c_void_p()
         _check(_c.pto_worker_open(C.byref(cfg), C.byref(out)))
         self._ptr = out.value
+        self._opened = True
+        self._loaded = set()
         if self._swimlane_level() >= 3:
             _check(_c.pto_worker_set_record_phases(self._ptr, True))
 
     def _w(self) -> int:
         if not self._ptr:
+            if not self._opened:
+                raise _fail("the worker is not initialized (auto_init=False): call init() or "
+                            "use `with ChipWorker(...) as w:`", FAILED_PRECONDITION)
             raise _fail("the worker is closed", FAILED_PRECONDITION)
         return self._ptr
 
@@ -915,6 +961,14 @@ class ChipWorker:
         _check(_c.pto_worker_memory_info(self._w(), C.byref(mi)))
         return int(mi.used)
 
+    @property
+    def aicpu_dlopen_count(self) -> int:
+        """PyPTO's aicpu_dlopen_count: the programs this chip has loaded since it opened (a
+        program's kernels and orch are loaded once, at its first register or run; calls of the
+        handle load nothing)."""
+        return len(self._loaded)
+
+    host_dlopen_count = aicpu_dlopen_count
     platform = property(lambda self: self.config.platform)
     device_id = property(lambda self: self.config.device_id)
     level = property(lambda self: self._level)
@@ -962,16 +1016,26 @@ class ChipWorker:
         self.close()
 
     def alloc_tensor(self, shape: Iterable[int] | int, dtype: Any = np.float32,
-                     init: Any = None) -> DeviceTensor:
+                     init: Any = None, *, worker_id: int = 0) -> DeviceTensor:
+        """A resident tensor (PyPTO's alloc_tensor; worker_id 0, the chip, as PyPTO's)."""
+        _int("worker_id", worker_id, 0, 0)
         shp, dt = _shape(shape), _pto_dtype(dtype)
         a = _init_array(shp, dt, init)
         out = C.c_void_p()
         _check(_c.pto_worker_alloc_tensor(self._w(), len(shp), (C.c_int64 * max(1, len(shp)))(*shp),
                                           dt, None if a is None else a.ctypes.data, C.byref(out)))
-        return DeviceTensor(self, out.value, shp, dt)
+        t = DeviceTensor(self, out.value, shp, dt)
+        t._addr = t.data_ptr
+        return t
 
     def free_tensor(self, t: DeviceTensor, *, worker_id: int = 0) -> None:
+        """Frees t; idempotent, as PyPTO's: a second free, or one after close() (which freed
+        every tensor of the worker), does nothing. A tensor of another worker is refused."""
         _int("worker_id", worker_id, 0, 0)
+        if not isinstance(t, DeviceTensor):
+            raise _fail(f"free_tensor: t is a DeviceTensor, not {type(t).__name__}")
+        if t._worker is self and not self._ptr:
+            return
         _check(_c.pto_worker_free_tensor(self._w(), t._ptr))
 
     def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
@@ -1043,6 +1107,7 @@ class ChipWorker:
     def register(self, program: CompiledProgram) -> Callable:
         out = C.c_void_p()
         _check(_c.pto_worker_register(self._w(), program._ptr, C.byref(out)))
+        self._loaded.add(program._ptr)
         h = Callable(self, program, out.value)
         self._registered.add(h)
         return h
@@ -1076,6 +1141,7 @@ class ChipWorker:
             if dump_dir is not None:
                 _check(_c.pto_worker_set_dump_args(self._w(), dump, os.fsencode(dump_dir)))
             _check(_c.pto_worker_run(self._w(), program._ptr, args_c, p.n))
+            self._loaded.add(program._ptr)
         finally:
             if once:
                 _check(_c.pto_worker_set_record_tasks(self._w(), rec))
@@ -1872,11 +1938,13 @@ class DistributedWorker:
         self._tensors[t._ptr] = t
         return t
 
-    def alloc_stacked_tensor(self, array: np.ndarray, worker_ids: Sequence[int] | None = None,
+    def alloc_stacked_tensor(self, host: np.ndarray, worker_ids: Sequence[int] | None = None,
                              dtype: Any = None) -> StackedDeviceTensor:
-        """Shard i (array[i]) resident on worker_ids[i] (default rank i). dtype="bf16" for a
+        """Shard i (host[i]) resident on worker_ids[i] (default rank i). dtype="bf16" for a
         uint16 array of bf16 bits."""
-        a = np.ascontiguousarray(array)
+        if not isinstance(host, np.ndarray):
+            raise _fail(f"alloc_stacked_tensor: host is a numpy array, not {type(host).__name__}")
+        a = np.ascontiguousarray(host)
         dt = _pto_dtype(dtype if dtype is not None else a.dtype)
         if _PTO2NP[dt] != a.dtype:
             raise _fail(f"array has dtype {a.dtype}, not {_PTO_NAMES[dt]}")
@@ -1897,17 +1965,19 @@ class DistributedWorker:
         return t
 
     def free_tensor(self, t: DistTensor, *, worker_id: int | None = None) -> None:
+        """Frees t; idempotent, as PyPTO's: a second free of a tensor of this worker, or one
+        after close() (which freed them all), does nothing."""
+        if not isinstance(t, DistTensor):
+            raise _fail(f"free_tensor: t is a tensor of this worker, not {type(t).__name__}")
+        if t._worker is self and (getattr(t, "_freed", False) or not self._ptr):
+            return
         _check(_c.pto_dist_free_tensor(self._w(), t._ptr))
         self._tensors.pop(t._ptr, None)
         t._freed = True
 
-    def free_stacked_tensor(self, t: DistTensor) -> None:
-        """Frees every shard; idempotent, as PyPTO's: a stacked tensor this worker freed before is
-        left alone (free_tensor of a freed tensor raises)."""
-        if isinstance(t, StackedDeviceTensor) and t._worker is self and getattr(t, "_freed", False):
-            self._w()
-            return
-        self.free_tensor(t)
+    def free_stacked_tensor(self, stacked: DistTensor) -> None:
+        """Frees every shard; idempotent, as PyPTO's (free_tensor is too)."""
+        self.free_tensor(stacked)
 
     def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
         """PyPTO's malloc: nbytes on chip worker_id; returns its handle (a DistTensor's
@@ -1961,8 +2031,14 @@ class DistributedWorker:
         _check(_c.pto_dist_copy_from(self._w(), _host_ptr("dst_host_ptr", dst, n), t._ptr, n))
         return None
 
-    def copy_stacked_from(self, t: DistTensor, out: np.ndarray | None = None) -> np.ndarray:
-        """Every shard into out (PyPTO's copy_stacked_from(stacked, host_out)) or a new array."""
+    def copy_stacked_from(self, stacked: DistTensor, host: np.ndarray | None = None, *,
+                          out: np.ndarray | None = None) -> np.ndarray:
+        """Every shard into host (PyPTO's copy_stacked_from(stacked, host); out= is pto's former
+        name of it) or a new array; returns the array."""
+        t = stacked
+        if host is not None and out is not None and host is not out:
+            raise _fail("copy_stacked_from: pass host or out, not both")
+        out = host if out is None else out
         if out is None:
             out = np.empty(t.shape, t.dtype)
         elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:

@@ -63,12 +63,18 @@ def test_stacked_weight_placed_in_reverse(dw, scale, scale_placed):
     assert dw.copy_stacked_from(st, out=out) is out and np.array_equal(out, wts)
     with pytest.raises(pto.Error):
         dw.copy_stacked_from(st, out=np.empty((2, 16, 32), np.float32))
+    assert dw.copy_stacked_from(st, out) is out                  # PyPTO's (stacked, host)
+    assert dw.copy_stacked_from(stacked=st, host=out) is out
     dw.free_stacked_tensor(st)
-    dw.free_stacked_tensor(st)                            # idempotent, as PyPTO's
-    with pytest.raises(pto.Error):                        # free_tensor is not
-        dw.free_tensor(st)
+    dw.free_stacked_tensor(stacked=st)                    # idempotent, as PyPTO's
+    dw.free_tensor(st)                                    # and so is free_tensor
     with pytest.raises(pto.Error):                        # a freed tensor
         dw.run(scale, [st, np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32)])
+    with pytest.raises(pto.Error):
+        dw.copy_stacked_from(st)
+    st = dw.alloc_stacked_tensor(host=wts)                # PyPTO's keyword
+    assert np.array_equal(dw.copy_stacked_from(st), wts)
+    dw.free_stacked_tensor(st)
 
 
 def test_resident_tensors(dw):
@@ -250,8 +256,13 @@ def test_benchmark_views(dw):
 def test_closed():
     w = pto.DistributedWorker(devices=[0, 1], cores_per_chip=1)
     assert w.devices == 2
+    t = w.alloc_tensor(4, np.float32)
     w.close()
     w.close()
     with pytest.raises(pto.Error) as e:
         w.alloc_tensor(4, np.float32)
     assert e.value.code == pto.FAILED_PRECONDITION
+    assert isinstance(e.value, RuntimeError)              # what PyPTO raises on a closed worker
+    w.free_tensor(t)                                      # close freed it: a no-op, as PyPTO's
+    with pytest.raises(RuntimeError, match="closed"):
+        w.copy_from(t)
