@@ -1306,8 +1306,38 @@ class Invocation:
             m.setdefault(sp.name, sp)
         return m
 
-    def format_tree(self, *, us: bool = True) -> str:
-        return self._render()
+    def format_tree(self, *, us: bool = True, value_fn: Any = None) -> str:
+        """The launch's span tree (`|-` / `` `- `` connectors, [dev] on device spans), as
+        pto_bench_stats_launch_tree renders it; value_fn(span) -> [str, ...] gives each span's
+        value columns instead of its duration, as PyPTO's (right-aligned under each other)."""
+        if value_fn is None:
+            return self._render()
+        by_name = self.by_name()
+        kids: dict[str | None, list[str]] = {}
+        for name in by_name:  # a span's parent: its longest proper dotted prefix among them
+            parts = name.split(".")
+            parent = next((".".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)
+                           if ".".join(parts[:k]) in by_name), None)
+            kids.setdefault(parent, []).append(name)
+        rows: list[tuple[str, list[str]]] = []
+
+        def walk(parent: str | None, lead: str) -> None:
+            names = sorted(kids.get(parent, []), key=lambda n: by_name[n].ts)
+            for i, n in enumerate(names):
+                last = i == len(names) - 1
+                sp = by_name[n]
+                label = n if parent is None else n[len(parent) + 1:]
+                branch = "" if parent is None else ("`- " if last else "|- ")
+                rows.append((lead + branch + label + (" [dev]" if sp.is_device else ""),
+                             [str(v) for v in value_fn(sp)]))
+                walk(n, lead if parent is None else lead + ("   " if last else "|  "))
+
+        walk(None, "")
+        width = max((len(r[0]) for r in rows), default=0)
+        ncol = max((len(r[1]) for r in rows), default=0)
+        cw = [max((len(r[1][c]) for r in rows if c < len(r[1])), default=0) for c in range(ncol)]
+        return "\n".join((lab.ljust(width) + "".join(
+            "  " + v.rjust(cw[c]) for c, v in enumerate(vals))).rstrip() for lab, vals in rows)
 
     def __repr__(self) -> str:
         return (f"<pto.Invocation device_wall_us={float(self.device_wall_us):.2f} "
@@ -1561,8 +1591,31 @@ class StackedDeviceTensor(DistTensor):
 
     full_shape = property(lambda self: self.shape)
 
-    def __getitem__(self, i: int) -> _Shard:
-        return self.shards[i]
+    def __getitem__(self, idx: Any) -> _Shard:
+        """Shard r: stacked[r], or PyPTO's whole-shard forms stacked[r, ...] and
+        stacked[r, 0:N, :] (a part of a shard is refused: a ValueError)."""
+        r, rest = (idx[0], idx[1:]) if isinstance(idx, tuple) and idx else (idx, ())
+        if isinstance(idx, tuple) and not idx:
+            raise IndexError("a stacked tensor is indexed by its shard: stacked[r]")
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)):
+            raise TypeError(f"a stacked tensor's shard index is an int, not {type(r).__name__}")
+        n, tail = self.shape[0], self.shape[1:]
+        if not -n <= r < n:
+            raise IndexError(f"shard {r} of a stacked tensor of {n} shards")
+        if sum(x is Ellipsis for x in rest) > 1:
+            raise IndexError("a stacked tensor's index has at most one ...")
+        if Ellipsis in rest:
+            e = rest.index(Ellipsis)
+            rest = rest[:e] + (slice(None),) * (len(tail) - len(rest) + 1) + rest[e + 1:]
+        if len(rest) > len(tail):
+            raise IndexError(f"too many indices for a stacked tensor of shape {list(self.shape)}")
+        for axis, sl in enumerate(rest):
+            if not isinstance(sl, slice) or sl.step not in (None, 1) or \
+                    slice(sl.start or 0, tail[axis] if sl.stop is None else sl.stop) != \
+                    slice(0, tail[axis]):
+                raise _fail(f"a stacked tensor is passed a whole shard at a time: {sl} on axis "
+                            f"{axis + 1} is not all of it (the shard's shape is {list(tail)})")
+        return self.shards[int(r)]
 
 
 def _ns(v: Any) -> Any:

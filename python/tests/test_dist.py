@@ -45,6 +45,17 @@ def test_stacked_weight_placed_in_reverse(dw, scale, scale_placed):
     wts = rng.standard_normal((2, 16, 64)).astype(np.float32)
     st = dw.alloc_stacked_tensor(wts, worker_ids=[1, 0])   # shard i on worker 1 - i
     assert st.shape == (2, 16, 64) and st.worker_ids == (1, 0)
+    # PyPTO's whole-shard index forms: st[r], st[r, ...], st[r, 0:16, :]
+    assert st[1].worker_id == st[1, ...].worker_id == st[1, 0:16, :].worker_id == 0
+    assert st[0, ..., 0:64].index == 0 and st[-1].index == 1
+    with pytest.raises(ValueError, match=r"slice\(0, 8, None\) on axis 1 is not all of it"):
+        st[0, 0:8]
+    with pytest.raises(TypeError):
+        st["0"]
+    with pytest.raises(IndexError):
+        st[2]
+    with pytest.raises(IndexError):
+        st[0, :, :, :]
     for _ in range(3):
         x = rng.standard_normal((32, 64)).astype(np.float32)
         y = np.zeros((32, 64), np.float32)

@@ -293,3 +293,16 @@ def test_ctrl_c_to_the_process_group_during_l3_runs(caught):
     while any(_alive(c) for c in chips) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(c) for c in chips), chips
+
+
+def test_format_tree_value_fn(compiled):
+    # PyPTO's TraceInvocation.format_tree(value_fn=): the same tree, value_fn's columns
+    a, out = ones(), np.zeros((ROWS, COLS), np.float32)
+    st = pto.benchmark(compiled, [a, a, out], rounds=2, warmup=1)
+    for inv in (st.invocations[0], st.mean_invocation()):
+        plain = inv.format_tree().splitlines()
+        cols = inv.format_tree(us=True, value_fn=lambda s: [s.depth, f"{s.dur}ns"]).splitlines()
+        assert len(cols) == len(plain) == len(inv.spans) and "[dev]" in "".join(cols)
+        assert [ln.rsplit(None, 1)[0].rstrip() for ln in plain] == \
+            [ln.rsplit(None, 2)[0].rstrip() for ln in cols]
+        assert cols[0].split() == ["chip.run", "0", f"{inv.root().dur}ns"]
