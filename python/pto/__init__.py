@@ -8,9 +8,10 @@
         w.run(prog, x, x, y)             # y written in place
 
 PyPTO user code runs with `from pypto.runtime import` -> `from pto import` and torch -> numpy
-(docs/pypto-names.md maps the names). Every failure raises pto.Error (code: the C
-pto_status_code, message: its text), a RuntimeError; a refused argument is a pto.ArgumentError,
-also a ValueError and a TypeError, as PyPTO raises those. bf16 data is numpy uint16 (the raw bits). Host arrays that
+(docs/pypto-names.md maps the names; CPU torch tensors and torch dtypes are taken too, torch
+never imported). Every failure raises pto.Error (code: the C pto_status_code, message: its
+text), a RuntimeError; a refused argument is a pto.ArgumentError, also a ValueError and a
+TypeError, as PyPTO raises those. bf16 data is numpy uint16 (the raw bits). Host arrays that
 are C-contiguous and aligned are passed without a copy; out/inout arrays are written in place."""
 from __future__ import annotations
 
@@ -182,8 +183,32 @@ def _c_int_range(dt: int) -> tuple[int, int]:
 _INT_RANGES = {dt: _c_int_range(dt) for dt in range(len(_PTO_NAMES)) if dt not in _FLOATS}
 
 
+def _is_torch(v: Any) -> bool:
+    """v is a torch object (a torch.dtype, a torch.Tensor); torch itself is never imported."""
+    return type(v).__module__.partition(".")[0] == "torch"
+
+
+def _from_torch(v: Any) -> np.ndarray:
+    """A CPU torch.Tensor as a numpy array over its memory (bf16: its uint16 bits), so an `out`
+    parameter is written into the tensor, as PyPTO writes it."""
+    if str(getattr(v, "device", "cpu")) != "cpu":
+        raise _fail(f"a torch tensor on {v.device}: pto takes host tensors (pass t.cpu())")
+    v = v.detach()
+    if str(v.dtype) == "torch.bfloat16":
+        return v.view(sys.modules["torch"].int16).numpy().view(np.uint16)
+    return v.numpy()
+
+
+def _host_array(v: Any) -> Any:
+    """v, a torch.Tensor as a numpy array over its memory (_from_torch)."""
+    return _from_torch(v) if _is_torch(v) and hasattr(v, "numpy") else v
+
+
 def _pto_dtype(dtype: Any) -> int:
-    """A pto dtype from a numpy dtype-like or a pto name ("bf16", "f32", "index", ...)."""
+    """A pto dtype from a numpy dtype-like, a torch.dtype (torch.float32, torch.bfloat16, ...)
+    or a pto name ("bf16", "f32", "index", ...)."""
+    if _is_torch(dtype) and str(dtype).startswith("torch."):
+        dtype = str(dtype)[len("torch."):]
     if isinstance(dtype, str) and dtype in ("bf16", "bfloat16"):
         return BF16
     if isinstance(dtype, str) and dtype in _PTO_NAMES:
@@ -502,6 +527,10 @@ class _Packer:
             is_tensor, writes, dt, literal, lit_value = codes[i]
             if is_tensor:
                 a = sl.args[i]
+                if not isinstance(v, (np.ndarray, DeviceTensor)) and _is_torch(v) and \
+                        hasattr(v, "numpy"):  # its memory; a torch tensor is not cached by identity
+                    v = _from_torch(v)
+                    last[i] = _UNSET
                 if isinstance(v, np.ndarray):
                     arr = v
                     if not (v.flags.c_contiguous and v.flags.aligned):
@@ -641,7 +670,9 @@ def _call_values(args: tuple) -> Any:
 
 
 def _host_ptr(what: str, host: Any, nbytes: int) -> int:
-    """A host address: an int (PyPTO's data_ptr) or a numpy array of at least nbytes."""
+    """A host address: an int (PyPTO's data_ptr) or a numpy array (or CPU torch tensor) of at
+    least nbytes."""
+    host = _host_array(host)
     if isinstance(host, np.ndarray):
         if not host.flags.c_contiguous:
             raise _fail(f"{what}: the array must be C-contiguous")
@@ -689,6 +720,7 @@ class DeviceTensor:
 def _init_array(shape: tuple[int, ...], dt: int, init: Any) -> np.ndarray | None:
     if init is None:
         return None
+    init = _host_array(init)
     if not isinstance(init, np.ndarray) and np.ndim(init) == 0:
         return np.full(shape, _scalar_elem(dt, init), _PTO2NP[dt])
     a = np.asarray(init)
@@ -1080,14 +1112,16 @@ class ChipWorker:
         host address (or array)."""
         if isinstance(dst, DeviceTensor):
             t = dst
-            out = src if out is None else out
+            given = src if out is None else out  # returned as given (a torch tensor too)
+            out = _host_array(given)
             if out is None:
                 out = np.empty(t.shape, t.dtype)
-            elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+            elif not isinstance(out, np.ndarray) or out.shape != t.shape or \
+                    out.dtype != t.dtype or not out.flags.c_contiguous:
                 raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
             _check(_c.pto_worker_copy_from(self._w(), out.ctypes.data, self._addr(t),
                                            out.nbytes))
-            return out
+            return out if given is None else given
         _int("worker_id", worker_id, 0, 0)
         n = _int("nbytes", nbytes, 0, I64_MAX)
         if isinstance(dst, np.ndarray) and not dst.flags.writeable:
@@ -1995,6 +2029,7 @@ class DistributedWorker:
                              dtype: Any = None) -> StackedDeviceTensor:
         """Shard i (host[i]) resident on worker_ids[i] (default rank i). dtype="bf16" for a
         uint16 array of bf16 bits."""
+        host = _host_array(host)
         if not isinstance(host, np.ndarray):
             raise _fail(f"alloc_stacked_tensor: host is a numpy array, not {type(host).__name__}")
         a = np.ascontiguousarray(host)
@@ -2069,16 +2104,21 @@ class DistributedWorker:
         shard."""
         if isinstance(dst, _Shard):
             full = self.copy_stacked_from(dst.stacked)
-            return full[dst.index].copy() if out is None else np.copyto(out, full[dst.index])
+            if out is None:
+                return full[dst.index].copy()
+            np.copyto(_host_array(out), full[dst.index])
+            return out
         if isinstance(dst, DistTensor):
             t = dst
-            out = src if out is None else out
+            given = src if out is None else out  # returned as given (a torch tensor too)
+            out = _host_array(given)
             if out is None:
                 out = np.empty(t.shape, t.dtype)
-            elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+            elif not isinstance(out, np.ndarray) or out.shape != t.shape or \
+                    out.dtype != t.dtype or not out.flags.c_contiguous:
                 raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
             _check(_c.pto_dist_copy_from(self._w(), out.ctypes.data, t._ptr, out.nbytes))
-            return out
+            return out if given is None else given
         t = self._by_ptr("src_dev_ptr", src)
         n = _int("nbytes", nbytes, 0, I64_MAX)
         _check(_c.pto_dist_copy_from(self._w(), _host_ptr("dst_host_ptr", dst, n), t._ptr, n))
@@ -2091,15 +2131,17 @@ class DistributedWorker:
         t = stacked
         if host is not None and out is not None and host is not out:
             raise _fail("copy_stacked_from: pass host or out, not both")
-        out = host if out is None else out
+        given = host if out is None else out  # returned as given (a torch tensor too)
+        out = _host_array(given)
         if out is None:
             out = np.empty(t.shape, t.dtype)
-        elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+        elif not isinstance(out, np.ndarray) or out.shape != t.shape or out.dtype != t.dtype \
+                or not out.flags.c_contiguous:
             raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
         ht = _c.HostTensor()
         _host_tensor(ht, out, t._dt)
         _check(_c.pto_dist_copy_stacked_from(self._w(), t._ptr, C.byref(ht)))
-        return out
+        return out if given is None else given
 
     def _pack(self, program: CompiledProgram, args: Any) -> tuple[_Packer, Any, list]:
         if not isinstance(program, CompiledProgram):
@@ -2267,6 +2309,9 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
         prog = program if isinstance(program, CompiledProgram) else compile(
             program, work_dir=wd, **bindings)
         vals = _call_values(tensors)
+        # torch tensors as numpy arrays over their memory: golden gets numpy copies
+        vals = ({k: _host_array(v) for k, v in vals.items()} if isinstance(vals, dict) else
+                [_host_array(v) for v in vals])
     except Error as e:
         return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
     if not tensors:  # PyPTO: no tensors, compile only

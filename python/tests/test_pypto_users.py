@@ -306,3 +306,75 @@ def test_format_tree_value_fn(compiled):
         assert [ln.rsplit(None, 1)[0].rstrip() for ln in plain] == \
             [ln.rsplit(None, 2)[0].rstrip() for ln in cols]
         assert cols[0].split() == ["chip.run", "0", f"{inv.root().dur}ns"]
+
+
+def _stand_in_torch():
+    """A stand-in for the few torch members pto reads (torch is not installed here): a
+    torch.dtype whose str is "torch.NAME", and a CPU Tensor over a numpy array (numpy(),
+    detach(), view(dtype), device)."""
+    import types
+    torch = types.ModuleType("torch")
+
+    class dtype:
+        def __init__(self, name):
+            self.name = name
+
+        def __str__(self):
+            return f"torch.{self.name}"
+
+    class Tensor:
+        def __init__(self, arr, dt, device="cpu"):
+            self._a, self.dtype, self.device = arr, dt, device
+
+        def detach(self):
+            return self
+
+        def numpy(self):
+            return self._a
+
+        def view(self, dt):  # a bf16 tensor holds its bits as int16 here
+            bf16 = "bfloat16" in (dt.name, self.dtype.name)
+            return Tensor(self._a if bf16 else self._a.view(np.dtype(dt.name)), dt, self.device)
+
+    for cls in (dtype, Tensor):
+        cls.__module__ = "torch"
+    for name in ("float32", "float16", "bfloat16", "int16", "int32"):
+        setattr(torch, name, dtype(name))
+    torch.Tensor = Tensor
+    return torch
+
+
+def test_torch_tensors_and_dtypes(compiled, monkeypatch):
+    # PyPTO's scripts pass torch tensors and dtypes: a CPU tensor is passed as the numpy array
+    # over its memory (an out parameter is written into it), a torch.dtype names its dtype
+    torch = _stand_in_torch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    a = torch.Tensor(np.full((ROWS, COLS), 2, np.float32), torch.float32)
+    out = torch.Tensor(np.zeros((ROWS, COLS), np.float32), torch.float32)
+    with pto.ChipWorker(pto.RunConfig()) as w:
+        t = w.alloc_tensor((ROWS, COLS), torch.float32, init=a)
+        assert t.dtype == np.float32
+        w.run(compiled, a, t, out)
+        assert (out.numpy() == 4).all()
+        w.register(compiled)(a, a, out)
+        host = torch.Tensor(np.zeros((ROWS, COLS), np.float32), torch.float32)
+        w.copy_from(host, t.data_ptr, t.nbytes)
+        assert (host.numpy() == 2).all() and (w.copy_from(t, host).numpy() == 2).all()
+        bits = np.array([0x3F80, 0x4000, 0xC040], np.uint16)            # 1.0, 2.0, -3.0
+        b = w.alloc_tensor(3, torch.bfloat16,
+                           init=torch.Tensor(bits.view(np.int16), torch.int16).view(
+                               torch.bfloat16))
+        assert b.pto_dtype == "bf16" and (w.copy_from(b) == bits).all()
+        with pytest.raises(ValueError, match=r"a torch tensor on cuda:0: .*t\.cpu\(\)"):
+            w.run(compiled, torch.Tensor(a.numpy(), torch.float32, "cuda:0"), a, out)
+        with pytest.raises(TypeError, match="expected dtype f32, got f16"):
+            w.run(compiled, torch.Tensor(np.ones((ROWS, COLS), np.float16), torch.float16),
+                  a, out)
+    out.numpy()[...] = 0
+
+    def golden(x, y, z):
+        assert isinstance(z, np.ndarray)
+        z[...] = x + y
+    r = pto.run(compiled, a, a, out, golden=golden)
+    assert r.passed, r.error
+    assert (out.numpy() == 4).all()
