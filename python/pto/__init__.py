@@ -15,6 +15,7 @@ TypeError, as PyPTO raises those. bf16 data is numpy uint16 (the raw bits). Host
 are C-contiguous and aligned are passed without a copy; out/inout arrays are written in place."""
 from __future__ import annotations
 
+import abc
 import atexit
 import contextlib
 import ctypes as C
@@ -50,7 +51,7 @@ except ImportError as _e:  # name the fix, not just the module: a venv or pyenv 
 from . import _capi as _c
 
 __all__ = ["Error", "ArgumentError", "RUNTIME", "compile", "CompiledProgram", "RunConfig",
-           "ChipWorker", "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle",
+           "Worker", "ChipWorker", "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle",
            "benchmark", "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan",
            "DistributedWorker", "DistTensor", "StackedDeviceTensor", "DistBenchmarkStats",
            "DistributedRunHandle", "run", "RunResult", "cache"]
@@ -928,7 +929,35 @@ def _active_worker(config: RunConfig | None) -> "ChipWorker | None":
     return None
 
 
-class ChipWorker:
+class Worker(abc.ABC):
+    """PyPTO's Worker: the base of ChipWorker (L2, one chip) and DistributedWorker (L3), for
+    code that takes either (`def serve(w: pto.Worker)`, `isinstance(w, pto.Worker)`). Both have
+    malloc, free, copy_to, copy_from, alloc_tensor, free_tensor, run, register and close; it is
+    not made itself."""
+
+    @abc.abstractmethod
+    def malloc(self, nbytes: int, *, worker_id: int = 0) -> int: ...
+
+    @abc.abstractmethod
+    def free(self, ptr: int, *, worker_id: int = 0) -> None: ...
+
+    @abc.abstractmethod
+    def copy_to(self, dst: Any, src: Any, nbytes: int | None = None, *,
+                worker_id: int = 0) -> None: ...
+
+    @abc.abstractmethod
+    def copy_from(self, dst: Any, src: Any = None, nbytes: int | None = None, *,
+                  out: np.ndarray | None = None, worker_id: int = 0) -> Any: ...
+
+    @abc.abstractmethod
+    def run(self, program: CompiledProgram, *args: Any, config: RunConfig | None = None) -> None:
+        ...
+
+    @abc.abstractmethod
+    def register(self, program: CompiledProgram) -> Any: ...
+
+
+class ChipWorker(Worker):
     """One chip (pto_worker): device tensors, registered programs, launches. PyPTO's
     ChipWorker(config, *, level=2, runtime=, enable_sdma=, auto_init=): level is 2 (a host
     program runs on a DistributedWorker); runtime and enable_sdma are PyPTO's names of the
@@ -1878,7 +1907,7 @@ def _programs(arg: Any) -> list[CompiledProgram] | None:
     return None
 
 
-class DistributedWorker:
+class DistributedWorker(Worker):
     """Many chips (pto_dist_worker), PyPTO's DistributedWorker: DistributedWorker(compiled) or
     DistributedWorker([prefill, decode]) (host programs of one device set; rt(*args) runs the
     first, rt.run(p, *args) any of them), or DistributedWorker(devices=N | [ids]) for any host

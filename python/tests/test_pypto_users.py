@@ -378,3 +378,19 @@ def test_torch_tensors_and_dtypes(compiled, monkeypatch):
     r = pto.run(compiled, a, a, out, golden=golden)
     assert r.passed, r.error
     assert (out.numpy() == 4).all()
+
+
+def test_worker_base_class(compiled):
+    # PyPTO's Worker: the base library code type-hints against, for either level
+    from pto import ChipWorker, DistributedWorker, RunConfig, Worker
+
+    def serve(w: Worker, *args):
+        w.run(compiled, *args)
+
+    a, out = ones(), np.zeros((ROWS, COLS), np.float32)
+    with ChipWorker(config=RunConfig()) as w:
+        assert isinstance(w, Worker)
+        serve(w, a, a, out)
+    assert (out == 2).all() and issubclass(DistributedWorker, Worker)
+    with pytest.raises(TypeError):
+        Worker()                                                # abstract, as PyPTO's
