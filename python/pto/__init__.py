@@ -756,6 +756,8 @@ def _scalar_elem(dt: int, v: Any) -> Any:
 
 
 def _shape(shape: Iterable[int] | int) -> tuple[int, ...]:
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (int, np.integer, Iterable)):
+        raise _fail(f"shape is a tuple of ints (or an int), not {type(shape).__name__} {shape!r}")
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return tuple(_int(f"shape[{i}]", d, 0, I64_MAX) for i, d in enumerate(dims))
 

@@ -77,6 +77,15 @@ def test_refused_arguments_are_value_and_type_errors(compiled):
             w.malloc(64, worker_id=1)
         with pytest.raises(ValueError, match="level is 2"):
             pto.ChipWorker(pto.RunConfig(), level=3)
+        with pytest.raises(TypeError, match="shape is a tuple of ints .*not NoneType"):
+            w.alloc_tensor(None, np.float32)
+        with pytest.raises(TypeError, match="shape is a tuple of ints .*not str"):
+            w.alloc_tensor("16", np.float32)
+        for shape in ((4, 8), [4, 8], np.array([4, 8]), (np.int64(4), 8)):  # shape spellings
+            for dt in (np.float32, "float32", "f32", np.dtype("float32")):  # dtype spellings
+                t = w.alloc_tensor(shape, dt)
+                assert t.shape == (4, 8) and t.dtype == np.float32 and t.nbytes == 128
+        assert w.alloc_tensor(8, "bfloat16").pto_dtype == w.alloc_tensor(8, "bf16").pto_dtype
         with pytest.raises(TypeError, match="init has dtype float64"):
             w.alloc_tensor((ROWS, COLS), np.float32, init=a.astype(np.float64))
         h = w.register(compiled)
