@@ -1059,8 +1059,10 @@ class ChipWorker(Worker):
         if getattr(self, "_ptr", None):
             for h in list(self._registered):
                 h._closed = True
-            _c.pto_worker_close(self._ptr)
-            self._ptr = None
+            # cleared first: a KeyboardInterrupt landing as the C call returns leaves a closed
+            # worker, never one whose collection would close it a second time
+            ptr, self._ptr = self._ptr, None
+            _c.pto_worker_close(ptr)
             self._packers.clear()
             self._handles.clear()
             self._malloced.clear()
@@ -2027,8 +2029,8 @@ class DistributedWorker(Worker):
 
     def close(self) -> None:
         if getattr(self, "_ptr", None):
-            _c.pto_dist_worker_close(self._ptr)
-            self._ptr = None
+            ptr, self._ptr = self._ptr, None  # first, as ChipWorker.close
+            _c.pto_dist_worker_close(ptr)
             self._tensors.clear()
 
     def __enter__(self) -> "DistributedWorker":
