@@ -597,14 +597,14 @@ class RunConfig:
     let a worker have as many cube cores as threads: aic_cores=2, aiv_cores=2, threads=2 runs
     two matmul tasks at once on two threads, where cores=2 has one AIC core; the default,
     cores 0, has a cube core per thread already)."""
-    platform: str = "sim"
+    platform: str = "sim"  # PyPTO's first four fields, in its order (RunConfig(p, 0, rtol, atol))
     device_id: int = 0
+    rtol: float = 1e-5
+    atol: float = 1e-5
     cores: int = 0
     strict_cores: bool = False
     device_memory_bytes: int = 0
     record_tasks: bool = False
-    rtol: float = 1e-5
-    atol: float = 1e-5
     enable_chip_swimlane: int | bool = 0
     save_kernels: bool = False
     save_kernels_dir: str | None = None
