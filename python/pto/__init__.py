@@ -1068,6 +1068,14 @@ class ChipWorker(Worker):
             self._malloced.clear()
 
     def __enter__(self) -> "ChipWorker":
+        binding = (self._level, self.platform, self.device_id, self._runtime)
+        if any(o.initialized and
+               (o._level, o.platform, o.device_id, o._runtime) == binding
+               for o in _ACTIVE_WORKERS.get()):
+            raise _fail(f"a ChipWorker of (level={binding[0]}, platform={binding[1]!r}, "
+                        f"device_id={binding[2]}, runtime={binding[3]!r}) is open in an "
+                        "enclosing `with` block: use that one, as PyPTO refuses a second one "
+                        "of the same binding")
         self.init()
         self._tokens.append(_ACTIVE_WORKERS.set(_ACTIVE_WORKERS.get() + (self,)))
         return self

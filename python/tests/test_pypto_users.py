@@ -444,3 +444,21 @@ def test_run_config_positional_fields_are_pyptos():
     cfg = pto.RunConfig("a2a3sim", 0, 1e-3, 1e-4)
     assert (cfg.platform, cfg.device_id, cfg.rtol, cfg.atol) == ("a2a3sim", 0, 1e-3, 1e-4)
     assert cfg.cores == 0
+
+
+def test_nested_with_of_the_same_binding_is_refused(compiled):
+    # PyPTO's ChipWorker.__enter__ refuses a second worker of the same (level, platform,
+    # device_id, runtime) in an enclosing `with` block (a ValueError); another device is fine
+    from pto import ChipWorker, RunConfig
+    with ChipWorker(config=RunConfig(platform="a2a3sim")) as w:
+        inner = ChipWorker(config=RunConfig(platform="a2a3sim"))
+        with pytest.raises(ValueError, match="is open in an enclosing `with` block"):
+            with inner:
+                pass
+        inner.close()
+        with ChipWorker(config=RunConfig(platform="a2a3sim", device_id=1)) as w1:
+            assert ChipWorker.current(device_id=1) is w1
+        with pytest.raises(ValueError):                         # the same worker again: its
+            with w:                                             # exit would close it
+                pass
+        assert w.initialized and ChipWorker.current() is w
