@@ -1476,10 +1476,13 @@ class BenchmarkStats:
         return all(not (v > 0) for v in self.device_wall_us)
 
     def per_round(self, metric: str = "device") -> list[float]:
+        """The per-round samples of metric (device, host, effective; union, the L3 cross-rank
+        window, is [] here, as PyPTO's L2 gives)."""
         m = {"device": self.device_wall_us, "host": self.host_wall_us,
-             "effective": self.effective_wall_us}.get(metric)
+             "effective": self.effective_wall_us, "union": []}.get(metric)
         if m is None:
-            raise _fail(f"per_round: metric must be device, host or effective, not {metric!r}")
+            raise _fail(f"per_round: metric must be device, host, effective or union, not "
+                        f"{metric!r}")
         return list(m)
 
     def per_rank(self, metric: str = "device") -> dict:

@@ -317,6 +317,10 @@ def test_format_tree_value_fn(compiled):
         assert [ln.rsplit(None, 1)[0].rstrip() for ln in plain] == \
             [ln.rsplit(None, 2)[0].rstrip() for ln in cols]
         assert cols[0].split() == ["chip.run", "0", f"{inv.root().dur}ns"]
+    # PyPTO's four per_round metrics; union, the L3 cross-rank window, is [] at L2
+    assert st.per_round("union") == [] and len(st.per_round("effective")) == 2
+    with pytest.raises(ValueError, match="device, host, effective or union"):
+        st.per_round("wall")
 
 
 def _stand_in_torch():
