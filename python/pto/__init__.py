@@ -2101,6 +2101,11 @@ class DistributedWorker(Worker):
         after close() (which freed them all), does nothing."""
         if not isinstance(t, DistTensor):
             raise _fail(f"free_tensor: t is a tensor of this worker, not {type(t).__name__}")
+        if worker_id is not None and not isinstance(t, StackedDeviceTensor) and \
+                _int("worker_id", worker_id, 0, I32_MAX) != t.worker_id:
+            # PyPTO's: a wrong worker_id is an error, never a free of another chip's tensor
+            raise _fail(f"free_tensor(..., worker_id={worker_id}): the tensor was allocated on "
+                        f"worker {t.worker_id}; pass the same worker_id")
         if t._worker is self and (getattr(t, "_freed", False) or not self._ptr):
             return
         _check(_c.pto_dist_free_tensor(self._w(), t._ptr))

@@ -118,7 +118,10 @@ def test_resident_tensors(dw):
         dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), dtype="bf16")
     dw.free_tensor(sb)
     dw.free_tensor(t0)
-    dw.free_tensor(t1)
+    with pytest.raises(ValueError, match=r"allocated on worker 1; pass the same worker_id"):
+        dw.free_tensor(t1, worker_id=0)                   # PyPTO's: never the wrong chip's
+    assert np.array_equal(dw.copy_from(t1), bits)         # still there
+    dw.free_tensor(t1, worker_id=1)
     with pytest.raises(pto.Error):
         dw.copy_from(t0)
 
