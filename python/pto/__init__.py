@@ -553,6 +553,8 @@ class _Packer:
                     raise self._bad(i, f"is a tensor: pass a numpy array or a device tensor, "
                                        f"not {type(v).__name__}")
             else:
+                if isinstance(v, C._SimpleCData):  # PyPTO's ctypes scalars (c_float(2.5)), by
+                    v = v.value                      # value: one changed in place is read again
                 if v is None and literal:
                     v = lit_value
                 if isinstance(v, (np.ndarray, DeviceTensor)) or v is None:

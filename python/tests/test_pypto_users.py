@@ -466,3 +466,23 @@ def test_nested_with_of_the_same_binding_is_refused(compiled):
             with w:                                             # exit would close it
                 pass
         assert w.initialized and ChipWorker.current() is w
+
+
+def test_ctypes_scalars():
+    # PyPTO's scalar arguments may be ctypes values (compiled(x, y, ctypes.c_float(2.5))); one
+    # changed in place between calls is read again, not taken from the previous call
+    import ctypes
+    prog = pto.compile(os.path.join(SRC, "examples", "runtime", "add_scalar.ptir"))  # x, y, c
+    x, y = np.ones((16, 64), np.float32), np.zeros((16, 64), np.float32)
+    c = ctypes.c_float(2.5)
+    with pto.ChipWorker(pto.RunConfig(cores=1)) as w:
+        h = w.register(prog)
+        h(x, y, c)
+        assert (y == 3.5).all()
+        c.value = -1.0
+        h(x, y, c)
+        assert (y == 0).all()
+        w.run(prog, x, y, ctypes.c_double(1.0))
+        assert (y == 2).all()
+        with pytest.raises(TypeError, match=r"argument 2 \('c'\) is a scalar, got NoneType"):
+            w.run(prog, x, y, ctypes.c_void_p(None))
