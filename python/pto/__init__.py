@@ -53,8 +53,8 @@ from . import _capi as _c
 __all__ = ["Error", "ArgumentError", "RUNTIME", "compile", "CompiledProgram", "RunConfig",
            "Worker", "ChipWorker", "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle",
            "benchmark", "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan",
-           "DistributedWorker", "DistTensor", "StackedDeviceTensor", "DistBenchmarkStats",
-           "DistributedRunHandle", "run", "RunResult", "cache"]
+           "DistributedWorker", "DistributedConfig", "DistTensor", "StackedDeviceTensor",
+           "DistBenchmarkStats", "DistributedRunHandle", "run", "RunResult", "cache"]
 
 # ---- errors -------------------------------------------------------------------------------
 
@@ -583,6 +583,25 @@ class _Packer:
 
 
 @dataclass
+class DistributedConfig:
+    """PyPTO's DistributedConfig (pypto.ir): the device set of an L3 run. In a RunConfig's
+    distributed_config it is DistributedWorker's devices= (checked against its programs') and
+    pto.run's compile devices=; pto.compile itself takes devices=. num_sub_workers is 0 (pto's
+    host programs have no Python sub-workers); runtime is kept as given."""
+    device_ids: list[int] = dataclasses.field(default_factory=lambda: [0])
+    num_sub_workers: int = 0
+    runtime: str = "tensormap_and_ringbuffer"
+
+    def __post_init__(self) -> None:
+        self.device_ids = _device_list(self.device_ids)
+        if len(set(self.device_ids)) != len(self.device_ids):
+            raise _fail(f"DistributedConfig.device_ids must be distinct, got {self.device_ids}")
+        if _int("DistributedConfig.num_sub_workers", self.num_sub_workers, 0, I32_MAX):
+            raise _fail("DistributedConfig.num_sub_workers: pto's host programs have no Python "
+                        "sub-workers; leave it 0")
+
+
+@dataclass
 class RunConfig:
     """pto_run_config, with PyPTO's RunConfig fields: platform "sim" (PyPTO's simulator names,
     "a2a3sim", "a5sim", ..., run on it too); device_id: the device (the simulator has one, any id
@@ -614,6 +633,7 @@ class RunConfig:
     aiv_cores: int = 0
     threads: int = 0
     enable_dump_args: int = 0
+    distributed_config: DistributedConfig | None = None
 
     @property
     def enable_l2_swimlane(self) -> int | bool:
@@ -1968,8 +1988,9 @@ class DistributedWorker(Worker):
                                 f" one worker runs programs of one device set")
             if devices is None:
                 devices = list(ids)
-        if devices is None:
-            devices = 1
+        if devices is None:  # PyPTO's RunConfig(distributed_config=DistributedConfig(...))
+            dc = config.distributed_config if isinstance(config, RunConfig) else None
+            devices = list(dc.device_ids) if dc is not None else 1
         ids = _device_list(devices)
         if self.programs and tuple(ids) != self.programs[0].device_ids:
             p0 = self.programs[0]
@@ -1981,6 +2002,10 @@ class DistributedWorker(Worker):
             raise _fail(f"DistributedWorker: {p0.entry} is compiled for devices "
                         f"{list(p0.device_ids)}, devices= gives {ids}: leave devices= out "
                         f"(the programs' device set) or give the same ids")
+        dc = config.distributed_config if isinstance(config, RunConfig) else None
+        if dc is not None and tuple(dc.device_ids) != tuple(ids):
+            raise _fail(f"DistributedWorker: config.distributed_config.device_ids is "
+                        f"{list(dc.device_ids)}, the worker's devices are {ids}")
         if threading.active_count() > 1 and (chips or os.environ.get("PTO_DIST_CHIPS")) != "threads":
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
@@ -2357,6 +2382,9 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     t0 = time.monotonic()
     wd = cfg.save_kernels_dir if cfg.save_kernels else None
     try:
+        if cfg.distributed_config is not None and "devices" not in bindings and \
+                not isinstance(program, CompiledProgram):  # PyPTO's device set of an L3 run
+            bindings["devices"] = list(cfg.distributed_config.device_ids)
         prog = program if isinstance(program, CompiledProgram) else compile(
             program, work_dir=wd, **bindings)
         vals = _call_values(tensors)

@@ -486,3 +486,30 @@ def test_ctypes_scalars():
         assert (y == 2).all()
         with pytest.raises(TypeError, match=r"argument 2 \('c'\) is a scalar, got NoneType"):
             w.run(prog, x, y, ctypes.c_void_p(None))
+
+
+def test_distributed_config(tmp_path):
+    # PyPTO's RunConfig(distributed_config=DistributedConfig(device_ids=[...])): the device set
+    # of pto.run's compile of a host program and of a DistributedWorker (checked against the
+    # programs'); its own checks are PyPTO's ValueErrors
+    from pto import DistributedConfig, DistributedWorker, RunConfig
+    mesh = os.path.join(SRC, "examples", "allreduce_mesh.ptir")      # x, out y [64, 64]
+    x = np.ones((64, 64), np.float32)
+    y = np.zeros_like(x)
+    cfg = RunConfig(platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0, 1]))
+    r = pto.run(mesh, x, y, config=cfg)
+    assert r.passed, r.error
+    assert r.compiled.device_ids == (0, 1) and (y == 2).all()
+    with DistributedWorker(config=cfg, chips="threads") as rt:
+        assert rt.devices == 2
+        rt.run(r.compiled, x, y)
+    with pytest.raises(ValueError, match=r"distributed_config.device_ids is \[0\], the worker's "
+                       r"devices are \[0, 1\]"):
+        DistributedWorker(r.compiled, RunConfig(distributed_config=DistributedConfig()),
+                          chips="threads")
+    with pytest.raises(ValueError, match="must be distinct"):
+        DistributedConfig(device_ids=[0, 0])
+    with pytest.raises(ValueError, match="devices is empty"):
+        DistributedConfig(device_ids=[])
+    with pytest.raises(ValueError, match="no Python sub-workers"):
+        DistributedConfig(num_sub_workers=2)
