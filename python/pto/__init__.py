@@ -2388,9 +2388,15 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
         prog = program if isinstance(program, CompiledProgram) else compile(
             program, work_dir=wd, **bindings)
         vals = _call_values(tensors)
+        if isinstance(vals, dict):  # by name: in parameter order, for golden and the compare
+            extra = set(vals) - {p.name for p in prog.params}
+            missing = [p.name for p in prog.params if p.name not in vals and
+                       not (not p.is_tensor and p.bind == "literal")]
+            if missing or extra:  # the packer's words
+                raise _fail(f"{prog.entry}: missing arguments {missing}, unknown {sorted(extra)}")
+            vals = [vals.get(p.name) for p in prog.params]
         # torch tensors as numpy arrays over their memory: golden gets numpy copies
-        vals = ({k: _host_array(v) for k, v in vals.items()} if isinstance(vals, dict) else
-                [_host_array(v) for v in vals])
+        vals = [_host_array(v) for v in vals]
     except Error as e:
         return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
     if not tensors:  # PyPTO: no tensors, compile only

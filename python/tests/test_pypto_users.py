@@ -513,3 +513,22 @@ def test_distributed_config(tmp_path):
         DistributedConfig(device_ids=[])
     with pytest.raises(ValueError, match="no Python sub-workers"):
         DistributedConfig(num_sub_workers=2)
+
+
+def test_run_with_arguments_by_name_and_a_golden(compiled):
+    # pto.run(prog, {name: arg}, golden=): golden gets the copies in parameter order and the
+    # outputs are compared (the dict's keys were iterated instead)
+    a, c = ones(), np.zeros((ROWS, COLS), np.float32)
+
+    def golden(x, y, z):
+        z[...] = x + y
+    r = pto.run(compiled, {"c": c, "b": a, "a": a}, golden=golden)
+    assert r.passed, r.error
+    assert (c == 2).all()
+
+    def wrong(x, y, z):
+        z[...] = x - y
+    r = pto.run(compiled, {"a": a, "b": a, "c": c}, golden=wrong)
+    assert not r.passed and "output 'c'" in r.error
+    r = pto.run(compiled, {"a": a, "c": c, "d": a})
+    assert not r.passed and "missing arguments ['b'], unknown ['d']" in r.error
