@@ -8,11 +8,14 @@
         w.run(prog, x, x, y)             # y written in place
 
 PyPTO user code runs with `from pypto.runtime import` -> `from pto import` and torch -> numpy
-(docs/pypto-names.md maps the names). Every failure raises pto.Error (code: the C
-pto_status_code, message: its text). bf16 data is numpy uint16 (the raw bits). Host arrays that
+(docs/pypto-names.md maps the names; CPU torch tensors and torch dtypes are taken too, torch
+never imported). Every failure raises pto.Error (code: the C pto_status_code, message: its
+text), a RuntimeError; a refused argument is a pto.ArgumentError, also a ValueError and a
+TypeError, as PyPTO raises those. bf16 data is numpy uint16 (the raw bits). Host arrays that
 are C-contiguous and aligned are passed without a copy; out/inout arrays are written in place."""
 from __future__ import annotations
 
+import abc
 import atexit
 import contextlib
 import ctypes as C
@@ -47,11 +50,11 @@ except ImportError as _e:  # name the fix, not just the module: a venv or pyenv 
 
 from . import _capi as _c
 
-__all__ = ["Error", "RUNTIME", "compile", "CompiledProgram", "RunConfig", "ChipWorker",
-           "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle", "benchmark",
-           "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan", "DistributedWorker",
-           "DistTensor", "StackedDeviceTensor", "DistBenchmarkStats", "DistributedRunHandle",
-           "run", "RunResult", "cache"]
+__all__ = ["Error", "ArgumentError", "RUNTIME", "compile", "CompiledProgram", "RunConfig",
+           "Worker", "ChipWorker", "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle",
+           "benchmark", "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan",
+           "DistributedWorker", "DistributedConfig", "DistTensor", "StackedDeviceTensor",
+           "DistBenchmarkStats", "DistributedRunHandle", "run", "RunResult", "cache"]
 
 # ---- errors -------------------------------------------------------------------------------
 
@@ -60,14 +63,31 @@ STATUS_NAMES = ["OK", "INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_MEMORY", "IO",
 INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, LAUNCH = 1, 2, 5, 9
 
 
-class Error(Exception):
-    """A failed pto call: code is the C pto_status_code (pto.INVALID_ARGUMENT, ...)."""
+class Error(RuntimeError):
+    """A failed pto call: code is the C pto_status_code (pto.INVALID_ARGUMENT, ...), message its
+    text. It is a RuntimeError, what PyPTO raises for a failed run or a closed worker; a refused
+    argument (code INVALID_ARGUMENT) is a pto.ArgumentError, also a ValueError and a TypeError,
+    what PyPTO raises for a bad value or a wrong type or shape, so PyPTO users' `except` clauses
+    and `pytest.raises` catch pto's errors."""
+
+    def __new__(cls, code: int = 0, message: str = "", *args: Any, **kw: Any):
+        if cls is Error and code == INVALID_ARGUMENT:
+            cls = ArgumentError
+        return super().__new__(cls, code, message)
 
     def __init__(self, code: int, message: str):
         super().__init__(f"[{STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else code}] "
                          f"{message}")
         self.code = code
         self.message = message
+
+    def __reduce__(self) -> tuple:
+        return (Error, (self.code, self.message), self.__dict__)
+
+
+class ArgumentError(Error, ValueError, TypeError):
+    """A pto.Error of code INVALID_ARGUMENT: also a ValueError and a TypeError (PyPTO raises
+    either for a refused argument: a wrong value, a wrong dtype or shape)."""
 
 
 def _check(status: int | None) -> None:
@@ -164,8 +184,32 @@ def _c_int_range(dt: int) -> tuple[int, int]:
 _INT_RANGES = {dt: _c_int_range(dt) for dt in range(len(_PTO_NAMES)) if dt not in _FLOATS}
 
 
+def _is_torch(v: Any) -> bool:
+    """v is a torch object (a torch.dtype, a torch.Tensor); torch itself is never imported."""
+    return type(v).__module__.partition(".")[0] == "torch"
+
+
+def _from_torch(v: Any) -> np.ndarray:
+    """A CPU torch.Tensor as a numpy array over its memory (bf16: its uint16 bits), so an `out`
+    parameter is written into the tensor, as PyPTO writes it."""
+    if str(getattr(v, "device", "cpu")) != "cpu":
+        raise _fail(f"a torch tensor on {v.device}: pto takes host tensors (pass t.cpu())")
+    v = v.detach()
+    if str(v.dtype) == "torch.bfloat16":
+        return v.view(sys.modules["torch"].int16).numpy().view(np.uint16)
+    return v.numpy()
+
+
+def _host_array(v: Any) -> Any:
+    """v, a torch.Tensor as a numpy array over its memory (_from_torch)."""
+    return _from_torch(v) if _is_torch(v) and hasattr(v, "numpy") else v
+
+
 def _pto_dtype(dtype: Any) -> int:
-    """A pto dtype from a numpy dtype-like or a pto name ("bf16", "f32", "index", ...)."""
+    """A pto dtype from a numpy dtype-like, a torch.dtype (torch.float32, torch.bfloat16, ...)
+    or a pto name ("bf16", "f32", "index", ...)."""
+    if _is_torch(dtype) and str(dtype).startswith("torch."):
+        dtype = str(dtype)[len("torch."):]
     if isinstance(dtype, str) and dtype in ("bf16", "bfloat16"):
         return BF16
     if isinstance(dtype, str) and dtype in _PTO_NAMES:
@@ -243,6 +287,26 @@ class CompiledProgram:
     def output_dir(self) -> str | None:
         """PyPTO's name of work_dir."""
         return self.work_dir
+
+    @property
+    def param_names(self) -> list[str]:
+        """PyPTO's param_names: the entry's parameter names, in order."""
+        return [p.name for p in self.params]
+
+    @property
+    def output_indices(self) -> list[int]:
+        """PyPTO's output_indices: the indices of the pure `out` parameters."""
+        return [i for i, p in enumerate(self.params) if p.dir == "out"]
+
+    has_return = property(lambda self: False, doc="PyPTO's has_return: False, a pto entry "
+                          "returns nothing (outputs are out parameters, written in place)")
+    program = property(lambda self: None, doc="PyPTO's program (its IR): None, as PyPTO's "
+                       "after from_dir; pto keeps no IR object")
+    runtime_name = property(lambda self: "tensormap_and_ringbuffer",
+                            doc="PyPTO's runtime_name: pto has one runtime, of this name")
+
+    def load(self) -> None:
+        """PyPTO's load(): a no-op, a pto program is loaded when compiled."""
 
     def __call__(self, *args: Any, config: "RunConfig | None" = None) -> None:
         """PyPTO's compiled(*args): one launch. An L2 program runs on this process's shared
@@ -464,6 +528,10 @@ class _Packer:
             is_tensor, writes, dt, literal, lit_value = codes[i]
             if is_tensor:
                 a = sl.args[i]
+                if not isinstance(v, (np.ndarray, DeviceTensor)) and _is_torch(v) and \
+                        hasattr(v, "numpy"):  # its memory; a torch tensor is not cached by identity
+                    v = _from_torch(v)
+                    last[i] = _UNSET
                 if isinstance(v, np.ndarray):
                     arr = v
                     if not (v.flags.c_contiguous and v.flags.aligned):
@@ -485,6 +553,8 @@ class _Packer:
                     raise self._bad(i, f"is a tensor: pass a numpy array or a device tensor, "
                                        f"not {type(v).__name__}")
             else:
+                if isinstance(v, C._SimpleCData):  # PyPTO's ctypes scalars (c_float(2.5)), by
+                    v = v.value                      # value: one changed in place is read again
                 if v is None and literal:
                     v = lit_value
                 if isinstance(v, (np.ndarray, DeviceTensor)) or v is None:
@@ -513,6 +583,25 @@ class _Packer:
 
 
 @dataclass
+class DistributedConfig:
+    """PyPTO's DistributedConfig (pypto.ir): the device set of an L3 run. In a RunConfig's
+    distributed_config it is DistributedWorker's devices= (checked against its programs') and
+    pto.run's compile devices=; pto.compile itself takes devices=. num_sub_workers is 0 (pto's
+    host programs have no Python sub-workers); runtime is kept as given."""
+    device_ids: list[int] = dataclasses.field(default_factory=lambda: [0])
+    num_sub_workers: int = 0
+    runtime: str = "tensormap_and_ringbuffer"
+
+    def __post_init__(self) -> None:
+        self.device_ids = _device_list(self.device_ids)
+        if len(set(self.device_ids)) != len(self.device_ids):
+            raise _fail(f"DistributedConfig.device_ids must be distinct, got {self.device_ids}")
+        if _int("DistributedConfig.num_sub_workers", self.num_sub_workers, 0, I32_MAX):
+            raise _fail("DistributedConfig.num_sub_workers: pto's host programs have no Python "
+                        "sub-workers; leave it 0")
+
+
+@dataclass
 class RunConfig:
     """pto_run_config, with PyPTO's RunConfig fields: platform "sim" (PyPTO's simulator names,
     "a2a3sim", "a5sim", ..., run on it too); device_id: the device (the simulator has one, any id
@@ -529,14 +618,14 @@ class RunConfig:
     let a worker have as many cube cores as threads: aic_cores=2, aiv_cores=2, threads=2 runs
     two matmul tasks at once on two threads, where cores=2 has one AIC core; the default,
     cores 0, has a cube core per thread already)."""
-    platform: str = "sim"
+    platform: str = "sim"  # PyPTO's first four fields, in its order (RunConfig(p, 0, rtol, atol))
     device_id: int = 0
+    rtol: float = 1e-5
+    atol: float = 1e-5
     cores: int = 0
     strict_cores: bool = False
     device_memory_bytes: int = 0
     record_tasks: bool = False
-    rtol: float = 1e-5
-    atol: float = 1e-5
     enable_chip_swimlane: int | bool = 0
     save_kernels: bool = False
     save_kernels_dir: str | None = None
@@ -544,6 +633,7 @@ class RunConfig:
     aiv_cores: int = 0
     threads: int = 0
     enable_dump_args: int = 0
+    distributed_config: DistributedConfig | None = None
 
     @property
     def enable_l2_swimlane(self) -> int | bool:
@@ -603,7 +693,9 @@ def _call_values(args: tuple) -> Any:
 
 
 def _host_ptr(what: str, host: Any, nbytes: int) -> int:
-    """A host address: an int (PyPTO's data_ptr) or a numpy array of at least nbytes."""
+    """A host address: an int (PyPTO's data_ptr) or a numpy array (or CPU torch tensor) of at
+    least nbytes."""
+    host = _host_array(host)
     if isinstance(host, np.ndarray):
         if not host.flags.c_contiguous:
             raise _fail(f"{what}: the array must be C-contiguous")
@@ -640,8 +732,9 @@ class DeviceTensor:
 
     @property
     def data_ptr(self) -> int:
-        """Its device address, for ChipWorker.copy_to/copy_from (0 once freed)."""
-        return int(_c.pto_device_tensor_addr(self._ptr))
+        """Its device address, for ChipWorker.copy_to/copy_from; kept after free_tensor, as
+        PyPTO's (a copy by the address of a freed tensor is then refused)."""
+        return int(_c.pto_device_tensor_addr(self._ptr)) or getattr(self, "_addr", 0)
 
     def __repr__(self) -> str:
         return f"<pto.{type(self).__name__} {list(self.shape)} {self.pto_dtype}>"
@@ -650,6 +743,7 @@ class DeviceTensor:
 def _init_array(shape: tuple[int, ...], dt: int, init: Any) -> np.ndarray | None:
     if init is None:
         return None
+    init = _host_array(init)
     if not isinstance(init, np.ndarray) and np.ndim(init) == 0:
         return np.full(shape, _scalar_elem(dt, init), _PTO2NP[dt])
     a = np.asarray(init)
@@ -684,6 +778,8 @@ def _scalar_elem(dt: int, v: Any) -> Any:
 
 
 def _shape(shape: Iterable[int] | int) -> tuple[int, ...]:
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (int, np.integer, Iterable)):
+        raise _fail(f"shape is a tuple of ints (or an int), not {type(shape).__name__} {shape!r}")
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return tuple(_int(f"shape[{i}]", d, 0, I64_MAX) for i, d in enumerate(dims))
 
@@ -857,7 +953,35 @@ def _active_worker(config: RunConfig | None) -> "ChipWorker | None":
     return None
 
 
-class ChipWorker:
+class Worker(abc.ABC):
+    """PyPTO's Worker: the base of ChipWorker (L2, one chip) and DistributedWorker (L3), for
+    code that takes either (`def serve(w: pto.Worker)`, `isinstance(w, pto.Worker)`). Both have
+    malloc, free, copy_to, copy_from, alloc_tensor, free_tensor, run, register and close; it is
+    not made itself."""
+
+    @abc.abstractmethod
+    def malloc(self, nbytes: int, *, worker_id: int = 0) -> int: ...
+
+    @abc.abstractmethod
+    def free(self, ptr: int, *, worker_id: int = 0) -> None: ...
+
+    @abc.abstractmethod
+    def copy_to(self, dst: Any, src: Any, nbytes: int | None = None, *,
+                worker_id: int = 0) -> None: ...
+
+    @abc.abstractmethod
+    def copy_from(self, dst: Any, src: Any = None, nbytes: int | None = None, *,
+                  out: np.ndarray | None = None, worker_id: int = 0) -> Any: ...
+
+    @abc.abstractmethod
+    def run(self, program: CompiledProgram, *args: Any, config: RunConfig | None = None) -> None:
+        ...
+
+    @abc.abstractmethod
+    def register(self, program: CompiledProgram) -> Any: ...
+
+
+class ChipWorker(Worker):
     """One chip (pto_worker): device tensors, registered programs, launches. PyPTO's
     ChipWorker(config, *, level=2, runtime=, enable_sdma=, auto_init=): level is 2 (a host
     program runs on a DistributedWorker); runtime and enable_sdma are PyPTO's names of the
@@ -870,6 +994,7 @@ class ChipWorker:
                  runtime: str = "tensormap_and_ringbuffer", enable_sdma: bool = False,
                  auto_init: bool | None = None):
         self._ptr: int | None = None
+        self._opened = False
         if config is not None and not isinstance(config, RunConfig):
             raise _fail(f"ChipWorker: config is a pto.RunConfig, not {type(config).__name__}")
         if level != 2:
@@ -882,6 +1007,7 @@ class ChipWorker:
         self._handles: dict[int, Callable] = {}
         self._malloced: dict[int, DeviceTensor] = {}
         self._registered: weakref.WeakSet[Callable] = weakref.WeakSet()
+        self._loaded: set[int] = set()  # the programs loaded on this chip (dlopen counts)
         if auto_init is None or auto_init:
             self.init()
 
@@ -894,11 +1020,16 @@ class ChipWorker:
         out = C.c_void_p()
         _check(_c.pto_worker_open(C.byref(cfg), C.byref(out)))
         self._ptr = out.value
+        self._opened = True
+        self._loaded = set()
         if self._swimlane_level() >= 3:
             _check(_c.pto_worker_set_record_phases(self._ptr, True))
 
     def _w(self) -> int:
         if not self._ptr:
+            if not self._opened:
+                raise _fail("the worker is not initialized (auto_init=False): call init() or "
+                            "use `with ChipWorker(...) as w:`", FAILED_PRECONDITION)
             raise _fail("the worker is closed", FAILED_PRECONDITION)
         return self._ptr
 
@@ -915,6 +1046,14 @@ class ChipWorker:
         _check(_c.pto_worker_memory_info(self._w(), C.byref(mi)))
         return int(mi.used)
 
+    @property
+    def aicpu_dlopen_count(self) -> int:
+        """PyPTO's aicpu_dlopen_count: the programs this chip has loaded since it opened (a
+        program's kernels and orch are loaded once, at its first register or run; calls of the
+        handle load nothing)."""
+        return len(self._loaded)
+
+    host_dlopen_count = aicpu_dlopen_count
     platform = property(lambda self: self.config.platform)
     device_id = property(lambda self: self.config.device_id)
     level = property(lambda self: self._level)
@@ -942,13 +1081,23 @@ class ChipWorker:
         if getattr(self, "_ptr", None):
             for h in list(self._registered):
                 h._closed = True
-            _c.pto_worker_close(self._ptr)
-            self._ptr = None
+            # cleared first: a KeyboardInterrupt landing as the C call returns leaves a closed
+            # worker, never one whose collection would close it a second time
+            ptr, self._ptr = self._ptr, None
+            _c.pto_worker_close(ptr)
             self._packers.clear()
             self._handles.clear()
             self._malloced.clear()
 
     def __enter__(self) -> "ChipWorker":
+        binding = (self._level, self.platform, self.device_id, self._runtime)
+        if any(o.initialized and
+               (o._level, o.platform, o.device_id, o._runtime) == binding
+               for o in _ACTIVE_WORKERS.get()):
+            raise _fail(f"a ChipWorker of (level={binding[0]}, platform={binding[1]!r}, "
+                        f"device_id={binding[2]}, runtime={binding[3]!r}) is open in an "
+                        "enclosing `with` block: use that one, as PyPTO refuses a second one "
+                        "of the same binding")
         self.init()
         self._tokens.append(_ACTIVE_WORKERS.set(_ACTIVE_WORKERS.get() + (self,)))
         return self
@@ -962,16 +1111,26 @@ class ChipWorker:
         self.close()
 
     def alloc_tensor(self, shape: Iterable[int] | int, dtype: Any = np.float32,
-                     init: Any = None) -> DeviceTensor:
+                     init: Any = None, *, worker_id: int = 0) -> DeviceTensor:
+        """A resident tensor (PyPTO's alloc_tensor; worker_id 0, the chip, as PyPTO's)."""
+        _int("worker_id", worker_id, 0, 0)
         shp, dt = _shape(shape), _pto_dtype(dtype)
         a = _init_array(shp, dt, init)
         out = C.c_void_p()
         _check(_c.pto_worker_alloc_tensor(self._w(), len(shp), (C.c_int64 * max(1, len(shp)))(*shp),
                                           dt, None if a is None else a.ctypes.data, C.byref(out)))
-        return DeviceTensor(self, out.value, shp, dt)
+        t = DeviceTensor(self, out.value, shp, dt)
+        t._addr = t.data_ptr
+        return t
 
     def free_tensor(self, t: DeviceTensor, *, worker_id: int = 0) -> None:
+        """Frees t; idempotent, as PyPTO's: a second free, or one after close() (which freed
+        every tensor of the worker), does nothing. A tensor of another worker is refused."""
         _int("worker_id", worker_id, 0, 0)
+        if not isinstance(t, DeviceTensor):
+            raise _fail(f"free_tensor: t is a DeviceTensor, not {type(t).__name__}")
+        if t._worker is self and not self._ptr:
+            return
         _check(_c.pto_worker_free_tensor(self._w(), t._ptr))
 
     def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
@@ -1016,14 +1175,16 @@ class ChipWorker:
         host address (or array)."""
         if isinstance(dst, DeviceTensor):
             t = dst
-            out = src if out is None else out
+            given = src if out is None else out  # returned as given (a torch tensor too)
+            out = _host_array(given)
             if out is None:
                 out = np.empty(t.shape, t.dtype)
-            elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+            elif not isinstance(out, np.ndarray) or out.shape != t.shape or \
+                    out.dtype != t.dtype or not out.flags.c_contiguous:
                 raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
             _check(_c.pto_worker_copy_from(self._w(), out.ctypes.data, self._addr(t),
                                            out.nbytes))
-            return out
+            return out if given is None else given
         _int("worker_id", worker_id, 0, 0)
         n = _int("nbytes", nbytes, 0, I64_MAX)
         if isinstance(dst, np.ndarray) and not dst.flags.writeable:
@@ -1043,6 +1204,7 @@ class ChipWorker:
     def register(self, program: CompiledProgram) -> Callable:
         out = C.c_void_p()
         _check(_c.pto_worker_register(self._w(), program._ptr, C.byref(out)))
+        self._loaded.add(program._ptr)
         h = Callable(self, program, out.value)
         self._registered.add(h)
         return h
@@ -1076,6 +1238,7 @@ class ChipWorker:
             if dump_dir is not None:
                 _check(_c.pto_worker_set_dump_args(self._w(), dump, os.fsencode(dump_dir)))
             _check(_c.pto_worker_run(self._w(), program._ptr, args_c, p.n))
+            self._loaded.add(program._ptr)
         finally:
             if once:
                 _check(_c.pto_worker_set_record_tasks(self._w(), rec))
@@ -1240,8 +1403,38 @@ class Invocation:
             m.setdefault(sp.name, sp)
         return m
 
-    def format_tree(self, *, us: bool = True) -> str:
-        return self._render()
+    def format_tree(self, *, us: bool = True, value_fn: Any = None) -> str:
+        """The launch's span tree (`|-` / `` `- `` connectors, [dev] on device spans), as
+        pto_bench_stats_launch_tree renders it; value_fn(span) -> [str, ...] gives each span's
+        value columns instead of its duration, as PyPTO's (right-aligned under each other)."""
+        if value_fn is None:
+            return self._render()
+        by_name = self.by_name()
+        kids: dict[str | None, list[str]] = {}
+        for name in by_name:  # a span's parent: its longest proper dotted prefix among them
+            parts = name.split(".")
+            parent = next((".".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)
+                           if ".".join(parts[:k]) in by_name), None)
+            kids.setdefault(parent, []).append(name)
+        rows: list[tuple[str, list[str]]] = []
+
+        def walk(parent: str | None, lead: str) -> None:
+            names = sorted(kids.get(parent, []), key=lambda n: by_name[n].ts)
+            for i, n in enumerate(names):
+                last = i == len(names) - 1
+                sp = by_name[n]
+                label = n if parent is None else n[len(parent) + 1:]
+                branch = "" if parent is None else ("`- " if last else "|- ")
+                rows.append((lead + branch + label + (" [dev]" if sp.is_device else ""),
+                             [str(v) for v in value_fn(sp)]))
+                walk(n, lead if parent is None else lead + ("   " if last else "|  "))
+
+        walk(None, "")
+        width = max((len(r[0]) for r in rows), default=0)
+        ncol = max((len(r[1]) for r in rows), default=0)
+        cw = [max((len(r[1][c]) for r in rows if c < len(r[1])), default=0) for c in range(ncol)]
+        return "\n".join((lab.ljust(width) + "".join(
+            "  " + v.rjust(cw[c]) for c, v in enumerate(vals))).rstrip() for lab, vals in rows)
 
     def __repr__(self) -> str:
         return (f"<pto.Invocation device_wall_us={float(self.device_wall_us):.2f} "
@@ -1305,10 +1498,13 @@ class BenchmarkStats:
         return all(not (v > 0) for v in self.device_wall_us)
 
     def per_round(self, metric: str = "device") -> list[float]:
+        """The per-round samples of metric (device, host, effective; union, the L3 cross-rank
+        window, is [] here, as PyPTO's L2 gives)."""
         m = {"device": self.device_wall_us, "host": self.host_wall_us,
-             "effective": self.effective_wall_us}.get(metric)
+             "effective": self.effective_wall_us, "union": []}.get(metric)
         if m is None:
-            raise _fail(f"per_round: metric must be device, host or effective, not {metric!r}")
+            raise _fail(f"per_round: metric must be device, host, effective or union, not "
+                        f"{metric!r}")
         return list(m)
 
     def per_rank(self, metric: str = "device") -> dict:
@@ -1495,8 +1691,31 @@ class StackedDeviceTensor(DistTensor):
 
     full_shape = property(lambda self: self.shape)
 
-    def __getitem__(self, i: int) -> _Shard:
-        return self.shards[i]
+    def __getitem__(self, idx: Any) -> _Shard:
+        """Shard r: stacked[r], or PyPTO's whole-shard forms stacked[r, ...] and
+        stacked[r, 0:N, :] (a part of a shard is refused: a ValueError)."""
+        r, rest = (idx[0], idx[1:]) if isinstance(idx, tuple) and idx else (idx, ())
+        if isinstance(idx, tuple) and not idx:
+            raise IndexError("a stacked tensor is indexed by its shard: stacked[r]")
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)):
+            raise TypeError(f"a stacked tensor's shard index is an int, not {type(r).__name__}")
+        n, tail = self.shape[0], self.shape[1:]
+        if not -n <= r < n:
+            raise IndexError(f"shard {r} of a stacked tensor of {n} shards")
+        if sum(x is Ellipsis for x in rest) > 1:
+            raise IndexError("a stacked tensor's index has at most one ...")
+        if Ellipsis in rest:
+            e = rest.index(Ellipsis)
+            rest = rest[:e] + (slice(None),) * (len(tail) - len(rest) + 1) + rest[e + 1:]
+        if len(rest) > len(tail):
+            raise IndexError(f"too many indices for a stacked tensor of shape {list(self.shape)}")
+        for axis, sl in enumerate(rest):
+            if not isinstance(sl, slice) or sl.step not in (None, 1) or \
+                    slice(sl.start or 0, tail[axis] if sl.stop is None else sl.stop) != \
+                    slice(0, tail[axis]):
+                raise _fail(f"a stacked tensor is passed a whole shard at a time: {sl} on axis "
+                            f"{axis + 1} is not all of it (the shard's shape is {list(tail)})")
+        return self.shards[int(r)]
 
 
 def _ns(v: Any) -> Any:
@@ -1725,7 +1944,7 @@ def _programs(arg: Any) -> list[CompiledProgram] | None:
     return None
 
 
-class DistributedWorker:
+class DistributedWorker(Worker):
     """Many chips (pto_dist_worker), PyPTO's DistributedWorker: DistributedWorker(compiled) or
     DistributedWorker([prefill, decode]) (host programs of one device set; rt(*args) runs the
     first, rt.run(p, *args) any of them), or DistributedWorker(devices=N | [ids]) for any host
@@ -1769,8 +1988,9 @@ class DistributedWorker:
                                 f" one worker runs programs of one device set")
             if devices is None:
                 devices = list(ids)
-        if devices is None:
-            devices = 1
+        if devices is None:  # PyPTO's RunConfig(distributed_config=DistributedConfig(...))
+            dc = config.distributed_config if isinstance(config, RunConfig) else None
+            devices = list(dc.device_ids) if dc is not None else 1
         ids = _device_list(devices)
         if self.programs and tuple(ids) != self.programs[0].device_ids:
             p0 = self.programs[0]
@@ -1782,6 +2002,10 @@ class DistributedWorker:
             raise _fail(f"DistributedWorker: {p0.entry} is compiled for devices "
                         f"{list(p0.device_ids)}, devices= gives {ids}: leave devices= out "
                         f"(the programs' device set) or give the same ids")
+        dc = config.distributed_config if isinstance(config, RunConfig) else None
+        if dc is not None and tuple(dc.device_ids) != tuple(ids):
+            raise _fail(f"DistributedWorker: config.distributed_config.device_ids is "
+                        f"{list(dc.device_ids)}, the worker's devices are {ids}")
         if threading.active_count() > 1 and (chips or os.environ.get("PTO_DIST_CHIPS")) != "threads":
             warnings.warn("pto.DistributedWorker forks its chip processes while this process "
                           "runs other threads: open it before starting threads", RuntimeWarning,
@@ -1843,8 +2067,8 @@ class DistributedWorker:
 
     def close(self) -> None:
         if getattr(self, "_ptr", None):
-            _c.pto_dist_worker_close(self._ptr)
-            self._ptr = None
+            ptr, self._ptr = self._ptr, None  # first, as ChipWorker.close
+            _c.pto_dist_worker_close(ptr)
             self._tensors.clear()
 
     def __enter__(self) -> "DistributedWorker":
@@ -1872,11 +2096,14 @@ class DistributedWorker:
         self._tensors[t._ptr] = t
         return t
 
-    def alloc_stacked_tensor(self, array: np.ndarray, worker_ids: Sequence[int] | None = None,
+    def alloc_stacked_tensor(self, host: np.ndarray, worker_ids: Sequence[int] | None = None,
                              dtype: Any = None) -> StackedDeviceTensor:
-        """Shard i (array[i]) resident on worker_ids[i] (default rank i). dtype="bf16" for a
+        """Shard i (host[i]) resident on worker_ids[i] (default rank i). dtype="bf16" for a
         uint16 array of bf16 bits."""
-        a = np.ascontiguousarray(array)
+        host = _host_array(host)
+        if not isinstance(host, np.ndarray):
+            raise _fail(f"alloc_stacked_tensor: host is a numpy array, not {type(host).__name__}")
+        a = np.ascontiguousarray(host)
         dt = _pto_dtype(dtype if dtype is not None else a.dtype)
         if _PTO2NP[dt] != a.dtype:
             raise _fail(f"array has dtype {a.dtype}, not {_PTO_NAMES[dt]}")
@@ -1897,17 +2124,24 @@ class DistributedWorker:
         return t
 
     def free_tensor(self, t: DistTensor, *, worker_id: int | None = None) -> None:
+        """Frees t; idempotent, as PyPTO's: a second free of a tensor of this worker, or one
+        after close() (which freed them all), does nothing."""
+        if not isinstance(t, DistTensor):
+            raise _fail(f"free_tensor: t is a tensor of this worker, not {type(t).__name__}")
+        if worker_id is not None and not isinstance(t, StackedDeviceTensor) and \
+                _int("worker_id", worker_id, 0, I32_MAX) != t.worker_id:
+            # PyPTO's: a wrong worker_id is an error, never a free of another chip's tensor
+            raise _fail(f"free_tensor(..., worker_id={worker_id}): the tensor was allocated on "
+                        f"worker {t.worker_id}; pass the same worker_id")
+        if t._worker is self and (getattr(t, "_freed", False) or not self._ptr):
+            return
         _check(_c.pto_dist_free_tensor(self._w(), t._ptr))
         self._tensors.pop(t._ptr, None)
         t._freed = True
 
-    def free_stacked_tensor(self, t: DistTensor) -> None:
-        """Frees every shard; idempotent, as PyPTO's: a stacked tensor this worker freed before is
-        left alone (free_tensor of a freed tensor raises)."""
-        if isinstance(t, StackedDeviceTensor) and t._worker is self and getattr(t, "_freed", False):
-            self._w()
-            return
-        self.free_tensor(t)
+    def free_stacked_tensor(self, stacked: DistTensor) -> None:
+        """Frees every shard; idempotent, as PyPTO's (free_tensor is too)."""
+        self.free_tensor(stacked)
 
     def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
         """PyPTO's malloc: nbytes on chip worker_id; returns its handle (a DistTensor's
@@ -1946,31 +2180,44 @@ class DistributedWorker:
         shard."""
         if isinstance(dst, _Shard):
             full = self.copy_stacked_from(dst.stacked)
-            return full[dst.index].copy() if out is None else np.copyto(out, full[dst.index])
+            if out is None:
+                return full[dst.index].copy()
+            np.copyto(_host_array(out), full[dst.index])
+            return out
         if isinstance(dst, DistTensor):
             t = dst
-            out = src if out is None else out
+            given = src if out is None else out  # returned as given (a torch tensor too)
+            out = _host_array(given)
             if out is None:
                 out = np.empty(t.shape, t.dtype)
-            elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+            elif not isinstance(out, np.ndarray) or out.shape != t.shape or \
+                    out.dtype != t.dtype or not out.flags.c_contiguous:
                 raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
             _check(_c.pto_dist_copy_from(self._w(), out.ctypes.data, t._ptr, out.nbytes))
-            return out
+            return out if given is None else given
         t = self._by_ptr("src_dev_ptr", src)
         n = _int("nbytes", nbytes, 0, I64_MAX)
         _check(_c.pto_dist_copy_from(self._w(), _host_ptr("dst_host_ptr", dst, n), t._ptr, n))
         return None
 
-    def copy_stacked_from(self, t: DistTensor, out: np.ndarray | None = None) -> np.ndarray:
-        """Every shard into out (PyPTO's copy_stacked_from(stacked, host_out)) or a new array."""
+    def copy_stacked_from(self, stacked: DistTensor, host: np.ndarray | None = None, *,
+                          out: np.ndarray | None = None) -> np.ndarray:
+        """Every shard into host (PyPTO's copy_stacked_from(stacked, host); out= is pto's former
+        name of it) or a new array; returns the array."""
+        t = stacked
+        if host is not None and out is not None and host is not out:
+            raise _fail("copy_stacked_from: pass host or out, not both")
+        given = host if out is None else out  # returned as given (a torch tensor too)
+        out = _host_array(given)
         if out is None:
             out = np.empty(t.shape, t.dtype)
-        elif out.shape != t.shape or out.dtype != t.dtype or not out.flags.c_contiguous:
+        elif not isinstance(out, np.ndarray) or out.shape != t.shape or out.dtype != t.dtype \
+                or not out.flags.c_contiguous:
             raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
         ht = _c.HostTensor()
         _host_tensor(ht, out, t._dt)
         _check(_c.pto_dist_copy_stacked_from(self._w(), t._ptr, C.byref(ht)))
-        return out
+        return out if given is None else given
 
     def _pack(self, program: CompiledProgram, args: Any) -> tuple[_Packer, Any, list]:
         if not isinstance(program, CompiledProgram):
@@ -2135,9 +2382,21 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     t0 = time.monotonic()
     wd = cfg.save_kernels_dir if cfg.save_kernels else None
     try:
+        if cfg.distributed_config is not None and "devices" not in bindings and \
+                not isinstance(program, CompiledProgram):  # PyPTO's device set of an L3 run
+            bindings["devices"] = list(cfg.distributed_config.device_ids)
         prog = program if isinstance(program, CompiledProgram) else compile(
             program, work_dir=wd, **bindings)
         vals = _call_values(tensors)
+        if isinstance(vals, dict):  # by name: in parameter order, for golden and the compare
+            extra = set(vals) - {p.name for p in prog.params}
+            missing = [p.name for p in prog.params if p.name not in vals and
+                       not (not p.is_tensor and p.bind == "literal")]
+            if missing or extra:  # the packer's words
+                raise _fail(f"{prog.entry}: missing arguments {missing}, unknown {sorted(extra)}")
+            vals = [vals.get(p.name) for p in prog.params]
+        # torch tensors as numpy arrays over their memory: golden gets numpy copies
+        vals = [_host_array(v) for v in vals]
     except Error as e:
         return RunResult(False, error=str(e), execution_time=time.monotonic() - t0)
     if not tensors:  # PyPTO: no tensors, compile only

@@ -45,6 +45,17 @@ def test_stacked_weight_placed_in_reverse(dw, scale, scale_placed):
     wts = rng.standard_normal((2, 16, 64)).astype(np.float32)
     st = dw.alloc_stacked_tensor(wts, worker_ids=[1, 0])   # shard i on worker 1 - i
     assert st.shape == (2, 16, 64) and st.worker_ids == (1, 0)
+    # PyPTO's whole-shard index forms: st[r], st[r, ...], st[r, 0:16, :]
+    assert st[1].worker_id == st[1, ...].worker_id == st[1, 0:16, :].worker_id == 0
+    assert st[0, ..., 0:64].index == 0 and st[-1].index == 1
+    with pytest.raises(ValueError, match=r"slice\(0, 8, None\) on axis 1 is not all of it"):
+        st[0, 0:8]
+    with pytest.raises(TypeError):
+        st["0"]
+    with pytest.raises(IndexError):
+        st[2]
+    with pytest.raises(IndexError):
+        st[0, :, :, :]
     for _ in range(3):
         x = rng.standard_normal((32, 64)).astype(np.float32)
         y = np.zeros((32, 64), np.float32)
@@ -63,12 +74,18 @@ def test_stacked_weight_placed_in_reverse(dw, scale, scale_placed):
     assert dw.copy_stacked_from(st, out=out) is out and np.array_equal(out, wts)
     with pytest.raises(pto.Error):
         dw.copy_stacked_from(st, out=np.empty((2, 16, 32), np.float32))
+    assert dw.copy_stacked_from(st, out) is out                  # PyPTO's (stacked, host)
+    assert dw.copy_stacked_from(stacked=st, host=out) is out
     dw.free_stacked_tensor(st)
-    dw.free_stacked_tensor(st)                            # idempotent, as PyPTO's
-    with pytest.raises(pto.Error):                        # free_tensor is not
-        dw.free_tensor(st)
+    dw.free_stacked_tensor(stacked=st)                    # idempotent, as PyPTO's
+    dw.free_tensor(st)                                    # and so is free_tensor
     with pytest.raises(pto.Error):                        # a freed tensor
         dw.run(scale, [st, np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32)])
+    with pytest.raises(pto.Error):
+        dw.copy_stacked_from(st)
+    st = dw.alloc_stacked_tensor(host=wts)                # PyPTO's keyword
+    assert np.array_equal(dw.copy_stacked_from(st), wts)
+    dw.free_stacked_tensor(st)
 
 
 def test_resident_tensors(dw):
@@ -101,7 +118,10 @@ def test_resident_tensors(dw):
         dw.alloc_stacked_tensor(np.zeros((2, 4), np.float32), dtype="bf16")
     dw.free_tensor(sb)
     dw.free_tensor(t0)
-    dw.free_tensor(t1)
+    with pytest.raises(ValueError, match=r"allocated on worker 1; pass the same worker_id"):
+        dw.free_tensor(t1, worker_id=0)                   # PyPTO's: never the wrong chip's
+    assert np.array_equal(dw.copy_from(t1), bits)         # still there
+    dw.free_tensor(t1, worker_id=1)
     with pytest.raises(pto.Error):
         dw.copy_from(t0)
 
@@ -250,8 +270,13 @@ def test_benchmark_views(dw):
 def test_closed():
     w = pto.DistributedWorker(devices=[0, 1], cores_per_chip=1)
     assert w.devices == 2
+    t = w.alloc_tensor(4, np.float32)
     w.close()
     w.close()
     with pytest.raises(pto.Error) as e:
         w.alloc_tensor(4, np.float32)
     assert e.value.code == pto.FAILED_PRECONDITION
+    assert isinstance(e.value, RuntimeError)              # what PyPTO raises on a closed worker
+    w.free_tensor(t)                                      # close freed it: a no-op, as PyPTO's
+    with pytest.raises(RuntimeError, match="closed"):
+        w.copy_from(t)
