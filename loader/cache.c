@@ -811,20 +811,40 @@ pto_status pto_cache_dir(char *out, size_t n) {
   return cache_dir_put(out, n, d, "/.cache/pto");
 }
 
-/* Anyone who can write the cache can make us dlopen their code. */
-static pto_status check_private(const char *path, const char *what, const struct stat *st) {
+/* Where the cache directory came from, for its messages (as pto_cache_dir chooses it), into buf:
+ * " (PTO_CACHE_DIR=/x)", " (XDG_CACHE_HOME=/x)" or " (HOME=/x)"; at level 1, the "pto" folder
+ * pto uses inside a directory of other files, " (the pto folder of PTO_CACHE_DIR=/x)". A user
+ * told "cache directory /x/pto is writable by others" learns which setting to change. */
+static const char *root_origin(char *buf, size_t n, int level) {
+  const char *var = "HOME", *d = getenv("PTO_CACHE_DIR");
+  if (d && *d)
+    var = "PTO_CACHE_DIR";
+  else if ((d = getenv("XDG_CACHE_HOME")) && d[0] == '/')
+    var = "XDG_CACHE_HOME";
+  else
+    d = getenv("HOME");
+  snprintf(buf, n, " (%s%s=%s)", level ? "the pto folder of " : "", var, d ? d : "");
+  return buf;
+}
+
+/* Anyone who can write the cache can make us dlopen their code. origin follows path in the
+ * messages ("" for an entry; root_origin for the cache directory). */
+static pto_status check_private(const char *path, const char *origin, const char *what,
+                                const struct stat *st) {
   if (!S_ISDIR(st->st_mode))
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s %s is not a directory", what, path);
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s %s%s is not a directory", what, path,
+                           origin);
   if (st->st_uid != geteuid())
     return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                           "%s %s is owned by uid %u, not by you (uid %u): refusing to use it; set "
-                           "PTO_CACHE_DIR to a directory of your own",
-                           what, path, (unsigned)st->st_uid, (unsigned)geteuid());
+                           "%s %s%s is owned by uid %u, not by you (uid %u): refusing to use it; "
+                           "set PTO_CACHE_DIR to a directory of your own",
+                           what, path, origin, (unsigned)st->st_uid, (unsigned)geteuid());
   if (st->st_mode & (S_IWGRP | S_IWOTH))
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                           "%s %s is writable by group or others (mode %03o): refusing to use it; "
-                           "run chmod 700 %s",
-                           what, path, (unsigned)(st->st_mode & 0777), path);
+    return pto_status_make(
+        PTO_STATUS_FAILED_PRECONDITION,
+        "%s %s%s is writable by group or others (mode %03o): refusing to use it; "
+        "run chmod 700 %s, or set PTO_CACHE_DIR to a directory of your own",
+        what, path, origin, (unsigned)(st->st_mode & 0777), path);
   return PTO_OK;
 }
 
@@ -883,6 +903,7 @@ pto_status pto__loader_cache_resolve_root(char *root, size_t n, int create, int 
   static int warned;
   *out_exists = 0;
   PTO_RETURN_IF_ERROR(pto_cache_dir(root, n));
+  char origin[PATH_MAX + 64];
   for (int level = 0;; level++) {
     struct stat st;
     if (lstat(root, &st) != 0) {
@@ -892,7 +913,8 @@ pto_status pto__loader_cache_resolve_root(char *root, size_t n, int create, int 
       PTO_RETURN_IF_ERROR(pto_file_mkdirs(root, 0700));
       if (lstat(root, &st) != 0)
         return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
-      PTO_RETURN_IF_ERROR(check_private(root, "cache directory", &st));
+      PTO_RETURN_IF_ERROR(
+          check_private(root, root_origin(origin, sizeof origin, level), "cache directory", &st));
       write_tag(root);
       *out_exists = 1;
       return PTO_OK;
@@ -904,7 +926,8 @@ pto_status pto__loader_cache_resolve_root(char *root, size_t n, int create, int 
     if (own < 0)
       return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
     if (own) {
-      PTO_RETURN_IF_ERROR(check_private(root, "cache directory", &st));
+      PTO_RETURN_IF_ERROR(
+          check_private(root, root_origin(origin, sizeof origin, level), "cache directory", &st));
       if (!tagged && create) write_tag(root);
       *out_exists = 1;
       return PTO_OK;
@@ -940,7 +963,7 @@ pto_status pto__loader_cache_check_owner(const char *entry_dir) {
   if (lstat(entry_dir, &st) != 0)
     return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
                            "cache entry %s: %s", entry_dir, strerror(errno));
-  return check_private(entry_dir, "cache entry", &st);
+  return check_private(entry_dir, "", "cache entry", &st);
 }
 
 int pto__loader_cache_discard(const char *root, const char *entry_dir) {
@@ -1016,7 +1039,7 @@ static lookup try_entry(const char *entry_dir, const char *key, const pto_signat
   if (out_prog) *out_prog = NULL;
   struct stat st;
   if (lstat(entry_dir, &st) != 0) return LOOKUP_MISS;
-  pto_status s = check_private(entry_dir, "cache entry", &st);
+  pto_status s = check_private(entry_dir, "", "cache entry", &st);
   int names_differ = 0;
   if (!s) {
     if (copy_to)

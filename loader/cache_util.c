@@ -150,21 +150,28 @@ pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m
   return s;
 }
 
-int pto__loader_manifest_other_version(const char *dir) {
+char *pto__loader_manifest_other_schema(const char *dir) {
   uint8_t *text = NULL;
   size_t len = 0;
   pto_status s = read_manifest_text(dir, &text, &len);
-  int other = 0;
+  char *other = NULL;
   if (!s) s = pto__loader_manifest_check_seal(dir, text, len);
   if (!s) {
     json_t *root = json_loadb((const char *)text, len, 0, NULL);
     const char *v = json_string_value(json_object_get(root, "schema"));
-    other = v && !strncmp(v, "pto.manifest/", 13) && strcmp(v, PTO_MANIFEST_SCHEMA) != 0;
+    if (v && !strncmp(v, "pto.manifest/", 13) && strcmp(v, PTO_MANIFEST_SCHEMA) != 0)
+      other = pto_strdup(v);
     json_decref(root);
   }
   pto_status_free(s);
   free(text);
   return other;
+}
+
+int pto__loader_manifest_other_version(const char *dir) {
+  char *schema = pto__loader_manifest_other_schema(dir);
+  free(schema);
+  return schema != NULL;
 }
 
 /* ---- holding a work dir --------------------------------------------------------------- */

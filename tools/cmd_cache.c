@@ -140,13 +140,19 @@ static void scalar_text(const pto_sig_param *p, char *buf, size_t n) {
     snprintf(buf, n, "%" PRId64, p->value.i);
 }
 
-static void entry_signature(const char *dir, pto_text *sig, pto_text *scalars) {
+static void entry_signature(const pto_cache_entry *e, pto_text *sig, pto_text *scalars) {
   static const char *const dirs[] = {"in", "out", "inout"};
   pto_manifest m;
-  pto_status s = pto_manifest_read(dir, &m);
+  pto_status s = pto_manifest_read(e->path, &m);
   if (s) {
     pto_status_free(s);
-    pto_text_puts(sig, "(unreadable)");
+    /* Another pto version's entry (its own key, sealed): kept, as verify keeps it; this pto
+     * cannot read its manifest, and never looks it up. Anything else unreadable is corrupt. */
+    if (e->other_schema)
+      pto_text_printf(sig, "(another pto version's entry, %s: kept, not used by this pto)",
+                      e->other_schema);
+    else
+      pto_text_puts(sig, "(unreadable: corrupt? 'pto cache verify' removes corrupt entries)");
     pto_text_puts(scalars, "-");
     return;
   }
@@ -233,11 +239,13 @@ static int do_ls(int json) {
       printf(", \"bytes\": %" PRIu64 ", \"last_use_ns\": %" PRId64 ", \"created_ns\": %" PRId64,
              v[i].bytes, v[i].last_use_ns, v[i].created_ns);
       pto_text sig = {0}, sc = {0};
-      entry_signature(v[i].path, &sig, &sc);
+      entry_signature(&v[i], &sig, &sc);
       printf(", \"signature\": ");
       json_str(stdout, sig.data);
       printf(", \"specialised\": ");
       json_str(stdout, sc.data);
+      printf(", \"other_version\": ");
+      json_str(stdout, v[i].other_schema);
       printf("}");
       pto_text_free(&sig);
       pto_text_free(&sc);
@@ -254,9 +262,9 @@ static int do_ls(int json) {
       if (v[i].program)
         snprintf(prog, sizeof prog, "%s@%s", v[i].program, v[i].entry);
       else
-        snprintf(prog, sizeof prog, "(unreadable)");
+        snprintf(prog, sizeof prog, "%s", v[i].other_schema ? "(other version)" : "(unreadable)");
       pto_text sig = {0}, sc = {0};
-      entry_signature(v[i].path, &sig, &sc);
+      entry_signature(&v[i], &sig, &sc);
       printf("%s  %-20s  %10s  %-12s  %-11s  %s\n", v[i].key, prog, size, age,
              sc.data ? sc.data : "-", sig.data ? sig.data : "");
       pto_text_free(&sig);
@@ -485,7 +493,7 @@ static int check_cache_dir(void) {
   char dir[PATH_MAX];
   if (pto_cache_dir(dir, sizeof dir)) return PTO_EXIT_OK; /* no dir at all: the subcommand says */
   const char *pd = getenv("PTO_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
-  const char *var = pd && *pd ? "PTO_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
+  const char *var = pd && *pd ? "PTO_CACHE_DIR" : xdg && xdg[0] == '/' ? "XDG_CACHE_HOME" : "HOME";
   const char *val = getenv(var);
   struct stat st;
   if (stat(dir, &st) == 0 ? S_ISDIR(st.st_mode) : errno != ENOTDIR) return PTO_EXIT_OK;
@@ -504,9 +512,16 @@ int cmd_cache(int argc, char **argv) {
   const char *sub = NULL, *arg = NULL, *max_size = NULL, *remote_url = NULL;
   int json = 0, remote = 0, nkeys = 0;
   char **keys = argv; /* rm's KEYs, collected in place over the options already read */
+  int operands = 0;   /* after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--json")) {
+    int option = !operands && a[0] == '-' && a[1]; /* else a subcommand or a KEY, below */
+    if (option && !strcmp(a, "--")) {
+      operands = 1;
+      continue;
+    } else if (!option) {
+      /* below */
+    } else if (!strcmp(a, "--json")) {
       json = 1;
     } else if (!strcmp(a, "--remote")) {
       remote = 1;
@@ -521,9 +536,11 @@ int cmd_cache(int argc, char **argv) {
       const char *v = a[10] == '=' ? a + 11 : cli_next_value(argc, argv, &i);
       if (!v) return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
       if (cli_set_once(k_cmd, "--max-size", &max_size, v)) return PTO_EXIT_USAGE;
-    } else if (a[0] == '-' && a[1]) {
+    } else {
       return cli_usage_error(k_cmd, "unknown option '%s'", a);
-    } else if (!sub) {
+    }
+    if (option) continue;
+    if (!sub) {
       sub = a;
     } else if (!strcmp(sub, "rm")) {
       keys[nkeys++] = argv[i];
@@ -594,7 +611,10 @@ const pto_cmd cli_cmd_cache = {
     "                 misses, stores, errors and refused entries), entries and size\n"
     "  ls             every entry, most recently used first, with its signature and the scalars\n"
     "                 it was specialised for, an -O level other than -O2 and a host\n"
-    "                 program's device set (two entries of one program differ there)\n"
+    "                 program's device set (two entries of one program differ there); an\n"
+    "                 entry of another pto version (a sealed manifest of another schema) shows\n"
+    "                 as '(other version)', kept: this pto never uses it (--json: its schema\n"
+    "                 in \"other_version\")\n"
     "  ls --remote    the keys and sizes of the remote cache's entries ($PTO_REMOTE_CACHE or\n"
     "                 --remote-cache URL; a redis:// remote can list, an http:// one cannot)\n"
     "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"
@@ -613,6 +633,8 @@ const pto_cmd cli_cmd_cache = {
     "\n"
     "options:\n"
     "  --json         machine-readable output (stats, ls, show)\n"
+    "  --remote       ls: the remote cache's entries instead of the local ones\n"
+    "  --remote-cache URL  ls --remote: the remote to list (else $PTO_REMOTE_CACHE)\n"
     "  --max-size S   gc: the size to fit (above 0; 'clear' empties the cache)\n"
     "\n"
     "examples:\n"

@@ -2,7 +2,9 @@
 # Environment variables the command line reads: PTO_LOG_LEVEL takes the reference's level names
 # (any case; each includes those before it, timing and later write the [STRACE] lines), and
 # another value is refused (exit 2) naming the variable, where it was silently ignored (a misspelt
-# "timnig" wrote nothing and said nothing).
+# "timnig" wrote nothing and said nothing). A cache dir refused for its mode is named with the
+# variable that chose it (PTO_CACHE_DIR=..., XDG_CACHE_HOME=...), not by its path alone, and so
+# is one that is a file; pto cache reads '--' as every command does.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 ADD=("$EX/add.ptir" --dim M=4)
@@ -32,4 +34,31 @@ run_status 0 env PTO_LOG_LEVEL=info "$PTO" run "$EX/allreduce_mesh.ptir" --devic
 expect_true "PTO_LOG_LEVEL=info: a host program's [STRACE] lines" \
   test "$(grep -c '^\[STRACE\] v=1 .* l3=' <<<"$OUT")" -ge 1
 
+# ---- a cache dir that is not private, named with its variable ----------------------------------
+mkdir -p "$T/open" && chmod 777 "$T/open"
+run_status 0 env PTO_CACHE_DIR="$T/open" "$PTO" run "${ADD[@]}"
+expect_out "cache directory $T/open (PTO_CACHE_DIR=$T/open) is writable by group or others (mode 777)"
+expect_out "run chmod 700 $T/open, or set PTO_CACHE_DIR to a directory of your own"
+run_status 1 env PTO_CACHE_DIR="$T/open" "$PTO" cache ls
+expect_out "cache directory $T/open (PTO_CACHE_DIR=$T/open) is writable by group or others"
+mkdir -p "$T/xdg/pto" && chmod 777 "$T/xdg/pto"
+run_status 1 env -u PTO_CACHE_DIR XDG_CACHE_HOME="$T/xdg" "$PTO" cache stats
+expect_out "cache directory $T/xdg/pto (XDG_CACHE_HOME=$T/xdg) is writable by group or others"
+# A PTO_CACHE_DIR of other files: pto uses its pto folder, and names it so.
+mkdir -p "$T/proj/pto" && touch "$T/proj/notes.txt" && chmod 777 "$T/proj/pto"
+run_status 1 env PTO_CACHE_DIR="$T/proj" "$PTO" cache ls
+expect_out "cache directory $T/proj/pto (the pto folder of PTO_CACHE_DIR=$T/proj) is writable"
+# A cache dir that is a file names the variable that chose it; a relative XDG_CACHE_HOME is
+# ignored (the XDG spec), so HOME chose it, not XDG_CACHE_HOME.
+mkdir -p "$T/home/.cache" && touch "$T/home/.cache/pto"
+run_status 2 env -u PTO_CACHE_DIR XDG_CACHE_HOME=rel HOME="$T/home" "$PTO" cache stats
+expect_out "the cache directory $T/home/.cache/pto (from HOME=$T/home) is not a directory"
+# '--' ends the options of pto cache too: the KEYs after it are KEYs, not options.
+run_pto 0 cache -- stats
+run_pto 2 cache rm -- -x
+expect_out "'-x': a key is 1 to 32 hex digits"
+run_pto 2 cache rm --x
+expect_out "unknown option '--x'"
+expect_true "nothing was written into the open dirs" \
+  test -z "$(find "$T/open" "$T/xdg/pto" "$T/proj/pto" -mindepth 1)"
 finish
