@@ -309,6 +309,50 @@ static void print_param(const pto_signature *sig, const pto_sig_param *p) {
     printf("%" PRId64 "\n", p->value.i);
 }
 
+/* The other_schema pto_cache_list gives the entry key (a copy), or NULL. */
+static char *other_schema_of(const char *key) {
+  pto_cache_entry *v = NULL;
+  int n = 0;
+  char *schema = NULL;
+  pto_status s = pto_cache_list(&v, &n);
+  for (int i = 0; !s && i < n && !schema; i++)
+    if (!strcmp(v[i].key, key) && v[i].other_schema) schema = strdup(v[i].other_schema);
+  pto_status_free(s);
+  pto_cache_list_free(v, n);
+  return schema;
+}
+
+/* show of an entry whose manifest this pto cannot read: another version's entry (as ls and
+ * verify tell it) is shown as such, exit 0; any other is corrupt, and the message says so rather
+ * than only what the manifest lacks ("written by another version of pto; compile the program
+ * again" of a manifest that does not even match its seal). */
+static int show_unreadable(const char *key, const char *path, pto_status s, int json) {
+  char *schema = other_schema_of(key);
+  if (!schema) {
+    return cli_fail(k_cmd,
+                    pto_status_annotate(s,
+                                        "cache entry %s does not read: corrupt ('pto cache "
+                                        "verify' checks every entry and removes corrupt ones)",
+                                        key));
+  }
+  pto_status_free(s);
+  if (json) {
+    printf("{\"key\": \"%s\", \"path\": ", key);
+    json_str(stdout, path);
+    printf(", \"key_text\": null, \"other_version\": ");
+    json_str(stdout, schema);
+    printf(", \"manifest\": null}\n");
+  } else {
+    printf("key          %s\n", key);
+    printf("path         %s\n", path);
+    printf("version      another pto version's entry (%s): kept for it, not used by this pto "
+           "('pto cache rm %.8s' removes it)\n",
+           schema, key);
+  }
+  free(schema);
+  return PTO_EXIT_OK;
+}
+
 static int do_show(const char *prefix, int json) {
   char key[33], *path = NULL;
   pto_status s = pto_cache_find(prefix, key, &path);
@@ -316,8 +360,9 @@ static int do_show(const char *prefix, int json) {
   pto_manifest m;
   s = pto_manifest_read(path, &m);
   if (s) {
+    int rc = show_unreadable(key, path, s, json);
     free(path);
-    return cli_fail(k_cmd, s);
+    return rc;
   }
   char kpath[PATH_MAX + 16], mpath[PATH_MAX + 16];
   snprintf(kpath, sizeof kpath, "%s/key.txt", path);
@@ -329,6 +374,7 @@ static int do_show(const char *prefix, int json) {
     json_str(stdout, path);
     printf(", \"key_text\": ");
     json_str(stdout, key_text);
+    printf(", \"other_version\": null");
     /* The manifest was just validated as JSON; it is embedded as it is. */
     printf(", \"manifest\": %s}\n", mtext ? mtext : "null");
     free(mtext);
@@ -618,7 +664,8 @@ const pto_cmd cli_cmd_cache = {
     "  ls --remote    the keys and sizes of the remote cache's entries ($PTO_REMOTE_CACHE or\n"
     "                 --remote-cache URL; a redis:// remote can list, an http:// one cannot)\n"
     "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"
-    "                 binaries and file hashes, and key.txt (written with PTO_CACHE_DEBUG=1)\n"
+    "                 binaries and file hashes, and key.txt (written with PTO_CACHE_DEBUG=1);\n"
+    "                 another pto version's entry is named as such\n"
     "  rm KEY...      removes these entries (each KEY or a unique start of one); when a KEY\n"
     "                 names no entry or several, nothing is removed\n"
     "  verify         re-hashes every file of every entry; corrupt entries are reported and\n"

@@ -53,6 +53,12 @@ expect_true "ls --json: other_version null for this version's entry" \
   grep -q "\"key\": \"$key\".*\"other_version\": null}" <<<"$OUT"
 expect_true "ls --json: other_version null for the corrupt entry" \
   grep -q "\"key\": \"$k3\".*\"other_version\": null}" <<<"$OUT"
+# cache show of it says the same (exit 0), where it said "written by another version of pto;
+# compile the program again"; of the corrupt one it says corrupt.
+run_pto 0 cache show ee11 && expect_out "another pto version's entry (pto.manifest/2): kept for it"
+run_pto 0 cache show ee11 --json && expect_out "\"other_version\": \"pto.manifest/2\", \"manifest\": null}"
+run_pto 0 cache show "$key" --json && expect_out "\"other_version\": null, \"manifest\": {"
+run_pto 2 cache show ee22 && expect_out "cache entry $k3 does not read: corrupt ('pto cache verify'"
 run_pto 1 cache verify && expect_out "1 corrupt (discarded)" && expect_out "corrupt  $k3"
 expect_true "verify reports only the unsealed one" test -z "$(grep -F "$k2" <<<"$OUT")"
 expect_true "the other version's entry stays" test -d "$PTO_CACHE_DIR/ee/${k2:2}"
