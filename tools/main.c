@@ -160,6 +160,13 @@ int cli_claim_program(const char *cmd, const char *path) {
 static int check_output_path(const char *cmd, const char *flag, const char *path, int is_dir,
                              int claim) {
   if (!path || !*path) return cli_usage_error(cmd, "%s: the path is empty", flag);
+  /* '-' is stdout to many tools, but not here (pto's report is there): a file or folder named
+   * '-' would surprise whoever meant stdout, so it is refused and written ./- when meant. */
+  if (!strcmp(path, "-"))
+    return cli_usage_error(cmd,
+                           "%s -: pto writes this output to a %s, not to stdout (where its "
+                           "report goes); write ./- for one named '-'",
+                           flag, is_dir ? "folder" : "file");
   char label[PATH_MAX + 64]; /* "--swimlane x.json" */
   snprintf(label, sizeof label, "%s %s", flag, path);
   struct stat st;
@@ -305,7 +312,8 @@ int main(int argc, char **argv) {
     return PTO_EXIT_USAGE;
   }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-    if (argc > 2 && strcmp(argv[1], "help") == 0) {
+    /* 'pto help NAME', and 'pto --help NAME' as git reads it. */
+    if (argc > 2 && strcmp(argv[2], "-h") && strcmp(argv[2], "--help") && strcmp(argv[2], "help")) {
       for (int i = 0; i < NCMDS; i++)
         if (!strcmp(argv[2], k_cmds[i]->name)) {
           fputs(k_cmds[i]->usage, stdout);
