@@ -377,6 +377,19 @@ static void memo_write(const char *path, const char *probe_hex, const char *text
 
 /* The toolchain and target lines, from the memo in an existing cache dir when its probe matches
  * (and written there when it does not). Not memoized: a target override (tests). */
+/* A switch of the cache's environment (PTO_CACHE_DEBUG, PTO_CACHE_NO_TOOLCHAIN_MEMO): 1 for "1";
+ * 0 unset, empty or "0"; another value warns once, naming the variable, and counts as 0 (the
+ * cache's settings warn rather than fail a run, as PTO_CACHE_MAX_SIZE does): "yes" was silently
+ * off, and "0" of the memo switch turned it on. */
+static int env_switch(const char *name, int *warned) {
+  const char *v = getenv(name);
+  if (!v || !*v || !strcmp(v, "0")) return 0;
+  if (!strcmp(v, "1")) return 1;
+  pto__loader_warn_once(warned, "%s is '%s': expected 1 (on) or 0 (off, the default); taken as 0",
+                        name, v);
+  return 0;
+}
+
 static void identity_lines(pto_text *b) {
   char root[PATH_MAX], path[PATH_MAX + 32], probe[33];
   int exists = 0;
@@ -384,7 +397,8 @@ static void identity_lines(pto_text *b) {
   pto_status s = pto__loader_cache_resolve_root(root, sizeof root, 0, &exists);
   int usable = !s && exists;
   pto_status_free(s);
-  if (!usable || (o && *o) || getenv("PTO_CACHE_NO_TOOLCHAIN_MEMO")) {
+  static int memo_warned;
+  if (!usable || (o && *o) || env_switch("PTO_CACHE_NO_TOOLCHAIN_MEMO", &memo_warned)) {
     toolchain_lines(b);
     target_lines(b);
     return;
@@ -1130,8 +1144,8 @@ static int fs_full(const char *root) {
 }
 
 static void write_key_text(const char *dir, const char *key_text) {
-  const char *d = getenv("PTO_CACHE_DEBUG");
-  if (!d || strcmp(d, "1") != 0 || !key_text) return;
+  static int debug_warned;
+  if (!env_switch("PTO_CACHE_DEBUG", &debug_warned) || !key_text) return;
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/key.txt", dir);
   pto_status s = pto_file_write_atomic(path, key_text, strlen(key_text), 0644);

@@ -4,7 +4,8 @@
 # another value is refused (exit 2) naming the variable, where it was silently ignored (a misspelt
 # "timnig" wrote nothing and said nothing). A cache dir refused for its mode is named with the
 # variable that chose it (PTO_CACHE_DIR=..., XDG_CACHE_HOME=...), not by its path alone, and so
-# is one that is a file; pto cache reads '--' as every command does.
+# is one that is a file; pto cache reads '--' as every command does. PTO_CACHE_DEBUG and
+# PTO_CACHE_NO_TOOLCHAIN_MEMO are 1 or 0: another value warns (it was silently off, or on for 0).
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 ADD=("$EX/add.ptir" --dim M=4)
@@ -33,6 +34,17 @@ done
 run_status 0 env PTO_LOG_LEVEL=info "$PTO" run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64
 expect_true "PTO_LOG_LEVEL=info: a host program's [STRACE] lines" \
   test "$(grep -c '^\[STRACE\] v=1 .* l3=' <<<"$OUT")" -ge 1
+
+# ---- the cache's switches: 1 or 0; another value warns, naming the variable, and is off -------
+run_status 0 env PTO_CACHE_DIR="$T/dbg" PTO_CACHE_DEBUG=yes "$PTO" run "${ADD[@]}"
+expect_out "PTO_CACHE_DEBUG is 'yes': expected 1 (on) or 0 (off, the default); taken as 0"
+expect_true "PTO_CACHE_DEBUG=yes writes no key.txt" test -z "$(find "$T/dbg" -name key.txt)"
+run_status 0 env PTO_CACHE_DIR="$T/dbg1" PTO_CACHE_DEBUG=1 "$PTO" run "${ADD[@]}"
+expect_true "PTO_CACHE_DEBUG=1 writes key.txt" test -n "$(find "$T/dbg1" -name key.txt)"
+run_status 0 env PTO_CACHE_DIR="$T/dbg" PTO_CACHE_NO_TOOLCHAIN_MEMO=on "$PTO" run "${ADD[@]}"
+expect_out "PTO_CACHE_NO_TOOLCHAIN_MEMO is 'on': expected 1 (on) or 0 (off, the default)"
+run_status 0 env PTO_CACHE_DIR="$T/dbg" PTO_CACHE_NO_TOOLCHAIN_MEMO=0 "$PTO" run "${ADD[@]}"
+expect_true "PTO_CACHE_NO_TOOLCHAIN_MEMO=0 says nothing" test -z "$(grep -F warning <<<"$OUT")"
 
 # ---- a cache dir that is not private, named with its variable ----------------------------------
 mkdir -p "$T/open" && chmod 777 "$T/open"
