@@ -481,7 +481,7 @@ const pto_cmd cli_cmd_compile = {
     "                         either way)\n"
     "\n"
     "On a terminal, a progress bar counts the kernels as they are lowered (programs of four\n"
-    "kernels or more).\n"
+    "kernels or more; a host program's, for each orch it calls).\n"
     "\n"
     "example:\n"
     "  pto compile examples/scale_rows.ptir -o build/scale_rows -D act=1\n"
