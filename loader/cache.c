@@ -948,17 +948,17 @@ pto_status pto__loader_cache_resolve_root(char *root, size_t n, int create, int 
     }
     if (level > 0)
       return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                             "cache directory %s holds files that pto did not create: refusing to "
-                             "use it; set PTO_CACHE_DIR to a directory of its own",
-                             root);
+                             "cache directory %s%s holds files that pto did not create: refusing "
+                             "to use it; set PTO_CACHE_DIR to a directory of its own",
+                             root, root_origin(origin, sizeof origin, level));
     size_t len = strlen(root);
     if (len + 5 >= n)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "cache directory path too long: %s",
                              root);
     pto__loader_warn_once(&warned,
-                          "cache directory %s holds files that pto did not create: using %s/pto "
+                          "cache directory %s%s holds files that pto did not create: using %s/pto "
                           "instead",
-                          root, root);
+                          root, root_origin(origin, sizeof origin, level), root);
     memcpy(root + len, "/pto", 5);
   }
 }

@@ -59,6 +59,7 @@ expect_out "cache directory $T/xdg/pto (XDG_CACHE_HOME=$T/xdg) is writable by gr
 # A PTO_CACHE_DIR of other files: pto uses its pto folder, and names it so.
 mkdir -p "$T/proj/pto" && touch "$T/proj/notes.txt" && chmod 777 "$T/proj/pto"
 run_status 1 env PTO_CACHE_DIR="$T/proj" "$PTO" cache ls
+expect_out "cache directory $T/proj (PTO_CACHE_DIR=$T/proj) holds files that pto did not create: using $T/proj/pto instead"
 expect_out "cache directory $T/proj/pto (the pto folder of PTO_CACHE_DIR=$T/proj) is writable"
 # A cache dir that is a file names the variable that chose it; a relative XDG_CACHE_HOME is
 # ignored (the XDG spec), so HOME chose it, not XDG_CACHE_HOME.
