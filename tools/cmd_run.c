@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -472,7 +473,17 @@ int cmd_run(int argc, char **argv) {
     return PTO_EXIT_USAGE;
   if (cli_prepare_swimlane_records(k_cmd, &a.records)) return PTO_EXIT_USAGE;
   if (cli_check_dump_options(k_cmd, a.dump_dir, &a.dump_level)) return PTO_EXIT_USAGE;
-  if (a.trace) setenv("PTO_LOG_LEVEL", "timing", 1);
+  if (a.trace) {
+    /* --trace asks for the timing level at least: a later one (info, debug) stays, with the
+     * orchestration's lines it adds, and a value that names no level is left for the worker's
+     * open to refuse, as it is without --trace. */
+    static const char *const k_below[] = {"", "null", "error", "warn", "warning"};
+    const char *level = getenv("PTO_LOG_LEVEL");
+    int below = !level;
+    for (size_t k = 0; !below && k < sizeof k_below / sizeof k_below[0]; k++)
+      below = !strcasecmp(level, k_below[k]);
+    if (below) setenv("PTO_LOG_LEVEL", "timing", 1);
+  }
 
   pto_program *prog = NULL;
   pto_ir_program *ir = NULL;
@@ -690,7 +701,8 @@ const pto_cmd cli_cmd_run = {
     "                      1e-5/1e-6, f16 1e-3, bf16 1e-2, f64 1e-12, integers exact); passes\n"
     "                      where |got-ref| <= atol + rtol*|ref|\n"
     "  --trace             write the launch's [STRACE] span lines and its [STASK] task lines\n"
-    "                      to stderr ('pto trace LOG --timeline' draws them)\n"
+    "                      to stderr ('pto trace LOG --timeline' draws them): PTO_LOG_LEVEL\n"
+    "                      timing for this run, unless it names a later level (info, debug)\n"
     "  --swimlane-records FILE  the launch's tasks in PyPTO's chip_swimlane_records.json\n"
     "                      layout, with deps.json and func_names.json (also as name_map.json)\n"
     "                      beside FILE, for PyPTO's swimlane_converter and critical_path tools\n"

@@ -35,6 +35,19 @@ run_status 0 env PTO_LOG_LEVEL=info "$PTO" run "$EX/allreduce_mesh.ptir" --devic
 expect_true "PTO_LOG_LEVEL=info: a host program's [STRACE] lines" \
   test "$(grep -c '^\[STRACE\] v=1 .* l3=' <<<"$OUT")" -ge 1
 
+# pto run --trace sets the timing level for its run, but keeps a later one (its orchestration
+# lines: a LOG_INFO written into the work dir's orchestration by hand) and refuses a bad one.
+run_pto 0 compile "$EX/add.ptir" -o "$T/wdl"
+sed -i '/void aicpu_orchestration_entry(/a\  LOG_INFO("an info line");' "$T/wdl/orchestration/main.cpp"
+run_status 0 env PTO_LOG_LEVEL=info "$PTO" run "$T/wdl" --dim M=4 --trace
+expect_out "[INFO] orchestration aicpu_orchestration_entry: an info line"
+expect_out "[STRACE] v=1 "
+run_status 0 env PTO_LOG_LEVEL=error "$PTO" run "$T/wdl" --dim M=4 --trace
+expect_out "[STRACE] v=1 "
+expect_true "--trace over error: no info line" test -z "$(grep -F 'an info line' <<<"$OUT")"
+run_status 2 env PTO_LOG_LEVEL=timnig "$PTO" run "$T/wdl" --dim M=4 --trace
+expect_out "PTO_LOG_LEVEL is 'timnig'"
+
 # ---- the cache's switches: 1 or 0; another value warns, naming the variable, and is off -------
 run_status 0 env PTO_CACHE_DIR="$T/dbg" PTO_CACHE_DEBUG=yes "$PTO" run "${ADD[@]}"
 expect_out "PTO_CACHE_DEBUG is 'yes': expected 1 (on) or 0 (off, the default); taken as 0"
