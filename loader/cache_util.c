@@ -177,7 +177,8 @@ int pto__loader_manifest_other_version(const char *dir) {
 /* ---- holding a work dir --------------------------------------------------------------- */
 
 /* dst, a copy of the regular file src: a hard link where the file system allows one (the
- * content is never rewritten in place: pto replaces files by rename), else a copy. */
+ * content is never rewritten in place: pto replaces files by rename; only pto fmt -i rewrites a
+ * .ptir of several links in place, a source the loaded binaries no longer read), else a copy. */
 static pto_status hold_file(const char *src, const char *dst, mode_t mode) {
   if (link(src, dst) == 0) return PTO_OK;
   uint8_t *buf = NULL;
