@@ -95,6 +95,11 @@ static int add_binding(const char *cmd, const char *flag, char *text, pto_bindin
   return 0;
 }
 
+int cli_set_once_path(const char *cmd, const char *flag, const char **slot, const char *value) {
+  if (*slot && cli_same_path(*slot, value)) return 0;
+  return cli_set_once(cmd, flag, slot, value);
+}
+
 int cli_set_once(const char *cmd, const char *flag, const char **slot, const char *value) {
   if (*slot && strcmp(*slot, value) != 0) {
     cli_usage_error(cmd, "%s given twice: '%s' and '%s'", flag, *slot, value);
@@ -156,7 +161,7 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
   if (is_opt(arg, "--depfile")) {
     char *v = option_value(cmd, "--depfile", argc, argv, i);
     if (!v) return -1;
-    if (cli_set_once(cmd, "--depfile", &a->depfile, v)) return -1;
+    if (cli_set_once_path(cmd, "--depfile", &a->depfile, v)) return -1;
     return 1;
   }
   if (is_opt(arg, "--devices")) {
@@ -399,7 +404,7 @@ int cmd_compile(int argc, char **argv) {
     } else if (!strcmp(argv[i], "-o")) {
       const char *v = cli_next_value(argc, argv, &i);
       if (!v) return cli_usage_error(cmd, "-o needs a directory");
-      if (cli_set_once(cmd, "-o", &out_dir, v)) return PTO_EXIT_USAGE;
+      if (cli_set_once_path(cmd, "-o", &out_dir, v)) return PTO_EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     } else if (!src) {

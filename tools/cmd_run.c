@@ -142,7 +142,7 @@ int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, co
   if (strcmp(arg, "--swimlane") != 0 && strncmp(arg, "--swimlane=", 11) != 0) return 0;
   const char *val = arg[10] == '=' ? arg + 11 : cli_next_value(argc, argv, i);
   if (!val || !*val) return cli_usage_error(cmd, "--swimlane needs a file name (FILE.json)"), -1;
-  return cli_set_once(cmd, "--swimlane", out, val) ? -1 : 1;
+  return cli_set_once_path(cmd, "--swimlane", out, val) ? -1 : 1;
 }
 
 pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntasks) {
@@ -214,7 +214,7 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
   /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
-  return cli_set_once(cmd, "--swimlane-records", &out->path, val) ? -1 : 1;
+  return cli_set_once_path(cmd, "--swimlane-records", &out->path, val) ? -1 : 1;
 }
 
 int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const char **dir,
@@ -225,7 +225,7 @@ int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const 
   if (strcmp(arg, "--dump-args") != 0 && strncmp(arg, "--dump-args=", 12) != 0) return 0;
   const char *val = arg[11] == '=' ? arg + 12 : cli_next_value(argc, argv, i);
   if (!val || !*val) return cli_usage_error(cmd, "--dump-args needs a directory"), -1;
-  return cli_set_once(cmd, "--dump-args", dir, val) ? -1 : 1;
+  return cli_set_once_path(cmd, "--dump-args", dir, val) ? -1 : 1;
 }
 
 int cli_check_dump_options(const char *cmd, const char *dir, int *level) {

@@ -79,9 +79,10 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
        * which applies; two --out of one FILE would write it twice, the first lost. */
       int dup = 0;
       for (int k = 0; k < *count; k++) {
-        /* --dim M=04 and --dim M=4, --in a=1 and --in a=1.0 are one value; --out's are files */
+        /* --dim M=04 and --dim M=4, --in a=1 and --in a=1.0 are one value; --out's are files
+         * (x.npy and ./x.npy one) */
         int same_name = !strcmp(list[k].name, n->name),
-            same_value = list == a->outs ? !strcmp(list[k].value, n->value)
+            same_value = list == a->outs ? cli_same_path(list[k].value, n->value)
                                          : cli_same_value(list[k].value, n->value);
         if (same_name && same_value)
           dup = 1;

@@ -87,6 +87,31 @@ static int file_identity(const char *path, dev_t *dev, ino_t *ino, char **name) 
   return *name ? 0 : -1;
 }
 
+int cli_same_path(const char *a, const char *b) {
+  if (!strcmp(a, b)) return 1;
+  /* Trailing slashes dropped ("w3/" is "w3" still to be made), then one file by its identity. */
+  char pa[PATH_MAX], pb[PATH_MAX];
+  const char *in[2] = {a, b};
+  char *out[2] = {pa, pb};
+  for (int k = 0; k < 2; k++) {
+    size_t n = strlen(in[k]);
+    while (n > 1 && in[k][n - 1] == '/')
+      n--;
+    if (!n || n >= PATH_MAX) return 0;
+    memcpy(out[k], in[k], n);
+    out[k][n] = 0;
+  }
+  if (!strcmp(pa, pb)) return 1;
+  dev_t da, db;
+  ino_t ia, ib;
+  char *na = NULL, *nb = NULL;
+  int same = file_identity(pa, &da, &ia, &na) == 0 && file_identity(pb, &db, &ib, &nb) == 0 &&
+             da == db && ia == ib && !na == !nb && (!na || !strcmp(na, nb));
+  free(na);
+  free(nb);
+  return same;
+}
+
 int cli_claim_file(const char *cmd, const char *label, const char *path, int output) {
   dev_t dev;
   ino_t ino;

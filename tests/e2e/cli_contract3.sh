@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command line against docs/cli.md, third pass: a flag given twice with one value however
-# spelled counts once (--devices 2 and 02 and 0,1; random:5 and random:05), where it was refused
-# as two values; an output named '-' is refused (it is not stdout, where the report goes), where
+# spelled counts once (--devices 2 and 02 and 0,1; random:5 and random:05; a path and ./path,
+# dir and dir/), where it was refused as two values; an output named '-' is refused (it is not
+# stdout, where the report goes), where
 # it wrote a file named '-'; 'pto --help NAME' prints NAME's help, as 'pto help NAME' does.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
@@ -25,6 +26,19 @@ run_pto 2 run "${ADD[@]}" --in a=random:5 --in a=random:6
 expect_out "--in a: given twice, as a=random:5 and a=random:6"
 run_pto 2 run "${ADD[@]}" --in a=random:5 --in a=random:0x5
 expect_out "--in a: given twice, as a=random:5 and a=random:0x5"
+
+# A path given twice, one file however spelled, counts once; two files are two values.
+run_pto 0 compile "$EX/add.ptir" -o "$T/w9" -o "$T/w9/" -o "$T/./w9"
+run_pto 0 run "${ADD[@]}" --out c=x.npy --out c=./x.npy --swimlane s.json --swimlane "$T/s.json" \
+  --timeline-svg t.svg --timeline-svg ./t.svg --dump-args d --dump-args d/
+expect_true "--out written" test -f "$T/x.npy"
+run_pto 2 run "${ADD[@]}" --out c=x.npy --out c=y.npy
+expect_out "--out c: given twice, as c=x.npy and c=y.npy"
+run_pto 2 run "${ADD[@]}" --out c=x.npy --out c=./y.npy
+run_pto 2 run "${ADD[@]}" --swimlane s.json --swimlane s2.json
+expect_out "--swimlane given twice: 's.json' and 's2.json'"
+run_pto 2 compile "$EX/add.ptir" -o "$T/w9" -o "$T/w10"
+expect_out "-o given twice"
 
 # ---- an output named '-' ---------------------------------------------------------------------
 for out in "--out c=-" "--swimlane -" "--timeline-svg -" "--dump-args -" "--out=c=-"; do
