@@ -581,7 +581,14 @@ int cmd_cache(int argc, char **argv) {
     } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
       const char *v = a[10] == '=' ? a + 11 : cli_next_value(argc, argv, &i);
       if (!v) return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
-      if (cli_set_once(k_cmd, "--max-size", &max_size, v)) return PTO_EXIT_USAGE;
+      /* Given twice, one size however written (1G and 1024M) counts once. */
+      uint64_t was = 0, now = 1;
+      pto_status ws = max_size ? pto_cache_parse_size(max_size, &was) : PTO_OK;
+      pto_status ns = max_size ? pto_cache_parse_size(v, &now) : PTO_OK;
+      int same = max_size && !ws && !ns && was == now;
+      pto_status_free(ws);
+      pto_status_free(ns);
+      if (!same && cli_set_once(k_cmd, "--max-size", &max_size, v)) return PTO_EXIT_USAGE;
     } else {
       return cli_usage_error(k_cmd, "unknown option '%s'", a);
     }

@@ -40,6 +40,10 @@ expect_out "--swimlane given twice: 's.json' and 's2.json'"
 run_pto 2 compile "$EX/add.ptir" -o "$T/w9" -o "$T/w10"
 expect_out "-o given twice"
 
+run_pto 0 cache gc --max-size 1G --max-size 1024M
+run_pto 2 cache gc --max-size 1G --max-size 1000M
+expect_out "--max-size given twice: '1G' and '1000M'"
+
 # ---- an output named '-' ---------------------------------------------------------------------
 for out in "--out c=-" "--swimlane -" "--timeline-svg -" "--dump-args -" "--out=c=-"; do
   # shellcheck disable=SC2086 # the flag and its value as two words
