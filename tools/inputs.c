@@ -137,6 +137,14 @@ double cli_elem_get(pto_dtype dt, const void *p, int64_t i) {
   return pto_dtype_is_signed(dt) ? (double)s.i : (double)s.u;
 }
 
+/* Whether text reads whole as a number (strtod: 1.5, -2, 0x10, inf). */
+static int is_number(const char *text) {
+  char *end;
+  if (!*text || (unsigned char)*text <= ' ') return 0;
+  (void)strtod(text, &end);
+  return end != text && !*end;
+}
+
 /* splitmix64: a tiny, well-mixed generator, so 'random:SEED' is reproducible everywhere. Its
  * state only ever grows by the constant below, so element i of a sequence is the mix of
  * state0 + (i + 1) * SPLITMIX_GAMMA: lanes computed side by side give the same values. */
@@ -304,6 +312,15 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
                       ? (syms.known[sp->dims[d].sym] ? syms.v[sp->dims[d].sym] : -1)
                       : sp->dims[d].value;
     s = pto_npy_read_expect(v, sp->dtype, sp->rank, expect, &arrays[j]);
+    if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND && is_number(v)) {
+      /* "--in a=1.5" of a tensor: a number feeds a runtime scalar, not a missing file "1.5". */
+      pto_status_free(s);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "--in %s=%s: '%s' is a tensor (%s), and a number feeds a runtime "
+                          "scalar: a tensor takes FILE.npy, random[:SEED], zeros or ones",
+                          sp->name, v, sp->name, pto_dtype_name(sp->dtype));
+      break;
+    }
     if (s) {
       s = pto_status_annotate(s, "--in %s", sp->name);
       break;

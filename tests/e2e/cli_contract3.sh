@@ -3,7 +3,8 @@
 # spelled counts once (--devices 2 and 02 and 0,1; random:5 and random:05; a path and ./path,
 # dir and dir/), where it was refused as two values; an output named '-' is refused (it is not
 # stdout, where the report goes), where
-# it wrote a file named '-'; 'pto --help NAME' prints NAME's help, as 'pto help NAME' does.
+# it wrote a file named '-'; 'pto --help NAME' prints NAME's help, as 'pto help NAME' does; a
+# number fed to a tensor says so.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 ADD=("$EX/add.ptir" --dim M=4)
@@ -43,6 +44,13 @@ expect_out "-o given twice"
 run_pto 0 cache gc --max-size 1G --max-size 1024M
 run_pto 2 cache gc --max-size 1G --max-size 1000M
 expect_out "--max-size given twice: '1G' and '1000M'"
+
+# A number fed to a tensor is named as such, not as a missing file "1.5"; a file of that name
+# is still read as one.
+run_pto 2 run "${ADD[@]}" --in a=1.5
+expect_out "--in a=1.5: 'a' is a tensor (f32), and a number feeds a runtime scalar: a tensor takes"
+echo x >"$T/2.5"
+run_pto 2 run "${ADD[@]}" --in a=2.5 && expect_out "2.5: not a .npy file"
 
 # ---- an output named '-' ---------------------------------------------------------------------
 for out in "--out c=-" "--swimlane -" "--timeline-svg -" "--dump-args -" "--out=c=-"; do
