@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -461,6 +462,44 @@ static int temp_link(int fd, char *tmp, int *slot) {
   return rc;
 }
 
+/* The extended attributes of the file src onto the file open as fd: its POSIX ACLs
+ * (system.posix_acl_access) and user.* attributes, which a rename would otherwise drop (losing
+ * an ACL can widen access: the mode's group bits are the ACL's mask). Attributes the system sets
+ * itself (security.*) or only root may (trusted.*) are left to it. 0, or an errno. */
+static int copy_xattrs(const char *src, int fd) {
+  ssize_t n = listxattr(src, NULL, 0);
+  if (n < 0) return errno == ENOTSUP || errno == ENOSYS ? 0 : errno;
+  if (n == 0) return 0;
+  char *names = malloc((size_t)n + 1), *val = NULL;
+  if (!names) return ENOMEM;
+  int err = 0;
+  n = listxattr(src, names, (size_t)n);
+  if (n < 0) err = errno == ERANGE ? EAGAIN : errno; /* grew meanwhile */
+  for (ssize_t off = 0; !err && off < n; off += (ssize_t)strlen(names + off) + 1) {
+    const char *name = names + off;
+    if (strncmp(name, "user.", 5) && strcmp(name, "system.posix_acl_access")) continue;
+    ssize_t len = getxattr(src, name, NULL, 0);
+    if (len < 0) {
+      err = errno == ENODATA ? 0 : errno; /* removed meanwhile */
+      continue;
+    }
+    char *grown = realloc(val, (size_t)len + 1);
+    if (!grown) {
+      err = ENOMEM;
+      break;
+    }
+    val = grown;
+    len = getxattr(src, name, val, (size_t)len);
+    if (len < 0)
+      err = errno == ENODATA ? 0 : errno;
+    else if (fsetxattr(fd, name, val, (size_t)len, 0) != 0)
+      err = errno;
+  }
+  free(val);
+  free(names);
+  return err;
+}
+
 pto_status pto_file_replace(const char *path, const void *const *bufs, const size_t *lens,
                             int nbufs) {
   if (!path) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_replace: path is NULL");
@@ -519,6 +558,7 @@ pto_status pto_file_replace(const char *path, const void *const *bufs, const siz
   if (!err && exists && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
       fchown(fd, st.st_uid, st.st_gid) != 0)
     err = errno;
+  if (!err && exists) err = copy_xattrs(target, fd);
   if (!err && fsync(fd) != 0) err = errno;
   if (!err && !named) {
     if (temp_link(fd, tmp, &slot) == 0)

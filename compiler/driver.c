@@ -330,6 +330,12 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
     copt.opt_level = opt_level;
     copt.scalars = binds;
     copt.nscalars = nb;
+    /* The caller's progress counts each callee's kernels as they are lowered (a host program of
+     * many kernels drew no bar: the callees' options had none). */
+    if (opt->sz >= offsetof(pto_compile_options, progress_ctx) + sizeof opt->progress_ctx) {
+      copt.progress = opt->progress;
+      copt.progress_ctx = opt->progress_ctx;
+    }
     snprintf(path, sizeof path, "%s/callees/%s", dir, names[i]);
     if ((s = pto_file_mkdirs(path, 0755))) goto done;
     if (!(out->callees[i] = pto_strdup(names[i]))) goto oom;

@@ -377,6 +377,19 @@ static void memo_write(const char *path, const char *probe_hex, const char *text
 
 /* The toolchain and target lines, from the memo in an existing cache dir when its probe matches
  * (and written there when it does not). Not memoized: a target override (tests). */
+/* A switch of the cache's environment (PTO_CACHE_DEBUG, PTO_CACHE_NO_TOOLCHAIN_MEMO): 1 for "1";
+ * 0 unset, empty or "0"; another value warns once, naming the variable, and counts as 0 (the
+ * cache's settings warn rather than fail a run, as PTO_CACHE_MAX_SIZE does): "yes" was silently
+ * off, and "0" of the memo switch turned it on. */
+static int env_switch(const char *name, int *warned) {
+  const char *v = getenv(name);
+  if (!v || !*v || !strcmp(v, "0")) return 0;
+  if (!strcmp(v, "1")) return 1;
+  pto__loader_warn_once(warned, "%s is '%s': expected 1 (on) or 0 (off, the default); taken as 0",
+                        name, v);
+  return 0;
+}
+
 static void identity_lines(pto_text *b) {
   char root[PATH_MAX], path[PATH_MAX + 32], probe[33];
   int exists = 0;
@@ -384,7 +397,8 @@ static void identity_lines(pto_text *b) {
   pto_status s = pto__loader_cache_resolve_root(root, sizeof root, 0, &exists);
   int usable = !s && exists;
   pto_status_free(s);
-  if (!usable || (o && *o) || getenv("PTO_CACHE_NO_TOOLCHAIN_MEMO")) {
+  static int memo_warned;
+  if (!usable || (o && *o) || env_switch("PTO_CACHE_NO_TOOLCHAIN_MEMO", &memo_warned)) {
     toolchain_lines(b);
     target_lines(b);
     return;
@@ -811,20 +825,40 @@ pto_status pto_cache_dir(char *out, size_t n) {
   return cache_dir_put(out, n, d, "/.cache/pto");
 }
 
-/* Anyone who can write the cache can make us dlopen their code. */
-static pto_status check_private(const char *path, const char *what, const struct stat *st) {
+/* Where the cache directory came from, for its messages (as pto_cache_dir chooses it), into buf:
+ * " (PTO_CACHE_DIR=/x)", " (XDG_CACHE_HOME=/x)" or " (HOME=/x)"; at level 1, the "pto" folder
+ * pto uses inside a directory of other files, " (the pto folder of PTO_CACHE_DIR=/x)". A user
+ * told "cache directory /x/pto is writable by others" learns which setting to change. */
+static const char *root_origin(char *buf, size_t n, int level) {
+  const char *var = "HOME", *d = getenv("PTO_CACHE_DIR");
+  if (d && *d)
+    var = "PTO_CACHE_DIR";
+  else if ((d = getenv("XDG_CACHE_HOME")) && d[0] == '/')
+    var = "XDG_CACHE_HOME";
+  else
+    d = getenv("HOME");
+  snprintf(buf, n, " (%s%s=%s)", level ? "the pto folder of " : "", var, d ? d : "");
+  return buf;
+}
+
+/* Anyone who can write the cache can make us dlopen their code. origin follows path in the
+ * messages ("" for an entry; root_origin for the cache directory). */
+static pto_status check_private(const char *path, const char *origin, const char *what,
+                                const struct stat *st) {
   if (!S_ISDIR(st->st_mode))
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s %s is not a directory", what, path);
+    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s %s%s is not a directory", what, path,
+                           origin);
   if (st->st_uid != geteuid())
     return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                           "%s %s is owned by uid %u, not by you (uid %u): refusing to use it; set "
-                           "PTO_CACHE_DIR to a directory of your own",
-                           what, path, (unsigned)st->st_uid, (unsigned)geteuid());
+                           "%s %s%s is owned by uid %u, not by you (uid %u): refusing to use it; "
+                           "set PTO_CACHE_DIR to a directory of your own",
+                           what, path, origin, (unsigned)st->st_uid, (unsigned)geteuid());
   if (st->st_mode & (S_IWGRP | S_IWOTH))
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                           "%s %s is writable by group or others (mode %03o): refusing to use it; "
-                           "run chmod 700 %s",
-                           what, path, (unsigned)(st->st_mode & 0777), path);
+    return pto_status_make(
+        PTO_STATUS_FAILED_PRECONDITION,
+        "%s %s%s is writable by group or others (mode %03o): refusing to use it; "
+        "run chmod 700 %s, or set PTO_CACHE_DIR to a directory of your own",
+        what, path, origin, (unsigned)(st->st_mode & 0777), path);
   return PTO_OK;
 }
 
@@ -883,6 +917,7 @@ pto_status pto__loader_cache_resolve_root(char *root, size_t n, int create, int 
   static int warned;
   *out_exists = 0;
   PTO_RETURN_IF_ERROR(pto_cache_dir(root, n));
+  char origin[PATH_MAX + 64];
   for (int level = 0;; level++) {
     struct stat st;
     if (lstat(root, &st) != 0) {
@@ -892,7 +927,8 @@ pto_status pto__loader_cache_resolve_root(char *root, size_t n, int create, int 
       PTO_RETURN_IF_ERROR(pto_file_mkdirs(root, 0700));
       if (lstat(root, &st) != 0)
         return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
-      PTO_RETURN_IF_ERROR(check_private(root, "cache directory", &st));
+      PTO_RETURN_IF_ERROR(
+          check_private(root, root_origin(origin, sizeof origin, level), "cache directory", &st));
       write_tag(root);
       *out_exists = 1;
       return PTO_OK;
@@ -904,24 +940,25 @@ pto_status pto__loader_cache_resolve_root(char *root, size_t n, int create, int 
     if (own < 0)
       return pto_status_make(PTO_STATUS_IO, "cache directory %s: %s", root, strerror(errno));
     if (own) {
-      PTO_RETURN_IF_ERROR(check_private(root, "cache directory", &st));
+      PTO_RETURN_IF_ERROR(
+          check_private(root, root_origin(origin, sizeof origin, level), "cache directory", &st));
       if (!tagged && create) write_tag(root);
       *out_exists = 1;
       return PTO_OK;
     }
     if (level > 0)
       return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                             "cache directory %s holds files that pto did not create: refusing to "
-                             "use it; set PTO_CACHE_DIR to a directory of its own",
-                             root);
+                             "cache directory %s%s holds files that pto did not create: refusing "
+                             "to use it; set PTO_CACHE_DIR to a directory of its own",
+                             root, root_origin(origin, sizeof origin, level));
     size_t len = strlen(root);
     if (len + 5 >= n)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "cache directory path too long: %s",
                              root);
     pto__loader_warn_once(&warned,
-                          "cache directory %s holds files that pto did not create: using %s/pto "
+                          "cache directory %s%s holds files that pto did not create: using %s/pto "
                           "instead",
-                          root, root);
+                          root, root_origin(origin, sizeof origin, level), root);
     memcpy(root + len, "/pto", 5);
   }
 }
@@ -940,7 +977,7 @@ pto_status pto__loader_cache_check_owner(const char *entry_dir) {
   if (lstat(entry_dir, &st) != 0)
     return pto_status_make(errno == ENOENT ? PTO_STATUS_NOT_FOUND : PTO_STATUS_IO,
                            "cache entry %s: %s", entry_dir, strerror(errno));
-  return check_private(entry_dir, "cache entry", &st);
+  return check_private(entry_dir, "", "cache entry", &st);
 }
 
 int pto__loader_cache_discard(const char *root, const char *entry_dir) {
@@ -1016,7 +1053,7 @@ static lookup try_entry(const char *entry_dir, const char *key, const pto_signat
   if (out_prog) *out_prog = NULL;
   struct stat st;
   if (lstat(entry_dir, &st) != 0) return LOOKUP_MISS;
-  pto_status s = check_private(entry_dir, "cache entry", &st);
+  pto_status s = check_private(entry_dir, "", "cache entry", &st);
   int names_differ = 0;
   if (!s) {
     if (copy_to)
@@ -1107,8 +1144,8 @@ static int fs_full(const char *root) {
 }
 
 static void write_key_text(const char *dir, const char *key_text) {
-  const char *d = getenv("PTO_CACHE_DEBUG");
-  if (!d || strcmp(d, "1") != 0 || !key_text) return;
+  static int debug_warned;
+  if (!env_switch("PTO_CACHE_DEBUG", &debug_warned) || !key_text) return;
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/key.txt", dir);
   pto_status s = pto_file_write_atomic(path, key_text, strlen(key_text), 0644);

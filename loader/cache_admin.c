@@ -140,6 +140,8 @@ pto_status pto_cache_list(pto_cache_entry **out_entries, int *out_count) {
       ce->program = pto_strdup(m.program);
       ce->entry = pto_strdup(pto_signature_entry_name(&m.sig)); /* as the user named it */
       pto_manifest_free(&m);
+    } else {
+      ce->other_schema = pto__loader_manifest_other_schema(fl.v[i].path);
     }
     pto_status_free(s);
   }
@@ -155,6 +157,7 @@ void pto_cache_list_free(pto_cache_entry *entries, int count) {
     free(entries[i].path);
     free(entries[i].program);
     free(entries[i].entry);
+    free(entries[i].other_schema);
   }
   free(entries);
 }

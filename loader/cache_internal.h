@@ -43,6 +43,9 @@ pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m
 /* 1 when dir's manifest matches its seal and names another manifest schema (pto.manifest/N, not
  * this pto's): an entry another version of pto wrote and would read, not a corrupt one. */
 int pto__loader_manifest_other_version(const char *dir);
+/* The same, with the schema it names: a copy (pto_strdup, freed with free), or NULL for any other
+ * entry. */
+char *pto__loader_manifest_other_schema(const char *dir);
 
 /* ---- the cache root and entries (cache.c) ------------------------------------------------ */
 

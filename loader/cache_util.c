@@ -150,16 +150,17 @@ pto_status pto__loader_manifest_read_sealed(const char *dir, pto_manifest *out_m
   return s;
 }
 
-int pto__loader_manifest_other_version(const char *dir) {
+char *pto__loader_manifest_other_schema(const char *dir) {
   uint8_t *text = NULL;
   size_t len = 0;
   pto_status s = read_manifest_text(dir, &text, &len);
-  int other = 0;
+  char *other = NULL;
   if (!s) s = pto__loader_manifest_check_seal(dir, text, len);
   if (!s) {
     json_t *root = json_loadb((const char *)text, len, 0, NULL);
     const char *v = json_string_value(json_object_get(root, "schema"));
-    other = v && !strncmp(v, "pto.manifest/", 13) && strcmp(v, PTO_MANIFEST_SCHEMA) != 0;
+    if (v && !strncmp(v, "pto.manifest/", 13) && strcmp(v, PTO_MANIFEST_SCHEMA) != 0)
+      other = pto_strdup(v);
     json_decref(root);
   }
   pto_status_free(s);
@@ -167,10 +168,17 @@ int pto__loader_manifest_other_version(const char *dir) {
   return other;
 }
 
+int pto__loader_manifest_other_version(const char *dir) {
+  char *schema = pto__loader_manifest_other_schema(dir);
+  free(schema);
+  return schema != NULL;
+}
+
 /* ---- holding a work dir --------------------------------------------------------------- */
 
 /* dst, a copy of the regular file src: a hard link where the file system allows one (the
- * content is never rewritten in place: pto replaces files by rename), else a copy. */
+ * content is never rewritten in place: pto replaces files by rename; only pto fmt -i rewrites a
+ * .ptir of several links in place, a source the loaded binaries no longer read), else a copy. */
 static pto_status hold_file(const char *src, const char *dst, mode_t mode) {
   if (link(src, dst) == 0) return PTO_OK;
   uint8_t *buf = NULL;

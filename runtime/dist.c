@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -177,7 +176,7 @@ struct dworker {
   int have_last;
   uint64_t nruns;
   const pto_program *program; /* single-program mode, retained */
-  int strace;                 /* PTO_LOG_LEVEL=timing at open, as an L2 worker reads it */
+  int strace;                 /* PTO_LOG_LEVEL timing or later at open, as an L2 worker reads it */
   pto__dist_cmd cmd;          /* the command being built (large: kept off the stack) */
   char **names;               /* interned span names */
   size_t nnames, capnames;
@@ -1475,6 +1474,9 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   int join; /* read again by each rank's transport (pto__dist_shm_init) */
   pto_status js = pto__dist_join_setting(&join);
   if (js) return pto_status_annotate(js, "%s", fn);
+  int log_level; /* a bad PTO_LOG_LEVEL is refused, not ignored */
+  pto_status ls = pto__rt_log_level(&log_level);
+  if (ls) return pto_status_annotate(ls, "%s", fn);
   dworker *w = pto_calloc(1, sizeof *w);
   if (w) w->token = pto__rt_obj_add(PTO__RT_OBJ_DIST_WORKER, w);
   if (!w || !w->token) {
@@ -1487,8 +1489,7 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   w->threads = threads;
   for (int r = 0; r < w->n; r++)
     w->ids[r] = cfg.device_ids ? cfg.device_ids[r] : r;
-  const char *level = getenv("PTO_LOG_LEVEL");
-  w->strace = level && strcasecmp(level, "timing") == 0;
+  w->strace = pto__rt_log_strace(log_level);
   if (cfg.program) {
     w->program = cfg.program;
     pto_program_retain((pto_program *)w->program);

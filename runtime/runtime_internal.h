@@ -25,6 +25,16 @@ uint64_t pto__rt_now_ns(void);
  * system call, where sysconf reads a file in /sys). */
 int pto__rt_usable_cpus(void);
 
+/* PTO_LOG_LEVEL, read case-insensitively, as PyPTO's runtime names its levels: "null" (-1: no
+ * orchestration log line), "error" (PTO_ORCH_LOG_ERROR), "warn" or "warning" (the default, unset
+ * or empty), "timing" (and every launch's [STRACE]/[STASK] lines), "info", "debug"; each level
+ * includes the ones before it. Another value is an INVALID_ARGUMENT naming the variable and the
+ * values, and *out gets the default. */
+#define PTO__RT_LOG_NULL (-1)
+pto_status pto__rt_log_level(int *out);
+/* Whether a level of pto__rt_log_level writes the launches' [STRACE] and [STASK] lines. */
+static inline int pto__rt_log_strace(int level) { return level >= PTO_ORCH_LOG_TIMING; }
+
 static inline uint64_t pto__rt_xorshift64(uint64_t *s) {
   uint64_t x = *s;
   x ^= x << 13;
@@ -726,7 +736,8 @@ typedef struct pto__rt_worker {
   pto__rt_pool pool;
   pto__rt_launch launch;
   int in_launch; /* atomic (__atomic builtins): set by the one launch that runs */
-  int strace;    /* PTO_LOG_LEVEL=timing at open */
+  int strace;    /* PTO_LOG_LEVEL timing or later at open */
+  int log_level; /* PTO_LOG_LEVEL at open (pto__rt_log_level): which orchestration lines print */
   uint64_t scratch_bytes;
   pto__rt_callable *callables;
   int64_t next_callable_id;

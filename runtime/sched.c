@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "pto/base.h"
 #include "runtime_internal.h"
@@ -1447,18 +1446,17 @@ static int32_t api_core_count(void *ctx, int32_t core_type) {
   return cores_at_once(&L->w->pool, core_type);
 }
 
-/* PTO_LOG_LEVEL: error and warn lines always; timing from "timing" on, info from "info",
- * debug from "debug" (each level includes the ones before it). */
+/* PTO_LOG_LEVEL (pto__rt_log_level), read at each line, so a process may change it between
+ * launches: a line prints at its level or an earlier one (null: none). A value that names no
+ * level (set after the worker's open, which refuses one) counts as the level read at the open. */
 static void api_log(void *ctx, int32_t level, const char *func, const char *msg) {
-  (void)ctx;
+  pto__rt_launch *L = ctx;
   static const char *names[] = {"ERROR", "WARN", "TIMING", "INFO", "DEBUG"};
   if (level < PTO_ORCH_LOG_ERROR || level > PTO_ORCH_LOG_DEBUG) level = PTO_ORCH_LOG_INFO;
-  int max = PTO_ORCH_LOG_WARN;
-  const char *v = getenv("PTO_LOG_LEVEL");
-  if (v) {
-    for (int i = 0; i <= PTO_ORCH_LOG_DEBUG; i++)
-      if (strcasecmp(v, names[i]) == 0) max = i > max ? i : max;
-  }
+  int max;
+  pto_status s = pto__rt_log_level(&max);
+  if (s) max = L && L->w ? L->w->log_level : PTO_ORCH_LOG_WARN;
+  pto_status_free(s);
   if (level > max) return;
   fprintf(stderr, "[%s] orchestration %s: %s\n", names[level], func ? func : "?", msg ? msg : "");
 }

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,29 @@ int pto__rt_usable_cpus(void) {
     n = c < 1 ? 1 : c > 1 << 20 ? 1 << 20 : (int)c;
   }
   return n;
+}
+
+pto_status pto__rt_log_level(int *out) {
+  static const struct {
+    const char *name;
+    int level;
+  } k_levels[] = {{"null", PTO__RT_LOG_NULL},      {"error", PTO_ORCH_LOG_ERROR},
+                  {"warn", PTO_ORCH_LOG_WARN},     {"warning", PTO_ORCH_LOG_WARN},
+                  {"timing", PTO_ORCH_LOG_TIMING}, {"info", PTO_ORCH_LOG_INFO},
+                  {"debug", PTO_ORCH_LOG_DEBUG}};
+  *out = PTO_ORCH_LOG_WARN;
+  const char *v = getenv("PTO_LOG_LEVEL");
+  if (!v || !*v) return PTO_OK;
+  for (size_t i = 0; i < sizeof k_levels / sizeof k_levels[0]; i++)
+    if (!strcasecmp(v, k_levels[i].name)) {
+      *out = k_levels[i].level;
+      return PTO_OK;
+    }
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                         "PTO_LOG_LEVEL is '%s': expected one of: null, error, warn, timing, info, "
+                         "debug (each includes the ones before it; timing and later write every "
+                         "launch's [STRACE] lines)",
+                         v);
 }
 
 /* ---- object registry ------------------------------------------------------------------

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "pto/base.h"
@@ -156,11 +155,6 @@ static pto_status normalize_config(const pto_run_config *in, pto_run_config *out
   return PTO_OK;
 }
 
-static int strace_enabled(void) {
-  const char *v = getenv("PTO_LOG_LEVEL");
-  return v && strcasecmp(v, "timing") == 0;
-}
-
 static void destroy_worker(pto__rt_worker *w) {
   pto__rt_pool_stop(&w->pool);
   for (pto__rt_handle *h = w->handles; h;) {
@@ -196,12 +190,13 @@ pto_status pto_worker_open(const pto_run_config *cfg, pto_worker **out_worker) {
   if (!w) return fail(PTO_STATUS_OUT_OF_MEMORY, "out of memory opening a worker");
   int nthreads = 0;
   pto_status s = normalize_config(cfg, &w->cfg, &nthreads);
+  if (!s) s = pto__rt_log_level(&w->log_level); /* a bad PTO_LOG_LEVEL is refused, not ignored */
   if (s) {
     free(w);
     return pto_status_annotate(s, "pto_worker_open");
   }
   w->scratch_bytes = w->cfg.scratch_bytes;
-  w->strace = strace_enabled();
+  w->strace = pto__rt_log_strace(w->log_level);
   w->record_tasks = w->cfg.record_tasks;
   w->next_callable_id = 1;
   s = pto__rt_devmem_init(&w->mem, w->cfg.device_memory_bytes);

@@ -64,6 +64,11 @@ int cli_same_value(const char *a, const char *b);
 /* A single-valued option's value into *slot: given twice with another value, a usage error
  * (printed) and -1 (the command line would not say which one applies); else 0. */
 int cli_set_once(const char *cmd, const char *flag, const char **slot, const char *value);
+/* Whether two spellings name one file or folder ("x.npy" and "./x.npy", "dir" and "dir/", a
+ * symlink and its target), made already or not. */
+int cli_same_path(const char *a, const char *b);
+/* cli_set_once of a path: given twice, one file however spelled (cli_same_path) counts once. */
+int cli_set_once_path(const char *cmd, const char *flag, const char **slot, const char *value);
 /* --remote-cache URL: http://, https:// or redis://, else a usage error printed and 2. */
 int cli_check_remote_url(const char *cmd, const char *url);
 

@@ -140,13 +140,19 @@ static void scalar_text(const pto_sig_param *p, char *buf, size_t n) {
     snprintf(buf, n, "%" PRId64, p->value.i);
 }
 
-static void entry_signature(const char *dir, pto_text *sig, pto_text *scalars) {
+static void entry_signature(const pto_cache_entry *e, pto_text *sig, pto_text *scalars) {
   static const char *const dirs[] = {"in", "out", "inout"};
   pto_manifest m;
-  pto_status s = pto_manifest_read(dir, &m);
+  pto_status s = pto_manifest_read(e->path, &m);
   if (s) {
     pto_status_free(s);
-    pto_text_puts(sig, "(unreadable)");
+    /* Another pto version's entry (its own key, sealed): kept, as verify keeps it; this pto
+     * cannot read its manifest, and never looks it up. Anything else unreadable is corrupt. */
+    if (e->other_schema)
+      pto_text_printf(sig, "(another pto version's entry, %s: kept, not used by this pto)",
+                      e->other_schema);
+    else
+      pto_text_puts(sig, "(unreadable: corrupt? 'pto cache verify' removes corrupt entries)");
     pto_text_puts(scalars, "-");
     return;
   }
@@ -233,11 +239,13 @@ static int do_ls(int json) {
       printf(", \"bytes\": %" PRIu64 ", \"last_use_ns\": %" PRId64 ", \"created_ns\": %" PRId64,
              v[i].bytes, v[i].last_use_ns, v[i].created_ns);
       pto_text sig = {0}, sc = {0};
-      entry_signature(v[i].path, &sig, &sc);
+      entry_signature(&v[i], &sig, &sc);
       printf(", \"signature\": ");
       json_str(stdout, sig.data);
       printf(", \"specialised\": ");
       json_str(stdout, sc.data);
+      printf(", \"other_version\": ");
+      json_str(stdout, v[i].other_schema);
       printf("}");
       pto_text_free(&sig);
       pto_text_free(&sc);
@@ -254,9 +262,9 @@ static int do_ls(int json) {
       if (v[i].program)
         snprintf(prog, sizeof prog, "%s@%s", v[i].program, v[i].entry);
       else
-        snprintf(prog, sizeof prog, "(unreadable)");
+        snprintf(prog, sizeof prog, "%s", v[i].other_schema ? "(other version)" : "(unreadable)");
       pto_text sig = {0}, sc = {0};
-      entry_signature(v[i].path, &sig, &sc);
+      entry_signature(&v[i], &sig, &sc);
       printf("%s  %-20s  %10s  %-12s  %-11s  %s\n", v[i].key, prog, size, age,
              sc.data ? sc.data : "-", sig.data ? sig.data : "");
       pto_text_free(&sig);
@@ -301,6 +309,50 @@ static void print_param(const pto_signature *sig, const pto_sig_param *p) {
     printf("%" PRId64 "\n", p->value.i);
 }
 
+/* The other_schema pto_cache_list gives the entry key (a copy), or NULL. */
+static char *other_schema_of(const char *key) {
+  pto_cache_entry *v = NULL;
+  int n = 0;
+  char *schema = NULL;
+  pto_status s = pto_cache_list(&v, &n);
+  for (int i = 0; !s && i < n && !schema; i++)
+    if (!strcmp(v[i].key, key) && v[i].other_schema) schema = strdup(v[i].other_schema);
+  pto_status_free(s);
+  pto_cache_list_free(v, n);
+  return schema;
+}
+
+/* show of an entry whose manifest this pto cannot read: another version's entry (as ls and
+ * verify tell it) is shown as such, exit 0; any other is corrupt, and the message says so rather
+ * than only what the manifest lacks ("written by another version of pto; compile the program
+ * again" of a manifest that does not even match its seal). */
+static int show_unreadable(const char *key, const char *path, pto_status s, int json) {
+  char *schema = other_schema_of(key);
+  if (!schema) {
+    return cli_fail(k_cmd,
+                    pto_status_annotate(s,
+                                        "cache entry %s does not read: corrupt ('pto cache "
+                                        "verify' checks every entry and removes corrupt ones)",
+                                        key));
+  }
+  pto_status_free(s);
+  if (json) {
+    printf("{\"key\": \"%s\", \"path\": ", key);
+    json_str(stdout, path);
+    printf(", \"key_text\": null, \"other_version\": ");
+    json_str(stdout, schema);
+    printf(", \"manifest\": null}\n");
+  } else {
+    printf("key          %s\n", key);
+    printf("path         %s\n", path);
+    printf("version      another pto version's entry (%s): kept for it, not used by this pto "
+           "('pto cache rm %.8s' removes it)\n",
+           schema, key);
+  }
+  free(schema);
+  return PTO_EXIT_OK;
+}
+
 static int do_show(const char *prefix, int json) {
   char key[33], *path = NULL;
   pto_status s = pto_cache_find(prefix, key, &path);
@@ -308,8 +360,9 @@ static int do_show(const char *prefix, int json) {
   pto_manifest m;
   s = pto_manifest_read(path, &m);
   if (s) {
+    int rc = show_unreadable(key, path, s, json);
     free(path);
-    return cli_fail(k_cmd, s);
+    return rc;
   }
   char kpath[PATH_MAX + 16], mpath[PATH_MAX + 16];
   snprintf(kpath, sizeof kpath, "%s/key.txt", path);
@@ -321,6 +374,7 @@ static int do_show(const char *prefix, int json) {
     json_str(stdout, path);
     printf(", \"key_text\": ");
     json_str(stdout, key_text);
+    printf(", \"other_version\": null");
     /* The manifest was just validated as JSON; it is embedded as it is. */
     printf(", \"manifest\": %s}\n", mtext ? mtext : "null");
     free(mtext);
@@ -485,7 +539,7 @@ static int check_cache_dir(void) {
   char dir[PATH_MAX];
   if (pto_cache_dir(dir, sizeof dir)) return PTO_EXIT_OK; /* no dir at all: the subcommand says */
   const char *pd = getenv("PTO_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
-  const char *var = pd && *pd ? "PTO_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
+  const char *var = pd && *pd ? "PTO_CACHE_DIR" : xdg && xdg[0] == '/' ? "XDG_CACHE_HOME" : "HOME";
   const char *val = getenv(var);
   struct stat st;
   if (stat(dir, &st) == 0 ? S_ISDIR(st.st_mode) : errno != ENOTDIR) return PTO_EXIT_OK;
@@ -504,9 +558,16 @@ int cmd_cache(int argc, char **argv) {
   const char *sub = NULL, *arg = NULL, *max_size = NULL, *remote_url = NULL;
   int json = 0, remote = 0, nkeys = 0;
   char **keys = argv; /* rm's KEYs, collected in place over the options already read */
+  int operands = 0;   /* after "--", no argument is an option */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--json")) {
+    int option = !operands && a[0] == '-' && a[1]; /* else a subcommand or a KEY, below */
+    if (option && !strcmp(a, "--")) {
+      operands = 1;
+      continue;
+    } else if (!option) {
+      /* below */
+    } else if (!strcmp(a, "--json")) {
       json = 1;
     } else if (!strcmp(a, "--remote")) {
       remote = 1;
@@ -520,10 +581,19 @@ int cmd_cache(int argc, char **argv) {
     } else if (!strcmp(a, "--max-size") || !strncmp(a, "--max-size=", 11)) {
       const char *v = a[10] == '=' ? a + 11 : cli_next_value(argc, argv, &i);
       if (!v) return cli_usage_error(k_cmd, "--max-size needs a size like 512M or 2G");
-      if (cli_set_once(k_cmd, "--max-size", &max_size, v)) return PTO_EXIT_USAGE;
-    } else if (a[0] == '-' && a[1]) {
+      /* Given twice, one size however written (1G and 1024M) counts once. */
+      uint64_t was = 0, now = 1;
+      pto_status ws = max_size ? pto_cache_parse_size(max_size, &was) : PTO_OK;
+      pto_status ns = max_size ? pto_cache_parse_size(v, &now) : PTO_OK;
+      int same = max_size && !ws && !ns && was == now;
+      pto_status_free(ws);
+      pto_status_free(ns);
+      if (!same && cli_set_once(k_cmd, "--max-size", &max_size, v)) return PTO_EXIT_USAGE;
+    } else {
       return cli_usage_error(k_cmd, "unknown option '%s'", a);
-    } else if (!sub) {
+    }
+    if (option) continue;
+    if (!sub) {
       sub = a;
     } else if (!strcmp(sub, "rm")) {
       keys[nkeys++] = argv[i];
@@ -594,11 +664,15 @@ const pto_cmd cli_cmd_cache = {
     "                 misses, stores, errors and refused entries), entries and size\n"
     "  ls             every entry, most recently used first, with its signature and the scalars\n"
     "                 it was specialised for, an -O level other than -O2 and a host\n"
-    "                 program's device set (two entries of one program differ there)\n"
+    "                 program's device set (two entries of one program differ there); an\n"
+    "                 entry of another pto version (a sealed manifest of another schema) shows\n"
+    "                 as '(other version)', kept: this pto never uses it (--json: its schema\n"
+    "                 in \"other_version\")\n"
     "  ls --remote    the keys and sizes of the remote cache's entries ($PTO_REMOTE_CACHE or\n"
     "                 --remote-cache URL; a redis:// remote can list, an http:// one cannot)\n"
     "  show KEY       one entry (KEY or a unique start of it): program, signature, kernels,\n"
-    "                 binaries and file hashes, and key.txt (written with PTO_CACHE_DEBUG=1)\n"
+    "                 binaries and file hashes, and key.txt (written with PTO_CACHE_DEBUG=1);\n"
+    "                 another pto version's entry is named as such\n"
     "  rm KEY...      removes these entries (each KEY or a unique start of one); when a KEY\n"
     "                 names no entry or several, nothing is removed\n"
     "  verify         re-hashes every file of every entry; corrupt entries are reported and\n"
@@ -613,6 +687,8 @@ const pto_cmd cli_cmd_cache = {
     "\n"
     "options:\n"
     "  --json         machine-readable output (stats, ls, show)\n"
+    "  --remote       ls: the remote cache's entries instead of the local ones\n"
+    "  --remote-cache URL  ls --remote: the remote to list (else $PTO_REMOTE_CACHE)\n"
     "  --max-size S   gc: the size to fit (above 0; 'clear' empties the cache)\n"
     "\n"
     "examples:\n"

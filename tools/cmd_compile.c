@@ -56,6 +56,13 @@ int cli_same_value(const char *a, const char *b) {
   if (!strcmp(a, b)) return 1;
   int na, nb;
   unsigned long long ma, mb;
+  /* --in's random:SEED: one seed however spelled (random:5 and random:05), decimal digits only. */
+  if (!strncmp(a, "random:", 7) && !strncmp(b, "random:", 7)) {
+    a += 7;
+    b += 7;
+    return a[0] >= '0' && a[0] <= '9' && b[0] >= '0' && b[0] <= '9' && int_text(a, &na, &ma) &&
+           int_text(b, &nb, &mb) && ma == mb && !strchr(a, 'x') && !strchr(b, 'x');
+  }
   if (int_text(a, &na, &ma) && int_text(b, &nb, &mb)) return na == nb && ma == mb; /* exactly */
   /* Else as a float scalar reads them (strtod, no leading blank): 1.0 is 1 and 1e3 is 1000. */
   if ((unsigned char)a[0] <= ' ' || (unsigned char)b[0] <= ' ') return 0;
@@ -86,6 +93,11 @@ static int add_binding(const char *cmd, const char *flag, char *text, pto_bindin
   list[*n].value = value;
   ++*n;
   return 0;
+}
+
+int cli_set_once_path(const char *cmd, const char *flag, const char **slot, const char *value) {
+  if (*slot && cli_same_path(*slot, value)) return 0;
+  return cli_set_once(cmd, flag, slot, value);
 }
 
 int cli_set_once(const char *cmd, const char *flag, const char **slot, const char *value) {
@@ -149,16 +161,22 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
   if (is_opt(arg, "--depfile")) {
     char *v = option_value(cmd, "--depfile", argc, argv, i);
     if (!v) return -1;
-    if (cli_set_once(cmd, "--depfile", &a->depfile, v)) return -1;
+    if (cli_set_once_path(cmd, "--depfile", &a->depfile, v)) return -1;
     return 1;
   }
   if (is_opt(arg, "--devices")) {
     char *v = option_value(cmd, "--devices", argc, argv, i);
     if (!v) return -1;
     char err[256];
-    if (cli_set_once(cmd, "--devices", &a->devices_text, v)) return -1;
-    int n = cli_parse_devices(v, a->devices, err, sizeof err);
+    int32_t set[PTO_MAX_DEVICES];
+    int n = cli_parse_devices(v, set, err, sizeof err);
     if (n < 0) return cli_usage_error(cmd, "%s", err), -1;
+    /* Given twice, the same set however spelled ("2", "02" and "0,1") counts once. */
+    if (a->devices_text && (n != a->opt.ndevices || memcmp(set, a->devices, sizeof *set * n)))
+      return cli_usage_error(cmd, "--devices given twice: '%s' and '%s'", a->devices_text, v), -1;
+    if (a->devices_text) return 1;
+    a->devices_text = v;
+    memcpy(a->devices, set, sizeof *set * n);
     a->opt.devices = a->devices;
     a->opt.ndevices = n;
     return 1;
@@ -386,7 +404,7 @@ int cmd_compile(int argc, char **argv) {
     } else if (!strcmp(argv[i], "-o")) {
       const char *v = cli_next_value(argc, argv, &i);
       if (!v) return cli_usage_error(cmd, "-o needs a directory");
-      if (cli_set_once(cmd, "-o", &out_dir, v)) return PTO_EXIT_USAGE;
+      if (cli_set_once_path(cmd, "-o", &out_dir, v)) return PTO_EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     } else if (!src) {
@@ -468,7 +486,7 @@ const pto_cmd cli_cmd_compile = {
     "                         either way)\n"
     "\n"
     "On a terminal, a progress bar counts the kernels as they are lowered (programs of four\n"
-    "kernels or more).\n"
+    "kernels or more; a host program's, for each orch it calls).\n"
     "\n"
     "example:\n"
     "  pto compile examples/scale_rows.ptir -o build/scale_rows -D act=1\n"

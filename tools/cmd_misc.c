@@ -1,26 +1,103 @@
 /* pto fmt, pto check, pto build-id. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "pto/base.h"
 
-/* Keeps the file's mode and owner, and a symlink's target (pto/file.h). */
+/* pwrite of all len bytes at off: 0, or an errno (ENOSPC, EFBIG past `ulimit -f`, EIO). */
+static int write_all_at(int fd, const char *p, size_t len, off_t off) {
+  while (len) {
+    ssize_t w = pwrite(fd, p, len, off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return w < 0 ? errno : EIO;
+    p += w;
+    len -= (size_t)w;
+    off += w;
+  }
+  return 0;
+}
+
+/* A file with other hard links, rewritten in place, so that every name of it gets the new text
+ * (a rename would give this name a new file and leave the others the old one); its inode, mode,
+ * owner, ACLs and extended attributes stay as they are. The old text (old, n bytes: the file as
+ * just read) is kept in memory, and the file is never left half written by a failed write: new
+ * bytes past the old end are written first (a full disk or `ulimit -f` fails there, and the file
+ * is cut back to its old length), then the rest over the old bytes (blocks the file has already),
+ * then the file is cut to its new length; a failure after the first step writes the old text
+ * back. SIGINT, SIGTERM and SIGHUP wait until it is done. Only a SIGKILL or a crash in those few
+ * writes could leave the file mixed, which is why a file of one link is replaced atomically. */
+static pto_status rewrite_in_place(const char *path, const char *old, size_t n, const char *text,
+                                   size_t len) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return pto_status_make(
+        errno == EACCES || errno == EROFS ? PTO_STATUS_INVALID_ARGUMENT : PTO_STATUS_IO,
+        "cannot write %s: %s (the old file is unchanged)", path, strerror(errno));
+  sigset_t block, was;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  sigprocmask(SIG_BLOCK, &block, &was);
+  int err = 0, changed = 0;
+  if (len > n) {
+    err = write_all_at(fd, text + n, len - n, (off_t)n);
+    if (err && ftruncate(fd, (off_t)n) != 0) changed = 1;
+  }
+  if (!err) {
+    changed = 1;
+    err = write_all_at(fd, text, len < n ? len : n, 0);
+    if (!err && len < n && ftruncate(fd, (off_t)len) != 0) err = errno;
+    if (!err && fsync(fd) != 0) err = errno;
+  }
+  int restored = 0;
+  if (err && changed)
+    restored = write_all_at(fd, old, n, 0) == 0 && ftruncate(fd, (off_t)n) == 0 && fsync(fd) == 0;
+  else
+    restored = 1;
+  close(fd);
+  sigprocmask(SIG_SETMASK, &was, NULL);
+  if (!err) return PTO_OK;
+  return pto_status_make(PTO_STATUS_IO, "cannot write %s: %s (%s)", path, strerror(err),
+                         restored ? "the old file is unchanged"
+                                  : "the old text could not be written back either: the file "
+                                    "may be damaged");
+}
+
 /* Replaces path with text, unless it holds text already: a file in canonical form is not
- * written at all (its mtime, which make and ninja go by, and its hard links stay). */
-static pto_status write_atomically(const char *path, const char *text) {
+ * written at all (its mtime, which make and ninja go by, and its hard links stay). A file of one
+ * link is replaced atomically (pto_file_replace: its mode, owner and ACLs kept, a symlink's
+ * target written); one with other hard links is rewritten in place, keeping them all. */
+static pto_status write_formatted(const char *path, const char *text) {
   const void *bufs[1] = {text};
   size_t lens[1] = {strlen(text)};
   uint8_t *old = NULL;
   size_t n = 0;
+  struct stat st;
   pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &old, &n);
-  int same = !s && n == lens[0] && !memcmp(old, text, n);
+  if (!s && n == lens[0] && !memcmp(old, text, n)) {
+    free(old);
+    return PTO_OK;
+  }
   pto_status_free(s);
+  if (old && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) {
+    if (access(path, W_OK) != 0 && (errno == EACCES || errno == EROFS))
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "cannot write %s: %s (the old file is unchanged)", path, strerror(errno));
+    else
+      s = rewrite_in_place(path, (const char *)old, n, text, lens[0]);
+  } else {
+    s = pto_file_replace(path, bufs, lens, 1);
+  }
   free(old);
-  return same ? PTO_OK : pto_file_replace(path, bufs, lens, 1);
+  return s;
 }
 
 /* The formatted text must read back with every comment of the source, in order and unchanged:
@@ -85,7 +162,7 @@ int cmd_fmt(int argc, char **argv) {
   if (!s) s = check_comments(file, p, text);
   /* The file is replaced only once the whole new text exists: a bad program is never touched. */
   if (!s && in_place)
-    s = write_atomically(file, text);
+    s = write_formatted(file, text);
   else if (!s)
     fputs(text, stdout);
   pto_free(text);
@@ -174,7 +251,10 @@ const pto_cmd cli_cmd_fmt = {
     "whose comments could not all be kept, is reported and left untouched.\n"
     "\n"
     "options:\n"
-    "  -i    rewrite FILE.ptir in place (atomically) instead of printing to stdout; a file\n"
+    "  -i    rewrite FILE.ptir instead of printing to stdout: atomically, by a complete temp\n"
+    "        file renamed over it (its mode, owner, ACL and user.* attributes kept); a file\n"
+    "        with other hard links is rewritten in place, so every link gets the new text\n"
+    "        (the old text put back if a write fails); a read-only file is refused; a file\n"
     "        in canonical form already is not written (its mtime stays)\n"
     "\n"
     "example:\n"

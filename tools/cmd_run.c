@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -141,7 +142,7 @@ int cli_parse_swimlane_option(const char *cmd, int argc, char **argv, int *i, co
   if (strcmp(arg, "--swimlane") != 0 && strncmp(arg, "--swimlane=", 11) != 0) return 0;
   const char *val = arg[10] == '=' ? arg + 11 : cli_next_value(argc, argv, i);
   if (!val || !*val) return cli_usage_error(cmd, "--swimlane needs a file name (FILE.json)"), -1;
-  return cli_set_once(cmd, "--swimlane", out, val) ? -1 : 1;
+  return cli_set_once_path(cmd, "--swimlane", out, val) ? -1 : 1;
 }
 
 pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntasks) {
@@ -213,7 +214,7 @@ int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, in
   if (!val || !*val)
     return cli_usage_error(cmd, "--swimlane-records needs a file name (FILE.json)"), -1;
   /* checked before the run, once its folder exists: cli_prepare_swimlane_records */
-  return cli_set_once(cmd, "--swimlane-records", &out->path, val) ? -1 : 1;
+  return cli_set_once_path(cmd, "--swimlane-records", &out->path, val) ? -1 : 1;
 }
 
 int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const char **dir,
@@ -224,7 +225,7 @@ int cli_parse_dump_option(const char *cmd, int argc, char **argv, int *i, const 
   if (strcmp(arg, "--dump-args") != 0 && strncmp(arg, "--dump-args=", 12) != 0) return 0;
   const char *val = arg[11] == '=' ? arg + 12 : cli_next_value(argc, argv, i);
   if (!val || !*val) return cli_usage_error(cmd, "--dump-args needs a directory"), -1;
-  return cli_set_once(cmd, "--dump-args", dir, val) ? -1 : 1;
+  return cli_set_once_path(cmd, "--dump-args", dir, val) ? -1 : 1;
 }
 
 int cli_check_dump_options(const char *cmd, const char *dir, int *level) {
@@ -472,7 +473,17 @@ int cmd_run(int argc, char **argv) {
     return PTO_EXIT_USAGE;
   if (cli_prepare_swimlane_records(k_cmd, &a.records)) return PTO_EXIT_USAGE;
   if (cli_check_dump_options(k_cmd, a.dump_dir, &a.dump_level)) return PTO_EXIT_USAGE;
-  if (a.trace) setenv("PTO_LOG_LEVEL", "timing", 1);
+  if (a.trace) {
+    /* --trace asks for the timing level at least: a later one (info, debug) stays, with the
+     * orchestration's lines it adds, and a value that names no level is left for the worker's
+     * open to refuse, as it is without --trace. */
+    static const char *const k_below[] = {"", "null", "error", "warn", "warning"};
+    const char *level = getenv("PTO_LOG_LEVEL");
+    int below = !level;
+    for (size_t k = 0; !below && k < sizeof k_below / sizeof k_below[0]; k++)
+      below = !strcasecmp(level, k_below[k]);
+    if (below) setenv("PTO_LOG_LEVEL", "timing", 1);
+  }
 
   pto_program *prog = NULL;
   pto_ir_program *ir = NULL;
@@ -690,7 +701,8 @@ const pto_cmd cli_cmd_run = {
     "                      1e-5/1e-6, f16 1e-3, bf16 1e-2, f64 1e-12, integers exact); passes\n"
     "                      where |got-ref| <= atol + rtol*|ref|\n"
     "  --trace             write the launch's [STRACE] span lines and its [STASK] task lines\n"
-    "                      to stderr ('pto trace LOG --timeline' draws them)\n"
+    "                      to stderr ('pto trace LOG --timeline' draws them): PTO_LOG_LEVEL\n"
+    "                      timing for this run, unless it names a later level (info, debug)\n"
     "  --swimlane-records FILE  the launch's tasks in PyPTO's chip_swimlane_records.json\n"
     "                      layout, with deps.json and func_names.json (also as name_map.json)\n"
     "                      beside FILE, for PyPTO's swimlane_converter and critical_path tools\n"

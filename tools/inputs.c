@@ -79,9 +79,10 @@ int cli_parse_inputs(const char *cmd, cli_inputs *a, int argc, char **argv, int 
        * which applies; two --out of one FILE would write it twice, the first lost. */
       int dup = 0;
       for (int k = 0; k < *count; k++) {
-        /* --dim M=04 and --dim M=4, --in a=1 and --in a=1.0 are one value; --out's are files */
+        /* --dim M=04 and --dim M=4, --in a=1 and --in a=1.0 are one value; --out's are files
+         * (x.npy and ./x.npy one) */
         int same_name = !strcmp(list[k].name, n->name),
-            same_value = list == a->outs ? !strcmp(list[k].value, n->value)
+            same_value = list == a->outs ? cli_same_path(list[k].value, n->value)
                                          : cli_same_value(list[k].value, n->value);
         if (same_name && same_value)
           dup = 1;
@@ -134,6 +135,14 @@ double cli_elem_get(pto_dtype dt, const void *p, int64_t i) {
   pto_scalar s = pto_elem_load(dt, p, i);
   if (pto_dtype_is_float(dt)) return s.f;
   return pto_dtype_is_signed(dt) ? (double)s.i : (double)s.u;
+}
+
+/* Whether text reads whole as a number (strtod: 1.5, -2, 0x10, inf). */
+static int is_number(const char *text) {
+  char *end;
+  if (!*text || (unsigned char)*text <= ' ') return 0;
+  (void)strtod(text, &end);
+  return end != text && !*end;
 }
 
 /* splitmix64: a tiny, well-mixed generator, so 'random:SEED' is reproducible everywhere. Its
@@ -303,6 +312,15 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
                       ? (syms.known[sp->dims[d].sym] ? syms.v[sp->dims[d].sym] : -1)
                       : sp->dims[d].value;
     s = pto_npy_read_expect(v, sp->dtype, sp->rank, expect, &arrays[j]);
+    if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND && is_number(v)) {
+      /* "--in a=1.5" of a tensor: a number feeds a runtime scalar, not a missing file "1.5". */
+      pto_status_free(s);
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                          "--in %s=%s: '%s' is a tensor (%s), and a number feeds a runtime "
+                          "scalar: a tensor takes FILE.npy, random[:SEED], zeros or ones",
+                          sp->name, v, sp->name, pto_dtype_name(sp->dtype));
+      break;
+    }
     if (s) {
       s = pto_status_annotate(s, "--in %s", sp->name);
       break;

@@ -87,6 +87,31 @@ static int file_identity(const char *path, dev_t *dev, ino_t *ino, char **name) 
   return *name ? 0 : -1;
 }
 
+int cli_same_path(const char *a, const char *b) {
+  if (!strcmp(a, b)) return 1;
+  /* Trailing slashes dropped ("w3/" is "w3" still to be made), then one file by its identity. */
+  char pa[PATH_MAX], pb[PATH_MAX];
+  const char *in[2] = {a, b};
+  char *out[2] = {pa, pb};
+  for (int k = 0; k < 2; k++) {
+    size_t n = strlen(in[k]);
+    while (n > 1 && in[k][n - 1] == '/')
+      n--;
+    if (!n || n >= PATH_MAX) return 0;
+    memcpy(out[k], in[k], n);
+    out[k][n] = 0;
+  }
+  if (!strcmp(pa, pb)) return 1;
+  dev_t da, db;
+  ino_t ia, ib;
+  char *na = NULL, *nb = NULL;
+  int same = file_identity(pa, &da, &ia, &na) == 0 && file_identity(pb, &db, &ib, &nb) == 0 &&
+             da == db && ia == ib && !na == !nb && (!na || !strcmp(na, nb));
+  free(na);
+  free(nb);
+  return same;
+}
+
 int cli_claim_file(const char *cmd, const char *label, const char *path, int output) {
   dev_t dev;
   ino_t ino;
@@ -160,6 +185,13 @@ int cli_claim_program(const char *cmd, const char *path) {
 static int check_output_path(const char *cmd, const char *flag, const char *path, int is_dir,
                              int claim) {
   if (!path || !*path) return cli_usage_error(cmd, "%s: the path is empty", flag);
+  /* '-' is stdout to many tools, but not here (pto's report is there): a file or folder named
+   * '-' would surprise whoever meant stdout, so it is refused and written ./- when meant. */
+  if (!strcmp(path, "-"))
+    return cli_usage_error(cmd,
+                           "%s -: pto writes this output to a %s, not to stdout (where its "
+                           "report goes); write ./- for one named '-'",
+                           flag, is_dir ? "folder" : "file");
   char label[PATH_MAX + 64]; /* "--swimlane x.json" */
   snprintf(label, sizeof label, "%s %s", flag, path);
   struct stat st;
@@ -305,7 +337,8 @@ int main(int argc, char **argv) {
     return PTO_EXIT_USAGE;
   }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-    if (argc > 2 && strcmp(argv[1], "help") == 0) {
+    /* 'pto help NAME', and 'pto --help NAME' as git reads it. */
+    if (argc > 2 && strcmp(argv[2], "-h") && strcmp(argv[2], "--help") && strcmp(argv[2], "help")) {
       for (int i = 0; i < NCMDS; i++)
         if (!strcmp(argv[2], k_cmds[i]->name)) {
           fputs(k_cmds[i]->usage, stdout);

@@ -19,9 +19,11 @@ int cli_parse_timeline_option(const char *cmd, cli_timeline *t, int argc, char *
     const char *val = arg[14] == '=' ? arg + 15 : cli_next_value(argc, argv, i);
     if (!val || !*val)
       return cli_usage_error(cmd, "--timeline-svg needs a file name (FILE.svg)"), -1;
-    /* Checked now, like every output path, not found bad after the run. */
+    /* Checked now, like every output path, not found bad after the run (once: a second
+     * spelling of the same file is the same flag given twice). */
+    if (t->svg && cli_same_path(t->svg, val)) return 1;
     if (cli_check_output_path(cmd, "--timeline-svg", val, 0)) return -1;
-    return cli_set_once(cmd, "--timeline-svg", &t->svg, val) ? -1 : 1;
+    return cli_set_once_path(cmd, "--timeline-svg", &t->svg, val) ? -1 : 1;
   }
   if (!strcmp(arg, "--timeline-width") || !strncmp(arg, "--timeline-width=", 17)) {
     const char *val = arg[16] == '=' ? arg + 17 : (*i + 1 < argc ? argv[++*i] : NULL);

@@ -164,9 +164,10 @@ PTO_API PTO_MUST_USE pto_status pto_file_write_atomic(const char *path, const vo
  * directory, fsync and a rename, so a full disk or a crash never leaves a truncated file (the
  * temp file is unnamed, O_TMPFILE, until complete where the file system allows: a process killed
  * meanwhile, by SIGKILL too, leaves no temp file either); an
- * existing file keeps its mode and owner, and a symlink keeps pointing at its target, which gets
- * the new contents; a file this process may not write (access(2): a read-only mode) is refused.
- * On failure the old file is unchanged and the temp file removed. */
+ * existing file keeps its mode, owner, POSIX ACL and user.* extended attributes (not its inode:
+ * its other hard links keep the old contents), and a symlink keeps pointing at its target, which
+ * gets the new contents; a file this process may not write (access(2): a read-only mode) is
+ * refused. On failure the old file is unchanged and the temp file removed. */
 PTO_API PTO_MUST_USE pto_status pto_file_replace(const char *path, const void *const *bufs,
                                                  const size_t *lens, int nbufs);
 /* Removes the temp files pto_file_write_atomic and pto_file_replace of this process are writing

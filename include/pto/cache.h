@@ -106,6 +106,11 @@ typedef struct pto_cache_entry {
   uint64_t bytes; /* sum of its files' sizes */
   int64_t last_use_ns; /* CLOCK_REALTIME of the last hit (or of the store) */
   int64_t created_ns;  /* mtime of its manifest */
+  /* The manifest schema of another pto version ("pto.manifest/2") when the entry is that
+   * version's (its manifest matches its seal and names that schema: this pto never looks it up,
+   * and pto_cache_verify leaves it alone; program and entry are NULL); NULL for this version's
+   * entries and for unreadable ones. */
+  char *other_schema;
 } pto_cache_entry;
 
 /* Every entry, most recently used first. */

@@ -122,7 +122,7 @@ class CacheStats(C.Structure):
 class CacheEntry(C.Structure):
     _fields_ = [("key", C.c_char * 33), ("path", C.c_char_p), ("program", C.c_char_p),
                 ("entry", C.c_char_p), ("bytes", u64), ("last_use_ns", i64),
-                ("created_ns", i64)]
+                ("created_ns", i64), ("other_schema", C.c_char_p)]
 
 
 class CacheGcResult(C.Structure):

@@ -1,7 +1,8 @@
 """pto.cache: the binary cache (pto/cache.h), as `pto cache` shows and maintains it.
 
     pto.cache.stats()      counters, entries and bytes (a dict)
-    pto.cache.ls()         every entry, most recently used first (dicts)
+    pto.cache.ls()         every entry, most recently used first (dicts; "other_version" names
+                           the manifest schema of another pto version's entry, else None)
     pto.cache.verify()     re-hashes every entry; corrupt ones are discarded: {key: problem}
     pto.cache.gc(max_bytes=None)   evicts least recently used entries down to max_bytes
     pto.cache.clear()      removes every entry; returns how many
@@ -40,7 +41,8 @@ def ls() -> list[dict[str, Any]]:
         return [{"key": e.key.decode(), "path": e.path.decode() if e.path else None,
                  "program": e.program.decode() if e.program else None,
                  "entry": e.entry.decode() if e.entry else None, "bytes": int(e.bytes),
-                 "last_use_ns": int(e.last_use_ns), "created_ns": int(e.created_ns)}
+                 "last_use_ns": int(e.last_use_ns), "created_ns": int(e.created_ns),
+                 "other_version": e.other_schema.decode() if e.other_schema else None}
                 for e in (v[i] for i in range(n.value))]
     finally:
         if n.value:

@@ -88,6 +88,7 @@ int main(void) {
   S(pto_cache_entry) F(pto_cache_entry, key) F(pto_cache_entry, path)
   F(pto_cache_entry, program) F(pto_cache_entry, entry) F(pto_cache_entry, bytes)
   F(pto_cache_entry, last_use_ns) F(pto_cache_entry, created_ns)
+  F(pto_cache_entry, other_schema)
 
   S(pto_cache_gc_result) F(pto_cache_gc_result, evicted) F(pto_cache_gc_result, evicted_bytes)
   F(pto_cache_gc_result, entries) F(pto_cache_gc_result, bytes)

@@ -28,6 +28,7 @@ def test_cache_round_trip(tmp_path):
     entries = pto.cache.ls()
     assert {e["program"] for e in entries} == {"add", "scale_rows"}
     assert all(len(e["key"]) == 32 and e["bytes"] > 0 for e in entries)
+    assert all(e["other_version"] is None for e in entries)  # this pto's entries
     assert pto.cache.verify() == {}
     add = next(e for e in entries if e["program"] == "add")
     assert pto.cache.remove(add["key"][:6]) == add["key"]

@@ -172,19 +172,44 @@ static void test_strace_lines_follow_the_pypto_format(void **state) {
   regfree(&re);
   free(out);
 
-  /* Without PTO_LOG_LEVEL=timing the runtime writes nothing. */
-  out = capture_launches(NULL);
-  assert_string_equal(out, "");
-  free(out);
-  out = capture_launches("info");
-  assert_string_equal(out, "");
-  free(out);
+  /* Below timing (unset, warn, error, null) the runtime writes nothing; the levels after it
+   * (info, debug) include it, as the reference's levels do, in any case. */
+  static const char *const k_quiet[] = {NULL, "", "warn", "WARNING", "error", "null"};
+  for (size_t i = 0; i < sizeof k_quiet / sizeof k_quiet[0]; i++) {
+    out = capture_launches(k_quiet[i]);
+    assert_string_equal(out, "");
+    free(out);
+  }
+  static const char *const k_loud[] = {"TIMING", "info", "Debug"};
+  for (size_t i = 0; i < sizeof k_loud / sizeof k_loud[0]; i++) {
+    out = capture_launches(k_loud[i]);
+    assert_non_null(strstr(out, "[STRACE] v=1 "));
+    free(out);
+  }
+}
+
+/* A PTO_LOG_LEVEL that names no level fails the worker's open, naming the variable and the
+ * levels, rather than being ignored (a misspelt "timnig" wrote nothing and said nothing). */
+static void test_unknown_log_level_is_refused(void **state) {
+  (void)state;
+  setenv("PTO_LOG_LEVEL", "timnig", 1);
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  pto_worker *w = NULL;
+  pto_status s = pto_worker_open(&cfg, &w);
+  unsetenv("PTO_LOG_LEVEL");
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(pto_status_message(s), "PTO_LOG_LEVEL is 'timnig': expected one of: "
+                                                "null, error, warn, timing, info, debug"));
+  assert_null(w);
+  pto_status_free(s);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_launch_records_nested_spans),
       cmocka_unit_test(test_strace_lines_follow_the_pypto_format),
+      cmocka_unit_test(test_unknown_log_level_is_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
