@@ -773,8 +773,31 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
 /* Floats' max and min as the interpreter and the tile ops compute them: fmax/fmin (a NaN operand
  * is ignored unless both are) and, of +0 and -0, +0 for max and -0 for min (the bits ANDed or
  * ORed), so the result is the same in every mode and rank order (a plain y > x ? y : x kept a NaN
- * of rank 0 but dropped one of rank 1, and kept whichever zero came first). */
-#define FRED_LOOP(TY, UT)                                                                          \
+ * of rank 0 but dropped one of rank 1, and kept whichever zero came first). max (mx) or min of x
+ * and y, inline and branch-free so that the loops that call it (FRED_LOOP, FOLD_LOOP) vectorize;
+ * dmax_bits is its double twin. */
+static inline float fmax_bits(float x, float y, int mx) {
+  uint32_t ux, uy;
+  memcpy(&ux, &x, 4);
+  memcpy(&uy, &y, 4);
+  ux = mx ? ux & uy : ux | uy;
+  float z;
+  memcpy(&z, &ux, 4);
+  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
+}
+
+static inline double dmax_bits(double x, double y, int mx) {
+  uint64_t ux, uy;
+  memcpy(&ux, &x, 8);
+  memcpy(&uy, &y, 8);
+  ux = mx ? ux & uy : ux | uy;
+  double z;
+  memcpy(&z, &ux, 8);
+  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
+}
+
+/* RED_LOOP for f32/f64, with max and min as MAXF (fmax_bits, dmax_bits). */
+#define FRED_LOOP(TY, MAXF)                                                                        \
   do {                                                                                             \
     if (op != PTO_DIST_RED_MAX && op != PTO_DIST_RED_MIN) {                                        \
       RED_LOOP(TY);                                                                                \
@@ -782,33 +805,20 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
     }                                                                                              \
     TY *a = dst;                                                                                   \
     const TY *b = src;                                                                             \
-    int mx = op == PTO_DIST_RED_MAX;                                                               \
-    for (int64_t i = 0; i < n; i++) {                                                              \
-      TY x = a[i], y = b[i], z;                                                                    \
-      UT ux, uy;                                                                                   \
-      memcpy(&ux, &x, sizeof ux);                                                                  \
-      memcpy(&uy, &y, sizeof uy);                                                                  \
-      ux = mx ? ux & uy : ux | uy;                                                                 \
-      memcpy(&z, &ux, sizeof z);                                                                   \
-      a[i] = x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;                                \
-    }                                                                                              \
+    if (op == PTO_DIST_RED_MAX)                                                                    \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a[i] = MAXF(a[i], b[i], 1);                                                                \
+    else                                                                                           \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a[i] = MAXF(a[i], b[i], 0);                                                                \
   } while (0)
 
-/* x op y for f16/bf16 partials, in float (max and min as FRED_LOOP's). */
-static float red_wide(int op, float x, float y) {
-  float acc = x;
-  void *dst = &acc;
-  const void *src = &y;
-  int64_t n = 1;
-  FRED_LOOP(float, uint32_t);
-  return acc;
-}
-
+/* f16 and bf16 windows never come here: they reduce in float (fold_wide, round_wide). */
 PTO_VECTORIZE
 static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   switch (dt) {
-  case PTO_DTYPE_F32: FRED_LOOP(float, uint32_t); break;
-  case PTO_DTYPE_F64: FRED_LOOP(double, uint64_t); break;
+  case PTO_DTYPE_F32: FRED_LOOP(float, fmax_bits); break;
+  case PTO_DTYPE_F64: FRED_LOOP(double, dmax_bits); break;
   case PTO_DTYPE_I8: RED_LOOP(int8_t); break;
   case PTO_DTYPE_I16: RED_LOOP(int16_t); break;
   case PTO_DTYPE_I32: RED_LOOP(int32_t); break;
@@ -819,19 +829,6 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   case PTO_DTYPE_U16: RED_LOOP(uint16_t); break;
   case PTO_DTYPE_U32: RED_LOOP(uint32_t); break;
   case PTO_DTYPE_U64: RED_LOOP(uint64_t); break;
-  case PTO_DTYPE_F16:
-  case PTO_DTYPE_BF16: {
-    uint16_t *a = dst;
-    const uint16_t *b = src;
-    int bf = dt == PTO_DTYPE_BF16;
-    for (int64_t i = 0; i < n; i++) {
-      float x = bf ? pto_bf16_to_f32(a[i]) : pto_f16_to_f32(a[i]);
-      float y = bf ? pto_bf16_to_f32(b[i]) : pto_f16_to_f32(b[i]);
-      float z = red_wide(op, x, y);
-      a[i] = bf ? pto_f32_to_bf16(z) : pto_f32_to_f16(z);
-    }
-    break;
-  }
   default: break;
   }
 }
@@ -899,18 +896,6 @@ static inline uint16_t f16_round(float f) {
   uint32_t o = (nan & is_nan) | (inf & is_inf) | (sub & is_sub) |
                (norm & ~(is_nan | is_inf | is_sub)); /* masks: no branch */
   return (uint16_t)(sign | o);
-}
-
-/* max (mx) or min of two floats as FRED_LOOP's (fmax/fmin, +0 above -0), inline and
- * branch-free so that FOLD_LOOP's loops vectorize. */
-static inline float fmax_bits(float x, float y, int mx) {
-  uint32_t ux, uy;
-  memcpy(&ux, &x, 4);
-  memcpy(&uy, &y, 4);
-  ux = mx ? ux & uy : ux | uy;
-  float z;
-  memcpy(&z, &ux, 4);
-  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
 }
 
 #define FOLD_LOOP(LOAD)                                                                            \
