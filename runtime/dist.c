@@ -1329,9 +1329,9 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->win_alloc, sh->arena[0], arena,
                                                PTO__DIST_WIN_BASE, "pto_dist_config.window_bytes"));
   w->win_alloc_ok = 1;
-  uint64_t abort_at; /* offset 0 of every arena: the run's abort word, never a window's */
-  PTO_RETURN_IF_ERROR(
-      pto__rt_devmem_alloc(&w->win_alloc, 64, 64, "the abort word", NULL, &abort_at));
+  uint64_t abort_at; /* offset 0 of every arena, never a window's: pto__dist_arena_hdr */
+  PTO_RETURN_IF_ERROR(pto__rt_devmem_alloc(&w->win_alloc, sizeof(pto__dist_arena_hdr), 64,
+                                           "the arena header", NULL, &abort_at));
   if (abort_at != PTO__DIST_WIN_BASE)
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the abort word is not at the arena's start",
                            fn);

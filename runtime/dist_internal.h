@@ -260,6 +260,23 @@ uint64_t pto__dist_spin_ns(const pto__dist_shm *t);
  * sh->abort. MPI: a word at offset 0 of every rank's window arena (rank 0 never gives it to a
  * window), written into every rank's arena by the failing rank. */
 void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch);
+
+/* MPI: the 64 bytes at offset 0 of every rank's arena (never a window's). abort: the run's abort
+ * word (above). The rest is pushed there by the rank's left neighbour (rank - 1 mod n), where its
+ * chip's control block cannot be read (dist_shm.c publish_collective): its collectives' slots,
+ * in the form of pto__dist_chip's coll_tag, coll_numel, coll_root, written only when they change.
+ */
+typedef struct pto__dist_arena_hdr {
+  _Atomic int32_t abort;
+  int32_t pad;
+  struct {
+    uint64_t tag;
+    int64_t numel;
+    int32_t root, pad;
+  } left[2];
+} pto__dist_arena_hdr;
+_Static_assert(sizeof(pto__dist_arena_hdr) <= 64, "the arena header is the abort word's 64 bytes");
+
 int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch);
 void pto__dist_shm_fini(pto__dist_shm *t);
 

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1085,9 +1086,16 @@ static int32_t gather_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, 
   _Atomic int32_t *count = (_Atomic int32_t *)cnt.p;
   int32_t before = atomic_fetch_add_explicit(count, 1, memory_order_seq_cst);
   if ((before + 1) % GATHER_RELEASE != n) {
-    if (r) return take(t, sig, r, "an allreduce", 1);
-    int32_t rc = wait_elem(t, sig, GATHER_RELEASE, PTO_DIST_WAIT_GE, "an allreduce", 1);
-    if (!rc) atomic_fetch_sub_explicit(count, GATHER_RELEASE, memory_order_seq_cst);
+    int32_t rc;
+    if (r) {
+      rc = take(t, sig, r, "an allreduce", 1);
+    } else {
+      rc = wait_elem(t, sig, GATHER_RELEASE, PTO_DIST_WAIT_GE, "an allreduce", 1);
+      if (!rc) atomic_fetch_sub_explicit(count, GATHER_RELEASE, memory_order_seq_cst);
+    }
+    /* Under MPI each rank checks its left neighbour (check_collective): every rank has
+     * published its collective before the last one arrived. */
+    if (!rc && t->sh->mpi) rc = check_collective(t);
     return rc;
   }
   atomic_fetch_sub_explicit(count, n, memory_order_relaxed);
@@ -1136,13 +1144,46 @@ static void coll_text(char *buf, size_t n, uint64_t tag, int64_t numel, int32_t 
  * the last rank to arrive, which the others wait for). A slot is written only when what it holds
  * changes, so a
  * loop of the same collectives (or of two alternating) reads lines no rank writes: no cache miss
- * (writing a count with it cost a 2-rank 1 KiB allreduce 0.25-0.4 us of its 0.75). Shared memory
- * only (under MPI the control block is each process's own). */
-static void publish_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_tensor *win,
-                               int32_t op, int32_t mode, int32_t root, int64_t numel) {
+ * (writing a count with it cost a 2-rank 1 KiB allreduce 0.25-0.4 us of its 0.75). Under MPI the
+ * control blocks are each process's own: a rank whose slot changes also pushes it into its right
+ * neighbour's arena header (pto__dist_arena_hdr: a store, or one MPI_Put where the arena is not
+ * addressable), and each rank compares its own slot with its left neighbour's there, after the
+ * barrier (and, in the small allreduce, every rank after its release): if every rank matches its
+ * left neighbour, all match, and at least one rank of a mismatch fails (its abort ends the
+ * others' waits). A loop of the same collectives pushes nothing and reads a line of its own. */
+typedef struct coll_slot {
+  uint64_t tag;
+  int64_t numel;
+  int32_t root;
+} coll_slot;
+
+static coll_slot my_slot(const pto__dist_shm *t, uint32_t c) {
+  const pto__dist_chip *me = &t->sh->chips[t->ctx.rank];
+  return (coll_slot){atomic_load_explicit(&me->coll_tag[c], memory_order_relaxed),
+                     me->coll_numel[c], me->coll_root[c]};
+}
+
+static pto__dist_arena_hdr *arena_hdr(const pto__dist_shm *t, int q) {
+  return (pto__dist_arena_hdr *)t->sh->arena[q];
+}
+
+/* Peer q's slot c: in its control block, or under MPI (q is then this rank's left neighbour) the
+ * copy q pushed into this rank's arena header. */
+static coll_slot peer_slot(const pto__dist_shm *t, int q, uint32_t c) {
+  if (t->sh->mpi) {
+    const pto__dist_arena_hdr *h = arena_hdr(t, t->ctx.rank);
+    atomic_thread_fence(memory_order_acquire);
+    return (coll_slot){h->left[c].tag, h->left[c].numel, h->left[c].root};
+  }
+  const pto__dist_chip *p = &t->sh->chips[q];
+  return (coll_slot){atomic_load_explicit(&p->coll_tag[c], memory_order_acquire), p->coll_numel[c],
+                     p->coll_root[c]};
+}
+
+static int32_t publish_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_tensor *win,
+                                  int32_t op, int32_t mode, int32_t root, int64_t numel) {
   if (t->coll_epoch != t->epoch) t->coll_epoch = t->epoch, t->ncoll = 0;
   uint32_t c = t->ncoll++ & 1;
-  if (t->sh->mpi) return;
   pto__dist_chip *me = &t->sh->chips[t->ctx.rank];
   int reduces = kind == PTO_DIST_ALLREDUCE || kind == PTO_DIST_REDUCE_SCATTER;
   uint64_t tag = (uint64_t)(kind & 0xff) << 24 | (uint64_t)(reduces ? op & 0xff : 0) << 16 |
@@ -1151,32 +1192,58 @@ static void publish_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_
   if (kind != PTO_DIST_BROADCAST) root = 0;
   if (atomic_load_explicit(&me->coll_tag[c], memory_order_relaxed) == tag &&
       me->coll_numel[c] == numel && me->coll_root[c] == root)
-    return;
+    return PTO_KERNEL_OK;
   me->coll_numel[c] = numel;
   me->coll_root[c] = root;
   atomic_store_explicit(&me->coll_tag[c], tag, memory_order_release);
+  int n = t->ctx.nranks, right = (t->ctx.rank + 1) % n;
+  if (!t->sh->mpi || n < 2) return PTO_KERNEL_OK;
+  /* The barrier's notify after this (a seq_cst atomic, or an MPI call after a flushed put)
+   * orders it before the neighbour's check. */
+  pto__dist_arena_hdr *h = arena_hdr(t, right);
+  if (h) {
+    h->left[c].tag = tag;
+    h->left[c].numel = numel;
+    h->left[c].root = root;
+    atomic_thread_fence(memory_order_release);
+    return PTO_KERNEL_OK;
+  }
+  pto__dist_arena_hdr mine = {0};
+  mine.left[c].tag = tag;
+  mine.left[c].numel = numel;
+  mine.left[c].root = root;
+  return pto__dist_mpi_put(t->sh->mpi, right, offsetof(pto__dist_arena_hdr, left[c]), &mine.left[c],
+                           sizeof mine.left[c], t->detail)
+             ? PTO_KERNEL_ERR_DIST
+             : PTO_KERNEL_OK;
 }
 
+static int32_t mismatch(pto__dist_shm *t, int q, coll_slot mine, coll_slot theirs) {
+  char a[96], b[96];
+  coll_text(a, sizeof a, mine.tag, mine.numel, mine.root);
+  coll_text(b, sizeof b, theirs.tag, theirs.numel, theirs.root);
+  snprintf(t->detail, sizeof t->detail,
+           "rank %d: %s does not match rank %d's %s%s on the same signal window (every rank "
+           "must run the same collective on the same window)",
+           t->ctx.rank, a, q, b,
+           (theirs.tag & 0xff00) != (mine.tag & 0xff00) ? " (another mode)" : "");
+  return PTO_KERNEL_ERR_DIST;
+}
+
+static int same_slot(coll_slot x, coll_slot y) {
+  return x.tag == y.tag && x.numel == y.numel && x.root == y.root;
+}
+
+/* This rank's current collective against the peers' (shared memory: every peer; MPI: the left
+ * neighbour). */
 static int32_t check_collective(pto__dist_shm *t) {
-  if (t->sh->mpi) return PTO_KERNEL_OK;
+  int n = t->ctx.nranks, r = t->ctx.rank;
   uint32_t c = (t->ncoll - 1) & 1;
-  const pto__dist_chip *me = &t->sh->chips[t->ctx.rank];
-  uint64_t mine = atomic_load_explicit(&me->coll_tag[c], memory_order_relaxed);
-  for (int q = 0; q < t->ctx.nranks; q++) {
-    if (q == t->ctx.rank) continue;
-    const pto__dist_chip *p = &t->sh->chips[q];
-    uint64_t tag = atomic_load_explicit(&p->coll_tag[c], memory_order_acquire);
-    int64_t numel = p->coll_numel[c];
-    int32_t root = p->coll_root[c];
-    if (tag == mine && numel == me->coll_numel[c] && root == me->coll_root[c]) continue;
-    char a[96], b[96];
-    coll_text(a, sizeof a, mine, me->coll_numel[c], me->coll_root[c]);
-    coll_text(b, sizeof b, tag, numel, root);
-    snprintf(t->detail, sizeof t->detail,
-             "rank %d: %s does not match rank %d's %s%s on the same signal window (every rank "
-             "must run the same collective on the same window)",
-             t->ctx.rank, a, q, b, (tag & 0xff00) != (mine & 0xff00) ? " (another mode)" : "");
-    return PTO_KERNEL_ERR_DIST;
+  coll_slot mine = my_slot(t, c);
+  for (int q = 0; q < n; q++) {
+    if (q == r || (t->sh->mpi && q != (r + n - 1) % n)) continue;
+    coll_slot theirs = peer_slot(t, q, c);
+    if (!same_slot(mine, theirs)) return mismatch(t, q, mine, theirs);
   }
   return PTO_KERNEL_OK;
 }
@@ -1197,11 +1264,12 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
     snprintf(t->detail, sizeof t->detail, "rank %d: the signal window is the data window", r);
     return PTO_KERNEL_ERR_DIST;
   }
-  publish_collective(t, kind, win, op, mode, root, E);
+  int32_t rc = publish_collective(t, kind, win, op, mode, root, E);
+  if (rc) return rc;
   if (kind == PTO_DIST_ALLREDUCE && mode != PTO_DIST_MODE_RING && t->gather && nsig >= n &&
       nbytes <= GATHER_BYTES)
     return gather_allreduce(t, win, sig->data, op);
-  int32_t rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
+  rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
   if (rc || (rc = check_collective(t))) return rc;
   switch (kind) {
   case PTO_DIST_ALLREDUCE:

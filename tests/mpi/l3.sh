@@ -101,6 +101,16 @@ mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=20000 "$PTO" run "$FE" --devices 2 --in z=0 -
   expect_out "rank 0: dist.wait aborted because rank 1 failed"
 expect_true "no wait timed out (first error)" test "${OUT/timed out/}" = "$OUT"
 
+# Collectives that do not match across ranks are a launch error naming both, as on shared memory
+# (they used to end in garbage or a timeout): each rank pushes what its collective is into its
+# right neighbour's arena header when it changes and compares its own with its left neighbour's.
+CM="$PTO_SOURCE_DIR/tests/e2e/data/coll_mismatch.ptir"
+mpi_run 2 0 "$PTO" run "$CM" --devices 2 --in case=0 --check --transport mpi && expect_out PASS
+mpi_run 2 1 "$PTO" run "$CM" --devices 2 --in case=2 --transport mpi &&
+  expect_out "dist.broadcast (root 0) of 32 f32 elements" &&
+  expect_out "of 32 f32 elements does not match rank " &&
+  expect_out "on the same signal window (every rank must run the same collective on the same window)"
+
 # A rank that dies: Open MPI has no fault tolerance here, so mpirun ends the job and names the
 # rank (README); nothing hangs. Killed while rank 1 waits in the stuck program above.
 if [ "$MODE" = shared ]; then
