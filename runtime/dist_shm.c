@@ -451,17 +451,25 @@ int pto__dist_join_peers(pto__dist_shm *t, int me) {
  * wait too, for this rank or for each other), a peer that will never notify (its call ended) or
  * one stuck in a kernel still fails, within one to two timeout_ms. Under MPI the deadline runs
  * from the wait's start. */
+#define PROBE_NS 5000000ull /* stuck_probe */
+static int32_t stuck_probe(pto__dist_shm *t, int *pushed);
+
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard, uint64_t deadline) {
   int dir = t->direct, yielding = 1;
   int32_t cur = 0, rc;
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
-  uint64_t start = pto__rt_now_ns(), progress = peers_progress(t);
+  uint64_t start = pto__rt_now_ns(), progress = peers_progress(t), probe = start + PROBE_NS;
+  int pushed = 0;
   for (;;) {
     if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
     if (aborted(t, what)) return PTO_KERNEL_ERR_DIST;
     uint64_t now = pto__rt_now_ns(), seen;
+    if (t->in_coll && now >= probe) { /* a mismatch that took another path (stuck_probe) */
+      if ((rc = stuck_probe(t, &pushed))) return rc;
+      probe = now + PROBE_NS / 5;
+    }
     if (now >= deadline && (seen = peers_progress(t)) != progress) { /* a peer moved on */
       progress = seen;
       deadline = now + (uint64_t)t->sh->timeout_ms * 1000000ull;
@@ -1248,6 +1256,47 @@ static int32_t check_collective(pto__dist_shm *t) {
   return PTO_KERNEL_OK;
 }
 
+/* Ranks whose collectives take different paths (one rank's small allreduce is gathered while
+ * another's, of another size or mode, or another collective, starts with a barrier) wait for
+ * signals the others never send, until the deadline. A wait of a collective that has lasted
+ * PROBE_NS publishes (once) the collective it is in (coll_at: a store, or under MPI a push into
+ * its right neighbour's header), and looks every PROBE_NS / 5 for a peer (MPI: the left
+ * neighbour) that is in the same collective and waiting too, with another slot: the same error
+ * as check_collective's, at once rather than at the deadline. Only a wait that has lasted
+ * PROBE_NS pays for this; a peer that is merely late is not in the same collective yet (the
+ * count) and is not compared. */
+static int32_t stuck_probe(pto__dist_shm *t, int *pushed) {
+  int n = t->ctx.nranks, r = t->ctx.rank;
+  uint64_t at = (uint64_t)t->epoch << 32 | t->ncoll;
+  uint32_t c = (t->ncoll - 1) & 1;
+  if (n < 2) return PTO_KERNEL_OK;
+  if (!*pushed) {
+    *pushed = 1;
+    if (!t->sh->mpi) {
+      atomic_store_explicit(&t->sh->chips[r].coll_at, at, memory_order_release);
+    } else {
+      int right = (r + 1) % n;
+      pto__dist_arena_hdr *h = arena_hdr(t, right);
+      if (h)
+        atomic_store_explicit(&h->left_at, at, memory_order_release);
+      else if (pto__dist_mpi_put(t->sh->mpi, right, offsetof(pto__dist_arena_hdr, left_at), &at,
+                                 sizeof at, t->detail))
+        return PTO_KERNEL_ERR_DIST;
+    }
+  }
+  coll_slot mine = my_slot(t, c);
+  for (int q = 0; q < n; q++) {
+    if (q == r || (t->sh->mpi && q != (r + n - 1) % n)) continue;
+    uint64_t theirs_at = t->sh->mpi
+                             ? atomic_load_explicit(&arena_hdr(t, r)->left_at, memory_order_acquire)
+                             : atomic_load_explicit(&t->sh->chips[q].coll_at, memory_order_acquire);
+    if (theirs_at != at) continue;
+    coll_slot theirs = peer_slot(t, q, c);
+    if (!same_slot(mine, theirs)) return mismatch(t, q, mine, theirs);
+  }
+  return PTO_KERNEL_OK;
+}
+
 static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
                           const pto_kernel_tensor *win, const pto_kernel_tensor *sig, int32_t op,
                           int32_t mode, int32_t root) {
@@ -1435,8 +1484,9 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
      * off the slower rank's (pto__dist_spin_ns); and the ranks stay where the scheduler puts
      * them (unstack). Such a collective waits as in round 12. */
     t->big = bytes > SPIN_OWN_BYTES;
+    t->in_coll = 1;
     int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
-    t->big = t->guard_all = 0;
+    t->big = t->guard_all = t->in_coll = 0;
     return rc;
   }
   if (t->joined && bytes > GATHER_BYTES && !home_lost(t, pto__rt_now_ns())) {
@@ -1444,9 +1494,10 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
     if (t->home >= 0) (void)spread(t->ctx.rank);
   }
   hold(t, pto__rt_now_ns());
+  t->in_coll = 1;
   int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
   give_up(t, pto__rt_now_ns());
-  t->guard_all = 0;
+  t->guard_all = t->in_coll = 0;
   return rc;
 }
 

@@ -105,6 +105,22 @@ run_limited run "$T/mismatch.ptir" --devices 2 --in same=0
 expect_true "mismatched collectives: exit 1, got $?" test "$?" = 1
 expect_out "rank 1: dist.allgather of 32 f32 elements does not match rank 0's dist.broadcast (root 0) of 32 f32 elements on the same signal window"
 
+# Rank 0 a small mode=mesh allreduce, rank 1 a ring one: where ranks outnumber the CPUs the mesh
+# one is gathered (each rank waits once, for the last to arrive) while the ring starts with a
+# barrier, so neither reaches the check after the barrier and both waited out the deadline (a
+# timeout naming a signal element). Each now finds the other waiting in the same collective with
+# another mode and fails naming both, long before the deadline; where each rank has a CPU both
+# take the barrier and the check after it names them alike.
+CM="$PTO_SOURCE_DIR/tests/e2e/data/coll_mismatch.ptir"
+run_limited run "$CM" --devices 4 --in case=0 --check
+expect_true "matching allreduces: exit 0, got $?" test "$?" = 0
+expect_out PASS
+PTO_DIST_TIMEOUT_MS=60000 run_limited run "$CM" --devices 4 --in case=1
+expect_true "mesh against ring: exit 1, got $?" test "$?" = 1
+expect_out "dist.allreduce (sum) of 32 f32 elements does not match rank "
+expect_out "dist.allreduce (sum) of 32 f32 elements (another mode) on the same signal window"
+expect_true "no wait timed out (mesh against ring)" test "${OUT/timed out/}" = "$OUT"
+
 # A host function that fails after posting a call (the slice for device 1 starts past the end of
 # x) reports its own error first, and the posted call's dist.wait fails at once, naming the host,
 # instead of timing out (PTO_DIST_TIMEOUT_MS) and hiding the cause.
