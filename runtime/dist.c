@@ -279,6 +279,11 @@ struct chip_state {
   int dump_level;
   chip_wrap wraps[CHIP_WRAPS];
   uint64_t nruns; /* RUN commands begun: chip_wrap.used's clock */
+  /* pto_dist_config.program (single-program mode), NULL: none. Under MPI a LOAD names the
+   * callee's work dir (the same path on every host: load_program); where this process holds a
+   * copy of that callee for the program, the chip loads the copy, whose positions.json names
+   * the lines of a failing call (the work dir has none): chip_load_dir. */
+  const pto_program *program;
 };
 
 /* Records a chip's failed command, its place on the fail clock and, for a RUN of run epoch
@@ -465,6 +470,7 @@ static void chip_run(chip_state *cs, const pto__dist_cmd *cmd, uint32_t seq) {
 static int chip_open(chip_state *cs, pto__dist_shared *sh, int rank, const pto_dist_config *cfg) {
   memset(cs, 0, sizeof *cs);
   pto__rt_set_strace_rank(rank); /* this thread's [STRACE] lines */
+  cs->program = cfg->program;
   cs->sh = sh;
   cs->rank = rank;
   cs->c = &sh->chips[rank];
@@ -530,6 +536,18 @@ static pto_status set_call_dump(const chip_state *cs) {
 }
 
 /* LOAD or RUN, as command seq of this chip. */
+/* The dir a LOAD of path loads: under MPI, where path is a callee's work dir of this process's
+ * program, the copy the program holds of that callee (as a chip on one host loads), else path. */
+static const char *chip_load_dir(const chip_state *cs, const char *path) {
+  if (!cs->sh->mpi || !cs->program) return path;
+  for (int i = 0; i < pto_program_callee_count(cs->program); i++) {
+    const char *held = pto_program_work_dir(pto_program_callee(cs->program, i));
+    const char *cdir = pto_program_callee_dir(cs->program, i);
+    if (held && cdir && !strcmp(cdir, path)) return held;
+  }
+  return path;
+}
+
 static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   chip_state *cs = ctx;
   pto__dist_chip *c = cs->c;
@@ -558,19 +576,19 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
     return;
   }
   if (cmd->op != PTO__DIST_CMD_LOAD) return;
+  const char *dir = chip_load_dir(cs, cmd->path);
   pto_program *p = NULL;
   pto_handle *hd = NULL;
   /* Loading (a stale work dir is rebuilt) runs no task: it counts as progress, as a wait does. */
   atomic_fetch_add_explicit(&c->waiting, 1, memory_order_relaxed);
   pto_status s = cs->nslots >= 256
                      ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
-                     : pto_program_load_dir(cmd->path, &p);
+                     : pto_program_load_dir(dir, &p);
   if (!s) s = pto_worker_register(cs->wk, p, &hd);
   atomic_fetch_sub_explicit(&c->waiting, 1, memory_order_relaxed);
   if (s) {
     char head[PTO__DIST_MSG];
-    snprintf(head, sizeof head, "rank %d: loading %s: %s", cs->rank, cmd->path,
-             pto_status_message(s));
+    snprintf(head, sizeof head, "rank %d: loading %s: %s", cs->rank, dir, pto_status_message(s));
     chip_fail_cmd(cs->sh, c, seq, 0, head, NULL);
     pto_status_free(s);
     if (p) pto_program_release(p);
@@ -1328,9 +1346,9 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   PTO_RETURN_IF_ERROR(pto__rt_devmem_init_over(&w->win_alloc, sh->arena[0], arena,
                                                PTO__DIST_WIN_BASE, "pto_dist_config.window_bytes"));
   w->win_alloc_ok = 1;
-  uint64_t abort_at; /* offset 0 of every arena: the run's abort word, never a window's */
-  PTO_RETURN_IF_ERROR(
-      pto__rt_devmem_alloc(&w->win_alloc, 64, 64, "the abort word", NULL, &abort_at));
+  uint64_t abort_at; /* offset 0 of every arena, never a window's: pto__dist_arena_hdr */
+  PTO_RETURN_IF_ERROR(pto__rt_devmem_alloc(&w->win_alloc, sizeof(pto__dist_arena_hdr), 64,
+                                           "the arena header", NULL, &abort_at));
   if (abort_at != PTO__DIST_WIN_BASE)
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the abort word is not at the arena's start",
                            fn);

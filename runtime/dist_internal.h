@@ -144,6 +144,9 @@ typedef struct pto__dist_chip {
   int64_t coll_numel[2];
   int32_t coll_root[2];
   _Alignas(64) char coll_end[1]; /* nothing else on their cache line */
+  /* (run epoch << 32) | (1 + the count) of the collective in which one of its waits has lasted
+   * PROBE_NS (dist_shm.c stuck_probe); written only then. */
+  _Atomic uint64_t coll_at;
   _Atomic uint64_t kernel_ns;
   char kernel[64];
   int32_t pid;
@@ -201,6 +204,7 @@ typedef struct pto__dist_shm {
   int guard_all;       /* in such a collective */
   uint64_t spin_ns;    /* tests: its waits spin this long (pto__dist_spin_ns), 0: as they would */
   uint32_t coll_epoch, ncoll; /* the run its collectives were counted in, and their count */
+  int in_coll;                /* inside shm_collective: a long wait probes for a mismatch */
   uint64_t slice_ns;          /* the scheduler slice init gave this rank's thread, 0: the default */
   uint64_t slice_was;         /* its slice before (dist_shm.c slice_for) */
   char detail[512];
@@ -260,6 +264,24 @@ uint64_t pto__dist_spin_ns(const pto__dist_shm *t);
  * sh->abort. MPI: a word at offset 0 of every rank's window arena (rank 0 never gives it to a
  * window), written into every rank's arena by the failing rank. */
 void pto__dist_abort_raise(pto__dist_shared *sh, int rank, uint32_t epoch);
+
+/* MPI: the 64 bytes at offset 0 of every rank's arena (never a window's). abort: the run's abort
+ * word (above). The rest is pushed there by the rank's left neighbour (rank - 1 mod n), where its
+ * chip's control block cannot be read (dist_shm.c publish_collective): its collectives' slots,
+ * in the form of pto__dist_chip's coll_tag, coll_numel, coll_root, written only when they change,
+ * and its coll_at, written only by a wait that has lasted dist_shm.c's PROBE_NS. */
+typedef struct pto__dist_arena_hdr {
+  _Atomic int32_t abort;
+  int32_t pad;
+  _Atomic uint64_t left_at;
+  struct {
+    uint64_t tag;
+    int64_t numel;
+    int32_t root, pad;
+  } left[2];
+} pto__dist_arena_hdr;
+_Static_assert(sizeof(pto__dist_arena_hdr) <= 64, "the arena header is the abort word's 64 bytes");
+
 int pto__dist_abort_first(pto__dist_shared *sh, int rank, uint32_t epoch);
 void pto__dist_shm_fini(pto__dist_shm *t);
 

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,17 +451,25 @@ int pto__dist_join_peers(pto__dist_shm *t, int me) {
  * wait too, for this rank or for each other), a peer that will never notify (its call ended) or
  * one stuck in a kernel still fails, within one to two timeout_ms. Under MPI the deadline runs
  * from the wait's start. */
+#define PROBE_NS 5000000ull /* stuck_probe */
+static int32_t stuck_probe(pto__dist_shm *t, int *pushed);
+
 static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t cmp,
                          const char *what, int guard, uint64_t deadline) {
   int dir = t->direct, yielding = 1;
   int32_t cur = 0, rc;
   pto__dist_chip *chip = &t->sh->chips[t->ctx.rank];
-  uint64_t start = pto__rt_now_ns(), progress = peers_progress(t);
+  uint64_t start = pto__rt_now_ns(), progress = peers_progress(t), probe = start + PROBE_NS;
+  int pushed = 0;
   for (;;) {
     if ((rc = sig_read(t, sig, &cur))) return rc;
     if (satisfied(cur, value, cmp)) return 0;
     if (aborted(t, what)) return PTO_KERNEL_ERR_DIST;
     uint64_t now = pto__rt_now_ns(), seen;
+    if (t->in_coll && now >= probe) { /* a mismatch that took another path (stuck_probe) */
+      if ((rc = stuck_probe(t, &pushed))) return rc;
+      probe = now + PROBE_NS / 5;
+    }
     if (now >= deadline && (seen = peers_progress(t)) != progress) { /* a peer moved on */
       progress = seen;
       deadline = now + (uint64_t)t->sh->timeout_ms * 1000000ull;
@@ -773,8 +782,31 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
 /* Floats' max and min as the interpreter and the tile ops compute them: fmax/fmin (a NaN operand
  * is ignored unless both are) and, of +0 and -0, +0 for max and -0 for min (the bits ANDed or
  * ORed), so the result is the same in every mode and rank order (a plain y > x ? y : x kept a NaN
- * of rank 0 but dropped one of rank 1, and kept whichever zero came first). */
-#define FRED_LOOP(TY, UT)                                                                          \
+ * of rank 0 but dropped one of rank 1, and kept whichever zero came first). max (mx) or min of x
+ * and y, inline and branch-free so that the loops that call it (FRED_LOOP, FOLD_LOOP) vectorize;
+ * dmax_bits is its double twin. */
+static inline float fmax_bits(float x, float y, int mx) {
+  uint32_t ux, uy;
+  memcpy(&ux, &x, 4);
+  memcpy(&uy, &y, 4);
+  ux = mx ? ux & uy : ux | uy;
+  float z;
+  memcpy(&z, &ux, 4);
+  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
+}
+
+static inline double dmax_bits(double x, double y, int mx) {
+  uint64_t ux, uy;
+  memcpy(&ux, &x, 8);
+  memcpy(&uy, &y, 8);
+  ux = mx ? ux & uy : ux | uy;
+  double z;
+  memcpy(&z, &ux, 8);
+  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
+}
+
+/* RED_LOOP for f32/f64, with max and min as MAXF (fmax_bits, dmax_bits). */
+#define FRED_LOOP(TY, MAXF)                                                                        \
   do {                                                                                             \
     if (op != PTO_DIST_RED_MAX && op != PTO_DIST_RED_MIN) {                                        \
       RED_LOOP(TY);                                                                                \
@@ -782,33 +814,20 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
     }                                                                                              \
     TY *a = dst;                                                                                   \
     const TY *b = src;                                                                             \
-    int mx = op == PTO_DIST_RED_MAX;                                                               \
-    for (int64_t i = 0; i < n; i++) {                                                              \
-      TY x = a[i], y = b[i], z;                                                                    \
-      UT ux, uy;                                                                                   \
-      memcpy(&ux, &x, sizeof ux);                                                                  \
-      memcpy(&uy, &y, sizeof uy);                                                                  \
-      ux = mx ? ux & uy : ux | uy;                                                                 \
-      memcpy(&z, &ux, sizeof z);                                                                   \
-      a[i] = x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;                                \
-    }                                                                                              \
+    if (op == PTO_DIST_RED_MAX)                                                                    \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a[i] = MAXF(a[i], b[i], 1);                                                                \
+    else                                                                                           \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a[i] = MAXF(a[i], b[i], 0);                                                                \
   } while (0)
 
-/* x op y for f16/bf16 partials, in float (max and min as FRED_LOOP's). */
-static float red_wide(int op, float x, float y) {
-  float acc = x;
-  void *dst = &acc;
-  const void *src = &y;
-  int64_t n = 1;
-  FRED_LOOP(float, uint32_t);
-  return acc;
-}
-
+/* f16 and bf16 windows never come here: they reduce in float (fold_wide, round_wide). */
 PTO_VECTORIZE
 static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   switch (dt) {
-  case PTO_DTYPE_F32: FRED_LOOP(float, uint32_t); break;
-  case PTO_DTYPE_F64: FRED_LOOP(double, uint64_t); break;
+  case PTO_DTYPE_F32: FRED_LOOP(float, fmax_bits); break;
+  case PTO_DTYPE_F64: FRED_LOOP(double, dmax_bits); break;
   case PTO_DTYPE_I8: RED_LOOP(int8_t); break;
   case PTO_DTYPE_I16: RED_LOOP(int16_t); break;
   case PTO_DTYPE_I32: RED_LOOP(int32_t); break;
@@ -819,19 +838,6 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   case PTO_DTYPE_U16: RED_LOOP(uint16_t); break;
   case PTO_DTYPE_U32: RED_LOOP(uint32_t); break;
   case PTO_DTYPE_U64: RED_LOOP(uint64_t); break;
-  case PTO_DTYPE_F16:
-  case PTO_DTYPE_BF16: {
-    uint16_t *a = dst;
-    const uint16_t *b = src;
-    int bf = dt == PTO_DTYPE_BF16;
-    for (int64_t i = 0; i < n; i++) {
-      float x = bf ? pto_bf16_to_f32(a[i]) : pto_f16_to_f32(a[i]);
-      float y = bf ? pto_bf16_to_f32(b[i]) : pto_f16_to_f32(b[i]);
-      float z = red_wide(op, x, y);
-      a[i] = bf ? pto_f32_to_bf16(z) : pto_f32_to_f16(z);
-    }
-    break;
-  }
   default: break;
   }
 }
@@ -899,18 +905,6 @@ static inline uint16_t f16_round(float f) {
   uint32_t o = (nan & is_nan) | (inf & is_inf) | (sub & is_sub) |
                (norm & ~(is_nan | is_inf | is_sub)); /* masks: no branch */
   return (uint16_t)(sign | o);
-}
-
-/* max (mx) or min of two floats as FRED_LOOP's (fmax/fmin, +0 above -0), inline and
- * branch-free so that FOLD_LOOP's loops vectorize. */
-static inline float fmax_bits(float x, float y, int mx) {
-  uint32_t ux, uy;
-  memcpy(&ux, &x, 4);
-  memcpy(&uy, &y, 4);
-  ux = mx ? ux & uy : ux | uy;
-  float z;
-  memcpy(&z, &ux, 4);
-  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
 }
 
 #define FOLD_LOOP(LOAD)                                                                            \
@@ -1100,9 +1094,16 @@ static int32_t gather_allreduce(pto__dist_shm *t, const pto_kernel_tensor *win, 
   _Atomic int32_t *count = (_Atomic int32_t *)cnt.p;
   int32_t before = atomic_fetch_add_explicit(count, 1, memory_order_seq_cst);
   if ((before + 1) % GATHER_RELEASE != n) {
-    if (r) return take(t, sig, r, "an allreduce", 1);
-    int32_t rc = wait_elem(t, sig, GATHER_RELEASE, PTO_DIST_WAIT_GE, "an allreduce", 1);
-    if (!rc) atomic_fetch_sub_explicit(count, GATHER_RELEASE, memory_order_seq_cst);
+    int32_t rc;
+    if (r) {
+      rc = take(t, sig, r, "an allreduce", 1);
+    } else {
+      rc = wait_elem(t, sig, GATHER_RELEASE, PTO_DIST_WAIT_GE, "an allreduce", 1);
+      if (!rc) atomic_fetch_sub_explicit(count, GATHER_RELEASE, memory_order_seq_cst);
+    }
+    /* Under MPI each rank checks its left neighbour (check_collective): every rank has
+     * published its collective before the last one arrived. */
+    if (!rc && t->sh->mpi) rc = check_collective(t);
     return rc;
   }
   atomic_fetch_sub_explicit(count, n, memory_order_relaxed);
@@ -1151,13 +1152,46 @@ static void coll_text(char *buf, size_t n, uint64_t tag, int64_t numel, int32_t 
  * the last rank to arrive, which the others wait for). A slot is written only when what it holds
  * changes, so a
  * loop of the same collectives (or of two alternating) reads lines no rank writes: no cache miss
- * (writing a count with it cost a 2-rank 1 KiB allreduce 0.25-0.4 us of its 0.75). Shared memory
- * only (under MPI the control block is each process's own). */
-static void publish_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_tensor *win,
-                               int32_t op, int32_t mode, int32_t root, int64_t numel) {
+ * (writing a count with it cost a 2-rank 1 KiB allreduce 0.25-0.4 us of its 0.75). Under MPI the
+ * control blocks are each process's own: a rank whose slot changes also pushes it into its right
+ * neighbour's arena header (pto__dist_arena_hdr: a store, or one MPI_Put where the arena is not
+ * addressable), and each rank compares its own slot with its left neighbour's there, after the
+ * barrier (and, in the small allreduce, every rank after its release): if every rank matches its
+ * left neighbour, all match, and at least one rank of a mismatch fails (its abort ends the
+ * others' waits). A loop of the same collectives pushes nothing and reads a line of its own. */
+typedef struct coll_slot {
+  uint64_t tag;
+  int64_t numel;
+  int32_t root;
+} coll_slot;
+
+static coll_slot my_slot(const pto__dist_shm *t, uint32_t c) {
+  const pto__dist_chip *me = &t->sh->chips[t->ctx.rank];
+  return (coll_slot){atomic_load_explicit(&me->coll_tag[c], memory_order_relaxed),
+                     me->coll_numel[c], me->coll_root[c]};
+}
+
+static pto__dist_arena_hdr *arena_hdr(const pto__dist_shm *t, int q) {
+  return (pto__dist_arena_hdr *)t->sh->arena[q];
+}
+
+/* Peer q's slot c: in its control block, or under MPI (q is then this rank's left neighbour) the
+ * copy q pushed into this rank's arena header. */
+static coll_slot peer_slot(const pto__dist_shm *t, int q, uint32_t c) {
+  if (t->sh->mpi) {
+    const pto__dist_arena_hdr *h = arena_hdr(t, t->ctx.rank);
+    atomic_thread_fence(memory_order_acquire);
+    return (coll_slot){h->left[c].tag, h->left[c].numel, h->left[c].root};
+  }
+  const pto__dist_chip *p = &t->sh->chips[q];
+  return (coll_slot){atomic_load_explicit(&p->coll_tag[c], memory_order_acquire), p->coll_numel[c],
+                     p->coll_root[c]};
+}
+
+static int32_t publish_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_tensor *win,
+                                  int32_t op, int32_t mode, int32_t root, int64_t numel) {
   if (t->coll_epoch != t->epoch) t->coll_epoch = t->epoch, t->ncoll = 0;
   uint32_t c = t->ncoll++ & 1;
-  if (t->sh->mpi) return;
   pto__dist_chip *me = &t->sh->chips[t->ctx.rank];
   int reduces = kind == PTO_DIST_ALLREDUCE || kind == PTO_DIST_REDUCE_SCATTER;
   uint64_t tag = (uint64_t)(kind & 0xff) << 24 | (uint64_t)(reduces ? op & 0xff : 0) << 16 |
@@ -1166,32 +1200,99 @@ static void publish_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_
   if (kind != PTO_DIST_BROADCAST) root = 0;
   if (atomic_load_explicit(&me->coll_tag[c], memory_order_relaxed) == tag &&
       me->coll_numel[c] == numel && me->coll_root[c] == root)
-    return;
+    return PTO_KERNEL_OK;
   me->coll_numel[c] = numel;
   me->coll_root[c] = root;
   atomic_store_explicit(&me->coll_tag[c], tag, memory_order_release);
+  int n = t->ctx.nranks, right = (t->ctx.rank + 1) % n;
+  if (!t->sh->mpi || n < 2) return PTO_KERNEL_OK;
+  /* The barrier's notify after this (a seq_cst atomic, or an MPI call after a flushed put)
+   * orders it before the neighbour's check. */
+  pto__dist_arena_hdr *h = arena_hdr(t, right);
+  if (h) {
+    h->left[c].tag = tag;
+    h->left[c].numel = numel;
+    h->left[c].root = root;
+    atomic_thread_fence(memory_order_release);
+    return PTO_KERNEL_OK;
+  }
+  pto__dist_arena_hdr mine = {0};
+  mine.left[c].tag = tag;
+  mine.left[c].numel = numel;
+  mine.left[c].root = root;
+  return pto__dist_mpi_put(t->sh->mpi, right, offsetof(pto__dist_arena_hdr, left[c]), &mine.left[c],
+                           sizeof mine.left[c], t->detail)
+             ? PTO_KERNEL_ERR_DIST
+             : PTO_KERNEL_OK;
 }
 
+static int32_t mismatch(pto__dist_shm *t, int q, coll_slot mine, coll_slot theirs) {
+  char a[96], b[96];
+  coll_text(a, sizeof a, mine.tag, mine.numel, mine.root);
+  coll_text(b, sizeof b, theirs.tag, theirs.numel, theirs.root);
+  snprintf(t->detail, sizeof t->detail,
+           "rank %d: %s does not match rank %d's %s%s on the same signal window (every rank "
+           "must run the same collective on the same window)",
+           t->ctx.rank, a, q, b,
+           (theirs.tag & 0xff00) != (mine.tag & 0xff00) ? " (another mode)" : "");
+  return PTO_KERNEL_ERR_DIST;
+}
+
+static int same_slot(coll_slot x, coll_slot y) {
+  return x.tag == y.tag && x.numel == y.numel && x.root == y.root;
+}
+
+/* This rank's current collective against the peers' (shared memory: every peer; MPI: the left
+ * neighbour). */
 static int32_t check_collective(pto__dist_shm *t) {
-  if (t->sh->mpi) return PTO_KERNEL_OK;
+  int n = t->ctx.nranks, r = t->ctx.rank;
   uint32_t c = (t->ncoll - 1) & 1;
-  const pto__dist_chip *me = &t->sh->chips[t->ctx.rank];
-  uint64_t mine = atomic_load_explicit(&me->coll_tag[c], memory_order_relaxed);
-  for (int q = 0; q < t->ctx.nranks; q++) {
-    if (q == t->ctx.rank) continue;
-    const pto__dist_chip *p = &t->sh->chips[q];
-    uint64_t tag = atomic_load_explicit(&p->coll_tag[c], memory_order_acquire);
-    int64_t numel = p->coll_numel[c];
-    int32_t root = p->coll_root[c];
-    if (tag == mine && numel == me->coll_numel[c] && root == me->coll_root[c]) continue;
-    char a[96], b[96];
-    coll_text(a, sizeof a, mine, me->coll_numel[c], me->coll_root[c]);
-    coll_text(b, sizeof b, tag, numel, root);
-    snprintf(t->detail, sizeof t->detail,
-             "rank %d: %s does not match rank %d's %s%s on the same signal window (every rank "
-             "must run the same collective on the same window)",
-             t->ctx.rank, a, q, b, (tag & 0xff00) != (mine & 0xff00) ? " (another mode)" : "");
-    return PTO_KERNEL_ERR_DIST;
+  coll_slot mine = my_slot(t, c);
+  for (int q = 0; q < n; q++) {
+    if (q == r || (t->sh->mpi && q != (r + n - 1) % n)) continue;
+    coll_slot theirs = peer_slot(t, q, c);
+    if (!same_slot(mine, theirs)) return mismatch(t, q, mine, theirs);
+  }
+  return PTO_KERNEL_OK;
+}
+
+/* Ranks whose collectives take different paths (one rank's small allreduce is gathered while
+ * another's, of another size or mode, or another collective, starts with a barrier) wait for
+ * signals the others never send, until the deadline. A wait of a collective that has lasted
+ * PROBE_NS publishes (once) the collective it is in (coll_at: a store, or under MPI a push into
+ * its right neighbour's header), and looks every PROBE_NS / 5 for a peer (MPI: the left
+ * neighbour) that is in the same collective and waiting too, with another slot: the same error
+ * as check_collective's, at once rather than at the deadline. Only a wait that has lasted
+ * PROBE_NS pays for this; a peer that is merely late is not in the same collective yet (the
+ * count) and is not compared. */
+static int32_t stuck_probe(pto__dist_shm *t, int *pushed) {
+  int n = t->ctx.nranks, r = t->ctx.rank;
+  uint64_t at = (uint64_t)t->epoch << 32 | t->ncoll;
+  uint32_t c = (t->ncoll - 1) & 1;
+  if (n < 2) return PTO_KERNEL_OK;
+  if (!*pushed) {
+    *pushed = 1;
+    if (!t->sh->mpi) {
+      atomic_store_explicit(&t->sh->chips[r].coll_at, at, memory_order_release);
+    } else {
+      int right = (r + 1) % n;
+      pto__dist_arena_hdr *h = arena_hdr(t, right);
+      if (h)
+        atomic_store_explicit(&h->left_at, at, memory_order_release);
+      else if (pto__dist_mpi_put(t->sh->mpi, right, offsetof(pto__dist_arena_hdr, left_at), &at,
+                                 sizeof at, t->detail))
+        return PTO_KERNEL_ERR_DIST;
+    }
+  }
+  coll_slot mine = my_slot(t, c);
+  for (int q = 0; q < n; q++) {
+    if (q == r || (t->sh->mpi && q != (r + n - 1) % n)) continue;
+    uint64_t theirs_at = t->sh->mpi
+                             ? atomic_load_explicit(&arena_hdr(t, r)->left_at, memory_order_acquire)
+                             : atomic_load_explicit(&t->sh->chips[q].coll_at, memory_order_acquire);
+    if (theirs_at != at) continue;
+    coll_slot theirs = peer_slot(t, q, c);
+    if (!same_slot(mine, theirs)) return mismatch(t, q, mine, theirs);
   }
   return PTO_KERNEL_OK;
 }
@@ -1212,11 +1313,12 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
     snprintf(t->detail, sizeof t->detail, "rank %d: the signal window is the data window", r);
     return PTO_KERNEL_ERR_DIST;
   }
-  publish_collective(t, kind, win, op, mode, root, E);
+  int32_t rc = publish_collective(t, kind, win, op, mode, root, E);
+  if (rc) return rc;
   if (kind == PTO_DIST_ALLREDUCE && mode != PTO_DIST_MODE_RING && t->gather && nsig >= n &&
       nbytes <= GATHER_BYTES)
     return gather_allreduce(t, win, sig->data, op);
-  int32_t rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
+  rc = barrier_on(t, sig->data, nsig); /* every rank's data is in place */
   if (rc || (rc = check_collective(t))) return rc;
   switch (kind) {
   case PTO_DIST_ALLREDUCE:
@@ -1382,8 +1484,9 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
      * off the slower rank's (pto__dist_spin_ns); and the ranks stay where the scheduler puts
      * them (unstack). Such a collective waits as in round 12. */
     t->big = bytes > SPIN_OWN_BYTES;
+    t->in_coll = 1;
     int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
-    t->big = t->guard_all = 0;
+    t->big = t->guard_all = t->in_coll = 0;
     return rc;
   }
   if (t->joined && bytes > GATHER_BYTES && !home_lost(t, pto__rt_now_ns())) {
@@ -1391,9 +1494,10 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
     if (t->home >= 0) (void)spread(t->ctx.rank);
   }
   hold(t, pto__rt_now_ns());
+  t->in_coll = 1;
   int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
   give_up(t, pto__rt_now_ns());
-  t->guard_all = 0;
+  t->guard_all = t->in_coll = 0;
   return rc;
 }
 

@@ -95,11 +95,30 @@ expect_true "the timeout ends the run (took $ms ms)" test "$ms" -lt 30000
 
 # The first error wins on MPI too (issue #28 item 2): rank 1's orch fails while rank 0 waits for
 # its notify; rank 0's wait ends at once (the abort word in every rank's arena), not at 20 s.
+# Each names its line in the host program, as on one host: the chips load the copies of the
+# callees that their process holds, with the positions (the cache's work dirs have none).
 FE="$PTO_SOURCE_DIR/tests/e2e/data/first_error.ptir"
 mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=20000 "$PTO" run "$FE" --devices 2 --in z=0 --transport mpi &&
-  expect_out "integer division by zero; then rank 0 (pid " &&
-  expect_out "rank 0: dist.wait aborted because rank 1 failed"
+  expect_out "first_error.ptir:25:3: %q =: orchestration: reported a fatal error (code 1): integer division by zero; then rank 0 (pid " &&
+  expect_out "first_error.ptir:20:12: call @waiter: kernel 'waiter' (id 0, task 0) failed with code 5 (kernel error): rank 0: dist.wait aborted because rank 1 failed"
 expect_true "no wait timed out (first error)" test "${OUT/timed out/}" = "$OUT"
+
+# Collectives that do not match across ranks are a launch error naming both, as on shared memory
+# (they used to end in garbage or a timeout): each rank pushes what its collective is into its
+# right neighbour's arena header when it changes and compares its own with its left neighbour's.
+# A mode=mesh allreduce against a ring one (on shared windows where ranks outnumber the CPUs, the
+# mesh one gathered while the ring starts with a barrier) is found while the ranks wait, not at
+# the deadline.
+CM="$PTO_SOURCE_DIR/tests/e2e/data/coll_mismatch.ptir"
+mpi_run 2 0 "$PTO" run "$CM" --devices 2 --in case=0 --check --transport mpi && expect_out PASS
+mpi_run 2 1 "$PTO" run "$CM" --devices 2 --in case=2 --transport mpi &&
+  expect_out "coll_mismatch.ptir:26:12: call @k: kernel 'k' (id 0, task 0) failed with code 5" &&
+  expect_out "dist.broadcast (root 0) of 32 f32 elements" &&
+  expect_out "of 32 f32 elements does not match rank " &&
+  expect_out "on the same signal window (every rank must run the same collective on the same window)"
+mpi_run 4 1 "$PTO" run "$CM" --devices 4 --in case=1 --transport mpi &&
+  expect_out "dist.allreduce (sum) of 32 f32 elements (another mode) on the same signal window"
+expect_true "no wait timed out (mesh against ring)" test "${OUT/timed out/}" = "$OUT"
 
 # A rank that dies: Open MPI has no fault tolerance here, so mpirun ends the job and names the
 # rank (README); nothing hangs. Killed while rank 1 waits in the stuck program above.

@@ -209,6 +209,7 @@ typedef struct mm_job {
   fixture *f;
   int rank, kind, op, rows, root;
   int32_t rc;
+  int mode;
 } mm_job;
 
 static void *mismatch_main(void *arg) {
@@ -216,7 +217,7 @@ static void *mismatch_main(void *arg) {
   const pto_dist_ctx *d = &j->f->tr[j->rank].ctx;
   pto_kernel_tensor win = desc(data_of(j->f, j->rank), j->rows, COLS, PTO_DTYPE_F32);
   pto_kernel_tensor sig = desc(sig_of(j->f, j->rank), 1, SIG_ELEMS, PTO_DTYPE_I32);
-  j->rc = d->collective(d, j->kind, &win, &sig, j->op, PTO_DIST_MODE_MESH, j->root);
+  j->rc = d->collective(d, j->kind, &win, &sig, j->op, j->mode, j->root);
   return NULL;
 }
 
@@ -256,8 +257,9 @@ static void run_mismatch(const mm_job *a, const mm_job *b, const char *want0, co
 }
 
 /* Where ranks outnumber CPUs a small allreduce is reduced by the last rank to arrive
- * (gather_allreduce): that rank finds the mismatch, and the others, waiting for it, time out
- * (in a run, the failed rank's abort ends their waits at once). */
+ * (gather_allreduce): that rank finds the mismatch, and the others, waiting for it, fail too: a
+ * timeout, or where a waiting rank finds a mismatched peer waiting in the same collective
+ * (stuck_probe), the mismatch (in a run, the failed rank's abort ends their waits at once). */
 static void test_mismatched_gather_allreduce_fails(void **state) {
   (void)state;
   fixture f;
@@ -278,8 +280,66 @@ static void test_mismatched_gather_allreduce_fails(void **state) {
     assert_int_not_equal(jobs[r].rc, 0);
     named += strstr(f.tr[r].detail, " does not match rank ") != NULL;
   }
-  assert_int_equal(named, 1);
+  assert_true(named >= 1);
   fixture_free(&f);
+}
+
+/* Where ranks outnumber CPUs, a small mode=mesh allreduce is gathered (every rank counts its
+ * arrival on rank 0's element and waits for the last) while a ring allreduce, or any other
+ * collective, starts with a barrier: ranks that disagree there wait for signals the others never
+ * send. They used to wait out the deadline and report a timeout; each now finds the other in the
+ * same collective, waiting too, with another slot (stuck_probe), and fails naming both, long
+ * before the deadline (20 s here: a timeout would be PTO_KERNEL_ERR_DIST_TIMEOUT). After it,
+ * matching collectives on a cleaned signal window run again. */
+static void run_stuck_mismatch(const mm_job *a, const mm_job *b, const char *want0,
+                               const char *want1) {
+  fixture f;
+  g_gather = 1;
+  fixture_init(&f, 2, 20000);
+  g_gather = -1;
+  for (int round = 0; round < 3; round++) {
+    mm_job jobs[2] = {*a, round == 1 ? *b : *a};
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++) {
+      jobs[r].f = &f;
+      jobs[r].rank = r;
+      pthread_create(&th[r], NULL, mismatch_main, &jobs[r]);
+    }
+    for (int r = 0; r < 2; r++)
+      pthread_join(th[r], NULL);
+    for (int r = 0; r < 2 && round != 1; r++)
+      assert_int_equal(jobs[r].rc, 0);
+    for (int r = 0; r < 2 && round == 1; r++) {
+      print_message("rank %d: %d %s\n", r, jobs[r].rc, f.tr[r].detail);
+      assert_int_equal(jobs[r].rc, PTO_KERNEL_ERR_DIST);
+      assert_non_null(strstr(f.tr[r].detail, r ? want1 : want0));
+      assert_non_null(strstr(f.tr[r].detail, "on the same signal window (every rank must run "
+                                             "the same collective on the same window)"));
+    }
+    if (round == 1) {
+      for (int r = 0; r < 2; r++)
+        memset(sig_of(&f, r), 0, SIG_ELEMS * sizeof(int32_t));
+    }
+  }
+  fixture_free(&f);
+}
+
+static void test_mismatched_paths_fail_before_the_deadline(void **state) {
+  (void)state;
+  mm_job mesh = {.kind = PTO_DIST_ALLREDUCE, .op = PTO_DIST_RED_SUM, .rows = ROWS};
+  mm_job ring = mesh;
+  ring.mode = PTO_DIST_MODE_RING;
+  run_stuck_mismatch(&mesh, &ring,
+                     "rank 0: dist.allreduce (sum) of 384 f32 elements does not match rank 1's "
+                     "dist.allreduce (sum) of 384 f32 elements (another mode)",
+                     "rank 1: dist.allreduce (sum) of 384 f32 elements does not match rank 0's "
+                     "dist.allreduce (sum) of 384 f32 elements (another mode)");
+  mm_job bc = {.kind = PTO_DIST_BROADCAST, .rows = ROWS, .root = 1};
+  run_stuck_mismatch(&bc, &mesh,
+                     "rank 0: dist.broadcast (root 1) of 384 f32 elements does not match rank "
+                     "1's dist.allreduce (sum) of 384 f32 elements",
+                     "rank 1: dist.allreduce (sum) of 384 f32 elements does not match rank 0's "
+                     "dist.broadcast (root 1) of 384 f32 elements");
 }
 
 static void test_mismatched_collectives_fail(void **state) {
@@ -1400,6 +1460,7 @@ int main(void) {
       cmocka_unit_test(test_wait_deadline_counts_from_the_spins_start),
       cmocka_unit_test(test_mismatched_collectives_fail),
       cmocka_unit_test(test_mismatched_gather_allreduce_fails),
+      cmocka_unit_test(test_mismatched_paths_fail_before_the_deadline),
       cmocka_unit_test(test_wait_deadline_counts_from_the_peers_last_progress),
       cmocka_unit_test(test_allreduce_wait_yield_lost_to_another_process_stops_yields),
       cmocka_unit_test(test_big_window_barrier_wait_yield_lost_to_another_process_stops_yields),
