@@ -32,7 +32,8 @@
  *       medians and the median of each rep's paired ratio (the two ran back to back). A
  *       variant of the program (PTO_BENCH_KERNELS_DIR) with another task width names it in
  *       PTO_BENCH_DECODE_BN (default 1024 for M = 1, 256 for M = 8; DECODE_K a multiple of
- *       1024).
+ *       1024). PTO_BENCH_DECODE_SKEW=BYTES allocates a device tensor of that many bytes before
+ *       the runtime's x and W, as a program's other tensors may lie before its weight.
  * The matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's
  * numbers). PTO_BENCH_KERNELS_ONLY, when set, is a comma-separated list of the sections to run
  * (ew, softmax, matmul, bf16, decode); all of them otherwise.
@@ -1033,8 +1034,15 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   pto_program *p = compile("matmul_decode.ptir", m == 1 ? "m1" : "m8");
   pto_handle *h = NULL;
   CHECK(pto_worker_register(w, p, &h));
+  /* PTO_BENCH_DECODE_SKEW=BYTES: a device tensor of that many bytes allocated first, as a
+   * program's other tensors may lie before W in the device memory */
+  const char *skew = getenv("PTO_BENCH_DECODE_SKEW");
+  pto_device_tensor *ds = skew && atol(skew) >= 4 ? dev_tensor(w, 1, atol(skew) / 4, NULL) : NULL;
   pto_device_tensor *dx = dev_tensor(w, m, k, x), *dw = dev_tensor(w, k, n, wt),
                     *dy = dev_tensor(w, m, n, NULL);
+  if (ds)
+    printf("decode: W at %llu bytes past a page, after a %ld-byte tensor (PTO_BENCH_DECODE_SKEW)\n",
+           (unsigned long long)(pto_device_tensor_addr(dw) % 4096), atol(skew) / 4 * 4);
   pto_arg args[3] = {pto_arg_device(dx), pto_arg_device(dw), pto_arg_device(dy)};
   dec_ctx dk = {.fn = kernel_of(p, m == 1 ? "gemv_1" : "gemm_8"),
                 .x = x,
@@ -1158,6 +1166,7 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   CHECK(pto_worker_free_tensor(w, dx));
   CHECK(pto_worker_free_tensor(w, dw));
   CHECK(pto_worker_free_tensor(w, dy));
+  if (ds) CHECK(pto_worker_free_tensor(w, ds));
   pto_handle_unregister(h);
   pto_program_release(p);
   free(x), free(wt), free(yd), free(yp), free(wc);
