@@ -191,8 +191,9 @@ static pto_status alloc_at(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, c
                          (unsigned long long)m->size, (unsigned long long)largest, knob_of(m));
 }
 
-/* A buffer of a page or more starts on a page (4 KiB from the arena's start, which mmap gives a
- * page) where a free block has room for it there, else where align allows. A kernel that
+/* A buffer of 64 KiB or more starts on a page (4 KiB from the arena's start, which mmap gives a
+ * page) where a free block has room for it there, else where align allows (from 64 KiB up the
+ * bytes a page boundary can skip are at most 6% of the buffer's). A kernel that
  * streams a large tensor's rows in pieces then finds each piece whole in a page, which is as far
  * as the hardware prefetchers follow a stream: a decode product, [1, 4096] x [4096, 4096] f32 in
  * tasks of 1024 columns, reads one 4 KiB piece of each row of W, and with W 2 KiB past a page it
@@ -200,7 +201,7 @@ static pto_status alloc_at(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, c
  * buffer stay free for smaller ones. */
 static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, const char *what,
                         const char *name, uint64_t *out_addr, uint64_t *out_fresh_from) {
-  if (nbytes >= 4096 && align < 4096 && !(align & (align - 1))) {
+  if (nbytes >= 65536 && align < 4096 && !(align & (align - 1))) {
     pto_status s = alloc_at(m, nbytes, 4096, what, name, out_addr, out_fresh_from);
     if (!s || pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) return s;
     pto_status_free(s);

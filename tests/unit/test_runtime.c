@@ -346,46 +346,50 @@ static void test_device_memory_has_its_own_address_range(void **state) {
   pto_worker_close(w);
 }
 
-/* Tensors of a page or more start on a page (a kernel streaming a weight's rows in 4 KiB pieces
+/* Tensors of 64 KiB or more start on a page (a kernel streaming a weight's rows in 4 KiB pieces
  * finds each in one page), the bytes before one stay free for smaller tensors, and where no page
- * boundary has room the tensor still fits where 64-byte alignment allows. */
+ * boundary has room the tensor still fits where 64-byte alignment allows. Smaller ones stay
+ * where 64-byte alignment puts them. */
 static void test_alloc_tensor_puts_large_tensors_on_a_page(void **state) {
   (void)state;
   pto_worker *w = topen(1, 0, 0);
-  int64_t s_odd[1] = {2112}, s_w[2] = {64, 1024}, s_small[1] = {64};
-  pto_device_tensor *odd, *wt, *small;
+  int64_t s_odd[1] = {2112}, s_mid[1] = {65472}, s_w[2] = {64, 1024}, s_small[1] = {64};
+  pto_device_tensor *odd, *mid, *wt, *small;
   assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_odd, PTO_DTYPE_U8, NULL, &odd));
+  /* under 64 KiB: right after the first, off a page */
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_mid, PTO_DTYPE_U8, NULL, &mid));
+  uint64_t a_odd = pto_device_tensor_addr(odd), a_mid = pto_device_tensor_addr(mid);
+  assert_true(a_mid == a_odd + 2112 && a_mid % 4096 != 0);
+  /* 256 KiB: on the next page */
   assert_pto_ok(pto_worker_alloc_tensor(w, 2, s_w, PTO_DTYPE_F32, NULL, &wt));
-  uint64_t a_odd = pto_device_tensor_addr(odd), a_w = pto_device_tensor_addr(wt);
-  assert_true(a_w % 4096 == 0);
-  assert_true(a_w > a_odd && a_w - a_odd < 8192);
+  uint64_t a_w = pto_device_tensor_addr(wt);
+  assert_true(a_w % 4096 == 0 && a_w >= a_mid + 65472 && a_w < a_mid + 65472 + 4096);
   /* the gap before it: a small tensor lands there */
   assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_small, PTO_DTYPE_U8, NULL, &small));
-  assert_true(pto_device_tensor_addr(small) > a_odd && pto_device_tensor_addr(small) < a_w);
-  assert_true(pto_device_tensor_addr(small) % 64 == 0);
+  assert_true(pto_device_tensor_addr(small) == a_mid + 65472);
   pto_device_memory_info mi;
   assert_pto_ok(pto_worker_memory_info(w, &mi));
-  assert_true(mi.used == 2112 + 64 * 1024 * 4 + 64 && mi.nallocs == 3);
+  assert_true(mi.used == 2112 + 65472 + 64 * 1024 * 4 + 64 && mi.nallocs == 4);
   pto_worker_close(w);
 
-  /* 8192 bytes of device memory: after 64 bytes, 8128 fit only at byte 64 */
+  /* 128 KiB of device memory: after 64 bytes, the rest fits only at byte 64 */
   pto_run_config cfg;
   pto_run_config_init(&cfg);
   cfg.aiv_cores = 1;
   cfg.aic_cores = 1;
-  cfg.device_memory_bytes = 8192;
+  cfg.device_memory_bytes = 128 << 10;
   assert_pto_ok(pto_worker_open(&cfg, &w));
-  int64_t s_rest[1] = {8128};
+  int64_t s_rest[1] = {(128 << 10) - 64};
   pto_device_tensor *first, *rest;
   assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_small, PTO_DTYPE_U8, NULL, &first));
   assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_rest, PTO_DTYPE_U8, NULL, &rest));
   assert_true(pto_device_tensor_addr(rest) == pto_device_tensor_addr(first) + 64);
   assert_pto_ok(pto_worker_free_tensor(w, rest));
   /* and one too large for any place still reports the memory as before */
-  int64_t s_over[1] = {8192};
+  int64_t s_over[1] = {128 << 10};
   assert_status_contains(pto_worker_alloc_tensor(w, 1, s_over, PTO_DTYPE_U8, NULL, &rest),
-                         "8192 bytes requested, 64 of 8192 bytes in use, largest free block "
-                         "8128 bytes");
+                         "131072 bytes requested, 64 of 131072 bytes in use, largest free block "
+                         "131008 bytes");
   pto_worker_close(w);
 }
 
