@@ -132,8 +132,8 @@ static const char *knob_of(const pto__rt_devmem *m) {
 
 /* pto__rt_devmem_alloc; *out_fresh_from (when not NULL): the arena offset from which the
  * allocation's bytes were never handed out before (its end when all of them were). */
-static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, const char *what,
-                        const char *name, uint64_t *out_addr, uint64_t *out_fresh_from) {
+static pto_status alloc_at(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, const char *what,
+                           const char *name, uint64_t *out_addr, uint64_t *out_fresh_from) {
   const char *q = name ? " '" : "", *qe = name ? "'" : "";
   if (!name) name = "";
   *out_addr = 0;
@@ -189,6 +189,24 @@ static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, cons
                          "device tensors",
                          what, q, name, qe, (unsigned long long)nbytes, (unsigned long long)used,
                          (unsigned long long)m->size, (unsigned long long)largest, knob_of(m));
+}
+
+/* A buffer of 64 KiB or more starts on a page (4 KiB from the arena's start, which mmap gives a
+ * page) where a free block has room for it there, else where align allows (from 64 KiB up the
+ * bytes a page boundary can skip are at most 6% of the buffer's). A kernel that
+ * streams a large tensor's rows in pieces then finds each piece whole in a page, which is as far
+ * as the hardware prefetchers follow a stream: a decode product, [1, 4096] x [4096, 4096] f32 in
+ * tasks of 1024 columns, reads one 4 KiB piece of each row of W, and with W 2 KiB past a page it
+ * ran 10-20% slower on Zen 4 (bench/RESULTS.md, round 20, "mm20"). The bytes before such a
+ * buffer stay free for smaller ones. */
+static pto_status alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align, const char *what,
+                        const char *name, uint64_t *out_addr, uint64_t *out_fresh_from) {
+  if (nbytes >= 65536 && align < 4096 && !(align & (align - 1))) {
+    pto_status s = alloc_at(m, nbytes, 4096, what, name, out_addr, out_fresh_from);
+    if (!s || pto_status_code_of(s) != PTO_STATUS_OUT_OF_MEMORY) return s;
+    pto_status_free(s);
+  }
+  return alloc_at(m, nbytes, align, what, name, out_addr, out_fresh_from);
 }
 
 pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,

@@ -173,7 +173,8 @@ pto_status pto__rt_devmem_init(pto__rt_devmem *m, uint64_t size);
 pto_status pto__rt_devmem_init_over(pto__rt_devmem *m, void *host, uint64_t size, uint64_t base,
                                     const char *knob);
 void pto__rt_devmem_fini(pto__rt_devmem *m);
-/* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64). what (and
+/* nbytes (0 allowed) rounded up to 64, aligned to align (a power of two, at least 64), and
+ * nbytes of 64 KiB or more to 4096 where a free block has room for that (devmem.c). what (and
  * name, quoted after it, unless NULL) names the allocation in the out-of-memory message. */
 pto_status pto__rt_devmem_alloc(pto__rt_devmem *m, uint64_t nbytes, uint64_t align,
                                 const char *what, const char *name, uint64_t *out_addr);

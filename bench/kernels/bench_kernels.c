@@ -26,10 +26,14 @@
  *       writes, so the rate the memory reads at, which memcpy's writes halve); pto's time is
  *       printed as a ratio to each. Every contender starts with W out of
  *       the cache, and W is on transparent huge pages for all of them as for the runtime. With
- *       NCORES = 1 the contenders in this thread are timed by its CPU time. A variant of the
- *       program (PTO_BENCH_KERNELS_DIR) with another task width names it in
+ *       NCORES = 1 the contenders in this thread are timed by its CPU time, and the peer also by
+ *       the wall clock, the runtime's (time spent descheduled counts on both sides): a row
+ *       "OpenBLAS, wall" and a line "same clock (wall)" with pto's ratio by the minima, the
+ *       medians and the median of each rep's paired ratio (the two ran back to back). A
+ *       variant of the program (PTO_BENCH_KERNELS_DIR) with another task width names it in
  *       PTO_BENCH_DECODE_BN (default 1024 for M = 1, 256 for M = 8; DECODE_K a multiple of
- *       1024).
+ *       1024). PTO_BENCH_DECODE_SKEW=BYTES allocates a device tensor of that many bytes before
+ *       the runtime's x and W, as a program's other tensors may lie before its weight.
  * The matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's
  * numbers). PTO_BENCH_KERNELS_ONLY, when set, is a comma-separated list of the sections to run
  * (ew, softmax, matmul, bf16, decode); all of them otherwise.
@@ -990,6 +994,17 @@ static int dec_trace_tasks(pto_worker *w, int64_t m, int r) {
   return alone;
 }
 
+/* The median over reps of a's time over b's in the same rep (a paired ratio: each rep's two
+ * contenders ran one after the other, so a rep where the host was busier counts once). */
+static double paired_median(const bstat *a, const bstat *b) {
+  double t[MAX_REPS];
+  int n = a->n < b->n ? a->n : b->n;
+  for (int i = 0; i < n; i++)
+    t[i] = a->v[i] / b->v[i];
+  qsort(t, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
 /* pto's time (runtime p, kernel direct d) over a limit's lim, by the minima and the medians. */
 static void limit_ratios(const char *of, const bstat *p, const bstat *d, const bstat *lim) {
   printf("pto's time / %s: runtime min %.2fx median %.2fx, direct min %.2fx median %.2fx\n", of,
@@ -1019,8 +1034,15 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   pto_program *p = compile("matmul_decode.ptir", m == 1 ? "m1" : "m8");
   pto_handle *h = NULL;
   CHECK(pto_worker_register(w, p, &h));
+  /* PTO_BENCH_DECODE_SKEW=BYTES: a device tensor of that many bytes allocated first, as a
+   * program's other tensors may lie before W in the device memory */
+  const char *skew = getenv("PTO_BENCH_DECODE_SKEW");
+  pto_device_tensor *ds = skew && atol(skew) >= 4 ? dev_tensor(w, 1, atol(skew) / 4, NULL) : NULL;
   pto_device_tensor *dx = dev_tensor(w, m, k, x), *dw = dev_tensor(w, k, n, wt),
                     *dy = dev_tensor(w, m, n, NULL);
+  if (ds)
+    printf("decode: W at %llu bytes past a page, after a %ld-byte tensor (PTO_BENCH_DECODE_SKEW)\n",
+           (unsigned long long)(pto_device_tensor_addr(dw) % 4096), atol(skew) / 4 * 4);
   pto_arg args[3] = {pto_arg_device(dx), pto_arg_device(dw), pto_arg_device(dy)};
   dec_ctx dk = {.fn = kernel_of(p, m == 1 ? "gemv_1" : "gemm_8"),
                 .x = x,
@@ -1042,7 +1064,7 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   snprintf(bname, sizeof bname, "%s: OpenBLAS", m == 1 ? "sgemv" : "sgemm");
   bstat s_b = {.name = bname}, s_p = {.name = "pto, runtime (device wall)"},
         s_d = {.name = "pto, kernel direct"}, s_m = {.name = "limit: memcpy of W"},
-        s_r = {.name = "limit: read of W (no writes)"};
+        s_r = {.name = "limit: read of W (no writes)"}, s_bw = {.name = "sgemv: OpenBLAS, wall"};
   PEER();
   launch(h, w, args, 3);
   peer_parallel(ncores, dec_part, &dk);
@@ -1057,9 +1079,11 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     double t0;
     if (have_peer) {
       evict_caches();
+      double w0 = now_ms();
       t0 = clk();
       PEER();
       add(&s_b, clk() - t0);
+      add(&s_bw, now_ms() - w0); /* the runtime's clock, for the same-clock ratio */
     }
     evict_caches();
     add(&s_p, launch(h, w, args, 3));
@@ -1123,11 +1147,26 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   row(&s_r, wbytes, "GB/s", have_peer ? &s_b : NULL);
   limit_ratios("the limit's (memcpy of W)", &s_p, &s_d, &s_m);
   limit_ratios("the read of W's (its read rate against the memory's)", &s_p, &s_d, &s_r);
-  if (have_peer) printf("\nOpenBLAS: %s\n", config);
+  /* The runtime's row is its device wall, which time spent descheduled inflates; with one
+   * thread the peer's row is its CPU time, which it does not. The same clock on both sides: the
+   * peer's wall time of the same calls, and per-rep paired ratios (peer's time / pto's). */
+  if (have_peer) {
+    char bwname[64];
+    snprintf(bwname, sizeof bwname, "%s: OpenBLAS, wall", m == 1 ? "sgemv" : "sgemm");
+    s_bw.name = bwname;
+    if (ncores == 1) row(&s_bw, wbytes, "GB/s", &s_b);
+    const bstat *pw = ncores == 1 ? &s_bw : &s_b;
+    printf("same clock (wall): pto runtime vs OpenBLAS min %.2fx median %.2fx, paired by rep "
+           "median %.2fx; kernel direct vs OpenBLAS (%s) paired by rep median %.2fx\n",
+           stat_min(pw) / stat_min(&s_p), stat_median(pw) / stat_median(&s_p),
+           paired_median(pw, &s_p), ncores == 1 ? "CPU time" : "wall", paired_median(&s_b, &s_d));
+    printf("\nOpenBLAS: %s\n", config);
+  }
   free(got);
   CHECK(pto_worker_free_tensor(w, dx));
   CHECK(pto_worker_free_tensor(w, dw));
   CHECK(pto_worker_free_tensor(w, dy));
+  if (ds) CHECK(pto_worker_free_tensor(w, ds));
   pto_handle_unregister(h);
   pto_program_release(p);
   free(x), free(wt), free(yd), free(yp), free(wc);

@@ -240,8 +240,9 @@ PTO_API PTO_MUST_USE pto_status pto_worker_memory_info(const pto_worker *w,
 
 /* ---- device memory and tensors --------------------------------------------------------- */
 
-/* A device tensor of rank 1..PTO_MAX_RANK, row-major, 64-byte aligned. init (NULL: zeros) holds
- * numel * dtype-size bytes, row-major. */
+/* A device tensor of rank 1..PTO_MAX_RANK, row-major, 64-byte aligned, and one of 64 KiB or more
+ * on a 4096-byte page where the device memory has room for it there. init (NULL: zeros)
+ * holds numel * dtype-size bytes, row-major. */
 PTO_API PTO_MUST_USE pto_status pto_worker_alloc_tensor(pto_worker *w, int ndim,
                                                         const int64_t *shape, pto_dtype dt,
                                                         const void *init,

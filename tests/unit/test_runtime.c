@@ -346,6 +346,53 @@ static void test_device_memory_has_its_own_address_range(void **state) {
   pto_worker_close(w);
 }
 
+/* Tensors of 64 KiB or more start on a page (a kernel streaming a weight's rows in 4 KiB pieces
+ * finds each in one page), the bytes before one stay free for smaller tensors, and where no page
+ * boundary has room the tensor still fits where 64-byte alignment allows. Smaller ones stay
+ * where 64-byte alignment puts them. */
+static void test_alloc_tensor_puts_large_tensors_on_a_page(void **state) {
+  (void)state;
+  pto_worker *w = topen(1, 0, 0);
+  int64_t s_odd[1] = {2112}, s_mid[1] = {65472}, s_w[2] = {64, 1024}, s_small[1] = {64};
+  pto_device_tensor *odd, *mid, *wt, *small;
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_odd, PTO_DTYPE_U8, NULL, &odd));
+  /* under 64 KiB: right after the first, off a page */
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_mid, PTO_DTYPE_U8, NULL, &mid));
+  uint64_t a_odd = pto_device_tensor_addr(odd), a_mid = pto_device_tensor_addr(mid);
+  assert_true(a_mid == a_odd + 2112 && a_mid % 4096 != 0);
+  /* 256 KiB: on the next page */
+  assert_pto_ok(pto_worker_alloc_tensor(w, 2, s_w, PTO_DTYPE_F32, NULL, &wt));
+  uint64_t a_w = pto_device_tensor_addr(wt);
+  assert_true(a_w % 4096 == 0 && a_w >= a_mid + 65472 && a_w < a_mid + 65472 + 4096);
+  /* the gap before it: a small tensor lands there */
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_small, PTO_DTYPE_U8, NULL, &small));
+  assert_true(pto_device_tensor_addr(small) == a_mid + 65472);
+  pto_device_memory_info mi;
+  assert_pto_ok(pto_worker_memory_info(w, &mi));
+  assert_true(mi.used == 2112 + 65472 + 64 * 1024 * 4 + 64 && mi.nallocs == 4);
+  pto_worker_close(w);
+
+  /* 128 KiB of device memory: after 64 bytes, the rest fits only at byte 64 */
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.aiv_cores = 1;
+  cfg.aic_cores = 1;
+  cfg.device_memory_bytes = 128 << 10;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  int64_t s_rest[1] = {(128 << 10) - 64};
+  pto_device_tensor *first, *rest;
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_small, PTO_DTYPE_U8, NULL, &first));
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, s_rest, PTO_DTYPE_U8, NULL, &rest));
+  assert_true(pto_device_tensor_addr(rest) == pto_device_tensor_addr(first) + 64);
+  assert_pto_ok(pto_worker_free_tensor(w, rest));
+  /* and one too large for any place still reports the memory as before */
+  int64_t s_over[1] = {128 << 10};
+  assert_status_contains(pto_worker_alloc_tensor(w, 1, s_over, PTO_DTYPE_U8, NULL, &rest),
+                         "131072 bytes requested, 64 of 131072 bytes in use, largest free block "
+                         "131008 bytes");
+  pto_worker_close(w);
+}
+
 static void test_alloc_tensor_validates_shape_and_reports_out_of_memory(void **state) {
   (void)state;
   pto_worker *w = topen(1, 0, 0); /* 64 MiB */
@@ -1275,6 +1322,7 @@ int main(void) {
       cmocka_unit_test(test_register_same_program_aliases_one_callable),
       cmocka_unit_test(test_register_rejects_a_program_without_kernel_functions),
       cmocka_unit_test(test_device_memory_has_its_own_address_range),
+      cmocka_unit_test(test_alloc_tensor_puts_large_tensors_on_a_page),
       cmocka_unit_test(test_alloc_tensor_validates_shape_and_reports_out_of_memory),
       cmocka_unit_test(test_dispatch_validates_arguments_naming_the_parameter),
       cmocka_unit_test(test_dispatch_rejects_host_tensors_whose_size_or_strides_overflow),
