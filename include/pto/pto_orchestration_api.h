@@ -1608,7 +1608,8 @@ template <typename T> T pto_div(T a, T b) {
 template <typename T> T pto_mod(T a, T b) {
   if constexpr (static_cast<T>(0.5) != 0) {
     T r = __builtin_fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    if (r == 0) return __builtin_copysign(static_cast<T>(0), b); // the divisor's sign, as numpy's
+    if ((r < 0) != (b < 0)) r += b;
     return r;
   } else {
     if (b == 0) {
