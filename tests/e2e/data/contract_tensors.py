@@ -1,0 +1,289 @@
+# Orchestration and host semantics against the language's contract (docs/language.md:
+# Functions and parameters, Semantics, tensor.* and dist.* ops). Run by
+# tests/e2e/contract_values.sh.
+F, I = np.float32, np.int32
+rng = np.random.default_rng(21)
+CASES = []
+
+INC = """kernel @inc(%x: tensor[R, 16] f32, out %y: tensor[R, 16] f32) -> (tensor[R, 16] f32) {
+  %t = tile.load(%x, [0, 0], [8, 16], valid=[R, 16])
+  %u = tile.adds(%t, 1.0)
+  %y1 = tile.store(%u, [0, 0], %y)
+  return %y1
+}
+"""
+
+# tensor.slice clamps the extent at the edge: the last block of 20 rows has 4.
+x = rng.standard_normal((20, 16)).astype(F)
+CASES.append(Case("slice_clamped", """program s
+dynamic M, R
+""" + INC + """orch @main(%x: tensor[M, 16] f32, out %y: tensor[M, 16] f32) -> (tensor[M, 16] f32) {
+  for %i in range(0, (M + 7) / 8) {
+    %xs = tensor.slice(%x, [%i * 8, 0], [8, 16])
+    %ys = tensor.slice(%y, [%i * 8, 0], [8, 16])
+    call @inc(%xs, %ys)
+  }
+  return %y
+}
+""", ins={"x": x}, want={"y": x + 1}))
+
+# tensor.dim in a kernel and an orch; tensor.read in an orch; reshape and select as views.
+x3 = rng.standard_normal((3, 4, 16)).astype(F)
+CASES.append(Case("dim_read_reshape_select", """program d
+dynamic B
+kernel @put(%x: tensor[4, 16] f32, out %y: tensor[4, 16] f32, %v: f32) -> (tensor[4, 16] f32) {
+  %r = tensor.dim(%x, 0)
+  %t = tile.load(%x, [0, 0], [4, 16])
+  %u = tile.adds(%t, %v)
+  %w = tile.adds(%u, f32(%r))
+  %y1 = tile.store(%w, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[B, 4, 16] f32, out %y: tensor[B, 64] f32) -> (tensor[B, 64] f32) {
+  %y3 = tensor.reshape(%y, [B, 4, 16])
+  %nb = tensor.dim(%x, 0)
+  for %i in range(0, %nb) {
+    %xi = tensor.select(%x, %i)
+    %yi = tensor.select(%y3, %i)
+    %e = tensor.read(%x, [0, 1, 2])
+    call @put(%xi, %yi, %e)
+  }
+  return %y
+}
+""", ins={"x": x3}, want={"y": (x3 + x3[0, 1, 2] + F(4)).reshape(3, 64)}))
+
+# range(lo, hi, step) runs as Python's: a negative step counts down; for with iter carries.
+CASES.append(Case("range_steps", """program r
+kernel @put(out %y: tensor[1, 1] i32, %v: i32) -> (tensor[1, 1] i32) {
+  %t = tile.full([1, 1], i32, %v)
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(out %y: tensor[1, 4] i32, %n: i32 = runtime) -> (tensor[1, 4] i32) {
+  %a = for %i in range(7, -1, -1) iter(%s: i32 = 0) {
+    %s1 = %s * 10 + i32(%i)
+    yield %s1
+  }
+  %b = for %i in range(0, 10, 3) iter(%s: i32 = 0) {
+    %s1 = %s * 10 + i32(%i)
+    yield %s1
+  }
+  %c = for %i in range(5, 5) iter(%s = %n) {
+    yield 0
+  }
+  %d, %e = for %i in range(0, 3) iter(%p: i32 = 1, %q: i32 = 0) {
+    %p1 = %p * 2
+    %q1 = %q + %p
+    yield %p1, %q1
+  }
+  %y0 = tensor.slice(%y, [0, 0], [1, 1])
+  %y1 = tensor.slice(%y, [0, 1], [1, 1])
+  %y2 = tensor.slice(%y, [0, 2], [1, 1])
+  %y3 = tensor.slice(%y, [0, 3], [1, 1])
+  call @put(%y0, %a)
+  call @put(%y1, %b)
+  call @put(%y2, %c)
+  call @put(%y3, %d * 100 + %e)
+  return %y
+}
+""", ins={"n": "42"}, want={"y": np.array([[76543210, 369, 42, 807]], I)}))
+
+# incore scopes: outlined with directions from use (store target only -> out, read -> in).
+CASES.append(Case("incore_dirs", """program ic
+orch @main(%x: tensor[16, 16] f32, inout %z: tensor[16, 16] f32, out %y: tensor[16, 16] f32)
+    -> (tensor[16, 16] f32, tensor[16, 16] f32) {
+  incore {
+    %a = tile.load(%x, [0, 0], [16, 16])
+    %b = tile.load(%z, [0, 0], [16, 16])
+    %c = tile.add(%a, %b)
+    tile.store(%c, [0, 0], %y)
+    tile.store(%a, [0, 0], %z)
+  }
+  return %z, %y
+}
+""", ins={"x": x[:16], "z": x[4:20]}, want={"y": x[:16] + x[4:20], "z": x[:16]}))
+
+# The contract's example, as written (a runtime %alpha, a standalone store).
+EXAMPLE = """program scale_rows
+dynamic M, R
+
+kernel @scale_block(%x: tensor[R,128] f32, out %y: tensor[R,128] f32,
+                    %alpha: f32, %act: i32) -> (tensor[R,128] f32) {
+  %t = tile.load(%x, [0, 0], [32, 128], valid=[R, 128])
+  %s = tile.muls(%t, %alpha)
+  %o = if %act != 0 {
+         %r = tile.relu(%s)
+         yield %r
+       } else {
+         yield %s
+       }
+  tile.store(%o, [0, 0], %y)
+  return %y
+}
+
+orch @main(%x: tensor[M,128] f32, out %y: tensor[M,128] f32,
+           %alpha: f32 = runtime, %act: i32 = 1) -> (tensor[M,128] f32) {
+  %nblk = (M + 31) / 32
+  for %i in range(0, %nblk) {
+    %row0 = %i * 32
+    %xs = tensor.slice(%x, [%row0, 0], [32, 128])
+    %ys = tensor.slice(%y, [%row0, 0], [32, 128])
+    call @scale_block(%xs, %ys, %alpha, %act)
+  }
+  return %y
+}
+"""
+xe = rng.standard_normal((100, 128)).astype(F)
+CASES.append(Case("contract_example", EXAMPLE, ins={"x": xe, "alpha": "-1.5"},
+                  want={"y": np.maximum(xe * F(-1.5), F(0))}))
+CASES.append(Case("contract_example_act0", EXAMPLE, ins={"x": xe, "alpha": "0.5"},
+                  want={"y": xe * F(0.5)}, args=["-D", "act=0"]))
+
+# Errors of orchestrations and entries.
+ERRS = [
+    ("slice_static_offset_past", "orch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %s = tensor.slice(%x, [16, 0], [1, 16])\n  return %y\n}\n", "2:"),
+    ("reshape_count", "orch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %s = tensor.reshape(%x, [255])\n  return %y\n}\n", "2:"),
+    ("reshape_noncontiguous", "orch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %c = tensor.slice(%x, [0, 0], [16, 8])\n  %s = tensor.reshape(%c, [128])\n  return %y\n}\n", "contiguous"),
+    ("select_rank1", "orch @main(%x: tensor[16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %s = tensor.select(%x, 0)\n  return %y\n}\n", "2:"),
+    ("read_in_kernel", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %e = tensor.read(%x, [0, 0])\n  return %y\n}\n", "2:"),
+    ("step_zero", "orch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  for %i in range(0, 4, 0) {\n    %s = tensor.slice(%x, [%i, 0], [1, 16])\n  }\n  return %y\n}\n", "2:"),
+    ("load_into_left", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16], space=left)\n  return %y\n}\n", "2:"),
+    ("matmul_vec_operands", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %p = tile.matmul(%t, %t)\n  return %y\n}\n", "3:"),
+    ("shape_mismatch", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %u = tile.load(%x, [0, 0], [16, 8])\n  %v = tile.add(%t, %u)\n  return %y\n}\n", "4:"),
+    ("static_load_offset_past", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [16, 0], [16, 16])\n  return %y\n}\n", "2:"),
+    ("footprint", "kernel @k(%x: tensor[512, 512] f32, out %y: tensor[512, 512] f32) -> (tensor[512, 512] f32) {\n  %t = tile.load(%x, [0, 0], [256, 256])\n  %y1 = tile.store(%t, [0, 0], %y)\n  return %y1\n}\n", "KiB"),
+    ("valid_static_past", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16], valid=[17, 16])\n  return %y\n}\n", "2:"),
+    ("move_without_space", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16], space=mat)\n  %m = tile.move(%t)\n  return %y\n}\n", "space"),
+    ("cmp_without_cmp", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %m = tile.cmp(%t, %t)\n  return %y\n}\n", "cmp"),
+    ("gather_static_oob", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.extract(%t, [10, 0], [8, 8])\n  return %y\n}\n", "3:"),
+    ("int_only_op_on_float", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.shls(%t, 1)\n  return %y\n}\n", "3:"),
+    ("float_only_op_on_int", "kernel @k(%x: tensor[16, 16] i32, out %y: tensor[16, 16] i32) -> (tensor[16, 16] i32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.exp(%t)\n  return %y\n}\n", "3:"),
+    ("fmod_on_int", "kernel @k(%x: tensor[16, 16] i32, out %y: tensor[16, 16] i32) -> (tensor[16, 16] i32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.fmod(%t, %t)\n  return %y\n}\n", "3:"),
+    ("sin_on_int", "kernel @k(%x: tensor[16, 16] i32, out %y: tensor[16, 16] i32) -> (tensor[16, 16] i32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.sin(%t)\n  return %y\n}\n", "3:"),
+    ("add_on_bool", "kernel @k(%x: tensor[16, 16] bool, out %y: tensor[16, 16] bool) -> (tensor[16, 16] bool) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.add(%t, %t)\n  return %y\n}\n", "3:"),
+    ("sel_mask_not_bool", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.sel(%t, %t, %t)\n  return %y\n}\n", "3:"),
+    ("concat_rows_differ", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %u = tile.load(%x, [0, 0], [8, 16])\n  %e = tile.concat(%t, %u)\n  return %y\n}\n", "4:"),
+    ("tile_reshape_count", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.reshape(%t, [8, 16])\n  return %y\n}\n", "3:"),
+    ("gather_idx_not_i32", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %e = tile.gather(%t, %t)\n  return %y\n}\n", "3:"),
+    ("matmul_inner_differs", "kernel @k(%x: tensor[32, 32] f32, out %y: tensor[32, 32] f32) -> (tensor[32, 32] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16], space=mat)\n  %u = tile.load(%x, [0, 0], [8, 16], space=mat)\n  %l = tile.move(%t, space=left)\n  %r = tile.move(%u, space=right)\n  %p = tile.matmul(%l, %r)\n  return %y\n}\n", "6:"),
+    ("store_dtype_mismatch", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f16) -> (tensor[16, 16] f16) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %y1 = tile.store(%t, [0, 0], %y)\n  return %y1\n}\n", "3:"),
+    ("dist_in_incore", "orch @main(%x: tensor[16, 16] f32, inout %w: dtensor[16, 16] f32) -> (dtensor[16, 16] f32) {\n  incore {\n    %r = dist.rank(%w)\n  }\n  return %w\n}\n", "3:"),
+    ("unshaped_non_entry", "kernel @k(%x: tensor f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  return %y\n}\norch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  call @k(%x, %y)\n  return %y\n}\n", "1:"),
+]
+for name, text, msg in ERRS:
+    if msg[:-1].isdigit():  # a line of text: the program's header adds one
+        msg = ".ptir:%d:" % (int(msg[:-1]) + 1)
+    CASES.append(Case("err_" + name, "program e\n" + text, cmd="check", err=(2, msg)))
+
+# Errors at compile time (the entry) and at launch.
+CASES.append(Case("unshaped_needs_sample", """program u
+kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  %t = tile.load(%x, [0, 0], [16, 16])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor f32, out %y: tensor f32) -> (tensor f32) {
+  call @k(%x, %y)
+  return %y
+}
+""", err=(2, "--arg x="), args=[]))
+CASES.append(Case("two_orchs_no_entry", """program two
+orch @a(out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  return %y
+}
+orch @b(out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  return %y
+}
+""", err=(2, "--entry")))
+CASES.append(Case("symbol_disagrees", """program sym
+dynamic R
+kernel @k(%x: tensor[R, 16] f32, out %y: tensor[R, 16] f32) -> (tensor[R, 16] f32) {
+  %t = tile.load(%x, [0, 0], [8, 16], valid=[R, 16])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[8, 16] f32, out %y: tensor[8, 16] f32) -> (tensor[8, 16] f32) {
+  %xs = tensor.slice(%x, [0, 0], [4, 16])
+  call @k(%xs, %y)
+  return %y
+}
+""", err=(2, "symbol R is bound to 4 by %xs and to 8 by %y")))
+CASES.append(Case("symbol_disagrees_at_launch", """program sym
+dynamic R, M, N
+kernel @k(%x: tensor[R, 16] f32, out %y: tensor[R, 16] f32) -> (tensor[R, 16] f32) {
+  %t = tile.load(%x, [0, 0], [8, 16], valid=[R, 16])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[M, 16] f32, out %y: tensor[N, 16] f32) -> (tensor[N, 16] f32) {
+  call @k(%x, %y)
+  return %y
+}
+""", ins={"x": np.zeros((4, 16), F)}, args=["--dim", "N=6"], err=(1, "R")))
+# An out parameter starts as zeros on the device whatever --in gives (the runtime never copies
+# it in); --check's interpreter starts from the same zeros (it used the fed values: FAIL).
+CASES.append(Case("out_fed_starts_zero", """program o
+kernel @k(%x: tensor[8, 16] f32, out %y: tensor[8, 16] f32) -> (tensor[8, 16] f32) {
+  %t = tile.load(%x, [0, 0], [4, 16])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+""", ins={"x": x[:8], "y": np.ones((8, 16), F)}, args=["--entry", "k"],
+    want={"y": np.concatenate([x[:4], np.zeros((4, 16), F)])}))
+CASES.append(Case("dynamic_to_static_param", """program dts
+dynamic M
+kernel @k(%x: tensor[8, 16] f32, out %y: tensor[8, 16] f32) -> (tensor[8, 16] f32) {
+  %t = tile.load(%x, [0, 0], [8, 16])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[M, 16] f32, out %y: tensor[M, 16] f32) -> (tensor[M, 16] f32) {
+  for %i in range(0, (M + 7) / 8) {
+    %xs = tensor.slice(%x, [%i * 8, 0], [8, 16])
+    %ys = tensor.slice(%y, [%i * 8, 0], [8, 16])
+    call @k(%xs, %ys)
+  }
+  return %y
+}
+""", ins={"x": np.zeros((12, 16), F)}, err=(1, "x")))
+
+# L3: collectives give numpy's reduction over ranks; a host's tensor.select of a stacked
+# tensor is the shard.
+CASES.append(Case("allreduce_sum_max", """program ar
+kernel @k(%x: tensor[4, 8] f32, inout %w: dtensor[4, 8] f32, inout %sig: dtensor[1, 4] i32,
+          out %ys: tensor[4, 8] f32, out %ym: tensor[4, 8] f32)
+    -> (dtensor[4, 8] f32, dtensor[1, 4] i32, tensor[4, 8] f32, tensor[4, 8] f32) {
+  %t = tile.load(%x, [0, 0], [4, 8])
+  %w1 = tile.store(%t, [0, 0], %w)
+  dist.allreduce(%w1, %sig, op=sum, mode=ring)
+  %s = tile.load(%w1, [0, 0], [4, 8])
+  %ys1 = tile.store(%s, [0, 0], %ys)
+  %w2 = tile.store(%t, [0, 0], %w1)
+  dist.allreduce(%w2, %sig, op=max)
+  %m = tile.load(%w2, [0, 0], [4, 8])
+  %ym1 = tile.store(%m, [0, 0], %ym)
+  return %w2, %sig, %ys1, %ym1
+}
+orch @o(%x: tensor[4, 8] f32, inout %w: dtensor[4, 8] f32, inout %sig: dtensor[1, 4] i32,
+        out %ys: tensor[4, 8] f32, out %ym: tensor[4, 8] f32)
+    -> (dtensor[4, 8] f32, dtensor[1, 4] i32, tensor[4, 8] f32, tensor[4, 8] f32) {
+  %a, %b, %c, %d = call @k(%x, %w, %sig, %ys, %ym)
+  return %a, %b, %c, %d
+}
+host @main(%x: tensor[3, 4, 8] f32, out %ys: tensor[3, 4, 8] f32, out %ym: tensor[3, 4, 8] f32) {
+  %ww = dist.alloc_window([4, 8], f32)
+  %ws = dist.alloc_window([1, 4], i32)
+  %w = dist.window(%ww)
+  %s = dist.window(%ws)
+  %nd = dist.world_size()
+  for %d in range(0, %nd) {
+    %xd = tensor.select(%x, %d)
+    %ysd = tensor.select(%ys, %d)
+    %ymd = tensor.select(%ym, %d)
+    call @o(%xd, %w, %s, %ysd, %ymd) device=%d
+  }
+}
+""", ins={"x": np.arange(96, dtype=F).reshape(3, 4, 8) * np.array([1, -1, 2], F)[:, None, None]},
+    want={"ys": np.broadcast_to((np.arange(96, dtype=F).reshape(3, 4, 8) * np.array([1, -1, 2], F)[:, None, None]).sum(0), (3, 4, 8)).copy(),
+          "ym": np.broadcast_to((np.arange(96, dtype=F).reshape(3, 4, 8) * np.array([1, -1, 2], F)[:, None, None]).max(0), (3, 4, 8)).copy()},
+    args=["--devices", "3"]))
