@@ -287,3 +287,174 @@ host @main(%x: tensor[3, 4, 8] f32, out %ys: tensor[3, 4, 8] f32, out %ym: tenso
     want={"ys": np.broadcast_to((np.arange(96, dtype=F).reshape(3, 4, 8) * np.array([1, -1, 2], F)[:, None, None]).sum(0), (3, 4, 8)).copy(),
           "ym": np.broadcast_to((np.arange(96, dtype=F).reshape(3, 4, 8) * np.array([1, -1, 2], F)[:, None, None]).max(0), (3, 4, 8)).copy()},
     args=["--devices", "3"]))
+
+# -- functions, entries, control flow ----------------------------------------------------------
+PUT = """kernel @put(out %y: tensor[1, 1] i32, %v: i32) -> (tensor[1, 1] i32) {
+  %t = tile.full([1, 1], i32, %v)
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+"""
+# The single host is the entry even with orchs around; a call without device= goes to device 0;
+# dist.world_size() is the device count.
+CASES.append(Case("host_entry_world_size", "program h\n" + PUT + """orch @o(out %y: tensor[1, 1] i32, %v: i32) -> (tensor[1, 1] i32) {
+  call @put(%y, %v)
+  return %y
+}
+orch @other(out %y: tensor[1, 1] i32) -> (tensor[1, 1] i32) {
+  return %y
+}
+host @main(out %y: tensor[1, 2] i32) {
+  %n = dist.world_size()
+  %a = tensor.slice(%y, [0, 0], [1, 1])
+  %b = tensor.slice(%y, [0, 1], [1, 1])
+  call @o(%a, i32(%n))
+  call @o(%b, 7) device=2
+}
+""", want={"y": np.array([[3, 7]], I)}, args=["--devices", "3"]))
+# if with results in an orch, two results; typed results; bool scalars; casts index <-> i32;
+# for ... in parallel; call results
+CASES.append(Case("orch_control", "program oc\n" + PUT + """orch @main(out %y: tensor[1, 4] i32, %n: i32 = runtime, %f: bool = runtime) -> (tensor[1, 4] i32) {
+  %a, %b = if %n > 2 && !%f {
+    yield %n * 2, %n + 1
+  } else {
+    yield 0 - %n, 5
+  }
+  %k: index = index(%n)
+  %c: i32 = i32(%k * 3)
+  for %j in parallel(0, 4) {
+    %s = tensor.slice(%y, [0, %j], [1, 1])
+    %v = if %j == 0 {
+      yield %a
+    } else {
+      %w = if %j == 1 {
+        yield %b
+      } else {
+        yield %c + i32(%j)
+      }
+      yield %w
+    }
+    %r = call @put(%s, %v)
+  }
+  return %y
+}
+""", ins={"n": "5", "f": "false"}, want={"y": np.array([[10, 6, 17, 18]], I)}))
+CASES.append(Case("orch_control_else", CASES[-1].prog, ins={"n": "5", "f": "true"},
+                  want={"y": np.array([[-5, 5, 17, 18]], I)}))
+# -D n=runtime keeps a scalar without default a launch argument; -D n=VALUE bakes it
+CASES.append(Case("define_runtime", "program dr\n" + PUT + """orch @main(out %y: tensor[1, 1] i32, %n: i32) -> (tensor[1, 1] i32) {
+  call @put(%y, %n * 2)
+  return %y
+}
+""", ins={"n": "21"}, args=["-D", "n=runtime"], want={"y": np.array([[42]], I)}))
+CASES.append(Case("define_value", CASES[-1].prog, args=["-D", "n=4"],
+                  want={"y": np.array([[8]], I)}))
+# an unshaped entry tensor takes its shape from --arg
+CASES.append(Case("unshaped_with_arg", """program u
+kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  %t = tile.load(%x, [0, 0], [16, 16])
+  %u = tile.muls(%t, 2.0)
+  %y1 = tile.store(%u, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor f32, out %y: tensor f32) -> (tensor f32) {
+  call @k(%x, %y)
+  return %y
+}
+""", ins={"x": x[:16]}, args=["--arg", "x=16x16", "--arg", "y=16x16"], want={"y": x[:16] * 2}))
+# tensor.create: a scratch buffer between two tasks, ordered by the data
+CASES.append(Case("create_scratch", """program c
+kernel @dbl(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  %t = tile.load(%x, [0, 0], [16, 16])
+  %u = tile.add(%t, %t)
+  %y1 = tile.store(%u, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  %tmp = tensor.create([16, 16], f32)
+  %t1 = call @dbl(%x, %tmp)
+  call @dbl(%t1, %y)
+  return %y
+}
+""", ins={"x": x[:16]}, want={"y": x[:16] * 4}))
+# scalar f16 arithmetic: each operation rounds to f16 (the product before the sum it feeds)
+CASES.append(Case("f16_scalars", """program h
+kernel @put(out %y: tensor[1, 2] f16, %v: f16, %w: f16) -> (tensor[1, 2] f16) {
+  %t = tile.full([1, 1], f16, %v)
+  %u = tile.full([1, 1], f16, %w)
+  %c = tile.concat(%t, %u)
+  %y1 = tile.store(%c, [0, 0], %y)
+  return %y1
+}
+orch @main(out %y: tensor[1, 2] f16, %a: f16 = runtime, %b: f16 = runtime) -> (tensor[1, 2] f16) {
+  %p = %a * %b + %a
+  %q = %a / %b
+  call @put(%y, %p, %q)
+  return %y
+}
+""", ins={"a": "1.001", "b": "3.3"},
+    want={"y": np.array([[np.float16(np.float16(np.float16(1.001) * np.float16(3.3)) + np.float16(1.001)),
+                          np.float16(np.float16(1.001) / np.float16(3.3))]], np.float16)}))
+# index is not i64
+CASES.append(Case("err_index_not_i64", """program e
+kernel @k(out %y: tensor[1, 1] i32, %a: index, %b: i64) -> (tensor[1, 1] i32) {
+  %c = %a + %b
+  return %y
+}
+""", cmd="check", err=(2, "index and i64")))
+# a typed result must match
+CASES.append(Case("err_typed_result", """program e
+kernel @k(out %y: tensor[1, 1] i32, %a: i32) -> (tensor[1, 1] i32) {
+  %c: i64 = %a + 1
+  return %y
+}
+""", cmd="check", err=(2, ".ptir:3:")))
+# dist collectives: broadcast from a root, allgather blocks, reduce_scatter sums
+xs = np.arange(3 * 6 * 4, dtype=F).reshape(3, 6, 4) - 30
+CASES.append(Case("collectives_values", """program col
+kernel @k(%x: tensor[6, 4] f32, inout %w: dtensor[6, 4] f32, inout %sig: dtensor[1, 4] i32,
+          out %yb: tensor[6, 4] f32, out %yg: tensor[6, 4] f32, out %yr: tensor[6, 4] f32)
+    -> (dtensor[6, 4] f32, dtensor[1, 4] i32, tensor[6, 4] f32, tensor[6, 4] f32, tensor[6, 4] f32) {
+  %t = tile.load(%x, [0, 0], [6, 4])
+  %w1 = tile.store(%t, [0, 0], %w)
+  dist.broadcast(%w1, %sig, 2)
+  %b = tile.load(%w1, [0, 0], [6, 4])
+  %yb1 = tile.store(%b, [0, 0], %yb)
+  %w2 = tile.store(%t, [0, 0], %w1)
+  dist.allgather(%w2, %sig)
+  %g = tile.load(%w2, [0, 0], [6, 4])
+  %yg1 = tile.store(%g, [0, 0], %yg)
+  %w3 = tile.store(%t, [0, 0], %w2)
+  dist.reduce_scatter(%w3, %sig)
+  %ctx = dist.comm_ctx(%w3)
+  %r = dist.rank(%ctx)
+  %rs = tile.load(%w3, [%r * 2, 0], [2, 4])
+  %yr1 = tile.store(%rs, [%r * 2, 0], %yr)
+  return %w3, %sig, %yb1, %yg1, %yr1
+}
+orch @o(%x: tensor[6, 4] f32, inout %w: dtensor[6, 4] f32, inout %sig: dtensor[1, 4] i32,
+        out %yb: tensor[6, 4] f32, out %yg: tensor[6, 4] f32, out %yr: tensor[6, 4] f32)
+    -> (dtensor[6, 4] f32, dtensor[1, 4] i32, tensor[6, 4] f32, tensor[6, 4] f32, tensor[6, 4] f32) {
+  %a, %b, %c, %d, %e = call @k(%x, %w, %sig, %yb, %yg, %yr)
+  return %a, %b, %c, %d, %e
+}
+host @main(%x: tensor[3, 6, 4] f32, out %yb: tensor[3, 6, 4] f32, out %yg: tensor[3, 6, 4] f32,
+           out %yr: tensor[3, 6, 4] f32) {
+  %ww = dist.alloc_window([6, 4], f32)
+  %ws = dist.alloc_window([1, 4], i32)
+  %w = dist.window(%ww)
+  %s = dist.window(%ws)
+  %nd = dist.world_size()
+  for %d in range(0, %nd) {
+    %xd = tensor.select(%x, %d)
+    %b = tensor.select(%yb, %d)
+    %g = tensor.select(%yg, %d)
+    %r = tensor.select(%yr, %d)
+    call @o(%xd, %w, %s, %b, %g, %r) device=%d
+  }
+}
+""", ins={"x": xs},
+    want={"yb": np.broadcast_to(xs[2], (3, 6, 4)).copy(),
+          "yg": np.broadcast_to(np.concatenate([xs[r, 2 * r:2 * r + 2] for r in range(3)]), (3, 6, 4)).copy(),
+          "yr": np.stack([np.pad(xs.sum(0)[2 * r:2 * r + 2], ((2 * r, 4 - 2 * r), (0, 0))) for r in range(3)])},
+    args=["--devices", "3"]))

@@ -581,3 +581,70 @@ with np.errstate(all="ignore"):
                        "W": np.array([[0, -1, 0, -1]], np.int64)},
                       ["%y = tile.add(%a, %b)", "%z = tile.div(%a, %b)", "%w = tile.rem(%a, %b)"],
                       None))
+# shifts on narrow dtypes: counts outside [0, bits) of the dtype give 0 or the sign fill
+s8 = np.array([[1, -128, -1, 64, 3, -3, 127, -2]], np.int8)
+c8 = np.array([[7, 7, 8, 1, 9, 1, -1, 100]], np.int8)
+def sh8(x, n, kind):
+    out = []
+    for v, k in zip(x[0].tolist(), n[0].tolist()):
+        if k < 0 or k >= 8:
+            out.append(0 if kind == "shl" else (-1 if v < 0 else 0))
+        else:
+            out.append(((v << k) + 128) % 256 - 128 if kind == "shl" else v >> k)
+    return np.array([out], np.int8)
+u16 = np.array([[1, 0x8000, 0xffff, 3]], np.uint16)
+CASES.append(case("shifts_narrow", {"A": s8, "N": c8, "U": u16},
+                  {"Y": sh8(s8, c8, "shl"), "Z": sh8(s8, c8, "shr"),
+                   "W": np.array([[0, 0, 0, 0]], np.uint16), "V": (u16 >> 15).astype(np.uint16)},
+                  ["%y = tile.shl(%a, %n)", "%z = tile.shr(%a, %n)", "%w = tile.shrs(%u, 16)",
+                   "%v = tile.shrs(%u, 15)"], None))
+# an integer literal takes the float dtype of its context (cmps on f32, sels on f16)
+ff = np.array([[0.5, 1.0, 1.5, -2.0]], F)
+fh = np.array([[0.5, 1.0, 1.5, -2.0]], np.float16)
+CASES.append(case("int_literal_float_context", {"A": ff, "H": fh},
+                  {"Y": ff >= 1, "Z": np.where(fh > 0, fh, np.float16(3)), "W": ff * F(2)},
+                  ["%y = tile.cmps(%a, 1, cmp=ge)", "%m = tile.cmps(%h, 0, cmp=gt)",
+                   "%z = tile.sels(%m, %h, 3)", "%w = tile.muls(%a, 2)"], None))
+# matmul_acc carried through a loop: acc + sum of the products
+ka = rng.integers(-3, 4, (16, 64)).astype(F)
+kb = rng.integers(-3, 4, (64, 16)).astype(F)
+CASES.append(Case("matmul_acc_loop", """program ml
+kernel @k(%A: tensor[16, 64] f32, %B: tensor[64, 16] f32, out %Y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  %z = tile.full([16, 16], f32, 0.0, space=acc)
+  %acc = for %i in range(0, 4) iter(%c = %z) {
+    %am = tile.load(%A, [0, %i * 16], [16, 16], space=mat)
+    %bm = tile.load(%B, [%i * 16, 0], [16, 16], space=mat)
+    %l = tile.move(%am, space=left)
+    %r = tile.move(%bm, space=right)
+    %c1 = tile.matmul_acc(%c, %l, %r)
+    yield %c1
+  }
+  %Y1 = tile.store(%acc, [0, 0], %Y)
+  return %Y1
+}
+""", ins={"A": ka, "B": kb}, want={"Y": ka @ kb}, args=["--entry", "k"]))
+# f16 transcendental ops compute in f32 and round once
+he = (rng.standard_normal((2, 16)) * 2).astype(np.float16)
+CASES.append(case("f16_unary", {"A": he},
+                  {"Y": (np.exp(he.astype(np.float64)).astype(np.float16), 1),
+                   "Z": (np.sin(he.astype(np.float64)).astype(np.float16), 1),
+                   "W": (np.abs(he.astype(np.float64)) ** 0.5).astype(np.float16)},
+                  ["%y = tile.exp(%a)", "%z = tile.sin(%a)", "%p = tile.abs(%a)",
+                   "%w = tile.sqrt(%p)"], None))
+# integer expand_div floors; by a runtime zero it is a launch error
+ea_i = np.array([[7, -7, 8, -9], [5, 6, -7, 8]], I)
+ev_i = np.array([[2], [-3]], I)
+CASES.append(case("expand_div_int", {"A": ea_i, "V": ev_i},
+                  {"Y": np.floor_divide(ea_i, ev_i).astype(I)},
+                  ["%y = tile.row_expand_div(%a, %v)"], None))
+CASES.append(case("divs_runtime_zero", {"A": ea_i}, {"Y": ea_i},
+                  ["%y = tile.divs(%a, %z)"], None, scalars=["%z: i32 = runtime"],
+                  sargs={"z": "0"}, err=(1, "zero")))
+# sort_idx with -0 and +0 equal (stable), and an all-NaN row
+sz = np.array([[0.0, -0.0, 0.0, -0.0], [NAN, NAN, NAN, NAN]], F)
+CASES.append(case("sort_zeros_nans", {"A": sz},
+                  {"Y": np.array([[0, 1, 2, 3], [0, 1, 2, 3]], I),
+                   "Z": np.array([[0, 1, 2, 3], [0, 1, 2, 3]], I),
+                   "W": np.array([[0], [0]], I)},
+                  ["%y = tile.sort_idx(%a, order=desc)", "%z = tile.sort_idx(%a, order=asc)",
+                   "%w = tile.row_argmin(%a)"], None))
