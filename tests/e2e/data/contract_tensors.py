@@ -219,7 +219,9 @@ orch @main(%x: tensor[M, 16] f32, out %y: tensor[N, 16] f32) -> (tensor[N, 16] f
   call @k(%x, %y)
   return %y
 }
-""", ins={"x": np.zeros((4, 16), F)}, args=["--dim", "N=6"], err=(1, "R")))
+""", ins={"x": np.zeros((4, 16), F)}, args=["--dim", "N=6"],
+    err=(1, "dynamic symbol R is 4 from parameter 'x' (dim 0) but 6 from parameter 'y' (dim 0)")))
+
 # An out parameter starts as zeros on the device whatever --in gives (the runtime never copies
 # it in); --check's interpreter starts from the same zeros (it used the fed values: FAIL).
 CASES.append(Case("out_fed_starts_zero", """program o
@@ -245,7 +247,8 @@ orch @main(%x: tensor[M, 16] f32, out %y: tensor[M, 16] f32) -> (tensor[M, 16] f
   }
   return %y
 }
-""", ins={"x": np.zeros((12, 16), F)}, err=(1, "x")))
+""", ins={"x": np.zeros((12, 16), F)},
+    err=(1, "call @k: parameter %x: extent of dim 0 is 4, expected 8")))
 
 # L3: collectives give numpy's reduction over ranks; a host's tensor.select of a stacked
 # tensor is the shard.
@@ -458,3 +461,24 @@ host @main(%x: tensor[3, 6, 4] f32, out %yb: tensor[3, 6, 4] f32, out %yg: tenso
           "yg": np.broadcast_to(np.concatenate([xs[r, 2 * r:2 * r + 2] for r in range(3)]), (3, 6, 4)).copy(),
           "yr": np.stack([np.pad(xs.sum(0)[2 * r:2 * r + 2], ((2 * r, 4 - 2 * r), (0, 0))) for r in range(3)])},
     args=["--devices", "3"]))
+# A static slice past the edge is clamped at compile time: [4, 16], static; a kernel with
+# [R, 16] takes it (R = 4); one declaring [8, 16] is refused by the verifier, naming both.
+CLAMP = """program s
+dynamic R
+""" + INC + """kernel @st(%x: tensor[8, 16] f32, out %y: tensor[8, 16] f32) -> (tensor[8, 16] f32) {
+  %t = tile.load(%x, [0, 0], [8, 16])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[20, 16] f32, out %y: tensor[20, 16] f32) -> (tensor[20, 16] f32) {
+  %xs = tensor.slice(%x, [16, 0], [8, 16])
+  %ys = tensor.slice(%y, [16, 0], [8, 16])
+  call @inc(%xs, %ys)
+  return %y
+}
+"""
+CASES.append(Case("slice_static_clamped", CLAMP, ins={"x": x},
+                  want={"y": np.concatenate([np.zeros((16, 16), F), x[16:] + 1])}))
+CASES.append(Case("err_slice_static_clamped_to_static", CLAMP.replace("call @inc(", "call @st("),
+                  cmd="check",
+                  err=(2, "%xs: tensor[4, 16] f32 does not match tensor[8, 16] f32 (dim 0 is 4, the parameter's 8)")))
