@@ -151,7 +151,8 @@ ERRS = [
     ("matmul_vec_operands", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %p = tile.matmul(%t, %t)\n  return %y\n}\n", "3:"),
     ("shape_mismatch", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %u = tile.load(%x, [0, 0], [16, 8])\n  %v = tile.add(%t, %u)\n  return %y\n}\n", "4:"),
     ("static_load_offset_past", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [16, 0], [16, 16])\n  return %y\n}\n", "2:"),
-    ("footprint", "kernel @k(%x: tensor[512, 512] f32, out %y: tensor[512, 512] f32) -> (tensor[512, 512] f32) {\n  %t = tile.load(%x, [0, 0], [256, 256])\n  %y1 = tile.store(%t, [0, 0], %y)\n  return %y1\n}\n", "KiB"),
+    ("footprint", "kernel @k(%x: tensor[512, 512] f32, out %y: tensor[512, 512] f32) -> (tensor[512, 512] f32) {\n  %t = tile.load(%x, [0, 0], [256, 256])\n  %y1 = tile.store(%t, [0, 0], %y)\n  return %y1\n}\n", "its tiles need 256 KiB of vec (262144 bytes), more than the 192 KiB (196608 bytes) of the sim platform"),
+    ("footprint_left", "kernel @k(%x: tensor[512, 512] f32, out %y: tensor[512, 512] f32) -> (tensor[512, 512] f32) {\n  %t = tile.load(%x, [0, 0], [128, 256], space=mat)\n  %l = tile.move(%t, space=left)\n  return %y\n}\n", "more than the 64 KiB (65536 bytes)"),
     ("valid_static_past", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16], valid=[17, 16])\n  return %y\n}\n", "2:"),
     ("move_without_space", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16], space=mat)\n  %m = tile.move(%t)\n  return %y\n}\n", "space"),
     ("cmp_without_cmp", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %m = tile.cmp(%t, %t)\n  return %y\n}\n", "cmp"),
@@ -482,3 +483,51 @@ CASES.append(Case("slice_static_clamped", CLAMP, ins={"x": x},
 CASES.append(Case("err_slice_static_clamped_to_static", CLAMP.replace("call @inc(", "call @st("),
                   cmd="check",
                   err=(2, "%xs: tensor[4, 16] f32 does not match tensor[8, 16] f32 (dim 0 is 4, the parameter's 8)")))
+# allreduce: mode picks the algorithm, never the result (the sum in rank order, f32 rounding at
+# each step, in both modes); the signal window is left zero by every collective.
+xr = rng.standard_normal((4, 4, 8)).astype(F)
+seq = xr[0].copy()
+for r in range(1, 4):
+    seq = (seq + xr[r]).astype(F)
+CASES.append(Case("allreduce_modes_same_bits", """program arm
+kernel @k(%x: tensor[4, 8] f32, inout %w: dtensor[4, 8] f32, inout %sig: dtensor[1, 4] i32,
+          out %ym: tensor[4, 8] f32, out %yr: tensor[4, 8] f32, out %ys: tensor[1, 4] i32)
+    -> (dtensor[4, 8] f32, dtensor[1, 4] i32, tensor[4, 8] f32, tensor[4, 8] f32, tensor[1, 4] i32) {
+  %t = tile.load(%x, [0, 0], [4, 8])
+  %w1 = tile.store(%t, [0, 0], %w)
+  dist.allreduce(%w1, %sig, op=sum, mode=mesh)
+  %m = tile.load(%w1, [0, 0], [4, 8])
+  %ym1 = tile.store(%m, [0, 0], %ym)
+  %w2 = tile.store(%t, [0, 0], %w1)
+  dist.allreduce(%w2, %sig, op=sum, mode=ring)
+  %r = tile.load(%w2, [0, 0], [4, 8])
+  %yr1 = tile.store(%r, [0, 0], %yr)
+  dist.barrier(%sig)
+  %s = tile.load(%sig, [0, 0], [1, 4])
+  %ys1 = tile.store(%s, [0, 0], %ys)
+  return %w2, %sig, %ym1, %yr1, %ys1
+}
+orch @o(%x: tensor[4, 8] f32, inout %w: dtensor[4, 8] f32, inout %sig: dtensor[1, 4] i32,
+        out %ym: tensor[4, 8] f32, out %yr: tensor[4, 8] f32, out %ys: tensor[1, 4] i32)
+    -> (dtensor[4, 8] f32, dtensor[1, 4] i32, tensor[4, 8] f32, tensor[4, 8] f32, tensor[1, 4] i32) {
+  %a, %b, %c, %d, %e = call @k(%x, %w, %sig, %ym, %yr, %ys)
+  return %a, %b, %c, %d, %e
+}
+host @main(%x: tensor[4, 4, 8] f32, out %ym: tensor[4, 4, 8] f32, out %yr: tensor[4, 4, 8] f32,
+           out %ys: tensor[4, 1, 4] i32) {
+  %ww = dist.alloc_window([4, 8], f32)
+  %ws = dist.alloc_window([1, 4], i32)
+  %w = dist.window(%ww)
+  %s = dist.window(%ws)
+  %nd = dist.world_size()
+  for %d in range(0, %nd) {
+    %xd = tensor.select(%x, %d)
+    %a = tensor.select(%ym, %d)
+    %b = tensor.select(%yr, %d)
+    %c = tensor.select(%ys, %d)
+    call @o(%xd, %w, %s, %a, %b, %c) device=%d
+  }
+}
+""", ins={"x": xr}, want={"ym": np.broadcast_to(seq, (4, 4, 8)).copy(),
+                         "yr": np.broadcast_to(seq, (4, 4, 8)).copy(),
+                         "ys": np.zeros((4, 1, 4), I)}, args=["--devices", "4"]))
