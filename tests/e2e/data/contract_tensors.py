@@ -169,6 +169,10 @@ ERRS = [
     ("matmul_inner_differs", "kernel @k(%x: tensor[32, 32] f32, out %y: tensor[32, 32] f32) -> (tensor[32, 32] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16], space=mat)\n  %u = tile.load(%x, [0, 0], [8, 16], space=mat)\n  %l = tile.move(%t, space=left)\n  %r = tile.move(%u, space=right)\n  %p = tile.matmul(%l, %r)\n  return %y\n}\n", "6:"),
     ("store_dtype_mismatch", "kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f16) -> (tensor[16, 16] f16) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  %y1 = tile.store(%t, [0, 0], %y)\n  return %y1\n}\n", "3:"),
     ("dist_in_incore", "orch @main(%x: tensor[16, 16] f32, inout %w: dtensor[16, 16] f32) -> (dtensor[16, 16] f32) {\n  incore {\n    %r = dist.rank(%w)\n  }\n  return %w\n}\n", "3:"),
+    ("load_offsets_rank", "kernel @k(%x: tensor[2, 16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n  return %y\n}\n", "2:"),
+    ("slice_list_rank", "orch @main(%x: tensor[2, 16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %s = tensor.slice(%x, [0, 0], [16, 16])\n  return %y\n}\n", "2:"),
+    ("wait_without_cmp", "kernel @k(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {\n  dist.wait(%sig, [0, 0], 1)\n  return %sig\n}\n", "cmp="),
+    ("tile_load_in_host", "host @main(%x: tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n}\n", "2:"),
     ("unshaped_non_entry", "kernel @k(%x: tensor f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  return %y\n}\norch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  call @k(%x, %y)\n  return %y\n}\n", "1:"),
 ]
 for name, text, msg in ERRS:

@@ -648,3 +648,33 @@ CASES.append(case("sort_zeros_nans", {"A": sz},
                    "W": np.array([[0], [0]], I)},
                   ["%y = tile.sort_idx(%a, order=desc)", "%z = tile.sort_idx(%a, order=asc)",
                    "%w = tile.row_argmin(%a)"], None))
+# ci wraps like any integer arithmetic; tri of u8; fillpad of bool with min/max (0/1)
+CASES.append(case("ci_wraps_tri_u8", {"A": np.zeros((1, 1), I)},
+                  {"Y": (32760 + np.arange(16)).astype(np.int16)[None],
+                   "Z": np.tril(np.ones((3, 5), np.uint8), -1)},
+                  ["%y = tile.ci(32760, [1, 16], dtype=i16)", "%z = tile.tri(-1, [3, 5], dtype=u8)"],
+                  None))
+xb8 = np.array([[1, 0, 1, 0], [0, 1, 1, 0]], np.bool_)
+CASES.append(Case("fillpad_bool", """program fb
+kernel @k(%X: tensor[2, 4] bool, out %Y: tensor[2, 4] bool, out %Z: tensor[2, 4] bool)
+    -> (tensor[2, 4] bool, tensor[2, 4] bool) {
+  %t = tile.load(%X, [0, 0], [2, 4], valid=[1, 2])
+  %y = tile.fillpad(%t, pad=max)
+  %z = tile.fillpad(%t, pad=min)
+  %Y1 = tile.store(%y, [0, 0], %Y)
+  %Z1 = tile.store(%z, [0, 0], %Z)
+  return %Y1, %Z1
+}
+""", ins={"X": xb8}, want={"Y": np.array([[1, 0, 1, 1], [1, 1, 1, 1]], np.bool_),
+                          "Z": np.array([[1, 0, 0, 0], [0, 0, 0, 0]], np.bool_)},
+    args=["--entry", "k"]))
+# specials of the other unary ops and of sin/cos
+sp2 = np.array([[0.0, -0.0, INF, -INF, NAN, 1.0, 4.0, -4.0]], F)
+with np.errstate(all="ignore"):
+    CASES.append(case("unary_specials_2", {"A": sp2},
+                      {"Y": (F(1) / np.sqrt(sp2)).astype(F), "Z": np.sin(sp2),
+                       "W": np.cos(sp2), "V": np.array([[0.5, 0.5, 1, 0, NAN, 0.7310586,
+                                                         0.98201376, 0.01798621]], F)},
+                      ["%y = tile.rsqrt(%a)", "%z = tile.sin(%a)", "%w = tile.cos(%a)",
+                       "%v = tile.sigmoid(%a)"], None))
+CASES[-1].want["V"] = (CASES[-1].want["V"], 2)
