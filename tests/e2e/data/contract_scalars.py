@@ -105,6 +105,38 @@ for kind in ("kernel", "orch", "host"):
         want={"y": np.array([[0.0, -0.0, -0.0, 0.0, 0.5, -1.5, 0.0, -0.0]], np.float32)},
         args=run_args(kind)))
 
+    # Float min and max of scalars as of tiles: a NaN is ignored unless both are NaN, and +0
+    # is above -0, whichever side each is on.
+    CASES.append(Case(
+        "float_min_max_" + kind,
+        probe(kind, "f32", ["%a: f32 = runtime", "%n: f32 = runtime", "%z: f32 = runtime",
+                            "%m: f32 = runtime"],
+              ["%r1 = min(%a, %n)", "%r2 = min(%n, %a)", "%r3 = max(%a, %n)", "%r4 = max(%n, %a)",
+               "%r5 = min(%z, %m)", "%r6 = min(%m, %z)", "%r7 = max(%z, %m)", "%r8 = max(%m, %z)"],
+              ["%r1", "%r2", "%r3", "%r4", "%r5", "%r6", "%r7", "%r8"]),
+        ins={"a": "1.5", "n": "nan", "z": "0", "m": "-0.0"},
+        want={"y": np.array([[1.5, 1.5, 1.5, 1.5, -0.0, -0.0, 0.0, 0.0]], np.float32)},
+        args=run_args(kind)))
+    CASES.append(Case(
+        "f16_min_max_mod_" + kind,
+        probe(kind, "f16", ["%a: f16 = runtime", "%n: f16 = runtime", "%z: f16 = runtime",
+                            "%m: f16 = runtime"],
+              ["%r1 = min(%a, %n)", "%r2 = max(%n, %a)", "%r5 = min(%z, %m)", "%r8 = max(%m, %z)",
+               "%r9 = mod(%m, %a)"], ["%r1", "%r2", "%r5", "%r8", "%r9"]),
+        ins={"a": "1.5", "n": "nan", "z": "0", "m": "-0.0"},
+        want={"y": np.array([[1.5, 1.5, -0.0, 0.0, 0.0]], np.float16)}, args=run_args(kind)))
+    # Unsigned scalars compare and divide as unsigned; u64 takes its whole range.
+    CASES.append(Case(
+        "u64_scalars_" + kind,
+        probe(kind, "u64", ["%a: u64 = runtime", "%b: u64 = runtime", "%c: u64 = runtime"],
+              ["%q = %a / %b", "%r = mod(%a, %c)", "%g = u64(%a > %b)", "%l = u64(%c < %b)",
+               "%mx = max(%a, %b)", "%mn = min(%c, %b)", "%w = %a + %b", "%s = %b - %c"],
+              ["%q", "%r", "%g", "%l", "%mx", "%mn", "%w", "%s"]),
+        ins={"a": "18446744073709551615", "b": "2", "c": "9223372036854775808"},
+        want={"y": np.array([[9223372036854775807, 9223372036854775807, 1, 0,
+                              18446744073709551615, 2, 1, 9223372036854775810]], np.uint64)},
+        args=run_args(kind)))
+
 # Literals: hex, the float forms (1., 1e-3, 2.5E+1), inf and nan as floats, a literal taking
 # the float dtype of its context, a negative default.
 CASES.append(Case(
