@@ -235,3 +235,24 @@ for kind in ("kernel", "orch", "host"):
         "div_runtime_zero_" + kind,
         probe(kind, "i32", ["%a: i32 = runtime", "%b: i32 = runtime"], ["%c = %a / %b"], ["%c"]),
         ins={"a": "7", "b": "0"}, err=(1, "zero"), args=run_args(kind)))
+
+# Conversions round once: f64 -> f16 is not f64 -> f32 -> f16 (1 + 2^-11 + 2^-30 rounds up, where
+# the f32 step would leave a tie that rounds to even), i64/u64 -> f32 neither (2^62 + 2^38 + 1
+# rounds up to 2^62 + 2^39; through f64 it would be a tie).
+G = 1 + 2.0**-11 + 2.0**-30
+for kind in ("kernel", "orch", "host"):
+    CASES.append(Case(
+        "round_once_f16_" + kind,
+        probe(kind, "f16", ["%g: f64 = runtime", "%u: u64 = runtime", "%i: i64 = runtime"],
+              ["%a = f16(%g)", "%ng = -%g", "%b = f16(%ng)", "%c = f16(%u)", "%d = f16(%i)"],
+              ["%a", "%b", "%c", "%d"]),
+        ins={"g": repr(G), "u": "2049", "i": "-2051"},
+        want={"y": np.array([[1.0009765625, -1.0009765625, 2048, -2052]], np.float16)},
+        args=run_args(kind)))
+    CASES.append(Case(
+        "round_once_f32_" + kind,
+        probe(kind, "f32", ["%u: u64 = runtime", "%i: i64 = runtime", "%g: f64 = runtime"],
+              ["%a = f32(%u)", "%b = f32(%i)", "%c = f32(%g)"], ["%a", "%b", "%c"]),
+        ins={"u": str(2**64 - 1), "i": str(2**62 + 2**38 + 1), "g": repr(1 + 2.0**-24 + 2.0**-52)},
+        want={"y": np.array([[2.0**64, 2.0**62 + 2.0**39, 1 + 2.0**-23]], np.float32)},
+        args=run_args(kind)))

@@ -678,3 +678,9 @@ with np.errstate(all="ignore"):
                       ["%y = tile.rsqrt(%a)", "%z = tile.sin(%a)", "%w = tile.cos(%a)",
                        "%v = tile.sigmoid(%a)"], None))
 CASES[-1].want["V"] = (CASES[-1].want["V"], 2)
+# tile.cast rounds once too: f64 -> f16, i64 -> f32
+CASES.append(case("cast_round_once", {"A": np.array([[1 + 2.0**-11 + 2.0**-30, -(1 + 2.0**-11 + 2.0**-30)]]),
+                                      "B": np.array([[2**62 + 2**38 + 1, -(2**62 + 2**38 + 1)]], np.int64)},
+                  {"Y": np.array([[1.0009765625, -1.0009765625]], np.float16),
+                   "Z": np.array([[2.0**62 + 2.0**39, -(2.0**62 + 2.0**39)]], F)},
+                  ["%y = tile.cast(%a, f16)", "%z = tile.cast(%b, f32)"], None))
