@@ -256,3 +256,23 @@ for kind in ("kernel", "orch", "host"):
         ins={"u": str(2**64 - 1), "i": str(2**62 + 2**38 + 1), "g": repr(1 + 2.0**-24 + 2.0**-52)},
         want={"y": np.array([[2.0**64, 2.0**62 + 2.0**39, 1 + 2.0**-23]], np.float32)},
         args=run_args(kind)))
+
+# bf16 scalars round to bf16 after each operation (the product before the sum it feeds); u8
+# negation wraps; index '/' floors and mod has the divisor's sign.
+BA = bf16_to_f32(bf16(np.float32(1.00390625)))
+BB = bf16_to_f32(bf16(np.float32(3.3)))
+BP = bf16(bf16_to_f32(bf16(BA * BB)) + BA)
+for kind in ("kernel", "orch", "host"):
+    CASES.append(Case(
+        "bf16_scalars_" + kind,
+        probe(kind, "bf16", ["%a: bf16 = runtime", "%b: bf16 = runtime"],
+              ["%p = %a * %b + %a", "%q = %a / %b"], ["%p", "%q"]),
+        ins={"a": "1.00390625", "b": "3.3"},
+        want={"y": np.array([[BP, bf16(BA / BB)]], np.uint16)}, args=run_args(kind)))
+    CASES.append(Case(
+        "u8_neg_index_floor_" + kind,
+        probe(kind, "i64", ["%u: u8 = runtime", "%k: index = runtime"],
+              ["%n = -%u", "%a = i64(%n)", "%q = i64(%k / 2)", "%r = i64(mod(%k, 4))",
+               "%m = i64(min(%k, 0 - 3))"], ["%a", "%q", "%r", "%m"]),
+        ins={"u": "3", "k": "-7"},
+        want={"y": np.array([[253, -4, 1, -7]], np.int64)}, args=run_args(kind)))

@@ -21,12 +21,13 @@ def bf16(a):
     """float32 values as raw bfloat16 bits (round to nearest-even; NaN kept a quiet NaN)."""
     b = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
     nan = np.isnan(np.asarray(a, np.float32))
-    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    k16, one = np.uint64(16), np.uint64(1)
+    r = ((b + np.uint64(0x7FFF) + ((b >> k16) & one)) >> k16).astype(np.uint16)
     return np.where(nan, np.uint16(0x7FC0), r).astype(np.uint16)
 
 
 def bf16_to_f32(bits):
-    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
 class Case:
