@@ -684,3 +684,18 @@ CASES.append(case("cast_round_once", {"A": np.array([[1 + 2.0**-11 + 2.0**-30, -
                   {"Y": np.array([[1.0009765625, -1.0009765625]], np.float16),
                    "Z": np.array([[2.0**62 + 2.0**39, -(2.0**62 + 2.0**39)]], F)},
                   ["%y = tile.cast(%a, f16)", "%z = tile.cast(%b, f32)"], None))
+# f16 sorts and arg-extremes: NaN above +inf, the first NaN wins; col_argmax by the same rule
+hs = np.array([[1, np.nan, -np.inf, 2, np.nan, np.inf, -0.0, 0.0],
+               [3, 3, -1, -1, 0.5, 0.5, 2, 2]], np.float16)
+CASES.append(case("f16_sort_argmax_nan", {"A": hs},
+                  {"Y": sort_idx(hs.astype(F), True), "Z": sort_idx(hs.astype(F), False),
+                   "W": np.argmax(hs, 1).astype(I)[:, None], "V": np.argmin(hs, 1).astype(I)[:, None],
+                   "U": np.argmax(hs, 0).astype(I)[None]},
+                  ["%y = tile.sort_idx(%a, order=desc)", "%z = tile.sort_idx(%a, order=asc)",
+                   "%w = tile.row_argmax(%a)", "%v = tile.row_argmin(%a)",
+                   "%u = tile.col_argmax(%a)"], None))
+# gather of a bool tile, indices of another shape
+gb = np.array([[1, 0, 0, 1], [0, 1, 1, 0]], np.bool_)
+gbi = np.array([[7, 0], [3, 5], [1, 1]], I)
+CASES.append(case("gather_bool", {"S": gb, "I": gbi}, {"Y": gb.reshape(-1)[gbi]},
+                  ["%y = tile.gather(%s, %i)"], None))
