@@ -173,6 +173,8 @@ ERRS = [
     ("slice_list_rank", "orch @main(%x: tensor[2, 16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %s = tensor.slice(%x, [0, 0], [16, 16])\n  return %y\n}\n", "2:"),
     ("wait_without_cmp", "kernel @k(inout %sig: dtensor[1, 8] i32) -> (dtensor[1, 8] i32) {\n  dist.wait(%sig, [0, 0], 1)\n  return %sig\n}\n", "cmp="),
     ("tile_load_in_host", "host @main(%x: tensor[16, 16] f32) {\n  %t = tile.load(%x, [0, 0], [16, 16])\n}\n", "2:"),
+    ("call_writes_in", "kernel @k(out %z: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %t = tile.full([16, 16], f32, 1.0)\n  %z1 = tile.store(%t, [0, 0], %z)\n  return %z1\n}\norch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %s = tensor.slice(%x, [0, 0], [16, 16])\n  call @k(%s)\n  return %y\n}\n", "call @k writes %s, which is a view of %x, an in parameter"),
+    ("incore_writes_in", "orch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  incore {\n    %t = tile.full([16, 16], f32, 1.0)\n    tile.store(%t, [0, 0], %x)\n  }\n  return %y\n}\n", "tile.store writes %x, an in parameter"),
     ("unshaped_non_entry", "kernel @k(%x: tensor f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  return %y\n}\norch @main(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  call @k(%x, %y)\n  return %y\n}\n", "1:"),
 ]
 for name, text, msg in ERRS:
