@@ -537,3 +537,24 @@ host @main(%x: tensor[4, 4, 8] f32, out %ym: tensor[4, 4, 8] f32, out %yr: tenso
 """, ins={"x": xr}, want={"ym": np.broadcast_to(seq, (4, 4, 8)).copy(),
                          "yr": np.broadcast_to(seq, (4, 4, 8)).copy(),
                          "ys": np.zeros((4, 1, 4), I)}, args=["--devices", "4"]))
+# Host calls run in the order their data requires: on one device and across devices, a call
+# reading what an earlier call wrote sees it.
+CASES.append(Case("host_data_order", """program ho
+kernel @inc(%x: tensor[8, 16] f32, out %y: tensor[8, 16] f32) -> (tensor[8, 16] f32) {
+  %t = tile.load(%x, [0, 0], [8, 16])
+  %u = tile.adds(%t, 1.0)
+  %y1 = tile.store(%u, [0, 0], %y)
+  return %y1
+}
+orch @o(%x: tensor[8, 16] f32, out %y: tensor[8, 16] f32) -> (tensor[8, 16] f32) {
+  call @inc(%x, %y)
+  return %y
+}
+host @main(%x: tensor[8, 16] f32, out %a: tensor[8, 16] f32, out %b: tensor[8, 16] f32,
+           out %c: tensor[8, 16] f32) {
+  call @o(%x, %a) device=0
+  call @o(%a, %b) device=0
+  call @o(%b, %c) device=1
+}
+""", ins={"x": x[:8]}, want={"a": x[:8] + F(1), "b": (x[:8] + F(1)) + F(1), "c": ((x[:8] + F(1)) + F(1)) + F(1)},
+    args=["--devices", "2"]))
