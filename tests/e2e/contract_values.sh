@@ -16,4 +16,9 @@ for cases in contract_scalars contract_tiles contract_tensors contract_dtypes; d
     "$PTO_SOURCE_DIR/tests/e2e/data/$cases.py"
   echo "$OUT"
 done
+# The dtype sweep once more through the generic lowering (no x86 fast paths), as a host without
+# them compiles it.
+PTO_GENERIC_LOWERING=1 run_status 0 "$PY" "$PTO_SOURCE_DIR/tests/e2e/lib/contract.py" \
+  "$PTO_SOURCE_DIR/tests/e2e/data/contract_dtypes.py"
+echo "$OUT"
 finish
