@@ -699,3 +699,32 @@ gb = np.array([[1, 0, 0, 1], [0, 1, 1, 0]], np.bool_)
 gbi = np.array([[7, 0], [3, 5], [1, 1]], I)
 CASES.append(case("gather_bool", {"S": gb, "I": gbi}, {"Y": gb.reshape(-1)[gbi]},
                   ["%y = tile.gather(%s, %i)"], None))
+# a runtime valid extent past the shape is clamped to it; a negative one is a launch error
+vx = rng.standard_normal((8, 16)).astype(F)
+VALIDK = """program rv
+kernel @k(%X: tensor[8, 16] f32, out %Y: tensor[8, 16] f32, %r: index = runtime) -> (tensor[8, 16] f32) {
+  %t = tile.load(%X, [0, 0], [8, 16], valid=[%r, 16], pad=max)
+  %u = tile.fillpad(%t, pad=zero)
+  %Y1 = tile.store(%u, [0, 0], %Y)
+  return %Y1
+}
+"""
+CASES.append(Case("valid_runtime_clamped", VALIDK, ins={"X": vx, "r": "100"}, want={"Y": vx},
+                  args=["--entry", "k"]))
+CASES.append(Case("valid_runtime_partial", VALIDK, ins={"X": vx, "r": "3"},
+                  want={"Y": np.where(np.arange(8)[:, None] < 3, vx, F(0))}, args=["--entry", "k"]))
+CASES.append(Case("valid_runtime_negative", VALIDK.replace("%r: index", "%r: i64").replace(
+    "valid=[%r, 16]", "valid=[index(%r), 16]"), ins={"X": vx, "r": "-1"}, err=(1, "-1"),
+    args=["--entry", "k"]))
+# range with a runtime step of 0 is a launch error
+CASES.append(Case("range_runtime_step_zero", """program rz
+kernel @k(out %Y: tensor[1, 1] i32, %s: index = runtime) -> (tensor[1, 1] i32) {
+  %n = for %i in range(0, 4, %s) iter(%c: i32 = 0) {
+    %c1 = %c + 1
+    yield %c1
+  }
+  %t = tile.full([1, 1], i32, %n)
+  %Y1 = tile.store(%t, [0, 0], %Y)
+  return %Y1
+}
+""", ins={"s": "0"}, err=(1, "step"), args=["--entry", "k"]))
