@@ -88,3 +88,19 @@ for name, t in DT.items():
                 ", ".join("%%%s1" % k for k in want)))
     CASES.append(Case("dtype_" + name, prog, ins={"A": a, "B": b}, want=want,
                       args=["--entry", "k"]))
+
+# bf16 (raw bits in u16 files): computes in f32 and rounds once to nearest-even
+a = bf16((rng.standard_normal((R, C)) * 8).astype(np.float32))
+b = bf16((rng.standard_normal((R, C)) * 8).astype(np.float32))
+b[bf16_to_f32(b) == 0] = bf16(np.float32(1))
+A, B = bf16_to_f32(a), bf16_to_f32(b)
+with np.errstate(all="ignore"):
+    want = {"YADD": bf16(A + B), "YSUB": bf16(A - B), "YMUL": bf16(A * B), "YDIV": bf16(A / B),
+            "YMAX": bf16(np.maximum(A, B)), "YMIN": bf16(np.minimum(A, B)), "YREM": bf16(np.mod(A, B)),
+            "YRSUM": bf16(seqsum(A, 1, np.float32)), "YCMAX": bf16(A.max(0, keepdims=True)),
+            "YAMAX": np.argmax(A, 1).astype(np.int32)[:, None],
+            "YSORT": np.array([sorted(range(C), key=lambda j: -row[j]) for row in A.tolist()], np.int32),
+            "YLT": A < B, "YNEG": bf16(-A), "YABS": bf16(np.abs(A)), "YF32": A, "YT": a.T.copy(),
+            "YSEL": np.where(A < B, a, b)}
+CASES.append(Case("dtype_bf16", CASES[-1].prog.replace(" f64", " bf16"), ins={"A": a, "B": b},
+                  want=want, args=["--entry", "k"]))

@@ -558,3 +558,24 @@ host @main(%x: tensor[8, 16] f32, out %a: tensor[8, 16] f32, out %b: tensor[8, 1
 }
 """, ins={"x": x[:8]}, want={"a": x[:8] + F(1), "b": (x[:8] + F(1)) + F(1), "c": ((x[:8] + F(1)) + F(1)) + F(1)},
     args=["--devices", "2"]))
+# tensor.read of every kind of dtype in an orch passes the element's bits on (NaN, -0, u64 max, bf16 raw bits)
+for dt, arr in (("u64", np.array([[2**64 - 1, 5]], np.uint64)), ("f16", np.array([[np.nan, -0.0]], np.float16)),
+                ("bool", np.array([[True, False]])), ("i8", np.array([[-128, 7]], np.int8)),
+                ("bf16", np.array([[0x7F80, 0x8001]], np.uint16)), ("f64", np.array([[1e300, -0.0]]))):
+    prog = """program r
+kernel @put(out %%y: tensor[1, 1] %s, %%v: %s) -> (tensor[1, 1] %s) {
+  %%t = tile.full([1, 1], %s, %%v)
+  %%y1 = tile.store(%%t, [0, 0], %%y)
+  return %%y1
+}
+orch @main(%%x: tensor[1, 2] %s, out %%y: tensor[1, 2] %s, %%k: index = runtime) -> (tensor[1, 2] %s) {
+  %%a = tensor.read(%%x, [0, 0])
+  %%b = tensor.read(%%x, [0, %%k])
+  %%y0 = tensor.slice(%%y, [0, 0], [1, 1])
+  %%y1 = tensor.slice(%%y, [0, 1], [1, 1])
+  call @put(%%y0, %%a)
+  call @put(%%y1, %%b)
+  return %%y
+}
+""" % ((dt,) * 7)
+    CASES.append(Case("read_" + dt, prog, ins={"x": arr, "k": "1"}, want={"y": arr}))
