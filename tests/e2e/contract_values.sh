@@ -6,6 +6,7 @@
 # and requires its worst error to be 0: the compiled kernel gives the interpreter's bits.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
+export PTO_TEST_TMP="$T" # the harness's case folders go under $T, removed at exit
 PY=/usr/bin/python3
 if ! "$PY" -c 'import numpy' 2>/dev/null; then
   echo "SKIP: $PY has no numpy"
