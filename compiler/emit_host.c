@@ -62,11 +62,14 @@ static int arg_divides(const pto_ir_arg *a) {
   return 0;
 }
 
-/* min and max as macros, float '/' as itself, the rest as helpers that floor (integer '/'),
- * give mod the divisor's sign and fail on a zero divisor. */
+/* Integer min and max as macros, float ones as helpers that ignore a NaN and put +0 above -0
+ * (as kernels and the interpreter), float '/' as itself, the rest as helpers that floor
+ * (integer '/'), give mod the divisor's sign and fail on a zero divisor. */
 static void binary_call(pto__emit *c, const pto_ir_expr *x) {
   const char *ct = ctype(x->dtype);
-  if (x->op == PTO_EOP_MIN || x->op == PTO_EOP_MAX) {
+  if ((x->op == PTO_EOP_MIN || x->op == PTO_EOP_MAX) && pto_dtype_is_float(x->dtype)) {
+    pto__emit_printf(c, "(%s)%s((double)", ct, x->op == PTO_EOP_MIN ? "ph_fmin" : "ph_fmax");
+  } else if (x->op == PTO_EOP_MIN || x->op == PTO_EOP_MAX) {
     pto__emit_printf(c, "%s(", x->op == PTO_EOP_MIN ? "PH_MIN" : "PH_MAX");
   } else if (pto_dtype_is_float(x->dtype) && x->op == PTO_EOP_DIV) {
     pto__emit_printf(c, "(");
@@ -385,7 +388,20 @@ static const char k_helpers[] =
     "}\n"
     "static double ph_fmod(double a, double b) {\n"
     "  double m = fmod(a, b);\n"
-    "  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;\n"
+    "  if (m == 0) return copysign(0.0, b);\n"
+    "  return ((m < 0) != (b < 0)) ? m + b : m;\n"
+    "}\n"
+    "static double ph_fmin(double a, double b) {\n"
+    "  if (a != a) return b;\n"
+    "  if (b != b) return a;\n"
+    "  if (a == b) return signbit(a) ? a : b;\n"
+    "  return a < b ? a : b;\n"
+    "}\n"
+    "static double ph_fmax(double a, double b) {\n"
+    "  if (a != a) return b;\n"
+    "  if (b != b) return a;\n"
+    "  if (a == b) return signbit(a) ? b : a;\n"
+    "  return a > b ? a : b;\n"
     "}\n"
     "#define PH_MIN(a, b) ((a) < (b) ? (a) : (b))\n"
     "#define PH_MAX(a, b) ((a) > (b) ? (a) : (b))\n"

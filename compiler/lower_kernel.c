@@ -417,7 +417,8 @@ static LLVMValueRef int_divmod(lw *L, pto_dtype dt, LLVMValueRef a, LLVMValueRef
   return LLVMBuildSelect(b, bm1, LLVMBuildSub(b, zero, a, ""), qf, "");
 }
 
-/* Float mod with the sign of b: r = fmod(a, b); r += b when r != 0 and the signs differ. */
+/* Float mod with the sign of b: r = fmod(a, b); r += b when r != 0 and the signs differ; a zero
+ * result is a zero of b's sign (fmod's has a's), as numpy's and Python's. */
 static LLVMValueRef float_mod(lw *L, pto_dtype dt, LLVMValueRef a, LLVMValueRef bv) {
   LLVMBuilderRef b = L->b;
   LLVMValueRef r = LLVMBuildFRem(b, a, bv, "");
@@ -427,6 +428,9 @@ static LLVMValueRef float_mod(lw *L, pto_dtype dt, LLVMValueRef a, LLVMValueRef 
   LLVMValueRef bneg = LLVMBuildFCmp(b, LLVMRealOLT, bv, zero, "");
   LLVMValueRef adj = LLVMBuildAnd(b, rnz, LLVMBuildXor(b, rneg, bneg, ""), "");
   LLVMValueRef m = LLVMBuildSelect(b, adj, LLVMBuildFAdd(b, r, bv, ""), r, "");
+  LLVMValueRef signed_zero = LLVMBuildSelect(b, bneg, LLVMConstReal(LLVMTypeOf(a), -0.0), zero, "");
+  LLVMValueRef rz = LLVMBuildFCmp(b, LLVMRealOEQ, r, zero, "");
+  m = LLVMBuildSelect(b, rz, signed_zero, m, "");
   return pto__lower_round(L, dt, m);
 }
 

@@ -376,6 +376,7 @@ static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scal
     case AR_MOD:
       r = fmod(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      if (r == 0) r = copysign(0.0, y); /* a zero has the divisor's sign too, as numpy's */
       break;
     case AR_MIN: r = x == y ? zero_pick_d(x, y, 1) : fmin(x, y); break;
     case AR_MAX: r = x == y ? zero_pick_d(x, y, 0) : fmax(x, y); break;
@@ -393,6 +394,7 @@ static int arith(arith_op op, pto_dtype dt, pto_scalar a, pto_scalar b, pto_scal
     case AR_MOD:
       r = fmodf(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      if (r == 0) r = copysignf(0.0f, y);
       break;
     case AR_MIN: r = x == y ? zero_pick_f(x, y, 1) : fminf(x, y); break;
     case AR_MAX: r = x == y ? zero_pick_f(x, y, 0) : fmaxf(x, y); break;

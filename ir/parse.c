@@ -166,7 +166,7 @@ static int lex(parser *p) {
       if (s >= end || !is_alpha(*s)) {
         t = push_tok(p, T_ERROR, st, 1, loc);
         if (!t) return -1;
-        t->msg = c == '%' ? "'%' must start a value name like %x"
+        t->msg = c == '%' ? "'%' must start a value name like %x (a remainder is mod(a, b))"
                           : "'@' must start a function name like @f";
         return 0;
       }

@@ -449,6 +449,16 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
       }
       memcpy(d->data, arrays[j].data, d->nbytes);
     }
+    if (sp->dir == PTO_DIR_OUT && in && strcmp(src, "zeros")) {
+      /* The runtime never copies an out tensor in (it starts as zeros on the device); the
+       * reference of --check starts from the same zeros, else the parts a program leaves
+       * unwritten would differ. A .npy still binds the dims. */
+      memset(d->data, 0, d->nbytes);
+      fprintf(stderr,
+              "pto: note: '%s' is an out parameter: it starts as zeros, not as --in %s=%s "
+              "(declare it inout to give it starting values)\n",
+              sp->name, sp->name, src);
+    }
   }
   for (int j = 0; j < sig->nparams; j++)
     pto_npy_array_free(&arrays[j]);

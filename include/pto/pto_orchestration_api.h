@@ -1608,7 +1608,8 @@ template <typename T> T pto_div(T a, T b) {
 template <typename T> T pto_mod(T a, T b) {
   if constexpr (static_cast<T>(0.5) != 0) {
     T r = __builtin_fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    if (r == 0) return __builtin_copysign(static_cast<T>(0), b); // the divisor's sign, as numpy's
+    if ((r < 0) != (b < 0)) r += b;
     return r;
   } else {
     if (b == 0) {
@@ -1623,8 +1624,24 @@ template <typename T> T pto_mod(T a, T b) {
     return r;
   }
 }
-template <typename T> T pto_min(T a, T b) { return b < a ? b : a; }
-template <typename T> T pto_max(T a, T b) { return a < b ? b : a; }
+// Float min and max ignore a NaN unless both are NaN and put +0 above -0, as kernels and the
+// interpreter do (C's fmin/fmax with the zeros ordered).
+template <typename T> T pto_min(T a, T b) {
+  if constexpr (static_cast<T>(0.5) != 0) {
+    if (a != a) return b;
+    if (b != b) return a;
+    if (a == b) return __builtin_signbit(static_cast<double>(a)) ? a : b;
+  }
+  return b < a ? b : a;
+}
+template <typename T> T pto_max(T a, T b) {
+  if constexpr (static_cast<T>(0.5) != 0) {
+    if (a != a) return b;
+    if (b != b) return a;
+    if (a == b) return __builtin_signbit(static_cast<double>(a)) ? b : a;
+  }
+  return a < b ? b : a;
+}
 
 } // namespace pto_codegen
 

@@ -61,7 +61,20 @@ static uint64_t ph_f2u(double x, int bits) {
 }
 static double ph_fmod(double a, double b) {
   double m = fmod(a, b);
-  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+  if (m == 0) return copysign(0.0, b);
+  return ((m < 0) != (b < 0)) ? m + b : m;
+}
+static double ph_fmin(double a, double b) {
+  if (a != a) return b;
+  if (b != b) return a;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+static double ph_fmax(double a, double b) {
+  if (a != a) return b;
+  if (b != b) return a;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
 }
 #define PH_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PH_MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -1,0 +1,154 @@
+"""Checks of pto against the language's contract (docs/language.md), with expected values computed
+here, independently of pto's interpreter: `pto run --check` already holds compiled code to the
+interpreter, so these catch what both could get wrong together.
+
+A case is a program, its inputs (numpy arrays or runtime scalars), and either the exact outputs
+the contract implies or the error (exit status and message) it must report. Used by
+tests/e2e/contract_*.sh: `python3 contract.py CASES.py` runs every case of CASES.py (a module
+with a list CASES) and exits 1 when one fails.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+PTO = os.environ["PTO"]
+
+
+def bf16(a):
+    """float32 values as raw bfloat16 bits (round to nearest-even; NaN kept a quiet NaN)."""
+    b = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    nan = np.isnan(np.asarray(a, np.float32))
+    k16, one = np.uint64(16), np.uint64(1)
+    r = ((b + np.uint64(0x7FFF) + ((b >> k16) & one)) >> k16).astype(np.uint16)
+    return np.where(nan, np.uint16(0x7FC0), r).astype(np.uint16)
+
+
+def bf16_to_f32(bits):
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+class Case:
+    """One check. ins: name -> array (a .npy input) or str (passed to --in as is);
+    want: name -> array of the exact bits expected (NaN equal to NaN, -0 distinct from +0),
+    or (array, ulps) for a float result within that many ulps; err: (status, text) for a
+    program that must fail, cmd 'check' or 'run'."""
+
+    def __init__(self, name, prog, ins=None, want=None, err=None, args=(), cmd="run",
+                 check=True):
+        self.name, self.prog = name, prog
+        self.ins, self.want = ins or {}, want or {}
+        self.err, self.args, self.cmd, self.check = err, list(args), cmd, check
+
+
+def same_bits(got, want):
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return "got %s %s, want %s %s" % (got.dtype, got.shape, want.dtype, want.shape)
+    if got.dtype.kind == "f":
+        width = {2: np.uint16, 4: np.uint32, 8: np.uint64}[got.dtype.itemsize]
+        g, w = got.view(width), want.view(width)
+        bad = (g != w) & ~(np.isnan(got) & np.isnan(want))
+    else:
+        bad = got != want
+    if bad.any():
+        i = tuple(int(k) for k in np.argwhere(bad)[0])
+        return "%d elements differ; first at %s: got %r, want %r" % (
+            int(bad.sum()), list(i), got[i], want[i])
+    return None
+
+
+def within_ulps(got, want, ulps):
+    if got.shape != want.shape:
+        return "shape %s, want %s" % (got.shape, want.shape)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    spacing = np.abs(np.spacing(want.astype(got.dtype))).astype(np.float64)
+    bad = ~((np.abs(g - w) <= ulps * spacing) | (np.isnan(g) & np.isnan(w)) | (g == w))
+    if bad.any():
+        i = tuple(int(k) for k in np.argwhere(bad)[0])
+        return "%d elements off by more than %d ulp; first at %s: got %r, want %r" % (
+            int(bad.sum()), ulps, list(i), got[i], want[i])
+    return None
+
+
+def run_case(c, tmp):
+    d = tempfile.mkdtemp(prefix=c.name + "-", dir=tmp)
+    prog = os.path.join(d, c.name + ".ptir")
+    with open(prog, "w") as f:
+        f.write(c.prog)
+    if c.cmd == "check":
+        argv = [PTO, "check", prog]
+    else:
+        argv = [PTO, "run", prog] + c.args
+        for n, v in c.ins.items():
+            if isinstance(v, str):
+                argv += ["--in", "%s=%s" % (n, v)]
+            else:
+                p = os.path.join(d, n + ".npy")
+                np.save(p, v)
+                argv += ["--in", "%s=%s" % (n, p)]
+        for n in c.want:
+            argv += ["--out", "%s=%s" % (n, os.path.join(d, n + ".out.npy"))]
+        if c.check and not c.err:
+            argv.append("--check")
+    try:
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=240)
+    except subprocess.TimeoutExpired:
+        return ["timed out: " + " ".join(argv)]
+    out = r.stdout.decode(errors="replace")
+    if c.err:
+        status, text = c.err
+        fails = []
+        if r.returncode != status:
+            fails.append("exit %d, want %d" % (r.returncode, status))
+        if text not in out:
+            fails.append("output lacks %r" % text)
+        return [f + "\n" + out for f in fails]
+    if r.returncode != 0:
+        return ["exit %d:\n%s" % (r.returncode, out)]
+    if c.check and "PASS" not in out:
+        return ["--check did not pass:\n" + out]
+    fails = []
+    # The contract asks for the interpreter's bits, not only its tolerance: --check's worst
+    # absolute error is 0 for every output.
+    for line in out.splitlines():
+        if "max abs err" in line and "max abs err 0 " not in line:
+            fails.append("compiled and interpreter differ: " + line.strip())
+    for n, w in c.want.items():
+        got = np.load(os.path.join(d, n + ".out.npy"))
+        if isinstance(w, tuple):
+            msg = within_ulps(got, np.asarray(w[0]), w[1])
+        else:
+            msg = same_bits(got, np.asarray(w))
+        if msg:
+            fails.append("%s: %s" % (n, msg))
+    return fails
+
+
+def main():
+    path = sys.argv[1]
+    only = sys.argv[2:]
+    ns = {"__file__": path, "Case": Case, "np": np, "bf16": bf16, "bf16_to_f32": bf16_to_f32}
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec"), ns)
+    tmp = tempfile.mkdtemp(prefix="contract-", dir=os.environ.get("PTO_TEST_TMP", "/tmp"))
+    nfail = npass = 0
+    for c in ns["CASES"]:
+        if only and c.name not in only:
+            continue
+        fails = run_case(c, tmp)
+        if fails:
+            nfail += 1
+            for f in fails:
+                print("FAIL: %s: %s" % (c.name, f.rstrip().replace("\n", "\n  | ")))
+        else:
+            npass += 1
+            print("ok: " + c.name)
+    print("%d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.exit(main())
