@@ -59,7 +59,10 @@ int main(int argc, char **argv) {
   pto__dist_mpi *m = NULL;
   int rank = 0, n = 0;
   char err[1024];
-  if (pto__dist_mpi_open(stride + 4096, getenv("PTO_MPI_WINDOWS"), 5000, &m, &rank, &n, err,
+  /* Every arena's first 4 KiB hold no window: its first 64 bytes are the transport's header
+   * (pto__dist_arena_hdr: the abort word, the left neighbour's collectives). */
+  const uint64_t hdr = 4096;
+  if (pto__dist_mpi_open(hdr + stride + 4096, getenv("PTO_MPI_WINDOWS"), 5000, &m, &rank, &n, err,
                          sizeof err)) {
     fprintf(stderr, "mpi_allreduce: %s\n", err);
     return 1;
@@ -70,18 +73,18 @@ int main(int argc, char **argv) {
   sh->nranks = n;
   sh->timeout_ms = 60000;
   sh->mpi = m;
-  sh->arena_size = stride + 4096;
+  sh->arena_size = hdr + stride + 4096;
   for (int q = 0; q < n; q++)
     sh->arena[q] = pto__dist_mpi_arena(m, q);
   pto__dist_window *data = &sh->windows[0], *sigw = &sh->windows[1];
-  data->off = 0, data->stride = stride, data->bytes = max_bytes, data->cols = 1;
-  sigw->off = stride, sigw->stride = 64, sigw->bytes = 64, sigw->cols = 16;
+  data->off = hdr, data->stride = stride, data->bytes = max_bytes, data->cols = 1;
+  sigw->off = hdr + stride, sigw->stride = 64, sigw->bytes = 64, sigw->cols = 16;
   atomic_store(&data->live, 1);
   atomic_store(&sigw->live, 1);
   pto__dist_shm t;
   pto__dist_shm_init(&t, sh, rank);
-  float *mine = (float *)sh->arena[rank];
-  pto_kernel_tensor sig = {.data = sh->arena[rank] + stride,
+  float *mine = (float *)(sh->arena[rank] + hdr);
+  pto_kernel_tensor sig = {.data = sh->arena[rank] + hdr + stride,
                            .rank = 2,
                            .shape = {1, 16},
                            .stride = {16, 1},
