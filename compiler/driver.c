@@ -254,43 +254,6 @@ static pto_status list_files(pto_manifest *out, const char *const *paths, int n)
   return PTO_OK;
 }
 
-/* dist.allgather and dist.reduce_scatter cut the window's N rows into one block per rank: a
- * window whose N is static and does not divide among the program's ndev devices (fixed at compile
- * time: --devices) is refused here, naming the op's line, rather than at every launch (the
- * runtime's and the interpreter's check stays, for a dynamic N). Walks the kernels that the
- * orch functions the host calls reach, incore scopes included. */
-static pto_status check_blocks(const pto_ir_program *p, const pto_ir_block *b, int ndev,
-                               int depth) {
-  for (int i = 0; b && i < b->n; i++) {
-    const pto_ir_stmt *s = b->stmts[i];
-    pto_status e = PTO_OK;
-    if (s->kind == PTO_STMT_CALL && depth < 8 && s->call.callee)
-      e = check_blocks(p, &s->call.callee->body, ndev, depth + 1);
-    else if (s->kind == PTO_STMT_FOR)
-      e = check_blocks(p, &s->loop.body, ndev, depth);
-    else if (s->kind == PTO_STMT_IF)
-      e = check_blocks(p, &s->branch.then_body, ndev, depth);
-    if (!e && s->kind == PTO_STMT_IF) e = check_blocks(p, &s->branch.else_body, ndev, depth);
-    if (!e && s->kind == PTO_STMT_INCORE) e = check_blocks(p, &s->incore.body, ndev, depth);
-    if (e) return e;
-    if (s->kind != PTO_STMT_OP ||
-        (s->op.opc != PTO_OP_DIST_ALLGATHER && s->op.opc != PTO_OP_DIST_REDUCE_SCATTER) ||
-        s->op.nargs < 1 || s->op.args[0].kind != PTO_ARG_EXPR ||
-        s->op.args[0].expr->kind != PTO_EXPR_VALUE)
-      continue;
-    const pto_ir_type *t = s->op.args[0].expr->value->type;
-    if (!t || t->rank < 1 || !t->dims[0] || t->dims[0]->kind != PTO_EXPR_INT) continue;
-    int64_t rows = t->dims[0]->i;
-    if (rows % ndev == 0) continue;
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "%s:%d:%d: %s: the window's %lld rows do not divide among the program's "
-                           "%d devices (--devices): it cuts them into one block per rank",
-                           p->file ? p->file : "<input>", s->loc.line, s->loc.col,
-                           pto_op_info_get(s->op.opc)->name, (long long)rows, ndev);
-  }
-  return PTO_OK;
-}
-
 /* The kernel objects' runtime support, linked into kernels.so. */
 static const char k_abi_object[] = "kernels/pto_abi.o";
 
@@ -350,7 +313,6 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
   memcpy(out->devices, devs, (size_t)ndev * sizeof *devs);
   out->ndevices = ndev;
   int ncallees = collect_callees(&host->body, names, 0, cap);
-  if ((s = check_blocks(p, &host->body, ndev, 0))) goto done;
 
   char path[PATH_MAX];
   for (int i = 0; i < ncallees; i++) {

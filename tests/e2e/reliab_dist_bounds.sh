@@ -121,45 +121,6 @@ expect_out "dist.allreduce (sum) of 32 f32 elements does not match rank "
 expect_out "dist.allreduce (sum) of 32 f32 elements (another mode) on the same signal window"
 expect_true "no wait timed out (mesh against ring)" test "${OUT/timed out/}" = "$OUT"
 
-# dist.allgather and dist.reduce_scatter cut a window's N rows into one block per rank: a static N
-# that the program's device set does not divide is a compile error naming the op's line (it was
-# a launch error at every run), for pto compile and pto run alike (exit 2, nothing written); the
-# same program on a device set that divides it runs and passes --check.
-cat >"$T/uneven.ptir" <<'PTIR'
-program uneven
-kernel @k(inout %w: dtensor[6, 4] f32, inout %s: dtensor[1, 4] i32)
-    -> (dtensor[6, 4] f32, dtensor[1, 4] i32) {
-  dist.reduce_scatter(%w, %s, op=max)
-  dist.allgather(%w, %s)
-  return %w, %s
-}
-orch @o(inout %w: dtensor[6, 4] f32, inout %s: dtensor[1, 4] i32)
-    -> (dtensor[6, 4] f32, dtensor[1, 4] i32) {
-  %a, %b = call @k(%w, %s)
-  return %a, %b
-}
-host @main() {
-  %ww = dist.alloc_window([6, 4], f32)
-  %w = dist.window(%ww)
-  %sw = dist.alloc_window([1, 4], i32)
-  %s = dist.window(%sw)
-  %n = dist.world_size()
-  for %r in range(0, %n) {
-    call @o(%w, %s) device=%r
-  }
-}
-PTIR
-run_limited run "$T/uneven.ptir" --devices 3 --check
-expect_true "3 devices, 6 rows: exit 0, got $?" test "$?" = 0
-expect_out PASS
-run_limited compile "$T/uneven.ptir" --devices 4 -o "$T/uneven_dir"
-expect_true "4 devices, 6 rows: compile exit 2, got $?" test "$?" = 2
-expect_out "uneven.ptir:4:3: dist.reduce_scatter: the window's 6 rows do not divide among the program's 4 devices (--devices)"
-expect_true "nothing written" test ! -e "$T/uneven_dir"
-run_limited run "$T/uneven.ptir" --devices 4
-expect_true "4 devices, 6 rows: run exit 2, got $?" test "$?" = 2
-expect_out "uneven.ptir:4:3: dist.reduce_scatter: the window's 6 rows do not divide among the program's 4 devices"
-
 # A host function that fails after posting a call (the slice for device 1 starts past the end of
 # x) reports its own error first, and the posted call's dist.wait fails at once, naming the host,
 # instead of timing out (PTO_DIST_TIMEOUT_MS) and hiding the cause.
