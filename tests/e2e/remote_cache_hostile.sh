@@ -7,8 +7,10 @@
 # remote key it was stored under, inside its signature). Each is one warning; a failure turns the
 # remote off for the process, a refusal does not; nothing of it is loaded, the program is
 # compiled here and runs. A damaged object is replaced by the entry compiled here; one signed
-# with another key is not. A fake Redis (lib/hostile_redis.py) announcing a 3 GiB answer, or
-# sending one a byte a second, is one bounded failure too. docs/remote-cache.md.
+# with another key is not. A fake Redis (lib/hostile_redis.py) announcing a 3 GiB answer, sending
+# one a byte a second, or answering GET with an array of 10^9 elements, is one bounded failure
+# too; names it lists that pto does not store are not listed (nor their escape sequences
+# printed). docs/remote-cache.md.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/remote_servers.bash"
 [ -x /usr/bin/python3 ] || {
@@ -26,8 +28,9 @@ timeout 300 /usr/bin/python3 "$(dirname "$0")/lib/hostile_remote.py" "$port" "$T
 SERVER_PIDS+=($!)
 base=http://127.0.0.1:$port
 wait_until "the hostile remote" curl -s -o /dev/null "$base/ok/probe" || exit 1
-# Two Redis remotes that misbehave (lib/hostile_redis.py): a 3 GiB bulk string, a trickled one.
-for mode in huge trickle; do
+# Redis remotes that misbehave (lib/hostile_redis.py): a 3 GiB bulk string, a trickled one, an
+# array for a GET, a SCAN that lists hostile names.
+for mode in huge trickle array scan; do
   rport=$(free_port)
   timeout 300 /usr/bin/python3 "$(dirname "$0")/lib/hostile_redis.py" "$rport" $mode &
   SERVER_PIDS+=($!)
@@ -85,6 +88,18 @@ PTO_REMOTE_CACHE_TIMEOUT_MS=60000 check_redis rhuge "$redis_huge" "GET: the answ
 start=$(date +%s)
 PTO_REMOTE_CACHE_TIMEOUT_MS=1000 check_redis rtrickle "$redis_trickle" "GET: no whole answer within 1000 ms"
 expect_true "a trickling redis costs one bounded timeout (<30 s)" test $(($(date +%s) - start)) -lt 30
+# An array for a GET (announced with 10^9 elements, then 64 KiB of them a second) is refused from
+# its header: hiredis would allocate the table of 10^9 pointers and every element that follows,
+# as long as the timeout lets it.
+start=$(date +%s)
+PTO_REMOTE_CACHE_TIMEOUT_MS=60000 check_redis rarray "$redis_array" \
+  "GET: the answer is an array of 1000000000, not one value"
+expect_true "an array for a GET is refused at once (<30 s)" test $(($(date +%s) - start)) -lt 30
+# A listing shows the names pto stores (pto:<32 hex digits>), not others' bytes on the terminal.
+PTO_CACHE_DIR="$T/rscan" run_pto 0 cache ls --remote --remote-cache "$redis_scan" &&
+  expect_out 0123456789abcdef0123456789abcdef
+expect_true "a listed name of escape sequences is not printed" not_in pwned "$OUT"
+expect_true "one entry listed" test "$(grep -c '[0-9a-f]\{32\}' <<<"$OUT")" -eq 1
 
 # Another program's valid entry under this one's key: a refusal, the remote stays on (and gets
 # this program's entry, stored over the refused object, as below).
