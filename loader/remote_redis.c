@@ -53,8 +53,8 @@ static void *create_array(const redisReadTask *task, int elements) {
 }
 
 /* redis://HOST[:PORT][/DB] */
-static pto_status parse_url(redis *r, const char *url) {
-  const char *p = url + strlen("redis://");
+static pto_status parse_url(redis *r, const char *raw) {
+  const char *p = raw + strlen("redis://"), *url = r->url; /* messages name the redacted URL */
   size_t hn = strcspn(p, ":/");
   if (hn == 0 || hn >= sizeof r->host)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
@@ -281,7 +281,7 @@ pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_b
   memset(out, 0, sizeof *out);
   redis *r = pto_calloc(1, sizeof *r);
   if (!r) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  snprintf(r->url, sizeof r->url, "%s", url);
+  pto__remote_url_redact(url, r->url, sizeof r->url);
   pto_status s = parse_url(r, url);
   if (s) {
     free(r);

@@ -10,7 +10,7 @@
 # with another key is not. A fake Redis (lib/hostile_redis.py) announcing a 3 GiB answer, sending
 # one a byte a second, or answering GET with an array of 10^9 elements, is one bounded failure
 # too; names it lists that pto does not store are not listed (nor their escape sequences
-# printed). docs/remote-cache.md.
+# printed). A password in the URL is never printed. docs/remote-cache.md.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/remote_servers.bash"
 [ -x /usr/bin/python3 ] || {
@@ -100,6 +100,18 @@ PTO_CACHE_DIR="$T/rscan" run_pto 0 cache ls --remote --remote-cache "$redis_scan
   expect_out 0123456789abcdef0123456789abcdef
 expect_true "a listed name of escape sequences is not printed" not_in pwned "$OUT"
 expect_true "one entry listed" test "$(grep -c '[0-9a-f]\{32\}' <<<"$OUT")" -eq 1
+
+# The password of a URL's user information (sent as Basic authentication) is not printed.
+base_auth=http://farm:hunter2@127.0.0.1:$port
+PTO_CACHE_DIR="$T/auth" run_pto 0 compile "$EX/add.ptir" -o "$T/w-auth" \
+  --remote-cache "$base_auth/500" && expect_out "remote cache http://farm:***@127.0.0.1:$port/500"
+expect_true "the remote's password is not printed" not_in hunter2 "$OUT"
+PTO_REMOTE_CACHE="$base_auth/nope" PTO_CACHE_DIR="$T/auth" run_pto 2 cache ls --remote &&
+  expect_out "http://farm:***@127.0.0.1:$port/nope"
+expect_true "the remote's password is not printed by ls --remote" not_in hunter2 "$OUT"
+PTO_CACHE_DIR="$T/auth" run_pto 2 cache ls --remote --remote-cache redis://u:hunter2@127.0.0.1/1 &&
+  expect_out "redis://u:***@127.0.0.1/1': bad port"
+expect_true "a redis:// URL's password is not printed" not_in hunter2 "$OUT"
 
 # Another program's valid entry under this one's key: a refusal, the remote stays on (and gets
 # this program's entry, stored over the refused object, as below).
