@@ -150,6 +150,16 @@ static void http_close(void *impl) {
 
 pto_status pto__remote_http_open(const char *url, int timeout_ms, pto__remote_backend *out) {
   memset(out, 0, sizeof *out);
+  /* Objects are URL/<key>: after a query or a fragment the key would land in it, and a server
+   * that ignores queries (nginx's WebDAV) would file every entry as one object. */
+  if (strpbrk(url, "?#")) {
+    char shown[1024];
+    pto__remote_url_redact(url, shown, sizeof shown);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "remote cache '%s': a query or fragment ('?', '#') has no place in it "
+                           "(objects are named URL/<key>)",
+                           shown);
+  }
   http *h = pto_calloc(1, sizeof *h);
   if (h) h->base = pto_strdup(url);
   if (!h || !h->base) {

@@ -10,7 +10,7 @@
 # with another key is not. A fake Redis (lib/hostile_redis.py) announcing a 3 GiB answer, sending
 # one a byte a second, or answering GET with an array of 10^9 elements, is one bounded failure
 # too; names it lists that pto does not store are not listed (nor their escape sequences
-# printed). A password in the URL is never printed. docs/remote-cache.md.
+# printed). A password in the URL is never printed; a query or fragment in it is refused. docs/remote-cache.md.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/remote_servers.bash"
 [ -x /usr/bin/python3 ] || {
@@ -112,6 +112,16 @@ expect_true "the remote's password is not printed by ls --remote" not_in hunter2
 PTO_CACHE_DIR="$T/auth" run_pto 2 cache ls --remote --remote-cache redis://u:hunter2@127.0.0.1/1 &&
   expect_out "redis://u:***@127.0.0.1/1': bad port"
 expect_true "a redis:// URL's password is not printed" not_in hunter2 "$OUT"
+
+# A query or fragment in an HTTP URL would take the key (URL/<key>): every entry one object on a
+# server that ignores queries. Bad input, named, as any URL that does not parse.
+PTO_CACHE_DIR="$T/query" run_pto 0 compile "$EX/add.ptir" -o "$T/w-query" \
+  --remote-cache "$base/ok?v=1" &&
+  expect_out "remote cache '$base/ok?v=1': a query or fragment ('?', '#') has no place in it" &&
+  expect_out "not using the remote cache"
+stats query && expect_out '"remote_hits": 0, "remote_misses": 0, "remote_stores": 0'
+PTO_CACHE_DIR="$T/query" run_pto 2 cache ls --remote --remote-cache "$base/ok#x" &&
+  expect_out "--remote-cache: remote cache '$base/ok#x': a query or fragment"
 
 # Another program's valid entry under this one's key: a refusal, the remote stays on (and gets
 # this program's entry, stored over the refused object, as below).
