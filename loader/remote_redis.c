@@ -18,6 +18,9 @@
 #define MAX_ANSWER ((size_t)1 << 30 | 64)
 /* The most keys one SCAN answer may list (it asks for COUNT 1000; Redis returns about that). */
 #define MAX_SCAN_KEYS 65536
+/* The most names one listing reads: a million entries of a remote is ~100 GB of binaries. A
+ * server whose SCAN never ends (its cursor never 0) stops here, not after hours of rounds. */
+#define MAX_LISTED (1 << 20)
 
 typedef struct redis {
   char url[1024];
@@ -236,6 +239,7 @@ static pto_status redis_list(void *impl, void (*fn)(void *ctx, const char *key, 
                              void *ctx) {
   redis *r = impl;
   char cursor[32] = "0";
+  size_t listed = 0;
   for (int round = 0; round < 100000; round++) {
     redisReply *rep;
     PTO_RETURN_IF_ERROR(command(r, &rep, "SCAN", "SCAN %s MATCH pto:* COUNT 1000", cursor));
@@ -246,6 +250,13 @@ static pto_status redis_list(void *impl, void (*fn)(void *ctx, const char *key, 
     }
     snprintf(cursor, sizeof cursor, "%.*s", (int)rep->element[0]->len, rep->element[0]->str);
     redisReply *keys = rep->element[1];
+    listed += keys->elements;
+    if (listed > MAX_LISTED) {
+      freeReplyObject(rep);
+      return pto_status_make(PTO_STATUS_IO,
+                             "%s: SCAN lists more than %d names (or does not end); stopping",
+                             r->url, MAX_LISTED);
+    }
     pto_status s = PTO_OK;
     for (size_t i = 0; i < keys->elements && !s; i++) {
       redisReply *k = keys->element[i];

@@ -29,8 +29,8 @@ SERVER_PIDS+=($!)
 base=http://127.0.0.1:$port
 wait_until "the hostile remote" curl -s -o /dev/null "$base/ok/probe" || exit 1
 # Redis remotes that misbehave (lib/hostile_redis.py): a 3 GiB bulk string, a trickled one, an
-# array for a GET, a SCAN that lists hostile names.
-for mode in huge trickle array scan; do
+# array for a GET, a SCAN that lists hostile names, one that never ends.
+for mode in huge trickle array scan scanloop; do
   rport=$(free_port)
   timeout 300 /usr/bin/python3 "$(dirname "$0")/lib/hostile_redis.py" "$rport" $mode &
   SERVER_PIDS+=($!)
@@ -100,6 +100,11 @@ PTO_CACHE_DIR="$T/rscan" run_pto 0 cache ls --remote --remote-cache "$redis_scan
   expect_out 0123456789abcdef0123456789abcdef
 expect_true "a listed name of escape sequences is not printed" not_in pwned "$OUT"
 expect_true "one entry listed" test "$(grep -c '[0-9a-f]\{32\}' <<<"$OUT")" -eq 1
+# A SCAN that never ends (cursor never 0) stops after a million names, not after 100000 rounds.
+start=$(date +%s)
+PTO_CACHE_DIR="$T/rscan" run_pto 1 cache ls --remote --remote-cache "$redis_scanloop" &&
+  expect_out "SCAN lists more than 1048576 names (or does not end); stopping"
+expect_true "an endless SCAN stops (<60 s)" test $(($(date +%s) - start)) -lt 60
 
 # The password of a URL's user information (sent as Basic authentication) is not printed.
 base_auth=http://farm:hunter2@127.0.0.1:$port

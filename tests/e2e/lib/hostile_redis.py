@@ -7,6 +7,7 @@ a GET is answered by MODE:
   array    an array announced with 10^9 elements, then 64 KiB of them a second for 60 s
   scan     (GET answers nil) SCAN lists a valid name, and one that is pto: then 32 bytes
            of terminal escape sequences
+  scanloop SCAN never ends: cursor 1, and 65536 names that are not pto's, every time
 """
 import socket
 import sys
@@ -14,6 +15,7 @@ import threading
 import time
 
 MODE = sys.argv[2]
+SCANLOOP = b"*2\r\n$1\r\n1\r\n*65536\r\n" + (b"$36\r\npto:" + b"z" * 32 + b"\r\n") * 65536
 
 
 def serve(conn):
@@ -33,6 +35,9 @@ def serve(conn):
                          b"pto:" + (b"\x1b]0;pwned\x07\x1b[2J" * 3)[:32]]
                 conn.sendall(b"*2\r\n$1\r\n0\r\n*%d\r\n" % len(names) +
                              b"".join(b"$%d\r\n%s\r\n" % (len(n), n) for n in names))
+                continue
+            if cmd == b"SCAN" and MODE == "scanloop":
+                conn.sendall(SCANLOOP)
                 continue
             if cmd == b"GET" and MODE == "scan":
                 conn.sendall(b"$-1\r\n")
