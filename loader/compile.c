@@ -22,6 +22,19 @@ static const pto_compiler_api *g_compiler;
 static char g_compiler_error[1024];
 
 static void *try_open(const char *path) {
+  /* dlopen of a FIFO (PTO_COMPILER_LIBRARY naming one) blocks until a writer opens it: for ever.
+   * A path must name a regular file (opened without blocking to check); a bare name is the
+   * dynamic loader's to search. */
+  if (strchr(path, '/')) {
+    int fd;
+    pto_status s = pto_file_open_regular(path, 0, &fd, NULL);
+    if (s) {
+      snprintf(g_compiler_error, sizeof g_compiler_error, "%s", pto_status_message(s));
+      pto_status_free(s);
+      return NULL;
+    }
+    close(fd);
+  }
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) snprintf(g_compiler_error, sizeof g_compiler_error, "%s", dlerror());
   return h;

@@ -13,7 +13,8 @@
 #define MAX_BODY (UINT64_C(1) << 30)
 
 typedef struct http {
-  char *base; /* the URL without a trailing '/' */
+  char *base;       /* the URL without a trailing '/' */
+  char shown[1024]; /* base as messages name it: its password redacted */
   long timeout_ms;
 } http;
 
@@ -61,8 +62,9 @@ static size_t on_read(char *ptr, size_t size, size_t n, void *ctx) {
 static pto_status request(http *h, const char *method, const char *key, body *got,
                           const uint8_t *data, size_t len, long *out_code) {
   pthread_once(&g_curl_once, curl_init);
-  char url[2048];
-  snprintf(url, sizeof url, "%s/%s", h->base, key);
+  char full[2048], url[2048]; /* url: for messages */
+  snprintf(full, sizeof full, "%s/%s", h->base, key);
+  snprintf(url, sizeof url, "%s/%s", h->shown, key);
   if (g_curl_init != CURLE_OK)
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: libcurl does not start: %s", url,
                            curl_easy_strerror(g_curl_init));
@@ -70,7 +72,7 @@ static pto_status request(http *h, const char *method, const char *key, body *go
   if (!c) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", url);
   char err[CURL_ERROR_SIZE] = "";
   upload up = {data, len, 0};
-  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_URL, full);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->timeout_ms);
@@ -108,9 +110,9 @@ static pto_status http_get(void *impl, const char *key, uint8_t **out, size_t *o
   body b = {0};
   long code = 0;
   pto_status s = request(h, "GET", key, &b, NULL, 0, &code);
-  if (!s && code == 404) s = pto_status_make(PTO_STATUS_NOT_FOUND, "%s/%s: 404", h->base, key);
+  if (!s && code == 404) s = pto_status_make(PTO_STATUS_NOT_FOUND, "%s/%s: 404", h->shown, key);
   if (!s && code != 200)
-    s = pto_status_make(PTO_STATUS_IO, "GET %s/%s: HTTP status %ld", h->base, key, code);
+    s = pto_status_make(PTO_STATUS_IO, "GET %s/%s: HTTP status %ld", h->shown, key, code);
   if (s) {
     free(b.data);
     return s;
@@ -125,7 +127,7 @@ static pto_status http_head(void *impl, const char *key, int *out_exists) {
   long code = 0;
   PTO_RETURN_IF_ERROR(request(h, "HEAD", key, NULL, NULL, 0, &code));
   if (code != 200 && code != 404)
-    return pto_status_make(PTO_STATUS_IO, "HEAD %s/%s: HTTP status %ld", h->base, key, code);
+    return pto_status_make(PTO_STATUS_IO, "HEAD %s/%s: HTTP status %ld", h->shown, key, code);
   *out_exists = code == 200;
   return PTO_OK;
 }
@@ -135,7 +137,7 @@ static pto_status http_put(void *impl, const char *key, const uint8_t *data, siz
   long code = 0;
   PTO_RETURN_IF_ERROR(request(h, "PUT", key, NULL, data, len, &code));
   if (code < 200 || code > 299)
-    return pto_status_make(PTO_STATUS_IO, "PUT %s/%s: HTTP status %ld", h->base, key, code);
+    return pto_status_make(PTO_STATUS_IO, "PUT %s/%s: HTTP status %ld", h->shown, key, code);
   return PTO_OK;
 }
 
@@ -148,6 +150,16 @@ static void http_close(void *impl) {
 
 pto_status pto__remote_http_open(const char *url, int timeout_ms, pto__remote_backend *out) {
   memset(out, 0, sizeof *out);
+  /* Objects are URL/<key>: after a query or a fragment the key would land in it, and a server
+   * that ignores queries (nginx's WebDAV) would file every entry as one object. */
+  if (strpbrk(url, "?#")) {
+    char shown[1024];
+    pto__remote_url_redact(url, shown, sizeof shown);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "remote cache '%s': a query or fragment ('?', '#') has no place in it "
+                           "(objects are named URL/<key>)",
+                           shown);
+  }
   http *h = pto_calloc(1, sizeof *h);
   if (h) h->base = pto_strdup(url);
   if (!h || !h->base) {
@@ -157,6 +169,7 @@ pto_status pto__remote_http_open(const char *url, int timeout_ms, pto__remote_ba
   size_t n = strlen(h->base);
   while (n > 0 && h->base[n - 1] == '/')
     h->base[--n] = 0;
+  pto__remote_url_redact(h->base, h->shown, sizeof h->shown);
   h->timeout_ms = timeout_ms;
   out->impl = h;
   out->get = http_get;

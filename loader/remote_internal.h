@@ -40,7 +40,11 @@ int pto__loader_remote_fetch(const char *root, const char *key, const char *key_
  * set. Best effort: a failure is warned once and disables the remote. */
 void pto__loader_remote_store(const char *root, const char *entry_dir, const char *key,
                               const char *key_text);
-/* The remote's URL for messages ("" when none is set). */
+/* url as messages show it: the password of a URL's user information (http://USER:PASSWORD@HOST,
+ * which libcurl sends as Basic authentication) replaced by "***", as ccache does: warnings land
+ * in CI logs that more people read than hold the remote's password. */
+void pto__remote_url_redact(const char *url, char *out, size_t n);
+/* The remote's URL for messages, its password redacted ("" when none is set). */
 void pto__loader_remote_url(char *out, size_t n);
 /* Test hook: forget the configuration and the disabled state (re-read the environment). */
 void pto__loader_remote_reset(void);

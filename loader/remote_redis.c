@@ -12,8 +12,15 @@
 
 #include "remote_internal.h"
 
-/* The longest answer read: an entry's object is at most 1 GiB (remote.c), plus its RESP header. */
+/* The longest answer read: an entry's object is at most 1 GiB (remote.c), plus its RESP header.
+ * It bounds the bytes of one answer as they arrive, not only one bulk string's length: an array of
+ * strings each under it, or of many small items, would otherwise buffer more. */
 #define MAX_ANSWER ((size_t)1 << 30 | 64)
+/* The most keys one SCAN answer may list (it asks for COUNT 1000; Redis returns about that). */
+#define MAX_SCAN_KEYS 65536
+/* The most names one listing reads: a million entries of a remote is ~100 GB of binaries. A
+ * server whose SCAN never ends (its cursor never 0) stops here, not after hours of rounds. */
+#define MAX_LISTED (1 << 20)
 
 typedef struct redis {
   char url[1024];
@@ -21,11 +28,36 @@ typedef struct redis {
   int port, db;
   struct timeval timeout;
   redisContext *c;
+  /* hiredis's reply constructors, with createArray checked against what the command expects:
+   * every answer but SCAN's is one value, never an array (hiredis would allocate the element
+   * table of any length a server announces, up to 2^31 pointers, and nest arrays 7 deep). */
+  redisReplyObjectFunctions fn;
+  void *(*create_array)(const redisReadTask *, int);
+  int scan;          /* the command in flight is SCAN: [cursor, [keys]] */
+  char refused[128]; /* why create_array refused an array ("" when it did not) */
 } redis;
 
+static void *create_array(const redisReadTask *task, int elements) {
+  redis *r = task->privdata;
+  int depth = 0;
+  for (const redisReadTask *t = task->parent; t; t = t->parent)
+    depth++;
+  if (!r->scan)
+    snprintf(r->refused, sizeof r->refused, "the answer is an array of %d, not one value",
+             elements);
+  else if (depth > 1 || (depth == 0 && elements != 2) || elements > MAX_SCAN_KEYS)
+    snprintf(r->refused, sizeof r->refused,
+             "unexpected answer (an array of %d at depth %d; SCAN answers [cursor, [keys]] of "
+             "at most %d keys)",
+             elements, depth, MAX_SCAN_KEYS);
+  else
+    return r->create_array(task, elements);
+  return NULL; /* hiredis: an error of the reader, which command() reports as r->refused */
+}
+
 /* redis://HOST[:PORT][/DB] */
-static pto_status parse_url(redis *r, const char *url) {
-  const char *p = url + strlen("redis://");
+static pto_status parse_url(redis *r, const char *raw) {
+  const char *p = raw + strlen("redis://"), *url = r->url; /* messages name the redacted URL */
   size_t hn = strcspn(p, ":/");
   if (hn == 0 || hn >= sizeof r->host)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
@@ -63,6 +95,12 @@ static pto_status connect_once(redis *r) {
     return pto_status_make(PTO_STATUS_IO, "%s: cannot connect: %s", r->url, r->c->errstr);
   if (redisSetTimeout(r->c, r->timeout) != REDIS_OK)
     return pto_status_make(PTO_STATUS_IO, "%s: cannot set a timeout: %s", r->url, r->c->errstr);
+  redisReader *rd = r->c->reader;
+  r->fn = *rd->fn;
+  r->create_array = r->fn.createArray;
+  r->fn.createArray = create_array;
+  rd->fn = &r->fn;
+  rd->privdata = r;
   if (r->db) {
     redisReply *rep = redisCommand(r->c, "SELECT %d", r->db);
     int ok = rep && rep->type == REDIS_REPLY_STATUS;
@@ -97,6 +135,9 @@ static pto_status time_left(redis *r, long long deadline, const char *what) {
 static pto_status command(redis *r, redisReply **out, const char *what, const char *fmt, ...) {
   *out = NULL;
   PTO_RETURN_IF_ERROR(connect_once(r));
+  r->scan = !strcmp(what, "SCAN");
+  r->refused[0] = 0;
+  size_t total = 0; /* bytes of this answer read so far */
   long long deadline = now_ms() + (long long)r->timeout.tv_sec * 1000 + r->timeout.tv_usec / 1000;
   va_list ap;
   va_start(ap, fmt);
@@ -112,7 +153,8 @@ static pto_status command(redis *r, redisReply **out, const char *what, const ch
   }
   for (;;) {
     if (redisReaderGetReply(r->c->reader, &reply) != REDIS_OK)
-      return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what, r->c->reader->errstr);
+      return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what,
+                             r->refused[0] ? r->refused : r->c->reader->errstr);
     if (reply) break;
     redisReader *rd = r->c->reader;
     /* A bulk string announced larger than that is refused from its length, as HTTP's is: the
@@ -122,11 +164,14 @@ static pto_status command(redis *r, redisReply **out, const char *what, const ch
         strtoull(rd->buf + rd->pos, NULL, 10) > MAX_ANSWER)
       return pto_status_make(PTO_STATUS_IO, "%s: %s: the answer is larger than 1 GiB", r->url,
                              what);
-    if (rd->len > MAX_ANSWER)
+    if (rd->len > MAX_ANSWER || total > MAX_ANSWER)
       return pto_status_make(PTO_STATUS_IO, "%s: %s: the answer is larger than 1 GiB", r->url,
                              what);
     PTO_RETURN_IF_ERROR(time_left(r, deadline, what));
-    if (redisBufferRead(r->c) != REDIS_OK) {
+    size_t before = rd->len; /* redisBufferRead appends what it read to the reader's buffer */
+    int read_rc = redisBufferRead(r->c);
+    total += rd->len - before;
+    if (read_rc != REDIS_OK) {
       if (now_ms() >= deadline) PTO_RETURN_IF_ERROR(time_left(r, deadline, what));
       return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what,
                              r->c->err ? r->c->errstr : "no answer");
@@ -194,6 +239,7 @@ static pto_status redis_list(void *impl, void (*fn)(void *ctx, const char *key, 
                              void *ctx) {
   redis *r = impl;
   char cursor[32] = "0";
+  size_t listed = 0;
   for (int round = 0; round < 100000; round++) {
     redisReply *rep;
     PTO_RETURN_IF_ERROR(command(r, &rep, "SCAN", "SCAN %s MATCH pto:* COUNT 1000", cursor));
@@ -204,16 +250,28 @@ static pto_status redis_list(void *impl, void (*fn)(void *ctx, const char *key, 
     }
     snprintf(cursor, sizeof cursor, "%.*s", (int)rep->element[0]->len, rep->element[0]->str);
     redisReply *keys = rep->element[1];
+    listed += keys->elements;
+    if (listed > MAX_LISTED) {
+      freeReplyObject(rep);
+      return pto_status_make(PTO_STATUS_IO,
+                             "%s: SCAN lists more than %d names (or does not end); stopping",
+                             r->url, MAX_LISTED);
+    }
     pto_status s = PTO_OK;
     for (size_t i = 0; i < keys->elements && !s; i++) {
       redisReply *k = keys->element[i];
-      if (k->type != REDIS_REPLY_STRING || k->len != 4 + 32) continue;
+      /* Only names pto stores (pto:<32 hex digits>): anything else the server lists is not an
+       * entry, and its bytes (escape sequences) are not printed to the terminal. */
+      if (k->type != REDIS_REPLY_STRING || k->len != 4 + 32 || memcmp(k->str, "pto:", 4) != 0 ||
+          strspn(k->str + 4, "0123456789abcdef") < 32)
+        continue;
       char name[40];
       snprintf(name, sizeof name, "%.*s", (int)k->len, k->str);
       redisReply *len;
       s = command(r, &len, "STRLEN", "STRLEN %s", name);
       if (s) break;
-      fn(ctx, name + 4, len->type == REDIS_REPLY_INTEGER ? (uint64_t)len->integer : 0);
+      fn(ctx, name + 4,
+         len->type == REDIS_REPLY_INTEGER && len->integer > 0 ? (uint64_t)len->integer : 0);
       freeReplyObject(len);
     }
     freeReplyObject(rep);
@@ -234,7 +292,7 @@ pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_b
   memset(out, 0, sizeof *out);
   redis *r = pto_calloc(1, sizeof *r);
   if (!r) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  snprintf(r->url, sizeof r->url, "%s", url);
+  pto__remote_url_redact(url, r->url, sizeof r->url);
   pto_status s = parse_url(r, url);
   if (s) {
     free(r);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Only regular files are read, with a size limit (issue #10, class 5): a FIFO, a device or a
 # directory given as a source, a .npy input, a log, a binary or a work-dir file is rejected
-# without being opened for reading (no hang: every command runs under a timeout) with exit 2.
+# without being opened for reading (no hang: every command runs under a timeout) with exit 2;
+# PTO_COMPILER_LIBRARY naming one fails the compile (exit 2) without a dlopen that would block.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 
@@ -32,6 +33,12 @@ no_hang 2 "--in a: $T/fifo.npy is a FIFO" run "$EX/add.ptir" --in a="$T/fifo.npy
 no_hang 2 "--in a: $T is a directory" run "$EX/add.ptir" --in a="$T"
 no_hang 2 "fifo.so is a FIFO" build-id "$T/fifo.so"
 no_hang 2 "/dev/zero is a character device" build-id /dev/zero
+# The compiler library: dlopen of a FIFO would block for ever.
+PTO_COMPILER_LIBRARY="$T/fifo.so" PTO_CACHE_DIR="$T/cache-lib" no_hang 2 \
+  "$T/fifo.so is a FIFO: only regular files are read (set PTO_COMPILER_LIBRARY" \
+  compile "$EX/add.ptir" -o "$T/out-lib"
+PTO_COMPILER_LIBRARY="$T/dir.ptir" PTO_CACHE_DIR="$T/cache-lib" no_hang 2 \
+  "dir.ptir is a directory: only regular files are read" compile "$EX/add.ptir" -o "$T/out-lib"
 
 # Size limits: a sparse 300 MiB source is refused before it is read.
 truncate -s 300M "$T/huge.ptir"

@@ -7,8 +7,10 @@
 # remote key it was stored under, inside its signature). Each is one warning; a failure turns the
 # remote off for the process, a refusal does not; nothing of it is loaded, the program is
 # compiled here and runs. A damaged object is replaced by the entry compiled here; one signed
-# with another key is not. A fake Redis (lib/hostile_redis.py) announcing a 3 GiB answer, or
-# sending one a byte a second, is one bounded failure too. docs/remote-cache.md.
+# with another key is not. A fake Redis (lib/hostile_redis.py) announcing a 3 GiB answer, sending
+# one a byte a second, or answering GET with an array of 10^9 elements, is one bounded failure
+# too; names it lists that pto does not store are not listed (nor their escape sequences
+# printed). A password in the URL is never printed; a query or fragment in it is refused. docs/remote-cache.md.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/remote_servers.bash"
 [ -x /usr/bin/python3 ] || {
@@ -26,8 +28,9 @@ timeout 300 /usr/bin/python3 "$(dirname "$0")/lib/hostile_remote.py" "$port" "$T
 SERVER_PIDS+=($!)
 base=http://127.0.0.1:$port
 wait_until "the hostile remote" curl -s -o /dev/null "$base/ok/probe" || exit 1
-# Two Redis remotes that misbehave (lib/hostile_redis.py): a 3 GiB bulk string, a trickled one.
-for mode in huge trickle; do
+# Redis remotes that misbehave (lib/hostile_redis.py): a 3 GiB bulk string, a trickled one, an
+# array for a GET, a SCAN that lists hostile names, one that never ends.
+for mode in huge trickle array scan scanloop; do
   rport=$(free_port)
   timeout 300 /usr/bin/python3 "$(dirname "$0")/lib/hostile_redis.py" "$rport" $mode &
   SERVER_PIDS+=($!)
@@ -85,6 +88,45 @@ PTO_REMOTE_CACHE_TIMEOUT_MS=60000 check_redis rhuge "$redis_huge" "GET: the answ
 start=$(date +%s)
 PTO_REMOTE_CACHE_TIMEOUT_MS=1000 check_redis rtrickle "$redis_trickle" "GET: no whole answer within 1000 ms"
 expect_true "a trickling redis costs one bounded timeout (<30 s)" test $(($(date +%s) - start)) -lt 30
+# An array for a GET (announced with 10^9 elements, then 64 KiB of them a second) is refused from
+# its header: hiredis would allocate the table of 10^9 pointers and every element that follows,
+# as long as the timeout lets it.
+start=$(date +%s)
+PTO_REMOTE_CACHE_TIMEOUT_MS=60000 check_redis rarray "$redis_array" \
+  "GET: the answer is an array of 1000000000, not one value"
+expect_true "an array for a GET is refused at once (<30 s)" test $(($(date +%s) - start)) -lt 30
+# A listing shows the names pto stores (pto:<32 hex digits>), not others' bytes on the terminal.
+PTO_CACHE_DIR="$T/rscan" run_pto 0 cache ls --remote --remote-cache "$redis_scan" &&
+  expect_out 0123456789abcdef0123456789abcdef
+expect_true "a listed name of escape sequences is not printed" not_in pwned "$OUT"
+expect_true "one entry listed" test "$(grep -c '[0-9a-f]\{32\}' <<<"$OUT")" -eq 1
+# A SCAN that never ends (cursor never 0) stops after a million names, not after 100000 rounds.
+start=$(date +%s)
+PTO_CACHE_DIR="$T/rscan" run_pto 1 cache ls --remote --remote-cache "$redis_scanloop" &&
+  expect_out "SCAN lists more than 1048576 names (or does not end); stopping"
+expect_true "an endless SCAN stops (<60 s)" test $(($(date +%s) - start)) -lt 60
+
+# The password of a URL's user information (sent as Basic authentication) is not printed.
+base_auth=http://farm:hunter2@127.0.0.1:$port
+PTO_CACHE_DIR="$T/auth" run_pto 0 compile "$EX/add.ptir" -o "$T/w-auth" \
+  --remote-cache "$base_auth/500" && expect_out "remote cache http://farm:***@127.0.0.1:$port/500"
+expect_true "the remote's password is not printed" not_in hunter2 "$OUT"
+PTO_REMOTE_CACHE="$base_auth/nope" PTO_CACHE_DIR="$T/auth" run_pto 2 cache ls --remote &&
+  expect_out "http://farm:***@127.0.0.1:$port/nope"
+expect_true "the remote's password is not printed by ls --remote" not_in hunter2 "$OUT"
+PTO_CACHE_DIR="$T/auth" run_pto 2 cache ls --remote --remote-cache redis://u:hunter2@127.0.0.1/1 &&
+  expect_out "redis://u:***@127.0.0.1/1': bad port"
+expect_true "a redis:// URL's password is not printed" not_in hunter2 "$OUT"
+
+# A query or fragment in an HTTP URL would take the key (URL/<key>): every entry one object on a
+# server that ignores queries. Bad input, named, as any URL that does not parse.
+PTO_CACHE_DIR="$T/query" run_pto 0 compile "$EX/add.ptir" -o "$T/w-query" \
+  --remote-cache "$base/ok?v=1" &&
+  expect_out "remote cache '$base/ok?v=1': a query or fragment ('?', '#') has no place in it" &&
+  expect_out "not using the remote cache"
+stats query && expect_out '"remote_hits": 0, "remote_misses": 0, "remote_stores": 0'
+PTO_CACHE_DIR="$T/query" run_pto 2 cache ls --remote --remote-cache "$base/ok#x" &&
+  expect_out "--remote-cache: remote cache '$base/ok#x': a query or fragment"
 
 # Another program's valid entry under this one's key: a refusal, the remote stays on (and gets
 # this program's entry, stored over the refused object, as below).
