@@ -158,7 +158,9 @@ static int visit_scope(void *ctx, const pto_ir_func *f, const pto_ir_stmt *s, co
 /* ---- building the new program ---------------------------------------------------------- */
 
 /* The kernel parameter type of a captured tensor: static dims and symbols kept, any other extent
- * a fresh symbol. */
+ * a fresh symbol. An extent of a slice clamped at a static edge is dynamic in the orch
+ * (docs/language.md) but its value is known: the kernel is compiled for it, as for a static one,
+ * and the launch checks the argument against it. */
 static pto_status param_type(outliner *o, scope *sc, int ci, const pto_ir_type **out) {
   const pto_ir_type *t = sc->caps[ci].v->type;
   pto_ir_value_map none = {0};
@@ -167,6 +169,11 @@ static pto_status param_type(outliner *o, scope *sc, int ci, const pto_ir_type *
   pto_ir_expr *dims[PTO_MAX_RANK];
   for (int d = 0; d < t->rank; d++) {
     const pto_ir_expr *e = t->dims[d];
+    int64_t v;
+    if (pto_ir_expr_static_int(e, &v) != 0 && pto_ir_expr_launch_int(e, &v) == 0) {
+      PTO_RETURN_IF_ERROR(pto_ir_builder_int(o->b, v, &dims[d]));
+      continue;
+    }
     if (e->kind == PTO_EXPR_INT || e->kind == PTO_EXPR_SYM) {
       PTO_RETURN_IF_ERROR(pto_ir_builder_copy_expr(o->b, o->src, e, &none, &dims[d]));
       continue;

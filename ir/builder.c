@@ -2061,14 +2061,19 @@ static pto_status type_slice(opctx *c) {
     if (o_static && e_static && ov >= ev)
       return op_fail_at(c, o->loc, "offset %lld is at or past the extent %lld of dim %d",
                         (long long)ov, (long long)ev, d);
-    /* The slice is clamped at the edge: extent = min(shape, dim - offset), static when all are. */
+    /* The slice is clamped at the edge: extent = min(shape, dim - offset). It is static when all
+     * three are static and the slice fits; a static slice that runs past the edge keeps the
+     * expression, marked at_launch, so it stays dynamic, bound at launch (docs/language.md):
+     * passing it where a static extent is declared is checked at launch, not here. */
     pto_ir_expr *r;
-    if (s_static && o_static && e_static) {
-      r = new_int(c->b, sv < ev - ov ? sv : ev - ov);
+    if (s_static && o_static && e_static && sv <= ev - ov) {
+      r = new_int(c->b, sv);
     } else {
       pto_ir_expr *rem = tt->dims[d];
       if (!(o_static && ov == 0)) rem = new_binary(c->b, PTO_EOP_SUB, tt->dims[d], o);
+      if (rem) rem->dtype = PTO_DTYPE_INDEX;
       r = rem ? new_binary(c->b, PTO_EOP_MIN, s, rem) : NULL;
+      if (r && s_static && o_static && e_static) r->at_launch = 1;
     }
     if (!r) return oom(c->b);
     r->dtype = PTO_DTYPE_INDEX;

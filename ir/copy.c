@@ -91,7 +91,9 @@ static pto_status clone_expr(pto_ir_builder *b, const pto_ir_program *src, const
     TRY(clone_expr(b, src, e->lhs, m, &a));
     TRY(clone_expr(b, src, e->rhs, m, &c));
     pto_ir_builder_set_loc(b, e->loc);
-    return pto_ir_builder_binary(b, e->op, a, c, out);
+    TRY(pto_ir_builder_binary(b, e->op, a, c, out));
+    (*out)->at_launch = e->at_launch; /* a clamped static slice's extent stays dynamic */
+    return PTO_OK;
   }
   return pto_ir_builder_fail(b, "copy: an expression of unknown kind");
 }

@@ -99,8 +99,9 @@ int64_t pto__ir_floormod(int64_t a, int64_t b) {
   return r;
 }
 
-int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out) {
-  if (!e) return -1;
+/* all: also through at_launch extents (what their value would be, for warnings). */
+static int eval_int(const pto_ir_expr *e, int64_t *out, int all) {
+  if (!e || (e->at_launch && !all)) return -1;
   int64_t a, b, r;
   switch (e->kind) {
   case PTO_EXPR_INT:
@@ -108,18 +109,18 @@ int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out) {
     *out = e->i;
     return 0;
   case PTO_EXPR_UNARY:
-    if (e->op != PTO_EOP_NEG || pto_ir_expr_static_int(e->a, &a)) return -1;
+    if (e->op != PTO_EOP_NEG || eval_int(e->a, &a, all)) return -1;
     if (__builtin_sub_overflow((int64_t)0, a, &r)) return -1;
     *out = r;
     return 0;
   case PTO_EXPR_CAST:
     /* A cast between integer dtypes of a static value stays static for index arithmetic. */
-    if (!pto_dtype_is_int(e->dtype) || pto_ir_expr_static_int(e->a, &a)) return -1;
+    if (!pto_dtype_is_int(e->dtype) || eval_int(e->a, &a, all)) return -1;
     *out = a;
     return 0;
   case PTO_EXPR_BINARY:
     if (!pto_dtype_is_int(e->dtype)) return -1;
-    if (pto_ir_expr_static_int(e->lhs, &a) || pto_ir_expr_static_int(e->rhs, &b)) return -1;
+    if (eval_int(e->lhs, &a, all) || eval_int(e->rhs, &b, all)) return -1;
     switch (e->op) {
     case PTO_EOP_ADD:
       if (__builtin_add_overflow(a, b, &r)) return -1;
@@ -147,6 +148,10 @@ int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out) {
   default: return -1;
   }
 }
+
+int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out) { return eval_int(e, out, 0); }
+
+int pto_ir_expr_launch_int(const pto_ir_expr *e, int64_t *out) { return eval_int(e, out, 1); }
 
 pto_status pto_ir_parse_file(const char *path, pto_ir_program **out_program) {
   if (!out_program)

@@ -552,3 +552,46 @@ pto_status pto_ir_verify(const pto_ir_program *p) {
   free(called);
   return s;
 }
+
+/* ---- launch warnings ---- */
+
+static void warn_call(const pto_ir_program *p, const pto_ir_stmt *s, pto_ir_warning_fn fn,
+                      void *ctx) {
+  const pto_ir_func *k = s->call.callee;
+  for (int i = 0; k && i < s->call.nargs && i < k->nparams; i++) {
+    const pto_ir_expr *e = s->call.args[i];
+    const pto_ir_type *pt = k->params[i].value->type;
+    if (pt->kind == PTO_TYPE_SCALAR || !e || e->kind != PTO_EXPR_VALUE) continue;
+    const pto_ir_type *at = e->value->type;
+    for (int d = 0; d < pt->rank && d < at->rank; d++) {
+      int64_t want, got;
+      /* Only an extent that is dynamic by the clamping rule yet whose value is known. */
+      if (pto_ir_expr_static_int(pt->dims[d], &want) ||
+          !pto_ir_expr_static_int(at->dims[d], &got) || pto_ir_expr_launch_int(at->dims[d], &got) ||
+          got == want)
+        continue;
+      char msg[600];
+      pto_loc l = e->loc.line ? e->loc : s->loc;
+      snprintf(msg, sizeof msg,
+               "%s:%d:%d: call @%s: argument %d for %%%s: %%%s has extent %lld in dim %d (a "
+               "tensor.slice clamped at its tensor's edge), the parameter declares %lld: the "
+               "launch will fail",
+               p->file ? p->file : "<program>", l.line, l.col, k->name, i + 1,
+               k->params[i].value->name, e->value->name, (long long)got, d, (long long)want);
+      fn(ctx, msg);
+    }
+  }
+}
+
+pto_status pto_ir_launch_warnings(const pto_ir_program *p, pto_ir_warning_fn fn, void *ctx) {
+  if (!p || !fn) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "launch warnings: no program");
+  for (int i = 0; i < p->nfuncs; i++) {
+    const pto_ir_stmt **stmts = NULL;
+    int n = 0;
+    PTO_RETURN_IF_ERROR(pto_ir_func_stmts(p->funcs[i], &stmts, &n));
+    for (int k = 0; k < n; k++)
+      if (stmts[k]->kind == PTO_STMT_CALL) warn_call(p, stmts[k], fn, ctx);
+    pto_free((void *)stmts);
+  }
+  return PTO_OK;
+}

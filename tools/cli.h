@@ -23,6 +23,9 @@ typedef struct pto_cmd {
 /* Prints "pto NAME: message" to stderr and returns the exit code for the status: 2 for bad
  * input/usage, 1 for a job that ran and failed. Frees s. */
 int cli_fail(const char *cmd, pto_status s);
+/* Prints "pto: warning: MESSAGE" on stderr for each launch that p makes and that will fail for
+ * certain (pto_ir_launch_warnings); the exit status is not changed. */
+void cli_launch_warnings(const pto_ir_program *p);
 /* Prints "pto NAME: <formatted>" plus "see 'pto NAME --help'" and returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* True for "-h" / "--help"; prints usage. */

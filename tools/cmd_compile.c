@@ -430,6 +430,7 @@ int cmd_compile(int argc, char **argv) {
     pto_ir_program_destroy(ir);
     return cli_fail(cmd, s);
   }
+  cli_launch_warnings(ir);
   build_ctx b = {ir, &a};
   int rc = cli_compile_into_dir(cmd, out_dir, force, build_into, &b);
   cli_progress_end(&a.progress);

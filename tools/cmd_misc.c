@@ -184,6 +184,7 @@ int cmd_check(int argc, char **argv) {
     pto_ir_program *p = NULL;
     pto_status s = pto_ir_parse_file(argv[i], &p);
     if (!s) s = pto_ir_verify(p);
+    if (!s) cli_launch_warnings(p);
     pto_ir_program_destroy(p);
     if (s) {
       nbad++;

@@ -274,6 +274,16 @@ int cli_fail(const char *cmd, pto_status s) {
                                                                        : PTO_EXIT_FAILED;
 }
 
+static void print_warning(void *ctx, const char *message) {
+  (void)ctx;
+  fprintf(stderr, "pto: warning: %s\n", message);
+}
+
+void cli_launch_warnings(const pto_ir_program *p) {
+  pto_status s = pto_ir_launch_warnings(p, print_warning, NULL);
+  if (s) pto_status_free(s); /* only out of memory: the warnings are advice */
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -118,6 +118,10 @@ struct pto_ir_expr {
   /* Levels below this node (0 for a leaf). The builder refuses a tree higher than
    * PTO_IR_MAX_EXPR_HEIGHT, so every recursive walk over an expression is bounded. */
   int height;
+  /* 1 on the extent of a tensor.slice that does not fit its static tensor (min(shape, dim - off)
+   * of static operands): it stays dynamic, bound at launch (docs/language.md), so
+   * pto_ir_expr_static_int does not fold it, nor any expression over it. */
+  int at_launch;
 };
 
 /* The highest expression tree the builder accepts: a chain of this many binary operators (or
@@ -542,6 +546,15 @@ PTO_API char *pto_ir_expr_str(const pto_ir_program *p, const pto_ir_expr *e);
  * programs assembled through the C API. */
 PTO_API PTO_MUST_USE pto_status pto_ir_verify(const pto_ir_program *p);
 
+/* Launches that will fail for certain, in a valid program: a tensor.slice that runs past its
+ * tensor's static edge has a dynamic extent (docs/language.md), so passing it where the callee
+ * declares another static extent is a launch error, not a verifier one. fn gets one message per
+ * such argument and dim, "FILE:LINE:COL: call @k: argument N for %p: ..." naming both extents;
+ * `pto check` and `pto compile` print them as warnings. */
+typedef void (*pto_ir_warning_fn)(void *ctx, const char *message);
+PTO_API PTO_MUST_USE pto_status pto_ir_launch_warnings(const pto_ir_program *p,
+                                                       pto_ir_warning_fn fn, void *ctx);
+
 /* Structural hash (XXH3-128) and equality: ignore value and symbol names and positions. */
 typedef struct pto_ir_hash128 {
   uint64_t lo, hi;
@@ -616,6 +629,10 @@ PTO_API PTO_MUST_USE pto_status pto_ir_func_stmts(const pto_ir_func *f,
 PTO_API const pto_ir_arg *pto_ir_stmt_kwarg(const pto_ir_stmt *s, const char *kw);
 /* Evaluates an index expression made of INT literals only; returns 0 and sets *out if static. */
 PTO_API int pto_ir_expr_static_int(const pto_ir_expr *e, int64_t *out);
+/* The same, also through at_launch extents (a tensor.slice clamped at a static edge): the value
+ * it will have at launch, for warnings and for kernels outlined from incore scopes. Types keep
+ * such an extent dynamic. */
+PTO_API int pto_ir_expr_launch_int(const pto_ir_expr *e, int64_t *out);
 /* Bytes of tiles per space that f's ops allocate (nested blocks included; in-place results such
  * as tile.matmul_acc's add nothing). The verifier checks kernels against the sim capacities. */
 PTO_API void pto_ir_kernel_footprint(const pto_ir_func *f, uint64_t out_bytes[PTO_SPACE_COUNT]);

@@ -1,5 +1,6 @@
 /* The IR builder's C API: the same IR as the parser makes, literal typing, aliases, error
  * recording, out-of-memory behaviour and the copy helpers passes use. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -564,17 +565,65 @@ static void test_builder_deduces_result_types(void **state) {
     free(t);
   }
   static const char *const want_o[] = {"tensor[32, 100] f32",
-                                       "tensor[20, 100] f32",
+                                       /* past the static edge: clamped, dynamic */
+                                       "tensor[min(32, 100 - 80), 100] f32",
                                        "tensor[min(16, M), min(50, 100 - %n)] f32",
-                                       "tensor[%n, 8] i32",
-                                       "index",
-                                       "f32"};
+                                       "tensor[%n, 8] i32", "index", "f32"};
   for (int i = 0; i < o->body.n; i++) {
     char *t = pto_ir_type_str(p, o->body.stmts[i]->results[0]->type);
     assert_string_equal(t, want_o[i]);
     free(t);
   }
   OK(pto_ir_verify(p));
+  pto_ir_program_destroy(p);
+}
+
+/* A static slice that fits keeps a static extent; one that runs past the edge keeps the clamping
+ * expression, dynamic (docs/language.md), through a copy too; a call passing it where another
+ * static extent is declared verifies, with one launch warning per dim naming both extents. */
+static void collect_warning(void *ctx, const char *message) {
+  char *buf = ctx;
+  size_t n = strlen(buf);
+  snprintf(buf + n, 2048 - n, "%s\n", message);
+}
+
+static void test_builder_clamped_static_slice_is_dynamic(void **state) {
+  static const char text[] = "program t\n"
+                             "kernel @k(%x: tensor[8, 16] f32) {\n"
+                             "  %t = tile.load(%x, [0, 0], [8, 16])\n"
+                             "}\n"
+                             "orch @main(%x: tensor[20, 16] f32) {\n"
+                             "  %a = tensor.slice(%x, [8, 0], [8, 16])\n"
+                             "  %b = tensor.slice(%x, [16, 0], [8, 16])\n"
+                             "  %c = tensor.slice(%b, [0, 0], [2, 16])\n"
+                             "  call @k(%a)\n"
+                             "  call @k(%b)\n"
+                             "}\n";
+  pto_ir_program *p = NULL, *c = NULL;
+  OK(pto_ir_parse_string(text, sizeof text - 1, "t.ptir", &p));
+  OK(pto_ir_verify(p));
+  const pto_ir_func *o = pto_ir_program_find_func(p, "main");
+  static const char *const want[] = {"tensor[8, 16] f32", "tensor[min(8, 20 - 16), 16] f32",
+                                     "tensor[min(2, min(8, 20 - 16)), 16] f32"};
+  for (int i = 0; i < 3; i++) {
+    const pto_ir_type *t = o->body.stmts[i]->results[0]->type;
+    char *str = pto_ir_type_str(p, t);
+    assert_string_equal(str, want[i]);
+    free(str);
+    int64_t v;
+    assert_int_equal(pto_ir_expr_static_int(t->dims[0], &v) == 0, i == 0);
+  }
+  OK(pto_ir_program_copy(p, &c));
+  const pto_ir_func *oc = pto_ir_program_find_func(c, "main");
+  int64_t v;
+  assert_int_not_equal(pto_ir_expr_static_int(oc->body.stmts[1]->results[0]->type->dims[0], &v), 0);
+  OK(pto_ir_verify(c));
+  char warnings[2048] = "";
+  OK(pto_ir_launch_warnings(p, collect_warning, warnings));
+  assert_string_equal(warnings, "t.ptir:10:11: call @k: argument 1 for %x: %b has extent 4 in dim "
+                                "0 (a tensor.slice clamped at its tensor's edge), the parameter "
+                                "declares 8: the launch will fail\n");
+  pto_ir_program_destroy(c);
   pto_ir_program_destroy(p);
 }
 
@@ -755,6 +804,7 @@ int main(void) {
       cmocka_unit_test(test_builder_reports_out_of_memory),
       cmocka_unit_test(test_builder_bounds_block_nesting),
       cmocka_unit_test(test_builder_deduces_result_types),
+      cmocka_unit_test(test_builder_clamped_static_slice_is_dynamic),
       cmocka_unit_test(test_builder_copy_makes_an_equal_program),
       cmocka_unit_test(test_builder_copy_with_a_value_map_substitutes_uses),
       cmocka_unit_test(test_builder_l3_ops_match_their_text),

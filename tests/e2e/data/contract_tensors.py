@@ -468,8 +468,9 @@ host @main(%x: tensor[3, 6, 4] f32, out %yb: tensor[3, 6, 4] f32, out %yg: tenso
           "yg": np.broadcast_to(np.concatenate([xs[r, 2 * r:2 * r + 2] for r in range(3)]), (3, 6, 4)).copy(),
           "yr": np.stack([np.pad(xs.sum(0)[2 * r:2 * r + 2], ((2 * r, 4 - 2 * r), (0, 0))) for r in range(3)])},
     args=["--devices", "3"]))
-# A static slice past the edge is clamped at compile time: [4, 16], static; a kernel with
-# [R, 16] takes it (R = 4); one declaring [8, 16] is refused by the verifier, naming both.
+# A static slice past the edge is clamped, its extent dynamic (min(8, 20 - 16), 4 at launch); a
+# kernel with [R, 16] takes it (R = 4); one declaring [8, 16] fails at launch, naming the call and
+# the parameter, and pto check warns of it (exit 0), naming both extents.
 CLAMP = """program s
 dynamic R
 """ + INC + """kernel @st(%x: tensor[8, 16] f32, out %y: tensor[8, 16] f32) -> (tensor[8, 16] f32) {
@@ -487,8 +488,12 @@ orch @main(%x: tensor[20, 16] f32, out %y: tensor[20, 16] f32) -> (tensor[20, 16
 CASES.append(Case("slice_static_clamped", CLAMP, ins={"x": x},
                   want={"y": np.concatenate([np.zeros((16, 16), F), x[16:] + 1])}))
 CASES.append(Case("err_slice_static_clamped_to_static", CLAMP.replace("call @inc(", "call @st("),
+                  ins={"x": x},
+                  err=(1, "call @st: parameter %x: extent of dim 0 is 4, expected 8")))
+CASES.append(Case("warn_slice_static_clamped_to_static", CLAMP.replace("call @inc(", "call @st("),
                   cmd="check",
-                  err=(2, "%xs: tensor[4, 16] f32 does not match tensor[8, 16] f32 (dim 0 is 4, the parameter's 8)")))
+                  err=(0, "call @st: argument 1 for %x: %xs has extent 4 in dim 0 (a tensor.slice "
+                          "clamped at its tensor's edge), the parameter declares 8: the launch will fail")))
 # allreduce: mode picks the algorithm, never the result (the sum in rank order, f32 rounding at
 # each step, in both modes); the signal window is left zero by every collective.
 xr = rng.standard_normal((4, 4, 8)).astype(F)
