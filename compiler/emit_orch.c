@@ -326,6 +326,8 @@ static const pto__emit_dialect k_orch = {
     .loop = emit_loop,
     .before_expr = before_expr,
     .bind_sym = bind_sym,
+    .part_open = "[&]() __attribute__((noinline)) {",
+    .part_close = "}();",
 };
 
 /* The entry's parameters: tensors by reference into the arguments, scalars from their slots
