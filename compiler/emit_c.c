@@ -407,6 +407,7 @@ void pto__emit_block(pto__emit *e, const pto_ir_block *blk, int depth,
   }
   for (int k = parts; k > 0; k--)
     pto__emit_line(e, depth, "%s  // part %d\n", e->d->part_close, k + 1);
+  e->parts += parts;
   if (scoped) pto__emit_line(e, depth - 1, "}\n");
 }
 

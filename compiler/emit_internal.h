@@ -56,6 +56,7 @@ struct pto__emit {
   const pto_ir_program *p;
   pto_text out;
   pto_status err; /* the first error; the emitters keep going but write nothing that counts */
+  int parts;      /* the parts opened so far (pto__emit_block), 0 when every block is whole */
 };
 
 /* The source file's name without its directory (generated text must not depend on where the

@@ -7,4 +7,21 @@ source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/long_orch.bash"
 
 long_orch_check 200 4
+expect_true "no waiting line when stderr is not a terminal" \
+  bash -c '! grep -q "waiting for" <<<"$1"' _ "$OUT"
+
+# On a terminal (script(1), where installed), the compile says what it waits for once the kernels
+# are done: the long orchestration's C++ compile. A short one gets no such line.
+if command -v script >/dev/null; then
+  TTY_OUT=$(script -qec "$(printf '%q ' "$PTO" compile "$T/long.ptir" -o "$T/w2" --no-cache)" \
+    /dev/null)
+  expect_true "a long orchestration's compile says what it waits for" \
+    grep -qE "compile: waiting for the orchestration C\+\+, [0-9]+ calls in [0-9]+ functions" \
+    <<<"$TTY_OUT"
+  TTY_OUT=$(script -qec "$(printf '%q ' "$PTO" compile "$EX/chain.ptir" -o "$T/chain" --no-cache)" \
+    /dev/null)
+  expect_true "a short one does not" bash -c '! grep -q "waiting for" <<<"$1"' _ "$TTY_OUT"
+else
+  echo "script(1) not found: the terminal checks are skipped"
+fi
 finish
