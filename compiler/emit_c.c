@@ -397,13 +397,16 @@ void pto__emit_block(pto__emit *e, const pto_ir_block *blk, int depth,
   int split = total > PTO__EMIT_PART_SPLIT, parts = 0;
   int64_t run = 0;
   for (int i = 0; i < blk->n && !e->err; i++) {
-    int64_t w = split ? stmt_weight(blk->stmts[i]) : 0;
-    if (split && run > 0 && run + w > PTO__EMIT_PART) {
+    const pto_ir_stmt *st = blk->stmts[i];
+    int64_t w = split ? stmt_weight(st) : 0;
+    /* A return writes nothing and a yield a few assignments: neither opens a part of its own. */
+    int opens = st->kind != PTO_STMT_RETURN && st->kind != PTO_STMT_YIELD;
+    if (split && opens && run > 0 && run + w > PTO__EMIT_PART) {
       pto__emit_line(e, depth, "%s  // part %d of this block\n", e->d->part_open, ++parts + 1);
       run = 0;
     }
     run += w;
-    emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
+    emit_stmt(e, st, depth, yield_to, nyield);
   }
   for (int k = parts; k > 0; k--)
     pto__emit_line(e, depth, "%s  // part %d\n", e->d->part_close, k + 1);
