@@ -42,10 +42,13 @@ const char *pto__compiler_pch_dir(void);
  * AIV. One answer for the manifest and the emitted submit call. */
 int pto__kernel_core_type(const pto_ir_func *k);
 
-/* Emits the orchestration C++ of orch function f (kernel ids by kernel_ids[func->index]). */
+/* Emits the orchestration C++ of orch function f (kernel ids by kernel_ids[func->index]); the
+ * call sites it wrote and the parts long blocks were split into (0: none) in *out_calls and
+ * *out_parts. */
 pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
                                    const pto_ir_func *src, const pto_signature *sig,
-                                   const int *kernel_ids, char **out_text);
+                                   const int *kernel_ids, char **out_text, int *out_calls,
+                                   int *out_parts);
 
 /* Emits the C of host function f (pto/host_abi.h); callees[i] is the orch with call index i. */
 pto_status pto__emit_host(const pto_ir_program *p, const pto_ir_func *f, const char *const *callees,

@@ -385,6 +385,12 @@ done:
   return s;
 }
 
+/* opt->waiting, when the caller's struct has it (sz) and set it. */
+static void report_waiting(const pto_compile_options *opt, const char *what) {
+  if (opt->sz >= offsetof(pto_compile_options, waiting) + sizeof opt->waiting && opt->waiting)
+    opt->waiting(opt->progress_ctx, what);
+}
+
 /* opt->progress, when the caller's struct has it (sz) and set it. */
 static void report_progress(const pto_compile_options *opt, int done, int total) {
   if (opt->sz >= offsetof(pto_compile_options, progress_ctx) + sizeof opt->progress_ctx &&
@@ -490,7 +496,10 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
       !out->kernels_so.path || !out->platform)
     goto oom;
 
-  if ((s = pto__emit_orchestration(p, entry, src_entry, &out->sig, kernel_ids, &cpp))) goto done;
+  int orch_calls = 0, orch_parts = 0;
+  if ((s = pto__emit_orchestration(p, entry, src_entry, &out->sig, kernel_ids, &cpp, &orch_calls,
+                                   &orch_parts)))
+    goto done;
   if ((s = append_fingerprint(p, &out->sig, &cpp))) goto done;
   orch_cpp = path_join(dir, out->orch_source);
   orch_so = path_join(dir, out->orch.path);
@@ -533,6 +542,13 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
   objs[k] = NULL;
   if (s) goto done;
   exec_started = 0;
+  if (orch_parts > 0) {
+    /* Long: its compile may outlast the kernels' by far (seconds per thousand calls). */
+    char what[128];
+    snprintf(what, sizeof what, "the orchestration C++, %d calls in %d functions", orch_calls,
+             orch_parts + 1);
+    report_waiting(opt, what);
+  }
   if ((s = pto__compiler_exec_wait(&orch_exec))) {
     s = pto_status_annotate(s, "compiling the orchestration %s", orch_cpp);
     goto done;

@@ -363,6 +363,21 @@ static int yields_tensor(const pto_ir_block *blk) {
   return 0;
 }
 
+/* The statements of s, its own and those of the blocks it holds. */
+static int64_t stmt_weight(const pto_ir_stmt *s) {
+  int64_t w = 1;
+  const pto_ir_block *inner[2] = {NULL, NULL};
+  if (s->kind == PTO_STMT_FOR) inner[0] = &s->loop.body;
+  if (s->kind == PTO_STMT_IF) {
+    inner[0] = &s->branch.then_body;
+    inner[1] = &s->branch.else_body;
+  }
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; inner[k] && i < inner[k]->n; i++)
+      w += stmt_weight(inner[k]->stmts[i]);
+  return w;
+}
+
 /* Where the dialect has scopes (PTO2's), a block that makes intermediates is one: they are freed
  * once it ends and the tasks using them finish, so a loop reuses memory instead of holding every
  * iteration's buffers. The function body needs none: the launch itself is the outermost scope.
@@ -372,8 +387,30 @@ void pto__emit_block(pto__emit *e, const pto_ir_block *blk, int depth,
                      pto_ir_value *const *yield_to, int nyield) {
   int scoped = e->d->scope_open && depth > 1 && creates_tensors(blk) && !yields_tensor(blk);
   if (scoped) pto__emit_line(e, depth++, "%s\n", e->d->scope_open);
-  for (int i = 0; i < blk->n && !e->err; i++)
-    emit_stmt(e, blk->stmts[i], depth, yield_to, nyield);
+  /* A block longer than PTO__EMIT_PART_SPLIT statements is written in parts of about
+   * PTO__EMIT_PART statements, each nested in the one before (so it sees every name declared
+   * above it, as in one function): the host compiler's time on one function grows faster than
+   * its length (register allocation, alias walks, stack slot sharing), on parts it is linear. */
+  int64_t total = 0;
+  for (int i = 0; e->d->part_open && i < blk->n; i++)
+    total += stmt_weight(blk->stmts[i]);
+  int split = total > PTO__EMIT_PART_SPLIT, parts = 0;
+  int64_t run = 0;
+  for (int i = 0; i < blk->n && !e->err; i++) {
+    const pto_ir_stmt *st = blk->stmts[i];
+    int64_t w = split ? stmt_weight(st) : 0;
+    /* A return writes nothing and a yield a few assignments: neither opens a part of its own. */
+    int opens = st->kind != PTO_STMT_RETURN && st->kind != PTO_STMT_YIELD;
+    if (split && opens && run > 0 && run + w > PTO__EMIT_PART) {
+      pto__emit_line(e, depth, "%s  // part %d of this block\n", e->d->part_open, ++parts + 1);
+      run = 0;
+    }
+    run += w;
+    emit_stmt(e, st, depth, yield_to, nyield);
+  }
+  for (int k = parts; k > 0; k--)
+    pto__emit_line(e, depth, "%s  // part %d\n", e->d->part_close, k + 1);
+  e->parts += parts;
   if (scoped) pto__emit_line(e, depth - 1, "}\n");
 }
 

@@ -12,6 +12,11 @@
 
 typedef struct pto__emit pto__emit;
 
+/* A block of more statements (its own and its inner blocks') than PTO__EMIT_PART_SPLIT is
+ * written in parts of about PTO__EMIT_PART statements where the dialect has parts. */
+#define PTO__EMIT_PART 128
+#define PTO__EMIT_PART_SPLIT 256
+
 typedef struct pto__emit_dialect {
   const char *what;        /* "orchestration codegen", "host codegen": starts each error */
   int cxx;                 /* C++ spelling: T(x), static_cast<T>(x), true; else C: ((T)x), 1 */
@@ -39,6 +44,11 @@ typedef struct pto__emit_dialect {
   void (*after_expr)(pto__emit *e, const pto_ir_expr *x, int depth);
   /* A dynamic symbol bound from dim `dim` of tensor parameter v (the entry's prologue). */
   void (*bind_sym)(pto__emit *e, int sym, const pto_ir_value *v, int dim);
+  /* Opens a part of a long block as a function of its own that sees every name above it (a C++
+   * lambda capturing by reference, called at once), so that no function the host compiler
+   * optimizes grows with the program; part_close ends one (pto__emit_block). NULL: blocks are
+   * written whole. */
+  const char *part_open, *part_close;
 } pto__emit_dialect;
 
 struct pto__emit {
@@ -46,6 +56,7 @@ struct pto__emit {
   const pto_ir_program *p;
   pto_text out;
   pto_status err; /* the first error; the emitters keep going but write nothing that counts */
+  int parts;      /* the parts opened so far (pto__emit_block), 0 when every block is whole */
 };
 
 /* The source file's name without its directory (generated text must not depend on where the

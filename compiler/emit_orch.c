@@ -326,6 +326,8 @@ static const pto__emit_dialect k_orch = {
     .loop = emit_loop,
     .before_expr = before_expr,
     .bind_sym = bind_sym,
+    .part_open = "[&]() __attribute__((noinline)) {",
+    .part_close = "}();",
 };
 
 /* The entry's parameters: tensors by reference into the arguments, scalars from their slots
@@ -371,8 +373,10 @@ static const char k_prelude[] = "using namespace pto_codegen;\n";
 
 pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f,
                                    const pto_ir_func *src, const pto_signature *sig,
-                                   const int *kernel_ids, char **out_text) {
+                                   const int *kernel_ids, char **out_text, int *out_calls,
+                                   int *out_parts) {
   *out_text = NULL;
+  *out_calls = *out_parts = 0;
   emitter e = {
       .c = {.d = &k_orch, .p = p}, .f = f, .sig = sig, .kernel_ids = kernel_ids, .src = src};
   PTO_RETURN_IF_ERROR(index_ops(&e));
@@ -408,6 +412,8 @@ pto_status pto__emit_orchestration(const pto_ir_program *p, const pto_ir_func *f
   pto__emit_block(c, &f->body, 1, NULL, 0);
   pto__emit_printf(c, "}\n\n}  // extern \"C\"\n");
   free(e.ops);
+  *out_calls = e.tmp;
+  *out_parts = c->parts;
   return pto__emit_finish(c, "orchestration", out_text);
 }
 

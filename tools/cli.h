@@ -45,6 +45,9 @@ void cli_progress_end(cli_progress *p);
  * kernels or more (ctx: a cli_progress). */
 #define CLI_PROGRESS_MIN_KERNELS 4
 void cli_compile_progress(void *ctx, int done, int total);
+/* pto_compile_options.waiting for the tools: after the bar, a line saying what the compile waits
+ * for (a long orchestration's C++), erased by cli_progress_end (ctx: a cli_progress). */
+void cli_compile_waiting(void *ctx, const char *what);
 
 /* The value of "FLAG VALUE": the next argument (*i advanced to it), or NULL when there is none or
  * it is an option ("-x", "--x"; a bare "-" and a negative number, "-1", are values): a forgotten

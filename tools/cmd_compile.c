@@ -21,6 +21,7 @@ void cli_compile_args_init(cli_compile_args *a) {
   a->progress = (cli_progress){"compile", "kernels", -1, 0};
   if (isatty(STDERR_FILENO)) {
     a->opt.progress = cli_compile_progress;
+    a->opt.waiting = cli_compile_waiting;
     a->opt.progress_ctx = &a->progress;
   }
 }
@@ -487,7 +488,8 @@ const pto_cmd cli_cmd_compile = {
     "                         either way)\n"
     "\n"
     "On a terminal, a progress bar counts the kernels as they are lowered (programs of four\n"
-    "kernels or more; a host program's, for each orch it calls).\n"
+    "kernels or more; a host program's, for each orch it calls); a long orchestration (written\n"
+    "in parts) then has a line saying the compile waits for its C++ compile.\n"
     "\n"
     "example:\n"
     "  pto compile examples/scale_rows.ptir -o build/scale_rows -D act=1\n"

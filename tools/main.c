@@ -266,6 +266,13 @@ void cli_compile_progress(void *ctx, int done, int total) {
   if (total >= CLI_PROGRESS_MIN_KERNELS) cli_progress_draw(ctx, done, total);
 }
 
+void cli_compile_waiting(void *ctx, const char *what) {
+  cli_progress *p = ctx;
+  fprintf(stderr, "\r\033[K%s: waiting for %s", p->label, what);
+  fflush(stderr);
+  p->shown = 1;
+}
+
 int cli_fail(const char *cmd, pto_status s) {
   pto_status_code c = pto_status_code_of(s);
   fprintf(stderr, "pto %s: %s\n", cmd, pto_status_message(s));

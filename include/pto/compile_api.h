@@ -45,6 +45,11 @@ typedef struct pto_compile_options {
    * set fails ("--devices applies to programs with a host entry"). */
   const int32_t *devices;
   int ndevices;
+  /* Called once, after the kernels, before the compile waits for the C++ compile of a long
+   * orchestration (one written in parts, docs/cli.md), with progress_ctx: what names it
+   * ("the orchestration C++, 10000 calls in 160 functions"), so that a caller can say what the
+   * compile waits for. NULL: none. Changes no code, so it is no part of the cache key. */
+  void (*waiting)(void *ctx, const char *what);
 } pto_compile_options;
 
 #define PTO_MAX_DEVICES 64

@@ -78,7 +78,8 @@ class CompileOptions(C.Structure):
     _fields_ = [("sz", C.c_size_t), ("entry", C.c_char_p), ("platform", C.c_char_p),
                 ("opt_level", C.c_int), ("scalars", C.POINTER(Binding)), ("nscalars", C.c_int),
                 ("samples", C.POINTER(Binding)), ("nsamples", C.c_int), ("progress", c_p),
-                ("progress_ctx", c_p), ("devices", C.POINTER(i32)), ("ndevices", C.c_int)]
+                ("progress_ctx", c_p), ("devices", C.POINTER(i32)), ("ndevices", C.c_int),
+                ("waiting", c_p)]
 
 
 class SigDim(C.Structure):

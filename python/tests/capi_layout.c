@@ -55,6 +55,7 @@ int main(void) {
   F(pto_compile_options, samples) F(pto_compile_options, nsamples)
   F(pto_compile_options, progress) F(pto_compile_options, progress_ctx)
   F(pto_compile_options, devices) F(pto_compile_options, ndevices)
+  F(pto_compile_options, waiting)
 
   S(pto_sig_dim) F(pto_sig_dim, value) F(pto_sig_dim, sym)
 

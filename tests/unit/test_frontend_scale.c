@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler_internal.h"
+#include "emit_internal.h"
 #include "ir_internal.h"
 #include "loader_internal.h"
 #include "pto/ir.h"
@@ -76,10 +77,22 @@ static void test_orchestration_emitter_is_linear(void **state) {
   assert_pto_ok(pto_signature_build(p, f, NULL, 0, NULL, 0, &sig));
   int kernel_ids[2] = {-1, -1};
   char *cpp = NULL;
+  int calls = -1, parts = -1;
   long before = pto__ir_stmt_steps();
-  assert_pto_ok(pto__emit_orchestration(p, f, f, &sig, kernel_ids, &cpp));
+  assert_pto_ok(pto__emit_orchestration(p, f, f, &sig, kernel_ids, &cpp, &calls, &parts));
   long steps = pto__ir_stmt_steps() - before;
   assert_true(steps <= 2L * N);
+  /* Written in parts of PTO__EMIT_PART statements or fewer (docs/cli.md), each closed. */
+  assert_int_equal(calls, 0);
+  assert_true(parts >= N / PTO__EMIT_PART - 1 && parts <= N / (PTO__EMIT_PART / 2));
+  assert_non_null(strstr(cpp, "[&]() __attribute__((noinline)) {  // part 2 of this block\n"));
+  int opened = 0, closed = 0;
+  for (const char *q = cpp; (q = strstr(q, "[&]() __attribute__((noinline)) {")); q++)
+    opened++;
+  for (const char *q = cpp; (q = strstr(q, "}();  // part ")); q++)
+    closed++;
+  assert_int_equal(opened, parts);
+  assert_int_equal(closed, parts);
   /* Every statement that can fail records its op id: the last slice is statement N-2. */
   char want[64];
   snprintf(want, sizeof want, "pto_orch_current_op = %d;", N - 2);
