@@ -275,7 +275,7 @@ typedef struct pto__dist_arena_hdr {
   int32_t pad;
   _Atomic uint64_t left_at;
   struct {
-    uint64_t tag;
+    _Atomic uint64_t tag; /* stored after numel and root (release) */
     int64_t numel;
     int32_t root, pad;
   } left[2];

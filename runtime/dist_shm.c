@@ -1179,9 +1179,10 @@ static pto__dist_arena_hdr *arena_hdr(const pto__dist_shm *t, int q) {
  * copy q pushed into this rank's arena header. */
 static coll_slot peer_slot(const pto__dist_shm *t, int q, uint32_t c) {
   if (t->sh->mpi) {
-    const pto__dist_arena_hdr *h = arena_hdr(t, t->ctx.rank);
-    atomic_thread_fence(memory_order_acquire);
-    return (coll_slot){h->left[c].tag, h->left[c].numel, h->left[c].root};
+    pto__dist_arena_hdr *h = arena_hdr(t, t->ctx.rank);
+    /* The tag is stored last (release), so its load orders the slot's other fields. */
+    uint64_t tag = atomic_load_explicit(&h->left[c].tag, memory_order_acquire);
+    return (coll_slot){tag, h->left[c].numel, h->left[c].root};
   }
   const pto__dist_chip *p = &t->sh->chips[q];
   return (coll_slot){atomic_load_explicit(&p->coll_tag[c], memory_order_acquire), p->coll_numel[c],
@@ -1210,10 +1211,9 @@ static int32_t publish_collective(pto__dist_shm *t, int32_t kind, const pto_kern
    * orders it before the neighbour's check. */
   pto__dist_arena_hdr *h = arena_hdr(t, right);
   if (h) {
-    h->left[c].tag = tag;
     h->left[c].numel = numel;
     h->left[c].root = root;
-    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&h->left[c].tag, tag, memory_order_release);
     return PTO_KERNEL_OK;
   }
   pto__dist_arena_hdr mine = {0};
