@@ -1243,18 +1243,24 @@ static int same_slot(coll_slot x, coll_slot y) {
 }
 
 /* This rank's current collective against the peers' (shared memory: every peer; MPI: the left
- * neighbour). */
-static int32_t check_collective(pto__dist_shm *t) {
+ * neighbour); at != 0: only against peers whose published coll_at is at (stuck_probe). */
+static int32_t compare_peers(pto__dist_shm *t, uint64_t at) {
   int n = t->ctx.nranks, r = t->ctx.rank;
   uint32_t c = (t->ncoll - 1) & 1;
   coll_slot mine = my_slot(t, c);
   for (int q = 0; q < n; q++) {
     if (q == r || (t->sh->mpi && q != (r + n - 1) % n)) continue;
+    if (at &&
+        (t->sh->mpi ? atomic_load_explicit(&arena_hdr(t, r)->left_at, memory_order_acquire)
+                    : atomic_load_explicit(&t->sh->chips[q].coll_at, memory_order_acquire)) != at)
+      continue;
     coll_slot theirs = peer_slot(t, q, c);
     if (!same_slot(mine, theirs)) return mismatch(t, q, mine, theirs);
   }
   return PTO_KERNEL_OK;
 }
+
+static int32_t check_collective(pto__dist_shm *t) { return compare_peers(t, 0); }
 
 /* Ranks whose collectives take different paths (one rank's small allreduce is gathered while
  * another's, of another size or mode, or another collective, starts with a barrier) wait for
@@ -1268,7 +1274,6 @@ static int32_t check_collective(pto__dist_shm *t) {
 static int32_t stuck_probe(pto__dist_shm *t, int *pushed) {
   int n = t->ctx.nranks, r = t->ctx.rank;
   uint64_t at = (uint64_t)t->epoch << 32 | t->ncoll;
-  uint32_t c = (t->ncoll - 1) & 1;
   if (n < 2) return PTO_KERNEL_OK;
   if (!*pushed) {
     *pushed = 1;
@@ -1284,17 +1289,7 @@ static int32_t stuck_probe(pto__dist_shm *t, int *pushed) {
         return PTO_KERNEL_ERR_DIST;
     }
   }
-  coll_slot mine = my_slot(t, c);
-  for (int q = 0; q < n; q++) {
-    if (q == r || (t->sh->mpi && q != (r + n - 1) % n)) continue;
-    uint64_t theirs_at = t->sh->mpi
-                             ? atomic_load_explicit(&arena_hdr(t, r)->left_at, memory_order_acquire)
-                             : atomic_load_explicit(&t->sh->chips[q].coll_at, memory_order_acquire);
-    if (theirs_at != at) continue;
-    coll_slot theirs = peer_slot(t, q, c);
-    if (!same_slot(mine, theirs)) return mismatch(t, q, mine, theirs);
-  }
-  return PTO_KERNEL_OK;
+  return compare_peers(t, at);
 }
 
 static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
