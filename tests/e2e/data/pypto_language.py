@@ -278,3 +278,105 @@ CASES.append(case("unary_math", {"A": ua},
                    "%t = tile.exp(%n)"]))
 CASES.append(case("abs_recip", {"A": fa}, {"Y": np.abs(fa), "Z": (F(1) / fa).astype(F)},
                   ["%y = tile.abs(%a)", "%z = tile.recip(%a)"]))
+
+# test_part_ops.py: part_add / part_max / part_min with src0 whole and src1 valid [8, 16] of
+# [16, 32]: the op where both are valid, src0 elsewhere. pto: fill src1's padding with the op's
+# identity (zero, min, max), then the plain op.
+p0 = (np.arange(16 * 32, dtype=F).reshape(16, 32) % 13 - 6).astype(F)
+p1 = (np.arange(16 * 32, dtype=F).reshape(16, 32) % 7 - 3).astype(F)
+
+
+def part(op):
+    out = op(p0, p1).astype(F)
+    out[8:, :] = p0[8:, :]
+    out[:, 16:] = p0[:, 16:]
+    return out
+
+
+CASES.append(case("part_add_max_min_mul", {"A": p0, "B": p1},
+                  {"Y": part(np.add), "Z": part(np.maximum), "W": part(np.minimum),
+                   "V": part(np.multiply)},
+                  ["%t = tile.load(%B, [0, 0], [16, 32], valid=[8, 16])",
+                   "%b0 = tile.fillpad(%t, pad=zero)", "%y = tile.add(%a, %b0)",
+                   "%bmin = tile.fillpad(%t, pad=min)", "%z = tile.max(%a, %bmin)",
+                   "%bmax = tile.fillpad(%t, pad=max)", "%w = tile.min(%a, %bmax)",
+                   # part_mul: 1 where src1 is invalid (row >= 8 or column >= 16), by a mask
+                   "%c = tile.ci(0, [1, 32], dtype=i32)", "%cin = tile.cmps(%c, 16, cmp=lt)",
+                   "%cm = tile.col_expand(%cin, [16, 32])",
+                   "%r0 = tile.ci(0, [1, 16], dtype=i32)", "%r = tile.transpose(%r0)",
+                   "%rin = tile.cmps(%r, 8, cmp=lt)", "%rm = tile.row_expand(%rin, [16, 32])",
+                   "%valid = tile.and(%rm, %cm)", "%b1 = tile.sels(%valid, %b0, 1.0)",
+                   "%v = tile.mul(%a, %b1)"], noload=("B",)))
+
+# test_paged_gather.py: phys = block_table[idx // bs] * bs + idx % bs; out[i] = src[phys, :size].
+BS, NB = 4, 6
+pool = signed(NB * BS, 32)
+btab = rng.permutation(NB).astype(I)[:, None]
+lidx = rng.integers(0, NB * BS, (8, 1)).astype(I)
+phys = btab[lidx[:, 0] // BS, 0] * BS + lidx[:, 0] % BS
+CASES.append(case("paged_gather", {"P": pool, "T": btab, "X": lidx}, {"Y": pool[phys, :16]},
+                  ["%blk = tile.divs(%x, %bs)", "%off = tile.rems(%x, %bs)",
+                   "%tb = tile.gather(%t, %blk)", "%base = tile.muls(%tb, %bs)",
+                   "%ph = tile.add(%base, %off)", "%y = tile.gather_rows(%P, %ph, [0], [8, 16])"],
+                  scalars=["%bs: i32 = 4"], noload=("P",)))
+
+# test_mgather.py, row mode with gather_oob= clamp / wrap / zero (pto: an index outside is a
+# launch error, so the policy is written on the indices first).
+ROWS = 10
+mem = signed(ROWS, 16)
+midx = np.array([[3], [12], [0], [9], [25], [7], [10], [1]], I)
+zero = np.zeros((8, 16), F)
+inb = midx[:, 0] < ROWS
+zero[inb] = mem[midx[inb, 0]]
+CASES.append(case("mgather_oob", {"M": mem, "X": midx},
+                  {"Y": mem[np.minimum(midx[:, 0], ROWS - 1)], "Z": mem[midx[:, 0] % ROWS],
+                   "W": zero},
+                  ["%cl = tile.mins(%x, 9)", "%y = tile.gather_rows(%M, %cl, [0], [8, 16])",
+                   "%wr = tile.rems(%x, 10)", "%z = tile.gather_rows(%M, %wr, [0], [8, 16])",
+                   "%in = tile.cmps(%x, 10, cmp=lt)", "%inm = tile.row_expand(%in, [8, 16])",
+                   "%w = tile.sels(%inm, %y, 0.0)"], noload=("M",)))
+
+# test_fillpad_expand.py: a [48, 64] source in the top-left of a [64, 64] tile, the rest the pad
+# value (+inf for PadValue.max).
+fe = signed(48, 64)
+want = np.full((64, 64), np.inf, F)
+want[:48, :] = fe
+CASES.append(case("fillpad_expand", {"A": fe}, {"Y": want},
+                  ["%big = tile.full([64, 64], f32, inf)", "%f = tile.fillpad(%a, pad=max)",
+                   "%y = tile.assemble(%big, %f, [0, 0])"]))
+
+# test_assemble.py-style: write a [8, 16] tile at (8, 16) of a [16, 32] one.
+as_dst, as_src = signed(16, 32), signed(8, 16)
+want = as_dst.copy()
+want[8:, 16:] = as_src
+CASES.append(case("assemble", {"A": as_dst, "B": as_src}, {"Y": want},
+                  ["%y = tile.assemble(%a, %b, [8, 16])"]))
+
+# test_broadcast.py-style broadcasting (PyPTO's add of [R, C] and [R, 1] / [1, C] tiles) and
+# addc (a + b + c): the expand ops and two adds.
+CASES.append(case("broadcast_addc", {"A": ea, "R": rv, "C": cv, "B": fa},
+                  {"Y": (ea + rv) + cv, "Z": ((ea + fa) + ea).astype(F)},
+                  ["%t = tile.row_expand_add(%a, %r)", "%y = tile.col_expand_add(%t, %c)",
+                   "%s = tile.add(%a, %b)", "%z = tile.add(%s, %a)"]))
+# ... and without a policy (PyPTO's gather_oob="undefined"), pto refuses the launch, naming the
+# index, before anything is read.
+CASES.append(case("mgather_oob_refused", {"M": mem, "X": midx}, {"Y": zero},
+                  ["%y = tile.gather_rows(%M, %x, [0], [8, 16])"], noload=("M",),
+                  err=(1, "= 12 is not a row of %M (0 to 9)")))
+
+# lrelu with a slope above 1 (or below 0): PyPTO's doc string says max(x, slope * x), its test
+# x > 0 ? x : slope * x; they part there, and pto's tile.lrelu is the test's select.
+lx = np.array([[-2.0, -0.5, 0.0, -0.0, 3.0, np.nan, -np.inf, np.inf]], F)
+CASES.append(case("lrelu_slope_outside_0_1", {"A": lx},
+                  {"Y": np.where(lx >= 0, lx, lx * F(2.0)).astype(F),
+                   "Z": np.where(lx >= 0, lx, lx * F(-0.5)).astype(F)},
+                  ["%y = tile.lrelu(%a, 2.0)", "%z = tile.lrelu(%a, -0.5)"]))
+
+# test_col_reduction.py's f16 col_sum rounds to f16 after every step; pto's sums in f32 in index
+# order and rounds once (docs/language.md), so the values differ where the f16 steps lose bits.
+h = (rng.random((64, 8)) * 3).astype(np.float16)
+acc = np.zeros((1, 8), F)
+for k in range(64):
+    acc = (acc + h[k].astype(F)).astype(F)
+CASES.append(case("col_sum_f16_rounds_once", {"A": h}, {"Y": acc.astype(np.float16)},
+                  ["%y = tile.col_sum(%a)"]))
