@@ -289,6 +289,10 @@ P
 cp "$PTO_SOURCE_DIR/tests/e2e/data/newuser_pipe.ptir" pipe.ptir
 run_pto 0 compile pipe.ptir -o wd -D alpha=2
 expect_true "the work dir has the incore scope's kernel" test -f wd/kernels/rowsum.ll
+for f in manifest.json program.ptir orchestration/main.cpp orchestration/main.so kernels/scale.ll \
+  kernels/scale.o kernels/pto_abi.o kernels/kernels.so compiled.xxh128 positions.json; do
+  expect_true "the work dir has $f (cli.md, pto compile)" test -f "wd/$f"
+done
 for m in 16 45; do
   M=$m py <<'P'
 import os
@@ -307,4 +311,28 @@ run_pto 2 run wd --dim M=16 --in bias=1 --in alpha=3
 expect_out "its value was fixed at compile time to 2"
 run_pto 2 run wd --dim M=16
 expect_out "runtime scalar parameter 'bias' (f32) has no value: pass --in bias=VALUE"
+
+# A launch error names the op's line from the work dir's positions.json (cli.md, pto compile);
+# without that file the run fails the same way, naming no line.
+cat >divz.ptir <<'EOF'
+program divz
+kernel @k(%x: tensor[16, 16] i32, out %y: tensor[16, 16] i32, %d: i32) -> (tensor[16, 16] i32) {
+  %a = tile.load(%x, [0, 0], [16, 16])
+  %q = tile.divs(%a, %d)
+  %y1 = tile.store(%q, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[16, 16] i32, out %y: tensor[16, 16] i32, %d: i32 = runtime)
+    -> (tensor[16, 16] i32) {
+  call @k(%x, %y, %d)
+  return %y
+}
+EOF
+run_pto 0 compile divz.ptir -o dz
+run_pto 1 run dz --in d=0
+expect_out "(integer division by zero): divz.ptir:4:8: tile.divs"
+rm dz/positions.json
+run_pto 1 run dz --in d=0
+expect_out "failed with code 1 (integer division by zero)"
+expect_true "no line without positions.json" eval '! grep -q "divz.ptir:4" <<<"$OUT"'
 finish
