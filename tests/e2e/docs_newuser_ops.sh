@@ -195,6 +195,38 @@ assert (L("t.npy") == x.T).all() and (L("r.npy") == x.reshape(8, 64)).all()
 assert (L("c.npy") == np.concatenate([x, x], 1)).all() and (L("q.npy") == q).all()
 P
 
+# A causal softmax: tile.tri with a runtime diagonal, tile.cmps to a mask, tile.sels of -inf
+# ("With tile.cmps and tile.sel: a causal mask"), then the row softmax of tile.row_expand_expdif.
+cat >causal.ptir <<'EOF'
+program causal
+kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32, %off: i32) -> (tensor[16, 16] f32) {
+  %a = tile.load(%x, [0, 0], [16, 16])
+  %tri = tile.tri(%off, [16, 16], dtype=f32)
+  %keep = tile.cmps(%tri, 0.0, cmp=ne)
+  %s = tile.sels(%keep, %a, -inf)
+  %mx = tile.row_max(%s)
+  %e = tile.row_expand_expdif(%s, %mx)
+  %sum = tile.row_sum(%e)
+  %p = tile.row_expand_div(%e, %sum)
+  %y1 = tile.store(%p, [0, 0], %y)
+  return %y1
+}
+EOF
+py <<'P'
+np.save("x.npy", rng.standard_normal((16, 16)).astype(np.float32))
+P
+for off in 0 -2; do
+  run_check causal.ptir --entry k -D off=runtime --in x=x.npy --in off=$off --out y=y.npy
+  OFF=$off py <<'P'
+import os
+x = L("x.npy")
+s = np.where(np.tri(16, 16, int(os.environ["OFF"])) > 0, x, -np.inf)
+e = np.exp(s - s.max(1, keepdims=True))
+y = L("y.npy")
+assert np.allclose(y[2:], (e / e.sum(1, keepdims=True))[2:], rtol=1e-5, atol=1e-7)
+P
+done
+
 # Reductions over a dynamic M: a row softmax in blocks of 16 rows whose last block is partly
 # valid (valid=[R, 64] with R the slice's clamped extent, pad=min so that row_max ignores the
 # padding), scaled by a runtime scalar.
