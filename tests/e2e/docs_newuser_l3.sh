@@ -78,6 +78,15 @@ assert (y[:32] == np.concatenate(p)).all() and (y[32:] == y[:32]).all()
 assert (z[:16] == np.maximum(p[0], p[1])).all() and (z[16:] == z[:16]).all()
 print("OK")' && expect_out OK
 
+# pto bench of it (cli.md, pto bench): two dispatches a run, so --tree needs --rank (or --pid);
+# without, the statistics are printed and --tree is refused after them.
+run_pto 2 bench l3.ptir --devices 2 --in w=w.npy --in x=x.npy --rounds 3 --warmup 1 --tree
+expect_out "per_dispatch (device wall)" && expect_out "rank 1 slot 0 @step"
+expect_out "--tree averages one dispatch over the rounds: choose it with --rank R or --pid P"
+expect_out "(2 dispatch slots per round)"
+run_pto 0 bench l3.ptir --devices 2 --in w=w.npy --in x=x.npy --rounds 3 --warmup 1 --tree --rank 1
+expect_out "mean tree of rank 1 slot 0 @step"
+
 if [ -n "$PTO_SANFLAGS" ]; then # an uninstrumented python3 cannot load sanitized libraries
   echo "note: a sanitizer build ($PTO_SANITIZE): the Python part is run by the plain build"
   finish
