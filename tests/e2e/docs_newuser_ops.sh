@@ -227,6 +227,51 @@ assert np.allclose(y[2:], (e / e.sum(1, keepdims=True))[2:], rtol=1e-5, atol=1e-
 P
 done
 
+# Control flow on device data: the orch reads two values (tensor.read), picks a column block by
+# an if whose result is a runtime tile.extract offset, and feeds the other value to tile.ci as a
+# runtime start; an offset past the tile is a launch error naming it, its dim and the offsets
+# that fit ("Ops (second set)").
+cat >route.ptir <<'EOF'
+program route
+kernel @pick(%x: tensor[16, 64] f32, out %y: tensor[16, 8] f32, %c: index) -> (tensor[16, 8] f32) {
+  %a = tile.load(%x, [0, 0], [16, 64])
+  %q = tile.extract(%a, [0, %c], [16, 8])
+  %y1 = tile.store(%q, [0, 0], %y)
+  return %y1
+}
+
+kernel @ramp(out %y: tensor[1, 16] i32, %s: i32) -> (tensor[1, 16] i32) {
+  %r = tile.ci(%s, [1, 16], dtype=i32, descending=true)
+  %y1 = tile.store(%r, [0, 0], %y)
+  return %y1
+}
+
+orch @main(%x: tensor[16, 64] f32, %sel: tensor[1, 2] i32, out %y: tensor[16, 8] f32,
+           out %r: tensor[1, 16] i32) -> (tensor[16, 8] f32, tensor[1, 16] i32) {
+  %v = tensor.read(%sel, [0, 0])
+  %w = tensor.read(%sel, [0, 1])
+  %c = if %v > 3 {
+         yield index(%v) * 8
+       } else {
+         yield 0
+       }
+  call @pick(%x, %y, %c)
+  call @ramp(%r, %w)
+  return %y, %r
+}
+EOF
+py <<'P'
+np.save("x.npy", np.arange(16 * 64, dtype=np.float32).reshape(16, 64))
+np.save("sel.npy", np.array([[5, 100]], np.int32))
+np.save("sel9.npy", np.array([[9, 1]], np.int32))
+P
+run_check route.ptir --in x=x.npy --in sel=sel.npy --out y=y.npy --out r=r.npy
+py <<'P'
+assert (L("y.npy") == L("x.npy")[:, 40:48]).all() and (L("r.npy") == np.arange(100, 84, -1)).all()
+P
+run_pto 1 run route.ptir --in x=x.npy --in sel=sel9.npy
+expect_out "route.ptir:4:8: tile.extract: offset 72 of dim 1 is outside 0..56"
+
 # Reductions over a dynamic M: a row softmax in blocks of 16 rows whose last block is partly
 # valid (valid=[R, 64] with R the slice's clamped extent, pad=min so that row_max ignores the
 # padding), scaled by a runtime scalar.
