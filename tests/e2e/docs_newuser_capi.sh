@@ -28,4 +28,9 @@ for prog in runtime builder; do
     run_pto 0 check built.ptir && run_pto 0 run built.ptir --check && expect_out PASS ;;
   esac
 done
+# examples/runtime/README.md, where a new user looks for more C programs, lists every one there.
+for c in "$PTO_SOURCE_DIR"/examples/runtime/*.c; do
+  expect_true "examples/runtime/README.md lists $(basename "$c")" \
+    grep -q "^| \`$(basename "$c")\` |" "$PTO_SOURCE_DIR/examples/runtime/README.md"
+done
 finish
