@@ -86,6 +86,8 @@ expect_out "--tree averages one dispatch over the rounds: choose it with --rank 
 expect_out "(2 dispatch slots per round)"
 run_pto 0 bench l3.ptir --devices 2 --in w=w.npy --in x=x.npy --rounds 3 --warmup 1 --tree --rank 1
 expect_out "mean tree of rank 1 slot 0 @step"
+run_pto 0 bench --help
+expect_out "run, --tree without --rank or --pid is refused once the statistics"
 
 if [ -n "$PTO_SANFLAGS" ]; then # an uninstrumented python3 cannot load sanitized libraries
   echo "note: a sanitizer build ($PTO_SANITIZE): the Python part is run by the plain build"
