@@ -389,6 +389,50 @@ expect_out "its value was fixed at compile time to 2"
 run_pto 2 run wd --dim M=16
 expect_out "runtime scalar parameter 'bias' (f32) has no value: pass --in bias=VALUE"
 
+# Shapes from samples and loops: entry tensors declared without dims (`tensor f32`, shaped by
+# --arg), tensor.dim, a parallel loop, a scalar carried through a loop with a typed iter, and a
+# loop bound cast from an i32 parameter (language.md: the bounds are index values).
+cat >misc.ptir <<'EOF'
+program misc
+dynamic R
+
+kernel @acc(%x: tensor[R, 32] f32, out %y: tensor[R, 32] f32, %n: i32) -> (tensor[R, 32] f32) {
+  %t = tile.load(%x, [0, 0], [8, 32], valid=[R, 32])
+  # a scalar carried through a loop: s = 0 + 1 + ... + (n-1), as f32
+  %s = for %i in range(0, index(%n)) iter(%a: f32 = 0.0) {
+    %b = %a + f32(%i)
+    yield %b
+  }
+  %u = tile.adds(%t, %s)
+  %y1 = tile.store(%u, [0, 0], %y)
+  return %y1
+}
+
+orch @main(%x: tensor f32, out %y: tensor f32, %n: i32 = runtime) -> (tensor f32) {
+  %rows = tensor.dim(%x, 0)
+  %nb = (%rows + 7) / 8
+  for %i in parallel(0, %nb) {
+    %r0 = %i * 8
+    %last = %i == %nb - 1 && mod(%rows, 8) != 0
+    %xs = tensor.slice(%x, [%r0, 0], [8, 32])
+    %ys = tensor.slice(%y, [%r0, 0], [8, 32])
+    call @acc(%xs, %ys, %n)
+  }
+  return %y
+}
+EOF
+py <<'P'
+np.save("x.npy", rng.standard_normal((20, 32)).astype(np.float32))
+P
+run_check misc.ptir --arg x=20x32 --arg y=20x32 --in x=x.npy --in n=5 --out y=y.npy
+expect_out "3 tasks"
+py <<'P'
+assert (L("y.npy") == L("x.npy") + np.float32(10)).all()
+P
+sed 's/range(0, index(%n))/range(0, %n)/' misc.ptir >misc_i32.ptir
+run_pto 2 check misc_i32.ptir
+expect_out "for bound: expected index, got %n of type i32 (convert with a cast, e.g. index(x))"
+
 # A launch error names the op's line from the work dir's positions.json (cli.md, pto compile);
 # without that file the run fails the same way, naming no line.
 cat >divz.ptir <<'EOF'
