@@ -1,6 +1,7 @@
 /* A new user's program on the runtime C API, written from docs/c-api.md and the README alone
  * (tests/e2e/docs_newuser_capi.sh): a worker of 3 cores, resident tensors,
- * register once and dispatch five times (called and submitted), a bounds-checked copy back. */
+ * register once and dispatch five times (called and submitted), then three submits queued at
+ * once, a bounds-checked copy back. */
 #include <math.h>
 #include <pto/loader.h>
 #include <pto/runtime.h>
@@ -66,6 +67,22 @@ int main(int argc, char **argv) {
       }
       bad += fabsf(rs[r] - (sum + (float)step)) > 1e-4f * (1.0f + fabsf(sum));
     }
+  }
+  /* three launches queued at once, each with its own row-sum buffer: they run in order, and
+   * each buffer is written by the time its completion is waited on */
+  static float rs3[3][M];
+  pto_host_tensor r3[3];
+  pto_completion *c3[3];
+  for (int k = 0; k < 3; k++) {
+    pto_host_tensor_init(&r3[k], rs3[k], PTO_DTYPE_F32, 2, rshape);
+    pto_arg args[6] = {pto_arg_host_readonly(&xh), pto_arg_device(bt), pto_arg_device(yt),
+                       pto_arg_host(&r3[k]),       pto_arg_f32(2.0f),  pto_arg_f32(10.0f * k)};
+    CHECK(pto_handle_submit(h, args, 6, &c3[k]));
+  }
+  for (int k = 0; k < 3; k++) {
+    CHECK(pto_completion_wait(c3[k]));
+    for (int r = 0; r < M; r++)
+      bad += fabsf(rs3[k][r] - (rs[r] - 4.0f + 10.0f * k)) > 1e-3f;
   }
   int64_t off[2] = {39, 0}, sz[2] = {1, C}; /* the last row, as a box */
   CHECK(pto_worker_copy_from_tensor_slice(w, row, yt, off, sz));
