@@ -360,6 +360,43 @@ ref = L("a.npy").astype(np.float64) @ L("b.npy") + L("bias.npy")
 assert np.allclose(L("c.npy"), ref, rtol=1e-4, atol=1e-4)
 P
 
+# 16-bit dtypes: an f16 matmul whose f32 acc tile is stored to an f16 tensor (rounded), and a
+# column sum of a bf16 tile (computed in f32, rounded once) broadcast by tile.col_expand; bf16
+# travels as uint16 bits in .npy files (cli.md).
+cat >mmh.ptir <<'EOF'
+program mmh
+kernel @k(%a: tensor[16, 32] f16, %b: tensor[32, 16] bf16, %bb: tensor[32, 16] f16, out %c: tensor[16, 16] f16,
+          out %d: tensor[16, 16] bf16) -> (tensor[16, 16] f16, tensor[16, 16] bf16) {
+  %am = tile.load(%a, [0, 0], [16, 32], space=mat)
+  %bm = tile.load(%bb, [0, 0], [32, 16], space=mat)
+  %l = tile.move(%am, space=left)
+  %r = tile.move(%bm, space=right)
+  %p = tile.matmul(%l, %r)
+  %c1 = tile.store(%p, [0, 0], %c)
+  %bt = tile.load(%b, [0, 0], [32, 16])
+  %s = tile.col_sum(%bt)
+  %e = tile.col_expand(%s, [16, 16])
+  %d1 = tile.store(%e, [0, 0], %d)
+  return %c1, %d1
+}
+EOF
+py <<'P'
+np.save("a.npy", rng.standard_normal((16, 32)).astype(np.float16))
+np.save("bb.npy", rng.standard_normal((32, 16)).astype(np.float16))
+b = rng.standard_normal((32, 16)).astype(np.float32)
+np.save("b.npy", (b.view(np.uint32) >> 16).astype(np.uint16))     # bf16 bits (truncated)
+P
+run_check mmh.ptir --entry k --in a=a.npy --in b=b.npy --in bb=bb.npy --out c=c.npy --out d=d.npy
+py <<'P'
+c = L("c.npy"); assert c.dtype == np.float16
+ref = L("a.npy").astype(np.float32) @ L("bb.npy").astype(np.float32)
+assert (np.abs(c.astype(np.float32) - ref) <= np.spacing(np.abs(ref).astype(np.float16)).astype(np.float32)).all()
+bf = lambda u: (u.astype(np.uint32) << 16).view(np.float32)
+s = bf(L("b.npy")).sum(0, dtype=np.float64)
+d = bf(L("d.npy"))
+assert (d == d[0]).all() and (np.abs(d[0] - s) <= 2.0 ** (np.floor(np.log2(np.abs(s))) - 7)).all()
+P
+
 # An orch of several kernels: scale into a tensor.create'd buffer, add and relu, then an incore
 # scope's row sum plus a runtime scalar. Compiled once into a work dir with -D alpha=2 (bias
 # stays a runtime argument), then run at two sizes (the dynamic M is not in the cache key).
