@@ -3,7 +3,8 @@
 # specialised and a runtime scalar (data/newuser_pipe.ptir), a ChipWorker of 3 cores with a
 # resident input, a handle registered once and called four times, then submitted, and
 # pto.benchmark on that worker, each result checked against numpy; pto.compile's rule for telling
-# a path from PTIR text, and a kernel entry's program.entry.
+# a path from PTIR text, a kernel entry's program.entry, and pto.run with pto.compile's keywords
+# and a golden (a wrong one fails the result).
 source "$(dirname "$0")/lib/common.bash"
 PY=${PTO_PYTHON:-/usr/bin/python3}
 if ! "$PY" -c 'import numpy' 2>/dev/null; then
@@ -46,6 +47,15 @@ for missing in ("nosuch.ptir", "nosuch"):
         raise AssertionError(missing)
     except pto.Error as e:
         print(missing, "->", e.message)
+# pto.run: PyPTO's one call, compiling with pto.compile's keywords and comparing with a golden
+x = rng.standard_normal((16, 64)).astype(np.float32)
+def golden(x_, y_, alpha_):
+    y_[...] = x_ * np.float32(alpha_)
+res = pto.run("pipe.ptir", x, np.zeros_like(x), 0.5, entry="scale", alpha=0.5, golden=golden)
+assert res.passed and res.error is None and res.compiled.entry == "scale", res.error
+res = pto.run("pipe.ptir", x, np.zeros_like(x), 0.5, entry="scale", alpha=0.5,
+              golden=lambda x_, y_, a_: y_.__setitem__(Ellipsis, x_))
+assert not res.passed and res.error, "a wrong golden fails"
 print("OK")
 P
 run_status 0 env PYTHONPATH="$B/python" "$PY" l2.py && expect_out OK
