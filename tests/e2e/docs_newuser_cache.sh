@@ -38,8 +38,10 @@ run_pto 0 run pipe.ptir -D alpha=2 --dim M=16 --in bias=0
 run_pto 0 cache stats
 expect_true "the run after verify compiled again" test "$(sed -n 's/^misses *//p' <<<"$OUT")" = $((misses + 1))
 
-# gc: the least recently used (alpha=3 now) goes first
-run_pto 0 cache gc --max-size 200K
+# gc: the least recently used (alpha=3 now) goes first; a bound one byte short of both entries
+run_pto 0 cache ls --json
+total=$(($(sed -n 's/.*"bytes": \([0-9]*\),.*/\1/p' <<<"$OUT" | paste -sd+)))
+run_pto 0 cache gc --max-size $((total - 1))
 expect_out "evicted 1 entries"
 run_pto 0 cache ls
 expect_out "alpha=2"
@@ -47,7 +49,7 @@ expect_true "gc evicted the least recently used entry" eval '! grep -q "alpha=3"
 
 # a bound below one entry's size: every store is evicted at once, and the run still works
 run_pto 0 cache clear
-PTO_CACHE_MAX_SIZE=20K run_pto 0 run pipe.ptir -D alpha=4 --dim M=16 --in bias=0 --check
+PTO_CACHE_MAX_SIZE=4K run_pto 0 run pipe.ptir -D alpha=4 --dim M=16 --in bias=0 --check
 expect_out PASS
 run_pto 0 cache stats
 expect_out "entries          0"
