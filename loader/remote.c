@@ -406,14 +406,22 @@ static pto_status parse_object(const uint8_t *buf, size_t len, const char *rkey,
   free(sk);
   const char *tag = "sig hmac-sha256 ";
   size_t tn = strlen(tag);
+  /* Name the key where the user set it: a farm that keeps it in a file has no
+   * PTO_REMOTE_CACHE_KEY to look for. */
+  const char *ek = getenv("PTO_REMOTE_CACHE_KEY"), *kf = getenv("PTO_REMOTE_CACHE_KEY_FILE");
+  int from_file = !(ek && *ek) && kf;
   if ((size_t)(nl - p) < tn || memcmp(p, tag, tn) != 0)
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                           "the entry is not signed, and PTO_REMOTE_CACHE_KEY requires a "
-                           "signature");
+    return pto_status_make(
+        PTO_STATUS_FAILED_PRECONDITION, "the entry is not signed, and %s%s requires a signature",
+        from_file ? "the key of PTO_REMOTE_CACHE_KEY_FILE " : "PTO_REMOTE_CACHE_KEY",
+        from_file ? kf : "");
   if ((size_t)(nl - p) != tn + 64 || CRYPTO_memcmp(p + tn, mac, 64) != 0)
     return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
-                           "its HMAC-SHA256 signature does not match PTO_REMOTE_CACHE_KEY "
-                           "(tampered with, or stored with another key)");
+                           "its HMAC-SHA256 signature does not match %s%s (tampered with, or "
+                           "stored with another key)",
+                           from_file ? "the key in PTO_REMOTE_CACHE_KEY_FILE "
+                                     : "PTO_REMOTE_CACHE_KEY",
+                           from_file ? kf : "");
   return PTO_OK;
 }
 

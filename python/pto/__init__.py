@@ -373,8 +373,10 @@ def compile(path_or_text: str | os.PathLike, entry: str | None = None, *,
             work_dir: str | os.PathLike | None = None, **bindings: Any) -> CompiledProgram:
     """Compiles PTIR (a .ptir path, a work dir, or PTIR text) through the binary cache.
 
+    A str without a line break that names an existing file or dir, or ends in .ptir, is a path;
+    any other str is PTIR text (its messages name it <string>:LINE:COL).
     entry: the entry function (default: the single host, else the single orch); a kernel runs
-    as one task, through an orch made for it (the program's entry is then KERNEL_entry).
+    as one task, through an orch made for it (KERNEL_entry), and program.entry is still KERNEL.
     bindings: NAME=value specializes a scalar (pto.RUNTIME leaves it to run time; a tuple of
     ints is a sample shape of an unshaped tensor parameter: x=(64, 128)). devices: the device
     set of a host (L3) program, N (ids 0..N-1) or a list of ids. work_dir: also write the
