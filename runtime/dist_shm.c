@@ -783,27 +783,21 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
  * is ignored unless both are) and, of +0 and -0, +0 for max and -0 for min (the bits ANDed or
  * ORed), so the result is the same in every mode and rank order (a plain y > x ? y : x kept a NaN
  * of rank 0 but dropped one of rank 1, and kept whichever zero came first). max (mx) or min of x
- * and y, inline and branch-free so that the loops that call it (FRED_LOOP, FOLD_LOOP) vectorize;
- * dmax_bits is its double twin. */
-static inline float fmax_bits(float x, float y, int mx) {
-  uint32_t ux, uy;
-  memcpy(&ux, &x, 4);
-  memcpy(&uy, &y, 4);
-  ux = mx ? ux & uy : ux | uy;
-  float z;
-  memcpy(&z, &ux, 4);
-  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
-}
-
-static inline double dmax_bits(double x, double y, int mx) {
-  uint64_t ux, uy;
-  memcpy(&ux, &x, 8);
-  memcpy(&uy, &y, 8);
-  ux = mx ? ux & uy : ux | uy;
-  double z;
-  memcpy(&z, &ux, 8);
-  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
-}
+ * and y, inline and branch-free so that the loops that call it (FRED_LOOP, FOLD_LOOP) vectorize:
+ * MAX_BITS makes it for float (fmax_bits) and double (dmax_bits): two inline functions of one
+ * expression, each of its own type. */
+#define MAX_BITS(NAME, TY, UTY)                                                                    \
+  static inline TY NAME(TY x, TY y, int mx) {                                                      \
+    UTY ux, uy;                                                                                    \
+    memcpy(&ux, &x, sizeof ux);                                                                    \
+    memcpy(&uy, &y, sizeof uy);                                                                    \
+    ux = mx ? ux & uy : ux | uy;                                                                   \
+    TY z;                                                                                          \
+    memcpy(&z, &ux, sizeof z);                                                                     \
+    return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;                                  \
+  }
+MAX_BITS(fmax_bits, float, uint32_t)
+MAX_BITS(dmax_bits, double, uint64_t)
 
 /* RED_LOOP for f32/f64, with max and min as MAXF (fmax_bits, dmax_bits). */
 #define FRED_LOOP(TY, MAXF)                                                                        \
