@@ -37,27 +37,12 @@ esac
 EOF
 chmod +x "$T/cxx"
 
-# gen SHAPE N: the program.
+# gen SHAPE N: the program, of the e2e tests' kernels and calls (tests/e2e/lib/long_orch.bash).
+source tests/e2e/lib/long_orch.bash
 gen() {
-  local shape=$1 n=$2 i r pad=
+  local shape=$1 n=$2 pad=
+  long_orch_kernels
   cat <<'PTIR'
-program longorch
-
-kernel @inc(inout %y: tensor[1,16] f32) -> (tensor[1,16] f32) {
-  %t = tile.load(%y, [0, 0], [1, 16])
-  %s = tile.adds(%t, 1.0)
-  %y1 = tile.store(%s, [0, 0], %y)
-  return %y1
-}
-
-kernel @axpy(%x: tensor[1,16] f32, inout %y: tensor[1,16] f32, %a: f32) -> (tensor[1,16] f32) {
-  %tx = tile.load(%x, [0, 0], [1, 16])
-  %ty = tile.load(%y, [0, 0], [1, 16])
-  %s = tile.muls(%tx, %a)
-  %r = tile.add(%s, %ty)
-  %y1 = tile.store(%r, [0, 0], %y)
-  return %y1
-}
 
 orch @main(%x: tensor[64,16] f32, inout %y: tensor[64,16] f32, %a: f32 = runtime)
     -> (tensor[64,16] f32) {
@@ -67,17 +52,7 @@ PTIR
     pad='  '
     n=$((n / 2))
   fi
-  for ((i = 0; i < n; i++)); do
-    r=$((i % 64))
-    if ((i % 2 == 0)); then
-      printf '%s  %%y%d = tensor.slice(%%y, [%d, 0], [1, 16])\n' "$pad" "$i" "$r"
-      printf '%s  call @inc(%%y%d)\n' "$pad" "$i"
-    else
-      printf '%s  %%x%d = tensor.slice(%%x, [%d, 0], [1, 16])\n' "$pad" "$i" "$r"
-      printf '%s  %%y%d = tensor.slice(%%y, [%d, 0], [1, 16])\n' "$pad" "$i" $(((r + 7) % 64))
-      printf '%s  call @axpy(%%x%d, %%y%d, %%a)\n' "$pad" "$i" "$i"
-    fi
-  done
+  long_orch_calls "$n" "$pad"
   [ "$shape" = loop ] && echo '  }'
   echo '  return %y'
   echo '}'

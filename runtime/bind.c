@@ -491,20 +491,22 @@ static _Thread_local int g_strace_rank = -1;
 
 void pto__rt_set_strace_rank(int rank) { g_strace_rank = rank; }
 
-void pto__rt_emit_strace(const pto_launch_record *rec) {
+void pto__rt_emit_strace(const pto_launch_record *rec, int ncores) {
   long pid = (long)getpid(), tid = (long)gettid();
-  char rank[24] = "";
+  char rank[24] = "", counts[48];
   if (g_strace_rank >= 0) snprintf(rank, sizeof rank, " rank=%d", g_strace_rank);
+  snprintf(counts, sizeof counts, " tasks=%llu cores=%d", (unsigned long long)rec->ntasks, ncores);
   for (int i = 0; i < rec->nspans; i++) {
     const pto_span *sp = &rec->spans[i];
     char line[512];
     /* hid as pto_hid_format prints it: lowercase hex, no 0x, no padding. */
-    int n = snprintf(line, sizeof line,
-                     "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=%d name=%s ts=%llu "
-                     "dur=%llu%s%s\n",
-                     pid, tid, (unsigned long long)rec->inv, (unsigned long long)rec->hid,
-                     sp->depth, sp->name, (unsigned long long)sp->ts_ns,
-                     (unsigned long long)sp->dur_ns, sp->is_device ? " clk=dev" : "", rank);
+    int n =
+        snprintf(line, sizeof line,
+                 "[STRACE] v=1 pid=%ld tid=%ld inv=%llu hid=%llx depth=%d name=%s ts=%llu "
+                 "dur=%llu%s%s%s\n",
+                 pid, tid, (unsigned long long)rec->inv, (unsigned long long)rec->hid, sp->depth,
+                 sp->name, (unsigned long long)sp->ts_ns, (unsigned long long)sp->dur_ns,
+                 sp->is_device ? " clk=dev" : "", sp->depth == 0 ? counts : "", rank);
     if (n <= 0) continue;
     if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
     /* One write per line, so lines of concurrent launches never interleave. */

@@ -535,19 +535,32 @@ static pto_status set_call_dump(const chip_state *cs) {
   return pto_worker_set_dump_args(cs->wk, cs->dump_level, path);
 }
 
-/* LOAD or RUN, as command seq of this chip. */
-/* The dir a LOAD of path loads: under MPI, where path is a callee's work dir of this process's
- * program, the copy the program holds of that callee (as a chip on one host loads), else path. */
-static const char *chip_load_dir(const chip_state *cs, const char *path) {
-  if (!cs->sh->mpi || !cs->program) return path;
-  for (int i = 0; i < pto_program_callee_count(cs->program); i++) {
-    const char *held = pto_program_work_dir(pto_program_callee(cs->program, i));
-    const char *cdir = pto_program_callee_dir(cs->program, i);
-    if (held && cdir && !strcmp(cdir, path)) return held;
-  }
-  return path;
+/* Under MPI a LOAD's path may hold a second one after the work dir's NUL: the copy of that
+ * callee rank 0's program holds (load_program), positions.json included. It, or NULL. */
+static const char *load_copy(const pto__dist_cmd *cmd) {
+  size_t n = strnlen(cmd->path, sizeof cmd->path);
+  if (n + 2 >= sizeof cmd->path || !cmd->path[n + 1]) return NULL;
+  const char *copy = cmd->path + n + 1;
+  return memchr(copy, 0, sizeof cmd->path - n - 1) ? copy : NULL;
 }
 
+/* The dir a LOAD loads: under MPI, where its work dir is a callee's of this process's program
+ * (pto_dist_config.program), the copy the program holds of that callee (as a chip on one host
+ * loads); else rank 0's copy where the LOAD names one (readable on rank 0's host: a C-API user
+ * whose ranks hold no program); else the work dir. A copy's positions.json names the line of a
+ * failing call, which the work dir in the cache has not. */
+static const char *chip_load_dir(const chip_state *cs, const pto__dist_cmd *cmd) {
+  if (!cs->sh->mpi) return cmd->path;
+  for (int i = 0; cs->program && i < pto_program_callee_count(cs->program); i++) {
+    const char *held = pto_program_work_dir(pto_program_callee(cs->program, i));
+    const char *cdir = pto_program_callee_dir(cs->program, i);
+    if (held && cdir && !strcmp(cdir, cmd->path)) return held;
+  }
+  const char *copy = load_copy(cmd);
+  return copy ? copy : cmd->path;
+}
+
+/* LOAD or RUN, as command seq of this chip. */
 static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   chip_state *cs = ctx;
   pto__dist_chip *c = cs->c;
@@ -576,7 +589,7 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
     return;
   }
   if (cmd->op != PTO__DIST_CMD_LOAD) return;
-  const char *dir = chip_load_dir(cs, cmd->path);
+  const char *dir = chip_load_dir(cs, cmd);
   pto_program *p = NULL;
   pto_handle *hd = NULL;
   /* Loading (a stale work dir is rebuilt) runs no task: it counts as progress, as a wait does. */
@@ -584,6 +597,13 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   pto_status s = cs->nslots >= 256
                      ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
                      : pto_program_load_dir(dir, &p);
+  if (s && dir != cmd->path && cs->nslots < 256) {
+    /* A copy that does not load here (rank 0's, on another host): the work dir, without the
+     * lines; only messages lose by it. */
+    pto_status_free(s);
+    dir = cmd->path;
+    s = pto_program_load_dir(dir, &p);
+  }
   if (!s) s = pto_worker_register(cs->wk, p, &hd);
   atomic_fetch_sub_explicit(&c->waiting, 1, memory_order_relaxed);
   if (s) {
@@ -2212,6 +2232,12 @@ static pto_status load_program(dworker *w, const pto_program *p) {
     cmd->op = PTO__DIST_CMD_LOAD;
     if (snprintf(cmd->path, sizeof cmd->path, "%s", dir) >= (int)sizeof cmd->path)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "work dir path too long: %s", dir);
+    /* Under MPI, after the work dir's NUL where it fits: the copy this process holds, with the
+     * positions of the caller's lines (chip_load_dir), for ranks that hold no program. */
+    const char *copy = w->mpi ? pto_program_work_dir(pto_program_callee(p, i)) : NULL;
+    size_t used = strlen(cmd->path) + 1;
+    if (copy && strcmp(copy, dir) && used + strlen(copy) < sizeof cmd->path)
+      memcpy(cmd->path + used, copy, strlen(copy) + 1);
     for (int r = 0; r < w->n; r++)
       PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
     PTO_RETURN_IF_ERROR(drain(w));

@@ -783,27 +783,21 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
  * is ignored unless both are) and, of +0 and -0, +0 for max and -0 for min (the bits ANDed or
  * ORed), so the result is the same in every mode and rank order (a plain y > x ? y : x kept a NaN
  * of rank 0 but dropped one of rank 1, and kept whichever zero came first). max (mx) or min of x
- * and y, inline and branch-free so that the loops that call it (FRED_LOOP, FOLD_LOOP) vectorize;
- * dmax_bits is its double twin. */
-static inline float fmax_bits(float x, float y, int mx) {
-  uint32_t ux, uy;
-  memcpy(&ux, &x, 4);
-  memcpy(&uy, &y, 4);
-  ux = mx ? ux & uy : ux | uy;
-  float z;
-  memcpy(&z, &ux, 4);
-  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
-}
-
-static inline double dmax_bits(double x, double y, int mx) {
-  uint64_t ux, uy;
-  memcpy(&ux, &x, 8);
-  memcpy(&uy, &y, 8);
-  ux = mx ? ux & uy : ux | uy;
-  double z;
-  memcpy(&z, &ux, 8);
-  return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;
-}
+ * and y, inline and branch-free so that the loops that call it (FRED_LOOP, FOLD_LOOP) vectorize:
+ * MAX_BITS makes it for float (fmax_bits) and double (dmax_bits): two inline functions of one
+ * expression, each of its own type. */
+#define MAX_BITS(NAME, TY, UTY)                                                                    \
+  static inline TY NAME(TY x, TY y, int mx) {                                                      \
+    UTY ux, uy;                                                                                    \
+    memcpy(&ux, &x, sizeof ux);                                                                    \
+    memcpy(&uy, &y, sizeof uy);                                                                    \
+    ux = mx ? ux & uy : ux | uy;                                                                   \
+    TY z;                                                                                          \
+    memcpy(&z, &ux, sizeof z);                                                                     \
+    return x == y ? z : ((mx ? y > x : y < x) || x != x) ? y : x;                                  \
+  }
+MAX_BITS(fmax_bits, float, uint32_t)
+MAX_BITS(dmax_bits, double, uint64_t)
 
 /* RED_LOOP for f32/f64, with max and min as MAXF (fmax_bits, dmax_bits). */
 #define FRED_LOOP(TY, MAXF)                                                                        \
@@ -1189,6 +1183,34 @@ static coll_slot peer_slot(const pto__dist_shm *t, int q, uint32_t c) {
                      p->coll_root[c]};
 }
 
+/* Under MPI a rank pushes what it publishes into its right neighbour's arena header, from an
+ * image v of that header: slot c (c >= 0: numel and root, then the tag with release, which
+ * peer_slot loads first with acquire) or coll_at (c < 0: left_at, one release store). A store
+ * where the header is addressable, else one MPI_Put of the same bytes. */
+static int32_t push_right(pto__dist_shm *t, const pto__dist_arena_hdr *v, int c) {
+  int right = (t->ctx.rank + 1) % t->ctx.nranks;
+  pto__dist_arena_hdr *h = arena_hdr(t, right);
+  if (!h) {
+    size_t off =
+        c < 0 ? offsetof(pto__dist_arena_hdr, left_at) : offsetof(pto__dist_arena_hdr, left[c]);
+    size_t len = c < 0 ? sizeof v->left_at : sizeof v->left[c];
+    return pto__dist_mpi_put(t->sh->mpi, right, off, (const char *)v + off, len, t->detail)
+               ? PTO_KERNEL_ERR_DIST
+               : PTO_KERNEL_OK;
+  }
+  if (c < 0) {
+    atomic_store_explicit(&h->left_at, atomic_load_explicit(&v->left_at, memory_order_relaxed),
+                          memory_order_release);
+  } else {
+    h->left[c].numel = v->left[c].numel;
+    h->left[c].root = v->left[c].root;
+    atomic_store_explicit(&h->left[c].tag,
+                          atomic_load_explicit(&v->left[c].tag, memory_order_relaxed),
+                          memory_order_release);
+  }
+  return PTO_KERNEL_OK;
+}
+
 static int32_t publish_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_tensor *win,
                                   int32_t op, int32_t mode, int32_t root, int64_t numel) {
   if (t->coll_epoch != t->epoch) t->coll_epoch = t->epoch, t->ncoll = 0;
@@ -1205,25 +1227,14 @@ static int32_t publish_collective(pto__dist_shm *t, int32_t kind, const pto_kern
   me->coll_numel[c] = numel;
   me->coll_root[c] = root;
   atomic_store_explicit(&me->coll_tag[c], tag, memory_order_release);
-  int n = t->ctx.nranks, right = (t->ctx.rank + 1) % n;
-  if (!t->sh->mpi || n < 2) return PTO_KERNEL_OK;
+  if (!t->sh->mpi || t->ctx.nranks < 2) return PTO_KERNEL_OK;
   /* The barrier's notify after this (a seq_cst atomic, or an MPI call after a flushed put)
    * orders it before the neighbour's check. */
-  pto__dist_arena_hdr *h = arena_hdr(t, right);
-  if (h) {
-    h->left[c].numel = numel;
-    h->left[c].root = root;
-    atomic_store_explicit(&h->left[c].tag, tag, memory_order_release);
-    return PTO_KERNEL_OK;
-  }
   pto__dist_arena_hdr mine = {0};
-  mine.left[c].tag = tag;
+  atomic_init(&mine.left[c].tag, tag);
   mine.left[c].numel = numel;
   mine.left[c].root = root;
-  return pto__dist_mpi_put(t->sh->mpi, right, offsetof(pto__dist_arena_hdr, left[c]), &mine.left[c],
-                           sizeof mine.left[c], t->detail)
-             ? PTO_KERNEL_ERR_DIST
-             : PTO_KERNEL_OK;
+  return push_right(t, &mine, (int)c);
 }
 
 static int32_t mismatch(pto__dist_shm *t, int q, coll_slot mine, coll_slot theirs) {
@@ -1280,13 +1291,10 @@ static int32_t stuck_probe(pto__dist_shm *t, int *pushed) {
     if (!t->sh->mpi) {
       atomic_store_explicit(&t->sh->chips[r].coll_at, at, memory_order_release);
     } else {
-      int right = (r + 1) % n;
-      pto__dist_arena_hdr *h = arena_hdr(t, right);
-      if (h)
-        atomic_store_explicit(&h->left_at, at, memory_order_release);
-      else if (pto__dist_mpi_put(t->sh->mpi, right, offsetof(pto__dist_arena_hdr, left_at), &at,
-                                 sizeof at, t->detail))
-        return PTO_KERNEL_ERR_DIST;
+      pto__dist_arena_hdr mine = {0};
+      atomic_init(&mine.left_at, at);
+      int32_t rc = push_right(t, &mine, -1);
+      if (rc) return rc;
     }
   }
   return compare_peers(t, at);

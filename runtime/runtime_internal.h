@@ -825,8 +825,9 @@ pto_status pto__rt_validate_host_args(const pto_signature *sig, const pto_arg *a
                                       pto__rt_dist_view_fn dist_view, void *ctx);
 /* Copies out/inout host tensors back (when copy_back) and frees the device copies. */
 void pto__rt_unbind_args(pto__rt_worker *w, pto__rt_bound *b, int copy_back);
-/* Writes the record's spans as [STRACE] lines on stderr. */
-void pto__rt_emit_strace(const pto_launch_record *rec);
+/* Writes the record's spans as [STRACE] lines on stderr; the root span's line (depth 0) carries
+ * the launch's tasks and the worker's ncores as tasks= and cores= attributes (pto trace --json). */
+void pto__rt_emit_strace(const pto_launch_record *rec, int ncores);
 
 /* ---- asynchronous dispatch (async.c) ------------------------------------------------------ */
 

@@ -779,7 +779,7 @@ static pto_status launch(pto__rt_worker *w, pto__rt_callable *c, const pto_arg *
     w->task_log.phases_valid = 0;
     w->task_log.nphases = 0;
   }
-  if (w->strace) pto__rt_emit_strace(r);
+  if (w->strace) pto__rt_emit_strace(r, w->pool.ncores);
   if (w->strace && w->task_log.valid) pto__rt_emit_stask(r, &w->task_log);
   /* Released only now: the launch record above is the worker's too, and the next launch (maybe
    * on another thread) must see it complete. */

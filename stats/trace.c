@@ -6,6 +6,7 @@
  * it), and runs to the next marker or the end of the line, so several records may share one line. A
  * marker whose fields do not all parse is a torn record: skipped and counted, never guessed. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,10 @@ typedef struct rec {
   const char *name; /* interned */
   int depth;
   bool dev;
-  size_t seq; /* position in the log */
+  bool counted;    /* tasks= and cores= were both there (pto writes them on the root span) */
+  uint64_t ntasks; /* tasks= */
+  int ncores;      /* cores= */
+  size_t seq;      /* position in the log */
 } rec;
 
 typedef struct group {
@@ -71,6 +75,17 @@ static int parse_digits(parser *ps, uint64_t *out) {
 /* A decimal field: digits up to a blank or the end of the record. */
 static int parse_dec(parser *ps, uint64_t *out) {
   return parse_digits(ps, out) || !at_field_end(ps) ? -1 : 0;
+}
+
+/* The attribute t[0..n) as key=<decimal> (no overflow, at most max): 1, its value in *out. */
+static int count_attr(const char *t, size_t n, const char *key, uint64_t max, uint64_t *out) {
+  size_t k = strlen(key);
+  if (n <= k + 1 || memcmp(t, key, k) || t[k] != '=') return 0;
+  parser ps = {t + k + 1, t + n};
+  uint64_t v;
+  if (parse_dec(&ps, &v) || v > max) return 0;
+  *out = v;
+  return 1;
 }
 
 static int hex_digit(char c) {
@@ -145,14 +160,21 @@ static pto_status parse_record(trace_state *ts, const char *p, const char *end) 
   if (expect_key(&ps, "ts") || parse_dec(&ps, &r.ts)) goto torn;
   /* dur's digits may run straight into the next logger prefix, as in PyPTO's reader */
   if (expect_key(&ps, "dur") || parse_digits(&ps, &r.dur)) goto torn;
-  /* Attributes: only clk=dev matters here. */
+  /* Attributes: only clk=dev, tasks= and cores= matter here (a count that does not parse is
+   * ignored, as any other attribute). */
+  uint64_t ntasks = 0, ncores = 0;
+  int has_tasks = 0, has_cores = 0;
   while (ps.p < ps.end) {
     skip_blanks(&ps);
     const char *t = ps.p;
     while (ps.p < ps.end && !is_blank(*ps.p))
       ps.p++;
-    if (ps.p - t == 7 && !memcmp(t, "clk=dev", 7)) r.dev = true;
+    size_t n = (size_t)(ps.p - t);
+    if (n == 7 && !memcmp(t, "clk=dev", 7)) r.dev = true;
+    if (count_attr(t, n, "tasks", UINT64_MAX, &ntasks)) has_tasks = 1;
+    if (count_attr(t, n, "cores", INT_MAX, &ncores)) has_cores = 1;
   }
+  if (has_tasks && has_cores) r.counted = true, r.ntasks = ntasks, r.ncores = (int)ncores;
   if (pto_grow(&ts->namebuf, 1, &ts->namebuf_cap, name_len + 1))
     return pto__bench_oom("span names");
   size_t n = percent_decode(name, name_len, ts->namebuf);
@@ -268,9 +290,11 @@ static pto_status aggregate(trace_state *ts, int warmup) {
   for (size_t i = (size_t)warmup; !s && i < best_n; i++) {
     const group *c = &bucket[i];
     s = pto__bench_begin_launch(st, c->pid, c->tid, c->inv, c->hid);
+    /* ntasks and ncores: the last measured launch's tasks= and cores= (0 where it has none) */
     for (size_t r = c->first; !s && r < c->first + c->count; r++) {
       const rec *x = &ts->recs[r];
       s = pto__bench_add_span(st, x->name, x->depth, x->ts, x->dur, x->dev);
+      if (i + 1 == best_n && x->counted) st->ntasks = x->ntasks, st->ncores = x->ncores;
     }
   }
   free(g);

@@ -127,8 +127,10 @@ typedef struct pto_bench_stats {
   int rounds; /* measured launches (= nlaunches) */
   int warmup; /* launches dropped before them */
   uint64_t hid;
-  uint64_t ntasks; /* tasks of the last measured launch (pto_benchmark; 0 for a log) */
-  int ncores;      /* cores of the worker (pto_benchmark; 0 for a log) */
+  /* Tasks of the last measured launch, and cores of the worker that ran it: pto_benchmark's
+   * worker; from a log, that launch's tasks= and cores= (pto_trace_parse), 0 where it has none. */
+  uint64_t ntasks;
+  int ncores;
   int nlaunches;
   const pto_bench_launch *launches;
   const double *samples[PTO_BENCH_METRIC_COUNT]; /* nlaunches each, launch order, us */
@@ -159,7 +161,10 @@ PTO_API PTO_MUST_USE pto_status pto_benchmark(pto_worker *w, const pto_program *
  *   - a record is "[STRACE] v=1 pid=N tid=N inv=N hid=HEX depth=N name=NAME ts=N dur=N" followed
  *     by optional key=value attributes up to the next "[STRACE]" or the end of the line; text
  *     before the marker (a logger's prefix) is ignored and several records may share a line;
- *     "clk=dev" among the attributes marks a device-clock span; %XX escapes in names are decoded
+ *     "clk=dev" among the attributes marks a device-clock span; "tasks=N cores=N" on a record
+ *     of the last measured launch (pto writes them on a launch's root span) give the stats'
+ *     ntasks and ncores (0 without them, as in a log of PyPTO's runtime); %XX escapes in names
+ *     are decoded
  *   - a marker without a complete record (a truncated line) is skipped and counted
  *   - records are grouped into invocations by (pid, inv); the hid with the most invocations is
  *     the benchmarked program (ties: the hid of the first invocation in (pid, inv) order); its

@@ -20,6 +20,7 @@ import atexit
 import contextlib
 import ctypes as C
 import dataclasses
+import errno
 import functools
 import json
 import math
@@ -50,7 +51,7 @@ except ImportError as _e:  # name the fix, not just the module: a venv or pyenv 
 
 from . import _capi as _c
 
-__all__ = ["Error", "ArgumentError", "RUNTIME", "compile", "CompiledProgram", "RunConfig",
+__all__ = ["Error", "ArgumentError", "NotFoundError", "RUNTIME", "compile", "CompiledProgram", "RunConfig",
            "Worker", "ChipWorker", "DeviceTensor", "Callable", "RegistrationHandle", "RunHandle",
            "benchmark", "BenchmarkStats", "Invocation", "TraceInvocation", "TraceSpan",
            "DistributedWorker", "DistributedConfig", "DistTensor", "StackedDeviceTensor",
@@ -88,6 +89,22 @@ class Error(RuntimeError):
 class ArgumentError(Error, ValueError, TypeError):
     """A pto.Error of code INVALID_ARGUMENT: also a ValueError and a TypeError (PyPTO raises
     either for a refused argument: a wrong value, a wrong dtype or shape)."""
+
+
+class NotFoundError(Error, FileNotFoundError):
+    """A pto.Error of code NOT_FOUND where PyPTO raises a FileNotFoundError (a work dir of
+    CompiledProgram.from_dir that is not there): also a FileNotFoundError, errno ENOENT; its
+    str() is a pto.Error's, "[NOT_FOUND] message"."""
+
+    def __new__(cls, code: int = NOT_FOUND, message: str = "", *args: Any, **kw: Any):
+        return FileNotFoundError.__new__(cls, message)  # one argument: errno is set below
+
+    def __init__(self, code: int, message: str):
+        super().__init__(code, message)
+        self.errno = errno.ENOENT
+
+    def __reduce__(self) -> tuple:
+        return (NotFoundError, (self.code, self.message), self.__dict__)
 
 
 def _check(status: int | None) -> None:
@@ -269,12 +286,19 @@ class CompiledProgram:
 
     @classmethod
     def from_dir(cls, work_dir: str, rebuild: bool = True) -> "CompiledProgram":
-        """Loads a work dir (pto compile -o DIR), rebuilding hand-edited parts first."""
+        """Loads a work dir (pto compile -o DIR), rebuilding hand-edited parts first. A dir that
+        is not there (or lacks a file a work dir has) is a pto.NotFoundError, also a
+        FileNotFoundError, as PyPTO raises."""
         d = os.fsencode(work_dir)
-        if rebuild:
-            _check(_c.pto_program_rebuild_dir(d, None))
         out = C.c_void_p()
-        _check(_c.pto_program_load_dir(d, C.byref(out)))
+        try:
+            if rebuild:
+                _check(_c.pto_program_rebuild_dir(d, None))
+            _check(_c.pto_program_load_dir(d, C.byref(out)))
+        except Error as e:
+            if e.code == NOT_FOUND:
+                raise NotFoundError(e.code, e.message) from None
+            raise
         return cls(out.value)
 
     @property

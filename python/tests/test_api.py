@@ -1,7 +1,9 @@
 """Every L2 call of the pto package: compile, CompiledProgram, ChipWorker, register, benchmark;
 error paths; numpy dtypes (bf16 as uint16); zero-copy passing of host arrays."""
+import errno
 import io
 import os
+import pickle
 import subprocess
 
 import numpy as np
@@ -127,8 +129,17 @@ def test_from_dir(tmp_path, w):
     w.run(p, [x, y, 2.0])
     assert np.array_equal(y, x + 2.0)
     assert pto.compile(d).entry == "main"
-    with pytest.raises(pto.Error):
-        pto.CompiledProgram.from_dir(str(tmp_path / "missing"))
+    # A missing dir is what PyPTO raises, a FileNotFoundError, and a pto.Error still; it keeps
+    # its type through pickling (a multiprocessing pool returns it).
+    for rebuild in (True, False):
+        with pytest.raises(FileNotFoundError) as e:
+            pto.CompiledProgram.from_dir(str(tmp_path / "missing"), rebuild=rebuild)
+        assert type(e.value) is pto.NotFoundError and isinstance(e.value, pto.Error)
+        assert isinstance(e.value, RuntimeError) and e.value.errno == errno.ENOENT
+        assert e.value.code == pto.NOT_FOUND and "missing" in e.value.message
+        assert str(e.value) == "[NOT_FOUND] " + e.value.message
+        p = pickle.loads(pickle.dumps(e.value))
+        assert type(p) is pto.NotFoundError and p.code == pto.NOT_FOUND and str(p) == str(e.value)
 
 
 def test_run_in_place_zero_copy(w, prog):

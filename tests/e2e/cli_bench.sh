@@ -61,6 +61,14 @@ expect_true "a bench and the trace of its log agree" python3 -c 'import json, sy
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 sys.exit(0 if a["samples"] == b["samples"] and a["summary"] == b["summary"] and a["mean_tree"] == b["mean_tree"] else 1)' \
   "$T/b.json" "$T/t.json"
+expect_true "the trace of a bench log has its tasks and cores (12 tasks)" python3 -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sys.exit(0 if a["ntasks"] == b["ntasks"] == 12 and a["ncores"] == b["ncores"] > 0 else 1)' \
+  "$T/b.json" "$T/t.json"
+sed 's/ tasks=[0-9]* cores=[0-9]*//' "$T/b.log" >"$T/b-pypto.log"
+"$PTO" trace "$T/b-pypto.log" --json >"$T/t0.json"
+expect_true "a log without tasks= and cores= (PyPTO's) reports 0 for both" json_check "$T/t0.json" \
+  'd["ntasks"] == 0 and d["ncores"] == 0 and d["rounds"] == 8'
 
 # Logger prefixes, two records on a line, a truncated line.
 {

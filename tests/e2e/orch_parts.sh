@@ -57,4 +57,11 @@ if command -v script >/dev/null; then
 else
   echo "script(1) not found: the terminal checks are skipped"
 fi
+
+# bench/compile_orch.sh writes its programs with this lib's kernels and calls (long_orch_kernels,
+# long_orch_calls): its smallest run compiles both of its shapes.
+run_status 0 env TMPDIR="$T" "$PTO_SOURCE_DIR/bench/compile_orch.sh" "$(dirname "$(dirname "$PTO")")" \
+  4 "straight loop" 1
+expect_true "the bench compiled its straight program" grep -qE '^\| straight \| 4 \| 1 \|' <<<"$OUT"
+expect_true "the bench compiled its loop program" grep -qE '^\| loop \| 4 \| 1 \|' <<<"$OUT"
 finish

@@ -10,7 +10,7 @@
 # Needs a pto built with -DPTO_MPI=ON and Open MPI's mpirun (scripts/test-mpi.sh).
 source "$(dirname "$0")/../e2e/lib/common.bash"
 MODE=${1:?usage: l3.sh shared|separate|ucx}
-: "${PTO_EXAMPLES_BIN:?}" "${PTO_TEST:?}"
+: "${PTO_EXAMPLES_BIN:?}" "${PTO_TEST:?}" "${PTO_MPI_CAPI_LINES:?}"
 export PTO_CACHE_DIR
 # Tests only: CI containers run as root, which mpirun refuses without these.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -102,6 +102,12 @@ mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=20000 "$PTO" run "$FE" --devices 2 --in z=0 -
   expect_out "first_error.ptir:25:3: %q =: orchestration: reported a fatal error (code 1): integer division by zero; then rank 0 (pid " &&
   expect_out "first_error.ptir:20:12: call @waiter: kernel 'waiter' (id 0, task 0) failed with code 5 (kernel error): rank 0: dist.wait aborted because rank 1 failed"
 expect_true "no wait timed out (first error)" test "${OUT/timed out/}" = "$OUT"
+# The same through the C API without pto_dist_config.program, only rank 0 holding the program:
+# the chips load rank 0's copies of the callees (on this host), so the errors name the lines too.
+mpi_run 2 1 -x PTO_DIST_TIMEOUT_MS=20000 -x PTO_DIST_TRANSPORT=mpi "$PTO_MPI_CAPI_LINES" "$FE" 2 0 &&
+  expect_out "run failed: " &&
+  expect_out "first_error.ptir:25:3: %q =: orchestration: reported a fatal error (code 1): integer division by zero; then rank 0 (pid " &&
+  expect_out "first_error.ptir:20:12: call @waiter: kernel 'waiter' (id 0, task 0) failed with code 5 (kernel error): rank 0: dist.wait aborted because rank 1 failed"
 
 # Collectives that do not match across ranks are a launch error naming both, as on shared memory
 # (they used to end in garbage or a timeout): each rank pushes what its collective is into its

@@ -144,15 +144,16 @@ static void test_strace_lines_follow_the_pypto_format(void **state) {
   assert_int_equal(
       regcomp(&re,
               "^\\[STRACE\\] v=1 pid=([0-9]+) tid=([0-9]+) inv=([0-9]+) hid=([0-9a-f]+) "
-              "depth=([0-9]+) name=([a-z_.]+) ts=([0-9]+) dur=([0-9]+)( clk=dev)?$",
+              "depth=([0-9]+) name=([a-z_.]+) ts=([0-9]+) dur=([0-9]+)( clk=dev)?"
+              "( tasks=([0-9]+) cores=([0-9]+))?$",
               REG_EXTENDED),
       0);
   int nlines = 0;
   long first_inv = -1;
   char *save = NULL;
   for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    regmatch_t m[10];
-    if (regexec(&re, line, 10, m, 0) != 0) {
+    regmatch_t m[13];
+    if (regexec(&re, line, 13, m, 0) != 0) {
       print_error("not a STRACE line: '%s'\n", line);
       fail();
     }
@@ -166,6 +167,12 @@ static void test_strace_lines_follow_the_pypto_format(void **state) {
     assert_int_equal((int)(m[6].rm_eo - m[6].rm_so), (int)strlen(k_names[i]));
     assert_memory_equal(line + m[6].rm_so, k_names[i], strlen(k_names[i]));
     assert_true((m[9].rm_so >= 0) == (i >= 3 && i <= 5));
+    /* the root span's line carries the launch's tasks and the worker's cores (pto trace) */
+    assert_true((m[10].rm_so >= 0) == (i == 0));
+    if (i == 0) {
+      assert_int_equal(strtol(line + m[11].rm_so, NULL, 10), 8);
+      assert_int_equal(strtol(line + m[12].rm_so, NULL, 10), 3); /* topen(2): 2 AIV + 1 AIC */
+    }
     nlines++;
   }
   assert_int_equal(nlines, 14);

@@ -640,6 +640,51 @@ static void test_trace_json_holds_samples_and_tree(void **state) {
   pto_bench_stats_destroy(st);
 }
 
+/* ntasks and ncores: the tasks= and cores= pto writes on a launch's root span, of the last
+ * measured launch (in inv order, whatever the text's order); 0 in a log without them (the
+ * golden log, as PyPTO's runtime writes it), where the last launch has none, or where a count
+ * does not parse or cores= is beyond an int. */
+static void test_trace_counts_come_from_the_last_launch(void **state) {
+  (void)state;
+  pto_bench_stats *st = parse_ok(k_golden_log, 1);
+  assert_int_equal(st->ntasks, 0);
+  assert_int_equal(st->ncores, 0);
+  pto_bench_stats_destroy(st);
+
+  static const char k_counted[] =
+      "[STRACE] v=1 pid=1 tid=1 inv=3 hid=a depth=0 name=chip.run ts=0 dur=900 tasks=12 cores=6\n"
+      "[STRACE] v=1 pid=1 tid=1 inv=1 hid=a depth=0 name=chip.run ts=0 dur=800 tasks=7 cores=5\n"
+      "[STRACE] v=1 pid=1 tid=1 inv=2 hid=a depth=0 name=chip.run ts=0 dur=700 tasks=9 cores=5 "
+      "rank=1\n";
+  st = parse_ok(k_counted, 0);
+  assert_int_equal(st->ntasks, 12);
+  assert_int_equal(st->ncores, 6);
+  char *json = NULL;
+  assert_pto_ok(pto_bench_stats_to_json(st, &json));
+  assert_non_null(strstr(json, "\"ntasks\": 12"));
+  assert_non_null(strstr(json, "\"ncores\": 6"));
+  free(json);
+  pto_bench_stats_destroy(st);
+
+  static const char *const k_uncounted[] = {
+      /* the last launch (inv 2) has none */
+      "[STRACE] v=1 pid=1 tid=1 inv=1 hid=a depth=0 name=chip.run ts=0 dur=800 tasks=7 cores=5\n"
+      "[STRACE] v=1 pid=1 tid=1 inv=2 hid=a depth=0 name=chip.run ts=0 dur=700\n",
+      "[STRACE] v=1 pid=1 tid=1 inv=1 hid=a depth=0 name=chip.run ts=0 dur=800 tasks=7\n",
+      "[STRACE] v=1 pid=1 tid=1 inv=1 hid=a depth=0 name=chip.run ts=0 dur=800 tasks=7x cores=5\n",
+      "[STRACE] v=1 pid=1 tid=1 inv=1 hid=a depth=0 name=chip.run ts=0 dur=800 tasks=7 "
+      "cores=2147483648\n",
+      "[STRACE] v=1 pid=1 tid=1 inv=1 hid=a depth=0 name=chip.run ts=0 dur=800 tasks= cores=-1\n",
+  };
+  for (size_t i = 0; i < sizeof k_uncounted / sizeof k_uncounted[0]; i++) {
+    st = parse_ok(k_uncounted[i], 0);
+    assert_int_equal(st->ntasks, 0);
+    assert_int_equal(st->ncores, 0);
+    assert_int_equal(st->trace.skipped, 0); /* the record itself stands */
+    pto_bench_stats_destroy(st);
+  }
+}
+
 /* Every allocation of parse, tree, render, summary and JSON fails in turn: each failure is
  * reported as out of memory, never a crash or a leak (ASan checks the leaks). */
 static void test_trace_out_of_memory_paths(void **state) {
@@ -690,6 +735,7 @@ int main(void) {
       cmocka_unit_test(test_trace_parse_file_names_the_file),
       cmocka_unit_test(test_bench_summarize_median_and_sample_stdev),
       cmocka_unit_test(test_trace_json_holds_samples_and_tree),
+      cmocka_unit_test(test_trace_counts_come_from_the_last_launch),
       cmocka_unit_test(test_trace_out_of_memory_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,9 @@
 # Shared by orch_parts.sh and orch_long_slow.sh: a long orchestration, written in parts
 # (docs/cli.md, pto compile), and the checks on it.
 #
-# long_orch_gen N: the program, N straight-line calls (alternating a one-tensor and a two-tensor
-# kernel on 1x16 slices), then a loop of 3 iterations of 151 calls, then calls using values from
-# the top.
-long_orch_gen() {
-  local n=$1 i r
+# long_orch_kernels: the program's first line and its two kernels, a one-tensor @inc and a
+# two-tensor @axpy (bench/compile_orch.sh writes its programs with these too).
+long_orch_kernels() {
   cat <<'PTIR'
 program longorch
 
@@ -24,6 +22,32 @@ kernel @axpy(%x: tensor[1,16] f32, inout %y: tensor[1,16] f32, %a: f32) -> (tens
   %y1 = tile.store(%r, [0, 0], %y)
   return %y1
 }
+PTIR
+}
+
+# long_orch_calls N [PAD]: N straight-line calls, alternating @inc and @axpy (of the scalar %a) on
+# 1x16 slices of %x and %y (64 rows), each line indented by two spaces after PAD.
+long_orch_calls() {
+  local n=$1 pad=${2:-} i r
+  for ((i = 0; i < n; i++)); do
+    r=$((i % 64))
+    if ((i % 2 == 0)); then
+      printf '%s  %%y%d = tensor.slice(%%y, [%d, 0], [1, 16])\n' "$pad" "$i" "$r"
+      printf '%s  call @inc(%%y%d)\n' "$pad" "$i"
+    else
+      printf '%s  %%x%d = tensor.slice(%%x, [%d, 0], [1, 16])\n' "$pad" "$i" "$r"
+      printf '%s  %%y%d = tensor.slice(%%y, [%d, 0], [1, 16])\n' "$pad" "$i" $(((r + 7) % 64))
+      printf '%s  call @axpy(%%x%d, %%y%d, %%a)\n' "$pad" "$i" "$i"
+    fi
+  done
+}
+
+# long_orch_gen N: the program, N straight-line calls (long_orch_calls), then a loop of 3
+# iterations of 151 calls, then calls using values from the top.
+long_orch_gen() {
+  local n=$1 i
+  long_orch_kernels
+  cat <<'PTIR'
 
 kernel @addk(%x: tensor[1,16] f32, out %y: tensor[1,16] f32, %k: f32) -> (tensor[1,16] f32) {
   %t = tile.load(%x, [0, 0], [1, 16])
@@ -37,16 +61,7 @@ orch @main(%x: tensor[64,16] f32, inout %y: tensor[64,16] f32, out %z: tensor[1,
   %x0 = tensor.slice(%x, [0, 0], [1, 16])
   %k0 = %a * 2.0
 PTIR
-  for ((i = 0; i < n; i++)); do
-    r=$((i % 64))
-    if ((i % 2 == 0)); then
-      printf '  %%y%d = tensor.slice(%%y, [%d, 0], [1, 16])\n  call @inc(%%y%d)\n' "$i" "$r" "$i"
-    else
-      printf '  %%x%d = tensor.slice(%%x, [%d, 0], [1, 16])\n' "$i" "$r"
-      printf '  %%y%d = tensor.slice(%%y, [%d, 0], [1, 16])\n' "$i" $(((r + 7) % 64))
-      printf '  call @axpy(%%x%d, %%y%d, %%a)\n' "$i" "$i"
-    fi
-  done
+  long_orch_calls "$n"
   echo '  %fin = for %i in range(0, 3) iter(%cur: tensor[1,16] f32 = %x0) {'
   echo '    %n = tensor.create([1, 16], f32)'
   echo '    call @addk(%cur, %n, 1.0)'
@@ -63,7 +78,6 @@ PTIR
   echo '  return %y, %z'
   echo '}'
 }
-
 
 # long_orch_check N MIN_PARTS: compiles the program of N calls, checks that the entry and the loop
 # body are written in parts (at least MIN_PARTS, each closed), runs it twice with --check against
