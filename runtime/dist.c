@@ -536,7 +536,8 @@ static pto_status set_call_dump(const chip_state *cs) {
 }
 
 /* Under MPI a LOAD's path may hold a second one after the work dir's NUL: the copy of that
- * callee rank 0's program holds (load_program), positions.json included. It, or NULL. */
+ * callee rank 0's program holds (load_program), positions.json included, and args[0].scalar
+ * that build's hid (pto_program_hid). It, or NULL. */
 static const char *load_copy(const pto__dist_cmd *cmd) {
   size_t n = strnlen(cmd->path, sizeof cmd->path);
   if (n + 2 >= sizeof cmd->path || !cmd->path[n + 1]) return NULL;
@@ -597,9 +598,15 @@ static void chip_exec(void *ctx, const pto__dist_cmd *cmd, uint32_t seq) {
   pto_status s = cs->nslots >= 256
                      ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "too many programs on one chip")
                      : pto_program_load_dir(dir, &p);
+  if (!s && dir == load_copy(cmd) && pto_program_hid(p) != cmd->args[0].scalar) {
+    /* Another build at that path (a host that is not rank 0's): not the program rank 0 runs. */
+    pto_program_release(p);
+    p = NULL;
+    s = pto_status_make(PTO_STATUS_NOT_FOUND, "another build");
+  }
   if (s && dir != cmd->path && cs->nslots < 256) {
-    /* A copy that does not load here (rank 0's, on another host): the work dir, without the
-     * lines; only messages lose by it. */
+    /* A copy that does not load here (rank 0's, on another host, or another build there): the
+     * work dir, without the lines; only messages lose by it. */
     pto_status_free(s);
     dir = cmd->path;
     s = pto_program_load_dir(dir, &p);
@@ -2236,8 +2243,11 @@ static pto_status load_program(dworker *w, const pto_program *p) {
      * positions of the caller's lines (chip_load_dir), for ranks that hold no program. */
     const char *copy = w->mpi ? pto_program_work_dir(pto_program_callee(p, i)) : NULL;
     size_t used = strlen(cmd->path) + 1;
-    if (copy && strcmp(copy, dir) && used + strlen(copy) < sizeof cmd->path)
+    if (copy && strcmp(copy, dir) && used + strlen(copy) < sizeof cmd->path) {
       memcpy(cmd->path + used, copy, strlen(copy) + 1);
+      /* Which build the copy must be: a path on another host may hold another one. */
+      cmd->args[0].scalar = pto_program_hid(pto_program_callee(p, i));
+    }
     for (int r = 0; r < w->n; r++)
       PTO_RETURN_IF_ERROR(post(w, r, cmd, NULL));
     PTO_RETURN_IF_ERROR(drain(w));
