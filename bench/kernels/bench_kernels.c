@@ -59,7 +59,9 @@
  * peer, runtime, direct, memcpy and read of the same rep side by side, for paired ratios), and
  * after each launch its tasks as core:start-end in us from the first task's start (recorded:
  * do both threads run, and when; recording costs a clock read a task), e.g. to tell a rep one
- * thread ran alone from a slow one.
+ * thread ran alone from a slow one; then a line with the orchestration's end and each task's
+ * ready>start in us from the device wall's start (the orchestration's), e.g. how long a task
+ * waited for a core thread to wake.
  * In (a), each contender runs PTO_BENCH_EW_WARM times (default 2) untimed right before each timed
  * run, so that every one finds its own data as it left it (in the cache at 4 MiB). Once was not
  * enough on the Zen 4 host (issue #31 item 4): after the hand add's passes over its 12 MiB (it
@@ -990,6 +992,21 @@ static int dec_trace_tasks(pto_worker *w, int64_t m, int r) {
            (double)(t[i].end_ns - t0) / 1e3);
     alone &= t[i].core == t[0].core;
   }
+  printf("\n");
+  /* the same tasks from the device wall's start (the orchestration's): when each was ready
+   * (submitted) and started, and the orchestration's end */
+  pto_launch_record rec;
+  CHECK(pto_worker_last_launch(w, &rec));
+  uint64_t d0 = 0, o1 = 0;
+  for (int i = 0; i < rec.nspans; i++) {
+    if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall")) d0 = rec.spans[i].ts_ns;
+    if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall.orch"))
+      o1 = rec.spans[i].ts_ns + rec.spans[i].dur_ns;
+  }
+  printf("ready m=%lld rep %d: orch end %.1f; tasks ready>start:", (long long)m, r,
+         (double)(o1 - d0) / 1e3);
+  for (size_t i = 0; i < n; i++)
+    printf(" %.1f>%.1f", (double)(t[i].ready_ns - d0) / 1e3, (double)(t[i].start_ns - d0) / 1e3);
   printf("\n");
   return alone;
 }
