@@ -59,7 +59,11 @@
  * peer, runtime, direct, memcpy and read of the same rep side by side, for paired ratios), and
  * after each launch its tasks as core:start-end in us from the first task's start (recorded:
  * do both threads run, and when; recording costs a clock read a task), e.g. to tell a rep one
- * thread ran alone from a slow one.
+ * thread ran alone from a slow one; then a line with the orchestration's end and each task's
+ * ready>start in us from the device wall's start (the orchestration's), e.g. how long a task
+ * waited for a core thread to wake; and after the reps a line of what made the launches longer
+ * than their work, median and max over reps: when the last core to start started, how far apart
+ * the cores' last task ends lay (the one done first idled), the longest task over the shortest.
  * In (a), each contender runs PTO_BENCH_EW_WARM times (default 2) untimed right before each timed
  * run, so that every one finds its own data as it left it (in the cache at 4 MiB). Once was not
  * enough on the Zen 4 host (issue #31 item 4): after the hand add's passes over its 12 MiB (it
@@ -974,9 +978,25 @@ static void dec_part(void *p, int part, int nparts) {
   free(ctx.scratch);
 }
 
+/* What makes a launch slower than its tasks' work (dec_trace_tasks, a value a rep): the start of
+ * the last core to start (us from the device wall's start: a core thread's wake-up), how far
+ * apart the cores' last task ends lie (ms: the one that finished first idled), and the longest
+ * task over the shortest (a core that ran slow, or a task preempted). */
+typedef struct dec_anatomy {
+  bstat late, tail, spread;
+} dec_anatomy;
+
+static double stat_max(const bstat *s) {
+  double m = s->v[0];
+  for (int i = 1; i < s->n; i++)
+    m = s->v[i] > m ? s->v[i] : m;
+  return m;
+}
+
 /* PTO_BENCH_DECODE_TRACE: the tasks of the last launch (rep r), each as core:start-end in us
- * from the first task's start. Returns 1 when one core ran them all. */
-static int dec_trace_tasks(pto_worker *w, int64_t m, int r) {
+ * from the first task's start, then from the device wall's start, each added to an. Returns 1
+ * when one core ran them all. */
+static int dec_trace_tasks(pto_worker *w, int64_t m, int r, dec_anatomy *an) {
   const pto_task_record *t = NULL;
   size_t n = 0;
   CHECK(pto_worker_last_launch_tasks(w, &t, &n));
@@ -991,6 +1011,47 @@ static int dec_trace_tasks(pto_worker *w, int64_t m, int r) {
     alone &= t[i].core == t[0].core;
   }
   printf("\n");
+  /* the same tasks from the device wall's start (the orchestration's): when each was ready
+   * (submitted) and started, and the orchestration's end */
+  pto_launch_record rec;
+  CHECK(pto_worker_last_launch(w, &rec));
+  uint64_t d0 = 0, o1 = 0;
+  for (int i = 0; i < rec.nspans; i++) {
+    if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall")) d0 = rec.spans[i].ts_ns;
+    if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall.orch"))
+      o1 = rec.spans[i].ts_ns + rec.spans[i].dur_ns;
+  }
+  printf("ready m=%lld rep %d: orch end %.1f; tasks ready>start:", (long long)m, r,
+         (double)(o1 - d0) / 1e3);
+  for (size_t i = 0; i < n; i++)
+    printf(" %.1f>%.1f", (double)(t[i].ready_ns - d0) / 1e3, (double)(t[i].start_ns - d0) / 1e3);
+  printf("\n");
+  /* per core (at most 64 ids): its first start and last end */
+  uint64_t first[64], last[64];
+  int used[64] = {0};
+  double lo = 0, hi = 0;
+  for (size_t i = 0; i < n; i++) {
+    int c = t[i].core;
+    double d = (double)(t[i].end_ns - t[i].start_ns) / 1e6;
+    if (!i || d < lo) lo = d;
+    if (!i || d > hi) hi = d;
+    if (c < 0 || c >= 64) continue;
+    if (!used[c] || t[i].start_ns < first[c]) first[c] = t[i].start_ns;
+    if (!used[c] || t[i].end_ns > last[c]) last[c] = t[i].end_ns;
+    used[c] = 1;
+  }
+  uint64_t late = 0, end_lo = UINT64_MAX, end_hi = 0;
+  for (int c = 0; c < 64; c++) {
+    if (!used[c]) continue;
+    if (first[c] > late) late = first[c];
+    if (last[c] < end_lo) end_lo = last[c];
+    if (last[c] > end_hi) end_hi = last[c];
+  }
+  if (n && late >= d0) {
+    add(&an->late, (double)(late - d0) / 1e3);
+    add(&an->tail, (double)(end_hi - end_lo) / 1e6);
+    add(&an->spread, lo > 0 ? hi / lo : 1);
+  }
   return alone;
 }
 
@@ -1074,6 +1135,7 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
    * where and when each task of the runtime's launch ran */
   const char *tr = getenv("PTO_BENCH_DECODE_TRACE");
   int trace = tr && *tr && *tr != '0', alone = 0;
+  dec_anatomy an = {{0}, {0}, {0}};
   if (trace) CHECK(pto_worker_set_record_tasks(w, true));
   for (int r = 0; r < reps; r++) {
     double t0;
@@ -1087,7 +1149,7 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     }
     evict_caches();
     add(&s_p, launch(h, w, args, 3));
-    if (trace) alone += dec_trace_tasks(w, m, r);
+    if (trace) alone += dec_trace_tasks(w, m, r, &an);
     evict_caches();
     t0 = clk();
     peer_parallel(ncores, dec_part, &dk);
@@ -1111,6 +1173,12 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   if (trace)
     printf("trace m=%lld: launches whose tasks all ran on one core: %d of %d\n", (long long)m,
            alone, s_p.n);
+  if (trace && an.late.n)
+    printf("trace m=%lld: per launch, median (max) over reps: the last core to start started at "
+           "%.1f (%.1f) us from the device wall's start; the cores' last ends %.3f (%.3f) ms "
+           "apart; longest task / shortest %.2f (%.2f)\n",
+           (long long)m, stat_median(&an.late), stat_max(&an.late), stat_median(&an.tail),
+           stat_max(&an.tail), stat_median(&an.spread), stat_max(&an.spread));
   float *got = xalloc(yn * 4);
   dev_read(w, dy, got, yn);
   compare("decode: pto kernel direct vs pto runtime", yd, got, yn, 1e-30, 0);
