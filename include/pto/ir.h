@@ -104,7 +104,10 @@ struct pto_ir_expr {
   pto_expr_op op;
   pto_dtype dtype; /* scalar dtype of the result; for VALUE of a non-scalar: the value's dtype */
   pto_loc loc;
-  union {
+  /* The anonymous unions of this header (and the anonymous struct in this one) are C11; in C++
+   * they are an extension GCC and Clang accept, marked __extension__ so that a C++ includer's
+   * -pedantic stays quiet (test public_headers_alone). */
+  __extension__ union {
     int64_t i;           /* INT (also the bits of u64 literals) */
     double f;            /* FLOAT */
     int b;               /* BOOL */
@@ -290,7 +293,7 @@ typedef struct pto_ir_arg {
   pto_arg_kind kind;
   const char *kw; /* NULL for a positional argument */
   pto_loc loc;
-  union {
+  __extension__ union {
     pto_ir_expr *expr;
     pto_dtype dtype;
     struct {
@@ -404,7 +407,7 @@ struct pto_ir_stmt {
   pto_loc loc;
   pto_ir_value **results;
   int nresults;
-  union {
+  __extension__ union {
     pto_ir_expr *expr; /* ASSIGN */
     struct {
       pto_opcode opc;
