@@ -32,6 +32,7 @@ PTO_API PTO_MUST_USE pto_status pto_elf_build_id(const char *path, uint8_t out_i
 /* hid: the first 8 bytes of the Build-ID read little-endian; without a note, FNV-1a-64 of the
  * whole file. */
 PTO_API PTO_MUST_USE pto_status pto_elf_hid(const char *path, uint64_t *out_hid);
+/* The hid of a Build-ID note's bytes (0 for a NULL id). */
 PTO_API uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len);
 /* hid as lowercase hex without 0x or padding; buf of at least 17 bytes. */
 PTO_API void pto_hid_format(uint64_t hid, char buf[17]);

@@ -315,6 +315,41 @@ static void test_more_nulls(void **state) {
   pto_ir_value_map_clear(NULL);
 }
 
+/* Value-returning calls outside the documented libc-like helpers (pto/base.h's allocation, text
+ * and hash helpers, pto/arena.h) dereferenced a NULL object or name: each now returns its
+ * neutral value (-1, 0, NULL, false) or does nothing, as its header says. */
+static void test_value_returning_nulls(void **state) {
+  (void)state;
+  assert_int_equal(pto_dtype_from_name(NULL, 3), -1);
+  assert_int_equal(pto_space_from_name(NULL, 3), -1);
+  pto_host_tensor_init(NULL, NULL, PTO_DTYPE_F32, 1, NULL);
+  assert_int_equal(pto_host_tensor_numel(NULL), -1);
+  int64_t numel = 7, nbytes = 7;
+  assert_int_equal(pto_shape_size(2, NULL, PTO_DTYPE_F32, &numel, &nbytes), -1);
+  assert_int_equal(numel, 7);
+  assert_int_equal(pto_shape_size(0, NULL, PTO_DTYPE_F32, &numel, &nbytes), 0); /* a scalar */
+  assert_int_equal(numel, 1);
+  int64_t lo = 5;
+  uint64_t hi = 5;
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_I8, NULL, &hi), -1);
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_I8, &lo, NULL), -1);
+  assert_int_equal(lo, 5);
+  assert_int_equal(hi, 5);
+  assert_null(pto_manifest_find_file(NULL, "kernels.so"));
+  assert_int_equal(pto_signature_find(NULL, "x"), -1);
+  assert_int_equal(pto_signature_intern_sym(NULL, "M"), -1);
+  pto_signature sig;
+  memset(&sig, 0, sizeof sig);
+  assert_int_equal(pto_signature_find(&sig, NULL), -1);
+  assert_int_equal(pto_signature_intern_sym(&sig, NULL), -1);
+  assert_int_equal(sig.nsyms, 0);
+  assert_false(pto_ir_expr_divides_int(NULL));
+  assert_false(pto_ir_stmt_divides_int(NULL));
+  assert_int_equal(pto_ir_stmt_each_expr(NULL, NULL, NULL), 0);
+  assert_int_equal(pto_hid_from_build_id(NULL, 8), 0);
+  pto_compile_options_init(NULL);
+}
+
 static const char *const k_host_loop =
     "program hl\n"
     "kernel @k(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
@@ -452,6 +487,7 @@ int main(void) {
       cmocka_unit_test(test_dist_config_ranges),
       cmocka_unit_test(test_dist_null_args),
       cmocka_unit_test(test_more_nulls),
+      cmocka_unit_test(test_value_returning_nulls),
       cmocka_unit_test(test_dist_chip_killed_mid_run),
       cmocka_unit_test(test_rebuild_read_only_work_dir),
   };
