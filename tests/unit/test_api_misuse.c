@@ -350,6 +350,110 @@ static void test_value_returning_nulls(void **state) {
   pto_compile_options_init(NULL);
 }
 
+/* A NULL array with a nonzero count: the builder read through it (tensor_type, tile_type,
+ * func_rets, if_begin's results, call's args, for_begin's iters) or printed a NULL name
+ * (lookup); each is now the builder's error naming the array. */
+static void test_builder_null_arrays(void **state) {
+  (void)state;
+  pto_ir_builder *b = NULL;
+  const pto_ir_type *t = NULL;
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_status_contains(pto_ir_builder_tensor_type(b, PTO_DTYPE_F32, 2, NULL, &t),
+                         "tensor rank 2: dims is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_status_contains(pto_ir_builder_dtensor_type(b, PTO_DTYPE_F32, 2, NULL, &t),
+                         "dtensor rank 2: dims is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_status_contains(
+      pto_ir_builder_tile_type(b, PTO_DTYPE_F32, 2, NULL, PTO_SPACE_VEC, 0, NULL, &t),
+      "tile: dims is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  pto_ir_expr *d[2] = {NULL, NULL};
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[0]));
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[1]));
+  assert_status_contains(
+      pto_ir_builder_tile_type(b, PTO_DTYPE_F32, 2, d, PTO_SPACE_VEC, 2, NULL, &t),
+      "tile: valid is NULL with nvalid 2");
+  pto_ir_builder_destroy(b);
+
+  /* A kernel with one in tensor, and an orch calling it. */
+  pto_ir_func *k = NULL, *o = NULL;
+  pto_ir_value *x = NULL;
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  d[0] = d[1] = NULL;
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[0]));
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[1]));
+  assert_pto_ok(pto_ir_builder_tensor_type(b, PTO_DTYPE_F32, 2, d, &t));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_KERNEL, "k", &k));
+  assert_pto_ok(pto_ir_builder_param(b, "x", t, PTO_DIR_IN, 0, PTO_BIND_NONE, NULL, &x));
+  assert_pto_ok(pto_ir_builder_header_end(b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_status_contains(pto_ir_builder_func_rets(b, NULL, 1),
+                         "-> list of 1 types, but types is NULL");
+  pto_ir_builder_destroy(b);
+
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  d[0] = d[1] = NULL;
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[0]));
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[1]));
+  assert_pto_ok(pto_ir_builder_tensor_type(b, PTO_DTYPE_F32, 2, d, &t));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_KERNEL, "k", &k));
+  assert_pto_ok(pto_ir_builder_param(b, "x", t, PTO_DIR_IN, 0, PTO_BIND_NONE, NULL, &x));
+  assert_pto_ok(pto_ir_builder_header_end(b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_pto_ok(pto_ir_builder_body_begin(b, o));
+  pto_ir_stmt *st = NULL;
+  assert_status_contains(pto_ir_builder_call(b, k, NULL, 1, NULL, NULL, 0, &st),
+                         "call @k: 1 arguments, but args is NULL");
+  pto_ir_builder_destroy(b);
+
+  pto_ir_expr *e = NULL, *lo = NULL, *hi = NULL;
+  pto_ir_value *v = NULL;
+  pto_ir_result r = {.name = "r"};
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_pto_ok(pto_ir_builder_body_begin(b, o));
+  assert_pto_ok(pto_ir_builder_bool(b, 1, &e));
+  assert_status_contains(pto_ir_builder_if_begin(b, e, NULL, 1, &st),
+                         "1 result, but results is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_pto_ok(pto_ir_builder_body_begin(b, o));
+  assert_pto_ok(pto_ir_builder_int(b, 0, &lo));
+  assert_pto_ok(pto_ir_builder_int(b, 4, &hi));
+  assert_status_contains(
+      pto_ir_builder_for_begin(b, "i", 0, lo, hi, NULL, NULL, NULL, 1, &r, 1, &st),
+      "for: 1 iter variable, but iters or inits is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_pto_ok(pto_ir_builder_body_begin(b, o));
+  assert_status_contains(pto_ir_builder_lookup(b, NULL, &v), "lookup of a NULL name");
+  pto_ir_builder_destroy(b);
+}
+
+/* pto_program_op_text wrote through a NULL buf given with a nonzero size. */
+static void test_op_text_null_buf(void **state) {
+  (void)state;
+  pto_ir_program *ir = NULL;
+  pto_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_add, strlen(k_add), "add", &ir));
+  assert_pto_ok(pto_compile(ir, NULL, &p));
+  char buf[256];
+  int32_t op = -1;
+  for (int32_t i = 0; i < 8 && op < 0; i++)
+    if (pto_program_op_text(p, i, buf, sizeof buf) == 0) op = i;
+  assert_true(op >= 0); /* the call's position is known */
+  assert_int_equal(pto_program_op_text(p, op, NULL, 64), -1);
+  assert_int_equal(pto_program_kernel_op_text(p, "k", 0, NULL, 64), -1);
+  pto_program_release(p);
+  pto_ir_program_destroy(ir);
+}
+
 static const char *const k_host_loop =
     "program hl\n"
     "kernel @k(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
@@ -488,6 +592,8 @@ int main(void) {
       cmocka_unit_test(test_dist_null_args),
       cmocka_unit_test(test_more_nulls),
       cmocka_unit_test(test_value_returning_nulls),
+      cmocka_unit_test(test_builder_null_arrays),
+      cmocka_unit_test(test_op_text_null_buf),
       cmocka_unit_test(test_dist_chip_killed_mid_run),
       cmocka_unit_test(test_rebuild_read_only_work_dir),
   };
