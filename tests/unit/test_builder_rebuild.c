@@ -24,8 +24,8 @@
 typedef struct rebuild {
   pto_ir_builder *b;
   const pto_ir_program *src;
-  pto_ir_func **funcs;  /* by source function index */
-  pto_ir_value **vals;  /* by source value id, of the function being built */
+  pto_ir_func **funcs; /* by source function index */
+  pto_ir_value **vals; /* by source value id, of the function being built */
   int built[PTO_OP_COUNT];
 } rebuild;
 
@@ -53,7 +53,8 @@ static pto_status expr(rebuild *r, const pto_ir_expr *e, pto_ir_expr **out) {
   pto_status s;
   switch (e->kind) {
   case PTO_EXPR_INT:
-    if (e->dtype == PTO_DTYPE_U64 && e->i < 0) return pto_ir_builder_uint(r->b, (uint64_t)e->i, out);
+    if (e->dtype == PTO_DTYPE_U64 && e->i < 0)
+      return pto_ir_builder_uint(r->b, (uint64_t)e->i, out);
     return pto_ir_builder_int(r->b, e->i, out);
   case PTO_EXPR_FLOAT: return pto_ir_builder_float(r->b, e->f, out);
   case PTO_EXPR_BOOL: return pto_ir_builder_bool(r->b, e->b, out);
@@ -153,8 +154,8 @@ static pto_status stmt(rebuild *r, const pto_ir_stmt *st) {
     if ((s = exprs(r, st->call.args, st->call.nargs, ex))) return s;
     if (st->call.device && (s = expr(r, st->call.device, &d))) return s;
     if ((s = results(r, st->results, st->nresults, 0, res))) return s;
-    if ((s = pto_ir_builder_call(r->b, r->funcs[st->call.callee->index], ex, st->call.nargs, d,
-                                 res, st->nresults, &out)))
+    if ((s = pto_ir_builder_call(r->b, r->funcs[st->call.callee->index], ex, st->call.nargs, d, res,
+                                 st->nresults, &out)))
       return s;
     map_results(r, st, out);
     return PTO_OK;
@@ -178,8 +179,7 @@ static pto_status stmt(rebuild *r, const pto_ir_stmt *st) {
     return PTO_OK;
   }
   case PTO_STMT_IF:
-    if ((s = expr(r, st->branch.cond, &a)) ||
-        (s = results(r, st->results, st->nresults, 1, res)) ||
+    if ((s = expr(r, st->branch.cond, &a)) || (s = results(r, st->results, st->nresults, 1, res)) ||
         (s = pto_ir_builder_if_begin(r->b, a, res, st->nresults, &out)) ||
         (s = block(r, &st->branch.then_body)))
       return s;
@@ -292,7 +292,8 @@ static void check_text(const char *what, const char *text, size_t len) {
   assert_pto_ok(pto_ir_print(parsed, &t_parsed));
   assert_pto_ok(pto_ir_print(built, &t_built));
   if (strcmp(t_parsed, t_built) != 0) {
-    print_error("%s: the C-built program prints\n%s\nthe parsed one\n%s\n", what, t_built, t_parsed);
+    print_error("%s: the C-built program prints\n%s\nthe parsed one\n%s\n", what, t_built,
+                t_parsed);
     fail();
   }
   assert_pto_ok(pto_ir_parse_string(t_built, strlen(t_built), what, &reparsed));
@@ -354,7 +355,8 @@ static void check_dir(const char *dir, int recurse) {
 static const char extra_ops[] =
     "program extra_ops\n"
     "dynamic R\n"
-    "kernel @k(%x: tensor[R, 64] f32, out %y: tensor[R, 64] f32, %big: u64 = 18446744073709551615,\n"
+    "kernel @k(%x: tensor[R, 64] f32, out %y: tensor[R, 64] f32, %big: u64 = "
+    "18446744073709551615,\n"
     "          %h: f16 = -1.5, %flag: bool = true, %n: i32 = runtime) -> (tensor[R, 64] f32) {\n"
     "  %t = tile.load(%x, [0, 0], [16, 64], valid=[R, 64], pad=max)\n"
     "  %a = tile.abs(%t)\n"
