@@ -3,7 +3,10 @@
  * A generator walks each parsed program of the repository (examples/, tests/programs/,
  * tests/corpus/good/, bench/) and rebuilds it node by node with the primitive builder calls a C
  * user has (pto_ir_builder_dynamic, _func_begin, _param, _op, _call, _for_begin, ..., never the
- * copy helpers passes use), then checks build -> print -> parse -> print: the C-built program
+ * copy helpers passes use), twice: declaring the type of every assignment, loop carry and if
+ * result (the builder checks it equals the deduced one), and declaring it only where the text
+ * does (a literal-only value), as a user translating the text would. Each time it checks
+ * build -> print -> parse -> print: the C-built program
  * prints exactly the text the parsed one does, that text parses back to the same text, and the
  * two programs are structurally equal with the same hash (so they compile to the same cache entry
  * and run alike). It also counts the opcodes it built: every op of the op table must have been
@@ -27,7 +30,31 @@ typedef struct rebuild {
   pto_ir_func **funcs; /* by source function index */
   pto_ir_value **vals; /* by source value id, of the function being built */
   int built[PTO_OP_COUNT];
+  /* 0: a declared type on every assignment, loop carry and if result (it must equal the deduced
+   * one). 1: only where the text carries one, on a literal-only value, as a user translating the
+   * text would write it; everything else deduced. */
+  int minimal_types;
 } rebuild;
+
+/* Whether e is made of literals only: it takes its dtype from a declared type. */
+static int literal_only(const pto_ir_expr *e) {
+  switch (e->kind) {
+  case PTO_EXPR_INT:
+  case PTO_EXPR_FLOAT:
+  case PTO_EXPR_BOOL: return 1;
+  case PTO_EXPR_UNARY: return literal_only(e->a);
+  case PTO_EXPR_BINARY: return literal_only(e->lhs) && literal_only(e->rhs);
+  default: return 0;
+  }
+}
+
+/* Whether a block's closing yield has a literal-only value. */
+static int yields_literal(const pto_ir_block *blk) {
+  const pto_ir_stmt *y = blk->n ? blk->stmts[blk->n - 1] : NULL;
+  for (int i = 0; y && y->kind == PTO_STMT_YIELD && i < y->ret.n; i++)
+    if (literal_only(y->ret.vals[i])) return 1;
+  return 0;
+}
 
 static pto_status expr(rebuild *r, const pto_ir_expr *e, pto_ir_expr **out);
 
@@ -85,12 +112,13 @@ static pto_status exprs(rebuild *r, pto_ir_expr *const *src, int n, pto_ir_expr 
 }
 
 /* Result names as written; a declared type where the text may carry one (assignments, loop
- * carries, if results: the printer writes it where the literal typing needs it). */
+ * carries, if results: the printer writes it where the literal typing needs it), when typed and,
+ * with minimal_types, flex (one per result, NULL: all) says the value is literal-only. */
 static pto_status results(rebuild *r, pto_ir_value *const *src, int n, int typed,
-                          pto_ir_result *out) {
+                          pto_ir_expr *const *flex, pto_ir_result *out) {
   for (int i = 0; i < n; i++) {
     out[i] = (pto_ir_result){.name = src[i]->name};
-    if (typed) {
+    if (typed && (!r->minimal_types || !flex || literal_only(flex[i]))) {
       pto_status s = type(r, src[i]->type, &out[i].type);
       if (s) return s;
     }
@@ -116,7 +144,8 @@ static pto_status stmt(rebuild *r, const pto_ir_stmt *st) {
   if (st->nresults > MAXN) return pto_ir_builder_fail(r->b, "too many results");
   switch (st->kind) {
   case PTO_STMT_ASSIGN:
-    if ((s = results(r, st->results, 1, 1, res)) || (s = expr(r, st->expr, &a))) return s;
+    if ((s = results(r, st->results, 1, 1, &st->expr, res)) || (s = expr(r, st->expr, &a)))
+      return s;
     if ((s = pto_ir_builder_assign(r->b, &res[0], a, &v))) return s;
     r->vals[st->results[0]->id] = v;
     return PTO_OK;
@@ -142,7 +171,7 @@ static pto_status stmt(rebuild *r, const pto_ir_stmt *st) {
       case PTO_ARG_WORD: args[i].str = sa->str; break;
       }
     }
-    if ((s = results(r, st->results, st->nresults, 0, res))) return s;
+    if ((s = results(r, st->results, st->nresults, 0, NULL, res))) return s;
     if ((s = pto_ir_builder_op(r->b, st->op.opc, args, st->op.nargs, res, st->nresults, &out)))
       return s;
     r->built[st->op.opc]++;
@@ -153,7 +182,7 @@ static pto_status stmt(rebuild *r, const pto_ir_stmt *st) {
     if (st->call.nargs > MAXN) return pto_ir_builder_fail(r->b, "too many arguments");
     if ((s = exprs(r, st->call.args, st->call.nargs, ex))) return s;
     if (st->call.device && (s = expr(r, st->call.device, &d))) return s;
-    if ((s = results(r, st->results, st->nresults, 0, res))) return s;
+    if ((s = results(r, st->results, st->nresults, 0, NULL, res))) return s;
     if ((s = pto_ir_builder_call(r->b, r->funcs[st->call.callee->index], ex, st->call.nargs, d, res,
                                  st->nresults, &out)))
       return s;
@@ -164,9 +193,9 @@ static pto_status stmt(rebuild *r, const pto_ir_stmt *st) {
     if (st->loop.niters > MAXN) return pto_ir_builder_fail(r->b, "too many iters");
     if ((s = expr(r, st->loop.lo, &a)) || (s = expr(r, st->loop.hi, &c)) ||
         (st->loop.step && (s = expr(r, st->loop.step, &d))) ||
-        (s = results(r, st->loop.iters, st->loop.niters, 1, iters)) ||
+        (s = results(r, st->loop.iters, st->loop.niters, 1, st->loop.inits, iters)) ||
         (s = exprs(r, st->loop.inits, st->loop.niters, ex)) ||
-        (s = results(r, st->results, st->nresults, 0, res)))
+        (s = results(r, st->results, st->nresults, 0, NULL, res)))
       return s;
     if ((s = pto_ir_builder_for_begin(r->b, st->loop.iv->name, st->loop.parallel, a, c, d, iters,
                                       ex, st->loop.niters, res, st->nresults, &out)))
@@ -179,7 +208,11 @@ static pto_status stmt(rebuild *r, const pto_ir_stmt *st) {
     return PTO_OK;
   }
   case PTO_STMT_IF:
-    if ((s = expr(r, st->branch.cond, &a)) || (s = results(r, st->results, st->nresults, 1, res)) ||
+    if ((s = expr(r, st->branch.cond, &a)) ||
+        (s = results(r, st->results, st->nresults,
+                     !r->minimal_types || yields_literal(&st->branch.then_body) ||
+                         yields_literal(&st->branch.else_body),
+                     NULL, res)) ||
         (s = pto_ir_builder_if_begin(r->b, a, res, st->nresults, &out)) ||
         (s = block(r, &st->branch.then_body)))
       return s;
@@ -237,8 +270,9 @@ static pto_status header(rebuild *r, const pto_ir_func *f) {
 }
 
 /* src rebuilt through the builder's primitive calls; counts the opcodes built in built[]. */
-static pto_status rebuild_program(const pto_ir_program *src, int *built, pto_ir_program **out) {
-  rebuild r = {.src = src};
+static pto_status rebuild_program(const pto_ir_program *src, int minimal_types, int *built,
+                                  pto_ir_program **out) {
+  rebuild r = {.src = src, .minimal_types = minimal_types};
   pto_status s = pto_ir_builder_create(src->name, NULL, &r.b);
   if (s) return s;
   r.funcs = calloc((size_t)src->nfuncs + 1, sizeof *r.funcs);
@@ -273,27 +307,22 @@ static int g_built[PTO_OP_COUNT];
 static int g_nprograms;
 
 /* build -> print equals parse -> print; the printed text parses back to itself; equal and
- * hash-equal programs. */
-static void check_text(const char *what, const char *text, size_t len) {
-  pto_ir_program *parsed = NULL, *built = NULL, *reparsed = NULL;
-  pto_status s = pto_ir_parse_string(text, len, what, &parsed);
+ * hash-equal programs; both pass or both fail the verifier. */
+static void check_built(const char *what, const pto_ir_program *parsed, const char *t_parsed,
+                        int minimal_types) {
+  pto_ir_program *built = NULL, *reparsed = NULL;
+  pto_status s = rebuild_program(parsed, minimal_types, g_built, &built);
   if (s) {
-    print_error("%s: %s\n", what, pto_status_message(s));
+    print_error("%s: rebuilding in C (%s declared types): %s\n", what,
+                minimal_types ? "minimal" : "all", pto_status_message(s));
     pto_status_free(s);
     fail();
   }
-  s = rebuild_program(parsed, g_built, &built);
-  if (s) {
-    print_error("%s: rebuilding in C: %s\n", what, pto_status_message(s));
-    pto_status_free(s);
-    fail();
-  }
-  char *t_parsed = NULL, *t_built = NULL, *t_again = NULL;
-  assert_pto_ok(pto_ir_print(parsed, &t_parsed));
+  char *t_built = NULL, *t_again = NULL;
   assert_pto_ok(pto_ir_print(built, &t_built));
   if (strcmp(t_parsed, t_built) != 0) {
-    print_error("%s: the C-built program prints\n%s\nthe parsed one\n%s\n", what, t_built,
-                t_parsed);
+    print_error("%s: the C-built program (%s declared types) prints\n%s\nthe parsed one\n%s\n",
+                what, minimal_types ? "minimal" : "all", t_built, t_parsed);
     fail();
   }
   assert_pto_ok(pto_ir_parse_string(t_built, strlen(t_built), what, &reparsed));
@@ -305,17 +334,31 @@ static void check_text(const char *what, const char *text, size_t len) {
   }
   pto_ir_hash128 h1 = pto_ir_program_hash(parsed), h2 = pto_ir_program_hash(built);
   assert_true(h1.lo == h2.lo && h1.hi == h2.hi);
-  /* The C-built program passes the same whole-program checks. */
   pto_status v1 = pto_ir_verify(parsed), v2 = pto_ir_verify(built);
   assert_int_equal(v1 == PTO_OK, v2 == PTO_OK);
   pto_status_free(v1);
   pto_status_free(v2);
-  pto_free(t_parsed);
   pto_free(t_built);
   pto_free(t_again);
-  pto_ir_program_destroy(parsed);
   pto_ir_program_destroy(built);
   pto_ir_program_destroy(reparsed);
+}
+
+/* The program text parsed, then built in C both ways. */
+static void check_text(const char *what, const char *text, size_t len) {
+  pto_ir_program *parsed = NULL;
+  pto_status s = pto_ir_parse_string(text, len, what, &parsed);
+  if (s) {
+    print_error("%s: %s\n", what, pto_status_message(s));
+    pto_status_free(s);
+    fail();
+  }
+  char *t_parsed = NULL;
+  assert_pto_ok(pto_ir_print(parsed, &t_parsed));
+  check_built(what, parsed, t_parsed, 0);
+  check_built(what, parsed, t_parsed, 1);
+  pto_free(t_parsed);
+  pto_ir_program_destroy(parsed);
   g_nprograms++;
 }
 
