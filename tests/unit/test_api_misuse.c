@@ -454,6 +454,56 @@ static void test_op_text_null_buf(void **state) {
   pto_ir_program_destroy(ir);
 }
 
+/* A launch given what a C caller can get wrong: too few arguments, a NULL array, an argument
+ * never made by a pto_arg_* call (zeroed, or a kind no enum value names: it was reported as
+ * "kind unset" too), a tensor of the wrong dtype or shape, a scalar for a tensor. Each fails
+ * naming the parameter, and the worker runs the right call afterwards. */
+static void test_launch_misuse(void **state) {
+  (void)state;
+  pto_ir_program *ir = NULL;
+  pto_program *p = NULL;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_add, strlen(k_add), "add", &ir));
+  assert_pto_ok(pto_compile(ir, NULL, &p));
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = 1;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  static float a[32 * 128], c[32 * 128];
+  for (int i = 0; i < 32 * 128; i++)
+    a[i] = (float)i;
+  int64_t shape[2] = {32, 128}, bad[2] = {32, 64};
+  pto_host_tensor ah, ch, wrong;
+  pto_host_tensor_init(&ah, a, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ch, c, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&ah), pto_arg_host(&ch)};
+  assert_status_contains(pto_worker_run(w, p, args, 1), "expected 2 arguments (a, c), got 1");
+  assert_status_contains(pto_worker_run(w, p, NULL, 2), "args is NULL");
+  pto_arg bad_args[2] = {{.kind = PTO_ARG_NONE}, pto_arg_host(&ch)};
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2),
+                         "parameter 'a': expected a tensor (in f32 [32,128]), got no argument "
+                         "(kind unset)");
+  bad_args[0].kind = (pto_arg_type)77;
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2),
+                         "got an argument of no known kind (not made by a pto_arg_* call)");
+  bad_args[0] = pto_arg_f32(1.0f);
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2), "parameter 'a': expected a tensor");
+  pto_host_tensor_init(&wrong, a, PTO_DTYPE_I32, 2, shape);
+  bad_args[0] = pto_arg_host(&wrong);
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2),
+                         "parameter 'a': expected dtype f32, got i32");
+  pto_host_tensor_init(&wrong, a, PTO_DTYPE_F32, 2, bad);
+  bad_args[0] = pto_arg_host(&wrong);
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2),
+                         "parameter 'a': expected shape [32,128], got [32,64]");
+  assert_true(tu_all_zero(c, sizeof c)); /* nothing ran */
+  assert_pto_ok(pto_worker_run(w, p, args, 2));
+  assert_true(c[4095] == 4095.0f);
+  pto_worker_close(w);
+  pto_program_release(p);
+  pto_ir_program_destroy(ir);
+}
+
 static const char *const k_host_loop =
     "program hl\n"
     "kernel @k(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
@@ -594,6 +644,7 @@ int main(void) {
       cmocka_unit_test(test_value_returning_nulls),
       cmocka_unit_test(test_builder_null_arrays),
       cmocka_unit_test(test_op_text_null_buf),
+      cmocka_unit_test(test_launch_misuse),
       cmocka_unit_test(test_dist_chip_killed_mid_run),
       cmocka_unit_test(test_rebuild_read_only_work_dir),
   };
