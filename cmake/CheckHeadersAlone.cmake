@@ -1,7 +1,8 @@
 # Every public header compiles on its own, first in a translation unit, as C17 and as C++17 with
 # -Wall -Wextra -Werror -pedantic (cmake -DCC=cc -DCXX=c++ -DHEADERS="a.h;b.h" -DINCLUDE=dir
 # -DWORK=dir -P ...): run by CTest as `public_headers_alone`. pto_orchestration_api.h is C++ only
-# (what emitted orchestration C++ includes), so it is compiled as C++ alone.
+# (what emitted orchestration C++ includes), so it is compiled as C++ alone. Then every header
+# together in one translation unit, as C and as C++.
 cmake_minimum_required(VERSION 3.25)
 set(errors "")
 set(nchecked 0)
@@ -31,6 +32,30 @@ foreach(h IN LISTS HEADERS)
       list(APPEND errors "pto/${name} alone as ${lang}:\n${out}${err}")
     endif()
   endforeach()
+endforeach()
+# And all of them together, in one translation unit (no two headers clash).
+set(all_c "")
+set(all_cxx "")
+foreach(h IN LISTS HEADERS)
+  get_filename_component(name "${h}" NAME)
+  if(NOT name STREQUAL "pto_orchestration_api.h")
+    string(APPEND all_c "#include \"pto/${name}\"\n")
+  endif()
+  string(APPEND all_cxx "#include \"pto/${name}\"\n")
+endforeach()
+file(WRITE "${WORK}/all.c" "${all_c}int pto_headers_together;\n")
+file(WRITE "${WORK}/all.cpp" "${all_cxx}int pto_headers_together;\n")
+foreach(pair "C;${CC};-std=c17;all.c" "CXX;${CXX};-std=c++17;all.cpp")
+  list(GET pair 0 lang)
+  list(GET pair 1 cc)
+  list(GET pair 2 std)
+  list(GET pair 3 src)
+  execute_process(COMMAND ${cc} ${std} -Wall -Wextra -Werror -pedantic -I${INCLUDE} -fsyntax-only
+                          "${WORK}/${src}" OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  math(EXPR nchecked "${nchecked} + 1")
+  if(NOT rc EQUAL 0)
+    list(APPEND errors "every header together as ${lang}:\n${out}${err}")
+  endif()
 endforeach()
 message(STATUS "${nchecked} header compilations")
 if(nchecked LESS 2)
