@@ -2709,7 +2709,7 @@ static pto_status enter(const pto_dist_worker *wt, const char *fn, int exclusive
   pto__rt_gone gone;
   *out = pto__rt_obj_pin(wt, PTO__RT_OBJ_DIST_WORKER, &gone, out_pin);
   if (!*out)
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
+    return pto_status_make(pto__rt_gone_code(gone, PTO_STATUS_FAILED_PRECONDITION), "%s: %s", fn,
                            pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_WORKER));
   int idle = 0;
   if (!exclusive ||

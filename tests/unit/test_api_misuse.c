@@ -504,6 +504,50 @@ static void test_launch_misuse(void **state) {
   pto_ir_program_destroy(ir);
 }
 
+/* A NULL worker, handle, completion or device tensor was reported as a stale token ("not an
+ * open worker (closed long ago, or never opened)", FAILED_PRECONDITION); docs/c-api.md makes a
+ * NULL object the caller's INVALID_ARGUMENT naming it. A closed worker stays FAILED_PRECONDITION.
+ */
+static void expect_code(pto_status s, pto_status_code code, const char *needle) {
+  assert_non_null(s);
+  assert_int_equal(pto_status_code_of(s), code);
+  if (!strstr(pto_status_message(s), needle)) {
+    print_error("'%s' lacks '%s'\n", pto_status_message(s), needle);
+    fail();
+  }
+  pto_status_free(s);
+}
+
+static void test_null_runtime_tokens(void **state) {
+  (void)state;
+  int64_t shape[1] = {4};
+  float host[4] = {0};
+  pto_device_tensor *t = NULL;
+  expect_code(pto_worker_alloc_tensor(NULL, 1, shape, PTO_DTYPE_F32, NULL, &t),
+              PTO_STATUS_INVALID_ARGUMENT, "pto_worker_alloc_tensor: the worker is NULL");
+  expect_code(pto_worker_copy_to_tensor(NULL, NULL, 0, host, 1), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_worker_copy_to_tensor: the worker is NULL");
+  expect_code(pto_handle_call(NULL, NULL, 0), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_handle_call: the handle is NULL");
+  pto_completion *c = NULL;
+  expect_code(pto_handle_submit(NULL, NULL, 0, &c), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_handle_submit: the handle is NULL");
+  expect_code(pto_completion_wait(NULL), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_completion_wait: the completion is NULL");
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = 1;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  expect_code(pto_worker_free_tensor(w, NULL), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_worker_free_tensor: the device tensor is NULL");
+  expect_code(pto_worker_copy_to_tensor(w, NULL, 0, host, 1), PTO_STATUS_INVALID_ARGUMENT,
+              "the device tensor is NULL");
+  pto_worker_close(w);
+  expect_code(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t),
+              PTO_STATUS_FAILED_PRECONDITION, "pto_worker_alloc_tensor: the worker is closed");
+}
+
 static const char *const k_host_loop =
     "program hl\n"
     "kernel @k(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
@@ -645,6 +689,7 @@ int main(void) {
       cmocka_unit_test(test_builder_null_arrays),
       cmocka_unit_test(test_op_text_null_buf),
       cmocka_unit_test(test_launch_misuse),
+      cmocka_unit_test(test_null_runtime_tokens),
       cmocka_unit_test(test_dist_chip_killed_mid_run),
       cmocka_unit_test(test_rebuild_read_only_work_dir),
   };
