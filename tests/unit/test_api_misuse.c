@@ -260,7 +260,14 @@ static void test_dist_null_args(void **state) {
   pto_dist_tensor *st = NULL;
   assert_status_contains(pto_dist_alloc_stacked_tensor(w, &hs, NULL, &st),
                          "pto_dist_alloc_stacked_tensor: the host tensor has no data (NULL)");
-  /* The worker is not hurt by either: a run after them is correct. */
+  /* A zeroed argument, or one of no known kind, was "parameter 'a' is a tensor". */
+  pto_arg bad[2] = {{.kind = PTO_ARG_NONE}, pto_arg_host(&hc)};
+  assert_status_contains(pto_dist_worker_run(w, p, bad, 2),
+                         "parameter 'a': expected a tensor (a host tensor or this worker's "
+                         "pto_dist_tensor), got no argument (kind unset)");
+  bad[0].kind = (pto_arg_type)77;
+  assert_status_contains(pto_dist_worker_run(w, p, bad, 2), "got an argument of no known kind");
+  /* The worker is not hurt by any of these: a run after them is correct. */
   pto_arg args[2] = {pto_arg_host_readonly(&ha), pto_arg_host(&hc)};
   assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
   assert_memory_equal(a, c, sizeof a);
