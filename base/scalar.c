@@ -16,7 +16,7 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "elements are the slot's low bytes");
 
 int pto_dtype_int_range(pto_dtype dt, int64_t *lo, uint64_t *hi) {
-  if ((unsigned)dt >= PTO_DTYPE_COUNT || pto_dtype_is_float(dt)) return -1;
+  if ((unsigned)dt >= PTO_DTYPE_COUNT || pto_dtype_is_float(dt) || !lo || !hi) return -1;
   unsigned bits = (unsigned)pto_dtype_size(dt) * 8;
   if (dt == PTO_DTYPE_BOOL) {
     *lo = 0, *hi = 1;

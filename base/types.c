@@ -14,6 +14,7 @@ const char *pto_dtype_name(pto_dtype dt) {
 }
 
 static int lookup(const char *const *names, int n, const char *name, size_t len) {
+  if (!name) return -1;
   for (int i = 0; i < n; i++)
     if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0) return i;
   return -1;
@@ -168,6 +169,7 @@ pto_scalar pto_scalar_from_slot(pto_dtype dt, uint64_t slot) {
 
 void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank,
                           const int64_t *shape) {
+  if (!t) return;
   memset(t, 0, sizeof *t);
   t->data = data;
   t->dtype = dt;
@@ -185,13 +187,14 @@ void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank
 
 int64_t pto_host_tensor_numel(const pto_host_tensor *t) {
   int64_t n;
-  if (t->rank < 0 || t->rank > PTO_MAX_RANK) return -1;
+  if (!t || t->rank < 0 || t->rank > PTO_MAX_RANK) return -1;
   return pto_shape_size(t->rank, t->shape, PTO_DTYPE_U8, &n, NULL) ? -1 : n;
 }
 
 int pto_shape_size(int rank, const int64_t *shape, pto_dtype dt, int64_t *out_numel,
                    int64_t *out_nbytes) {
   int64_t n = 1, bytes;
+  if (rank > 0 && !shape) return -1;
   for (int i = 0; i < rank; i++)
     if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n)) return -1;
   if (__builtin_mul_overflow(n, (int64_t)pto_dtype_size(dt), &bytes)) return -1;

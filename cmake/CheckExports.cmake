@@ -2,7 +2,8 @@
 # CTest as `exported_symbols`. Fails on any internal pto__ symbol (only PTO_API declarations may
 # leave a library), on a test hook (allocation-failure injection and any pto_test_* / *_test
 # name: those exist in the test build only, base/alloc_test.h), and on a library that exports no
-# pto_ symbol at all (the check would then be looking at the wrong thing).
+# pto_ symbol at all (the check would then be looking at the wrong thing), and on any defined
+# dynamic symbol outside the pto_ prefix (docs/c-api.md: every public name is pto_*).
 cmake_minimum_required(VERSION 3.25)
 set(errors "")
 foreach(lib IN LISTS LIBS)
@@ -24,6 +25,19 @@ foreach(lib IN LISTS LIBS)
   if(hooks)
     string(REPLACE ";" "," hooks "${hooks}")
     list(APPEND errors "${name} exports test hooks: ${hooks}")
+  endif()
+  # Every defined dynamic symbol: "ADDRESS TYPE NAME" (a versioned name keeps its @VERSION).
+  string(REGEX MATCHALL "[0-9a-fA-F]+ [A-Za-z] [^\n]+" defined "${out}")
+  set(foreign "")
+  foreach(line IN LISTS defined)
+    string(REGEX REPLACE "^[0-9a-fA-F]+ [A-Za-z] " "" sym "${line}")
+    if(NOT sym MATCHES "^pto_")
+      list(APPEND foreign "${sym}")
+    endif()
+  endforeach()
+  if(foreign)
+    string(REPLACE ";" "," foreign "${foreign}")
+    list(APPEND errors "${name} exports symbols outside the pto_ prefix: ${foreign}")
   endif()
   list(LENGTH public npublic)
   message(STATUS "${name}: ${npublic} pto_ symbols exported")

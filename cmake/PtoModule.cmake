@@ -34,6 +34,9 @@ function(pto_add_module name)
   # the dynamic loader at its first call (pto run of a cached program resolved ~80 such symbols
   # lazily; nothing here is meant to be interposed).
   target_link_options(${name} PRIVATE "LINKER:-Bsymbolic-functions")
+  # Only pto_* symbols leave the library (test exported_symbols), linker-made ones included.
+  target_link_options(${name} PRIVATE "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/pto-exports.map")
+  set_property(TARGET ${name} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/pto-exports.map)
   # Install components (CMakeLists.txt): the compiler library is `compiler`, the rest `runtime`.
   if(name STREQUAL "pto_compiler")
     set(component compiler)

@@ -938,6 +938,7 @@ pto_status pto_ir_builder_lookup(pto_ir_builder *b, const char *name, pto_ir_val
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_ir_builder_lookup: out_value is NULL");
   CHECK(b);
   *out_value = NULL;
+  if (!name) return fail(b, "lookup of a NULL name");
   if (!in_body(b)) return fail(b, "%%%s: values are used only inside a function body", name);
   pto_ir_value *v = find_visible(b, name);
   if (v) {
@@ -1028,6 +1029,7 @@ static pto_status shaped_type(pto_ir_builder *b, pto_type_kind kind, pto_dtype d
   }
   if (rank < 1 || rank > PTO_MAX_RANK)
     return fail(b, "%s rank %d: a %s has rank 1 to %d", kw, rank, kw, PTO_MAX_RANK);
+  if (!dims) return fail(b, "%s rank %d: dims is NULL", kw, rank);
   for (int i = 0; i < rank; i++) {
     TRY(extent(b, dims[i], "extent: ", &t->dims[i]));
     if (t->dims[i]->kind == PTO_EXPR_INT && t->dims[i]->i <= 0)
@@ -1120,6 +1122,8 @@ pto_status pto_ir_builder_tile_type(pto_ir_builder *b, pto_dtype dt, int rank,
   if (rank != 2) return fail(b, "tile rank %d: tiles are 2-D", rank);
   if ((unsigned)space >= PTO_SPACE_COUNT || space == PTO_SPACE_DDR)
     return fail(b, "a tile lives in vec, mat, left, right or acc, not %s", pto_space_name(space));
+  if (!dims) return fail(b, "tile: dims is NULL");
+  if (nvalid && !valid) return fail(b, "tile: valid is NULL with nvalid %d", nvalid);
   int64_t shape[2];
   for (int i = 0; i < 2; i++) {
     pto_ir_expr *d;
@@ -1276,6 +1280,7 @@ pto_status pto_ir_builder_func_rets(pto_ir_builder *b, const pto_ir_type *const 
   pto_ir_func *f = b->func;
   if (f->nrets) return fail(b, "@%s already has a -> list", f->name);
   if (n < 0) return fail(b, "negative -> count");
+  if (n && !types) return fail(b, "-> list of %d types, but types is NULL", n);
   const pto_ir_type **r = pto_arena_alloc(b->arena, sizeof *r * (size_t)(n ? n : 1));
   if (!r) return oom(b);
   for (int i = 0; i < n; i++) {
@@ -1416,6 +1421,7 @@ static pto_status copy_results(pto_ir_builder *b, const pto_ir_result *in, int n
                                pto_ir_result **out) {
   *out = NULL;
   if (!n) return PTO_OK;
+  if (!in) return fail(b, "%d result%s, but results is NULL", n, n == 1 ? "" : "s");
   pto_ir_result *r = pto_arena_alloc(b->arena, sizeof *r * (size_t)n);
   if (!r) return oom(b);
   for (int i = 0; i < n; i++) {
@@ -2943,6 +2949,7 @@ pto_status pto_ir_builder_call(pto_ir_builder *b, pto_ir_func *callee, pto_ir_ex
   if (nargs != callee->nparams)
     return fail(b, "call @%s: %d argument%s for %d parameter%s", cn, nargs, nargs == 1 ? "" : "s",
                 callee->nparams, callee->nparams == 1 ? "" : "s");
+  if (nargs && !args) return fail(b, "call @%s: %d arguments, but args is NULL", cn, nargs);
   pto_ir_expr **av = pto_arena_alloc(b->arena, sizeof *av * (size_t)(nargs ? nargs : 1));
   if (!av) return oom(b);
   /* Dynamic symbols of the callee bound by this call, for the "bound twice" check. */
@@ -3063,6 +3070,9 @@ pto_status pto_ir_builder_for_begin(pto_ir_builder *b, const char *iv_name, int 
       return fail_at(b, step->loc, "for step 0: the step is nonzero");
   }
   if (niters < 0 || nresults < 0) return fail(b, "for: negative counts");
+  if (niters && (!iters || !inits))
+    return fail(b, "for: %d iter variable%s, but iters or inits is NULL", niters,
+                niters == 1 ? "" : "s");
   if (nresults != niters)
     return fail(b, "for has %d result%s but %d iter variable%s", nresults, nresults == 1 ? "" : "s",
                 niters, niters == 1 ? "" : "s");

@@ -337,6 +337,7 @@ pto_status pto_ir_func_stmts(const pto_ir_func *f, const pto_ir_stmt ***out_stmt
 int pto_ir_stmt_each_expr(const pto_ir_stmt *s, int (*visit)(void *ctx, const pto_ir_expr *e),
                           void *ctx) {
   int rc = 0;
+  if (!s || !visit) return 0;
 #define VISIT(x)                                                                                   \
   do {                                                                                             \
     if ((x) && (rc = visit(ctx, (x))) != 0) return rc;                                             \
@@ -386,6 +387,7 @@ bool pto_ir_stmt_divides_int(const pto_ir_stmt *s) {
 }
 
 bool pto_ir_expr_divides_int(const pto_ir_expr *x) {
+  if (!x) return false;
   switch (x->kind) {
   case PTO_EXPR_UNARY:
   case PTO_EXPR_CAST: return pto_ir_expr_divides_int(x->a);

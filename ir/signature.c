@@ -57,6 +57,7 @@ const char *pto_signature_entry_name(const pto_signature *sig) {
 }
 
 int pto_signature_find(const pto_signature *sig, const char *name) {
+  if (!sig || !name) return -1;
   for (int i = 0; i < sig->nparams; i++)
     if (strcmp(sig->params[i].name, name) == 0) return i;
   return -1;
@@ -93,6 +94,7 @@ static int parse_shape(const char *text, int64_t *dims) {
 }
 
 int pto_signature_intern_sym(pto_signature *sig, const char *name) {
+  if (!sig || !name) return -1;
   for (int i = 0; i < sig->nsyms; i++)
     if (!strcmp(sig->syms[i], name)) return i;
   int cap = sig->nsyms; /* the public struct keeps no capacity: the count is the allocation */

@@ -44,7 +44,7 @@ void pto_manifest_free(pto_manifest *m) {
 }
 
 const pto_manifest_file *pto_manifest_find_file(const pto_manifest *m, const char *relpath) {
-  if (!relpath) return NULL;
+  if (!m || !relpath) return NULL;
   for (int i = 0; i < m->nfiles; i++)
     if (m->files[i].path && !strcmp(m->files[i].path, relpath)) return &m->files[i];
   return NULL;

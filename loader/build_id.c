@@ -25,6 +25,7 @@
 
 uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len) {
   uint64_t h = 0;
+  if (!id) return 0;
   for (size_t i = 0; i < len && i < 8; i++)
     h |= (uint64_t)id[i] << (8 * i);
   return h;

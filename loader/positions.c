@@ -444,7 +444,7 @@ void pto_program_reset_current_op(const pto_program *p) {
 
 int pto_program_op_text(const pto_program *p, int32_t op, char *buf, size_t n) {
   const pos_op *o = p ? find_op(p->positions, op) : NULL;
-  if (!o || !n) return -1;
+  if (!o || !buf || !n) return -1;
   if (o->callee)
     snprintf(buf, n, "%s:%d:%d: %s @%s", p->positions->file, o->line, o->col, o->op, o->callee);
   else
@@ -455,7 +455,7 @@ int pto_program_op_text(const pto_program *p, int32_t op, char *buf, size_t n) {
 int pto_program_kernel_op_text(const pto_program *p, const char *kernel, int32_t op, char *buf,
                                size_t n) {
   const pto__positions *t = p ? p->positions : NULL;
-  for (int i = 0; t && kernel && n && i < t->nkops; i++) {
+  for (int i = 0; t && kernel && buf && n && i < t->nkops; i++) {
     const pos_kop *k = &t->kops[i];
     if (k->id != op || strcmp(k->kernel, kernel)) continue;
     snprintf(buf, n, "%s:%d:%d: %s", t->file, k->line, k->col, k->op);

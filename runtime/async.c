@@ -208,7 +208,8 @@ pto_status pto_completion_wait(pto_completion *ct) {
   pto__rt_gone gone;
   completion *c = pto__rt_obj_take(ct, PTO__RT_OBJ_COMPLETION, PTO__RT_GONE_WAITED, &gone);
   if (!c)
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "pto_completion_wait: %s",
+    return pto_status_make(pto__rt_gone_code(gone, PTO_STATUS_FAILED_PRECONDITION),
+                           "pto_completion_wait: %s",
                            pto__rt_gone_text(gone, PTO__RT_OBJ_COMPLETION));
   pthread_mutex_lock(&c->mu);
   while (!c->done)

@@ -118,7 +118,8 @@ static const char *kind_name(pto_arg_type k) {
   case PTO_ARG_DIST_TENSOR:
     return "a distributed worker's tensor (pass it to pto_dist_worker_run, not to an L2 worker)";
   case PTO_ARG_SCALAR: return "a scalar";
-  default: return "no argument (kind unset)";
+  case PTO_ARG_NONE: return "no argument (kind unset)";
+  default: return "an argument of no known kind (not made by a pto_arg_* call)";
   }
 }
 

@@ -2303,7 +2303,13 @@ static pto_status dist_arg_view(void *ctx, const pto_sig_param *pp, const pto_ar
                            "distributed worker; allocate it with pto_dist_alloc_tensor",
                            pp->name);
   if (a->kind != PTO_ARG_DIST_TENSOR)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "parameter '%s' is a tensor", pp->name);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "parameter '%s': expected a tensor (a host tensor or this worker's "
+                           "pto_dist_tensor), got %s",
+                           pp->name,
+                           a->kind == PTO_ARG_NONE
+                               ? "no argument (kind unset)"
+                               : "an argument of no known kind (not made by a pto_arg_* call)");
   pto__rt_gone gone;
   const dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, &gone);
   if (!t || t->w != w)
@@ -2745,7 +2751,7 @@ static pto_status enter(const pto_dist_worker *wt, const char *fn, int exclusive
   pto__rt_gone gone;
   *out = pto__rt_obj_pin(wt, PTO__RT_OBJ_DIST_WORKER, &gone, out_pin);
   if (!*out)
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
+    return pto_status_make(pto__rt_gone_code(gone, PTO_STATUS_FAILED_PRECONDITION), "%s: %s", fn,
                            pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_WORKER));
   int idle = 0;
   if (!exclusive ||

@@ -72,6 +72,7 @@ typedef enum pto__rt_gone {
   PTO__RT_GONE_WRONG_KIND, /* a live token of another kind */
   PTO__RT_GONE_WAITED,     /* a completion, consumed by its wait */
   PTO__RT_GONE_DISCARDED,  /* a completion, given up */
+  PTO__RT_GONE_NULL,       /* the token is NULL: never an object */
 } pto__rt_gone;
 
 /* A fresh token for obj, NULL when out of memory. */
@@ -97,6 +98,9 @@ void pto__rt_obj_unpin(uint32_t pin);
  * token was not live (of two threads closing one object, one gets 1). */
 int pto__rt_obj_retire_wait(const void *token, pto__rt_gone why);
 const char *pto__rt_gone_text(pto__rt_gone why, pto__rt_obj_kind kind);
+/* The status code of a call given a token that names no object: INVALID_ARGUMENT for a NULL one
+ * (docs/c-api.md: a NULL object is the caller's argument error), else stale_code. */
+pto_status_code pto__rt_gone_code(pto__rt_gone why, pto_status_code stale_code);
 
 /* ---- u64 -> u64 hash map (open addressing, keys nonzero) --------------------------------- */
 

@@ -14,7 +14,7 @@ static pto_status resolve(const char *fn, pto_worker *wt, const pto_device_tenso
   pto__rt_gone gone;
   pto__rt_worker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_WORKER, &gone);
   if (!w)
-    return pto_status_make(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
+    return pto_status_make(pto__rt_gone_code(gone, PTO_STATUS_FAILED_PRECONDITION), "%s: %s", fn,
                            pto__rt_gone_text(gone, PTO__RT_OBJ_WORKER));
   pto__rt_async_drain(w); /* submitted launches end first */
   if (w->in_launch)

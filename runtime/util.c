@@ -161,7 +161,7 @@ void *pto__rt_obj_add_owned(pto__rt_obj_kind kind, void *obj, const void *owner)
 /* The live slot a token names, or NULL with *gone saying why not. Under g_registry.mu. */
 static pto__rt_slot *lookup(const void *token, pto__rt_obj_kind kind, pto__rt_gone *gone) {
   uint32_t idx, gen;
-  *gone = PTO__RT_GONE_UNKNOWN;
+  *gone = token ? PTO__RT_GONE_UNKNOWN : PTO__RT_GONE_NULL;
   if (!split_token(token, &idx, &gen) || idx >= g_registry.nslots) return NULL;
   pto__rt_slot *s = &g_registry.slots[idx];
   if (s->live && s->gen == gen) {
@@ -288,6 +288,14 @@ const char *pto__rt_gone_text(pto__rt_gone why, pto__rt_obj_kind kind) {
       [PTO__RT_OBJ_DIST_TENSOR] = "not a live tensor of a distributed worker (stale, or never "
                                   "allocated)",
   };
+  static const char *const null[] = {
+      [PTO__RT_OBJ_WORKER] = "the worker is NULL",
+      [PTO__RT_OBJ_HANDLE] = "the handle is NULL",
+      [PTO__RT_OBJ_TENSOR] = "the device tensor is NULL",
+      [PTO__RT_OBJ_COMPLETION] = "the completion is NULL",
+      [PTO__RT_OBJ_DIST_WORKER] = "the distributed worker is NULL",
+      [PTO__RT_OBJ_DIST_TENSOR] = "the tensor is NULL",
+  };
   switch (why) {
   case PTO__RT_GONE_CLOSED:
     return kind == PTO__RT_OBJ_DIST_WORKER ? "the distributed worker is closed"
@@ -299,9 +307,14 @@ const char *pto__rt_gone_text(pto__rt_gone why, pto__rt_obj_kind kind) {
   case PTO__RT_GONE_WAITED: return "the completion was waited for already (each is consumed once)";
   case PTO__RT_GONE_DISCARDED: return "the completion was discarded";
   case PTO__RT_GONE_WRONG_KIND: return wrong[kind];
+  case PTO__RT_GONE_NULL: return null[kind];
   case PTO__RT_GONE_UNKNOWN: break;
   }
   return unknown[kind];
+}
+
+pto_status_code pto__rt_gone_code(pto__rt_gone why, pto_status_code stale_code) {
+  return why == PTO__RT_GONE_NULL ? PTO_STATUS_INVALID_ARGUMENT : stale_code;
 }
 
 /* ---- u64 map ------------------------------------------------------------------------- */

@@ -48,7 +48,7 @@ static pto_status enter(const pto_worker *wt, const char *fn, pto__rt_worker **o
   /* Submitted launches end first: they stay ordered before whatever this call does. */
   pto__rt_async_drain(*out);
   if (*out) return PTO_OK;
-  return fail(PTO_STATUS_FAILED_PRECONDITION, "%s: %s", fn,
+  return fail(pto__rt_gone_code(gone, PTO_STATUS_FAILED_PRECONDITION), "%s: %s", fn,
               pto__rt_gone_text(gone, PTO__RT_OBJ_WORKER));
 }
 
@@ -794,7 +794,7 @@ pto_status pto_handle_call(pto_handle *ht, const pto_arg *args, size_t nargs) {
   uint32_t pin;
   pto__rt_handle *h = pto__rt_obj_pin(ht, PTO__RT_OBJ_HANDLE, &gone, &pin);
   if (!h)
-    return fail(PTO_STATUS_FAILED_PRECONDITION, "pto_handle_call: %s",
+    return fail(pto__rt_gone_code(gone, PTO_STATUS_FAILED_PRECONDITION), "pto_handle_call: %s",
                 pto__rt_gone_text(gone, PTO__RT_OBJ_HANDLE));
   pto__rt_async_drain(h->w);
   return leave(pin, launch(h->w, h->callable, args, nargs));
@@ -814,7 +814,7 @@ pto_status pto_handle_submit(pto_handle *ht, const pto_arg *args, size_t nargs,
   uint32_t pin;
   pto__rt_handle *h = pto__rt_obj_pin(ht, PTO__RT_OBJ_HANDLE, &gone, &pin);
   if (!h)
-    return fail(PTO_STATUS_FAILED_PRECONDITION, "pto_handle_submit: %s",
+    return fail(pto__rt_gone_code(gone, PTO_STATUS_FAILED_PRECONDITION), "pto_handle_submit: %s",
                 pto__rt_gone_text(gone, PTO__RT_OBJ_HANDLE));
   if (!h->w->async && h->w->in_launch) return leave(pin, not_in_launch(h->w, "pto_handle_submit"));
   return leave(pin, pto__rt_async_submit(h->w, h->callable, args, nargs, out_completion));

@@ -1,5 +1,6 @@
-/* A library that exports test hooks, for CTest exported_symbols_catches: CheckExports.cmake must
- * fail on it, as it would on a shipped library that leaked base's allocation-failure injection. */
+/* A library that exports test hooks and a name outside the pto_ prefix, for CTest
+ * exported_symbols_catches: CheckExports.cmake must fail on it, as it would on a shipped library
+ * that leaked base's allocation-failure injection or a helper without the prefix. */
 __attribute__((visibility("default"))) void pto_alloc_fail_at(long n, int sticky);
 __attribute__((visibility("default"))) long pto_alloc_count(void);
 
@@ -9,3 +10,6 @@ void pto_alloc_fail_at(long n, int sticky) {
 }
 
 long pto_alloc_count(void) { return 0; }
+
+__attribute__((visibility("default"))) int leaked_helper(void);
+int leaked_helper(void) { return 1; }

@@ -103,7 +103,8 @@ PTO_API void pto_text_free(pto_text *t);
 PTO_API PTO_MUST_USE pto_status pto_scalar_parse(const char *text, pto_dtype dt, pto_scalar *out);
 /* The range of integer dtype dt (bool, i8 .. u64, index) as [*lo, *hi], *lo <= 0 as int64 and
  * *hi as uint64: the one range pto_scalar_parse and pto_scalar_check hold a value to, which the
- * Python package asks for too. Returns 0, or -1 (nothing written) for a float or unknown dtype. */
+ * Python package asks for too. Returns 0, or -1 (nothing written) for a float or unknown dtype or a
+ * NULL lo or hi. */
 PTO_API int pto_dtype_int_range(pto_dtype dt, int64_t *lo, uint64_t *hi);
 /* INVALID_ARGUMENT when the value of s lies outside the range of its dtype (an i8 of 300, a
  * bool of 2, a u8 of 256; floats always fit), naming the value and the range. */

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pto/ir.h"
 #include "pto/signature.h"
@@ -66,11 +67,11 @@ static inline const int32_t *pto_compile_options_devices(const pto_compile_optio
   return opt->devices;
 }
 
-/* Fills defaults: sz set, platform "sim", opt_level 2. Inline: the loader and tools use it
- * without linking the compiler. */
+/* Fills defaults: sz set, platform "sim", opt_level 2 (a NULL opt: nothing). Inline: the loader and
+ * tools use it without linking the compiler. */
 static inline void pto_compile_options_init(pto_compile_options *opt) {
-  pto_compile_options zero = {0};
-  *opt = zero;
+  if (!opt) return;
+  memset(opt, 0, sizeof *opt); /* not '= {0}': C++'s -Wextra wants every member named */
   opt->sz = sizeof *opt;
   opt->platform = "sim";
   opt->opt_level = 2;

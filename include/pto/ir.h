@@ -104,7 +104,10 @@ struct pto_ir_expr {
   pto_expr_op op;
   pto_dtype dtype; /* scalar dtype of the result; for VALUE of a non-scalar: the value's dtype */
   pto_loc loc;
-  union {
+  /* The anonymous unions of this header (and the anonymous struct in this one) are C11; in C++
+   * they are an extension GCC and Clang accept, marked __extension__ so that a C++ includer's
+   * -pedantic stays quiet (test public_headers_alone). */
+  __extension__ union {
     int64_t i;           /* INT (also the bits of u64 literals) */
     double f;            /* FLOAT */
     int b;               /* BOOL */
@@ -290,7 +293,7 @@ typedef struct pto_ir_arg {
   pto_arg_kind kind;
   const char *kw; /* NULL for a positional argument */
   pto_loc loc;
-  union {
+  __extension__ union {
     pto_ir_expr *expr;
     pto_dtype dtype;
     struct {
@@ -404,7 +407,7 @@ struct pto_ir_stmt {
   pto_loc loc;
   pto_ir_value **results;
   int nresults;
-  union {
+  __extension__ union {
     pto_ir_expr *expr; /* ASSIGN */
     struct {
       pto_opcode opc;
@@ -587,12 +590,13 @@ PTO_API PTO_MUST_USE pto_status pto_ir_program_kernel_entry(const pto_ir_program
 PTO_API const pto_ir_stmt *pto_ir_func_stmt_at(const pto_ir_func *f, int index);
 PTO_API int pto_ir_func_stmt_index(const pto_ir_func *f, pto_loc loc);
 /* An integer '/' or mod in x by anything but a nonzero literal: a scalar assignment holding one
- * fails its launch on a runtime zero divisor, so it has an op id like the ops that can fail. */
+ * fails its launch on a runtime zero divisor, so it has an op id like the ops that can fail.
+ * false for a NULL x. */
 PTO_API bool pto_ir_expr_divides_int(const pto_ir_expr *x);
 /* Calls visit on each expression s holds itself, not those of the statements in its bodies: an
  * assignment's, an op's arguments (and their list items), a call's arguments and device=, a
  * for's bounds, step and inits, an if's condition, a yield's or a return's values. Stops at the
- * first nonzero visit and returns it; 0 after all. */
+ * first nonzero visit and returns it; 0 after all (and for a NULL s or visit). */
 PTO_API int pto_ir_stmt_each_expr(const pto_ir_stmt *s,
                                   int (*visit)(void *ctx, const pto_ir_expr *e), void *ctx);
 /* pto_ir_expr_divides_int of one of s's own expressions (pto_ir_stmt_each_expr): in a kernel,

@@ -32,6 +32,7 @@ PTO_API PTO_MUST_USE pto_status pto_elf_build_id(const char *path, uint8_t out_i
 /* hid: the first 8 bytes of the Build-ID read little-endian; without a note, FNV-1a-64 of the
  * whole file. */
 PTO_API PTO_MUST_USE pto_status pto_elf_hid(const char *path, uint64_t *out_hid);
+/* The hid of a Build-ID note's bytes (0 for a NULL id). */
 PTO_API uint64_t pto_hid_from_build_id(const uint8_t *id, size_t len);
 /* hid as lowercase hex without 0x or padding; buf of at least 17 bytes. */
 PTO_API void pto_hid_format(uint64_t hid, char buf[17]);
@@ -140,11 +141,12 @@ PTO_API PTO_MUST_USE pto_status pto_program_create_host(const pto_signature *sig
  * the thread that runs the orchestration. */
 PTO_API int32_t pto_program_current_op(const pto_program *p);
 PTO_API void pto_program_reset_current_op(const pto_program *p);
-/* "prog.ptir:12:5: call @k" (or ": tensor.slice") for op into buf; 0, or -1 when unknown. */
+/* "prog.ptir:12:5: call @k" (or ": tensor.slice") for op into buf; 0, or -1 when unknown (or
+ * for a NULL p or buf, or n 0: nothing written). */
 PTO_API int pto_program_op_text(const pto_program *p, int32_t op, char *buf, size_t n);
 /* "prog.ptir:14:9: tile.gather" for the statement with index op (pto_ir_func_stmt_at) of the
  * kernel named kernel (an incore scope's: the kernel it becomes), as a kernel failing with
- * PTO_KERNEL_ERR_INDEX names it; 0, or -1 when unknown. */
+ * PTO_KERNEL_ERR_INDEX names it; 0, or -1 when unknown (or for a NULL buf, or n 0). */
 PTO_API int pto_program_kernel_op_text(const pto_program *p, const char *kernel, int32_t op,
                                        char *buf, size_t n);
 /* The names of that statement's index tile and tensor (*index, *table: "ix", "tab", owned by

@@ -20,11 +20,17 @@
  * Lifetime: pto_worker, pto_handle, pto_device_tensor and pto_completion values are tokens, not
  * pointers. Closing a worker frees every handle and device tensor it made; a token that outlived
  * its object (after close, unregister, free or wait) is reported as a clear error by every call,
- * never dereferenced. pto_worker_close is idempotent. A worker and its handles and tensors are
- * used by one thread at a time (the core threads are internal); different workers are
- * independent. The one exception is close: called while another thread is inside a call on the
- * worker (a launch, a copy), it waits for that call to return, then closes; calls that start
- * after the close began fail ("the worker is closed").
+ * never dereferenced; a NULL token fails with PTO_STATUS_INVALID_ARGUMENT ("the worker is
+ * NULL"), a stale worker, handle or completion with PTO_STATUS_FAILED_PRECONDITION.
+ * pto_worker_close is idempotent. A worker and its handles and tensors are used by one thread at a
+ * time (the core threads are internal); different workers are independent. What is detected rather
+ * than raced: a launch started while another runs on the worker (from a second thread, or from
+ * inside the running one) is refused with PTO_STATUS_FAILED_PRECONDITION ("a launch is already
+ * running on this worker"), the running launch unharmed, and so are an allocation, a free, a copy
+ * or a registration then ("a launch is running on this worker"); other calls overlapping on two
+ * threads are not supported. The one exception is close: called while another thread is inside a
+ * call on the worker (a launch, a copy), it waits for that call to return, then closes; calls that
+ * start after the close began fail ("the worker is closed").
  *
  * Every launch records spans (pto_worker_last_launch); with PTO_LOG_LEVEL=timing in the
  * environment when the worker opens, each span is also written to stderr as one line

@@ -73,10 +73,10 @@ PTO_API PTO_MUST_USE pto_status pto_signature_copy(const pto_signature *src,
 PTO_API void pto_signature_clear(pto_signature *sig);
 /* The entry as the user named it: kernel_entry where set, else entry ("" for neither). */
 PTO_API const char *pto_signature_entry_name(const pto_signature *sig);
-/* Index of the named parameter, or -1. */
+/* Index of the named parameter, or -1 (also for a NULL sig or name). */
 PTO_API int pto_signature_find(const pto_signature *sig, const char *name);
 /* The index of dynamic symbol name in sig->syms, appending a copy when it is new; -1 when out of
- * memory. */
+ * memory or for a NULL sig or name. */
 PTO_API int pto_signature_intern_sym(pto_signature *sig, const char *name);
 
 /* The symbols of a compiled orchestration object and of compiled host code that hold their

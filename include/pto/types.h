@@ -45,7 +45,7 @@ typedef enum pto_space {
 } pto_space;
 
 PTO_API const char *pto_dtype_name(pto_dtype dt);
-/* Returns -1 when name[0..len) is not a dtype name. */
+/* Returns -1 when name[0..len) is not a dtype name (or name is NULL). */
 PTO_API int pto_dtype_from_name(const char *name, size_t len);
 PTO_API size_t pto_dtype_size(pto_dtype dt); /* bool: 1, index: 8 */
 PTO_API bool pto_dtype_is_float(pto_dtype dt);
@@ -53,6 +53,7 @@ PTO_API bool pto_dtype_is_int(pto_dtype dt);    /* signed, unsigned and index; n
 PTO_API bool pto_dtype_is_signed(pto_dtype dt); /* signed ints, index and floats */
 
 PTO_API const char *pto_space_name(pto_space s);
+/* Returns -1 when name[0..len) is not a space name (or name is NULL). */
 PTO_API int pto_space_from_name(const char *name, size_t len);
 
 /* A scalar value. Integers (and index, bool) live in i (unsigned ones in u, same bits), floats
@@ -87,14 +88,17 @@ typedef struct pto_host_tensor {
 
 /* Fills shape and row-major strides (a stride that would overflow is left INT64_MAX; such a
  * shape fails pto_shape_size). A rank outside 0..PTO_MAX_RANK (or a NULL shape) is stored with
- * every dim left 0 and shape not read: calls given such a tensor refuse its rank. */
+ * every dim left 0 and shape not read: calls given such a tensor refuse its rank. A NULL t: nothing
+ * is done. */
 PTO_API void pto_host_tensor_init(pto_host_tensor *t, void *data, pto_dtype dt, int rank,
                                   const int64_t *shape);
-/* The element count, or -1 when an extent is negative or the count overflows int64. */
+/* The element count, or -1 when an extent is negative, the count overflows int64, the rank is out
+ * of range or t is NULL. */
 PTO_API int64_t pto_host_tensor_numel(const pto_host_tensor *t);
 /* Element count and byte size of a shape of dtype dt, checked: returns 0 and sets the outs
  * (either may be NULL) when every extent is >= 0 and the byte size fits in int64; returns -1
- * otherwise. Every size computed from user input (dims, shapes, tiles) goes through this. */
+ * otherwise (and for a NULL shape of rank > 0). Every size computed from user input (dims, shapes,
+ * tiles) goes through this. */
 PTO_API int pto_shape_size(int rank, const int64_t *shape, pto_dtype dt, int64_t *out_numel,
                            int64_t *out_nbytes);
 

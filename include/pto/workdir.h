@@ -90,7 +90,7 @@ typedef struct pto_manifest {
 /* Releases everything m owns (callee_dirs included) and zeroes it; NULL is ignored. */
 PTO_API void pto_manifest_free(pto_manifest *m);
 
-/* The files entry for path, or NULL. */
+/* The files entry for path, or NULL (also for a NULL m or relpath). */
 PTO_API const pto_manifest_file *pto_manifest_find_file(const pto_manifest *m, const char *relpath);
 
 /* Lists relpath in m->files without a hash (hash "") unless it is there already: what the

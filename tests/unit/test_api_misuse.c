@@ -260,7 +260,14 @@ static void test_dist_null_args(void **state) {
   pto_dist_tensor *st = NULL;
   assert_status_contains(pto_dist_alloc_stacked_tensor(w, &hs, NULL, &st),
                          "pto_dist_alloc_stacked_tensor: the host tensor has no data (NULL)");
-  /* The worker is not hurt by either: a run after them is correct. */
+  /* A zeroed argument, or one of no known kind, was "parameter 'a' is a tensor". */
+  pto_arg bad[2] = {{.kind = PTO_ARG_NONE}, pto_arg_host(&hc)};
+  assert_status_contains(pto_dist_worker_run(w, p, bad, 2),
+                         "parameter 'a': expected a tensor (a host tensor or this worker's "
+                         "pto_dist_tensor), got no argument (kind unset)");
+  bad[0].kind = (pto_arg_type)77;
+  assert_status_contains(pto_dist_worker_run(w, p, bad, 2), "got an argument of no known kind");
+  /* The worker is not hurt by any of these: a run after them is correct. */
   pto_arg args[2] = {pto_arg_host_readonly(&ha), pto_arg_host(&hc)};
   assert_pto_ok(pto_dist_worker_run(w, p, args, 2));
   assert_memory_equal(a, c, sizeof a);
@@ -313,6 +320,239 @@ static void test_more_nulls(void **state) {
   pto_dist_config_init(NULL);
   pto_bench_options_init(NULL);
   pto_ir_value_map_clear(NULL);
+}
+
+/* Value-returning calls outside the documented libc-like helpers (pto/base.h's allocation, text
+ * and hash helpers, pto/arena.h) dereferenced a NULL object or name: each now returns its
+ * neutral value (-1, 0, NULL, false) or does nothing, as its header says. */
+static void test_value_returning_nulls(void **state) {
+  (void)state;
+  assert_int_equal(pto_dtype_from_name(NULL, 3), -1);
+  assert_int_equal(pto_space_from_name(NULL, 3), -1);
+  pto_host_tensor_init(NULL, NULL, PTO_DTYPE_F32, 1, NULL);
+  assert_int_equal(pto_host_tensor_numel(NULL), -1);
+  int64_t numel = 7, nbytes = 7;
+  assert_int_equal(pto_shape_size(2, NULL, PTO_DTYPE_F32, &numel, &nbytes), -1);
+  assert_int_equal(numel, 7);
+  assert_int_equal(pto_shape_size(0, NULL, PTO_DTYPE_F32, &numel, &nbytes), 0); /* a scalar */
+  assert_int_equal(numel, 1);
+  int64_t lo = 5;
+  uint64_t hi = 5;
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_I8, NULL, &hi), -1);
+  assert_int_equal(pto_dtype_int_range(PTO_DTYPE_I8, &lo, NULL), -1);
+  assert_int_equal(lo, 5);
+  assert_int_equal(hi, 5);
+  assert_null(pto_manifest_find_file(NULL, "kernels.so"));
+  assert_int_equal(pto_signature_find(NULL, "x"), -1);
+  assert_int_equal(pto_signature_intern_sym(NULL, "M"), -1);
+  pto_signature sig;
+  memset(&sig, 0, sizeof sig);
+  assert_int_equal(pto_signature_find(&sig, NULL), -1);
+  assert_int_equal(pto_signature_intern_sym(&sig, NULL), -1);
+  assert_int_equal(sig.nsyms, 0);
+  assert_false(pto_ir_expr_divides_int(NULL));
+  assert_false(pto_ir_stmt_divides_int(NULL));
+  assert_int_equal(pto_ir_stmt_each_expr(NULL, NULL, NULL), 0);
+  assert_int_equal(pto_hid_from_build_id(NULL, 8), 0);
+  pto_compile_options_init(NULL);
+}
+
+/* A NULL array with a nonzero count: the builder read through it (tensor_type, tile_type,
+ * func_rets, if_begin's results, call's args, for_begin's iters) or printed a NULL name
+ * (lookup); each is now the builder's error naming the array. */
+static void test_builder_null_arrays(void **state) {
+  (void)state;
+  pto_ir_builder *b = NULL;
+  const pto_ir_type *t = NULL;
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_status_contains(pto_ir_builder_tensor_type(b, PTO_DTYPE_F32, 2, NULL, &t),
+                         "tensor rank 2: dims is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_status_contains(pto_ir_builder_dtensor_type(b, PTO_DTYPE_F32, 2, NULL, &t),
+                         "dtensor rank 2: dims is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_status_contains(
+      pto_ir_builder_tile_type(b, PTO_DTYPE_F32, 2, NULL, PTO_SPACE_VEC, 0, NULL, &t),
+      "tile: dims is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  pto_ir_expr *d[2] = {NULL, NULL};
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[0]));
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[1]));
+  assert_status_contains(
+      pto_ir_builder_tile_type(b, PTO_DTYPE_F32, 2, d, PTO_SPACE_VEC, 2, NULL, &t),
+      "tile: valid is NULL with nvalid 2");
+  pto_ir_builder_destroy(b);
+
+  /* A kernel with one in tensor, and an orch calling it. */
+  pto_ir_func *k = NULL, *o = NULL;
+  pto_ir_value *x = NULL;
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  d[0] = d[1] = NULL;
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[0]));
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[1]));
+  assert_pto_ok(pto_ir_builder_tensor_type(b, PTO_DTYPE_F32, 2, d, &t));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_KERNEL, "k", &k));
+  assert_pto_ok(pto_ir_builder_param(b, "x", t, PTO_DIR_IN, 0, PTO_BIND_NONE, NULL, &x));
+  assert_pto_ok(pto_ir_builder_header_end(b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_status_contains(pto_ir_builder_func_rets(b, NULL, 1),
+                         "-> list of 1 types, but types is NULL");
+  pto_ir_builder_destroy(b);
+
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  d[0] = d[1] = NULL;
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[0]));
+  assert_pto_ok(pto_ir_builder_int(b, 16, &d[1]));
+  assert_pto_ok(pto_ir_builder_tensor_type(b, PTO_DTYPE_F32, 2, d, &t));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_KERNEL, "k", &k));
+  assert_pto_ok(pto_ir_builder_param(b, "x", t, PTO_DIR_IN, 0, PTO_BIND_NONE, NULL, &x));
+  assert_pto_ok(pto_ir_builder_header_end(b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_pto_ok(pto_ir_builder_body_begin(b, o));
+  pto_ir_stmt *st = NULL;
+  assert_status_contains(pto_ir_builder_call(b, k, NULL, 1, NULL, NULL, 0, &st),
+                         "call @k: 1 arguments, but args is NULL");
+  pto_ir_builder_destroy(b);
+
+  pto_ir_expr *e = NULL, *lo = NULL, *hi = NULL;
+  pto_ir_value *v = NULL;
+  pto_ir_result r = {.name = "r"};
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_pto_ok(pto_ir_builder_body_begin(b, o));
+  assert_pto_ok(pto_ir_builder_bool(b, 1, &e));
+  assert_status_contains(pto_ir_builder_if_begin(b, e, NULL, 1, &st),
+                         "1 result, but results is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_pto_ok(pto_ir_builder_body_begin(b, o));
+  assert_pto_ok(pto_ir_builder_int(b, 0, &lo));
+  assert_pto_ok(pto_ir_builder_int(b, 4, &hi));
+  assert_status_contains(
+      pto_ir_builder_for_begin(b, "i", 0, lo, hi, NULL, NULL, NULL, 1, &r, 1, &st),
+      "for: 1 iter variable, but iters or inits is NULL");
+  pto_ir_builder_destroy(b);
+  assert_pto_ok(pto_ir_builder_create("n", NULL, &b));
+  assert_pto_ok(pto_ir_builder_func_begin(b, PTO_FUNC_ORCH, "o", &o));
+  assert_pto_ok(pto_ir_builder_body_begin(b, o));
+  assert_status_contains(pto_ir_builder_lookup(b, NULL, &v), "lookup of a NULL name");
+  pto_ir_builder_destroy(b);
+}
+
+/* pto_program_op_text wrote through a NULL buf given with a nonzero size. */
+static void test_op_text_null_buf(void **state) {
+  (void)state;
+  pto_ir_program *ir = NULL;
+  pto_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_add, strlen(k_add), "add", &ir));
+  assert_pto_ok(pto_compile(ir, NULL, &p));
+  char buf[256];
+  int32_t op = -1;
+  for (int32_t i = 0; i < 8 && op < 0; i++)
+    if (pto_program_op_text(p, i, buf, sizeof buf) == 0) op = i;
+  assert_true(op >= 0); /* the call's position is known */
+  assert_int_equal(pto_program_op_text(p, op, NULL, 64), -1);
+  assert_int_equal(pto_program_kernel_op_text(p, "k", 0, NULL, 64), -1);
+  pto_program_release(p);
+  pto_ir_program_destroy(ir);
+}
+
+/* A launch given what a C caller can get wrong: too few arguments, a NULL array, an argument
+ * never made by a pto_arg_* call (zeroed, or a kind no enum value names: it was reported as
+ * "kind unset" too), a tensor of the wrong dtype or shape, a scalar for a tensor. Each fails
+ * naming the parameter, and the worker runs the right call afterwards. */
+static void test_launch_misuse(void **state) {
+  (void)state;
+  pto_ir_program *ir = NULL;
+  pto_program *p = NULL;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_ir_parse_string(k_add, strlen(k_add), "add", &ir));
+  assert_pto_ok(pto_compile(ir, NULL, &p));
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = 1;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  static float a[32 * 128], c[32 * 128];
+  for (int i = 0; i < 32 * 128; i++)
+    a[i] = (float)i;
+  int64_t shape[2] = {32, 128}, bad[2] = {32, 64};
+  pto_host_tensor ah, ch, wrong;
+  pto_host_tensor_init(&ah, a, PTO_DTYPE_F32, 2, shape);
+  pto_host_tensor_init(&ch, c, PTO_DTYPE_F32, 2, shape);
+  pto_arg args[2] = {pto_arg_host_readonly(&ah), pto_arg_host(&ch)};
+  assert_status_contains(pto_worker_run(w, p, args, 1), "expected 2 arguments (a, c), got 1");
+  assert_status_contains(pto_worker_run(w, p, NULL, 2), "args is NULL");
+  pto_arg bad_args[2] = {{.kind = PTO_ARG_NONE}, pto_arg_host(&ch)};
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2),
+                         "parameter 'a': expected a tensor (in f32 [32,128]), got no argument "
+                         "(kind unset)");
+  bad_args[0].kind = (pto_arg_type)77;
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2),
+                         "got an argument of no known kind (not made by a pto_arg_* call)");
+  bad_args[0] = pto_arg_f32(1.0f);
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2), "parameter 'a': expected a tensor");
+  pto_host_tensor_init(&wrong, a, PTO_DTYPE_I32, 2, shape);
+  bad_args[0] = pto_arg_host(&wrong);
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2),
+                         "parameter 'a': expected dtype f32, got i32");
+  pto_host_tensor_init(&wrong, a, PTO_DTYPE_F32, 2, bad);
+  bad_args[0] = pto_arg_host(&wrong);
+  assert_status_contains(pto_worker_run(w, p, bad_args, 2),
+                         "parameter 'a': expected shape [32,128], got [32,64]");
+  assert_true(tu_all_zero(c, sizeof c)); /* nothing ran */
+  assert_pto_ok(pto_worker_run(w, p, args, 2));
+  assert_true(c[4095] == 4095.0f);
+  pto_worker_close(w);
+  pto_program_release(p);
+  pto_ir_program_destroy(ir);
+}
+
+/* A NULL worker, handle, completion or device tensor was reported as a stale token ("not an
+ * open worker (closed long ago, or never opened)", FAILED_PRECONDITION); docs/c-api.md makes a
+ * NULL object the caller's INVALID_ARGUMENT naming it. A closed worker stays FAILED_PRECONDITION.
+ */
+static void expect_code(pto_status s, pto_status_code code, const char *needle) {
+  assert_non_null(s);
+  assert_int_equal(pto_status_code_of(s), code);
+  if (!strstr(pto_status_message(s), needle)) {
+    print_error("'%s' lacks '%s'\n", pto_status_message(s), needle);
+    fail();
+  }
+  pto_status_free(s);
+}
+
+static void test_null_runtime_tokens(void **state) {
+  (void)state;
+  int64_t shape[1] = {4};
+  float host[4] = {0};
+  pto_device_tensor *t = NULL;
+  expect_code(pto_worker_alloc_tensor(NULL, 1, shape, PTO_DTYPE_F32, NULL, &t),
+              PTO_STATUS_INVALID_ARGUMENT, "pto_worker_alloc_tensor: the worker is NULL");
+  expect_code(pto_worker_copy_to_tensor(NULL, NULL, 0, host, 1), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_worker_copy_to_tensor: the worker is NULL");
+  expect_code(pto_handle_call(NULL, NULL, 0), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_handle_call: the handle is NULL");
+  pto_completion *c = NULL;
+  expect_code(pto_handle_submit(NULL, NULL, 0, &c), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_handle_submit: the handle is NULL");
+  expect_code(pto_completion_wait(NULL), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_completion_wait: the completion is NULL");
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = 1;
+  pto_worker *w = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  expect_code(pto_worker_free_tensor(w, NULL), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_worker_free_tensor: the device tensor is NULL");
+  expect_code(pto_worker_copy_to_tensor(w, NULL, 0, host, 1), PTO_STATUS_INVALID_ARGUMENT,
+              "the device tensor is NULL");
+  pto_worker_close(w);
+  expect_code(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t),
+              PTO_STATUS_FAILED_PRECONDITION, "pto_worker_alloc_tensor: the worker is closed");
 }
 
 static const char *const k_host_loop =
@@ -452,6 +692,11 @@ int main(void) {
       cmocka_unit_test(test_dist_config_ranges),
       cmocka_unit_test(test_dist_null_args),
       cmocka_unit_test(test_more_nulls),
+      cmocka_unit_test(test_value_returning_nulls),
+      cmocka_unit_test(test_builder_null_arrays),
+      cmocka_unit_test(test_op_text_null_buf),
+      cmocka_unit_test(test_launch_misuse),
+      cmocka_unit_test(test_null_runtime_tokens),
       cmocka_unit_test(test_dist_chip_killed_mid_run),
       cmocka_unit_test(test_rebuild_read_only_work_dir),
   };

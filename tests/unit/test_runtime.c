@@ -653,6 +653,9 @@ static void test_second_concurrent_launch_is_refused(void **state) {
   pto_handle *h, *hq;
   assert_pto_ok(pto_worker_register(w, p, &h));
   assert_pto_ok(pto_worker_register(w, q, &hq));
+  int64_t dshape[1] = {4};
+  pto_device_tensor *dev = NULL;
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, dshape, PTO_DTYPE_F32, NULL, &dev));
   atomic_store(&g_wait_started, 0);
   atomic_store(&g_wait_release, 0);
   launcher l = {h, PTO_OK};
@@ -670,6 +673,13 @@ static void test_second_concurrent_launch_is_refused(void **state) {
   int64_t shape[1] = {4};
   pto_device_tensor *t = NULL;
   assert_status_contains(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t),
+                         "a launch is running on this worker");
+  /* runtime.h: a free, a copy and a registration during the launch are refused too. */
+  pto_handle *h2 = NULL;
+  assert_status_contains(pto_worker_register(w, q, &h2), "a launch is running on this worker");
+  assert_status_contains(pto_worker_free_tensor(w, dev), "a launch is running on this worker");
+  float four[4] = {0};
+  assert_status_contains(pto_worker_copy_to_tensor(w, dev, 0, four, 4),
                          "a launch is running on this worker");
   atomic_store(&g_wait_release, 1);
   pthread_join(th, NULL);
