@@ -31,7 +31,7 @@
  *       "OpenBLAS, wall" and a line "same clock (wall)" with pto's ratio by the minima, the
  *       medians and the median of each rep's paired ratio (the two ran back to back). A
  *       variant of the program (PTO_BENCH_KERNELS_DIR) with another task width names it in
- *       PTO_BENCH_DECODE_BN (default 1024 for M = 1, 256 for M = 8; DECODE_K a multiple of
+ *       PTO_BENCH_DECODE_BN (default 256 for M = 1 and M = 8; DECODE_K a multiple of
  *       1024). PTO_BENCH_DECODE_SKEW=BYTES allocates a device tensor of that many bytes before
  *       the runtime's x and W, as a program's other tensors may lie before its weight.
  * The matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's
@@ -954,7 +954,7 @@ typedef struct dec_ctx {
 } dec_ctx;
 
 /* the columns of y one task of matmul_decode.ptir computes: @m1's, @m8's */
-#define DEC_BN1 1024
+#define DEC_BN1 256
 #define DEC_BN8 256
 
 /* DEC_BN1 (m = 1) or DEC_BN8, or PTO_BENCH_DECODE_BN for a variant of the program
