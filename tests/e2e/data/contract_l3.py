@@ -532,3 +532,45 @@ CASES.append(Case("alloc_window_runtime_shape", DYNWIN, ins={"x": xd, "n": "6"},
 CASES.append(Case("err_alloc_window_negative", DYNWIN, ins={"x": xd, "n": "-2"},
                   args=["--devices", "2"],
                   err=(1, ["dist.alloc_window: extent -2 of dim 0 is not valid"])))
+
+# Calls to different devices run concurrently: device 0's call, issued first, waits for a notify
+# that only device 1's later call sends (run one after the other, it would time out), then reads
+# what device 1 remote_stored into its window.
+CONC = """program conc
+kernel @waiter(inout %w: dtensor[2, 8] f32, inout %sig: dtensor[1, 2] i32, out %y: tensor[2, 8] f32)
+    -> (dtensor[2, 8] f32, dtensor[1, 2] i32, tensor[2, 8] f32) {
+  dist.wait(%sig, [0, 1], 1, cmp=eq)
+  dist.notify(%sig, 0, [0, 1], 0, op=set)
+  %t = tile.load(%w, [0, 0], [2, 8])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %w, %sig, %y1
+}
+kernel @sender(%x: tensor[2, 8] f32, inout %w: dtensor[2, 8] f32, inout %sig: dtensor[1, 2] i32)
+    -> (dtensor[2, 8] f32, dtensor[1, 2] i32) {
+  %t = tile.load(%x, [0, 0], [2, 8])
+  dist.remote_store(%t, %w, 0, [0, 0])
+  dist.notify(%sig, 0, [0, 1], 1, op=set)
+  return %w, %sig
+}
+orch @ow(inout %w: dtensor[2, 8] f32, inout %sig: dtensor[1, 2] i32, out %y: tensor[2, 8] f32)
+    -> (dtensor[2, 8] f32, dtensor[1, 2] i32, tensor[2, 8] f32) {
+  %a, %b, %c = call @waiter(%w, %sig, %y)
+  return %a, %b, %c
+}
+orch @os(%x: tensor[2, 8] f32, inout %w: dtensor[2, 8] f32, inout %sig: dtensor[1, 2] i32)
+    -> (dtensor[2, 8] f32, dtensor[1, 2] i32) {
+  %a, %b = call @sender(%x, %w, %sig)
+  return %a, %b
+}
+host @main(%x: tensor[2, 8] f32, out %y: tensor[2, 8] f32) {
+  %ww = dist.alloc_window([2, 8], f32)
+  %ws = dist.alloc_window([1, 2], i32)
+  %w = dist.window(%ww)
+  %s = dist.window(%ws)
+  call @ow(%w, %s, %y) device=0
+  call @os(%x, %w, %s) device=1
+}
+"""
+xc = rng.standard_normal((2, 8)).astype(np.float32)
+CASES.append(Case("devices_run_concurrently", CONC, ins={"x": xc}, want={"y": xc},
+                  env=FAST, args=["--devices", "2"]))
