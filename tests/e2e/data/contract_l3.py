@@ -241,7 +241,8 @@ CASES.append(bool_case(3, 2))
 
 # Point to point: every rank remote_stores its row into every rank's window (itself included) and
 # counts arrivals with atomic_add notifies on an element past the barrier's; after a barrier each
-# rank remote_loads its right neighbour's copy of x. 4 ranks on a permuted device set.
+# rank remote_loads its right neighbour's copy of x. 4 ranks on a permuted device set (ids 2,0,3,1:
+# dist.world_size() is 4, device=d the d-th id).
 P2P = """program p2p
 kernel @k(%x: tensor[1, 8] f32, inout %w: dtensor[4, 8] f32, inout %v: dtensor[1, 8] f32,
           inout %sig: dtensor[1, 6] i32, out %y: tensor[4, 8] f32, out %z: tensor[1, 8] f32)
@@ -278,7 +279,8 @@ host @main(%x: tensor[4, 1, 8] f32, out %y: tensor[4, 4, 8] f32, out %z: tensor[
   %w = dist.window(%ww)
   %v = dist.window(%wv)
   %s = dist.window(%ws)
-  for %d in range(0, 4) {
+  %nd = dist.world_size()
+  for %d in range(0, %nd) {
     %xd = tensor.select(%x, %d)
     %yd = tensor.select(%y, %d)
     %zd = tensor.select(%z, %d)
