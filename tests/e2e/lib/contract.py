@@ -130,6 +130,8 @@ def run_case(c, tmp):
         return ["exit %d:\n%s" % (r.returncode, out)]
     if c.check and "PASS" not in out:
         return ["--check did not pass:\n" + out]
+    if argv[-2:] == ["--transport", "mpi"] and "over mpi" not in out:
+        return ["not run over MPI:\n" + out]
     fails = []
     # The contract asks for the interpreter's bits, not only its tolerance: --check's worst
     # absolute error is 0 for every output.
