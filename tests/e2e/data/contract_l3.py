@@ -576,3 +576,34 @@ host @main(%x: tensor[2, 8] f32, out %y: tensor[2, 8] f32) {
 xc = rng.standard_normal((2, 8)).astype(np.float32)
 CASES.append(Case("devices_run_concurrently", CONC, ins={"x": xc}, want={"y": xc},
                   env=FAST, args=["--devices", "2"]))
+
+# docs/language.md: calls that write overlapping bytes of a host tensor run one after the other,
+# so one out tensor passed whole to every device's collective deadlocks: device 1's call waits
+# for device 0's to end while device 0's allreduce waits for device 1; the run fails at the
+# wait's timeout, naming the collective.
+WHOLE_OUT = """program dl
+kernel @k(inout %w: dtensor[2, 8] f32, inout %sig: dtensor[1, 2] i32, out %y: tensor[2, 8] f32)
+    -> (dtensor[2, 8] f32, dtensor[1, 2] i32, tensor[2, 8] f32) {
+  dist.allreduce(%w, %sig)
+  %t = tile.load(%w, [0, 0], [2, 8])
+  %y1 = tile.store(%t, [0, 0], %y)
+  return %w, %sig, %y1
+}
+orch @o(inout %w: dtensor[2, 8] f32, inout %sig: dtensor[1, 2] i32, out %y: tensor[2, 8] f32)
+    -> (dtensor[2, 8] f32, dtensor[1, 2] i32, tensor[2, 8] f32) {
+  %a, %b, %c = call @k(%w, %sig, %y)
+  return %a, %b, %c
+}
+host @main(out %y: tensor[2, 8] f32) {
+  %ww = dist.alloc_window([2, 8], f32)
+  %ws = dist.alloc_window([1, 2], i32)
+  %w = dist.window(%ww)
+  %s = dist.window(%ws)
+  for %d in range(0, 2) {
+    call @o(%w, %s, %y) device=%d
+  }
+}
+"""
+CASES.append(Case("err_out_whole_to_every_device", WHOLE_OUT, env=FAST, args=["--devices", "2"],
+                  err=(1, ["rank 0: dist.allreduce (sum) of 16 f32 elements: ",
+                           "timed out after 1500 ms on window 1 at offsets [0, "])))
