@@ -1780,15 +1780,17 @@ static pto_status op_tensor_create(frame *fr, const pto_ir_stmt *s, rv *out) {
   int64_t n = 1;
   for (int d = 0; d < rank; d++) {
     if (shape[d] < 0 || (shape[d] > 0 && n > (INT64_C(1) << 40) / shape[d]))
-      return fail(fr, s->loc, PTO_STATUS_LAUNCH,
-                  "tensor.create: extent %lld of dim %d is not valid", (long long)shape[d], d);
+      return fail(fr, s->loc, PTO_STATUS_LAUNCH, "%s: extent %lld of dim %d is not valid",
+                  s->op.opc == PTO_OP_DIST_ALLOC_WINDOW ? "dist.alloc_window" : "tensor.create",
+                  (long long)shape[d], d);
     n *= shape[d];
   }
   ibuf *b = pto_calloc(1, sizeof *b);
   void *data = b ? pto_calloc((size_t)(n ? n : 1), pto_dtype_size(dt)) : NULL;
   if (!data) {
     free(b);
-    return oom(fr, s->loc, "tensor.create");
+    return oom(fr, s->loc,
+               s->op.opc == PTO_OP_DIST_ALLOC_WINDOW ? "dist.alloc_window" : "tensor.create");
   }
   b->refs = 1;
   b->data = data;

@@ -1815,6 +1815,17 @@ static uint64_t bytes_of(int32_t rank, const int64_t *shape, int32_t dtype, int 
   return n;
 }
 
+/* A host buffer's shape that bytes_of refuses: the extent at fault, as the interpreter names it
+ * (a runtime extent computed by the host program: dist.alloc_window([%n, 8], f32) with %n < 0). */
+static int32_t host_bad_shape(dworker *w, const char *op, int32_t rank, const int64_t *shape,
+                              int32_t dtype) {
+  if (rank >= 1 && rank <= PTO_MAX_RANK && (unsigned)dtype < PTO_DTYPE_COUNT)
+    for (int i = 0; i < rank; i++)
+      if (shape[i] < 0)
+        return host_failf(w, "%s: extent %lld of dim %d is not valid", op, (long long)shape[i], i);
+  return host_failf(w, "%s: bad shape or dtype", op);
+}
+
 static void fill_ref(pto_host_ref *out, uint32_t id, int32_t rank, const int64_t *shape,
                      int32_t dtype) {
   memset(out, 0, sizeof *out);
@@ -1834,7 +1845,7 @@ static int32_t host_create(void *ctx, int32_t rank, const int64_t *shape, int32_
   dworker *w = ctx;
   int ok;
   uint64_t n = bytes_of(rank, shape, dtype, &ok);
-  if (!ok) return host_failf(w, "tensor.create in the host: bad shape or dtype");
+  if (!ok) return host_bad_shape(w, "tensor.create in the host", rank, shape, dtype);
   uint32_t id;
   pto_status s = new_buffer(w, BUF_TEMP, n, "a host tensor.create", &id);
   if (s) {
@@ -1851,7 +1862,7 @@ static int32_t host_alloc_window(void *ctx, int32_t rank, const int64_t *shape, 
   dworker *w = ctx;
   int ok;
   uint64_t n = bytes_of(rank, shape, dtype, &ok);
-  if (!ok) return host_failf(w, "dist.alloc_window: bad shape or dtype");
+  if (!ok) return host_bad_shape(w, "dist.alloc_window", rank, shape, dtype);
   int wi = 0;
   while (wi < PTO__DIST_MAX_WINDOWS && atomic_load(&w->sh->windows[wi].live))
     wi++;

@@ -1472,6 +1472,31 @@ static int home_lost(const pto__dist_shm *t, uint64_t now) {
          (t->lost_at && now - t->lost_at < YIELD_OFF_NS && (t->lost_cpus & bit));
 }
 
+/* A failed collective names itself: its own checks (rows that do not divide, a short signal
+ * window) and the waits it is lowered onto (a barrier, a gather) say what they are, not which
+ * collective the kernel called, so the detail gets the collective after its "rank R: " (a
+ * mismatch or an abort names it already; as the interpreter's messages do). */
+static void name_collective(pto__dist_shm *t, int32_t kind, const pto_kernel_tensor *win,
+                            int32_t op, int32_t root) {
+  if (!t->detail[0] || strstr(t->detail, "dist.")) return;
+  int reduces = kind == PTO_DIST_ALLREDUCE || kind == PTO_DIST_REDUCE_SCATTER;
+  uint64_t tag = (uint64_t)(kind & 0xff) << 24 | (uint64_t)(reduces ? op & 0xff : 0) << 16 |
+                 (uint64_t)(win->dtype & 0xff);
+  char what[128], rest[sizeof t->detail], head[32];
+  coll_text(what, sizeof what, tag, numel_of(win), root);
+  int hn = snprintf(head, sizeof head, "rank %d: ", t->ctx.rank);
+  const char *body = t->detail;
+  if (hn > 0 && strncmp(body, head, (size_t)hn) == 0) body += hn;
+  memcpy(rest, body, strlen(body) + 1);
+  size_t room = sizeof t->detail - 1;
+  int k = snprintf(t->detail, sizeof t->detail, "rank %d: %s: ", t->ctx.rank, what);
+  if (k > 0 && (size_t)k < room) {
+    size_t left = room - (size_t)k, len = strlen(rest);
+    memcpy(t->detail + k, rest, len < left ? len : left);
+    t->detail[(size_t)k + (len < left ? len : left)] = 0;
+  }
+}
+
 /* Where ranks outnumber CPUs a collective's whole time on its CPU counts in held_ns (its
  * reduction too, which a peer yielding on this CPU waits out: the first ones fault pages in for
  * milliseconds); elsewhere only its waits' turns count, which saves the two clock reads. */
@@ -1490,6 +1515,7 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
     t->in_coll = 1;
     int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
     t->big = t->guard_all = t->in_coll = 0;
+    if (rc) name_collective(t, kind, win, op, root);
     return rc;
   }
   if (t->joined && bytes > GATHER_BYTES && !home_lost(t, pto__rt_now_ns())) {
@@ -1501,6 +1527,7 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   int32_t rc = collective(t, d, kind, win, sig, op, mode, root);
   give_up(t, pto__rt_now_ns());
   t->guard_all = t->in_coll = 0;
+  if (rc) name_collective(t, kind, win, op, root);
   return rc;
 }
 

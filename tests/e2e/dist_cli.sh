@@ -104,8 +104,8 @@ fi
 # One window passed as both the data and the signal window of an allreduce: the compiled run
 # refused it as the interpreter does (it ran, overwriting its signals with the data).
 PTO_DIST_TIMEOUT_MS=5000 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/signal_is_data.ptir" --devices 2 --dim M=2 &&
-  expect_out "rank 0: the signal window is the data window" &&
-  expect_out "rank 1: the signal window is the data window"
+  expect_out "rank 0: dist.allreduce (sum) of 16 i32 elements: the signal window is the data window" &&
+  expect_out "rank 1: dist.allreduce (sum) of 16 i32 elements: the signal window is the data window"
 
 # The first error wins (issue #28 item 2): rank 1's orch fails while rank 0 waits for its
 # notify. The run reports rank 1's error, with its op and source line (the callees' position

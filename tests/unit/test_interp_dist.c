@@ -888,8 +888,36 @@ static void test_host_misuse(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* A window's shape computed at run time: a negative extent is a launch error naming the op
+ * (it said "tensor.create", the op the interpreter shares with dist.alloc_window) and the extent;
+ * tensor.create in a host keeps its own name. */
+static void test_window_runtime_extent(void **state) {
+  (void)state;
+  const char *text = "program m\n"
+                     "host @main(%n: index = runtime, %c: bool = runtime) {\n"
+                     "  if %c {\n"
+                     "    %w = dist.alloc_window([%n, 4], i32)\n"
+                     "  } else {\n"
+                     "    %t = tensor.create([2, %n], f32)\n"
+                     "  }\n"
+                     "}\n";
+  pto_ir_program *p = parse_text(text);
+  pto_ir_interp_arg a[2] = {scalar_arg(PTO_DTYPE_INDEX, -2), scalar_arg(PTO_DTYPE_BOOL, 1)};
+  check_error(run_host(p, a, 2, 2, 1000),
+              "d.ptir:4:", "dist.alloc_window: extent -2 of dim 0 is not valid");
+  a[1] = scalar_arg(PTO_DTYPE_BOOL, 0);
+  check_error(run_host(p, a, 2, 2, 1000),
+              "d.ptir:6:", "tensor.create: extent -2 of dim 1 is not valid");
+  a[0] = scalar_arg(PTO_DTYPE_INDEX, 3);
+  assert_pto_ok(run_host(p, a, 2, 2, 1000));
+  a[1] = scalar_arg(PTO_DTYPE_BOOL, 1);
+  assert_pto_ok(run_host(p, a, 2, 2, 1000));
+  pto_ir_program_destroy(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_window_runtime_extent),
       cmocka_unit_test(test_mesh_allreduce_example),
       cmocka_unit_test(test_collectives_on_2_to_8_ranks),
       cmocka_unit_test(test_ring_allreduce_example),

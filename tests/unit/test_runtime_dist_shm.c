@@ -718,8 +718,11 @@ static void yield_lost_stops_yields(int barrier, int guarded) {
   waitpid(busy, NULL, 0);
   sched_setaffinity(0, sizeof old, &old);
   assert_int_equal(rc, PTO_KERNEL_ERR_DIST_TIMEOUT);
-  assert_non_null(strstr(f.tr[1].detail, barrier ? "rank 1: a barrier timed out after 20 ms"
-                                                 : "rank 1: an allreduce timed out after 20 ms"));
+  /* the wait names the collective the kernel called (name_collective), then itself */
+  assert_non_null(strstr(f.tr[1].detail, "rank 1: dist.allreduce (sum) of "));
+  assert_non_null(
+      strstr(f.tr[1].detail, barrier ? " f32 elements: a barrier timed out after 20 ms"
+                                     : " f32 elements: an allreduce timed out after 20 ms"));
   fixture_free(&f);
   assert_int_equal(first, 0); /* one wait loses at most one yield: no second within 50 ms yet */
   assert_int_equal(off_until > 0, guarded);
@@ -893,7 +896,8 @@ static void lost_yield_joins(int join, int at_home) {
     if (t->lost_at) lost_cpus = t->lost_cpus;
   }
   int32_t rc_small = rc;
-  int said = strstr(t->detail, "rank 1: an allreduce timed out after 20 ms") != NULL;
+  int said = strstr(t->detail, "rank 1: dist.allreduce (sum) of ") == t->detail &&
+             strstr(t->detail, " f32 elements: an allreduce timed out after 20 ms") != NULL;
   int joined = t->joined, stayed = -1;
   /* Before a collective over 16 KiB: the move home (its yields not lost at home lately), or
    * (at_home) none. */

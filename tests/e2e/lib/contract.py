@@ -33,14 +33,17 @@ def bf16_to_f32(bits):
 class Case:
     """One check. ins: name -> array (a .npy input) or str (passed to --in as is);
     want: name -> array of the exact bits expected (NaN equal to NaN, -0 distinct from +0),
-    or (array, ulps) for a float result within that many ulps; err: (status, text) for a
-    program that must fail, cmd 'check' or 'run'."""
+    or (array, ulps) for a float result within that many ulps, or ("bf16", raw bits) for bf16
+    values compared as floats (NaN equal to NaN whatever its sign and payload); err: (status, text) for a
+    program that must fail (text: a string, or a list of strings it must all hold), cmd 'check'
+    or 'run'; env: variables set for pto."""
 
     def __init__(self, name, prog, ins=None, want=None, err=None, args=(), cmd="run",
-                 check=True):
+                 check=True, env=None):
         self.name, self.prog = name, prog
         self.ins, self.want = ins or {}, want or {}
         self.err, self.args, self.cmd, self.check = err, list(args), cmd, check
+        self.env = env or {}
 
 
 def same_bits(got, want):
@@ -72,6 +75,21 @@ def within_ulps(got, want, ulps):
     return None
 
 
+def mpi_argv(argv, c):
+    """With PTO_CONTRACT_MPIRUN set (an mpirun command line), a run of a host program (one with
+    --devices) runs under it on as many ranks as devices, with --transport mpi: the contract
+    says the transport changes nothing a program can see."""
+    mpirun = os.environ.get("PTO_CONTRACT_MPIRUN")
+    if not mpirun or "--devices" not in c.args:
+        return argv
+    devs = c.args[c.args.index("--devices") + 1]
+    n = len(devs.split(",")) if "," in devs else int(devs)
+    pre = mpirun.split() + ["-np", str(n)]
+    for k in c.env:
+        pre += ["-x", k]
+    return pre + argv + ["--transport", "mpi"]
+
+
 def run_case(c, tmp):
     d = tempfile.mkdtemp(prefix=c.name + "-", dir=tmp)
     prog = os.path.join(d, c.name + ".ptir")
@@ -92,8 +110,10 @@ def run_case(c, tmp):
             argv += ["--out", "%s=%s" % (n, os.path.join(d, n + ".out.npy"))]
         if c.check and not c.err:
             argv.append("--check")
+        argv = mpi_argv(argv, c)
     try:
-        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=240)
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=240,
+                           env=dict(os.environ, **c.env))
     except subprocess.TimeoutExpired:
         return ["timed out: " + " ".join(argv)]
     out = r.stdout.decode(errors="replace")
@@ -102,13 +122,16 @@ def run_case(c, tmp):
         fails = []
         if r.returncode != status:
             fails.append("exit %d, want %d" % (r.returncode, status))
-        if text not in out:
-            fails.append("output lacks %r" % text)
+        for t in [text] if isinstance(text, str) else text:
+            if t not in out:
+                fails.append("output lacks %r" % t)
         return [f + "\n" + out for f in fails]
     if r.returncode != 0:
         return ["exit %d:\n%s" % (r.returncode, out)]
     if c.check and "PASS" not in out:
         return ["--check did not pass:\n" + out]
+    if argv[-2:] == ["--transport", "mpi"] and "over mpi" not in out:
+        return ["not run over MPI:\n" + out]
     fails = []
     # The contract asks for the interpreter's bits, not only its tolerance: --check's worst
     # absolute error is 0 for every output.
@@ -117,7 +140,9 @@ def run_case(c, tmp):
             fails.append("compiled and interpreter differ: " + line.strip())
     for n, w in c.want.items():
         got = np.load(os.path.join(d, n + ".out.npy"))
-        if isinstance(w, tuple):
+        if isinstance(w, tuple) and isinstance(w[0], str):  # ("bf16", bits): any NaN is NaN
+            msg = same_bits(bf16_to_f32(got), bf16_to_f32(w[1]))
+        elif isinstance(w, tuple):
             msg = within_ulps(got, np.asarray(w[0]), w[1])
         else:
             msg = same_bits(got, np.asarray(w))
