@@ -291,13 +291,40 @@ void cli_launch_warnings(const pto_ir_program *p) {
   if (s) pto_status_free(s); /* only out of memory: the warnings are advice */
 }
 
+/* text to f with the password of every URL in it (SCHEME://USER:PASSWORD@HOST) as ***: a usage
+ * error echoes what was typed, and a --remote-cache URL (or any option given one as
+ * --opt=URL) may carry one (docs/remote-cache.md). */
+static void put_redacted(FILE *f, const char *text) {
+  for (const char *p = text; *p;) {
+    const char *sep = strstr(p, "://");
+    if (!sep) {
+      fputs(p, f);
+      return;
+    }
+    const char *auth = sep + 3;
+    size_t n = strcspn(auth, "/?#'\" \t\n");
+    const char *at = memrchr(auth, '@', n);
+    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    if (colon) {
+      fprintf(f, "%.*s***", (int)(colon + 1 - p), p);
+      p = at;
+    } else {
+      fprintf(f, "%.*s", (int)(auth + n - p), p);
+      p = auth + n;
+    }
+  }
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "pto %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\nsee 'pto %s --help'\n", cmd);
+  char *text = NULL;
+  int n = vasprintf(&text, fmt, ap);
   va_end(ap);
+  fprintf(stderr, "pto %s: ", cmd);
+  put_redacted(stderr, n >= 0 && text ? text : fmt);
+  fprintf(stderr, "\nsee 'pto %s --help'\n", cmd);
+  free(text);
   return PTO_EXIT_USAGE;
 }
 
@@ -362,7 +389,9 @@ int main(int argc, char **argv) {
           return PTO_EXIT_OK;
         }
       /* Help on a command that does not exist is bad usage, as 'pto frobnicate' is. */
-      fprintf(stderr, "pto help: '%s' is not a pto command\n\n", argv[2]);
+      fputs("pto help: '", stderr);
+      put_redacted(stderr, argv[2]);
+      fputs("' is not a pto command\n\n", stderr);
       usage(stderr);
       return PTO_EXIT_USAGE;
     }
@@ -378,7 +407,9 @@ int main(int argc, char **argv) {
     if (cli_wants_help(k_cmds[i], argc - 1, argv + 1)) return PTO_EXIT_OK;
     return k_cmds[i]->run(argc - 1, argv + 1);
   }
-  fprintf(stderr, "pto: '%s' is not a pto command\n\n", argv[1]);
+  fputs("pto: '", stderr);
+  put_redacted(stderr, argv[1]);
+  fputs("' is not a pto command\n\n", stderr);
   usage(stderr);
   return PTO_EXIT_USAGE;
 }
