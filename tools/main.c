@@ -156,22 +156,31 @@ static int claim_workdir_files(const char *cmd, const char *dir) {
     if (cli_claim_file(cmd, label, path, 0)) return PTO_EXIT_USAGE;
   }
   snprintf(path, sizeof path, "%s/compiled.xxh128", dir);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  char line[PATH_MAX + 64];
+  /* Read as a work dir's files are (a regular file, bounded): fopen blocked for good on a FIFO
+   * of that name. One that cannot be read lists nothing. */
+  uint8_t *text = NULL;
+  size_t len = 0;
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &text, &len);
+  if (s) {
+    pto_status_free(s);
+    return 0;
+  }
   int rc = 0;
-  while (!rc && fgets(line, sizeof line, f)) {
+  for (char *line = (char *)text, *end = line + len; !rc && line < end;) {
+    char *nl = memchr(line, '\n', (size_t)(end - line));
+    if (nl) *nl = 0; /* text is NUL-terminated past its end */
+    char *next = nl ? nl + 1 : end;
     /* "HASH  RELPATH\n", as xxh128sum writes it */
     char *rel = strstr(line, "  ");
+    line = next;
     if (!rel) continue;
     rel += 2;
-    rel[strcspn(rel, "\n")] = 0;
-    if (!*rel || rel[0] == '/' || strstr(rel, "..")) continue;
+    if (!*rel || rel[0] == '/' || strstr(rel, "..") || strlen(rel) >= PATH_MAX) continue;
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     snprintf(label, sizeof label, "the program %s (its %s)", dir, rel);
     if (access(path, F_OK) == 0) rc = cli_claim_file(cmd, label, path, 0);
   }
-  fclose(f);
+  free(text);
   return rc;
 }
 
