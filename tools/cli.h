@@ -28,6 +28,9 @@ int cli_fail(const char *cmd, pto_status s);
 void cli_launch_warnings(const pto_ir_program *p);
 /* Prints "pto NAME: <formatted>" plus "see 'pto NAME --help'" and returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A message as cli_fail and cli_usage_error write it: control characters (but newline and tab)
+ * as \xNN, the password of a URL as ***. */
+void cli_put_message(FILE *f, const char *text);
 /* True for "-h" / "--help"; prints usage. */
 int cli_wants_help(const pto_cmd *cmd, int argc, char **argv);
 

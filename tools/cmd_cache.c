@@ -214,7 +214,9 @@ static int do_ls_remote(int json) {
   pto_status s = pto_cache_remote_list(print_remote, &l);
   if (json && (l.n || !s)) printf("%s]\n", l.n ? "" : "[");
   if (s && pto_status_code_of(s) == PTO_STATUS_UNIMPLEMENTED) {
-    fprintf(stderr, "pto %s: %s\n", k_cmd, pto_status_message(s));
+    fprintf(stderr, "pto %s: ", k_cmd);
+    cli_put_message(stderr, pto_status_message(s));
+    fputc('\n', stderr);
     pto_status_free(s);
     return PTO_EXIT_USAGE;
   }

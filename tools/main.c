@@ -282,9 +282,15 @@ void cli_compile_waiting(void *ctx, const char *what) {
   p->shown = 1;
 }
 
+static void put_redacted(FILE *f, const char *text);
+
+void cli_put_message(FILE *f, const char *text) { put_redacted(f, text); }
+
 int cli_fail(const char *cmd, pto_status s) {
   pto_status_code c = pto_status_code_of(s);
-  fprintf(stderr, "pto %s: %s\n", cmd, pto_status_message(s));
+  fprintf(stderr, "pto %s: ", cmd);
+  put_redacted(stderr, pto_status_message(s));
+  fputc('\n', stderr);
   pto_status_free(s);
   return c == PTO_STATUS_INVALID_ARGUMENT || c == PTO_STATUS_NOT_FOUND ? PTO_EXIT_USAGE
                                                                        : PTO_EXIT_FAILED;
@@ -292,7 +298,9 @@ int cli_fail(const char *cmd, pto_status s) {
 
 static void print_warning(void *ctx, const char *message) {
   (void)ctx;
-  fprintf(stderr, "pto: warning: %s\n", message);
+  fputs("pto: warning: ", stderr);
+  put_redacted(stderr, message);
+  fputc('\n', stderr);
 }
 
 void cli_launch_warnings(const pto_ir_program *p) {
@@ -300,14 +308,28 @@ void cli_launch_warnings(const pto_ir_program *p) {
   if (s) pto_status_free(s); /* only out of memory: the warnings are advice */
 }
 
-/* text to f with the password of every URL in it (SCHEME://USER:PASSWORD@HOST) as ***: a usage
- * error echoes what was typed, and a --remote-cache URL (or any option given one as
- * --opt=URL) may carry one (docs/remote-cache.md). */
+/* n bytes of s to f, a control character (but a newline or tab) as \xNN: messages quote what
+ * files hold (a .npy header, a remote's answer, a log line), and an escape sequence there must
+ * not drive the reader's terminal. */
+static void put_safe(FILE *f, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+      fprintf(f, "\\x%02x", c);
+    else
+      fputc(c, f);
+  }
+}
+
+/* text to f as put_safe writes it, with the password of every URL in it
+ * (SCHEME://USER:PASSWORD@HOST) as ***: a usage error echoes what was typed, and a
+ * --remote-cache URL (or any option given one as --opt=URL) may carry one
+ * (docs/remote-cache.md). */
 static void put_redacted(FILE *f, const char *text) {
   for (const char *p = text; *p;) {
     const char *sep = strstr(p, "://");
     if (!sep) {
-      fputs(p, f);
+      put_safe(f, p, strlen(p));
       return;
     }
     const char *auth = sep + 3;
@@ -315,10 +337,11 @@ static void put_redacted(FILE *f, const char *text) {
     const char *at = memrchr(auth, '@', n);
     const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
     if (colon) {
-      fprintf(f, "%.*s***", (int)(colon + 1 - p), p);
+      put_safe(f, p, (size_t)(colon + 1 - p));
+      fputs("***", f);
       p = at;
     } else {
-      fprintf(f, "%.*s", (int)(auth + n - p), p);
+      put_safe(f, p, (size_t)(auth + n - p));
       p = auth + n;
     }
   }
