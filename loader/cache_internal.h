@@ -125,11 +125,6 @@ pto_status pto__loader_counts_read(const char *root, uint64_t out[PTO__COUNT_N])
  * expect_key is not NULL): an entry found under the wrong key is corrupt. */
 pto_status pto__loader_load_dir_checked(const char *dir, const char *expect_key,
                                         pto_program **out_program);
-/* dlclose of a handle open_binary returned (load_dir.c): under the lock of the loaded images, so
- * that an image is never unloaded between the check that its name is mapped and the dlopen of
- * that name (which, finding no image of the name, would open /proc/self/fd/N, by then perhaps a
- * pipe of the process, to compare files). */
-void pto__loader_image_close(void *handle);
 #ifdef PTO_TEST_HOOKS
 /* Called with a binary's realpath between the check of its bytes and their loading. */
 extern void (*pto__loader_after_verify_hook)(const char *real);

@@ -163,8 +163,7 @@ typedef struct loaded_image {
   char name[PATH_MAX];
 } loaded_image;
 
-/* Recursive: dlopen and dlclose run the objects' constructors and destructors under it. */
-static pthread_mutex_t g_images_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t g_images_mu = PTHREAD_MUTEX_INITIALIZER;
 static loaded_image *g_images; /* guarded by g_images_mu */
 
 static int name_is(struct dl_phdr_info *info, size_t size, void *path) {
@@ -174,12 +173,6 @@ static int name_is(struct dl_phdr_info *info, size_t size, void *path) {
 
 /* Whether an object loaded in this process has the name path. */
 static int loaded_as(const char *path) { return dl_iterate_phdr(name_is, (void *)path) != 0; }
-
-void pto__loader_image_close(void *handle) {
-  pthread_mutex_lock(&g_images_mu);
-  dlclose(handle);
-  pthread_mutex_unlock(&g_images_mu);
-}
 
 /* Drops the records of images no longer mapped (their names may now be given to others). */
 static void images_prune(void) {
@@ -369,11 +362,11 @@ static pto_status open_binary(const char *dir, const pto_manifest *m, const pto_
   if (b->build_id[0]) {
     s = loaded_id_hex(h, real, idhex);
     if (s) {
-      pto__loader_image_close(h);
+      dlclose(h);
       return s;
     }
     if (strcmp(idhex, b->build_id) != 0) {
-      pto__loader_image_close(h);
+      dlclose(h);
       return pto_status_make(PTO_STATUS_DATA_LOSS,
                              "%s/%s: the loaded image has Build-ID '%s', the manifest '%s'; "
                              "refusing it",
