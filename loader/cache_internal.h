@@ -125,12 +125,6 @@ pto_status pto__loader_counts_read(const char *root, uint64_t out[PTO__COUNT_N])
  * expect_key is not NULL): an entry found under the wrong key is corrupt. */
 pto_status pto__loader_load_dir_checked(const char *dir, const char *expect_key,
                                         pto_program **out_program);
-#ifdef PTO_TEST_HOOKS
-/* Called with a binary's realpath between the check of its bytes and their loading. */
-extern void (*pto__loader_after_verify_hook)(const char *real);
-/* Whether an image loaded from the file real (a realpath) is mapped in this process. */
-int pto__loader_image_loaded(const char *real);
-#endif
 
 /* ---- the compiler library (compile.c) ---------------------------------------------------- */
 

@@ -6,11 +6,12 @@
  * 3. each shared object is read once, and those very bytes are hashed and their Build-ID read:
  * a mismatch with the manifest is DATA_LOSS and the file is never loaded (the manifest's
  * signature is checked against program.ptir before that, in a work dir; in a cache entry, after
- * loading, against the fingerprint compiled into the orchestration object); 4. those verified
- * bytes, not the path, are what is loaded (from a sealed memfd: a file replaced or rewritten
- * between check and load changes nothing), an image of the same file and content hash already
- * mapped is reused, and the mapped image's Build-ID is compared once more; 5. ABI versions and
- * symbols.
+ * loading, against the fingerprint compiled into the orchestration object); 4. dlopen, then the
+ * Build-ID of the image the dynamic loader actually mapped is compared again (a file replaced
+ * between check and load is refused). When an older image of the same path is still mapped in
+ * this process (a rebuilt work dir loaded again before the old program was released), the
+ * verified bytes are loaded from a private copy instead, since dlopen would return the old
+ * image for that path; 5. ABI versions and symbols.
  *
  * Object files (the kernels/<k>.o) and other listed files are not needed to load and are not
  * checked here; rebuilding is what reads them. */
@@ -23,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cache_internal.h"
@@ -143,167 +143,41 @@ static pto_status loaded_id_hex(void *h, const char *name, char out[2 * PTO_BUIL
   return PTO_OK;
 }
 
-/* ---- loading the verified bytes ------------------------------------------------------- */
-
-/* What is loaded is the very bytes verify_binary hashed, never the path again: a file swapped or
- * rewritten in place between the check and dlopen (by anyone who can write the work dir or a
- * shared cache) would otherwise be mapped unverified, and its constructors run inside dlopen,
- * before any check of the mapped image could refuse it. The bytes go into a sealed memfd
- * (no write, grow or shrink, by anyone, from then on), loaded as /proc/self/fd/N; where memfds
- * or /proc are unavailable, into a file in a fresh private (0700) directory, unlinked once
- * mapped. */
-
-/* An image this process loaded from verified bytes: the file it came from (its realpath and
- * content hash) and the name the dynamic loader knows it by. The same file loaded again reuses
- * the image while it is mapped (dlopen by that name with RTLD_NOLOAD adds a reference). */
-typedef struct loaded_image {
-  struct loaded_image *next;
-  char *real;
-  char hash[PTO_HASH_HEX_LEN + 1];
-  char name[PATH_MAX];
-} loaded_image;
-
-static pthread_mutex_t g_images_mu = PTHREAD_MUTEX_INITIALIZER;
-static loaded_image *g_images; /* guarded by g_images_mu */
-
-static int name_is(struct dl_phdr_info *info, size_t size, void *path) {
-  (void)size;
-  return info->dlpi_name && strcmp(info->dlpi_name, path) == 0;
-}
-
-/* Whether an object loaded in this process has the name path. */
-static int loaded_as(const char *path) { return dl_iterate_phdr(name_is, (void *)path) != 0; }
-
-/* Drops the records of images no longer mapped (their names may now be given to others). */
-static void images_prune(void) {
-  for (loaded_image **pp = &g_images; *pp;) {
-    loaded_image *e = *pp;
-    if (loaded_as(e->name)) {
-      pp = &e->next;
-      continue;
-    }
-    *pp = e->next;
-    free(e->real);
-    free(e);
-  }
-}
-
-#ifdef PTO_TEST_HOOKS
-/* Test seam (test_load_dir): called with the file's path after its bytes were verified and
- * before they are loaded, where a file swapped in would once have been loaded unverified. */
-void (*pto__loader_after_verify_hook)(const char *real);
-
-/* Whether an image loaded from the file real is mapped in this process. */
-int pto__loader_image_loaded(const char *real) {
-  pthread_mutex_lock(&g_images_mu);
-  images_prune();
-  int found = 0;
-  for (loaded_image *e = g_images; e && !found; e = e->next)
-    found = strcmp(e->real, real) == 0;
-  pthread_mutex_unlock(&g_images_mu);
-  return found;
-}
-#define AFTER_VERIFY(real)                                                                         \
-  do {                                                                                             \
-    if (pto__loader_after_verify_hook) pto__loader_after_verify_hook(real);                        \
-  } while (0)
-#else
-#define AFTER_VERIFY(real) ((void)0)
-#endif
-
-/* Writes buf to a sealed memfd; -1 (errno set) when this system has none. */
-static int sealed_memfd(const char *base, const uint8_t *buf, size_t len) {
-  char name[64];
-  snprintf(name, sizeof name, "pto:%s", base);
-  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return -1;
-  for (size_t off = 0; off < len;) {
-    ssize_t n = write(fd, buf + off, len - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) goto fail;
-    off += (size_t)n;
-  }
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
-    goto fail;
-  return fd;
-fail:;
-  int e = errno;
-  close(fd);
-  errno = e;
-  return -1;
-}
-
-/* dlopen of the sealed memfd fd as /proc/self/fd/N, N chosen so that no image still mapped has
- * that name (the dynamic loader matches names before files, and an earlier image loaded as
- * /proc/self/fd/N keeps its name after its fd was closed). Closes fd. *out_handle NULL with
- * *used_proc 0 when /proc/self/fd cannot be opened (the caller falls back to a file). */
-static pto_status dlopen_memfd(const char *dir, const pto_manifest_binary *b, int fd,
-                               char name[PATH_MAX], void **out_handle, int *used_proc) {
-  *out_handle = NULL;
-  *used_proc = 0;
-  for (int tries = 0;; tries++) {
-    snprintf(name, PATH_MAX, "/proc/self/fd/%d", fd);
-    if (!loaded_as(name)) break;
-    int nfd = tries < 4096 ? fcntl(fd, F_DUPFD_CLOEXEC, fd + 1) : -1;
-    if (nfd < 0) {
-      int e = errno;
-      close(fd);
-      return pto_status_make(PTO_STATUS_IO, "%s/%s: no free descriptor to load it from: %s", dir,
-                             b->path, strerror(e));
-    }
-    close(fd);
-    fd = nfd;
-  }
-  if (access(name, R_OK) != 0) {
-    close(fd);
-    return PTO_OK;
-  }
-  *used_proc = 1;
-  dlerror();
-  void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  const char *e = h ? NULL : dlerror();
-  close(fd); /* the mapping holds the memfd */
-  if (!h)
-    return pto_status_make(PTO_STATUS_IO, "%s/%s: cannot load it: %s", dir, b->path,
-                           e ? e : "dlopen failed");
-  *out_handle = h;
-  return PTO_OK;
-}
-
-/* dlopen of a copy of the verified bytes in a fresh private directory, unlinked once mapped
- * (name: the copy's path, which the dynamic loader keeps as the image's name). */
+/* dlopen of a private copy of the verified bytes: the dynamic loader matches a path it has
+ * loaded before by name and would hand back the older image, so a rebuilt file whose path is
+ * still mapped (by a program not yet released) is loaded under a name of its own. The copy is
+ * unlinked once mapped. */
 static pto_status open_private_copy(const char *dir, const pto_manifest_binary *b,
-                                    const uint8_t *buf, size_t len, char name[PATH_MAX],
-                                    void **out_handle) {
+                                    const uint8_t *buf, size_t len, void **out_handle) {
   *out_handle = NULL;
   const char *t = getenv("TMPDIR");
-  char tmpdir[PATH_MAX];
+  char tmpdir[PATH_MAX], path[PATH_MAX];
   snprintf(tmpdir, sizeof tmpdir, "%s/pto-load-XXXXXX", t && *t ? t : "/tmp");
   if (!mkdtemp(tmpdir))
     return pto_status_make(PTO_STATUS_IO, "%s/%s: cannot make a private copy to load: %s: %s", dir,
                            b->path, tmpdir, strerror(errno));
   const char *base = strrchr(b->path, '/');
-  snprintf(name, PATH_MAX, "%s/%s", tmpdir, base ? base + 1 : b->path);
+  snprintf(path, sizeof path, "%s/%s", tmpdir, base ? base + 1 : b->path);
   pto_status s = PTO_OK;
-  int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
   if (fd < 0) {
-    s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", name, strerror(errno));
+    s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", path, strerror(errno));
     goto done;
   }
   for (size_t off = 0; off < len;) {
     ssize_t n = write(fd, buf + off, len - off);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", name, strerror(errno));
+      s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
       break;
     }
     off += (size_t)n;
   }
   if (close(fd) != 0 && !s)
-    s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", name, strerror(errno));
+    s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
   if (s) goto done;
   dlerror();
-  void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
     s = pto_status_make(PTO_STATUS_IO, "%s/%s: cannot load it: %s", dir, b->path,
@@ -312,55 +186,52 @@ static pto_status open_private_copy(const char *dir, const pto_manifest_binary *
   }
   *out_handle = h;
 done:
-  unlink(name);
+  unlink(path);
   rmdir(tmpdir);
   return s;
 }
 
-/* The image of the verified bytes buf (the file real, whose manifest hash is hash): the one
- * already mapped for that file and hash when there is one, else a new one; then the mapped
- * image's Build-ID against the manifest's. */
-static pto_status open_binary(const char *dir, const pto_manifest *m, const pto_manifest_binary *b,
-                              const char *real, const uint8_t *buf, size_t len, void **out_handle) {
+static int name_is(struct dl_phdr_info *info, size_t size, void *path) {
+  (void)size;
+  return info->dlpi_name && strcmp(info->dlpi_name, path) == 0;
+}
+
+/* Whether an object loaded in this process has the name path (a realpath, as every dlopen
+ * below is given). Cheaper than asking dlopen with RTLD_NOLOAD, which opens and reads the file
+ * to compare inodes: the case it would find besides, the same file under another name, loads
+ * to that image anyway, and its Build-ID is checked below like any other. */
+static int loaded_as(const char *path) { return dl_iterate_phdr(name_is, (void *)path) != 0; }
+
+/* dlopen after verify_binary (buf holds the verified bytes), then the mapped image's Build-ID
+ * once more. */
+static pto_status open_binary(const char *dir, const pto_manifest_binary *b, const char *real,
+                              const uint8_t *buf, size_t len, void **out_handle) {
   *out_handle = NULL;
-  const pto_manifest_file *f = pto_manifest_find_file(m, b->path);
-  const char *hash = f ? f->hash : ""; /* verify_binary found it */
   char idhex[2 * PTO_BUILD_ID_MAX + 1];
-  void *h = NULL;
-  pto_status s = PTO_OK;
-  AFTER_VERIFY(real);
-  pthread_mutex_lock(&g_images_mu);
-  images_prune();
-  for (loaded_image *e = g_images; e && !h; e = e->next)
-    if (strcmp(e->real, real) == 0 && strcmp(e->hash, hash) == 0)
-      h = dlopen(e->name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-  if (!h) {
-    loaded_image *e = pto_calloc(1, sizeof *e);
-    char *r = pto_strdup(real);
-    if (!e || !r) {
-      free(e);
-      free(r);
-      pthread_mutex_unlock(&g_images_mu);
-      return oom();
+  /* An image of this path already mapped in this process: reuse it when it is this build, else
+   * load the new build under a private name. */
+  void *h =
+      b->build_id[0] && loaded_as(real) ? dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
+  if (h) {
+    pto_status s = loaded_id_hex(h, real, idhex);
+    if (!s && strcmp(idhex, b->build_id) == 0) {
+      *out_handle = h;
+      return PTO_OK;
     }
-    const char *base = strrchr(b->path, '/');
-    int fd = sealed_memfd(base ? base + 1 : b->path, buf, len), used_proc = 0;
-    if (fd >= 0) s = dlopen_memfd(dir, b, fd, e->name, &h, &used_proc);
-    if (!s && !used_proc) s = open_private_copy(dir, b, buf, len, e->name, &h);
-    if (s) {
-      free(e);
-      free(r);
-      pthread_mutex_unlock(&g_images_mu);
-      return s;
+    pto_status_free(s);
+    dlclose(h);
+    PTO_RETURN_IF_ERROR(open_private_copy(dir, b, buf, len, &h));
+  } else {
+    dlerror();
+    h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char *e = dlerror();
+      return pto_status_make(PTO_STATUS_IO, "%s/%s: cannot load it: %s", dir, b->path,
+                             e ? e : "dlopen failed");
     }
-    e->real = r;
-    snprintf(e->hash, sizeof e->hash, "%s", hash);
-    e->next = g_images;
-    g_images = e;
   }
-  pthread_mutex_unlock(&g_images_mu);
   if (b->build_id[0]) {
-    s = loaded_id_hex(h, real, idhex);
+    pto_status s = loaded_id_hex(h, real, idhex);
     if (s) {
       dlclose(h);
       return s;
@@ -368,8 +239,8 @@ static pto_status open_binary(const char *dir, const pto_manifest *m, const pto_
     if (strcmp(idhex, b->build_id) != 0) {
       dlclose(h);
       return pto_status_make(PTO_STATUS_DATA_LOSS,
-                             "%s/%s: the loaded image has Build-ID '%s', the manifest '%s'; "
-                             "refusing it",
+                             "%s/%s: the loaded image has Build-ID '%s', the manifest '%s': the "
+                             "file changed while loading; refusing it",
                              dir, b->path, idhex, b->build_id);
     }
   }
@@ -651,7 +522,7 @@ static pto_status load_host(const char *work_dir, char *rdir, const char *expect
   }
   memcpy(p->devices, m->devices, (size_t)m->ndevices * sizeof *p->devices);
   p->ndevices = m->ndevices;
-  s = open_binary(work_dir, m, &m->host, real, buf, len, &p->host_dl);
+  s = open_binary(work_dir, &m->host, real, buf, len, &p->host_dl);
   if (s) goto fail;
   pto_host_abi_version_fn version = NULL;
   SYM_AS(version, p->host_dl, "pto_host_abi_version");
@@ -783,7 +654,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   p->work_dir = rdir;
   rdir = NULL;
 
-  s = open_binary(work_dir, &m, &m.kernels_so, kern_real, kern_buf, kern_len, &p->kernels_dl);
+  s = open_binary(work_dir, &m.kernels_so, kern_real, kern_buf, kern_len, &p->kernels_dl);
   if (s) goto fail;
   const int32_t *kabi = sym(p->kernels_dl, "pto_kernel_abi_version");
   if (!kabi) {
@@ -821,7 +692,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     if (k->scratch_bytes > p->scratch_bytes) p->scratch_bytes = k->scratch_bytes;
   }
 
-  s = open_binary(work_dir, &m, &m.orch, orch_real, orch_buf, orch_len, &p->orch_dl);
+  s = open_binary(work_dir, &m.orch, orch_real, orch_buf, orch_len, &p->orch_dl);
   if (s) goto fail;
   pto_orch_abi_version_fn version = NULL;
   SYM_AS(version, p->orch_dl, "pto_orch_abi_version");
