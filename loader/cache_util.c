@@ -38,8 +38,18 @@ static void warnv(const char *fmt, va_list ap) {
   if (g_warn_fn) {
     g_warn_fn(g_warn_ctx, msg);
   } else {
-    /* The default hook: the one place the loader writes to stderr. */
-    fprintf(stderr, "pto: warning: %s\n", msg);
+    /* The default hook: the one place the loader writes to stderr. A warning may quote what
+     * a remote answered or a file held: its control characters (an escape sequence would drive
+     * the terminal) are written as \xNN. */
+    fputs("pto: warning: ", stderr);
+    for (const char *c = msg; *c; c++) {
+      unsigned char u = (unsigned char)*c;
+      if ((u < 0x20 && u != '\n' && u != '\t') || u == 0x7f)
+        fprintf(stderr, "\\x%02x", u);
+      else
+        fputc(u, stderr);
+    }
+    fputc('\n', stderr);
   }
   pthread_mutex_unlock(&g_warn_lock);
 }

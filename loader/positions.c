@@ -355,7 +355,17 @@ pto__positions *pto__positions_read(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, PTO_POSITIONS_FILENAME);
   pto__loader_json_init();
-  json_t *doc = json_load_file(path, 0, NULL);
+  /* A regular file of bounded size, as every file of a work dir is read: json_load_file would
+   * block for good on a FIFO put there, and read a device or a huge file to its end. */
+  uint8_t *text = NULL;
+  size_t len = 0;
+  pto_status rs = pto_file_read(path, PTO_FILE_MAX_SOURCE, &text, &len);
+  if (rs) {
+    pto_status_free(rs);
+    return NULL;
+  }
+  json_t *doc = json_loadb((const char *)text, len, 0, NULL);
+  free(text);
   if (!doc) return NULL;
   pto__positions *t = pto_calloc(1, sizeof *t);
   json_t *syms = json_object_get(doc, "syms"), *ops = json_object_get(doc, "ops");

@@ -340,6 +340,7 @@ typedef struct object_file {
 
 typedef struct object {
   char origin[33]; /* the storing machine's key, which the manifests carry */
+  char stale[160]; /* why the entry was compiled by another toolchain than this pto's, or "" */
   object_file *files;
   int nfiles, capfiles;
 } object;
@@ -431,6 +432,42 @@ static object_file *find_file(object *o, const char *path) {
   return NULL;
 }
 
+/* The value of field (e.g. "llvm") in a manifest's toolchain identity ("pto=V;llvm=V;cxx=..."),
+ * copied into out; 0 when absent. */
+static int toolchain_field(const char *tc, const char *field, char *out, size_t n) {
+  size_t fl = strlen(field);
+  for (const char *p = tc; p && *p;) {
+    if (!strncmp(p, field, fl) && p[fl] == '=') {
+      p += fl + 1;
+      snprintf(out, n, "%.*s", (int)strcspn(p, ";"), p);
+      return 1;
+    }
+    p = strchr(p, ';');
+    if (p) p++;
+  }
+  return 0;
+}
+
+/* A pto that compiles (not a runtime-only one, which cannot compile anyway): an entry whose
+ * kernels another LLVM compiled is not this pto's output (the remote key leaves the toolchain
+ * out, so that runtime-only machines find entries): o->stale says why, and the fetch counts a
+ * miss, compiles here and stores the entry over it. */
+static void check_toolchain(object *o, const pto_manifest *m, const char *path) {
+#ifndef PTO_NO_COMPILER
+  char v[64];
+  if (o->stale[0]) return;
+  if (!toolchain_field(m->toolchain, "llvm", v, sizeof v))
+    snprintf(o->stale, sizeof o->stale, "%s: its toolchain names no LLVM version", path);
+  else if (strcmp(v, PTO_LLVM_VERSION_STR) != 0)
+    snprintf(o->stale, sizeof o->stale, "%s: compiled by LLVM %s, this pto has LLVM %s", path, v,
+             PTO_LLVM_VERSION_STR);
+#else
+  (void)o;
+  (void)m;
+  (void)path;
+#endif
+}
+
 /* Checks the manifest at PREFIX (its key, every listed file's hash), then its callees. */
 static pto_status verify_dir(object *o, const char *prefix, int depth) {
   const char *key = o->origin;
@@ -452,6 +489,7 @@ static pto_status verify_dir(object *o, const char *prefix, int depth) {
   if (strcmp(m.cache_key, key) != 0)
     s = pto_status_make(PTO_STATUS_DATA_LOSS, "%s: cache_key \"%s\", the entry says %s", path,
                         m.cache_key, key);
+  check_toolchain(o, &m, path);
   for (int i = 0; i < m.nfiles && !s; i++) {
     snprintf(path, sizeof path, "%s%s", prefix, m.files[i].path);
     object_file *f = find_file(o, path);
@@ -593,6 +631,13 @@ int pto__loader_remote_fetch(const char *root, const char *key, const char *key_
       memcpy(g_replace, rkey, sizeof g_replace);
       pthread_mutex_unlock(&g_lock);
     }
+  } else if (!s && o.stale[0]) {
+    /* A miss: nothing of it is loaded; the entry compiled here is stored over it. */
+    pto__loader_count(root, PTO__COUNT_REMOTE_MISSES, 1);
+    pthread_mutex_lock(&g_lock);
+    memcpy(g_replace, rkey, sizeof g_replace);
+    pthread_mutex_unlock(&g_lock);
+    s = pto_status_make(PTO_STATUS_NOT_FOUND, "%s", o.stale);
   } else if (!s) {
     s = unpack(root, key, &o);
     if (s)

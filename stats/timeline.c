@@ -377,8 +377,12 @@ static int parse_task(const char *p, const char *end, uint64_t *pid, uint64_t *i
       field_u64(p, end, "task", 10, &id) || field_u64(p, end, "core", 10, &core) ||
       field_u64(p, end, "ready", 10, &ready) || field_u64(p, end, "ts", 10, &ts) ||
       field_u64(p, end, "dur", 10, &dur) || field(p, end, "kernel", &kv, &kve) ||
-      field(p, end, "deps", &dv, &dve) || core > 1u << 20 || ready > ts)
+      field(p, end, "deps", &dv, &dve) || core > 1u << 20 || ready > ts || ts + dur < ts)
     return -1;
+  /* A kernel name is an identifier: a control character (an escape sequence) would reach the
+   * reader's terminal in the critical-path line. */
+  for (const char *q = kv; q < kve; q++)
+    if ((unsigned char)*q < 0x20 || *q == 0x7f) return -1;
   t->task_id = id;
   t->core = (int)core;
   t->ready_ns = ready;

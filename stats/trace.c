@@ -178,6 +178,10 @@ static pto_status parse_record(trace_state *ts, const char *p, const char *end) 
   if (pto_grow(&ts->namebuf, 1, &ts->namebuf_cap, name_len + 1))
     return pto__bench_oom("span names");
   size_t n = percent_decode(name, name_len, ts->namebuf);
+  /* pto's names are op and kernel names: a control character (an escape sequence, raw or as
+   * %1b) is not one, and printed in a table it would drive the reader's terminal. */
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)ts->namebuf[i] < 0x20 || ts->namebuf[i] == 0x7f) goto torn;
   r.name = pto__bench_intern(ts->st, ts->namebuf, n);
   if (!r.name) return pto__bench_oom("span names");
   r.depth = (int)depth;

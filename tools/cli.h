@@ -28,6 +28,9 @@ int cli_fail(const char *cmd, pto_status s);
 void cli_launch_warnings(const pto_ir_program *p);
 /* Prints "pto NAME: <formatted>" plus "see 'pto NAME --help'" and returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A message as cli_fail and cli_usage_error write it: control characters (but newline and tab)
+ * as \xNN, the password of a URL as ***. */
+void cli_put_message(FILE *f, const char *text);
 /* True for "-h" / "--help"; prints usage. */
 int cli_wants_help(const pto_cmd *cmd, int argc, char **argv);
 
@@ -77,6 +80,9 @@ int cli_same_path(const char *a, const char *b);
 int cli_set_once_path(const char *cmd, const char *flag, const char **slot, const char *value);
 /* --remote-cache URL: http://, https:// or redis://, else a usage error printed and 2. */
 int cli_check_remote_url(const char *cmd, const char *url);
+/* url as messages show it: the password of its user information as *** (USER:***@HOST), as
+ * the loader's messages show a remote (docs/remote-cache.md). */
+const char *cli_redact_url(const char *url, char *out, size_t n);
 
 /* Options shared by compile, run and bench. */
 typedef struct cli_compile_args {

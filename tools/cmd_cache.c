@@ -214,7 +214,9 @@ static int do_ls_remote(int json) {
   pto_status s = pto_cache_remote_list(print_remote, &l);
   if (json && (l.n || !s)) printf("%s]\n", l.n ? "" : "[");
   if (s && pto_status_code_of(s) == PTO_STATUS_UNIMPLEMENTED) {
-    fprintf(stderr, "pto %s: %s\n", k_cmd, pto_status_message(s));
+    fprintf(stderr, "pto %s: ", k_cmd);
+    cli_put_message(stderr, pto_status_message(s));
+    fputc('\n', stderr);
     pto_status_free(s);
     return PTO_EXIT_USAGE;
   }
@@ -615,11 +617,12 @@ int cmd_cache(int argc, char **argv) {
   if (remote && strcmp(sub, "ls") != 0)
     return cli_usage_error(k_cmd, "--remote is an option of ls only");
   /* The remote cache is listed by ls --remote alone: anywhere else the URL would be ignored. */
+  char shown[4096];
   if (remote_url && !remote)
     return cli_usage_error(k_cmd,
                            "--remote-cache %s: only with ls --remote (the other cache "
                            "commands work on the local cache)",
-                           remote_url);
+                           cli_redact_url(remote_url, shown, sizeof shown));
   static const char *const subs[] = {"stats", "ls", "show", "rm", "verify", "gc", "clear"};
   size_t which = 0;
   while (which < sizeof subs / sizeof *subs && strcmp(sub, subs[which]) != 0)

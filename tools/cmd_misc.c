@@ -230,7 +230,9 @@ int cmd_build_id(int argc, char **argv) {
     /* A malformed ELF file is bad input, as a file that is no ELF at all (exit 2), not a job
      * that ran and failed. */
     if (s && pto_status_code_of(s) == PTO_STATUS_DATA_LOSS) {
-      fprintf(stderr, "pto %s: %s\n", cmd, pto_status_message(s));
+      fprintf(stderr, "pto %s: ", cmd);
+      cli_put_message(stderr, pto_status_message(s));
+      fputc('\n', stderr);
       pto_status_free(s);
       rc = PTO_EXIT_USAGE;
     } else if (s) {

@@ -156,22 +156,31 @@ static int claim_workdir_files(const char *cmd, const char *dir) {
     if (cli_claim_file(cmd, label, path, 0)) return PTO_EXIT_USAGE;
   }
   snprintf(path, sizeof path, "%s/compiled.xxh128", dir);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  char line[PATH_MAX + 64];
+  /* Read as a work dir's files are (a regular file, bounded): fopen blocked for good on a FIFO
+   * of that name. One that cannot be read lists nothing. */
+  uint8_t *text = NULL;
+  size_t len = 0;
+  pto_status s = pto_file_read(path, PTO_FILE_MAX_SOURCE, &text, &len);
+  if (s) {
+    pto_status_free(s);
+    return 0;
+  }
   int rc = 0;
-  while (!rc && fgets(line, sizeof line, f)) {
+  for (char *line = (char *)text, *end = line + len; !rc && line < end;) {
+    char *nl = memchr(line, '\n', (size_t)(end - line));
+    if (nl) *nl = 0; /* text is NUL-terminated past its end */
+    char *next = nl ? nl + 1 : end;
     /* "HASH  RELPATH\n", as xxh128sum writes it */
     char *rel = strstr(line, "  ");
+    line = next;
     if (!rel) continue;
     rel += 2;
-    rel[strcspn(rel, "\n")] = 0;
-    if (!*rel || rel[0] == '/' || strstr(rel, "..")) continue;
+    if (!*rel || rel[0] == '/' || strstr(rel, "..") || strlen(rel) >= PATH_MAX) continue;
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     snprintf(label, sizeof label, "the program %s (its %s)", dir, rel);
     if (access(path, F_OK) == 0) rc = cli_claim_file(cmd, label, path, 0);
   }
-  fclose(f);
+  free(text);
   return rc;
 }
 
@@ -273,9 +282,15 @@ void cli_compile_waiting(void *ctx, const char *what) {
   p->shown = 1;
 }
 
+static void put_redacted(FILE *f, const char *text);
+
+void cli_put_message(FILE *f, const char *text) { put_redacted(f, text); }
+
 int cli_fail(const char *cmd, pto_status s) {
   pto_status_code c = pto_status_code_of(s);
-  fprintf(stderr, "pto %s: %s\n", cmd, pto_status_message(s));
+  fprintf(stderr, "pto %s: ", cmd);
+  put_redacted(stderr, pto_status_message(s));
+  fputc('\n', stderr);
   pto_status_free(s);
   return c == PTO_STATUS_INVALID_ARGUMENT || c == PTO_STATUS_NOT_FOUND ? PTO_EXIT_USAGE
                                                                        : PTO_EXIT_FAILED;
@@ -283,7 +298,9 @@ int cli_fail(const char *cmd, pto_status s) {
 
 static void print_warning(void *ctx, const char *message) {
   (void)ctx;
-  fprintf(stderr, "pto: warning: %s\n", message);
+  fputs("pto: warning: ", stderr);
+  put_redacted(stderr, message);
+  fputc('\n', stderr);
 }
 
 void cli_launch_warnings(const pto_ir_program *p) {
@@ -291,13 +308,55 @@ void cli_launch_warnings(const pto_ir_program *p) {
   if (s) pto_status_free(s); /* only out of memory: the warnings are advice */
 }
 
+/* n bytes of s to f, a control character (but a newline or tab) as \xNN: messages quote what
+ * files hold (a .npy header, a remote's answer, a log line), and an escape sequence there must
+ * not drive the reader's terminal. */
+static void put_safe(FILE *f, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+      fprintf(f, "\\x%02x", c);
+    else
+      fputc(c, f);
+  }
+}
+
+/* text to f as put_safe writes it, with the password of every URL in it
+ * (SCHEME://USER:PASSWORD@HOST) as ***: a usage error echoes what was typed, and a
+ * --remote-cache URL (or any option given one as --opt=URL) may carry one
+ * (docs/remote-cache.md). */
+static void put_redacted(FILE *f, const char *text) {
+  for (const char *p = text; *p;) {
+    const char *sep = strstr(p, "://");
+    if (!sep) {
+      put_safe(f, p, strlen(p));
+      return;
+    }
+    const char *auth = sep + 3;
+    size_t n = strcspn(auth, "/?#'\" \t\n");
+    const char *at = memrchr(auth, '@', n);
+    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    if (colon) {
+      put_safe(f, p, (size_t)(colon + 1 - p));
+      fputs("***", f);
+      p = at;
+    } else {
+      put_safe(f, p, (size_t)(auth + n - p));
+      p = auth + n;
+    }
+  }
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "pto %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\nsee 'pto %s --help'\n", cmd);
+  char *text = NULL;
+  int n = vasprintf(&text, fmt, ap);
   va_end(ap);
+  fprintf(stderr, "pto %s: ", cmd);
+  put_redacted(stderr, n >= 0 && text ? text : fmt);
+  fprintf(stderr, "\nsee 'pto %s --help'\n", cmd);
+  free(text);
   return PTO_EXIT_USAGE;
 }
 
@@ -362,7 +421,9 @@ int main(int argc, char **argv) {
           return PTO_EXIT_OK;
         }
       /* Help on a command that does not exist is bad usage, as 'pto frobnicate' is. */
-      fprintf(stderr, "pto help: '%s' is not a pto command\n\n", argv[2]);
+      fputs("pto help: '", stderr);
+      put_redacted(stderr, argv[2]);
+      fputs("' is not a pto command\n\n", stderr);
       usage(stderr);
       return PTO_EXIT_USAGE;
     }
@@ -378,7 +439,9 @@ int main(int argc, char **argv) {
     if (cli_wants_help(k_cmds[i], argc - 1, argv + 1)) return PTO_EXIT_OK;
     return k_cmds[i]->run(argc - 1, argv + 1);
   }
-  fprintf(stderr, "pto: '%s' is not a pto command\n\n", argv[1]);
+  fputs("pto: '", stderr);
+  put_redacted(stderr, argv[1]);
+  fputs("' is not a pto command\n\n", stderr);
   usage(stderr);
   return PTO_EXIT_USAGE;
 }

@@ -12,9 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "inputs.h" /* CLI_DEVICE_MEMORY_BYTES */
 
 static const uint8_t k_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-enum { GROWTH_AXIS_MAX_DIGITS = 21, ARRAY_ALIGN = 64 };
+/* NPY_MAX_HEADER: the largest header read (numpy writes under 200 bytes; its own reader refuses
+ * more than 10000 unless told otherwise). */
+enum { GROWTH_AXIS_MAX_DIGITS = 21, ARRAY_ALIGN = 64, NPY_MAX_HEADER = 1 << 20 };
 
 /* descr kinds: 'f' float, 'i' signed, 'u' unsigned, 'b' bool, 'V' raw bytes. */
 typedef struct npy_kind {
@@ -143,9 +148,30 @@ static int read_shape(cursor *c, int64_t *shape, int max) {
 
 /* ---- reading -------------------------------------------------------------------------- */
 
-pto_status pto_npy_parse(const uint8_t *buf, size_t len, const char *name, int want_dtype,
-                         pto_npy_array *out) {
-  memset(out, 0, sizeof *out);
+/* What a .npy header says: the array (dtype, rank, shape, count, nbytes; no data) and where its
+ * data starts. */
+typedef struct npy_header {
+  pto_npy_array a;
+  size_t dstart, elem; /* the data's offset; the element size */
+  int swap;            /* the data is of the other byte order */
+} npy_header;
+
+/* Where the header of the image buf (len bytes, at least the first 12 of the file) ends, or 0
+ * when buf is not one (the parse below says why). */
+static size_t header_end(const uint8_t *buf, size_t len) {
+  if (len < 10 || memcmp(buf, k_magic, 6) != 0) return 0;
+  if (buf[6] == 1) return 10 + ((size_t)buf[8] | (size_t)buf[9] << 8);
+  if ((buf[6] == 2 || buf[6] == 3) && len >= 12)
+    return 12 +
+           ((size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24);
+  return 0;
+}
+
+/* Parses the header of buf (len bytes: the header at least). */
+static pto_status parse_header(const uint8_t *buf, size_t len, const char *name, int want_dtype,
+                               npy_header *h) {
+  memset(h, 0, sizeof *h);
+  pto_npy_array *out = &h->a;
   if (len < 10 || memcmp(buf, k_magic, 6) != 0)
     return bad(name, "not a .npy file (no \\x93NUMPY magic)");
   int major = buf[6], minor = buf[7];
@@ -242,24 +268,43 @@ pto_status pto_npy_parse(const uint8_t *buf, size_t len, const char *name, int w
     if (__builtin_mul_overflow(count, (size_t)shape[i], &count))
       return bad(name, "shape is too large");
   if (__builtin_mul_overflow(count, (size_t)size, &nbytes)) return bad(name, "shape is too large");
-  size_t dstart = hstart + hlen;
-  if (len - dstart < nbytes)
-    return bad(name, "truncated: the shape needs %zu bytes of data, the file has %zu", nbytes,
-               len - dstart);
-  void *data = malloc(nbytes ? nbytes : 1);
-  if (!data)
-    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", name, nbytes);
-  memcpy(data, buf + dstart, nbytes);
-  if (swap) byteswap(data, count, (size_t)size);
-  if (dt == PTO_DTYPE_BOOL)
-    for (size_t i = 0; i < count; i++)
-      ((uint8_t *)data)[i] = ((uint8_t *)data)[i] != 0;
   out->dtype = (pto_dtype)dt;
   out->rank = rank;
   memcpy(out->shape, shape, sizeof shape);
   out->count = count;
   out->nbytes = nbytes;
-  out->data = data;
+  h->dstart = hstart + hlen;
+  h->elem = (size_t)size;
+  h->swap = swap;
+  return PTO_OK;
+}
+
+/* The data of h, read: host byte order, bools as 0 or 1. */
+static void finish_data(npy_header *h) {
+  if (h->swap) byteswap(h->a.data, h->a.count, h->elem);
+  if (h->a.dtype == PTO_DTYPE_BOOL)
+    for (size_t i = 0; i < h->a.count; i++)
+      ((uint8_t *)h->a.data)[i] = ((uint8_t *)h->a.data)[i] != 0;
+}
+
+static pto_status truncated(const char *name, size_t nbytes, uint64_t have) {
+  return bad(name, "truncated: the shape needs %zu bytes of data, the file has %llu", nbytes,
+             (unsigned long long)have);
+}
+
+pto_status pto_npy_parse(const uint8_t *buf, size_t len, const char *name, int want_dtype,
+                         pto_npy_array *out) {
+  memset(out, 0, sizeof *out);
+  npy_header h;
+  PTO_RETURN_IF_ERROR(parse_header(buf, len, name, want_dtype, &h));
+  if (len - h.dstart < h.a.nbytes) return truncated(name, h.a.nbytes, len - h.dstart);
+  h.a.data = malloc(h.a.nbytes ? h.a.nbytes : 1);
+  if (!h.a.data)
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", name,
+                           h.a.nbytes);
+  memcpy(h.a.data, buf + h.dstart, h.a.nbytes);
+  finish_data(&h);
+  *out = h.a;
   return PTO_OK;
 }
 
@@ -298,27 +343,100 @@ pto_status pto_npy_check(const pto_npy_array *a, const char *name, pto_dtype dty
   return PTO_OK;
 }
 
-pto_status pto_npy_read_expect(const char *path, pto_dtype dtype, int rank, const int64_t *shape,
-                               pto_npy_array *out) {
+/* Reads n bytes at off of fd into buf; the count read (short at the end of the file), or -1. */
+static ssize_t read_at(int fd, uint64_t off, void *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return -1;
+    if (k == 0) break;
+    got += (size_t)k;
+  }
+  return (ssize_t)got;
+}
+
+/* The header first, then the data it announces and no more: a file is not read whole (bytes
+ * after the array, as a second numpy.save to the same file leaves, cost nothing, and a header
+ * announcing more than max_data bytes is refused before any is read). check: the expected
+ * dtype, rank and shape, checked on the header (pto_npy_check) when rank >= -1. */
+static pto_status read_npy(const char *path, int want_dtype, int check, pto_dtype dtype, int rank,
+                           const int64_t *shape, uint64_t max_data, pto_npy_array *out) {
   memset(out, 0, sizeof *out);
-  uint8_t *buf = NULL;
-  size_t len = 0;
-  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_DATA, &buf, &len));
-  pto_status s = pto_npy_parse(buf, len, path, (int)dtype, out);
-  pto_free(buf);
-  if (!s) s = pto_npy_check(out, path, dtype, rank, shape);
-  if (s) pto_npy_array_free(out);
+  int fd = -1;
+  uint64_t size = 0;
+  PTO_RETURN_IF_ERROR(pto_file_open_regular(path, PTO_FILE_MAX_DATA, &fd, &size));
+  uint8_t pre[12];
+  uint8_t *hbuf = NULL;
+  npy_header h;
+  memset(&h, 0, sizeof h);
+  pto_status s = PTO_OK;
+  ssize_t n = read_at(fd, 0, pre, sizeof pre);
+  if (n < 0) {
+    s = pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(errno));
+    goto done;
+  }
+  size_t hend = header_end(pre, (size_t)n);
+  if (hend > NPY_MAX_HEADER && (uint64_t)hend <= size) {
+    s = bad(path, "the .npy header is %zu bytes, more than the %d that pto reads", hend,
+            NPY_MAX_HEADER);
+    goto done;
+  }
+  /* No header end (not a .npy): the 12 bytes read, which the parse refuses by name. */
+  size_t hlen = hend ? (size_t)((uint64_t)hend < size ? (uint64_t)hend : size) : (size_t)n;
+  hbuf = malloc(hlen ? hlen : 1);
+  if (!hbuf) {
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
+    goto done;
+  }
+  n = read_at(fd, 0, hbuf, hlen);
+  if (n < 0) {
+    s = pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(errno));
+    goto done;
+  }
+  s = parse_header(hbuf, (size_t)n, path, want_dtype, &h);
+  if (!s && check) s = pto_npy_check(&h.a, path, dtype, rank, shape);
+  if (s) goto done;
+  if (h.a.nbytes > max_data) {
+    s = bad(path,
+            "the array is %zu bytes, more than the %llu bytes of device memory that hold the "
+            "run's tensors: it can never be placed",
+            h.a.nbytes, (unsigned long long)max_data);
+    goto done;
+  }
+  if (size - h.dstart < h.a.nbytes) {
+    s = truncated(path, h.a.nbytes, size - h.dstart);
+    goto done;
+  }
+  h.a.data = malloc(h.a.nbytes ? h.a.nbytes : 1);
+  if (!h.a.data) {
+    s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", path,
+                        h.a.nbytes);
+    goto done;
+  }
+  n = read_at(fd, h.dstart, h.a.data, h.a.nbytes);
+  if (n < 0)
+    s = pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(errno));
+  else if ((size_t)n < h.a.nbytes) /* shrunk since fstat */
+    s = truncated(path, h.a.nbytes, (uint64_t)n);
+  if (s) goto done;
+  finish_data(&h);
+  *out = h.a;
+  h.a.data = NULL;
+done:
+  free(h.a.data);
+  free(hbuf);
+  close(fd);
   return s;
 }
 
+pto_status pto_npy_read_expect(const char *path, pto_dtype dtype, int rank, const int64_t *shape,
+                               pto_npy_array *out) {
+  return read_npy(path, (int)dtype, 1, dtype, rank, shape, CLI_DEVICE_MEMORY_BYTES, out);
+}
+
 pto_status pto_npy_read(const char *path, pto_npy_array *out) {
-  memset(out, 0, sizeof *out);
-  uint8_t *buf = NULL;
-  size_t len = 0;
-  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_DATA, &buf, &len));
-  pto_status s = pto_npy_parse(buf, len, path, -1, out);
-  pto_free(buf);
-  return s;
+  return read_npy(path, -1, 0, PTO_DTYPE_F32, -1, NULL, PTO_FILE_MAX_DATA, out);
 }
 
 void pto_npy_array_free(pto_npy_array *a) {
