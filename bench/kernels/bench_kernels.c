@@ -375,7 +375,41 @@ static void compare(const char *what, const float *got, const float *want, size_
  * 16 MiB): the -ffast-math loop ran after the glibc loop on the same x, the direct kernel after
  * it, while the runtime read its own device copy cold. */
 static volatile float g_evict_sink;
+static double g_quiesce_ms; /* time quiesce waited, in all */
+static int g_quiesce_n;     /* and how often it was called */
+
+static double process_cpu_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Waits until no other thread of this process burns CPU (under 25% of one CPU over 2 ms), at
+ * most 1 s: OpenBLAS's threads spin about 0.1 s after each call (2^28 cycles, its
+ * THREAD_TIMEOUT) and pto's core threads a little after a launch, so a contender timed right
+ * after another shared the CPUs with that one's spinning threads (at 2 threads the direct
+ * kernel after sgemv ran at 0.4-0.6x its speed). Every contender starts alike: its data out of
+ * the cache and the other contenders' threads asleep. PTO_BENCH_NO_QUIESCE=1 leaves them. */
+static void quiesce(void) {
+  static int off = -1;
+  if (off < 0) {
+    const char *e = getenv("PTO_BENCH_NO_QUIESCE");
+    off = e && *e && *e != '0';
+  }
+  if (off) return;
+  double t0 = now_ms();
+  for (int i = 0; i < 500; i++) {
+    double c0 = process_cpu_ms();
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    if (process_cpu_ms() - c0 < 0.5) break;
+  }
+  g_quiesce_ms += now_ms() - t0;
+  g_quiesce_n++;
+}
+
 static void evict_caches(void) {
+  quiesce();
   static float *buf;
   const size_t n = (128u << 20) / sizeof(float);
   if (!buf) {
@@ -1230,6 +1264,10 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
            paired_median(pw, &s_p), ncores == 1 ? "CPU time" : "wall", paired_median(&s_b, &s_d));
     printf("\nOpenBLAS: %s\n", config);
   }
+  if (g_quiesce_n)
+    printf("each contender started with the process's other threads asleep: %.2f ms waited for "
+           "them before each on average (PTO_BENCH_NO_QUIESCE=1: not waited)\n",
+           g_quiesce_ms / g_quiesce_n);
   free(got);
   CHECK(pto_worker_free_tensor(w, dx));
   CHECK(pto_worker_free_tensor(w, dw));
