@@ -432,6 +432,7 @@ static object_file *find_file(object *o, const char *path) {
   return NULL;
 }
 
+#ifndef PTO_NO_COMPILER
 /* The value of field (e.g. "llvm") in a manifest's toolchain identity ("pto=V;llvm=V;cxx=..."),
  * copied into out; 0 when absent. */
 static int toolchain_field(const char *tc, const char *field, char *out, size_t n) {
@@ -447,6 +448,7 @@ static int toolchain_field(const char *tc, const char *field, char *out, size_t 
   }
   return 0;
 }
+#endif
 
 /* A pto that compiles (not a runtime-only one, which cannot compile anyway): an entry whose
  * kernels another LLVM compiled is not this pto's output (the remote key leaves the toolchain

@@ -22,7 +22,7 @@ if ! timeout 300 cmake -S "$PTO_SOURCE_DIR" -B "$RT" -G Ninja -DPTO_COMPILER=OFF
   >"$T/configure.log" 2>&1 ||
   ! timeout 1500 cmake --build "$RT" -j"$(nproc)" >"$T/build.log" 2>&1; then
   echo "FAIL: the runtime-only build (-DPTO_COMPILER=OFF) failed:"
-  tail -30 "$T/configure.log" "$T/build.log" | sed 's/^/  | /'
+  tail -n 30 "$T/configure.log" "$T/build.log" | sed 's/^/  | /'
   exit 1
 fi
 RTPTO="$RT/tools/pto"
