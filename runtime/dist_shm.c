@@ -755,18 +755,22 @@ static int32_t shm_barrier(const pto_dist_ctx *d, const pto_kernel_tensor *sig) 
 #else
 #define PTO_VECTORIZE
 #endif
-#define RED_LOOP(TY)                                                                               \
+/* Sums and products are computed in AT: the element type for floats, an unsigned type at least as
+ * wide (and at least unsigned int, past the promotion to int) for integers, so that they wrap as
+ * the contract says (signed overflow, and u16 * u16 promoted to int, are undefined in C: UBSan
+ * stopped an i32 allreduce), and convert back to TY modulo its width. */
+#define RED_LOOP(TY, AT)                                                                           \
   do {                                                                                             \
     TY *a = dst;                                                                                   \
     const TY *b = src;                                                                             \
     switch (op) {                                                                                  \
     case PTO_DIST_RED_SUM:                                                                         \
       for (int64_t i = 0; i < n; i++)                                                              \
-        a[i] = (TY)(a[i] + b[i]);                                                                  \
+        a[i] = (TY)((AT)a[i] + (AT)b[i]);                                                          \
       break;                                                                                       \
     case PTO_DIST_RED_PROD:                                                                        \
       for (int64_t i = 0; i < n; i++)                                                              \
-        a[i] = (TY)(a[i] * b[i]);                                                                  \
+        a[i] = (TY)((AT)a[i] * (AT)b[i]);                                                          \
       break;                                                                                       \
     case PTO_DIST_RED_MAX:                                                                         \
       for (int64_t i = 0; i < n; i++)                                                              \
@@ -803,7 +807,7 @@ MAX_BITS(dmax_bits, double, uint64_t)
 #define FRED_LOOP(TY, MAXF)                                                                        \
   do {                                                                                             \
     if (op != PTO_DIST_RED_MAX && op != PTO_DIST_RED_MIN) {                                        \
-      RED_LOOP(TY);                                                                                \
+      RED_LOOP(TY, TY);                                                                            \
       break;                                                                                       \
     }                                                                                              \
     TY *a = dst;                                                                                   \
@@ -822,16 +826,16 @@ static void reduce_into(int dt, int op, void *dst, const void *src, int64_t n) {
   switch (dt) {
   case PTO_DTYPE_F32: FRED_LOOP(float, fmax_bits); break;
   case PTO_DTYPE_F64: FRED_LOOP(double, dmax_bits); break;
-  case PTO_DTYPE_I8: RED_LOOP(int8_t); break;
-  case PTO_DTYPE_I16: RED_LOOP(int16_t); break;
-  case PTO_DTYPE_I32: RED_LOOP(int32_t); break;
+  case PTO_DTYPE_I8: RED_LOOP(int8_t, uint32_t); break;
+  case PTO_DTYPE_I16: RED_LOOP(int16_t, uint32_t); break;
+  case PTO_DTYPE_I32: RED_LOOP(int32_t, uint32_t); break;
   case PTO_DTYPE_I64:
-  case PTO_DTYPE_INDEX: RED_LOOP(int64_t); break;
+  case PTO_DTYPE_INDEX: RED_LOOP(int64_t, uint64_t); break;
   case PTO_DTYPE_U8:
-  case PTO_DTYPE_BOOL: RED_LOOP(uint8_t); break;
-  case PTO_DTYPE_U16: RED_LOOP(uint16_t); break;
-  case PTO_DTYPE_U32: RED_LOOP(uint32_t); break;
-  case PTO_DTYPE_U64: RED_LOOP(uint64_t); break;
+  case PTO_DTYPE_BOOL: RED_LOOP(uint8_t, uint32_t); break;
+  case PTO_DTYPE_U16: RED_LOOP(uint16_t, uint32_t); break;
+  case PTO_DTYPE_U32: RED_LOOP(uint32_t, uint32_t); break;
+  case PTO_DTYPE_U64: RED_LOOP(uint64_t, uint64_t); break;
   default: break;
   }
 }
