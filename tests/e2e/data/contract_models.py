@@ -1214,3 +1214,36 @@ CASES.append(kcase("greedy_and_bottomk_bf16", {"L": lbits, "E": eb},
                     "%I_ = tile.store(%am, [0, 0], %I)", "%Y_ = tile.store(%y, [0, 0], %Y)",
                     "%K_ = tile.store(%k, [0, 0], %K)"],
                    dts={"L": "bf16", "E": "bf16", "Y": "bf16"}))
+
+
+# -- a 16-bit softmax numerator: row_expand_expdif is "one rounding of the difference and
+# tile.exp's bits", so on f16 it is tile.exp of row_expand_sub's f16 difference, bit for bit (not
+# exp of the exact f32 difference: for 2.0 - 1e-4 the two differ, 7.39 against 7.387). Inputs are
+# kept where exp's value is clear of an f16 rounding midpoint, so the model is exact whatever
+# exp's last f32 bit. ----------------------------------------------------------------------------
+def f16_clear(x):
+    """f16 of the f64 values x, and whether each is clear of a rounding midpoint (rel 1e-5)."""
+    h = np.asarray(x).astype(H)
+    up = np.nextafter(h, H(np.inf)).astype(D)
+    dn = np.nextafter(h, H(-np.inf)).astype(D)
+    hd = h.astype(D)
+    mid = np.minimum(np.abs(x - (hd + up) / 2), np.abs(x - (hd + dn) / 2))
+    return h, mid > 1e-5 * np.abs(x)
+
+
+ea = (rng.standard_normal((6, 24)) * 2).astype(H)
+ea[0, :4] = [2.0, 3.0, -1.0, 0.5]
+ev = (rng.standard_normal((6, 1)) * 0.01).astype(H)
+ev[0, 0] = 1e-4
+for _ in range(20):
+    diff = (ea.astype(F) - ev.astype(F)).astype(H)  # row_expand_sub: f32, rounded once to f16
+    want_e, ok = f16_clear(np.exp(diff.astype(D)))
+    if ok.all():
+        break
+    ea[~ok] = (rng.standard_normal(int((~ok).sum())) * 2).astype(H)
+CASES.append(kcase("softmax_f16_expdif_rounds_difference", {"A": ea, "V": ev},
+                   {"Y": want_e, "Z": want_e, "D": diff},
+                   ["%a = tile.load(%A, [0, 0], [6, 24])", "%v = tile.load(%V, [0, 0], [6, 1])",
+                    "%y = tile.row_expand_expdif(%a, %v)", "%d = tile.row_expand_sub(%a, %v)",
+                    "%z = tile.exp(%d)", "%Y_ = tile.store(%y, [0, 0], %Y)",
+                    "%Z_ = tile.store(%z, [0, 0], %Z)", "%D_ = tile.store(%d, [0, 0], %D)"]))
