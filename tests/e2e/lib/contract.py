@@ -33,7 +33,8 @@ def bf16_to_f32(bits):
 class Case:
     """One check. ins: name -> array (a .npy input) or str (passed to --in as is);
     want: name -> array of the exact bits expected (NaN equal to NaN, -0 distinct from +0),
-    or (array, ulps) for a float result within that many ulps, or ("bf16", raw bits) for bf16
+    or (array, ulps) for a float result within that many ulps, or ("near", array, rtol, atol) for
+    one within a tolerance, or ("bf16", raw bits) for bf16
     values compared as floats (NaN equal to NaN whatever its sign and payload); err: (status, text) for a
     program that must fail (text: a string, or a list of strings it must all hold), cmd 'check'
     or 'run'; env: variables set for pto."""
@@ -72,6 +73,25 @@ def within_ulps(got, want, ulps):
         i = tuple(int(k) for k in np.argwhere(bad)[0])
         return "%d elements off by more than %d ulp; first at %s: got %r, want %r" % (
             int(bad.sum()), ulps, list(i), got[i], want[i])
+    return None
+
+
+def near(got, want, rtol, atol):
+    """Float results the contract leaves to an unspecified order of rounding (a matmul's sum, a
+    chain through exp): |got - want| <= atol + rtol * |want| where want is finite, and the same
+    infinities and NaNs where it is not. A u16 result against float values holds bf16 bits."""
+    if got.shape != want.shape:
+        return "shape %s, want %s" % (got.shape, want.shape)
+    if got.dtype == np.uint16 and want.dtype.kind == "f":  # bf16 bits, compared as floats
+        got = bf16_to_f32(got)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    fin = np.isfinite(w)
+    ok = np.where(fin, np.abs(g - w) <= atol + rtol * np.abs(w),
+                  (np.isnan(g) & np.isnan(w)) | (g == w))
+    if not ok.all():
+        i = tuple(int(k) for k in np.argwhere(~ok)[0])
+        return "%d elements outside rtol %g atol %g; first at %s: got %r, want %r" % (
+            int((~ok).sum()), rtol, atol, list(i), got[i], want[i])
     return None
 
 
@@ -140,7 +160,9 @@ def run_case(c, tmp):
             fails.append("compiled and interpreter differ: " + line.strip())
     for n, w in c.want.items():
         got = np.load(os.path.join(d, n + ".out.npy"))
-        if isinstance(w, tuple) and isinstance(w[0], str):  # ("bf16", bits): any NaN is NaN
+        if isinstance(w, tuple) and isinstance(w[0], str) and w[0] == "near":
+            msg = near(got, np.asarray(w[1]), w[2], w[3])
+        elif isinstance(w, tuple) and isinstance(w[0], str):  # ("bf16", bits): any NaN is NaN
             msg = same_bits(bf16_to_f32(got), bf16_to_f32(w[1]))
         elif isinstance(w, tuple):
             msg = within_ulps(got, np.asarray(w[0]), w[1])
