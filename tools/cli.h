@@ -139,6 +139,10 @@ int cli_claim_program(const char *cmd, const char *path);
 typedef pto_status (*cli_build_fn)(void *ctx, const char *build_dir);
 int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_fn build,
                          void *ctx);
+/* For the handler of SIGINT, SIGTERM and SIGHUP (main.c), async-signal-safe: removes the build
+ * dir of a compile in progress (cli_compile_into_dir), and its DIR where that compile made it and
+ * it is empty. */
+void cli_abandon_compile(void);
 /* Opens dir and takes flock LOCK_EX (exclusive) or LOCK_SH on it, saying on stderr when it has
  * to wait: the fd (closing it unlocks), or -1 with errno set. */
 int cli_lock_dir(const char *cmd, const char *dir, int exclusive);

@@ -608,6 +608,14 @@ int cmd_cache(int argc, char **argv) {
   if (!sub)
     return cli_usage_error(k_cmd,
                            "which one: stats, ls, show KEY, rm KEY..., verify, gc or clear?");
+  static const char *const subs[] = {"stats", "ls", "show", "rm", "verify", "gc", "clear"};
+  size_t which = 0;
+  while (which < sizeof subs / sizeof *subs && strcmp(sub, subs[which]) != 0)
+    which++;
+  /* Named before anything about its arguments ('explain KEY' is no command taking no KEY). */
+  if (which == sizeof subs / sizeof *subs)
+    return cli_usage_error(
+        k_cmd, "'%s' is not a cache command: stats, ls, show, rm, verify, gc, clear", sub);
   int takes_key = !strcmp(sub, "show");
   if (arg && !takes_key) return cli_usage_error(k_cmd, "%s takes no argument ('%s')", sub, arg);
   if (max_size && strcmp(sub, "gc") != 0)
@@ -623,13 +631,6 @@ int cmd_cache(int argc, char **argv) {
                            "--remote-cache %s: only with ls --remote (the other cache "
                            "commands work on the local cache)",
                            cli_redact_url(remote_url, shown, sizeof shown));
-  static const char *const subs[] = {"stats", "ls", "show", "rm", "verify", "gc", "clear"};
-  size_t which = 0;
-  while (which < sizeof subs / sizeof *subs && strcmp(sub, subs[which]) != 0)
-    which++;
-  if (which == sizeof subs / sizeof *subs)
-    return cli_usage_error(
-        k_cmd, "'%s' is not a cache command: stats, ls, show, rm, verify, gc, clear", sub);
   if (!strcmp(sub, "show") && !arg)
     return cli_usage_error(k_cmd, "show needs a KEY (or a unique start of one)");
   if (!strcmp(sub, "rm") && !nkeys)

@@ -133,7 +133,9 @@ static int is_opt(const char *arg, const char *name) {
 int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, char **argv, int *i) {
   char *arg = argv[*i];
   if (!strncmp(arg, "-D", 2)) {
-    char *v = arg[2] ? arg + 2 : (char *)cli_next_value(argc, argv, i);
+    /* -D NAME=VALUE, -DNAME=VALUE (as a C compiler takes it) or -D=NAME=VALUE (as every flag
+     * with a value takes it after '='). */
+    char *v = arg[2] == '=' ? arg + 3 : arg[2] ? arg + 2 : (char *)cli_next_value(argc, argv, i);
     if (!v) return cli_usage_error(cmd, "-D needs NAME=VALUE or NAME=runtime"), -1;
     if (add_binding(cmd, "-D", v, a->scalars, &a->opt.nscalars)) return -1;
     return 1;
@@ -424,8 +426,9 @@ int cmd_compile(int argc, char **argv) {
       src = argv[i];
     } else if (!strcmp(argv[i], "--force")) {
       force = 1;
-    } else if (!strcmp(argv[i], "-o")) {
-      const char *v = cli_next_value(argc, argv, &i);
+    } else if (!strcmp(argv[i], "-o") || !strncmp(argv[i], "-o=", 3)) {
+      /* -o DIR or -o=DIR, as every flag with a value (docs/cli.md) */
+      const char *v = argv[i][2] == '=' ? argv[i] + 3 : cli_next_value(argc, argv, &i);
       if (!v) return cli_usage_error(cmd, "-o needs a directory");
       if (cli_set_once_path(cmd, "-o", &out_dir, v)) return PTO_EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {

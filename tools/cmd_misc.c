@@ -173,13 +173,20 @@ int cmd_fmt(int argc, char **argv) {
 int cmd_check(int argc, char **argv) {
   const char *cmd = "check";
   int nfiles = 0, nbad = 0, usage = 0, operands = 0;
+  /* The command line whole first, as pto build-id does: no file is checked for a command that
+   * is refused. */
+  for (int i = 1; i < argc; i++) {
+    if (!operands && !strcmp(argv[i], "--"))
+      operands = 1;
+    else if (!operands && argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+  }
+  operands = 0;
   for (int i = 1; i < argc; i++) {
     if (!operands && !strcmp(argv[i], "--")) {
       operands = 1;
       continue;
     }
-    if (!operands && argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     nfiles++;
     pto_ir_program *p = NULL;
     pto_status s = pto_ir_parse_file(argv[i], &p);
@@ -199,13 +206,21 @@ int cmd_check(int argc, char **argv) {
 int cmd_build_id(int argc, char **argv) {
   const char *cmd = "build-id";
   int nfiles = 0, rc = PTO_EXIT_OK, operands = 0;
+  /* The command line is checked whole before any file is read: an unknown option after the
+   * files ('pto build-id x.so --json') was refused only once x.so was printed, so a script saw
+   * exit 2 and output both. */
+  for (int i = 1; i < argc; i++) {
+    if (!operands && !strcmp(argv[i], "--"))
+      operands = 1;
+    else if (!operands && argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+  }
+  operands = 0;
   for (int i = 1; i < argc; i++) {
     if (!operands && !strcmp(argv[i], "--")) {
       operands = 1;
       continue;
     }
-    if (!operands && argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
     nfiles++;
     uint8_t id[64];
     size_t len = 0;

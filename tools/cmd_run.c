@@ -453,6 +453,25 @@ static int compare_outputs(const pto_signature *sig, const cli_param *pd, const 
   return all_ok;
 }
 
+/* The args_dump.json files of a host program's dump (DIR/rank_R/dispatch_N/) written since t0:
+ * a call with nothing to dump (level 1, no argument marked) writes none, as the reference. */
+static int count_rank_dumps(const char *dir, int nranks, const struct timespec *t0) {
+  int n = 0;
+  char path[PATH_MAX];
+  for (int r = 0; r < nranks; r++)
+    for (int d = 0; d < 1000000; d++) {
+      snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d", dir, r, d);
+      struct stat st;
+      if (stat(path, &st) != 0) break;
+      snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d/args_dump.json", dir, r, d);
+      if (stat(path, &st) == 0 &&
+          (st.st_mtim.tv_sec > t0->tv_sec ||
+           (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec >= t0->tv_nsec)))
+        n++;
+    }
+  return n;
+}
+
 /* ---- the command ---------------------------------------------------------------------- */
 
 int cmd_run(int argc, char **argv) {
@@ -550,6 +569,8 @@ int cmd_run(int argc, char **argv) {
       pto_dist_worker_close(dw);
       goto out;
     }
+    struct timespec dump_t0; /* the file systems' clock: dumps written from now on count */
+    clock_gettime(CLOCK_REALTIME_COARSE, &dump_t0);
     uint64_t t0 = cli_now_ns();
     s = pto_dist_worker_run(dw, prog, args, (size_t)sig->nparams);
     double host_us = (double)(cli_now_ns() - t0) / 1e3;
@@ -570,9 +591,14 @@ int cmd_run(int argc, char **argv) {
       printf("swimlane records (level %d): one set per call of each rank in "
              "%.*srank_R/dispatch_N/\n",
              a.records.level, (int)(strrchr(rp, '/') ? strrchr(rp, '/') - rp + 1 : 0), rp);
-    if (a.dump_dir)
+    int ndumps = a.dump_dir ? count_rank_dumps(a.dump_dir, nd, &dump_t0) : 0;
+    if (ndumps)
       printf("args dump (level %d): one per call of each rank in %s/rank_R/dispatch_N/"
-             "args_dump.json (simpler's dump_viewer reads each)\n",
+             "args_dump.json (simpler's dump_viewer reads each): %d\n",
+             a.dump_level, a.dump_dir, ndumps);
+    else if (a.dump_dir)
+      printf("args dump (level %d): no task argument to dump at this level (level 1 dumps the "
+             "arguments a kernel marks), nothing written in %s\n",
              a.dump_level, a.dump_dir);
     goto outputs;
   }
@@ -591,6 +617,12 @@ int cmd_run(int argc, char **argv) {
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   if (a.records.level >= 3 && (s = pto_worker_set_record_phases(w, true))) goto out;
   if (a.dump_dir && (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir))) goto out;
+  /* The dump's manifest as it was: a launch with nothing to dump (level 1, no argument marked)
+   * writes none, as the reference, and the report must not name an old one as this run's. */
+  struct stat dump_before;
+  char dump_json[PATH_MAX];
+  snprintf(dump_json, sizeof dump_json, "%s/args_dump.json", a.dump_dir ? a.dump_dir : ".");
+  int dump_existed = a.dump_dir && stat(dump_json, &dump_before) == 0;
   s = pto_worker_run(w, prog, args, (size_t)sig->nparams);
   size_t ndrawn = 0;
   if (a.swimlane) {
@@ -626,8 +658,14 @@ int cmd_run(int argc, char **argv) {
            pto_signature_entry_name(sig), pto_worker_core_count(w), rec.ntasks,
            rec.ntasks == 1 ? "" : "s", host_us, dev_us);
   }
-  if (a.dump_dir)
+  struct stat dump_after;
+  if (a.dump_dir && stat(dump_json, &dump_after) == 0 &&
+      (!dump_existed || dump_after.st_ino != dump_before.st_ino)) /* written anew: renamed in */
     printf("args dump (level %d): %s/args_dump.json (simpler's dump_viewer reads it)\n",
+           a.dump_level, a.dump_dir);
+  else if (a.dump_dir)
+    printf("args dump (level %d): no task argument to dump at this level (level 1 dumps the "
+           "arguments a kernel marks), nothing written in %s\n",
            a.dump_level, a.dump_dir);
   if (a.swimlane)
     printf("swimlane: %s (%zu task%s on %d cores; open it in Perfetto or chrome://tracing)\n",

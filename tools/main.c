@@ -371,10 +371,12 @@ int cli_wants_help(const pto_cmd *cmd, int argc, char **argv) {
   return 0;
 }
 
-/* SIGINT, SIGTERM, SIGHUP: no temp file of an output being written is left behind; then the
- * signal ends the process as it would have. */
+/* SIGINT, SIGTERM, SIGHUP: no temp file of an output being written is left behind, nor the build
+ * dir of a compile (and its DIR, where the compile made it); then the signal ends the process as
+ * it would have. */
 static void on_fatal_signal(int sig) {
   pto_file_remove_temps();
+  cli_abandon_compile();
   signal(sig, SIG_DFL);
   raise(sig);
 }

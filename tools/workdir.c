@@ -19,6 +19,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,60 @@ static void reclaim_build_dirs(const char *dir) {
   closedir(d);
 }
 
+/* ---- a compile ended by a signal ----------------------------------------------------------
+ * SIGINT, SIGTERM or SIGHUP in the middle of a compile (Ctrl-C, `timeout -s INT`) ends pto with
+ * its build dir half written; the next compile into DIR would reclaim it, but until then DIR
+ * held a hidden half build, and a DIR that this compile made stayed behind, holding nothing a
+ * user asked for. The handler (main.c) removes both: the paths are recorded before the build
+ * starts (g_abandon_state set last, so a handler on any thread reads complete paths) and the
+ * removal uses only async-signal-safe calls. A file a compiler child writes meanwhile may keep
+ * a folder there; the next compile into DIR removes what is left, as after a SIGKILL. */
+static char g_abandon_build[PATH_MAX], g_abandon_dir[PATH_MAX];
+static atomic_int g_abandon_state; /* 0 none; 1 the build dir; 2 and DIR, made by this compile */
+
+/* Removes name (in the folder dirfd) and everything below it, with syscalls alone. */
+static void remove_tree_at(int dirfd, const char *name, int depth) {
+  if (unlinkat(dirfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM)) return;
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  /* Entries are removed while the folder is read: read it again until a pass removes none. */
+  for (int removed = 1, pass = 0; removed && pass < 8; pass++) {
+    removed = 0;
+    if (lseek(fd, 0, SEEK_SET) != 0) break;
+    char buf[4096] __attribute__((aligned(8)));
+    for (ssize_t n; (n = getdents64(fd, buf, sizeof buf)) > 0;) {
+      for (ssize_t off = 0; off < n;) {
+        struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+        off += e->d_reclen;
+        const char *d = e->d_name;
+        if (d[0] == '.' && (!d[1] || (d[1] == '.' && !d[2]))) continue;
+        if (depth < 32)
+          remove_tree_at(fd, d, depth + 1); /* a file unlinked, a folder emptied first */
+        else
+          unlinkat(fd, d, 0);
+        removed = 1;
+      }
+    }
+  }
+  close(fd);
+  unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+void cli_abandon_compile(void) {
+  int state = atomic_exchange(&g_abandon_state, 0);
+  if (!state) return;
+  int saved = errno;
+  remove_tree_at(AT_FDCWD, g_abandon_build, 0);
+  if (state == 2) rmdir(g_abandon_dir); /* only when empty: nothing else was there */
+  errno = saved;
+}
+
+static void abandon_on_signal(const char *build, const char *dir, int created) {
+  snprintf(g_abandon_build, sizeof g_abandon_build, "%s", build);
+  snprintf(g_abandon_dir, sizeof g_abandon_dir, "%s", dir);
+  atomic_store(&g_abandon_state, created ? 2 : 1);
+}
+
 /* ---- locking ----------------------------------------------------------------------------- */
 
 int cli_lock_dir(const char *cmd, const char *dir, int exclusive) {
@@ -448,7 +503,10 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
     rc = cli_fail(cmd, pto_status_make(PTO_STATUS_IO, "-o %s: cannot create a build dir: %s", dir,
                                        strerror(errno)));
   else if (!rc) {
+    abandon_on_signal(tmp, dir, created);
     s = build(ctx, tmp);
+    /* Built: from here on the build dir's files move into DIR (publish), the manifest last. */
+    atomic_store(&g_abandon_state, 0);
     rc = s ? cli_fail(cmd, s) : publish(cmd, dir, tmp, &own, record, force);
     pto_file_remove_tree(tmp);
   }
