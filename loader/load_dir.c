@@ -291,7 +291,7 @@ static pto_status open_private_copy(const char *dir, const pto_manifest_binary *
     else
       pto_status_free(s);
   }
-  return first;
+  return pto_status_annotate(first, "loading a private copy of %s/%s", dir, b->path);
 }
 
 #ifdef PTO_TEST_HOOKS
