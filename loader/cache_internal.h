@@ -26,6 +26,10 @@ void pto__loader_warn_once(int *once, const char *fmt, ...) __attribute__((forma
  * then, and those of dead processes by the next process that holds one. */
 pto_status pto__loader_hold_dir(const char *dir, char **out_held);
 void pto__loader_release_held(char *held);
+/* A new empty directory base/pto-<kind>-<pid>-XXXXXX, mode 0700 (*out_dir, malloc'd), held like
+ * a copy of hold_dir: removed by release_held, at exit if still held, or by the next process of
+ * this user that makes one of the same kind in base once this one is dead. */
+pto_status pto__loader_private_dir(const char *base, const char *kind, char **out_dir);
 /* True for the errors of a cache that cannot take a new entry: full, read-only, not ours. */
 int pto__loader_errno_is_unwritable(int err);
 /* Realtime clock in ns. */

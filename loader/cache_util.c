@@ -202,56 +202,83 @@ static pto_status hold_file(const char *src, const char *dst, mode_t mode) {
 /* The subdirectories of a work dir a copy follows (pto writes two levels). */
 #define HOLD_MAX_DIRS 256
 
-/* The copies this process holds, removed at release, or at exit for those of programs still
- * loaded then (the in-process map keeps its programs for the process's life); copies of a
- * process that died are removed by the next process that holds one. */
+/* The private dirs this process holds (copies of work dirs, private copies of shared objects
+ * being loaded), removed at release, or at exit for those of programs still loaded then (the
+ * in-process map keeps its programs for the process's life); dirs of a process that died are
+ * removed by the next process that makes one of the same kind in the same place. Each entry
+ * records the process that made it: a forked child (a chip) leaves its parent's dirs at exit. */
+typedef struct held_entry {
+  char *path;
+  pid_t pid;
+} held_entry;
 static pthread_mutex_t g_held_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_held_once = PTHREAD_ONCE_INIT;
-static char **g_held;
+static held_entry *g_held;
 static int g_nheld, g_held_cap;
-static pid_t g_held_pid;
+/* "<kind>\n<base>" of each place already swept for dead processes' dirs, by this process. */
+static char **g_swept;
+static int g_nswept, g_swept_cap;
 
 static void held_at_exit(void) {
-  if (getpid() != g_held_pid) return; /* a forked child (a chip) leaves its parent's copies */
+  pid_t me = getpid();
   pthread_mutex_lock(&g_held_lock);
-  for (int i = 0; i < g_nheld; i++) {
-    pto_file_remove_tree(g_held[i]);
-    free(g_held[i]);
+  for (int i = 0; i < g_nheld;) {
+    if (g_held[i].pid != me) {
+      i++;
+      continue;
+    }
+    pto_file_remove_tree(g_held[i].path);
+    free(g_held[i].path);
+    g_held[i] = g_held[--g_nheld];
   }
-  g_nheld = 0;
   pthread_mutex_unlock(&g_held_lock);
 }
 
-/* Removes the pto-held-<pid>-XXXXXX dirs of dead processes of this user in tmp. */
-static void remove_stale_held(const char *tmp) {
-  DIR *d = opendir(tmp);
+/* Removes the pto-<kind>-<pid>-XXXXXX dirs of dead processes of this user in base. */
+static void remove_stale(const char *base, const char *kind) {
+  char prefix[64];
+  int plen = snprintf(prefix, sizeof prefix, "pto-%s-", kind);
+  if (plen <= 0 || plen >= (int)sizeof prefix) return;
+  DIR *d = opendir(base);
   if (!d) return;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (strncmp(e->d_name, "pto-held-", 9) != 0) continue;
+    if (strncmp(e->d_name, prefix, (size_t)plen) != 0) continue;
     char *end;
-    long pid = strtol(e->d_name + 9, &end, 10);
+    long pid = strtol(e->d_name + plen, &end, 10);
     if (pid <= 0 || *end != '-' || strlen(end + 1) != 6) continue;
     struct stat st;
     char sub[PATH_MAX];
-    if (snprintf(sub, sizeof sub, "%s/%s", tmp, e->d_name) >= (int)sizeof sub) continue;
+    if (snprintf(sub, sizeof sub, "%s/%s", base, e->d_name) >= (int)sizeof sub) continue;
     if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
     if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) pto_file_remove_tree(sub);
   }
   closedir(d);
 }
 
-static void held_init(void) {
-  g_held_pid = getpid();
-  atexit(held_at_exit);
-  const char *t = getenv("TMPDIR");
-  remove_stale_held(t && *t ? t : "/tmp");
+static void held_init(void) { atexit(held_at_exit); }
+
+/* Sweeps base for dead processes' dirs of kind, once per process for each (kind, base). */
+static void sweep_once(const char *base, const char *kind) {
+  char *key = pto_strdup_printf("%s\n%s", kind, base);
+  if (!key) return;
+  int fresh = 1;
+  pthread_mutex_lock(&g_held_lock);
+  for (int i = 0; i < g_nswept && fresh; i++)
+    fresh = strcmp(g_swept[i], key) != 0;
+  if (fresh && !pto_grow_int(&g_swept, sizeof *g_swept, &g_swept_cap, g_nswept + 1)) {
+    g_swept[g_nswept++] = key;
+    key = NULL;
+  }
+  pthread_mutex_unlock(&g_held_lock);
+  free(key);
+  if (fresh) remove_stale(base, kind);
 }
 
 static int held_add(char *path) {
   pthread_mutex_lock(&g_held_lock);
   int ok = !pto_grow_int(&g_held, sizeof *g_held, &g_held_cap, g_nheld + 1);
-  if (ok) g_held[g_nheld++] = path;
+  if (ok) g_held[g_nheld++] = (held_entry){path, getpid()};
   pthread_mutex_unlock(&g_held_lock);
   return ok;
 }
@@ -260,7 +287,7 @@ void pto__loader_release_held(char *held) {
   if (!held) return;
   pthread_mutex_lock(&g_held_lock);
   for (int i = 0; i < g_nheld; i++)
-    if (g_held[i] == held) {
+    if (g_held[i].path == held) {
       g_held[i] = g_held[--g_nheld];
       break;
     }
@@ -269,22 +296,36 @@ void pto__loader_release_held(char *held) {
   free(held);
 }
 
-pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
-  *out_held = NULL;
+pto_status pto__loader_private_dir(const char *base, const char *kind, char **out_dir) {
+  *out_dir = NULL;
   pthread_once(&g_held_once, held_init);
-  const char *t = getenv("TMPDIR");
-  char *held = pto_strdup_printf("%s/pto-held-%ld-XXXXXX", t && *t ? t : "/tmp", (long)getpid());
-  if (!held) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory holding %s", dir);
-  if (!mkdtemp(held)) {
-    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot create a directory %s to hold %s: %s",
-                                   held, dir, strerror(errno));
-    free(held);
+  sweep_once(base, kind);
+  char *dir = pto_strdup_printf("%s/pto-%s-%ld-XXXXXX", base, kind, (long)getpid());
+  if (!dir) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  if (!mkdtemp(dir)) {
+    pto_status s = pto_status_make(PTO_STATUS_IO, "cannot create a private directory %s: %s", dir,
+                                   strerror(errno));
+    free(dir);
     return s;
   }
+  if (!held_add(dir)) {
+    rmdir(dir);
+    free(dir);
+    return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  *out_dir = dir;
+  return PTO_OK;
+}
+
+pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
+  *out_held = NULL;
+  const char *t = getenv("TMPDIR");
+  char *held = NULL;
+  pto_status s = pto__loader_private_dir(t && *t ? t : "/tmp", "held", &held);
+  if (s) return pto_status_annotate(s, "holding the work dir %s", dir);
   /* Breadth first over relative dir names, iteratively; symlinks are not followed. */
   char *dirs[HOLD_MAX_DIRS];
   int ndirs = 0, next = 0;
-  pto_status s = PTO_OK;
   if (!(dirs[ndirs++] = pto_strdup("")))
     s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   while (!s && next < ndirs) {
@@ -322,10 +363,8 @@ pto_status pto__loader_hold_dir(const char *dir, char **out_held) {
   }
   for (int i = 0; i < ndirs; i++)
     free(dirs[i]);
-  if (!s && !held_add(held)) s = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   if (s) {
-    pto_file_remove_tree(held);
-    free(held);
+    pto__loader_release_held(held);
     return pto_status_annotate(s, "holding the work dir %s", dir);
   }
   *out_held = held;

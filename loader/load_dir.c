@@ -7,11 +7,12 @@
  * a mismatch with the manifest is DATA_LOSS and the file is never loaded (the manifest's
  * signature is checked against program.ptir before that, in a work dir; in a cache entry, after
  * loading, against the fingerprint compiled into the orchestration object); 4. dlopen, then the
- * Build-ID of the image the dynamic loader actually mapped is compared again (a file replaced
- * between check and load is refused). When an older image of the same path is still mapped in
- * this process (a rebuilt work dir loaded again before the old program was released), the
- * verified bytes are loaded from a private copy instead, since dlopen would return the old
- * image for that path; 5. ABI versions and symbols.
+ * Build-ID of the image the dynamic loader actually mapped is compared again. dlopen runs the
+ * constructors of what it maps before that second check can refuse it, so the path is loaded in
+ * place only when nobody but this user or root can swap the file meanwhile (path_is_private);
+ * otherwise, and when an older image of the same path is still mapped in this process (dlopen
+ * would return it), the verified bytes are loaded from a private copy, kept under a real path
+ * until the program is released (open_private_copy); 5. ABI versions and symbols.
  *
  * Object files (the kernels/<k>.o) and other listed files are not needed to load and are not
  * checked here; rebuilding is what reads them. */
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache_internal.h"
@@ -143,27 +145,74 @@ static pto_status loaded_id_hex(void *h, const char *name, char out[2 * PTO_BUIL
   return PTO_OK;
 }
 
-/* dlopen of a private copy of the verified bytes: the dynamic loader matches a path it has
- * loaded before by name and would hand back the older image, so a rebuilt file whose path is
- * still mapped (by a program not yet released) is loaded under a name of its own. The copy is
- * unlinked once mapped. */
-static pto_status open_private_copy(const char *dir, const pto_manifest_binary *b,
-                                    const uint8_t *buf, size_t len, void **out_handle) {
-  *out_handle = NULL;
-  const char *t = getenv("TMPDIR");
-  char tmpdir[PATH_MAX], path[PATH_MAX];
-  snprintf(tmpdir, sizeof tmpdir, "%s/pto-load-XXXXXX", t && *t ? t : "/tmp");
-  if (!mkdtemp(tmpdir))
-    return pto_status_make(PTO_STATUS_IO, "%s/%s: cannot make a private copy to load: %s: %s", dir,
-                           b->path, tmpdir, strerror(errno));
-  const char *base = strrchr(b->path, '/');
-  snprintf(path, sizeof path, "%s/%s", tmpdir, base ? base + 1 : b->path);
-  pto_status s = PTO_OK;
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-  if (fd < 0) {
-    s = pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", path, strerror(errno));
-    goto done;
+/* ---- in place or from a private copy ------------------------------------------------------ */
+
+/* Whether nobody but this user or root can change what path names before dlopen maps it, as
+ * OpenSSH's StrictModes asks of authorized_keys: the file is a regular file owned by this user
+ * or root and not writable by group or others, and so is every directory from / down to it,
+ * except that a directory others may write (/tmp) is accepted when it has the sticky bit and
+ * the entry in it is ours or root's, which only they may then rename or remove (is_dir: path
+ * is such a directory instead of a file). path is a realpath: a symbolic link met on the way (one
+ * made since) fails the check. ACLs are not read. */
+static int owner_ok(const struct stat *st) { return st->st_uid == geteuid() || st->st_uid == 0; }
+
+static int path_is_private(const char *path, int is_dir) {
+  if (path[0] != '/') return 0;
+  int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
+  if (cur < 0 || fstat(cur, &st) != 0 || !owner_ok(&st)) {
+    if (cur >= 0) close(cur);
+    return 0;
   }
+  int ok = 1;
+  const char *p = path;
+  while (ok) {
+    while (*p == '/')
+      p++;
+    size_t n = strcspn(p, "/");
+    if (n == 0 || n >= NAME_MAX + 1) {
+      ok = 0;
+      break;
+    }
+    char name[NAME_MAX + 1];
+    memcpy(name, p, n);
+    name[n] = 0;
+    p += n;
+    int last = *p == 0;
+    /* Others may write the directory that holds this entry: only a sticky one will do. */
+    int shared = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0, sticky = (st.st_mode & S_ISVTX) != 0;
+    int next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (last ? 0 : O_DIRECTORY));
+    close(cur);
+    cur = next;
+    if (cur < 0 || fstat(cur, &st) != 0 || !owner_ok(&st) || (shared && !sticky) ||
+        (last ? (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) ||
+                    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0
+              : !S_ISDIR(st.st_mode))) {
+      ok = 0;
+      break;
+    }
+    if (last) break;
+  }
+  if (cur >= 0) close(cur);
+  return ok;
+}
+
+/* The places a private copy may go, in order: $XDG_RUNTIME_DIR (the user's own, usually a
+ * tmpfs), $TMPDIR, /tmp. */
+static int copy_bases(const char *out[3]) {
+  int n = 0;
+  const char *x = getenv("XDG_RUNTIME_DIR"), *t = getenv("TMPDIR");
+  if (x && x[0] == '/') out[n++] = x;
+  if (t && *t && (!n || strcmp(t, out[0]) != 0)) out[n++] = t;
+  if (strcmp(n ? out[n - 1] : "", "/tmp") != 0) out[n++] = "/tmp";
+  return n;
+}
+
+/* Writes buf as a new file path, mode 0500. */
+static pto_status write_copy(const char *path, const uint8_t *buf, size_t len) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+  if (fd < 0) return pto_status_make(PTO_STATUS_IO, "cannot create %s: %s", path, strerror(errno));
+  pto_status s = PTO_OK;
   for (size_t off = 0; off < len;) {
     ssize_t n = write(fd, buf + off, len - off);
     if (n < 0 && errno == EINTR) continue;
@@ -175,21 +224,79 @@ static pto_status open_private_copy(const char *dir, const pto_manifest_binary *
   }
   if (close(fd) != 0 && !s)
     s = pto_status_make(PTO_STATUS_IO, "cannot write %s: %s", path, strerror(errno));
-  if (s) goto done;
-  dlerror();
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char *e = dlerror();
-    s = pto_status_make(PTO_STATUS_IO, "%s/%s: cannot load it: %s", dir, b->path,
-                        e ? e : "dlopen failed");
-    goto done;
-  }
-  *out_handle = h;
-done:
-  unlink(path);
-  rmdir(tmpdir);
   return s;
 }
+
+/* dlopen of a private copy of the verified bytes buf: a file of mode 0500 in a directory of
+ * this process's own, *copy_dir (pto-load-<pid>-XXXXXX, made by the program's first copy in the
+ * first of copy_bases that is private by path_is_private and from which the copy loads; a
+ * tmpfs mounted noexec refuses the mapping), kept under its real name while the program is
+ * loaded, so that debuggers, profilers and dladdr find the file, and removed when the program
+ * is released (pto__loader_release_held). Used when the path itself is not private (others
+ * could swap the file between the check of its bytes and dlopen, which runs the constructors of
+ * whatever it maps), and when an older image of the same path is still mapped in this process
+ * (dlopen would hand back that image). The copy is named after the manifest's path, with '-'
+ * for '/' (kernels-kernels.so). */
+static pto_status open_private_copy(const char *dir, const pto_manifest_binary *b,
+                                    const uint8_t *buf, size_t len, char **copy_dir,
+                                    void **out_handle) {
+  *out_handle = NULL;
+  const char *bases[3];
+  int nbases = *copy_dir ? 1 : copy_bases(bases);
+  pto_status first = PTO_OK;
+  for (int i = 0; i < nbases; i++) {
+    char *made = NULL;
+    pto_status s = PTO_OK;
+    if (!*copy_dir) {
+      /* Made under the base's realpath, the copy's path is real: the name the link map and
+       * debuggers show, and one path_is_private can walk. */
+      char *rbase = realpath(bases[i], NULL);
+      s = rbase ? pto__loader_private_dir(rbase, "load", &made)
+                : pto_status_make(PTO_STATUS_NOT_FOUND, "%s: %s", bases[i], strerror(errno));
+      free(rbase);
+      if (!s && !path_is_private(made, 1))
+        s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                            "%s is not private (it, or a directory above it, is owned by "
+                            "another user or writable by others without the sticky bit)",
+                            made);
+    }
+    const char *cdir = made ? made : *copy_dir;
+    char path[PATH_MAX];
+    if (!s && strlen(cdir) + 1 + strlen(b->path) >= sizeof path)
+      s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s/%s: path too long", cdir, b->path);
+    if (!s) {
+      size_t k = (size_t)snprintf(path, sizeof path, "%s/", cdir);
+      for (const char *c = b->path; *c; c++)
+        path[k++] = *c == '/' ? '-' : *c;
+      path[k] = 0;
+    }
+    if (!s) s = write_copy(path, buf, len);
+    if (!s) {
+      dlerror();
+      void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      if (h) {
+        if (made) *copy_dir = made;
+        pto_status_free(first);
+        *out_handle = h;
+        return PTO_OK;
+      }
+      const char *e = dlerror();
+      s = pto_status_make(PTO_STATUS_IO, "%s/%s: cannot load its private copy %s: %s", dir, b->path,
+                          path, e ? e : "dlopen failed");
+      if (!made) unlink(path);
+    }
+    pto__loader_release_held(made);
+    if (!first)
+      first = s;
+    else
+      pto_status_free(s);
+  }
+  return pto_status_annotate(first, "loading a private copy of %s/%s", dir, b->path);
+}
+
+#ifdef PTO_TEST_HOOKS
+void (*pto__loader_test_after_verify)(const char *path);
+#endif
 
 static int name_is(struct dl_phdr_info *info, size_t size, void *path) {
   (void)size;
@@ -203,13 +310,17 @@ static int name_is(struct dl_phdr_info *info, size_t size, void *path) {
 static int loaded_as(const char *path) { return dl_iterate_phdr(name_is, (void *)path) != 0; }
 
 /* dlopen after verify_binary (buf holds the verified bytes), then the mapped image's Build-ID
- * once more. */
+ * once more: in place when the path is private (path_is_private: nobody else can swap the file
+ * meanwhile), else from a private copy of buf (open_private_copy, into *copy_dir). */
 static pto_status open_binary(const char *dir, const pto_manifest_binary *b, const char *real,
-                              const uint8_t *buf, size_t len, void **out_handle) {
+                              const uint8_t *buf, size_t len, char **copy_dir, void **out_handle) {
   *out_handle = NULL;
   char idhex[2 * PTO_BUILD_ID_MAX + 1];
-  /* An image of this path already mapped in this process: reuse it when it is this build, else
-   * load the new build under a private name. */
+#ifdef PTO_TEST_HOOKS
+  if (pto__loader_test_after_verify) pto__loader_test_after_verify(real);
+#endif
+  /* An image of this path already mapped in this process: reuse it when it is this build (its
+   * constructors ran when it was mapped), else load the new build under a private name. */
   void *h =
       b->build_id[0] && loaded_as(real) ? dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
   if (h) {
@@ -220,7 +331,9 @@ static pto_status open_binary(const char *dir, const pto_manifest_binary *b, con
     }
     pto_status_free(s);
     dlclose(h);
-    PTO_RETURN_IF_ERROR(open_private_copy(dir, b, buf, len, &h));
+    PTO_RETURN_IF_ERROR(open_private_copy(dir, b, buf, len, copy_dir, &h));
+  } else if (!path_is_private(real, 0)) {
+    PTO_RETURN_IF_ERROR(open_private_copy(dir, b, buf, len, copy_dir, &h));
   } else {
     dlerror();
     h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
@@ -522,7 +635,7 @@ static pto_status load_host(const char *work_dir, char *rdir, const char *expect
   }
   memcpy(p->devices, m->devices, (size_t)m->ndevices * sizeof *p->devices);
   p->ndevices = m->ndevices;
-  s = open_binary(work_dir, &m->host, real, buf, len, &p->host_dl);
+  s = open_binary(work_dir, &m->host, real, buf, len, &p->load_copy, &p->host_dl);
   if (s) goto fail;
   pto_host_abi_version_fn version = NULL;
   SYM_AS(version, p->host_dl, "pto_host_abi_version");
@@ -654,7 +767,8 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
   p->work_dir = rdir;
   rdir = NULL;
 
-  s = open_binary(work_dir, &m.kernels_so, kern_real, kern_buf, kern_len, &p->kernels_dl);
+  s = open_binary(work_dir, &m.kernels_so, kern_real, kern_buf, kern_len, &p->load_copy,
+                  &p->kernels_dl);
   if (s) goto fail;
   const int32_t *kabi = sym(p->kernels_dl, "pto_kernel_abi_version");
   if (!kabi) {
@@ -692,7 +806,7 @@ pto_status pto__loader_load_dir_checked(const char *work_dir, const char *expect
     if (k->scratch_bytes > p->scratch_bytes) p->scratch_bytes = k->scratch_bytes;
   }
 
-  s = open_binary(work_dir, &m.orch, orch_real, orch_buf, orch_len, &p->orch_dl);
+  s = open_binary(work_dir, &m.orch, orch_real, orch_buf, orch_len, &p->load_copy, &p->orch_dl);
   if (s) goto fail;
   pto_orch_abi_version_fn version = NULL;
   SYM_AS(version, p->orch_dl, "pto_orch_abi_version");

@@ -38,6 +38,9 @@ struct pto_program {
   /* A host program's callee: the private copy of its work dir (work_dir) that the chips load
    * from, held from load to release (pto__loader_hold_dir); NULL otherwise. */
   char *held_dir;
+  /* The directory of private copies its shared objects were loaded from (open_private_copy in
+   * load_dir.c), held from load to release; NULL when each was loaded in place. */
+  char *load_copy;
   /* launch errors (positions.c) */
   int32_t *current_op;              /* the orchestration's pto_orch_current_op, or NULL */
   struct pto__positions *positions; /* op id -> source position, or NULL */
@@ -57,6 +60,12 @@ pto_status pto__positions_write(const pto__positions *t, const char *dir);
 pto__positions *pto__positions_read(const char *dir);
 /* Replaces p's table (takes t). */
 void pto__program_set_positions(pto_program *p, pto__positions *t);
+
+#ifdef PTO_TEST_HOOKS
+/* Test hook: called by the work-dir loader with each shared object's path after its bytes were
+ * verified and before it is loaded (a test swaps the file there). */
+extern void (*pto__loader_test_after_verify)(const char *path);
+#endif
 
 /* An empty program with one reference and nkernels zeroed kernel slots; NULL on OOM. */
 pto_program *pto__loader_program_alloc(int nkernels);

@@ -123,6 +123,7 @@ void pto_program_release(pto_program *p) {
   if (p->host_dl) dlclose(p->host_dl);
   pto__positions_free(p->positions);
   free(p->work_dir);
+  pto__loader_release_held(p->load_copy); /* after every dlclose above */
   pto__loader_release_held(p->held_dir);
   free(p);
 }

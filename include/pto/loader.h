@@ -40,10 +40,12 @@ PTO_API void pto_hid_format(uint64_t hid, char buf[17]);
 /* ---- programs -------------------------------------------------------------------------- */
 
 /* Loads a work dir: reads DIR/manifest.json, verifies each binary's checksum and Build-ID,
- * dlopens. A hand-edited source makes its binary stale: the load fails (FAILED_PRECONDITION)
- * naming the file; pto_program_rebuild_dir first rebuilds it. A binary rebuilt while an older
- * build of the same path is still loaded in this process loads beside it (the older program
- * keeps its code). */
+ * dlopens: in place when only this user or root can replace the file (it and every directory
+ * above it private, docs/c-api.md "pto/loader.h"), else the verified bytes from a private copy
+ * kept until the program is released. A hand-edited source makes its binary stale: the load fails
+ * (FAILED_PRECONDITION) naming the file; pto_program_rebuild_dir first rebuilds it. A binary
+ * rebuilt while an older build of the same path is still loaded in this process loads beside it
+ * (the older program keeps its code). */
 PTO_API PTO_MUST_USE pto_status pto_program_load_dir(const char *work_dir,
                                                      pto_program **out_program);
 

@@ -3,10 +3,13 @@
  * loads and its function pointers run; a corrupt, truncated or swapped binary is DATA_LOSS and
  * never mapped; an edited source is stale; a manifest pointing outside the dir is refused. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "loader_internal.h"
@@ -61,6 +64,11 @@ static char *path_in(const char *dir, const char *rel) {
   char *p = NULL;
   if (asprintf(&p, "%s/%s", dir, rel) < 0) return NULL;
   return p;
+}
+
+static int ends_with_str(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 static void write_in(const char *dir, const char *rel, const char *text) {
@@ -472,6 +480,181 @@ static void test_not_a_work_dir(void **state) {
   expect_load_error(fx->dir, PTO_STATUS_NOT_FOUND, "not a work dir");
 }
 
+/* ---- in place or from a private copy -------------------------------------------------------- */
+
+/* The swap of the tests below: after the loader verified kernels/kernels.so and before it loads
+ * it, another file (g_swap_from) is renamed over it, once. The other file's constructor creates
+ * g_marker: if it ever runs, the swapped file was mapped. */
+static char *g_swap_from, *g_marker;
+
+static void swap_after_verify(const char *path) {
+  if (!g_swap_from || !ends_with_str(path, "/kernels/kernels.so")) return;
+  assert_int_equal(rename(g_swap_from, path), 0);
+  free(g_swap_from);
+  g_swap_from = NULL;
+}
+
+/* dir/evil.so: no pto code, a constructor that creates dir/evil-ran. */
+static void build_evil(const char *dir) {
+  char *out = NULL;
+  int rc = tu_run(&out,
+                  "cd '%s' && printf '%%s\\n' '#include <stdio.h>' "
+                  "'__attribute__((constructor)) static void evil(void) {' "
+                  "'  FILE *f = fopen(\"%s/evil-ran\", \"w\"); if (f) fclose(f); }' > evil.c && "
+                  "cc -shared -fPIC -o evil.so evil.c",
+                  dir, dir);
+  if (rc) print_error("%s\n", out);
+  free(out);
+  assert_int_equal(rc, 0);
+  g_swap_from = path_in(dir, "evil.so");
+  g_marker = path_in(dir, "evil-ran");
+}
+
+static void unhook(void) {
+  pto__loader_test_after_verify = NULL;
+  free(g_swap_from);
+  free(g_marker);
+  g_swap_from = g_marker = NULL;
+}
+
+/* The file the dynamic loader mapped kernel 0 of p from. */
+static const char *kernels_file(const pto_program *p) {
+  Dl_info info;
+  pto_kernel_fn k = pto_program_kernel(p, 0);
+  void *addr;
+  memcpy(&addr, &k, sizeof addr);
+  assert_true(dladdr(addr, &info) && info.dli_fname);
+  return info.dli_fname;
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* A work dir others may write (mode 0777, no sticky bit): its kernels.so is swapped between
+ * verification and loading, and the verified bytes are what loads, from a private copy kept
+ * under a real name until release; the swapped file's constructor never runs. */
+static void test_shared_dir_loads_the_verified_bytes_from_a_private_copy(void **state) {
+  fixture *fx = *state;
+  assert_int_equal(chmod(fx->dir, 0777), 0);
+  build_evil(fx->dir);
+  pto__loader_test_after_verify = swap_after_verify;
+  pto_program *p = NULL;
+  pto_status s = pto_program_load_dir(fx->dir, &p);
+  int ran = exists(g_marker);
+  pto__loader_test_after_verify = NULL;
+  assert_null(g_swap_from); /* the swap happened */
+  assert_false(ran);
+  assert_pto_ok(s);
+  uint64_t scalars[1] = {10};
+  pto_core_ctx ctx = {0};
+  assert_int_equal(pto_program_kernel(p, 0)(NULL, scalars, &ctx), 11);
+  char *copy = strdup(kernels_file(p));
+  assert_non_null(strstr(copy, "/pto-load-"));
+  assert_true(ends_with_str(copy, "/kernels-kernels.so"));
+  struct stat st;
+  assert_int_equal(stat(copy, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0500);
+  char *copy_dir = strdup(copy);
+  *strrchr(copy_dir, '/') = 0;
+  assert_int_equal(stat(copy_dir, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0700);
+  pto_program_release(p);
+  assert_false(exists(copy));
+  assert_false(exists(copy_dir));
+  free(copy);
+  free(copy_dir);
+  unhook();
+}
+
+/* A work dir nobody else can write (0700 in the sticky /tmp) loads in place: the link map names
+ * the work dir's own file. */
+static void test_private_dir_loads_in_place(void **state) {
+  (void)state;
+  char dir[] = "/tmp/pto-inplace-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  build_work_dir(dir, PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION);
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_load_dir(dir, &p));
+  char *want = path_in(dir, "kernels/kernels.so");
+  assert_string_equal(kernels_file(p), want);
+  free(want);
+  pto_program_release(p);
+  tu_rmtree(dir);
+}
+
+/* A copy left by a process that died (pto-load-<dead pid>-XXXXXX) is removed by the next load
+ * that makes one in the same place; a live process's is left alone. */
+static void test_stale_copy_of_a_dead_process_is_removed(void **state) {
+  fixture *fx = *state;
+  char *base = tu_mkdtemp("loadbase");
+  assert_non_null(base);
+  pid_t dead = fork();
+  assert_true(dead >= 0);
+  if (dead == 0) _exit(0);
+  assert_int_equal(waitpid(dead, NULL, 0), dead);
+  char *stale = NULL, *live = NULL;
+  assert_true(asprintf(&stale, "%s/pto-load-%ld-abcdef", base, (long)dead) > 0);
+  assert_true(asprintf(&live, "%s/pto-load-%ld-ghijkl", base, (long)getppid()) > 0);
+  assert_int_equal(mkdir(stale, 0700), 0);
+  assert_int_equal(mkdir(live, 0700), 0);
+  write_in(stale, "kernels-kernels.so", "old");
+  assert_int_equal(chmod(fx->dir, 0777), 0);
+  setenv("XDG_RUNTIME_DIR", base, 1);
+  pto_program *p = NULL;
+  pto_status s = pto_program_load_dir(fx->dir, &p);
+  unsetenv("XDG_RUNTIME_DIR");
+  assert_pto_ok(s);
+  char *real_base = realpath(base, NULL);
+  assert_int_equal(strncmp(kernels_file(p), real_base, strlen(real_base)), 0);
+  assert_false(exists(stale));
+  assert_true(exists(live));
+  pto_program_release(p);
+  free(real_base);
+  free(stale);
+  free(live);
+  tu_rmtree(base);
+  free(base);
+}
+
+/* gdb attaches to a process that loaded from a private copy, returns, and names the copy (a
+ * library loaded from a memfd made gdb hang). Skipped without gdb, under a sanitizer, and
+ * where this process may not be traced. */
+static void test_gdb_attaches_to_a_private_copy(void **state) {
+  fixture *fx = *state;
+  const char *san = getenv("PTO_SANFLAGS");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  san = "sanitizer";
+#endif
+  if ((san && *san) || tu_run(NULL, "command -v gdb >/dev/null 2>&1") != 0) {
+    print_message("[ SKIPPED  ] no gdb here, or a sanitizer build\n");
+    return;
+  }
+  assert_int_equal(chmod(fx->dir, 0777), 0);
+  pto_program *p = NULL;
+  assert_pto_ok(pto_program_load_dir(fx->dir, &p));
+  char *copy = strdup(kernels_file(p));
+  assert_non_null(strstr(copy, "/pto-load-"));
+  /* Yama's ptrace_scope 1 lets only ancestors trace a process: allow our child, gdb. */
+  (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  char *out = NULL;
+  int rc = tu_run(&out,
+                  "DEBUGINFOD_URLS= timeout 60 gdb -nx -batch -p %ld "
+                  "-ex 'info sharedlibrary' </dev/null 2>&1",
+                  (long)getpid());
+  if (strstr(out, "ptrace: Operation not permitted") || strstr(out, "Could not attach")) {
+    print_message("[ SKIPPED  ] this process may not be traced here\n");
+  } else {
+    if (rc != 0 || !strstr(out, copy)) print_error("gdb exited %d:\n%s\n", rc, out);
+    assert_int_equal(rc, 0); /* 124: gdb hung and timeout killed it */
+    assert_non_null(strstr(out, copy));
+  }
+  free(out);
+  free(copy);
+  pto_program_release(p);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void) {
@@ -491,6 +674,10 @@ int main(void) {
       T(test_abi_version_mismatch),
       T(test_rebuilt_image_of_a_loaded_path_loads_beside_the_old),
       T(test_not_a_work_dir),
+      T(test_shared_dir_loads_the_verified_bytes_from_a_private_copy),
+      T(test_private_dir_loads_in_place),
+      T(test_stale_copy_of_a_dead_process_is_removed),
+      T(test_gdb_attaches_to_a_private_copy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
