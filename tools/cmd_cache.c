@@ -617,12 +617,11 @@ int cmd_cache(int argc, char **argv) {
   if (remote && strcmp(sub, "ls") != 0)
     return cli_usage_error(k_cmd, "--remote is an option of ls only");
   /* The remote cache is listed by ls --remote alone: anywhere else the URL would be ignored. */
-  char shown[4096];
   if (remote_url && !remote)
     return cli_usage_error(k_cmd,
                            "--remote-cache %s: only with ls --remote (the other cache "
                            "commands work on the local cache)",
-                           cli_redact_url(remote_url, shown, sizeof shown));
+                           remote_url);
   static const char *const subs[] = {"stats", "ls", "show", "rm", "verify", "gc", "clear"};
   size_t which = 0;
   while (which < sizeof subs / sizeof *subs && strcmp(sub, subs[which]) != 0)

@@ -91,6 +91,22 @@ PTO_API void pto_text_pad(pto_text *t, size_t n);
 PTO_API char *pto_text_finish(pto_text *t);
 PTO_API void pto_text_free(pto_text *t);
 
+/* ---- URL passwords ----------------------------------------------------------------------- */
+
+/* The first URL password in text, the one rule of every message pto prints that may quote a URL
+ * (docs/remote-cache.md): the PASSWORD of SCHEME://USER:PASSWORD@HOST, and of a scheme-less
+ * USER:PASSWORD@HOST that stands as a word of its own (at the start of text or after a blank, a
+ * quote, '=' or '('; USER not starting with '%' or '@', USER and PASSWORD of URL user-information
+ * characters, HOST starting with a letter, digit or '['). A word with a '/' before its '@' is a
+ * path ("/tmp/a:b@c", "dir/a:b@c"), not a URL, and keeps its bytes; a bare "a:b@c" reads as a
+ * URL and is masked. The user information ends at the URL's last '@' before a '/', '?', '#', a
+ * blank or a quote. Returns 1 with the password's offset in text and its length (either may be
+ * 0), or 0 when text holds none. */
+PTO_API int pto_url_password_find(const char *text, size_t *out_off, size_t *out_len);
+/* text into out (n bytes, cut short to fit, NUL-terminated when n > 0) with every password
+ * pto_url_password_find finds written as ***. Returns out. */
+PTO_API const char *pto_url_redact(const char *text, char *out, size_t n);
+
 /* ---- scalars and elements ---------------------------------------------------------------- */
 
 /* Parses text as a scalar of dtype dt (base/scalar.c; -D, --in and the Python package's bindings
