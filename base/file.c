@@ -21,7 +21,9 @@ int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf, s
                         pto_file_step *out_step) {
   *out_buf = NULL;
   *out_len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK where only a regular file will do: a FIFO without a writer is refused below
+   * instead of blocking the open (a regular file's reads ignore the flag). */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
   if (fd < 0) {
     *out_step = PTO_FILE_STEP_OPEN;
     return errno;
