@@ -71,6 +71,12 @@ PTO_API PTO_MUST_USE pto_status pto_program_create_from_functions(
     const pto_kernel_fn *kernels, const char *const *kernel_names, uint64_t scratch_bytes,
     pto_program **out_program);
 
+/* A program is reference-counted (a worker that registers it, a distributed worker that runs it,
+ * a submitted run: each holds a reference of its own); NULL is ignored. Unlike the runtime's
+ * workers, handles and tensors, a pto_program is a pointer, not a generation-checked token: a
+ * release more than the retains plus the one its maker gave, or a use after the last release,
+ * is a use of freed memory that cannot be reported (it may crash). Release it exactly once per
+ * reference held. */
 PTO_API void pto_program_retain(pto_program *p);
 PTO_API void pto_program_release(pto_program *p);
 
