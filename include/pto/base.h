@@ -133,20 +133,6 @@ PTO_API void pto_elem_store(pto_dtype dt, void *base, int64_t i, pto_scalar v);
 
 /* ---- files ----------------------------------------------------------------------------- */
 
-/* Which step of pto_file_read_errno failed. */
-typedef enum pto_file_step {
-  PTO_FILE_STEP_OPEN = 0,
-  PTO_FILE_STEP_STAT,
-  PTO_FILE_STEP_NOT_REGULAR, /* regular_only and path is not a regular file */
-  PTO_FILE_STEP_MEMORY,
-  PTO_FILE_STEP_READ,
-} pto_file_step;
-
-/* Reads the whole file at path. On success returns 0 and *out_buf (freed with pto_free, one NUL
- * byte past *out_len). On failure returns the errno of the failed step (ENOMEM when out of memory)
- * and sets *out_step, so a caller can word its own message. */
-PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf,
-                                size_t *out_len, pto_file_step *out_step);
 /* Size limits by kind of input (pto_file_read, pto_file_open_regular). */
 #define PTO_FILE_MAX_SOURCE (UINT64_C(256) << 20) /* .ptir, .cpp, .ll, manifest.json */
 #define PTO_FILE_MAX_BINARY (UINT64_C(4) << 30)   /* shared objects, objects */

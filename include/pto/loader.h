@@ -165,9 +165,6 @@ PTO_API int pto_program_kernel_op_operands(const pto_program *p, const char *ker
 PTO_API int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,
                                              const pto_kernel_tensor *tensors, int ntensors,
                                              int64_t a, int64_t b, char *buf, size_t n);
-/* Replaces p's position table with one made from ir (the program p was compiled from). */
-PTO_API PTO_MUST_USE pto_status pto_program_set_positions_from_ir(pto_program *p,
-                                                                  const pto_ir_program *ir);
 
 /* Compiles through the binary cache and loads the result: a hit loads the cached entry without
  * loading the compiler (or LLVM); a miss compiles, publishes and loads. A request whose key this
