@@ -16,5 +16,8 @@ void pto_alloc_fail_at(long n, int sticky);
 long pto_alloc_count(void);
 /* Allocations failed since the last pto_alloc_fail_at. */
 long pto_alloc_failures(void);
+/* Arena a's n-th following allocation (0 = the next) and all after it fail; -1 disables. */
+typedef struct pto_arena pto_arena;
+void pto__arena_fail_after(pto_arena *a, long n);
 
 #endif

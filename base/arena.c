@@ -77,4 +77,8 @@ int pto_arena_owns(const pto_arena *a, const void *p) {
   return 0;
 }
 
-void pto_arena_fail_after(pto_arena *a, long n) { a->fail_after = n; }
+#ifdef PTO_TEST_HOOKS
+#include "alloc_test.h"
+
+void pto__arena_fail_after(pto_arena *a, long n) { a->fail_after = n; }
+#endif

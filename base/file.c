@@ -17,63 +17,6 @@
 
 #include "pto/base.h"
 
-int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf, size_t *out_len,
-                        pto_file_step *out_step) {
-  *out_buf = NULL;
-  *out_len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *out_step = PTO_FILE_STEP_OPEN;
-    return errno;
-  }
-  int err = 0;
-  uint8_t *buf = NULL;
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    err = errno;
-    *out_step = PTO_FILE_STEP_STAT;
-    goto done;
-  }
-  if (regular_only && !S_ISREG(st.st_mode)) {
-    err = EINVAL;
-    *out_step = PTO_FILE_STEP_NOT_REGULAR;
-    goto done;
-  }
-  /* One byte more than the size: reading it means the file grew since fstat, and keeps a byte
-   * for the terminating NUL otherwise. A pipe or device reports no size: start at 64 KiB. */
-  size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : (size_t)1 << 16, len = 0;
-  buf = pto_malloc(alloc);
-  if (!buf) {
-    err = ENOMEM;
-    *out_step = PTO_FILE_STEP_MEMORY;
-    goto done;
-  }
-  for (;;) {
-    if (len == alloc && pto_grow(&buf, 1, &alloc, alloc + 1)) {
-      err = ENOMEM;
-      *out_step = PTO_FILE_STEP_MEMORY;
-      goto done;
-    }
-    ssize_t n = read(fd, buf + len, alloc - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      err = errno;
-      *out_step = PTO_FILE_STEP_READ;
-      goto done;
-    }
-    if (n == 0) break; /* len < alloc: room for the NUL */
-    len += (size_t)n;
-  }
-  buf[len] = 0;
-  *out_buf = buf;
-  *out_len = len;
-  buf = NULL;
-done:
-  free(buf);
-  close(fd);
-  return err;
-}
-
 pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes, uint8_t **out_buf,
                                 size_t *out_len) {
   if (!f) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_file_read_stream: f is NULL");

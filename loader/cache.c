@@ -1237,7 +1237,7 @@ static pto_status compile_uncached_key(const pto_ir_program *p, const pto_compil
   PTO_RETURN_IF_ERROR(make_private_dir(tmp, sizeof tmp));
   pto_status s = pto__loader_build_dir(p, opt, tmp, key);
   if (!s) s = pto_program_load_dir(tmp, out_program);
-  if (!s) s = pto_program_set_positions_from_ir(*out_program, p);
+  if (!s) s = pto__program_set_positions_from_ir(*out_program, p);
   pto_file_remove_tree(tmp); /* the shared objects stay mapped after their files are gone */
   return s;
 }
@@ -1446,7 +1446,7 @@ static pto_status compile_program(const pto_ir_program *p, const pto_compile_opt
    * the object, with the first caller's positions. */
   pto_signature_clear(&prog->sig);
   prog->sig = sig;
-  s = pto_program_set_positions_from_ir(prog, p);
+  s = pto__program_set_positions_from_ir(prog, p);
   if (s) {
     pto_program_release(prog);
     return s;

@@ -54,6 +54,8 @@ void pto__positions_free(pto__positions *t);
 /* The table of ir's entry function (NULL in *out when ir has no source file). */
 pto_status pto__positions_from_ir(const pto_ir_program *ir, const char *entry,
                                   pto__positions **out);
+/* Replaces p's position table with one made from ir (the program p was compiled from). */
+pto_status pto__program_set_positions_from_ir(pto_program *p, const pto_ir_program *ir);
 /* DIR/positions.json: written beside a work dir (never listed in its manifest); read as a
  * best effort (NULL when missing or unreadable). */
 pto_status pto__positions_write(const pto__positions *t, const char *dir);

@@ -515,7 +515,7 @@ int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,
   return -1;
 }
 
-pto_status pto_program_set_positions_from_ir(pto_program *p, const pto_ir_program *ir) {
+pto_status pto__program_set_positions_from_ir(pto_program *p, const pto_ir_program *ir) {
   if (!p || !ir) return PTO_OK;
   pto__positions *t = NULL;
   PTO_RETURN_IF_ERROR(pto__positions_from_ir(ir, p->sig.entry, &t));

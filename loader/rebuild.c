@@ -69,6 +69,35 @@ static pto_status source_differs(const char *dir, const pto_manifest *m, const c
   return PTO_OK;
 }
 
+/* The program text the binaries were built from (program.ptir, and any other .ptir the manifest
+ * lists) is no rebuild source: it must be there, a regular file (a FIFO is refused by
+ * pto_file_open_regular without blocking) and unedited, as loading the dir requires too;
+ * otherwise a rebuild that said "up to date" would leave a dir that does not load. */
+static pto_status check_program_text(const char *dir, const pto_manifest *m) {
+  for (int i = 0; i < m->nfiles; i++) {
+    const pto_manifest_file *f = &m->files[i];
+    if (!ends_with(f->path, ".ptir")) continue;
+    char hash[PTO_HASH_HEX_LEN + 1];
+    pto_status s = hash_of(dir, f->path, hash);
+    if (s && pto_status_code_of(s) == PTO_STATUS_NOT_FOUND) {
+      pto_status_free(s);
+      return pto_status_make(PTO_STATUS_NOT_FOUND,
+                             "%s/%s: listed in the manifest but missing; compile the program "
+                             "again",
+                             dir, f->path);
+    }
+    if (s) return s;
+    if (strcmp(hash, f->hash) != 0)
+      return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                             "%s/%s: edited since it was compiled (content hash %s, the manifest "
+                             "has %s), so every binary of the work dir is stale and pto rebuild "
+                             "has nothing to rebuild them from; compile it again: pto compile "
+                             "%s/%s -o DIR",
+                             dir, f->path, hash, f->hash, dir, f->path);
+  }
+  return PTO_OK;
+}
+
 /* DIR/relpath for writing: relpath safe, its directory inside DIR (symlinks resolved). */
 static pto_status out_path(const char *dir, const char *relpath, char *out, size_t n) {
   PTO_RETURN_IF_ERROR(pto_manifest_check_path(relpath, dir));
@@ -209,6 +238,11 @@ pto_status pto_program_rebuild_dir(const char *work_dir, int *out_rebuilt) {
   if (out_rebuilt) *out_rebuilt = 0;
   pto_manifest m;
   PTO_RETURN_IF_ERROR(pto_manifest_read(work_dir, &m));
+  pto_status ps = check_program_text(work_dir, &m);
+  if (ps) {
+    pto_manifest_free(&m);
+    return ps;
+  }
   if (m.is_host) {
     pto_status hs = rebuild_host_dir(work_dir, &m, out_rebuilt);
     pto_manifest_free(&m);

@@ -86,7 +86,7 @@ static int configure(void) {
   g_configured = 1;
   const char *url = g_override ? g_override : getenv("PTO_REMOTE_CACHE");
   if (!url || !*url) return 0;
-  pto__remote_url_redact(url, g_url, sizeof g_url);
+  pto_url_redact(url, g_url, sizeof g_url);
   pto_status s;
   int ms = timeout_ms();
   if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
@@ -119,22 +119,10 @@ static void fail(const char *root, const char *what, pto_status s) {
   g_disabled = 1;
 }
 
-void pto__remote_url_redact(const char *url, char *out, size_t n) {
-  const char *auth = strstr(url, "://");
-  auth = auth ? auth + 3 : url;
-  size_t host_len = strcspn(auth, "/?#");
-  const char *at = memrchr(auth, '@', host_len);
-  const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-  if (!colon)
-    snprintf(out, n, "%s", url);
-  else
-    snprintf(out, n, "%.*s***%s", (int)(colon + 1 - url), url, at);
-}
-
 void pto__loader_remote_url(char *out, size_t n) {
   pthread_mutex_lock(&g_lock);
   const char *url = g_override ? g_override : getenv("PTO_REMOTE_CACHE");
-  pto__remote_url_redact(url ? url : "", out, n);
+  pto_url_redact(url ? url : "", out, n);
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -710,7 +698,7 @@ pto_status pto_cache_remote_list(void (*fn)(void *ctx, const char *key, uint64_t
     /* A URL that does not parse is bad input, named where it came from (exit 2 for pto cache
      * ls --remote, as --remote-cache ftp://x is), not a job that failed. */
     char shown[sizeof g_url];
-    pto__remote_url_redact(url ? url : "", shown, sizeof shown);
+    pto_url_redact(url ? url : "", shown, sizeof shown);
     if (url && *url && g_open_code == PTO_STATUS_INVALID_ARGUMENT)
       s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %s",
                           g_override ? "--remote-cache" : "PTO_REMOTE_CACHE", g_open_msg);

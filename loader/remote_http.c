@@ -154,7 +154,7 @@ pto_status pto__remote_http_open(const char *url, int timeout_ms, pto__remote_ba
    * that ignores queries (nginx's WebDAV) would file every entry as one object. */
   if (strpbrk(url, "?#")) {
     char shown[1024];
-    pto__remote_url_redact(url, shown, sizeof shown);
+    pto_url_redact(url, shown, sizeof shown);
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "remote cache '%s': a query or fragment ('?', '#') has no place in it "
                            "(objects are named URL/<key>)",
@@ -169,7 +169,7 @@ pto_status pto__remote_http_open(const char *url, int timeout_ms, pto__remote_ba
   size_t n = strlen(h->base);
   while (n > 0 && h->base[n - 1] == '/')
     h->base[--n] = 0;
-  pto__remote_url_redact(h->base, h->shown, sizeof h->shown);
+  pto_url_redact(h->base, h->shown, sizeof h->shown);
   h->timeout_ms = timeout_ms;
   out->impl = h;
   out->get = http_get;

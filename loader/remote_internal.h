@@ -40,10 +40,9 @@ int pto__loader_remote_fetch(const char *root, const char *key, const char *key_
  * set. Best effort: a failure is warned once and disables the remote. */
 void pto__loader_remote_store(const char *root, const char *entry_dir, const char *key,
                               const char *key_text);
-/* url as messages show it: the password of a URL's user information (http://USER:PASSWORD@HOST,
- * which libcurl sends as Basic authentication) replaced by "***", as ccache does: warnings land
- * in CI logs that more people read than hold the remote's password. */
-void pto__remote_url_redact(const char *url, char *out, size_t n);
+/* A URL is shown in messages through pto_url_redact (pto/base.h): the password of its user
+ * information (http://USER:PASSWORD@HOST, which libcurl sends as Basic authentication) as "***",
+ * as ccache does: warnings land in CI logs that more people read than hold the password. */
 /* The remote's URL for messages, its password redacted ("" when none is set). */
 void pto__loader_remote_url(char *out, size_t n);
 /* Test hook: forget the configuration and the disabled state (re-read the environment). */

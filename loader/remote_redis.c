@@ -292,7 +292,7 @@ pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_b
   memset(out, 0, sizeof *out);
   redis *r = pto_calloc(1, sizeof *r);
   if (!r) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
-  pto__remote_url_redact(url, r->url, sizeof r->url);
+  pto_url_redact(url, r->url, sizeof r->url);
   pto_status s = parse_url(r, url);
   if (s) {
     free(r);

@@ -2323,12 +2323,15 @@ static pto_status dist_arg_view(void *ctx, const pto_sig_param *pp, const pto_ar
                                : "an argument of no known kind (not made by a pto_arg_* call)");
   pto__rt_gone gone;
   const dtensor *t = pto__rt_obj_get(a->dist, PTO__RT_OBJ_DIST_TENSOR, &gone);
-  if (!t || t->w != w)
-    return pto_status_make(
-        PTO_STATUS_INVALID_ARGUMENT,
-        "parameter '%s': not a live tensor of this distributed worker: %s (only the worker that "
-        "allocated a tensor can use it)",
-        pp->name, t ? "it is another worker's" : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
+  /* pto_worker's words for its device tensors (bind.c), "tensor" for "device tensor". */
+  if (!t)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "parameter '%s': the tensor is stale: %s",
+                           pp->name, pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
+  if (t->w != w)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "parameter '%s': the tensor belongs to another distributed worker; "
+                           "tensors are only valid on the worker that allocated them",
+                           pp->name);
   *dtype = t->dtype;
   *rank = t->rank;
   *shape = t->shape;
@@ -2580,18 +2583,31 @@ static pto_status new_tensor(dworker *w, int ndim, const int64_t *shape, pto_dty
 }
 
 /* The live tensor of w that token tt names (a stale token, even one whose memory was reused, is
- * recognised: the registry checks its generation). */
-static pto_status mine(dworker *w, const pto_dist_tensor *tt, const char *fn, dtensor **out) {
+ * recognised: the registry checks its generation). The messages are pto_worker's for its device
+ * tensors (worker.c), with "tensor" for "device tensor": INVALID_ARGUMENT naming the call and
+ * what is wrong. With freed_ok, a tensor freed already gives PTO_OK and *out NULL (freeing twice
+ * is a no-op, as pto_worker_free_tensor's is). */
+static pto_status mine_or_freed(dworker *w, const pto_dist_tensor *tt, const char *fn, int freed_ok,
+                                dtensor **out) {
   if (!w->root) return not_root(w, fn);
   if (w->broken) return broken(w);
   pto__rt_gone gone;
   *out = pto__rt_obj_get(tt, PTO__RT_OBJ_DIST_TENSOR, &gone);
   if (*out && (*out)->w == w) return PTO_OK;
-  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                         "%s: not a live tensor of this distributed worker: %s", fn,
-                         *out ? "it is another worker's (only the worker that allocated a tensor "
-                                "can use it)"
-                              : pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
+  if (!*out && freed_ok && gone == PTO__RT_GONE_FREED) return PTO_OK;
+  if (*out) {
+    *out = NULL;
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: the tensor belongs to another distributed worker; use it on the "
+                           "worker that allocated it",
+                           fn);
+  }
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: %s", fn,
+                         pto__rt_gone_text(gone, PTO__RT_OBJ_DIST_TENSOR));
+}
+
+static pto_status mine(dworker *w, const pto_dist_tensor *tt, const char *fn, dtensor **out) {
+  return mine_or_freed(w, tt, fn, 0, out);
 }
 
 static pto_status dist_alloc_tensor(dworker *w, int ndim, const int64_t *shape, pto_dtype dt,
@@ -2923,8 +2939,8 @@ pto_status pto_dist_free_tensor(pto_dist_worker *wt, pto_dist_tensor *tt) {
   uint32_t pin;
   PTO_RETURN_IF_ERROR(enter(wt, fn, 1, &w, &pin));
   dtensor *t;
-  pto_status s = mine(w, tt, fn, &t);
-  return leave(w, 1, pin, s ? s : dist_free_tensor(w, t));
+  pto_status s = mine_or_freed(w, tt, fn, 1, &t);
+  return leave(w, 1, pin, s ? s : t ? dist_free_tensor(w, t) : PTO_OK);
 }
 
 pto_status pto_dist_copy_to(pto_dist_worker *wt, pto_dist_tensor *tt, const void *host,

@@ -487,8 +487,14 @@ pto_status pto_swimlane_validate(const char *path, size_t *out_nevents) {
   if (out_nevents) *out_nevents = 0;
   if (!path)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "pto_swimlane_validate: path is NULL");
+  /* A regular file of bounded size, as every trace is read: json_load_file would block on a FIFO
+   * without a writer and read a device without end. */
+  uint8_t *text = NULL;
+  size_t len = 0;
+  PTO_RETURN_IF_ERROR(pto_file_read(path, PTO_FILE_MAX_LOG, &text, &len));
   json_error_t err;
-  json_t *doc = json_load_file(path, 0, &err);
+  json_t *doc = json_loadb((const char *)text, len, 0, &err);
+  pto_free(text);
   if (!doc)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s:%d:%d: %s", path, err.line, err.column,
                            err.text);

@@ -80,9 +80,6 @@ int cli_same_path(const char *a, const char *b);
 int cli_set_once_path(const char *cmd, const char *flag, const char **slot, const char *value);
 /* --remote-cache URL: http://, https:// or redis://, else a usage error printed and 2. */
 int cli_check_remote_url(const char *cmd, const char *url);
-/* url as messages show it: the password of its user information as *** (USER:***@HOST), as
- * the loader's messages show a remote (docs/remote-cache.md). */
-const char *cli_redact_url(const char *url, char *out, size_t n);
 
 /* Options shared by compile, run and bench. */
 typedef struct cli_compile_args {

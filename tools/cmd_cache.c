@@ -625,12 +625,11 @@ int cmd_cache(int argc, char **argv) {
   if (remote && strcmp(sub, "ls") != 0)
     return cli_usage_error(k_cmd, "--remote is an option of ls only");
   /* The remote cache is listed by ls --remote alone: anywhere else the URL would be ignored. */
-  char shown[4096];
   if (remote_url && !remote)
     return cli_usage_error(k_cmd,
                            "--remote-cache %s: only with ls --remote (the other cache "
                            "commands work on the local cache)",
-                           cli_redact_url(remote_url, shown, sizeof shown));
+                           remote_url);
   if (!strcmp(sub, "show") && !arg)
     return cli_usage_error(k_cmd, "show needs a KEY (or a unique start of one)");
   if (!strcmp(sub, "rm") && !nkeys)

@@ -103,13 +103,8 @@ int cli_set_once_path(const char *cmd, const char *flag, const char **slot, cons
 
 int cli_set_once(const char *cmd, const char *flag, const char **slot, const char *value) {
   if (*slot && strcmp(*slot, value) != 0) {
-    char a[4096], b[4096];
-    /* A URL's password is not echoed (two --remote-cache URLs). */
-    if (!strcmp(flag, "--remote-cache"))
-      cli_usage_error(cmd, "%s given twice: '%s' and '%s'", flag,
-                      cli_redact_url(*slot, a, sizeof a), cli_redact_url(value, b, sizeof b));
-    else
-      cli_usage_error(cmd, "%s given twice: '%s' and '%s'", flag, *slot, value);
+    /* cli_usage_error masks a URL's password (two --remote-cache URLs). */
+    cli_usage_error(cmd, "%s given twice: '%s' and '%s'", flag, *slot, value);
     return -1;
   }
   *slot = value;
@@ -207,33 +202,17 @@ int cli_parse_compile_option(const char *cmd, cli_compile_args *a, int argc, cha
 }
 
 int cli_check_compile_args(const char *cmd, const cli_compile_args *a) {
-  char shown[4096];
   if (a->no_cache && a->remote_cache)
     return cli_usage_error(cmd,
                            "--remote-cache %s with --no-cache: --no-cache compiles without "
                            "either cache level",
-                           cli_redact_url(a->remote_cache, shown, sizeof shown));
+                           a->remote_cache);
   return 0;
 }
 
-const char *cli_redact_url(const char *url, char *out, size_t n) {
-  const char *auth = strstr(url, "://");
-  auth = auth ? auth + 3 : url;
-  size_t host_len = strcspn(auth, "/?#");
-  const char *at = memrchr(auth, '@', host_len);
-  const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-  if (!colon)
-    snprintf(out, n, "%s", url);
-  else
-    snprintf(out, n, "%.*s***%s", (int)(colon + 1 - url), url, at);
-  return out;
-}
-
 int cli_check_remote_url(const char *cmd, const char *url) {
-  char shown[4096];
   if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8) && strncmp(url, "redis://", 8))
-    return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL",
-                           cli_redact_url(url, shown, sizeof shown));
+    return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", url);
   return 0;
 }
 

@@ -35,7 +35,9 @@ static int write_all_at(int fd, const char *p, size_t len, off_t off) {
  * writes could leave the file mixed, which is why a file of one link is replaced atomically. */
 static pto_status rewrite_in_place(const char *path, const char *old, size_t n, const char *text,
                                    size_t len) {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO swapped in for the file just read fails here (ENXIO) instead of waiting
+   * for a reader; it has no effect on a regular file's writes. */
+  int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return pto_status_make(
         errno == EACCES || errno == EROFS ? PTO_STATUS_INVALID_ARGUMENT : PTO_STATUS_IO,

@@ -322,29 +322,17 @@ static void put_safe(FILE *f, const char *s, size_t n) {
 }
 
 /* text to f as put_safe writes it, with the password of every URL in it
- * (SCHEME://USER:PASSWORD@HOST) as ***: a usage error echoes what was typed, and a
- * --remote-cache URL (or any option given one as --opt=URL) may carry one
- * (docs/remote-cache.md). */
+ * (SCHEME://USER:PASSWORD@HOST, or a word USER:PASSWORD@HOST: pto_url_password_find) as ***: a
+ * usage error echoes what was typed, and a --remote-cache URL (or any option given one as
+ * --opt=URL) may carry one (docs/remote-cache.md). */
 static void put_redacted(FILE *f, const char *text) {
-  for (const char *p = text; *p;) {
-    const char *sep = strstr(p, "://");
-    if (!sep) {
-      put_safe(f, p, strlen(p));
-      return;
-    }
-    const char *auth = sep + 3;
-    size_t n = strcspn(auth, "/?#'\" \t\n");
-    const char *at = memrchr(auth, '@', n);
-    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-    if (colon) {
-      put_safe(f, p, (size_t)(colon + 1 - p));
-      fputs("***", f);
-      p = at;
-    } else {
-      put_safe(f, p, (size_t)(auth + n - p));
-      p = auth + n;
-    }
+  size_t off, len;
+  while (pto_url_password_find(text, &off, &len)) {
+    put_safe(f, text, off);
+    fputs("***", f);
+    text += off + len;
   }
+  put_safe(f, text, strlen(text));
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {

@@ -1,7 +1,8 @@
 /* pto arena: bump allocation for IR nodes and other data freed all at once.
  *
- * Allocation failure returns NULL (never aborts). A test can make the n-th allocation fail with
- * pto_arena_fail_after, so out-of-memory paths are testable. Not thread-safe: one owner. */
+ * Allocation failure returns NULL (never aborts). The test build can make the n-th allocation
+ * fail (pto__arena_fail_after, base/alloc_test.h), so out-of-memory paths are testable. Not
+ * thread-safe: one owner. */
 #ifndef PTO_ARENA_H
 #define PTO_ARENA_H
 
@@ -26,8 +27,6 @@ PTO_API size_t pto_arena_bytes(const pto_arena *a);
 /* Whether p points into memory a handed out (a linear walk over its chunks: for messages, not
  * hot paths). */
 PTO_API int pto_arena_owns(const pto_arena *a, const void *p);
-/* Testing: the n-th following allocation (0 = the next) and all after it fail; -1 disables. */
-PTO_API void pto_arena_fail_after(pto_arena *a, long n);
 
 #ifdef __cplusplus
 }

@@ -91,6 +91,22 @@ PTO_API void pto_text_pad(pto_text *t, size_t n);
 PTO_API char *pto_text_finish(pto_text *t);
 PTO_API void pto_text_free(pto_text *t);
 
+/* ---- URL passwords ----------------------------------------------------------------------- */
+
+/* The first URL password in text, the one rule of every message pto prints that may quote a URL
+ * (docs/remote-cache.md): the PASSWORD of SCHEME://USER:PASSWORD@HOST, and of a scheme-less
+ * USER:PASSWORD@HOST that stands as a word of its own (at the start of text or after a blank, a
+ * quote, '=' or '('; USER not starting with '%' or '@', USER and PASSWORD of URL user-information
+ * characters, HOST starting with a letter, digit or '['). A word with a '/' before its '@' is a
+ * path ("/tmp/a:b@c", "dir/a:b@c"), not a URL, and keeps its bytes; a bare "a:b@c" reads as a
+ * URL and is masked. The user information ends at the URL's last '@' before a '/', '?', '#', a
+ * blank or a quote. Returns 1 with the password's offset in text and its length (either may be
+ * 0), or 0 when text holds none. */
+PTO_API int pto_url_password_find(const char *text, size_t *out_off, size_t *out_len);
+/* text into out (n bytes, cut short to fit, NUL-terminated when n > 0) with every password
+ * pto_url_password_find finds written as ***. Returns out. */
+PTO_API const char *pto_url_redact(const char *text, char *out, size_t n);
+
 /* ---- scalars and elements ---------------------------------------------------------------- */
 
 /* Parses text as a scalar of dtype dt (base/scalar.c; -D, --in and the Python package's bindings
@@ -117,20 +133,6 @@ PTO_API void pto_elem_store(pto_dtype dt, void *base, int64_t i, pto_scalar v);
 
 /* ---- files ----------------------------------------------------------------------------- */
 
-/* Which step of pto_file_read_errno failed. */
-typedef enum pto_file_step {
-  PTO_FILE_STEP_OPEN = 0,
-  PTO_FILE_STEP_STAT,
-  PTO_FILE_STEP_NOT_REGULAR, /* regular_only and path is not a regular file */
-  PTO_FILE_STEP_MEMORY,
-  PTO_FILE_STEP_READ,
-} pto_file_step;
-
-/* Reads the whole file at path. On success returns 0 and *out_buf (freed with pto_free, one NUL
- * byte past *out_len). On failure returns the errno of the failed step (ENOMEM when out of memory)
- * and sets *out_step, so a caller can word its own message. */
-PTO_API int pto_file_read_errno(const char *path, int regular_only, uint8_t **out_buf,
-                                size_t *out_len, pto_file_step *out_step);
 /* Size limits by kind of input (pto_file_read, pto_file_open_regular). */
 #define PTO_FILE_MAX_SOURCE (UINT64_C(256) << 20) /* .ptir, .cpp, .ll, manifest.json */
 #define PTO_FILE_MAX_BINARY (UINT64_C(4) << 30)   /* shared objects, objects */

@@ -199,6 +199,10 @@ PTO_API PTO_MUST_USE pto_status pto_dist_alloc_stacked_tensor(pto_dist_worker *w
                                                               const pto_host_tensor *host,
                                                               const int *worker_ids,
                                                               pto_dist_tensor **out_tensor);
+/* Frees t. As pto_worker_free_tensor (pto/runtime.h): freeing a tensor a second time is a no-op;
+ * a NULL or stale tensor, or another worker's, is INVALID_ARGUMENT ("pto_dist_free_tensor: the
+ * tensor was freed"), and so is any later use of a freed one; every call on a closed worker is
+ * FAILED_PRECONDITION ("the distributed worker is closed"). */
 PTO_API PTO_MUST_USE pto_status pto_dist_free_tensor(pto_dist_worker *w, pto_dist_tensor *t);
 /* Upload into / read back from a resident tensor (any host buffer; nbytes must be its size). */
 PTO_API PTO_MUST_USE pto_status pto_dist_copy_to(pto_dist_worker *w, pto_dist_tensor *t,

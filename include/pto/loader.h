@@ -73,6 +73,12 @@ PTO_API PTO_MUST_USE pto_status pto_program_create_from_functions(
     const pto_kernel_fn *kernels, const char *const *kernel_names, uint64_t scratch_bytes,
     pto_program **out_program);
 
+/* A program is reference-counted (a worker that registers it, a distributed worker that runs it,
+ * a submitted run: each holds a reference of its own); NULL is ignored. Unlike the runtime's
+ * workers, handles and tensors, a pto_program is a pointer, not a generation-checked token: a
+ * release more than the retains plus the one its maker gave, or a use after the last release,
+ * is a use of freed memory that cannot be reported (it may crash). Release it exactly once per
+ * reference held. */
 PTO_API void pto_program_retain(pto_program *p);
 PTO_API void pto_program_release(pto_program *p);
 
@@ -161,9 +167,6 @@ PTO_API int pto_program_kernel_op_operands(const pto_program *p, const char *ker
 PTO_API int pto_program_explain_dim_mismatch(const pto_program *p, int32_t op,
                                              const pto_kernel_tensor *tensors, int ntensors,
                                              int64_t a, int64_t b, char *buf, size_t n);
-/* Replaces p's position table with one made from ir (the program p was compiled from). */
-PTO_API PTO_MUST_USE pto_status pto_program_set_positions_from_ir(pto_program *p,
-                                                                  const pto_ir_program *ir);
 
 /* Compiles through the binary cache and loads the result: a hit loads the cached entry without
  * loading the compiler (or LLVM); a miss compiles, publishes and loads. A request whose key this

@@ -31,6 +31,19 @@ for cmd in trace build-id fmt rebuild check; do
 done
 check "'--remote-cache=$S' is not a pto command" help --remote-cache="$U"
 check "'$S' is not a pto command" "$U"
-# Text that only looks like a URL keeps its bytes.
+# A URL typed without its scheme is masked as a word of its own, wherever a message quotes it.
+check "--remote-cache farm:***@h: not an http://" compile "$EX/add.ptir" \
+  --remote-cache farm:hunter2@h
+check "unknown option '--remote-cache=farm:***@h'" fmt --remote-cache=farm:hunter2@h
+check "'farm:***@h' is not a pto command" farm:hunter2@h
+# ... and in the loader's warning about $PTO_REMOTE_CACHE (the compile itself goes on).
+PTO_REMOTE_CACHE=farm:hunter2@h run_pto 0 compile "$EX/add.ptir" -o "$T/w" &&
+  expect_out "remote cache 'farm:***@h': not an http://"
+expect_true "no password in the loader's warning" test "$(grep -c hunter2 <<<"$OUT")" = 0
+# Text that only looks like a URL keeps its bytes: a path with a '/' before its '@'.
 check "unknown option '--x=a://b@c'" fmt --x=a://b@c
+run_pto 2 fmt "$T/no/a:b@c.ptir" && expect_out "$T/no/a:b@c.ptir"
+run_pto 2 fmt no/a:b@c.ptir && expect_out "no/a:b@c.ptir"
+# A bare a:b@c cannot be told from a URL without its scheme: it is masked.
+run_pto 2 fmt a:b@c && expect_out "a:***@c"
 finish

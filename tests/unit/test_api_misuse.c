@@ -555,6 +555,77 @@ static void test_null_runtime_tokens(void **state) {
               PTO_STATUS_FAILED_PRECONDITION, "pto_worker_alloc_tensor: the worker is closed");
 }
 
+/* L2 (pto_worker_*) and L3 (pto_dist_*) answer a release twice and a use after release alike
+ * (pto/runtime.h, pto/dist.h): closing a worker twice is a no-op; freeing a tensor twice is a
+ * no-op (L3 refused the second free); a freed tensor used is INVALID_ARGUMENT "FN: the [device]
+ * tensor was freed" (L3 said "not a live tensor of this distributed worker: ..."); a NULL one
+ * is INVALID_ARGUMENT "FN: the [device] tensor is NULL"; another worker's tensor is
+ * INVALID_ARGUMENT "... belongs to another [distributed] worker"; anything on a closed worker
+ * is FAILED_PRECONDITION "FN: the [distributed] worker is closed"; a NULL worker is
+ * INVALID_ARGUMENT "FN: the [distributed] worker is NULL". */
+static void test_release_twice_and_use_after_release_agree(void **state) {
+  (void)state;
+  int64_t shape[1] = {4};
+  float host[4] = {0};
+  pto_run_config cfg;
+  pto_run_config_init(&cfg);
+  cfg.ncores = 1;
+  pto_worker *w = NULL, *w2 = NULL;
+  assert_pto_ok(pto_worker_open(&cfg, &w));
+  assert_pto_ok(pto_worker_open(&cfg, &w2));
+  pto_device_tensor *t = NULL, *t2 = NULL, *other = NULL;
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t));
+  assert_pto_ok(pto_worker_alloc_tensor(w, 1, shape, PTO_DTYPE_F32, NULL, &t2));
+  assert_pto_ok(pto_worker_alloc_tensor(w2, 1, shape, PTO_DTYPE_F32, NULL, &other));
+  assert_pto_ok(pto_worker_free_tensor(w, t));
+  assert_pto_ok(pto_worker_free_tensor(w, t));
+  expect_code(pto_worker_copy_to_tensor(w, t, 0, host, 4), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_worker_copy_to_tensor: the device tensor was freed");
+  expect_code(pto_worker_free_tensor(w, NULL), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_worker_free_tensor: the device tensor is NULL");
+  expect_code(pto_worker_free_tensor(w, other), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_worker_free_tensor: the device tensor belongs to another worker");
+  pto_worker_close(w);
+  pto_worker_close(w);
+  pto_worker_close(w2);
+  expect_code(pto_worker_free_tensor(w, t2), PTO_STATUS_FAILED_PRECONDITION,
+              "pto_worker_free_tensor: the worker is closed");
+  expect_code(pto_worker_copy_to_tensor(w, t2, 0, host, 4), PTO_STATUS_FAILED_PRECONDITION,
+              "pto_worker_copy_to_tensor: the worker is closed");
+  expect_code(pto_worker_free_tensor(NULL, t2), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_worker_free_tensor: the worker is NULL");
+
+  pto_dist_config dc;
+  pto_dist_config_init(&dc);
+  dc.ndevices = 1;
+  dc.ncores_per_chip = 1;
+  dc.chips = "threads";
+  pto_dist_worker *d = NULL, *d2 = NULL;
+  assert_pto_ok(pto_dist_worker_open(&dc, &d));
+  assert_pto_ok(pto_dist_worker_open(&dc, &d2));
+  pto_dist_tensor *dt = NULL, *dt2 = NULL, *dother = NULL;
+  assert_pto_ok(pto_dist_alloc_tensor(d, 1, shape, PTO_DTYPE_F32, NULL, 0, &dt));
+  assert_pto_ok(pto_dist_alloc_tensor(d, 1, shape, PTO_DTYPE_F32, NULL, 0, &dt2));
+  assert_pto_ok(pto_dist_alloc_tensor(d2, 1, shape, PTO_DTYPE_F32, NULL, 0, &dother));
+  assert_pto_ok(pto_dist_free_tensor(d, dt));
+  assert_pto_ok(pto_dist_free_tensor(d, dt));
+  expect_code(pto_dist_copy_to(d, dt, host, sizeof host), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_dist_copy_to: the tensor was freed");
+  expect_code(pto_dist_free_tensor(d, NULL), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_dist_free_tensor: the tensor is NULL");
+  expect_code(pto_dist_free_tensor(d, dother), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_dist_free_tensor: the tensor belongs to another distributed worker");
+  pto_dist_worker_close(d);
+  pto_dist_worker_close(d);
+  pto_dist_worker_close(d2);
+  expect_code(pto_dist_free_tensor(d, dt2), PTO_STATUS_FAILED_PRECONDITION,
+              "pto_dist_free_tensor: the distributed worker is closed");
+  expect_code(pto_dist_copy_to(d, dt2, host, sizeof host), PTO_STATUS_FAILED_PRECONDITION,
+              "pto_dist_copy_to: the distributed worker is closed");
+  expect_code(pto_dist_free_tensor(NULL, dt2), PTO_STATUS_INVALID_ARGUMENT,
+              "pto_dist_free_tensor: the distributed worker is NULL");
+}
+
 static const char *const k_host_loop =
     "program hl\n"
     "kernel @k(%a: tensor[16,64] f32, out %c: tensor[16,64] f32) -> (tensor[16,64] f32) {\n"
@@ -698,6 +769,7 @@ int main(void) {
       cmocka_unit_test(test_launch_misuse),
       cmocka_unit_test(test_null_runtime_tokens),
       cmocka_unit_test(test_dist_chip_killed_mid_run),
+      cmocka_unit_test(test_release_twice_and_use_after_release_agree),
       cmocka_unit_test(test_rebuild_read_only_work_dir),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

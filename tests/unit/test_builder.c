@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_test.h"
 #include "pto/arena.h"
 #include "pto/ir.h"
 #include "pto/ir_builder.h"
@@ -477,7 +478,7 @@ static void test_builder_reports_out_of_memory(void **state) {
   for (long n = 0; n < 400 && !saw_ok; n++) {
     pto_ir_builder *b = NULL;
     OK(pto_ir_builder_create("m", NULL, &b));
-    pto_arena_fail_after(pto_ir_builder_program(b)->arena, n);
+    pto__arena_fail_after(pto_ir_builder_program(b)->arena, n);
     pto_status s = PTO_OK;
     pto_ir_func *k;
     const pto_ir_type *t = NULL;
@@ -505,7 +506,7 @@ static void test_builder_reports_out_of_memory(void **state) {
       pto_status_free(s);
     } else {
       saw_ok = 1;
-      pto_arena_fail_after(p->arena, -1);
+      pto__arena_fail_after(p->arena, -1);
       OK(pto_ir_verify(p));
       pto_ir_program_destroy(p);
     }

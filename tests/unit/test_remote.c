@@ -205,6 +205,34 @@ static void test_remote_list_errors(void **state) {
   assert_status_contains(s, "cannot list its entries");
 }
 
+/* The loader's own messages (a warning to the hook, a status of pto_cache_remote_list) never
+ * carry a URL's password, with a scheme or without one (a URL typed without it). */
+static void test_remote_messages_mask_passwords(void **state) {
+  (void)state;
+  static const struct {
+    const char *url, *shown;
+  } cases[] = {
+      {"farm:hunter2@h/x", "farm:***@h/x"},
+      {"ftp://farm:hunter2@h/", "ftp://farm:***@h/"},
+      {"redis://:hunter2@h:99999", "redis://:***@h:99999"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    setenv("PTO_REMOTE_CACHE", cases[i].url, 1);
+    pto__loader_remote_reset();
+    g_warnings[0] = 0;
+    assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+    assert_non_null(strstr(g_warnings, cases[i].shown));
+    assert_null(strstr(g_warnings, "hunter2"));
+    char got[256];
+    pto__loader_remote_url(got, sizeof got);
+    assert_string_equal(got, cases[i].shown);
+    pto_status s = pto_cache_remote_list(NULL, NULL);
+    assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+    assert_null(strstr(pto_status_message(s), "hunter2"));
+    pto_status_free(s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_remote_down_http, setup, teardown),
@@ -215,6 +243,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_remote_set_remote_wins_over_environment, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_remote_list_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_messages_mask_passwords, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

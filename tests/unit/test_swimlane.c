@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pto/bench.h"
 #include "testutil.h"
@@ -168,6 +170,21 @@ static void test_swimlane_validate_requires_every_field(void **state) {
   assert_status_contains(pto_swimlane_validate(path_of("missing.json"), NULL), "missing.json");
 }
 
+/* A FIFO (no writer) is refused at once, not read until a writer comes: alarm(20) turns a
+ * regression into a failure instead of a hang. */
+static void test_swimlane_validate_refuses_a_fifo(void **state) {
+  (void)state;
+  const char *path = path_of("fifo.json");
+  unlink(path);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  alarm(20);
+  pto_status s = pto_swimlane_validate(path, NULL);
+  alarm(0);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_status_contains(s, "fifo.json is a FIFO: only regular files are read");
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_swimlane_file_validates),
@@ -175,6 +192,7 @@ int main(void) {
       cmocka_unit_test(test_swimlane_write_rejects_bad_tasks),
       cmocka_unit_test(test_swimlane_validate_catches_overlapping_tasks),
       cmocka_unit_test(test_swimlane_validate_requires_every_field),
+      cmocka_unit_test(test_swimlane_validate_refuses_a_fifo),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
