@@ -987,8 +987,7 @@ typedef struct dec_ctx {
   uint64_t scratch_bytes;
 } dec_ctx;
 
-/* the columns of y one call of the kernel-direct row's kernel computes: @gemv_1's (the runtime's
- * @m1 runs it on its last quarter of columns, tasks of 1024 columns before), @gemm_8's */
+/* the columns of y one task of matmul_decode.ptir computes: @m1's, @m8's */
 #define DEC_BN1 256
 #define DEC_BN8 256
 
