@@ -571,13 +571,15 @@ static pto_status unpack(const char *root, const char *key, object *o) {
   if (!s) {
     snprintf(parent, sizeof parent, "%s/%.2s", root, key);
     pto__loader_cache_entry_path(root, key, entry, sizeof entry);
-    s = pto_file_mkdirs(parent, 0700);
-    if (!s && rename(tmp, entry) != 0) {
-      if (errno == EEXIST || errno == ENOTEMPTY) { /* another process placed it first */
-      } else {
-        s = pto_status_make(PTO_STATUS_IO, "cannot rename an entry into %s: %s", parent,
-                            strerror(errno));
-      }
+    /* A fan-out dir that pto cache clear removes in between is made again (as a local store). */
+    for (int tries = 0;; tries++) {
+      s = pto_file_mkdirs(parent, 0700);
+      if (s || rename(tmp, entry) == 0) break;
+      if (errno == ENOENT && tries < 8) continue;
+      if (errno == EEXIST || errno == ENOTEMPTY) break; /* another process placed it first */
+      s = pto_status_make(PTO_STATUS_IO, "cannot rename an entry into %s: %s", parent,
+                          strerror(errno));
+      break;
     }
   }
   pto_file_remove_tree(tmp); /* gone already after a rename */
