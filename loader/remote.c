@@ -524,6 +524,14 @@ static pto_status verify_object(object *o) {
   return PTO_OK;
 }
 
+pto_status pto__loader_remote_check_object(const uint8_t *buf, size_t len, const char *rkey) {
+  object o = {0};
+  pto_status s = parse_object(buf, len, rkey, &o);
+  if (!s) s = verify_object(&o);
+  free(o.files);
+  return s;
+}
+
 /* ---- unpacking ---------------------------------------------------------------------------- */
 
 /* A verified manifest with this machine's key for cache_key. */
