@@ -4,7 +4,7 @@
 # one element at a time in its arena (which never frees: 10,000 parameters took 3.2 GB, 100,000
 # dynamic symbols 11 GB) and found each name by a linear scan (100,000 parameters: minutes).
 # Every case runs in 1 GB of address space under a deadline far above what it needs; a name
-# declared twice is still refused, naming it. ir/builder.c.
+# declared twice is still refused, naming it. ir/builder.c. Then names too long for a file name.
 source "$(dirname "$0")/lib/common.bash"
 /usr/bin/python3 - "$T" <<'PY'
 import sys
@@ -39,4 +39,22 @@ done
 check "$T/syms_dup.ptir" 2 && expect_out "dynamic symbol D777 is declared twice"
 check "$T/funcs_dup.ptir" 2 && expect_out "funcs_dup.ptir:300002:8: @k4242 is already defined at 12728:1"
 check "$T/params_dup.ptir" 2 && expect_out "parameter %a99999 is declared twice in @k"
+
+# Names longer than a file name: two kernels whose 1,000-character names share their first 999
+# compile, load and run. Their files were named after them whole ("File name too long"), and the
+# lowering cut the function's symbol to 299 bytes, so the loader, which looks up the manifest's
+# "pto_kernel_<name>", found no kernel. compiler/driver.c, compiler/lower_kernel.c.
+export PTO_CACHE_DIR="$T/cache"
+/usr/bin/python3 - "$EX/add.ptir" "$T/long.ptir" <<'PY'
+import sys, re
+src = open(sys.argv[1]).read()
+k = re.search(r"kernel @add_block.*?\n}\n", src, re.S).group(0)
+a, b = "k" + "x" * 998 + "a", "k" + "x" * 998 + "b"
+open(sys.argv[2], "w").write(src.replace(k, k.replace("add_block", a) + k.replace("add_block", b))
+                             .replace("call @add_block", "call @" + b))
+PY
+run_pto 0 run "$T/long.ptir" --dim M=40 --check && expect_out PASS
+run_pto 0 compile "$T/long.ptir" -o "$T/wlong"
+expect_true "each kernel has its own files" test "$(ls "$T/wlong/kernels" | grep -c '\.ll$')" = 2
+run_pto 0 run "$T/wlong" --dim M=40 --check && expect_out PASS
 finish
