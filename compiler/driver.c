@@ -519,8 +519,18 @@ pto_status pto_compiler_build_dir(const pto_ir_program *input, const pto_compile
     ck->id = k;
     ck->name = pto_strdup(f->name);
     ck->symbol = xstrdupf("pto_kernel_%s", f->name);
-    ck->source = xstrdupf("kernels/%s.ll", f->name);
-    ck->object = xstrdupf("kernels/%s.o", f->name);
+    /* The kernel's files are named after it; a name too long for a file name (255 bytes with
+     * ".ll": "File name too long") is cut to 200 characters and given the kernel's number
+     * ('-' is in no PTIR name, so no other kernel's file has that name). */
+    if (strlen(f->name) <= 200) {
+      ck->source = xstrdupf("kernels/%s.ll", f->name);
+      ck->object = xstrdupf("kernels/%s.o", f->name);
+    } else {
+      char cut[224];
+      snprintf(cut, sizeof cut, "%.200s-%d", f->name, k);
+      ck->source = xstrdupf("kernels/%s.ll", cut);
+      ck->object = xstrdupf("kernels/%s.o", cut);
+    }
     if (!ck->name || !ck->symbol || !ck->source || !ck->object) goto oom;
     ck->core_type = pto__kernel_core_type(f);
     char *ll = path_join(dir, ck->source);

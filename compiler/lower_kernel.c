@@ -1367,9 +1367,19 @@ static void build_types(lw *L) {
 static void build_function(lw *L) {
   LLVMTypeRef params[3] = {L->t_ptr, L->t_ptr, L->t_ptr};
   LLVMTypeRef fty = LLVMFunctionType(L->t_i32, params, 3, 0);
-  char name[300];
-  snprintf(name, sizeof name, "pto_kernel_%s", L->k->name);
+  /* The whole name, however long: the manifest records "pto_kernel_<name>" and the loader looks
+   * up exactly that (a name cut to 299 bytes was a kernel the loader could not find). */
+  size_t n = strlen(L->k->name) + sizeof "pto_kernel_";
+  char small[300], *name = n <= sizeof small ? small : pto_malloc(n);
+  if (!name) { /* the function is made (what follows needs one), and the lowering fails */
+    if (!L->err)
+      L->err = pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory lowering a kernel");
+    name = small;
+    n = sizeof small;
+  }
+  snprintf(name, n, "pto_kernel_%s", L->k->name);
   L->fn = LLVMAddFunction(L->m, name, fty);
+  if (name != small) free(name);
   LLVMSetLinkage(L->fn, LLVMExternalLinkage);
   LLVMAddAttributeAtIndex(L->fn, LLVMAttributeFunctionIndex, pto__lower_enum_attr(L, "nounwind"));
   pto__lower_x86_prefer_wide(L);

@@ -5,6 +5,7 @@
  * function the value tables that give SSA visibility: each value records the scope it was defined
  * in, a scope is open while its frame is on the stack, and a value is visible iff its scope is
  * open. Names resolve through a hash chain of same-named values, innermost first. */
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,6 +30,13 @@ typedef struct frame {
 
 typedef enum func_state { FN_HEADER = 0, FN_DECLARED, FN_BODY, FN_DONE } func_state;
 
+/* An open-addressing hash of names to indexes of an array the builder appends to (slots hold
+ * index + 1; 0 is empty); the names themselves stay in the array. */
+typedef struct name_index {
+  int *slots;
+  int cap, used;
+} name_index;
+
 struct pto_ir_builder {
   pto_ir_program *prog;
   pto_arena *arena;
@@ -39,6 +47,14 @@ struct pto_ir_builder {
 
   func_state *fstate; /* by func index */
   int fstate_cap;
+  /* Capacities of the program's arena arrays that grow one element at a time (prog->syms,
+   * prog->funcs, the open function's params): doubled, so that N declarations cost O(N) arena
+   * bytes, not O(N^2) (an arena never frees the array a growth leaves behind). */
+  int syms_cap, funcs_cap, params_cap;
+  /* Hash indexes of the same three by name (the program's syms and funcs, the open function's
+   * params), so that declaring N of them costs O(N), not N^2 name comparisons (100,000
+   * parameters took minutes). */
+  name_index sym_index, func_index, param_index;
   pto_ir_func *func; /* the function whose header or body is open */
 
   /* values of the open function, by id */
@@ -292,6 +308,78 @@ static pto_status check_height(pto_ir_builder *b, const pto_ir_expr *e) {
                  PTO_IR_MAX_EXPR_HEIGHT);
 }
 
+static uint32_t name_hash_n(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+typedef const char *(*name_at_fn)(const pto_ir_builder *b, int i);
+static const char *sym_name_at(const pto_ir_builder *b, int i) { return b->prog->syms[i]; }
+static const char *func_name_at(const pto_ir_builder *b, int i) { return b->prog->funcs[i]->name; }
+static const char *param_name_at(const pto_ir_builder *b, int i) {
+  return b->func->params[i].value->name;
+}
+
+/* The slot of name (len bytes) in x, or the empty slot where it would go. x->cap > 0. */
+static int index_slot(const pto_ir_builder *b, const name_index *x, name_at_fn at, const char *name,
+                      size_t len) {
+  uint32_t mask = (uint32_t)x->cap - 1;
+  for (uint32_t i = name_hash_n(name, len) & mask;; i = (i + 1) & mask) {
+    int v = x->slots[i];
+    if (!v) return (int)i;
+    const char *n = at(b, v - 1);
+    if (strlen(n) == len && memcmp(n, name, len) == 0) return (int)i;
+  }
+}
+
+/* The index of name in x, or -1. */
+static int index_find(const pto_ir_builder *b, const name_index *x, name_at_fn at, const char *name,
+                      size_t len) {
+  if (!x->cap) return -1;
+  return x->slots[index_slot(b, x, at, name, len)] - 1;
+}
+
+/* Adds element i (named name) to x; -1 when out of memory. */
+static int index_add(const pto_ir_builder *b, name_index *x, name_at_fn at, int i) {
+  if ((x->used + 1) * 2 > x->cap) {
+    if (x->cap > INT_MAX / 4) return -1;
+    int cap = x->cap ? x->cap * 2 : 64;
+    int *ns = pto_calloc((size_t)cap, sizeof *ns);
+    if (!ns) return -1;
+    name_index nx = {ns, cap, 0};
+    for (int k = 0; k < x->cap; k++)
+      if (x->slots[k]) {
+        const char *n = at(b, x->slots[k] - 1);
+        nx.slots[index_slot(b, &nx, at, n, strlen(n))] = x->slots[k];
+      }
+    nx.used = x->used;
+    free(x->slots);
+    *x = nx;
+  }
+  const char *n = at(b, i);
+  x->slots[index_slot(b, x, at, n, strlen(n))] = i + 1;
+  x->used++;
+  return 0;
+}
+
+static void index_clear(name_index *x) {
+  free(x->slots);
+  memset(x, 0, sizeof *x);
+}
+
+/* The arena array arr of n elements of elem bytes, with room for one more (doubled when full),
+ * or NULL when out of memory. */
+static void *arena_grow(pto_arena *a, void *arr, size_t elem, int n, int *cap) {
+  if (arr && n < *cap) return arr;
+  if (*cap > INT_MAX / 2) return NULL;
+  int nc = *cap ? *cap * 2 : 8;
+  void *np = pto_arena_realloc(a, arr, elem * (size_t)n, elem * (size_t)nc);
+  if (np) *cap = nc;
+  return np;
+}
+
 static int block_push(pto_ir_builder *b, pto_ir_block *blk, pto_ir_stmt *s) {
   if (blk->n == blk->cap) {
     int nc = blk->cap ? blk->cap * 2 : 8;
@@ -351,6 +439,12 @@ static void reset_values(pto_ir_builder *b) {
     b->names[i] = -1;
 }
 
+pto_ir_func *pto__ir_builder_find_func(const pto_ir_builder *b, const char *name) {
+  if (!b || !name) return NULL;
+  int i = index_find(b, &b->func_index, func_name_at, name, strlen(name));
+  return i >= 0 ? b->prog->funcs[i] : NULL;
+}
+
 void pto_ir_builder_destroy(pto_ir_builder *b) {
   if (!b) return;
   if (!b->handed_out && b->prog) pto_ir_program_destroy(b->prog);
@@ -362,6 +456,9 @@ void pto_ir_builder_destroy(pto_ir_builder *b) {
   free(b->vroot);
   free(b->vkroot);
   free(b->names);
+  index_clear(&b->sym_index);
+  index_clear(&b->func_index);
+  index_clear(&b->param_index);
   free(b->scope_open);
   free(b->frames);
   free(b);
@@ -956,9 +1053,7 @@ pto_status pto_ir_builder_lookup(pto_ir_builder *b, const char *name, pto_ir_val
 
 int pto_ir_builder_find_sym(const pto_ir_builder *b, const char *name, size_t len) {
   if (!b || !name) return -1;
-  for (int i = 0; i < b->prog->nsyms; i++)
-    if (strlen(b->prog->syms[i]) == len && memcmp(b->prog->syms[i], name, len) == 0) return i;
-  return -1;
+  return index_find(b, &b->sym_index, sym_name_at, name, len);
 }
 
 pto_status pto_ir_builder_dynamic(pto_ir_builder *b, const char *name, int *out_sym) {
@@ -971,10 +1066,10 @@ pto_status pto_ir_builder_dynamic(pto_ir_builder *b, const char *name, int *out_
   if (pto_ir_builder_find_sym(b, name, strlen(name)) >= 0)
     return fail(b, "dynamic symbol %s is declared twice", name);
   pto_ir_program *p = b->prog;
-  const char **ns = pto_arena_realloc(b->arena, p->syms, sizeof *ns * (size_t)p->nsyms,
-                                      sizeof *ns * (size_t)(p->nsyms + 1));
+  const char **ns = arena_grow(b->arena, p->syms, sizeof *ns, p->nsyms, &b->syms_cap);
   if (!ns || !(ns[p->nsyms] = pto_arena_strdup(b->arena, name))) return oom(b);
   p->syms = ns;
+  if (index_add(b, &b->sym_index, sym_name_at, p->nsyms)) return oom(b);
   if (out_sym) *out_sym = p->nsyms;
   p->nsyms++;
   return PTO_OK;
@@ -1169,19 +1264,22 @@ pto_status pto_ir_builder_func_begin(pto_ir_builder *b, pto_func_kind kind, cons
   if ((unsigned)kind > PTO_FUNC_HOST) return fail(b, "unknown function kind");
   if (!pto__ir_valid_ident(name))
     return fail(b, "'@%s' is not a valid function name", name ? name : "");
-  pto_ir_func *prev = pto_ir_program_find_func(b->prog, name);
+  int previ = index_find(b, &b->func_index, func_name_at, name, strlen(name));
+  pto_ir_func *prev = previ >= 0 ? b->prog->funcs[previ] : NULL;
   if (prev) return fail(b, "@%s is already defined at %d:%d", name, prev->loc.line, prev->loc.col);
   pto_ir_program *p = b->prog;
   pto_ir_func *f = pto_arena_alloc(b->arena, sizeof *f);
-  pto_ir_func **nf = pto_arena_realloc(b->arena, p->funcs, sizeof *nf * (size_t)p->nfuncs,
-                                       sizeof *nf * (size_t)(p->nfuncs + 1));
+  pto_ir_func **nf = arena_grow(b->arena, p->funcs, sizeof *nf, p->nfuncs, &b->funcs_cap);
+  if (nf) p->funcs = nf;
   int grown = pto_grow_int(&b->fstate, sizeof *b->fstate, &b->fstate_cap, p->nfuncs + 1);
   if (!f || !nf || grown || !(f->name = pto_arena_strdup(b->arena, name))) return oom(b);
   f->kind = kind;
   f->loc = b->loc;
   f->index = p->nfuncs;
-  nf[p->nfuncs] = f;
-  p->funcs = nf;
+  p->funcs[p->nfuncs] = f;
+  if (index_add(b, &b->func_index, func_name_at, p->nfuncs)) return oom(b);
+  b->params_cap = 0; /* f->params is NULL */
+  index_clear(&b->param_index);
   b->fstate[p->nfuncs++] = FN_HEADER;
   b->func = f;
   reset_values(b);
@@ -1220,9 +1318,8 @@ pto_status pto_ir_builder_param(pto_ir_builder *b, const char *name, const pto_i
   snprintf(what, sizeof what, "parameter %%%s", name ? name : "?");
   if (!pto__ir_valid_ident(name))
     return fail(b, "'%%%s' is not a valid value name", name ? name : "");
-  for (int i = 0; i < f->nparams; i++)
-    if (strcmp(f->params[i].value->name, name) == 0)
-      return fail(b, "%s is declared twice in @%s", what, f->name);
+  if (index_find(b, &b->param_index, param_name_at, name, strlen(name)) >= 0)
+    return fail(b, "%s is declared twice in @%s", what, f->name);
   TRY(signature_type(b, type, what));
   if (f->nrets) return fail(b, "%s: parameters come before the -> list", what);
   int is_tensor = type->kind != PTO_TYPE_SCALAR;
@@ -1254,16 +1351,18 @@ pto_status pto_ir_builder_param(pto_ir_builder *b, const char *name, const pto_i
   } else if ((unsigned)bind > PTO_BIND_RUNTIME) {
     return fail(b, "%s: unknown binding", what);
   }
-  pto_ir_param *np = pto_arena_realloc(b->arena, f->params, sizeof *np * (size_t)f->nparams,
-                                       sizeof *np * (size_t)(f->nparams + 1));
+  pto_ir_param *np = arena_grow(b->arena, f->params, sizeof *np, f->nparams, &b->params_cap);
+  if (np) f->params = np;
   pto_ir_value *v = pto_arena_alloc(b->arena, sizeof *v);
   if (!np || !v || !(v->name = pto_arena_strdup(b->arena, name))) return oom(b);
   v->type = type;
   v->loc = b->loc;
   v->param_index = f->nparams;
   v->id = f->nparams;
-  f->params = np;
-  pto_ir_param *pa = &np[f->nparams++];
+  pto_ir_param *pa = &np[f->nparams];
+  pa->value = v;
+  if (index_add(b, &b->param_index, param_name_at, f->nparams)) return oom(b);
+  f->nparams++;
   pa->value = v;
   pa->dir = is_tensor ? dir : PTO_DIR_IN;
   pa->dir_written = dir_written;

@@ -223,7 +223,7 @@ static pto_status copy_op(pto_ir_builder *b, const pto_ir_program *src, const pt
 static pto_status copy_call(pto_ir_builder *b, const pto_ir_program *src, const pto_ir_stmt *s,
                             pto_ir_value_map *m) {
   if (!s->call.callee) return pto_ir_builder_fail(b, "copy: a call without a callee");
-  pto_ir_func *callee = pto_ir_program_find_func(pto_ir_builder_program(b), s->call.callee->name);
+  pto_ir_func *callee = pto__ir_builder_find_func(b, s->call.callee->name);
   pto_ir_builder_set_loc(b, s->loc);
   if (!callee) return pto_ir_builder_fail(b, "unknown function @%s", s->call.callee->name);
   pto_ir_expr **args = NULL, *device = NULL;

@@ -65,6 +65,10 @@ const pto_ir_stmt *pto__ir_footprint_overflow(const pto_ir_block *blk,
 pto_status pto__ir_errorf(const pto_ir_program *p, pto_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The builder's program's function named name, or NULL: pto_ir_program_find_func through the
+ * builder's hash index (a program of N calls to N functions costs O(N), not N^2 comparisons). */
+pto_ir_func *pto__ir_builder_find_func(const pto_ir_builder *b, const char *name);
+
 /* The builder's sticky out-of-memory failure (PTO_STATUS_OUT_OF_MEMORY), for the parser. */
 pto_status pto__ir_builder_oom(pto_ir_builder *b);
 /* f->kernel_entry (f is b's) becomes a copy of kernel in b's arena; NULL clears it. */

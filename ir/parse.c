@@ -1062,7 +1062,7 @@ static pto_status callexpr(parser *p, results *rs) {
   TRY(expect(p, T_FUNC, "after call (the callee, like @f)", &ft));
   const char *name = text(p, ft);
   if (!name) return oom(p);
-  pto_ir_func *callee = pto_ir_program_find_func(pto_ir_builder_program(p->b), name);
+  pto_ir_func *callee = pto__ir_builder_find_func(p->b, name);
   if (!callee) return err_at(p, ft, "unknown function @%s", name);
   TRY(expect(p, T_LPAREN, "after the callee", NULL));
   exprs es = {0};

@@ -1116,9 +1116,10 @@ static int test_publish_failure(void) {
   return EIO;
 }
 
-/* Between building an entry and publishing it: PTO_CACHE_TEST_PAUSE=SECONDS sleeps;
- * PTO_CACHE_TEST_GATE=W,R (two inherited pipe fds) writes one byte to W, then waits for one byte
- * (or end of file) on R, so a test holds the publish until it has done what it means to first. */
+/* Between building an entry (and making its fan-out dir) and publishing it:
+ * PTO_CACHE_TEST_PAUSE=SECONDS sleeps; PTO_CACHE_TEST_GATE=W,R (two inherited pipe fds) writes one
+ * byte to W, then waits for one byte (or end of file) on R, so a test holds the publish until it
+ * has done what it means to first. */
 static void test_pause(void) {
   const char *pause = getenv("PTO_CACHE_TEST_PAUSE");
   if (pause && *pause) {
@@ -1198,18 +1199,24 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
     return s;
   }
   write_key_text(tmp, key_text);
-  test_pause();
   snprintf(parent, sizeof parent, "%s/%.2s", root, key);
   pto__loader_cache_entry_path(root, key, entry, sizeof entry);
-  s = pto_file_mkdirs(parent, 0700);
-  if (s) {
-    err = errno;
-    pto_status_free(s);
-  } else if (rename(tmp, entry) == 0) {
-    *out_result = PUBLISH_STORED;
-    return PTO_OK;
-  } else {
-    err = errno;
+  /* pto cache clear removes the fan-out dirs it empties: one removed between the mkdir and the
+   * rename is made again (a compile racing a clear failed with "cannot rename ... No such file
+   * or directory"). */
+  for (int tries = 0;; tries++) {
+    s = pto_file_mkdirs(parent, 0700);
+    if (!tries) test_pause(); /* the test build: a clear or a rival store, here */
+    if (s) {
+      err = errno;
+      pto_status_free(s);
+    } else if (rename(tmp, entry) == 0) {
+      *out_result = PUBLISH_STORED;
+      return PTO_OK;
+    } else {
+      err = errno;
+    }
+    if (err != ENOENT || tries == 8) break;
   }
   pto_file_remove_tree(tmp);
   if (err == EEXIST || err == ENOTEMPTY) {

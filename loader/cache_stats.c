@@ -54,11 +54,10 @@ void pto__loader_count(const char *root, pto__loader_counter c, uint64_t n) {
   if (!root || (unsigned)c >= PTO__COUNT_N || n == 0) return;
   char path[PATH_MAX], buf[1024];
   snprintf(path, sizeof path, "%s/stats", root);
-  /* O_NONBLOCK and a regular file only: a FIFO put there must not block the process. */
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
   if (fd < 0) return;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { /* a FIFO, a socket: not counted */
     close(fd);
     return;
   }
@@ -93,16 +92,26 @@ pto_status pto__loader_counts_read(const char *root, uint64_t out[PTO__COUNT_N])
   memset(out, 0, sizeof(uint64_t) * PTO__COUNT_N);
   char path[PATH_MAX], buf[1024];
   snprintf(path, sizeof path, "%s/stats", root);
+  /* O_NONBLOCK: a FIFO put in its place must not block the open (pto cache stats hung on one
+   * for good); only a regular file is read. */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return PTO_OK;
     return pto_status_make(PTO_STATUS_IO, "cannot open %s: %s", path, strerror(errno));
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
     close(fd);
-    return pto_status_make(PTO_STATUS_IO,
-                           "%s is not a regular file: the cache's counters are not read", path);
+    return pto_status_make(PTO_STATUS_IO, "cannot read %s: %s", path, strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return pto_status_make(PTO_STATUS_IO, "cannot read %s: it is %s, not a regular file", path,
+                           S_ISDIR(st.st_mode)    ? "a directory"
+                           : S_ISFIFO(st.st_mode) ? "a FIFO"
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+                                                  : "a device");
   }
   /* A shared lock: never half of a concurrent rewrite. */
   while (flock(fd, LOCK_SH) != 0 && errno == EINTR) {

@@ -512,6 +512,14 @@ static pto_status verify_object(object *o) {
   return PTO_OK;
 }
 
+pto_status pto__loader_remote_check_object(const uint8_t *buf, size_t len, const char *rkey) {
+  object o = {0};
+  pto_status s = parse_object(buf, len, rkey, &o);
+  if (!s) s = verify_object(&o);
+  free(o.files);
+  return s;
+}
+
 /* ---- unpacking ---------------------------------------------------------------------------- */
 
 /* A verified manifest with this machine's key for cache_key. */
@@ -559,13 +567,15 @@ static pto_status unpack(const char *root, const char *key, object *o) {
   if (!s) {
     snprintf(parent, sizeof parent, "%s/%.2s", root, key);
     pto__loader_cache_entry_path(root, key, entry, sizeof entry);
-    s = pto_file_mkdirs(parent, 0700);
-    if (!s && rename(tmp, entry) != 0) {
-      if (errno == EEXIST || errno == ENOTEMPTY) { /* another process placed it first */
-      } else {
-        s = pto_status_make(PTO_STATUS_IO, "cannot rename an entry into %s: %s", parent,
-                            strerror(errno));
-      }
+    /* A fan-out dir that pto cache clear removes in between is made again (as a local store). */
+    for (int tries = 0;; tries++) {
+      s = pto_file_mkdirs(parent, 0700);
+      if (s || rename(tmp, entry) == 0) break;
+      if (errno == ENOENT && tries < 8) continue;
+      if (errno == EEXIST || errno == ENOTEMPTY) break; /* another process placed it first */
+      s = pto_status_make(PTO_STATUS_IO, "cannot rename an entry into %s: %s", parent,
+                          strerror(errno));
+      break;
     }
   }
   pto_file_remove_tree(tmp); /* gone already after a rename */

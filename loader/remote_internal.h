@@ -45,6 +45,10 @@ void pto__loader_remote_store(const char *root, const char *entry_dir, const cha
  * as ccache does: warnings land in CI logs that more people read than hold the password. */
 /* The remote's URL for messages, its password redacted ("" when none is set). */
 void pto__loader_remote_url(char *out, size_t n);
+/* The checks a fetched object passes before anything of it is written (framing, filed under
+ * rkey, the signature when a key is set, every manifest and listed file's hash, no unlisted
+ * file): what a fetch runs, without a remote or a cache dir (the fuzz_remote target). */
+pto_status pto__loader_remote_check_object(const uint8_t *buf, size_t len, const char *rkey);
 /* Test hook: forget the configuration and the disabled state (re-read the environment). */
 void pto__loader_remote_reset(void);
 

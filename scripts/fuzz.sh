@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target of tests/fuzz for a number of seconds:
-#   scripts/fuzz.sh TARGET SECONDS      TARGET: ptir | manifest | elf | strace | npy | all
+#   scripts/fuzz.sh TARGET SECONDS      TARGET: ptir | manifest | elf | strace | npy | remote | all
 # Builds the targets with clang (libFuzzer + ASan + UBSan) in build-fuzz/ (BUILD_DIR overrides),
 # seeds each from tests/fuzz/seeds and the examples and test programs, keeps the grown corpus
 # in build-fuzz/corpus/TARGET, and leaves any crash as build-fuzz/artifacts/TARGET/crash-*
@@ -11,7 +11,7 @@ target=${1:?usage: scripts/fuzz.sh TARGET SECONDS}
 seconds=${2:?usage: scripts/fuzz.sh TARGET SECONDS}
 B=${BUILD_DIR:-build-fuzz}
 CLANG=${CLANG:-clang}
-targets=(ptir manifest elf strace npy)
+targets=(ptir manifest elf strace npy remote)
 
 # libFuzzer ships with Debian's clang in libclang-rt-N-dev; install it when it is missing.
 probe=$(mktemp -d)
@@ -52,11 +52,14 @@ for t in "${run[@]}"; do
   mkdir -p "$corpus" "$art"
   rm -rf "$seeds"
   seed "$t" "$seeds"
+  # A remote entry holds whole binaries: its seed (a real entry) is about 85 KB.
+  max_len=65536
+  [ "$t" = remote ] && max_len=262144
   echo "== fuzz_$t for ${seconds}s (corpus $corpus)"
   # halt_on_error: UBSan findings stop the run like crashes do. detect_leaks: a leak is a bug.
   if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     "$B/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=65536 -print_final_stats=1 -artifact_prefix="$art/" "$corpus" "$seeds" \
+    -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$art/" "$corpus" "$seeds" \
     >"$B/fuzz_$t.log" 2>&1; then
     status=1
     echo "fuzz_$t: FOUND A PROBLEM (see $B/fuzz_$t.log and $art/)"

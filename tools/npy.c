@@ -377,9 +377,16 @@ static pto_status read_npy(const char *path, int want_dtype, int check, pto_dtyp
     goto done;
   }
   size_t hend = header_end(pre, (size_t)n);
-  if (hend > NPY_MAX_HEADER && (uint64_t)hend <= size) {
-    s = bad(path, "the .npy header is %zu bytes, more than the %d that pto reads", hend,
-            NPY_MAX_HEADER);
+  if (hend > NPY_MAX_HEADER) {
+    /* Refused from its length, whatever the file holds: a header announcing more than the file
+     * has (a 3 GiB file announcing 4 GiB) is not read either to say it is cut short. */
+    size_t hstart = pre[6] == 1 ? 10 : 12;
+    if ((uint64_t)hend <= size)
+      s = bad(path, "the .npy header is %zu bytes, more than the %d that pto reads", hend,
+              NPY_MAX_HEADER);
+    else
+      s = bad(path, "truncated .npy header (%zu bytes announced, %llu present)", hend - hstart,
+              (unsigned long long)(size - hstart));
     goto done;
   }
   /* No header end (not a .npy): the 12 bytes read, which the parse refuses by name. */

@@ -34,7 +34,8 @@ typedef struct pto_manifest_kernel {
   char *symbol;           /* exported symbol in kernels.so, e.g. "pto_kernel_<name>" */
   int core_type;          /* PTO_CORE_AIV or PTO_CORE_AIC */
   uint64_t scratch_bytes; /* per-core tile footprint */
-  char *source;           /* "kernels/<name>.ll", or NULL when not recorded */
+  char *source;           /* "kernels/<name>.ll" (a name over 200 characters: its first 200,
+                             "-" and the kernel's number), or NULL when not recorded */
   char *object;           /* "kernels/<name>.o", or NULL when not recorded */
 } pto_manifest_kernel;
 

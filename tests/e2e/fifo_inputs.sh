@@ -32,7 +32,7 @@ run_status 0 timeout 20 "$PTO" rebuild "$T/w" && expect_out "up to date"
 mkdir -p "$PTO_CACHE_DIR"
 rm -f "$PTO_CACHE_DIR/stats"
 mkfifo "$PTO_CACHE_DIR/stats"
-run_status 1 timeout 20 "$PTO" cache stats && expect_out "stats is not a regular file"
+run_status 1 timeout 20 "$PTO" cache stats && expect_out "stats: it is a FIFO, not a regular file"
 run_status 0 timeout 20 "$PTO" compile "$EX/add.ptir" -o "$T/w2"
 expect_true "the counters FIFO is left as it was" test -p "$PTO_CACHE_DIR/stats"
 finish

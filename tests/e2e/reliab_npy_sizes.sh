@@ -4,7 +4,8 @@
 # itself ignores them, as a second numpy.save to one file leaves them) are never read, so the run
 # fits in 1.5 GB of address space and is right; a header announcing 6.4 GB (a sparse file of that
 # size) is refused from the header, naming the file, before any data is read; a header that
-# does not match the parameter is refused the same way; a file cut short says so. tools/npy.c.
+# does not match the parameter is refused the same way; a file cut short says so; a header
+# longer than 1 MiB is refused from its length, never read, however long the file. tools/npy.c.
 source "$(dirname "$0")/lib/common.bash"
 command -v truncate >/dev/null || {
   echo "SKIP: needs truncate"
@@ -50,4 +51,14 @@ import struct; open('$T/hdr.npy','wb').write(b'\x93NUMPY\x02\x00' + struct.pack(
 truncate -s 5G "$T/hdr.npy"
 run_pto 2 run "$T/w" --in a="$T/hdr.npy" &&
   expect_out "hdr.npy: the .npy header is 4294967052 bytes, more than the 1048576 that pto reads"
+# The same header in a file shorter than it (3 GiB) is refused from its length too, not read
+# whole (3 GB and 11 s) to find it cut short.
+truncate -s 3G "$T/hdr.npy"
+if [ -z "$PTO_SANFLAGS" ]; then
+  run_status 2 bash -c "ulimit -v 1500000 && exec \"\$0\" \"\$@\"" "$PTO" run "$T/w" \
+    --in a="$T/hdr.npy"
+else
+  run_pto 2 run "$T/w" --in a="$T/hdr.npy"
+fi
+expect_out "hdr.npy: truncated .npy header (4294967040 bytes announced, 3221225460 present)"
 finish

@@ -701,6 +701,48 @@ static void test_cache_lost_race_uses_the_winner(void **state) {
   pto_program_release(p);
 }
 
+/* pto cache clear removes the fan-out dir it empties: a store held between making that dir and
+ * renaming its entry into it (the gate) while the parent clears the cache makes the dir again and
+ * stores, rather than failing the compile with "cannot rename an entry into ROOT/xx: No such file
+ * or directory" (found racing pto run with pto cache clear). */
+static void test_cache_store_survives_a_clear_of_its_fan_out_dir(void **state) {
+  (void)state;
+  int ready[2], go[2];
+  assert_int_equal(pipe(ready), 0);
+  assert_int_equal(pipe(go), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(ready[0]);
+    close(go[1]);
+    char gate[32];
+    snprintf(gate, sizeof gate, "%d,%d", ready[1], go[0]);
+    setenv("PTO_CACHE_TEST_GATE", gate, 1);
+    pto_ir_program *ir = program(24, "x");
+    pto_program *p = NULL;
+    pto_status s = pto_compile(ir, NULL, &p);
+    if (s) fprintf(stderr, "child: %s\n", pto_status_message(s));
+    int ok = !s && p && tag_of(p) == expected_tag(24);
+    _exit(ok ? 0 : 1);
+  }
+  close(ready[1]);
+  close(go[0]);
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1); /* the child's fan-out dir is there, empty */
+  uint64_t removed = 0;
+  assert_pto_ok(pto_cache_clear(&removed));
+  assert_int_equal(removed, 0);
+  assert_int_equal(write(go[1], "g", 1), 1);
+  close(go[1]);
+  close(ready[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  pto_cache_stats st = stats();
+  assert_int_equal(st.stores, 1);
+  assert_int_equal(st.entries, 1);
+}
+
 /* ---- unusable caches ------------------------------------------------------------------ */
 
 static void test_cache_unwritable_cache_compiles_without_caching_and_warns_once(void **state) {
@@ -919,6 +961,7 @@ int main(void) {
       cmocka_unit_test_setup(test_cache_renamed_program_gets_its_own_names, setup),
       cmocka_unit_test_setup(test_cache_compile_to_dir_never_replaces_a_users_file, setup),
       cmocka_unit_test_setup(test_cache_lost_race_uses_the_winner, setup),
+      cmocka_unit_test_setup(test_cache_store_survives_a_clear_of_its_fan_out_dir, setup),
       cmocka_unit_test_setup(test_cache_unwritable_cache_compiles_without_caching_and_warns_once,
                              setup),
       cmocka_unit_test_setup(test_cache_refuses_a_group_writable_dir, setup),
