@@ -25,8 +25,19 @@ typedef struct pto__remote_backend {
 
 /* http://HOST[:PORT]/PATH: GET/HEAD/PUT of URL/<key> (nginx WebDAV, any plain HTTP store). */
 pto_status pto__remote_http_open(const char *url, int timeout_ms, pto__remote_backend *out);
-/* redis://HOST[:PORT][/DB]: the object is the string "pto:<key>". */
+/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]: the object is the string "pto:<key>". After
+ * connecting it sends AUTH [USER] PASSWORD (the password of the URL, else the first line of
+ * $PTO_REMOTE_CACHE_PASSWORD_FILE), then SELECT DB. */
 pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_backend *out);
+/* A redis:// URL's parts, USER and PASSWORD with their %XX escapes decoded ("" when absent). */
+typedef struct pto__redis_url {
+  char host[256];
+  int port, db;
+  char user[256];
+  char password[512];
+} pto__redis_url;
+/* Parses url (which starts with "redis://"); messages name it as shown (its password masked). */
+pto_status pto__remote_redis_parse_url(const char *url, const char *shown, pto__redis_url *out);
 
 /* ---- the hooks of the binary cache (remote.c) ---------------------------------------------- */
 

@@ -1,15 +1,19 @@
 /* The Redis remote cache backend: an entry is the string "pto:<key>" (GET, EXISTS, SET), listed
  * with SCAN. hiredis (Debian's libhiredis-dev) speaks RESP; one connection per process, made on
  * first use, with the timeout on connecting and on every reply. */
+#include <ctype.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 
+#include "cache_internal.h"
 #include "remote_internal.h"
 
 /* The longest answer read: an entry's object is at most 1 GiB (remote.c), plus its RESP header.
@@ -24,8 +28,8 @@
 
 typedef struct redis {
   char url[1024];
-  char host[256];
-  int port, db;
+  pto__redis_url where;
+  char password_file[1024]; /* where the password came from ("" when from the URL, or none) */
   struct timeval timeout;
   redisContext *c;
   /* hiredis's reply constructors, with createArray checked against what the command expects:
@@ -35,6 +39,7 @@ typedef struct redis {
   void *(*create_array)(const redisReadTask *, int);
   int scan;          /* the command in flight is SCAN: [cursor, [keys]] */
   char refused[128]; /* why create_array refused an array ("" when it did not) */
+  char error[256];   /* the server's error answer to the last command ("" when none) */
 } redis;
 
 static void *create_array(const redisReadTask *task, int elements) {
@@ -55,57 +60,174 @@ static void *create_array(const redisReadTask *task, int elements) {
   return NULL; /* hiredis: an error of the reader, which command() reports as r->refused */
 }
 
-/* redis://HOST[:PORT][/DB] */
-static pto_status parse_url(redis *r, const char *raw) {
-  const char *p = raw + strlen("redis://"), *url = r->url; /* messages name the redacted URL */
+/* Decodes the n bytes at s (URL user information: %XX escapes) into out (size bytes). -1 on a
+ * bad or NUL escape, or when it does not fit. */
+static int percent_decode(const char *s, size_t n, char *out, size_t size) {
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c == '%') {
+      if (n - i < 3 || !isxdigit((unsigned char)s[i + 1]) || !isxdigit((unsigned char)s[i + 2]))
+        return -1;
+      char hex[3] = {s[i + 1], s[i + 2], 0};
+      c = (char)strtol(hex, NULL, 16);
+      if (!c) return -1;
+      i += 2;
+    }
+    if (w + 1 >= size) return -1;
+    out[w++] = c;
+  }
+  out[w] = 0;
+  return 0;
+}
+
+#define URL_FORM "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
+
+pto_status pto__remote_redis_parse_url(const char *raw, const char *shown, pto__redis_url *out) {
+  memset(out, 0, sizeof *out);
+  const char *p = raw + strlen("redis://"), *url = shown; /* messages name the redacted URL */
+  /* The user information ends at the authority's last '@' (as pto_url_password_find reads it):
+   * a password with '@' or '/' in it is written %40, %2F. */
+  size_t auth = strcspn(p, "/?#");
+  const char *at = memrchr(p, '@', auth);
+  if (at) {
+    const char *colon = memchr(p, ':', (size_t)(at - p));
+    const char *user_end = colon ? colon : at;
+    if (percent_decode(p, (size_t)(user_end - p), out->user, sizeof out->user) ||
+        (colon &&
+         percent_decode(colon + 1, (size_t)(at - colon - 1), out->password, sizeof out->password)))
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "remote cache '%s': bad user or password: too long, or a %% not "
+                             "followed by two hexadecimal digits (or %%00) (" URL_FORM ")",
+                             url);
+    p = at + 1;
+  }
   size_t hn = strcspn(p, ":/");
-  if (hn == 0 || hn >= sizeof r->host)
-    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                           "remote cache '%s': no host (redis://HOST[:PORT][/DB])", url);
-  memcpy(r->host, p, hn);
-  r->host[hn] = 0;
+  if (hn == 0 || hn >= sizeof out->host)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "remote cache '%s': no host (" URL_FORM ")",
+                           url);
+  memcpy(out->host, p, hn);
+  out->host[hn] = 0;
   p += hn;
-  r->port = 6379;
-  r->db = 0;
+  out->port = 6379;
+  out->db = 0;
   char *end = NULL;
   if (*p == ':') {
     long v = strtol(p + 1, &end, 10);
     if (end == p + 1 || v <= 0 || v > 65535 || (*end && *end != '/'))
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "remote cache '%s': bad port (redis://HOST[:PORT][/DB])", url);
-    r->port = (int)v;
+                             "remote cache '%s': bad port (" URL_FORM ")", url);
+    out->port = (int)v;
     p = end;
   }
   if (*p == '/' && p[1]) {
     long v = strtol(p + 1, &end, 10);
     if (end == p + 1 || *end || v < 0 || v > 65535)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                             "remote cache '%s': bad database number (redis://HOST[:PORT][/DB])",
-                             url);
-    r->db = (int)v;
+                             "remote cache '%s': bad database number (" URL_FORM ")", url);
+    out->db = (int)v;
   }
   return PTO_OK;
 }
 
+/* The password of PTO_REMOTE_CACHE_PASSWORD_FILE (its first line), for a URL without one. Warned
+ * about, as the key file is, when every user of the machine can read or write it. */
+static pto_status password_from_file(redis *r) {
+  const char *f = getenv("PTO_REMOTE_CACHE_PASSWORD_FILE");
+  if (!f || !*f || r->where.password[0]) return PTO_OK;
+  uint8_t *data = NULL;
+  size_t len = 0;
+  pto_status s = pto_file_read(f, 1 << 16, &data, &len);
+  if (s) {
+    pto_status t = pto_status_make(pto_status_code_of(s), "PTO_REMOTE_CACHE_PASSWORD_FILE: %s",
+                                   pto_status_message(s));
+    pto_status_free(s);
+    return t;
+  }
+  struct stat st;
+  if (stat(f, &st) == 0 && (st.st_mode & (S_IROTH | S_IWOTH))) {
+    static int warned;
+    pto__loader_warn_once(&warned,
+                          "PTO_REMOTE_CACHE_PASSWORD_FILE %s can be read or written by every user "
+                          "(mode %04o): any of them can use the remote cache's password; "
+                          "chmod o= %s",
+                          f, (unsigned)(st.st_mode & 07777), f);
+  }
+  size_t n = 0;
+  while (n < len && data[n] != '\n' && data[n] != '\r' && data[n] != 0)
+    n++;
+  if (n == 0 || n >= sizeof r->where.password) {
+    free(data);
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           n ? "PTO_REMOTE_CACHE_PASSWORD_FILE %s: its first line is longer than "
+                               "%zu bytes"
+                             : "PTO_REMOTE_CACHE_PASSWORD_FILE %s: its first line is empty: put "
+                               "the remote cache's password in it",
+                           f, sizeof r->where.password - 1);
+  }
+  memcpy(r->where.password, data, n);
+  r->where.password[n] = 0;
+  free(data);
+  snprintf(r->password_file, sizeof r->password_file, "%s", f);
+  return PTO_OK;
+}
+
+/* After a failed connection: the next command connects again (none follows in practice: the
+ * remote is off after a failure). */
+static pto_status drop(redis *r, pto_status s) {
+  if (r->c) redisFree(r->c);
+  r->c = NULL;
+  return s;
+}
+
+static pto_status command(redis *r, redisReply **out, const char *what, const char *fmt, ...);
+
 static pto_status connect_once(redis *r) {
   if (r->c) return PTO_OK;
-  r->c = redisConnectWithTimeout(r->host, r->port, r->timeout);
+  r->c = redisConnectWithTimeout(r->where.host, r->where.port, r->timeout);
   if (!r->c) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "%s: out of memory", r->url);
   if (r->c->err)
-    return pto_status_make(PTO_STATUS_IO, "%s: cannot connect: %s", r->url, r->c->errstr);
+    return drop(r, pto_status_make(PTO_STATUS_IO, "%s: cannot connect: %s", r->url, r->c->errstr));
   if (redisSetTimeout(r->c, r->timeout) != REDIS_OK)
-    return pto_status_make(PTO_STATUS_IO, "%s: cannot set a timeout: %s", r->url, r->c->errstr);
+    return drop(
+        r, pto_status_make(PTO_STATUS_IO, "%s: cannot set a timeout: %s", r->url, r->c->errstr));
   redisReader *rd = r->c->reader;
   r->fn = *rd->fn;
   r->create_array = r->fn.createArray;
   r->fn.createArray = create_array;
   rd->fn = &r->fn;
   rd->privdata = r;
-  if (r->db) {
-    redisReply *rep = redisCommand(r->c, "SELECT %d", r->db);
-    int ok = rep && rep->type == REDIS_REPLY_STATUS;
-    if (rep) freeReplyObject(rep);
-    if (!ok) return pto_status_make(PTO_STATUS_IO, "%s: SELECT %d failed", r->url, r->db);
+  redisReply *rep;
+  const pto__redis_url *w = &r->where;
+  /* AUTH before anything else (SELECT included), through command(): bounded as every answer. */
+  if (w->password[0]) {
+    pto_status s = w->user[0]
+                       ? command(r, &rep, "AUTH", "AUTH %b %b", w->user, strlen(w->user),
+                                 w->password, strlen(w->password))
+                       : command(r, &rep, "AUTH", "AUTH %b", w->password, strlen(w->password));
+    if (s && r->error[0]) {
+      /* WRONGPASS, ERR invalid password, ERR AUTH ... called without any password configured:
+       * the server's words (they never hold the password), and where the password came from. */
+      pto_status_free(s);
+      char from[1200];
+      if (r->password_file[0])
+        snprintf(from, sizeof from, "the password of PTO_REMOTE_CACHE_PASSWORD_FILE %s%s%s",
+                 r->password_file, w->user[0] ? " for user " : "", w->user[0] ? w->user : "");
+      else
+        snprintf(from, sizeof from, "the %s of the URL",
+                 w->user[0] ? "user and password" : "password");
+      s = pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                          "%s: authentication failed: %s (refused: %s)", r->url, r->error, from);
+    }
+    if (s) return drop(r, s);
+    freeReplyObject(rep);
+  }
+  if (w->db) {
+    pto_status s = command(r, &rep, "SELECT", "SELECT %d", w->db);
+    if (s) return drop(r, s);
+    int ok = rep->type == REDIS_REPLY_STATUS;
+    freeReplyObject(rep);
+    if (!ok) return drop(r, pto_status_make(PTO_STATUS_IO, "%s: SELECT %d failed", r->url, w->db));
   }
   return PTO_OK;
 }
@@ -137,6 +259,7 @@ static pto_status command(redis *r, redisReply **out, const char *what, const ch
   PTO_RETURN_IF_ERROR(connect_once(r));
   r->scan = !strcmp(what, "SCAN");
   r->refused[0] = 0;
+  r->error[0] = 0;
   size_t total = 0; /* bytes of this answer read so far */
   long long deadline = now_ms() + (long long)r->timeout.tv_sec * 1000 + r->timeout.tv_usec / 1000;
   va_list ap;
@@ -179,10 +302,16 @@ static pto_status command(redis *r, redisReply **out, const char *what, const ch
   }
   redisReply *rep = reply;
   if (rep->type == REDIS_REPLY_ERROR) {
-    pto_status s =
-        pto_status_make(PTO_STATUS_IO, "%s: %s: %.*s", r->url, what, (int)rep->len, rep->str);
+    snprintf(r->error, sizeof r->error, "%.*s", (int)rep->len, rep->str);
     freeReplyObject(rep);
-    return s;
+    /* NOAUTH: the server requires a password and this URL gives none. */
+    if (!strncmp(r->error, "NOAUTH", 6) && !r->where.password[0])
+      return pto_status_make(PTO_STATUS_FAILED_PRECONDITION,
+                             "%s: %s: the server requires a password (%s): give it as "
+                             "redis://:PASSWORD@HOST[:PORT][/DB] (USER:PASSWORD@ for an ACL "
+                             "user), or in the file PTO_REMOTE_CACHE_PASSWORD_FILE names",
+                             r->url, what, r->error);
+    return pto_status_make(PTO_STATUS_IO, "%s: %s: %s", r->url, what, r->error);
   }
   *out = rep;
   return PTO_OK;
@@ -285,6 +414,7 @@ static void redis_close(void *impl) {
   redis *r = impl;
   if (!r) return;
   if (r->c) redisFree(r->c);
+  OPENSSL_cleanse(r, sizeof *r);
   free(r);
 }
 
@@ -293,8 +423,15 @@ pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_b
   redis *r = pto_calloc(1, sizeof *r);
   if (!r) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory");
   pto_url_redact(url, r->url, sizeof r->url);
-  pto_status s = parse_url(r, url);
+  pto_status s = pto__remote_redis_parse_url(url, r->url, &r->where);
+  if (!s) s = password_from_file(r);
+  if (!s && r->where.user[0] && !r->where.password[0])
+    s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                        "remote cache '%s': a user without a password: " URL_FORM
+                        ", or PTO_REMOTE_CACHE_PASSWORD_FILE=FILE",
+                        r->url);
   if (s) {
+    OPENSSL_cleanse(r, sizeof *r);
     free(r);
     return s;
   }

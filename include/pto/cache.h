@@ -83,7 +83,8 @@ PTO_API PTO_MUST_USE pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
 
 /* ---- the remote second level (docs/remote-cache.md) -------------------------------------- */
 
-/* The remote cache URL (http://, https:// or redis://HOST[:PORT][/DB]) for this process,
+/* The remote cache URL (http://, https:// or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]) for
+ * this process,
  * instead of $PTO_REMOTE_CACHE; NULL goes back to the environment. A local miss asks it, a
  * local store is copied to it; entries are signed and verified with $PTO_REMOTE_CACHE_KEY (or
  * the content of $PTO_REMOTE_CACHE_KEY_FILE) when set. Requests are bounded by

@@ -114,8 +114,8 @@ expect_true "the remote's password is not printed" not_in hunter2 "$OUT"
 PTO_REMOTE_CACHE="$base_auth/nope" PTO_CACHE_DIR="$T/auth" run_pto 2 cache ls --remote &&
   expect_out "http://farm:***@127.0.0.1:$port/nope"
 expect_true "the remote's password is not printed by ls --remote" not_in hunter2 "$OUT"
-PTO_CACHE_DIR="$T/auth" run_pto 2 cache ls --remote --remote-cache redis://u:hunter2@127.0.0.1/1 &&
-  expect_out "redis://u:***@127.0.0.1/1': bad port"
+PTO_CACHE_DIR="$T/auth" run_pto 2 cache ls --remote --remote-cache redis://u:hunter2@127.0.0.1:99999/1 &&
+  expect_out "redis://u:***@127.0.0.1:99999/1': bad port"
 expect_true "a redis:// URL's password is not printed" not_in hunter2 "$OUT"
 
 # A query or fragment in an HTTP URL would take the key (URL/<key>): every entry one object on a

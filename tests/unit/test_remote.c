@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache_internal.h"
@@ -40,6 +41,7 @@ static int setup(void **state) {
   unsetenv("PTO_REMOTE_CACHE_TIMEOUT_MS");
   unsetenv("PTO_REMOTE_CACHE_KEY");
   unsetenv("PTO_REMOTE_CACHE_KEY_FILE");
+  unsetenv("PTO_REMOTE_CACHE_PASSWORD_FILE");
   assert_int_equal(pto_cache_set_remote(NULL), PTO_OK);
   pto__loader_remote_reset();
   g_root = tu_mkdtemp("remote");
@@ -147,10 +149,16 @@ static void test_remote_unusable_urls(void **state) {
     const char *url, *why;
   } cases[] = {
       {"ftp://example/c", "not an http://, https:// or redis:// URL"},
-      {"redis://", "no host (redis://HOST[:PORT][/DB])"},
+      {"redis://", "no host (redis://[[USER]:PASSWORD@]HOST[:PORT][/DB])"},
       {"redis://h:99999", "bad port"},
       {"redis://h:12x", "bad port"},
       {"redis://h:6379/x", "bad database number"},
+      {"redis://:pw@", "no host"},
+      {"redis://u%zz:pw@h", "bad user or password"},
+      {"redis://u:p%4@h", "bad user or password"},
+      {"redis://u:p%00q@h", "bad user or password"},
+      {"redis://farm@h", "a user without a password"},
+      {"redis://farm:@h", "a user without a password"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     setenv("PTO_REMOTE_CACHE", cases[i].url, 1);
@@ -159,7 +167,7 @@ static void test_remote_unusable_urls(void **state) {
     g_nwarnings = 0;
     assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
     assert_int_equal(g_nwarnings, 1);
-    assert_non_null(strstr(g_warnings, cases[i].why));
+    if (!strstr(g_warnings, cases[i].why)) fail_msg("%s: %s", cases[i].url, g_warnings);
     assert_non_null(strstr(g_warnings, "not using the remote cache"));
   }
   /* A configuration error, not the remote's. */
@@ -233,10 +241,101 @@ static void test_remote_messages_mask_passwords(void **state) {
   }
 }
 
+/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]: the user information ends at the authority's last
+ * '@'; USER and PASSWORD have their %XX escapes decoded; an empty USER is none. */
+static void test_remote_redis_url_parts(void **state) {
+  (void)state;
+  static const struct {
+    const char *url, *host, *user, *password;
+    int port, db;
+  } cases[] = {
+      {"redis://h", "h", "", "", 6379, 0},
+      {"redis://h/", "h", "", "", 6379, 0},
+      {"redis://h:7000/4", "h", "", "", 7000, 4},
+      {"redis://:pw@h", "h", "", "pw", 6379, 0},
+      {"redis://:pw@h/2", "h", "", "pw", 6379, 2},
+      {"redis://ci:pw@10.0.0.1:6380/1", "10.0.0.1", "ci", "pw", 6380, 1},
+      {"redis://c%69:p%40ss%2Fw%3Ad%25@h", "h", "ci", "p@ss/w:d%", 6379, 0},
+      {"redis://:a@b@h:1", "h", "", "a@b", 1, 0},
+      {"redis://:a:b@h", "h", "", "a:b", 6379, 0},
+      {"redis://farm@h", "h", "farm", "", 6379, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    pto__redis_url u;
+    pto_status s = pto__remote_redis_parse_url(cases[i].url, "shown", &u);
+    if (s) fail_msg("%s: %s", cases[i].url, pto_status_message(s));
+    assert_string_equal(u.host, cases[i].host);
+    assert_string_equal(u.user, cases[i].user);
+    assert_string_equal(u.password, cases[i].password);
+    assert_int_equal(u.port, cases[i].port);
+    assert_int_equal(u.db, cases[i].db);
+  }
+  /* A bad escape is named with the URL as shown (its password masked), never as given. */
+  pto__redis_url u;
+  pto_status s = pto__remote_redis_parse_url("redis://u:hunter2%G1@h", "redis://u:***@h", &u);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_status_contains(s, "'redis://u:***@h': bad user or password");
+  s = pto__remote_redis_parse_url("redis://u:hunter2%G1@h", "redis://u:***@h", &u);
+  assert_null(strstr(pto_status_message(s), "hunter2"));
+  pto_status_free(s);
+}
+
+/* PTO_REMOTE_CACHE_PASSWORD_FILE: a file that is missing or whose first line is empty is a
+ * configuration error naming the file (the remote is not used), never its content; a file every
+ * user can read is warned about and used. */
+static void test_remote_redis_password_file(void **state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/password", g_root);
+  setenv("PTO_REMOTE_CACHE", "redis://127.0.0.1:9/1", 1);
+  setenv("PTO_REMOTE_CACHE_PASSWORD_FILE", path, 1);
+  pto__remote_backend b;
+  pto_status s = pto__remote_redis_open("redis://127.0.0.1:9/1", 100, &b);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_NOT_FOUND);
+  assert_status_contains(s, "PTO_REMOTE_CACHE_PASSWORD_FILE: ");
+  s = NULL;
+
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("\nhunter2\n", f);
+  fclose(f);
+  chmod(path, 0600);
+  s = pto__remote_redis_open("redis://127.0.0.1:9/1", 100, &b);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_status_contains(s, "its first line is empty");
+  s = NULL;
+  /* Through the loader: one warning, the remote off, not a remote error. */
+  assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+  assert_int_equal(g_nwarnings, 1);
+  assert_non_null(strstr(g_warnings, "its first line is empty"));
+  assert_null(strstr(g_warnings, "hunter2"));
+
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("hunter2\r\nsecond line\n", f);
+  fclose(f);
+  chmod(path, 0644);
+  g_warnings[0] = 0;
+  g_nwarnings = 0;
+  s = pto__remote_redis_open("redis://127.0.0.1:9/1", 100, &b);
+  assert_int_equal(s, PTO_OK);
+  b.close(b.impl);
+  assert_int_equal(g_nwarnings, 1);
+  assert_non_null(strstr(g_warnings, "can be read or written by every user (mode 0644)"));
+  assert_null(strstr(g_warnings, "hunter2"));
+  /* The URL's own password wins: the file is not read (a missing one is no error then). */
+  setenv("PTO_REMOTE_CACHE_PASSWORD_FILE", "/nonexistent/password", 1);
+  s = pto__remote_redis_open("redis://:pw@127.0.0.1:9/1", 100, &b);
+  assert_int_equal(s, PTO_OK);
+  b.close(b.impl);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_remote_down_http, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_down_redis, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_redis_url_parts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_redis_password_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_silent_servers_time_out, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_unusable_urls, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_timeout_variable_checked, setup, teardown),
