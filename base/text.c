@@ -74,6 +74,15 @@ void pto_text_free(pto_text *t) {
 /* Where a URL's authority ends in a message: a path, query or fragment, a blank or a quote. */
 static const char k_authority_end[] = "/?#'\"` \t\r\n";
 
+/* Where a URL's word ends in a message: a blank or a quote. */
+static const char k_word_end[] = "'\"` \t\r\n";
+
+static int all_digits(const char *s, const char *e) {
+  for (; s < e; s++)
+    if (!isdigit((unsigned char)*s)) return 0;
+  return 1;
+}
+
 static int is_word_start(const char *text, const char *p) {
   return p == text || strchr(" \t\r\n'\"`=(", p[-1]) != NULL;
 }
@@ -113,7 +122,19 @@ int pto_url_password_find(const char *text, size_t *out_off, size_t *out_len) {
     if (!strncmp(p, "://", 3)) {
       const char *auth = p + 3;
       size_t n = strcspn(auth, k_authority_end);
-      if (authority_password(auth, n, 0, &pw, &len)) goto found;
+      /* '[' starts no user name (an IPv6 host, or a usage text's [[USER]:PASSWORD@]HOST). */
+      if (*auth != '[' && authority_password(auth, n, 0, &pw, &len)) goto found;
+      /* A password typed with an unescaped '/', '?' or '#' ends the authority early
+       * (u:pa/ss@h): when what follows the authority's ':' is no port and the URL's word has an
+       * '@' further on, everything from that ':' to the word's last '@' is taken as the
+       * password. */
+      const char *colon = memchr(auth, ':', n);
+      const char *at = memrchr(auth, '@', strcspn(auth, k_word_end));
+      if (*auth != '[' && colon && at && at > auth + n && !all_digits(colon + 1, auth + n)) {
+        pw = colon + 1;
+        len = (size_t)(at - pw);
+        goto found;
+      }
       p = auth + n;
       continue;
     }

@@ -425,11 +425,20 @@ pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_b
   pto_url_redact(url, r->url, sizeof r->url);
   pto_status s = pto__remote_redis_parse_url(url, r->url, &r->where);
   if (!s) s = password_from_file(r);
-  if (!s && r->where.user[0] && !r->where.password[0])
+  if (!s && r->where.user[0] && !r->where.password[0]) {
+    /* The user is not shown: redis://secret@h may be a password typed without its ':'. */
+    char shown[sizeof r->url];
+    const char *auth = strstr(r->url, "://"), *at = auth ? strrchr(auth, '@') : NULL;
+    if (auth && at)
+      snprintf(shown, sizeof shown, "%.*s***%s", (int)(auth + 3 - r->url), r->url, at);
+    else
+      snprintf(shown, sizeof shown, "%s", r->url);
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "remote cache '%s': a user without a password: " URL_FORM
+                        "remote cache '%s': a user without a password (the user is not shown, in "
+                        "case it is a password without its ':'): " URL_FORM
                         ", or PTO_REMOTE_CACHE_PASSWORD_FILE=FILE",
-                        r->url);
+                        shown);
+  }
   if (s) {
     OPENSSL_cleanse(r, sizeof *r);
     free(r);

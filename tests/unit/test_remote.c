@@ -170,6 +170,18 @@ static void test_remote_unusable_urls(void **state) {
     if (!strstr(g_warnings, cases[i].why)) fail_msg("%s: %s", cases[i].url, g_warnings);
     assert_non_null(strstr(g_warnings, "not using the remote cache"));
   }
+  /* A lone user may be a password typed without its ':', and a password with an unescaped '/'
+   * ends the authority early: neither is shown. */
+  static const char *const hidden[] = {"redis://s3cret@h", "redis://:pa/s3cret@h"};
+  for (size_t i = 0; i < sizeof hidden / sizeof *hidden; i++) {
+    setenv("PTO_REMOTE_CACHE", hidden[i], 1);
+    pto__loader_remote_reset();
+    g_warnings[0] = 0;
+    g_nwarnings = 0;
+    assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+    assert_int_equal(g_nwarnings, 1);
+    if (strstr(g_warnings, "s3cret")) fail_msg("%s: %s", hidden[i], g_warnings);
+  }
   /* A configuration error, not the remote's. */
   assert_int_equal(count(PTO__COUNT_REMOTE_ERRORS), 0);
 }

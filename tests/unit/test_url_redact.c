@@ -20,6 +20,17 @@ static void test_url_with_scheme(void **state) {
   /* Two URLs in one message, each quoted. */
   assert_string_equal(redact("given twice: 'http://u:p1@h' and 'http://u:p2@h'"),
                       "given twice: 'http://u:***@h' and 'http://u:***@h'");
+  /* A password with an unescaped '/' (or '?', '#'), which ends the authority: still masked, up
+   * to the URL's last '@'; a port before a path's '@' is no password. */
+  assert_string_equal(redact("remote cache 'redis://:pa/ss@127.0.0.1': no host"),
+                      "remote cache 'redis://:***@127.0.0.1': no host");
+  assert_string_equal(redact("GET http://u:pa/ss@h/x/k: bad URL"),
+                      "GET http://u:***@h/x/k: bad URL");
+  assert_string_equal(redact("http://u:p?w@h"), "http://u:***@h");
+  assert_string_equal(redact("http://h:8080/a@b"), "http://h:8080/a@b");
+  /* '[' starts no user: an IPv6 host, a usage text's form. */
+  assert_string_equal(redact("http://[::1]:80/x@y (redis://[[USER]:PASSWORD@]HOST[:PORT])"),
+                      "http://[::1]:80/x@y (redis://[[USER]:PASSWORD@]HOST[:PORT])");
   /* No password: the bytes stay. */
   assert_string_equal(redact("http://u@h/x a://b@c http://h/a:b@c"),
                       "http://u@h/x a://b@c http://h/a:b@c");
