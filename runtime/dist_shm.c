@@ -1565,6 +1565,16 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   return rc;
 }
 
+int pto__dist_window_name(const pto_dist_ctx *d, const void *local, char *buf, size_t n) {
+  if (!d || d->wait != shm_wait || !local || !n) return -1; /* another transport (tests) */
+  uint64_t off;
+  const pto__dist_shm *t = T(d);
+  int wi = find_window(t, local, 1, &off);
+  if (wi < 0 || !t->sh->windows[wi].name[0]) return -1;
+  snprintf(buf, n, "%%%.*s", PTO_HOST_WINDOW_NAME - 1, t->sh->windows[wi].name);
+  return 0;
+}
+
 void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {
   memset(t, 0, sizeof *t);
   t->sh = sh;

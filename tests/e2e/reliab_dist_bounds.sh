@@ -39,13 +39,13 @@ expect_true "in range: exit 0, got $?" test "$?" = 0
 expect_out PASS
 run_limited run "$T/poke.ptir" --devices 2 --in k=8 --in row=0
 expect_true "notify past the window: exit 1, got $?" test "$?" = 1
-expect_out "dist.notify on rank 0: offset 8 of dim 1 is outside the extent 8 of its window (the kernel's tensor argument 0)"
+expect_out "dist.notify on rank 0: offset 8 of dim 1 is outside the extent 8 of window %wsig (the kernel's tensor argument 0)"
 run_limited run "$T/poke.ptir" --devices 2 --in k=-1 --in row=0
 expect_true "notify before the window: exit 1, got $?" test "$?" = 1
 expect_out "dist.notify on rank 0: offset -1 of dim 1 is outside the extent 8"
 run_limited run "$T/poke.ptir" --devices 2 --in k=1 --in row=-1
 expect_true "remote_store before the window: exit 1, got $?" test "$?" = 1
-expect_out "dist.remote_store on rank 0: offset -1 of dim 0 of its window (the kernel's tensor argument 2) is negative"
+expect_out "dist.remote_store on rank 0: offset -1 of dim 0 of window %wbuf (the kernel's tensor argument 2) is negative"
 
 # A rank beyond int32 (a broadcast root, a peer) is out of range, as the interpreter says: it
 # used to be truncated to 32 bits, so root 2^32 + 1 broadcast rank 1's window with exit 0.
