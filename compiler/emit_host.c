@@ -10,6 +10,7 @@
  * outside 0..world_size-1, PTO_KERNEL_ERR_DIM_MISMATCH for a slice offset outside its extent or a
  * zero loop step. A call without device= goes to device 0. What it shares with the
  * orchestration C++ (expressions, control flow) is the emitter core's (emit_c.c). */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -105,6 +106,14 @@ static void emit_array(pto__emit *c, const char *lead, const char *name, const p
   pto__emit_list(c, a);
 }
 
+/* A value name as the text format spells it ([A-Za-z_][A-Za-z0-9_]*): safe in a C string. */
+static int plain_name(const char *n) {
+  if (!n || !*n || isdigit((unsigned char)*n)) return 0;
+  for (; *n; n++)
+    if (!isalnum((unsigned char)*n) && *n != '_') return 0;
+  return 1;
+}
+
 static void emit_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
   const pto_ir_arg *a = s->op.args;
   const pto_ir_value *r = s->nresults ? s->results[0] : NULL;
@@ -132,6 +141,13 @@ static void emit_op(pto__emit *c, const pto_ir_stmt *s, int depth) {
     pto__emit_vname(c, r);
     pto__emit_printf(c, ");\n");
     pto__emit_line(c, depth + 1, "if (rc) return rc;\n");
+    /* The window's name as written, for the runtime's messages. */
+    if (s->op.opc == PTO_OP_DIST_ALLOC_WINDOW && plain_name(r->name)) {
+      pto__emit_line(c, depth + 1,
+                     "if (PTO_HOST_API_HAS(api, name_window)) api->name_window(api->ctx, &");
+      pto__emit_vname(c, r);
+      pto__emit_printf(c, ", \"%s\");\n", r->name);
+    }
     pto__emit_line(c, depth, "}\n");
     return;
   case PTO_OP_DIST_WINDOW:

@@ -1886,9 +1886,20 @@ static int32_t host_alloc_window(void *ctx, int32_t rank, const int64_t *shape, 
   win->stride = stride;
   win->bytes = n;
   win->cols = shape[rank - 1];
+  win->name[0] = '\0'; /* a slot's earlier window's name does not carry over */
   atomic_store_explicit(&win->live, 1, memory_order_release);
   fill_ref(out, id, rank, shape, dtype);
   return 0;
+}
+
+/* The host's name for the window *ref came from, cut to fit, for the transports' messages. The
+ * chips read it only when a call that uses the window fails, after the call was posted. */
+static void host_name_window(void *ctx, const pto_host_ref *ref, const char *name) {
+  dworker *w = ctx;
+  buffer *b = ref && name ? get_buffer(w, ref->buffer) : NULL;
+  if (!b || b->window < 0) return;
+  char *dst = w->sh->windows[b->window].name;
+  snprintf(dst, PTO_HOST_WINDOW_NAME, "%s", name);
 }
 
 /* The byte range [lo, hi) of a view inside its buffer (a window view: inside rank d's slice);
@@ -2427,6 +2438,7 @@ static pto_status dist_worker_run(dworker *w, const pto_program *p, const pto_ar
   api.alloc_window = host_alloc_window;
   api.call = host_call;
   api.report_fatal = host_fatal;
+  api.name_window = host_name_window;
   pto_host_args ha = {refs, scalars, nt, ns};
   w->run_prog = p;
   w->fatal_code = 0;

@@ -10,6 +10,7 @@
 
 #include "pto/base.h"
 #include "pto/dist_abi.h"
+#include "pto/host_abi.h"
 #include "pto/kernel_abi.h"
 #include "pto/runtime.h"
 #include "pto/types.h"
@@ -41,6 +42,9 @@ typedef struct pto__dist_window {
   int64_t cols; /* last dim, to name an element's offsets in messages */
   _Atomic int32_t live;
   int32_t pad;
+  /* The host's name for it without '%' (pto_host_api.name_window), NUL-terminated; empty when
+   * the host code named none (messages then give the slot number). */
+  char name[PTO_HOST_WINDOW_NAME];
 } pto__dist_window;
 
 /* PUT and GET (MPI transport only) move heap bytes [args[0].addr, + args[0].scalar) of a
@@ -205,6 +209,7 @@ typedef struct pto__dist_shm {
   uint64_t spin_ns;    /* tests: its waits spin this long (pto__dist_spin_ns), 0: as they would */
   uint32_t coll_epoch, ncoll; /* the run its collectives were counted in, and their count */
   int in_coll;                /* inside shm_collective: a long wait probes for a mismatch */
+  const void *coll_sig;       /* its signal window's data then (messages name the window) */
   uint64_t slice_ns;          /* the scheduler slice init gave this rank's thread, 0: the default */
   uint64_t slice_was;         /* its slice before (dist_shm.c slice_for) */
   char detail[512];

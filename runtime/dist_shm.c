@@ -66,6 +66,28 @@ static int find_window(const pto__dist_shm *t, const void *local, uint64_t n, ui
   return -1;
 }
 
+/* Window wi as messages name it: "%wsig", the host's name for it (pto_host_api.name_window), or
+ * its slot number where the host code gave none (a host.c from before names). */
+static const char *win_label(const pto__dist_shm *t, int wi, char *buf, size_t n) {
+  if (wi < 0) return "?";
+  const char *name = t->sh->windows[wi].name;
+  if (name[0])
+    snprintf(buf, n, "%%%.*s", PTO_HOST_WINDOW_NAME - 1, name);
+  else
+    snprintf(buf, n, "%d", wi);
+  return buf;
+}
+
+/* " %wsig" for the named window holding the 4 bytes at local, "" for none (a message's
+ * optional part). */
+static const char *win_named(const pto__dist_shm *t, const void *local, char *buf, size_t n) {
+  uint64_t off;
+  int wi = local ? find_window(t, local, 4, &off) : -1;
+  if (wi < 0 || !t->sh->windows[wi].name[0]) return "";
+  snprintf(buf, n, " %%%.*s", PTO_HOST_WINDOW_NAME - 1, t->sh->windows[wi].name);
+  return buf;
+}
+
 /* A peer's bytes at the same window offset as a local address: p where directly addressable
  * (NULL otherwise), disp its byte offset in the peer's arena for MPI. */
 typedef struct peer_ref {
@@ -480,11 +502,13 @@ static int32_t wait_slow(pto__dist_shm *t, int32_t *sig, int32_t value, int32_t 
       int wi = find_window(t, sig, 4, &off);
       int64_t cols = wi >= 0 && t->sh->windows[wi].cols > 0 ? t->sh->windows[wi].cols : 1;
       int64_t e = (int64_t)(off / 4);
+      char wname[PTO_HOST_WINDOW_NAME + 2];
       snprintf(t->detail, sizeof t->detail,
-               "rank %d: %s timed out after %u ms on window %d at offsets [%lld, %lld]: "
+               "rank %d: %s timed out after %u ms on window %s at offsets [%lld, %lld]: "
                "expected %s %d, current value %d",
-               t->ctx.rank, what, t->sh->timeout_ms, wi, (long long)(e / cols),
-               (long long)(e % cols), cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
+               t->ctx.rank, what, t->sh->timeout_ms, win_label(t, wi, wname, sizeof wname),
+               (long long)(e / cols), (long long)(e % cols),
+               cmp == PTO_DIST_WAIT_GE ? ">=" : "==", value, cur);
       return PTO_KERNEL_ERR_DIST_TIMEOUT;
     }
     if (yielding && now - start < YIELD_NS &&
@@ -714,9 +738,10 @@ static int32_t take(pto__dist_shm *t, int32_t *sig, int from, const char *what, 
 static int32_t barrier_on(pto__dist_shm *t, int32_t *sig, int64_t nsig) {
   int n = t->ctx.nranks, r = t->ctx.rank;
   if (nsig < n) {
+    char wname[PTO_HOST_WINDOW_NAME + 2];
     snprintf(t->detail, sizeof t->detail,
-             "rank %d: the signal window has %lld elements, fewer than the %d ranks", r,
-             (long long)nsig, n);
+             "rank %d: the signal window%s has %lld elements, fewer than the %d ranks", r,
+             win_named(t, nsig > 0 ? sig : NULL, wname, sizeof wname), (long long)nsig, n);
     return PTO_KERNEL_ERR_DIST;
   }
   for (int p = 0; p < n; p++) {
@@ -1242,14 +1267,15 @@ static int32_t publish_collective(pto__dist_shm *t, int32_t kind, const pto_kern
 }
 
 static int32_t mismatch(pto__dist_shm *t, int q, coll_slot mine, coll_slot theirs) {
-  char a[96], b[96];
+  char a[96], b[96], wname[PTO_HOST_WINDOW_NAME + 2];
   coll_text(a, sizeof a, mine.tag, mine.numel, mine.root);
   coll_text(b, sizeof b, theirs.tag, theirs.numel, theirs.root);
   snprintf(t->detail, sizeof t->detail,
-           "rank %d: %s does not match rank %d's %s%s on the same signal window (every rank "
+           "rank %d: %s does not match rank %d's %s%s on the same signal window%s (every rank "
            "must run the same collective on the same window)",
            t->ctx.rank, a, q, b,
-           (theirs.tag & 0xff00) != (mine.tag & 0xff00) ? " (another mode)" : "");
+           (theirs.tag & 0xff00) != (mine.tag & 0xff00) ? " (another mode)" : "",
+           win_named(t, t->coll_sig, wname, sizeof wname));
   return PTO_KERNEL_ERR_DIST;
 }
 
@@ -1313,11 +1339,14 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
   peer_ref self;
   if (E > 0 && peer_of(t, win->data, nbytes, r, &self)) return PTO_KERNEL_ERR_DIST;
   int64_t nsig = numel_of(sig);
+  t->coll_sig = nsig > 0 ? sig->data : NULL;
   /* One window passed as both (two parameters of one dist.window): the data would overwrite the
    * signals, as the interpreter refuses it. */
   const char *wlo = win->data, *slo = sig->data;
   if (E > 0 && nsig > 0 && wlo < slo + nsig * 4 && slo < wlo + nbytes) {
-    snprintf(t->detail, sizeof t->detail, "rank %d: the signal window is the data window", r);
+    char wname[PTO_HOST_WINDOW_NAME + 2];
+    snprintf(t->detail, sizeof t->detail, "rank %d: the signal window is the data window%s", r,
+             win_named(t, slo, wname, sizeof wname));
     return PTO_KERNEL_ERR_DIST;
   }
   int32_t rc = publish_collective(t, kind, win, op, mode, root, E);
@@ -1355,9 +1384,10 @@ static int32_t collective(pto__dist_shm *t, const pto_dist_ctx *d, int32_t kind,
   case PTO_DIST_REDUCE_SCATTER: {
     int64_t rows = win->rank >= 1 ? win->shape[0] : 1;
     if (rows % n) {
+      char wname[PTO_HOST_WINDOW_NAME + 2];
       snprintf(t->detail, sizeof t->detail,
-               "rank %d: the window's %lld rows do not divide among %d ranks", r, (long long)rows,
-               n);
+               "rank %d: the window%s's %lld rows do not divide among %d ranks", r,
+               win_named(t, E > 0 ? win->data : NULL, wname, sizeof wname), (long long)rows, n);
       return PTO_KERNEL_ERR_DIST;
     }
     int64_t lo = E / rows * (rows / n) * r, hi = lo + E / n;
@@ -1533,6 +1563,16 @@ static int32_t shm_collective(const pto_dist_ctx *d, int32_t kind, const pto_ker
   t->guard_all = t->in_coll = 0;
   if (rc) name_collective(t, kind, win, op, root);
   return rc;
+}
+
+int pto__dist_window_name(const pto_dist_ctx *d, const void *local, char *buf, size_t n) {
+  if (!d || d->wait != shm_wait || !local || !n) return -1; /* another transport (tests) */
+  uint64_t off;
+  const pto__dist_shm *t = T(d);
+  int wi = find_window(t, local, 1, &off);
+  if (wi < 0 || !t->sh->windows[wi].name[0]) return -1;
+  snprintf(buf, n, "%%%.*s", PTO_HOST_WINDOW_NAME - 1, t->sh->windows[wi].name);
+  return 0;
 }
 
 void pto__dist_shm_init(pto__dist_shm *t, pto__dist_shared *sh, int rank) {

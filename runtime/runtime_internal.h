@@ -774,6 +774,9 @@ void pto__rt_worker_set_external(pto_worker *w, int which, void *host, uint64_t 
 void pto__rt_set_strace_rank(int rank);
 /* Every kernel of every later launch gets d in pto_core_ctx.dist. */
 void pto__rt_worker_set_dist(pto_worker *w, const pto_dist_ctx *d);
+/* "%wsig" into buf: the host program's name for the comm window holding local, when d is the
+ * distributed worker's transport (dist_shm.c) and the host named it; else nonzero. */
+int pto__dist_window_name(const pto_dist_ctx *d, const void *local, char *buf, size_t n);
 /* on: w's launches run to completion (pto__rt_pool.lazy): a distributed chip's, whose
  * dispatching thread is otherwise idle while its launch runs. Only while no launch runs. */
 void pto__rt_worker_set_run_to_completion(pto_worker *w, int on);

@@ -348,8 +348,10 @@ static const char *kernel_err_text(int32_t rc) {
 }
 
 /* The detail of a window offset out of range (PTO_KERNEL_ERR_DIST_OFFSET), in the interpreter's
- * words, naming the rank, the op, the window (the kernel's tensor argument) and the offset. */
-static void dist_offset_err_text(const pto_core_ctx *ctx, char *out, size_t n) {
+ * words, naming the rank, the op, the window (as the host program named it, and the kernel's
+ * tensor argument) and the offset. */
+static void dist_offset_err_text(const pto_core_ctx *ctx, const pto__rt_task *t, char *out,
+                                 size_t n) {
   static const char *const ops[] = {"dist.notify", "dist.wait", "dist.remote_load",
                                     "dist.remote_store"};
   long long off = (long long)ctx->err_detail[0];
@@ -357,16 +359,20 @@ static void dist_offset_err_text(const pto_core_ctx *ctx, char *out, size_t n) {
   int dim = (int)(w & 7), op = (int)(w >> 3 & 3), tensor = (int)(w >> 5 & 255);
   long long ext1 = (long long)(w >> 13);
   int rank = ctx->dist ? ctx->dist->rank : -1;
+  char win[48] = "its window";
+  if (tensor < t->ntensors &&
+      !pto__dist_window_name(ctx->dist, t->tensors[tensor].data, win + 7, sizeof win - 7))
+    memcpy(win, "window ", 7);
   if (ext1)
     snprintf(out, n,
-             "%s on rank %d: offset %lld of dim %d is outside the extent %lld of its window (the "
+             "%s on rank %d: offset %lld of dim %d is outside the extent %lld of %s (the "
              "kernel's tensor argument %d)",
-             ops[op], rank, off, dim, ext1 - 1, tensor);
+             ops[op], rank, off, dim, ext1 - 1, win, tensor);
   else
     snprintf(out, n,
-             "%s on rank %d: offset %lld of dim %d of its window (the kernel's tensor argument "
-             "%d) is negative",
-             ops[op], rank, off, dim, tensor);
+             "%s on rank %d: offset %lld of dim %d of %s (the kernel's tensor argument %d) is "
+             "negative",
+             ops[op], rank, off, dim, win, tensor);
 }
 
 /* The detail of a tile offset out of range (pto/kernel_abi.h), in the interpreter's words. */
@@ -692,7 +698,7 @@ void pto__rt_task_execute(pto__rt_launch *L, pto__rt_task *t, pto__rt_core *core
                             "kernel '%s' (id %d, task %u) failed with code %d (%s: %s)", name,
                             t->kernel_id, t->seq, rc, kernel_err_text(rc), detail);
       } else if (rc == PTO_KERNEL_ERR_DIST_OFFSET) {
-        dist_offset_err_text(&ctx, detail, sizeof detail);
+        dist_offset_err_text(&ctx, t, detail, sizeof detail);
         s = pto_status_make(PTO_STATUS_LAUNCH,
                             "kernel '%s' (id %d, task %u) failed with code %d (%s)", name,
                             t->kernel_id, t->seq, rc, detail);

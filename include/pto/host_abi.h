@@ -17,6 +17,7 @@
 #ifndef PTO_HOST_ABI_H
 #define PTO_HOST_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pto/types.h"
@@ -78,7 +79,21 @@ typedef struct pto_host_api {
   /* Reports a host-side error (a bad device index, a slice out of range, integer division by
    * zero) with a message; the entry then returns code. */
   void (*report_fatal)(void *ctx, int32_t code, const char *msg);
+  /* Appended (a runtime's table may end before it: check size, then NULL): names the window *w
+   * came from, as the program wrote it without its '%' ("wsig" for %wsig), so the runtime's
+   * messages about the window (a dist.wait that timed out, a collective's signal window) name
+   * it as the interpreter does. Called after each alloc_window; a name longer than
+   * PTO_HOST_WINDOW_NAME - 1 bytes is cut. Unnamed windows are named by their slot number. */
+  void (*name_window)(void *ctx, const pto_host_ref *w, const char *name);
 } pto_host_api;
+
+/* The bytes a window's name keeps, its NUL included (pto_host_api.name_window). */
+#define PTO_HOST_WINDOW_NAME 32
+
+/* Whether api has the appended callback field (name_window): a table from an older runtime
+ * ends before it. */
+#define PTO_HOST_API_HAS(api, field)                                                               \
+  ((api)->size >= offsetof(pto_host_api, field) + sizeof((api)->field) && (api)->field)
 
 typedef uint32_t (*pto_host_abi_version_fn)(void);
 typedef int32_t (*pto_host_entry_fn)(const pto_host_api *api, const pto_host_args *args);

@@ -89,16 +89,18 @@ run_pto 2 trace "$T/l3.log" --warmup 2 --tree && expect_out "choose it with --ra
 run_pto 2 trace "$T/l3.log" --warmup 2 --tree --pid 1 && expect_out "no dispatch matches --pid 1 --slot 0; the dispatches of a round: rank 0 slot 0"
 
 # A wait that no rank can satisfy: rank 1 waits for a signal nobody sends. The message names the
-# deadline it honoured (no wall-clock bound here: a loaded host took 11.9 s to start and fail).
+# deadline it honoured (no wall-clock bound here: a loaded host took 11.9 s to start and fail)
+# and the window as the host program wrote it (%w), as the interpreter does: it printed the
+# window's slot ("window 0").
 PTO_DIST_TIMEOUT_MS=300 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/stuck_wait.ptir" --devices 2
-expect_out "rank 1: dist.wait timed out after 300 ms on window 0 at offsets [0, 5]: expected == 7, current value 0"
+expect_out "rank 1: dist.wait timed out after 300 ms on window %w at offsets [0, 5]: expected == 7, current value 0"
 # The shortest deadline, 1 ms, is honoured too (the transport's own bound: test_runtime_dist_shm).
 # At 1 ms the stuck-chip check (same deadline) may fire first on a loaded host: either names it.
 PTO_DIST_TIMEOUT_MS=1 run_pto 1 run "$PTO_SOURCE_DIR/tests/e2e/data/stuck_wait.ptir" --devices 2
 if grep -qF "has made no progress for 1 ms" <<<"$OUT"; then
   expect_out "(PTO_DIST_TIMEOUT_MS"
 else
-  expect_out "rank 1: dist.wait timed out after 1 ms on window 0 at offsets [0, 5]"
+  expect_out "rank 1: dist.wait timed out after 1 ms on window %w at offsets [0, 5]"
 fi
 
 # One window passed as both the data and the signal window of an allreduce: the compiled run

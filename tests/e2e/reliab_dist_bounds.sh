@@ -39,13 +39,13 @@ expect_true "in range: exit 0, got $?" test "$?" = 0
 expect_out PASS
 run_limited run "$T/poke.ptir" --devices 2 --in k=8 --in row=0
 expect_true "notify past the window: exit 1, got $?" test "$?" = 1
-expect_out "dist.notify on rank 0: offset 8 of dim 1 is outside the extent 8 of its window (the kernel's tensor argument 0)"
+expect_out "dist.notify on rank 0: offset 8 of dim 1 is outside the extent 8 of window %wsig (the kernel's tensor argument 0)"
 run_limited run "$T/poke.ptir" --devices 2 --in k=-1 --in row=0
 expect_true "notify before the window: exit 1, got $?" test "$?" = 1
 expect_out "dist.notify on rank 0: offset -1 of dim 1 is outside the extent 8"
 run_limited run "$T/poke.ptir" --devices 2 --in k=1 --in row=-1
 expect_true "remote_store before the window: exit 1, got $?" test "$?" = 1
-expect_out "dist.remote_store on rank 0: offset -1 of dim 0 of its window (the kernel's tensor argument 2) is negative"
+expect_out "dist.remote_store on rank 0: offset -1 of dim 0 of window %wbuf (the kernel's tensor argument 2) is negative"
 
 # A rank beyond int32 (a broadcast root, a peer) is out of range, as the interpreter says: it
 # used to be truncated to 32 bits, so root 2^32 + 1 broadcast rank 1's window with exit 0.
@@ -103,7 +103,7 @@ expect_true "matching collectives: exit 0, got $?" test "$?" = 0
 expect_out PASS
 run_limited run "$T/mismatch.ptir" --devices 2 --in same=0
 expect_true "mismatched collectives: exit 1, got $?" test "$?" = 1
-expect_out "rank 1: dist.allgather of 32 f32 elements does not match rank 0's dist.broadcast (root 0) of 32 f32 elements on the same signal window"
+expect_out "rank 1: dist.allgather of 32 f32 elements does not match rank 0's dist.broadcast (root 0) of 32 f32 elements on the same signal window %ws (every rank"
 
 # Rank 0 a small mode=mesh allreduce, rank 1 a ring one: where ranks outnumber the CPUs the mesh
 # one is gathered (each rank waits once, for the last to arrive) while the ring starts with a
@@ -118,7 +118,7 @@ expect_out PASS
 PTO_DIST_TIMEOUT_MS=60000 run_limited run "$CM" --devices 4 --in case=1
 expect_true "mesh against ring: exit 1, got $?" test "$?" = 1
 expect_out "dist.allreduce (sum) of 32 f32 elements does not match rank "
-expect_out "dist.allreduce (sum) of 32 f32 elements (another mode) on the same signal window"
+expect_out "dist.allreduce (sum) of 32 f32 elements (another mode) on the same signal window %sw"
 expect_true "no wait timed out (mesh against ring)" test "${OUT/timed out/}" = "$OUT"
 
 # A host function that fails after posting a call (the slice for device 1 starts past the end of

@@ -265,6 +265,7 @@ int32_t pto_host_entry(const pto_host_api *api, const pto_host_args *args) {
     const int64_t shape[2] = {(int64_t)INT64_C(4), (int64_t)INT64_C(4)};
     int32_t rc = api->alloc_window(api->ctx, 2, shape, PTO_DTYPE_I32, &v5_wwin);
     if (rc) return rc;
+    if (PTO_HOST_API_HAS(api, name_window)) api->name_window(api->ctx, &v5_wwin, "wwin");
   }
   pto_host_ref v6_w = v5_wwin;
   v6_w.window = 1;

@@ -2,6 +2,7 @@
  * dir loaded through the loader's host accessors, and its generated pto_host_entry run against a
  * FAKE pto_host_api that records every table call, so the views, arguments, devices and fatal
  * errors the host C computes are checked exactly. Program: tests/golden/host_small.ptir. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,10 @@ typedef struct fake_host {
   int64_t world;
   int ncreate, nwindow, ncalls, nfatal;
   int32_t fail_call_rc; /* returned by the first call when nonzero */
+  int old_table;        /* run_entry: a table that ends before name_window (an older runtime) */
+  int nnamed;           /* name_window's calls, the last one's window and name */
+  uint64_t named_buffer;
+  char named[64];
   int32_t fatal_code;
   char fatal_msg[256];
   int64_t created_shape[2];
@@ -129,6 +134,13 @@ static int32_t f_call(void *ctx, int32_t orch, int64_t device, const pto_host_ca
   return i == 0 ? f->fail_call_rc : 0;
 }
 
+static void f_name(void *ctx, const pto_host_ref *w, const char *name) {
+  fake_host *f = ctx;
+  f->nnamed++;
+  f->named_buffer = w->buffer;
+  snprintf(f->named, sizeof f->named, "%s", name);
+}
+
 static void f_fatal(void *ctx, int32_t code, const char *msg) {
   fake_host *f = ctx;
   f->nfatal++;
@@ -147,6 +159,8 @@ static int32_t run_entry(const pto_program *prog, fake_host *f, int64_t M, float
   api.alloc_window = f_window;
   api.call = f_call;
   api.report_fatal = f_fatal;
+  api.name_window = f_name;
+  if (f->old_table) api.size = (uint32_t)offsetof(pto_host_api, name_window);
   pto_host_ref t[2];
   memset(t, 0, sizeof t);
   for (int i = 0; i < 2; i++) {
@@ -239,6 +253,10 @@ static void test_host_entry_calls_the_table(void **state) {
   assert_int_equal(run_entry(h->prog, &f, 40, 2.5f), 0);
   assert_int_equal(f.nfatal, 0);
   assert_int_equal(f.nwindow, 1);
+  /* The window is named as the program wrote it (%wwin), for the runtime's messages. */
+  assert_int_equal(f.nnamed, 1);
+  assert_int_equal(f.named_buffer, 900);
+  assert_string_equal(f.named, "wwin");
   assert_int_equal(f.ncreate, 1);
   assert_int_equal(f.created_shape[0], 16); /* %blk specialized to 16 */
   assert_int_equal(f.created_shape[1], 64);
@@ -272,6 +290,21 @@ static void test_host_entry_calls_the_table(void **state) {
     assert_true(alpha == 2.5f);
     assert_int_equal(a[4].scalar, (uint64_t)(r % 2));
   }
+}
+
+/* A runtime whose table ends before name_window (size says so): the host code runs as before and
+ * never calls past the table's end. */
+static void test_host_entry_on_an_older_table(void **state) {
+  host_fixture *h = *state;
+  fake_host f;
+  memset(&f, 0, sizeof f);
+  f.world = 3;
+  f.old_table = 1;
+  assert_int_equal(run_entry(h->prog, &f, 40, 2.5f), 0);
+  assert_int_equal(f.nfatal, 0);
+  assert_int_equal(f.nwindow, 1);
+  assert_int_equal(f.ncalls, 3);
+  assert_int_equal(f.nnamed, 0);
 }
 
 static void test_host_entry_fatal_errors(void **state) {
@@ -455,6 +488,7 @@ int main(void) {
   const struct CMUnitTest dir[] = {
       cmocka_unit_test(test_host_dir_accessors),
       cmocka_unit_test(test_host_entry_calls_the_table),
+      cmocka_unit_test(test_host_entry_on_an_older_table),
       cmocka_unit_test(test_host_entry_fatal_errors),
       cmocka_unit_test(test_host_manifest_fields),
   };

@@ -414,6 +414,20 @@ static void test_notify_past_its_window_is_a_launch_error(void **state) {
   pto_ir_program_destroy(p);
 }
 
+/* tests/e2e/data/stuck_wait.ptir, which tests/e2e/dist_cli.sh runs compiled ("rank 1: dist.wait
+ * timed out after 300 ms on window %w at offsets [0, 5]"): the interpreter names the same window,
+ * %w, as the host program wrote it. */
+static void test_stuck_wait_names_the_hosts_window(void **state) {
+  (void)state;
+  pto_ir_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_file(PTO_SOURCE_DIR "/tests/e2e/data/stuck_wait.ptir", &p));
+  assert_pto_ok(pto_ir_verify(p));
+  check_error(run_host(p, NULL, 0, 2, 300), "call @o device=1",
+              "dist.wait on rank 1 timed out after 300 ms: window %w (%sig in @k) at offsets "
+              "[0, 5]: expected == 7, current value 0");
+  pto_ir_program_destroy(p);
+}
+
 static void test_wait_that_cannot_be_satisfied_times_out(void **state) {
   pto_ir_program *p = parse_text(k_stuck);
 
@@ -923,6 +937,7 @@ int main(void) {
       cmocka_unit_test(test_ring_allreduce_example),
       cmocka_unit_test(test_tp_ffn_example),
       cmocka_unit_test(test_wait_that_cannot_be_satisfied_times_out),
+      cmocka_unit_test(test_stuck_wait_names_the_hosts_window),
       cmocka_unit_test(test_notify_past_its_window_is_a_launch_error),
       cmocka_unit_test(test_a_slow_peer_is_not_a_stuck_one),
       cmocka_unit_test(test_a_failure_stops_the_waiting_ranks),

@@ -1313,6 +1313,39 @@ static void test_wait_timeout_names_rank_window_offsets(void **state) {
   fixture_free(&f);
 }
 
+/* A window the host named (pto_host_api.name_window) is named in the transport's messages as the
+ * program wrote it, as the interpreter names it: the wait's timeout, a signal window under the
+ * rank count, the signal window passed as the data window. A name that fills the field without
+ * its NUL is read no further than the field. Unnamed windows keep their slot number (above). */
+static void test_messages_name_the_hosts_windows(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 3, 50);
+  snprintf(f.sh->windows[0].name, sizeof f.sh->windows[0].name, "wbuf");
+  snprintf(f.sh->windows[1].name, sizeof f.sh->windows[1].name, "wsig");
+  const pto_dist_ctx *d = &f.tr[1].ctx;
+  assert_int_equal(d->wait(d, &sig_of(&f, 1)[5], 3, PTO_DIST_WAIT_EQ), PTO_KERNEL_ERR_DIST_TIMEOUT);
+  assert_non_null(strstr(f.tr[1].detail, "rank 1: dist.wait timed out after 50 ms on window %wsig "
+                                         "at offsets [0, 5]: expected == 3, current value 0"));
+  pto_kernel_tensor win = desc(data_of(&f, 1), ROWS, COLS, PTO_DTYPE_F32);
+  pto_kernel_tensor sig = desc(sig_of(&f, 1), 1, 2, PTO_DTYPE_I32);
+  assert_int_equal(d->collective(d, PTO_DIST_ALLREDUCE, &win, &sig, PTO_DIST_RED_SUM, 0, 0),
+                   PTO_KERNEL_ERR_DIST);
+  assert_non_null(strstr(f.tr[1].detail, "the signal window %wsig has 2 elements, fewer than the "
+                                         "3 ranks"));
+  pto_kernel_tensor inside = desc(data_of(&f, 1), 1, SIG_ELEMS, PTO_DTYPE_I32);
+  assert_int_equal(d->collective(d, PTO_DIST_ALLREDUCE, &win, &inside, PTO_DIST_RED_SUM, 0, 0),
+                   PTO_KERNEL_ERR_DIST);
+  assert_non_null(strstr(f.tr[1].detail, "the signal window is the data window %wbuf"));
+  memset(f.sh->windows[1].name, 'x', sizeof f.sh->windows[1].name);
+  assert_int_equal(d->wait(d, &sig_of(&f, 1)[2], 1, PTO_DIST_WAIT_GE), PTO_KERNEL_ERR_DIST_TIMEOUT);
+  char want[96];
+  snprintf(want, sizeof want, "on window %%%.*s at offsets [0, 2]", PTO_HOST_WINDOW_NAME - 1,
+           "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+  assert_non_null(strstr(f.tr[1].detail, want));
+  fixture_free(&f);
+}
+
 /* A 1 ms deadline is honoured: a wait no rank will satisfy (its peer makes no progress) fails
  * with the timeout error, never before the deadline and promptly after it, every time (the
  * wait's sleeps are cut to the time left). The deadline counts from the wait's start, its spin
@@ -1460,6 +1493,7 @@ int main(void) {
       cmocka_unit_test(test_allgather_reduce_scatter),
       cmocka_unit_test(test_notify_wait_remote),
       cmocka_unit_test(test_wait_timeout_names_rank_window_offsets),
+      cmocka_unit_test(test_messages_name_the_hosts_windows),
       cmocka_unit_test(test_wait_one_ms_deadline_returns_promptly),
       cmocka_unit_test(test_wait_deadline_counts_from_the_spins_start),
       cmocka_unit_test(test_mismatched_collectives_fail),

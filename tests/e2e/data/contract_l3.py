@@ -423,7 +423,7 @@ AR_W = "  dist.allreduce(%w, %sig)"
 CASES.append(Case("err_collective_some_ranks", two_kernels(AR_W, "  %t = tile.full([4, 8], f32, 1.0)\n  tile.store(%t, [0, 0], %w)"),
                   ins={"root": "0"}, env=FAST, args=["--devices", "2"],
                   err=(1, ["rank 0: dist.allreduce (sum) of 32 f32 elements: ",
-                           "timed out after 1500 ms on window 2 at offsets [0, "])))
+                           "timed out after 1500 ms on window %ws at offsets [0, "])))
 # Ranks that run different collectives: a launch error naming both.
 CASES.append(Case("err_collective_kinds_differ", two_kernels(AR_W, "  dist.broadcast(%w, %sig, 0)"),
                   ins={"root": "0"}, env=FAST, args=["--devices", "2"],
@@ -445,17 +445,17 @@ CASES.append(Case("err_collective_sizes_differ", two_kernels(AR_W, AR_W, w1shape
 CASES.append(Case("err_allgather_rows", two_kernels("  dist.allgather(%w, %sig)", "  dist.allgather(%w, %sig)", n=3,
                                                     wshape=(4, 8)),
                   ins={"root": "0"}, env=FAST, args=["--devices", "3"],
-                  err=(1, ["dist.allgather of 32 f32 elements: the window's 4 rows do not divide "
-                           "among 3 ranks"])))
+                  err=(1, ["dist.allgather of 32 f32 elements: the window %w",
+                           "'s 4 rows do not divide among 3 ranks"])))
 CASES.append(Case("err_reduce_scatter_rows", two_kernels("  dist.reduce_scatter(%w, %sig)", "  dist.reduce_scatter(%w, %sig)", n=3,
                                                          wshape=(4, 8)),
                   ins={"root": "0"}, env=FAST, args=["--devices", "3"],
-                  err=(1, ["dist.reduce_scatter (sum) of 32 f32 elements: the window's 4 rows do "
-                           "not divide among 3 ranks"])))
+                  err=(1, ["dist.reduce_scatter (sum) of 32 f32 elements: the window %w",
+                           "'s 4 rows do not divide among 3 ranks"])))
 # a signal window narrower than the rank count
 CASES.append(Case("err_sig_below_ranks", two_kernels(AR_W, AR_W, n=3, sshape=(1, 2)),
                   ins={"root": "0"}, env=FAST, args=["--devices", "3"],
-                  err=(1, ["dist.allreduce (sum) of 32 f32 elements: the signal window has 2 "
+                  err=(1, ["dist.allreduce (sum) of 32 f32 elements: the signal window %ws has 2 "
                            "elements, fewer than the 3 ranks"])))
 # a broadcast root outside 0 .. nranks-1 (runtime)
 BC_R = "  dist.broadcast(%w, %sig, %root)"
@@ -470,7 +470,7 @@ CASES.append(Case("err_notify_peer_range",
 CASES.append(Case("err_wait_unsatisfied",
                   two_kernels("  dist.wait(%sig, [0, 3], 1, cmp=eq)", "  %t = tile.full([4, 8], f32, 1.0)"),
                   ins={"root": "0"}, env=FAST, args=["--devices", "2"],
-                  err=(1, ["rank 0: dist.wait timed out after 1500 ms on window 2 at offsets [0, 3]: "
+                  err=(1, ["rank 0: dist.wait timed out after 1500 ms on window %ws at offsets [0, 3]: "
                            "expected == 1, current value 0"])))
 
 # Verifier errors (pto check, exit 2, the position).
@@ -606,4 +606,4 @@ host @main(out %y: tensor[2, 8] f32) {
 """
 CASES.append(Case("err_out_whole_to_every_device", WHOLE_OUT, env=FAST, args=["--devices", "2"],
                   err=(1, ["rank 0: dist.allreduce (sum) of 16 f32 elements: ",
-                           "timed out after 1500 ms on window 1 at offsets [0, "])))
+                           "timed out after 1500 ms on window %ws at offsets [0, "])))
