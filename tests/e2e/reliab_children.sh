@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Killing pto while its C++ compiler runs (issue #34, item 15): the compiler dies with pto, by
-# SIGTERM or SIGKILL (a parent-death signal), and the build dir the killed compile left in the
-# work dir is reclaimed by the next compile into it. The fake compiler tells the test its pid
-# through a FIFO (the test blocks on it, with a deadline) and then sleeps in place of compiling.
+# SIGTERM or SIGKILL (a parent-death signal). SIGTERM's handler removes the compile's build dir
+# (and the work dir it made); the one a SIGKILLed compile left is reclaimed by the next compile.
+# The fake compiler tells the test its pid through a FIFO (the test blocks on it, with a
+# deadline) and then sleeps in place of compiling.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 
@@ -28,7 +29,12 @@ for sig in TERM KILL; do
   wait "$pto_pid"
   expect_true "SIG$sig: the compiler died with pto" gone "$cxx_pid"
   kill -KILL "$cxx_pid" 2>/dev/null # only when the check above failed
-  expect_true "SIG$sig: the killed compile left its build dir" test -n "$(find "$T/w" -maxdepth 1 -name '.pto-build-*')"
+  if [ "$sig" = TERM ]; then
+    # A compile ended by a catchable signal removes its build dir, and DIR, which it made.
+    expect_true "SIGTERM: the compile removed its build dir and the DIR it made" test ! -e "$T/w"
+  else
+    expect_true "SIGKILL: the killed compile left its build dir" test -n "$(find "$T/w" -maxdepth 1 -name '.pto-build-*')"
+  fi
 done
 run_pto 0 compile "$EX/add.ptir" -o "$T/w"
 expect_true "the next compile reclaimed the build dirs" test -z "$(find "$T/w" -maxdepth 1 -name '.pto-build-*')"
