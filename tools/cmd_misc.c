@@ -172,18 +172,20 @@ int cmd_fmt(int argc, char **argv) {
   return s ? cli_fail(cmd, s) : PTO_EXIT_OK;
 }
 
+/* pto check and pto build-id take files only: the command line is checked whole before any file
+ * is read, so an unknown option after the files ('pto build-id x.so --json') is refused with
+ * nothing printed (a script would otherwise see the first files' output and exit 2). */
+static int refuse_options(const char *cmd, int argc, char **argv) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(cmd, "unknown option '%s'", argv[i]), 1;
+  return 0;
+}
+
 int cmd_check(int argc, char **argv) {
   const char *cmd = "check";
   int nfiles = 0, nbad = 0, usage = 0, operands = 0;
-  /* The command line whole first, as pto build-id does: no file is checked for a command that
-   * is refused. */
-  for (int i = 1; i < argc; i++) {
-    if (!operands && !strcmp(argv[i], "--"))
-      operands = 1;
-    else if (!operands && argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-  }
-  operands = 0;
+  if (refuse_options(cmd, argc, argv)) return PTO_EXIT_USAGE;
   for (int i = 1; i < argc; i++) {
     if (!operands && !strcmp(argv[i], "--")) {
       operands = 1;
@@ -208,16 +210,7 @@ int cmd_check(int argc, char **argv) {
 int cmd_build_id(int argc, char **argv) {
   const char *cmd = "build-id";
   int nfiles = 0, rc = PTO_EXIT_OK, operands = 0;
-  /* The command line is checked whole before any file is read: an unknown option after the
-   * files ('pto build-id x.so --json') was refused only once x.so was printed, so a script saw
-   * exit 2 and output both. */
-  for (int i = 1; i < argc; i++) {
-    if (!operands && !strcmp(argv[i], "--"))
-      operands = 1;
-    else if (!operands && argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-  }
-  operands = 0;
+  if (refuse_options(cmd, argc, argv)) return PTO_EXIT_USAGE;
   for (int i = 1; i < argc; i++) {
     if (!operands && !strcmp(argv[i], "--")) {
       operands = 1;
