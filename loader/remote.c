@@ -159,6 +159,23 @@ pto_status pto_cache_set_remote(const char *url) {
   return PTO_OK;
 }
 
+pto_status pto__remote_read_secret_file(const char *var, const char *file, uint64_t max,
+                                        const char *risk, int *warned, uint8_t **out,
+                                        size_t *out_len) {
+  pto_status s = pto_file_read(file, max, out, out_len);
+  if (s) {
+    pto_status t = pto_status_make(pto_status_code_of(s), "%s: %s", var, pto_status_message(s));
+    pto_status_free(s);
+    return t;
+  }
+  struct stat st;
+  if (stat(file, &st) == 0 && (st.st_mode & (S_IROTH | S_IWOTH)))
+    pto__loader_warn_once(warned,
+                          "%s %s can be read or written by every user (mode %04o): %s; chmod o= %s",
+                          var, file, (unsigned)(st.st_mode & 07777), risk, file);
+  return PTO_OK;
+}
+
 /* The signing key: PTO_REMOTE_CACHE_KEY, else the content of PTO_REMOTE_CACHE_KEY_FILE (one
  * trailing newline dropped). *out NULL when neither is set. */
 static pto_status signing_key(uint8_t **out, size_t *out_len) {
@@ -173,25 +190,10 @@ static pto_status signing_key(uint8_t **out, size_t *out_len) {
   }
   const char *f = getenv("PTO_REMOTE_CACHE_KEY_FILE");
   if (!f || !*f) return PTO_OK;
-  pto_status s = pto_file_read(f, 1 << 20, out, out_len);
-  if (s) {
-    pto_status t = pto_status_make(pto_status_code_of(s), "PTO_REMOTE_CACHE_KEY_FILE: %s",
-                                   pto_status_message(s));
-    pto_status_free(s);
-    return t;
-  }
-  /* As ssh says of a private key: a secret that every user of this machine can read lets any of
-   * them sign entries every machine of the farm loads. Warned about, not refused (a group of
-   * build and run users may share it). */
-  struct stat st;
-  if (stat(f, &st) == 0 && (st.st_mode & (S_IROTH | S_IWOTH))) {
-    static int warned;
-    pto__loader_warn_once(&warned,
-                          "PTO_REMOTE_CACHE_KEY_FILE %s can be read or written by every user "
-                          "(mode %04o): any of them can sign entries that every machine sharing "
-                          "it loads; chmod o= %s",
-                          f, (unsigned)(st.st_mode & 07777), f);
-  }
+  static int warned;
+  PTO_RETURN_IF_ERROR(pto__remote_read_secret_file(
+      "PTO_REMOTE_CACHE_KEY_FILE", f, 1 << 20,
+      "any of them can sign entries that every machine sharing it loads", &warned, out, out_len));
   if (*out_len && (*out)[*out_len - 1] == '\n') (*out_len)--;
   if (*out_len == 0) {
     free(*out);

@@ -29,6 +29,13 @@ pto_status pto__remote_http_open(const char *url, int timeout_ms, pto__remote_ba
  * connecting it sends AUTH [USER] PASSWORD (the password of the URL, else the first line of
  * $PTO_REMOTE_CACHE_PASSWORD_FILE), then SELECT DB. */
 pto_status pto__remote_redis_open(const char *url, int timeout_ms, pto__remote_backend *out);
+/* Reads the secret file named by the environment variable var (at most max bytes): a read error
+ * is returned prefixed with var; a file every user can read or write is warned about once per
+ * *warned ("... can be read or written by every user (mode M): RISK; chmod o= FILE"), not
+ * refused (a group of build and run users may share it), as ssh says of a private key. */
+pto_status pto__remote_read_secret_file(const char *var, const char *file, uint64_t max,
+                                        const char *risk, int *warned, uint8_t **out,
+                                        size_t *out_len);
 /* A redis:// URL's parts, USER and PASSWORD with their %XX escapes decoded ("" when absent). */
 typedef struct pto__redis_url {
   char host[256];

@@ -137,22 +137,11 @@ static pto_status password_from_file(redis *r) {
   if (!f || !*f || r->where.password[0]) return PTO_OK;
   uint8_t *data = NULL;
   size_t len = 0;
-  pto_status s = pto_file_read(f, 1 << 16, &data, &len);
-  if (s) {
-    pto_status t = pto_status_make(pto_status_code_of(s), "PTO_REMOTE_CACHE_PASSWORD_FILE: %s",
-                                   pto_status_message(s));
-    pto_status_free(s);
-    return t;
-  }
-  struct stat st;
-  if (stat(f, &st) == 0 && (st.st_mode & (S_IROTH | S_IWOTH))) {
-    static int warned;
-    pto__loader_warn_once(&warned,
-                          "PTO_REMOTE_CACHE_PASSWORD_FILE %s can be read or written by every user "
-                          "(mode %04o): any of them can use the remote cache's password; "
-                          "chmod o= %s",
-                          f, (unsigned)(st.st_mode & 07777), f);
-  }
+  static int warned;
+  PTO_RETURN_IF_ERROR(pto__remote_read_secret_file("PTO_REMOTE_CACHE_PASSWORD_FILE", f, 1 << 16,
+                                                   "any of them can use the remote cache's "
+                                                   "password",
+                                                   &warned, &data, &len));
   size_t n = 0;
   while (n < len && data[n] != '\n' && data[n] != '\r' && data[n] != 0)
     n++;
