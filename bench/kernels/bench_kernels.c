@@ -24,19 +24,26 @@
  *       (M = 8), and the limit: memcpy of W's bytes on as many threads (a product that reads W
  *       once can go no faster than the memory delivers W), and a read of W alone (peer_read: no
  *       writes, so the rate the memory reads at, which memcpy's writes halve); pto's time is
- *       printed as a ratio to each. Every contender starts with W out of
- *       the cache, and W is on transparent huge pages for all of them as for the runtime. With
- *       NCORES = 1 the contenders in this thread are timed by its CPU time, and the peer also by
- *       the wall clock, the runtime's (time spent descheduled counts on both sides): a row
- *       "OpenBLAS, wall" and a line "same clock (wall)" with pto's ratio by the minima, the
- *       medians and the median of each rep's paired ratio (the two ran back to back). A
- *       variant of the program (PTO_BENCH_KERNELS_DIR) with another task width names it in
- *       PTO_BENCH_DECODE_BN (default 256 for M = 1 and M = 8; DECODE_K a multiple of
- *       1024). PTO_BENCH_DECODE_SKEW=BYTES allocates a device tensor of that many bytes before
- *       the runtime's x and W, as a program's other tensors may lie before its weight.
- * The matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's
- * numbers). PTO_BENCH_KERNELS_ONLY, when set, is a comma-separated list of the sections to run
- * (ew, softmax, matmul, bf16, decode); all of them otherwise.
+ *       printed as a ratio to each. Three more rows run on threads made once and parked between
+ *       reps (peer_ready_run: each rep wakes them and starts the clock once every one spins, so
+ *       no thread's creation or wake-up is timed; wall clock even with one thread): "limit: read
+ *       of W, threads ready" (each thread sums its contiguous share of W on 512-bit loads: the
+ *       memory's ceiling), "pto, kernel direct, threads ready" (the direct kernel calls, as
+ *       below), and "read in the tasks' 256-col blocks" (the same sum in the order a task of
+ *       @m1 or @m8 reads W, 1 KiB of each row, rows 4 * DECODE_K bytes apart, without the
+ *       kernel's prefetches), then a line "ceiling" with the ceiling's time over the peer's, the
+ *       runtime's and the ready direct kernel's, paired by rep. Every contender starts with W
+ *       out of the cache, and W is on transparent huge pages for all of them as for the runtime.
+ * With NCORES = 1 the contenders in this thread are timed by its CPU time, and the peer also by the
+ * wall clock, the runtime's (time spent descheduled counts on both sides): a row "OpenBLAS, wall"
+ * and a line "same clock (wall)" with pto's ratio by the minima, the medians and the median of each
+ * rep's paired ratio (the two ran back to back). A variant of the program (PTO_BENCH_KERNELS_DIR)
+ * with another task width names it in PTO_BENCH_DECODE_BN (default 256 for M = 1 and M = 8;
+ * DECODE_K a multiple of 1024). PTO_BENCH_DECODE_SKEW=BYTES allocates a device tensor of that many
+ * bytes before the runtime's x and W, as a program's other tensors may lie before its weight. The
+ * matmuls also check 64 entries bit for bit against fmaf in k order (the interpreter's numbers).
+ * PTO_BENCH_KERNELS_ONLY, when set, is a comma-separated list of the sections to run (ew, softmax,
+ * matmul, bf16, decode); all of them otherwise.
  *
  * Each pto program is measured two ways:
  *   "pto, runtime": a launch on a sim worker with NCORES cores and device tensors resident (no
@@ -63,7 +70,10 @@
  * ready>start in us from the device wall's start (the orchestration's), e.g. how long a task
  * waited for a core thread to wake; and after the reps a line of what made the launches longer
  * than their work, median and max over reps: when the last core to start started, how far apart
- * the cores' last task ends lay (the one done first idled), the longest task over the shortest.
+ * the cores' last task ends lay (the one done first idled), the longest task over the shortest;
+ * and a line of where the device wall goes beside the tasks, median and max over reps, in us: (a)
+ * its start to the first task's start, (b) the gaps between a core's tasks summed over the
+ * cores, (c) the idle end (the cores' last ends apart), (d) the last task's end to its end.
  * In (a), each contender runs PTO_BENCH_EW_WARM times (default 2) untimed right before each timed
  * run, so that every one finds its own data as it left it (in the cache at 4 MiB). Once was not
  * enough on the Zen 4 host (issue #31 item 4): after the hand add's passes over its 12 MiB (it
@@ -318,7 +328,8 @@ static double direct(direct_ctx *d, int nthreads) {
 /* ---- peers on threads --------------------------------------------------------------------- */
 
 typedef struct peer_ctx {
-  int what; /* 0 memcpy, 1 add, 2 chain, 3 softmax, 4 softmax -ffast-math, 5 read of a */
+  int what; /* 0 memcpy, 1 add, 2 chain, 3 softmax, 4 softmax -ffast-math, 5 read of a, 6 the
+             * same summed as floats on 512-bit loads (peer_read_sum) */
   const float *a, *b;
   float *c;
   float alpha;
@@ -327,6 +338,7 @@ typedef struct peer_ctx {
 
 /* peer_read's results, one per part (64: peer_parallel's most), so the reads are not dropped */
 static volatile uint64_t g_read_sink[64];
+static volatile float g_sum_sink[64];
 
 static void peer_part(void *p, int part, int nparts) {
   peer_ctx *x = p;
@@ -341,6 +353,13 @@ static void peer_part(void *p, int part, int nparts) {
   case 2: peer_chain(x->a, x->b, x->c, x->alpha, x->cols, lo, hi); break;
   case 3: peer_softmax(x->a, x->c, x->cols, lo, hi); break;
   case 4: peer_softmax_fast(x->a, x->c, x->cols, lo, hi); break;
+  case 7: /* 256-column blocks of a, part p taking blocks p, p + nparts, ... (the decode tasks') */
+    for (int64_t j = part; j < x->cols / 256; j += nparts)
+      g_sum_sink[part] += peer_read_block(x->a + j * 256, x->rows, x->cols);
+    break;
+  case 6:
+    g_sum_sink[part] = peer_read_sum(x->a + lo * x->cols, (size_t)((hi - lo) * x->cols));
+    break;
   default:
     g_read_sink[part] =
         peer_read(x->a + lo * x->cols, (size_t)((hi - lo) * x->cols) * sizeof(float));
@@ -1018,6 +1037,7 @@ static void dec_part(void *p, int part, int nparts) {
  * task over the shortest (a core that ran slow, or a task preempted). */
 typedef struct dec_anatomy {
   bstat late, tail, spread;
+  bstat first, gaps, tailend; /* where the device wall goes beside the tasks (dec_trace_tasks) */
 } dec_anatomy;
 
 static double stat_max(const bstat *s) {
@@ -1074,17 +1094,31 @@ static int dec_trace_tasks(pto_worker *w, int64_t m, int r, dec_anatomy *an) {
     if (!used[c] || t[i].end_ns > last[c]) last[c] = t[i].end_ns;
     used[c] = 1;
   }
-  uint64_t late = 0, end_lo = UINT64_MAX, end_hi = 0;
+  uint64_t late = 0, end_lo = UINT64_MAX, end_hi = 0, early = UINT64_MAX, busy = 0, span = 0;
   for (int c = 0; c < 64; c++) {
     if (!used[c]) continue;
     if (first[c] > late) late = first[c];
+    if (first[c] < early) early = first[c];
     if (last[c] < end_lo) end_lo = last[c];
     if (last[c] > end_hi) end_hi = last[c];
+    span += last[c] - first[c];
   }
+  for (size_t i = 0; i < n; i++)
+    if (t[i].core >= 0 && t[i].core < 64) busy += t[i].end_ns - t[i].start_ns;
+  uint64_t w1 = 0;
+  for (int i = 0; i < rec.nspans; i++)
+    if (!strcmp(rec.spans[i].name, "chip.run.runner_run.device_wall"))
+      w1 = rec.spans[i].ts_ns + rec.spans[i].dur_ns;
   if (n && late >= d0) {
     add(&an->late, (double)(late - d0) / 1e3);
     add(&an->tail, (double)(end_hi - end_lo) / 1e6);
     add(&an->spread, lo > 0 ? hi / lo : 1);
+    /* (a) the device wall's start to the first task's start, (b) the gaps between tasks on each
+     * core, summed over the cores, (d) the last task's end to the device wall's end (us); the
+     * idle end (c) is tail */
+    add(&an->first, (double)(early - d0) / 1e3);
+    add(&an->gaps, (double)(span > busy ? span - busy : 0) / 1e3);
+    add(&an->tailend, w1 > end_hi ? (double)(w1 - end_hi) / 1e3 : 0);
   }
   return alone;
 }
@@ -1148,7 +1182,9 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
                 .n = n,
                 .scratch_bytes = pto_program_scratch_bytes(p)};
   peer_ctx cp = {.what = 0, .a = wt, .c = wc, .rows = k, .cols = n},
-           cr = {.what = 5, .a = wt, .rows = k, .cols = n};
+           cr = {.what = 5, .a = wt, .rows = k, .cols = n},
+           cs = {.what = 6, .a = wt, .rows = k, .cols = n},
+           cb = {.what = 7, .a = wt, .rows = k, .cols = n};
   int K = (int)k, N = (int)n, M = (int)m;
 #define PEER()                                                                                     \
   do {                                                                                             \
@@ -1159,17 +1195,22 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   snprintf(bname, sizeof bname, "%s: OpenBLAS", m == 1 ? "sgemv" : "sgemm");
   bstat s_b = {.name = bname}, s_p = {.name = "pto, runtime (device wall)"},
         s_d = {.name = "pto, kernel direct"}, s_m = {.name = "limit: memcpy of W"},
-        s_r = {.name = "limit: read of W (no writes)"}, s_bw = {.name = "sgemv: OpenBLAS, wall"};
+        s_r = {.name = "limit: read of W (no writes)"}, s_bw = {.name = "sgemv: OpenBLAS, wall"},
+        s_c = {.name = "limit: read of W, threads ready"},
+        s_dr = {.name = "pto, kernel direct, threads ready"},
+        s_cb = {.name = "read in the tasks' 256-col blocks"};
   PEER();
   launch(h, w, args, 3);
   peer_parallel(ncores, dec_part, &dk);
   peer(&cp, ncores);
+  peer_ready_start(ncores);
+  peer_ready_run(peer_part, &cs);
   double (*clk)(void) = ncores == 1 ? cpu_ms : now_ms;
   /* PTO_BENCH_DECODE_TRACE=1: each rep's times (ms) in the order they ran, one line a rep, and
    * where and when each task of the runtime's launch ran */
   const char *tr = getenv("PTO_BENCH_DECODE_TRACE");
   int trace = tr && *tr && *tr != '0', alone = 0;
-  dec_anatomy an = {{0}, {0}, {0}};
+  dec_anatomy an = {{0}, {0}, {0}, {0}, {0}, {0}};
   if (trace) CHECK(pto_worker_set_record_tasks(w, true));
   for (int r = 0; r < reps; r++) {
     double t0;
@@ -1196,14 +1237,25 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     t0 = clk();
     peer_parallel(ncores, peer_part, &cr);
     add(&s_r, clk() - t0);
+    /* the memory's ceiling: the same read on threads already spinning when the clock starts */
+    evict_caches();
+    add(&s_c, peer_ready_run(peer_part, &cs));
+    /* the kernel the same way: the kernel code against the memory's ceiling, without the
+     * threads' creation (s_d) or the runtime's launch (s_p) */
+    evict_caches();
+    add(&s_dr, peer_ready_run(dec_part, &dk));
+    evict_caches();
+    add(&s_cb, peer_ready_run(peer_part, &cb));
   }
+  peer_ready_stop();
 #undef PEER
   if (trace) CHECK(pto_worker_set_record_tasks(w, false));
   if (trace)
     for (int r = 0; r < s_p.n; r++)
-      printf("trace m=%lld rep %d: %s %.3f runtime %.3f direct %.3f memcpy %.3f read %.3f\n",
+      printf("trace m=%lld rep %d: %s %.3f runtime %.3f direct %.3f memcpy %.3f read %.3f ready "
+             "%.3f direct-ready %.3f blocks-ready %.3f\n",
              (long long)m, r, have_peer ? "peer" : "-", have_peer ? s_b.v[r] : 0.0, s_p.v[r],
-             s_d.v[r], s_m.v[r], s_r.v[r]);
+             s_d.v[r], s_m.v[r], s_r.v[r], s_c.v[r], s_dr.v[r], s_cb.v[r]);
   if (trace)
     printf("trace m=%lld: launches whose tasks all ran on one core: %d of %d\n", (long long)m,
            alone, s_p.n);
@@ -1213,6 +1265,13 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
            "apart; longest task / shortest %.2f (%.2f)\n",
            (long long)m, stat_median(&an.late), stat_max(&an.late), stat_median(&an.tail),
            stat_max(&an.tail), stat_median(&an.spread), stat_max(&an.spread));
+  if (trace && an.first.n)
+    printf("trace m=%lld: device wall beside the tasks, median (max) over reps, us: (a) start to "
+           "first task %.1f (%.1f), (b) gaps between tasks summed over cores %.1f (%.1f), (c) idle "
+           "end %.1f (%.1f), (d) last end to the wall's end %.1f (%.1f)\n",
+           (long long)m, stat_median(&an.first), stat_max(&an.first), stat_median(&an.gaps),
+           stat_max(&an.gaps), stat_median(&an.tail) * 1e3, stat_max(&an.tail) * 1e3,
+           stat_median(&an.tailend), stat_max(&an.tailend));
   float *got = xalloc(yn * 4);
   dev_read(w, dy, got, yn);
   compare("decode: pto kernel direct vs pto runtime", yd, got, yn, 1e-30, 0);
@@ -1245,10 +1304,14 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     printf("| OpenBLAS not found (apt-get install libopenblas-dev): skipped |\n");
   row(&s_p, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_d, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  row(&s_dr, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_m, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_r, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  row(&s_c, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  row(&s_cb, wbytes, "GB/s", have_peer ? &s_b : NULL);
   limit_ratios("the limit's (memcpy of W)", &s_p, &s_d, &s_m);
   limit_ratios("the read of W's (its read rate against the memory's)", &s_p, &s_d, &s_r);
+  limit_ratios("the ready threads' read of W's (the memory's ceiling)", &s_p, &s_d, &s_c);
   /* The runtime's row is its device wall, which time spent descheduled inflates; with one
    * thread the peer's row is its CPU time, which it does not. The same clock on both sides: the
    * peer's wall time of the same calls, and per-rep paired ratios (peer's time / pto's). */
@@ -1262,6 +1325,9 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
            "median %.2fx; kernel direct vs OpenBLAS (%s) paired by rep median %.2fx\n",
            stat_min(pw) / stat_min(&s_p), stat_median(pw) / stat_median(&s_p),
            paired_median(pw, &s_p), ncores == 1 ? "CPU time" : "wall", paired_median(&s_b, &s_d));
+    printf("ceiling (the ready threads' read of W, wall) paired by rep median: its time / "
+           "OpenBLAS's %.2fx, / pto runtime's %.2fx, / kernel direct's (threads ready) %.2fx\n",
+           paired_median(&s_c, pw), paired_median(&s_c, &s_p), paired_median(&s_c, &s_dr));
     printf("\nOpenBLAS: %s\n", config);
   }
   if (g_quiesce_n)

@@ -26,5 +26,18 @@ void peer_memcpy(void *dst, const void *src, size_t bytes);
 /* Reads bytes (a multiple of 8) and nothing else: the xor of their 64-bit words (integer ops, so
  * the loop vectorizes without reassociating anything): the read rate memcpy's writes hide. */
 uint64_t peer_read(const void *src, size_t bytes);
+/* The sum of n floats, read with 512-bit loads where the build has AVX-512F (four running sums
+ * of 16 lanes): a plain streaming read, the memory's ceiling for a product that reads W once. */
+float peer_read_sum(const float *src, size_t n);
+/* The sum of a [rows, 256] block of floats, rows ld apart, read row by row (16 running sums of
+ * 16 lanes): the read the M = 1 decode kernel's task does, without its arithmetic. */
+float peer_read_block(const float *src, int64_t rows, int64_t ld);
+/* A pool of nparts - 1 threads made once (peer_ready_start), parked between runs; each
+ * peer_ready_run wakes them, waits until every one spins on the start flag, then starts the
+ * clock, runs fn(ctx, part, nparts) (part 0 on the calling thread) and returns the ms until the
+ * last part ended: a fork-join without the threads' creation or wake-up in the time. */
+void peer_ready_start(int nparts);
+double peer_ready_run(void (*fn)(void *ctx, int part, int nparts), void *ctx);
+void peer_ready_stop(void);
 
 #endif
