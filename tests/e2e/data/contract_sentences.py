@@ -459,3 +459,37 @@ orch @main(%x: tensor[16, 8] f32, %z: tensor[16, 8] f32, inout %a: tensor[16, 8]
 }
 """, ins={"x": KX, "z": -KX, "a": KX + 1000},
     want={"a": -KX, "b": np.concatenate([KX[4:8], KX[8:12] + 1000]) + 1, "c": -KX[6:14] + 1}))
+# Comm windows come from a host: an orch entry with a dtensor parameter is refused when it is
+# compiled (as a kernel entry is), not left to fail in its kernel at launch.
+CASES.append(Case("orch_entry_with_dtensor", """program de
+kernel @k(inout %s: dtensor[1, 4] i32) -> (dtensor[1, 4] i32) {
+  dist.barrier(%s)
+  return %s
+}
+orch @main(inout %s: dtensor[1, 4] i32) -> (dtensor[1, 4] i32) {
+  call @k(%s)
+  return %s
+}
+""", err=(2, [":6:18:", "entry @main is an orch with a dtensor parameter %s", "a host that calls @main"])))
+# In-place ops reuse a dead operand's buffer and copy a live one: the carried acc is stored after
+# the matmul_acc that consumed it, so every round stores the value before its update.
+ML = np.arange(16 * 16, dtype=np.float32).reshape(16, 16) % 5 - 2
+CASES.append(Case("acc_still_used_in_loop", """program p
+kernel @k(%L: tensor[16, 16] f32, %R: tensor[16, 16] f32, out %Y: tensor[48, 16] f32,
+          out %Z: tensor[16, 16] f32) -> (tensor[48, 16] f32, tensor[16, 16] f32) {
+  %lm = tile.load(%L, [0, 0], [16, 16], space=mat)
+  %rm = tile.load(%R, [0, 0], [16, 16], space=mat)
+  %l = tile.move(%lm, space=left)
+  %r = tile.move(%rm, space=right)
+  %z = tile.full([16, 16], f32, 1.0, space=acc)
+  %c = for %i in range(0, 3) iter(%a = %z) {
+    %a1 = tile.matmul_acc(%a, %l, %r)
+    tile.store(%a, [%i * 16, 0], %Y)
+    yield %a1
+  }
+  %Z1 = tile.store(%c, [0, 0], %Z)
+  return %Y, %Z1
+}
+""", ins={"L": ML, "R": np.eye(16, dtype=np.float32)},
+    want={"Y": np.concatenate([1 + k * ML for k in range(3)]), "Z": 1 + 3 * ML},
+    args=["--entry", "k"]))
