@@ -811,8 +811,8 @@ static pto_status expect_scalar(pto_ir_builder *b, pto_ir_expr *e, pto_dtype dt,
   if (!e) return fail(b, "%smissing expression", what);
   if (e->kind == PTO_EXPR_VALUE && e->value->type->kind != PTO_TYPE_SCALAR) {
     txt t = ttext(b, e->value->type);
-    return fail_at(b, e->loc, "%sexpected a %s scalar, got %%%s: %s", what, pto_dtype_name(dt),
-                   e->value->name, t.s);
+    return fail_at(b, e->loc, "%sexpected a scalar of type %s, got %%%s: %s", what,
+                   pto_dtype_name(dt), e->value->name, t.s);
   }
   if (pto__ir_expr_is_flexible(e)) TRY(coerce(b, e, dt, what));
   if (e->dtype != dt) {

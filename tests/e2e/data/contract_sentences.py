@@ -166,6 +166,12 @@ ERRS = [
     ("call_dtype", "program e\nkernel @j(out %a: tensor[1, 1] f32) -> (tensor[1, 1] f32) {\n"
      "  return %a\n}\norch @main(out %a: tensor[1, 1] i32) -> (tensor[1, 1] i32) {\n"
      "  call @j(%a)\n  return %a\n}\n", [":6:11:", "tensor[1, 1] f32"]),
+    ("call_tensor_for_scalar", "program e\nkernel @j(out %y: tensor[1, 1] i32, %a: i32) -> "
+     "(tensor[1, 1] i32) {\n  return %y\n}\norch @main(out %y: tensor[1, 1] i32) -> "
+     "(tensor[1, 1] i32) {\n  call @j(%y, %y)\n  return %y\n}\n",
+     [":6:15:", "argument 2 for %a: expected a scalar of type i32, got %y: tensor[1, 1] i32"]),
+    ("fill_value_tile", t8(["%t = tile.load(%x, [0, 0], [8, 8])", "%f = tile.full([8, 8], f32, %t)"]),
+     [":4:31:", "the fill value: expected a scalar of type f32"]),
     # a tensor parameter without a direction is in and never written, through a view either
     ("in_written_by_call", "program e\n" + J1 + "orch @main(%x: tensor[1, 1] i32, out %y: "
      "tensor[1, 1] i32) -> (tensor[1, 1] i32) {\n  call @j(%x)\n  call @j(%y)\n  return %y\n}\n",
