@@ -44,6 +44,9 @@ ERRS = [
     ("value_name_digit", k("", ["%1 = 5"]), [":3:3:", "value name"]),
     ("hex_above_u64", k("", ["%c: u64 = 0x1FFFFFFFFFFFFFFFF"]), [":3:13:", "18446744073709551615"]),
     ("nul_byte", k("", ["%c = 1\0"]), [":3:9:", "0x00"]),
+    # a statement that starts with a value is an assignment: the message says what follows it
+    ("value_then_non_ascii", k("", ["%caf\u00e9 = 1"]), [":3:7:", "unexpected character (byte 0xc3)"]),
+    ("value_without_assign", k(", %a: i32", ["%a + 1"]), [":3:6:", "expected '=' after %a", "found '+'"]),
     ("space_not_a_space", t8(["%t: tile[8, 8] f32 @foo = tile.load(%x, [0, 0], [8, 8])"]),
      [":3:22:", "@foo", "vec, mat, left, right, acc"]),
     # -- grammar --
