@@ -36,6 +36,7 @@ typedef struct outliner {
   scope *scopes;
   int nscopes, cap;
   unsigned char *inside; /* per value id of the orch being scanned: defined inside the scope */
+  unsigned char *syms;   /* per dynamic symbol: used by the scope being scanned */
   pto_status err;
 } outliner;
 
@@ -64,6 +65,9 @@ static int scan_expr(outliner *o, scope *sc, const pto_ir_expr *e, int read, int
   case PTO_EXPR_VALUE:
     if (o->inside[e->value->id]) return 0;
     return add_capture(sc, e->value, read, written);
+  case PTO_EXPR_SYM:
+    if (e->sym >= 0 && e->sym < o->src->nsyms) o->syms[e->sym] = 1;
+    return 0;
   case PTO_EXPR_UNARY:
   case PTO_EXPR_CAST: return scan_expr(o, sc, e->a, 1, 0);
   case PTO_EXPR_BINARY: return scan_expr(o, sc, e->lhs, 1, 0) || scan_expr(o, sc, e->rhs, 1, 0);
@@ -134,6 +138,31 @@ static int scan_block(outliner *o, scope *sc, const pto_ir_block *blk) {
   return 0;
 }
 
+static int has_sym(const pto_ir_type *t, int sym) {
+  for (int d = 0; t->kind != PTO_TYPE_SCALAR && d < t->rank; d++)
+    if (t->dims[d] && t->dims[d]->kind == PTO_EXPR_SYM && t->dims[d]->sym == sym) return 1;
+  return 0;
+}
+
+/* A scope's kernel binds a dynamic symbol only from the dims of its tensor parameters: a symbol
+ * the scope uses that no captured tensor has (`i32(M)` in a scalar, `valid=[M, 64]` on a tile of
+ * another tensor) is bound by also capturing the orch's first tensor parameter that has it (the
+ * verifier made sure there is one), `in`: its dims asked for, as by tensor.dim, no data read. */
+static int bind_syms(outliner *o, scope *sc) {
+  for (int sym = 0; sym < o->src->nsyms; sym++) {
+    if (!o->syms[sym]) continue;
+    int bound = 0;
+    for (int i = 0; i < sc->ncaps && !bound; i++)
+      bound = has_sym(sc->caps[i].v->type, sym);
+    for (int i = 0; i < sc->orch->nparams && !bound; i++)
+      if (has_sym(sc->orch->params[i].value->type, sym)) {
+        if (add_capture(sc, sc->orch->params[i].value, 0, 0)) return -1;
+        bound = 1;
+      }
+  }
+  return 0;
+}
+
 /* One incore scope, named as pto_ir_each_incore names the kernel it becomes. */
 static pto_status add_scope(outliner *o, const pto_ir_func *orch, const pto_ir_stmt *s,
                             const char *name) {
@@ -144,7 +173,8 @@ static pto_status add_scope(outliner *o, const pto_ir_func *orch, const pto_ir_s
   sc->orch = orch;
   snprintf(sc->name, sizeof sc->name, "%s", name);
   memset(o->inside, 0, (size_t)orch->nvalues);
-  if (scan_block(o, sc, &s->incore.body)) return oom();
+  memset(o->syms, 0, (size_t)o->src->nsyms + 1);
+  if (scan_block(o, sc, &s->incore.body) || bind_syms(o, sc)) return oom();
   o->nscopes++;
   return PTO_OK;
 }
@@ -361,8 +391,9 @@ pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_pro
   if (!any) return PTO_OK;
   outliner o = {.src = p};
   o.inside = pto_calloc((size_t)maxvals, 1);
+  o.syms = pto_calloc((size_t)p->nsyms + 1, 1);
   pto_ir_func **nfs = pto_calloc((size_t)p->nfuncs, sizeof *nfs);
-  pto_status s = (!o.inside || !nfs) ? oom() : PTO_OK;
+  pto_status s = (!o.inside || !o.syms || !nfs) ? oom() : PTO_OK;
   if (!s) s = pto_ir_each_incore(p, visit_scope, &o);
   if (!s && o.err) {
     s = o.err;
@@ -388,6 +419,7 @@ pto_status pto__outline_incore(const pto_ir_program *p, pto_ir_program **out_pro
     free(o.scopes[i].caps);
   free(o.scopes);
   free(o.inside);
+  free(o.syms);
   free(nfs);
   return s;
 }

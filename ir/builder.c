@@ -714,6 +714,17 @@ static int lit_fits(const pto_ir_expr *e, pto_dtype dt) {
   return int_fits(e->i, dt);
 }
 
+/* " (an integer from 0 to 255)" for an integer dtype (a float literal never fits one), else "". */
+static txt int_range_text(pto_dtype dt) {
+  txt t = {{0}};
+  int64_t lo;
+  uint64_t hi;
+  if (dt != PTO_DTYPE_BOOL && !pto_dtype_is_float(dt) && pto_dtype_int_range(dt, &lo, &hi) == 0)
+    snprintf(t.s, sizeof t.s, " (an integer from %lld to %llu)", (long long)lo,
+             (unsigned long long)hi);
+  return t;
+}
+
 /* "literal 300 does not fit u8 (an integer from 0 to 255)": integer literal e and dtype dt. */
 static pto_status lit_misfit(pto_ir_builder *b, const pto_ir_expr *e, pto_dtype dt,
                              const char *what) {
@@ -750,7 +761,8 @@ static pto_status coerce(pto_ir_builder *b, pto_ir_expr *e, pto_dtype dt, const 
   case PTO_EXPR_FLOAT:
     if (!pto_dtype_is_float(dt) || !float_fits(e->f, dt)) {
       txt t = etext(b, e);
-      return fail_at(b, e->loc, "%sliteral %s does not fit %s", what, t.s, pto_dtype_name(dt));
+      return fail_at(b, e->loc, "%sliteral %s does not fit %s%s", what, t.s, pto_dtype_name(dt),
+                     int_range_text(dt).s);
     }
     break;
   case PTO_EXPR_UNARY: TRY(coerce(b, e->a, dt, what)); break;
@@ -775,7 +787,8 @@ static pto_status commit(pto_ir_builder *b, const pto_ir_expr *e) {
   case PTO_EXPR_FLOAT:
     if (!float_fits(e->f, e->dtype)) {
       txt t = etext(b, e);
-      return fail_at(b, e->loc, "literal %s does not fit %s", t.s, pto_dtype_name(e->dtype));
+      return fail_at(b, e->loc, "literal %s does not fit %s%s", t.s, pto_dtype_name(e->dtype),
+                     int_range_text(e->dtype).s);
     }
     return PTO_OK;
   case PTO_EXPR_UNARY:
@@ -798,8 +811,8 @@ static pto_status expect_scalar(pto_ir_builder *b, pto_ir_expr *e, pto_dtype dt,
   if (!e) return fail(b, "%smissing expression", what);
   if (e->kind == PTO_EXPR_VALUE && e->value->type->kind != PTO_TYPE_SCALAR) {
     txt t = ttext(b, e->value->type);
-    return fail_at(b, e->loc, "%sexpected a %s scalar, got %%%s: %s", what, pto_dtype_name(dt),
-                   e->value->name, t.s);
+    return fail_at(b, e->loc, "%sexpected a scalar of type %s, got %%%s: %s", what,
+                   pto_dtype_name(dt), e->value->name, t.s);
   }
   if (pto__ir_expr_is_flexible(e)) TRY(coerce(b, e, dt, what));
   if (e->dtype != dt) {
@@ -1334,7 +1347,7 @@ pto_status pto_ir_builder_param(pto_ir_builder *b, const char *name, const pto_i
       return fail(b, "%s: a default is a literal or runtime", what);
     if (literal->kind == PTO_EXPR_BOOL) {
       if (type->dtype != PTO_DTYPE_BOOL)
-        return fail_at(b, literal->loc, "%s: default %s is not a %s", what,
+        return fail_at(b, literal->loc, "%s: default %s is a bool, not %s", what,
                        literal->b ? "true" : "false", pto_dtype_name(type->dtype));
     } else {
       if (type->dtype == PTO_DTYPE_BOOL) {
@@ -1662,10 +1675,11 @@ static pto_status check_list(opctx *c, const pto_ir_arg *a, const char *what, in
   if (a->kind != PTO_ARG_LIST)
     return op_fail_at(c, a->loc, "%s must be a list [..], got %s", what, arg_kind_text(a));
   if (n >= 0 && a->list.n != n)
-    return op_fail_at(c, a->loc, "%s have %d entries, expected %d", what, a->list.n, n);
+    return op_fail_at(c, a->loc, "%s: %d entr%s, expected %d", what, a->list.n,
+                      a->list.n == 1 ? "y" : "ies", n);
   if (n < 0 && (a->list.n < 1 || a->list.n > PTO_MAX_RANK))
-    return op_fail_at(c, a->loc, "%s have %d entries, expected 1 to %d", what, a->list.n,
-                      PTO_MAX_RANK);
+    return op_fail_at(c, a->loc, "%s: %d entr%s, expected 1 to %d", what, a->list.n,
+                      a->list.n == 1 ? "y" : "ies", PTO_MAX_RANK);
   char w[160];
   snprintf(w, sizeof w, "%s: %s: ", c->info->name, what);
   for (int k = 0; k < a->list.n; k++)

@@ -41,19 +41,24 @@ static pto_status name_taken(const pto_ir_program *p, const char *name, int *out
   return PTO_OK;
 }
 
-/* What a kernel entry cannot have outside an orch or host: comm windows. Every kernel-side
+/* What a kernel or orch entry cannot have outside a host: comm windows. Every kernel-side
  * dist.* op takes a dtensor (or a communicator made of one), and only a host makes them, so a
- * dtensor parameter is what refuses every kernel that needs a host's context. */
+ * dtensor parameter is what refuses every entry that needs a host's context. (A host's orch
+ * callees, which do take windows, are compiled as entries of their own by the driver, not
+ * through here.) */
 static pto_status check_standalone(const pto_ir_program *p, const pto_ir_func *k) {
+  int kernel = k->kind == PTO_FUNC_KERNEL;
   for (int i = 0; i < k->nparams; i++) {
     const pto_ir_value *v = k->params[i].value;
     if (v->type->kind == PTO_TYPE_DTENSOR)
       return pto_status_make(
           PTO_STATUS_INVALID_ARGUMENT,
-          "%s:%d:%d: entry @%s is a kernel with a dtensor parameter %%%s: comm windows (and the "
+          "%s:%d:%d: entry @%s is %s with a dtensor parameter %%%s: comm windows (and the "
           "dist.* ops on them) come from a host program (dist.alloc_window), so the entry must "
-          "be a host whose orch calls @%s",
-          p->file ? p->file : "<program>", v->loc.line, v->loc.col, k->name, v->name, k->name);
+          "be a host %s @%s",
+          p->file ? p->file : "<program>", v->loc.line, v->loc.col, k->name,
+          kernel ? "a kernel" : "an orch", v->name, kernel ? "whose orch calls" : "that calls",
+          k->name);
   }
   return PTO_OK;
 }
@@ -135,6 +140,7 @@ pto_status pto_ir_program_kernel_entry(const pto_ir_program *p, const char *name
   *out_entry = NULL;
   pto_ir_func *k = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_program_entry(p, name, &k));
+  if (k->kind == PTO_FUNC_ORCH) PTO_RETURN_IF_ERROR(check_standalone(p, k));
   if (k->kind != PTO_FUNC_KERNEL) {
     *out_entry = k->name;
     return PTO_OK;

@@ -3080,7 +3080,8 @@ static pto_status bind_params(frame *fr, const bind_ctx *bc, rv *args, int is_en
         v = lit.s;
       } else {
         if (args[i].kind != RV_SCALAR)
-          return bind_fail(bc, PTO_STATUS_INVALID_ARGUMENT, "parameter %%%s needs a %s scalar", pn,
+          return bind_fail(bc, PTO_STATUS_INVALID_ARGUMENT,
+                           "parameter %%%s needs a scalar of type %s", pn,
                            pto_dtype_name(ty->dtype));
         if (args[i].s.dtype != ty->dtype)
           return bind_fail(bc, PTO_STATUS_INVALID_ARGUMENT,

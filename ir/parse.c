@@ -1237,6 +1237,17 @@ static pto_status statement(parser *p) {
   if (is_word(t, "if")) return ifexpr(p, NULL);
   if (is_word(t, "incore")) return incore(p);
   if (is_word(t, "yield") || is_word(t, "return")) return last(p);
+  if (t->kind == T_VALUE) {
+    /* A value starts an assignment: say what is missing after it (or what the lexer refused
+     * there), not that %x cannot start a statement. */
+    if (t2->kind == T_ERROR) return lex_error(p, t2);
+    char name[96], found[96];
+    describe(t, name, sizeof name);
+    describe(t2, found, sizeof found);
+    return err_at(
+        p, t2, "expected '=' after %s (a statement that starts with a value assigns it), found %s",
+        name, found);
+  }
   return expected(p, "a statement");
 }
 

@@ -5,8 +5,9 @@
  * which every program comes from. To re-check a program assembled or edited through the C API,
  * the verifier rebuilds it through a fresh builder and compares what the rebuild deduced with what
  * the program records (value ids and types, aliases, expression dtypes). It then checks the rules
- * that span functions: unshaped tensors only where the entry's are, and each kernel's (and incore
- * scope's) tile footprint against the sim platform's buffers. */
+ * that span a function: unshaped tensors only where the entry's are, dynamic symbols only where
+ * a tensor parameter of the function binds them, and each kernel's (and incore scope's) tile
+ * footprint against the sim platform's buffers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,6 +515,88 @@ static pto_status check_unshaped(const pto_ir_program *p, const pto_ir_func *f, 
   return PTO_OK;
 }
 
+/* A dynamic symbol takes its value, at each call of a function, from the shapes of that function's
+ * tensor parameters (docs/language.md "Functions and parameters"), so every symbol its body uses
+ * (incore scopes included) must be an extent of one of them. Expression trees are at most
+ * PTO_IR_MAX_EXPR_HEIGHT deep. */
+static const pto_ir_expr *unbound_sym(const pto_ir_expr *e, const unsigned char *bound) {
+  if (!e) return NULL;
+  switch (e->kind) {
+  case PTO_EXPR_SYM: return bound[e->sym] ? NULL : e;
+  case PTO_EXPR_UNARY:
+  case PTO_EXPR_CAST: return unbound_sym(e->a, bound);
+  case PTO_EXPR_BINARY: {
+    const pto_ir_expr *l = unbound_sym(e->lhs, bound);
+    return l ? l : unbound_sym(e->rhs, bound);
+  }
+  default: return NULL;
+  }
+}
+
+static const pto_ir_expr *stmt_unbound_sym(const pto_ir_stmt *s, const unsigned char *bound) {
+  const pto_ir_expr *e = NULL;
+  switch (s->kind) {
+  case PTO_STMT_ASSIGN: return unbound_sym(s->expr, bound);
+  case PTO_STMT_OP:
+    for (int i = 0; i < s->op.nargs && !e; i++) {
+      const pto_ir_arg *a = &s->op.args[i];
+      if (a->kind == PTO_ARG_EXPR) e = unbound_sym(a->expr, bound);
+      for (int k = 0; a->kind == PTO_ARG_LIST && k < a->list.n && !e; k++)
+        e = unbound_sym(a->list.items[k], bound);
+    }
+    return e;
+  case PTO_STMT_CALL:
+    for (int i = 0; i < s->call.nargs && !e; i++)
+      e = unbound_sym(s->call.args[i], bound);
+    return e ? e : unbound_sym(s->call.device, bound);
+  case PTO_STMT_FOR:
+    e = unbound_sym(s->loop.lo, bound);
+    if (!e) e = unbound_sym(s->loop.hi, bound);
+    if (!e) e = unbound_sym(s->loop.step, bound);
+    for (int i = 0; i < s->loop.niters && !e; i++)
+      e = unbound_sym(s->loop.inits[i], bound);
+    return e;
+  case PTO_STMT_IF: return unbound_sym(s->branch.cond, bound);
+  case PTO_STMT_YIELD:
+  case PTO_STMT_RETURN:
+    for (int i = 0; i < s->ret.n && !e; i++)
+      e = unbound_sym(s->ret.vals[i], bound);
+    return e;
+  default: return NULL;
+  }
+}
+
+static pto_status check_syms_bound(const pto_ir_program *p, const pto_ir_func *f) {
+  if (p->nsyms <= 0) return PTO_OK;
+  unsigned char *bound = pto_calloc((size_t)p->nsyms, 1);
+  if (!bound) return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory verifying");
+  for (int i = 0; i < f->nparams; i++) {
+    const pto_ir_type *t = f->params[i].value->type;
+    for (int d = 0; t->kind != PTO_TYPE_SCALAR && d < t->rank; d++)
+      if (t->dims[d] && t->dims[d]->kind == PTO_EXPR_SYM && t->dims[d]->sym >= 0 &&
+          t->dims[d]->sym < p->nsyms)
+        bound[t->dims[d]->sym] = 1;
+  }
+  const pto_ir_stmt **stmts = NULL;
+  int n = 0;
+  pto_status s = pto_ir_func_stmts(f, &stmts, &n);
+  const pto_ir_expr *e = NULL;
+  for (int k = 0; !s && k < n && !e; k++)
+    e = stmt_unbound_sym(stmts[k], bound);
+  if (!s && e) {
+    const char *sym = e->sym >= 0 && e->sym < p->nsyms ? p->syms[e->sym] : "?";
+    s = pto__ir_errorf(p, e->loc,
+                       "dynamic symbol '%s' is not bound by any tensor parameter of @%s (a "
+                       "function's symbols take their values from the shapes of its tensor "
+                       "parameters: pass it a tensor with extent %s, or pass the value as an "
+                       "index parameter)",
+                       sym, f->name, sym);
+  }
+  pto_free((void *)stmts);
+  free(bound);
+  return s;
+}
+
 pto_status pto_ir_verify(const pto_ir_program *p) {
   if (!p) return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "verify: no program");
   pto_ir_program *copy = NULL;
@@ -540,6 +623,7 @@ pto_status pto_ir_verify(const pto_ir_program *p) {
   for (int i = 0; !s && i < p->nfuncs; i++) {
     const pto_ir_func *f = p->funcs[i];
     s = check_unshaped(p, f, called[i]);
+    if (!s) s = check_syms_bound(p, f);
     if (s) break;
     if (f->kind == PTO_FUNC_KERNEL) {
       char what[160];

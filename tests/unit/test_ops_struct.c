@@ -97,7 +97,7 @@ static const bad_case k_bad[] = {
     {"  %j = tile.load(%i, [0, 0], [16, 1])\n  %y = tile.gather_rows(%t, %j, [28], [16, 8])\n",
      "s.ptir:4:34: tile.gather_rows: columns 28..36 fall past the extent 32 of dim 1"},
     {"  %j = tile.load(%i, [0, 0], [16, 1])\n  %y = tile.gather_rows(%t, %j, [0, 0], [16, 8])\n",
-     "tile.gather_rows: the column offset have 2 entries, expected 1"},
+     "tile.gather_rows: the column offset: 2 entries, expected 1"},
     {"  %j = tile.load(%i, [0, 0], [16, 1])\n  %x = tile.load(%a, [0, 0], [16, 8])\n"
      "  %y = tile.scatter_rows(%x, %j, [0], %t)\n",
      "tile.scatter_rows writes %t, an in parameter (declare it out or inout)"},
