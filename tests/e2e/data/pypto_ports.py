@@ -824,4 +824,181 @@ port("models/qwen3_jit/kernels/rmsnorm", "input_rmsnorm", RMSNORM,
      {"hidden_states": hs, "input_rms_weight": w},
      {"normed_states": near(x * inv * w, 1e-2, 1e-3)})
 
+# ---- models/04_paged_attention.py (its unaligned variant: context lengths that are not a
+# multiple of the block size): the orchestration reads its loop bounds from a config tensor and
+# the block table with pl.tensor.read (tensor.read, converted with index(..)), and per KV block
+# calls the four InCore kernels (QK matmul, softmax prepare, PV matmul, online update) on
+# tensor.create'd buffers; the accumulators mi/li/oi are tensors carried from call to call
+# (inout). Sizes shrunk: 2 requests of 16 heads, head_dim 64, blocks of 64 rows, 4 blocks per
+# request. pl.load(.., valid_shape=) + pl.tile.fillpad(pad_value=min) is tile.load(.., valid=,
+# pad=min) + tile.fillpad(pad=min); the [16, 1] <-> [1, 16] reshapes PyPTO needs for its DN
+# layout are not needed (a PTIR tile has no layout). kernel_init_inplace (which writes nothing)
+# is left out. is_first/is_last are index scalars (0/1) yielded by an if.
+PAGED = """program paged_attention
+kernel @kernel_qk_matmul(%qi: tensor[16, 64] bf16, %kj: tensor[64, 64] bf16,
+                         out %output: tensor[16, 64] f32) -> (tensor[16, 64] f32) {
+  %q1 = tile.load(%qi, [0, 0], [16, 64], space=mat)
+  %k = tile.load(%kj, [0, 0], [64, 64])
+  %kt = tile.transpose(%k)
+  %q0 = tile.move(%q1, space=left)
+  %k0 = tile.move(%kt, space=right)
+  %s = tile.matmul(%q0, %k0)
+  %o = tile.store(%s, [0, 0], %output)
+  return %o
+}
+
+kernel @kernel_softmax_prepare(%sij: tensor[16, 64] f32, %scale: f32, %valid_len: index,
+                               out %out_pij: tensor[16, 64] bf16, out %out_mi: tensor[16, 1] f32,
+                               out %out_li: tensor[16, 1] f32)
+    -> (tensor[16, 64] bf16, tensor[16, 1] f32, tensor[16, 1] f32) {
+  %st = tile.load(%sij, [0, 0], [16, 64], valid=[16, %valid_len], pad=min)
+  %sp = tile.fillpad(%st, pad=min)
+  %sc = tile.muls(%sp, %scale)
+  %mi = tile.row_max(%sc)
+  %ce = tile.row_expand_sub(%sc, %mi)
+  %ex = tile.exp(%ce)
+  %pb = tile.cast(%ex, bf16)
+  %pf = tile.cast(%pb, f32)
+  %li = tile.row_sum(%pf)
+  %o1 = tile.store(%pb, [0, 0], %out_pij)
+  %o2 = tile.store(%mi, [0, 0], %out_mi)
+  %o3 = tile.store(%li, [0, 0], %out_li)
+  return %o1, %o2, %o3
+}
+
+kernel @kernel_pv_matmul(%pij: tensor[16, 64] bf16, %vj: tensor[64, 64] bf16,
+                         out %output: tensor[16, 64] f32) -> (tensor[16, 64] f32) {
+  %p1 = tile.load(%pij, [0, 0], [16, 64], space=mat)
+  %v1 = tile.load(%vj, [0, 0], [64, 64], space=mat)
+  %p0 = tile.move(%p1, space=left)
+  %v0 = tile.move(%v1, space=right)
+  %o = tile.matmul(%p0, %v0)
+  %r = tile.store(%o, [0, 0], %output)
+  return %r
+}
+
+kernel @kernel_online_update(%mij: tensor[16, 1] f32, %lij: tensor[16, 1] f32,
+                             %oi_new: tensor[16, 64] f32, inout %mi: tensor[16, 1] f32,
+                             inout %li: tensor[16, 1] f32, inout %oi: tensor[16, 64] f32,
+                             out %dst: tensor[16, 64] f32, %is_first: index, %is_last: index)
+    -> (tensor[16, 1] f32, tensor[16, 1] f32, tensor[16, 64] f32, tensor[16, 64] f32) {
+  %mij_t = tile.load(%mij, [0, 0], [16, 1])
+  %lij_t = tile.load(%lij, [0, 0], [16, 1])
+  %on_t = tile.load(%oi_new, [0, 0], [16, 64])
+  %mi_t = tile.load(%mi, [0, 0], [16, 1])
+  %li_t = tile.load(%li, [0, 0], [16, 1])
+  %oi_t = tile.load(%oi, [0, 0], [16, 64])
+  if %is_first != 0 {
+    tile.store(%mij_t, [0, 0], %mi)
+    tile.store(%lij_t, [0, 0], %li)
+    tile.store(%on_t, [0, 0], %oi)
+    if %is_last != 0 {
+      %d = tile.row_expand_div(%on_t, %lij_t)
+      tile.store(%d, [0, 0], %dst)
+    } else {
+      %z = tile.full([16, 64], f32, 0.0)
+      tile.store(%z, [0, 0], %dst)
+    }
+  } else {
+    %mn = tile.max(%mi_t, %mij_t)
+    %md = tile.sub(%mi_t, %mn)
+    %alpha = tile.exp(%md)
+    %mjd = tile.sub(%mij_t, %mn)
+    %beta = tile.exp(%mjd)
+    %ls = tile.mul(%alpha, %li_t)
+    %ljs = tile.mul(%beta, %lij_t)
+    %lu = tile.add(%ls, %ljs)
+    %os = tile.row_expand_mul(%oi_t, %alpha)
+    %ons = tile.row_expand_mul(%on_t, %beta)
+    %ou = tile.add(%os, %ons)
+    tile.store(%mn, [0, 0], %mi)
+    tile.store(%lu, [0, 0], %li)
+    tile.store(%ou, [0, 0], %oi)
+    if %is_last != 0 {
+      %d = tile.row_expand_div(%ou, %lu)
+      tile.store(%d, [0, 0], %dst)
+    } else {
+      %z = tile.full([16, 64], f32, 0.0)
+      tile.store(%z, [0, 0], %dst)
+    }
+  }
+  return %mi, %li, %oi, %dst
+}
+
+orch @paged_attention(%query: tensor[32, 64] bf16, %key_cache: tensor[512, 64] bf16,
+                      %value_cache: tensor[512, 64] bf16, %block_table: tensor[8] i32,
+                      %context_lens: tensor[2] i32, out %out: tensor[32, 64] f32,
+                      %config: tensor[7] i64) -> (tensor[32, 64] f32) {
+  %c0 = tensor.read(%config, [0])
+  %c1 = tensor.read(%config, [1])
+  %c4 = tensor.read(%config, [4])
+  %c5 = tensor.read(%config, [5])
+  %batch = index(%c0)
+  %num_heads = index(%c1)
+  %block_size = index(%c4)
+  %block_num = index(%c5)
+  %q_loop = (%num_heads + 15) / 16
+  for %b in range(0, %batch) {
+    %cl = tensor.read(%context_lens, [%b])
+    %cur_seq = index(%cl)
+    %bn_this = (%cur_seq + %block_size - 1) / %block_size
+    for %q in range(0, %q_loop) {
+      %cur_offset = %b * %num_heads + %q * 16
+      %oi = tensor.create([16, 64], f32)
+      %li = tensor.create([16, 1], f32)
+      %mi = tensor.create([16, 1], f32)
+      for %bn in range(0, %bn_this) {
+        %qi = tensor.slice(%query, [%cur_offset, 0], [16, 64])
+        %blk = tensor.read(%block_table, [%b * %block_num + %bn])
+        %valid_len = min(%block_size, %cur_seq - %bn * %block_size)
+        %kv_row = index(%blk) * %block_size
+        %kj = tensor.slice(%key_cache, [%kv_row, 0], [64, 64])
+        %vj = tensor.slice(%value_cache, [%kv_row, 0], [64, 64])
+        %sij_buf = tensor.create([16, 64], f32)
+        %sij = call @kernel_qk_matmul(%qi, %kj, %sij_buf)
+        %pij_buf = tensor.create([16, 64], bf16)
+        %mi_buf = tensor.create([16, 1], f32)
+        %li_buf = tensor.create([16, 1], f32)
+        %pij, %mij, %lij = call @kernel_softmax_prepare(%sij, 1.0, %valid_len, %pij_buf,
+                                                        %mi_buf, %li_buf)
+        %oi_buf = tensor.create([16, 64], f32)
+        %oi_tmp = call @kernel_pv_matmul(%pij, %vj, %oi_buf)
+        %is_first = if %bn == 0 {
+          yield 1
+        } else {
+          yield 0
+        }
+        %is_last = if %bn == %bn_this - 1 {
+          yield 1
+        } else {
+          yield 0
+        }
+        %out_view = tensor.slice(%out, [%cur_offset, 0], [16, 64])
+        %m2, %l2, %o2, %d2 = call @kernel_online_update(%mij, %lij, %oi_tmp, %mi, %li, %oi,
+                                                        %out_view, %is_first, %is_last)
+      }
+    }
+  }
+  return %out
+}
+"""
+qf = (randn(32, 64) * 0.5).astype(F)
+kf, vf = (randn(512, 64) * 0.5).astype(F), randn(512, 64)
+qb, kb, vb = bf16(qf), bf16(kf), bf16(vf)
+q64, k64, v64 = (bf16_to_f32(t).astype(np.float64) for t in (qb, kb, vb))
+table = rng.permutation(8).astype(np.int32)
+ctx = np.array([100, 256], np.int32)
+config = np.array([2, 16, 16, 64, 64, 4, 0], np.int64)
+want = np.zeros((32, 64))
+for bb in range(2):
+    rows = np.concatenate([np.arange(table[bb * 4 + j] * 64, table[bb * 4 + j] * 64 + 64)
+                           for j in range(4)])[:ctx[bb]]
+    s = q64[bb * 16:bb * 16 + 16] @ k64[rows].T
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    want[bb * 16:bb * 16 + 16] = (p / p.sum(axis=1, keepdims=True)) @ v64[rows]
+port("models/04", "paged_attention", PAGED,
+     {"query": qb, "key_cache": kb, "value_cache": vb, "block_table": table, "context_lens": ctx,
+      "config": config}, {"out": near(want.astype(F), 2e-2, 2e-2)}, entry="paged_attention",
+     slow=True)
+
 CASES = SLOW if os.environ.get("PTO_PORTS_SET") == "slow" else FAST
