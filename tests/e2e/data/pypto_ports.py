@@ -22,8 +22,11 @@ def near(want, rtol=1e-5, atol=1e-5):
     return ("near", np.asarray(want), rtol, atol)
 
 
-def port(where, name, prog, ins, want, entry=None, slow=False):
+def port(where, name, prog, ins, want, entry=None, slow=False, defs=()):
+    """defs: ("NAME=VALUE", ...) bound when compiling (-D), PyPTO's specialised scalars."""
     args = ["--entry", entry] if entry else []
+    for d in defs:
+        args += ["-D", d]
     (SLOW if slow else FAST).append(Case(name, prog, ins=ins, want=want, args=args))
 
 
@@ -492,6 +495,231 @@ port("intermediate/05", "tile_assemble_loop_col_broadcast", ASSEMBLE, {"x": x, "
 s16 = randn(16, 16)
 port("intermediate/05", "tile_assemble_double_loop_broadcast", ASSEMBLE, {"x": x, "src": s16},
      {"y": np.tile(s16, (2, 2))}, entry="tile_assemble_double_loop_broadcast")
+
+# ---- intermediate/06_dyn_valid_shape.py: a load whose valid columns are a scalar, fillpad
+# with min, scale. PyPTO's `vlen: pl.INDEX` and `scale: pl.FP32` are specialisation constants
+# (each value compiles its own kernel): a PTIR scalar with no default, bound with -D (Python:
+# pto.compile(.., vlen=32)). The if_else and loop forms pl.read a config tensor inside the
+# pl.at block; PTIR reads it in the orch (tensor.read is an orch op) and the incore scope takes
+# the scalars; `if c: vlen = a else: vlen = b` is an if that yields. The example only lowers
+# its programs; the model is what each computes.
+DYN_VALID = """program dyn_valid_shape
+orch @dyn_valid_shape(%data: tensor[64, 64] f32, %scale: f32, %vlen: index,
+                      out %output: tensor[64, 64] f32) -> (tensor[64, 64] f32) {
+  incore {
+    %s = tile.load(%data, [0, 0], [64, 64], valid=[64, %vlen])
+    %sp = tile.fillpad(%s, pad=min)
+    %sc = tile.muls(%sp, %scale)
+    tile.store(%sc, [0, 0], %output)
+  }
+  return %output
+}
+
+orch @dyn_valid_shape_if_else(%data: tensor[64, 64] f32, %cfg: tensor[3] i64,
+                              out %output: tensor[64, 64] f32) -> (tensor[64, 64] f32) {
+  %is_last = tensor.read(%cfg, [0])
+  %last_valid_len = tensor.read(%cfg, [1])
+  %full_len = tensor.read(%cfg, [2])
+  %vlen = if %is_last == 1 {
+    yield index(%last_valid_len)
+  } else {
+    yield index(%full_len)
+  }
+  incore {
+    %s = tile.load(%data, [0, 0], [64, 64], valid=[64, %vlen])
+    %sp = tile.fillpad(%s, pad=min)
+    tile.store(%sp, [0, 0], %output)
+  }
+  return %output
+}
+
+orch @dyn_valid_shape_loop(%sij_buf: tensor[128, 64] f32, %cfg: tensor[3] i64,
+                           out %output: tensor[128, 64] f32) -> (tensor[128, 64] f32) {
+  %c0 = tensor.read(%cfg, [0])
+  %c1 = tensor.read(%cfg, [1])
+  %c2 = tensor.read(%cfg, [2])
+  %n_blocks = index(%c0)
+  %last_valid_len = index(%c1)
+  %block_size = index(%c2)
+  incore {
+    for %i in range(0, %n_blocks) {
+      %vlen = if %i == %n_blocks - 1 {
+        yield %last_valid_len
+      } else {
+        yield %block_size
+      }
+      %r0 = %i * 64
+      %s = tile.load(%sij_buf, [%r0, 0], [64, 64], valid=[64, %vlen])
+      %sp = tile.fillpad(%s, pad=min)
+      tile.store(%sp, [%r0, 0], %output)
+    }
+  }
+  return %output
+}
+"""
+def padded(d, vlen):  # pad=min for floats is -inf (docs/language.md, Semantics)
+    o = d.copy()
+    o[:, vlen:] = -np.inf
+    return o
+
+
+d = randn(64, 64)
+port("intermediate/06", "dyn_valid_shape_full", DYN_VALID, {"data": d},
+     {"output": d * F(0.5)}, entry="dyn_valid_shape", defs=("vlen=64", "scale=0.5"))
+port("intermediate/06", "dyn_valid_shape_partial", DYN_VALID, {"data": d},
+     {"output": padded(d, 32) * F(0.5)}, entry="dyn_valid_shape", defs=("vlen=32", "scale=0.5"))
+port("intermediate/06", "dyn_valid_shape_if_else", DYN_VALID,
+     {"data": d, "cfg": np.array([1, 48, 64], np.int64)}, {"output": padded(d, 48)},
+     entry="dyn_valid_shape_if_else")
+sb = randn(128, 64)
+want = sb.copy()
+want[64:, 48:] = -np.inf
+port("intermediate/06", "dyn_valid_shape_loop", DYN_VALID,
+     {"sij_buf": sb, "cfg": np.array([2, 48, 64], np.int64)}, {"output": want},
+     entry="dyn_valid_shape_loop")
+
+# ---- intermediate/07_task_graph.py: two pl.at scopes, the second reading what the first
+# wrote; the edge is inferred from the directions in both PyPTO and pto. declared_edge's
+# `deps=[first]` has no PTIR form (pto derives every edge), so both modes are the same program.
+# `scratch[:] = pl.add(x, x)` on whole tensors is a load, tile.add and a store in the scope.
+TASK_GRAPH = """program task_graph
+orch @inferred_edge(%x: tensor[128, 128] f32, out %scratch: tensor[128, 128] f32,
+                    out %out: tensor[128, 128] f32)
+    -> (tensor[128, 128] f32, tensor[128, 128] f32) {
+  incore "stage1" {
+    %tx = tile.load(%x, [0, 0], [128, 128])
+    %s = tile.add(%tx, %tx)
+    tile.store(%s, [0, 0], %scratch)
+  }
+  incore "stage2" {
+    %ts = tile.load(%scratch, [0, 0], [128, 128])
+    %o = tile.add(%ts, %ts)
+    tile.store(%o, [0, 0], %out)
+  }
+  return %scratch, %out
+}
+"""
+x = randn(128, 128)
+port("intermediate/07", "inferred_edge", TASK_GRAPH, {"x": x},
+     {"scratch": x + x, "out": (x + x) + (x + x)})
+
+# ---- models/02_vector_dag.py: five tasks on tensor.create'd intermediates,
+# f = (a + b + 1)(a + b + 2) + (a + b); pl.add(tile, scalar) with a Scalar parameter is
+# tile.adds; example_orch is the 16x16 four-task form.
+def dag_kernels(n):
+    return """kernel @kernel_add_%(n)d(%%a: tensor[%(n)d, %(n)d] f32, %%b: tensor[%(n)d, %(n)d] f32,
+                      out %%output: tensor[%(n)d, %(n)d] f32) -> (tensor[%(n)d, %(n)d] f32) {
+  %%ta = tile.load(%%a, [0, 0], [%(n)d, %(n)d])
+  %%tb = tile.load(%%b, [0, 0], [%(n)d, %(n)d])
+  %%r = tile.add(%%ta, %%tb)
+  %%o = tile.store(%%r, [0, 0], %%output)
+  return %%o
+}
+
+kernel @kernel_add_scalar_%(n)d(%%a: tensor[%(n)d, %(n)d] f32, %%scalar: f32,
+                             out %%output: tensor[%(n)d, %(n)d] f32) -> (tensor[%(n)d, %(n)d] f32) {
+  %%x = tile.load(%%a, [0, 0], [%(n)d, %(n)d])
+  %%r = tile.adds(%%x, %%scalar)
+  %%o = tile.store(%%r, [0, 0], %%output)
+  return %%o
+}
+
+kernel @kernel_mul_%(n)d(%%a: tensor[%(n)d, %(n)d] f32, %%b: tensor[%(n)d, %(n)d] f32,
+                      out %%output: tensor[%(n)d, %(n)d] f32) -> (tensor[%(n)d, %(n)d] f32) {
+  %%ta = tile.load(%%a, [0, 0], [%(n)d, %(n)d])
+  %%tb = tile.load(%%b, [0, 0], [%(n)d, %(n)d])
+  %%r = tile.mul(%%ta, %%tb)
+  %%o = tile.store(%%r, [0, 0], %%output)
+  return %%o
+}
+""" % {"n": n}
+
+
+VECTOR_DAG = "program vector_dag\n" + dag_kernels(128) + dag_kernels(16) + """
+orch @vector_dag(%a: tensor[128, 128] f32, %b: tensor[128, 128] f32,
+                 out %f: tensor[128, 128] f32) -> (tensor[128, 128] f32) {
+  %c = tensor.create([128, 128], f32)
+  %c1 = call @kernel_add_128(%a, %b, %c)
+  %d = tensor.create([128, 128], f32)
+  %d1 = call @kernel_add_scalar_128(%c1, 1.0, %d)
+  %e = tensor.create([128, 128], f32)
+  %e1 = call @kernel_add_scalar_128(%c1, 2.0, %e)
+  %g = tensor.create([128, 128], f32)
+  %g1 = call @kernel_mul_128(%d1, %e1, %g)
+  %f1 = call @kernel_add_128(%g1, %c1, %f)
+  return %f1
+}
+
+orch @example_orch(%a: tensor[16, 16] f32, %b: tensor[16, 16] f32,
+                   out %f_result: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  %c = tensor.create([16, 16], f32)
+  %c1 = call @kernel_add_16(%a, %b, %c)
+  %d = tensor.create([16, 16], f32)
+  %d1 = call @kernel_add_scalar_16(%c1, 1.0, %d)
+  %e = tensor.create([16, 16], f32)
+  %e1 = call @kernel_add_scalar_16(%c1, 2.0, %e)
+  %f1 = call @kernel_mul_16(%d1, %e1, %f_result)
+  return %f1
+}
+"""
+a, b = randn(128, 128), randn(128, 128)
+c = a + b
+port("models/02", "vector_dag", VECTOR_DAG, {"a": a, "b": b},
+     {"f": (c + F(1)) * (c + F(2)) + c}, entry="vector_dag")
+a, b = randn(16, 16), randn(16, 16)
+c = a + b
+port("models/02", "example_orch", VECTOR_DAG, {"a": a, "b": b},
+     {"f_result": (c + F(1)) * (c + F(2))}, entry="example_orch")
+
+# ---- advanced/03_mixed_kernel.py: a @ b + bias with f16 operands, as two scopes (staged: the
+# f32 product goes through a tensor.create'd buffer, since an incore scope's values do not
+# escape it) and as one scope (mixed: pl.split(UP_DOWN) and LEFT_RIGHT are the compiler's
+# placement hints, with no PTIR form: the same single scope).
+MIXED = """program mixed_kernel
+orch @staged_matmul_bias(%a: tensor[128, 256] f16, %b: tensor[256, 128] f16,
+                         %bias: tensor[128, 128] f32, out %out: tensor[128, 128] f32)
+    -> (tensor[128, 128] f32) {
+  %acc = tensor.create([128, 128], f32)
+  incore "cube_only" {
+    %a1 = tile.load(%a, [0, 0], [128, 256], space=mat)
+    %b1 = tile.load(%b, [0, 0], [256, 128], space=mat)
+    %a0 = tile.move(%a1, space=left)
+    %b0 = tile.move(%b1, space=right)
+    %p = tile.matmul(%a0, %b0)
+    tile.store(%p, [0, 0], %acc)
+  }
+  incore "vector_only" {
+    %t = tile.load(%acc, [0, 0], [128, 128])
+    %tb = tile.load(%bias, [0, 0], [128, 128])
+    %r = tile.add(%t, %tb)
+    tile.store(%r, [0, 0], %out)
+  }
+  return %out
+}
+
+orch @mixed_matmul_bias(%a: tensor[128, 256] f16, %b: tensor[256, 128] f16,
+                        %bias: tensor[128, 128] f32, out %out: tensor[128, 128] f32)
+    -> (tensor[128, 128] f32) {
+  incore "mixed_up_down" {
+    %a1 = tile.load(%a, [0, 0], [128, 256], space=mat)
+    %b1 = tile.load(%b, [0, 0], [256, 128], space=mat)
+    %a0 = tile.move(%a1, space=left)
+    %b0 = tile.move(%b1, space=right)
+    %p = tile.matmul(%a0, %b0)
+    %pv = tile.move(%p, space=vec)
+    %tb = tile.load(%bias, [0, 0], [128, 128])
+    %r = tile.add(%pv, %tb)
+    tile.store(%r, [0, 0], %out)
+  }
+  return %out
+}
+"""
+a, b = randn(128, 256).astype(np.float16), randn(256, 128).astype(np.float16)
+bias = randn(128, 128)
+want = mm(a.astype(F), b.astype(F)) + bias
+for n in ("staged_matmul_bias", "mixed_matmul_bias"):
+    port("advanced/03", n, MIXED, {"a": a, "b": b, "bias": bias},
+         {"out": near(want, 1e-2, 1e-2)}, entry=n)
 
 # ---- advanced/01_split_k.py: K = 512 split across 4 parallel tasks. PyPTO's tasks add their
 # partial products into c with pl.assemble(.., atomic=AtomicType.Add); pto has no atomic store

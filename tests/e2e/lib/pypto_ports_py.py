@@ -1,7 +1,8 @@
 """The ports of tests/e2e/data/pypto_ports.py run the way a PyPTO user runs a compiled program
 from Python (docs/pypto-guide.md, docs/python.md): `pto.compile(text, entry=NAME)` for
 PyPTO's `ir.compile`, then `compiled(*args)` with numpy arrays (outputs zero-filled, in
-parameter order) inside `with pto.ChipWorker(config=pto.RunConfig(platform="a2a3sim"))`.
+parameter order; a `-D NAME=VALUE` of the case is pto.compile's NAME=VALUE, PyPTO's specialised
+scalar) inside `with pto.ChipWorker(config=pto.RunConfig(platform="a2a3sim"))`.
 Each output is held to the same numpy model as contract.py holds `pto run`'s.
 
 Usage: python3 pypto_ports_py.py CASES.py (PYTHONPATH naming the built package, PTO the built
@@ -42,11 +43,19 @@ def main():
     nfail = 0
     with pto.ChipWorker(config=pto.RunConfig(platform="a2a3sim")):
         for c in ns["CASES"]:
-            entry = c.args[c.args.index("--entry") + 1] if "--entry" in c.args else None
-            compiled = pto.compile(c.prog, entry=entry) if entry else pto.compile(c.prog)
+            kw = {}
+            for i, a in enumerate(c.args[:-1]):
+                if a == "--entry":
+                    kw["entry"] = c.args[i + 1]
+                if a == "-D":  # a specialised scalar: pto.compile(.., NAME=VALUE)
+                    n, v = c.args[i + 1].split("=", 1)
+                    kw[n] = float(v) if "." in v else int(v)
+            compiled = pto.compile(c.prog, **kw)
             args, outs = [], {}
             for p in compiled.params:
-                if p.name in c.ins:
+                if p.name in kw:  # the specialised value itself
+                    args.append(kw[p.name])
+                elif p.name in c.ins:
                     args.append(np.ascontiguousarray(c.ins[p.name]))
                 else:
                     a = np.zeros(want_array(c.want[p.name]).shape, DTYPES[p.dtype])
