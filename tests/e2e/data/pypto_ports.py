@@ -1229,4 +1229,70 @@ port("models/04", "paged_attention", PAGED,
       "config": config}, {"out": near(want.astype(F), 2e-2, 2e-2)}, entry="paged_attention",
      slow=True)
 
+# ---- distributed/05_remote_load_store.py: a ring shift over the ranks, by remote_load (pull
+# the next rank's slice after a barrier) and by remote_store (push into the next rank, barrier,
+# read your own). pld.get_comm_ctx/rank/nranks are dist.comm_ctx/rank/nranks;
+# pld.alloc_window_buffer + pld.window are dist.alloc_window + dist.window; `x[r]` of the host's
+# [N, 1, 64] tensor is tensor.slice(%x, [%r, 0, 0], [1, 1, 64]) (the kernel loads it with three
+# offsets); `per_rank_load(.., device=r)` is `call @.. device=%r`. **The signal window's shape
+# differs**: PyPTO's barrier takes an [N_RANKS, 1] INT32 signal buffer, pto's dist.barrier a
+# [1, S] one (S at least the rank count), so the port allocates [1, 8]. N is the host's device
+# count (2 as the example, and 4).
+def ring(mode):
+    if mode == "load":
+        body = """  %d1 = tile.store(%local, [0, 0, 0], %data)
+  dist.barrier(%signal)
+  %recv = dist.remote_load(%d1, %peer, [0, 0, 0], [1, 64])
+  %y1 = tile.store(%recv, [0, 0, 0], %y)
+  return %y1, %d1, %signal
+"""
+    else:
+        body = """  dist.remote_store(%local, %data, %peer, [0, 0, 0])
+  dist.barrier(%signal)
+  %back = tile.load(%data, [0, 0, 0], [1, 64])
+  %y1 = tile.store(%back, [0, 0, 0], %y)
+  return %y1, %data, %signal
+"""
+    return """program ring_shift_%(m)s
+dynamic N
+
+kernel @shift_by_%(m)s(%%x: tensor[1, 1, 64] f32, out %%y: tensor[1, 1, 64] f32,
+                     inout %%data: dtensor[1, 1, 64] f32, inout %%signal: dtensor[1, 8] i32)
+    -> (tensor[1, 1, 64] f32, dtensor[1, 1, 64] f32, dtensor[1, 8] i32) {
+  %%ctx = dist.comm_ctx(%%data)
+  %%my_rank = dist.rank(%%ctx)
+  %%nranks = dist.nranks(%%ctx)
+  %%local = tile.load(%%x, [0, 0, 0], [1, 64])
+  %%peer = mod(%%my_rank + 1, %%nranks)
+%(body)s}
+
+orch @per_rank_%(m)s(%%x: tensor[1, 1, 64] f32, out %%y: tensor[1, 1, 64] f32,
+                   inout %%data: dtensor[1, 1, 64] f32, inout %%signal: dtensor[1, 8] i32)
+    -> (tensor[1, 1, 64] f32, dtensor[1, 1, 64] f32, dtensor[1, 8] i32) {
+  %%a, %%b, %%c = call @shift_by_%(m)s(%%x, %%y, %%data, %%signal)
+  return %%a, %%b, %%c
+}
+
+host @ring_shift_%(m)s(%%x: tensor[N, 1, 64] f32, out %%y: tensor[N, 1, 64] f32) {
+  %%data_buf = dist.alloc_window([1, 1, 64], f32)
+  %%signal_buf = dist.alloc_window([1, 8], i32)
+  %%n = dist.world_size()
+  for %%r in range(0, %%n) {
+    %%data = dist.window(%%data_buf)
+    %%signal = dist.window(%%signal_buf)
+    %%xr = tensor.slice(%%x, [%%r, 0, 0], [1, 1, 64])
+    %%yr = tensor.slice(%%y, [%%r, 0, 0], [1, 1, 64])
+    call @per_rank_%(m)s(%%xr, %%yr, %%data, %%signal) device=%%r
+  }
+}
+""" % {"m": mode, "body": body}
+
+
+for nr in (2, 4):
+    x = randn(nr, 1, 64)
+    for mode, sh in (("load", -1), ("store", 1)):
+        # load: y[r] = x[(r + 1) % N]; store: y[r] = x[(r - 1) % N] (the example's expected_shift)
+        SLOW.append(Case("ring_shift_%s_%d" % (mode, nr), ring(mode), ins={"x": x},
+                         want={"y": np.roll(x, sh, axis=0)}, args=["--devices", str(nr)]))
+
 CASES = SLOW if os.environ.get("PTO_PORTS_SET") == "slow" else FAST

@@ -47,6 +47,8 @@ def main():
             for i, a in enumerate(c.args[:-1]):
                 if a == "--entry":
                     kw["entry"] = c.args[i + 1]
+                if a == "--devices":  # a host program: pto.compile(.., devices=N)
+                    kw["devices"] = int(c.args[i + 1])
                 if a == "-D":  # a specialised scalar: pto.compile(.., NAME=VALUE)
                     n, v = c.args[i + 1].split("=", 1)
                     kw[n] = float(v) if "." in v else int(v)
