@@ -1006,6 +1006,97 @@ port("models/qwen3_jit/kernels/attention", "rope_kv_cache_update", ROPE,
      {"k_cache": ("bf16", bf16(kc)), "v_cache": ("bf16", bf16(vc)),
       "all_q_padded": ("bf16", bf16(qpad))})
 
+# ---- models/qwen3_jit/kernels/mlp.py, mlp_block: per 64-column output chunk (pl.parallel),
+# three pl.at scopes: the gate and up projections, each a K loop whose first step is
+# pl.matmul and the others pl.matmul_acc (an if on k0 == 0 yielding the carried accumulator),
+# then SiLU(gate) * up cast to bf16 into the output. The scopes' f32 results go through
+# tensor.create'd buffers (an incore scope's values do not escape it). Sizes shrunk (BATCH 16,
+# HIDDEN 256, INTERMEDIATE 256, K_CHUNK 64).
+def proj(name, w, out):
+    return """    incore "%(n)s" {
+      %%z = tile.full([16, 64], f32, 0.0, space=acc)
+      %%r = for %%kb in range(0, 4) iter(%%acc = %%z) {
+        %%k0 = %%kb * 64
+        %%pc = tile.load(%%post_norm_tile, [0, %%k0], [16, 64], space=mat)
+        %%wc = tile.load(%%%(w)s, [%%k0, %%o0], [64, 64], space=mat)
+        %%pl = tile.move(%%pc, space=left)
+        %%wr = tile.move(%%wc, space=right)
+        %%a1 = if %%k0 == 0 {
+          %%m = tile.matmul(%%pl, %%wr)
+          yield %%m
+        } else {
+          %%m2 = tile.matmul_acc(%%acc, %%pl, %%wr)
+          yield %%m2
+        }
+        yield %%a1
+      }
+      tile.store(%%r, [0, 0], %%%(o)s)
+    }
+""" % {"n": name, "w": w, "o": out}
+
+
+MLP = """program qwen3_mlp
+orch @mlp_block(%post_norm_tile: tensor[16, 256] bf16, %w_gate: tensor[256, 256] bf16,
+                %w_up: tensor[256, 256] bf16, out %mlp_tile: tensor[16, 256] bf16)
+    -> (tensor[16, 256] bf16) {
+  for %oc in parallel(0, 4) {
+    %o0 = %oc * 64
+    %gate = tensor.create([16, 64], f32)
+    %up = tensor.create([16, 64], f32)
+""" + proj("gate_proj", "w_gate", "gate") + proj("up_proj", "w_up", "up") + """    incore "silu" {
+      %g = tile.load(%gate, [0, 0], [16, 64])
+      %u = tile.load(%up, [0, 0], [16, 64])
+      %ng = tile.neg(%g)
+      %e = tile.exp(%ng)
+      %d = tile.adds(%e, 1.0)
+      %sg = tile.recip(%d)
+      %gs = tile.mul(%g, %sg)
+      %mc = tile.mul(%gs, %u)
+      %mb = tile.cast(%mc, bf16)
+      tile.store(%mb, [0, %o0], %mlp_tile)
+    }
+  }
+  return %mlp_tile
+}
+"""
+pn, wgb, wub = bf16(randn(16, 256)), bf16(randn(256, 256) * F(0.1)), bf16(randn(256, 256) * F(0.1))
+g = mm(bf16_to_f32(pn), bf16_to_f32(wgb))
+u = mm(bf16_to_f32(pn), bf16_to_f32(wub))
+port("models/qwen3_jit/kernels/mlp", "mlp_block", MLP,
+     {"post_norm_tile": pn, "w_gate": wgb, "w_up": wub},
+     {"mlp_tile": near(g * sigmoid(g) * u, 2e-2, 2e-2)})
+
+# ---- models/08_llama_mini.py, kernel_matmul_trans_b: Q @ K^T with head_dim tiled into four
+# 16-wide blocks, each K block loaded into Mat and pl.tile.transpose_view'ed for the right
+# operand: tile.transpose of the mat tile (a copy), then tile.move to right; the four unrolled
+# steps are matmul then matmul_acc in a loop.
+TRANS_B = """program llama_matmul_trans_b
+kernel @kernel_matmul_trans_b(%a: tensor[64, 64] f32, %b: tensor[64, 64] f32,
+                              out %output: tensor[64, 64] f32) -> (tensor[64, 64] f32) {
+  %a0 = tile.load(%a, [0, 0], [64, 16], space=mat)
+  %b0n = tile.load(%b, [0, 0], [64, 16], space=mat)
+  %b0 = tile.transpose(%b0n)
+  %a0l = tile.move(%a0, space=left)
+  %b0r = tile.move(%b0, space=right)
+  %acc0 = tile.matmul(%a0l, %b0r)
+  %acc = for %kt in range(1, 4) iter(%c = %acc0) {
+    %k = %kt * 16
+    %ak = tile.load(%a, [0, %k], [64, 16], space=mat)
+    %bkn = tile.load(%b, [0, %k], [64, 16], space=mat)
+    %bk = tile.transpose(%bkn)
+    %akl = tile.move(%ak, space=left)
+    %bkr = tile.move(%bk, space=right)
+    %c1 = tile.matmul_acc(%c, %akl, %bkr)
+    yield %c1
+  }
+  %o = tile.store(%acc, [0, 0], %output)
+  return %o
+}
+"""
+q, k = randn(64, 64), randn(64, 64)
+port("models/08", "kernel_matmul_trans_b", TRANS_B, {"a": q, "b": k},
+     {"output": near(mm(q, k.T), 1e-3, 1e-3)}, entry="kernel_matmul_trans_b")
+
 # ---- models/qwen3_jit/kernels/rmsnorm.py, input_rmsnorm: two passes over 256-column chunks of
 # bf16 hidden states (HIDDEN shrunk to 1024): the squared sums accumulate in a [1, BATCH] tile
 # (row_sum reshaped), then x * inv_rms * gamma is cast to bf16 and written chunk by chunk.
