@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The larger ports of PyPTO's example programs (tests/e2e/data/pypto_ports.py with
 # PTO_PORTS_SET=slow: flash attention over 1024 keys, paged attention over a block table, the
-# ring shift by remote load and by remote store on 2 and 4 devices), run as pypto_ports.sh runs
-# the others: `pto run --check` against a numpy model, then through the Python package.
+# ring shift by remote load and by remote store and the hand-rolled notify/wait barrier, each on
+# 2 and 4 devices), run as pypto_ports.sh runs the others: `pto run --check` against a numpy
+# model, then through the Python package.
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 export PTO_TEST_TMP="$T"

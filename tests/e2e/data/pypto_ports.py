@@ -1386,4 +1386,56 @@ for nr in (2, 4):
         SLOW.append(Case("ring_shift_%s_%d" % (mode, nr), ring(mode), ins={"x": x},
                          want={"y": np.roll(x, sh, axis=0)}, args=["--devices", str(nr)]))
 
+# ---- distributed/04_barrier.py, barrier_handrolled: every rank notifies each other rank
+# (atomic add of 1 at [my_rank, 0] of the peer's signal window), waits for every other rank's
+# notification, then surfaces its signal column. pld.system.notify/wait are dist.notify/wait
+# (a [N, 1] signal window is fine for them, only dist.barrier wants [1, S]); the example's
+# per-element `pl.read(signal, [i, 0])` + `pl.write(y, [i, 0], val)` in the kernel has no PTIR
+# form (no scalar element access in a kernel), so the column is one tile.load of the window and
+# one tile.store. `pl.range(pld.world_size())` nests an op call, which PTIR (three-address)
+# refuses, naming the fix: `%ws = dist.world_size()` first.
+def hand_barrier(n):
+    return """program barrier_hand
+kernel @barrier_handrolled(out %%y: tensor[1, %(n)d, 1] i32, inout %%signal: dtensor[%(n)d, 1] i32)
+    -> (tensor[1, %(n)d, 1] i32, dtensor[%(n)d, 1] i32) {
+  %%ctx = dist.comm_ctx(%%signal)
+  %%my_rank = dist.rank(%%ctx)
+  for %%peer in range(0, %(n)d) {
+    if %%peer != %%my_rank {
+      dist.notify(%%signal, %%peer, [%%my_rank, 0], 1, op=atomic_add)
+    }
+  }
+  for %%src in range(0, %(n)d) {
+    if %%src != %%my_rank {
+      dist.wait(%%signal, [%%src, 0], 1, cmp=ge)
+    }
+  }
+  %%t = tile.load(%%signal, [0, 0], [%(n)d, 1])
+  %%y1 = tile.store(%%t, [0, 0, 0], %%y)
+  return %%y1, %%signal
+}
+
+orch @per_rank_hand(out %%y: tensor[1, %(n)d, 1] i32, inout %%signal: dtensor[%(n)d, 1] i32)
+    -> (tensor[1, %(n)d, 1] i32, dtensor[%(n)d, 1] i32) {
+  %%a, %%b = call @barrier_handrolled(%%y, %%signal)
+  return %%a, %%b
+}
+
+host @barrier_program_hand(out %%y: tensor[%(n)d, %(n)d, 1] i32) {
+  %%signal_buf = dist.alloc_window([%(n)d, 1], i32)
+  %%ws = dist.world_size()
+  for %%r in range(0, %%ws) {
+    %%signal = dist.window(%%signal_buf)
+    %%yr = tensor.slice(%%y, [%%r, 0, 0], [1, %(n)d, 1])
+    call @per_rank_hand(%%yr, %%signal) device=%%r
+  }
+}
+""" % {"n": n}
+
+
+for nr in (2, 4):
+    SLOW.append(Case("barrier_handrolled_%d" % nr, hand_barrier(nr), ins={},
+                     want={"y": (1 - np.eye(nr, dtype=np.int32)).reshape(nr, nr, 1)},
+                     args=["--devices", str(nr)]))
+
 CASES = SLOW if os.environ.get("PTO_PORTS_SET") == "slow" else FAST
