@@ -713,6 +713,20 @@ static void plan_in_place(lw *L) {
   }
 }
 
+/* May group g, whose values are written from its start on, take over buffer G? When G is a
+ * loop-carried buffer (an if's result that the loop's yield took over), the carried value and
+ * everything else of G defined before g's start must have been read for the last time before it:
+ * else `%mn = ..; %d = tile.sub(%m, %mn); yield %mn` in a branch would overwrite %m before the
+ * sub reads it. */
+static int free_from(lw *L, int G, int start) {
+  if (!L->groups[G].iter) return 1;
+  for (int v = 0; v < L->k->nvalues; v++) {
+    if (pto__lower_group_find(L, L->group_of[v]) != G || L->def_pos[v] >= start) continue;
+    if (L->last_use[v] >= start) return 0;
+  }
+  return 1;
+}
+
 static int find_pos(lw *L, const pto_ir_stmt *s, int from, int to) {
   for (int q = from; q <= to && q < L->npos; q++)
     if (L->plan[q].s == s) return q;
@@ -760,6 +774,7 @@ static void plan_takeovers(lw *L) {
           int g = pto__lower_group_find(L, L->group_of[e->value->id]);
           if (g < 0 || g == gr || L->groups[g].iter || !same_size(L, g, gr)) continue;
           if (L->groups[g].start <= pos || L->groups[g].end != ypos) continue;
+          if (!free_from(L, gr, L->groups[g].start)) continue;
           int twice = 0;
           for (int j = 0; j < y->ret.n; j++)
             if (j != i && y->ret.vals[j]->kind == PTO_EXPR_VALUE &&
