@@ -150,6 +150,7 @@ run_split 0 run "$EX/chain.ptir" --dim M=40 --in alpha=0.5 --dump-args "$T/e3d" 
 expect_true "level 1 of no marked argument: no dump" test ! -e "$T/e3d/args_dump.json"
 expect_true "... and the report says nothing was written ($STDOUT)" \
   grep -qF "args dump (level 1): no task argument to dump at this level" <<<"$STDOUT"
+touch -d '+1 hour' "$T/e1d/args_dump.json"
 run_split 0 run "$EX/chain.ptir" --dim M=40 --in alpha=0.5 --dump-args "$T/e1d" --dump-level 1
 expect_true "... nor names the dump an earlier run left there" \
   grep -qF "nothing written in $T/e1d" <<<"$STDOUT"
@@ -276,9 +277,14 @@ expect_true "L3 records and dumps per rank" test -s "$T/l3rec/rank_1/dispatch_0/
 expect_true "the L3 report counts the dumps written ($STDOUT)" \
   grep -qF "rank_R/dispatch_N/args_dump.json (simpler's dump_viewer reads each): 2" <<<"$STDOUT"
 printf '%s\n' "$STDERR" >"$T/l3.log"
+# The earlier run's manifests stay; one dated after this run starts (a clock tick's race, here
+# made certain) is still not this run's: a manifest counts when the run replaced it.
+touch -d '+1 hour' "$T/l3dump/rank_0/dispatch_0/args_dump.json"
 run_split 0 run "${RING[@]}" --dump-args "$T/l3dump" --dump-level 1
 expect_true "L3 level 1, nothing marked: nothing written, and said so ($STDOUT)" \
   grep -qF "args dump (level 1): no task argument to dump at this level" <<<"$STDOUT"
+expect_true "... nor counts the dumps an earlier run left there, whatever their mtime" \
+  grep -qF "nothing written in $T/l3dump" <<<"$STDOUT"
 run_split 0 trace "$T/l3.log" --json
 expect_true "pto trace of the L3 log: JSON" is_json "$T/stdout"
 expect_true "two ranks in the L3 log" test "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["nranks"])' "$T/stdout")" = 2
