@@ -338,11 +338,15 @@ run_split 2 cache explain abc
 expect_true "an unknown cache command is named as such ($STDERR)" \
   grep -qF "'explain' is not a cache command" <<<"$STDERR"
 run_split 2 frobnicate && expect_true "an unknown command: nothing on stdout" test -z "$STDOUT"
-# A launch that fails is 1, not 2: the job ran (a transport the build lacks, named by the
-# environment, fails the worker's open).
+# A transport the build lacks is a configuration error (2), named by the environment as by
+# --transport mpi: the worker's open refuses it, naming the variable, before anything runs.
 if ! grep -q mpi <<<"$("$PTO" --version)"; then
-  PTO_DIST_TRANSPORT=mpi run_split 1 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64
-  expect_true "a failed launch: nothing on stdout" test -z "$STDOUT"
+  PTO_DIST_TRANSPORT=mpi run_split 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64
+  expect_true "PTO_DIST_TRANSPORT=mpi without MPI: nothing on stdout" test -z "$STDOUT"
+  expect_true "... and the variable named ($STDERR)" grep -qF \
+    "PTO_DIST_TRANSPORT is 'mpi': transport 'mpi' is not in this build" <<<"$STDERR"
+  run_split 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --transport mpi
+  expect_true "--transport mpi without MPI: the same exit, nothing on stdout" test -z "$STDOUT"
 fi
 for c in stats ls; do
   run_split 0 cache "$c" --json && expect_true "cache $c --json: JSON alone" is_json "$T/stdout"
