@@ -1181,7 +1181,10 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
     return s;
   }
   snprintf(tmp, sizeof tmp, "%s/tmp/%s-%ld-XXXXXX", root, key, (long)getpid());
-  if (!mkdtemp(tmp)) {
+  /* Tracked: a compile ended by SIGINT/SIGTERM removes it (pto_file_remove_temps), where it
+   * stayed until pto cache gc. */
+  int slot;
+  if (!pto_file_make_temp_dir(tmp, &slot)) {
     err = errno;
     if (pto__loader_errno_is_unwritable(err)) {
       snprintf(out_why, why_len, "cannot create a directory in %s/tmp: %s", root, strerror(err));
@@ -1194,6 +1197,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
   if (!s) s = pto__loader_manifest_seal(tmp);
   if (s) {
     pto_file_remove_tree(tmp);
+    pto_file_forget_temp_dir(slot);
     if (pto_status_code_of(s) == PTO_STATUS_IO && fs_full(root)) {
       const char *msg = pto_status_message(s);
       snprintf(out_why, why_len, "the file system is full (%.*s)", (int)strcspn(msg, "\n"), msg);
@@ -1215,6 +1219,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
       err = errno;
       pto_status_free(s);
     } else if (rename(tmp, entry) == 0) {
+      pto_file_forget_temp_dir(slot);
       *out_result = PUBLISH_STORED;
       return PTO_OK;
     } else {
@@ -1223,6 +1228,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
     if (err != ENOENT || tries == 8) break;
   }
   pto_file_remove_tree(tmp);
+  pto_file_forget_temp_dir(slot);
   if (err == EEXIST || err == ENOTEMPTY) {
     *out_result = PUBLISH_LOST_RACE;
     return PTO_OK;
@@ -1232,11 +1238,11 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
   return pto_status_make(PTO_STATUS_IO, "%s", out_why);
 }
 
-/* A private build dir outside the cache. */
-static pto_status make_private_dir(char *out, size_t n) {
+/* A private build dir outside the cache, tracked as publish_entry's is (*slot). */
+static pto_status make_private_dir(char *out, size_t n, int *slot) {
   const char *t = getenv("TMPDIR");
   snprintf(out, n, "%s/pto-compile-XXXXXX", t && *t ? t : "/tmp");
-  if (!mkdtemp(out))
+  if (!pto_file_make_temp_dir(out, slot))
     return pto_status_make(PTO_STATUS_IO, "cannot create a temporary directory %s: %s", out,
                            strerror(errno));
   return PTO_OK;
@@ -1245,11 +1251,13 @@ static pto_status make_private_dir(char *out, size_t n) {
 static pto_status compile_uncached_key(const pto_ir_program *p, const pto_compile_options *opt,
                                        const char *key, pto_program **out_program) {
   char tmp[PATH_MAX];
-  PTO_RETURN_IF_ERROR(make_private_dir(tmp, sizeof tmp));
+  int slot;
+  PTO_RETURN_IF_ERROR(make_private_dir(tmp, sizeof tmp, &slot));
   pto_status s = pto__loader_build_dir(p, opt, tmp, key);
   if (!s) s = pto_program_load_dir(tmp, out_program);
   if (!s) s = pto__program_set_positions_from_ir(*out_program, p);
   pto_file_remove_tree(tmp); /* the shared objects stay mapped after their files are gone */
+  pto_file_forget_temp_dir(slot);
   return s;
 }
 
