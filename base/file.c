@@ -1,5 +1,6 @@
 /* Whole-file reads, atomic writes, mkdir -p and the include-dir search (pto/base.h): the one
  * copy every module uses. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -74,22 +75,26 @@ pto_status pto_file_read_stream(FILE *f, const char *name, uint64_t max_bytes, u
 enum { TEMP_SLOTS = 32 };
 static struct {
   atomic_int state;
-  pid_t pid; /* a forked child does not remove its parent's temp files */
+  pid_t pid;  /* a forked child does not remove its parent's temp files */
+  int is_dir; /* a build directory (pto_file_make_temp_dir): removed with what it holds */
   char path[PATH_MAX + 16];
 } g_temps[TEMP_SLOTS];
 
 /* The slot now holding path, or -1 when every slot is taken (that temp file is not tracked). */
-static int temp_track(const char *path) {
+static int temp_track_kind(const char *path, int is_dir) {
   for (int i = 0; i < TEMP_SLOTS; i++) {
     int expect = 0;
     if (!atomic_compare_exchange_strong(&g_temps[i].state, &expect, 1)) continue;
     snprintf(g_temps[i].path, sizeof g_temps[i].path, "%s", path);
     g_temps[i].pid = getpid();
+    g_temps[i].is_dir = is_dir;
     atomic_store(&g_temps[i].state, 2);
     return i;
   }
   return -1;
 }
+
+static int temp_track(const char *path) { return temp_track_kind(path, 0); }
 
 static void temp_untrack(int slot) {
   if (slot >= 0) atomic_store(&g_temps[slot].state, 0);
@@ -124,6 +129,60 @@ static int temp_create(char *tmp, int *slot) {
   return fd;
 }
 
+char *pto_file_make_temp_dir(char *tmpl, int *out_slot) {
+  sigset_t all, was;
+  sigfillset(&all);
+  int masked = pthread_sigmask(SIG_BLOCK, &all, &was) == 0;
+  atomic_fetch_add(&g_creating, 1);
+  char *dir = NULL;
+  int err = EINTR;
+  *out_slot = -1;
+  if (!atomic_load(&g_ending)) {
+    dir = mkdtemp(tmpl), err = errno;
+    *out_slot = dir ? temp_track_kind(tmpl, 1) : -1;
+  }
+  atomic_fetch_sub(&g_creating, 1);
+  if (masked) pthread_sigmask(SIG_SETMASK, &was, NULL);
+  errno = err;
+  return dir;
+}
+
+void pto_file_forget_temp_dir(int slot) { temp_untrack(slot); }
+
+/* Removes name (in the folder dirfd) and everything below it, with syscalls alone. */
+static void remove_tree_at(int dirfd, const char *name, int depth) {
+  if (unlinkat(dirfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM)) return;
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  /* Entries are removed while the folder is read: read it again until a pass removes none. */
+  for (int removed = 1, pass = 0; removed && pass < 8; pass++) {
+    removed = 0;
+    if (lseek(fd, 0, SEEK_SET) != 0) break;
+    char buf[4096] __attribute__((aligned(8)));
+    for (ssize_t n; (n = getdents64(fd, buf, sizeof buf)) > 0;) {
+      for (ssize_t off = 0; off < n;) {
+        struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+        off += e->d_reclen;
+        const char *d = e->d_name;
+        if (d[0] == '.' && (!d[1] || (d[1] == '.' && !d[2]))) continue;
+        if (depth < 32)
+          remove_tree_at(fd, d, depth + 1); /* a file unlinked, a folder emptied first */
+        else
+          unlinkat(fd, d, 0);
+        removed = 1;
+      }
+    }
+  }
+  close(fd);
+  unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+void pto_file_remove_tree_signal_safe(const char *path) {
+  int saved = errno;
+  remove_tree_at(AT_FDCWD, path, 0);
+  errno = saved;
+}
+
 void pto_file_remove_temps(void) {
   atomic_store(&g_ending, 1);
   /* A creation in flight on another thread takes microseconds; bounded at about a second so a
@@ -134,7 +193,12 @@ void pto_file_remove_temps(void) {
   }
   pid_t self = getpid();
   for (int i = 0; i < TEMP_SLOTS; i++)
-    if (atomic_load(&g_temps[i].state) == 2 && g_temps[i].pid == self) unlink(g_temps[i].path);
+    if (atomic_load(&g_temps[i].state) == 2 && g_temps[i].pid == self) {
+      if (g_temps[i].is_dir)
+        remove_tree_at(AT_FDCWD, g_temps[i].path, 0);
+      else
+        unlink(g_temps[i].path);
+    }
 }
 
 /* The template of a temp file beside path, "<path>.tmp-XXXXXX", with the file name cut so the

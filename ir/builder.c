@@ -484,9 +484,38 @@ pto_status pto_ir_builder_finish(pto_ir_builder *b, pto_ir_program **out_program
   for (int i = 0; i < b->prog->nfuncs; i++)
     if (b->fstate[i] != FN_DONE)
       return fail_at(b, b->prog->funcs[i]->loc, "@%s has no body", b->prog->funcs[i]->name);
+  /* The function index goes with the program, for pto_ir_program_find_func (no index when out
+   * of memory: it then compares every name). */
+  pto_ir_program *p = b->prog;
+  p->func_slots = NULL;
+  p->func_slots_cap = p->func_slots_n = 0;
+  int *slots = b->func_index.cap
+                   ? pto_arena_alloc(b->arena, sizeof *slots * (size_t)b->func_index.cap)
+                   : NULL;
+  if (slots && b->func_index.used == p->nfuncs) {
+    memcpy(slots, b->func_index.slots, sizeof *slots * (size_t)b->func_index.cap);
+    p->func_slots = slots;
+    p->func_slots_cap = b->func_index.cap;
+    p->func_slots_n = p->nfuncs;
+  }
   b->handed_out = 1;
-  *out_program = b->prog;
+  *out_program = p;
   return PTO_OK;
+}
+
+pto_ir_func *pto__ir_program_index_find(const pto_ir_program *p, const char *name, int *out_found,
+                                        long *out_compares) {
+  *out_found = 0;
+  if (!p->func_slots || p->func_slots_n != p->nfuncs || p->func_slots_cap <= 0) return NULL;
+  *out_found = 1;
+  size_t len = strlen(name);
+  uint32_t mask = (uint32_t)p->func_slots_cap - 1;
+  for (uint32_t i = name_hash_n(name, len) & mask;; i = (i + 1) & mask) {
+    int v = p->func_slots[i];
+    if (!v || v > p->nfuncs) return NULL;
+    ++*out_compares;
+    if (strcmp(p->funcs[v - 1]->name, name) == 0) return p->funcs[v - 1];
+  }
 }
 
 /* ---- frames, scopes and values -------------------------------------------------------- */

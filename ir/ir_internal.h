@@ -69,6 +69,14 @@ pto_status pto__ir_errorf(const pto_ir_program *p, pto_loc loc, const char *fmt,
  * builder's hash index (a program of N calls to N functions costs O(N), not N^2 comparisons). */
 pto_ir_func *pto__ir_builder_find_func(const pto_ir_builder *b, const char *name);
 
+/* pto_ir_program_find_func through p's function index (pto_ir_builder_finish's): the function,
+ * or NULL; *out_found 0 when p has no index valid for its functions (then NULL). Adds the names
+ * it compared to *out_compares. */
+pto_ir_func *pto__ir_program_index_find(const pto_ir_program *p, const char *name, int *out_found,
+                                        long *out_compares);
+/* The names pto_ir_program_find_func has compared in this process, for tests of its cost. */
+long pto__ir_func_compares(void);
+
 /* The builder's sticky out-of-memory failure (PTO_STATUS_OUT_OF_MEMORY), for the parser. */
 pto_status pto__ir_builder_oom(pto_ir_builder *b);
 /* f->kernel_entry (f is b's) becomes a copy of kernel in b's arena; NULL clears it. */

@@ -309,6 +309,31 @@ static int loaded_cb(struct dl_phdr_info *info, size_t sz, void *arg) {
   return 1;
 }
 
+/* ---- the loader's dl* calls, under one lock (loader_internal.h) ---------------------------- */
+
+static pthread_mutex_t g_dl_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void *pto__loader_dlopen(const char *path, int flags) {
+  pthread_mutex_lock(&g_dl_lock);
+  void *h = dlopen(path, flags);
+  pthread_mutex_unlock(&g_dl_lock);
+  return h;
+}
+
+int pto__loader_dlclose(void *handle) {
+  pthread_mutex_lock(&g_dl_lock);
+  int rc = dlclose(handle);
+  pthread_mutex_unlock(&g_dl_lock);
+  return rc;
+}
+
+int pto__loader_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg) {
+  pthread_mutex_lock(&g_dl_lock);
+  int rc = dl_iterate_phdr(cb, arg);
+  pthread_mutex_unlock(&g_dl_lock);
+  return rc;
+}
+
 pto_status pto__loader_loaded_build_id(void *handle, const char *name, uint8_t out_id[64],
                                        size_t *out_len) {
   *out_len = 0;
@@ -318,7 +343,7 @@ pto_status pto__loader_loaded_build_id(void *handle, const char *name, uint8_t o
                            dlerror());
   }
   struct loaded_query q = {lm, out_id, out_len, NOTE_NONE};
-  dl_iterate_phdr(loaded_cb, &q);
+  pto__loader_dl_iterate_phdr(loaded_cb, &q);
   if (q.state != NOTE_FOUND) {
     return pto_status_make(PTO_STATUS_NOT_FOUND, "%s: the loaded image has no GNU Build-ID note",
                            name);

@@ -32,6 +32,7 @@
 
 #include "cache_internal.h"
 #include "pto/arena.h"
+#include "pto/host_abi.h"
 #include "pto/kernel_abi.h"
 #include "pto/orch_abi.h"
 #include "remote_internal.h"
@@ -98,10 +99,14 @@ static void tool_line(pto_text *b, const char *field, const char *env, const cha
   pto_text_printf(b, ";size=%lld;mtime=%lld\n", (long long)st.st_size, (long long)st.st_mtime);
 }
 
-/* XXH3-128 of the headers generated code is compiled against, as 32 hex digits. */
+/* The headers generated code is compiled against (the orchestration's, the kernels', the host
+ * code's): their bytes are in the key (toolchain.headers), so a header changed in place, its
+ * ABI version kept, makes no stale binary a hit. */
+static const char *const k_key_headers[] = {"pto/pto_orchestration_api.h", "pto/orch_abi.h",
+                                            "pto/kernel_abi.h", "pto/host_abi.h", "pto/types.h"};
+
+/* XXH3-128 of k_key_headers, as 32 hex digits. */
 static void headers_line(pto_text *b) {
-  static const char *const k_headers[] = {"pto/pto_orchestration_api.h", "pto/orch_abi.h",
-                                          "pto/kernel_abi.h", "pto/types.h"};
   char dir[PATH_MAX], path[PATH_MAX + 64], hex[PTO_HASH_HEX_LEN + 1];
   pto__loader_include_dir(dir, sizeof dir);
   XXH3_state_t *st = XXH3_createState();
@@ -110,14 +115,14 @@ static void headers_line(pto_text *b) {
     return;
   }
   XXH3_128bits_reset(st);
-  for (size_t i = 0; i < sizeof k_headers / sizeof *k_headers; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, k_headers[i]);
+  for (size_t i = 0; i < sizeof k_key_headers / sizeof *k_key_headers; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, k_key_headers[i]);
     pto_status s = pto_file_hash(path, hex);
     if (s) {
       pto_status_free(s);
       snprintf(hex, sizeof hex, "missing");
     }
-    XXH3_128bits_update(st, k_headers[i], strlen(k_headers[i]) + 1);
+    XXH3_128bits_update(st, k_key_headers[i], strlen(k_key_headers[i]) + 1);
     XXH3_128bits_update(st, hex, strlen(hex) + 1);
   }
   XXH128_canonical_t c;
@@ -236,8 +241,9 @@ static void toolchain_lines(pto_text *b) {
   pto_text_printf(b, "toolchain.llvm=%s\n", PTO_LLVM_VERSION_STR);
   tool_line(b, "cxx", "PTO_CXX", PTO_CXX_ID, PTO_CXX_PATH);
   tool_line(b, "cc", "PTO_CC", PTO_CC_ID, PTO_CC_PATH);
-  pto_text_printf(b, "toolchain.abi=orch/%d;kernel/%d;compiler_api/%d;%s\n", PTO_ORCH_ABI_VERSION,
-                  PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA);
+  pto_text_printf(b, "toolchain.abi=orch/%d;kernel/%d;host/%d;compiler_api/%d;%s\n",
+                  PTO_ORCH_ABI_VERSION, PTO_KERNEL_ABI_VERSION, PTO_HOST_ABI_VERSION,
+                  PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA);
   compiler_line(b);
   headers_line(b);
 }
@@ -302,15 +308,13 @@ static void memo_anchor(void) {}
 
 /* The probe's hash, as 32 hex digits; "" when out of memory. */
 static void toolchain_probe(char out_hex[33]) {
-  static const char *const k_headers[] = {"pto/pto_orchestration_api.h", "pto/orch_abi.h",
-                                          "pto/kernel_abi.h", "pto/types.h"};
   static const char *const k_env[] = {"PTO_CXX", "PTO_CC", "PATH", "PTO_COMPILER_LIBRARY",
                                       "PTO_INCLUDE_DIR"};
   pto_text b = {0};
-  pto_text_printf(&b, "%s\n%s\n%s\n%s\n%d/%d/%d/%s\n%s/%s/%s/%s\n", PTO_TOOLCHAIN_MEMO_FORMAT,
+  pto_text_printf(&b, "%s\n%s\n%s\n%s\n%d/%d/%d/%d/%s\n%s/%s/%s/%s\n", PTO_TOOLCHAIN_MEMO_FORMAT,
                   PTO_CACHE_KEY_FORMAT, PTO_VERSION_STR, PTO_LLVM_VERSION_STR, PTO_ORCH_ABI_VERSION,
-                  PTO_KERNEL_ABI_VERSION, PTO_COMPILER_API_VERSION, PTO_MANIFEST_SCHEMA, PTO_CXX_ID,
-                  PTO_CXX_PATH, PTO_CC_ID, PTO_CC_PATH);
+                  PTO_KERNEL_ABI_VERSION, PTO_HOST_ABI_VERSION, PTO_COMPILER_API_VERSION,
+                  PTO_MANIFEST_SCHEMA, PTO_CXX_ID, PTO_CXX_PATH, PTO_CC_ID, PTO_CC_PATH);
   for (size_t i = 0; i < sizeof k_env / sizeof *k_env; i++) {
     const char *v = getenv(k_env[i]);
     pto_text_printf(&b, "%s%s", k_env[i], v ? "=" : " unset");
@@ -323,9 +327,9 @@ static void toolchain_probe(char out_hex[33]) {
   pto__loader_compiler_path(lib, sizeof lib);
   probe_stat(&b, "compiler_library", lib);
   pto_file_include_dir(lib, dir, sizeof dir);
-  for (size_t i = 0; i < sizeof k_headers / sizeof *k_headers; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, k_headers[i]);
-    probe_stat(&b, k_headers[i], path);
+  for (size_t i = 0; i < sizeof k_key_headers / sizeof *k_key_headers; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, k_key_headers[i]);
+    probe_stat(&b, k_key_headers[i], path);
   }
   Dl_info info;
   probe_stat(&b, "loader",
@@ -1177,7 +1181,10 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
     return s;
   }
   snprintf(tmp, sizeof tmp, "%s/tmp/%s-%ld-XXXXXX", root, key, (long)getpid());
-  if (!mkdtemp(tmp)) {
+  /* Tracked: a compile ended by SIGINT/SIGTERM removes it (pto_file_remove_temps), where it
+   * stayed until pto cache gc. */
+  int slot;
+  if (!pto_file_make_temp_dir(tmp, &slot)) {
     err = errno;
     if (pto__loader_errno_is_unwritable(err)) {
       snprintf(out_why, why_len, "cannot create a directory in %s/tmp: %s", root, strerror(err));
@@ -1190,6 +1197,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
   if (!s) s = pto__loader_manifest_seal(tmp);
   if (s) {
     pto_file_remove_tree(tmp);
+    pto_file_forget_temp_dir(slot);
     if (pto_status_code_of(s) == PTO_STATUS_IO && fs_full(root)) {
       const char *msg = pto_status_message(s);
       snprintf(out_why, why_len, "the file system is full (%.*s)", (int)strcspn(msg, "\n"), msg);
@@ -1211,6 +1219,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
       err = errno;
       pto_status_free(s);
     } else if (rename(tmp, entry) == 0) {
+      pto_file_forget_temp_dir(slot);
       *out_result = PUBLISH_STORED;
       return PTO_OK;
     } else {
@@ -1219,6 +1228,7 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
     if (err != ENOENT || tries == 8) break;
   }
   pto_file_remove_tree(tmp);
+  pto_file_forget_temp_dir(slot);
   if (err == EEXIST || err == ENOTEMPTY) {
     *out_result = PUBLISH_LOST_RACE;
     return PTO_OK;
@@ -1228,11 +1238,11 @@ static pto_status publish_entry(const pto_ir_program *p, const pto_compile_optio
   return pto_status_make(PTO_STATUS_IO, "%s", out_why);
 }
 
-/* A private build dir outside the cache. */
-static pto_status make_private_dir(char *out, size_t n) {
+/* A private build dir outside the cache, tracked as publish_entry's is (*slot). */
+static pto_status make_private_dir(char *out, size_t n, int *slot) {
   const char *t = getenv("TMPDIR");
   snprintf(out, n, "%s/pto-compile-XXXXXX", t && *t ? t : "/tmp");
-  if (!mkdtemp(out))
+  if (!pto_file_make_temp_dir(out, slot))
     return pto_status_make(PTO_STATUS_IO, "cannot create a temporary directory %s: %s", out,
                            strerror(errno));
   return PTO_OK;
@@ -1241,11 +1251,13 @@ static pto_status make_private_dir(char *out, size_t n) {
 static pto_status compile_uncached_key(const pto_ir_program *p, const pto_compile_options *opt,
                                        const char *key, pto_program **out_program) {
   char tmp[PATH_MAX];
-  PTO_RETURN_IF_ERROR(make_private_dir(tmp, sizeof tmp));
+  int slot;
+  PTO_RETURN_IF_ERROR(make_private_dir(tmp, sizeof tmp, &slot));
   pto_status s = pto__loader_build_dir(p, opt, tmp, key);
   if (!s) s = pto_program_load_dir(tmp, out_program);
   if (!s) s = pto__program_set_positions_from_ir(*out_program, p);
   pto_file_remove_tree(tmp); /* the shared objects stay mapped after their files are gone */
+  pto_file_forget_temp_dir(slot);
   return s;
 }
 

@@ -35,7 +35,7 @@ static void *try_open(const char *path) {
     }
     close(fd);
   }
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void *h = pto__loader_dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) snprintf(g_compiler_error, sizeof g_compiler_error, "%s", dlerror());
   return h;
 }
@@ -94,7 +94,7 @@ static void load_compiler(void) {
     snprintf(g_compiler_error, sizeof g_compiler_error,
              "%s is not a compatible pto compiler library (API version %u, want %u)",
              PTO_COMPILER_LIBRARY_NAME, api ? api->version : 0, PTO_COMPILER_API_VERSION);
-    dlclose(h);
+    pto__loader_dlclose(h);
     return;
   }
   g_compiler = api; /* the library stays loaded for the life of the process */

@@ -273,7 +273,7 @@ static pto_status open_private_copy(const char *dir, const pto_manifest_binary *
     if (!s) s = write_copy(path, buf, len);
     if (!s) {
       dlerror();
-      void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      void *h = pto__loader_dlopen(path, RTLD_NOW | RTLD_LOCAL);
       if (h) {
         if (made) *copy_dir = made;
         pto_status_free(first);
@@ -307,7 +307,9 @@ static int name_is(struct dl_phdr_info *info, size_t size, void *path) {
  * below is given). Cheaper than asking dlopen with RTLD_NOLOAD, which opens and reads the file
  * to compare inodes: the case it would find besides, the same file under another name, loads
  * to that image anyway, and its Build-ID is checked below like any other. */
-static int loaded_as(const char *path) { return dl_iterate_phdr(name_is, (void *)path) != 0; }
+static int loaded_as(const char *path) {
+  return pto__loader_dl_iterate_phdr(name_is, (void *)path) != 0;
+}
 
 /* dlopen after verify_binary (buf holds the verified bytes), then the mapped image's Build-ID
  * once more: in place when the path is private (path_is_private: nobody else can swap the file
@@ -321,8 +323,9 @@ static pto_status open_binary(const char *dir, const pto_manifest_binary *b, con
 #endif
   /* An image of this path already mapped in this process: reuse it when it is this build (its
    * constructors ran when it was mapped), else load the new build under a private name. */
-  void *h =
-      b->build_id[0] && loaded_as(real) ? dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
+  void *h = b->build_id[0] && loaded_as(real)
+                ? pto__loader_dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)
+                : NULL;
   if (h) {
     pto_status s = loaded_id_hex(h, real, idhex);
     if (!s && strcmp(idhex, b->build_id) == 0) {
@@ -330,13 +333,13 @@ static pto_status open_binary(const char *dir, const pto_manifest_binary *b, con
       return PTO_OK;
     }
     pto_status_free(s);
-    dlclose(h);
+    pto__loader_dlclose(h);
     PTO_RETURN_IF_ERROR(open_private_copy(dir, b, buf, len, copy_dir, &h));
   } else if (!path_is_private(real, 0)) {
     PTO_RETURN_IF_ERROR(open_private_copy(dir, b, buf, len, copy_dir, &h));
   } else {
     dlerror();
-    h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+    h = pto__loader_dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char *e = dlerror();
       return pto_status_make(PTO_STATUS_IO, "%s/%s: cannot load it: %s", dir, b->path,
@@ -346,11 +349,11 @@ static pto_status open_binary(const char *dir, const pto_manifest_binary *b, con
   if (b->build_id[0]) {
     pto_status s = loaded_id_hex(h, real, idhex);
     if (s) {
-      dlclose(h);
+      pto__loader_dlclose(h);
       return s;
     }
     if (strcmp(idhex, b->build_id) != 0) {
-      dlclose(h);
+      pto__loader_dlclose(h);
       return pto_status_make(PTO_STATUS_DATA_LOSS,
                              "%s/%s: the loaded image has Build-ID '%s', the manifest '%s': the "
                              "file changed while loading; refusing it",

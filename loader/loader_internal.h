@@ -89,6 +89,17 @@ pto_status pto__loader_build_id_mem(const char *name, const uint8_t *buf, size_t
                                     uint8_t out_id[64], size_t *out_len);
 pto_status pto__loader_hid_mem(const char *name, const uint8_t *buf, size_t size,
                                uint64_t *out_hid);
+/* dlopen, dlclose and dl_iterate_phdr as the loader calls them: under one loader-wide lock.
+ * glibc serialises them with its own loader lock, which ThreadSanitizer cannot see: without ours,
+ * a thread reading a loaded object's program headers (pto__loader_loaded_build_id) while another
+ * thread's dlopen made its link map was reported as a race (test_cache's threads compiling one
+ * key). The lock is recursive: a constructor or destructor dlopen runs may load or release
+ * another pto program. */
+struct dl_phdr_info;
+void *pto__loader_dlopen(const char *path, int flags);
+int pto__loader_dlclose(void *handle);
+int pto__loader_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
+
 /* The Build-ID of an image the dynamic loader mapped for handle (from its PT_NOTE segments in
  * memory): what actually runs, whatever file is at its path now. */
 pto_status pto__loader_loaded_build_id(void *handle, const char *name, uint8_t out_id[64],

@@ -111,8 +111,8 @@ void pto_program_release(pto_program *p) {
   free(p->kernel_names);
   free(p->kernel_core_types);
   free(p->kernels);
-  if (p->kernels_dl) dlclose(p->kernels_dl);
-  if (p->orch_dl) dlclose(p->orch_dl);
+  if (p->kernels_dl) pto__loader_dlclose(p->kernels_dl);
+  if (p->orch_dl) pto__loader_dlclose(p->orch_dl);
   for (int i = 0; i < p->ncallees; i++) {
     pto_program_release(p->callees[i]);
     if (p->callee_dirs) free(p->callee_dirs[i]); /* NULL for pto_program_create_host's */
@@ -120,7 +120,7 @@ void pto_program_release(pto_program *p) {
   free(p->callees);
   free(p->callee_dirs);
   free(p->devices);
-  if (p->host_dl) dlclose(p->host_dl);
+  if (p->host_dl) pto__loader_dlclose(p->host_dl);
   pto__positions_free(p->positions);
   free(p->work_dir);
   pto__loader_release_held(p->load_copy); /* after every dlclose above */

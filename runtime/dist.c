@@ -1440,7 +1440,8 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
   if (cfg.ndevices < 1 || cfg.ndevices > PTO__DIST_MAX_RANKS)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: ndevices %d is out of range (1 to %d)",
                            fn, cfg.ndevices, PTO__DIST_MAX_RANKS);
-  if (!cfg.transport) cfg.transport = getenv("PTO_DIST_TRANSPORT");
+  int transport_from_env = !cfg.transport;
+  if (transport_from_env) cfg.transport = getenv("PTO_DIST_TRANSPORT");
   if (cfg.transport && !*cfg.transport) cfg.transport = NULL;
   int use_mpi = cfg.transport && strcmp(cfg.transport, "mpi") == 0;
   if (cfg.transport && !use_mpi && strcmp(cfg.transport, "shm") != 0)
@@ -1468,11 +1469,13 @@ static pto_status dist_worker_open(const pto_dist_config *cfg_in, dworker **out)
                            "%s: chips 'threads' is for the shm transport (one host): under MPI "
                            "every chip is its own rank",
                            fn);
+  /* A transport this build lacks is a configuration error (INVALID_ARGUMENT), as an unknown one
+   * is, whether the config or $PTO_DIST_TRANSPORT names it. */
   if (use_mpi && !PTO_MPI)
-    return pto_status_make(PTO_STATUS_UNIMPLEMENTED,
-                           "%s: transport 'mpi' is not in this build (configure pto with "
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: %stransport 'mpi' is not in this build (configure pto with "
                            "-DPTO_MPI=ON; this build has: shm)",
-                           fn);
+                           fn, transport_from_env ? "PTO_DIST_TRANSPORT is 'mpi': " : "");
   for (int r = 0; r < cfg.ndevices && cfg.device_ids; r++) {
     if (cfg.device_ids[r] < 0)
       return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: device id %d of rank %d is negative",

@@ -453,21 +453,82 @@ static int compare_outputs(const pto_signature *sig, const cli_param *pd, const 
   return all_ok;
 }
 
-/* The args_dump.json files of a host program's dump (DIR/rank_R/dispatch_N/) written since t0:
- * a call with nothing to dump (level 1, no argument marked) writes none, as the reference. */
-static int count_rank_dumps(const char *dir, int nranks, const struct timespec *t0) {
+/* Which args_dump.json files a run wrote, by one rule for a chip's dump (DIR/args_dump.json) and
+ * a host program's (DIR/rank_R/dispatch_N/args_dump.json): a manifest counts as written when it
+ * was not there before the run or is another file now (its inode: the runtime renames a new one
+ * in). A call with nothing to dump (level 1, no argument marked) writes none, as the reference,
+ * so a manifest an earlier run left is this run's only if it was replaced; mtimes cannot tell
+ * (a file written in the clock tick the run started in, or one with a future mtime). */
+typedef struct dump_seen {
+  int host, nranks;
+  int *ncalls; /* per rank: the dispatch folders there were (a chip: 1) */
+  ino_t **ino; /* [rank][call]: the manifest's inode then, 0: none */
+} dump_seen;
+
+static void dump_json_path(char *buf, size_t n, const char *dir, int host, int r, int d) {
+  if (host)
+    snprintf(buf, n, "%s/rank_%d/dispatch_%d/args_dump.json", dir, r, d);
+  else
+    snprintf(buf, n, "%s/args_dump.json", dir);
+}
+
+/* Calls the folder holds for rank R: a chip's is its one; a host rank's, its dispatch_N. */
+static int dump_has_call(const char *dir, int host, int r, int d) {
+  if (!host) return d == 0;
+  char path[PATH_MAX];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d", dir, r, d);
+  return stat(path, &st) == 0;
+}
+
+static void dump_seen_free(dump_seen *ds) {
+  for (int r = 0; ds->ino && r < ds->nranks; r++)
+    free(ds->ino[r]);
+  free(ds->ino);
+  free(ds->ncalls);
+  memset(ds, 0, sizeof *ds);
+}
+
+/* The manifests DIR holds before the run (NRANKS: a host program's ranks; 0: a chip's dump). */
+static pto_status dump_seen_take(dump_seen *ds, const char *dir, int nranks) {
+  memset(ds, 0, sizeof *ds);
+  ds->host = nranks > 0;
+  ds->nranks = nranks > 0 ? nranks : 1;
+  ds->ncalls = calloc((size_t)ds->nranks, sizeof *ds->ncalls);
+  ds->ino = calloc((size_t)ds->nranks, sizeof *ds->ino);
+  if (!ds->ncalls || !ds->ino) goto oom;
+  char path[PATH_MAX];
+  for (int r = 0; r < ds->nranks; r++) {
+    size_t cap = 0;
+    for (int d = 0; dump_has_call(dir, ds->host, r, d); d++) {
+      if ((size_t)d == cap) {
+        cap = cap ? 2 * cap : 8;
+        ino_t *v = realloc(ds->ino[r], cap * sizeof *v);
+        if (!v) goto oom;
+        ds->ino[r] = v;
+      }
+      struct stat st;
+      dump_json_path(path, sizeof path, dir, ds->host, r, d);
+      ds->ino[r][d] = stat(path, &st) == 0 ? st.st_ino : 0;
+      ds->ncalls[r] = d + 1;
+    }
+  }
+  return PTO_OK;
+oom:
+  dump_seen_free(ds);
+  return pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory listing the dump in %s", dir);
+}
+
+/* The manifests in DIR the run wrote, by that rule. */
+static int dump_count_written(const dump_seen *ds, const char *dir) {
   int n = 0;
   char path[PATH_MAX];
-  for (int r = 0; r < nranks; r++)
-    for (int d = 0; d < 1000000; d++) {
-      snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d", dir, r, d);
+  for (int r = 0; r < ds->nranks; r++)
+    for (int d = 0; dump_has_call(dir, ds->host, r, d); d++) {
       struct stat st;
-      if (stat(path, &st) != 0) break;
-      snprintf(path, sizeof path, "%s/rank_%d/dispatch_%d/args_dump.json", dir, r, d);
-      if (stat(path, &st) == 0 &&
-          (st.st_mtim.tv_sec > t0->tv_sec ||
-           (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec >= t0->tv_nsec)))
-        n++;
+      dump_json_path(path, sizeof path, dir, ds->host, r, d);
+      if (stat(path, &st) != 0) continue;
+      n += d >= ds->ncalls[r] || !ds->ino[r][d] || ds->ino[r][d] != st.st_ino;
     }
   return n;
 }
@@ -509,6 +570,7 @@ int cmd_run(int argc, char **argv) {
   pto_worker *w = NULL;
   cli_param *pd = NULL;
   pto_arg *args = NULL;
+  dump_seen dump_before = {0};
   int rc = PTO_EXIT_OK;
   pto_status s = cli_load_program(a.in.prog, &a.in.c, &prog, a.check ? &ir : NULL);
   if (s) return cli_fail(k_cmd, s);
@@ -564,13 +626,12 @@ int cmd_run(int argc, char **argv) {
     dc.dump_args_level = a.dump_level;
     cli_note_mpi_launch(k_cmd, a.transport ? a.transport : getenv("PTO_DIST_TRANSPORT"));
     pto_dist_worker *dw = NULL;
+    if (a.dump_dir && (s = dump_seen_take(&dump_before, a.dump_dir, nd))) goto out;
     if ((s = pto_dist_worker_open(&dc, &dw))) goto out;
     if (!pto_dist_worker_is_root(dw)) { /* an MPI rank that served rank 0's chip: done */
       pto_dist_worker_close(dw);
       goto out;
     }
-    struct timespec dump_t0; /* the file systems' clock: dumps written from now on count */
-    clock_gettime(CLOCK_REALTIME_COARSE, &dump_t0);
     uint64_t t0 = cli_now_ns();
     s = pto_dist_worker_run(dw, prog, args, (size_t)sig->nparams);
     double host_us = (double)(cli_now_ns() - t0) / 1e3;
@@ -591,7 +652,7 @@ int cmd_run(int argc, char **argv) {
       printf("swimlane records (level %d): one set per call of each rank in "
              "%.*srank_R/dispatch_N/\n",
              a.records.level, (int)(strrchr(rp, '/') ? strrchr(rp, '/') - rp + 1 : 0), rp);
-    int ndumps = a.dump_dir ? count_rank_dumps(a.dump_dir, nd, &dump_t0) : 0;
+    int ndumps = a.dump_dir ? dump_count_written(&dump_before, a.dump_dir) : 0;
     if (ndumps)
       printf("args dump (level %d): one per call of each rank in %s/rank_R/dispatch_N/"
              "args_dump.json (simpler's dump_viewer reads each): %d\n",
@@ -617,12 +678,8 @@ int cmd_run(int argc, char **argv) {
   if ((s = pto_worker_open(&cfg, &w))) goto out;
   if (a.records.level >= 3 && (s = pto_worker_set_record_phases(w, true))) goto out;
   if (a.dump_dir && (s = pto_worker_set_dump_args(w, a.dump_level, a.dump_dir))) goto out;
-  /* The dump's manifest as it was: a launch with nothing to dump (level 1, no argument marked)
-   * writes none, as the reference, and the report must not name an old one as this run's. */
-  struct stat dump_before;
-  char dump_json[PATH_MAX];
-  snprintf(dump_json, sizeof dump_json, "%s/args_dump.json", a.dump_dir ? a.dump_dir : ".");
-  int dump_existed = a.dump_dir && stat(dump_json, &dump_before) == 0;
+  /* The dump's manifest as it was: the report must not name an old one as this run's. */
+  if (a.dump_dir && (s = dump_seen_take(&dump_before, a.dump_dir, 0))) goto out;
   s = pto_worker_run(w, prog, args, (size_t)sig->nparams);
   size_t ndrawn = 0;
   if (a.swimlane) {
@@ -658,9 +715,7 @@ int cmd_run(int argc, char **argv) {
            pto_signature_entry_name(sig), pto_worker_core_count(w), rec.ntasks,
            rec.ntasks == 1 ? "" : "s", host_us, dev_us);
   }
-  struct stat dump_after;
-  if (a.dump_dir && stat(dump_json, &dump_after) == 0 &&
-      (!dump_existed || dump_after.st_ino != dump_before.st_ino)) /* written anew: renamed in */
+  if (a.dump_dir && dump_count_written(&dump_before, a.dump_dir))
     printf("args dump (level %d): %s/args_dump.json (simpler's dump_viewer reads it)\n",
            a.dump_level, a.dump_dir);
   else if (a.dump_dir)
@@ -689,6 +744,7 @@ outputs:
 out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_worker_close(w);
+  dump_seen_free(&dump_before);
   cli_params_free(pd, args, sig->nparams);
   pto_program_release(prog);
   pto_ir_program_destroy(ir);

@@ -262,39 +262,11 @@ static void reclaim_build_dirs(const char *dir) {
 static char g_abandon_build[PATH_MAX], g_abandon_dir[PATH_MAX];
 static atomic_int g_abandon_state; /* 0 none; 1 the build dir; 2 and DIR, made by this compile */
 
-/* Removes name (in the folder dirfd) and everything below it, with syscalls alone. */
-static void remove_tree_at(int dirfd, const char *name, int depth) {
-  if (unlinkat(dirfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM)) return;
-  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  /* Entries are removed while the folder is read: read it again until a pass removes none. */
-  for (int removed = 1, pass = 0; removed && pass < 8; pass++) {
-    removed = 0;
-    if (lseek(fd, 0, SEEK_SET) != 0) break;
-    char buf[4096] __attribute__((aligned(8)));
-    for (ssize_t n; (n = getdents64(fd, buf, sizeof buf)) > 0;) {
-      for (ssize_t off = 0; off < n;) {
-        struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
-        off += e->d_reclen;
-        const char *d = e->d_name;
-        if (d[0] == '.' && (!d[1] || (d[1] == '.' && !d[2]))) continue;
-        if (depth < 32)
-          remove_tree_at(fd, d, depth + 1); /* a file unlinked, a folder emptied first */
-        else
-          unlinkat(fd, d, 0);
-        removed = 1;
-      }
-    }
-  }
-  close(fd);
-  unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
 void cli_abandon_compile(void) {
   int state = atomic_exchange(&g_abandon_state, 0);
   if (!state) return;
   int saved = errno;
-  remove_tree_at(AT_FDCWD, g_abandon_build, 0);
+  pto_file_remove_tree_signal_safe(g_abandon_build);
   if (state == 2) rmdir(g_abandon_dir); /* only when empty: nothing else was there */
   errno = saved;
 }

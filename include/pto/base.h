@@ -179,6 +179,16 @@ PTO_API PTO_MUST_USE pto_status pto_file_replace(const char *path, const void *c
  * A temp file another thread is creating at that moment is waited for (at most about a second)
  * and removed too, and every later write of this process fails (EINTR): it is ending. */
 PTO_API void pto_file_remove_temps(void);
+/* mkdtemp(tmpl) for a build directory, tracked so that pto_file_remove_temps removes it with
+ * everything in it (a compile's build dir, which a SIGINT/SIGTERM would otherwise leave behind):
+ * tmpl, or NULL with errno set (EINTR once pto_file_remove_temps ran). *out_slot is the tracking
+ * slot (-1: not tracked, every slot taken) for pto_file_forget_temp_dir, to call once the
+ * directory is renamed away or removed. */
+PTO_API char *pto_file_make_temp_dir(char *tmpl, int *out_slot);
+PTO_API void pto_file_forget_temp_dir(int slot);
+/* Removes path and everything below it with syscalls alone (async-signal-safe; errno kept), for
+ * a signal handler; what it cannot remove (another user's file) stays. */
+PTO_API void pto_file_remove_tree_signal_safe(const char *path);
 /* mkdir -p with mode for the directories it creates; an IO status (errno kept) on failure. */
 PTO_API PTO_MUST_USE pto_status pto_file_mkdirs(const char *path, mode_t mode);
 

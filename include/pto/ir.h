@@ -517,6 +517,11 @@ struct pto_ir_program {
    * keys on, e.g. pto_compile's memo of pto_ir_program_hash. */
   uint64_t serial;
   pto_ir_source_notes notes; /* set by the parser only; never copied, hashed or compiled */
+  /* pto_ir_program_find_func's hash index of funcs by name (pto_ir_builder_finish sets it, in the
+   * arena; private): func_slots_cap slots, each a funcs index + 1 or 0, valid while nfuncs is
+   * func_slots_n. NULL: none (lookups compare every name). */
+  const int *func_slots;
+  int func_slots_cap, func_slots_n;
 };
 
 /* ---- reading, printing, checking ------------------------------------------------------- */
@@ -565,6 +570,8 @@ typedef struct pto_ir_hash128 {
 PTO_API pto_ir_hash128 pto_ir_program_hash(const pto_ir_program *p);
 PTO_API int pto_ir_program_equal(const pto_ir_program *a, const pto_ir_program *b);
 
+/* The function named name, or NULL; by a hash index of the names (a program of N functions looked
+ * up N times costs O(N)), on a program the builder or the parser made. */
 PTO_API pto_ir_func *pto_ir_program_find_func(const pto_ir_program *p, const char *name);
 /* The entry: the named function if name != NULL (a kernel too), else the single host, else the
  * single orch. */

@@ -150,6 +150,7 @@ run_split 0 run "$EX/chain.ptir" --dim M=40 --in alpha=0.5 --dump-args "$T/e3d" 
 expect_true "level 1 of no marked argument: no dump" test ! -e "$T/e3d/args_dump.json"
 expect_true "... and the report says nothing was written ($STDOUT)" \
   grep -qF "args dump (level 1): no task argument to dump at this level" <<<"$STDOUT"
+touch -d '+1 hour' "$T/e1d/args_dump.json"
 run_split 0 run "$EX/chain.ptir" --dim M=40 --in alpha=0.5 --dump-args "$T/e1d" --dump-level 1
 expect_true "... nor names the dump an earlier run left there" \
   grep -qF "nothing written in $T/e1d" <<<"$STDOUT"
@@ -276,9 +277,14 @@ expect_true "L3 records and dumps per rank" test -s "$T/l3rec/rank_1/dispatch_0/
 expect_true "the L3 report counts the dumps written ($STDOUT)" \
   grep -qF "rank_R/dispatch_N/args_dump.json (simpler's dump_viewer reads each): 2" <<<"$STDOUT"
 printf '%s\n' "$STDERR" >"$T/l3.log"
+# The earlier run's manifests stay; one dated after this run starts (a clock tick's race, here
+# made certain) is still not this run's: a manifest counts when the run replaced it.
+touch -d '+1 hour' "$T/l3dump/rank_0/dispatch_0/args_dump.json"
 run_split 0 run "${RING[@]}" --dump-args "$T/l3dump" --dump-level 1
 expect_true "L3 level 1, nothing marked: nothing written, and said so ($STDOUT)" \
   grep -qF "args dump (level 1): no task argument to dump at this level" <<<"$STDOUT"
+expect_true "... nor counts the dumps an earlier run left there, whatever their mtime" \
+  grep -qF "nothing written in $T/l3dump" <<<"$STDOUT"
 run_split 0 trace "$T/l3.log" --json
 expect_true "pto trace of the L3 log: JSON" is_json "$T/stdout"
 expect_true "two ranks in the L3 log" test "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["nranks"])' "$T/stdout")" = 2
@@ -332,11 +338,15 @@ run_split 2 cache explain abc
 expect_true "an unknown cache command is named as such ($STDERR)" \
   grep -qF "'explain' is not a cache command" <<<"$STDERR"
 run_split 2 frobnicate && expect_true "an unknown command: nothing on stdout" test -z "$STDOUT"
-# A launch that fails is 1, not 2: the job ran (a transport the build lacks, named by the
-# environment, fails the worker's open).
+# A transport the build lacks is a configuration error (2), named by the environment as by
+# --transport mpi: the worker's open refuses it, naming the variable, before anything runs.
 if ! grep -q mpi <<<"$("$PTO" --version)"; then
-  PTO_DIST_TRANSPORT=mpi run_split 1 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64
-  expect_true "a failed launch: nothing on stdout" test -z "$STDOUT"
+  PTO_DIST_TRANSPORT=mpi run_split 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64
+  expect_true "PTO_DIST_TRANSPORT=mpi without MPI: nothing on stdout" test -z "$STDOUT"
+  expect_true "... and the variable named ($STDERR)" grep -qF \
+    "PTO_DIST_TRANSPORT is 'mpi': transport 'mpi' is not in this build" <<<"$STDERR"
+  run_split 2 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=64 --transport mpi
+  expect_true "--transport mpi without MPI: the same exit, nothing on stdout" test -z "$STDOUT"
 fi
 for c in stats ls; do
   run_split 0 cache "$c" --json && expect_true "cache $c --json: JSON alone" is_json "$T/stdout"

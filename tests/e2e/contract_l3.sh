@@ -8,18 +8,10 @@
 # sees); contract_l3_slow.sh adds rank counts and the MPI transport. Then resident data through
 # pto.DistributedWorker (contract_l3_stacked.py): stacked tensors mean their host arrays, a shard
 # passed to another device is a launch error, several programs share resident tensors.
-source "$(dirname "$0")/lib/common.bash"
-export PTO_CACHE_DIR="$T/cache" # one cache for every pass: the later passes compile nothing
-export PTO_TEST_TMP="$T"
-PY=/usr/bin/python3
-if ! "$PY" -c 'import numpy' 2>/dev/null; then
-  echo "SKIP: $PY has no numpy"
-  exit 77
-fi
+source "$(dirname "$0")/lib/contract.bash"
 CASES="$PTO_SOURCE_DIR/tests/e2e/data/contract_l3.py"
 for chips in processes threads; do
-  PTO_DIST_CHIPS=$chips run_status 0 "$PY" "$PTO_SOURCE_DIR/tests/e2e/lib/contract.py" "$CASES"
-  echo "$OUT"
+  PTO_DIST_CHIPS=$chips run_contract "$CASES"
 done
 
 # pto's libraries loaded into python3 through ctypes: not into an uninstrumented interpreter

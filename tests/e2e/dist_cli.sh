@@ -25,6 +25,11 @@ if ! grep -qF "shm, mpi" <<<"$OUT"; then
   # Bad usage (2), refused before anything runs, as an unknown transport is.
   run_pto 2 run "$P" --devices 2 --dim M=64 --transport mpi && expect_out "transport 'mpi' is not in this build (configure pto with -DPTO_MPI=ON"
   run_pto 2 bench "$P" --devices 2 --dim M=64 --transport mpi && expect_out "transport 'mpi' is not in this build"
+  # The same transport named by the environment is the same configuration error (2).
+  PTO_DIST_TRANSPORT=mpi run_pto 2 run "$P" --devices 2 --dim M=64 &&
+    expect_out "PTO_DIST_TRANSPORT is 'mpi': transport 'mpi' is not in this build"
+  PTO_DIST_TRANSPORT=mpi run_pto 2 bench "$P" --devices 2 --dim M=64 --rounds 1 --warmup 0 &&
+    expect_out "PTO_DIST_TRANSPORT is 'mpi'"
 fi
 OMPI_COMM_WORLD_SIZE=2 run_pto 0 run "$P" --devices 2 --dim M=64 && expect_out "pass --transport mpi for one chip per rank"
 

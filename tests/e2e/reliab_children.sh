@@ -36,6 +36,27 @@ for sig in TERM KILL; do
     expect_true "SIGKILL: the killed compile left its build dir" test -n "$(find "$T/w" -maxdepth 1 -name '.pto-build-*')"
   fi
 done
+# A compile through the cache (pto run PROG.ptir) ended by SIGTERM removes its build dir in the
+# cache's tmp folder, which stayed until pto cache gc; an uncached one (--no-cache) its private
+# build dir in TMPDIR.
+mkdir -p "$T/sigtmp"
+for mode in cache no-cache; do
+  extra=()
+  if [ "$mode" = no-cache ]; then extra=(--no-cache); fi
+  TMPDIR="$T/sigtmp" PTO_CXX="$T/fake-cxx" "$PTO" run "$EX/add.ptir" --dim M=8 "${extra[@]}" \
+    >"$T/log" 2>&1 &
+  pto_pid=$!
+  cxx_pid=$(timeout 60 cat "$T/fifo")
+  expect_true "$mode: the compiler started ($cxx_pid)" test -n "$cxx_pid"
+  [ -n "$cxx_pid" ] || break
+  kill -TERM "$pto_pid"
+  wait "$pto_pid"
+  expect_true "$mode: the compiler died with pto" gone "$cxx_pid"
+  kill -KILL "$cxx_pid" 2>/dev/null # only when the check above failed
+  expect_true "$mode: SIGTERM removed the build dir in the cache ($(ls -A "$T/cache/tmp"))" \
+    test -z "$(ls -A "$T/cache/tmp")"
+  expect_true "$mode: ... and in TMPDIR ($(ls -A "$T/sigtmp"))" test -z "$(ls -A "$T/sigtmp")"
+done
 run_pto 0 compile "$EX/add.ptir" -o "$T/w"
 expect_true "the next compile reclaimed the build dirs" test -z "$(find "$T/w" -maxdepth 1 -name '.pto-build-*')"
 run_pto 0 run "$T/w" --dim M=8 --check

@@ -660,12 +660,18 @@ static void test_cache_compile_to_dir_never_replaces_a_users_file(void **state) 
   pto_ir_program_destroy(ir);
 }
 
-/* A child that has built its entry but not yet published it loses to the parent, which publishes
- * first; the child uses the parent's entry. The child is held at that point by the test build's
- * gate (PTO_CACHE_TEST_GATE): it says when it is there and waits for the parent's word. A side
- * that dies closes its pipe ends, so neither read waits for ever. */
-static void test_cache_lost_race_uses_the_winner(void **state) {
-  (void)state;
+/* A child compiling variant TAG, held by the test build's gate (PTO_CACHE_TEST_GATE) between
+ * building its entry and publishing it: it says when it is there and waits for the parent's word.
+ * gated_child_compile returns once the child is at the gate; gated_child_finish gives the word
+ * and checks the child got variant TAG's program. A side that dies closes its pipe ends, so
+ * neither read waits for ever. */
+typedef struct gated_child {
+  pid_t pid;
+  int ready; /* the read end of the child's "I am at the gate" */
+  int go;    /* the write end of the parent's word */
+} gated_child;
+
+static gated_child gated_child_compile(int tag) {
   int ready[2], go[2];
   assert_int_equal(pipe(ready), 0);
   assert_int_equal(pipe(go), 0);
@@ -677,23 +683,36 @@ static void test_cache_lost_race_uses_the_winner(void **state) {
     char gate[32];
     snprintf(gate, sizeof gate, "%d,%d", ready[1], go[0]);
     setenv("PTO_CACHE_TEST_GATE", gate, 1);
-    pto_ir_program *ir = program(14, "x");
+    pto_ir_program *ir = program(tag, "x");
     pto_program *p = NULL;
     pto_status s = pto_compile(ir, NULL, &p);
-    int ok = !s && p && tag_of(p) == expected_tag(14);
+    if (s) fprintf(stderr, "child: %s\n", pto_status_message(s));
+    int ok = !s && p && tag_of(p) == expected_tag(tag);
     _exit(ok ? 0 : 1);
   }
   close(ready[1]);
   close(go[0]);
   char c;
-  assert_int_equal(read(ready[0], &c, 1), 1); /* the child has built, not published */
-  pto_program *p = compile_variant(14);
-  assert_int_equal(write(go[1], "g", 1), 1);
-  close(go[1]);
-  close(ready[0]);
+  assert_int_equal(read(ready[0], &c, 1), 1); /* the child is at the gate */
+  return (gated_child){pid, ready[0], go[1]};
+}
+
+static void gated_child_finish(gated_child *g) {
+  assert_int_equal(write(g->go, "g", 1), 1);
+  close(g->go);
+  close(g->ready);
   int status = 0;
-  waitpid(pid, &status, 0);
+  assert_int_equal(waitpid(g->pid, &status, 0), g->pid);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A child that has built its entry but not yet published it loses to the parent, which publishes
+ * first; the child uses the parent's entry. */
+static void test_cache_lost_race_uses_the_winner(void **state) {
+  (void)state;
+  gated_child g = gated_child_compile(14); /* the child has built, not published */
+  pto_program *p = compile_variant(14);
+  gated_child_finish(&g);
   pto_cache_stats st = stats();
   assert_int_equal(st.races, 1);
   assert_int_equal(st.stores, 1);
@@ -707,37 +726,11 @@ static void test_cache_lost_race_uses_the_winner(void **state) {
  * or directory" (found racing pto run with pto cache clear). */
 static void test_cache_store_survives_a_clear_of_its_fan_out_dir(void **state) {
   (void)state;
-  int ready[2], go[2];
-  assert_int_equal(pipe(ready), 0);
-  assert_int_equal(pipe(go), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    close(ready[0]);
-    close(go[1]);
-    char gate[32];
-    snprintf(gate, sizeof gate, "%d,%d", ready[1], go[0]);
-    setenv("PTO_CACHE_TEST_GATE", gate, 1);
-    pto_ir_program *ir = program(24, "x");
-    pto_program *p = NULL;
-    pto_status s = pto_compile(ir, NULL, &p);
-    if (s) fprintf(stderr, "child: %s\n", pto_status_message(s));
-    int ok = !s && p && tag_of(p) == expected_tag(24);
-    _exit(ok ? 0 : 1);
-  }
-  close(ready[1]);
-  close(go[0]);
-  char c;
-  assert_int_equal(read(ready[0], &c, 1), 1); /* the child's fan-out dir is there, empty */
+  gated_child g = gated_child_compile(24); /* the child's fan-out dir is there, empty */
   uint64_t removed = 0;
   assert_pto_ok(pto_cache_clear(&removed));
   assert_int_equal(removed, 0);
-  assert_int_equal(write(go[1], "g", 1), 1);
-  close(go[1]);
-  close(ready[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  gated_child_finish(&g);
   pto_cache_stats st = stats();
   assert_int_equal(st.stores, 1);
   assert_int_equal(st.entries, 1);

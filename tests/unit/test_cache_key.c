@@ -172,6 +172,9 @@ static void test_cache_key_excludes_runtime_scalar_values_and_names(void **state
   assert_non_null(strstr(text, "toolchain.llvm="));
   assert_non_null(strstr(text, "toolchain.cxx="));
   assert_non_null(strstr(text, "toolchain.abi=orch/"));
+  char host_abi[32]; /* the host code's ABI (pto/host_abi.h) is in the remote key's lines too */
+  snprintf(host_abi, sizeof host_abi, ";host/%d;", PTO_HOST_ABI_VERSION);
+  assert_non_null(strstr(text, host_abi));
   assert_non_null(strstr(text, "target.triple="));
   assert_non_null(strstr(text, "platform=sim\n"));
   assert_non_null(strstr(text, "option.opt_level=2\n"));
@@ -261,7 +264,7 @@ static void test_cache_key_toolchain_memo_follows_the_files(void **state) {
   assert_int_equal(mkdir(inc, 0700), 0);
   assert_int_equal(mkdir(path, 0700), 0);
   static const char *const headers[] = {"pto_orchestration_api.h", "orch_abi.h", "kernel_abi.h",
-                                        "types.h"};
+                                        "host_abi.h", "types.h"};
   for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
     char src[600];
     snprintf(src, sizeof src, "%s/include/pto/%s", PTO_SOURCE_DIR, headers[i]);
@@ -332,6 +335,26 @@ static void test_cache_key_toolchain_memo_follows_the_files(void **state) {
   assert_string_equal(k4, k5);
   char *m5 = tu_read_file(memo, NULL);
   assert_non_null(strstr(m5, cxx4));
+
+  /* The host code's ABI table (pto/host_abi.h) edited in place, its version kept: another key,
+   * so no host.so built against the old table is reused. */
+  snprintf(path, sizeof path, "%s/pto/host_abi.h", inc);
+  char *ha = tu_read_file(path, NULL);
+  assert_non_null(ha);
+  char *ha2 = malloc(strlen(ha) + 64);
+  sprintf(ha2, "%s/* a table entry added in place */\n", ha);
+  assert_int_equal(tu_write_file(path, ha2), 0);
+  char k6[33], *t6 = NULL;
+  pto__loader_cache_reset_identity();
+  key_of(&k_base, &k_req, k6, &t6);
+  char *headers5 = text_of("toolchain.headers=", t5), *headers6 = text_of("toolchain.headers=", t6);
+  assert_string_not_equal(headers5, headers6);
+  assert_string_not_equal(k5, k6);
+  free(ha);
+  free(ha2);
+  free(headers5);
+  free(headers6);
+  free(t6);
 
   set_or_unset("PTO_CACHE_DIR", saved_cache);
   set_or_unset("PTO_INCLUDE_DIR", saved_inc);

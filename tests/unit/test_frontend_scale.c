@@ -38,6 +38,53 @@ static pto_ir_program *big_program(void) {
   return p;
 }
 
+/* pto_ir_program_find_func looks a name up by the builder's hash index, so a program of NF
+ * kernels, each found by name (a host's callees, an entry, incore scope names checked for
+ * clashes), costs O(NF) name comparisons, not NF*NF/2 (counted: pto__ir_func_compares). */
+enum { NF = 20000 };
+
+static void test_find_func_is_by_index(void **state) {
+  (void)state;
+  pto_text t = {0};
+  pto_text_puts(&t, "program many\n");
+  for (int i = 0; i < NF; i++)
+    pto_text_printf(&t,
+                    "kernel @k%d(out %%c: tensor[32,128] f32) -> (tensor[32,128] f32) {\n"
+                    "  return %%c\n}\n",
+                    i);
+  char *text = pto_text_finish(&t);
+  assert_non_null(text);
+  pto_ir_program *p = NULL;
+  assert_pto_ok(pto_ir_parse_string(text, strlen(text), "many.ptir", &p));
+  free(text);
+  assert_int_equal(p->nfuncs, NF);
+  long before = pto__ir_func_compares();
+  char name[32];
+  for (int i = 0; i < NF; i++) {
+    snprintf(name, sizeof name, "k%d", i);
+    pto_ir_func *f = pto_ir_program_find_func(p, name);
+    assert_non_null(f);
+    assert_ptr_equal(f, p->funcs[i]);
+    snprintf(name, sizeof name, "k%dx", i); /* a miss, as an incore scope's new name is */
+    assert_null(pto_ir_program_find_func(p, name));
+  }
+  long compares = pto__ir_func_compares() - before;
+  assert_true(compares <= 4L * NF);
+  assert_null(pto_ir_program_find_func(p, ""));
+  assert_null(pto_ir_program_find_func(p, NULL));
+  /* A program struct without the index (one not made by the builder) is still searched. */
+  pto_ir_program bare = *p;
+  bare.func_slots = NULL;
+  assert_ptr_equal(pto_ir_program_find_func(&bare, "k7"), p->funcs[7]);
+  assert_null(pto_ir_program_find_func(&bare, "k7x"));
+  /* Nor is an index trusted for more functions than it was made for. */
+  bare = *p;
+  bare.nfuncs = NF - 1;
+  assert_ptr_equal(pto_ir_program_find_func(&bare, "k3"), p->funcs[3]);
+  assert_null(pto_ir_program_find_func(&bare, "k19999"));
+  pto_ir_program_destroy(p);
+}
+
 static void test_func_stmts_lists_the_pre_order(void **state) {
   pto_ir_program *p = big_program();
   pto_ir_func *f = pto_ir_program_find_func(p, "main");
@@ -105,6 +152,7 @@ static void test_orchestration_emitter_is_linear(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_find_func_is_by_index),
       cmocka_unit_test(test_func_stmts_lists_the_pre_order),
       cmocka_unit_test(test_position_table_is_linear),
       cmocka_unit_test(test_orchestration_emitter_is_linear),

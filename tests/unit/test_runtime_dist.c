@@ -1934,6 +1934,38 @@ static void test_chips_setting_is_checked(void **state) {
   assert_null(w);
 }
 
+/* A transport the build lacks is a configuration error (INVALID_ARGUMENT, pto's exit 2), as an
+ * unknown one is, whether the config or $PTO_DIST_TRANSPORT names it; the variable is named. */
+static void test_transport_the_build_lacks_is_invalid(void **state) {
+  (void)state;
+  if (strstr(pto_dist_transports(), "mpi")) skip();
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  cfg.transport = "mpi";
+  pto_dist_worker *w = NULL;
+  pto_status s = pto_dist_worker_open(&cfg, &w);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(pto_status_message(s), "pto_dist_worker_open: transport 'mpi' is not in "
+                                                "this build (configure pto with -DPTO_MPI=ON"));
+  pto_status_free(s);
+  assert_null(w);
+  char *was = getenv("PTO_DIST_TRANSPORT") ? strdup(getenv("PTO_DIST_TRANSPORT")) : NULL;
+  setenv("PTO_DIST_TRANSPORT", "mpi", 1);
+  cfg.transport = NULL;
+  s = pto_dist_worker_open(&cfg, &w);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(pto_status_message(s), "pto_dist_worker_open: PTO_DIST_TRANSPORT is "
+                                                "'mpi': transport 'mpi' is not in this build"));
+  pto_status_free(s);
+  assert_null(w);
+  if (was)
+    setenv("PTO_DIST_TRANSPORT", was, 1);
+  else
+    unsetenv("PTO_DIST_TRANSPORT");
+  free(was);
+}
+
 /* A chip that cannot open its sim worker fails open in either mode, naming its rank, and the
  * chips that did open are ended (threads joined, processes reaped): nothing is left running. */
 static void test_chip_that_fails_to_open(void **state) {
@@ -2032,6 +2064,7 @@ int main(void) {
       cmocka_unit_test(test_chips_threads_open_run_close),
       cmocka_unit_test(test_chips_threads_host_runs_sleeping_chips_calls),
       cmocka_unit_test(test_chips_setting_is_checked),
+      cmocka_unit_test(test_transport_the_build_lacks_is_invalid),
       cmocka_unit_test(test_chip_that_fails_to_open),
       cmocka_unit_test(test_chips_threads_allreduce),
   };
