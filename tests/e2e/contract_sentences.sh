@@ -3,17 +3,8 @@
 # contract tests do not reach, as a program checked by `pto check` (the error, its file:line:col)
 # or run compiled with --check (numpy's values, the interpreter's bits). Cases are in
 # tests/e2e/data/contract_sentences.py.
-source "$(dirname "$0")/lib/common.bash"
-export PTO_CACHE_DIR="$T/cache"
-export PTO_TEST_TMP="$T" # the harness's case folders go under $T, removed at exit
-PY=/usr/bin/python3
-if ! "$PY" -c 'import numpy' 2>/dev/null; then
-  echo "SKIP: $PY has no numpy"
-  exit 77
-fi
-run_status 0 "$PY" "$PTO_SOURCE_DIR/tests/e2e/lib/contract.py" \
-  "$PTO_SOURCE_DIR/tests/e2e/data/contract_sentences.py"
-echo "$OUT"
+source "$(dirname "$0")/lib/contract.bash"
+run_contract "$PTO_SOURCE_DIR/tests/e2e/data/contract_sentences.py"
 
 # print(parse(print(p))) equals print(p) byte for byte, over every construct of the grammar:
 # literals of each form (hex, 1., 2.5E+1, inf, nan, a u64 maximum, an exact f16 default), typed
