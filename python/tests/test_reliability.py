@@ -286,3 +286,19 @@ def test_wrong_types_for_compile_and_worker_are_named_errors():
         pto.ChipWorker("sim")
     with pytest.raises(pto.Error, match="DistributedWorker: config is a pto.RunConfig, not str"):
         pto.DistributedWorker(devices=1, config="sim", chips="threads")
+
+
+def test_copy_from_never_writes_a_read_only_out_array(w):
+    # copy_from(tensor, out=a) wrote into a read-only out array: into the immutable bytes object
+    # under np.frombuffer (changing a Python constant), or, for a read-only mapping, SIGSEGV.
+    t = w.alloc_tensor((4, 8), np.float32, init=7.0)
+    buf = bytes(4 * 8 * 4)
+    ro = np.frombuffer(buf, np.float32).reshape(4, 8)
+    with pytest.raises(pto.Error, match=r"out must be a writable C-contiguous \[4, 8\] float32"):
+        w.copy_from(t, out=ro)
+    with pytest.raises(pto.Error, match="out must be a writable"):
+        w.copy_from(t, ro)                                 # PyPTO's positional form
+    assert buf == bytes(4 * 8 * 4)                         # nothing was written into it
+    out = np.zeros((4, 8), np.float32)
+    assert w.copy_from(t, out=out) is out and (out == 7.0).all()
+    w.free_tensor(t)
