@@ -377,6 +377,8 @@ def _binding_value(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, (tuple, list)):
         return "x".join(str(int(d)) for d in v)
+    if isinstance(v, (float, np.floating)) and math.isnan(v):
+        return "-nan" if math.copysign(1.0, float(v)) < 0 else "nan"  # repr(-nan) is 'nan'
     return repr(v) if isinstance(v, float) else str(v)
 
 

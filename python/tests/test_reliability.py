@@ -302,3 +302,30 @@ def test_copy_from_never_writes_a_read_only_out_array(w):
     out = np.zeros((4, 8), np.float32)
     assert w.copy_from(t, out=out) is out and (out == 7.0).all()
     w.free_tensor(t)
+
+
+def test_a_negative_nan_binding_keeps_its_sign():
+    # pto.compile(..., a=-nan) bound +nan: the binding went through repr(), which writes -nan as
+    # 'nan' (numpy's str() too).
+    text = """program nb
+kernel @k(%x: tensor[2,8] f32, out %y: tensor[2,8] f32, %a: f32) -> (tensor[2,8] f32) {
+  %t = tile.load(%x, [0, 0], [2, 8])
+  %u = tile.muls(%t, %a)
+  %y1 = tile.store(%u, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[2,8] f32, out %y: tensor[2,8] f32, %a: f32) -> (tensor[2,8] f32) {
+  call @k(%x, %y, %a)
+  return %y
+}
+"""
+    import math
+    for v, neg in [(-math.nan, True), (math.nan, False), (np.float32("-nan"), True),
+                   (np.float64("nan"), False)]:
+        p = pto.compile(text, a=v)
+        a = p.params[2]
+        assert a.bind == "literal" and math.isnan(a.value)
+        assert (math.copysign(1.0, a.value) < 0) == neg, (v, a.value)
+        y = np.zeros((2, 8), np.float32)
+        p({"x": np.ones((2, 8), np.float32), "y": y})
+        assert np.isnan(y).all()
