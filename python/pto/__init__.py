@@ -2215,11 +2215,15 @@ class DistributedWorker(Worker):
         src_dev_ptr, nbytes); a shard of a stacked tensor (stacked.shards[i]) reads that
         shard."""
         if isinstance(dst, _Shard):
+            given = src if out is None else out
+            arr = _host_array(given)
+            if arr is not None:
+                _check_out(arr, dst)  # np.copyto would broadcast into a bigger array, or cast
             full = self.copy_stacked_from(dst.stacked)
-            if out is None:
+            if arr is None:
                 return full[dst.index].copy()
-            np.copyto(_host_array(out), full[dst.index])
-            return out
+            arr[...] = full[dst.index]
+            return given
         if isinstance(dst, DistTensor):
             t = dst
             given = src if out is None else out  # returned as given (a torch tensor too)

@@ -296,6 +296,16 @@ def test_copies_never_write_a_read_only_array(dw):
     sbuf = bytes(2 * 4 * 8 * 4)
     with pytest.raises(pto.Error, match="out must be a writable"):
         dw.copy_stacked_from(st, np.frombuffer(sbuf, np.float32).reshape(2, 4, 8))
+    # A shard (st.shards[i]) was copied with np.copyto: broadcast into a bigger array, cast into
+    # another dtype, a read-only one a ValueError. Now held to the shard as a tensor's out is.
+    big = np.zeros((3, 4, 8), np.float32)
+    for bad in (big, np.zeros((4, 8), np.float64), np.frombuffer(sbuf, np.float32)[:32]
+                .reshape(4, 8)):
+        with pytest.raises(pto.Error, match=r"out must be a writable C-contiguous \[4, 8\]"):
+            dw.copy_from(st.shards[1], out=bad)
+    assert not big.any()
+    o = np.zeros((4, 8), np.float32)
+    assert dw.copy_from(st.shards[1], o) is o and (o == 1.0).all()
     assert buf == bytes(4 * 8 * 4) and sbuf == bytes(2 * 4 * 8 * 4)
     assert (dw.copy_from(t) == 5.0).all() and (dw.copy_stacked_from(st) == 1.0).all()
     dw.free_tensor(st)
