@@ -108,7 +108,10 @@ static pto_status parse_float(const char *text, pto_dtype dt, pto_scalar *out) {
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "out of range for %s: a finite %s is at most %g in magnitude",
                            pto_dtype_name(dt), pto_dtype_name(dt), float_max(dt));
-  out->f = s.f;
+  /* A NaN is the quiet NaN of its sign: a payload (nan(0x...)) is not kept, since a program's
+   * text (PTIR's nan and -nan) and its manifest cannot hold one, and a binding baked into the
+   * binaries must read back as the value they were compiled for. */
+  out->f = isnan(s.f) ? copysign(NAN, s.f) : s.f;
   return PTO_OK;
 }
 

@@ -384,12 +384,15 @@ static pto_status get_scalar(const reader *r, const json_t *v, const char *path,
     const char *t = json_string_value(v);
     if (t && !strcmp(t, "nan"))
       out->f = NAN;
+    else if (t && !strcmp(t, "-nan")) /* a NaN keeps its sign: -D x=-nan is not x=nan */
+      out->f = copysign(NAN, -1.0);
     else if (t && !strcmp(t, "inf"))
       out->f = INFINITY;
     else if (t && !strcmp(t, "-inf"))
       out->f = -INFINITY;
     else
-      return field_err(r, path, "expected a number, \"nan\", \"inf\" or \"-inf\" for %s, got %s",
+      return field_err(r, path,
+                       "expected a number, \"nan\", \"-nan\", \"inf\" or \"-inf\" for %s, got %s",
                        pto_dtype_name(dt), describe(v, b, sizeof b));
     return PTO_OK;
   }
@@ -851,7 +854,7 @@ static json_t *scalar_json(writer *w, const pto_sig_param *p) {
   if (dt == PTO_DTYPE_BOOL) return json_boolean(p->value.i != 0);
   if (pto_dtype_is_float(dt)) {
     double f = p->value.f;
-    if (isnan(f)) return jstr(w, "nan");
+    if (isnan(f)) return jstr(w, signbit(f) ? "-nan" : "nan");
     if (isinf(f)) return jstr(w, f > 0 ? "inf" : "-inf");
     return json_real(f);
   }

@@ -161,7 +161,7 @@ static pto_status resolve_tensor(pto__rt_worker *w, const pto_sig_param *p, cons
     if ((unsigned)h->dtype >= PTO_DTYPE_COUNT)
       return invalid("parameter '%s': the host tensor's dtype %d is not a dtype", p->name,
                      (int)h->dtype);
-    int64_t numel = 1, span = 0;
+    int64_t numel = 1;
     for (int d = 0; d < h->rank; d++) {
       if (h->shape[d] < 0)
         return invalid("parameter '%s': the host tensor's dim %d is negative (%lld)", p->name, d,
@@ -171,19 +171,12 @@ static pto_status resolve_tensor(pto__rt_worker *w, const pto_sig_param *p, cons
       return invalid("parameter '%s': the host tensor's size overflows (%s elements of %zu bytes "
                      "do not fit in 64 bits)",
                      p->name, shape_text(h->rank, h->shape), pto_dtype_size(h->dtype));
-    /* The farthest element the strides reach, in bytes, must be computable too. */
-    for (int d = 0; d < h->rank && numel > 0; d++) {
-      int64_t reach;
-      if (h->strides[d] == INT64_MIN ||
-          __builtin_mul_overflow(h->shape[d] - 1,
-                                 h->strides[d] < 0 ? -h->strides[d] : h->strides[d], &reach) ||
-          __builtin_add_overflow(span, reach, &span))
-        return invalid("parameter '%s': the host tensor's strides overflow (stride %lld of dim "
-                       "%d, extent %lld)",
-                       p->name, (long long)h->strides[d], d, (long long)h->shape[d]);
-    }
-    if (numel > 0 && __builtin_mul_overflow(span, (int64_t)pto_dtype_size(h->dtype), &span))
-      return invalid("parameter '%s': the host tensor's strides overflow", p->name);
+    int bad = pto__rt_host_strides_overflow(h);
+    if (bad >= 0 && bad < h->rank)
+      return invalid("parameter '%s': the host tensor's strides overflow (stride %lld of dim "
+                     "%d, extent %lld)",
+                     p->name, (long long)h->strides[bad], bad, (long long)h->shape[bad]);
+    if (bad >= 0) return invalid("parameter '%s': the host tensor's strides overflow", p->name);
     if (numel > 0 && !h->data)
       return invalid("parameter '%s': the host tensor has no data (NULL)", p->name);
     out->dtype = h->dtype;
@@ -278,6 +271,22 @@ static pto_status check_scalar(const pto_sig_param *p, const pto_arg *a) {
                    p->name, got, want, want, p->name);
   }
   return PTO_OK;
+}
+
+int pto__rt_host_strides_overflow(const pto_host_tensor *h) {
+  int64_t span = 0;
+  for (int d = 0; d < h->rank; d++)
+    if (h->shape[d] == 0) return -1; /* no element: nothing is reached */
+  for (int d = 0; d < h->rank; d++) {
+    int64_t reach;
+    if (h->strides[d] == INT64_MIN ||
+        __builtin_mul_overflow(h->shape[d] - 1, h->strides[d] < 0 ? -h->strides[d] : h->strides[d],
+                               &reach) ||
+        __builtin_add_overflow(span, reach, &span))
+      return d;
+  }
+  if (__builtin_mul_overflow(span, (int64_t)pto_dtype_size(h->dtype), &span)) return h->rank;
+  return -1;
 }
 
 /* Host byte span of a host tensor: [lo, hi). */

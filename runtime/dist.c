@@ -2650,6 +2650,19 @@ static pto_status dist_alloc_tensor(dworker *w, int ndim, const int64_t *shape, 
 }
 
 /* Shard i of host <-> shard i of t's buffer. */
+/* A stacked tensor's host side (rank, dtype and shape checked) whose strides reach past int64 is
+ * refused, as a launch refuses such a host tensor: stacked_copy's offsets would overflow. */
+static pto_status host_strides_check(const pto_host_tensor *h, const char *fn) {
+  int bad = pto__rt_host_strides_overflow(h);
+  if (bad < 0) return PTO_OK;
+  if (bad < h->rank)
+    return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                           "%s: the host tensor's strides overflow (stride %lld of dim %d, "
+                           "extent %lld)",
+                           fn, (long long)h->strides[bad], bad, (long long)h->shape[bad]);
+  return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the host tensor's strides overflow", fn);
+}
+
 static void stacked_copy(dworker *w, const dtensor *t, const pto_host_tensor *host, int to_host) {
   buffer *b = get_buffer(w, t->buf);
   size_t eb = pto_dtype_size(host->dtype);
@@ -2707,6 +2720,11 @@ static pto_status dist_alloc_stacked_tensor(dworker *w, const pto_host_tensor *h
   pto_status s = new_tensor(w, host->rank, host->shape, host->dtype, -1, 1, out);
   if (s) return pto_status_annotate(s, "%s", fn);
   dtensor *t = *out;
+  if ((s = host_strides_check(host, fn))) {
+    pto_status_free(dist_free_tensor(w, t));
+    *out = NULL;
+    return s;
+  }
   buffer *b = get_buffer(w, t->buf);
   b->nshards = (int)B;
   b->shard_bytes = b->bytes / (uint64_t)B;
@@ -2774,6 +2792,7 @@ static pto_status dist_copy_stacked_from(dworker *w, dtensor *t, const pto_host_
   if (!out->data)
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT, "%s: the host tensor has no data (NULL)",
                            fn);
+  PTO_RETURN_IF_ERROR(host_strides_check(out, fn));
   PTO_RETURN_IF_ERROR(sync_tensor(w, t, 1));
   stacked_copy(w, t, out, 1);
   return PTO_OK;

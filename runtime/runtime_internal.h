@@ -870,6 +870,11 @@ void pto__rt_async_drain(pto__rt_worker *w);
 void pto__rt_async_stop(pto__rt_worker *w);
 /* The [STASK] lines of a launch that recorded its tasks (log valid). */
 void pto__rt_emit_stask(const pto_launch_record *rec, const pto__rt_task_log *log);
+/* Whether the farthest byte the strides of h (rank, shape and dtype valid, no extent negative)
+ * reach is computable in int64: -1 when it is (or h has no element), else the dim whose stride
+ * overflows, or h->rank when the byte size does. Host tensors given to any call are checked so
+ * before they are read or written. */
+int pto__rt_host_strides_overflow(const pto_host_tensor *h);
 /* Contiguous <-> strided host copies. */
 void pto__rt_copy_host_to_contig(void *dst, const pto_host_tensor *t);
 void pto__rt_copy_contig_to_host(const pto_host_tensor *t, const void *src);

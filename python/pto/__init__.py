@@ -377,6 +377,8 @@ def _binding_value(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, (tuple, list)):
         return "x".join(str(int(d)) for d in v)
+    if isinstance(v, (float, np.floating)) and math.isnan(v):
+        return "-nan" if math.copysign(1.0, float(v)) < 0 else "nan"  # repr(-nan) is 'nan'
     return repr(v) if isinstance(v, float) else str(v)
 
 
@@ -729,6 +731,15 @@ def _host_ptr(what: str, host: Any, nbytes: int) -> int:
             raise _fail(f"{what}: the array has {host.nbytes} bytes, nbytes is {nbytes}")
         return host.ctypes.data
     return _int(what, host, 1, U64_MAX)
+
+
+def _check_out(out: Any, t: Any) -> None:
+    """An array a copy from the device tensor t writes into: of t's shape and dtype, C-contiguous
+    and writable (a read-only array may be a view of an immutable bytes object or of a read-only
+    mapping: writing it corrupts the one and kills the process on the other)."""
+    if not isinstance(out, np.ndarray) or out.shape != t.shape or out.dtype != t.dtype or \
+            not out.flags.c_contiguous or not out.flags.writeable:
+        raise _fail(f"out must be a writable C-contiguous {list(t.shape)} {t.dtype} array")
 
 
 class DeviceTensor:
@@ -1205,9 +1216,8 @@ class ChipWorker(Worker):
             out = _host_array(given)
             if out is None:
                 out = np.empty(t.shape, t.dtype)
-            elif not isinstance(out, np.ndarray) or out.shape != t.shape or \
-                    out.dtype != t.dtype or not out.flags.c_contiguous:
-                raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
+            else:
+                _check_out(out, t)
             _check(_c.pto_worker_copy_from(self._w(), out.ctypes.data, self._addr(t),
                                            out.nbytes))
             return out if given is None else given
@@ -2205,24 +2215,29 @@ class DistributedWorker(Worker):
         src_dev_ptr, nbytes); a shard of a stacked tensor (stacked.shards[i]) reads that
         shard."""
         if isinstance(dst, _Shard):
+            given = src if out is None else out
+            arr = _host_array(given)
+            if arr is not None:
+                _check_out(arr, dst)  # np.copyto would broadcast into a bigger array, or cast
             full = self.copy_stacked_from(dst.stacked)
-            if out is None:
+            if arr is None:
                 return full[dst.index].copy()
-            np.copyto(_host_array(out), full[dst.index])
-            return out
+            arr[...] = full[dst.index]
+            return given
         if isinstance(dst, DistTensor):
             t = dst
             given = src if out is None else out  # returned as given (a torch tensor too)
             out = _host_array(given)
             if out is None:
                 out = np.empty(t.shape, t.dtype)
-            elif not isinstance(out, np.ndarray) or out.shape != t.shape or \
-                    out.dtype != t.dtype or not out.flags.c_contiguous:
-                raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
+            else:
+                _check_out(out, t)
             _check(_c.pto_dist_copy_from(self._w(), out.ctypes.data, t._ptr, out.nbytes))
             return out if given is None else given
         t = self._by_ptr("src_dev_ptr", src)
         n = _int("nbytes", nbytes, 0, I64_MAX)
+        if isinstance(dst, np.ndarray) and not dst.flags.writeable:
+            raise _fail("copy_from: dst_host_ptr is a read-only array")
         _check(_c.pto_dist_copy_from(self._w(), _host_ptr("dst_host_ptr", dst, n), t._ptr, n))
         return None
 
@@ -2237,9 +2252,8 @@ class DistributedWorker(Worker):
         out = _host_array(given)
         if out is None:
             out = np.empty(t.shape, t.dtype)
-        elif not isinstance(out, np.ndarray) or out.shape != t.shape or out.dtype != t.dtype \
-                or not out.flags.c_contiguous:
-            raise _fail(f"out must be a C-contiguous {list(t.shape)} {t.dtype} array")
+        else:
+            _check_out(out, t)
         ht = _c.HostTensor()
         _host_tensor(ht, out, t._dt)
         _check(_c.pto_dist_copy_stacked_from(self._w(), t._ptr, C.byref(ht)))

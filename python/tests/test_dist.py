@@ -280,3 +280,33 @@ def test_closed():
     w.free_tensor(t)                                      # close freed it: a no-op, as PyPTO's
     with pytest.raises(RuntimeError, match="closed"):
         w.copy_from(t)
+
+
+def test_copies_never_write_a_read_only_array(dw):
+    # copy_from / copy_stacked_from into a read-only array wrote into it (the immutable bytes
+    # object under np.frombuffer); now refused, the bytes unchanged.
+    t = dw.alloc_tensor((4, 8), np.float32, init=np.full((4, 8), 5.0, np.float32), worker_id=1)
+    buf = bytes(4 * 8 * 4)
+    ro = np.frombuffer(buf, np.float32).reshape(4, 8)
+    with pytest.raises(pto.Error, match=r"out must be a writable C-contiguous \[4, 8\] float32"):
+        dw.copy_from(t, out=ro)
+    with pytest.raises(pto.Error, match="dst_host_ptr is a read-only array"):
+        dw.copy_from(ro, t.data_ptr, ro.nbytes)            # PyPTO's (host, device ptr, nbytes)
+    st = dw.alloc_stacked_tensor(np.ones((2, 4, 8), np.float32))
+    sbuf = bytes(2 * 4 * 8 * 4)
+    with pytest.raises(pto.Error, match="out must be a writable"):
+        dw.copy_stacked_from(st, np.frombuffer(sbuf, np.float32).reshape(2, 4, 8))
+    # A shard (st.shards[i]) was copied with np.copyto: broadcast into a bigger array, cast into
+    # another dtype, a read-only one a ValueError. Now held to the shard as a tensor's out is.
+    big = np.zeros((3, 4, 8), np.float32)
+    for bad in (big, np.zeros((4, 8), np.float64), np.frombuffer(sbuf, np.float32)[:32]
+                .reshape(4, 8)):
+        with pytest.raises(pto.Error, match=r"out must be a writable C-contiguous \[4, 8\]"):
+            dw.copy_from(st.shards[1], out=bad)
+    assert not big.any()
+    o = np.zeros((4, 8), np.float32)
+    assert dw.copy_from(st.shards[1], o) is o and (o == 1.0).all()
+    assert buf == bytes(4 * 8 * 4) and sbuf == bytes(2 * 4 * 8 * 4)
+    assert (dw.copy_from(t) == 5.0).all() and (dw.copy_stacked_from(st) == 1.0).all()
+    dw.free_tensor(st)
+    dw.free_tensor(t)

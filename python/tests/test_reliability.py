@@ -286,3 +286,46 @@ def test_wrong_types_for_compile_and_worker_are_named_errors():
         pto.ChipWorker("sim")
     with pytest.raises(pto.Error, match="DistributedWorker: config is a pto.RunConfig, not str"):
         pto.DistributedWorker(devices=1, config="sim", chips="threads")
+
+
+def test_copy_from_never_writes_a_read_only_out_array(w):
+    # copy_from(tensor, out=a) wrote into a read-only out array: into the immutable bytes object
+    # under np.frombuffer (changing a Python constant), or, for a read-only mapping, SIGSEGV.
+    t = w.alloc_tensor((4, 8), np.float32, init=7.0)
+    buf = bytes(4 * 8 * 4)
+    ro = np.frombuffer(buf, np.float32).reshape(4, 8)
+    with pytest.raises(pto.Error, match=r"out must be a writable C-contiguous \[4, 8\] float32"):
+        w.copy_from(t, out=ro)
+    with pytest.raises(pto.Error, match="out must be a writable"):
+        w.copy_from(t, ro)                                 # PyPTO's positional form
+    assert buf == bytes(4 * 8 * 4)                         # nothing was written into it
+    out = np.zeros((4, 8), np.float32)
+    assert w.copy_from(t, out=out) is out and (out == 7.0).all()
+    w.free_tensor(t)
+
+
+def test_a_negative_nan_binding_keeps_its_sign():
+    # pto.compile(..., a=-nan) bound +nan: the binding went through repr(), which writes -nan as
+    # 'nan' (numpy's str() too).
+    text = """program nb
+kernel @k(%x: tensor[2,8] f32, out %y: tensor[2,8] f32, %a: f32) -> (tensor[2,8] f32) {
+  %t = tile.load(%x, [0, 0], [2, 8])
+  %u = tile.muls(%t, %a)
+  %y1 = tile.store(%u, [0, 0], %y)
+  return %y1
+}
+orch @main(%x: tensor[2,8] f32, out %y: tensor[2,8] f32, %a: f32) -> (tensor[2,8] f32) {
+  call @k(%x, %y, %a)
+  return %y
+}
+"""
+    import math
+    for v, neg in [(-math.nan, True), (math.nan, False), (np.float32("-nan"), True),
+                   (np.float64("nan"), False)]:
+        p = pto.compile(text, a=v)
+        a = p.params[2]
+        assert a.bind == "literal" and math.isnan(a.value)
+        assert (math.copysign(1.0, a.value) < 0) == neg, (v, a.value)
+        y = np.zeros((2, 8), np.float32)
+        p({"x": np.ones((2, 8), np.float32), "y": y})
+        assert np.isnan(y).all()

@@ -275,6 +275,65 @@ static void test_dist_null_args(void **state) {
   pto_program_release(p);
 }
 
+/* The host tensor of pto_dist_alloc_stacked_tensor and pto_dist_copy_stacked_from had its strides
+ * used unchecked: a stride whose reach overflows int64 (which a launch refuses: "the host
+ * tensor's strides overflow") was multiplied out (undefined; stride 2^61 of dim 1 crashed the
+ * process, stride 2^62 of dim 0 wrapped to 0 bytes and read shard 0 twice). Now both refuse it,
+ * naming the dim, with nothing allocated or written. */
+static void test_dist_stacked_strides_overflow(void **state) {
+  (void)state;
+  pto_dist_config cfg;
+  pto_dist_config_init(&cfg);
+  cfg.ndevices = 2;
+  cfg.ncores_per_chip = 1;
+  cfg.chips = "threads";
+  pto_dist_worker *w = NULL;
+  assert_pto_ok(pto_dist_worker_open(&cfg, &w));
+  static float a[2 * 4 * 8], back[2 * 4 * 8];
+  for (int i = 0; i < 2 * 4 * 8; i++)
+    a[i] = (float)i;
+  const int64_t shape[3] = {2, 4, 8};
+  const struct {
+    int dim;
+    int64_t stride;
+    const char *text;
+  } bad[] = {
+      {0, INT64_C(1) << 62, "the host tensor's strides overflow"}, /* in bytes */
+      {1, INT64_C(1) << 62, "strides overflow (stride 4611686018427387904 of dim 1, extent 4)"},
+      {1, INT64_MIN, "strides overflow (stride -9223372036854775808 of dim 1, extent 4)"},
+      {2, INT64_C(1) << 60, "pto_dist_alloc_stacked_tensor: the host tensor's strides overflow"},
+  };
+  pto_dist_tensor *st = NULL;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pto_host_tensor h;
+    pto_host_tensor_init(&h, a, PTO_DTYPE_F32, 3, shape);
+    h.strides[bad[i].dim] = bad[i].stride;
+    if (bad[i].dim == 2) /* the reach in elements fits, in bytes it does not */
+      h.strides[1] = h.strides[0] = 1;
+    pto_dist_tensor *t = (pto_dist_tensor *)&st; /* must come back NULL */
+    pto_status s = pto_dist_alloc_stacked_tensor(w, &h, NULL, &t);
+    assert_status_contains(s, bad[i].text);
+    assert_null(t);
+  }
+  pto_host_tensor h;
+  pto_host_tensor_init(&h, a, PTO_DTYPE_F32, 3, shape);
+  assert_pto_ok(pto_dist_alloc_stacked_tensor(w, &h, NULL, &st));
+  for (size_t i = 0; i < 3; i++) {
+    pto_host_tensor o;
+    pto_host_tensor_init(&o, back, PTO_DTYPE_F32, 3, shape);
+    o.strides[bad[i].dim] = bad[i].stride;
+    assert_status_contains(pto_dist_copy_stacked_from(w, st, &o), bad[i].text);
+  }
+  for (size_t i = 0; i < 2 * 4 * 8; i++)
+    assert_true(back[i] == 0.0f); /* nothing written */
+  pto_host_tensor o;
+  pto_host_tensor_init(&o, back, PTO_DTYPE_F32, 3, shape);
+  assert_pto_ok(pto_dist_copy_stacked_from(w, st, &o));
+  assert_memory_equal(a, back, sizeof a);
+  assert_pto_ok(pto_dist_free_tensor(w, st));
+  pto_dist_worker_close(w);
+}
+
 /* More calls that read through a NULL argument before these fixes. */
 static void test_more_nulls(void **state) {
   (void)state;
@@ -762,6 +821,7 @@ int main(void) {
       cmocka_unit_test(test_cache_dir_env),
       cmocka_unit_test(test_dist_config_ranges),
       cmocka_unit_test(test_dist_null_args),
+      cmocka_unit_test(test_dist_stacked_strides_overflow),
       cmocka_unit_test(test_more_nulls),
       cmocka_unit_test(test_value_returning_nulls),
       cmocka_unit_test(test_builder_null_arrays),

@@ -261,6 +261,15 @@ static void test_scalar_specials_round_trip(void **state) {
   assert_true(isnan(r.sig.params[6].value.f));
   pto_manifest_free(&r);
   free(text);
+  /* A negative NaN keeps its sign (it was written "nan": an entry compiled with -D x=-nan then
+   * failed its fingerprint check at every load). */
+  m.sig.params[6].value.f = copysign(NAN, -1.0);
+  assert_pto_ok(pto_manifest_to_json(&m, &text));
+  assert_non_null(strstr(text, "\"binding\": \"-nan\""));
+  assert_pto_ok(pto_manifest_parse(text, strlen(text), "t.json", &r));
+  assert_true(isnan(r.sig.params[6].value.f) && signbit(r.sig.params[6].value.f));
+  pto_manifest_free(&r);
+  free(text);
   m.sig.params[6].value.f = -INFINITY;
   assert_pto_ok(pto_manifest_to_json(&m, &text));
   assert_pto_ok(pto_manifest_parse(text, strlen(text), "t.json", &r));

@@ -163,6 +163,24 @@ static void test_scalar_parse_hex_bool_float(void **state) {
   assert_true(parse_ok("1e39", PTO_DTYPE_F64).f == 1e39);
 }
 
+/* A NaN reads as the quiet NaN of its sign, whatever its payload: a -D binding is written into
+ * program.ptir (nan, -nan) and the manifest, which hold no payload, and must read back as the
+ * value the binaries were compiled for (-D x=nan(0x20000000) failed every load of its entry:
+ * "the signature or kernel table does not match"). */
+static void test_scalar_parse_nan_keeps_its_sign_not_its_payload(void **state) {
+  (void)state;
+  static const pto_dtype dts[] = {PTO_DTYPE_F16, PTO_DTYPE_BF16, PTO_DTYPE_F32, PTO_DTYPE_F64};
+  for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+    pto_scalar pos = parse_ok("nan", dts[i]), neg = parse_ok("-nan", dts[i]);
+    assert_true(isnan(pos.f) && !signbit(pos.f) && isnan(neg.f) && signbit(neg.f));
+    pto_scalar p1 = parse_ok("nan(0x20000000)", dts[i]);
+    pto_scalar p2 = parse_ok("-nan(0x8000000000)", dts[i]);
+    assert_true(pto_scalar_to_slot(p1) == pto_scalar_to_slot(pos));
+    assert_true(pto_scalar_to_slot(p2) == pto_scalar_to_slot(neg));
+    assert_true(pto_scalar_to_slot(pos) != pto_scalar_to_slot(neg));
+  }
+}
+
 static void test_scalar_parse_refuses_garbage(void **state) {
   static const char *const ints[] = {"",   " 1",  "1 ", "+1",    "1.0",  "1e3",  "abc",
                                      "0x", "--1", "-",  "12abc", "0x1g", "1_000"};
@@ -258,6 +276,7 @@ int main(void) {
       cmocka_unit_test(test_scalar_parse_int_bounds),
       cmocka_unit_test(test_dtype_int_range),
       cmocka_unit_test(test_scalar_parse_hex_bool_float),
+      cmocka_unit_test(test_scalar_parse_nan_keeps_its_sign_not_its_payload),
       cmocka_unit_test(test_scalar_parse_refuses_garbage),
       cmocka_unit_test(test_scalar_check_names_value_and_range),
       cmocka_unit_test(test_elem_load_store),
