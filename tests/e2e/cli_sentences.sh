@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The command line's contract (docs/cli.md), sentence by sentence, where no other test held a
 # check: as a tester who has only the docs would write them. Every --help has an example, on
-# stdout; a bad program is exit 2 at FILE:LINE:COL whichever command reads it; a compile that
-# fails leaves no folder it made (-o DIR is created with its parents); --in's generated inputs
-# (random in [-1, 1) for floats, -8..8 for signed integers, 0..16 for unsigned ones, 0 or 1 for
-# bool; zeros, ones; unfed inputs random, outputs zeros) and --check's line per output; the
-# streams (the report and --check on stdout, [STRACE] lines on stderr only); pto trace prints
-# the statistics pto bench prints (one JSON layout, with the types of its fields); build-id's
-# hid is the first 8 bytes of the GNU Build-ID read little-endian. The runtime-only pto's part
-# is cli_sentences_slow.sh (it builds one).
+# stdout, and its usage lines name the synopsis's flags; a bad program is exit 2 at
+# FILE:LINE:COL whichever command reads it; a compile that fails leaves no folder it made (-o
+# DIR is created with its parents); --in's generated inputs (random in [-1, 1) for floats, -8..8
+# for signed integers, 0..16 for unsigned ones, 0 or 1 for bool; zeros, ones; unfed inputs,
+# inout ones too, random; out ones zeros) and --check's line per output; the streams (the
+# report and --check on stdout, [STRACE] lines on stderr only); pto trace prints the statistics
+# pto bench prints (one JSON layout, with the types of its fields); build-id's hid is the first
+# 8 bytes of the GNU Build-ID read little-endian. The runtime-only pto's part is
+# cli_sentences_slow.sh (it builds one).
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 if ! command -v python3 >/dev/null; then
@@ -49,6 +50,22 @@ for c in compile run bench cache build-id rebuild fmt check trace; do
 done
 OUT=$("$PTO" --help 2>"$T/help.err") && expect_out "usage: pto <command>" && expect_out "example"
 expect_true "pto --help writes nothing on stderr" test ! -s "$T/help.err"
+
+# The usage lines (the help's first paragraph) of bench, trace and cache name every flag and
+# subcommand of their synopsis in docs/cli.md (bench's lacked --rank, --pid and --slot).
+synopsis() { "$PTO" "$1" --help | sed '/^$/q'; }
+OUT=$(synopsis bench)
+for f in --rounds --warmup "--tree [N]" "--rank R | --pid P" "--slot S" --spread --json; do
+  expect_out "$f"
+done
+OUT=$(synopsis trace)
+for f in "--tree [N]" "--inv N" "--rank R | --pid P" "--slot S" --spread --json; do
+  expect_out "$f"
+done
+OUT=$(synopsis cache)
+for f in stats "ls [--remote" "show KEY" "rm KEY..." verify "gc [--max-size SIZE]" clear; do
+  expect_out "$f"
+done
 
 # ---- a bad program: exit 2 naming FILE:LINE:COL, whichever command reads it -----------------
 printf 'program bad\norch @main( {\n}\n' >"$T/bad.ptir"
