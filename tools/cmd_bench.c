@@ -259,6 +259,7 @@ out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_bench_stats_destroy(st);
   pto_worker_close(w);
+  if (rc) cli_unmake_records_folder(&a.records);
   cli_params_free(pd, args, sig->nparams);
   pto_program_release(prog);
   return rc;

@@ -285,19 +285,37 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
   return cli_check_output_file_unclaimed(cmd, "--swimlane-records", path) ? -1 : 0;
 }
 
-int cli_make_records_folder(const char *cmd, const cli_records *r) {
+int cli_make_records_folder(const char *cmd, cli_records *r) {
   if (!r->path) return 0;
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", r->path);
   char *slash = strrchr(dir, '/');
   if (!slash || slash == dir) return 0;
   *slash = 0;
+  size_t made = cli_missing_prefix(dir);
   pto_status s = pto_file_mkdirs(dir, 0755);
-  if (!s) return 0;
+  if (!s) {
+    r->made = made;
+    return 0;
+  }
+  r->made = 0;
+  char undo[PATH_MAX];
+  snprintf(undo, sizeof undo, "%s", dir);
+  cli_remove_made_folders(undo, made); /* the part made before the failure */
   cli_usage_error(cmd, "--swimlane-records %s: cannot create its folder: %s", r->path,
                   pto_status_message(s));
   pto_status_free(s);
   return -1;
+}
+
+void cli_unmake_records_folder(const cli_records *r) {
+  if (!r->path || !r->made) return;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", r->path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) return;
+  *slash = 0;
+  cli_remove_made_folders(dir, r->made);
 }
 
 /* Claims the files of one folder the records or the dump write: FOLDER/NAMES[i] (FOLDER "" is
@@ -689,6 +707,7 @@ outputs:
 out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_worker_close(w);
+  if (rc) cli_unmake_records_folder(&a.records);
   cli_params_free(pd, args, sig->nparams);
   pto_program_release(prog);
   pto_ir_program_destroy(ir);

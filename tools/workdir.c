@@ -263,9 +263,7 @@ static char g_abandon_build[PATH_MAX], g_abandon_dir[PATH_MAX];
 static size_t g_abandon_top;
 static atomic_int g_abandon_state; /* 0 none; 1 the build dir; 2 and DIR, made by this compile */
 
-/* The length of the first prefix of DIR (ending at a '/' or at its end) that does not exist:
- * pto_file_mkdirs makes that folder and those below it for this compile. 0: DIR exists. */
-static size_t missing_prefix(const char *dir) {
+size_t cli_missing_prefix(const char *dir) {
   char p[PATH_MAX];
   struct stat st;
   size_t n = strlen(dir);
@@ -282,9 +280,7 @@ static size_t missing_prefix(const char *dir) {
   return 0;
 }
 
-/* Removes the folders of path from the deepest up to the prefix of length top (the ones this
- * compile made), each only while it is empty: with syscalls alone, as a signal handler may. */
-static void remove_made_folders(char *path, size_t top) {
+void cli_remove_made_folders(char *path, size_t top) {
   size_t n = strlen(path);
   while (n > 1 && path[n - 1] == '/')
     path[--n] = 0;
@@ -331,7 +327,7 @@ void cli_abandon_compile(void) {
   if (!state) return;
   int saved = errno;
   remove_tree_at(AT_FDCWD, g_abandon_build, 0);
-  if (state == 2) remove_made_folders(g_abandon_dir, g_abandon_top); /* only empty ones */
+  if (state == 2) cli_remove_made_folders(g_abandon_dir, g_abandon_top); /* only empty ones */
   errno = saved;
 }
 
@@ -523,7 +519,7 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
   /* The folders this compile makes (DIR, and its parents that were missing) are removed again
    * when it fails (bad input found once the program is read, a build error) or is ended by a
    * signal: a refused compile leaves no empty folders behind. */
-  size_t top = missing_prefix(dir);
+  size_t top = cli_missing_prefix(dir);
   pto_status s = pto_file_mkdirs(dir, 0755);
   /* A folder made by another compile that failed at once may vanish under this one: retry. */
   for (int tries = 0; s && errno == ENOENT && tries < 3; tries++) {
@@ -558,7 +554,7 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
   if (rc && top) { /* made for this compile, and still empty */
     char made[PATH_MAX];
     snprintf(made, sizeof made, "%s", dir);
-    remove_made_folders(made, top);
+    cli_remove_made_folders(made, top);
   }
   close(lock);
   return rc;

@@ -3,13 +3,14 @@
 # check: as a tester who has only the docs would write them. Every --help has an example, on
 # stdout, and its usage lines name the synopsis's flags; a bad program is exit 2 at
 # FILE:LINE:COL whichever command reads it; a compile that fails leaves no folder it made (-o
-# DIR is created with its parents); --in's generated inputs (random in [-1, 1) for floats, -8..8
-# for signed integers, 0..16 for unsigned ones, 0 or 1 for bool; zeros, ones; unfed inputs,
-# inout ones too, random; out ones zeros) and --check's line per output; the streams (the
-# report and --check on stdout, [STRACE] lines on stderr only); pto trace prints the statistics
-# pto bench prints (one JSON layout, with the types of its fields); build-id's hid is the first
-# 8 bytes of the GNU Build-ID read little-endian. The runtime-only pto's part is
-# cli_sentences_slow.sh (it builds one).
+# DIR is created with its parents), nor does a failed run (--swimlane-records FILE's folder);
+# --in's generated inputs (random in [-1, 1) for floats, -8..8 for signed integers, 0..16 for
+# unsigned ones, 0 or 1 for bool; zeros, ones; unfed inputs, inout ones too, random; out ones
+# zeros) and --check's line per output; the streams (the report and --check on stdout,
+# [STRACE] lines on stderr only); pto trace prints the statistics pto bench prints (one JSON
+# layout, with the types of its fields); build-id's hid is the first 8 bytes of the GNU
+# Build-ID read little-endian. The runtime-only pto's part is cli_sentences_slow.sh (it builds
+# one).
 source "$(dirname "$0")/lib/common.bash"
 export PTO_CACHE_DIR="$T/cache"
 if ! command -v python3 >/dev/null; then
@@ -96,6 +97,24 @@ expect_true "a compile that succeeds makes DIR and its parents" test -f "$T/made
 run_pto 2 compile "$EX/add.ptir" -o "$T/made/ok/other/wd" --entry nope
 expect_true "a refused compile beside a work dir leaves that one" test -f "$T/made/ok/wd/manifest.json"
 expect_true "... and removes only what it made" test ! -e "$T/made/ok/other"
+
+# --swimlane-records FILE's folder is created just before the run: a run that fails (exit 1, a
+# launch error) and so writes no records leaves none of the folders it made, L2 or host program;
+# --swimlane of the failed launch is still written (the tasks that ran), as docs/cli.md says.
+sed 's/%row0 = %i \* 32$/%row0 = %i * 32 + 64/' "$EX/add.ptir" >"$T/oob.ptir"
+expect_true "oob.ptir slices past its rows" grep -q '%i \* 32 + 64' "$T/oob.ptir"
+run_pto 1 run "$T/oob.ptir" --dim M=8 --swimlane-records "$T/rec/a/r.json" --swimlane "$T/sw.json"
+expect_out "outside the extent 8"
+expect_true "a failed run leaves no records folder it made" test ! -e "$T/rec"
+expect_true "... and writes the failed launch's swimlane" test -s "$T/sw.json"
+run_pto 1 bench "$T/oob.ptir" --dim M=8 --rounds 1 --swimlane-records "$T/rec/b/r.json"
+expect_true "a failed bench leaves no records folder it made" test ! -e "$T/rec"
+mkdir "$T/rec"
+run_pto 1 run "$EX/allreduce_mesh.ptir" --devices 2 --dim M=8 --swimlane-records "$T/rec/c/r.json"
+expect_out "outside the extent 8"
+expect_true "a failed host program leaves no records folder it made, and the one there" \
+  test -d "$T/rec" -a ! -e "$T/rec/c"
+rmdir "$T/rec"
 
 # ---- --in SOURCE: generated inputs, and --check's line per output -----------------------------
 DTYPES=(i8 u8 i32 u16 bool f32 f16)
