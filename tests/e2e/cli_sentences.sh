@@ -233,6 +233,13 @@ for k in ('entries', 'bytes', 'hits', 'misses', 'stores', 'evictions', 'corrupti
     assert isinstance(d[k], int) and d[k] >= 0, k
 assert d['entries'] >= 3 and isinstance(d['dir'], str)"
 
+# A PTO_CACHE_MAX_SIZE that is not a size warns, naming the variable, and is not used; stats
+# then does not tell the user to set the variable they did set.
+OUT=$(PTO_CACHE_MAX_SIZE=lots "$PTO" cache stats 2>&1)
+expect_out "PTO_CACHE_MAX_SIZE: size 'lots': expected a number of bytes"
+expect_out "size limit       none (PTO_CACHE_MAX_SIZE is not a size)"
+OUT=$(PTO_CACHE_MAX_SIZE= "$PTO" cache stats 2>&1) && expect_out "none (set PTO_CACHE_MAX_SIZE)"
+
 # ---- build-id: hid is the Build-ID's first 8 bytes read little-endian, no padding ------------
 run_pto 0 compile "$EX/chain.ptir" -o "$T/chain"
 run_pto 0 build-id "$T/chain/kernels/kernels.so" "$T/chain/orchestration/main.so"
