@@ -240,6 +240,21 @@ expect_out "PTO_CACHE_MAX_SIZE: size 'lots': expected a number of bytes"
 expect_out "size limit       none (PTO_CACHE_MAX_SIZE is not a size)"
 OUT=$(PTO_CACHE_MAX_SIZE= "$PTO" cache stats 2>&1) && expect_out "none (set PTO_CACHE_MAX_SIZE)"
 
+# A bad PTO_REMOTE_CACHE warns, naming the variable, and is not used by pto run, bench and
+# compile: at once, also for a program the local cache holds (which never asks the remote), and
+# once (the cache does not warn again on a miss); the URL's password is not printed. A work dir
+# reads no cache: no word.
+for c in "run ${ADD[*]}" "bench ${ADD[*]} --rounds 1" "compile $EX/add.ptir -o $T/rc"; do
+  # shellcheck disable=SC2086 # the command and its arguments as words
+  OUT=$(PTO_REMOTE_CACHE=ftp://u:hunter2@h "$PTO" $c 2>&1 >/dev/null)
+  expect_true "a bad PTO_REMOTE_CACHE warns once, naming the variable: $c" test "$OUT" = \
+    "pto: warning: PTO_REMOTE_CACHE: remote cache 'ftp://u:***@h': not an http://, https:// or redis:// URL; not using the remote cache"
+done
+OUT=$(PTO_CACHE_DIR="$T/cache-rc" PTO_REMOTE_CACHE=ftp://h "$PTO" run "${ADD[@]}" 2>&1 >/dev/null)
+expect_true "on a miss too, once" test "$(grep -c PTO_REMOTE_CACHE <<<"$OUT")" = 1
+OUT=$(PTO_REMOTE_CACHE=ftp://h "$PTO" run "$T/rc" --dim M=4 2>&1 >/dev/null)
+expect_true "a work dir: no warning" test -z "$OUT"
+
 # ---- build-id: hid is the Build-ID's first 8 bytes read little-endian, no padding ------------
 run_pto 0 compile "$EX/chain.ptir" -o "$T/chain"
 run_pto 0 build-id "$T/chain/kernels/kernels.so" "$T/chain/orchestration/main.so"

@@ -304,7 +304,7 @@ PTO_CACHE_DIR="$T/cache3" PTO_REMOTE_CACHE=ftp://bad run_pto 0 run "$A" --dim M=
   --remote-cache http://127.0.0.1:9/x
 expect_true "--remote-cache wins over PTO_REMOTE_CACHE" test -z "$(grep -F ftp://bad <<<"$OUT")"
 PTO_CACHE_DIR="$T/cache4" PTO_REMOTE_CACHE=ftp://bad run_pto 0 run "$A" --dim M=4
-expect_out "warning: remote cache 'ftp://bad'"
+expect_out "warning: PTO_REMOTE_CACHE: remote cache 'ftp://bad'"
 PTO_REMOTE_CACHE=ftp://bad run_pto 2 cache ls --remote && expect_out "PTO_REMOTE_CACHE"
 PTO_REMOTE_CACHE=ftp://bad run_pto 2 cache ls --remote --remote-cache ftp://flag
 expect_out "--remote-cache" && expect_true "the flag's URL is the one named" test -z "$(grep -F ftp://bad <<<"$OUT")"
