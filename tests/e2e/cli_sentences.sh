@@ -273,4 +273,16 @@ if command -v readelf >/dev/null; then
   bid=$(LC_ALL=C readelf -n "$T/chain/kernels/kernels.so" | sed -n 's/^ *Build ID: //p')
   expect_out "kernels.so: hid=" && expect_out "build-id=$bid"
 fi
+# A file without a Build-ID note: hid is FNV-1a-64 of its bytes, build-id=none.
+if command -v cc >/dev/null; then
+  echo 'int f(void) { return 1; }' >"$T/nonote.c"
+  cc -shared -fPIC -Wl,--build-id=none -o "$T/nonote.so" "$T/nonote.c"
+  run_pto 0 build-id "$T/nonote.so" && expect_out "nonote.so: hid=" && expect_out " build-id=none"
+  expect_true "no note: hid is FNV-1a-64 of the file's bytes" py "
+h = 0xcbf29ce484222325
+for b in open('nonote.so', 'rb').read():
+    h = ((h ^ b) * 0x100000001b3) & (2 ** 64 - 1)
+out = '''$OUT'''.strip()
+assert out.endswith(': hid=%x build-id=none' % h), (out, '%x' % h)"
+fi
 finish
