@@ -1248,6 +1248,22 @@ static pto_status make_private_dir(char *out, size_t n, int *slot) {
   return PTO_OK;
 }
 
+/* An uncached compile (pto_compile_uncached, pto_compile_to_dir without the cache: pto's
+ * --no-cache) in a runtime-only pto, which cannot compile: say that the caches were not read,
+ * where the miss of both levels (compile.c) would name a local cache it never looked in. */
+static pto_status uncached_needs_compiler(void) {
+#ifdef PTO_NO_COMPILER
+  return pto_status_make(
+      PTO_STATUS_FAILED_PRECONDITION,
+      "this pto is runtime-only (built with -DPTO_COMPILER=OFF) and cannot compile, and an "
+      "uncached compile (--no-cache) reads neither the local nor the remote cache: without "
+      "--no-cache it takes the program's entry from either, or run a work dir compiled "
+      "elsewhere (pto run DIR)");
+#else
+  return PTO_OK;
+#endif
+}
+
 static pto_status compile_uncached_key(const pto_ir_program *p, const pto_compile_options *opt,
                                        const char *key, pto_program **out_program) {
   char tmp[PATH_MAX];
@@ -1570,7 +1586,8 @@ pto_status pto_compile_to_dir(const pto_ir_program *p, const pto_compile_options
         pto_signature_clear(&sig);
       }
     } else {
-      s = pto__loader_build_dir(p, opt, dir, key);
+      s = uncached_needs_compiler();
+      if (!s) s = pto__loader_build_dir(p, opt, dir, key);
       if (!s) write_key_text(dir, key_text);
     }
   }
@@ -1601,7 +1618,8 @@ pto_status pto_compile_uncached(const pto_ir_program *p, const pto_compile_optio
   pto_ir_program *kprog = NULL;
   PTO_RETURN_IF_ERROR(kernel_entry(&p, &opt, &kopt, &kprog));
   char key[33];
-  pto_status s = pto_cache_key(p, opt, key, NULL);
+  pto_status s = uncached_needs_compiler();
+  if (!s) s = pto_cache_key(p, opt, key, NULL);
   if (!s) s = compile_uncached_key(p, opt, key, out_program);
   pto_ir_program_destroy(kprog);
   return s;

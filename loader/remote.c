@@ -97,7 +97,9 @@ static int configure(void) {
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                         "remote cache '%s': not an http://, https:// or redis:// URL", g_url);
   if (s) {
-    pto__loader_warn_once(&g_failure_warned, "%s; not using the remote cache",
+    /* Named where it came from: a PTO_REMOTE_CACHE set long ago is not what a user suspects. */
+    pto__loader_warn_once(&g_failure_warned, "%s: %s; not using the remote cache",
+                          g_override ? "--remote-cache" : "PTO_REMOTE_CACHE",
                           pto_status_message(s));
     g_open_code = pto_status_code_of(s);
     snprintf(g_open_msg, sizeof g_open_msg, "%s", pto_status_message(s));

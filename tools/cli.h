@@ -140,6 +140,13 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
  * dir of a compile in progress (cli_compile_into_dir), and its DIR where that compile made it and
  * it is empty. */
 void cli_abandon_compile(void);
+/* The length of the first prefix of path (ending at a '/' or at its end) that does not exist:
+ * pto_file_mkdirs(path) makes that folder and those below it. 0: path exists. */
+size_t cli_missing_prefix(const char *path);
+/* Removes the folders of path (modified) from the deepest up to its prefix of length top (those
+ * made, from cli_missing_prefix), each only while it is empty; with syscalls alone, so a signal
+ * handler may call it. Nothing when top is 0. */
+void cli_remove_made_folders(char *path, size_t top);
 /* Opens dir and takes flock LOCK_EX (exclusive) or LOCK_SH on it, saying on stderr when it has
  * to wait: the fd (closing it unlocks), or -1 with errno set. */
 int cli_lock_dir(const char *cmd, const char *dir, int exclusive);
@@ -185,6 +192,7 @@ pto_status cli_write_swimlane(pto_worker *w, const char *path, size_t *out_ntask
 typedef struct cli_records {
   const char *path; /* NULL: not asked for */
   int level;        /* 0 until cli_prepare_swimlane_records */
+  size_t made;      /* cli_make_records_folder: the prefix of FILE's folder it made (0: none) */
 } cli_records;
 /* Either option: 1 consumed, 0 not these, -1 usage error printed. */
 int cli_parse_swimlane_records_option(const char *cmd, int argc, char **argv, int *i,
@@ -205,7 +213,10 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r);
 /* Just before the run, every check passed: FILE's folder created (mkdir -p), so a command refused
  * before leaves no folder behind; 0, or a usage error printed and -1. (Claim the files again
  * then: a FILE through '..' of a folder just made, "new/../x.json", was not found before.) */
-int cli_make_records_folder(const char *cmd, const cli_records *r);
+int cli_make_records_folder(const char *cmd, cli_records *r);
+/* A command that failed (exit 1 or 2) removes the folders cli_make_records_folder made where
+ * they are still empty (no records were written), as it leaves no other output behind. */
+void cli_unmake_records_folder(const cli_records *r);
 /* Once the program is loaded, before it runs: claims (cli_claim_file) the files its
  * --swimlane-records and --dump-args will write where they really go: for an L2 program FILE
  * and the files beside it, DIR/args.bin and DIR/args_dump.json; for a host program the same

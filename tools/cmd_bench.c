@@ -259,6 +259,7 @@ out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_bench_stats_destroy(st);
   pto_worker_close(w);
+  if (rc) cli_unmake_records_folder(&a.records);
   cli_params_free(pd, args, sig->nparams);
   pto_program_release(prog);
   return rc;
@@ -267,7 +268,8 @@ out:
 const pto_cmd cli_cmd_bench = {
     "bench", "launch a program many times and print timing statistics",
     "usage: pto bench PROG [inputs as pto run] [--rounds 100] [--warmup 3] [--tree [N]]\n"
-    "                 [--spread stdev|minmax|both|none] [--json] [--swimlane FILE]\n"
+    "                 [--rank R | --pid P] [--slot S] [--spread stdev|minmax|both|none]\n"
+    "                 [--json] [--swimlane FILE]\n"
     "                 [--swimlane-records FILE [--swimlane-level N]]\n"
     "                 [--dump-args DIR [--dump-level N]]\n"
     "                 [--timeline [--timeline-width N]] [--timeline-svg FILE]\n"

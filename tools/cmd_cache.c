@@ -100,12 +100,19 @@ static int do_stats(int json) {
            st.remote_stores, st.remote_errors, st.remote_refusals);
     return PTO_EXIT_OK;
   }
-  char size[32], max[32];
+  char size[32], max[64];
   human_bytes(st.bytes, size, sizeof size);
-  if (st.max_bytes)
+  const char *env = getenv("PTO_CACHE_MAX_SIZE");
+  uint64_t unused;
+  pto_status bad = !st.max_bytes && env && *env ? pto_cache_parse_size(env, &unused) : PTO_OK;
+  if (st.max_bytes) {
     human_bytes(st.max_bytes, max, sizeof max);
-  else
+  } else if (bad) { /* set, but not a size (the cache warned): not shown as unset */
+    snprintf(max, sizeof max, "none (PTO_CACHE_MAX_SIZE is not a size)");
+  } else {
     snprintf(max, sizeof max, "none (set PTO_CACHE_MAX_SIZE)");
+  }
+  pto_status_free(bad);
   printf("cache directory  %s\n", dir);
   printf("entries          %" PRIu64 "\n", st.entries);
   printf("size             %s\n", size);

@@ -210,6 +210,23 @@ int cli_check_compile_args(const char *cmd, const cli_compile_args *a) {
   return 0;
 }
 
+/* A PTO_REMOTE_CACHE that is no URL of a remote cache warns at once, naming the variable, and is
+ * not used: the cache reads it only on a local miss, so a program cached here ran with a typo in
+ * the variable unnoticed. Taken out of the environment, so the cache does not warn again. */
+static void check_remote_env(const cli_compile_args *a) {
+  const char *url = getenv("PTO_REMOTE_CACHE");
+  if (a->no_cache || a->remote_cache || !url || !*url || !strncmp(url, "http://", 7) ||
+      !strncmp(url, "https://", 8) || !strncmp(url, "redis://", 8))
+    return;
+  char text[1280];
+  snprintf(text, sizeof text,
+           "pto: warning: PTO_REMOTE_CACHE: remote cache '%.1024s': not an http://, https:// or "
+           "redis:// URL; not using the remote cache\n",
+           url);
+  cli_put_message(stderr, text);
+  unsetenv("PTO_REMOTE_CACHE");
+}
+
 int cli_check_remote_url(const char *cmd, const char *url) {
   if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8) && strncmp(url, "redis://", 8))
     return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", url);
@@ -291,6 +308,7 @@ pto_status cli_load_program(const char *prog, cli_compile_args *a, pto_program *
   pto_ir_program *ir = NULL;
   PTO_RETURN_IF_ERROR(pto_ir_parse_file(prog, &ir));
   pto_status s = pto_ir_verify(ir);
+  check_remote_env(a);
   if (!s)
     s = a->no_cache ? pto_compile_uncached(ir, &a->opt, out_program)
                     : pto_compile(ir, &a->opt, out_program);
@@ -436,6 +454,7 @@ int cmd_compile(int argc, char **argv) {
     return cli_fail(cmd, s);
   }
   cli_launch_warnings(ir);
+  check_remote_env(&a);
   build_ctx b = {ir, &a};
   int rc = cli_compile_into_dir(cmd, out_dir, force, build_into, &b);
   cli_progress_end(&a.progress);

@@ -285,19 +285,37 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
   return cli_check_output_file_unclaimed(cmd, "--swimlane-records", path) ? -1 : 0;
 }
 
-int cli_make_records_folder(const char *cmd, const cli_records *r) {
+int cli_make_records_folder(const char *cmd, cli_records *r) {
   if (!r->path) return 0;
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", r->path);
   char *slash = strrchr(dir, '/');
   if (!slash || slash == dir) return 0;
   *slash = 0;
+  size_t made = cli_missing_prefix(dir);
   pto_status s = pto_file_mkdirs(dir, 0755);
-  if (!s) return 0;
+  if (!s) {
+    r->made = made;
+    return 0;
+  }
+  r->made = 0;
+  char undo[PATH_MAX];
+  snprintf(undo, sizeof undo, "%s", dir);
+  cli_remove_made_folders(undo, made); /* the part made before the failure */
   cli_usage_error(cmd, "--swimlane-records %s: cannot create its folder: %s", r->path,
                   pto_status_message(s));
   pto_status_free(s);
   return -1;
+}
+
+void cli_unmake_records_folder(const cli_records *r) {
+  if (!r->path || !r->made) return;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", r->path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) return;
+  *slash = 0;
+  cli_remove_made_folders(dir, r->made);
 }
 
 /* Claims the files of one folder the records or the dump write: FOLDER/NAMES[i] (FOLDER "" is
@@ -745,6 +763,7 @@ out:
   if (s) rc = cli_fail(k_cmd, s);
   pto_worker_close(w);
   dump_seen_free(&dump_before);
+  if (rc) cli_unmake_records_folder(&a.records);
   cli_params_free(pd, args, sig->nparams);
   pto_program_release(prog);
   pto_ir_program_destroy(ir);
@@ -778,9 +797,9 @@ const pto_cmd cli_cmd_run = {
     "  --in NAME=SOURCE    feed parameter NAME: FILE.npy, random[:SEED] (uniform in [-1,1) for\n"
     "                      floats, integers -8..8 for signed dtypes and 0..16 for unsigned, 0\n"
     "                      or 1 for bool), zeros, ones, or a number for a runtime scalar.\n"
-    "                      Unfed inputs are random (seed = parameter position), outputs\n"
-    "                      start as zeros (an out parameter even when fed: declare it inout\n"
-    "                      to give it starting values); runtime scalars must be fed.\n"
+    "                      Unfed inputs (inout ones too) are random (seed = parameter\n"
+    "                      position), out parameters start as zeros (even when fed: declare\n"
+    "                      it inout to give it starting values); runtime scalars must be fed.\n"
     "  --dim SYM=VALUE     the value of dynamic dim SYM for generated inputs (a .npy input\n"
     "                      binds the dims of its parameter by its own shape; a dim bound by\n"
     "                      neither is 128, with a note on stderr)\n"

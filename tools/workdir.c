@@ -260,21 +260,54 @@ static void reclaim_build_dirs(const char *dir) {
  * removal uses only async-signal-safe calls. A file a compiler child writes meanwhile may keep
  * a folder there; the next compile into DIR removes what is left, as after a SIGKILL. */
 static char g_abandon_build[PATH_MAX], g_abandon_dir[PATH_MAX];
+static size_t g_abandon_top;
 static atomic_int g_abandon_state; /* 0 none; 1 the build dir; 2 and DIR, made by this compile */
+
+size_t cli_missing_prefix(const char *dir) {
+  char p[PATH_MAX];
+  struct stat st;
+  size_t n = strlen(dir);
+  if (n >= sizeof p) return 0;
+  memcpy(p, dir, n + 1);
+  for (size_t c = 1; c <= n; c++) {
+    if (p[c] && p[c] != '/') continue;
+    char saved = p[c];
+    p[c] = 0;
+    int missing = stat(p, &st) != 0;
+    p[c] = saved;
+    if (missing) return c;
+  }
+  return 0;
+}
+
+void cli_remove_made_folders(char *path, size_t top) {
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/')
+    path[--n] = 0;
+  while (top && n >= top) {
+    if (rmdir(path) != 0) return; /* not empty: something else is there now */
+    while (n > 0 && path[n - 1] != '/')
+      n--;
+    while (n > 0 && path[n - 1] == '/')
+      n--;
+    path[n] = 0;
+  }
+}
 
 void cli_abandon_compile(void) {
   int state = atomic_exchange(&g_abandon_state, 0);
   if (!state) return;
   int saved = errno;
   pto_file_remove_tree_signal_safe(g_abandon_build);
-  if (state == 2) rmdir(g_abandon_dir); /* only when empty: nothing else was there */
+  if (state == 2) cli_remove_made_folders(g_abandon_dir, g_abandon_top); /* only empty ones */
   errno = saved;
 }
 
-static void abandon_on_signal(const char *build, const char *dir, int created) {
+static void abandon_on_signal(const char *build, const char *dir, size_t top) {
   snprintf(g_abandon_build, sizeof g_abandon_build, "%s", build);
   snprintf(g_abandon_dir, sizeof g_abandon_dir, "%s", dir);
-  atomic_store(&g_abandon_state, created ? 2 : 1);
+  g_abandon_top = top;
+  atomic_store(&g_abandon_state, top ? 2 : 1);
 }
 
 /* ---- locking ----------------------------------------------------------------------------- */
@@ -455,9 +488,16 @@ static int check_dir(const char *cmd, const char *dir, int force, const wd_list 
 
 int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_fn build,
                          void *ctx) {
-  struct stat st;
-  int created = stat(dir, &st) != 0;
+  /* The folders this compile makes (DIR, and its parents that were missing) are removed again
+   * when it fails (bad input found once the program is read, a build error) or is ended by a
+   * signal: a refused compile leaves no empty folders behind. */
+  size_t top = cli_missing_prefix(dir);
   pto_status s = pto_file_mkdirs(dir, 0755);
+  /* A folder made by another compile that failed at once may vanish under this one: retry. */
+  for (int tries = 0; s && errno == ENOENT && tries < 3; tries++) {
+    pto_status_free(s);
+    s = pto_file_mkdirs(dir, 0755);
+  }
   if (s) return cli_fail(cmd, s);
   int lock = cli_lock_dir(cmd, dir, 1);
   if (lock < 0)
@@ -475,7 +515,7 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
     rc = cli_fail(cmd, pto_status_make(PTO_STATUS_IO, "-o %s: cannot create a build dir: %s", dir,
                                        strerror(errno)));
   else if (!rc) {
-    abandon_on_signal(tmp, dir, created);
+    abandon_on_signal(tmp, dir, top);
     s = build(ctx, tmp);
     /* Built: from here on the build dir's files move into DIR (publish), the manifest last. */
     atomic_store(&g_abandon_state, 0);
@@ -483,7 +523,11 @@ int cli_compile_into_dir(const char *cmd, const char *dir, int force, cli_build_
     pto_file_remove_tree(tmp);
   }
   list_free(&own);
-  if (rc && created) rmdir(dir); /* made for this compile, and still empty */
+  if (rc && top) { /* made for this compile, and still empty */
+    char made[PATH_MAX];
+    snprintf(made, sizeof made, "%s", dir);
+    cli_remove_made_folders(made, top);
+  }
   close(lock);
   return rc;
 }

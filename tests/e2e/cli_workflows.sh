@@ -310,7 +310,7 @@ PTO_CACHE_DIR="$T/cache3" PTO_REMOTE_CACHE=ftp://bad run_pto 0 run "$A" --dim M=
   --remote-cache http://127.0.0.1:9/x
 expect_true "--remote-cache wins over PTO_REMOTE_CACHE" test -z "$(grep -F ftp://bad <<<"$OUT")"
 PTO_CACHE_DIR="$T/cache4" PTO_REMOTE_CACHE=ftp://bad run_pto 0 run "$A" --dim M=4
-expect_out "warning: remote cache 'ftp://bad'"
+expect_out "warning: PTO_REMOTE_CACHE: remote cache 'ftp://bad'"
 PTO_REMOTE_CACHE=ftp://bad run_pto 2 cache ls --remote && expect_out "PTO_REMOTE_CACHE"
 PTO_REMOTE_CACHE=ftp://bad run_pto 2 cache ls --remote --remote-cache ftp://flag
 expect_out "--remote-cache" && expect_true "the flag's URL is the one named" test -z "$(grep -F ftp://bad <<<"$OUT")"
@@ -389,7 +389,8 @@ if [ -n "${PTO_TEST:-}" ] && [ -x "$PTO_TEST" ]; then
     interrupt "$sig" "$T/int-$sig/new/wd" "$EX/chain.ptir"
     expect_true "SIG$sig: no cache entry" test -z "$(entries)"
     expect_true "SIG$sig: no half work dir (the dir it made is gone)" test ! -e "$T/int-$sig/new/wd"
-    expect_true "SIG$sig: its parent, made too, stays (empty)" test -d "$T/int-$sig/new"
+    expect_true "SIG$sig: its parent, made by it too, is gone" test ! -e "$T/int-$sig/new"
+    expect_true "SIG$sig: the folder that was there stays" test -d "$T/int-$sig"
     run_pto 0 cache ls && expect_true "SIG$sig: pto cache ls lists nothing" test -z "$OUT"
     run_pto 0 cache verify && expect_out "0 entries checked, 0 corrupt"
     run_pto 0 compile "$EX/chain.ptir" -o "$T/int-$sig/new/wd"

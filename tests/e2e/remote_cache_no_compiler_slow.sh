@@ -7,25 +7,12 @@
 # remote) and the full pto recompile and run. A work dir compiled by the full pto runs as today.
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/remote_servers.bash"
+source "$(dirname "$0")/lib/runtime_only.bash"
 need_servers
 trap 'stop_servers; rm -rf "$T"' EXIT
 
 # ---- the runtime-only build -----------------------------------------------------------------
-build=$(cd "$(dirname "$PTO")/.." && pwd)
-RT="$build/runtime-only"
-cache_var() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
-launcher=$(cache_var CMAKE_C_COMPILER_LAUNCHER)
-if ! timeout 300 cmake -S "$PTO_SOURCE_DIR" -B "$RT" -G Ninja -DPTO_COMPILER=OFF -DPTO_WERROR=ON \
-  -DCMAKE_BUILD_TYPE="$(cache_var CMAKE_BUILD_TYPE)" -DPTO_SANITIZE="$(cache_var PTO_SANITIZE)" \
-  -DCMAKE_C_COMPILER="$(cache_var CMAKE_C_COMPILER)" -DCMAKE_CXX_COMPILER="$(cache_var CMAKE_CXX_COMPILER)" \
-  ${launcher:+-DCMAKE_C_COMPILER_LAUNCHER=$launcher -DCMAKE_CXX_COMPILER_LAUNCHER=$launcher} \
-  >"$T/configure.log" 2>&1 ||
-  ! timeout 1500 cmake --build "$RT" -j"$(nproc)" >"$T/build.log" 2>&1; then
-  echo "FAIL: the runtime-only build (-DPTO_COMPILER=OFF) failed:"
-  tail -n 30 "$T/configure.log" "$T/build.log" | sed 's/^/  | /'
-  exit 1
-fi
-RTPTO="$RT/tools/pto"
+build_runtime_only
 deps=$(ldd "$RTPTO" "$RT"/loader/libpto_loader.so "$RT"/runtime/libpto_runtime.so)
 expect_true "the runtime-only pto links no LLVM" test "$(grep -ci llvm <<<"$deps")" = 0
 expect_true "the runtime-only build has no compiler library" \
