@@ -406,9 +406,9 @@ pto_status cli_bind_inputs(const pto_signature *sig, const cli_inputs *a, cli_pa
     }
     d->t.data = d->data;
     d->fed = in != NULL;
-    const char *src = in ? in->value : (sp->dir == PTO_DIR_OUT ? "zeros" : NULL);
+    const char *src = in ? in->value : (sp->dir != PTO_DIR_IN ? "zeros" : NULL);
     if (!src) {
-      fill_random(sp->dtype, d->data, n, (uint64_t)j); /* unfed inputs: reproducible random */
+      fill_random(sp->dtype, d->data, n, (uint64_t)j); /* unfed `in` tensors: reproducible random */
     } else if (!strcmp(src, "zeros")) {
     } else if (!strcmp(src, "ones")) {
       pto_scalar one = {.dtype = sp->dtype};
