@@ -34,6 +34,16 @@
  *       kernel's prefetches), then a line "ceiling" with the ceiling's time over the peer's, the
  *       runtime's and the ready direct kernel's, paired by rep. Every contender starts with W
  *       out of the cache, and W is on transparent huge pages for all of them as for the runtime.
+ *       W in panels: two more rows run the same products on W packed once, before the clock, by
+ *       @pack_panels on the device into [DECODE_K / 256 * DECODE_K, 256] (panel j: columns j * 256
+ *       .. j * 256 + 255 of all rows, contiguous; an inference engine packs resident weights so
+ *       when it loads them): "pto, panels, runtime" (@m1p / @m8p, the same kernels, each task
+ *       reading one contiguous 4 MiB panel at 4096) and "pto, panels, direct, threads ready",
+ *       and a line "same clock (wall), W in panels" against the peer, which reads row-major W
+ *       (what cblas takes), and against the runtime on row-major W, paired by rep. The packing's
+ *       device wall is printed (not timed in the rows) and the panels checked bit for bit
+ *       against the host's packing; every entry of the panels' products is checked like the
+ *       others (the same fmaf chain in k order).
  * With NCORES = 1 the contenders in this thread are timed by its CPU time, and the peer also by the
  * wall clock, the runtime's (time spent descheduled counts on both sides): a row "OpenBLAS, wall"
  * and a line "same clock (wall)" with pto's ratio by the minima, the medians and the median of each
@@ -1004,6 +1014,7 @@ typedef struct dec_ctx {
   float *y;
   int64_t m, k, n;
   uint64_t scratch_bytes;
+  int panels; /* w is W in panels (dec_pack): task j's columns are K rows of bn, contiguous */
 } dec_ctx;
 
 /* the columns of y one task of matmul_decode.ptir computes: @m1's, @m8's */
@@ -1024,11 +1035,40 @@ static void dec_part(void *p, int part, int nparts) {
   int64_t bn = dec_bn(x->m);
   for (int64_t j = part; j < x->n / bn; j += nparts) {
     pto_kernel_tensor t[3] = {ktensor(x->x, x->m, x->k, x->k),
-                              ktensor(x->w + j * bn, x->k, bn, x->n),
+                              x->panels ? ktensor(x->w + j * bn * x->k, x->k, bn, bn)
+                                        : ktensor(x->w + j * bn, x->k, bn, x->n),
                               ktensor(x->y + j * bn, x->m, bn, x->n)};
     run_kernel(x->fn, t, NULL, &ctx);
   }
   free(ctx.scratch);
+}
+
+/* W [k, n] into panels of bn columns (the layout @pack_panels writes): panel j holds columns
+ * j * bn .. j * bn + bn - 1 of all k rows, one after the other, as a [n / bn * k, bn] matrix. */
+static void dec_pack(const float *w, float *wp, int64_t k, int64_t n, int64_t bn) {
+  for (int64_t j = 0; j < n / bn; j++)
+    for (int64_t r = 0; r < k; r++)
+      memcpy(wp + (j * k + r) * bn, w + r * n + j * bn, (size_t)bn * 4);
+}
+
+/* Every entry of y ([m, n], from x [m, k] and W [k, n]) against the interpreter's numbers, the
+ * fmaf chain in k order, bit for bit; exits on the first that differs. */
+static void dec_check_fmaf(const char *what, const float *x, const float *wt, const float *y,
+                           int64_t m, int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      float f = 0;
+      for (int64_t q = 0; q < k; q++)
+        f = fmaf(x[i * k + q], wt[q * n + j], f);
+      if (memcmp(&f, &y[i * n + j], sizeof f)) {
+        fprintf(stderr, "decode: %s[%lld,%lld] is %a, the fmaf chain in k order %a\n", what,
+                (long long)i, (long long)j, (double)y[i * n + j], (double)f);
+        exit(1);
+      }
+    }
+  char line[96];
+  snprintf(line, sizeof line, "decode: %severy entry vs fmaf in k order", what);
+  printf("check %-44s bit-identical ok\n", line);
 }
 
 /* What makes a launch slower than its tasks' work (dec_trace_tasks, a value a rep): the start of
@@ -1173,6 +1213,35 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     printf("decode: W at %llu bytes past a page, after a %ld-byte tensor (PTO_BENCH_DECODE_SKEW)\n",
            (unsigned long long)(pto_device_tensor_addr(dw) % 4096), atol(skew) / 4 * 4);
   pto_arg args[3] = {pto_arg_device(dx), pto_arg_device(dw), pto_arg_device(dy)};
+  /* W in panels (matmul_decode.ptir's @pack_panels, @m1p, @m8p): packed once on the device by
+   * @pack_panels from the resident row-major W, before the clock (an inference engine packs its
+   * weights when it loads them); the packing's device wall is printed, and the panels checked bit
+   * for bit against the host's packing (dec_pack), which the direct kernel reads */
+  int64_t bn = dec_bn(m);
+  pto_program *pk = compile("matmul_decode.ptir", "pack_panels"),
+              *pp = compile("matmul_decode.ptir", m == 1 ? "m1p" : "m8p");
+  pto_handle *hk = NULL, *hp = NULL;
+  CHECK(pto_worker_register(w, pk, &hk));
+  CHECK(pto_worker_register(w, pp, &hp));
+  float *wpk = xalloc_huge(wn * 4), *gotw = xalloc_huge(wn * 4), *ypd = xalloc(yn * 4);
+  memset(ypd, 0, yn * 4);
+  dec_pack(wt, wpk, k, n, bn);
+  pto_device_tensor *dwp = dev_tensor(w, n / bn * k, bn, NULL), *dyp = dev_tensor(w, m, n, NULL);
+  pto_arg kargs[2] = {pto_arg_device(dw), pto_arg_device(dwp)},
+          pargs[3] = {pto_arg_device(dx), pto_arg_device(dwp), pto_arg_device(dyp)};
+  evict_caches();
+  double pack_first = launch(hk, w, kargs, 2);
+  evict_caches();
+  double pack_again = launch(hk, w, kargs, 2);
+  dev_read(w, dwp, gotw, wn);
+  if (memcmp(gotw, wpk, wn * 4)) {
+    fprintf(stderr, "decode: @pack_panels's panels differ from the host's packing\n");
+    exit(1);
+  }
+  printf("check %-44s bit-identical ok\n", "decode: @pack_panels vs the host's packing");
+  printf("decode: W packed into %lld-column panels by @pack_panels once, before the clock: device "
+         "wall %.3f ms (first launch), %.3f ms (again)\n",
+         (long long)bn, pack_first, pack_again);
   dec_ctx dk = {.fn = kernel_of(p, m == 1 ? "gemv_1" : "gemm_8"),
                 .x = x,
                 .w = wt,
@@ -1181,6 +1250,12 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
                 .k = k,
                 .n = n,
                 .scratch_bytes = pto_program_scratch_bytes(p)};
+  dec_ctx dkp = dk;
+  dkp.fn = kernel_of(pp, m == 1 ? "gemv_1" : "gemm_8");
+  dkp.w = wpk;
+  dkp.y = ypd;
+  dkp.panels = 1;
+  dkp.scratch_bytes = pto_program_scratch_bytes(pp);
   peer_ctx cp = {.what = 0, .a = wt, .c = wc, .rows = k, .cols = n},
            cr = {.what = 5, .a = wt, .rows = k, .cols = n},
            cs = {.what = 6, .a = wt, .rows = k, .cols = n},
@@ -1198,13 +1273,17 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
         s_r = {.name = "limit: read of W (no writes)"}, s_bw = {.name = "sgemv: OpenBLAS, wall"},
         s_c = {.name = "limit: read of W, threads ready"},
         s_dr = {.name = "pto, kernel direct, threads ready"},
-        s_cb = {.name = "read in the tasks' 256-col blocks"};
+        s_cb = {.name = "read in the tasks' 256-col blocks"},
+        s_pp = {.name = "pto, panels, runtime (device wall)"},
+        s_dpr = {.name = "pto, panels, direct, threads ready"};
   PEER();
   launch(h, w, args, 3);
+  launch(hp, w, pargs, 3);
   peer_parallel(ncores, dec_part, &dk);
   peer(&cp, ncores);
   peer_ready_start(ncores);
   peer_ready_run(peer_part, &cs);
+  peer_ready_run(dec_part, &dkp);
   double (*clk)(void) = ncores == 1 ? cpu_ms : now_ms;
   /* PTO_BENCH_DECODE_TRACE=1: each rep's times (ms) in the order they ran, one line a rep, and
    * where and when each task of the runtime's launch ran */
@@ -1225,6 +1304,9 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     evict_caches();
     add(&s_p, launch(h, w, args, 3));
     if (trace) alone += dec_trace_tasks(w, m, r, &an);
+    /* the same product on W in panels, right after the row-major one */
+    evict_caches();
+    add(&s_pp, launch(hp, w, pargs, 3));
     evict_caches();
     t0 = clk();
     peer_parallel(ncores, dec_part, &dk);
@@ -1244,6 +1326,8 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
      * threads' creation (s_d) or the runtime's launch (s_p) */
     evict_caches();
     add(&s_dr, peer_ready_run(dec_part, &dk));
+    evict_caches();
+    add(&s_dpr, peer_ready_run(dec_part, &dkp));
     evict_caches();
     add(&s_cb, peer_ready_run(peer_part, &cb));
   }
@@ -1277,18 +1361,12 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   compare("decode: pto kernel direct vs pto runtime", yd, got, yn, 1e-30, 0);
   if (have_peer) compare("decode: pto runtime vs OpenBLAS", got, yp, yn, (double)k / 16, 1e-5);
   /* every entry: the interpreter's numbers (fmaf in k order) bit for bit */
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < n; j++) {
-      float f = 0;
-      for (int64_t q = 0; q < k; q++)
-        f = fmaf(x[i * k + q], wt[q * n + j], f);
-      if (memcmp(&f, &got[i * n + j], sizeof f)) {
-        fprintf(stderr, "decode: [%lld,%lld] is %a, the fmaf chain in k order %a\n", (long long)i,
-                (long long)j, (double)got[i * n + j], (double)f);
-        exit(1);
-      }
-    }
-  printf("check %-44s bit-identical ok\n", "decode: every entry vs fmaf in k order");
+  dec_check_fmaf("", x, wt, got, m, k, n);
+  float *gotp = xalloc(yn * 4);
+  dev_read(w, dyp, gotp, yn);
+  compare("decode: W in panels, runtime vs row-major", gotp, got, yn, 1e-30, 0);
+  compare("decode: W in panels, direct vs runtime", ypd, gotp, yn, 1e-30, 0);
+  dec_check_fmaf("W in panels: ", x, wt, gotp, m, k, n);
   char title[200];
   snprintf(title, sizeof title,
            "(e) decode product, [%lld, %lld] x [%lld, %lld] f32, %d threads/cores, %d reps; "
@@ -1305,6 +1383,8 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   row(&s_p, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_d, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_dr, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  row(&s_pp, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  row(&s_dpr, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_m, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_r, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_c, wbytes, "GB/s", have_peer ? &s_b : NULL);
@@ -1325,6 +1405,11 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
            "median %.2fx; kernel direct vs OpenBLAS (%s) paired by rep median %.2fx\n",
            stat_min(pw) / stat_min(&s_p), stat_median(pw) / stat_median(&s_p),
            paired_median(pw, &s_p), ncores == 1 ? "CPU time" : "wall", paired_median(&s_b, &s_d));
+    printf("same clock (wall), W in panels (packed once, not timed; OpenBLAS reads row-major W): "
+           "pto runtime vs OpenBLAS min %.2fx median %.2fx, paired by rep median %.2fx; vs pto "
+           "runtime on row-major W paired by rep median %.2fx\n",
+           stat_min(pw) / stat_min(&s_pp), stat_median(pw) / stat_median(&s_pp),
+           paired_median(pw, &s_pp), paired_median(&s_p, &s_pp));
     printf("ceiling (the ready threads' read of W, wall) paired by rep median: its time / "
            "OpenBLAS's %.2fx, / pto runtime's %.2fx, / kernel direct's (threads ready) %.2fx\n",
            paired_median(&s_c, pw), paired_median(&s_c, &s_p), paired_median(&s_c, &s_dr));
@@ -1334,7 +1419,13 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     printf("each contender started with the process's other threads asleep: %.2f ms waited for "
            "them before each on average (PTO_BENCH_NO_QUIESCE=1: not waited)\n",
            g_quiesce_ms / g_quiesce_n);
-  free(got);
+  free(got), free(gotp), free(gotw), free(wpk), free(ypd);
+  CHECK(pto_worker_free_tensor(w, dwp));
+  CHECK(pto_worker_free_tensor(w, dyp));
+  pto_handle_unregister(hk);
+  pto_handle_unregister(hp);
+  pto_program_release(pk);
+  pto_program_release(pp);
   CHECK(pto_worker_free_tensor(w, dx));
   CHECK(pto_worker_free_tensor(w, dw));
   CHECK(pto_worker_free_tensor(w, dy));
@@ -1395,7 +1486,7 @@ int main(int argc, char **argv) {
   if (ssb && *ssb) g_stream_store_bytes = strtoull(ssb, NULL, 0);
   cfg.stream_store_bytes = g_stream_store_bytes;
   uint64_t need = 3 * (uint64_t)ew * (uint64_t)ew * 4,
-           dneed = 2 * (uint64_t)decode_k * decode_k * 4;
+           dneed = 3 * (uint64_t)decode_k * decode_k * 4; /* W, W in panels (e) */
   need = need > dneed ? need : dneed;
   cfg.device_memory_bytes = need + (256u << 20);
   pto_worker *w = NULL;
