@@ -8,23 +8,4 @@
 # example asserts; then the same ports run through the Python package as a PyPTO user calls a
 # compiled program (pto.compile(text, entry=...), compiled(*arrays) in a ChipWorker of PyPTO's
 # a2a3sim platform) and must give the CLI's results. The larger models are pypto_ports_slow.sh.
-source "$(dirname "$0")/lib/common.bash"
-export PTO_CACHE_DIR="$T/cache"
-export PTO_TEST_TMP="$T"
-PY=/usr/bin/python3
-if ! "$PY" -c 'import numpy' 2>/dev/null; then
-  echo "SKIP: $PY has no numpy"
-  exit 77
-fi
-run_status 0 "$PY" "$PTO_SOURCE_DIR/tests/e2e/lib/contract.py" \
-  "$PTO_SOURCE_DIR/tests/e2e/data/pypto_ports.py"
-echo "$OUT"
-if [ -n "$PTO_SANFLAGS" ]; then # an uninstrumented python3 cannot load sanitized libraries
-  echo "skipped the Python package part: a sanitizer build ($PTO_SANITIZE)"
-else
-  B=$(cd "$(dirname "$PTO")/.." && pwd)
-  PYTHONPATH="$B/python" run_status 0 "$PY" "$PTO_SOURCE_DIR/tests/e2e/lib/pypto_ports_py.py" \
-    "$PTO_SOURCE_DIR/tests/e2e/data/pypto_ports.py"
-  echo "$OUT"
-fi
-finish
+source "$(dirname "$0")/lib/pypto_ports.bash"
