@@ -742,6 +742,16 @@ def _check_out(out: Any, t: Any) -> None:
         raise _fail(f"out must be a writable C-contiguous {list(t.shape)} {t.dtype} array")
 
 
+def _out_array(given: Any, t: Any) -> np.ndarray:
+    """The array a copy from the device tensor t writes into: a new one when given is None, else
+    given's array (a torch tensor's too), checked by _check_out."""
+    out = _host_array(given)
+    if out is None:
+        return np.empty(t.shape, t.dtype)
+    _check_out(out, t)
+    return out
+
+
 class DeviceTensor:
     """A tensor resident on a ChipWorker (pto_device_tensor): PyPTO's DeviceTensor with shape,
     dtype (numpy; bf16 is uint16), nbytes and data_ptr (its device address)."""
@@ -1213,11 +1223,7 @@ class ChipWorker(Worker):
         if isinstance(dst, DeviceTensor):
             t = dst
             given = src if out is None else out  # returned as given (a torch tensor too)
-            out = _host_array(given)
-            if out is None:
-                out = np.empty(t.shape, t.dtype)
-            else:
-                _check_out(out, t)
+            out = _out_array(given, t)
             _check(_c.pto_worker_copy_from(self._w(), out.ctypes.data, self._addr(t),
                                            out.nbytes))
             return out if given is None else given
@@ -2227,11 +2233,7 @@ class DistributedWorker(Worker):
         if isinstance(dst, DistTensor):
             t = dst
             given = src if out is None else out  # returned as given (a torch tensor too)
-            out = _host_array(given)
-            if out is None:
-                out = np.empty(t.shape, t.dtype)
-            else:
-                _check_out(out, t)
+            out = _out_array(given, t)
             _check(_c.pto_dist_copy_from(self._w(), out.ctypes.data, t._ptr, out.nbytes))
             return out if given is None else given
         t = self._by_ptr("src_dev_ptr", src)
@@ -2249,11 +2251,7 @@ class DistributedWorker(Worker):
         if host is not None and out is not None and host is not out:
             raise _fail("copy_stacked_from: pass host or out, not both")
         given = host if out is None else out  # returned as given (a torch tensor too)
-        out = _host_array(given)
-        if out is None:
-            out = np.empty(t.shape, t.dtype)
-        else:
-            _check_out(out, t)
+        out = _out_array(given, t)
         ht = _c.HostTensor()
         _host_tensor(ht, out, t._dt)
         _check(_c.pto_dist_copy_stacked_from(self._w(), t._ptr, C.byref(ht)))
