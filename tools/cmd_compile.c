@@ -210,14 +210,18 @@ int cli_check_compile_args(const char *cmd, const cli_compile_args *a) {
   return 0;
 }
 
+/* A URL of a scheme the remote cache speaks (loader/remote.c opens each). */
+static int is_remote_url(const char *url) {
+  return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) ||
+         !strncmp(url, "redis://", 8);
+}
+
 /* A PTO_REMOTE_CACHE that is no URL of a remote cache warns at once, naming the variable, and is
  * not used: the cache reads it only on a local miss, so a program cached here ran with a typo in
  * the variable unnoticed. Taken out of the environment, so the cache does not warn again. */
 static void check_remote_env(const cli_compile_args *a) {
   const char *url = getenv("PTO_REMOTE_CACHE");
-  if (a->no_cache || a->remote_cache || !url || !*url || !strncmp(url, "http://", 7) ||
-      !strncmp(url, "https://", 8) || !strncmp(url, "redis://", 8))
-    return;
+  if (a->no_cache || a->remote_cache || !url || !*url || is_remote_url(url)) return;
   char text[1280];
   snprintf(text, sizeof text,
            "pto: warning: PTO_REMOTE_CACHE: remote cache '%.1024s': not an http://, https:// or "
@@ -228,7 +232,7 @@ static void check_remote_env(const cli_compile_args *a) {
 }
 
 int cli_check_remote_url(const char *cmd, const char *url) {
-  if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8) && strncmp(url, "redis://", 8))
+  if (!is_remote_url(url))
     return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", url);
   return 0;
 }
