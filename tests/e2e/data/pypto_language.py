@@ -508,6 +508,32 @@ CASES.append(case("transpose_reshape_valid", {"A": pv},
                    "%r = tile.load(%A, [0, 0], [16, 32], valid=[12, 32])",
                    "%w = tile.reshape(%r, [32, 16])"], noload=("A",)))
 
+# extract of a partly valid tile: pto's result is whole, the source's padding included (pad=zero
+# here), so a store writes all [8, 16]; PyPTO's tile.slice keeps the window's part of the valid
+# region ([4, 12] here) and a store writes that.
+ew = np.zeros((8, 16), F)
+ew[:4, :12] = pv[8:12, 8:20]
+CASES.append(case("extract_valid", {"A": pv}, {"Y": ew},
+                  ["%t = tile.load(%A, [0, 0], [16, 32], valid=[12, 20])",
+                   "%y = tile.extract(%t, [8, 8], [8, 16])"], noload=("A",)))
+
+# Masks and NaN: every comparison with NaN is false but ne (torch's and numpy's rule, so PyPTO's
+# too); a mask selects with sel / sels and casts to 0 / 1.
+na = np.array([[nan, nan, 1.0, -0.0, inf, -inf, 2.0, nan]], F)
+nb = np.array([[nan, 1.0, nan, 0.0, inf, inf, 2.0, -inf]], F)
+with np.errstate(invalid="ignore"):
+    CASES.append(case("cmp_sel_nan", {"A": na, "B": nb},
+                      {"Y": (na == nb).astype(np.uint8), "Z": (na != nb).astype(np.uint8),
+                       "W": (na < nb).astype(np.uint8), "V": (na >= nb).astype(np.uint8),
+                       "U": np.where(na > nb, na, nb).astype(F),
+                       "T": np.where(na == na, na, F(0.0)).astype(F)},
+                      ["%e = tile.cmp(%a, %b, cmp=eq)", "%y = tile.cast(%e, u8)",
+                       "%n = tile.cmp(%a, %b, cmp=ne)", "%z = tile.cast(%n, u8)",
+                       "%l = tile.cmp(%a, %b, cmp=lt)", "%w = tile.cast(%l, u8)",
+                       "%g = tile.cmp(%a, %b, cmp=ge)", "%v = tile.cast(%g, u8)",
+                       "%gt = tile.cmp(%a, %b, cmp=gt)", "%u = tile.sel(%gt, %a, %b)",
+                       "%ok = tile.cmp(%a, %a, cmp=eq)", "%t = tile.sels(%ok, %a, 0.0)"]))
+
 # dtype promotion: PyPTO's binary tile ops promote (float over integer, the wider, signed over
 # unsigned: INT32 + FP32 is FP32); pto's take one dtype and say so, and tile.cast is explicit.
 CASES.append(Case("binary_dtypes_differ", kprog([("A", (8, 16), "f32"), ("B", (8, 16), "i32")],
