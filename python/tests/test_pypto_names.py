@@ -125,8 +125,8 @@ class Row:
             if base is PROSE or base is None:
                 return PROSE
             if not has(base, node.attr):
-                self.errors.append("%s: %s has no %r" % (self.where, getattr(base, "__name__", base),
-                                                        node.attr))
+                owner = getattr(base, "__name__", base)
+                self.errors.append("%s: %s has no %r" % (self.where, owner, node.attr))
                 return PROSE
             self.owners.append(base)
             return getattr(base, node.attr, PROSE)

@@ -14,7 +14,10 @@ DOC="$PTO_SOURCE_DIR/docs/pypto-language.md"
 ops=$(awk -F' \\| ' '!/^\| / { ptir = 0 } /^\| PyPTO \| PTIR \|/ { ptir = 1; next }
       ptir && !/^\| ---/ {
         print $2
-        if ($2 ~ /\(the same names\)/) { n = split($1, w, "`"); for (i = 2; i <= n; i += 2) print "tile." w[i] }
+        if ($2 ~ /\(the same names\)/) {
+          n = split($1, w, "`")
+          for (i = 2; i <= n; i += 2) print "tile." w[i]
+        }
       }' "$DOC" | grep -oP '(?<![\w.%])(tile|tensor|dist)\.[a-z_]*[a-z]\b(?!\*)' | sort -u)
 nops=$(wc -w <<<"$ops")
 if [ "$nops" -lt 100 ]; then
@@ -22,7 +25,15 @@ if [ "$nops" -lt 100 ]; then
   FAILS=$((FAILS + 1))
 fi
 probe() {
-  printf 'program names\nkernel @k(%%x: tensor[16, 16] f32, out %%y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {\n  %%a = tile.load(%%x, [0, 0], [16, 16])\n  %%z = %s(%%a)\n  %%y1 = tile.store(%%a, [0, 0], %%y)\n  return %%y1\n}\n' "$1" >"$T/probe.ptir"
+  cat >"$T/probe.ptir" <<EOF
+program names
+kernel @k(%x: tensor[16, 16] f32, out %y: tensor[16, 16] f32) -> (tensor[16, 16] f32) {
+  %a = tile.load(%x, [0, 0], [16, 16])
+  %z = $1(%a)
+  %y1 = tile.store(%a, [0, 0], %y)
+  return %y1
+}
+EOF
   "$PTO" check "$T/probe.ptir" 2>&1
 }
 # the probe tells an unknown op from a known one

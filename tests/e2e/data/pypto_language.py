@@ -398,8 +398,10 @@ ax = np.array([[1, 3, 3, 2, 3, 0, -1, 3],
                [-0.0, 0.0, -0.0, 0.0, -inf, -inf, inf, inf],
                [2, 2, 2, 2, 2, 2, 2, 2]], F)
 CASES.append(case("argmax_ties_nan", {"A": ax},
-                  {"Y": np.argmax(ax, 1).astype(I)[:, None], "Z": np.argmin(ax, 1).astype(I)[:, None],
-                   "W": np.argmax(ax, 0).astype(I)[None, :], "V": np.argmin(ax, 0).astype(I)[None, :],
+                  {"Y": np.argmax(ax, 1).astype(I)[:, None],
+                   "Z": np.argmin(ax, 1).astype(I)[:, None],
+                   "W": np.argmax(ax, 0).astype(I)[None, :],
+                   "V": np.argmin(ax, 0).astype(I)[None, :],
                    "U": np.fmax.reduce(ax, 1)[:, None], "T": np.fmin.reduce(ax, 0)[None, :]},
                   ["%y = tile.row_argmax(%a)", "%z = tile.row_argmin(%a)",
                    "%w = tile.col_argmax(%a)", "%v = tile.col_argmin(%a)",
@@ -508,6 +510,30 @@ CASES.append(case("transpose_reshape_valid", {"A": pv},
                    "%r = tile.load(%A, [0, 0], [16, 32], valid=[12, 32])",
                    "%w = tile.reshape(%r, [32, 16])"], noload=("A",)))
 
+# test_scatter.py: PyPTO's element scatter along the columns, out[i, index[i, m]] = val[i, m] in
+# ascending m, so of repeated columns the later m wins (its _make_repeat_index case). pto has no
+# element scatter; docs/pypto-language.md's composition (tile.sel over a tile.cmp of the indices
+# with tile.ci), one column of indices per step of a for, keeps the same rule: a later step
+# overwrites.
+SB, SS, SK = 8, 16, 8
+sbase = (-(np.arange(SB)[:, None] * SS + np.arange(SS)[None, :]) - 1).astype(F)
+sidx = ((np.arange(SK)[None, :] // 2 + np.arange(SB)[:, None]) % SS).astype(I)
+sval = (np.arange(SB)[:, None] * SK + np.arange(SK)[None, :] + 1).astype(F)
+swant = sbase.copy()
+for i in range(SB):
+    for m in range(SK):
+        swant[i, sidx[i, m]] = sval[i, m]
+CASES.append(case("scatter_repeat_later_wins", {"A": sbase, "X": sidx, "V": sval}, {"Y": swant},
+                  ["%c = tile.ci(0, [1, 16], dtype=i32)", "%cols = tile.col_expand(%c, [8, 16])",
+                   "%y = for %m in range(0, 8) iter(%o = %a) {",
+                   "  %im = tile.extract(%x, [0, %m], [8, 1])",
+                   "  %ie = tile.row_expand(%im, [8, 16])",
+                   "  %hit = tile.cmp(%cols, %ie, cmp=eq)",
+                   "  %vm = tile.extract(%v, [0, %m], [8, 1])",
+                   "  %ve = tile.row_expand(%vm, [8, 16])",
+                   "  %o2 = tile.sel(%hit, %ve, %o)",
+                   "  yield %o2", "}"]))
+
 # extract of a partly valid tile: pto's result is whole, the source's padding included (pad=zero
 # here), so a store writes all [8, 16]; PyPTO's tile.slice keeps the window's part of the valid
 # region ([4, 12] here) and a store writes that.
@@ -536,8 +562,9 @@ with np.errstate(invalid="ignore"):
 
 # dtype promotion: PyPTO's binary tile ops promote (float over integer, the wider, signed over
 # unsigned: INT32 + FP32 is FP32); pto's take one dtype and say so, and tile.cast is explicit.
-CASES.append(Case("binary_dtypes_differ", kprog([("A", (8, 16), "f32"), ("B", (8, 16), "i32")],
-                                                 [("Y", (8, 16), "f32")], ["%y = tile.add(%a, %b)"]),
+CASES.append(Case("binary_dtypes_differ",
+                  kprog([("A", (8, 16), "f32"), ("B", (8, 16), "i32")], [("Y", (8, 16), "f32")],
+                        ["%y = tile.add(%a, %b)"]),
                   cmd="check", err=(2, "tile.add: dtypes f32 and i32 differ")))
 CASES.append(case("binary_dtypes_cast", {"A": fa[:8, :16], "B": ia},
                   {"Y": (fa[:8, :16] + ia.astype(F)).astype(F)},
