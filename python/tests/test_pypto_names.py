@@ -35,6 +35,7 @@ ROOTS = {"w": pto.ChipWorker, "rt": pto.DistributedWorker, "compiled": pto.Compi
 # each section's default owners of bare names
 SECTIONS = {"Programs and one-shot runs": [pto, pto.CompiledProgram, pto.RunResult, pto.RunConfig],
             "One chip: `ChipWorker`": [pto.ChipWorker, pto.DeviceTensor, pto.Callable],
+            "simpler's `ChipWorker`, below PyPTO's": [pto.ChipWorker, pto.Callable],
             "Benchmarks": [pto.BenchmarkStats, pto.DistBenchmarkStats, pto.Invocation],
             "Many chips: `DistributedWorker`": [pto.DistributedWorker, pto.StackedDeviceTensor]}
 # PyPTO-only roots (PyPTO's `ir.compile`) and spans of prose that are not pto names: the
@@ -204,14 +205,17 @@ class Row:
 
 
 def rows():
+    """(line number, section, cells) of every table row but the headers."""
     section = None
     with open(DOC, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.startswith("## "):
-                section = line[3:].strip()
-            elif line.startswith("| ") and not line.startswith(("| ---", "| PyPTO |")):
-                cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-                yield n, section, cells
+        lines = f.read().splitlines()
+    for n, line in enumerate(lines, 1):
+        header = n < len(lines) and lines[n].startswith("| ---")
+        if line.startswith("## "):
+            section = line[3:].strip()
+        elif line.startswith("| ") and not line.startswith("| ---") and not header:
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            yield n, section, cells
 
 
 def test_every_table_row_is_read():
