@@ -676,6 +676,17 @@ class RunConfig:
                       DeprecationWarning, stacklevel=2)
         self.enable_chip_swimlane = value
 
+    def __post_init__(self) -> None:
+        # PyPTO's: a diagnostic output asked for keeps the work dir it is written into
+        if self.any_dfx_enabled() and not self.save_kernels:
+            self.save_kernels = True
+
+    def any_dfx_enabled(self) -> bool:
+        """PyPTO's: whether a diagnostic output is asked for (enable_chip_swimlane or
+        enable_dump_args). RunConfig() then sets save_kernels, as PyPTO's does, so pto.run keeps
+        the work dir the records and dumps are written into."""
+        return bool(self.enable_chip_swimlane) or bool(self.enable_dump_args)
+
     def _platform(self) -> bytes:
         p = str(self.platform)
         return b"sim" if p.endswith("sim") else p.encode()
@@ -973,15 +984,22 @@ _ACTIVE_WORKERS: ContextVar[tuple["ChipWorker", ...]] = ContextVar("pto_active_w
                                                                   default=())
 
 
+def _user_work_dir(program: CompiledProgram) -> str | None:
+    """The program's work dir when it is the user's (pto.compile(..., work_dir=), from_dir), not
+    an entry of the binary cache's; else None."""
+    if program.work_dir is None:
+        return None
+    from . import cache  # noqa: PLC0415
+    cdir = os.path.realpath(cache.dir())
+    own = os.path.realpath(program.work_dir)
+    return None if os.path.commonpath([cdir, own]) == cdir else program.work_dir
+
+
 def _dump_dir(program: CompiledProgram, config: RunConfig) -> str:
     """Where enable_dump_args writes: PyPTO's <output_dir>/dfx_outputs/args_dump."""
     wd = config.save_kernels_dir if config.save_kernels and config.save_kernels_dir else None
-    if wd is None and program.work_dir is not None:
-        from . import cache  # noqa: PLC0415
-        cdir = os.path.realpath(cache.dir())
-        own = os.path.realpath(program.work_dir)
-        if os.path.commonpath([cdir, own]) != cdir:  # a work dir of the user's, not the cache's
-            wd = program.work_dir
+    if wd is None:
+        wd = _user_work_dir(program)
     if wd is None:
         raise _fail("enable_dump_args writes into the program's work dir: compile it with "
                     "pto.compile(..., work_dir=DIR), or set RunConfig(save_kernels=True, "
@@ -2401,6 +2419,30 @@ class RunResult:
         return getattr(self._program(), name)
 
 
+def _run_work_dir(program: Any, cfg: RunConfig, entry: Any) -> str | None:
+    """pto.run's work dir: with save_kernels (or a diagnostic output, as PyPTO's RunConfig turns
+    save_kernels on for one), save_kernels_dir, else a compiled program's own work dir of the
+    user's, else PyPTO's default: $PYPTO_PROG_BUILD_DIR (or build_output)/NAME_YYYYmmdd_HHMMSS,
+    NAME the program's (its file's stem, or the entry)."""
+    if not (cfg.save_kernels or cfg.any_dfx_enabled()):
+        return None
+    if cfg.save_kernels_dir:
+        return os.fspath(cfg.save_kernels_dir)
+    if isinstance(program, CompiledProgram):
+        own = _user_work_dir(program)
+        if own is not None:
+            return own
+        name = program.entry
+    elif isinstance(entry, str) and entry:
+        name = entry
+    elif isinstance(program, (str, os.PathLike)) and "\n" not in os.fspath(program):
+        name = os.path.splitext(os.path.basename(os.path.normpath(os.fspath(program))))[0]
+    else:
+        name = "program"
+    base = os.environ.get("PYPTO_PROG_BUILD_DIR") or "build_output"
+    return os.path.join(base, f"{name or 'program'}_{time.strftime('%Y%m%d_%H%M%S')}")
+
+
 def run(program: Any, *tensors: Any, config: RunConfig | None = None,
         golden: Any = None, **bindings: Any) -> RunResult:
     """PyPTO's run: compiles program (PTIR path or text, or a CompiledProgram) and runs it once
@@ -2418,7 +2460,7 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None,
     compiled program: `compiled = pto.run(prog, a, b, c); compiled(a2, b2, c2)`."""
     cfg = config or RunConfig()
     t0 = time.monotonic()
-    wd = cfg.save_kernels_dir if cfg.save_kernels else None
+    wd = _run_work_dir(program, cfg, bindings.get("entry"))
     try:
         if cfg.distributed_config is not None and "devices" not in bindings and \
                 not isinstance(program, CompiledProgram):  # PyPTO's device set of an L3 run

@@ -349,6 +349,41 @@ def test_enable_dump_args(tmp_path):
         RunConfig(enable_dump_args=4)._c()
 
 
+def test_dfx_flag_keeps_the_work_dir(tmp_path, monkeypatch):
+    # PyPTO's RunConfig turns save_kernels on when a diagnostic output is asked for, and its run
+    # writes into build_output/NAME_TIMESTAMP when no save_kernels_dir is given
+    from pto import RunConfig
+    assert not RunConfig().save_kernels and not RunConfig().any_dfx_enabled()
+    cfg = RunConfig(platform=PLATFORM, enable_chip_swimlane=2)
+    assert cfg.any_dfx_enabled() and cfg.save_kernels and cfg.save_kernels_dir is None
+    assert RunConfig(enable_dump_args=1).save_kernels
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYPTO_PROG_BUILD_DIR", raising=False)
+    a = np.ones((ROWS, COLS), np.float32)
+    r = pto.run(ADD, a, a, np.zeros_like(a), config=cfg)
+    assert r.passed, r.error
+    (made,) = os.listdir(tmp_path / "build_output")
+    assert made.startswith("add_") and len(made) == len("add_YYYYmmdd_HHMMSS")
+    kept = tmp_path / "build_output" / made
+    assert os.path.realpath(r.output_dir) == os.path.realpath(kept)
+    assert (kept / "manifest.json").exists()
+    assert (kept / "dfx_outputs" / "chip_swimlane_records.json").exists()
+    # $PYPTO_PROG_BUILD_DIR moves the base, as PyPTO's; a flag set after construction counts too
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "elsewhere"))
+    late = RunConfig(platform=PLATFORM)
+    late.enable_dump_args = 2
+    r = pto.run(ADD, a, a, np.zeros_like(a), config=late)
+    assert r.passed, r.error
+    (made,) = os.listdir(tmp_path / "elsewhere")
+    assert (tmp_path / "elsewhere" / made / "dfx_outputs" / "args_dump" / "args_dump.json").exists()
+    # nothing asked: nothing written
+    monkeypatch.delenv("PYPTO_PROG_BUILD_DIR")
+    r = pto.run(ADD, a, a, np.zeros_like(a), config=RunConfig(platform=PLATFORM))
+    assert r.passed, r.error
+    assert sorted(os.listdir(tmp_path)) == ["build_output", "elsewhere"]
+    assert len(os.listdir(tmp_path / "build_output")) == 1
+
+
 def test_enable_l2_swimlane_is_the_former_name():
     from pto import RunConfig
     with pytest.deprecated_call():
