@@ -44,6 +44,15 @@
  *       device wall is printed (not timed in the rows) and the panels checked bit for bit
  *       against the host's packing; every entry of the panels' products is checked like the
  *       others (the same fmaf chain in k order).
+ *       K x N grid (M = 1, when the program has @m1g): one more row, "pto, @m1g grid, runtime",
+ *       the product as 1024 x 1024 blocks of W (each task reads 4 KiB of each of 1024 rows; the
+ *       last K block's task of each column block sums the block's partials in block order), timed
+ *       in every rep right before @m1 (odd reps) or right after it (even reps), every entry
+ *       checked bit for bit against its model (one fmaf chain in k order per block of rows, then
+ *       0 + the blocks' sums in order: the interpreter's numbers for @m1g), and a line "same
+ *       clock (wall), @m1g" against the peer and against @m1 (paired by rep: the two launches of
+ *       a rep ran back to back). A variant of @m1g with another K block names it in
+ *       PTO_BENCH_DECODE_KB (default 1024).
  * With NCORES = 1 the contenders in this thread are timed by its CPU time, and the peer also by the
  * wall clock, the runtime's (time spent descheduled counts on both sides): a row "OpenBLAS, wall"
  * and a line "same clock (wall)" with pto's ratio by the minima, the medians and the median of each
@@ -1043,6 +1052,27 @@ static void dec_part(void *p, int part, int nparts) {
   free(ctx.scratch);
 }
 
+/* Whether the program has @m1g (a variant of it in PTO_BENCH_KERNELS_DIR may not) */
+static int dec_has_m1g(void) {
+  char path[4096];
+  const char *dir = getenv("PTO_BENCH_KERNELS_DIR");
+  snprintf(path, sizeof path, "%s/matmul_decode.ptir", dir && *dir ? dir : BENCH_KERNELS_DIR);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[512];
+  int has = 0;
+  while (!has && fgets(line, sizeof line, f))
+    has = !strncmp(line, "orch @m1g(", 10);
+  fclose(f);
+  return has;
+}
+
+/* @m1g's K block: 1024, or PTO_BENCH_DECODE_KB for a variant of the program */
+static int64_t dec_kb(void) {
+  const char *e = getenv("PTO_BENCH_DECODE_KB");
+  return e && *e ? atol(e) : 1024;
+}
+
 /* W [k, n] into panels of bn columns (the layout @pack_panels writes): panel j holds columns
  * j * bn .. j * bn + bn - 1 of all k rows, one after the other, as a [n / bn * k, bn] matrix. */
 static void dec_pack(const float *w, float *wp, int64_t k, int64_t n, int64_t bn) {
@@ -1051,23 +1081,33 @@ static void dec_pack(const float *w, float *wp, int64_t k, int64_t n, int64_t bn
       memcpy(wp + (j * k + r) * bn, w + r * n + j * bn, (size_t)bn * 4);
 }
 
-/* Every entry of y ([m, n], from x [m, k] and W [k, n]) against the interpreter's numbers, the
- * fmaf chain in k order, bit for bit; exits on the first that differs. */
+/* Every entry of y ([m, n], from x [m, k] and W [k, n]) against the interpreter's numbers, bit
+ * for bit; exits on the first that differs. Those are the fmaf chain in k order (kb 0), or for a
+ * K x N grid of kb-row blocks (@m1g) one fmaf chain in k order per block, each from 0, and
+ * 0 + the blocks' sums in block order. */
 static void dec_check_fmaf(const char *what, const float *x, const float *wt, const float *y,
-                           int64_t m, int64_t k, int64_t n) {
+                           int64_t m, int64_t k, int64_t n, int64_t kb) {
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       float f = 0;
-      for (int64_t q = 0; q < k; q++)
-        f = fmaf(x[i * k + q], wt[q * n + j], f);
+      for (int64_t b = 0; b < k; b += kb ? kb : k) {
+        float g = 0;
+        for (int64_t q = b; q < (kb ? b + kb : k); q++)
+          g = fmaf(x[i * k + q], wt[q * n + j], g);
+        f = kb ? f + g : g;
+      }
       if (memcmp(&f, &y[i * n + j], sizeof f)) {
         fprintf(stderr, "decode: %s[%lld,%lld] is %a, the fmaf chain in k order %a\n", what,
                 (long long)i, (long long)j, (double)y[i * n + j], (double)f);
         exit(1);
       }
     }
-  char line[96];
-  snprintf(line, sizeof line, "decode: %severy entry vs fmaf in k order", what);
+  char line[128];
+  if (kb)
+    snprintf(line, sizeof line, "decode: %severy entry vs fmaf in k order per %lld rows, summed",
+             what, (long long)kb);
+  else
+    snprintf(line, sizeof line, "decode: %severy entry vs fmaf in k order", what);
   printf("check %-44s bit-identical ok\n", line);
 }
 
@@ -1213,6 +1253,17 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     printf("decode: W at %llu bytes past a page, after a %ld-byte tensor (PTO_BENCH_DECODE_SKEW)\n",
            (unsigned long long)(pto_device_tensor_addr(dw) % 4096), atol(skew) / 4 * 4);
   pto_arg args[3] = {pto_arg_device(dx), pto_arg_device(dw), pto_arg_device(dy)};
+  /* @m1g, when the program has it (M = 1): the same product as a K x N grid of blocks of W, each
+   * block's partials summed in block order; timed beside @m1 in every rep, the two in turns */
+  pto_program *pg = m == 1 && dec_has_m1g() ? compile("matmul_decode.ptir", "m1g") : NULL;
+  pto_handle *hg = NULL;
+  pto_device_tensor *dyg = NULL;
+  if (pg) {
+    CHECK(pto_worker_register(w, pg, &hg));
+    dyg = dev_tensor(w, m, n, NULL);
+  }
+  pto_arg gargs[3] = {pto_arg_device(dx), pto_arg_device(dw),
+                      dyg ? pto_arg_device(dyg) : pto_arg_device(dy)};
   /* W in panels (matmul_decode.ptir's @pack_panels, @m1p, @m8p): packed once on the device by
    * @pack_panels from the resident row-major W, before the clock (an inference engine packs its
    * weights when it loads them); the packing's device wall is printed, and the panels checked bit
@@ -1275,10 +1326,12 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
         s_dr = {.name = "pto, kernel direct, threads ready"},
         s_cb = {.name = "read in the tasks' 256-col blocks"},
         s_pp = {.name = "pto, panels, runtime (device wall)"},
-        s_dpr = {.name = "pto, panels, direct, threads ready"};
+        s_dpr = {.name = "pto, panels, direct, threads ready"},
+        s_g = {.name = "pto, @m1g grid, runtime (device wall)"};
   PEER();
   launch(h, w, args, 3);
   launch(hp, w, pargs, 3);
+  if (hg) launch(hg, w, gargs, 3);
   peer_parallel(ncores, dec_part, &dk);
   peer(&cp, ncores);
   peer_ready_start(ncores);
@@ -1301,9 +1354,18 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
       add(&s_b, clk() - t0);
       add(&s_bw, now_ms() - w0); /* the runtime's clock, for the same-clock ratio */
     }
+    /* @m1g before @m1 in odd reps, after it in even ones */
+    if (hg && r % 2) {
+      evict_caches();
+      add(&s_g, launch(hg, w, gargs, 3));
+    }
     evict_caches();
     add(&s_p, launch(h, w, args, 3));
     if (trace) alone += dec_trace_tasks(w, m, r, &an);
+    if (hg && !(r % 2)) {
+      evict_caches();
+      add(&s_g, launch(hg, w, gargs, 3));
+    }
     /* the same product on W in panels, right after the row-major one */
     evict_caches();
     add(&s_pp, launch(hp, w, pargs, 3));
@@ -1361,12 +1423,18 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   compare("decode: pto kernel direct vs pto runtime", yd, got, yn, 1e-30, 0);
   if (have_peer) compare("decode: pto runtime vs OpenBLAS", got, yp, yn, (double)k / 16, 1e-5);
   /* every entry: the interpreter's numbers (fmaf in k order) bit for bit */
-  dec_check_fmaf("", x, wt, got, m, k, n);
+  dec_check_fmaf("", x, wt, got, m, k, n, 0);
   float *gotp = xalloc(yn * 4);
   dev_read(w, dyp, gotp, yn);
   compare("decode: W in panels, runtime vs row-major", gotp, got, yn, 1e-30, 0);
   compare("decode: W in panels, direct vs runtime", ypd, gotp, yn, 1e-30, 0);
-  dec_check_fmaf("W in panels: ", x, wt, gotp, m, k, n);
+  dec_check_fmaf("W in panels: ", x, wt, gotp, m, k, n, 0);
+  float *gotg = NULL;
+  if (hg) {
+    gotg = xalloc(yn * 4);
+    dev_read(w, dyg, gotg, yn);
+    dec_check_fmaf("@m1g: ", x, wt, gotg, m, k, n, dec_kb());
+  }
   char title[200];
   snprintf(title, sizeof title,
            "(e) decode product, [%lld, %lld] x [%lld, %lld] f32, %d threads/cores, %d reps; "
@@ -1384,6 +1452,7 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
   row(&s_d, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_dr, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_pp, wbytes, "GB/s", have_peer ? &s_b : NULL);
+  if (hg) row(&s_g, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_dpr, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_m, wbytes, "GB/s", have_peer ? &s_b : NULL);
   row(&s_r, wbytes, "GB/s", have_peer ? &s_b : NULL);
@@ -1410,6 +1479,14 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
            "runtime on row-major W paired by rep median %.2fx\n",
            stat_min(pw) / stat_min(&s_pp), stat_median(pw) / stat_median(&s_pp),
            paired_median(pw, &s_pp), paired_median(&s_p, &s_pp));
+    if (hg)
+      printf("same clock (wall), @m1g (K x N grid of %lld-row blocks): pto runtime vs OpenBLAS min "
+             "%.2fx median %.2fx, paired by rep median %.2fx; vs @m1 min %.2fx median %.2fx, "
+             "paired by rep median %.2fx\n",
+             (long long)dec_kb(), stat_min(pw) / stat_min(&s_g),
+             stat_median(pw) / stat_median(&s_g), paired_median(pw, &s_g),
+             stat_min(&s_p) / stat_min(&s_g), stat_median(&s_p) / stat_median(&s_g),
+             paired_median(&s_p, &s_g));
     printf("ceiling (the ready threads' read of W, wall) paired by rep median: its time / "
            "OpenBLAS's %.2fx, / pto runtime's %.2fx, / kernel direct's (threads ready) %.2fx\n",
            paired_median(&s_c, pw), paired_median(&s_c, &s_p), paired_median(&s_c, &s_dr));
@@ -1419,9 +1496,14 @@ static void bench_decode(pto_worker *w, int64_t m, int64_t k, int reps, int ncor
     printf("each contender started with the process's other threads asleep: %.2f ms waited for "
            "them before each on average (PTO_BENCH_NO_QUIESCE=1: not waited)\n",
            g_quiesce_ms / g_quiesce_n);
-  free(got), free(gotp), free(gotw), free(wpk), free(ypd);
+  free(got), free(gotp), free(gotw), free(wpk), free(ypd), free(gotg);
   CHECK(pto_worker_free_tensor(w, dwp));
   CHECK(pto_worker_free_tensor(w, dyp));
+  if (hg) {
+    CHECK(pto_worker_free_tensor(w, dyg));
+    pto_handle_unregister(hg);
+    pto_program_release(pg);
+  }
   pto_handle_unregister(hk);
   pto_handle_unregister(hp);
   pto_program_release(pk);
