@@ -1933,6 +1933,227 @@ port("models/05", "batch_paged_attention", PA_BATCH,
       "config": np.array([2, 32, 1, 16, 16, 16, 0], np.int64)},
      {"out": near(want.astype(F), 2e-2, 2e-2)}, entry="BatchPagedAttention")
 
+# ---- models/06_paged_attention_dynamic.py: 04's per-request pipeline with dynamic shapes. The
+# orch's tensors have pl.dynamic extents (`dynamic QUERY_ROWS_DYN, ...`) and it derives batch,
+# heads, head_dim, block size and blocks per request with pl.tensor.dim (tensor.dim) and integer
+# division; the kernels' tensors have dynamic extents too (Q_HEADS, HEAD_DIM_DYN,
+# BLOCK_SIZE_DYN, bound at each call) while their loads use the builder's constants (q_tile 16,
+# head_dim 64, block_size 32 here). dyn_kernel_init_inplace is the example's no-op passthrough
+# (a kernel that returns its out tensors unwritten). The pl.slice(sij, .., valid_shape=[q_tile,
+# valid_len]) view has no PTIR form (tensor.slice has no valid shape): the kernel's load takes
+# valid=[16, %valid_len], as the example's kernel does anyway. is_first/is_last are
+# pl.Scalar[pl.BOOL] (`bool` parameters, `if %is_first`). One compiled program, two shapes: 3
+# requests of 32 heads with unequal context lengths, and 1 request of 16 heads.
+PA_DYN = """program paged_attention_dynamic
+dynamic Q_HEADS, HEAD_DIM_DYN, BLOCK_SIZE_DYN, BATCH_DYN, QUERY_ROWS_DYN, KEY_CACHE_ROWS_DYN
+dynamic BLOCK_TABLE_FLAT_DYN
+
+kernel @dyn_kernel_init_inplace(out %oi: tensor[Q_HEADS, HEAD_DIM_DYN] f32,
+                                out %li: tensor[Q_HEADS, 1] f32, out %mi: tensor[Q_HEADS, 1] f32)
+    -> (tensor[Q_HEADS, HEAD_DIM_DYN] f32, tensor[Q_HEADS, 1] f32, tensor[Q_HEADS, 1] f32) {
+  return %oi, %li, %mi
+}
+
+kernel @dyn_kernel_qk_matmul(%qi: tensor[Q_HEADS, HEAD_DIM_DYN] bf16,
+                             %kj: tensor[BLOCK_SIZE_DYN, HEAD_DIM_DYN] bf16,
+                             out %output: tensor[Q_HEADS, BLOCK_SIZE_DYN] f32)
+    -> (tensor[Q_HEADS, BLOCK_SIZE_DYN] f32) {
+  %qi_l1 = tile.load(%qi, [0, 0], [16, 64], space=mat)
+  %kj_nat = tile.load(%kj, [0, 0], [32, 64], space=mat)
+  %kj_l1 = tile.transpose(%kj_nat)
+  %qi_l0a = tile.move(%qi_l1, space=left)
+  %kj_l0b = tile.move(%kj_l1, space=right)
+  %sij_l0c = tile.matmul(%qi_l0a, %kj_l0b)
+  %o = tile.store(%sij_l0c, [0, 0], %output)
+  return %o
+}
+
+kernel @dyn_kernel_softmax_prepare(%sij: tensor[Q_HEADS, BLOCK_SIZE_DYN] f32, %scale: f32,
+                                   %valid_len: index,
+                                   out %out_pij: tensor[Q_HEADS, BLOCK_SIZE_DYN] bf16,
+                                   out %out_mi: tensor[Q_HEADS, 1] f32,
+                                   out %out_li: tensor[Q_HEADS, 1] f32)
+    -> (tensor[Q_HEADS, BLOCK_SIZE_DYN] bf16, tensor[Q_HEADS, 1] f32, tensor[Q_HEADS, 1] f32) {
+  %s_tile = tile.load(%sij, [0, 0], [16, 32], valid=[16, %valid_len])
+  %s_padded = tile.fillpad(%s_tile, pad=min)
+  %scaled = tile.muls(%s_padded, %scale)
+  %mi_tile = tile.row_max(%scaled)
+  %sij_centered = tile.row_expand_sub(%scaled, %mi_tile)
+  %exp_tile = tile.exp(%sij_centered)
+  %pij_tile_bf16 = tile.cast(%exp_tile, bf16)
+  %pij_tile = tile.cast(%pij_tile_bf16, f32)
+  %li_tile = tile.row_sum(%pij_tile)
+  %p = tile.store(%pij_tile_bf16, [0, 0], %out_pij)
+  %m = tile.store(%mi_tile, [0, 0], %out_mi)
+  %l = tile.store(%li_tile, [0, 0], %out_li)
+  return %p, %m, %l
+}
+
+kernel @dyn_kernel_pv_matmul(%pij: tensor[Q_HEADS, BLOCK_SIZE_DYN] bf16,
+                             %vj: tensor[BLOCK_SIZE_DYN, HEAD_DIM_DYN] bf16,
+                             out %output: tensor[Q_HEADS, HEAD_DIM_DYN] f32)
+    -> (tensor[Q_HEADS, HEAD_DIM_DYN] f32) {
+  %pij_l1 = tile.load(%pij, [0, 0], [16, 32], space=mat)
+  %vj_l1 = tile.load(%vj, [0, 0], [32, 64], space=mat)
+  %pij_l0a = tile.move(%pij_l1, space=left)
+  %vj_l0b = tile.move(%vj_l1, space=right)
+  %oi_l0c = tile.matmul(%pij_l0a, %vj_l0b)
+  %o = tile.store(%oi_l0c, [0, 0], %output)
+  return %o
+}
+
+kernel @dyn_kernel_online_update(%mij: tensor[Q_HEADS, 1] f32, %lij: tensor[Q_HEADS, 1] f32,
+                                 %oi_new: tensor[Q_HEADS, HEAD_DIM_DYN] f32,
+                                 inout %mi: tensor[Q_HEADS, 1] f32,
+                                 inout %li: tensor[Q_HEADS, 1] f32,
+                                 inout %oi: tensor[Q_HEADS, HEAD_DIM_DYN] f32,
+                                 out %dst: tensor[Q_HEADS, HEAD_DIM_DYN] f32,
+                                 %is_first: bool, %is_last: bool)
+    -> (tensor[Q_HEADS, 1] f32, tensor[Q_HEADS, 1] f32, tensor[Q_HEADS, HEAD_DIM_DYN] f32,
+        tensor[Q_HEADS, HEAD_DIM_DYN] f32) {
+  %mij_tile = tile.load(%mij, [0, 0], [16, 1])
+  %lij_tile = tile.load(%lij, [0, 0], [16, 1])
+  %oi_new_tile = tile.load(%oi_new, [0, 0], [16, 64])
+  %mi_tile = tile.load(%mi, [0, 0], [16, 1])
+  %li_tile = tile.load(%li, [0, 0], [16, 1])
+  %oi_tile = tile.load(%oi, [0, 0], [16, 64])
+  if %is_first {
+    tile.store(%mij_tile, [0, 0], %mi)
+    tile.store(%lij_tile, [0, 0], %li)
+    tile.store(%oi_new_tile, [0, 0], %oi)
+    if %is_last {
+      %dst_tile = tile.row_expand_div(%oi_new_tile, %lij_tile)
+      tile.store(%dst_tile, [0, 0], %dst)
+    } else {
+      %zero_tile = tile.full([16, 64], f32, 0.0)
+      tile.store(%zero_tile, [0, 0], %dst)
+    }
+  } else {
+    %mi_tile_nd = tile.reshape(%mi_tile, [1, 16])
+    %mij_tile_nd = tile.reshape(%mij_tile, [1, 16])
+    %li_tile_nd = tile.reshape(%li_tile, [1, 16])
+    %lij_tile_nd = tile.reshape(%lij_tile, [1, 16])
+    %mi_new = tile.max(%mi_tile_nd, %mij_tile_nd)
+    %mi_diff = tile.sub(%mi_tile_nd, %mi_new)
+    %alpha = tile.exp(%mi_diff)
+    %mij_diff = tile.sub(%mij_tile_nd, %mi_new)
+    %beta = tile.exp(%mij_diff)
+    %li_scaled = tile.mul(%alpha, %li_tile_nd)
+    %lij_scaled = tile.mul(%beta, %lij_tile_nd)
+    %li_updated = tile.add(%li_scaled, %lij_scaled)
+    %alpha_dn = tile.reshape(%alpha, [16, 1])
+    %oi_scaled = tile.row_expand_mul(%oi_tile, %alpha_dn)
+    %beta_dn = tile.reshape(%beta, [16, 1])
+    %oi_new_scaled = tile.row_expand_mul(%oi_new_tile, %beta_dn)
+    %oi_updated = tile.add(%oi_scaled, %oi_new_scaled)
+    %mi_new_dn = tile.reshape(%mi_new, [16, 1])
+    %li_updated_dn = tile.reshape(%li_updated, [16, 1])
+    tile.store(%mi_new_dn, [0, 0], %mi)
+    tile.store(%li_updated_dn, [0, 0], %li)
+    tile.store(%oi_updated, [0, 0], %oi)
+    if %is_last {
+      %dst_tile = tile.row_expand_div(%oi_updated, %li_updated_dn)
+      tile.store(%dst_tile, [0, 0], %dst)
+    } else {
+      %zero_tile = tile.full([16, 64], f32, 0.0)
+      tile.store(%zero_tile, [0, 0], %dst)
+    }
+  }
+  return %mi, %li, %oi, %dst
+}
+
+orch @paged_attention(%query: tensor[QUERY_ROWS_DYN, HEAD_DIM_DYN] bf16,
+                      %key_cache: tensor[KEY_CACHE_ROWS_DYN, HEAD_DIM_DYN] bf16,
+                      %value_cache: tensor[KEY_CACHE_ROWS_DYN, HEAD_DIM_DYN] bf16,
+                      %block_table: tensor[BLOCK_TABLE_FLAT_DYN] i32,
+                      %context_lens: tensor[BATCH_DYN] i32,
+                      out %out: tensor[QUERY_ROWS_DYN, HEAD_DIM_DYN] f32)
+    -> (tensor[QUERY_ROWS_DYN, HEAD_DIM_DYN] f32) {
+  %batch_cfg = tensor.dim(%context_lens, 0)
+  %query_rows = tensor.dim(%query, 0)
+  %head_dim_cfg = tensor.dim(%query, 1)
+  %value_cache_rows = tensor.dim(%value_cache, 0)
+  %block_table_size = tensor.dim(%block_table, 0)
+  %num_heads_cfg = %query_rows / %batch_cfg
+  %block_size_cfg = %value_cache_rows / %block_table_size
+  %block_num_cfg = %block_table_size / %batch_cfg
+  %q_head_num = %num_heads_cfg
+  %q_loop_cfg = (%q_head_num + 16 - 1) / 16
+  for %b_idx in range(0, %batch_cfg) {
+    %cs = tensor.read(%context_lens, [%b_idx])
+    %cur_seq = index(%cs)
+    %bn_this_batch = (%cur_seq + %block_size_cfg - 1) / %block_size_cfg
+    for %q_idx in range(0, %q_loop_cfg) {
+      %cur_offset = %b_idx * %q_head_num + %q_idx * 16
+      %oi_buf = tensor.create([16, %head_dim_cfg], f32)
+      %li_buf = tensor.create([16, 1], f32)
+      %mi_buf = tensor.create([16, 1], f32)
+      %oi, %li_update, %mi_update = call @dyn_kernel_init_inplace(%oi_buf, %li_buf, %mi_buf)
+      for %bn in range(0, %bn_this_batch) {
+        %qi = tensor.slice(%query, [%cur_offset, 0], [16, %head_dim_cfg])
+        %cbi = tensor.read(%block_table, [%b_idx * %block_num_cfg + %bn])
+        %valid_len = min(%block_size_cfg, %cur_seq - %bn * %block_size_cfg)
+        %kv_block_row = index(%cbi) * %block_size_cfg
+        %kj = tensor.slice(%key_cache, [%kv_block_row, 0], [%block_size_cfg, %head_dim_cfg])
+        %vj = tensor.slice(%value_cache, [%kv_block_row, 0], [%block_size_cfg, %head_dim_cfg])
+        %sij_buf = tensor.create([16, %block_size_cfg], f32)
+        %sij = call @dyn_kernel_qk_matmul(%qi, %kj, %sij_buf)
+        %pij_f16_buf = tensor.create([16, %block_size_cfg], bf16)
+        %mi_sm_buf = tensor.create([16, 1], f32)
+        %li_sm_buf = tensor.create([16, 1], f32)
+        %pij_f16, %mi, %li = call @dyn_kernel_softmax_prepare(%sij, 1.0, %valid_len, %pij_f16_buf,
+                                                              %mi_sm_buf, %li_sm_buf)
+        %oi_tmp_buf = tensor.create([16, %head_dim_cfg], f32)
+        %oi_tmp = call @dyn_kernel_pv_matmul(%pij_f16, %vj, %oi_tmp_buf)
+        %is_first = if %bn == 0 {
+          yield true
+        } else {
+          yield false
+        }
+        %is_last = if %bn == %bn_this_batch - 1 {
+          yield true
+        } else {
+          yield false
+        }
+        %out_view_buf = tensor.slice(%out, [%cur_offset, 0], [16, %head_dim_cfg])
+        %m2, %l2, %o2, %ov = call @dyn_kernel_online_update(%mi, %li, %oi_tmp, %mi_update,
+                                                            %li_update, %oi, %out_view_buf,
+                                                            %is_first, %is_last)
+      }
+    }
+  }
+  return %out
+}
+"""
+
+
+def paged_want(q64, k64, v64, table, ctx, heads, bs, nblk):
+    """Each request's heads attend to its context_lens[b] keys, gathered through the block table
+    (softmax in f64: the example's golden up to the bf16 rounding of p it models)."""
+    want = np.zeros((len(ctx) * heads, q64.shape[1]))
+    for bb in range(len(ctx)):
+        rows = np.concatenate([np.arange(table[bb * nblk + j] * bs, table[bb * nblk + j] * bs + bs)
+                               for j in range(nblk)])[:ctx[bb]]
+        s = q64[bb * heads:(bb + 1) * heads] @ k64[rows].T
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        want[bb * heads:(bb + 1) * heads] = (p / p.sum(axis=1, keepdims=True)) @ v64[rows]
+    return want.astype(F)
+
+
+for name, batch, heads, ctx in (("paged_attention_dynamic_3x32", 3, 32, [100, 128, 37]),
+                                ("paged_attention_dynamic_1x16", 1, 16, [75])):
+    nblk = 4
+    qb = bf16((randn(batch * heads, 64) * 0.5).astype(F))
+    kb = bf16((randn(batch * nblk * 32, 64) * 0.5).astype(F))
+    vb = bf16(randn(batch * nblk * 32, 64))
+    table = rng.permutation(batch * nblk).astype(np.int32)
+    ctx = np.array(ctx, np.int32)
+    want = paged_want(*(bf16_to_f32(t).astype(np.float64) for t in (qb, kb, vb)), table, ctx,
+                      heads, 32, nblk)
+    port("models/06", name, PA_DYN,
+         {"query": qb, "key_cache": kb, "value_cache": vb, "block_table": table,
+          "context_lens": ctx}, {"out": near(want, 2e-2, 2e-2)}, entry="paged_attention")
+
 # ---- distributed/05_remote_load_store.py: a ring shift over the ranks, by remote_load (pull
 # the next rank's slice after a barrier) and by remote_store (push into the next rank, barrier,
 # read your own). pld.get_comm_ctx/rank/nranks are dist.comm_ctx/rank/nranks;
