@@ -2154,6 +2154,256 @@ for name, batch, heads, ctx in (("paged_attention_dynamic_3x32", 3, 32, [100, 12
          {"query": qb, "key_cache": kb, "value_cache": vb, "block_table": table,
           "context_lens": ctx}, {"out": near(want, 2e-2, 2e-2)}, entry="paged_attention")
 
+# ---- models/07_paged_attention_multi_config.py: 06's dynamic-shape orch walking each request's
+# KV blocks in groups of n_unroll (`for bn in pl.range(0, bn_this_batch, n_unroll)`: range with a
+# step), one kernel call per group: the QK matmul of every block of the group stacked in one
+# buffer, a two-pass softmax over the group (pass 1 the row max across the blocks, kept in the
+# mi_out tensor by store/load round-trips; pass 2 exp, bf16 and the row sums; the loops carry
+# the tensors they write, `pl.range(.., init_values=)` as `iter`), a split-K PV matmul over the
+# group (the first block peeled, then tile.matmul_acc), and the online update across groups.
+# The kernels pl.read the group's block indices, which the orch slices from the block table
+# (pl.slice(block_table, [n_unroll], [bt_offset])): the port reshapes that slice to [1, n_unroll]
+# and reads each index as a [1, 1] tile for tile.gather_rows, as 05's port does. Sizes shrunk:
+# q_tile 16, head_dim 64, block_size 32, n_unroll 4, 8 blocks per request; 2 requests of 16
+# heads, context lengths 200 (a group of 4 blocks, then one of 3 whose last has 8 valid
+# columns) and 75 (one group of 3, 11 valid). The numpy model is the example's golden
+# (golden_multi_config: per group, p = exp(s - the group's max) rounded to bf16).
+def pa_gather(cache, dst, i):
+    """Rows i * 32 .. of the block that block_indices[i] names, gathered from cache into dst."""
+    return """    %%ph_%(d)s = tile.load(%%block_indices, [0, %(i)s], [1, 1])
+    %%phc_%(d)s = tile.col_expand(%%ph_%(d)s, [32, 1])
+    %%base_%(d)s = tile.muls(%%phc_%(d)s, 32)
+    %%rows_%(d)s = tile.add(%%base_%(d)s, %%lanes)
+    %%%(d)s = tile.gather_rows(%%%(c)s, %%rows_%(d)s, [0], [32, 64])
+""" % {"i": i, "d": dst, "c": cache}
+
+
+PA_MULTI = """program paged_attention_multi_config
+dynamic Q_HEADS, HEAD_DIM_DYN, KV_HEAD_DIM_DYN, BLOCK_SIZE_DYN, BATCH_DYN, QUERY_ROWS_DYN
+dynamic KEY_CACHE_ROWS_DYN, BLOCK_TABLE_FLAT_DYN
+
+kernel @kernel_init_inplace(out %oi: tensor[Q_HEADS, HEAD_DIM_DYN] f32,
+                            out %li: tensor[Q_HEADS, 1] f32, out %mi: tensor[Q_HEADS, 1] f32)
+    -> (tensor[Q_HEADS, HEAD_DIM_DYN] f32, tensor[Q_HEADS, 1] f32, tensor[Q_HEADS, 1] f32) {
+  return %oi, %li, %mi
+}
+
+kernel @kernel_qk_matmul(%qi: tensor[Q_HEADS, HEAD_DIM_DYN] bf16,
+                         %key_cache: tensor[KEY_CACHE_ROWS_DYN, KV_HEAD_DIM_DYN] bf16,
+                         out %sij_buf: tensor[64, BLOCK_SIZE_DYN] f32,
+                         %block_indices: tensor[1, 4] i32, %n_blocks: index)
+    -> (tensor[64, BLOCK_SIZE_DYN] f32) {
+  %lane = tile.ci(0, [1, 32], dtype=i32)
+  %lanes = tile.transpose(%lane)
+  %out = for %i in range(0, %n_blocks) iter(%sij_buf_iter = %sij_buf) {
+""" + pa_gather("key_cache", "kj_nat", "%i") + """    %qi_l1 = tile.load(%qi, [0, 0], [16, 64], space=mat)
+    %kj_l1 = tile.transpose(%kj_nat)
+    %qi_l0a = tile.move(%qi_l1, space=left)
+    %kj_l0b = tile.move(%kj_l1, space=right)
+    %sij_l0c = tile.matmul(%qi_l0a, %kj_l0b)
+    %upd = tile.store(%sij_l0c, [%i * 16, 0], %sij_buf_iter)
+    yield %upd
+  }
+  return %out
+}
+
+kernel @kernel_softmax_prepare(%sij_buf: tensor[64, BLOCK_SIZE_DYN] f32, %scale: f32,
+                               out %pij_buf: tensor[64, BLOCK_SIZE_DYN] bf16,
+                               out %mi_out: tensor[Q_HEADS, 1] f32,
+                               out %li_out: tensor[Q_HEADS, 1] f32, %n_blocks: index,
+                               %last_valid_len: index)
+    -> (tensor[64, BLOCK_SIZE_DYN] bf16, tensor[Q_HEADS, 1] f32, tensor[Q_HEADS, 1] f32) {
+  %mi_out_carry = for %i in range(0, %n_blocks) iter(%mi_out_iter = %mi_out) {
+    %valid_len = if %i == %n_blocks - 1 {
+      yield %last_valid_len
+    } else {
+      yield 32
+    }
+    %s_tile = tile.load(%sij_buf, [%i * 16, 0], [16, 32], valid=[16, %valid_len])
+    %s_tile_padded = tile.fillpad(%s_tile, pad=min)
+    %scaled = tile.muls(%s_tile_padded, %scale)
+    %local_max = tile.row_max(%scaled)
+    %mi_out_updated = if %i == 0 {
+      %st = tile.store(%local_max, [0, 0], %mi_out_iter)
+      yield %st
+    } else {
+      %global_max = tile.load(%mi_out_iter, [0, 0], [16, 1])
+      %gm_nd = tile.reshape(%global_max, [1, 16])
+      %lm_nd = tile.reshape(%local_max, [1, 16])
+      %mx = tile.max(%gm_nd, %lm_nd)
+      %new_max = tile.reshape(%mx, [16, 1])
+      %st2 = tile.store(%new_max, [0, 0], %mi_out_iter)
+      yield %st2
+    }
+    yield %mi_out_updated
+  }
+  %pij_buf_carry, %li_out_carry = for %i in range(0, %n_blocks)
+      iter(%pij_buf_iter = %pij_buf, %li_out_iter = %li_out) {
+    %global_max = tile.load(%mi_out_carry, [0, 0], [16, 1])
+    %valid_len_p2 = if %i == %n_blocks - 1 {
+      yield %last_valid_len
+    } else {
+      yield 32
+    }
+    %s_tile_raw = tile.load(%sij_buf, [%i * 16, 0], [16, 32], valid=[16, %valid_len_p2])
+    %s_tile_p2 = tile.fillpad(%s_tile_raw, pad=min)
+    %scaled_p2 = tile.muls(%s_tile_p2, %scale)
+    %centered = tile.row_expand_sub(%scaled_p2, %global_max)
+    %exp_tile = tile.exp(%centered)
+    %pij_bf16 = tile.cast(%exp_tile, bf16)
+    %pij_f32 = tile.cast(%pij_bf16, f32)
+    %pij_buf_updated = tile.store(%pij_bf16, [%i * 16, 0], %pij_buf_iter)
+    %li_local = tile.row_sum(%pij_f32)
+    %li_local_nd = tile.reshape(%li_local, [1, 16])
+    %li_out_updated = if %i == 0 {
+      %st = tile.store(%li_local, [0, 0], %li_out_iter)
+      yield %st
+    } else {
+      %li_acc = tile.load(%li_out_iter, [0, 0], [16, 1])
+      %li_acc_nd = tile.reshape(%li_acc, [1, 16])
+      %ls = tile.add(%li_acc_nd, %li_local_nd)
+      %li_sum = tile.reshape(%ls, [16, 1])
+      %st2 = tile.store(%li_sum, [0, 0], %li_out_iter)
+      yield %st2
+    }
+    yield %pij_buf_updated, %li_out_updated
+  }
+  return %pij_buf_carry, %mi_out_carry, %li_out_carry
+}
+
+kernel @kernel_pv_matmul(%pij_buf: tensor[64, BLOCK_SIZE_DYN] bf16,
+                         %value_cache: tensor[KEY_CACHE_ROWS_DYN, KV_HEAD_DIM_DYN] bf16,
+                         out %oi_new: tensor[Q_HEADS, HEAD_DIM_DYN] f32,
+                         %block_indices: tensor[1, 4] i32, %n_blocks: index)
+    -> (tensor[Q_HEADS, HEAD_DIM_DYN] f32) {
+  %lane = tile.ci(0, [1, 32], dtype=i32)
+  %lanes = tile.transpose(%lane)
+  %first_idx = %n_blocks - %n_blocks
+""" + pa_gather("value_cache", "vj0", "%first_idx") + """  %pij_l1 = tile.load(%pij_buf, [0, 0], [16, 32], space=mat)
+  %pij_l0a = tile.move(%pij_l1, space=left)
+  %vj_l0b = tile.move(%vj0, space=right)
+  %oi_l0c = tile.matmul(%pij_l0a, %vj_l0b)
+  %oi_l0c_out = for %i in range(1, %n_blocks) iter(%oi_l0c_iter = %oi_l0c) {
+""" + pa_gather("value_cache", "vj", "%i") + """    %pij_l1_i = tile.load(%pij_buf, [%i * 16, 0], [16, 32], space=mat)
+    %pij_l0a_i = tile.move(%pij_l1_i, space=left)
+    %vj_l0b_i = tile.move(%vj, space=right)
+    %oi_l0c_acc = tile.matmul_acc(%oi_l0c_iter, %pij_l0a_i, %vj_l0b_i)
+    yield %oi_l0c_acc
+  }
+  %o = tile.store(%oi_l0c_out, [0, 0], %oi_new)
+  return %o
+}
+""" + PA_DYN[PA_DYN.index("kernel @dyn_kernel_online_update"):PA_DYN.index("orch @")].replace(
+    "dyn_kernel_online_update", "kernel_online_update").replace(
+    "%is_first: bool, %is_last: bool", "%is_first: index, %is_last: index").replace(
+    "if %is_first {", "if %is_first == 1 {").replace("if %is_last {", "if %is_last == 1 {") + """\
+orch @paged_attention(%query: tensor[QUERY_ROWS_DYN, HEAD_DIM_DYN] bf16,
+                      %key_cache: tensor[KEY_CACHE_ROWS_DYN, HEAD_DIM_DYN] bf16,
+                      %value_cache: tensor[KEY_CACHE_ROWS_DYN, HEAD_DIM_DYN] bf16,
+                      %block_table: tensor[BLOCK_TABLE_FLAT_DYN] i32,
+                      %context_lens: tensor[BATCH_DYN] i32,
+                      out %out: tensor[QUERY_ROWS_DYN, HEAD_DIM_DYN] f32)
+    -> (tensor[QUERY_ROWS_DYN, HEAD_DIM_DYN] f32) {
+  %batch_cfg = tensor.dim(%context_lens, 0)
+  %query_rows = tensor.dim(%query, 0)
+  %head_dim_cfg = tensor.dim(%query, 1)
+  %value_cache_rows = tensor.dim(%value_cache, 0)
+  %block_table_size = tensor.dim(%block_table, 0)
+  %num_heads_cfg = %query_rows / %batch_cfg
+  %block_size_cfg = %value_cache_rows / %block_table_size
+  %block_num_cfg = %block_table_size / %batch_cfg
+  %q_loop_cfg = (%num_heads_cfg + 16 - 1) / 16
+  for %b_idx in range(0, %batch_cfg) {
+    %cs = tensor.read(%context_lens, [%b_idx])
+    %cur_seq = index(%cs)
+    %bn_this_batch = (%cur_seq + %block_size_cfg - 1) / %block_size_cfg
+    for %q_idx in range(0, %q_loop_cfg) {
+      %cur_offset = %b_idx * %num_heads_cfg + %q_idx * 16
+      %oi_buf = tensor.create([16, %head_dim_cfg], f32)
+      %li_buf = tensor.create([16, 1], f32)
+      %mi_buf = tensor.create([16, 1], f32)
+      %oi, %li_update, %mi_update = call @kernel_init_inplace(%oi_buf, %li_buf, %mi_buf)
+      %qi = tensor.slice(%query, [%cur_offset, 0], [16, %head_dim_cfg])
+      for %bn in range(0, %bn_this_batch, 4) {
+        %n_blocks = min(4, %bn_this_batch - %bn)
+        %bt_offset = %b_idx * %block_num_cfg + %bn
+        %bi = tensor.slice(%block_table, [%bt_offset], [4])
+        %block_indices = tensor.reshape(%bi, [1, 4])
+        %last_valid_len = min(%block_size_cfg, %cur_seq - (%bn + %n_blocks - 1) * %block_size_cfg)
+        %sij_buf_in = tensor.create([64, %block_size_cfg], f32)
+        %sij_buf = call @kernel_qk_matmul(%qi, %key_cache, %sij_buf_in, %block_indices, %n_blocks)
+        %pij_buf_in = tensor.create([64, %block_size_cfg], bf16)
+        %mi_buf_in = tensor.create([16, 1], f32)
+        %li_buf_in = tensor.create([16, 1], f32)
+        %pij_buf, %mi, %li = call @kernel_softmax_prepare(%sij_buf, 1.0, %pij_buf_in, %mi_buf_in,
+                                                          %li_buf_in, %n_blocks, %last_valid_len)
+        %oi_new_in = tensor.create([16, %head_dim_cfg], f32)
+        %oi_new = call @kernel_pv_matmul(%pij_buf, %value_cache, %oi_new_in, %block_indices,
+                                         %n_blocks)
+        %is_first = if %bn == 0 {
+          yield 1
+        } else {
+          yield 0
+        }
+        %is_last = if %bn + %n_blocks == %bn_this_batch {
+          yield 1
+        } else {
+          yield 0
+        }
+        %out_view_buf = tensor.slice(%out, [%cur_offset, 0], [16, %head_dim_cfg])
+        %m2, %l2, %o2, %ov = call @kernel_online_update(%mi, %li, %oi_new, %mi_update, %li_update,
+                                                        %oi, %out_view_buf, %is_first, %is_last)
+      }
+    }
+  }
+  return %out
+}
+"""
+
+
+def multi_config_want(q64, k64, v64, table, ctx, heads, bs, nblk, n_unroll):
+    """golden_multi_config: per group of n_unroll blocks, the group's row max, p rounded to
+    bf16, then the online update across groups."""
+    out = np.zeros((len(ctx) * heads, q64.shape[1]))
+    for bb in range(len(ctx)):
+        nbb = (ctx[bb] + bs - 1) // bs
+        qi = q64[bb * heads:(bb + 1) * heads]
+        acc = None
+        for g in range(0, nbb, n_unroll):
+            ss = []
+            for i in range(min(n_unroll, nbb - g)):
+                blk = table[bb * nblk + g + i]
+                sij = qi @ k64[blk * bs:(blk + 1) * bs].T
+                valid = min(bs, ctx[bb] - (g + i) * bs)
+                sij[:, valid:] = -np.inf
+                ss.append((sij, blk))
+            gmax = np.max([sij.max(axis=1, keepdims=True) for sij, _ in ss], axis=0)
+            lg, og = 0, 0
+            for sij, blk in ss:
+                pij = bf16_to_f32(bf16(np.exp(sij - gmax).astype(F))).astype(np.float64)
+                lg = lg + pij.sum(axis=1, keepdims=True)
+                og = og + pij @ v64[blk * bs:(blk + 1) * bs]
+            if acc is None:
+                acc = (og, lg, gmax)
+            else:
+                o, l_, m = acc
+                mu = np.maximum(m, gmax)
+                a, b = np.exp(m - mu), np.exp(gmax - mu)
+                acc = (a * o + b * og, a * l_ + b * lg, mu)
+        out[bb * heads:(bb + 1) * heads] = acc[0] / acc[1]
+    return out.astype(F)
+
+
+qb = bf16((randn(32, 64) * 0.5).astype(F))
+kb, vb = bf16((randn(512, 64) * 0.5).astype(F)), bf16(randn(512, 64))
+table = rng.permutation(16).astype(np.int32)
+ctx = np.array([200, 75], np.int32)
+port("models/07", "paged_attention_multi_config", PA_MULTI,
+     {"query": qb, "key_cache": kb, "value_cache": vb, "block_table": table, "context_lens": ctx},
+     {"out": near(multi_config_want(*(bf16_to_f32(t).astype(np.float64) for t in (qb, kb, vb)),
+                                    table, ctx, 16, 32, 8, 4), 2e-2, 2e-2)},
+     entry="paged_attention")
+
 # ---- distributed/05_remote_load_store.py: a ring shift over the ranks, by remote_load (pull
 # the next rank's slice after a barrier) and by remote_store (push into the next rank, barrier,
 # read your own). pld.get_comm_ctx/rank/nranks are dist.comm_ctx/rank/nranks;
