@@ -3,7 +3,7 @@
 # concat, fused linear, softmax, RMSNorm and LayerNorm, matmul_acc, tile assemble, dynamic valid
 # shapes, the task graph, split-K, the auto-tiled matmuls, the mixed kernel, the FFNs, the vector
 # DAG, the whole llama_mini model, Qwen3's RoPE + KV-cache update, MLP, RMSNorm and projections,
-# the batch and dynamic-shape paged attention, and the distributed hello_rank, programming model,
+# the batch, dynamic-shape, multi-config and SPMD paged attention, and the distributed hello_rank, programming model,
 # window buffer, put/get and dynamic rank count on 2 to 4 devices) ported to PTIR as
 # docs/pypto-guide.md and docs/pypto-language.md tell a PyPTO user to
 # (tests/e2e/data/pypto_ports.py). Each runs with `pto run --check` (compiled == interpreter, bit

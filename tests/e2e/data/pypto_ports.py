@@ -2404,6 +2404,250 @@ port("models/07", "paged_attention_multi_config", PA_MULTI,
                                     table, ctx, 16, 32, 8, 4), 2e-2, 2e-2)},
      entry="paged_attention")
 
+# ---- models/09_paged_attention_spmd.py: 05's batch-inside-the-kernels pipeline dispatched SPMD:
+# `with pl.spmd(core_num=4)` around each kernel call, each block taking requests b = block_idx,
+# block_idx + 4, ... (pl.tile.get_block_idx/get_block_num). PTIR has no block index in a kernel
+# (docs/pypto-language.md): the spmd scope is `for %blk in parallel(0, 4)` around the call, and
+# the kernel takes the block's index and count as scalars for its stride loop (`range(%spmd_idx,
+# %batch_count, %spmd_block_num)`); pl.cluster() is placement, with no PTIR form. The kernels'
+# pl.read of context_lens and the block table are [1, 1] tiles, as in 05's port; the example's
+# `if valid_len > 0` / `if valid_len == 0` branches on that read become selects: the QK and PV
+# matmuls run for every request (a request's table row holds valid block ids past its length)
+# and softmax_prepare writes, where the block is past the request's length, the example's zero
+# pij, -1e30 row max and zero row sum (tile.sel / tile.sels on a mask of remaining > 0), so the
+# zero pij make a zero PV product. A final SPMD SpmdNormalize writes oi / li to the output.
+# batch 3 (the fourth block gets no request), num_heads 16, head_dim 16, block_size 16, 8 blocks
+# of capacity, active_block_num 8; context lengths 100, 37 and 128 (7, 3 and 8 blocks: request 1
+# is past its length for blocks 3..7). The scale comes from a [1] f32 tensor (0.5).
+def spmd_rows(cache, dst):
+    return """    %%ph_%(d)s = tile.load(%%block_table, [0, %%b * %%block_num + %%block_idx_kv], [1, 1])
+    %%phc_%(d)s = tile.col_expand(%%ph_%(d)s, [16, 1])
+    %%base_%(d)s = tile.muls(%%phc_%(d)s, 16)
+    %%rows_%(d)s = tile.add(%%base_%(d)s, %%lanes)
+    %%%(d)s = tile.gather_rows(%%%(c)s, %%rows_%(d)s, [0], [16, 16])
+""" % {"d": dst, "c": cache}
+
+
+PA_SPMD = """program paged_attention_spmd
+kernel @SpmdQkMatmul(%query: tensor[48, 16] bf16, %key_cache: tensor[384, 16] bf16,
+                     out %sij_batch: tensor[48, 16] f32, %block_table: tensor[1, 24] i32,
+                     %batch_count: index, %block_idx_kv: index, %q_offset: index,
+                     %block_num: index, %num_heads_param: index, %spmd_idx: index,
+                     %spmd_block_num: index) -> (tensor[48, 16] f32) {
+  %lane = tile.ci(0, [1, 16], dtype=i32)
+  %lanes = tile.transpose(%lane)
+  for %b in range(%spmd_idx, %batch_count, %spmd_block_num) {
+    %qi_row = %b * %num_heads_param + %q_offset
+""" + spmd_rows("key_cache", "kj_nat") + """    %qi_l1 = tile.load(%query, [%qi_row, 0], [16, 16], space=mat)
+    %kj_l1 = tile.transpose(%kj_nat)
+    %qi_l0a = tile.move(%qi_l1, space=left)
+    %kj_l0b = tile.move(%kj_l1, space=right)
+    %sij_l0c = tile.matmul(%qi_l0a, %kj_l0b)
+    tile.store(%sij_l0c, [%b * 16, 0], %sij_batch)
+  }
+  return %sij_batch
+}
+
+kernel @SpmdSoftmaxPrepare(%sij_batch: tensor[48, 16] f32, out %pij_batch: tensor[48, 16] bf16,
+                           out %mij_batch: tensor[48, 1] f32, out %lij_batch: tensor[48, 1] f32,
+                           %scale_value: f32, %context_lens: tensor[1, 3] i32,
+                           %batch_count: index, %block_idx_kv: index, %block_size_param: index,
+                           %spmd_idx: index, %spmd_block_num: index)
+    -> (tensor[48, 16] bf16, tensor[48, 1] f32, tensor[48, 1] f32) {
+  %lane = tile.ci(0, [1, 16], dtype=i32)
+  %zero_pij_f32_tile = tile.full([16, 16], f32, 0.0)
+  %zero_pij_tile = tile.cast(%zero_pij_f32_tile, bf16)
+  for %b in range(%spmd_idx, %batch_count, %spmd_block_num) {
+    %cur_seq = tile.load(%context_lens, [0, %b], [1, 1])
+    %remaining = tile.subs(%cur_seq, i32(%block_idx_kv * %block_size_param))
+    %rem = tile.row_expand(%remaining, [1, 16])
+    %in_block = tile.cmp(%lane, %rem, cmp=lt)
+    %valid = tile.col_expand(%in_block, [16, 16])
+    %any = tile.cmps(%remaining, 0, cmp=gt)
+    %any_rows = tile.col_expand(%any, [16, 1])
+    %any_tile = tile.row_expand(%any_rows, [16, 16])
+    %s_tile = tile.load(%sij_batch, [%b * 16, 0], [16, 16])
+    %s_padded = tile.sels(%valid, %s_tile, -inf)
+    %scaled = tile.muls(%s_padded, %scale_value)
+    %mi_tile = tile.row_max(%scaled)
+    %sij_centered = tile.row_expand_sub(%scaled, %mi_tile)
+    %exp_tile = tile.exp(%sij_centered)
+    %pij_tile_f16 = tile.cast(%exp_tile, bf16)
+    %pij_tile = tile.cast(%pij_tile_f16, f32)
+    %li_tile = tile.row_sum(%pij_tile)
+    %pij_out = tile.sel(%any_tile, %pij_tile_f16, %zero_pij_tile)
+    %mij_out = tile.sels(%any_rows, %mi_tile, -1e30)
+    %lij_out = tile.sels(%any_rows, %li_tile, 0.0)
+    tile.store(%pij_out, [%b * 16, 0], %pij_batch)
+    tile.store(%mij_out, [%b * 16, 0], %mij_batch)
+    tile.store(%lij_out, [%b * 16, 0], %lij_batch)
+  }
+  return %pij_batch, %mij_batch, %lij_batch
+}
+
+kernel @SpmdPvMatmul(%pij_batch: tensor[48, 16] bf16, %value_cache: tensor[384, 16] bf16,
+                     out %oi_new_batch: tensor[48, 16] f32, %block_table: tensor[1, 24] i32,
+                     %batch_count: index, %block_idx_kv: index, %block_num: index,
+                     %spmd_idx: index, %spmd_block_num: index) -> (tensor[48, 16] f32) {
+  %lane = tile.ci(0, [1, 16], dtype=i32)
+  %lanes = tile.transpose(%lane)
+  for %b in range(%spmd_idx, %batch_count, %spmd_block_num) {
+""" + spmd_rows("value_cache", "vj") + """    %pij_l1 = tile.load(%pij_batch, [%b * 16, 0], [16, 16], space=mat)
+    %pij_l0a = tile.move(%pij_l1, space=left)
+    %vj_l0b = tile.move(%vj, space=right)
+    %oi_l0c = tile.matmul(%pij_l0a, %vj_l0b)
+    tile.store(%oi_l0c, [%b * 16, 0], %oi_new_batch)
+  }
+  return %oi_new_batch
+}
+
+kernel @SpmdOnlineUpdate(%mij_batch: tensor[48, 1] f32, %lij_batch: tensor[48, 1] f32,
+                         %oi_new_batch: tensor[48, 16] f32, inout %mi_batch: tensor[48, 1] f32,
+                         inout %li_batch: tensor[48, 1] f32, inout %oi_batch: tensor[48, 16] f32,
+                         %is_first: index, %batch_count: index, %spmd_idx: index,
+                         %spmd_block_num: index)
+    -> (tensor[48, 1] f32, tensor[48, 1] f32, tensor[48, 16] f32) {
+  if %is_first != 0 {
+    for %b in range(%spmd_idx, %batch_count, %spmd_block_num) {
+      %mij_tile = tile.load(%mij_batch, [%b * 16, 0], [16, 1])
+      %lij_tile = tile.load(%lij_batch, [%b * 16, 0], [16, 1])
+      %oi_new_tile = tile.load(%oi_new_batch, [%b * 16, 0], [16, 16])
+      tile.store(%mij_tile, [%b * 16, 0], %mi_batch)
+      tile.store(%lij_tile, [%b * 16, 0], %li_batch)
+      tile.store(%oi_new_tile, [%b * 16, 0], %oi_batch)
+    }
+  } else {
+    for %b in range(%spmd_idx, %batch_count, %spmd_block_num) {
+      %mij_tile = tile.load(%mij_batch, [%b * 16, 0], [16, 1])
+      %lij_tile = tile.load(%lij_batch, [%b * 16, 0], [16, 1])
+      %oi_new_tile = tile.load(%oi_new_batch, [%b * 16, 0], [16, 16])
+      %mi_tile = tile.load(%mi_batch, [%b * 16, 0], [16, 1])
+      %li_tile = tile.load(%li_batch, [%b * 16, 0], [16, 1])
+      %oi_tile = tile.load(%oi_batch, [%b * 16, 0], [16, 16])
+      %mi_tile_nd = tile.reshape(%mi_tile, [1, 16])
+      %mij_tile_nd = tile.reshape(%mij_tile, [1, 16])
+      %li_tile_nd = tile.reshape(%li_tile, [1, 16])
+      %lij_tile_nd = tile.reshape(%lij_tile, [1, 16])
+      %mi_new = tile.max(%mi_tile_nd, %mij_tile_nd)
+      %da = tile.sub(%mi_tile_nd, %mi_new)
+      %alpha = tile.exp(%da)
+      %db = tile.sub(%mij_tile_nd, %mi_new)
+      %beta = tile.exp(%db)
+      %la = tile.mul(%alpha, %li_tile_nd)
+      %lb = tile.mul(%beta, %lij_tile_nd)
+      %li_updated = tile.add(%la, %lb)
+      %mi_new_dn = tile.reshape(%mi_new, [16, 1])
+      %li_updated_dn = tile.reshape(%li_updated, [16, 1])
+      tile.store(%mi_new_dn, [%b * 16, 0], %mi_batch)
+      tile.store(%li_updated_dn, [%b * 16, 0], %li_batch)
+      %alpha_dn = tile.reshape(%alpha, [16, 1])
+      %beta_dn = tile.reshape(%beta, [16, 1])
+      %oi_scaled = tile.row_expand_mul(%oi_tile, %alpha_dn)
+      %oi_new_scaled = tile.row_expand_mul(%oi_new_tile, %beta_dn)
+      %oi_updated = tile.add(%oi_scaled, %oi_new_scaled)
+      tile.store(%oi_updated, [%b * 16, 0], %oi_batch)
+    }
+  }
+  return %mi_batch, %li_batch, %oi_batch
+}
+
+kernel @SpmdNormalize(%oi_batch: tensor[48, 16] f32, %li_batch: tensor[48, 1] f32,
+                      out %out_tensor: tensor[48, 16] f32, %batch_count: index,
+                      %q_offset: index, %num_heads_param: index, %spmd_idx: index,
+                      %spmd_block_num: index) -> (tensor[48, 16] f32) {
+  for %b in range(%spmd_idx, %batch_count, %spmd_block_num) {
+    %oi_tile = tile.load(%oi_batch, [%b * 16, 0], [16, 16])
+    %li_tile = tile.load(%li_batch, [%b * 16, 0], [16, 1])
+    %dst_tile = tile.row_expand_div(%oi_tile, %li_tile)
+    %dst_row = %b * %num_heads_param + %q_offset
+    tile.store(%dst_tile, [%dst_row, 0], %out_tensor)
+  }
+  return %out_tensor
+}
+
+orch @paged_attention_spmd(%query: tensor[48, 16] bf16, %key_cache: tensor[384, 16] bf16,
+                           %value_cache: tensor[384, 16] bf16, %block_table: tensor[24] i32,
+                           %context_lens: tensor[3] i32, %scale: tensor[1] f32,
+                           out %out: tensor[48, 16] f32, %config: tensor[7] i64)
+    -> (tensor[48, 16] f32) {
+  %batch_cfg = tensor.read(%config, [0])
+  %num_heads_cfg = tensor.read(%config, [1])
+  %block_size_cfg = tensor.read(%config, [4])
+  %block_num_capacity_cfg = tensor.read(%config, [5])
+  %active_block_num_cfg = tensor.read(%config, [6])
+  %scale_value = tensor.read(%scale, [0])
+  %zero_bn_cfg = i64(0)
+  %first_bn = if %batch_cfg == 0 {
+    yield %zero_bn_cfg
+  } else {
+    %first_seq = tensor.read(%context_lens, [0])
+    yield (i64(%first_seq) + %block_size_cfg - 1) / %block_size_cfg
+  }
+  %all_bn = for %b in range(1, index(%batch_cfg)) iter(%mb = %first_bn) {
+    %cur_seq_b = tensor.read(%context_lens, [%b])
+    %bn_b = (i64(%cur_seq_b) + %block_size_cfg - 1) / %block_size_cfg
+    yield max(%mb, %bn_b)
+  }
+  %max_bn_cfg = min(%all_bn, %active_block_num_cfg)
+  %q_loop_cfg = (%num_heads_cfg + 16 - 1) / 16
+  %batch = index(%batch_cfg)
+  %heads = index(%num_heads_cfg)
+  %bsz = index(%block_size_cfg)
+  %bcap = index(%block_num_capacity_cfg)
+  %bt = tensor.reshape(%block_table, [1, 24])
+  %cls = tensor.reshape(%context_lens, [1, 3])
+  for %q_idx in range(0, index(%q_loop_cfg)) {
+    %q_offset = %q_idx * 16
+    %mi_a = tensor.create([48, 1], f32)
+    %li_a = tensor.create([48, 1], f32)
+    %oi_a = tensor.create([48, 16], f32)
+    for %bn in range(0, index(%max_bn_cfg)) {
+      %sij_b = tensor.create([48, 16], f32)
+      %pij_b = tensor.create([48, 16], bf16)
+      %mij_b = tensor.create([48, 1], f32)
+      %lij_b = tensor.create([48, 1], f32)
+      %oi_new_b = tensor.create([48, 16], f32)
+      for %blk in parallel(0, 4) {
+        call @SpmdQkMatmul(%query, %key_cache, %sij_b, %bt, %batch, %bn, %q_offset, %bcap,
+                           %heads, %blk, 4)
+      }
+      for %blk in parallel(0, 4) {
+        call @SpmdSoftmaxPrepare(%sij_b, %pij_b, %mij_b, %lij_b, %scale_value, %cls, %batch,
+                                 %bn, %bsz, %blk, 4)
+      }
+      for %blk in parallel(0, 4) {
+        call @SpmdPvMatmul(%pij_b, %value_cache, %oi_new_b, %bt, %batch, %bn, %bcap, %blk, 4)
+      }
+      %is_first = if %bn == 0 {
+        yield 1
+      } else {
+        yield 0
+      }
+      for %blk in parallel(0, 4) {
+        call @SpmdOnlineUpdate(%mij_b, %lij_b, %oi_new_b, %mi_a, %li_a, %oi_a, %is_first, %batch,
+                               %blk, 4)
+      }
+    }
+    for %blk in parallel(0, 4) {
+      call @SpmdNormalize(%oi_a, %li_a, %out, %batch, %q_offset, %heads, %blk, 4)
+    }
+  }
+  return %out
+}
+"""
+qb = bf16((randn(48, 16) * 0.5).astype(F))
+kb, vb = bf16((randn(384, 16) * 0.5).astype(F)), bf16(randn(384, 16))
+table = rng.permutation(24).astype(np.int32)
+ctx = np.array([100, 37, 128], np.int32)
+# scale 0.5: the scores are q @ k^T * 0.5, i.e. (0.5 q) @ k^T
+want = paged_want(*(bf16_to_f32(t).astype(np.float64) * sc for t, sc in ((qb, 0.5), (kb, 1.0),
+                                                                          (vb, 1.0))),
+                  table, ctx, 16, 16, 8)
+port("models/09", "paged_attention_spmd", PA_SPMD,
+     {"query": qb, "key_cache": kb, "value_cache": vb, "block_table": table, "context_lens": ctx,
+      "scale": np.array([0.5], F), "config": np.array([3, 16, 1, 16, 16, 8, 8], np.int64)},
+     {"out": near(want, 2e-2, 2e-2)}, entry="paged_attention_spmd")
+
 # ---- distributed/05_remote_load_store.py: a ring shift over the ranks, by remote_load (pull
 # the next rank's slice after a barrier) and by remote_store (push into the next rank, barrier,
 # read your own). pld.get_comm_ctx/rank/nranks are dist.comm_ctx/rank/nranks;
