@@ -8,6 +8,7 @@
 # example's tolerance where it has one. Run by tests/e2e/pypto_ports.sh (the fast set) and
 # tests/e2e/pypto_ports_slow.sh (PTO_PORTS_SET=slow: the larger models).
 import os
+import re
 
 F = np.float32
 rng = np.random.default_rng(23)
@@ -1194,10 +1195,10 @@ def kloop(acc, a, w, col, k, kc, n):
 """ % {"acc": acc, "a": a, "w": w, "col": col, "nk": k // kc, "kc": kc, "n": n}
 
 
-def qkv_proj(fn, w, out, n):
+def qkv_proj(fn, w, out, n, chunk=256):
     return """orch @%(f)s(%%normed_states: tensor[16, 1024] bf16, %%%(w)s: tensor[1024, %(n)d] bf16,
     out %%%(o)s: tensor[16, %(n)d] f32) -> (tensor[16, %(n)d] f32) {
-  for %%c0 in parallel(0, %(n)d, 256) {
+  for %%c0 in parallel(0, %(n)d, %(c)d) {
     incore "%(o)s" {
       %(loop)s      tile.store(%%r, [0, %%c0], %%%(o)s)
     }
@@ -1205,8 +1206,8 @@ def qkv_proj(fn, w, out, n):
   return %%%(o)s
 }
 
-""" % {"f": fn, "w": w, "o": out, "n": n,
-       "loop": kloop("r", "normed_states", w, "c0", 1024, 128, 256)}
+""" % {"f": fn, "w": w, "o": out, "n": n, "c": chunk,
+       "loop": kloop("r", "normed_states", w, "c0", 1024, 128, chunk)}
 
 
 PROJECTION = ("program qwen3_projection\n" + qkv_proj("q_projection", "wq", "q_proj", 1024) +
@@ -1538,6 +1539,157 @@ inv = 1 / np.sqrt((x.astype(np.float64) ** 2).sum(axis=1, keepdims=True) / 1024 
 port("models/qwen3_jit/kernels/rmsnorm", "input_rmsnorm", RMSNORM,
      {"hidden_states": hs, "input_rms_weight": w},
      {"normed_states": near(x * inv * w, 1e-2, 1e-3)})
+
+# ---- models/qwen3_jit/qwen3_decode.py: the single-layer decode that composes the ports above
+# (input_rmsnorm, the Q/K/V projections, rope_kv_cache_update, out_projection_residual,
+# post_rmsnorm, mlp_block, down_projection_residual) in one orch, as PyPTO's InlineFunctions
+# pass splices its @pl.jit.inline kernels into the entry: each port's orch body is pasted in with
+# its parameters bound to the decode's tensors and its other values renamed apart (values are
+# SSA in the whole orch). One config for all (BATCH 16, HIDDEN 1024 = 16 heads of 64, 2 KV
+# heads, MAX_SEQ 16, INTERMEDIATE 256; KV_OUT_CHUNK 128 so the KV projections fit their 128
+# columns). post_rmsnorm is written here: input_rmsnorm's two passes over the f32 residual in
+# 128-column chunks. The example leaves attn_out uninitialised (its attention is "follows the
+# same pattern"); pl.create_tensor has no init_value in pto, so the port zeroes it in a scope of
+# its own (tile.full + tile.store), which makes the residual the hidden states.
+def inline(prog, orch, args, prefix):
+    """The body of `orch @orch(...)` in prog with its parameters replaced by args (in order) and
+    every other value renamed prefix + name."""
+    start = prog.index("orch @%s(" % orch)
+    body0 = prog.index("{\n", re.compile(r"\)\s*->\s*\(").search(prog, start).end()) + 2
+    params = re.findall(r"%(\w+):", prog[start:body0])
+    bind = dict(zip(params, args))
+    body = prog[body0:prog.index("\n  return", body0) + 1]
+    return re.sub(r"%(\w+)", lambda m: "%" + bind.get(m.group(1), prefix + m.group(1)), body)
+
+
+POST_RMSNORM = """orch @post_rmsnorm(%resid: tensor[16, 1024] f32, %post_rms_weight: tensor[1, 1024] f32,
+                   out %post_norm_tile: tensor[16, 1024] bf16) -> (tensor[16, 1024] bf16) {
+  incore "post_rmsnorm" {
+    %sq0 = tile.full([1, 16], f32, 0.0)
+    %sq_sum = for %kb in range(0, 8) iter(%sq = %sq0) {
+      %k0 = %kb * 128
+      %resid_chunk = tile.load(%resid, [0, %k0], [16, 128])
+      %rr = tile.mul(%resid_chunk, %resid_chunk)
+      %rs = tile.row_sum(%rr)
+      %rt = tile.reshape(%rs, [1, 16])
+      %sq1 = tile.add(%sq, %rt)
+      yield %sq1
+    }
+    %ms = tile.muls(%sq_sum, 0.0009765625)
+    %me = tile.adds(%ms, 1e-6)
+    %sd = tile.sqrt(%me)
+    %inv_rms = tile.recip(%sd)
+    %inv_rms_col = tile.reshape(%inv_rms, [16, 1])
+    for %kb2 in range(0, 8) {
+      %k1 = %kb2 * 128
+      %rc = tile.load(%resid, [0, %k1], [16, 128])
+      %gamma = tile.load(%post_rms_weight, [0, %k1], [1, 128])
+      %n1 = tile.row_expand_mul(%rc, %inv_rms_col)
+      %normed = tile.col_expand_mul(%n1, %gamma)
+      %nb = tile.cast(%normed, bf16)
+      tile.store(%nb, [0, %k1], %post_norm_tile)
+    }
+  }
+  return %post_norm_tile
+}
+"""
+ROPE16 = (ROPE.replace("tensor[4, ", "tensor[16, ").replace("tensor[4]", "tensor[16]")
+          .replace("parallel(0, 4)", "parallel(0, 16)").replace("[128, 64]", "[512, 64]"))
+MLP16 = (MLP.replace("%post_norm_tile: tensor[16, 256] bf16", "%post_norm_tile: tensor[16, 1024] bf16")
+         .replace("tensor[256, 256] bf16", "tensor[1024, 256] bf16")
+         .replace("range(0, 4) iter(%acc", "range(0, 16) iter(%acc"))
+DOWN = PROJECTION[PROJECTION.index("orch @down_projection_residual"):]
+DOWN256 = (DOWN.replace("tensor[16, 512] bf16", "tensor[16, 256] bf16")
+           .replace("tensor[512, 1024] bf16", "tensor[256, 1024] bf16")
+           .replace("range(0, 4) iter(%acc", "range(0, 2) iter(%acc"))
+QWEN3_DECODE = """program qwen3_decode
+orch @qwen3_decode(%hidden_states: tensor[16, 1024] bf16, %input_rms_weight: tensor[1, 1024] f32,
+                   %wq: tensor[1024, 1024] bf16, %wk: tensor[1024, 128] bf16,
+                   %wv: tensor[1024, 128] bf16, %seq_lens: tensor[16] i32,
+                   %rope_cos: tensor[16, 64] f32, %rope_sin: tensor[16, 64] f32,
+                   out %k_cache: tensor[512, 64] bf16, out %v_cache: tensor[512, 64] bf16,
+                   %wo: tensor[1024, 1024] bf16, %post_rms_weight: tensor[1, 1024] f32,
+                   %w_gate: tensor[1024, 256] bf16, %w_up: tensor[1024, 256] bf16,
+                   %w_down: tensor[256, 1024] bf16, out %out: tensor[16, 1024] bf16)
+    -> (tensor[512, 64] bf16, tensor[512, 64] bf16, tensor[16, 1024] bf16) {
+  %normed_states = tensor.create([16, 1024], bf16)
+  %q_proj = tensor.create([16, 1024], f32)
+  %k_proj = tensor.create([16, 128], f32)
+  %v_proj = tensor.create([16, 128], f32)
+""" + inline(RMSNORM, "input_rmsnorm", ["hidden_states", "input_rms_weight", "normed_states"],
+             "rms_") + \
+    inline(qkv_proj("q_projection", "wq", "q_proj", 1024), "q_projection",
+           ["normed_states", "wq", "q_proj"], "q_") + \
+    inline(qkv_proj("k_projection", "wk", "k_proj", 128, 128), "k_projection",
+           ["normed_states", "wk", "k_proj"], "k_") + \
+    inline(qkv_proj("v_projection", "wv", "v_proj", 128, 128), "v_projection",
+           ["normed_states", "wv", "v_proj"], "v_") + """\
+  %all_q_padded = tensor.create([512, 64], bf16)
+""" + inline(ROPE16, "rope_kv_cache_update", ["q_proj", "k_proj", "v_proj", "seq_lens", "rope_cos",
+                                               "rope_sin", "k_cache", "v_cache", "all_q_padded"],
+             "rp_") + """\
+  %attn_out = tensor.create([16, 1024], bf16)
+  incore "attn_out_zero" {
+    %zf = tile.full([16, 1024], f32, 0.0)
+    %zb = tile.cast(%zf, bf16)
+    tile.store(%zb, [0, 0], %attn_out)
+  }
+  %resid1_tile = tensor.create([16, 1024], f32)
+  %post_norm_tile = tensor.create([16, 1024], bf16)
+""" + inline(PROJECTION, "out_projection_residual", ["attn_out", "hidden_states", "wo",
+                                                     "resid1_tile"], "o_") + \
+    inline(POST_RMSNORM, "post_rmsnorm", ["resid1_tile", "post_rms_weight", "post_norm_tile"],
+           "post_") + """\
+  %mlp_tile = tensor.create([16, 256], bf16)
+""" + inline(MLP16, "mlp_block", ["post_norm_tile", "w_gate", "w_up", "mlp_tile"], "mlp_") + \
+    inline(DOWN256, "down_projection_residual", ["mlp_tile", "resid1_tile", "w_down", "out"],
+           "down_") + """\
+  return %k_cache, %v_cache, %out
+}
+"""
+
+
+def bf16r(x):
+    """x rounded to bf16, as f64."""
+    return bf16_to_f32(bf16(np.asarray(x, F))).astype(np.float64)
+
+
+def qwen3_decode_want(d):
+    x = bf16_to_f32(d["hidden_states"]).astype(np.float64)
+    inv = 1 / np.sqrt((x * x).sum(axis=1, keepdims=True) / 1024 + 1e-6)
+    ns = bf16r(x * inv * d["input_rms_weight"])
+    w = {n: bf16_to_f32(d[n]).astype(np.float64) for n in
+         ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")}
+    q, k, v = ns @ w["wq"], ns @ w["wk"], ns @ w["wv"]
+    kc, vc = np.zeros((512, 64)), np.zeros((512, 64))
+    for bb in range(16):
+        pos = d["seq_lens"][bb] - 1
+        cos, sin = d["rope_cos"][pos], d["rope_sin"][pos]
+        for ki in range(2):
+            lo, hi = k[bb, ki * 64:ki * 64 + 32], k[bb, ki * 64 + 32:ki * 64 + 64]
+            row = bb * 32 + ki * 16 + pos
+            kc[row, :32] = lo * cos[:32] - hi * sin[:32]
+            kc[row, 32:] = hi * cos[32:] + lo * sin[32:]
+            vc[row] = v[bb, ki * 64:ki * 64 + 64]
+    r1 = x  # attn_out is zero: the residual is the hidden states
+    inv2 = 1 / np.sqrt((r1 * r1).sum(axis=1, keepdims=True) / 1024 + 1e-6)
+    pn = bf16r(r1 * inv2 * d["post_rms_weight"])
+    g, u = pn @ w["w_gate"], pn @ w["w_up"]
+    mlp = bf16r(g / (1 + np.exp(-g)) * u)
+    return kc.astype(F), vc.astype(F), (mlp @ w["w_down"] + r1).astype(F)
+
+
+d = {"hidden_states": bf16(randn(16, 1024)), "input_rms_weight": randn(1, 1024),
+     "seq_lens": rng.integers(1, 17, 16).astype(np.int32), "rope_cos": randn(16, 64),
+     "rope_sin": randn(16, 64), "post_rms_weight": randn(1, 1024)}
+for n, shape in (("wq", (1024, 1024)), ("wk", (1024, 128)), ("wv", (1024, 128)),
+                 ("wo", (1024, 1024)), ("w_gate", (1024, 256)), ("w_up", (1024, 256)),
+                 ("w_down", (256, 1024))):
+    d[n] = bf16((randn(*shape) * F(0.05)).astype(F))
+kc, vc, o = qwen3_decode_want(d)
+port("models/qwen3_jit/qwen3_decode", "qwen3_decode", QWEN3_DECODE, d,
+     {"k_cache": near(kc, 2e-2, 2e-2), "v_cache": near(vc, 2e-2, 2e-2), "out": near(o, 2e-2, 2e-2)},
+     entry="qwen3_decode")
 
 # ---- models/04_paged_attention.py (its unaligned variant: context lengths that are not a
 # multiple of the block size): the orchestration reads its loop bounds from a config tensor and
