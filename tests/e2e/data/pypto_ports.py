@@ -789,7 +789,8 @@ def ksplit(res, a, b, nk, kb):
     return step("0", res + "_0") + """        %%%(r)s0 = tile.matmul(%%lm%(r)s_0, %%rm%(r)s_0)
         %%%(r)s = for %%%(r)s_kt in range(1, %(nk)d) iter(%%%(r)s_c = %%%(r)s0) {
           %%%(r)s_k0 = %%%(r)s_kt * %(kb)d
-        """ % {"r": res, "nk": nk, "kb": kb} + step("%%%s_k0" % res, res + "_k") + """          %%%(r)s_c1 = tile.matmul_acc(%%%(r)s_c, %%lm%(r)s_k, %%rm%(r)s_k)
+        """ % {"r": res, "nk": nk, "kb": kb} + step("%%%s_k0" % res, res + "_k") + """\
+          %%%(r)s_c1 = tile.matmul_acc(%%%(r)s_c, %%lm%(r)s_k, %%rm%(r)s_k)
           yield %%%(r)s_c1
         }
 """ % {"r": res}
@@ -1221,7 +1222,8 @@ PROJECTION = ("program qwen3_projection\n" + qkv_proj("q_projection", "wq", "q_p
       for %oi in range(%ob, %ob + 2) {
         %o0 = %oi * 256
         %hidden_chunk = tile.load(%hidden_states, [0, %o0], [16, 256])
-      """ + kloop("o_acc", "attn_out", "wo", "o0", 1024, 128, 256) + """        %resid = tile.cast(%hidden_chunk, f32)
+      """ + kloop("o_acc", "attn_out", "wo", "o0", 1024, 128, 256) + """\
+        %resid = tile.cast(%hidden_chunk, f32)
         %ov = tile.move(%o_acc, space=vec)
         %sum = tile.add(%ov, %resid)
         tile.store(%sum, [0, %o0], %resid1_tile)
@@ -1240,7 +1242,8 @@ orch @down_projection_residual(
       for %di in range(%db, %db + 2) {
         %d0 = %di * 256
         %resid_chunk = tile.load(%resid1_tile, [0, %d0], [16, 256])
-      """ + kloop("down_acc", "mlp_tile", "w_down", "d0", 512, 128, 256) + """        %dv = tile.move(%down_acc, space=vec)
+      """ + kloop("down_acc", "mlp_tile", "w_down", "d0", 512, 128, 256) + """\
+        %dv = tile.move(%down_acc, space=vec)
         %out_chunk = tile.add(%dv, %resid_chunk)
         %ob16 = tile.cast(%out_chunk, bf16)
         tile.store(%ob16, [0, %d0], %out)
@@ -1562,7 +1565,8 @@ def inline(prog, orch, args, prefix):
     return re.sub(r"%(\w+)", lambda m: "%" + bind.get(m.group(1), prefix + m.group(1)), body)
 
 
-POST_RMSNORM = """orch @post_rmsnorm(%resid: tensor[16, 1024] f32, %post_rms_weight: tensor[1, 1024] f32,
+POST_RMSNORM = """orch @post_rmsnorm(%resid: tensor[16, 1024] f32,
+                   %post_rms_weight: tensor[1, 1024] f32,
                    out %post_norm_tile: tensor[16, 1024] bf16) -> (tensor[16, 1024] bf16) {
   incore "post_rmsnorm" {
     %sq0 = tile.full([1, 16], f32, 0.0)
@@ -1595,7 +1599,8 @@ POST_RMSNORM = """orch @post_rmsnorm(%resid: tensor[16, 1024] f32, %post_rms_wei
 """
 ROPE16 = (ROPE.replace("tensor[4, ", "tensor[16, ").replace("tensor[4]", "tensor[16]")
           .replace("parallel(0, 4)", "parallel(0, 16)").replace("[128, 64]", "[512, 64]"))
-MLP16 = (MLP.replace("%post_norm_tile: tensor[16, 256] bf16", "%post_norm_tile: tensor[16, 1024] bf16")
+MLP16 = (MLP.replace("%post_norm_tile: tensor[16, 256] bf16",
+                     "%post_norm_tile: tensor[16, 1024] bf16")
          .replace("tensor[256, 256] bf16", "tensor[1024, 256] bf16")
          .replace("range(0, 4) iter(%acc", "range(0, 16) iter(%acc"))
 DOWN = PROJECTION[PROJECTION.index("orch @down_projection_residual"):]
@@ -1881,7 +1886,9 @@ port("models/04", "paged_attention", PAGED,
 # -inf elsewhere (tile.sels). The size_query/size_key_cache/size_value_cache tensors the example
 # takes and never reads are left out. batch 2, num_heads 32 (two query tiles), head_dim 16,
 # block_size 16, 16 blocks per request; context lengths 116 and 128 (both 8 blocks: the last
-# one partly valid for request 0).
+# one partly valid for request 0). With a request shorter by a whole block (100 and 128) its
+# rows are NaN, compiled and interpreted alike: the example's block past the request's length
+# is all -inf (row max -inf, exp(-inf + inf)); 09_paged_attention_spmd guards that case.
 PA_BATCH = """program batch_paged_attention
 kernel @KernelQkMatmul(%query: tensor[64, 16] bf16, %key_cache: tensor[512, 16] bf16,
                        out %sij_batch: tensor[32, 16] f32, %block_table: tensor[1, 32] i32,
@@ -2348,7 +2355,8 @@ kernel @kernel_qk_matmul(%qi: tensor[Q_HEADS, HEAD_DIM_DYN] bf16,
   %lane = tile.ci(0, [1, 32], dtype=i32)
   %lanes = tile.transpose(%lane)
   %out = for %i in range(0, %n_blocks) iter(%sij_buf_iter = %sij_buf) {
-""" + pa_gather("key_cache", "kj_nat", "%i") + """    %qi_l1 = tile.load(%qi, [0, 0], [16, 64], space=mat)
+""" + pa_gather("key_cache", "kj_nat", "%i") + """\
+    %qi_l1 = tile.load(%qi, [0, 0], [16, 64], space=mat)
     %kj_l1 = tile.transpose(%kj_nat)
     %qi_l0a = tile.move(%qi_l1, space=left)
     %kj_l0b = tile.move(%kj_l1, space=right)
@@ -2431,12 +2439,14 @@ kernel @kernel_pv_matmul(%pij_buf: tensor[64, BLOCK_SIZE_DYN] bf16,
   %lane = tile.ci(0, [1, 32], dtype=i32)
   %lanes = tile.transpose(%lane)
   %first_idx = %n_blocks - %n_blocks
-""" + pa_gather("value_cache", "vj0", "%first_idx") + """  %pij_l1 = tile.load(%pij_buf, [0, 0], [16, 32], space=mat)
+""" + pa_gather("value_cache", "vj0", "%first_idx") + """\
+  %pij_l1 = tile.load(%pij_buf, [0, 0], [16, 32], space=mat)
   %pij_l0a = tile.move(%pij_l1, space=left)
   %vj_l0b = tile.move(%vj0, space=right)
   %oi_l0c = tile.matmul(%pij_l0a, %vj_l0b)
   %oi_l0c_out = for %i in range(1, %n_blocks) iter(%oi_l0c_iter = %oi_l0c) {
-""" + pa_gather("value_cache", "vj", "%i") + """    %pij_l1_i = tile.load(%pij_buf, [%i * 16, 0], [16, 32], space=mat)
+""" + pa_gather("value_cache", "vj", "%i") + """\
+    %pij_l1_i = tile.load(%pij_buf, [%i * 16, 0], [16, 32], space=mat)
     %pij_l0a_i = tile.move(%pij_l1_i, space=left)
     %vj_l0b_i = tile.move(%vj, space=right)
     %oi_l0c_acc = tile.matmul_acc(%oi_l0c_iter, %pij_l0a_i, %vj_l0b_i)
@@ -2572,7 +2582,8 @@ port("models/07", "paged_attention_multi_config", PA_MULTI,
 # of capacity, active_block_num 8; context lengths 100, 37 and 128 (7, 3 and 8 blocks: request 1
 # is past its length for blocks 3..7). The scale comes from a [1] f32 tensor (0.5).
 def spmd_rows(cache, dst):
-    return """    %%ph_%(d)s = tile.load(%%block_table, [0, %%b * %%block_num + %%block_idx_kv], [1, 1])
+    return """    %%ph_%(d)s = tile.load(%%block_table, [0, %%b * %%block_num + %%block_idx_kv],
+                           [1, 1])
     %%phc_%(d)s = tile.col_expand(%%ph_%(d)s, [16, 1])
     %%base_%(d)s = tile.muls(%%phc_%(d)s, 16)
     %%rows_%(d)s = tile.add(%%base_%(d)s, %%lanes)
@@ -2590,7 +2601,8 @@ kernel @SpmdQkMatmul(%query: tensor[48, 16] bf16, %key_cache: tensor[384, 16] bf
   %lanes = tile.transpose(%lane)
   for %b in range(%spmd_idx, %batch_count, %spmd_block_num) {
     %qi_row = %b * %num_heads_param + %q_offset
-""" + spmd_rows("key_cache", "kj_nat") + """    %qi_l1 = tile.load(%query, [%qi_row, 0], [16, 16], space=mat)
+""" + spmd_rows("key_cache", "kj_nat") + """\
+    %qi_l1 = tile.load(%query, [%qi_row, 0], [16, 16], space=mat)
     %kj_l1 = tile.transpose(%kj_nat)
     %qi_l0a = tile.move(%qi_l1, space=left)
     %kj_l0b = tile.move(%kj_l1, space=right)
@@ -2644,7 +2656,8 @@ kernel @SpmdPvMatmul(%pij_batch: tensor[48, 16] bf16, %value_cache: tensor[384, 
   %lane = tile.ci(0, [1, 16], dtype=i32)
   %lanes = tile.transpose(%lane)
   for %b in range(%spmd_idx, %batch_count, %spmd_block_num) {
-""" + spmd_rows("value_cache", "vj") + """    %pij_l1 = tile.load(%pij_batch, [%b * 16, 0], [16, 16], space=mat)
+""" + spmd_rows("value_cache", "vj") + """\
+    %pij_l1 = tile.load(%pij_batch, [%b * 16, 0], [16, 16], space=mat)
     %pij_l0a = tile.move(%pij_l1, space=left)
     %vj_l0b = tile.move(%vj, space=right)
     %oi_l0c = tile.matmul(%pij_l0a, %vj_l0b)
