@@ -1266,20 +1266,21 @@ for fn, w, o, n in (("q_projection", "wq", "q_proj", 1024), ("k_projection", "wk
                     ("v_projection", "wv", "v_proj", 512)):
     wb, wf = bfr(1024, n, scale=0.05)
     port("models/qwen3_jit/kernels/projection", fn, PROJECTION, {"normed_states": ns_b, w: wb},
-         {o: near((ns_f @ wf).astype(F), 1e-3, 1e-3)}, entry=fn)
+         {o: near((ns_f @ wf).astype(F), 1e-3, 1e-3)}, entry=fn, slow=True)
 ao_b, ao_f = bfr(16, 1024)
 hs_b, hs_f = bfr(16, 1024)
 wo_b, wo_f = bfr(1024, 1024, scale=0.05)
 port("models/qwen3_jit/kernels/projection", "out_projection_residual", PROJECTION,
      {"attn_out": ao_b, "hidden_states": hs_b, "wo": wo_b},
      {"resid1_tile": near((ao_f @ wo_f + hs_f).astype(F), 1e-3, 1e-3)},
-     entry="out_projection_residual")
+     entry="out_projection_residual", slow=True)
 ml_b, ml_f = bfr(16, 512)
 r1 = randn(16, 1024)
 wd_b, wd_f = bfr(512, 1024, scale=0.05)
 port("models/qwen3_jit/kernels/projection", "down_projection_residual", PROJECTION,
      {"mlp_tile": ml_b, "resid1_tile": r1, "w_down": wd_b},
-     {"out": near((ml_f @ wd_f + r1).astype(F), 1e-2, 1e-2)}, entry="down_projection_residual")
+     {"out": near((ml_f @ wd_f + r1).astype(F), 1e-2, 1e-2)}, entry="down_projection_residual",
+     slow=True)
 
 # ---- models/08_llama_mini.py, kernel_matmul_trans_b: Q @ K^T with head_dim tiled into four
 # 16-wide blocks, each K block loaded into Mat and pl.tile.transpose_view'ed for the right
@@ -1694,7 +1695,7 @@ for n, shape in (("wq", (1024, 1024)), ("wk", (1024, 128)), ("wv", (1024, 128)),
 kc, vc, o = qwen3_decode_want(d)
 port("models/qwen3_jit/qwen3_decode", "qwen3_decode", QWEN3_DECODE, d,
      {"k_cache": near(kc, 2e-2, 2e-2), "v_cache": near(vc, 2e-2, 2e-2), "out": near(o, 2e-2, 2e-2)},
-     entry="qwen3_decode")
+     entry="qwen3_decode", slow=True)
 
 # ---- models/04_paged_attention.py (its unaligned variant: context lengths that are not a
 # multiple of the block size): the orchestration reads its loop bounds from a config tensor and
@@ -2311,7 +2312,8 @@ for name, batch, heads, ctx in (("paged_attention_dynamic_3x32", 3, 32, [100, 12
                       heads, 32, nblk)
     port("models/06", name, PA_DYN,
          {"query": qb, "key_cache": kb, "value_cache": vb, "block_table": table,
-          "context_lens": ctx}, {"out": near(want, 2e-2, 2e-2)}, entry="paged_attention")
+          "context_lens": ctx}, {"out": near(want, 2e-2, 2e-2)}, entry="paged_attention",
+         slow=True)
 
 # ---- models/07_paged_attention_multi_config.py: 06's dynamic-shape orch walking each request's
 # KV blocks in groups of n_unroll (`for bn in pl.range(0, bn_this_batch, n_unroll)`: range with a
@@ -2564,7 +2566,7 @@ port("models/07", "paged_attention_multi_config", PA_MULTI,
      {"query": qb, "key_cache": kb, "value_cache": vb, "block_table": table, "context_lens": ctx},
      {"out": near(multi_config_want(*(bf16_to_f32(t).astype(np.float64) for t in (qb, kb, vb)),
                                     table, ctx, 16, 32, 8, 4), 2e-2, 2e-2)},
-     entry="paged_attention")
+     entry="paged_attention", slow=True)
 
 # ---- models/09_paged_attention_spmd.py: 05's batch-inside-the-kernels pipeline dispatched SPMD:
 # `with pl.spmd(core_num=4)` around each kernel call, each block taking requests b = block_idx,
@@ -2811,7 +2813,7 @@ want = paged_want(*(bf16_to_f32(t).astype(np.float64) * sc for t, sc in ((qb, 0.
 port("models/09", "paged_attention_spmd", PA_SPMD,
      {"query": qb, "key_cache": kb, "value_cache": vb, "block_table": table, "context_lens": ctx,
       "scale": np.array([0.5], F), "config": np.array([3, 16, 1, 16, 16, 8, 8], np.int64)},
-     {"out": near(want, 2e-2, 2e-2)}, entry="paged_attention_spmd")
+     {"out": near(want, 2e-2, 2e-2)}, entry="paged_attention_spmd", slow=True)
 
 # ---- distributed/05_remote_load_store.py: a ring shift over the ranks, by remote_load (pull
 # the next rank's slice after a barrier) and by remote_store (push into the next rank, barrier,
