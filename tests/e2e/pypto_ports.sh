@@ -3,8 +3,8 @@
 # concat, fused linear, softmax, RMSNorm and LayerNorm, matmul_acc, tile assemble, dynamic valid
 # shapes, the task graph, split-K, the auto-tiled matmuls, the mixed kernel, the FFNs, the vector
 # DAG, the whole llama_mini model, Qwen3's RoPE + KV-cache update, MLP and RMSNorm, the batch
-# paged attention, and the distributed hello_rank, programming model, window buffer, put/get and
-# dynamic rank count on 2 to 4 devices) ported to PTIR as
+# paged attention, and the distributed hello_rank, programming model and window buffer on 2
+# devices) ported to PTIR as
 # docs/pypto-guide.md and docs/pypto-language.md tell a PyPTO user to
 # (tests/e2e/data/pypto_ports.py). Each runs with `pto run --check` (compiled == interpreter, bit
 # for bit) against a numpy model of what the
