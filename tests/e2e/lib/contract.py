@@ -34,7 +34,8 @@ class Case:
     """One check. ins: name -> array (a .npy input) or str (passed to --in as is);
     want: name -> array of the exact bits expected (NaN equal to NaN, -0 distinct from +0),
     or (array, ulps) for a float result within that many ulps, or ("near", array, rtol, atol) for
-    one within a tolerance, or ("bf16", raw bits) for bf16
+    one within a tolerance, or ("relnorm", array, tol) for one whose error's Frobenius norm is
+    within tol of the array's, or ("bf16", raw bits) for bf16
     values compared as floats (NaN equal to NaN whatever its sign and payload); err: (status, text) for a
     program that must fail (text: a string, or a list of strings it must all hold), cmd 'check'
     or 'run'; env: variables set for pto."""
@@ -93,6 +94,32 @@ def near(got, want, rtol, atol):
         return "%d elements outside rtol %g atol %g; first at %s: got %r, want %r" % (
             int((~ok).sum()), rtol, atol, list(i), got[i], want[i])
     return None
+
+
+def relnorm(got, want, tol):
+    """A result held as a whole, not element by element: ||got - want|| <= tol * ||want|| (the
+    Frobenius norms), for a chain through a rounding step (a bf16 intermediate) where an
+    element near zero after cancellation misses any per-element tolerance."""
+    if got.shape != want.shape:
+        return "shape %s, want %s" % (got.shape, want.shape)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    err = np.linalg.norm(g - w) / np.linalg.norm(w)
+    if not err <= tol:
+        return "relative Frobenius error %.3g, over %g" % (err, tol)
+    return None
+
+
+def check_want(got, w):
+    """got against one entry of a Case's want (see Case)."""
+    if isinstance(w, tuple) and isinstance(w[0], str) and w[0] == "near":
+        return near(got, np.asarray(w[1]), w[2], w[3])
+    if isinstance(w, tuple) and isinstance(w[0], str) and w[0] == "relnorm":
+        return relnorm(got, np.asarray(w[1]), w[2])
+    if isinstance(w, tuple) and isinstance(w[0], str):  # ("bf16", bits): any NaN is NaN
+        return same_bits(bf16_to_f32(got), bf16_to_f32(w[1]))
+    if isinstance(w, tuple):
+        return within_ulps(got, np.asarray(w[0]), w[1])
+    return same_bits(got, np.asarray(w))
 
 
 def mpi_argv(argv, c):
@@ -160,14 +187,7 @@ def run_case(c, tmp):
             fails.append("compiled and interpreter differ: " + line.strip())
     for n, w in c.want.items():
         got = np.load(os.path.join(d, n + ".out.npy"))
-        if isinstance(w, tuple) and isinstance(w[0], str) and w[0] == "near":
-            msg = near(got, np.asarray(w[1]), w[2], w[3])
-        elif isinstance(w, tuple) and isinstance(w[0], str):  # ("bf16", bits): any NaN is NaN
-            msg = same_bits(bf16_to_f32(got), bf16_to_f32(w[1]))
-        elif isinstance(w, tuple):
-            msg = within_ulps(got, np.asarray(w[0]), w[1])
-        else:
-            msg = same_bits(got, np.asarray(w))
+        msg = check_want(got, w)
         if msg:
             fails.append("%s: %s" % (n, msg))
     return fails

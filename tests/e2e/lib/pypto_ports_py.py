@@ -5,7 +5,7 @@ parameter order; a `-D NAME=VALUE` of the case is pto.compile's NAME=VALUE, PyPT
 scalar) inside `with pto.ChipWorker(config=pto.RunConfig(platform="a2a3sim"))`.
 Each output is held to the same numpy model as contract.py holds `pto run`'s.
 
-Usage: python3 pypto_ports_py.py CASES.py (PYTHONPATH naming the built package, PTO the built
+Usage: python3 pypto_ports_py.py CASES.py [NAME...] (only the cases named, if any; PYTHONPATH naming the built package, PTO the built
 pto for contract.py's import); exits 1 when a case fails.
 """
 import os
@@ -21,17 +21,10 @@ DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "i32": np.int
 
 
 def want_array(w):
-    if isinstance(w, tuple) and w[0] == "near":
-        return np.asarray(w[1])
-    return np.asarray(w[1] if isinstance(w, tuple) else w)
-
-
-def check(got, w):
-    if isinstance(w, tuple) and w[0] == "near":
-        return contract.near(got, np.asarray(w[1]), w[2], w[3])
-    if isinstance(w, tuple):  # ("bf16", raw bits)
-        return contract.same_bits(contract.bf16_to_f32(got), contract.bf16_to_f32(w[1]))
-    return contract.same_bits(got, np.asarray(w))
+    """The expected array of a want entry (an array, or a tuple naming its form first)."""
+    if isinstance(w, tuple):
+        return np.asarray(w[1] if isinstance(w[0], str) else w[0])
+    return np.asarray(w)
 
 
 def main():
@@ -42,7 +35,8 @@ def main():
         exec(compile(f.read(), path, "exec"), ns)
     nfail = 0
     with pto.ChipWorker(config=pto.RunConfig(platform="a2a3sim")):
-        for c in ns["CASES"]:
+        cases = [c for c in ns["CASES"] if not sys.argv[2:] or c.name in sys.argv[2:]]
+        for c in cases:
             kw = {}
             for i, a in enumerate(c.args[:-1]):
                 if a == "--entry":
@@ -65,13 +59,13 @@ def main():
                     args.append(a)
             compiled(*args)
             fails = ["%s: %s" % (n, m) for n, m in
-                     ((n, check(outs[n], w)) for n, w in c.want.items()) if m]
+                     ((n, contract.check_want(outs[n], w)) for n, w in c.want.items()) if m]
             for f in fails:
                 print("FAIL: %s (Python): %s" % (c.name, f))
             nfail += bool(fails)
             if not fails:
                 print("ok: %s (Python)" % c.name)
-    print("%d passed, %d failed (Python)" % (len(ns["CASES"]) - nfail, nfail))
+    print("%d passed, %d failed (Python)" % (len(cases) - nfail, nfail))
     return 1 if nfail else 0
 
 
