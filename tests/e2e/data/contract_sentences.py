@@ -398,6 +398,35 @@ orch @main(out %a: tensor[1, 2] i32, inout %b: tensor[1, 2] i32) -> (tensor[1, 2
 }
 """, ins={"b": np.array([[5, -1]], I32)},
     want={"a": np.array([[7, 1]], I32), "b": np.array([[7, 1]], I32)}))
+# tensor.create's elements start as zeros (as PyPTO's create_tensor), a buffer made again in a
+# loop too (its memory is the last iteration's, given back when that iteration's tasks ended).
+CASES.append(Case("tensor_create_zeros", """program p
+kernel @bump(inout %t: tensor[4, 8] i32, %v: i32) -> (tensor[4, 8] i32) {
+  %a = tile.load(%t, [0, 0], [4, 8])
+  %b = tile.adds(%a, %v)
+  %t1 = tile.store(%b, [0, 0], %t)
+  return %t1
+}
+kernel @row(%t: tensor[4, 8] i32, %f: tensor[2, 8] f16, out %y: tensor[1, 8] i32, out %z: tensor[1, 8] f16) -> (tensor[1, 8] i32, tensor[1, 8] f16) {
+  %a = tile.load(%t, [3, 0], [1, 8])
+  %y1 = tile.store(%a, [0, 0], %y)
+  %g = tile.load(%f, [1, 0], [1, 8])
+  %z1 = tile.store(%g, [0, 0], %z)
+  return %y1, %z1
+}
+orch @main(out %y: tensor[3, 8] i32, out %z: tensor[3, 8] f16) -> (tensor[3, 8] i32, tensor[3, 8] f16) {
+  for %i in range(0, 3) {
+    %t = tensor.create([4, 8], i32)
+    %f = tensor.create([2, 8], f16)
+    call @bump(%t, i32(%i) + 1)
+    %ys = tensor.slice(%y, [%i, 0], [1, 8])
+    %zs = tensor.slice(%z, [%i, 0], [1, 8])
+    call @row(%t, %f, %ys, %zs)
+  }
+  return %y, %z
+}
+""", want={"y": np.repeat(np.array([[1], [2], [3]], I32), 8, 1),
+           "z": np.zeros((3, 8), np.float16)}))
 # An incore scope is outlined into a kernel of the tensors and scalars it uses: a dynamic symbol
 # of the orch used in the scope (here only in scalars and a valid region, on no tensor the scope
 # touches) is bound in that kernel too.
