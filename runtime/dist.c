@@ -1350,9 +1350,9 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: the device set has %d device%s but the MPI world has %d rank%s; "
                            "every MPI rank hosts one chip: launch with mpirun -np %d, or give "
-                           "the program %d devices (--devices %d)",
+                           "the program %d device%s (--devices %d)",
                            fn, w->n, w->n == 1 ? "" : "s", size, size == 1 ? "" : "s", w->n, size,
-                           size);
+                           size == 1 ? "" : "s", size);
   w->sh_bytes = sizeof(pto__dist_shared) + (size_t)w->n * sizeof(pto__dist_chip);
   w->sh = pto_calloc(1, w->sh_bytes); /* this process's own: nothing is forked */
   w->heap = mmap(NULL, (size_t)w->heap_size, PROT_READ | PROT_WRITE,

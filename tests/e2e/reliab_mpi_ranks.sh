@@ -47,6 +47,11 @@ run_status 1 "${MPIRUN[@]}" -np 2 -x PTO_DIST_TEST_MPI_RELEASE=1:0.0.1-other "$P
   expect_out "every rank must run the same pto build"
 expect_true "no rank waited for another" no_hang
 
+# Without mpirun (an MPI singleton: a world of 1 rank), a 2-device program names the remedy, in
+# the singular for one device (it said "give the program 1 devices").
+run_status 2 env PTO_DIST_TRANSPORT=mpi timeout 120 "$PTO" run "$P" --devices 2 --dim M=64 &&
+  expect_out "the device set has 2 devices but the MPI world has 1 rank; every MPI rank hosts one chip: launch with mpirun -np 2, or give the program 1 device (--devices 1)"
+
 # PTO_DIST_TRANSPORT=mpi, the default of --transport, runs over MPI as --transport mpi does (here
 # a singleton, without mpirun), and the summary says so: it used to name the transport only when
 # --transport was given, so this run read as one on the shm transport.
