@@ -1342,7 +1342,7 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   arena = (arena + 4095) & ~4095ull;
   int rank = 0, size = 0;
   if (pto__dist_mpi_open(arena, windows < 0 ? NULL : k_windows[windows], cfg->wait_timeout_ms, w->n,
-                         &w->mpi, &rank, &size, err, sizeof err))
+                         w->heap_size, &w->mpi, &rank, &size, err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
   w->rank = rank;
   w->root = rank == 0;

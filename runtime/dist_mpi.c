@@ -224,6 +224,7 @@ typedef struct agree_rec {
   char release[32];
   uint32_t wire[4];
   int32_t ndevices;
+  uint64_t heap;   /* the worker's host heap (pto_dist_config.shared_heap_bytes), STEP_ARRIVE */
   int32_t failed;  /* this rank cannot go on: msg says why */
   int32_t windows; /* its PTO_MPI_WINDOWS: 0 unset, 1 shared, 2 separate */
   int32_t room;    /* its backing directory (msg) has room for the node's arenas */
@@ -277,7 +278,7 @@ static const char *test_release(int rank) { return NULL; }
 #endif
 
 /* What a rank says of itself at the first agreement: its release, wire format and devices. */
-static void describe_self(agree_rec *r, int rank, int ndevices) {
+static void describe_self(agree_rec *r, int rank, int ndevices, uint64_t heap_bytes) {
   const char *rel = test_release(rank);
   snprintf(r->release, sizeof r->release, "%s", rel ? rel : pto_version());
   r->wire[0] = (uint32_t)sizeof(pto__dist_cmd);
@@ -285,6 +286,7 @@ static void describe_self(agree_rec *r, int rank, int ndevices) {
   r->wire[2] = (uint32_t)sizeof(pto__dist_rec);
   r->wire[3] = (uint32_t)sizeof(agree_rec);
   r->ndevices = ndevices;
+  r->heap = heap_bytes;
 }
 
 /* Why rank q cannot work with rank 0 (another release or build, another device count), into
@@ -305,6 +307,13 @@ static int mismatch(const agree_rec *all, int q, char *err, size_t errn) {
              "MPI rank %d opened its worker for %d device%s, rank 0 for %d: every rank must run "
              "the same program on the same device set",
              q, a->ndevices, a->ndevices == 1 ? "" : "s", z->ndevices);
+    return 1;
+  }
+  if (a->heap != z->heap) {
+    snprintf(err, errn,
+             "MPI rank %d opened its worker with a %llu-byte host heap, rank 0 with %llu "
+             "(pto_dist_config.shared_heap_bytes): every rank must pass the same configuration",
+             q, (unsigned long long)a->heap, (unsigned long long)z->heap);
     return 1;
   }
   return 0;
@@ -438,7 +447,8 @@ static const char *windows_name(int w) {
 }
 
 int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms, int ndevices,
-                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err, size_t errn) {
+                       uint64_t heap_bytes, pto__dist_mpi **out, int *out_rank, int *out_size,
+                       char *err, size_t errn) {
   *out = NULL;
   int inited = 0, fin = 0, provided = 0, rc;
   MPI_Finalized(&fin);
@@ -469,7 +479,7 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeo
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  describe_self(&mine, world_rank, ndevices);
+  describe_self(&mine, world_rank, ndevices, heap_bytes);
   mine.windows = !windows ? 0 : strcmp(windows, "shared") == 0 ? 1 : 2;
   mine.arena = arena_bytes;
   pto__dist_mpi *m = pto_calloc(1, sizeof *m);
@@ -1135,7 +1145,8 @@ int pto__dist_mpi_read(pto__dist_mpi *m, uint64_t disp, int32_t *out, char *deta
   return no_mpi(detail);
 }
 int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms, int ndevices,
-                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err, size_t errn) {
+                       uint64_t heap_bytes, pto__dist_mpi **out, int *out_rank, int *out_size,
+                       char *err, size_t errn) {
   *out = NULL;
   return no_mpi_n(err, errn);
 }

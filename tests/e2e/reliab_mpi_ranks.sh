@@ -4,6 +4,8 @@
 #   job) fail together at the first agreement, every rank naming rank 1 and both counts; rank 1
 #   used to fail alone after it, and wait 10 s for rank 0 (which waited for its hello) before
 #   saying that rank 0 "failed or stopped";
+# - ranks with different host heaps (Python's shared_heap_bytes) fail together there too, where
+#   rank 0 alone used to refuse at rank 1's hello while rank 1 reported its worker opened;
 # - a rank of another pto release or build (the test build's PTO_DIST_TEST_MPI_RELEASE) is
 #   refused by every rank at the first agreement, naming both releases: the commands the ranks
 #   exchange are raw structs, which another build would misread; nothing checked it;
@@ -31,6 +33,7 @@ MPIRUN=(timeout 120 mpirun --oversubscribe --mca btl_tcp_if_include lo --mca oob
   -x PTO_CACHE_DIR)
 P="$EX/allreduce_mesh.ptir"
 no_hang() { ! grep -q "did not arrive" <<<"$OUT"; }
+not_opened() { ! grep -q "^rank [0-9] opened" <<<"$OUT"; }
 
 # Rank 1 opens for 3 devices, rank 0 for 2: every rank fails at the first agreement with one
 # message (exit 1, as for ranks that pass different window settings, tests/mpi/l3.sh).
@@ -38,6 +41,32 @@ run_status 1 "${MPIRUN[@]}" -np 1 "$PTO" run "$P" --devices 2 --dim M=64 --trans
   -np 1 "$PTO" run "$P" --devices 3 --dim M=96 --transport mpi &&
   expect_out "MPI rank 1 opened its worker for 3 devices, rank 0 for 2: every rank must run the same program on the same device set"
 expect_true "no rank waited for another" no_hang
+
+# Ranks that open with different host heaps (the Python package's shared_heap_bytes): rank 0
+# alone found it, at rank 1's hello, while rank 1 went on as if opened (its script printed
+# "opened"); now every rank fails at the first agreement. Needs the build's Python package and
+# a python3 with numpy; not in sanitizer builds (pto's libraries in an uninstrumented python3).
+PYDIR=$(cd "$(dirname "$PTO")/.." && pwd)/python
+if [ -z "$PTO_SANFLAGS" ] && [ -f "$PYDIR/pto/__init__.py" ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  cat >"$T/heap.py" <<'PY'
+import os, sys
+import pto
+r = int(os.environ["OMPI_COMM_WORLD_RANK"])
+try:
+    w = pto.DistributedWorker(devices=2, transport="mpi", shared_heap_bytes=(1 << 28) << r)
+    print("rank", r, "opened", flush=True)
+    w.close()
+except Exception as e:
+    print("rank", r, "error:", e, flush=True)
+    sys.exit(1)
+PY
+  run_status 1 env PYTHONPATH="$PYDIR" "${MPIRUN[@]}" -x PYTHONPATH -np 2 /usr/bin/python3 "$T/heap.py" &&
+    expect_out "rank 1 error: [INTERNAL] pto_dist_worker_open: the MPI transport: MPI rank 1 opened its worker with a 536870912-byte host heap, rank 0 with 268435456 (pto_dist_config.shared_heap_bytes): every rank must pass the same configuration" &&
+    expect_out "rank 0 error: [INTERNAL] pto_dist_worker_open: the MPI transport: MPI rank 1 opened"
+  expect_true "no rank opened" not_opened
+else
+  echo "note: the heap case needs the Python package and /usr/bin/python3 with numpy"
+fi
 
 # A rank of another release.
 run_status 1 "${MPIRUN[@]}" -np 2 -x PTO_DIST_TEST_MPI_RELEASE=1:0.0.1-other "$PTO_TEST" run "$P" \
