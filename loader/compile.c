@@ -172,12 +172,13 @@ static pto_status cannot_compile(const char *cache_key) {
   return pto_status_make(
       PTO_STATUS_FAILED_PRECONDITION,
       "this pto is runtime-only (built with -DPTO_COMPILER=OFF) and cannot compile; the program "
-      "(cache key %s) has no usable entry in the local cache %s or in %s%s (a refused remote entry "
-      "is warned about above). Compile it with a full pto that "
-      "stores to the same remote (pto compile PROG -o DIR --remote-cache URL, with the same "
-      "PTO_REMOTE_CACHE_KEY), or run a work dir compiled elsewhere (pto run DIR)",
+      "(cache key %s) has no usable entry in the local cache %s or in %s%s%s. Compile it with a "
+      "full pto that stores to the same remote (pto compile PROG -o DIR --remote-cache URL, with "
+      "the same PTO_REMOTE_CACHE_KEY), or run a work dir compiled elsewhere (pto run DIR)",
       cache_key ? cache_key : "-", local, remote[0] ? "the remote cache " : "a remote cache",
-      remote[0] ? remote : " (none set: PTO_REMOTE_CACHE=URL or --remote-cache URL)");
+      remote[0] ? remote : " (none set: PTO_REMOTE_CACHE=URL or --remote-cache URL)",
+      /* only a remote that is set can have refused an entry */
+      remote[0] ? " (a refused remote entry is warned about above)" : "");
 }
 #endif
 

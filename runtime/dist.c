@@ -1038,11 +1038,29 @@ static int check_chip_threads(dworker *w) {
  * has made no progress for that long (stalled); returns 1 then. */
 static int check_chips(dworker *w) {
   if (w->broken) return 1;
-  if (w->mpi) return 0; /* no children: MPI's runtime reports (and ends) a job whose rank died */
   if (w->threads) return check_chip_threads(w);
   uint64_t now = pto__rt_now_ns();
   uint64_t stall_ms =
       w->sh->timeout_ms > PTO__DIST_MIN_STALL_MS ? w->sh->timeout_ms : PTO__DIST_MIN_STALL_MS;
+  if (w->mpi) {
+    /* No children: MPI's runtime reports (and ends) a job whose rank died. A rank that lives
+     * but is not heard from (stopped by a signal or a debugger, its host or link gone) would
+     * leave this wait for ever: its beats stop, and it is given up after stall_ms. */
+    for (int r = 1; r < w->n; r++) {
+      if (atomic_load(&w->sh->chips[r].state) != 1) continue;
+      uint64_t silent = pto__dist_mpi_silent_ms(w->mpi, r);
+      if (silent <= stall_ms) continue;
+      char how[384];
+      snprintf(how, sizeof how,
+               "has not been heard from over MPI for %llu ms (stopped by a signal or a debugger, "
+               "or its host or link is gone)",
+               (unsigned long long)silent);
+      mark_broken(w, r, how);
+      pto__dist_mpi_give_up(w->mpi, r);
+      return 1;
+    }
+    return 0;
+  }
   for (int r = 0; r < w->n; r++) {
     pto__dist_chip *c = &w->sh->chips[r];
     char how[384];
@@ -1323,8 +1341,8 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
   if (!arena) arena = (uint64_t)env_arena;
   arena = (arena + 4095) & ~4095ull;
   int rank = 0, size = 0;
-  if (pto__dist_mpi_open(arena, windows < 0 ? NULL : k_windows[windows], cfg->wait_timeout_ms,
-                         &w->mpi, &rank, &size, err, sizeof err))
+  if (pto__dist_mpi_open(arena, windows < 0 ? NULL : k_windows[windows], cfg->wait_timeout_ms, w->n,
+                         w->heap_size, &w->mpi, &rank, &size, err, sizeof err))
     return pto_status_make(PTO_STATUS_INTERNAL, "%s: the MPI transport: %s", fn, err);
   w->rank = rank;
   w->root = rank == 0;
@@ -1332,9 +1350,9 @@ static pto_status open_mpi(dworker *w, const pto_dist_config *cfg) {
     return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
                            "%s: the device set has %d device%s but the MPI world has %d rank%s; "
                            "every MPI rank hosts one chip: launch with mpirun -np %d, or give "
-                           "the program %d devices (--devices %d)",
+                           "the program %d device%s (--devices %d)",
                            fn, w->n, w->n == 1 ? "" : "s", size, size == 1 ? "" : "s", w->n, size,
-                           size);
+                           size == 1 ? "" : "s", size);
   w->sh_bytes = sizeof(pto__dist_shared) + (size_t)w->n * sizeof(pto__dist_chip);
   w->sh = pto_calloc(1, w->sh_bytes); /* this process's own: nothing is forked */
   w->heap = mmap(NULL, (size_t)w->heap_size, PROT_READ | PROT_WRITE,

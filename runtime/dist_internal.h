@@ -298,15 +298,18 @@ size_t pto__dist_worker_posted_capacity(const struct pto_dist_worker *w);
 /* ---- the MPI transport (dist_mpi.c; without -DPTO_MPI=ON every entry fails cleanly) ------ */
 
 /* Opens the MPI session (MPI_Init_thread if the application has not) and the window arena of
- * arena_bytes per rank: shared windows when every rank is on this node unless windows is
- * "separate", else separate ones: MPI_Win_allocate, or MPI_Win_create over this process's own
- * memory when Open MPI's backing directory (/dev/shm) is short, with a warning (windows "shared"
- * refuses any fallback). Collective over MPI_COMM_WORLD: the ranks agree on every step, each
- * agreement bounded by timeout_ms (the first, where ranks arrive at their own pace, by at least
- * 120 s, the others by at least 10 s); a failure on any rank fails every rank, naming it. -1 with
- * err set on failure. */
-int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
-                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err, size_t errn);
+ * arena_bytes per rank, for a worker of ndevices chips with a heap_bytes host heap (every rank
+ * must open its worker with the same count and heap, and with the same pto release and wire
+ * format, or all fail at the first agreement, naming the rank): shared windows when every rank is
+ * on this node unless windows is "separate", else separate ones: MPI_Win_allocate, or
+ * MPI_Win_create over this process's own memory when Open MPI's backing directory (/dev/shm) is
+ * short, with a warning (windows "shared" refuses any fallback). Collective over MPI_COMM_WORLD:
+ * the ranks agree on every step, each agreement bounded by timeout_ms (the first, where ranks
+ * arrive at their own pace, by at least 120 s, the others by at least 10 s); a failure on any rank
+ * fails every rank, naming it. -1 with err set on failure. */
+int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms, int ndevices,
+                       uint64_t heap_bytes, pto__dist_mpi **out, int *out_rank, int *out_size,
+                       char *err, size_t errn);
 /* Collective: frees the window arena (MPI is finalized at exit when pto initialized it and no
  * agreement timed out). A rank missing at close is reported on stderr after the deadline. */
 void pto__dist_mpi_close(pto__dist_mpi *m);
@@ -317,6 +320,11 @@ uint8_t *pto__dist_mpi_arena(pto__dist_mpi *m, int q);
  * the rings of chips 1..n-1 of sh until each has answered its EXIT. */
 int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err, size_t errn);
 void pto__dist_mpi_proxy_join(pto__dist_mpi *m);
+/* Rank 0: how long chip r (1..n-1) has not been heard from (its beats, every PTO__DIST_BEAT_MS
+ * while it serves, and its answers), in ms; 0 while an answer is being received. */
+uint64_t pto__dist_mpi_silent_ms(pto__dist_mpi *m, int r);
+/* Rank 0: gives chip r up (it does not answer): nothing more is sent to it or waited for. */
+void pto__dist_mpi_give_up(pto__dist_mpi *m, int r);
 /* Other ranks: says hello (with start_err when its chip could not start), then runs each
  * command rank 0 sends with exec (LOAD and RUN; exec records into sh->chips[rank]) and answers
  * it, until EXIT. */

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@
 #if PTO_MPI
 #include <mpi.h>
 
-enum { TAG_CMD = 7301, TAG_DONE = 7302 };
+enum { TAG_CMD = 7301, TAG_DONE = 7302, TAG_BEAT = 7303 };
 #define CHUNK (1 << 30) /* the most bytes one MPI message carries */
 
 /* What a chip answers for each command (and once at start, with seq ~0u). */
@@ -79,6 +80,17 @@ struct pto__dist_mpi {
   MPI_Request *reqs;
   int nreqs, capreqs;
   char err[PTO__DIST_MSG];
+  /* rank 0: when each chip was last heard from (a hello, an answer, a beat; pto__rt_now_ns), the
+   * chip being received from now (rank + 1, 0 none: no beat is taken meanwhile), and whether a
+   * chip was given up (its pending sends are then left to MPI) */
+  _Atomic uint64_t heard_ns[PTO__DIST_MAX_RANKS];
+  _Atomic int receiving_from;
+  _Atomic int lost;
+  /* the other ranks: the thread that sends rank 0 a beat every PTO__DIST_BEAT_MS while serving */
+  pthread_t beater;
+  _Atomic int beat_stop;
+  MPI_Request beats[16];
+  int nbeats;
 };
 
 static void mpi_msg(char *out, size_t n, const char *what, int code) {
@@ -206,10 +218,16 @@ static const char *const k_step_doing[NSTEPS] = {
 #define STEP_MIN_MS 10000u
 
 typedef struct agree_rec {
+  /* First, so that they stay where they are when the rest changes: the pto release and the
+   * sizes of the messages the ranks exchange (another build's commands would be misread), and
+   * the device count of the worker this rank opens (STEP_ARRIVE; zero in the later steps). */
+  char release[32];
+  uint32_t wire[4];
+  int32_t ndevices;
+  uint64_t heap;   /* the worker's host heap (pto_dist_config.shared_heap_bytes), STEP_ARRIVE */
   int32_t failed;  /* this rank cannot go on: msg says why */
   int32_t windows; /* its PTO_MPI_WINDOWS: 0 unset, 1 shared, 2 separate */
   int32_t room;    /* its backing directory (msg) has room for the node's arenas */
-  int32_t pad;
   uint64_t arena, need, avail;
   char msg[384];
 } agree_rec;
@@ -232,7 +250,8 @@ static void register_finalize(void) { atexit(finalize_at_exit); }
  * (k_step_name): rank RANK leaves before that agreement, as a rank that failed or stopped there
  * would, and the others' wait for it must end at their deadline. WHAT fail-shared: rank RANK does
  * not enter MPI_Win_allocate_shared and fails as if it had failed inside it, while the others
- * wait inside it for ever (the hang of #34 item 12): its own wait must end, naming its error. */
+ * wait inside it for ever (the hang of #34 item 12): its own wait must end, naming its error.
+ * WHAT stop-at-run: rank RANK stops (SIGSTOP) when its first run arrives (pto__dist_mpi_serve). */
 static int test_hook(int rank, const char *what) {
   const char *v = getenv("PTO_DIST_TEST_MPI_SKIP");
   char *end;
@@ -244,10 +263,61 @@ static int test_skip(int rank, int step) {
                                                   "separate", "ready", "close"};
   return test_hook(rank, k_step_name[step]);
 }
+/* PTO_DIST_TEST_MPI_RELEASE=RANK:TEXT: rank RANK says it runs pto TEXT at the first agreement,
+ * as a rank of another pto release would. */
+static const char *test_release(int rank) {
+  const char *v = getenv("PTO_DIST_TEST_MPI_RELEASE");
+  char *end;
+  if (!v || strtol(v, &end, 10) != rank || *end != ':') return NULL;
+  return end + 1;
+}
 #else
 static int test_hook(int rank, const char *what) { return 0; }
 static int test_skip(int rank, int step) { return 0; }
+static const char *test_release(int rank) { return NULL; }
 #endif
+
+/* What a rank says of itself at the first agreement: its release, wire format and devices. */
+static void describe_self(agree_rec *r, int rank, int ndevices, uint64_t heap_bytes) {
+  const char *rel = test_release(rank);
+  snprintf(r->release, sizeof r->release, "%s", rel ? rel : pto_version());
+  r->wire[0] = (uint32_t)sizeof(pto__dist_cmd);
+  r->wire[1] = (uint32_t)sizeof(done_hdr);
+  r->wire[2] = (uint32_t)sizeof(pto__dist_rec);
+  r->wire[3] = (uint32_t)sizeof(agree_rec);
+  r->ndevices = ndevices;
+  r->heap = heap_bytes;
+}
+
+/* Why rank q cannot work with rank 0 (another release or build, another device count), into
+ * err; 0 when it can. Every rank decides this from the same records, so all fail alike. */
+static int mismatch(const agree_rec *all, int q, char *err, size_t errn) {
+  const agree_rec *a = &all[q], *z = &all[0];
+  if (strncmp(a->release, z->release, sizeof a->release) != 0 ||
+      memcmp(a->wire, z->wire, sizeof a->wire) != 0) {
+    snprintf(err, errn,
+             "MPI rank %d runs pto %.31s (messages of %u, %u, %u and %u bytes), rank 0 pto %.31s "
+             "(%u, %u, %u and %u bytes): every rank must run the same pto build",
+             q, a->release, a->wire[0], a->wire[1], a->wire[2], a->wire[3], z->release, z->wire[0],
+             z->wire[1], z->wire[2], z->wire[3]);
+    return 1;
+  }
+  if (a->ndevices != z->ndevices) {
+    snprintf(err, errn,
+             "MPI rank %d opened its worker for %d device%s, rank 0 for %d: every rank must run "
+             "the same program on the same device set",
+             q, a->ndevices, a->ndevices == 1 ? "" : "s", z->ndevices);
+    return 1;
+  }
+  if (a->heap != z->heap) {
+    snprintf(err, errn,
+             "MPI rank %d opened its worker with a %llu-byte host heap, rank 0 with %llu "
+             "(pto_dist_config.shared_heap_bytes): every rank must pass the same configuration",
+             q, (unsigned long long)a->heap, (unsigned long long)z->heap);
+    return 1;
+  }
+  return 0;
+}
 
 /* Sends mine to every other rank of comm and takes theirs, polling until timeout_ms (at least
  * the step's minimum) have passed. Returns every rank's record (all[rank] is mine; the caller frees
@@ -376,8 +446,9 @@ static const char *windows_name(int w) {
                   : "PTO_MPI_WINDOWS unset";
 }
 
-int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
-                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err, size_t errn) {
+int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms, int ndevices,
+                       uint64_t heap_bytes, pto__dist_mpi **out, int *out_rank, int *out_size,
+                       char *err, size_t errn) {
   *out = NULL;
   int inited = 0, fin = 0, provided = 0, rc;
   MPI_Finalized(&fin);
@@ -408,6 +479,7 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeo
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  describe_self(&mine, world_rank, ndevices, heap_bytes);
   mine.windows = !windows ? 0 : strcmp(windows, "shared") == 0 ? 1 : 2;
   mine.arena = arena_bytes;
   pto__dist_mpi *m = pto_calloc(1, sizeof *m);
@@ -426,7 +498,9 @@ int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeo
   if (!all) goto fail_early;
   int bad = first_failed(all, world_size);
   for (int q = 1; q < world_size && bad < 0; q++)
-    if (all[q].windows != all[0].windows || all[q].arena != all[0].arena) {
+    if (mismatch(all, q, err, errn))
+      bad = world_size;
+    else if (all[q].windows != all[0].windows || all[q].arena != all[0].arena) {
       snprintf(err, errn,
                "MPI rank %d opened its worker with %s and a %llu-byte window arena, rank 0 with "
                "%s and %llu bytes: every rank must pass the same configuration",
@@ -636,16 +710,90 @@ static int send_bytes(pto__dist_mpi *m, int to, int tag, const void *p, uint64_t
 }
 
 static int recv_bytes(pto__dist_mpi *m, int from, int tag, void *p, uint64_t n) {
+  atomic_store(&m->receiving_from, from + 1);
   for (uint64_t o = 0; o == 0 || o < n; o += CHUNK) {
     int c = (int)(n - o < CHUNK ? n - o : CHUNK);
     int rc = MPI_Recv((uint8_t *)p + o, c, MPI_BYTE, from, tag, m->comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
+      atomic_store(&m->receiving_from, 0);
       mpi_msg(m->err, sizeof m->err, "receiving from a chip", rc);
       return -1;
     }
     if (n == 0) break;
   }
+  if (from > 0 && from < PTO__DIST_MAX_RANKS) atomic_store(&m->heard_ns[from], pto__rt_now_ns());
+  atomic_store(&m->receiving_from, 0);
   return 0;
+}
+
+/* Rank 0: takes the beats that have come (each says its rank is alive). Under m->mu. */
+static void take_beats(pto__dist_mpi *m) {
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    int32_t v;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_BEAT, m->comm, &flag, &st) != MPI_SUCCESS || !flag) return;
+    if (MPI_Recv(&v, 1, MPI_INT32_T, st.MPI_SOURCE, TAG_BEAT, m->comm, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+      return;
+    if (st.MPI_SOURCE > 0 && st.MPI_SOURCE < PTO__DIST_MAX_RANKS)
+      atomic_store(&m->heard_ns[st.MPI_SOURCE], pto__rt_now_ns());
+  }
+}
+
+uint64_t pto__dist_mpi_silent_ms(pto__dist_mpi *m, int r) {
+  /* While the proxy receives an answer (from any chip: a large one takes a while on a slow
+   * link) it takes no beats, so no chip's silence counts; a chip that stops in the middle of
+   * sending one leaves that receive waiting, as it did before beats. */
+  if (r <= 0 || r >= PTO__DIST_MAX_RANKS || atomic_load(&m->receiving_from)) return 0;
+  uint64_t heard = atomic_load(&m->heard_ns[r]), now = pto__rt_now_ns();
+  return heard && now > heard ? (now - heard) / 1000000ull : 0;
+}
+
+void pto__dist_mpi_give_up(pto__dist_mpi *m, int r) {
+  pto__dist_chip *c = &m->sh->chips[r];
+  atomic_store(&m->lost, 1);
+  atomic_store(&c->state, 3);
+  atomic_store_explicit(&c->tail, atomic_load(&c->head), memory_order_release);
+  pto__dist_futex_wake(&c->tail);
+}
+
+/* The other ranks: rank 0 hears from this one every PTO__DIST_BEAT_MS, whatever its chip is
+ * doing (a long kernel, a load), so that it can tell a rank stopped (SIGSTOP, a debugger) or cut
+ * off from a busy one. At most 16 beats are in flight: a rank 0 that does not take them is not
+ * flooded. */
+static void *beat_main(void *arg) {
+  pto__dist_mpi *m = arg;
+  static const int32_t one = 1;
+  while (!atomic_load(&m->beat_stop)) {
+    pthread_mutex_lock(&m->mu);
+    int k = 0;
+    for (int i = 0; i < m->nbeats; i++) {
+      int done = 0;
+      MPI_Test(&m->beats[i], &done, MPI_STATUS_IGNORE);
+      if (!done) m->beats[k++] = m->beats[i];
+    }
+    m->nbeats = k;
+    if (m->nbeats < (int)(sizeof m->beats / sizeof *m->beats) &&
+        MPI_Isend(&one, 1, MPI_INT32_T, 0, TAG_BEAT, m->comm, &m->beats[m->nbeats]) == MPI_SUCCESS)
+      m->nbeats++;
+    pthread_mutex_unlock(&m->mu);
+    for (int i = 0; i < PTO__DIST_BEAT_MS / 10 && !atomic_load(&m->beat_stop); i++)
+      sleep_us(10000);
+  }
+  return NULL;
+}
+
+/* Ends the beats; those still in flight complete on their own (MPI_Request_free). */
+static void stop_beats(pto__dist_mpi *m, int started) {
+  if (!started) return;
+  atomic_store(&m->beat_stop, 1);
+  pthread_join(m->beater, NULL);
+  pthread_mutex_lock(&m->mu);
+  for (int i = 0; i < m->nbeats; i++)
+    MPI_Request_free(&m->beats[i]);
+  m->nbeats = 0;
+  pthread_mutex_unlock(&m->mu);
 }
 
 static uint64_t arg_bytes(const pto__dist_arg *a) {
@@ -773,6 +921,7 @@ static void *proxy_main(void *arg) {
     }
     while (proxy_recv(m))
       busy = 1;
+    take_beats(m);
     if (m->nreqs) { /* finished sends give their requests back */
       int k = 0;
       for (int i = 0; i < m->nreqs; i++) {
@@ -783,7 +932,8 @@ static void *proxy_main(void *arg) {
       m->nreqs = k;
     }
     pthread_mutex_unlock(&m->mu);
-    if (!live && !m->nreqs) break;
+    /* A chip given up (pto__dist_mpi_give_up) may never take what was sent to it. */
+    if (!live && (!m->nreqs || atomic_load(&m->lost))) break;
     if (busy) {
       idle = 0;
       continue;
@@ -842,6 +992,7 @@ int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err,
     got++;
     pto__dist_chip *c = &sh->chips[st.MPI_SOURCE];
     c->pid = h.pid;
+    atomic_store(&m->heard_ns[st.MPI_SOURCE], pto__rt_now_ns());
     atomic_store(&c->state, h.failed ? 3 : 1);
     if (h.failed && !bad) {
       snprintf(err, errn, "%s", h.msg);
@@ -894,6 +1045,8 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
   if (bad || start_err) return -1;
   pto__dist_cmd *cmd = pto_malloc(sizeof *cmd);
   if (!cmd) return -1;
+  atomic_store(&m->beat_stop, 0);
+  int beating = !pthread_create(&m->beater, NULL, beat_main, m);
   pto__dist_chip *c = &sh->chips[rank];
   uint64_t idle = 0;
   for (uint32_t seq = 0;; seq++) {
@@ -903,6 +1056,7 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
       int rc = MPI_Iprobe(0, TAG_CMD, m->comm, &flag, MPI_STATUS_IGNORE);
       pthread_mutex_unlock(&m->mu);
       if (rc != MPI_SUCCESS) {
+        stop_beats(m, beating);
         free(cmd);
         return -1;
       }
@@ -932,6 +1086,9 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
     pthread_mutex_unlock(&m->mu);
     if (bad) break;
     int op = cmd->op;
+    /* The test hook PTO_DIST_TEST_MPI_SKIP=RANK:stop-at-run: this rank stops at its first run,
+     * as one stopped by a signal or a debugger would (its beats stop too). */
+    if (op == PTO__DIST_CMD_RUN && test_hook(rank, "stop-at-run")) raise(SIGSTOP);
     if (why) {
       h.failed = 1;
       snprintf(h.msg, sizeof h.msg, "rank %d: %s", rank, why);
@@ -942,6 +1099,7 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
       atomic_store(&c->failed, 0);
     }
     h.seq = seq;
+    if (op == PTO__DIST_CMD_EXIT) stop_beats(m, beating), beating = 0;
     pthread_mutex_lock(&m->mu);
     bad = send_bytes(m, 0, TAG_DONE, &h, sizeof h, 0);
     if (!bad && op == PTO__DIST_CMD_RUN) {
@@ -959,6 +1117,7 @@ int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const 
     pthread_mutex_unlock(&m->mu);
     if (bad || op == PTO__DIST_CMD_EXIT) break;
   }
+  stop_beats(m, beating);
   free(cmd);
   return bad ? -1 : 0;
 }
@@ -985,8 +1144,9 @@ int pto__dist_mpi_atomic(pto__dist_mpi *m, int peer, uint64_t disp, int32_t valu
 int pto__dist_mpi_read(pto__dist_mpi *m, uint64_t disp, int32_t *out, char *detail) {
   return no_mpi(detail);
 }
-int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms,
-                       pto__dist_mpi **out, int *out_rank, int *out_size, char *err, size_t errn) {
+int pto__dist_mpi_open(uint64_t arena_bytes, const char *windows, uint32_t timeout_ms, int ndevices,
+                       uint64_t heap_bytes, pto__dist_mpi **out, int *out_rank, int *out_size,
+                       char *err, size_t errn) {
   *out = NULL;
   return no_mpi_n(err, errn);
 }
@@ -997,6 +1157,8 @@ int pto__dist_mpi_proxy_start(pto__dist_mpi *m, pto__dist_shared *sh, char *err,
   return no_mpi_n(err, errn);
 }
 void pto__dist_mpi_proxy_join(pto__dist_mpi *m) {}
+uint64_t pto__dist_mpi_silent_ms(pto__dist_mpi *m, int r) { return 0; }
+void pto__dist_mpi_give_up(pto__dist_mpi *m, int r) {}
 int pto__dist_mpi_serve(pto__dist_mpi *m, pto__dist_shared *sh, int rank, const char *start_err,
                         pto__dist_exec_fn exec, void *ctx) {
   return -1;

@@ -661,10 +661,12 @@ int cmd_run(int argc, char **argv) {
     for (int r = 0, k = 0; r < nd && k < (int)sizeof set - 12; r++)
       k += snprintf(set + k, sizeof set - (size_t)k, "%s%d", r ? "," : "",
                     (int)pto_program_device_id(prog, r));
+    /* The worker's own transport: PTO_DIST_TRANSPORT=mpi, the default of --transport, too. */
+    int over_mpi = !strncmp(transport, "mpi", 3);
     printf("ran host @%s on sim%s%s: %d device%s (%s), %d orch function%s, host wall %.1f us\n",
-           sig->entry, a.transport && !strcmp(a.transport, "mpi") ? " over " : "",
-           a.transport && !strcmp(a.transport, "mpi") ? transport : "", nd, nd == 1 ? "" : "s", set,
-           pto_program_callee_count(prog), pto_program_callee_count(prog) == 1 ? "" : "s", host_us);
+           sig->entry, over_mpi ? " over " : "", over_mpi ? transport : "", nd, nd == 1 ? "" : "s",
+           set, pto_program_callee_count(prog), pto_program_callee_count(prog) == 1 ? "" : "s",
+           host_us);
     const char *rp = a.records.path;
     if (rp)
       printf("swimlane records (level %d): one set per call of each rank in "
@@ -789,6 +791,8 @@ const pto_cmd cli_cmd_run = {
     "Across hosts (a build with -DPTO_MPI=ON): mpirun -np N pto run PROG --transport mpi ...\n"
     "runs one chip per MPI rank (N must be the program's device count); rank 0 runs the host\n"
     "function, reads --in and writes --out and the report; the other ranks print nothing.\n"
+    "Every rank must run the same pto build on the same device set. A rank not heard from for\n"
+    "PTO_DIST_TIMEOUT_MS (at least 2 s; stopped by a signal or a debugger) fails the run.\n"
     "PTO_MPI_WINDOWS=separate forces the one-sided windows used across hosts; where /dev/shm\n"
     "is too small for the shared windows of one node, the run uses separate ones with a warning\n"
     "(PTO_MPI_WINDOWS=shared makes that an error); see README.\n"

@@ -62,8 +62,9 @@ int main(int argc, char **argv) {
   /* Every arena's first 4 KiB hold no window: its first 64 bytes are the transport's header
    * (pto__dist_arena_hdr: the abort word, the left neighbour's collectives). */
   const uint64_t hdr = 4096;
-  if (pto__dist_mpi_open(hdr + stride + 4096, getenv("PTO_MPI_WINDOWS"), 5000, &m, &rank, &n, err,
-                         sizeof err)) {
+  /* No worker, so no device count or heap for the ranks to compare (0 on every rank). */
+  if (pto__dist_mpi_open(hdr + stride + 4096, getenv("PTO_MPI_WINDOWS"), 5000, 0, 0, &m, &rank, &n,
+                         err, sizeof err)) {
     fprintf(stderr, "mpi_allreduce: %s\n", err);
     return 1;
   }

@@ -97,4 +97,7 @@ done
 with_cache empty run_status 1 "$RTPTO" run "$EX/add.ptir" --dim M=70
 expect_out "none set: PTO_REMOTE_CACHE=URL or --remote-cache URL"
 expect_out "or run a work dir compiled elsewhere (pto run DIR)"
+# Without a remote, no remote can have refused an entry: the message used to say one was warned
+# about above all the same.
+expect_true "no refusal named without a remote" test "${OUT/refused remote entry/}" = "$OUT"
 finish

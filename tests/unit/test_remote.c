@@ -5,6 +5,7 @@
  * $PTO_REMOTE_CACHE; listing says when there is no remote or it cannot list. The servers' side
  * (stores, fetches, signatures, tampering) is tests/e2e/remote_cache.sh. */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,8 +343,65 @@ static void test_remote_redis_password_file(void **state) {
   b.close(b.impl);
 }
 
+#ifndef PTO_SOURCE_DIR
+#define PTO_SOURCE_DIR "."
+#endif
+
+/* A whole entry (the remote fuzzer's seed: an unsigned entry of examples/add.ptir) passes the
+ * checks; cut short at every line boundary (and a byte either side of one) and at each of its
+ * last 256 bytes (the end and signature lines), each copy in a buffer of exactly that length, it
+ * is refused as malformed (DATA_LOSS: the entry compiled here then replaces it), never loaded.
+ * With a key, the whole unsigned entry is refused for its signature (FAILED_PRECONDITION: not
+ * replaced), and so it is with a key file that is missing. */
+static void test_remote_entry_cut_at_every_boundary(void **state) {
+  (void)state;
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/tests/fuzz/seeds/remote/add_entry", PTO_SOURCE_DIR);
+  size_t len = 0;
+  char *buf = tu_read_file(path, &len);
+  assert_non_null(buf);
+  const char *rk = "0123456789abcdef0123456789abcdef";
+  pto_status s = pto__loader_remote_check_object((const uint8_t *)buf, len, rk);
+  if (s) fail_msg("the whole entry: %s", pto_status_message(s));
+  int cuts = 0;
+  for (size_t cut = 0; cut < len; cut++) {
+    int near_nl = buf[cut] == '\n' || (cut > 0 && buf[cut - 1] == '\n') ||
+                  (cut + 1 < len && buf[cut + 1] == '\n');
+    if (!near_nl && cut + 256 < len) continue;
+    uint8_t *part = malloc(cut ? cut : 1);
+    assert_non_null(part);
+    memcpy(part, buf, cut);
+    s = pto__loader_remote_check_object(part, cut, rk);
+    free(part);
+    if (!s) fail_msg("the entry cut to %zu of %zu bytes was accepted", cut, len);
+    if (pto_status_code_of(s) != PTO_STATUS_DATA_LOSS)
+      fail_msg("cut to %zu bytes: %s", cut, pto_status_message(s));
+    pto_status_free(s);
+    cuts++;
+  }
+  assert_true(cuts > 300);
+  setenv("PTO_REMOTE_CACHE_KEY", "s3cret", 1);
+  s = pto__loader_remote_check_object((const uint8_t *)buf, len, rk);
+  assert_non_null(s);
+  assert_int_equal(pto_status_code_of(s), PTO_STATUS_FAILED_PRECONDITION);
+  assert_non_null(strstr(pto_status_message(s), "the entry is not signed"));
+  pto_status_free(s);
+  unsetenv("PTO_REMOTE_CACHE_KEY");
+  /* A key file that is not there fails closed: the entry is refused (not as malformed, so the
+   * remote's entry is not replaced), never taken as "no key", which would load it unchecked. */
+  setenv("PTO_REMOTE_CACHE_KEY_FILE", "/nonexistent/pto-remote.key", 1);
+  s = pto__loader_remote_check_object((const uint8_t *)buf, len, rk);
+  assert_non_null(s);
+  assert_int_not_equal(pto_status_code_of(s), PTO_STATUS_DATA_LOSS);
+  assert_non_null(strstr(pto_status_message(s), "/nonexistent/pto-remote.key"));
+  pto_status_free(s);
+  unsetenv("PTO_REMOTE_CACHE_KEY_FILE");
+  free(buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_remote_entry_cut_at_every_boundary, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_down_http, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_down_redis, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_redis_url_parts, setup, teardown),
