@@ -684,7 +684,12 @@ static void run_cmd(chip_state *cs, uint32_t t) {
  * 7.2-8.1 us in 12 of 12 runs before, 1.7-3.2 us in 12 of 12 with a 20 ms back-off; a 1 s
  * back-off stayed beside the host for good in 4 of 12 (8.0 us), none 12 of 12 (1.8-3.2 us); the
  * means were no worse apart (2.0-10.8 us against 7.5-20.6: a turn-taking pair loses slices to
- * the busy loop too). */
+ * the busy loop too). Open: 64 calls streamed a run were less steady apart at load 17 (median
+ * 1.9-76.9 us a call against 2.2-3.9 on one CPU, bench/RESULTS.md round 24), where the chip spins
+ * on a CPU other processes want. */
+#ifndef PTO__DIST_UNSTACK /* build with -DPTO__DIST_UNSTACK=0 to measure without it */
+#define PTO__DIST_UNSTACK 1
+#endif
 #ifndef PTO__DIST_UNSTACK_NS
 #define PTO__DIST_UNSTACK_NS 1000000ull
 #endif
@@ -727,7 +732,7 @@ static void chip_loop(chip_state *cs, pid_t parent) {
      * moves off it where it may (chip_unstack). */
     if (atomic_load_explicit(&c->head, memory_order_acquire) == t && !cs->sh->mpi) {
       int host = atomic_load_explicit(&cs->sh->host_cpu, memory_order_relaxed), lost = 0;
-      if (parent > 0 && host == this_cpu()) chip_unstack(cs, host);
+      if (PTO__DIST_UNSTACK && parent > 0 && host == this_cpu()) chip_unstack(cs, host);
       ring_spin(cs->sh, &c->head, t, host, parent > 0 ? &lost : NULL);
       if (lost) cs->unstack_after = pto__rt_now_ns() + PTO__DIST_UNSTACK_OFF_NS;
     }
