@@ -1289,9 +1289,12 @@ static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
     else
       flush_deferred(w); /* r may wait for the deferred chip's commands */
   }
+  /* Spins again (a new budget) at each command the chip finishes before seq. */
   uint32_t t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
-  if ((int32_t)(t0 - seq) < 0 && !w->mpi)
-    ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed), NULL);
+  while ((int32_t)(t0 - seq) < 0 && !w->mpi &&
+         ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed),
+                   NULL))
+    t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
   for (int i = 0;; i++) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
     if ((int32_t)(t - seq) >= 0) return PTO_OK;
