@@ -684,9 +684,9 @@ static void run_cmd(chip_state *cs, uint32_t t) {
  * 7.2-8.1 us in 12 of 12 runs before, 1.7-3.2 us in 12 of 12 with a 20 ms back-off; a 1 s
  * back-off stayed beside the host for good in 4 of 12 (8.0 us), none 12 of 12 (1.8-3.2 us); the
  * means were no worse apart (2.0-10.8 us against 7.5-20.6: a turn-taking pair loses slices to
- * the busy loop too). Open: 64 calls streamed a run were less steady apart at load 17 (median
- * 1.9-76.9 us a call against 2.2-3.9 on one CPU, bench/RESULTS.md round 24), where the chip spins
- * on a CPU other processes want. */
+ * the busy loop too). Calls streamed to a chip apart need the host to spin on while the chip
+ * works through them (wait_tail), else they were less steady than on one CPU (bench/RESULTS.md,
+ * round 24). */
 #ifndef PTO__DIST_UNSTACK /* build with -DPTO__DIST_UNSTACK=0 to measure without it */
 #define PTO__DIST_UNSTACK 1
 #endif
@@ -1279,8 +1279,11 @@ static void host_run_chip(dworker *w, int r, uint32_t seq) {
 }
 
 /* Waits until chip r has finished command seq - 1 (tail >= seq): runs them itself where r's
- * thread was left asleep (host_run_chip), else spins (ring_spin), then sleeps in slices,
- * checking the chips' liveness after each slice that ended without the reply. */
+ * thread was left asleep (host_run_chip), else spins (ring_spin) for as long as the chip finishes
+ * a command within each spin, then sleeps in slices, checking the chips' liveness after each
+ * slice that ended without the reply. A spin that ended at the chip's first finished command put
+ * the host to sleep through the rest of a stream, to be woken onto a CPU other processes may hold
+ * (dist_overhead, 64 calls a run, chips apart, load 18: 1.9-77 us a call, 1.3-1.4 spinning on). */
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   if (w->deferred && (int32_t)(atomic_load_explicit(&c->tail, memory_order_acquire) - seq) < 0) {
