@@ -278,7 +278,8 @@ struct chip_state {
   const char *dump_dir; /* pto_dist_config.dump_args_dir: NULL, no dump */
   int dump_level;
   chip_wrap wraps[CHIP_WRAPS];
-  uint64_t nruns; /* RUN commands begun: chip_wrap.used's clock */
+  uint64_t nruns;         /* RUN commands begun: chip_wrap.used's clock */
+  uint64_t unstack_after; /* chip_unstack moves the chip no sooner than this (pto__rt_now_ns) */
   /* pto_dist_config.program (single-program mode), NULL: none. Under MPI a LOAD names the
    * callee's work dir (the same path on every host: load_program); where this process holds a
    * copy of that callee for the program, the chip loads the copy, whose positions.json names
@@ -338,7 +339,13 @@ static void ring_wake(_Atomic uint32_t *word, _Atomic uint32_t *sleepers) {
 #endif
 static int this_cpu(void) { return sched_getcpu() + 1; }
 
-static int ring_spin(pto__dist_shared *sh, _Atomic uint32_t *word, uint32_t val, int other_cpu) {
+/* Sets *preempted (where not NULL) when the spin lost its CPU to another thread: two looks at the
+ * clock 16 pauses apart (well under a microsecond) that lie over PTO__DIST_RING_LOST_NS apart. */
+#ifndef PTO__DIST_RING_LOST_NS
+#define PTO__DIST_RING_LOST_NS 100000
+#endif
+static int ring_spin(pto__dist_shared *sh, _Atomic uint32_t *word, uint32_t val, int other_cpu,
+                     int *preempted) {
   int me = this_cpu();
   if (!other_cpu || other_cpu == me) return 0;
   for (int q = 0; q < sh->nranks; q++) {
@@ -348,11 +355,16 @@ static int ring_spin(pto__dist_shared *sh, _Atomic uint32_t *word, uint32_t val,
             atomic_load_explicit(&o->tail, memory_order_relaxed))
       return 0;
   }
-  uint64_t t0 = pto__rt_now_ns();
+  uint64_t t0 = pto__rt_now_ns(), last = t0;
   for (unsigned i = 0;; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) != val) return 1;
     pto__rt_cpu_relax();
-    if ((i & 15) == 15 && pto__rt_now_ns() - t0 >= PTO__DIST_RING_SPIN_NS) return 0;
+    if ((i & 15) == 15) {
+      uint64_t now = pto__rt_now_ns();
+      if (preempted && now - last > PTO__DIST_RING_LOST_NS) *preempted = 1;
+      if (now - t0 >= PTO__DIST_RING_SPIN_NS) return 0;
+      last = now;
+    }
   }
 }
 
@@ -656,6 +668,57 @@ static void run_cmd(chip_state *cs, uint32_t t) {
   finish_cmd(c, t);
 }
 
+/* A forked chip and its host on one CPU take turns at every call: a post wakes the chip, its
+ * reply lets the host run again, two thread switches a one-call run, and neither spins
+ * (ring_spin), even where another CPU is idle (issue #31 item 2). The chip starts on its parent's
+ * CPU (fork), and the scheduler leaves the two there: only one of them is ever runnable, so the
+ * load balancer sees nothing to move, and a sleeper woken by its peer lands on the waker's CPU
+ * (this VM kind reports no cache topology). So a chip that finds the host's last post on its own
+ * CPU as it goes idle moves itself to another CPU it may run on (a migration, not a pin: its
+ * affinity mask is put back at once), at most once per PTO__DIST_UNSTACK_NS: apart, both sides
+ * spin through a one-call run. Where the CPU it moved to is wanted by another process, its spin
+ * there may lose the CPU (ring_spin's preempted); then it does not move again for
+ * PTO__DIST_UNSTACK_OFF_NS (a wake-up may put it back beside the host meanwhile). Measured on a
+ * 2-CPU Zen 4 KVM guest loaded by other processes (load 6-10), dist_overhead's one-call run
+ * alternated with the code before, median of the single runs: 2 ranks beside one busy loop
+ * 7.2-8.1 us in 12 of 12 runs before, 1.7-3.2 us in 12 of 12 with a 20 ms back-off; a 1 s
+ * back-off stayed beside the host for good in 4 of 12 (8.0 us), none 12 of 12 (1.8-3.2 us); the
+ * means were no worse apart (2.0-10.8 us against 7.5-20.6: a turn-taking pair loses slices to
+ * the busy loop too). Calls streamed to a chip apart need the host to spin on while the chip
+ * works through them (wait_tail), else they were less steady than on one CPU (bench/RESULTS.md,
+ * round 24). */
+#ifndef PTO__DIST_UNSTACK /* build with -DPTO__DIST_UNSTACK=0 to measure without it */
+#define PTO__DIST_UNSTACK 1
+#endif
+#ifndef PTO__DIST_UNSTACK_NS
+#define PTO__DIST_UNSTACK_NS 1000000ull
+#endif
+#ifndef PTO__DIST_UNSTACK_OFF_NS
+#define PTO__DIST_UNSTACK_OFF_NS 20000000ull
+#endif
+static void chip_unstack(chip_state *cs, int host) {
+  uint64_t now = pto__rt_now_ns();
+  if (now < cs->unstack_after) return;
+  cs->unstack_after = now + PTO__DIST_UNSTACK_NS;
+  cpu_set_t mask, one;
+  if (sched_getaffinity(0, sizeof mask, &mask) || CPU_COUNT(&mask) < 2) {
+    cs->unstack_after = now + PTO__DIST_UNSTACK_OFF_NS; /* one CPU: nowhere to go for now */
+    return;
+  }
+  /* The (rank mod n)-th of the n CPUs other than the host's: chips spread over them. */
+  int n = CPU_COUNT(&mask) - (CPU_ISSET(host - 1, &mask) ? 1 : 0);
+  for (int cpu = 0, k = cs->rank % n; cpu < CPU_SETSIZE; cpu++) {
+    if (!CPU_ISSET(cpu, &mask) || cpu == host - 1 || k--) continue;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (!sched_setaffinity(0, sizeof one, &one)) {
+      (void)sched_setaffinity(0, sizeof mask, &mask);
+      atomic_fetch_add_explicit(&cs->c->unstacks, 1, memory_order_relaxed);
+    }
+    return;
+  }
+}
+
 /* Serves the chip's ring until EXIT; parent > 0: a forked chip, which exits when its parent
  * has gone. It looks for its parent after a sleep that ended without a post (a 100 ms slice),
  * not at each sleep: on a shared CPU a one-call run puts the chip to sleep once a run, and the
@@ -665,9 +728,14 @@ static void chip_loop(chip_state *cs, pid_t parent) {
   for (;;) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
     /* Idle: spin while the host runs on another CPU (ring_spin: its next post comes within
-     * microseconds when it streams calls), then sleep. */
-    if (atomic_load_explicit(&c->head, memory_order_acquire) == t && !cs->sh->mpi)
-      ring_spin(cs->sh, &c->head, t, atomic_load_explicit(&cs->sh->host_cpu, memory_order_relaxed));
+     * microseconds when it streams calls), then sleep. A forked chip on the host's CPU first
+     * moves off it where it may (chip_unstack). */
+    if (atomic_load_explicit(&c->head, memory_order_acquire) == t && !cs->sh->mpi) {
+      int host = atomic_load_explicit(&cs->sh->host_cpu, memory_order_relaxed), lost = 0;
+      if (PTO__DIST_UNSTACK && parent > 0 && host == this_cpu()) chip_unstack(cs, host);
+      ring_spin(cs->sh, &c->head, t, host, parent > 0 ? &lost : NULL);
+      if (lost) cs->unstack_after = pto__rt_now_ns() + PTO__DIST_UNSTACK_OFF_NS;
+    }
     while (atomic_load_explicit(&c->head, memory_order_acquire) == t) {
       ring_sleep(&c->head, t, &c->head_sleepers, 100000);
       if (parent > 0 && atomic_load_explicit(&c->head, memory_order_acquire) == t &&
@@ -1229,8 +1297,11 @@ static void host_run_chip(dworker *w, int r, uint32_t seq) {
 }
 
 /* Waits until chip r has finished command seq - 1 (tail >= seq): runs them itself where r's
- * thread was left asleep (host_run_chip), else spins (ring_spin), then sleeps in slices,
- * checking the chips' liveness after each slice that ended without the reply. */
+ * thread was left asleep (host_run_chip), else spins (ring_spin) for as long as the chip finishes
+ * a command within each spin, then sleeps in slices, checking the chips' liveness after each
+ * slice that ended without the reply. A spin that ended at the chip's first finished command put
+ * the host to sleep through the rest of a stream, to be woken onto a CPU other processes may hold
+ * (dist_overhead, 64 calls a run, chips apart, load 18: 1.9-77 us a call, 1.3-1.4 spinning on). */
 static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
   pto__dist_chip *c = &w->sh->chips[r];
   if (w->deferred && (int32_t)(atomic_load_explicit(&c->tail, memory_order_acquire) - seq) < 0) {
@@ -1239,9 +1310,12 @@ static pto_status wait_tail(dworker *w, int r, uint32_t seq) {
     else
       flush_deferred(w); /* r may wait for the deferred chip's commands */
   }
+  /* Spins again (a new budget) at each command the chip finishes before seq. */
   uint32_t t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
-  if ((int32_t)(t0 - seq) < 0 && !w->mpi)
-    ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed));
+  while ((int32_t)(t0 - seq) < 0 && !w->mpi &&
+         ring_spin(w->sh, &c->tail, t0, atomic_load_explicit(&c->ring_cpu, memory_order_relaxed),
+                   NULL))
+    t0 = atomic_load_explicit(&c->tail, memory_order_acquire);
   for (int i = 0;; i++) {
     uint32_t t = atomic_load_explicit(&c->tail, memory_order_acquire);
     if ((int32_t)(t - seq) >= 0) return PTO_OK;
@@ -2250,6 +2324,11 @@ static void emit_run_strace(const dworker *w, uint64_t inv) {
 size_t pto__dist_worker_posted_capacity(const pto_dist_worker *wt) {
   const dworker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_DIST_WORKER, NULL);
   return w ? w->capposted : 0;
+}
+
+uint32_t pto__dist_worker_chip_unstacks(const pto_dist_worker *wt, int r) {
+  const dworker *w = pto__rt_obj_get(wt, PTO__RT_OBJ_DIST_WORKER, NULL);
+  return w && r >= 0 && r < w->n ? atomic_load(&w->sh->chips[r].unstacks) : 0;
 }
 
 static pto_status dist_worker_last_run(const dworker *w, pto_dist_run_record *out) {

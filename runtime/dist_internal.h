@@ -135,6 +135,7 @@ typedef struct pto__dist_chip {
                                   on, 0: none yet (dist_shm.c wait_elem, give_up) */
   _Atomic int32_t ring_cpu;    /* 1 + the CPU its ring's thread last took or finished a command
                                   on, 0: none yet (dist.c ring_spin) */
+  _Atomic uint32_t unstacks;   /* moves off the host's CPU (dist.c chip_unstack) */
   /* The time its dist.* operations have held a CPU (dist_shm.c give_up): held_ns adds up the
    * turns given up (a yield, a sleep, the operation's end; cpu is set to that CPU), held_since
    * is when the current turn began (0: none, or given up). A rank whose yield came back late
@@ -294,6 +295,9 @@ void pto__dist_shm_fini(pto__dist_shm *t);
  * compact_posted bounds it by 2 * PTO__DIST_RECS a chip); 0 for a worker that is gone. */
 struct pto_dist_worker;
 size_t pto__dist_worker_posted_capacity(const struct pto_dist_worker *w);
+/* Tests: how often chip r has moved itself off the host's CPU (dist.c chip_unstack); 0 for a
+ * worker that is gone or a rank it lacks. */
+uint32_t pto__dist_worker_chip_unstacks(const struct pto_dist_worker *w, int r);
 
 /* ---- the MPI transport (dist_mpi.c; without -DPTO_MPI=ON every entry fails cleanly) ------ */
 
