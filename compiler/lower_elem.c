@@ -3,6 +3,7 @@
  * Each is the interpreter's definition (ir/interp.c, elem_binary) in straight-line IR on scalars
  * or vectors, so the fused loops that call it vectorize as the first set's do. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "lower_kernel_internal.h"
@@ -134,6 +135,135 @@ static LLVMValueRef fma_of(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c
   return pto__lower_call_intrinsic(L, "llvm.fma", &t, 1, args, 3, "");
 }
 
+/* Payne-Hanek past 2^20 (pto/mathf.h, PTO_MATHF_BIG_BITS): the module's internal function
+ * i64 pto.sincosf.big(float x), r's bits in the low half and the quadrant in the high,
+ * base/mathf.c's sincos_big operation for operation, over an internal constant table of P(E) (3 i32
+ * a row). Made once per module, on the first sin or cos. */
+static LLVMValueRef sincos_big_fn(lw *L) {
+  LLVMValueRef fn = LLVMGetNamedFunction(L->m, "pto.sincosf.big");
+  if (fn) return fn;
+  enum { N = PTO_MATHF_BIG_ECOUNT * 3 };
+  LLVMValueRef words[N];
+  for (int e = 0; e < PTO_MATHF_BIG_ECOUNT; e++) {
+    uint32_t w[3];
+    pto_mathf_2opi_window(e + PTO_MATHF_BIG_EMIN, w);
+    for (int i = 0; i < 3; i++)
+      words[3 * e + i] = LLVMConstInt(L->t_i32, w[i], 0);
+  }
+  LLVMTypeRef tarr = LLVMArrayType(L->t_i32, N);
+  LLVMValueRef tab = LLVMAddGlobal(L->m, tarr, "pto.sincosf.2opi");
+  LLVMSetInitializer(tab, LLVMConstArray(L->t_i32, words, N));
+  LLVMSetGlobalConstant(tab, 1);
+  LLVMSetLinkage(tab, LLVMInternalLinkage);
+  LLVMSetUnnamedAddress(tab, LLVMGlobalUnnamedAddr);
+  LLVMTypeRef fty = LLVMFunctionType(L->t_i64, &L->t_f32, 1, 0);
+  fn = LLVMAddFunction(L->m, "pto.sincosf.big", fty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, pto__lower_enum_attr(L, "nounwind"));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, pto__lower_enum_attr(L, "noinline"));
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(L->c);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(L->c, fn, "entry"));
+  LLVMTypeRef i32 = L->t_i32, i64 = L->t_i64, f64 = L->t_f64;
+#define C32(v) LLVMConstInt(i32, (v), 0)
+#define C64(v) LLVMConstInt(i64, (v), 0)
+  LLVMValueRef u = LLVMBuildBitCast(b, LLVMGetParam(fn, 0), i32, "u");
+  LLVMValueRef a = LLVMBuildAnd(b, u, C32(0x7fffffffu), "a");
+  LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, a, C32(23), ""),
+                                C32((uint64_t)(150 + PTO_MATHF_BIG_EMIN)), "");
+  e = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, e, C32(0), ""), C32(0), e, "");
+  LLVMValueRef last = C32(PTO_MATHF_BIG_ECOUNT - 1);
+  e = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, e, last, ""), last, e, "e");
+  LLVMValueRef row = LLVMBuildMul(b, e, C32(3), "");
+  LLVMValueRef p[3];
+  for (int i = 0; i < 3; i++) {
+    LLVMValueRef idx = LLVMBuildZExt(b, LLVMBuildAdd(b, row, C32((uint64_t)i), ""), i64, "");
+    LLVMValueRef at = LLVMBuildInBoundsGEP2(b, i32, tab, &idx, 1, "");
+    p[i] = LLVMBuildZExt(b, LLVMBuildLoad2(b, i32, at, ""), i64, "");
+  }
+  LLVMValueRef m = LLVMBuildZExt(
+      b, LLVMBuildOr(b, LLVMBuildAnd(b, a, C32(0x7fffffu), ""), C32(0x800000u), ""), i64, "m");
+  LLVMValueRef p2 = LLVMBuildMul(b, m, p[2], ""), p1 = LLVMBuildMul(b, m, p[1], "");
+  LLVMValueRef p0 = LLVMBuildMul(b, m, p[0], "");
+  LLVMValueRef t1 = LLVMBuildAdd(b, LLVMBuildLShr(b, p2, C64(32), ""),
+                                 LLVMBuildAnd(b, p1, C64(0xffffffffu), ""), "");
+  LLVMValueRef lo = LLVMBuildTrunc(b, p2, i32, "lo"), mid = LLVMBuildTrunc(b, t1, i32, "mid");
+  LLVMValueRef hi = LLVMBuildAdd(
+      b, LLVMBuildAdd(b, LLVMBuildLShr(b, t1, C64(32), ""), LLVMBuildLShr(b, p1, C64(32), ""), ""),
+      p0, "");
+  hi = LLVMBuildAdd(b, LLVMBuildTrunc(b, hi, i32, ""), C32(0x20000000u), "hi");
+  LLVMValueRef quad = LLVMBuildLShr(b, hi, C32(30), "quad");
+  LLVMValueRef fh = LLVMBuildShl(
+      b, LLVMBuildZExt(b, LLVMBuildAnd(b, hi, C32(0x3fffffffu), ""), i64, ""), C64(32), "");
+  fh = LLVMBuildSub(b, LLVMBuildOr(b, fh, LLVMBuildZExt(b, mid, i64, ""), ""),
+                    C64((uint64_t)1 << 61), "fhi");
+  LLVMValueRef f = LLVMBuildFAdd(
+      b, LLVMBuildFMul(b, LLVMBuildSIToFP(b, fh, f64, ""), LLVMConstReal(f64, 0x1p-62), ""),
+      LLVMBuildFMul(b, LLVMBuildUIToFP(b, lo, f64, ""), LLVMConstReal(f64, 0x1p-94), ""), "f");
+  LLVMValueRef rd = LLVMBuildFMul(b, f, LLVMConstReal(f64, PTO_MATHF_PIO2_1), "rd");
+  LLVMValueRef rf = LLVMBuildFPTrunc(b, rd, L->t_f32, "");
+  LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, u, C32(0), "neg");
+  LLVMValueRef q = LLVMBuildSelect(b, neg, LLVMBuildSub(b, C32(0), quad, ""), quad, "q");
+  LLVMValueRef r = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, rf, ""), rf, "r");
+  LLVMValueRef packed = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildZExt(b, q, i64, ""), C64(32), ""),
+                                    LLVMBuildZExt(b, LLVMBuildBitCast(b, r, i32, ""), i64, ""), "");
+  LLVMBuildRet(b, packed);
+  LLVMDisposeBuilder(b);
+#undef C32
+#undef C64
+  return fn;
+}
+
+/* r and q of the lanes of x past 2^20 replaced by sincos_big_fn's: a branch on "any lane big"
+ * (the common case skips it), then one call per lane, the big lanes' results kept. Leaves the
+ * builder in the join block. */
+static void sincos_big_lanes(lw *L, LLVMValueRef x, LLVMValueRef *r, LLVMValueRef *q) {
+  LLVMBuilderRef b = L->b;
+  LLVMTypeRef ti = LLVMTypeOf(*q);
+  int vec = LLVMGetTypeKind(ti) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(ti) : 1;
+  LLVMValueRef ax = LLVMBuildAnd(b, LLVMBuildBitCast(b, x, ti, ""),
+                                 splat(x, LLVMConstInt(L->t_i32, 0x7fffffffu, 0)), "");
+  LLVMValueRef big = LLVMBuildAnd(
+      b,
+      LLVMBuildICmp(b, LLVMIntUGT, ax, splat(x, LLVMConstInt(L->t_i32, PTO_MATHF_BIG_BITS, 0)), ""),
+      LLVMBuildICmp(b, LLVMIntULT, ax, splat(x, LLVMConstInt(L->t_i32, 0x7f800000u, 0)), ""),
+      "sc.big");
+  LLVMValueRef any = big;
+  if (vec)
+    any = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildBitCast(b, big, LLVMIntTypeInContext(L->c, n), ""),
+                        LLVMConstInt(LLVMIntTypeInContext(L->c, n), 0, 0), "sc.any");
+  LLVMValueRef fn = sincos_big_fn(L);
+  LLVMTypeRef fty = LLVMFunctionType(L->t_i64, &L->t_f32, 1, 0);
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(L->c, L->fn, "sc.big");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "sc.join");
+  LLVMBuildCondBr(b, any, slow, join);
+  LLVMPositionBuilderAtEnd(b, slow);
+  LLVMValueRef rb = *r, qb = *q;
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef li = LLVMConstInt(L->t_i32, i, 0);
+    LLVMValueRef xi = vec ? LLVMBuildExtractElement(b, x, li, "") : x;
+    LLVMValueRef pk = LLVMBuildCall2(b, fty, fn, &xi, 1, "");
+    LLVMValueRef ri = LLVMBuildBitCast(b, LLVMBuildTrunc(b, pk, L->t_i32, ""), L->t_f32, "");
+    LLVMValueRef qi =
+        LLVMBuildTrunc(b, LLVMBuildLShr(b, pk, LLVMConstInt(L->t_i64, 32, 0), ""), L->t_i32, "");
+    rb = vec ? LLVMBuildInsertElement(b, rb, ri, li, "") : ri;
+    qb = vec ? LLVMBuildInsertElement(b, qb, qi, li, "") : qi;
+  }
+  rb = LLVMBuildSelect(b, big, rb, *r, "");
+  qb = LLVMBuildSelect(b, big, qb, *q, "");
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, join);
+  LLVMValueRef pr = LLVMBuildPhi(b, LLVMTypeOf(*r), "sc.r2");
+  LLVMValueRef pq = LLVMBuildPhi(b, ti, "sc.q2");
+  LLVMValueRef vr[2] = {*r, rb}, vq[2] = {*q, qb};
+  LLVMBasicBlockRef bbs[2] = {from, slow};
+  LLVMAddIncoming(pr, vr, bbs, 2);
+  LLVMAddIncoming(pq, vq, bbs, 2);
+  *r = pr;
+  *q = pq;
+}
+
 /* The reduction in double on as many lanes as x has (8 per 512 bits), the rest in f32 (16). */
 LLVMValueRef pto__lower_sincosf(lw *L, LLVMValueRef x, int cos) {
   LLVMBuilderRef b = L->b;
@@ -147,6 +277,9 @@ LLVMValueRef pto__lower_sincosf(lw *L, LLVMValueRef x, int cos) {
   LLVMValueRef nk = LLVMBuildFNeg(b, LLVMBuildFSub(b, kf, D(PTO_MATHF_SHIFT52), "sc.k"), "");
   LLVMValueRef rd = fma_of(L, nk, D(PTO_MATHF_PIO2_1), d);
   LLVMValueRef r = LLVMBuildFPTrunc(b, fma_of(L, nk, D(PTO_MATHF_PIO2_2), rd), tf, "sc.r");
+  /* the quadrant: k's low bits */
+  LLVMValueRef q = LLVMBuildTrunc(b, LLVMBuildBitCast(b, kf, ti64, ""), ti, "");
+  sincos_big_lanes(L, x, &r, &q);
   LLVMValueRef z = LLVMBuildFMul(b, r, r, "");
   LLVMValueRef ps = F(pto_mathf_sin_coef(PTO_MATHF_SIN_TERMS - 1));
   for (int i = PTO_MATHF_SIN_TERMS - 2; i >= 0; i--)
@@ -156,7 +289,6 @@ LLVMValueRef pto__lower_sincosf(lw *L, LLVMValueRef x, int cos) {
   for (int i = PTO_MATHF_COS_TERMS - 2; i >= 0; i--)
     pc = fma_of(L, pc, z, F(pto_mathf_cos_coef(i)));
   pc = fma_of(L, z, pc, F(1.0));
-  LLVMValueRef q = LLVMBuildTrunc(b, LLVMBuildBitCast(b, kf, ti64, ""), ti, "");
   q = LLVMBuildAdd(b, q, I((unsigned)cos), "sc.q");
   LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, I(1), ""), I(0), "");
   LLVMValueRef y = LLVMBuildSelect(b, odd, pc, ps, "");
