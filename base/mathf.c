@@ -72,8 +72,8 @@ float pto_logf(float x) {
 }
 
 /* Payne-Hanek for |x| past 2^20 (pto/mathf.h, PTO_MATHF_BIG_BITS): r, and the quadrant in
- * *q. compiler/lower_elem.c (sincos_big_fn) is the same operations in IR; keep them in step. Any
- * bits give some result (E clamped into the table), as the lowering calls it on every lane of a
+ * *q. compiler/lower_elem.c (sincos_big) is the same operations in IR; keep them in step. Any
+ * bits give some result (E clamped into the table), as the lowering runs it on every lane of a
  * vector that has a big one and keeps the big lanes' results. */
 static float sincos_big(float x, uint32_t *q) {
   uint32_t u = bits_of_f(x), a = u & 0x7fffffffu;

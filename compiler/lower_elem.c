@@ -135,13 +135,11 @@ static LLVMValueRef fma_of(lw *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c
   return pto__lower_call_intrinsic(L, "llvm.fma", &t, 1, args, 3, "");
 }
 
-/* Payne-Hanek past 2^20 (pto/mathf.h, PTO_MATHF_BIG_BITS): the module's internal function
- * i64 pto.sincosf.big(float x), r's bits in the low half and the quadrant in the high,
- * base/mathf.c's sincos_big operation for operation, over an internal constant table of P(E) (3 i32
- * a row). Made once per module, on the first sin or cos. */
-static LLVMValueRef sincos_big_fn(lw *L) {
-  LLVMValueRef fn = LLVMGetNamedFunction(L->m, "pto.sincosf.big");
-  if (fn) return fn;
+/* The module's internal constant table of P(E) (pto/mathf.h, pto_mathf_2opi_window: 3 i32 a
+ * row, E from PTO_MATHF_BIG_EMIN), made on the first sin or cos. */
+static LLVMValueRef sincos_table(lw *L) {
+  LLVMValueRef tab = LLVMGetNamedGlobal(L->m, "pto.sincosf.2opi");
+  if (tab) return tab;
   enum { N = PTO_MATHF_BIG_ECOUNT * 3 };
   LLVMValueRef words[N];
   for (int e = 0; e < PTO_MATHF_BIG_ECOUNT; e++) {
@@ -150,72 +148,80 @@ static LLVMValueRef sincos_big_fn(lw *L) {
     for (int i = 0; i < 3; i++)
       words[3 * e + i] = LLVMConstInt(L->t_i32, w[i], 0);
   }
-  LLVMTypeRef tarr = LLVMArrayType(L->t_i32, N);
-  LLVMValueRef tab = LLVMAddGlobal(L->m, tarr, "pto.sincosf.2opi");
+  tab = LLVMAddGlobal(L->m, LLVMArrayType(L->t_i32, N), "pto.sincosf.2opi");
   LLVMSetInitializer(tab, LLVMConstArray(L->t_i32, words, N));
   LLVMSetGlobalConstant(tab, 1);
   LLVMSetLinkage(tab, LLVMInternalLinkage);
   LLVMSetUnnamedAddress(tab, LLVMGlobalUnnamedAddr);
-  LLVMTypeRef fty = LLVMFunctionType(L->t_i64, &L->t_f32, 1, 0);
-  fn = LLVMAddFunction(L->m, "pto.sincosf.big", fty);
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, pto__lower_enum_attr(L, "nounwind"));
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, pto__lower_enum_attr(L, "noinline"));
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(L->c);
-  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(L->c, fn, "entry"));
-  LLVMTypeRef i32 = L->t_i32, i64 = L->t_i64, f64 = L->t_f64;
-#define C32(v) LLVMConstInt(i32, (v), 0)
-#define C64(v) LLVMConstInt(i64, (v), 0)
-  LLVMValueRef u = LLVMBuildBitCast(b, LLVMGetParam(fn, 0), i32, "u");
-  LLVMValueRef a = LLVMBuildAnd(b, u, C32(0x7fffffffu), "a");
+  return tab;
+}
+
+/* Payne-Hanek past 2^20 (pto/mathf.h, PTO_MATHF_BIG_BITS) on every lane of x: r and the
+ * quadrant, base/mathf.c's sincos_big operation for operation (integers, then one sitofp, one
+ * uitofp, two multiplies and an add in double). Inline code, no call: a call in the loop would
+ * clobber the vector registers that hold the fast path's constants. */
+static void sincos_big(lw *L, LLVMValueRef x, LLVMValueRef *r, LLVMValueRef *q) {
+  LLVMBuilderRef b = L->b;
+  LLVMTypeRef ti = shaped(x, L->t_i32), ti64 = shaped(x, L->t_i64), td = shaped(x, L->t_f64);
+  int vec = LLVMGetTypeKind(ti) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(ti) : 1;
+#define C32(v) splat(x, LLVMConstInt(L->t_i32, (v), 0))
+#define C64(v) splat(x, LLVMConstInt(L->t_i64, (v), 0))
+#define CD(v) splat(x, LLVMConstReal(L->t_f64, (v)))
+  LLVMValueRef u = LLVMBuildBitCast(b, x, ti, "pk.u");
+  LLVMValueRef a = LLVMBuildAnd(b, u, C32(0x7fffffffu), "");
   LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, a, C32(23), ""),
                                 C32((uint64_t)(150 + PTO_MATHF_BIG_EMIN)), "");
   e = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, e, C32(0), ""), C32(0), e, "");
-  LLVMValueRef last = C32(PTO_MATHF_BIG_ECOUNT - 1);
-  e = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, e, last, ""), last, e, "e");
+  e = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, e, C32(PTO_MATHF_BIG_ECOUNT - 1), ""),
+                      C32(PTO_MATHF_BIG_ECOUNT - 1), e, "pk.e");
   LLVMValueRef row = LLVMBuildMul(b, e, C32(3), "");
+  LLVMValueRef tab = sincos_table(L);
   LLVMValueRef p[3];
   for (int i = 0; i < 3; i++) {
-    LLVMValueRef idx = LLVMBuildZExt(b, LLVMBuildAdd(b, row, C32((uint64_t)i), ""), i64, "");
-    LLVMValueRef at = LLVMBuildInBoundsGEP2(b, i32, tab, &idx, 1, "");
-    p[i] = LLVMBuildZExt(b, LLVMBuildLoad2(b, i32, at, ""), i64, "");
+    LLVMValueRef idx = LLVMBuildAdd(b, row, C32((uint64_t)i), "");
+    LLVMValueRef w = vec ? LLVMGetUndef(ti) : NULL;
+    for (unsigned l = 0; l < n; l++) { /* one scalar load a lane: the slow path */
+      LLVMValueRef li = LLVMConstInt(L->t_i32, l, 0);
+      LLVMValueRef il = vec ? LLVMBuildExtractElement(b, idx, li, "") : idx;
+      il = LLVMBuildZExt(b, il, L->t_i64, "");
+      LLVMValueRef at = LLVMBuildInBoundsGEP2(b, L->t_i32, tab, &il, 1, "");
+      LLVMValueRef ld = LLVMBuildLoad2(b, L->t_i32, at, "");
+      w = vec ? LLVMBuildInsertElement(b, w, ld, li, "") : ld;
+    }
+    p[i] = LLVMBuildZExt(b, w, ti64, "");
   }
   LLVMValueRef m = LLVMBuildZExt(
-      b, LLVMBuildOr(b, LLVMBuildAnd(b, a, C32(0x7fffffu), ""), C32(0x800000u), ""), i64, "m");
+      b, LLVMBuildOr(b, LLVMBuildAnd(b, a, C32(0x7fffffu), ""), C32(0x800000u), ""), ti64, "pk.m");
   LLVMValueRef p2 = LLVMBuildMul(b, m, p[2], ""), p1 = LLVMBuildMul(b, m, p[1], "");
   LLVMValueRef p0 = LLVMBuildMul(b, m, p[0], "");
   LLVMValueRef t1 = LLVMBuildAdd(b, LLVMBuildLShr(b, p2, C64(32), ""),
                                  LLVMBuildAnd(b, p1, C64(0xffffffffu), ""), "");
-  LLVMValueRef lo = LLVMBuildTrunc(b, p2, i32, "lo"), mid = LLVMBuildTrunc(b, t1, i32, "mid");
+  LLVMValueRef lo = LLVMBuildTrunc(b, p2, ti, ""), mid = LLVMBuildTrunc(b, t1, ti, "");
   LLVMValueRef hi = LLVMBuildAdd(
       b, LLVMBuildAdd(b, LLVMBuildLShr(b, t1, C64(32), ""), LLVMBuildLShr(b, p1, C64(32), ""), ""),
       p0, "");
-  hi = LLVMBuildAdd(b, LLVMBuildTrunc(b, hi, i32, ""), C32(0x20000000u), "hi");
-  LLVMValueRef quad = LLVMBuildLShr(b, hi, C32(30), "quad");
+  hi = LLVMBuildAdd(b, LLVMBuildTrunc(b, hi, ti, ""), C32(0x20000000u), "pk.hi"); /* + 1/2 */
+  LLVMValueRef quad = LLVMBuildLShr(b, hi, C32(30), "");
   LLVMValueRef fh = LLVMBuildShl(
-      b, LLVMBuildZExt(b, LLVMBuildAnd(b, hi, C32(0x3fffffffu), ""), i64, ""), C64(32), "");
-  fh = LLVMBuildSub(b, LLVMBuildOr(b, fh, LLVMBuildZExt(b, mid, i64, ""), ""),
-                    C64((uint64_t)1 << 61), "fhi");
-  LLVMValueRef f = LLVMBuildFAdd(
-      b, LLVMBuildFMul(b, LLVMBuildSIToFP(b, fh, f64, ""), LLVMConstReal(f64, 0x1p-62), ""),
-      LLVMBuildFMul(b, LLVMBuildUIToFP(b, lo, f64, ""), LLVMConstReal(f64, 0x1p-94), ""), "f");
-  LLVMValueRef rd = LLVMBuildFMul(b, f, LLVMConstReal(f64, PTO_MATHF_PIO2_1), "rd");
-  LLVMValueRef rf = LLVMBuildFPTrunc(b, rd, L->t_f32, "");
-  LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, u, C32(0), "neg");
-  LLVMValueRef q = LLVMBuildSelect(b, neg, LLVMBuildSub(b, C32(0), quad, ""), quad, "q");
-  LLVMValueRef r = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, rf, ""), rf, "r");
-  LLVMValueRef packed = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildZExt(b, q, i64, ""), C64(32), ""),
-                                    LLVMBuildZExt(b, LLVMBuildBitCast(b, r, i32, ""), i64, ""), "");
-  LLVMBuildRet(b, packed);
-  LLVMDisposeBuilder(b);
+      b, LLVMBuildZExt(b, LLVMBuildAnd(b, hi, C32(0x3fffffffu), ""), ti64, ""), C64(32), "");
+  fh = LLVMBuildSub(b, LLVMBuildOr(b, fh, LLVMBuildZExt(b, mid, ti64, ""), ""),
+                    C64((uint64_t)1 << 61), "");
+  LLVMValueRef f =
+      LLVMBuildFAdd(b, LLVMBuildFMul(b, LLVMBuildSIToFP(b, fh, td, ""), CD(0x1p-62), ""),
+                    LLVMBuildFMul(b, LLVMBuildUIToFP(b, lo, td, ""), CD(0x1p-94), ""), "pk.f");
+  LLVMValueRef rf =
+      LLVMBuildFPTrunc(b, LLVMBuildFMul(b, f, CD(PTO_MATHF_PIO2_1), ""), LLVMTypeOf(x), "");
+  LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, u, C32(0), "");
+  *q = LLVMBuildSelect(b, neg, LLVMBuildSub(b, C32(0), quad, ""), quad, "pk.q");
+  *r = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, rf, ""), rf, "pk.r");
 #undef C32
 #undef C64
-  return fn;
+#undef CD
 }
 
-/* r and q of the lanes of x past 2^20 replaced by sincos_big_fn's: a branch on "any lane big"
- * (the common case skips it), then one call per lane, the big lanes' results kept. Leaves the
- * builder in the join block. */
+/* r and q of the lanes of x past 2^20 replaced by sincos_big's: a branch on "any lane big" (the
+ * common case skips it), the big lanes' results kept. Leaves the builder in the join block. */
 static void sincos_big_lanes(lw *L, LLVMValueRef x, LLVMValueRef *r, LLVMValueRef *q) {
   LLVMBuilderRef b = L->b;
   LLVMTypeRef ti = LLVMTypeOf(*q);
@@ -232,32 +238,22 @@ static void sincos_big_lanes(lw *L, LLVMValueRef x, LLVMValueRef *r, LLVMValueRe
   if (vec)
     any = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildBitCast(b, big, LLVMIntTypeInContext(L->c, n), ""),
                         LLVMConstInt(LLVMIntTypeInContext(L->c, n), 0, 0), "sc.any");
-  LLVMValueRef fn = sincos_big_fn(L);
-  LLVMTypeRef fty = LLVMFunctionType(L->t_i64, &L->t_f32, 1, 0);
   LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(L->c, L->fn, "sc.big");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "sc.join");
   LLVMBuildCondBr(b, any, slow, join);
   LLVMPositionBuilderAtEnd(b, slow);
-  LLVMValueRef rb = *r, qb = *q;
-  for (unsigned i = 0; i < n; i++) {
-    LLVMValueRef li = LLVMConstInt(L->t_i32, i, 0);
-    LLVMValueRef xi = vec ? LLVMBuildExtractElement(b, x, li, "") : x;
-    LLVMValueRef pk = LLVMBuildCall2(b, fty, fn, &xi, 1, "");
-    LLVMValueRef ri = LLVMBuildBitCast(b, LLVMBuildTrunc(b, pk, L->t_i32, ""), L->t_f32, "");
-    LLVMValueRef qi =
-        LLVMBuildTrunc(b, LLVMBuildLShr(b, pk, LLVMConstInt(L->t_i64, 32, 0), ""), L->t_i32, "");
-    rb = vec ? LLVMBuildInsertElement(b, rb, ri, li, "") : ri;
-    qb = vec ? LLVMBuildInsertElement(b, qb, qi, li, "") : qi;
-  }
+  LLVMValueRef rb, qb;
+  sincos_big(L, x, &rb, &qb);
   rb = LLVMBuildSelect(b, big, rb, *r, "");
   qb = LLVMBuildSelect(b, big, qb, *q, "");
+  LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(b);
   LLVMBuildBr(b, join);
   LLVMPositionBuilderAtEnd(b, join);
   LLVMValueRef pr = LLVMBuildPhi(b, LLVMTypeOf(*r), "sc.r2");
   LLVMValueRef pq = LLVMBuildPhi(b, ti, "sc.q2");
   LLVMValueRef vr[2] = {*r, rb}, vq[2] = {*q, qb};
-  LLVMBasicBlockRef bbs[2] = {from, slow};
+  LLVMBasicBlockRef bbs[2] = {from, slow_end};
   LLVMAddIncoming(pr, vr, bbs, 2);
   LLVMAddIncoming(pq, vq, bbs, 2);
   *r = pr;

@@ -1005,7 +1005,8 @@ static int vec_float(pto_dtype dt) {
 
 /* Whether the run's statements are all ones the lowering emits on FUSED_VW-lane vectors (float
  * dtypes, no conversion); *has_exp: one of them is an exp, a sigmoid, a sin or a cos (sin/cos
- * branch to a per-lane call when a lane is past 2^20, which keeps scalar code from vectorizing). */
+ * branch to the exact reduction when a lane is past 2^20, which keeps scalar code from
+ * vectorizing). */
 static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
   *has_exp = 0;
   for (int i = 0; i < n; i++) {

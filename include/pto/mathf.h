@@ -78,8 +78,9 @@ extern "C" {
  * (its top 62 bits) 2^-62 + (its low 32 bits) 2^-94 and one multiply by PIO2_1 (P(E)'s truncation
  * is below 2^-70 of a quarter turn; the closest an f32 comes to a multiple of pi/2 is ~2^-30
  * quarter turns, so r keeps ~40 good bits). A negative x is reduced as |x|, and r and the
- * quadrant negated. Integer arithmetic, so the lowering (an internal function of the kernel
- * module, called per lane only when a lane is this big) gives the same bits. */
+ * quadrant negated. Integer arithmetic, so the lowering (inline vector code over an internal
+ * constant table of the kernel module, branched to only when a lane is this big) gives the same
+ * bits. */
 #define PTO_MATHF_BIG_BITS 0x49800000u /* 2^20 */
 #define PTO_MATHF_BIG_EMIN (-3)        /* E of the f32 just above 2^20 */
 #define PTO_MATHF_BIG_ECOUNT 108       /* E in [-3, 104] */
