@@ -71,6 +71,33 @@ float pto_logf(float x) {
   return y;
 }
 
+/* Payne-Hanek for |x| past 2^20 (pto/mathf.h, PTO_MATHF_BIG_BITS): r, and the quadrant in
+ * *q. compiler/lower_elem.c (sincos_big) is the same operations in IR; keep them in step. Any
+ * bits give some result (E clamped into the table), as the lowering runs it on every lane of a
+ * vector that has a big one and keeps the big lanes' results. */
+static float sincos_big(float x, uint32_t *q) {
+  uint32_t u = bits_of_f(x), a = u & 0x7fffffffu;
+  int32_t e = (int32_t)(a >> 23) - 150 - PTO_MATHF_BIG_EMIN; /* table index */
+  e = e < 0 ? 0 : e;
+  e = e > PTO_MATHF_BIG_ECOUNT - 1 ? PTO_MATHF_BIG_ECOUNT - 1 : e;
+  uint32_t p[3];
+  pto_mathf_2opi_window(e + PTO_MATHF_BIG_EMIN, p);
+  uint64_t m = (a & 0x7fffffu) | 0x800000u;
+  uint64_t p2 = m * p[2], p1 = m * p[1], p0 = m * p[0];
+  uint64_t t1 = (p2 >> 32) + (p1 & 0xffffffffu);
+  uint32_t lo = (uint32_t)p2;
+  uint32_t mid = (uint32_t)t1;
+  uint32_t hi = (uint32_t)((t1 >> 32) + (p1 >> 32) + p0) + 0x20000000u; /* + 1/2 */
+  uint32_t quad = hi >> 30;
+  /* the fraction's top 62 bits, less the half, signed */
+  int64_t f_hi = (int64_t)((((uint64_t)(hi & 0x3fffffffu)) << 32) | mid) - ((int64_t)1 << 61);
+  double f = (double)f_hi * 0x1p-62 + (double)lo * 0x1p-94; /* quarter turns */
+  double rd = f * PTO_MATHF_PIO2_1;
+  uint32_t neg = u >> 31;
+  *q = neg ? 0u - quad : quad;
+  return neg ? -(float)rd : (float)rd;
+}
+
 /* sin (cos 0) or cos (cos 1) of x, as pto/mathf.h describes. */
 static float sincos_f(float x, uint32_t cos) {
   double d = (double)x;
@@ -78,6 +105,10 @@ static float sincos_f(float x, uint32_t cos) {
   double k = kf - PTO_MATHF_SHIFT52;
   double rd = fma(-k, PTO_MATHF_PIO2_1, d);
   float r = (float)fma(-k, PTO_MATHF_PIO2_2, rd);
+  /* the quadrant: k's low bits (a NaN's are garbage, and r is NaN then) */
+  uint32_t qk = (uint32_t)bits_of(kf);
+  uint32_t ax = bits_of_f(x) & 0x7fffffffu;
+  if (ax > PTO_MATHF_BIG_BITS && ax < 0x7f800000u) r = sincos_big(x, &qk);
   float z = r * r;
   float ps = pto_mathf_sin_coef(PTO_MATHF_SIN_TERMS - 1);
   for (int i = PTO_MATHF_SIN_TERMS - 2; i >= 0; i--)
@@ -87,8 +118,7 @@ static float sincos_f(float x, uint32_t cos) {
   for (int i = PTO_MATHF_COS_TERMS - 2; i >= 0; i--)
     pc = fmaf(pc, z, pto_mathf_cos_coef(i));
   pc = fmaf(z, pc, 1.0f);
-  /* the quadrant: k's low bits (a NaN's are garbage, and r is NaN then) */
-  uint32_t q = (uint32_t)bits_of(kf) + cos;
+  uint32_t q = qk + cos;
   float y = (q & 1u) ? pc : ps;
   y = float_of(bits_of_f(y) ^ ((q << 30) & 0x80000000u));
   /* sin(+-0) = +-0: r + r z ps gives +0 for r = -0 (r z ps is +0, ps being negative) */

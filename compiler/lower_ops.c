@@ -1004,7 +1004,9 @@ static int vec_float(pto_dtype dt) {
 }
 
 /* Whether the run's statements are all ones the lowering emits on FUSED_VW-lane vectors (float
- * dtypes, no conversion); *has_exp: one of them is an exp or a sigmoid. */
+ * dtypes, no conversion); *has_exp: one of them is an exp, a sigmoid, a sin or a cos (sin/cos
+ * branch to the exact reduction when a lane is past 2^20, which keeps scalar code from
+ * vectorizing). */
 static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
   *has_exp = 0;
   for (int i = 0; i < n; i++) {
@@ -1013,7 +1015,9 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
     if ((x->kind == 1 || x->kind == 5 || x->kind == 7) && !vec_float(L->vals[x->b->id].tile.dt))
       return 0;
     pto_op_fn fn = pto_op_info_get(x->s->op.opc)->fn;
-    if ((x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) || fn == PTO_FN_EXPDIF)
+    if ((x->kind == 3 &&
+         (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID || fn == PTO_FN_SIN || fn == PTO_FN_COS)) ||
+        fn == PTO_FN_EXPDIF)
       *has_exp = 1;
   }
   return 1;
@@ -1021,9 +1025,9 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
 
 static int fused_has_row_view(lw *L, const fused_stmt *f, int n);
 
-/* Explicit vectors for a run with an exp (the loop vectorizer leaves it scalar) or one reading a
- * gather through its index tile (its loads carry no alias scopes, so the vectorizer would need
- * run-time overlap checks against the stores). */
+/* Explicit vectors for a run with an exp or a sin/cos (the loop vectorizer leaves it scalar) or one
+ * reading a gather through its index tile (its loads carry no alias scopes, so the vectorizer would
+ * need run-time overlap checks against the stores). */
 static int fused_vw(lw *L, const fused_stmt *f, int n) {
   int has_exp;
   return pto__lower_x86_wide() && fused_vec_ok(L, f, n, &has_exp) &&

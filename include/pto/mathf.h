@@ -27,6 +27,8 @@
 #ifndef PTO_MATHF_H
 #define PTO_MATHF_H
 
+#include <stdint.h>
+
 #include "pto/export.h"
 
 #ifdef __cplusplus
@@ -59,14 +61,49 @@ extern "C" {
  * sin r, bit 1 flips the sign (an xor of the sign bit). The rounded r and the f32 polynomials
  * bring the error to at most 2 ulp of the correctly rounded value for |x| <= 2^20,
  * docs/language.md's bound (test_mathf sweeps it against long double and prints the worst case and
- * how many inputs are not correctly rounded). Past 2^20 the result is deterministic (the same
- * operations everywhere) but not accurate, and past ~2^51 not bounded (the shift trick no longer
- * rounds k); inf and NaN give the quiet NaN 0x7fc00000; sin(+-0) = +-0 (sin is odd; the
- * polynomial alone gives +0 for -0, so both implementations return a zero x as it is). */
+ * how many inputs are not correctly rounded). Past 2^20 the reduction is Payne-Hanek's
+ * (PTO_MATHF_BIG_BITS below), the same polynomials after it, the same 2 ulp bound; inf and NaN give
+ * the quiet NaN 0x7fc00000; sin(+-0) = +-0 (sin is odd; the polynomial alone gives +0 for -0, so
+ * both implementations return a zero x as it is). */
 #define PTO_MATHF_2_OVER_PI 0x1.45f306dc9c883p-1 /* 2 / pi */
 #define PTO_MATHF_SHIFT52 0x1.8p52               /* adding it rounds a double to an integer */
 #define PTO_MATHF_PIO2_1 0x1.921fb54442d18p+0    /* pi/2 ~= PIO2_1 + PIO2_2 */
 #define PTO_MATHF_PIO2_2 0x1.1a62633145c07p-54
+/* Past PTO_MATHF_BIG_BITS (|x| > 2^20: the bits of |x| above it, inf and NaN excepted) the
+ * reduction is Payne-Hanek's, in integers: |x| = M 2^E (M the 24-bit significand, E in
+ * [-3, 104]), and x 2/pi mod 4 = M P(E) mod 4 with P(E) = 2^E 2/pi mod 4 as a 96-bit fixed point
+ * number (2 integer bits, 94 fraction bits: pto_mathf_2opi_window, from the bits of 2/pi below).
+ * The 24 x 96-bit product's low 96 bits, plus a half, give the quadrant (the top 2 bits) and the
+ * fraction f in [-1/2, 1/2) (the other 94, less the half); r = f pi/2, f to a double as
+ * (its top 62 bits) 2^-62 + (its low 32 bits) 2^-94 and one multiply by PIO2_1 (P(E)'s truncation
+ * is below 2^-70 of a quarter turn; the closest an f32 comes to a multiple of pi/2 is ~2^-30
+ * quarter turns, so r keeps ~40 good bits). A negative x is reduced as |x|, and r and the
+ * quadrant negated. Integer arithmetic, so the lowering (inline vector code over an internal
+ * constant table of the kernel module, branched to only when a lane is this big) gives the same
+ * bits. */
+#define PTO_MATHF_BIG_BITS 0x49800000u /* 2^20 */
+#define PTO_MATHF_BIG_EMIN (-3)        /* E of the f32 just above 2^20 */
+#define PTO_MATHF_BIG_ECOUNT 108       /* E in [-3, 104] */
+
+/* Bit s+1 to s+32 of 2/pi's fraction (2/pi = 0.a2f9836e... in hex; s >= -32, s + 32 <= 256),
+ * zeros before the point: 2/pi < 1. */
+static inline uint32_t pto_mathf_2opi_bits32(int s) {
+  static const uint32_t w[8] = {0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+                                0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u};
+  int i = (s + 32) / 32 - 1, sh = s - 32 * i; /* i = floor(s / 32) */
+  uint64_t hi = i >= 0 ? w[i] : 0, lo = i + 1 < 8 ? w[i + 1] : 0;
+  return (uint32_t)((((hi << 32) | lo) << sh) >> 32);
+}
+
+/* P(E) = 2^E 2/pi mod 4 in 2.94 fixed point, most significant word first: the 96 fraction bits
+ * of 2/pi ending at bit E + 94. */
+static inline void pto_mathf_2opi_window(int e, uint32_t out[3]) {
+  int n = e + 94;
+  out[0] = pto_mathf_2opi_bits32(n - 96);
+  out[1] = pto_mathf_2opi_bits32(n - 64);
+  out[2] = pto_mathf_2opi_bits32(n - 32);
+}
+
 #define PTO_MATHF_SIN_TERMS 4 /* sin r = r + r z (s0 + z (s1 + ...)) */
 #define PTO_MATHF_COS_TERMS 5 /* cos r = 1 + z (c0 + z (c1 + ...)) */
 

@@ -123,8 +123,8 @@ static void test_mathf_sinf_cosf_within_two_ulp(void **state) {
                 (unsigned long long)c.not_cr);
   assert_true(s.worst <= 2);
   assert_true(c.worst <= 2);
-  /* the special values: NaN for inf and NaN (past 2^20 the result is only deterministic:
-   * test_lower checks the kernels give the same bits for every 251st f32) */
+  /* the special values: NaN for inf and NaN (test_lower checks the kernels give the same bits
+   * for every 251st f32) */
   assert_true(isnan(pto_sinf(INFINITY)) && isnan(pto_cosf(-INFINITY)) && isnan(pto_sinf(NAN)));
   assert_true(pto_cosf(0.0f) == 1.0f);
   /* sin is odd: sin(-0) = -0 (the polynomial alone gave +0), and cos(-0) = 1 */
@@ -132,6 +132,49 @@ static void test_mathf_sinf_cosf_within_two_ulp(void **state) {
   assert_true(pto_sinf(0.0f) == 0.0f && !signbit(pto_sinf(0.0f)));
   assert_true(pto_cosf(-0.0f) == 1.0f);
   assert_true(pto_sinf(-0x1p-149f) == -0x1p-149f && pto_sinf(0x1p-149f) == 0x1p-149f);
+}
+
+/* Past 2^20 (Payne-Hanek's reduction, pto/mathf.h), to the largest f32, both signs: every
+ * 7 stride-th f32 (~2^14 inputs per binade, ~4M in all; sinl reduces exactly), the f32 nearest a
+ * multiple of pi/2 in each of the 12 binades where one comes nearest (|x 2/pi - k| ~ 1e-9, found
+ * by a search of every f32 past 2^20), the two sides of 2^20 and the largest f32: within 2 ulp.
+ * sin(1e20) was ~-4.4e30 and sin(3e38) +inf with the reduction below 2^20 alone. */
+static const uint32_t k_sincos_hard[] = {0x6f79be45u, 0x50a3e87fu, 0x6ff9be45u, 0x5123e87fu,
+                                         0x7079be45u, 0x6a1976f1u, 0x53b146a6u, 0x65898498u,
+                                         0x51a3e87fu, 0x77584625u, 0x4c2332e9u, 0x6c55da58u,
+                                         0x49800000u, 0x49800001u, 0x7f7fffffu};
+
+static void test_mathf_sinf_cosf_large_within_two_ulp(void **state) {
+  (void)state;
+  sweep s = {0}, c = {0};
+  uint32_t step = 7 * stride();
+  for (uint64_t u = 0x49800001u; u < 0x7f800000u; u += step) {
+    for (int sign = 0; sign < 2; sign++) {
+      float x = of_bits((uint32_t)u | (sign ? 0x80000000u : 0));
+      check(&s, x, pto_sinf(x), (float)sinl((long double)x));
+      check(&c, x, pto_cosf(x), (float)cosl((long double)x));
+    }
+  }
+  for (size_t i = 0; i < sizeof k_sincos_hard / sizeof *k_sincos_hard; i++)
+    for (int sign = 0; sign < 2; sign++) {
+      float x = of_bits(k_sincos_hard[i] | (sign ? 0x80000000u : 0));
+      check(&s, x, pto_sinf(x), (float)sinl((long double)x));
+      check(&c, x, pto_cosf(x), (float)cosl((long double)x));
+    }
+  print_message("pto_sinf past 2^20: %llu inputs, max error %lld ulp (at %a), %llu not correctly "
+                "rounded\n",
+                (unsigned long long)s.n, (long long)s.worst, (double)s.worst_x,
+                (unsigned long long)s.not_cr);
+  print_message("pto_cosf past 2^20: %llu inputs, max error %lld ulp (at %a), %llu not correctly "
+                "rounded\n",
+                (unsigned long long)c.n, (long long)c.worst, (double)c.worst_x,
+                (unsigned long long)c.not_cr);
+  assert_true(s.worst <= 2);
+  assert_true(c.worst <= 2);
+  /* within [-1, 1] and near the true values where the old reduction broke down */
+  assert_true(fabsf(pto_sinf(1e20f) - 0.6566f) < 1e-4f);
+  assert_true(fabsf(pto_sinf(3e38f) - 0.8749f) < 1e-4f);
+  assert_true(fabsf(pto_sinf(1e30f) + 0.7912f) < 1e-4f);
 }
 
 static void test_mathf_special_values(void **state) {
@@ -160,6 +203,7 @@ int main(void) {
       cmocka_unit_test(test_mathf_logf_within_one_ulp),
       cmocka_unit_test(test_mathf_special_values),
       cmocka_unit_test(test_mathf_sinf_cosf_within_two_ulp),
+      cmocka_unit_test(test_mathf_sinf_cosf_large_within_two_ulp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -477,13 +477,20 @@ ld = lx.astype(np.float64)
 CASES.append(case("sin_cos_large", {"A": lx},
                   {"Y": (np.sin(ld).astype(F), 2), "Z": (np.cos(ld).astype(F), 2)},
                   ["%y = tile.sin(%a)", "%z = tile.cos(%a)"]))
-# Past 2^20 to 2^51 no ulp bound is promised, but the values stay within 1e-6 of sin and cos (the
-# same bits compiled and interpreted); past 2^51 they are not bounded (docs/language.md).
-hx = (2.0 ** rng.uniform(20, 51, (1, 64)) * rng.choice([-1, 1], (1, 64))).astype(F)
+# Past 2^20, to the largest f32, the same 2 ulp bound (Payne-Hanek's reduction there): random
+# exponents over the whole range, 1e20 / 1e30 / 3e38 (values far outside [-1, 1] before the
+# reduction was replaced), the largest f32, the f32 nearest a multiple of pi/2 in a few binades
+# (the hardest to reduce: x 2/pi within ~1e-9 of an integer) and 2^20's neighbours, on either
+# side of the switch between the two reductions.
+hard = np.array([0x6f79be45, 0x50a3e87f, 0x6a1976f1, 0x53b146a6, 0x65898498, 0x77584625,
+                 0x4c2332e9, 0x6c55da58, 0x49800001, 0x497fffff], "<u4").view(F)
+hx = (2.0 ** rng.uniform(20, 127.99, (1, 64)) * rng.choice([-1, 1], (1, 64))).astype(F)
+hx[0, :6] = [1e20, 1e30, 3e38, -1e30, np.finfo(F).max, -np.finfo(F).max]
+hx[0, 6:16] = hard
+hx[0, 16:26] = -hard
 hd = hx.astype(np.float64)
 CASES.append(case("sin_cos_past_2_20", {"A": hx},
-                  {"Y": ("near", np.sin(hd).astype(F), 0, 1e-6),
-                   "Z": ("near", np.cos(hd).astype(F), 0, 1e-6)},
+                  {"Y": (np.sin(hd).astype(F), 2), "Z": (np.cos(hd).astype(F), 2)},
                   ["%y = tile.sin(%a)", "%z = tile.cos(%a)"]))
 sz = np.array([[0.0, -0.0, inf, -inf, nan, 1.0, -1.0, 0.5]], F)
 with np.errstate(invalid="ignore"):
