@@ -3088,6 +3088,12 @@ pto_status pto_ir_builder_call(pto_ir_builder *b, pto_ir_func *callee, pto_ir_ex
   if (device && f->kind != PTO_FUNC_HOST)
     return fail_at(b, device->loc, "call @%s: device= is allowed only in a host", cn);
   if (device) TRY(expect_scalar(b, device, PTO_DTYPE_INDEX, "device=: "));
+  int64_t dev;
+  if (device && pto_ir_expr_static_int(device, &dev) == 0 && dev < 0)
+    return fail_at(b, device->loc,
+                   "call @%s: device=%lld is negative: a call goes to device 0 .. N-1 "
+                   "of the N the program is compiled for (--devices)",
+                   cn, (long long)dev);
   if (nargs != callee->nparams)
     return fail(b, "call @%s: %d argument%s for %d parameter%s", cn, nargs, nargs == 1 ? "" : "s",
                 callee->nparams, callee->nparams == 1 ? "" : "s");
