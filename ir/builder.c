@@ -890,7 +890,10 @@ pto_status pto_ir_builder_float(pto_ir_builder *b, double v, pto_ir_expr **out_e
   CHECK(b);
   pto_ir_expr *e = new_expr(b, PTO_EXPR_FLOAT, PTO_DTYPE_F32);
   if (!e) return oom(b);
-  e->f = v;
+  /* A NaN is the quiet NaN of its sign, as pto_scalar_parse reads -D and --in: PTIR's text (nan,
+   * -nan) and a manifest cannot write a payload, so a kept one would make a program whose printed
+   * text parses to another (hash, cache key), and a work dir whose signature never matches. */
+  e->f = isnan(v) ? copysign(NAN, v) : v;
   *out_expr = e;
   return PTO_OK;
 }
