@@ -2482,17 +2482,19 @@ static pto_status type_select(opctx *c) {
 
 /* ---- collectives ---- */
 
-/* The signal window of a barrier or collective: an i32 dtensor [1, S]. */
+/* The signal window of a barrier or collective: an i32 dtensor [1, S], or PyPTO's [S, 1] (a
+ * window is a whole, contiguous allocation, so both are S elements in a row). */
 static pto_status arg_signal(opctx *c, int i, pto_ir_value **out) {
   TRY(arg_value(c, i, M_DTENSOR, out));
   const pto_ir_type *t = (*out)->type;
-  int64_t r0;
+  int64_t r0, r1;
   if (t->dtype != PTO_DTYPE_I32 || t->rank != 2 ||
-      (pto_ir_expr_static_int(t->dims[0], &r0) == 0 && r0 != 1)) {
+      (pto_ir_expr_static_int(t->dims[0], &r0) == 0 && r0 != 1 &&
+       pto_ir_expr_static_int(t->dims[1], &r1) == 0 && r1 != 1)) {
     txt x = ttext(c->b, t);
     return op_fail_at(c, c->pos[i].loc,
-                      "the signal window %%%s must be an i32 dtensor [1, S] (S >= the rank "
-                      "count), got %s",
+                      "the signal window %%%s must be an i32 dtensor [1, S] or [S, 1] (S >= the "
+                      "rank count), got %s",
                       (*out)->name, x.s);
   }
   return check_writable(c, *out, c->info->name);
