@@ -235,6 +235,30 @@ static int collect_callees(const pto_ir_block *b, const char **names, int n, int
   return n;
 }
 
+/* A call whose device= is a constant outside the ndev devices the program is compiled for fails
+ * here, before anything runs, naming the call where it is written; a device= known only when the
+ * host runs (a loop variable) is checked there, at launch (emit_host.c). */
+static pto_status check_static_devices(const pto_ir_program *p, const pto_ir_block *b, int ndev) {
+  for (int i = 0; i < b->n; i++) {
+    const pto_ir_stmt *s = b->stmts[i];
+    int64_t d;
+    if (s->kind == PTO_STMT_CALL && s->call.device &&
+        pto_ir_expr_static_int(s->call.device, &d) == 0 && d >= ndev) /* d < 0: the builder's */
+      return pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
+                             "%s:%d:%d: call @%s: device=%lld is outside the %d device%s (0..%d) "
+                             "the program is compiled for: compile it with --devices %lld or more",
+                             p->file ? p->file : "<program>", s->call.device->loc.line,
+                             s->call.device->loc.col, s->call.callee->name, (long long)d, ndev,
+                             ndev == 1 ? "" : "s", ndev - 1, (long long)d + 1);
+    pto_status st = PTO_OK;
+    if (s->kind == PTO_STMT_FOR) st = check_static_devices(p, &s->loop.body, ndev);
+    if (s->kind == PTO_STMT_IF && !(st = check_static_devices(p, &s->branch.then_body, ndev)))
+      st = check_static_devices(p, &s->branch.else_body, ndev);
+    if (st) return st;
+  }
+  return PTO_OK;
+}
+
 static int count_calls(const pto_ir_block *b) {
   int n = 0;
   for (int i = 0; i < b->n; i++) {
@@ -295,6 +319,7 @@ static pto_status build_host_dir(const pto_ir_program *input, pto_ir_func *entry
   if ((s = pto_ir_specialize(input, entry, &out->sig, &specialized))) goto done;
   const pto_ir_program *p = specialized;
   const pto_ir_func *host = pto_ir_program_find_func(p, out->sig.entry);
+  if ((s = check_static_devices(p, &host->body, ndev))) goto done;
   int cap = count_calls(&host->body);
   names = pto_calloc((size_t)cap + 1, sizeof *names);
   out->devices = pto_malloc((size_t)ndev * sizeof *out->devices);

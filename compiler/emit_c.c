@@ -130,8 +130,9 @@ static void emit_float(pto__emit *e, const pto_ir_expr *x, const char *ct) {
     narrow_open(e, x->dtype, ct);
   else
     cast_open(e, ct);
-  if (isnan(x->f))
-    pto_text_puts(&e->out, e->d->cxx ? "__builtin_nan(\"\")" : "NAN");
+  if (isnan(x->f)) /* -nan keeps its sign: negating a NaN flips only its sign bit */
+    pto_text_printf(&e->out, e->d->cxx ? "(%s__builtin_nan(\"\"))" : "(%sNAN)",
+                    signbit(x->f) ? "-" : "");
   else if (isinf(x->f))
     pto_text_printf(&e->out, e->d->cxx ? "%s__builtin_inf()" : "(%sINFINITY)", x->f < 0 ? "-" : "");
   else

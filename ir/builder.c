@@ -890,7 +890,10 @@ pto_status pto_ir_builder_float(pto_ir_builder *b, double v, pto_ir_expr **out_e
   CHECK(b);
   pto_ir_expr *e = new_expr(b, PTO_EXPR_FLOAT, PTO_DTYPE_F32);
   if (!e) return oom(b);
-  e->f = v;
+  /* A NaN is the quiet NaN of its sign, as pto_scalar_parse reads -D and --in: PTIR's text (nan,
+   * -nan) and a manifest cannot write a payload, so a kept one would make a program whose printed
+   * text parses to another (hash, cache key), and a work dir whose signature never matches. */
+  e->f = isnan(v) ? copysign(NAN, v) : v;
   *out_expr = e;
   return PTO_OK;
 }
@@ -2479,17 +2482,19 @@ static pto_status type_select(opctx *c) {
 
 /* ---- collectives ---- */
 
-/* The signal window of a barrier or collective: an i32 dtensor [1, S]. */
+/* The signal window of a barrier or collective: an i32 dtensor [1, S], or PyPTO's [S, 1] (a
+ * window is a whole, contiguous allocation, so both are S elements in a row). */
 static pto_status arg_signal(opctx *c, int i, pto_ir_value **out) {
   TRY(arg_value(c, i, M_DTENSOR, out));
   const pto_ir_type *t = (*out)->type;
-  int64_t r0;
+  int64_t r0, r1;
   if (t->dtype != PTO_DTYPE_I32 || t->rank != 2 ||
-      (pto_ir_expr_static_int(t->dims[0], &r0) == 0 && r0 != 1)) {
+      (pto_ir_expr_static_int(t->dims[0], &r0) == 0 && r0 != 1 &&
+       pto_ir_expr_static_int(t->dims[1], &r1) == 0 && r1 != 1)) {
     txt x = ttext(c->b, t);
     return op_fail_at(c, c->pos[i].loc,
-                      "the signal window %%%s must be an i32 dtensor [1, S] (S >= the rank "
-                      "count), got %s",
+                      "the signal window %%%s must be an i32 dtensor [1, S] or [S, 1] (S >= the "
+                      "rank count), got %s",
                       (*out)->name, x.s);
   }
   return check_writable(c, *out, c->info->name);
@@ -3088,6 +3093,12 @@ pto_status pto_ir_builder_call(pto_ir_builder *b, pto_ir_func *callee, pto_ir_ex
   if (device && f->kind != PTO_FUNC_HOST)
     return fail_at(b, device->loc, "call @%s: device= is allowed only in a host", cn);
   if (device) TRY(expect_scalar(b, device, PTO_DTYPE_INDEX, "device=: "));
+  int64_t dev;
+  if (device && pto_ir_expr_static_int(device, &dev) == 0 && dev < 0)
+    return fail_at(b, device->loc,
+                   "call @%s: device=%lld is negative: a call goes to device 0 .. N-1 "
+                   "of the N the program is compiled for (--devices)",
+                   cn, (long long)dev);
   if (nargs != callee->nparams)
     return fail(b, "call @%s: %d argument%s for %d parameter%s", cn, nargs, nargs == 1 ? "" : "s",
                 callee->nparams, callee->nparams == 1 ? "" : "s");

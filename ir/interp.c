@@ -2370,12 +2370,14 @@ static pto_status op_dist_collective(frame *fr, const pto_ir_stmt *s, rv *out) {
   PTO_RETURN_IF_ERROR(arg_window(fr, s, barrier ? 0 : 1, &sv));
   const itensor *sig = &sv->t;
   const char *sname = vname(pos_arg(s, barrier ? 0 : 1)->expr->value);
-  if (sig->dtype != PTO_DTYPE_I32 || sig->rank != 2 || sig->shape[0] != 1 || sig->shape[1] < n)
+  /* [1, S] or PyPTO's [S, 1]: S elements in a row either way, as compiled runs count them. */
+  if (sig->dtype != PTO_DTYPE_I32 || sig->rank != 2 || (sig->shape[0] != 1 && sig->shape[1] != 1) ||
+      sig->shape[0] * sig->shape[1] < n)
     return fail(fr, s->loc, PTO_STATUS_LAUNCH,
-                "%s on rank %d: the signal window %%%s must be i32 [1, S] with S >= %d ranks, "
-                "got %s of rank %d, [%lld, ..]",
-                what, me, sname, n, pto_dtype_name(sig->dtype), sig->rank,
-                (long long)sig->shape[0]);
+                "%s on rank %d: the signal window %%%s must be i32 [1, S] or [S, 1] with S >= %d "
+                "ranks, got %s of rank %d, [%lld, %lld]",
+                what, me, sname, n, pto_dtype_name(sig->dtype), sig->rank, (long long)sig->shape[0],
+                (long long)(sig->rank > 1 ? sig->shape[1] : 0));
   int op = 0, mode = 0;
   int64_t root = 0;
   if (!barrier) {

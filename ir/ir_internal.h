@@ -76,6 +76,8 @@ pto_ir_func *pto__ir_program_index_find(const pto_ir_program *p, const char *nam
                                         long *out_compares);
 /* The names pto_ir_program_find_func has compared in this process, for tests of its cost. */
 long pto__ir_func_compares(void);
+/* Lookups and probes of pto_ir_each_incore's name sets (a count, for a test of linearity). */
+long pto__ir_name_compares(void);
 
 /* The builder's sticky out-of-memory failure (PTO_STATUS_OUT_OF_MEMORY), for the parser. */
 pto_status pto__ir_builder_oom(pto_ir_builder *b);

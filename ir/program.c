@@ -230,25 +230,85 @@ const pto_ir_stmt *pto_ir_block_stmt_at(const pto_ir_block *b, int index) {
 
 /* ---- incore scopes and the kernels they become ------------------------------------------ */
 
+/* Names in insertion order, found by hash: the kernels named so far (val unused) and, per base
+ * name, the next suffix to try (val). A linear scan per candidate made naming N scopes of one
+ * base O(N^3): 2,000 unnamed scopes took 2.8 s, 10,000 would take minutes. */
+typedef struct name_set {
+  struct {
+    char s[PTO_IR_KERNEL_NAME_MAX];
+    int val;
+  } * e;
+  int n, cap;
+  int *
+      slot; /* open addressing: -1 empty, else an index into s; a power of two, at most half full */
+  size_t nslot;
+} name_set;
+
+/* Names compared by the incore naming's sets (pto__ir_name_compares), for a test that proves it
+ * linear. Relaxed: a count, read when nothing else runs. */
+static atomic_long g_name_compares;
+
+long pto__ir_name_compares(void) {
+  return atomic_load_explicit(&g_name_compares, memory_order_relaxed);
+}
+
+static size_t name_slot(const name_set *t, const char *name) {
+  atomic_fetch_add_explicit(&g_name_compares, 1, memory_order_relaxed);
+  size_t mask = t->nslot - 1,
+         i = (size_t)pto_hash_fnv1a64((const uint8_t *)name, strlen(name)) & mask;
+  while (t->slot[i] >= 0 && strcmp(t->e[t->slot[i]].s, name)) {
+    atomic_fetch_add_explicit(&g_name_compares, 1, memory_order_relaxed);
+    i = (i + 1) & mask;
+  }
+  return i;
+}
+
+static int name_find(const name_set *t, const char *name) {
+  return t->nslot ? t->slot[name_slot(t, name)] : -1;
+}
+
+/* Adds name (not in t): its index, or -1 when out of memory. */
+static int name_add(name_set *t, const char *name, int val) {
+  if (pto_grow_int(&t->e, sizeof *t->e, &t->cap, t->n + 1)) return -1;
+  if ((size_t)t->n + 1 > t->nslot / 2) {
+    size_t nslot = t->nslot ? t->nslot * 2 : 64;
+    int *slot = malloc(nslot * sizeof *slot);
+    if (!slot) return -1;
+    free(t->slot);
+    t->slot = slot;
+    t->nslot = nslot;
+    memset(slot, 0xff, nslot * sizeof *slot);
+    for (int i = 0; i < t->n; i++)
+      slot[name_slot(t, t->e[i].s)] = i;
+  }
+  snprintf(t->e[t->n].s, sizeof t->e[t->n].s, "%s", name);
+  t->e[t->n].val = val;
+  t->slot[name_slot(t, name)] = t->n;
+  return t->n++;
+}
+
+static void name_set_free(name_set *t) {
+  free(t->e);
+  free(t->slot);
+}
+
 typedef struct incore_walk {
   const pto_ir_program *p;
-  char (*names)[PTO_IR_KERNEL_NAME_MAX];
-  int n, cap;
+  name_set kernels; /* the names given so far */
+  name_set bases;   /* each base's next suffix */
   int (*visit)(void *ctx, const pto_ir_func *f, const pto_ir_stmt *scope, const char *kernel);
   void *ctx;
 } incore_walk;
 
 static int name_taken(const incore_walk *w, const char *name) {
-  if (pto_ir_program_find_func(w->p, name)) return 1;
-  for (int i = 0; i < w->n; i++)
-    if (!strcmp(w->names[i], name)) return 1;
-  return 0;
+  return pto_ir_program_find_func(w->p, name) || name_find(&w->kernels, name) >= 0;
 }
 
 /* -1: out of memory; 1: the visitor stopped; 0: go on. */
 static int incore_scope(incore_walk *w, const pto_ir_func *f, const pto_ir_stmt *s) {
-  if (pto_grow_int(&w->names, sizeof *w->names, &w->cap, w->n + 1)) return -1;
-  /* The scope's string made an identifier; else <func>_incore. A taken name gets 0, 1, ... */
+  /* The scope's string made an identifier; else <func>_incore. A taken name gets 0, 1, ...:
+   * names are only ever added, so a suffix found taken stays taken and the next scope of the
+   * base starts after the last one given. */
   char base[100];
   if (s->incore.name && *s->incore.name) {
     size_t k = 0;
@@ -262,12 +322,21 @@ static int incore_scope(incore_walk *w, const pto_ir_func *f, const pto_ir_stmt 
   } else {
     snprintf(base, sizeof base, "%s_incore", f->name);
   }
-  char *name = w->names[w->n];
-  snprintf(name, PTO_IR_KERNEL_NAME_MAX, "%s", base);
-  for (int k = 0; name_taken(w, name); k++)
-    snprintf(name, PTO_IR_KERNEL_NAME_MAX, "%s%d", base, k);
-  w->n++;
-  return w->visit(w->ctx, f, s, name) ? 1 : 0;
+  int b = name_find(&w->bases, base);
+  if (b < 0 && (b = name_add(&w->bases, base, -1)) < 0) return -1;
+  char name[PTO_IR_KERNEL_NAME_MAX];
+  int k = w->bases.e[b].val; /* -1: the base itself */
+  for (;; k++) {
+    if (k < 0)
+      snprintf(name, sizeof name, "%s", base);
+    else
+      snprintf(name, sizeof name, "%s%d", base, k);
+    if (!name_taken(w, name)) break;
+  }
+  w->bases.e[b].val = k + 1;
+  int i = name_add(&w->kernels, name, 0);
+  if (i < 0) return -1;
+  return w->visit(w->ctx, f, s, w->kernels.e[i].s) ? 1 : 0;
 }
 
 static int incore_block(incore_walk *w, const pto_ir_func *f, const pto_ir_block *b) {
@@ -294,7 +363,8 @@ pto_status pto_ir_each_incore(const pto_ir_program *p,
   int r = 0;
   for (int i = 0; p && i < p->nfuncs && !r; i++)
     if (p->funcs[i]->kind != PTO_FUNC_KERNEL) r = incore_block(&w, p->funcs[i], &p->funcs[i]->body);
-  free(w.names);
+  name_set_free(&w.kernels);
+  name_set_free(&w.bases);
   return r < 0 ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory naming incore scopes")
                : PTO_OK;
 }

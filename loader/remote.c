@@ -79,6 +79,30 @@ static int timeout_ms(void) {
   return (int)ms;
 }
 
+/* The one list of the schemes a remote cache is reached by, each with its backend: the command's
+ * checks of --remote-cache and $PTO_REMOTE_CACHE ask pto_cache_remote_url_supported, so what
+ * one accepts the other opens. */
+typedef pto_status (*open_fn)(const char *url, int timeout_ms, pto__remote_backend *out);
+static const struct {
+  const char *prefix;
+  open_fn open;
+} k_schemes[] = {
+    {"http://", pto__remote_http_open},
+    {"https://", pto__remote_http_open},
+    {"redis://", pto__remote_redis_open},
+};
+#define SCHEMES_TEXT "http://, https:// or redis://"
+
+static open_fn scheme_open(const char *url) {
+  for (size_t i = 0; url && i < sizeof k_schemes / sizeof *k_schemes; i++)
+    if (!strncmp(url, k_schemes[i].prefix, strlen(k_schemes[i].prefix))) return k_schemes[i].open;
+  return NULL;
+}
+
+int pto_cache_remote_url_supported(const char *url) { return scheme_open(url) != NULL; }
+
+const char *pto_cache_remote_schemes(void) { return SCHEMES_TEXT; }
+
 /* Called under g_lock: opens the backend once per process. 0 when there is none to use. */
 static int configure(void) {
   if (g_disabled) return 0;
@@ -89,13 +113,12 @@ static int configure(void) {
   pto_url_redact(url, g_url, sizeof g_url);
   pto_status s;
   int ms = timeout_ms();
-  if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))
-    s = pto__remote_http_open(url, ms, &g_backend);
-  else if (!strncmp(url, "redis://", 8))
-    s = pto__remote_redis_open(url, ms, &g_backend);
+  open_fn open = scheme_open(url);
+  if (open)
+    s = open(url, ms, &g_backend);
   else
     s = pto_status_make(PTO_STATUS_INVALID_ARGUMENT,
-                        "remote cache '%s': not an http://, https:// or redis:// URL", g_url);
+                        "remote cache '%s': not an " SCHEMES_TEXT " URL", g_url);
   if (s) {
     /* Named where it came from: a PTO_REMOTE_CACHE set long ago is not what a user suspects. */
     pto__loader_warn_once(&g_failure_warned, "%s: %s; not using the remote cache",

@@ -210,30 +210,26 @@ int cli_check_compile_args(const char *cmd, const cli_compile_args *a) {
   return 0;
 }
 
-/* A URL of a scheme the remote cache speaks (loader/remote.c opens each). */
-static int is_remote_url(const char *url) {
-  return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) ||
-         !strncmp(url, "redis://", 8);
-}
-
 /* A PTO_REMOTE_CACHE that is no URL of a remote cache warns at once, naming the variable, and is
  * not used: the cache reads it only on a local miss, so a program cached here ran with a typo in
  * the variable unnoticed. Taken out of the environment, so the cache does not warn again. */
 static void check_remote_env(const cli_compile_args *a) {
   const char *url = getenv("PTO_REMOTE_CACHE");
-  if (a->no_cache || a->remote_cache || !url || !*url || is_remote_url(url)) return;
+  if (a->no_cache || a->remote_cache || !url || !*url || pto_cache_remote_url_supported(url))
+    return;
   char text[1280];
   snprintf(text, sizeof text,
-           "pto: warning: PTO_REMOTE_CACHE: remote cache '%.1024s': not an http://, https:// or "
-           "redis:// URL; not using the remote cache\n",
-           url);
+           "pto: warning: PTO_REMOTE_CACHE: remote cache '%.1024s': not an %s URL; not using the "
+           "remote cache\n",
+           url, pto_cache_remote_schemes());
   cli_put_message(stderr, text);
   unsetenv("PTO_REMOTE_CACHE");
 }
 
 int cli_check_remote_url(const char *cmd, const char *url) {
-  if (!is_remote_url(url))
-    return cli_usage_error(cmd, "--remote-cache %s: not an http://, https:// or redis:// URL", url);
+  if (!pto_cache_remote_url_supported(url))
+    return cli_usage_error(cmd, "--remote-cache %s: not an %s URL", url,
+                           pto_cache_remote_schemes());
   return 0;
 }
 

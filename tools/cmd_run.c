@@ -375,8 +375,30 @@ int cli_claim_records_and_dump(const char *cmd, const pto_program *p, const cli_
   return 0;
 }
 
+/* Whether FILE's folder is there (a path without one: the current folder, always). */
+static int records_folder_exists(const char *file, char *dir, size_t cap) {
+  snprintf(dir, cap, "%s", file);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return 1;
+  *slash = 0;
+  struct stat st;
+  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 pto_status cli_write_swimlane_records(pto_worker *w, const cli_records *r) {
-  pto_status s = pto_swimlane_write_worker_records(w, r->path, r->level);
+  /* Another pto run that made FILE's folder and failed removes it while it is empty
+   * (cli_unmake_records_folder), which can be while this run, which found it there, is still
+   * launching: the folder is made again, and the write tried again should it vanish between the
+   * two (a failed run removes it once). */
+  char dir[PATH_MAX];
+  pto_status s = PTO_OK;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    pto_status_free(s);
+    s = PTO_OK;
+    if (!records_folder_exists(r->path, dir, sizeof dir) && (s = pto_file_mkdirs(dir, 0755))) break;
+    s = pto_swimlane_write_worker_records(w, r->path, r->level);
+    if (!s || records_folder_exists(r->path, dir, sizeof dir)) break;
+  }
   return s ? pto_status_annotate(s, "--swimlane-records %s", r->path) : PTO_OK;
 }
 

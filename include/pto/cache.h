@@ -91,6 +91,13 @@ PTO_API PTO_MUST_USE pto_status pto_cache_stats_get(pto_cache_stats *out_stats);
  * $PTO_REMOTE_CACHE_TIMEOUT_MS (default 2000); the first failure turns the remote off for the
  * rest of the process, with one warning. */
 PTO_API PTO_MUST_USE pto_status pto_cache_set_remote(const char *url);
+/* 1 when url starts with a scheme the remote cache is reached by (the list above, lower case as
+ * written; NULL is 0), else 0: the one list, which pto_cache_set_remote's and $PTO_REMOTE_CACHE's
+ * URL are opened by. Its parts may still be bad (a redis:// URL without a host): that is found
+ * when the remote is first used. */
+PTO_API int pto_cache_remote_url_supported(const char *url);
+/* The schemes as a message names them: "http://, https:// or redis://". A static string. */
+PTO_API const char *pto_cache_remote_schemes(void);
 /* Calls fn for every entry of the remote (key and size of its object). UNIMPLEMENTED for a
  * backend that cannot list (HTTP); INVALID_ARGUMENT when no remote is set. */
 PTO_API PTO_MUST_USE pto_status pto_cache_remote_list(void (*fn)(void *ctx, const char *key,

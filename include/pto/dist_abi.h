@@ -71,7 +71,8 @@ struct pto_dist_ctx {
   int32_t (*remote_store)(const pto_dist_ctx *d, const void *src, int64_t src_stride,
                           void *dst_local, int64_t dst_stride, int32_t peer, int64_t rows,
                           int64_t cols, int32_t elem_bytes);
-  /* dist.barrier on the i32 signal window sig ([1, S], S >= nranks); leaves it zero. */
+  /* dist.barrier on the i32 signal window sig ([1, S] or [S, 1], S >= nranks: its elements in a
+   * row); leaves it zero. */
   int32_t (*barrier)(const pto_dist_ctx *d, const struct pto_kernel_tensor *sig);
   /* dist.allreduce / broadcast / allgather / reduce_scatter on the whole window win (this rank's
    * descriptor), with signal window sig; op (PTO_DIST_RED_*), mode (PTO_DIST_MODE_*) and root

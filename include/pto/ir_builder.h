@@ -106,6 +106,9 @@ PTO_API PTO_MUST_USE pto_status pto_ir_builder_int(pto_ir_builder *b, int64_t v,
  * v <= INT64_MAX it is pto_ir_builder_int(b, (int64_t)v). */
 PTO_API PTO_MUST_USE pto_status pto_ir_builder_uint(pto_ir_builder *b, uint64_t v,
                                                     pto_ir_expr **out_expr);
+/* A float literal of value v. A NaN is the quiet NaN of its sign (its payload is not kept), as
+ * -D and --in read one: the program's text has only nan and -nan, so a program built here prints
+ * and parses back to itself, bit for bit. */
 PTO_API PTO_MUST_USE pto_status pto_ir_builder_float(pto_ir_builder *b, double v,
                                                      pto_ir_expr **out_expr);
 PTO_API PTO_MUST_USE pto_status pto_ir_builder_bool(pto_ir_builder *b, int v,

@@ -152,6 +152,19 @@ def _int(what: str, v: Any, lo: int, hi: int) -> int:
     return i
 
 
+def _no_bool(what: str, v: Any, dt: int) -> Any:
+    """v, unless it is a bool (Python's or numpy's) for a scalar of dtype dt other than bool: True
+    for an f32 or i32 scalar is a pto.ArgumentError (a TypeError) naming what, not 1.0 or 1 sent
+    on (Python's bool is an int subclass, so the number checks alone would take it). A numpy
+    bool for a bool scalar is Python's."""
+    if isinstance(v, np.bool_):
+        v = bool(v)
+    if dt != 0 and isinstance(v, bool):
+        raise _fail(f"{what} is a {_PTO_NAMES[dt]} scalar, got bool {v!r}: a bool is not a "
+                    f"{_PTO_NAMES[dt]}; pass a number (e.g. {1.0 if dt in _FLOATS else 1} for True)")
+    return v
+
+
 def _float_arg(what: str, v: Any, dt: int) -> float:
     """v as a runtime scalar of float dtype dt, held to the range -D and --in hold it to
     (pto_scalar_parse): a finite value that rounds to infinity in dt (1e39 for f32, 10**400) is
@@ -590,6 +603,7 @@ class _Packer:
                 sl.args[i].kind = _c.ARG_SCALAR
                 sc = sl.scalars[i]
                 sc.dtype = dt
+                v = _no_bool(f"{prog.entry}: argument {i} ('{prog.params[i].name}')", v, dt)
                 if dt in _FLOATS:
                     if not isinstance(v, (int, float, np.integer, np.floating)):
                         raise self._bad(i, f"is a {_PTO_NAMES[dt]} scalar, got "
@@ -820,6 +834,7 @@ def _scalar_elem(dt: int, v: Any) -> Any:
     sc = _c.Scalar()
     sc.dtype = dt
     what = f"init (a {_PTO_NAMES[dt]} scalar)"
+    v = _no_bool("init", v, dt)
     if dt in _FLOATS:
         if not isinstance(v, (int, float, np.integer, np.floating)):
             raise _fail(f"{what} must be a number, got {type(v).__name__} {v!r}")

@@ -329,3 +329,45 @@ orch @main(%x: tensor[2,8] f32, out %y: tensor[2,8] f32, %a: f32) -> (tensor[2,8
         y = np.zeros((2, 8), np.float32)
         p({"x": np.ones((2, 8), np.float32), "y": y})
         assert np.isnan(y).all()
+
+
+BOOLS = INTS.replace("%b: i8 = runtime)", "%b: i8 = runtime, %f: bool = runtime)")
+
+
+def test_a_bool_is_refused_where_a_number_is_wanted(w, prog):
+    # Python's bool is an int subclass: True for the f32 'c' launched as 1.0 (and for an i32 as
+    # 1) while numpy's True was refused; a bool is a value of the bool dtype only.
+    x, y = xs(), np.zeros((16, 64), np.float32)
+    for v in (True, False, np.True_, C.c_bool(True)):
+        with pytest.raises(pto.ArgumentError) as e:
+            w.run(prog, x, y, v)
+        assert isinstance(e.value, TypeError) and e.value.code == pto.INVALID_ARGUMENT
+        assert "argument 2 ('c') is a f32 scalar, got bool" in e.value.message, e.value.message
+        assert "a bool is not a f32; pass a number (e.g. 1.0 for True)" in e.value.message
+        with pytest.raises(pto.ArgumentError, match="argument 2 \\('c'\\) is a f32 scalar"):
+            w.run(prog, [x, y, v])
+        with pytest.raises(pto.ArgumentError, match="argument 2 \\('c'\\) is a f32 scalar"):
+            w.run(prog, {"x": x, "y": y, "c": v})
+    assert not y.any()  # nothing launched
+    w.run(prog, x, y, 1)  # an int is still a number for a float scalar (docs/python.md)
+    assert np.array_equal(y, x + 1.0)
+    ints, bools = pto.compile(INTS), pto.compile(BOOLS)
+    for args, name in (((True, 0, 0), "argument 2 ('n') is a i32 scalar, got bool True"),
+                       ((0, np.True_, 0), "argument 3 ('u') is a u32 scalar, got bool True"),
+                       ((0, 0, False), "argument 4 ('b') is a i8 scalar, got bool False")):
+        with pytest.raises(pto.ArgumentError) as e:
+            w.run(ints, x, y, *args)
+        assert name in e.value.message, e.value.message
+    # The bool dtype takes either bool, and 0 or 1, as -D and --in take true/false/1/0.
+    for f in (True, False, np.True_, np.False_, 0, 1):
+        w.run(bools, x, y, 1, 2, 3, f)
+    with pytest.raises(pto.ArgumentError, match="argument 5 \\('f', bool\\) = 2 is out of range"):
+        w.run(bools, x, y, 1, 2, 3, 2)
+    # A fill value is held to the same rule.
+    for dt, v in ((np.float32, True), (np.float64, np.False_), (np.int32, True), ("bf16", True)):
+        with pytest.raises(pto.ArgumentError, match="init is a .* scalar, got bool"):
+            w.alloc_tensor((2, 2), dt, init=v)
+    for v in (True, np.True_, 1):
+        t = w.alloc_tensor((2, 2), np.bool_, init=v)
+        assert w.copy_from(t).all()
+        w.free_tensor(t)

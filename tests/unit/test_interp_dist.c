@@ -863,7 +863,8 @@ static void test_collective_misuse(void **state) {
   check_error(run_host(p, &a, 1, 3, 5000), "dist.allgather on rank ",
               "the window must be [N, C] with N divisible by the 3 ranks, got rank 2, N = 8");
   check_error(run_host(p, &a, 1, 5, 5000), "dist.allgather on rank ",
-              "the signal window %s must be i32 [1, S] with S >= 5 ranks");
+              "the signal window %s must be i32 [1, S] or [S, 1] with S >= 5 ranks, got i32 of "
+              "rank 2, [1, 4]");
   assert_pto_ok(run_host(p, &a, 1, 4, 60000));
   pto_ir_program_destroy(p);
 }

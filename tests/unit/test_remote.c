@@ -187,6 +187,40 @@ static void test_remote_unusable_urls(void **state) {
   assert_int_equal(count(PTO__COUNT_REMOTE_ERRORS), 0);
 }
 
+/* The schemes the command checks --remote-cache and PTO_REMOTE_CACHE against
+ * (pto_cache_remote_url_supported) are the ones the cache opens: a URL accepted by one is opened
+ * by the other (it fails to connect, not as "not an ... URL"), and one refused by one is refused
+ * by the other. The command kept a copy of the list, and so did this file's opener. */
+static void test_remote_url_schemes_are_one_list(void **state) {
+  (void)state;
+  int port;
+  loopback_socket(0, &port); /* a free port: a connection is refused at once */
+  static const char *const urls[] = {
+      "http://127.0.0.1:%d/c", "https://127.0.0.1:%d/c", "redis://127.0.0.1:%d",
+      "ftp://127.0.0.1:%d/c",  "HTTP://127.0.0.1:%d/c",  "redis:/127.0.0.1:%d",
+      "http:/127.0.0.1:%d/c",  "127.0.0.1:%d",           "file:///tmp/%d",
+  };
+  int accepted = 0;
+  for (size_t i = 0; i < sizeof urls / sizeof *urls; i++) {
+    char url[128];
+    snprintf(url, sizeof url, urls[i], port);
+    int yes = pto_cache_remote_url_supported(url);
+    accepted += yes;
+    setenv("PTO_REMOTE_CACHE", url, 1);
+    pto__loader_remote_reset();
+    g_warnings[0] = 0;
+    g_nwarnings = 0;
+    assert_int_equal(pto__loader_remote_fetch(g_root, k_key, k_key_text), 0);
+    assert_int_equal(g_nwarnings, 1);
+    int refused = strstr(g_warnings, "not an http://, https:// or redis:// URL") != NULL;
+    if (refused == yes) fail_msg("%s: supported=%d but the cache said: %s", url, yes, g_warnings);
+  }
+  assert_int_equal(accepted, 3);
+  assert_false(pto_cache_remote_url_supported(NULL));
+  assert_false(pto_cache_remote_url_supported(""));
+  assert_string_equal(pto_cache_remote_schemes(), "http://, https:// or redis://");
+}
+
 static void test_remote_timeout_variable_checked(void **state) {
   (void)state;
   int port;
@@ -408,6 +442,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_remote_redis_password_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_silent_servers_time_out, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_unusable_urls, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_remote_url_schemes_are_one_list, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_timeout_variable_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_remote_set_remote_wins_over_environment, setup,
                                       teardown),

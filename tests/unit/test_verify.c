@@ -503,8 +503,8 @@ static void test_l3_ops_misuse(void **state) {
        "v.ptir:4:5: dist.barrier is not allowed in an incore scope"},
       {"kernel @k(inout %w: dtensor[8, 8] f32, inout %s: dtensor[2, 8] i32) -> (dtensor[8, 8] f32, "
        "dtensor[2, 8] i32) {\n  %r = dist.allreduce(%w, %s)\n  return %r, %s\n}\n",
-       "v.ptir:3:27: dist.allreduce: the signal window %s must be an i32 dtensor [1, S] (S >= the "
-       "rank count), got dtensor[2, 8] i32"},
+       "v.ptir:3:27: dist.allreduce: the signal window %s must be an i32 dtensor [1, S] or [S, 1] "
+       "(S >= the rank count), got dtensor[2, 8] i32"},
       {"kernel @k(inout %w: dtensor[8, 8] f32) -> (dtensor[8, 8] f32) {\n"
        "  %r = dist.allreduce(%w, %w)\n  return %r\n}\n",
        "v.ptir:3:27: dist.allreduce: the signal window %w must be an i32 dtensor"},

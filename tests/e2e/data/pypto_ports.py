@@ -2820,10 +2820,11 @@ port("models/09", "paged_attention_spmd", PA_SPMD,
 # read your own). pld.get_comm_ctx/rank/nranks are dist.comm_ctx/rank/nranks;
 # pld.alloc_window_buffer + pld.window are dist.alloc_window + dist.window; `x[r]` of the host's
 # [N, 1, 64] tensor is tensor.slice(%x, [%r, 0, 0], [1, 1, 64]) (the kernel loads it with three
-# offsets); `per_rank_load(.., device=r)` is `call @.. device=%r`. **The signal window's shape
-# differs**: PyPTO's barrier takes an [N_RANKS, 1] INT32 signal buffer, pto's dist.barrier a
-# [1, S] one (S at least the rank count), so the port allocates [1, 8]. N is the host's device
-# count (2 as the example, and 4).
+# offsets); `per_rank_load(.., device=r)` is `call @.. device=%r`. The signal window:
+# PyPTO's barrier takes an [N_RANKS, 1] INT32 signal buffer; pto's dist.barrier takes that column
+# or a [1, S] row (S at least the rank count), and this port allocates the row [1, 8]
+# (tests/programs/dist_signal_column.ptir runs the column). N is the host's device count (2 as
+# the example, and 4).
 def ring(mode):
     if mode == "load":
         body = """  %d1 = tile.store(%local, [0, 0, 0], %data)
