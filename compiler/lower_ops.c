@@ -991,14 +991,15 @@ static int fused_eval(lw *L, fused_env *e, int n, int store_results) {
 }
 
 /* Lanes per step of a fused or streamed run: FUSED_VW where the run computes an exp or sigmoid
- * on an AVX-512 host and all its statements are f32, f16 or bf16 in and out with no conversion
- * between them (16-bit floats compute in f32, rounded after each op as on scalars); else 1,
- * scalar code that LLVM's loop vectorizer widens. Explicit vectors let exp scale by 2^n with one
- * vscalefps (lower_kernel.c, lower_expf), which the vectorizer cannot make of scalar code; every
- * other operation is the same IR on vectors as on scalars, so the results are the same bits. The
- * caller also needs whole steps: a row length (or element count) that FUSED_VW divides, or a
- * scalar loop for the rest. */
+ * on an AVX-512 host, or a sin or cos on any host (fused_lanes), and all its statements are f32,
+ * f16 or bf16 in and out with no conversion between them (16-bit floats compute in f32, rounded
+ * after each op as on scalars); else 1, scalar code that LLVM's loop vectorizer widens. Explicit
+ * vectors let exp scale by 2^n with one vscalefps (lower_kernel.c, lower_expf), which the
+ * vectorizer cannot make of scalar code; every other operation is the same IR on vectors as on
+ * scalars, so the results are the same bits. The caller also needs whole steps: a row length (or
+ * element count) that FUSED_VW divides, or a scalar loop for the rest. */
 #define FUSED_VW 16
+#define FUSED_SINCOS 2 /* fused_vec_ok's *has_exp bit for a sin or a cos (1: an exp or sigmoid) */
 static int vec_float(pto_dtype dt) {
   return dt == PTO_DTYPE_F32 || dt == PTO_DTYPE_F16 || dt == PTO_DTYPE_BF16;
 }
@@ -1015,25 +1016,34 @@ static int fused_vec_ok(lw *L, const fused_stmt *f, int n, int *has_exp) {
     if ((x->kind == 1 || x->kind == 5 || x->kind == 7) && !vec_float(L->vals[x->b->id].tile.dt))
       return 0;
     pto_op_fn fn = pto_op_info_get(x->s->op.opc)->fn;
-    if ((x->kind == 3 &&
-         (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID || fn == PTO_FN_SIN || fn == PTO_FN_COS)) ||
-        fn == PTO_FN_EXPDIF)
-      *has_exp = 1;
+    if ((x->kind == 3 && (fn == PTO_FN_EXP || fn == PTO_FN_SIGMOID)) || fn == PTO_FN_EXPDIF)
+      *has_exp |= 1;
+    if (x->kind == 3 && (fn == PTO_FN_SIN || fn == PTO_FN_COS)) *has_exp |= FUSED_SINCOS;
   }
   return 1;
 }
 
 static int fused_has_row_view(lw *L, const fused_stmt *f, int n);
 
+/* FUSED_VW lanes for a run fused_vec_ok accepts with has_exp from it (row_view: it reads a gather
+ * through its index tile): with an exp, a sin/cos or a gather on an AVX-512 host, and with a sin
+ * or a cos on any host, PTO_GENERIC_LOWERING=1 included. Scalar sin/cos code branches to the exact
+ * reduction (lower_elem.c), which keeps LLVM's loop vectorizer from widening the loop (5.5x slower
+ * than the vectorized code): 16-lane IR is target-independent (LLVM splits it into the target's
+ * registers) and its branch is on "any of 16 lanes big", so the common case stays vector code. */
+static int fused_lanes(int has_exp, int row_view) {
+  if (has_exp & FUSED_SINCOS) return FUSED_VW;
+  return pto__lower_x86_wide() && (has_exp || row_view) ? FUSED_VW : 1;
+}
+
 /* Explicit vectors for a run with an exp or a sin/cos (the loop vectorizer leaves it scalar) or one
  * reading a gather through its index tile (its loads carry no alias scopes, so the vectorizer would
- * need run-time overlap checks against the stores). */
+ * need run-time overlap checks against the stores) on an AVX-512 host; and for a run with a sin or
+ * a cos on any host (fused_lanes). */
 static int fused_vw(lw *L, const fused_stmt *f, int n) {
   int has_exp;
-  return pto__lower_x86_wide() && fused_vec_ok(L, f, n, &has_exp) &&
-                 (has_exp || fused_has_row_view(L, f, n))
-             ? FUSED_VW
-             : 1;
+  if (!fused_vec_ok(L, f, n, &has_exp)) return 1;
+  return fused_lanes(has_exp, fused_has_row_view(L, f, n));
 }
 
 /* Whether the run holds a row or column expansion (kind 5 or 7): its loop then goes row by row
@@ -1379,11 +1389,12 @@ void pto__lower_streamed(lw *L, pto_ir_stmt *const *ss, int nloads, int n) {
    * FUSED_VW columns a step with an exp (fused_vw); and where the runtime says the task's
    * outputs are too large to stay in the cache (PTO_CORE_STREAM_STORES), non-temporal stores
    * (then fenced, so that the task's completion publishes them) */
-  int has_exp = 0, vec = (nrun == 0 || fused_vec_ok(L, f, nrun, &has_exp)) &&
-                         pto__lower_x86_streaming() && T->dt == t->dt && vec_float(t->dt);
-  for (int k = 0; k < nloads && vec; k++)
-    if (lt[k]->dt != ldt[k] || !vec_float(ldt[k])) vec = 0;
-  int vw = vec && has_exp && pto__lower_x86_wide() ? FUSED_VW : 1;
+  int has_exp = 0,
+      vok = (nrun == 0 || fused_vec_ok(L, f, nrun, &has_exp)) && T->dt == t->dt && vec_float(t->dt);
+  for (int k = 0; k < nloads && vok; k++)
+    if (lt[k]->dt != ldt[k] || !vec_float(ldt[k])) vok = 0;
+  int vec = vok && pto__lower_x86_streaming();
+  int vw = vok && has_exp ? fused_lanes(has_exp, 0) : 1;
   stream_step st = {.nloads = nloads,
                     .nrun = nrun,
                     .lv = lv,
