@@ -30,13 +30,6 @@ typedef struct frame {
 
 typedef enum func_state { FN_HEADER = 0, FN_DECLARED, FN_BODY, FN_DONE } func_state;
 
-/* An open-addressing hash of names to indexes of an array the builder appends to (slots hold
- * index + 1; 0 is empty); the names themselves stay in the array. */
-typedef struct name_index {
-  int *slots;
-  int cap, used;
-} name_index;
-
 struct pto_ir_builder {
   pto_ir_program *prog;
   pto_arena *arena;
@@ -54,7 +47,7 @@ struct pto_ir_builder {
   /* Hash indexes of the same three by name (the program's syms and funcs, the open function's
    * params), so that declaring N of them costs O(N), not N^2 name comparisons (100,000
    * parameters took minutes). */
-  name_index sym_index, func_index, param_index;
+  pto__ir_name_index sym_index, func_index, param_index;
   pto_ir_func *func; /* the function whose header or body is open */
 
   /* values of the open function, by id */
@@ -315,56 +308,59 @@ static uint32_t name_hash_n(const char *s, size_t n) {
   return h;
 }
 
-typedef const char *(*name_at_fn)(const pto_ir_builder *b, int i);
-static const char *sym_name_at(const pto_ir_builder *b, int i) { return b->prog->syms[i]; }
-static const char *func_name_at(const pto_ir_builder *b, int i) { return b->prog->funcs[i]->name; }
-static const char *param_name_at(const pto_ir_builder *b, int i) {
-  return b->func->params[i].value->name;
+static const char *sym_name_at(const void *b, int i) {
+  return ((const pto_ir_builder *)b)->prog->syms[i];
+}
+static const char *func_name_at(const void *b, int i) {
+  return ((const pto_ir_builder *)b)->prog->funcs[i]->name;
+}
+static const char *param_name_at(const void *b, int i) {
+  return ((const pto_ir_builder *)b)->func->params[i].value->name;
 }
 
 /* The slot of name (len bytes) in x, or the empty slot where it would go. x->cap > 0. */
-static int index_slot(const pto_ir_builder *b, const name_index *x, name_at_fn at, const char *name,
-                      size_t len) {
+static int index_slot(const pto__ir_name_index *x, pto__ir_name_at_fn at, const void *ctx,
+                      const char *name, size_t len, long *compares) {
   uint32_t mask = (uint32_t)x->cap - 1;
   for (uint32_t i = name_hash_n(name, len) & mask;; i = (i + 1) & mask) {
     int v = x->slots[i];
     if (!v) return (int)i;
-    const char *n = at(b, v - 1);
+    if (compares) ++*compares;
+    const char *n = at(ctx, v - 1);
     if (strlen(n) == len && memcmp(n, name, len) == 0) return (int)i;
   }
 }
 
-/* The index of name in x, or -1. */
-static int index_find(const pto_ir_builder *b, const name_index *x, name_at_fn at, const char *name,
-                      size_t len) {
+int pto__ir_name_index_find(const pto__ir_name_index *x, pto__ir_name_at_fn at, const void *ctx,
+                            const char *name, size_t len, long *compares) {
   if (!x->cap) return -1;
-  return x->slots[index_slot(b, x, at, name, len)] - 1;
+  return x->slots[index_slot(x, at, ctx, name, len, compares)] - 1;
 }
 
-/* Adds element i (named name) to x; -1 when out of memory. */
-static int index_add(const pto_ir_builder *b, name_index *x, name_at_fn at, int i) {
+int pto__ir_name_index_add(pto__ir_name_index *x, pto__ir_name_at_fn at, const void *ctx, int i,
+                           long *compares) {
   if ((x->used + 1) * 2 > x->cap) {
     if (x->cap > INT_MAX / 4) return -1;
     int cap = x->cap ? x->cap * 2 : 64;
     int *ns = pto_calloc((size_t)cap, sizeof *ns);
     if (!ns) return -1;
-    name_index nx = {ns, cap, 0};
+    pto__ir_name_index nx = {ns, cap, 0};
     for (int k = 0; k < x->cap; k++)
       if (x->slots[k]) {
-        const char *n = at(b, x->slots[k] - 1);
-        nx.slots[index_slot(b, &nx, at, n, strlen(n))] = x->slots[k];
+        const char *n = at(ctx, x->slots[k] - 1);
+        nx.slots[index_slot(&nx, at, ctx, n, strlen(n), compares)] = x->slots[k];
       }
     nx.used = x->used;
     free(x->slots);
     *x = nx;
   }
-  const char *n = at(b, i);
-  x->slots[index_slot(b, x, at, n, strlen(n))] = i + 1;
+  const char *n = at(ctx, i);
+  x->slots[index_slot(x, at, ctx, n, strlen(n), compares)] = i + 1;
   x->used++;
   return 0;
 }
 
-static void index_clear(name_index *x) {
+void pto__ir_name_index_clear(pto__ir_name_index *x) {
   free(x->slots);
   memset(x, 0, sizeof *x);
 }
@@ -441,7 +437,7 @@ static void reset_values(pto_ir_builder *b) {
 
 pto_ir_func *pto__ir_builder_find_func(const pto_ir_builder *b, const char *name) {
   if (!b || !name) return NULL;
-  int i = index_find(b, &b->func_index, func_name_at, name, strlen(name));
+  int i = pto__ir_name_index_find(&b->func_index, func_name_at, b, name, strlen(name), NULL);
   return i >= 0 ? b->prog->funcs[i] : NULL;
 }
 
@@ -456,9 +452,9 @@ void pto_ir_builder_destroy(pto_ir_builder *b) {
   free(b->vroot);
   free(b->vkroot);
   free(b->names);
-  index_clear(&b->sym_index);
-  index_clear(&b->func_index);
-  index_clear(&b->param_index);
+  pto__ir_name_index_clear(&b->sym_index);
+  pto__ir_name_index_clear(&b->func_index);
+  pto__ir_name_index_clear(&b->param_index);
   free(b->scope_open);
   free(b->frames);
   free(b);
@@ -1098,7 +1094,7 @@ pto_status pto_ir_builder_lookup(pto_ir_builder *b, const char *name, pto_ir_val
 
 int pto_ir_builder_find_sym(const pto_ir_builder *b, const char *name, size_t len) {
   if (!b || !name) return -1;
-  return index_find(b, &b->sym_index, sym_name_at, name, len);
+  return pto__ir_name_index_find(&b->sym_index, sym_name_at, b, name, len, NULL);
 }
 
 pto_status pto_ir_builder_dynamic(pto_ir_builder *b, const char *name, int *out_sym) {
@@ -1114,7 +1110,7 @@ pto_status pto_ir_builder_dynamic(pto_ir_builder *b, const char *name, int *out_
   const char **ns = arena_grow(b->arena, p->syms, sizeof *ns, p->nsyms, &b->syms_cap);
   if (!ns || !(ns[p->nsyms] = pto_arena_strdup(b->arena, name))) return oom(b);
   p->syms = ns;
-  if (index_add(b, &b->sym_index, sym_name_at, p->nsyms)) return oom(b);
+  if (pto__ir_name_index_add(&b->sym_index, sym_name_at, b, p->nsyms, NULL)) return oom(b);
   if (out_sym) *out_sym = p->nsyms;
   p->nsyms++;
   return PTO_OK;
@@ -1309,7 +1305,7 @@ pto_status pto_ir_builder_func_begin(pto_ir_builder *b, pto_func_kind kind, cons
   if ((unsigned)kind > PTO_FUNC_HOST) return fail(b, "unknown function kind");
   if (!pto__ir_valid_ident(name))
     return fail(b, "'@%s' is not a valid function name", name ? name : "");
-  int previ = index_find(b, &b->func_index, func_name_at, name, strlen(name));
+  int previ = pto__ir_name_index_find(&b->func_index, func_name_at, b, name, strlen(name), NULL);
   pto_ir_func *prev = previ >= 0 ? b->prog->funcs[previ] : NULL;
   if (prev) return fail(b, "@%s is already defined at %d:%d", name, prev->loc.line, prev->loc.col);
   pto_ir_program *p = b->prog;
@@ -1322,9 +1318,9 @@ pto_status pto_ir_builder_func_begin(pto_ir_builder *b, pto_func_kind kind, cons
   f->loc = b->loc;
   f->index = p->nfuncs;
   p->funcs[p->nfuncs] = f;
-  if (index_add(b, &b->func_index, func_name_at, p->nfuncs)) return oom(b);
+  if (pto__ir_name_index_add(&b->func_index, func_name_at, b, p->nfuncs, NULL)) return oom(b);
   b->params_cap = 0; /* f->params is NULL */
-  index_clear(&b->param_index);
+  pto__ir_name_index_clear(&b->param_index);
   b->fstate[p->nfuncs++] = FN_HEADER;
   b->func = f;
   reset_values(b);
@@ -1363,7 +1359,7 @@ pto_status pto_ir_builder_param(pto_ir_builder *b, const char *name, const pto_i
   snprintf(what, sizeof what, "parameter %%%s", name ? name : "?");
   if (!pto__ir_valid_ident(name))
     return fail(b, "'%%%s' is not a valid value name", name ? name : "");
-  if (index_find(b, &b->param_index, param_name_at, name, strlen(name)) >= 0)
+  if (pto__ir_name_index_find(&b->param_index, param_name_at, b, name, strlen(name), NULL) >= 0)
     return fail(b, "%s is declared twice in @%s", what, f->name);
   TRY(signature_type(b, type, what));
   if (f->nrets) return fail(b, "%s: parameters come before the -> list", what);
@@ -1406,7 +1402,7 @@ pto_status pto_ir_builder_param(pto_ir_builder *b, const char *name, const pto_i
   v->id = f->nparams;
   pto_ir_param *pa = &np[f->nparams];
   pa->value = v;
-  if (index_add(b, &b->param_index, param_name_at, f->nparams)) return oom(b);
+  if (pto__ir_name_index_add(&b->param_index, param_name_at, b, f->nparams, NULL)) return oom(b);
   f->nparams++;
   pa->value = v;
   pa->dir = is_tensor ? dir : PTO_DIR_IN;

@@ -14,6 +14,22 @@
  * reads it around a pass to prove the pass linear in the statement count. */
 long pto__ir_stmt_steps(void);
 
+/* An open-addressing hash of names to indexes of an array its user appends to (slots hold
+ * index + 1; 0 is empty); the names stay in that array, read through at(ctx, i). compares (NULL:
+ * not counted) gains one per name compared, for tests that prove a pass linear. */
+typedef struct pto__ir_name_index {
+  int *slots;
+  int cap, used;
+} pto__ir_name_index;
+typedef const char *(*pto__ir_name_at_fn)(const void *ctx, int i);
+/* The index of name (len bytes) in x, or -1. */
+int pto__ir_name_index_find(const pto__ir_name_index *x, pto__ir_name_at_fn at, const void *ctx,
+                            const char *name, size_t len, long *compares);
+/* Adds element i (named at(ctx, i)) to x; -1 when out of memory. */
+int pto__ir_name_index_add(pto__ir_name_index *x, pto__ir_name_at_fn at, const void *ctx, int i,
+                           long *compares);
+void pto__ir_name_index_clear(pto__ir_name_index *x);
+
 /* Canonical text of a type / expression, appended to out. */
 void pto__ir_print_type(pto_text *out, const pto_ir_program *p, const pto_ir_type *t);
 void pto__ir_print_expr(pto_text *out, const pto_ir_program *p, const pto_ir_expr *e);

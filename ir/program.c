@@ -230,18 +230,17 @@ const pto_ir_stmt *pto_ir_block_stmt_at(const pto_ir_block *b, int index) {
 
 /* ---- incore scopes and the kernels they become ------------------------------------------ */
 
-/* Names in insertion order, found by hash: the kernels named so far (val unused) and, per base
- * name, the next suffix to try (val). A linear scan per candidate made naming N scopes of one
- * base O(N^3): 2,000 unnamed scopes took 2.8 s, 10,000 would take minutes. */
+/* Names in insertion order, found by hash (pto__ir_name_index): the kernels named so far (val
+ * unused) and, per base name, the next suffix to try (val). A linear scan per candidate made
+ * naming N scopes of one base O(N^3): 2,000 unnamed scopes took 2.8 s, 10,000 would take
+ * minutes. */
 typedef struct name_set {
   struct {
     char s[PTO_IR_KERNEL_NAME_MAX];
     int val;
   } * e;
   int n, cap;
-  int *
-      slot; /* open addressing: -1 empty, else an index into s; a power of two, at most half full */
-  size_t nslot;
+  pto__ir_name_index index;
 } name_set;
 
 /* Names compared by the incore naming's sets (pto__ir_name_compares), for a test that proves it
@@ -252,56 +251,37 @@ long pto__ir_name_compares(void) {
   return atomic_load_explicit(&g_name_compares, memory_order_relaxed);
 }
 
-static size_t name_slot(const name_set *t, const char *name) {
-  atomic_fetch_add_explicit(&g_name_compares, 1, memory_order_relaxed);
-  size_t mask = t->nslot - 1,
-         i = (size_t)pto_hash_fnv1a64((const uint8_t *)name, strlen(name)) & mask;
-  while (t->slot[i] >= 0 && strcmp(t->e[t->slot[i]].s, name)) {
-    atomic_fetch_add_explicit(&g_name_compares, 1, memory_order_relaxed);
-    i = (i + 1) & mask;
-  }
-  return i;
-}
+static const char *name_at(const void *t, int i) { return ((const name_set *)t)->e[i].s; }
 
-static int name_find(const name_set *t, const char *name) {
-  return t->nslot ? t->slot[name_slot(t, name)] : -1;
+static int name_find(const name_set *t, const char *name, long *compares) {
+  return pto__ir_name_index_find(&t->index, name_at, t, name, strlen(name), compares);
 }
 
 /* Adds name (not in t): its index, or -1 when out of memory. */
-static int name_add(name_set *t, const char *name, int val) {
+static int name_add(name_set *t, const char *name, int val, long *compares) {
   if (pto_grow_int(&t->e, sizeof *t->e, &t->cap, t->n + 1)) return -1;
-  if ((size_t)t->n + 1 > t->nslot / 2) {
-    size_t nslot = t->nslot ? t->nslot * 2 : 64;
-    int *slot = malloc(nslot * sizeof *slot);
-    if (!slot) return -1;
-    free(t->slot);
-    t->slot = slot;
-    t->nslot = nslot;
-    memset(slot, 0xff, nslot * sizeof *slot);
-    for (int i = 0; i < t->n; i++)
-      slot[name_slot(t, t->e[i].s)] = i;
-  }
   snprintf(t->e[t->n].s, sizeof t->e[t->n].s, "%s", name);
   t->e[t->n].val = val;
-  t->slot[name_slot(t, name)] = t->n;
+  if (pto__ir_name_index_add(&t->index, name_at, t, t->n, compares)) return -1;
   return t->n++;
 }
 
 static void name_set_free(name_set *t) {
   free(t->e);
-  free(t->slot);
+  pto__ir_name_index_clear(&t->index);
 }
 
 typedef struct incore_walk {
   const pto_ir_program *p;
   name_set kernels; /* the names given so far */
   name_set bases;   /* each base's next suffix */
+  long compares;    /* names compared in the two, for pto__ir_name_compares */
   int (*visit)(void *ctx, const pto_ir_func *f, const pto_ir_stmt *scope, const char *kernel);
   void *ctx;
 } incore_walk;
 
-static int name_taken(const incore_walk *w, const char *name) {
-  return pto_ir_program_find_func(w->p, name) || name_find(&w->kernels, name) >= 0;
+static int name_taken(incore_walk *w, const char *name) {
+  return pto_ir_program_find_func(w->p, name) || name_find(&w->kernels, name, &w->compares) >= 0;
 }
 
 /* -1: out of memory; 1: the visitor stopped; 0: go on. */
@@ -322,8 +302,8 @@ static int incore_scope(incore_walk *w, const pto_ir_func *f, const pto_ir_stmt 
   } else {
     snprintf(base, sizeof base, "%s_incore", f->name);
   }
-  int b = name_find(&w->bases, base);
-  if (b < 0 && (b = name_add(&w->bases, base, -1)) < 0) return -1;
+  int b = name_find(&w->bases, base, &w->compares);
+  if (b < 0 && (b = name_add(&w->bases, base, -1, &w->compares)) < 0) return -1;
   char name[PTO_IR_KERNEL_NAME_MAX];
   int k = w->bases.e[b].val; /* -1: the base itself */
   for (;; k++) {
@@ -334,7 +314,7 @@ static int incore_scope(incore_walk *w, const pto_ir_func *f, const pto_ir_stmt 
     if (!name_taken(w, name)) break;
   }
   w->bases.e[b].val = k + 1;
-  int i = name_add(&w->kernels, name, 0);
+  int i = name_add(&w->kernels, name, 0, &w->compares);
   if (i < 0) return -1;
   return w->visit(w->ctx, f, s, w->kernels.e[i].s) ? 1 : 0;
 }
@@ -365,6 +345,7 @@ pto_status pto_ir_each_incore(const pto_ir_program *p,
     if (p->funcs[i]->kind != PTO_FUNC_KERNEL) r = incore_block(&w, p->funcs[i], &p->funcs[i]->body);
   name_set_free(&w.kernels);
   name_set_free(&w.bases);
+  atomic_fetch_add_explicit(&g_name_compares, w.compares, memory_order_relaxed);
   return r < 0 ? pto_status_make(PTO_STATUS_OUT_OF_MEMORY, "out of memory naming incore scopes")
                : PTO_OK;
 }
