@@ -244,6 +244,15 @@ int cli_check_dump_options(const char *cmd, const char *dir, int *level) {
   return cli_check_output_path(cmd, "--dump-args", dir, 1) ? -1 : 0;
 }
 
+/* FILE's folder into dir: 0 when FILE names none (no slash, or a file in /). */
+static int records_dir(const char *file, char *dir, size_t cap) {
+  snprintf(dir, cap, "%s", file);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return 0;
+  *slash = 0;
+  return 1;
+}
+
 int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
   const char *path = r->path;
   if (r->level && !path)
@@ -260,10 +269,7 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
                            r->level),
            -1;
   char dir[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash && slash != dir) {
-    *slash = 0;
+  if (records_dir(path, dir, sizeof dir)) {
     if (!cli_is_dir(dir)) {
       /* Made just before the run (cli_make_records_folder), so a command refused before it
        * leaves nothing behind; what exists of the path must be folders. */
@@ -288,10 +294,7 @@ int cli_prepare_swimlane_records(const char *cmd, cli_records *r) {
 int cli_make_records_folder(const char *cmd, cli_records *r) {
   if (!r->path) return 0;
   char dir[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", r->path);
-  char *slash = strrchr(dir, '/');
-  if (!slash || slash == dir) return 0;
-  *slash = 0;
+  if (!records_dir(r->path, dir, sizeof dir)) return 0;
   size_t made = cli_missing_prefix(dir);
   pto_status s = pto_file_mkdirs(dir, 0755);
   if (!s) {
@@ -311,11 +314,7 @@ int cli_make_records_folder(const char *cmd, cli_records *r) {
 void cli_unmake_records_folder(const cli_records *r) {
   if (!r->path || !r->made) return;
   char dir[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", r->path);
-  char *slash = strrchr(dir, '/');
-  if (!slash) return;
-  *slash = 0;
-  cli_remove_made_folders(dir, r->made);
+  if (records_dir(r->path, dir, sizeof dir)) cli_remove_made_folders(dir, r->made);
 }
 
 /* Claims the files of one folder the records or the dump write: FOLDER/NAMES[i] (FOLDER "" is
@@ -377,12 +376,7 @@ int cli_claim_records_and_dump(const char *cmd, const pto_program *p, const cli_
 
 /* Whether FILE's folder is there (a path without one: the current folder, always). */
 static int records_folder_exists(const char *file, char *dir, size_t cap) {
-  snprintf(dir, cap, "%s", file);
-  char *slash = strrchr(dir, '/');
-  if (!slash || slash == dir) return 1;
-  *slash = 0;
-  struct stat st;
-  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+  return !records_dir(file, dir, cap) || cli_is_dir(dir);
 }
 
 pto_status cli_write_swimlane_records(pto_worker *w, const cli_records *r) {
