@@ -758,6 +758,17 @@ void pto__dist_mpi_give_up(pto__dist_mpi *m, int r) {
   pto__dist_futex_wake(&c->tail);
 }
 
+/* Drops the finished requests of reqs[0..n), keeping the others in order: how many are left. */
+static int keep_pending(MPI_Request *reqs, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    int done = 0;
+    MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
+    if (!done) reqs[k++] = reqs[i];
+  }
+  return k;
+}
+
 /* The other ranks: rank 0 hears from this one every PTO__DIST_BEAT_MS, whatever its chip is
  * doing (a long kernel, a load), so that it can tell a rank stopped (SIGSTOP, a debugger) or cut
  * off from a busy one. At most 16 beats are in flight: a rank 0 that does not take them is not
@@ -767,13 +778,7 @@ static void *beat_main(void *arg) {
   static const int32_t one = 1;
   while (!atomic_load(&m->beat_stop)) {
     pthread_mutex_lock(&m->mu);
-    int k = 0;
-    for (int i = 0; i < m->nbeats; i++) {
-      int done = 0;
-      MPI_Test(&m->beats[i], &done, MPI_STATUS_IGNORE);
-      if (!done) m->beats[k++] = m->beats[i];
-    }
-    m->nbeats = k;
+    m->nbeats = keep_pending(m->beats, m->nbeats);
     if (m->nbeats < (int)(sizeof m->beats / sizeof *m->beats) &&
         MPI_Isend(&one, 1, MPI_INT32_T, 0, TAG_BEAT, m->comm, &m->beats[m->nbeats]) == MPI_SUCCESS)
       m->nbeats++;
@@ -922,15 +927,7 @@ static void *proxy_main(void *arg) {
     while (proxy_recv(m))
       busy = 1;
     take_beats(m);
-    if (m->nreqs) { /* finished sends give their requests back */
-      int k = 0;
-      for (int i = 0; i < m->nreqs; i++) {
-        int done = 0;
-        MPI_Test(&m->reqs[i], &done, MPI_STATUS_IGNORE);
-        if (!done) m->reqs[k++] = m->reqs[i];
-      }
-      m->nreqs = k;
-    }
+    m->nreqs = keep_pending(m->reqs, m->nreqs); /* finished sends give their requests back */
     pthread_mutex_unlock(&m->mu);
     /* A chip given up (pto__dist_mpi_give_up) may never take what was sent to it. */
     if (!live && (!m->nreqs || atomic_load(&m->lost))) break;
