@@ -52,15 +52,21 @@ if [ -z "$PTO_SANFLAGS" ] && [ -f "$PYDIR/pto/__init__.py" ] && /usr/bin/python3
 import os, sys
 import pto
 r = int(os.environ["OMPI_COMM_WORLD_RANK"])
+def say(line):  # also into a file of the rank's own: mpirun may interleave the two ranks' lines
+    with open("%s.%d" % (os.environ["HEAP_OUT"], r), "a") as f:
+        f.write(line + "\n")
+    print(line, flush=True)
 try:
     w = pto.DistributedWorker(devices=2, transport="mpi", shared_heap_bytes=(1 << 28) << r)
-    print("rank", r, "opened", flush=True)
+    say("rank %d opened" % r)
     w.close()
 except Exception as e:
-    print("rank", r, "error:", e, flush=True)
+    say("rank %d error: %s" % (r, e))
     sys.exit(1)
 PY
-  run_status 1 env PYTHONPATH="$PYDIR" "${MPIRUN[@]}" -x PYTHONPATH -np 2 /usr/bin/python3 "$T/heap.py" &&
+  run_status 1 env PYTHONPATH="$PYDIR" HEAP_OUT="$T/heap.out" "${MPIRUN[@]}" -x PYTHONPATH \
+    -x HEAP_OUT -np 2 /usr/bin/python3 "$T/heap.py" &&
+    { OUT=$(cat "$T"/heap.out.* 2>&1) || true; } &&
     expect_out "rank 1 error: [INTERNAL] pto_dist_worker_open: the MPI transport: MPI rank 1 opened its worker with a 536870912-byte host heap, rank 0 with 268435456 (pto_dist_config.shared_heap_bytes): every rank must pass the same configuration" &&
     expect_out "rank 0 error: [INTERNAL] pto_dist_worker_open: the MPI transport: MPI rank 1 opened"
   expect_true "no rank opened" not_opened
